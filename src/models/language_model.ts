@@ -1,0 +1,134 @@
+/**
+ * The one-step model interface every backend implements. The agent loop (src/agent/) owns tool rounds,
+ * budgets, retries and the transcript; a backend runs exactly one inference per `step` call.
+ * @module
+ */
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import type { ConversationEntry } from "../protocol/transcript.ts";
+
+/** How this step may use tools. */
+export type ToolCallingMode = "allowed" | "required" | "disallowed";
+
+/** A tool visible to the model in this step. */
+export interface StepTool {
+  name: string;
+  description: string;
+  /** Normalised generation schema (FoundationModels JSON Schema dialect) of the arguments. */
+  parameters: JsonObject;
+  /** The client's original JSON Schema of the arguments (for backends that validate with ajv). */
+  jsonSchema: JsonObject;
+}
+
+/** Sampling mode. */
+export type Sampling =
+  | { mode: "greedy" }
+  | { mode: "topK"; k: number; seed?: number }
+  | { mode: "topP"; p: number; seed?: number };
+
+/** Generation options of a step. */
+export interface GenerationOptions {
+  temperature?: number;
+  maximumResponseTokens?: number;
+  sampling?: Sampling;
+}
+
+/** Token usage of one step. `null` fields mean unknown. */
+export interface StepUsage {
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+}
+
+/** A structured-output request: the generation schema and the client's JSON Schema. */
+export interface ResponseSchema {
+  /** Root type name (e.g. `Response`). */
+  name: string;
+  /** Normalised generation schema. */
+  generationSchema: JsonObject;
+  /** The client's JSON Schema. */
+  jsonSchema: JsonObject;
+}
+
+/** Everything one inference needs. */
+export interface StepRequest {
+  /** Instructions with the context note appended (blank line between), or null. */
+  instructions: string | null;
+  /** Tools visible and callable this step (`[]` on a disallowed step). */
+  tools: StepTool[];
+  toolCallingMode: ToolCallingMode;
+  /**
+   * Conversation so far without the instructions entry. On step 0 it ends before the new prompt; on later
+   * steps it includes the turn in progress (prompt entry, tool-calls and tool-output entries).
+   */
+  history: ConversationEntry[];
+  /** The user's prompt on step 0, `""` on continuation steps. */
+  prompt: string;
+  /** Structured output requested for the answer (tools may still be called first). */
+  responseSchema: ResponseSchema | null;
+  options: GenerationOptions;
+  /** Whether snapshots should be streamed through `onText`/`onPartial`. */
+  stream: boolean;
+  /** Aborted when the turn is cancelled; the step must then reject with a `cancelled` BridgeError. */
+  signal: AbortSignal;
+  /** Receives the cumulative answer text so far. */
+  onText?: (snapshot: string) => void;
+  /** Receives the partial structured value so far (schema turns). */
+  onPartial?: (value: JsonValue) => void;
+}
+
+/** A tool call the model made. */
+export interface StepToolCall {
+  name: string;
+  arguments: JsonObject;
+  /** The backend's own id for the call, if any (used in the transcript). */
+  nativeId?: string;
+}
+
+/** The terminal result of a step. */
+export type StepResult =
+  | { kind: "text"; text: string; usage: StepUsage | null }
+  | { kind: "structured"; value: JsonValue; text: string; usage: StepUsage | null }
+  | { kind: "toolCalls"; calls: StepToolCall[]; usage: StepUsage | null };
+
+/** Availability of a model (the `model/availability` result). */
+export interface ModelAvailability {
+  available: boolean;
+  reason?: "device_not_eligible" | "apple_intelligence_not_enabled" | "model_not_ready" | "unknown" | string;
+  contextSize: number;
+  variant?: string;
+  supportedLanguages: string[];
+  /** Extra detail (for example a load error), not part of the spec's fields. */
+  detail?: string;
+}
+
+/**
+ * A model backend. `step` resolves with one terminal result or rejects with a BridgeError whose
+ * `dataCode` is an agent error code (`guardrail_violation`, `generation_failed`, `cancelled`, …).
+ *
+ * @example
+ * ```ts
+ * import type { LanguageModel, StepRequest, StepResult } from "./language_model.ts";
+ * const echo: LanguageModel = {
+ *   kind: "echo",
+ *   contextSize: 8192,
+ *   trimsHistory: false,
+ *   availability: () => Promise.resolve({ available: true, contextSize: 8192, supportedLanguages: [] }),
+ *   step: (req: StepRequest): Promise<StepResult> =>
+ *     Promise.resolve({ kind: "text", text: req.prompt, usage: null }),
+ * };
+ * ```
+ */
+export interface LanguageModel {
+  /** Model type name as reported in `session/list` (`system`, `scripted`, `openai`, …). */
+  readonly kind: string;
+  /** Context window in tokens. */
+  readonly contextSize: number;
+  /** Whether the agent should trim history for this model (the system model only, as in the spec). */
+  readonly trimsHistory: boolean;
+  /** Runs one inference. */
+  step(request: StepRequest): Promise<StepResult>;
+  /** Reports availability. */
+  availability(): Promise<ModelAvailability>;
+  /** Counts tokens of a step request, when the backend can. */
+  countTokens?(request: Omit<StepRequest, "signal">): Promise<number>;
+}

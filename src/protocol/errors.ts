@@ -1,0 +1,131 @@
+/**
+ * The bridge's one error type and the protocol's error table (§8).
+ * @module
+ */
+import type { JsonObject } from "./json.ts";
+
+/** Stable `data.code` strings and their JSON-RPC numbers (PROTOCOL.md §8). */
+export const ERROR_CODES = {
+  parse_error: -32700,
+  invalid_message: -32600,
+  method_not_found: -32601,
+  invalid_params: -32602,
+  internal_error: -32603,
+  model_unavailable: -32001,
+  guardrail_violation: -32002,
+  refusal: -32003,
+  context_size_exceeded: -32004,
+  rate_limited: -32005,
+  unsupported_language: -32006,
+  invalid_schema: -32007,
+  tool_failed: -32008,
+  cancelled: -32009,
+  busy: -32010,
+  invalid_request: -32011,
+  generation_failed: -32012,
+  session_not_found: -32020,
+  session_exists: -32021,
+  session_limit: -32022,
+  shut_down: -32023,
+  timeout: -32024,
+  npc_not_found: -32050,
+  npc_exists: -32051,
+  world_not_found: -32052,
+  world_exists: -32053,
+  world_error: -32054,
+  limit_reached: -32055,
+  subscription_not_found: -32056,
+} as const;
+
+/** A known `data.code` string. */
+export type ErrorName = keyof typeof ERROR_CODES;
+
+/** The `data.code` values a model or agent may fail with (a scripted `error` step may use any of them). */
+export const AGENT_ERROR_CODES = [
+  "model_unavailable",
+  "guardrail_violation",
+  "refusal",
+  "context_size_exceeded",
+  "rate_limited",
+  "unsupported_language",
+  "invalid_schema",
+  "tool_failed",
+  "cancelled",
+  "busy",
+  "invalid_request",
+  "generation_failed",
+] as const;
+
+/** A `data.code` an agent or model can produce. */
+export type AgentErrorCode = typeof AGENT_ERROR_CODES[number];
+
+/** True when `code` is one of {@link AGENT_ERROR_CODES}. */
+export function isAgentErrorCode(code: string): code is AgentErrorCode {
+  return (AGENT_ERROR_CODES as readonly string[]).includes(code);
+}
+
+/**
+ * A protocol error: JSON-RPC `code`, stable `data.code` string, message and extra `data` fields.
+ *
+ * @example
+ * ```ts
+ * import { BridgeError } from "./errors.ts";
+ * throw BridgeError.invalidParams("Missing required parameter 'session'.");
+ * ```
+ */
+export class BridgeError extends Error {
+  /** JSON-RPC error number. */
+  readonly code: number;
+  /** Stable `data.code` string. */
+  readonly dataCode: string;
+  /** Extra `data` members (besides `code`). */
+  readonly data: JsonObject;
+
+  /** Creates an error with a JSON-RPC number, a `data.code` string, a message and extra data. */
+  constructor(code: number, dataCode: string, message: string, data: JsonObject = {}) {
+    super(message);
+    this.name = "BridgeError";
+    this.code = code;
+    this.dataCode = dataCode;
+    this.data = data;
+  }
+
+  /** An error from the §8 table by its `data.code` name. */
+  static of(name: ErrorName, message: string, data: JsonObject = {}): BridgeError {
+    return new BridgeError(ERROR_CODES[name], name, message, data);
+  }
+
+  /** `-32602 invalid_params`. */
+  static invalidParams(message: string, data: JsonObject = {}): BridgeError {
+    return BridgeError.of("invalid_params", message, data);
+  }
+
+  /** `-32009 cancelled`. */
+  static cancelled(message = "The request was cancelled."): BridgeError {
+    return BridgeError.of("cancelled", message);
+  }
+
+  /** `-32603 internal_error`. */
+  static internal(message: string): BridgeError {
+    return BridgeError.of("internal_error", message);
+  }
+
+  /** The JSON-RPC `error` object: `{code, message, data: {code, ...data}}`. */
+  toJson(): JsonObject {
+    return { code: this.code, message: this.message, data: { code: this.dataCode, ...this.data } };
+  }
+}
+
+/**
+ * Maps any thrown value to a BridgeError. Never exposes a stack trace: unknown errors become
+ * `generation_failed` with their message, and an aborted operation becomes `cancelled`.
+ */
+export function toBridgeError(error: unknown): BridgeError {
+  if (error instanceof BridgeError) return error;
+  if (error instanceof DOMException && error.name === "AbortError") return BridgeError.cancelled();
+  if (error instanceof RangeError && /call stack/i.test(error.message)) {
+    return BridgeError.invalidParams("The input nests too deeply.");
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return BridgeError.of("generation_failed", message || "The model failed.");
+}
