@@ -1,0 +1,184 @@
+/**
+ * Maps failures of an OpenAI-compatible server onto the protocol's error codes (PROTOCOL.md §8).
+ *
+ * | Server answer | `data.code` |
+ * |---|---|
+ * | 401, 403 | `model_unavailable` (`data.reason: "auth"`) |
+ * | 404 | `model_unavailable` (`data.reason: "not_found"`) |
+ * | 429 | `rate_limited`, `data.retryAfterSeconds` / `data.retryAfter` from `Retry-After` |
+ * | 503 | `model_unavailable` (server loading or overloaded; `Retry-After` copied when sent) |
+ * | 400/413 about the context length | `context_size_exceeded` |
+ * | other 4xx, 5xx, 408/504 | `generation_failed` |
+ * | connection refused / DNS failure | `model_unavailable` |
+ * | inactivity timeout | `generation_failed` |
+ * | `finish_reason: "content_filter"` | `guardrail_violation` |
+ * | `message.refusal` | `refusal` |
+ *
+ * `data` always carries what the server said: `status` (HTTP status, when there was one), `serverMessage`,
+ * and `serverCode` / `serverType` from the OpenAI error envelope when present.
+ * @module
+ */
+import { BridgeError } from "../protocol/errors.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+
+const MAX_SERVER_MESSAGE = 1000;
+
+/** Message, code and type of an OpenAI error envelope `{"error": {message, type, code}}` or a raw body. */
+export interface ServerErrorInfo {
+  message: string;
+  code?: string;
+  type?: string;
+}
+
+function cut(text: string): string {
+  const trimmed = text.trim();
+  return trimmed.length > MAX_SERVER_MESSAGE ? `${trimmed.slice(0, MAX_SERVER_MESSAGE - 3)}...` : trimmed;
+}
+
+/** Reads the error envelope from a parsed body (`{"error": {...}}`, `{"error": "..."}`, `{"message": ...}`). */
+export function serverErrorInfo(body: JsonValue | undefined, rawText = ""): ServerErrorInfo {
+  let node: JsonValue | undefined = body;
+  if (isJsonObject(node) && Object.hasOwn(node, "error")) node = node.error;
+  if (typeof node === "string") return { message: cut(node) };
+  if (isJsonObject(node)) {
+    const info: ServerErrorInfo = {
+      message: typeof node.message === "string" ? cut(node.message) : cut(rawText),
+    };
+    if (Object.hasOwn(node, "code") && (typeof node.code === "string" || typeof node.code === "number")) {
+      info.code = String(node.code);
+    }
+    if (Object.hasOwn(node, "type") && typeof node.type === "string") info.type = node.type;
+    return info;
+  }
+  return { message: cut(rawText) };
+}
+
+function infoData(info: ServerErrorInfo, status?: number): JsonObject {
+  const data: JsonObject = {};
+  if (status !== undefined) data.status = status;
+  data.serverMessage = info.message;
+  if (info.code !== undefined) data.serverCode = info.code;
+  if (info.type !== undefined) data.serverType = info.type;
+  return data;
+}
+
+const CONTEXT_PATTERN =
+  /context[ _-]?(length|size|window)|maximum context|exceeds? the (available )?context|too many tokens|prompt is too long|input is too long/i;
+
+/** True when a server error is about the prompt not fitting into the context window. */
+export function isContextError(info: ServerErrorInfo): boolean {
+  return info.type === "exceed_context_size_error" || info.code === "context_length_exceeded" ||
+    CONTEXT_PATTERN.test(info.message);
+}
+
+/**
+ * Parses a `Retry-After` header (delay-seconds or an HTTP date) into whole seconds (rounded up) and an ISO
+ * 8601 timestamp. Returns `null` when absent or unparsable.
+ */
+export function parseRetryAfter(
+  header: string | null,
+  now: number = Date.now(),
+): { seconds: number; at: string } | null {
+  if (header === null) return null;
+  const text = header.trim();
+  let seconds: number;
+  if (/^\d+(\.\d+)?$/.test(text)) {
+    seconds = Math.ceil(Number(text));
+  } else {
+    const date = Date.parse(text);
+    if (Number.isNaN(date)) return null;
+    seconds = Math.max(0, Math.ceil((date - now) / 1000));
+  }
+  if (!Number.isFinite(seconds)) return null;
+  return { seconds, at: new Date(now + seconds * 1000).toISOString() };
+}
+
+/** Maps an HTTP error answer to a BridgeError. */
+export function httpError(
+  status: number,
+  info: ServerErrorInfo,
+  context: { model: string; url: string; retryAfter: string | null },
+): BridgeError {
+  const data = infoData(info, status);
+  const said = info.message === "" ? "" : `: ${info.message}`;
+  if (status === 401 || status === 403) {
+    data.reason = "auth";
+    return BridgeError.of(
+      "model_unavailable",
+      `The model server rejected the credentials (HTTP ${status})${said}`,
+      data,
+    );
+  }
+  if (status === 404) {
+    data.reason = "not_found";
+    return BridgeError.of(
+      "model_unavailable",
+      `The model server has no model '${context.model}' or no endpoint ${context.url} (HTTP 404)${said}`,
+      data,
+    );
+  }
+  const retry = parseRetryAfter(context.retryAfter);
+  if (retry !== null) {
+    data.retryAfterSeconds = retry.seconds;
+    data.retryAfter = retry.at;
+  }
+  if (status === 429) {
+    return BridgeError.of(
+      "rate_limited",
+      `The model server is rate limiting requests (HTTP 429)${said}`,
+      data,
+    );
+  }
+  if (status === 503) {
+    return BridgeError.of("model_unavailable", `The model server is unavailable (HTTP 503)${said}`, data);
+  }
+  if ((status === 400 || status === 413 || status === 422) && isContextError(info)) {
+    return BridgeError.of(
+      "context_size_exceeded",
+      `The conversation exceeds the model's context size${said}`,
+      data,
+    );
+  }
+  return BridgeError.of("generation_failed", `The model server answered HTTP ${status}${said}`, data);
+}
+
+/** Maps an `{"error": …}` object received inside an SSE stream (after the 200 status). */
+export function streamError(info: ServerErrorInfo): BridgeError {
+  const data = infoData(info);
+  const said = info.message === "" ? "" : `: ${info.message}`;
+  if (isContextError(info)) {
+    return BridgeError.of(
+      "context_size_exceeded",
+      `The conversation exceeds the model's context size${said}`,
+      data,
+    );
+  }
+  return BridgeError.of(
+    "generation_failed",
+    `The model server reported an error while streaming${said}`,
+    data,
+  );
+}
+
+/** A malformed answer (bad JSON, bad SSE, missing fields). */
+export function malformed(what: string, data: JsonObject = {}): BridgeError {
+  return BridgeError.of("generation_failed", `The model server sent a malformed answer: ${what}`, data);
+}
+
+/** Maps a network failure of `fetch` (connection refused, DNS, TLS, reset). */
+export function networkError(error: unknown, url: string): BridgeError {
+  const message = error instanceof Error ? error.message : String(error);
+  return BridgeError.of("model_unavailable", `Cannot reach the model server at ${url}: ${cut(message)}`, {
+    reason: "unreachable",
+    serverMessage: cut(message),
+  });
+}
+
+/** The inactivity timeout fired. */
+export function timeoutError(timeoutMs: number, phase: string): BridgeError {
+  return BridgeError.of(
+    "generation_failed",
+    `Timed out: the model server sent nothing for ${timeoutMs / 1000} s (${phase}).`,
+    { reason: "timeout", timeoutMs },
+  );
+}
