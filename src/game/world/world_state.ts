@@ -1,0 +1,439 @@
+/**
+ * `WorldState`: a JSON object shared by the game and its NPCs (a blackboard), addressed by world paths,
+ * with change lists, a version counter and synchronous observers (reference-behavior §2.13).
+ *
+ * Safety: keys such as `__proto__`, `constructor` and `prototype` are ordinary data keys here. Stored objects
+ * have no prototype, every key is written with `Object.defineProperty` and read with `Object.hasOwn`, and
+ * values handed out (`get`, `snapshot`, changes) are plain objects whose keys are all own data properties.
+ * So `set("__proto__.polluted", 1)` creates a key named `__proto__` in the world and never touches
+ * `Object.prototype`.
+ * @module
+ */
+
+import type { JsonObject, JsonValue } from "../../protocol/json.ts";
+import { jsonEqual } from "../../protocol/json.ts";
+import { arrayIndex, formatWorldPath, pathsOverlap, toSegments, type WorldPathInput } from "./path.ts";
+import { WorldError } from "./world_error.ts";
+import {
+  defineKey,
+  emptyStore,
+  exportValue,
+  importValue,
+  isObjectValue,
+  MAX_WORLD_DEPTH,
+  ownChild,
+  type ReadonlyJsonValue,
+  scalarTypePhrase,
+  stripNulls,
+} from "./world_values.ts";
+
+export { WorldError } from "./world_error.ts";
+
+/** Message when a write would leave a non-object root. */
+export const ROOT_NOT_OBJECT_MESSAGE = "The world state root must be a JSON object.";
+
+/**
+ * One changed value. `oldValue` is omitted when the value was created and `newValue` when it was removed;
+ * a JSON `null` is a value (present as `null`). Both are deep copies. Treat a change as read-only: the same
+ * object is returned to the caller and passed to every observer.
+ */
+export interface WorldChange {
+  /** Canonical path of the changed value (`""` = the root). */
+  path: string;
+  /** The value before the change (absent when created). */
+  oldValue?: JsonValue;
+  /** The value after the change (absent when removed). */
+  newValue?: JsonValue;
+}
+
+/** Result of {@link WorldState.get}. */
+export interface WorldReadResult {
+  /** A deep copy of the value, `null` when absent. */
+  value: JsonValue | null;
+  /** Whether a value (possibly JSON `null`) exists at the path. */
+  exists: boolean;
+}
+
+/** Result of {@link WorldState.remove}. */
+export interface WorldRemoveResult {
+  /** Whether something was removed (root removal: whether the root had keys). */
+  removed: boolean;
+  /** The removed value, `null` when nothing was removed. */
+  oldValue: JsonValue | null;
+  /** The change list (empty when nothing was removed). */
+  changes: WorldChange[];
+}
+
+/** Receives one change; called synchronously during the mutation that caused it. */
+export type WorldListener = (change: WorldChange) => void;
+
+/** Options of a {@link WorldState}. */
+export interface WorldStateOptions {
+  /**
+   * Called when an observer throws (the mutation has already happened and the remaining observers still run).
+   * Default: the error is written to stderr.
+   */
+  onObserverError?: (error: unknown, change: WorldChange) => void;
+}
+
+interface Observer {
+  readonly segments: readonly string[];
+  readonly listener: WorldListener;
+  active: boolean;
+}
+
+interface PendingChange {
+  readonly segments: readonly string[];
+  readonly change: WorldChange;
+}
+
+type Container = JsonObject | JsonValue[];
+
+/**
+ * A world: a JSON object blackboard with dot paths, change lists, a version and observers.
+ *
+ * All operations are synchronous and atomic: a rejected write throws {@link WorldError} and changes nothing.
+ *
+ * @example
+ * ```ts
+ * const world = new WorldState({ player: { gold: 60 } });
+ * world.observe("player", (c) => console.error(c.path, c.oldValue, c.newValue));
+ * world.set("player.gold", 45); // [{ path: "player.gold", oldValue: 60, newValue: 45 }]
+ * world.version; // 1
+ * ```
+ */
+export class WorldState {
+  #root: JsonObject;
+  #version = 0;
+  #observers: Observer[] = [];
+  readonly #onObserverError: (error: unknown, change: WorldChange) => void;
+
+  /**
+   * Creates a world from an initial state (deep-copied; default `{}`).
+   * @throws {WorldError} when `state` is not a JSON object, is not JSON, or nests deeper than 64 levels.
+   */
+  constructor(state: JsonObject = {}, options: WorldStateOptions = {}) {
+    if (!isObjectValue(state)) throw new WorldError(ROOT_NOT_OBJECT_MESSAGE, "");
+    this.#root = importValue(state, MAX_WORLD_DEPTH, "") as JsonObject;
+    this.#onObserverError = options.onObserverError ?? defaultObserverError;
+  }
+
+  /** Number of operations that changed something (each `set`, `merge`, `remove` call counts at most once). */
+  get version(): number {
+    return this.#version;
+  }
+
+  /** Number of active observers. */
+  get observerCount(): number {
+    return this.#observers.length;
+  }
+
+  /**
+   * Reads the value at `path` (exact, case-sensitive keys; digit segments index lists).
+   * @throws {WorldError} on a malformed path.
+   */
+  get(path: WorldPathInput = ""): WorldReadResult {
+    const found = this.#lookup(toSegments(path));
+    return found === undefined ? { value: null, exists: false } : { value: exportValue(found), exists: true };
+  }
+
+  /** True when a value (possibly `null`) exists at `path`. @throws {WorldError} on a malformed path. */
+  has(path: WorldPathInput): boolean {
+    return this.#lookup(toSegments(path)) !== undefined;
+  }
+
+  /**
+   * The live stored value at `path` without copying, or `undefined` when absent. Cheap, for read-only
+   * inspection (tools, summaries); never modify or keep it. Objects in it have no prototype.
+   * @throws {WorldError} on a malformed path.
+   */
+  peek(path: WorldPathInput = ""): ReadonlyJsonValue | undefined {
+    return this.#lookup(toSegments(path));
+  }
+
+  /**
+   * Own keys of the object at `path` in stored order, or `null` when there is no object there.
+   * @throws {WorldError} on a malformed path.
+   */
+  keys(path: WorldPathInput = ""): string[] | null {
+    const found = this.#lookup(toSegments(path));
+    return isObjectValue(found) ? Object.keys(found) : null;
+  }
+
+  /** A deep copy of the whole state. */
+  snapshot(): JsonObject {
+    return exportValue(this.#root) as JsonObject;
+  }
+
+  /**
+   * Writes `value` (deep-copied; `null` is a value) at `path`. Missing objects on the way are created; on a
+   * list, index `n` of an `n`-item list appends. Writing an equal value changes nothing (no version bump, no
+   * change). The change list holds one change at `path`.
+   *
+   * @throws {WorldError} on a malformed path, an invalid list index ("'<list>' is a list of <n> items; '<k>'
+   *   is not a valid index (use 0...<n>, where <n> appends)."), writing through a scalar ("Cannot write
+   *   '<path>': '<prefix>' is a number, not an object or list."), a non-object root, a non-JSON value or a
+   *   value nested too deeply.
+   */
+  set(path: WorldPathInput, value: JsonValue): WorldChange[] {
+    const segments = toSegments(path);
+    if (segments.length === 0) {
+      if (!isObjectValue(value)) throw new WorldError(ROOT_NOT_OBJECT_MESSAGE, "");
+      return this.#replaceRoot(importValue(value, MAX_WORLD_DEPTH, "") as JsonObject);
+    }
+    this.#walkForWrite(segments, false);
+    const display = formatWorldPath(segments);
+    const imported = importValue(value, MAX_WORLD_DEPTH - segments.length, display);
+    const change = this.#writeAt(segments, imported);
+    if (change === undefined) return [];
+    this.#version += 1;
+    return this.#notify([{ segments, change }]);
+  }
+
+  /**
+   * Applies an RFC 7386 merge patch at `path` (default: the root). An object patch merges into an object
+   * (`null` members delete keys); any other patch replaces the value (at a non-root path: like {@link set},
+   * so a `null` patch stores `null`). Changes: one per modified leaf — removed keys, added or changed
+   * non-object values — in patch order; an object replacing a non-object (or a missing value) is one change
+   * for the whole new subtree. `version` grows by one per call that changed something.
+   *
+   * @throws {WorldError} like {@link set} (the root must stay an object).
+   */
+  merge(path: WorldPathInput, patch: JsonValue): WorldChange[] {
+    const segments = toSegments(path);
+    if (segments.length === 0 && !isObjectValue(patch)) throw new WorldError(ROOT_NOT_OBJECT_MESSAGE, "");
+    if (segments.length > 0) this.#walkForWrite(segments, false);
+    const display = formatWorldPath(segments);
+    const imported = importValue(patch, MAX_WORLD_DEPTH - segments.length, display);
+    const pending: PendingChange[] = [];
+    if (!isObjectValue(imported)) {
+      const change = this.#writeAt(segments, imported);
+      if (change !== undefined) pending.push({ segments, change });
+    } else {
+      const current = segments.length === 0 ? this.#root : this.#lookup(segments);
+      if (isObjectValue(current)) {
+        mergeInto(current as JsonObject, imported, segments, pending);
+      } else {
+        const change = this.#writeAt(segments, stripNulls(imported));
+        if (change !== undefined) pending.push({ segments, change });
+      }
+    }
+    if (pending.length === 0) return [];
+    this.#version += 1;
+    return this.#notify(pending);
+  }
+
+  /**
+   * Removes the value at `path`. Removing a list item shifts the later items. Removing the root empties it
+   * (`{}`; the change then carries `newValue: {}`). Nothing to remove → `{removed: false, oldValue: null}`,
+   * no version bump.
+   * @throws {WorldError} on a malformed path.
+   */
+  remove(path: WorldPathInput): WorldRemoveResult {
+    const segments = toSegments(path);
+    if (segments.length === 0) {
+      if (Object.keys(this.#root).length === 0) return { removed: false, oldValue: null, changes: [] };
+      const changes = this.#replaceRoot(emptyStore());
+      return { removed: true, oldValue: changes[0].oldValue ?? null, changes };
+    }
+    const parent = this.#lookup(segments.slice(0, -1));
+    const last = segments[segments.length - 1];
+    let old: JsonValue;
+    let normalized = segments;
+    if (isObjectValue(parent)) {
+      if (!Object.hasOwn(parent, last)) return { removed: false, oldValue: null, changes: [] };
+      old = parent[last];
+      delete parent[last];
+    } else if (Array.isArray(parent)) {
+      const index = arrayIndex(last);
+      if (index === undefined || index >= parent.length) {
+        return { removed: false, oldValue: null, changes: [] };
+      }
+      old = parent.splice(index, 1)[0];
+      normalized = [...segments.slice(0, -1), String(index)];
+    } else {
+      return { removed: false, oldValue: null, changes: [] };
+    }
+    const oldValue = exportValue(old);
+    this.#version += 1;
+    const changes = this.#notify([{
+      segments: normalized,
+      change: { path: formatWorldPath(normalized), oldValue },
+    }]);
+    return { removed: true, oldValue: exportValue(old), changes };
+  }
+
+  /**
+   * Calls `listener` synchronously for every change at, inside or above `path`, after the mutation is
+   * applied and before the mutating call returns. Observers run in registration order (for each change in
+   * the change list order). Returns an unsubscribe function (idempotent).
+   * @throws {WorldError} on a malformed path.
+   */
+  observe(path: WorldPathInput, listener: WorldListener): () => void {
+    const observer: Observer = { segments: toSegments(path), listener, active: true };
+    this.#observers.push(observer);
+    return () => {
+      if (!observer.active) return;
+      observer.active = false;
+      this.#observers = this.#observers.filter((o) => o !== observer);
+    };
+  }
+
+  // ---- internals ----
+
+  /** The stored value at normalized-or-raw segments, or undefined. Digit segments index lists. */
+  #lookup(segments: readonly string[]): JsonValue | undefined {
+    let node: JsonValue | undefined = this.#root;
+    for (const segment of segments) {
+      if (isObjectValue(node)) {
+        node = ownChild(node, segment) as JsonValue | undefined;
+      } else if (Array.isArray(node)) {
+        const index = arrayIndex(segment);
+        node = index === undefined ? undefined : node[index];
+      } else {
+        return undefined;
+      }
+      if (node === undefined) return undefined;
+    }
+    return node;
+  }
+
+  /**
+   * Walks to the container of the last segment. With `create` false it only validates (throws on invalid
+   * list indices and scalars on the way) and rewrites list-index segments to canonical decimal form in place;
+   * with `create` true it also creates missing objects (and appends at index `n`) and returns the container.
+   */
+  #walkForWrite(segments: string[], create: boolean): Container | undefined {
+    let node: JsonValue = this.#root;
+    for (let i = 0; i < segments.length; i++) {
+      const segment = segments[i];
+      const isLast = i === segments.length - 1;
+      let next: JsonValue | undefined;
+      if (isObjectValue(node)) {
+        if (isLast) return node;
+        next = ownChild(node, segment) as JsonValue | undefined;
+        if (next === undefined) {
+          if (!create) return undefined;
+          next = emptyStore();
+          defineKey(node, segment, next);
+        }
+      } else if (Array.isArray(node)) {
+        const index = arrayIndex(segment);
+        if (index === undefined || index > node.length) {
+          const prefix = formatWorldPath(segments.slice(0, i));
+          throw new WorldError(
+            `'${prefix}' is a list of ${node.length} items; '${segment}' is not a valid index ` +
+              `(use 0...${node.length}, where ${node.length} appends).`,
+            formatWorldPath(segments),
+          );
+        }
+        segments[i] = String(index);
+        if (isLast) return node;
+        next = node[index];
+        if (next === undefined) {
+          if (!create) return undefined;
+          next = emptyStore();
+          node.push(next);
+        }
+      } else {
+        const full = formatWorldPath(segments);
+        const prefix = formatWorldPath(segments.slice(0, i));
+        throw new WorldError(
+          `Cannot write '${full}': '${prefix}' is ${scalarTypePhrase(node)}, not an object or list.`,
+          full,
+        );
+      }
+      node = next;
+    }
+    return undefined;
+  }
+
+  /** Writes an imported value at validated non-root segments; returns the change or undefined if equal. */
+  #writeAt(segments: string[], value: JsonValue): WorldChange | undefined {
+    if (segments.length === 0) {
+      return this.#replaceRootChange(value as JsonObject);
+    }
+    const current = this.#lookup(segments);
+    if (current !== undefined && jsonEqual(current, value)) return undefined;
+    const container = this.#walkForWrite(segments, true) as Container;
+    const last = segments[segments.length - 1];
+    if (Array.isArray(container)) {
+      const index = Number(last);
+      if (index === container.length) container.push(value);
+      else container[index] = value;
+    } else {
+      defineKey(container, last, value);
+    }
+    const change: WorldChange = { path: formatWorldPath(segments) };
+    if (current !== undefined) change.oldValue = exportValue(current);
+    change.newValue = exportValue(value);
+    return change;
+  }
+
+  #replaceRootChange(root: JsonObject): WorldChange | undefined {
+    if (jsonEqual(this.#root, root)) return undefined;
+    const change: WorldChange = { path: "", oldValue: exportValue(this.#root), newValue: exportValue(root) };
+    this.#root = root;
+    return change;
+  }
+
+  #replaceRoot(root: JsonObject): WorldChange[] {
+    const change = this.#replaceRootChange(root);
+    if (change === undefined) return [];
+    this.#version += 1;
+    return this.#notify([{ segments: [], change }]);
+  }
+
+  #notify(pending: PendingChange[]): WorldChange[] {
+    const observers = [...this.#observers];
+    for (const { segments, change } of pending) {
+      for (const observer of observers) {
+        if (!observer.active || !pathsOverlap(observer.segments, segments)) continue;
+        try {
+          observer.listener(change);
+        } catch (error) {
+          this.#onObserverError(error, change);
+        }
+      }
+    }
+    return pending.map((p) => p.change);
+  }
+}
+
+/** RFC 7386 merge of an imported patch object into a stored object, recording one change per leaf. */
+function mergeInto(
+  target: JsonObject,
+  patch: JsonObject,
+  base: readonly string[],
+  pending: PendingChange[],
+): void {
+  for (const key of Object.keys(patch)) {
+    const patchValue = patch[key];
+    const segments = [...base, key];
+    const path = formatWorldPath(segments);
+    const has = Object.hasOwn(target, key);
+    const current = has ? target[key] : undefined;
+    if (patchValue === null) {
+      if (!has) continue;
+      delete target[key];
+      pending.push({ segments, change: { path, oldValue: exportValue(current as JsonValue) } });
+      continue;
+    }
+    if (isObjectValue(patchValue) && isObjectValue(current)) {
+      mergeInto(current, patchValue, segments, pending);
+      continue;
+    }
+    const next = isObjectValue(patchValue) ? stripNulls(patchValue) : patchValue;
+    if (has && jsonEqual(current, next)) continue;
+    defineKey(target, key, next);
+    const change: WorldChange = { path };
+    if (has) change.oldValue = exportValue(current as JsonValue);
+    change.newValue = exportValue(next);
+    pending.push({ segments, change });
+  }
+}
+
+function defaultObserverError(error: unknown, change: WorldChange): void {
+  // deno-lint-ignore no-console
+  console.error(`world observer failed for '${change.path}':`, error);
+}

@@ -1,0 +1,144 @@
+/**
+ * Value helpers of the world domain: validated deep copies into prototype-free storage, read-only value
+ * types, type phrases used in messages, and text truncation.
+ * @module
+ */
+
+import type { JsonObject, JsonValue } from "../../protocol/json.ts";
+import { WorldError } from "./world_error.ts";
+
+/**
+ * Deepest allowed nesting of containers in a world, the root object included: a value written at a path of
+ * `k` segments may itself nest at most `64 - k` containers (`{}` and `[]` count one level each; scalars none).
+ */
+export const MAX_WORLD_DEPTH = 64;
+
+/** A JSON value that must not be modified (what {@link WorldState.peek} hands out). */
+export type ReadonlyJsonValue =
+  | null
+  | boolean
+  | number
+  | string
+  | readonly ReadonlyJsonValue[]
+  | ReadonlyJsonObject;
+
+/** A JSON object that must not be modified. */
+export interface ReadonlyJsonObject {
+  readonly [key: string]: ReadonlyJsonValue;
+}
+
+/** True for a JSON object (not an array, not null). Works for null-prototype objects too. */
+export function isObjectValue(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** Own-key lookup that never reaches a prototype (`undefined` when the key is absent). */
+export function ownChild(object: ReadonlyJsonObject, key: string): ReadonlyJsonValue | undefined {
+  return Object.hasOwn(object, key) ? object[key] : undefined;
+}
+
+/** Defines `key` as an own enumerable data property (safe for `__proto__`, `constructor`, `prototype`). */
+export function defineKey(object: JsonObject, key: string, value: JsonValue): void {
+  Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+/** A new object without a prototype (storage for world objects). */
+export function emptyStore(): JsonObject {
+  return Object.create(null) as JsonObject;
+}
+
+/** The phrase used for a scalar's type in messages: "a number", "a string", "a boolean" or "null". */
+export function scalarTypePhrase(value: ReadonlyJsonValue): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  switch (typeof value) {
+    case "number":
+      return "a number";
+    case "string":
+      return "a string";
+    case "boolean":
+      return "a boolean";
+    default:
+      return "an object";
+  }
+}
+
+/**
+ * Cuts `text` to at most `max` UTF-16 units: the first `max - 3` units plus `"..."` (never splitting a
+ * surrogate pair). Text that fits is returned unchanged.
+ */
+export function truncateText(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = Math.max(0, max - 3);
+  const code = text.charCodeAt(end - 1);
+  if (end > 0 && code >= 0xd800 && code <= 0xdbff) end -= 1;
+  return text.slice(0, end) + "...";
+}
+
+/**
+ * Validates `value` as JSON nested at most `levels` containers deep and returns a deep copy whose objects
+ * have no prototype. Recursion stops at the limit, so hostile depth cannot exhaust the stack.
+ *
+ * @param path canonical path used in error messages.
+ * @throws {WorldError} when the value is not JSON (undefined, functions, non-finite numbers, class
+ *   instances, sparse arrays) or nests too deeply.
+ */
+export function importValue(value: unknown, levels: number, path: string): JsonValue {
+  if (levels < 0) throw tooDeep(path);
+  if (value === null || typeof value === "string" || typeof value === "boolean") return value;
+  if (typeof value === "number") {
+    if (!Number.isFinite(value)) throw notJson(path);
+    return value;
+  }
+  if (typeof value !== "object") throw notJson(path);
+  if (levels < 1) throw tooDeep(path);
+  if (Array.isArray(value)) {
+    const out: JsonValue[] = [];
+    for (let i = 0; i < value.length; i++) {
+      if (!(i in value)) throw notJson(path);
+      out.push(importValue(value[i], levels - 1, path));
+    }
+    return out;
+  }
+  const proto = Object.getPrototypeOf(value);
+  if (proto !== Object.prototype && proto !== null) throw notJson(path);
+  const out = emptyStore();
+  const source = value as Record<string, unknown>;
+  for (const key of Object.keys(source)) {
+    defineKey(out, key, importValue(source[key], levels - 1, path));
+  }
+  return out;
+}
+
+/** Deep copy of a stored value as plain JSON (plain objects; every key an own data property). */
+export function exportValue(value: ReadonlyJsonValue): JsonValue {
+  if (Array.isArray(value)) return value.map((item: ReadonlyJsonValue) => exportValue(item));
+  if (isObjectValue(value)) {
+    const out: JsonObject = {};
+    for (const key of Object.keys(value)) defineKey(out, key, exportValue(value[key]));
+    return out;
+  }
+  return value as JsonValue;
+}
+
+/** Copy of a stored merge-patch object with every `null` member removed (RFC 7386 applied to `{}`). */
+export function stripNulls(patch: ReadonlyJsonObject): JsonObject {
+  const out = emptyStore();
+  for (const key of Object.keys(patch)) {
+    const value = patch[key];
+    if (value === null) continue;
+    defineKey(out, key, isObjectValue(value) ? stripNulls(value) : (value as JsonValue));
+  }
+  return out;
+}
+
+function tooDeep(path: string): WorldError {
+  return new WorldError(
+    `The value for '${path}' is nested too deeply (a world nests at most ${MAX_WORLD_DEPTH} levels).`,
+    path,
+  );
+}
+
+function notJson(path: string): WorldError {
+  return new WorldError(`The value for '${path}' is not valid JSON.`, path);
+}
