@@ -1,0 +1,848 @@
+import assert from "node:assert/strict";
+import type { StepRequest, StepResult, StepTool } from "../../src/models/language_model.ts";
+import { createOpenAIModel, OPENAI_STEP_ATTEMPTS } from "../../src/models/openai_model.ts";
+import type { OpenAIModelConfig } from "../../src/models/openai_config.ts";
+import { BridgeError } from "../../src/protocol/errors.ts";
+import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
+import type { ConversationEntry } from "../../src/protocol/transcript.ts";
+import {
+  chunk,
+  completion,
+  json,
+  type MockHandler,
+  MockServer,
+  RawText,
+  type RecordedRequest,
+  toolCall,
+  usageChunk,
+} from "./openai_mock_server.ts";
+
+const WEATHER: StepTool = {
+  name: "get_weather",
+  description: "Current weather of a city.",
+  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  jsonSchema: {
+    type: "object",
+    properties: { city: { type: "string" }, unit: { type: "string", enum: ["c", "f"] } },
+    required: ["city"],
+    additionalProperties: false,
+  },
+};
+const TIME: StepTool = {
+  name: "get_time",
+  description: "",
+  parameters: { type: "object", properties: {} },
+  jsonSchema: {},
+};
+
+function stepRequest(overrides: Partial<StepRequest> = {}): StepRequest {
+  return {
+    instructions: null,
+    tools: [],
+    toolCallingMode: "allowed",
+    history: [],
+    prompt: "Hello",
+    responseSchema: null,
+    options: {},
+    stream: false,
+    signal: new AbortController().signal,
+    ...overrides,
+  };
+}
+
+async function withServer(
+  handlers: ConstructorParameters<typeof MockServer>[0],
+  run: (server: MockServer, config: OpenAIModelConfig) => Promise<void>,
+  config: Partial<OpenAIModelConfig> = {},
+): Promise<void> {
+  const server = new MockServer(handlers);
+  try {
+    await run(server, { baseURL: server.baseURL, model: "mock-model", ...config });
+  } finally {
+    await server.close();
+  }
+}
+
+async function rejection(promise: Promise<unknown>): Promise<BridgeError> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof BridgeError, `expected a BridgeError, got ${error}`);
+    return error;
+  }
+  assert.fail("expected the step to fail");
+}
+
+const okText = () => json(completion("Hi there."));
+
+Deno.test("openai model: kind, trimsHistory and default context size", () => {
+  const model = createOpenAIModel({ baseURL: "http://127.0.0.1:9/v1", model: "m" });
+  assert.equal(model.kind, "openai");
+  assert.equal(model.trimsHistory, false);
+  assert.equal(model.contextSize, 4096);
+});
+
+Deno.test("openai model: plain turn maps instructions, history and prompt; usage mapped", async () => {
+  const history: ConversationEntry[] = [
+    { id: "p1", role: "user", contents: [{ type: "text", id: "s1", text: "Open the gate." }], options: {} },
+    {
+      id: "c1",
+      role: "response",
+      toolCalls: [{ id: "call_1", name: "open_gate", arguments: '{"gate":"north"}' }],
+      contents: [],
+      assets: [],
+    },
+    {
+      id: "call_1",
+      role: "tool",
+      toolCallID: "call_1",
+      toolName: "open_gate",
+      contents: [{
+        type: "structure",
+        id: "s2",
+        structure: { source: "open_gate", content: { opened: false } },
+      }],
+    },
+    { id: "r1", role: "response", contents: [{ type: "text", id: "s3", text: "It is jammed." }], assets: [] },
+  ];
+  await withServer(
+    () =>
+      json(
+        completion("Hi there.", {
+          usage: { prompt_tokens: 40, completion_tokens: 3, prompt_tokens_details: { cached_tokens: 32 } },
+        }),
+      ),
+    async (server, config) => {
+      const model = createOpenAIModel(config);
+      const result = await model.step(
+        stepRequest({ instructions: "You are a guard.", history, prompt: "Why?" }),
+      );
+      assert.deepEqual(result, {
+        kind: "text",
+        text: "Hi there.",
+        usage: { inputTokens: 40, cachedInputTokens: 32, outputTokens: 3 },
+      });
+      assert.equal(server.requests.length, 1);
+      const request = server.requests[0];
+      assert.equal(request.method, "POST");
+      assert.equal(request.path, "/v1/chat/completions");
+      assert.equal(request.headers.get("content-type"), "application/json");
+      assert.equal(request.headers.get("authorization"), null);
+      assert.deepEqual(request.body, {
+        model: "mock-model",
+        messages: [
+          { role: "system", content: "You are a guard." },
+          { role: "user", content: "Open the gate." },
+          {
+            role: "assistant",
+            content: null,
+            tool_calls: [{
+              id: "call_1",
+              type: "function",
+              function: { name: "open_gate", arguments: '{"gate":"north"}' },
+            }],
+          },
+          { role: "tool", tool_call_id: "call_1", content: '{"opened":false}' },
+          { role: "assistant", content: "It is jammed." },
+          { role: "user", content: "Why?" },
+        ],
+      });
+    },
+  );
+});
+
+Deno.test("openai model: a continuation step sends no empty user message", async () => {
+  const history: ConversationEntry[] = [
+    { id: "p1", role: "user", contents: [{ type: "text", id: "s1", text: "Weather in Oslo?" }], options: {} },
+    {
+      id: "c1",
+      role: "response",
+      toolCalls: [{ id: "call_9", name: "get_weather", arguments: '{"city":"Oslo"}' }],
+      contents: [],
+      assets: [],
+    },
+    {
+      id: "call_9",
+      role: "tool",
+      toolCallID: "call_9",
+      toolName: "get_weather",
+      contents: [{ type: "text", id: "s2", text: "Rain, 4 °C" }],
+    },
+  ];
+  await withServer(okText, async (server, config) => {
+    await createOpenAIModel(config).step(stepRequest({ history, prompt: "", tools: [WEATHER] }));
+    const body = server.chatBodies[0] as JsonObject;
+    const messages = body.messages as JsonObject[];
+    assert.equal(messages.length, 3);
+    assert.deepEqual(messages[2], { role: "tool", tool_call_id: "call_9", content: "Rain, 4 °C" });
+    assert.equal(body.tool_choice, "auto");
+  });
+});
+
+Deno.test("openai model: sampling options are mapped", async () => {
+  await withServer(okText, async (server, config) => {
+    const model = createOpenAIModel(config);
+    await model.step(stepRequest({ options: { temperature: 0.7, maximumResponseTokens: 64 } }));
+    await model.step(stepRequest({ options: { temperature: 0.7, sampling: { mode: "greedy" } } }));
+    await model.step(stepRequest({ options: { sampling: { mode: "topK", k: 5, seed: 42 } } }));
+    await model.step(stepRequest({ options: { sampling: { mode: "topP", p: 0.9 } } }));
+    const fields = server.chatBodies.map((b) => {
+      const { model: _m, messages: _messages, ...rest } = b as JsonObject;
+      return rest;
+    });
+    assert.deepEqual(fields, [
+      { temperature: 0.7, max_tokens: 64 },
+      { temperature: 0 },
+      { top_k: 5, seed: 42 },
+      { top_p: 0.9 },
+    ]);
+  });
+});
+
+Deno.test("openai model: apiKey and custom headers are sent", async () => {
+  await withServer(okText, async (server, config) => {
+    await createOpenAIModel(config).step(stepRequest());
+    const headers = server.requests[0].headers;
+    assert.equal(headers.get("authorization"), "Bearer sk-test");
+    assert.equal(headers.get("x-team"), "npc");
+  }, { apiKey: "sk-test", headers: { "X-Team": "npc" } });
+});
+
+Deno.test("openai model: streaming text with exact SSE framing, snapshots and usage", async () => {
+  await withServer(
+    (_r: RecordedRequest, _i: number, s: MockServer) =>
+      s.sse([
+        chunk({ role: "assistant", content: "" }),
+        chunk({ content: "Hel" }),
+        new RawText('data: {"choices":[{"index":0,"delta":{"content":"lo"},'),
+        new RawText('"finish_reason":null}]}\r\n\r\n'),
+        chunk({ content: "!" }),
+        chunk({}, "stop"),
+        usageChunk(12, 3, 8),
+      ]),
+    async (srv, config) => {
+      const snapshots: string[] = [];
+      const result = await createOpenAIModel(config).step(
+        stepRequest({ stream: true, onText: (s) => snapshots.push(s) }),
+      );
+      assert.deepEqual(snapshots, ["Hel", "Hello", "Hello!"]);
+      assert.deepEqual(result, {
+        kind: "text",
+        text: "Hello!",
+        usage: { inputTokens: 12, cachedInputTokens: 8, outputTokens: 3 },
+      });
+      const body = srv.chatBodies[0] as JsonObject;
+      assert.equal(body.stream, true);
+      assert.deepEqual(body.stream_options, { include_usage: true });
+      assert.equal(srv.requests[0].headers.get("accept"), "text/event-stream");
+    },
+  );
+});
+
+Deno.test("openai model: streamed tool-call deltas split across chunks are assembled by index", async () => {
+  await withServer(
+    (_r, _i, s) =>
+      s.sse([
+        chunk({ role: "assistant", content: null }),
+        chunk({
+          tool_calls: [{
+            index: 0,
+            id: "call_a",
+            type: "function",
+            function: { name: "get_weather", arguments: "" },
+          }],
+        }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: '{"ci' } }] }),
+        chunk({
+          tool_calls: [{
+            index: 1,
+            id: "call_b",
+            type: "function",
+            function: { name: "get_", arguments: "{}" },
+          }],
+        }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: 'ty": "Oslo", "unit"' } }] }),
+        chunk({ tool_calls: [{ index: 1, function: { name: "time" } }] }),
+        chunk({ tool_calls: [{ index: 0, function: { arguments: ': "c"}' } }] }),
+        chunk({}, "tool_calls"),
+        usageChunk(50, 20),
+      ]),
+    async (srv, config) => {
+      const texts: string[] = [];
+      const result = await createOpenAIModel(config).step(
+        stepRequest({ stream: true, tools: [WEATHER, TIME], onText: (s) => texts.push(s) }),
+      );
+      assert.deepEqual(texts, []);
+      assert.deepEqual(result, {
+        kind: "toolCalls",
+        calls: [
+          { name: "get_weather", arguments: { city: "Oslo", unit: "c" }, nativeId: "call_a" },
+          { name: "get_time", arguments: {}, nativeId: "call_b" },
+        ],
+        usage: { inputTokens: 50, cachedInputTokens: 0, outputTokens: 20 },
+      });
+      const body = srv.chatBodies[0] as JsonObject;
+      assert.equal(body.tool_choice, "auto");
+      assert.deepEqual(body.tools, [
+        {
+          type: "function",
+          function: { name: "get_weather", parameters: WEATHER.jsonSchema, description: WEATHER.description },
+        },
+        { type: "function", function: { name: "get_time", parameters: { type: "object", properties: {} } } },
+      ]);
+    },
+  );
+});
+
+Deno.test("openai model: tool-call arguments are re-ordered to the schema", async () => {
+  await withServer(
+    () =>
+      json(completion(null, { toolCalls: [toolCall("c1", "get_weather", '{"unit":"f","city":"Oslo"}')] })),
+    async (_server, config) => {
+      const result = await createOpenAIModel(config).step(stepRequest({ tools: [WEATHER] }));
+      assert.equal(result.kind, "toolCalls");
+      if (result.kind !== "toolCalls") return;
+      assert.deepEqual(Object.keys(result.calls[0].arguments), ["city", "unit"]);
+    },
+  );
+});
+
+Deno.test("openai model: required mode sends tool_choice required; invalid arguments are retried", async () => {
+  await withServer(
+    [
+      () => json(completion(null, { toolCalls: [toolCall("c1", "get_weather", '{"town":"Oslo"}')] })),
+      () => json(completion(null, { toolCalls: [toolCall("c2", "get_weather", '{"city":"Oslo"}')] })),
+    ],
+    async (server, config) => {
+      const result = await createOpenAIModel(config).step(
+        stepRequest({ tools: [WEATHER], toolCallingMode: "required" }),
+      );
+      assert.deepEqual(result, {
+        kind: "toolCalls",
+        calls: [{ name: "get_weather", arguments: { city: "Oslo" }, nativeId: "c2" }],
+        usage: { inputTokens: 20, cachedInputTokens: 0, outputTokens: 10 },
+      });
+      assert.equal(server.chatBodies.length, 2);
+      for (const body of server.chatBodies as JsonObject[]) {
+        assert.equal(body.tool_choice, "required");
+        assert.equal((body.tools as JsonValue[]).length, 1);
+      }
+      assert.deepEqual(server.chatBodies[0], server.chatBodies[1]);
+    },
+  );
+});
+
+Deno.test("openai model: required mode with a plain-text answer fails after the retries", async () => {
+  await withServer(okText, async (server, config) => {
+    const error = await rejection(
+      createOpenAIModel(config).step(stepRequest({ tools: [WEATHER], toolCallingMode: "required" })),
+    );
+    assert.equal(error.dataCode, "generation_failed");
+    assert.match(error.message, /text although a tool call was required/);
+    assert.equal(error.data.attempts, OPENAI_STEP_ATTEMPTS);
+    assert.equal(server.chatBodies.length, 3);
+  });
+});
+
+Deno.test("openai model: required mode without tools is rejected before any request", async () => {
+  await withServer(okText, async (server, config) => {
+    const error = await rejection(
+      createOpenAIModel(config).step(stepRequest({ toolCallingMode: "required" })),
+    );
+    assert.equal(error.dataCode, "invalid_request");
+    assert.equal(server.requests.length, 0);
+  });
+});
+
+Deno.test("openai model: invalid tool calls name the problem", async (t) => {
+  const cases: [string, JsonValue, RegExp][] = [
+    [
+      "unknown tool",
+      toolCall("c", "launch_missiles", "{}"),
+      /unknown tool 'launch_missiles' \(offered: get_weather\)/,
+    ],
+    [
+      "not JSON",
+      toolCall("c", "get_weather", '{"city": Oslo}'),
+      /arguments of 'get_weather' are not valid JSON/,
+    ],
+    ["not an object", toolCall("c", "get_weather", '["Oslo"]'), /not a JSON object/],
+    ["schema", toolCall("c", "get_weather", '{"city": 3}'), /do not match its schema: \/city must be string/],
+    [
+      "extra key",
+      toolCall("c", "get_weather", '{"city": "Oslo", "x": 1}'),
+      /must NOT have additional properties/,
+    ],
+  ];
+  for (const [name, call, pattern] of cases) {
+    await t.step(name, async () => {
+      await withServer(() => json(completion(null, { toolCalls: [call] })), async (server, config) => {
+        const error = await rejection(createOpenAIModel(config).step(stepRequest({ tools: [WEATHER] })));
+        assert.equal(error.dataCode, "generation_failed");
+        assert.match(error.message, pattern);
+        assert.match(String(error.data.problem), pattern);
+        assert.equal(server.chatBodies.length, OPENAI_STEP_ATTEMPTS);
+      });
+    });
+  }
+});
+
+Deno.test("openai model: disallowed mode sends no tools and rejects tool calls", async () => {
+  await withServer(
+    () => json(completion(null, { toolCalls: [toolCall("c", "get_weather", '{"city":"Oslo"}')] })),
+    async (server, config) => {
+      const error = await rejection(
+        createOpenAIModel(config).step(stepRequest({ tools: [], toolCallingMode: "disallowed" })),
+      );
+      assert.match(error.message, /unknown tool 'get_weather' \(no tools were offered\)/);
+      const body = server.chatBodies[0] as JsonObject;
+      assert.equal(Object.hasOwn(body, "tools"), false);
+      assert.equal(Object.hasOwn(body, "tool_choice"), false);
+    },
+  );
+});
+
+const DECISION = {
+  name: "Decision",
+  generationSchema: {},
+  jsonSchema: {
+    type: "object",
+    properties: {
+      reasoning: { type: "string" },
+      choice: { type: "string", enum: ["open", "refuse"] },
+    },
+    required: ["reasoning", "choice"],
+  } as JsonObject,
+};
+
+Deno.test("openai model: structured output is validated, re-ordered and compact", async () => {
+  await withServer(
+    () => json(completion('```json\n{ "choice": "refuse", "reasoning": "jammed" }\n```')),
+    async (server, config) => {
+      const result = await createOpenAIModel(config).step(stepRequest({ responseSchema: DECISION }));
+      assert.deepEqual(result, {
+        kind: "structured",
+        value: { reasoning: "jammed", choice: "refuse" },
+        text: '{"reasoning":"jammed","choice":"refuse"}',
+        usage: { inputTokens: 10, cachedInputTokens: 0, outputTokens: 5 },
+      });
+      assert.deepEqual(Object.keys((result as { value: JsonObject }).value), ["reasoning", "choice"]);
+      assert.deepEqual((server.chatBodies[0] as JsonObject).response_format, {
+        type: "json_schema",
+        json_schema: { name: "Decision", schema: DECISION.jsonSchema },
+      });
+    },
+  );
+});
+
+Deno.test("openai model: invalid structured output is retried, then fails with the validation error", async () => {
+  await withServer(
+    [
+      () => json(completion("not json")),
+      () => json(completion('{"reasoning": "x", "choice": "maybe"}')),
+    ],
+    async (server, config) => {
+      const error = await rejection(
+        createOpenAIModel(config).step(stepRequest({ responseSchema: DECISION })),
+      );
+      assert.equal(error.dataCode, "generation_failed");
+      assert.match(
+        error.message,
+        /does not match the response schema: \/choice must be equal to one of the allowed values/,
+      );
+      assert.equal(server.chatBodies.length, 3);
+    },
+  );
+});
+
+Deno.test("openai model: invalid structured output then a valid one succeeds", async () => {
+  await withServer(
+    [
+      () => json(completion('{"reasoning": "x"}')),
+      () => json(completion('{"choice":"open","reasoning":"y"}')),
+    ],
+    async (server, config) => {
+      const result = await createOpenAIModel(config).step(stepRequest({ responseSchema: DECISION }));
+      assert.equal(result.kind, "structured");
+      assert.equal((result as { text: string }).text, '{"reasoning":"y","choice":"open"}');
+      assert.equal(server.chatBodies.length, 2);
+    },
+  );
+});
+
+Deno.test("openai model: streamed structured output reports ordered partial values", async () => {
+  await withServer(
+    (_r, _i, s) =>
+      s.sse([
+        chunk({ content: '{"choice": "op' }),
+        chunk({ content: 'en", "reas' }),
+        chunk({ content: 'oning": "free' }),
+        chunk({ content: ' pass"}' }, "stop"),
+      ]),
+    async (_server, config) => {
+      const partials: JsonValue[] = [];
+      const texts: string[] = [];
+      const result = await createOpenAIModel(config).step(
+        stepRequest({
+          responseSchema: DECISION,
+          stream: true,
+          onPartial: (v) => partials.push(v),
+          onText: (t) => texts.push(t),
+        }),
+      );
+      assert.deepEqual(texts, []);
+      assert.deepEqual(partials.map((p) => JSON.stringify(p)), [
+        '{"choice":"op"}',
+        '{"choice":"open"}',
+        '{"reasoning":"free","choice":"open"}',
+        '{"reasoning":"free pass","choice":"open"}',
+      ]);
+      assert.equal(result.kind, "structured");
+      assert.equal(result.usage, null);
+    },
+  );
+});
+
+Deno.test("openai model: content_filter and refusal map to their codes", async () => {
+  await withServer(
+    [() => json(completion("", { finish: "content_filter" })), () =>
+      json({
+        choices: [{
+          index: 0,
+          message: { role: "assistant", content: null, refusal: "I can't help." },
+          finish_reason: "stop",
+        }],
+      })],
+    async (_server, config) => {
+      const model = createOpenAIModel(config);
+      assert.equal((await rejection(model.step(stepRequest()))).dataCode, "guardrail_violation");
+      const refusal = await rejection(model.step(stepRequest()));
+      assert.equal(refusal.dataCode, "refusal");
+      assert.match(refusal.message, /I can't help/);
+    },
+  );
+});
+
+Deno.test("openai model: HTTP errors map to protocol codes with the server's message", async (t) => {
+  const llamaError = (code: number, message: string, type: string) => ({ error: { code, message, type } });
+  const cases: {
+    name: string;
+    response: () => Response;
+    code: string;
+    data: JsonObject;
+  }[] = [
+    {
+      name: "401",
+      response: () =>
+        json({
+          error: { message: "Invalid API key", type: "invalid_request_error", code: "invalid_api_key" },
+        }, 401),
+      code: "model_unavailable",
+      data: { status: 401, serverMessage: "Invalid API key", serverCode: "invalid_api_key", reason: "auth" },
+    },
+    {
+      name: "403",
+      response: () => json(llamaError(403, "forbidden", "permission_error"), 403),
+      code: "model_unavailable",
+      data: { status: 403, serverMessage: "forbidden", reason: "auth" },
+    },
+    {
+      name: "404",
+      response: () =>
+        json({ error: { message: "The model `x` does not exist", code: "model_not_found" } }, 404),
+      code: "model_unavailable",
+      data: { status: 404, serverMessage: "The model `x` does not exist", reason: "not_found" },
+    },
+    {
+      name: "429 seconds",
+      response: () => json({ error: { message: "slow down" } }, 429, { "retry-after": "7" }),
+      code: "rate_limited",
+      data: { status: 429, serverMessage: "slow down", retryAfterSeconds: 7 },
+    },
+    {
+      name: "500 plain text",
+      response: () => new Response("boom", { status: 500 }),
+      code: "generation_failed",
+      data: { status: 500, serverMessage: "boom" },
+    },
+    {
+      name: "502",
+      response: () => new Response("", { status: 502 }),
+      code: "generation_failed",
+      data: { status: 502, serverMessage: "" },
+    },
+    {
+      name: "503 loading",
+      response: () => json(llamaError(503, "Loading model", "unavailable_error"), 503),
+      code: "model_unavailable",
+      data: { status: 503, serverMessage: "Loading model" },
+    },
+    {
+      name: "400 context (llama.cpp)",
+      response: () =>
+        json(
+          llamaError(
+            400,
+            "request (5000 tokens) exceeds the available context size (4096 tokens), try increasing it",
+            "exceed_context_size_error",
+          ),
+          400,
+        ),
+      code: "context_size_exceeded",
+      data: { status: 400, serverType: "exceed_context_size_error" },
+    },
+    {
+      name: "400 context (OpenAI)",
+      response: () =>
+        json({
+          error: {
+            message: "This model's maximum context length is 8192 tokens.",
+            code: "context_length_exceeded",
+          },
+        }, 400),
+      code: "context_size_exceeded",
+      data: { status: 400, serverCode: "context_length_exceeded" },
+    },
+    {
+      name: "400 other",
+      response: () => json({ error: { message: "Unrecognized request argument supplied: top_k" } }, 400),
+      code: "generation_failed",
+      data: { status: 400, serverMessage: "Unrecognized request argument supplied: top_k" },
+    },
+  ];
+  for (const c of cases) {
+    await t.step(c.name, async () => {
+      await withServer(c.response, async (server, config) => {
+        const error = await rejection(createOpenAIModel(config).step(stepRequest()));
+        assert.equal(error.dataCode, c.code);
+        for (const [key, value] of Object.entries(c.data)) assert.deepEqual(error.data[key], value, key);
+        if (typeof c.data.serverMessage === "string" && c.data.serverMessage !== "") {
+          assert.ok(error.message.includes(c.data.serverMessage), error.message);
+        }
+        // HTTP errors are not retried by the backend.
+        assert.equal(server.chatBodies.length, 1);
+      });
+    });
+  }
+});
+
+Deno.test("openai model: 429 Retry-After as an HTTP date gives seconds and an ISO 8601 time", async () => {
+  const when = new Date(Date.now() + 30_000);
+  await withServer(
+    () => json({ error: { message: "later" } }, 429, { "retry-after": when.toUTCString() }),
+    async (_server, config) => {
+      const error = await rejection(createOpenAIModel(config).step(stepRequest()));
+      assert.equal(error.dataCode, "rate_limited");
+      const seconds = error.data.retryAfterSeconds as number;
+      assert.ok(seconds >= 28 && seconds <= 31, String(seconds));
+      assert.match(String(error.data.retryAfter), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    },
+  );
+});
+
+Deno.test("openai model: malformed answers fail with generation_failed", async (t) => {
+  const cases: [string, MockHandler, RegExp][] = [
+    [
+      "body not JSON",
+      () => new Response("<html>", { headers: { "content-type": "application/json" } }),
+      /not valid JSON/,
+    ],
+    ["no choices", () => json({ object: "chat.completion" }), /no 'choices'/],
+    [
+      "bad SSE data",
+      (_r, _i, s) => s.sse([chunk({ content: "a" }), new RawText("data: {oops\n\n")]),
+      /a stream event is not valid JSON/,
+    ],
+    [
+      "stream ends early",
+      (_r, _i, s) => s.sse([chunk({ content: "a" })], { done: false }),
+      /ended before the answer was complete/,
+    ],
+    [
+      "cut mid-event",
+      (_r, _i, s) => s.sse([chunk({ content: "a" }), new RawText('data: {"choi')], { done: false }),
+      /cut off/,
+    ],
+    [
+      "error event in stream",
+      (_r, _i, s) =>
+        s.sse([chunk({ content: "a" }), {
+          error: { code: 500, message: "slot crashed", type: "server_error" },
+        }]),
+      /slot crashed/,
+    ],
+  ];
+  for (const [name, response, pattern] of cases) {
+    await t.step(name, async () => {
+      await withServer(response, async (_server, config) => {
+        const error = await rejection(createOpenAIModel(config).step(stepRequest({ stream: true })));
+        assert.equal(error.dataCode, "generation_failed");
+        assert.match(error.message, pattern);
+      });
+    });
+  }
+});
+
+Deno.test("openai model: a context error inside the stream maps to context_size_exceeded", async () => {
+  await withServer(
+    (_r, _i, s) =>
+      s.sse([{
+        error: {
+          code: 400,
+          message: "the request exceeds the available context size",
+          type: "exceed_context_size_error",
+        },
+      }]),
+    async (_server, config) => {
+      const error = await rejection(createOpenAIModel(config).step(stepRequest({ stream: true })));
+      assert.equal(error.dataCode, "context_size_exceeded");
+    },
+  );
+});
+
+Deno.test("openai model: connection refused maps to model_unavailable", async () => {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  const model = createOpenAIModel({ baseURL: `http://127.0.0.1:${port}/v1`, model: "m" });
+  const error = await rejection(model.step(stepRequest()));
+  assert.equal(error.dataCode, "model_unavailable");
+  assert.equal(error.data.reason, "unreachable");
+  assert.match(error.message, /Cannot reach the model server/);
+});
+
+Deno.test("openai model: cancelling mid-stream rejects with cancelled at once", async () => {
+  await withServer(
+    (_r, _i, s) =>
+      s.sse([chunk({ content: "Once" }), chunk({ content: " upon" })], { done: false, hang: true }),
+    async (srv, config) => {
+      const controller = new AbortController();
+      const snapshots: string[] = [];
+      let resolveTwo!: () => void;
+      const two = new Promise<void>((r) => resolveTwo = r);
+      const step = createOpenAIModel(config).step(
+        stepRequest({
+          stream: true,
+          signal: controller.signal,
+          onText: (s) => {
+            snapshots.push(s);
+            if (snapshots.length === 2) resolveTwo();
+          },
+        }),
+      );
+      await two;
+      const started = performance.now();
+      controller.abort();
+      const error = await rejection(step);
+      assert.equal(error.dataCode, "cancelled");
+      assert.ok(performance.now() - started < 1000);
+      assert.deepEqual(snapshots, ["Once", "Once upon"]);
+      await srv.cancelled; // the server saw the client go away
+    },
+  );
+});
+
+Deno.test("openai model: cancelling while waiting for headers, and an already aborted signal", async () => {
+  let release!: () => void;
+  const gate = new Promise<void>((r) => release = r);
+  await withServer(
+    async () => {
+      await gate;
+      return json(completion("late"));
+    },
+    async (server, config) => {
+      const model = createOpenAIModel(config);
+      const controller = new AbortController();
+      const step = model.step(stepRequest({ signal: controller.signal }));
+      while (server.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+      controller.abort();
+      assert.equal((await rejection(step)).dataCode, "cancelled");
+      release();
+      const aborted = new AbortController();
+      aborted.abort();
+      assert.equal(
+        (await rejection(model.step(stepRequest({ signal: aborted.signal })))).dataCode,
+        "cancelled",
+      );
+      assert.equal(server.chatBodies.length, 1);
+    },
+  );
+});
+
+Deno.test("openai model: inactivity timeouts fail with generation_failed", async (t) => {
+  await t.step("no headers", async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => release = r);
+    await withServer(
+      async () => {
+        await gate;
+        return json(completion("late"));
+      },
+      async (_server, config) => {
+        const error = await rejection(createOpenAIModel(config).step(stepRequest()));
+        release();
+        assert.equal(error.dataCode, "generation_failed");
+        assert.equal(error.data.reason, "timeout");
+        assert.match(error.message, /^Timed out/);
+      },
+      { timeoutMs: 100 },
+    );
+  });
+  await t.step("stalled stream", async () => {
+    await withServer(
+      (_r, _i, s) => s.sse([chunk({ content: "a" })], { done: false, hang: true }),
+      async (_server, config) => {
+        const error = await rejection(createOpenAIModel(config).step(stepRequest({ stream: true })));
+        assert.equal(error.dataCode, "generation_failed");
+        assert.match(error.message, /streaming the answer/);
+      },
+      { timeoutMs: 150 },
+    );
+  });
+  await t.step("slow but steady stream is fine", async () => {
+    await withServer(
+      (_r, _i, s) =>
+        s.sse([
+          chunk({ content: "a" }),
+          { delayMs: 80 },
+          chunk({ content: "b" }),
+          { delayMs: 80 },
+          chunk({ content: "c" }, "stop"),
+        ]),
+      async (_server, config) => {
+        const result = await createOpenAIModel(config).step(stepRequest({ stream: true }));
+        assert.equal((result as { text: string }).text, "abc");
+      },
+      { timeoutMs: 150 },
+    );
+  });
+});
+
+Deno.test("openai model: a server that answers JSON to a streaming request is accepted", async () => {
+  await withServer(okText, async (_server, config) => {
+    const result = await createOpenAIModel(config).step(stepRequest({ stream: true, onText: () => {} }));
+    assert.equal((result as { text: string }).text, "Hi there.");
+  });
+});
+
+Deno.test("openai model: two steps run in parallel", async () => {
+  let arrived = 0;
+  let bothArrived!: () => void;
+  const both = new Promise<void>((r) => bothArrived = r);
+  await withServer(
+    async (request) => {
+      if (++arrived === 2) bothArrived();
+      await both; // neither answers until both requests are in flight
+      const prompt = ((request.body as JsonObject).messages as JsonObject[]).at(-1)!.content as string;
+      return json(completion(`echo ${prompt}`));
+    },
+    async (_server, config) => {
+      const model = createOpenAIModel(config);
+      const results: StepResult[] = await Promise.all([
+        model.step(stepRequest({ prompt: "one" })),
+        model.step(stepRequest({ prompt: "two" })),
+      ]);
+      assert.deepEqual(results.map((r) => (r as { text: string }).text), ["echo one", "echo two"]);
+    },
+  );
+});
