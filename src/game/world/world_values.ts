@@ -24,6 +24,7 @@ export type ReadonlyJsonValue =
 
 /** A JSON object that must not be modified. */
 export interface ReadonlyJsonObject {
+  /** A member. */
   readonly [key: string]: ReadonlyJsonValue;
 }
 
