@@ -73,6 +73,8 @@ interface Slot {
   name?: string;
   /** True once an object or union converter has turned it into a named type. */
   used: boolean;
+  /** The named type's description, lifted to every property that references it. */
+  description?: string;
   /** The first `$ref` that reached it while it was still being converted (and not yet named). */
   pending?: { ref: string; path: string };
 }
@@ -230,7 +232,7 @@ class Converter {
   /** A reference to a type that is already known (possibly still in progress: recursion). */
   #refTo(slot: Slot, path: string): Converted {
     if (!slot.used && slot.pending === undefined) slot.pending = { ref: path, path };
-    return { node: this.#refNode(slot), nullable: false };
+    return { node: this.#refNode(slot), description: slot.description, nullable: false };
   }
 
   /** A slot reached recursively must have become a named type; an inline cycle is an error. */
@@ -448,6 +450,7 @@ class Converter {
     const slot = pos.slot!;
     const def: JsonObject = {};
     const name = this.#claim(slot, def);
+    slot.description = description;
     const nodes: JsonValue[] = concrete.map(({ branch, index }) => {
       const title = isJsonObject(branch) ? nonEmptyString(branch, "title") : undefined;
       const result = this.#convert(branch, {
@@ -686,6 +689,8 @@ class Converter {
       this.#warn(pos.path, "tuple arrays (prefixItems) are generated as arrays of the first item type");
       itemSchema = items[0];
       itemPath = `${pos.path}/items/0`;
+    } else if (items !== undefined && items !== false && !Array.isArray(items)) {
+      throw new SchemaError("expected a schema object", itemPath);
     } else {
       this.#warn(pos.path, "array without 'items' is generated as an array of strings");
     }
@@ -727,6 +732,7 @@ class Converter {
       );
     }
     const description = this.#describe(schema, pos.path, OBJECT_DESCRIBED, sentences);
+    slot.description = description;
 
     const order: string[] = [];
     const placed = new Set<string>();
