@@ -15,7 +15,8 @@
  *   4. other ops: error "unsupported".
  * Script fields: "events" [objects], "delayMs" n (before each event and before the terminal event),
  * "result" {…} | "error" {…}, "echo" true (first event {"type":"echo","request":<request>}),
- * "hang" true (no terminal event until cancel/close), "coalesce" false,
+ * "hang" true (no terminal event until cancel/close), "coalesce" false, "echoAsText" true (the result is
+ * {"kind":"text","text":<the verbatim request as a string>}),
  * "stream" {"count": n, "chunk": "x"} (n cumulative text snapshots, before "events").
  */
 #include <errno.h>
@@ -272,6 +273,25 @@ static int buf_put(buf_t *b, const char *s, size_t n) {
 
 static int buf_str(buf_t *b, const char *s) { return buf_put(b, s, strlen(s)); }
 
+/* Appends `s` as a JSON string literal. */
+static int buf_json_string(buf_t *b, const char *s) {
+  if (!buf_str(b, "\"")) return 0;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    char esc[8];
+    if (*p == '"' || *p == '\\') {
+      esc[0] = '\\';
+      esc[1] = (char)*p;
+      if (!buf_put(b, esc, 2)) return 0;
+    } else if (*p < 0x20) {
+      snprintf(esc, sizeof esc, "\\u%04x", *p);
+      if (!buf_str(b, esc)) return 0;
+    } else if (!buf_put(b, (const char *)p, 1)) {
+      return 0;
+    }
+  }
+  return buf_str(b, "\"");
+}
+
 /* ------------------------------------------------------------------------------------------------ */
 /* Handles, requests and the event queue.                                                           */
 
@@ -510,7 +530,11 @@ static void *worker(void *arg) {
   if (wait_locked(r, delay)) {
     span_t res;
     buf_t b = {0};
-    if (json_get(script, "error", &res)) {
+    if (json_get(script, "echoAsText", &res) && json_is_true(res)) {
+      buf_str(&b, "{\"type\":\"result\",\"result\":{\"kind\":\"text\",\"text\":");
+      buf_json_string(&b, r->request);
+      buf_str(&b, ",\"usage\":null}");
+    } else if (json_get(script, "error", &res)) {
       buf_str(&b, "{\"type\":\"error\",\"error\":");
       buf_put(&b, res.p, res.n);
     } else if (json_get(script, "result", &res)) {
