@@ -1,0 +1,343 @@
+/**
+ * The agent: one conversation with instructions, a context note, tools and a model. `runTurn` runs the
+ * tool loop of one turn (steering each step), retries transient failures and commits the turn to the
+ * history only when it succeeds.
+ * @module
+ */
+import { BridgeError, toBridgeError } from "../protocol/errors.ts";
+import { compactJson, type JsonValue } from "../protocol/json.ts";
+import {
+  type ConversationEntry,
+  isToolCallsEntry,
+  type PromptEntry,
+  type ResponseEntry,
+  segmentsText,
+} from "../protocol/transcript.ts";
+import type { LanguageModel, StepResult, StepTool, StepUsage } from "../models/language_model.ts";
+import { orderBySchema } from "../schema/order.ts";
+import { newEntryId } from "../util/ids.ts";
+import { planStep, RESPOND_DIRECTLY, type TurnProgress } from "./step_policy.ts";
+import { TextTracker } from "./text_tracker.ts";
+import { runToolBatch } from "./tool_runtime.ts";
+import { trimHistory } from "./trim.ts";
+import {
+  type AgentSettings,
+  type AgentTool,
+  DEFAULT_SETTINGS,
+  type StepInfo,
+  type TurnInput,
+  type TurnResult,
+  type TurnSink,
+  type Usage,
+} from "./types.ts";
+
+/** Base delay before the first retry (ms); doubles each attempt. */
+export const RETRY_BASE_DELAY_MS = 300;
+
+/** Options of a new agent. */
+export interface AgentInit {
+  model: LanguageModel;
+  instructions?: string | null;
+  contextNote?: string | null;
+  tools?: AgentTool[];
+  entries?: ConversationEntry[];
+  settings?: Partial<AgentSettings>;
+}
+
+function toStepTool(tool: AgentTool): StepTool {
+  return {
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.generationSchema,
+    jsonSchema: tool.jsonSchema,
+  };
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(BridgeError.cancelled("The turn was cancelled."));
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(BridgeError.cancelled("The turn was cancelled."));
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** Rough token estimate used when a backend reports no usage (about 4 characters per token). */
+export function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+/** Text of an entry for estimates and summaries. */
+export function entryText(entry: ConversationEntry): string {
+  if (isToolCallsEntry(entry)) return entry.toolCalls.map((c) => `${c.name} ${c.arguments}`).join("\n");
+  return segmentsText(entry.contents);
+}
+
+function retryable(error: BridgeError): { ok: boolean; delayMs: number } {
+  if (error.dataCode === "generation_failed") return { ok: true, delayMs: 0 };
+  if (error.dataCode === "rate_limited") {
+    const after = typeof error.data.retryAfterSeconds === "number" ? error.data.retryAfterSeconds : undefined;
+    if (after === undefined) return { ok: true, delayMs: 0 };
+    if (after < 5) return { ok: true, delayMs: after * 1000 };
+  }
+  return { ok: false, delayMs: 0 };
+}
+
+/** Removes respond_directly calls and outputs from entries about to be committed. */
+function stripRespondDirectly(entries: ConversationEntry[]): ConversationEntry[] {
+  const out: ConversationEntry[] = [];
+  for (const entry of entries) {
+    if (isToolCallsEntry(entry)) {
+      const calls = entry.toolCalls.filter((c) => c.name !== RESPOND_DIRECTLY);
+      if (calls.length > 0) {
+        out.push(calls.length === entry.toolCalls.length ? entry : { ...entry, toolCalls: calls });
+      }
+    } else if (entry.role === "tool" && entry.toolName === RESPOND_DIRECTLY) {
+      continue;
+    } else out.push(entry);
+  }
+  return out;
+}
+
+/** State shared between attempts of one turn. */
+interface AttemptState {
+  admitted: boolean;
+  tracker: TextTracker;
+}
+
+/**
+ * An agent with a conversation.
+ *
+ * @example
+ * ```ts
+ * import { Agent } from "./agent.ts";
+ * import { ScriptedModel } from "../models/scripted.ts";
+ * const agent = new Agent({ model: new ScriptedModel({ steps: [{ text: "Hmph." }] }) });
+ * const result = await agent.runTurn(
+ *   { prompt: "Hello", schema: null, policy: { choice: "auto", maxToolRounds: 4, maxToolCalls: 12, enabledTools: null }, stream: false },
+ *   { event: () => {}, callClientTool: () => Promise.resolve({ output: "", isError: false }) },
+ *   new AbortController().signal,
+ * );
+ * result.text; // "Hmph."
+ * ```
+ */
+export class Agent {
+  /** The model backend. */
+  model: LanguageModel;
+  /** System instructions. */
+  instructions: string | null;
+  /** Extra context appended to the instructions. */
+  contextNote: string | null;
+  /** Tools offered to the model. */
+  tools: AgentTool[];
+  /** The committed conversation (no instructions entry). */
+  entries: ConversationEntry[];
+  /** Generation and retry settings. */
+  settings: AgentSettings;
+  /** Entries of the turn in progress (for reading a transcript during a turn). */
+  inProgress: ConversationEntry[] = [];
+
+  /** Creates an agent. */
+  constructor(init: AgentInit) {
+    this.model = init.model;
+    this.instructions = init.instructions ?? null;
+    this.contextNote = init.contextNote ?? null;
+    this.tools = init.tools ?? [];
+    this.entries = init.entries ?? [];
+    this.settings = { ...DEFAULT_SETTINGS, ...init.settings };
+  }
+
+  /** Instructions with the context note appended after a blank line. */
+  composedInstructions(): string | null {
+    const parts = [this.instructions, this.contextNote].filter((p): p is string => !!p && p !== "");
+    return parts.length === 0 ? null : parts.join("\n\n");
+  }
+
+  /**
+   * Runs one turn. `commit` is called right before the turn is appended to the history; if it throws
+   * (the operation was cancelled) nothing is appended.
+   */
+  async runTurn(
+    input: TurnInput,
+    sink: TurnSink,
+    signal: AbortSignal,
+    commit?: () => void,
+  ): Promise<TurnResult> {
+    const state: AttemptState = { admitted: false, tracker: new TextTracker() };
+    for (let attempt = 1;; attempt++) {
+      state.admitted = false;
+      try {
+        const { result, entries } = await this.#attempt(input, sink, signal, state);
+        if (signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
+        commit?.();
+        this.inProgress = [];
+        this.entries.push(...stripRespondDirectly(entries));
+        return result;
+      } catch (error) {
+        this.inProgress = [];
+        if (signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
+        const e = toBridgeError(error);
+        const retry = retryable(e);
+        if (attempt >= this.settings.maxAttempts || state.admitted || !retry.ok) throw e;
+        const delay = Math.max(RETRY_BASE_DELAY_MS * 2 ** (attempt - 1), retry.delayMs);
+        await sleep(delay, signal);
+        state.tracker.resetNext();
+      }
+    }
+  }
+
+  async #attempt(
+    input: TurnInput,
+    sink: TurnSink,
+    signal: AbortSignal,
+    state: AttemptState,
+  ): Promise<{ result: TurnResult; entries: ConversationEntry[] }> {
+    const prompt: PromptEntry = {
+      id: newEntryId(),
+      role: "user",
+      contents: [{ type: "text", id: newEntryId(), text: input.prompt }],
+      options: {},
+      ...(input.schema
+        ? { responseFormat: { name: input.schema.name, schema: input.schema.jsonSchema } }
+        : {}),
+    };
+    const turn: ConversationEntry[] = [];
+    const records: TurnResult["toolCalls"] = [];
+    const steps: StepInfo[] = [];
+    const usage: Usage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, totalTokens: 0 };
+    const progress: TurnProgress = { rounds: 0, calls: 0, respondedDirectly: false };
+    const instructions = this.composedInstructions();
+    const tracker = state.tracker;
+    const onText = (snapshot: string) => {
+      const u = tracker.update(snapshot);
+      if (u) sink.event({ type: "text", ...u });
+    };
+    const onPartial = (value: JsonValue) => sink.event({ type: "partial", value });
+    for (let index = 0;; index++) {
+      const plan = planStep(input.policy, this.tools, progress);
+      const trimmed = await trimHistory(this.model, this.settings, instructions, plan.tools, this.entries);
+      const step: StepInfo = {
+        index,
+        completedToolRounds: progress.rounds,
+        toolCallingMode: plan.mode,
+        enabledTools: plan.tools.filter((t) => t.name !== RESPOND_DIRECTLY).map((t) => t.name),
+        trimmedEntries: trimmed.trimmedEntries,
+      };
+      steps.push(step);
+      sink.event({ type: "modelStep", step });
+      const history = index === 0 ? trimmed.history : [...trimmed.history, prompt, ...turn];
+      this.inProgress = [prompt, ...turn];
+      const result: StepResult = await this.model.step({
+        instructions,
+        tools: plan.tools.map(toStepTool),
+        toolCallingMode: plan.mode,
+        history,
+        prompt: index === 0 ? input.prompt : "",
+        responseSchema: input.schema,
+        options: this.settings.options,
+        stream: input.stream,
+        signal,
+        onText,
+        onPartial,
+      });
+      if (signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
+      this.#addUsage(usage, result.usage, instructions, history, index === 0 ? input.prompt : "", result);
+      if (result.kind === "toolCalls") {
+        const batch = await runToolBatch(result.calls, this.tools, sink, {
+          callsSoFar: progress.calls,
+          maxToolCalls: input.policy.maxToolCalls,
+          onAdmitted: () => state.admitted = true,
+        }, signal);
+        records.push(...batch.records);
+        turn.push(...batch.entries);
+        progress.rounds++;
+        progress.calls += batch.admitted;
+        if (batch.onlyRespondDirectly && progress.rounds === 1) progress.respondedDirectly = true;
+        continue;
+      }
+      return this.#finish(input, result, prompt, turn, records, steps, usage, sink, tracker);
+    }
+  }
+
+  #finish(
+    input: TurnInput,
+    result: Extract<StepResult, { kind: "text" | "structured" }>,
+    prompt: PromptEntry,
+    turn: ConversationEntry[],
+    records: TurnResult["toolCalls"],
+    steps: StepInfo[],
+    usage: Usage,
+    sink: TurnSink,
+    tracker: TextTracker,
+  ): { result: TurnResult; entries: ConversationEntry[] } {
+    let structured: JsonValue | undefined;
+    if (input.schema) {
+      let value: JsonValue;
+      if (result.kind === "structured") value = result.value;
+      else {
+        try {
+          value = JSON.parse(result.text);
+        } catch {
+          throw BridgeError.of("generation_failed", "The model's answer is not valid JSON for the schema.");
+        }
+      }
+      const ordered = orderBySchema(value, input.schema.jsonSchema);
+      structured = ordered;
+      sink.event({ type: "partial", value: ordered });
+    }
+    const text = structured !== undefined ? compactJson(structured) : result.text;
+    if (structured === undefined) {
+      const u = tracker.update(text);
+      if (u) sink.event({ type: "text", ...u });
+    }
+    const response: ResponseEntry = {
+      id: newEntryId(),
+      role: "response",
+      contents: structured !== undefined
+        ? [{
+          type: "structure",
+          id: newEntryId(),
+          structure: { source: input.schema!.name, content: structured },
+        }]
+        : [{ type: "text", id: newEntryId(), text }],
+      assets: [],
+    };
+    usage.totalTokens = usage.inputTokens + usage.outputTokens;
+    const out: TurnResult = { text, toolCalls: records, usage, steps };
+    if (structured !== undefined) out.structured = structured;
+    return { result: out, entries: [prompt, ...turn, response] };
+  }
+
+  #addUsage(
+    usage: Usage,
+    stepUsage: StepUsage | null,
+    instructions: string | null,
+    history: ConversationEntry[],
+    prompt: string,
+    result: StepResult,
+  ): void {
+    if (stepUsage) {
+      usage.inputTokens += stepUsage.inputTokens;
+      usage.cachedInputTokens += stepUsage.cachedInputTokens;
+      usage.outputTokens += stepUsage.outputTokens;
+      return;
+    }
+    let input = (instructions ?? "").length + prompt.length;
+    for (const e of history) input += entryText(e).length;
+    usage.inputTokens += Math.ceil(input / 4);
+    const out = result.kind === "toolCalls" ? compactJson(result.calls) : result.text;
+    usage.outputTokens += estimateTokens(out);
+  }
+
+  /** Removes every conversation entry and the context note. */
+  reset(): void {
+    this.entries = [];
+    this.contextNote = null;
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * Runs one model step's batch of tool calls: budgets, client and local execution in parallel, timeouts,
+ * events and records (completion order), and the transcript entries (call order).
+ * @module
+ */
+import { BridgeError, toBridgeError } from "../protocol/errors.ts";
+import { compactJson, type JsonValue } from "../protocol/json.ts";
+import type { ToolCallsEntry, ToolOutputEntry } from "../protocol/transcript.ts";
+import type { StepToolCall } from "../models/language_model.ts";
+import { newCallId, newEntryId } from "../util/ids.ts";
+import { RESPOND_DIRECTLY } from "./step_policy.ts";
+import type { AgentTool, ToolCallInfo, ToolOutcome, ToolRecord, TurnSink } from "./types.ts";
+
+/** Output given to calls beyond `maxToolCalls`. */
+export const BUDGET_MESSAGE =
+  "The tool budget for this turn is used up. Answer with the information you already have.";
+
+/** Default timeout of local tools (ms). */
+export const LOCAL_TOOL_TIMEOUT_MS = 60_000;
+
+/** Formats a duration the way timeout messages show it: `120s`, `1.5s`, `200ms`. */
+export function formatDuration(ms: number): string {
+  if (ms < 1000) return `${ms}ms`;
+  const s = ms / 1000;
+  return `${Number.isInteger(s) ? s : Number(s.toFixed(3))}s`;
+}
+
+/** The text the model sees for an outcome: text as-is, JSON compact, errors prefixed "Error: ". */
+export function modelVisibleOutput(outcome: ToolOutcome): string {
+  const text = typeof outcome.output === "string" ? outcome.output : compactJson(outcome.output);
+  return outcome.isError ? `Error: ${text}` : text;
+}
+
+/** What running a batch produced. */
+export interface BatchResult {
+  /** Records in completion order (respond_directly excluded). */
+  records: ToolRecord[];
+  /** The tool-calls entry and the output entries, in call order. */
+  entries: [ToolCallsEntry, ...ToolOutputEntry[]];
+  /** Calls admitted against the budget. */
+  admitted: number;
+  /** True when every call was respond_directly. */
+  onlyRespondDirectly: boolean;
+}
+
+/** Budget state passed in by the turn. */
+export interface BatchBudget {
+  callsSoFar: number;
+  maxToolCalls: number;
+  /** Called as soon as the first call is admitted (a retry is then no longer allowed). */
+  onAdmitted: () => void;
+}
+
+function outputEntry(id: string, name: string, outcome: ToolOutcome): ToolOutputEntry {
+  const segment = !outcome.isError && typeof outcome.output !== "string"
+    ? { type: "structure" as const, id: newEntryId(), structure: { source: name, content: outcome.output } }
+    : { type: "text" as const, id: newEntryId(), text: modelVisibleOutput(outcome) };
+  return { id, role: "tool", toolCallID: id, toolName: name, contents: [segment] };
+}
+
+function runWithTimeout(
+  start: (signal: AbortSignal) => Promise<ToolOutcome>,
+  timeoutMs: number | null,
+  name: string,
+  turnSignal: AbortSignal,
+): Promise<ToolOutcome> {
+  const controller = new AbortController();
+  return new Promise<ToolOutcome>((resolve) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const finish = (outcome: ToolOutcome, abortReason?: string) => {
+      if (timer !== undefined) clearTimeout(timer);
+      turnSignal.removeEventListener("abort", onTurnAbort);
+      if (abortReason !== undefined) controller.abort(abortReason);
+      resolve(outcome);
+    };
+    const onTurnAbort = () => {
+      const text = "The turn was cancelled.";
+      finish({ output: text, isError: true }, `Error: ${text}`);
+    };
+    if (turnSignal.aborted) return onTurnAbort();
+    turnSignal.addEventListener("abort", onTurnAbort, { once: true });
+    if (timeoutMs !== null) {
+      timer = setTimeout(() => {
+        const text = `Tool '${name}' timed out after ${formatDuration(timeoutMs)}.`;
+        finish({ output: text, isError: true }, `Error: ${text}`);
+      }, timeoutMs);
+    }
+    start(controller.signal).then(
+      (outcome) => finish(outcome),
+      (error) => {
+        const e = toBridgeError(error);
+        finish({ output: e.message, isError: true });
+      },
+    );
+  });
+}
+
+/**
+ * Runs the calls of one step. Events: `toolCallStarted` in call order as each call starts, and
+ * `toolCallCompleted` in completion order.
+ */
+export async function runToolBatch(
+  calls: StepToolCall[],
+  tools: AgentTool[],
+  sink: TurnSink,
+  budget: BatchBudget,
+  signal: AbortSignal,
+): Promise<BatchResult> {
+  const records: ToolRecord[] = [];
+  const transcriptCalls: ToolCallsEntry["toolCalls"] = [];
+  const outcomes: Array<Promise<[string, string, ToolOutcome]>> = [];
+  let admitted = 0;
+  let real = 0;
+  for (const call of calls) {
+    const wireId = newCallId();
+    const transcriptId = call.nativeId ?? wireId;
+    transcriptCalls.push({ id: transcriptId, name: call.name, arguments: compactJson(call.arguments) });
+    if (call.name === RESPOND_DIRECTLY) {
+      outcomes.push(Promise.resolve([transcriptId, call.name, { output: "Reply now.", isError: false }]));
+      continue;
+    }
+    real++;
+    const info: ToolCallInfo = { id: wireId, name: call.name, arguments: call.arguments };
+    const tool = tools.find((t) => t.name === call.name);
+    const execution = tool?.execution ?? "local";
+    const started = performance.now();
+    const complete = (outcome: ToolOutcome): [string, string, ToolOutcome] => {
+      const record: ToolRecord = {
+        call: info,
+        output: outcome.output,
+        isError: outcome.isError,
+        durationSeconds: Math.round(performance.now() - started) / 1000,
+      };
+      records.push(record);
+      sink.event({ type: "toolCallCompleted", record });
+      return [transcriptId, call.name, outcome];
+    };
+    sink.event({ type: "toolCallStarted", call: info, execution });
+    if (budget.callsSoFar + admitted >= budget.maxToolCalls) {
+      const record: ToolRecord = { call: info, output: BUDGET_MESSAGE, isError: true, durationSeconds: 0 };
+      records.push(record);
+      sink.event({ type: "toolCallCompleted", record });
+      outcomes.push(Promise.resolve([transcriptId, call.name, { output: BUDGET_MESSAGE, isError: true }]));
+      continue;
+    }
+    admitted++;
+    budget.onAdmitted();
+    if (!tool) {
+      const outcome = { output: `There is no tool named '${call.name}'.`, isError: true };
+      outcomes.push(Promise.resolve(complete(outcome)));
+      continue;
+    }
+    const start = tool.execution === "client"
+      ? (s: AbortSignal) => sink.callClientTool(info, s)
+      : async (s: AbortSignal) => await tool.run!(call.arguments, { signal: s, call: info });
+    const timeout = tool.execution === "client" ? tool.timeoutMs : (tool.timeoutMs ?? LOCAL_TOOL_TIMEOUT_MS);
+    outcomes.push(runWithTimeout(start, timeout, tool.name, signal).then(complete));
+  }
+  const results = await Promise.all(outcomes);
+  if (signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
+  const callsEntry: ToolCallsEntry = {
+    id: newEntryId(),
+    role: "response",
+    toolCalls: transcriptCalls,
+    contents: [],
+    assets: [],
+  };
+  const outputs = results.map(([id, name, outcome]) => outputEntry(id, name, outcome));
+  return { records, entries: [callsEntry, ...outputs], admitted, onlyRespondDirectly: real === 0 };
+}
+
+/** The model-visible text of a JSON value output (used by templates and summaries). */
+export function outputText(value: JsonValue): string {
+  return typeof value === "string" ? value : compactJson(value);
+}

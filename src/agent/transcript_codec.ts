@@ -1,0 +1,190 @@
+/**
+ * Converts between an agent's state and the saved FoundationModels transcript JSON (`session/transcript`,
+ * `history`, NPC saves).
+ * @module
+ */
+import { BridgeError } from "../protocol/errors.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import {
+  type ConversationEntry,
+  type InstructionsEntry,
+  type Segment,
+  TRANSCRIPT_TYPE,
+  TRANSCRIPT_VERSION,
+  type TranscriptToolDefinition,
+} from "../protocol/transcript.ts";
+import { newEntryId } from "../util/ids.ts";
+import type { AgentTool } from "./types.ts";
+
+/** The envelope `session/transcript` returns. */
+export interface TranscriptEnvelope extends JsonObject {
+  type: string;
+  version: string;
+  transcript: { entries: JsonValue[] };
+}
+
+/** Builds the instructions entry for the given instructions and tools. */
+export function instructionsEntry(instructions: string | null, tools: AgentTool[]): InstructionsEntry {
+  return {
+    id: newEntryId(),
+    role: "instructions",
+    contents: instructions ? [{ type: "text", id: newEntryId(), text: instructions }] : [],
+    tools: tools.map((t) => ({
+      type: "function",
+      function: { name: t.name, description: t.description, parameters: t.jsonSchema },
+    })),
+  };
+}
+
+/** The saved transcript of a conversation. */
+export function exportTranscript(
+  instructions: string | null,
+  tools: AgentTool[],
+  entries: ConversationEntry[],
+): TranscriptEnvelope {
+  const all = [instructionsEntry(instructions, tools), ...entries];
+  return {
+    type: TRANSCRIPT_TYPE,
+    version: TRANSCRIPT_VERSION,
+    transcript: { entries: structuredClone(all) as unknown as JsonValue[] },
+  };
+}
+
+/** What a saved transcript restores. */
+export interface ImportedTranscript {
+  instructions: string | null;
+  tools: TranscriptToolDefinition[];
+  entries: ConversationEntry[];
+}
+
+function fail(param: string, reason: string): never {
+  throw BridgeError.invalidParams(`'${param}' is not a valid transcript: ${reason}`);
+}
+
+function readSegments(value: JsonValue | undefined, where: string, param: string): Segment[] {
+  if (value === undefined) return [];
+  if (!Array.isArray(value)) fail(param, `${where}.contents must be an array`);
+  return value.map((s, i) => {
+    if (!isJsonObject(s)) fail(param, `${where}.contents[${i}] must be an object`);
+    const id = typeof s.id === "string" ? s.id : newEntryId();
+    if (s.type === "text") {
+      if (typeof s.text !== "string") fail(param, `${where}.contents[${i}].text must be a string`);
+      return { type: "text", id, text: s.text };
+    }
+    if (s.type === "structure") {
+      const st = s.structure;
+      if (!isJsonObject(st) || !Object.hasOwn(st, "content")) {
+        fail(param, `${where}.contents[${i}].structure must be an object with 'content'`);
+      }
+      return {
+        type: "structure",
+        id,
+        structure: { source: typeof st.source === "string" ? st.source : "", content: st.content },
+      };
+    }
+    return fail(param, `${where}.contents[${i}] has unsupported type ${JSON.stringify(s.type ?? null)}`);
+  });
+}
+
+/**
+ * Parses a saved transcript: the envelope, its `transcript` member, or a whole `session/transcript` result.
+ * Throws -32602 with "'<param>' must be a transcript object from session/transcript." or
+ * "'<param>' is not a valid transcript: <reason>".
+ */
+export function importTranscript(value: JsonValue, param = "history"): ImportedTranscript {
+  if (!isJsonObject(value)) {
+    throw BridgeError.invalidParams(`'${param}' must be a transcript object from session/transcript.`);
+  }
+  let envelope: JsonObject = value;
+  if (!isJsonObject(envelope.transcript) || !Array.isArray(envelope.transcript.entries)) {
+    if (Array.isArray(envelope.entries)) envelope = { transcript: envelope };
+  }
+  if (isJsonObject(envelope.transcript) && isJsonObject(envelope.transcript.transcript)) {
+    envelope = envelope.transcript; // a whole session/transcript result
+  }
+  const inner = envelope.transcript;
+  if (!isJsonObject(inner) || !Array.isArray(inner.entries)) {
+    throw BridgeError.invalidParams(`'${param}' must be a transcript object from session/transcript.`);
+  }
+  let instructions: string | null = null;
+  let tools: TranscriptToolDefinition[] = [];
+  const entries: ConversationEntry[] = [];
+  inner.entries.forEach((raw, i) => {
+    const where = `entries[${i}]`;
+    if (!isJsonObject(raw)) fail(param, `${where} must be an object`);
+    const id = typeof raw.id === "string" ? raw.id : newEntryId();
+    switch (raw.role) {
+      case "instructions": {
+        const text = readSegments(raw.contents, where, param).map((s) => s.type === "text" ? s.text : "")
+          .join("");
+        instructions = text === "" ? null : text;
+        tools = [];
+        if (raw.tools !== undefined && !Array.isArray(raw.tools)) {
+          fail(param, `${where}.tools must be an array`);
+        }
+        for (const [k, t] of (raw.tools as JsonValue[] ?? []).entries()) {
+          const fn = isJsonObject(t) && isJsonObject(t.function) ? t.function : t;
+          if (!isJsonObject(fn) || typeof fn.name !== "string") {
+            fail(param, `${where}.tools[${k}] must be a tool definition with a name`);
+          }
+          tools.push({
+            type: "function",
+            function: {
+              name: fn.name,
+              description: typeof fn.description === "string" ? fn.description : "",
+              parameters: isJsonObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} },
+            },
+          });
+        }
+        break;
+      }
+      case "user":
+        entries.push({
+          id,
+          role: "user",
+          contents: readSegments(raw.contents, where, param),
+          options: isJsonObject(raw.options) ? raw.options : {},
+          ...(isJsonObject(raw.responseFormat) && typeof raw.responseFormat.name === "string" &&
+              isJsonObject(raw.responseFormat.schema)
+            ? { responseFormat: { name: raw.responseFormat.name, schema: raw.responseFormat.schema } }
+            : {}),
+        });
+        break;
+      case "response":
+        if (raw.toolCalls !== undefined) {
+          if (!Array.isArray(raw.toolCalls)) fail(param, `${where}.toolCalls must be an array`);
+          const calls = raw.toolCalls.map((c, k) => {
+            if (!isJsonObject(c) || typeof c.id !== "string" || typeof c.name !== "string") {
+              fail(param, `${where}.toolCalls[${k}] needs 'id' and 'name'`);
+            }
+            const args = typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments ?? {});
+            return { id: c.id, name: c.name, arguments: args };
+          });
+          entries.push({ id, role: "response", toolCalls: calls, contents: [], assets: [] });
+        } else {
+          entries.push({
+            id,
+            role: "response",
+            contents: readSegments(raw.contents, where, param),
+            assets: [],
+          });
+        }
+        break;
+      case "tool": {
+        const callId = typeof raw.toolCallID === "string" ? raw.toolCallID : id;
+        const name = typeof raw.toolName === "string" ? raw.toolName : "";
+        entries.push({
+          id: callId,
+          role: "tool",
+          toolCallID: callId,
+          toolName: name,
+          contents: readSegments(raw.contents, where, param),
+        });
+        break;
+      }
+      default:
+        fail(param, `${where}.role must be "instructions", "user", "response" or "tool"`);
+    }
+  });
+  return { instructions, tools, entries };
+}

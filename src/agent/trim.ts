@@ -1,0 +1,86 @@
+/**
+ * History trimming: hides the oldest complete turns from the model when the context would overflow.
+ * Only for models that ask for it (the system model); the session transcript keeps every entry.
+ * @module
+ */
+import { compactJson } from "../protocol/json.ts";
+import type { ConversationEntry } from "../protocol/transcript.ts";
+import type { LanguageModel } from "../models/language_model.ts";
+import type { AgentSettings, AgentTool } from "./types.ts";
+import { entryText } from "./agent.ts";
+
+/** Trimmed history and how many entries were hidden. */
+export interface TrimResult {
+  history: ConversationEntry[];
+  trimmedEntries: number;
+}
+
+function turnStarts(entries: ConversationEntry[]): number[] {
+  const starts: number[] = [];
+  entries.forEach((e, i) => {
+    if (e.role === "user") starts.push(i);
+  });
+  return starts;
+}
+
+/**
+ * Returns the history the model should see. Cheap estimate first (characters / 3); only when it exceeds
+ * 60% of the budget are tokens counted (the backend's counter, else the estimate), and the oldest complete
+ * turns cut until it fits, keeping at least the most recent turn.
+ */
+export async function trimHistory(
+  model: LanguageModel,
+  settings: AgentSettings,
+  instructions: string | null,
+  tools: AgentTool[],
+  entries: ConversationEntry[],
+): Promise<TrimResult> {
+  if (!model.trimsHistory || !settings.trimHistory || entries.length === 0) {
+    return { history: entries, trimmedEntries: 0 };
+  }
+  const budget = model.contextSize - settings.reservedResponseTokens;
+  const fixed = (instructions ?? "").length +
+    tools.reduce(
+      (n, t) => n + t.name.length + t.description.length + compactJson(t.generationSchema).length,
+      0,
+    );
+  const sizes = entries.map((e) => entryText(e).length + 16);
+  const total = fixed + sizes.reduce((a, b) => a + b, 0);
+  if (total / 3 <= budget * 0.6) return { history: entries, trimmedEntries: 0 };
+  const count = async (history: ConversationEntry[]): Promise<number> => {
+    if (model.countTokens) {
+      try {
+        return await model.countTokens({
+          instructions,
+          tools: tools.map((t) => ({
+            name: t.name,
+            description: t.description,
+            parameters: t.generationSchema,
+            jsonSchema: t.jsonSchema,
+          })),
+          toolCallingMode: "allowed",
+          history,
+          prompt: "",
+          responseSchema: null,
+          options: settings.options,
+          stream: false,
+        });
+      } catch {
+        // fall back to the estimate
+      }
+    }
+    let chars = fixed;
+    for (const e of history) chars += entryText(e).length + 16;
+    return Math.ceil(chars / 3);
+  };
+  if (await count(entries) <= budget) return { history: entries, trimmedEntries: 0 };
+  const starts = turnStarts(entries).filter((i) => i > 0);
+  let cut = starts.length > 0 ? starts[starts.length - 1] : 0;
+  for (const from of starts) {
+    if (await count(entries.slice(from)) <= budget) {
+      cut = from;
+      break;
+    }
+  }
+  return { history: entries.slice(cut), trimmedEntries: cut };
+}

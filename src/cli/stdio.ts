@@ -1,0 +1,116 @@
+/**
+ * `oam stdio`: the JSON-RPC bridge over stdin/stdout.
+ * @module
+ */
+import { parseArgs } from "node:util";
+import { BridgeEngine } from "../engine/engine.ts";
+import type { BridgeConfiguration } from "../engine/configuration.ts";
+import { LOG_LEVELS, type LogLevel, stderrLogger } from "../util/logger.ts";
+import { createStdioServer } from "../transports/stdio.ts";
+import { hostModelFromEnvironment } from "./host_model.ts";
+
+/** Help text of `oam stdio`. */
+export const STDIO_HELP = `oam stdio — serve the open-apple-models JSON-RPC bridge on stdin/stdout
+
+Usage: oam stdio [options]
+
+Reads one JSON-RPC 2.0 message per line on stdin and writes one per line on stdout.
+Logs go to stderr. At end of input it answers every request already read, then exits 0;
+a "shutdown" request exits 0 after its response.
+
+Options:
+  --max-sessions <n>      maximum concurrent sessions (default 64)
+  --tool-timeout <s>      seconds the engine has to answer a tool/call (default 120; 0 = forever)
+  --log-level <level>     debug | info | warning | error | off (default warning)
+  --max-line-bytes <n>    longest accepted input line in bytes (default 16777216)
+  --model <spec>          host default for "system": openai:<baseURL>#<model>
+  --no-scripted-models    reject {"type": "scripted"} models
+  --version               print the version
+  -h, --help              show this help
+
+Environment:
+  OAM_SCRIPT=<file>       every "system" session plays this scripted model (JSON array or {steps, fallback})
+  OAM_FM_LIBRARY=<path>   FoundationModels plugin to load for the system model
+
+Example:
+  echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | oam stdio
+`;
+
+function positiveInt(value: string | undefined, flag: string, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) {
+    throw new Error(`${flag} must be an integer of at least ${min}; got '${value}'.`);
+  }
+  return n;
+}
+
+/** Runs `oam stdio` with the arguments after the subcommand; resolves with the exit code. */
+export async function runStdio(args: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args,
+    options: {
+      "max-sessions": { type: "string" },
+      "tool-timeout": { type: "string" },
+      "log-level": { type: "string" },
+      "max-line-bytes": { type: "string" },
+      "model": { type: "string" },
+      "no-scripted-models": { type: "boolean" },
+      "version": { type: "boolean" },
+      "help": { type: "boolean", short: "h" },
+    },
+    strict: true,
+    allowPositionals: false,
+  });
+  if (values.help) {
+    await write(STDIO_HELP);
+    return 0;
+  }
+  const level = (values["log-level"] ?? "warning") as LogLevel;
+  if (!LOG_LEVELS.includes(level)) {
+    throw new Error(`--log-level must be one of ${LOG_LEVELS.join(", ")}; got '${level}'.`);
+  }
+  const logger = stderrLogger(level, "oam stdio");
+  const toolTimeout = values["tool-timeout"] === undefined ? undefined : Number(values["tool-timeout"]);
+  if (
+    toolTimeout !== undefined && !(Number.isFinite(toolTimeout) && toolTimeout >= 0 && toolTimeout <= 86400)
+  ) {
+    throw new Error(
+      `--tool-timeout must be a number of seconds from 0 to 86400; got '${values["tool-timeout"]}'.`,
+    );
+  }
+  const config: Partial<BridgeConfiguration> = { logger };
+  const maxSessions = positiveInt(values["max-sessions"], "--max-sessions", 1);
+  if (maxSessions !== undefined) config.maxSessions = maxSessions;
+  if (toolTimeout !== undefined) config.toolTimeoutSeconds = toolTimeout;
+  if (values["no-scripted-models"]) config.allowsScriptedModels = false;
+  const hostModel = await hostModelFromEnvironment(values.model);
+  if (hostModel) config.systemModel = hostModel;
+  const maxLineBytes = positiveInt(values["max-line-bytes"], "--max-line-bytes", 1024);
+  const server = createStdioServer(
+    (send, onShutdown) => new BridgeEngine({ ...config, onShutdown }, send),
+    { logger, ...(maxLineBytes ? { maxLineBytes } : {}) },
+  );
+  const stop = () => server.stop();
+  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+  for (const s of signals) {
+    try {
+      Deno.addSignalListener(s, stop);
+    } catch {
+      // signals unavailable
+    }
+  }
+  const code = await server.run();
+  for (const s of signals) {
+    try {
+      Deno.removeSignalListener(s, stop);
+    } catch {
+      // ignore
+    }
+  }
+  return code;
+}
+
+async function write(text: string): Promise<void> {
+  await Deno.stdout.write(new TextEncoder().encode(text));
+}

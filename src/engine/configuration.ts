@@ -1,0 +1,59 @@
+/**
+ * Bridge configuration: limits, defaults, model factories, extensions and hooks.
+ * @module
+ */
+import type { LanguageModel } from "../models/language_model.ts";
+import type { ModelSpec } from "../models/registry.ts";
+import { type Logger, silentLogger } from "../util/logger.ts";
+import type { BridgeExtension } from "./extension.ts";
+
+/** Everything a host can configure. All fields are optional in {@link BridgeEngine}'s constructor. */
+export interface BridgeConfiguration {
+  /** Maximum concurrent sessions (default 64). */
+  maxSessions: number;
+  /** Default time the engine has to answer a `tool/call`, in seconds; 0 = wait forever (default 120). */
+  toolTimeoutSeconds: number;
+  /** Whether `{"type": "scripted"}` models may be used (default true). */
+  allowsScriptedModels: boolean;
+  /** Extensions (default: {@link standardExtensions}). */
+  extensions: BridgeExtension[];
+  /** Creates the model for `"system"`; called once per session or one-off use. */
+  systemModel: () => LanguageModel;
+  /** Creates models of custom types; return undefined for unknown types. */
+  modelFactory?: (spec: ModelSpec) => LanguageModel | undefined;
+  /** Logs go here (never stdout). */
+  logger: Logger;
+  /** Called after the `shutdown` response has been delivered. */
+  onShutdown?: () => void;
+  /** Maximum bridge→client requests waiting for a reply (default 1024). */
+  maxPendingClientRequests: number;
+  /** Maximum queued operations per session or NPC (default 256). */
+  maxQueuedOperations: number;
+}
+
+/** Default values of the numeric settings. */
+export const DEFAULTS = {
+  maxSessions: 64,
+  toolTimeoutSeconds: 120,
+  maxPendingClientRequests: 1024,
+  maxQueuedOperations: 256,
+} as const;
+
+/** Fills in defaults. */
+export function resolveConfiguration(
+  config: Partial<BridgeConfiguration>,
+  defaults: { systemModel: () => LanguageModel; extensions: () => BridgeExtension[] },
+): BridgeConfiguration {
+  return {
+    maxSessions: config.maxSessions ?? DEFAULTS.maxSessions,
+    toolTimeoutSeconds: config.toolTimeoutSeconds ?? DEFAULTS.toolTimeoutSeconds,
+    allowsScriptedModels: config.allowsScriptedModels ?? true,
+    extensions: config.extensions ?? defaults.extensions(),
+    systemModel: config.systemModel ?? defaults.systemModel,
+    ...(config.modelFactory ? { modelFactory: config.modelFactory } : {}),
+    logger: config.logger ?? silentLogger,
+    ...(config.onShutdown ? { onShutdown: config.onShutdown } : {}),
+    maxPendingClientRequests: config.maxPendingClientRequests ?? DEFAULTS.maxPendingClientRequests,
+    maxQueuedOperations: config.maxQueuedOperations ?? DEFAULTS.maxQueuedOperations,
+  };
+}

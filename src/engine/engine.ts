@@ -1,0 +1,332 @@
+/**
+ * BridgeEngine: the JSON-RPC engine. It classifies each incoming line, dispatches requests strictly in arrival
+ * order (a handler's synchronous part finishes before the next message is looked at), runs deferred work
+ * concurrently, and writes every outgoing message through one ordered `send`.
+ * @module
+ */
+import { decodeLine, encodeMessage, type RequestId } from "../protocol/codec.ts";
+import { BridgeError, toBridgeError } from "../protocol/errors.ts";
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import { Params } from "../protocol/params.ts";
+import type { LanguageModel } from "../models/language_model.ts";
+import { createModel, type ModelSpec, parseModelSpec } from "../models/registry.ts";
+import { createSystemModel } from "../models/system.ts";
+import { CoreMethods } from "../methods/core_methods.ts";
+import { SessionMethods } from "../methods/session_methods.ts";
+import { type ClientRequest, ClientRequestTable } from "./client_requests.ts";
+import { type BridgeConfiguration, resolveConfiguration } from "./configuration.ts";
+import { type BridgeExtension, type MethodHandler, MethodRegistry } from "./extension.ts";
+import { BridgeRequest } from "./request.ts";
+import { standardExtensions } from "./standard_extensions.ts";
+
+/** Server name and version reported by `initialize`. */
+export const SERVER_INFO = { name: "open-apple-models", version: "0.1.0" } as const;
+/** Protocol version spoken. */
+export const PROTOCOL_VERSION = "1.0";
+/** Grace period of `shutdown` for cancelled work and extensions (ms). */
+export const SHUTDOWN_GRACE_MS = 2000;
+
+/** Lifecycle phase. */
+export type EnginePhase = "running" | "shut_down" | "closed";
+
+/**
+ * The bridge engine.
+ *
+ * @example
+ * ```ts
+ * import { BridgeEngine } from "./engine.ts";
+ * const lines: string[] = [];
+ * const engine = new BridgeEngine({}, (line) => lines.push(line));
+ * engine.receive('{"jsonrpc":"2.0","id":1,"method":"ping"}');
+ * // lines[0] === '{"jsonrpc":"2.0","id":1,"result":{}}'
+ * const result = await engine.call("session/list");
+ * ```
+ */
+export class BridgeEngine {
+  /** The resolved configuration. */
+  readonly configuration: BridgeConfiguration;
+  /** Registered methods. */
+  readonly registry: MethodRegistry = new MethodRegistry();
+  /** Built-in session methods (the session store). */
+  readonly sessions: SessionMethods;
+  /** Client info recorded by `initialize`. */
+  client: JsonValue = null;
+  readonly #send: (line: string) => void;
+  readonly #clientRequests = new ClientRequestTable();
+  readonly #inFlight = new Set<Promise<unknown>>();
+  readonly #lifetime = new AbortController();
+  readonly #extensions: BridgeExtension[];
+  #phase: EnginePhase = "running";
+  #localIds = 0;
+  #idleWaiters: Array<() => void> = [];
+  #inputClosed: string | null = null;
+
+  /** Creates an engine that writes each outgoing message (one JSON line, no newline) to `send`. */
+  constructor(config: Partial<BridgeConfiguration> = {}, send: (line: string) => void = () => {}) {
+    this.configuration = resolveConfiguration(config, {
+      systemModel: () => createSystemModel(),
+      extensions: standardExtensions,
+    });
+    this.#send = send;
+    this.sessions = new SessionMethods();
+    this.#extensions = [new CoreMethods(), this.sessions, ...this.configuration.extensions];
+    for (const extension of this.#extensions) extension.register(this.registry, this);
+  }
+
+  /** Current lifecycle phase. */
+  get phase(): EnginePhase {
+    return this.#phase;
+  }
+
+  /** Aborted at shutdown or close; deferred work outside queues should observe it. */
+  get lifetimeSignal(): AbortSignal {
+    return this.#lifetime.signal;
+  }
+
+  /** Notification methods the bridge may send (built-ins, then extensions'). */
+  get notificationMethods(): string[] {
+    const out = ["session/event", "tool/cancel"];
+    for (const e of this.configuration.extensions) {
+      for (const m of e.notificationMethods ?? []) if (!out.includes(m)) out.push(m);
+    }
+    return out;
+  }
+
+  /** Requests whose response has not been sent yet. */
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /** Bridge→client requests waiting for a reply. */
+  get pendingClientRequests(): number {
+    return this.#clientRequests.size;
+  }
+
+  /** The logger. */
+  get logger(): BridgeConfiguration["logger"] {
+    return this.configuration.logger;
+  }
+
+  /** Adds or replaces a method at runtime. */
+  register(method: string, handler: MethodHandler): void {
+    this.registry.register(method, handler);
+  }
+
+  /** Parses a `model` parameter (`"system"`, `"scripted"`, `{type, …}`). Throws -32602. */
+  parseModel(value: JsonValue | undefined, path = "model"): ModelSpec {
+    return parseModelSpec(value, path, this.configuration.allowsScriptedModels);
+  }
+
+  /** Creates a model for a parsed spec. Throws -32602 for unknown types. */
+  makeModel(spec: ModelSpec): LanguageModel {
+    return createModel(spec, this.configuration);
+  }
+
+  /** Handles one incoming line (no newline). Never throws. */
+  receive(line: string): void {
+    if (this.#phase === "closed") return;
+    const msg = decodeLine(line);
+    switch (msg.kind) {
+      case "blank":
+        return;
+      case "invalid":
+        this.#write({ jsonrpc: "2.0", id: msg.id, error: msg.error.toJson() });
+        return;
+      case "response":
+        if (!this.#clientRequests.reply(msg.id, msg.message)) {
+          this.logger.warning(`Ignoring a response to unknown or finished request '${msg.id}'.`);
+        }
+        return;
+      case "notification":
+        this.#dispatch(null, msg.method, msg.params, {
+          result: () => {},
+          error: (e) => this.logger.debug(`Notification '${msg.method}' failed: ${e.message}`),
+        });
+        return;
+      case "request": {
+        const id = msg.id;
+        this.#dispatch(id, msg.method, msg.params, {
+          result: (result) => {
+            this.#write({ jsonrpc: "2.0", id, result });
+            if (msg.method === "shutdown" && this.#phase === "shut_down") this.configuration.onShutdown?.();
+          },
+          error: (e) => this.#write({ jsonrpc: "2.0", id, error: e.toJson() }),
+        });
+      }
+    }
+  }
+
+  /**
+   * Calls a method in-process and returns its result (or rejects with a BridgeError). Notifications and
+   * `tool/call`s it causes carry `id` as `requestId`, or a private `local-<n>` id.
+   */
+  call(method: string, params: JsonObject = {}, id?: RequestId): Promise<JsonValue> {
+    return new Promise<JsonValue>((resolve, reject) => {
+      if (this.#phase === "closed") return reject(BridgeError.of("shut_down", "The bridge has shut down."));
+      this.#dispatch(id ?? null, method, params, {
+        result: (result) => {
+          resolve(result);
+          if (method === "shutdown" && this.#phase === "shut_down") this.configuration.onShutdown?.();
+        },
+        error: reject,
+      }, true);
+    });
+  }
+
+  #dispatch(
+    id: RequestId | null,
+    method: string,
+    rawParams: JsonValue | undefined,
+    reply: { result: (r: JsonValue) => void; error: (e: BridgeError) => void },
+    direct = false,
+  ): void {
+    if (this.#phase !== "running") {
+      reply.error(BridgeError.of("shut_down", "The bridge has shut down."));
+      return;
+    }
+    const handler = this.registry.get(method);
+    if (!handler) {
+      reply.error(BridgeError.of("method_not_found", `Unknown method '${method}'.`, { method }));
+      return;
+    }
+    const requestId = id ?? `local-${++this.#localIds}`;
+    let result: JsonValue | Promise<JsonValue>;
+    try {
+      const params = Params.from(rawParams);
+      const request = new BridgeRequest(
+        direct || id !== null ? id : null,
+        requestId,
+        method,
+        params,
+        this,
+        this.#lifetime.signal,
+      );
+      result = handler(request);
+    } catch (error) {
+      reply.error(this.#mapError(error));
+      return;
+    }
+    if (!(result instanceof Promise)) {
+      reply.result(result);
+      return;
+    }
+    const tracked = result.then(
+      (value) => {
+        if (this.#phase !== "closed") reply.result(value);
+      },
+      (error) => {
+        if (this.#phase !== "closed") reply.error(this.#mapError(error));
+      },
+    ).finally(() => {
+      this.#inFlight.delete(tracked);
+      if (this.#inFlight.size === 0) {
+        const waiters = this.#idleWaiters;
+        this.#idleWaiters = [];
+        for (const w of waiters) w();
+      }
+    });
+    this.#inFlight.add(tracked);
+  }
+
+  #mapError(error: unknown): BridgeError {
+    const e = toBridgeError(error);
+    if (!(error instanceof BridgeError) && !(error instanceof DOMException)) {
+      this.logger.error(
+        `Unexpected failure: ${error instanceof Error ? error.stack ?? error.message : String(error)}`,
+      );
+    }
+    return e;
+  }
+
+  /** Resolves when no request is waiting for its response. */
+  idle(): Promise<void> {
+    if (this.#inFlight.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  /** Sends a notification. */
+  notify(method: string, params: JsonObject): void {
+    this.#write({ jsonrpc: "2.0", method, params });
+  }
+
+  /**
+   * Sends a bridge→client request (e.g. `tool/call`) with a fresh `t-<n>` id. The reply resolves `outcome`.
+   * Past `maxPendingClientRequests`, or after shutdown, the outcome is an immediate error.
+   */
+  requestClient(method: string, params: JsonObject): ClientRequest {
+    if (this.#phase !== "running") {
+      return this.#failedClientRequest("The bridge has shut down.");
+    }
+    if (this.#inputClosed !== null) return this.#failedClientRequest(this.#inputClosed);
+    if (this.#clientRequests.size >= this.configuration.maxPendingClientRequests) {
+      return this.#failedClientRequest(
+        `Too many tool calls are waiting for the client (limit ${this.configuration.maxPendingClientRequests}).`,
+      );
+    }
+    const request = this.#clientRequests.open();
+    this.#write({ jsonrpc: "2.0", id: request.id, method, params });
+    return request;
+  }
+
+  #failedClientRequest(message: string): ClientRequest {
+    return { id: "t-0", outcome: Promise.resolve({ output: message, isError: true }), abandon: () => {} };
+  }
+
+  /**
+   * Marks the client's input as closed: it can no longer answer `tool/call`, so every waiting and future
+   * client request fails at once with `message` (the turns then finish with an error output).
+   */
+  markInputClosed(message = "The client closed its input before answering."): void {
+    this.#inputClosed = message;
+    this.#clientRequests.failAll(BridgeError.of("shut_down", message));
+  }
+
+  /** Sends an error response with id null for input the transport could not turn into a line. */
+  reportInvalid(error: BridgeError): void {
+    this.#write({ jsonrpc: "2.0", id: null, error: error.toJson() });
+  }
+
+  #write(message: JsonObject): void {
+    if (this.#phase === "closed") return;
+    let line: string;
+    try {
+      line = encodeMessage(message);
+    } catch (error) {
+      this.logger.error(`Could not encode a message: ${String(error)}`);
+      return;
+    }
+    this.#send(line);
+  }
+
+  /**
+   * Shuts down: later requests fail with -32023; every session, turn and client request is cancelled; the
+   * wait for cancelled work and extensions is bounded by {@link SHUTDOWN_GRACE_MS}.
+   */
+  async shutdown(): Promise<void> {
+    if (this.#phase !== "running") return;
+    this.#phase = "shut_down";
+    const work = [...this.#inFlight];
+    this.#lifetime.abort(BridgeError.of("shut_down", "The bridge has shut down."));
+    this.#clientRequests.failAll(BridgeError.of("shut_down", "The bridge has shut down."));
+    const stops = this.#extensions.map((e) =>
+      Promise.resolve().then(() => e.shutdown?.()).catch((error) => {
+        this.logger.error(`An extension failed to shut down: ${String(error)}`);
+      })
+    );
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const grace = new Promise<void>((resolve) => timer = setTimeout(resolve, SHUTDOWN_GRACE_MS));
+    await Promise.race([Promise.allSettled([...work, ...stops]), grace]);
+    clearTimeout(timer);
+  }
+
+  /** Closes at once: cancels everything and never calls `send` again. */
+  close(): void {
+    if (this.#phase === "closed") return;
+    this.#phase = "closed";
+    this.#lifetime.abort(BridgeError.of("shut_down", "The bridge has shut down."));
+    this.#clientRequests.failAll(BridgeError.of("shut_down", "The bridge has shut down."));
+    for (const e of this.#extensions) {
+      Promise.resolve().then(() => e.shutdown?.()).catch(() => {});
+    }
+  }
+}

@@ -1,0 +1,67 @@
+/**
+ * The method registry and the extension interface (§11): method sets plug into the engine by registering
+ * handlers. A handler runs synchronously in arrival order; it validates and does its order-sensitive part,
+ * then returns a result, or a Promise for long work (deferred work runs concurrently).
+ * @module
+ */
+import type { JsonValue } from "../protocol/json.ts";
+import type { BridgeEngine } from "./engine.ts";
+import type { BridgeRequest } from "./request.ts";
+
+/** What a handler returns: a result now, or a Promise of it (deferred work). */
+export type HandlerResult = JsonValue | Promise<JsonValue>;
+
+/** A method handler. It must not await anything before its order-sensitive part is done. */
+export type MethodHandler = (request: BridgeRequest) => HandlerResult;
+
+/**
+ * Method name → handler. Later registrations replace earlier ones (extensions may override built-ins).
+ *
+ * @example
+ * ```ts
+ * import { MethodRegistry } from "./extension.ts";
+ * const registry = new MethodRegistry();
+ * registry.register("quest/ping", () => ({ pong: true }));
+ * ```
+ */
+export class MethodRegistry {
+  readonly #handlers = new Map<string, MethodHandler>();
+
+  /** Registers (or replaces) a method. */
+  register(method: string, handler: MethodHandler): void {
+    this.#handlers.set(method, handler);
+  }
+
+  /** The handler of a method. */
+  get(method: string): MethodHandler | undefined {
+    return this.#handlers.get(method);
+  }
+
+  /** Every registered method name, sorted. */
+  names(): string[] {
+    return [...this.#handlers.keys()].sort();
+  }
+}
+
+/**
+ * A set of methods plugged into the engine.
+ *
+ * @example
+ * ```ts
+ * import type { BridgeExtension } from "./extension.ts";
+ * const quests: BridgeExtension = {
+ *   notificationMethods: ["quest/event"],
+ *   register(registry) {
+ *     registry.register("quest/ping", () => ({ pong: true }));
+ *   },
+ * };
+ * ```
+ */
+export interface BridgeExtension {
+  /** Registers the extension's methods. Keep no strong reference to the engine beyond what you need. */
+  register(registry: MethodRegistry, engine: BridgeEngine): void;
+  /** Notification methods the extension sends (listed in `initialize`'s capabilities). */
+  readonly notificationMethods?: readonly string[];
+  /** Cancels the extension's work and frees its state (bounded by the engine's grace period). */
+  shutdown?(): Promise<void> | void;
+}

@@ -1,0 +1,120 @@
+/**
+ * One request being handled: its id, params, the engine, and `drive`, which streams an agent run as
+ * `<namespace>/event` notifications and routes client tools through `tool/call`.
+ * @module
+ */
+import type { RequestId } from "../protocol/codec.ts";
+import type { JsonObject } from "../protocol/json.ts";
+import type { Params } from "../protocol/params.ts";
+import type { AgentEvent, ToolCallInfo, ToolOutcome, TurnSink } from "../agent/types.ts";
+import type { BridgeEngine } from "./engine.ts";
+
+/** Reason given in `tool/cancel` for calls still pending when their turn ends. */
+export const TURN_ENDED_REASON = "The turn ended before the tool finished.";
+
+/** Options of {@link BridgeRequest.drive}. */
+export interface DriveOptions {
+  /** Send `eventMethod` notifications while the run goes on. */
+  stream: boolean;
+  /** Context fields put first in every notification and `tool/call` (e.g. `{session: "guard"}`). */
+  context: JsonObject;
+  /** Notification method for events, e.g. `session/event`. */
+  eventMethod: string;
+  /** Maps an agent event to the wire event (or null to drop it). Default: as is. */
+  mapEvent?: (event: AgentEvent) => JsonObject | null;
+}
+
+/**
+ * A request as seen by a handler.
+ *
+ * @example
+ * ```ts
+ * import type { BridgeRequest } from "./request.ts";
+ * function handler(request: BridgeRequest) {
+ *   const id = request.params.string("quest");
+ *   return { quest: id };
+ * }
+ * ```
+ */
+export class BridgeRequest {
+  /** The client's id, or null for a notification. */
+  readonly id: RequestId | null;
+  /** The id used as `requestId` in notifications and `tool/call` (the id, or `local-<n>`). */
+  readonly requestId: RequestId;
+  /** Method name. */
+  readonly method: string;
+  /** Typed params. */
+  readonly params: Params;
+  /** The engine serving the request. */
+  readonly engine: BridgeEngine;
+  /** Aborted when the bridge shuts down or closes. */
+  readonly signal: AbortSignal;
+
+  /** @internal */
+  constructor(
+    id: RequestId | null,
+    requestId: RequestId,
+    method: string,
+    params: Params,
+    engine: BridgeEngine,
+    signal: AbortSignal,
+  ) {
+    this.id = id;
+    this.requestId = requestId;
+    this.method = method;
+    this.params = params;
+    this.engine = engine;
+    this.signal = signal;
+  }
+
+  /**
+   * Runs `run` with a turn sink that streams events as `eventMethod` notifications (when `stream`) and sends
+   * client tool calls as `tool/call` requests with `{...context, requestId, call}`. Calls still pending when
+   * the run ends get `tool/cancel`.
+   */
+  async drive<T>(run: (sink: TurnSink) => Promise<T>, options: DriveOptions): Promise<T> {
+    const engine = this.engine;
+    const pending = new Map<string, { callId: string; finish: () => void }>();
+    const notify = (params: JsonObject) => engine.notify(options.eventMethod, params);
+    const sink: TurnSink = {
+      event: (event) => {
+        if (!options.stream) return;
+        const wire = options.mapEvent ? options.mapEvent(event) : event as unknown as JsonObject;
+        if (wire) notify({ ...options.context, requestId: this.requestId, event: wire });
+      },
+      callClientTool: (call: ToolCallInfo, signal: AbortSignal): Promise<ToolOutcome> => {
+        const request = engine.requestClient("tool/call", {
+          ...options.context,
+          requestId: this.requestId,
+          call: call as unknown as JsonObject,
+        });
+        const cancel = (reason: string) => {
+          if (!pending.delete(request.id)) return;
+          request.abandon();
+          engine.notify("tool/cancel", {
+            ...options.context,
+            requestId: this.requestId,
+            id: request.id,
+            callId: call.id,
+            reason,
+          });
+        };
+        pending.set(request.id, { callId: call.id, finish: () => cancel(TURN_ENDED_REASON) });
+        const onAbort = () => cancel(typeof signal.reason === "string" ? signal.reason : TURN_ENDED_REASON);
+        signal.addEventListener("abort", onAbort, { once: true });
+        return request.outcome.finally(() => {
+          signal.removeEventListener("abort", onAbort);
+          pending.delete(request.id);
+        });
+      },
+    };
+    try {
+      return await run(sink);
+    } finally {
+      const left = [...pending.values()].sort((a, b) =>
+        a.callId < b.callId ? -1 : a.callId > b.callId ? 1 : 0
+      );
+      for (const p of left) p.finish();
+    }
+  }
+}

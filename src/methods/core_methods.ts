@@ -1,0 +1,113 @@
+/**
+ * Core methods: `initialize`, `ping`, `model/availability`, `schema/validate`, `tools/validate`, `shutdown`.
+ * @module
+ */
+import { BridgeError } from "../protocol/errors.ts";
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import type { ModelAvailability } from "../models/language_model.ts";
+import type { BridgeEngine } from "../engine/engine.ts";
+import { PROTOCOL_VERSION, SERVER_INFO } from "../engine/engine.ts";
+import type { BridgeExtension, MethodRegistry } from "../engine/extension.ts";
+import type { BridgeRequest } from "../engine/request.ts";
+import { convertForParam, parseToolDefinitions } from "./tool_definitions.ts";
+
+/** The availability object in the spec's key order. */
+export function availabilityJson(a: ModelAvailability): JsonObject {
+  const out: JsonObject = { available: a.available };
+  if (!a.available) out.reason = a.reason ?? "unknown";
+  out.contextSize = a.contextSize;
+  if (a.variant !== undefined) out.variant = a.variant;
+  out.supportedLanguages = [...a.supportedLanguages].sort();
+  if (a.detail !== undefined) out.detail = a.detail;
+  return out;
+}
+
+/** Availability of the bridge's system model (never throws). */
+export async function systemAvailability(engine: BridgeEngine): Promise<JsonObject> {
+  try {
+    return availabilityJson(await engine.configuration.systemModel().availability());
+  } catch (error) {
+    return availabilityJson({
+      available: false,
+      reason: "unknown",
+      contextSize: 4096,
+      supportedLanguages: [],
+      detail: error instanceof Error ? error.message : String(error),
+    });
+  }
+}
+
+/**
+ * The core methods.
+ *
+ * @example
+ * ```ts
+ * import { BridgeEngine } from "../engine/engine.ts";
+ * const engine = new BridgeEngine();
+ * await engine.call("ping"); // {}
+ * ```
+ */
+export class CoreMethods implements BridgeExtension {
+  /** Registers the core methods. */
+  register(registry: MethodRegistry, engine: BridgeEngine): void {
+    registry.register("initialize", (r) => this.#initialize(r, engine, registry));
+    registry.register("ping", () => ({}));
+    registry.register("model/availability", () => systemAvailability(engine));
+    registry.register("schema/validate", (r) => this.#schemaValidate(r));
+    registry.register("tools/validate", (r) => this.#toolsValidate(r));
+    registry.register("shutdown", () => engine.shutdown().then(() => ({})));
+  }
+
+  #initialize(r: BridgeRequest, engine: BridgeEngine, registry: MethodRegistry): Promise<JsonValue> {
+    const p = r.params;
+    const client = p.optionalObject("client");
+    const version = p.optionalString("protocolVersion");
+    if (version !== undefined && version.split(".")[0] !== PROTOCOL_VERSION.split(".")[0]) {
+      throw BridgeError.invalidParams(
+        `Unsupported protocol version '${version}'; this bridge speaks ${PROTOCOL_VERSION}.`,
+      );
+    }
+    if (client !== undefined) engine.client = client;
+    const config = engine.configuration;
+    const capabilities: JsonObject = {
+      methods: registry.names(),
+      notifications: engine.notificationMethods,
+      clientRequests: ["tool/call"],
+      streaming: true,
+      clientTools: true,
+      structuredOutput: true,
+      models: config.allowsScriptedModels ? ["system", "scripted"] : ["system"],
+      maxSessions: config.maxSessions,
+      batch: false,
+    };
+    return systemAvailability(engine).then((model) => ({
+      protocolVersion: PROTOCOL_VERSION,
+      server: { name: SERVER_INFO.name, version: SERVER_INFO.version },
+      capabilities,
+      model,
+    }));
+  }
+
+  #schemaValidate(r: BridgeRequest): JsonValue {
+    const schema = r.params.value("schema");
+    const name = r.params.optionalString("name") ?? "Response";
+    const conversion = convertForParam(schema, name, "schema");
+    return { warnings: conversion.warnings, generationSchema: conversion.generationSchema };
+  }
+
+  #toolsValidate(r: BridgeRequest): JsonValue {
+    const parsed = parseToolDefinitions(r.params.array("tools"), "tools", null);
+    const tools = parsed.tools.map((t) => {
+      const prefix = `${t.name}: `;
+      return {
+        name: t.name,
+        warnings: parsed.warnings.filter((w) =>
+          w.startsWith(prefix) && !w.endsWith("may not know when to call it.")
+        )
+          .map((w) => w.slice(prefix.length)),
+        generationSchema: t.generationSchema,
+      };
+    });
+    return { tools, warnings: parsed.warnings };
+  }
+}

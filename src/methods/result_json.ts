@@ -1,0 +1,47 @@
+/**
+ * Wire encodings of agent results: tool records, usage and steps in the key orders the protocol uses.
+ * @module
+ */
+import type { JsonObject } from "../protocol/json.ts";
+import type { StepInfo, ToolRecord, TurnResult, Usage } from "../agent/types.ts";
+
+/** `{call, output, isError, durationSeconds}`. */
+export function recordJson(record: ToolRecord): JsonObject {
+  return {
+    call: { id: record.call.id, name: record.call.name, arguments: record.call.arguments },
+    output: record.output,
+    isError: record.isError,
+    durationSeconds: record.durationSeconds,
+  };
+}
+
+/** `{inputTokens, cachedInputTokens, outputTokens, totalTokens}`. */
+export function usageJson(usage: Usage): JsonObject {
+  return {
+    inputTokens: usage.inputTokens,
+    cachedInputTokens: usage.cachedInputTokens,
+    outputTokens: usage.outputTokens,
+    totalTokens: usage.inputTokens + usage.outputTokens,
+  };
+}
+
+/** `{index, completedToolRounds, toolCallingMode, enabledTools, trimmedEntries}`. */
+export function stepJson(step: StepInfo): JsonObject {
+  return {
+    index: step.index,
+    completedToolRounds: step.completedToolRounds,
+    toolCallingMode: step.toolCallingMode,
+    enabledTools: step.enabledTools,
+    trimmedEntries: step.trimmedEntries,
+  };
+}
+
+/** The `session/respond` result body (after `session`): text, structured?, toolCalls, usage, steps. */
+export function turnResultJson(result: TurnResult): JsonObject {
+  const out: JsonObject = { text: result.text };
+  if (result.structured !== undefined) out.structured = result.structured;
+  out.toolCalls = result.toolCalls.map(recordJson);
+  out.usage = usageJson(result.usage);
+  out.steps = result.steps.map(stepJson);
+  return out;
+}

@@ -1,0 +1,369 @@
+/**
+ * The `session/*` methods: thin adapters from params to the agent, with per-session ordering.
+ * @module
+ */
+import { BridgeError } from "../protocol/errors.ts";
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import type { Params } from "../protocol/params.ts";
+import { Agent } from "../agent/agent.ts";
+import { compactAgent } from "../agent/compaction.ts";
+import { exportTranscript, importTranscript } from "../agent/transcript_codec.ts";
+import type { AgentTool, ToolPolicy } from "../agent/types.ts";
+import type { ResponseSchema } from "../models/language_model.ts";
+import { IdGenerator, isPrintableId } from "../util/ids.ts";
+import { type Operation, WorkQueue } from "../util/work_queue.ts";
+import type { BridgeEngine } from "../engine/engine.ts";
+import type { BridgeExtension, MethodRegistry } from "../engine/extension.ts";
+import type { BridgeRequest } from "../engine/request.ts";
+import { turnResultJson } from "./result_json.ts";
+import { parsePolicy, parseSessionOptions } from "./session_options.ts";
+import { convertForParam, parseToolDefinitions, toolCountWarning } from "./tool_definitions.ts";
+
+const CREATE_KEYS = ["session", "instructions", "tools", "options", "history", "model"] as const;
+const RESPOND_KEYS = [
+  "session",
+  "prompt",
+  "schema",
+  "stream",
+  "toolChoice",
+  "maxToolRounds",
+  "maxToolCalls",
+  "enabledTools",
+] as const;
+
+/** One agent session on the bridge. */
+export class BridgeSession {
+  /** Session id. */
+  readonly id: string;
+  /** The conversation. */
+  readonly agent: Agent;
+  /** Per-session order of turn-affecting operations. */
+  readonly queue: WorkQueue = new WorkQueue();
+  /** Model type name. */
+  readonly modelKind: string;
+  /** ISO 8601 creation time. */
+  readonly createdAt: string = new Date().toISOString();
+  /** Default tool policy for turns. */
+  policy: ToolPolicy;
+  /** Default client tool timeout (ms, null = none). */
+  toolTimeoutMs: number | null;
+
+  /** @internal */
+  constructor(id: string, agent: Agent, modelKind: string, policy: ToolPolicy, toolTimeoutMs: number | null) {
+    this.id = id;
+    this.agent = agent;
+    this.modelKind = modelKind;
+    this.policy = policy;
+    this.toolTimeoutMs = toolTimeoutMs;
+  }
+}
+
+/** Checks a client-chosen object id (1–128 printable characters). */
+export function checkObjectId(id: string, param: string): string {
+  if (!isPrintableId(id)) {
+    throw BridgeError.invalidParams(`'${param}' must be 1-128 printable characters; got '${id}'.`);
+  }
+  return id;
+}
+
+/** Converts a session/respond `schema` param. */
+export function responseSchemaParam(p: Params, key: string, rootName: string): {
+  schema: ResponseSchema | null;
+  warnings: string[];
+} {
+  const schema = p.optionalObject(key);
+  if (schema === undefined) return { schema: null, warnings: [] };
+  const conversion = convertForParam(schema, rootName, p.name(key));
+  return {
+    schema: { name: rootName, generationSchema: conversion.generationSchema, jsonSchema: schema },
+    warnings: conversion.warnings,
+  };
+}
+
+/**
+ * The session store and the `session/*` methods.
+ *
+ * @example
+ * ```ts
+ * import { BridgeEngine } from "../engine/engine.ts";
+ * const engine = new BridgeEngine();
+ * await engine.call("session/create", { session: "guard", model: "scripted" });
+ * engine.sessions.get("guard")?.id; // "guard"
+ * ```
+ */
+export class SessionMethods implements BridgeExtension {
+  readonly #sessions = new Map<string, BridgeSession>();
+  readonly #ids = new IdGenerator("s");
+  #engine!: BridgeEngine;
+
+  /** A session by id. */
+  get(id: string): BridgeSession | undefined {
+    return this.#sessions.get(id);
+  }
+
+  /** Number of sessions. */
+  get size(): number {
+    return this.#sessions.size;
+  }
+
+  /** Registers `session/*`. */
+  register(registry: MethodRegistry, engine: BridgeEngine): void {
+    this.#engine = engine;
+    registry.register("session/create", (r) => this.#create(r));
+    registry.register("session/respond", (r) => this.#respond(r));
+    registry.register("session/cancel", (r) => this.#cancel(r));
+    registry.register("session/reset", (r) => this.#reset(r));
+    registry.register("session/delete", (r) => this.#delete(r));
+    registry.register("session/list", () => this.#list());
+    registry.register("session/transcript", (r) => this.#transcript(r));
+    registry.register("session/setInstructions", (r) => this.#setInstructions(r));
+    registry.register("session/setContextNote", (r) => this.#setContextNote(r));
+    registry.register("session/setTools", (r) => this.#setTools(r));
+    registry.register("session/compact", (r) => this.#compact(r));
+  }
+
+  /** Cancels and removes every session. */
+  shutdown(): void {
+    const sessions = [...this.#sessions.values()];
+    this.#sessions.clear();
+    for (const s of sessions) s.queue.cancelAll();
+  }
+
+  #lookup(r: BridgeRequest): BridgeSession {
+    const id = r.params.string("session");
+    const session = this.#sessions.get(id);
+    if (!session) throw BridgeError.of("session_not_found", `No session with id '${id}'.`, { session: id });
+    return session;
+  }
+
+  #schedule<T extends JsonValue>(
+    session: BridgeSession,
+    work: (op: Operation) => Promise<T> | T,
+  ): Promise<T> {
+    const limit = this.#engine.configuration.maxQueuedOperations;
+    if (session.queue.pending >= limit) {
+      throw BridgeError.of(
+        "busy",
+        `Session '${session.id}' has too many queued operations (limit ${limit}).`,
+        {
+          session: session.id,
+          limit,
+        },
+      );
+    }
+    return session.queue.schedule(work).promise;
+  }
+
+  #defaultTimeoutMs(): number | null {
+    const s = this.#engine.configuration.toolTimeoutSeconds;
+    return s > 0 ? Math.round(s * 1000) : null;
+  }
+
+  #create(r: BridgeRequest): JsonValue | Promise<JsonValue> {
+    const p = r.params;
+    const engine = this.#engine;
+    const warnings = p.unknownKeys(CREATE_KEYS);
+    const requested = p.optionalString("session");
+    if (requested !== undefined) checkObjectId(requested, "session");
+    const options = parseSessionOptions(p.optionalParams("options"), this.#defaultTimeoutMs());
+    warnings.push(...options.warnings);
+    const historyValue = p.get("history");
+    const history = historyValue === undefined ? null : importTranscript(historyValue, "history");
+    let tools: AgentTool[];
+    if (p.has("tools")) {
+      const parsed = parseToolDefinitions(p.get("tools"), "tools", options.toolTimeoutMs);
+      tools = parsed.tools;
+      warnings.push(...parsed.warnings);
+    } else if (history) {
+      tools = [];
+      for (const def of history.tools) {
+        try {
+          const parsed = parseToolDefinitions(
+            [def.function as unknown as JsonValue],
+            "history.tools",
+            options.toolTimeoutMs,
+          );
+          tools.push(...parsed.tools);
+        } catch (error) {
+          const message = error instanceof Error ? error.message : String(error);
+          warnings.push(
+            `${def.function.name}: could not be restored from 'history' (${message}); send its definition in 'tools'.`,
+          );
+        }
+      }
+    } else tools = [];
+    const choice = options.policy.choice;
+    if (typeof choice === "object" && !tools.some((t) => t.name === choice.tool)) {
+      throw BridgeError.invalidParams(
+        `'options.toolChoice' names tool '${choice.tool}', which is not in 'tools'.`,
+      );
+    }
+    const countWarning = toolCountWarning(tools.length);
+    if (countWarning) warnings.push(countWarning);
+    const spec = engine.parseModel(p.get("model"));
+    const model = engine.makeModel(spec);
+    const instructions = p.has("instructions")
+      ? p.optionalString("instructions") ?? null
+      : history?.instructions ?? null;
+    if (engine.phase !== "running") throw BridgeError.of("shut_down", "The bridge has shut down.");
+    if (requested !== undefined && this.#sessions.has(requested)) {
+      throw BridgeError.of("session_exists", `A session with id '${requested}' already exists.`, {
+        session: requested,
+      });
+    }
+    const limit = engine.configuration.maxSessions;
+    if (this.#sessions.size >= limit) {
+      throw BridgeError.of(
+        "session_limit",
+        `The session limit (${limit}) is reached; delete a session first.`,
+        {
+          limit,
+        },
+      );
+    }
+    const id = requested ?? this.#ids.next((x) => this.#sessions.has(x));
+    const agent = new Agent({
+      model,
+      instructions,
+      tools,
+      entries: history?.entries ?? [],
+      settings: options.settings,
+    });
+    this.#sessions.set(id, new BridgeSession(id, agent, model.kind, options.policy, options.toolTimeoutMs));
+    if (spec.type !== "system") return { session: id, warnings };
+    return model.availability().then((a) => {
+      if (!a.available) {
+        warnings.push(
+          `The system model is unavailable (${
+            a.reason ?? "unknown"
+          }); turns will fail with model_unavailable until it is ready.`,
+        );
+      }
+      return { session: id, warnings };
+    });
+  }
+
+  #respond(r: BridgeRequest): Promise<JsonValue> {
+    const p = r.params;
+    const warnings = p.unknownKeys(RESPOND_KEYS);
+    const session = this.#lookup(r);
+    const prompt = p.string("prompt");
+    const { schema, warnings: schemaWarnings } = responseSchemaParam(p, "schema", "Response");
+    warnings.push(...schemaWarnings);
+    const stream = p.optionalBool("stream") ?? false;
+    const policy: ToolPolicy = parsePolicy(p, session.policy);
+    return this.#schedule(session, async (op) => {
+      const choice = policy.choice;
+      if (typeof choice === "object" && !session.agent.tools.some((t) => t.name === choice.tool)) {
+        throw BridgeError.invalidParams(
+          `'toolChoice' names tool '${choice.tool}', which session '${session.id}' does not have.`,
+        );
+      }
+      const result = await r.drive(
+        (sink) =>
+          session.agent.runTurn({ prompt, schema, policy, stream }, sink, op.signal, () => op.commit()),
+        { stream, context: { session: session.id }, eventMethod: "session/event" },
+      );
+      const out: JsonObject = { session: session.id, ...turnResultJson(result) };
+      if (warnings.length > 0) out.warnings = warnings;
+      return out;
+    });
+  }
+
+  #cancel(r: BridgeRequest): JsonValue {
+    const session = this.#lookup(r);
+    return { session: session.id, cancelled: session.queue.cancelAll() };
+  }
+
+  #reset(r: BridgeRequest): Promise<JsonValue> {
+    const session = this.#lookup(r);
+    return this.#schedule(session, (op) => {
+      op.commit();
+      session.agent.reset();
+      return { session: session.id };
+    });
+  }
+
+  #delete(r: BridgeRequest): JsonValue {
+    const session = this.#lookup(r);
+    this.#sessions.delete(session.id);
+    session.queue.cancelAll();
+    return { session: session.id, deleted: true };
+  }
+
+  #list(): JsonValue {
+    const sessions: JsonValue[] = [];
+    for (const s of this.#sessions.values()) {
+      const entry: JsonObject = { session: s.id, model: s.modelKind };
+      if (s.agent.instructions !== null) entry.instructions = s.agent.instructions;
+      entry.tools = s.agent.tools.map((t) => t.name);
+      entry.busy = s.queue.busy;
+      entry.pendingOperations = s.queue.pending;
+      entry.entries = s.agent.entries.length;
+      entry.createdAt = s.createdAt;
+      sessions.push(entry);
+    }
+    return { sessions };
+  }
+
+  #transcript(r: BridgeRequest): JsonValue {
+    const session = this.#lookup(r);
+    const a = session.agent;
+    return {
+      session: session.id,
+      transcript: exportTranscript(a.instructions, a.tools, [...a.entries, ...a.inProgress]),
+    };
+  }
+
+  #setInstructions(r: BridgeRequest): Promise<JsonValue> {
+    const session = this.#lookup(r);
+    if (!r.params.has("instructions")) {
+      throw BridgeError.invalidParams("Missing required parameter 'instructions'.");
+    }
+    const instructions = r.params.optionalString("instructions") ?? null;
+    return this.#schedule(session, (op) => {
+      op.commit();
+      session.agent.instructions = instructions;
+      return { session: session.id };
+    });
+  }
+
+  #setContextNote(r: BridgeRequest): Promise<JsonValue> {
+    const session = this.#lookup(r);
+    if (!r.params.has("note")) throw BridgeError.invalidParams("Missing required parameter 'note'.");
+    const note = r.params.optionalString("note") ?? null;
+    return this.#schedule(session, (op) => {
+      op.commit();
+      session.agent.contextNote = note;
+      return { session: session.id };
+    });
+  }
+
+  #setTools(r: BridgeRequest): Promise<JsonValue> {
+    const session = this.#lookup(r);
+    const parsed = parseToolDefinitions(r.params.array("tools"), "tools", session.toolTimeoutMs);
+    const warnings = [...parsed.warnings];
+    const countWarning = toolCountWarning(parsed.tools.length);
+    if (countWarning) warnings.push(countWarning);
+    return this.#schedule(session, (op) => {
+      op.commit();
+      session.agent.tools = parsed.tools;
+      return { session: session.id, warnings };
+    });
+  }
+
+  #compact(r: BridgeRequest): Promise<JsonValue> {
+    const session = this.#lookup(r);
+    const keep = r.params.optionalInteger("keepRecentTurns", { min: 0 }) ?? 2;
+    const summaryInstructions = r.params.optionalString("summaryInstructions") ?? null;
+    return this.#schedule(session, async (op) => {
+      const summary = await compactAgent(session.agent, {
+        keepRecentTurns: keep,
+        summaryInstructions,
+        signal: op.signal,
+        commit: () => op.commit(),
+      });
+      return { session: session.id, summary };
+    });
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * Parsing of client tool definitions (§9) and of `toolChoice` values, shared by sessions and game methods.
+ * @module
+ */
+import { BridgeError } from "../protocol/errors.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { Params, showValue } from "../protocol/params.ts";
+import { convertSchema, SchemaError, toolArgumentsTypeName } from "../schema/convert.ts";
+import { RESPOND_DIRECTLY } from "../agent/step_policy.ts";
+import type { AgentTool, ToolChoice } from "../agent/types.ts";
+
+const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** Parsed tools and the warnings they raised. */
+export interface ParsedTools {
+  tools: AgentTool[];
+  warnings: string[];
+}
+
+/** Converts a schema for a param path; a conversion error becomes -32007 with `data.path`/`data.schemaPath`. */
+export function convertForParam(
+  schema: JsonValue,
+  rootName: string,
+  path: string,
+): { generationSchema: JsonObject; warnings: string[] } {
+  try {
+    return convertSchema(schema, rootName);
+  } catch (error) {
+    if (error instanceof SchemaError) {
+      throw BridgeError.of("invalid_schema", `${path}: ${error.message} (at ${error.schemaPath})`, {
+        path,
+        schemaPath: error.schemaPath,
+      });
+    }
+    if (error instanceof RangeError) {
+      throw BridgeError.of("invalid_schema", `${path}: the schema nests too deeply (at #)`, {
+        path,
+        schemaPath: "#",
+      });
+    }
+    throw error;
+  }
+}
+
+/**
+ * Parses an array of tool definitions (bare or OpenAI `{"type": "function", "function": {…}}` form).
+ * `defaultTimeoutMs` applies to tools without `timeoutSeconds` (null = wait forever).
+ */
+export function parseToolDefinitions(
+  value: JsonValue | undefined,
+  path: string,
+  defaultTimeoutMs: number | null,
+): ParsedTools {
+  if (value === undefined || value === null) return { tools: [], warnings: [] };
+  if (!Array.isArray(value)) {
+    throw BridgeError.invalidParams(`'${path}' must be an array of tool definitions.`);
+  }
+  const tools: AgentTool[] = [];
+  const warnings: string[] = [];
+  const seen = new Set<string>();
+  value.forEach((raw, i) => {
+    const at = `${path}[${i}]`;
+    if (!isJsonObject(raw)) throw BridgeError.invalidParams(`'${at}' must be an object.`);
+    const def = isJsonObject(raw.function) ? raw.function : raw;
+    const name = def.name;
+    if (typeof name !== "string" || !TOOL_NAME.test(name)) {
+      throw BridgeError.invalidParams(
+        `'${at}.name' must be 1-64 characters of letters, digits, '_', '-' or '.'; got '${
+          typeof name === "string" ? name : showValue(name ?? null)
+        }'.`,
+      );
+    }
+    if (name === RESPOND_DIRECTLY) {
+      throw BridgeError.invalidParams(`'${RESPOND_DIRECTLY}' is reserved for ToolChoice.explicit.`);
+    }
+    if (seen.has(name)) throw BridgeError.invalidParams(`Duplicate tool name '${name}'.`);
+    seen.add(name);
+    const execution = raw.execution ?? def.execution;
+    if (execution !== undefined && execution !== null && execution !== "client") {
+      throw BridgeError.invalidParams(
+        `'${at}.execution' must be "client" (the engine executes the tool via tool/call); got '${
+          typeof execution === "string" ? execution : showValue(execution)
+        }'.`,
+      );
+    }
+    let parameters: JsonValue = def.parameters ?? { type: "object", properties: {} };
+    if (typeof parameters === "string") {
+      try {
+        parameters = JSON.parse(parameters);
+      } catch {
+        throw BridgeError.invalidParams(`'${at}.parameters' must be a JSON Schema object.`);
+      }
+    }
+    if (!isJsonObject(parameters)) {
+      throw BridgeError.invalidParams(`'${at}.parameters' must be a JSON Schema object.`);
+    }
+    const description = typeof def.description === "string" ? def.description : "";
+    const defParams = new Params(def, `${at}.`);
+    const rawParams = new Params(raw, `${at}.`);
+    const timeout = defParams.optionalSeconds("timeoutSeconds") ??
+      rawParams.optionalSeconds("timeoutSeconds");
+    const conversion = convertForParam(parameters, toolArgumentsTypeName(name), `${at}.parameters`);
+    if (description.trim() === "") {
+      warnings.push(`${name}: no description; the model may not know when to call it.`);
+    }
+    for (const w of conversion.warnings) warnings.push(`${name}: ${w}`);
+    tools.push({
+      name,
+      description,
+      jsonSchema: parameters,
+      generationSchema: conversion.generationSchema,
+      execution: "client",
+      timeoutMs: timeout === undefined ? defaultTimeoutMs : timeout,
+      definition: raw,
+    });
+  });
+  return { tools, warnings };
+}
+
+/** Warning when more than 5 tools are offered. */
+export function toolCountWarning(count: number): string | null {
+  return count > 5
+    ? `${count} tools: Apple recommends at most 3-5 tools per request on-device; narrow them per turn with 'enabledTools'.`
+    : null;
+}
+
+/** Parses a `toolChoice` value at `path` (`auto`, `none`, `required`, `explicit`, `{"tool": n}`, OpenAI form). */
+export function parseToolChoice(value: JsonValue, path: string): ToolChoice {
+  if (typeof value === "string") {
+    if (value === "auto" || value === "none" || value === "required" || value === "explicit") return value;
+    if (value === "any") return "required";
+  } else if (isJsonObject(value)) {
+    if (typeof value.tool === "string" && value.tool !== "") return { tool: value.tool };
+    if (typeof value.name === "string" && value.name !== "") return { tool: value.name };
+    if (
+      value.type === "function" && isJsonObject(value.function) && typeof value.function.name === "string"
+    ) {
+      return { tool: value.function.name };
+    }
+    throw BridgeError.invalidParams(`'${path}' object must be {"tool": "<name>"}.`);
+  }
+  throw BridgeError.invalidParams(
+    `'${path}' must be "auto", "none", "required", "explicit" or {"tool": "<name>"}; got ${
+      showValue(value)
+    }.`,
+  );
+}
+
+/** The JSON form of a tool choice (as sent by clients). */
+export function toolChoiceJson(choice: ToolChoice): JsonValue {
+  return typeof choice === "string" ? choice : { tool: choice.tool };
+}

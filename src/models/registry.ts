@@ -1,0 +1,70 @@
+/**
+ * The `model` parameter: parsing (`"system"`, `"scripted"`, `{"type": …}`) and creating backends.
+ * @module
+ */
+import { BridgeError } from "../protocol/errors.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import type { LanguageModel } from "./language_model.ts";
+import { parseOpenAIModelSpec } from "./openai_config.ts";
+import { createOpenAIModel } from "./openai_model.ts";
+import { parseScript, type Script, ScriptedModel } from "./scripted.ts";
+
+/** A parsed `model` parameter. */
+export type ModelSpec =
+  | { type: "system" }
+  | { type: "scripted"; script: Script }
+  | { type: string; raw: JsonObject; path: string };
+
+/** What model creation needs from the configuration. */
+export interface ModelFactories {
+  systemModel: () => LanguageModel;
+  modelFactory?: (spec: ModelSpec) => LanguageModel | undefined;
+}
+
+/**
+ * Parses a `model` value. Absent, null, `"system"` and `{"type": "system"}` mean the system model.
+ *
+ * @example
+ * ```ts
+ * import { parseModelSpec } from "./registry.ts";
+ * parseModelSpec({ type: "scripted", steps: [{ text: "Hi" }] }, "model", true).type; // "scripted"
+ * ```
+ */
+export function parseModelSpec(
+  value: JsonValue | undefined,
+  path: string,
+  allowsScripted: boolean,
+): ModelSpec {
+  if (value === undefined || value === null || value === "system") return { type: "system" };
+  if (typeof value === "string") {
+    if (value === "scripted") {
+      if (!allowsScripted) throw BridgeError.invalidParams("Scripted models are disabled on this bridge.");
+      return { type: "scripted", script: { steps: [] } };
+    }
+    return { type: value, raw: { type: value }, path };
+  }
+  if (!isJsonObject(value) || typeof value.type !== "string") {
+    throw BridgeError.invalidParams(`'${path}' must be "system" or an object with a 'type'.`);
+  }
+  if (value.type === "system") return { type: "system" };
+  if (value.type === "scripted") {
+    if (!allowsScripted) throw BridgeError.invalidParams("Scripted models are disabled on this bridge.");
+    return { type: "scripted", script: parseScript(value, path) };
+  }
+  if (value.type === "openai") parseOpenAIModelSpec(value, path); // validate eagerly
+  return { type: value.type, raw: value, path };
+}
+
+/** Creates the backend for a spec. Unknown types fail with -32602. */
+export function createModel(spec: ModelSpec, factories: ModelFactories): LanguageModel {
+  if (spec.type === "system") return factories.systemModel();
+  if ("script" in spec) return new ScriptedModel(spec.script);
+  const custom = factories.modelFactory?.(spec);
+  if (custom) return custom;
+  if (spec.type === "openai" && "raw" in spec) {
+    return createOpenAIModel(parseOpenAIModelSpec(spec.raw, spec.path));
+  }
+  throw BridgeError.invalidParams(
+    `Unknown model type '${spec.type}'. Supported: "system", "scripted", "openai".`,
+  );
+}

@@ -1,0 +1,274 @@
+/**
+ * The scripted model (§10): a deterministic stand-in for the on-device model. Each inference plays the next
+ * step of the script; when the steps run out, `fallback` (default `{"text": "(script exhausted)"}`) is used.
+ * One script is shared by everything that uses the same model instance (turns, retries, summaries, barks).
+ * @module
+ */
+import { AGENT_ERROR_CODES, BridgeError, isAgentErrorCode } from "../protocol/errors.ts";
+import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { segmentsText } from "../protocol/transcript.ts";
+import type {
+  LanguageModel,
+  ModelAvailability,
+  StepRequest,
+  StepResult,
+  StepToolCall,
+} from "./language_model.ts";
+
+/** One step of a script. */
+export type ScriptStep =
+  & (
+    | { text: string; chunks?: number }
+    | { toolCalls: Array<{ name: string; arguments: JsonObject; id?: string }> }
+    | { json: JsonValue }
+    | { template: string }
+    | { error: string; message?: string }
+  )
+  & { delayMs?: number };
+
+/** A parsed script. */
+export interface Script {
+  steps: ScriptStep[];
+  fallback?: ScriptStep;
+}
+
+/** Context size the scripted model reports. */
+export const SCRIPTED_CONTEXT_SIZE = 8192;
+
+function invalid(message: string): BridgeError {
+  return BridgeError.invalidParams(message);
+}
+
+/** Parses one step at `path` (e.g. `model.steps[0]`). */
+export function parseScriptStep(value: JsonValue, path: string): ScriptStep {
+  if (!isJsonObject(value)) throw invalid(`'${path}' must be an object.`);
+  let delayMs: number | undefined;
+  if (Object.hasOwn(value, "delayMs") && value.delayMs !== null) {
+    const d = value.delayMs;
+    if (typeof d !== "number" || !Number.isInteger(d) || d < 0 || d > 86_400_000) {
+      throw invalid(`'${path}.delayMs' must be an integer from 0 to 86400000.`);
+    }
+    delayMs = d;
+  }
+  const extra = delayMs ? { delayMs } : {};
+  const has = (k: string) => Object.hasOwn(value, k) && value[k] !== null;
+  if (has("text")) {
+    if (typeof value.text !== "string") throw invalid(`'${path}.text' must be a string.`);
+    let chunks: number | undefined;
+    if (has("chunks")) {
+      const c = value.chunks;
+      if (typeof c !== "number" || !Number.isInteger(c) || c < 1 || c > 100_000) {
+        throw invalid(`'${path}.chunks' must be an integer from 1 to 100000.`);
+      }
+      chunks = c;
+    }
+    return { text: value.text, ...(chunks !== undefined ? { chunks } : {}), ...extra };
+  }
+  if (has("toolCalls")) {
+    const calls = value.toolCalls;
+    if (!Array.isArray(calls)) throw invalid(`'${path}.toolCalls' must be an array.`);
+    if (calls.length === 0) throw invalid(`'${path}.toolCalls' must not be empty.`);
+    const parsed = calls.map((c, i) => {
+      const p = `${path}.toolCalls[${i}]`;
+      if (!isJsonObject(c)) throw invalid(`'${p}' must be an object.`);
+      if (typeof c.name !== "string" || c.name === "") {
+        throw invalid(`'${p}.name' must be a non-empty string.`);
+      }
+      const args = c.arguments ?? {};
+      if (!isJsonObject(args)) throw invalid(`'${p}.arguments' must be an object.`);
+      if (c.id !== undefined && c.id !== null && typeof c.id !== "string") {
+        throw invalid(`'${p}.id' must be a string.`);
+      }
+      return { name: c.name, arguments: args, ...(typeof c.id === "string" ? { id: c.id } : {}) };
+    });
+    return { toolCalls: parsed, ...extra };
+  }
+  if (Object.hasOwn(value, "json")) return { json: value.json, ...extra };
+  if (has("template")) {
+    if (typeof value.template !== "string") throw invalid(`'${path}.template' must be a string.`);
+    return { template: value.template, ...extra };
+  }
+  if (has("error")) {
+    const code = value.error;
+    if (typeof code !== "string" || !isAgentErrorCode(code)) {
+      throw invalid(
+        `'${path}.error' must be one of: ${AGENT_ERROR_CODES.join(", ")}; got '${String(code)}'.`,
+      );
+    }
+    if (value.message !== undefined && value.message !== null && typeof value.message !== "string") {
+      throw invalid(`'${path}.message' must be a string.`);
+    }
+    return {
+      error: code,
+      ...(typeof value.message === "string" ? { message: value.message } : {}),
+      ...extra,
+    };
+  }
+  throw invalid(`'${path}' must contain one of 'text', 'toolCalls', 'json', 'template' or 'error'.`);
+}
+
+/** Parses a script from a `model` object (`{type: "scripted", steps?, fallback?}`) or a bare steps array. */
+export function parseScript(value: JsonValue, path: string): Script {
+  if (Array.isArray(value)) return { steps: value.map((s, i) => parseScriptStep(s, `${path}[${i}]`)) };
+  if (!isJsonObject(value)) throw invalid(`'${path}' must be an object with 'steps'.`);
+  const steps = value.steps ?? [];
+  if (!Array.isArray(steps)) throw invalid(`'${path}.steps' must be an array.`);
+  const script: Script = { steps: steps.map((s, i) => parseScriptStep(s, `${path}.steps[${i}]`)) };
+  if (value.fallback !== undefined && value.fallback !== null) {
+    script.fallback = parseScriptStep(value.fallback, `${path}.fallback`);
+  }
+  return script;
+}
+
+function abortError(): BridgeError {
+  return BridgeError.cancelled("The turn was cancelled.");
+}
+
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(abortError());
+    const timer = setTimeout(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortError());
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** Splits text into about `chunks` pieces of ceil(len/chunks) characters. */
+export function splitChunks(text: string, chunks: number): string[] {
+  const chars = Array.from(text);
+  if (chunks <= 1 || chars.length <= chunks) return [text];
+  const size = Math.ceil(chars.length / chunks);
+  const out: string[] = [];
+  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(""));
+  return out;
+}
+
+/** Text of the latest prompt and the tool outputs of this turn after it, for templates. */
+function templateContext(req: StepRequest): { prompt: string; outputs: string[] } {
+  if (req.prompt !== "") return { prompt: req.prompt, outputs: [] };
+  const history = req.history;
+  let start = 0;
+  let prompt = "";
+  for (let i = history.length - 1; i >= 0; i--) {
+    const entry = history[i];
+    if (entry.role === "user") {
+      prompt = segmentsText(entry.contents);
+      start = i + 1;
+      break;
+    }
+  }
+  const outputs: string[] = [];
+  for (let i = start; i < history.length; i++) {
+    const entry = history[i];
+    if (entry.role === "tool") outputs.push(segmentsText(entry.contents));
+  }
+  return { prompt, outputs };
+}
+
+/**
+ * A scripted model.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "./scripted.ts";
+ * const model = new ScriptedModel({ steps: [{ text: "Hmph." }] });
+ * ```
+ */
+export class ScriptedModel implements LanguageModel {
+  /** Model type name. */
+  readonly kind: string = "scripted";
+  /** Context window in tokens. */
+  readonly contextSize: number = SCRIPTED_CONTEXT_SIZE;
+  /** The scripted model never trims history. */
+  readonly trimsHistory: boolean = false;
+  readonly #script: Script;
+  #next = 0;
+  readonly #availability: ModelAvailability;
+
+  /** A model playing `script`; `variant` names it in availability. */
+  constructor(script: Script, variant = "scripted") {
+    this.#script = script;
+    this.#availability = {
+      available: true,
+      contextSize: SCRIPTED_CONTEXT_SIZE,
+      variant,
+      supportedLanguages: [],
+    };
+  }
+
+  /** Steps played so far. */
+  get played(): number {
+    return this.#next;
+  }
+
+  /** Always available. */
+  availability(): Promise<ModelAvailability> {
+    return Promise.resolve({ ...this.#availability });
+  }
+
+  /** Plays the next step. */
+  async step(req: StepRequest): Promise<StepResult> {
+    const step = this.#next < this.#script.steps.length
+      ? this.#script.steps[this.#next]
+      : (this.#script.fallback ?? { text: "(script exhausted)" });
+    this.#next++;
+    if (req.signal.aborted) throw abortError();
+    if (step.delayMs) await delay(step.delayMs, req.signal);
+    if ("error" in step) {
+      throw BridgeError.of(step.error as never, step.message ?? `Scripted ${step.error}.`);
+    }
+    if ("toolCalls" in step) {
+      const calls: StepToolCall[] = step.toolCalls.map((c, i) => ({
+        name: c.name,
+        arguments: c.arguments,
+        nativeId: c.id ?? `scripted_call_${i}_${crypto.randomUUID().slice(0, 8)}`,
+      }));
+      return { kind: "toolCalls", calls, usage: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 8 } };
+    }
+    if ("json" in step) {
+      const text = compactJson(step.json);
+      if (req.responseSchema) {
+        req.onPartial?.(step.json);
+        return { kind: "structured", value: step.json, text, usage: null };
+      }
+      req.onText?.(text);
+      return { kind: "text", text, usage: null };
+    }
+    let text: string;
+    let chunks = 3;
+    if ("template" in step) {
+      const ctx = templateContext(req);
+      text = step.template
+        .replaceAll("{toolOutputs}", ctx.outputs.join("\n"))
+        .replaceAll("{toolOutput}", ctx.outputs.length > 0 ? ctx.outputs[ctx.outputs.length - 1] : "")
+        .replaceAll("{prompt}", ctx.prompt);
+    } else {
+      text = step.text;
+      chunks = step.chunks ?? 3;
+    }
+    if (req.responseSchema) {
+      // A text step in a schema turn: the text must be the JSON answer.
+      let value: JsonValue;
+      try {
+        value = JSON.parse(text);
+      } catch {
+        throw BridgeError.of("generation_failed", "The scripted answer is not valid JSON for the schema.");
+      }
+      req.onPartial?.(value);
+      return { kind: "structured", value, text, usage: null };
+    }
+    let snapshot = "";
+    for (const piece of splitChunks(text, chunks)) {
+      if (req.signal.aborted) throw abortError();
+      snapshot += piece;
+      req.onText?.(snapshot);
+    }
+    return { kind: "text", text, usage: null };
+  }
+}

@@ -1,0 +1,158 @@
+/**
+ * Line codec: turns one incoming line into a classified JSON-RPC message (§1) and encodes outgoing messages
+ * as compact one-line JSON.
+ * @module
+ */
+import { BridgeError } from "./errors.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "./json.ts";
+
+/** A JSON-RPC id: a string or a number of magnitude ≤ 2^53-1. */
+export type RequestId = string | number;
+
+/** Largest numeric id that can be echoed exactly. */
+export const MAX_SAFE_ID = 9007199254740991;
+/** Deepest nesting accepted in an incoming message. */
+export const MAX_DEPTH = 100;
+
+/** A classified incoming line. */
+export type Incoming =
+  | { kind: "blank" }
+  | { kind: "request"; id: RequestId; method: string; params: JsonValue | undefined }
+  | { kind: "notification"; method: string; params: JsonValue | undefined }
+  | { kind: "response"; id: RequestId; message: JsonObject }
+  | { kind: "invalid"; id: RequestId | null; error: BridgeError };
+
+/** True when `id` is a valid JSON-RPC id for this bridge. */
+export function isValidId(id: unknown): id is RequestId {
+  if (typeof id === "string") return true;
+  return typeof id === "number" && Number.isFinite(id) && Math.abs(id) <= MAX_SAFE_ID;
+}
+
+function idError(id: unknown): BridgeError {
+  if (typeof id === "number") {
+    return BridgeError.of(
+      "invalid_message",
+      "A numeric 'id' must be an integer of magnitude at most 2^53-1 (9007199254740991) so it can be echoed exactly; use a string id.",
+    );
+  }
+  return BridgeError.of("invalid_message", "'id' must be a string or a number.");
+}
+
+/** Nesting depth of a parsed value, computed iteratively (never overflows the stack). */
+export function exceedsDepth(value: JsonValue, limit: number): boolean {
+  const stack: Array<[JsonValue, number]> = [[value, 1]];
+  while (stack.length > 0) {
+    const [v, d] = stack.pop()!;
+    if (typeof v !== "object" || v === null) continue;
+    if (d > limit) return true;
+    if (Array.isArray(v)) {
+      for (const c of v) if (typeof c === "object" && c !== null) stack.push([c, d + 1]);
+    } else {for (const k in v) {
+        const c = v[k];
+        if (typeof c === "object" && c !== null) stack.push([c, d + 1]);
+      }}
+  }
+  return false;
+}
+
+function parseError(line: string, error: unknown): BridgeError {
+  const text = error instanceof Error ? error.message : String(error);
+  const m = /position (\d+)/.exec(text);
+  const at = m ? Number(m[1]) : line.length;
+  const byte = new TextEncoder().encode(line.slice(0, at)).length;
+  const reason = text.replace(/\s*(in JSON )?at position \d+.*$/s, "").replace(/^JSON\.parse: /, "");
+  return BridgeError.of("parse_error", `Invalid JSON at byte ${byte}: ${reason}`);
+}
+
+/**
+ * Classifies one line. Never throws: every problem becomes an `invalid` result carrying the spec's error.
+ *
+ * @example
+ * ```ts
+ * import { decodeLine } from "./codec.ts";
+ * const msg = decodeLine('{"jsonrpc":"2.0","id":1,"method":"ping"}');
+ * // msg.kind === "request"
+ * ```
+ */
+export function decodeLine(line: string): Incoming {
+  let text = line;
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (text.trim() === "") return { kind: "blank" };
+  let value: JsonValue;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { kind: "invalid", id: null, error: parseError(text, error) };
+  }
+  // A line shorter than 2*MAX_DEPTH characters cannot nest deeper than MAX_DEPTH.
+  if (text.length > 2 * MAX_DEPTH && exceedsDepth(value, MAX_DEPTH)) {
+    return {
+      kind: "invalid",
+      id: null,
+      error: BridgeError.of("parse_error", `Invalid JSON: nesting deeper than ${MAX_DEPTH} levels.`),
+    };
+  }
+  if (Array.isArray(value)) {
+    return {
+      kind: "invalid",
+      id: null,
+      error: BridgeError.of(
+        "invalid_message",
+        "Batch requests are not supported; send one message per line.",
+      ),
+    };
+  }
+  if (!isJsonObject(value)) {
+    return {
+      kind: "invalid",
+      id: null,
+      error: BridgeError.of("invalid_message", "A JSON-RPC message must be an object."),
+    };
+  }
+  const hasId = Object.hasOwn(value, "id");
+  const rawId = value.id;
+  const idOk = hasId && isValidId(rawId);
+  if (hasId && !idOk) return { kind: "invalid", id: null, error: idError(rawId) };
+  const id = idOk ? rawId as RequestId : null;
+  if (value.jsonrpc !== "2.0") {
+    return {
+      kind: "invalid",
+      id,
+      error: BridgeError.of("invalid_message", `Missing or unsupported 'jsonrpc' version; expected "2.0".`),
+    };
+  }
+  if (Object.hasOwn(value, "method")) {
+    const method = value.method;
+    if (typeof method !== "string" || method === "") {
+      return {
+        kind: "invalid",
+        id,
+        error: BridgeError.of("invalid_message", "'method' must be a non-empty string."),
+      };
+    }
+    const params = Object.hasOwn(value, "params") ? value.params : undefined;
+    return id === null ? { kind: "notification", method, params } : { kind: "request", id, method, params };
+  }
+  if (id !== null && (Object.hasOwn(value, "result") || Object.hasOwn(value, "error"))) {
+    return { kind: "response", id, message: value };
+  }
+  return {
+    kind: "invalid",
+    id,
+    error: BridgeError.of(
+      "invalid_message",
+      "A message needs 'method' (request or notification) or 'result'/'error' (response).",
+    ),
+  };
+}
+
+const HAS_LINE_SEPARATOR = /[\u2028\u2029]/;
+const LINE_SEPARATORS = /[\u2028\u2029]/g;
+
+/** Encodes one outgoing message as a single compact JSON line (no trailing newline). */
+export function encodeMessage(message: JsonObject): string {
+  const text = JSON.stringify(message);
+  return HAS_LINE_SEPARATOR.test(text)
+    ? text.replace(LINE_SEPARATORS, (c) => c === "\u2028" ? "\\u2028" : "\\u2029")
+    : text;
+}

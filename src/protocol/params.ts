@@ -1,0 +1,236 @@
+/**
+ * Typed access to request params with the spec's `-32602` messages (reference-behavior §2.4). `null` members
+ * count as absent for every accessor, while `has` still sees the raw key (for "a present key wins" rules).
+ * @module
+ */
+import { BridgeError } from "./errors.ts";
+import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "./json.ts";
+
+/** Longest JSON shown in a "got …" message before it is cut. */
+const SHOWN = 80;
+
+/** A short rendering of a value for error messages (cut to 77 chars + "..." past 80). */
+export function showValue(value: JsonValue): string {
+  const text = compactJson(value);
+  return text.length > SHOWN ? text.slice(0, 77) + "..." : text;
+}
+
+/** Largest safe integer magnitude for integer params. */
+const MAX_INT = 2 ** 53;
+
+/** Bounds for numeric params. */
+export interface Bounds {
+  min?: number;
+  max?: number;
+}
+
+function formatBound(n: number): string {
+  return Number.isInteger(n) ? String(n) : String(n);
+}
+
+/**
+ * Params of one request (or one nested object), with a path prefix for messages.
+ *
+ * @example
+ * ```ts
+ * import { Params } from "./params.ts";
+ * const p = Params.from({ session: "guard", stream: true });
+ * p.string("session"); // "guard"
+ * p.optionalBool("stream"); // true
+ * ```
+ */
+export class Params {
+  /** The raw object (may contain null members). */
+  readonly raw: JsonObject;
+  /** Prefix for parameter names in messages, e.g. `options.`. */
+  readonly prefix: string;
+
+  /** Wraps an object; `prefix` is prepended to keys in messages. */
+  constructor(raw: JsonObject, prefix = "") {
+    this.raw = raw;
+    this.prefix = prefix;
+  }
+
+  /** Params from a request's `params` member: absent or null → `{}`; non-objects fail with -32602. */
+  static from(params: JsonValue | undefined): Params {
+    if (params === undefined || params === null) return new Params({});
+    if (!isJsonObject(params)) throw BridgeError.invalidParams("params must be an object.");
+    return new Params(params);
+  }
+
+  /** Full name of a key for messages. */
+  name(key: string): string {
+    return this.prefix + key;
+  }
+
+  /** True when the raw key is present (even with a null value). */
+  has(key: string): boolean {
+    return Object.hasOwn(this.raw, key);
+  }
+
+  /** The value of a key; null and absent both give undefined. */
+  get(key: string): JsonValue | undefined {
+    if (!Object.hasOwn(this.raw, key)) return undefined;
+    const v = this.raw[key];
+    return v === null ? undefined : v;
+  }
+
+  private missing(key: string): BridgeError {
+    return BridgeError.invalidParams(`Missing required parameter '${this.name(key)}'.`);
+  }
+
+  private wrongType(key: string, what: string, value: JsonValue): BridgeError {
+    return BridgeError.invalidParams(
+      `Parameter '${this.name(key)}' must be ${what}; got ${showValue(value)}.`,
+    );
+  }
+
+  /** A required value of any type. */
+  value(key: string): JsonValue {
+    const v = this.get(key);
+    if (v === undefined) throw this.missing(key);
+    return v;
+  }
+
+  /** A required string. */
+  string(key: string): string {
+    const v = this.optionalString(key);
+    if (v === undefined) throw this.missing(key);
+    return v;
+  }
+
+  /** An optional string. */
+  optionalString(key: string): string | undefined {
+    const v = this.get(key);
+    if (v === undefined) return undefined;
+    if (typeof v !== "string") throw this.wrongType(key, "a string", v);
+    return v;
+  }
+
+  /** A required boolean. */
+  bool(key: string): boolean {
+    const v = this.optionalBool(key);
+    if (v === undefined) throw this.missing(key);
+    return v;
+  }
+
+  /** An optional boolean. */
+  optionalBool(key: string): boolean | undefined {
+    const v = this.get(key);
+    if (v === undefined) return undefined;
+    if (typeof v !== "boolean") throw this.wrongType(key, "a boolean", v);
+    return v;
+  }
+
+  /** An optional finite number within bounds. */
+  optionalNumber(key: string, bounds: Bounds = {}): number | undefined {
+    const v = this.get(key);
+    if (v === undefined) return undefined;
+    if (typeof v !== "number") throw this.wrongType(key, "a number", v);
+    if (!Number.isFinite(v)) {
+      throw BridgeError.invalidParams(`Parameter '${this.name(key)}' must be a finite number.`);
+    }
+    this.checkBounds(key, v, bounds);
+    return v;
+  }
+
+  /** An optional integer (|n| < 2^53) within bounds. */
+  optionalInteger(key: string, bounds: Bounds = {}): number | undefined {
+    const v = this.get(key);
+    if (v === undefined) return undefined;
+    if (typeof v !== "number" || !Number.isInteger(v) || Math.abs(v) >= MAX_INT) {
+      throw this.wrongType(key, "an integer", v);
+    }
+    this.checkBounds(key, v, bounds);
+    return v;
+  }
+
+  /** A required integer within bounds. */
+  integer(key: string, bounds: Bounds = {}): number {
+    const v = this.optionalInteger(key, bounds);
+    if (v === undefined) throw this.missing(key);
+    return v;
+  }
+
+  private checkBounds(key: string, v: number, bounds: Bounds): void {
+    if (bounds.min !== undefined && v < bounds.min) {
+      throw BridgeError.invalidParams(
+        `Parameter '${this.name(key)}' must be at least ${formatBound(bounds.min)}.`,
+      );
+    }
+    if (bounds.max !== undefined && v > bounds.max) {
+      throw BridgeError.invalidParams(
+        `Parameter '${this.name(key)}' must be at most ${formatBound(bounds.max)}.`,
+      );
+    }
+  }
+
+  /** An optional array. */
+  optionalArray(key: string): JsonValue[] | undefined {
+    const v = this.get(key);
+    if (v === undefined) return undefined;
+    if (!Array.isArray(v)) throw this.wrongType(key, "an array", v);
+    return v;
+  }
+
+  /** A required array. */
+  array(key: string): JsonValue[] {
+    const v = this.optionalArray(key);
+    if (v === undefined) throw this.missing(key);
+    return v;
+  }
+
+  /** An optional array of strings. */
+  optionalStringArray(key: string): string[] | undefined {
+    const v = this.optionalArray(key);
+    if (v === undefined) return undefined;
+    return v.map((item, i) => {
+      if (typeof item !== "string") {
+        throw BridgeError.invalidParams(
+          `Parameter '${this.name(key)}[${i}]' must be a string; got ${showValue(item)}.`,
+        );
+      }
+      return item;
+    });
+  }
+
+  /** An optional object, as raw JSON. */
+  optionalObject(key: string): JsonObject | undefined {
+    const v = this.get(key);
+    if (v === undefined) return undefined;
+    if (!isJsonObject(v)) throw this.wrongType(key, "an object", v);
+    return v;
+  }
+
+  /** An optional nested object as Params with the key as prefix. */
+  optionalParams(key: string): Params | undefined {
+    const v = this.optionalObject(key);
+    return v === undefined ? undefined : new Params(v, `${this.name(key)}.`);
+  }
+
+  /**
+   * An optional duration in seconds (0…86400, 0 = no limit), returned in milliseconds (`null` for no limit).
+   * Absent gives `undefined`.
+   */
+  optionalSeconds(key: string): number | null | undefined {
+    const v = this.get(key);
+    if (v === undefined) return undefined;
+    if (typeof v !== "number" || !Number.isFinite(v) || v < 0 || v > 86400) {
+      throw BridgeError.invalidParams(
+        `Parameter '${this.name(key)}' must be a number of seconds from 0 to 86400 (0 means no limit); got ${
+          showValue(v)
+        }.`,
+      );
+    }
+    return v === 0 ? null : Math.round(v * 1000);
+  }
+
+  /** Warnings for keys not in `allowed`, in request order: "Unknown parameter '<prefix><key>' was ignored." */
+  unknownKeys(allowed: readonly string[]): string[] {
+    const warnings: string[] = [];
+    for (const key of Object.keys(this.raw)) {
+      if (!allowed.includes(key)) warnings.push(`Unknown parameter '${this.name(key)}' was ignored.`);
+    }
+    return warnings;
+  }
+}

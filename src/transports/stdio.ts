@@ -1,0 +1,288 @@
+/**
+ * The stdio transport: one JSON message per line on stdin and stdout. Writes are batched per tick, output is
+ * bounded (reading pauses while the client does not read), over-long lines are answered and skipped, and at
+ * end of input every request already read is answered before the bridge shuts down.
+ * @module
+ */
+import { BridgeError } from "../protocol/errors.ts";
+import type { Logger } from "../util/logger.ts";
+import type { BridgeEngine } from "../engine/engine.ts";
+
+/** Default maximum length of one incoming line (bytes). */
+export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
+/** Default output buffer high-water mark (bytes): reading pauses above it. */
+export const DEFAULT_MAX_BUFFERED_OUTPUT = 32 * 1024 * 1024;
+/** Default bound on the wait for in-flight requests after end of input (ms). */
+export const DEFAULT_EOF_GRACE_MS = 30_000;
+
+/** Options of {@link serveStdio}. */
+export interface StdioOptions {
+  input?: ReadableStream<Uint8Array>;
+  output?: WritableStream<Uint8Array>;
+  maxLineBytes?: number;
+  maxBufferedOutput?: number;
+  eofGraceMs?: number;
+  logger?: Logger;
+}
+
+/**
+ * An ordered line writer that batches everything sent in one tick into one write and reports how many
+ * bytes are waiting.
+ *
+ * @example
+ * ```ts
+ * import { LineWriter } from "./stdio.ts";
+ * const writer = new LineWriter(new WritableStream());
+ * writer.send('{"jsonrpc":"2.0","id":1,"result":{}}');
+ * await writer.flush();
+ * ```
+ */
+export class LineWriter {
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #encoder = new TextEncoder();
+  #queue: string[] = [];
+  #queuedBytes = 0;
+  #running: Promise<void> | null = null;
+  #drainWaiters: Array<() => void> = [];
+  #broken = false;
+  readonly #lowWater: number;
+
+  /** Writes to `output`; `lowWater` is where paused readers resume. */
+  constructor(output: WritableStream<Uint8Array>, lowWater = DEFAULT_MAX_BUFFERED_OUTPUT / 2) {
+    this.#writer = output.getWriter();
+    this.#lowWater = lowWater;
+  }
+
+  /** Bytes waiting to be written (approximate: UTF-16 length). */
+  get buffered(): number {
+    return this.#queuedBytes;
+  }
+
+  /** True once a write failed (the client stopped reading for good). */
+  get broken(): boolean {
+    return this.#broken;
+  }
+
+  /** Queues one line (a newline is added). */
+  send(line: string): void {
+    if (this.#broken) return;
+    this.#queue.push(line);
+    this.#queuedBytes += line.length + 1;
+    if (!this.#running) this.#running = this.#pump();
+  }
+
+  async #pump(): Promise<void> {
+    await Promise.resolve();
+    while (this.#queue.length > 0) {
+      const batch = this.#queue;
+      this.#queue = [];
+      const text = batch.join("\n") + "\n";
+      try {
+        await this.#writer.write(this.#encoder.encode(text));
+      } catch {
+        this.#broken = true;
+        this.#queue = [];
+      }
+      this.#queuedBytes = Math.max(0, this.#queuedBytes - text.length);
+      if (this.#queuedBytes <= this.#lowWater) this.#wakeDrain();
+    }
+    this.#running = null;
+    this.#wakeDrain();
+  }
+
+  #wakeDrain(): void {
+    const waiters = this.#drainWaiters;
+    this.#drainWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  /** Resolves when the buffer is below the low-water mark. */
+  drained(): Promise<void> {
+    if (this.#queuedBytes <= this.#lowWater || this.#broken) return Promise.resolve();
+    return new Promise((resolve) => this.#drainWaiters.push(resolve));
+  }
+
+  /** Resolves when everything queued so far is written. */
+  async flush(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+
+  /** Flushes and releases the output. */
+  async close(): Promise<void> {
+    await this.flush();
+    try {
+      await this.#writer.close();
+    } catch {
+      // already closed
+    }
+  }
+}
+
+/**
+ * Splits a byte stream into lines (LF, optional CR before it) and hands each decoded line to `onLine`.
+ * Lines over `maxLineBytes` and invalid UTF-8 are reported through `onInvalid` and skipped.
+ */
+export class LineSplitter {
+  readonly #decoder = new TextDecoder("utf-8", { fatal: true });
+  #parts: Uint8Array[] = [];
+  #size = 0;
+  #skipping = false;
+  readonly #max: number;
+  readonly #onLine: (line: string) => void;
+  readonly #onInvalid: (error: BridgeError) => void;
+
+  /** A splitter delivering lines to `onLine`. */
+  constructor(max: number, onLine: (line: string) => void, onInvalid: (error: BridgeError) => void) {
+    this.#max = max;
+    this.#onLine = onLine;
+    this.#onInvalid = onInvalid;
+  }
+
+  /** Feeds a chunk. */
+  push(chunk: Uint8Array): void {
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, start);
+      if (nl === -1) break;
+      this.#take(chunk.subarray(start, nl), true);
+      start = nl + 1;
+    }
+    if (start < chunk.length) this.#take(chunk.subarray(start), false);
+  }
+
+  /** Ends the input: a last unterminated line is delivered. */
+  end(): void {
+    if (this.#size > 0 && !this.#skipping) this.#emit();
+    this.#parts = [];
+    this.#size = 0;
+    this.#skipping = false;
+  }
+
+  #take(piece: Uint8Array, complete: boolean): void {
+    if (!this.#skipping) {
+      if (this.#size + piece.length > this.#max) {
+        this.#skipping = true;
+        this.#parts = [];
+        this.#size = 0;
+        this.#onInvalid(
+          BridgeError.of("invalid_message", `The message is longer than the limit of ${this.#max} bytes.`, {
+            limit: this.#max,
+          }),
+        );
+      } else if (piece.length > 0) {
+        this.#parts.push(complete && this.#parts.length === 0 ? piece : piece.slice());
+        this.#size += piece.length;
+      }
+    }
+    if (complete) {
+      if (!this.#skipping) this.#emit();
+      this.#parts = [];
+      this.#size = 0;
+      this.#skipping = false;
+    }
+  }
+
+  #emit(): void {
+    let bytes: Uint8Array;
+    if (this.#parts.length === 1) bytes = this.#parts[0];
+    else {
+      bytes = new Uint8Array(this.#size);
+      let o = 0;
+      for (const p of this.#parts) {
+        bytes.set(p, o);
+        o += p.length;
+      }
+    }
+    if (bytes.length > 0 && bytes[bytes.length - 1] === 13) bytes = bytes.subarray(0, bytes.length - 1);
+    let line: string;
+    try {
+      line = this.#decoder.decode(bytes);
+    } catch {
+      this.#onInvalid(BridgeError.of("parse_error", "Invalid UTF-8 in the message."));
+      return;
+    }
+    this.#onLine(line);
+  }
+}
+
+/**
+ * Serves `engine` over a byte stream pair (stdin/stdout by default). Resolves with the exit code (0) after end
+ * of input or a `shutdown` request. The engine must be created with `send` → `writer.send` — use
+ * {@link createStdioServer} to wire both.
+ */
+export interface StdioServer {
+  /** The engine. */
+  engine: BridgeEngine;
+  /** Runs until end of input or shutdown; resolves with the exit code. */
+  run(): Promise<number>;
+  /** Starts a graceful shutdown (signals): answers what it can, then resolves `run`. */
+  stop(): void;
+}
+
+/** Creates a stdio server around an engine built by `makeEngine(send, onShutdown)`. */
+export function createStdioServer(
+  makeEngine: (send: (line: string) => void, onShutdown: () => void) => BridgeEngine,
+  options: StdioOptions = {},
+): StdioServer {
+  const output = options.output ?? Deno.stdout.writable;
+  const input = options.input ?? Deno.stdin.readable;
+  const maxBuffered = options.maxBufferedOutput ?? DEFAULT_MAX_BUFFERED_OUTPUT;
+  const writer = new LineWriter(output, maxBuffered / 2);
+  let finish!: (code: number) => void;
+  const finished = new Promise<number>((resolve) => finish = resolve);
+  let done = false;
+  const end = async () => {
+    if (done) return;
+    done = true;
+    await writer.close();
+    finish(0);
+  };
+  const engine = makeEngine((line) => writer.send(line), () => void end());
+  const splitter = new LineSplitter(
+    options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
+    (line) => engine.receive(line),
+    (error) => engine.reportInvalid(error),
+  );
+  const reader = input.getReader();
+  const graceful = async () => {
+    engine.markInputClosed();
+    const grace = options.eofGraceMs ?? DEFAULT_EOF_GRACE_MS;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([engine.idle(), new Promise<void>((r) => timer = setTimeout(r, grace))]);
+    clearTimeout(timer);
+    await engine.shutdown();
+    await end();
+  };
+  const readLoop = async () => {
+    try {
+      for (;;) {
+        if (writer.buffered > maxBuffered) await writer.drained();
+        const { value, done: eof } = await reader.read();
+        if (eof || done) break;
+        splitter.push(value);
+        if (engine.phase !== "running") break;
+      }
+    } catch (error) {
+      options.logger?.warning(`Reading input failed: ${String(error)}`);
+    }
+    splitter.end();
+    try {
+      reader.releaseLock();
+    } catch {
+      // still reading
+    }
+    if (!done && engine.phase === "running") await graceful();
+  };
+  return {
+    engine,
+    run: () => {
+      readLoop();
+      return finished;
+    },
+    stop: () => {
+      if (!done && engine.phase === "running") {
+        reader.cancel().catch(() => {});
+      }
+    },
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * Id helpers: protocol call ids, generated object ids and the printable-id rule.
+ * @module
+ */
+const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+
+/** A fresh tool call id: `call_` + 24 random alphanumerics. */
+export function newCallId(): string {
+  const bytes = crypto.getRandomValues(new Uint8Array(24));
+  let out = "call_";
+  for (const b of bytes) out += ALNUM[b % ALNUM.length];
+  return out;
+}
+
+/** A short random id for transcript entries and segments. */
+export function newEntryId(): string {
+  return crypto.randomUUID();
+}
+
+/** True when `id` is 1–128 characters with no Unicode control characters. */
+export function isPrintableId(id: string): boolean {
+  return id.length >= 1 && id.length <= 128 && !/\p{Cc}/u.test(id);
+}
+
+/**
+ * Generates ids `<prefix>1`, `<prefix>2`, … skipping ids in use; the counter never goes back.
+ *
+ * @example
+ * ```ts
+ * import { IdGenerator } from "./ids.ts";
+ * const ids = new IdGenerator("s");
+ * ids.next(() => false); // "s1"
+ * ```
+ */
+export class IdGenerator {
+  #n = 0;
+  readonly #prefix: string;
+
+  /** A generator of `<prefix><n>` ids. */
+  constructor(prefix: string) {
+    this.#prefix = prefix;
+  }
+
+  /** The next id not reported as taken by `inUse`. */
+  next(inUse: (id: string) => boolean): string {
+    for (;;) {
+      this.#n++;
+      const id = `${this.#prefix}${this.#n}`;
+      if (!inUse(id)) return id;
+    }
+  }
+}

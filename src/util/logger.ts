@@ -1,0 +1,45 @@
+/**
+ * A leveled logger that writes to stderr only (stdout is the protocol).
+ * @module
+ */
+
+/** Log levels, most verbose first. */
+export const LOG_LEVELS = ["debug", "info", "warning", "error", "off"] as const;
+
+/** A log level. */
+export type LogLevel = typeof LOG_LEVELS[number];
+
+/** Something that logs. */
+export interface Logger {
+  debug(message: string): void;
+  info(message: string): void;
+  warning(message: string): void;
+  error(message: string): void;
+}
+
+/**
+ * A logger printing "[<tag>] <level>: <message>" to stderr for levels at or above `level`.
+ *
+ * @example
+ * ```ts
+ * import { stderrLogger } from "./logger.ts";
+ * const log = stderrLogger("warning", "oam stdio");
+ * log.warning("Ignoring a response to unknown or finished request 't-9'.");
+ * ```
+ */
+export function stderrLogger(level: LogLevel, tag = "open-apple-models"): Logger {
+  const min = LOG_LEVELS.indexOf(level);
+  const encoder = new TextEncoder();
+  const write = (l: LogLevel) => (message: string) => {
+    if (LOG_LEVELS.indexOf(l) < min) return;
+    try {
+      Deno.stderr.writeSync(encoder.encode(`[${tag}] ${l}: ${message}\n`));
+    } catch {
+      // stderr closed: nothing to do
+    }
+  };
+  return { debug: write("debug"), info: write("info"), warning: write("warning"), error: write("error") };
+}
+
+/** A logger that drops everything. */
+export const silentLogger: Logger = { debug() {}, info() {}, warning() {}, error() {} };
