@@ -21,7 +21,7 @@ import type {
 import { type ChatOutput, CompletionAccumulator, parseJsonText } from "./openai_completion.ts";
 import { DEFAULT_OPENAI_TIMEOUT_MS, type OpenAIModelConfig } from "./openai_config.ts";
 import { httpError, malformed, networkError, serverErrorInfo, timeoutError } from "./openai_errors.ts";
-import { orderBySchema } from "./openai_order.ts";
+import { orderBySchema } from "../schema/order.ts";
 import { parsePartialJson } from "./openai_partial_json.ts";
 import { buildChatRequest } from "./openai_request.ts";
 import { SseParser } from "./openai_sse.ts";

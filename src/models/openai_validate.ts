@@ -9,7 +9,7 @@ import { BridgeError } from "../protocol/errors.ts";
 import { cloneJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import type { StepTool, StepToolCall } from "./language_model.ts";
 import type { RawToolCall } from "./openai_completion.ts";
-import { orderBySchema } from "./openai_order.ts";
+import { orderBySchema } from "../schema/order.ts";
 
 // One validator instance; `addUsedSchema: false` lets schemas with equal `$id`s coexist.
 const ajv = new Ajv({

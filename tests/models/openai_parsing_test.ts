@@ -1,7 +1,6 @@
 import assert from "node:assert/strict";
 import { CompletionAccumulator, mapUsage } from "../../src/models/openai_completion.ts";
 import { isContextError, parseRetryAfter } from "../../src/models/openai_errors.ts";
-import { orderBySchema } from "../../src/models/openai_order.ts";
 import { parsePartialJson } from "../../src/models/openai_partial_json.ts";
 import { SseParser } from "../../src/models/openai_sse.ts";
 import {
@@ -11,7 +10,6 @@ import {
   validatorFor,
 } from "../../src/models/openai_validate.ts";
 import { BridgeError } from "../../src/protocol/errors.ts";
-import type { JsonObject } from "../../src/protocol/json.ts";
 
 Deno.test("sse: framing with LF, CRLF, CR split across pushes, comments, multi-line data, event names", () => {
   const parser = new SseParser();
@@ -149,41 +147,6 @@ Deno.test("partial json: prefixes of a streamed object", () => {
   assert.deepEqual(parsePartialJson('["x", "y'), ["x", "y"]);
   assert.equal(parsePartialJson('"str'), "str");
   assert.equal(parsePartialJson("nul"), undefined);
-});
-
-Deno.test("order: keys follow the schema, through $ref, allOf, anyOf and arrays", () => {
-  const schema: JsonObject = {
-    type: "object",
-    properties: {
-      b: { type: "string" },
-      a: { $ref: "#/$defs/inner" },
-      list: { type: "array", items: { $ref: "#/definitions/item" } },
-      pick: {
-        anyOf: [
-          { type: "object", properties: { y: {}, x: {} }, required: ["y"] },
-          { type: "object", properties: { q: {}, p: {} }, required: ["p"] },
-        ],
-      },
-    },
-    allOf: [{ properties: { z: {} } }],
-    $defs: { inner: { type: "object", properties: { second: {}, first: {} } } },
-    definitions: { item: { properties: { k2: {}, k1: {} } } },
-  };
-  const value = JSON.parse(
-    '{"extra": 1, "pick": {"p": 1, "q": 2}, "z": 0, "list": [{"k1": 1, "k2": 2}], "a": {"first": 1, "second": 2}, "b": "x"}',
-  );
-  const ordered = orderBySchema(value, schema) as JsonObject;
-  assert.equal(
-    JSON.stringify(ordered),
-    '{"b":"x","a":{"second":2,"first":1},"list":[{"k2":2,"k1":1}],"pick":{"q":2,"p":1},"z":0,"extra":1}',
-  );
-  // __proto__ keys stay own data properties.
-  const proto = orderBySchema(JSON.parse('{"__proto__": {"x": 1}}'), { type: "object" }) as JsonObject;
-  assert.equal(Object.hasOwn(proto, "__proto__"), true);
-  assert.equal(Object.getPrototypeOf(proto), Object.prototype);
-  // A $ref cycle does not hang.
-  const cyclic: JsonObject = { $ref: "#/$defs/a", $defs: { a: { $ref: "#/$defs/a" } } };
-  assert.deepEqual(orderBySchema({ k: 1 }, cyclic), { k: 1 });
 });
 
 Deno.test("validate: tool calls, empty arguments, duplicate ids; structured answers", () => {
