@@ -54,8 +54,8 @@ export interface SchemaConversion {
 
 /** Maximum nesting (and `$ref` chain) depth. */
 const MAX_DEPTH = 32;
-/** Upper bound on converted schema nodes; only absurd inputs reach it. */
-const MAX_NODES = 100_000;
+/** Upper bound on converted schema nodes (a schema this big would not fit the model's 8k-token context anyway). */
+const MAX_NODES = 20_000;
 const DEPTH_MESSAGE = "the schema nests or references more than 32 levels deep";
 /** Integer bounds are clamped to what every consumer (JS numbers, Swift `Int`) represents exactly. */
 const MAX_INTEGER = Number.MAX_SAFE_INTEGER;
