@@ -319,7 +319,7 @@ export class FmHandle {
       } else if (event.type === "error") {
         const err = isRecord(event.error) ? event.error : {};
         const code = typeof err.code === "string" ? err.code : "generation_failed";
-        const message = typeof err.message === "string" ? err.message : "The system model failed.";
+        const message = typeof err.message === "string" ? err.message : "";
         const detail = isRecord(err.detail) ? err.detail : {};
         this.#settle(pending, () => {
           if (pending.failure !== undefined) pending.reject(pending.failure);
