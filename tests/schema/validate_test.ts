@@ -1,0 +1,113 @@
+import assert from "node:assert/strict";
+import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
+import { compileValidator } from "../../src/schema/validate.ts";
+
+Deno.test("validate: valid values give null", () => {
+  const validate = compileValidator({
+    type: "object",
+    properties: { gate: { type: "string" }, count: { type: "integer", minimum: 0 } },
+    required: ["gate"],
+  });
+  assert.equal(validate({ gate: "north" }), null);
+  assert.equal(validate({ gate: "north", count: 3 }), null);
+});
+
+Deno.test("validate: short messages with the schema location", () => {
+  const validate = compileValidator({
+    type: "object",
+    properties: {
+      x: { type: "integer" },
+      list: { type: "array", items: { type: "integer" } },
+      mood: { enum: ["calm", "angry"] },
+      inner: { type: "object", properties: { y: { type: "string" } }, required: ["y"] },
+    },
+    required: ["x"],
+    additionalProperties: false,
+  });
+  assert.equal(validate({ x: 1.5 }), "#/properties/x: must be integer");
+  assert.equal(validate({}), "#: must have required property 'x'");
+  assert.equal(validate({ x: 1, list: [1, "a"] }), "#/properties/list/items: must be integer (at /list/1)");
+  assert.equal(
+    validate({ x: 1, mood: "sad" }),
+    '#/properties/mood: must be equal to one of the allowed values: "calm", "angry"',
+  );
+  assert.equal(validate({ x: 1, inner: {} }), "#/properties/inner: must have required property 'y'");
+  assert.equal(validate({ x: 1, extra: true }), "#: must NOT have additional properties 'extra'");
+  assert.equal(validate("text"), "#: must be object");
+});
+
+Deno.test("validate: $defs, definitions and recursive refs", () => {
+  const validate = compileValidator({
+    $defs: { Name: { type: "string", minLength: 1 } },
+    definitions: {
+      Node: { type: "object", properties: { next: { $ref: "#/definitions/Node" }, v: { type: "integer" } } },
+    },
+    type: "object",
+    properties: { name: { $ref: "#/$defs/Name" }, list: { $ref: "#/definitions/Node" } },
+  });
+  assert.equal(validate({ name: "a", list: { v: 1, next: { v: 2 } } }), null);
+  assert.equal(validate({ name: "" }), "#/$defs/Name: must NOT have fewer than 1 characters (at /name)");
+  assert.match(validate({ list: { next: { v: "x" } } })!, /must be integer \(at \/list\/next\/v\)$/);
+});
+
+Deno.test("validate: a draft 2020-12 $schema does not disable validation", () => {
+  const validate = compileValidator({
+    $schema: "https://json-schema.org/draft/2020-12/schema",
+    type: "object",
+    properties: { a: { type: "boolean" } },
+  });
+  assert.equal(validate({ a: "no" }), "#/properties/a: must be boolean");
+});
+
+Deno.test("validate: compiled validators are cached per schema object", () => {
+  const schema: JsonObject = { type: "string" };
+  assert.equal(compileValidator(schema), compileValidator(schema));
+  assert.notEqual(compileValidator(schema), compileValidator({ type: "string" }));
+  // The same $id in different schemas does not clash.
+  const a = compileValidator({ $id: "https://example.com/s", type: "string" });
+  const b = compileValidator({ $id: "https://example.com/s", type: "integer" });
+  assert.equal(a("x"), null);
+  assert.equal(b(1), null);
+  assert.equal(b("x"), "#: must be integer");
+});
+
+Deno.test("validate: schemas ajv cannot compile accept everything (and never throw)", () => {
+  const broken: JsonValue[] = [
+    { type: "foo" },
+    { pattern: "(" },
+    { $ref: "https://example.com/remote.json" },
+    { $ref: "#/$defs/missing" },
+    { type: "object", properties: { a: { $ref: "#/nowhere" } } },
+  ];
+  for (const schema of broken) {
+    const validate = compileValidator(schema as JsonObject);
+    assert.equal(validate({ anything: [1, 2, 3] }), null);
+    assert.equal(validate("x"), null);
+  }
+});
+
+Deno.test("validate: __proto__ keys are data (ajv limitation: their subschema is not enforced)", () => {
+  const validate = compileValidator(
+    JSON.parse('{"type":"object","properties":{"__proto__":{"type":"integer"}},"required":["__proto__"]}'),
+  );
+  assert.equal(validate(JSON.parse('{"__proto__": 1}')), null);
+  assert.equal(validate({}), "#: must have required property '__proto__'");
+  // ajv 8 skips a property subschema named `__proto__`: documented limitation, no crash, no pollution.
+  assert.equal(validate(JSON.parse('{"__proto__": "x"}')), null);
+  assert.equal(({} as Record<string, unknown>).type, undefined);
+});
+
+Deno.test("validate: deep schemas and deep values do not crash", () => {
+  let deep: JsonObject = { type: "string" };
+  for (let i = 0; i < 10_000; i++) deep = { type: "array", items: deep };
+  const validateDeep = compileValidator(deep);
+  assert.equal(typeof validateDeep([]), "object"); // null (valid) either way, or accept-all
+  let value: JsonValue = 1;
+  for (let i = 0; i < 100_000; i++) value = [value];
+  const recursive = compileValidator({
+    anyOf: [{ type: "integer" }, { type: "array", items: { $ref: "#" } }],
+  });
+  const result = recursive(value);
+  assert.ok(result === null || typeof result === "string");
+  assert.equal(recursive([[1, [2]]]), null);
+});
