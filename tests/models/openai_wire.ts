@@ -1,0 +1,47 @@
+/**
+ * A minimal in-process JSON-RPC client of a BridgeEngine for the OpenAI backend's engine-level tests.
+ * @module
+ */
+import { BridgeEngine } from "../../src/engine/engine.ts";
+import type { JsonObject } from "../../src/protocol/json.ts";
+
+/** A minimal wire client: every line the engine sends is parsed and kept. */
+export class Wire {
+  readonly messages: JsonObject[] = [];
+  readonly engine: BridgeEngine;
+  #wake: (() => void)[] = [];
+
+  constructor() {
+    this.engine = new BridgeEngine({}, (line) => {
+      this.messages.push(JSON.parse(line));
+      for (const wake of this.#wake.splice(0)) wake();
+    });
+  }
+
+  /** Sends a message (`jsonrpc` added). */
+  send(message: JsonObject): void {
+    this.engine.receive(JSON.stringify({ jsonrpc: "2.0", ...message }));
+  }
+
+  /** Waits (up to `timeoutMs`) for the first message matching `predicate`. */
+  async waitFor(predicate: (m: JsonObject) => boolean, timeoutMs = 10_000): Promise<JsonObject> {
+    const deadline = Date.now() + timeoutMs;
+    while (true) {
+      const found = this.messages.find(predicate);
+      if (found !== undefined) return found;
+      if (Date.now() > deadline) throw new Error(`timed out; got ${JSON.stringify(this.messages)}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 200);
+        this.#wake.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  /** Waits for the response to request `id`. */
+  response(id: number): Promise<JsonObject> {
+    return this.waitFor((m) => m.id === id && !("method" in m));
+  }
+}
