@@ -1,7 +1,7 @@
 /**
  * Integration tests of the OpenAI-compatible backend against a REAL llama.cpp server running the tiny
  * fixture model (see /work/shared/models/README.md and scripts/llama/build.sh). Structure is asserted,
- * not model quality. Skipped when the build is missing unless OAM_LLAMA_REQUIRED=1.
+ * not model quality. Runs only with OAM_LLAMA_TESTS=1 (`deno task test:llama`).
  */
 import assert from "node:assert/strict";
 import type { StepRequest, StepResult, StepTool } from "../../src/models/language_model.ts";
@@ -9,11 +9,9 @@ import { createOpenAIModel } from "../../src/models/openai_model.ts";
 import { BridgeError } from "../../src/protocol/errors.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
 import type { ConversationEntry } from "../../src/protocol/transcript.ts";
-import { LLAMA_REQUIRED, llamaFiles, type LlamaServer, note, startLlamaServer } from "./llama_server.ts";
+import { LLAMA_ENABLED, type LlamaServer, note, startLlamaServer } from "./llama_server.ts";
 
-const files = llamaFiles();
-const ignore = "missing" in files && !LLAMA_REQUIRED;
-if (ignore) note(`llama tests skipped: ${(files as { missing: string }).missing}`);
+const ignore = !LLAMA_ENABLED;
 
 const WEATHER: StepTool = {
   name: "get_weather",
