@@ -2,6 +2,7 @@
  * The extensions every transport serves by default.
  * @module
  */
+import { GameExtension } from "../game/game_extension.ts";
 import type { BridgeExtension } from "./extension.ts";
 
 /**
@@ -14,5 +15,5 @@ import type { BridgeExtension } from "./extension.ts";
  * ```
  */
 export function standardExtensions(): BridgeExtension[] {
-  return [];
+  return [new GameExtension()];
 }

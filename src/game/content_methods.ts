@@ -1,0 +1,13 @@
+/**
+ * PLACEHOLDER — being written. Registers nothing yet.
+ * @module
+ */
+import type { BridgeEngine } from "../engine/engine.ts";
+import type { MethodRegistry } from "../engine/extension.ts";
+import type { GameContext } from "./game_context.ts";
+
+/** Placeholder method set. */
+export class ContentMethods {
+  /** Registers the methods. */
+  register(_registry: MethodRegistry, _engine: BridgeEngine, _game: GameContext): void {}
+}

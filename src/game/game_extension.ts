@@ -1,0 +1,48 @@
+/**
+ * GameExtension: the game methods (`npc/*`, `decision/*`, `world/*`, `content/generate`) as one extension.
+ * The domain code lives beside it in plain TypeScript; the method sets adapt it to JSON-RPC.
+ * @module
+ */
+import type { BridgeEngine } from "../engine/engine.ts";
+import type { BridgeExtension, MethodRegistry } from "../engine/extension.ts";
+import { ContentMethods } from "./content_methods.ts";
+import { DecisionMethods } from "./decision_methods.ts";
+import { GameContext } from "./game_context.ts";
+import { NpcMethods } from "./npc/npc_methods.ts";
+import { WorldMethods } from "./world_methods.ts";
+
+/** One method set of the game extension. */
+export interface GameMethodSet {
+  register(registry: MethodRegistry, engine: BridgeEngine, game: GameContext): void;
+  shutdown?(): Promise<void> | void;
+}
+
+/**
+ * The game methods.
+ *
+ * @example
+ * ```ts
+ * import { BridgeEngine } from "../engine/engine.ts";
+ * import { GameExtension } from "./game_extension.ts";
+ * const engine = new BridgeEngine({ extensions: [new GameExtension()] });
+ * await engine.call("world/create", { world: "village", state: { gold: 10 } });
+ * ```
+ */
+export class GameExtension implements BridgeExtension {
+  /** Shared game state. */
+  readonly game: GameContext = new GameContext();
+  /** Notifications the game methods send. */
+  readonly notificationMethods: readonly string[] = ["npc/event", "world/changed"];
+  readonly #sets: GameMethodSet[] = [new WorldMethods(), new NpcMethods(), new DecisionMethods(), new ContentMethods()];
+
+  /** Registers every game method. */
+  register(registry: MethodRegistry, engine: BridgeEngine): void {
+    for (const set of this.#sets) set.register(registry, engine, this.game);
+  }
+
+  /** Cancels NPC work and removes NPCs, worlds and subscriptions. */
+  async shutdown(): Promise<void> {
+    for (const set of this.#sets) await set.shutdown?.();
+    this.game.worlds.clear();
+  }
+}
