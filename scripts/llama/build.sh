@@ -10,7 +10,8 @@
 #
 # Usage: scripts/llama/build.sh            build if missing, print the binary path on the last line
 #        scripts/llama/build.sh --print    print the binary path, exit 1 if not built yet
-# Env:   OAM_LLAMA_VERSION (default 3.21.1), OAM_LLAMA_CACHE, OAM_LLAMA_JOBS (default 2)
+# Env:   OAM_LLAMA_VERSION (default 3.21.1), OAM_LLAMA_CACHE, OAM_LLAMA_JOBS (default 2),
+#        OAM_LLAMA_KEEP=1 keeps node_modules after the build, OAM_LLAMA_MODEL_GZ (fixture model path)
 set -euo pipefail
 
 VERSION="${OAM_LLAMA_VERSION:-3.21.1}"
@@ -18,7 +19,6 @@ CACHE_ROOT="${OAM_LLAMA_CACHE:-$HOME/.cache/oam-llama}"
 DIR="$CACHE_ROOT/$VERSION"
 BIN="$DIR/bin/llama-server"
 JOBS="${OAM_LLAMA_JOBS:-2}"
-SCRIPT_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 MODEL_GZ="${OAM_LLAMA_MODEL_GZ:-/work/shared/models/tiny-chat.gguf.gz}"
 
 if [[ "${1:-}" == "--print" ]]; then
@@ -53,7 +53,8 @@ BUNDLE="$DIR/node_modules/node-llama-cpp/llama/gitRelease.bundle"
 if [[ ! -f "$BUNDLE" ]]; then
   echo "installing node-llama-cpp@$VERSION (--ignore-scripts) into $DIR" >&2
   [[ -f "$DIR/package.json" ]] || echo '{"private":true}' > "$DIR/package.json"
-  (cd "$DIR" && npm install --ignore-scripts --no-audit --no-fund --silent "node-llama-cpp@$VERSION")
+  # --omit=optional skips ~680 MB of prebuilt CUDA/Vulkan binaries; only the source bundle is needed.
+  (cd "$DIR" && npm install --ignore-scripts --omit=optional --no-audit --no-fund --silent "node-llama-cpp@$VERSION")
 fi
 [[ -f "$BUNDLE" ]] || { echo "source bundle not found: $BUNDLE" >&2; exit 1; }
 
@@ -72,5 +73,7 @@ cmake --build "$SRC/build" --target llama-server -j"$JOBS" >&2
 
 cp "$SRC/build/bin/llama-server" "$BIN.tmp"
 mv "$BIN.tmp" "$BIN"
+# The npm package is only needed for its source bundle, which is cloned now.
+[[ "${OAM_LLAMA_KEEP:-0}" == "1" ]] || rm -rf "$DIR/node_modules" "$DIR/package-lock.json"
 echo "built $BIN in $(( $(date +%s) - start ))s" >&2
 echo "$BIN"
