@@ -50,16 +50,15 @@ for tool in npm git cmake g++; do
 done
 
 BUNDLE="$DIR/node_modules/node-llama-cpp/llama/gitRelease.bundle"
-if [[ ! -f "$BUNDLE" ]]; then
-  echo "installing node-llama-cpp@$VERSION (--ignore-scripts) into $DIR" >&2
-  [[ -f "$DIR/package.json" ]] || echo '{"private":true}' > "$DIR/package.json"
-  # --omit=optional skips ~680 MB of prebuilt CUDA/Vulkan binaries; only the source bundle is needed.
-  (cd "$DIR" && npm install --ignore-scripts --omit=optional --no-audit --no-fund --silent "node-llama-cpp@$VERSION")
-fi
-[[ -f "$BUNDLE" ]] || { echo "source bundle not found: $BUNDLE" >&2; exit 1; }
-
 SRC="$DIR/llama.cpp-src"
 if [[ ! -f "$SRC/CMakeLists.txt" ]]; then
+  if [[ ! -f "$BUNDLE" ]]; then
+    echo "installing node-llama-cpp@$VERSION (--ignore-scripts) into $DIR" >&2
+    [[ -f "$DIR/package.json" ]] || echo '{"private":true}' > "$DIR/package.json"
+    # --omit=optional skips ~680 MB of prebuilt CUDA/Vulkan binaries; only the source bundle is needed.
+    (cd "$DIR" && npm install --ignore-scripts --omit=optional --no-audit --no-fund --silent "node-llama-cpp@$VERSION")
+  fi
+  [[ -f "$BUNDLE" ]] || { echo "source bundle not found: $BUNDLE" >&2; exit 1; }
   rm -rf "$SRC"
   git clone -q "$BUNDLE" "$SRC"
 fi
