@@ -10,18 +10,27 @@ import { malformed, serverErrorInfo, streamError } from "./openai_errors.ts";
 
 /** A tool call as the server sent it (arguments still JSON text). */
 export interface RawToolCall {
+  /** Position of the call in the answer (the stream's `index`). */
   index: number;
+  /** The server's call id, when it sent one. */
   id?: string;
+  /** Function name. */
   name: string;
+  /** Arguments as the JSON text the server sent. */
   arguments: string;
 }
 
 /** What one completion produced. */
 export interface ChatOutput {
+  /** The answer text (`""` when none). */
   content: string;
+  /** Tool calls ordered by index. */
   toolCalls: RawToolCall[];
+  /** `stop`, `length`, `tool_calls`, `content_filter`, … or `null` when not sent. */
   finishReason: string | null;
+  /** OpenAI's `message.refusal`, when present. */
   refusal: string | null;
+  /** Token usage, when the server reported it. */
   usage: StepUsage | null;
 }
 
@@ -48,9 +57,13 @@ function optionalString(value: JsonValue | undefined, what: string): string | un
 
 /** Accumulates one completion (streamed or not). */
 export class CompletionAccumulator {
+  /** Content text so far. */
   content = "";
+  /** Refusal text so far. */
   refusal = "";
+  /** The last finish reason seen. */
   finishReason: string | null = null;
+  /** The last usage seen. */
   usage: StepUsage | null = null;
   /** True once any chunk or body was accepted. */
   started = false;

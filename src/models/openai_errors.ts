@@ -25,8 +25,11 @@ const MAX_SERVER_MESSAGE = 1000;
 
 /** Message, code and type of an OpenAI error envelope `{"error": {message, type, code}}` or a raw body. */
 export interface ServerErrorInfo {
+  /** The server's message (or its raw body), cut to 1000 characters. */
   message: string;
+  /** `error.code` (e.g. `context_length_exceeded`, or llama.cpp's HTTP status number as text). */
   code?: string;
+  /** `error.type` (e.g. `exceed_context_size_error`). */
   type?: string;
 }
 

@@ -15,9 +15,6 @@ import type { JsonObject } from "../protocol/json.ts";
 import { type ConversationEntry, isToolCallsEntry, segmentsText } from "../protocol/transcript.ts";
 import type { StepRequest, StepTool } from "./language_model.ts";
 
-/** Chat message roles sent by this backend. */
-export type ChatRole = "system" | "user" | "assistant" | "tool";
-
 /** The `messages` list of a step. */
 export function buildMessages(
   request: Pick<StepRequest, "instructions" | "history" | "prompt">,
