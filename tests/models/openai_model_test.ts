@@ -683,6 +683,33 @@ Deno.test("openai model: malformed answers fail with generation_failed", async (
   }
 });
 
+Deno.test("openai model: a connection dropped mid-stream fails with generation_failed", async () => {
+  const encoder = new TextEncoder();
+  await withServer(
+    () =>
+      new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            controller.enqueue(encoder.encode(`data: ${JSON.stringify(chunk({ content: "a" }))}\n\n`));
+            setTimeout(
+              () => controller.error(new Error("mock server: dropping the connection on purpose")),
+              20,
+            );
+          },
+        }),
+        { headers: { "content-type": "text/event-stream" } },
+      ),
+    async (_server, config) => {
+      const snapshots: string[] = [];
+      const error = await rejection(
+        createOpenAIModel(config).step(stepRequest({ stream: true, onText: (s) => snapshots.push(s) })),
+      );
+      assert.equal(error.dataCode, "generation_failed");
+      assert.deepEqual(snapshots, ["a"]);
+    },
+  );
+});
+
 Deno.test("openai model: a context error inside the stream maps to context_size_exceeded", async () => {
   await withServer(
     (_r, _i, s) =>
