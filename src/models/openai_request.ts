@@ -7,7 +7,8 @@
  * - a non-empty `prompt` → a final `user` message (continuation steps send none);
  * - tools → `tools` with the client's JSON Schema as `parameters`; `allowed` → `tool_choice: "auto"`,
  *   `required` → `"required"`, `disallowed` → no tools at all;
- * - response schema → `response_format: {type: "json_schema", json_schema: {name, schema}}`;
+ * - response schema → `response_format: {type: "json_schema", json_schema: {name, schema}}` (not on
+ *   `required` steps, which must end in a tool call);
  * - options → `temperature`, `max_tokens`, `top_k`, `top_p`, `seed` (greedy → `temperature: 0`).
  * @module
  */
@@ -86,7 +87,9 @@ export function buildChatRequest(request: StepRequest, options: ChatRequestOptio
     body.tool_choice = request.toolCallingMode === "required" ? "required" : "auto";
   }
 
-  if (request.responseSchema !== null) {
+  // A `required` step must end in a tool call, so the schema cannot apply to it; llama.cpp would even let the
+  // response format win over the forced tool call. The schema is sent on the following (answer) steps.
+  if (request.responseSchema !== null && request.toolCallingMode !== "required") {
     body.response_format = {
       type: "json_schema",
       json_schema: {

@@ -155,6 +155,29 @@ Deno.test({
         assert.equal(result.text, JSON.stringify(value));
       });
 
+      await t.step(
+        "forced tool call in a schema turn (no response_format on the required step)",
+        async () => {
+          const result = await model.step(
+            stepRequest({
+              prompt: "What is the weather in Oslo?",
+              tools: [WEATHER],
+              toolCallingMode: "required",
+              responseSchema: {
+                name: "Report",
+                generationSchema: {},
+                jsonSchema: {
+                  type: "object",
+                  properties: { summary: { type: "string" } },
+                  required: ["summary"],
+                },
+              },
+            }),
+          );
+          assert.equal(result.kind, "toolCalls");
+        },
+      );
+
       await t.step("streaming", async () => {
         const snapshots: string[] = [];
         const result = await model.step(

@@ -435,6 +435,28 @@ Deno.test("openai model: structured output is validated, re-ordered and compact"
   );
 });
 
+Deno.test("openai model: a required step of a schema turn sends tools but no response_format", async () => {
+  await withServer(
+    () => json(completion(null, { toolCalls: [toolCall("c1", "get_weather", '{"city":"Oslo"}')] })),
+    async (server, config) => {
+      const model = createOpenAIModel(config);
+      const result = await model.step(
+        stepRequest({ tools: [WEATHER], toolCallingMode: "required", responseSchema: DECISION }),
+      );
+      assert.equal(result.kind, "toolCalls");
+      const body = server.chatBodies[0] as JsonObject;
+      assert.equal(body.tool_choice, "required");
+      assert.equal(Object.hasOwn(body, "response_format"), false);
+      await model.step(
+        stepRequest({ tools: [WEATHER], toolCallingMode: "allowed", responseSchema: DECISION }),
+      );
+      const allowed = server.chatBodies[1] as JsonObject;
+      assert.equal(allowed.tool_choice, "auto");
+      assert.equal((allowed.response_format as JsonObject).type, "json_schema");
+    },
+  );
+});
+
 Deno.test("openai model: invalid structured output is retried, then fails with the validation error", async () => {
   await withServer(
     [
