@@ -15,7 +15,7 @@
  * | `message.refusal` | `refusal` |
  *
  * `data` always carries what the server said: `status` (HTTP status, when there was one), `serverMessage`,
- * and `serverCode` / `serverType` from the OpenAI error envelope when present.
+ * and `serverCode` / `serverType` / `serverParam` from the OpenAI error envelope when present.
  * @module
  */
 import { BridgeError } from "../protocol/errors.ts";
@@ -31,6 +31,8 @@ export interface ServerErrorInfo {
   code?: string;
   /** `error.type` (e.g. `exceed_context_size_error`). */
   type?: string;
+  /** `error.param`: the request field the error is about (OpenAI). */
+  param?: string;
 }
 
 function cut(text: string): string {
@@ -51,6 +53,7 @@ export function serverErrorInfo(body: JsonValue | undefined, rawText = ""): Serv
       info.code = String(node.code);
     }
     if (Object.hasOwn(node, "type") && typeof node.type === "string") info.type = node.type;
+    if (Object.hasOwn(node, "param") && typeof node.param === "string") info.param = node.param;
     return info;
   }
   return { message: cut(rawText) };
@@ -62,6 +65,7 @@ function infoData(info: ServerErrorInfo, status?: number): JsonObject {
   data.serverMessage = info.message;
   if (info.code !== undefined) data.serverCode = info.code;
   if (info.type !== undefined) data.serverType = info.type;
+  if (info.param !== undefined) data.serverParam = info.param;
   return data;
 }
 
@@ -143,6 +147,15 @@ export function httpError(
     );
   }
   return BridgeError.of("generation_failed", `The model server answered HTTP ${status}${said}`, data);
+}
+
+/** The server's error back from the `data` of a BridgeError made by {@link httpError}. */
+export function infoFromData(data: JsonObject): ServerErrorInfo {
+  const info: ServerErrorInfo = { message: typeof data.serverMessage === "string" ? data.serverMessage : "" };
+  if (typeof data.serverCode === "string") info.code = data.serverCode;
+  if (typeof data.serverType === "string") info.type = data.serverType;
+  if (typeof data.serverParam === "string") info.param = data.serverParam;
+  return info;
 }
 
 /** Maps an `{"error": …}` object received inside an SSE stream (after the 200 status). */

@@ -20,7 +20,15 @@ import type {
 } from "./language_model.ts";
 import { type ChatOutput, CompletionAccumulator, parseJsonText } from "./openai_completion.ts";
 import { DEFAULT_OPENAI_TIMEOUT_MS, type OpenAIModelConfig } from "./openai_config.ts";
-import { httpError, malformed, networkError, serverErrorInfo, timeoutError } from "./openai_errors.ts";
+import { FieldCompatibility } from "./openai_compat.ts";
+import {
+  httpError,
+  infoFromData,
+  malformed,
+  networkError,
+  serverErrorInfo,
+  timeoutError,
+} from "./openai_errors.ts";
 import { orderBySchema } from "../schema/order.ts";
 import { parsePartialJson } from "./openai_partial_json.ts";
 import { buildChatRequest } from "./openai_request.ts";
@@ -35,6 +43,8 @@ export const DEFAULT_OPENAI_CONTEXT_SIZE = 4096;
 const AVAILABILITY_TIMEOUT_MS = 10_000;
 /** Largest error body read from a failed response. */
 const MAX_ERROR_BODY = 64 * 1024;
+/** Re-sends of one request after the server rejected an optional field (see `openai_compat.ts`). */
+const MAX_FIELD_ADJUSTMENTS = 4;
 
 function addUsage(total: StepUsage | null, more: StepUsage | null): StepUsage | null {
   if (more === null) return total;
@@ -110,6 +120,7 @@ class OpenAIModel implements LanguageModel {
   readonly #config: OpenAIModelConfig;
   readonly #timeoutMs: number;
   #contextSize = DEFAULT_OPENAI_CONTEXT_SIZE;
+  readonly #fields = new FieldCompatibility();
 
   constructor(config: OpenAIModelConfig) {
     this.#config = { ...config, baseURL: config.baseURL.replace(/\/+$/, "") };
@@ -134,11 +145,13 @@ class OpenAIModel implements LanguageModel {
     if (request.toolCallingMode === "required" && request.tools.length === 0) {
       throw BridgeError.of("invalid_request", "Tool calling mode 'required' needs at least one tool.");
     }
-    const body = buildChatRequest(request, { model: this.#config.model, stream: request.stream });
+    const body = this.#fields.apply(
+      buildChatRequest(request, { model: this.#config.model, stream: request.stream }),
+    );
     let usage: StepUsage | null = null;
     let problem = "";
     for (let attempt = 1; attempt <= OPENAI_STEP_ATTEMPTS; attempt++) {
-      const output = await this.#complete(request, body);
+      const output = await this.#completeAdapting(request, body);
       usage = addUsage(usage, output.usage);
       const outcome = this.#interpret(request, output);
       if ("result" in outcome) return { ...outcome.result, usage } as StepResult;
@@ -178,6 +191,20 @@ class OpenAIModel implements LanguageModel {
       };
     }
     return { result: { kind: "text", text: output.content, usage: null } };
+  }
+
+  /** {@link #complete}, re-sent without an optional field the server rejected with HTTP 400. */
+  async #completeAdapting(request: StepRequest, body: JsonObject): Promise<ChatOutput> {
+    for (let adjustments = 0;; adjustments++) {
+      try {
+        return await this.#complete(request, body);
+      } catch (error) {
+        const adapt = adjustments < MAX_FIELD_ADJUSTMENTS && error instanceof BridgeError &&
+          error.data.status === 400 && !request.signal.aborted &&
+          this.#fields.learn(body, infoFromData(error.data));
+        if (!adapt) throw error;
+      }
+    }
   }
 
   /** Sends one completion request and assembles the answer. */

@@ -648,6 +648,64 @@ Deno.test("openai model: HTTP errors map to protocol codes with the server's mes
   }
 });
 
+Deno.test("openai model: optional fields a server rejects are dropped, and remembered", async () => {
+  await withServer(
+    (request) => {
+      const body = request.body as JsonObject;
+      if (Object.hasOwn(body, "top_k")) {
+        return json({
+          error: { message: "Unrecognized request argument supplied: top_k", type: "invalid_request_error" },
+        }, 400);
+      }
+      if (Object.hasOwn(body, "max_tokens")) {
+        return json({
+          error: {
+            message:
+              "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead.",
+            type: "invalid_request_error",
+            param: "max_tokens",
+            code: "unsupported_parameter",
+          },
+        }, 400);
+      }
+      return okText();
+    },
+    async (server, config) => {
+      const model = createOpenAIModel(config);
+      const options = { maximumResponseTokens: 50, sampling: { mode: "topK" as const, k: 3, seed: 7 } };
+      assert.equal((await model.step(stepRequest({ options }))).kind, "text");
+      const sent = server.chatBodies.map((b) => {
+        const { messages: _m, model: _model, ...rest } = b as JsonObject;
+        return rest;
+      });
+      assert.deepEqual(sent, [
+        { max_tokens: 50, top_k: 3, seed: 7 },
+        { max_tokens: 50, seed: 7 },
+        { max_completion_tokens: 50, seed: 7 },
+      ]);
+      // The next step sends the adjusted fields at once.
+      await model.step(stepRequest({ options }));
+      assert.equal(server.chatBodies.length, 4);
+      const { messages: _m, model: _model, ...fourth } = server.chatBodies[3] as JsonObject;
+      assert.deepEqual(fourth, { max_completion_tokens: 50, seed: 7 });
+    },
+  );
+});
+
+Deno.test("openai model: a 400 about a field's value is not adapted", async () => {
+  await withServer(
+    () => json({ error: { message: "top_k must be at least 1", param: "top_k" } }, 400),
+    async (server, config) => {
+      const error = await rejection(
+        createOpenAIModel(config).step(stepRequest({ options: { sampling: { mode: "topK", k: 0 } } })),
+      );
+      assert.equal(error.dataCode, "generation_failed");
+      assert.equal(error.data.serverParam, "top_k");
+      assert.equal(server.chatBodies.length, 1);
+    },
+  );
+});
+
 Deno.test("openai model: 429 Retry-After as an HTTP date gives seconds and an ISO 8601 time", async () => {
   const when = new Date(Date.now() + 30_000);
   await withServer(
