@@ -66,7 +66,8 @@ class RequestGuard {
   readonly #onAbort = () => this.controller.abort();
 
   constructor(readonly caller: AbortSignal | null, readonly timeoutMs: number) {
-    caller?.addEventListener("abort", this.#onAbort, { once: true });
+    if (caller?.aborted) this.controller.abort();
+    else caller?.addEventListener("abort", this.#onAbort, { once: true });
   }
 
   get signal(): AbortSignal {

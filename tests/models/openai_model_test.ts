@@ -876,6 +876,29 @@ Deno.test("openai model: cancelling while waiting for headers, and an already ab
   );
 });
 
+Deno.test("openai model: cancelling between retries stops at once", async () => {
+  const controller = new AbortController();
+  const invalid = JSON.stringify(chunk({ content: '{"reasoning": 1}' }, "stop"));
+  await withServer(
+    // One network write holds the whole (schema-invalid) answer and [DONE].
+    (_r, _i, s) => s.sse([new RawText(`data: ${invalid}\n\ndata: [DONE]\n\n`)], { done: false }),
+    async (server, config) => {
+      const error = await rejection(
+        createOpenAIModel(config).step(
+          stepRequest({
+            responseSchema: DECISION,
+            stream: true,
+            signal: controller.signal,
+            onPartial: () => controller.abort(),
+          }),
+        ),
+      );
+      assert.equal(error.dataCode, "cancelled");
+      assert.equal(server.chatBodies.length, 1, "no retry is sent after the cancel");
+    },
+  );
+});
+
 Deno.test("openai model: inactivity timeouts fail with generation_failed", async (t) => {
   await t.step("no headers", async () => {
     let release!: () => void;
