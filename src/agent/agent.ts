@@ -68,6 +68,28 @@ function sleep(ms: number, signal: AbortSignal): Promise<void> {
   });
 }
 
+/** Length of an entry's text. */
+export function entryLength(entry: ConversationEntry): number {
+  return entryText(entry).length;
+}
+
+const historyLengths = new WeakMap<ConversationEntry[], { count: number; sum: number }>();
+
+/**
+ * Total text length of a history. Cached per array and extended incrementally when the array only grew
+ * (the committed history is append-only between resets), so a long conversation costs O(new entries).
+ */
+export function historyLength(entries: ConversationEntry[]): number {
+  let cached = historyLengths.get(entries);
+  if (!cached || cached.count > entries.length) {
+    cached = { count: 0, sum: 0 };
+    historyLengths.set(entries, cached);
+  }
+  for (let i = cached.count; i < entries.length; i++) cached.sum += entryLength(entries[i]);
+  cached.count = entries.length;
+  return cached.sum;
+}
+
 /** Rough token estimate used when a backend reports no usage (about 4 characters per token). */
 export function estimateTokens(text: string): number {
   return Math.ceil(text.length / 4);
@@ -221,7 +243,8 @@ export class Agent {
     const onPartial = (value: JsonValue) => sink.event({ type: "partial", value });
     for (let index = 0;; index++) {
       const plan = planStep(input.policy, this.tools, progress);
-      const trimmed = await trimHistory(this.model, this.settings, instructions, plan.tools, this.entries);
+      const pendingTrim = trimHistory(this.model, this.settings, instructions, plan.tools, this.entries);
+      const trimmed = pendingTrim instanceof Promise ? await pendingTrim : pendingTrim;
       const step: StepInfo = {
         index,
         completedToolRounds: progress.rounds,
@@ -328,8 +351,7 @@ export class Agent {
       usage.outputTokens += stepUsage.outputTokens;
       return;
     }
-    let input = (instructions ?? "").length + prompt.length;
-    for (const e of history) input += entryText(e).length;
+    const input = (instructions ?? "").length + prompt.length + historyLength(history);
     usage.inputTokens += Math.ceil(input / 4);
     const out = result.kind === "toolCalls" ? compactJson(result.calls) : result.text;
     usage.outputTokens += estimateTokens(out);

@@ -7,7 +7,7 @@ import { compactJson } from "../protocol/json.ts";
 import type { ConversationEntry } from "../protocol/transcript.ts";
 import type { LanguageModel } from "../models/language_model.ts";
 import type { AgentSettings, AgentTool } from "./types.ts";
-import { entryText } from "./agent.ts";
+import { entryLength } from "./agent.ts";
 
 /** Trimmed history and how many entries were hidden. */
 export interface TrimResult {
@@ -28,23 +28,33 @@ function turnStarts(entries: ConversationEntry[]): number[] {
  * 60% of the budget are tokens counted (the backend's counter, else the estimate), and the oldest complete
  * turns cut until it fits, keeping at least the most recent turn.
  */
-export async function trimHistory(
+export function trimHistory(
+  model: LanguageModel,
+  settings: AgentSettings,
+  instructions: string | null,
+  tools: AgentTool[],
+  entries: ConversationEntry[],
+): TrimResult | Promise<TrimResult> {
+  if (!model.trimsHistory || !settings.trimHistory || entries.length === 0) {
+    return { history: entries, trimmedEntries: 0 };
+  }
+  return trimSlow(model, settings, instructions, tools, entries);
+}
+
+async function trimSlow(
   model: LanguageModel,
   settings: AgentSettings,
   instructions: string | null,
   tools: AgentTool[],
   entries: ConversationEntry[],
 ): Promise<TrimResult> {
-  if (!model.trimsHistory || !settings.trimHistory || entries.length === 0) {
-    return { history: entries, trimmedEntries: 0 };
-  }
   const budget = model.contextSize - settings.reservedResponseTokens;
   const fixed = (instructions ?? "").length +
     tools.reduce(
       (n, t) => n + t.name.length + t.description.length + compactJson(t.generationSchema).length,
       0,
     );
-  const sizes = entries.map((e) => entryText(e).length + 16);
+  const sizes = entries.map((e) => entryLength(e) + 16);
   const total = fixed + sizes.reduce((a, b) => a + b, 0);
   if (total / 3 <= budget * 0.6) return { history: entries, trimmedEntries: 0 };
   const count = async (history: ConversationEntry[]): Promise<number> => {
@@ -70,7 +80,7 @@ export async function trimHistory(
       }
     }
     let chars = fixed;
-    for (const e of history) chars += entryText(e).length + 16;
+    for (const e of history) chars += entryLength(e) + 16;
     return Math.ceil(chars / 3);
   };
   if (await count(entries) <= budget) return { history: entries, trimmedEntries: 0 };

@@ -141,6 +141,7 @@ function delay(ms: number, signal: AbortSignal): Promise<void> {
 
 /** Splits text into about `chunks` pieces of ceil(len/chunks) characters. */
 export function splitChunks(text: string, chunks: number): string[] {
+  if (chunks <= 1 || text.length <= chunks) return [text];
   const chars = Array.from(text);
   if (chunks <= 1 || chars.length <= chunks) return [text];
   const size = Math.ceil(chars.length / chunks);

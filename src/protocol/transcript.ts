@@ -110,5 +110,6 @@ export function isResponseEntry(entry: TranscriptEntry): entry is ResponseEntry 
 
 /** Plain text of a list of segments (structured segments as compact JSON), joined without separators. */
 export function segmentsText(contents: Segment[]): string {
+  if (contents.length === 1 && contents[0].type === "text") return contents[0].text;
   return contents.map((s) => s.type === "text" ? s.text : JSON.stringify(s.structure.content)).join("");
 }

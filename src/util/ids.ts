@@ -12,9 +12,12 @@ export function newCallId(): string {
   return out;
 }
 
-/** A short random id for transcript entries and segments. */
+const entryPrefix = crypto.randomUUID().slice(0, 8);
+let entryCounter = 0;
+
+/** A unique id for transcript entries and segments (a per-process random prefix and a counter). */
 export function newEntryId(): string {
-  return crypto.randomUUID();
+  return `${entryPrefix}-${(++entryCounter).toString(36)}`;
 }
 
 /** True when `id` is 1–128 characters with no Unicode control characters. */

@@ -1,0 +1,21 @@
+/**
+ * The raw floor the bridge is compared against: read lines, JSON.parse each, answer `{}` with the same id,
+ * writing each chunk's answers in one write. No validation, no dispatch, no sessions.
+ */
+const encoder = new TextEncoder();
+const decoder = new TextDecoder();
+const out = Deno.stdout.writable.getWriter();
+let rest = "";
+for await (const chunk of Deno.stdin.readable) {
+  const text = rest + decoder.decode(chunk, { stream: true });
+  const lines = text.split("\n");
+  rest = lines.pop() ?? "";
+  const answers: string[] = [];
+  for (const line of lines) {
+    if (line === "") continue;
+    const msg = JSON.parse(line);
+    answers.push(JSON.stringify({ jsonrpc: "2.0", id: msg.id, result: {} }));
+  }
+  if (answers.length > 0) await out.write(encoder.encode(answers.join("\n") + "\n"));
+}
+await out.close();
