@@ -104,7 +104,8 @@ enum TranscriptBuilder {
     /// The instructions entry: the instructions text plus one definition per visible tool.
     static func instructions(_ text: String?, tools: [CaptureTool]) -> Transcript.Entry? {
         if text == nil && tools.isEmpty { return nil }
-        let segments: [Transcript.Segment] = text.map { [.text(Transcript.TextSegment(content: $0))] } ?? []
+        var segments: [Transcript.Segment] = []
+        if let text { segments.append(.text(Transcript.TextSegment(content: text))) }
         let definitions = tools.map {
             Transcript.ToolDefinition(name: $0.name, description: $0.description, parameters: $0.parameters)
         }
