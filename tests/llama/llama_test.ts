@@ -224,7 +224,16 @@ Deno.test({
         const error = await rejection(step);
         assert.equal(error.dataCode, "cancelled");
         assert.ok(performance.now() - aborted < 1000, "rejected at once");
-        // The slot is freed: the server keeps answering.
+        // The server stops generating: every slot is idle again shortly after the abort.
+        const slotsURL = `${server.baseURL.replace(/\/v1$/, "")}/slots`;
+        const deadline = Date.now() + 3000;
+        let busy = true;
+        while (busy && Date.now() < deadline) {
+          const slots = await (await fetch(slotsURL)).json() as { is_processing: boolean }[];
+          busy = slots.some((slot) => slot.is_processing);
+          if (busy) await new Promise((resolve) => setTimeout(resolve, 50));
+        }
+        assert.equal(busy, false, "the aborted request freed its slot");
         const after = await model.step(stepRequest({ prompt: "Hello" }));
         assert.equal(after.kind, "text");
       });
