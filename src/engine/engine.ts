@@ -26,6 +26,12 @@ export const PROTOCOL_VERSION = "1.0";
 /** Grace period of `shutdown` for cancelled work and extensions (ms). */
 export const SHUTDOWN_GRACE_MS = 2000;
 
+/** Where a dispatched request's outcome goes. */
+interface Reply {
+  result(id: RequestId | null, method: string, result: JsonValue): void;
+  error(id: RequestId | null, method: string, error: BridgeError): void;
+}
+
 /** Lifecycle phase. */
 export type EnginePhase = "running" | "shut_down" | "closed";
 
@@ -138,23 +144,26 @@ export class BridgeEngine {
         }
         return;
       case "notification":
-        this.#dispatch(null, msg.method, msg.params, {
-          result: () => {},
-          error: (e) => this.logger.debug(`Notification '${msg.method}' failed: ${e.message}`),
-        });
+        this.#dispatch(null, msg.method, msg.params, this.#notificationReply);
         return;
-      case "request": {
-        const id = msg.id;
-        this.#dispatch(id, msg.method, msg.params, {
-          result: (result) => {
-            this.#write({ jsonrpc: "2.0", id, result });
-            if (msg.method === "shutdown" && this.#phase === "shut_down") this.configuration.onShutdown?.();
-          },
-          error: (e) => this.#write({ jsonrpc: "2.0", id, error: e.toJson() }),
-        });
-      }
+      case "request":
+        this.#dispatch(msg.id, msg.method, msg.params, this.#wireReply);
     }
   }
+
+  readonly #notificationReply: Reply = {
+    result: () => {},
+    error: (_id, method, e) => this.logger.debug(`Notification '${method}' failed: ${e.message}`),
+  };
+
+  /** Writes responses of wire requests (one shared object: no closures per message on the hot path). */
+  readonly #wireReply: Reply = {
+    result: (id, method, result) => {
+      this.#write({ jsonrpc: "2.0", id, result });
+      if (method === "shutdown" && this.#phase === "shut_down") this.configuration.onShutdown?.();
+    },
+    error: (id, _method, e) => this.#write({ jsonrpc: "2.0", id, error: e.toJson() }),
+  };
 
   /**
    * Calls a method in-process and returns its result (or rejects with a BridgeError). Notifications and
@@ -164,11 +173,11 @@ export class BridgeEngine {
     return new Promise<JsonValue>((resolve, reject) => {
       if (this.#phase === "closed") return reject(BridgeError.of("shut_down", "The bridge has shut down."));
       this.#dispatch(id ?? null, method, params, {
-        result: (result) => {
+        result: (_id, _method, result) => {
           resolve(result);
           if (method === "shutdown" && this.#phase === "shut_down") this.configuration.onShutdown?.();
         },
-        error: reject,
+        error: (_id, _method, e) => reject(e),
       }, true);
     });
   }
@@ -177,16 +186,16 @@ export class BridgeEngine {
     id: RequestId | null,
     method: string,
     rawParams: JsonValue | undefined,
-    reply: { result: (r: JsonValue) => void; error: (e: BridgeError) => void },
+    reply: Reply,
     direct = false,
   ): void {
     if (this.#phase !== "running") {
-      reply.error(BridgeError.of("shut_down", "The bridge has shut down."));
+      reply.error(id, method, BridgeError.of("shut_down", "The bridge has shut down."));
       return;
     }
     const handler = this.registry.get(method);
     if (!handler) {
-      reply.error(BridgeError.of("method_not_found", `Unknown method '${method}'.`, { method }));
+      reply.error(id, method, BridgeError.of("method_not_found", `Unknown method '${method}'.`, { method }));
       return;
     }
     const requestId = id ?? `local-${++this.#localIds}`;
@@ -203,19 +212,19 @@ export class BridgeEngine {
       );
       result = handler(request);
     } catch (error) {
-      reply.error(this.#mapError(error));
+      reply.error(id, method, this.#mapError(error));
       return;
     }
     if (!(result instanceof Promise)) {
-      reply.result(result);
+      reply.result(id, method, result);
       return;
     }
     const tracked = result.then(
       (value) => {
-        if (this.#phase !== "closed") reply.result(value);
+        if (this.#phase !== "closed") reply.result(id, method, value);
       },
       (error) => {
-        if (this.#phase !== "closed") reply.error(this.#mapError(error));
+        if (this.#phase !== "closed") reply.error(id, method, this.#mapError(error));
       },
     ).finally(() => {
       this.#inFlight.delete(tracked);

@@ -64,6 +64,44 @@ function parseError(line: string, error: unknown): BridgeError {
   return BridgeError.of("parse_error", `Invalid JSON at byte ${byte}: ${reason}`);
 }
 
+const HIGH = (c: number) => c >= 0xd800 && c <= 0xdbff;
+const LOW = (c: number) => c >= 0xdc00 && c <= 0xdfff;
+
+/**
+ * Index (UTF-16) of the first unpaired surrogate in `text`, raw or written as a `\uXXXX` escape inside a JSON
+ * string, or -1. Only called when a quick check found a surrogate or a surrogate escape.
+ */
+function unpairedSurrogateAt(text: string): number {
+  const hexAt = (i: number) =>
+    text[i] === "\\" && text[i + 1] === "u" ? parseInt(text.slice(i + 2, i + 6), 16) : -1;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (HIGH(c)) {
+      if (!LOW(text.charCodeAt(i + 1))) return i;
+      i++;
+      continue;
+    }
+    if (LOW(c)) return i;
+    if (c === 0x22) inString = !inString;
+    else if (inString && c === 0x5c) {
+      const u = hexAt(i);
+      if (u === -1) {
+        i++; // a two-character escape such as \" or \\
+        continue;
+      }
+      if (HIGH(u)) {
+        if (!LOW(hexAt(i + 6))) return i;
+        i += 11;
+      } else if (LOW(u)) return i;
+      else i += 5;
+    }
+  }
+  return -1;
+}
+
+const SURROGATE_ESCAPE = /\\u[dD][89a-fA-F]/;
+
 /**
  * Classifies one line. Never throws: every problem becomes an `invalid` result carrying the spec's error.
  *
@@ -76,13 +114,29 @@ function parseError(line: string, error: unknown): BridgeError {
  */
 export function decodeLine(line: string): Incoming {
   let text = line;
-  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
-  if (text.trim() === "") return { kind: "blank" };
+  const first = text.charCodeAt(0);
+  if (first === 0xfeff) text = text.slice(1);
+  // Fast path: a line starting with "{" is not blank; otherwise check for whitespace only.
+  if (first !== 123 && text.trim() === "") return { kind: "blank" };
   let value: JsonValue;
   try {
     value = JSON.parse(text);
   } catch (error) {
     return { kind: "invalid", id: null, error: parseError(text, error) };
+  }
+  if (!text.isWellFormed() || SURROGATE_ESCAPE.test(text)) {
+    const at = unpairedSurrogateAt(text);
+    if (at !== -1) {
+      const byte = new TextEncoder().encode(text.slice(0, at)).length;
+      return {
+        kind: "invalid",
+        id: null,
+        error: BridgeError.of(
+          "parse_error",
+          `Invalid JSON at byte ${byte}: unpaired UTF-16 surrogate in a string`,
+        ),
+      };
+    }
   }
   // A line shorter than 2*MAX_DEPTH characters cannot nest deeper than MAX_DEPTH.
   if (text.length > 2 * MAX_DEPTH && exceedsDepth(value, MAX_DEPTH)) {

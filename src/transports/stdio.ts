@@ -140,6 +140,32 @@ export class LineSplitter {
 
   /** Feeds a chunk. */
   push(chunk: Uint8Array): void {
+    // Fast path: nothing pending and the complete lines of the chunk decode as UTF-8 as a whole and fit the
+    // limit. Then one decode and a string split replace per-line byte work; the tail goes the slow way.
+    if (this.#size === 0 && !this.#skipping) {
+      const last = chunk.lastIndexOf(10);
+      if (last >= 0 && last < this.#max) {
+        let text: string | null;
+        try {
+          text = this.#decoder.decode(chunk.subarray(0, last + 1));
+        } catch {
+          text = null;
+        }
+        if (text !== null) {
+          let start = 0;
+          for (;;) {
+            const nl = text.indexOf("\n", start);
+            if (nl === -1) break;
+            let end = nl;
+            if (end > start && text.charCodeAt(end - 1) === 13) end--;
+            this.#onLine(text.slice(start, end));
+            start = nl + 1;
+          }
+          if (last + 1 < chunk.length) this.#take(chunk.subarray(last + 1), false);
+          return;
+        }
+      }
+    }
     let start = 0;
     for (;;) {
       const nl = chunk.indexOf(10, start);
