@@ -1,13 +1,270 @@
 /**
- * PLACEHOLDER — being written. Registers nothing yet.
+ * The `world/*` methods (PROTOCOL.md §6 "World state", reference-behavior §2.13): thin JSON-RPC adapters over
+ * {@link WorldState}. Every method is synchronous and atomic, so it answers in arrival order. Subscriptions
+ * observe a world synchronously; their `world/changed` notifications are sent during the mutation and so
+ * precede the response of the request (or the `npc/talk` response of the NPC turn) that caused them.
+ *
+ * Unknown parameter keys are ignored silently (world methods are not in the §1 warning list).
  * @module
  */
+import { BridgeError } from "../protocol/errors.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import type { Params } from "../protocol/params.ts";
+import { IdGenerator } from "../util/ids.ts";
 import type { BridgeEngine } from "../engine/engine.ts";
 import type { MethodRegistry } from "../engine/extension.ts";
-import type { GameContext } from "./game_context.ts";
+import type { BridgeRequest } from "../engine/request.ts";
+import { checkObjectId } from "../methods/session_methods.ts";
+import type { GameContext, WorldEntry } from "./game_context.ts";
+import { formatWorldPath, parseWorldPath, type WorldChange, WorldError, WorldState } from "./world/mod.ts";
 
-/** Placeholder method set. */
+/** Most worlds a bridge holds. */
+export const MAX_WORLDS = 64;
+/** Most `world/subscribe` subscriptions a bridge holds (over all worlds). */
+export const MAX_WORLD_SUBSCRIPTIONS = 256;
+
+/** One `world/subscribe` subscription. */
+interface Subscription {
+  readonly id: string;
+  readonly world: string;
+  /** Canonical path. */
+  readonly path: string;
+  readonly end: () => void;
+}
+
+/** The `limit_reached` error for worlds or subscriptions. */
+function limitError(limit: number, what: string): BridgeError {
+  return BridgeError.of("limit_reached", `The limit of ${limit} ${what} is reached; delete some first.`, {
+    limit,
+  });
+}
+
+/** Maps a {@link WorldError} to `-32054 world_error` with `data.world` and `data.path`. */
+export function worldError(error: WorldError, world: string): BridgeError {
+  return BridgeError.of("world_error", error.message, { world, path: error.path });
+}
+
+/** Runs `body`, turning a thrown {@link WorldError} into `-32054 world_error` for `world`. */
+function withWorld<T>(world: string, body: () => T): T {
+  try {
+    return body();
+  } catch (error) {
+    if (error instanceof WorldError) throw worldError(error, world);
+    throw error;
+  }
+}
+
+/**
+ * The world store's JSON-RPC methods: `world/create|get|set|merge|remove|snapshot|delete|list|subscribe|
+ * unsubscribe`. Worlds live in {@link GameContext.worlds} (shared with the NPC methods); subscriptions live
+ * here.
+ *
+ * @example
+ * ```ts
+ * import { BridgeEngine } from "../engine/engine.ts";
+ * const engine = new BridgeEngine();
+ * await engine.call("world/create", { world: "village", state: { gold: 10 } });
+ * await engine.call("world/set", { world: "village", path: "gold", value: 12 }); // {world, path, version: 1}
+ * ```
+ */
 export class WorldMethods {
-  /** Registers the methods. */
-  register(_registry: MethodRegistry, _engine: BridgeEngine, _game: GameContext): void {}
+  readonly #subscriptions = new Map<string, Subscription>();
+  readonly #worldIds = new IdGenerator("w");
+  readonly #subscriptionIds = new IdGenerator("sub");
+  #engine!: BridgeEngine;
+  #game!: GameContext;
+
+  /** Registers the `world/*` methods. */
+  register(registry: MethodRegistry, engine: BridgeEngine, game: GameContext): void {
+    this.#engine = engine;
+    this.#game = game;
+    registry.register("world/create", (r) => this.#create(r));
+    registry.register("world/get", (r) => this.#get(r));
+    registry.register("world/set", (r) => this.#set(r));
+    registry.register("world/merge", (r) => this.#merge(r));
+    registry.register("world/remove", (r) => this.#remove(r));
+    registry.register("world/snapshot", (r) => this.#snapshot(r));
+    registry.register("world/delete", (r) => this.#delete(r));
+    registry.register("world/list", () => this.#list());
+    registry.register("world/subscribe", (r) => this.#subscribe(r));
+    registry.register("world/unsubscribe", (r) => this.#unsubscribe(r));
+  }
+
+  /** Ends every subscription (the extension then clears the worlds). */
+  shutdown(): void {
+    const subscriptions = [...this.#subscriptions.values()];
+    this.#subscriptions.clear();
+    for (const s of subscriptions) s.end();
+  }
+
+  /** Number of active subscriptions. */
+  get subscriptionCount(): number {
+    return this.#subscriptions.size;
+  }
+
+  #lookup(p: Params): WorldEntry {
+    const id = p.string("world");
+    const entry = this.#game.worlds.get(id);
+    if (!entry) throw BridgeError.of("world_not_found", `No world with id '${id}'.`, { world: id });
+    return entry;
+  }
+
+  /** The canonical segments of the optional `path` param (default: the root). */
+  #path(p: Params, world: string, required = false): string[] {
+    const text = required ? p.string("path") : p.optionalString("path") ?? "";
+    return withWorld(world, () => parseWorldPath(text));
+  }
+
+  #create(r: BridgeRequest): JsonValue {
+    const p = r.params;
+    const requested = p.optionalString("world");
+    if (requested !== undefined) checkObjectId(requested, "world");
+    const state = p.get("state");
+    if (state !== undefined && !isJsonObject(state)) {
+      throw BridgeError.invalidParams("'state' must be a JSON object (the world root).");
+    }
+    const worlds = this.#game.worlds;
+    if (requested !== undefined && worlds.has(requested)) {
+      throw BridgeError.of("world_exists", `A world with id '${requested}' already exists.`, {
+        world: requested,
+      });
+    }
+    if (worlds.size >= MAX_WORLDS) throw limitError(MAX_WORLDS, "worlds");
+    const id = requested ?? this.#worldIds.next((x) => worlds.has(x));
+    const logger = this.#engine.logger;
+    const world = withWorld(id, () =>
+      new WorldState(state ?? {}, {
+        onObserverError: (error, change) =>
+          logger.error(`A world/changed observer failed for '${change.path}': ${String(error)}`),
+      }));
+    worlds.set(id, { id, world, createdAt: new Date().toISOString(), npcCount: 0 });
+    return { world: id, version: world.version };
+  }
+
+  #get(r: BridgeRequest): JsonValue {
+    const entry = this.#lookup(r.params);
+    const segments = this.#path(r.params, entry.id);
+    const read = withWorld(entry.id, () => entry.world.get(segments));
+    return {
+      world: entry.id,
+      path: formatWorldPath(segments),
+      value: read.value,
+      exists: read.exists,
+      version: entry.world.version,
+    };
+  }
+
+  #set(r: BridgeRequest): JsonValue {
+    const p = r.params;
+    const entry = this.#lookup(p);
+    const segments = this.#path(p, entry.id);
+    if (!p.has("value")) {
+      throw BridgeError.invalidParams("Missing required parameter 'value' (use world/remove to delete).");
+    }
+    // The raw value: a JSON null is a value here.
+    withWorld(entry.id, () => entry.world.set(segments, p.raw.value));
+    return { world: entry.id, path: formatWorldPath(segments), version: entry.world.version };
+  }
+
+  #merge(r: BridgeRequest): JsonValue {
+    const p = r.params;
+    const entry = this.#lookup(p);
+    const segments = this.#path(p, entry.id);
+    if (!p.has("patch")) throw BridgeError.invalidParams("Missing required parameter 'patch'.");
+    withWorld(entry.id, () => entry.world.merge(segments, p.raw.patch));
+    return { world: entry.id, path: formatWorldPath(segments), version: entry.world.version };
+  }
+
+  #remove(r: BridgeRequest): JsonValue {
+    const p = r.params;
+    const entry = this.#lookup(p);
+    const segments = this.#path(p, entry.id, true);
+    const result = withWorld(entry.id, () => entry.world.remove(segments));
+    return {
+      world: entry.id,
+      path: formatWorldPath(segments),
+      removed: result.removed,
+      oldValue: result.oldValue,
+      version: entry.world.version,
+    };
+  }
+
+  #snapshot(r: BridgeRequest): JsonValue {
+    const entry = this.#lookup(r.params);
+    return { world: entry.id, state: entry.world.snapshot(), version: entry.world.version };
+  }
+
+  #delete(r: BridgeRequest): JsonValue {
+    const entry = this.#lookup(r.params);
+    this.#game.worlds.delete(entry.id);
+    let ended = 0;
+    for (const s of [...this.#subscriptions.values()]) {
+      if (s.world !== entry.id) continue;
+      this.#subscriptions.delete(s.id);
+      s.end();
+      ended++;
+    }
+    return { world: entry.id, deleted: true, endedSubscriptions: ended };
+  }
+
+  #list(): JsonValue {
+    const worlds: JsonValue[] = [];
+    for (const entry of this.#game.worlds.values()) {
+      const subscriptions: JsonValue[] = [];
+      for (const s of this.#subscriptions.values()) {
+        if (s.world === entry.id) subscriptions.push(subscriptionJson(s));
+      }
+      worlds.push({
+        world: entry.id,
+        version: entry.world.version,
+        npcs: entry.npcCount,
+        subscriptions,
+        createdAt: entry.createdAt,
+      });
+    }
+    return { worlds };
+  }
+
+  #subscribe(r: BridgeRequest): JsonValue {
+    const entry = this.#lookup(r.params);
+    const segments = this.#path(r.params, entry.id);
+    if (this.#subscriptions.size >= MAX_WORLD_SUBSCRIPTIONS) {
+      throw limitError(MAX_WORLD_SUBSCRIPTIONS, "world subscriptions");
+    }
+    const id = this.#subscriptionIds.next((x) => this.#subscriptions.has(x));
+    const engine = this.#engine;
+    const worldId = entry.id;
+    const end = entry.world.observe(
+      segments,
+      (change) => engine.notify("world/changed", changedParams(worldId, id, change)),
+    );
+    const subscription: Subscription = { id, world: worldId, path: formatWorldPath(segments), end };
+    this.#subscriptions.set(id, subscription);
+    return subscriptionJson(subscription);
+  }
+
+  #unsubscribe(r: BridgeRequest): JsonValue {
+    const id = r.params.string("subscription");
+    const subscription = this.#subscriptions.get(id);
+    if (!subscription) {
+      throw BridgeError.of("subscription_not_found", `No world subscription with id '${id}'.`, {
+        subscription: id,
+      });
+    }
+    this.#subscriptions.delete(id);
+    subscription.end();
+    return { ...subscriptionJson(subscription), unsubscribed: true };
+  }
+}
+
+function subscriptionJson(s: Subscription): JsonObject {
+  return { subscription: s.id, world: s.world, path: s.path };
+}
+
+/** `world/changed` params: `world, subscription, path, oldValue?, newValue?` (a JSON null is sent as null). */
+function changedParams(world: string, subscription: string, change: WorldChange): JsonObject {
+  const params: JsonObject = { world, subscription, path: change.path };
+  if (Object.hasOwn(change, "oldValue") && change.oldValue !== undefined) params.oldValue = change.oldValue;
+  if (Object.hasOwn(change, "newValue") && change.newValue !== undefined) params.newValue = change.newValue;
+  return params;
 }
