@@ -934,16 +934,16 @@ Deno.test("openai model: inactivity timeouts fail with generation_failed", async
       (_r, _i, s) =>
         s.sse([
           chunk({ content: "a" }),
-          { delayMs: 80 },
+          { delayMs: 60 },
           chunk({ content: "b" }),
-          { delayMs: 80 },
+          { delayMs: 60 },
           chunk({ content: "c" }, "stop"),
         ]),
       async (_server, config) => {
         const result = await createOpenAIModel(config).step(stepRequest({ stream: true }));
         assert.equal((result as { text: string }).text, "abc");
       },
-      { timeoutMs: 150 },
+      { timeoutMs: 500 },
     );
   });
 });
