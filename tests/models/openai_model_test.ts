@@ -929,14 +929,14 @@ Deno.test("openai model: inactivity timeouts fail with generation_failed", async
       { timeoutMs: 150 },
     );
   });
-  await t.step("slow but steady stream is fine", async () => {
+  await t.step("a slow but steady stream is fine (600 ms in all, 300 ms gaps, 500 ms timeout)", async () => {
     await withServer(
       (_r, _i, s) =>
         s.sse([
           chunk({ content: "a" }),
-          { delayMs: 60 },
+          { delayMs: 300 },
           chunk({ content: "b" }),
-          { delayMs: 60 },
+          { delayMs: 300 },
           chunk({ content: "c" }, "stop"),
         ]),
       async (_server, config) => {
