@@ -17,7 +17,9 @@ export type LibrarySource = "option" | "env" | "executable" | "swiftpm-release" 
 
 /** A path to try. */
 export interface LibraryCandidate {
+  /** File path to dlopen. */
   path: string;
+  /** Which rule produced it. */
   source: LibrarySource;
 }
 
@@ -25,7 +27,9 @@ export interface LibraryCandidate {
 export interface LocateEnvironment {
   /** Reads an environment variable; may throw without permission (treated as absent). */
   env: (name: string) => string | undefined;
+  /** `Deno.build.os`. */
   os: string;
+  /** `Deno.build.arch`. */
   arch: string;
   /** The executable's path; may throw without `--allow-read` (treated as unknown). */
   execPath: () => string;

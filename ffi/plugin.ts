@@ -47,8 +47,11 @@ export class FmRemoteError extends Error {
 
 /** One event from `oamfm_poll`. */
 export interface FmEvent {
+  /** The request id (absent for handle-level events such as `closed`). */
   id?: string;
+  /** `text`, `partial`, `result`, `error`, `closed`, `echo`, `log`, … */
   type: string;
+  /** Type-specific members. */
   [key: string]: unknown;
 }
 
@@ -70,9 +73,13 @@ export interface FmHandleOptions {
 
 /** Counters for tests and benchmarks. */
 export interface FmStats {
+  /** `oamfm_poll` calls that returned. */
   polls: number;
+  /** Polls that returned a batch. */
   batches: number;
+  /** Events dispatched. */
   events: number;
+  /** Requests accepted by `oamfm_submit`. */
   submitted: number;
 }
 
