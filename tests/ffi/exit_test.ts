@@ -7,10 +7,20 @@ import { DOUBLE_PATH, requireDouble } from "./double.ts";
 
 const FIXTURE = new URL("./fixtures/run_step.ts", import.meta.url).pathname;
 
+/** The variables Deno itself needs (cache location), without anything else from this process. */
+function passThrough(): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of ["HOME", "PATH", "DENO_DIR", "XDG_CACHE_HOME", "TMPDIR"]) {
+    const value = Deno.env.get(name);
+    if (value !== undefined) out[name] = value;
+  }
+  return out;
+}
+
 async function run(permissions: string[], env: Record<string, string>) {
   const command = new Deno.Command(Deno.execPath(), {
     args: ["run", "--no-prompt", "--quiet", ...permissions, FIXTURE],
-    env: { NO_COLOR: "1", ...env },
+    env: { ...passThrough(), NO_COLOR: "1", ...env },
     clearEnv: true,
     stdout: "piped",
     stderr: "piped",

@@ -16,6 +16,7 @@ final class CaptureRecorder: @unchecked Sendable {
     private var watcher: Task<Void, Never>?
     private var onSettled: (@Sendable ([Call]) -> Void)?
     private var windowMs = 25
+    private var stopped = false
 
     /// Starts watching: `settled` runs once with the captured calls (never if the model calls no tool).
     func watch(windowMs: Int, settled: @escaping @Sendable ([Call]) -> Void) {
@@ -57,12 +58,20 @@ final class CaptureRecorder: @unchecked Sendable {
         return (generation, calls, onSettled)
     }
 
+    /// Ends the step's capture: stops the watcher and releases suspended capture tools.
     func stop() {
         lock.lock()
         let task = watcher
         onSettled = nil
+        stopped = true
         lock.unlock()
         task?.cancel()
+    }
+
+    var isStopped: Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        return stopped
     }
 }
 
@@ -79,9 +88,12 @@ struct CaptureTool: Tool {
 
     func call(arguments: GeneratedContent) async throws -> String {
         recorder.record(name: name, argumentsJSON: arguments.jsonString)
-        while true {
-            try await Task.sleep(nanoseconds: 3_600_000_000_000) // throws CancellationError when the step ends
+        // Suspend until the step ends: cancellation (Task.sleep throws) or the recorder being stopped, in
+        // case the framework runs tool calls outside the cancelled task tree.
+        while !recorder.isStopped {
+            try await Task.sleep(nanoseconds: 50_000_000)
         }
+        throw CancellationError()
     }
 }
 
@@ -186,6 +198,12 @@ struct StepRunner {
         let streamed = TextBox()
         let emitter = self.emitter
         let recorder = parts.recorder
+        // Whoever wins (text, captured calls, an error or cancellation), end the other side: cancel the
+        // generation and release the capture tools, which are still suspended after a tool call.
+        defer {
+            recorder.stop()
+            generation.cancel()
+        }
 
         let outcome: Outcome = try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Outcome, Error>) in
@@ -206,9 +224,6 @@ struct StepRunner {
         } onCancel: {
             once.resume(.failure(CancellationError()))
         }
-        // Whoever won, end the other side now (the capture tools are still suspended after a tool call).
-        recorder.stop()
-        generation.cancel()
 
         let modeJSON = JSON.quote(appliedMode)
         switch outcome {
