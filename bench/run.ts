@@ -21,7 +21,19 @@ const root = new URL("..", import.meta.url).pathname;
 interface Run {
   seconds: number;
   perSecond: number;
+  /** Messages per CPU second of the serving process (user + system), robust on a busy machine. */
+  perCpuSecond: number;
   errors: number;
+}
+
+/** User + system CPU seconds of a process, from /proc (Linux); NaN elsewhere. */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
 }
 
 async function drive(args: string[], setup: string[], lines: string[]): Promise<Run> {
@@ -57,6 +69,7 @@ async function drive(args: string[], setup: string[], lines: string[]): Promise<
   for (const s of setup) await writer.write(encoder.encode(s + "\n"));
   while (received < setup.length) await new Promise<void>((r) => wake = r);
   const start = performance.now();
+  const cpuStart = cpuSeconds(child.pid);
   let sent = 0;
   while (sent < lines.length) {
     const room = WINDOW - (sent - (received - setup.length));
@@ -70,10 +83,11 @@ async function drive(args: string[], setup: string[], lines: string[]): Promise<
   }
   while (received < expected) await new Promise<void>((r) => wake = r);
   const seconds = (performance.now() - start) / 1000;
+  const cpu = cpuSeconds(child.pid) - cpuStart;
   await writer.close();
   await reading;
   await child.status;
-  return { seconds, perSecond: lines.length / seconds, errors };
+  return { seconds, perSecond: lines.length / seconds, perCpuSecond: lines.length / cpu, errors };
 }
 
 const bridge = ["run", "--allow-read", "--allow-env", "--allow-ffi", "cli.ts", "stdio"];
@@ -96,10 +110,13 @@ const turns = Array.from({ length: N }, (_, i) =>
 
 function report(name: string, run: Run, base: Run): void {
   const ratio = run.perSecond / base.perSecond;
+  const cpuRatio = run.perCpuSecond / base.perCpuSecond;
   console.log(
     `${name.padEnd(16)} bridge ${run.perSecond.toFixed(0).padStart(7)}/s  floor ${
       base.perSecond.toFixed(0).padStart(7)
-    }/s  ratio ${ratio.toFixed(2)}  (errors ${run.errors})`,
+    }/s  ratio ${ratio.toFixed(2)}  | per CPU-second: bridge ${run.perCpuSecond.toFixed(0)} floor ${
+      base.perCpuSecond.toFixed(0)
+    } ratio ${cpuRatio.toFixed(2)}  (errors ${run.errors})`,
   );
 }
 

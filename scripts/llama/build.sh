@@ -19,7 +19,7 @@ CACHE_ROOT="${OAM_LLAMA_CACHE:-$HOME/.cache/oam-llama}"
 DIR="$CACHE_ROOT/$VERSION"
 BIN="$DIR/bin/llama-server"
 JOBS="${OAM_LLAMA_JOBS:-2}"
-MODEL_GZ="${OAM_LLAMA_MODEL_GZ:-/work/shared/models/tiny-chat.gguf.gz}"
+MODEL_GZ="${OAM_LLAMA_MODEL_GZ:-$(cd "$(dirname "$0")/../.." && pwd)/../shared/models/tiny-chat.gguf.gz}"
 
 if [[ "${1:-}" == "--print" ]]; then
   [[ -x "$BIN" ]] || { echo "llama-server not built; run scripts/llama/build.sh" >&2; exit 1; }

@@ -1,6 +1,6 @@
 /**
  * Integration tests of the OpenAI-compatible backend against a REAL llama.cpp server running the tiny
- * fixture model (see /work/shared/models/README.md and scripts/llama/build.sh). Structure is asserted,
+ * fixture model (see ../shared/models/README.md (beside the repository) and scripts/llama/build.sh). Structure is asserted,
  * not model quality. Runs only with OAM_LLAMA_TESTS=1 (`deno task test:llama`).
  */
 import assert from "node:assert/strict";
