@@ -1,13 +1,119 @@
 /**
- * PLACEHOLDER — being written. Registers nothing yet.
+ * `decision/decide` and `decision/decideMany` (PROTOCOL.md §6 "Decisions", reference-behavior §2.14):
+ * enum-constrained choices among a fixed set of options. Both validate everything synchronously (before any
+ * model call) and then run concurrently (deferred).
+ *
+ * Models: every decision builds its own model from the request's `model` spec with `engine.makeModel`. For a
+ * scripted model this means each decision of a `decideMany` gets a fresh copy of the script and plays it from
+ * the first step — a crowd of NPCs deciding together each sees the same script, independent of how the
+ * concurrent decisions interleave. (Sharing one instance would hand out steps in a race-dependent order.)
  * @module
  */
+import { BridgeError, toBridgeError } from "../protocol/errors.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { Params } from "../protocol/params.ts";
 import type { BridgeEngine } from "../engine/engine.ts";
 import type { MethodRegistry } from "../engine/extension.ts";
+import type { BridgeRequest } from "../engine/request.ts";
+import { mapBounded } from "./decision/bounded.ts";
+import {
+  type DecisionSpec,
+  ENGINE_KEYS,
+  type EngineSettings,
+  parseDecision,
+  parseEngineSettings,
+} from "./decision/decision_request.ts";
+import { decisionJson, onlyOptionDecision } from "./decision/decision_result.ts";
+import { runDecision } from "./decision/decision_runner.ts";
 import type { GameContext } from "./game_context.ts";
 
-/** Placeholder method set. */
+/** Top-level keys of `decision/decideMany` (besides the engine keys). */
+const DECIDE_MANY_KEYS = ["requests", "maxConcurrency"] as const;
+/** Default `maxConcurrency` of `decision/decideMany`. */
+export const DEFAULT_MAX_CONCURRENCY = 2;
+
+/** One parsed `decideMany` request: a validated decision or the error that rejected it. */
+type Item = { spec: DecisionSpec } | { error: BridgeError };
+
+/**
+ * The decision methods.
+ *
+ * @example
+ * ```ts
+ * import { BridgeEngine } from "../engine/engine.ts";
+ * const engine = new BridgeEngine();
+ * await engine.call("decision/decide", { situation: "A wolf appears.", options: ["flee"] });
+ * // {optionID: "flee", reasoning: "It is the only option.", confidence: 100, …}
+ * ```
+ */
 export class DecisionMethods {
-  /** Registers the methods. */
-  register(_registry: MethodRegistry, _engine: BridgeEngine, _game: GameContext): void {}
+  #engine!: BridgeEngine;
+  #game!: GameContext;
+
+  /** Registers `decision/decide` and `decision/decideMany`. */
+  register(registry: MethodRegistry, engine: BridgeEngine, game: GameContext): void {
+    this.#engine = engine;
+    this.#game = game;
+    registry.register("decision/decide", (r) => this.#decide(r));
+    registry.register("decision/decideMany", (r) => this.#decideMany(r));
+  }
+
+  /** Looks up an NPC persona at call time (the NPC methods install the lookup). */
+  readonly #persona = (id: string): JsonObject | undefined => this.#game.npcPersona(id);
+
+  #decide(r: BridgeRequest): JsonValue | Promise<JsonValue> {
+    const p = r.params;
+    const settings = parseEngineSettings(p, this.#engine);
+    const spec = parseDecision(p, ENGINE_KEYS, settings.toolTimeoutMs, this.#persona);
+    const warnings = [...spec.keyWarnings, ...spec.toolWarnings];
+    if (spec.options.length === 1) return decisionJson(onlyOptionDecision(spec.options[0]), warnings);
+    const model = this.#engine.makeModel(settings.spec);
+    return runDecision(r, spec, settings, model, {}).then((decision) => decisionJson(decision, warnings));
+  }
+
+  #decideMany(r: BridgeRequest): Promise<JsonValue> {
+    const p = r.params;
+    const warnings = p.unknownKeys([...DECIDE_MANY_KEYS, ...ENGINE_KEYS]);
+    const requests = p.array("requests");
+    const maxConcurrency = p.optionalInteger("maxConcurrency", { min: 1 }) ?? DEFAULT_MAX_CONCURRENCY;
+    const settings = parseEngineSettings(p, this.#engine);
+    const items: Item[] = requests.map((raw, index) => {
+      const prefix = `requests[${index}]`;
+      try {
+        if (!isJsonObject(raw)) throw BridgeError.invalidParams(`'${prefix}' must be an object.`);
+        const spec = parseDecision(new Params(raw, `${prefix}.`), [], settings.toolTimeoutMs, this.#persona);
+        warnings.push(...spec.keyWarnings, ...spec.toolWarnings.map((w) => `${prefix}: ${w}`));
+        return { spec };
+      } catch (error) {
+        return { error: toBridgeError(error) };
+      }
+    });
+    return this.#runMany(r, items, settings, maxConcurrency).then((results) => {
+      const out: JsonObject = { results };
+      if (warnings.length > 0) out.warnings = warnings;
+      return out;
+    });
+  }
+
+  async #runMany(
+    r: BridgeRequest,
+    items: Item[],
+    settings: EngineSettings,
+    maxConcurrency: number,
+  ): Promise<JsonValue[]> {
+    const results = await mapBounded(items, maxConcurrency, async (item, index): Promise<JsonValue> => {
+      if ("error" in item) return { error: item.error.toJson() };
+      const spec = item.spec;
+      if (spec.options.length === 1) return decisionJson(onlyOptionDecision(spec.options[0]));
+      try {
+        if (r.signal.aborted) throw BridgeError.cancelled();
+        const model = this.#engine.makeModel(settings.spec);
+        return decisionJson(await runDecision(r, spec, settings, model, { index }));
+      } catch (error) {
+        return { error: toBridgeError(error).toJson() };
+      }
+    });
+    if (r.signal.aborted) throw BridgeError.cancelled();
+    return results;
+  }
 }

@@ -1,0 +1,105 @@
+/**
+ * The `actor` of a decision: who decides. Either a persona object sent with the request or the persona of an
+ * existing NPC (looked up by id). Only the parts that shape a decision are kept: name, role, personality
+ * and goals.
+ * @module
+ */
+import { BridgeError } from "../../protocol/errors.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../../protocol/json.ts";
+import { Params, showValue } from "../../protocol/params.ts";
+
+/** Persona fields an `actor` object may carry (the NPC persona fields); others are warned about. */
+export const PERSONA_KEYS = [
+  "name",
+  "role",
+  "personality",
+  "speakingStyle",
+  "backstory",
+  "goals",
+  "knowledge",
+  "secrets",
+  "defaultEmotion",
+  "maxSentences",
+] as const;
+
+/** What a decision needs to know about its actor. */
+export interface Actor {
+  name: string;
+  role: string;
+  personality: string;
+  goals: string[];
+}
+
+/** A parsed actor and the warnings its object raised. */
+export interface ParsedActor {
+  actor: Actor;
+  warnings: string[];
+}
+
+/**
+ * Parses the `actor` param at `p.name("actor")`: an NPC id (resolved with `npcPersona`; unknown →
+ * `-32050 npc_not_found`) or a persona object (`name` required).
+ */
+export function parseActor(
+  p: Params,
+  npcPersona: (id: string) => JsonObject | undefined,
+): ParsedActor | null {
+  const value = p.get("actor");
+  if (value === undefined) return null;
+  if (typeof value === "string") {
+    const persona = npcPersona(value);
+    if (persona === undefined) {
+      throw BridgeError.of("npc_not_found", `No NPC with id '${value}'.`, { npc: value });
+    }
+    return { actor: actorFromPersona(persona, value), warnings: [] };
+  }
+  if (!isJsonObject(value)) {
+    throw BridgeError.invalidParams(
+      `'${p.name("actor")}' must be a persona object or an NPC id; got ${showValue(value)}.`,
+    );
+  }
+  const a = new Params(value, `${p.name("actor")}.`);
+  const warnings = a.unknownKeys(PERSONA_KEYS);
+  const name = a.string("name").trim();
+  if (name === "") throw BridgeError.invalidParams(`'${a.name("name")}' must not be empty.`);
+  const actor: Actor = {
+    name,
+    role: a.optionalString("role")?.trim() ?? "",
+    personality: a.optionalString("personality")?.trim() ?? "",
+    goals: a.optionalStringArray("goals") ?? [],
+  };
+  return { actor, warnings };
+}
+
+/** The actor of an NPC's persona JSON (lenient: fields of the wrong type are skipped). */
+export function actorFromPersona(persona: JsonObject, fallbackName: string): Actor {
+  const text = (key: string): string => {
+    const v: JsonValue | undefined = Object.hasOwn(persona, key) ? persona[key] : undefined;
+    return typeof v === "string" ? v.trim() : "";
+  };
+  const rawGoals = Object.hasOwn(persona, "goals") ? persona.goals : undefined;
+  const goals = Array.isArray(rawGoals) ? rawGoals.filter((g): g is string => typeof g === "string") : [];
+  return { name: text("name") || fallbackName, role: text("role"), personality: text("personality"), goals };
+}
+
+/** Ends `text` with a period unless it already ends with a sentence mark or a quote. */
+export function sentence(text: string): string {
+  const t = text.trim();
+  return /[.!?"']$/.test(t) ? t : `${t}.`;
+}
+
+/**
+ * The lines that tell the model whose decision it is:
+ * "You decide for <name>, <role>.", "Personality: …", "Goals: a; b."
+ */
+export function actorLines(actor: Actor): string[] {
+  const lines = [
+    sentence(
+      actor.role === "" ? `You decide for ${actor.name}` : `You decide for ${actor.name}, ${actor.role}`,
+    ),
+  ];
+  if (actor.personality !== "") lines.push(`Personality: ${sentence(actor.personality)}`);
+  const goals = actor.goals.map((g) => g.trim().replace(/\.+$/, "").trim()).filter((g) => g !== "");
+  if (goals.length > 0) lines.push(`Goals: ${goals.join("; ")}.`);
+  return lines;
+}

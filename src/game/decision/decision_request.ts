@@ -1,0 +1,192 @@
+/**
+ * Parsing and validation of decision params (reference-behavior §2.14). Everything is checked before any
+ * model call: the situation, the options (ids trimmed, non-empty, unique), the actor, the tools, a named
+ * `toolChoice` and the `fallbackOptionID`.
+ * @module
+ */
+import { BridgeError } from "../../protocol/errors.ts";
+import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../../protocol/json.ts";
+import { Params, showValue } from "../../protocol/params.ts";
+import type { AgentTool, ToolChoice } from "../../agent/types.ts";
+import type { ModelSpec } from "../../models/registry.ts";
+import type { BridgeEngine } from "../../engine/engine.ts";
+import { parseToolChoice, parseToolDefinitions, toolCountWarning } from "../../methods/tool_definitions.ts";
+import { type Actor, parseActor } from "./actor.ts";
+
+/** Keys of one decision. */
+export const DECISION_KEYS = [
+  "situation",
+  "options",
+  "actor",
+  "context",
+  "tools",
+  "toolChoice",
+  "fallbackOptionID",
+] as const;
+
+/** Engine settings keys (of `decision/decide`, and shared by every request of `decision/decideMany`). */
+export const ENGINE_KEYS = [
+  "model",
+  "instructions",
+  "temperature",
+  "maxToolRounds",
+  "toolTimeoutSeconds",
+] as const;
+
+/** Default `maxToolRounds` of a decision. */
+export const DEFAULT_DECISION_TOOL_ROUNDS = 2;
+
+/** One option of a decision. */
+export interface DecisionOption {
+  id: string;
+  /** Trimmed description (`""` when none). */
+  description: string;
+}
+
+/** Engine settings of a decision. */
+export interface EngineSettings {
+  spec: ModelSpec;
+  /** Trimmed instructions, or null for the default. */
+  instructions: string | null;
+  temperature: number | undefined;
+  maxToolRounds: number;
+  /** Default client tool timeout (ms; null = wait forever). */
+  toolTimeoutMs: number | null;
+}
+
+/** A validated decision. */
+export interface DecisionSpec {
+  situation: string;
+  options: DecisionOption[];
+  actor: Actor | null;
+  /** Facts (`undefined` when absent, null or `{}`). */
+  context: JsonValue | undefined;
+  tools: AgentTool[];
+  toolChoice: ToolChoice;
+  fallbackOptionID: string | null;
+  /** Unknown-key warnings; they name the parameter with its full path ("Unknown parameter '…' was ignored."). */
+  keyWarnings: string[];
+  /** Tool warnings ("<tool>: …" and the tool-count warning); `decideMany` prefixes them with "requests[i]: ". */
+  toolWarnings: string[];
+}
+
+/** The engine's default client tool timeout in ms (null = none). */
+export function engineToolTimeoutMs(engine: BridgeEngine): number | null {
+  const s = engine.configuration.toolTimeoutSeconds;
+  return s > 0 ? Math.round(s * 1000) : null;
+}
+
+/** Parses the engine settings keys of `p`. */
+export function parseEngineSettings(p: Params, engine: BridgeEngine): EngineSettings {
+  const instructions = p.optionalString("instructions")?.trim();
+  const temperature = p.optionalNumber("temperature", { min: 0 });
+  const maxToolRounds = p.optionalInteger("maxToolRounds", { min: 0 }) ?? DEFAULT_DECISION_TOOL_ROUNDS;
+  const timeout = p.optionalSeconds("toolTimeoutSeconds");
+  const spec = engine.parseModel(p.get("model"), p.name("model"));
+  return {
+    spec,
+    instructions: instructions === undefined || instructions === "" ? null : instructions,
+    temperature,
+    maxToolRounds,
+    toolTimeoutMs: timeout === undefined ? engineToolTimeoutMs(engine) : timeout,
+  };
+}
+
+/** The situation as text: strings as given, other JSON compact. */
+function situationText(value: JsonValue): string {
+  return typeof value === "string" ? value : compactJson(value);
+}
+
+/** Parses the `options` array of `p`. */
+export function parseOptions(p: Params): { options: DecisionOption[]; warnings: string[] } {
+  const raw = p.array("options");
+  const name = p.name("options");
+  if (raw.length === 0) throw BridgeError.invalidParams(`'${name}' must contain at least one option.`);
+  const options: DecisionOption[] = [];
+  const warnings: string[] = [];
+  const seen = new Set<string>();
+  raw.forEach((item, i) => {
+    const at = `${name}[${i}]`;
+    let id: string;
+    let description = "";
+    if (typeof item === "string") {
+      id = item;
+    } else if (isJsonObject(item)) {
+      const o = new Params(item, `${at}.`);
+      warnings.push(...o.unknownKeys(["id", "description"]));
+      id = o.string("id");
+      description = o.optionalString("description")?.trim() ?? "";
+    } else {
+      throw BridgeError.invalidParams(
+        `'${at}' must be an option id or an object with an 'id'; got ${showValue(item)}.`,
+      );
+    }
+    id = id.trim();
+    if (id === "") throw BridgeError.invalidParams(`'${at}.id' must not be empty.`);
+    if (seen.has(id)) throw BridgeError.invalidParams(`Duplicate option id '${id}' in '${name}'.`);
+    seen.add(id);
+    options.push({ id, description });
+  });
+  return { options, warnings };
+}
+
+/**
+ * Parses and validates one decision. Unknown keys (other than `extraKeys`) become warnings; parameter names
+ * in messages carry `p`'s prefix (e.g. `requests[2].options[0].id`).
+ */
+export function parseDecision(
+  p: Params,
+  extraKeys: readonly string[],
+  toolTimeoutMs: number | null,
+  npcPersona: (id: string) => JsonObject | undefined,
+): DecisionSpec {
+  const keyWarnings = p.unknownKeys([...DECISION_KEYS, ...extraKeys]);
+  const situation = situationText(p.value("situation"));
+  const parsedOptions = parseOptions(p);
+  keyWarnings.push(...parsedOptions.warnings);
+  const options = parsedOptions.options;
+  const actor = parseActor(p, npcPersona);
+  if (actor) keyWarnings.push(...actor.warnings);
+  const context = p.get("context");
+  const tools = parseToolDefinitions(p.get("tools"), p.name("tools"), toolTimeoutMs);
+  const toolWarnings = [...tools.warnings];
+  const choiceValue = p.get("toolChoice");
+  const toolChoice = choiceValue === undefined ? "auto" : parseToolChoice(choiceValue, p.name("toolChoice"));
+  if (typeof toolChoice === "object" && !tools.tools.some((t) => t.name === toolChoice.tool)) {
+    throw BridgeError.invalidParams(
+      `'${p.name("toolChoice")}' names tool '${toolChoice.tool}', which is not in '${p.name("tools")}'.`,
+    );
+  }
+  const countWarning = toolCountWarning(tools.tools.length);
+  if (countWarning) toolWarnings.push(countWarning);
+  const fallback = p.optionalString("fallbackOptionID");
+  let fallbackOptionID: string | null = null;
+  if (fallback !== undefined) {
+    const trimmed = fallback.trim();
+    if (!options.some((o) => o.id === trimmed)) {
+      throw BridgeError.invalidParams(
+        `'${p.name("fallbackOptionID")}' must be one of the option ids (${
+          options.map((o) => o.id).join(", ")
+        }); got '${fallback}'.`,
+      );
+    }
+    fallbackOptionID = trimmed;
+  }
+  return {
+    situation,
+    options,
+    actor: actor?.actor ?? null,
+    context: isEmptyContext(context) ? undefined : context,
+    tools: tools.tools,
+    toolChoice,
+    fallbackOptionID,
+    keyWarnings,
+    toolWarnings,
+  };
+}
+
+/** True for a context that adds no facts: absent, null or `{}`. */
+function isEmptyContext(context: JsonValue | undefined): boolean {
+  return context === undefined || context === null ||
+    (isJsonObject(context) && Object.keys(context).length === 0);
+}
