@@ -91,19 +91,35 @@ export function libraryCandidates(probe: LocateEnvironment, explicitPath?: strin
   return out;
 }
 
+/**
+ * True when `descriptor` is already granted. Checked before every access so that a missing permission means
+ * "absent" instead of an interactive prompt (stdin may be the protocol stream).
+ */
+export function granted(descriptor: Deno.PermissionDescriptor): boolean {
+  try {
+    return Deno.permissions.querySync(descriptor).state === "granted";
+  } catch {
+    return false;
+  }
+}
+
 /** The real environment of this process. */
 export function denoEnvironment(env?: (name: string) => string | undefined): LocateEnvironment {
   return {
-    env: env ?? ((name) => Deno.env.get(name)),
+    env: env ?? ((name) => granted({ name: "env", variable: name }) ? Deno.env.get(name) : undefined),
     os: Deno.build.os,
     arch: Deno.build.arch,
-    execPath: () => Deno.execPath(),
+    execPath: () => {
+      if (!granted({ name: "read" })) throw new Error("Deno.execPath() needs --allow-read.");
+      return Deno.execPath();
+    },
     moduleUrl: import.meta.url,
   };
 }
 
 /** True when `path` names an existing file (false on any error, including missing permission). */
 export function fileExists(path: string): boolean {
+  if (!granted({ name: "read", path })) return false;
   try {
     return Deno.statSync(path).isFile;
   } catch {

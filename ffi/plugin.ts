@@ -7,6 +7,7 @@
  * This module imports nothing from `src/`.
  * @module
  */
+import { granted } from "./locate.ts";
 import { cString, FM_SYMBOLS, type FmSymbols, OAMFM_ABI_MAJOR, OAMFM_STATUS, statusName } from "./symbols.ts";
 
 /** The library could not be loaded or opened (missing file, dlopen failure, ABI mismatch, open refused). */
@@ -127,6 +128,9 @@ export class FmLibrary {
     const expected = options.expectedAbiMajor ?? OAMFM_ABI_MAJOR;
     let lib = libraries.get(path);
     if (!lib) {
+      if (!granted({ name: "ffi", path })) {
+        throw new FmLoadError(`Loading the plugin library '${path}' needs --allow-ffi.`);
+      }
       try {
         lib = Deno.dlopen(path, FM_SYMBOLS);
       } catch (error) {
