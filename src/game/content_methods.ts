@@ -1,13 +1,107 @@
 /**
- * PLACEHOLDER — being written. Registers nothing yet.
+ * `content/generate` (PROTOCOL.md §6, reference-behavior §2.15): schema-shaped content (items, quests,
+ * rumors, loot) from a one-off agent turn. Validation (including the eager schema conversion) happens
+ * synchronously; the generation runs concurrently.
  * @module
  */
+import { BridgeError } from "../protocol/errors.ts";
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import { Agent } from "../agent/agent.ts";
+import { DEFAULT_POLICY, type ToolPolicy, type TurnInput } from "../agent/types.ts";
 import type { BridgeEngine } from "../engine/engine.ts";
 import type { MethodRegistry } from "../engine/extension.ts";
+import type { BridgeRequest } from "../engine/request.ts";
+import { convertForParam, parseToolDefinitions, toolCountWarning } from "../methods/tool_definitions.ts";
+import { orderBySchema } from "../schema/mod.ts";
+import { CONTENT_SCHEMA_NAME, contentInstructions, contentPrompt } from "./content/content_prompt.ts";
+import { engineToolTimeoutMs } from "./decision/decision_request.ts";
 import type { GameContext } from "./game_context.ts";
 
-/** Placeholder method set. */
+/** Keys of `content/generate`. */
+const CONTENT_KEYS = [
+  "prompt",
+  "schema",
+  "instructions",
+  "context",
+  "tools",
+  "toolTimeoutSeconds",
+  "temperature",
+  "model",
+] as const;
+
+/** Message when the model gave no structured answer. */
+export const NO_CONTENT_MESSAGE = "The model produced no structured content.";
+
+/**
+ * The `content/generate` method.
+ *
+ * @example
+ * ```ts
+ * import { BridgeEngine } from "../engine/engine.ts";
+ * const engine = new BridgeEngine();
+ * await engine.call("content/generate", {
+ *   prompt: "A rumor heard in the tavern.",
+ *   schema: { type: "object", properties: { rumor: { type: "string" } }, required: ["rumor"] },
+ *   model: { type: "scripted", steps: [{ json: { rumor: "The mill is haunted." } }] },
+ * }); // {content: {rumor: "The mill is haunted."}}
+ * ```
+ */
 export class ContentMethods {
-  /** Registers the methods. */
-  register(_registry: MethodRegistry, _engine: BridgeEngine, _game: GameContext): void {}
+  #engine!: BridgeEngine;
+
+  /** Registers `content/generate`. */
+  register(registry: MethodRegistry, engine: BridgeEngine, _game: GameContext): void {
+    this.#engine = engine;
+    registry.register("content/generate", (r) => this.#generate(r));
+  }
+
+  #generate(r: BridgeRequest): Promise<JsonValue> {
+    const p = r.params;
+    const engine = this.#engine;
+    const warnings = p.unknownKeys(CONTENT_KEYS);
+    const prompt = p.string("prompt");
+    const schema = p.optionalObject("schema");
+    if (schema === undefined) throw BridgeError.invalidParams("Missing required parameter 'schema'.");
+    const conversion = convertForParam(schema, CONTENT_SCHEMA_NAME, p.name("schema"));
+    warnings.push(...conversion.warnings);
+    const instructions = contentInstructions(p.optionalString("instructions"));
+    const context = p.get("context");
+    const timeout = p.optionalSeconds("toolTimeoutSeconds");
+    const tools = parseToolDefinitions(
+      p.get("tools"),
+      p.name("tools"),
+      timeout === undefined ? engineToolTimeoutMs(engine) : timeout,
+    );
+    warnings.push(...tools.warnings);
+    const countWarning = toolCountWarning(tools.tools.length);
+    if (countWarning) warnings.push(countWarning);
+    const temperature = p.optionalNumber("temperature", { min: 0 });
+    const model = engine.makeModel(engine.parseModel(p.get("model"), p.name("model")));
+    const agent = new Agent({
+      model,
+      instructions,
+      tools: tools.tools,
+      settings: { options: temperature === undefined ? {} : { temperature } },
+    });
+    const policy: ToolPolicy = { ...DEFAULT_POLICY, choice: tools.tools.length === 0 ? "none" : "auto" };
+    const input: TurnInput = {
+      prompt: contentPrompt(prompt, context),
+      schema: {
+        name: CONTENT_SCHEMA_NAME,
+        generationSchema: conversion.generationSchema,
+        jsonSchema: schema,
+      },
+      policy,
+      stream: false,
+    };
+    return r.drive(
+      (sink) => agent.runTurn(input, sink, r.signal),
+      { stream: false, context: {}, eventMethod: "content/event" },
+    ).then((result) => {
+      if (result.structured === undefined) throw BridgeError.of("generation_failed", NO_CONTENT_MESSAGE);
+      const out: JsonObject = { content: orderBySchema(result.structured, schema) };
+      if (warnings.length > 0) out.warnings = warnings;
+      return out;
+    });
+  }
 }

@@ -1,0 +1,230 @@
+import assert from "node:assert/strict";
+import { scripted, WireClient } from "../helpers/wire.ts";
+import type { BridgeConfiguration } from "../../src/engine/configuration.ts";
+import type { LanguageModel, StepRequest } from "../../src/models/language_model.ts";
+import { parseScript, ScriptedModel } from "../../src/models/scripted.ts";
+import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
+
+/** A "probe" model type: plays a script like the scripted model and records every step request. */
+function probeConfig(requests: StepRequest[]): Partial<BridgeConfiguration> {
+  return {
+    modelFactory: (spec) => {
+      if (spec.type !== "probe" || !("raw" in spec)) return undefined;
+      const inner = new ScriptedModel(parseScript(spec.raw, spec.path));
+      const model: LanguageModel = {
+        kind: "probe",
+        contextSize: 8192,
+        trimsHistory: false,
+        availability: () => inner.availability(),
+        step: (request) => {
+          requests.push(request);
+          return inner.step(request);
+        },
+      };
+      return model;
+    },
+  };
+}
+
+function probe(...steps: JsonValue[]): JsonObject {
+  return { type: "probe", steps };
+}
+
+const DEFAULT_INSTRUCTIONS =
+  "You write content for a video game. Match the requested format exactly. Keep the " +
+  "text short and vivid, and stay consistent with the request and its facts.";
+
+const ITEM_SCHEMA = {
+  type: "object",
+  properties: {
+    name: { type: "string" },
+    price: { type: "integer", minimum: 1 },
+    rarity: { type: "string", enum: ["common", "rare"] },
+  },
+  required: ["name", "price", "rarity"],
+};
+
+async function failure(c: WireClient, params: JsonObject): Promise<JsonObject> {
+  const r = await c.response(c.request("content/generate", params));
+  assert.ok("error" in r, `content/generate should fail: ${JSON.stringify(r)}`);
+  return r.error as JsonObject;
+}
+
+Deno.test("content/generate: keys come back in schema order; no warnings key when there are none", async () => {
+  const c = new WireClient();
+  const id = c.request("content/generate", {
+    prompt: "A sword for the blacksmith's shop.",
+    schema: ITEM_SCHEMA,
+    model: scripted({ json: { rarity: "rare", extra: true, price: 45, name: "Oakcleaver" } }),
+  });
+  await c.response(id);
+  assert.deepEqual(c.lines, [
+    `{"jsonrpc":"2.0","id":${id},"result":{"content":{"name":"Oakcleaver","price":45,"rarity":"rare","extra":true}}}`,
+  ]);
+  await c.close();
+});
+
+Deno.test("content/generate: instructions, prompt with facts, root name Content, no tools", async () => {
+  const requests: StepRequest[] = [];
+  const c = new WireClient(probeConfig(requests));
+  const answer = { json: { name: "x", price: 1, rarity: "common" } };
+  await c.call("content/generate", {
+    prompt: "A rumor.",
+    schema: ITEM_SCHEMA,
+    // Parsed, so that `__proto__` is an own key (as it is when it arrives over the wire).
+    context: JSON.parse('{"town":"Oak","__proto__":1}'),
+    temperature: 0.2,
+    model: probe(answer),
+  });
+  await c.call("content/generate", {
+    prompt: "A rumor.",
+    schema: { ...ITEM_SCHEMA, title: "Item" },
+    context: "It is night",
+    instructions: "  Write like a bard.  ",
+    model: probe(answer),
+  });
+  await c.call("content/generate", {
+    prompt: "A rumor.",
+    schema: ITEM_SCHEMA,
+    context: null,
+    instructions: "   ",
+    model: probe(answer),
+  });
+  assert.equal(requests.length, 3);
+  assert.equal(requests[0].instructions, DEFAULT_INSTRUCTIONS);
+  assert.equal(requests[0].prompt, 'A rumor.\nFacts: {"town":"Oak","__proto__":1}');
+  assert.deepEqual(requests[0].options, { temperature: 0.2 });
+  assert.equal(requests[0].toolCallingMode, "disallowed");
+  assert.deepEqual(requests[0].tools, []);
+  assert.equal(requests[0].responseSchema?.name, "Content");
+  assert.equal(requests[0].responseSchema?.generationSchema.title, "Content");
+  assert.deepEqual(requests[0].responseSchema?.jsonSchema, ITEM_SCHEMA);
+  assert.equal(requests[1].instructions, "Write like a bard.");
+  assert.equal(requests[1].prompt, 'A rumor.\nFacts: "It is night"');
+  assert.equal(requests[1].responseSchema?.generationSchema.title, "Item");
+  assert.equal(requests[2].instructions, DEFAULT_INSTRUCTIONS);
+  assert.equal(requests[2].prompt, "A rumor.");
+  await c.close();
+});
+
+Deno.test("content/generate: client tools — tool/call params {requestId, call}, tool mode auto", async () => {
+  const requests: StepRequest[] = [];
+  const c = new WireClient(probeConfig(requests));
+  c.request("content/generate", {
+    prompt: "A rumor about the mill.",
+    schema: { type: "object", properties: { rumor: { type: "string" } }, required: ["rumor"] },
+    tools: [{
+      name: "town_facts",
+      description: "Facts about a place in town.",
+      parameters: { type: "object", properties: { place: { type: "string" } } },
+    }],
+    toolTimeoutSeconds: 30,
+    model: probe(
+      { toolCalls: [{ name: "town_facts", arguments: { place: "mill" } }] },
+      { template: '{"rumor":"They say {toolOutput}."}' },
+    ),
+  }, "g1");
+  const call = await c.toolCall(1);
+  const params = call.params as JsonObject;
+  assert.deepEqual(Object.keys(params), ["requestId", "call"]);
+  assert.equal(params.requestId, "g1");
+  assert.deepEqual({ ...(params.call as JsonObject), id: "x" }, {
+    id: "x",
+    name: "town_facts",
+    arguments: { place: "mill" },
+  });
+  c.reply(call.id as string, { output: "the mill wheel turns at night" });
+  const response = await c.response("g1");
+  assert.deepEqual(response.result, { content: { rumor: "They say the mill wheel turns at night." } });
+  assert.deepEqual(c.related("g1").map(WireClient.kind), ["tool/call", "response"]);
+  assert.deepEqual(requests.map((r) => r.toolCallingMode), ["allowed", "allowed"]);
+  await c.close();
+});
+
+Deno.test("content/generate: warnings for unknown keys, schema constraints and tools", async () => {
+  const c = new WireClient();
+  const result = await c.call("content/generate", {
+    prompt: "A code.",
+    schema: { type: "object", properties: { code: { type: "string", pattern: "^[A-Z]+$" } } },
+    tools: [{ name: "look" }],
+    colour: "red",
+    model: scripted({ json: { code: "AB" } }),
+  });
+  assert.deepEqual(result, {
+    content: { code: "AB" },
+    warnings: [
+      "Unknown parameter 'colour' was ignored.",
+      "#/properties/code: pattern '^[A-Z]+$' is described to the model but not enforced",
+      "look: no description; the model may not know when to call it.",
+    ],
+  });
+  await c.close();
+});
+
+Deno.test("content/generate: invalid params and schemas fail before any model call", async () => {
+  const requests: StepRequest[] = [];
+  const c = new WireClient(probeConfig(requests));
+  const model = probe({ json: {} });
+  assert.deepEqual(await failure(c, { schema: ITEM_SCHEMA, model }), {
+    code: -32602,
+    message: "Missing required parameter 'prompt'.",
+    data: { code: "invalid_params" },
+  });
+  assert.deepEqual(await failure(c, { prompt: "p", model }), {
+    code: -32602,
+    message: "Missing required parameter 'schema'.",
+    data: { code: "invalid_params" },
+  });
+  assert.deepEqual(await failure(c, { prompt: "p", schema: "object", model }), {
+    code: -32602,
+    message: `Parameter 'schema' must be an object; got "object".`,
+    data: { code: "invalid_params" },
+  });
+  const invalid = await failure(c, {
+    prompt: "p",
+    schema: { type: "object", properties: { a: { type: "array", items: 5 } } },
+    model,
+  });
+  assert.equal(invalid.code, -32007);
+  assert.deepEqual(invalid.data, {
+    code: "invalid_schema",
+    path: "schema",
+    schemaPath: "#/properties/a/items",
+  });
+  assert.match(invalid.message as string, /^schema: expected a schema object/);
+  const unsupported = await failure(c, { prompt: "p", schema: { type: "frob" }, model });
+  assert.deepEqual(unsupported.data, { code: "invalid_schema", path: "schema", schemaPath: "#" });
+  const badTool = await failure(c, {
+    prompt: "p",
+    schema: ITEM_SCHEMA,
+    tools: [{ name: "t", description: "d", parameters: { type: "frob" } }],
+    model,
+  });
+  assert.deepEqual(badTool.data, { code: "invalid_schema", path: "tools[0].parameters", schemaPath: "#" });
+  assert.deepEqual(await failure(c, { prompt: "p", schema: ITEM_SCHEMA, temperature: "hot", model }), {
+    code: -32602,
+    message: `Parameter 'temperature' must be a number; got "hot".`,
+    data: { code: "invalid_params" },
+  });
+  assert.equal(requests.length, 0);
+  await c.close();
+});
+
+Deno.test("content/generate: model errors are returned; cancelled at shutdown", async () => {
+  const c = new WireClient();
+  assert.deepEqual(
+    await failure(c, {
+      prompt: "p",
+      schema: ITEM_SCHEMA,
+      model: scripted({ error: "guardrail_violation", message: "Blocked." }),
+    }),
+    { code: -32002, message: "Blocked.", data: { code: "guardrail_violation" } },
+  );
+  const id = c.request("content/generate", {
+    prompt: "p",
+    schema: ITEM_SCHEMA,
+    model: scripted({ json: {}, delayMs: 60_000 }),
+  });
+  await c.close();
+  assert.equal(((await c.response(id)).error as JsonObject).code, -32009);
+});
