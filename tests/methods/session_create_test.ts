@@ -1,0 +1,585 @@
+/**
+ * §5 `session/create` over the wire: every option, defaults, validation errors (messages name the parameter)
+ * and their order, session ids, exists/limit errors, history resume, model errors and warnings.
+ */
+import assert from "node:assert/strict";
+import { scripted, WireClient } from "../helpers/wire.ts";
+import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
+import { UnavailableModel } from "../../src/models/unavailable.ts";
+
+function invalidParams(message: string): JsonObject {
+  return { code: -32602, message, data: { code: "invalid_params" } };
+}
+
+async function createError(c: WireClient, params: JsonObject): Promise<JsonValue> {
+  const id = c.request("session/create", params);
+  const r = await c.response(id);
+  assert.ok("error" in r, `expected an error for ${JSON.stringify(params)}: ${JSON.stringify(r)}`);
+  return r.error;
+}
+
+async function listEntry(c: WireClient, id: string): Promise<JsonObject> {
+  const list = await c.call("session/list");
+  return (list.sessions as JsonObject[]).find((s) => s.session === id)!;
+}
+
+const TOOL = { name: "open_gate", description: "Open a gate." };
+const tool = (name: string) => ({ name, description: `${name} tool.` });
+
+Deno.test("session/create defaults: generated id, warnings [], list entry", async () => {
+  const c = new WireClient();
+  c.request("session/create", { model: "scripted" }, 1);
+  assert.deepEqual(await c.response(1), { jsonrpc: "2.0", id: 1, result: { session: "s1", warnings: [] } });
+  assert.equal(c.lines[0], '{"jsonrpc":"2.0","id":1,"result":{"session":"s1","warnings":[]}}');
+  const entry = await listEntry(c, "s1");
+  assert.deepEqual(Object.keys(entry), [
+    "session",
+    "model",
+    "tools",
+    "busy",
+    "pendingOperations",
+    "entries",
+    "createdAt",
+  ]);
+  assert.deepEqual({ ...entry, createdAt: "" }, {
+    session: "s1",
+    model: "scripted",
+    tools: [],
+    busy: false,
+    pendingOperations: 0,
+    entries: 0,
+    createdAt: "",
+  });
+  assert.ok(!Number.isNaN(Date.parse(entry.createdAt as string)));
+  // the default policy: auto with 4 rounds and 12 calls
+  await c.call("session/create", { session: "d", tools: [TOOL], model: scripted({ text: "hi" }) });
+  const r = await c.call("session/respond", { session: "d", prompt: "x" });
+  assert.deepEqual(r.steps, [
+    {
+      index: 0,
+      completedToolRounds: 0,
+      toolCallingMode: "allowed",
+      enabledTools: ["open_gate"],
+      trimmedEntries: 0,
+    },
+  ]);
+  await c.close();
+});
+
+Deno.test("session/create accepts every option at once", async () => {
+  const c = new WireClient();
+  const r = await c.call("session/create", {
+    session: "all",
+    instructions: "You are a guard.",
+    tools: [TOOL, tool("ring_bell")],
+    options: {
+      toolChoice: { tool: "ring_bell" },
+      maxToolRounds: 2,
+      maxToolCalls: 3,
+      enabledTools: ["open_gate", "ring_bell"],
+      temperature: 0.5,
+      maxResponseTokens: 100,
+      sampling: { topK: 5, seed: 7 },
+      toolTimeoutSeconds: 30,
+      trimHistory: false,
+      reservedResponseTokens: 0,
+      maxAttempts: 1,
+    },
+    model: scripted({ text: "ok" }),
+  });
+  assert.deepEqual(r, { session: "all", warnings: [] });
+  const entry = await listEntry(c, "all");
+  assert.equal(entry.instructions, "You are a guard.");
+  assert.deepEqual(entry.tools, ["open_gate", "ring_bell"]);
+  const samplings: JsonValue[] = ["greedy", { topP: 0.9 }, { topP: 0 }, { topP: 1, seed: 0 }, { topK: 1 }, {
+    type: "x",
+    topK: 2,
+  }];
+  for (const sampling of samplings) {
+    const ok = await c.call("session/create", { options: { sampling }, model: "scripted" });
+    assert.deepEqual(ok.warnings, []);
+  }
+  await c.close();
+});
+
+Deno.test("session/create option validation errors name the parameter", async () => {
+  const c = new WireClient();
+  const cases: Array<[JsonObject, string]> = [
+    [{ options: 1 }, "Parameter 'options' must be an object; got 1."],
+    [{ options: [] }, "Parameter 'options' must be an object; got []."],
+    [
+      { options: { toolChoice: "bogus" } },
+      `'options.toolChoice' must be "auto", "none", "required", "explicit" or {"tool": "<name>"}; got "bogus".`,
+    ],
+    [
+      { options: { toolChoice: "open_gate" }, tools: [TOOL] },
+      `'options.toolChoice' must be "auto", "none", "required", "explicit" or {"tool": "<name>"}; got "open_gate".`,
+    ],
+    [
+      { options: { toolChoice: 3 } },
+      `'options.toolChoice' must be "auto", "none", "required", "explicit" or {"tool": "<name>"}; got 3.`,
+    ],
+    [{ options: { toolChoice: { x: 1 } } }, `'options.toolChoice' object must be {"tool": "<name>"}.`],
+    [{ options: { toolChoice: { tool: "" } } }, `'options.toolChoice' object must be {"tool": "<name>"}.`],
+    [
+      { options: { toolChoice: { tool: "nope" } }, tools: [TOOL] },
+      "'options.toolChoice' names tool 'nope', which is not in 'tools'.",
+    ],
+    [
+      { options: { toolChoice: { tool: "nope" } } },
+      "'options.toolChoice' names tool 'nope', which is not in 'tools'.",
+    ],
+    [{ options: { maxToolRounds: -1 } }, "Parameter 'options.maxToolRounds' must be at least 0."],
+    [{ options: { maxToolRounds: 1.5 } }, "Parameter 'options.maxToolRounds' must be an integer; got 1.5."],
+    [
+      { options: { maxToolRounds: 1e300 } },
+      "Parameter 'options.maxToolRounds' must be an integer; got 1e+300.",
+    ],
+    [{ options: { maxToolCalls: "x" } }, `Parameter 'options.maxToolCalls' must be an integer; got "x".`],
+    [{ options: { maxToolCalls: -3 } }, "Parameter 'options.maxToolCalls' must be at least 0."],
+    [
+      { options: { enabledTools: "open_gate" } },
+      `Parameter 'options.enabledTools' must be an array; got "open_gate".`,
+    ],
+    [{ options: { enabledTools: ["a", 1] } }, "Parameter 'options.enabledTools[1]' must be a string; got 1."],
+    [{ options: { temperature: -0.1 } }, "Parameter 'options.temperature' must be at least 0."],
+    [{ options: { temperature: "hot" } }, `Parameter 'options.temperature' must be a number; got "hot".`],
+    [{ options: { maxResponseTokens: 0 } }, "Parameter 'options.maxResponseTokens' must be at least 1."],
+    [{ options: { sampling: "hot" } }, `'options.sampling' must be "greedy", {"topK": n} or {"topP": p}.`],
+    [{ options: { sampling: 3 } }, `'options.sampling' must be "greedy", {"topK": n} or {"topP": p}.`],
+    [{ options: { sampling: { topP: 2 } } }, "'options.sampling.topP' must be between 0 and 1."],
+    [{ options: { sampling: { topP: -0.5 } } }, "'options.sampling.topP' must be between 0 and 1."],
+    [{ options: { sampling: {} } }, "'options.sampling' must contain 'topK' or 'topP'."],
+    [{ options: { sampling: { seed: 1 } } }, "'options.sampling' must contain 'topK' or 'topP'."],
+    [
+      { options: { toolTimeoutSeconds: -1 } },
+      "Parameter 'options.toolTimeoutSeconds' must be a number of seconds from 0 to 86400 (0 means no limit); got -1.",
+    ],
+    [
+      { options: { toolTimeoutSeconds: 86401 } },
+      "Parameter 'options.toolTimeoutSeconds' must be a number of seconds from 0 to 86400 (0 means no limit); got 86401.",
+    ],
+    [
+      { options: { toolTimeoutSeconds: "x" } },
+      `Parameter 'options.toolTimeoutSeconds' must be a number of seconds from 0 to 86400 (0 means no limit); got "x".`,
+    ],
+    [
+      { options: { toolTimeoutSeconds: 1e300 } },
+      "Parameter 'options.toolTimeoutSeconds' must be a number of seconds from 0 to 86400 (0 means no limit); got 1e+300.",
+    ],
+    [{ options: { trimHistory: "yes" } }, `Parameter 'options.trimHistory' must be a boolean; got "yes".`],
+    [
+      { options: { reservedResponseTokens: -1 } },
+      "Parameter 'options.reservedResponseTokens' must be at least 0.",
+    ],
+    [{ options: { maxAttempts: 0 } }, "Parameter 'options.maxAttempts' must be at least 1."],
+    [{ instructions: 5 }, "Parameter 'instructions' must be a string; got 5."],
+    [{ session: 5 }, "Parameter 'session' must be a string; got 5."],
+    [{ session: "" }, "'session' must be 1-128 printable characters; got ''."],
+    [{ session: "x".repeat(129) }, `'session' must be 1-128 printable characters; got '${"x".repeat(129)}'.`],
+    [{ session: "a\nb" }, "'session' must be 1-128 printable characters; got 'a\nb'."],
+    [{ session: "a\u0000" }, "'session' must be 1-128 printable characters; got 'a\u0000'."],
+  ];
+  for (const [params, message] of cases) {
+    assert.deepEqual(await createError(c, { ...params, model: "scripted" }), invalidParams(message));
+  }
+  // nothing was created
+  assert.deepEqual(await c.call("session/list"), { sessions: [] });
+  // 128 printable characters (including spaces and non-ASCII) are fine
+  const long = "é".repeat(64) + " ".repeat(64);
+  assert.equal((await c.call("session/create", { session: long, model: "scripted" })).session, long);
+  await c.close();
+});
+
+Deno.test("session/create tool definition errors", async () => {
+  const c = new WireClient();
+  const cases: Array<[JsonValue, JsonObject]> = [
+    ["open_gate", invalidParams("'tools' must be an array of tool definitions.")],
+    [{ name: "x" }, invalidParams("'tools' must be an array of tool definitions.")],
+    [[5], invalidParams("'tools[0]' must be an object.")],
+    [
+      [TOOL, { name: "bad name" }],
+      invalidParams(
+        "'tools[1].name' must be 1-64 characters of letters, digits, '_', '-' or '.'; got 'bad name'.",
+      ),
+    ],
+    [
+      [{ name: "x".repeat(65) }],
+      invalidParams(
+        `'tools[0].name' must be 1-64 characters of letters, digits, '_', '-' or '.'; got '${
+          "x".repeat(65)
+        }'.`,
+      ),
+    ],
+    [
+      [{ name: "café" }],
+      invalidParams(
+        "'tools[0].name' must be 1-64 characters of letters, digits, '_', '-' or '.'; got 'café'.",
+      ),
+    ],
+    [[{ description: "no name" }], {
+      code: -32602,
+      message: "'tools[0].name' must be 1-64 characters of letters, digits, '_', '-' or '.'; got 'null'.",
+      data: { code: "invalid_params" },
+    }],
+    [[TOOL, TOOL], invalidParams("Duplicate tool name 'open_gate'.")],
+    [
+      [{ name: "respond_directly" }],
+      invalidParams("'respond_directly' is reserved for ToolChoice.explicit."),
+    ],
+    [
+      [{ ...TOOL, execution: "local" }],
+      invalidParams(
+        `'tools[0].execution' must be "client" (the engine executes the tool via tool/call); got 'local'.`,
+      ),
+    ],
+    [[{ ...TOOL, parameters: 5 }], invalidParams("'tools[0].parameters' must be a JSON Schema object.")],
+    [
+      [{ ...TOOL, parameters: "{not json" }],
+      invalidParams("'tools[0].parameters' must be a JSON Schema object."),
+    ],
+    [[{ ...TOOL, parameters: "[1]" }], invalidParams("'tools[0].parameters' must be a JSON Schema object.")],
+    [[{ ...TOOL, parameters: { type: "frob" } }], {
+      code: -32007,
+      message: "tools[0].parameters: unsupported type 'frob' (at #)",
+      data: { code: "invalid_schema", path: "tools[0].parameters", schemaPath: "#" },
+    }],
+    [
+      [{ ...TOOL, timeoutSeconds: -1 }],
+      invalidParams(
+        "Parameter 'tools[0].timeoutSeconds' must be a number of seconds from 0 to 86400 (0 means no limit); got -1.",
+      ),
+    ],
+    [
+      [{ ...TOOL, timeoutSeconds: 86401 }],
+      invalidParams(
+        "Parameter 'tools[0].timeoutSeconds' must be a number of seconds from 0 to 86400 (0 means no limit); got 86401.",
+      ),
+    ],
+    [
+      [{ ...TOOL, timeoutSeconds: "x" }],
+      invalidParams(
+        `Parameter 'tools[0].timeoutSeconds' must be a number of seconds from 0 to 86400 (0 means no limit); got "x".`,
+      ),
+    ],
+  ];
+  for (const [tools, error] of cases) {
+    assert.deepEqual(await createError(c, { tools, model: "scripted" }), error, JSON.stringify(tools));
+  }
+  await c.close();
+});
+
+Deno.test("session/create tool forms: OpenAI wrapper, parameters as JSON text, warnings in order", async () => {
+  const c = new WireClient();
+  const r = await c.call("session/create", {
+    session: "w",
+    extra: 1,
+    options: { nope: true },
+    tools: [
+      { type: "function", function: { name: "wrapped", description: "W.", parameters: { type: "object" } } },
+      {
+        name: "texty",
+        description: "T.",
+        parameters: '{"type":"object","properties":{"a":{"type":"string"}}}',
+      },
+      { name: "undescribed" },
+      {
+        name: "patterned",
+        description: "  ",
+        parameters: { type: "object", properties: { code: { type: "string", pattern: "^[A-Z]{3}$" } } },
+      },
+      tool("e"),
+      tool("f"),
+    ],
+    model: "scripted",
+  });
+  assert.deepEqual(r, {
+    session: "w",
+    warnings: [
+      "Unknown parameter 'extra' was ignored.",
+      "Unknown parameter 'options.nope' was ignored.",
+      "undescribed: no description; the model may not know when to call it.",
+      "patterned: no description; the model may not know when to call it.",
+      "patterned: #/properties/code: pattern '^[A-Z]{3}$' is described to the model but not enforced",
+      "6 tools: Apple recommends at most 3-5 tools per request on-device; narrow them per turn with 'enabledTools'.",
+    ],
+  });
+  assert.deepEqual((await listEntry(c, "w")).tools, [
+    "wrapped",
+    "texty",
+    "undescribed",
+    "patterned",
+    "e",
+    "f",
+  ]);
+  // exactly 5 tools: no count warning
+  const five = await c.call("session/create", {
+    tools: ["a", "b", "c", "d", "e"].map(tool),
+    model: "scripted",
+  });
+  assert.deepEqual(five.warnings, []);
+  await c.close();
+});
+
+Deno.test("session/create validation order: id, options, history, tools, toolChoice, model", async () => {
+  const c = new WireClient();
+  const badId = { session: "" };
+  const badOptions = { options: { maxToolRounds: -1 } };
+  const badHistory = { history: 5 };
+  const badTools = { tools: [5] };
+  const badChoice = { options: { toolChoice: { tool: "zz" } } };
+  const badModel = { model: { type: "frob" } };
+  const msg = async (p: JsonObject) => ((await createError(c, p)) as JsonObject).message as string;
+  assert.match(
+    await msg({ ...badModel, ...badTools, ...badHistory, ...badOptions, ...badId }),
+    /^'session' must be/,
+  );
+  assert.match(await msg({ ...badModel, ...badTools, ...badHistory, ...badOptions }), /maxToolRounds/);
+  assert.match(await msg({ ...badModel, ...badTools, ...badHistory }), /^'history' must be/);
+  assert.match(await msg({ ...badModel, ...badTools }), /^'tools\[0\]' must be an object/);
+  assert.match(await msg({ ...badModel, ...badChoice }), /names tool 'zz'/);
+  assert.equal(await msg(badModel), `Unknown model type 'frob'. Supported: "system", "scripted", "openai".`);
+  await c.close();
+});
+
+Deno.test("session ids: generated s1, s2… skip used ids and are never reused; exists is -32021", async () => {
+  const c = new WireClient();
+  const make = async (session?: string) =>
+    (await c.call("session/create", { ...(session ? { session } : {}), model: "scripted" })).session;
+  assert.equal(await make(), "s1");
+  assert.equal(await make("s2"), "s2");
+  assert.equal(await make("s4"), "s4");
+  assert.equal(await make(), "s3");
+  assert.equal(await make(), "s5");
+  await c.call("session/delete", { session: "s1" });
+  assert.equal(await make(), "s6");
+  assert.equal(await make("s1"), "s1");
+  c.request("session/create", { session: "s2", model: "scripted" }, 1);
+  assert.deepEqual((await c.response(1)).error, {
+    code: -32021,
+    message: "A session with id 's2' already exists.",
+    data: { code: "session_exists", session: "s2" },
+  });
+  const list = await c.call("session/list");
+  assert.deepEqual((list.sessions as JsonObject[]).map((s) => s.session), [
+    "s2",
+    "s4",
+    "s3",
+    "s5",
+    "s6",
+    "s1",
+  ]);
+  await c.close();
+});
+
+Deno.test("session_limit: -32022 with data.limit from maxSessions; deleting frees a slot", async () => {
+  const c = new WireClient({ maxSessions: 2 });
+  await c.call("session/create", { session: "a", model: "scripted" });
+  await c.call("session/create", { session: "b", model: "scripted" });
+  c.request("session/create", { session: "c", model: "scripted" }, 1);
+  c.request("session/create", { model: "scripted" }, 2);
+  const limit = {
+    code: -32022,
+    message: "The session limit (2) is reached; delete a session first.",
+    data: { code: "session_limit", limit: 2 },
+  };
+  assert.deepEqual((await c.response(1)).error, limit);
+  assert.deepEqual((await c.response(2)).error, limit);
+  // exists wins over the limit
+  c.request("session/create", { session: "a", model: "scripted" }, 3);
+  assert.equal(((await c.response(3)).error as JsonObject).code, -32021);
+  await c.call("session/delete", { session: "a" });
+  assert.equal((await c.call("session/create", { model: "scripted" })).session, "s1");
+  await c.close();
+});
+
+Deno.test("model parameter errors and scripted-model parsing", async () => {
+  const c = new WireClient();
+  const cases: Array<[JsonValue, string]> = [
+    [5, `'model' must be "system" or an object with a 'type'.`],
+    [[], `'model' must be "system" or an object with a 'type'.`],
+    [{}, `'model' must be "system" or an object with a 'type'.`],
+    [{ type: 5 }, `'model' must be "system" or an object with a 'type'.`],
+    ["frob", `Unknown model type 'frob'. Supported: "system", "scripted", "openai".`],
+    [{ type: "frob" }, `Unknown model type 'frob'. Supported: "system", "scripted", "openai".`],
+    [
+      scripted({}),
+      "'model.steps[0]' must contain one of 'text', 'toolCalls', 'json', 'template' or 'error'.",
+    ],
+    [scripted({ text: "a" }, { toolCalls: [] }), "'model.steps[1].toolCalls' must not be empty."],
+    [
+      scripted({ error: "nope" }),
+      "'model.steps[0].error' must be one of: model_unavailable, guardrail_violation, refusal, context_size_exceeded, rate_limited, unsupported_language, invalid_schema, tool_failed, cancelled, busy, invalid_request, generation_failed; got 'nope'.",
+    ],
+    [
+      { type: "scripted", steps: [], fallback: { nothing: 1 } },
+      "'model.fallback' must contain one of 'text', 'toolCalls', 'json', 'template' or 'error'.",
+    ],
+    [{ type: "scripted", steps: "x" }, "'model.steps' must be an array."],
+  ];
+  for (const [model, message] of cases) {
+    assert.deepEqual(await createError(c, { model }), invalidParams(message), JSON.stringify(model));
+  }
+  assert.deepEqual(await c.call("session/list"), { sessions: [] });
+  await c.close();
+});
+
+Deno.test("scripted models disabled by allowsScriptedModels: false", async () => {
+  const c = new WireClient({
+    allowsScriptedModels: false,
+    systemModel: () => new UnavailableModel("unknown"),
+  });
+  for (const model of ["scripted", scripted({ text: "x" })]) {
+    assert.deepEqual(
+      await createError(c, { model }),
+      invalidParams("Scripted models are disabled on this bridge."),
+    );
+  }
+  // the system model still works
+  const r = await c.call("session/create", { session: "sys" });
+  assert.equal(r.session, "sys");
+  await c.close();
+});
+
+Deno.test("system model sessions: unavailable-model warning last; turns fail with -32001", async () => {
+  const c = new WireClient({ systemModel: () => new UnavailableModel("model_not_ready") });
+  const r = await c.call("session/create", {
+    session: "sys",
+    bogus: 1,
+    tools: ["a", "b", "c", "d", "e", "f"].map(tool),
+    model: { type: "system" },
+  });
+  assert.deepEqual(r.warnings, [
+    "Unknown parameter 'bogus' was ignored.",
+    "6 tools: Apple recommends at most 3-5 tools per request on-device; narrow them per turn with 'enabledTools'.",
+    "The system model is unavailable (model_not_ready); turns will fail with model_unavailable until it is ready.",
+  ]);
+  for (const model of ["system", null]) {
+    const w = await c.call("session/create", { model });
+    assert.deepEqual(w.warnings, [
+      "The system model is unavailable (model_not_ready); turns will fail with model_unavailable until it is ready.",
+    ]);
+  }
+  c.request("session/respond", { session: "sys", prompt: "hi" }, 1);
+  const e = (await c.response(1)).error as JsonObject;
+  assert.equal(e.code, -32001);
+  assert.equal((e.data as JsonObject).code, "model_unavailable");
+  assert.equal((await listEntry(c, "sys")).model, "system");
+  await c.close();
+});
+
+Deno.test("history: create from a transcript continues the conversation; instructions and tools restored", async () => {
+  const c = new WireClient();
+  await c.call("session/create", {
+    session: "orig",
+    instructions: "You are a guard.",
+    tools: [{
+      name: "open_gate",
+      description: "Open a gate.",
+      parameters: { type: "object", properties: { gate: { type: "string" } }, required: ["gate"] },
+    }],
+    model: scripted({ toolCalls: [{ name: "open_gate", arguments: { gate: "north" } }] }, {
+      text: "Opened.",
+    }),
+  });
+  const first = c.request("session/respond", { session: "orig", prompt: "Open it." });
+  const call = await c.toolCall(1);
+  c.reply(call.id, { output: { opened: true } });
+  await c.response(first);
+  const saved = await c.call("session/transcript", { session: "orig" });
+  const transcript = saved.transcript as JsonObject;
+  for (const history of [transcript, saved, { transcript: transcript.transcript }]) {
+    const id = (await c.call("session/create", { history, model: scripted({ template: "again: {prompt}" }) }))
+      .session as string;
+    const entry = await listEntry(c, id);
+    assert.equal(entry.instructions, "You are a guard.");
+    assert.deepEqual(entry.tools, ["open_gate"]);
+    assert.equal(entry.entries, 4);
+    const r = await c.call("session/respond", { session: id, prompt: "And now?" });
+    assert.equal(r.text, "again: And now?");
+    assert.deepEqual(r.steps, [{
+      index: 0,
+      completedToolRounds: 0,
+      toolCallingMode: "allowed",
+      enabledTools: ["open_gate"],
+      trimmedEntries: 0,
+    }]);
+    const restored = await c.call("session/transcript", { session: id });
+    const before = ((transcript.transcript as JsonObject).entries as JsonObject[]).slice(1);
+    const after = (((restored.transcript as JsonObject).transcript as JsonObject).entries as JsonObject[])
+      .slice(1);
+    assert.equal(after.length, 6);
+    assert.deepEqual(after.slice(0, 4), before);
+    // the restored tool definition is the same
+    const tools =
+      (((restored.transcript as JsonObject).transcript as JsonObject).entries as JsonObject[])[0].tools;
+    assert.deepEqual(tools, ((transcript.transcript as JsonObject).entries as JsonObject[])[0].tools);
+  }
+  // a present key wins, even null or []
+  const blank = await c.call("session/create", {
+    session: "blank",
+    history: saved,
+    instructions: null,
+    tools: [],
+    model: "scripted",
+  });
+  assert.deepEqual(blank.warnings, []);
+  const entry = await listEntry(c, "blank");
+  assert.equal(entry.instructions, undefined);
+  assert.deepEqual(entry.tools, []);
+  assert.equal(entry.entries, 4);
+  const replaced = await c.call("session/create", {
+    session: "replaced",
+    history: saved,
+    instructions: "New.",
+    tools: [tool("ring_bell")],
+    model: "scripted",
+  });
+  assert.deepEqual(replaced.warnings, []);
+  const r = await listEntry(c, "replaced");
+  assert.equal(r.instructions, "New.");
+  assert.deepEqual(r.tools, ["ring_bell"]);
+  await c.close();
+});
+
+Deno.test("history: restored tools use the session's default timeout", async () => {
+  const c = new WireClient();
+  await c.call("session/create", {
+    session: "orig",
+    tools: [{ name: "slow", description: "Slow." }],
+    model: "scripted",
+  });
+  const saved = await c.call("session/transcript", { session: "orig" });
+  await c.call("session/create", {
+    session: "copy",
+    history: saved,
+    options: { toolTimeoutSeconds: 0.05 },
+    model: scripted({ toolCalls: [{ name: "slow" }] }, { template: "{toolOutput}" }),
+  });
+  const r = await c.call("session/respond", { session: "copy", prompt: "go" });
+  assert.equal(r.text, "Error: Tool 'slow' timed out after 50ms.");
+  await c.close();
+});
+
+Deno.test("history errors", async () => {
+  const c = new WireClient();
+  const notTranscript = "'history' must be a transcript object from session/transcript.";
+  const histories: JsonValue[] = [5, "x", [], {}, { transcript: 5 }, { transcript: { entries: 5 } }];
+  for (const history of histories) {
+    assert.deepEqual(await createError(c, { history, model: "scripted" }), invalidParams(notTranscript));
+  }
+  const bad = {
+    type: "FoundationModels.Transcript",
+    version: "1.1",
+    transcript: { entries: [{ role: "bogus" }] },
+  };
+  const e = await createError(c, { history: bad, model: "scripted" }) as JsonObject;
+  assert.equal(e.code, -32602);
+  assert.match(e.message as string, /^'history' is not a valid transcript: /);
+  const badSegment = { transcript: { entries: [{ role: "user", contents: [{ type: "image" }] }] } };
+  assert.match(
+    ((await createError(c, { history: badSegment, model: "scripted" })) as JsonObject).message as string,
+    /^'history' is not a valid transcript: /,
+  );
+  await c.close();
+});
