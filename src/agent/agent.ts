@@ -236,11 +236,12 @@ export class Agent {
     const progress: TurnProgress = { rounds: 0, calls: 0, respondedDirectly: false };
     const instructions = this.composedInstructions();
     const tracker = state.tracker;
-    const onText = (snapshot: string) => {
+    const quiet = sink.quiet === true;
+    const onText = quiet ? undefined : (snapshot: string) => {
       const u = tracker.update(snapshot);
       if (u) sink.event({ type: "text", ...u });
     };
-    const onPartial = (value: JsonValue) => sink.event({ type: "partial", value });
+    const onPartial = quiet ? undefined : (value: JsonValue) => sink.event({ type: "partial", value });
     for (let index = 0;; index++) {
       const plan = planStep(input.policy, this.tools, progress);
       const pendingTrim = trimHistory(this.model, this.settings, instructions, plan.tools, this.entries);
@@ -253,7 +254,7 @@ export class Agent {
         trimmedEntries: trimmed.trimmedEntries,
       };
       steps.push(step);
-      sink.event({ type: "modelStep", step });
+      if (!quiet) sink.event({ type: "modelStep", step });
       const history = index === 0 ? trimmed.history : [...trimmed.history, prompt, ...turn];
       this.inProgress = [prompt, ...turn];
       const result: StepResult = await this.model.step({
@@ -299,6 +300,7 @@ export class Agent {
     sink: TurnSink,
     tracker: TextTracker,
   ): { result: TurnResult; entries: ConversationEntry[] } {
+    const quiet = sink.quiet === true;
     let structured: JsonValue | undefined;
     if (input.schema) {
       let value: JsonValue;
@@ -312,10 +314,10 @@ export class Agent {
       }
       const ordered = orderBySchema(value, input.schema.jsonSchema);
       structured = ordered;
-      sink.event({ type: "partial", value: ordered });
+      if (!quiet) sink.event({ type: "partial", value: ordered });
     }
     const text = structured !== undefined ? compactJson(structured) : result.text;
-    if (structured === undefined) {
+    if (structured === undefined && !quiet) {
       const u = tracker.update(text);
       if (u) sink.event({ type: "text", ...u });
     }

@@ -101,6 +101,8 @@ export type AgentEvent =
 export interface TurnSink {
   /** Receives every event, in order. */
   event(event: AgentEvent): void;
+  /** True when nobody reads `modelStep`/`text`/`partial` events, so the agent may skip building them. */
+  quiet?: boolean;
   /**
    * Executes a client tool. `signal` is aborted with the model-visible reason (for example
    * "Error: Tool 'open_gate' timed out after 120s.") when the output is no longer needed.

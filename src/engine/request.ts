@@ -77,6 +77,7 @@ export class BridgeRequest {
     const pending = new Map<string, { callId: string; finish: () => void }>();
     const notify = (params: JsonObject) => engine.notify(options.eventMethod, params);
     const sink: TurnSink = {
+      quiet: !options.stream,
       event: (event) => {
         if (!options.stream) return;
         const wire = options.mapEvent ? options.mapEvent(event) : event as unknown as JsonObject;

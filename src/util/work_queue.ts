@@ -1,7 +1,8 @@
 /**
  * A serial work queue with commit points, used for per-session and per-NPC ordering (§2.3).
  *
- * - Operations run strictly one after another, in schedule order.
+ * - Operations run strictly one after another, in schedule order. When the queue is idle, a new operation
+ *   starts on the next microtask (after the handler that scheduled it has returned).
  * - An operation cancelled before it starts fails with `-32009` "The request was cancelled before it started."
  * - A running operation sees its `signal` aborted. If it still returns successfully without having called
  *   `commit()`, it is reported as cancelled. After `commit()` it is immune to cancellation.
@@ -65,6 +66,13 @@ export class Operation {
   }
 }
 
+interface Item {
+  op: Operation;
+  work: (op: Operation) => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * A serial queue of operations.
  *
@@ -80,8 +88,11 @@ export class Operation {
  * ```
  */
 export class WorkQueue {
-  #tail: Promise<void> = Promise.resolve();
+  #items: Item[] = [];
+  #head = 0;
+  #running = false;
   readonly #ops = new Set<Operation>();
+  #idleWaiters: Array<() => void> = [];
 
   /** Operations running or waiting. */
   get pending(): number {
@@ -97,19 +108,59 @@ export class WorkQueue {
   schedule<T>(work: (op: Operation) => Promise<T> | T): { op: Operation; promise: Promise<T> } {
     const op = new Operation();
     this.#ops.add(op);
-    const previous = this.#tail;
-    const promise = previous.then(async () => {
-      if (op.signal.aborted) throw BridgeError.cancelled("The request was cancelled before it started.");
-      op.markStarted();
-      const result = await work(op);
-      if (op.signal.aborted && !op.committed) throw BridgeError.cancelled();
-      return result;
-    }).finally(() => {
-      op.markSettled();
-      this.#ops.delete(op);
+    let resolve!: (value: unknown) => void;
+    let reject!: (error: unknown) => void;
+    const promise = new Promise<T>((res, rej) => {
+      resolve = res as (value: unknown) => void;
+      reject = rej;
     });
-    this.#tail = promise.then(() => {}, () => {});
+    this.#items.push({ op, work, resolve, reject });
+    if (!this.#running) {
+      // Start on a microtask: the handler that scheduled the work finishes first (arrival order).
+      this.#running = true;
+      queueMicrotask(() => this.#drain());
+    }
     return { op, promise };
+  }
+
+  async #drain(): Promise<void> {
+    this.#running = true;
+    while (this.#head < this.#items.length) {
+      const item = this.#items[this.#head];
+      this.#items[this.#head++] = undefined as unknown as Item;
+      if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
+        this.#items = this.#items.slice(this.#head);
+        this.#head = 0;
+      }
+      const op = item.op;
+      if (op.signal.aborted) {
+        this.#settle(op);
+        item.reject(BridgeError.cancelled("The request was cancelled before it started."));
+        continue;
+      }
+      op.markStarted();
+      try {
+        let result = item.work(op);
+        if (result instanceof Promise) result = await result;
+        this.#settle(op);
+        if (op.signal.aborted && !op.committed) item.reject(BridgeError.cancelled());
+        else item.resolve(result);
+      } catch (error) {
+        this.#settle(op);
+        item.reject(error);
+      }
+    }
+    this.#items = [];
+    this.#head = 0;
+    this.#running = false;
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  #settle(op: Operation): void {
+    op.markSettled();
+    this.#ops.delete(op);
   }
 
   /** Cancels every running and waiting operation; returns how many were not yet committed. */
@@ -121,6 +172,7 @@ export class WorkQueue {
 
   /** Resolves when every operation scheduled so far has settled. */
   idle(): Promise<void> {
-    return this.#tail;
+    if (!this.#running) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 }
