@@ -241,11 +241,12 @@ Deno.test("decide: invalid params fail with -32602 before any model call", async
 Deno.test("decide: actor by NPC id uses its persona; an unknown NPC fails with -32050", async () => {
   const p = new Probe();
   const extension = new GameExtension();
+  const c = new WireClient(p.config(extension));
+  // Stands in for an NPC made with npc/create (the NPC methods install their lookup when they register).
   extension.game.npcPersona = (id) =>
     id === "snik"
       ? { name: "Snik", role: "", personality: "Cowardly!", goals: [], secrets: ["x"] }
       : undefined;
-  const c = new WireClient(p.config(extension));
   const model = probe({ json: { reasoning: "r", choice: "b", confidence: 10 } });
   assert.deepEqual(
     await failure(c, "decision/decide", { situation: "s", options: ["a", "b"], actor: "ghost", model }),

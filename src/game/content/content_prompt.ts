@@ -6,7 +6,7 @@
 import { compactJson, type JsonValue } from "../../protocol/json.ts";
 
 /** Instructions used when the request gives none (or only whitespace). */
-export const DEFAULT_CONTENT_INSTRUCTIONS =
+export const DEFAULT_CONTENT_INSTRUCTIONS: string =
   "You write content for a video game. Match the requested format exactly. Keep the text short and vivid, " +
   "and stay consistent with the request and its facts.";
 

@@ -24,15 +24,21 @@ export const PERSONA_KEYS = [
 
 /** What a decision needs to know about its actor. */
 export interface Actor {
+  /** The character's name. */
   name: string;
+  /** Who the character is (`""` when unknown). */
   role: string;
+  /** A sentence or two about the character (`""` when unknown). */
   personality: string;
+  /** What the character wants. */
   goals: string[];
 }
 
 /** A parsed actor and the warnings its object raised. */
 export interface ParsedActor {
+  /** The actor. */
   actor: Actor;
+  /** Unknown-key warnings of the persona object. */
   warnings: string[];
 }
 

@@ -11,7 +11,7 @@ import { actorLines } from "./actor.ts";
 import type { DecisionOption, DecisionSpec } from "./decision_request.ts";
 
 /** Instructions used when the request gives none. */
-export const DEFAULT_DECISION_INSTRUCTIONS =
+export const DEFAULT_DECISION_INSTRUCTIONS: string =
   "You choose what characters in a video game do. Pick the option that suits the character and the " +
   "situation best. First give a one-sentence reason, then the id of the option, then how confident you are " +
   "from 0 to 100.";

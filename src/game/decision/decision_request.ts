@@ -38,6 +38,7 @@ export const DEFAULT_DECISION_TOOL_ROUNDS = 2;
 
 /** One option of a decision. */
 export interface DecisionOption {
+  /** Trimmed id. */
   id: string;
   /** Trimmed description (`""` when none). */
   description: string;
@@ -45,10 +46,13 @@ export interface DecisionOption {
 
 /** Engine settings of a decision. */
 export interface EngineSettings {
+  /** The parsed `model` param; each decision builds its own model from it. */
   spec: ModelSpec;
   /** Trimmed instructions, or null for the default. */
   instructions: string | null;
+  /** Sampling temperature, or undefined for the model default. */
   temperature: number | undefined;
+  /** Model steps that may call tools (default 2). */
   maxToolRounds: number;
   /** Default client tool timeout (ms; null = wait forever). */
   toolTimeoutMs: number | null;
@@ -56,13 +60,19 @@ export interface EngineSettings {
 
 /** A validated decision. */
 export interface DecisionSpec {
+  /** The situation as text (JSON situations as compact JSON). */
   situation: string;
+  /** The options, ids unique. */
   options: DecisionOption[];
+  /** Who decides, if anyone. */
   actor: Actor | null;
   /** Facts (`undefined` when absent, null or `{}`). */
   context: JsonValue | undefined;
+  /** Client tools. */
   tools: AgentTool[];
+  /** Tool choice when there are tools (default `auto`). */
   toolChoice: ToolChoice;
+  /** Option returned when guardrails or a refusal block the decision. */
   fallbackOptionID: string | null;
   /** Unknown-key warnings; they name the parameter with its full path ("Unknown parameter '…' was ignored."). */
   keyWarnings: string[];

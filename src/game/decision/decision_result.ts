@@ -16,11 +16,17 @@ export const DEFAULT_CONFIDENCE = 50;
 
 /** A finished decision. */
 export interface Decision {
+  /** The chosen option's id. */
   optionID: string;
+  /** The model's reason (trimmed). */
   reasoning: string;
+  /** 0…100. */
   confidence: number;
+  /** Tool calls made while deciding. */
   toolCalls: ToolRecord[];
+  /** Token usage. */
   usage: Usage;
+  /** True when the fallback option answered a blocked decision. */
   isFallback: boolean;
 }
 
