@@ -1,13 +1,447 @@
 /**
- * PLACEHOLDER — being written. Registers nothing yet.
+ * The `npc/*` methods (§6 NPCs): thin adapters from params to {@link Npc}, with per-NPC ordering.
  * @module
  */
+import { BridgeError } from "../../protocol/errors.ts";
+import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../../protocol/json.ts";
+import { type Params, showValue } from "../../protocol/params.ts";
+import { type ConversationEntry, isResponseEntry } from "../../protocol/transcript.ts";
+import { importTranscript } from "../../agent/transcript_codec.ts";
+import type { AgentTool, ToolChoice } from "../../agent/types.ts";
+import { IdGenerator } from "../../util/ids.ts";
+import type { Operation } from "../../util/work_queue.ts";
 import type { BridgeEngine } from "../../engine/engine.ts";
 import type { MethodRegistry } from "../../engine/extension.ts";
+import type { BridgeRequest } from "../../engine/request.ts";
+import { checkObjectId } from "../../methods/session_methods.ts";
+import { parseToolChoice, parseToolDefinitions, toolCountWarning } from "../../methods/tool_definitions.ts";
 import type { GameContext } from "../game_context.ts";
+import { mergePatch } from "./merge_patch.ts";
+import { Npc, type NpcWorld } from "./npc.ts";
+import { composeTools } from "./npc_tools.ts";
+import { decodeMemory, emptyMemory, memoryJson } from "./npc_memory.ts";
+import { decodeOptions, optionsJson } from "./npc_options.ts";
+import { runBark, runTalk } from "./npc_turn.ts";
+import { decodePersona, personaJson } from "./persona.ts";
 
-/** Placeholder method set. */
+/** Most NPCs on one bridge. */
+export const MAX_NPCS = 128;
+
+const CREATE_KEYS = ["npc", "persona", "tools", "world", "memory", "options", "model"] as const;
+const RESTORE_KEYS = ["state", "npc", "tools", "options", "world", "model"] as const;
+const TALK_KEYS = ["npc", "line", "context", "stream", "toolChoice"] as const;
+const UPDATE_KEYS = ["npc", "persona", "options", "memory", "tools"] as const;
+const BARK_KEYS = ["npc", "situation"] as const;
+
+/** Where the pieces of a new NPC come from (`npc/create` params or a save). */
+interface NpcSource {
+  id: string | undefined;
+  persona: JsonValue | undefined;
+  personaPath: string;
+  memory: JsonValue | undefined;
+  memoryPath: string;
+  options: JsonValue | undefined;
+  optionsPath: string;
+  tools: JsonValue | undefined;
+  toolsPath: string;
+  world: string | null;
+  /** A saved world that no longer exists is dropped with a warning instead of failing. */
+  worldFromSave: boolean;
+  entries: ConversationEntry[];
+  model: JsonValue | undefined;
+}
+
+function objectAt(value: JsonValue | undefined, path: string): JsonObject | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (!isJsonObject(value)) {
+    throw BridgeError.invalidParams(`Parameter '${path}' must be an object; got ${showValue(value)}.`);
+  }
+  return value;
+}
+
+/** The conversation up to its last answer (drops a trailing unanswered prompt or tool round). */
+function completeTurns(entries: ConversationEntry[]): ConversationEntry[] {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    if (isResponseEntry(entries[i])) return entries.slice(0, i + 1);
+  }
+  return [];
+}
+
+/** Text of a `context`/`situation` param: strings as they are, other JSON compact. */
+function situationParam(p: Params, key: string): string | null {
+  const value = p.get(key);
+  if (value === undefined) return null;
+  return typeof value === "string" ? value : compactJson(value);
+}
+
+/**
+ * The `npc/*` method set of the game extension.
+ *
+ * @example
+ * ```ts
+ * import { BridgeEngine } from "../../engine/engine.ts";
+ * const engine = new BridgeEngine();
+ * await engine.call("npc/create", { npc: "gorm", persona: { name: "Gorm" }, model: "scripted" });
+ * ```
+ */
 export class NpcMethods {
-  /** Registers the methods. */
-  register(_registry: MethodRegistry, _engine: BridgeEngine, _game: GameContext): void {}
+  readonly #npcs = new Map<string, Npc>();
+  readonly #ids = new IdGenerator("npc");
+  #engine!: BridgeEngine;
+  #game!: GameContext;
+
+  /** Number of NPCs. */
+  get size(): number {
+    return this.#npcs.size;
+  }
+
+  /** An NPC by id. */
+  get(id: string): Npc | undefined {
+    return this.#npcs.get(id);
+  }
+
+  /** Registers `npc/*` and lets decisions look up personas. */
+  register(registry: MethodRegistry, engine: BridgeEngine, game: GameContext): void {
+    this.#engine = engine;
+    this.#game = game;
+    game.npcPersona = (id) => this.#npcs.get(id)?.personaJson();
+    registry.register("npc/create", (r) => this.#create(r));
+    registry.register("npc/restore", (r) => this.#restore(r));
+    registry.register("npc/talk", (r) => this.#talk(r));
+    registry.register("npc/bark", (r) => this.#bark(r));
+    registry.register("npc/state", (r) => this.#state(r));
+    registry.register("npc/update", (r) => this.#update(r));
+    registry.register("npc/reset", (r) => this.#reset(r));
+    registry.register("npc/cancel", (r) => this.#cancel(r));
+    registry.register("npc/delete", (r) => this.#delete(r));
+    registry.register("npc/list", () => this.#list());
+  }
+
+  /** Cancels every NPC's work and removes all NPCs. */
+  shutdown(): void {
+    const npcs = [...this.#npcs.values()];
+    this.#npcs.clear();
+    for (const npc of npcs) {
+      npc.dispose();
+      this.#releaseWorld(npc);
+    }
+  }
+
+  #defaultTimeoutMs(): number | null {
+    const s = this.#engine.configuration.toolTimeoutSeconds;
+    return s > 0 ? Math.round(s * 1000) : null;
+  }
+
+  #lookup(r: BridgeRequest): Npc {
+    const id = r.params.string("npc");
+    const npc = this.#npcs.get(id);
+    if (!npc) throw BridgeError.of("npc_not_found", `No NPC with id '${id}'.`, { npc: id });
+    return npc;
+  }
+
+  #schedule<T extends JsonValue>(npc: Npc, work: (op: Operation) => Promise<T>): Promise<T> {
+    const limit = this.#engine.configuration.maxQueuedOperations;
+    if (npc.queue.pending >= limit) {
+      throw BridgeError.of("busy", `NPC '${npc.id}' has too many queued operations (limit ${limit}).`, {
+        npc: npc.id,
+        limit,
+      });
+    }
+    return npc.queue.schedule(work).promise;
+  }
+
+  #releaseWorld(npc: Npc): void {
+    if (!npc.world) return;
+    const entry = this.#game.worlds.get(npc.world.id);
+    if (entry && entry.world === npc.world.state) entry.npcCount = Math.max(0, entry.npcCount - 1);
+  }
+
+  /** Validates a source and adds the NPC. Returns the create/restore result (maybe after an availability check). */
+  #build(source: NpcSource, warnings: string[]): JsonValue | Promise<JsonValue> {
+    const engine = this.#engine;
+    if (source.id !== undefined) checkObjectId(source.id, "npc");
+    const persona = decodePersona(source.persona, source.personaPath);
+    warnings.push(...persona.warnings);
+    const options = decodeOptions(
+      objectAt(source.options, source.optionsPath),
+      source.optionsPath,
+      this.#defaultTimeoutMs(),
+    );
+    warnings.push(...options.warnings);
+    const memory = decodeMemory(objectAt(source.memory, source.memoryPath), source.memoryPath);
+    warnings.push(...memory.warnings);
+    const tools = parseToolDefinitions(source.tools, source.toolsPath, options.value.toolTimeoutMs);
+    warnings.push(...tools.warnings);
+    let world: NpcWorld | null = null;
+    if (source.world !== null) {
+      const entry = this.#game.worlds.get(source.world);
+      if (entry) world = { id: entry.id, state: entry.world };
+      else if (source.worldFromSave) {
+        warnings.push(
+          `The saved world '${source.world}' does not exist; the NPC was restored without a world. ` +
+            `Pass 'world' to attach one.`,
+        );
+      } else {
+        throw BridgeError.of("world_not_found", `No world with id '${source.world}'.`, {
+          world: source.world,
+        });
+      }
+    }
+    const spec = engine.parseModel(source.model);
+    const model = engine.makeModel(spec);
+    // Validate the tool set before the id and limit checks (a failed create must not use up an id).
+    const toolNames = composeTools(tools.tools, world?.state ?? null, options.value, {
+      memory: () => memory.value,
+      stage: () => null,
+    }).map((t) => t.name);
+    const countWarning = toolCountWarning(toolNames.length);
+    if (countWarning) warnings.push(countWarning);
+    if (engine.phase !== "running") throw BridgeError.of("shut_down", "The bridge has shut down.");
+    if (source.id !== undefined && this.#npcs.has(source.id)) {
+      throw BridgeError.of("npc_exists", `An NPC with id '${source.id}' already exists.`, { npc: source.id });
+    }
+    if (this.#npcs.size >= MAX_NPCS) {
+      throw BridgeError.of("limit_reached", `The limit of ${MAX_NPCS} NPCs is reached; delete some first.`, {
+        limit: MAX_NPCS,
+      });
+    }
+    const id = source.id ?? this.#ids.next((x) => this.#npcs.has(x));
+    const npc = new Npc({
+      id,
+      persona: persona.value,
+      memory: memory.value,
+      options: options.value,
+      clientTools: tools.tools,
+      world,
+      model,
+      entries: source.entries,
+    });
+    this.#npcs.set(id, npc);
+    if (world) {
+      const entry = this.#game.worlds.get(world.id);
+      if (entry) entry.npcCount++;
+    }
+    const result = () => ({ npc: id, tools: npc.toolNames, warnings });
+    if (spec.type !== "system") return result();
+    return model.availability().then((a) => {
+      if (!a.available) {
+        warnings.push(
+          `The system model is unavailable (${
+            a.reason ?? "unknown"
+          }); turns will fail with model_unavailable until it is ready.`,
+        );
+      }
+      return result();
+    }, () => result());
+  }
+
+  #create(r: BridgeRequest): JsonValue | Promise<JsonValue> {
+    const p = r.params;
+    const warnings = p.unknownKeys(CREATE_KEYS);
+    return this.#build({
+      id: p.optionalString("npc"),
+      persona: p.get("persona"),
+      personaPath: "persona",
+      memory: p.get("memory"),
+      memoryPath: "memory",
+      options: p.get("options"),
+      optionsPath: "options",
+      tools: p.get("tools"),
+      toolsPath: "tools",
+      world: p.optionalString("world") ?? null,
+      worldFromSave: false,
+      entries: [],
+      model: p.get("model"),
+    }, warnings);
+  }
+
+  #restore(r: BridgeRequest): JsonValue | Promise<JsonValue> {
+    const p = r.params;
+    const warnings = p.unknownKeys(RESTORE_KEYS);
+    let state = p.optionalObject("state");
+    if (state === undefined) throw BridgeError.invalidParams("Missing required parameter 'state'.");
+    let path = "state";
+    if (!Object.hasOwn(state, "persona") && isJsonObject(state.state)) {
+      state = state.state;
+      path = "state.state";
+    }
+    const saved = (key: string): JsonValue | undefined =>
+      Object.hasOwn(state, key) && state[key] !== null ? state[key] : undefined;
+    const version = saved("version");
+    if (version !== undefined && version !== 1) {
+      throw BridgeError.invalidParams(`'${path}.version' must be 1; got ${showValue(version)}.`);
+    }
+    const transcript = saved("transcript");
+    const entries = transcript === undefined
+      ? []
+      : completeTurns(importTranscript(transcript, `${path}.transcript`).entries);
+    let id: string | undefined;
+    if (p.has("npc")) id = p.optionalString("npc");
+    else {
+      const savedId = saved("npc");
+      if (savedId !== undefined && typeof savedId !== "string") {
+        throw BridgeError.invalidParams(
+          `Parameter '${path}.npc' must be a string; got ${showValue(savedId)}.`,
+        );
+      }
+      id = savedId;
+    }
+    let world: string | null;
+    if (p.has("world")) world = p.optionalString("world") ?? null;
+    else {
+      const savedWorld = saved("world");
+      if (savedWorld !== undefined && typeof savedWorld !== "string") {
+        throw BridgeError.invalidParams(
+          `Parameter '${path}.world' must be a string; got ${showValue(savedWorld)}.`,
+        );
+      }
+      world = savedWorld ?? null;
+    }
+    return this.#build({
+      id,
+      persona: saved("persona"),
+      personaPath: `${path}.persona`,
+      memory: saved("memory"),
+      memoryPath: `${path}.memory`,
+      options: p.has("options") ? p.get("options") : saved("options"),
+      optionsPath: p.has("options") ? "options" : `${path}.options`,
+      tools: p.has("tools") ? p.get("tools") : saved("tools"),
+      toolsPath: p.has("tools") ? "tools" : `${path}.tools`,
+      world,
+      worldFromSave: !p.has("world"),
+      entries,
+      model: p.get("model"),
+    }, warnings);
+  }
+
+  #talk(r: BridgeRequest): Promise<JsonValue> {
+    const p = r.params;
+    const warnings = p.unknownKeys(TALK_KEYS);
+    const npc = this.#lookup(r);
+    const line = p.string("line");
+    const situation = situationParam(p, "context");
+    const stream = p.optionalBool("stream") ?? false;
+    const choiceValue = p.get("toolChoice");
+    const toolChoice: ToolChoice | undefined = choiceValue === undefined
+      ? undefined
+      : parseToolChoice(choiceValue, "toolChoice");
+    return this.#schedule(
+      npc,
+      (op) =>
+        runTalk(npc, r, { line, situation, stream, warnings, ...(toolChoice ? { toolChoice } : {}) }, op),
+    );
+  }
+
+  #bark(r: BridgeRequest): Promise<JsonValue> {
+    const p = r.params;
+    const warnings = p.unknownKeys(BARK_KEYS);
+    const npc = this.#lookup(r);
+    const situation = situationParam(p, "situation");
+    return runBark(npc, situation, AbortSignal.any([r.signal, npc.lifetimeSignal])).then((result) =>
+      warnings.length > 0 ? { ...result, warnings } : result
+    );
+  }
+
+  #state(r: BridgeRequest): JsonValue | Promise<JsonValue> {
+    const npc = this.#lookup(r);
+    const settle = r.params.optionalBool("settle") ?? true;
+    if (!settle) return { npc: npc.id, state: npc.stateJson() };
+    return this.#schedule(npc, async (op) => {
+      await npc.settle(op);
+      return { npc: npc.id, state: npc.stateJson() };
+    });
+  }
+
+  #update(r: BridgeRequest): Promise<JsonValue> {
+    const p = r.params;
+    const warnings = p.unknownKeys(UPDATE_KEYS);
+    const npc = this.#lookup(r);
+    const personaPatch = p.optionalObject("persona");
+    const optionsPatch = p.optionalObject("options");
+    const memoryPatch = p.optionalObject("memory");
+    const toolsValue: JsonValue | undefined = p.has("tools") ? p.get("tools") ?? [] : undefined;
+    return this.#schedule(npc, async (op) => {
+      await npc.settle(op);
+      const out = [...warnings];
+      const persona = personaPatch
+        ? decodePersona(mergePatch(personaJson(npc.persona), personaPatch), "persona")
+        : { value: npc.persona, warnings: [] };
+      out.push(...persona.warnings);
+      const options = optionsPatch
+        ? decodeOptions(
+          mergePatch(optionsJson(npc.options), optionsPatch) as JsonObject,
+          "options",
+          this.#defaultTimeoutMs(),
+        )
+        : { value: npc.options, warnings: [] };
+      out.push(...options.warnings);
+      const memory = memoryPatch
+        ? decodeMemory(mergePatch(memoryJson(npc.memory), memoryPatch) as JsonObject, "memory")
+        : { value: npc.memory, warnings: [] };
+      out.push(...memory.warnings);
+      let clientTools: AgentTool[] = npc.clientTools;
+      if (toolsValue !== undefined) {
+        const parsed = parseToolDefinitions(toolsValue, "tools", options.value.toolTimeoutMs);
+        clientTools = parsed.tools;
+        out.push(...parsed.warnings);
+      } else if (options.value.toolTimeoutMs !== npc.options.toolTimeoutMs) {
+        const definitions = npc.clientTools.map((t): JsonValue => t.definition ?? {});
+        clientTools = parseToolDefinitions(definitions, "tools", options.value.toolTimeoutMs).tools;
+      }
+      const tools = npc.composeTools(clientTools, options.value);
+      const countWarning = toolCountWarning(tools.length);
+      if (countWarning) out.push(countWarning);
+      op.commit();
+      npc.apply(
+        { persona: persona.value, options: options.value, memory: memory.value, clientTools },
+        tools,
+      );
+      return { npc: npc.id, warnings: out };
+    });
+  }
+
+  #reset(r: BridgeRequest): Promise<JsonValue> {
+    const npc = this.#lookup(r);
+    const clearMemory = r.params.optionalBool("clearMemory") ?? false;
+    return this.#schedule(npc, async (op) => {
+      await npc.settle(op);
+      op.commit();
+      npc.agent.reset();
+      if (clearMemory) npc.memory = emptyMemory();
+      return { npc: npc.id };
+    });
+  }
+
+  #cancel(r: BridgeRequest): JsonValue {
+    const npc = this.#lookup(r);
+    return { npc: npc.id, cancelled: npc.cancelAll() };
+  }
+
+  #delete(r: BridgeRequest): JsonValue {
+    const npc = this.#lookup(r);
+    this.#npcs.delete(npc.id);
+    npc.dispose();
+    this.#releaseWorld(npc);
+    return { npc: npc.id, deleted: true };
+  }
+
+  #list(): JsonValue {
+    const npcs: JsonValue[] = [];
+    for (const npc of this.#npcs.values()) {
+      npcs.push({
+        npc: npc.id,
+        name: npc.persona.name,
+        role: npc.persona.role,
+        world: npc.world?.id ?? null,
+        model: npc.agent.model.kind,
+        tools: npc.clientTools.map((t) => t.name),
+        turnCount: npc.turnCount,
+        relationship: npc.memory.relationship,
+        busy: npc.busy,
+        pendingOperations: npc.pendingOperations,
+        createdAt: npc.createdAt,
+      });
+    }
+    return { npcs };
+  }
 }

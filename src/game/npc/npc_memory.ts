@@ -1,0 +1,118 @@
+/**
+ * An NPC's memory (§6 `memory`): facts, relationship and a summary of older turns; its JSON form, the memory
+ * note added to the instructions, and the per-turn stage that memory tools write into.
+ * @module
+ */
+import type { JsonObject } from "../../protocol/json.ts";
+import { Params } from "../../protocol/params.ts";
+import type { Decoded } from "./persona.ts";
+import { listSentence } from "./prose.ts";
+
+/** Memory keys, in the order of their JSON form. */
+export const MEMORY_KEYS = ["facts", "relationship", "summary"] as const;
+
+/** Lowest and highest relationship. */
+export const RELATIONSHIP_MIN = -100;
+/** Highest relationship. */
+export const RELATIONSHIP_MAX = 100;
+
+/** What the NPC remembers. */
+export interface NpcMemory {
+  facts: string[];
+  /** Attitude toward the player, -100…100. */
+  relationship: number;
+  /** Summary of compacted turns, or null. */
+  summary: string | null;
+}
+
+/** An empty memory. */
+export function emptyMemory(): NpcMemory {
+  return { facts: [], relationship: 0, summary: null };
+}
+
+/** Decodes `memory` at `path` (absent → empty). */
+export function decodeMemory(value: JsonObject | undefined, path: string): Decoded<NpcMemory> {
+  if (value === undefined) return { value: emptyMemory(), warnings: [] };
+  const p = new Params(value, `${path}.`);
+  const warnings = p.unknownKeys(MEMORY_KEYS);
+  const facts = (p.optionalStringArray("facts") ?? []).map((f) => f.trim()).filter((f) => f !== "");
+  const relationship = p.optionalNumber("relationship", { min: RELATIONSHIP_MIN, max: RELATIONSHIP_MAX }) ??
+    0;
+  const summary = p.optionalString("summary")?.trim() ?? "";
+  return {
+    value: { facts, relationship: Math.round(relationship), summary: summary === "" ? null : summary },
+    warnings,
+  };
+}
+
+/** `{facts, relationship, summary?}`. */
+export function memoryJson(memory: NpcMemory): JsonObject {
+  const out: JsonObject = { facts: [...memory.facts], relationship: memory.relationship };
+  if (memory.summary !== null) out.summary = memory.summary;
+  return out;
+}
+
+/** A word for a relationship value. */
+export function attitude(relationship: number): string {
+  if (relationship < -60) return "hostile";
+  if (relationship < -20) return "unfriendly";
+  if (relationship <= 20) return "neutral";
+  if (relationship <= 60) return "friendly";
+  return "trusting";
+}
+
+/** Clamps to -100…100 (NaN → 0). */
+export function clampRelationship(value: number): number {
+  if (Number.isNaN(value)) return 0;
+  return Math.max(RELATIONSHIP_MIN, Math.min(RELATIONSHIP_MAX, Math.round(value)));
+}
+
+/**
+ * The memory note appended to the instructions, or null when there is nothing to say. The relationship
+ * line appears when `showRelationship` (the NPC can change it) or when it is not 0.
+ */
+export function memoryNote(memory: NpcMemory, showRelationship: boolean): string | null {
+  const lines: string[] = [];
+  if (showRelationship || memory.relationship !== 0) {
+    lines.push(
+      `- Your attitude toward the player is ${
+        attitude(memory.relationship)
+      } (${memory.relationship} on a scale from -100 to 100).`,
+    );
+  }
+  const facts = listSentence(memory.facts);
+  if (facts !== "") lines.push(`- Things you remember: ${facts}`);
+  if (memory.summary !== null && memory.summary.trim() !== "") {
+    lines.push(`- Your earlier conversations with the player: ${memory.summary.trim()}`);
+  }
+  return lines.length === 0 ? null : ["Memory:", ...lines].join("\n");
+}
+
+/** A fact reduced for duplicate checks: lower case, letters and digits only, single spaces. */
+export function factKey(fact: string): string {
+  return fact.toLowerCase().replace(/[^\p{L}\p{N}]+/gu, " ").trim();
+}
+
+/** Memory changes made during one turn; committed only when the turn succeeds. */
+export class MemoryStage {
+  /** Facts to add, in order. */
+  readonly facts: string[] = [];
+  /** Relationship change so far. */
+  delta = 0;
+
+  /** True when nothing was staged. */
+  get empty(): boolean {
+    return this.facts.length === 0 && this.delta === 0;
+  }
+}
+
+/** The memory after committing `stage`: facts appended and trimmed to `maxFacts`, relationship clamped. */
+export function applyStage(memory: NpcMemory, stage: MemoryStage, maxFacts: number): NpcMemory {
+  let facts = [...memory.facts, ...stage.facts];
+  if (facts.length > maxFacts) facts = facts.slice(facts.length - maxFacts);
+  return {
+    facts,
+    relationship: clampRelationship(memory.relationship + stage.delta),
+    summary: memory.summary,
+  };
+}

@@ -1,0 +1,269 @@
+/**
+ * NPC options (§6 `npc/create` `options`): every option with its default, validation with the protocol's
+ * messages, unknown-key warnings, and the JSON form saved by `npc/state` and patched by `npc/update`.
+ * @module
+ */
+import { BridgeError } from "../../protocol/errors.ts";
+import { compactJson, type JsonObject, type JsonValue } from "../../protocol/json.ts";
+import { Params } from "../../protocol/params.ts";
+import type { ToolChoice } from "../../agent/types.ts";
+import { parseToolChoice, toolChoiceJson } from "../../methods/tool_definitions.ts";
+import { parseWorldPath, WorldError } from "../world/mod.ts";
+import type { Emotion } from "./emotions.ts";
+import { type Decoded, decodeEmotion } from "./persona.ts";
+
+/** How the NPC's reply is generated (see the `replyFormat` trade-off in §6). */
+export type ReplyFormat = "automatic" | "structured" | "text";
+
+/** A memory tool, by its option name. */
+export type MemoryToolName = "rememberFact" | "changeRelationship";
+
+/** Option keys, in the order of their JSON form. */
+export const OPTION_KEYS = [
+  "replyFormat",
+  "groundingTool",
+  "toolChoice",
+  "maxToolRounds",
+  "maxToolCalls",
+  "toolTimeoutSeconds",
+  "worldReadable",
+  "worldWritable",
+  "worldContextPaths",
+  "memoryTools",
+  "maxFacts",
+  "maxRelationshipChange",
+  "secretsUnlockAtRelationship",
+  "emotions",
+  "playerOptionCount",
+  "canEndConversation",
+  "extraInstructions",
+  "compactAfterTurns",
+  "keepRecentTurns",
+  "fallbackOnGuardrail",
+  "fallbackLines",
+  "temperature",
+  "maximumResponseTokens",
+  "barkMaximumTokens",
+] as const;
+
+/** Every NPC option. */
+export interface NpcOptions {
+  replyFormat: ReplyFormat;
+  /** A tool forced on the first step of every turn, or null. */
+  groundingTool: string | null;
+  /** Default tool choice when there is no grounding tool. */
+  toolChoice: ToolChoice;
+  maxToolRounds: number;
+  maxToolCalls: number;
+  /** Client tool timeout in ms; null waits forever. */
+  toolTimeoutMs: number | null;
+  worldReadable: string[];
+  worldWritable: string[];
+  worldContextPaths: string[];
+  /** Enabled memory tools, in canonical order. */
+  memoryTools: MemoryToolName[];
+  maxFacts: number;
+  maxRelationshipChange: number;
+  /** Relationship from which secrets enter the prompt; null always includes them with a guarding rule. */
+  secretsUnlockAtRelationship: number | null;
+  /** Emotions the model may choose from (empty = all). */
+  emotions: Emotion[];
+  playerOptionCount: number;
+  canEndConversation: boolean;
+  extraInstructions: string | null;
+  compactAfterTurns: number;
+  keepRecentTurns: number;
+  fallbackOnGuardrail: boolean;
+  fallbackLines: string[];
+  temperature: number | null;
+  maximumResponseTokens: number | null;
+  barkMaximumTokens: number;
+}
+
+/** The options of an NPC created without `options`. */
+export function defaultOptions(defaultTimeoutMs: number | null): NpcOptions {
+  return {
+    replyFormat: "automatic",
+    groundingTool: null,
+    toolChoice: "explicit",
+    maxToolRounds: 2,
+    maxToolCalls: 6,
+    toolTimeoutMs: defaultTimeoutMs,
+    worldReadable: [""],
+    worldWritable: [],
+    worldContextPaths: [],
+    memoryTools: [],
+    maxFacts: 12,
+    maxRelationshipChange: 10,
+    secretsUnlockAtRelationship: 50,
+    emotions: [],
+    playerOptionCount: 3,
+    canEndConversation: true,
+    extraInstructions: null,
+    compactAfterTurns: 8,
+    keepRecentTurns: 2,
+    fallbackOnGuardrail: true,
+    fallbackLines: [],
+    temperature: null,
+    maximumResponseTokens: null,
+    barkMaximumTokens: 48,
+  };
+}
+
+const MEMORY_LIST_MESSAGE = `must be a list such as ["rememberFact", "changeRelationship"], "all" or "none".`;
+
+function memoryToolName(item: JsonValue, name: string): MemoryToolName {
+  if (item === "rememberFact" || item === "remember_fact") return "rememberFact";
+  if (item === "changeRelationship" || item === "change_relationship") return "changeRelationship";
+  throw BridgeError.invalidParams(
+    `'${name}' contains unknown memory tool ${
+      compactJson(item)
+    }; known: "rememberFact", "changeRelationship".`,
+  );
+}
+
+/** Parses `memoryTools`: a list of names (camelCase or tool names), `"all"`, `"none"` or a bit mask (1, 2). */
+export function decodeMemoryTools(value: JsonValue, name: string): MemoryToolName[] {
+  let set: Set<MemoryToolName>;
+  if (value === "all") set = new Set(["rememberFact", "changeRelationship"]);
+  else if (value === "none") set = new Set();
+  else if (typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= 3) {
+    set = new Set();
+    if (value & 1) set.add("rememberFact");
+    if (value & 2) set.add("changeRelationship");
+  } else if (Array.isArray(value)) {
+    set = new Set(value.map((item) => memoryToolName(item, name)));
+  } else {
+    throw BridgeError.invalidParams(`'${name}' ${MEMORY_LIST_MESSAGE}`);
+  }
+  return (["rememberFact", "changeRelationship"] as const).filter((t) => set.has(t));
+}
+
+function worldPaths(p: Params, key: string, fallback: string[]): string[] {
+  const paths = p.optionalStringArray(key);
+  if (paths === undefined) return fallback;
+  paths.forEach((path, i) => {
+    try {
+      parseWorldPath(path);
+    } catch (error) {
+      if (error instanceof WorldError) {
+        throw BridgeError.invalidParams(`'${p.name(key)}[${i}]': ${error.message}`);
+      }
+      throw error;
+    }
+  });
+  return paths;
+}
+
+/**
+ * Decodes `options` at `path` (`options`, `state.options`). Absent keys and `null` members take the
+ * defaults, except an explicit `null` `secretsUnlockAtRelationship`, which selects the guarded mode.
+ * `defaultTimeoutMs` is the engine's tool timeout (null = none).
+ */
+export function decodeOptions(
+  value: JsonObject | undefined,
+  path: string,
+  defaultTimeoutMs: number | null,
+): Decoded<NpcOptions> {
+  const o = defaultOptions(defaultTimeoutMs);
+  if (value === undefined) return { value: o, warnings: [] };
+  const p = new Params(value, `${path}.`);
+  const warnings = p.unknownKeys(OPTION_KEYS);
+  const format = p.optionalString("replyFormat");
+  if (format !== undefined) {
+    if (format !== "automatic" && format !== "structured" && format !== "text") {
+      throw BridgeError.invalidParams(
+        `'${p.name("replyFormat")}' must be one of "automatic", "structured", "text"; got '${format}'.`,
+      );
+    }
+    o.replyFormat = format;
+  }
+  const grounding = p.optionalString("groundingTool");
+  if (grounding !== undefined) o.groundingTool = grounding;
+  const choice = p.get("toolChoice");
+  if (choice !== undefined) o.toolChoice = parseToolChoice(choice, p.name("toolChoice"));
+  o.maxToolRounds = p.optionalInteger("maxToolRounds", { min: 0 }) ?? o.maxToolRounds;
+  o.maxToolCalls = p.optionalInteger("maxToolCalls", { min: 0 }) ?? o.maxToolCalls;
+  const timeout = p.optionalSeconds("toolTimeoutSeconds");
+  if (timeout !== undefined) o.toolTimeoutMs = timeout;
+  o.worldReadable = worldPaths(p, "worldReadable", o.worldReadable);
+  o.worldWritable = worldPaths(p, "worldWritable", o.worldWritable);
+  o.worldContextPaths = worldPaths(p, "worldContextPaths", o.worldContextPaths);
+  const memoryTools = p.get("memoryTools");
+  if (memoryTools !== undefined) o.memoryTools = decodeMemoryTools(memoryTools, p.name("memoryTools"));
+  o.maxFacts = p.optionalInteger("maxFacts", { min: 0 }) ?? o.maxFacts;
+  o.maxRelationshipChange = p.optionalInteger("maxRelationshipChange", { min: 0, max: 200 }) ??
+    o.maxRelationshipChange;
+  if (p.has("secretsUnlockAtRelationship") && p.raw.secretsUnlockAtRelationship === null) {
+    o.secretsUnlockAtRelationship = null;
+  } else {
+    o.secretsUnlockAtRelationship = p.optionalInteger("secretsUnlockAtRelationship") ??
+      o.secretsUnlockAtRelationship;
+  }
+  const emotions = p.optionalArray("emotions");
+  if (emotions !== undefined) {
+    const list: Emotion[] = [];
+    emotions.forEach((item, i) => {
+      const emotion = decodeEmotion(item, `${p.name("emotions")}[${i}]`, warnings);
+      if (!list.includes(emotion)) list.push(emotion);
+    });
+    o.emotions = list;
+  }
+  const count = p.optionalInteger("playerOptionCount");
+  if (count !== undefined) {
+    if (count < 0 || count > 4) {
+      throw BridgeError.invalidParams(`'${p.name("playerOptionCount")}' must be between 0 and 4.`);
+    }
+    o.playerOptionCount = count;
+  }
+  o.canEndConversation = p.optionalBool("canEndConversation") ?? o.canEndConversation;
+  const extra = p.optionalString("extraInstructions");
+  if (extra !== undefined) o.extraInstructions = extra;
+  o.compactAfterTurns = p.optionalInteger("compactAfterTurns", { min: 0 }) ?? o.compactAfterTurns;
+  o.keepRecentTurns = p.optionalInteger("keepRecentTurns", { min: 0 }) ?? o.keepRecentTurns;
+  o.fallbackOnGuardrail = p.optionalBool("fallbackOnGuardrail") ?? o.fallbackOnGuardrail;
+  o.fallbackLines = p.optionalStringArray("fallbackLines") ?? o.fallbackLines;
+  o.temperature = p.optionalNumber("temperature", { min: 0 }) ?? o.temperature;
+  o.maximumResponseTokens = p.optionalInteger("maximumResponseTokens", { min: 1 }) ?? o.maximumResponseTokens;
+  o.barkMaximumTokens = p.optionalInteger("barkMaximumTokens", { min: 1 }) ?? o.barkMaximumTokens;
+  return { value: o, warnings };
+}
+
+/** Reads the `options` member of `p` (absent/null → defaults). */
+export function decodeOptionsParam(
+  p: Params,
+  key: string,
+  defaultTimeoutMs: number | null,
+): Decoded<NpcOptions> {
+  return decodeOptions(p.optionalObject(key), p.name(key), defaultTimeoutMs);
+}
+
+/** The JSON form of every option (saved by `npc/state`; `toolTimeoutSeconds` 0 = no limit). */
+export function optionsJson(o: NpcOptions): JsonObject {
+  return {
+    replyFormat: o.replyFormat,
+    groundingTool: o.groundingTool,
+    toolChoice: toolChoiceJson(o.toolChoice),
+    maxToolRounds: o.maxToolRounds,
+    maxToolCalls: o.maxToolCalls,
+    toolTimeoutSeconds: o.toolTimeoutMs === null ? 0 : o.toolTimeoutMs / 1000,
+    worldReadable: [...o.worldReadable],
+    worldWritable: [...o.worldWritable],
+    worldContextPaths: [...o.worldContextPaths],
+    memoryTools: [...o.memoryTools],
+    maxFacts: o.maxFacts,
+    maxRelationshipChange: o.maxRelationshipChange,
+    secretsUnlockAtRelationship: o.secretsUnlockAtRelationship,
+    emotions: [...o.emotions],
+    playerOptionCount: o.playerOptionCount,
+    canEndConversation: o.canEndConversation,
+    extraInstructions: o.extraInstructions,
+    compactAfterTurns: o.compactAfterTurns,
+    keepRecentTurns: o.keepRecentTurns,
+    fallbackOnGuardrail: o.fallbackOnGuardrail,
+    fallbackLines: [...o.fallbackLines],
+    temperature: o.temperature,
+    maximumResponseTokens: o.maximumResponseTokens,
+    barkMaximumTokens: o.barkMaximumTokens,
+  };
+}

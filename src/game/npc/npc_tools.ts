@@ -1,0 +1,80 @@
+/**
+ * Composing the tools an NPC's model sees — client tools, then world tools, then memory tools — and
+ * checking the options that name tools.
+ * @module
+ */
+import { BridgeError } from "../../protocol/errors.ts";
+import { convertSchema, toolArgumentsTypeName } from "../../schema/mod.ts";
+import type { AgentTool } from "../../agent/types.ts";
+import { type WorldState, type WorldTool, worldTools } from "../world/mod.ts";
+import { type MemoryToolHost, memoryTools } from "./memory_tools.ts";
+import type { NpcOptions } from "./npc_options.ts";
+
+/** Names of the built-in NPC tools. */
+export const BUILT_IN_TOOLS = [
+  "read_world_state",
+  "update_world_state",
+  "remember_fact",
+  "change_relationship",
+];
+
+/** Wraps a world tool as a local agent tool (its description stays live). */
+export function worldAgentTool(tool: WorldTool): AgentTool {
+  const generationSchema = convertSchema(tool.parameters, toolArgumentsTypeName(tool.name)).generationSchema;
+  return {
+    name: tool.name,
+    get description(): string {
+      return tool.description;
+    },
+    jsonSchema: tool.parameters,
+    generationSchema,
+    execution: "local",
+    timeoutMs: null,
+    run: (args) => {
+      const result = tool.run(args);
+      return { output: result.output, isError: result.isError };
+    },
+  };
+}
+
+/**
+ * Every tool the model sees, in order: `clientTools`, world tools (`worldReadable`/`worldWritable`, only with
+ * a world), memory tools. Throws -32602 for a client tool named like a built-in one, a `groundingTool` or
+ * `toolChoice` naming a missing tool.
+ */
+export function composeTools(
+  clientTools: AgentTool[],
+  world: WorldState | null,
+  options: NpcOptions,
+  host: MemoryToolHost,
+): AgentTool[] {
+  const builtIn: AgentTool[] = [];
+  if (world) {
+    for (const t of worldTools(world, options.worldReadable, options.worldWritable)) {
+      builtIn.push(worldAgentTool(t));
+    }
+  }
+  builtIn.push(...memoryTools(options.memoryTools, host, options.maxRelationshipChange));
+  for (const t of builtIn) {
+    if (clientTools.some((c) => c.name === t.name)) {
+      throw BridgeError.invalidParams(
+        `Duplicate tool name '${t.name}' (built-in world and memory tools use read_world_state, ` +
+          `update_world_state, remember_fact and change_relationship).`,
+      );
+    }
+  }
+  const all = [...clientTools, ...builtIn];
+  const names = all.map((t) => t.name);
+  if (options.groundingTool !== null && !names.includes(options.groundingTool)) {
+    throw BridgeError.invalidParams(
+      `groundingTool '${options.groundingTool}' is not one of the NPC's tools: ${
+        names.length === 0 ? "(none)" : names.join(", ")
+      }.`,
+    );
+  }
+  const choice = options.toolChoice;
+  if (typeof choice === "object" && !names.includes(choice.tool)) {
+    throw BridgeError.invalidParams(`toolChoice names unknown tool '${choice.tool}'.`);
+  }
+  return all;
+}

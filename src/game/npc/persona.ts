@@ -1,0 +1,104 @@
+/**
+ * An NPC's persona (§6 `persona`): decoding from JSON with defaults and warnings, and its JSON form.
+ * @module
+ */
+import { BridgeError } from "../../protocol/errors.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../../protocol/json.ts";
+import { Params, showValue } from "../../protocol/params.ts";
+import { type Emotion, parseEmotion } from "./emotions.ts";
+
+/** Persona fields, in the order of their JSON form. */
+export const PERSONA_KEYS = [
+  "name",
+  "role",
+  "personality",
+  "speakingStyle",
+  "backstory",
+  "goals",
+  "knowledge",
+  "secrets",
+  "defaultEmotion",
+  "maxSentences",
+] as const;
+
+/** Who the NPC is. */
+export interface Persona {
+  name: string;
+  role: string;
+  personality: string;
+  speakingStyle: string;
+  backstory: string;
+  goals: string[];
+  knowledge: string[];
+  secrets: string[];
+  /** Used when the model gives no usable emotion, and for fallback lines. */
+  defaultEmotion: Emotion;
+  /** Reply length limit in sentences (the prompt uses at least 1). */
+  maxSentences: number;
+}
+
+/** A decoded value and the warnings it raised. */
+export interface Decoded<T> {
+  value: T;
+  warnings: string[];
+}
+
+/**
+ * Reads an emotion field leniently; an unknown word becomes `neutral` with a warning.
+ * `name` is the full parameter name for the warning.
+ */
+export function decodeEmotion(value: JsonValue, name: string, warnings: string[]): Emotion {
+  if (typeof value !== "string") {
+    throw BridgeError.invalidParams(`Parameter '${name}' must be a string; got ${showValue(value)}.`);
+  }
+  const emotion = parseEmotion(value);
+  if (emotion !== null) return emotion;
+  warnings.push(`'${name}' is not a known emotion ('${value}'); using "neutral".`);
+  return "neutral";
+}
+
+/**
+ * Decodes a persona object at `path` (`persona`, `state.persona`). Only `name` is required; `null` members
+ * mean the default; unknown keys are warned about ("Unknown parameter 'persona.x' was ignored.").
+ */
+export function decodePersona(value: JsonValue | undefined, path: string): Decoded<Persona> {
+  if (!isJsonObject(value)) {
+    throw BridgeError.invalidParams(`'${path}' must be an object with at least a 'name'.`);
+  }
+  const p = new Params(value, `${path}.`);
+  const warnings = p.unknownKeys(PERSONA_KEYS);
+  const name = p.string("name").trim();
+  if (name === "") throw BridgeError.invalidParams(`'${path}.name' must not be empty.`);
+  const emotion = p.get("defaultEmotion");
+  const persona: Persona = {
+    name,
+    role: p.optionalString("role")?.trim() ?? "",
+    personality: p.optionalString("personality")?.trim() ?? "",
+    speakingStyle: p.optionalString("speakingStyle")?.trim() ?? "",
+    backstory: p.optionalString("backstory")?.trim() ?? "",
+    goals: p.optionalStringArray("goals") ?? [],
+    knowledge: p.optionalStringArray("knowledge") ?? [],
+    secrets: p.optionalStringArray("secrets") ?? [],
+    defaultEmotion: emotion === undefined
+      ? "neutral"
+      : decodeEmotion(emotion, p.name("defaultEmotion"), warnings),
+    maxSentences: p.optionalInteger("maxSentences", { min: 1, max: 1000 }) ?? 2,
+  };
+  return { value: persona, warnings };
+}
+
+/** The persona's JSON form (every field, in {@link PERSONA_KEYS} order). */
+export function personaJson(persona: Persona): JsonObject {
+  return {
+    name: persona.name,
+    role: persona.role,
+    personality: persona.personality,
+    speakingStyle: persona.speakingStyle,
+    backstory: persona.backstory,
+    goals: [...persona.goals],
+    knowledge: [...persona.knowledge],
+    secrets: [...persona.secrets],
+    defaultEmotion: persona.defaultEmotion,
+    maxSentences: persona.maxSentences,
+  };
+}

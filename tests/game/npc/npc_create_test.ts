@@ -1,0 +1,209 @@
+import assert from "node:assert/strict";
+import type { JsonObject } from "../../../src/protocol/json.ts";
+import { scripted, WireClient } from "../../helpers/wire.ts";
+import { NpcClient, tool } from "./npc_helpers.ts";
+
+const GORM = { name: "Gorm", role: "the village blacksmith" };
+
+Deno.test("npc/create: tools in client, world, memory order; ids generated; list, world count, delete", async () => {
+  const c = new NpcClient();
+  await c.call("world/create", { world: "village", state: { shop: { swords: 3 } } });
+  const created = await c.call("npc/create", {
+    npc: "gorm",
+    persona: GORM,
+    tools: [tool("check_inventory")],
+    world: "village",
+    options: { worldWritable: ["shop"], memoryTools: "all" },
+    model: scripted(),
+  });
+  assert.deepEqual(created, {
+    npc: "gorm",
+    tools: [
+      "check_inventory",
+      "read_world_state",
+      "update_world_state",
+      "remember_fact",
+      "change_relationship",
+    ],
+    warnings: [],
+  });
+  assert.deepEqual(await c.call("npc/create", { persona: { name: "Aria" }, model: "scripted" }), {
+    npc: "npc1",
+    tools: [],
+    warnings: [],
+  });
+  const worlds = await c.call("world/list");
+  assert.equal((worlds.worlds as JsonObject[])[0].npcs, 1);
+  const list = await c.call("npc/list");
+  const entries = list.npcs as JsonObject[];
+  assert.deepEqual(entries.map((e) => ({ ...e, createdAt: typeof e.createdAt })), [
+    {
+      npc: "gorm",
+      name: "Gorm",
+      role: "the village blacksmith",
+      world: "village",
+      model: "scripted",
+      tools: ["check_inventory"],
+      turnCount: 0,
+      relationship: 0,
+      busy: false,
+      pendingOperations: 0,
+      createdAt: "string",
+    },
+    {
+      npc: "npc1",
+      name: "Aria",
+      role: "",
+      world: null,
+      model: "scripted",
+      tools: [],
+      turnCount: 0,
+      relationship: 0,
+      busy: false,
+      pendingOperations: 0,
+      createdAt: "string",
+    },
+  ]);
+  assert.ok(!Number.isNaN(Date.parse(entries[0].createdAt as string)));
+  assert.deepEqual(await c.call("npc/delete", { npc: "gorm" }), { npc: "gorm", deleted: true });
+  assert.equal(((await c.call("world/list")).worlds as JsonObject[])[0].npcs, 0);
+  assert.deepEqual(await c.error("npc/talk", { npc: "gorm", line: "hi" }), {
+    code: -32050,
+    message: "No NPC with id 'gorm'.",
+    data: { code: "npc_not_found", npc: "gorm" },
+  });
+  await c.close();
+});
+
+Deno.test("npc/create: unknown keys and options are warned about, in request order; >5 tools warned", async () => {
+  const c = new NpcClient();
+  const tools = ["a", "b", "c", "d", "e"].map((n) => tool(n));
+  const r = await c.call("npc/create", {
+    persona: { name: "Gorm", personalty: "gruff" },
+    bogus: 1,
+    options: { replyFormt: "text", memoryTools: ["remember_fact"], emotions: ["happy", "banana", "Mad"] },
+    tools: [...tools, { name: "f", parameters: { type: "object", properties: {} } }],
+    model: "scripted",
+  });
+  assert.deepEqual(r, {
+    npc: "npc1",
+    tools: ["a", "b", "c", "d", "e", "f", "remember_fact"],
+    warnings: [
+      "Unknown parameter 'bogus' was ignored.",
+      "Unknown parameter 'persona.personalty' was ignored.",
+      "Unknown parameter 'options.replyFormt' was ignored.",
+      `'options.emotions[1]' is not a known emotion ('banana'); using "neutral".`,
+      "f: no description; the model may not know when to call it.",
+      "7 tools: Apple recommends at most 3-5 tools per request on-device; narrow them per turn with 'enabledTools'.",
+    ],
+  });
+  await c.close();
+});
+
+Deno.test("npc/create: validation errors name the parameter and change nothing", async () => {
+  const c = new NpcClient();
+  await c.call("world/create", { world: "village" });
+  const cases: Array<[JsonObject, string, number?]> = [
+    [{}, "'persona' must be an object with at least a 'name'."],
+    [{ persona: "Gorm" }, "'persona' must be an object with at least a 'name'."],
+    [{ persona: {} }, "Missing required parameter 'persona.name'."],
+    [{ persona: { name: "  " } }, "'persona.name' must not be empty."],
+    [{ persona: { name: "G", goals: 5 } }, "Parameter 'persona.goals' must be an array; got 5."],
+    [{ persona: { name: "G", maxSentences: 0 } }, "Parameter 'persona.maxSentences' must be at least 1."],
+    [
+      { persona: GORM, options: { replyFormat: "json" } },
+      `'options.replyFormat' must be one of "automatic", "structured", "text"; got 'json'.`,
+    ],
+    [
+      { persona: GORM, options: { playerOptionCount: 5 } },
+      "'options.playerOptionCount' must be between 0 and 4.",
+    ],
+    [
+      { persona: GORM, options: { memoryTools: ["rememberFact", "dance"] } },
+      `'options.memoryTools' contains unknown memory tool "dance"; known: "rememberFact", "changeRelationship".`,
+    ],
+    [
+      { persona: GORM, options: { memoryTools: true } },
+      `'options.memoryTools' must be a list such as ["rememberFact", "changeRelationship"], "all" or "none".`,
+    ],
+    [
+      { persona: GORM, options: { toolTimeoutSeconds: -1 } },
+      "Parameter 'options.toolTimeoutSeconds' must be a number of seconds from 0 to 86400 (0 means no limit); got -1.",
+    ],
+    [
+      { persona: GORM, options: { worldReadable: ["a..b"] } },
+      "'options.worldReadable[0]': 'a..b' is not a valid path. Use dot-separated keys such as 'player.gold'.",
+    ],
+    [
+      { persona: GORM, tools: [tool("ask")], options: { groundingTool: "check_inventory" } },
+      "groundingTool 'check_inventory' is not one of the NPC's tools: ask.",
+    ],
+    [
+      { persona: GORM, options: { toolChoice: { tool: "ask" } } },
+      "toolChoice names unknown tool 'ask'.",
+    ],
+    [
+      { persona: GORM, world: "village", tools: [tool("read_world_state")] },
+      "Duplicate tool name 'read_world_state' (built-in world and memory tools use read_world_state, " +
+      "update_world_state, remember_fact and change_relationship).",
+    ],
+    [{ persona: GORM, tools: [tool("a"), tool("a")] }, "Duplicate tool name 'a'."],
+    [
+      { persona: GORM, memory: { relationship: 101 } },
+      "Parameter 'memory.relationship' must be at most 100.",
+    ],
+    [{ npc: "", persona: GORM }, "'npc' must be 1-128 printable characters; got ''."],
+    [{ persona: GORM, world: "nowhere" }, "No world with id 'nowhere'.", -32052],
+  ];
+  for (const [params, message, code] of cases) {
+    const e = await c.error("npc/create", { model: "scripted", ...params });
+    assert.equal(e.message, message, JSON.stringify(params));
+    assert.equal(e.code, code ?? -32602, message);
+  }
+  assert.deepEqual((await c.call("npc/list")).npcs, []);
+  await c.call("npc/create", { npc: "gorm", persona: GORM, model: "scripted" });
+  assert.deepEqual(await c.error("npc/create", { npc: "gorm", persona: GORM, model: "scripted" }), {
+    code: -32051,
+    message: "An NPC with id 'gorm' already exists.",
+    data: { code: "npc_exists", npc: "gorm" },
+  });
+  await c.close();
+});
+
+Deno.test("npc/create: the limit of 128 NPCs", async () => {
+  const c = new WireClient();
+  for (let i = 0; i < 128; i++) c.request("npc/create", { persona: { name: `N${i}` }, model: "scripted" }, i);
+  for (let i = 0; i < 128; i++) assert.ok("result" in await c.response(i));
+  const id = c.request("npc/create", { persona: { name: "One too many" }, model: "scripted" });
+  assert.deepEqual((await c.response(id)).error, {
+    code: -32055,
+    message: "The limit of 128 NPCs is reached; delete some first.",
+    data: { code: "limit_reached", limit: 128 },
+  });
+  await c.call("npc/delete", { npc: "npc5" });
+  assert.equal((await c.call("npc/create", { persona: { name: "Again" }, model: "scripted" })).npc, "npc129");
+  await c.close();
+});
+
+Deno.test("npc/create: decisions can act as the NPC through its persona", async () => {
+  const c = new NpcClient();
+  await c.call("npc/create", {
+    npc: "gorm",
+    persona: { ...GORM, goals: ["Sell swords."] },
+    model: "scripted",
+  });
+  assert.deepEqual(c.game.game.npcPersona("gorm"), {
+    name: "Gorm",
+    role: "the village blacksmith",
+    personality: "",
+    speakingStyle: "",
+    backstory: "",
+    goals: ["Sell swords."],
+    knowledge: [],
+    secrets: [],
+    defaultEmotion: "neutral",
+    maxSentences: 2,
+  });
+  assert.equal(c.game.game.npcPersona("nobody"), undefined);
+  await c.close();
+});

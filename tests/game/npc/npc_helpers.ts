@@ -1,0 +1,122 @@
+/**
+ * NPC test helpers: a wire client whose `{"type": "capture", "steps": [...]}` model plays a script like the
+ * scripted model and records every step request, and small accessors for NPC results and events.
+ */
+import type { BridgeConfiguration } from "../../../src/engine/configuration.ts";
+import type { LanguageModel, StepRequest, StepResult } from "../../../src/models/language_model.ts";
+import { parseScript, ScriptedModel } from "../../../src/models/scripted.ts";
+import type { JsonObject, JsonValue } from "../../../src/protocol/json.ts";
+import { GameExtension } from "../../../src/game/game_extension.ts";
+import { WireClient } from "../../helpers/wire.ts";
+
+/** A step request as recorded (signal and callbacks dropped). */
+export type Captured = Omit<StepRequest, "signal" | "onText" | "onPartial">;
+
+/** A scripted model that records its step requests. */
+export class CaptureModel implements LanguageModel {
+  readonly kind = "scripted";
+  readonly contextSize = 8192;
+  readonly trimsHistory = false;
+  readonly requests: Captured[] = [];
+  readonly #inner: ScriptedModel;
+
+  constructor(inner: ScriptedModel) {
+    this.#inner = inner;
+  }
+
+  availability() {
+    return this.#inner.availability();
+  }
+
+  step(req: StepRequest): Promise<StepResult> {
+    const { signal: _s, onText: _t, onPartial: _p, ...rest } = req;
+    this.requests.push(structuredClone(rest));
+    return this.#inner.step(req);
+  }
+}
+
+/** A wire client with the game extension and the `capture` model type. */
+export class NpcClient extends WireClient {
+  readonly game: GameExtension;
+  /** Capture models in creation order. */
+  readonly models: CaptureModel[] = [];
+
+  constructor(config: Partial<BridgeConfiguration> = {}) {
+    const game = new GameExtension();
+    const models: CaptureModel[] = [];
+    super({
+      extensions: [game],
+      modelFactory: (spec) => {
+        if (spec.type !== "capture" || !("raw" in spec)) return undefined;
+        const model = new CaptureModel(new ScriptedModel(parseScript(spec.raw, spec.path)));
+        models.push(model);
+        return model;
+      },
+      ...config,
+    });
+    this.game = game;
+    this.models = models;
+  }
+
+  /** The latest capture model. */
+  get model(): CaptureModel {
+    return this.models[this.models.length - 1];
+  }
+
+  /** Sends a request and waits for its error object (fails when it succeeds). */
+  async error(method: string, params?: JsonObject): Promise<JsonObject> {
+    const id = this.request(method, params);
+    const r = await this.response(id);
+    if (!("error" in r)) throw new Error(`${method} succeeded: ${JSON.stringify(r.result)}`);
+    return r.error as JsonObject;
+  }
+
+  /** The `npc/event` events of request `id`, in order. */
+  events(id: JsonValue): JsonObject[] {
+    return this.messages
+      .filter((m) => m.method === "npc/event" && (m.params as JsonObject).requestId === id)
+      .map((m) => (m.params as JsonObject).event as JsonObject);
+  }
+
+  /** The result of request `id` (fails on an error response). */
+  async result(id: JsonValue): Promise<JsonObject> {
+    const r = await this.response(id);
+    if (!("result" in r)) throw new Error(`request ${String(id)} failed: ${JSON.stringify(r.error)}`);
+    return r.result as JsonObject;
+  }
+}
+
+/** A capture model spec. */
+export function capture(...steps: JsonValue[]): JsonObject {
+  return { type: "capture", steps };
+}
+
+/** What the player sees after applying `lineDelta`/`lineReset` events. */
+export function displayed(events: JsonObject[]): string {
+  let line = "";
+  for (const e of events) {
+    if (e.type === "lineDelta") line += e.delta as string;
+    else if (e.type === "lineReset") line = e.line as string;
+  }
+  return line;
+}
+
+/** Drops the random call ids and durations from a talk result's tool records. */
+export function stableToolCalls(result: JsonObject): JsonObject[] {
+  return (result.toolCalls as JsonObject[]).map((r) => ({
+    name: (r.call as JsonObject).name,
+    arguments: (r.call as JsonObject).arguments,
+    output: r.output,
+    isError: r.isError,
+  }));
+}
+
+/** The text of the prompt of a captured step 0 request. */
+export function promptOf(req: Captured): string {
+  return req.prompt;
+}
+
+/** A client tool definition. */
+export function tool(name: string, properties: JsonObject = {}): JsonObject {
+  return { name, description: `The ${name} tool.`, parameters: { type: "object", properties } };
+}
