@@ -4,6 +4,11 @@
  */
 import { SERVER_INFO } from "../engine/engine.ts";
 import { runStdio } from "./stdio.ts";
+import { runRespond } from "./respond.ts";
+import { runChat } from "./chat.ts";
+import { runAvailable } from "./available.ts";
+import { runSchema } from "./schema_convert.ts";
+import { runTools } from "./tools_validate.ts";
 
 /** Top-level help. */
 export const MAIN_HELP = `oam ${SERVER_INFO.version} — drive LLM agents with real tool calls from game engines
@@ -22,6 +27,11 @@ export type Command = (args: string[]) => Promise<number>;
 /** Registered subcommands. */
 export const COMMANDS: Record<string, Command> = {
   stdio: runStdio,
+  respond: runRespond,
+  chat: runChat,
+  available: runAvailable,
+  schema: runSchema,
+  tools: runTools,
 };
 
 /** Runs `oam` with `args`; returns the exit code. Usage errors print one line on stderr and return 2. */

@@ -1,0 +1,105 @@
+/**
+ * Flag parsing shared by the commands: `node:util` parseArgs with one-line usage errors, and typed readers
+ * for numeric flags.
+ * @module
+ */
+import { parseArgs, type ParseArgsConfig } from "node:util";
+import { CliError } from "./cli_error.ts";
+
+/** Options in the `node:util` parseArgs format. */
+export type FlagSpec = NonNullable<ParseArgsConfig["options"]>;
+
+/** Parsed flags: values by long name, and positionals. */
+export interface ParsedFlags {
+  values: Record<string, string | boolean | string[] | boolean[] | undefined>;
+  positionals: string[];
+}
+
+/**
+ * Parses `args` against `options` (`--no-<flag>` negates booleans). Problems become `usage` errors that
+ * name the command: "Unknown option '--foo'. Run 'oam respond --help'."
+ */
+export function parseFlags(
+  command: string,
+  args: string[],
+  options: FlagSpec,
+  allowPositionals: boolean,
+): ParsedFlags {
+  try {
+    const { values, positionals } = parseArgs({
+      args,
+      options,
+      strict: true,
+      allowPositionals,
+      allowNegative: true,
+    });
+    return { values: values as ParsedFlags["values"], positionals };
+  } catch (error) {
+    const raw = error instanceof Error ? error.message : String(error);
+    let message = raw.replace(/\. To specify a positional argument.*$/s, ".");
+    message = message.replace(
+      /^Option '(?:-\w, )?(--[\w-]+)(?: <value>)?' argument missing$/,
+      "$1 needs a value.",
+    );
+    message = message.replace(/^Unexpected argument '(.*)'.*$/s, "Unexpected argument '$1'.");
+    if (!message.endsWith(".")) message += ".";
+    throw CliError.usage(`${message} Run 'oam ${command} --help'.`);
+  }
+}
+
+/** A string flag value (the last one when repeated). */
+export function stringFlag(values: ParsedFlags["values"], name: string): string | undefined {
+  const v = values[name];
+  if (Array.isArray(v)) return v.length > 0 ? String(v[v.length - 1]) : undefined;
+  return typeof v === "string" ? v : undefined;
+}
+
+/** Every value of a repeatable string flag. */
+export function listFlag(values: ParsedFlags["values"], name: string): string[] {
+  const v = values[name];
+  if (v === undefined) return [];
+  return Array.isArray(v) ? v.map(String) : [String(v)];
+}
+
+/** A boolean flag (false when absent). */
+export function boolFlag(values: ParsedFlags["values"], name: string): boolean {
+  return values[name] === true;
+}
+
+/** Parses an integer flag within bounds; usage error otherwise. */
+export function intFlag(
+  value: string | undefined,
+  flag: string,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isInteger(n) || n < min || n > max) {
+    const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `from ${min} to ${max}`;
+    throw CliError.usage(`${flag} must be an integer ${range}; got '${value}'.`);
+  }
+  return n;
+}
+
+/** Parses a number flag within bounds; usage error otherwise. */
+export function numberFlag(
+  value: string | undefined,
+  flag: string,
+  min: number,
+  max: number,
+): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (value.trim() === "" || !Number.isFinite(n) || n < min || n > max) {
+    throw CliError.usage(`${flag} must be a number from ${min} to ${max}; got '${value}'.`);
+  }
+  return n;
+}
+
+/** True when `args` asks for help. */
+export function wantsHelp(args: string[]): boolean {
+  const end = args.indexOf("--");
+  const head = end === -1 ? args : args.slice(0, end);
+  return head.includes("-h") || head.includes("--help");
+}

@@ -1,0 +1,148 @@
+/**
+ * Runs command tools (`"x-oam"` blocks in tools files): the arguments go to the program as JSON on stdin and
+ * in `$OAM_TOOL_ARGUMENTS` (plus `$OAM_TOOL_NAME`, `$OAM_TOOL_CALL_ID`); stdout is the output (JSON when it
+ * parses as an object or array); a non-zero exit is an error output that includes stderr. Needs
+ * `--allow-run`.
+ * @module
+ */
+import { compactJson, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import type { CommandSpec } from "./tools_file.ts";
+import { envVar } from "./tty.ts";
+
+/** What a tool produced. */
+export interface ToolAnswer {
+  output: JsonValue;
+  isError: boolean;
+}
+
+/** Seconds between SIGTERM and SIGKILL. */
+const KILL_GRACE_MS = 2000;
+
+function resolveProgram(program: string, baseDir: string): string {
+  if (!program.includes("/") || program.startsWith("/")) return program;
+  return `${baseDir.replace(/\/$/, "")}/${program}`;
+}
+
+/** The program and arguments a command spec runs. */
+export function commandArgv(spec: CommandSpec): string[] {
+  if (spec.argv) return [resolveProgram(spec.argv[0], spec.baseDir), ...spec.argv.slice(1)];
+  return Deno.build.os === "windows" ? ["cmd", "/c", spec.shell!] : ["/bin/sh", "-c", spec.shell!];
+}
+
+/** Where a program would be found, or null (bare names are searched on PATH). */
+export async function findProgram(program: string): Promise<string | null> {
+  const candidates: string[] = [];
+  if (program.includes("/") || program.includes("\\")) candidates.push(program);
+  else {
+    const sep = Deno.build.os === "windows" ? ";" : ":";
+    for (const dir of (envVar("PATH") ?? "").split(sep)) if (dir) candidates.push(`${dir}/${program}`);
+  }
+  for (const c of candidates) {
+    try {
+      const info = await Deno.stat(c);
+      if (info.isFile) return c;
+    } catch {
+      // try the next one
+    }
+  }
+  return null;
+}
+
+/** Output text as the model sees it: JSON when it parses as an object or array, else the text. */
+export function outputValue(text: string): JsonValue {
+  const trimmed = text.trim();
+  if (trimmed.startsWith("{") || trimmed.startsWith("[")) {
+    try {
+      return JSON.parse(trimmed);
+    } catch {
+      // plain text after all
+    }
+  }
+  return text.replace(/\r?\n$/, "");
+}
+
+function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (output cut at ${max} characters)`;
+}
+
+/**
+ * Runs a command tool for one call.
+ *
+ * @example
+ * ```ts
+ * import { runCommandTool } from "./command_tools.ts";
+ * const spec = { argv: ["echo", "hi"], shell: null, timeoutSeconds: 5, cwd: null, env: {}, maxOutputChars: 100, baseDir: "." };
+ * const answer = await runCommandTool(spec, "say", { id: "call_1", arguments: {} });
+ * // answer.output === "hi"
+ * ```
+ */
+export async function runCommandTool(
+  spec: CommandSpec,
+  name: string,
+  call: { id: string; arguments: JsonObject },
+  signal?: AbortSignal,
+): Promise<ToolAnswer> {
+  const argv = commandArgv(spec);
+  const args = compactJson(call.arguments);
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(argv[0], {
+      args: argv.slice(1),
+      cwd: spec.cwd ?? undefined,
+      env: { ...spec.env, OAM_TOOL_ARGUMENTS: args, OAM_TOOL_NAME: name, OAM_TOOL_CALL_ID: call.id },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+    }).spawn();
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) {
+      return { output: `Cannot run '${argv[0]}': no such program.`, isError: true };
+    }
+    if (error instanceof Deno.errors.PermissionDenied) {
+      return { output: `Running command tools needs --allow-run (tool '${name}').`, isError: true };
+    }
+    return { output: `Cannot run '${argv[0]}': ${(error as Error).message}`, isError: true };
+  }
+  let timedOut = false;
+  let killTimer: ReturnType<typeof setTimeout> | undefined;
+  const stop = () => {
+    try {
+      child.kill("SIGTERM");
+    } catch {
+      return; // already gone
+    }
+    killTimer = setTimeout(() => {
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // already gone
+      }
+    }, KILL_GRACE_MS);
+  };
+  const timer = setTimeout(() => {
+    timedOut = true;
+    stop();
+  }, spec.timeoutSeconds * 1000);
+  signal?.addEventListener("abort", stop, { once: true });
+  const writer = child.stdin.getWriter();
+  writer.write(new TextEncoder().encode(args)).then(() => writer.close()).catch(() => {});
+  const [status, stdout, stderr] = await Promise.all([
+    child.status,
+    new Response(child.stdout).text(),
+    new Response(child.stderr).text(),
+  ]);
+  clearTimeout(timer);
+  if (killTimer !== undefined) clearTimeout(killTimer);
+  signal?.removeEventListener("abort", stop);
+  if (timedOut) {
+    return { output: `Tool '${name}' timed out after ${spec.timeoutSeconds}s.`, isError: true };
+  }
+  if (signal?.aborted) return { output: "The tool was cancelled.", isError: true };
+  if (!status.success) {
+    const detail = (stderr.trim() || stdout.trim()).slice(0, spec.maxOutputChars);
+    const how = status.signal ? `was killed by ${status.signal}` : `exited with status ${status.code}`;
+    return { output: `Command ${how}${detail ? `: ${detail}` : "."}`, isError: true };
+  }
+  const text = cut(stdout, spec.maxOutputChars);
+  return { output: stdout.length > spec.maxOutputChars ? text : outputValue(text), isError: false };
+}

@@ -1,0 +1,174 @@
+/**
+ * Saved conversations of `oam respond` and `oam chat` (`--save-transcript`, `/save`, `--resume`):
+ * `{"transcript": <session/transcript envelope>, "modelName", "oam": {version: 1, tools?, toolsDir?, schema?,
+ * pending?}}`. `pending` holds the tool calls a paused `oam respond` is waiting for (exit 10) and the
+ * remaining budget; resuming appends the tool outputs in call order and continues with an empty prompt.
+ * @module
+ */
+import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { modelVisibleOutput } from "../agent/tool_runtime.ts";
+import { newEntryId } from "../util/ids.ts";
+import { CliError } from "./cli_error.ts";
+import type { ToolAnswer } from "./command_tools.ts";
+import { readJsonInput } from "./input.ts";
+
+/** A tool call the model made: `{id, name, arguments}`. */
+export interface CallInfo extends JsonObject {
+  id: string;
+  name: string;
+  arguments: JsonObject;
+}
+
+/** A paused turn. */
+export interface PendingState {
+  /** Every call of the paused round, in call order. */
+  calls: CallInfo[];
+  /** Outputs of the calls that were already answered (command tools, budget errors). */
+  outputs: Array<{ id: string; output: JsonValue; isError: boolean }>;
+  /** Tool rounds and calls already used by the turn. */
+  roundsUsed: number;
+  callsUsed: number;
+  /** The turn's budgets. */
+  maxToolRounds: number;
+  maxToolCalls: number;
+  /** The turn's tool choice (JSON form). */
+  toolChoice: JsonValue;
+}
+
+/** The `oam` member of a saved conversation. */
+export interface OamSection {
+  version: 1;
+  /** Tool definitions as written in the tools file (with `x-oam`). */
+  tools?: JsonObject[];
+  /** Directory relative command paths resolve against. */
+  toolsDir?: string;
+  /** JSON Schema of a paused structured turn. */
+  schema?: JsonObject;
+  pending?: PendingState;
+}
+
+/** A saved conversation. */
+export interface ConversationFile {
+  transcript: JsonObject;
+  modelName: string;
+  oam: OamSection;
+}
+
+/** Writes a conversation file (pretty JSON). */
+export async function writeConversation(path: string, file: ConversationFile): Promise<void> {
+  const out: JsonObject = { transcript: file.transcript, modelName: file.modelName, oam: cleanOam(file.oam) };
+  try {
+    await Deno.writeTextFile(path, `${JSON.stringify(out, null, 2)}\n`);
+  } catch (error) {
+    if (error instanceof Deno.errors.PermissionDenied) {
+      throw new CliError("io_error", `Cannot write '${path}': permission denied (needs --allow-write).`);
+    }
+    throw new CliError("io_error", `Cannot write '${path}': ${(error as Error).message}`);
+  }
+}
+
+function cleanOam(oam: OamSection): JsonObject {
+  const out: JsonObject = { version: 1 };
+  if (oam.tools !== undefined) out.tools = oam.tools;
+  if (oam.toolsDir !== undefined) out.toolsDir = oam.toolsDir;
+  if (oam.schema !== undefined) out.schema = oam.schema;
+  if (oam.pending !== undefined) out.pending = oam.pending as unknown as JsonObject;
+  return out;
+}
+
+function parsePending(value: JsonValue, label: string): PendingState {
+  const bad = () => CliError.invalidInput(`${label}: 'oam.pending' is malformed.`);
+  if (!isJsonObject(value) || !Array.isArray(value.calls) || !Array.isArray(value.outputs ?? [])) throw bad();
+  const calls = value.calls.map((c) => {
+    if (!isJsonObject(c) || typeof c.id !== "string" || typeof c.name !== "string") throw bad();
+    return { id: c.id, name: c.name, arguments: isJsonObject(c.arguments) ? c.arguments : {} };
+  });
+  const outputs = (value.outputs as JsonValue[] ?? []).map((o) => {
+    if (!isJsonObject(o) || typeof o.id !== "string") throw bad();
+    return { id: o.id, output: o.output ?? null, isError: o.isError === true };
+  });
+  const int = (v: JsonValue | undefined, d: number) =>
+    typeof v === "number" && Number.isInteger(v) && v >= 0 ? v : d;
+  return {
+    calls,
+    outputs,
+    roundsUsed: int(value.roundsUsed, 0),
+    callsUsed: int(value.callsUsed, 0),
+    maxToolRounds: int(value.maxToolRounds, 4),
+    maxToolCalls: int(value.maxToolCalls, 12),
+    toolChoice: value.toolChoice ?? "auto",
+  };
+}
+
+/**
+ * Reads a conversation file. Also accepts a bare transcript (`session/transcript` result or its
+ * `transcript` value), which resumes with the tools saved in it.
+ */
+export async function readConversation(path: string): Promise<ConversationFile> {
+  const value = await readJsonInput(path);
+  const label = path === "-" ? "<stdin>" : path;
+  if (!isJsonObject(value)) throw CliError.invalidInput(`${label}: expected a saved conversation object.`);
+  if (!isJsonObject(value.oam)) {
+    return { transcript: value, modelName: "", oam: { version: 1 } };
+  }
+  if (!isJsonObject(value.transcript)) throw CliError.invalidInput(`${label}: 'transcript' is missing.`);
+  const oam = value.oam;
+  if (oam.version !== 1) {
+    throw CliError.invalidInput(
+      `${label}: unsupported 'oam.version' ${JSON.stringify(oam.version ?? null)}.`,
+    );
+  }
+  const section: OamSection = { version: 1 };
+  if (oam.tools !== undefined && oam.tools !== null) {
+    if (!Array.isArray(oam.tools) || !oam.tools.every(isJsonObject)) {
+      throw CliError.invalidInput(`${label}: 'oam.tools' must be an array of tool definitions.`);
+    }
+    section.tools = oam.tools as JsonObject[];
+  }
+  if (typeof oam.toolsDir === "string") section.toolsDir = oam.toolsDir;
+  if (isJsonObject(oam.schema)) section.schema = oam.schema;
+  if (oam.pending !== undefined && oam.pending !== null) section.pending = parsePending(oam.pending, label);
+  return {
+    transcript: value.transcript,
+    modelName: typeof value.modelName === "string" ? value.modelName : "",
+    oam: section,
+  };
+}
+
+function entriesOf(envelope: JsonObject): JsonValue[] {
+  let inner: JsonValue = envelope;
+  if (isJsonObject(inner) && isJsonObject(inner.transcript) && isJsonObject(inner.transcript.transcript)) {
+    inner = inner.transcript; // a whole session/transcript result
+  }
+  if (isJsonObject(inner) && isJsonObject(inner.transcript) && Array.isArray(inner.transcript.entries)) {
+    return inner.transcript.entries;
+  }
+  if (isJsonObject(inner) && Array.isArray(inner.entries)) return inner.entries;
+  throw CliError.invalidInput("The saved conversation has no transcript entries.");
+}
+
+/** A copy of `envelope` (a session/transcript envelope) with `entries` appended. */
+export function appendEntries(envelope: JsonObject, entries: JsonObject[]): JsonObject {
+  const copy = structuredClone(envelope) as JsonObject;
+  entriesOf(copy).push(...entries);
+  return copy;
+}
+
+/** The tool-calls entry of a paused round. */
+export function toolCallsEntry(calls: CallInfo[]): JsonObject {
+  return {
+    id: newEntryId(),
+    role: "response",
+    toolCalls: calls.map((c) => ({ id: c.id, name: c.name, arguments: compactJson(c.arguments) })),
+    contents: [],
+    assets: [],
+  };
+}
+
+/** A tool-output entry (errors as "Error: …" text, JSON values as structure segments). */
+export function toolOutputEntry(call: CallInfo, answer: ToolAnswer): JsonObject {
+  const segment: JsonObject = !answer.isError && typeof answer.output !== "string"
+    ? { type: "structure", id: newEntryId(), structure: { source: call.name, content: answer.output } }
+    : { type: "text", id: newEntryId(), text: modelVisibleOutput(answer) };
+  return { id: call.id, role: "tool", toolCallID: call.id, toolName: call.name, contents: [segment] };
+}

@@ -1,0 +1,191 @@
+/**
+ * The in-process bridge of the human-facing commands: a BridgeEngine whose outgoing notifications and
+ * `tool/call` requests are routed to per-request handlers (by `requestId`), plus the model choice
+ * (`--model`, `--script`, `OAM_SCRIPT`, or the on-device model) and the availability check with advice.
+ * @module
+ */
+import { BridgeEngine } from "../engine/engine.ts";
+import type { BridgeConfiguration } from "../engine/configuration.ts";
+import { BridgeError } from "../protocol/errors.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { parseScript, ScriptedModel } from "../models/scripted.ts";
+import { hostModelFromEnvironment } from "./host_model.ts";
+import { CliError } from "./cli_error.ts";
+import { readJsonInput } from "./input.ts";
+import { envVar } from "./tty.ts";
+
+/** Which model "system" means for this command. */
+export interface ModelChoice {
+  /** Engine configuration replacing the system model (empty for the on-device model). */
+  config: Partial<BridgeConfiguration>;
+  /** Short name: `system`, `scripted` or `openai`. */
+  name: "system" | "scripted" | "openai";
+  /** Human description, e.g. "scripted (steps.json)". */
+  label: string;
+}
+
+/** Help lines describing the model flags. */
+export const MODEL_FLAGS_HELP =
+  `  --model <spec>          use openai:<baseURL>#<model> instead of the on-device model
+  --script <file>         use a scripted model (JSON array of steps or {steps, fallback}; see PROTOCOL.md §10)`;
+
+/** Help lines about the environment. */
+export const MODEL_ENV_HELP = `Environment:
+  OAM_SCRIPT=<file>       scripted model for every use of the on-device model (like --script)
+  NO_COLOR=1              no colors (colors are only used on a terminal anyway)`;
+
+/** Resolves `--model` / `--script` / `OAM_SCRIPT` into a model choice. */
+export async function resolveModelChoice(flags: { model?: string; script?: string }): Promise<ModelChoice> {
+  if (flags.model !== undefined && flags.script !== undefined) {
+    throw CliError.usage("Use either --model or --script, not both.");
+  }
+  if (flags.script !== undefined) {
+    const value = await readJsonInput(flags.script);
+    let script;
+    try {
+      script = parseScript(value, "--script");
+    } catch (error) {
+      throw CliError.invalidInput(`${flags.script}: ${(error as Error).message}`);
+    }
+    const label = `scripted (${flags.script})`;
+    return {
+      config: { systemModel: () => new ScriptedModel(structuredClone(script), label) },
+      name: "scripted",
+      label,
+    };
+  }
+  let factory;
+  try {
+    factory = await hostModelFromEnvironment(flags.model);
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    const message = error instanceof Error ? error.message : String(error);
+    if (flags.model !== undefined) throw CliError.usage(message);
+    throw CliError.invalidInput(`OAM_SCRIPT: ${message}`);
+  }
+  if (!factory) return { config: {}, name: "system", label: "on-device model" };
+  if (flags.model !== undefined) {
+    return { config: { systemModel: factory }, name: "openai", label: flags.model.replace(/^openai:/, "") };
+  }
+  return {
+    config: { systemModel: factory },
+    name: "scripted",
+    label: `scripted (OAM_SCRIPT=${envVar("OAM_SCRIPT") ?? ""})`,
+  };
+}
+
+const ADVICE: Record<string, string> = {
+  device_not_eligible: "this device cannot run Apple Intelligence",
+  apple_intelligence_not_enabled: "turn on Apple Intelligence in System Settings",
+  model_not_ready: "the model is still downloading; try again in a few minutes",
+};
+
+/** The advice printed when the on-device model is unavailable. */
+export function unavailableAdvice(reason: string): string {
+  const why = Object.hasOwn(ADVICE, reason) ? ADVICE[reason] : "the model did not say why";
+  return `The on-device model is unavailable (${reason}): ${why}. Use --model openai:<baseURL>#<model> ` +
+    `for an OpenAI-compatible server, or --script <file> (or OAM_SCRIPT=<file>) for a scripted model.`;
+}
+
+/** Handlers for the messages one request causes. */
+export interface RequestHandlers {
+  /** A `<namespace>/event` notification's `event`. */
+  onEvent?(event: JsonObject): void;
+  /** A `tool/call` request (`id` is the `t-<n>` id to answer). */
+  onToolCall?(id: string, call: JsonObject, params: JsonObject): void;
+  /** A `tool/cancel` notification. */
+  onToolCancel?(params: JsonObject): void;
+}
+
+/**
+ * An in-process bridge.
+ *
+ * @example
+ * ```ts
+ * import { LocalBridge } from "./local_bridge.ts";
+ * const bridge = new LocalBridge({});
+ * await bridge.call("ping"); // {}
+ * ```
+ */
+export class LocalBridge {
+  /** The engine. */
+  readonly engine: BridgeEngine;
+  /** Receives `world/changed` notifications. */
+  onWorldChanged?: (params: JsonObject) => void;
+  readonly #handlers = new Map<string, RequestHandlers>();
+  #next = 0;
+
+  /** A bridge with `config` (e.g. a model choice's config). */
+  constructor(config: Partial<BridgeConfiguration>) {
+    this.engine = new BridgeEngine(config, (line) => this.#route(line));
+  }
+
+  #route(line: string): void {
+    const message = JSON.parse(line) as JsonObject;
+    const method = message.method;
+    const params = isJsonObject(message.params) ? message.params : {};
+    if (method === "world/changed") {
+      this.onWorldChanged?.(params);
+      return;
+    }
+    const handlers = this.#handlers.get(String(params.requestId));
+    if (method === "tool/call") {
+      if (handlers?.onToolCall && isJsonObject(params.call)) {
+        handlers.onToolCall(String(message.id), params.call, params);
+      } else queueMicrotask(() => this.replyError(String(message.id), "The CLI cannot run this tool."));
+      return;
+    }
+    if (method === "tool/cancel") {
+      handlers?.onToolCancel?.(params);
+      return;
+    }
+    if (typeof method === "string" && method.endsWith("/event") && isJsonObject(params.event)) {
+      handlers?.onEvent?.(params.event);
+    }
+  }
+
+  /** Calls a method without handlers. */
+  call(method: string, params: JsonObject = {}): Promise<JsonValue> {
+    return this.engine.call(method, params, `cli-${++this.#next}`);
+  }
+
+  /** Calls `method` and routes the events and tool calls it causes to `handlers` until it finishes. */
+  async run(method: string, params: JsonObject, handlers: RequestHandlers): Promise<JsonObject> {
+    const id = `cli-${++this.#next}`;
+    this.#handlers.set(id, handlers);
+    try {
+      return await this.engine.call(method, params, id) as JsonObject;
+    } finally {
+      this.#handlers.delete(id);
+    }
+  }
+
+  /** Answers a `tool/call` with an output. */
+  reply(id: string, output: JsonValue, isError = false): void {
+    this.engine.receive(JSON.stringify({ jsonrpc: "2.0", id, result: { output, isError } }));
+  }
+
+  /** Answers a `tool/call` with an error output. */
+  replyError(id: string, message: string): void {
+    this.reply(id, message, true);
+  }
+
+  /** The availability of the command's model; throws `model_unavailable` (exit 3) with advice. */
+  async requireAvailable(): Promise<JsonObject> {
+    const availability = await this.call("model/availability") as JsonObject;
+    if (availability.available !== true) {
+      const reason = typeof availability.reason === "string" ? availability.reason : "unknown";
+      throw new CliError("model_unavailable", unavailableAdvice(reason), { reason });
+    }
+    return availability;
+  }
+
+  /** Shuts the engine down (bounded). */
+  async close(): Promise<void> {
+    try {
+      await this.engine.shutdown();
+    } catch (error) {
+      if (!(error instanceof BridgeError)) throw error;
+    }
+  }
+}

@@ -1,0 +1,572 @@
+/**
+ * `oam respond [prompt…]`: one turn for shell scripts. The prompt comes from the arguments and piped stdin;
+ * output is the streamed answer, one JSON object (`--json`) or JSON lines (`--events`). Client tools pause the
+ * run: the conversation is saved, the pending calls are printed as JSON and the exit code is 10; `--resume
+ * <file> --tool-output <id>=<text>` continues it.
+ * @module
+ */
+import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { boolFlag, intFlag, listFlag, numberFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
+import { CliError, EXIT, EXIT_CODES_HELP, type OutputMode, reportError } from "./cli_error.ts";
+import { runCommandTool, type ToolAnswer } from "./command_tools.ts";
+import {
+  appendEntries,
+  type CallInfo,
+  type ConversationFile,
+  type PendingState,
+  readConversation,
+  toolCallsEntry,
+  toolOutputEntry,
+  writeConversation,
+} from "./conversation_file.ts";
+import { readInputText, readJsonInput, readStdinText } from "./input.ts";
+import { LocalBridge, MODEL_ENV_HELP, MODEL_FLAGS_HELP, resolveModelChoice } from "./local_bridge.ts";
+import { formatCall, formatOutput } from "./render.ts";
+import {
+  addInlineTools,
+  type LoadedTools,
+  loadToolsFile,
+  noTools,
+  toolName,
+  toolsFromValue,
+} from "./tools_file.ts";
+import { isTerminal, Spinner, stderrStyle, writeErr, writeOut } from "./tty.ts";
+import { outputValue } from "./command_tools.ts";
+
+/** Help text of `oam respond`. */
+export const RESPOND_HELP = `oam respond — run one turn and print the answer (for shell scripts)
+
+Usage: oam respond [options] [prompt…]
+
+The prompt is the arguments joined by spaces, followed by piped stdin (unless --no-stdin).
+
+Options:
+  -i, --instructions <text>   system instructions
+  --tools <file>              tools file: JSON/JSONC array or {"tools": [...]}; an "x-oam" block
+                              ({"command": [...], "timeout", "cwd", "env", "maxOutputChars"}) makes a
+                              command tool that oam runs itself (needs --allow-run)
+  --tool-json <definition>    an inline tool definition (repeatable)
+  --tool-choice <choice>      auto | none | required | explicit | <tool name> (default auto)
+  --max-tool-rounds <n>       model steps that may call tools (default 4)
+  --max-tool-calls <n>        tool calls per turn (default 12)
+  --schema <file>             JSON Schema: answer with structured JSON
+  --json                      print one result object
+  --events                    print JSON lines: modelStep, text, partial, toolCallStarted,
+                              toolCallCompleted, then {"type":"completed","response":…}
+  --no-stream                 print the answer only when it is complete
+  --no-stdin                  do not read the prompt from stdin
+  --temperature <t>           0 to 2
+  --max-tokens <n>            longest answer in tokens
+  -g, --greedy                greedy sampling (reproducible)
+  --save-transcript <file>    save the conversation (to continue it with --resume)
+  --resume <file>             continue a saved conversation
+  --tool-output <id>=<value>  output of a pending tool call: text, @file or @- (stdin); repeatable
+  --tool-error <id>=<message> error output of a pending tool call; repeatable
+  -v, --verbose               show warnings and tool calls on stderr
+${MODEL_FLAGS_HELP}
+  -h, --help                  show this help
+
+Client tools (tools without "x-oam"): when the model calls one, oam finishes the round (command tools
+run), saves the conversation (to --save-transcript or a temporary file), prints
+  {"status":"tool_calls","calls":[{"id","name","arguments"}],"transcript":"<file>"}
+and exits 10. Continue with --resume <file> and one --tool-output/--tool-error per call.
+
+Errors go to stderr as "Error: <message> [<code>]", or as {"error":{"code","message"}} with --json/--events.
+
+${EXIT_CODES_HELP}
+${MODEL_ENV_HELP}
+
+Examples:
+  oam respond "Name three moons of Jupiter."
+  git diff | oam respond --json "Summarize this change in one line."
+  oam respond --tools tools.json "What's the weather in Paris?"; echo "exit $?"
+  oam respond --resume /tmp/oam-123.json --tool-output call_abc='{"temp": 21}'
+`;
+
+const FLAGS = {
+  instructions: { type: "string", short: "i" },
+  tools: { type: "string" },
+  "tool-json": { type: "string", multiple: true },
+  "tool-choice": { type: "string" },
+  "max-tool-rounds": { type: "string" },
+  "max-tool-calls": { type: "string" },
+  schema: { type: "string" },
+  json: { type: "boolean" },
+  events: { type: "boolean" },
+  stream: { type: "boolean" },
+  stdin: { type: "boolean" },
+  temperature: { type: "string" },
+  "max-tokens": { type: "string" },
+  greedy: { type: "boolean", short: "g" },
+  "save-transcript": { type: "string" },
+  resume: { type: "string" },
+  "tool-output": { type: "string", multiple: true },
+  "tool-error": { type: "string", multiple: true },
+  verbose: { type: "boolean", short: "v" },
+  model: { type: "string" },
+  script: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+const SESSION = "respond";
+
+/** Parses `--tool-choice`. */
+export function parseToolChoiceFlag(value: string | undefined): JsonValue | undefined {
+  if (value === undefined) return undefined;
+  if (value === "any") return "required";
+  if (["auto", "none", "required", "explicit"].includes(value)) return value;
+  if (value === "") throw CliError.usage("--tool-choice must not be empty.");
+  return { tool: value };
+}
+
+/** Runs `oam respond`; resolves with the exit code. */
+export async function runRespond(args: string[]): Promise<number> {
+  if (wantsHelp(args)) {
+    writeOut(RESPOND_HELP);
+    return EXIT.ok;
+  }
+  const end = args.indexOf("--");
+  const head = end === -1 ? args : args.slice(0, end);
+  const mode: OutputMode = head.includes("--events") ? "events" : head.includes("--json") ? "json" : "human";
+  try {
+    return await new RespondCommand(mode).run(args);
+  } catch (error) {
+    return reportError(error, mode, stderrStyle());
+  }
+}
+
+interface BatchState {
+  started: CallInfo[];
+  completed: Map<string, { output: JsonValue; isError: boolean }>;
+  external: Map<string, CallInfo>;
+  completedToolRounds: number;
+}
+
+class RespondCommand {
+  readonly #mode: OutputMode;
+  readonly #err = stderrStyle();
+  readonly #spinner: Spinner;
+  #verbose = false;
+
+  constructor(mode: OutputMode) {
+    this.#mode = mode;
+    this.#spinner = new Spinner(mode === "human" && isTerminal(Deno.stderr));
+  }
+
+  async run(args: string[]): Promise<number> {
+    const { values, positionals } = parseFlags("respond", args, FLAGS, true);
+    if (boolFlag(values, "json") && boolFlag(values, "events")) {
+      throw CliError.usage("Use either --json or --events, not both.");
+    }
+    this.#verbose = boolFlag(values, "verbose");
+    const resumePath = stringFlag(values, "resume");
+    const resume = resumePath !== undefined ? await readConversation(resumePath) : null;
+    const pending = resume?.oam.pending ?? null;
+
+    // Tools: flags win; else the ones saved with the conversation.
+    let tools: LoadedTools | null = null;
+    const toolsPath = stringFlag(values, "tools");
+    const inline = listFlag(values, "tool-json");
+    if (toolsPath !== undefined || inline.length > 0) {
+      tools = toolsPath !== undefined ? await loadToolsFile(toolsPath) : noTools();
+      addInlineTools(tools, inline);
+    } else if (resume?.oam.tools) {
+      tools = toolsFromValue(resume.oam.tools, `${resumePath}: oam.tools`, resume.oam.toolsDir ?? Deno.cwd());
+    }
+
+    // Tool outputs of a paused turn.
+    const outputFlags = listFlag(values, "tool-output");
+    const errorFlags = listFlag(values, "tool-error");
+    if ((outputFlags.length > 0 || errorFlags.length > 0) && !pending) {
+      throw CliError.usage(
+        "--tool-output and --tool-error need --resume with a conversation waiting for tool calls.",
+      );
+    }
+    const answers = pending ? await this.#collectAnswers(pending, outputFlags, errorFlags) : null;
+
+    // Prompt.
+    let prompt = positionals.join(" ");
+    if (pending) {
+      if (prompt.trim() !== "") {
+        throw CliError.usage(
+          "The saved conversation is waiting for tool outputs; continue it without a prompt (just --tool-output).",
+        );
+      }
+      prompt = "";
+    } else {
+      const usesStdin = values.stdin !== false && !isTerminal(Deno.stdin);
+      if (usesStdin) {
+        const piped = (await readStdinText()).replace(/\s+$/, "");
+        if (piped !== "") prompt = prompt.trim() === "" ? piped : `${prompt}\n\n${piped}`;
+      }
+      if (prompt.trim() === "") throw CliError.usage("No prompt: pass it as arguments or pipe it on stdin.");
+    }
+
+    // Schema.
+    let schema: JsonObject | undefined;
+    const schemaPath = stringFlag(values, "schema");
+    if (schemaPath !== undefined) {
+      const value = await readJsonInput(schemaPath);
+      if (!isJsonObject(value)) {
+        throw CliError.invalidInput(`${schemaPath}: a JSON Schema must be an object.`);
+      }
+      schema = value;
+    } else if (pending && resume?.oam.schema) schema = resume.oam.schema;
+
+    // Policy.
+    const choiceFlag = parseToolChoiceFlag(stringFlag(values, "tool-choice"));
+    const roundsFlag = intFlag(stringFlag(values, "max-tool-rounds"), "--max-tool-rounds", 0, 1000);
+    const callsFlag = intFlag(stringFlag(values, "max-tool-calls"), "--max-tool-calls", 0, 10000);
+    const toolNames = tools ? tools.definitions.map(toolName) : [];
+    if (choiceFlag !== undefined && tools !== null) {
+      if (choiceFlag === "required" && toolNames.length === 0) {
+        throw CliError.usage("--tool-choice required needs tools (--tools or --tool-json).");
+      }
+      if (isJsonObject(choiceFlag) && !toolNames.includes(String(choiceFlag.tool))) {
+        throw CliError.usage(
+          `--tool-choice names '${choiceFlag.tool}', which is not one of the tools: ${
+            toolNames.join(", ") || "(none)"
+          }.`,
+        );
+      }
+    } else if (
+      choiceFlag !== undefined && !resume && (choiceFlag === "required" || isJsonObject(choiceFlag))
+    ) {
+      throw CliError.usage(
+        `--tool-choice ${
+          isJsonObject(choiceFlag) ? choiceFlag.tool : choiceFlag
+        } needs tools (--tools or --tool-json).`,
+      );
+    }
+    const maxRounds = roundsFlag ?? pending?.maxToolRounds ?? 4;
+    const maxCalls = callsFlag ?? pending?.maxToolCalls ?? 12;
+    const baseChoice = choiceFlag ?? pending?.toolChoice ?? "auto";
+    const usedRounds = pending?.roundsUsed ?? 0;
+    const usedCalls = pending?.callsUsed ?? 0;
+    // The forced first step already happened before the pause.
+    const turnChoice = pending && baseChoice !== "none" && baseChoice !== "auto" ? "auto" : baseChoice;
+    const options: JsonObject = { toolChoice: turnChoice };
+    const temperature = numberFlag(stringFlag(values, "temperature"), "--temperature", 0, 2);
+    if (temperature !== undefined) options.temperature = temperature;
+    const maxTokens = intFlag(stringFlag(values, "max-tokens"), "--max-tokens", 1);
+    if (maxTokens !== undefined) options.maxResponseTokens = maxTokens;
+    if (boolFlag(values, "greedy")) options.sampling = "greedy";
+
+    // Model and session.
+    const choice = await resolveModelChoice({
+      model: stringFlag(values, "model"),
+      script: stringFlag(values, "script"),
+    });
+    const bridge = new LocalBridge(choice.config);
+    this.#spinner.start("checking the model");
+    try {
+      await bridge.requireAvailable();
+    } finally {
+      this.#spinner.stop();
+    }
+    let history: JsonObject | undefined = resume?.transcript;
+    if (resume && pending && answers) {
+      history = appendEntries(
+        resume.transcript,
+        pending.calls.map((c) => toolOutputEntry(c, answers.get(c.id)!)),
+      );
+    }
+    const create: JsonObject = { session: SESSION, options, model: "system" };
+    const instructions = stringFlag(values, "instructions");
+    if (instructions !== undefined) create.instructions = instructions;
+    if (tools) create.tools = tools.definitions;
+    if (history) create.history = history;
+    const created = await bridge.call("session/create", create) as JsonObject;
+    const warnings = Array.isArray(created.warnings) ? created.warnings.map(String) : [];
+    if (this.#verbose && this.#mode === "human") {
+      for (const w of warnings) writeErr(this.#err.yellow(`warning: ${w}\n`));
+    }
+
+    const respond: JsonObject = {
+      session: SESSION,
+      prompt,
+      stream: true,
+      maxToolRounds: Math.max(0, maxRounds - usedRounds),
+      maxToolCalls: Math.max(0, maxCalls - usedCalls),
+    };
+    if (schema) respond.schema = schema;
+    const stream = values.stream !== false;
+    const savePath = stringFlag(values, "save-transcript");
+    const baseFile = (transcript: JsonObject): ConversationFile => ({
+      transcript,
+      modelName: choice.name,
+      oam: {
+        version: 1,
+        ...(tools ? { tools: tools.raw, toolsDir: tools.baseDir } : {}),
+      },
+    });
+
+    const outcome = await this.#turn(bridge, respond, tools, stream, {
+      maxRounds,
+      maxCalls,
+      usedRounds,
+      usedCalls,
+      choice: baseChoice,
+    });
+    if (outcome.kind === "paused") {
+      const file = baseFile(appendEntries(outcome.transcript, [toolCallsEntry(outcome.pending.calls)]));
+      if (schema) file.oam.schema = schema;
+      file.oam.pending = outcome.pending;
+      const path = savePath ?? await Deno.makeTempFile({ prefix: "oam-", suffix: ".json" }).catch((e) => {
+        throw new CliError("io_error", `Cannot create a temporary file: ${(e as Error).message}`);
+      });
+      await writeConversation(path, file);
+      const external = outcome.pending.calls.filter((c) =>
+        !outcome.pending.outputs.some((o) => o.id === c.id)
+      );
+      const line: JsonObject = { status: "tool_calls", calls: external, transcript: path };
+      if (this.#mode === "events") writeOut(`${JSON.stringify({ type: "tool_calls", ...line })}\n`);
+      else if (this.#mode === "json") writeOut(`${JSON.stringify(line)}\n`);
+      else {
+        writeOut(`${JSON.stringify(line)}\n`);
+        const s = this.#err;
+        writeErr(
+          s.yellow(`Waiting for ${external.length} tool call${external.length === 1 ? "" : "s"}. `) +
+            `Answer and continue with:\n  oam respond --resume ${path} ${
+              external.map((c) => `--tool-output ${c.id}=<output>`).join(" ")
+            }\n`,
+        );
+      }
+      return EXIT.toolCalls;
+    }
+    const result = outcome.result;
+    if (savePath !== undefined) {
+      const t = await bridge.call("session/transcript", { session: SESSION }) as JsonObject;
+      await writeConversation(savePath, baseFile(t.transcript as JsonObject));
+    }
+    const response: JsonObject = { status: "completed" };
+    for (const [k, v] of Object.entries(result)) if (k !== "session" && k !== "warnings") response[k] = v;
+    if (savePath !== undefined) response.transcript = savePath;
+    const allWarnings = [...warnings, ...(Array.isArray(result.warnings) ? result.warnings.map(String) : [])];
+    if (allWarnings.length > 0) response.warnings = allWarnings;
+    if (this.#mode === "json") writeOut(`${JSON.stringify(response)}\n`);
+    else if (this.#mode === "events") writeOut(`${JSON.stringify({ type: "completed", response })}\n`);
+    else if (result.structured !== undefined) writeOut(`${JSON.stringify(result.structured, null, 2)}\n`);
+    else if (!stream || outcome.printed === "") writeOut(`${result.text}\n`);
+    else writeOut("\n");
+    return EXIT.ok;
+  }
+
+  async #collectAnswers(
+    pending: PendingState,
+    outputs: string[],
+    errors: string[],
+  ): Promise<Map<string, ToolAnswer>> {
+    const answers = new Map<string, ToolAnswer>();
+    for (const o of pending.outputs) answers.set(o.id, { output: o.output, isError: o.isError });
+    const known = new Set(pending.calls.map((c) => c.id));
+    const split = (flag: string, raw: string): [string, string] => {
+      const eq = raw.indexOf("=");
+      if (eq <= 0) throw CliError.usage(`${flag} must look like <call id>=<value>; got '${raw}'.`);
+      const id = raw.slice(0, eq);
+      if (!known.has(id)) {
+        throw CliError.usage(
+          `${flag}: no pending tool call '${id}'. Pending: ${
+            pending.calls.filter((c) => !pending.outputs.some((o) => o.id === c.id)).map((c) => c.id).join(
+              ", ",
+            )
+          }.`,
+        );
+      }
+      return [id, raw.slice(eq + 1)];
+    };
+    let stdinUsed = false;
+    for (const raw of outputs) {
+      const [id, value] = split("--tool-output", raw);
+      let text = value;
+      if (value === "@-") {
+        if (stdinUsed) throw CliError.usage("Only one --tool-output can read stdin (@-).");
+        stdinUsed = true;
+        text = await readStdinText();
+      } else if (value.startsWith("@") && value.length > 1) {
+        text = await readInputText(value.slice(1));
+      }
+      answers.set(id, { output: outputValue(text), isError: false });
+    }
+    for (const raw of errors) {
+      const [id, value] = split("--tool-error", raw);
+      answers.set(id, { output: value || "The tool failed.", isError: true });
+    }
+    const missing = pending.calls.filter((c) => !answers.has(c.id));
+    if (missing.length > 0) {
+      throw new CliError(
+        "missing_tool_output",
+        `No output for tool call${missing.length === 1 ? "" : "s"} ${
+          missing.map((c) => `'${c.id}' (${c.name})`).join(", ")
+        }; pass --tool-output <id>=<value> or --tool-error <id>=<message> for every pending call.`,
+        { calls: missing.map((c) => c.id) },
+      );
+    }
+    return answers;
+  }
+
+  #turn(
+    bridge: LocalBridge,
+    params: JsonObject,
+    tools: LoadedTools | null,
+    stream: boolean,
+    budget: { maxRounds: number; maxCalls: number; usedRounds: number; usedCalls: number; choice: JsonValue },
+  ): Promise<
+    | { kind: "completed"; result: JsonObject; printed: string }
+    | { kind: "paused"; pending: PendingState; transcript: JsonObject }
+  > {
+    const mode = this.#mode;
+    const s = this.#err;
+    const batch: BatchState = {
+      started: [],
+      completed: new Map(),
+      external: new Map(),
+      completedToolRounds: 0,
+    };
+    let totalStarted = 0;
+    let printed = "";
+    let pausing: Promise<{ pending: PendingState; transcript: JsonObject }> | null = null;
+    let interrupted = false;
+    const aborts = new Map<string, AbortController>();
+    const showTools = mode === "human" && (this.#verbose || isTerminal(Deno.stderr));
+    this.#spinner.start("thinking");
+
+    const check = () => {
+      if (pausing || batch.external.size === 0) return;
+      if (!batch.started.every((c) => batch.completed.has(c.id) || batch.external.has(c.id))) return;
+      const roundsUsed = budget.usedRounds + batch.completedToolRounds + 1;
+      const remainingCalls = Math.max(0, budget.maxCalls - budget.usedCalls);
+      const pending: PendingState = {
+        calls: [...batch.started],
+        outputs: batch.started.filter((c) => batch.completed.has(c.id)).map((c) => ({
+          id: c.id,
+          ...batch.completed.get(c.id)!,
+        })),
+        roundsUsed,
+        callsUsed: budget.usedCalls + Math.min(totalStarted, remainingCalls),
+        maxToolRounds: budget.maxRounds,
+        maxToolCalls: budget.maxCalls,
+        toolChoice: budget.choice,
+      };
+      pausing = (async () => {
+        const t = await bridge.call("session/transcript", { session: SESSION }) as JsonObject;
+        await bridge.call("session/cancel", { session: SESSION });
+        return { pending, transcript: t.transcript as JsonObject };
+      })();
+    };
+    const schedule = () => setTimeout(check, 0);
+
+    const onSigint = () => {
+      interrupted = true;
+      bridge.call("session/cancel", { session: SESSION }).catch(() => {});
+    };
+    const signals = addSigint(onSigint);
+
+    const run = bridge.run("session/respond", params, {
+      onEvent: (event) => {
+        if (mode === "events") writeOut(`${JSON.stringify(event)}\n`);
+        switch (event.type) {
+          case "modelStep": {
+            const step = isJsonObject(event.step) ? event.step : {};
+            batch.started = [];
+            batch.completed.clear();
+            batch.external.clear();
+            batch.completedToolRounds = typeof step.completedToolRounds === "number"
+              ? step.completedToolRounds
+              : 0;
+            break;
+          }
+          case "text":
+            this.#spinner.stop();
+            if (mode === "human" && stream && params.schema === undefined) {
+              const delta = String(event.delta ?? "");
+              if (event.isReset === true && printed !== "") writeOut("\n");
+              writeOut(delta);
+              printed = event.isReset === true ? delta : printed + delta;
+            }
+            break;
+          case "toolCallStarted": {
+            const call = event.call as CallInfo;
+            batch.started.push(call);
+            totalStarted++;
+            if (showTools) {
+              this.#spinner.stop();
+              writeErr(`${s.cyan("→")} ${formatCall(call, s)}\n`);
+            }
+            schedule();
+            break;
+          }
+          case "toolCallCompleted": {
+            const record = isJsonObject(event.record) ? event.record : {};
+            const call = isJsonObject(record.call) ? record.call : {};
+            batch.completed.set(String(call.id), {
+              output: record.output ?? null,
+              isError: record.isError === true,
+            });
+            if (showTools) {
+              writeErr(
+                `  ${s.dim("←")} ${formatOutput(record.output ?? null, record.isError === true, s)}\n`,
+              );
+              this.#spinner.start("thinking");
+            }
+            schedule();
+            break;
+          }
+        }
+      },
+      onToolCall: (id, call) => {
+        const info = call as CallInfo;
+        const name = String(info.name);
+        const spec = tools?.commands.get(name);
+        if (!spec) {
+          batch.external.set(info.id, info);
+          schedule();
+          return;
+        }
+        const abort = new AbortController();
+        aborts.set(id, abort);
+        runCommandTool(spec, name, info, abort.signal).then((answer) => {
+          aborts.delete(id);
+          bridge.reply(id, answer.output, answer.isError);
+        });
+      },
+      onToolCancel: (p) => aborts.get(String(p.id))?.abort(),
+    });
+
+    return run.then(
+      (result) => {
+        this.#spinner.stop();
+        removeSigint(signals, onSigint);
+        return { kind: "completed" as const, result, printed };
+      },
+      async (error) => {
+        this.#spinner.stop();
+        removeSigint(signals, onSigint);
+        if (pausing) return { kind: "paused" as const, ...(await pausing) };
+        if (printed !== "" && mode === "human") writeOut("\n");
+        if (interrupted) throw new CliError("interrupted", "Interrupted.");
+        throw error;
+      },
+    );
+  }
+}
+
+/** Adds a SIGINT listener (where signals exist); returns whether it was added. */
+export function addSigint(listener: () => void): boolean {
+  try {
+    Deno.addSignalListener("SIGINT", listener);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Removes a listener added by {@link addSigint}. */
+export function removeSigint(added: boolean, listener: () => void): void {
+  if (!added) return;
+  try {
+    Deno.removeSignalListener("SIGINT", listener);
+  } catch {
+    // ignore
+  }
+}

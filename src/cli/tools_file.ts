@@ -1,0 +1,203 @@
+/**
+ * Tools files of the commands (`--tools <file>`): JSON or JSONC, an array of tool definitions or
+ * `{"tools": [...]}`. A definition may carry an `"x-oam"` block that makes it a *command tool* the CLI runs
+ * itself: `command` (argv array, or a string run by the shell), `timeout` (seconds, default 30), `cwd`, `env`,
+ * `maxOutputChars` (default 8000). Everything else is an external tool answered by the user (or, in
+ * `oam respond`, by `--tool-output` on resume).
+ * @module
+ */
+import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { CliError } from "./cli_error.ts";
+import { parseJsonc, readInputText } from "./input.ts";
+
+/** A command tool's execution settings. */
+export interface CommandSpec {
+  /** Program and arguments (argv form), or null for a shell command. */
+  argv: string[] | null;
+  /** Shell command (string form), or null. */
+  shell: string | null;
+  /** Seconds before SIGTERM (then SIGKILL). */
+  timeoutSeconds: number;
+  /** Working directory (already resolved), or null for the current one. */
+  cwd: string | null;
+  /** Extra environment variables. */
+  env: Record<string, string>;
+  /** Longest output passed to the model. */
+  maxOutputChars: number;
+  /** Directory relative program paths resolve against. */
+  baseDir: string;
+}
+
+/** Default `x-oam.timeout` (seconds). */
+export const DEFAULT_COMMAND_TIMEOUT = 30;
+/** Default `x-oam.maxOutputChars`. */
+export const DEFAULT_MAX_OUTPUT_CHARS = 8000;
+
+/** The tools of a file. */
+export interface LoadedTools {
+  /** Definitions for the bridge (`x-oam` removed; command tools get `timeoutSeconds: 0`). */
+  definitions: JsonObject[];
+  /** Definitions as written (saved in conversation files so `--resume` restores command tools). */
+  raw: JsonObject[];
+  /** Command tools by name. */
+  commands: Map<string, CommandSpec>;
+  /** Directory of the tools file (relative paths resolve against it). */
+  baseDir: string;
+}
+
+/** The name of a definition (bare or OpenAI `{"type": "function", "function": {…}}` form). */
+export function toolName(def: JsonObject): string {
+  const fn = isJsonObject(def.function) ? def.function : def;
+  return typeof fn.name === "string" ? fn.name : "";
+}
+
+/** The description of a definition. */
+export function toolDescription(def: JsonObject): string {
+  const fn = isJsonObject(def.function) ? def.function : def;
+  return typeof fn.description === "string" ? fn.description : "";
+}
+
+function xoamBlock(def: JsonObject): JsonValue | undefined {
+  if (Object.hasOwn(def, "x-oam")) return def["x-oam"];
+  if (isJsonObject(def.function) && Object.hasOwn(def.function, "x-oam")) return def.function["x-oam"];
+  return undefined;
+}
+
+function withoutXoam(def: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(def)) {
+    if (k === "x-oam") continue;
+    if (k === "function" && isJsonObject(v)) {
+      const fn: JsonObject = {};
+      for (const [fk, fv] of Object.entries(v)) {
+        if (fk !== "x-oam") Object.defineProperty(fn, fk, enumerable(fv));
+      }
+      Object.defineProperty(out, k, enumerable(fn));
+    } else Object.defineProperty(out, k, enumerable(v));
+  }
+  return out;
+}
+
+function enumerable(value: JsonValue): PropertyDescriptor {
+  return { value, enumerable: true, writable: true, configurable: true };
+}
+
+function resolvePath(path: string, baseDir: string): string {
+  if (path.startsWith("/") || /^[A-Za-z]:[\\/]/.test(path)) return path;
+  return `${baseDir.replace(/\/$/, "")}/${path}`;
+}
+
+function parseCommand(block: JsonValue, at: string, baseDir: string): CommandSpec {
+  const bad = (what: string) => CliError.invalidInput(`'${at}.${what}`);
+  if (!isJsonObject(block)) throw CliError.invalidInput(`'${at}' must be an object with a 'command'.`);
+  const command = block.command;
+  let argv: string[] | null = null;
+  let shell: string | null = null;
+  if (typeof command === "string" && command.trim() !== "") shell = command;
+  else if (
+    Array.isArray(command) && command.length > 0 && command.every((c) => typeof c === "string") &&
+    (command[0] as string) !== ""
+  ) {
+    argv = command as string[];
+  } else {
+    throw bad("command' must be a non-empty argv array of strings or a shell command string.");
+  }
+  let timeoutSeconds = DEFAULT_COMMAND_TIMEOUT;
+  if (block.timeout !== undefined && block.timeout !== null) {
+    const t = block.timeout;
+    if (typeof t !== "number" || !Number.isFinite(t) || t <= 0 || t > 86400) {
+      throw bad("timeout' must be a number of seconds from above 0 to 86400.");
+    }
+    timeoutSeconds = t;
+  }
+  let cwd: string | null = null;
+  if (block.cwd !== undefined && block.cwd !== null) {
+    if (typeof block.cwd !== "string" || block.cwd === "") throw bad("cwd' must be a non-empty string.");
+    cwd = resolvePath(block.cwd, baseDir);
+  }
+  const env: Record<string, string> = Object.create(null);
+  if (block.env !== undefined && block.env !== null) {
+    if (!isJsonObject(block.env)) throw bad("env' must be an object of strings.");
+    for (const [k, v] of Object.entries(block.env)) {
+      if (typeof v !== "string") throw bad(`env.${k}' must be a string.`);
+      env[k] = v;
+    }
+  }
+  let maxOutputChars = DEFAULT_MAX_OUTPUT_CHARS;
+  if (block.maxOutputChars !== undefined && block.maxOutputChars !== null) {
+    const m = block.maxOutputChars;
+    if (typeof m !== "number" || !Number.isInteger(m) || m < 1 || m > 10_000_000) {
+      throw bad("maxOutputChars' must be an integer from 1 to 10000000.");
+    }
+    maxOutputChars = m;
+  }
+  return { argv, shell, timeoutSeconds, cwd, env, maxOutputChars, baseDir };
+}
+
+/**
+ * Reads tools from a parsed value: an array of definitions or `{"tools": [...]}`. `label` names the source in
+ * errors; `baseDir` is where relative command paths resolve.
+ */
+export function toolsFromValue(value: JsonValue, label: string, baseDir: string): LoadedTools {
+  let list: JsonValue = value;
+  if (isJsonObject(value)) {
+    if (!Object.hasOwn(value, "tools")) {
+      throw CliError.invalidInput(`${label}: expected an array of tool definitions or {"tools": [...]}.`);
+    }
+    list = value.tools;
+  }
+  if (!Array.isArray(list)) {
+    throw CliError.invalidInput(`${label}: expected an array of tool definitions or {"tools": [...]}.`);
+  }
+  const loaded: LoadedTools = { definitions: [], raw: [], commands: new Map(), baseDir };
+  list.forEach((def, i) => {
+    if (!isJsonObject(def)) throw CliError.invalidInput(`${label}: tools[${i}] must be an object.`);
+    loaded.raw.push(def);
+    const block = xoamBlock(def);
+    if (block === undefined) {
+      loaded.definitions.push(def);
+      return;
+    }
+    const spec = parseCommand(block, `${label}: tools[${i}].x-oam`, baseDir);
+    const clean = withoutXoam(def);
+    const hasTimeout = Object.hasOwn(clean, "timeoutSeconds") ||
+      (isJsonObject(clean.function) && Object.hasOwn(clean.function, "timeoutSeconds"));
+    if (!hasTimeout) clean.timeoutSeconds = 0; // the CLI enforces the command's own timeout
+    loaded.definitions.push(clean);
+    const name = toolName(def);
+    if (name !== "") loaded.commands.set(name, spec);
+  });
+  return loaded;
+}
+
+/** Directory part of a path ("." when none). */
+export function dirname(path: string): string {
+  const i = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
+  if (i < 0) return Deno.cwd();
+  if (i === 0) return "/";
+  const dir = path.slice(0, i);
+  return dir.startsWith("/") || /^[A-Za-z]:/.test(dir) ? dir : `${Deno.cwd()}/${dir}`;
+}
+
+/** Loads a tools file (or stdin for `-`). */
+export async function loadToolsFile(path: string): Promise<LoadedTools> {
+  const text = await readInputText(path);
+  const label = path === "-" ? "<stdin>" : path;
+  return toolsFromValue(parseJsonc(text, label), label, path === "-" ? Deno.cwd() : dirname(path));
+}
+
+/** Adds inline definitions (`--tool-json`) to loaded tools. */
+export function addInlineTools(into: LoadedTools, jsonTexts: string[]): void {
+  jsonTexts.forEach((text, i) => {
+    const value = parseJsonc(text, `--tool-json #${i + 1}`);
+    const more = toolsFromValue(Array.isArray(value) ? value : [value], `--tool-json #${i + 1}`, Deno.cwd());
+    into.definitions.push(...more.definitions);
+    into.raw.push(...more.raw);
+    for (const [k, v] of more.commands) into.commands.set(k, v);
+  });
+}
+
+/** An empty tool set. */
+export function noTools(): LoadedTools {
+  return { definitions: [], raw: [], commands: new Map(), baseDir: Deno.cwd() };
+}

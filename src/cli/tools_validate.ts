@@ -1,0 +1,127 @@
+/**
+ * `oam tools validate <file|->`: checks a tools file the way the bridge will read it (`tools/validate`),
+ * plus the command tools' programs. Exit 2 on a bad schema, duplicate names or a missing command.
+ * @module
+ */
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import { boolFlag, parseFlags, wantsHelp } from "./args.ts";
+import { CliError, EXIT, type OutputMode, reportError } from "./cli_error.ts";
+import { commandArgv, findProgram } from "./command_tools.ts";
+import { LocalBridge } from "./local_bridge.ts";
+import { loadToolsFile } from "./tools_file.ts";
+import { stderrStyle, stdoutStyle, writeOut } from "./tty.ts";
+
+/** Help text of `oam tools`. */
+export const TOOLS_HELP = `oam tools validate — check a tools file
+
+Usage: oam tools validate [options] <file|->
+
+A tools file is JSON or JSONC: an array of tool definitions or {"tools": [...]} (bare or OpenAI
+{"type":"function","function":{…}} form). An "x-oam" block makes a command tool that oam runs itself:
+  "x-oam": {"command": ["./weather.sh"] or "shell command", "timeout": 30, "cwd": ".", "env": {},
+            "maxOutputChars": 8000}
+The arguments arrive as JSON on stdin and in $OAM_TOOL_ARGUMENTS ($OAM_TOOL_NAME, $OAM_TOOL_CALL_ID too);
+stdout is the output. Relative program paths and cwd resolve against the tools file's directory.
+
+Options:
+  --json          print {"tools": [{"name", "kind", "argv"?, "cwd"?, "timeout"?, "warnings",
+                  "generationSchema"}], "warnings"} on one line
+  -v, --verbose   also print each tool's generation schema
+  -h, --help      show this help
+
+Exit codes: 0 valid, 2 invalid (bad schema, duplicate names, missing command, usage), 1 I/O error.
+
+Example:
+  oam tools validate tools.json
+`;
+
+const FLAGS = {
+  json: { type: "boolean" },
+  verbose: { type: "boolean", short: "v" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+/** Runs `oam tools <subcommand>`; resolves with the exit code. */
+export async function runTools(args: string[]): Promise<number> {
+  const [sub, ...rest] = args;
+  if (sub === undefined || sub === "-h" || sub === "--help" || sub === "help") {
+    writeOut(TOOLS_HELP);
+    return sub === undefined ? EXIT.usage : EXIT.ok;
+  }
+  if (sub !== "validate") {
+    return reportError(
+      CliError.usage(`Unknown subcommand 'tools ${sub}'; try 'oam tools validate'.`),
+      "human",
+      stderrStyle(),
+    );
+  }
+  return await runToolsValidate(rest);
+}
+
+/** Runs `oam tools validate`. */
+export async function runToolsValidate(args: string[]): Promise<number> {
+  if (wantsHelp(args)) {
+    writeOut(TOOLS_HELP);
+    return EXIT.ok;
+  }
+  const mode: OutputMode = args.includes("--json") ? "json" : "human";
+  try {
+    const { values, positionals } = parseFlags("tools validate", args, FLAGS, true);
+    if (positionals.length !== 1) {
+      throw CliError.usage("oam tools validate needs exactly one tools file (or '-' for stdin).");
+    }
+    const loaded = await loadToolsFile(positionals[0]);
+    const bridge = new LocalBridge({});
+    const result = await bridge.call("tools/validate", { tools: loaded.definitions }) as JsonObject;
+    const validated = Array.isArray(result.tools) ? result.tools as JsonObject[] : [];
+    const problems: string[] = [];
+    const tools: JsonObject[] = [];
+    for (const [i, t] of validated.entries()) {
+      const name = String(t.name);
+      const entry: JsonObject = { name, kind: "external" };
+      const spec = loaded.commands.get(name);
+      if (spec) {
+        entry.kind = "command";
+        const argv = commandArgv(spec);
+        if (spec.argv) entry.argv = argv;
+        else entry.shell = spec.shell;
+        if (spec.cwd) entry.cwd = spec.cwd;
+        entry.timeout = spec.timeoutSeconds;
+        if (spec.argv && await findProgram(argv[0]) === null) {
+          problems.push(
+            `tools[${i}] '${name}': command '${spec.argv[0]}' was not found${
+              spec.argv[0].includes("/") ? ` (looked at ${argv[0]})` : " on PATH"
+            }.`,
+          );
+        }
+      }
+      entry.warnings = t.warnings ?? [];
+      entry.generationSchema = t.generationSchema ?? null;
+      tools.push(entry);
+    }
+    const warnings = Array.isArray(result.warnings) ? result.warnings : [];
+    if (problems.length > 0) throw CliError.invalidInput(problems.join(" "));
+    if (boolFlag(values, "json")) {
+      writeOut(`${JSON.stringify({ tools, warnings })}\n`);
+      return EXIT.ok;
+    }
+    const s = stdoutStyle();
+    for (const t of tools) {
+      const how = t.kind === "command"
+        ? `command ${t.argv ? (t.argv as JsonValue[]).join(" ") : `sh -c ${JSON.stringify(t.shell)}`}` +
+          `${t.cwd ? ` (in ${t.cwd})` : ""}, timeout ${t.timeout}s`
+        : "external (answered by you or your engine)";
+      writeOut(`${s.green("✓")} ${s.bold(String(t.name))} ${s.dim(how)}\n`);
+      for (const w of t.warnings as JsonValue[]) writeOut(`    ${s.yellow("warning:")} ${w}\n`);
+      if (boolFlag(values, "verbose")) {
+        writeOut(`${JSON.stringify(t.generationSchema, null, 2).replace(/^/gm, "    ")}\n`);
+      }
+    }
+    const general = warnings.map(String).filter((w) => !tools.some((t) => w.startsWith(`${t.name}: `)));
+    for (const w of general) writeOut(`${s.yellow("warning:")} ${w}\n`);
+    writeOut(`${tools.length} tool${tools.length === 1 ? "" : "s"} OK.\n`);
+    return EXIT.ok;
+  } catch (error) {
+    return reportError(error, mode, stderrStyle());
+  }
+}

@@ -1,0 +1,199 @@
+/**
+ * Terminal helpers of the human-facing commands: safe synchronous writes to stdout/stderr, colors (only on a
+ * terminal and never with `NO_COLOR`), and a spinner/status line on stderr for anything that waits on a model.
+ * @module
+ */
+
+const encoder = new TextEncoder();
+
+/** Reads an environment variable; undefined when unset or when env access is not permitted. */
+export function envVar(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
+
+function writeAllSync(stream: { writeSync(p: Uint8Array): number }, text: string): void {
+  let bytes = encoder.encode(text);
+  try {
+    while (bytes.length > 0) {
+      const n = stream.writeSync(bytes);
+      bytes = bytes.subarray(n);
+    }
+  } catch (error) {
+    // A closed pipe (e.g. `oam respond … | head -1`) is not an error of ours.
+    if (error instanceof Deno.errors.BrokenPipe) return;
+    throw error;
+  }
+}
+
+/** Writes `text` to stdout (synchronously, all of it). */
+export function writeOut(text: string): void {
+  writeAllSync(Deno.stdout, text);
+}
+
+/** Writes `text` to stderr (synchronously, all of it; never throws). */
+export function writeErr(text: string): void {
+  try {
+    writeAllSync(Deno.stderr, text);
+  } catch {
+    // stderr closed: nothing left to tell
+  }
+}
+
+/** True when `stream` is a terminal (false when that cannot be determined). */
+export function isTerminal(stream: { isTerminal(): boolean }): boolean {
+  try {
+    return stream.isTerminal();
+  } catch {
+    return false;
+  }
+}
+
+/** True when colors may be used on `stream`: it is a terminal and `NO_COLOR` is unset or empty. */
+export function colorsEnabled(stream: { isTerminal(): boolean }): boolean {
+  const noColor = envVar("NO_COLOR");
+  if (noColor !== undefined && noColor !== "") return false;
+  return isTerminal(stream);
+}
+
+/** ANSI styling functions; identity functions when colors are off. */
+export interface Style {
+  /** Whether styling is active. */
+  readonly enabled: boolean;
+  bold(text: string): string;
+  dim(text: string): string;
+  italic(text: string): string;
+  red(text: string): string;
+  green(text: string): string;
+  yellow(text: string): string;
+  blue(text: string): string;
+  magenta(text: string): string;
+  cyan(text: string): string;
+}
+
+function sgr(open: number, close: number): (text: string) => string {
+  return (text) => `\x1b[${open}m${text}\x1b[${close}m`;
+}
+
+/**
+ * A style for output on `stream` (default stdout).
+ *
+ * @example
+ * ```ts
+ * import { makeStyle } from "./tty.ts";
+ * const s = makeStyle(false);
+ * s.bold("x"); // "x"
+ * ```
+ */
+export function makeStyle(enabled: boolean): Style {
+  const id = (text: string) => text;
+  if (!enabled) {
+    return {
+      enabled,
+      bold: id,
+      dim: id,
+      italic: id,
+      red: id,
+      green: id,
+      yellow: id,
+      blue: id,
+      magenta: id,
+      cyan: id,
+    };
+  }
+  return {
+    enabled,
+    bold: sgr(1, 22),
+    dim: sgr(2, 22),
+    italic: sgr(3, 23),
+    red: sgr(31, 39),
+    green: sgr(32, 39),
+    yellow: sgr(33, 39),
+    blue: sgr(34, 39),
+    magenta: sgr(35, 39),
+    cyan: sgr(36, 39),
+  };
+}
+
+/** Style for stdout. */
+export function stdoutStyle(): Style {
+  return makeStyle(colorsEnabled(Deno.stdout));
+}
+
+/** Style for stderr. */
+export function stderrStyle(): Style {
+  return makeStyle(colorsEnabled(Deno.stderr));
+}
+
+const FRAMES = ["⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"];
+
+/**
+ * A one-line spinner on stderr for waits on a model. It draws only when stderr is a terminal, so it never
+ * appears in pipes, logs or JSON output; `stop()` erases it.
+ *
+ * @example
+ * ```ts
+ * import { Spinner } from "./tty.ts";
+ * const spinner = new Spinner();
+ * spinner.start("thinking");
+ * spinner.stop();
+ * ```
+ */
+export class Spinner {
+  readonly #active: boolean;
+  readonly #style: Style;
+  #timer: ReturnType<typeof setInterval> | undefined;
+  #label = "";
+  #frame = 0;
+  #started = 0;
+
+  /** A spinner; `enabled` defaults to "stderr is a terminal". */
+  constructor(enabled: boolean = isTerminal(Deno.stderr)) {
+    this.#active = enabled;
+    this.#style = stderrStyle();
+  }
+
+  /** Whether the spinner is currently shown. */
+  get spinning(): boolean {
+    return this.#timer !== undefined;
+  }
+
+  /** Shows the spinner with `label` (restarts the clock). */
+  start(label: string): void {
+    if (!this.#active) return;
+    this.#label = label;
+    this.#started = Date.now();
+    if (this.#timer === undefined) {
+      this.#timer = setInterval(() => this.#draw(), 80);
+    }
+    this.#draw();
+  }
+
+  /** Changes the label of a running spinner. */
+  update(label: string): void {
+    this.#label = label;
+  }
+
+  /** Erases the spinner. */
+  stop(): void {
+    if (this.#timer === undefined) return;
+    clearInterval(this.#timer);
+    this.#timer = undefined;
+    writeErr("\r\x1b[K");
+  }
+
+  #draw(): void {
+    const seconds = ((Date.now() - this.#started) / 1000).toFixed(1);
+    const frame = FRAMES[this.#frame++ % FRAMES.length];
+    writeErr(`\r\x1b[K${this.#style.cyan(frame)} ${this.#label} ${this.#style.dim(`${seconds}s`)}`);
+  }
+}
+
+/** Shortens `text` to at most `max` characters (adding "…"), on one line. */
+export function oneLine(text: string, max = 200): string {
+  const flat = text.replace(/\s*\n\s*/g, " ");
+  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+}
