@@ -9,7 +9,10 @@ import { ContentMethods } from "./content_methods.ts";
 import { DecisionMethods } from "./decision_methods.ts";
 import { GameContext } from "./game_context.ts";
 import { NpcMethods } from "./npc/npc_methods.ts";
-import { WorldMethods } from "./world_methods.ts";
+import { MAX_WORLDS, WorldMethods } from "./world_methods.ts";
+import { BridgeError } from "../protocol/errors.ts";
+import { isPrintableId } from "../util/ids.ts";
+import type { WorldState } from "./world/mod.ts";
 
 /** One method set of the game extension. */
 export interface GameMethodSet {
@@ -33,11 +36,39 @@ export class GameExtension implements BridgeExtension {
   readonly game: GameContext = new GameContext();
   /** Notifications the game methods send. */
   readonly notificationMethods: readonly string[] = ["npc/event", "world/changed"];
-  readonly #sets: GameMethodSet[] = [new WorldMethods(), new NpcMethods(), new DecisionMethods(), new ContentMethods()];
+  readonly #sets: GameMethodSet[] = [
+    new WorldMethods(),
+    new NpcMethods(),
+    new DecisionMethods(),
+    new ContentMethods(),
+  ];
 
   /** Registers every game method. */
   register(registry: MethodRegistry, engine: BridgeEngine): void {
     for (const set of this.#sets) set.register(registry, engine, this.game);
+  }
+
+  /**
+   * Shares a world the host already owns under `id`, so NPCs and `world/*` requests use it.
+   * Throws -32602 for a bad id, -32053 when the id is in use and -32055 past the world limit.
+   */
+  addWorld(world: WorldState, id: string): void {
+    if (!isPrintableId(id)) {
+      throw BridgeError.invalidParams(`'world' must be 1-128 printable characters; got '${id}'.`);
+    }
+    if (this.game.worlds.has(id)) {
+      throw BridgeError.of("world_exists", `A world with id '${id}' already exists.`, { world: id });
+    }
+    if (this.game.worlds.size >= MAX_WORLDS) {
+      throw BridgeError.of(
+        "limit_reached",
+        `The limit of ${MAX_WORLDS} worlds is reached; delete some first.`,
+        {
+          limit: MAX_WORLDS,
+        },
+      );
+    }
+    this.game.worlds.set(id, { id, world, createdAt: new Date().toISOString(), npcCount: 0 });
   }
 
   /** Cancels NPC work and removes NPCs, worlds and subscriptions. */
