@@ -16,6 +16,7 @@ import {
 import type { LanguageModel, StepResult, StepTool, StepUsage } from "../models/language_model.ts";
 import { orderBySchema } from "../schema/order.ts";
 import { newEntryId } from "../util/ids.ts";
+import { abortableSleep } from "../util/sleep.ts";
 import { planStep, RESPOND_DIRECTLY, type TurnProgress } from "./step_policy.ts";
 import { TextTracker } from "./text_tracker.ts";
 import { runToolBatch } from "./tool_runtime.ts";
@@ -51,21 +52,6 @@ function toStepTool(tool: AgentTool): StepTool {
     parameters: tool.generationSchema,
     jsonSchema: tool.jsonSchema,
   };
-}
-
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(BridgeError.cancelled("The turn was cancelled."));
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(BridgeError.cancelled("The turn was cancelled."));
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
 }
 
 /** Length of an entry's text. */
@@ -208,7 +194,7 @@ export class Agent {
         const retry = retryable(e);
         if (attempt >= this.settings.maxAttempts || state.admitted || !retry.ok) throw e;
         const delay = Math.max(RETRY_BASE_DELAY_MS * 2 ** (attempt - 1), retry.delayMs);
-        await sleep(delay, signal);
+        await abortableSleep(delay, signal);
         state.tracker.resetNext();
       }
     }

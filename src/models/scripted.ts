@@ -7,6 +7,7 @@
 import { AGENT_ERROR_CODES, BridgeError, isAgentErrorCode } from "../protocol/errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { segmentsText } from "../protocol/transcript.ts";
+import { abortableSleep } from "../util/sleep.ts";
 import type {
   LanguageModel,
   ModelAvailability,
@@ -124,21 +125,6 @@ function abortError(): BridgeError {
   return BridgeError.cancelled("The turn was cancelled.");
 }
 
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(abortError());
-    const timer = setTimeout(() => {
-      signal.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(abortError());
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
 /** Splits text into about `chunks` pieces of ceil(len/chunks) characters. */
 export function splitChunks(text: string, chunks: number): string[] {
   if (chunks <= 1 || text.length <= chunks) return [text];
@@ -220,7 +206,7 @@ export class ScriptedModel implements LanguageModel {
       : (this.#script.fallback ?? { text: "(script exhausted)" });
     this.#next++;
     if (req.signal.aborted) throw abortError();
-    if (step.delayMs) await delay(step.delayMs, req.signal);
+    if (step.delayMs) await abortableSleep(step.delayMs, req.signal);
     if ("error" in step) {
       throw BridgeError.of(step.error as never, step.message ?? `Scripted ${step.error}.`);
     }
