@@ -120,3 +120,34 @@ export function promptOf(req: Captured): string {
 export function tool(name: string, properties: JsonObject = {}): JsonObject {
   return { name, description: `The ${name} tool.`, parameters: { type: "object", properties } };
 }
+
+/** One scripted behaviour of a {@link FnModel}. */
+export type StepFn = (req: StepRequest) => Promise<StepResult> | StepResult;
+
+/** A model whose steps are functions (for partial output followed by failures, rewrites, …). */
+export class FnModel implements LanguageModel {
+  readonly kind = "scripted";
+  readonly contextSize = 8192;
+  readonly trimsHistory = false;
+  readonly #steps: StepFn[];
+  #next = 0;
+
+  constructor(steps: StepFn[]) {
+    this.#steps = steps;
+  }
+
+  availability() {
+    return Promise.resolve({ available: true, contextSize: 8192, supportedLanguages: [] });
+  }
+
+  async step(req: StepRequest): Promise<StepResult> {
+    const fn = this.#steps[this.#next++];
+    if (!fn) return { kind: "text", text: "(no more steps)", usage: null };
+    return await fn(req);
+  }
+}
+
+/** A client whose `{"type": "fn"}` model plays `steps`. */
+export function fnClient(steps: StepFn[]): NpcClient {
+  return new NpcClient({ modelFactory: (spec) => spec.type === "fn" ? new FnModel(steps) : undefined });
+}
