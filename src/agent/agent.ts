@@ -148,7 +148,7 @@ export class Agent {
   entries: ConversationEntry[];
   /** Generation and retry settings. */
   settings: AgentSettings;
-  /** Entries of the turn in progress (for reading a transcript during a turn). */
+  /** Entries of the turn in progress (for reading a transcript during a turn), without respond_directly. */
   inProgress: ConversationEntry[] = [];
 
   /** Creates an agent. */
@@ -242,7 +242,7 @@ export class Agent {
       steps.push(step);
       if (!quiet) sink.event({ type: "modelStep", step });
       const history = index === 0 ? trimmed.history : [...trimmed.history, prompt, ...turn];
-      this.inProgress = [prompt, ...turn];
+      this.inProgress = stripRespondDirectly([prompt, ...turn]);
       const result: StepResult = await this.model.step({
         instructions,
         tools: plan.tools.map(toStepTool),
