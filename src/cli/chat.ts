@@ -8,11 +8,11 @@
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { boolFlag, intFlag, numberFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, reportError, toCliError } from "./cli_error.ts";
-import { runCommandTool } from "./command_tools.ts";
 import { type ConversationFile, readConversation, writeConversation } from "./conversation_file.ts";
 import { LineReader } from "./input.ts";
 import { LocalBridge, MODEL_ENV_HELP, MODEL_FLAGS_HELP, resolveModelChoice } from "./local_bridge.ts";
-import { formatCall, formatOutput, formatUsage, typedAnswer } from "./render.ts";
+import { formatCall, formatOutput, formatUsage } from "./render.ts";
+import { ToolPrompter } from "./tool_prompt.ts";
 import { addSigint, parseToolChoiceFlag, removeSigint } from "./respond.ts";
 import { type LoadedTools, loadToolsFile, toolDescription, toolName, toolsFromValue } from "./tools_file.ts";
 import { isTerminal, Spinner, stderrStyle, stdoutStyle, type Style, writeErr, writeOut } from "./tty.ts";
@@ -281,7 +281,6 @@ class ChatCommand {
   async #turn(prompt: string): Promise<void> {
     const o = this.#out;
     const bridge = this.#bridge;
-    const turnOver = new AbortController();
     let printed = "";
     let atLineStart = true;
     let cancelled = false;
@@ -293,49 +292,23 @@ class ChatCommand {
     const newline = () => {
       if (!atLineStart) write("\n");
     };
-    const queue: Array<{ id: string; call: JsonObject }> = [];
-    let draining = false;
-    const aborts = new Map<string, AbortController>();
-
-    const drain = async () => {
-      if (draining) return;
-      draining = true;
-      while (queue.length > 0 && !turnOver.signal.aborted) {
-        const { id, call } = queue.shift()!;
-        const name = String(call.name);
-        const spec = this.#tools?.commands.get(name);
-        if (spec) {
-          const abort = new AbortController();
-          aborts.set(id, abort);
-          const answer = await runCommandTool(
-            spec,
-            name,
-            call as { id: string; arguments: JsonObject },
-            abort.signal,
-          );
-          aborts.delete(id);
-          bridge.reply(id, answer.output, answer.isError);
-          continue;
-        }
+    const prompter = new ToolPrompter(bridge, this.#reader, this.#tools, this.#interactive, o, {
+      beforeAsk: () => {
         this.#spinner.stop();
         newline();
-        if (this.#interactive) write(`  ${o.yellow("?")} ${o.bold(name)} output› `);
-        const line = await this.#reader.readLine(turnOver.signal);
-        if (line === undefined) break; // the turn ended meanwhile
-        if (line === null) {
-          // Ctrl-D while a tool waits: stop the turn and leave.
-          this.#quit = true;
-          cancelled = true;
-          bridge.call("session/cancel", { session: SESSION }).catch(() => {});
-          break;
-        }
+      },
+      ask: (text) => write(text),
+      answered: () => {
         atLineStart = true;
-        const answer = typedAnswer(line);
-        bridge.reply(id, answer.output, answer.isError);
         this.#spinner.start("thinking");
-      }
-      draining = false;
-    };
+      },
+      inputEnded: () => {
+        // Ctrl-D while a tool waits: stop the turn and leave.
+        this.#quit = true;
+        cancelled = true;
+        bridge.call("session/cancel", { session: SESSION }).catch(() => {});
+      },
+    });
 
     this.#cancelTurn = () => {
       cancelled = true;
@@ -371,11 +344,8 @@ class ChatCommand {
             }
           }
         },
-        onToolCall: (id, call) => {
-          queue.push({ id, call });
-          drain();
-        },
-        onToolCancel: (p) => aborts.get(String(p.id))?.abort(),
+        onToolCall: (id, call) => prompter.enqueue(id, call),
+        onToolCancel: (p) => prompter.cancel(String(p.id)),
       });
       this.#spinner.stop();
       if (printed === "") write(typeof result.text === "string" ? result.text : "");
@@ -397,8 +367,7 @@ class ChatCommand {
       else reportError(e, "human", this.#err);
     } finally {
       this.#cancelTurn = null;
-      turnOver.abort();
-      for (const a of aborts.values()) a.abort();
+      prompter.finish();
     }
   }
 }

@@ -7,6 +7,7 @@ import { runStdio } from "./stdio.ts";
 import { runRespond } from "./respond.ts";
 import { runChat } from "./chat.ts";
 import { runAvailable } from "./available.ts";
+import { runNpc } from "./npc.ts";
 import { runSchema } from "./schema_convert.ts";
 import { runTools } from "./tools_validate.ts";
 
@@ -29,6 +30,7 @@ export const COMMANDS: Record<string, Command> = {
   stdio: runStdio,
   respond: runRespond,
   chat: runChat,
+  npc: runNpc,
   available: runAvailable,
   schema: runSchema,
   tools: runTools,

@@ -1,0 +1,119 @@
+/**
+ * Answers the client tool calls of an interactive turn (`oam chat`, `oam npc`): command tools run by
+ * themselves; other tools are asked at the prompt one at a time, in arrival order.
+ * @module
+ */
+import type { JsonObject } from "../protocol/json.ts";
+import { runCommandTool } from "./command_tools.ts";
+import type { LineReader } from "./input.ts";
+import type { LocalBridge } from "./local_bridge.ts";
+import { typedAnswer } from "./render.ts";
+import type { LoadedTools } from "./tools_file.ts";
+import type { Style } from "./tty.ts";
+
+/** Callbacks of a {@link ToolPrompter}. */
+export interface ToolPromptHooks {
+  /** Before asking the user (stop spinners, end the current output line). */
+  beforeAsk(): void;
+  /** Writes the question (only called on a terminal). */
+  ask(text: string): void;
+  /** After the user answered. */
+  answered(): void;
+  /** The input ended while a tool waited (Ctrl-D): the turn should be cancelled and the command end. */
+  inputEnded(): void;
+}
+
+/**
+ * Answers the tool calls of one turn.
+ *
+ * @example
+ * ```ts
+ * import type { ToolPrompter } from "./tool_prompt.ts";
+ * function onToolCall(prompter: ToolPrompter, id: string, call: Record<string, never>) {
+ *   prompter.enqueue(id, call);
+ * }
+ * ```
+ */
+export class ToolPrompter {
+  readonly #bridge: LocalBridge;
+  readonly #reader: LineReader;
+  readonly #tools: LoadedTools | null;
+  readonly #interactive: boolean;
+  readonly #style: Style;
+  readonly #hooks: ToolPromptHooks;
+  readonly #over = new AbortController();
+  readonly #aborts = new Map<string, AbortController>();
+  readonly #queue: Array<{ id: string; call: JsonObject }> = [];
+  #draining = false;
+
+  /** A prompter for one turn. */
+  constructor(
+    bridge: LocalBridge,
+    reader: LineReader,
+    tools: LoadedTools | null,
+    interactive: boolean,
+    style: Style,
+    hooks: ToolPromptHooks,
+  ) {
+    this.#bridge = bridge;
+    this.#reader = reader;
+    this.#tools = tools;
+    this.#interactive = interactive;
+    this.#style = style;
+    this.#hooks = hooks;
+  }
+
+  /** Handles a `tool/call` (`id` is the `t-<n>` id). */
+  enqueue(id: string, call: JsonObject): void {
+    const name = String(call.name);
+    const spec = this.#tools?.commands.get(name);
+    if (spec) {
+      const abort = new AbortController();
+      this.#aborts.set(id, abort);
+      runCommandTool(spec, name, call as { id: string; arguments: JsonObject }, abort.signal).then(
+        (answer) => {
+          this.#aborts.delete(id);
+          this.#bridge.reply(id, answer.output, answer.isError);
+        },
+      );
+      return;
+    }
+    this.#queue.push({ id, call });
+    this.#drain();
+  }
+
+  /** Handles a `tool/cancel`: stops a running command. */
+  cancel(id: string): void {
+    this.#aborts.get(id)?.abort();
+  }
+
+  /** The turn ended: withdraw a pending question and stop commands. */
+  finish(): void {
+    this.#over.abort();
+    for (const a of this.#aborts.values()) a.abort();
+  }
+
+  async #drain(): Promise<void> {
+    if (this.#draining) return;
+    this.#draining = true;
+    try {
+      while (this.#queue.length > 0 && !this.#over.signal.aborted) {
+        const { id, call } = this.#queue.shift()!;
+        this.#hooks.beforeAsk();
+        const s = this.#style;
+        if (this.#interactive) this.#hooks.ask(`  ${s.yellow("?")} ${s.bold(String(call.name))} output› `);
+        const line = await this.#reader.readLine(this.#over.signal);
+        if (line === undefined) return; // the turn ended meanwhile
+        if (line === null) {
+          this.#hooks.inputEnded();
+          return;
+        }
+        const answer = typedAnswer(line);
+        this.#bridge.reply(id, answer.output, answer.isError);
+        this.#hooks.answered();
+      }
+    } finally {
+      this.#draining = false;
+    }
+  }
+}
