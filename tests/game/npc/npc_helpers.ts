@@ -151,3 +151,12 @@ export class FnModel implements LanguageModel {
 export function fnClient(steps: StepFn[]): NpcClient {
   return new NpcClient({ modelFactory: (spec) => spec.type === "fn" ? new FnModel(steps) : undefined });
 }
+
+/** Polls `predicate` every few milliseconds (for state that sends no message), failing after `timeoutMs`. */
+export async function until(predicate: () => boolean, timeoutMs = 5000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > deadline) throw new Error("timed out waiting for a condition");
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
