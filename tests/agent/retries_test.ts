@@ -1,0 +1,177 @@
+/**
+ * Retries of transient failures (maxAttempts), failed turns leaving no trace, and the mapping of every
+ * scripted error code to its §8 number and data.code.
+ */
+import assert from "node:assert/strict";
+import { scripted, WireClient } from "../helpers/wire.ts";
+import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
+import { AGENT_ERROR_CODES, ERROR_CODES } from "../../src/protocol/errors.ts";
+
+function eventsOf(c: WireClient, id: JsonValue): JsonObject[] {
+  return c.related(id).filter((m) => m.method === "session/event").map((m) =>
+    (m.params as JsonObject).event as JsonObject
+  );
+}
+
+async function conversation(c: WireClient, id: string): Promise<JsonValue[]> {
+  const r = await c.call("session/transcript", { session: id });
+  return (((r.transcript as JsonObject).transcript as JsonObject).entries as JsonObject[]).slice(1);
+}
+
+const STEP0 = {
+  index: 0,
+  completedToolRounds: 0,
+  toolCallingMode: "disallowed",
+  enabledTools: [],
+  trimmedEntries: 0,
+};
+
+Deno.test("a generation_failed step is retried once after about 300 ms; the retry's text is a reset", async () => {
+  const c = new WireClient();
+  await c.call("session/create", {
+    session: "r",
+    model: scripted({ error: "generation_failed" }, { text: "ok" }),
+  });
+  const started = Date.now();
+  c.request("session/respond", { session: "r", prompt: "x", stream: true }, 1);
+  const r = await c.response(1);
+  assert.ok(Date.now() - started >= 280, "the retry waits");
+  assert.deepEqual(c.related(1).map(WireClient.kind), [
+    "event:modelStep",
+    "event:modelStep",
+    "event:text",
+    "response",
+  ]);
+  assert.deepEqual(eventsOf(c, 1)[2], { type: "text", delta: "ok", text: "ok", isReset: true });
+  const result = r.result as JsonObject;
+  assert.equal(result.text, "ok");
+  assert.deepEqual(result.steps, [STEP0]);
+  assert.equal((await conversation(c, "r")).length, 2);
+  await c.close();
+});
+
+Deno.test("rate_limited without retryAfter is retried too", async () => {
+  const c = new WireClient();
+  await c.call("session/create", {
+    session: "r",
+    model: scripted({ error: "rate_limited" }, { text: "ok" }),
+  });
+  assert.equal((await c.call("session/respond", { session: "r", prompt: "x" })).text, "ok");
+  await c.close();
+});
+
+Deno.test("maxAttempts 1: no retry; the next step is left for the next turn", async () => {
+  const c = new WireClient();
+  await c.call("session/create", {
+    session: "r",
+    options: { maxAttempts: 1 },
+    model: scripted({ error: "generation_failed" }, { text: "next" }),
+  });
+  c.request("session/respond", { session: "r", prompt: "x", stream: true }, 1);
+  assert.deepEqual((await c.response(1)).error, {
+    code: -32012,
+    message: "Scripted generation_failed.",
+    data: { code: "generation_failed" },
+  });
+  assert.deepEqual(c.related(1).map(WireClient.kind), ["event:modelStep", "error"]);
+  assert.equal((await c.call("session/respond", { session: "r", prompt: "y" })).text, "next");
+  await c.close();
+});
+
+Deno.test("no retry after a tool ran; the failed turn leaves no trace", async () => {
+  const c = new WireClient();
+  await c.call("session/create", {
+    session: "r",
+    tools: [{ name: "look", description: "Look." }],
+    model: scripted({ text: "first" }, { toolCalls: [{ name: "look" }] }, { error: "generation_failed" }, {
+      template: "next: {prompt}",
+    }),
+  });
+  await c.call("session/respond", { session: "r", prompt: "p0" });
+  const before = await conversation(c, "r");
+  c.request("session/respond", { session: "r", prompt: "p1", stream: true }, 1);
+  c.reply((await c.toolCall(1)).id, { output: "seen" });
+  assert.equal(((await c.response(1)).error as JsonObject).code, -32012);
+  assert.deepEqual(c.related(1).map(WireClient.kind), [
+    "event:modelStep",
+    "event:toolCallStarted",
+    "tool/call",
+    "event:toolCallCompleted",
+    "event:modelStep",
+    "error",
+  ]);
+  assert.deepEqual(await conversation(c, "r"), before);
+  const list = await c.call("session/list");
+  assert.equal((list.sessions as JsonObject[])[0].entries, 2);
+  assert.equal((await c.call("session/respond", { session: "r", prompt: "p2" })).text, "next: p2");
+  await c.close();
+});
+
+Deno.test("non-transient errors are not retried", async () => {
+  const c = new WireClient();
+  await c.call("session/create", {
+    session: "r",
+    model: scripted({ error: "guardrail_violation", message: "Blocked." }, { text: "next" }),
+  });
+  c.request("session/respond", { session: "r", prompt: "x" }, 1);
+  assert.deepEqual((await c.response(1)).error, {
+    code: -32002,
+    message: "Blocked.",
+    data: { code: "guardrail_violation" },
+  });
+  assert.equal((await c.call("session/respond", { session: "r", prompt: "y" })).text, "next");
+  await c.close();
+});
+
+Deno.test("every scripted error code maps to its §8 number and data.code", async () => {
+  const c = new WireClient();
+  for (const code of AGENT_ERROR_CODES) {
+    await c.call("session/create", {
+      session: code,
+      options: { maxAttempts: 1 },
+      model: scripted({ error: code }),
+    });
+    const id = c.request("session/respond", { session: code, prompt: "x" });
+    const e = (await c.response(id)).error as JsonObject;
+    assert.deepEqual(e, { code: ERROR_CODES[code], message: `Scripted ${code}.`, data: { code } }, code);
+    assert.equal((await conversation(c, code)).length, 0);
+  }
+  const expected: Record<string, number> = {
+    model_unavailable: -32001,
+    guardrail_violation: -32002,
+    refusal: -32003,
+    context_size_exceeded: -32004,
+    rate_limited: -32005,
+    unsupported_language: -32006,
+    invalid_schema: -32007,
+    tool_failed: -32008,
+    cancelled: -32009,
+    busy: -32010,
+    invalid_request: -32011,
+    generation_failed: -32012,
+  };
+  for (const code of AGENT_ERROR_CODES) assert.equal(ERROR_CODES[code], expected[code], code);
+  assert.equal(AGENT_ERROR_CODES.length, 12);
+  await c.close();
+});
+
+Deno.test("a custom error message is kept; the fallback step plays when the script runs out", async () => {
+  const c = new WireClient();
+  await c.call("session/create", {
+    session: "f",
+    model: {
+      type: "scripted",
+      steps: [{ error: "refusal", message: "I won't." }],
+      fallback: { text: "again" },
+    },
+  });
+  c.request("session/respond", { session: "f", prompt: "x" }, 1);
+  assert.deepEqual((await c.response(1)).error, {
+    code: -32003,
+    message: "I won't.",
+    data: { code: "refusal" },
+  });
+  assert.equal((await c.call("session/respond", { session: "f", prompt: "x" })).text, "again");
+  assert.equal((await c.call("session/respond", { session: "f", prompt: "x" })).text, "again");
+  await c.close();
+});
