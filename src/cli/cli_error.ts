@@ -100,6 +100,11 @@ export class CliError extends Error {
   }
 }
 
+/** True for a missing Deno permission or an OS permission error. */
+export function isPermissionError(error: unknown): boolean {
+  return error instanceof Deno.errors.PermissionDenied || error instanceof Deno.errors.NotCapable;
+}
+
 /** Maps anything thrown to a CliError (bridge errors keep their `data.code`). */
 export function toCliError(error: unknown): CliError {
   if (error instanceof CliError) return error;
@@ -107,8 +112,8 @@ export function toCliError(error: unknown): CliError {
     const { ...data } = error.data;
     return new CliError(error.dataCode, error.message, data);
   }
-  if (error instanceof Deno.errors.NotFound || error instanceof Deno.errors.PermissionDenied) {
-    return new CliError("io_error", error.message);
+  if (error instanceof Deno.errors.NotFound || isPermissionError(error)) {
+    return new CliError("io_error", (error as Error).message);
   }
   if (error instanceof Deno.errors.IsADirectory || error instanceof Deno.errors.BrokenPipe) {
     return new CliError("io_error", error.message);

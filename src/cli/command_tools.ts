@@ -6,6 +6,7 @@
  * @module
  */
 import { compactJson, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { isPermissionError } from "./cli_error.ts";
 import type { CommandSpec } from "./tools_file.ts";
 import { envVar } from "./tty.ts";
 
@@ -98,7 +99,7 @@ export async function runCommandTool(
     if (error instanceof Deno.errors.NotFound) {
       return { output: `Cannot run '${argv[0]}': no such program.`, isError: true };
     }
-    if (error instanceof Deno.errors.PermissionDenied) {
+    if (isPermissionError(error)) {
       return { output: `Running command tools needs --allow-run (tool '${name}').`, isError: true };
     }
     return { output: `Cannot run '${argv[0]}': ${(error as Error).message}`, isError: true };

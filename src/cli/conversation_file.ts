@@ -8,7 +8,7 @@
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { modelVisibleOutput } from "../agent/tool_runtime.ts";
 import { newEntryId } from "../util/ids.ts";
-import { CliError } from "./cli_error.ts";
+import { CliError, isPermissionError } from "./cli_error.ts";
 import type { ToolAnswer } from "./command_tools.ts";
 import { readJsonInput } from "./input.ts";
 
@@ -60,7 +60,7 @@ export async function writeConversation(path: string, file: ConversationFile): P
   try {
     await Deno.writeTextFile(path, `${JSON.stringify(out, null, 2)}\n`);
   } catch (error) {
-    if (error instanceof Deno.errors.PermissionDenied) {
+    if (isPermissionError(error)) {
       throw new CliError("io_error", `Cannot write '${path}': permission denied (needs --allow-write).`);
     }
     throw new CliError("io_error", `Cannot write '${path}': ${(error as Error).message}`);

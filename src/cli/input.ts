@@ -5,7 +5,7 @@
  */
 import { type Node, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
-import { CliError } from "./cli_error.ts";
+import { CliError, isPermissionError } from "./cli_error.ts";
 
 /** Reads all of stdin as text. */
 export async function readStdinText(): Promise<string> {
@@ -22,8 +22,8 @@ export async function readInputText(path: string): Promise<string> {
     if (error instanceof Deno.errors.IsADirectory) {
       throw new CliError("io_error", `'${path}' is a directory, not a file.`);
     }
-    if (error instanceof Deno.errors.PermissionDenied) {
-      throw new CliError("io_error", `Cannot read '${path}': permission denied.`);
+    if (isPermissionError(error)) {
+      throw new CliError("io_error", `Cannot read '${path}': permission denied (run with --allow-read)`);
     }
     throw new CliError("io_error", `Cannot read '${path}': ${(error as Error).message}`);
   }

@@ -8,6 +8,7 @@ import { runRespond } from "./respond.ts";
 import { runChat } from "./chat.ts";
 import { runAvailable } from "./available.ts";
 import { runNpc } from "./npc.ts";
+import { runDemo } from "./demo.ts";
 import { runSchema } from "./schema_convert.ts";
 import { runTools } from "./tools_validate.ts";
 
@@ -16,10 +17,24 @@ export const MAIN_HELP = `oam ${SERVER_INFO.version} — drive LLM agents with r
 
 Usage: oam <command> [options]
 
-Commands:
-  stdio        serve the JSON-RPC bridge on stdin/stdout (for engines)
+Try it:
+  demo                 a tavern scene: an NPC, client tools, a shared world and a decision
 
-Run 'oam <command> --help' for a command's options.
+Talk to the model:
+  chat                 interactive streaming chat with live tool calls
+  respond [prompt…]    one turn for shell scripts (--json, --events, --schema, client tools → exit 10)
+  npc <persona.jsonc>  talk to a game character defined in a file
+
+Inspect:
+  available            is the model usable here? (exit 3 when not)
+  schema convert <f>   show the generation schema of a JSON Schema
+  tools validate <f>   check a tools file
+
+Serve:
+  stdio                serve the JSON-RPC bridge on stdin/stdout (for engines)
+
+Run 'oam <command> --help' for a command's options, exit codes and an example.
+Colors only on a terminal; NO_COLOR=1 turns them off. OAM_SCRIPT=<file> swaps in a scripted model.
 `;
 
 /** A subcommand: its arguments in, exit code out. */
@@ -31,6 +46,7 @@ export const COMMANDS: Record<string, Command> = {
   respond: runRespond,
   chat: runChat,
   npc: runNpc,
+  demo: runDemo,
   available: runAvailable,
   schema: runSchema,
   tools: runTools,

@@ -6,7 +6,7 @@
  */
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { parseFlags, stringFlag, wantsHelp } from "./args.ts";
-import { CliError, EXIT, EXIT_CODES_HELP, reportError, toCliError } from "./cli_error.ts";
+import { CliError, EXIT, EXIT_CODES_HELP, isPermissionError, reportError, toCliError } from "./cli_error.ts";
 import { LineReader, readJsonInput } from "./input.ts";
 import { LocalBridge, MODEL_ENV_HELP, MODEL_FLAGS_HELP, resolveModelChoice } from "./local_bridge.ts";
 import { formatCall, formatOutput } from "./render.ts";
@@ -299,7 +299,7 @@ class NpcCommand {
     try {
       await Deno.writeTextFile(path, `${JSON.stringify(out, null, 2)}\n`);
     } catch (error) {
-      const why = error instanceof Deno.errors.PermissionDenied
+      const why = isPermissionError(error)
         ? "permission denied (needs --allow-write)"
         : (error as Error).message;
       throw new CliError("io_error", `Cannot write '${path}': ${why}`);

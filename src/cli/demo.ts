@@ -1,0 +1,509 @@
+/**
+ * `oam demo [tavern]`: a tavern scene played by a tiny game-engine client against the real stdio bridge
+ * (`oam stdio` in a child process): Mira the innkeeper with two client tools (`check_menu`, `take_order`),
+ * world writes (gold), streamed lines and a decision at the end. It uses a scripted model unless the
+ * on-device model is available (or `--model` names one), so it runs anywhere in a few seconds.
+ * @module
+ */
+import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { boolFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
+import { CliError, EXIT, isPermissionError, reportError } from "./cli_error.ts";
+import { StdioRpcClient } from "./rpc_client.ts";
+import { isTerminal, Spinner, stderrStyle, stdoutStyle, type Style, writeOut } from "./tty.ts";
+
+/** Help text of `oam demo`. */
+export const DEMO_HELP = `oam demo — a tavern scene: an NPC, tools, a shared world and a decision
+
+Usage: oam demo [tavern] [options]
+
+Starts the JSON-RPC bridge ('oam stdio') as a child process and plays a small game engine against it:
+Mira the innkeeper looks up the menu and takes an order through client tools (tool/call), the engine
+charges gold in a shared world (world/set → world/changed), and Mira finally decides whether Aria gets
+the last room (decision/decide). The lines stream in as npc/event notifications.
+
+The scene is scripted (canned model replies, real bridge) unless the on-device model is available or
+--model names a server; then the model improvises.
+
+Options:
+  --scripted          always use the scripted replies
+  --model <spec>      let openai:<baseURL>#<model> play Mira
+  --fast              no typewriter effect
+  --show-protocol     print every JSON-RPC message on stderr
+  -h, --help          show this help
+
+Permissions: the demo spawns the bridge, so it needs --allow-run (plus --allow-read --allow-env).
+
+Example:
+  oam demo
+`;
+
+const FLAGS = {
+  scripted: { type: "boolean" },
+  model: { type: "string" },
+  fast: { type: "boolean" },
+  "show-protocol": { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+const MENU: JsonObject = { "lamb stew": 8, "fresh bread": 3, "apple cider": 2 };
+const ROOM_PRICE = 12;
+
+/** The tavern world. */
+const WORLD_SEED: JsonObject = {
+  player: { name: "Aria", gold: 30 },
+  tavern: {
+    name: "The Rusty Flagon",
+    time_of_day: "late evening",
+    weather: "a roaring storm",
+    rooms_left: 1,
+    menu: MENU,
+  },
+};
+
+const PERSONA: JsonObject = {
+  name: "Mira",
+  role: "the innkeeper of the Rusty Flagon",
+  personality: "Warm and motherly, but she keeps a sharp eye on her coin.",
+  speakingStyle: "Short, homely sentences; calls guests 'love'.",
+  goals: ["Keep her guests fed and happy", "Keep the inn in business"],
+  defaultEmotion: "happy",
+  maxSentences: 2,
+};
+
+const OPTIONS: JsonObject = {
+  toolChoice: "explicit",
+  maxToolRounds: 2,
+  worldReadable: [],
+  worldContextPaths: ["player.name", "player.gold", "tavern.time_of_day", "tavern.weather"],
+  memoryTools: ["changeRelationship"],
+  maxRelationshipChange: 15,
+  playerOptionCount: 3,
+};
+
+const TOOLS: JsonValue[] = [
+  {
+    name: "check_menu",
+    description: "Tonight's dishes and their prices in gold. Use it before naming any dish or price.",
+    parameters: { type: "object", properties: {} },
+  },
+  {
+    name: "take_order",
+    description: "Serve a dish and charge the player for it. Returns the price and the gold left.",
+    parameters: {
+      type: "object",
+      properties: { item: { type: "string", description: "A dish from the menu", enum: Object.keys(MENU) } },
+      required: ["item"],
+    },
+  },
+];
+
+const LINES = [
+  "Evening! Something warm to eat?",
+  "The stew, please.",
+  "Is there a room for the night? I can't go back out in that.",
+];
+
+/** Canned replies for Mira (one step per model call; see PROTOCOL.md §10). */
+const MIRA_SCRIPT: JsonObject = {
+  type: "scripted",
+  steps: [
+    { toolCalls: [{ name: "check_menu", arguments: {} }] },
+    {
+      json: {
+        emotion: "happy",
+        line: "Evening, love! There's lamb stew for 8 gold, fresh bread for 3, and apple cider for 2.",
+        player_options: ["The stew, please.", "Just some bread.", "Any rooms free tonight?"],
+        ends_conversation: false,
+      },
+    },
+    { toolCalls: [{ name: "take_order", arguments: { item: "lamb stew" } }] },
+    {
+      json: {
+        emotion: "grateful",
+        line: "One lamb stew, that's 8 gold. Sit by the fire and dry off, love.",
+        player_options: ["Thank you!", "Is there a room?", "Who else is here tonight?"],
+        ends_conversation: false,
+      },
+    },
+    {
+      toolCalls: [{
+        name: "change_relationship",
+        arguments: { reason: "paid promptly and politely", delta: 5 },
+      }],
+    },
+    {
+      json: {
+        emotion: "worried",
+        line: "Just the one room left, and I'd hate to send you out in this. Let me think.",
+        player_options: ["I can pay.", "Please, I'm desperate.", "Never mind."],
+        ends_conversation: false,
+      },
+    },
+  ],
+  fallback: {
+    json: {
+      emotion: "happy",
+      line: "Make yourself at home, love.",
+      player_options: [],
+      ends_conversation: false,
+    },
+  },
+};
+
+const ROOM_OPTIONS: JsonValue[] = [
+  { id: "free_room", description: "Give Aria the room for free" },
+  { id: "room_on_credit", description: "Let her pay tomorrow" },
+  { id: "full_price", description: `Charge the full ${ROOM_PRICE} gold now` },
+  { id: "turn_away", description: "Keep the room for a richer guest" },
+];
+
+const DECISION_SCRIPT: JsonObject = {
+  type: "scripted",
+  steps: [{
+    json: {
+      reasoning:
+        "Aria paid promptly and can afford it, but the last room on a storm night is worth its price.",
+      choice: "full_price",
+      confidence: 72,
+    },
+  }],
+};
+
+/** Prints in order; `type` animates text on a terminal. */
+class Printer {
+  readonly #delayMs: number;
+  #chain: Promise<void> = Promise.resolve();
+
+  constructor(delayMs: number) {
+    this.#delayMs = delayMs;
+  }
+
+  print(text: string): void {
+    this.#chain = this.#chain.then(() => writeOut(text));
+  }
+
+  type(text: string): void {
+    if (this.#delayMs <= 0) return this.print(text);
+    for (const ch of text) {
+      this.#chain = this.#chain.then(() => {
+        writeOut(ch);
+        return sleep(this.#delayMs);
+      });
+    }
+  }
+
+  pause(ms: number): void {
+    if (this.#delayMs > 0) this.#chain = this.#chain.then(() => sleep(ms));
+  }
+
+  flush(): Promise<void> {
+    return this.#chain;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** How to start the bridge: this executable when compiled, else deno running cli.ts. */
+export function bridgeCommand(extra: string[]): { program: string; args: string[] } {
+  if (Deno.build.standalone) return { program: Deno.execPath(), args: ["stdio", ...extra] };
+  const cli = new URL("../../cli.ts", import.meta.url);
+  const args = ["run", "--quiet", "--allow-read", "--allow-env", "--allow-ffi"];
+  if (extra.some((a) => a.startsWith("openai:"))) args.push("--allow-net");
+  if (cli.protocol === "file:") {
+    const config = new URL("../../deno.json", import.meta.url);
+    try {
+      Deno.statSync(config);
+      args.push("--config", decodeURIComponent(config.pathname));
+    } catch {
+      // no config next to cli.ts: rely on discovery
+    }
+  }
+  const path = cli.protocol === "file:" ? decodeURIComponent(cli.pathname) : cli.href;
+  return { program: Deno.execPath(), args: [...args, path, "stdio", ...extra] };
+}
+
+/** Runs `oam demo`; resolves with the exit code. */
+export async function runDemo(args: string[]): Promise<number> {
+  if (wantsHelp(args)) {
+    writeOut(DEMO_HELP);
+    return EXIT.ok;
+  }
+  try {
+    return await playTavern(args);
+  } catch (error) {
+    return reportError(error, "human", stderrStyle());
+  }
+}
+
+async function playTavern(args: string[]): Promise<number> {
+  const { values, positionals } = parseFlags("demo", args, FLAGS, true);
+  if (positionals.length > 1 || (positionals.length === 1 && positionals[0] !== "tavern")) {
+    throw CliError.usage(`Unknown demo '${positionals.join(" ")}'; the demo is 'tavern'.`);
+  }
+  const model = stringFlag(values, "model");
+  const o: Style = stdoutStyle();
+  const terminal = isTerminal(Deno.stdout);
+  const p = new Printer(terminal && !boolFlag(values, "fast") ? 6 : 0);
+  const spinner = new Spinner();
+  const showProtocol = boolFlag(values, "show-protocol");
+
+  // Start the bridge. OAM_SCRIPT is dropped so that the bridge's "system" model is the real one.
+  const env: Record<string, string> = {};
+  try {
+    for (const [k, v] of Object.entries(Deno.env.toObject())) if (k !== "OAM_SCRIPT") env[k] = v;
+  } catch {
+    // no env access: the child gets an empty environment
+  }
+  const { program, args: childArgs } = bridgeCommand(model !== undefined ? ["--model", model] : []);
+  let child: Deno.ChildProcess;
+  try {
+    child = new Deno.Command(program, {
+      args: childArgs,
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      clearEnv: true,
+      env,
+    }).spawn();
+  } catch (error) {
+    if (isPermissionError(error)) {
+      throw new CliError(
+        "io_error",
+        "The demo starts the bridge as a child process: run it with --allow-run.",
+      );
+    }
+    throw new CliError("io_error", `Cannot start the bridge: ${(error as Error).message}`);
+  }
+  const stderrText = new Response(child.stderr).text();
+  const client = new StdioRpcClient(child, async () => {
+    const status = await child.status;
+    const text = (await stderrText).trim().split("\n").slice(-3).join(" ");
+    return `exit status ${status.code}${text ? `: ${text}` : ""}`;
+  });
+  const s = stderrStyle();
+  const call = async (method: string, params: JsonObject = {}): Promise<JsonObject> => {
+    if (showProtocol) {
+      Deno.stderr.writeSync(new TextEncoder().encode(s.dim(`→ ${method} ${JSON.stringify(params)}\n`)));
+    }
+    const result = await client.request(method, params) as JsonObject;
+    if (showProtocol) Deno.stderr.writeSync(new TextEncoder().encode(s.dim(`← ${JSON.stringify(result)}\n`)));
+    return result;
+  };
+  // A stuck bridge must not hang the demo.
+  const watchdog = setTimeout(() => {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // gone
+    }
+  }, model !== undefined ? 300_000 : 60_000);
+
+  try {
+    spinner.start("starting the bridge");
+    const init = await call("initialize", {
+      client: { name: "oam demo", version: "1.0" },
+      protocolVersion: "1.0",
+    });
+    const available = isJsonObject(init.model) && init.model.available === true;
+    const scripted = boolFlag(values, "scripted") || (!available && model === undefined);
+    if (!scripted && !available) {
+      throw new CliError(
+        "model_unavailable",
+        `The model named by --model is unavailable: ${JSON.stringify(init.model)}`,
+      );
+    }
+    const npcModel: JsonValue = scripted ? MIRA_SCRIPT : "system";
+    const decisionModel: JsonValue = scripted ? DECISION_SCRIPT : "system";
+
+    // The engine side: a shared world, client tools that read and charge it, and notifications.
+    await call("world/create", { world: "tavern", state: WORLD_SEED });
+    await call("world/subscribe", { world: "tavern", path: "player" });
+    const gold = async (): Promise<number> => {
+      const r = await call("world/get", { world: "tavern", path: "player.gold" });
+      return typeof r.value === "number" ? r.value : 0;
+    };
+    client.onRequest = async (method, params): Promise<JsonValue> => {
+      const c = isJsonObject(params.call) ? params.call : {};
+      const name = String(c.name);
+      const argsOf = isJsonObject(c.arguments) ? c.arguments : {};
+      if (method !== "tool/call") throw new Error(`Unexpected request '${method}'.`);
+      let output: JsonValue;
+      if (name === "check_menu") output = MENU;
+      else if (name === "take_order") {
+        const item = String(argsOf.item ?? "");
+        const price = Object.hasOwn(MENU, item) ? MENU[item] as number : undefined;
+        if (price === undefined) return { output: `'${item}' is not on the menu.`, isError: true };
+        const have = await gold();
+        if (have < price) return { output: `Aria has only ${have} gold.`, isError: true };
+        await call("world/set", { world: "tavern", path: "player.gold", value: have - price });
+        output = { item, price, goldLeft: have - price };
+      } else return { output: `Unknown tool '${name}'.`, isError: true };
+      p.print(`  ${o.dim("↳ engine:")} ${o.dim(JSON.stringify(output))}\n`);
+      return { output };
+    };
+    let lineOpen = false;
+    let emotion = "";
+    const openLine = () => {
+      if (lineOpen) return;
+      lineOpen = true;
+      spinner.stop();
+      p.print(`${o.bold(o.magenta("Mira"))} ${o.cyan(`[${emotion || "…"}]`)}${o.dim(":")} `);
+    };
+    client.onNotification = (method, params) => {
+      if (showProtocol) {
+        Deno.stderr.writeSync(new TextEncoder().encode(s.dim(`← ${method} ${JSON.stringify(params)}\n`)));
+      }
+      if (method === "world/changed") {
+        if (lineOpen) p.print("\n");
+        lineOpen = false;
+        p.print(
+          `  ${o.yellow("◆")} ${o.dim("world")} ${params.path} ${JSON.stringify(params.oldValue)} → ${
+            JSON.stringify(params.newValue)
+          }\n`,
+        );
+        return;
+      }
+      if (method !== "npc/event" || !isJsonObject(params.event)) return;
+      const e = params.event;
+      switch (e.type) {
+        case "emotion":
+          emotion = String(e.emotion);
+          break;
+        case "lineDelta":
+          openLine();
+          p.type(String(e.delta ?? ""));
+          break;
+        case "lineReset":
+          if (lineOpen) p.print("\n");
+          lineOpen = false;
+          openLine();
+          p.type(String(e.line ?? ""));
+          break;
+        case "toolCallStarted": {
+          spinner.stop();
+          if (lineOpen) p.print("\n");
+          lineOpen = false;
+          const c = isJsonObject(e.call) ? e.call : {};
+          const who = e.execution === "local"
+            ? o.dim(" (built-in memory tool)")
+            : o.dim(" → tool/call to the engine");
+          p.print(
+            `  ${o.cyan("⚙")} ${o.bold(String(c.name))} ${o.dim(JSON.stringify(c.arguments ?? {}))}${who}\n`,
+          );
+          break;
+        }
+      }
+    };
+    spinner.stop();
+
+    // The scene.
+    p.print(`\n${o.bold("🍺 The Rusty Flagon")} ${o.dim("— an open-apple-models demo")}\n`);
+    p.print(
+      o.dim(
+        scripted
+          ? "   Scripted replies, real bridge: every message below went through 'oam stdio'.\n" +
+            "   (With Apple Intelligence available, the on-device model plays Mira instead.)\n\n"
+          : "   The model improvises Mira's lines; the engine, tools and world are real.\n\n",
+      ),
+    );
+    p.print(o.italic("Rain hammers the shutters. Aria shakes off her cloak and steps up to the bar.\n\n"));
+    await call("npc/create", {
+      npc: "mira",
+      persona: PERSONA,
+      options: OPTIONS,
+      tools: TOOLS,
+      world: "tavern",
+      model: npcModel,
+    });
+
+    let options: string[] = [];
+    let relationship = 0;
+    for (let turn = 0; turn < LINES.length; turn++) {
+      let line = LINES[turn];
+      if (turn === 1 && options.length > 0) {
+        line = options[0];
+        p.print(`${o.bold(o.green("Aria"))} ${o.dim("(picks 1)")}${o.dim(":")} ${line}\n`);
+      } else p.print(`${o.bold(o.green("Aria"))}${o.dim(":")} ${line}\n`);
+      p.pause(150);
+      await p.flush();
+      spinner.start("Mira is thinking");
+      lineOpen = false;
+      emotion = "";
+      const result = await call("npc/talk", { npc: "mira", line, stream: true });
+      spinner.stop();
+      if (!lineOpen) {
+        emotion = String(result.emotion ?? "");
+        openLine();
+        p.type(String(result.line ?? ""));
+      }
+      p.print("\n");
+      lineOpen = false;
+      options = Array.isArray(result.playerOptions) ? result.playerOptions.map(String) : [];
+      if (typeof result.relationship === "number" && result.relationship !== relationship) {
+        p.print(
+          `  ${o.red("♥")} ${o.dim(`Mira's regard for Aria: ${relationship} → ${result.relationship}`)}\n`,
+        );
+        relationship = result.relationship;
+      }
+      if (turn < LINES.length - 1 && options.length > 0) {
+        p.print(`  ${o.dim(options.map((opt, i) => `${i + 1}) ${opt}`).join("   "))}\n`);
+      }
+      p.print("\n");
+      p.pause(150);
+      await p.flush();
+    }
+
+    // The decision.
+    spinner.start("Mira decides");
+    const snapshot = await call("world/snapshot", { world: "tavern" });
+    const decision = await call("decision/decide", {
+      actor: "mira",
+      situation: `Aria asks for the last room on a storm night. A room costs ${ROOM_PRICE} gold.`,
+      options: ROOM_OPTIONS,
+      context: isJsonObject(snapshot.state) && isJsonObject(snapshot.state.player)
+        ? snapshot.state.player
+        : {},
+      fallbackOptionID: "full_price",
+      temperature: 0.3,
+      model: decisionModel,
+    });
+    spinner.stop();
+    const choice = String(decision.optionID);
+    p.print(`${o.bold("Mira decides")} ${o.dim("(decision/decide)")}: ${o.bold(o.cyan(choice))}`);
+    p.print(o.dim(` — ${decision.confidence}% sure${decision.isFallback === true ? ", fallback" : ""}\n`));
+    if (typeof decision.reasoning === "string" && decision.reasoning !== "") {
+      p.print(`  ${o.italic(`"${decision.reasoning}"`)}\n`);
+    }
+    let ending: string;
+    if (choice === "full_price") {
+      const have = await gold();
+      if (have >= ROOM_PRICE) {
+        await call("world/set", { world: "tavern", path: "player.gold", value: have - ROOM_PRICE });
+        await call("world/set", { world: "tavern", path: "tavern.rooms_left", value: 0 });
+        ending = `Aria pays ${ROOM_PRICE} gold and sleeps dry tonight.`;
+      } else ending = "Aria cannot afford the room and curls up by the fire.";
+    } else if (choice === "room_on_credit") {
+      await call("world/set", { world: "tavern", path: "player.debt", value: ROOM_PRICE });
+      ending = "Aria gets the room and owes Mira for it.";
+    } else if (choice === "free_room") ending = "Mira hands Aria the key with a wink. No charge.";
+    else ending = "Mira keeps the room; Aria sleeps on a bench by the fire.";
+    await p.flush();
+    const finalGold = await gold();
+    p.print(`\n${o.italic(ending)} ${o.dim(`(gold left: ${finalGold})`)}\n\n`);
+    p.print(
+      o.dim(
+        "Next: 'oam npc <persona.jsonc>' to talk to your own character, 'oam chat', 'oam respond --help',\n" +
+          "or 'oam stdio' to drive all of this from your engine (PROTOCOL.md). Add --show-protocol to see the wire.\n",
+      ),
+    );
+    await p.flush();
+    return EXIT.ok;
+  } finally {
+    spinner.stop();
+    clearTimeout(watchdog);
+    await client.close();
+    await stderrText.catch(() => "");
+  }
+}
