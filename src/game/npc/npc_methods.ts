@@ -337,9 +337,11 @@ export class NpcMethods {
     const warnings = p.unknownKeys(BARK_KEYS);
     const npc = this.#lookup(r);
     const situation = situationParam(p, "situation");
-    return runBark(npc, situation, AbortSignal.any([r.signal, npc.lifetimeSignal])).then((result) =>
-      warnings.length > 0 ? { ...result, warnings } : result
-    );
+    const signal = AbortSignal.any([r.signal, npc.lifetimeSignal]);
+    // Start on the next macrotask, so a turn that arrived earlier reaches the model first.
+    return new Promise((resolve) => setTimeout(resolve, 0))
+      .then(() => runBark(npc, situation, signal))
+      .then((result) => warnings.length > 0 ? { ...result, warnings } : result);
   }
 
   #state(r: BridgeRequest): JsonValue | Promise<JsonValue> {

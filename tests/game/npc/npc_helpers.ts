@@ -126,14 +126,15 @@ export type StepFn = (req: StepRequest) => Promise<StepResult> | StepResult;
 
 /** A model whose steps are functions (for partial output followed by failures, rewrites, …). */
 export class FnModel implements LanguageModel {
-  readonly kind = "scripted";
+  readonly kind: string;
   readonly contextSize = 8192;
   readonly trimsHistory = false;
   readonly #steps: StepFn[];
   #next = 0;
 
-  constructor(steps: StepFn[]) {
+  constructor(steps: StepFn[], kind = "scripted") {
     this.#steps = steps;
+    this.kind = kind;
   }
 
   availability() {

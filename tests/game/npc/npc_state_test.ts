@@ -1,0 +1,211 @@
+import assert from "node:assert/strict";
+import type { JsonObject } from "../../../src/protocol/json.ts";
+import { segmentsText } from "../../../src/protocol/transcript.ts";
+import { capture, FnModel, NpcClient, tool } from "./npc_helpers.ts";
+
+const GORM = { name: "Gorm", role: "the village blacksmith", secrets: ["He deserted."] };
+
+Deno.test("save → restore → talk continues the conversation with persona, memory, options, tools and world", async () => {
+  const c = new NpcClient();
+  await c.call("world/create", { world: "village", state: { shop: { swords: 3 } } });
+  await c.call("npc/create", {
+    npc: "gorm",
+    persona: GORM,
+    tools: [tool("check_inventory"), { ...tool("ask_price"), timeoutSeconds: 5 }],
+    world: "village",
+    memory: { facts: ["Aria likes axes."], relationship: 20 },
+    options: {
+      replyFormat: "text",
+      worldWritable: ["shop"],
+      memoryTools: "all",
+      secretsUnlockAtRelationship: null,
+    },
+    model: capture({ text: "[happy] Welcome back." }),
+  });
+  await c.result(c.request("npc/talk", { npc: "gorm", line: "Hello again" }));
+  const saved = await c.call("npc/state", { npc: "gorm" });
+  assert.deepEqual(Object.keys(saved), ["npc", "state"]);
+  const state = saved.state as JsonObject;
+  assert.deepEqual(Object.keys(state), [
+    "version",
+    "persona",
+    "memory",
+    "transcript",
+    "npc",
+    "options",
+    "tools",
+    "world",
+  ]);
+  assert.deepEqual([state.version, state.npc, state.world], [1, "gorm", "village"]);
+  assert.deepEqual(state.memory, { facts: ["Aria likes axes."], relationship: 20 });
+  assert.deepEqual(state.tools, [tool("check_inventory"), { ...tool("ask_price"), timeoutSeconds: 5 }]);
+  const options = state.options as JsonObject;
+  assert.deepEqual(Object.keys(options), [
+    "replyFormat",
+    "groundingTool",
+    "toolChoice",
+    "maxToolRounds",
+    "maxToolCalls",
+    "toolTimeoutSeconds",
+    "worldReadable",
+    "worldWritable",
+    "worldContextPaths",
+    "memoryTools",
+    "maxFacts",
+    "maxRelationshipChange",
+    "secretsUnlockAtRelationship",
+    "emotions",
+    "playerOptionCount",
+    "canEndConversation",
+    "extraInstructions",
+    "compactAfterTurns",
+    "keepRecentTurns",
+    "fallbackOnGuardrail",
+    "fallbackLines",
+    "temperature",
+    "maximumResponseTokens",
+    "barkMaximumTokens",
+  ]);
+  assert.deepEqual(
+    [
+      options.replyFormat,
+      options.toolChoice,
+      options.toolTimeoutSeconds,
+      options.secretsUnlockAtRelationship,
+    ],
+    ["text", "explicit", 120, null],
+  );
+  assert.deepEqual(options.memoryTools, ["rememberFact", "changeRelationship"]);
+  await c.call("npc/delete", { npc: "gorm" });
+  const restored = await c.call("npc/restore", {
+    state: saved,
+    model: capture({ text: "[proud] As I said." }),
+  });
+  assert.deepEqual(restored, {
+    npc: "gorm",
+    tools: [
+      "check_inventory",
+      "ask_price",
+      "read_world_state",
+      "update_world_state",
+      "remember_fact",
+      "change_relationship",
+    ],
+    warnings: [
+      "6 tools: Apple recommends at most 3-5 tools per request on-device; narrow them per turn with 'enabledTools'.",
+    ],
+  });
+  const r = await c.result(c.request("npc/talk", { npc: "gorm", line: "Remember me?" }));
+  assert.deepEqual([r.line, r.emotion, r.relationship], ["As I said.", "proud", 20]);
+  const req = c.model.requests[0];
+  assert.deepEqual(req.history.map((e) => e.role), ["user", "response"]);
+  assert.equal(segmentsText(req.history[0].contents), "Player: Hello again");
+  assert.match(req.instructions!, /Your secret: He deserted\.[\s\S]*Keep your secret/);
+  const again = (await c.call("npc/state", { npc: "gorm" })).state as JsonObject;
+  for (const key of ["persona", "memory", "options", "tools", "world", "npc", "version"]) {
+    assert.deepEqual(again[key], state[key], key);
+  }
+  assert.equal(((await c.call("world/list")).worlds as JsonObject[])[0].npcs, 1);
+  await c.close();
+});
+
+Deno.test("npc/restore: keys sent win (even null or []), a missing saved world is a warning, errors", async () => {
+  const c = new NpcClient();
+  await c.call("world/create", { world: "village" });
+  await c.call("npc/create", {
+    npc: "gorm",
+    persona: GORM,
+    tools: [tool("check_inventory")],
+    world: "village",
+    options: { replyFormat: "text", groundingTool: "check_inventory" },
+    model: "scripted",
+  });
+  const saved = (await c.call("npc/state", { npc: "gorm" })).state as JsonObject;
+  const copy = await c.call("npc/restore", {
+    state: saved,
+    npc: "copy",
+    tools: [],
+    options: null,
+    world: null,
+    model: "scripted",
+  });
+  assert.deepEqual(copy, { npc: "copy", tools: [], warnings: [] });
+  const copyState = (await c.call("npc/state", { npc: "copy" })).state as JsonObject;
+  assert.deepEqual([copyState.world, (copyState.options as JsonObject).replyFormat, copyState.tools], [
+    null,
+    "automatic",
+    [],
+  ]);
+  const generated = await c.call("npc/restore", { state: saved, npc: null, model: "scripted", bogus: 1 });
+  assert.equal(generated.npc, "npc1");
+  assert.deepEqual(generated.warnings, ["Unknown parameter 'bogus' was ignored."]);
+  assert.deepEqual(await c.error("npc/restore", { state: saved, model: "scripted" }), {
+    code: -32051,
+    message: "An NPC with id 'gorm' already exists.",
+    data: { code: "npc_exists", npc: "gorm" },
+  });
+  await c.call("world/delete", { world: "village" });
+  const orphan = await c.call("npc/restore", {
+    state: saved,
+    npc: "orphan",
+    model: "scripted",
+    tools: [],
+    options: {},
+  });
+  assert.deepEqual(orphan, {
+    npc: "orphan",
+    tools: [],
+    warnings: [
+      "The saved world 'village' does not exist; the NPC was restored without a world. Pass 'world' to attach one.",
+    ],
+  });
+  assert.equal(
+    (await c.error("npc/restore", { state: saved, npc: "x", world: "village", model: "scripted" })).code,
+    -32052,
+  );
+  const errors: Array<[JsonObject, string]> = [
+    [{}, "Missing required parameter 'state'."],
+    [{ state: { ...saved, version: 2 } }, "'state.version' must be 1; got 2."],
+    [{ state: { ...saved, persona: { role: "x" } } }, "Missing required parameter 'state.persona.name'."],
+    [
+      { state: { ...saved, npc: "t1", transcript: { nope: 1 } } },
+      "'state.transcript' must be a transcript object from session/transcript.",
+    ],
+    [
+      { state: { ...saved, npc: "t2", tools: [{ name: "bad name" }] } },
+      "'state.tools[0].name' must be 1-64 characters of letters, digits, '_', '-' or '.'; got 'bad name'.",
+    ],
+    [
+      { state: { npc: "t3", state: { ...saved, npc: "t3", options: { maxFacts: -1 } } } },
+      "Parameter 'state.state.options.maxFacts' must be at least 0.",
+    ],
+  ];
+  for (const [params, message] of errors) {
+    const e = await c.error("npc/restore", { model: "scripted", ...params });
+    assert.deepEqual([e.code, e.message], [-32602, message]);
+  }
+  await c.close();
+});
+
+Deno.test("npc/restore: the model is not saved (system model by default); the transcript drops an unanswered prompt", async () => {
+  const c = new NpcClient({
+    systemModel: () =>
+      new FnModel([() => ({ kind: "text", text: '{"line":"System."}', usage: null })], "system"),
+  });
+  await c.call("npc/create", { npc: "gorm", persona: GORM, model: capture({ json: { line: "One." } }) });
+  await c.result(c.request("npc/talk", { npc: "gorm", line: "1" }));
+  const saved = (await c.call("npc/state", { npc: "gorm" })).state as JsonObject;
+  const transcript = structuredClone(saved.transcript) as JsonObject;
+  ((transcript.transcript as JsonObject).entries as JsonObject[]).push({
+    id: "x",
+    role: "user",
+    contents: [{ type: "text", id: "y", text: "unanswered" }],
+    options: {},
+  });
+  const restored = await c.call("npc/restore", { state: { ...saved, transcript }, npc: "again" });
+  assert.equal(restored.npc, "again");
+  const list = ((await c.call("npc/list")).npcs as JsonObject[]).find((n) => n.npc === "again")!;
+  assert.deepEqual([list.model, list.turnCount], ["system", 1]);
+  assert.equal((await c.result(c.request("npc/talk", { npc: "again", line: "2" }))).line, "System.");
+  await c.close();
+});
