@@ -10,7 +10,7 @@ import {
   MODEL_ENV_HELP,
   MODEL_FLAGS_HELP,
   resolveModelChoice,
-  unavailableAdvice,
+  unavailableMessage,
 } from "./local_bridge.ts";
 import { stderrStyle, stdoutStyle, writeOut } from "./tty.ts";
 
@@ -55,7 +55,7 @@ export async function runAvailable(args: string[]): Promise<number> {
       model: stringFlag(values, "model"),
       script: stringFlag(values, "script"),
     });
-    const bridge = new LocalBridge(choice.config);
+    const bridge = new LocalBridge(choice);
     const a = await bridge.call("model/availability") as JsonObject;
     const out: JsonObject = { available: a.available === true };
     if (a.reason !== undefined) out.reason = a.reason;
@@ -71,7 +71,17 @@ export async function runAvailable(args: string[]): Promise<number> {
       if (out.available) {
         writeOut(`${s.green("✓")} ${s.bold("The model is available.")}\n`);
       } else {
-        writeOut(`${s.red("✗")} ${s.bold(unavailableAdvice(String(out.reason ?? "unknown")))}\n`);
+        writeOut(
+          `${s.red("✗")} ${
+            s.bold(
+              unavailableMessage(
+                String(out.reason ?? "unknown"),
+                typeof out.detail === "string" ? out.detail : undefined,
+                choice,
+              ),
+            )
+          }\n`,
+        );
       }
       const languages = Array.isArray(out.supportedLanguages) ? out.supportedLanguages.map(String) : [];
       const shown = languages.length > 12
@@ -81,7 +91,7 @@ export async function runAvailable(args: string[]): Promise<number> {
         `  model      ${choice.label}${out.variant !== undefined ? ` — ${out.variant}` : ""}\n` +
           `  context    ${out.contextSize} tokens\n` +
           `  languages  ${shown || "(not reported)"}\n` +
-          (out.detail !== undefined ? `  detail     ${out.detail}\n` : ""),
+          (out.detail !== undefined && choice.name === "system" ? `  detail     ${out.detail}\n` : ""),
       );
     }
     return out.available ? EXIT.ok : EXIT.unavailable;

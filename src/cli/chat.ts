@@ -143,7 +143,7 @@ class ChatCommand {
       script: stringFlag(values, "script"),
     });
     this.#modelName = model.name;
-    this.#bridge = new LocalBridge(model.config);
+    this.#bridge = new LocalBridge(model);
     await this.#bridge.requireAvailable();
     const create: JsonObject = { session: SESSION, options, model: "system" };
     const instructions = stringFlag(values, "instructions");

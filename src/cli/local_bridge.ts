@@ -87,6 +87,14 @@ export function unavailableAdvice(reason: string): string {
     `for an OpenAI-compatible server, or --script <file> (or OAM_SCRIPT=<file>) for a scripted model.`;
 }
 
+/** Why the command's model cannot run, with advice. */
+export function unavailableMessage(reason: string, detail: string | undefined, choice?: ModelChoice): string {
+  if (choice && choice.name !== "system") {
+    return `The model ${choice.label} is unavailable (${reason})${detail ? `: ${detail}` : "."}`;
+  }
+  return unavailableAdvice(reason);
+}
+
 /** Handlers for the messages one request causes. */
 export interface RequestHandlers {
   /** A `<namespace>/event` notification's `event`. */
@@ -115,9 +123,15 @@ export class LocalBridge {
   readonly #handlers = new Map<string, RequestHandlers>();
   #next = 0;
 
-  /** A bridge with `config` (e.g. a model choice's config). */
-  constructor(config: Partial<BridgeConfiguration>) {
-    this.engine = new BridgeEngine(config, (line) => this.#route(line));
+  /** The model choice the bridge was made for, if any. */
+  readonly choice: ModelChoice | undefined;
+
+  /** A bridge for a model choice (or a plain configuration). */
+  constructor(config: ModelChoice | Partial<BridgeConfiguration>) {
+    const isChoice = "name" in config && "label" in config && "config" in config;
+    this.choice = isChoice ? config as ModelChoice : undefined;
+    const engineConfig = isChoice ? (config as ModelChoice).config : config as Partial<BridgeConfiguration>;
+    this.engine = new BridgeEngine(engineConfig, (line) => this.#route(line));
   }
 
   #route(line: string): void {
@@ -175,7 +189,8 @@ export class LocalBridge {
     const availability = await this.call("model/availability") as JsonObject;
     if (availability.available !== true) {
       const reason = typeof availability.reason === "string" ? availability.reason : "unknown";
-      throw new CliError("model_unavailable", unavailableAdvice(reason), { reason });
+      const detail = typeof availability.detail === "string" ? availability.detail : undefined;
+      throw new CliError("model_unavailable", unavailableMessage(reason, detail, this.choice), { reason });
     }
     return availability;
   }

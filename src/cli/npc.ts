@@ -142,7 +142,7 @@ class NpcCommand {
       model: stringFlag(values, "model"),
       script: stringFlag(values, "script"),
     });
-    this.#bridge = new LocalBridge(model.config);
+    this.#bridge = new LocalBridge(model);
     this.#bridge.onWorldChanged = (p) => this.#worldChanged(p);
     await this.#bridge.requireAvailable();
     let greeting: string | null = null;

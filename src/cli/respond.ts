@@ -257,7 +257,7 @@ class RespondCommand {
       model: stringFlag(values, "model"),
       script: stringFlag(values, "script"),
     });
-    const bridge = new LocalBridge(choice.config);
+    const bridge = new LocalBridge(choice);
     this.#spinner.start("checking the model");
     try {
       await bridge.requireAvailable();
