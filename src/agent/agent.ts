@@ -34,6 +34,8 @@ import {
 
 /** Base delay before the first retry (ms); doubles each attempt. */
 export const RETRY_BASE_DELAY_MS = 300;
+/** Longest delay a timer supports (ms). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Options of a new agent. */
 export interface AgentInit {
@@ -193,7 +195,11 @@ export class Agent {
         const e = toBridgeError(error);
         const retry = retryable(e);
         if (attempt >= this.settings.maxAttempts || state.admitted || !retry.ok) throw e;
-        const delay = Math.max(RETRY_BASE_DELAY_MS * 2 ** (attempt - 1), retry.delayMs);
+        // Capped to what a timer can wait (a longer delay would fire at once).
+        const delay = Math.min(
+          Math.max(RETRY_BASE_DELAY_MS * 2 ** (attempt - 1), retry.delayMs),
+          MAX_TIMER_MS,
+        );
         await abortableSleep(delay, signal);
         state.tracker.resetNext();
       }

@@ -99,7 +99,7 @@ export function parseSessionOptions(p: Params | undefined, defaultTimeoutMs: num
   const timeout = p.optionalSeconds("toolTimeoutSeconds");
   const trim = p.optionalBool("trimHistory");
   const reserved = p.optionalInteger("reservedResponseTokens", { min: 0 });
-  const attempts = p.optionalInteger("maxAttempts", { min: 1, max: 10 });
+  const attempts = p.optionalInteger("maxAttempts", { min: 1 });
   return {
     policy,
     settings: {
