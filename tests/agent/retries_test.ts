@@ -175,3 +175,28 @@ Deno.test("a custom error message is kept; the fallback step plays when the scri
   assert.equal((await c.call("session/respond", { session: "f", prompt: "x" })).text, "again");
   await c.close();
 });
+
+Deno.test("maxAttempts has no upper bound; a cancel during the retry wait answers -32009 at once", async () => {
+  const c = new WireClient();
+  for (const maxAttempts of [11, 1000, 2 ** 52]) {
+    const r = await c.call("session/create", { options: { maxAttempts }, model: "scripted" });
+    assert.deepEqual(r.warnings, []);
+  }
+  await c.call("session/create", {
+    session: "w",
+    options: { maxAttempts: 50 },
+    model: { type: "scripted", steps: [], fallback: { error: "generation_failed" } },
+  });
+  c.request("session/respond", { session: "w", prompt: "x", stream: true }, 1);
+  await c.waitFor((m) => m.method === "session/event");
+  const started = Date.now();
+  c.request("session/cancel", { session: "w" }, 2);
+  assert.deepEqual((await c.response(2)).result, { session: "w", cancelled: 1 });
+  assert.deepEqual((await c.response(1)).error, {
+    code: -32009,
+    message: "The turn was cancelled.",
+    data: { code: "cancelled" },
+  });
+  assert.ok(Date.now() - started < 200);
+  await c.close();
+});
