@@ -41,6 +41,10 @@ export function parseFlags(
       /^Option '(?:-\w, )?(--[\w-]+)(?: <value>)?' argument missing$/,
       "$1 needs a value.",
     );
+    message = message.replace(
+      /^Option '(?:-\w, )?(--[\w-]+)' argument is ambiguous\..*$/s,
+      "$1 needs a value (write $1=<value> for a value that starts with '-').",
+    );
     message = message.replace(/^Unexpected argument '(.*)'.*$/s, "Unexpected argument '$1'.");
     if (!message.endsWith(".")) message += ".";
     throw CliError.usage(`${message} Run 'oam ${command} --help'.`);

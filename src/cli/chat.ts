@@ -318,6 +318,7 @@ class ChatCommand {
     try {
       const result = await bridge.run("session/respond", { session: SESSION, prompt, stream: true }, {
         onEvent: (event) => {
+          if (cancelled) return; // what follows a Ctrl-C is the turn unwinding
           switch (event.type) {
             case "text": {
               this.#spinner.stop();

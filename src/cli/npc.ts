@@ -424,6 +424,7 @@ class NpcCommand {
     try {
       const result = await bridge.run("npc/talk", { npc: this.#npc, line, stream: true }, {
         onEvent: (event) => {
+          if (cancelled) return; // what follows a Ctrl-C is the turn unwinding
           switch (event.type) {
             case "emotion":
               emotion = String(event.emotion);
