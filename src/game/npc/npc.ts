@@ -17,7 +17,8 @@ import { CHANGE_RELATIONSHIP_TOOL, REMEMBER_FACT_TOOL } from "./memory_tools.ts"
 import { applyStage, memoryJson, memoryNote, MemoryStage, type NpcMemory } from "./npc_memory.ts";
 import { type NpcOptions, optionsJson } from "./npc_options.ts";
 import { type Persona, personaJson } from "./persona.ts";
-import type { ReplySettings } from "./reply_format.ts";
+import { replySchema, type ReplySettings } from "./reply_format.ts";
+import type { ResponseSchema } from "../../models/language_model.ts";
 import { composeTools } from "./npc_tools.ts";
 
 /** The world an NPC uses. */
@@ -85,6 +86,7 @@ export class Npc {
   /** Client tools (definitions as sent are in `definition`). */
   clientTools: AgentTool[];
   #stage: MemoryStage | null = null;
+  #replySchema: ResponseSchema | null = null;
   #fallbackIndex = 0;
   #background: Promise<void> | null = null;
   #backgroundOp: Operation | null = null;
@@ -179,6 +181,12 @@ export class Npc {
     };
   }
 
+  /** The structured reply schema (cached until the next {@link apply}). */
+  replySchema(): ResponseSchema {
+    this.#replySchema ??= replySchema(this.replySettings());
+    return this.#replySchema;
+  }
+
   /** Starts a memory stage for a turn (memory tools write into it). */
   beginStage(): MemoryStage {
     this.#stage = new MemoryStage();
@@ -213,6 +221,7 @@ export class Npc {
     this.options = changes.options;
     this.memory = changes.memory;
     this.clientTools = changes.clientTools;
+    this.#replySchema = null;
     this.agent.tools = tools;
     this.agent.settings = { ...this.agent.settings, options: generationOptions(changes.options) };
   }

@@ -15,7 +15,7 @@ import type { Emotion } from "./emotions.ts";
 import { DEFAULT_BARK_SITUATION, framePrompt, renderInstructions, retryPrompt } from "./instructions.ts";
 import { LineTracker } from "./line_tracker.ts";
 import { generationOptions, type Npc } from "./npc.ts";
-import { cleanLine, parseStructuredReply, parseTextReply, replySchema, splitTag } from "./reply_format.ts";
+import { cleanLine, parseStructuredReply, parseTextReply, splitTag } from "./reply_format.ts";
 
 /** Notification method of NPC turn events. */
 export const NPC_EVENT = "npc/event";
@@ -147,7 +147,7 @@ export async function runTalk(
         } else {
           try {
             result = await npc.agent.runTurn(
-              { prompt: framed, schema: replySchema(settings), policy, stream: input.stream },
+              { prompt: framed, schema: npc.replySchema(), policy, stream: input.stream },
               sink,
               signal,
               commit,
