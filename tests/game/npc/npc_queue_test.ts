@@ -237,3 +237,26 @@ Deno.test("npc/reset clears the conversation (and memory if asked); npc/state se
   assert.deepEqual((await stateOf(c)).memory, { facts: [], relationship: 0 });
   await c.close();
 });
+
+Deno.test("shutdown cancels NPC turns and removes NPCs; a full queue answers busy", async () => {
+  const c = new NpcClient({ maxQueuedOperations: 2 });
+  await c.call("npc/create", {
+    npc: "gorm",
+    persona: GORM,
+    model: capture({ json: { line: "x" }, delayMs: 5000 }),
+  });
+  c.request("npc/talk", { npc: "gorm", line: "1" }, 1);
+  c.request("npc/talk", { npc: "gorm", line: "2" }, 2);
+  assert.deepEqual(await c.error("npc/talk", { npc: "gorm", line: "3" }), {
+    code: -32010,
+    message: "NPC 'gorm' has too many queued operations (limit 2).",
+    data: { code: "busy", npc: "gorm", limit: 2 },
+  });
+  c.request("shutdown", {}, 3);
+  await c.response(3);
+  const ids = c.messages.filter((m) => !("method" in m)).map((m) => m.id);
+  assert.ok(ids.indexOf(1) < ids.indexOf(3) && ids.indexOf(2) < ids.indexOf(3), JSON.stringify(ids));
+  assert.equal(((await c.response(1)).error as JsonObject).code, -32009);
+  assert.equal(((await c.response(2)).error as JsonObject).code, -32009);
+  assert.equal(c.game.game.npcPersona("gorm"), undefined);
+});
