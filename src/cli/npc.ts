@@ -87,6 +87,17 @@ export async function runNpc(args: string[]): Promise<number> {
   }
 }
 
+/** Checks the shape of a persona file (before the model is touched). */
+function checkPersonaFile(path: string, value: JsonValue): void {
+  if (!isJsonObject(value)) throw CliError.invalidInput(`${path}: expected an object with a 'persona'.`);
+  if (!isJsonObject(value.persona)) {
+    throw CliError.invalidInput(`${path}: 'persona' must be an object with a 'name'.`);
+  }
+  if (value.world !== undefined && value.world !== null && !isJsonObject(value.world)) {
+    throw CliError.invalidInput(`${path}: 'world' must be an object (the world seed).`);
+  }
+}
+
 /** The save file written by `/state`. */
 interface NpcSave {
   state: JsonObject;
@@ -138,6 +149,9 @@ class NpcCommand {
     if (restorePath !== undefined && positionals.length > 0) {
       throw CliError.usage("Use either a persona file or --restore <save>, not both.");
     }
+    // Read the file before touching the model, so file problems are reported first.
+    const file = await readJsonInput(restorePath ?? positionals[0]);
+    if (restorePath === undefined) checkPersonaFile(positionals[0], file);
     const model = await resolveModelChoice({
       model: stringFlag(values, "model"),
       script: stringFlag(values, "script"),
@@ -146,8 +160,8 @@ class NpcCommand {
     this.#bridge.onWorldChanged = (p) => this.#worldChanged(p);
     await this.#bridge.requireAvailable();
     let greeting: string | null = null;
-    if (restorePath !== undefined) await this.#restore(restorePath);
-    else greeting = await this.#create(positionals[0]);
+    if (restorePath !== undefined) await this.#restore(restorePath, file);
+    else greeting = await this.#create(positionals[0], file);
 
     const onSigint = () => {
       if (this.#cancelTurn) this.#cancelTurn();
@@ -203,8 +217,7 @@ class NpcCommand {
     if (this.#interactive) this.#write(this.#out.bold(this.#out.green("you› ")));
   }
 
-  async #create(path: string): Promise<string | null> {
-    const value = await readJsonInput(path);
+  async #create(path: string, value: JsonValue): Promise<string | null> {
     if (!isJsonObject(value)) throw CliError.invalidInput(`${path}: expected an object with a 'persona'.`);
     for (const key of Object.keys(value)) {
       if (!FILE_KEYS.includes(key)) {
@@ -241,8 +254,7 @@ class NpcCommand {
     return typeof value.greeting === "string" ? value.greeting : null;
   }
 
-  async #restore(path: string): Promise<void> {
-    const value = await readJsonInput(path);
+  async #restore(path: string, value: JsonValue): Promise<void> {
     const oam = isJsonObject(value) && isJsonObject(value.oam) ? value.oam : null;
     if (!isJsonObject(value) || !oam || oam.kind !== "npc" || !isJsonObject(value.state)) {
       throw CliError.invalidInput(`${path}: not an NPC save (write one with /state <file>).`);

@@ -1,0 +1,132 @@
+import assert from "node:assert/strict";
+import type { JsonObject } from "../../src/protocol/json.ts";
+import { Fixtures, oam } from "./cli_helper.ts";
+
+const fx = await Fixtures.create();
+const persona = await fx.write(
+  "mira.jsonc",
+  `{
+  // The innkeeper
+  "npc": "mira",
+  "persona": {"name": "Mira", "role": "the innkeeper"},
+  "options": {"playerOptionCount": 2, "worldWritable": ["player.gold"], "memoryTools": ["changeRelationship"]},
+  "tools": [
+    {"name": "check_menu", "description": "Dishes and prices.", "x-oam": {"command": ["echo", "{\\"stew\\": 8}"]}},
+    {"name": "ask_cook", "description": "Ask the cook.", "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}},
+  ],
+  "world": {"player": {"name": "Aria", "gold": 30}},
+  "greeting": "Aria walks in.",
+}`,
+);
+
+Deno.test("npc: streamed lines, options menu, tools, world changes and the end of the conversation", async () => {
+  const script = await fx.write("steps.json", [
+    { text: "Come in, you're soaked!" },
+    { toolCalls: [{ name: "check_menu", arguments: {} }] },
+    {
+      json: {
+        emotion: "happy",
+        line: "Stew's 8 gold.",
+        player_options: ["The stew.", "No thanks."],
+        ends_conversation: false,
+      },
+    },
+    {
+      toolCalls: [
+        { name: "update_world_state", arguments: { path: "player.gold", value: "22" } },
+        { name: "change_relationship", arguments: { reason: "paid", delta: 5 } },
+      ],
+    },
+    { toolCalls: [{ name: "ask_cook", arguments: { q: "hot?" } }] },
+    {
+      json: {
+        emotion: "grateful",
+        line: "Here you go!",
+        player_options: ["Thanks!", "Bye."],
+        ends_conversation: true,
+      },
+    },
+  ]);
+  const r = await oam(["npc", persona, "--script", script], {
+    stdin: "What's good?\n3\n1\npiping hot\nnot read\n",
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(
+    r.stdout,
+    [
+      "Mira: Come in, you're soaked!",
+      "  ⚙ check_menu {}",
+      '  ↳ {"stew":8}',
+      "Mira [happy]: Stew's 8 gold.",
+      "  1) The stew.",
+      "  2) No thanks.",
+      "you: The stew.",
+      '  ⚙ update_world_state {"path":"player.gold","value":"22"} (built-in)',
+      "  ◆ world player.gold 30 → 22",
+      '  ⚙ change_relationship {"reason":"paid","delta":5} (built-in)',
+      "  ↳ Set player.gold to 22 (was 30).",
+      "  ↳ You now feel neutral toward the player (5).",
+      '  ⚙ ask_cook {"q":"hot?"}',
+      "  ↳ piping hot",
+      "Mira [grateful]: Here you go!",
+      "  ♥ relationship 0 → 5",
+      "  1) Thanks!",
+      "  2) Bye.",
+      "(Mira ends the conversation.)",
+      "",
+    ].join("\n"),
+  );
+  assert.equal(r.stderr, "Error: pick a reply from 1 to 2. [usage]\n");
+});
+
+Deno.test("npc: /state saves the NPC and its world; --restore loads both", async () => {
+  const script = await fx.write("state.json", [
+    { text: "Hello." },
+    { json: { emotion: "happy", line: "Hi Aria.", player_options: ["a", "b"], ends_conversation: false } },
+  ]);
+  const save = fx.path("save.json");
+  const a = await oam(["npc", persona, "--script", script], { stdin: `hi\n/state ${save}\n` });
+  assert.equal(a.code, 0, a.stderr);
+  assert.ok(a.stdout.endsWith(`(saved to ${save})\n`), a.stdout);
+  const saved = await fx.read("save.json") as JsonObject;
+  assert.deepEqual(saved.oam, { version: 1, kind: "npc" });
+  assert.deepEqual(saved.world, { id: "world", state: { player: { name: "Aria", gold: 30 } } });
+  assert.equal(((saved.state as JsonObject).persona as JsonObject).name, "Mira");
+
+  const later = await fx.write("later.json", [
+    { json: { emotion: "sad", line: "Back so soon?", player_options: [], ends_conversation: false } },
+  ]);
+  const b = await oam(["npc", "--restore", save, "--script", later], { stdin: "again\n/world\n" });
+  assert.equal(b.code, 0, b.stderr);
+  assert.equal(
+    b.stdout,
+    `(restored Mira from ${save})\nMira [sad]: Back so soon?\n${
+      JSON.stringify({ player: { name: "Aria", gold: 30 } }, null, 2)
+    }\n`,
+  );
+});
+
+Deno.test("npc: bad files and flags are usage errors", async () => {
+  const noPersona = await fx.write("none.json", { options: {} });
+  const r = await oam(["npc", noPersona]);
+  assert.equal(r.code, 2);
+  assert.match(r.stderr, /none\.json: 'persona' must be an object with a 'name'\. \[invalid_input\]/);
+  const broken = await fx.write("broken.jsonc", '{\n  "persona": {"name": "X"\n');
+  const b = await oam(["npc", broken]);
+  assert.equal(b.code, 2);
+  assert.match(b.stderr, /broken\.jsonc:3:1: .* — not valid JSON\. \[invalid_input\]/);
+  const none = await oam(["npc"]);
+  assert.equal(none.code, 2);
+  const missing = await oam(["npc", fx.path("nope.jsonc")]);
+  assert.equal(missing.code, 1);
+  assert.match(missing.stderr, /No such file: .*nope\.jsonc.*\[io_error\]/);
+  const script = await fx.write("empty.json", []);
+  const badPersona = await fx.write("bad_persona.json", { persona: { name: "" } });
+  const bp = await oam(["npc", badPersona, "--script", script]);
+  assert.equal(bp.code, 2);
+  assert.match(bp.stderr, /\[invalid_params\]/);
+});
+
+Deno.test("npc: remove fixtures", async () => {
+  await fx.remove();
+});
