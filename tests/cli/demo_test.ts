@@ -1,0 +1,58 @@
+import assert from "node:assert/strict";
+import { oam } from "./cli_helper.ts";
+
+Deno.test("demo: the tavern scene runs against the stdio bridge, quickly, and exits 0", async () => {
+  const started = performance.now();
+  // The permissions the README's first command uses.
+  const r = await oam(["demo"], { permissions: ["--allow-read", "--allow-env", "--allow-run"] });
+  const ms = performance.now() - started;
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stderr, "");
+  const beats = [
+    "The Rusty Flagon",
+    "Aria: Evening! Something warm to eat?",
+    "⚙ check_menu {} → tool/call to the engine",
+    '↳ engine: {"lamb stew":8,"fresh bread":3,"apple cider":2}',
+    "Mira [happy]: Evening, love! There's lamb stew for 8 gold",
+    "1) The stew, please.",
+    "Aria (picks 1): The stew, please.",
+    '⚙ take_order {"item":"lamb stew"}',
+    "◆ world player.gold 30 → 22",
+    "Mira [grateful]:",
+    "⚙ change_relationship",
+    "Mira's regard for Aria: 0 → 5",
+    "Mira decides (decision/decide): full_price — 72% sure",
+    "◆ world player.gold 22 → 10",
+    "Aria pays 12 gold and sleeps dry tonight. (gold left: 10)",
+  ];
+  let at = 0;
+  for (const beat of beats) {
+    const i = r.stdout.indexOf(beat, at);
+    assert.ok(i >= 0, `missing or out of order: ${beat}\n${r.stdout}`);
+    at = i + beat.length;
+  }
+  assert.ok(!r.stdout.includes("\x1b["), "no colors when stdout is not a terminal");
+  assert.ok(ms < 5000, `the demo took ${Math.round(ms)} ms`);
+});
+
+Deno.test("demo: --show-protocol prints the wire on stderr only", async () => {
+  const r = await oam(["demo", "tavern", "--show-protocol"], {
+    permissions: ["--allow-read", "--allow-env", "--allow-run"],
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stderr, /^→ initialize /);
+  assert.match(r.stderr, /← npc\/event \{"npc":"mira","requestId":\d+,"event":\{"type":"emotion"/);
+  assert.ok(!r.stdout.includes("→ initialize"));
+});
+
+Deno.test("demo: errors — unknown scene, no --allow-run", async () => {
+  const unknown = await oam(["demo", "castle"]);
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /Unknown demo 'castle'; the demo is 'tavern'\. \[usage\]/);
+  const noRun = await oam(["demo"], { permissions: ["--allow-read", "--allow-env"] });
+  assert.equal(noRun.code, 1);
+  assert.match(noRun.stderr, /run it with --allow-run\. \[io_error\]/);
+  const help = await oam(["demo", "--help"]);
+  assert.equal(help.code, 0);
+  assert.ok(help.stdout.includes("Example:"));
+});

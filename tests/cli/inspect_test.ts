@@ -1,0 +1,135 @@
+import assert from "node:assert/strict";
+import type { JsonObject } from "../../src/protocol/json.ts";
+import { Fixtures, oam } from "./cli_helper.ts";
+
+const fx = await Fixtures.create();
+const script = await fx.write("script.json", [{ text: "hi" }]);
+
+Deno.test("available: JSON and human output; exit 3 when unavailable", async () => {
+  const ok = await oam(["available", "--json", "--compact", "--script", script]);
+  assert.equal(ok.code, 0, ok.stderr);
+  assert.equal(
+    ok.stdout,
+    `${
+      JSON.stringify({
+        available: true,
+        model: "scripted",
+        contextSize: 8192,
+        variant: `scripted (${script})`,
+        supportedLanguages: [],
+      })
+    }\n`,
+  );
+  const human = await oam(["available"], { env: { OAM_SCRIPT: script } });
+  assert.equal(human.code, 0);
+  assert.ok(human.stdout.startsWith("✓ The model is available.\n"), human.stdout);
+  const down = await oam(["available", "--json", "--model", "openai:http://127.0.0.1:9/v1#m"]);
+  assert.equal(down.code, 3);
+  const body = JSON.parse(down.stdout) as JsonObject;
+  assert.deepEqual(Object.keys(body).slice(0, 3), ["available", "reason", "model"]);
+  assert.equal(body.available, false);
+  assert.equal(body.model, "openai");
+  const downHuman = await oam(["available", "--model", "openai:http://127.0.0.1:9/v1#m"]);
+  assert.equal(downHuman.code, 3);
+  assert.match(downHuman.stdout, /^✗ The model .* is unavailable/);
+});
+
+Deno.test("schema convert: file, stdin, --name, --json, warnings and invalid schemas", async () => {
+  const schema = await fx.write(
+    "mood.jsonc",
+    `{ // JSONC is fine
+  "type": "object",
+  "properties": {"mood": {"enum": ["calm", "angry"]}, "code": {"type": "string", "pattern": "^a"}},
+  "required": ["mood"],
+}`,
+  );
+  const r = await oam(["schema", "convert", schema, "--name", "Mood"]);
+  assert.equal(r.code, 0, r.stderr);
+  const gen = JSON.parse(r.stdout) as JsonObject;
+  assert.equal(gen.title, "Mood");
+  assert.deepEqual(gen["x-order"], ["mood", "code"]);
+  assert.equal(
+    r.stderr,
+    "warning: #/properties/code: pattern '^a' is described to the model but not enforced\n",
+  );
+  const j = await oam(["schema", "convert", "-", "--json"], { stdin: '{"type": "string"}' });
+  assert.equal(j.code, 0, j.stderr);
+  const body = JSON.parse(j.stdout) as JsonObject;
+  assert.deepEqual(Object.keys(body), ["warnings", "generationSchema"]);
+  const bad = await oam(["schema", "convert", "-", "--json"], {
+    stdin: '{"type": "object", "properties": {"a": {"type": "bogus"}}}',
+  });
+  assert.equal(bad.code, 2);
+  assert.equal(bad.stdout, "");
+  assert.deepEqual(JSON.parse(bad.stderr), {
+    error: { code: "invalid_schema", message: "schema: unsupported type 'bogus' (at #/properties/a)" },
+  });
+  const notJson = await oam(["schema", "convert", "-"], { stdin: "{nope" });
+  assert.equal(notJson.code, 2);
+  assert.match(notJson.stderr, /^Error: <stdin>:1:2: .* \[invalid_input\]\n$/);
+  const missing = await oam(["schema", "convert", fx.path("missing.json")]);
+  assert.equal(missing.code, 1);
+  assert.equal((await oam(["schema", "convert"])).code, 2);
+  assert.equal((await oam(["schema", "explode", "x"])).code, 2);
+  assert.equal((await oam(["schema"])).code, 2);
+});
+
+Deno.test("tools validate: command and external tools, JSON, and what makes a file invalid", async () => {
+  const tools = await fx.write("tools.json", {
+    tools: [
+      { type: "function", function: { name: "get_weather", parameters: { type: "object", properties: {} } } },
+      { name: "now", description: "The time", "x-oam": { command: ["echo", "noon"], timeout: 5 } },
+    ],
+  });
+  const r = await oam(["tools", "validate", tools]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(
+    r.stdout,
+    "✓ get_weather external (answered by you or your engine)\n" +
+      "✓ now command echo noon, timeout 5s\n" +
+      "2 tools OK.\n",
+  );
+  const j = await oam(["tools", "validate", tools, "--json"]);
+  const body = JSON.parse(j.stdout) as JsonObject;
+  const list = body.tools as JsonObject[];
+  assert.deepEqual(list.map((t) => [t.name, t.kind]), [["get_weather", "external"], ["now", "command"]]);
+  assert.deepEqual(list[1].argv, ["echo", "noon"]);
+  assert.deepEqual(body.warnings, ["get_weather: no description; the model may not know when to call it."]);
+
+  const dup = await oam(["tools", "validate", "-"], { stdin: '[{"name": "a"}, {"name": "a"}]' });
+  assert.equal(dup.code, 2);
+  assert.equal(dup.stderr, "Error: Duplicate tool name 'a'. [invalid_params]\n");
+  const missing = await oam(["tools", "validate", "-"], {
+    stdin: '[{"name": "a", "x-oam": {"command": ["./nope.sh"]}}]',
+  });
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /command '\.\/nope\.sh' was not found \(looked at .*\/nope\.sh\)/);
+  const badSchema = await oam(["tools", "validate", "-", "--json"], {
+    stdin: '[{"name": "a", "parameters": {"type": "object", "properties": {"x": {"type": "bogus"}}}}]',
+  });
+  assert.equal(badSchema.code, 2);
+  assert.equal(JSON.parse(badSchema.stderr).error.code, "invalid_schema");
+  const badBlock = await oam(["tools", "validate", "-"], {
+    stdin: '[{"name": "a", "x-oam": {"command": []}}]',
+  });
+  assert.equal(badBlock.code, 2);
+  assert.match(badBlock.stderr, /tools\[0\]\.x-oam\.command' must be a non-empty argv array/);
+  const notList = await oam(["tools", "validate", "-"], { stdin: '{"name": "a"}' });
+  assert.equal(notList.code, 2);
+});
+
+Deno.test("main: help lists every command; unknown commands exit 2", async () => {
+  const help = await oam(["--help"]);
+  assert.equal(help.code, 0);
+  for (
+    const c of ["demo", "chat", "respond", "npc", "available", "schema convert", "tools validate", "stdio"]
+  ) {
+    assert.ok(help.stdout.includes(`  ${c}`), c);
+  }
+  const unknown = await oam(["frobnicate"]);
+  assert.equal(unknown.code, 2);
+});
+
+Deno.test("inspect: remove fixtures", async () => {
+  await fx.remove();
+});
