@@ -18,9 +18,13 @@ export interface InstructionSettings {
   maxSentences: number;
   /** True when the NPC has tools that look facts up (any tool that is not a memory tool). */
   hasFactTools: boolean;
+  /** Whether and how the secrets appear. */
   secrets: SecretVisibility;
+  /** Extra lines appended to the rules (`options.extraInstructions`). */
   extraInstructions: string | null;
+  /** The NPC has `remember_fact`. */
   rememberFact: boolean;
+  /** The NPC has `change_relationship`. */
   changeRelationship: boolean;
   /** Ask for a leading `[emotion]` tag (replyFormat `text`). */
   emotionTag: boolean;

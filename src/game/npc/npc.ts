@@ -23,19 +23,27 @@ import { composeTools } from "./npc_tools.ts";
 
 /** The world an NPC uses. */
 export interface NpcWorld {
+  /** World id on the bridge. */
   id: string;
+  /** The shared state (kept even when the world is deleted). */
   state: WorldState;
 }
 
 /** Everything an NPC is made of. */
 export interface NpcInit {
+  /** NPC id. */
   id: string;
+  /** Who the NPC is. */
   persona: Persona;
+  /** What it remembers. */
   memory: NpcMemory;
+  /** Every option. */
   options: NpcOptions;
   /** Client tools, as parsed from their definitions. */
   clientTools: AgentTool[];
+  /** The world, or null. */
   world: NpcWorld | null;
+  /** The model of its turns, compaction and barks. */
   model: LanguageModel;
   /** Conversation to continue (a restored save). */
   entries?: ConversationEntry[];
@@ -43,9 +51,13 @@ export interface NpcInit {
 
 /** A validated set of changes for {@link Npc.apply}. */
 export interface NpcChanges {
+  /** New persona. */
   persona: Persona;
+  /** New options. */
   options: NpcOptions;
+  /** New memory. */
   memory: NpcMemory;
+  /** New client tools. */
   clientTools: AgentTool[];
 }
 
@@ -80,8 +92,11 @@ export class Npc {
   readonly agent: Agent;
   /** The world, or null. */
   readonly world: NpcWorld | null;
+  /** Who the NPC is. */
   persona: Persona;
+  /** Every option. */
   options: NpcOptions;
+  /** Committed memory. */
   memory: NpcMemory;
   /** Client tools (definitions as sent are in `definition`). */
   clientTools: AgentTool[];

@@ -11,13 +11,14 @@ import { listSentence } from "./prose.ts";
 /** Memory keys, in the order of their JSON form. */
 export const MEMORY_KEYS = ["facts", "relationship", "summary"] as const;
 
-/** Lowest and highest relationship. */
-export const RELATIONSHIP_MIN = -100;
+/** Lowest relationship. */
+export const RELATIONSHIP_MIN: number = -100;
 /** Highest relationship. */
-export const RELATIONSHIP_MAX = 100;
+export const RELATIONSHIP_MAX: number = 100;
 
 /** What the NPC remembers. */
 export interface NpcMemory {
+  /** Remembered facts, oldest first. */
   facts: string[];
   /** Attitude toward the player, -100…100. */
   relationship: number;

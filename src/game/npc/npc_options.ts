@@ -48,35 +48,53 @@ export const OPTION_KEYS = [
 
 /** Every NPC option. */
 export interface NpcOptions {
+  /** Structured, text, or structured with a text retry. */
   replyFormat: ReplyFormat;
   /** A tool forced on the first step of every turn, or null. */
   groundingTool: string | null;
   /** Default tool choice when there is no grounding tool. */
   toolChoice: ToolChoice;
+  /** Model steps per turn that may call tools. */
   maxToolRounds: number;
+  /** Tool calls per turn. */
   maxToolCalls: number;
   /** Client tool timeout in ms; null waits forever. */
   toolTimeoutMs: number | null;
+  /** Paths `read_world_state` may read (`""` = everything, `[]` = no read tool). */
   worldReadable: string[];
+  /** Paths `update_world_state` may change (`[]` = no write tool). */
   worldWritable: string[];
+  /** Paths summarized into every prompt. */
   worldContextPaths: string[];
   /** Enabled memory tools, in canonical order. */
   memoryTools: MemoryToolName[];
+  /** Most facts kept (oldest dropped). */
   maxFacts: number;
+  /** Largest relationship change per `change_relationship` call. */
   maxRelationshipChange: number;
   /** Relationship from which secrets enter the prompt; null always includes them with a guarding rule. */
   secretsUnlockAtRelationship: number | null;
   /** Emotions the model may choose from (empty = all). */
   emotions: Emotion[];
+  /** Suggested player replies (0…4, structured replies only). */
   playerOptionCount: number;
+  /** Whether the reply may end the conversation. */
   canEndConversation: boolean;
+  /** Appended to the instructions. */
   extraInstructions: string | null;
+  /** Background summarization after this many turns (0 = never). */
   compactAfterTurns: number;
+  /** Turns kept verbatim by compaction. */
   keepRecentTurns: number;
+  /** Answer blocked turns with a fallback line instead of an error. */
   fallbackOnGuardrail: boolean;
+  /** Rotated fallback lines (defaults when none). */
   fallbackLines: string[];
+  /** Sampling temperature, or the model default. */
   temperature: number | null;
+  /** Reply token limit, or none. */
   maximumResponseTokens: number | null;
+  /** Token limit of barks. */
   barkMaximumTokens: number;
 }
 

@@ -23,13 +23,21 @@ export const PERSONA_KEYS = [
 
 /** Who the NPC is. */
 export interface Persona {
+  /** Display name (required). */
   name: string;
+  /** Role, e.g. "the village blacksmith". */
   role: string;
+  /** A sentence or two. */
   personality: string;
+  /** A sentence or two. */
   speakingStyle: string;
+  /** A sentence or two. */
   backstory: string;
+  /** What the NPC wants. */
   goals: string[];
+  /** What the NPC knows. */
   knowledge: string[];
+  /** Shown to the model only once the relationship unlocks them (or guarded). */
   secrets: string[];
   /** Used when the model gives no usable emotion, and for fallback lines. */
   defaultEmotion: Emotion;
@@ -39,7 +47,9 @@ export interface Persona {
 
 /** A decoded value and the warnings it raised. */
 export interface Decoded<T> {
+  /** The decoded value. */
   value: T;
+  /** Warnings, e.g. unknown keys. */
   warnings: string[];
 }
 

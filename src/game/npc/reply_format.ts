@@ -16,20 +16,29 @@ export const MAX_TAG_LENGTH = 24;
 
 /** What reply parsing needs to know. */
 export interface ReplySettings {
+  /** The NPC's name (speaker labels, schema descriptions). */
   name: string;
   /** Emotions the model may choose from (empty = all). */
   emotions: readonly Emotion[];
+  /** Emotion when the model gives none that is usable. */
   defaultEmotion: Emotion;
+  /** Reply length in sentences. */
   maxSentences: number;
+  /** Suggested player replies (0…4). */
   playerOptionCount: number;
+  /** Whether `ends_conversation` is offered. */
   canEndConversation: boolean;
 }
 
 /** A parsed reply. */
 export interface ParsedReply {
+  /** The chosen emotion. */
   emotion: Emotion;
+  /** The cleaned spoken line ("" when nothing usable). */
   line: string;
+  /** Cleaned suggestions. */
   playerOptions: string[];
+  /** Whether the NPC ends the conversation. */
   endsConversation: boolean;
 }
 
