@@ -81,6 +81,7 @@ function nodeValue(node: Node, depth: number): JsonValue {
  * ```
  */
 export function parseJsonc(text: string, label: string): JsonValue {
+  if (text.trim() === "") throw CliError.invalidInput(`${label}: empty input; expected JSON.`);
   const errors: ParseError[] = [];
   const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
   if (errors.length > 0) {

@@ -1,0 +1,215 @@
+import assert from "node:assert/strict";
+import { parseFlags } from "../../src/cli/args.ts";
+import { CliError, exitCodeFor, toCliError } from "../../src/cli/cli_error.ts";
+import { outputValue, runCommandTool } from "../../src/cli/command_tools.ts";
+import { appendEntries, toolCallsEntry, toolOutputEntry } from "../../src/cli/conversation_file.ts";
+import { LineReader, parseJsonc } from "../../src/cli/input.ts";
+import { typedAnswer } from "../../src/cli/render.ts";
+import { toolsFromValue } from "../../src/cli/tools_file.ts";
+import { makeStyle } from "../../src/cli/tty.ts";
+import { BridgeError } from "../../src/protocol/errors.ts";
+import type { JsonObject } from "../../src/protocol/json.ts";
+
+function stream(...chunks: string[]): ReadableStream<Uint8Array> {
+  const encoder = new TextEncoder();
+  return new ReadableStream({
+    start(controller) {
+      for (const c of chunks) controller.enqueue(encoder.encode(c));
+      controller.close();
+    },
+  });
+}
+
+Deno.test("parseJsonc: comments, trailing commas, own __proto__ keys, positioned errors", () => {
+  assert.deepEqual(parseJsonc('{"a": [1, 2,], /* c */ "b": null, // x\n}', "f"), { a: [1, 2], b: null });
+  const value = parseJsonc('{"__proto__": {"polluted": true}}', "f") as JsonObject;
+  assert.ok(Object.hasOwn(value, "__proto__"));
+  assert.equal(Object.getPrototypeOf(value), Object.prototype);
+  assert.equal(({} as JsonObject).polluted, undefined);
+  assert.throws(() => parseJsonc('{\n  "a": }', "cfg.jsonc"), (e: unknown) => {
+    assert.ok(e instanceof CliError);
+    assert.equal(e.code, "invalid_input");
+    assert.match(e.message, /^cfg\.jsonc:2:8: ValueExpected — not valid JSON\.$/);
+    return true;
+  });
+  assert.throws(() => parseJsonc("   ", "empty"), /empty: empty input; expected JSON\./);
+});
+
+Deno.test("LineReader: lines across chunks, CRLF, last line without newline, end of input", async () => {
+  const reader = new LineReader(stream("one\r\ntw", "o\n", "\nthree"));
+  assert.equal(await reader.readLine(), "one");
+  assert.equal(await reader.readLine(), "two");
+  assert.equal(await reader.readLine(), "");
+  assert.equal(await reader.readLine(), "three");
+  assert.equal(await reader.readLine(), null);
+  assert.equal(await reader.readLine(), null);
+  assert.ok(reader.ended);
+});
+
+Deno.test("LineReader: a withdrawn read leaves the line for the next read", async () => {
+  let push!: (text: string) => void;
+  const source = new ReadableStream<Uint8Array>({
+    start(controller) {
+      push = (text) => controller.enqueue(new TextEncoder().encode(text));
+    },
+  });
+  const reader = new LineReader(source);
+  const abort = new AbortController();
+  const first = reader.readLine(abort.signal);
+  abort.abort();
+  assert.equal(await first, undefined);
+  const second = reader.readLine();
+  push("kept\n");
+  assert.equal(await second, "kept");
+});
+
+Deno.test("parseFlags: usage errors name the command", () => {
+  const spec = { json: { type: "boolean" }, tools: { type: "string" } } as const;
+  assert.deepEqual(parseFlags("x", ["--json", "a", "b"], spec, true).positionals, ["a", "b"]);
+  assert.throws(
+    () => parseFlags("x", ["--nope"], spec, true),
+    /^CliError: Unknown option '--nope'\. Run 'oam x --help'\.$/,
+  );
+  assert.throws(
+    () => parseFlags("x", ["--tools"], spec, true),
+    /--tools needs a value\. Run 'oam x --help'\./,
+  );
+  assert.throws(() => parseFlags("x", ["pos"], spec, false), /Unexpected argument 'pos'\./);
+});
+
+Deno.test("exit codes: every error class has its stable code", () => {
+  const table: Array<[string, number]> = [
+    ["usage", 2],
+    ["invalid_input", 2],
+    ["invalid_params", 2],
+    ["invalid_schema", 2],
+    ["invalid_request", 2],
+    ["unsupported_language", 2],
+    ["missing_tool_output", 2],
+    ["model_unavailable", 3],
+    ["guardrail_violation", 4],
+    ["refusal", 4],
+    ["context_size_exceeded", 5],
+    ["rate_limited", 6],
+    ["cancelled", 130],
+    ["interrupted", 130],
+    ["generation_failed", 1],
+    ["io_error", 1],
+    ["tool_failed", 1],
+    ["__proto__", 1],
+    ["constructor", 1],
+  ];
+  for (const [code, exit] of table) assert.equal(exitCodeFor(code), exit, code);
+  const e = toCliError(BridgeError.of("world_error", "bad path", { world: "w" }));
+  assert.equal(e.code, "world_error");
+  assert.deepEqual(e.data, { world: "w" });
+  assert.equal(toCliError(new Deno.errors.NotFound("x")).code, "io_error");
+});
+
+Deno.test("tools files: x-oam blocks become command tools; the bridge never sees them", () => {
+  const loaded = toolsFromValue(
+    {
+      tools: [
+        { name: "ext", description: "d" },
+        {
+          type: "function",
+          function: {
+            name: "cmd",
+            description: "c",
+            "x-oam": { command: "date", timeout: 2, cwd: "sub", env: { A: "1" } },
+          },
+        },
+      ],
+    },
+    "t.json",
+    "/base",
+  );
+  assert.deepEqual(loaded.definitions[0], { name: "ext", description: "d" });
+  assert.deepEqual(loaded.definitions[1], {
+    type: "function",
+    function: { name: "cmd", description: "c" },
+    timeoutSeconds: 0,
+  });
+  const spec = loaded.commands.get("cmd")!;
+  assert.equal(spec.shell, "date");
+  assert.equal(spec.cwd, "/base/sub");
+  assert.equal(spec.timeoutSeconds, 2);
+  assert.equal(spec.env.A, "1");
+  assert.equal(loaded.raw.length, 2);
+  assert.throws(() => toolsFromValue({ name: "x" }, "t.json", "/"), /expected an array of tool definitions/);
+  assert.throws(
+    () => toolsFromValue([{ name: "x", "x-oam": { command: ["a"], timeout: -1 } }], "t.json", "/"),
+    /'t\.json: tools\[0\]\.x-oam\.timeout' must be a number of seconds/,
+  );
+});
+
+Deno.test("command tools: JSON stdout, arguments on stdin and in the environment, failures, timeouts", async () => {
+  const base = { shell: null, cwd: null, env: {}, maxOutputChars: 8000, baseDir: "/", timeoutSeconds: 5 };
+  const echo = await runCommandTool(
+    {
+      ...base,
+      argv: ["sh", "-c", 'read -r line; printf \'{"in": %s, "env": "%s"}\' "$line" "$OAM_TOOL_NAME"'],
+    },
+    "probe",
+    { id: "call_1", arguments: { city: "Oslo" } },
+  );
+  assert.deepEqual(echo, { output: { in: { city: "Oslo" }, env: "probe" }, isError: false });
+  const fail = await runCommandTool({ ...base, argv: ["sh", "-c", "echo broken >&2; exit 3"] }, "f", {
+    id: "c",
+    arguments: {},
+  });
+  assert.deepEqual(fail, { output: "Command exited with status 3: broken", isError: true });
+  const slow = await runCommandTool({ ...base, argv: ["sleep", "5"], timeoutSeconds: 0.2 }, "slow", {
+    id: "c",
+    arguments: {},
+  });
+  assert.deepEqual(slow, { output: "Tool 'slow' timed out after 0.2s.", isError: true });
+  const missing = await runCommandTool({ ...base, argv: ["/no/such/program"] }, "m", {
+    id: "c",
+    arguments: {},
+  });
+  assert.equal(missing.isError, true);
+  const long = await runCommandTool({ ...base, argv: ["echo", "abcdefghij"], maxOutputChars: 4 }, "l", {
+    id: "c",
+    arguments: {},
+  });
+  assert.deepEqual(long, { output: "abcd… (output cut at 4 characters)", isError: false });
+});
+
+Deno.test("typed answers and output values", () => {
+  assert.deepEqual(typedAnswer("/error no signal"), { output: "no signal", isError: true });
+  assert.deepEqual(typedAnswer('{"a": 1}'), { output: { a: 1 }, isError: false });
+  assert.deepEqual(typedAnswer("42"), { output: "42", isError: false });
+  assert.deepEqual(outputValue("[1, 2]\n"), [1, 2]);
+  assert.equal(outputValue("{not json\n"), "{not json");
+});
+
+Deno.test("conversation files: tool-call and tool-output entries", () => {
+  const envelope = { type: "FoundationModels.Transcript", version: "1.1", transcript: { entries: [] } };
+  const call = { id: "call_1", name: "get_weather", arguments: { city: "Oslo" } };
+  const out = appendEntries(envelope, [
+    toolCallsEntry([call]),
+    toolOutputEntry(call, { output: { temp: 3 }, isError: false }),
+    toolOutputEntry(call, { output: "down", isError: true }),
+  ]);
+  const entries = (out.transcript as JsonObject).entries as JsonObject[];
+  assert.equal((envelope.transcript.entries as unknown[]).length, 0, "the input is not changed");
+  assert.deepEqual((entries[0].toolCalls as JsonObject[])[0], {
+    id: "call_1",
+    name: "get_weather",
+    arguments: '{"city":"Oslo"}',
+  });
+  assert.equal(entries[1].toolCallID, "call_1");
+  assert.deepEqual((entries[1].contents as JsonObject[])[0].structure, {
+    source: "get_weather",
+    content: { temp: 3 },
+  });
+  assert.equal((entries[2].contents as JsonObject[])[0].text, "Error: down");
+});
+
+Deno.test("styles are plain when colors are off", () => {
+  const plain = makeStyle(false);
+  assert.equal(plain.red(plain.bold("x")), "x");
+  const color = makeStyle(true);
+  assert.equal(color.bold("x"), "\x1b[1mx\x1b[22m");
+});
