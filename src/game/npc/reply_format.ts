@@ -114,10 +114,14 @@ function speakerLabels(name: string): string[] {
 const OPENING_QUOTES = new Map([['"', '"'], ["“", "”"], ["«", "»"], ["„", "“"]]);
 const DOUBLE_QUOTES = /["“”«»„]/;
 
+/** Case-insensitive prefix test that keeps lengths aligned with the original text. */
+function startsWithLabel(text: string, label: string): boolean {
+  return text.length >= label.length && text.slice(0, label.length).toLowerCase() === label.toLowerCase();
+}
+
 function stripLabel(text: string, name: string): string {
-  const lower = text.toLowerCase();
   for (const label of speakerLabels(name)) {
-    if (lower.startsWith(label.toLowerCase())) return text.slice(label.length).trim();
+    if (startsWithLabel(text, label)) return text.slice(label.length).trim();
   }
   return text;
 }
@@ -153,7 +157,7 @@ export function visibleLine(text: string, name: string): string {
   const lower = t.toLowerCase();
   let labelled = false;
   for (const label of speakerLabels(name)) {
-    if (lower.startsWith(label.toLowerCase())) {
+    if (startsWithLabel(t, label)) {
       t = t.slice(label.length).trimStart();
       labelled = true;
       break;
