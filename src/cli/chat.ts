@@ -286,6 +286,7 @@ class ChatCommand {
     let cancelled = false;
     const write = (text: string) => {
       if (text === "") return;
+      this.#spinner.stop();
       writeOut(text);
       atLineStart = text.endsWith("\n");
     };

@@ -130,6 +130,7 @@ class NpcCommand {
 
   #write(text: string): void {
     if (text === "") return;
+    this.#spinner.stop();
     writeOut(text);
     this.#atLineStart = text.endsWith("\n");
   }

@@ -464,6 +464,7 @@ class RespondCommand {
 
     const run = bridge.run("session/respond", params, {
       onEvent: (event) => {
+        if (pausing || interrupted) return; // the turn is unwinding after our own cancel
         if (mode === "events") writeOut(`${JSON.stringify(event)}\n`);
         switch (event.type) {
           case "modelStep": {
@@ -504,6 +505,7 @@ class RespondCommand {
               isError: record.isError === true,
             });
             if (showTools) {
+              this.#spinner.stop();
               writeErr(
                 `  ${s.dim("←")} ${formatOutput(record.output ?? null, record.isError === true, s)}\n`,
               );

@@ -149,6 +149,7 @@ export class Spinner {
   #label = "";
   #frame = 0;
   #started = 0;
+  #drawn = false;
 
   /** A spinner; `enabled` defaults to "stderr is a terminal". */
   constructor(enabled: boolean = isTerminal(Deno.stderr)) {
@@ -161,7 +162,7 @@ export class Spinner {
     return this.#timer !== undefined;
   }
 
-  /** Shows the spinner with `label` (restarts the clock). */
+  /** Shows the spinner with `label` (restarts the clock). Nothing is drawn for waits under 150 ms. */
   start(label: string): void {
     if (!this.#active) return;
     this.#label = label;
@@ -169,7 +170,6 @@ export class Spinner {
     if (this.#timer === undefined) {
       this.#timer = setInterval(() => this.#draw(), 80);
     }
-    this.#draw();
   }
 
   /** Changes the label of a running spinner. */
@@ -182,10 +182,13 @@ export class Spinner {
     if (this.#timer === undefined) return;
     clearInterval(this.#timer);
     this.#timer = undefined;
-    writeErr("\r\x1b[K");
+    if (this.#drawn) writeErr("\r\x1b[K");
+    this.#drawn = false;
   }
 
   #draw(): void {
+    if (Date.now() - this.#started < 150) return;
+    this.#drawn = true;
     const seconds = ((Date.now() - this.#started) / 1000).toFixed(1);
     const frame = FRAMES[this.#frame++ % FRAMES.length];
     writeErr(`\r\x1b[K${this.#style.cyan(frame)} ${this.#label} ${this.#style.dim(`${seconds}s`)}`);

@@ -6,7 +6,7 @@ import { appendEntries, toolCallsEntry, toolOutputEntry } from "../../src/cli/co
 import { LineReader, parseJsonc } from "../../src/cli/input.ts";
 import { typedAnswer } from "../../src/cli/render.ts";
 import { toolsFromValue } from "../../src/cli/tools_file.ts";
-import { makeStyle } from "../../src/cli/tty.ts";
+import { colorsEnabled, makeStyle } from "../../src/cli/tty.ts";
 import { BridgeError } from "../../src/protocol/errors.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
 
@@ -212,4 +212,22 @@ Deno.test("styles are plain when colors are off", () => {
   assert.equal(plain.red(plain.bold("x")), "x");
   const color = makeStyle(true);
   assert.equal(color.bold("x"), "\x1b[1mx\x1b[22m");
+});
+
+Deno.test("colors: only on a terminal, never with NO_COLOR", () => {
+  const terminal = { isTerminal: () => true };
+  const pipe = { isTerminal: () => false };
+  const saved = Deno.env.get("NO_COLOR");
+  try {
+    Deno.env.delete("NO_COLOR");
+    assert.equal(colorsEnabled(terminal), true);
+    assert.equal(colorsEnabled(pipe), false);
+    Deno.env.set("NO_COLOR", "1");
+    assert.equal(colorsEnabled(terminal), false);
+    Deno.env.set("NO_COLOR", "");
+    assert.equal(colorsEnabled(terminal), true);
+  } finally {
+    if (saved === undefined) Deno.env.delete("NO_COLOR");
+    else Deno.env.set("NO_COLOR", saved);
+  }
 });

@@ -263,6 +263,7 @@ Deno.test("respond: a resumed turn keeps the remaining tool budget", async () =>
   const lines = jsonLines(r.stdout) as JsonObject[];
   const last = lines[lines.length - 1];
   assert.equal(last.type, "tool_calls");
+  assert.ok(!r.stdout.includes("The turn was cancelled"), "the pause does not show its own cancel");
   const id = (last.calls as JsonObject[])[0].id as string;
   const done = await oam([
     "respond",
