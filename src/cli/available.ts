@@ -12,7 +12,7 @@ import {
   resolveModelChoice,
   unavailableMessage,
 } from "./local_bridge.ts";
-import { stderrStyle, stdoutStyle, writeOut } from "./tty.ts";
+import { isTerminal, Spinner, stderrStyle, stdoutStyle, writeOut } from "./tty.ts";
 
 /** Help text of `oam available`. */
 export const AVAILABLE_HELP = `oam available — check whether the model can run here
@@ -56,7 +56,9 @@ export async function runAvailable(args: string[]): Promise<number> {
       script: stringFlag(values, "script"),
     });
     const bridge = new LocalBridge(choice);
-    const a = await bridge.call("model/availability") as JsonObject;
+    const spinner = new Spinner(mode === "human" && isTerminal(Deno.stderr));
+    spinner.start("asking the model");
+    const a = await bridge.call("model/availability").finally(() => spinner.stop()) as JsonObject;
     const out: JsonObject = { available: a.available === true };
     if (a.reason !== undefined) out.reason = a.reason;
     out.model = choice.name;
