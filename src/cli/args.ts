@@ -11,7 +11,9 @@ export type FlagSpec = NonNullable<ParseArgsConfig["options"]>;
 
 /** Parsed flags: values by long name, and positionals. */
 export interface ParsedFlags {
+  /** Flag values by long name. */
   values: Record<string, string | boolean | string[] | boolean[] | undefined>;
+  /** Positional arguments. */
   positionals: string[];
 }
 

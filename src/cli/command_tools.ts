@@ -12,7 +12,9 @@ import { envVar } from "./tty.ts";
 
 /** What a tool produced. */
 export interface ToolAnswer {
+  /** Text or JSON the model sees. */
   output: JsonValue;
+  /** True for an error output. */
   isError: boolean;
 }
 

@@ -14,8 +14,11 @@ import { readJsonInput } from "./input.ts";
 
 /** A tool call the model made: `{id, name, arguments}`. */
 export interface CallInfo extends JsonObject {
+  /** Call id (the transcript's and the wire's). */
   id: string;
+  /** Tool name. */
   name: string;
+  /** Arguments. */
   arguments: JsonObject;
 }
 
@@ -25,11 +28,13 @@ export interface PendingState {
   calls: CallInfo[];
   /** Outputs of the calls that were already answered (command tools, budget errors). */
   outputs: Array<{ id: string; output: JsonValue; isError: boolean }>;
-  /** Tool rounds and calls already used by the turn. */
+  /** Tool rounds already used by the turn. */
   roundsUsed: number;
+  /** Tool calls already used by the turn. */
   callsUsed: number;
-  /** The turn's budgets. */
+  /** The turn's round budget. */
   maxToolRounds: number;
+  /** The turn's call budget. */
   maxToolCalls: number;
   /** The turn's tool choice (JSON form). */
   toolChoice: JsonValue;
@@ -37,6 +42,7 @@ export interface PendingState {
 
 /** The `oam` member of a saved conversation. */
 export interface OamSection {
+  /** Format version (1). */
   version: 1;
   /** Tool definitions as written in the tools file (with `x-oam`). */
   tools?: JsonObject[];
@@ -44,13 +50,17 @@ export interface OamSection {
   toolsDir?: string;
   /** JSON Schema of a paused structured turn. */
   schema?: JsonObject;
+  /** The paused turn, if any. */
   pending?: PendingState;
 }
 
 /** A saved conversation. */
 export interface ConversationFile {
+  /** The `session/transcript` envelope. */
   transcript: JsonObject;
+  /** Model kind that produced it (`system`, `scripted`, `openai`). */
   modelName: string;
+  /** CLI extras. */
   oam: OamSection;
 }
 

@@ -63,14 +63,23 @@ export function colorsEnabled(stream: { isTerminal(): boolean }): boolean {
 export interface Style {
   /** Whether styling is active. */
   readonly enabled: boolean;
+  /** Bold. */
   bold(text: string): string;
+  /** Dim. */
   dim(text: string): string;
+  /** Italic. */
   italic(text: string): string;
+  /** Red. */
   red(text: string): string;
+  /** Green. */
   green(text: string): string;
+  /** Yellow. */
   yellow(text: string): string;
+  /** Blue. */
   blue(text: string): string;
+  /** Magenta. */
   magenta(text: string): string;
+  /** Cyan. */
   cyan(text: string): string;
 }
 
