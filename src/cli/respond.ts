@@ -348,7 +348,7 @@ class RespondCommand {
     else if (this.#mode === "events") writeOut(`${JSON.stringify({ type: "completed", response })}\n`);
     else if (result.structured !== undefined) writeOut(`${JSON.stringify(result.structured, null, 2)}\n`);
     else if (!stream || outcome.printed === "") writeOut(`${result.text}\n`);
-    else writeOut("\n");
+    else if (!outcome.printed.endsWith("\n")) writeOut("\n");
     return EXIT.ok;
   }
 
