@@ -4,12 +4,12 @@
  * The engine owns the world: when the model calls `open_gate`, the bridge sends a `tool/call` request, this
  * script plays the "animation" and replies, and the model continues with the result. Lines are streamed.
  *
- *   deno task demo              # scripted model (works everywhere)
- *   deno task demo -- --system  # the on-device model, where available
+ *   deno run --allow-run --allow-read --allow-env examples/guard_client.ts            # system model if available, else scripted
+ *   deno run --allow-run --allow-read --allow-env examples/guard_client.ts --scripted # always the scripted model
  */
 import { TextLineStream } from "./support/text_line_stream.ts";
 
-const useSystem = Deno.args.includes("--system");
+const forceScripted = Deno.args.includes("--scripted");
 const cliPath = new URL("../cli.ts", import.meta.url).pathname;
 
 const child = new Deno.Command(Deno.execPath(), {
@@ -50,7 +50,9 @@ const reader = (async () => {
     if (msg.method === "session/event") {
       const event = msg.params.event;
       if (event.type === "text") out(event.isReset ? `\r${event.text}` : event.delta);
-      else if (event.type === "toolCallStarted") out(`  [model calls ${event.call.name} ${JSON.stringify(event.call.arguments)}]\n`);
+      else if (event.type === "toolCallStarted") {
+        out(`  [model calls ${event.call.name} ${JSON.stringify(event.call.arguments)}]\n`);
+      }
     } else if (msg.method === "tool/call") {
       const { name, arguments: args } = msg.params.call;
       const gate = gates[String(args.gate)] ?? { opened: false, reason: "there is no such gate" };
@@ -63,7 +65,7 @@ const reader = (async () => {
   }
 })();
 
-const model = useSystem ? "system" : {
+const scriptedModel = {
   type: "scripted",
   steps: [
     { toolCalls: [{ name: "open_gate", arguments: { gate: "north" } }] },
@@ -73,9 +75,18 @@ const model = useSystem ? "system" : {
   ],
 };
 
-const init = await request("initialize", { client: { name: "guard-demo", version: "1.0" }, protocolVersion: "1.0" });
+const init = await request("initialize", {
+  client: { name: "guard-demo", version: "1.0" },
+  protocolVersion: "1.0",
+});
 const info = init.result as { model: { available: boolean; reason?: string } };
-out(`bridge ready (system model ${info.model.available ? "available" : `unavailable: ${info.model.reason}`})\n`);
+// The default model: the on-device one where it is available, otherwise a deterministic script.
+const model = info.model.available && !forceScripted ? "system" : scriptedModel;
+out(
+  `🛡  Guard at the gate: an engine-side client driving 'oam stdio' (${
+    model === "system" ? "on-device model" : `scripted model; system model unavailable: ${info.model.reason}`
+  })\n`,
+);
 
 const created = await request("session/create", {
   session: "guard",
