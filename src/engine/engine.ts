@@ -151,8 +151,11 @@ export class BridgeEngine {
     }
   }
 
+  /** Notifications get no response; a `shutdown` notification still runs the host's hook when it is done. */
   readonly #notificationReply: Reply = {
-    result: () => {},
+    result: (_id, method) => {
+      if (method === "shutdown" && this.#phase === "shut_down") this.configuration.onShutdown?.();
+    },
     error: (_id, method, e) => this.logger.debug(`Notification '${method}' failed: ${e.message}`),
   };
 
