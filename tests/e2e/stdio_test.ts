@@ -222,6 +222,17 @@ Deno.test("stdio: a shutdown request exits 0 right after its response", async ()
   assert.deepEqual(p.messages[2], { jsonrpc: "2.0", id: 3, result: {} });
 });
 
+Deno.test("stdio: shutdown sent as a notification exits 0 as well", async () => {
+  const p = new StdioProcess();
+  await p.send({ id: 1, method: "ping" });
+  await p.response(1);
+  await p.send({ method: "shutdown" });
+  const { code, elapsedMs, stderr } = await p.finish(8000);
+  assert.equal(code, 0, stderr);
+  assert.ok(elapsedMs < 5000, `${elapsedMs} ms`);
+  assert.deepEqual(p.messages, [{ jsonrpc: "2.0", id: 1, result: {} }]);
+});
+
 Deno.test("stdio: a client that closes stdin while a tool/call is pending → exit 0 within a few seconds", async () => {
   const p = new StdioProcess();
   await p.send({

@@ -342,3 +342,18 @@ Deno.test("shutdown waits at most about 2 s for work that ignores cancellation",
   assert.ok(elapsed >= 1900 && elapsed < 3500, `elapsed ${elapsed} ms`);
   assert.deepEqual(c.messages.map((m) => m.id), [2]);
 });
+
+Deno.test("shutdown sent as a notification shuts down and still calls the host's onShutdown hook", async () => {
+  let hooked = 0;
+  const c = new WireClient({ onShutdown: () => hooked++ });
+  await c.call("session/create", { session: "A", model: scripted({ text: "x", delayMs: 60_000 }) });
+  c.request("session/respond", { session: "A", prompt: "wait" }, 1);
+  c.sendLine('{"jsonrpc":"2.0","method":"shutdown"}');
+  assert.equal(c.engine.phase, "shut_down");
+  assert.equal(((await c.response(1)).error as JsonObject).code, -32009);
+  const deadline = Date.now() + 3000;
+  while (hooked === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
+  assert.equal(hooked, 1);
+  // no response for the notification
+  assert.deepEqual(c.messages.filter((m) => !("method" in m)).map((m) => m.id), [1000, 1]);
+});
