@@ -471,3 +471,24 @@ Deno.test("outgoing messages are compact single lines; U+2028/U+2029 are escaped
   assert.equal(((JSON.parse(line) as JsonObject).result as JsonObject).text, "a\u2028b\u2029c\nd");
   await c.close();
 });
+
+Deno.test("__proto__ as a session id, tool name and structured-output key is plain data", async () => {
+  const c = new WireClient();
+  c.sendLine(
+    '{"jsonrpc":"2.0","id":1,"method":"session/create","params":{"session":"__proto__","tools":[{"name":"__proto__","description":"x"}],' +
+      '"model":{"type":"scripted","steps":[{"json":{"b":"y","__proto__":{"a":"x","polluted":true}}}]}}}',
+  );
+  c.sendLine(
+    '{"jsonrpc":"2.0","id":2,"method":"session/respond","params":{"session":"__proto__","prompt":"x","schema":' +
+      '{"type":"object","properties":{"__proto__":{"type":"object","properties":{"a":{"type":"string"}}},"b":{"type":"string"}}}}}',
+  );
+  await c.response(2);
+  const line = c.lines.find((l) => l.startsWith('{"jsonrpc":"2.0","id":2,'))!;
+  assert.ok(line.includes('"structured":{"__proto__":{"a":"x","polluted":true},"b":"y"}'), line);
+  const list = await c.call("session/list");
+  assert.deepEqual((list.sessions as JsonObject[]).map((s) => [s.session, s.tools]), [["__proto__", [
+    "__proto__",
+  ]]]);
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  await c.close();
+});
