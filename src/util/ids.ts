@@ -20,9 +20,19 @@ export function newEntryId(): string {
   return `${entryPrefix}-${(++entryCounter).toString(36)}`;
 }
 
-/** True when `id` is 1–128 characters with no Unicode control characters. */
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
+/** True when `text` has at most `limit` characters (grapheme clusters, as the reference counts them). */
+function atMostCharacters(text: string, limit: number): boolean {
+  if (text.length <= limit) return true; // a character has at least one code unit
+  let n = 0;
+  for (const _ of graphemes.segment(text)) if (++n > limit) return false;
+  return true;
+}
+
+/** True when `id` is 1–128 characters (grapheme clusters) with no Unicode control characters. */
 export function isPrintableId(id: string): boolean {
-  return id.length >= 1 && id.length <= 128 && !/\p{Cc}/u.test(id);
+  return id.length >= 1 && !/\p{Cc}/u.test(id) && atMostCharacters(id, 128);
 }
 
 /**
