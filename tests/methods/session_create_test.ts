@@ -583,3 +583,20 @@ Deno.test("history errors", async () => {
   );
   await c.close();
 });
+
+Deno.test("session ids count characters (grapheme clusters), not UTF-16 code units", async () => {
+  const c = new WireClient();
+  const emoji = "😀".repeat(128); // 128 characters, 256 code units
+  const family = "👨‍👩‍👧".repeat(100); // 100 characters of 5 code points each
+  const accented = "e\u0301".repeat(128); // 128 characters with a combining accent
+  for (const session of [emoji, family, accented]) {
+    assert.equal((await c.call("session/create", { session, model: "scripted" })).session, session);
+  }
+  for (const session of ["😀".repeat(129), "e\u0301".repeat(129), "a\u0085b"]) {
+    assert.deepEqual(
+      await createError(c, { session, model: "scripted" }),
+      invalidParams(`'session' must be 1-128 printable characters; got '${session}'.`),
+    );
+  }
+  await c.close();
+});
