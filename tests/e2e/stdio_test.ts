@@ -131,7 +131,7 @@ const GUARD_TOOL = {
 };
 
 Deno.test("stdio: guard session with a client tool; bad UTF-8 and over-long lines; EOF answers everything, exit 0", async () => {
-  const p = new StdioProcess(["--max-line-bytes", "2048"]);
+  const p = new StdioProcess(["--max-line-bytes", "2048", "--log-level", "debug"]);
   await p.send({ id: 1, method: "initialize", params: { client: { name: "e2e" }, protocolVersion: "1.0" } });
   await p.send({
     id: 2,
@@ -164,6 +164,9 @@ Deno.test("stdio: guard session with a client tool; bad UTF-8 and over-long line
     p.messages.filter((m) => m.method === "session/event").map((m) => ((m.params as Msg).event as Msg).type),
     ["modelStep", "toolCallStarted", "toolCallCompleted", "modelStep", "text", "text", "text"],
   );
+
+  // a stray response is ignored (logged on stderr only)
+  await p.send({ id: "t-99", result: { output: "stray" } });
 
   // invalid UTF-8 → -32700 id null, then the bridge keeps serving
   await p.write(new Uint8Array([0x7b, 0xff, 0xfe, 0x7d, 0x0a]));
@@ -198,6 +201,7 @@ Deno.test("stdio: guard session with a client tool; bad UTF-8 and over-long line
   await p.closeStdin();
   const { code, stderr } = await p.finish();
   assert.equal(code, 0, stderr);
+  assert.match(stderr, /\[oam stdio\] warning: Ignoring a response to unknown or finished request 't-99'\./);
   assert.equal((p.messages.find((m) => m.id === 7)!.result as Msg).text, "slow answer");
   assert.deepEqual(p.messages.find((m) => m.id === 8), { jsonrpc: "2.0", id: 8, result: {} });
   const ids = p.messages.filter((m) => !("method" in m) && m.id !== null).map((m) => m.id);
