@@ -9,7 +9,7 @@ import { Agent } from "../agent/agent.ts";
 import { compactAgent } from "../agent/compaction.ts";
 import { exportTranscript, importTranscript } from "../agent/transcript_codec.ts";
 import type { AgentTool, ToolPolicy } from "../agent/types.ts";
-import type { ResponseSchema } from "../models/language_model.ts";
+import type { ModelAvailability, ResponseSchema } from "../models/language_model.ts";
 import { IdGenerator, isPrintableId } from "../util/ids.ts";
 import { type Operation, WorkQueue } from "../util/work_queue.ts";
 import type { BridgeEngine } from "../engine/engine.ts";
@@ -231,7 +231,14 @@ export class SessionMethods implements BridgeExtension {
     });
     this.#sessions.set(id, new BridgeSession(id, agent, model.kind, options.policy, options.toolTimeoutMs));
     if (spec.type !== "system") return { session: id, warnings };
-    return model.availability().then((a) => {
+    // The session exists now, so a failing availability check must not turn this into an error response.
+    const availability = (async () => await model.availability())().catch((): ModelAvailability => ({
+      available: false,
+      reason: "unknown",
+      contextSize: model.contextSize,
+      supportedLanguages: [],
+    }));
+    return availability.then((a) => {
       if (!a.available) {
         warnings.push(
           `The system model is unavailable (${
