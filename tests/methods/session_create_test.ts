@@ -600,3 +600,28 @@ Deno.test("session ids count characters (grapheme clusters), not UTF-16 code uni
   }
   await c.close();
 });
+
+Deno.test("a host system model whose availability check throws: the create still succeeds with a warning", async () => {
+  const c = new WireClient({
+    systemModel: () => ({
+      kind: "system",
+      contextSize: 4096,
+      trimsHistory: false,
+      availability: () => Promise.reject(new Error("plugin crashed")),
+      step: () => Promise.reject(new Error("not used")),
+    }),
+  });
+  c.request("session/create", { session: "sys" }, 1);
+  assert.deepEqual(await c.response(1), {
+    jsonrpc: "2.0",
+    id: 1,
+    result: {
+      session: "sys",
+      warnings: [
+        "The system model is unavailable (unknown); turns will fail with model_unavailable until it is ready.",
+      ],
+    },
+  });
+  assert.equal((await listEntry(c, "sys")).session, "sys");
+  await c.close();
+});
