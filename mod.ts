@@ -87,6 +87,8 @@ export {
   toolChoiceJson,
 } from "./src/methods/tool_definitions.ts";
 export { recordJson, stepJson, turnResultJson, usageJson } from "./src/methods/result_json.ts";
+export { BridgeSession, SessionMethods } from "./src/methods/session_methods.ts";
+export { CoreMethods } from "./src/methods/core_methods.ts";
 export { Operation, WorkQueue } from "./src/util/work_queue.ts";
 export { LOG_LEVELS, type Logger, type LogLevel, silentLogger, stderrLogger } from "./src/util/logger.ts";
 export {

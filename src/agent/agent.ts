@@ -39,11 +39,17 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 
 /** Options of a new agent. */
 export interface AgentInit {
+  /** The model backend. */
   model: LanguageModel;
+  /** System instructions. */
   instructions?: string | null;
+  /** Extra context appended to the instructions. */
   contextNote?: string | null;
+  /** Tools offered to the model. */
   tools?: AgentTool[];
+  /** Conversation to start from. */
   entries?: ConversationEntry[];
+  /** Generation and retry settings. */
   settings?: Partial<AgentSettings>;
 }
 

@@ -18,8 +18,11 @@ import type { AgentTool } from "./types.ts";
 
 /** The envelope `session/transcript` returns. */
 export interface TranscriptEnvelope extends JsonObject {
+  /** `FoundationModels.Transcript`. */
   type: string;
+  /** Envelope version. */
   version: string;
+  /** The entries, instructions first. */
   transcript: { entries: JsonValue[] };
 }
 
@@ -52,8 +55,11 @@ export function exportTranscript(
 
 /** What a saved transcript restores. */
 export interface ImportedTranscript {
+  /** Saved instructions text. */
   instructions: string | null;
+  /** Saved tool definitions. */
   tools: TranscriptToolDefinition[];
+  /** Conversation entries after the instructions. */
   entries: ConversationEntry[];
 }
 

@@ -10,6 +10,7 @@ export type ToolChoice = "auto" | "none" | "required" | "explicit" | { tool: str
 
 /** Per-turn tool policy. */
 export interface ToolPolicy {
+  /** Tool choice of the turn's first step. */
   choice: ToolChoice;
   /** Model steps that may call tools (default 4). */
   maxToolRounds: number;
@@ -29,34 +30,47 @@ export const DEFAULT_POLICY: ToolPolicy = {
 
 /** A tool call as reported on the wire: `{id, name, arguments}`. */
 export interface ToolCallInfo {
+  /** Protocol call id (`call_` + 24 alphanumerics). */
   id: string;
+  /** Tool name. */
   name: string;
+  /** Arguments the model gave. */
   arguments: JsonObject;
 }
 
 /** What a tool produced. `output` is text or a JSON value; errors carry their message as text. */
 export interface ToolOutcome {
+  /** Text or JSON output; the message for errors. */
   output: JsonValue;
+  /** True when the output is an error the model saw. */
   isError: boolean;
 }
 
 /** A finished tool call (`result.toolCalls[]`). */
 export interface ToolRecord {
+  /** The call. */
   call: ToolCallInfo;
+  /** Text or JSON output; the message for errors. */
   output: JsonValue;
+  /** True when the output is an error the model saw. */
   isError: boolean;
+  /** Time from start to completion, rounded to milliseconds. */
   durationSeconds: number;
 }
 
 /** Context given to a local tool handler. */
 export interface LocalToolContext {
+  /** Aborted when the output is no longer needed (timeout or cancel). */
   signal: AbortSignal;
+  /** The call. */
   call: ToolCallInfo;
 }
 
 /** A tool the agent can offer. */
 export interface AgentTool {
+  /** Tool name. */
   name: string;
+  /** What the tool does and returns; the model decides from it. */
   description: string;
   /** The client's JSON Schema of the arguments. */
   jsonSchema: JsonObject;
@@ -74,18 +88,27 @@ export interface AgentTool {
 
 /** A step as reported in `modelStep` events and `result.steps`. */
 export interface StepInfo {
+  /** Step number within the turn, from 0. */
   index: number;
+  /** Tool rounds finished before this step. */
   completedToolRounds: number;
+  /** Mode of this step. */
   toolCallingMode: ToolCallingMode;
+  /** Tools the model sees in this step (never `respond_directly`). */
   enabledTools: string[];
+  /** History entries hidden from the model to fit the context. */
   trimmedEntries: number;
 }
 
 /** Token usage of a turn. */
 export interface Usage {
+  /** Prompt tokens over all steps. */
   inputTokens: number;
+  /** Prompt tokens served from the prefix cache. */
   cachedInputTokens: number;
+  /** Generated tokens over all steps. */
   outputTokens: number;
+  /** Input plus output tokens. */
   totalTokens: number;
 }
 
@@ -112,9 +135,11 @@ export interface TurnSink {
 
 /** Input of one turn. */
 export interface TurnInput {
+  /** The user's prompt (`""` continues the conversation). */
   prompt: string;
   /** Structured output for the answer. */
   schema: ResponseSchema | null;
+  /** Tool choice and budgets of this turn. */
   policy: ToolPolicy;
   /** Whether snapshots are streamed by the backend (events are always produced). */
   stream: boolean;
@@ -122,15 +147,21 @@ export interface TurnInput {
 
 /** The result of a completed turn. */
 export interface TurnResult {
+  /** The answer (the JSON text of `structured` for schema turns). */
   text: string;
+  /** Structured answer of a schema turn, keys in schema order. */
   structured?: JsonValue;
+  /** Tool calls in completion order. */
   toolCalls: ToolRecord[];
+  /** Token usage (estimated where the backend reports none). */
   usage: Usage;
+  /** Every model step of the turn. */
   steps: StepInfo[];
 }
 
 /** Session-level agent settings. */
 export interface AgentSettings {
+  /** Generation options for every step. */
   options: GenerationOptions;
   /** Automatic retries of transient failures (≥ 1). */
   maxAttempts: number;

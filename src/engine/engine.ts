@@ -54,6 +54,7 @@ export class BridgeEngine {
   /** Registered methods. */
   readonly registry: MethodRegistry = new MethodRegistry();
   /** Built-in session methods (the session store). */
+  /** Built-in session methods (the session store). */
   readonly sessions: SessionMethods;
   /** Client info recorded by `initialize`. */
   client: JsonValue = null;

@@ -8,8 +8,11 @@ import type { WorldState } from "./world/mod.ts";
 
 /** A world registered on the bridge. */
 export interface WorldEntry {
+  /** World id. */
   id: string;
+  /** The blackboard. */
   world: WorldState;
+  /** ISO 8601 creation time. */
   createdAt: string;
   /** NPCs created with this world. */
   npcCount: number;

@@ -16,7 +16,9 @@ import type { WorldState } from "./world/mod.ts";
 
 /** One method set of the game extension. */
 export interface GameMethodSet {
+  /** Registers the set's methods. */
   register(registry: MethodRegistry, engine: BridgeEngine, game: GameContext): void;
+  /** Cancels the set's work and frees its state. */
   shutdown?(): Promise<void> | void;
 }
 

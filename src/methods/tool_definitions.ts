@@ -13,7 +13,9 @@ const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** Parsed tools and the warnings they raised. */
 export interface ParsedTools {
+  /** The tools, in the order given. */
   tools: AgentTool[];
+  /** Description and schema warnings, prefixed with the tool name. */
   warnings: string[];
 }
 

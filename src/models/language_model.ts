@@ -11,7 +11,9 @@ export type ToolCallingMode = "allowed" | "required" | "disallowed";
 
 /** A tool visible to the model in this step. */
 export interface StepTool {
+  /** Tool name. */
   name: string;
+  /** What the tool does, for the model. */
   description: string;
   /** Normalised generation schema (FoundationModels JSON Schema dialect) of the arguments. */
   parameters: JsonObject;
@@ -27,15 +29,21 @@ export type Sampling =
 
 /** Generation options of a step. */
 export interface GenerationOptions {
+  /** Sampling temperature (≥ 0). */
   temperature?: number;
+  /** Upper bound on generated tokens. */
   maximumResponseTokens?: number;
+  /** Sampling mode. */
   sampling?: Sampling;
 }
 
 /** Token usage of one step. `null` fields mean unknown. */
 export interface StepUsage {
+  /** Prompt tokens (including cached ones). */
   inputTokens: number;
+  /** Prompt tokens served from the prefix cache. */
   cachedInputTokens: number;
+  /** Generated tokens. */
   outputTokens: number;
 }
 
@@ -55,6 +63,7 @@ export interface StepRequest {
   instructions: string | null;
   /** Tools visible and callable this step (`[]` on a disallowed step). */
   tools: StepTool[];
+  /** Whether this step may, must or must not call tools. */
   toolCallingMode: ToolCallingMode;
   /**
    * Conversation so far without the instructions entry. On step 0 it ends before the new prompt; on later
@@ -65,6 +74,7 @@ export interface StepRequest {
   prompt: string;
   /** Structured output requested for the answer (tools may still be called first). */
   responseSchema: ResponseSchema | null;
+  /** Temperature, token limit and sampling. */
   options: GenerationOptions;
   /** Whether snapshots should be streamed through `onText`/`onPartial`. */
   stream: boolean;
@@ -78,7 +88,9 @@ export interface StepRequest {
 
 /** A tool call the model made. */
 export interface StepToolCall {
+  /** Tool name. */
   name: string;
+  /** Arguments as a JSON object. */
   arguments: JsonObject;
   /** The backend's own id for the call, if any (used in the transcript). */
   nativeId?: string;
@@ -92,10 +104,15 @@ export type StepResult =
 
 /** Availability of a model (the `model/availability` result). */
 export interface ModelAvailability {
+  /** Whether turns can run. */
   available: boolean;
+  /** Why the model is unavailable. */
   reason?: "device_not_eligible" | "apple_intelligence_not_enabled" | "model_not_ready" | "unknown" | string;
+  /** Context window in tokens. */
   contextSize: number;
+  /** Model variant name, when known. */
   variant?: string;
+  /** Supported language identifiers. */
   supportedLanguages: string[];
   /** Extra detail (for example a load error), not part of the spec's fields. */
   detail?: string;

@@ -17,7 +17,9 @@ export type ModelSpec =
 
 /** What model creation needs from the configuration. */
 export interface ModelFactories {
+  /** Creates the `"system"` model. */
   systemModel: () => LanguageModel;
+  /** Creates host-registered model types. */
   modelFactory?: (spec: ModelSpec) => LanguageModel | undefined;
 }
 

@@ -29,7 +29,9 @@ export type ScriptStep =
 
 /** A parsed script. */
 export interface Script {
+  /** Steps played one per inference. */
   steps: ScriptStep[];
+  /** Played when the steps run out (default `{"text": "(script exhausted)"}`). */
   fallback?: ScriptStep;
 }
 

@@ -9,6 +9,7 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObj
 
 /** A JSON object. */
 export interface JsonObject {
+  /** Any member. */
   [key: string]: JsonValue;
 }
 

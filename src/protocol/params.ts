@@ -20,7 +20,9 @@ const MAX_INT = 2 ** 53;
 
 /** Bounds for numeric params. */
 export interface Bounds {
+  /** Smallest allowed value. */
   min?: number;
+  /** Largest allowed value. */
   max?: number;
 }
 
@@ -75,10 +77,12 @@ export class Params {
     return v === null ? undefined : v;
   }
 
+  /** Error for a missing required parameter. */
   private missing(key: string): BridgeError {
     return BridgeError.invalidParams(`Missing required parameter '${this.name(key)}'.`);
   }
 
+  /** Error for a parameter of the wrong type. */
   private wrongType(key: string, what: string, value: JsonValue): BridgeError {
     return BridgeError.invalidParams(
       `Parameter '${this.name(key)}' must be ${what}; got ${showValue(value)}.`,
@@ -152,6 +156,7 @@ export class Params {
     return v;
   }
 
+  /** Throws when a number is outside its bounds. */
   private checkBounds(key: string, v: number, bounds: Bounds): void {
     if (bounds.min !== undefined && v < bounds.min) {
       throw BridgeError.invalidParams(

@@ -21,15 +21,21 @@ export const TRANSCRIPT_VERSION = "1.1";
 
 /** A text segment. */
 export interface TextSegment {
+  /** Segment kind. */
   type: "text";
+  /** Unique id within the transcript (a tool output's id equals its call's id). */
   id: string;
+  /** The text. */
   text: string;
 }
 
 /** A structured (JSON) segment. */
 export interface StructureSegment {
+  /** Segment kind. */
   type: "structure";
+  /** Unique id within the transcript (a tool output's id equals its call's id). */
   id: string;
+  /** The JSON content and the name of its source (schema or tool). */
   structure: { source: string; content: JsonValue };
 }
 
@@ -38,57 +44,85 @@ export type Segment = TextSegment | StructureSegment;
 
 /** A tool definition as stored in the instructions entry. */
 export interface TranscriptToolDefinition {
+  /** Always `function`. */
   type: "function";
+  /** Name, description and JSON Schema of the arguments. */
   function: { name: string; description: string; parameters: JsonObject };
 }
 
 /** The instructions entry (always first when present). */
 export interface InstructionsEntry {
+  /** Unique id within the transcript (a tool output's id equals its call's id). */
   id: string;
+  /** Entry kind. */
   role: "instructions";
+  /** The entry's segments. */
   contents: Segment[];
+  /** Tool definitions the model was given. */
   tools: TranscriptToolDefinition[];
 }
 
 /** A user prompt. */
 export interface PromptEntry {
+  /** Unique id within the transcript (a tool output's id equals its call's id). */
   id: string;
+  /** Entry kind. */
   role: "user";
+  /** The entry's segments. */
   contents: Segment[];
+  /** Generation options of the prompt (kept as saved). */
   options: JsonObject;
+  /** The structured-output schema of a schema turn. */
   responseFormat?: { name: string; schema: JsonObject };
 }
 
 /** A model answer. */
 export interface ResponseEntry {
+  /** Unique id within the transcript (a tool output's id equals its call's id). */
   id: string;
+  /** Entry kind. */
   role: "response";
+  /** The entry's segments. */
   contents: Segment[];
+  /** Asset ids (always empty here). */
   assets: string[];
 }
 
 /** One tool call inside a tool-calls entry; `arguments` is JSON text. */
 export interface TranscriptToolCall {
+  /** Unique id within the transcript (a tool output's id equals its call's id). */
   id: string;
+  /** The tool's name. */
   name: string;
+  /** The arguments as compact JSON text. */
   arguments: string;
 }
 
 /** The model's batch of tool calls in one step. */
 export interface ToolCallsEntry {
+  /** Unique id within the transcript (a tool output's id equals its call's id). */
   id: string;
+  /** Entry kind. */
   role: "response";
+  /** The calls, in the order the model made them. */
   toolCalls: TranscriptToolCall[];
+  /** The entry's segments. */
   contents: Segment[];
+  /** Asset ids (always empty here). */
   assets: string[];
 }
 
 /** A tool's output, fed back to the model. `id` equals the call's id. */
 export interface ToolOutputEntry {
+  /** Unique id within the transcript (a tool output's id equals its call's id). */
   id: string;
+  /** Entry kind. */
   role: "tool";
+  /** Id of the call this output answers. */
   toolCallID: string;
+  /** Name of the tool that produced the output. */
   toolName: string;
+  /** The entry's segments. */
   contents: Segment[];
 }
 

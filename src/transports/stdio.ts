@@ -17,11 +17,17 @@ export const DEFAULT_EOF_GRACE_MS = 30_000;
 
 /** Options of {@link serveStdio}. */
 export interface StdioOptions {
+  /** Input bytes (default stdin). */
   input?: ReadableStream<Uint8Array>;
+  /** Output bytes (default stdout). */
   output?: WritableStream<Uint8Array>;
+  /** Longest accepted line in bytes. */
   maxLineBytes?: number;
+  /** Output bytes waiting before reading pauses. */
   maxBufferedOutput?: number;
+  /** Bound on the wait for in-flight requests after end of input. */
   eofGraceMs?: number;
+  /** Where transport problems are logged. */
   logger?: Logger;
 }
 

@@ -11,9 +11,13 @@ export type LogLevel = typeof LOG_LEVELS[number];
 
 /** Something that logs. */
 export interface Logger {
+  /** Logs a debug message. */
   debug(message: string): void;
+  /** Logs an informational message. */
   info(message: string): void;
+  /** Logs a warning. */
   warning(message: string): void;
+  /** Logs an error. */
   error(message: string): void;
 }
 
