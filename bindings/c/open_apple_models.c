@@ -1,0 +1,1006 @@
+/*
+ * open_apple_models.c - libopen_apple_models: the C ABI of open_apple_models.h
+ * implemented by spawning the bridge (`oam stdio`) and talking JSON lines over
+ * its stdin/stdout. One reader thread pumps the bridge's stdout into the
+ * callback; responses to oam_call_blocking() are routed to their waiters.
+ * OS specifics live in platform_posix.c (see platform.h).
+ */
+#define OAM_BUILDING_LIBRARY 1
+#include "open_apple_models.h"
+#include "platform.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define OAM_VERSION "0.1.0"
+#define MAX_SAFE_INTEGER 9007199254740991.0
+#define MAX_JSON_DEPTH 128
+#define SHUTDOWN_WAIT_MS 3000
+
+/* ------------------------------------------------------------------ */
+/* Growable strings                                                    */
+/* ------------------------------------------------------------------ */
+
+typedef struct {
+    char *data;
+    size_t length;
+    size_t capacity;
+    int failed;
+} text;
+
+static void text_reserve(text *t, size_t extra) {
+    size_t need = t->length + extra + 1;
+    char *grown;
+    if (t->failed || need <= t->capacity) return;
+    {
+        size_t capacity = t->capacity ? t->capacity : 64;
+        while (capacity < need) capacity *= 2;
+        grown = realloc(t->data, capacity);
+        if (!grown) {
+            t->failed = 1;
+            return;
+        }
+        t->data = grown;
+        t->capacity = capacity;
+    }
+}
+
+static void text_add(text *t, const char *data, size_t length) {
+    text_reserve(t, length);
+    if (t->failed) return;
+    memcpy(t->data + t->length, data, length);
+    t->length += length;
+    t->data[t->length] = '\0';
+}
+
+static void text_put(text *t, const char *s) { text_add(t, s, strlen(s)); }
+
+static void text_printf(text *t, const char *format, ...) {
+    char buffer[256];
+    va_list args;
+    int n;
+    va_start(args, format);
+    n = vsnprintf(buffer, sizeof buffer, format, args);
+    va_end(args);
+    if (n > 0) text_add(t, buffer, (size_t)n < sizeof buffer ? (size_t)n : sizeof buffer - 1);
+}
+
+/* Takes the buffer (never NULL unless allocation failed). */
+static char *text_take(text *t) {
+    char *data;
+    if (t->failed) {
+        free(t->data);
+        return NULL;
+    }
+    if (!t->data) text_reserve(t, 0);
+    data = t->data;
+    t->data = NULL;
+    t->length = t->capacity = 0;
+    return data;
+}
+
+static char *copy_span(const char *data, size_t length) {
+    char *copy = malloc(length + 1);
+    if (!copy) return NULL;
+    memcpy(copy, data, length);
+    copy[length] = '\0';
+    return copy;
+}
+
+/* Appends s as a JSON string literal. */
+static void text_json_string(text *t, const char *s) {
+    text_put(t, "\"");
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        switch (c) {
+        case '"': text_put(t, "\\\""); break;
+        case '\\': text_put(t, "\\\\"); break;
+        case '\n': text_put(t, "\\n"); break;
+        case '\r': text_put(t, "\\r"); break;
+        case '\t': text_put(t, "\\t"); break;
+        default:
+            if (c < 0x20) {
+                text_printf(t, "\\u%04x", c);
+            } else {
+                text_add(t, s, 1);
+            }
+        }
+    }
+    text_put(t, "\"");
+}
+
+/* ------------------------------------------------------------------ */
+/* UTF-8 and a validating JSON scanner                                 */
+/* ------------------------------------------------------------------ */
+
+static int valid_utf8(const unsigned char *s) {
+    while (*s) {
+        unsigned char c = *s;
+        int extra;
+        unsigned int cp, min;
+        if (c < 0x80) {
+            s++;
+            continue;
+        } else if ((c & 0xE0) == 0xC0) {
+            extra = 1, cp = c & 0x1F, min = 0x80;
+        } else if ((c & 0xF0) == 0xE0) {
+            extra = 2, cp = c & 0x0F, min = 0x800;
+        } else if ((c & 0xF8) == 0xF0) {
+            extra = 3, cp = c & 0x07, min = 0x10000;
+        } else {
+            return 0;
+        }
+        s++;
+        while (extra-- > 0) {
+            if ((*s & 0xC0) != 0x80) return 0;
+            cp = (cp << 6) | (*s & 0x3F);
+            s++;
+        }
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    }
+    return 1;
+}
+
+typedef struct {
+    const char *s;
+    size_t n;
+    size_t i;
+} scanner;
+
+static void skip_space(scanner *sc) {
+    while (sc->i < sc->n) {
+        char c = sc->s[sc->i];
+        if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
+        sc->i++;
+    }
+}
+
+static int hex_value(char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+}
+
+static int scan_string(scanner *sc) {
+    if (sc->i >= sc->n || sc->s[sc->i] != '"') return -1;
+    sc->i++;
+    while (sc->i < sc->n) {
+        unsigned char c = (unsigned char)sc->s[sc->i++];
+        if (c == '"') return 0;
+        if (c < 0x20) return -1;
+        if (c == '\\') {
+            char e;
+            if (sc->i >= sc->n) return -1;
+            e = sc->s[sc->i++];
+            if (e == 'u') {
+                int k;
+                for (k = 0; k < 4; k++) {
+                    if (sc->i >= sc->n || hex_value(sc->s[sc->i]) < 0) return -1;
+                    sc->i++;
+                }
+            } else if (!strchr("\"\\/bfnrt", e)) {
+                return -1;
+            }
+        }
+    }
+    return -1;
+}
+
+static int scan_number(scanner *sc) {
+    size_t start = sc->i;
+    if (sc->i < sc->n && sc->s[sc->i] == '-') sc->i++;
+    if (sc->i >= sc->n) return -1;
+    if (sc->s[sc->i] == '0') {
+        sc->i++;
+    } else if (sc->s[sc->i] >= '1' && sc->s[sc->i] <= '9') {
+        while (sc->i < sc->n && sc->s[sc->i] >= '0' && sc->s[sc->i] <= '9') sc->i++;
+    } else {
+        return -1;
+    }
+    if (sc->i < sc->n && sc->s[sc->i] == '.') {
+        sc->i++;
+        if (sc->i >= sc->n || sc->s[sc->i] < '0' || sc->s[sc->i] > '9') return -1;
+        while (sc->i < sc->n && sc->s[sc->i] >= '0' && sc->s[sc->i] <= '9') sc->i++;
+    }
+    if (sc->i < sc->n && (sc->s[sc->i] == 'e' || sc->s[sc->i] == 'E')) {
+        sc->i++;
+        if (sc->i < sc->n && (sc->s[sc->i] == '+' || sc->s[sc->i] == '-')) sc->i++;
+        if (sc->i >= sc->n || sc->s[sc->i] < '0' || sc->s[sc->i] > '9') return -1;
+        while (sc->i < sc->n && sc->s[sc->i] >= '0' && sc->s[sc->i] <= '9') sc->i++;
+    }
+    return sc->i > start ? 0 : -1;
+}
+
+static int scan_literal(scanner *sc, const char *word) {
+    size_t length = strlen(word);
+    if (sc->n - sc->i < length || memcmp(sc->s + sc->i, word, length) != 0) return -1;
+    sc->i += length;
+    return 0;
+}
+
+static int scan_value(scanner *sc, int depth) {
+    char c;
+    skip_space(sc);
+    if (sc->i >= sc->n || depth > MAX_JSON_DEPTH) return -1;
+    c = sc->s[sc->i];
+    if (c == '"') return scan_string(sc);
+    if (c == '{' || c == '[') {
+        char close = c == '{' ? '}' : ']';
+        sc->i++;
+        skip_space(sc);
+        if (sc->i < sc->n && sc->s[sc->i] == close) {
+            sc->i++;
+            return 0;
+        }
+        for (;;) {
+            if (c == '{') {
+                skip_space(sc);
+                if (scan_string(sc) != 0) return -1;
+                skip_space(sc);
+                if (sc->i >= sc->n || sc->s[sc->i] != ':') return -1;
+                sc->i++;
+            }
+            if (scan_value(sc, depth + 1) != 0) return -1;
+            skip_space(sc);
+            if (sc->i >= sc->n) return -1;
+            if (sc->s[sc->i] == ',') {
+                sc->i++;
+                continue;
+            }
+            if (sc->s[sc->i] == close) {
+                sc->i++;
+                return 0;
+            }
+            return -1;
+        }
+    }
+    if (c == 't') return scan_literal(sc, "true");
+    if (c == 'f') return scan_literal(sc, "false");
+    if (c == 'n') return scan_literal(sc, "null");
+    return scan_number(sc);
+}
+
+/* Decodes a JSON string literal (with quotes) to UTF-8. Returns a heap string or NULL. */
+static char *decode_string(const char *raw, size_t length) {
+    text out = {0};
+    size_t i = 1;
+    if (length < 2 || raw[0] != '"') return NULL;
+    while (i < length - 1) {
+        char c = raw[i++];
+        if (c != '\\') {
+            text_add(&out, &c, 1);
+            continue;
+        }
+        c = raw[i++];
+        switch (c) {
+        case 'b': text_put(&out, "\b"); break;
+        case 'f': text_put(&out, "\f"); break;
+        case 'n': text_put(&out, "\n"); break;
+        case 'r': text_put(&out, "\r"); break;
+        case 't': text_put(&out, "\t"); break;
+        case 'u': {
+            unsigned int cp = 0;
+            char utf8[4];
+            int k, count;
+            for (k = 0; k < 4 && i < length - 1; k++) cp = (cp << 4) | (unsigned int)hex_value(raw[i++]);
+            if (cp >= 0xD800 && cp <= 0xDBFF && i + 6 <= length - 1 && raw[i] == '\\' && raw[i + 1] == 'u') {
+                unsigned int low = 0;
+                for (k = 0; k < 4; k++) low = (low << 4) | (unsigned int)hex_value(raw[i + 2 + k]);
+                if (low >= 0xDC00 && low <= 0xDFFF) {
+                    cp = 0x10000 + ((cp - 0xD800) << 10) + (low - 0xDC00);
+                    i += 6;
+                }
+            }
+            if (cp < 0x80) {
+                utf8[0] = (char)cp, count = 1;
+            } else if (cp < 0x800) {
+                utf8[0] = (char)(0xC0 | (cp >> 6)), utf8[1] = (char)(0x80 | (cp & 0x3F)), count = 2;
+            } else if (cp < 0x10000) {
+                utf8[0] = (char)(0xE0 | (cp >> 12)), utf8[1] = (char)(0x80 | ((cp >> 6) & 0x3F));
+                utf8[2] = (char)(0x80 | (cp & 0x3F)), count = 3;
+            } else {
+                utf8[0] = (char)(0xF0 | (cp >> 18)), utf8[1] = (char)(0x80 | ((cp >> 12) & 0x3F));
+                utf8[2] = (char)(0x80 | ((cp >> 6) & 0x3F)), utf8[3] = (char)(0x80 | (cp & 0x3F)), count = 4;
+            }
+            text_add(&out, utf8, (size_t)count);
+            break;
+        }
+        default: text_add(&out, &c, 1); break;
+        }
+    }
+    return text_take(&out);
+}
+
+/* A top-level member of a JSON object: raw key literal and raw value text. */
+typedef struct {
+    const char *key;
+    size_t key_length;
+    const char *value;
+    size_t value_length;
+} member;
+
+#define MAX_MEMBERS 64
+
+typedef struct {
+    int is_object;
+    int count;      /* members recorded (at most MAX_MEMBERS) */
+    member members[MAX_MEMBERS];
+} object_view;
+
+/*
+ * Validates text as one JSON value and, when it is an object, records its
+ * top-level members. Returns 0 if valid JSON, -1 otherwise.
+ */
+static int parse_view(const char *s, size_t n, object_view *view) {
+    scanner sc = {s, n, 0};
+    view->is_object = 0;
+    view->count = 0;
+    skip_space(&sc);
+    if (sc.i < n && s[sc.i] == '{') {
+        view->is_object = 1;
+        sc.i++;
+        skip_space(&sc);
+        if (sc.i < n && s[sc.i] == '}') {
+            sc.i++;
+        } else {
+            for (;;) {
+                member m;
+                size_t start;
+                skip_space(&sc);
+                start = sc.i;
+                if (scan_string(&sc) != 0) return -1;
+                m.key = s + start;
+                m.key_length = sc.i - start;
+                skip_space(&sc);
+                if (sc.i >= n || s[sc.i] != ':') return -1;
+                sc.i++;
+                skip_space(&sc);
+                start = sc.i;
+                if (scan_value(&sc, 1) != 0) return -1;
+                m.value = s + start;
+                m.value_length = sc.i - start;
+                if (view->count < MAX_MEMBERS) view->members[view->count++] = m;
+                skip_space(&sc);
+                if (sc.i < n && s[sc.i] == ',') {
+                    sc.i++;
+                    continue;
+                }
+                if (sc.i < n && s[sc.i] == '}') {
+                    sc.i++;
+                    break;
+                }
+                return -1;
+            }
+        }
+    } else if (scan_value(&sc, 0) != 0) {
+        return -1;
+    }
+    skip_space(&sc);
+    return sc.i == n ? 0 : -1;
+}
+
+/* The last member named name (duplicate keys: last wins), or NULL. */
+static const member *find_member(const object_view *view, const char *name) {
+    const member *found = NULL;
+    int k;
+    for (k = 0; k < view->count; k++) {
+        const member *m = &view->members[k];
+        size_t length = strlen(name);
+        if (m->key_length == length + 2 && memcmp(m->key + 1, name, length) == 0) {
+            found = m;
+        } else if (memchr(m->key, '\\', m->key_length)) {
+            char *decoded = decode_string(m->key, m->key_length);
+            if (decoded && strcmp(decoded, name) == 0) found = m;
+            free(decoded);
+        }
+    }
+    return found;
+}
+
+static int is_null(const member *m) { return m && m->value_length == 4 && memcmp(m->value, "null", 4) == 0; }
+static int is_string(const member *m) { return m && m->value_length >= 2 && m->value[0] == '"'; }
+
+/* Request id identity: "s<text>" or "n<canonical number>"; wire form in *wire. */
+typedef enum { ID_OK, ID_ABSENT, ID_INVALID, ID_TOO_LARGE } id_status;
+
+static id_status make_id(const member *m, char **key, char **wire) {
+    *key = *wire = NULL;
+    if (!m || is_null(m)) return ID_ABSENT;
+    if (is_string(m)) {
+        char *decoded = decode_string(m->value, m->value_length);
+        text k = {0};
+        if (!decoded) return ID_INVALID;
+        text_put(&k, "s");
+        text_put(&k, decoded);
+        free(decoded);
+        *key = text_take(&k);
+        *wire = copy_span(m->value, m->value_length);
+        return ID_OK;
+    }
+    if (m->value[0] == '-' || (m->value[0] >= '0' && m->value[0] <= '9')) {
+        char *number = copy_span(m->value, m->value_length);
+        char buffer[64];
+        double x;
+        if (!number) return ID_INVALID;
+        x = strtod(number, NULL);
+        free(number);
+        if (!isfinite(x) || fabs(x) > MAX_SAFE_INTEGER) return ID_TOO_LARGE;
+        if (x == floor(x)) {
+            snprintf(buffer, sizeof buffer, "%lld", (long long)x);
+        } else {
+            snprintf(buffer, sizeof buffer, "%.17g", x);
+        }
+        {
+            text k = {0};
+            text_put(&k, "n");
+            text_put(&k, buffer);
+            *key = text_take(&k);
+        }
+        *wire = copy_span(buffer, strlen(buffer));
+        return ID_OK;
+    }
+    return ID_INVALID;
+}
+
+/* {"jsonrpc":"2.0","id":<wire_id>,"error":{"code":<code>,"message":<message>,"data":{"code":<data_code>}}} */
+static char *error_response(const char *wire_id, int code, const char *data_code, const char *message) {
+    text t = {0};
+    text_put(&t, "{\"jsonrpc\":\"2.0\",\"id\":");
+    text_put(&t, wire_id ? wire_id : "null");
+    text_printf(&t, ",\"error\":{\"code\":%d,\"message\":", code);
+    text_json_string(&t, message);
+    text_put(&t, ",\"data\":{\"code\":");
+    text_json_string(&t, data_code);
+    text_put(&t, "}}}");
+    return text_take(&t);
+}
+
+/* ------------------------------------------------------------------ */
+/* The bridge                                                          */
+/* ------------------------------------------------------------------ */
+
+typedef struct waiter {
+    char *key;
+    const char *wire; /* JSON text of the id on the wire */
+    char *response;   /* set by the reader */
+    int null_id;    /* the caller sent no id: answer with "id":null */
+    struct waiter *next;
+} waiter;
+
+typedef struct entry {
+    char *key;
+    char *wire; /* JSON text of the id, or a whole queued message */
+    struct entry *next;
+} entry;
+
+struct oam_bridge {
+    oam_message_callback callback;
+    void *user_data;
+    oam_process *process;
+    oam_thread reader;
+    oam_mutex lock;
+    oam_cond changed;
+    int closing;           /* destroy started: no more callbacks */
+    int dead;              /* the bridge's output ended */
+    int reader_cleans_up;  /* destroy was called from inside the callback */
+    char exit_description[64];
+    waiter *waiters;       /* blocking calls waiting for a response */
+    entry *dropped;        /* ids of timed-out blocking calls: drop their late responses */
+    entry *pending;        /* ids of requests sent with oam_bridge_send() */
+    entry *queue_head;     /* messages synthesized after the bridge died */
+    entry *queue_tail;
+    unsigned long long next_local;
+};
+
+static void free_entries(entry *e) {
+    while (e) {
+        entry *next = e->next;
+        free(e->key);
+        free(e->wire);
+        free(e);
+        e = next;
+    }
+}
+
+static int push_entry(entry **list, char *key, char *wire) {
+    entry *e = malloc(sizeof *e);
+    if (!e) {
+        free(key);
+        free(wire);
+        return -1;
+    }
+    e->key = key;
+    e->wire = wire;
+    e->next = *list;
+    *list = e;
+    return 0;
+}
+
+/* Removes the first entry with key; returns it (caller frees) or NULL. */
+static entry *take_entry(entry **list, const char *key) {
+    entry **link;
+    for (link = list; *link; link = &(*link)->next) {
+        if (strcmp((*link)->key, key) == 0) {
+            entry *found = *link;
+            *link = found->next;
+            found->next = NULL;
+            return found;
+        }
+    }
+    return NULL;
+}
+
+/* Queues a message for delivery by the reader after the bridge died. Lock held. */
+static void enqueue_locked(oam_bridge *bridge, char *message) {
+    entry *e = malloc(sizeof *e);
+    if (!e) {
+        free(message);
+        return;
+    }
+    e->key = NULL;
+    e->wire = message;
+    e->next = NULL;
+    if (bridge->queue_tail) {
+        bridge->queue_tail->next = e;
+    } else {
+        bridge->queue_head = e;
+    }
+    bridge->queue_tail = e;
+    oam_cond_broadcast(&bridge->changed);
+}
+
+static char *exited_error(oam_bridge *bridge, const char *wire_id) {
+    char message[160];
+    snprintf(message, sizeof message, "The bridge process exited (%s) before answering.",
+             bridge->exit_description[0] ? bridge->exit_description : "output closed");
+    return error_response(wire_id, OAM_CODE_SHUT_DOWN, "shut_down", message);
+}
+
+/* Calls the callback unless the bridge is closing. Runs on the reader thread only. */
+static void deliver(oam_bridge *bridge, const char *line) {
+    int closing;
+    oam_mutex_lock(&bridge->lock);
+    closing = bridge->closing;
+    oam_mutex_unlock(&bridge->lock);
+    if (!closing) bridge->callback(line, bridge->user_data);
+}
+
+/* Replaces the id value of a response line with null. */
+static char *with_null_id(const char *line, const member *id) {
+    text t = {0};
+    size_t before = (size_t)(id->value - line);
+    text_add(&t, line, before);
+    text_put(&t, "null");
+    text_put(&t, id->value + id->value_length);
+    return text_take(&t);
+}
+
+static void handle_line(oam_bridge *bridge, const char *line, size_t length) {
+    object_view view;
+    if (parse_view(line, length, &view) == 0 && view.is_object && !find_member(&view, "method")) {
+        const member *id = find_member(&view, "id");
+        if (id && (find_member(&view, "result") || find_member(&view, "error"))) {
+            char *key = NULL, *wire = NULL;
+            if (make_id(id, &key, &wire) == ID_OK) {
+                waiter *w;
+                entry *e;
+                int consumed = 0;
+                oam_mutex_lock(&bridge->lock);
+                for (w = bridge->waiters; w; w = w->next) {
+                    if (!w->response && strcmp(w->key, key) == 0) {
+                        w->response = w->null_id ? with_null_id(line, id) : copy_span(line, length);
+                        oam_cond_broadcast(&bridge->changed);
+                        consumed = 1;
+                        break;
+                    }
+                }
+                if (!consumed && (e = take_entry(&bridge->dropped, key)) != NULL) {
+                    free_entries(e); /* a late response to a timed-out blocking call */
+                    consumed = 1;
+                }
+                if (!consumed && (e = take_entry(&bridge->pending, key)) != NULL) free_entries(e);
+                oam_mutex_unlock(&bridge->lock);
+                free(key);
+                free(wire);
+                if (consumed) return;
+            }
+        }
+    }
+    deliver(bridge, line);
+}
+
+static void finish_destroy(oam_bridge *bridge);
+
+static void reader_main(void *argument) {
+    oam_bridge *bridge = argument;
+    text pending = {0};
+    char chunk[16384];
+    waiter *w;
+    entry *e;
+
+    for (;;) {
+        long n = oam_process_read(bridge->process, chunk, sizeof chunk);
+        size_t start = 0, k;
+        if (n <= 0) break;
+        text_add(&pending, chunk, (size_t)n);
+        if (pending.failed) break;
+        for (k = 0; k < pending.length; k++) {
+            if (pending.data[k] == '\n') {
+                size_t end = k;
+                if (end > start && pending.data[end - 1] == '\r') end--;
+                pending.data[end] = '\0';
+                if (end > start) handle_line(bridge, pending.data + start, end - start);
+                start = k + 1;
+            }
+        }
+        if (start > 0) {
+            memmove(pending.data, pending.data + start, pending.length - start);
+            pending.length -= start;
+            pending.data[pending.length] = '\0';
+        }
+    }
+    free(text_take(&pending));
+
+    /* The bridge's output ended: fail everything that still waits. */
+    oam_mutex_lock(&bridge->lock);
+    bridge->dead = 1;
+    if (!bridge->closing) {
+        oam_mutex_unlock(&bridge->lock);
+        if (!oam_process_wait(bridge->process, 2000, bridge->exit_description, sizeof bridge->exit_description)) {
+            snprintf(bridge->exit_description, sizeof bridge->exit_description, "output closed");
+        }
+        oam_mutex_lock(&bridge->lock);
+    }
+    for (w = bridge->waiters; w; w = w->next) {
+        if (!w->response) w->response = exited_error(bridge, w->null_id ? NULL : w->wire);
+    }
+    oam_cond_broadcast(&bridge->changed);
+    while ((e = bridge->pending) != NULL) {
+        bridge->pending = e->next;
+        enqueue_locked(bridge, exited_error(bridge, e->wire));
+        e->next = NULL;
+        free_entries(e);
+    }
+    /* Deliver synthesized messages until destroy. */
+    for (;;) {
+        char *message;
+        while (!bridge->closing && !bridge->queue_head) oam_cond_wait_until(&bridge->changed, &bridge->lock, -1);
+        if (bridge->closing) break;
+        e = bridge->queue_head;
+        bridge->queue_head = e->next;
+        if (!bridge->queue_head) bridge->queue_tail = NULL;
+        message = e->wire;
+        free(e);
+        oam_mutex_unlock(&bridge->lock);
+        deliver(bridge, message);
+        free(message);
+        oam_mutex_lock(&bridge->lock);
+    }
+    {
+        int cleans_up = bridge->reader_cleans_up;
+        oam_mutex_unlock(&bridge->lock);
+        if (cleans_up) finish_destroy(bridge);
+    }
+}
+
+/* Splits OAM_BRIDGE_COMMAND on spaces/tabs into a NULL-terminated argv (one allocation each). */
+static char **split_command(const char *command) {
+    size_t count = 0, k = 0;
+    const char *p = command;
+    char **argv;
+    while (*p) {
+        while (*p == ' ' || *p == '\t') p++;
+        if (!*p) break;
+        count++;
+        while (*p && *p != ' ' && *p != '\t') p++;
+    }
+    if (count == 0) return NULL;
+    argv = calloc(count + 1, sizeof *argv);
+    if (!argv) return NULL;
+    p = command;
+    while (*p) {
+        const char *start;
+        while (*p == ' ' || *p == '\t') p++;
+        if (!*p) break;
+        start = p;
+        while (*p && *p != ' ' && *p != '\t') p++;
+        argv[k++] = copy_span(start, (size_t)(p - start));
+    }
+    return argv;
+}
+
+static void free_argv(char **argv) {
+    size_t k;
+    if (!argv) return;
+    for (k = 0; argv[k]; k++) free(argv[k]);
+    free(argv);
+}
+
+OAM_API oam_bridge *oam_bridge_create_with_command(const char *const *argv, oam_message_callback callback,
+                                                   void *user_data) {
+    oam_bridge *bridge;
+    char error[256];
+    if (!callback || !argv || !argv[0]) return NULL;
+    bridge = calloc(1, sizeof *bridge);
+    if (!bridge) return NULL;
+    bridge->callback = callback;
+    bridge->user_data = user_data;
+    if (oam_process_spawn(argv, &bridge->process, error, sizeof error) != 0) {
+        fprintf(stderr, "[open-apple-models] error: %s\n", error);
+        free(bridge);
+        return NULL;
+    }
+    oam_mutex_init(&bridge->lock);
+    oam_cond_init(&bridge->changed);
+    if (oam_thread_start(&bridge->reader, reader_main, bridge) != 0) {
+        fprintf(stderr, "[open-apple-models] error: cannot start the reader thread\n");
+        oam_process_free(bridge->process);
+        oam_cond_destroy(&bridge->changed);
+        oam_mutex_destroy(&bridge->lock);
+        free(bridge);
+        return NULL;
+    }
+    return bridge;
+}
+
+OAM_API oam_bridge *oam_bridge_create(oam_message_callback callback, void *user_data) {
+    const char *command = getenv("OAM_BRIDGE_COMMAND");
+    const char *path = getenv("OAM_BRIDGE_PATH");
+    const char *log = getenv("OAM_BRIDGE_LOG");
+    oam_bridge *bridge;
+    if (!callback) return NULL;
+    if (command && *command) {
+        char **argv = split_command(command);
+        if (!argv) {
+            fprintf(stderr, "[open-apple-models] error: OAM_BRIDGE_COMMAND is empty\n");
+            return NULL;
+        }
+        bridge = oam_bridge_create_with_command((const char *const *)argv, callback, user_data);
+        free_argv(argv);
+        return bridge;
+    }
+    {
+        const char *argv[5];
+        int k = 0;
+        argv[k++] = path && *path ? path : "oam";
+        argv[k++] = "stdio";
+        if (log && *log) {
+            argv[k++] = "--log-level";
+            argv[k++] = log;
+        }
+        argv[k] = NULL;
+        return oam_bridge_create_with_command(argv, callback, user_data);
+    }
+}
+
+/* Writes one message as a line: CR/LF become spaces, a newline is appended. */
+static int write_line(oam_bridge *bridge, const char *json, size_t length) {
+    char *line = malloc(length + 1);
+    size_t k;
+    int rc;
+    if (!line) return -1;
+    for (k = 0; k < length; k++) line[k] = (json[k] == '\n' || json[k] == '\r') ? ' ' : json[k];
+    line[length] = '\n';
+    rc = oam_process_write(bridge->process, line, length + 1);
+    free(line);
+    return rc;
+}
+
+OAM_API int oam_bridge_send(oam_bridge *bridge, const char *json_line) {
+    object_view view;
+    size_t length;
+    char *key = NULL, *wire = NULL;
+    if (!bridge || !json_line) return OAM_ERROR_INVALID_ARGUMENT;
+    if (!valid_utf8((const unsigned char *)json_line)) return OAM_ERROR_INVALID_UTF8;
+    length = strlen(json_line);
+    /* Track requests so they can be failed if the bridge dies before answering. */
+    if (parse_view(json_line, length, &view) == 0 && view.is_object) {
+        const member *method = find_member(&view, "method");
+        /* make_id allocates only when it returns ID_OK. */
+        if (is_string(method) && make_id(find_member(&view, "id"), &key, &wire) != ID_OK) key = wire = NULL;
+    }
+    oam_mutex_lock(&bridge->lock);
+    if (bridge->dead) {
+        if (key) enqueue_locked(bridge, exited_error(bridge, wire));
+        oam_mutex_unlock(&bridge->lock);
+        free(key);
+        free(wire);
+        return OAM_OK;
+    }
+    if (key) push_entry(&bridge->pending, key, wire);
+    oam_mutex_unlock(&bridge->lock);
+    write_line(bridge, json_line, length); /* a broken pipe shows up as end of output */
+    return OAM_OK;
+}
+
+OAM_API const char *oam_version(void) { return OAM_VERSION; }
+
+OAM_API void oam_string_free(char *string) { free(string); }
+
+/* Sends session/cancel or npc/cancel for a timed-out turn. */
+static void cancel_on_bridge(oam_bridge *bridge, const char *method, const member *params) {
+    const char *kind = NULL, *cancel = NULL;
+    object_view view;
+    const member *target;
+    text t = {0};
+    if (strcmp(method, "session/respond") == 0) {
+        kind = "session", cancel = "session/cancel";
+    } else if (strcmp(method, "npc/talk") == 0) {
+        kind = "npc", cancel = "npc/cancel";
+    } else {
+        return;
+    }
+    if (!params || parse_view(params->value, params->value_length, &view) != 0 || !view.is_object) return;
+    target = find_member(&view, kind);
+    if (!is_string(target)) return;
+    text_printf(&t, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\",\"params\":{\"%s\":", cancel, kind);
+    text_add(&t, target->value, target->value_length);
+    text_put(&t, "}}");
+    if (!t.failed) write_line(bridge, t.data, t.length);
+    free(text_take(&t));
+}
+
+OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, int timeout_ms) {
+    object_view view;
+    const member *method_member, *params, *id_member;
+    char *key = NULL, *wire = NULL, *method = NULL, *result = NULL;
+    int null_id = 0;
+    id_status status;
+    waiter w;
+    text line = {0};
+    int64_t deadline;
+
+    if (!bridge || !request_json) return NULL;
+    if (oam_thread_equal(oam_thread_current(), oam_thread_id_of(bridge->reader))) {
+        return error_response(NULL, -32603, "internal_error",
+                              "oam_call_blocking() must not be called from inside the callback.");
+    }
+    if (!valid_utf8((const unsigned char *)request_json) ||
+        parse_view(request_json, strlen(request_json), &view) != 0) {
+        return error_response(NULL, -32700, "parse_error", "The request is not valid JSON.");
+    }
+    if (!view.is_object) {
+        return error_response(NULL, -32600, "invalid_message", "A JSON-RPC message must be an object.");
+    }
+    id_member = find_member(&view, "id");
+    status = make_id(id_member, &key, &wire);
+    if (status == ID_INVALID) {
+        return error_response(NULL, -32600, "invalid_message", "'id' must be a string or a number.");
+    }
+    if (status == ID_TOO_LARGE) {
+        return error_response(NULL, -32600, "invalid_message",
+                              "A numeric 'id' must be an integer of magnitude at most 2^53-1 "
+                              "(9007199254740991) so it can be echoed exactly; use a string id.");
+    }
+    method_member = find_member(&view, "method");
+    if (is_string(method_member)) method = decode_string(method_member->value, method_member->value_length);
+    if (!method || !*method) {
+        result = error_response(status == ID_OK ? wire : NULL, -32600, "invalid_message",
+                                "'method' must be a non-empty string.");
+        free(key), free(wire), free(method);
+        return result;
+    }
+    if (status == ID_ABSENT) {
+        char local[48];
+        oam_mutex_lock(&bridge->lock);
+        snprintf(local, sizeof local, "local-%llu", ++bridge->next_local);
+        oam_mutex_unlock(&bridge->lock);
+        {
+            text k = {0}, v = {0};
+            text_put(&k, "s");
+            text_put(&k, local);
+            text_json_string(&v, local);
+            key = text_take(&k);
+            wire = text_take(&v);
+        }
+        null_id = 1;
+    }
+    params = find_member(&view, "params");
+    text_put(&line, "{\"jsonrpc\":\"2.0\",\"id\":");
+    text_put(&line, wire);
+    text_put(&line, ",\"method\":");
+    text_add(&line, method_member->value, method_member->value_length);
+    if (params && !is_null(params)) {
+        text_put(&line, ",\"params\":");
+        text_add(&line, params->value, params->value_length);
+    }
+    text_put(&line, "}");
+
+    memset(&w, 0, sizeof w);
+    w.key = key;
+    w.wire = wire;
+    w.null_id = null_id;
+    oam_mutex_lock(&bridge->lock);
+    if (bridge->dead) {
+        oam_mutex_unlock(&bridge->lock);
+        result = exited_error(bridge, null_id ? NULL : wire);
+        goto done;
+    }
+    w.next = bridge->waiters;
+    bridge->waiters = &w;
+    oam_mutex_unlock(&bridge->lock);
+
+    if (!line.failed) write_line(bridge, line.data, line.length);
+
+    deadline = timeout_ms > 0 ? oam_now_ms() + timeout_ms : -1;
+    oam_mutex_lock(&bridge->lock);
+    while (!w.response && (deadline < 0 || oam_now_ms() < deadline)) {
+        oam_cond_wait_until(&bridge->changed, &bridge->lock, deadline);
+    }
+    {
+        waiter **link;
+        for (link = &bridge->waiters; *link; link = &(*link)->next) {
+            if (*link == &w) {
+                *link = w.next;
+                break;
+            }
+        }
+    }
+    result = w.response;
+    if (!result) push_entry(&bridge->dropped, copy_span(key, strlen(key)), NULL);
+    oam_mutex_unlock(&bridge->lock);
+
+    if (!result) {
+        char message[512];
+        cancel_on_bridge(bridge, method, params);
+        snprintf(message, sizeof message, "'%s' did not finish within %d ms; it was cancelled.", method,
+                 timeout_ms);
+        result = error_response(null_id ? NULL : wire, OAM_CODE_TIMEOUT, "timeout", message);
+    }
+done:
+    free(text_take(&line));
+    free(key);
+    free(wire);
+    free(method);
+    return result;
+}
+
+/* Stops the process and frees the handle. The reader thread has finished or is the caller. */
+static void finish_destroy(oam_bridge *bridge) {
+    if (!oam_process_wait(bridge->process, SHUTDOWN_WAIT_MS, NULL, 0)) {
+        oam_process_kill(bridge->process, 1);
+    }
+    oam_process_free(bridge->process);
+    {
+        waiter *w;
+        for (w = bridge->waiters; w; w = w->next) free(w->response);
+    }
+    free_entries(bridge->dropped);
+    free_entries(bridge->pending);
+    free_entries(bridge->queue_head);
+    oam_cond_destroy(&bridge->changed);
+    oam_mutex_destroy(&bridge->lock);
+    free(bridge);
+}
+
+OAM_API void oam_bridge_destroy(oam_bridge *bridge) {
+    static const char shutdown_request[] = "{\"jsonrpc\":\"2.0\",\"id\":\"oam-destroy\",\"method\":\"shutdown\"}";
+    int from_callback;
+    if (!bridge) return;
+    from_callback = oam_thread_equal(oam_thread_current(), oam_thread_id_of(bridge->reader));
+    oam_mutex_lock(&bridge->lock);
+    bridge->closing = 1;
+    bridge->reader_cleans_up = from_callback;
+    oam_cond_broadcast(&bridge->changed);
+    oam_mutex_unlock(&bridge->lock);
+    /* Cancel everything on the bridge, then end its input: it exits after answering. */
+    write_line(bridge, shutdown_request, sizeof shutdown_request - 1);
+    oam_process_close_stdin(bridge->process);
+    if (from_callback) {
+        /* The reader keeps draining output until the bridge exits, then frees everything. */
+        oam_thread_detach(bridge->reader);
+        return;
+    }
+    /* The reader drains (and discards) output while the bridge shuts down. */
+    if (!oam_process_wait(bridge->process, SHUTDOWN_WAIT_MS, NULL, 0)) {
+        oam_process_kill(bridge->process, 1);
+        oam_process_wait(bridge->process, -1, NULL, 0);
+    }
+    oam_process_wake_reader(bridge->process);
+    oam_thread_join(bridge->reader);
+    finish_destroy(bridge);
+}

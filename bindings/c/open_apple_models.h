@@ -1,0 +1,180 @@
+/*
+ * open_apple_models.h - C client library for the open-apple-models bridge.
+ *
+ * libopen_apple_models spawns the bridge executable (`oam stdio`, or
+ * `deno run ... cli.ts stdio`) and speaks its JSON-RPC 2.0 protocol over the
+ * child's stdin/stdout, one JSON object per line. The wire contract is
+ * PROTOCOL.md. The functions keep the C ABI of the reference
+ * libOpenAppleModelsFFI, so engine code written against it works unchanged:
+ *
+ *   static void on_message(const char *json_line, void *user_data) {
+ *       // Copy json_line and hand it to your main thread (see THREADING).
+ *   }
+ *
+ *   oam_bridge *bridge = oam_bridge_create(on_message, my_context);
+ *   oam_bridge_send(bridge, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"}");
+ *   char *response = oam_call_blocking(bridge, "{\"method\":\"ping\"}", 5000);
+ *   oam_string_free(response);
+ *   oam_bridge_destroy(bridge);
+ *
+ * WHICH BRIDGE IS STARTED
+ *   oam_bridge_create() builds the command line from the environment, first
+ *   match wins:
+ *     OAM_BRIDGE_COMMAND  the whole argv, separated by spaces (no quoting), e.g.
+ *                         "deno run --allow-read --allow-env --allow-ffi /path/cli.ts stdio"
+ *     OAM_BRIDGE_PATH     path of the compiled `oam` executable; argv is
+ *                         "<path> stdio"
+ *     otherwise           "oam stdio", looked up on PATH
+ *   With OAM_BRIDGE_PATH or the default, OAM_BRIDGE_LOG=debug|info|warning|error
+ *   adds "--log-level <level>" (the bridge logs to stderr, which is inherited).
+ *   oam_bridge_create_with_command() takes the argv directly (paths with
+ *   spaces, custom flags).
+ *
+ * MEMORY
+ *   - Strings passed IN (json_line, request_json, argv) are borrowed only for
+ *     the duration of the call; the library copies what it needs.
+ *   - The json_line passed to your callback is valid ONLY until the callback
+ *     returns. Copy it if you need it later. Do not free it.
+ *   - oam_call_blocking() returns a heap string you own: release it with
+ *     oam_string_free() (not free(): the host may use another allocator).
+ *   - oam_version() returns a static string. Do not free it.
+ *   - user_data is opaque to the library; it must stay valid until
+ *     oam_bridge_destroy() returns.
+ *
+ * THREADING
+ *   - All functions may be called from any thread.
+ *   - oam_bridge_send() never waits for model work: it writes one line to the
+ *     bridge's stdin and returns. Requests are handled in the order they were
+ *     sent; long ones (session/respond) run concurrently with later ones.
+ *   - The callback runs on one reader thread owned by the library, never
+ *     concurrently with itself and never re-entered. For any request, all of
+ *     its notifications and tool/call requests arrive before its response.
+ *     Engines with a main-thread-only API (Unity, Godot, Unreal) should copy
+ *     the line into a thread-safe queue and process it on the main thread.
+ *   - Keep the callback short. It may call oam_bridge_send() (for example to
+ *     answer a tool/call right away); that does not deadlock.
+ *   - Do not call oam_call_blocking() from inside the callback (it returns a
+ *     -32603 error response instead of deadlocking).
+ *
+ * LIFETIME
+ *   - If the bridge process exits unexpectedly, every request still waiting
+ *     for its response (sent with oam_bridge_send() or oam_call_blocking())
+ *     receives an error response with code -32023 ("shut_down") whose message
+ *     names the exit status; later requests get the same error. Nothing hangs.
+ *   - oam_bridge_destroy() asks the bridge to shut down (a "shutdown"
+ *     request, which cancels running turns and pending tool calls), closes its
+ *     stdin, waits up to about 3 s for it to exit and kills it otherwise. It
+ *     waits for an in-flight callback to finish. Once it returns, the callback
+ *     is never called again and the handle is invalid.
+ *   - Calling oam_bridge_destroy() from inside the callback is allowed; that
+ *     callback invocation is the last one and the reader thread cleans up.
+ *   - Using a handle after oam_bridge_destroy() is undefined behavior, and
+ *     destroy must not race with other threads still inside send or
+ *     call_blocking on the same handle.
+ */
+
+#ifndef OPEN_APPLE_MODELS_H
+#define OPEN_APPLE_MODELS_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#  if defined(OAM_BUILDING_LIBRARY)
+#    define OAM_API __declspec(dllexport)
+#  else
+#    define OAM_API __declspec(dllimport)
+#  endif
+#else
+#  define OAM_API __attribute__((visibility("default")))
+#endif
+
+/* Opaque bridge handle. */
+typedef struct oam_bridge oam_bridge;
+
+/*
+ * Receives every message from the bridge: responses to requests sent with
+ * oam_bridge_send(), notifications (session/event, npc/event, world/changed,
+ * tool/cancel) and requests from the bridge (tool/call, which you must answer
+ * with a JSON-RPC response via oam_bridge_send()). Responses to
+ * oam_call_blocking() are returned by that call instead.
+ *
+ * json_line: one line of UTF-8 JSON without the newline, valid only during
+ *            the call.
+ * user_data: the pointer given to oam_bridge_create().
+ */
+typedef void (*oam_message_callback)(const char *json_line, void *user_data);
+
+/* Return codes of oam_bridge_send(). */
+#define OAM_OK 0
+#define OAM_ERROR_INVALID_ARGUMENT (-1) /* NULL bridge or json_line */
+#define OAM_ERROR_INVALID_UTF8 (-2)     /* json_line is not valid UTF-8 */
+
+/* JSON-RPC error codes the library itself produces. */
+#define OAM_CODE_SHUT_DOWN (-32023) /* the bridge process exited / was destroyed */
+#define OAM_CODE_TIMEOUT (-32024)   /* oam_call_blocking() timed out */
+
+/*
+ * Starts the bridge process (see WHICH BRIDGE IS STARTED) and its reader
+ * thread. Returns NULL if callback is NULL or the process cannot be started
+ * (the reason is printed to stderr).
+ */
+OAM_API oam_bridge *oam_bridge_create(oam_message_callback callback, void *user_data);
+
+/*
+ * Like oam_bridge_create(), with an explicit NULL-terminated argv, e.g.
+ * {"deno", "run", "--allow-read", "--allow-env", "--allow-ffi", "cli.ts", "stdio", NULL}.
+ * argv[0] is looked up on PATH when it contains no '/'. Returns NULL if
+ * callback or argv (or argv[0]) is NULL, or the process cannot be started.
+ */
+OAM_API oam_bridge *oam_bridge_create_with_command(const char *const *argv, oam_message_callback callback,
+                                                   void *user_data);
+
+/*
+ * Sends one JSON-RPC message (request, notification, or response to a
+ * tool/call). Returns OAM_OK when the message was accepted; malformed JSON is
+ * reported asynchronously as a JSON-RPC error (-32700) through the callback.
+ * Line breaks in the text (pretty-printed JSON) are sent as spaces.
+ */
+OAM_API int oam_bridge_send(oam_bridge *bridge, const char *json_line);
+
+/*
+ * Shuts the bridge down and releases the handle (see LIFETIME). NULL is
+ * ignored.
+ */
+OAM_API void oam_bridge_destroy(oam_bridge *bridge);
+
+/* The library version, e.g. "0.1.0". Static storage; do not free. */
+OAM_API const char *oam_version(void);
+
+/*
+ * Sends request_json (a JSON-RPC request; "jsonrpc" and "id" are optional)
+ * and blocks the calling thread until its response is ready or timeout_ms
+ * elapses (timeout_ms <= 0 waits forever). Returns the JSON-RPC response line,
+ * which you must release with oam_string_free(). Returns NULL only if bridge
+ * or request_json is NULL.
+ *
+ * - The given id is used as the requestId of the request's notifications and
+ *   tool/calls; without one the library uses a private id "local-<n>" and
+ *   the returned response has "id":null.
+ * - Invalid JSON -> -32700; not an object, invalid id, missing or empty
+ *   method -> -32600 (id null), without contacting the bridge.
+ * - On timeout the result is a -32024 error response with data.code
+ *   "timeout" and the message "'<method>' did not finish within <ms> ms; it
+ *   was cancelled." The late response is dropped. session/respond and
+ *   npc/talk are cancelled on the bridge with a session/cancel or npc/cancel
+ *   notification (which also cancels the session's or NPC's queued work).
+ * - Notifications and tool/call requests caused by the request still go to
+ *   the callback, which may answer tool/calls while this call waits.
+ */
+OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, int timeout_ms);
+
+/* Frees a string returned by oam_call_blocking(). NULL is ignored. */
+OAM_API void oam_string_free(char *string);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* OPEN_APPLE_MODELS_H */

@@ -1,0 +1,578 @@
+/*
+ * test_bridge.c - tests libopen_apple_models against the real bridge process.
+ *
+ * The bridge command comes from OAM_BRIDGE_COMMAND or OAM_BRIDGE_PATH (see
+ * open_apple_models.h). Exit status 0 when every test passed. Game-method
+ * tests print "SKIP <name>: <reason>" when the bridge does not serve them.
+ */
+#define _DEFAULT_SOURCE 1
+#define _POSIX_C_SOURCE 200809L
+#include "open_apple_models.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int failures = 0;
+static int checks = 0;
+static const char *current_test = "";
+
+#define CHECK(condition, ...)                                                                                 \
+    do {                                                                                                      \
+        checks++;                                                                                             \
+        if (!(condition)) {                                                                                   \
+            failures++;                                                                                       \
+            fprintf(stderr, "FAIL %s (%s:%d): %s\n  ", current_test, __FILE__, __LINE__, #condition);         \
+            fprintf(stderr, __VA_ARGS__);                                                                     \
+            fprintf(stderr, "\n");                                                                            \
+        }                                                                                                     \
+    } while (0)
+
+static int contains(const char *haystack, const char *needle) { return haystack && strstr(haystack, needle); }
+
+/* ---- a recording callback ---- */
+
+enum tool_mode { TOOL_OK, TOOL_ERROR, TOOL_IGNORE };
+
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    char **lines;
+    int count;
+    int capacity;
+    enum tool_mode tool_mode;
+    oam_bridge *bridge;
+    int destroy_on_line; /* destroy the bridge from inside the callback when a line contains "destroy-me" */
+    char *blocking_result_in_callback;
+} recorder;
+
+static void recorder_init(recorder *r) {
+    memset(r, 0, sizeof *r);
+    pthread_mutex_init(&r->lock, NULL);
+    pthread_cond_init(&r->changed, NULL);
+}
+
+static void recorder_free(recorder *r) {
+    int k;
+    for (k = 0; k < r->count; k++) free(r->lines[k]);
+    free(r->lines);
+    free(r->blocking_result_in_callback);
+    pthread_mutex_destroy(&r->lock);
+    pthread_cond_destroy(&r->changed);
+}
+
+static int string_field(const char *json, const char *key, char *out, size_t size) {
+    char pattern[64];
+    const char *start, *end;
+    snprintf(pattern, sizeof pattern, "\"%s\":\"", key);
+    start = strstr(json, pattern);
+    if (!start) return 0;
+    start += strlen(pattern);
+    end = strchr(start, '"');
+    if (!end || (size_t)(end - start) >= size) return 0;
+    memcpy(out, start, (size_t)(end - start));
+    out[end - start] = '\0';
+    return 1;
+}
+
+static void on_message(const char *json_line, void *user_data) {
+    recorder *r = user_data;
+    pthread_mutex_lock(&r->lock);
+    if (r->count == r->capacity) {
+        r->capacity = r->capacity ? r->capacity * 2 : 32;
+        r->lines = realloc(r->lines, sizeof(char *) * (size_t)r->capacity);
+    }
+    r->lines[r->count++] = strdup(json_line);
+    pthread_cond_broadcast(&r->changed);
+    pthread_mutex_unlock(&r->lock);
+
+    if (contains(json_line, "\"method\":\"tool/call\"")) {
+        char id[64], reply[512];
+        if (!string_field(json_line, "id", id, sizeof id)) return;
+        if (r->tool_mode == TOOL_OK) {
+            snprintf(reply, sizeof reply, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"output\":{\"opened\":true}}}",
+                     id);
+            oam_bridge_send(r->bridge, reply);
+        } else if (r->tool_mode == TOOL_ERROR) {
+            snprintf(reply, sizeof reply,
+                     "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"error\":{\"code\":-32000,\"message\":\"Gate subsystem offline\"}}",
+                     id);
+            oam_bridge_send(r->bridge, reply);
+        }
+    }
+    if (contains(json_line, "blocking-in-callback")) {
+        r->blocking_result_in_callback = oam_call_blocking(r->bridge, "{\"method\":\"ping\"}", 1000);
+    }
+    if (r->destroy_on_line && contains(json_line, "destroy-me")) {
+        oam_bridge_destroy(r->bridge);
+    }
+}
+
+/* Waits up to timeout_ms for a recorded line containing every needle; returns a copy or NULL. */
+static char *wait_line(recorder *r, int timeout_ms, const char *needle, const char *needle2) {
+    struct timespec deadline;
+    char *found = NULL;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += timeout_ms / 1000;
+    deadline.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+    if (deadline.tv_nsec >= 1000000000L) deadline.tv_sec++, deadline.tv_nsec -= 1000000000L;
+    pthread_mutex_lock(&r->lock);
+    for (;;) {
+        int k;
+        for (k = 0; k < r->count && !found; k++) {
+            if (contains(r->lines[k], needle) && (!needle2 || contains(r->lines[k], needle2))) found = strdup(r->lines[k]);
+        }
+        if (found || pthread_cond_timedwait(&r->changed, &r->lock, &deadline) == ETIMEDOUT) break;
+    }
+    if (!found) {
+        int k;
+        for (k = 0; k < r->count && !found; k++) {
+            if (contains(r->lines[k], needle) && (!needle2 || contains(r->lines[k], needle2))) found = strdup(r->lines[k]);
+        }
+    }
+    pthread_mutex_unlock(&r->lock);
+    return found;
+}
+
+static int count_lines(recorder *r, const char *needle, const char *needle2) {
+    int k, n = 0;
+    pthread_mutex_lock(&r->lock);
+    for (k = 0; k < r->count; k++) {
+        if (contains(r->lines[k], needle) && (!needle2 || contains(r->lines[k], needle2))) n++;
+    }
+    pthread_mutex_unlock(&r->lock);
+    return n;
+}
+
+/* ---- bridge command ---- */
+
+static char bridge_command[4096];
+
+/* The configured command, prefixed so the shell writes the bridge's pid to pid_file. */
+static oam_bridge *start_with_pid(recorder *r, const char *pid_file) {
+    char script[4600];
+    const char *argv[4];
+    snprintf(script, sizeof script, "echo $$ > '%s'; exec %s", pid_file, bridge_command);
+    argv[0] = "/bin/sh", argv[1] = "-c", argv[2] = script, argv[3] = NULL;
+    r->bridge = oam_bridge_create_with_command(argv, on_message, r);
+    return r->bridge;
+}
+
+static pid_t read_pid(const char *pid_file) {
+    int attempt;
+    for (attempt = 0; attempt < 200; attempt++) {
+        FILE *f = fopen(pid_file, "r");
+        long pid = 0;
+        if (f) {
+            int ok = fscanf(f, "%ld", &pid) == 1;
+            fclose(f);
+            if (ok && pid > 0) return (pid_t)pid;
+        }
+        usleep(10000);
+    }
+    return 0;
+}
+
+static oam_bridge *start(recorder *r) {
+    recorder_init(r);
+    r->bridge = oam_bridge_create(on_message, r);
+    return r->bridge;
+}
+
+static char *call(recorder *r, const char *json, int timeout_ms) { return oam_call_blocking(r->bridge, json, timeout_ms); }
+
+static int has_method(oam_bridge *bridge, const char *method) {
+    char needle[128];
+    char *response = oam_call_blocking(bridge, "{\"method\":\"initialize\"}", 5000);
+    int found;
+    snprintf(needle, sizeof needle, "\"%s\"", method);
+    found = contains(response, needle) != 0;
+    oam_string_free(response);
+    return found;
+}
+
+#define GATE_TOOL                                                                                             \
+    "{\"name\":\"open_gate\",\"description\":\"Open a named gate.\",\"parameters\":{\"type\":\"object\","       \
+    "\"properties\":{\"gate\":{\"type\":\"string\"}},\"required\":[\"gate\"]}"
+
+/* ---- tests ---- */
+
+static void test_arguments(void) {
+    current_test = "arguments";
+    CHECK(strcmp(oam_version(), "0.1.0") == 0, "version %s", oam_version());
+    CHECK(oam_bridge_create(NULL, NULL) == NULL, "NULL callback");
+    CHECK(oam_bridge_send(NULL, "{}") == OAM_ERROR_INVALID_ARGUMENT, "NULL bridge");
+    CHECK(oam_call_blocking(NULL, "{}", 10) == NULL, "NULL bridge");
+    oam_string_free(NULL);
+    oam_bridge_destroy(NULL);
+    {
+        const char *argv[] = {"/nonexistent/oam-bridge", "stdio", NULL};
+        recorder r;
+        recorder_init(&r);
+        r.bridge = oam_bridge_create_with_command(argv, on_message, &r);
+        if (r.bridge) {
+            /* Where spawn cannot report exec failures (e.g. under valgrind) the child exits with 127. */
+            char *response = oam_call_blocking(r.bridge, "{\"id\":1,\"method\":\"ping\"}", 0);
+            CHECK(contains(response, "-32023") && contains(response, "exit status 127"), "%s", response);
+            oam_string_free(response);
+            oam_bridge_destroy(r.bridge);
+        }
+        recorder_free(&r);
+    }
+}
+
+static void test_plain_turn_and_invalid_input(void) {
+    recorder r;
+    char *response;
+    current_test = "plain turn";
+    if (!start(&r)) {
+        CHECK(0, "bridge did not start");
+        return;
+    }
+    CHECK(oam_bridge_send(r.bridge, NULL) == OAM_ERROR_INVALID_ARGUMENT, "NULL line");
+    CHECK(oam_bridge_send(r.bridge, "{\"id\":\"\xC3\x28\"}") == OAM_ERROR_INVALID_UTF8, "invalid UTF-8");
+
+    response = call(&r, "{\"jsonrpc\":\"2.0\",\"id\":\"c1\",\"method\":\"session/create\",\"params\":{\"session\":\"plain\","
+                        "\"model\":{\"type\":\"scripted\",\"steps\":[{\"text\":\"Halt! Who goes there?\"}]}}}",
+                    5000);
+    CHECK(contains(response, "\"id\":\"c1\"") && contains(response, "\"session\":\"plain\""), "%s", response);
+    oam_string_free(response);
+    response = call(&r, "{\"id\":7,\"method\":\"session/respond\",\"params\":{\"session\":\"plain\",\"prompt\":\"Hi\"}}", 5000);
+    CHECK(contains(response, "\"id\":7,") && contains(response, "\"text\":\"Halt! Who goes there?\""), "%s", response);
+    oam_string_free(response);
+
+    /* Pretty-printed JSON is sent as one line. */
+    response = call(&r, "{\n  \"id\": \"pretty\",\n  \"method\": \"ping\"\n}", 5000);
+    CHECK(contains(response, "\"id\":\"pretty\"") && contains(response, "\"result\":{}"), "%s", response);
+    oam_string_free(response);
+
+    current_test = "invalid requests";
+    response = call(&r, "not json", 1000);
+    CHECK(contains(response, "-32700") && contains(response, "\"id\":null"), "%s", response);
+    oam_string_free(response);
+    response = call(&r, "[1]", 1000);
+    CHECK(contains(response, "-32600"), "%s", response);
+    oam_string_free(response);
+    response = call(&r, "{\"id\":true,\"method\":\"ping\"}", 1000);
+    CHECK(contains(response, "-32600") && contains(response, "'id' must be a string or a number."), "%s", response);
+    oam_string_free(response);
+    response = call(&r, "{\"id\":9007199254740993,\"method\":\"ping\"}", 1000);
+    CHECK(contains(response, "-32600") && contains(response, "2^53-1"), "%s", response);
+    oam_string_free(response);
+    response = call(&r, "{\"id\":4}", 1000);
+    CHECK(contains(response, "-32600") && contains(response, "'method' must be a non-empty string.") &&
+              contains(response, "\"id\":4,"),
+          "%s", response);
+    oam_string_free(response);
+    response = call(&r, "{\"id\":5,\"method\":\"no/such\"}", 5000);
+    CHECK(contains(response, "-32601") && contains(response, "method_not_found"), "%s", response);
+    oam_string_free(response);
+
+    /* A malformed line sent raw comes back through the callback. */
+    CHECK(oam_bridge_send(r.bridge, "{oops") == OAM_OK, "send");
+    {
+        char *line = wait_line(&r, 5000, "-32700", NULL);
+        CHECK(line != NULL, "no parse error through the callback");
+        free(line);
+    }
+    oam_bridge_destroy(r.bridge);
+    recorder_free(&r);
+}
+
+static void test_tool_round_trip_streaming(void) {
+    recorder r;
+    char *response, *line;
+    current_test = "tool round trip";
+    if (!start(&r)) {
+        CHECK(0, "bridge did not start");
+        return;
+    }
+    r.tool_mode = TOOL_OK;
+    response = call(&r, "{\"id\":1,\"method\":\"session/create\",\"params\":{\"session\":\"guard\",\"tools\":[" GATE_TOOL
+                        "}],\"model\":{\"type\":\"scripted\",\"steps\":[{\"toolCalls\":[{\"name\":\"open_gate\","
+                        "\"arguments\":{\"gate\":\"north\"}}]},{\"template\":\"Gate: {toolOutput}\"}]}}}",
+                    5000);
+    oam_string_free(response);
+    response = call(&r, "{\"id\":\"turn-1\",\"method\":\"session/respond\",\"params\":{\"session\":\"guard\","
+                        "\"prompt\":\"Open the north gate.\",\"stream\":true}}",
+                    10000);
+    CHECK(contains(response, "\"text\":\"Gate: {\\\"opened\\\":true}\""), "%s", response);
+    CHECK(contains(response, "\"isError\":false"), "%s", response);
+    oam_string_free(response);
+
+    current_test = "streaming events";
+    line = wait_line(&r, 1000, "\"method\":\"tool/call\"", "\"requestId\":\"turn-1\"");
+    CHECK(line != NULL, "tool/call with requestId turn-1");
+    free(line);
+    CHECK(count_lines(&r, "\"type\":\"text\"", "\"requestId\":\"turn-1\"") >= 2, "text deltas: %d",
+          count_lines(&r, "\"type\":\"text\"", NULL));
+    CHECK(count_lines(&r, "\"type\":\"toolCallCompleted\"", NULL) == 1, "toolCallCompleted");
+    CHECK(count_lines(&r, "\"id\":\"turn-1\"", "\"result\"") == 0, "blocking response also given to the callback");
+
+    current_test = "tool raises";
+    r.tool_mode = TOOL_ERROR;
+    response = call(&r, "{\"id\":2,\"method\":\"session/create\",\"params\":{\"session\":\"guard2\",\"tools\":[" GATE_TOOL
+                        "}],\"model\":{\"type\":\"scripted\",\"steps\":[{\"toolCalls\":[{\"name\":\"open_gate\","
+                        "\"arguments\":{\"gate\":\"east\"}}]},{\"template\":\"Gate: {toolOutput}\"}]}}}",
+                    5000);
+    oam_string_free(response);
+    response = call(&r, "{\"id\":3,\"method\":\"session/respond\",\"params\":{\"session\":\"guard2\",\"prompt\":\"Open\"}}",
+                    10000);
+    CHECK(contains(response, "\"isError\":true") && contains(response, "Gate subsystem offline"), "%s", response);
+    oam_string_free(response);
+
+    current_test = "tool never answers";
+    r.tool_mode = TOOL_IGNORE;
+    response = call(&r, "{\"id\":4,\"method\":\"session/create\",\"params\":{\"session\":\"guard3\",\"tools\":[" GATE_TOOL
+                        ",\"timeoutSeconds\":0.3}],\"model\":{\"type\":\"scripted\",\"steps\":[{\"toolCalls\":[{\"name\":"
+                        "\"open_gate\",\"arguments\":{\"gate\":\"west\"}}]},{\"template\":\"{toolOutput}\"}]}}}",
+                    5000);
+    oam_string_free(response);
+    response = call(&r, "{\"id\":5,\"method\":\"session/respond\",\"params\":{\"session\":\"guard3\",\"prompt\":\"Open\"}}",
+                    10000);
+    CHECK(contains(response, "\"isError\":true") && contains(response, "timed out"), "%s", response);
+    oam_string_free(response);
+    line = wait_line(&r, 1000, "\"method\":\"tool/cancel\"", NULL);
+    CHECK(line != NULL, "tool/cancel notification");
+    free(line);
+
+    oam_bridge_destroy(r.bridge);
+    recorder_free(&r);
+}
+
+static void test_blocking_timeout(void) {
+    recorder r;
+    char *response;
+    current_test = "blocking timeout";
+    if (!start(&r)) {
+        CHECK(0, "bridge did not start");
+        return;
+    }
+    response = call(&r, "{\"id\":1,\"method\":\"session/create\",\"params\":{\"session\":\"slow\",\"model\":{\"type\":"
+                        "\"scripted\",\"steps\":[{\"text\":\"late\",\"delayMs\":3000},{\"text\":\"second\"}]}}}",
+                    5000);
+    oam_string_free(response);
+    response = call(&r, "{\"id\":\"slow-1\",\"method\":\"session/respond\",\"params\":{\"session\":\"slow\",\"prompt\":\"x\"}}",
+                    200);
+    CHECK(contains(response, "{\"jsonrpc\":\"2.0\",\"id\":\"slow-1\",\"error\":{\"code\":-32024,"), "%s", response);
+    CHECK(contains(response, "\"message\":\"'session/respond' did not finish within 200 ms; it was cancelled.\""), "%s",
+          response);
+    CHECK(contains(response, "\"data\":{\"code\":\"timeout\"}"), "%s", response);
+    oam_string_free(response);
+    /* The turn was cancelled on the bridge (it does not hold the session for 3 s), and the next turn of the
+     * session is answered after the cancelled one, so its late response has been read (and dropped) by now. */
+    response = call(&r, "{\"id\":\"slow-2\",\"method\":\"session/respond\",\"params\":{\"session\":\"slow\",\"prompt\":\"y\"}}",
+                    2500);
+    CHECK(contains(response, "\"result\""), "%s", response);
+    oam_string_free(response);
+    CHECK(count_lines(&r, "slow-1", NULL) == 0, "the late response reached the callback");
+
+    current_test = "local ids";
+    response = call(&r, "{\"method\":\"session/create\",\"params\":{\"session\":\"anon\",\"model\":{\"type\":\"scripted\","
+                        "\"steps\":[{\"text\":\"Aye.\"}]}}}",
+                    5000);
+    CHECK(contains(response, "\"id\":null,\"result\""), "%s", response);
+    oam_string_free(response);
+    response = call(&r, "{\"method\":\"session/respond\",\"params\":{\"session\":\"anon\",\"prompt\":\"x\",\"stream\":true}}",
+                    5000);
+    CHECK(contains(response, "\"id\":null,\"result\"") && contains(response, "Aye."), "%s", response);
+    oam_string_free(response);
+    CHECK(count_lines(&r, "\"requestId\":\"local-", NULL) > 0, "events carry a local-<n> requestId");
+
+    current_test = "blocking call inside the callback";
+    oam_bridge_send(r.bridge, "{\"jsonrpc\":\"2.0\",\"id\":\"blocking-in-callback\",\"method\":\"ping\"}");
+    free(wait_line(&r, 5000, "blocking-in-callback", NULL));
+    oam_bridge_destroy(r.bridge); /* waits for the callback, so the field is set */
+    CHECK(contains(r.blocking_result_in_callback, "-32603"), "%s", r.blocking_result_in_callback);
+    recorder_free(&r);
+}
+
+static void test_npc_world_decision(void) {
+    recorder r;
+    char *response, *line;
+    current_test = "npc talk + world change";
+    if (!start(&r)) {
+        CHECK(0, "bridge did not start");
+        return;
+    }
+    if (!has_method(r.bridge, "npc/talk") || !has_method(r.bridge, "world/subscribe")) {
+        printf("SKIP npc talk + world change: the bridge does not serve npc/talk and world/subscribe yet\n");
+    } else {
+        response = call(&r, "{\"id\":1,\"method\":\"world/create\",\"params\":{\"world\":\"village\",\"state\":"
+                            "{\"player\":{\"gold\":60}}}}",
+                        5000);
+        CHECK(contains(response, "\"result\""), "%s", response);
+        oam_string_free(response);
+        response = call(&r, "{\"id\":2,\"method\":\"world/subscribe\",\"params\":{\"world\":\"village\",\"path\":\"player\"}}",
+                        5000);
+        CHECK(contains(response, "\"subscription\""), "%s", response);
+        oam_string_free(response);
+        response = call(&r, "{\"id\":3,\"method\":\"npc/create\",\"params\":{\"npc\":\"gorm\",\"persona\":{\"name\":\"Gorm\","
+                            "\"role\":\"the village blacksmith\"},\"world\":\"village\",\"options\":{\"replyFormat\":\"text\","
+                            "\"worldWritable\":[\"player\"]},\"model\":{\"type\":\"scripted\",\"steps\":[{\"toolCalls\":[{"
+                            "\"name\":\"update_world_state\",\"arguments\":{\"path\":\"player.gold\",\"value\":\"45\"}}]},"
+                            "{\"text\":\"[proud] That will be 15 gold.\"}]}}}",
+                        5000);
+        CHECK(contains(response, "\"result\""), "%s", response);
+        oam_string_free(response);
+        response = call(&r, "{\"id\":\"talk-1\",\"method\":\"npc/talk\",\"params\":{\"npc\":\"gorm\",\"line\":\"A sword, please.\","
+                            "\"stream\":true}}",
+                        10000);
+        CHECK(contains(response, "\"line\":\"That will be 15 gold.\"") && contains(response, "\"emotion\":\"proud\""), "%s",
+              response);
+        oam_string_free(response);
+        line = wait_line(&r, 1000, "\"method\":\"world/changed\"", "\"newValue\":45");
+        CHECK(contains(line, "\"oldValue\":60"), "%s", line);
+        free(line);
+        CHECK(count_lines(&r, "\"method\":\"npc/event\"", "\"requestId\":\"talk-1\"") > 0, "npc/event notifications");
+    }
+
+    current_test = "decision";
+    if (!has_method(r.bridge, "decision/decide")) {
+        printf("SKIP decision: the bridge does not serve decision/decide yet\n");
+    } else {
+        response = call(&r, "{\"id\":4,\"method\":\"decision/decide\",\"params\":{\"situation\":\"A wolf blocks the path.\","
+                            "\"options\":[\"fight\",\"flee\"],\"model\":{\"type\":\"scripted\",\"steps\":[{\"json\":{"
+                            "\"reasoning\":\"Too dangerous.\",\"choice\":\"flee\",\"confidence\":80}}]}}}",
+                        10000);
+        CHECK(contains(response, "\"optionID\":\"flee\"") && contains(response, "\"confidence\":80"), "%s", response);
+        oam_string_free(response);
+    }
+    oam_bridge_destroy(r.bridge);
+    recorder_free(&r);
+}
+
+static void test_bridge_dies_mid_turn(void) {
+    recorder r;
+    char pid_file[] = "/tmp/oam-c-test-pid-XXXXXX";
+    char *response, *line;
+    pid_t pid;
+    int fd;
+    current_test = "bridge dies mid-turn";
+    recorder_init(&r);
+    fd = mkstemp(pid_file);
+    if (fd >= 0) close(fd);
+    if (!start_with_pid(&r, pid_file)) {
+        CHECK(0, "bridge did not start");
+        recorder_free(&r);
+        return;
+    }
+    pid = read_pid(pid_file);
+    CHECK(pid > 0, "pid");
+    response = call(&r, "{\"id\":1,\"method\":\"session/create\",\"params\":{\"session\":\"doomed\",\"model\":{\"type\":"
+                        "\"scripted\",\"steps\":[{\"text\":\"never\",\"delayMs\":10000}]}}}",
+                    5000);
+    oam_string_free(response);
+    oam_bridge_send(r.bridge, "{\"jsonrpc\":\"2.0\",\"id\":\"async-1\",\"method\":\"session/respond\","
+                              "\"params\":{\"session\":\"doomed\",\"prompt\":\"x\"}}");
+    if (pid > 0) kill(pid, SIGKILL);
+    response = call(&r, "{\"id\":\"blocking-1\",\"method\":\"session/respond\",\"params\":{\"session\":\"doomed\",\"prompt\":\"y\"}}",
+                    0 /* forever: must not hang */);
+    CHECK(contains(response, "\"id\":\"blocking-1\",\"error\":{\"code\":-32023") && contains(response, "signal 9"), "%s",
+          response);
+    oam_string_free(response);
+    line = wait_line(&r, 3000, "\"id\":\"async-1\"", "-32023");
+    CHECK(contains(line, "\"data\":{\"code\":\"shut_down\"}"), "%s", line);
+    free(line);
+    /* Later requests fail the same way; notifications are ignored. */
+    CHECK(oam_bridge_send(r.bridge, "{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"ping\"}") == OAM_OK, "send after death");
+    line = wait_line(&r, 3000, "\"id\":99,", "-32023");
+    CHECK(line != NULL, "error for a request sent after death");
+    free(line);
+    oam_bridge_destroy(r.bridge);
+    recorder_free(&r);
+    unlink(pid_file);
+}
+
+static void test_destroy_ends_process(void) {
+    recorder r;
+    char pid_file[] = "/tmp/oam-c-test-pid-XXXXXX";
+    char *response;
+    pid_t pid;
+    int fd;
+    current_test = "destroy ends the bridge";
+    recorder_init(&r);
+    fd = mkstemp(pid_file);
+    if (fd >= 0) close(fd);
+    if (!start_with_pid(&r, pid_file)) {
+        CHECK(0, "bridge did not start");
+        recorder_free(&r);
+        return;
+    }
+    pid = read_pid(pid_file);
+    response = call(&r, "{\"id\":1,\"method\":\"session/create\",\"params\":{\"session\":\"busy\",\"model\":{\"type\":"
+                        "\"scripted\",\"steps\":[{\"text\":\"never\",\"delayMs\":20000}]}}}",
+                    5000);
+    oam_string_free(response);
+    oam_bridge_send(r.bridge, "{\"jsonrpc\":\"2.0\",\"id\":\"busy-1\",\"method\":\"session/respond\","
+                              "\"params\":{\"session\":\"busy\",\"prompt\":\"x\"}}");
+    {
+        struct timespec a, b;
+        long ms;
+        clock_gettime(CLOCK_MONOTONIC, &a);
+        oam_bridge_destroy(r.bridge); /* a turn is running: shutdown cancels it */
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        ms = (b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000;
+        CHECK(ms < 3500, "destroy took %ld ms", ms);
+    }
+    CHECK(pid > 0 && kill(pid, 0) != 0 && errno == ESRCH, "the bridge process %d still exists", (int)pid);
+    CHECK(count_lines(&r, "busy-1", NULL) == 0, "callback after destroy");
+    recorder_free(&r);
+    unlink(pid_file);
+
+    current_test = "destroy from inside the callback";
+    recorder_init(&r);
+    r.destroy_on_line = 1;
+    strcpy(pid_file, "/tmp/oam-c-test-pid-XXXXXX");
+    fd = mkstemp(pid_file);
+    if (fd >= 0) close(fd);
+    if (!start_with_pid(&r, pid_file)) {
+        CHECK(0, "bridge did not start");
+        recorder_free(&r);
+        return;
+    }
+    pid = read_pid(pid_file);
+    oam_bridge_send(r.bridge, "{\"jsonrpc\":\"2.0\",\"id\":\"destroy-me\",\"method\":\"ping\"}");
+    {
+        char *line = wait_line(&r, 5000, "destroy-me", NULL);
+        CHECK(line != NULL, "callback ran");
+        free(line);
+    }
+    {
+        /* The reader thread reaps the bridge and frees the handle in the background. */
+        int waited;
+        for (waited = 0; waited < 500 && pid > 0 && kill(pid, 0) == 0; waited++) usleep(10000);
+        CHECK(pid > 0 && kill(pid, 0) != 0, "the bridge process %d still exists", (int)pid);
+        usleep(200000);
+    }
+    recorder_free(&r);
+    unlink(pid_file);
+}
+
+int main(void) {
+    const char *command = getenv("OAM_BRIDGE_COMMAND");
+    const char *path = getenv("OAM_BRIDGE_PATH");
+    setvbuf(stdout, NULL, _IONBF, 0);
+    if (command && *command) {
+        snprintf(bridge_command, sizeof bridge_command, "%s", command);
+    } else if (path && *path) {
+        snprintf(bridge_command, sizeof bridge_command, "%s stdio", path);
+    } else {
+        snprintf(bridge_command, sizeof bridge_command, "oam stdio");
+    }
+    test_arguments();
+    test_plain_turn_and_invalid_input();
+    test_tool_round_trip_streaming();
+    test_blocking_timeout();
+    test_npc_world_decision();
+    test_bridge_dies_mid_turn();
+    test_destroy_ends_process();
+    printf("%d checks, %d failures\n", checks, failures);
+    return failures == 0 ? 0 : 1;
+}
