@@ -1,3 +1,4 @@
+// deno-lint-ignore-file no-console -- a benchmark script prints its report on stdout
 /**
  * Throughput benchmark of the stdio bridge against a raw floor (bench/floor.ts), both driven the same way:
  * pipelined request lines with a bounded window of outstanding requests, counting responses.

@@ -13,7 +13,13 @@ Deno.test("GameExtension.addWorld shares a host world: world/* sees it and host 
   await c.call("world/subscribe", { world: "main", path: "gold" });
   world.set("gold", 7);
   const changed = c.messages.find((m) => m.method === "world/changed");
-  assert.deepEqual(changed?.params, { world: "main", subscription: "sub1", path: "gold", oldValue: 5, newValue: 7 });
+  assert.deepEqual(changed?.params, {
+    world: "main",
+    subscription: "sub1",
+    path: "gold",
+    oldValue: 5,
+    newValue: 7,
+  });
   assert.throws(() => game.addWorld(new WorldState(), "main"), /already exists/);
   assert.throws(() => game.addWorld(new WorldState(), ""), /printable/);
   await c.close();

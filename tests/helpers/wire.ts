@@ -101,7 +101,9 @@ export class WireClient {
   /** A short kind label of a message, for order assertions: "event:text", "tool/call", "response", … */
   static kind(m: JsonObject): string {
     if (m.method === "session/event" || m.method === "npc/event") {
-      return `${m.method === "npc/event" ? "npc" : "event"}:${((m.params as JsonObject).event as JsonObject).type}`;
+      return `${m.method === "npc/event" ? "npc" : "event"}:${
+        ((m.params as JsonObject).event as JsonObject).type
+      }`;
     }
     if (typeof m.method === "string") return m.method;
     return "error" in m ? "error" : "response";
