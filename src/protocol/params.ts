@@ -207,10 +207,12 @@ export class Params {
     return v;
   }
 
-  /** An optional nested object as Params with the key as prefix. */
+  /** An optional nested object as Params with the key as prefix ("'<key>' must be an object." otherwise). */
   optionalParams(key: string): Params | undefined {
-    const v = this.optionalObject(key);
-    return v === undefined ? undefined : new Params(v, `${this.name(key)}.`);
+    const v = this.get(key);
+    if (v === undefined) return undefined;
+    if (!isJsonObject(v)) throw BridgeError.invalidParams(`'${this.name(key)}' must be an object.`);
+    return new Params(v, `${this.name(key)}.`);
   }
 
   /**
