@@ -105,8 +105,8 @@ Deno.test("session/create accepts every option at once", async () => {
 Deno.test("session/create option validation errors name the parameter", async () => {
   const c = new WireClient();
   const cases: Array<[JsonObject, string]> = [
-    [{ options: 1 }, "Parameter 'options' must be an object; got 1."],
-    [{ options: [] }, "Parameter 'options' must be an object; got []."],
+    [{ options: 1 }, "'options' must be an object."],
+    [{ options: [] }, "'options' must be an object."],
     [
       { options: { toolChoice: "bogus" } },
       `'options.toolChoice' must be "auto", "none", "required", "explicit" or {"tool": "<name>"}; got "bogus".`,
