@@ -625,3 +625,29 @@ Deno.test("a host system model whose availability check throws: the create still
   assert.equal((await listEntry(c, "sys")).session, "sys");
   await c.close();
 });
+
+Deno.test("numbers beyond double range (1e400) are not finite: 'must be a finite number' / seconds message", async () => {
+  const c = new WireClient();
+  c.sendLine('{"jsonrpc":"2.0","id":1,"method":"session/create","params":{"options":{"temperature":1e400}}}');
+  c.sendLine(
+    '{"jsonrpc":"2.0","id":2,"method":"session/create","params":{"options":{"toolTimeoutSeconds":-1e400}}}',
+  );
+  c.sendLine(
+    '{"jsonrpc":"2.0","id":3,"method":"session/create","params":{"options":{"maxToolRounds":1e400}}}',
+  );
+  assert.deepEqual(
+    (await c.response(1)).error,
+    invalidParams("Parameter 'options.temperature' must be a finite number."),
+  );
+  assert.deepEqual(
+    (await c.response(2)).error,
+    invalidParams(
+      "Parameter 'options.toolTimeoutSeconds' must be a number of seconds from 0 to 86400 (0 means no limit); got null.",
+    ),
+  );
+  assert.deepEqual(
+    (await c.response(3)).error,
+    invalidParams("Parameter 'options.maxToolRounds' must be an integer; got null."),
+  );
+  await c.close();
+});
