@@ -319,13 +319,20 @@ export class BridgeEngine {
     if (this.#phase !== "running") return;
     this.#phase = "shut_down";
     const work = [...this.#inFlight];
+    // Cancel the extensions' work first (synchronously), then deferred work: running turns see their signal
+    // abort while their client tool calls are still pending, so each pending tool/call gets its tool/cancel.
+    const stops = this.#extensions.map((e) => {
+      try {
+        return Promise.resolve(e.shutdown?.()).catch((error) => {
+          this.logger.error(`An extension failed to shut down: ${String(error)}`);
+        });
+      } catch (error) {
+        this.logger.error(`An extension failed to shut down: ${String(error)}`);
+        return Promise.resolve();
+      }
+    });
     this.#lifetime.abort(BridgeError.of("shut_down", "The bridge has shut down."));
     this.#clientRequests.failAll(BridgeError.of("shut_down", "The bridge has shut down."));
-    const stops = this.#extensions.map((e) =>
-      Promise.resolve().then(() => e.shutdown?.()).catch((error) => {
-        this.logger.error(`An extension failed to shut down: ${String(error)}`);
-      })
-    );
     let timer: ReturnType<typeof setTimeout> | undefined;
     const grace = new Promise<void>((resolve) => timer = setTimeout(resolve, SHUTDOWN_GRACE_MS));
     await Promise.race([Promise.allSettled([...work, ...stops]), grace]);
