@@ -26,12 +26,15 @@ export interface TranscriptEnvelope extends JsonObject {
   transcript: { entries: JsonValue[] };
 }
 
+/** Id of the instructions entry (fixed, so reading a transcript twice gives the same JSON). */
+export const INSTRUCTIONS_ENTRY_ID = "instructions";
+
 /** Builds the instructions entry for the given instructions and tools. */
 export function instructionsEntry(instructions: string | null, tools: AgentTool[]): InstructionsEntry {
   return {
-    id: newEntryId(),
+    id: INSTRUCTIONS_ENTRY_ID,
     role: "instructions",
-    contents: instructions ? [{ type: "text", id: newEntryId(), text: instructions }] : [],
+    contents: instructions ? [{ type: "text", id: `${INSTRUCTIONS_ENTRY_ID}-text`, text: instructions }] : [],
     tools: tools.map((t) => ({
       type: "function",
       function: { name: t.name, description: t.description, parameters: t.jsonSchema },

@@ -273,3 +273,16 @@ Deno.test("setTools: replaces the tool set; warnings; errors change nothing", as
   assert.deepEqual((await listEntry(c, "t")).tools, []);
   await c.close();
 });
+
+Deno.test("transcript: reading it twice without a turn in between gives identical JSON", async () => {
+  const { WireClient: Client, scripted: s } = await import("../helpers/wire.ts");
+  const c = new Client();
+  await c.call("session/create", { session: "t", instructions: "Be brief.", model: s({ text: "Hi." }) });
+  await c.call("session/respond", { session: "t", prompt: "Hello" });
+  const a = await c.call("session/transcript", { session: "t" });
+  const b = await c.call("session/transcript", { session: "t" });
+  if (JSON.stringify(a) !== JSON.stringify(b)) {
+    throw new Error(`differs:\n${JSON.stringify(a)}\n${JSON.stringify(b)}`);
+  }
+  await c.close();
+});
