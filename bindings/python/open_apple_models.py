@@ -1,0 +1,1082 @@
+"""open_apple_models: an asyncio client for the open-apple-models bridge.
+
+Spawns the bridge (``oam stdio``, or ``deno run ... cli.ts stdio``) and speaks its JSON-RPC 2.0
+protocol over the child's stdin/stdout. Standard library only (Python 3.8+).
+
+Example::
+
+    import asyncio
+    from open_apple_models import Bridge
+
+    async def main():
+        async with Bridge() as bridge:
+
+            @bridge.tool(description="Open a named gate. Returns whether it opened.",
+                         parameters={"type": "object", "properties": {"gate": {"type": "string"}},
+                                     "required": ["gate"]})
+            async def open_gate(args):
+                return {"opened": True, "gate": args["gate"]}
+
+            guard = await bridge.create_session(
+                instructions="You are a castle guard. Use tools to act.",
+                tools=["open_gate"], options={"toolChoice": "required"})
+            result = await guard.respond("Please open the north gate.", on_text=print)
+            print(result["text"])
+
+    asyncio.run(main())
+
+Which bridge is started: ``Bridge(command=[...])`` (an argv list, or a string split on whitespace),
+else the environment: ``OAM_BRIDGE_COMMAND`` (whole command line, split on whitespace),
+``OAM_BRIDGE_PATH`` (path of a compiled ``oam``; runs ``<path> stdio``), else ``oam stdio`` from PATH.
+
+Callbacks (``on_text``, ``on_line``, ``on_emotion``, ``on_event``, world subscriptions) and tool
+handlers run on the event loop; they may be plain functions or coroutines. Sync tool handlers run
+directly on the loop, so keep them short (or make them ``async`` / use ``asyncio.to_thread``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import decimal
+import inspect
+import itertools
+import json
+import logging
+import os
+import sys
+from typing import Any, Awaitable, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+
+__all__ = [
+    "Bridge",
+    "BridgeError",
+    "Npc",
+    "Session",
+    "Subscription",
+    "ToolContext",
+    "ToolError",
+    "World",
+    "bridge_command",
+    "VERSION",
+]
+
+VERSION = "0.1.0"
+PROTOCOL_VERSION = "1.0"
+
+logger = logging.getLogger("open_apple_models")
+
+JSON = Any
+Callback = Callable[..., Any]
+
+#: Largest line the client accepts from the bridge (transcripts and saves can be large).
+LINE_LIMIT = 64 * 1024 * 1024
+
+SHUT_DOWN = -32023
+TIMEOUT = -32024
+CANCELLED = -32009
+
+
+class BridgeError(Exception):
+    """A JSON-RPC error from the bridge (or produced by this client for it).
+
+    ``code`` is the JSON-RPC number (e.g. -32020), ``data_code`` the stable string
+    (e.g. ``"session_not_found"``), ``data`` the whole ``error.data`` object.
+    """
+
+    def __init__(self, code: int, data_code: str, message: str, data: Optional[Dict[str, Any]] = None):
+        super().__init__(message)
+        self.code = code
+        self.data_code = data_code
+        self.message = message
+        self.data = data if data is not None else {"code": data_code}
+
+    @classmethod
+    def from_error(cls, error: Any) -> "BridgeError":
+        """Builds the exception from a JSON-RPC ``error`` object."""
+        if not isinstance(error, dict):
+            return cls(-32603, "internal_error", "Malformed error response: %r" % (error,))
+        data = error.get("data") if isinstance(error.get("data"), dict) else {}
+        code = error.get("code") if isinstance(error.get("code"), int) else -32603
+        return cls(code, str(data.get("code", "")), str(error.get("message", "")), data)
+
+    def __str__(self) -> str:
+        return "%s (%d %s)" % (self.message, self.code, self.data_code)
+
+    def __repr__(self) -> str:
+        return "BridgeError(%d, %r, %r)" % (self.code, self.data_code, self.message)
+
+
+class ToolError(Exception):
+    """Raise from a tool handler to return an error output (``isError: true``) with this message.
+
+    Any other exception does the same, with the exception's type name in front of the message.
+    """
+
+
+@dataclasses.dataclass
+class ToolContext:
+    """What a tool handler may want to know about the call (pass a second parameter to receive it)."""
+
+    name: str
+    call_id: str
+    request_id: Any
+    session: Optional[str] = None
+    npc: Optional[str] = None
+    index: Optional[int] = None
+    params: Dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+@dataclasses.dataclass
+class _Tool:
+    name: str
+    handler: Callback
+    definition: Dict[str, Any]
+    wants_context: bool
+
+
+class _Pending:
+    """A request waiting for its response."""
+
+    __slots__ = ("future", "on_event", "on_result", "callback_error")
+
+    def __init__(self, future: "asyncio.Future[Any]", on_event: Optional[Callback], on_result: Optional[Callback]):
+        self.future = future
+        self.on_event = on_event
+        self.on_result = on_result
+        self.callback_error: Optional[BaseException] = None
+
+
+def bridge_command(command: Union[str, Sequence[str], None] = None) -> List[str]:
+    """The argv used to start the bridge (see the module docstring)."""
+    if command:
+        return command.split() if isinstance(command, str) else list(command)
+    env_command = os.environ.get("OAM_BRIDGE_COMMAND", "").strip()
+    if env_command:
+        return env_command.split()
+    path = os.environ.get("OAM_BRIDGE_PATH", "").strip()
+    argv = [path or "oam", "stdio"]
+    log = os.environ.get("OAM_BRIDGE_LOG", "").strip()
+    if log:
+        argv += ["--log-level", log]
+    return argv
+
+
+def _jsonable(value: Any) -> JSON:
+    """Converts common Python values (sets, tuples, Decimal, dataclasses, numpy) to JSON data."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, Mapping):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (set, frozenset)):
+        items = [_jsonable(v) for v in value]
+        try:
+            return sorted(items)
+        except TypeError:
+            return items
+    if isinstance(value, decimal.Decimal):
+        return int(value) if value == value.to_integral_value() else float(value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return _jsonable(dataclasses.asdict(value))
+    if hasattr(value, "tolist"):  # numpy arrays and scalars
+        return _jsonable(value.tolist())
+    if hasattr(value, "item"):
+        return _jsonable(value.item())
+    raise TypeError("%s is not JSON serializable" % type(value).__name__)
+
+
+def _dumps(value: Any) -> str:
+    """Compact JSON; NaN/Infinity and unknown types raise ValueError/TypeError."""
+    return json.dumps(_jsonable(value), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def _params(**values: Any) -> Dict[str, Any]:
+    """Params without the ``None`` values."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
+def _id_key(value: Any) -> str:
+    """A hashable identity for a request id as the bridge echoes it."""
+    if isinstance(value, bool):
+        return "x" + repr(value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return ("s" if isinstance(value, str) else "n") + str(value)
+
+
+async def _maybe_await(value: Any) -> Any:
+    if inspect.isawaitable(value):
+        return await value
+    return value
+
+
+def _accepts_two(handler: Callback) -> bool:
+    try:
+        signature = inspect.signature(handler)
+    except (TypeError, ValueError):
+        return False
+    positional = [
+        p for p in signature.parameters.values()
+        if p.kind in (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    ]
+    has_var = any(p.kind == inspect.Parameter.VAR_POSITIONAL for p in signature.parameters.values())
+    return has_var or len(positional) >= 2
+
+
+class Bridge:
+    """A running bridge process. Use as ``async with Bridge() as bridge:`` (or ``await start()`` / ``await close()``).
+
+    :param command: argv list or whitespace-separated command line; default from the environment.
+    :param env: environment for the child (default: inherited).
+    :param cwd: working directory for the child.
+    :param initialize: send ``initialize`` on start (its result is in ``server_info``).
+    :param client_name: the ``client.name`` sent in ``initialize``.
+    :param shutdown_timeout: seconds ``close()`` waits for a clean exit before killing the process.
+    """
+
+    def __init__(
+        self,
+        command: Union[str, Sequence[str], None] = None,
+        *,
+        env: Optional[Mapping[str, str]] = None,
+        cwd: Optional[str] = None,
+        initialize: bool = True,
+        client_name: str = "python",
+        shutdown_timeout: float = 5.0,
+    ):
+        self.command = bridge_command(command)
+        self._env = dict(env) if env is not None else None
+        self._cwd = cwd
+        self._initialize = initialize
+        self._client_name = client_name
+        self._shutdown_timeout = shutdown_timeout
+        self._process: Optional[asyncio.subprocess.Process] = None
+        self._reader: Optional["asyncio.Task[None]"] = None
+        self._ids = itertools.count(1)
+        self._pending: Dict[str, _Pending] = {}
+        self._tools: Dict[str, _Tool] = {}
+        self._tool_tasks: Dict[str, "asyncio.Task[None]"] = {}
+        self._listeners: Dict[str, List[Callback]] = {}
+        self._subscriptions: Dict[str, Callback] = {}
+        self._write_lock: Optional[asyncio.Lock] = None
+        self._dead: Optional[BridgeError] = None
+        self._closing = False
+        self.server_info: Dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ lifecycle
+
+    async def start(self) -> "Bridge":
+        """Starts the process (and sends ``initialize`` unless disabled)."""
+        if self._process is not None:
+            return self
+        self._write_lock = asyncio.Lock()
+        try:
+            self._process = await asyncio.create_subprocess_exec(
+                *self.command,
+                stdin=asyncio.subprocess.PIPE,
+                stdout=asyncio.subprocess.PIPE,
+                env=self._env,
+                cwd=self._cwd,
+                limit=LINE_LIMIT,
+            )
+        except OSError as error:
+            raise BridgeError(SHUT_DOWN, "shut_down", "Cannot start the bridge %r: %s" % (self.command, error)) from error
+        self._reader = asyncio.ensure_future(self._read_loop())
+        if self._initialize:
+            self.server_info = await self.request(
+                "initialize", {"client": {"name": self._client_name, "version": VERSION},
+                               "protocolVersion": PROTOCOL_VERSION})
+        return self
+
+    async def close(self) -> None:
+        """Shuts the bridge down (cancelling its work), waits for the process to exit, kills it if needed."""
+        if self._process is None or self._closing:
+            return
+        self._closing = True
+        process = self._process
+        if self._dead is None and process.returncode is None:
+            try:
+                await asyncio.wait_for(self.request("shutdown"), self._shutdown_timeout)
+            except (BridgeError, asyncio.TimeoutError, ConnectionError, OSError):
+                pass
+        try:
+            if process.stdin is not None:
+                process.stdin.close()
+        except (ConnectionError, OSError):
+            pass
+        try:
+            await asyncio.wait_for(process.wait(), self._shutdown_timeout)
+        except asyncio.TimeoutError:
+            process.kill()
+            await process.wait()
+        if self._reader is not None:
+            try:
+                await asyncio.wait_for(self._reader, self._shutdown_timeout)
+            except asyncio.TimeoutError:
+                self._reader.cancel()
+        for task in list(self._tool_tasks.values()):
+            task.cancel()
+        self._fail_all(BridgeError(SHUT_DOWN, "shut_down", "The bridge was closed."))
+
+    async def __aenter__(self) -> "Bridge":
+        try:
+            return await self.start()
+        except BaseException:
+            await self.close()
+            raise
+
+    async def __aexit__(self, *exc_info: Any) -> None:
+        await self.close()
+
+    @property
+    def pid(self) -> Optional[int]:
+        """Process id of the bridge, once started."""
+        return self._process.pid if self._process else None
+
+    @property
+    def returncode(self) -> Optional[int]:
+        """Exit status once the bridge process has exited, else None."""
+        return self._process.returncode if self._process else None
+
+    # ------------------------------------------------------------------ protocol
+
+    async def request(
+        self,
+        method: str,
+        params: Optional[Mapping[str, Any]] = None,
+        *,
+        on_event: Optional[Callback] = None,
+        timeout: Optional[float] = None,
+        _on_result: Optional[Callback] = None,
+    ) -> Any:
+        """Sends a request and returns its ``result``; raises :class:`BridgeError` for an error response.
+
+        ``on_event(event)`` receives the ``event`` of every ``<namespace>/event`` notification the request
+        causes (``session/event``, ``npc/event``). With ``timeout`` (seconds) the call raises a -32024
+        ``timeout`` error when it does not finish in time and drops the late response.
+        """
+        if self._dead is not None:
+            raise self._dead
+        if self._process is None:
+            raise BridgeError(SHUT_DOWN, "shut_down", "The bridge is not started.")
+        request_id = "py-%d" % next(self._ids)
+        message: Dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        line = _dumps(message)  # invalid params fail here, before anything is sent
+        key = _id_key(request_id)
+        future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
+        pending = _Pending(future, on_event, _on_result)
+        self._pending[key] = pending
+        try:
+            await self._write(line)
+            if timeout is None:
+                result = await asyncio.shield(future)
+            else:
+                try:
+                    result = await asyncio.wait_for(asyncio.shield(future), timeout)
+                except asyncio.TimeoutError:
+                    raise BridgeError(
+                        TIMEOUT, "timeout",
+                        "'%s' did not finish within %d ms; it was cancelled." % (method, round(timeout * 1000))) from None
+        finally:
+            self._pending.pop(key, None)
+        if pending.callback_error is not None:
+            raise pending.callback_error
+        return result
+
+    async def notify(self, method: str, params: Optional[Mapping[str, Any]] = None) -> None:
+        """Sends a notification (no response)."""
+        if self._dead is not None:
+            raise self._dead
+        message: Dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            message["params"] = params
+        await self._write(_dumps(message))
+
+    def on_notification(self, method: str, handler: Callback) -> Callable[[], None]:
+        """Calls ``handler(params)`` for every notification ``method`` (``"*"``: every notification, as
+        ``handler(method, params)``). Returns a function that removes the handler."""
+        self._listeners.setdefault(method, []).append(handler)
+
+        def remove() -> None:
+            handlers = self._listeners.get(method, [])
+            if handler in handlers:
+                handlers.remove(handler)
+
+        return remove
+
+    async def _write(self, line: str) -> None:
+        process = self._process
+        assert process is not None and process.stdin is not None and self._write_lock is not None
+        async with self._write_lock:
+            try:
+                process.stdin.write(line.encode("utf-8") + b"\n")
+                await process.stdin.drain()
+            except (ConnectionError, OSError) as error:
+                # The reader reports the exit; until then, fail this write clearly.
+                raise self._dead or BridgeError(SHUT_DOWN, "shut_down", "The bridge process is gone: %s" % error)
+
+    async def _read_loop(self) -> None:
+        process = self._process
+        assert process is not None and process.stdout is not None
+        try:
+            while True:
+                try:
+                    line = await process.stdout.readline()
+                except ValueError:  # a line longer than LINE_LIMIT
+                    logger.error("open_apple_models: dropped an over-long line from the bridge")
+                    continue
+                if not line:
+                    break
+                self._dispatch(line)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # pragma: no cover - defensive
+            logger.exception("open_apple_models: reader failed")
+        try:
+            status = await asyncio.wait_for(process.wait(), 2.0)
+            description = ("exit status %d" % status) if status >= 0 else ("signal %d" % -status)
+        except asyncio.TimeoutError:
+            description = "output closed"
+        if self._closing:
+            error = BridgeError(SHUT_DOWN, "shut_down", "The bridge was closed.")
+        else:
+            error = BridgeError(SHUT_DOWN, "shut_down", "The bridge process exited (%s) before answering." % description)
+        self._dead = error
+        self._fail_all(error)
+        for task in list(self._tool_tasks.values()):
+            task.cancel()
+
+    def _fail_all(self, error: BridgeError) -> None:
+        for pending in list(self._pending.values()):
+            if not pending.future.done():
+                pending.future.set_exception(error)
+                pending.future.exception()  # mark retrieved: a cancelled caller may never await it
+
+    def _dispatch(self, raw: bytes) -> None:
+        try:
+            message = json.loads(raw)
+        except ValueError:
+            logger.warning("open_apple_models: ignoring a non-JSON line from the bridge: %r", raw[:200])
+            return
+        if not isinstance(message, dict):
+            return
+        method = message.get("method")
+        if isinstance(method, str):
+            params = message.get("params") if isinstance(message.get("params"), dict) else {}
+            if "id" in message:
+                self._handle_bridge_request(message["id"], method, params)
+            else:
+                self._handle_notification(method, params)
+            return
+        if "id" not in message or ("result" not in message and "error" not in message):
+            return
+        key = _id_key(message["id"])
+        pending = self._pending.get(key)
+        if pending is None or pending.future.done():
+            return  # a late response (timed out or cancelled caller): dropped
+        if "error" in message:
+            pending.future.set_exception(BridgeError.from_error(message["error"]))
+        else:
+            if pending.on_result is not None:
+                try:
+                    pending.on_result(message["result"])  # runs before any later line is handled
+                except Exception as error:  # pragma: no cover - internal hooks
+                    pending.callback_error = error
+            pending.future.set_result(message.get("result"))
+
+    def _run_callback(self, callback: Callback, *args: Any, pending: Optional[_Pending] = None) -> None:
+        """Runs a user callback; an exception is re-raised by the request it belongs to (or logged)."""
+
+        def report(error: BaseException) -> None:
+            if pending is not None:
+                if pending.callback_error is None:
+                    pending.callback_error = error  # raised by the request once its response arrives
+            else:
+                logger.error("open_apple_models: callback %r raised %r", callback, error)
+
+        try:
+            result = callback(*args)
+        except Exception as error:
+            report(error)
+            return
+        if inspect.isawaitable(result):
+            async def run() -> None:
+                try:
+                    await result
+                except Exception as error:
+                    report(error)
+
+            asyncio.ensure_future(run())
+
+    def _handle_notification(self, method: str, params: Dict[str, Any]) -> None:
+        if method == "tool/cancel":
+            task = self._tool_tasks.get(_id_key(params.get("id")))
+            if task is not None:
+                task.cancel()
+        elif method == "world/changed":
+            callback = self._subscriptions.get(str(params.get("subscription")))
+            if callback is not None:
+                self._run_callback(callback, params)
+        elif method.endswith("/event") and "requestId" in params:
+            pending = self._pending.get(_id_key(params["requestId"]))
+            if pending is not None and pending.on_event is not None and isinstance(params.get("event"), dict):
+                self._run_callback(pending.on_event, params["event"], pending=pending)
+        for handler in list(self._listeners.get(method, [])):
+            self._run_callback(handler, params)
+        for handler in list(self._listeners.get("*", [])):
+            self._run_callback(handler, method, params)
+
+    def _handle_bridge_request(self, request_id: Any, method: str, params: Dict[str, Any]) -> None:
+        if method != "tool/call":
+            asyncio.ensure_future(self._reply_error(request_id, -32601, "Unknown method '%s'." % method))
+            return
+        key = _id_key(request_id)
+        task = asyncio.ensure_future(self._run_tool(request_id, params))
+        self._tool_tasks[key] = task
+        task.add_done_callback(lambda _t: self._tool_tasks.pop(key, None))
+
+    async def _reply(self, request_id: Any, result: Dict[str, Any]) -> None:
+        if self._dead is None:
+            try:
+                await self._write(_dumps({"jsonrpc": "2.0", "id": request_id, "result": result}))
+            except BridgeError:
+                pass
+
+    async def _reply_error(self, request_id: Any, code: int, message: str) -> None:
+        if self._dead is None:
+            try:
+                await self._write(_dumps({"jsonrpc": "2.0", "id": request_id,
+                                          "error": {"code": code, "message": message}}))
+            except BridgeError:
+                pass
+
+    async def _run_tool(self, request_id: Any, params: Dict[str, Any]) -> None:
+        call = params.get("call") if isinstance(params.get("call"), dict) else {}
+        name = str(call.get("name", ""))
+        tool = self._tools.get(name)
+        if tool is None:
+            await self._reply_error(request_id, -32601, "No handler for tool '%s' in this client." % name)
+            return
+        arguments = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
+        context = ToolContext(
+            name=name, call_id=str(call.get("id", "")), request_id=params.get("requestId"),
+            session=params.get("session"), npc=params.get("npc"), index=params.get("index"), params=params)
+        try:
+            value = tool.handler(arguments, context) if tool.wants_context else tool.handler(arguments)
+            value = await _maybe_await(value)
+        except asyncio.CancelledError:
+            return  # tool/cancel: the bridge no longer wants the output
+        except ToolError as error:
+            await self._reply(request_id, {"output": str(error) or "Tool error.", "isError": True})
+            return
+        except Exception as error:
+            text = str(error)
+            output = "%s: %s" % (type(error).__name__, text) if text else type(error).__name__
+            await self._reply(request_id, {"output": output, "isError": True})
+            return
+        try:
+            payload = _dumps({"jsonrpc": "2.0", "id": request_id, "result": {"output": value}})
+        except (TypeError, ValueError) as error:
+            await self._reply(request_id, {"output": "The tool result is not valid JSON: %s" % error, "isError": True})
+            return
+        if self._dead is None:
+            try:
+                await self._write(payload)
+            except BridgeError:
+                pass
+
+    # ------------------------------------------------------------------ tools
+
+    def tool(
+        self,
+        name: Optional[str] = None,
+        *,
+        description: Optional[str] = None,
+        parameters: Optional[Dict[str, Any]] = None,
+        timeout: Optional[float] = None,
+    ) -> Callable[[Callback], Callback]:
+        """Decorator registering a client tool. The handler gets ``args`` (and, if it takes a second
+        parameter, a :class:`ToolContext`) and returns the output (text or JSON data); it may be async.
+        Raising marks the output as an error the model sees. ``timeout`` (seconds) is the tool's
+        ``timeoutSeconds``: when it passes the bridge gives the model a timeout error and the handler
+        is cancelled. Description defaults to the docstring, the name to the function name."""
+
+        def register(handler: Callback) -> Callback:
+            self.add_tool(name or handler.__name__, handler, description=description or inspect.getdoc(handler),
+                          parameters=parameters, timeout=timeout)
+            return handler
+
+        return register
+
+    def add_tool(
+        self,
+        name: str,
+        handler: Callback,
+        *,
+        description: Optional[str] = None,
+        parameters: Optional[Dict[str, Any]] = None,
+        timeout: Optional[float] = None,
+    ) -> Dict[str, Any]:
+        """Registers a client tool (see :meth:`tool`) and returns its definition."""
+        definition: Dict[str, Any] = {"name": name}
+        if description:
+            definition["description"] = description
+        definition["parameters"] = parameters if parameters is not None else {"type": "object", "properties": {}}
+        if timeout is not None:
+            definition["timeoutSeconds"] = timeout
+        self._tools[name] = _Tool(name, handler, definition, _accepts_two(handler))
+        return definition
+
+    def tool_definitions(self, tools: Optional[Iterable[Union[str, Mapping[str, Any]]]] = None) -> List[Dict[str, Any]]:
+        """Definitions for ``tools``: registered tool names and/or raw definition dicts (default: all registered)."""
+        if tools is None:
+            return [dict(t.definition) for t in self._tools.values()]
+        definitions = []
+        for tool in tools:
+            if isinstance(tool, str):
+                if tool not in self._tools:
+                    raise ValueError("No tool named '%s' is registered (use @bridge.tool)." % tool)
+                definitions.append(dict(self._tools[tool].definition))
+            else:
+                definitions.append(dict(tool))
+        return definitions
+
+    def _tools_param(self, tools: Optional[Iterable[Union[str, Mapping[str, Any]]]]) -> Optional[List[Dict[str, Any]]]:
+        return None if tools is None else self.tool_definitions(tools)
+
+    # ------------------------------------------------------------------ sessions
+
+    async def create_session(
+        self,
+        instructions: Optional[str] = None,
+        *,
+        session: Optional[str] = None,
+        tools: Optional[Iterable[Union[str, Mapping[str, Any]]]] = None,
+        options: Optional[Dict[str, Any]] = None,
+        model: Any = None,
+        history: Any = None,
+    ) -> "Session":
+        """``session/create``. ``tools`` are registered tool names or definitions."""
+        result = await self.request("session/create", _params(
+            session=session, instructions=instructions, tools=self._tools_param(tools), options=options,
+            model=model, history=history))
+        created = Session(self, result["session"])
+        created.warnings = result.get("warnings", [])
+        return created
+
+    def session(self, session_id: str) -> "Session":
+        """A handle for an existing session."""
+        return Session(self, session_id)
+
+    async def list_sessions(self) -> List[Dict[str, Any]]:
+        """``session/list``."""
+        return (await self.request("session/list"))["sessions"]
+
+    # ------------------------------------------------------------------ worlds
+
+    async def create_world(self, state: Optional[Dict[str, Any]] = None, *, world: Optional[str] = None) -> "World":
+        """``world/create``."""
+        result = await self.request("world/create", _params(world=world, state=state))
+        return World(self, result["world"])
+
+    def world(self, world_id: str) -> "World":
+        """A handle for an existing world."""
+        return World(self, world_id)
+
+    async def list_worlds(self) -> List[Dict[str, Any]]:
+        """``world/list``."""
+        return (await self.request("world/list"))["worlds"]
+
+    # ------------------------------------------------------------------ NPCs
+
+    async def create_npc(
+        self,
+        persona: Dict[str, Any],
+        *,
+        npc: Optional[str] = None,
+        tools: Optional[Iterable[Union[str, Mapping[str, Any]]]] = None,
+        world: Union[str, "World", None] = None,
+        memory: Optional[Dict[str, Any]] = None,
+        options: Optional[Dict[str, Any]] = None,
+        model: Any = None,
+    ) -> "Npc":
+        """``npc/create``."""
+        result = await self.request("npc/create", _params(
+            npc=npc, persona=persona, tools=self._tools_param(tools),
+            world=world.id if isinstance(world, World) else world, memory=memory, options=options, model=model))
+        created = Npc(self, result["npc"])
+        created.tools = result.get("tools", [])
+        created.warnings = result.get("warnings", [])
+        return created
+
+    async def restore_npc(
+        self,
+        state: Dict[str, Any],
+        *,
+        npc: Optional[str] = None,
+        tools: Optional[Iterable[Union[str, Mapping[str, Any]]]] = None,
+        world: Union[str, "World", None] = None,
+        options: Optional[Dict[str, Any]] = None,
+        model: Any = None,
+    ) -> "Npc":
+        """``npc/restore`` from a save made with :meth:`Npc.state`."""
+        result = await self.request("npc/restore", _params(
+            state=state, npc=npc, tools=self._tools_param(tools),
+            world=world.id if isinstance(world, World) else world, options=options, model=model))
+        restored = Npc(self, result["npc"])
+        restored.tools = result.get("tools", [])
+        restored.warnings = result.get("warnings", [])
+        return restored
+
+    def npc(self, npc_id: str) -> "Npc":
+        """A handle for an existing NPC."""
+        return Npc(self, npc_id)
+
+    async def list_npcs(self) -> List[Dict[str, Any]]:
+        """``npc/list``."""
+        return (await self.request("npc/list"))["npcs"]
+
+    # ------------------------------------------------------------------ decisions and content
+
+    async def decide(
+        self,
+        situation: Any,
+        options: Sequence[Union[str, Mapping[str, Any]]],
+        *,
+        actor: Any = None,
+        context: Any = None,
+        tools: Optional[Iterable[Union[str, Mapping[str, Any]]]] = None,
+        tool_choice: Any = None,
+        fallback_option_id: Optional[str] = None,
+        instructions: Optional[str] = None,
+        temperature: Optional[float] = None,
+        max_tool_rounds: Optional[int] = None,
+        tool_timeout_seconds: Optional[float] = None,
+        model: Any = None,
+    ) -> Dict[str, Any]:
+        """``decision/decide``: returns ``{"optionID", "reasoning", "confidence", "toolCalls", "usage", "isFallback"}``."""
+        return await self.request("decision/decide", _params(
+            situation=situation, options=list(options), actor=actor, context=context,
+            tools=self._tools_param(tools), toolChoice=tool_choice, fallbackOptionID=fallback_option_id,
+            instructions=instructions, temperature=temperature, maxToolRounds=max_tool_rounds,
+            toolTimeoutSeconds=tool_timeout_seconds, model=model))
+
+    async def decide_many(
+        self,
+        requests: Sequence[Mapping[str, Any]],
+        *,
+        max_concurrency: Optional[int] = None,
+        instructions: Optional[str] = None,
+        temperature: Optional[float] = None,
+        max_tool_rounds: Optional[int] = None,
+        tool_timeout_seconds: Optional[float] = None,
+        model: Any = None,
+    ) -> List[Dict[str, Any]]:
+        """``decision/decideMany``: results in request order; a failed one is ``{"error": {...}}``."""
+        result = await self.request("decision/decideMany", _params(
+            requests=[dict(r) for r in requests], maxConcurrency=max_concurrency, instructions=instructions,
+            temperature=temperature, maxToolRounds=max_tool_rounds, toolTimeoutSeconds=tool_timeout_seconds,
+            model=model))
+        return result["results"]
+
+    async def generate(
+        self,
+        prompt: str,
+        schema: Dict[str, Any],
+        *,
+        instructions: Optional[str] = None,
+        context: Any = None,
+        tools: Optional[Iterable[Union[str, Mapping[str, Any]]]] = None,
+        tool_timeout_seconds: Optional[float] = None,
+        temperature: Optional[float] = None,
+        model: Any = None,
+    ) -> Any:
+        """``content/generate``: returns the generated ``content`` (JSON matching ``schema``)."""
+        result = await self.request("content/generate", _params(
+            prompt=prompt, schema=schema, instructions=instructions, context=context,
+            tools=self._tools_param(tools), toolTimeoutSeconds=tool_timeout_seconds, temperature=temperature,
+            model=model))
+        return result["content"]
+
+
+async def _cancellable(bridge: Bridge, awaitable: Awaitable[Any], cancel_method: str, cancel_params: Dict[str, Any],
+                       method: str, timeout: Optional[float]) -> Any:
+    """Awaits a turn; on timeout or task cancellation, cancels it on the bridge too."""
+    task = asyncio.ensure_future(awaitable)
+    try:
+        if timeout is None:
+            return await asyncio.shield(task)
+        return await asyncio.wait_for(asyncio.shield(task), timeout)
+    except asyncio.TimeoutError:
+        await _send_cancel(bridge, cancel_method, cancel_params)
+        _discard(task)
+        raise BridgeError(TIMEOUT, "timeout", "'%s' did not finish within %d ms; it was cancelled."
+                          % (method, round(timeout * 1000))) from None
+    except asyncio.CancelledError:
+        await _send_cancel(bridge, cancel_method, cancel_params)
+        _discard(task)
+        raise
+
+
+async def _send_cancel(bridge: Bridge, method: str, params: Dict[str, Any]) -> None:
+    try:
+        await bridge.notify(method, params)
+    except BridgeError:
+        pass
+
+
+def _discard(task: "asyncio.Future[Any]") -> None:
+    task.add_done_callback(lambda t: t.cancelled() or t.exception())
+
+
+class Session:
+    """An agent session (``session/*``)."""
+
+    def __init__(self, bridge: Bridge, session_id: str):
+        self.bridge = bridge
+        self.id = session_id
+        self.warnings: List[str] = []
+
+    def __repr__(self) -> str:
+        return "Session(%r)" % self.id
+
+    async def respond(
+        self,
+        prompt: str,
+        *,
+        schema: Optional[Dict[str, Any]] = None,
+        on_text: Optional[Callback] = None,
+        on_event: Optional[Callback] = None,
+        stream: Optional[bool] = None,
+        tool_choice: Any = None,
+        max_tool_rounds: Optional[int] = None,
+        max_tool_calls: Optional[int] = None,
+        enabled_tools: Optional[List[str]] = None,
+        timeout: Optional[float] = None,
+    ) -> Dict[str, Any]:
+        """Runs one turn; returns the ``session/respond`` result (``text``, ``structured``, ``toolCalls``,
+        ``usage``, ``steps``). ``on_text(text)`` gets the whole answer so far after every change;
+        ``on_event(event)`` every ``session/event``. Streaming is on when either callback is given.
+        On ``timeout`` (seconds) or when the awaiting task is cancelled, the turn is cancelled on the bridge
+        (``session/cancel``, which also cancels this session's queued work)."""
+        handler = None
+        if on_text is not None or on_event is not None:
+            def handler(event: Dict[str, Any]) -> Any:
+                result = on_event(event) if on_event is not None else None
+                if on_text is not None and event.get("type") == "text":
+                    text_result = on_text(event.get("text", ""))
+                    if inspect.isawaitable(text_result):
+                        return _gather_awaitables(result, text_result)
+                return result
+
+        params = _params(session=self.id, prompt=prompt, schema=schema,
+                         stream=stream if stream is not None else (True if handler else None),
+                         toolChoice=tool_choice, maxToolRounds=max_tool_rounds, maxToolCalls=max_tool_calls,
+                         enabledTools=enabled_tools)
+        return await _cancellable(self.bridge, self.bridge.request("session/respond", params, on_event=handler),
+                                  "session/cancel", {"session": self.id}, "session/respond", timeout)
+
+    async def cancel(self) -> int:
+        """``session/cancel``: returns how many operations were cancelled."""
+        return (await self.bridge.request("session/cancel", {"session": self.id}))["cancelled"]
+
+    async def delete(self) -> None:
+        """``session/delete``."""
+        await self.bridge.request("session/delete", {"session": self.id})
+
+    async def reset(self) -> None:
+        """``session/reset``."""
+        await self.bridge.request("session/reset", {"session": self.id})
+
+    async def transcript(self) -> Dict[str, Any]:
+        """``session/transcript``: the transcript to save (pass it as ``history`` to resume)."""
+        return (await self.bridge.request("session/transcript", {"session": self.id}))["transcript"]
+
+    async def set_instructions(self, instructions: Optional[str]) -> None:
+        """``session/setInstructions``."""
+        await self.bridge.request("session/setInstructions", {"session": self.id, "instructions": instructions})
+
+    async def set_context_note(self, note: Optional[str]) -> None:
+        """``session/setContextNote``."""
+        await self.bridge.request("session/setContextNote", {"session": self.id, "note": note})
+
+    async def set_tools(self, tools: Iterable[Union[str, Mapping[str, Any]]]) -> List[str]:
+        """``session/setTools``: returns the warnings."""
+        result = await self.bridge.request("session/setTools",
+                                           {"session": self.id, "tools": self.bridge.tool_definitions(tools)})
+        return result.get("warnings", [])
+
+    async def compact(self, keep_recent_turns: Optional[int] = None,
+                      summary_instructions: Optional[str] = None) -> Optional[str]:
+        """``session/compact``: returns the summary (or None)."""
+        result = await self.bridge.request("session/compact", _params(
+            session=self.id, keepRecentTurns=keep_recent_turns, summaryInstructions=summary_instructions))
+        return result.get("summary")
+
+
+async def _gather_awaitables(*values: Any) -> None:
+    for value in values:
+        if inspect.isawaitable(value):
+            await value
+
+
+class Npc:
+    """A non-player character (``npc/*``)."""
+
+    def __init__(self, bridge: Bridge, npc_id: str):
+        self.bridge = bridge
+        self.id = npc_id
+        self.tools: List[str] = []
+        self.warnings: List[str] = []
+
+    def __repr__(self) -> str:
+        return "Npc(%r)" % self.id
+
+    async def talk(
+        self,
+        line: str,
+        *,
+        context: Any = None,
+        on_line: Optional[Callback] = None,
+        on_emotion: Optional[Callback] = None,
+        on_event: Optional[Callback] = None,
+        tool_choice: Any = None,
+        timeout: Optional[float] = None,
+    ) -> Dict[str, Any]:
+        """One dialogue turn; returns the ``npc/talk`` result (``line``, ``emotion``, ``playerOptions``,
+        ``endsConversation``, ``toolCalls``, ``relationship``, ``isFallback``, ``usage``).
+        ``on_line(line)`` gets the whole line so far after every change (typewriter), ``on_emotion(emotion)``
+        the emotion as soon as it is known, ``on_event(event)`` every ``npc/event``. Timeout and task
+        cancellation send ``npc/cancel``."""
+        handler = None
+        if on_line is not None or on_emotion is not None or on_event is not None:
+            shown = [""]
+
+            def handler(event: Dict[str, Any]) -> Any:
+                results = [on_event(event) if on_event is not None else None]
+                kind = event.get("type")
+                if kind in ("lineDelta", "lineReset"):
+                    shown[0] = shown[0] + str(event.get("delta", "")) if kind == "lineDelta" else str(event.get("line", ""))
+                    if on_line is not None:
+                        results.append(on_line(shown[0]))
+                elif kind == "emotion" and on_emotion is not None:
+                    results.append(on_emotion(event.get("emotion")))
+                if any(inspect.isawaitable(r) for r in results):
+                    return _gather_awaitables(*results)
+                return None
+
+        params = _params(npc=self.id, line=line, context=context, stream=True if handler else None,
+                         toolChoice=tool_choice)
+        return await _cancellable(self.bridge, self.bridge.request("npc/talk", params, on_event=handler),
+                                  "npc/cancel", {"npc": self.id}, "npc/talk", timeout)
+
+    async def bark(self, situation: Any = None) -> str:
+        """``npc/bark``: a short ambient line."""
+        return (await self.bridge.request("npc/bark", _params(npc=self.id, situation=situation)))["line"]
+
+    async def state(self, settle: bool = True) -> Dict[str, Any]:
+        """``npc/state``: the save state (store it whole; restore with :meth:`Bridge.restore_npc`)."""
+        return (await self.bridge.request("npc/state", {"npc": self.id, "settle": settle}))["state"]
+
+    async def update(
+        self,
+        *,
+        persona: Optional[Dict[str, Any]] = None,
+        options: Optional[Dict[str, Any]] = None,
+        memory: Optional[Dict[str, Any]] = None,
+        tools: Optional[Iterable[Union[str, Mapping[str, Any]]]] = None,
+    ) -> List[str]:
+        """``npc/update`` (merge patches for persona, options and memory): returns the warnings."""
+        result = await self.bridge.request("npc/update", _params(
+            npc=self.id, persona=persona, options=options, memory=memory, tools=self.bridge._tools_param(tools)))
+        return result.get("warnings", [])
+
+    async def reset(self, clear_memory: bool = False) -> None:
+        """``npc/reset``."""
+        await self.bridge.request("npc/reset", {"npc": self.id, "clearMemory": clear_memory})
+
+    async def cancel(self) -> int:
+        """``npc/cancel``: returns how many operations were cancelled."""
+        return (await self.bridge.request("npc/cancel", {"npc": self.id}))["cancelled"]
+
+    async def delete(self) -> None:
+        """``npc/delete``."""
+        await self.bridge.request("npc/delete", {"npc": self.id})
+
+
+class Subscription:
+    """A ``world/subscribe`` subscription; ``await unsubscribe()`` ends it."""
+
+    def __init__(self, world: "World", subscription_id: str, path: str):
+        self.world = world
+        self.id = subscription_id
+        self.path = path
+
+    def __repr__(self) -> str:
+        return "Subscription(%r, %r)" % (self.id, self.path)
+
+    async def unsubscribe(self) -> None:
+        """``world/unsubscribe``."""
+        bridge = self.world.bridge
+        await bridge.request("world/unsubscribe", {"subscription": self.id})
+        bridge._subscriptions.pop(self.id, None)
+
+
+class World:
+    """A shared world-state blackboard (``world/*``). Paths are dot paths (``"player.gold"``; ``""`` = root)."""
+
+    def __init__(self, bridge: Bridge, world_id: str):
+        self.bridge = bridge
+        self.id = world_id
+
+    def __repr__(self) -> str:
+        return "World(%r)" % self.id
+
+    async def get(self, path: str = "", default: Any = None) -> Any:
+        """The value at ``path``, or ``default`` when absent."""
+        result = await self.bridge.request("world/get", {"world": self.id, "path": path})
+        return result.get("value") if result.get("exists") else default
+
+    async def set(self, path: str, value: Any) -> int:
+        """``world/set``: returns the new version."""
+        return (await self.bridge.request("world/set", {"world": self.id, "path": path, "value": value}))["version"]
+
+    async def merge(self, patch: Dict[str, Any], path: str = "") -> int:
+        """``world/merge`` (RFC 7386 merge patch): returns the new version."""
+        return (await self.bridge.request("world/merge", {"world": self.id, "path": path, "patch": patch}))["version"]
+
+    async def remove(self, path: str) -> Dict[str, Any]:
+        """``world/remove``: returns ``{"removed", "oldValue", "version", ...}``."""
+        return await self.bridge.request("world/remove", {"world": self.id, "path": path})
+
+    async def snapshot(self) -> Dict[str, Any]:
+        """``world/snapshot``: the whole state."""
+        return (await self.bridge.request("world/snapshot", {"world": self.id}))["state"]
+
+    async def subscribe(self, callback: Callback, path: str = "") -> Subscription:
+        """Calls ``callback(change)`` for every ``world/changed`` at, inside or above ``path``; ``change`` has
+        ``world``, ``subscription``, ``path`` and ``oldValue`` / ``newValue`` (absent when created / removed)."""
+        bridge = self.bridge
+
+        def register(result: Dict[str, Any]) -> None:
+            bridge._subscriptions[str(result["subscription"])] = callback
+
+        result = await bridge.request("world/subscribe", {"world": self.id, "path": path}, _on_result=register)
+        return Subscription(self, result["subscription"], result.get("path", path))
+
+    async def delete(self) -> None:
+        """``world/delete``."""
+        await self.bridge.request("world/delete", {"world": self.id})
+
+
+if __name__ == "__main__":  # pragma: no cover - a quick smoke check: python3 open_apple_models.py
+    async def _main() -> None:
+        async with Bridge() as bridge:
+            print("bridge", bridge.server_info.get("server"), file=sys.stderr)
+            session = await bridge.create_session(model={"type": "scripted", "steps": [{"text": "Hello."}]})
+            print((await session.respond("Hi"))["text"])
+
+    asyncio.run(_main())

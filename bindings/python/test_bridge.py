@@ -1,0 +1,374 @@
+"""Tests of open_apple_models.py against the real bridge process, on scripted models.
+
+Run: python3 bindings/python/test_bridge.py  (or python3 -m unittest bindings/python/test_bridge.py)
+The bridge command comes from OAM_BRIDGE_COMMAND / OAM_BRIDGE_PATH; without them the repository's
+cli.ts is run with `deno`.
+"""
+
+import asyncio
+import decimal
+import math
+import os
+import signal
+import sys
+import time
+import unittest
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from open_apple_models import Bridge, BridgeError, ToolContext, ToolError, bridge_command  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def default_command():
+    if os.environ.get("OAM_BRIDGE_COMMAND") or os.environ.get("OAM_BRIDGE_PATH"):
+        return None
+    return ["deno", "run", "--allow-read", "--allow-env", "--allow-ffi", str(REPO / "cli.ts"), "stdio"]
+
+
+COMMAND = default_command()
+GATE = {"type": "object", "properties": {"gate": {"type": "string"}}, "required": ["gate"]}
+
+
+def scripted(*steps):
+    return {"type": "scripted", "steps": list(steps)}
+
+
+def open_gate_step(gate="north"):
+    return {"toolCalls": [{"name": "open_gate", "arguments": {"gate": gate}}]}
+
+
+class BridgeTestCase(unittest.IsolatedAsyncioTestCase):
+    async def asyncSetUp(self):
+        self.bridge = Bridge(COMMAND)
+        await self.bridge.start()
+
+    async def asyncTearDown(self):
+        await self.bridge.close()
+
+
+class SessionTests(BridgeTestCase):
+    async def test_initialize_reports_the_server(self):
+        self.assertEqual(self.bridge.server_info["server"]["name"], "open-apple-models")
+        self.assertIn("session/respond", self.bridge.server_info["capabilities"]["methods"])
+
+    async def test_plain_turn(self):
+        session = await self.bridge.create_session("You are a guard.", session="plain",
+                                                   model=scripted({"text": "Halt! Who goes there?"}))
+        self.assertEqual(session.id, "plain")
+        result = await session.respond("Hello")
+        self.assertEqual(result["text"], "Halt! Who goes there?")
+        self.assertEqual(result["toolCalls"], [])
+
+    async def test_client_tool_round_trip_with_context(self):
+        seen = []
+
+        @self.bridge.tool(description="Open a named gate.", parameters=GATE)
+        def open_gate(args, context):
+            self.assertIsInstance(context, ToolContext)
+            seen.append((args["gate"], context.session, context.name))
+            return {"opened": True}
+
+        session = await self.bridge.create_session(
+            session="guard", tools=["open_gate"], options={"toolChoice": "required"},
+            model=scripted(open_gate_step(), {"template": "Gate: {toolOutput}"}))
+        result = await session.respond("Open the north gate.")
+        self.assertEqual(seen, [("north", "guard", "open_gate")])
+        self.assertEqual(result["text"], 'Gate: {"opened":true}')
+        self.assertEqual(result["toolCalls"][0]["output"], {"opened": True})
+        self.assertFalse(result["toolCalls"][0]["isError"])
+
+    async def test_async_tool_handler_and_converted_values(self):
+        @self.bridge.tool(parameters=GATE)
+        async def open_gate(args):
+            """Open a named gate."""
+            await asyncio.sleep(0)
+            return {"gates": {"north"}, "cost": decimal.Decimal("2.5"), "pair": (1, 2)}
+
+        self.assertEqual(self.bridge.tool_definitions(["open_gate"])[0]["description"], "Open a named gate.")
+        session = await self.bridge.create_session(tools=["open_gate"],
+                                                   model=scripted(open_gate_step(), {"text": "Done."}))
+        result = await session.respond("Open it.")
+        self.assertEqual(result["toolCalls"][0]["output"], {"gates": ["north"], "cost": 2.5, "pair": [1, 2]})
+
+    async def test_tool_that_raises_marks_is_error(self):
+        @self.bridge.tool(description="Open a named gate.", parameters=GATE)
+        def open_gate(args):
+            raise ValueError("the portcullis chain is jammed")
+
+        @self.bridge.tool(name="ring_bell", description="Ring the bell.")
+        def ring(args):
+            raise ToolError("The bell is cracked.")
+
+        session = await self.bridge.create_session(
+            tools=["open_gate", "ring_bell"],
+            model=scripted({"toolCalls": [{"name": "open_gate", "arguments": {"gate": "east"}},
+                                          {"name": "ring_bell", "arguments": {}}]},
+                           {"template": "{toolOutputs}"}))
+        result = await session.respond("Open the east gate and ring the bell.")
+        outputs = {record["call"]["name"]: record for record in result["toolCalls"]}
+        self.assertTrue(outputs["open_gate"]["isError"])
+        self.assertEqual(outputs["open_gate"]["output"], "ValueError: the portcullis chain is jammed")
+        self.assertTrue(outputs["ring_bell"]["isError"])
+        self.assertEqual(outputs["ring_bell"]["output"], "The bell is cracked.")
+
+    async def test_tool_result_that_is_not_json_is_an_error_output(self):
+        @self.bridge.tool(description="Measure.")
+        def measure(args):
+            return {"value": math.nan}
+
+        session = await self.bridge.create_session(
+            tools=["measure"], model=scripted({"toolCalls": [{"name": "measure", "arguments": {}}]}, {"text": "ok"}))
+        result = await session.respond("Measure.")
+        self.assertTrue(result["toolCalls"][0]["isError"])
+        self.assertIn("not valid JSON", result["toolCalls"][0]["output"])
+
+    async def test_handler_that_never_answers_times_out_and_is_cancelled(self):
+        cancelled = asyncio.Event()
+
+        @self.bridge.tool(description="Open a named gate.", parameters=GATE, timeout=0.3)
+        async def open_gate(args):
+            try:
+                await asyncio.Event().wait()
+            except asyncio.CancelledError:
+                cancelled.set()
+                raise
+
+        session = await self.bridge.create_session(
+            tools=["open_gate"], model=scripted(open_gate_step(), {"template": "{toolOutput}"}))
+        started = time.monotonic()
+        result = await session.respond("Open it.")
+        self.assertLess(time.monotonic() - started, 5)
+        self.assertTrue(result["toolCalls"][0]["isError"])
+        self.assertIn("timed out", result["toolCalls"][0]["output"])
+        await asyncio.wait_for(cancelled.wait(), 2)
+
+    async def test_unregistered_tool_gets_an_error_output(self):
+        session = await self.bridge.create_session(
+            tools=[{"name": "summon", "description": "Summon help."}],
+            model=scripted({"toolCalls": [{"name": "summon", "arguments": {}}]}, {"template": "{toolOutput}"}))
+        result = await session.respond("Help!")
+        self.assertTrue(result["toolCalls"][0]["isError"])
+        self.assertIn("No handler for tool 'summon'", result["toolCalls"][0]["output"])
+
+    async def test_streaming_text_and_events(self):
+        texts, kinds = [], []
+        session = await self.bridge.create_session(
+            model=scripted({"text": "The north gate is open now.", "chunks": 4}))
+        result = await session.respond("Status?", on_text=texts.append, on_event=lambda e: kinds.append(e["type"]))
+        self.assertGreaterEqual(len(texts), 2)
+        self.assertEqual(texts[-1], result["text"])
+        self.assertIn("modelStep", kinds)
+        self.assertIn("text", kinds)
+
+    async def test_async_callbacks(self):
+        texts = []
+
+        async def on_text(text):
+            await asyncio.sleep(0)
+            texts.append(text)
+
+        session = await self.bridge.create_session(model=scripted({"text": "Aye, captain.", "chunks": 2}))
+        result = await session.respond("Report.", on_text=on_text)
+        await asyncio.sleep(0.05)
+        self.assertEqual(texts[-1], result["text"])
+
+    async def test_callback_that_raises_fails_the_call(self):
+        session = await self.bridge.create_session(model=scripted({"text": "Hello there."}))
+
+        def on_text(text):
+            raise RuntimeError("UI exploded")
+
+        with self.assertRaisesRegex(RuntimeError, "UI exploded"):
+            await session.respond("Hi", on_text=on_text)
+
+    async def test_typed_errors(self):
+        with self.assertRaises(BridgeError) as caught:
+            await self.bridge.session("nobody").respond("Hi")
+        self.assertEqual(caught.exception.code, -32020)
+        self.assertEqual(caught.exception.data_code, "session_not_found")
+        self.assertEqual(caught.exception.data["session"], "nobody")
+        with self.assertRaises(BridgeError) as caught:
+            await self.bridge.request("no/such")
+        self.assertEqual((caught.exception.code, caught.exception.data_code), (-32601, "method_not_found"))
+        with self.assertRaises(BridgeError) as caught:
+            await self.bridge.create_session(session="dup")
+            await self.bridge.create_session(session="dup")
+        self.assertEqual(caught.exception.data_code, "session_exists")
+
+    async def test_invalid_params_are_rejected_before_sending(self):
+        with self.assertRaises(ValueError):
+            await self.bridge.request("ping", {"x": math.inf})
+        with self.assertRaises(TypeError):
+            await self.bridge.request("ping", {"x": object()})
+        with self.assertRaises(ValueError):
+            self.bridge.tool_definitions(["not_registered"])
+        self.assertEqual(await self.bridge.request("ping"), {})
+
+    async def test_respond_timeout_cancels_the_turn(self):
+        session = await self.bridge.create_session(
+            model=scripted({"text": "late", "delayMs": 3000}, {"text": "next"}))
+        with self.assertRaises(BridgeError) as caught:
+            await session.respond("x", timeout=0.2)
+        self.assertEqual(caught.exception.code, -32024)
+        self.assertEqual(caught.exception.message, "'session/respond' did not finish within 200 ms; it was cancelled.")
+        started = time.monotonic()
+        result = await session.respond("y")
+        self.assertEqual(result["text"], "next")
+        self.assertLess(time.monotonic() - started, 2.5, "the timed-out turn was not cancelled on the bridge")
+
+    async def test_transcript_and_history(self):
+        session = await self.bridge.create_session("Be brief.", model=scripted({"text": "One."}))
+        await session.respond("Count.")
+        transcript = await session.transcript()
+        resumed = await self.bridge.create_session(history=transcript, model=scripted({"text": "Two."}))
+        sessions = {s["session"]: s for s in await self.bridge.list_sessions()}
+        self.assertEqual(sessions[resumed.id]["entries"], 2)
+
+
+class GameTests(BridgeTestCase):
+    async def test_npc_talk_streams_and_world_changes_notify(self):
+        world = await self.bridge.create_world({"player": {"gold": 60}}, world="village")
+        changes = []
+        subscription = await world.subscribe(changes.append, path="player")
+        gorm = await self.bridge.create_npc(
+            {"name": "Gorm", "role": "the village blacksmith"}, npc="gorm", world=world,
+            options={"worldWritable": ["player"]},
+            model=scripted(
+                {"toolCalls": [{"name": "update_world_state", "arguments": {"path": "player.gold", "value": "45"}}]},
+                {"json": {"emotion": "proud", "line": "That will be 15 gold, friend.", "playerOptions": ["Thanks"],
+                          "endsConversation": False}}))
+        self.assertIn("update_world_state", gorm.tools)
+        lines, emotions = [], []
+        result = await gorm.talk("One iron sword, please.", on_line=lines.append, on_emotion=emotions.append)
+        self.assertEqual(result["line"], "That will be 15 gold, friend.")
+        self.assertEqual(result["emotion"], "proud")
+        self.assertEqual(lines[-1], result["line"])
+        self.assertEqual(emotions, ["proud"])
+        self.assertEqual(len(changes), 1)
+        self.assertEqual(changes[0]["path"], "player.gold")
+        self.assertEqual((changes[0]["oldValue"], changes[0]["newValue"]), (60, 45))
+        self.assertEqual(changes[0]["subscription"], subscription.id)
+        self.assertEqual(await world.get("player.gold"), 45)
+
+    async def test_npc_client_tool_bark_state_and_restore(self):
+        @self.bridge.tool(description="Look up stock of an item.",
+                          parameters={"type": "object", "properties": {"item": {"type": "string"}}})
+        def check_inventory(args, context):
+            return {"item": args.get("item"), "stock": 3, "npc": context.npc}
+
+        model = scripted({"toolCalls": [{"name": "check_inventory", "arguments": {"item": "iron sword"}}]},
+                         {"text": "[happy] Three left."}, {"text": "Rain again."})
+        gorm = await self.bridge.create_npc({"name": "Gorm"}, npc="gorm", tools=["check_inventory"],
+                                            options={"replyFormat": "text"}, model=model)
+        result = await gorm.talk("Any swords?")
+        self.assertEqual(result["toolCalls"][0]["output"]["npc"], "gorm")
+        self.assertEqual((result["line"], result["emotion"]), ("Three left.", "happy"))
+        self.assertEqual(await gorm.bark("It is raining."), "Rain again.")
+        save = await gorm.state()
+        self.assertEqual(save["version"], 1)
+        restored = await self.bridge.restore_npc(save, npc="gorm2", model=scripted({"text": "[neutral] Back again?"}))
+        self.assertEqual(restored.id, "gorm2")
+        self.assertEqual((await restored.talk("Hello"))["line"], "Back again?")
+        self.assertEqual(sorted(n["npc"] for n in await self.bridge.list_npcs()), ["gorm", "gorm2"])
+        with self.assertRaises(BridgeError) as caught:
+            await self.bridge.npc("nobody").talk("Hi")
+        self.assertEqual(caught.exception.data_code, "npc_not_found")
+
+    async def test_decisions(self):
+        decision = await self.bridge.decide(
+            "A wolf blocks the path.", [{"id": "fight", "description": "Attack"}, "flee"],
+            actor={"name": "Snik", "personality": "timid"},
+            model=scripted({"json": {"reasoning": "Snik is timid.", "choice": "flee", "confidence": 75}}))
+        self.assertEqual(decision["optionID"], "flee")
+        self.assertEqual(decision["confidence"], 75)
+        self.assertFalse(decision["isFallback"])
+        results = await self.bridge.decide_many(
+            [{"situation": "Low health.", "options": ["heal", "attack"]}, {"situation": "Alone.", "options": ["wait"]}],
+            model=scripted({"json": {"reasoning": "Hurt.", "choice": "heal", "confidence": 90}}))
+        self.assertEqual([r["optionID"] for r in results], ["heal", "wait"])
+
+    async def test_content_generate(self):
+        schema = {"type": "object", "properties": {"name": {"type": "string"}, "price": {"type": "integer"}},
+                  "required": ["name", "price"]}
+        content = await self.bridge.generate("A sword for a shop.", schema,
+                                             model=scripted({"json": {"price": 45, "name": "Iron Sword"}}))
+        self.assertEqual(content, {"name": "Iron Sword", "price": 45})
+        self.assertEqual(list(content), ["name", "price"])
+
+    async def test_world_operations(self):
+        world = await self.bridge.create_world({"player": {"gold": 10}})
+        changes = []
+        subscription = await world.subscribe(changes.append)
+        self.assertEqual(await world.set("player.name", "Aria"), 1)
+        self.assertEqual(await world.merge({"gold": 20, "items": ["rope"]}, path="player"), 2)
+        self.assertEqual(await world.get("player.missing", default="none"), "none")
+        removed = await world.remove("player.items")
+        self.assertTrue(removed["removed"])
+        self.assertEqual(await world.snapshot(), {"player": {"gold": 20, "name": "Aria"}})
+        await subscription.unsubscribe()
+        await world.set("player.gold", 0)
+        self.assertEqual([c["path"] for c in changes], ["player.name", "player.gold", "player.items", "player.items"])
+        with self.assertRaises(BridgeError) as caught:
+            await self.bridge.world("nowhere").get()
+        self.assertEqual(caught.exception.data_code, "world_not_found")
+
+
+class LifecycleTests(unittest.IsolatedAsyncioTestCase):
+    async def test_bridge_exits_when_the_client_closes(self):
+        async with Bridge(COMMAND) as bridge:
+            session = await bridge.create_session(model=scripted({"text": "never", "delayMs": 20000}))
+            turn = asyncio.ensure_future(session.respond("x"))
+            await asyncio.sleep(0.1)
+        self.assertIsNotNone(bridge.returncode)
+        with self.assertRaises(BridgeError) as caught:
+            await turn
+        self.assertIn(caught.exception.code, (-32009, -32023))
+        with self.assertRaises(BridgeError) as caught:
+            await bridge.request("ping")
+        self.assertEqual(caught.exception.data_code, "shut_down")
+
+    async def test_bridge_dying_mid_turn_is_a_clear_error(self):
+        bridge = Bridge(COMMAND)
+        await bridge.start()
+        try:
+            session = await bridge.create_session(model=scripted({"text": "never", "delayMs": 20000}))
+            turn = asyncio.ensure_future(session.respond("x"))
+            await asyncio.sleep(0.1)
+            os.kill(bridge.pid, signal.SIGKILL)
+            with self.assertRaises(BridgeError) as caught:
+                await asyncio.wait_for(turn, 5)
+            self.assertEqual(caught.exception.code, -32023)
+            self.assertIn("exited (signal 9)", caught.exception.message)
+            with self.assertRaises(BridgeError):
+                await bridge.request("ping")
+        finally:
+            await bridge.close()
+
+    async def test_missing_executable(self):
+        with self.assertRaises(BridgeError) as caught:
+            async with Bridge(["/nonexistent/oam-bridge", "stdio"]):
+                pass
+        self.assertEqual(caught.exception.data_code, "shut_down")
+
+    def test_command_configuration(self):
+        saved = {k: os.environ.pop(k, None) for k in ("OAM_BRIDGE_COMMAND", "OAM_BRIDGE_PATH", "OAM_BRIDGE_LOG")}
+        try:
+            self.assertEqual(bridge_command(), ["oam", "stdio"])
+            os.environ["OAM_BRIDGE_PATH"] = "/opt/oam"
+            os.environ["OAM_BRIDGE_LOG"] = "debug"
+            self.assertEqual(bridge_command(), ["/opt/oam", "stdio", "--log-level", "debug"])
+            os.environ["OAM_BRIDGE_COMMAND"] = "deno run -A cli.ts stdio"
+            self.assertEqual(bridge_command(), ["deno", "run", "-A", "cli.ts", "stdio"])
+            self.assertEqual(bridge_command(["x", "stdio"]), ["x", "stdio"])
+        finally:
+            for key, value in saved.items():
+                os.environ.pop(key, None)
+                if value is not None:
+                    os.environ[key] = value
+
+
+if __name__ == "__main__":
+    unittest.main()
