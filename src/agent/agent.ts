@@ -157,7 +157,13 @@ export class Agent {
   /** Generation and retry settings. */
   settings: AgentSettings;
   /** Entries of the turn in progress (for reading a transcript during a turn), without respond_directly. */
-  inProgress: ConversationEntry[] = [];
+  #current: { prompt: PromptEntry; turn: ConversationEntry[] } | null = null;
+
+  /** Entries of the turn in progress (prompt, tool calls and outputs so far), without respond_directly. */
+  get inProgress(): ConversationEntry[] {
+    const c = this.#current;
+    return c ? stripRespondDirectly([c.prompt, ...c.turn]) : [];
+  }
 
   /** Creates an agent. */
   constructor(init: AgentInit) {
@@ -192,11 +198,12 @@ export class Agent {
         const { result, entries } = await this.#attempt(input, sink, signal, state);
         if (signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
         commit?.();
-        this.inProgress = [];
-        this.entries.push(...stripRespondDirectly(entries));
+        this.#current = null;
+        if (entries.length === 2) this.entries.push(entries[0], entries[1]); // prompt + answer: nothing to strip
+        else this.entries.push(...stripRespondDirectly(entries));
         return result;
       } catch (error) {
-        this.inProgress = [];
+        this.#current = null;
         if (signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
         const e = toBridgeError(error);
         const retry = retryable(e);
@@ -248,16 +255,18 @@ export class Agent {
         index,
         completedToolRounds: progress.rounds,
         toolCallingMode: plan.mode,
-        enabledTools: plan.tools.filter((t) => t.name !== RESPOND_DIRECTLY).map((t) => t.name),
+        enabledTools: plan.tools.length === 0
+          ? []
+          : plan.tools.filter((t) => t.name !== RESPOND_DIRECTLY).map((t) => t.name),
         trimmedEntries: trimmed.trimmedEntries,
       };
       steps.push(step);
       if (!quiet) sink.event({ type: "modelStep", step });
       const history = index === 0 ? trimmed.history : [...trimmed.history, prompt, ...turn];
-      this.inProgress = stripRespondDirectly([prompt, ...turn]);
+      this.#current = { prompt, turn };
       const result: StepResult = await this.model.step({
         instructions,
-        tools: plan.tools.map(toStepTool),
+        tools: plan.tools.length === 0 ? [] : plan.tools.map(toStepTool),
         toolCallingMode: plan.mode,
         history,
         prompt: index === 0 ? input.prompt : "",

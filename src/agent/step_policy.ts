@@ -45,6 +45,8 @@ export interface StepPlan {
   tools: AgentTool[];
 }
 
+const DISALLOWED: StepPlan = Object.freeze({ mode: "disallowed", tools: Object.freeze([]) as unknown as AgentTool[] });
+
 /** Plans the next step from the policy, the session's tools and the turn's progress. */
 export function planStep(policy: ToolPolicy, tools: AgentTool[], progress: TurnProgress): StepPlan {
   let visible = policy.enabledTools === null
@@ -65,5 +67,5 @@ export function planStep(policy: ToolPolicy, tools: AgentTool[], progress: TurnP
     visible = [...visible, RESPOND_DIRECTLY_TOOL];
   }
   if (visible.length === 0) mode = "disallowed";
-  return { mode, tools: mode === "disallowed" ? [] : visible };
+  return mode === "disallowed" ? DISALLOWED : { mode, tools: visible };
 }
