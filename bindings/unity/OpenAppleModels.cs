@@ -1,0 +1,1259 @@
+// OpenAppleModels.cs - C# client for the open-apple-models bridge (Unity, Mono, .NET).
+//
+// Spawns the bridge (`oam stdio`, or `deno run ... cli.ts stdio`) with System.Diagnostics.Process and speaks
+// its JSON-RPC 2.0 protocol, one JSON object per line. No UnityEngine types and no third-party JSON library:
+// this file compiles on plain Mono (`mcs`) and .NET. OamBridgeBehaviour.cs adapts it to a MonoBehaviour.
+//
+// Threading: a background thread reads the bridge's stdout. Every callback (tool handlers, text/line/event
+// callbacks, world changes, notifications) and every task completion is posted to the bridge's dispatcher.
+// In Unity use an OamMainThreadQueue and call Pump() from Update() (OamBridgeBehaviour does), so game code
+// runs on the main thread, in protocol order (a request's events before its response). Never block the main
+// thread on a bridge Task (.Result / .Wait()): the completion is delivered by Pump().
+//
+// Which bridge is started: the command passed to the constructor, else OAM_BRIDGE_COMMAND (whole command
+// line, split on whitespace), else OAM_BRIDGE_PATH (a compiled `oam`; runs "<path> stdio"), else "oam stdio".
+// Spawning processes works on desktop platforms (macOS editor and standalone), not on iOS or consoles.
+
+using System;
+using System.Collections;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Globalization;
+using System.IO;
+using System.Reflection;
+using System.Text;
+using System.Threading;
+using System.Threading.Tasks;
+
+namespace OpenAppleModels
+{
+    // ------------------------------------------------------------------------------------------------
+    // JSON
+    // ------------------------------------------------------------------------------------------------
+
+    /// <summary>A JSON object. Keys keep insertion order; typed getters return defaults when absent.</summary>
+    public sealed class JsonObject : Dictionary<string, object>
+    {
+        public JsonObject() : base(StringComparer.Ordinal) { }
+
+        /// <summary>Adds a member and returns this object (for fluent construction).</summary>
+        public JsonObject With(string key, object value) { this[key] = value; return this; }
+
+        public object Get(string key) { object value; return TryGetValue(key, out value) ? value : null; }
+        public string GetString(string key) { return Get(key) as string; }
+        public JsonObject GetObject(string key) { return Get(key) as JsonObject; }
+        public List<object> GetArray(string key) { return Get(key) as List<object>; }
+        public bool GetBool(string key) { object v = Get(key); return v is bool && (bool)v; }
+        public long GetLong(string key, long fallback = 0)
+        {
+            object v = Get(key);
+            if (v is long) return (long)v;
+            if (v is double) return (long)(double)v;
+            return fallback;
+        }
+        public double GetDouble(string key, double fallback = 0)
+        {
+            object v = Get(key);
+            if (v is long) return (long)v;
+            if (v is double) return (double)v;
+            return fallback;
+        }
+
+        public override string ToString() { return Json.Serialize(this); }
+    }
+
+    /// <summary>
+    /// Minimal JSON: Parse gives JsonObject, List&lt;object&gt;, string, long (integers), double, bool or null.
+    /// Serialize accepts those plus any number type, IDictionary, IEnumerable and (via reflection) the public
+    /// properties and fields of other objects, e.g. anonymous types.
+    /// </summary>
+    public static class Json
+    {
+        const int MaxDepth = 256;
+
+        public static object Parse(string text)
+        {
+            if (text == null) throw new FormatException("JSON text is null.");
+            var parser = new Parser(text);
+            parser.SkipSpace();
+            object value = parser.Value(0);
+            parser.SkipSpace();
+            if (parser.Position != text.Length) throw parser.Error("unexpected trailing characters");
+            return value;
+        }
+
+        public static string Serialize(object value)
+        {
+            var builder = new StringBuilder();
+            Write(builder, value, 0);
+            return builder.ToString();
+        }
+
+        static void Write(StringBuilder b, object value, int depth)
+        {
+            if (depth > MaxDepth) throw new ArgumentException("The value nests too deeply (or contains a cycle).");
+            if (value == null) { b.Append("null"); return; }
+            var s = value as string;
+            if (s != null) { WriteString(b, s); return; }
+            if (value is bool) { b.Append((bool)value ? "true" : "false"); return; }
+            if (value is char) { WriteString(b, value.ToString()); return; }
+            if (value is int || value is long || value is short || value is byte || value is sbyte || value is uint
+                || value is ushort || value is ulong)
+            {
+                b.Append(Convert.ToString(value, CultureInfo.InvariantCulture));
+                return;
+            }
+            if (value is double || value is float || value is decimal)
+            {
+                double d = Convert.ToDouble(value, CultureInfo.InvariantCulture);
+                if (double.IsNaN(d) || double.IsInfinity(d))
+                    throw new ArgumentException("NaN and Infinity are not valid JSON numbers.");
+                if (d == Math.Floor(d) && Math.Abs(d) < 9007199254740992.0)
+                    b.Append(((long)d).ToString(CultureInfo.InvariantCulture));
+                else
+                    b.Append(d.ToString("R", CultureInfo.InvariantCulture));
+                return;
+            }
+            if (value is Enum) { WriteString(b, value.ToString()); return; }
+            var dictionary = value as IDictionary;
+            if (dictionary != null)
+            {
+                b.Append('{');
+                bool first = true;
+                foreach (DictionaryEntry entry in dictionary)
+                {
+                    if (!first) b.Append(',');
+                    first = false;
+                    WriteString(b, Convert.ToString(entry.Key, CultureInfo.InvariantCulture));
+                    b.Append(':');
+                    Write(b, entry.Value, depth + 1);
+                }
+                b.Append('}');
+                return;
+            }
+            var enumerable = value as IEnumerable;
+            if (enumerable != null)
+            {
+                b.Append('[');
+                bool first = true;
+                foreach (object item in enumerable)
+                {
+                    if (!first) b.Append(',');
+                    first = false;
+                    Write(b, item, depth + 1);
+                }
+                b.Append(']');
+                return;
+            }
+            // Other objects: public properties and fields.
+            b.Append('{');
+            bool firstMember = true;
+            Type type = value.GetType();
+            foreach (PropertyInfo property in type.GetProperties(BindingFlags.Public | BindingFlags.Instance))
+            {
+                if (!property.CanRead || property.GetIndexParameters().Length > 0) continue;
+                if (!firstMember) b.Append(',');
+                firstMember = false;
+                WriteString(b, property.Name);
+                b.Append(':');
+                Write(b, property.GetValue(value, null), depth + 1);
+            }
+            foreach (FieldInfo field in type.GetFields(BindingFlags.Public | BindingFlags.Instance))
+            {
+                if (!firstMember) b.Append(',');
+                firstMember = false;
+                WriteString(b, field.Name);
+                b.Append(':');
+                Write(b, field.GetValue(value), depth + 1);
+            }
+            b.Append('}');
+        }
+
+        static void WriteString(StringBuilder b, string s)
+        {
+            b.Append('"');
+            foreach (char c in s)
+            {
+                switch (c)
+                {
+                    case '"': b.Append("\\\""); break;
+                    case '\\': b.Append("\\\\"); break;
+                    case '\n': b.Append("\\n"); break;
+                    case '\r': b.Append("\\r"); break;
+                    case '\t': b.Append("\\t"); break;
+                    case '\u2028': b.Append("\\u2028"); break;
+                    case '\u2029': b.Append("\\u2029"); break;
+                    default:
+                        if (c < 0x20) b.Append("\\u").Append(((int)c).ToString("x4", CultureInfo.InvariantCulture));
+                        else b.Append(c);
+                        break;
+                }
+            }
+            b.Append('"');
+        }
+
+        sealed class Parser
+        {
+            readonly string text;
+            public int Position;
+
+            public Parser(string text) { this.text = text; }
+
+            public FormatException Error(string what)
+            {
+                return new FormatException("Invalid JSON at character " + Position + ": " + what + ".");
+            }
+
+            public void SkipSpace()
+            {
+                while (Position < text.Length)
+                {
+                    char c = text[Position];
+                    if (c != ' ' && c != '\t' && c != '\n' && c != '\r') break;
+                    Position++;
+                }
+            }
+
+            public object Value(int depth)
+            {
+                if (depth > MaxDepth) throw Error("nesting too deep");
+                if (Position >= text.Length) throw Error("unexpected end");
+                char c = text[Position];
+                switch (c)
+                {
+                    case '{': return Object(depth);
+                    case '[': return Array(depth);
+                    case '"': return String();
+                    case 't': Literal("true"); return true;
+                    case 'f': Literal("false"); return false;
+                    case 'n': Literal("null"); return null;
+                    default:
+                        if (c == '-' || (c >= '0' && c <= '9')) return Number();
+                        throw Error("unexpected character '" + c + "'");
+                }
+            }
+
+            void Literal(string word)
+            {
+                if (string.CompareOrdinal(text, Position, word, 0, word.Length) != 0) throw Error("expected " + word);
+                Position += word.Length;
+            }
+
+            JsonObject Object(int depth)
+            {
+                var result = new JsonObject();
+                Position++;
+                SkipSpace();
+                if (Position < text.Length && text[Position] == '}') { Position++; return result; }
+                while (true)
+                {
+                    SkipSpace();
+                    if (Position >= text.Length || text[Position] != '"') throw Error("expected a key");
+                    string key = String();
+                    SkipSpace();
+                    if (Position >= text.Length || text[Position] != ':') throw Error("expected ':'");
+                    Position++;
+                    SkipSpace();
+                    result[key] = Value(depth + 1);
+                    SkipSpace();
+                    if (Position < text.Length && text[Position] == ',') { Position++; continue; }
+                    if (Position < text.Length && text[Position] == '}') { Position++; return result; }
+                    throw Error("expected ',' or '}'");
+                }
+            }
+
+            List<object> Array(int depth)
+            {
+                var result = new List<object>();
+                Position++;
+                SkipSpace();
+                if (Position < text.Length && text[Position] == ']') { Position++; return result; }
+                while (true)
+                {
+                    SkipSpace();
+                    result.Add(Value(depth + 1));
+                    SkipSpace();
+                    if (Position < text.Length && text[Position] == ',') { Position++; continue; }
+                    if (Position < text.Length && text[Position] == ']') { Position++; return result; }
+                    throw Error("expected ',' or ']'");
+                }
+            }
+
+            string String()
+            {
+                var b = new StringBuilder();
+                Position++;
+                while (true)
+                {
+                    if (Position >= text.Length) throw Error("unterminated string");
+                    char c = text[Position++];
+                    if (c == '"') return b.ToString();
+                    if (c < 0x20) throw Error("control character in string");
+                    if (c != '\\') { b.Append(c); continue; }
+                    if (Position >= text.Length) throw Error("unterminated escape");
+                    char e = text[Position++];
+                    switch (e)
+                    {
+                        case '"': b.Append('"'); break;
+                        case '\\': b.Append('\\'); break;
+                        case '/': b.Append('/'); break;
+                        case 'b': b.Append('\b'); break;
+                        case 'f': b.Append('\f'); break;
+                        case 'n': b.Append('\n'); break;
+                        case 'r': b.Append('\r'); break;
+                        case 't': b.Append('\t'); break;
+                        case 'u':
+                            if (Position + 4 > text.Length) throw Error("short \\u escape");
+                            int code;
+                            if (!int.TryParse(text.Substring(Position, 4), NumberStyles.HexNumber,
+                                    CultureInfo.InvariantCulture, out code))
+                                throw Error("bad \\u escape");
+                            b.Append((char)code);
+                            Position += 4;
+                            break;
+                        default: throw Error("bad escape");
+                    }
+                }
+            }
+
+            object Number()
+            {
+                int start = Position;
+                bool integral = true;
+                if (text[Position] == '-') Position++;
+                if (Position >= text.Length || !char.IsDigit(text[Position])) throw Error("bad number");
+                if (text[Position] == '0') Position++;
+                else while (Position < text.Length && char.IsDigit(text[Position])) Position++;
+                if (Position < text.Length && text[Position] == '.')
+                {
+                    integral = false;
+                    Position++;
+                    if (Position >= text.Length || !char.IsDigit(text[Position])) throw Error("bad number");
+                    while (Position < text.Length && char.IsDigit(text[Position])) Position++;
+                }
+                if (Position < text.Length && (text[Position] == 'e' || text[Position] == 'E'))
+                {
+                    integral = false;
+                    Position++;
+                    if (Position < text.Length && (text[Position] == '+' || text[Position] == '-')) Position++;
+                    if (Position >= text.Length || !char.IsDigit(text[Position])) throw Error("bad number");
+                    while (Position < text.Length && char.IsDigit(text[Position])) Position++;
+                }
+                string token = text.Substring(start, Position - start);
+                long whole;
+                if (integral && long.TryParse(token, NumberStyles.AllowLeadingSign, CultureInfo.InvariantCulture, out whole))
+                    return whole;
+                return double.Parse(token, NumberStyles.Float, CultureInfo.InvariantCulture);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // Errors, tools, dispatchers
+    // ------------------------------------------------------------------------------------------------
+
+    /// <summary>A JSON-RPC error: Code is the number (-32020), DataCode the stable string ("session_not_found").</summary>
+    public sealed class OamBridgeException : Exception
+    {
+        public const int ShutDown = -32023;
+        public const int Timeout = -32024;
+        public const int Cancelled = -32009;
+
+        public int Code { get; private set; }
+        public string DataCode { get; private set; }
+        public JsonObject ErrorData { get; private set; }
+
+        public OamBridgeException(int code, string dataCode, string message, JsonObject data = null) : base(message)
+        {
+            Code = code;
+            DataCode = dataCode;
+            ErrorData = data ?? new JsonObject().With("code", dataCode);
+        }
+
+        public static OamBridgeException FromError(object error)
+        {
+            var e = error as JsonObject;
+            if (e == null) return new OamBridgeException(-32603, "internal_error", "Malformed error response.");
+            JsonObject data = e.GetObject("data") ?? new JsonObject();
+            return new OamBridgeException((int)e.GetLong("code", -32603), data.GetString("code") ?? "",
+                e.GetString("message") ?? "", data);
+        }
+
+        public override string ToString() { return Message + " (" + Code + " " + DataCode + ")"; }
+    }
+
+    /// <summary>What a tool handler returns: an output, or an error output the model sees as "Error: ...".</summary>
+    public sealed class ToolReply
+    {
+        public object Output { get; private set; }
+        public bool IsError { get; private set; }
+
+        public static ToolReply Ok(object output) { return new ToolReply { Output = output }; }
+        public static ToolReply Error(string message) { return new ToolReply { Output = message, IsError = true }; }
+    }
+
+    /// <summary>Details of one tool/call. The token is cancelled when the bridge sends tool/cancel.</summary>
+    public sealed class ToolCallContext
+    {
+        public string Name { get; internal set; }
+        public string CallId { get; internal set; }
+        public object RequestId { get; internal set; }
+        public string Session { get; internal set; }
+        public string Npc { get; internal set; }
+        public JsonObject Params { get; internal set; }
+        public CancellationToken CancellationToken { get; internal set; }
+    }
+
+    /// <summary>Where callbacks and completions run.</summary>
+    public interface IOamDispatcher
+    {
+        void Post(Action action);
+    }
+
+    /// <summary>Runs callbacks immediately on the bridge's reader thread (console apps, servers).</summary>
+    public sealed class ImmediateDispatcher : IOamDispatcher
+    {
+        public void Post(Action action) { action(); }
+    }
+
+    /// <summary>Queues callbacks; Pump() runs them on the calling (main) thread. Call it from Update().</summary>
+    public sealed class OamMainThreadQueue : IOamDispatcher
+    {
+        readonly Queue<Action> queue = new Queue<Action>();
+        readonly object gate = new object();
+
+        /// <summary>Receives exceptions thrown by callbacks (default: written to Console.Error).</summary>
+        public Action<Exception> OnError = e => Console.Error.WriteLine("[open-apple-models] callback failed: " + e);
+
+        public void Post(Action action) { lock (gate) queue.Enqueue(action); }
+
+        /// <summary>Runs the callbacks queued so far, in order. Returns how many ran.</summary>
+        public int Pump()
+        {
+            int ran = 0;
+            while (true)
+            {
+                Action action;
+                lock (gate)
+                {
+                    if (queue.Count == 0) return ran;
+                    action = queue.Dequeue();
+                }
+                ran++;
+                try { action(); }
+                catch (Exception e) { OnError(e); }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // The bridge
+    // ------------------------------------------------------------------------------------------------
+
+    /// <summary>A running bridge process. Create, Start(), use, Dispose().</summary>
+    public sealed class OamBridge : IDisposable
+    {
+        public const string Version = "0.1.0";
+
+        sealed class Pending
+        {
+            public TaskCompletionSource<object> Completion;
+            public Action<JsonObject> OnEvent;
+            public Action<object> OnResult; // runs on the reader thread before any later line
+        }
+
+        sealed class Tool
+        {
+            public JsonObject Definition;
+            public Func<JsonObject, ToolCallContext, Task<object>> Handler;
+        }
+
+        readonly string[] command;
+        readonly IOamDispatcher dispatcher;
+        readonly object gate = new object();
+        readonly object writeGate = new object();
+        readonly Dictionary<string, Pending> pending = new Dictionary<string, Pending>();
+        readonly Dictionary<string, Tool> tools = new Dictionary<string, Tool>();
+        readonly Dictionary<string, CancellationTokenSource> toolCalls = new Dictionary<string, CancellationTokenSource>();
+        readonly Dictionary<string, Action<JsonObject>> subscriptions = new Dictionary<string, Action<JsonObject>>();
+        Process process;
+        Stream input;
+        Thread reader;
+        long nextId;
+        OamBridgeException dead;
+        bool disposed;
+
+        /// <summary>Every notification (method, params), after the built-in routing.</summary>
+        public event Action<string, JsonObject> NotificationReceived;
+
+        /// <summary>Lines the bridge writes to stderr (its log). Default: Console.Error.</summary>
+        public event Action<string> LogReceived;
+
+        /// <param name="command">argv of the bridge (null: from the environment, see the file header).</param>
+        /// <param name="dispatcher">where callbacks run (null: immediately on the reader thread).</param>
+        public OamBridge(string[] command = null, IOamDispatcher dispatcher = null)
+        {
+            this.command = ResolveCommand(command);
+            this.dispatcher = dispatcher ?? new ImmediateDispatcher();
+        }
+
+        /// <summary>The argv that will be started.</summary>
+        public string[] Command { get { return (string[])command.Clone(); } }
+
+        /// <summary>OS process id of the bridge (after Start).</summary>
+        public int ProcessId { get { return process != null ? process.Id : 0; } }
+
+        /// <summary>True once the bridge process has exited.</summary>
+        public bool HasExited { get { return process != null && process.HasExited; } }
+
+        /// <summary>The result of initialize (set by InitializeAsync).</summary>
+        public JsonObject ServerInfo { get; private set; }
+
+        /// <summary>The argv from an explicit command or the environment.</summary>
+        public static string[] ResolveCommand(string[] command)
+        {
+            if (command != null && command.Length > 0) return (string[])command.Clone();
+            string fromEnv = Environment.GetEnvironmentVariable("OAM_BRIDGE_COMMAND");
+            if (!string.IsNullOrEmpty(fromEnv) && fromEnv.Trim().Length > 0)
+                return fromEnv.Split(new[] { ' ', '\t' }, StringSplitOptions.RemoveEmptyEntries);
+            string path = Environment.GetEnvironmentVariable("OAM_BRIDGE_PATH");
+            var argv = new List<string> { string.IsNullOrEmpty(path) ? "oam" : path, "stdio" };
+            string log = Environment.GetEnvironmentVariable("OAM_BRIDGE_LOG");
+            if (!string.IsNullOrEmpty(log)) { argv.Add("--log-level"); argv.Add(log); }
+            return argv.ToArray();
+        }
+
+        /// <summary>Starts the process and its reader thread. Throws OamBridgeException (shut_down) if it cannot.</summary>
+        public void Start()
+        {
+            if (process != null) return;
+            var info = new ProcessStartInfo
+            {
+                FileName = command[0],
+                Arguments = JoinArguments(command, 1),
+                UseShellExecute = false,
+                RedirectStandardInput = true,
+                RedirectStandardOutput = true,
+                RedirectStandardError = true,
+                StandardOutputEncoding = new UTF8Encoding(false),
+                StandardErrorEncoding = new UTF8Encoding(false),
+                CreateNoWindow = true,
+            };
+            try
+            {
+                process = Process.Start(info);
+            }
+            catch (Exception e)
+            {
+                throw new OamBridgeException(OamBridgeException.ShutDown, "shut_down",
+                    "Cannot start the bridge '" + string.Join(" ", command) + "': " + e.Message);
+            }
+            input = process.StandardInput.BaseStream;
+            process.ErrorDataReceived += (sender, e) =>
+            {
+                if (e.Data == null) return;
+                var log = LogReceived;
+                if (log != null) log(e.Data);
+                else Console.Error.WriteLine(e.Data);
+            };
+            process.BeginErrorReadLine();
+            reader = new Thread(ReadLoop) { IsBackground = true, Name = "open-apple-models reader" };
+            reader.Start();
+        }
+
+        /// <summary>Sends initialize; the result is also kept in ServerInfo.</summary>
+        public async Task<JsonObject> InitializeAsync(string clientName = "unity")
+        {
+            var result = await RequestAsync("initialize", new JsonObject()
+                .With("client", new JsonObject().With("name", clientName).With("version", Version))
+                .With("protocolVersion", "1.0")).ConfigureAwait(false);
+            ServerInfo = result as JsonObject;
+            return ServerInfo;
+        }
+
+        static string JoinArguments(string[] argv, int from)
+        {
+            var b = new StringBuilder();
+            for (int i = from; i < argv.Length; i++)
+            {
+                if (b.Length > 0) b.Append(' ');
+                b.Append(QuoteArgument(argv[i]));
+            }
+            return b.ToString();
+        }
+
+        // Quoting that CommandLineToArgvW (and Mono's parser) reads back as the same argument.
+        static string QuoteArgument(string argument)
+        {
+            if (argument.Length > 0 && argument.IndexOfAny(new[] { ' ', '\t', '"', '\n' }) < 0) return argument;
+            var b = new StringBuilder("\"");
+            int backslashes = 0;
+            foreach (char c in argument)
+            {
+                if (c == '\\') { backslashes++; continue; }
+                if (c == '"') { b.Append('\\', backslashes * 2 + 1); b.Append('"'); }
+                else { b.Append('\\', backslashes); b.Append(c); }
+                backslashes = 0;
+            }
+            b.Append('\\', backslashes * 2);
+            b.Append('"');
+            return b.ToString();
+        }
+
+        // ---------------------------------------------------------------------------------------- protocol
+
+        /// <summary>
+        /// Sends a request and completes with its result (JsonObject, or another JSON value). Errors complete the
+        /// task with OamBridgeException. onEvent receives the event of each "&lt;ns&gt;/event" notification the
+        /// request causes. With timeoutMs &gt; 0 it fails with a -32024 timeout error and drops the late response.
+        /// Cancelling the token abandons the request (OperationCanceledException) after running onCancel
+        /// (used to send session/cancel or npc/cancel).
+        /// </summary>
+        public Task<object> RequestAsync(string method, object parameters = null, Action<JsonObject> onEvent = null,
+            CancellationToken cancellationToken = default(CancellationToken), int timeoutMs = 0, Action onCancel = null)
+        {
+            return RequestCore(method, parameters, onEvent, null, cancellationToken, timeoutMs, onCancel);
+        }
+
+        Task<object> RequestCore(string method, object parameters, Action<JsonObject> onEvent, Action<object> onResult,
+            CancellationToken cancellationToken, int timeoutMs, Action onCancel)
+        {
+            if (process == null) throw new InvalidOperationException("Call Start() first.");
+            if (cancellationToken.IsCancellationRequested)
+            {
+                var cancelled = new TaskCompletionSource<object>();
+                cancelled.SetCanceled();
+                return cancelled.Task;
+            }
+            string id;
+            var entry = new Pending
+            {
+                Completion = new TaskCompletionSource<object>(TaskCreationOptions.RunContinuationsAsynchronously),
+                OnEvent = onEvent,
+                OnResult = onResult,
+            };
+            var message = new JsonObject().With("jsonrpc", "2.0");
+            lock (gate)
+            {
+                if (dead != null) return FailedTask(dead);
+                id = "cs-" + (++nextId);
+                message.With("id", id).With("method", method);
+                if (parameters != null) message.With("params", parameters);
+            }
+            string line = Json.Serialize(message); // bad parameters throw here, before anything is sent
+            lock (gate) pending[id] = entry;
+            WriteLine(line);
+            if (cancellationToken.CanBeCanceled)
+            {
+                cancellationToken.Register(() =>
+                {
+                    if (!Forget(id)) return;
+                    if (onCancel != null) { try { onCancel(); } catch (Exception) { } }
+                    dispatcher.Post(() => entry.Completion.TrySetCanceled());
+                });
+            }
+            if (timeoutMs > 0)
+            {
+                var timer = new Timer(_ =>
+                {
+                    if (!Forget(id)) return;
+                    if (onCancel != null) { try { onCancel(); } catch (Exception) { } }
+                    var error = new OamBridgeException(OamBridgeException.Timeout, "timeout",
+                        "'" + method + "' did not finish within " + timeoutMs + " ms; it was cancelled.");
+                    dispatcher.Post(() => entry.Completion.TrySetException(error));
+                }, null, timeoutMs, Timeout.Infinite);
+                entry.Completion.Task.ContinueWith(_ => timer.Dispose(), TaskScheduler.Default);
+            }
+            return entry.Completion.Task;
+        }
+
+        bool Forget(string id)
+        {
+            lock (gate) return pending.Remove(id);
+        }
+
+        static Task<object> FailedTask(Exception error)
+        {
+            var completion = new TaskCompletionSource<object>();
+            completion.SetException(error);
+            return completion.Task;
+        }
+
+        /// <summary>Sends a notification (no response).</summary>
+        public void Notify(string method, object parameters = null)
+        {
+            var message = new JsonObject().With("jsonrpc", "2.0").With("method", method);
+            if (parameters != null) message.With("params", parameters);
+            WriteLine(Json.Serialize(message));
+        }
+
+        void WriteLine(string line)
+        {
+            byte[] bytes = new UTF8Encoding(false).GetBytes(line + "\n");
+            lock (writeGate)
+            {
+                try
+                {
+                    input.Write(bytes, 0, bytes.Length);
+                    input.Flush();
+                }
+                catch (Exception)
+                {
+                    // The process is gone: the reader reports it to every waiting request.
+                }
+            }
+        }
+
+        void ReadLoop()
+        {
+            StreamReader output = process.StandardOutput;
+            try
+            {
+                string line;
+                while ((line = output.ReadLine()) != null)
+                {
+                    if (line.Length == 0) continue;
+                    try { Dispatch(line); }
+                    catch (Exception e) { Console.Error.WriteLine("[open-apple-models] " + e); }
+                }
+            }
+            catch (Exception)
+            {
+                // stream closed
+            }
+            string description = "output closed";
+            try
+            {
+                if (process.WaitForExit(2000)) description = "exit status " + process.ExitCode;
+            }
+            catch (Exception) { }
+            OamBridgeException error;
+            List<Pending> waiting;
+            List<CancellationTokenSource> calls;
+            lock (gate)
+            {
+                error = disposed
+                    ? new OamBridgeException(OamBridgeException.ShutDown, "shut_down", "The bridge was closed.")
+                    : new OamBridgeException(OamBridgeException.ShutDown, "shut_down",
+                        "The bridge process exited (" + description + ") before answering.");
+                dead = error;
+                waiting = new List<Pending>(pending.Values);
+                pending.Clear();
+                calls = new List<CancellationTokenSource>(toolCalls.Values);
+                toolCalls.Clear();
+            }
+            foreach (var call in calls) call.Cancel();
+            foreach (var entry in waiting)
+            {
+                var completion = entry.Completion;
+                dispatcher.Post(() => completion.TrySetException(error));
+            }
+        }
+
+        void Dispatch(string line)
+        {
+            var message = Json.Parse(line) as JsonObject;
+            if (message == null) return;
+            string method = message.GetString("method");
+            JsonObject parameters = message.GetObject("params") ?? new JsonObject();
+            if (method != null)
+            {
+                if (message.ContainsKey("id")) HandleBridgeRequest(message["id"], method, parameters);
+                else HandleNotification(method, parameters);
+                return;
+            }
+            if (!message.ContainsKey("id")) return;
+            string key = IdKey(message["id"]);
+            Pending entry;
+            lock (gate)
+            {
+                if (!pending.TryGetValue(key, out entry)) return; // late response (timed out or cancelled): dropped
+                pending.Remove(key);
+            }
+            if (message.ContainsKey("error"))
+            {
+                var error = OamBridgeException.FromError(message["error"]);
+                dispatcher.Post(() => entry.Completion.TrySetException(error));
+            }
+            else
+            {
+                object result = message.Get("result");
+                if (entry.OnResult != null) entry.OnResult(result);
+                dispatcher.Post(() => entry.Completion.TrySetResult(result));
+            }
+        }
+
+        static string IdKey(object id)
+        {
+            if (id is string) return (string)id;
+            return Json.Serialize(id);
+        }
+
+        void HandleNotification(string method, JsonObject parameters)
+        {
+            if (method == "tool/cancel")
+            {
+                CancellationTokenSource call;
+                lock (gate)
+                {
+                    string key = IdKey(parameters.Get("id"));
+                    if (toolCalls.TryGetValue(key, out call)) toolCalls.Remove(key);
+                }
+                if (call != null) call.Cancel();
+            }
+            else if (method == "world/changed")
+            {
+                Action<JsonObject> callback;
+                lock (gate) subscriptions.TryGetValue(parameters.GetString("subscription") ?? "", out callback);
+                if (callback != null) dispatcher.Post(() => callback(parameters));
+            }
+            else if (method.EndsWith("/event", StringComparison.Ordinal) && parameters.ContainsKey("requestId"))
+            {
+                Pending entry;
+                lock (gate) pending.TryGetValue(IdKey(parameters["requestId"]), out entry);
+                var evt = parameters.GetObject("event");
+                if (entry != null && entry.OnEvent != null && evt != null)
+                {
+                    var onEvent = entry.OnEvent;
+                    dispatcher.Post(() => onEvent(evt));
+                }
+            }
+            var listeners = NotificationReceived;
+            if (listeners != null) dispatcher.Post(() => listeners(method, parameters));
+        }
+
+        // ---------------------------------------------------------------------------------------- tools
+
+        /// <summary>
+        /// Registers a client tool. The handler runs on the dispatcher (the main thread in Unity) and returns the
+        /// output (text or JSON data) or a ToolReply; throwing returns an error output. The context's token is
+        /// cancelled when the bridge gives up on the call (tool timeout, cancelled turn).
+        /// </summary>
+        public void RegisterTool(string name, string description, object parameters,
+            Func<JsonObject, ToolCallContext, Task<object>> handler, double? timeoutSeconds = null)
+        {
+            var definition = new JsonObject().With("name", name);
+            if (!string.IsNullOrEmpty(description)) definition.With("description", description);
+            definition.With("parameters", parameters ?? new JsonObject().With("type", "object")
+                .With("properties", new JsonObject()));
+            if (timeoutSeconds.HasValue) definition.With("timeoutSeconds", timeoutSeconds.Value);
+            lock (gate) tools[name] = new Tool { Definition = definition, Handler = handler };
+        }
+
+        /// <summary>Registers a synchronous client tool.</summary>
+        public void RegisterTool(string name, string description, object parameters, Func<JsonObject, object> handler,
+            double? timeoutSeconds = null)
+        {
+            RegisterTool(name, description, parameters,
+                (args, context) => Task.FromResult(handler(args)), timeoutSeconds);
+        }
+
+        /// <summary>Definitions of registered tools by name (null: all), for session/create, npc/create, ...</summary>
+        public List<object> ToolDefinitions(IEnumerable<string> names = null)
+        {
+            var result = new List<object>();
+            lock (gate)
+            {
+                if (names == null)
+                {
+                    foreach (var tool in tools.Values) result.Add(tool.Definition);
+                    return result;
+                }
+                foreach (string name in names)
+                {
+                    Tool tool;
+                    if (!tools.TryGetValue(name, out tool))
+                        throw new ArgumentException("No tool named '" + name + "' is registered (use RegisterTool).");
+                    result.Add(tool.Definition);
+                }
+            }
+            return result;
+        }
+
+        void HandleBridgeRequest(object id, string method, JsonObject parameters)
+        {
+            if (method != "tool/call")
+            {
+                Reply(id, null, new JsonObject().With("code", -32601).With("message", "Unknown method '" + method + "'."));
+                return;
+            }
+            JsonObject call = parameters.GetObject("call") ?? new JsonObject();
+            string name = call.GetString("name") ?? "";
+            Tool tool;
+            lock (gate) tools.TryGetValue(name, out tool);
+            if (tool == null)
+            {
+                Reply(id, null, new JsonObject().With("code", -32601)
+                    .With("message", "No handler for tool '" + name + "' in this client."));
+                return;
+            }
+            var cancellation = new CancellationTokenSource();
+            lock (gate) toolCalls[IdKey(id)] = cancellation;
+            var context = new ToolCallContext
+            {
+                Name = name,
+                CallId = call.GetString("id"),
+                RequestId = parameters.Get("requestId"),
+                Session = parameters.GetString("session"),
+                Npc = parameters.GetString("npc"),
+                Params = parameters,
+                CancellationToken = cancellation.Token,
+            };
+            JsonObject arguments = call.GetObject("arguments") ?? new JsonObject();
+            dispatcher.Post(() => RunTool(id, tool, arguments, context, cancellation));
+        }
+
+        void RunTool(object id, Tool tool, JsonObject arguments, ToolCallContext context, CancellationTokenSource cancellation)
+        {
+            Task<object> task;
+            try
+            {
+                task = tool.Handler(arguments, context) ?? Task.FromResult<object>(null);
+            }
+            catch (Exception e)
+            {
+                FinishTool(id, null, e, cancellation);
+                return;
+            }
+            task.ContinueWith(t =>
+            {
+                if (t.IsCanceled) FinishTool(id, null, new OperationCanceledException(), cancellation);
+                else if (t.IsFaulted) FinishTool(id, null, t.Exception.InnerException ?? t.Exception, cancellation);
+                else FinishTool(id, t.Result, null, cancellation);
+            }, TaskScheduler.Default);
+        }
+
+        void FinishTool(object id, object value, Exception error, CancellationTokenSource cancellation)
+        {
+            lock (gate) toolCalls.Remove(IdKey(id));
+            if (cancellation.IsCancellationRequested) return; // tool/cancel: the bridge ignores any answer
+            var result = new JsonObject();
+            if (error != null)
+            {
+                result.With("output", error is OperationCanceledException ? "The tool was cancelled." :
+                    error.GetType().Name + ": " + error.Message).With("isError", true);
+            }
+            else
+            {
+                var reply = value as ToolReply;
+                result.With("output", reply != null ? reply.Output : value);
+                if (reply != null && reply.IsError) result.With("isError", true);
+            }
+            string line;
+            try
+            {
+                line = Json.Serialize(new JsonObject().With("jsonrpc", "2.0").With("id", id).With("result", result));
+            }
+            catch (Exception e)
+            {
+                line = Json.Serialize(new JsonObject().With("jsonrpc", "2.0").With("id", id).With("result",
+                    new JsonObject().With("output", "The tool result is not valid JSON: " + e.Message).With("isError", true)));
+            }
+            WriteLine(line);
+        }
+
+        void Reply(object id, object result, JsonObject error)
+        {
+            var message = new JsonObject().With("jsonrpc", "2.0").With("id", id);
+            if (error != null) message.With("error", error);
+            else message.With("result", result);
+            WriteLine(Json.Serialize(message));
+        }
+
+        // ---------------------------------------------------------------------------------------- high level
+
+        internal async Task<JsonObject> Call(string method, object parameters, Action<JsonObject> onEvent = null,
+            CancellationToken cancellationToken = default(CancellationToken), Action onCancel = null, int timeoutMs = 0)
+        {
+            object result = await RequestAsync(method, parameters, onEvent, cancellationToken, timeoutMs, onCancel)
+                .ConfigureAwait(false);
+            return result as JsonObject ?? new JsonObject();
+        }
+
+        static JsonObject Params(params object[] pairs)
+        {
+            var result = new JsonObject();
+            for (int i = 0; i + 1 < pairs.Length; i += 2)
+                if (pairs[i + 1] != null) result[(string)pairs[i]] = pairs[i + 1];
+            return result;
+        }
+
+        /// <summary>session/create. tools are names registered with RegisterTool.</summary>
+        public async Task<OamSession> CreateSessionAsync(string instructions = null, IEnumerable<string> tools = null,
+            object options = null, object model = null, string session = null, object history = null)
+        {
+            var result = await Call("session/create", Params("session", session, "instructions", instructions,
+                "tools", tools != null ? ToolDefinitions(tools) : null, "options", options, "model", model,
+                "history", history)).ConfigureAwait(false);
+            return new OamSession(this, result.GetString("session"), result.GetArray("warnings"));
+        }
+
+        /// <summary>world/create.</summary>
+        public async Task<OamWorld> CreateWorldAsync(object state = null, string world = null)
+        {
+            var result = await Call("world/create", Params("world", world, "state", state)).ConfigureAwait(false);
+            return new OamWorld(this, result.GetString("world"));
+        }
+
+        /// <summary>npc/create. persona is a JsonObject (or any serializable object) with at least "name".</summary>
+        public async Task<OamNpc> CreateNpcAsync(object persona, string npc = null, IEnumerable<string> tools = null,
+            string world = null, object memory = null, object options = null, object model = null)
+        {
+            var result = await Call("npc/create", Params("npc", npc, "persona", persona,
+                "tools", tools != null ? ToolDefinitions(tools) : null, "world", world, "memory", memory,
+                "options", options, "model", model)).ConfigureAwait(false);
+            return new OamNpc(this, result.GetString("npc"));
+        }
+
+        /// <summary>npc/restore from a save made with OamNpc.StateAsync.</summary>
+        public async Task<OamNpc> RestoreNpcAsync(object state, string npc = null, object model = null)
+        {
+            var result = await Call("npc/restore", Params("state", state, "npc", npc, "model", model)).ConfigureAwait(false);
+            return new OamNpc(this, result.GetString("npc"));
+        }
+
+        /// <summary>decision/decide: {optionID, reasoning, confidence, toolCalls, usage, isFallback}.</summary>
+        public Task<JsonObject> DecideAsync(object situation, IEnumerable<object> options, object actor = null,
+            object context = null, string fallbackOptionId = null, object model = null)
+        {
+            return Call("decision/decide", Params("situation", situation, "options", new List<object>(options),
+                "actor", actor, "context", context, "fallbackOptionID", fallbackOptionId, "model", model));
+        }
+
+        /// <summary>content/generate: the generated content.</summary>
+        public async Task<object> GenerateAsync(string prompt, object schema, string instructions = null,
+            object context = null, object model = null)
+        {
+            var result = await Call("content/generate", Params("prompt", prompt, "schema", schema,
+                "instructions", instructions, "context", context, "model", model)).ConfigureAwait(false);
+            return result.Get("content");
+        }
+
+        internal async Task<string> Subscribe(string world, string path, Action<JsonObject> onChanged)
+        {
+            object result = await RequestCore("world/subscribe", Params("world", world, "path", path), null,
+                r =>
+                {
+                    var o = r as JsonObject;
+                    if (o != null) lock (gate) subscriptions[o.GetString("subscription") ?? ""] = onChanged;
+                }, default(CancellationToken), 0, null).ConfigureAwait(false);
+            return ((JsonObject)result).GetString("subscription");
+        }
+
+        internal async Task Unsubscribe(string subscription)
+        {
+            await Call("world/unsubscribe", Params("subscription", subscription)).ConfigureAwait(false);
+            lock (gate) subscriptions.Remove(subscription);
+        }
+
+        // ---------------------------------------------------------------------------------------- shutdown
+
+        /// <summary>
+        /// Shuts the bridge down (cancelling its work), waits up to about 3 s for the process to exit and kills it
+        /// otherwise. Waiting requests fail with a -32023 shut_down error.
+        /// </summary>
+        public void Dispose()
+        {
+            lock (gate)
+            {
+                if (disposed || process == null) { disposed = true; return; }
+                disposed = true;
+            }
+            try
+            {
+                if (!process.HasExited)
+                {
+                    var shutdown = new JsonObject().With("jsonrpc", "2.0").With("id", "cs-shutdown").With("method", "shutdown");
+                    WriteLine(Json.Serialize(shutdown));
+                    lock (writeGate)
+                    {
+                        try { input.Close(); } catch (Exception) { }
+                    }
+                    if (!process.WaitForExit(3000))
+                    {
+                        try { process.Kill(); } catch (Exception) { }
+                        process.WaitForExit(2000);
+                    }
+                }
+            }
+            catch (Exception) { }
+            if (reader != null && reader != Thread.CurrentThread) reader.Join(3000);
+            try { process.Dispose(); } catch (Exception) { }
+        }
+    }
+
+    // ------------------------------------------------------------------------------------------------
+    // Sessions, NPCs, worlds
+    // ------------------------------------------------------------------------------------------------
+
+    /// <summary>An agent session (session/*).</summary>
+    public sealed class OamSession
+    {
+        public OamBridge Bridge { get; private set; }
+        public string Id { get; private set; }
+        public List<object> Warnings { get; private set; }
+
+        internal OamSession(OamBridge bridge, string id, List<object> warnings)
+        {
+            Bridge = bridge;
+            Id = id;
+            Warnings = warnings ?? new List<object>();
+        }
+
+        /// <summary>
+        /// Runs one turn: {session, text, structured?, toolCalls, usage, steps}. onText gets the whole answer so far
+        /// after every change; onEvent every session/event. Streaming is on when either is given. Cancelling the
+        /// token sends session/cancel and throws OperationCanceledException.
+        /// </summary>
+        public Task<JsonObject> RespondAsync(string prompt, Action<string> onText = null, Action<JsonObject> onEvent = null,
+            CancellationToken cancellationToken = default(CancellationToken), object schema = null, object toolChoice = null,
+            int timeoutMs = 0)
+        {
+            Action<JsonObject> handler = null;
+            if (onText != null || onEvent != null)
+            {
+                handler = evt =>
+                {
+                    if (onEvent != null) onEvent(evt);
+                    if (onText != null && evt.GetString("type") == "text") onText(evt.GetString("text") ?? "");
+                };
+            }
+            var parameters = new JsonObject().With("session", Id).With("prompt", prompt);
+            if (handler != null) parameters.With("stream", true);
+            if (schema != null) parameters.With("schema", schema);
+            if (toolChoice != null) parameters.With("toolChoice", toolChoice);
+            string id = Id;
+            return Bridge.Call("session/respond", parameters, handler, cancellationToken,
+                () => Bridge.Notify("session/cancel", new JsonObject().With("session", id)), timeoutMs);
+        }
+
+        public Task<JsonObject> CancelAsync() { return Bridge.Call("session/cancel", new JsonObject().With("session", Id)); }
+        public Task<JsonObject> DeleteAsync() { return Bridge.Call("session/delete", new JsonObject().With("session", Id)); }
+        public Task<JsonObject> ResetAsync() { return Bridge.Call("session/reset", new JsonObject().With("session", Id)); }
+
+        /// <summary>session/transcript: save it and pass it as history to CreateSessionAsync to resume.</summary>
+        public async Task<object> TranscriptAsync()
+        {
+            var result = await Bridge.Call("session/transcript", new JsonObject().With("session", Id)).ConfigureAwait(false);
+            return result.Get("transcript");
+        }
+    }
+
+    /// <summary>A non-player character (npc/*).</summary>
+    public sealed class OamNpc
+    {
+        public OamBridge Bridge { get; private set; }
+        public string Id { get; private set; }
+
+        internal OamNpc(OamBridge bridge, string id) { Bridge = bridge; Id = id; }
+
+        /// <summary>
+        /// One dialogue turn: {npc, line, emotion, playerOptions, endsConversation, toolCalls, relationship,
+        /// isFallback, usage}. onLine gets the whole line so far after every lineDelta/lineReset (typewriter),
+        /// onEmotion the emotion as soon as it is chosen. Cancelling the token sends npc/cancel.
+        /// </summary>
+        public Task<JsonObject> TalkAsync(string line, Action<string> onLine = null, Action<string> onEmotion = null,
+            Action<JsonObject> onEvent = null, object context = null,
+            CancellationToken cancellationToken = default(CancellationToken), int timeoutMs = 0)
+        {
+            Action<JsonObject> handler = null;
+            if (onLine != null || onEmotion != null || onEvent != null)
+            {
+                var shown = new StringBuilder();
+                handler = evt =>
+                {
+                    if (onEvent != null) onEvent(evt);
+                    string type = evt.GetString("type");
+                    if (type == "lineDelta") { shown.Append(evt.GetString("delta")); if (onLine != null) onLine(shown.ToString()); }
+                    else if (type == "lineReset")
+                    {
+                        shown.Length = 0;
+                        shown.Append(evt.GetString("line"));
+                        if (onLine != null) onLine(shown.ToString());
+                    }
+                    else if (type == "emotion" && onEmotion != null) onEmotion(evt.GetString("emotion"));
+                };
+            }
+            var parameters = new JsonObject().With("npc", Id).With("line", line);
+            if (context != null) parameters.With("context", context);
+            if (handler != null) parameters.With("stream", true);
+            string id = Id;
+            return Bridge.Call("npc/talk", parameters, handler, cancellationToken,
+                () => Bridge.Notify("npc/cancel", new JsonObject().With("npc", id)), timeoutMs);
+        }
+
+        /// <summary>npc/bark: a short ambient line.</summary>
+        public async Task<string> BarkAsync(object situation = null)
+        {
+            var parameters = new JsonObject().With("npc", Id);
+            if (situation != null) parameters.With("situation", situation);
+            return (await Bridge.Call("npc/bark", parameters).ConfigureAwait(false)).GetString("line");
+        }
+
+        /// <summary>npc/state: the save state (store it whole; restore with OamBridge.RestoreNpcAsync).</summary>
+        public async Task<JsonObject> StateAsync()
+        {
+            return (await Bridge.Call("npc/state", new JsonObject().With("npc", Id)).ConfigureAwait(false)).GetObject("state");
+        }
+
+        /// <summary>npc/update with merge patches.</summary>
+        public Task<JsonObject> UpdateAsync(object persona = null, object options = null, object memory = null)
+        {
+            var parameters = new JsonObject().With("npc", Id);
+            if (persona != null) parameters.With("persona", persona);
+            if (options != null) parameters.With("options", options);
+            if (memory != null) parameters.With("memory", memory);
+            return Bridge.Call("npc/update", parameters);
+        }
+
+        public Task<JsonObject> CancelAsync() { return Bridge.Call("npc/cancel", new JsonObject().With("npc", Id)); }
+        public Task<JsonObject> DeleteAsync() { return Bridge.Call("npc/delete", new JsonObject().With("npc", Id)); }
+    }
+
+    /// <summary>A world-state blackboard (world/*). Paths are dot paths ("player.gold"; "" is the root).</summary>
+    public sealed class OamWorld
+    {
+        public OamBridge Bridge { get; private set; }
+        public string Id { get; private set; }
+
+        internal OamWorld(OamBridge bridge, string id) { Bridge = bridge; Id = id; }
+
+        /// <summary>The value at path (null when absent).</summary>
+        public async Task<object> GetAsync(string path = "")
+        {
+            return (await Bridge.Call("world/get", new JsonObject().With("world", Id).With("path", path))
+                .ConfigureAwait(false)).Get("value");
+        }
+
+        /// <summary>world/set; returns the new version.</summary>
+        public async Task<long> SetAsync(string path, object value)
+        {
+            return (await Bridge.Call("world/set", new JsonObject().With("world", Id).With("path", path).With("value", value))
+                .ConfigureAwait(false)).GetLong("version");
+        }
+
+        /// <summary>world/merge (RFC 7386 merge patch); returns the new version.</summary>
+        public async Task<long> MergeAsync(object patch, string path = "")
+        {
+            return (await Bridge.Call("world/merge", new JsonObject().With("world", Id).With("path", path).With("patch", patch))
+                .ConfigureAwait(false)).GetLong("version");
+        }
+
+        /// <summary>world/snapshot: the whole state.</summary>
+        public async Task<JsonObject> SnapshotAsync()
+        {
+            return (await Bridge.Call("world/snapshot", new JsonObject().With("world", Id)).ConfigureAwait(false)).GetObject("state");
+        }
+
+        /// <summary>
+        /// Calls onChanged (on the dispatcher) for every world/changed at, inside or above path with
+        /// {world, subscription, path, oldValue?, newValue?}. Returns the subscription id.
+        /// </summary>
+        public Task<string> SubscribeAsync(string path, Action<JsonObject> onChanged)
+        {
+            return Bridge.Subscribe(Id, path, onChanged);
+        }
+
+        public Task UnsubscribeAsync(string subscription) { return Bridge.Unsubscribe(subscription); }
+    }
+}

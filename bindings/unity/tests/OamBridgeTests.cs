@@ -1,0 +1,340 @@
+// OamBridgeTests.cs - console tests of OpenAppleModels.cs against the real bridge process (scripted models).
+//
+//   mcs -out:.build/bindings/unity/OamBridgeTests.exe bindings/unity/OpenAppleModels.cs bindings/unity/tests/OamBridgeTests.cs
+//   OAM_BRIDGE_COMMAND="deno run --allow-read --allow-env --allow-ffi /path/cli.ts stdio" mono .build/bindings/unity/OamBridgeTests.exe
+//
+// The callbacks go through an OamMainThreadQueue pumped by this thread, like Update() in Unity.
+
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.Threading;
+using System.Threading.Tasks;
+using OpenAppleModels;
+
+static class OamBridgeTests
+{
+    static int failures;
+    static int checks;
+    static string current = "";
+    static int mainThread;
+
+    static void Check(bool condition, string what)
+    {
+        checks++;
+        if (!condition)
+        {
+            failures++;
+            Console.Error.WriteLine("FAIL " + current + ": " + what);
+        }
+    }
+
+    static JsonObject Scripted(params object[] steps)
+    {
+        return new JsonObject().With("type", "scripted").With("steps", new List<object>(steps));
+    }
+
+    static JsonObject O() { return new JsonObject(); }
+
+    static readonly JsonObject GateSchema = O().With("type", "object")
+        .With("properties", O().With("gate", O().With("type", "string")))
+        .With("required", new List<object> { "gate" });
+
+    static JsonObject GateStep(string gate)
+    {
+        return O().With("toolCalls", new List<object> { O().With("name", "open_gate").With("arguments", O().With("gate", gate)) });
+    }
+
+    /// Pumps the queue (like Update()) until the task finishes.
+    static T Wait<T>(OamMainThreadQueue queue, Task<T> task, int timeoutMs = 15000)
+    {
+        var watch = Stopwatch.StartNew();
+        while (!task.IsCompleted)
+        {
+            queue.Pump();
+            if (watch.ElapsedMilliseconds > timeoutMs) throw new TimeoutException("the task did not finish in " + timeoutMs + " ms");
+            Thread.Sleep(1);
+        }
+        queue.Pump();
+        return task.GetAwaiter().GetResult();
+    }
+
+    static Exception WaitError<T>(OamMainThreadQueue queue, Task<T> task, int timeoutMs = 15000)
+    {
+        try
+        {
+            Wait(queue, task, timeoutMs);
+            return null;
+        }
+        catch (Exception e)
+        {
+            return e;
+        }
+    }
+
+    static OamBridge Start(OamMainThreadQueue queue)
+    {
+        var bridge = new OamBridge(null, queue);
+        bridge.Start();
+        Wait(queue, bridge.InitializeAsync("tests"));
+        return bridge;
+    }
+
+    static void TestJson()
+    {
+        current = "json";
+        var parsed = (JsonObject)Json.Parse("{\"a\":[1,2.5,\"x\\n\\u00e9\",true,null],\"b\":{\"c\":-3e2}}");
+        Check(Json.Serialize(parsed) == "{\"a\":[1,2.5,\"x\\n\u00e9\",true,null],\"b\":{\"c\":-300}}", Json.Serialize(parsed));
+        Check(parsed.GetArray("a")[0] is long, "integers parse as long");
+        Check(Json.Serialize(new { session = "s", stream = true, n = 1.5f }) == "{\"session\":\"s\",\"stream\":true,\"n\":1.5}",
+            Json.Serialize(new { session = "s", stream = true, n = 1.5f }));
+        bool threw = false;
+        try { Json.Parse("{\"a\":1,}"); } catch (FormatException) { threw = true; }
+        Check(threw, "trailing comma rejected");
+        threw = false;
+        try { Json.Parse("[1] x"); } catch (FormatException) { threw = true; }
+        Check(threw, "trailing characters rejected");
+        threw = false;
+        try { Json.Serialize(double.NaN); } catch (ArgumentException) { threw = true; }
+        Check(threw, "NaN rejected");
+        var nested = "";
+        for (int i = 0; i < 1000; i++) nested += "[";
+        threw = false;
+        try { Json.Parse(nested); } catch (FormatException) { threw = true; }
+        Check(threw, "deep nesting rejected");
+    }
+
+    static void TestSessions()
+    {
+        var queue = new OamMainThreadQueue();
+        var bridge = Start(queue);
+        try
+        {
+            current = "initialize";
+            Check(bridge.ServerInfo.GetObject("server").GetString("name") == "open-apple-models", bridge.ServerInfo.ToString());
+
+            current = "plain turn";
+            var plain = Wait(queue, bridge.CreateSessionAsync("You are a guard.", model: Scripted(O().With("text", "Halt!"))));
+            var result = Wait(queue, plain.RespondAsync("Hello"));
+            Check(result.GetString("text") == "Halt!", result.ToString());
+
+            current = "tool round trip on the main thread";
+            int toolThread = 0;
+            bridge.RegisterTool("open_gate", "Open a named gate.", GateSchema, args =>
+            {
+                toolThread = Thread.CurrentThread.ManagedThreadId;
+                return O().With("opened", true).With("gate", args.GetString("gate"));
+            });
+            var guard = Wait(queue, bridge.CreateSessionAsync(tools: new[] { "open_gate" },
+                model: Scripted(GateStep("north"), O().With("template", "Gate: {toolOutput}"))));
+            var texts = new List<string>();
+            var eventTypes = new List<string>();
+            bool eventsOnMain = true;
+            result = Wait(queue, guard.RespondAsync("Open the north gate.", onText: texts.Add, onEvent: e =>
+            {
+                eventTypes.Add(e.GetString("type"));
+                if (Thread.CurrentThread.ManagedThreadId != mainThread) eventsOnMain = false;
+            }));
+            Check(toolThread == mainThread, "tool handler ran on thread " + toolThread);
+            Check(result.GetString("text") == "Gate: {\"opened\":true,\"gate\":\"north\"}", result.ToString());
+            var record = (JsonObject)result.GetArray("toolCalls")[0];
+            Check(!record.GetBool("isError"), record.ToString());
+
+            current = "streaming events";
+            Check(texts.Count >= 2 && texts[texts.Count - 1] == result.GetString("text"), string.Join("|", texts.ToArray()));
+            Check(eventTypes.Contains("modelStep") && eventTypes.Contains("toolCallCompleted"), string.Join(",", eventTypes.ToArray()));
+            Check(eventsOnMain, "events ran off the main thread");
+
+            current = "tool that throws";
+            bridge.RegisterTool("ring_bell", "Ring the bell.", null, args => { throw new InvalidOperationException("the bell is cracked"); });
+            bridge.RegisterTool("raise_flag", "Raise the flag.", null, args => ToolReply.Error("No flag left."));
+            var bell = Wait(queue, bridge.CreateSessionAsync(tools: new[] { "ring_bell", "raise_flag" },
+                model: Scripted(O().With("toolCalls", new List<object> {
+                    O().With("name", "ring_bell").With("arguments", O()),
+                    O().With("name", "raise_flag").With("arguments", O()) }), O().With("text", "Done."))));
+            result = Wait(queue, bell.RespondAsync("Alarm!"));
+            var outputs = new Dictionary<string, JsonObject>();
+            foreach (var item in result.GetArray("toolCalls"))
+            {
+                var r = (JsonObject)item;
+                outputs[r.GetObject("call").GetString("name")] = r;
+            }
+            Check(outputs["ring_bell"].GetBool("isError") &&
+                  (string)outputs["ring_bell"].Get("output") == "InvalidOperationException: the bell is cracked",
+                outputs["ring_bell"].ToString());
+            Check(outputs["raise_flag"].GetBool("isError") && (string)outputs["raise_flag"].Get("output") == "No flag left.",
+                outputs["raise_flag"].ToString());
+
+            current = "tool that never answers";
+            var cancelled = new ManualResetEventSlim(false);
+            bridge.RegisterTool("slow_gate", "Open slowly.", null, async (args, context) =>
+            {
+                try { await Task.Delay(Timeout.Infinite, context.CancellationToken); }
+                catch (OperationCanceledException) { cancelled.Set(); throw; }
+                return null;
+            }, timeoutSeconds: 0.3);
+            var slow = Wait(queue, bridge.CreateSessionAsync(tools: new[] { "slow_gate" },
+                model: Scripted(O().With("toolCalls", new List<object> { O().With("name", "slow_gate").With("arguments", O()) }),
+                    O().With("template", "{toolOutput}"))));
+            result = Wait(queue, slow.RespondAsync("Open."));
+            record = (JsonObject)result.GetArray("toolCalls")[0];
+            Check(record.GetBool("isError") && ((string)record.Get("output")).Contains("timed out"), record.ToString());
+            Check(cancelled.Wait(2000), "the handler's token was not cancelled");
+
+            current = "cancellation token";
+            var lazy = Wait(queue, bridge.CreateSessionAsync(model: Scripted(O().With("text", "late").With("delayMs", 5000),
+                O().With("text", "next"))));
+            var source = new CancellationTokenSource(150);
+            var error = WaitError(queue, lazy.RespondAsync("x", cancellationToken: source.Token));
+            Check(error is OperationCanceledException, "expected OperationCanceledException, got " + error);
+            var watch = Stopwatch.StartNew();
+            result = Wait(queue, lazy.RespondAsync("y"));
+            Check(result.GetString("text") == "next" && watch.ElapsedMilliseconds < 2500,
+                "next turn after cancel: " + result + " in " + watch.ElapsedMilliseconds + " ms");
+
+            current = "timeout";
+            var sleepy = Wait(queue, bridge.CreateSessionAsync(model: Scripted(O().With("text", "late").With("delayMs", 3000))));
+            error = WaitError(queue, sleepy.RespondAsync("x", timeoutMs: 200));
+            var bridgeError = error as OamBridgeException;
+            Check(bridgeError != null && bridgeError.Code == -32024 &&
+                  bridgeError.Message == "'session/respond' did not finish within 200 ms; it was cancelled.", "" + error);
+
+            current = "typed errors";
+            error = WaitError(queue, bridge.RequestAsync("session/respond", O().With("session", "nobody").With("prompt", "x")));
+            bridgeError = error as OamBridgeException;
+            Check(bridgeError != null && bridgeError.Code == -32020 && bridgeError.DataCode == "session_not_found", "" + error);
+            bool threw = false;
+            try { bridge.ToolDefinitions(new[] { "missing" }); } catch (ArgumentException) { threw = true; }
+            Check(threw, "unknown tool name rejected");
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+    }
+
+    static void TestGame()
+    {
+        var queue = new OamMainThreadQueue();
+        var bridge = Start(queue);
+        try
+        {
+            current = "npc talk with a world change";
+            var world = Wait(queue, bridge.CreateWorldAsync(O().With("player", O().With("gold", 60)), "village"));
+            var changes = new List<JsonObject>();
+            string subscription = Wait(queue, world.SubscribeAsync("player", changes.Add));
+            var npc = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Gorm").With("role", "the village blacksmith"),
+                npc: "gorm", world: "village", options: O().With("worldWritable", new List<object> { "player" }),
+                model: Scripted(
+                    O().With("toolCalls", new List<object> { O().With("name", "update_world_state")
+                        .With("arguments", O().With("path", "player.gold").With("value", "45")) }),
+                    O().With("json", O().With("emotion", "proud").With("line", "That will be 15 gold.")
+                        .With("playerOptions", new List<object>()).With("endsConversation", false)))));
+            var lines = new List<string>();
+            var emotions = new List<string>();
+            var result = Wait(queue, npc.TalkAsync("A sword, please.", onLine: lines.Add, onEmotion: emotions.Add));
+            Check(result.GetString("line") == "That will be 15 gold." && result.GetString("emotion") == "proud", result.ToString());
+            Check(lines.Count > 0 && lines[lines.Count - 1] == "That will be 15 gold.", string.Join("|", lines.ToArray()));
+            Check(emotions.Count == 1 && emotions[0] == "proud", string.Join(",", emotions.ToArray()));
+            Check(changes.Count == 1 && changes[0].GetString("path") == "player.gold" && changes[0].GetLong("oldValue") == 60 &&
+                  changes[0].GetLong("newValue") == 45 && changes[0].GetString("subscription") == subscription,
+                changes.Count > 0 ? changes[0].ToString() : "no change");
+            Check((long)Wait(queue, world.GetAsync("player.gold")) == 45, "world value");
+
+            current = "npc bark, state, restore";
+            var state = Wait(queue, npc.StateAsync());
+            Check(state.GetLong("version") == 1, "" + state);
+            var restored = Wait(queue, bridge.RestoreNpcAsync(state, "gorm2", Scripted(O().With("text", "[neutral] Back again?"))));
+            Check(restored.Id == "gorm2", restored.Id);
+
+            current = "decision";
+            var decision = Wait(queue, bridge.DecideAsync("A wolf blocks the path.", new object[] { "fight", "flee" },
+                model: Scripted(O().With("json", O().With("reasoning", "Too dangerous.").With("choice", "flee").With("confidence", 80)))));
+            Check(decision.GetString("optionID") == "flee" && decision.GetLong("confidence") == 80, decision.ToString());
+
+            current = "content";
+            var content = Wait(queue, bridge.GenerateAsync("A sword.", O().With("type", "object")
+                .With("properties", O().With("name", O().With("type", "string")))
+                .With("required", new List<object> { "name" }), model: Scripted(O().With("json", O().With("name", "Iron Sword")))));
+            Check(content is JsonObject && ((JsonObject)content).GetString("name") == "Iron Sword", "" + content);
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+    }
+
+    static bool ProcessExists(int pid)
+    {
+        try
+        {
+            using (var p = Process.GetProcessById(pid)) return !p.HasExited;
+        }
+        catch (ArgumentException)
+        {
+            return false;
+        }
+        catch (InvalidOperationException)
+        {
+            return false;
+        }
+    }
+
+    static void TestLifecycle()
+    {
+        current = "bridge dies mid-turn";
+        var queue = new OamMainThreadQueue();
+        var bridge = Start(queue);
+        try
+        {
+            var doomed = Wait(queue, bridge.CreateSessionAsync(model: Scripted(O().With("text", "never").With("delayMs", 20000))));
+            var turn = doomed.RespondAsync("x");
+            Thread.Sleep(100);
+            using (var p = Process.GetProcessById(bridge.ProcessId)) p.Kill();
+            var error = WaitError(queue, turn, 5000) as OamBridgeException;
+            Check(error != null && error.Code == -32023 && error.Message.StartsWith("The bridge process exited"), "" + error);
+            var again = WaitError(queue, bridge.RequestAsync("ping"), 2000) as OamBridgeException;
+            Check(again != null && again.DataCode == "shut_down", "" + again);
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+
+        current = "dispose ends the bridge";
+        queue = new OamMainThreadQueue();
+        bridge = Start(queue);
+        int pid = bridge.ProcessId;
+        var busy = Wait(queue, bridge.CreateSessionAsync(model: Scripted(O().With("text", "never").With("delayMs", 20000))));
+        var running = busy.RespondAsync("x");
+        var watch = Stopwatch.StartNew();
+        bridge.Dispose();
+        Check(watch.ElapsedMilliseconds < 4000, "dispose took " + watch.ElapsedMilliseconds + " ms");
+        Check(!ProcessExists(pid), "the bridge process still runs");
+        var failed = WaitError(queue, running, 3000) as OamBridgeException;
+        Check(failed != null && (failed.Code == -32023 || failed.Code == -32009), "" + failed);
+
+        current = "missing executable";
+        var missing = new OamBridge(new[] { "/nonexistent/oam-bridge", "stdio" });
+        OamBridgeException startError = null;
+        try { missing.Start(); } catch (OamBridgeException e) { startError = e; }
+        Check(startError != null && startError.DataCode == "shut_down", "" + startError);
+    }
+
+    static int Main()
+    {
+        mainThread = Thread.CurrentThread.ManagedThreadId;
+        var tests = new Action[] { TestJson, TestSessions, TestGame, TestLifecycle };
+        foreach (var test in tests)
+        {
+            try { test(); }
+            catch (Exception e)
+            {
+                failures++;
+                Console.Error.WriteLine("FAIL " + current + ": " + e);
+            }
+        }
+        Console.WriteLine(checks + " checks, " + failures + " failures");
+        return failures == 0 ? 0 : 1;
+    }
+}
