@@ -85,8 +85,8 @@ export {
   parseToolChoice,
   parseToolDefinitions,
   toolChoiceJson,
-} from "./src/methods/tool_definitions.ts";
-export { recordJson, stepJson, turnResultJson, usageJson } from "./src/methods/result_json.ts";
+} from "./src/agent/tool_definitions.ts";
+export { recordJson, stepJson, turnResultJson, usageJson } from "./src/agent/result_json.ts";
 export { BridgeSession, SessionMethods } from "./src/methods/session_methods.ts";
 export { CoreMethods } from "./src/methods/core_methods.ts";
 export { Operation, WorkQueue } from "./src/util/work_queue.ts";

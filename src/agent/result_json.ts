@@ -3,7 +3,7 @@
  * @module
  */
 import type { JsonObject } from "../protocol/json.ts";
-import type { StepInfo, ToolRecord, TurnResult, Usage } from "../agent/types.ts";
+import type { StepInfo, ToolRecord, TurnResult, Usage } from "./types.ts";
 
 /** `{call, output, isError, durationSeconds}`. */
 export function recordJson(record: ToolRecord): JsonObject {

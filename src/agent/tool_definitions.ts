@@ -6,8 +6,8 @@ import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { Params, showValue } from "../protocol/params.ts";
 import { convertSchema, SchemaError, toolArgumentsTypeName } from "../schema/convert.ts";
-import { RESPOND_DIRECTLY } from "../agent/step_policy.ts";
-import type { AgentTool, ToolChoice } from "../agent/types.ts";
+import { RESPOND_DIRECTLY } from "./step_policy.ts";
+import type { AgentTool, ToolChoice } from "./types.ts";
 
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 

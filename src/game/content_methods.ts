@@ -11,7 +11,7 @@ import { DEFAULT_POLICY, type ToolPolicy, type TurnInput } from "../agent/types.
 import type { BridgeEngine } from "../engine/engine.ts";
 import type { MethodRegistry } from "../engine/extension.ts";
 import type { BridgeRequest } from "../engine/request.ts";
-import { convertForParam, parseToolDefinitions, toolCountWarning } from "../methods/tool_definitions.ts";
+import { convertForParam, parseToolDefinitions, toolCountWarning } from "../agent/tool_definitions.ts";
 import { orderBySchema } from "../schema/mod.ts";
 import { CONTENT_SCHEMA_NAME, contentInstructions, contentPrompt } from "./content/content_prompt.ts";
 import { engineToolTimeoutMs } from "./decision/decision_request.ts";

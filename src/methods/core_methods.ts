@@ -9,7 +9,7 @@ import type { BridgeEngine } from "../engine/engine.ts";
 import { PROTOCOL_VERSION, SERVER_INFO } from "../engine/engine.ts";
 import type { BridgeExtension, MethodRegistry } from "../engine/extension.ts";
 import type { BridgeRequest } from "../engine/request.ts";
-import { convertForParam, parseToolDefinitions } from "./tool_definitions.ts";
+import { convertForParam, parseToolDefinitions } from "../agent/tool_definitions.ts";
 
 /** The availability object in the spec's key order. */
 export function availabilityJson(a: ModelAvailability): JsonObject {

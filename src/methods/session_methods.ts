@@ -15,9 +15,9 @@ import { type Operation, WorkQueue } from "../util/work_queue.ts";
 import type { BridgeEngine } from "../engine/engine.ts";
 import type { BridgeExtension, MethodRegistry } from "../engine/extension.ts";
 import type { BridgeRequest } from "../engine/request.ts";
-import { turnResultJson } from "./result_json.ts";
+import { turnResultJson } from "../agent/result_json.ts";
 import { parsePolicy, parseSessionOptions } from "./session_options.ts";
-import { convertForParam, parseToolDefinitions, toolCountWarning } from "./tool_definitions.ts";
+import { convertForParam, parseToolDefinitions, toolCountWarning } from "../agent/tool_definitions.ts";
 
 const CREATE_KEYS = ["session", "instructions", "tools", "options", "history", "model"] as const;
 const RESPOND_KEYS = [

@@ -7,7 +7,7 @@ import { isJsonObject, type JsonValue } from "../protocol/json.ts";
 import type { Params } from "../protocol/params.ts";
 import type { GenerationOptions, Sampling } from "../models/language_model.ts";
 import { type AgentSettings, DEFAULT_POLICY, DEFAULT_SETTINGS, type ToolPolicy } from "../agent/types.ts";
-import { parseToolChoice } from "./tool_definitions.ts";
+import { parseToolChoice } from "../agent/tool_definitions.ts";
 
 /** Option keys of `session/create`. */
 export const SESSION_OPTION_KEYS = [

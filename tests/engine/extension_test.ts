@@ -11,8 +11,8 @@ import { Agent } from "../../src/agent/agent.ts";
 import { DEFAULT_POLICY, type ToolPolicy } from "../../src/agent/types.ts";
 import type { BridgeExtension, MethodRegistry } from "../../src/engine/extension.ts";
 import type { BridgeEngine } from "../../src/engine/engine.ts";
-import { parseToolDefinitions } from "../../src/methods/tool_definitions.ts";
-import { turnResultJson } from "../../src/methods/result_json.ts";
+import { parseToolDefinitions } from "../../src/agent/tool_definitions.ts";
+import { turnResultJson } from "../../src/agent/result_json.ts";
 import { GameExtension } from "../../src/game/game_extension.ts";
 
 /** The §11 example: a quest narrator. */

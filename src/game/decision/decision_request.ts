@@ -10,7 +10,7 @@ import { Params, showValue } from "../../protocol/params.ts";
 import type { AgentTool, ToolChoice } from "../../agent/types.ts";
 import type { ModelSpec } from "../../models/registry.ts";
 import type { BridgeEngine } from "../../engine/engine.ts";
-import { parseToolChoice, parseToolDefinitions, toolCountWarning } from "../../methods/tool_definitions.ts";
+import { parseToolChoice, parseToolDefinitions, toolCountWarning } from "../../agent/tool_definitions.ts";
 import { type Actor, parseActor } from "./actor.ts";
 
 /** Keys of one decision. */

@@ -6,7 +6,7 @@
 import { BridgeError } from "../../protocol/errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../../protocol/json.ts";
 import type { ToolRecord, Usage } from "../../agent/types.ts";
-import { recordJson, usageJson } from "../../methods/result_json.ts";
+import { recordJson, usageJson } from "../../agent/result_json.ts";
 import type { DecisionOption } from "./decision_request.ts";
 
 /** Reasoning of a decision with a single option (no model call). */

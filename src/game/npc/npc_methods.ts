@@ -14,7 +14,7 @@ import type { BridgeEngine } from "../../engine/engine.ts";
 import type { MethodRegistry } from "../../engine/extension.ts";
 import type { BridgeRequest } from "../../engine/request.ts";
 import { checkObjectId } from "../../methods/session_methods.ts";
-import { parseToolChoice, parseToolDefinitions, toolCountWarning } from "../../methods/tool_definitions.ts";
+import { parseToolChoice, parseToolDefinitions, toolCountWarning } from "../../agent/tool_definitions.ts";
 import type { GameContext } from "../game_context.ts";
 import { mergePatch } from "./merge_patch.ts";
 import { Npc, type NpcWorld } from "./npc.ts";

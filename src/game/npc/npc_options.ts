@@ -7,7 +7,7 @@ import { BridgeError } from "../../protocol/errors.ts";
 import { compactJson, type JsonObject, type JsonValue } from "../../protocol/json.ts";
 import { Params } from "../../protocol/params.ts";
 import type { ToolChoice } from "../../agent/types.ts";
-import { parseToolChoice, toolChoiceJson } from "../../methods/tool_definitions.ts";
+import { parseToolChoice, toolChoiceJson } from "../../agent/tool_definitions.ts";
 import { parseWorldPath, WorldError } from "../world/mod.ts";
 import type { Emotion } from "./emotions.ts";
 import { type Decoded, decodeEmotion } from "./persona.ts";

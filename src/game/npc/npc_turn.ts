@@ -8,7 +8,7 @@ import type { JsonObject } from "../../protocol/json.ts";
 import { Agent } from "../../agent/agent.ts";
 import type { ToolChoice, ToolPolicy, ToolRecord, TurnResult, TurnSink } from "../../agent/types.ts";
 import type { BridgeRequest } from "../../engine/request.ts";
-import { recordJson, usageJson } from "../../methods/result_json.ts";
+import { recordJson, usageJson } from "../../agent/result_json.ts";
 import type { Operation } from "../../util/work_queue.ts";
 import { summarizeWorld } from "../world/mod.ts";
 import type { Emotion } from "./emotions.ts";
