@@ -119,6 +119,11 @@ export function parseToolDefinitions(
   return { tools, warnings };
 }
 
+/** A configured default tool timeout in seconds as milliseconds; 0 (or less) means none (null). */
+export function toolTimeoutMsOf(seconds: number): number | null {
+  return seconds > 0 ? Math.round(seconds * 1000) : null;
+}
+
 /** Warning when more than 5 tools are offered. */
 export function toolCountWarning(count: number): string | null {
   return count > 5

@@ -11,10 +11,14 @@ import { DEFAULT_POLICY, type ToolPolicy, type TurnInput } from "../agent/types.
 import type { BridgeEngine } from "../engine/engine.ts";
 import type { MethodRegistry } from "../engine/extension.ts";
 import type { BridgeRequest } from "../engine/request.ts";
-import { convertForParam, parseToolDefinitions, toolCountWarning } from "../agent/tool_definitions.ts";
+import {
+  convertForParam,
+  parseToolDefinitions,
+  toolCountWarning,
+  toolTimeoutMsOf,
+} from "../agent/tool_definitions.ts";
 import { orderBySchema } from "../schema/mod.ts";
 import { CONTENT_SCHEMA_NAME, contentInstructions, contentPrompt } from "./content/content_prompt.ts";
-import { engineToolTimeoutMs } from "./decision/decision_request.ts";
 import type { GameContext } from "./game_context.ts";
 
 /** Keys of `content/generate`. */
@@ -70,7 +74,7 @@ export class ContentMethods {
     const tools = parseToolDefinitions(
       p.get("tools"),
       p.name("tools"),
-      timeout === undefined ? engineToolTimeoutMs(engine) : timeout,
+      timeout === undefined ? toolTimeoutMsOf(engine.configuration.toolTimeoutSeconds) : timeout,
     );
     warnings.push(...tools.warnings);
     const countWarning = toolCountWarning(tools.tools.length);

@@ -15,10 +15,13 @@ import { Params } from "../protocol/params.ts";
 import type { BridgeEngine } from "../engine/engine.ts";
 import type { MethodRegistry } from "../engine/extension.ts";
 import type { BridgeRequest } from "../engine/request.ts";
+import { toolTimeoutMsOf } from "../agent/tool_definitions.ts";
+import type { TurnDriver } from "../agent/turn_host.ts";
 import { mapBounded } from "./decision/bounded.ts";
 import {
   type DecisionSpec,
   ENGINE_KEYS,
+  type EngineDefaults,
   type EngineSettings,
   parseDecision,
   parseEngineSettings,
@@ -31,9 +34,16 @@ import type { GameContext } from "./game_context.ts";
 const DECIDE_MANY_KEYS = ["requests", "maxConcurrency"] as const;
 /** Default `maxConcurrency` of `decision/decideMany`. */
 export const DEFAULT_MAX_CONCURRENCY = 2;
+/** Notification method name given to `drive` (decisions never stream, so it is never sent). */
+const EVENT_METHOD = "decision/event";
 
 /** One parsed `decideMany` request: a validated decision or the error that rejected it. */
 type Item = { spec: DecisionSpec } | { error: BridgeError };
+
+/** Runs a decision turn through `drive`: `tool/call` params are `{...context, requestId, call}`. */
+function decisionDriver(r: BridgeRequest, context: JsonObject): TurnDriver {
+  return (run) => r.drive(run, { stream: false, context, eventMethod: EVENT_METHOD });
+}
 
 /**
  * The decision methods.
@@ -61,14 +71,24 @@ export class DecisionMethods {
   /** Looks up an NPC persona at call time (the NPC methods install the lookup). */
   readonly #persona = (id: string): JsonObject | undefined => this.#game.npcPersona(id);
 
+  /** The engine's defaults for the decision settings. */
+  #defaults(): EngineDefaults {
+    const engine = this.#engine;
+    return {
+      toolTimeoutMs: toolTimeoutMsOf(engine.configuration.toolTimeoutSeconds),
+      parseModel: (value, path) => engine.parseModel(value, path),
+    };
+  }
+
   #decide(r: BridgeRequest): JsonValue | Promise<JsonValue> {
     const p = r.params;
-    const settings = parseEngineSettings(p, this.#engine);
+    const settings = parseEngineSettings(p, this.#defaults());
     const spec = parseDecision(p, ENGINE_KEYS, settings.toolTimeoutMs, this.#persona);
     const warnings = [...spec.keyWarnings, ...spec.toolWarnings];
     if (spec.options.length === 1) return decisionJson(onlyOptionDecision(spec.options[0]), warnings);
     const model = this.#engine.makeModel(settings.spec);
-    return runDecision(r, spec, settings, model, {}).then((decision) => decisionJson(decision, warnings));
+    return runDecision(decisionDriver(r, {}), r.signal, spec, settings, model)
+      .then((decision) => decisionJson(decision, warnings));
   }
 
   #decideMany(r: BridgeRequest): Promise<JsonValue> {
@@ -76,7 +96,7 @@ export class DecisionMethods {
     const warnings = p.unknownKeys([...DECIDE_MANY_KEYS, ...ENGINE_KEYS]);
     const requests = p.array("requests");
     const maxConcurrency = p.optionalInteger("maxConcurrency", { min: 1 }) ?? DEFAULT_MAX_CONCURRENCY;
-    const settings = parseEngineSettings(p, this.#engine);
+    const settings = parseEngineSettings(p, this.#defaults());
     const items: Item[] = requests.map((raw, index) => {
       const prefix = `requests[${index}]`;
       try {
@@ -108,7 +128,7 @@ export class DecisionMethods {
       try {
         if (r.signal.aborted) throw BridgeError.cancelled();
         const model = this.#engine.makeModel(settings.spec);
-        return decisionJson(await runDecision(r, spec, settings, model, { index }));
+        return decisionJson(await runDecision(decisionDriver(r, { index }), r.signal, spec, settings, model));
       } catch (error) {
         return { error: toBridgeError(error).toJson() };
       }

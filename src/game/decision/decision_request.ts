@@ -9,7 +9,6 @@ import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../.
 import { Params, showValue } from "../../protocol/params.ts";
 import type { AgentTool, ToolChoice } from "../../agent/types.ts";
 import type { ModelSpec } from "../../models/registry.ts";
-import type { BridgeEngine } from "../../engine/engine.ts";
 import { parseToolChoice, parseToolDefinitions, toolCountWarning } from "../../agent/tool_definitions.ts";
 import { type Actor, parseActor } from "./actor.ts";
 
@@ -80,25 +79,27 @@ export interface DecisionSpec {
   toolWarnings: string[];
 }
 
-/** The engine's default client tool timeout in ms (null = none). */
-export function engineToolTimeoutMs(engine: BridgeEngine): number | null {
-  const s = engine.configuration.toolTimeoutSeconds;
-  return s > 0 ? Math.round(s * 1000) : null;
+/** What the engine settings of a decision default to: the host's configuration. */
+export interface EngineDefaults {
+  /** Client tool timeout when `toolTimeoutSeconds` is absent (ms; null = wait forever). */
+  toolTimeoutMs: number | null;
+  /** Parses the `model` param (named `path` in messages); throws -32602 for a bad spec. */
+  parseModel(value: JsonValue | undefined, path: string): ModelSpec;
 }
 
 /** Parses the engine settings keys of `p`. */
-export function parseEngineSettings(p: Params, engine: BridgeEngine): EngineSettings {
+export function parseEngineSettings(p: Params, defaults: EngineDefaults): EngineSettings {
   const instructions = p.optionalString("instructions")?.trim();
   const temperature = p.optionalNumber("temperature", { min: 0 });
   const maxToolRounds = p.optionalInteger("maxToolRounds", { min: 0 }) ?? DEFAULT_DECISION_TOOL_ROUNDS;
   const timeout = p.optionalSeconds("toolTimeoutSeconds");
-  const spec = engine.parseModel(p.get("model"), p.name("model"));
+  const spec = defaults.parseModel(p.get("model"), p.name("model"));
   return {
     spec,
     instructions: instructions === undefined || instructions === "" ? null : instructions,
     temperature,
     maxToolRounds,
-    toolTimeoutMs: timeout === undefined ? engineToolTimeoutMs(engine) : timeout,
+    toolTimeoutMs: timeout === undefined ? defaults.toolTimeoutMs : timeout,
   };
 }
 

@@ -21,11 +21,13 @@ import { Npc, type NpcWorld } from "./npc.ts";
 import { composeTools } from "./npc_tools.ts";
 import { decodeMemory, emptyMemory, memoryJson } from "./npc_memory.ts";
 import { decodeOptions, optionsJson } from "./npc_options.ts";
-import { runBark, runTalk } from "./npc_turn.ts";
+import { runBark, runTalk, type TalkHost } from "./npc_turn.ts";
 import { decodePersona, personaJson } from "./persona.ts";
 
 /** Most NPCs on one bridge. */
 export const MAX_NPCS = 128;
+/** Notification method of NPC turn events. */
+export const NPC_EVENT = "npc/event";
 
 const CREATE_KEYS = ["npc", "persona", "tools", "world", "memory", "options", "model"] as const;
 const RESTORE_KEYS = ["state", "npc", "tools", "options", "world", "model"] as const;
@@ -72,6 +74,17 @@ function situationParam(p: Params, key: string): string | null {
   const value = p.get(key);
   if (value === undefined) return null;
   return typeof value === "string" ? value : compactJson(value);
+}
+
+/**
+ * The host of an `npc/talk` turn: client tools through {@link BridgeRequest.drive} (`tool/call` params
+ * `{npc, requestId, call}`), events as `npc/event` notifications `{npc, requestId, event}`.
+ */
+function talkHost(r: BridgeRequest, npc: string): TalkHost {
+  return {
+    drive: (run) => r.drive(run, { stream: false, context: { npc }, eventMethod: NPC_EVENT }),
+    onNpcEvent: (event) => r.engine.notify(NPC_EVENT, { npc, requestId: r.requestId, event }),
+  };
 }
 
 /**
@@ -328,7 +341,12 @@ export class NpcMethods {
     return this.#schedule(
       npc,
       (op) =>
-        runTalk(npc, r, { line, situation, stream, warnings, ...(toolChoice ? { toolChoice } : {}) }, op),
+        runTalk(
+          npc,
+          talkHost(r, npc.id),
+          { line, situation, stream, warnings, ...(toolChoice ? { toolChoice } : {}) },
+          op,
+        ),
     );
   }
 

@@ -1,13 +1,14 @@
 /**
  * One `npc/talk` turn and one `npc/bark`: prompt framing, the reply format (structured, text, or automatic
- * with one plain-text retry), fallback lines, memory commit, `npc/event` streaming and the result JSON.
+ * with one plain-text retry), fallback lines, memory commit, the turn's event stream and the result JSON.
+ * Plain TypeScript: the turn reaches its host (client tools, event delivery) through a {@link TalkHost}.
  * @module
  */
 import { BridgeError, toBridgeError } from "../../protocol/errors.ts";
 import type { JsonObject } from "../../protocol/json.ts";
 import { Agent } from "../../agent/agent.ts";
 import type { ToolChoice, ToolPolicy, ToolRecord, TurnResult, TurnSink } from "../../agent/types.ts";
-import type { BridgeRequest } from "../../engine/request.ts";
+import type { TurnDriver } from "../../agent/turn_host.ts";
 import { recordJson, usageJson } from "../../agent/result_json.ts";
 import type { Operation } from "../../util/work_queue.ts";
 import { summarizeWorld } from "../world/mod.ts";
@@ -17,21 +18,29 @@ import { LineTracker } from "./line_tracker.ts";
 import { generationOptions, type Npc } from "./npc.ts";
 import { cleanLine, parseStructuredReply, parseTextReply, splitTag } from "./reply_format.ts";
 
-/** Notification method of NPC turn events. */
-export const NPC_EVENT = "npc/event";
-
 /** What the player does in one turn. */
 export interface TalkInput {
   /** What the player says ("" = nothing). */
   line: string;
   /** What is happening right now (this turn only), or null. */
   situation: string | null;
-  /** Send `npc/event` notifications. */
+  /** Emit the turn's events to {@link TalkHost.onNpcEvent}. */
   stream: boolean;
   /** Per-turn tool choice override. */
   toolChoice?: ToolChoice;
   /** Warnings to return with the result. */
   warnings: string[];
+}
+
+/** What a dialogue turn needs from the host that runs it. */
+export interface TalkHost {
+  /** Runs the turn with the host's sink (client tool calls go through it). */
+  drive: TurnDriver;
+  /**
+   * Receives each event of a streamed turn, in order (`emotion`, `lineDelta`, `toolCallStarted`, …);
+   * the bridge sends them as `npc/event` notifications.
+   */
+  onNpcEvent(event: JsonObject): void;
 }
 
 /** True for the errors that a fallback line or the plain-text retry answers. */
@@ -80,7 +89,7 @@ interface Reply {
  */
 export async function runTalk(
   npc: Npc,
-  request: BridgeRequest,
+  host: TalkHost,
   input: TalkInput,
   op: Operation,
 ): Promise<JsonObject> {
@@ -97,7 +106,7 @@ export async function runTalk(
   const records: ToolRecord[] = [];
   const emit = (event: JsonObject) => {
     if (!input.stream) return;
-    request.engine.notify(NPC_EVENT, { npc: npc.id, requestId: request.requestId, event });
+    host.onNpcEvent(event);
   };
   const tracker = new LineTracker(settings, emit);
   let mode: "structured" | "text" = options.replyFormat === "text" ? "text" : "structured";
@@ -106,7 +115,7 @@ export async function runTalk(
     op.commit();
     npc.commitStage();
   };
-  return await request.drive(async (driveSink) => {
+  return await host.drive(async (driveSink) => {
     const sink: TurnSink = {
       event: (e) => {
         switch (e.type) {
@@ -204,7 +213,7 @@ export async function runTalk(
     } finally {
       npc.discardStage();
     }
-  }, { stream: false, context: { npc: npc.id }, eventMethod: NPC_EVENT });
+  });
 }
 
 function talkResult(
