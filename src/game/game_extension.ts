@@ -10,8 +10,7 @@ import { DecisionMethods } from "./decision_methods.ts";
 import { GameContext } from "./game_context.ts";
 import { NpcMethods } from "./npc/npc_methods.ts";
 import { MAX_WORLDS, WorldMethods } from "./world_methods.ts";
-import { BridgeError } from "../protocol/errors.ts";
-import { isPrintableId } from "../util/ids.ts";
+import { checkObjectId, existsError, limitReachedError, WORLD_KIND } from "../util/object_ids.ts";
 import type { WorldState } from "./world/mod.ts";
 
 /** One method set of the game extension. */
@@ -55,21 +54,9 @@ export class GameExtension implements BridgeExtension {
    * Throws -32602 for a bad id, -32053 when the id is in use and -32055 past the world limit.
    */
   addWorld(world: WorldState, id: string): void {
-    if (!isPrintableId(id)) {
-      throw BridgeError.invalidParams(`'world' must be 1-128 printable characters; got '${id}'.`);
-    }
-    if (this.game.worlds.has(id)) {
-      throw BridgeError.of("world_exists", `A world with id '${id}' already exists.`, { world: id });
-    }
-    if (this.game.worlds.size >= MAX_WORLDS) {
-      throw BridgeError.of(
-        "limit_reached",
-        `The limit of ${MAX_WORLDS} worlds is reached; delete some first.`,
-        {
-          limit: MAX_WORLDS,
-        },
-      );
-    }
+    checkObjectId(id, "world");
+    if (this.game.worlds.has(id)) throw existsError(WORLD_KIND, id);
+    if (this.game.worlds.size >= MAX_WORLDS) throw limitReachedError(MAX_WORLDS, "worlds");
     this.game.worlds.set(id, { id, world, createdAt: new Date().toISOString(), npcCount: 0 });
   }
 

@@ -11,10 +11,16 @@ import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import type { Params } from "../protocol/params.ts";
 import { IdGenerator } from "../util/ids.ts";
+import {
+  checkObjectId,
+  existsError,
+  limitReachedError,
+  notFoundError,
+  WORLD_KIND,
+} from "../util/object_ids.ts";
 import type { BridgeEngine } from "../engine/engine.ts";
 import type { MethodRegistry } from "../engine/extension.ts";
 import type { BridgeRequest } from "../engine/request.ts";
-import { checkObjectId } from "../methods/session_methods.ts";
 import type { GameContext, WorldEntry } from "./game_context.ts";
 import { formatWorldPath, parseWorldPath, type WorldChange, WorldError, WorldState } from "./world/mod.ts";
 
@@ -30,13 +36,6 @@ interface Subscription {
   /** Canonical path. */
   readonly path: string;
   readonly end: () => void;
-}
-
-/** The `limit_reached` error for worlds or subscriptions. */
-function limitError(limit: number, what: string): BridgeError {
-  return BridgeError.of("limit_reached", `The limit of ${limit} ${what} is reached; delete some first.`, {
-    limit,
-  });
 }
 
 /** Maps a {@link WorldError} to `-32054 world_error` with `data.world` and `data.path`. */
@@ -105,7 +104,7 @@ export class WorldMethods {
   #lookup(p: Params): WorldEntry {
     const id = p.string("world");
     const entry = this.#game.worlds.get(id);
-    if (!entry) throw BridgeError.of("world_not_found", `No world with id '${id}'.`, { world: id });
+    if (!entry) throw notFoundError(WORLD_KIND, id);
     return entry;
   }
 
@@ -124,12 +123,8 @@ export class WorldMethods {
       throw BridgeError.invalidParams("'state' must be a JSON object (the world root).");
     }
     const worlds = this.#game.worlds;
-    if (requested !== undefined && worlds.has(requested)) {
-      throw BridgeError.of("world_exists", `A world with id '${requested}' already exists.`, {
-        world: requested,
-      });
-    }
-    if (worlds.size >= MAX_WORLDS) throw limitError(MAX_WORLDS, "worlds");
+    if (requested !== undefined && worlds.has(requested)) throw existsError(WORLD_KIND, requested);
+    if (worlds.size >= MAX_WORLDS) throw limitReachedError(MAX_WORLDS, "worlds");
     const id = requested ?? this.#worldIds.next((x) => worlds.has(x));
     const logger = this.#engine.logger;
     const world = withWorld(id, () =>
@@ -229,7 +224,7 @@ export class WorldMethods {
     const entry = this.#lookup(r.params);
     const segments = this.#path(r.params, entry.id);
     if (this.#subscriptions.size >= MAX_WORLD_SUBSCRIPTIONS) {
-      throw limitError(MAX_WORLD_SUBSCRIPTIONS, "world subscriptions");
+      throw limitReachedError(MAX_WORLD_SUBSCRIPTIONS, "world subscriptions");
     }
     const id = this.#subscriptionIds.next((x) => this.#subscriptions.has(x));
     const engine = this.#engine;

@@ -10,14 +10,26 @@ import { compactAgent } from "../agent/compaction.ts";
 import { exportTranscript, importTranscript } from "../agent/transcript_codec.ts";
 import type { AgentTool, ToolPolicy } from "../agent/types.ts";
 import type { ModelAvailability, ResponseSchema } from "../models/language_model.ts";
-import { IdGenerator, isPrintableId } from "../util/ids.ts";
+import { IdGenerator } from "../util/ids.ts";
+import {
+  checkObjectId,
+  existsError,
+  notFoundError,
+  queueFullError,
+  SESSION_KIND,
+} from "../util/object_ids.ts";
 import { type Operation, WorkQueue } from "../util/work_queue.ts";
 import type { BridgeEngine } from "../engine/engine.ts";
 import type { BridgeExtension, MethodRegistry } from "../engine/extension.ts";
 import type { BridgeRequest } from "../engine/request.ts";
 import { turnResultJson } from "../agent/result_json.ts";
 import { parsePolicy, parseSessionOptions } from "./session_options.ts";
-import { convertForParam, parseToolDefinitions, toolCountWarning } from "../agent/tool_definitions.ts";
+import {
+  convertForParam,
+  parseToolDefinitions,
+  toolCountWarning,
+  toolTimeoutMsOf,
+} from "../agent/tool_definitions.ts";
 
 const CREATE_KEYS = ["session", "instructions", "tools", "options", "history", "model"] as const;
 const RESPOND_KEYS = [
@@ -56,14 +68,6 @@ export class BridgeSession {
     this.policy = policy;
     this.toolTimeoutMs = toolTimeoutMs;
   }
-}
-
-/** Checks a client-chosen object id (1–128 printable characters). */
-export function checkObjectId(id: string, param: string): string {
-  if (!isPrintableId(id)) {
-    throw BridgeError.invalidParams(`'${param}' must be 1-128 printable characters; got '${id}'.`);
-  }
-  return id;
 }
 
 /** Converts a session/respond `schema` param. */
@@ -132,7 +136,7 @@ export class SessionMethods implements BridgeExtension {
   #lookup(r: BridgeRequest): BridgeSession {
     const id = r.params.string("session");
     const session = this.#sessions.get(id);
-    if (!session) throw BridgeError.of("session_not_found", `No session with id '${id}'.`, { session: id });
+    if (!session) throw notFoundError(SESSION_KIND, id);
     return session;
   }
 
@@ -141,22 +145,12 @@ export class SessionMethods implements BridgeExtension {
     work: (op: Operation) => Promise<T> | T,
   ): Promise<T> {
     const limit = this.#engine.configuration.maxQueuedOperations;
-    if (session.queue.pending >= limit) {
-      throw BridgeError.of(
-        "busy",
-        `Session '${session.id}' has too many queued operations (limit ${limit}).`,
-        {
-          session: session.id,
-          limit,
-        },
-      );
-    }
+    if (session.queue.pending >= limit) throw queueFullError(SESSION_KIND, session.id, limit);
     return session.queue.schedule(work).promise;
   }
 
   #defaultTimeoutMs(): number | null {
-    const s = this.#engine.configuration.toolTimeoutSeconds;
-    return s > 0 ? Math.round(s * 1000) : null;
+    return toolTimeoutMsOf(this.#engine.configuration.toolTimeoutSeconds);
   }
 
   #create(r: BridgeRequest): JsonValue | Promise<JsonValue> {
@@ -206,11 +200,7 @@ export class SessionMethods implements BridgeExtension {
       ? p.optionalString("instructions") ?? null
       : history?.instructions ?? null;
     if (engine.phase !== "running") throw BridgeError.of("shut_down", "The bridge has shut down.");
-    if (requested !== undefined && this.#sessions.has(requested)) {
-      throw BridgeError.of("session_exists", `A session with id '${requested}' already exists.`, {
-        session: requested,
-      });
-    }
+    if (requested !== undefined && this.#sessions.has(requested)) throw existsError(SESSION_KIND, requested);
     const limit = engine.configuration.maxSessions;
     if (this.#sessions.size >= limit) {
       throw BridgeError.of(

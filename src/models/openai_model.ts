@@ -26,6 +26,7 @@ import {
   infoFromData,
   malformed,
   networkError,
+  type ServerErrorInfo,
   serverErrorInfo,
   timeoutError,
 } from "./openai_errors.ts";
@@ -112,6 +113,18 @@ async function readLimitedText(response: Response): Promise<string> {
     await reader.cancel().catch(() => {});
   }
   return text;
+}
+
+/** What the server said in the body of an HTTP error answer (the start of it; JSON or plain text). */
+async function readServerError(response: Response): Promise<ServerErrorInfo> {
+  const text = await readLimitedText(response);
+  let parsed: JsonValue | undefined;
+  try {
+    parsed = JSON.parse(text) as JsonValue;
+  } catch {
+    parsed = undefined;
+  }
+  return serverErrorInfo(parsed, text);
 }
 
 /** The OpenAI-compatible backend (see {@link createOpenAIModel}). */
@@ -233,14 +246,7 @@ class OpenAIModel implements LanguageModel {
         );
       try {
         if (!response.ok) {
-          const text = await readLimitedText(response);
-          let parsed: JsonValue | undefined;
-          try {
-            parsed = JSON.parse(text) as JsonValue;
-          } catch {
-            parsed = undefined;
-          }
-          throw httpError(response.status, serverErrorInfo(parsed, text), {
+          throw httpError(response.status, await readServerError(response), {
             model: this.#config.model,
             url,
             retryAfter: response.headers.get("retry-after"),
@@ -408,14 +414,7 @@ class OpenAIModel implements LanguageModel {
       }
       try {
         if (!response.ok) {
-          const text = await readLimitedText(response);
-          let parsed: JsonValue | undefined;
-          try {
-            parsed = JSON.parse(text) as JsonValue;
-          } catch {
-            parsed = undefined;
-          }
-          const info = serverErrorInfo(parsed, text);
+          const info = await readServerError(response);
           const said = info.message === "" ? "" : `: ${info.message}`;
           throw BridgeError.of("model_unavailable", `GET ${url} answered HTTP ${response.status}${said}`, {
             status: response.status,

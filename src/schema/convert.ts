@@ -154,6 +154,21 @@ function clampInteger(value: number): number {
   return Math.min(MAX_INTEGER, Math.max(-MAX_INTEGER, value));
 }
 
+/** The own `minimum`, `maximum`, `exclusiveMinimum` and `exclusiveMaximum` of a numeric schema. */
+function numericBounds(schema: JsonObject): {
+  minimum: JsonValue | undefined;
+  maximum: JsonValue | undefined;
+  exclusiveMinimum: JsonValue | undefined;
+  exclusiveMaximum: JsonValue | undefined;
+} {
+  return {
+    minimum: own(schema, "minimum"),
+    maximum: own(schema, "maximum"),
+    exclusiveMinimum: own(schema, "exclusiveMinimum"),
+    exclusiveMaximum: own(schema, "exclusiveMaximum"),
+  };
+}
+
 function isNullBranch(branch: JsonValue): boolean {
   if (!isJsonObject(branch)) return false;
   const type = own(branch, "type");
@@ -619,10 +634,7 @@ class Converter {
   #integer(schema: JsonObject, pos: Position, nullable: boolean, sentences: string[]): Converted {
     const lows: number[] = [];
     const highs: number[] = [];
-    const minimum = own(schema, "minimum");
-    const maximum = own(schema, "maximum");
-    const exclusiveMinimum = own(schema, "exclusiveMinimum");
-    const exclusiveMaximum = own(schema, "exclusiveMaximum");
+    const { minimum, maximum, exclusiveMinimum, exclusiveMaximum } = numericBounds(schema);
     if (isFiniteNumber(minimum)) {
       // Draft 4: `exclusiveMinimum: true` makes `minimum` exclusive.
       lows.push(exclusiveMinimum === true ? Math.floor(minimum) + 1 : Math.ceil(minimum));
@@ -632,26 +644,13 @@ class Converter {
     }
     if (isFiniteNumber(exclusiveMinimum)) lows.push(Math.floor(exclusiveMinimum) + 1);
     if (isFiniteNumber(exclusiveMaximum)) highs.push(Math.ceil(exclusiveMaximum) - 1);
-    let low = lows.length > 0 ? clampInteger(Math.max(...lows)) : undefined;
-    let high = highs.length > 0 ? clampInteger(Math.min(...highs)) : undefined;
-    if (low !== undefined && high !== undefined && low > high) {
-      this.#warn(pos.path, "empty integer range is ignored");
-      low = high = undefined;
-    }
-    const node: JsonObject = { type: "integer" };
-    if (low !== undefined) node.minimum = low;
-    if (high !== undefined) node.maximum = high;
-    const description = this.#describe(schema, pos.path, NUMBER_DESCRIBED, sentences);
-    return { node, description, nullable };
+    return this.#ranged("integer", lows, highs, schema, pos, nullable, sentences);
   }
 
   #number(schema: JsonObject, pos: Position, nullable: boolean, sentences: string[]): Converted {
     const lows: number[] = [];
     const highs: number[] = [];
-    const minimum = own(schema, "minimum");
-    const maximum = own(schema, "maximum");
-    const exclusiveMinimum = own(schema, "exclusiveMinimum");
-    const exclusiveMaximum = own(schema, "exclusiveMaximum");
+    const { minimum, maximum, exclusiveMinimum, exclusiveMaximum } = numericBounds(schema);
     if (isFiniteNumber(minimum)) lows.push(minimum);
     if (isFiniteNumber(maximum)) highs.push(maximum);
     const exclusive =
@@ -660,13 +659,30 @@ class Converter {
     if (exclusive) this.#warn(pos.path, "exclusive number bounds are enforced as inclusive");
     if (isFiniteNumber(exclusiveMinimum)) lows.push(exclusiveMinimum);
     if (isFiniteNumber(exclusiveMaximum)) highs.push(exclusiveMaximum);
-    let low = lows.length > 0 ? Math.max(...lows) : undefined;
-    let high = highs.length > 0 ? Math.min(...highs) : undefined;
+    return this.#ranged("number", lows, highs, schema, pos, nullable, sentences);
+  }
+
+  /**
+   * A numeric node with the tightest of the collected lower and upper bounds (integer bounds clamped to the
+   * safe range); a range that is empty is dropped with a warning.
+   */
+  #ranged(
+    type: "integer" | "number",
+    lows: number[],
+    highs: number[],
+    schema: JsonObject,
+    pos: Position,
+    nullable: boolean,
+    sentences: string[],
+  ): Converted {
+    const fit = type === "integer" ? clampInteger : (value: number) => value;
+    let low = lows.length > 0 ? fit(Math.max(...lows)) : undefined;
+    let high = highs.length > 0 ? fit(Math.min(...highs)) : undefined;
     if (low !== undefined && high !== undefined && low > high) {
-      this.#warn(pos.path, "empty number range is ignored");
+      this.#warn(pos.path, `empty ${type} range is ignored`);
       low = high = undefined;
     }
-    const node: JsonObject = { type: "number" };
+    const node: JsonObject = { type };
     if (low !== undefined) node.minimum = low;
     if (high !== undefined) node.maximum = high;
     const description = this.#describe(schema, pos.path, NUMBER_DESCRIBED, sentences);

@@ -7,20 +7,8 @@
 import { BridgeError } from "../../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../../protocol/json.ts";
 import { Params, showValue } from "../../protocol/params.ts";
-
-/** Persona fields an `actor` object may carry (the NPC persona fields); others are warned about. */
-export const PERSONA_KEYS = [
-  "name",
-  "role",
-  "personality",
-  "speakingStyle",
-  "backstory",
-  "goals",
-  "knowledge",
-  "secrets",
-  "defaultEmotion",
-  "maxSentences",
-] as const;
+import { notFoundError, NPC_KIND } from "../../util/object_ids.ts";
+import { decodePersonaHead } from "../npc/persona.ts";
 
 /** What a decision needs to know about its actor. */
 export interface Actor {
@@ -44,7 +32,8 @@ export interface ParsedActor {
 
 /**
  * Parses the `actor` param at `p.name("actor")`: an NPC id (resolved with `npcPersona`; unknown →
- * `-32050 npc_not_found`) or a persona object (`name` required).
+ * `-32050 npc_not_found`) or a persona object (`name` required; read like an NPC persona's head, see
+ * {@link decodePersonaHead}; keys other than the NPC persona fields are warned about).
  */
 export function parseActor(
   p: Params,
@@ -55,7 +44,7 @@ export function parseActor(
   if (typeof value === "string") {
     const persona = npcPersona(value);
     if (persona === undefined) {
-      throw BridgeError.of("npc_not_found", `No NPC with id '${value}'.`, { npc: value });
+      throw notFoundError(NPC_KIND, value);
     }
     return { actor: actorFromPersona(persona, value), warnings: [] };
   }
@@ -65,15 +54,8 @@ export function parseActor(
     );
   }
   const a = new Params(value, `${p.name("actor")}.`);
-  const warnings = a.unknownKeys(PERSONA_KEYS);
-  const name = a.string("name").trim();
-  if (name === "") throw BridgeError.invalidParams(`'${a.name("name")}' must not be empty.`);
-  const actor: Actor = {
-    name,
-    role: a.optionalString("role")?.trim() ?? "",
-    personality: a.optionalString("personality")?.trim() ?? "",
-    goals: a.optionalStringArray("goals") ?? [],
-  };
+  const { name, role, personality, warnings } = decodePersonaHead(a);
+  const actor: Actor = { name, role, personality, goals: a.optionalStringArray("goals") ?? [] };
   return { actor, warnings };
 }
 

@@ -9,12 +9,25 @@ import { type ConversationEntry, isResponseEntry } from "../../protocol/transcri
 import { importTranscript } from "../../agent/transcript_codec.ts";
 import type { AgentTool, ToolChoice } from "../../agent/types.ts";
 import { IdGenerator } from "../../util/ids.ts";
+import {
+  checkObjectId,
+  existsError,
+  limitReachedError,
+  notFoundError,
+  NPC_KIND,
+  queueFullError,
+  WORLD_KIND,
+} from "../../util/object_ids.ts";
 import type { Operation } from "../../util/work_queue.ts";
 import type { BridgeEngine } from "../../engine/engine.ts";
 import type { MethodRegistry } from "../../engine/extension.ts";
 import type { BridgeRequest } from "../../engine/request.ts";
-import { checkObjectId } from "../../methods/session_methods.ts";
-import { parseToolChoice, parseToolDefinitions, toolCountWarning } from "../../agent/tool_definitions.ts";
+import {
+  parseToolChoice,
+  parseToolDefinitions,
+  toolCountWarning,
+  toolTimeoutMsOf,
+} from "../../agent/tool_definitions.ts";
 import type { GameContext } from "../game_context.ts";
 import { mergePatch } from "./merge_patch.ts";
 import { Npc, type NpcWorld } from "./npc.ts";
@@ -141,25 +154,19 @@ export class NpcMethods {
   }
 
   #defaultTimeoutMs(): number | null {
-    const s = this.#engine.configuration.toolTimeoutSeconds;
-    return s > 0 ? Math.round(s * 1000) : null;
+    return toolTimeoutMsOf(this.#engine.configuration.toolTimeoutSeconds);
   }
 
   #lookup(r: BridgeRequest): Npc {
     const id = r.params.string("npc");
     const npc = this.#npcs.get(id);
-    if (!npc) throw BridgeError.of("npc_not_found", `No NPC with id '${id}'.`, { npc: id });
+    if (!npc) throw notFoundError(NPC_KIND, id);
     return npc;
   }
 
   #schedule<T extends JsonValue>(npc: Npc, work: (op: Operation) => Promise<T>): Promise<T> {
     const limit = this.#engine.configuration.maxQueuedOperations;
-    if (npc.queue.pending >= limit) {
-      throw BridgeError.of("busy", `NPC '${npc.id}' has too many queued operations (limit ${limit}).`, {
-        npc: npc.id,
-        limit,
-      });
-    }
+    if (npc.queue.pending >= limit) throw queueFullError(NPC_KIND, npc.id, limit);
     return npc.queue.schedule(work).promise;
   }
 
@@ -194,11 +201,7 @@ export class NpcMethods {
           `The saved world '${source.world}' does not exist; the NPC was restored without a world. ` +
             `Pass 'world' to attach one.`,
         );
-      } else {
-        throw BridgeError.of("world_not_found", `No world with id '${source.world}'.`, {
-          world: source.world,
-        });
-      }
+      } else throw notFoundError(WORLD_KIND, source.world);
     }
     const spec = engine.parseModel(source.model);
     const model = engine.makeModel(spec);
@@ -210,14 +213,8 @@ export class NpcMethods {
     const countWarning = toolCountWarning(toolNames.length);
     if (countWarning) warnings.push(countWarning);
     if (engine.phase !== "running") throw BridgeError.of("shut_down", "The bridge has shut down.");
-    if (source.id !== undefined && this.#npcs.has(source.id)) {
-      throw BridgeError.of("npc_exists", `An NPC with id '${source.id}' already exists.`, { npc: source.id });
-    }
-    if (this.#npcs.size >= MAX_NPCS) {
-      throw BridgeError.of("limit_reached", `The limit of ${MAX_NPCS} NPCs is reached; delete some first.`, {
-        limit: MAX_NPCS,
-      });
-    }
+    if (source.id !== undefined && this.#npcs.has(source.id)) throw existsError(NPC_KIND, source.id);
+    if (this.#npcs.size >= MAX_NPCS) throw limitReachedError(MAX_NPCS, "NPCs");
     const id = source.id ?? this.#ids.next((x) => this.#npcs.has(x));
     const npc = new Npc({
       id,

@@ -45,6 +45,35 @@ export interface Persona {
   maxSentences: number;
 }
 
+/** The fields every character description starts with: an NPC persona and a decision actor. */
+export interface PersonaHead {
+  /** The trimmed, non-empty name. */
+  name: string;
+  /** The trimmed role (`""` when absent). */
+  role: string;
+  /** The trimmed personality (`""` when absent). */
+  personality: string;
+  /** Unknown-key warnings ("Unknown parameter '<path>.x' was ignored."). */
+  warnings: string[];
+}
+
+/**
+ * Reads the head of a persona object through `p` (whose prefix is the object's path): keys other than
+ * {@link PERSONA_KEYS} become warnings, `name` is required and must not be empty once trimmed, `role` and
+ * `personality` are trimmed. Shared by {@link decodePersona} and decision actors.
+ */
+export function decodePersonaHead(p: Params): PersonaHead {
+  const warnings = p.unknownKeys(PERSONA_KEYS);
+  const name = p.string("name").trim();
+  if (name === "") throw BridgeError.invalidParams(`'${p.name("name")}' must not be empty.`);
+  return {
+    name,
+    role: p.optionalString("role")?.trim() ?? "",
+    personality: p.optionalString("personality")?.trim() ?? "",
+    warnings,
+  };
+}
+
 /** A decoded value and the warnings it raised. */
 export interface Decoded<T> {
   /** The decoded value. */
@@ -76,14 +105,12 @@ export function decodePersona(value: JsonValue | undefined, path: string): Decod
     throw BridgeError.invalidParams(`'${path}' must be an object with at least a 'name'.`);
   }
   const p = new Params(value, `${path}.`);
-  const warnings = p.unknownKeys(PERSONA_KEYS);
-  const name = p.string("name").trim();
-  if (name === "") throw BridgeError.invalidParams(`'${path}.name' must not be empty.`);
+  const { name, role, personality, warnings } = decodePersonaHead(p);
   const emotion = p.get("defaultEmotion");
   const persona: Persona = {
     name,
-    role: p.optionalString("role")?.trim() ?? "",
-    personality: p.optionalString("personality")?.trim() ?? "",
+    role,
+    personality,
     speakingStyle: p.optionalString("speakingStyle")?.trim() ?? "",
     backstory: p.optionalString("backstory")?.trim() ?? "",
     goals: p.optionalStringArray("goals") ?? [],

@@ -85,9 +85,8 @@ export function readWorldStateTool(readable: readonly string[], world: WorldStat
     },
     parameters,
     run(args: JsonObject): WorldToolResult {
-      const requested = pathArgument(args);
-      if (requested instanceof WorldError) return failure(requested.message);
-      const resolved = resolvePath(world, requested, prefixes);
+      const resolved = resolvedPathArgument(args, world, prefixes);
+      if (resolved instanceof WorldError) return failure(resolved.message);
       const shown = formatWorldPath(resolved);
       if (prefixes.some((p) => isPrefix(p, resolved))) {
         const value = world.peek(resolved);
@@ -123,9 +122,8 @@ export function updateWorldStateTool(writable: readonly string[], world: WorldSt
     description,
     parameters,
     run(args: JsonObject): WorldToolResult {
-      const requested = pathArgument(args);
-      if (requested instanceof WorldError) return failure(requested.message);
-      const resolved = resolvePath(world, requested, prefixes);
+      const resolved = resolvedPathArgument(args, world, prefixes);
+      if (resolved instanceof WorldError) return failure(resolved.message);
       const shown = formatWorldPath(resolved);
       if (!prefixes.some((p) => isPrefix(p, resolved))) {
         return failure(`'${shown}' is read-only. You may change: ${formatPathList(prefixes)}.`);
@@ -288,6 +286,16 @@ function pathArgument(args: JsonObject): string[] | WorldError {
     if (error instanceof WorldError) return error;
     throw error;
   }
+}
+
+/** The `path` argument resolved with {@link resolvePath}, or the error to report. */
+function resolvedPathArgument(
+  args: JsonObject,
+  world: WorldState,
+  prefixes: readonly string[][],
+): string[] | WorldError {
+  const requested = pathArgument(args);
+  return requested instanceof WorldError ? requested : resolvePath(world, requested, prefixes);
 }
 
 /** Resolves requested segments against the stored keys (exact, then case-insensitive) and the prefixes. */

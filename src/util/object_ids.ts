@@ -1,0 +1,73 @@
+/**
+ * Client-named objects (sessions, NPCs, worlds): the id rule and the errors for an unknown id, a taken id,
+ * a full store and a full queue, worded the same way for every kind.
+ * @module
+ */
+import { BridgeError } from "../protocol/errors.ts";
+import { isPrintableId } from "./ids.ts";
+
+/** One kind of client-named object, as its errors name it. */
+export interface ObjectKind {
+  /** The param and `data` key; the error codes are `<key>_not_found` and `<key>_exists`. */
+  readonly key: "session" | "npc" | "world";
+  /** How a message names one ("session", "NPC", "world"). */
+  readonly noun: string;
+  /** The article before {@link ObjectKind.noun} ("A", "An"). */
+  readonly article: "A" | "An";
+}
+
+/** Sessions (`session/*`). */
+export const SESSION_KIND: ObjectKind = { key: "session", noun: "session", article: "A" };
+/** NPCs (`npc/*`). */
+export const NPC_KIND: ObjectKind = { key: "npc", noun: "NPC", article: "An" };
+/** Worlds (`world/*`). */
+export const WORLD_KIND: ObjectKind = { key: "world", noun: "world", article: "A" };
+
+/**
+ * Checks a client-chosen object id (1–128 printable characters) and returns it; otherwise -32602
+ * "'<param>' must be 1-128 printable characters; got '<id>'.".
+ *
+ * @example
+ * ```ts
+ * import { checkObjectId } from "./object_ids.ts";
+ * checkObjectId("guard", "session"); // "guard"
+ * ```
+ */
+export function checkObjectId(id: string, param: string): string {
+  if (!isPrintableId(id)) {
+    throw BridgeError.invalidParams(`'${param}' must be 1-128 printable characters; got '${id}'.`);
+  }
+  return id;
+}
+
+/** `<key>_not_found`: "No <noun> with id '<id>'." with `data.<key>`. */
+export function notFoundError(kind: ObjectKind, id: string): BridgeError {
+  return BridgeError.of(`${kind.key}_not_found`, `No ${kind.noun} with id '${id}'.`, { [kind.key]: id });
+}
+
+/** `<key>_exists`: "<Article> <noun> with id '<id>' already exists." with `data.<key>`. */
+export function existsError(kind: ObjectKind, id: string): BridgeError {
+  return BridgeError.of(
+    `${kind.key}_exists`,
+    `${kind.article} ${kind.noun} with id '${id}' already exists.`,
+    {
+      [kind.key]: id,
+    },
+  );
+}
+
+/** `limit_reached`: "The limit of <limit> <what> is reached; delete some first." with `data.limit`. */
+export function limitReachedError(limit: number, what: string): BridgeError {
+  return BridgeError.of("limit_reached", `The limit of ${limit} ${what} is reached; delete some first.`, {
+    limit,
+  });
+}
+
+/** `busy`: "<Noun> '<id>' has too many queued operations (limit <limit>)." with `data.<key>` and `data.limit`. */
+export function queueFullError(kind: ObjectKind, id: string, limit: number): BridgeError {
+  const noun = kind.noun.charAt(0).toUpperCase() + kind.noun.slice(1);
+  return BridgeError.of("busy", `${noun} '${id}' has too many queued operations (limit ${limit}).`, {
+    [kind.key]: id,
+    limit,
+  });
+}
