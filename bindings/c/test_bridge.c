@@ -36,6 +36,9 @@ static const char *current_test = "";
 
 static int contains(const char *haystack, const char *needle) { return haystack && strstr(haystack, needle); }
 
+/* printf("%s", NULL) may become fputs(NULL): never pass NULL to %s. */
+static const char *show(const char *s) { return s ? s : "(null)"; }
+
 /* ---- a recording callback ---- */
 
 enum tool_mode { TOOL_OK, TOOL_ERROR, TOOL_IGNORE };
@@ -219,7 +222,7 @@ static void test_arguments(void) {
         if (r.bridge) {
             /* Where spawn cannot report exec failures (e.g. under valgrind) the child exits with 127. */
             char *response = oam_call_blocking(r.bridge, "{\"id\":1,\"method\":\"ping\"}", 0);
-            CHECK(contains(response, "-32023") && contains(response, "exit status 127"), "%s", response);
+            CHECK(contains(response, "-32023") && contains(response, "exit status 127"), "%s", show(response));
             oam_string_free(response);
             oam_bridge_destroy(r.bridge);
         }
@@ -241,37 +244,37 @@ static void test_plain_turn_and_invalid_input(void) {
     response = call(&r, "{\"jsonrpc\":\"2.0\",\"id\":\"c1\",\"method\":\"session/create\",\"params\":{\"session\":\"plain\","
                         "\"model\":{\"type\":\"scripted\",\"steps\":[{\"text\":\"Halt! Who goes there?\"}]}}}",
                     5000);
-    CHECK(contains(response, "\"id\":\"c1\"") && contains(response, "\"session\":\"plain\""), "%s", response);
+    CHECK(contains(response, "\"id\":\"c1\"") && contains(response, "\"session\":\"plain\""), "%s", show(response));
     oam_string_free(response);
     response = call(&r, "{\"id\":7,\"method\":\"session/respond\",\"params\":{\"session\":\"plain\",\"prompt\":\"Hi\"}}", 5000);
-    CHECK(contains(response, "\"id\":7,") && contains(response, "\"text\":\"Halt! Who goes there?\""), "%s", response);
+    CHECK(contains(response, "\"id\":7,") && contains(response, "\"text\":\"Halt! Who goes there?\""), "%s", show(response));
     oam_string_free(response);
 
     /* Pretty-printed JSON is sent as one line. */
     response = call(&r, "{\n  \"id\": \"pretty\",\n  \"method\": \"ping\"\n}", 5000);
-    CHECK(contains(response, "\"id\":\"pretty\"") && contains(response, "\"result\":{}"), "%s", response);
+    CHECK(contains(response, "\"id\":\"pretty\"") && contains(response, "\"result\":{}"), "%s", show(response));
     oam_string_free(response);
 
     current_test = "invalid requests";
     response = call(&r, "not json", 1000);
-    CHECK(contains(response, "-32700") && contains(response, "\"id\":null"), "%s", response);
+    CHECK(contains(response, "-32700") && contains(response, "\"id\":null"), "%s", show(response));
     oam_string_free(response);
     response = call(&r, "[1]", 1000);
-    CHECK(contains(response, "-32600"), "%s", response);
+    CHECK(contains(response, "-32600"), "%s", show(response));
     oam_string_free(response);
     response = call(&r, "{\"id\":true,\"method\":\"ping\"}", 1000);
-    CHECK(contains(response, "-32600") && contains(response, "'id' must be a string or a number."), "%s", response);
+    CHECK(contains(response, "-32600") && contains(response, "'id' must be a string or a number."), "%s", show(response));
     oam_string_free(response);
     response = call(&r, "{\"id\":9007199254740993,\"method\":\"ping\"}", 1000);
-    CHECK(contains(response, "-32600") && contains(response, "2^53-1"), "%s", response);
+    CHECK(contains(response, "-32600") && contains(response, "2^53-1"), "%s", show(response));
     oam_string_free(response);
     response = call(&r, "{\"id\":4}", 1000);
     CHECK(contains(response, "-32600") && contains(response, "'method' must be a non-empty string.") &&
               contains(response, "\"id\":4,"),
-          "%s", response);
+          "%s", show(response));
     oam_string_free(response);
     response = call(&r, "{\"id\":5,\"method\":\"no/such\"}", 5000);
-    CHECK(contains(response, "-32601") && contains(response, "method_not_found"), "%s", response);
+    CHECK(contains(response, "-32601") && contains(response, "method_not_found"), "%s", show(response));
     oam_string_free(response);
 
     /* A malformed line sent raw comes back through the callback. */
@@ -302,8 +305,8 @@ static void test_tool_round_trip_streaming(void) {
     response = call(&r, "{\"id\":\"turn-1\",\"method\":\"session/respond\",\"params\":{\"session\":\"guard\","
                         "\"prompt\":\"Open the north gate.\",\"stream\":true}}",
                     10000);
-    CHECK(contains(response, "\"text\":\"Gate: {\\\"opened\\\":true}\""), "%s", response);
-    CHECK(contains(response, "\"isError\":false"), "%s", response);
+    CHECK(contains(response, "\"text\":\"Gate: {\\\"opened\\\":true}\""), "%s", show(response));
+    CHECK(contains(response, "\"isError\":false"), "%s", show(response));
     oam_string_free(response);
 
     current_test = "streaming events";
@@ -324,7 +327,7 @@ static void test_tool_round_trip_streaming(void) {
     oam_string_free(response);
     response = call(&r, "{\"id\":3,\"method\":\"session/respond\",\"params\":{\"session\":\"guard2\",\"prompt\":\"Open\"}}",
                     10000);
-    CHECK(contains(response, "\"isError\":true") && contains(response, "Gate subsystem offline"), "%s", response);
+    CHECK(contains(response, "\"isError\":true") && contains(response, "Gate subsystem offline"), "%s", show(response));
     oam_string_free(response);
 
     current_test = "tool never answers";
@@ -336,7 +339,7 @@ static void test_tool_round_trip_streaming(void) {
     oam_string_free(response);
     response = call(&r, "{\"id\":5,\"method\":\"session/respond\",\"params\":{\"session\":\"guard3\",\"prompt\":\"Open\"}}",
                     10000);
-    CHECK(contains(response, "\"isError\":true") && contains(response, "timed out"), "%s", response);
+    CHECK(contains(response, "\"isError\":true") && contains(response, "timed out"), "%s", show(response));
     oam_string_free(response);
     line = wait_line(&r, 1000, "\"method\":\"tool/cancel\"", NULL);
     CHECK(line != NULL, "tool/cancel notification");
@@ -360,16 +363,16 @@ static void test_blocking_timeout(void) {
     oam_string_free(response);
     response = call(&r, "{\"id\":\"slow-1\",\"method\":\"session/respond\",\"params\":{\"session\":\"slow\",\"prompt\":\"x\"}}",
                     200);
-    CHECK(contains(response, "{\"jsonrpc\":\"2.0\",\"id\":\"slow-1\",\"error\":{\"code\":-32024,"), "%s", response);
+    CHECK(contains(response, "{\"jsonrpc\":\"2.0\",\"id\":\"slow-1\",\"error\":{\"code\":-32024,"), "%s", show(response));
     CHECK(contains(response, "\"message\":\"'session/respond' did not finish within 200 ms; it was cancelled.\""), "%s",
-          response);
-    CHECK(contains(response, "\"data\":{\"code\":\"timeout\"}"), "%s", response);
+          show(response));
+    CHECK(contains(response, "\"data\":{\"code\":\"timeout\"}"), "%s", show(response));
     oam_string_free(response);
     /* The turn was cancelled on the bridge (it does not hold the session for 3 s), and the next turn of the
      * session is answered after the cancelled one, so its late response has been read (and dropped) by now. */
     response = call(&r, "{\"id\":\"slow-2\",\"method\":\"session/respond\",\"params\":{\"session\":\"slow\",\"prompt\":\"y\"}}",
                     2500);
-    CHECK(contains(response, "\"result\""), "%s", response);
+    CHECK(contains(response, "\"result\""), "%s", show(response));
     oam_string_free(response);
     CHECK(count_lines(&r, "slow-1", NULL) == 0, "the late response reached the callback");
 
@@ -377,11 +380,11 @@ static void test_blocking_timeout(void) {
     response = call(&r, "{\"method\":\"session/create\",\"params\":{\"session\":\"anon\",\"model\":{\"type\":\"scripted\","
                         "\"steps\":[{\"text\":\"Aye.\"}]}}}",
                     5000);
-    CHECK(contains(response, "\"id\":null,\"result\""), "%s", response);
+    CHECK(contains(response, "\"id\":null,\"result\""), "%s", show(response));
     oam_string_free(response);
     response = call(&r, "{\"method\":\"session/respond\",\"params\":{\"session\":\"anon\",\"prompt\":\"x\",\"stream\":true}}",
                     5000);
-    CHECK(contains(response, "\"id\":null,\"result\"") && contains(response, "Aye."), "%s", response);
+    CHECK(contains(response, "\"id\":null,\"result\"") && contains(response, "Aye."), "%s", show(response));
     oam_string_free(response);
     CHECK(count_lines(&r, "\"requestId\":\"local-", NULL) > 0, "events carry a local-<n> requestId");
 
@@ -389,7 +392,7 @@ static void test_blocking_timeout(void) {
     oam_bridge_send(r.bridge, "{\"jsonrpc\":\"2.0\",\"id\":\"blocking-in-callback\",\"method\":\"ping\"}");
     free(wait_line(&r, 5000, "blocking-in-callback", NULL));
     oam_bridge_destroy(r.bridge); /* waits for the callback, so the field is set */
-    CHECK(contains(r.blocking_result_in_callback, "-32603"), "%s", r.blocking_result_in_callback);
+    CHECK(contains(r.blocking_result_in_callback, "-32603"), "%s", show(r.blocking_result_in_callback));
     recorder_free(&r);
 }
 
@@ -407,11 +410,11 @@ static void test_npc_world_decision(void) {
         response = call(&r, "{\"id\":1,\"method\":\"world/create\",\"params\":{\"world\":\"village\",\"state\":"
                             "{\"player\":{\"gold\":60}}}}",
                         5000);
-        CHECK(contains(response, "\"result\""), "%s", response);
+        CHECK(contains(response, "\"result\""), "%s", show(response));
         oam_string_free(response);
         response = call(&r, "{\"id\":2,\"method\":\"world/subscribe\",\"params\":{\"world\":\"village\",\"path\":\"player\"}}",
                         5000);
-        CHECK(contains(response, "\"subscription\""), "%s", response);
+        CHECK(contains(response, "\"subscription\""), "%s", show(response));
         oam_string_free(response);
         response = call(&r, "{\"id\":3,\"method\":\"npc/create\",\"params\":{\"npc\":\"gorm\",\"persona\":{\"name\":\"Gorm\","
                             "\"role\":\"the village blacksmith\"},\"world\":\"village\",\"options\":{\"replyFormat\":\"text\","
@@ -419,16 +422,16 @@ static void test_npc_world_decision(void) {
                             "\"name\":\"update_world_state\",\"arguments\":{\"path\":\"player.gold\",\"value\":\"45\"}}]},"
                             "{\"text\":\"[proud] That will be 15 gold.\"}]}}}",
                         5000);
-        CHECK(contains(response, "\"result\""), "%s", response);
+        CHECK(contains(response, "\"result\""), "%s", show(response));
         oam_string_free(response);
         response = call(&r, "{\"id\":\"talk-1\",\"method\":\"npc/talk\",\"params\":{\"npc\":\"gorm\",\"line\":\"A sword, please.\","
                             "\"stream\":true}}",
                         10000);
         CHECK(contains(response, "\"line\":\"That will be 15 gold.\"") && contains(response, "\"emotion\":\"proud\""), "%s",
-              response);
+              show(response));
         oam_string_free(response);
         line = wait_line(&r, 1000, "\"method\":\"world/changed\"", "\"newValue\":45");
-        CHECK(contains(line, "\"oldValue\":60"), "%s", line);
+        CHECK(contains(line, "\"oldValue\":60"), "%s", show(line));
         free(line);
         CHECK(count_lines(&r, "\"method\":\"npc/event\"", "\"requestId\":\"talk-1\"") > 0, "npc/event notifications");
     }
@@ -441,7 +444,7 @@ static void test_npc_world_decision(void) {
                             "\"options\":[\"fight\",\"flee\"],\"model\":{\"type\":\"scripted\",\"steps\":[{\"json\":{"
                             "\"reasoning\":\"Too dangerous.\",\"choice\":\"flee\",\"confidence\":80}}]}}}",
                         10000);
-        CHECK(contains(response, "\"optionID\":\"flee\"") && contains(response, "\"confidence\":80"), "%s", response);
+        CHECK(contains(response, "\"optionID\":\"flee\"") && contains(response, "\"confidence\":80"), "%s", show(response));
         oam_string_free(response);
     }
     oam_bridge_destroy(r.bridge);
@@ -475,10 +478,10 @@ static void test_bridge_dies_mid_turn(void) {
     response = call(&r, "{\"id\":\"blocking-1\",\"method\":\"session/respond\",\"params\":{\"session\":\"doomed\",\"prompt\":\"y\"}}",
                     0 /* forever: must not hang */);
     CHECK(contains(response, "\"id\":\"blocking-1\",\"error\":{\"code\":-32023") && contains(response, "signal 9"), "%s",
-          response);
+          show(response));
     oam_string_free(response);
     line = wait_line(&r, 3000, "\"id\":\"async-1\"", "-32023");
-    CHECK(contains(line, "\"data\":{\"code\":\"shut_down\"}"), "%s", line);
+    CHECK(contains(line, "\"data\":{\"code\":\"shut_down\"}"), "%s", show(line));
     free(line);
     /* Later requests fail the same way; notifications are ignored. */
     CHECK(oam_bridge_send(r.bridge, "{\"jsonrpc\":\"2.0\",\"id\":99,\"method\":\"ping\"}") == OAM_OK, "send after death");
