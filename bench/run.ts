@@ -50,7 +50,7 @@ async function drive(args: string[], setup: string[], lines: string[]): Promise<
   const decoder = new TextDecoder();
   let received = 0;
   let errors = 0;
-  let wake: (() => void) | null = null;
+  let wake = null as (() => void) | null;
   const expected = setup.length + lines.length;
   const reading = (async () => {
     let rest = "";
