@@ -45,7 +45,10 @@ export interface StepPlan {
   tools: AgentTool[];
 }
 
-const DISALLOWED: StepPlan = Object.freeze({ mode: "disallowed", tools: Object.freeze([]) as unknown as AgentTool[] });
+const DISALLOWED: StepPlan = Object.freeze({
+  mode: "disallowed",
+  tools: Object.freeze([]) as unknown as AgentTool[],
+});
 
 /** Plans the next step from the policy, the session's tools and the turn's progress. */
 export function planStep(policy: ToolPolicy, tools: AgentTool[], progress: TurnProgress): StepPlan {

@@ -18,8 +18,10 @@ Deno.test("shutdown sends tool/cancel for a pending client tool call, then the t
     session: "g",
     requestId: 2,
     id: "t-1",
-    callId: ((c.messages.find((m) => m.method === "tool/call")!.params as Record<string, Record<string, unknown>>)
-      .call).id,
+    callId: (c.messages.find((m) =>
+      m.method === "tool/call"
+    )!.params as Record<string, Record<string, unknown>>)
+      .call.id,
     reason: "Error: The turn was cancelled.",
   });
   assert.equal((tail[1].error as Record<string, unknown>).code, -32009);
