@@ -3,7 +3,7 @@
  * is removed from the pending table before it is applied, so a timeout and a late reply never both count.
  * @module
  */
-import { BridgeError } from "../protocol/errors.ts";
+import type { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import type { ToolOutcome } from "../agent/types.ts";
 
