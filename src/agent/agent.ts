@@ -36,6 +36,13 @@ import {
 export const RETRY_BASE_DELAY_MS = 300;
 /** Longest delay a timer supports (ms). */
 const MAX_TIMER_MS = 2 ** 31 - 1;
+/**
+ * Most model steps in one turn. Rounds of unknown or over-budget tool calls finish in microtasks, so a
+ * model that never stops calling tools would otherwise starve the event loop.
+ */
+export const MAX_TURN_STEPS = 256;
+/** Tool rounds a model may still return on steps where tools were disallowed before the turn fails. */
+export const MAX_DISALLOWED_TOOL_ROUNDS = 2;
 
 /** Options of a new agent. */
 export interface AgentInit {
@@ -238,7 +245,12 @@ export class Agent {
     const records: TurnResult["toolCalls"] = [];
     const steps: StepInfo[] = [];
     const usage: Usage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, totalTokens: 0 };
-    const progress: TurnProgress = { rounds: 0, calls: 0, respondedDirectly: false };
+    const progress: TurnProgress & { disallowedRounds: number } = {
+      rounds: 0,
+      calls: 0,
+      respondedDirectly: false,
+      disallowedRounds: 0,
+    };
     const instructions = this.composedInstructions();
     const tracker = state.tracker;
     const quiet = sink.quiet === true;
@@ -280,6 +292,18 @@ export class Agent {
       if (signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
       this.#addUsage(usage, result.usage, instructions, history, index === 0 ? input.prompt : "", result);
       if (result.kind === "toolCalls") {
+        if (plan.mode === "disallowed" && ++progress.disallowedRounds > MAX_DISALLOWED_TOOL_ROUNDS) {
+          throw BridgeError.of(
+            "generation_failed",
+            "The model kept calling tools after tools were disabled for this turn.",
+          );
+        }
+        if (index + 1 >= MAX_TURN_STEPS) {
+          throw BridgeError.of(
+            "generation_failed",
+            `The turn reached the limit of ${MAX_TURN_STEPS} model steps.`,
+          );
+        }
         const batch = await runToolBatch(result.calls, this.tools, sink, {
           callsSoFar: progress.calls,
           maxToolCalls: input.policy.maxToolCalls,
