@@ -14,6 +14,8 @@ export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_MAX_BUFFERED_OUTPUT = 32 * 1024 * 1024;
 /** Default bound on the wait for in-flight requests after end of input (ms). */
 export const DEFAULT_EOF_GRACE_MS = 30_000;
+/** Most output (UTF-16 units) joined into one write; a longer single line is written alone. */
+const MAX_WRITE_BATCH = 1 << 20;
 
 /** Options of {@link serveStdio}. */
 export interface StdioOptions {
@@ -80,14 +82,22 @@ export class LineWriter {
   async #pump(): Promise<void> {
     await Promise.resolve();
     while (this.#queue.length > 0) {
-      const batch = this.#queue;
-      this.#queue = [];
-      const text = batch.join("\n") + "\n";
+      // Bounded batches: joining everything queued at once can exceed the longest possible string.
+      const queue = this.#queue;
+      let end = 0;
+      let size = 0;
+      while (end < queue.length && (end === 0 || size + queue[end].length < MAX_WRITE_BATCH)) {
+        size += queue[end++].length + 1;
+      }
+      const batch = end === queue.length ? queue : queue.slice(0, end);
+      this.#queue = end === queue.length ? [] : queue.slice(end);
+      const text = batch.length === 1 ? batch[0] + "\n" : batch.join("\n") + "\n";
       try {
         await this.#writer.write(this.#encoder.encode(text));
       } catch {
         this.#broken = true;
         this.#queue = [];
+        this.#queuedBytes = 0;
       }
       this.#queuedBytes = Math.max(0, this.#queuedBytes - text.length);
       if (this.#queuedBytes <= this.#lowWater) this.#wakeDrain();
@@ -270,11 +280,34 @@ export function createStdioServer(
     finish(0);
   };
   const engine = makeEngine((line) => writer.send(line), () => void end());
+  // Lines of the current chunk that wait because too much output is queued: the pause is per line, so one
+  // chunk full of requests with large responses cannot queue unbounded output.
+  let backlog: Array<string | BridgeError> | null = null;
+  let backlogHead = 0;
   const splitter = new LineSplitter(
     options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
-    (line) => engine.receive(line),
-    (error) => engine.reportInvalid(error),
+    (line) => {
+      if (backlog === null && writer.buffered <= maxBuffered) engine.receive(line);
+      else (backlog ??= []).push(line);
+    },
+    (error) => {
+      if (backlog === null) engine.reportInvalid(error);
+      else backlog.push(error);
+    },
   );
+  const drainBacklog = async () => {
+    while (backlog !== null && !done) {
+      if (writer.buffered > maxBuffered) await writer.drained();
+      const item = backlog[backlogHead++];
+      if (backlogHead === backlog.length) {
+        backlog = null;
+        backlogHead = 0;
+      }
+      if (typeof item === "string") engine.receive(item);
+      else engine.reportInvalid(item);
+    }
+    backlog = null;
+  };
   const reader = input.getReader();
   const graceful = async () => {
     engine.markInputClosed();
@@ -288,6 +321,7 @@ export function createStdioServer(
   const readLoop = async () => {
     try {
       for (;;) {
+        await drainBacklog();
         if (writer.buffered > maxBuffered) await writer.drained();
         const { value, done: eof } = await reader.read();
         if (eof || done) break;
@@ -298,6 +332,7 @@ export function createStdioServer(
       options.logger?.warning(`Reading input failed: ${String(error)}`);
     }
     splitter.end();
+    await drainBacklog();
     try {
       reader.releaseLock();
     } catch {

@@ -1,0 +1,148 @@
+/**
+ * Bounds of the stdio transport, in-process: the write batch size, the per-line read pause above the
+ * output high-water mark, and resynchronisation after an over-long line (split across chunks).
+ */
+import assert from "node:assert/strict";
+import { BridgeEngine } from "../../src/engine/engine.ts";
+import type { JsonObject } from "../../src/protocol/json.ts";
+import { createStdioServer, LineSplitter, LineWriter } from "../../src/transports/stdio.ts";
+
+const encoder = new TextEncoder();
+
+/** An output stream whose writes block until `release()`; records every chunk. */
+function gatedOutput() {
+  const chunks: Uint8Array[] = [];
+  let open!: () => void;
+  let gate = new Promise<void>((r) => open = r);
+  const stream = new WritableStream<Uint8Array>({
+    async write(chunk) {
+      await gate;
+      chunks.push(chunk);
+    },
+  });
+  return {
+    stream,
+    chunks,
+    release: () => open(),
+    close: () => {
+      gate = new Promise<void>((r) => open = r);
+    },
+    lines: () => new TextDecoder().decode(concat(chunks)).split("\n").filter((l) => l !== ""),
+  };
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+Deno.test("LineWriter: 300 MB queued in one tick is written in bounded batches (no 'Invalid string length')", async () => {
+  const sizes: number[] = [];
+  let total = 0;
+  const writer = new LineWriter(
+    new WritableStream<Uint8Array>({
+      write(chunk) {
+        sizes.push(chunk.length);
+        total += chunk.length;
+      },
+    }),
+  );
+  const line = "x".repeat(1_000_000);
+  for (let i = 0; i < 300; i++) writer.send(line);
+  writer.send("tail");
+  await writer.flush();
+  assert.equal(total, 300 * 1_000_001 + 5);
+  assert.ok(Math.max(...sizes) <= 2_000_002, `largest write ${Math.max(...sizes)}`);
+  assert.equal(writer.buffered, 0);
+  await writer.close();
+});
+
+Deno.test("stdio server: reading pauses per line above the high-water mark, then every line is answered in order", async () => {
+  const out = gatedOutput();
+  const received: string[] = [];
+  let text = "";
+  for (let i = 0; i < 2000; i++) text += `{"jsonrpc":"2.0","id":${i},"method":"ping"}\n`;
+  const input = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(encoder.encode(text)); // one chunk with 2000 requests
+      controller.close();
+    },
+  });
+  const server = createStdioServer((send, onShutdown) => {
+    const engine = new BridgeEngine({ onShutdown }, send);
+    const receive = engine.receive.bind(engine);
+    engine.receive = (line: string) => {
+      received.push(line);
+      receive(line);
+    };
+    return engine;
+  }, { input, output: out.stream, maxBufferedOutput: 4096 });
+  const run = server.run();
+  await new Promise((r) => setTimeout(r, 50));
+  // Output is blocked: only about 4 KB of responses (~130 pings) may have been taken from the chunk.
+  assert.ok(received.length > 0 && received.length < 300, `${received.length} lines read while blocked`);
+  out.release();
+  assert.equal(await run, 0);
+  const lines = out.lines();
+  assert.equal(lines.length, 2000);
+  lines.forEach((l, i) => assert.equal(l, `{"jsonrpc":"2.0","id":${i},"result":{}}`));
+});
+
+Deno.test("stdio server: an over-long line split over chunks is answered once with -32600 and the next line works", async () => {
+  const out = gatedOutput();
+  out.release();
+  const long = `{"jsonrpc":"2.0","id":"long","method":"ping","params":{"x":"${"z".repeat(5000)}"}}\n`;
+  const bytes = encoder.encode(
+    `{"jsonrpc":"2.0","id":1,"method":"ping"}\n` + long + `{"jsonrpc":"2.0","id":2,"method":"ping"}\n` +
+      `{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":"${"é".repeat(450)}"}}\n`,
+  );
+  const input = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (let i = 0; i < bytes.length; i += 333) controller.enqueue(bytes.slice(i, i + 333));
+      controller.close();
+    },
+  });
+  const server = createStdioServer(
+    (send, onShutdown) => new BridgeEngine({ onShutdown }, send),
+    { input, output: out.stream, maxLineBytes: 1024 },
+  );
+  assert.equal(await server.run(), 0);
+  assert.deepEqual(out.lines().map((l) => JSON.parse(l) as JsonObject), [
+    { jsonrpc: "2.0", id: 1, result: {} },
+    {
+      jsonrpc: "2.0",
+      id: null,
+      error: {
+        code: -32600,
+        message: "The message is longer than the limit of 1024 bytes.",
+        data: { code: "invalid_message", limit: 1024 },
+      },
+    },
+    { jsonrpc: "2.0", id: 2, result: {} },
+    { jsonrpc: "2.0", id: 3, result: {} },
+  ]);
+});
+
+Deno.test("LineSplitter: a line of exactly the limit passes, one byte more is rejected; CRLF and bad UTF-8", () => {
+  const lines: string[] = [];
+  const errors: string[] = [];
+  const s = new LineSplitter(10, (l) => lines.push(l), (e) => errors.push(`${e.code} ${e.message}`));
+  s.push(encoder.encode("0123456789\n0123456789A\nok\r\n"));
+  s.push(new Uint8Array([0x61, 0xff, 0x0a, 0x62, 0x0a]));
+  s.push(encoder.encode("0123456"));
+  s.push(encoder.encode("789\n"));
+  s.push(encoder.encode("01234567"));
+  s.push(encoder.encode("89AB\nlast"));
+  s.end();
+  assert.deepEqual(lines, ["0123456789", "ok", "b", "0123456789", "last"]);
+  assert.deepEqual(errors, [
+    "-32600 The message is longer than the limit of 10 bytes.",
+    "-32700 Invalid UTF-8 in the message.",
+    "-32600 The message is longer than the limit of 10 bytes.",
+  ]);
+});
