@@ -21,6 +21,7 @@ import { planStep, RESPOND_DIRECTLY, type TurnProgress } from "./step_policy.ts"
 import { TextTracker } from "./text_tracker.ts";
 import { runToolBatch } from "./tool_runtime.ts";
 import { trimHistory } from "./trim.ts";
+import { boundHistory, MAX_HISTORY_CHARS, MAX_HISTORY_ENTRIES } from "./history_bound.ts";
 import {
   type AgentSettings,
   type AgentTool,
@@ -163,6 +164,12 @@ export class Agent {
   entries: ConversationEntry[];
   /** Generation and retry settings. */
   settings: AgentSettings;
+  /** Most committed entries; past it the oldest whole turns are dropped (see history_bound.ts). */
+  maxEntries: number = MAX_HISTORY_ENTRIES;
+  /** Most characters of committed text; past it the oldest whole turns are dropped. */
+  maxChars: number = MAX_HISTORY_CHARS;
+  /** Entries dropped so far by the history bound. */
+  droppedEntries = 0;
   /** Entries of the turn in progress (for reading a transcript during a turn), without respond_directly. */
   #current: { prompt: PromptEntry; turn: ConversationEntry[] } | null = null;
 
@@ -208,6 +215,7 @@ export class Agent {
         this.#current = null;
         if (entries.length === 2) this.entries.push(entries[0], entries[1]); // prompt + answer: nothing to strip
         else this.entries.push(...stripRespondDirectly(entries));
+        this.#bound();
         return result;
       } catch (error) {
         this.#current = null;
@@ -388,6 +396,20 @@ export class Agent {
     usage.inputTokens += Math.ceil(input / 4);
     const out = result.kind === "toolCalls" ? compactJson(result.calls) : result.text;
     usage.outputTokens += estimateTokens(out);
+  }
+
+  /** Drops the oldest whole turns when the history is past its bounds. */
+  #bound(): void {
+    const bounded = boundHistory(
+      this.entries,
+      historyLength(this.entries),
+      entryLength,
+      this.maxEntries,
+      this.maxChars,
+    );
+    if (bounded === null) return;
+    this.droppedEntries += this.entries.length - bounded.length;
+    this.entries = bounded;
   }
 
   /** Removes every conversation entry and the context note. */

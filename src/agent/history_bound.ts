@@ -1,0 +1,49 @@
+/**
+ * The bound on a conversation's committed history (issue #7: a game runs for hours). When a committed turn
+ * takes the history past {@link MAX_HISTORY_ENTRIES} entries or {@link MAX_HISTORY_CHARS} characters of
+ * text, the oldest whole turns are dropped (down to three quarters of the bound, so dropping is rare), and
+ * the newest turn is always kept. The on-device model never sees that much history anyway (`trimHistory`
+ * hides old turns from it); compact with `session/compact` to keep their gist.
+ * @module
+ */
+import type { ConversationEntry } from "../protocol/transcript.ts";
+
+/** Default maximum committed entries per conversation (session or NPC). */
+export const MAX_HISTORY_ENTRIES = 4096;
+/** Default maximum characters of text in a committed conversation (about 2 MiB of text). */
+export const MAX_HISTORY_CHARS = 2 * 1024 * 1024;
+
+/**
+ * The history without its oldest whole turns (a turn starts at a user prompt), so that it fits
+ * `maxEntries` and `maxChars` with room to spare; `null` when it already fits. `lengthOf` gives an entry's
+ * text length and `total` the text length of all of `entries`.
+ */
+export function boundHistory(
+  entries: ConversationEntry[],
+  total: number,
+  lengthOf: (entry: ConversationEntry) => number,
+  maxEntries: number,
+  maxChars: number,
+): ConversationEntry[] | null {
+  if (entries.length <= maxEntries && total <= maxChars) return null;
+  const targetEntries = Math.floor(maxEntries * 0.75);
+  const targetChars = Math.floor(maxChars * 0.75);
+  let lastStart = -1;
+  for (let i = entries.length - 1; i > 0; i--) {
+    if (entries[i].role === "user") {
+      lastStart = i;
+      break;
+    }
+  }
+  if (lastStart <= 0) return null;
+  let chars = total;
+  let cut = 0;
+  for (let i = 0; i < lastStart; i++) {
+    chars -= lengthOf(entries[i]);
+    const next = i + 1;
+    if (entries[next].role !== "user") continue;
+    cut = next;
+    if (entries.length - cut <= targetEntries && chars <= targetChars) break;
+  }
+  return cut === 0 ? null : entries.slice(cut);
+}
