@@ -14,6 +14,7 @@ import type { JsonObject, JsonValue } from "../../protocol/json.ts";
 import { jsonEqual } from "../../protocol/json.ts";
 import { arrayIndex, formatWorldPath, pathsOverlap, toSegments, type WorldPathInput } from "./path.ts";
 import { WorldError } from "./world_error.ts";
+import { jsonWeight, MAX_WORLD_SIZE, mergeDelta, removeDelta, writeDelta } from "./world_size.ts";
 import {
   defineKey,
   emptyStore,
@@ -74,6 +75,8 @@ export interface WorldStateOptions {
    * Default: the error is written to stderr.
    */
   onObserverError?: (error: unknown, change: WorldChange) => void;
+  /** Most bytes of JSON the world may hold (approximate; default {@link MAX_WORLD_SIZE}). */
+  maxSize?: number;
 }
 
 interface Observer {
@@ -107,6 +110,8 @@ export class WorldState {
   #version = 0;
   #observers: Observer[] = [];
   readonly #onObserverError: (error: unknown, change: WorldChange) => void;
+  readonly #maxSize: number;
+  #size: number;
 
   /**
    * Creates a world from an initial state (deep-copied; default `{}`).
@@ -116,6 +121,30 @@ export class WorldState {
     if (!isObjectValue(state)) throw new WorldError(ROOT_NOT_OBJECT_MESSAGE, "");
     this.#root = importValue(state, MAX_WORLD_DEPTH, "") as JsonObject;
     this.#onObserverError = options.onObserverError ?? defaultObserverError;
+    this.#maxSize = options.maxSize ?? MAX_WORLD_SIZE;
+    this.#size = jsonWeight(this.#root);
+    this.#reserve(0, []);
+  }
+
+  /** Approximate size of the state in bytes of compact JSON (what the size limit counts). */
+  get size(): number {
+    return this.#size;
+  }
+
+  /** The size limit in bytes. */
+  get maxSize(): number {
+    return this.#maxSize;
+  }
+
+  /** Throws when growing by `delta` would pass the size limit. */
+  #reserve(delta: number, segments: readonly string[]): void {
+    if (delta < 0 || this.#size + delta <= this.#maxSize) return;
+    const path = formatWorldPath(segments);
+    throw new WorldError(
+      `Writing ${path === "" ? "the root" : `'${path}'`} would make the world larger than its limit of ` +
+        `${this.#maxSize} bytes of JSON.`,
+      path,
+    );
   }
 
   /** Number of operations that changed something (each `set`, `merge`, `remove` call counts at most once). */
@@ -184,8 +213,11 @@ export class WorldState {
     this.#walkForWrite(segments, false);
     const display = formatWorldPath(segments);
     const imported = importValue(value, MAX_WORLD_DEPTH - segments.length, display);
+    const delta = writeDelta(this.#root, segments, imported);
+    this.#reserve(delta, segments);
     const change = this.#writeAt(segments, imported);
     if (change === undefined) return [];
+    this.#size += delta;
     this.#version += 1;
     return this.#notify([{ segments, change }]);
   }
@@ -206,19 +238,21 @@ export class WorldState {
     const display = formatWorldPath(segments);
     const imported = importValue(patch, MAX_WORLD_DEPTH - segments.length, display);
     const pending: PendingChange[] = [];
-    if (!isObjectValue(imported)) {
-      const change = this.#writeAt(segments, imported);
+    const current = segments.length === 0 ? this.#root : this.#lookup(segments);
+    // An object patch on an object merges; anything else replaces the value (like set).
+    const merging = isObjectValue(imported) && isObjectValue(current);
+    const replacement = merging ? null : isObjectValue(imported) ? stripNulls(imported) : imported;
+    const delta = merging
+      ? mergeDelta(current as JsonObject, imported as JsonObject)
+      : writeDelta(this.#root, segments, replacement);
+    this.#reserve(delta, segments);
+    if (merging) mergeInto(current as JsonObject, imported as JsonObject, segments, pending);
+    else {
+      const change = this.#writeAt(segments, replacement);
       if (change !== undefined) pending.push({ segments, change });
-    } else {
-      const current = segments.length === 0 ? this.#root : this.#lookup(segments);
-      if (isObjectValue(current)) {
-        mergeInto(current as JsonObject, imported, segments, pending);
-      } else {
-        const change = this.#writeAt(segments, stripNulls(imported));
-        if (change !== undefined) pending.push({ segments, change });
-      }
     }
     if (pending.length === 0) return [];
+    this.#size += delta;
     this.#version += 1;
     return this.#notify(pending);
   }
@@ -244,12 +278,14 @@ export class WorldState {
       if (!Object.hasOwn(parent, last)) return { removed: false, oldValue: null, changes: [] };
       old = parent[last];
       delete parent[last];
+      this.#size += removeDelta(true, last, old);
     } else if (Array.isArray(parent)) {
       const index = arrayIndex(last);
       if (index === undefined || index >= parent.length) {
         return { removed: false, oldValue: null, changes: [] };
       }
       old = parent.splice(index, 1)[0];
+      this.#size += removeDelta(false, last, old);
       normalized = [...segments.slice(0, -1), String(index)];
     } else {
       return { removed: false, oldValue: null, changes: [] };
@@ -378,8 +414,11 @@ export class WorldState {
   }
 
   #replaceRoot(root: JsonObject): WorldChange[] {
+    const size = jsonWeight(root);
+    this.#reserve(size - this.#size, []);
     const change = this.#replaceRootChange(root);
     if (change === undefined) return [];
+    this.#size = size;
     this.#version += 1;
     return this.#notify([{ segments: [], change }]);
   }
