@@ -145,3 +145,49 @@ Deno.test("an NPC's update_world_state past the limit gets an error output; the 
   assert.equal(snapshot.version, 0);
   await c.close();
 });
+
+Deno.test("fan-out: a write whose notifications would pass the byte limit is rejected before it happens", () => {
+  const world = new WorldState({ a: "x".repeat(60) }, { maxNotificationBytes: 100 });
+  const seen: string[] = [];
+  const end = world.observe("a", (c) => seen.push(c.path));
+  world.observe("", (c) => seen.push(c.path));
+  world.observe("b", (c) => seen.push(c.path)); // unrelated to "a": not counted
+  assert.throws(() => world.set("a", "y".repeat(60)), (e: unknown) => {
+    assert.ok(e instanceof WorldError);
+    assert.equal(
+      e.message,
+      "Writing 'a' would send about 248 bytes of change notifications to 2 subscriptions, over the limit of " +
+        "100 bytes; subscribe to narrower paths or write smaller values.",
+    );
+    return true;
+  });
+  assert.throws(() => world.remove("a"), /^WorldError: Removing 'a' would send about 124 bytes/);
+  assert.deepEqual(seen, []);
+  end(); // one subscription left: 1 × 124 bytes still too much, 1 × 69 fits
+  assert.throws(
+    () => world.set("a", "y".repeat(60)),
+    /about 124 bytes of change notifications to 1 subscriptions/,
+  );
+  world.set("a", "short");
+  world.remove("a");
+  assert.deepEqual(seen, ["a", "a"]);
+});
+
+Deno.test("fan-out over the wire: 256 root subscriptions × a 300 KB value is refused, 200 KB goes through", async () => {
+  const c = new WireClient();
+  await c.call("world/create", { world: "w" });
+  for (let i = 0; i < 256; i++) await c.call("world/subscribe", { world: "w" });
+  c.request("world/set", { world: "w", path: "big", value: "b".repeat(300_000) }, 1);
+  const e = (await c.response(1)).error as JsonObject;
+  assert.equal(e.code, -32054);
+  assert.deepEqual(e.data, { code: "world_error", world: "w", path: "big" });
+  assert.match(
+    e.message as string,
+    /^Writing 'big' would send about 76800512 bytes of change notifications to 256/,
+  );
+  const start = c.messages.length;
+  c.request("world/set", { world: "w", path: "big", value: "b".repeat(200_000) }, 2);
+  await c.response(2);
+  assert.equal(c.messages.length - start, 257);
+  await c.close();
+});

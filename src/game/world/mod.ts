@@ -22,7 +22,7 @@ export {
 } from "./path.ts";
 export { WorldError } from "./world_error.ts";
 export { MAX_WORLD_DEPTH, type ReadonlyJsonObject, type ReadonlyJsonValue } from "./world_values.ts";
-export { MAX_WORLD_SIZE } from "./world_size.ts";
+export { MAX_NOTIFICATION_BYTES, MAX_WORLD_SIZE } from "./world_size.ts";
 export {
   ROOT_NOT_OBJECT_MESSAGE,
   type WorldChange,

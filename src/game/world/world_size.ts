@@ -16,6 +16,11 @@ import {
 
 /** Default maximum size of one world, in bytes of compact JSON (approximate: every number counts 8). */
 export const MAX_WORLD_SIZE = 8 * 1024 * 1024;
+/**
+ * Default maximum bytes of change notifications one write may cause: observers × (old + new value size).
+ * Every `world/changed` notification carries the values, so 256 subscriptions would multiply a large write.
+ */
+export const MAX_NOTIFICATION_BYTES = 64 * 1024 * 1024;
 
 /** Approximate compact-JSON size of a value: strings by length, other scalars 8, containers 2 + members. */
 export function jsonWeight(value: ReadonlyJsonValue): number {

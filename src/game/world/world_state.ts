@@ -14,7 +14,14 @@ import type { JsonObject, JsonValue } from "../../protocol/json.ts";
 import { jsonEqual } from "../../protocol/json.ts";
 import { arrayIndex, formatWorldPath, pathsOverlap, toSegments, type WorldPathInput } from "./path.ts";
 import { WorldError } from "./world_error.ts";
-import { jsonWeight, MAX_WORLD_SIZE, mergeDelta, removeDelta, writeDelta } from "./world_size.ts";
+import {
+  jsonWeight,
+  MAX_NOTIFICATION_BYTES,
+  MAX_WORLD_SIZE,
+  mergeDelta,
+  removeDelta,
+  writeDelta,
+} from "./world_size.ts";
 import {
   defineKey,
   emptyStore,
@@ -77,6 +84,11 @@ export interface WorldStateOptions {
   onObserverError?: (error: unknown, change: WorldChange) => void;
   /** Most bytes of JSON the world may hold (approximate; default {@link MAX_WORLD_SIZE}). */
   maxSize?: number;
+  /**
+   * Most bytes of change notifications one write may cause, counted as observers of the changed path ×
+   * (old + new value size) (default {@link MAX_NOTIFICATION_BYTES}).
+   */
+  maxNotificationBytes?: number;
 }
 
 interface Observer {
@@ -111,6 +123,7 @@ export class WorldState {
   #observers: Observer[] = [];
   readonly #onObserverError: (error: unknown, change: WorldChange) => void;
   readonly #maxSize: number;
+  readonly #maxNotificationBytes: number;
   #size: number;
 
   /**
@@ -122,6 +135,7 @@ export class WorldState {
     this.#root = importValue(state, MAX_WORLD_DEPTH, "") as JsonObject;
     this.#onObserverError = options.onObserverError ?? defaultObserverError;
     this.#maxSize = options.maxSize ?? MAX_WORLD_SIZE;
+    this.#maxNotificationBytes = options.maxNotificationBytes ?? MAX_NOTIFICATION_BYTES;
     this.#size = jsonWeight(this.#root);
     this.#reserve(0, []);
   }
@@ -134,6 +148,26 @@ export class WorldState {
   /** The size limit in bytes. */
   get maxSize(): number {
     return this.#maxSize;
+  }
+
+  /**
+   * Throws when a write at `segments` whose changes weigh about `bytes` (old + new values) would send more
+   * than the notification limit to the observers of that path.
+   */
+  #checkFanOut(segments: readonly string[], bytes: () => number, verb = "Writing"): void {
+    if (this.#observers.length === 0) return;
+    let count = 0;
+    for (const o of this.#observers) if (o.active && pathsOverlap(o.segments, segments)) count++;
+    if (count === 0) return;
+    const total = count * bytes();
+    if (total <= this.#maxNotificationBytes) return;
+    const path = formatWorldPath(segments);
+    throw new WorldError(
+      `${verb} ${path === "" ? "the root" : `'${path}'`} would send about ${total} bytes of change ` +
+        `notifications to ${count} subscriptions, over the limit of ${this.#maxNotificationBytes} bytes; ` +
+        `subscribe to narrower paths or write smaller values.`,
+      path,
+    );
   }
 
   /** Throws when growing by `delta` would pass the size limit. */
@@ -215,6 +249,7 @@ export class WorldState {
     const imported = importValue(value, MAX_WORLD_DEPTH - segments.length, display);
     const delta = writeDelta(this.#root, segments, imported);
     this.#reserve(delta, segments);
+    this.#checkFanOut(segments, () => jsonWeight(imported) + weightOf(this.#lookup(segments)));
     const change = this.#writeAt(segments, imported);
     if (change === undefined) return [];
     this.#size += delta;
@@ -246,6 +281,7 @@ export class WorldState {
       ? mergeDelta(current as JsonObject, imported as JsonObject)
       : writeDelta(this.#root, segments, replacement);
     this.#reserve(delta, segments);
+    this.#checkFanOut(segments, () => jsonWeight(imported) + weightOf(current));
     if (merging) mergeInto(current as JsonObject, imported as JsonObject, segments, pending);
     else {
       const change = this.#writeAt(segments, replacement);
@@ -277,6 +313,7 @@ export class WorldState {
     if (isObjectValue(parent)) {
       if (!Object.hasOwn(parent, last)) return { removed: false, oldValue: null, changes: [] };
       old = parent[last];
+      this.#checkFanOut(segments, () => jsonWeight(old), "Removing");
       delete parent[last];
       this.#size += removeDelta(true, last, old);
     } else if (Array.isArray(parent)) {
@@ -284,6 +321,7 @@ export class WorldState {
       if (index === undefined || index >= parent.length) {
         return { removed: false, oldValue: null, changes: [] };
       }
+      this.#checkFanOut(segments, () => jsonWeight(parent[index]), "Removing");
       old = parent.splice(index, 1)[0];
       this.#size += removeDelta(false, last, old);
       normalized = [...segments.slice(0, -1), String(index)];
@@ -416,6 +454,7 @@ export class WorldState {
   #replaceRoot(root: JsonObject): WorldChange[] {
     const size = jsonWeight(root);
     this.#reserve(size - this.#size, []);
+    this.#checkFanOut([], () => size + this.#size);
     const change = this.#replaceRootChange(root);
     if (change === undefined) return [];
     this.#size = size;
@@ -470,6 +509,10 @@ function mergeInto(
     change.newValue = exportValue(next);
     pending.push({ segments, change });
   }
+}
+
+function weightOf(value: ReadonlyJsonValue | undefined): number {
+  return value === undefined ? 0 : jsonWeight(value);
 }
 
 function defaultObserverError(error: unknown, change: WorldChange): void {
