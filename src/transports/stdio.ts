@@ -14,6 +14,8 @@ export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
 export const DEFAULT_MAX_BUFFERED_OUTPUT = 32 * 1024 * 1024;
 /** Default bound on the wait for in-flight requests after end of input (ms). */
 export const DEFAULT_EOF_GRACE_MS = 30_000;
+/** Default bound on the final flush of output when the bridge ends (ms): a client that never reads again. */
+export const DEFAULT_FLUSH_GRACE_MS = 10_000;
 /** Most output (UTF-16 units) joined into one write; a longer single line is written alone. */
 const MAX_WRITE_BATCH = 1 << 20;
 
@@ -29,6 +31,8 @@ export interface StdioOptions {
   maxBufferedOutput?: number;
   /** Bound on the wait for in-flight requests after end of input. */
   eofGraceMs?: number;
+  /** Bound on the final flush of output when the bridge ends. */
+  flushGraceMs?: number;
   /** Where transport problems are logged. */
   logger?: Logger;
 }
@@ -257,7 +261,10 @@ export interface StdioServer {
   engine: BridgeEngine;
   /** Runs until end of input or shutdown; resolves with the exit code. */
   run(): Promise<number>;
-  /** Starts a graceful shutdown (signals): answers what it can, then resolves `run`. */
+  /**
+   * Shuts down at once (signals): stops reading, cancels the work in flight (every request read still gets
+   * its response), flushes within the flush bound and resolves `run`.
+   */
   stop(): void;
 }
 
@@ -273,10 +280,25 @@ export function createStdioServer(
   let finish!: (code: number) => void;
   const finished = new Promise<number>((resolve) => finish = resolve);
   let done = false;
+  // stop() (a signal): stop reading and waiting at once, cancel the work in flight, exit.
+  let stopping = false;
+  let wakeStop!: () => void;
+  const stopped = new Promise<void>((resolve) => wakeStop = resolve);
+  const bounded = async (work: Promise<void>, ms: number) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([work, stopped, new Promise<void>((r) => timer = setTimeout(r, ms))]);
+    clearTimeout(timer);
+  };
   const end = async () => {
     if (done) return;
     done = true;
-    await writer.close();
+    // A client that stopped reading must not keep the bridge alive forever.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      writer.close(),
+      new Promise<void>((r) => timer = setTimeout(r, options.flushGraceMs ?? DEFAULT_FLUSH_GRACE_MS)),
+    ]);
+    clearTimeout(timer);
     finish(0);
   };
   const engine = makeEngine((line) => writer.send(line), () => void end());
@@ -296,8 +318,9 @@ export function createStdioServer(
     },
   );
   const drainBacklog = async () => {
-    while (backlog !== null && !done) {
-      if (writer.buffered > maxBuffered) await writer.drained();
+    while (backlog !== null && !done && !stopping) {
+      if (writer.buffered > maxBuffered) await Promise.race([writer.drained(), stopped]);
+      if (stopping) break;
       const item = backlog[backlogHead++];
       if (backlogHead === backlog.length) {
         backlog = null;
@@ -310,11 +333,10 @@ export function createStdioServer(
   };
   const reader = input.getReader();
   const graceful = async () => {
-    engine.markInputClosed();
-    const grace = options.eofGraceMs ?? DEFAULT_EOF_GRACE_MS;
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    await Promise.race([engine.idle(), new Promise<void>((r) => timer = setTimeout(r, grace))]);
-    clearTimeout(timer);
+    if (!stopping) {
+      engine.markInputClosed();
+      await bounded(engine.idle(), options.eofGraceMs ?? DEFAULT_EOF_GRACE_MS);
+    }
     await engine.shutdown();
     await end();
   };
@@ -322,17 +344,20 @@ export function createStdioServer(
     try {
       for (;;) {
         await drainBacklog();
-        if (writer.buffered > maxBuffered) await writer.drained();
+        if (writer.buffered > maxBuffered) await Promise.race([writer.drained(), stopped]);
+        if (stopping) break;
         const { value, done: eof } = await reader.read();
-        if (eof || done) break;
+        if (eof || done || stopping) break;
         splitter.push(value);
         if (engine.phase !== "running") break;
       }
     } catch (error) {
       options.logger?.warning(`Reading input failed: ${String(error)}`);
     }
-    splitter.end();
-    await drainBacklog();
+    if (!stopping) {
+      splitter.end();
+      await drainBacklog();
+    }
     try {
       reader.releaseLock();
     } catch {
@@ -347,9 +372,10 @@ export function createStdioServer(
       return finished;
     },
     stop: () => {
-      if (!done && engine.phase === "running") {
-        reader.cancel().catch(() => {});
-      }
+      if (done || stopping) return;
+      stopping = true;
+      wakeStop();
+      reader.cancel().catch(() => {});
     },
   };
 }

@@ -1,0 +1,158 @@
+/**
+ * End of input mid-turn (issue #7): what can be answered is answered (a pending tool/call fails at once
+ * with an error output the model sees, short turns finish), what cannot is cancelled after the EOF grace
+ * (-32009), and the bridge exits 0 within a bound — also when the client never reads its output again.
+ */
+import assert from "node:assert/strict";
+import { BridgeEngine } from "../../src/engine/engine.ts";
+import type { JsonObject } from "../../src/protocol/json.ts";
+import { createStdioServer } from "../../src/transports/stdio.ts";
+import { StdioProcess } from "./stdio_process.ts";
+
+const CLOSED = "The client closed its input before answering.";
+
+Deno.test("real process: stdin closed while a tool/call waits and a short turn runs; both answered, exit 0", async () => {
+  const p = new StdioProcess();
+  try {
+    await p.request(1, "session/create", {
+      session: "tool",
+      tools: [{ name: "look", description: "Looks." }],
+      model: {
+        type: "scripted",
+        steps: [{ toolCalls: [{ name: "look" }] }, { template: "saw {toolOutput}" }],
+      },
+    });
+    await p.request(2, "session/create", {
+      session: "short",
+      model: { type: "scripted", steps: [{ text: "done", delayMs: 300 }] },
+    });
+    await p.request(3, "session/respond", { session: "tool", prompt: "look" });
+    await p.request(4, "session/respond", { session: "short", prompt: "wait" });
+    await p.toolCall(1);
+    const closed = Date.now();
+    await p.closeInput();
+    assert.equal(await p.exit(10_000), 0);
+    assert.ok(Date.now() - closed < 5000, `exit took ${Date.now() - closed} ms`);
+    const r3 = (await p.response(3)).result as JsonObject;
+    assert.equal(r3.text, `saw Error: ${CLOSED}`);
+    const record = (r3.toolCalls as JsonObject[])[0];
+    assert.deepEqual([record.output, record.isError], [CLOSED, true]);
+    assert.equal(((await p.response(4)).result as JsonObject).text, "done");
+    assert.equal(p.messages.filter((m) => m.method === "tool/cancel").length, 0);
+    assert.equal(p.stderr, "");
+  } finally {
+    await p.kill();
+  }
+});
+
+/** A stdio server over in-memory streams; `input` lines are sent, then the input ends. */
+function server(
+  lines: string[],
+  options: { eofGraceMs?: number; flushGraceMs?: number; readOutput?: boolean },
+) {
+  const encoder = new TextEncoder();
+  const out: string[] = [];
+  let text = "";
+  let release!: () => void;
+  const gate = new Promise<void>((r) => release = r);
+  if (options.readOutput !== false) release();
+  const output = new WritableStream<Uint8Array>({
+    async write(chunk) {
+      await gate;
+      text += new TextDecoder().decode(chunk);
+      const parts = text.split("\n");
+      text = parts.pop()!;
+      out.push(...parts);
+    },
+  });
+  const input = new ReadableStream<Uint8Array>({
+    start(controller) {
+      for (const l of lines) controller.enqueue(encoder.encode(l + "\n"));
+      controller.close();
+    },
+  });
+  const s = createStdioServer((send, onShutdown) => new BridgeEngine({ onShutdown }, send), {
+    input,
+    output,
+    ...options,
+  });
+  return { server: s, out, release };
+}
+
+const req = (id: number, method: string, params: JsonObject) =>
+  JSON.stringify({ jsonrpc: "2.0", id, method, params });
+
+Deno.test("EOF grace: a turn still running when the grace ends is cancelled (-32009), then the server ends", async () => {
+  const { server: s, out } = server([
+    req(1, "session/create", {
+      session: "slow",
+      model: { type: "scripted", steps: [{ text: "late", delayMs: 60_000 }] },
+    }),
+    req(2, "session/respond", { session: "slow", prompt: "x" }),
+  ], { eofGraceMs: 200 });
+  const started = Date.now();
+  assert.equal(await s.run(), 0);
+  assert.ok(Date.now() - started < 3000);
+  assert.deepEqual(out.map((l) => JSON.parse(l)), [
+    { jsonrpc: "2.0", id: 1, result: { session: "slow", warnings: [] } },
+    {
+      jsonrpc: "2.0",
+      id: 2,
+      error: { code: -32009, message: "The turn was cancelled.", data: { code: "cancelled" } },
+    },
+  ]);
+});
+
+Deno.test("EOF while the client never reads again: the final flush is bounded", async () => {
+  const big = "x".repeat(1_000_000);
+  const lines = [req(1, "world/create", { world: "w", state: { big } })];
+  for (let i = 2; i < 7; i++) lines.push(req(i, "world/snapshot", { world: "w" }));
+  const { server: s, out } = server(lines, { readOutput: false, flushGraceMs: 300 });
+  const started = Date.now();
+  assert.equal(await s.run(), 0);
+  assert.ok(Date.now() - started < 3000, `took ${Date.now() - started} ms`);
+  assert.equal(out.length, 0);
+});
+
+Deno.test("stop() during the EOF grace ends the wait at once", async () => {
+  const { server: s, out } = server([
+    req(1, "session/create", {
+      session: "slow",
+      model: { type: "scripted", steps: [{ text: "late", delayMs: 60_000 }] },
+    }),
+    req(2, "session/respond", { session: "slow", prompt: "x" }),
+  ], { eofGraceMs: 60_000 });
+  const run = s.run();
+  await new Promise((r) => setTimeout(r, 100));
+  const stopped = Date.now();
+  s.stop();
+  assert.equal(await run, 0);
+  assert.ok(Date.now() - stopped < 2500);
+  assert.equal(JSON.parse(out[1]).error.code, -32009);
+});
+
+Deno.test("stop() while reading is paused because the client does not read: ends within the flush bound", async () => {
+  const encoder = new TextEncoder();
+  const output = new WritableStream<Uint8Array>({ write: () => new Promise<void>(() => {}) });
+  const input = new ReadableStream<Uint8Array>({
+    start(controller) {
+      let text = req(1, "world/create", { world: "w", state: { big: "x".repeat(100_000) } }) + "\n";
+      for (let i = 2; i < 200; i++) text += req(i, "world/snapshot", { world: "w" }) + "\n";
+      controller.enqueue(encoder.encode(text)); // and the input stays open
+    },
+  });
+  const s = createStdioServer((send, onShutdown) => new BridgeEngine({ onShutdown }, send), {
+    input,
+    output,
+    maxBufferedOutput: 500_000,
+    flushGraceMs: 300,
+  });
+  const run = s.run();
+  await new Promise((r) => setTimeout(r, 100));
+  assert.ok(s.engine.phase === "running");
+  const stopped = Date.now();
+  s.stop();
+  assert.equal(await run, 0);
+  assert.ok(Date.now() - stopped < 2000, `took ${Date.now() - stopped} ms`);
+  assert.equal(s.engine.phase, "shut_down");
+});
