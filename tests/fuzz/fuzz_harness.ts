@@ -45,6 +45,8 @@ export interface FuzzReport {
   categories: Record<string, number>;
   responses: number;
   errorsByCode: Record<string, number>;
+  /** Per category: responses by outcome ("ok" or the error's data.code). */
+  outcomes: Record<string, Record<string, number>>;
   toolCalls: number;
   toolReplies: number;
   notifications: number;
@@ -91,6 +93,7 @@ export async function runFuzz(options: FuzzRunOptions): Promise<FuzzReport> {
   const expected = new Map<string, Pending>();
   const categories: Record<string, number> = {};
   const errorsByCode: Record<string, number> = {};
+  const outcomes: Record<string, Record<string, number>> = {};
   const rng = new Rng(seed ^ 0x5bd1e995);
   const replies: ToolReply[] = [];
   let consumed = 0;
@@ -139,6 +142,11 @@ export async function runFuzz(options: FuzzRunOptions): Promise<FuzzReport> {
           continue;
         }
         pending.answers++;
+        const outcome = Object.hasOwn(m, "error")
+          ? String(((m.error as JsonObject)?.data as JsonObject | undefined)?.code)
+          : "ok";
+        const byCategory = outcomes[pending.category] ??= {};
+        byCategory[outcome] = (byCategory[outcome] ?? 0) + 1;
         if (pending.answers > 1) {
           finding(
             `id ${JSON.stringify(pending.id)} (line ${pending.line}, ${pending.category}) answered twice`,
@@ -404,6 +412,7 @@ export async function runFuzz(options: FuzzRunOptions): Promise<FuzzReport> {
     categories,
     responses,
     errorsByCode,
+    outcomes,
     toolCalls,
     toolReplies,
     notifications,

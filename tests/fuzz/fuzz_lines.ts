@@ -229,8 +229,10 @@ export class FuzzLines {
     const table = Object.hasOwn(METHOD_PARAMS, method) ? METHOD_PARAMS[method] : undefined;
     if (!table) return randomParams(g) as { [k: string]: Node };
     const out: { [k: string]: Node } = {};
+    // The id of a create is usually given (generated ids pile up towards the object limits).
+    const idParam = { "session/create": "session", "npc/create": "npc", "world/create": "world" }[method];
     for (const [name, gen] of Object.entries(table.params)) {
-      if (table.required.includes(name) || g.chance(0.5)) out[name] = gen(g);
+      if (table.required.includes(name) || g.chance(name === idParam ? 0.9 : 0.5)) out[name] = gen(g);
     }
     return out;
   }

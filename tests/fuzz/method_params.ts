@@ -189,9 +189,11 @@ export interface MethodParams {
 }
 
 const p = (params: Record<string, Gen>, required: string[] = []): MethodParams => ({ params, required });
-const session = (g: Rng) => g.pick(POOLS.session);
-const npc = (g: Rng) => g.pick(POOLS.npc);
-const world = (g: Rng) => g.pick(POOLS.world);
+// Sometimes a generated id (`s17`, `npc90`, `w40`), so that objects created without an id get deleted too
+// and long runs do not stay at the session/NPC/world limits.
+const session = (g: Rng) => g.chance(0.8) ? g.pick(POOLS.session) : `s${g.range(1, 40)}`;
+const npc = (g: Rng) => g.chance(0.8) ? g.pick(POOLS.npc) : `npc${g.range(1, 100)}`;
+const world = (g: Rng) => g.chance(0.8) ? g.pick(POOLS.world) : `w${g.range(1, 40)}`;
 const bool = (g: Rng) => g.chance(0.5);
 
 /** Param tables by method (PROTOCOL.md §5 and §6). */
