@@ -163,7 +163,7 @@ export class BridgeEngine {
   /** Writes responses of wire requests (one shared object: no closures per message on the hot path). */
   readonly #wireReply: Reply = {
     result: (id, method, result) => {
-      this.#write({ jsonrpc: "2.0", id, result });
+      this.#write({ jsonrpc: "2.0", id, result }, method);
       if (method === "shutdown" && this.#phase === "shut_down") this.configuration.onShutdown?.();
     },
     error: (id, _method, e) => this.#write({ jsonrpc: "2.0", id, error: e.toJson() }),
@@ -299,14 +299,26 @@ export class BridgeEngine {
     this.#write({ jsonrpc: "2.0", id: null, error: error.toJson() });
   }
 
-  #write(message: JsonObject): void {
+  /**
+   * Encodes and sends a message. For a response (`resultOf` = its method) whose result is not JSON, an
+   * `internal_error` response is sent instead, so the request is still answered exactly once.
+   */
+  #write(message: JsonObject, resultOf?: string): void {
     if (this.#phase === "closed") return;
     let line: string;
     try {
+      const kind = resultOf === undefined ? "" : typeof message.result;
+      if (kind === "undefined" || kind === "function" || kind === "symbol") throw new TypeError(kind);
       line = encodeMessage(message);
     } catch (error) {
-      this.logger.error(`Could not encode a message: ${String(error)}`);
-      return;
+      const reason = error instanceof Error ? error.message : String(error);
+      if (resultOf === undefined) {
+        this.logger.error(`Could not encode a message: ${reason}`);
+        return;
+      }
+      const e = BridgeError.internal(`The result of '${resultOf}' is not JSON: ${reason}.`);
+      this.logger.error(e.message);
+      line = encodeMessage({ jsonrpc: "2.0", id: message.id, error: e.toJson() });
     }
     this.#send(line);
   }

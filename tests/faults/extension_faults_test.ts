@@ -1,0 +1,165 @@
+/**
+ * Extensions that misbehave (issue #7): a handler that throws (synchronously, asynchronously, a non-Error
+ * value), returns something that is not JSON, or an extension whose shutdown throws or never finishes. The
+ * bridge must answer each request exactly once, keep serving, and still answer `shutdown`.
+ */
+import assert from "node:assert/strict";
+import { BridgeEngine } from "../../src/engine/engine.ts";
+import type { BridgeExtension } from "../../src/engine/extension.ts";
+import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
+import type { Logger } from "../../src/util/logger.ts";
+
+function harness(extension: BridgeExtension) {
+  const lines: string[] = [];
+  const logs: string[] = [];
+  const log = (level: string) => (m: string) => logs.push(`${level}: ${m}`);
+  const logger: Logger = {
+    debug: log("debug"),
+    info: log("info"),
+    warning: log("warning"),
+    error: log("error"),
+  };
+  const engine = new BridgeEngine({ extensions: [extension], logger }, (l) => lines.push(l));
+  const messages = () => lines.map((l) => JSON.parse(l) as JsonObject);
+  const send = (id: number | null, method: string, params: JsonObject = {}) =>
+    engine.receive(JSON.stringify({ jsonrpc: "2.0", ...(id === null ? {} : { id }), method, params }));
+  const response = async (id: number) => {
+    for (let i = 0; i < 100; i++) {
+      const found = messages().filter((m) => m.id === id);
+      if (found.length > 0) return found;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    throw new Error(`no response to ${id}: ${lines.join("\n")}`);
+  };
+  return { engine, lines, logs, messages, send, response };
+}
+
+const circular: JsonObject = {};
+(circular as Record<string, unknown>).self = circular;
+
+const faulty: BridgeExtension = {
+  register(registry) {
+    registry.register("x/typeError", () => {
+      const o = null as unknown as { a: number };
+      return o.a;
+    });
+    registry.register("x/asyncThrow", () => Promise.reject(new Error("the quest log is corrupt")));
+    registry.register("x/throwString", () => {
+      throw "plain string";
+    });
+    registry.register("x/throwObject", () => Promise.reject({ weird: true }));
+    registry.register("x/undefined", () => undefined as unknown as JsonValue);
+    registry.register("x/bigint", () => ({ n: 10n }) as unknown as JsonValue);
+    registry.register("x/circular", () => Promise.resolve(circular));
+    registry.register("x/function", () => (() => 1) as unknown as JsonValue);
+    registry.register("x/stackOverflow", () => {
+      const f = (n: number): number => f(n + 1) + 1;
+      return f(0);
+    });
+  },
+};
+
+Deno.test("a handler that throws is answered once with a mapped error, logged, and the bridge keeps serving", async () => {
+  const h = harness(faulty);
+  h.send(1, "x/typeError");
+  h.send(2, "x/asyncThrow");
+  h.send(3, "x/throwString");
+  h.send(4, "x/throwObject");
+  h.send(5, "x/stackOverflow");
+  h.send(null, "x/typeError"); // a notification: nothing is sent
+  h.send(6, "ping");
+  const err = async (id: number) => {
+    const r = await h.response(id);
+    assert.equal(r.length, 1);
+    return r[0].error as JsonObject;
+  };
+  const e1 = await err(1);
+  assert.equal(e1.code, -32012);
+  assert.deepEqual(e1.data, { code: "generation_failed" });
+  assert.match(e1.message as string, /^Cannot read properties of null \(reading 'a'\)/);
+  assert.deepEqual(await err(2), {
+    code: -32012,
+    message: "the quest log is corrupt",
+    data: { code: "generation_failed" },
+  });
+  assert.deepEqual(await err(3), {
+    code: -32012,
+    message: "plain string",
+    data: { code: "generation_failed" },
+  });
+  assert.deepEqual(await err(4), {
+    code: -32012,
+    message: "[object Object]",
+    data: { code: "generation_failed" },
+  });
+  assert.deepEqual(await err(5), {
+    code: -32602,
+    message: "The input nests too deeply.",
+    data: { code: "invalid_params" },
+  });
+  assert.deepEqual((await h.response(6))[0], { jsonrpc: "2.0", id: 6, result: {} });
+  assert.equal(h.lines.length, 6);
+  const unexpected = h.logs.filter((l) => l.startsWith("error: Unexpected failure"));
+  assert.equal(unexpected.length, 6); // each one, the notification included
+  assert.match(unexpected[0], /TypeError: Cannot read properties of null/);
+  await h.engine.shutdown();
+});
+
+Deno.test("a result that is not JSON is answered with -32603 internal_error instead of being lost", async () => {
+  const h = harness(faulty);
+  h.send(1, "x/undefined");
+  h.send(2, "x/bigint");
+  h.send(3, "x/circular");
+  h.send(4, "x/function");
+  h.send(5, "ping");
+  const messages: Record<number, string | RegExp> = {
+    1: "The result of 'x/undefined' is not JSON: undefined.",
+    2: "The result of 'x/bigint' is not JSON: Do not know how to serialize a BigInt.",
+    3: /^The result of 'x\/circular' is not JSON: Converting circular structure to JSON/,
+    4: "The result of 'x/function' is not JSON: function.",
+  };
+  for (const id of [1, 2, 3, 4]) {
+    const r = await h.response(id);
+    assert.equal(r.length, 1, `${id}: ${h.lines.join("\n")}`);
+    const e = r[0].error as JsonObject;
+    assert.deepEqual([e.code, e.data], [-32603, { code: "internal_error" }]);
+    if (typeof messages[id] === "string") assert.equal(e.message, messages[id]);
+    else assert.match(e.message as string, messages[id] as RegExp);
+  }
+  assert.deepEqual((await h.response(5))[0], { jsonrpc: "2.0", id: 5, result: {} });
+  assert.ok(h.logs.some((l) => l.startsWith("error: The result of 'x/bigint' is not JSON")));
+  await h.engine.shutdown();
+});
+
+Deno.test("an extension whose shutdown throws or never finishes: shutdown still answers (within the grace)", async () => {
+  const throwing: BridgeExtension = {
+    register() {},
+    shutdown() {
+      throw new Error("save failed");
+    },
+  };
+  const hanging: BridgeExtension = { register() {}, shutdown: () => new Promise<void>(() => {}) };
+  for (const [ext, grace] of [[throwing, 100], [hanging, 2600]] as const) {
+    const h = harness(ext);
+    const started = Date.now();
+    h.send(1, "shutdown");
+    const r = await (async () => {
+      for (;;) {
+        const found = h.messages().find((m) => m.id === 1);
+        if (found) return found;
+        await new Promise((res) => setTimeout(res, 10));
+      }
+    })();
+    assert.deepEqual(r, { jsonrpc: "2.0", id: 1, result: {} });
+    assert.ok(Date.now() - started < grace, `took ${Date.now() - started} ms`);
+    if (ext === throwing) {
+      assert.deepEqual(h.logs, ["error: An extension failed to shut down: Error: save failed"]);
+    }
+    h.send(2, "ping");
+    assert.deepEqual(h.messages()[1], {
+      jsonrpc: "2.0",
+      id: 2,
+      error: { code: -32023, message: "The bridge has shut down.", data: { code: "shut_down" } },
+    });
+  }
+});
