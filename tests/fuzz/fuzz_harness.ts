@@ -25,6 +25,11 @@ export interface FuzzRunOptions {
   maxLineBytes: number;
   /** Lines between sentinel checks (default 200). */
   checkEvery?: number;
+  /**
+   * Lines between clean-ups that delete every non-sentinel session, NPC and world (default 5000), like a
+   * game unloading a level; without them long runs sit at the object limits.
+   */
+  cleanEvery?: number;
   /** Progress output (default none). */
   progress?: (text: string) => void;
   /** Allow multi-megabyte lines. */
@@ -86,6 +91,7 @@ export async function runFuzz(options: FuzzRunOptions): Promise<FuzzReport> {
   const maxFindings = options.maxFindings ?? 20;
   const trace = options.trace;
   const checkEvery = options.checkEvery ?? 200;
+  const cleanEvery = options.cleanEvery ?? 5000;
   const findings: string[] = [];
   const finding = (text: string) => {
     if (findings.length < maxFindings) findings.push(text);
@@ -309,6 +315,17 @@ export async function runFuzz(options: FuzzRunOptions): Promise<FuzzReport> {
     }
   };
 
+  const clean = async () => {
+    const sessions = (await result("session/list", {})).sessions as JsonObject[];
+    for (const s of sessions) {
+      if (s.session !== "sentinel") await call("session/delete", { session: s.session });
+    }
+    const npcs = (await result("npc/list", {})).npcs as JsonObject[];
+    for (const n of npcs) if (n.npc !== "sentinel-npc") await call("npc/delete", { npc: n.npc });
+    const worlds = (await result("world/list", {})).worlds as JsonObject[];
+    for (const w of worlds) if (w.world !== "sentinel-world") await call("world/delete", { world: w.world });
+  };
+
   // ---- the campaign ----
   const started = performance.now();
   for (lineNo = 1; lineNo <= options.lines; lineNo++) {
@@ -360,6 +377,7 @@ export async function runFuzz(options: FuzzRunOptions): Promise<FuzzReport> {
       }
     }
     if (lineNo % 16 === 0) await target.yield();
+    if (lineNo % cleanEvery === 0) await clean();
     if (lineNo >= nextCheck) {
       nextCheck = lineNo + checkEvery;
       await checkState(`after line ${lineNo}`);
