@@ -12,6 +12,7 @@ import { type FmHandle, FmLibrary, FmRemoteError, FmTransportError } from "../..
 import {
   denoEnvironment,
   fileExists,
+  granted,
   isEligiblePlatform,
   libraryCandidates,
   type LibrarySource,
@@ -107,6 +108,15 @@ class SystemModel implements LanguageModel {
       if (existing && !existing.handle.closed) return (this.#last = existing);
       const explicit = candidate.source === "option" || candidate.source === "env";
       if (!explicit && !fileExists(candidate.path)) continue;
+      if (granted({ name: "ffi", path: candidate.path }) && !granted({ name: "ffi" })) {
+        // A path-scoped grant opens the library, but reading its results (UnsafePointerView) would then
+        // throw inside the event pump and end the process.
+        return {
+          reason: absentReason,
+          detail: `Loading the plugin library '${candidate.path}' needs --allow-ffi without a path: ` +
+            `Deno's pointer functions, which read the plugin's results, are not path-scoped.`,
+        };
+      }
       try {
         const handle = FmLibrary.load(candidate.path).open({ client: CLIENT });
         const entry: SharedPlugin = {
