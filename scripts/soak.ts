@@ -25,8 +25,10 @@ export interface SoakOptions {
   npcs: number;
   /** RSS sampling interval. */
   sampleSeconds: number;
-  /** Allowed RSS growth from the first to the last third of the samples (MB). */
+  /** Allowed RSS growth from the first to the last third of the samples after the warm-up (MB). */
   maxGrowthMb: number;
+  /** Samples in the first seconds are left out of the flatness check (default: a sixth of the run). */
+  warmupSeconds?: number;
   /** Progress output. */
   progress?: (text: string) => void;
 }
@@ -347,13 +349,17 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   }, 50);
 
   // ---- RSS samples ----
+  const started = Date.now();
   const curve: number[] = [];
+  const times: number[] = [];
   const sample = () => {
     const kb = rssKb(child.pid);
-    if (kb !== null) curve.push(kb);
+    if (kb !== null) {
+      curve.push(kb);
+      times.push((Date.now() - started) / 1000);
+    }
     return kb;
   };
-  const started = Date.now();
   const sampler = setInterval(() => {
     const kb = sample();
     log(
@@ -394,10 +400,12 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   if (stderr.trim() !== "") failures.push(`stderr: ${stderr.slice(0, 1000)}`);
   for (const k of Object.keys(errors)) failures.push(`error responses ${k}: ${errors[k]}`);
 
-  // RSS: compare the first and the last third of the samples after set-up.
-  const third = Math.max(1, Math.floor(curve.length / 3));
-  const firstThird = mean(curve.slice(0, third));
-  const lastThird = mean(curve.slice(-third));
+  // RSS: compare the first and the last third of the samples after the warm-up.
+  const warmup = options.warmupSeconds ?? options.seconds / 6;
+  const steady = curve.filter((_, i) => times[i] >= warmup);
+  const third = Math.max(1, Math.floor(steady.length / 3));
+  const firstThird = mean(steady.slice(0, third));
+  const lastThird = mean(steady.slice(-third));
   const growthMb = (lastThird - firstThird) / 1024;
   if (growthMb > options.maxGrowthMb) {
     failures.push(`RSS grew by ${growthMb.toFixed(1)} MB (limit ${options.maxGrowthMb} MB)`);
