@@ -34,6 +34,11 @@ import type { GameContext } from "./game_context.ts";
 const DECIDE_MANY_KEYS = ["requests", "maxConcurrency"] as const;
 /** Default `maxConcurrency` of `decision/decideMany`. */
 export const DEFAULT_MAX_CONCURRENCY = 2;
+/**
+ * Most decisions in one `decision/decideMany` (each holds an agent while it runs; 100,000 of them in one
+ * request took 1.2 GB and blocked the bridge for 2.5 s).
+ */
+export const MAX_DECISIONS = 1024;
 /** Notification method name given to `drive` (decisions never stream, so it is never sent). */
 const EVENT_METHOD = "decision/event";
 
@@ -95,6 +100,12 @@ export class DecisionMethods {
     const p = r.params;
     const warnings = p.unknownKeys([...DECIDE_MANY_KEYS, ...ENGINE_KEYS]);
     const requests = p.array("requests");
+    if (requests.length > MAX_DECISIONS) {
+      throw BridgeError.invalidParams(
+        `'requests' holds at most ${MAX_DECISIONS} decisions; got ${requests.length}.`,
+        { limit: MAX_DECISIONS },
+      );
+    }
     const maxConcurrency = p.optionalInteger("maxConcurrency", { min: 1 }) ?? DEFAULT_MAX_CONCURRENCY;
     const settings = parseEngineSettings(p, this.#defaults());
     const items: Item[] = requests.map((raw, index) => {

@@ -110,7 +110,7 @@ const CODES = new Map<string, number>(Object.entries(ERROR_CODES));
 const FAST_MODEL = {
   type: "scripted",
   steps: [],
-  fallback: { json: { a: "x", reasoning: "r", optionID: "a", confidence: 5 } },
+  fallback: { json: { a: "x", reasoning: "r", choice: "a", confidence: 5 } },
 };
 const NPC_MODEL = { type: "scripted", steps: [], fallback: { text: "[happy] Aye." } };
 

@@ -121,3 +121,24 @@ Deno.test("object counts: 64 sessions, 128 NPCs, 64 worlds", async () => {
   });
   await c.close();
 });
+
+Deno.test("decision/decideMany: at most 1024 decisions per request (-32602 before any work)", async () => {
+  const c = new WireClient();
+  const decision = { situation: "x", options: ["a", "b"] };
+  const model = {
+    type: "scripted",
+    steps: [],
+    fallback: { json: { reasoning: "r", choice: "a", confidence: 5 } },
+  };
+  c.request("decision/decideMany", { requests: Array(1025).fill(decision), model }, 1);
+  assert.deepEqual((await c.response(1)).error, {
+    code: -32602,
+    message: "'requests' holds at most 1024 decisions; got 1025.",
+    data: { code: "invalid_params", limit: 1024 },
+  });
+  c.request("decision/decideMany", { requests: Array(1024).fill(decision), model, maxConcurrency: 64 }, 2);
+  const results = ((await c.response(2, 20_000)).result as JsonObject).results as JsonObject[];
+  assert.equal(results.length, 1024);
+  assert.ok(results.every((r) => r.optionID === "a"));
+  await c.close();
+});
