@@ -13,7 +13,7 @@ const forceScripted = Deno.args.includes("--scripted");
 const cliPath = new URL("../cli.ts", import.meta.url).pathname;
 
 const child = new Deno.Command(Deno.execPath(), {
-  args: ["run", "--allow-read", "--allow-env", "--allow-ffi", cliPath, "stdio"],
+  args: ["run", "--no-prompt", "--allow-read", "--allow-env", "--allow-ffi", cliPath, "stdio"],
   stdin: "piped",
   stdout: "piped",
   stderr: "inherit",

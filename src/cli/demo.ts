@@ -209,7 +209,7 @@ function sleep(ms: number): Promise<void> {
 export function bridgeCommand(extra: string[]): { program: string; args: string[] } {
   if (Deno.build.standalone) return { program: Deno.execPath(), args: ["stdio", ...extra] };
   const cli = new URL("../../cli.ts", import.meta.url);
-  const args = ["run", "--quiet", "--allow-read", "--allow-env", "--allow-ffi"];
+  const args = ["run", "--quiet", "--no-prompt", "--allow-read", "--allow-env", "--allow-ffi"];
   if (extra.some((a) => a.startsWith("openai:"))) args.push("--allow-net");
   if (cli.protocol === "file:") {
     const config = new URL("../../deno.json", import.meta.url);
