@@ -47,8 +47,8 @@ export class BridgeRequest {
   readonly params: Params;
   /** The engine serving the request. */
   readonly engine: BridgeEngine;
-  /** Aborted when the bridge shuts down or closes. */
-  readonly signal: AbortSignal;
+  readonly #lifetime: AbortSignal;
+  #signal: AbortSignal | null = null;
 
   /** @internal */
   constructor(
@@ -64,7 +64,16 @@ export class BridgeRequest {
     this.method = method;
     this.params = params;
     this.engine = engine;
-    this.signal = signal;
+    this.#lifetime = signal;
+  }
+
+  /**
+   * Aborted when the bridge shuts down or closes. Each request has its own signal (made on first use and
+   * following the engine's): listeners added to one shared signal by thousands of concurrent requests would
+   * make each new listener slower to add than the last.
+   */
+  get signal(): AbortSignal {
+    return this.#signal ??= AbortSignal.any([this.#lifetime]);
   }
 
   /**
