@@ -29,6 +29,12 @@ export interface BridgeConfiguration {
   maxPendingClientRequests: number;
   /** Maximum queued operations per session or NPC (default 256). */
   maxQueuedOperations: number;
+  /**
+   * Maximum requests waiting for their response at once (default 16384). Past it, requests fail with
+   * `-32010 busy`, except `ping`, `initialize`, `shutdown` and the `…/cancel`, `…/delete`, `…/list` and
+   * `…/unsubscribe` methods, which relieve the load.
+   */
+  maxInFlightRequests: number;
 }
 
 /** Default values of the numeric settings. */
@@ -37,6 +43,7 @@ export const DEFAULTS = {
   toolTimeoutSeconds: 120,
   maxPendingClientRequests: 1024,
   maxQueuedOperations: 256,
+  maxInFlightRequests: 16384,
 } as const;
 
 /** Fills in defaults. */
@@ -55,5 +62,6 @@ export function resolveConfiguration(
     ...(config.onShutdown ? { onShutdown: config.onShutdown } : {}),
     maxPendingClientRequests: config.maxPendingClientRequests ?? DEFAULTS.maxPendingClientRequests,
     maxQueuedOperations: config.maxQueuedOperations ?? DEFAULTS.maxQueuedOperations,
+    maxInFlightRequests: config.maxInFlightRequests ?? DEFAULTS.maxInFlightRequests,
   };
 }

@@ -32,6 +32,9 @@ interface Reply {
   error(id: RequestId | null, method: string, error: BridgeError): void;
 }
 
+/** Methods served even past `maxInFlightRequests`: they are cheap or free resources. */
+const RELIEVES_LOAD = /^(ping|initialize|shutdown)$|\/(cancel|delete|list|unsubscribe)$/;
+
 /** Lifecycle phase. */
 export type EnginePhase = "running" | "shut_down" | "closed";
 
@@ -200,6 +203,19 @@ export class BridgeEngine {
     const handler = this.registry.get(method);
     if (!handler) {
       reply.error(id, method, BridgeError.of("method_not_found", `Unknown method '${method}'.`, { method }));
+      return;
+    }
+    const limit = this.configuration.maxInFlightRequests;
+    if (this.#inFlight.size >= limit && !RELIEVES_LOAD.test(method)) {
+      reply.error(
+        id,
+        method,
+        BridgeError.of(
+          "busy",
+          `Too many requests are waiting for their response (limit ${limit}); wait for some before sending more.`,
+          { limit },
+        ),
+      );
       return;
     }
     const requestId = id ?? `local-${++this.#localIds}`;
