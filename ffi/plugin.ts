@@ -263,7 +263,9 @@ export class FmHandle {
 
   #ensurePump(): void {
     if (this.#pump !== null) return;
-    this.#pump = this.#runPump().finally(() => {
+    // Any failure inside the pump (reading or parsing a batch) fails the waiting requests instead of
+    // becoming an unhandled rejection that would end the process.
+    this.#pump = this.#runPump().catch((error) => this.#failAll(error)).finally(() => {
       this.#pump = null;
       // A request submitted while the last poll was being processed keeps the pump going.
       if (this.#pending.size > 0 && this.#pointer !== null) this.#ensurePump();

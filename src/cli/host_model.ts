@@ -8,8 +8,10 @@ import { parseOpenAIModelFlag } from "../models/openai_config.ts";
 import { createOpenAIModel } from "../models/openai_model.ts";
 import { parseScript, ScriptedModel } from "../models/scripted.ts";
 
+/** Reads a variable only when the permission is already granted: never prompts (stdin may be the protocol). */
 function env(name: string): string | undefined {
   try {
+    if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") return undefined;
     return Deno.env.get(name);
   } catch {
     return undefined;
@@ -28,6 +30,9 @@ export async function hostModelFromEnvironment(flag?: string): Promise<(() => La
   }
   const scriptPath = env("OAM_SCRIPT");
   if (scriptPath) {
+    if (Deno.permissions.querySync({ name: "read", path: scriptPath }).state !== "granted") {
+      throw new Error(`OAM_SCRIPT=${scriptPath} needs --allow-read=${scriptPath}.`);
+    }
     const text = await Deno.readTextFile(scriptPath);
     const script = parseScript(JSON.parse(text), "OAM_SCRIPT");
     return () => new ScriptedModel(structuredClone(script), "scripted (OAM_SCRIPT)");

@@ -151,7 +151,7 @@ Deno.test("OAM_SCRIPT: --allow-env=OAM_SCRIPT --allow-read=<script>; without the
     });
     try {
       assert.equal(await q.exit(10_000), 2);
-      assert.match(q.stderr, /Requires read access to ".*script\.json"/);
+      assert.match(q.stderr, /OAM_SCRIPT=.*script\.json needs --allow-read=.*script\.json/);
     } finally {
       await q.kill();
     }
