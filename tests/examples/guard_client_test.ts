@@ -10,10 +10,10 @@ Deno.test("examples/guard_client.ts (the README demo) drives the stdio bridge wi
   const text = new TextDecoder().decode(out.stdout);
   assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
   const expected = [
-    "[model calls open_gate {\"gate\":\"north\"}]",
-    "[engine runs open_gate: {\"opened\":false,\"reason\":\"the portcullis chain is jammed\"}]",
+    '[model calls open_gate {"gate":"north"}]',
+    '[engine runs open_gate: {"opened":false,"reason":"the portcullis chain is jammed"}]',
     "The north gate stays shut",
-    "[model calls open_gate {\"gate\":\"south\"}]",
+    '[model calls open_gate {"gate":"south"}]',
     "The south gate is open. Move along, traveller.",
     "bridge exited with code 0",
   ];
