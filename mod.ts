@@ -10,7 +10,8 @@
  * ```ts
  * import { BridgeEngine } from "./mod.ts";
  *
- * const engine = new BridgeEngine({}, (line) => console.log(line));
+ * const lines: string[] = [];
+ * const engine = new BridgeEngine({}, (line) => lines.push(line));
  * await engine.call("session/create", {
  *   session: "guard",
  *   model: { type: "scripted", steps: [{ text: "Halt! Who goes there?" }] },

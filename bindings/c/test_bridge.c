@@ -451,9 +451,17 @@ static void test_npc_world_decision(void) {
     recorder_free(&r);
 }
 
+/* A mkstemp template in $TMPDIR (or the system's temporary directory). */
+static void temp_template(char *out, size_t size) {
+    const char *dir = getenv("TMPDIR");
+    if (dir == NULL || dir[0] == '\0') dir = P_tmpdir;
+    snprintf(out, size, "%s/oam-c-test-pid-XXXXXX", dir);
+}
+
 static void test_bridge_dies_mid_turn(void) {
     recorder r;
-    char pid_file[] = "/tmp/oam-c-test-pid-XXXXXX";
+    char pid_file[4096];
+    temp_template(pid_file, sizeof pid_file);
     char *response, *line;
     pid_t pid;
     int fd;
@@ -495,7 +503,8 @@ static void test_bridge_dies_mid_turn(void) {
 
 static void test_destroy_ends_process(void) {
     recorder r;
-    char pid_file[] = "/tmp/oam-c-test-pid-XXXXXX";
+    char pid_file[4096];
+    temp_template(pid_file, sizeof pid_file);
     char *response;
     pid_t pid;
     int fd;
@@ -532,7 +541,7 @@ static void test_destroy_ends_process(void) {
     current_test = "destroy from inside the callback";
     recorder_init(&r);
     r.destroy_on_line = 1;
-    strcpy(pid_file, "/tmp/oam-c-test-pid-XXXXXX");
+    temp_template(pid_file, sizeof pid_file);
     fd = mkstemp(pid_file);
     if (fd >= 0) close(fd);
     if (!start_with_pid(&r, pid_file)) {

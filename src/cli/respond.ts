@@ -80,7 +80,7 @@ Examples:
   oam respond "Name three moons of Jupiter."
   git diff | oam respond --json "Summarize this change in one line."
   oam respond --tools tools.json "What's the weather in Paris?"; echo "exit $?"
-  oam respond --resume /tmp/oam-123.json --tool-output call_abc='{"temp": 21}'
+  oam respond --resume ./turn.json --tool-output call_abc='{"temp": 21}'
 `;
 
 const FLAGS = {

@@ -70,7 +70,7 @@ function normaliseBaseURL(text: string): { url: string } | { problem: string } {
  * ```ts
  * import { parseOpenAIModelSpec } from "./openai_config.ts";
  * const config = parseOpenAIModelSpec({ type: "openai", baseURL: "http://127.0.0.1:8080/v1", model: "qwen" }, "model");
- * console.log(config.baseURL); // http://127.0.0.1:8080/v1
+ * config.baseURL; // "http://127.0.0.1:8080/v1"
  * ```
  */
 export function parseOpenAIModelSpec(spec: JsonObject, path: string): OpenAIModelConfig {

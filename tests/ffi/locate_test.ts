@@ -31,15 +31,15 @@ Deno.test("locate: nothing to try off Apple silicon macOS without OAM_FM_LIBRARY
 });
 
 Deno.test("locate: OAM_FM_LIBRARY wins on any OS and is exclusive", () => {
-  const env = (name: string) => name === LIBRARY_ENV ? "/tmp/libx.so" : undefined;
-  assert.deepEqual(libraryCandidates(probe({ env })), [{ path: "/tmp/libx.so", source: "env" }]);
+  const env = (name: string) => name === LIBRARY_ENV ? "/opt/plugins/libx.so" : undefined;
+  assert.deepEqual(libraryCandidates(probe({ env })), [{ path: "/opt/plugins/libx.so", source: "env" }]);
   assert.deepEqual(libraryCandidates(probe({ env, os: "darwin", arch: "aarch64" })), [
-    { path: "/tmp/libx.so", source: "env" },
+    { path: "/opt/plugins/libx.so", source: "env" },
   ]);
 });
 
 Deno.test("locate: an explicit path wins over OAM_FM_LIBRARY", () => {
-  const env = () => "/tmp/from-env.so";
+  const env = () => "/opt/plugins/from-env.so";
   assert.deepEqual(libraryCandidates(probe({ env }), "/x/lib.so"), [{ path: "/x/lib.so", source: "option" }]);
 });
 
