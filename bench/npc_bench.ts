@@ -11,6 +11,7 @@
  */
 // deno-lint-ignore-file no-console
 import { parseArgs } from "node:util";
+import { cpuSeconds } from "./proc.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -24,16 +25,6 @@ const NPCS = Number(values.npcs);
 const TALKS = Number(values.talks);
 const STREAM = values.stream;
 const root = new URL("..", import.meta.url).pathname;
-
-/** User + system CPU seconds of a process, from /proc (Linux); NaN elsewhere. */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1].split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
-}
 
 /** A field of /proc/<pid>/status in MiB (e.g. VmHWM, VmRSS); NaN when unavailable. */
 function statusMiB(pid: number, field: string): number {

@@ -9,6 +9,7 @@
  * Targets (issue #2): pings ≥ 0.6 × floor throughput, scripted turns ≥ 0.25 × floor.
  */
 import { parseArgs } from "node:util";
+import { cpuSeconds } from "./proc.ts";
 
 const { values } = parseArgs({
   args: Deno.args,
@@ -30,16 +31,6 @@ interface Run {
   /** Messages per CPU second of the serving process (user + system), robust on a busy machine. */
   perCpuSecond: number;
   errors: number;
-}
-
-/** User + system CPU seconds of a process, from /proc (Linux); NaN elsewhere. */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = Deno.readTextFileSync(`/proc/${pid}/stat`).split(") ")[1].split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
 }
 
 async function drive(args: string[], setup: string[], lines: string[]): Promise<Run> {
