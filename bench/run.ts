@@ -92,7 +92,15 @@ async function drive(args: string[], setup: string[], lines: string[]): Promise<
   return { seconds, perSecond: lines.length / seconds, perCpuSecond: lines.length / cpu, errors };
 }
 
-const bridge = ["run", "--allow-read", "--allow-env", "--allow-ffi", "cli.ts", "stdio"];
+const bridge = [
+  "run",
+  ...(Deno.env.get("BRIDGE_V8") ? [`--v8-flags=${Deno.env.get("BRIDGE_V8")}`] : []),
+  "--allow-read",
+  "--allow-env",
+  "--allow-ffi",
+  "cli.ts",
+  "stdio",
+];
 const floor = ["run", "bench/floor.ts"];
 const pings = Array.from(
   { length: N },
@@ -148,7 +156,7 @@ async function measure(name: string, setup: string[], lines: string[]): Promise<
 
 // Untimed warm-up, the same for bridge and floor: process start-up and JIT compilation of the request path are
 // not part of the measurement (steady state is what a game session sees).
-const WARM = 2000;
+const WARM = Number(Deno.env.get("WARM") ?? 2000);
 const warmPings = Array.from(
   { length: WARM },
   (_, i) => JSON.stringify({ jsonrpc: "2.0", id: `w${i}`, method: "ping" }),

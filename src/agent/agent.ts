@@ -13,14 +13,22 @@ import {
   type ResponseEntry,
   segmentsText,
 } from "../protocol/transcript.ts";
-import type { LanguageModel, StepResult, StepTool, StepUsage } from "../models/language_model.ts";
+import type {
+  LanguageModel,
+  StepRequest,
+  StepResult,
+  StepTool,
+  StepUsage,
+} from "../models/language_model.ts";
 import { orderBySchema } from "../schema/order.ts";
+import { NO_ASSETS, NO_OPTIONS } from "./shared_values.ts";
 import { newEntryId } from "../util/ids.ts";
 import { abortableSleep } from "../util/sleep.ts";
 import { planStep, RESPOND_DIRECTLY, type TurnProgress } from "./step_policy.ts";
 import { TextTracker } from "./text_tracker.ts";
-import { runToolBatch } from "./tool_runtime.ts";
-import { trimHistory } from "./trim.ts";
+import { type BatchResult, runToolBatch } from "./tool_runtime.ts";
+import { trimHistory, type TrimResult } from "./trim.ts";
+import { type MaybePromise, type MaybeSyncBody, runMaybeSync } from "../util/maybe_sync.ts";
 import { boundHistory, MAX_HISTORY_CHARS, MAX_HISTORY_ENTRIES } from "./history_bound.ts";
 import {
   type AgentSettings,
@@ -199,17 +207,44 @@ export class Agent {
    * Runs one turn. `commit` is called right before the turn is appended to the history; if it throws
    * (the operation was cancelled) nothing is appended.
    */
-  async runTurn(
+  runTurn(
     input: TurnInput,
     sink: TurnSink,
     signal: AbortSignal,
     commit?: () => void,
   ): Promise<TurnResult> {
+    try {
+      return Promise.resolve(this.runTurnNow(input, sink, signal, commit));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  /**
+   * {@link runTurn} without the promise when the turn needs no waiting: with a model that answers at once
+   * (the scripted model) the whole turn runs synchronously and its result (or error, thrown) comes back
+   * directly; otherwise a promise of it.
+   */
+  runTurnNow(
+    input: TurnInput,
+    sink: TurnSink,
+    signal: AbortSignal,
+    commit?: () => void,
+  ): MaybePromise<TurnResult> {
+    return runMaybeSync(this.#turn(input, sink, signal, commit));
+  }
+
+  *#turn(
+    input: TurnInput,
+    sink: TurnSink,
+    signal: AbortSignal,
+    commit: (() => void) | undefined,
+  ): MaybeSyncBody<TurnResult> {
     const state: AttemptState = { admitted: false, tracker: new TextTracker() };
     for (let attempt = 1;; attempt++) {
       state.admitted = false;
       try {
-        const { result, entries } = await this.#attempt(input, sink, signal, state);
+        const { result, entries } = yield* this.#attempt(input, sink, signal, state);
         if (signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
         commit?.();
         this.#current = null;
@@ -228,27 +263,25 @@ export class Agent {
           Math.max(RETRY_BASE_DELAY_MS * 2 ** (attempt - 1), retry.delayMs),
           MAX_TIMER_MS,
         );
-        await abortableSleep(delay, signal);
+        yield abortableSleep(delay, signal);
         state.tracker.resetNext();
       }
     }
   }
 
-  async #attempt(
+  *#attempt(
     input: TurnInput,
     sink: TurnSink,
     signal: AbortSignal,
     state: AttemptState,
-  ): Promise<{ result: TurnResult; entries: ConversationEntry[] }> {
+  ): Generator<unknown, { result: TurnResult; entries: ConversationEntry[] }, unknown> {
     const prompt: PromptEntry = {
       id: newEntryId(),
       role: "user",
       contents: [{ type: "text", id: newEntryId(), text: input.prompt }],
-      options: {},
-      ...(input.schema
-        ? { responseFormat: { name: input.schema.name, schema: input.schema.jsonSchema } }
-        : {}),
+      options: NO_OPTIONS,
     };
+    if (input.schema) prompt.responseFormat = { name: input.schema.name, schema: input.schema.jsonSchema };
     const turn: ConversationEntry[] = [];
     const records: TurnResult["toolCalls"] = [];
     const steps: StepInfo[] = [];
@@ -269,8 +302,8 @@ export class Agent {
     const onPartial = quiet ? undefined : (value: JsonValue) => sink.event({ type: "partial", value });
     for (let index = 0;; index++) {
       const plan = planStep(input.policy, this.tools, progress);
-      const pendingTrim = trimHistory(this.model, this.settings, instructions, plan.tools, this.entries);
-      const trimmed = pendingTrim instanceof Promise ? await pendingTrim : pendingTrim;
+      const trimmed =
+        (yield trimHistory(this.model, this.settings, instructions, plan.tools, this.entries)) as TrimResult;
       const step: StepInfo = {
         index,
         completedToolRounds: progress.rounds,
@@ -284,7 +317,8 @@ export class Agent {
       if (!quiet) sink.event({ type: "modelStep", step });
       const history = index === 0 ? trimmed.history : [...trimmed.history, prompt, ...turn];
       this.#current = { prompt, turn };
-      const result: StepResult = await this.model.step({
+      const model = this.model;
+      const request: StepRequest = {
         instructions,
         tools: plan.tools.length === 0 ? [] : plan.tools.map(toStepTool),
         toolCallingMode: plan.mode,
@@ -296,7 +330,8 @@ export class Agent {
         signal,
         onText,
         onPartial,
-      });
+      };
+      const result = (yield model.stepNow ? model.stepNow(request) : model.step(request)) as StepResult;
       if (signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
       this.#addUsage(usage, result.usage, instructions, history, index === 0 ? input.prompt : "", result);
       if (result.kind === "toolCalls") {
@@ -312,11 +347,11 @@ export class Agent {
             `The turn reached the limit of ${MAX_TURN_STEPS} model steps.`,
           );
         }
-        const batch = await runToolBatch(result.calls, this.tools, sink, {
+        const batch = (yield runToolBatch(result.calls, this.tools, sink, {
           callsSoFar: progress.calls,
           maxToolCalls: input.policy.maxToolCalls,
           onAdmitted: () => state.admitted = true,
-        }, signal);
+        }, signal)) as BatchResult;
         records.push(...batch.records);
         turn.push(...batch.entries);
         progress.rounds++;
@@ -370,7 +405,7 @@ export class Agent {
           structure: { source: input.schema!.name, content: structured },
         }]
         : [{ type: "text", id: newEntryId(), text }],
-      assets: [],
+      assets: NO_ASSETS,
     };
     usage.totalTokens = usage.inputTokens + usage.outputTokens;
     const out: TurnResult = { text, toolCalls: records, usage, steps };

@@ -6,6 +6,7 @@
 import { BridgeError, toBridgeError } from "../protocol/errors.ts";
 import { compactJson, type JsonValue } from "../protocol/json.ts";
 import type { ToolCallsEntry, ToolOutputEntry } from "../protocol/transcript.ts";
+import { NO_ASSETS } from "./shared_values.ts";
 import type { StepToolCall } from "../models/language_model.ts";
 import { newCallId, newEntryId } from "../util/ids.ts";
 import { RESPOND_DIRECTLY } from "./step_policy.ts";
@@ -163,7 +164,7 @@ export async function runToolBatch(
     role: "response",
     toolCalls: transcriptCalls,
     contents: [],
-    assets: [],
+    assets: NO_ASSETS,
   };
   const outputs = results.map(([id, name, outcome]) => outputEntry(id, name, outcome));
   return { records, entries: [callsEntry, ...outputs], admitted, onlyRespondDirectly: real === 0 };

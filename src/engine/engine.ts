@@ -63,12 +63,16 @@ export class BridgeEngine {
   client: JsonValue = null;
   readonly #send: (line: string) => void;
   readonly #clientRequests = new ClientRequestTable();
-  readonly #inFlight = new Set<Promise<unknown>>();
+  /** Requests whose deferred work has not answered yet. */
+  #inFlight = 0;
+  /** Of those, the ones that started before shutdown (what `shutdown` waits for). */
+  #inFlightBeforeShutdown = 0;
   readonly #lifetime = new AbortController();
   readonly #extensions: BridgeExtension[];
   #phase: EnginePhase = "running";
   #localIds = 0;
   #idleWaiters: Array<() => void> = [];
+  #shutdownWaiters: Array<() => void> = [];
   #inputClosed: string | null = null;
 
   /** Creates an engine that writes each outgoing message (one JSON line, no newline) to `send`. */
@@ -104,7 +108,7 @@ export class BridgeEngine {
 
   /** Requests whose response has not been sent yet. */
   get inFlight(): number {
-    return this.#inFlight.size;
+    return this.#inFlight;
   }
 
   /** Bridge→client requests waiting for a reply. */
@@ -206,7 +210,7 @@ export class BridgeEngine {
       return;
     }
     const limit = this.configuration.maxInFlightRequests;
-    if (this.#inFlight.size >= limit && !RELIEVES_LOAD.test(method)) {
+    if (this.#inFlight >= limit && !RELIEVES_LOAD.test(method)) {
       reply.error(
         id,
         method,
@@ -239,22 +243,40 @@ export class BridgeEngine {
       reply.result(id, method, result);
       return;
     }
-    const tracked = result.then(
+    this.#inFlight++;
+    // A handler that shut the bridge down (the `shutdown` request) is not waited for by that shutdown.
+    const early = this.#phase === "running";
+    if (early) this.#inFlightBeforeShutdown++;
+    // One reaction per deferred request (no Set of promises, no finally): answer, then count it done.
+    result.then(
       (value) => {
-        if (this.#phase !== "closed") reply.result(id, method, value);
+        try {
+          if (this.#phase !== "closed") reply.result(id, method, value);
+        } finally {
+          this.#settled(early);
+        }
       },
       (error) => {
-        if (this.#phase !== "closed") reply.error(id, method, this.#mapError(error));
+        try {
+          if (this.#phase !== "closed") reply.error(id, method, this.#mapError(error));
+        } finally {
+          this.#settled(early);
+        }
       },
-    ).finally(() => {
-      this.#inFlight.delete(tracked);
-      if (this.#inFlight.size === 0) {
-        const waiters = this.#idleWaiters;
-        this.#idleWaiters = [];
-        for (const w of waiters) w();
-      }
-    });
-    this.#inFlight.add(tracked);
+    );
+  }
+
+  #settled(early: boolean): void {
+    if (early && --this.#inFlightBeforeShutdown === 0) {
+      const waiters = this.#shutdownWaiters;
+      this.#shutdownWaiters = [];
+      for (const w of waiters) w();
+    }
+    if (--this.#inFlight === 0 && this.#idleWaiters.length > 0) {
+      const waiters = this.#idleWaiters;
+      this.#idleWaiters = [];
+      for (const w of waiters) w();
+    }
   }
 
   #mapError(error: unknown): BridgeError {
@@ -269,7 +291,7 @@ export class BridgeEngine {
 
   /** Resolves when no request is waiting for its response. */
   idle(): Promise<void> {
-    if (this.#inFlight.size === 0) return Promise.resolve();
+    if (this.#inFlight === 0) return Promise.resolve();
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
@@ -346,7 +368,6 @@ export class BridgeEngine {
   async shutdown(): Promise<void> {
     if (this.#phase !== "running") return;
     this.#phase = "shut_down";
-    const work = [...this.#inFlight];
     // Cancel the extensions' work first (synchronously), then deferred work: running turns see their signal
     // abort while their client tool calls are still pending, so each pending tool/call gets its tool/cancel.
     const stops = this.#extensions.map((e) => {
@@ -363,7 +384,10 @@ export class BridgeEngine {
     this.#clientRequests.failAll(BridgeError.of("shut_down", "The bridge has shut down."));
     let timer: ReturnType<typeof setTimeout> | undefined;
     const grace = new Promise<void>((resolve) => timer = setTimeout(resolve, SHUTDOWN_GRACE_MS));
-    await Promise.race([Promise.allSettled([...work, ...stops]), grace]);
+    const work = this.#inFlightBeforeShutdown === 0
+      ? Promise.resolve()
+      : new Promise<void>((resolve) => this.#shutdownWaiters.push(resolve));
+    await Promise.race([Promise.allSettled([work, ...stops]), grace]);
     clearTimeout(timer);
   }
 

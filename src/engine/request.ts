@@ -79,27 +79,35 @@ export class BridgeRequest {
   /**
    * Runs `run` with a turn sink that streams events as `eventMethod` notifications (when `stream`) and sends
    * client tool calls as `tool/call` requests with `{...context, requestId, call}`. Calls still pending when
-   * the run ends get `tool/cancel`.
+   * the run ends get `tool/cancel`. When `run` returns its result directly (a turn that needed no waiting,
+   * see `Agent.runTurnNow`), so does `drive`.
    */
-  async drive<T>(run: (sink: TurnSink) => Promise<T>, options: DriveOptions): Promise<T> {
+  drive<T>(run: (sink: TurnSink) => Promise<T>, options: DriveOptions): Promise<T>;
+  /** {@link BridgeRequest.drive} for a run that may finish synchronously. */
+  drive<T>(run: (sink: TurnSink) => T | Promise<T>, options: DriveOptions): T | Promise<T>;
+  drive<T>(run: (sink: TurnSink) => T | Promise<T>, options: DriveOptions): T | Promise<T> {
     const engine = this.engine;
-    const pending = new Map<string, { callId: string; finish: () => void }>();
-    const notify = (params: JsonObject) => engine.notify(options.eventMethod, params);
+    // Made on the first client tool call: most runs never call one.
+    let pending: Map<string, { callId: string; finish: () => void }> | null = null;
+    const stream = options.stream;
     const sink: TurnSink = {
-      quiet: !options.stream,
+      quiet: !stream,
       event: (event) => {
-        if (!options.stream) return;
+        if (!stream) return;
         const wire = options.mapEvent ? options.mapEvent(event) : event as unknown as JsonObject;
-        if (wire) notify({ ...options.context, requestId: this.requestId, event: wire });
+        if (wire) {
+          engine.notify(options.eventMethod, { ...options.context, requestId: this.requestId, event: wire });
+        }
       },
       callClientTool: (call: ToolCallInfo, signal: AbortSignal): Promise<ToolOutcome> => {
+        const calls = pending ??= new Map();
         const request = engine.requestClient("tool/call", {
           ...options.context,
           requestId: this.requestId,
           call: call as unknown as JsonObject,
         });
         const cancel = (reason: string) => {
-          if (!pending.delete(request.id)) return;
+          if (!calls.delete(request.id)) return;
           request.abandon();
           engine.notify("tool/cancel", {
             ...options.context,
@@ -109,22 +117,42 @@ export class BridgeRequest {
             reason,
           });
         };
-        pending.set(request.id, { callId: call.id, finish: () => cancel(TURN_ENDED_REASON) });
+        calls.set(request.id, { callId: call.id, finish: () => cancel(TURN_ENDED_REASON) });
         const onAbort = () => cancel(typeof signal.reason === "string" ? signal.reason : TURN_ENDED_REASON);
         signal.addEventListener("abort", onAbort, { once: true });
         return request.outcome.finally(() => {
           signal.removeEventListener("abort", onAbort);
-          pending.delete(request.id);
+          calls.delete(request.id);
         });
       },
     };
-    try {
-      return await run(sink);
-    } finally {
+    const finish = () => {
+      if (pending === null || pending.size === 0) return;
       const left = [...pending.values()].sort((a, b) =>
         a.callId < b.callId ? -1 : a.callId > b.callId ? 1 : 0
       );
       for (const p of left) p.finish();
+    };
+    let result: T | Promise<T>;
+    try {
+      result = run(sink);
+    } catch (error) {
+      finish();
+      throw error;
     }
+    if (!(result instanceof Promise)) {
+      finish();
+      return result;
+    }
+    return result.then(
+      (value) => {
+        finish();
+        return value;
+      },
+      (error) => {
+        finish();
+        throw error;
+      },
+    );
   }
 }

@@ -8,7 +8,8 @@ import type { Params } from "../protocol/params.ts";
 import { Agent } from "../agent/agent.ts";
 import { compactAgent } from "../agent/compaction.ts";
 import { exportTranscript, importTranscript } from "../agent/transcript_codec.ts";
-import type { AgentTool, ToolPolicy } from "../agent/types.ts";
+import type { AgentTool, ToolPolicy, TurnResult } from "../agent/types.ts";
+import { mapMaybe } from "../util/maybe_sync.ts";
 import type { ModelAvailability, ResponseSchema } from "../models/language_model.ts";
 import { IdGenerator } from "../util/ids.ts";
 import {
@@ -249,21 +250,25 @@ export class SessionMethods implements BridgeExtension {
     warnings.push(...schemaWarnings);
     const stream = p.optionalBool("stream") ?? false;
     const policy: ToolPolicy = parsePolicy(p, session.policy);
-    return this.#schedule(session, async (op) => {
+    const finish = (result: TurnResult): JsonObject => {
+      const out: JsonObject = { session: session.id, ...turnResultJson(result) };
+      if (warnings.length > 0) out.warnings = warnings;
+      return out;
+    };
+    return this.#schedule(session, (op) => {
       const choice = policy.choice;
       if (typeof choice === "object" && !session.agent.tools.some((t) => t.name === choice.tool)) {
         throw BridgeError.invalidParams(
           `'toolChoice' names tool '${choice.tool}', which session '${session.id}' does not have.`,
         );
       }
-      const result = await r.drive(
+      // A turn that needs no waiting (scripted) finishes right here, without a promise per layer.
+      const result = r.drive(
         (sink) =>
-          session.agent.runTurn({ prompt, schema, policy, stream }, sink, op.signal, () => op.commit()),
+          session.agent.runTurnNow({ prompt, schema, policy, stream }, sink, op.signal, () => op.commit()),
         { stream, context: { session: session.id }, eventMethod: "session/event" },
       );
-      const out: JsonObject = { session: session.id, ...turnResultJson(result) };
-      if (warnings.length > 0) out.warnings = warnings;
-      return out;
+      return mapMaybe(result, finish);
     });
   }
 

@@ -202,13 +202,30 @@ export class ScriptedModel implements LanguageModel {
   }
 
   /** Plays the next step. */
-  async step(req: StepRequest): Promise<StepResult> {
+  step(req: StepRequest): Promise<StepResult> {
+    const result = this.stepNow(req);
+    return result instanceof Promise ? result : Promise.resolve(result);
+  }
+
+  /**
+   * Plays the next step, returning the result directly (no promise) unless the step has a `delayMs`;
+   * failures are always a rejected promise.
+   */
+  stepNow(req: StepRequest): Promise<StepResult> | StepResult {
     const step = this.#next < this.#script.steps.length
       ? this.#script.steps[this.#next]
       : (this.#script.fallback ?? { text: "(script exhausted)" });
     this.#next++;
-    if (req.signal.aborted) throw abortError();
-    if (step.delayMs) await abortableSleep(step.delayMs, req.signal);
+    if (req.signal.aborted) return Promise.reject(abortError());
+    if (step.delayMs) return abortableSleep(step.delayMs, req.signal).then(() => this.#play(step, req));
+    try {
+      return this.#play(step, req);
+    } catch (error) {
+      return Promise.reject(error);
+    }
+  }
+
+  #play(step: ScriptStep, req: StepRequest): StepResult {
     if ("error" in step) {
       throw BridgeError.of(step.error as never, step.message ?? `Scripted ${step.error}.`);
     }

@@ -12,14 +12,26 @@ import { BridgeError } from "../protocol/errors.ts";
 
 /** The handle a running operation uses to observe cancellation and to commit. */
 export class Operation {
-  readonly #controller = new AbortController();
+  // The controller is made on first use of `signal`: operations that never look at it (or only check
+  // `cancelled`) cost no AbortController/EventTarget.
+  #controller: AbortController | null = null;
+  #reason: BridgeError | null = null;
   #committed = false;
   #started = false;
   #settled = false;
 
   /** Aborted when the operation is cancelled. */
   get signal(): AbortSignal {
+    if (this.#controller === null) {
+      this.#controller = new AbortController();
+      if (this.#reason !== null) this.#controller.abort(this.#reason);
+    }
     return this.#controller.signal;
+  }
+
+  /** True once the operation was cancelled (before or after it started). */
+  get cancelled(): boolean {
+    return this.#reason !== null;
   }
 
   /** True once `commit()` succeeded. */
@@ -39,19 +51,20 @@ export class Operation {
 
   /** Throws `cancelled` if the operation was cancelled; otherwise makes it immune to later cancellation. */
   commit(): void {
-    if (this.#controller.signal.aborted) throw BridgeError.cancelled();
+    if (this.#reason !== null) throw BridgeError.cancelled();
     this.#committed = true;
   }
 
   /** Throws `cancelled` if the operation was cancelled (without committing). */
   throwIfCancelled(): void {
-    if (this.#controller.signal.aborted) throw BridgeError.cancelled();
+    if (this.#reason !== null) throw BridgeError.cancelled();
   }
 
   /** Cancels the operation. Returns true when it counted (not committed and not finished). */
   cancel(): boolean {
-    if (this.#committed || this.#settled || this.#controller.signal.aborted) return false;
-    this.#controller.abort(BridgeError.cancelled());
+    if (this.#committed || this.#settled || this.#reason !== null) return false;
+    this.#reason = BridgeError.cancelled();
+    this.#controller?.abort(this.#reason);
     return true;
   }
 
@@ -88,33 +101,29 @@ interface Item {
  * ```
  */
 export class WorkQueue {
+  /** Waiting items from `#head` on (consumed slots are cleared and the array compacted now and then). */
   #items: Item[] = [];
   #head = 0;
+  /** The running operation, if any. */
+  #current: Operation | null = null;
   #running = false;
-  readonly #ops = new Set<Operation>();
   #idleWaiters: Array<() => void> = [];
 
   /** Operations running or waiting. */
   get pending(): number {
-    return this.#ops.size;
+    return this.#items.length - this.#head + (this.#current === null ? 0 : 1);
   }
 
   /** True when an operation is running or waiting. */
   get busy(): boolean {
-    return this.#ops.size > 0;
+    return this.pending > 0;
   }
 
   /** Schedules `work` after every earlier operation. */
   schedule<T>(work: (op: Operation) => Promise<T> | T): { op: Operation; promise: Promise<T> } {
     const op = new Operation();
-    this.#ops.add(op);
-    let resolve!: (value: unknown) => void;
-    let reject!: (error: unknown) => void;
-    const promise = new Promise<T>((res, rej) => {
-      resolve = res as (value: unknown) => void;
-      reject = rej;
-    });
-    this.#items.push({ op, work, resolve, reject });
+    const { promise, resolve, reject } = Promise.withResolvers<T>();
+    this.#items.push({ op, work, resolve: resolve as (value: unknown) => void, reject });
     if (!this.#running) {
       // Start on a microtask: the handler that scheduled the work finishes first (arrival order).
       this.#running = true;
@@ -124,7 +133,6 @@ export class WorkQueue {
   }
 
   async #drain(): Promise<void> {
-    this.#running = true;
     while (this.#head < this.#items.length) {
       const item = this.#items[this.#head];
       this.#items[this.#head++] = undefined as unknown as Item;
@@ -133,17 +141,18 @@ export class WorkQueue {
         this.#head = 0;
       }
       const op = item.op;
-      if (op.signal.aborted) {
-        this.#settle(op);
+      if (op.cancelled) {
+        op.markSettled();
         item.reject(BridgeError.cancelled("The request was cancelled before it started."));
         continue;
       }
+      this.#current = op;
       op.markStarted();
       try {
         let result = item.work(op);
         if (result instanceof Promise) result = await result;
         this.#settle(op);
-        if (op.signal.aborted && !op.committed) item.reject(BridgeError.cancelled());
+        if (op.cancelled && !op.committed) item.reject(BridgeError.cancelled());
         else item.resolve(result);
       } catch (error) {
         this.#settle(op);
@@ -160,13 +169,15 @@ export class WorkQueue {
 
   #settle(op: Operation): void {
     op.markSettled();
-    this.#ops.delete(op);
+    this.#current = null;
   }
 
   /** Cancels every running and waiting operation; returns how many were not yet committed. */
   cancelAll(): number {
     let n = 0;
-    for (const op of this.#ops) if (op.cancel()) n++;
+    if (this.#current?.cancel()) n++;
+    const items = this.#items;
+    for (let i = this.#head; i < items.length; i++) if (items[i].op.cancel()) n++;
     return n;
   }
 
