@@ -15,9 +15,10 @@ import { CoreMethods } from "../methods/core_methods.ts";
 import { SessionMethods } from "../methods/session_methods.ts";
 import { type ClientRequest, ClientRequestTable } from "./client_requests.ts";
 import { type BridgeConfiguration, resolveConfiguration } from "./configuration.ts";
-import { type BridgeExtension, type MethodHandler, MethodRegistry } from "./extension.ts";
+import { type BridgeExtension, type HandlerResult, type MethodHandler, MethodRegistry } from "./extension.ts";
 import { BridgeRequest } from "./request.ts";
 import { standardExtensions } from "./standard_extensions.ts";
+import { Pending } from "../util/pending.ts";
 
 /** Server name and version reported by `initialize`. */
 export const SERVER_INFO = { name: "open-apple-models", version: "0.1.0" } as const;
@@ -223,7 +224,7 @@ export class BridgeEngine {
       return;
     }
     const requestId = id ?? `local-${++this.#localIds}`;
-    let result: JsonValue | Promise<JsonValue>;
+    let result: HandlerResult;
     try {
       const params = Params.from(rawParams);
       const request = new BridgeRequest(
@@ -239,31 +240,44 @@ export class BridgeEngine {
       reply.error(id, method, this.#mapError(error));
       return;
     }
-    if (!(result instanceof Promise)) {
+    if (!(result instanceof Promise) && !(result instanceof Pending)) {
       reply.result(id, method, result);
       return;
     }
-    this.#inFlight++;
-    // A handler that shut the bridge down (the `shutdown` request) is not waited for by that shutdown.
+    // Deferred: counted until answered. A handler that shut the bridge down (`shutdown`) is not waited for
+    // by that shutdown.
     const early = this.#phase === "running";
+    this.#inFlight++;
     if (early) this.#inFlightBeforeShutdown++;
-    // One reaction per deferred request (no Set of promises, no finally): answer, then count it done.
-    result.then(
-      (value) => {
-        try {
-          if (this.#phase !== "closed") reply.result(id, method, value);
-        } finally {
-          this.#settled(early);
-        }
-      },
-      (error) => {
-        try {
-          if (this.#phase !== "closed") reply.error(id, method, this.#mapError(error));
-        } finally {
-          this.#settled(early);
-        }
-      },
-    );
+    const onValue = this.#onValue(id, method, reply, early);
+    const onError = this.#onError(id, method, reply, early);
+    // One reaction per deferred request (no Set of promises, no finally); a Pending answers synchronously.
+    if (result instanceof Pending) result.settle(onValue, onError);
+    else result.then(onValue, onError);
+  }
+
+  #onValue(id: RequestId | null, method: string, reply: Reply, early: boolean): (value: JsonValue) => void {
+    return (value) => {
+      try {
+        if (this.#phase !== "closed") reply.result(id, method, value);
+      } catch (error) {
+        this.logger.error(`Answering '${method}' failed: ${String(error)}`);
+      } finally {
+        this.#settled(early);
+      }
+    };
+  }
+
+  #onError(id: RequestId | null, method: string, reply: Reply, early: boolean): (error: unknown) => void {
+    return (error) => {
+      try {
+        if (this.#phase !== "closed") reply.error(id, method, this.#mapError(error));
+      } catch (failure) {
+        this.logger.error(`Answering '${method}' failed: ${String(failure)}`);
+      } finally {
+        this.#settled(early);
+      }
+    };
   }
 
   #settled(early: boolean): void {

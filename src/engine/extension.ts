@@ -5,11 +5,15 @@
  * @module
  */
 import type { JsonValue } from "../protocol/json.ts";
+import type { Pending } from "../util/pending.ts";
 import type { BridgeEngine } from "./engine.ts";
 import type { BridgeRequest } from "./request.ts";
 
-/** What a handler returns: a result now, or a Promise of it (deferred work). */
-export type HandlerResult = JsonValue | Promise<JsonValue>;
+/**
+ * What a handler returns: a result now, or a Promise of it (deferred work), or a {@link Pending} of it
+ * (deferred work answered the moment it finishes, as queued work is: see `WorkQueue.enqueue`).
+ */
+export type HandlerResult = JsonValue | Promise<JsonValue> | Pending<JsonValue>;
 
 /** A method handler. It must not await anything before its order-sensitive part is done. */
 export type MethodHandler = (request: BridgeRequest) => HandlerResult;

@@ -10,6 +10,7 @@ import { compactAgent } from "../agent/compaction.ts";
 import { exportTranscript, importTranscript } from "../agent/transcript_codec.ts";
 import type { AgentTool, ToolPolicy, TurnResult } from "../agent/types.ts";
 import { mapMaybe } from "../util/maybe_sync.ts";
+import type { Pending } from "../util/pending.ts";
 import type { ModelAvailability, ResponseSchema } from "../models/language_model.ts";
 import { IdGenerator } from "../util/ids.ts";
 import {
@@ -141,13 +142,13 @@ export class SessionMethods implements BridgeExtension {
     return session;
   }
 
-  #schedule<T extends JsonValue>(
+  #schedule(
     session: BridgeSession,
-    work: (op: Operation) => Promise<T> | T,
-  ): Promise<T> {
+    work: (op: Operation) => Promise<JsonValue> | JsonValue,
+  ): Pending<JsonValue> {
     const limit = this.#engine.configuration.maxQueuedOperations;
     if (session.queue.pending >= limit) throw queueFullError(SESSION_KIND, session.id, limit);
-    return session.queue.schedule(work).promise;
+    return session.queue.enqueue(work).outcome;
   }
 
   #defaultTimeoutMs(): number | null {
@@ -241,7 +242,7 @@ export class SessionMethods implements BridgeExtension {
     });
   }
 
-  #respond(r: BridgeRequest): Promise<JsonValue> {
+  #respond(r: BridgeRequest): Pending<JsonValue> {
     const p = r.params;
     const warnings = p.unknownKeys(RESPOND_KEYS);
     const session = this.#lookup(r);
@@ -277,7 +278,7 @@ export class SessionMethods implements BridgeExtension {
     return { session: session.id, cancelled: session.queue.cancelAll() };
   }
 
-  #reset(r: BridgeRequest): Promise<JsonValue> {
+  #reset(r: BridgeRequest): Pending<JsonValue> {
     const session = this.#lookup(r);
     return this.#schedule(session, (op) => {
       op.commit();
@@ -317,7 +318,7 @@ export class SessionMethods implements BridgeExtension {
     };
   }
 
-  #setInstructions(r: BridgeRequest): Promise<JsonValue> {
+  #setInstructions(r: BridgeRequest): Pending<JsonValue> {
     const session = this.#lookup(r);
     if (!r.params.has("instructions")) {
       throw BridgeError.invalidParams("Missing required parameter 'instructions'.");
@@ -330,7 +331,7 @@ export class SessionMethods implements BridgeExtension {
     });
   }
 
-  #setContextNote(r: BridgeRequest): Promise<JsonValue> {
+  #setContextNote(r: BridgeRequest): Pending<JsonValue> {
     const session = this.#lookup(r);
     if (!r.params.has("note")) throw BridgeError.invalidParams("Missing required parameter 'note'.");
     const note = r.params.optionalString("note") ?? null;
@@ -341,7 +342,7 @@ export class SessionMethods implements BridgeExtension {
     });
   }
 
-  #setTools(r: BridgeRequest): Promise<JsonValue> {
+  #setTools(r: BridgeRequest): Pending<JsonValue> {
     const session = this.#lookup(r);
     const parsed = parseToolDefinitions(r.params.array("tools"), "tools", session.toolTimeoutMs);
     const warnings = [...parsed.warnings];
@@ -354,7 +355,7 @@ export class SessionMethods implements BridgeExtension {
     });
   }
 
-  #compact(r: BridgeRequest): Promise<JsonValue> {
+  #compact(r: BridgeRequest): Pending<JsonValue> {
     const session = this.#lookup(r);
     const keep = r.params.optionalInteger("keepRecentTurns", { min: 0 }) ?? 2;
     const summaryInstructions = r.params.optionalString("summaryInstructions") ?? null;

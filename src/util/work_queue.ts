@@ -9,6 +9,7 @@
  * @module
  */
 import { BridgeError } from "../protocol/errors.ts";
+import { Pending } from "./pending.ts";
 
 /** The handle a running operation uses to observe cancellation and to commit. */
 export class Operation {
@@ -82,8 +83,7 @@ export class Operation {
 interface Item {
   op: Operation;
   work: (op: Operation) => unknown;
-  resolve: (value: unknown) => void;
-  reject: (error: unknown) => void;
+  outcome: Pending<unknown>;
 }
 
 /**
@@ -119,17 +119,26 @@ export class WorkQueue {
     return this.pending > 0;
   }
 
-  /** Schedules `work` after every earlier operation. */
+  /** Schedules `work` after every earlier operation; `promise` settles with its outcome. */
   schedule<T>(work: (op: Operation) => Promise<T> | T): { op: Operation; promise: Promise<T> } {
+    const { op, outcome } = this.enqueue(work);
+    return { op, promise: outcome.toPromise() };
+  }
+
+  /**
+   * {@link schedule} without a promise: `outcome` is set (and its consumer called) the moment the work
+   * finishes, so work that finishes synchronously is answered within the same microtask.
+   */
+  enqueue<T>(work: (op: Operation) => Promise<T> | T): { op: Operation; outcome: Pending<T> } {
     const op = new Operation();
-    const { promise, resolve, reject } = Promise.withResolvers<T>();
-    this.#items.push({ op, work, resolve: resolve as (value: unknown) => void, reject });
+    const outcome = new Pending<T>();
+    this.#items.push({ op, work, outcome: outcome as Pending<unknown> });
     if (!this.#running) {
       // Start on a microtask: the handler that scheduled the work finishes first (arrival order).
       this.#running = true;
       queueMicrotask(() => this.#drain());
     }
-    return { op, promise };
+    return { op, outcome };
   }
 
   async #drain(): Promise<void> {
@@ -143,21 +152,25 @@ export class WorkQueue {
       const op = item.op;
       if (op.cancelled) {
         op.markSettled();
-        item.reject(BridgeError.cancelled("The request was cancelled before it started."));
+        item.outcome.reject(BridgeError.cancelled("The request was cancelled before it started."));
         continue;
       }
       this.#current = op;
       op.markStarted();
+      let failed = false;
+      let result: unknown;
       try {
-        let result = item.work(op);
+        result = item.work(op);
         if (result instanceof Promise) result = await result;
-        this.#settle(op);
-        if (op.cancelled && !op.committed) item.reject(BridgeError.cancelled());
-        else item.resolve(result);
       } catch (error) {
-        this.#settle(op);
-        item.reject(error);
+        failed = true;
+        result = error;
       }
+      this.#settle(op);
+      // The consumer runs here (outside the try: its own failures are not the work's).
+      if (failed) item.outcome.reject(result);
+      else if (op.cancelled && !op.committed) item.outcome.reject(BridgeError.cancelled());
+      else item.outcome.resolve(result);
     }
     this.#items = [];
     this.#head = 0;
