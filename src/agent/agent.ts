@@ -29,7 +29,7 @@ import { TextTracker } from "./text_tracker.ts";
 import { type BatchResult, runToolBatch } from "./tool_runtime.ts";
 import { trimHistory, type TrimResult } from "./trim.ts";
 import { type MaybePromise, type MaybeSyncBody, runMaybeSync } from "../util/maybe_sync.ts";
-import { boundHistory, MAX_HISTORY_CHARS, MAX_HISTORY_ENTRIES } from "./history_bound.ts";
+import { boundHistoryWithLength, MAX_HISTORY_CHARS, MAX_HISTORY_ENTRIES } from "./history_bound.ts";
 import {
   type AgentSettings,
   type AgentTool,
@@ -435,7 +435,7 @@ export class Agent {
 
   /** Drops the oldest whole turns when the history is past its bounds. */
   #bound(): void {
-    const bounded = boundHistory(
+    const bounded = boundHistoryWithLength(
       this.entries,
       historyLength(this.entries),
       entryLength,
@@ -443,8 +443,10 @@ export class Agent {
       this.maxChars,
     );
     if (bounded === null) return;
-    this.droppedEntries += this.entries.length - bounded.length;
-    this.entries = bounded;
+    this.droppedEntries += this.entries.length - bounded.entries.length;
+    this.entries = bounded.entries;
+    // The kept entries' length is known: the next usage estimate need not measure them again.
+    historyLengths.set(bounded.entries, { count: bounded.entries.length, sum: bounded.chars });
   }
 
   /** Removes every conversation entry and the context note. */

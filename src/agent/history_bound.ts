@@ -16,7 +16,8 @@ export const MAX_HISTORY_CHARS = 2 * 1024 * 1024;
 /**
  * The history without its oldest whole turns (a turn starts at a user prompt), so that it fits
  * `maxEntries` and `maxChars` with room to spare; `null` when it already fits. `lengthOf` gives an entry's
- * text length and `total` the text length of all of `entries`.
+ * text length and `total` the text length of all of `entries`. {@link boundHistoryWithLength} also returns
+ * the text length of what is kept.
  */
 export function boundHistory(
   entries: ConversationEntry[],
@@ -25,6 +26,17 @@ export function boundHistory(
   maxEntries: number,
   maxChars: number,
 ): ConversationEntry[] | null {
+  return boundHistoryWithLength(entries, total, lengthOf, maxEntries, maxChars)?.entries ?? null;
+}
+
+/** {@link boundHistory}, with the text length of the kept entries (`chars`). */
+export function boundHistoryWithLength(
+  entries: ConversationEntry[],
+  total: number,
+  lengthOf: (entry: ConversationEntry) => number,
+  maxEntries: number,
+  maxChars: number,
+): { entries: ConversationEntry[]; chars: number } | null {
   if (entries.length <= maxEntries && total <= maxChars) return null;
   const targetEntries = Math.floor(maxEntries * 0.75);
   const targetChars = Math.floor(maxChars * 0.75);
@@ -38,12 +50,14 @@ export function boundHistory(
   if (lastStart <= 0) return null;
   let chars = total;
   let cut = 0;
+  let kept = total;
   for (let i = 0; i < lastStart; i++) {
     chars -= lengthOf(entries[i]);
     const next = i + 1;
     if (entries[next].role !== "user") continue;
     cut = next;
+    kept = chars;
     if (entries.length - cut <= targetEntries && chars <= targetChars) break;
   }
-  return cut === 0 ? null : entries.slice(cut);
+  return cut === 0 ? null : { entries: entries.slice(cut), chars: kept };
 }

@@ -4,7 +4,7 @@
  * quarters of the bound) and the newest turn is always kept.
  */
 import assert from "node:assert/strict";
-import { Agent } from "../../src/agent/agent.ts";
+import { Agent, entryLength, historyLength } from "../../src/agent/agent.ts";
 import { boundHistory, MAX_HISTORY_CHARS, MAX_HISTORY_ENTRIES } from "../../src/agent/history_bound.ts";
 import { ScriptedModel } from "../../src/models/scripted.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
@@ -42,6 +42,9 @@ Deno.test("agent: past maxEntries the oldest whole turns go, down to 3/4 of the 
   assert.deepEqual(lengths, [2, 4, 6, 8, 10, 6, 8, 10, 6, 8, 10, 6]);
   assert.deepEqual(agent.entries.map(textOf), ["p10", "Hmph.", "p11", "Hmph.", "p12", "Hmph."]);
   assert.equal(agent.droppedEntries, 18);
+  // The cached text length of the kept history (carried over from the cut, not re-measured) is exact.
+  assert.equal(historyLength(agent.entries), agent.entries.reduce((n, e) => n + entryLength(e), 0));
+  assert.equal(historyLength(agent.entries), "p10Hmph.p11Hmph.p12Hmph.".length);
 });
 
 Deno.test("boundHistory: cuts only at prompts, keeps the last turn even when it alone is too big", () => {
