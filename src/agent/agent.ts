@@ -140,8 +140,16 @@ function stripRespondDirectly(entries: ConversationEntry[]): ConversationEntry[]
 /** State shared between attempts of one turn. */
 interface AttemptState {
   admitted: boolean;
-  tracker: TextTracker;
+  /** Text shown so far (made on first use; quiet runs never need it). */
+  tracker: TextTracker | null;
+  /** The answer entry of the attempt that succeeded. */
+  response: ResponseEntry | null;
 }
+
+/** Shared empty values (never mutated): a quiet tool-less turn allocates no empty arrays for them. */
+const NO_ENTRIES: ConversationEntry[] = Object.freeze([]) as unknown as ConversationEntry[];
+const NO_NAMES: string[] = Object.freeze([]) as unknown as string[];
+const NO_STEP_TOOLS: StepTool[] = Object.freeze([]) as unknown as StepTool[];
 
 /**
  * An agent with a conversation.
@@ -179,12 +187,13 @@ export class Agent {
   /** Entries dropped so far by the history bound. */
   droppedEntries = 0;
   /** Entries of the turn in progress (for reading a transcript during a turn), without respond_directly. */
-  #current: { prompt: PromptEntry; turn: ConversationEntry[] } | null = null;
+  #currentPrompt: PromptEntry | null = null;
+  #currentTurn: ConversationEntry[] = NO_ENTRIES;
 
   /** Entries of the turn in progress (prompt, tool calls and outputs so far), without respond_directly. */
   get inProgress(): ConversationEntry[] {
-    const c = this.#current;
-    return c ? stripRespondDirectly([c.prompt, ...c.turn]) : [];
+    const prompt = this.#currentPrompt;
+    return prompt ? stripRespondDirectly([prompt, ...this.#currentTurn]) : [];
   }
 
   /** Creates an agent. */
@@ -240,20 +249,25 @@ export class Agent {
     signal: AbortSignal,
     commit: (() => void) | undefined,
   ): MaybeSyncBody<TurnResult> {
-    const state: AttemptState = { admitted: false, tracker: new TextTracker() };
+    const state: AttemptState = { admitted: false, tracker: null, response: null };
     for (let attempt = 1;; attempt++) {
       state.admitted = false;
       try {
-        const { result, entries } = yield* this.#attempt(input, sink, signal, state);
+        const result = yield* this.#attempt(input, sink, signal, state);
         if (signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
         commit?.();
-        this.#current = null;
-        if (entries.length === 2) this.entries.push(entries[0], entries[1]); // prompt + answer: nothing to strip
-        else this.entries.push(...stripRespondDirectly(entries));
+        const prompt = this.#currentPrompt!;
+        const turn = this.#currentTurn;
+        this.#currentPrompt = null;
+        this.#currentTurn = NO_ENTRIES;
+        // prompt + answer (the common case) have nothing to strip
+        if (turn.length === 0) this.entries.push(prompt, state.response!);
+        else this.entries.push(...stripRespondDirectly([prompt, ...turn, state.response!]));
         this.#bound();
         return result;
       } catch (error) {
-        this.#current = null;
+        this.#currentPrompt = null;
+        this.#currentTurn = NO_ENTRIES;
         if (signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
         const e = toBridgeError(error);
         const retry = retryable(e);
@@ -264,7 +278,7 @@ export class Agent {
           MAX_TIMER_MS,
         );
         yield abortableSleep(delay, signal);
-        state.tracker.resetNext();
+        state.tracker?.resetNext();
       }
     }
   }
@@ -274,7 +288,7 @@ export class Agent {
     sink: TurnSink,
     signal: AbortSignal,
     state: AttemptState,
-  ): Generator<unknown, { result: TurnResult; entries: ConversationEntry[] }, unknown> {
+  ): MaybeSyncBody<TurnResult> {
     const prompt: PromptEntry = {
       id: newEntryId(),
       role: "user",
@@ -293,34 +307,38 @@ export class Agent {
       disallowedRounds: 0,
     };
     const instructions = this.composedInstructions();
-    const tracker = state.tracker;
     const quiet = sink.quiet === true;
-    const onText = quiet ? undefined : (snapshot: string) => {
+    // Text events only: a quiet run (nobody streams) needs no tracker.
+    const tracker = quiet ? null : (state.tracker ??= new TextTracker());
+    const onText = tracker === null ? undefined : (snapshot: string) => {
       const u = tracker.update(snapshot);
       if (u) sink.event({ type: "text", ...u });
     };
     const onPartial = quiet ? undefined : (value: JsonValue) => sink.event({ type: "partial", value });
     for (let index = 0;; index++) {
       const plan = planStep(input.policy, this.tools, progress);
-      const trimmed =
-        (yield trimHistory(this.model, this.settings, instructions, plan.tools, this.entries)) as TrimResult;
+      const trimmed = this.model.trimsHistory && this.settings.trimHistory && this.entries.length > 0
+        ? (yield trimHistory(this.model, this.settings, instructions, plan.tools, this.entries)) as TrimResult
+        : null;
       const step: StepInfo = {
         index,
         completedToolRounds: progress.rounds,
         toolCallingMode: plan.mode,
         enabledTools: plan.tools.length === 0
-          ? []
+          ? NO_NAMES
           : plan.tools.filter((t) => t.name !== RESPOND_DIRECTLY).map((t) => t.name),
-        trimmedEntries: trimmed.trimmedEntries,
+        trimmedEntries: trimmed === null ? 0 : trimmed.trimmedEntries,
       };
       steps.push(step);
       if (!quiet) sink.event({ type: "modelStep", step });
-      const history = index === 0 ? trimmed.history : [...trimmed.history, prompt, ...turn];
-      this.#current = { prompt, turn };
+      const base = trimmed === null ? this.entries : trimmed.history;
+      const history = index === 0 ? base : [...base, prompt, ...turn];
+      this.#currentPrompt = prompt;
+      this.#currentTurn = turn;
       const model = this.model;
       const request: StepRequest = {
         instructions,
-        tools: plan.tools.length === 0 ? [] : plan.tools.map(toStepTool),
+        tools: plan.tools.length === 0 ? NO_STEP_TOOLS : plan.tools.map(toStepTool),
         toolCallingMode: plan.mode,
         history,
         prompt: index === 0 ? input.prompt : "",
@@ -359,21 +377,20 @@ export class Agent {
         if (batch.onlyRespondDirectly && progress.rounds === 1) progress.respondedDirectly = true;
         continue;
       }
-      return this.#finish(input, result, prompt, turn, records, steps, usage, sink, tracker);
+      return this.#finish(input, result, records, steps, usage, sink, tracker, state);
     }
   }
 
   #finish(
     input: TurnInput,
     result: Extract<StepResult, { kind: "text" | "structured" }>,
-    prompt: PromptEntry,
-    turn: ConversationEntry[],
     records: TurnResult["toolCalls"],
     steps: StepInfo[],
     usage: Usage,
     sink: TurnSink,
-    tracker: TextTracker,
-  ): { result: TurnResult; entries: ConversationEntry[] } {
+    tracker: TextTracker | null,
+    state: AttemptState,
+  ): TurnResult {
     const quiet = sink.quiet === true;
     let structured: JsonValue | undefined;
     if (input.schema) {
@@ -391,7 +408,7 @@ export class Agent {
       if (!quiet) sink.event({ type: "partial", value: ordered });
     }
     const text = structured !== undefined ? compactJson(structured) : result.text;
-    if (structured === undefined && !quiet) {
+    if (structured === undefined && tracker !== null) {
       const u = tracker.update(text);
       if (u) sink.event({ type: "text", ...u });
     }
@@ -410,7 +427,8 @@ export class Agent {
     usage.totalTokens = usage.inputTokens + usage.outputTokens;
     const out: TurnResult = { text, toolCalls: records, usage, steps };
     if (structured !== undefined) out.structured = structured;
-    return { result: out, entries: [prompt, ...turn, response] };
+    state.response = response;
+    return out;
   }
 
   #addUsage(

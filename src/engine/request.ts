@@ -86,73 +86,88 @@ export class BridgeRequest {
   /** {@link BridgeRequest.drive} for a run that may finish synchronously. */
   drive<T>(run: (sink: TurnSink) => T | Promise<T>, options: DriveOptions): T | Promise<T>;
   drive<T>(run: (sink: TurnSink) => T | Promise<T>, options: DriveOptions): T | Promise<T> {
-    const engine = this.engine;
-    // Made on the first client tool call: most runs never call one.
-    let pending: Map<string, { callId: string; finish: () => void }> | null = null;
-    const stream = options.stream;
-    const sink: TurnSink = {
-      quiet: !stream,
-      event: (event) => {
-        if (!stream) return;
-        const wire = options.mapEvent ? options.mapEvent(event) : event as unknown as JsonObject;
-        if (wire) {
-          engine.notify(options.eventMethod, { ...options.context, requestId: this.requestId, event: wire });
-        }
-      },
-      callClientTool: (call: ToolCallInfo, signal: AbortSignal): Promise<ToolOutcome> => {
-        const calls = pending ??= new Map();
-        const request = engine.requestClient("tool/call", {
-          ...options.context,
-          requestId: this.requestId,
-          call: call as unknown as JsonObject,
-        });
-        const cancel = (reason: string) => {
-          if (!calls.delete(request.id)) return;
-          request.abandon();
-          engine.notify("tool/cancel", {
-            ...options.context,
-            requestId: this.requestId,
-            id: request.id,
-            callId: call.id,
-            reason,
-          });
-        };
-        calls.set(request.id, { callId: call.id, finish: () => cancel(TURN_ENDED_REASON) });
-        const onAbort = () => cancel(typeof signal.reason === "string" ? signal.reason : TURN_ENDED_REASON);
-        signal.addEventListener("abort", onAbort, { once: true });
-        return request.outcome.finally(() => {
-          signal.removeEventListener("abort", onAbort);
-          calls.delete(request.id);
-        });
-      },
-    };
-    const finish = () => {
-      if (pending === null || pending.size === 0) return;
-      const left = [...pending.values()].sort((a, b) =>
-        a.callId < b.callId ? -1 : a.callId > b.callId ? 1 : 0
-      );
-      for (const p of left) p.finish();
-    };
+    const sink = new DriveSink(this.engine, this.requestId, options);
     let result: T | Promise<T>;
     try {
       result = run(sink);
     } catch (error) {
-      finish();
+      sink.finish();
       throw error;
     }
     if (!(result instanceof Promise)) {
-      finish();
+      sink.finish();
       return result;
     }
     return result.then(
       (value) => {
-        finish();
+        sink.finish();
         return value;
       },
       (error) => {
-        finish();
+        sink.finish();
         throw error;
       },
     );
+  }
+}
+
+/** The turn sink of one `drive` run (one object per run; the map of pending tool calls is made on demand). */
+class DriveSink implements TurnSink {
+  readonly quiet: boolean;
+  readonly #engine: BridgeEngine;
+  readonly #requestId: RequestId;
+  readonly #options: DriveOptions;
+  #pending: Map<string, { callId: string; finish: () => void }> | null = null;
+
+  constructor(engine: BridgeEngine, requestId: RequestId, options: DriveOptions) {
+    this.quiet = !options.stream;
+    this.#engine = engine;
+    this.#requestId = requestId;
+    this.#options = options;
+  }
+
+  event(event: AgentEvent): void {
+    const options = this.#options;
+    if (!options.stream) return;
+    const wire = options.mapEvent ? options.mapEvent(event) : event as unknown as JsonObject;
+    if (wire) {
+      this.#engine.notify(options.eventMethod, {
+        ...options.context,
+        requestId: this.#requestId,
+        event: wire,
+      });
+    }
+  }
+
+  callClientTool(call: ToolCallInfo, signal: AbortSignal): Promise<ToolOutcome> {
+    const engine = this.#engine;
+    const context = this.#options.context;
+    const requestId = this.#requestId;
+    const calls = this.#pending ??= new Map();
+    const request = engine.requestClient("tool/call", {
+      ...context,
+      requestId,
+      call: call as unknown as JsonObject,
+    });
+    const cancel = (reason: string) => {
+      if (!calls.delete(request.id)) return;
+      request.abandon();
+      engine.notify("tool/cancel", { ...context, requestId, id: request.id, callId: call.id, reason });
+    };
+    calls.set(request.id, { callId: call.id, finish: () => cancel(TURN_ENDED_REASON) });
+    const onAbort = () => cancel(typeof signal.reason === "string" ? signal.reason : TURN_ENDED_REASON);
+    signal.addEventListener("abort", onAbort, { once: true });
+    return request.outcome.finally(() => {
+      signal.removeEventListener("abort", onAbort);
+      calls.delete(request.id);
+    });
+  }
+
+  /** Sends `tool/cancel` for calls still pending when the run ends (in call id order). */
+  finish(): void {
+    const pending = this.#pending;
+    if (pending === null || pending.size === 0) return;
+    const left = [...pending.values()].sort((a, b) => a.callId < b.callId ? -1 : a.callId > b.callId ? 1 : 0);
+    for (const p of left) p.finish();
   }
 }

@@ -65,6 +65,12 @@ export function parseSampling(value: JsonValue, path: string): Sampling {
 
 /** Parses per-turn policy fields of `p` over `base` (`toolChoice`, `maxToolRounds`, `maxToolCalls`, `enabledTools`). */
 export function parsePolicy(p: Params, base: ToolPolicy): ToolPolicy {
+  const raw = p.raw;
+  // Most turns override nothing: then the base policy itself (policies are never mutated).
+  if (
+    raw.toolChoice == null && raw.maxToolRounds == null && raw.maxToolCalls == null &&
+    raw.enabledTools == null
+  ) return base;
   const choice = p.get("toolChoice");
   const rounds = p.optionalInteger("maxToolRounds", { min: 0 });
   const calls = p.optionalInteger("maxToolCalls", { min: 0 });
@@ -88,7 +94,7 @@ export function parseSessionOptions(p: Params | undefined, defaultTimeoutMs: num
     };
   }
   const warnings = p.unknownKeys(SESSION_OPTION_KEYS);
-  const policy = parsePolicy(p, DEFAULT_POLICY);
+  const policy = { ...parsePolicy(p, DEFAULT_POLICY) };
   const options: GenerationOptions = {};
   const temperature = p.optionalNumber("temperature", { min: 0 });
   if (temperature !== undefined) options.temperature = temperature;
