@@ -148,7 +148,6 @@ interface AttemptState {
 
 /** Shared empty values (never mutated): a quiet tool-less turn allocates no empty arrays for them. */
 const NO_ENTRIES: ConversationEntry[] = Object.freeze([]) as unknown as ConversationEntry[];
-const NO_NAMES: string[] = Object.freeze([]) as unknown as string[];
 const NO_STEP_TOOLS: StepTool[] = Object.freeze([]) as unknown as StepTool[];
 
 /**
@@ -325,7 +324,7 @@ export class Agent {
         completedToolRounds: progress.rounds,
         toolCallingMode: plan.mode,
         enabledTools: plan.tools.length === 0
-          ? NO_NAMES
+          ? [] // fresh, not a shared frozen one: JSON.stringify leaves its fast path on frozen arrays
           : plan.tools.filter((t) => t.name !== RESPOND_DIRECTLY).map((t) => t.name),
         trimmedEntries: trimmed === null ? 0 : trimmed.trimmedEntries,
       };
