@@ -144,6 +144,8 @@ export class LineWriter {
  */
 export class LineSplitter {
   readonly #decoder = new TextDecoder("utf-8", { fatal: true });
+  /** Replacing decoder: about ten times faster than the fatal one; its output is checked for U+FFFD. */
+  readonly #fastDecoder = new TextDecoder("utf-8");
   #parts: Uint8Array[] = [];
   #size = 0;
   #skipping = false;
@@ -165,11 +167,15 @@ export class LineSplitter {
     if (this.#size === 0 && !this.#skipping) {
       const last = chunk.lastIndexOf(10);
       if (last >= 0 && last < this.#max) {
-        let text: string | null;
-        try {
-          text = this.#decoder.decode(chunk.subarray(0, last + 1));
-        } catch {
-          text = null;
+        const bytes = chunk.subarray(0, last + 1);
+        let text: string | null = this.#fastDecoder.decode(bytes);
+        // U+FFFD is either in the input or marks invalid UTF-8: only then decode strictly to tell.
+        if (text.includes("\uFFFD")) {
+          try {
+            text = this.#decoder.decode(bytes);
+          } catch {
+            text = null;
+          }
         }
         if (text !== null) {
           let start = 0;
