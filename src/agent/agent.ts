@@ -137,8 +137,15 @@ function stripRespondDirectly(entries: ConversationEntry[]): ConversationEntry[]
   return out;
 }
 
-/** State shared between attempts of one turn. */
-interface AttemptState {
+/** One turn being run: its arguments and the state shared between its attempts. */
+interface TurnRun {
+  input: TurnInput;
+  sink: TurnSink;
+  signal: AbortSignal;
+  commit: (() => void) | undefined;
+  /** Attempt number, from 1. */
+  attempt: number;
+  /** True once a tool call of this attempt was admitted (no retry then). */
   admitted: boolean;
   /** Text shown so far (made on first use; quiet runs never need it). */
   tracker: TextTracker | null;
@@ -207,6 +214,9 @@ export class Agent {
 
   /** Instructions with the context note appended after a blank line. */
   composedInstructions(): string | null {
+    if (this.contextNote === null || this.contextNote === "") {
+      return this.instructions === "" ? null : this.instructions;
+    }
     const parts = [this.instructions, this.contextNote].filter((p): p is string => !!p && p !== "");
     return parts.length === 0 ? null : parts.join("\n\n");
   }
@@ -239,54 +249,68 @@ export class Agent {
     signal: AbortSignal,
     commit?: () => void,
   ): MaybePromise<TurnResult> {
-    return runMaybeSync(this.#turn(input, sink, signal, commit));
+    return this.#run({ input, sink, signal, commit, attempt: 1, admitted: false, tracker: null, response: null });
   }
 
-  *#turn(
-    input: TurnInput,
-    sink: TurnSink,
-    signal: AbortSignal,
-    commit: (() => void) | undefined,
-  ): MaybeSyncBody<TurnResult> {
-    const state: AttemptState = { admitted: false, tracker: null, response: null };
-    for (let attempt = 1;; attempt++) {
-      state.admitted = false;
-      try {
-        const result = yield* this.#attempt(input, sink, signal, state);
-        if (signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
-        commit?.();
-        const prompt = this.#currentPrompt!;
-        const turn = this.#currentTurn;
-        this.#currentPrompt = null;
-        this.#currentTurn = NO_ENTRIES;
-        // prompt + answer (the common case) have nothing to strip
-        if (turn.length === 0) this.entries.push(prompt, state.response!);
-        else this.entries.push(...stripRespondDirectly([prompt, ...turn, state.response!]));
-        this.#bound();
-        return result;
-      } catch (error) {
-        this.#currentPrompt = null;
-        this.#currentTurn = NO_ENTRIES;
-        if (signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
-        const e = toBridgeError(error);
-        const retry = retryable(e);
-        if (attempt >= this.settings.maxAttempts || state.admitted || !retry.ok) throw e;
-        // Capped to what a timer can wait (a longer delay would fire at once).
-        const delay = Math.min(
-          Math.max(RETRY_BASE_DELAY_MS * 2 ** (attempt - 1), retry.delayMs),
-          MAX_TIMER_MS,
-        );
-        yield abortableSleep(delay, signal);
-        state.tracker?.resetNext();
-      }
+  /** Runs an attempt of the turn; commits it, or retries, or fails. Synchronous when nothing waits. */
+  #run(run: TurnRun): MaybePromise<TurnResult> {
+    run.admitted = false;
+    let outcome: MaybePromise<TurnResult>;
+    try {
+      outcome = runMaybeSync(this.#attempt(run.input, run.sink, run.signal, run));
+    } catch (error) {
+      return this.#failed(run, error);
     }
+    if (outcome instanceof Promise) {
+      return outcome.then((result) => this.#commit(run, result), (error) => this.#failed(run, error));
+    }
+    return this.#commit(run, outcome);
+  }
+
+  /** Appends a successful attempt to the history (unless the turn was cancelled meanwhile). */
+  #commit(run: TurnRun, result: TurnResult): MaybePromise<TurnResult> {
+    try {
+      if (run.signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
+      run.commit?.();
+    } catch (error) {
+      return this.#failed(run, error);
+    }
+    const prompt = this.#currentPrompt!;
+    const turn = this.#currentTurn;
+    this.#currentPrompt = null;
+    this.#currentTurn = NO_ENTRIES;
+    // prompt + answer (the common case) have nothing to strip
+    if (turn.length === 0) this.entries.push(prompt, run.response!);
+    else this.entries.push(...stripRespondDirectly([prompt, ...turn, run.response!]));
+    this.#bound();
+    return result;
+  }
+
+  /** A failed attempt: cancelled, final, or retried after a delay (never once a tool ran). */
+  #failed(run: TurnRun, error: unknown): Promise<TurnResult> {
+    this.#currentPrompt = null;
+    this.#currentTurn = NO_ENTRIES;
+    if (run.signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
+    const e = toBridgeError(error);
+    const retry = retryable(e);
+    if (run.attempt >= this.settings.maxAttempts || run.admitted || !retry.ok) throw e;
+    // Capped to what a timer can wait (a longer delay would fire at once).
+    const delay = Math.min(
+      Math.max(RETRY_BASE_DELAY_MS * 2 ** (run.attempt - 1), retry.delayMs),
+      MAX_TIMER_MS,
+    );
+    run.attempt++;
+    return abortableSleep(delay, run.signal).then(() => {
+      run.tracker?.resetNext();
+      return this.#run(run);
+    });
   }
 
   *#attempt(
     input: TurnInput,
     sink: TurnSink,
     signal: AbortSignal,
-    state: AttemptState,
+    state: TurnRun,
   ): MaybeSyncBody<TurnResult> {
     const prompt: PromptEntry = {
       id: newEntryId(),
@@ -388,7 +412,7 @@ export class Agent {
     usage: Usage,
     sink: TurnSink,
     tracker: TextTracker | null,
-    state: AttemptState,
+    state: TurnRun,
   ): TurnResult {
     const quiet = sink.quiet === true;
     let structured: JsonValue | undefined;
