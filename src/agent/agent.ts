@@ -24,11 +24,11 @@ import { orderBySchema } from "../schema/order.ts";
 import { NO_ASSETS, NO_OPTIONS } from "./shared_values.ts";
 import { newEntryId } from "../util/ids.ts";
 import { abortableSleep } from "../util/sleep.ts";
-import { planStep, RESPOND_DIRECTLY, type TurnProgress } from "./step_policy.ts";
+import { planStep, RESPOND_DIRECTLY, type StepPlan, type TurnProgress } from "./step_policy.ts";
 import { TextTracker } from "./text_tracker.ts";
-import { type BatchResult, runToolBatch } from "./tool_runtime.ts";
+import { runToolBatch } from "./tool_runtime.ts";
 import { trimHistory, type TrimResult } from "./trim.ts";
-import { type MaybePromise, type MaybeSyncBody, runMaybeSync } from "../util/maybe_sync.ts";
+import type { MaybePromise } from "../util/maybe_sync.ts";
 import { boundHistoryWithLength, MAX_HISTORY_CHARS, MAX_HISTORY_ENTRIES } from "./history_bound.ts";
 import {
   type AgentSettings,
@@ -153,6 +153,22 @@ interface TurnRun {
   response: ResponseEntry | null;
 }
 
+/** One attempt of a turn in progress. */
+interface Attempt {
+  run: TurnRun;
+  prompt: PromptEntry;
+  /** Tool-calls and tool-output entries of this attempt so far. */
+  turn: ConversationEntry[];
+  records: TurnResult["toolCalls"];
+  steps: StepInfo[];
+  usage: Usage;
+  progress: TurnProgress & { disallowedRounds: number };
+  instructions: string | null;
+  tracker: TextTracker | null;
+  onText: ((snapshot: string) => void) | undefined;
+  onPartial: ((value: JsonValue) => void) | undefined;
+}
+
 /** Shared empty values (never mutated): a quiet tool-less turn allocates no empty arrays for them. */
 const NO_ENTRIES: ConversationEntry[] = Object.freeze([]) as unknown as ConversationEntry[];
 const NO_STEP_TOOLS: StepTool[] = Object.freeze([]) as unknown as StepTool[];
@@ -249,7 +265,16 @@ export class Agent {
     signal: AbortSignal,
     commit?: () => void,
   ): MaybePromise<TurnResult> {
-    return this.#run({ input, sink, signal, commit, attempt: 1, admitted: false, tracker: null, response: null });
+    return this.#run({
+      input,
+      sink,
+      signal,
+      commit,
+      attempt: 1,
+      admitted: false,
+      tracker: null,
+      response: null,
+    });
   }
 
   /** Runs an attempt of the turn; commits it, or retries, or fails. Synchronous when nothing waits. */
@@ -257,7 +282,7 @@ export class Agent {
     run.admitted = false;
     let outcome: MaybePromise<TurnResult>;
     try {
-      outcome = runMaybeSync(this.#attempt(run.input, run.sink, run.signal, run));
+      outcome = this.#attempt(run);
     } catch (error) {
       return this.#failed(run, error);
     }
@@ -306,12 +331,13 @@ export class Agent {
     });
   }
 
-  *#attempt(
-    input: TurnInput,
-    sink: TurnSink,
-    signal: AbortSignal,
-    state: TurnRun,
-  ): MaybeSyncBody<TurnResult> {
+  /**
+   * One attempt: model steps until an answer, running each round of tool calls in between. Written as
+   * plain methods that continue synchronously while every step's result is already there (a scripted
+   * model) and through promises once one is not.
+   */
+  #attempt(run: TurnRun): MaybePromise<TurnResult> {
+    const input = run.input;
     const prompt: PromptEntry = {
       id: newEntryId(),
       role: "user",
@@ -319,101 +345,129 @@ export class Agent {
       options: NO_OPTIONS,
     };
     if (input.schema) prompt.responseFormat = { name: input.schema.name, schema: input.schema.jsonSchema };
-    const turn: ConversationEntry[] = [];
-    const records: TurnResult["toolCalls"] = [];
-    const steps: StepInfo[] = [];
-    const usage: Usage = { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, totalTokens: 0 };
-    const progress: TurnProgress & { disallowedRounds: number } = {
-      rounds: 0,
-      calls: 0,
-      respondedDirectly: false,
-      disallowedRounds: 0,
-    };
-    const instructions = this.composedInstructions();
-    const quiet = sink.quiet === true;
+    const quiet = run.sink.quiet === true;
     // Text events only: a quiet run (nobody streams) needs no tracker.
-    const tracker = quiet ? null : (state.tracker ??= new TextTracker());
-    const onText = tracker === null ? undefined : (snapshot: string) => {
-      const u = tracker.update(snapshot);
-      if (u) sink.event({ type: "text", ...u });
+    const tracker = quiet ? null : (run.tracker ??= new TextTracker());
+    const sink = run.sink;
+    const attempt: Attempt = {
+      run,
+      prompt,
+      turn: [],
+      records: [],
+      steps: [],
+      usage: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, totalTokens: 0 },
+      progress: { rounds: 0, calls: 0, respondedDirectly: false, disallowedRounds: 0 },
+      instructions: this.composedInstructions(),
+      tracker,
+      onText: tracker === null ? undefined : (snapshot: string) => {
+        const u = tracker.update(snapshot);
+        if (u) sink.event({ type: "text", ...u });
+      },
+      onPartial: quiet ? undefined : (value: JsonValue) => sink.event({ type: "partial", value }),
     };
-    const onPartial = quiet ? undefined : (value: JsonValue) => sink.event({ type: "partial", value });
-    for (let index = 0;; index++) {
-      const plan = planStep(input.policy, this.tools, progress);
-      const trimmed = this.model.trimsHistory && this.settings.trimHistory && this.entries.length > 0
-        ? (yield trimHistory(this.model, this.settings, instructions, plan.tools, this.entries)) as TrimResult
-        : null;
-      const step: StepInfo = {
-        index,
-        completedToolRounds: progress.rounds,
-        toolCallingMode: plan.mode,
-        enabledTools: plan.tools.length === 0
-          ? [] // fresh, not a shared frozen one: JSON.stringify leaves its fast path on frozen arrays
-          : plan.tools.filter((t) => t.name !== RESPOND_DIRECTLY).map((t) => t.name),
-        trimmedEntries: trimmed === null ? 0 : trimmed.trimmedEntries,
-      };
-      steps.push(step);
-      if (!quiet) sink.event({ type: "modelStep", step });
-      const base = trimmed === null ? this.entries : trimmed.history;
-      const history = index === 0 ? base : [...base, prompt, ...turn];
-      this.#currentPrompt = prompt;
-      this.#currentTurn = turn;
-      const model = this.model;
-      const request: StepRequest = {
-        instructions,
-        tools: plan.tools.length === 0 ? NO_STEP_TOOLS : plan.tools.map(toStepTool),
-        toolCallingMode: plan.mode,
-        history,
-        prompt: index === 0 ? input.prompt : "",
-        responseSchema: input.schema,
-        options: this.settings.options,
-        stream: input.stream,
-        signal,
-        onText,
-        onPartial,
-      };
-      const result = (yield model.stepNow ? model.stepNow(request) : model.step(request)) as StepResult;
-      if (signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
-      this.#addUsage(usage, result.usage, instructions, history, index === 0 ? input.prompt : "", result);
-      if (result.kind === "toolCalls") {
-        if (plan.mode === "disallowed" && ++progress.disallowedRounds > MAX_DISALLOWED_TOOL_ROUNDS) {
-          throw BridgeError.of(
-            "generation_failed",
-            "The model kept calling tools after tools were disabled for this turn.",
-          );
-        }
-        if (index + 1 >= MAX_TURN_STEPS) {
-          throw BridgeError.of(
-            "generation_failed",
-            `The turn reached the limit of ${MAX_TURN_STEPS} model steps.`,
-          );
-        }
-        const batch = (yield runToolBatch(result.calls, this.tools, sink, {
-          callsSoFar: progress.calls,
-          maxToolCalls: input.policy.maxToolCalls,
-          onAdmitted: () => state.admitted = true,
-        }, signal)) as BatchResult;
-        records.push(...batch.records);
-        turn.push(...batch.entries);
-        progress.rounds++;
-        progress.calls += batch.admitted;
-        if (batch.onlyRespondDirectly && progress.rounds === 1) progress.respondedDirectly = true;
-        continue;
-      }
-      return this.#finish(input, result, records, steps, usage, sink, tracker, state);
-    }
+    return this.#step(attempt, 0);
   }
 
-  #finish(
-    input: TurnInput,
-    result: Extract<StepResult, { kind: "text" | "structured" }>,
-    records: TurnResult["toolCalls"],
-    steps: StepInfo[],
-    usage: Usage,
-    sink: TurnSink,
-    tracker: TextTracker | null,
-    state: TurnRun,
-  ): TurnResult {
+  /** Model step `index`: plans it, trims the history when the model asks for it, then infers. */
+  #step(a: Attempt, index: number): MaybePromise<TurnResult> {
+    const plan = planStep(a.run.input.policy, this.tools, a.progress);
+    if (!this.model.trimsHistory || !this.settings.trimHistory || this.entries.length === 0) {
+      return this.#infer(a, index, plan, null);
+    }
+    const trimmed = trimHistory(this.model, this.settings, a.instructions, plan.tools, this.entries);
+    return trimmed instanceof Promise
+      ? trimmed.then((t) => this.#infer(a, index, plan, t))
+      : this.#infer(a, index, plan, trimmed);
+  }
+
+  #infer(a: Attempt, index: number, plan: StepPlan, trimmed: TrimResult | null): MaybePromise<TurnResult> {
+    const run = a.run;
+    const input = run.input;
+    const step: StepInfo = {
+      index,
+      completedToolRounds: a.progress.rounds,
+      toolCallingMode: plan.mode,
+      enabledTools: plan.tools.length === 0
+        ? [] // fresh, not a shared frozen one: JSON.stringify leaves its fast path on frozen arrays
+        : plan.tools.filter((t) => t.name !== RESPOND_DIRECTLY).map((t) => t.name),
+      trimmedEntries: trimmed === null ? 0 : trimmed.trimmedEntries,
+    };
+    a.steps.push(step);
+    if (!run.sink.quiet) run.sink.event({ type: "modelStep", step });
+    const base = trimmed === null ? this.entries : trimmed.history;
+    const history = index === 0 ? base : [...base, a.prompt, ...a.turn];
+    this.#currentPrompt = a.prompt;
+    this.#currentTurn = a.turn;
+    const model = this.model;
+    const request: StepRequest = {
+      instructions: a.instructions,
+      tools: plan.tools.length === 0 ? NO_STEP_TOOLS : plan.tools.map(toStepTool),
+      toolCallingMode: plan.mode,
+      history,
+      prompt: index === 0 ? input.prompt : "",
+      responseSchema: input.schema,
+      options: this.settings.options,
+      stream: input.stream,
+      signal: run.signal,
+      onText: a.onText,
+      onPartial: a.onPartial,
+    };
+    const result = model.stepNow ? model.stepNow(request) : model.step(request);
+    return result instanceof Promise
+      ? result.then((r) => this.#stepped(a, index, plan, history, r))
+      : this.#stepped(a, index, plan, history, result);
+  }
+
+  /** After a model step: the answer finishes the attempt; tool calls run, then the next step follows. */
+  #stepped(
+    a: Attempt,
+    index: number,
+    plan: StepPlan,
+    history: ConversationEntry[],
+    result: StepResult,
+  ): MaybePromise<TurnResult> {
+    const run = a.run;
+    if (run.signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
+    this.#addUsage(
+      a.usage,
+      result.usage,
+      a.instructions,
+      history,
+      index === 0 ? run.input.prompt : "",
+      result,
+    );
+    if (result.kind !== "toolCalls") return this.#finish(a, result);
+    const progress = a.progress;
+    if (plan.mode === "disallowed" && ++progress.disallowedRounds > MAX_DISALLOWED_TOOL_ROUNDS) {
+      throw BridgeError.of(
+        "generation_failed",
+        "The model kept calling tools after tools were disabled for this turn.",
+      );
+    }
+    if (index + 1 >= MAX_TURN_STEPS) {
+      throw BridgeError.of(
+        "generation_failed",
+        `The turn reached the limit of ${MAX_TURN_STEPS} model steps.`,
+      );
+    }
+    return runToolBatch(result.calls, this.tools, run.sink, {
+      callsSoFar: progress.calls,
+      maxToolCalls: run.input.policy.maxToolCalls,
+      onAdmitted: () => run.admitted = true,
+    }, run.signal).then((batch) => {
+      a.records.push(...batch.records);
+      a.turn.push(...batch.entries);
+      progress.rounds++;
+      progress.calls += batch.admitted;
+      if (batch.onlyRespondDirectly && progress.rounds === 1) progress.respondedDirectly = true;
+      return this.#step(a, index + 1);
+    });
+  }
+
+  #finish(a: Attempt, result: Extract<StepResult, { kind: "text" | "structured" }>): TurnResult {
+    const input = a.run.input;
+    const sink = a.run.sink;
+    const tracker = a.tracker;
     const quiet = sink.quiet === true;
     let structured: JsonValue | undefined;
     if (input.schema) {
@@ -447,10 +501,11 @@ export class Agent {
         : [{ type: "text", id: newEntryId(), text }],
       assets: NO_ASSETS,
     };
+    const usage = a.usage;
     usage.totalTokens = usage.inputTokens + usage.outputTokens;
-    const out: TurnResult = { text, toolCalls: records, usage, steps };
+    const out: TurnResult = { text, toolCalls: a.records, usage, steps: a.steps };
     if (structured !== undefined) out.structured = structured;
-    state.response = response;
+    a.run.response = response;
     return out;
   }
 

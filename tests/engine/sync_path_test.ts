@@ -1,74 +1,22 @@
 /**
- * The synchronous fast path: the maybe-sync runner, Pending, the work queue's enqueue, and that a scripted
+ * The synchronous fast path: mapMaybe, Pending, the work queue's enqueue, and that a scripted
  * turn still behaves exactly like one that waits (order of messages, cancellation before it starts,
  * rollback on failure).
  */
 import assert from "node:assert/strict";
-import { mapMaybe, runMaybeSync } from "../../src/util/maybe_sync.ts";
+import { mapMaybe } from "../../src/util/maybe_sync.ts";
 import { Pending } from "../../src/util/pending.ts";
 import { WorkQueue } from "../../src/util/work_queue.ts";
 import { BridgeError } from "../../src/protocol/errors.ts";
 import { WireClient } from "../helpers/wire.ts";
+import { Agent } from "../../src/agent/agent.ts";
+import { ScriptedModel } from "../../src/models/scripted.ts";
 
-Deno.test("runMaybeSync: plain yields finish synchronously, a promise switches to async", async () => {
-  const sync = runMaybeSync((function* () {
-    const a = (yield 1) as number;
-    const b = (yield 2) as number;
-    return a + b;
-  })());
-  assert.equal(sync, 3);
-
-  const later = runMaybeSync((function* () {
-    const a = (yield 1) as number;
-    const b = (yield Promise.resolve(2)) as number;
-    const c = (yield 3) as number;
-    return a + b + c;
-  })());
-  assert.ok(later instanceof Promise);
-  assert.equal(await later, 6);
-});
-
-Deno.test("runMaybeSync: errors are thrown synchronously, or reject, and reach the body's catch", async () => {
-  assert.throws(() =>
-    runMaybeSync((function* () {
-      yield 1;
-      throw new Error("now");
-    })()), /now/);
-
-  const caught = runMaybeSync((function* () {
-    try {
-      yield Promise.reject(new Error("later"));
-      return "not reached";
-    } catch (error) {
-      const again = (yield Promise.resolve("after")) as string;
-      return `${(error as Error).message} ${again}`;
-    }
-  })());
-  assert.equal(await caught, "later after");
-
-  await assert.rejects(
-    () =>
-      runMaybeSync((function* () {
-        yield Promise.resolve(1);
-        throw new Error("async throw");
-      })()) as Promise<never>,
-    /async throw/,
-  );
-  let cleaned = false;
-  await assert.rejects(
-    () =>
-      runMaybeSync((function* () {
-        try {
-          yield Promise.reject(new Error("boom"));
-        } finally {
-          cleaned = true;
-        }
-      })()) as Promise<never>,
-    /boom/,
-  );
-  assert.ok(cleaned);
+Deno.test("mapMaybe: plain values are mapped now, promises later", async () => {
   assert.equal(mapMaybe(2, (n) => n + 1), 3);
-  assert.equal(await mapMaybe(Promise.resolve(2), (n) => n + 1), 3);
+  const later = mapMaybe(Promise.resolve(2), (n) => n + 1);
+  assert.ok(later instanceof Promise);
+  assert.equal(await later, 3);
 });
 
 Deno.test("Pending: one outcome, delivered at once, to one consumer", async () => {
@@ -152,4 +100,43 @@ Deno.test("wire: pipelined scripted turns answer in order; a cancel read with th
     transcript: { transcript: { entries: unknown[] } };
   };
   assert.equal(t.transcript.transcript.entries.length, 3); // instructions, prompt, answer
+});
+
+Deno.test("agent: a scripted turn runs synchronously; with a delay, tools or a retry it goes async with the same result", async () => {
+  const policy = { choice: "auto" as const, maxToolRounds: 4, maxToolCalls: 12, enabledTools: null };
+  const sink = { event: () => {}, callClientTool: () => Promise.resolve({ output: "", isError: false }) };
+  const signal = new AbortController().signal;
+  const now = new Agent({ model: new ScriptedModel({ steps: [{ text: "At once." }] }) });
+  const result = now.runTurnNow({ prompt: "hi", schema: null, policy, stream: false }, sink, signal);
+  assert.ok(!(result instanceof Promise));
+  assert.equal(result.text, "At once.");
+  assert.equal(now.entries.length, 2);
+
+  const later = new Agent({ model: new ScriptedModel({ steps: [{ text: "Later.", delayMs: 5 }] }) });
+  const pending = later.runTurnNow({ prompt: "hi", schema: null, policy, stream: false }, sink, signal);
+  assert.ok(pending instanceof Promise);
+  assert.equal(later.entries.length, 0); // nothing committed before the answer
+  assert.equal((await pending).text, "Later.");
+  assert.equal(later.entries.length, 2);
+
+  // A transient failure, then an answer: the retry waits (async) and the failed attempt leaves no trace.
+  const retried = new Agent({
+    model: new ScriptedModel({ steps: [{ error: "generation_failed" }, { text: "Second try." }] }),
+    settings: { maxAttempts: 2 },
+  });
+  const again = retried.runTurnNow({ prompt: "hi", schema: null, policy, stream: false }, sink, signal);
+  assert.ok(again instanceof Promise);
+  assert.equal((await again).text, "Second try.");
+  assert.equal(retried.entries.length, 2);
+
+  // A failure that is not retried fails the turn (a scripted failure arrives as a rejected promise) and
+  // leaves no trace.
+  const failing = new Agent({ model: new ScriptedModel({ steps: [{ error: "guardrail_violation" }] }) });
+  await assert.rejects(
+    Promise.resolve().then(() =>
+      failing.runTurnNow({ prompt: "hi", schema: null, policy, stream: false }, sink, signal)
+    ),
+    (e) => e instanceof BridgeError && e.dataCode === "guardrail_violation",
+  );
+  assert.equal(failing.entries.length, 0);
 });
