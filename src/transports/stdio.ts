@@ -167,16 +167,7 @@ export class LineSplitter {
     if (this.#size === 0 && !this.#skipping) {
       const last = chunk.lastIndexOf(10);
       if (last >= 0 && last < this.#max) {
-        const bytes = chunk.subarray(0, last + 1);
-        let text: string | null = this.#fastDecoder.decode(bytes);
-        // U+FFFD is either in the input or marks invalid UTF-8: only then decode strictly to tell.
-        if (text.includes("\uFFFD")) {
-          try {
-            text = this.#decoder.decode(bytes);
-          } catch {
-            text = null;
-          }
-        }
+        const text = this.#decode(chunk.subarray(0, last + 1));
         if (text !== null) {
           let start = 0;
           for (;;) {
@@ -246,14 +237,24 @@ export class LineSplitter {
       }
     }
     if (bytes.length > 0 && bytes[bytes.length - 1] === 13) bytes = bytes.subarray(0, bytes.length - 1);
-    let line: string;
-    try {
-      line = this.#decoder.decode(bytes);
-    } catch {
+    const line = this.#decode(bytes);
+    if (line === null) {
       this.#onInvalid(BridgeError.of("parse_error", "Invalid UTF-8 in the message."));
       return;
     }
     this.#onLine(line);
+  }
+
+  /** Decodes UTF-8, or null when it is invalid. */
+  #decode(bytes: Uint8Array): string | null {
+    const text = this.#fastDecoder.decode(bytes);
+    // U+FFFD is either in the input or marks invalid UTF-8: only then decode strictly to tell.
+    if (!text.includes("\uFFFD")) return text;
+    try {
+      return this.#decoder.decode(bytes);
+    } catch {
+      return null;
+    }
   }
 }
 
