@@ -392,7 +392,9 @@ export class Agent {
         : plan.tools.filter((t) => t.name !== RESPOND_DIRECTLY).map((t) => t.name),
       trimmedEntries: trimmed === null ? 0 : trimmed.trimmedEntries,
     };
-    a.steps.push(step);
+    // A one-element literal on the first step: pushing onto [] would reserve room for 17.
+    if (index === 0) a.steps = [step];
+    else a.steps.push(step);
     if (!run.sink.quiet) run.sink.event({ type: "modelStep", step });
     const base = trimmed === null ? this.entries : trimmed.history;
     const history = index === 0 ? base : [...base, a.prompt, ...a.turn];

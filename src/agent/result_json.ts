@@ -36,9 +36,11 @@ export function stepJson(step: StepInfo): JsonObject {
   };
 }
 
-/** The `session/respond` result body (after `session`): text, structured?, toolCalls, usage, steps. */
-export function turnResultJson(result: TurnResult): JsonObject {
-  const out: JsonObject = { text: result.text };
+/**
+ * The `session/respond` result body: `session` (when given), text, structured?, toolCalls, usage, steps.
+ */
+export function turnResultJson(result: TurnResult, session?: string): JsonObject {
+  const out: JsonObject = session === undefined ? { text: result.text } : { session, text: result.text };
   if (result.structured !== undefined) out.structured = result.structured;
   out.toolCalls = result.toolCalls.map(recordJson);
   out.usage = usageJson(result.usage);

@@ -8,7 +8,7 @@ import type { Params } from "../protocol/params.ts";
 import { Agent } from "../agent/agent.ts";
 import { compactAgent } from "../agent/compaction.ts";
 import { exportTranscript, importTranscript } from "../agent/transcript_codec.ts";
-import type { AgentTool, ToolPolicy, TurnResult } from "../agent/types.ts";
+import type { AgentTool, ToolPolicy, TurnInput, TurnResult } from "../agent/types.ts";
 import { mapMaybe } from "../util/maybe_sync.ts";
 import type { Pending } from "../util/pending.ts";
 import type { ModelAvailability, ResponseSchema } from "../models/language_model.ts";
@@ -23,7 +23,7 @@ import {
 import { type Operation, WorkQueue } from "../util/work_queue.ts";
 import type { BridgeEngine } from "../engine/engine.ts";
 import type { BridgeExtension, MethodRegistry } from "../engine/extension.ts";
-import type { BridgeRequest } from "../engine/request.ts";
+import type { BridgeRequest, DriveOptions } from "../engine/request.ts";
 import { turnResultJson } from "../agent/result_json.ts";
 import { parsePolicy, parseSessionOptions } from "./session_options.ts";
 import {
@@ -61,6 +61,10 @@ export class BridgeSession {
   policy: ToolPolicy;
   /** Default client tool timeout (ms, null = none). */
   toolTimeoutMs: number | null;
+  /** `drive` options of this session's streaming turns (made once). */
+  readonly streamingDrive: DriveOptions;
+  /** `drive` options of this session's quiet turns (made once). */
+  readonly quietDrive: DriveOptions;
 
   /** @internal */
   constructor(id: string, agent: Agent, modelKind: string, policy: ToolPolicy, toolTimeoutMs: number | null) {
@@ -69,6 +73,9 @@ export class BridgeSession {
     this.modelKind = modelKind;
     this.policy = policy;
     this.toolTimeoutMs = toolTimeoutMs;
+    const context = { session: id };
+    this.streamingDrive = { stream: true, context, eventMethod: "session/event" };
+    this.quietDrive = { stream: false, context, eventMethod: "session/event" };
   }
 }
 
@@ -247,17 +254,21 @@ export class SessionMethods implements BridgeExtension {
     const warnings = p.unknownKeys(RESPOND_KEYS);
     const session = this.#lookup(r);
     const prompt = p.string("prompt");
-    const { schema, warnings: schemaWarnings } = responseSchemaParam(p, "schema", "Response");
-    warnings.push(...schemaWarnings);
+    let schema: ResponseSchema | null = null;
+    if (p.get("schema") !== undefined) {
+      const converted = responseSchemaParam(p, "schema", "Response");
+      schema = converted.schema;
+      warnings.push(...converted.warnings);
+    }
     const stream = p.optionalBool("stream") ?? false;
-    const policy: ToolPolicy = parsePolicy(p, session.policy);
+    const input: TurnInput = { prompt, schema, policy: parsePolicy(p, session.policy), stream };
     const finish = (result: TurnResult): JsonObject => {
-      const out: JsonObject = { session: session.id, ...turnResultJson(result) };
+      const out = turnResultJson(result, session.id);
       if (warnings.length > 0) out.warnings = warnings;
       return out;
     };
     return this.#schedule(session, (op) => {
-      const choice = policy.choice;
+      const choice = input.policy.choice;
       if (typeof choice === "object" && !session.agent.tools.some((t) => t.name === choice.tool)) {
         throw BridgeError.invalidParams(
           `'toolChoice' names tool '${choice.tool}', which session '${session.id}' does not have.`,
@@ -265,9 +276,8 @@ export class SessionMethods implements BridgeExtension {
       }
       // A turn that needs no waiting (scripted) finishes right here, without a promise per layer.
       const result = r.drive(
-        (sink) =>
-          session.agent.runTurnNow({ prompt, schema, policy, stream }, sink, op.signal, () => op.commit()),
-        { stream, context: { session: session.id }, eventMethod: "session/event" },
+        (sink) => session.agent.runTurnNow(input, sink, op.signal, () => op.commit()),
+        stream ? session.streamingDrive : session.quietDrive,
       );
       return mapMaybe(result, finish);
     });

@@ -12,12 +12,12 @@ export function newCallId(): string {
   return out;
 }
 
-const entryPrefix = crypto.randomUUID().slice(0, 8);
+const entryPrefix = `${crypto.randomUUID().slice(0, 8)}-`;
 let entryCounter = 0;
 
-/** A unique id for transcript entries and segments (a per-process random prefix and a counter). */
+/** A unique id for transcript entries and segments (a per-process random prefix and a decimal counter). */
 export function newEntryId(): string {
-  return `${entryPrefix}-${(++entryCounter).toString(36)}`;
+  return entryPrefix + ++entryCounter;
 }
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
