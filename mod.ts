@@ -91,7 +91,7 @@ export { recordJson, stepJson, turnResultJson, usageJson } from "./src/agent/res
 export { BridgeSession, SessionMethods } from "./src/methods/session_methods.ts";
 export { CoreMethods } from "./src/methods/core_methods.ts";
 export { Operation, WorkQueue } from "./src/util/work_queue.ts";
-export { Pending } from "./src/util/pending.ts";
+export { Pending, type PendingConsumer } from "./src/util/pending.ts";
 export type { MaybePromise } from "./src/util/maybe_sync.ts";
 export { LOG_LEVELS, type Logger, type LogLevel, silentLogger, stderrLogger } from "./src/util/logger.ts";
 export {

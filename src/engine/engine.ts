@@ -18,7 +18,7 @@ import { type BridgeConfiguration, resolveConfiguration } from "./configuration.
 import { type BridgeExtension, type HandlerResult, type MethodHandler, MethodRegistry } from "./extension.ts";
 import { BridgeRequest } from "./request.ts";
 import { standardExtensions } from "./standard_extensions.ts";
-import { Pending } from "../util/pending.ts";
+import { Pending, type PendingConsumer } from "../util/pending.ts";
 
 /** Server name and version reported by `initialize`. */
 export const SERVER_INFO = { name: "open-apple-models", version: "0.1.0" } as const;
@@ -205,7 +205,7 @@ export class BridgeEngine {
       reply.error(id, method, BridgeError.of("shut_down", "The bridge has shut down."));
       return;
     }
-    const handler = this.registry.get(method);
+    const handler = this.registry.lookup(method);
     if (!handler) {
       reply.error(id, method, BridgeError.of("method_not_found", `Unknown method '${method}'.`, { method }));
       return;
@@ -249,31 +249,21 @@ export class BridgeEngine {
     const early = this.#phase === "running";
     this.#inFlight++;
     if (early) this.#inFlightBeforeShutdown++;
-    const onValue = this.#onValue(id, method, reply, early);
-    const onError = this.#onError(id, method, reply, early);
-    // One reaction per deferred request (no Set of promises, no finally); a Pending answers synchronously.
-    if (result instanceof Pending) result.settle(onValue, onError);
-    else result.then(onValue, onError);
+    const answer = this.#answer(id, method, reply, early);
+    // One consumer per deferred request (no Set of promises, no finally); a Pending answers synchronously.
+    if (result instanceof Pending) result.consume(answer);
+    else result.then((value) => answer(true, value), (error) => answer(false, error));
   }
 
-  #onValue(id: RequestId | null, method: string, reply: Reply, early: boolean): (value: JsonValue) => void {
-    return (value) => {
+  /** The consumer of a deferred request's outcome: writes the response, then counts the request done. */
+  #answer(id: RequestId | null, method: string, reply: Reply, early: boolean): PendingConsumer<JsonValue> {
+    return (ok, outcome) => {
       try {
-        if (this.#phase !== "closed") reply.result(id, method, value);
+        if (this.#phase === "closed") return;
+        if (ok) reply.result(id, method, outcome as JsonValue);
+        else reply.error(id, method, this.#mapError(outcome));
       } catch (error) {
         this.logger.error(`Answering '${method}' failed: ${String(error)}`);
-      } finally {
-        this.#settled(early);
-      }
-    };
-  }
-
-  #onError(id: RequestId | null, method: string, reply: Reply, early: boolean): (error: unknown) => void {
-    return (error) => {
-      try {
-        if (this.#phase !== "closed") reply.error(id, method, this.#mapError(error));
-      } catch (failure) {
-        this.logger.error(`Answering '${method}' failed: ${String(failure)}`);
       } finally {
         this.#settled(early);
       }

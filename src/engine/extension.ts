@@ -30,15 +30,34 @@ export type MethodHandler = (request: BridgeRequest) => HandlerResult;
  */
 export class MethodRegistry {
   readonly #handlers = new Map<string, MethodHandler>();
+  #lastMethod = "";
+  #lastHandler: MethodHandler | undefined = undefined;
 
   /** Registers (or replaces) a method. */
   register(method: string, handler: MethodHandler): void {
     this.#handlers.set(method, handler);
+    this.#lastMethod = "";
+    this.#lastHandler = undefined;
   }
 
   /** The handler of a method. */
   get(method: string): MethodHandler | undefined {
     return this.#handlers.get(method);
+  }
+
+  /**
+   * {@link get} for the engine's dispatch: remembers the last method looked up. Each incoming method name
+   * is a fresh string, which a map must hash every time; pipelined traffic mostly repeats one method, and
+   * comparing two short strings is cheaper.
+   */
+  lookup(method: string): MethodHandler | undefined {
+    if (method === this.#lastMethod) return this.#lastHandler;
+    const handler = this.#handlers.get(method);
+    if (handler !== undefined) {
+      this.#lastMethod = method;
+      this.#lastHandler = handler;
+    }
+    return handler;
   }
 
   /** Every registered method name, sorted. */

@@ -5,6 +5,9 @@
  * @module
  */
 
+/** Receives an outcome: `(true, value)` or `(false, error)`. */
+export type PendingConsumer<T> = (ok: boolean, valueOrError: T | unknown) => void;
+
 /**
  * A result that will be set once, read by one consumer.
  *
@@ -12,16 +15,15 @@
  * ```ts
  * import { Pending } from "./pending.ts";
  * const pending = new Pending<number>();
- * const seen: number[] = [];
- * pending.settle((n) => seen.push(n), () => {});
- * pending.resolve(42); // the callback runs here: seen is [42]
+ * const seen: unknown[] = [];
+ * pending.consume((ok, value) => seen.push(ok, value));
+ * pending.resolve(42); // the callback runs here: seen is [true, 42]
  * ```
  */
 export class Pending<T> {
   #state: "waiting" | "resolved" | "rejected" = "waiting";
   #value: unknown = undefined;
-  #onValue: ((value: T) => void) | null = null;
-  #onError: ((error: unknown) => void) | null = null;
+  #consumer: PendingConsumer<T> | null = null;
 
   /** True once resolved or rejected. */
   get settled(): boolean {
@@ -33,9 +35,9 @@ export class Pending<T> {
     if (this.#state !== "waiting") return;
     this.#state = "resolved";
     this.#value = value;
-    const consumer = this.#onValue;
-    this.#drop();
-    consumer?.(value);
+    const consumer = this.#consumer;
+    this.#consumer = null;
+    consumer?.(true, value);
   }
 
   /** Sets the error (ignored once settled). */
@@ -43,29 +45,22 @@ export class Pending<T> {
     if (this.#state !== "waiting") return;
     this.#state = "rejected";
     this.#value = error;
-    const consumer = this.#onError;
-    this.#drop();
-    consumer?.(error);
+    const consumer = this.#consumer;
+    this.#consumer = null;
+    consumer?.(false, error);
   }
 
   /** Registers the consumer; it is called at once when the outcome is already set. One consumer only. */
-  settle(onValue: (value: T) => void, onError: (error: unknown) => void): void {
-    if (this.#onValue !== null) throw new Error("A Pending has one consumer.");
-    if (this.#state === "resolved") onValue(this.#value as T);
-    else if (this.#state === "rejected") onError(this.#value);
-    else {
-      this.#onValue = onValue;
-      this.#onError = onError;
-    }
+  consume(consumer: PendingConsumer<T>): void {
+    if (this.#consumer !== null) throw new Error("A Pending has one consumer.");
+    if (this.#state === "waiting") this.#consumer = consumer;
+    else consumer(this.#state === "resolved", this.#value);
   }
 
   /** The outcome as a promise (for code that awaits). */
   toPromise(): Promise<T> {
-    return new Promise<T>((resolve, reject) => this.settle(resolve, reject));
-  }
-
-  #drop(): void {
-    this.#onValue = null;
-    this.#onError = null;
+    return new Promise<T>((resolve, reject) =>
+      this.consume((ok, value) => ok ? resolve(value as T) : reject(value))
+    );
   }
 }

@@ -22,7 +22,7 @@ Deno.test("mapMaybe: plain values are mapped now, promises later", async () => {
 Deno.test("Pending: one outcome, delivered at once, to one consumer", async () => {
   const p = new Pending<number>();
   const seen: string[] = [];
-  p.settle((v) => seen.push(`value ${v}`), (e) => seen.push(`error ${e}`));
+  p.consume((ok, v) => seen.push(`${ok ? "value" : "error"} ${v}`));
   assert.deepEqual(seen, []);
   p.resolve(1);
   assert.deepEqual(seen, ["value 1"]); // synchronously
@@ -35,8 +35,8 @@ Deno.test("Pending: one outcome, delivered at once, to one consumer", async () =
   early.reject("bad");
   await assert.rejects(early.toPromise(), (e) => e === "bad");
   const twice = new Pending<number>();
-  twice.settle(() => {}, () => {});
-  assert.throws(() => twice.settle(() => {}, () => {}), /one consumer/);
+  twice.consume(() => {});
+  assert.throws(() => twice.consume(() => {}), /one consumer/);
 });
 
 Deno.test("WorkQueue.enqueue: synchronous work is answered in the same microtask, in order", async () => {
@@ -48,7 +48,7 @@ Deno.test("WorkQueue.enqueue: synchronous work is answered in the same microtask
       order.push(`run ${name}`);
       return name;
     });
-    outcome.settle((v) => order.push(`answer ${v}`), () => order.push("error"));
+    outcome.consume((ok, v) => order.push(ok ? `answer ${v}` : "error"));
   }
   assert.deepEqual(order, []); // nothing runs inside the scheduling handler
   assert.equal(queue.pending, 3);

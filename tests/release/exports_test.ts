@@ -141,6 +141,7 @@ const TYPES = [
   "OpenAIModelConfig",
   "ParsedTools",
   "PathRelation",
+  "PendingConsumer",
   "PromptEntry",
   "ReadonlyJsonObject",
   "ReadonlyJsonValue",
