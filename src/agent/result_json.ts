@@ -43,7 +43,8 @@ export function turnResultJson(result: TurnResult, session?: string): JsonObject
   const out: JsonObject = session === undefined ? { text: result.text } : { session, text: result.text };
   if (result.structured !== undefined) out.structured = result.structured;
   out.toolCalls = result.toolCalls.map(recordJson);
-  out.usage = usageJson(result.usage);
-  out.steps = result.steps.map(stepJson);
+  // The agent builds usage and steps with exactly the wire fields in wire order: used as they are.
+  out.usage = result.usage as unknown as JsonObject;
+  out.steps = result.steps as unknown as JsonObject[];
   return out;
 }

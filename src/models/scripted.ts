@@ -269,11 +269,13 @@ export class ScriptedModel implements LanguageModel {
       req.onPartial?.(value);
       return { kind: "structured", value, text, usage: null };
     }
+    const onText = req.onText;
+    if (onText === undefined) return { kind: "text", text, usage: null }; // nobody streams
     let snapshot = "";
     for (const piece of splitChunks(text, chunks)) {
       if (req.signal.aborted) throw abortError();
       snapshot += piece;
-      req.onText?.(snapshot);
+      onText(snapshot);
     }
     return { kind: "text", text, usage: null };
   }

@@ -235,7 +235,8 @@ export class Params {
   /** Warnings for keys not in `allowed`, in request order: "Unknown parameter '<prefix><key>' was ignored." */
   unknownKeys(allowed: readonly string[]): string[] {
     const warnings: string[] = [];
-    for (const key of Object.keys(this.raw)) {
+    for (const key in this.raw) {
+      if (!Object.hasOwn(this.raw, key)) continue;
       if (!allowed.includes(key)) warnings.push(`Unknown parameter '${this.name(key)}' was ignored.`);
     }
     return warnings;
