@@ -235,8 +235,7 @@ export class Params {
   /** Warnings for keys not in `allowed`, in request order: "Unknown parameter '<prefix><key>' was ignored." */
   unknownKeys(allowed: readonly string[]): string[] {
     const warnings: string[] = [];
-    for (const key in this.raw) {
-      if (!Object.hasOwn(this.raw, key)) continue;
+    for (const key of Object.keys(this.raw)) {
       if (!allowed.includes(key)) warnings.push(`Unknown parameter '${this.name(key)}' was ignored.`);
     }
     return warnings;
