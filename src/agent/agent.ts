@@ -22,7 +22,6 @@ import type {
 } from "../models/language_model.ts";
 import { orderBySchema } from "../schema/order.ts";
 import { NO_ASSETS, NO_OPTIONS } from "./shared_values.ts";
-import { newEntryId } from "../util/ids.ts";
 import { abortableSleep } from "../util/sleep.ts";
 import { planStep, RESPOND_DIRECTLY, type StepPlan, type TurnProgress } from "./step_policy.ts";
 import { TextTracker } from "./text_tracker.ts";
@@ -338,10 +337,11 @@ export class Agent {
    */
   #attempt(run: TurnRun): MaybePromise<TurnResult> {
     const input = run.input;
+    // Ids stay "" until a transcript export or a native model needs them (see assignMissingIds).
     const prompt: PromptEntry = {
-      id: newEntryId(),
+      id: "",
       role: "user",
-      contents: [{ type: "text", id: newEntryId(), text: input.prompt }],
+      contents: [{ type: "text", id: "", text: input.prompt }],
       options: NO_OPTIONS,
     };
     if (input.schema) prompt.responseFormat = { name: input.schema.name, schema: input.schema.jsonSchema };
@@ -492,15 +492,15 @@ export class Agent {
       if (u) sink.event({ type: "text", ...u });
     }
     const response: ResponseEntry = {
-      id: newEntryId(),
+      id: "",
       role: "response",
       contents: structured !== undefined
         ? [{
           type: "structure",
-          id: newEntryId(),
+          id: "",
           structure: { source: input.schema!.name, content: structured },
         }]
-        : [{ type: "text", id: newEntryId(), text }],
+        : [{ type: "text", id: "", text }],
       assets: NO_ASSETS,
     };
     const usage = a.usage;

@@ -6,6 +6,7 @@
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import {
+  assignMissingIds,
   type ConversationEntry,
   type InstructionsEntry,
   type Segment,
@@ -49,6 +50,7 @@ export function exportTranscript(
   entries: ConversationEntry[],
 ): TranscriptEnvelope {
   const all = [instructionsEntry(instructions, tools), ...entries];
+  assignMissingIds(all);
   return {
     type: TRANSCRIPT_TYPE,
     version: TRANSCRIPT_VERSION,

@@ -4,6 +4,7 @@
  * @module
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { assignMissingIds } from "../protocol/transcript.ts";
 import type {
   GenerationOptions,
   ModelAvailability,
@@ -41,6 +42,7 @@ export function stepRequestBody(
   request: StepRequest,
   captureWindowMs = DEFAULT_CAPTURE_WINDOW_MS,
 ): JsonObject {
+  assignMissingIds(request.history); // Apple's transcript entries need real ids
   return {
     op: "step",
     instructions: request.instructions,
@@ -57,6 +59,7 @@ export function stepRequestBody(
 
 /** The `countTokens` request body (without `id`). */
 export function countTokensRequestBody(request: Omit<StepRequest, "signal">): JsonObject {
+  assignMissingIds(request.history);
   return {
     op: "countTokens",
     instructions: request.instructions,

@@ -13,6 +13,7 @@
  * @module
  */
 import type { JsonObject, JsonValue } from "./json.ts";
+import { newEntryId } from "../util/ids.ts";
 
 /** Envelope type string of a saved transcript. */
 export const TRANSCRIPT_TYPE = "FoundationModels.Transcript";
@@ -131,6 +132,18 @@ export type ConversationEntry = PromptEntry | ResponseEntry | ToolCallsEntry | T
 
 /** Any transcript entry. */
 export type TranscriptEntry = InstructionsEntry | ConversationEntry;
+
+/**
+ * Gives every entry and segment whose `id` is `""` a fresh id, in place (so later reads see the same ids).
+ * The agent leaves the ids of the prompts and answers it writes empty until something needs them (an export,
+ * a native model): a long conversation then keeps no id strings it never shows.
+ */
+export function assignMissingIds(entries: TranscriptEntry[]): void {
+  for (const entry of entries) {
+    if (entry.id === "") entry.id = newEntryId();
+    for (const segment of entry.contents) if (segment.id === "") segment.id = newEntryId();
+  }
+}
 
 /** True for a tool-calls entry. */
 export function isToolCallsEntry(entry: TranscriptEntry): entry is ToolCallsEntry {

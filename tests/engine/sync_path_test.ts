@@ -140,3 +140,43 @@ Deno.test("agent: a scripted turn runs synchronously; with a delay, tools or a r
   );
   assert.equal(failing.entries.length, 0);
 });
+
+Deno.test("transcript ids: made on first export, unique, stable across exports and restores; native models get them too", async () => {
+  const c = new WireClient();
+  await c.call("session/create", { session: "g", model: { type: "scripted", fallback: { text: "Hmph." } } });
+  await c.call("session/respond", { session: "g", prompt: "one" });
+  await c.call("session/respond", { session: "g", prompt: "two" });
+  const agent = c.engine.sessions.get("g")!.agent;
+  assert.equal(agent.entries[0].id, ""); // nothing made them yet
+  type Entry = { id: string; contents: Array<{ id: string }> };
+  const transcript = async (session: string) =>
+    (await c.call("session/transcript", { session }) as { transcript: { transcript: { entries: Entry[] } } })
+      .transcript;
+  const ids = async (session = "g") =>
+    (await transcript(session)).transcript.entries.flatMap((e) => [e.id, ...e.contents.map((s) => s.id)]);
+  const first = await ids();
+  assert.equal(first.length, 1 + 4 * 2); // the instructions entry (no segments), 4 entries with a segment each
+  assert.ok(first.every((id) => id !== ""));
+  assert.equal(new Set(first).size, first.length);
+  const second = await ids();
+  assert.deepEqual(second.slice(1), first.slice(1)); // the conversation's ids are stable (instructions are rebuilt)
+  assert.notEqual(agent.entries[0].id, "");
+  await c.call("session/create", { session: "h", model: "scripted", history: await transcript("g") });
+  assert.deepEqual((await ids("h")).slice(1), first.slice(1)); // restored with the same ids
+
+  // A native model's request carries ids for the new prompt's history too.
+  const { stepRequestBody } = await import("../../src/models/system_request.ts");
+  await c.call("session/respond", { session: "g", prompt: "three" });
+  const body = stepRequestBody({
+    instructions: null,
+    tools: [],
+    toolCallingMode: "disallowed",
+    history: agent.entries,
+    prompt: "four",
+    responseSchema: null,
+    options: {},
+    stream: false,
+    signal: new AbortController().signal,
+  }) as { history: Entry[] };
+  assert.ok(body.history.every((e) => e.id !== "" && e.contents.every((s) => s.id !== "")));
+});

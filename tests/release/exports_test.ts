@@ -49,6 +49,7 @@ const VALUES = [
   "WorldError",
   "WorldState",
   "arrayIndex",
+  "assignMissingIds",
   "canonicalWorldPath",
   "cloneJson",
   "closeSystemModels",
