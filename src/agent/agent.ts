@@ -210,6 +210,10 @@ export class Agent {
   /** Entries of the turn in progress (for reading a transcript during a turn), without respond_directly. */
   #currentPrompt: PromptEntry | null = null;
   #currentTurn: ConversationEntry[] = NO_ENTRIES;
+  /** The array `#lengthSum` measures, and how many of its entries it has measured. */
+  #lengthOf: ConversationEntry[] | null = null;
+  #lengthCount = 0;
+  #lengthSum = 0;
 
   /** Entries of the turn in progress (prompt, tool calls and outputs so far), without respond_directly. */
   get inProgress(): ConversationEntry[] {
@@ -525,7 +529,8 @@ export class Agent {
       usage.outputTokens += stepUsage.outputTokens;
       return;
     }
-    const input = (instructions ?? "").length + prompt.length + historyLength(history);
+    const historyChars = history === this.entries ? this.#entriesLength() : historyLength(history);
+    const input = (instructions ?? "").length + prompt.length + historyChars;
     usage.inputTokens += Math.ceil(input / 4);
     const out = result.kind === "toolCalls" ? compactJson(result.calls) : result.text;
     usage.outputTokens += estimateTokens(out);
@@ -535,7 +540,7 @@ export class Agent {
   #bound(): void {
     const bounded = boundHistoryWithLength(
       this.entries,
-      historyLength(this.entries),
+      this.#entriesLength(),
       entryLength,
       this.maxEntries,
       this.maxChars,
@@ -544,7 +549,25 @@ export class Agent {
     this.droppedEntries += this.entries.length - bounded.entries.length;
     this.entries = bounded.entries;
     // The kept entries' length is known: the next usage estimate need not measure them again.
-    historyLengths.set(bounded.entries, { count: bounded.entries.length, sum: bounded.chars });
+    this.#lengthOf = bounded.entries;
+    this.#lengthCount = bounded.entries.length;
+    this.#lengthSum = bounded.chars;
+  }
+
+  /**
+   * Text length of the committed history, kept up to date incrementally (the history only grows between
+   * resets and bounds; a new array is measured again).
+   */
+  #entriesLength(): number {
+    const entries = this.entries;
+    if (entries !== this.#lengthOf || this.#lengthCount > entries.length) {
+      this.#lengthOf = entries;
+      this.#lengthCount = 0;
+      this.#lengthSum = 0;
+    }
+    for (let i = this.#lengthCount; i < entries.length; i++) this.#lengthSum += entryLength(entries[i]);
+    this.#lengthCount = entries.length;
+    return this.#lengthSum;
   }
 
   /** Removes every conversation entry and the context note. */

@@ -124,7 +124,7 @@ export function decodeLine(line: string): Incoming {
   } catch (error) {
     return { kind: "invalid", id: null, error: parseError(text, error) };
   }
-  if (!text.isWellFormed() || SURROGATE_ESCAPE.test(text)) {
+  if (!text.isWellFormed() || (text.includes("\\u") && SURROGATE_ESCAPE.test(text))) {
     const at = unpairedSurrogateAt(text);
     if (at !== -1) {
       const byte = new TextEncoder().encode(text.slice(0, at)).length;

@@ -42,9 +42,17 @@ Deno.test("agent: past maxEntries the oldest whole turns go, down to 3/4 of the 
   assert.deepEqual(lengths, [2, 4, 6, 8, 10, 6, 8, 10, 6, 8, 10, 6]);
   assert.deepEqual(agent.entries.map(textOf), ["p10", "Hmph.", "p11", "Hmph.", "p12", "Hmph."]);
   assert.equal(agent.droppedEntries, 18);
-  // The cached text length of the kept history (carried over from the cut, not re-measured) is exact.
-  assert.equal(historyLength(agent.entries), agent.entries.reduce((n, e) => n + entryLength(e), 0));
-  assert.equal(historyLength(agent.entries), "p10Hmph.p11Hmph.p12Hmph.".length);
+  // The history length the agent carries over the cut (not re-measured) is exact: the next turn's usage
+  // estimate (about 4 characters per token) counts exactly the kept text.
+  const kept = agent.entries.reduce((n, e) => n + entryLength(e), 0);
+  assert.equal(kept, historyLength(agent.entries));
+  assert.equal(kept, "p10Hmph.p11Hmph.p12Hmph.".length);
+  const next = await agent.runTurn(
+    { prompt: "p13", schema: null, policy: POLICY, stream: false },
+    SINK,
+    new AbortController().signal,
+  );
+  assert.equal(next.usage.inputTokens, Math.ceil((kept + "p13".length) / 4));
 });
 
 Deno.test("boundHistory: cuts only at prompts, keeps the last turn even when it alone is too big", () => {
