@@ -3,8 +3,13 @@
  * Throughput benchmark of the stdio bridge against a raw floor (bench/floor.ts), both driven the same way:
  * pipelined request lines with a bounded window of outstanding requests, counting responses.
  *
- *   deno task bench            # 20,000 pings and 20,000 scripted turns over 16 sessions
+ *   deno task bench                     # 20,000 pings and 20,000 scripted turns over 16 sessions
  *   deno task bench -- --n 5000
+ *   deno task bench -- --warm 2000       # a shorter untimed warm-up (JIT not yet settled)
+ *
+ * Both programs first get `--warm` untimed requests (default: as many as are measured), so what is measured is
+ * steady state — what a game sees minutes into a session — rather than V8 still compiling the request path.
+ * Each measurement alternates floor and bridge runs `--repeat` times and reports the medians.
  *
  * Targets (issue #2): pings ≥ 0.6 × floor throughput, scripted turns ≥ 0.25 × floor.
  */
@@ -16,7 +21,8 @@ const { values } = parseArgs({
   options: {
     n: { type: "string", default: "20000" },
     window: { type: "string", default: "2048" },
-    repeat: { type: "string", default: "5" },
+    repeat: { type: "string", default: "7" },
+    warm: { type: "string" },
   },
 });
 const REPEAT = Math.max(1, Number(values.repeat));
@@ -104,7 +110,6 @@ async function drive(args: string[], setup: string[], lines: string[]): Promise<
 
 const bridge = [
   "run",
-  ...(Deno.env.get("BRIDGE_V8") ? [`--v8-flags=${Deno.env.get("BRIDGE_V8")}`] : []),
   "--allow-read",
   "--allow-env",
   "--allow-ffi",
@@ -166,7 +171,7 @@ async function measure(name: string, setup: string[], lines: string[]): Promise<
 
 // Untimed warm-up, the same for bridge and floor: process start-up and JIT compilation of the request path are
 // not part of the measurement (steady state is what a game session sees).
-const WARM = Number(Deno.env.get("WARM") ?? 2000);
+const WARM = Number(values.warm ?? N);
 const warmPings = Array.from(
   { length: WARM },
   (_, i) => JSON.stringify({ jsonrpc: "2.0", id: `w${i}`, method: "ping" }),
