@@ -69,6 +69,8 @@ export class BridgeEngine {
   /** Of those, the ones that started before shutdown (what `shutdown` waits for). */
   #inFlightBeforeShutdown = 0;
   readonly #lifetime = new AbortController();
+  /** `#lifetime.signal`, read once (the getter checks its receiver on every call). */
+  readonly #lifetimeSignal = this.#lifetime.signal;
   readonly #extensions: BridgeExtension[];
   #phase: EnginePhase = "running";
   #localIds = 0;
@@ -233,7 +235,7 @@ export class BridgeEngine {
         method,
         params,
         this,
-        this.#lifetime.signal,
+        this.#lifetimeSignal,
       );
       result = handler(request);
     } catch (error) {

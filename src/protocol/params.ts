@@ -55,7 +55,7 @@ export class Params {
 
   /** Params from a request's `params` member: absent or null → `{}`; non-objects fail with -32602. */
   static from(params: JsonValue | undefined): Params {
-    if (params === undefined || params === null) return new Params({});
+    if (params === undefined || params === null) return NO_PARAMS;
     if (!isJsonObject(params)) throw BridgeError.invalidParams("params must be an object.");
     return new Params(params);
   }
@@ -241,3 +241,6 @@ export class Params {
     return warnings;
   }
 }
+
+/** The params of a request without any (shared: params are only read). */
+const NO_PARAMS = new Params(Object.freeze({}) as JsonObject);
