@@ -152,8 +152,8 @@ interface TurnRun {
   response: ResponseEntry | null;
 }
 
-/** One attempt of a turn in progress. */
-interface Attempt {
+/** One attempt of a turn in progress (its progress fields are the step policy's `TurnProgress`). */
+interface Attempt extends TurnProgress {
   run: TurnRun;
   prompt: PromptEntry;
   /** Tool-calls and tool-output entries of this attempt so far. */
@@ -161,7 +161,8 @@ interface Attempt {
   records: TurnResult["toolCalls"];
   steps: StepInfo[];
   usage: Usage;
-  progress: TurnProgress & { disallowedRounds: number };
+  /** Tool rounds returned on steps where tools were disallowed. */
+  disallowedRounds: number;
   instructions: string | null;
   tracker: TextTracker | null;
   onText: ((snapshot: string) => void) | undefined;
@@ -360,7 +361,10 @@ export class Agent {
       records: [],
       steps: [],
       usage: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, totalTokens: 0 },
-      progress: { rounds: 0, calls: 0, respondedDirectly: false, disallowedRounds: 0 },
+      rounds: 0,
+      calls: 0,
+      respondedDirectly: false,
+      disallowedRounds: 0,
       instructions: this.composedInstructions(),
       tracker,
       onText: tracker === null ? undefined : (snapshot: string) => {
@@ -374,7 +378,7 @@ export class Agent {
 
   /** Model step `index`: plans it, trims the history when the model asks for it, then infers. */
   #step(a: Attempt, index: number): MaybePromise<TurnResult> {
-    const plan = planStep(a.run.input.policy, this.tools, a.progress);
+    const plan = planStep(a.run.input.policy, this.tools, a);
     if (!this.model.trimsHistory || !this.settings.trimHistory || this.entries.length === 0) {
       return this.#infer(a, index, plan, null);
     }
@@ -389,7 +393,7 @@ export class Agent {
     const input = run.input;
     const step: StepInfo = {
       index,
-      completedToolRounds: a.progress.rounds,
+      completedToolRounds: a.rounds,
       toolCallingMode: plan.mode,
       enabledTools: plan.tools.length === 0
         ? [] // fresh, not a shared frozen one: JSON.stringify leaves its fast path on frozen arrays
@@ -443,7 +447,7 @@ export class Agent {
       result,
     );
     if (result.kind !== "toolCalls") return this.#finish(a, result);
-    const progress = a.progress;
+    const progress = a;
     if (plan.mode === "disallowed" && ++progress.disallowedRounds > MAX_DISALLOWED_TOOL_ROUNDS) {
       throw BridgeError.of(
         "generation_failed",

@@ -9,7 +9,6 @@ import { Agent } from "../agent/agent.ts";
 import { compactAgent } from "../agent/compaction.ts";
 import { exportTranscript, importTranscript } from "../agent/transcript_codec.ts";
 import type { AgentTool, ToolPolicy, TurnInput, TurnResult } from "../agent/types.ts";
-import { mapMaybe } from "../util/maybe_sync.ts";
 import type { Pending } from "../util/pending.ts";
 import type { ModelAvailability, ResponseSchema } from "../models/language_model.ts";
 import { IdGenerator } from "../util/ids.ts";
@@ -77,6 +76,13 @@ export class BridgeSession {
     this.streamingDrive = { stream: true, context, eventMethod: "session/event" };
     this.quietDrive = { stream: false, context, eventMethod: "session/event" };
   }
+}
+
+/** The `session/respond` result of a finished turn. */
+function respondResult(result: TurnResult, session: string, warnings: string[]): JsonObject {
+  const out = turnResultJson(result, session);
+  if (warnings.length > 0) out.warnings = warnings;
+  return out;
 }
 
 /** Converts a session/respond `schema` param. */
@@ -262,11 +268,6 @@ export class SessionMethods implements BridgeExtension {
     }
     const stream = p.optionalBool("stream") ?? false;
     const input: TurnInput = { prompt, schema, policy: parsePolicy(p, session.policy), stream };
-    const finish = (result: TurnResult): JsonObject => {
-      const out = turnResultJson(result, session.id);
-      if (warnings.length > 0) out.warnings = warnings;
-      return out;
-    };
     return this.#schedule(session, (op) => {
       const choice = input.policy.choice;
       if (typeof choice === "object" && !session.agent.tools.some((t) => t.name === choice.tool)) {
@@ -279,7 +280,9 @@ export class SessionMethods implements BridgeExtension {
         (sink) => session.agent.runTurnNow(input, sink, op.signal, () => op.commit()),
         stream ? session.streamingDrive : session.quietDrive,
       );
-      return mapMaybe(result, finish);
+      return result instanceof Promise
+        ? result.then((r) => respondResult(r, session.id, warnings))
+        : respondResult(result, session.id, warnings);
     });
   }
 

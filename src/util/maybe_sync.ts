@@ -7,16 +7,3 @@
 
 /** A value now, or a promise of it. */
 export type MaybePromise<T> = T | Promise<T>;
-
-/**
- * Calls `then` with the value now, or when the promise resolves.
- *
- * @example
- * ```ts
- * import { mapMaybe } from "./maybe_sync.ts";
- * mapMaybe(2, (n) => n * 2); // 4
- * ```
- */
-export function mapMaybe<T, U>(value: MaybePromise<T>, then: (value: T) => U): MaybePromise<U> {
-  return value instanceof Promise ? value.then(then) : then(value);
-}

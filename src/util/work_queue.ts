@@ -20,6 +20,9 @@ export class Operation {
   #committed = false;
   #started = false;
   #settled = false;
+  /** The queued work and where its outcome goes (the operation is its own queue item). */
+  #work: ((op: Operation) => unknown) | null = null;
+  #outcome: Pending<unknown> | null = null;
 
   /** Aborted when the operation is cancelled. */
   get signal(): AbortSignal {
@@ -69,6 +72,24 @@ export class Operation {
     return true;
   }
 
+  /** @internal Binds the work and the outcome of a queued operation. */
+  bind(work: (op: Operation) => unknown, outcome: Pending<unknown>): void {
+    this.#work = work;
+    this.#outcome = outcome;
+  }
+
+  /** @internal Runs the bound work (once). */
+  runWork(): unknown {
+    const work = this.#work!;
+    this.#work = null;
+    return work(this);
+  }
+
+  /** @internal The bound outcome. */
+  get outcome(): Pending<unknown> {
+    return this.#outcome!;
+  }
+
   /** @internal */
   markStarted(): void {
     this.#started = true;
@@ -78,12 +99,6 @@ export class Operation {
   markSettled(): void {
     this.#settled = true;
   }
-}
-
-interface Item {
-  op: Operation;
-  work: (op: Operation) => unknown;
-  outcome: Pending<unknown>;
 }
 
 /**
@@ -101,8 +116,8 @@ interface Item {
  * ```
  */
 export class WorkQueue {
-  /** Waiting items from `#head` on (consumed slots are cleared and the array compacted now and then). */
-  #items: Item[] = [];
+  /** Waiting operations from `#head` on (consumed slots are cleared and the array compacted now and then). */
+  #items: Operation[] = [];
   #head = 0;
   /** The running operation, if any. */
   #current: Operation | null = null;
@@ -132,7 +147,8 @@ export class WorkQueue {
   enqueue<T>(work: (op: Operation) => Promise<T> | T): { op: Operation; outcome: Pending<T> } {
     const op = new Operation();
     const outcome = new Pending<T>();
-    this.#items.push({ op, work, outcome: outcome as Pending<unknown> });
+    op.bind(work, outcome as Pending<unknown>);
+    this.#items.push(op);
     if (!this.#running) {
       // Start on a microtask: the handler that scheduled the work finishes first (arrival order).
       this.#running = true;
@@ -143,16 +159,15 @@ export class WorkQueue {
 
   async #drain(): Promise<void> {
     while (this.#head < this.#items.length) {
-      const item = this.#items[this.#head];
-      this.#items[this.#head++] = undefined as unknown as Item;
+      const op = this.#items[this.#head];
+      this.#items[this.#head++] = undefined as unknown as Operation;
       if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
         this.#items = this.#items.slice(this.#head);
         this.#head = 0;
       }
-      const op = item.op;
       if (op.cancelled) {
         op.markSettled();
-        item.outcome.reject(BridgeError.cancelled("The request was cancelled before it started."));
+        op.outcome.reject(BridgeError.cancelled("The request was cancelled before it started."));
         continue;
       }
       this.#current = op;
@@ -160,7 +175,7 @@ export class WorkQueue {
       let failed = false;
       let result: unknown;
       try {
-        result = item.work(op);
+        result = op.runWork();
         if (result instanceof Promise) result = await result;
       } catch (error) {
         failed = true;
@@ -168,9 +183,9 @@ export class WorkQueue {
       }
       this.#settle(op);
       // The consumer runs here (outside the try: its own failures are not the work's).
-      if (failed) item.outcome.reject(result);
-      else if (op.cancelled && !op.committed) item.outcome.reject(BridgeError.cancelled());
-      else item.outcome.resolve(result);
+      if (failed) op.outcome.reject(result);
+      else if (op.cancelled && !op.committed) op.outcome.reject(BridgeError.cancelled());
+      else op.outcome.resolve(result);
     }
     this.#items = [];
     this.#head = 0;
@@ -190,7 +205,7 @@ export class WorkQueue {
     let n = 0;
     if (this.#current?.cancel()) n++;
     const items = this.#items;
-    for (let i = this.#head; i < items.length; i++) if (items[i].op.cancel()) n++;
+    for (let i = this.#head; i < items.length; i++) if (items[i].cancel()) n++;
     return n;
   }
 

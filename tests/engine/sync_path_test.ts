@@ -1,23 +1,15 @@
 /**
- * The synchronous fast path: mapMaybe, Pending, the work queue's enqueue, and that a scripted
+ * The synchronous fast path: Pending, the work queue's enqueue, and that a scripted
  * turn still behaves exactly like one that waits (order of messages, cancellation before it starts,
  * rollback on failure).
  */
 import assert from "node:assert/strict";
-import { mapMaybe } from "../../src/util/maybe_sync.ts";
 import { Pending } from "../../src/util/pending.ts";
 import { WorkQueue } from "../../src/util/work_queue.ts";
 import { BridgeError } from "../../src/protocol/errors.ts";
 import { WireClient } from "../helpers/wire.ts";
 import { Agent } from "../../src/agent/agent.ts";
 import { ScriptedModel } from "../../src/models/scripted.ts";
-
-Deno.test("mapMaybe: plain values are mapped now, promises later", async () => {
-  assert.equal(mapMaybe(2, (n) => n + 1), 3);
-  const later = mapMaybe(Promise.resolve(2), (n) => n + 1);
-  assert.ok(later instanceof Promise);
-  assert.equal(await later, 3);
-});
 
 Deno.test("Pending: one outcome, delivered at once, to one consumer", async () => {
   const p = new Pending<number>();
