@@ -4,7 +4,7 @@
  * concurrently, and writes every outgoing message through one ordered `send`.
  * @module
  */
-import { decodeLine, encodeMessage, type RequestId } from "../protocol/codec.ts";
+import { decodeLine, encodeMessage, escapeLineSeparators, type RequestId } from "../protocol/codec.ts";
 import { BridgeError, toBridgeError } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { Params } from "../protocol/params.ts";
@@ -15,7 +15,13 @@ import { CoreMethods } from "../methods/core_methods.ts";
 import { SessionMethods } from "../methods/session_methods.ts";
 import { type ClientRequest, ClientRequestTable } from "./client_requests.ts";
 import { type BridgeConfiguration, resolveConfiguration } from "./configuration.ts";
-import { type BridgeExtension, type HandlerResult, type MethodHandler, MethodRegistry } from "./extension.ts";
+import {
+  type BridgeExtension,
+  type HandlerResult,
+  type MethodHandler,
+  MethodRegistry,
+  type ResultEncoder,
+} from "./extension.ts";
 import { BridgeRequest } from "./request.ts";
 import { standardExtensions } from "./standard_extensions.ts";
 import { Pending, type PendingConsumer } from "../util/pending.ts";
@@ -29,7 +35,7 @@ export const SHUTDOWN_GRACE_MS = 2000;
 
 /** Where a dispatched request's outcome goes. */
 interface Reply {
-  result(id: RequestId | null, method: string, result: JsonValue): void;
+  result(id: RequestId | null, method: string, result: JsonValue, encode?: ResultEncoder): void;
   error(id: RequestId | null, method: string, error: BridgeError): void;
 }
 
@@ -172,8 +178,12 @@ export class BridgeEngine {
 
   /** Writes responses of wire requests (one shared object: no closures per message on the hot path). */
   readonly #wireReply: Reply = {
-    result: (id, method, result) => {
-      this.#write({ jsonrpc: "2.0", id, result }, method);
+    result: (id, method, result, encode) => {
+      const body = encode === undefined ? null : encode(result);
+      if (body === null) this.#write({ jsonrpc: "2.0", id, result }, method);
+      else if (this.#phase !== "closed") {
+        this.#send(escapeLineSeparators(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${body}}`));
+      }
       if (method === "shutdown" && this.#phase === "shut_down") this.configuration.onShutdown?.();
     },
     error: (id, _method, e) => this.#write({ jsonrpc: "2.0", id, error: e.toJson() }),
@@ -207,8 +217,8 @@ export class BridgeEngine {
       reply.error(id, method, BridgeError.of("shut_down", "The bridge has shut down."));
       return;
     }
-    const handler = this.registry.lookup(method);
-    if (!handler) {
+    const entry = this.registry.lookup(method);
+    if (!entry) {
       reply.error(id, method, BridgeError.of("method_not_found", `Unknown method '${method}'.`, { method }));
       return;
     }
@@ -237,13 +247,13 @@ export class BridgeEngine {
         this,
         this.#lifetimeSignal,
       );
-      result = handler(request);
+      result = entry.handler(request);
     } catch (error) {
       reply.error(id, method, this.#mapError(error));
       return;
     }
     if (!(result instanceof Promise) && !(result instanceof Pending)) {
-      reply.result(id, method, result);
+      reply.result(id, method, result, entry.encodeResult);
       return;
     }
     // Deferred: counted until answered. A handler that shut the bridge down (`shutdown`) is not waited for
@@ -251,18 +261,24 @@ export class BridgeEngine {
     const early = this.#phase === "running";
     this.#inFlight++;
     if (early) this.#inFlightBeforeShutdown++;
-    const answer = this.#answer(id, method, reply, early);
+    const answer = this.#answer(id, method, reply, early, entry.encodeResult);
     // One consumer per deferred request (no Set of promises, no finally); a Pending answers synchronously.
     if (result instanceof Pending) result.consume(answer);
     else result.then((value) => answer(true, value), (error) => answer(false, error));
   }
 
   /** The consumer of a deferred request's outcome: writes the response, then counts the request done. */
-  #answer(id: RequestId | null, method: string, reply: Reply, early: boolean): PendingConsumer<JsonValue> {
+  #answer(
+    id: RequestId | null,
+    method: string,
+    reply: Reply,
+    early: boolean,
+    encode: ResultEncoder | undefined,
+  ): PendingConsumer<JsonValue> {
     return (ok, outcome) => {
       try {
         if (this.#phase === "closed") return;
-        if (ok) reply.result(id, method, outcome as JsonValue);
+        if (ok) reply.result(id, method, outcome as JsonValue, encode);
         else reply.error(id, method, this.#mapError(outcome));
       } catch (error) {
         this.logger.error(`Answering '${method}' failed: ${String(error)}`);
