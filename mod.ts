@@ -39,11 +39,8 @@ export { type BridgeConfiguration, DEFAULTS } from "./src/engine/configuration.t
 export {
   type BridgeExtension,
   type HandlerResult,
-  type MethodEntry,
   type MethodHandler,
-  type MethodOptions,
   MethodRegistry,
-  type ResultEncoder,
 } from "./src/engine/extension.ts";
 export { BridgeRequest, type DriveOptions, TURN_ENDED_REASON } from "./src/engine/request.ts";
 export { type ClientRequest, replyToOutcome } from "./src/engine/client_requests.ts";
@@ -90,13 +87,7 @@ export {
   parseToolDefinitions,
   toolChoiceJson,
 } from "./src/agent/tool_definitions.ts";
-export {
-  encodeTurnResult,
-  recordJson,
-  stepJson,
-  turnResultJson,
-  usageJson,
-} from "./src/agent/result_json.ts";
+export { recordJson, stepJson, turnResultJson, usageJson } from "./src/agent/result_json.ts";
 export { BridgeSession, SessionMethods } from "./src/methods/session_methods.ts";
 export { CoreMethods } from "./src/methods/core_methods.ts";
 export { Operation, WorkQueue } from "./src/util/work_queue.ts";

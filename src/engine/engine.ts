@@ -4,7 +4,7 @@
  * concurrently, and writes every outgoing message through one ordered `send`.
  * @module
  */
-import { decodeLine, encodeMessage, escapeLineSeparators, type RequestId } from "../protocol/codec.ts";
+import { decodeLine, encodeMessage, type RequestId } from "../protocol/codec.ts";
 import { BridgeError, toBridgeError } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { Params } from "../protocol/params.ts";
@@ -15,13 +15,7 @@ import { CoreMethods } from "../methods/core_methods.ts";
 import { SessionMethods } from "../methods/session_methods.ts";
 import { type ClientRequest, ClientRequestTable } from "./client_requests.ts";
 import { type BridgeConfiguration, resolveConfiguration } from "./configuration.ts";
-import {
-  type BridgeExtension,
-  type HandlerResult,
-  type MethodHandler,
-  MethodRegistry,
-  type ResultEncoder,
-} from "./extension.ts";
+import { type BridgeExtension, type HandlerResult, type MethodHandler, MethodRegistry } from "./extension.ts";
 import { BridgeRequest } from "./request.ts";
 import { standardExtensions } from "./standard_extensions.ts";
 import { Pending, type PendingConsumer } from "../util/pending.ts";
@@ -35,7 +29,7 @@ export const SHUTDOWN_GRACE_MS = 2000;
 
 /** Where a dispatched request's outcome goes. */
 interface Reply {
-  result(id: RequestId | null, method: string, result: JsonValue, encode?: ResultEncoder): void;
+  result(id: RequestId | null, method: string, result: JsonValue): void;
   error(id: RequestId | null, method: string, error: BridgeError): void;
 }
 
@@ -178,12 +172,8 @@ export class BridgeEngine {
 
   /** Writes responses of wire requests (one shared object: no closures per message on the hot path). */
   readonly #wireReply: Reply = {
-    result: (id, method, result, encode) => {
-      const body = encode === undefined ? null : encode(result);
-      if (body === null) this.#write({ jsonrpc: "2.0", id, result }, method);
-      else if (this.#phase !== "closed") {
-        this.#send(escapeLineSeparators(`{"jsonrpc":"2.0","id":${JSON.stringify(id)},"result":${body}}`));
-      }
+    result: (id, method, result) => {
+      this.#write({ jsonrpc: "2.0", id, result }, method);
       if (method === "shutdown" && this.#phase === "shut_down") this.configuration.onShutdown?.();
     },
     error: (id, _method, e) => this.#write({ jsonrpc: "2.0", id, error: e.toJson() }),
@@ -217,8 +207,8 @@ export class BridgeEngine {
       reply.error(id, method, BridgeError.of("shut_down", "The bridge has shut down."));
       return;
     }
-    const entry = this.registry.lookup(method);
-    if (!entry) {
+    const handler = this.registry.lookup(method);
+    if (!handler) {
       reply.error(id, method, BridgeError.of("method_not_found", `Unknown method '${method}'.`, { method }));
       return;
     }
@@ -247,13 +237,13 @@ export class BridgeEngine {
         this,
         this.#lifetimeSignal,
       );
-      result = entry.handler(request);
+      result = handler(request);
     } catch (error) {
       reply.error(id, method, this.#mapError(error));
       return;
     }
     if (!(result instanceof Promise) && !(result instanceof Pending)) {
-      reply.result(id, method, result, entry.encodeResult);
+      reply.result(id, method, result);
       return;
     }
     // Deferred: counted until answered. A handler that shut the bridge down (`shutdown`) is not waited for
@@ -261,24 +251,18 @@ export class BridgeEngine {
     const early = this.#phase === "running";
     this.#inFlight++;
     if (early) this.#inFlightBeforeShutdown++;
-    const answer = this.#answer(id, method, reply, early, entry.encodeResult);
+    const answer = this.#answer(id, method, reply, early);
     // One consumer per deferred request (no Set of promises, no finally); a Pending answers synchronously.
     if (result instanceof Pending) result.consume(answer);
     else result.then((value) => answer(true, value), (error) => answer(false, error));
   }
 
   /** The consumer of a deferred request's outcome: writes the response, then counts the request done. */
-  #answer(
-    id: RequestId | null,
-    method: string,
-    reply: Reply,
-    early: boolean,
-    encode: ResultEncoder | undefined,
-  ): PendingConsumer<JsonValue> {
+  #answer(id: RequestId | null, method: string, reply: Reply, early: boolean): PendingConsumer<JsonValue> {
     return (ok, outcome) => {
       try {
         if (this.#phase === "closed") return;
-        if (ok) reply.result(id, method, outcome as JsonValue, encode);
+        if (ok) reply.result(id, method, outcome as JsonValue);
         else reply.error(id, method, this.#mapError(outcome));
       } catch (error) {
         this.logger.error(`Answering '${method}' failed: ${String(error)}`);

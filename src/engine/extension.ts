@@ -19,26 +19,6 @@ export type HandlerResult = JsonValue | Promise<JsonValue> | Pending<JsonValue>;
 export type MethodHandler = (request: BridgeRequest) => HandlerResult;
 
 /**
- * An optional fast encoder of a method's results: the result's JSON text exactly as `JSON.stringify` would
- * write it, or `null` to let the engine use `JSON.stringify` (any shape it does not know).
- */
-export type ResultEncoder = (result: JsonValue) => string | null;
-
-/** Options of {@link MethodRegistry.register}. */
-export interface MethodOptions {
-  /** Writes the method's results faster than `JSON.stringify` for the shapes it knows. */
-  encodeResult?: ResultEncoder;
-}
-
-/** A registered method: its handler and options. */
-export interface MethodEntry {
-  /** The handler. */
-  readonly handler: MethodHandler;
-  /** The fast result encoder, if any. */
-  readonly encodeResult: ResultEncoder | undefined;
-}
-
-/**
  * Method name → handler. Later registrations replace earlier ones (extensions may override built-ins).
  *
  * @example
@@ -49,20 +29,20 @@ export interface MethodEntry {
  * ```
  */
 export class MethodRegistry {
-  readonly #entries = new Map<string, MethodEntry>();
+  readonly #handlers = new Map<string, MethodHandler>();
   #lastMethod = "";
-  #lastEntry: MethodEntry | undefined = undefined;
+  #lastHandler: MethodHandler | undefined = undefined;
 
   /** Registers (or replaces) a method. */
-  register(method: string, handler: MethodHandler, options: MethodOptions = {}): void {
-    this.#entries.set(method, { handler, encodeResult: options.encodeResult });
+  register(method: string, handler: MethodHandler): void {
+    this.#handlers.set(method, handler);
     this.#lastMethod = "";
-    this.#lastEntry = undefined;
+    this.#lastHandler = undefined;
   }
 
   /** The handler of a method. */
   get(method: string): MethodHandler | undefined {
-    return this.#entries.get(method)?.handler;
+    return this.#handlers.get(method);
   }
 
   /**
@@ -70,19 +50,19 @@ export class MethodRegistry {
    * is a fresh string, which a map must hash every time; pipelined traffic mostly repeats one method, and
    * comparing two short strings is cheaper.
    */
-  lookup(method: string): MethodEntry | undefined {
-    if (method === this.#lastMethod) return this.#lastEntry;
-    const entry = this.#entries.get(method);
-    if (entry !== undefined) {
+  lookup(method: string): MethodHandler | undefined {
+    if (method === this.#lastMethod) return this.#lastHandler;
+    const handler = this.#handlers.get(method);
+    if (handler !== undefined) {
       this.#lastMethod = method;
-      this.#lastEntry = entry;
+      this.#lastHandler = handler;
     }
-    return entry;
+    return handler;
   }
 
   /** Every registered method name, sorted. */
   names(): string[] {
-    return [...this.#entries.keys()].sort();
+    return [...this.#handlers.keys()].sort();
   }
 }
 

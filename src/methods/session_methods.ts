@@ -23,7 +23,7 @@ import { type Operation, WorkQueue } from "../util/work_queue.ts";
 import type { BridgeEngine } from "../engine/engine.ts";
 import type { BridgeExtension, MethodRegistry } from "../engine/extension.ts";
 import type { BridgeRequest, DriveOptions } from "../engine/request.ts";
-import { encodeTurnResult, turnResultJson } from "../agent/result_json.ts";
+import { turnResultJson } from "../agent/result_json.ts";
 import { parsePolicy, parseSessionOptions } from "./session_options.ts";
 import {
   convertForParam,
@@ -129,7 +129,7 @@ export class SessionMethods implements BridgeExtension {
   register(registry: MethodRegistry, engine: BridgeEngine): void {
     this.#engine = engine;
     registry.register("session/create", (r) => this.#create(r));
-    registry.register("session/respond", (r) => this.#respond(r), { encodeResult: encodeTurnResult });
+    registry.register("session/respond", (r) => this.#respond(r));
     registry.register("session/cancel", (r) => this.#cancel(r));
     registry.register("session/reset", (r) => this.#reset(r));
     registry.register("session/delete", (r) => this.#delete(r));

@@ -205,13 +205,7 @@ const LINE_SEPARATORS = /[\u2028\u2029]/g;
 
 /** Encodes one outgoing message as a single compact JSON line (no trailing newline). */
 export function encodeMessage(message: JsonObject): string {
-  return escapeLineSeparators(JSON.stringify(message));
-}
-
-/**
- * JSON text with U+2028/U+2029 written as escapes (valid JSON either way; some line readers split on them).
- */
-export function escapeLineSeparators(text: string): string {
+  const text = JSON.stringify(message);
   return HAS_LINE_SEPARATOR.test(text)
     ? text.replace(LINE_SEPARATORS, (c) => c === "\u2028" ? "\\u2028" : "\\u2029")
     : text;
