@@ -146,3 +146,26 @@ Deno.test("LineSplitter: a line of exactly the limit passes, one byte more is re
     "-32600 The message is longer than the limit of 10 bytes.",
   ]);
 });
+
+Deno.test("LineWriter: a batch of ASCII and wide lines (2-, 3- and 4-byte characters) arrives byte for byte", async () => {
+  const chunks: Uint8Array[] = [];
+  const writer = new LineWriter(new WritableStream({ write: (c) => void chunks.push(c.slice()) }));
+  const lines = [
+    "plain",
+    "",
+    "é".repeat(1000), // twice as many bytes as UTF-16 units
+    "ascii again",
+    "龍".repeat(3000) + "🐉".repeat(500), // three and two bytes per unit
+    "\u2028 tail",
+  ];
+  for (const line of lines) writer.send(line);
+  await writer.flush();
+  const bytes = new Uint8Array(chunks.reduce((n, c) => n + c.length, 0));
+  let o = 0;
+  for (const c of chunks) {
+    bytes.set(c, o);
+    o += c.length;
+  }
+  assert.equal(new TextDecoder("utf-8", { fatal: true }).decode(bytes), lines.join("\n") + "\n");
+  assert.equal(writer.buffered, 0);
+});
