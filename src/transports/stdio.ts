@@ -95,43 +95,19 @@ export class LineWriter {
       }
       const batch = end === queue.length ? queue : queue.slice(0, end);
       this.#queue = end === queue.length ? [] : queue.slice(end);
+      const text = batch.length === 1 ? batch[0] + "\n" : batch.join("\n") + "\n";
       try {
-        await this.#writer.write(this.#encodeBatch(batch, size));
+        await this.#writer.write(this.#encoder.encode(text));
       } catch {
         this.#broken = true;
         this.#queue = [];
         this.#queuedBytes = 0;
       }
-      this.#queuedBytes = Math.max(0, this.#queuedBytes - size);
+      this.#queuedBytes = Math.max(0, this.#queuedBytes - text.length);
       if (this.#queuedBytes <= this.#lowWater) this.#wakeDrain();
     }
     this.#running = null;
     this.#wakeDrain();
-  }
-
-  /**
-   * The lines as UTF-8, each followed by a newline, encoded straight into one array (no joined string):
-   * `size` (UTF-16 units plus newlines) fits ASCII; a line with wider characters grows the array.
-   */
-  #encodeBatch(batch: string[], size: number): Uint8Array {
-    let out = new Uint8Array(size);
-    let offset = 0;
-    for (let i = 0; i < batch.length; i++) {
-      const line = batch[i];
-      // Leave room for the newline; a line that does not fit is encoded again into a larger array.
-      let written = this.#encoder.encodeInto(line, out.subarray(offset, out.length - 1));
-      if (written.read < line.length) {
-        const grown = new Uint8Array(
-          Math.max(out.length * 2, offset + line.length * 3 + (size - offset) + 1),
-        );
-        grown.set(out.subarray(0, offset));
-        out = grown;
-        written = this.#encoder.encodeInto(line, out.subarray(offset, out.length - 1));
-      }
-      offset += written.written;
-      out[offset++] = 10;
-    }
-    return offset === out.length ? out : out.subarray(0, offset);
   }
 
   #wakeDrain(): void {
