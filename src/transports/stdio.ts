@@ -95,7 +95,9 @@ export class LineWriter {
       }
       const batch = end === queue.length ? queue : queue.slice(0, end);
       this.#queue = end === queue.length ? [] : queue.slice(end);
-      const text = batch.length === 1 ? batch[0] + "\n" : batch.join("\n") + "\n";
+      // The trailing newline comes out of the join: `join(…) + "\n"` would copy the whole batch once more.
+      batch.push("");
+      const text = batch.join("\n");
       try {
         await this.#writer.write(this.#encoder.encode(text));
       } catch {
