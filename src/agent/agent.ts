@@ -82,21 +82,14 @@ export function entryLength(entry: ConversationEntry): number {
   return entryText(entry).length;
 }
 
-const historyLengths = new WeakMap<ConversationEntry[], { count: number; sum: number }>();
-
 /**
- * Total text length of a history. Cached per array and extended incrementally when the array only grew
- * (the committed history is append-only between resets), so a long conversation costs O(new entries).
+ * Total text length of a history. The agent keeps its committed history's length up to date itself (see
+ * `Agent`); this measures any other array (a step's history with the turn in progress, a trimmed history).
  */
 export function historyLength(entries: ConversationEntry[]): number {
-  let cached = historyLengths.get(entries);
-  if (!cached || cached.count > entries.length) {
-    cached = { count: 0, sum: 0 };
-    historyLengths.set(entries, cached);
-  }
-  for (let i = cached.count; i < entries.length; i++) cached.sum += entryLength(entries[i]);
-  cached.count = entries.length;
-  return cached.sum;
+  let sum = 0;
+  for (const entry of entries) sum += entryLength(entry);
+  return sum;
 }
 
 /** Rough token estimate used when a backend reports no usage (about 4 characters per token). */
