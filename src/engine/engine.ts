@@ -19,6 +19,7 @@ import { type BridgeExtension, type HandlerResult, type MethodHandler, MethodReg
 import { BridgeRequest } from "./request.ts";
 import { standardExtensions } from "./standard_extensions.ts";
 import { Pending, type PendingConsumer } from "../util/pending.ts";
+import { wakeAll } from "../util/waiters.ts";
 
 /** Server name and version reported by `initialize`. */
 export const SERVER_INFO = { name: "open-apple-models", version: "0.1.0" } as const;
@@ -74,8 +75,8 @@ export class BridgeEngine {
   readonly #extensions: BridgeExtension[];
   #phase: EnginePhase = "running";
   #localIds = 0;
-  #idleWaiters: Array<() => void> = [];
-  #shutdownWaiters: Array<() => void> = [];
+  readonly #idleWaiters: Array<() => void> = [];
+  readonly #shutdownWaiters: Array<() => void> = [];
   #inputClosed: string | null = null;
 
   /** Creates an engine that writes each outgoing message (one JSON line, no newline) to `send`. */
@@ -273,16 +274,8 @@ export class BridgeEngine {
   }
 
   #settled(early: boolean): void {
-    if (early && --this.#inFlightBeforeShutdown === 0) {
-      const waiters = this.#shutdownWaiters;
-      this.#shutdownWaiters = [];
-      for (const w of waiters) w();
-    }
-    if (--this.#inFlight === 0 && this.#idleWaiters.length > 0) {
-      const waiters = this.#idleWaiters;
-      this.#idleWaiters = [];
-      for (const w of waiters) w();
-    }
+    if (early && --this.#inFlightBeforeShutdown === 0) wakeAll(this.#shutdownWaiters);
+    if (--this.#inFlight === 0 && this.#idleWaiters.length > 0) wakeAll(this.#idleWaiters);
   }
 
   #mapError(error: unknown): BridgeError {

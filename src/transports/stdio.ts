@@ -6,6 +6,7 @@
  */
 import { BridgeError } from "../protocol/errors.ts";
 import type { Logger } from "../util/logger.ts";
+import { wakeAll } from "../util/waiters.ts";
 import type { BridgeEngine } from "../engine/engine.ts";
 
 /** Default maximum length of one incoming line (bytes). */
@@ -55,7 +56,7 @@ export class LineWriter {
   #queue: string[] = [];
   #queuedBytes = 0;
   #running: Promise<void> | null = null;
-  #drainWaiters: Array<() => void> = [];
+  readonly #drainWaiters: Array<() => void> = [];
   #broken = false;
   readonly #lowWater: number;
 
@@ -113,9 +114,7 @@ export class LineWriter {
   }
 
   #wakeDrain(): void {
-    const waiters = this.#drainWaiters;
-    this.#drainWaiters = [];
-    for (const w of waiters) w();
+    wakeAll(this.#drainWaiters);
   }
 
   /** Resolves when the buffer is below the low-water mark. */

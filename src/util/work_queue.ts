@@ -10,6 +10,7 @@
  */
 import { BridgeError } from "../protocol/errors.ts";
 import { Pending } from "./pending.ts";
+import { wakeAll } from "./waiters.ts";
 
 /** The handle a running operation uses to observe cancellation and to commit. */
 export class Operation {
@@ -122,7 +123,7 @@ export class WorkQueue {
   /** The running operation, if any. */
   #current: Operation | null = null;
   #running = false;
-  #idleWaiters: Array<() => void> = [];
+  readonly #idleWaiters: Array<() => void> = [];
 
   /** Operations running or waiting. */
   get pending(): number {
@@ -190,9 +191,7 @@ export class WorkQueue {
     this.#items = [];
     this.#head = 0;
     this.#running = false;
-    const waiters = this.#idleWaiters;
-    this.#idleWaiters = [];
-    for (const w of waiters) w();
+    wakeAll(this.#idleWaiters);
   }
 
   #settle(op: Operation): void {
