@@ -85,13 +85,19 @@ function respondResult(result: TurnResult, session: string, warnings: string[]):
   return out;
 }
 
-/** Converts a session/respond `schema` param. */
+/** What an absent `schema` param converts to (shared: most turns have none; never mutated). */
+const NO_SCHEMA: { schema: null; warnings: string[] } = Object.freeze({
+  schema: null,
+  warnings: Object.freeze([]) as unknown as string[],
+});
+
+/** Converts a session/respond `schema` param (`warnings` must not be mutated). */
 export function responseSchemaParam(p: Params, key: string, rootName: string): {
   schema: ResponseSchema | null;
   warnings: string[];
 } {
   const schema = p.optionalObject(key);
-  if (schema === undefined) return { schema: null, warnings: [] };
+  if (schema === undefined) return NO_SCHEMA;
   const conversion = convertForParam(schema, rootName, p.name(key));
   return {
     schema: { name: rootName, generationSchema: conversion.generationSchema, jsonSchema: schema },
@@ -260,12 +266,8 @@ export class SessionMethods implements BridgeExtension {
     const warnings = p.unknownKeys(RESPOND_KEYS);
     const session = this.#lookup(r);
     const prompt = p.string("prompt");
-    let schema: ResponseSchema | null = null;
-    if (p.get("schema") !== undefined) {
-      const converted = responseSchemaParam(p, "schema", "Response");
-      schema = converted.schema;
-      warnings.push(...converted.warnings);
-    }
+    const { schema, warnings: schemaWarnings } = responseSchemaParam(p, "schema", "Response");
+    if (schemaWarnings.length > 0) warnings.push(...schemaWarnings);
     const stream = p.optionalBool("stream") ?? false;
     const input: TurnInput = { prompt, schema, policy: parsePolicy(p, session.policy), stream };
     return this.#schedule(session, (op) => {
