@@ -157,7 +157,6 @@ interface Attempt extends TurnProgress {
   /** Tool rounds returned on steps where tools were disallowed. */
   disallowedRounds: number;
   instructions: string | null;
-  tracker: TextTracker | null;
   onText: ((snapshot: string) => void) | undefined;
   onPartial: ((value: JsonValue) => void) | undefined;
 }
@@ -359,7 +358,6 @@ export class Agent {
       respondedDirectly: false,
       disallowedRounds: 0,
       instructions: this.composedInstructions(),
-      tracker,
       onText: tracker === null ? undefined : (snapshot: string) => {
         const u = tracker.update(snapshot);
         if (u) sink.event({ type: "text", ...u });
@@ -372,9 +370,6 @@ export class Agent {
   /** Model step `index`: plans it, trims the history when the model asks for it, then infers. */
   #step(a: Attempt, index: number): MaybePromise<TurnResult> {
     const plan = planStep(a.run.input.policy, this.tools, a);
-    if (!this.model.trimsHistory || !this.settings.trimHistory || this.entries.length === 0) {
-      return this.#infer(a, index, plan, null);
-    }
     const trimmed = trimHistory(this.model, this.settings, a.instructions, plan.tools, this.entries);
     return trimmed instanceof Promise
       ? trimmed.then((t) => this.#infer(a, index, plan, t))
@@ -470,7 +465,7 @@ export class Agent {
   #finish(a: Attempt, result: Extract<StepResult, { kind: "text" | "structured" }>): TurnResult {
     const input = a.run.input;
     const sink = a.run.sink;
-    const tracker = a.tracker;
+    const tracker = a.run.tracker;
     const quiet = sink.quiet === true;
     let structured: JsonValue | undefined;
     if (input.schema) {

@@ -24,7 +24,8 @@ function turnStarts(entries: ConversationEntry[]): number[] {
 }
 
 /**
- * Returns the history the model should see. Cheap estimate first (characters / 3); only when it exceeds
+ * Returns the history the model should see, or `null` when it sees all of it without measuring (the model
+ * does not trim, trimming is off, or there is no history). Cheap estimate first (characters / 3); only when it exceeds
  * 60% of the budget are tokens counted (the backend's counter, else the estimate), and the oldest complete
  * turns cut until it fits, keeping at least the most recent turn.
  */
@@ -34,10 +35,8 @@ export function trimHistory(
   instructions: string | null,
   tools: AgentTool[],
   entries: ConversationEntry[],
-): TrimResult | Promise<TrimResult> {
-  if (!model.trimsHistory || !settings.trimHistory || entries.length === 0) {
-    return { history: entries, trimmedEntries: 0 };
-  }
+): TrimResult | Promise<TrimResult> | null {
+  if (!model.trimsHistory || !settings.trimHistory || entries.length === 0) return null;
   return trimSlow(model, settings, instructions, tools, entries);
 }
 
