@@ -98,16 +98,7 @@ export class BridgeRequest {
       sink.finish();
       return result;
     }
-    return result.then(
-      (value) => {
-        sink.finish();
-        return value;
-      },
-      (error) => {
-        sink.finish();
-        throw error;
-      },
-    );
+    return result.finally(() => sink.finish());
   }
 }
 

@@ -32,22 +32,12 @@ export class Pending<T> {
 
   /** Sets the value (ignored once settled). */
   resolve(value: T): void {
-    if (this.#state !== "waiting") return;
-    this.#state = "resolved";
-    this.#value = value;
-    const consumer = this.#consumer;
-    this.#consumer = null;
-    consumer?.(true, value);
+    this.#settle(true, value);
   }
 
   /** Sets the error (ignored once settled). */
   reject(error: unknown): void {
-    if (this.#state !== "waiting") return;
-    this.#state = "rejected";
-    this.#value = error;
-    const consumer = this.#consumer;
-    this.#consumer = null;
-    consumer?.(false, error);
+    this.#settle(false, error);
   }
 
   /** Registers the consumer; it is called at once when the outcome is already set. One consumer only. */
@@ -55,6 +45,15 @@ export class Pending<T> {
     if (this.#consumer !== null) throw new Error("A Pending has one consumer.");
     if (this.#state === "waiting") this.#consumer = consumer;
     else consumer(this.#state === "resolved", this.#value);
+  }
+
+  #settle(ok: boolean, value: unknown): void {
+    if (this.#state !== "waiting") return;
+    this.#state = ok ? "resolved" : "rejected";
+    this.#value = value;
+    const consumer = this.#consumer;
+    this.#consumer = null;
+    consumer?.(ok, value);
   }
 
   /** The outcome as a promise (for code that awaits). */
