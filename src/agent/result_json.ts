@@ -40,19 +40,11 @@ export function stepJson(step: StepInfo): JsonObject {
  * The `session/respond` result body: `session` (when given), text, structured?, toolCalls, usage, steps.
  */
 export function turnResultJson(result: TurnResult, session?: string): JsonObject {
-  const text = result.text;
-  const toolCalls = result.toolCalls.length === 0 ? [] : result.toolCalls.map(recordJson);
+  const out: JsonObject = session === undefined ? { text: result.text } : { session, text: result.text };
+  if (result.structured !== undefined) out.structured = result.structured;
+  out.toolCalls = result.toolCalls.map(recordJson);
   // The agent builds usage and steps with exactly the wire fields in wire order: used as they are.
-  const usage = result.usage as unknown as JsonObject;
-  const steps = result.steps as unknown as JsonObject[];
-  const structured = result.structured;
-  // Whole literals, not fields added one by one: one allocation with every field in the object itself.
-  if (session === undefined) {
-    return structured === undefined
-      ? { text, toolCalls, usage, steps }
-      : { text, structured, toolCalls, usage, steps };
-  }
-  return structured === undefined
-    ? { session, text, toolCalls, usage, steps }
-    : { session, text, structured, toolCalls, usage, steps };
+  out.usage = result.usage as unknown as JsonObject;
+  out.steps = result.steps as unknown as JsonObject[];
+  return out;
 }

@@ -267,7 +267,7 @@ export class SessionMethods implements BridgeExtension {
     const session = this.#lookup(r);
     const prompt = p.string("prompt");
     const { schema, warnings: schemaWarnings } = responseSchemaParam(p, "schema", "Response");
-    if (schemaWarnings.length > 0) warnings.push(...schemaWarnings);
+    warnings.push(...schemaWarnings);
     const stream = p.optionalBool("stream") ?? false;
     const input: TurnInput = { prompt, schema, policy: parsePolicy(p, session.policy), stream };
     return this.#schedule(session, (op) => {
