@@ -147,6 +147,18 @@ Deno.test("LineSplitter: a line of exactly the limit passes, one byte more is re
   ]);
 });
 
+Deno.test("LineSplitter: a real U+FFFD is text, not an error; invalid bytes next to it still are", () => {
+  const lines: string[] = [];
+  const errors: string[] = [];
+  const s = new LineSplitter(1000, (l) => lines.push(l), (e) => errors.push(`${e.code} ${e.message}`));
+  s.push(encoder.encode('{"prompt":"\uFFFD?"}\nnext\n')); // whole lines (one decode for the chunk)
+  s.push(encoder.encode("tail \uFFFD"));
+  s.push(encoder.encode(" end\n")); // a line split across chunks
+  s.push(new Uint8Array([...encoder.encode("\uFFFD"), 0xc3, 0x0a, 0x6f, 0x6b, 0x0a])); // U+FFFD then a cut 2-byte char
+  assert.deepEqual(lines, ['{"prompt":"\uFFFD?"}', "next", "tail \uFFFD end", "ok"]);
+  assert.deepEqual(errors, ["-32700 Invalid UTF-8 in the message."]);
+});
+
 Deno.test("LineWriter: a batch of ASCII and wide lines (2-, 3- and 4-byte characters) arrives byte for byte", async () => {
   const chunks: Uint8Array[] = [];
   const writer = new LineWriter(new WritableStream({ write: (c) => void chunks.push(c.slice()) }));
