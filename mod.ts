@@ -71,6 +71,14 @@ export {
   parseOpenAIModelFlag,
   parseOpenAIModelSpec,
 } from "./src/models/openai_config.ts";
+export { createLlamaModel } from "./src/models/llama_model.ts";
+export {
+  type LlamaGpu,
+  type LlamaModelConfig,
+  parseGgufModelFlag,
+  parseLlamaModelSpec,
+} from "./src/models/llama_config.ts";
+export { closeLlamaModels } from "./src/models/llama_runtime.ts";
 export { Agent, type AgentInit } from "./src/agent/agent.ts";
 export type * from "./src/agent/types.ts";
 export { DEFAULT_POLICY, DEFAULT_SETTINGS } from "./src/agent/types.ts";

@@ -1,12 +1,17 @@
 /**
- * The host-level default model of CLI commands: `--model openai:<baseURL>#<model>`, or `OAM_SCRIPT=<file>`
- * (every "system" use plays a fresh copy of the script).
+ * The host-level default model of CLI commands: `--model openai:<baseURL>#<model>` or
+ * `--model gguf:<path|cached name>` (or the same value in `OAM_MODEL`), or `OAM_SCRIPT=<file>` (every
+ * "system" use plays a fresh copy of the script). The flag wins over `OAM_SCRIPT`, which wins over
+ * `OAM_MODEL`.
  * @module
  */
 import type { LanguageModel } from "../models/language_model.ts";
+import { parseGgufModelFlag } from "../models/llama_config.ts";
+import { createLlamaModel } from "../models/llama_model.ts";
 import { parseOpenAIModelFlag } from "../models/openai_config.ts";
 import { createOpenAIModel } from "../models/openai_model.ts";
 import { parseScript, ScriptedModel } from "../models/scripted.ts";
+import { resolveModelPath } from "./models_cache.ts";
 
 /** Reads a variable only when the permission is already granted: never prompts (stdin may be the protocol). */
 function env(name: string): string | undefined {
@@ -18,16 +23,34 @@ function env(name: string): string | undefined {
   }
 }
 
-/** Returns a factory replacing the system model, or undefined to keep the real one. */
-export async function hostModelFromEnvironment(flag?: string): Promise<(() => LanguageModel) | undefined> {
-  if (flag !== undefined) {
-    if (!flag.startsWith("openai:")) {
-      throw new Error(`--model must look like openai:<baseURL>#<model>; got '${flag}'.`);
-    }
-    const config = parseOpenAIModelFlag(flag);
-    const model = createOpenAIModel(config);
+/** The usage line of a model value. */
+export const MODEL_VALUE_USAGE = "openai:<baseURL>#<model> or gguf:<path|cached name>";
+
+/**
+ * A factory for a `--model` value. A GGUF model gets a new instance per session (each keeps its own
+ * sequence and prompt cache; the loaded file is shared); an OpenAI-compatible one is shared.
+ */
+export async function modelFromFlag(flag: string, source = "--model"): Promise<() => LanguageModel> {
+  if (flag.startsWith("openai:")) {
+    const model = createOpenAIModel(parseOpenAIModelFlag(flag));
     return () => model;
   }
+  if (flag.startsWith("gguf:")) {
+    const config = parseGgufModelFlag(flag);
+    config.path = await resolveModelPath(config.path);
+    return () => createLlamaModel(config);
+  }
+  throw new Error(`${source} must look like ${MODEL_VALUE_USAGE}; got '${flag}'.`);
+}
+
+/** Which kind of model a `--model` value names. */
+export function modelFlagKind(flag: string): "openai" | "llama" {
+  return flag.startsWith("gguf:") ? "llama" : "openai";
+}
+
+/** Returns a factory replacing the system model, or undefined to keep the real one. */
+export async function hostModelFromEnvironment(flag?: string): Promise<(() => LanguageModel) | undefined> {
+  if (flag !== undefined) return await modelFromFlag(flag);
   const scriptPath = env("OAM_SCRIPT");
   if (scriptPath) {
     if (Deno.permissions.querySync({ name: "read", path: scriptPath }).state !== "granted") {
@@ -37,5 +60,12 @@ export async function hostModelFromEnvironment(flag?: string): Promise<(() => La
     const script = parseScript(JSON.parse(text), "OAM_SCRIPT");
     return () => new ScriptedModel(structuredClone(script), "scripted (OAM_SCRIPT)");
   }
+  const fromEnv = env("OAM_MODEL");
+  if (fromEnv) return await modelFromFlag(fromEnv, "OAM_MODEL");
   return undefined;
+}
+
+/** The `OAM_MODEL` value when it is set and readable (for labels). */
+export function modelFromEnvironmentValue(): string | undefined {
+  return env("OAM_MODEL") || undefined;
 }

@@ -9,7 +9,7 @@ import type { BridgeConfiguration } from "../engine/configuration.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { parseScript, ScriptedModel } from "../models/scripted.ts";
-import { hostModelFromEnvironment } from "./host_model.ts";
+import { hostModelFromEnvironment, modelFlagKind, modelFromEnvironmentValue } from "./host_model.ts";
 import { CliError } from "./cli_error.ts";
 import { readJsonInput } from "./input.ts";
 import { envVar } from "./tty.ts";
@@ -18,20 +18,23 @@ import { envVar } from "./tty.ts";
 export interface ModelChoice {
   /** Engine configuration replacing the system model (empty for the on-device model). */
   config: Partial<BridgeConfiguration>;
-  /** Short name: `system`, `scripted` or `openai`. */
-  name: "system" | "scripted" | "openai";
+  /** Short name: `system`, `scripted`, `openai` or `llama` (a GGUF file in-process). */
+  name: "system" | "scripted" | "openai" | "llama";
   /** Human description, e.g. "scripted (steps.json)". */
   label: string;
 }
 
 /** Help lines describing the model flags. */
 export const MODEL_FLAGS_HELP =
-  `  --model <spec>          use openai:<baseURL>#<model> instead of the on-device model
+  `  --model <spec>          use openai:<baseURL>#<model> (a server) or gguf:<path|cached name> (a local
+                          GGUF file run in-process) instead of the on-device model
   --script <file>         use a scripted model (JSON array of steps or {steps, fallback}; see PROTOCOL.md §10)`;
 
 /** Help lines about the environment. */
 export const MODEL_ENV_HELP = `Environment:
   OAM_SCRIPT=<file>       scripted model for every use of the on-device model (like --script)
+  OAM_MODEL=<spec>        default for --model (openai:… or gguf:…); OAM_SCRIPT wins over it
+  OAM_MODELS_DIR=<dir>    where 'oam models pull' keeps GGUF files (gguf:<name> looks there)
   NO_COLOR=1              no colors (colors are only used on a terminal anyway)`;
 
 /** Resolves `--model` / `--script` / `OAM_SCRIPT` into a model choice. */
@@ -61,11 +64,17 @@ export async function resolveModelChoice(flags: { model?: string; script?: strin
     if (error instanceof CliError) throw error;
     const message = error instanceof Error ? error.message : String(error);
     if (flags.model !== undefined) throw CliError.usage(message);
-    throw CliError.invalidInput(`OAM_SCRIPT: ${message}`);
+    if (envVar("OAM_SCRIPT")) throw CliError.invalidInput(`OAM_SCRIPT: ${message}`);
+    throw CliError.invalidInput(`OAM_MODEL: ${message}`);
   }
   if (!factory) return { config: {}, name: "system", label: "on-device model" };
-  if (flags.model !== undefined) {
-    return { config: { systemModel: factory }, name: "openai", label: flags.model.replace(/^openai:/, "") };
+  const value = flags.model ?? (envVar("OAM_SCRIPT") ? undefined : modelFromEnvironmentValue());
+  if (value !== undefined) {
+    return {
+      config: { systemModel: factory },
+      name: modelFlagKind(value),
+      label: value.replace(/^(openai|gguf):/, ""),
+    };
   }
   return {
     config: { systemModel: factory },
@@ -83,7 +92,8 @@ const ADVICE: Record<string, string> = {
 /** The advice printed when the on-device model is unavailable. */
 export function unavailableAdvice(reason: string): string {
   const why = Object.hasOwn(ADVICE, reason) ? ADVICE[reason] : "the model did not say why";
-  return `The on-device model is unavailable (${reason}): ${why}. Use --model openai:<baseURL>#<model> ` +
+  return `The on-device model is unavailable (${reason}): ${why}. Use --model gguf:<file.gguf> for a local ` +
+    `GGUF model ('oam models pull <url>' downloads one), --model openai:<baseURL>#<model> ` +
     `for an OpenAI-compatible server, or --script <file> (or OAM_SCRIPT=<file>) for a scripted model.`;
 }
 

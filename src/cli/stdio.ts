@@ -23,13 +23,15 @@ Options:
   --tool-timeout <s>      seconds the engine has to answer a tool/call (default 120; 0 = forever)
   --log-level <level>     debug | info | warning | error | off (default warning)
   --max-line-bytes <n>    longest accepted input line in bytes (default 16777216)
-  --model <spec>          host default for "system": openai:<baseURL>#<model>
+  --model <spec>          host default for "system": openai:<baseURL>#<model>, or gguf:<path|cached name>
+                          for a GGUF file run in-process (needs --allow-sys --allow-ffi --allow-run too)
   --no-scripted-models    reject {"type": "scripted"} models
   --version               print the version
   -h, --help              show this help
 
 Environment:
   OAM_SCRIPT=<file>       every "system" session plays this scripted model (JSON array or {steps, fallback})
+  OAM_MODEL=<spec>        default for --model (OAM_SCRIPT wins over it)
   OAM_FM_LIBRARY=<path>   FoundationModels plugin to load for the system model
 
 Example:

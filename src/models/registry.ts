@@ -5,6 +5,8 @@
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import type { LanguageModel } from "./language_model.ts";
+import { parseLlamaModelSpec } from "./llama_config.ts";
+import { createLlamaModel } from "./llama_model.ts";
 import { parseOpenAIModelSpec } from "./openai_config.ts";
 import { createOpenAIModel } from "./openai_model.ts";
 import { parseScript, type Script, ScriptedModel } from "./scripted.ts";
@@ -54,6 +56,7 @@ export function parseModelSpec(
     return { type: "scripted", script: parseScript(value, path) };
   }
   if (value.type === "openai") parseOpenAIModelSpec(value, path); // validate eagerly
+  if (value.type === "llama") parseLlamaModelSpec(value, path);
   return { type: value.type, raw: value, path };
 }
 
@@ -66,7 +69,11 @@ export function createModel(spec: ModelSpec, factories: ModelFactories): Languag
   if (spec.type === "openai" && "raw" in spec) {
     return createOpenAIModel(parseOpenAIModelSpec(spec.raw, spec.path));
   }
+  if (spec.type === "llama" && "raw" in spec) {
+    // node-llama-cpp itself is imported on the model's first use, not here.
+    return createLlamaModel(parseLlamaModelSpec(spec.raw, spec.path));
+  }
   throw BridgeError.invalidParams(
-    `Unknown model type '${spec.type}'. Supported: "system", "scripted", "openai".`,
+    `Unknown model type '${spec.type}'. Supported: "system", "scripted", "openai", "llama".`,
   );
 }

@@ -338,7 +338,10 @@ Deno.test("session/create validation order: id, options, history, tools, toolCho
   assert.match(await msg({ ...badModel, ...badTools, ...badHistory }), /^'history' must be/);
   assert.match(await msg({ ...badModel, ...badTools }), /^'tools\[0\]' must be an object/);
   assert.match(await msg({ ...badModel, ...badChoice }), /names tool 'zz'/);
-  assert.equal(await msg(badModel), `Unknown model type 'frob'. Supported: "system", "scripted", "openai".`);
+  assert.equal(
+    await msg(badModel),
+    `Unknown model type 'frob'. Supported: "system", "scripted", "openai", "llama".`,
+  );
   await c.close();
 });
 
@@ -400,8 +403,8 @@ Deno.test("model parameter errors and scripted-model parsing", async () => {
     [[], `'model' must be "system" or an object with a 'type'.`],
     [{}, `'model' must be "system" or an object with a 'type'.`],
     [{ type: 5 }, `'model' must be "system" or an object with a 'type'.`],
-    ["frob", `Unknown model type 'frob'. Supported: "system", "scripted", "openai".`],
-    [{ type: "frob" }, `Unknown model type 'frob'. Supported: "system", "scripted", "openai".`],
+    ["frob", `Unknown model type 'frob'. Supported: "system", "scripted", "openai", "llama".`],
+    [{ type: "frob" }, `Unknown model type 'frob'. Supported: "system", "scripted", "openai", "llama".`],
     [
       scripted({}),
       "'model.steps[0]' must contain one of 'text', 'toolCalls', 'json', 'template' or 'error'.",

@@ -1,0 +1,171 @@
+/**
+ * Configuration of the in-process GGUF backend: the `{"type": "llama", "path", …}` model parameter and the
+ * host-level `--model gguf:<path>` flag (also read from `OAM_MODEL`).
+ * @module
+ */
+import { BridgeError } from "../protocol/errors.ts";
+import { compactJson, isJsonObject, type JsonObject, type JsonValue, ownValue } from "../protocol/json.ts";
+
+/** GPU choice: `"auto"` (Metal, CUDA or Vulkan when present, else CPU), a type, or `false` for CPU only. */
+export type LlamaGpu = "auto" | false | "cuda" | "vulkan" | "metal";
+
+/** Settings of a GGUF model run in-process by node-llama-cpp. */
+export interface LlamaModelConfig {
+  /** Path of the `.gguf` file. */
+  path: string;
+  /** Tokens each sequence (session) can hold; default {@link DEFAULT_LLAMA_CONTEXT_SIZE}, capped at training size. */
+  contextSize?: number;
+  /** GPU use (default `"auto"`). */
+  gpu?: LlamaGpu;
+  /** CPU threads for evaluation (default: llama.cpp's count of math cores). */
+  threads?: number;
+  /** Sequences kept in memory: sessions served at once with their cache kept (default {@link DEFAULT_LLAMA_SEQUENCES}). */
+  sequences?: number;
+  /** Tokens evaluated per batch (default 512, or the context size when smaller). */
+  batchSize?: number;
+}
+
+/** Default context size per sequence (capped at the model's training context). */
+export const DEFAULT_LLAMA_CONTEXT_SIZE = 4096;
+/** Default number of sequences (sessions whose KV cache stays loaded). */
+export const DEFAULT_LLAMA_SEQUENCES = 4;
+
+const KNOWN_KEYS = ["type", "path", "contextSize", "gpu", "threads", "sequences", "batchSize"];
+const GPU_VALUES: JsonValue[] = ["auto", false, "cuda", "vulkan", "metal"];
+
+function shown(value: JsonValue): string {
+  const text = compactJson(value);
+  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
+}
+
+function member(spec: JsonObject, key: string): JsonValue | undefined {
+  const value = ownValue(spec, key);
+  return value === null ? undefined : value;
+}
+
+function integer(value: JsonValue, min: number, max: number): number | undefined {
+  return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max
+    ? value
+    : undefined;
+}
+
+/** Bounds of the numeric settings: `[min, max]`. */
+const BOUNDS: Record<"contextSize" | "threads" | "sequences" | "batchSize", [number, number]> = {
+  contextSize: [64, 1 << 20],
+  threads: [1, 1024],
+  sequences: [1, 64],
+  batchSize: [1, 1 << 16],
+};
+
+/**
+ * Validates a `{"type": "llama", "path", "contextSize"?, "gpu"?, "threads"?, "sequences"?, "batchSize"?}`
+ * model parameter. Members whose value is `null` count as absent; unknown members are ignored (see
+ * {@link llamaModelSpecWarnings}). The file itself is checked when the model is used, not here.
+ *
+ * @throws {BridgeError} `invalid_params` naming the offending member.
+ * @example
+ * ```ts
+ * import { parseLlamaModelSpec } from "./llama_config.ts";
+ * const config = parseLlamaModelSpec({ type: "llama", path: "models/qwen.gguf", threads: 4 }, "model");
+ * config.threads; // 4
+ * ```
+ */
+export function parseLlamaModelSpec(spec: JsonObject, path: string): LlamaModelConfig {
+  if (!isJsonObject(spec)) throw BridgeError.invalidParams(`'${path}' must be an object.`);
+  const at = (key: string) => `${path}.${key}`;
+  const type = member(spec, "type");
+  if (type !== undefined && type !== "llama") {
+    throw BridgeError.invalidParams(`Parameter '${at("type")}' must be "llama"; got ${shown(type)}.`);
+  }
+  const file = member(spec, "path");
+  if (file === undefined) throw BridgeError.invalidParams(`Missing required parameter '${at("path")}'.`);
+  if (typeof file !== "string" || file.trim() === "" || file.includes("\0")) {
+    throw BridgeError.invalidParams(
+      `Parameter '${at("path")}' must be the path of a .gguf file; got ${shown(file)}.`,
+    );
+  }
+  const config: LlamaModelConfig = { path: file };
+  for (const key of Object.keys(BOUNDS) as (keyof typeof BOUNDS)[]) {
+    const value = member(spec, key);
+    if (value === undefined) continue;
+    const [min, max] = BOUNDS[key];
+    const n = integer(value, min, max);
+    if (n === undefined) {
+      throw BridgeError.invalidParams(
+        `Parameter '${at(key)}' must be an integer from ${min} to ${max}; got ${shown(value)}.`,
+      );
+    }
+    config[key] = n;
+  }
+  const gpu = ownValue(spec, "gpu");
+  if (gpu !== undefined && gpu !== null) {
+    if (!GPU_VALUES.includes(gpu)) {
+      throw BridgeError.invalidParams(
+        `Parameter '${at("gpu")}' must be "auto", false, "cuda", "vulkan" or "metal"; got ${shown(gpu)}.`,
+      );
+    }
+    config.gpu = gpu as LlamaGpu;
+  }
+  return config;
+}
+
+/** Warnings for members of a `llama` model parameter that {@link parseLlamaModelSpec} ignores. */
+export function llamaModelSpecWarnings(spec: JsonObject, path: string): string[] {
+  return Object.keys(spec).filter((key) => !KNOWN_KEYS.includes(key)).map((key) =>
+    `Unknown parameter '${path}.${key}' was ignored.`
+  );
+}
+
+/**
+ * Parses the host-level flag value `gguf:<path>[#key=value,…]`, e.g. `gguf:models/qwen.gguf` or
+ * `gguf:models/qwen.gguf#contextSize=8192,threads=4,gpu=false`. The settings after `#` are those of
+ * {@link LlamaModelConfig}.
+ *
+ * @throws {Error} with a message explaining the expected form.
+ * @example
+ * ```ts
+ * import { parseGgufModelFlag } from "./llama_config.ts";
+ * parseGgufModelFlag("gguf:models/tiny.gguf#threads=2"); // { path: "models/tiny.gguf", threads: 2 }
+ * ```
+ */
+export function parseGgufModelFlag(flag: string): LlamaModelConfig {
+  const usage = "expected gguf:<path>[#contextSize=…,threads=…,sequences=…,batchSize=…,gpu=…]";
+  if (!flag.startsWith("gguf:")) throw new Error(`Invalid --model value '${flag}': ${usage}.`);
+  const rest = flag.slice("gguf:".length);
+  const hash = rest.lastIndexOf("#");
+  const file = (hash < 0 ? rest : rest.slice(0, hash)).trim();
+  if (file === "") throw new Error(`Invalid --model value '${flag}': missing the model path; ${usage}.`);
+  const spec: JsonObject = { type: "llama", path: file };
+  if (hash >= 0) {
+    for (const part of rest.slice(hash + 1).split(",")) {
+      if (part.trim() === "") continue;
+      const eq = part.indexOf("=");
+      const key = (eq < 0 ? part : part.slice(0, eq)).trim();
+      const text = eq < 0 ? "" : part.slice(eq + 1).trim();
+      if (!KNOWN_KEYS.includes(key) || key === "type" || key === "path") {
+        throw new Error(`Invalid --model value '${flag}': unknown setting '${key}'; ${usage}.`);
+      }
+      let value: JsonValue = text;
+      if (key === "gpu") value = text === "false" ? false : text;
+      else if (/^-?\d+$/.test(text)) value = Number(text);
+      spec[key] = value;
+    }
+  }
+  try {
+    return parseLlamaModelSpec(spec, "--model");
+  } catch (error) {
+    throw new Error(`Invalid --model value '${flag}': ${(error as Error).message}`);
+  }
+}
+
+/** A stable key of the settings that need their own loaded context (same file + same settings = shared). */
+export function llamaConfigKey(config: LlamaModelConfig): string {
+  return JSON.stringify([
+    config.path,
+    config.gpu ?? "auto",
+    config.contextSize ?? null,
+    config.threads ?? null,
+    config.sequences ?? null,
+    config.batchSize ?? null,
+  ]);
+}

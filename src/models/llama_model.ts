@@ -1,0 +1,464 @@
+/**
+ * The in-process GGUF backend (`{"type": "llama", "path": …}`): one {@link LanguageModel} step = one
+ * `LlamaChat.generateResponse` of node-llama-cpp on a pooled context sequence.
+ *
+ * - Each model instance (one per session, NPC or one-off use) gets its sequence back when it is free, and
+ *   node-llama-cpp evaluates only the tokens after the prefix already in that sequence's KV cache.
+ * - Tool calls use node-llama-cpp's function calling: a grammar admits only the step's tools and their
+ *   argument schemas; `required` forces a call, `disallowed` offers none (see `llama_tools.ts`).
+ * - Structured answers are generated under a JSON-Schema grammar; when tools may be called first, the
+ *   model gets the tools, and as soon as it starts writing text instead, that text is dropped and the
+ *   answer is generated under the grammar.
+ * - Every call and answer is still validated against the client's JSON Schema; an invalid one is
+ *   generated once more with different sampling, then the step fails with `generation_failed`.
+ * - A prompt that does not fit the context fails with `context_size_exceeded` (no silent context shift).
+ * @module
+ */
+import { BridgeError } from "../protocol/errors.ts";
+import { compactJson, type JsonValue } from "../protocol/json.ts";
+import { orderBySchema } from "../schema/order.ts";
+import type {
+  ChatItem,
+  ChatResponse,
+  GenerateOptions,
+  LlamaChat,
+  LlamaContextSequence,
+  TokenMeter,
+} from "./llama_api.ts";
+import type { LlamaModelConfig } from "./llama_config.ts";
+import { chatHistory, RawMemory } from "./llama_history.ts";
+import { type LlamaRuntime, openLlamaRuntime } from "./llama_runtime.ts";
+import { grammarSchema } from "./llama_schema.ts";
+import { callPrefix, chatFunctions, DocumentedTools, stepChatWrapper, toolCallBias } from "./llama_tools.ts";
+import type {
+  LanguageModel,
+  ModelAvailability,
+  StepRequest,
+  StepResult,
+  StepToolCall,
+  StepUsage,
+} from "./language_model.ts";
+import { parsePartialJson } from "./openai_partial_json.ts";
+import { checkStructured, checkToolCalls } from "./openai_validate.ts";
+import { newCallId } from "../util/ids.ts";
+
+/** Attempts per step when an answer fails validation (the second one samples differently). */
+export const LLAMA_STEP_ATTEMPTS = 2;
+/** Temperature used when sampling is top-k/top-p without a temperature. */
+const DEFAULT_SAMPLING_TEMPERATURE = 0.8;
+
+/** A result, or why the answer was unusable (and whether the retry should leave the tools undocumented). */
+type Interpretation = { result: StepResult } | { problem: string; hideTools?: boolean };
+
+/**
+ * The generation's abort signal: the caller's, plus an overflow stop. node-llama-cpp shifts the context
+ * when a prompt or answer outgrows it (dropping old messages); its shift strategy is replaced by one that
+ * records the overflow and stops, so the step fails with `context_size_exceeded` instead.
+ */
+class StepGuard {
+  readonly #controller = new AbortController();
+  readonly #caller: AbortSignal;
+  readonly #onAbort = () => this.#controller.abort();
+  overflowAt = 0;
+
+  constructor(caller: AbortSignal) {
+    this.#caller = caller;
+    if (caller.aborted) this.#controller.abort();
+    else caller.addEventListener("abort", this.#onAbort, { once: true });
+  }
+
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** The context-shift strategy: remember the limit, stop, and hand back a history that fits. */
+  readonly strategy = (
+    { chatHistory, maxTokensCount }: { chatHistory: readonly ChatItem[]; maxTokensCount: number },
+  ) => {
+    this.overflowAt = maxTokensCount;
+    this.#controller.abort();
+    return { chatHistory: chatHistory.slice(-1), metadata: null };
+  };
+
+  /** Throws `cancelled` or `context_size_exceeded` when the generation was stopped for either. */
+  check(): void {
+    if (this.overflowAt > 0) {
+      throw BridgeError.of(
+        "context_size_exceeded",
+        `The conversation does not fit the model's context (${this.overflowAt} tokens after the room kept ` +
+          `for the answer); start a new session, compact it, or use a larger contextSize.`,
+        { contextTokens: this.overflowAt },
+      );
+    }
+    if (this.#caller.aborted) throw BridgeError.cancelled();
+  }
+
+  dispose(): void {
+    this.#caller.removeEventListener("abort", this.#onAbort);
+  }
+}
+
+function sampling(request: StepRequest, attempt: number): GenerateOptions {
+  const { temperature, maximumResponseTokens, sampling } = request.options;
+  const out: GenerateOptions = {};
+  if (maximumResponseTokens !== undefined) out.maxTokens = maximumResponseTokens;
+  switch (sampling?.mode) {
+    case "greedy":
+      out.temperature = 0;
+      break;
+    case "topK":
+      out.topK = sampling.k;
+      out.temperature = temperature ?? DEFAULT_SAMPLING_TEMPERATURE;
+      if (sampling.seed !== undefined) out.seed = sampling.seed;
+      break;
+    case "topP":
+      out.topP = sampling.p;
+      out.temperature = temperature ?? DEFAULT_SAMPLING_TEMPERATURE;
+      if (sampling.seed !== undefined) out.seed = sampling.seed;
+      break;
+    default:
+      if (temperature !== undefined) out.temperature = temperature;
+  }
+  if (attempt > 1) {
+    // Never the same request twice: the retry samples (with a seed derived from the attempt).
+    out.temperature = Math.max(out.temperature ?? 0, 0.7);
+    out.seed = (out.seed ?? 0) + attempt * 7919;
+  }
+  return out;
+}
+
+/** Token counts of a sequence before a step, to report what the step evaluated. */
+class Meter {
+  readonly #meter: TokenMeter;
+  readonly #input: number;
+  readonly #output: number;
+
+  constructor(sequence: LlamaContextSequence) {
+    this.#meter = sequence.tokenMeter;
+    this.#input = this.#meter.usedInputTokens;
+    this.#output = this.#meter.usedOutputTokens;
+  }
+
+  usage(sequence: LlamaContextSequence): StepUsage {
+    const evaluated = this.#meter.usedInputTokens - this.#input;
+    const outputTokens = this.#meter.usedOutputTokens - this.#output;
+    const inputTokens = Math.max(evaluated, sequence.contextTokens.length - outputTokens);
+    return { inputTokens, cachedInputTokens: inputTokens - evaluated, outputTokens };
+  }
+}
+
+function addUsage(total: StepUsage | null, more: StepUsage): StepUsage {
+  if (total === null) return more;
+  return {
+    inputTokens: total.inputTokens + more.inputTokens,
+    cachedInputTokens: total.cachedInputTokens + more.cachedInputTokens,
+    outputTokens: total.outputTokens + more.outputTokens,
+  };
+}
+
+/** The llama backend (see {@link createLlamaModel}). */
+class LlamaBackend implements LanguageModel {
+  readonly kind = "llama";
+  readonly trimsHistory = false;
+  readonly #config: LlamaModelConfig;
+  readonly #memory = new RawMemory();
+  readonly #documented = new DocumentedTools();
+  #contextSize: number;
+
+  constructor(config: LlamaModelConfig) {
+    this.#config = config;
+    this.#contextSize = config.contextSize ?? 4096;
+  }
+
+  get contextSize(): number {
+    return this.#contextSize;
+  }
+
+  async #runtime(): Promise<LlamaRuntime> {
+    const runtime = await openLlamaRuntime(this.#config);
+    this.#contextSize = runtime.contextSize;
+    return runtime;
+  }
+
+  async availability(): Promise<ModelAvailability> {
+    try {
+      const runtime = await this.#runtime();
+      return {
+        available: true,
+        contextSize: runtime.contextSize,
+        variant: runtime.variant,
+        supportedLanguages: [],
+      };
+    } catch (error) {
+      return {
+        available: false,
+        reason: "unknown",
+        contextSize: this.#contextSize,
+        supportedLanguages: [],
+        detail: error instanceof Error ? error.message : String(error),
+      };
+    }
+  }
+
+  async countTokens(request: Omit<StepRequest, "signal">): Promise<number> {
+    const runtime = await this.#runtime();
+    const functions = this.#documented.update(request.tools);
+    const state = stepChatWrapper(runtime.module, runtime.chatWrapper, functions, false)
+      .generateContextState({ chatHistory: chatHistory(request, this.#memory) });
+    const text = state.contextText as unknown as { tokenize(tokenizer: unknown): unknown[] };
+    return text.tokenize(runtime.model.tokenizer).length;
+  }
+
+  async step(request: StepRequest): Promise<StepResult> {
+    if (request.signal.aborted) throw BridgeError.cancelled();
+    if (request.toolCallingMode === "required" && request.tools.length === 0) {
+      throw BridgeError.of("invalid_request", "Tool calling mode 'required' needs at least one tool.");
+    }
+    const runtime = await this.#runtime();
+    const lease = await runtime.pool.acquire(this, request.signal);
+    try {
+      let usage: StepUsage | null = null;
+      let problem = "";
+      let hideTools = false;
+      for (let attempt = 1; attempt <= LLAMA_STEP_ATTEMPTS; attempt++) {
+        const meter = new Meter(lease.sequence);
+        const guard = new StepGuard(request.signal);
+        let outcome: Interpretation;
+        try {
+          outcome = await this.#attempt(runtime, lease.sequence, request, attempt, guard, hideTools);
+        } finally {
+          guard.dispose();
+        }
+        usage = addUsage(usage, meter.usage(lease.sequence));
+        if ("result" in outcome) return { ...outcome.result, usage } as StepResult;
+        problem = outcome.problem;
+        hideTools = outcome.hideTools === true;
+      }
+      throw BridgeError.of(
+        "generation_failed",
+        `The model gave an invalid answer ${LLAMA_STEP_ATTEMPTS} times; last problem: ${problem}.`,
+        { attempts: LLAMA_STEP_ATTEMPTS, problem },
+      );
+    } finally {
+      lease.release();
+    }
+  }
+
+  async #attempt(
+    runtime: LlamaRuntime,
+    sequence: LlamaContextSequence,
+    request: StepRequest,
+    attempt: number,
+    guard: StepGuard,
+    hideTools: boolean,
+  ): Promise<Interpretation> {
+    const mode = request.toolCallingMode;
+    const documented = hideTools ? undefined : this.#documented.update(request.tools);
+    const history = chatHistory(request, this.#memory);
+    const chat = new runtime.module.LlamaChat({
+      contextSequence: sequence,
+      chatWrapper: stepChatWrapper(runtime.module, runtime.chatWrapper, documented, mode === "required"),
+    });
+    const base: GenerateOptions = {
+      ...sampling(request, attempt),
+      contextShift: { strategy: guard.strategy },
+    };
+    try {
+      const callable = mode === "disallowed" ? [] : request.tools;
+      if (request.responseSchema !== null && mode !== "required") {
+        if (callable.length > 0) {
+          const calls = await this.#toolsBeforeAnswer(chat, history, request, base, callable, guard);
+          if (calls !== null) return calls;
+        }
+        return await this.#structured(runtime, chat, history, request, base, guard);
+      }
+      // No tool may be called: a call the model starts anyway ends the answer there.
+      const blocked = mode === "disallowed";
+      const bias = blocked && documented !== undefined ? toolCallBias(runtime) : undefined;
+      const response = await this.#generate(chat, history, guard, {
+        ...base,
+        ...(callable.length > 0 ? { functions: chatFunctions(callable), documentFunctionParams: true } : {}),
+        ...(bias !== undefined ? { tokenBias: bias } : {}),
+        ...(blocked ? { customStopTriggers: [callPrefix(runtime)] } : {}),
+        ...(mode === "required" ? {} : { onTextChunk: this.#textStreamer(request) }),
+      });
+      if (response.functionCalls !== undefined && response.functionCalls.length > 0) {
+        return this.#calls(response, request);
+      }
+      if (mode === "required") {
+        return { problem: `the model did not complete a tool call (${response.metadata.stopReason})` };
+      }
+      let text = response.response;
+      if (blocked && response.metadata.stopReason === "customStopTrigger") {
+        const prefix = callPrefix(runtime);
+        if (text.endsWith(prefix)) text = text.slice(0, -prefix.length);
+        if (text.trim() === "" && attempt < LLAMA_STEP_ATTEMPTS) {
+          return { problem: "the model tried to call a tool where tools are disabled", hideTools: true };
+        }
+        text = text.trimEnd();
+      }
+      return { result: { kind: "text", text, usage: null } };
+    } finally {
+      chat.dispose();
+    }
+  }
+
+  /** Runs a generation, mapping stops to `cancelled`/`context_size_exceeded` and failures to `generation_failed`. */
+  async #generate(
+    chat: LlamaChat,
+    history: ChatItem[],
+    guard: StepGuard,
+    options: GenerateOptions,
+  ): Promise<ChatResponse> {
+    let response: ChatResponse;
+    try {
+      response = await chat.generateResponse(history, { signal: guard.signal, ...options });
+    } catch (error) {
+      guard.check();
+      if (error instanceof BridgeError) throw error;
+      throw BridgeError.of(
+        "generation_failed",
+        `node-llama-cpp failed: ${error instanceof Error ? error.message : String(error)}`,
+      );
+    }
+    guard.check();
+    return response;
+  }
+
+  /**
+   * A schema turn that may call tools first: generates with the tools offered and stops at the first text;
+   * returns the calls, or null when the model started to answer (the answer then comes under the grammar).
+   */
+  async #toolsBeforeAnswer(
+    chat: LlamaChat,
+    history: ChatItem[],
+    request: StepRequest,
+    base: GenerateOptions,
+    callable: StepRequest["tools"],
+    guard: StepGuard,
+  ): Promise<Interpretation | null> {
+    const textStarted = new AbortController();
+    const stop = () => textStarted.abort();
+    if (guard.signal.aborted) stop();
+    else guard.signal.addEventListener("abort", stop, { once: true });
+    try {
+      let response: ChatResponse;
+      try {
+        response = await chat.generateResponse(history, {
+          ...base,
+          signal: textStarted.signal,
+          functions: chatFunctions(callable),
+          documentFunctionParams: true,
+          stopOnAbortSignal: true,
+          onTextChunk: (text) => {
+            if (text.trim() !== "") stop();
+          },
+        });
+      } catch (error) {
+        guard.check();
+        throw error;
+      }
+      guard.check();
+      if (response.functionCalls !== undefined && response.functionCalls.length > 0) {
+        return this.#calls(response, request);
+      }
+      return null;
+    } finally {
+      guard.signal.removeEventListener("abort", stop);
+    }
+  }
+
+  async #structured(
+    runtime: LlamaRuntime,
+    chat: LlamaChat,
+    history: ChatItem[],
+    request: StepRequest,
+    base: GenerateOptions,
+    guard: StepGuard,
+  ): Promise<Interpretation> {
+    const schema = request.responseSchema!;
+    let grammar;
+    try {
+      grammar = await runtime.grammar(grammarSchema(schema.generationSchema));
+    } catch (error) {
+      throw BridgeError.of(
+        "invalid_schema",
+        `The response schema cannot be turned into a grammar: ${
+          error instanceof Error ? error.message : error
+        }`,
+      );
+    }
+    let text = "";
+    let last = "";
+    const onPartial = request.stream ? request.onPartial : undefined;
+    const response = await this.#generate(chat, history, guard, {
+      ...base,
+      grammar,
+      ...(onPartial !== undefined
+        ? {
+          onTextChunk: (chunk: string) => {
+            text += chunk;
+            const partial = parsePartialJson(text);
+            if (partial === undefined) return;
+            const ordered = orderBySchema(partial, schema.jsonSchema);
+            const shown = compactJson(ordered);
+            if (shown === last) return;
+            last = shown;
+            onPartial(ordered);
+          },
+        }
+        : {}),
+    });
+    const truncated = response.metadata.stopReason === "maxTokens" ? " (cut off at the token limit)" : "";
+    const checked = checkStructured(response.response, schema.jsonSchema);
+    if (!checked.ok) return { problem: checked.problem + truncated };
+    const value: JsonValue = checked.value;
+    this.#memory.rememberAnswer(JSON.stringify(value), response.response);
+    return { result: { kind: "structured", value, text: compactJson(value), usage: null } };
+  }
+
+  #calls(response: ChatResponse, request: StepRequest): Interpretation {
+    const raw = response.functionCalls!.map((call, index) => ({
+      index,
+      id: newCallId(),
+      name: call.functionName,
+      arguments: JSON.stringify(call.params ?? {}),
+    }));
+    const checked = checkToolCalls(raw, request.tools);
+    if (!checked.ok) return { problem: checked.problem };
+    const calls: StepToolCall[] = checked.value;
+    calls.forEach((call, index) => {
+      if (call.nativeId !== undefined) {
+        this.#memory.rememberCall(call.nativeId, response.functionCalls![index].raw);
+      }
+    });
+    return { result: { kind: "toolCalls", calls, usage: null } };
+  }
+
+  /** Streams text snapshots when the step streams. */
+  #textStreamer(request: StepRequest): ((chunk: string) => void) | undefined {
+    const onText = request.onText;
+    if (!request.stream || onText === undefined) return undefined;
+    let text = "";
+    return (chunk) => {
+      if (chunk === "") return;
+      text += chunk;
+      onText(text);
+    };
+  }
+}
+
+/**
+ * Creates the in-process GGUF backend (`kind: "llama"`, no history trimming). Nothing is loaded until the
+ * first `availability()` or `step()`; the file is loaded once per process and shared by every instance.
+ *
+ * @example
+ * ```ts
+ * import { createLlamaModel } from "./llama_model.ts";
+ * const model = createLlamaModel({ path: "models/qwen2.5-1.5b-instruct-q4_k_m.gguf" });
+ * const availability = await model.availability();
+ * ```
+ */
+export function createLlamaModel(config: LlamaModelConfig): LanguageModel {
+  return new LlamaBackend(config);
+}

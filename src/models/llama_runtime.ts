@@ -1,0 +1,259 @@
+/**
+ * Loading node-llama-cpp and GGUF files, once per process.
+ *
+ * The package is imported on first use through a specifier built at run time, so no static analysis (type
+ * checking, `deno test`, a user's `deno run` of `mod.ts`) ever fetches it. A model file is loaded once per
+ * process and GPU setting; each distinct set of context settings gets one context whose sequences form a
+ * {@link SequencePool} shared by every session using those settings.
+ * @module
+ */
+import { BridgeError } from "../protocol/errors.ts";
+import type {
+  ChatWrapper,
+  GbnfSchema,
+  Llama,
+  LlamaContext,
+  LlamaContextSequence,
+  LlamaGrammar,
+  LlamaModel,
+  LlamaModule,
+} from "./llama_api.ts";
+import {
+  DEFAULT_LLAMA_CONTEXT_SIZE,
+  DEFAULT_LLAMA_SEQUENCES,
+  llamaConfigKey,
+  type LlamaGpu,
+  type LlamaModelConfig,
+} from "./llama_config.ts";
+import { SequencePool } from "./llama_pool.ts";
+
+/** The npm package and version the backend loads. */
+export const NODE_LLAMA_CPP_VERSION = "3.21.1";
+const PACKAGE = ["npm:node-llama-cpp", NODE_LLAMA_CPP_VERSION].join("@");
+
+/** Permissions node-llama-cpp needs under Deno (it checks its native binary in a child process). */
+export const LLAMA_PERMISSIONS = "--allow-read --allow-env --allow-sys --allow-ffi --allow-run";
+
+/** Grammars kept per loaded model (by schema). */
+const MAX_GRAMMARS = 64;
+
+/** A loaded model with its context, sequence pool and chat template. */
+export interface LlamaRuntime {
+  /** The imported package. */
+  readonly module: LlamaModule;
+  /** The llama.cpp binding. */
+  readonly llama: Llama;
+  /** The loaded model. */
+  readonly model: LlamaModel;
+  /** The context whose sequences the pool hands out. */
+  readonly context: LlamaContext;
+  /** Sequences for sessions. */
+  readonly pool: SequencePool<LlamaContextSequence>;
+  /** The model's chat template. */
+  readonly chatWrapper: ChatWrapper;
+  /** Tokens per sequence. */
+  readonly contextSize: number;
+  /** Model name (GGUF `general.name`, else the file name). */
+  readonly variant: string;
+  /** A grammar for a JSON schema (cached). */
+  grammar(schema: GbnfSchema): Promise<LlamaGrammar>;
+}
+
+let modulePromise: Promise<LlamaModule> | undefined;
+const llamas = new Map<string, Promise<Llama>>();
+const models = new Map<string, Promise<LlamaModel>>();
+const runtimes = new Map<string, Promise<LlamaRuntime>>();
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function isPermissionError(error: unknown): boolean {
+  return error instanceof Error &&
+    (error.name === "NotCapable" || error.name === "PermissionDenied" ||
+      /Requires \w+ access/.test(error.message));
+}
+
+function unavailable(text: string, data: Record<string, string> = {}): BridgeError {
+  return BridgeError.of("model_unavailable", text, data);
+}
+
+function stderrLine(text: string): void {
+  try {
+    Deno.stderr.writeSync(new TextEncoder().encode(`[node-llama-cpp] ${text.trimEnd()}\n`));
+  } catch {
+    // stderr closed
+  }
+}
+
+/** Imports node-llama-cpp (once). */
+export function loadLlamaModule(): Promise<LlamaModule> {
+  modulePromise ??= (import(PACKAGE) as Promise<LlamaModule>).catch((error) => {
+    modulePromise = undefined;
+    const hint = isPermissionError(error) ? ` It needs ${LLAMA_PERMISSIONS}.` : "";
+    throw unavailable(`node-llama-cpp could not be loaded: ${message(error)}.${hint}`);
+  });
+  return modulePromise;
+}
+
+function getLlamaFor(gpu: LlamaGpu): Promise<Llama> {
+  const key = String(gpu);
+  let promise = llamas.get(key);
+  if (promise === undefined) {
+    promise = loadLlamaModule().then((module) =>
+      module.getLlama({
+        gpu,
+        build: "never",
+        logLevel: "error",
+        // stdout is the protocol: llama.cpp's messages go to stderr.
+        logger: (_level, text) => stderrLine(text),
+        progressLogs: false,
+      })
+    ).catch((error) => {
+      llamas.delete(key);
+      if (error instanceof BridgeError) throw error;
+      const hint = isPermissionError(error) ? ` It needs ${LLAMA_PERMISSIONS}.` : "";
+      throw unavailable(`llama.cpp could not start: ${message(error)}.${hint}`);
+    });
+    llamas.set(key, promise);
+  }
+  return promise;
+}
+
+/** Checks that `path` is a readable GGUF file and returns its real path; cheap, no package needed. */
+export async function checkModelFile(path: string): Promise<string> {
+  let real: string;
+  try {
+    real = await Deno.realPath(path);
+    const info = await Deno.stat(real);
+    if (!info.isFile) throw unavailable(`The model path '${path}' is not a file.`, { path });
+    const file = await Deno.open(real, { read: true });
+    try {
+      const magic = new Uint8Array(4);
+      const n = await file.read(magic);
+      if (n !== 4 || new TextDecoder().decode(magic) !== "GGUF") {
+        throw unavailable(`The model file '${path}' is not a GGUF file.`, { path });
+      }
+    } finally {
+      file.close();
+    }
+  } catch (error) {
+    if (error instanceof BridgeError) throw error;
+    if (error instanceof Deno.errors.NotFound) {
+      throw unavailable(`The model file '${path}' does not exist.`, { path });
+    }
+    if (isPermissionError(error)) {
+      throw unavailable(`Reading the model file '${path}' needs --allow-read.`, { path });
+    }
+    throw unavailable(`The model file '${path}' cannot be read: ${message(error)}`, { path });
+  }
+  return real;
+}
+
+function loadModelFile(real: string, gpu: LlamaGpu, shownPath: string): Promise<LlamaModel> {
+  const key = JSON.stringify([real, gpu]);
+  let promise = models.get(key);
+  if (promise === undefined) {
+    promise = getLlamaFor(gpu).then((llama) => llama.loadModel({ modelPath: real })).catch((error) => {
+      models.delete(key);
+      if (error instanceof BridgeError) throw error;
+      throw unavailable(`node-llama-cpp could not load '${shownPath}': ${message(error)}`, {
+        path: shownPath,
+      });
+    });
+    models.set(key, promise);
+  }
+  return promise;
+}
+
+async function createRuntime(config: LlamaModelConfig, real: string): Promise<LlamaRuntime> {
+  const gpu = config.gpu ?? "auto";
+  const [module, llama, model] = await Promise.all([
+    loadLlamaModule(),
+    getLlamaFor(gpu),
+    loadModelFile(real, gpu, config.path),
+  ]);
+  const wanted = Math.min(config.contextSize ?? DEFAULT_LLAMA_CONTEXT_SIZE, model.trainContextSize);
+  const sequences = config.sequences ?? DEFAULT_LLAMA_SEQUENCES;
+  let context: LlamaContext;
+  try {
+    context = await model.createContext({
+      contextSize: wanted,
+      sequences,
+      threads: config.threads ?? llama.cpuMathCores,
+      ...(config.batchSize !== undefined ? { batchSize: config.batchSize } : {}),
+    });
+  } catch (error) {
+    throw unavailable(
+      `node-llama-cpp could not create a ${wanted}-token context with ${sequences} sequences for ` +
+        `'${config.path}': ${message(error)}`,
+      { path: config.path },
+    );
+  }
+  const grammars = new Map<string, Promise<LlamaGrammar>>();
+  const name = model.fileInfo.metadata.general?.name;
+  return {
+    module,
+    llama,
+    model,
+    context,
+    pool: new SequencePool(sequences, () => context.getSequence()),
+    chatWrapper: module.resolveChatWrapper(model),
+    contextSize: context.contextSize,
+    variant: typeof name === "string" && name !== "" ? name : real.split(/[\\/]/).pop() ?? real,
+    grammar(schema) {
+      const key = JSON.stringify(schema);
+      let grammar = grammars.get(key);
+      if (grammar === undefined) {
+        grammar = llama.createGrammarForJsonSchema(schema);
+        grammar.catch(() => grammars.delete(key));
+        if (grammars.size >= MAX_GRAMMARS) grammars.delete(grammars.keys().next().value!);
+      } else grammars.delete(key);
+      grammars.set(key, grammar);
+      return grammar;
+    },
+  };
+}
+
+/**
+ * The shared runtime of a configuration: loads the package, the binding and the file on first use. Failures
+ * are `model_unavailable` BridgeErrors with the reason and are not cached (a later call tries again).
+ */
+export async function openLlamaRuntime(config: LlamaModelConfig): Promise<LlamaRuntime> {
+  const real = await checkModelFile(config.path);
+  const key = llamaConfigKey({ ...config, path: real });
+  let promise = runtimes.get(key);
+  if (promise === undefined) {
+    promise = createRuntime(config, real);
+    promise.catch(() => runtimes.delete(key));
+    runtimes.set(key, promise);
+  }
+  return await promise;
+}
+
+/**
+ * Frees every loaded context, model and binding (for tests and hosts that unload the backend). Sessions
+ * still using them fail afterwards; a later use loads again.
+ *
+ * @example
+ * ```ts
+ * import { closeLlamaModels } from "./llama_runtime.ts";
+ * await closeLlamaModels();
+ * ```
+ */
+export async function closeLlamaModels(): Promise<void> {
+  const settled = async <T>(promises: Iterable<Promise<T>>) =>
+    (await Promise.allSettled(promises)).flatMap((r) => r.status === "fulfilled" ? [r.value] : []);
+  const loaded = await settled(runtimes.values());
+  const loadedModels = await settled(models.values());
+  const loadedLlamas = await settled(llamas.values());
+  runtimes.clear();
+  models.clear();
+  llamas.clear();
+  for (const runtime of loaded) {
+    for (const sequence of runtime.pool.sequences()) if (!sequence.disposed) sequence.dispose();
+    await runtime.context.dispose();
+  }
+  for (const model of loadedModels) await model.dispose();
+  for (const llama of loadedLlamas) await llama.dispose();
+}

@@ -1,0 +1,129 @@
+/**
+ * Generation schema (the bridge's normalised JSON Schema dialect, see `src/schema/convert.ts`) → the JSON
+ * Schema subset node-llama-cpp compiles into a grammar (`GbnfJsonSchema`).
+ *
+ * What the grammar enforces: object shapes with properties in generation order and the required ones
+ * present, no other properties, string enums, unions, arrays with item counts, integer vs number, booleans,
+ * named and recursive types, and integer ranges of up to 257 values (as the list of values). Wider numeric
+ * bounds are not expressible there; the backend validates every answer against the client's JSON Schema
+ * afterwards.
+ * @module
+ */
+import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import type { GbnfSchema } from "./llama_api.ts";
+
+/** Name of the `$defs` entry that stands for the root when the schema refers to itself (`{"$ref": "#"}`). */
+const ROOT_DEF = "Root__";
+const DEF_PREFIX = "#/$defs/";
+/** Integer ranges up to this span become an enum of their values (`0…100` for a confidence). */
+const MAX_ENUMERATED_RANGE = 256;
+
+function own(schema: JsonObject, key: string): JsonValue | undefined {
+  return Object.hasOwn(schema, key) ? schema[key] : undefined;
+}
+
+function withDescription(out: Record<string, unknown>, schema: JsonObject): GbnfSchema {
+  const description = own(schema, "description");
+  if (typeof description === "string" && description !== "") out.description = description;
+  return out;
+}
+
+function convert(schema: JsonValue, usesRoot: { value: boolean }): GbnfSchema {
+  if (!isJsonObject(schema)) return {};
+  const ref = own(schema, "$ref");
+  if (typeof ref === "string") {
+    if (ref === "#") {
+      usesRoot.value = true;
+      return { $ref: `${DEF_PREFIX}${ROOT_DEF}` };
+    }
+    return { $ref: ref };
+  }
+  const union = own(schema, "anyOf") ?? own(schema, "oneOf");
+  if (Array.isArray(union)) {
+    return withDescription({ oneOf: union.map((branch) => convert(branch, usesRoot)) }, schema);
+  }
+  const values = own(schema, "enum");
+  if (Array.isArray(values)) return withDescription({ enum: values }, schema);
+  if (Object.hasOwn(schema, "const")) return withDescription({ const: schema.const }, schema);
+  const type = own(schema, "type");
+  switch (type) {
+    case "object": {
+      const properties = own(schema, "properties");
+      const props = isJsonObject(properties) ? properties : {};
+      const order = own(schema, "x-order");
+      const names = Array.isArray(order)
+        ? order.filter((n): n is string => typeof n === "string" && Object.hasOwn(props, n))
+        : Object.keys(props);
+      const out: Record<string, unknown> = {};
+      for (const name of names) out[name] = convert(props[name], usesRoot);
+      const required = own(schema, "required");
+      return withDescription({
+        type: "object",
+        properties: out,
+        required: Array.isArray(required) ? required.filter((n) => typeof n === "string" && n in out) : names,
+        additionalProperties: false,
+      }, schema);
+    }
+    case "array": {
+      const out: Record<string, unknown> = { type: "array" };
+      const items = own(schema, "items");
+      if (items !== undefined) out.items = convert(items, usesRoot);
+      const min = own(schema, "minItems");
+      const max = own(schema, "maxItems");
+      if (typeof min === "number") out.minItems = min;
+      if (typeof max === "number") out.maxItems = max;
+      return withDescription(out, schema);
+    }
+    case "integer": {
+      // A small closed range is enforced as the list of its values; wider ones are validated afterwards.
+      const min = own(schema, "minimum");
+      const max = own(schema, "maximum");
+      if (
+        typeof min === "number" && typeof max === "number" && max >= min && max - min <= MAX_ENUMERATED_RANGE
+      ) {
+        const values: number[] = [];
+        for (let n = Math.ceil(min); n <= max; n++) values.push(n);
+        return withDescription({ enum: values }, schema);
+      }
+      return withDescription({ type }, schema);
+    }
+    case "string":
+    case "number":
+    case "boolean":
+    case "null":
+      return withDescription({ type }, schema);
+    default:
+      // No type: any JSON value.
+      return withDescription({ type: ["string", "number", "boolean", "null"] }, schema);
+  }
+}
+
+/**
+ * The grammar schema of a generation schema (tool arguments or a structured answer).
+ *
+ * @example
+ * ```ts
+ * import { grammarSchema } from "./llama_schema.ts";
+ * grammarSchema({ type: "object", properties: { id: { type: "string", enum: ["a", "b"] } }, required: ["id"] });
+ * // { type: "object", properties: { id: { enum: ["a", "b"] } }, required: ["id"], additionalProperties: false }
+ * ```
+ */
+export function grammarSchema(generationSchema: JsonObject): GbnfSchema {
+  const usesRoot = { value: false };
+  const defs: Record<string, GbnfSchema> = {};
+  const sourceDefs = own(generationSchema, "$defs");
+  if (isJsonObject(sourceDefs)) {
+    for (const [name, def] of Object.entries(sourceDefs)) defs[name] = convert(def, usesRoot);
+  }
+  const root = convert(generationSchema, usesRoot);
+  if (usesRoot.value) defs[ROOT_DEF] = root;
+  return Object.keys(defs).length === 0 ? root : { ...root, $defs: defs };
+}
+
+/** Whether a tool's argument schema takes no arguments at all (`{}` or an object without properties). */
+export function takesNoArguments(generationSchema: JsonObject): boolean {
+  const properties = own(generationSchema, "properties");
+  return Object.keys(generationSchema).length === 0 ||
+    (own(generationSchema, "type") === "object" &&
+      (!isJsonObject(properties) || Object.keys(properties).length === 0));
+}

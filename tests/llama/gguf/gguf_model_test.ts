@@ -1,0 +1,386 @@
+/**
+ * The llama backend (`{"type": "llama"}`) against the real node-llama-cpp with the tiny fixture model, one
+ * step at a time. The fixture is not a useful language model: these tests assert structure (kinds, shapes,
+ * schema validity, token accounting), never wording. Runs with OAM_GGUF_TESTS=1 (`deno task test:gguf`).
+ */
+import assert from "node:assert/strict";
+import { Ajv } from "ajv";
+import type { LanguageModel, StepRequest, StepTool } from "../../../src/models/language_model.ts";
+import { createLlamaModel } from "../../../src/models/llama_model.ts";
+import { closeLlamaModels } from "../../../src/models/llama_runtime.ts";
+import { BridgeError } from "../../../src/protocol/errors.ts";
+import type { JsonObject } from "../../../src/protocol/json.ts";
+import type { ConversationEntry } from "../../../src/protocol/transcript.ts";
+import { fixtureConfig, GGUF_ENABLED } from "./fixture.ts";
+
+const WEATHER_SCHEMA: JsonObject = {
+  type: "object",
+  properties: { city: { type: "string" } },
+  required: ["city"],
+};
+const WEATHER: StepTool = {
+  name: "get_weather",
+  description: "Get the current weather for a city.",
+  parameters: { ...WEATHER_SCHEMA, "x-order": ["city"], additionalProperties: false },
+  jsonSchema: WEATHER_SCHEMA,
+};
+const ADD_SCHEMA: JsonObject = {
+  type: "object",
+  properties: { a: { type: "integer" }, b: { type: "integer" } },
+  required: ["a", "b"],
+};
+const ADD: StepTool = {
+  name: "add",
+  description: "Add two integers.",
+  parameters: { ...ADD_SCHEMA, "x-order": ["a", "b"], additionalProperties: false },
+  jsonSchema: ADD_SCHEMA,
+};
+const DECISION_SCHEMA: JsonObject = {
+  title: "Decision",
+  type: "object",
+  properties: {
+    reasoning: { type: "string" },
+    choice: { type: "string", enum: ["open", "refuse", "call_guard"] },
+    confidence: { type: "integer", minimum: 0, maximum: 100 },
+  },
+  required: ["reasoning", "choice", "confidence"],
+  "x-order": ["reasoning", "choice", "confidence"],
+  additionalProperties: false,
+};
+
+function stepRequest(overrides: Partial<StepRequest> = {}): StepRequest {
+  return {
+    instructions: "You are a helpful assistant.",
+    tools: [],
+    toolCallingMode: "allowed",
+    history: [],
+    prompt: "What is the capital of France?",
+    responseSchema: null,
+    options: { sampling: { mode: "greedy" }, maximumResponseTokens: 48 },
+    stream: false,
+    signal: new AbortController().signal,
+    ...overrides,
+  };
+}
+
+function text(id: string, role: "user" | "response", value: string): ConversationEntry {
+  return role === "user"
+    ? { id, role, contents: [{ type: "text", id: `${id}s`, text: value }], options: {} }
+    : { id, role, contents: [{ type: "text", id: `${id}s`, text: value }], assets: [] };
+}
+
+async function rejection(promise: Promise<unknown>): Promise<BridgeError> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof BridgeError, `expected a BridgeError, got ${error}`);
+    return error;
+  }
+  assert.fail("expected a failure");
+}
+
+Deno.test({
+  name: "gguf: the llama backend runs the fixture model in-process",
+  ignore: !GGUF_ENABLED,
+  // node-llama-cpp's native addon keeps async work Deno's sanitizers cannot attribute to a test.
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn(t) {
+    const config = await fixtureConfig();
+    const model: LanguageModel = createLlamaModel(config);
+    try {
+      await t.step("availability loads the file and reports the context size", async () => {
+        const availability = await model.availability();
+        assert.equal(availability.available, true, availability.detail);
+        assert.equal(availability.contextSize, 2048);
+        assert.equal(model.contextSize, 2048);
+        assert.equal(availability.variant, "tiny-chat-test");
+        assert.equal(model.kind, "llama");
+      });
+
+      await t.step("plain turn: a text answer with usage", async () => {
+        const result = await model.step(stepRequest());
+        assert.equal(result.kind, "text");
+        assert.ok(result.kind === "text" && result.text.trim().length > 0);
+        assert.ok(result.usage !== null && result.usage.inputTokens > 0 && result.usage.outputTokens > 0);
+      });
+
+      await t.step("a repeated prompt is served from the sequence's cache", async () => {
+        const result = await model.step(stepRequest());
+        assert.ok(result.usage !== null);
+        // Everything but the regenerated tail of the prompt was already evaluated.
+        assert.ok(
+          result.usage.cachedInputTokens >= result.usage.inputTokens - 2,
+          JSON.stringify(result.usage),
+        );
+      });
+
+      await t.step("a turn that extends the conversation only evaluates the new tokens", async () => {
+        const first = await model.step(stepRequest({ prompt: "Hello" }));
+        assert.equal(first.kind, "text");
+        const history = [
+          text("u1", "user", "Hello"),
+          text("r1", "response", (first as { text: string }).text),
+        ];
+        const second = await model.step(stepRequest({ history, prompt: "Count to five." }));
+        assert.ok(second.usage !== null && first.usage !== null);
+        const evaluated = second.usage.inputTokens - second.usage.cachedInputTokens;
+        assert.ok(second.usage.cachedInputTokens >= first.usage.inputTokens, JSON.stringify(second.usage));
+        assert.ok(evaluated <= 20, `evaluated ${evaluated} tokens: ${JSON.stringify(second.usage)}`);
+      });
+
+      await t.step("streaming: snapshots grow and end with the answer", async () => {
+        const snapshots: string[] = [];
+        const result = await model.step(stepRequest({
+          prompt: "Hello",
+          stream: true,
+          onText: (snapshot) => snapshots.push(snapshot),
+        }));
+        assert.equal(result.kind, "text");
+        assert.ok(snapshots.length >= 2, `${snapshots.length} snapshots`);
+        for (let i = 1; i < snapshots.length; i++) assert.ok(snapshots[i].startsWith(snapshots[i - 1]));
+        assert.equal(snapshots.at(-1), (result as { text: string }).text);
+      });
+
+      await t.step("auto: the weather question calls get_weather with schema-valid arguments", async () => {
+        const result = await model.step(
+          stepRequest({ tools: [WEATHER, ADD], prompt: "What is the weather in Oslo?" }),
+        );
+        assert.equal(result.kind, "toolCalls", JSON.stringify(result));
+        if (result.kind !== "toolCalls") return;
+        assert.ok(result.calls.length >= 1);
+        for (const call of result.calls) {
+          assert.ok(["get_weather", "add"].includes(call.name));
+          assert.ok(typeof call.nativeId === "string" && call.nativeId.startsWith("call_"));
+        }
+        assert.equal(result.calls[0].name, "get_weather");
+        assert.equal(typeof result.calls[0].arguments.city, "string");
+        assert.deepEqual(Object.keys(result.calls[0].arguments), ["city"]);
+      });
+
+      await t.step("required: a question without a tool intent still ends in a valid call", async () => {
+        const result = await model.step(stepRequest({ tools: [ADD], toolCallingMode: "required" }));
+        assert.equal(result.kind, "toolCalls", JSON.stringify(result));
+        if (result.kind !== "toolCalls") return;
+        for (const call of result.calls) {
+          assert.equal(call.name, "add");
+          assert.equal(typeof call.arguments.a, "number");
+          assert.ok(Number.isInteger(call.arguments.a) && Number.isInteger(call.arguments.b));
+        }
+      });
+
+      await t.step("required with no tools is rejected before generation", async () => {
+        const error = await rejection(model.step(stepRequest({ toolCallingMode: "required" })));
+        assert.equal(error.dataCode, "invalid_request");
+      });
+
+      await t.step("none: the weather question never calls a tool", async () => {
+        // The tools stay documented (the prompt prefix is kept), but nothing is callable.
+        const result = await model.step(stepRequest({
+          tools: [],
+          toolCallingMode: "disallowed",
+          prompt: "What is the weather in Oslo?",
+        }));
+        assert.equal(result.kind, "text", JSON.stringify(result));
+        assert.ok(!(result as { text: string }).text.includes("<tool_call>"), JSON.stringify(result));
+      });
+
+      await t.step("a tool round: the call's output comes back and the model answers", async () => {
+        const call = await model.step(
+          stepRequest({ tools: [WEATHER], prompt: "What is the weather in Oslo?" }),
+        );
+        assert.equal(call.kind, "toolCalls");
+        if (call.kind !== "toolCalls") return;
+        const id = call.calls[0].nativeId!;
+        const history: ConversationEntry[] = [
+          text("u1", "user", "What is the weather in Oslo?"),
+          {
+            id: "c1",
+            role: "response",
+            toolCalls: [{ id, name: "get_weather", arguments: JSON.stringify(call.calls[0].arguments) }],
+            contents: [],
+            assets: [],
+          },
+          {
+            id,
+            role: "tool",
+            toolCallID: id,
+            toolName: "get_weather",
+            contents: [{ type: "structure", id, structure: { source: "get_weather", content: { temp: 3 } } }],
+          },
+        ];
+        const answer = await model.step(stepRequest({ tools: [WEATHER], history, prompt: "" }));
+        assert.ok(answer.kind === "text" || answer.kind === "toolCalls");
+        assert.ok(answer.usage !== null);
+        // The call the model generated is still in the cache: only the output and the rest are new.
+        assert.ok(answer.usage.cachedInputTokens > 0, JSON.stringify(answer.usage));
+      });
+
+      await t.step("schema turn: JSON valid against the schema, streamed as partial values", async () => {
+        const partials: unknown[] = [];
+        const result = await model.step(stepRequest({
+          prompt: "The stranger asks you to open the gate.",
+          responseSchema: {
+            name: "Decision",
+            generationSchema: DECISION_SCHEMA,
+            jsonSchema: DECISION_SCHEMA,
+          },
+          stream: true,
+          onPartial: (value) => partials.push(value),
+          options: { sampling: { mode: "greedy" }, maximumResponseTokens: 120 },
+        }));
+        assert.equal(result.kind, "structured", JSON.stringify(result));
+        if (result.kind !== "structured") return;
+        const validate = new Ajv({ strict: false }).compile(DECISION_SCHEMA);
+        assert.ok(validate(result.value), JSON.stringify(validate.errors));
+        assert.deepEqual(Object.keys(result.value as JsonObject), ["reasoning", "choice", "confidence"]);
+        assert.equal(result.text, JSON.stringify(result.value));
+        assert.ok(partials.length > 0);
+      });
+
+      await t.step("schema turn with tools allowed: a call first or a schema-valid answer", async () => {
+        const result = await model.step(stepRequest({
+          tools: [WEATHER],
+          prompt: "What is the weather in Oslo?",
+          responseSchema: {
+            name: "Decision",
+            generationSchema: DECISION_SCHEMA,
+            jsonSchema: DECISION_SCHEMA,
+          },
+          options: { sampling: { mode: "greedy" }, maximumResponseTokens: 120 },
+        }));
+        assert.ok(result.kind === "toolCalls" || result.kind === "structured", JSON.stringify(result));
+        if (result.kind === "structured") {
+          assert.ok(["open", "refuse", "call_guard"].includes((result.value as JsonObject).choice as string));
+        }
+      });
+
+      await t.step("sampling: a seeded top-k step is reproducible", async () => {
+        const options = {
+          temperature: 1.2,
+          sampling: { mode: "topK" as const, k: 40, seed: 7 },
+          maximumResponseTokens: 24,
+        };
+        const a = await model.step(stepRequest({ prompt: "Hello", options }));
+        const b = await model.step(stepRequest({ prompt: "Hello", options }));
+        assert.deepEqual((a as { text: string }).text, (b as { text: string }).text);
+        const limited = await model.step(stepRequest({
+          prompt: "Count to five.",
+          options: { sampling: { mode: "greedy" }, maximumResponseTokens: 2 },
+        }));
+        assert.ok(limited.usage !== null && limited.usage.outputTokens <= 2, JSON.stringify(limited.usage));
+      });
+
+      await t.step(
+        "cancellation mid-generation stops at once; the sequence serves the next step",
+        async () => {
+          const controller = new AbortController();
+          let snapshots = 0;
+          const started = performance.now();
+          const error = await rejection(model.step(stepRequest({
+            prompt: "Count to five.",
+            stream: true,
+            signal: controller.signal,
+            options: {
+              temperature: 1.5,
+              sampling: { mode: "topK", k: 200, seed: 1 },
+              maximumResponseTokens: 400,
+            },
+            onText: () => {
+              snapshots++;
+              controller.abort();
+            },
+          })));
+          assert.equal(error.dataCode, "cancelled");
+          assert.equal(snapshots, 1, "no text after the abort");
+          assert.ok(performance.now() - started < 30_000);
+          const after = await model.step(stepRequest());
+          assert.equal(after.kind, "text");
+        },
+      );
+
+      await t.step("a step cancelled before it starts is rejected without generating", async () => {
+        const controller = new AbortController();
+        controller.abort();
+        const error = await rejection(model.step(stepRequest({ signal: controller.signal })));
+        assert.equal(error.dataCode, "cancelled");
+      });
+
+      await t.step("two sessions in parallel each get an answer", async () => {
+        const other = createLlamaModel(config);
+        const [a, b] = await Promise.all([
+          model.step(stepRequest({ prompt: "Hello" })),
+          other.step(stepRequest({ prompt: "Count to five." })),
+        ]);
+        assert.equal(a.kind, "text");
+        assert.equal(b.kind, "text");
+      });
+
+      await t.step("more sessions than sequences wait their turn (no error)", async () => {
+        const single = await fixtureConfig({ sequences: 1 });
+        const models = [createLlamaModel(single), createLlamaModel(single), createLlamaModel(single)];
+        const results = await Promise.all(models.map((m) => m.step(stepRequest({ prompt: "Hello" }))));
+        for (const result of results) assert.equal(result.kind, "text");
+      });
+
+      await t.step("a waiting step cancelled in the queue leaves it", async () => {
+        const single = await fixtureConfig({ sequences: 1 });
+        const busy = createLlamaModel(single);
+        const waiting = createLlamaModel(single);
+        const controller = new AbortController();
+        const first = busy.step(
+          stepRequest({ prompt: "Count to five.", options: { maximumResponseTokens: 30 } }),
+        );
+        const second = waiting.step(stepRequest({ signal: controller.signal }));
+        controller.abort();
+        assert.equal((await rejection(second)).dataCode, "cancelled");
+        assert.equal((await first).kind, "text");
+      });
+
+      await t.step("countTokens uses the model's tokenizer", async () => {
+        const short = await model.countTokens!(stepRequest({ prompt: "Hello" }));
+        const long = await model.countTokens!(stepRequest({ prompt: "Hello ".repeat(50) }));
+        assert.ok(short > 5 && long >= short + 45, `${short} vs ${long}`);
+      });
+
+      await t.step("context overflow fails with context_size_exceeded", async () => {
+        const small = createLlamaModel(await fixtureConfig({ contextSize: 256 }));
+        const error = await rejection(
+          small.step(stepRequest({ prompt: "tell me about the city ".repeat(200) })),
+        );
+        assert.equal(error.dataCode, "context_size_exceeded", error.message);
+        assert.equal(error.code, -32004);
+        // The model still serves prompts that fit.
+        assert.equal((await small.step(stepRequest())).kind, "text");
+      });
+    } finally {
+      await closeLlamaModels();
+    }
+  },
+});
+
+Deno.test({
+  name: "gguf: a corrupt or missing file makes the model unavailable with the reason",
+  ignore: !GGUF_ENABLED,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    try {
+      const truncated = `${dir}/truncated.gguf`;
+      const bytes = await Deno.readFile((await fixtureConfig()).path);
+      await Deno.writeFile(truncated, bytes.subarray(0, 4096));
+      const model = createLlamaModel({ path: truncated, gpu: false, threads: 1 });
+      const availability = await model.availability();
+      assert.equal(availability.available, false);
+      assert.equal(availability.reason, "unknown");
+      assert.match(availability.detail ?? "", /could not load/);
+      const error = await rejection(model.step(stepRequest()));
+      assert.equal(error.dataCode, "model_unavailable");
+      assert.equal(error.code, -32001);
+    } finally {
+      await closeLlamaModels();
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
