@@ -4,16 +4,21 @@
  * The engine owns the world: when the model calls `open_gate`, the bridge sends a `tool/call` request, this
  * script plays the "animation" and replies, and the model continues with the result. Lines are streamed.
  *
- *   deno run --allow-run --allow-read --allow-env examples/guard_client.ts            # system model if available, else scripted
+ *   deno run --allow-run --allow-read --allow-env examples/guard_client.ts            # system model if available, else a cached GGUF model, else scripted
  *   deno run --allow-run --allow-read --allow-env examples/guard_client.ts --scripted # always the scripted model
  */
+import { firstCachedModel } from "../src/cli/models_cache.ts";
 import { TextLineStream } from "./support/text_line_stream.ts";
 
 const forceScripted = Deno.args.includes("--scripted");
 const cliPath = new URL("../cli.ts", import.meta.url).pathname;
+// A GGUF model from `oam models pull` plays the guard when the on-device model is unavailable.
+const cached = forceScripted ? null : await firstCachedModel();
+// node-llama-cpp needs --allow-sys and --allow-run too; --no-lock keeps it out of the repository's lock file.
+const ggufFlags = cached ? ["--allow-sys", "--allow-run", "--no-lock"] : [];
 
 const child = new Deno.Command(Deno.execPath(), {
-  args: ["run", "--no-prompt", "--allow-read", "--allow-env", "--allow-ffi", cliPath, "stdio"],
+  args: ["run", "--no-prompt", "--allow-read", "--allow-env", "--allow-ffi", ...ggufFlags, cliPath, "stdio"],
   stdin: "piped",
   stdout: "piped",
   stderr: "inherit",
@@ -80,11 +85,21 @@ const init = await request("initialize", {
   protocolVersion: "1.0",
 });
 const info = init.result as { model: { available: boolean; reason?: string } };
-// The default model: the on-device one where it is available, otherwise a deterministic script.
-const model = info.model.available && !forceScripted ? "system" : scriptedModel;
+// The default model: the on-device one where it is available, else a cached GGUF model, else a script.
+const model = forceScripted
+  ? scriptedModel
+  : info.model.available
+  ? "system"
+  : cached
+  ? { type: "llama", path: cached.path }
+  : scriptedModel;
 out(
   `🛡  Guard at the gate: an engine-side client driving 'oam stdio' (${
-    model === "system" ? "on-device model" : `scripted model; system model unavailable: ${info.model.reason}`
+    model === "system"
+      ? "on-device model"
+      : model === scriptedModel
+      ? `scripted model; system model unavailable: ${info.model.reason}`
+      : `local GGUF model ${cached?.name}`
   })\n`,
 );
 

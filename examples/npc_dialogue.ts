@@ -3,7 +3,8 @@
  * sword by writing the shared world state, streams his lines to the terminal as they arrive, and is saved and
  * restored with the game save.
  *
- *   deno run -A examples/npc_dialogue.ts            # scripted model (works everywhere, deterministic)
+ *   deno run -A examples/npc_dialogue.ts            # a cached GGUF model (oam models pull) where there is one, else scripted
+ *   deno run -A examples/npc_dialogue.ts --scripted # the scripted model (works everywhere, deterministic)
  *   deno run -A examples/npc_dialogue.ts --system   # the on-device model, where available
  *
  * The engine runs in this process (no child process): requests go in with `engine.call`, and every message
@@ -12,8 +13,11 @@
  */
 // deno-lint-ignore-file no-console
 import { BridgeEngine, type JsonObject, type JsonValue } from "../mod.ts";
+import { firstCachedModel } from "../src/cli/models_cache.ts";
 
 const useSystem = Deno.args.includes("--system");
+// A GGUF model from `oam models pull` plays Gorm unless --scripted or --system says otherwise.
+const cached = useSystem || Deno.args.includes("--scripted") ? null : await firstCachedModel();
 const encoder = new TextEncoder();
 const out = (text: string) => Deno.stdout.writeSync(encoder.encode(text));
 
@@ -65,7 +69,9 @@ const engine: BridgeEngine = new BridgeEngine({}, onMessage);
 
 /** The scripted stand-in for the on-device model (one step per model call). */
 function script(...steps: JsonValue[]): JsonValue {
-  return useSystem ? "system" : { type: "scripted", steps };
+  if (useSystem) return "system";
+  if (cached) return { type: "llama", path: cached.path };
+  return { type: "scripted", steps };
 }
 
 let turn = 0;

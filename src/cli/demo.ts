@@ -2,12 +2,14 @@
  * `oam demo [tavern]`: a tavern scene played by a tiny game-engine client against the real stdio bridge
  * (`oam stdio` in a child process): Mira the innkeeper with two client tools (`check_menu`, `take_order`),
  * world writes (gold), streamed lines and a decision at the end. It uses a scripted model unless the
- * on-device model is available (or `--model` names one), so it runs anywhere in a few seconds.
+ * on-device model is available, `--model` names one, or a GGUF model is cached (`oam models pull`), so it
+ * runs anywhere in a few seconds.
  * @module
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { boolFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
 import { CliError, EXIT, isPermissionError, reportError } from "./cli_error.ts";
+import { firstCachedModel } from "./models_cache.ts";
 import { StdioRpcClient } from "./rpc_client.ts";
 import { isTerminal, Spinner, stderrStyle, stdoutStyle, type Style, writeOut } from "./tty.ts";
 
@@ -21,12 +23,12 @@ Mira the innkeeper looks up the menu and takes an order through client tools (to
 charges gold in a shared world (world/set → world/changed), and Mira finally decides whether Aria gets
 the last room (decision/decide). The lines stream in as npc/event notifications.
 
-The scene is scripted (canned model replies, real bridge) unless the on-device model is available or
---model names a server; then the model improvises.
+The scene is scripted (canned model replies, real bridge) unless the on-device model is available,
+--model names one, or a GGUF model is cached ('oam models pull'); then the model improvises.
 
 Options:
   --scripted          always use the scripted replies
-  --model <spec>      let openai:<baseURL>#<model> play Mira
+  --model <spec>      let openai:<baseURL>#<model> or gguf:<path|cached name> play Mira
   --fast              no typewriter effect
   --show-protocol     print every JSON-RPC message on stderr
   -h, --help          show this help
@@ -206,11 +208,18 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** How to start the bridge: this executable when compiled, else deno running cli.ts. */
-export function bridgeCommand(extra: string[]): { program: string; args: string[] } {
+export function bridgeCommand(
+  extra: string[],
+  options: { gguf?: boolean } = {},
+): { program: string; args: string[] } {
   if (Deno.build.standalone) return { program: Deno.execPath(), args: ["stdio", ...extra] };
   const cli = new URL("../../cli.ts", import.meta.url);
   const args = ["run", "--quiet", "--no-prompt", "--allow-read", "--allow-env", "--allow-ffi"];
   if (extra.some((a) => a.startsWith("openai:"))) args.push("--allow-net");
+  // node-llama-cpp (a GGUF model) also needs these; --no-lock keeps it out of the repository's lock file.
+  if (extra.some((a) => a.startsWith("gguf:")) || options.gguf === true) {
+    args.push("--allow-sys", "--allow-run", "--no-lock");
+  }
   if (cli.protocol === "file:") {
     const config = new URL("../../deno.json", import.meta.url);
     try {
@@ -256,7 +265,11 @@ async function playTavern(args: string[]): Promise<number> {
   } catch {
     // no env access: the child gets an empty environment
   }
-  const { program, args: childArgs } = bridgeCommand(model !== undefined ? ["--model", model] : []);
+  // Without --model, a cached GGUF model plays Mira when the on-device model is unavailable.
+  const cached = model === undefined && !boolFlag(values, "scripted") ? await firstCachedModel() : null;
+  const { program, args: childArgs } = bridgeCommand(model !== undefined ? ["--model", model] : [], {
+    gguf: cached !== null,
+  });
   let child: Deno.ChildProcess;
   try {
     child = new Deno.Command(program, {
@@ -298,7 +311,7 @@ async function playTavern(args: string[]): Promise<number> {
     } catch {
       // gone
     }
-  }, model !== undefined ? 300_000 : 60_000);
+  }, model !== undefined || cached !== null ? 300_000 : 60_000);
 
   try {
     spinner.start("starting the bridge");
@@ -307,15 +320,18 @@ async function playTavern(args: string[]): Promise<number> {
       protocolVersion: "1.0",
     });
     const available = isJsonObject(init.model) && init.model.available === true;
-    const scripted = boolFlag(values, "scripted") || (!available && model === undefined);
-    if (!scripted && !available) {
+    const gguf: JsonValue = !available && cached !== null ? { type: "llama", path: cached.path } : null;
+    const scripted = boolFlag(values, "scripted") || (!available && model === undefined && gguf === null);
+    if (!scripted && !available && gguf === null) {
       throw new CliError(
         "model_unavailable",
         `The model named by --model is unavailable: ${JSON.stringify(init.model)}`,
       );
     }
-    const npcModel: JsonValue = scripted ? MIRA_SCRIPT : "system";
-    const decisionModel: JsonValue = scripted ? DECISION_SCRIPT : "system";
+    const live: JsonValue = gguf ?? "system";
+    const npcModel: JsonValue = scripted ? MIRA_SCRIPT : live;
+    const decisionModel: JsonValue = scripted ? DECISION_SCRIPT : live;
+    if (gguf !== null) spinner.update(`loading ${cached!.name}`);
 
     // The engine side: a shared world, client tools that read and charge it, and notifications.
     await call("world/create", { world: "tavern", state: WORLD_SEED });

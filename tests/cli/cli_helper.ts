@@ -17,18 +17,26 @@ export interface RunResult {
 export interface RunOptions {
   /** Text piped to stdin (stdin is closed after it); null stdin when absent. */
   stdin?: string;
-  /** Extra environment; OAM_SCRIPT and NO_COLOR are unset unless given here. */
+  /**
+   * Extra environment; OAM_SCRIPT, OAM_MODEL and NO_COLOR are unset unless given here, and OAM_MODELS_DIR
+   * points at an empty folder (no cached GGUF model changes what a command picks).
+   */
   env?: Record<string, string>;
   /** Deno permission flags (default -A). */
   permissions?: string[];
   cwd?: string;
 }
 
+/** A models folder that does not exist (one per test process). */
+let noModelsDir: string | undefined;
+
 function childEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(Deno.env.toObject())) {
-    if (k !== "OAM_SCRIPT" && k !== "NO_COLOR") env[k] = v;
+    if (k !== "OAM_SCRIPT" && k !== "OAM_MODEL" && k !== "NO_COLOR") env[k] = v;
   }
+  noModelsDir ??= `${Deno.makeTempDirSync()}/no-models`;
+  env.OAM_MODELS_DIR = noModelsDir;
   return { ...env, ...extra };
 }
 
