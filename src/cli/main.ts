@@ -11,6 +11,7 @@ import { runNpc } from "./npc.ts";
 import { runDemo } from "./demo.ts";
 import { runSchema } from "./schema_convert.ts";
 import { runTools } from "./tools_validate.ts";
+import { runModels } from "./models.ts";
 
 /** Top-level help. */
 export const MAIN_HELP = `oam ${SERVER_INFO.version} — drive LLM agents with real tool calls from game engines
@@ -24,6 +25,10 @@ Talk to the model:
   chat                 interactive streaming chat with live tool calls
   respond [prompt…]    one turn for shell scripts (--json, --events, --schema, client tools → exit 10)
   npc <persona.jsonc>  talk to a game character defined in a file
+
+Models:
+  models pull <url>    download a GGUF model (hf:<user>/<repo>/<file.gguf> works too); use --model gguf:<name>
+  models list          the cached GGUF models
 
 Inspect:
   available            is the model usable here? (exit 3 when not)
@@ -50,6 +55,7 @@ export const COMMANDS: Record<string, Command> = {
   available: runAvailable,
   schema: runSchema,
   tools: runTools,
+  models: runModels,
 };
 
 /** Runs `oam` with `args`; returns the exit code. Usage errors print one line on stderr and return 2. */
