@@ -3,8 +3,10 @@
  *
  * The package is never imported statically (not even for its types): a static or literal dynamic import
  * makes `deno check`, `deno test` and every user of `mod.ts` download it (≈ 730 MB with all platform
- * binaries). `llama_runtime.ts` imports it on first use and casts it to {@link LlamaModule}; the GGUF test
- * tier checks these declarations against the real package's types (`tests/llama/gguf/api_types_check.ts`).
+ * binaries). `llama_runtime.ts` imports it on first use and casts it to {@link LlamaModule}. The GGUF test
+ * tier (`tests/llama/gguf/`) exercises every member declared here against the real package; a compile-time
+ * check against its `.d.ts` is not possible without fetching it, and its string enums (`LlamaLogLevel`)
+ * would not accept these literal types anyway.
  * @module
  */
 
