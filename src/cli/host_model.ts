@@ -40,7 +40,9 @@ export async function modelFromFlag(flag: string, source = "--model"): Promise<(
     config.path = await resolveModelPath(config.path);
     return () => createLlamaModel(config);
   }
-  throw new Error(`${source} must look like ${MODEL_VALUE_USAGE}; got '${flag}'.`);
+  throw new Error(
+    `${source === "--model" ? "--model " : ""}must look like ${MODEL_VALUE_USAGE}; got '${flag}'.`,
+  );
 }
 
 /** Which kind of model a `--model` value names. */
@@ -61,7 +63,13 @@ export async function hostModelFromEnvironment(flag?: string): Promise<(() => La
     return () => new ScriptedModel(structuredClone(script), "scripted (OAM_SCRIPT)");
   }
   const fromEnv = env("OAM_MODEL");
-  if (fromEnv) return await modelFromFlag(fromEnv, "OAM_MODEL");
+  if (fromEnv) {
+    try {
+      return await modelFromFlag(fromEnv, "OAM_MODEL");
+    } catch (error) {
+      throw new Error(`OAM_MODEL: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
   return undefined;
 }
 

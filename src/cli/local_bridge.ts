@@ -64,8 +64,7 @@ export async function resolveModelChoice(flags: { model?: string; script?: strin
     if (error instanceof CliError) throw error;
     const message = error instanceof Error ? error.message : String(error);
     if (flags.model !== undefined) throw CliError.usage(message);
-    if (envVar("OAM_SCRIPT")) throw CliError.invalidInput(`OAM_SCRIPT: ${message}`);
-    throw CliError.invalidInput(`OAM_MODEL: ${message}`);
+    throw CliError.invalidInput(message.startsWith("OAM_MODEL: ") ? message : `OAM_SCRIPT: ${message}`);
   }
   if (!factory) return { config: {}, name: "system", label: "on-device model" };
   const value = flags.model ?? (envVar("OAM_SCRIPT") ? undefined : modelFromEnvironmentValue());

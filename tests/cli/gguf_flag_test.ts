@@ -1,0 +1,66 @@
+/**
+ * `--model gguf:…` and `OAM_MODEL` in the CLI, decided before node-llama-cpp would load (a missing file, a
+ * bad value, precedence). Runs with the real model are in the GGUF tier (`tests/llama/gguf/`).
+ */
+import assert from "node:assert/strict";
+import { oam } from "./cli_helper.ts";
+
+Deno.test("--model gguf:<missing file>: exit 3 naming the file", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const r = await oam(["respond", "--model", `gguf:${dir}/none.gguf`, "Hello"]);
+    assert.equal(r.code, 3, r.stderr);
+    assert.equal(
+      r.stderr,
+      `Error: The model ${dir}/none.gguf is unavailable (unknown): The model file '${dir}/none.gguf' does not exist. ` +
+        "[model_unavailable]\n",
+    );
+    assert.equal(r.stdout, "");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("OAM_MODEL is the default for --model; OAM_SCRIPT wins over it; a bad value is invalid input", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const missing = `gguf:${dir}/none.gguf`;
+    const fromEnv = await oam(["available", "--json"], { env: { OAM_MODEL: missing } });
+    assert.equal(fromEnv.code, 3, fromEnv.stderr);
+    const availability = JSON.parse(fromEnv.stdout);
+    assert.equal(availability.available, false);
+    assert.equal(availability.detail, `The model file '${dir}/none.gguf' does not exist.`);
+
+    const script = `${dir}/script.json`;
+    await Deno.writeTextFile(script, JSON.stringify([{ text: "Scripted." }]));
+    const scripted = await oam(["respond", "Hello"], { env: { OAM_MODEL: missing, OAM_SCRIPT: script } });
+    assert.equal(scripted.code, 0, scripted.stderr);
+    assert.equal(scripted.stdout, "Scripted.\n");
+
+    const bad = await oam(["respond", "Hello"], { env: { OAM_MODEL: "llama:x" } });
+    assert.equal(bad.code, 2);
+    assert.match(
+      bad.stderr,
+      /Error: OAM_MODEL: must look like openai:<baseURL>#<model> or gguf:<path\|cached name>/,
+    );
+
+    const flag = await oam(["respond", "--model", "gguf:x.gguf#speed=1", "Hello"]);
+    assert.equal(flag.code, 2);
+    assert.match(flag.stderr, /unknown setting 'speed'/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("gguf:<name> finds a model in OAM_MODELS_DIR", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // Not a real model: the path resolves to the cached file, which then fails to be a GGUF file.
+    await Deno.writeTextFile(`${dir}/pet.gguf`, "not a model");
+    const r = await oam(["available", "--json", "--model", "gguf:pet"], { env: { OAM_MODELS_DIR: dir } });
+    assert.equal(r.code, 3, r.stderr);
+    assert.equal(JSON.parse(r.stdout).detail, `The model file '${dir}/pet.gguf' is not a GGUF file.`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
