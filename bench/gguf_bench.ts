@@ -8,8 +8,9 @@
  *   deno run --no-lock -A bench/gguf_bench.ts --model path/to/model.gguf --repeats 5 --threads 4
  *
  * The direct baseline gets exactly the messages the bridge gave the model: every step the bridge runs is
- * recorded (instructions, prompt, response schema) and replayed into a `LlamaChatSession` with the same
- * system prompt, chat template, grammar, sampling (greedy) and token limit. Per turn it prints the median
+ * recorded (instructions, prompt, response schema) and replayed, right after the bridge's turn (so both see
+ * the same machine load), into a `LlamaChatSession` with the same system prompt, chat template, grammar,
+ * sampling (greedy) and token limit. Per turn it prints the median
  * latency of both and the prompt tokens each evaluated (the sequence's token meter: what the KV cache did not
  * already hold), then the ratios bridge ÷ direct. NPC compaction is off (`compactAfterTurns: 0`) and the NPC
  * has no tools, so every talk is one model step.
@@ -127,29 +128,26 @@ function turnOf(started: number, usage: JsonObject): Turn {
   };
 }
 
-async function bridgeSession(log: StepLog): Promise<Turn[]> {
+/** A scenario: sets up the bridge side and returns a function running turn `i` through it. */
+type Scenario = (log: StepLog) => Promise<{ turn(i: number): Promise<JsonObject>; close(): Promise<void> }>;
+
+const sessionScenario: Scenario = async (log) => {
   const engine = new BridgeEngine({ systemModel: () => recording(createLlamaModel(config), log) });
-  const turns: Turn[] = [];
   await engine.call("session/create", {
     session: "s",
     instructions: "You are a helpful assistant.",
     options: { sampling: "greedy", maxResponseTokens: MAX_TOKENS },
   });
-  for (let i = 0; i < TURNS; i++) {
-    const started = performance.now();
-    const result = await engine.call("session/respond", {
-      session: "s",
-      prompt: line(SESSION_LINES, i),
-    }) as JsonObject;
-    turns.push(turnOf(started, result.usage as JsonObject));
-  }
-  await engine.shutdown();
-  return turns;
-}
+  return {
+    turn: async (i) =>
+      (await engine.call("session/respond", { session: "s", prompt: line(SESSION_LINES, i) }) as JsonObject)
+        .usage as JsonObject,
+    close: () => engine.shutdown(),
+  };
+};
 
-async function bridgeNpc(log: StepLog): Promise<Turn[]> {
+const npcScenario: Scenario = async (log) => {
   const engine = new BridgeEngine({ systemModel: () => recording(createLlamaModel(config), log) });
-  const turns: Turn[] = [];
   await engine.call("npc/create", {
     npc: "gorm",
     persona: {
@@ -161,23 +159,22 @@ async function bridgeNpc(log: StepLog): Promise<Turn[]> {
     options: {
       // Text replies: the fixture model rambles inside JSON strings until any token limit cuts the JSON off,
       // so structured replies cannot be timed on it (they are tested in tests/llama/gguf/).
-      replyFormat: Deno.args.includes("--structured") ? "structured" : "text",
+      replyFormat: values.structured ? "structured" : "text",
       toolChoice: "none",
       compactAfterTurns: 0,
       maximumResponseTokens: MAX_TOKENS,
     },
   });
-  for (let i = 0; i < TURNS; i++) {
-    const started = performance.now();
-    const result = await engine.call("npc/talk", { npc: "gorm", line: line(NPC_LINES, i) }) as JsonObject;
-    turns.push(turnOf(started, result.usage as JsonObject));
-  }
-  await engine.shutdown();
-  return turns;
-}
+  return {
+    turn: async (i) =>
+      (await engine.call("npc/talk", { npc: "gorm", line: line(NPC_LINES, i) }) as JsonObject)
+        .usage as JsonObject,
+    close: () => engine.shutdown(),
+  };
+};
 
-/** Replays the recorded steps into node-llama-cpp's LlamaChatSession on a fresh sequence. */
-async function direct(requests: StepRequest[]): Promise<Turn[]> {
+/** node-llama-cpp's LlamaChatSession on its own sequence, replaying the bridge's requests. */
+async function directSession(instructions: string | null) {
   const runtime = await openLlamaRuntime(config);
   const context = await runtime.model.createContext({
     contextSize: 4096,
@@ -188,29 +185,59 @@ async function direct(requests: StepRequest[]): Promise<Turn[]> {
   const session = new runtime.module.LlamaChatSession({
     contextSequence: sequence,
     chatWrapper: runtime.chatWrapper,
-    ...(requests[0].instructions ? { systemPrompt: requests[0].instructions } : {}),
+    ...(instructions ? { systemPrompt: instructions } : {}),
   });
-  const turns: Turn[] = [];
-  for (const request of requests) {
-    const before = sequence.tokenMeter.usedInputTokens;
-    const outputBefore = sequence.tokenMeter.usedOutputTokens;
+  return {
+    async replay(request: StepRequest): Promise<Turn> {
+      const before = sequence.tokenMeter.usedInputTokens;
+      const outputBefore = sequence.tokenMeter.usedOutputTokens;
+      const started = performance.now();
+      const schema = request.responseSchema;
+      const grammar = schema ? await runtime.grammar(grammarSchema(schema.generationSchema)) : undefined;
+      await session.prompt(request.prompt, {
+        temperature: 0,
+        maxTokens: request.options.maximumResponseTokens ?? MAX_TOKENS,
+        ...(grammar ? { grammar } : {}),
+      });
+      return {
+        ms: performance.now() - started,
+        evaluated: sequence.tokenMeter.usedInputTokens - before,
+        output: sequence.tokenMeter.usedOutputTokens - outputBefore,
+      };
+    },
+    async close() {
+      session.dispose();
+      await context.dispose();
+    },
+  };
+}
+
+interface Run {
+  bridge: Turn[];
+  steps: number[];
+  direct: Turn[];
+}
+
+/** One run: each bridge turn is followed at once by the same turn replayed directly (same load for both). */
+async function pairedRun(setup: Scenario): Promise<Run> {
+  const log: StepLog = { requests: [], stepMs: [] };
+  const scenario = await setup(log);
+  const bridge: Turn[] = [];
+  const direct: Turn[] = [];
+  let baseline: Awaited<ReturnType<typeof directSession>> | undefined;
+  for (let i = 0; i < TURNS; i++) {
     const started = performance.now();
-    const schema = request.responseSchema;
-    const grammar = schema ? await runtime.grammar(grammarSchema(schema.generationSchema)) : undefined;
-    await session.prompt(request.prompt, {
-      temperature: 0,
-      maxTokens: request.options.maximumResponseTokens ?? MAX_TOKENS,
-      ...(grammar ? { grammar } : {}),
-    });
-    turns.push({
-      ms: performance.now() - started,
-      evaluated: sequence.tokenMeter.usedInputTokens - before,
-      output: sequence.tokenMeter.usedOutputTokens - outputBefore,
-    });
+    const usage = await scenario.turn(i);
+    bridge.push(turnOf(started, usage));
+    if (log.requests.length !== i + 1) {
+      throw new Error(`expected one model step per turn, got ${log.requests.length} after ${i + 1} turns`);
+    }
+    baseline ??= await directSession(log.requests[0].instructions);
+    direct.push(await baseline.replay(log.requests[i]));
   }
-  session.dispose();
-  await context.dispose();
-  return turns;
+  await scenario.close();
+  await baseline?.close();
+  return { bridge, steps: log.stepMs, direct };
 }
 
 function median(xs: number[]): number {
@@ -222,23 +249,16 @@ function ratio(a: number, b: number): string {
   return (b === 0 ? (a === 0 ? 1 : Infinity) : a / b).toFixed(2);
 }
 
-async function scenario(name: string, run: (log: StepLog) => Promise<Turn[]>): Promise<void> {
-  const bridge: Turn[][] = [];
-  const steps: number[][] = [];
-  const baseline: Turn[][] = [];
+async function scenario(name: string, setup: Scenario): Promise<void> {
+  const runs: Run[] = [];
   for (let r = 0; r <= REPEATS; r++) {
-    const log: StepLog = { requests: [], stepMs: [] };
-    const b = await run(log);
-    if (log.requests.length !== TURNS) {
-      throw new Error(`${name}: expected one model step per turn, got ${log.requests.length}`);
-    }
-    const d = await direct(log.requests);
+    const run = await pairedRun(setup);
     await closeLlamaModels(); // every repeat starts cold: a fresh context for both
-    if (r === 0) continue; // warm-up
-    bridge.push(b);
-    steps.push(log.stepMs);
-    baseline.push(d);
+    if (r > 0) runs.push(run); // the first run warms up
   }
+  const bridge = runs.map((r) => r.bridge);
+  const steps = runs.map((r) => r.steps);
+  const baseline = runs.map((r) => r.direct);
   console.log(`\n${name}: ${TURNS} turns, median of ${REPEATS} runs (${config.path.split("/").pop()})`);
   console.log(
     "turn  bridge ms (step)    direct ms  ratio   eval bridge/direct  ratio   out bridge/direct",
@@ -273,8 +293,16 @@ async function scenario(name: string, run: (log: StepLog) => Promise<Turn[]>): P
         ratio(bTok, dTok)
       })`,
   );
+  // Paired: each bridge turn against the direct replay of the same turn right after it.
+  const paired = runs.flatMap((r) => r.bridge.map((t, i) => t.ms / r.direct[i].ms));
+  console.log(
+    `per-turn latency ratio (paired, ${paired.length} turns): median ×${median(paired).toFixed(2)}; ` +
+      `bridge work outside the model step: median ${
+        median(runs.flatMap((r) => r.bridge.map((t, i) => t.ms - r.steps[i]))).toFixed(2)
+      } ms per turn`,
+  );
 }
 
-await scenario("session/respond", bridgeSession);
-await scenario(`npc/talk (${Deno.args.includes("--structured") ? "structured" : "text"} replies)`, bridgeNpc);
+await scenario("session/respond", sessionScenario);
+await scenario(`npc/talk (${values.structured ? "structured" : "text"} replies)`, npcScenario);
 await closeLlamaModels();
