@@ -276,7 +276,6 @@ Deno.test({
         async () => {
           const controller = new AbortController();
           let snapshots = 0;
-          const started = performance.now();
           const error = await rejection(model.step(stepRequest({
             prompt: "Count to five.",
             stream: true,
@@ -292,8 +291,8 @@ Deno.test({
             },
           })));
           assert.equal(error.dataCode, "cancelled");
+          // Generation stopped at the abort: not one more snapshot (400 tokens were allowed).
           assert.equal(snapshots, 1, "no text after the abort");
-          assert.ok(performance.now() - started < 30_000);
           const after = await model.step(stepRequest());
           assert.equal(after.kind, "text");
         },

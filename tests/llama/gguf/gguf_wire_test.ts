@@ -13,6 +13,15 @@ import { WireClient } from "../../helpers/wire.ts";
 import { fixtureConfig, GGUF_ENABLED } from "./fixture.ts";
 
 const CLI = new URL("../../../cli.ts", import.meta.url).pathname;
+/** A real model on a shared 2-core machine: loading and generating can take seconds under load. */
+const SLOW_MS = 120_000;
+
+/** `client.call` with a model-sized timeout. */
+async function callSlow(client: WireClient, method: string, params?: JsonObject): Promise<JsonObject> {
+  const response = await client.response(client.request(method, params), SLOW_MS);
+  if ("error" in response) throw new Error(`${method} failed: ${JSON.stringify(response.error)}`);
+  return response.result as JsonObject;
+}
 const LLAMA_FLAGS = [
   "--no-lock",
   "--allow-read",
@@ -34,7 +43,7 @@ Deno.test({
     const client = new WireClient({ systemModel: () => createLlamaModel(config) });
     try {
       await t.step("model/availability of the GGUF host default", async () => {
-        const availability = await client.call("model/availability");
+        const availability = await callSlow(client, "model/availability");
         assert.deepEqual(availability, {
           available: true,
           contextSize: 2048,
@@ -44,13 +53,13 @@ Deno.test({
       });
 
       await t.step("session/respond streams text events that add up to the result", async () => {
-        await client.call("session/create", {
+        await callSlow(client, "session/create", {
           session: "s",
           instructions: "You are a helpful assistant.",
           model: llama,
         });
         const id = client.request("session/respond", { session: "s", prompt: "Hello", stream: true });
-        const response = await client.response(id, 60_000);
+        const response = await client.response(id, SLOW_MS);
         const result = response.result as JsonObject;
         assert.equal(typeof result.text, "string");
         const texts = client.related(id).filter((m) => (m.params as JsonObject)?.event !== undefined)
@@ -59,12 +68,12 @@ Deno.test({
         assert.equal(texts.map((e) => e.delta).join(""), result.text);
         const usage = result.usage as JsonObject;
         assert.ok((usage.inputTokens as number) > 0 && (usage.outputTokens as number) > 0);
-        const list = await client.call("session/list");
+        const list = await callSlow(client, "session/list");
         assert.equal((list.sessions as JsonObject[])[0].model, "llama");
       });
 
       await t.step("a forced client tool call goes out as tool/call with valid arguments", async () => {
-        await client.call("session/create", {
+        await callSlow(client, "session/create", {
           session: "w",
           instructions: "You are a helpful assistant.",
           tools: [{
@@ -79,12 +88,12 @@ Deno.test({
           session: "w",
           prompt: "What is the weather in Oslo?",
         });
-        const call = await client.toolCall(1, 60_000);
+        const call = await client.toolCall(1, SLOW_MS);
         const params = call.params as JsonObject;
         assert.equal((params.call as JsonObject).name, "get_weather");
         assert.equal(typeof ((params.call as JsonObject).arguments as JsonObject).city, "string");
         client.reply(call.id!, { output: { temperature: 3, sky: "snow" } });
-        const response = await client.response(id, 60_000);
+        const response = await client.response(id, SLOW_MS);
         const result = response.result as JsonObject;
         assert.equal((result.toolCalls as JsonObject[]).length >= 1, true, JSON.stringify(response));
         assert.equal(typeof result.text, "string");
@@ -93,7 +102,7 @@ Deno.test({
       await t.step("decision/decide returns one of the options", async () => {
         const options = ["flee", "fight", "parley"];
         for (const situation of ["A wolf blocks the road.", "The guard draws his sword."]) {
-          const decision = await client.call("decision/decide", {
+          const decision = await callSlow(client, "decision/decide", {
             situation,
             options: options.map((id) => ({ id, description: `Choose to ${id}` })),
             model: llama,
@@ -105,14 +114,14 @@ Deno.test({
       });
 
       await t.step("npc/talk answers with a line and an emotion from the list", async () => {
-        await client.call("npc/create", {
+        await callSlow(client, "npc/create", {
           npc: "gorm",
           persona: { name: "Gorm", role: "the village blacksmith" },
           options: { replyFormat: "structured", toolChoice: "none", compactAfterTurns: 0 },
           model: llama,
         });
         for (const line of ["Hello", "What is the capital of France?"]) {
-          const reply = await client.call("npc/talk", { npc: "gorm", line });
+          const reply = await callSlow(client, "npc/talk", { npc: "gorm", line });
           assert.equal(typeof reply.line, "string", JSON.stringify(reply));
           assert.equal(typeof reply.emotion, "string");
           assert.ok(Array.isArray(reply.playerOptions));
