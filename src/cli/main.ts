@@ -2,7 +2,7 @@
  * Subcommand dispatch of `oam`.
  * @module
  */
-import { SERVER_INFO } from "../engine/engine.ts";
+import { SERVER_INFO } from "../protocol/version.ts";
 import { runStdio } from "./stdio.ts";
 import { runRespond } from "./respond.ts";
 import { runChat } from "./chat.ts";
