@@ -30,7 +30,7 @@ extern "C" {
 typedef struct oamfm oamfm; /* opaque handle */
 
 #define OAMFM_ABI_MAJOR 1
-#define OAMFM_ABI_MINOR 0
+#define OAMFM_ABI_MINOR 1
 
 /* (major << 16) | minor. Callable before open. A client must refuse a library whose major differs. */
 uint32_t oamfm_abi_version(void);

@@ -37,8 +37,8 @@ async function pollUntil(h: Deno.PointerObject, done: (e: Record<string, unknown
 
 const submit = (h: Deno.PointerObject, req: unknown) => sym.oamfm_submit(h, cString(JSON.stringify(req)));
 
-Deno.test("abi: version 1.0 and open refuses another major or invalid options", () => {
-  assert.equal(sym.oamfm_abi_version(), 0x10000);
+Deno.test("abi: version 1.1 and open refuses another major or invalid options", () => {
+  assert.equal(sym.oamfm_abi_version(), 0x10001);
   assert.equal(sym.oamfm_open(cString("not json")), null);
   assert.equal(sym.oamfm_open(cString('{"abi":{"major":2,"minor":0}}')), null);
   assert.equal(sym.oamfm_open(cString("[]")), null);
