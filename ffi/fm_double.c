@@ -983,7 +983,9 @@ char *oamfm_poll(oamfm *token, int32_t timeout_ms) {
       buf_t b = {0};
       buf_str(&b, "[");
       int count = 0;
-      while (h->head && count < MAX_BATCH) {
+      /* A closed handle's last batch ends with the closed marker, which counts against the 64. */
+      int room = h->closed ? MAX_BATCH - 1 : MAX_BATCH;
+      while (h->head && count < room) {
         event_t *e = h->head;
         h->head = e->next;
         if (!h->head) h->tail = NULL;
@@ -992,8 +994,8 @@ char *oamfm_poll(oamfm *token, int32_t timeout_ms) {
         free(e->json);
         free(e);
       }
-      /* The closed marker counts against the batch size: it waits for the next poll when the batch is full. */
-      if (h->closed && !h->head && count < MAX_BATCH) {
+      if (h->closed) {
+        /* Events that did not fit are dropped with the handle (freed by the last release). */
         if (count++) buf_str(&b, ",");
         buf_str(&b, "{\"type\":\"closed\"}");
         h->closed_delivered = 1;
