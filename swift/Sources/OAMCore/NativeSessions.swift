@@ -86,7 +86,7 @@ public final class NativeSessionCache<Session: Sendable>: Sendable {
         _ request: NativeRequest, signature: NativeSignature, history: Int, hasInstructionsEntry: Bool, isStep: Bool
     ) -> (session: Session?, report: NativeReport) {
         let live: Entry? = state.withLock { s in s.entries.removeValue(forKey: request.key) }
-        var reason: String
+        let reason: String
         var session: Session?
         if !request.continueSession || !isStep {
             reason = "new"

@@ -125,7 +125,7 @@ public final class ScriptedBackend: PluginBackend {
                 detail: error["detail"]?.objectMembers ?? []
             )
         }
-        var result: JSONValue
+        let result: JSONValue
         if script["echoAsText"]?.boolValue == true {
             result = .object([
                 JSONMember("kind", .string("text")), JSONMember("text", .string(body.jsonText)), JSONMember("usage", .null),

@@ -1,5 +1,12 @@
 import Foundation
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
 
 // The transport of the C ABI in ../../../ffi/oamfm.h (ABI 1.1): handle tokens, the request table, the event
 // queue with snapshot coalescing and 64-event batches, poll/cancel/close. The model work is a `PluginBackend`.
