@@ -13,7 +13,7 @@ public final class ScriptedBackend: PluginBackend {
     static let defaultAvailability: JSONValue = .object([
         JSONMember("available", .bool(true)),
         JSONMember("contextSize", .number(4096)),
-        JSONMember("variant", .string("swift_stand_in")),
+        JSONMember("variant", .string("fm_double")),
         JSONMember("supportedLanguages", .array([.string("en")])),
         JSONMember("plugin", .object([
             JSONMember("impl", .string("swift-stand-in")),
