@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import XCTest
 @testable import OAMCore
 
@@ -58,4 +59,18 @@ func request(_ id: String, _ op: String = "step", _ extra: [JSONMember] = []) ->
 func isTerminal(_ e: JSONValue) -> Bool {
     let type = e["type"]?.stringValue
     return type == "result" || type == "error"
+}
+
+/// A value behind a lock that closures can share (a `Mutex` is noncopyable: escaping closures cannot capture
+/// a local one).
+final class Locked<T: Sendable>: Sendable {
+    private let mutex: Mutex<T>
+
+    init(_ value: T) {
+        mutex = Mutex(value)
+    }
+
+    func withLock<R: Sendable>(_ body: (inout T) -> R) -> R {
+        mutex.withLock { body(&$0) }
+    }
 }

@@ -16,7 +16,7 @@ final class StepRaceTests: XCTestCase {
 
     func testCallsWithinTheQuiescenceWindowSettleTogetherOnce() async throws {
         let recorder = CaptureRecorder(windowMs: 40)
-        let settled = Mutex<[[CapturedCall]]>([])
+        let settled = Locked<[[CapturedCall]]>([])
         recorder.onSettled { calls in settled.withLock { $0.append(calls) } }
         let start = ContinuousClock.now
         recorder.record(call("a"))
@@ -31,7 +31,7 @@ final class StepRaceTests: XCTestCase {
 
     func testTheCapEndsAStreamOfCalls() async throws {
         let recorder = CaptureRecorder(windowMs: 20, capMs: 150)
-        let settled = Mutex<Int?>(nil)
+        let settled = Locked<Int?>(nil)
         recorder.onSettled { calls in settled.withLock { $0 = calls.count } }
         let start = ContinuousClock.now
         var n = 0.0
@@ -48,7 +48,7 @@ final class StepRaceTests: XCTestCase {
 
     func testStopAfterwardsRecordsNothingAndNeverSettles() async throws {
         let recorder = CaptureRecorder(windowMs: 10)
-        let settled = Mutex(false)
+        let settled = Locked(false)
         recorder.onSettled { _ in settled.withLock { $0 = true } }
         recorder.stop()
         recorder.record(call("late"))
@@ -67,7 +67,7 @@ final class StepRaceTests: XCTestCase {
 
     func testSettledCallsWinAndCancelTheGeneration() async throws {
         let recorder = CaptureRecorder(windowMs: 10)
-        let generationCancelled = Mutex(false)
+        let generationCancelled = Locked(false)
         let outcome = try await StepRace.run(
             recorder: recorder,
             order: { calls in ToolCallOrder.order(calls, by: [TranscriptCall(id: "call-b", name: "b", arguments: .object([JSONMember("n", .number(1))]))]) }
