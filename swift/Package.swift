@@ -16,7 +16,12 @@ let package = Package(
     ],
     targets: [
         .target(name: "OAMCore", path: "Sources/OAMCore"),
-        .target(name: "OAMFoundationModels", dependencies: ["OAMCore"], path: "Sources/OAMFoundationModels"),
+        .target(
+            name: "OAMFoundationModels", dependencies: ["OAMCore"], path: "Sources/OAMFoundationModels",
+            // Deno unloads FFI libraries at exit while Swift's threads may still run library code; keep it
+            // mapped (like the C double's -z nodelete). On macOS dyld never unloads images with Swift metadata.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-z", "-Xlinker", "nodelete"], .when(platforms: [.linux]))]
+        ),
         .testTarget(name: "OAMCoreTests", dependencies: ["OAMCore"], path: "Tests/OAMCoreTests"),
     ],
     swiftLanguageModes: [.v6]

@@ -81,24 +81,26 @@ extension PluginBackend {
     public func mapError(_ error: any Error) -> MappedError { ErrorMapping.map(error) }
 }
 
-/// Sends a running request's non-terminal events.
+/// Sends a running request's non-terminal events. Bound to one request: once it ended, its id may be used by
+/// a new request, whose events this context never touches.
 public struct RequestContext: Sendable {
     let handle: PluginHandle
     public let id: String
+    let serial: UInt64
 
     /// False once the request ended (cancelled, closed, or its terminal event queued).
-    public var isLive: Bool { handle.isLive(id) }
+    public var isLive: Bool { handle.isLive(id, serial: serial) }
 
     /// A cumulative text snapshot (a queued older one of this request is replaced).
     public func text(_ snapshot: String, coalesce: Bool = true) {
         let json = "{\"id\":\(JSONValue.quote(id)),\"type\":\"text\",\"text\":\(JSONValue.quote(snapshot))}"
-        handle.emit(id, kind: coalesce ? .text : .other, json: json)
+        handle.emit(id, serial: serial, kind: coalesce ? .text : .other, json: json)
     }
 
     /// A partial structured value (always a complete JSON value; keys in generation order).
     public func partial(_ value: JSONValue, coalesce: Bool = true) {
         let json = "{\"id\":\(JSONValue.quote(id)),\"type\":\"partial\",\"value\":\(value.jsonText)}"
-        handle.emit(id, kind: coalesce ? .partial : .other, json: json)
+        handle.emit(id, serial: serial, kind: coalesce ? .partial : .other, json: json)
     }
 
     /// Any other event: `members` follow the injected `id`.
@@ -108,7 +110,7 @@ public struct RequestContext: Sendable {
             kind = type == "text" ? .text : type == "partial" ? .partial : .other
         }
         let body = JSONValue.object([JSONMember("id", .string(id))] + members.filter { $0.key != "id" })
-        handle.emit(id, kind: kind, json: body.jsonText)
+        handle.emit(id, serial: serial, kind: kind, json: body.jsonText)
     }
 }
 
@@ -126,8 +128,14 @@ public final class PluginHandle: @unchecked Sendable {
         var json: String
     }
 
+    /// One accepted request. `serial` tells it apart from a later request that reuses its id.
     final class Slot {
+        let serial: UInt64
         var task: Task<Void, Never>?
+
+        init(serial: UInt64) {
+            self.serial = serial
+        }
     }
 
     public let backend: any PluginBackend
@@ -135,6 +143,7 @@ public final class PluginHandle: @unchecked Sendable {
     private let cond = NSCondition()
     private var queue: [Queued] = []
     private var inflight: [String: Slot] = [:]
+    private var nextSerial: UInt64 = 1
     private var closed = false
     private var closedDelivered = false
 
@@ -155,17 +164,19 @@ public final class PluginHandle: @unchecked Sendable {
         defer { cond.unlock() }
         if closed { return OAMFM_E_CLOSED }
         if inflight[id] != nil { return OAMFM_E_DUPLICATE }
-        let slot = Slot()
+        let serial = nextSerial
+        nextSerial += 1
+        let slot = Slot(serial: serial)
         inflight[id] = slot
         let request = PluginRequest(id: id, op: op, body: body)
         // The task's `finish` waits for this lock, so `slot.task` is set before the request can end.
         slot.task = Task.detached(priority: .userInitiated) { [self] in
-            let context = RequestContext(handle: self, id: id)
+            let context = RequestContext(handle: self, id: id, serial: serial)
             do {
                 let result = try await backend.perform(request, context: context)
-                finish(id, "{\"id\":\(JSONValue.quote(id)),\"type\":\"result\",\"result\":\(result.jsonText)}")
+                finish(id, serial: serial, "{\"id\":\(JSONValue.quote(id)),\"type\":\"result\",\"result\":\(result.jsonText)}")
             } catch {
-                finish(id, ErrorMapping.event(id: id, error: backend.mapError(error)))
+                finish(id, serial: serial, ErrorMapping.event(id: id, error: backend.mapError(error)))
             }
         }
         return OAMFM_OK
@@ -233,20 +244,30 @@ public final class PluginHandle: @unchecked Sendable {
 
     // MARK: Used by running requests
 
-    func emit(_ id: String, kind: Kind, json: String) {
+    func emit(_ id: String, serial: UInt64, kind: Kind, json: String) {
         cond.lock()
         defer { cond.unlock() }
-        guard inflight[id] != nil else { return }
+        guard inflight[id]?.serial == serial else { return }
         enqueueLocked(Queued(requestID: id, kind: kind, json: json))
     }
 
-    func finish(_ id: String, _ json: String) {
+    /// Queues the terminal event unless the request already ended (cancel, close, or an earlier request with
+    /// the same id that a new one replaced).
+    func finish(_ id: String, serial: UInt64, _ json: String) {
         cond.lock()
         defer { cond.unlock() }
-        guard inflight.removeValue(forKey: id) != nil else { return }
+        guard inflight[id]?.serial == serial else { return }
+        inflight.removeValue(forKey: id)
         enqueueLocked(Queued(requestID: id, kind: .other, json: json))
     }
 
+    func isLive(_ id: String, serial: UInt64) -> Bool {
+        cond.lock()
+        defer { cond.unlock() }
+        return inflight[id]?.serial == serial
+    }
+
+    /// True while a request with this id is in flight.
     func isLive(_ id: String) -> Bool {
         cond.lock()
         defer { cond.unlock() }

@@ -48,6 +48,33 @@ final class TransportTests: XCTestCase {
         handle.close()
     }
 
+    func testAnIdReusedAfterCancelBelongsToTheNewRequest() async throws {
+        let handle = makeHandle { request, _ in
+            if request.op == "hang" {
+                do {
+                    while true { try await Task.sleep(for: .seconds(60)) }
+                } catch {
+                    // Unwind slowly, so the cancelled request ends after its id was reused.
+                    let until = ContinuousClock.now.advanced(by: .milliseconds(50))
+                    while ContinuousClock.now < until { await Task.yield() }
+                    throw error
+                }
+            }
+            try await Task.sleep(for: .milliseconds(100))
+            return .object([JSONMember("kind", .string("text")), JSONMember("text", .string("new"))])
+        }
+        XCTAssertEqual(handle.submit(request("h", "hang")), OAMFM_OK)
+        try await Task.sleep(for: .milliseconds(10))
+        XCTAssertEqual(handle.cancel("h"), OAMFM_OK)
+        XCTAssertEqual(handle.submit(request("h", "slow")), OAMFM_OK)
+        let seen = try await pollUntil(handle) { $0["type"]?.stringValue == "result" }
+        XCTAssertEqual(seen.map { $0["type"]?.stringValue }, ["error", "result"])
+        XCTAssertEqual(seen.last?["result"]?["text"], .string("new"))
+        try await Task.sleep(for: .milliseconds(80))
+        XCTAssertNil(handle.poll(timeoutMs: 0), "the first request's late end is dropped")
+        handle.close()
+    }
+
     func testResultRacingCancelStillEndsOnce() async throws {
         let handle = makeHandle { _, _ in .object([]) }
         for i in 0..<200 {
