@@ -5,7 +5,7 @@
  * own error classes with the right status.
  */
 import assert from "node:assert/strict";
-import OpenAI from "npm:openai@7.55.0";
+import OpenAI from "openai";
 import { Ajv } from "ajv";
 import type { AgentTool } from "../../src/agent/types.ts";
 import { isToolCallsEntry } from "../../src/protocol/transcript.ts";

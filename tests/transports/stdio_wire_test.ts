@@ -13,7 +13,6 @@ runWireCases({
     const input = new TransformStream<Uint8Array, Uint8Array>();
     const decoder = new TextDecoder();
     let partial = "";
-    let connection!: WireConnection;
     const output = new WritableStream<Uint8Array>({
       write(chunk) {
         const text = partial + decoder.decode(chunk, { stream: true });
@@ -29,7 +28,7 @@ runWireCases({
     const ended = server.run().then(() => {});
     const writer = input.writable.getWriter();
     const encoder = new TextEncoder();
-    connection = new WireConnection(
+    const connection: WireConnection = new WireConnection(
       (line) => void writer.write(encoder.encode(`${line}\n`)).catch(() => {}),
       async () => {
         await writer.close().catch(() => {});

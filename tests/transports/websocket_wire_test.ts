@@ -33,14 +33,13 @@ runWireCases({
   async open() {
     const s = await acquire();
     const socket = new WebSocket(`ws://127.0.0.1:${s.port}/rpc`);
-    let connection!: WireConnection;
     const ended = new Promise<void>((resolve) => socket.addEventListener("close", () => resolve()));
     socket.addEventListener("message", (event) => connection.deliver(event.data as string));
     await new Promise<void>((resolve, reject) => {
       socket.addEventListener("open", () => resolve());
       socket.addEventListener("error", () => reject(new Error("the WebSocket did not open")));
     });
-    connection = new WireConnection(
+    const connection: WireConnection = new WireConnection(
       (line) => socket.send(line),
       async () => {
         socket.close();
