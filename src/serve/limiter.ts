@@ -3,6 +3,7 @@
  * completions run at once, and how many may wait for a slot.
  * @module
  */
+import { wakeAll } from "../util/waiters.ts";
 
 /** How an {@link ConcurrencyLimiter.acquire} ended. */
 export type AcquireOutcome = "acquired" | "queue_full" | "timed_out" | "cancelled";
@@ -32,6 +33,7 @@ export class ConcurrencyLimiter {
   readonly maxQueued: number;
   #active = 0;
   readonly #queue: Waiter[] = [];
+  readonly #idleWaiters: Array<() => void> = [];
 
   /** A limiter with `limit` (≥ 1) slots and a queue of `maxQueued` (≥ 0). */
   constructor(limit: number, maxQueued: number) {
@@ -47,6 +49,12 @@ export class ConcurrencyLimiter {
   /** Waiters. */
   get queued(): number {
     return this.#queue.length;
+  }
+
+  /** Resolves when no slot is taken and nobody waits. */
+  idle(): Promise<void> {
+    if (this.#active === 0 && this.#queue.length === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
   /**
@@ -78,6 +86,7 @@ export class ConcurrencyLimiter {
     const next = this.#queue.shift();
     if (next === undefined) {
       this.#active = Math.max(0, this.#active - 1);
+      if (this.#active === 0) wakeAll(this.#idleWaiters);
       return;
     }
     this.#settle(next, "acquired"); // the slot passes on: `active` stays the same

@@ -118,6 +118,11 @@ export class OpenAIServer {
     return this.#limiter.queued;
   }
 
+  /** Resolves when no completion runs or waits (the slots of finished and cancelled ones are free). */
+  idle(): Promise<void> {
+    return this.#limiter.idle();
+  }
+
   /** Open `/rpc` connections. */
   get rpcConnections(): number {
     return this.#rpc?.connections ?? 0;

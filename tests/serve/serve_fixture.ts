@@ -144,15 +144,49 @@ export function postChat(
   base: string,
   body: JsonValue | string,
   headers: Record<string, string> = {},
+  signal?: AbortSignal,
 ): Promise<Response> {
   return fetch(`${base}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
+    signal,
+  });
+}
+
+/** Reads a server-sent event stream to its end; returns the `data:` payloads (`[DONE]` included). */
+export async function sseData(response: Response): Promise<string[]> {
+  const text = await response.text();
+  if (!text.endsWith("\n\n")) throw new Error(`unterminated event stream: ${JSON.stringify(text)}`);
+  return text.slice(0, -2).split("\n\n").map((event) => {
+    if (!event.startsWith("data: ")) throw new Error(`not a data event: ${JSON.stringify(event)}`);
+    return event.slice(6);
   });
 }
 
 /** One user message. */
 export function ask(content: string): JsonValue[] {
   return [{ role: "user", content }];
+}
+
+/**
+ * Sends one raw HTTP/1.1 request over TCP (fetch cannot set `Host`) and returns the status and the body of
+ * the response (the server closes the connection: `Connection: close`).
+ */
+export async function rawHttp(
+  port: number,
+  head: string,
+  body = "",
+): Promise<{ status: number; headers: string; body: string }> {
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port });
+  const bytes = new TextEncoder().encode(body);
+  await conn.write(
+    new TextEncoder().encode(
+      `${head}\r\nContent-Length: ${bytes.length}\r\nConnection: close\r\n\r\n${body}`,
+    ),
+  );
+  const text = await new Response(conn.readable).text();
+  const split = text.indexOf("\r\n\r\n");
+  const headers = text.slice(0, split);
+  return { status: Number(headers.split(" ")[1]), headers, body: text.slice(split + 4) };
 }
