@@ -5,7 +5,8 @@
  * own error classes with the right status.
  */
 import assert from "node:assert/strict";
-import OpenAI from "openai";
+// deno-lint-ignore no-import-prefix -- a test-only dependency, pinned here rather than in the import map
+import OpenAI from "npm:openai@7.55.0";
 import { Ajv } from "ajv";
 import type { AgentTool } from "../../src/agent/types.ts";
 import { isToolCallsEntry } from "../../src/protocol/transcript.ts";
