@@ -57,13 +57,16 @@ export class RpcEndpoint {
       });
     }
     const { socket, response } = Deno.upgradeWebSocket(request);
-    const connection = serveWebSocket(
+    const connection: WebSocketConnection = serveWebSocket(
       socket,
       (send, onShutdown) => new BridgeEngine({ ...this.#settings.engine, onShutdown }, send),
-      { maxMessageBytes: this.#settings.maxMessageBytes, logger: this.#logger },
+      {
+        maxMessageBytes: this.#settings.maxMessageBytes,
+        logger: this.#logger,
+        onClose: () => this.#connections.delete(connection),
+      },
     );
     this.#connections.add(connection);
-    connection.closed.then(() => this.#connections.delete(connection));
     return response;
   }
 

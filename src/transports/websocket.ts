@@ -32,6 +32,8 @@ export const DEFAULT_MAX_BUFFERED_OUTPUT_BYTES = 64 * 1024 * 1024;
 
 /** Close code when the client stops reading its messages (RFC 6455 "policy violation"). */
 export const CLOSE_NOT_READING = 1008;
+/** Bound on the wait for a client to complete the close handshake when the server stops (ms). */
+export const CLOSE_GRACE_MS = 1000;
 /** Close code when the server stops (RFC 6455 "going away"). */
 export const CLOSE_GOING_AWAY = 1001;
 
@@ -43,6 +45,8 @@ export interface WebSocketServeOptions {
   maxBufferedOutputBytes?: number;
   /** Where transport problems are logged. */
   logger?: Logger;
+  /** Called once, synchronously, when the connection ends (before its work is cancelled). */
+  onClose?: () => void;
 }
 
 /** One served connection. */
@@ -119,6 +123,7 @@ export function serveWebSocket(
   const end = () => {
     if (ended) return;
     ended = true;
+    options.onClose?.();
     // Nobody can answer a tool/call or read a response any more: cancel everything at once.
     engine.markInputClosed("The client closed the connection.");
     engine.close();
@@ -157,6 +162,13 @@ export function serveWebSocket(
     shutdown: async () => {
       if (!ended) await engine.shutdown();
       close(CLOSE_GOING_AWAY, "The server is stopping.");
+      // Let the close handshake finish (bounded: a client that never answers it).
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        closed,
+        new Promise<void>((resolve) => timer = setTimeout(resolve, CLOSE_GRACE_MS)),
+      ]);
+      clearTimeout(timer);
       end();
     },
   };
