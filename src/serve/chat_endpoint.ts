@@ -84,6 +84,11 @@ export async function chatCompletions(
     case "cancelled":
       return errorResponse(OpenAIError.server("The request was cancelled.", "cancelled"));
   }
+  config.logger.debug(
+    `Completion started (${
+      plan.stream ? "streamed" : "whole"
+    }; ${limiter.active} active, ${limiter.queued} queued).`,
+  );
   return plan.stream
     ? streamed(plan, context, deadline, clientGone)
     : collected(plan, context, deadline, clientGone);
