@@ -98,23 +98,3 @@ export {
 } from "./src/transports/stdio.ts";
 export { convertSchema, orderBySchema, type SchemaConversion, SchemaError } from "./src/schema/mod.ts";
 export * from "./src/game/world/mod.ts";
-export { OpenAIServer, type RequestTransport, STOP_GRACE_MS } from "./src/serve/openai_server.ts";
-export {
-  DEFAULT_PORT,
-  type RpcSettings,
-  SERVE_DEFAULTS,
-  type ServeConfiguration,
-} from "./src/serve/server_config.ts";
-export { OpenAIError, type OpenAIErrorInit } from "./src/serve/openai_error.ts";
-export {
-  CLOSE_GOING_AWAY,
-  CLOSE_GRACE_MS,
-  CLOSE_NOT_READING,
-  DEFAULT_MAX_BUFFERED_OUTPUT_BYTES,
-  DEFAULT_MAX_MESSAGE_BYTES,
-  serveWebSocket,
-  type WebSocketConnection,
-  type WebSocketLike,
-  type WebSocketServeOptions,
-} from "./src/transports/websocket.ts";
-export { WebSocketTransport, type WebSocketTransportOptions } from "./src/client/websocket_transport.ts";

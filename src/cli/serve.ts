@@ -14,7 +14,7 @@ import { LOG_LEVELS, type LogLevel, stderrLogger } from "../util/logger.ts";
 import { intFlag, listFlag, numberFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
 import { CliError, EXIT, reportError } from "./cli_error.ts";
 import { runCommandTool } from "./command_tools.ts";
-import { MODEL_FLAGS_HELP, resolveModelChoice } from "./local_bridge.ts";
+import { MODEL_FLAGS_HELP, resolveModelChoice, unavailableMessage } from "./local_bridge.ts";
 import { loadToolsFile, toolName } from "./tools_file.ts";
 import { envVar, writeErr, writeOut } from "./tty.ts";
 
@@ -280,6 +280,18 @@ async function serve(args: string[]): Promise<number> {
     rpc: engine !== null,
     tools: tools.map((t) => t.name),
   }));
+  const availability = await model.availability().catch((error) => ({
+    available: false,
+    reason: "unknown",
+    detail: error instanceof Error ? error.message : String(error),
+  }));
+  if (!availability.available) {
+    writeErr(
+      `warning: ${
+        unavailableMessage(availability.reason ?? "unknown", availability.detail, choice)
+      } Completions answer 503 until it is available.\n`,
+    );
+  }
   await server.stopped;
   for (const s of signals) {
     try {
