@@ -8,7 +8,16 @@ import assert from "node:assert/strict";
 import type { LanguageModel, StepRequest, StepResult } from "../../src/models/language_model.ts";
 import { BridgeError } from "../../src/protocol/errors.ts";
 import { JSON_OBJECT_INSTRUCTION } from "../../src/serve/completion_plan.ts";
-import { ask, HoldingModel, postChat, RecordingModel, script, serve, sseData } from "./serve_fixture.ts";
+import {
+  ask,
+  HoldingModel,
+  idle,
+  postChat,
+  RecordingModel,
+  script,
+  serve,
+  sseData,
+} from "./serve_fixture.ts";
 
 // deno-lint-ignore no-explicit-any -- the parsed JSON of a completion
 async function completion(base: string, body: Record<string, unknown>): Promise<Record<string, any>> {
@@ -196,7 +205,7 @@ Deno.test("client disconnect mid-stream: generation stops and the slot is freed"
   controller.abort();
   await reader.cancel().catch(() => {});
   await holding.whenAborted(1);
-  await s.server.idle();
+  await idle(s.server);
   const health = await (await fetch(`${s.base}/health`)).json();
   assert.deepEqual([health.active_requests, health.queued_requests], [0, 0]);
   // The single slot serves the next request.
@@ -215,7 +224,7 @@ Deno.test("client disconnect while waiting for a whole answer cancels the genera
   controller.abort();
   assert.ok((await pending) instanceof Error);
   await holding.whenAborted(1);
-  await s.server.idle();
+  await idle(s.server);
   assert.equal(s.server.activeRequests, 0);
 });
 
@@ -241,7 +250,7 @@ Deno.test("under --max-concurrent pressure requests run, queue in order or get 4
   }
   const done = await Promise.all(requests.slice(0, 4));
   for (const r of done) assert.equal((await r.json()).choices[0].message.content, "answer");
-  await s.server.idle();
+  await idle(s.server);
 });
 
 Deno.test("time limits: 504 while queued or generating; once streaming, an error event then [DONE]", async () => {

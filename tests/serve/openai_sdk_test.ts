@@ -11,7 +11,7 @@ import { Ajv } from "ajv";
 import type { AgentTool } from "../../src/agent/types.ts";
 import { isToolCallsEntry } from "../../src/protocol/transcript.ts";
 import { UnavailableModel } from "../../src/models/unavailable.ts";
-import { HoldingModel, RecordingModel, script, serve } from "./serve_fixture.ts";
+import { HoldingModel, idle, RecordingModel, script, serve } from "./serve_fixture.ts";
 
 const WEATHER = {
   type: "function" as const,
@@ -118,6 +118,8 @@ Deno.test("openai SDK: the tool loop with tool_choice required: real tool_calls,
   assert.equal(call.type, "function");
   assert.equal(call.type === "function" && call.function.name, "get_weather");
   assert.deepEqual(call.type === "function" && JSON.parse(call.function.arguments), { city: "Paris" });
+  // Answering with the calls ended the turn and freed its slot.
+  await idle(s.server);
   // The model was asked for a tool call, with both tools.
   assert.equal(model.steps[0].toolCallingMode, "required");
   assert.deepEqual(model.steps[0].tools.map((t) => t.name), ["get_weather", "get_time"]);

@@ -15,6 +15,25 @@ import type { JsonValue } from "../../src/protocol/json.ts";
 import { OpenAIServer } from "../../src/serve/openai_server.ts";
 import type { ServeConfiguration } from "../../src/serve/server_config.ts";
 
+/** How long a test waits for an event before it fails (instead of hanging). */
+export const WAIT_MS = 10_000;
+
+/** `promise`, or a rejection naming `what` after {@link WAIT_MS}. */
+export function within<T>(promise: Promise<T>, what: string, ms = WAIT_MS): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) =>
+      timer = setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), ms)
+    ),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** Resolves when no completion runs or waits on the server (rejects after the wait deadline). */
+export function idle(server: OpenAIServer): Promise<void> {
+  return within(server.idle(), "the server's slots to be free");
+}
+
 /** A running server and its base URL. */
 export interface Served {
   server: OpenAIServer;
@@ -89,14 +108,14 @@ export class HoldingModel implements LanguageModel {
     return Promise.resolve({ available: true, contextSize: 8192, supportedLanguages: [] });
   }
 
-  /** Resolves once `n` steps have started. */
+  /** Resolves once `n` steps have started (rejects after the wait deadline). */
   whenStarted(n: number): Promise<void> {
-    return this.#when(() => this.started >= n, this.#startWaiters);
+    return within(this.#when(() => this.started >= n, this.#startWaiters), `${n} started steps`);
   }
 
-  /** Resolves once `n` steps were aborted. */
+  /** Resolves once `n` steps were aborted (rejects after the wait deadline). */
   whenAborted(n: number): Promise<void> {
-    return this.#when(() => this.aborted >= n, this.#abortWaiters);
+    return within(this.#when(() => this.aborted >= n, this.#abortWaiters), `${n} aborted steps`);
   }
 
   /** Lets the oldest waiting step finish. */

@@ -9,7 +9,7 @@ import { WebSocketTransport } from "../../src/client/websocket_transport.ts";
 import type { ModelSpec } from "../../src/models/registry.ts";
 import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
 import type { RpcSettings } from "../../src/serve/server_config.ts";
-import { HoldingModel, script, serve } from "../serve/serve_fixture.ts";
+import { HoldingModel, script, serve, within } from "../serve/serve_fixture.ts";
 
 function rpcWith(holding: HoldingModel, settings: Partial<RpcSettings> = {}): RpcSettings {
   return {
@@ -49,9 +49,14 @@ class Socket {
     this.ws.send(typeof message === "string" ? message : JSON.stringify(message));
   }
 
-  async nth(n: number): Promise<JsonObject> {
-    while (this.messages.length < n) await new Promise<void>((resolve) => this.#waiters.push(resolve));
-    return this.messages[n - 1];
+  nth(n: number): Promise<JsonObject> {
+    return within(
+      (async () => {
+        while (this.messages.length < n) await new Promise<void>((resolve) => this.#waiters.push(resolve));
+        return this.messages[n - 1];
+      })(),
+      `message ${n}`,
+    );
   }
 }
 
