@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { UnavailableModel } from "../../src/models/unavailable.ts";
+import { OpenAIServer } from "../../src/serve/openai_server.ts";
 import { ask, postChat, rawHttp, RecordingModel, script, serve } from "./serve_fixture.ts";
 
 Deno.test("auth: a missing or wrong key is 401 with WWW-Authenticate and no model work; health stays open", async () => {
@@ -174,4 +175,19 @@ Deno.test("health: ok with counts, or 503 with the unavailable model's reason", 
     queued_requests: 0,
     reason: "model_not_ready",
   }]);
+});
+
+Deno.test("handle() serves a request without sockets (embedding), with no Host check and no WebSocket", async () => {
+  const server = new OpenAIServer({ models: new Map([["system", script({ text: "In process." })]]) });
+  const response = await server.handle(
+    new Request("http://anything.example/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ messages: ask("x") }),
+    }),
+  );
+  assert.equal((await response.json()).choices[0].message.content, "In process.");
+  const rpc = await server.handle(new Request("http://localhost/rpc", { headers: { upgrade: "websocket" } }));
+  assert.deepEqual([rpc.status, (await rpc.json()).error.code], [400, "upgrade_required"]);
+  assert.throws(() => new OpenAIServer({}), /Configure at least one model\./);
 });
