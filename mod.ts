@@ -28,14 +28,10 @@
  * ```
  * @module
  */
-export {
-  BridgeEngine,
-  type EnginePhase,
-  PROTOCOL_VERSION,
-  SERVER_INFO,
-  SHUTDOWN_GRACE_MS,
-} from "./src/engine/engine.ts";
-export { type BridgeConfiguration, DEFAULTS } from "./src/engine/configuration.ts";
+export { BridgeEngine, standardExtensions } from "./src/composition.ts";
+export { EngineCore, type EnginePhase, SHUTDOWN_GRACE_MS } from "./src/engine/engine.ts";
+export { PROTOCOL_VERSION, SERVER_INFO } from "./src/protocol/version.ts";
+export { type BridgeConfiguration, DEFAULTS, type EngineParts } from "./src/engine/configuration.ts";
 export {
   type BridgeExtension,
   type HandlerResult,
@@ -44,7 +40,6 @@ export {
 } from "./src/engine/extension.ts";
 export { BridgeRequest, type DriveOptions, TURN_ENDED_REASON } from "./src/engine/request.ts";
 export { type ClientRequest, replyToOutcome } from "./src/engine/client_requests.ts";
-export { standardExtensions } from "./src/engine/standard_extensions.ts";
 export { GameExtension, type GameMethodSet } from "./src/game/game_extension.ts";
 export { GameContext, type WorldEntry } from "./src/game/game_context.ts";
 export {
@@ -65,6 +60,7 @@ export { parseScript, type Script, ScriptedModel, type ScriptStep } from "./src/
 export { UnavailableModel } from "./src/models/unavailable.ts";
 export { createModel, type ModelFactories, type ModelSpec, parseModelSpec } from "./src/models/registry.ts";
 export { closeSystemModels, createSystemModel, type SystemModelOptions } from "./src/models/system.ts";
+export type { NativeReport, NativeStepInfo } from "./src/models/system_sessions.ts";
 export { createOpenAIModel } from "./src/models/openai_model.ts";
 export {
   type OpenAIModelConfig,

@@ -11,7 +11,6 @@ import {
   isToolCallsEntry,
   type PromptEntry,
   type ResponseEntry,
-  segmentsText,
 } from "../protocol/transcript.ts";
 import type {
   LanguageModel,
@@ -27,6 +26,7 @@ import { planStep, RESPOND_DIRECTLY, type StepPlan, type TurnProgress } from "./
 import { TextTracker } from "./text_tracker.ts";
 import { runToolBatch } from "./tool_runtime.ts";
 import { trimHistory, type TrimResult } from "./trim.ts";
+import { entryLength, estimateTokens, historyLength } from "./entry_text.ts";
 import type { MaybePromise } from "../util/maybe_sync.ts";
 import { boundHistoryWithLength, MAX_HISTORY_CHARS, MAX_HISTORY_ENTRIES } from "./history_bound.ts";
 import {
@@ -75,32 +75,6 @@ function toStepTool(tool: AgentTool): StepTool {
     parameters: tool.generationSchema,
     jsonSchema: tool.jsonSchema,
   };
-}
-
-/** Length of an entry's text. */
-export function entryLength(entry: ConversationEntry): number {
-  return entryText(entry).length;
-}
-
-/**
- * Total text length of a history. The agent keeps its committed history's length up to date itself (see
- * `Agent`); this measures any other array (a step's history with the turn in progress, a trimmed history).
- */
-export function historyLength(entries: ConversationEntry[]): number {
-  let sum = 0;
-  for (const entry of entries) sum += entryLength(entry);
-  return sum;
-}
-
-/** Rough token estimate used when a backend reports no usage (about 4 characters per token). */
-export function estimateTokens(text: string): number {
-  return Math.ceil(text.length / 4);
-}
-
-/** Text of an entry for estimates and summaries. */
-export function entryText(entry: ConversationEntry): string {
-  if (isToolCallsEntry(entry)) return entry.toolCalls.map((c) => `${c.name} ${c.arguments}`).join("\n");
-  return segmentsText(entry.contents);
 }
 
 function retryable(error: BridgeError): { ok: boolean; delayMs: number } {

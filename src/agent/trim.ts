@@ -7,7 +7,7 @@ import { compactJson } from "../protocol/json.ts";
 import type { ConversationEntry } from "../protocol/transcript.ts";
 import type { LanguageModel } from "../models/language_model.ts";
 import type { AgentSettings, AgentTool } from "./types.ts";
-import { entryLength } from "./agent.ts";
+import { entryLength } from "./entry_text.ts";
 
 /** Trimmed history and how many entries were hidden. */
 export interface TrimResult {

@@ -4,7 +4,7 @@
  * (`--model`, `--script`, `OAM_SCRIPT`, or the on-device model) and the availability check with advice.
  * @module
  */
-import { BridgeEngine } from "../engine/engine.ts";
+import { BridgeEngine } from "../composition.ts";
 import type { BridgeConfiguration } from "../engine/configuration.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";

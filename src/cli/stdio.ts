@@ -3,7 +3,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
-import { BridgeEngine } from "../engine/engine.ts";
+import { BridgeEngine } from "../composition.ts";
 import type { BridgeConfiguration } from "../engine/configuration.ts";
 import { LOG_LEVELS, type LogLevel, stderrLogger } from "../util/logger.ts";
 import { createStdioServer } from "../transports/stdio.ts";

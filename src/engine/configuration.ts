@@ -3,7 +3,8 @@
  * @module
  */
 import type { LanguageModel } from "../models/language_model.ts";
-import type { ModelSpec } from "../models/registry.ts";
+import type { ModelFactories, ModelSpec } from "../models/registry.ts";
+import type { JsonValue } from "../protocol/json.ts";
 import { type Logger, silentLogger } from "../util/logger.ts";
 import type { BridgeExtension } from "./extension.ts";
 
@@ -15,7 +16,7 @@ export interface BridgeConfiguration {
   toolTimeoutSeconds: number;
   /** Whether `{"type": "scripted"}` models may be used (default true). */
   allowsScriptedModels: boolean;
-  /** Extensions (default: {@link standardExtensions}). */
+  /** Extensions registered after the built-in methods (default: the standard extensions, the game methods). */
   extensions: BridgeExtension[];
   /** Creates the model for `"system"`; called once per session or one-off use. */
   systemModel: () => LanguageModel;
@@ -63,5 +64,20 @@ export function resolveConfiguration(
     maxPendingClientRequests: config.maxPendingClientRequests ?? DEFAULTS.maxPendingClientRequests,
     maxQueuedOperations: config.maxQueuedOperations ?? DEFAULTS.maxQueuedOperations,
     maxInFlightRequests: config.maxInFlightRequests ?? DEFAULTS.maxInFlightRequests,
+  };
+}
+
+/** What the composition gives the engine core: its built-in method sets, defaults and model handling. */
+export interface EngineParts {
+  /** Method sets registered before the configuration's extensions (core and session methods). */
+  builtins: BridgeExtension[];
+  /** Defaults for configuration fields the host leaves out. */
+  defaults: { systemModel: () => LanguageModel; extensions: () => BridgeExtension[] };
+  /** Parses `model` parameters and creates backends for them. */
+  models: {
+    /** Parses a `model` value (throws -32602). */
+    parse(value: JsonValue | undefined, path: string, allowsScripted: boolean): ModelSpec;
+    /** Creates the backend of a parsed spec (throws -32602 for unknown types). */
+    create(spec: ModelSpec, factories: ModelFactories): LanguageModel;
   };
 }

@@ -9,22 +9,14 @@ import { BridgeError, toBridgeError } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { Params } from "../protocol/params.ts";
 import type { LanguageModel } from "../models/language_model.ts";
-import { createModel, type ModelSpec, parseModelSpec } from "../models/registry.ts";
-import { createSystemModel } from "../models/system.ts";
-import { CoreMethods } from "../methods/core_methods.ts";
-import { SessionMethods } from "../methods/session_methods.ts";
+import type { ModelSpec } from "../models/registry.ts";
 import { type ClientRequest, ClientRequestTable } from "./client_requests.ts";
-import { type BridgeConfiguration, resolveConfiguration } from "./configuration.ts";
+import { type BridgeConfiguration, type EngineParts, resolveConfiguration } from "./configuration.ts";
 import { type BridgeExtension, type HandlerResult, type MethodHandler, MethodRegistry } from "./extension.ts";
 import { BridgeRequest } from "./request.ts";
-import { standardExtensions } from "./standard_extensions.ts";
 import { Pending, type PendingConsumer } from "../util/pending.ts";
 import { wakeAll } from "../util/waiters.ts";
 
-/** Server name and version reported by `initialize`. */
-export const SERVER_INFO = { name: "open-apple-models", version: "0.1.0" } as const;
-/** Protocol version spoken. */
-export const PROTOCOL_VERSION = "1.0";
 /** Grace period of `shutdown` for cancelled work and extensions (ms). */
 export const SHUTDOWN_GRACE_MS = 2000;
 
@@ -41,26 +33,30 @@ const RELIEVES_LOAD = /^(ping|initialize|shutdown)$|\/(cancel|delete|list|unsubs
 export type EnginePhase = "running" | "shut_down" | "closed";
 
 /**
- * The bridge engine.
+ * The engine core: framing, arrival-order dispatch, deferred work, the ordered writer, bridge→client requests
+ * and the lifecycle. It knows no method set and no model backend: both come in {@link EngineParts}.
+ * Hosts use `BridgeEngine` (the core composed with the standard methods and models); build an `EngineCore`
+ * directly only to serve a method set of your own and nothing else.
  *
- * @example
+ * @example An engine that serves one method
  * ```ts
- * import { BridgeEngine } from "./engine.ts";
+ * import { EngineCore } from "./engine.ts";
  * const lines: string[] = [];
- * const engine = new BridgeEngine({}, (line) => lines.push(line));
- * engine.receive('{"jsonrpc":"2.0","id":1,"method":"ping"}');
- * // lines[0] === '{"jsonrpc":"2.0","id":1,"result":{}}'
- * const result = await engine.call("session/list");
+ * const engine = new EngineCore({
+ *   builtins: [{ register: (registry) => registry.register("quest/ping", () => ({ pong: true })) }],
+ *   defaults: { systemModel: () => { throw new Error("no models here"); }, extensions: () => [] },
+ *   models: { parse: () => ({ type: "system" }), create: () => { throw new Error("no models here"); } },
+ * }, {}, (line) => lines.push(line));
+ * engine.receive('{"jsonrpc":"2.0","id":1,"method":"quest/ping"}');
+ * // lines[0] === '{"jsonrpc":"2.0","id":1,"result":{"pong":true}}'
  * ```
  */
-export class BridgeEngine {
+export class EngineCore {
   /** The resolved configuration. */
   readonly configuration: BridgeConfiguration;
   /** Registered methods. */
   readonly registry: MethodRegistry = new MethodRegistry();
-  /** Built-in session methods (the session store). */
-  /** Built-in session methods (the session store). */
-  readonly sessions: SessionMethods;
+  readonly #models: EngineParts["models"];
   /** Client info recorded by `initialize`. */
   client: JsonValue = null;
   readonly #send: (line: string) => void;
@@ -79,15 +75,19 @@ export class BridgeEngine {
   readonly #shutdownWaiters: Array<() => void> = [];
   #inputClosed: string | null = null;
 
-  /** Creates an engine that writes each outgoing message (one JSON line, no newline) to `send`. */
-  constructor(config: Partial<BridgeConfiguration> = {}, send: (line: string) => void = () => {}) {
-    this.configuration = resolveConfiguration(config, {
-      systemModel: () => createSystemModel(),
-      extensions: standardExtensions,
-    });
+  /**
+   * Creates an engine from its parts that writes each outgoing message (one JSON line, no newline) to `send`.
+   * The built-in method sets register first, then the configuration's extensions (which may override them).
+   */
+  constructor(
+    parts: EngineParts,
+    config: Partial<BridgeConfiguration> = {},
+    send: (line: string) => void = () => {},
+  ) {
+    this.configuration = resolveConfiguration(config, parts.defaults);
+    this.#models = parts.models;
     this.#send = send;
-    this.sessions = new SessionMethods();
-    this.#extensions = [new CoreMethods(), this.sessions, ...this.configuration.extensions];
+    this.#extensions = [...parts.builtins, ...this.configuration.extensions];
     for (const extension of this.#extensions) extension.register(this.registry, this);
   }
 
@@ -132,12 +132,12 @@ export class BridgeEngine {
 
   /** Parses a `model` parameter (`"system"`, `"scripted"`, `{type, …}`). Throws -32602. */
   parseModel(value: JsonValue | undefined, path = "model"): ModelSpec {
-    return parseModelSpec(value, path, this.configuration.allowsScriptedModels);
+    return this.#models.parse(value, path, this.configuration.allowsScriptedModels);
   }
 
   /** Creates a model for a parsed spec. Throws -32602 for unknown types. */
   makeModel(spec: ModelSpec): LanguageModel {
-    return createModel(spec, this.configuration);
+    return this.#models.create(spec, this.configuration);
   }
 
   /** Handles one incoming line (no newline). Never throws. */

@@ -6,7 +6,7 @@
  */
 import type { JsonValue } from "../protocol/json.ts";
 import type { Pending } from "../util/pending.ts";
-import type { BridgeEngine } from "./engine.ts";
+import type { EngineCore } from "./engine.ts";
 import type { BridgeRequest } from "./request.ts";
 
 /**
@@ -82,7 +82,7 @@ export class MethodRegistry {
  */
 export interface BridgeExtension {
   /** Registers the extension's methods. Keep no strong reference to the engine beyond what you need. */
-  register(registry: MethodRegistry, engine: BridgeEngine): void;
+  register(registry: MethodRegistry, engine: EngineCore): void;
   /** Notification methods the extension sends (listed in `initialize`'s capabilities). */
   readonly notificationMethods?: readonly string[];
   /** Cancels the extension's work and frees its state (bounded by the engine's grace period). */

@@ -7,7 +7,7 @@ import type { RequestId } from "../protocol/codec.ts";
 import type { JsonObject } from "../protocol/json.ts";
 import type { Params } from "../protocol/params.ts";
 import type { AgentEvent, ToolCallInfo, ToolOutcome, TurnSink } from "../agent/types.ts";
-import type { BridgeEngine } from "./engine.ts";
+import type { EngineCore } from "./engine.ts";
 
 /** Reason given in `tool/cancel` for calls still pending when their turn ends. */
 export const TURN_ENDED_REASON = "The turn ended before the tool finished.";
@@ -46,7 +46,7 @@ export class BridgeRequest {
   /** Typed params. */
   readonly params: Params;
   /** The engine serving the request. */
-  readonly engine: BridgeEngine;
+  readonly engine: EngineCore;
   readonly #lifetime: AbortSignal;
   #signal: AbortSignal | null = null;
 
@@ -56,7 +56,7 @@ export class BridgeRequest {
     requestId: RequestId,
     method: string,
     params: Params,
-    engine: BridgeEngine,
+    engine: EngineCore,
     signal: AbortSignal,
   ) {
     this.id = id;
@@ -105,12 +105,12 @@ export class BridgeRequest {
 /** The turn sink of one `drive` run (one object per run; the map of pending tool calls is made on demand). */
 class DriveSink implements TurnSink {
   readonly quiet: boolean;
-  readonly #engine: BridgeEngine;
+  readonly #engine: EngineCore;
   readonly #requestId: RequestId;
   readonly #options: DriveOptions;
   #pending: Map<string, { callId: string; finish: () => void }> | null = null;
 
-  constructor(engine: BridgeEngine, requestId: RequestId, options: DriveOptions) {
+  constructor(engine: EngineCore, requestId: RequestId, options: DriveOptions) {
     this.quiet = !options.stream;
     this.#engine = engine;
     this.#requestId = requestId;

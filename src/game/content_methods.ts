@@ -8,7 +8,7 @@ import { BridgeError } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { Agent } from "../agent/agent.ts";
 import { DEFAULT_POLICY, type ToolPolicy, type TurnInput } from "../agent/types.ts";
-import type { BridgeEngine } from "../engine/engine.ts";
+import type { EngineCore } from "../engine/engine.ts";
 import type { MethodRegistry } from "../engine/extension.ts";
 import type { BridgeRequest } from "../engine/request.ts";
 import {
@@ -41,7 +41,7 @@ export const NO_CONTENT_MESSAGE = "The model produced no structured content.";
  *
  * @example
  * ```ts
- * import { BridgeEngine } from "../engine/engine.ts";
+ * import { BridgeEngine } from "../composition.ts";
  * const engine = new BridgeEngine();
  * await engine.call("content/generate", {
  *   prompt: "A rumor heard in the tavern.",
@@ -51,10 +51,10 @@ export const NO_CONTENT_MESSAGE = "The model produced no structured content.";
  * ```
  */
 export class ContentMethods {
-  #engine!: BridgeEngine;
+  #engine!: EngineCore;
 
   /** Registers `content/generate`. */
-  register(registry: MethodRegistry, engine: BridgeEngine, _game: GameContext): void {
+  register(registry: MethodRegistry, engine: EngineCore, _game: GameContext): void {
     this.#engine = engine;
     registry.register("content/generate", (r) => this.#generate(r));
   }

@@ -12,7 +12,7 @@
 import { BridgeError, toBridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { Params } from "../protocol/params.ts";
-import type { BridgeEngine } from "../engine/engine.ts";
+import type { EngineCore } from "../engine/engine.ts";
 import type { MethodRegistry } from "../engine/extension.ts";
 import type { BridgeRequest } from "../engine/request.ts";
 import { toolTimeoutMsOf } from "../agent/tool_definitions.ts";
@@ -55,18 +55,18 @@ function decisionDriver(r: BridgeRequest, context: JsonObject): TurnDriver {
  *
  * @example
  * ```ts
- * import { BridgeEngine } from "../engine/engine.ts";
+ * import { BridgeEngine } from "../composition.ts";
  * const engine = new BridgeEngine();
  * await engine.call("decision/decide", { situation: "A wolf appears.", options: ["flee"] });
  * // {optionID: "flee", reasoning: "It is the only option.", confidence: 100, …}
  * ```
  */
 export class DecisionMethods {
-  #engine!: BridgeEngine;
+  #engine!: EngineCore;
   #game!: GameContext;
 
   /** Registers `decision/decide` and `decision/decideMany`. */
-  register(registry: MethodRegistry, engine: BridgeEngine, game: GameContext): void {
+  register(registry: MethodRegistry, engine: EngineCore, game: GameContext): void {
     this.#engine = engine;
     this.#game = game;
     registry.register("decision/decide", (r) => this.#decide(r));

@@ -3,7 +3,7 @@
  * The domain code lives beside it in plain TypeScript; the method sets adapt it to JSON-RPC.
  * @module
  */
-import type { BridgeEngine } from "../engine/engine.ts";
+import type { EngineCore } from "../engine/engine.ts";
 import type { BridgeExtension, MethodRegistry } from "../engine/extension.ts";
 import { ContentMethods } from "./content_methods.ts";
 import { DecisionMethods } from "./decision_methods.ts";
@@ -16,7 +16,7 @@ import type { WorldState } from "./world/mod.ts";
 /** One method set of the game extension. */
 export interface GameMethodSet {
   /** Registers the set's methods. */
-  register(registry: MethodRegistry, engine: BridgeEngine, game: GameContext): void;
+  register(registry: MethodRegistry, engine: EngineCore, game: GameContext): void;
   /** Cancels the set's work and frees its state. */
   shutdown?(): Promise<void> | void;
 }
@@ -26,7 +26,7 @@ export interface GameMethodSet {
  *
  * @example
  * ```ts
- * import { BridgeEngine } from "../engine/engine.ts";
+ * import { BridgeEngine } from "../composition.ts";
  * import { GameExtension } from "./game_extension.ts";
  * const engine = new BridgeEngine({ extensions: [new GameExtension()] });
  * await engine.call("world/create", { world: "village", state: { gold: 10 } });
@@ -45,7 +45,7 @@ export class GameExtension implements BridgeExtension {
   ];
 
   /** Registers every game method. */
-  register(registry: MethodRegistry, engine: BridgeEngine): void {
+  register(registry: MethodRegistry, engine: EngineCore): void {
     for (const set of this.#sets) set.register(registry, engine, this.game);
   }
 

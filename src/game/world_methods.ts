@@ -18,7 +18,7 @@ import {
   notFoundError,
   WORLD_KIND,
 } from "../util/object_ids.ts";
-import type { BridgeEngine } from "../engine/engine.ts";
+import type { EngineCore } from "../engine/engine.ts";
 import type { MethodRegistry } from "../engine/extension.ts";
 import type { BridgeRequest } from "../engine/request.ts";
 import type { GameContext, WorldEntry } from "./game_context.ts";
@@ -60,7 +60,7 @@ function withWorld<T>(world: string, body: () => T): T {
  *
  * @example
  * ```ts
- * import { BridgeEngine } from "../engine/engine.ts";
+ * import { BridgeEngine } from "../composition.ts";
  * const engine = new BridgeEngine();
  * await engine.call("world/create", { world: "village", state: { gold: 10 } });
  * await engine.call("world/set", { world: "village", path: "gold", value: 12 }); // {world, path, version: 1}
@@ -70,11 +70,11 @@ export class WorldMethods {
   readonly #subscriptions = new Map<string, Subscription>();
   readonly #worldIds = new IdGenerator("w");
   readonly #subscriptionIds = new IdGenerator("sub");
-  #engine!: BridgeEngine;
+  #engine!: EngineCore;
   #game!: GameContext;
 
   /** Registers the `world/*` methods. */
-  register(registry: MethodRegistry, engine: BridgeEngine, game: GameContext): void {
+  register(registry: MethodRegistry, engine: EngineCore, game: GameContext): void {
     this.#engine = engine;
     this.#game = game;
     registry.register("world/create", (r) => this.#create(r));

@@ -5,8 +5,8 @@
 import { BridgeError } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import type { ModelAvailability } from "../models/language_model.ts";
-import type { BridgeEngine } from "../engine/engine.ts";
-import { PROTOCOL_VERSION, SERVER_INFO } from "../engine/engine.ts";
+import type { EngineCore } from "../engine/engine.ts";
+import { PROTOCOL_VERSION, SERVER_INFO } from "../protocol/version.ts";
 import type { BridgeExtension, MethodRegistry } from "../engine/extension.ts";
 import type { BridgeRequest } from "../engine/request.ts";
 import { convertForParam, parseToolDefinitions } from "../agent/tool_definitions.ts";
@@ -23,7 +23,7 @@ export function availabilityJson(a: ModelAvailability): JsonObject {
 }
 
 /** Availability of the bridge's system model (never throws). */
-export async function systemAvailability(engine: BridgeEngine): Promise<JsonObject> {
+export async function systemAvailability(engine: EngineCore): Promise<JsonObject> {
   try {
     return availabilityJson(await engine.configuration.systemModel().availability());
   } catch (error) {
@@ -42,14 +42,14 @@ export async function systemAvailability(engine: BridgeEngine): Promise<JsonObje
  *
  * @example
  * ```ts
- * import { BridgeEngine } from "../engine/engine.ts";
+ * import { BridgeEngine } from "../composition.ts";
  * const engine = new BridgeEngine();
  * await engine.call("ping"); // {}
  * ```
  */
 export class CoreMethods implements BridgeExtension {
   /** Registers the core methods. */
-  register(registry: MethodRegistry, engine: BridgeEngine): void {
+  register(registry: MethodRegistry, engine: EngineCore): void {
     registry.register("initialize", (r) => this.#initialize(r, engine, registry));
     registry.register("ping", () => ({}));
     registry.register("model/availability", () => systemAvailability(engine));
@@ -58,7 +58,7 @@ export class CoreMethods implements BridgeExtension {
     registry.register("shutdown", () => engine.shutdown().then(() => ({})));
   }
 
-  #initialize(r: BridgeRequest, engine: BridgeEngine, registry: MethodRegistry): Promise<JsonValue> {
+  #initialize(r: BridgeRequest, engine: EngineCore, registry: MethodRegistry): Promise<JsonValue> {
     const p = r.params;
     const client = p.optionalObject("client");
     const version = p.optionalString("protocolVersion");

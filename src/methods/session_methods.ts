@@ -20,7 +20,7 @@ import {
   SESSION_KIND,
 } from "../util/object_ids.ts";
 import { type Operation, WorkQueue } from "../util/work_queue.ts";
-import type { BridgeEngine } from "../engine/engine.ts";
+import type { EngineCore } from "../engine/engine.ts";
 import type { BridgeExtension, MethodRegistry } from "../engine/extension.ts";
 import type { BridgeRequest, DriveOptions } from "../engine/request.ts";
 import { turnResultJson } from "../agent/result_json.ts";
@@ -110,7 +110,7 @@ export function responseSchemaParam(p: Params, key: string, rootName: string): {
  *
  * @example
  * ```ts
- * import { BridgeEngine } from "../engine/engine.ts";
+ * import { BridgeEngine } from "../composition.ts";
  * const engine = new BridgeEngine();
  * await engine.call("session/create", { session: "guard", model: "scripted" });
  * engine.sessions.get("guard")?.id; // "guard"
@@ -119,7 +119,7 @@ export function responseSchemaParam(p: Params, key: string, rootName: string): {
 export class SessionMethods implements BridgeExtension {
   readonly #sessions = new Map<string, BridgeSession>();
   readonly #ids = new IdGenerator("s");
-  #engine!: BridgeEngine;
+  #engine!: EngineCore;
 
   /** A session by id. */
   get(id: string): BridgeSession | undefined {
@@ -132,7 +132,7 @@ export class SessionMethods implements BridgeExtension {
   }
 
   /** Registers `session/*`. */
-  register(registry: MethodRegistry, engine: BridgeEngine): void {
+  register(registry: MethodRegistry, engine: EngineCore): void {
     this.#engine = engine;
     registry.register("session/create", (r) => this.#create(r));
     registry.register("session/respond", (r) => this.#respond(r));

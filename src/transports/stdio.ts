@@ -7,7 +7,7 @@
 import { BridgeError } from "../protocol/errors.ts";
 import type { Logger } from "../util/logger.ts";
 import { wakeAll } from "../util/waiters.ts";
-import type { BridgeEngine } from "../engine/engine.ts";
+import type { EngineCore } from "../engine/engine.ts";
 
 /** Default maximum length of one incoming line (bytes). */
 export const DEFAULT_MAX_LINE_BYTES = 16 * 1024 * 1024;
@@ -266,7 +266,7 @@ export class LineSplitter {
  */
 export interface StdioServer {
   /** The engine. */
-  engine: BridgeEngine;
+  engine: EngineCore;
   /** Runs until end of input or shutdown; resolves with the exit code. */
   run(): Promise<number>;
   /**
@@ -278,7 +278,7 @@ export interface StdioServer {
 
 /** Creates a stdio server around an engine built by `makeEngine(send, onShutdown)`. */
 export function createStdioServer(
-  makeEngine: (send: (line: string) => void, onShutdown: () => void) => BridgeEngine,
+  makeEngine: (send: (line: string) => void, onShutdown: () => void) => EngineCore,
   options: StdioOptions = {},
 ): StdioServer {
   const output = options.output ?? Deno.stdout.writable;

@@ -10,7 +10,7 @@ import { BridgeError } from "../../src/protocol/errors.ts";
 import { Agent } from "../../src/agent/agent.ts";
 import { DEFAULT_POLICY, type ToolPolicy } from "../../src/agent/types.ts";
 import type { BridgeExtension, MethodRegistry } from "../../src/engine/extension.ts";
-import type { BridgeEngine } from "../../src/engine/engine.ts";
+import type { EngineCore } from "../../src/engine/engine.ts";
 import { parseToolDefinitions } from "../../src/agent/tool_definitions.ts";
 import { turnResultJson } from "../../src/agent/result_json.ts";
 import { GameExtension } from "../../src/game/game_extension.ts";
@@ -21,7 +21,7 @@ class QuestMethods implements BridgeExtension {
   readonly quests = new Map<string, Agent>();
   shutDown = false;
 
-  register(registry: MethodRegistry, _engine: BridgeEngine): void {
+  register(registry: MethodRegistry, _engine: EngineCore): void {
     registry.register("quest/create", (request) => {
       const id = request.params.string("quest");
       const tools = request.params.has("tools")

@@ -4,7 +4,7 @@
  * (-32009), and the bridge exits 0 within a bound — also when the client never reads its output again.
  */
 import assert from "node:assert/strict";
-import { BridgeEngine } from "../../src/engine/engine.ts";
+import { BridgeEngine } from "../../src/composition.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
 import { createStdioServer } from "../../src/transports/stdio.ts";
 import { StdioProcess } from "./stdio_process.ts";

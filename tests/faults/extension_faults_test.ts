@@ -4,7 +4,7 @@
  * bridge must answer each request exactly once, keep serving, and still answer `shutdown`.
  */
 import assert from "node:assert/strict";
-import { BridgeEngine } from "../../src/engine/engine.ts";
+import { BridgeEngine } from "../../src/composition.ts";
 import type { BridgeExtension } from "../../src/engine/extension.ts";
 import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
 import type { Logger } from "../../src/util/logger.ts";

@@ -3,7 +3,7 @@
  * engine's logs and the JS prototypes), or the real `deno run cli.ts stdio` process (sees the exit code and
  * stderr). Both collect every output line as a parsed message.
  */
-import { BridgeEngine } from "../../src/engine/engine.ts";
+import { BridgeEngine } from "../../src/composition.ts";
 import type { BridgeConfiguration } from "../../src/engine/configuration.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
 import { LineSplitter } from "../../src/transports/stdio.ts";

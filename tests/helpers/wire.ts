@@ -2,7 +2,7 @@
  * Test harness: drives a BridgeEngine through the wire (JSON lines in, JSON messages out) and lets tests
  * wait for and assert on every message, in order.
  */
-import { BridgeEngine } from "../../src/engine/engine.ts";
+import { BridgeEngine } from "../../src/composition.ts";
 import type { BridgeConfiguration } from "../../src/engine/configuration.ts";
 import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
 

@@ -6,7 +6,7 @@
  * meanwhile). At shutdown every one of them is answered exactly once.
  */
 import assert from "node:assert/strict";
-import { BridgeEngine } from "../../src/engine/engine.ts";
+import { BridgeEngine } from "../../src/composition.ts";
 
 const SLOW = { json: { reasoning: "r", choice: "a", confidence: 5, a: "x" }, delayMs: 60_000 };
 const MODEL = { type: "scripted", steps: [SLOW] };

@@ -4,7 +4,8 @@
  * quarters of the bound) and the newest turn is always kept.
  */
 import assert from "node:assert/strict";
-import { Agent, entryLength, historyLength } from "../../src/agent/agent.ts";
+import { Agent } from "../../src/agent/agent.ts";
+import { entryLength, historyLength } from "../../src/agent/entry_text.ts";
 import { boundHistory, MAX_HISTORY_CHARS, MAX_HISTORY_ENTRIES } from "../../src/agent/history_bound.ts";
 import { ScriptedModel } from "../../src/models/scripted.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";

@@ -3,7 +3,7 @@
  * output high-water mark, and resynchronisation after an over-long line (split across chunks).
  */
 import assert from "node:assert/strict";
-import { BridgeEngine } from "../../src/engine/engine.ts";
+import { BridgeEngine } from "../../src/composition.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
 import { createStdioServer, LineSplitter, LineWriter } from "../../src/transports/stdio.ts";
 

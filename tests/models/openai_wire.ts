@@ -2,7 +2,7 @@
  * A minimal in-process JSON-RPC client of a BridgeEngine for the OpenAI backend's engine-level tests.
  * @module
  */
-import { BridgeEngine } from "../../src/engine/engine.ts";
+import { BridgeEngine } from "../../src/composition.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
 
 /** A minimal wire client: every line the engine sends is parsed and kept. */

@@ -19,7 +19,7 @@ import {
   WORLD_KIND,
 } from "../../util/object_ids.ts";
 import type { Operation } from "../../util/work_queue.ts";
-import type { BridgeEngine } from "../../engine/engine.ts";
+import type { EngineCore } from "../../engine/engine.ts";
 import type { MethodRegistry } from "../../engine/extension.ts";
 import type { BridgeRequest } from "../../engine/request.ts";
 import {
@@ -105,7 +105,7 @@ function talkHost(r: BridgeRequest, npc: string): TalkHost {
  *
  * @example
  * ```ts
- * import { BridgeEngine } from "../../engine/engine.ts";
+ * import { BridgeEngine } from "../../composition.ts";
  * const engine = new BridgeEngine();
  * await engine.call("npc/create", { npc: "gorm", persona: { name: "Gorm" }, model: "scripted" });
  * ```
@@ -113,7 +113,7 @@ function talkHost(r: BridgeRequest, npc: string): TalkHost {
 export class NpcMethods {
   readonly #npcs = new Map<string, Npc>();
   readonly #ids = new IdGenerator("npc");
-  #engine!: BridgeEngine;
+  #engine!: EngineCore;
   #game!: GameContext;
 
   /** Number of NPCs. */
@@ -127,7 +127,7 @@ export class NpcMethods {
   }
 
   /** Registers `npc/*` and lets decisions look up personas. */
-  register(registry: MethodRegistry, engine: BridgeEngine, game: GameContext): void {
+  register(registry: MethodRegistry, engine: EngineCore, game: GameContext): void {
     this.#engine = engine;
     this.#game = game;
     game.npcPersona = (id) => this.#npcs.get(id)?.personaJson();
