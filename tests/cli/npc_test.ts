@@ -94,13 +94,20 @@ Deno.test("npc: /state saves the NPC and its world; --restore loads both", async
   assert.equal(((saved.state as JsonObject).persona as JsonObject).name, "Mira");
 
   const later = await fx.write("later.json", [
-    { json: { emotion: "sad", line: "Back so soon?", player_options: [], ends_conversation: false } },
+    {
+      json: {
+        emotion: "sad",
+        line: "Back so soon?",
+        player_options: ["Yes.", "No."],
+        ends_conversation: false,
+      },
+    },
   ]);
   const b = await oam(["npc", "--restore", save, "--script", later], { stdin: "again\n/world\n" });
   assert.equal(b.code, 0, b.stderr);
   assert.equal(
     b.stdout,
-    `(restored Mira from ${save})\nMira [sad]: Back so soon?\n${
+    `(restored Mira from ${save})\nMira [sad]: Back so soon?\n  1) Yes.\n  2) No.\n${
       JSON.stringify({ player: { name: "Aria", gold: 30 } }, null, 2)
     }\n`,
   );
