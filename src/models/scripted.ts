@@ -240,6 +240,11 @@ export class ScriptedModel implements LanguageModel {
     return Promise.resolve({ ...this.#availability });
   }
 
+  /** Always available, known at once. */
+  availabilityNow(): ModelAvailability {
+    return { ...this.#availability };
+  }
+
   /** Plays the next step. */
   step(req: StepRequest): Promise<StepResult> {
     const result = this.stepNow(req);
