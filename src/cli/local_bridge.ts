@@ -87,10 +87,25 @@ export function unavailableAdvice(reason: string): string {
     `for an OpenAI-compatible server, or --script <file> (or OAM_SCRIPT=<file>) for a scripted model.`;
 }
 
+/**
+ * How to grant network access to a model server, for a `Requires net access to "<host:port>"` detail: the
+ * `oam:local` task for this machine, or the `deno run` command with a scoped `--allow-net` for another host.
+ */
+export function netAccessAdvice(detail: string): string | null {
+  const host = /Requires net access to "([^"]+)"/.exec(detail)?.[1];
+  if (host === undefined) return null;
+  return `This oam has no network access to ${host}. For a model server on this machine use ` +
+    `'deno task oam:local <command> …'; for another host run 'deno run --allow-read --allow-env --allow-ffi ` +
+    `--allow-run --allow-write --allow-net=${host} cli.ts <command> …' (a compiled oam needs to be compiled ` +
+    `with that --allow-net).`;
+}
+
 /** Why the command's model cannot run, with advice. */
 export function unavailableMessage(reason: string, detail: string | undefined, choice?: ModelChoice): string {
   if (choice && choice.name !== "system") {
-    return `The model ${choice.label} is unavailable (${reason})${detail ? `: ${detail}` : "."}`;
+    const advice = detail === undefined ? null : netAccessAdvice(detail);
+    const why = detail ? `: ${detail}${/[.!?]$/.test(detail) ? "" : "."}` : ".";
+    return `The model ${choice.label} is unavailable (${reason})${why}${advice === null ? "" : ` ${advice}`}`;
   }
   return unavailableAdvice(reason);
 }
