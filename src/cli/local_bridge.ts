@@ -7,12 +7,20 @@
 import { BridgeEngine } from "../composition.ts";
 import type { BridgeConfiguration } from "../engine/configuration.ts";
 import { BridgeError } from "../protocol/errors.ts";
-import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import { parseScript, ScriptedModel } from "../models/scripted.ts";
+import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { parseScript, type Script, ScriptedModel } from "../models/scripted.ts";
 import { hostModelFromEnvironment } from "./host_model.ts";
 import { CliError } from "./cli_error.ts";
 import { readJsonInput } from "./input.ts";
 import { envVar } from "./tty.ts";
+
+/** The script of a scripted model choice. */
+export interface ChoiceScript {
+  /** Identifies the script's content (a saved position is only reused with the same script). */
+  digest: string;
+  /** Steps every model made from now on skips (set when resuming a saved conversation). */
+  start: number;
+}
 
 /** Which model "system" means for this command. */
 export interface ModelChoice {
@@ -22,6 +30,54 @@ export interface ModelChoice {
   name: "system" | "scripted" | "openai";
   /** Human description, e.g. "scripted (steps.json)". */
   label: string;
+  /**
+   * How to choose this model again on a command line (for printed hints): flags (`--script <file>`,
+   * `--model <spec>`) and environment assignments (`OAM_SCRIPT=<file>`).
+   */
+  again?: { flags: string[]; env: string[] };
+  /** The script, for scripted choices. */
+  script?: ChoiceScript;
+}
+
+/** A short, stable digest of a parsed script (FNV-1a of its compact JSON). */
+export function scriptDigest(script: Script): string {
+  const text = compactJson(script as unknown as JsonValue);
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return `fnv1a-${hash.toString(16).padStart(8, "0")}-${text.length}`;
+}
+
+/** A scripted choice: every model made plays a fresh copy of `script` from `script.start`. */
+function scriptedChoice(
+  script: Script,
+  label: string,
+  again: { flags: string[]; env: string[] },
+): ModelChoice {
+  const state: ChoiceScript = { digest: scriptDigest(script), start: 0 };
+  return {
+    config: {
+      systemModel: () => {
+        const model = new ScriptedModel(structuredClone(script), label);
+        model.skip(state.start);
+        return model;
+      },
+    },
+    name: "scripted",
+    label,
+    again,
+    script: state,
+  };
+}
+
+function parsedScript(value: JsonValue, path: string, label: string): Script {
+  try {
+    return parseScript(value, path);
+  } catch (error) {
+    throw CliError.invalidInput(`${label}: ${(error as Error).message}`);
+  }
 }
 
 /** Help lines describing the model flags. */
@@ -40,19 +96,19 @@ export async function resolveModelChoice(flags: { model?: string; script?: strin
     throw CliError.usage("Use either --model or --script, not both.");
   }
   if (flags.script !== undefined) {
-    const value = await readJsonInput(flags.script);
-    let script;
-    try {
-      script = parseScript(value, "--script");
-    } catch (error) {
-      throw CliError.invalidInput(`${flags.script}: ${(error as Error).message}`);
-    }
-    const label = `scripted (${flags.script})`;
-    return {
-      config: { systemModel: () => new ScriptedModel(structuredClone(script), label) },
-      name: "scripted",
-      label,
-    };
+    const script = parsedScript(await readJsonInput(flags.script), "--script", flags.script);
+    return scriptedChoice(script, `scripted (${flags.script})`, {
+      flags: ["--script", flags.script],
+      env: [],
+    });
+  }
+  const envScript = flags.model === undefined ? envVar("OAM_SCRIPT") : undefined;
+  if (envScript) {
+    const script = parsedScript(await readJsonInput(envScript), "OAM_SCRIPT", `OAM_SCRIPT=${envScript}`);
+    return scriptedChoice(script, `scripted (OAM_SCRIPT=${envScript})`, {
+      flags: [],
+      env: [`OAM_SCRIPT=${envScript}`],
+    });
   }
   let factory;
   try {
@@ -63,14 +119,14 @@ export async function resolveModelChoice(flags: { model?: string; script?: strin
     if (flags.model !== undefined) throw CliError.usage(message);
     throw CliError.invalidInput(`OAM_SCRIPT: ${message}`);
   }
-  if (!factory) return { config: {}, name: "system", label: "on-device model" };
-  if (flags.model !== undefined) {
-    return { config: { systemModel: factory }, name: "openai", label: flags.model.replace(/^openai:/, "") };
+  if (!factory) {
+    return { config: {}, name: "system", label: "on-device model", again: { flags: [], env: [] } };
   }
   return {
     config: { systemModel: factory },
-    name: "scripted",
-    label: `scripted (OAM_SCRIPT=${envVar("OAM_SCRIPT") ?? ""})`,
+    name: "openai",
+    label: (flags.model ?? "").replace(/^openai:/, ""),
+    again: { flags: ["--model", flags.model ?? ""], env: [] },
   };
 }
 

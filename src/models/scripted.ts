@@ -230,9 +230,14 @@ export class ScriptedModel implements LanguageModel {
     };
   }
 
-  /** Steps played so far. */
+  /** Steps played so far (skipped ones included). */
   get played(): number {
     return this.#next;
+  }
+
+  /** Moves past the next `steps` steps without playing them (a resumed run continues where one stopped). */
+  skip(steps: number): void {
+    this.#next += Math.max(0, Math.floor(steps));
   }
 
   /** Always available. */
