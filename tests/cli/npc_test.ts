@@ -48,7 +48,7 @@ Deno.test("npc: streamed lines, options menu, tools, world changes and the end o
     },
   ]);
   const r = await oam(["npc", persona, "--script", script], {
-    stdin: "What's good?\n3\n1\npiping hot\nnot read\n",
+    stdin: "What's good?\n3\n1\npiping hot\nStill there?\n",
   });
   assert.equal(r.code, 0, r.stderr);
   assert.equal(
@@ -73,10 +73,15 @@ Deno.test("npc: streamed lines, options menu, tools, world changes and the end o
       "  1) Thanks!",
       "  2) Bye.",
       "(Mira ends the conversation.)",
+      "(Mira has ended the conversation: /reset starts a new one, /exit quits.)",
       "",
     ].join("\n"),
   );
-  assert.equal(r.stderr, "Error: pick a reply from 1 to 2. [usage]\n");
+  assert.equal(
+    r.stderr,
+    "note: the greeting is a model call: it played step 1 of the script.\n" +
+      "Error: pick a reply from 1 to 2. [usage]\n",
+  );
 });
 
 Deno.test("npc: /state saves the NPC and its world; --restore loads both", async () => {
@@ -132,6 +137,66 @@ Deno.test("npc: bad files and flags are usage errors", async () => {
   const bp = await oam(["npc", badPersona, "--script", script]);
   assert.equal(bp.code, 2);
   assert.match(bp.stderr, /\[invalid_params\]/);
+});
+
+Deno.test("npc: a greeting that plays a json step is reported, not spoken as raw JSON", async () => {
+  const plain = await fx.write("plain.jsonc", '{"persona": {"name": "Mira"}, "greeting": "Aria walks in."}');
+  const script = await fx.write("json_first.json", [
+    {
+      json: { emotion: "happy", line: "Welcome!", player_options: ["a", "b", "c"], ends_conversation: false },
+    },
+  ]);
+  const r = await oam(["npc", plain, "--script", script], { stdin: "" });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, "");
+  assert.equal(
+    r.stderr,
+    "warning: the greeting played step 1 of the script, a json step (an npc/talk reply), so it is not " +
+      "spoken; start the script with a {\"text\": …} step for the greeting, or drop 'greeting'.\n",
+  );
+});
+
+Deno.test("npc: when the script runs out the error says so", async () => {
+  const plain = await fx.write("plain2.jsonc", '{"persona": {"name": "Mira"}}');
+  const script = await fx.write("empty_script.json", []);
+  const r = await oam(["npc", plain, "--script", script], { stdin: "Hello?\n" });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(
+    r.stderr,
+    "Error: Script exhausted: all 0 steps were played and this turn needs a structured answer; add steps or a " +
+      "'fallback' step. [generation_failed]\n",
+  );
+});
+
+Deno.test("npc: after the NPC ends the conversation the lines already typed are still processed", async () => {
+  const plain = await fx.write(
+    "ending.jsonc",
+    '{"persona": {"name": "Mira"}, "options": {"playerOptionCount": 0}, "world": {"gold": 3}}',
+  );
+  const script = await fx.write("ending.json", [
+    { json: { emotion: "sad", line: "Off you go.", ends_conversation: true } },
+    { json: { emotion: "happy", line: "Back again?", ends_conversation: false } },
+  ]);
+  const save = fx.path("after_end.json");
+  const r = await oam(["npc", plain, "--script", script], {
+    stdin: `Bye.\nWait!\n/world\n/state ${save}\n/reset\nHello again.\n`,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(
+    r.stdout,
+    [
+      "Mira [sad]: Off you go.",
+      "(Mira ends the conversation.)",
+      "(Mira has ended the conversation: /reset starts a new one, /exit quits.)",
+      '{\n  "gold": 3\n}',
+      `(saved to ${save})`,
+      "(conversation forgotten)",
+      "Mira [happy]: Back again?",
+      "",
+    ].join("\n"),
+  );
+  assert.equal(r.stderr, "");
+  assert.equal(((await fx.read("after_end.json")) as JsonObject).oam !== undefined, true);
 });
 
 Deno.test("npc: remove fixtures", async () => {
