@@ -221,7 +221,9 @@ class NpcCommand {
         }
         if (this.#ended) {
           this.#write(
-            this.#out.dim(`(${this.#name} has ended the conversation: /reset starts a new one, /exit quits.)\n`),
+            this.#out.dim(
+              `(${this.#name} has ended the conversation: /reset starts a new one, /exit quits.)\n`,
+            ),
           );
           continue;
         }
@@ -417,7 +419,7 @@ class NpcCommand {
         if (isJsonText(String(result.line))) {
           writeErr(this.#err.yellow(
             "warning: the greeting played step 1 of the script, a json step (an npc/talk reply), so it is not " +
-              'spoken; start the script with a {"text": …} step for the greeting, or drop \'greeting\'.\n',
+              "spoken; start the script with a {\"text\": …} step for the greeting, or drop 'greeting'.\n",
           ));
           return;
         }
