@@ -60,6 +60,7 @@ export { parseScript, type Script, ScriptedModel, type ScriptStep } from "./src/
 export { UnavailableModel } from "./src/models/unavailable.ts";
 export { createModel, type ModelFactories, type ModelSpec, parseModelSpec } from "./src/models/registry.ts";
 export { closeSystemModels, createSystemModel, type SystemModelOptions } from "./src/models/system.ts";
+export type { NativeReport, NativeStepInfo } from "./src/models/system_sessions.ts";
 export { createOpenAIModel } from "./src/models/openai_model.ts";
 export {
   type OpenAIModelConfig,

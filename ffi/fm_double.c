@@ -18,6 +18,15 @@
  * "hang" true (no terminal event until cancel/close), "coalesce" false, "echoAsText" true (the result is
  * {"kind":"text","text":<the verbatim request as a string>}),
  * "stream" {"count": n, "chunk": "x"} (n cumulative text snapshots, before "events").
+ *
+ * Native sessions (ABI 1.1, see "Native sessions" in ffi/README.md) are modelled like the plugin keeps them:
+ * a per-handle table of live sessions (key, the instructions + tools text, the number of history entries the
+ * session's transcript holds), least recently used evicted past the capacity (open option
+ * "nativeSessions", default 8, 0 disables keeping). A step's {"native":{"key","continue"}} takes its live
+ * session out of the table, continues it when the instructions/tools match and the history has exactly the
+ * entries it holds, else rebuilds; a text or structured result of a step with a non-empty prompt keeps the
+ * session (history + 2 entries); the result gets {"native":{"key","rebuilt","reason","evaluatedEntries",
+ * "kept"}}. "prewarm" with a native key keeps a session that holds the request's history.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -30,7 +39,9 @@
 #include "oamfm.h"
 
 #define MAX_DEPTH 200
-#define MAX_BATCH 64
+#define MAX_BATCH 64 /* events per poll batch, including the final {"type":"closed"} */
+#define NATIVE_MAX 32
+#define NATIVE_DEFAULT 8
 
 /* ------------------------------------------------------------------------------------------------ */
 /* A tiny JSON scanner: validates syntax and finds value spans; never allocates.                     */
@@ -242,6 +253,50 @@ static long json_long(span_t v, long dflt) {
 static int json_is_true(span_t v) { return v.n == 4 && memcmp(v.p, "true", 4) == 0; }
 static int json_is_false(span_t v) { return v.n == 5 && memcmp(v.p, "false", 5) == 0; }
 
+/* Strict UTF-8 (no overlong forms, no surrogates, nothing above U+10FFFF), as the Swift plugin decodes. */
+static int utf8_valid(const unsigned char *s, size_t n) {
+  size_t i = 0;
+  while (i < n) {
+    unsigned char c = s[i];
+    if (c < 0x80) {
+      i++;
+      continue;
+    }
+    size_t len;
+    unsigned long cp;
+    if (c >= 0xC2 && c <= 0xDF) {
+      len = 2;
+      cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      len = 3;
+      cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return 0;
+    }
+    if (i + len > n) return 0;
+    for (size_t k = 1; k < len; k++) {
+      if ((s[i + k] & 0xC0) != 0x80) return 0;
+      cp = (cp << 6) | (s[i + k] & 0x3F);
+    }
+    if ((len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+      return 0;
+    i += len;
+  }
+  return 1;
+}
+
+/* Number of elements of an array span (0 for anything else). */
+static long json_count(span_t arr) {
+  size_t pos = 0;
+  span_t e;
+  long n = 0;
+  while (json_next(arr, &pos, &e)) n++;
+  return n;
+}
+
 static char *dup_span(span_t v) {
   char *s = malloc(v.n + 1);
   if (!s) return NULL;
@@ -306,6 +361,14 @@ typedef struct event {
 
 typedef struct request request_t;
 
+/* A live native session: what the plugin keeps between steps (see the header comment). */
+typedef struct {
+  char key[72];
+  char *signature;     /* instructions and tools JSON text */
+  long history;        /* history entries its transcript holds (after the instructions entry) */
+  unsigned long stamp; /* last use, for least-recently-used eviction */
+} native_t;
+
 typedef struct fm {
   pthread_mutex_t lock;
   pthread_cond_t cond; /* signalled on new events, cancellation and close */
@@ -317,6 +380,10 @@ typedef struct fm {
   char *availability;  /* JSON object text */
   char *steps;         /* JSON array text of step scripts (may be NULL) */
   size_t step_pos;
+  native_t native[NATIVE_MAX];
+  int native_count;
+  int native_cap;
+  unsigned long native_clock;
 } fm_t;
 
 struct request {
@@ -327,6 +394,15 @@ struct request {
   int coalesce;
   char *request; /* verbatim request JSON */
   char *script;  /* script object JSON (owned) */
+  /* Native session of a step or prewarm with {"native":{"key",…}} (0: none, 1: step, 2: prewarm). */
+  int native;
+  char native_key[72];
+  int native_rebuilt;
+  const char *native_reason;
+  long native_evaluated;
+  char *native_signature; /* kept with the session when the step keeps it (owned until then) */
+  long native_history;    /* history entries the session holds after this request */
+  int native_keepable;    /* a step with a non-empty prompt, or a prewarm */
 };
 
 typedef struct slot {
@@ -372,6 +448,7 @@ static void release(fm_t *h) {
   free_events(h->head);
   free(h->availability);
   free(h->steps);
+  for (int i = 0; i < h->native_count; i++) free(h->native[i].signature);
   pthread_mutex_destroy(&h->lock);
   pthread_cond_destroy(&h->cond);
   free(h);
@@ -435,6 +512,112 @@ static void unlink_inflight_locked(fm_t *h, request_t *r) {
 
 static const char CANCELLED[] = "{\"type\":\"error\",\"error\":{\"code\":\"cancelled\",\"message\":\"The request was cancelled.\"}}";
 static const char CLOSED_CANCEL[] = "{\"type\":\"error\",\"error\":{\"code\":\"cancelled\",\"message\":\"The plugin was closed.\"}}";
+
+/* ------------------------------------------------------------------------------------------------ */
+/* Native sessions (lock held in all of these).                                                      */
+
+/* Removes the live session under `key` into *out; returns 1 when there was one. */
+static int native_take(fm_t *h, const char *key, native_t *out) {
+  for (int i = 0; i < h->native_count; i++) {
+    if (strcmp(h->native[i].key, key) == 0) {
+      *out = h->native[i];
+      h->native[i] = h->native[--h->native_count];
+      return 1;
+    }
+  }
+  return 0;
+}
+
+/* Keeps a live session under `key` (takes `signature`), evicting the least recently used one when full. */
+static void native_keep(fm_t *h, const char *key, char *signature, long history) {
+  native_t old;
+  if (native_take(h, key, &old)) free(old.signature);
+  if (h->native_cap <= 0) {
+    free(signature);
+    return;
+  }
+  if (h->native_count >= h->native_cap) {
+    int oldest = 0;
+    for (int i = 1; i < h->native_count; i++)
+      if (h->native[i].stamp < h->native[oldest].stamp) oldest = i;
+    free(h->native[oldest].signature);
+    h->native[oldest] = h->native[--h->native_count];
+  }
+  native_t *n = &h->native[h->native_count++];
+  snprintf(n->key, sizeof n->key, "%s", key);
+  n->signature = signature;
+  n->history = history;
+  n->stamp = ++h->native_clock;
+}
+
+static int valid_id(const char *id);
+
+/* Reads a step's or prewarm's "native" member and decides between continuing and rebuilding. */
+static void native_begin(fm_t *h, request_t *r, span_t req, int is_step) {
+  span_t v, k, c, instr, tools, hist, prompt;
+  if (!json_get(req, "native", &v) || v.n == 0 || v.p[0] != '{') return;
+  if (!json_get(v, "key", &k) || !json_plain_string(k, r->native_key, sizeof r->native_key) ||
+      !valid_id(r->native_key))
+    return;
+  r->native = is_step ? 1 : 2;
+  int has_instr = json_get(req, "instructions", &instr) && !(instr.n == 4 && memcmp(instr.p, "null", 4) == 0);
+  int has_tools = json_get(req, "tools", &tools) && json_count(tools) > 0;
+  long history = json_get(req, "history", &hist) ? json_count(hist) : 0;
+  buf_t sig = {0};
+  if (has_instr) buf_put(&sig, instr.p, instr.n);
+  buf_str(&sig, "\x1f");
+  if (has_tools) buf_put(&sig, tools.p, tools.n);
+  r->native_signature = sig.p;
+
+  int want = is_step && json_get(v, "continue", &c) && json_is_true(c);
+  native_t live;
+  int found = native_take(h, r->native_key, &live);
+  if (!want) {
+    r->native_reason = "new";
+  } else if (!found) {
+    r->native_reason = "missing";
+  } else if (!sig.p || strcmp(live.signature, sig.p) != 0 || live.history != history) {
+    r->native_reason = "changed";
+  } else {
+    r->native_reason = "continued";
+  }
+  if (found) free(live.signature);
+  r->native_rebuilt = strcmp(r->native_reason, "continued") != 0;
+  int prompt_entry = is_step ? 1 : 0;
+  r->native_evaluated = r->native_rebuilt ? (has_instr || has_tools ? 1 : 0) + history + prompt_entry : 1;
+  int has_prompt = json_get(req, "prompt", &prompt) && prompt.n > 2 && prompt.p[0] == '"';
+  r->native_keepable = is_step ? has_prompt : 1;
+  r->native_history = is_step ? history + 2 : history;
+}
+
+/* Appends a result object with the request's native report added; keeps the session when it may. */
+static void native_result(fm_t *h, request_t *r, buf_t *b, span_t res) {
+  span_t kind;
+  int kept = 0;
+  if (r->native_keepable && h->native_cap > 0 && r->native_signature) {
+    if (r->native == 2) {
+      kept = 1;
+    } else if (json_get(res, "kind", &kind)) {
+      kept = (kind.n == 6 && memcmp(kind.p, "\"text\"", 6) == 0) ||
+             (kind.n == 12 && memcmp(kind.p, "\"structured\"", 12) == 0);
+    }
+  }
+  if (kept) {
+    native_keep(h, r->native_key, r->native_signature, r->native_history);
+    r->native_signature = NULL;
+  }
+  /* res is "{…}": copy all but the closing brace, then the report. */
+  buf_put(b, res.p, res.n - 1);
+  size_t i = 1;
+  while (i < res.n - 1 && (res.p[i] == ' ' || res.p[i] == '\n' || res.p[i] == '\t' || res.p[i] == '\r')) i++;
+  if (i < res.n - 1) buf_str(b, ",");
+  char report[256];
+  snprintf(report, sizeof report,
+           "\"native\":{\"key\":\"%s\",\"rebuilt\":%s,\"reason\":\"%s\",\"evaluatedEntries\":%ld,\"kept\":%s}}",
+           r->native_key, r->native_rebuilt ? "true" : "false", r->native_reason, r->native_evaluated,
+           kept ? "true" : "false");
+  buf_str(b, report);
+}
 
 /* ------------------------------------------------------------------------------------------------ */
 /* Workers: one detached thread per request plays its script.                                        */
@@ -531,17 +714,34 @@ static void *worker(void *arg) {
     span_t res;
     buf_t b = {0};
     if (json_get(script, "echoAsText", &res) && json_is_true(res)) {
-      buf_str(&b, "{\"type\":\"result\",\"result\":{\"kind\":\"text\",\"text\":");
-      buf_json_string(&b, r->request);
-      buf_str(&b, ",\"usage\":null}");
+      buf_t text = {0};
+      buf_str(&text, "{\"kind\":\"text\",\"text\":");
+      buf_json_string(&text, r->request);
+      buf_str(&text, ",\"usage\":null}");
+      buf_str(&b, "{\"type\":\"result\",\"result\":");
+      if (r->native && text.p) {
+        native_result(h, r, &b, (span_t){text.p, text.n});
+      } else if (text.p) {
+        buf_put(&b, text.p, text.n);
+      }
+      free(text.p);
     } else if (json_get(script, "error", &res)) {
       buf_str(&b, "{\"type\":\"error\",\"error\":");
       buf_put(&b, res.p, res.n);
     } else if (json_get(script, "result", &res)) {
       buf_str(&b, "{\"type\":\"result\",\"result\":");
-      buf_put(&b, res.p, res.n);
+      if (r->native && res.n >= 2 && res.p[0] == '{') {
+        native_result(h, r, &b, res);
+      } else {
+        buf_put(&b, res.p, res.n);
+      }
     } else {
-      buf_str(&b, "{\"type\":\"result\",\"result\":{}");
+      buf_str(&b, "{\"type\":\"result\",\"result\":");
+      if (r->native) {
+        native_result(h, r, &b, (span_t){"{}", 2});
+      } else {
+        buf_str(&b, "{}");
+      }
     }
     buf_str(&b, "}");
     if (b.p) enqueue_locked(h, r->id, EV_OTHER, 0, b.p, b.n);
@@ -553,6 +753,7 @@ static void *worker(void *arg) {
 
   free(r->request);
   free(r->script);
+  free(r->native_signature);
   free(r);
   release(h);
   return NULL;
@@ -565,13 +766,16 @@ uint32_t oamfm_abi_version(void) { return ((uint32_t)OAMFM_ABI_MAJOR << 16) | OA
 
 static const char DEFAULT_AVAILABILITY[] =
     "{\"available\":true,\"contextSize\":4096,\"variant\":\"fm_double\",\"supportedLanguages\":[\"en\"],"
-    "\"plugin\":{\"impl\":\"c-double\",\"version\":\"0.1.0\",\"abi\":\"1.0\"},"
-    "\"features\":{\"toolCallingMode\":true,\"usage\":false,\"tokenCount\":false,\"variant\":true}}";
+    "\"plugin\":{\"impl\":\"c-double\",\"version\":\"0.2.0\",\"abi\":\"1.1\"},"
+    "\"features\":{\"toolCallingMode\":true,\"usage\":false,\"tokenCount\":false,\"variant\":true,"
+    "\"nativeSessions\":true}}";
 
 oamfm *oamfm_open(const char *options_json) {
   if (!options_json) return NULL;
   span_t opts, v, dbl;
-  if (!json_object(options_json, strlen(options_json), &opts)) return NULL;
+  size_t options_len = strlen(options_json);
+  if (!utf8_valid((const unsigned char *)options_json, options_len)) return NULL;
+  if (!json_object(options_json, options_len, &opts)) return NULL;
   if (json_get(opts, "abi", &v)) {
     span_t major;
     if (json_get(v, "major", &major) && json_long(major, -1) != OAMFM_ABI_MAJOR) return NULL;
@@ -585,6 +789,11 @@ oamfm *oamfm_open(const char *options_json) {
   pthread_cond_init(&h->cond, &ca);
   pthread_condattr_destroy(&ca);
   h->refs = 1;
+  h->native_cap = NATIVE_DEFAULT;
+  if (json_get(opts, "nativeSessions", &v)) {
+    long cap = json_long(v, NATIVE_DEFAULT);
+    h->native_cap = cap < 0 ? 0 : cap > NATIVE_MAX ? NATIVE_MAX : (int)cap;
+  }
 
   /* Behaviour: open options' "x-double", else the OAM_FM_DOUBLE environment variable. */
   span_t config = {0};
@@ -637,7 +846,9 @@ int32_t oamfm_submit(oamfm *token, const char *request_json) {
   if (!h) return OAMFM_E_CLOSED;
   span_t req, v;
   char id[72], op[64];
-  if (!json_object(request_json, strlen(request_json), &req) || !json_get(req, "id", &v) ||
+  size_t request_len = strlen(request_json);
+  if (!utf8_valid((const unsigned char *)request_json, request_len) ||
+      !json_object(request_json, request_len, &req) || !json_get(req, "id", &v) ||
       !json_plain_string(v, id, sizeof id) || !valid_id(id) || !json_get(req, "op", &v) ||
       !json_plain_string(v, op, sizeof op) || op[0] == 0) {
     release(h);
@@ -679,6 +890,8 @@ int32_t oamfm_submit(oamfm *token, const char *request_json) {
     buf_str(&b, h->availability);
     buf_str(&b, "}");
     r->script = b.p;
+  } else if (strcmp(op, "prewarm") == 0) {
+    r->script = strdup("{\"result\":{}}");
   } else if (strcmp(op, "step") == 0) {
     span_t steps = {h->steps, h->steps ? strlen(h->steps) : 0}, elem;
     size_t pos = h->step_pos;
@@ -705,6 +918,7 @@ int32_t oamfm_submit(oamfm *token, const char *request_json) {
     release(h);
     return OAMFM_E_ARG;
   }
+  if (strcmp(op, "step") == 0 || strcmp(op, "prewarm") == 0) native_begin(h, r, req, strcmp(op, "step") == 0);
   r->next = h->inflight;
   h->inflight = r;
   pthread_attr_t attr;
@@ -720,6 +934,7 @@ int32_t oamfm_submit(oamfm *token, const char *request_json) {
     pthread_mutex_unlock(&h->lock);
     free(r->script);
     free(r->request);
+    free(r->native_signature);
     free(r);
     release(h);
     return OAMFM_OK;
@@ -729,7 +944,7 @@ int32_t oamfm_submit(oamfm *token, const char *request_json) {
 }
 
 int32_t oamfm_cancel(oamfm *token, const char *request_id) {
-  if (!token || !request_id) return OAMFM_E_ARG;
+  if (!token || !request_id || !utf8_valid((const unsigned char *)request_id, strlen(request_id))) return OAMFM_E_ARG;
   fm_t *h = acquire(token);
   if (!h) return OAMFM_E_CLOSED;
   int32_t rc = OAMFM_NOT_FOUND;
@@ -768,7 +983,9 @@ char *oamfm_poll(oamfm *token, int32_t timeout_ms) {
       buf_t b = {0};
       buf_str(&b, "[");
       int count = 0;
-      while (h->head && count < MAX_BATCH) {
+      /* A closed handle's last batch ends with the closed marker, which counts against the 64. */
+      int room = h->closed ? MAX_BATCH - 1 : MAX_BATCH;
+      while (h->head && count < room) {
         event_t *e = h->head;
         h->head = e->next;
         if (!h->head) h->tail = NULL;
@@ -777,7 +994,8 @@ char *oamfm_poll(oamfm *token, int32_t timeout_ms) {
         free(e->json);
         free(e);
       }
-      if (h->closed && !h->head) {
+      if (h->closed) {
+        /* Events that did not fit are dropped with the handle (freed by the last release). */
         if (count++) buf_str(&b, ",");
         buf_str(&b, "{\"type\":\"closed\"}");
         h->closed_delivered = 1;

@@ -62,12 +62,12 @@ static void *blocked_poll(void *arg) {
 }
 
 int main(void) {
-  CHECK(oamfm_abi_version() == 0x10000u, "abi 1.0");
+  CHECK(oamfm_abi_version() == 0x10001u, "abi 1.1");
   CHECK(oamfm_open(NULL) == NULL, "open NULL");
   CHECK(oamfm_open("not json") == NULL, "open invalid JSON");
   CHECK(oamfm_open("{\"abi\":{\"major\":2}}") == NULL, "open refuses major 2");
 
-  oamfm *h = oamfm_open("{\"abi\":{\"major\":1,\"minor\":0},\"x-double\":{\"availability\":{\"available\":false,"
+  oamfm *h = oamfm_open("{\"abi\":{\"major\":1,\"minor\":1},\"x-double\":{\"availability\":{\"available\":false,"
                         "\"reason\":\"model_not_ready\",\"contextSize\":4096,\"supportedLanguages\":[]}}}");
   CHECK(h != NULL, "open");
 
@@ -109,6 +109,26 @@ int main(void) {
   CHECK(count(all, "\"id\":\"h1\",\"type\":\"error\"") == 1, "cancelled terminal");
   free(all);
 
+  /* invalid UTF-8 is refused, not repaired */
+  CHECK(oamfm_submit(h, "{\"id\":\"u8\",\"op\":\"step\",\"prompt\":\"\xc0\xaf\"}") == OAMFM_E_REQUEST, "overlong UTF-8");
+  CHECK(oamfm_cancel(h, "\xff") == OAMFM_E_ARG, "cancel invalid UTF-8");
+  CHECK(oamfm_open("{\"client\":\"\xed\xa0\x80\"}") == NULL, "open with a surrogate");
+
+  /* native sessions: kept after a text answer, continued with the same instructions and history length */
+  CHECK(oamfm_submit(h, "{\"id\":\"n1\",\"op\":\"step\",\"instructions\":\"I.\",\"history\":[],\"prompt\":\"p\","
+                        "\"native\":{\"key\":\"k\"},\"x-double\":{\"result\":{\"kind\":\"text\",\"text\":\"a\"}}}") == OAMFM_OK,
+        "submit native step");
+  all = poll_until(h, "\"id\":\"n1\",\"type\":\"result\"");
+  CHECK(strstr(all, "\"native\":{\"key\":\"k\",\"rebuilt\":true,\"reason\":\"new\",\"evaluatedEntries\":2,\"kept\":true}") != NULL,
+        "native report of a new session");
+  free(all);
+  CHECK(oamfm_submit(h, "{\"id\":\"n2\",\"op\":\"step\",\"instructions\":\"I.\",\"history\":[{},{}],\"prompt\":\"q\","
+                        "\"native\":{\"key\":\"k\",\"continue\":true},\"x-double\":{\"result\":{\"kind\":\"text\"}}}") == OAMFM_OK,
+        "submit native continuation");
+  all = poll_until(h, "\"id\":\"n2\",\"type\":\"result\"");
+  CHECK(strstr(all, "\"reason\":\"continued\",\"evaluatedEntries\":1,\"kept\":true") != NULL, "continued");
+  free(all);
+
   /* unknown op */
   CHECK(oamfm_submit(h, "{\"id\":\"u1\",\"op\":\"frobnicate\"}") == OAMFM_OK, "submit unknown op");
   all = poll_until(h, "unsupported");
@@ -136,6 +156,25 @@ int main(void) {
   CHECK(oamfm_cancel(h, "x") == OAMFM_E_CLOSED, "cancel after close");
   oamfm_close(h); /* idempotent */
   oamfm_free(NULL);
+
+  /* at close, a waiting poll gets at most 63 events and the closed marker */
+  oamfm *h3 = oamfm_open("{}");
+  for (int i = 0; i < 70; i++) {
+    char r[96];
+    snprintf(r, sizeof r, "{\"id\":\"c%d\",\"op\":\"step\",\"x-double\":{\"hang\":true}}", i);
+    CHECK(oamfm_submit(h3, r) == OAMFM_OK, "submit hanging");
+  }
+  poller_arg pb = {h3, NULL};
+  pthread_t t3;
+  pthread_create(&t3, NULL, blocked_poll, &pb);
+  usleep(50000);
+  oamfm_close(h3);
+  pthread_join(t3, NULL);
+  if (pb.result) {
+    CHECK(count(pb.result, "\"type\":") == 64, "64 events in the last batch");
+    CHECK(strstr(pb.result, "{\"type\":\"closed\"}]") != NULL, "closed marker last");
+    oamfm_free(pb.result);
+  }
 
   /* a second handle with many short requests, closed while they run */
   oamfm *h2 = oamfm_open("{}");

@@ -1,11 +1,12 @@
 /*
- * oamfm.h — the one-step FoundationModels plugin ABI, version 1.0.
+ * oamfm.h — the one-step FoundationModels plugin ABI, version 1.1.
  *
  * Implemented by the Swift plugin (swift/, libOAMFoundationModels.dylib) and by the C test double
  * (ffi/fm_double.c, .build/libfm_double.so). Loaded from Deno with Deno.dlopen (ffi/symbols.ts).
  * The JSON payloads (requests, events, error codes) are described in ffi/README.md.
  *
- * All strings are NUL-terminated UTF-8 JSON.
+ * All strings are NUL-terminated UTF-8 JSON. Invalid UTF-8 is refused, never repaired: oamfm_open returns NULL,
+ * oamfm_submit OAMFM_E_REQUEST, oamfm_cancel OAMFM_E_ARG.
  *
  * Memory:   strings passed in are borrowed for the duration of the call (the plugin copies what it keeps).
  *           The only strings returned are the batches from oamfm_poll; free each exactly once with oamfm_free.
@@ -17,6 +18,8 @@
  *           closed keeps the handle's state alive (reference count) until it returns.
  * Events:   every accepted request gets exactly one terminal event ("result" or "error"), also when it is
  *           cancelled (error code "cancelled") and when the handle is closed (error code "cancelled").
+ * 1.1:      adds native sessions (a step's or prewarm's "native" member, the result's "native" report, the
+ *           open option "nativeSessions"); a 1.0 client simply never sends them. See ffi/README.md.
  */
 #ifndef OAMFM_H
 #define OAMFM_H
@@ -30,12 +33,13 @@ extern "C" {
 typedef struct oamfm oamfm; /* opaque handle */
 
 #define OAMFM_ABI_MAJOR 1
-#define OAMFM_ABI_MINOR 0
+#define OAMFM_ABI_MINOR 1
 
 /* (major << 16) | minor. Callable before open. A client must refuse a library whose major differs. */
 uint32_t oamfm_abi_version(void);
 
-/* options_json: {"abi":{"major":1,"minor":0},"client":"oam-deno/0.1.0"} (unknown fields ignored).
+/* options_json: {"abi":{"major":1,"minor":1},"client":"oam-deno/0.1.0","nativeSessions":8} (unknown fields
+   ignored; nativeSessions: live sessions kept, 0–32, default 8, 0 keeps none).
    Returns NULL if the JSON is not an object or the requested major version is not supported. */
 oamfm *oamfm_open(const char *options_json);
 
@@ -53,9 +57,11 @@ int32_t oamfm_cancel(oamfm *h, const char *request_id);
 /* Waits up to timeout_ms (<0: until an event arrives or the handle is closed; 0: no wait) and returns a JSON
    array of 1..64 event objects (heap string, free with oamfm_free), or NULL on timeout.
    Snapshot events ("text", "partial") of one request that are still queued are coalesced: a newer snapshot
-   replaces an older one in place (snapshots are cumulative, nothing is lost).
-   A poll that is waiting (or starts before close finished) when the handle is closed returns the remaining
-   events followed by {"type":"closed"}. Any poll on a closed handle returns NULL at once. */
+   replaces the request's newest queued event when that is a snapshot of the same kind (snapshots are
+   cumulative, nothing is lost).
+   A poll that is waiting (or starts before close finished) when the handle is closed returns the oldest
+   remaining events, at most 63, followed by {"type":"closed"} (64 in all); events that do not fit are dropped
+   with the handle. Any poll on a closed handle returns NULL at once. */
 char *oamfm_poll(oamfm *h, int32_t timeout_ms);
 
 /* Frees a string returned by oamfm_poll. NULL is ignored. */

@@ -7,7 +7,7 @@
 /** ABI major version this client speaks; a library with another major is refused. */
 export const OAMFM_ABI_MAJOR = 1;
 /** ABI minor version this client was written against. */
-export const OAMFM_ABI_MINOR = 0;
+export const OAMFM_ABI_MINOR = 1;
 
 /** Transport status codes returned by `oamfm_submit` / `oamfm_cancel`. */
 export const OAMFM_STATUS = {

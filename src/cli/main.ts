@@ -4,6 +4,7 @@
  */
 import { SERVER_INFO } from "../protocol/version.ts";
 import { runStdio } from "./stdio.ts";
+import { runServe } from "./serve.ts";
 import { runRespond } from "./respond.ts";
 import { runChat } from "./chat.ts";
 import { runAvailable } from "./available.ts";
@@ -32,6 +33,7 @@ Inspect:
 
 Serve:
   stdio                serve the JSON-RPC bridge on stdin/stdout (for engines)
+  serve                OpenAI-compatible HTTP server with real tool calls, and the bridge over WebSocket
 
 Run 'oam <command> --help' for a command's options, exit codes and an example.
 Colors only on a terminal; NO_COLOR=1 turns them off. OAM_SCRIPT=<file> swaps in a scripted model.
@@ -43,6 +45,7 @@ export type Command = (args: string[]) => Promise<number>;
 /** Registered subcommands. */
 export const COMMANDS: Record<string, Command> = {
   stdio: runStdio,
+  serve: runServe,
   respond: runRespond,
   chat: runChat,
   npc: runNpc,

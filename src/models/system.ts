@@ -24,6 +24,12 @@ import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import type { LanguageModel, ModelAvailability, StepRequest, StepResult } from "./language_model.ts";
 import { modelUnavailableError, pluginErrorToBridge } from "./system_errors.ts";
 import {
+  NATIVE_SESSION_CAPACITY,
+  NativeSessions,
+  type NativeStepInfo,
+  parseNativeReport,
+} from "./system_sessions.ts";
+import {
   countTokensRequestBody,
   DEFAULT_CAPTURE_WINDOW_MS,
   DEFAULT_CONTEXT_SIZE,
@@ -46,6 +52,13 @@ export interface SystemModelOptions {
   decorateRequest?: (body: JsonObject) => void;
   /** Quiescence window after the first captured tool call (default 25 ms). */
   captureWindowMs?: number;
+  /**
+   * How many live native sessions the plugin keeps (default 8; 0 turns continuing sessions off). Applies
+   * when this model opens the shared plugin handle of its library.
+   */
+  nativeSessions?: number;
+  /** Told after every step what the plugin did with native sessions (tests and benchmarks). */
+  onNativeStep?: (info: NativeStepInfo) => void;
 }
 
 interface SharedPlugin {
@@ -55,6 +68,7 @@ interface SharedPlugin {
   availability?: ModelAvailability;
   features: Record<string, boolean>;
   tokenCountUnsupported: boolean;
+  sessions: NativeSessions;
 }
 
 interface Absent {
@@ -118,13 +132,15 @@ class SystemModel implements LanguageModel {
         };
       }
       try {
-        const handle = FmLibrary.load(candidate.path).open({ client: CLIENT });
+        const capacity = this.#options.nativeSessions ?? NATIVE_SESSION_CAPACITY;
+        const handle = FmLibrary.load(candidate.path).open({ client: CLIENT, nativeSessions: capacity });
         const entry: SharedPlugin = {
           path: candidate.path,
           source: candidate.source,
           handle,
           features: Object.create(null),
           tokenCountUnsupported: false,
+          sessions: new NativeSessions(capacity),
         };
         shared.set(candidate.path, entry);
         return (this.#last = entry);
@@ -181,9 +197,11 @@ class SystemModel implements LanguageModel {
       }
     }
     if (signal.aborted) throw BridgeError.cancelled();
-    const body = this.#decorate(
-      stepRequestBody(request, this.#options.captureWindowMs ?? DEFAULT_CAPTURE_WINDOW_MS),
-    );
+    const unsent = stepRequestBody(request, this.#options.captureWindowMs ?? DEFAULT_CAPTURE_WINDOW_MS);
+    // After stepRequestBody: the history's ids are assigned, so the claim compares what is sent.
+    const claim = plugin.sessions.claim(request);
+    unsent.native = NativeSessions.body(claim);
+    const body = this.#decorate(unsent);
     let raw: unknown;
     try {
       raw = await plugin.handle.request(body, {
@@ -200,8 +218,9 @@ class SystemModel implements LanguageModel {
       throw signal.aborted ? BridgeError.cancelled() : stepError(error);
     }
     if (signal.aborted) throw BridgeError.cancelled();
+    let result: StepResult;
     try {
-      return parseStepResult(raw);
+      result = parseStepResult(raw);
     } catch (error) {
       if (error instanceof MalformedResultError) {
         throw BridgeError.of(
@@ -211,6 +230,10 @@ class SystemModel implements LanguageModel {
       }
       throw error;
     }
+    const report = parseNativeReport(raw);
+    plugin.sessions.settle(claim, request, result, report);
+    if (report) this.#options.onNativeStep?.({ ...report, requested: claim.continue });
+    return result;
   }
 
   async countTokens(request: Omit<StepRequest, "signal">): Promise<number> {

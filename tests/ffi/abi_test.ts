@@ -37,8 +37,8 @@ async function pollUntil(h: Deno.PointerObject, done: (e: Record<string, unknown
 
 const submit = (h: Deno.PointerObject, req: unknown) => sym.oamfm_submit(h, cString(JSON.stringify(req)));
 
-Deno.test("abi: version 1.0 and open refuses another major or invalid options", () => {
-  assert.equal(sym.oamfm_abi_version(), 0x10000);
+Deno.test("abi: version 1.1 and open refuses another major or invalid options", () => {
+  assert.equal(sym.oamfm_abi_version(), 0x10001);
   assert.equal(sym.oamfm_open(cString("not json")), null);
   assert.equal(sym.oamfm_open(cString('{"abi":{"major":2,"minor":0}}')), null);
   assert.equal(sym.oamfm_open(cString("[]")), null);
@@ -187,6 +187,223 @@ Deno.test("abi: scripted delays keep event order", async () => {
     });
     const seen = await pollUntil(h, (e) => e.type === "result");
     assert.deepEqual(seen.map((e) => e.n ?? e.type), [1, 2, 3, 4, "result"]);
+  } finally {
+    sym.oamfm_close(h);
+  }
+});
+
+Deno.test("abi: a poll batch holds at most 64 events, the closed marker included", async () => {
+  const h = open();
+  try {
+    const events = Array.from({ length: 70 }, (_, n) => ({ type: "log", n }));
+    assert.equal(submit(h, { id: "q1", op: "step", "x-double": { events, result: { kind: "text" } } }), 0);
+    // Resubmitting the id succeeds once q1 has ended, i.e. once all its 71 events are queued.
+    for (let i = 0; submit(h, { id: "q1", op: "step", "x-double": { hang: true } }) !== 0; i++) {
+      assert.ok(i < 5000, "q1 never finished");
+      await new Promise((r) => setTimeout(r, 1));
+    }
+    const first = read(await sym.oamfm_poll(h, 0))!;
+    const second = read(await sym.oamfm_poll(h, 0))!;
+    assert.deepEqual([first.length, second.length], [64, 7]);
+  } finally {
+    sym.oamfm_close(h);
+  }
+  // At close, a waiting poll gets the oldest 63 remaining events and the closed marker.
+  const c = open();
+  for (let i = 0; i < 70; i++) submit(c, { id: `c${i}`, op: "step", "x-double": { hang: true } });
+  const blocked = sym.oamfm_poll(c, -1);
+  await new Promise((r) => setTimeout(r, 30));
+  sym.oamfm_close(c);
+  const last = read(await blocked) as Record<string, unknown>[];
+  assert.equal(last.length, 64);
+  assert.deepEqual(last.at(-1), { type: "closed" });
+  assert.ok(last.slice(0, 63).every((e) => e.type === "error"));
+  assert.equal(await sym.oamfm_poll(c, 0), null);
+});
+
+Deno.test("abi: invalid UTF-8 is refused (open, submit, cancel); valid multi-byte text is kept", async () => {
+  const bytes = (prefix: string, raw: number[], suffix: string) =>
+    new Uint8Array([...new TextEncoder().encode(prefix), ...raw, ...new TextEncoder().encode(suffix), 0]);
+  assert.equal(sym.oamfm_open(bytes('{"client":"', [0xff], '"}')), null);
+  const h = open();
+  try {
+    for (
+      const raw of [[0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xe2, 0x82], [0x80]]
+    ) {
+      const status = sym.oamfm_submit(h, bytes('{"id":"u","op":"step","prompt":"', raw, '"}'));
+      assert.equal(status, OAMFM_STATUS.request, `bytes ${raw}`);
+    }
+    assert.equal(sym.oamfm_cancel(h, bytes("u", [0xff], "")), OAMFM_STATUS.argument);
+    const req = { id: "v", op: "step", prompt: "gâteau €5 🐉", "x-double": { echo: true } };
+    assert.equal(submit(h, req), OAMFM_STATUS.ok);
+    const [echo] = await pollUntil(h, (e) => e.type === "echo");
+    assert.deepEqual(echo.request, req);
+  } finally {
+    sym.oamfm_close(h);
+  }
+});
+
+/** One native step or prewarm through the raw ABI; returns its result's `native` report. */
+/** Like `native`, for a request that must report. */
+async function nativeReport(
+  h: Deno.PointerObject,
+  id: string,
+  fields: Record<string, unknown>,
+  result?: unknown,
+) {
+  const report = await native(h, id, fields, result);
+  assert.ok(report !== undefined, `${id} has no native report`);
+  return report;
+}
+
+async function native(
+  h: Deno.PointerObject,
+  id: string,
+  fields: Record<string, unknown>,
+  result: unknown = { kind: "text", text: "ok" },
+) {
+  const body = { id, op: "step", instructions: "I.", tools: [], history: [], prompt: "p", ...fields };
+  assert.equal(submit(h, { ...body, "x-double": { result } }), OAMFM_STATUS.ok);
+  const events = await pollUntil(h, (e) => e.id === id && (e.type === "result" || e.type === "error"));
+  const terminal = events.find((e) => e.id === id && e.type === "result");
+  return (terminal?.result as { native?: Record<string, unknown> } | undefined)?.native as
+    | Record<string, unknown>
+    | undefined;
+}
+
+Deno.test("abi: native sessions continue only with the same instructions, tools and history length", async () => {
+  const h = open();
+  const two = [{ role: "user" }, { role: "response" }];
+  const four = [...two, ...two];
+  try {
+    assert.deepEqual(await nativeReport(h, "a", { native: { key: "k", continue: true } }), {
+      key: "k",
+      rebuilt: true,
+      reason: "missing",
+      evaluatedEntries: 2,
+      kept: true,
+    });
+    const next = await native(h, "b", { history: two, native: { key: "k", continue: true } });
+    assert.deepEqual(next, {
+      key: "k",
+      rebuilt: false,
+      reason: "continued",
+      evaluatedEntries: 1,
+      kept: true,
+    });
+    // Other instructions, other tools or another history length: rebuilt from the whole request.
+    const changed = await native(h, "c", {
+      instructions: "J.",
+      history: four,
+      native: { key: "k", continue: true },
+    });
+    assert.deepEqual(changed, {
+      key: "k",
+      rebuilt: true,
+      reason: "changed",
+      evaluatedEntries: 6,
+      kept: true,
+    });
+    const tools = [{ name: "t", description: "", parameters: {} }];
+    const withTools = await native(h, "d", { instructions: "J.", tools, history: [...four, ...two] });
+    assert.equal(withTools, undefined, "no native member, no report");
+    const wrongLength = await native(h, "e", {
+      instructions: "J.",
+      history: two,
+      native: { key: "k", continue: true },
+    });
+    assert.equal(wrongLength?.reason, "changed");
+    // continue:false always builds anew (and replaces what the key held).
+    assert.equal(
+      (await nativeReport(h, "f", { instructions: "J.", history: four, native: { key: "k" } })).reason,
+      "new",
+    );
+    assert.equal(
+      (await nativeReport(h, "g", {
+        instructions: "J.",
+        history: [...four, ...two],
+        native: { key: "k", continue: true },
+      }))
+        .reason,
+      "continued",
+    );
+  } finally {
+    sym.oamfm_close(h);
+  }
+});
+
+Deno.test("abi: tool calls, errors and empty prompts are not kept; capacity evicts the least recently used", async () => {
+  const h = open({ nativeSessions: 2 });
+  const two = [{ role: "user" }, { role: "response" }];
+  const calls = { kind: "toolCalls", calls: [{ name: "t", arguments: {} }] };
+  try {
+    assert.equal((await nativeReport(h, "a", { native: { key: "t" } }, calls)).kept, false);
+    assert.equal(
+      (await nativeReport(h, "b", { history: two, native: { key: "t", continue: true } })).reason,
+      "missing",
+    );
+    assert.equal((await nativeReport(h, "c", { prompt: "", native: { key: "e" } })).kept, false);
+    assert.equal(
+      (await nativeReport(h, "d", { history: two, native: { key: "e", continue: true } })).reason,
+      "missing",
+    );
+    assert.equal(
+      submit(h, { id: "x", op: "step", prompt: "p", native: { key: "x" }, "x-double": { error: {} } }),
+      0,
+    );
+    await pollUntil(h, (e) => e.id === "x");
+    assert.equal(
+      (await nativeReport(h, "y", { history: two, native: { key: "x", continue: true } })).reason,
+      "missing",
+    );
+    // Capacity 2: k1, k2 kept, k3 evicts k1 (least recently used).
+    for (const key of ["k1", "k2", "k3"]) {
+      assert.equal((await nativeReport(h, key, { native: { key } })).kept, true);
+    }
+    assert.equal(
+      (await nativeReport(h, "r1", { history: two, native: { key: "k1", continue: true } })).reason,
+      "missing",
+    );
+    assert.equal(
+      (await nativeReport(h, "r3", { history: two, native: { key: "k3", continue: true } })).reason,
+      "continued",
+    );
+  } finally {
+    sym.oamfm_close(h);
+  }
+});
+
+Deno.test("abi: prewarm with a native key keeps a session for the next step with that history", async () => {
+  const h = open();
+  const two = [{ role: "user" }, { role: "response" }];
+  try {
+    assert.equal(
+      submit(h, {
+        id: "w",
+        op: "prewarm",
+        instructions: "I.",
+        tools: [],
+        history: two,
+        native: { key: "w" },
+      }),
+      OAMFM_STATUS.ok,
+    );
+    const [warm] = await pollUntil(h, (e) => e.id === "w");
+    assert.deepEqual(warm.result, {
+      native: { key: "w", rebuilt: true, reason: "new", evaluatedEntries: 3, kept: true },
+    });
+    const step = await native(h, "s", { history: two, native: { key: "w", continue: true } });
+    assert.deepEqual(step, {
+      key: "w",
+      rebuilt: false,
+      reason: "continued",
+      evaluatedEntries: 1,
+      kept: true,
+    });
+    // Without a key, prewarm answers {} and keeps nothing.
+    assert.equal(submit(h, { id: "w2", op: "prewarm", instructions: "I." }), OAMFM_STATUS.ok);
+    const [plain] = await pollUntil(h, (e) => e.id === "w2");
+    assert.deepEqual(plain.result, {});
   } finally {
     sym.oamfm_close(h);
   }

@@ -292,3 +292,74 @@ Deno.test("e2e: plugin errors map to protocol errors on the wire", async () => {
     await finish(c);
   }
 });
+
+Deno.test("e2e: parallel calls keep the plugin's order and its native ids become the transcript ids", async () => {
+  const LOOK = {
+    name: "look",
+    description: "Look somewhere.",
+    parameters: { type: "object", properties: {} },
+  };
+  const { c, sent } = client([
+    {
+      result: {
+        kind: "toolCalls",
+        // The plugin lists them in the transcript entry's order, each with the entry's ToolCall.id.
+        calls: [
+          { name: "open_gate", arguments: { gate: "north" }, nativeId: "fm-call-1" },
+          { name: "look", arguments: {}, nativeId: "fm-call-2" },
+        ],
+        usage: null,
+      },
+    },
+    { result: { kind: "text", text: "Done.", usage: null } },
+  ]);
+  try {
+    await c.call("session/create", { session: "s", tools: [GATE_TOOL, LOOK] });
+    const id = c.request("session/respond", { session: "s", prompt: "Both." });
+    const first = await c.toolCall(1);
+    const second = await c.toolCall(2);
+    assert.deepEqual(
+      [first, second].map((m) => ((m.params as JsonObject).call as JsonObject).name),
+      ["open_gate", "look"],
+    );
+    c.reply(second.id as string, { output: "nothing" });
+    c.reply(first.id as string, { output: "opened" });
+    assert.ok("result" in await c.response(id));
+    const history = sent[1].history as JsonObject[];
+    const calls = history[1].toolCalls as JsonObject[];
+    assert.deepEqual(calls.map((call) => call.id), ["fm-call-1", "fm-call-2"]);
+    assert.deepEqual(history.slice(2).map((e) => [e.toolCallID, e.toolName]), [
+      ["fm-call-1", "open_gate"],
+      ["fm-call-2", "look"],
+    ]);
+  } finally {
+    await finish(c);
+  }
+});
+
+Deno.test("e2e: a rate_limited plugin error (what ModelManagerError 1012 maps to) is retried; tool_failed is not", async () => {
+  const { c, sent } = client([
+    {
+      error: {
+        code: "rate_limited",
+        message: "The on-device model is busy.",
+        detail: { retryAfterSeconds: 0 },
+      },
+    },
+    { result: { kind: "text", text: "Second try.", usage: null } },
+    { error: { code: "tool_failed", message: "Tool 'open_gate' failed: broken." } },
+  ]);
+  try {
+    await c.call("session/create", { session: "s", options: { maxAttempts: 2 } });
+    assert.equal(
+      result(await c.response(c.request("session/respond", { session: "s", prompt: "x" }))).text,
+      "Second try.",
+    );
+    assert.equal(sent.length, 2);
+    const failed = await c.response(c.request("session/respond", { session: "s", prompt: "y" }));
+    assert.equal((failed.error as JsonObject).code, -32008);
+    assert.equal(sent.length, 3, "not retried");
+  } finally {
+    await finish(c);
+  }
+});

@@ -144,8 +144,10 @@ Deno.test("system model: plain step returns text; the request JSON follows the A
       options: { temperature: 0.5, maximumResponseTokens: 64, sampling: { mode: "topK", k: 40, seed: 7 } },
       stream: false,
       captureWindowMs: 25,
+      native: { key: sent.native.key, continue: false },
       "x-double": { echoAsText: true },
     });
+    assert.match(sent.native.key, /^n\d+$/);
   } finally {
     await cleanup();
   }

@@ -141,6 +141,8 @@ const TYPES = [
   "ModelAvailability",
   "ModelFactories",
   "ModelSpec",
+  "NativeReport",
+  "NativeStepInfo",
   "OpenAIModelConfig",
   "ParsedTools",
   "PathRelation",

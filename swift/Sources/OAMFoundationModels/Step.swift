@@ -1,327 +1,201 @@
+#if canImport(FoundationModels)
 import Foundation
 import FoundationModels
+import OAMCore
+import Synchronization
 
-/// Records the tool calls the model makes during one step, and decides when they have settled:
-/// after the first call, once no new call arrived for a quiescence window (parallel calls start within
-/// about a millisecond of each other), capped at one second in total.
-final class CaptureRecorder: @unchecked Sendable {
-    struct Call {
-        let name: String
-        let argumentsJSON: String
-    }
+/// The inputs of one generation. `@unchecked Sendable`: FoundationModels' session, schema and options values
+/// belong to this one step; the race only moves them to the generation task.
+final class GenerationInput: @unchecked Sendable {
+    let live: LiveSession
+    let prompt: String
+    let schema: GenerationSchema?
+    let options: GenerationOptions
+    let stream: Bool
+    let context: RequestContext
+    /// The text streamed so far (reported with a toolCalls result).
+    let streamed = Mutex("")
 
-    private let lock = NSLock()
-    private var calls: [Call] = []
-    private var generation = 0
-    private var watcher: Task<Void, Never>?
-    private var onSettled: (@Sendable ([Call]) -> Void)?
-    private var windowMs = 25
-    private var stopped = false
-
-    /// Starts watching: `settled` runs once with the captured calls (never if the model calls no tool).
-    func watch(windowMs: Int, settled: @escaping @Sendable ([Call]) -> Void) {
-        lock.lock()
-        self.windowMs = windowMs
-        onSettled = settled
-        lock.unlock()
-    }
-
-    /// Called from a capture tool.
-    func record(name: String, argumentsJSON: String) {
-        lock.lock()
-        calls.append(Call(name: name, argumentsJSON: argumentsJSON))
-        generation += 1
-        let startWatcher = watcher == nil
-        if startWatcher {
-            let window = UInt64(max(windowMs, 0))
-            watcher = Task.detached { [weak self] in
-                let deadline = Date(timeIntervalSinceNow: 1)
-                var seen = -1
-                while !Task.isCancelled {
-                    try? await Task.sleep(nanoseconds: max(window, 1) * 1_000_000)
-                    guard let self else { return }
-                    let (now, snapshot, callback) = self.state()
-                    if now == seen || Date() >= deadline {
-                        callback?(snapshot)
-                        return
-                    }
-                    seen = now
-                }
-            }
-        }
-        lock.unlock()
-    }
-
-    private func state() -> (Int, [Call], (@Sendable ([Call]) -> Void)?) {
-        lock.lock()
-        defer { lock.unlock() }
-        return (generation, calls, onSettled)
-    }
-
-    /// Ends the step's capture: stops the watcher and releases suspended capture tools.
-    func stop() {
-        lock.lock()
-        let task = watcher
-        onSettled = nil
-        stopped = true
-        lock.unlock()
-        task?.cancel()
-    }
-
-    var isStopped: Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        return stopped
+    init(live: LiveSession, prompt: String, schema: GenerationSchema?, options: GenerationOptions, stream: Bool, context: RequestContext) {
+        self.live = live
+        self.prompt = prompt
+        self.schema = schema
+        self.options = options
+        self.stream = stream
+        self.context = context
     }
 }
 
-/// A tool the model may call in this step. It never runs anything: it records the call and suspends until
-/// the step is cancelled (which happens as soon as the calls have settled).
-struct CaptureTool: Tool {
-    typealias Arguments = GeneratedContent
-    typealias Output = String
-
-    let name: String
-    let description: String
-    let parameters: GenerationSchema
-    let recorder: CaptureRecorder
-
-    func call(arguments: GeneratedContent) async throws -> String {
-        recorder.record(name: name, argumentsJSON: arguments.jsonString)
-        // Suspend until the step ends: cancellation (Task.sleep throws) or the recorder being stopped, in
-        // case the framework runs tool calls outside the cancelled task tree.
-        while !recorder.isStopped {
-            try await Task.sleep(nanoseconds: 50_000_000)
-        }
-        throw CancellationError()
-    }
-}
-
-/// Resumes a continuation exactly once, whoever comes first (generation, capture, cancellation). A result
-/// that arrives before the continuation is attached is kept and delivered on attach.
-final class Once<T>: @unchecked Sendable {
-    private let lock = NSLock()
-    private var continuation: CheckedContinuation<T, Error>?
-    private var early: Result<T, Error>?
-    private var done = false
-
-    func attach(_ continuation: CheckedContinuation<T, Error>) {
-        lock.lock()
-        if let early {
-            self.early = nil
-            lock.unlock()
-            continuation.resume(with: early)
-            return
-        }
-        self.continuation = continuation
-        lock.unlock()
-    }
-
-    func resume(_ result: Result<T, Error>) {
-        lock.lock()
-        guard !done else {
-            lock.unlock()
-            return
-        }
-        done = true
-        guard let continuation else {
-            early = result
-            lock.unlock()
-            return
-        }
-        self.continuation = nil
-        lock.unlock()
-        continuation.resume(with: result)
-    }
-}
-
-final class TaskBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var task: Task<Void, Never>?
-
-    func set(_ task: Task<Void, Never>) {
-        lock.lock()
-        self.task = task
-        lock.unlock()
-    }
-
-    func cancel() {
-        lock.lock()
-        let task = self.task
-        lock.unlock()
-        task?.cancel()
-    }
-}
-
-/// The text streamed so far (reported with a toolCalls result).
-final class TextBox: @unchecked Sendable {
-    private let lock = NSLock()
-    private var text = ""
-    var value: String {
-        get { lock.lock(); defer { lock.unlock() }; return text }
-        set { lock.lock(); text = newValue; lock.unlock() }
-    }
-}
-
-/// One inference step (op "step"): build a throwaway session from the request, run one respond /
-/// streamResponse, and end with text, structured output, or the captured tool calls.
+/// One inference step (op `step`): continue the live native session or build one from the request, run one
+/// `respond` / `streamResponse`, and end with text, structured output, or the captured tool calls.
 struct StepRunner {
-    let request: [String: Any]
-    let emitter: Emitter
+    let spec: StepSpec
+    let context: RequestContext
+    let sessions: NativeSessionCache<LiveSession>
 
-    enum Outcome {
-        case text(String)
-        case structured(String)
-        case toolCalls([CaptureRecorder.Call])
-    }
-
-    func run() async throws -> String {
-        let model = try ModelChoice.model(request)
+    func run() async throws -> JSONValue {
+        let model = ModelChoice.model(spec.session.model)
         if let reason = Availability.reasonName(model) { throw PluginError.modelUnavailable(reason: reason) }
-        let parts = try SessionParts(request: request, model: model)
-        var schema: GenerationSchema?
-        if let raw = request["responseSchema"], !(raw is NSNull) {
-            schema = try Schemas.decode(raw, path: "responseSchema")
-        }
-        let mode = request["toolCallingMode"] as? String ?? "allowed"
-        guard ["allowed", "required", "disallowed"].contains(mode) else {
-            throw PluginError.invalidRequest("toolCallingMode must be allowed, required or disallowed.", path: "toolCallingMode")
-        }
-        let (options, appliedMode) = try StepRunner.options(request["options"], mode: mode, hasTools: !parts.tools.isEmpty)
-        let prompt = request["prompt"] as? String ?? ""
-        let stream = JSON.bool(request["stream"]) ?? true
-        let window = min(max(JSON.int(request["captureWindowMs"]) ?? 25, 0), 250)
+        let schema = try spec.responseSchema.map { try Schemas.decode($0, path: "responseSchema") }
+        let (options, appliedMode) = StepOptions.make(spec.options, mode: spec.mode, hasTools: !spec.session.tools.isEmpty)
 
-        let session = LanguageModelSession(model: model, tools: parts.tools, transcript: parts.transcript)
-        let once = Once<Outcome>()
-        let generation = TaskBox()
-        let streamed = TextBox()
-        let emitter = self.emitter
-        let recorder = parts.recorder
-        // Whoever wins (text, captured calls, an error or cancellation), end the other side: cancel the
-        // generation and release the capture tools, which are still suspended after a tool call.
-        defer {
-            recorder.stop()
-            generation.cancel()
+        var report: NativeReport?
+        var live: LiveSession?
+        if let native = spec.native {
+            let taken = sessions.take(
+                native, signature: spec.session.signature, history: spec.session.history.count,
+                hasInstructionsEntry: spec.session.hasInstructionsEntry, isStep: true
+            )
+            report = taken.report
+            live = taken.session
         }
+        let session = try live ?? LiveSession.build(spec.session, model: model)
+        let recorder = CaptureRecorder(windowMs: spec.captureWindowMs)
+        session.slot.set(recorder)
+        defer { session.slot.set(nil) }
 
-        let outcome: Outcome = try await withTaskCancellationHandler {
-            try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Outcome, Error>) in
-                once.attach(continuation)
-                recorder.watch(windowMs: window) { calls in once.resume(.success(.toolCalls(calls))) }
-                generation.set(Task {
-                    do {
-                        let result = try await StepRunner.generate(
-                            session: session, prompt: prompt, schema: schema, options: options,
-                            stream: stream, emitter: emitter, streamed: streamed
-                        )
-                        once.resume(.success(result))
-                    } catch {
-                        once.resume(.failure(error))
-                    }
-                })
+        let input = GenerationInput(
+            live: session, prompt: spec.prompt, schema: schema, options: options, stream: spec.stream, context: context
+        )
+        let outcome = try await StepRace.run(
+            recorder: recorder,
+            order: { calls in ToolCallOrder.order(calls, by: input.live.latestToolCalls()) },
+            generate: { try await Generation.run(input) }
+        )
+
+        // Keep the session when its transcript is exactly what the bridge will have: history, prompt, answer.
+        if var kept = report, let native = spec.native, !spec.prompt.isEmpty {
+            switch outcome {
+            case .text, .structured:
+                kept.kept = sessions.keep(
+                    native.key, session: session, signature: spec.session.signature, history: spec.session.history.count + 2
+                )
+                report = kept
+            case .toolCalls:
+                break
             }
-        } onCancel: {
-            once.resume(.failure(CancellationError()))
         }
-
-        let modeJSON = JSON.quote(appliedMode)
-        switch outcome {
-        case .text(let text):
-            return "{\"kind\":\"text\",\"text\":\(JSON.quote(text)),\"usage\":null,\"appliedToolCallingMode\":\(modeJSON)}"
-        case .structured(let json):
-            guard JSON.isValid(json) else { throw PluginError.generationFailed("The model produced invalid structured content.") }
-            return "{\"kind\":\"structured\",\"value\":\(json),\"usage\":null,\"appliedToolCallingMode\":\(modeJSON)}"
-        case .toolCalls(let calls):
-            let list = calls.map { call -> String in
-                let args = JSON.isValid(call.argumentsJSON) ? call.argumentsJSON : "{}"
-                return "{\"name\":\(JSON.quote(call.name)),\"arguments\":\(args),\"nativeId\":null}"
-            }
-            return "{\"kind\":\"toolCalls\",\"calls\":[\(list.joined(separator: ","))],\"text\":\(JSON.quote(streamed.value)),"
-                + "\"usage\":null,\"appliedToolCallingMode\":\(modeJSON)}"
-        }
+        return StepResultJSON.make(
+            outcome, streamedText: input.streamed.withLock { $0 }, appliedMode: appliedMode, native: report
+        )
     }
+}
 
-    static func generate(
-        session: LanguageModelSession, prompt: String, schema: GenerationSchema?, options: GenerationOptions,
-        stream: Bool, emitter: Emitter, streamed: TextBox
-    ) async throws -> Outcome {
-        if let schema {
-            if stream {
+enum Generation {
+    static func run(_ input: GenerationInput) async throws -> StepOutcome {
+        let session = input.live.session
+        let context = input.context
+        if let schema = input.schema {
+            if input.stream {
                 var last: GeneratedContent?
-                let responses = session.streamResponse(to: prompt, schema: schema, includeSchemaInPrompt: true, options: options)
-                for try await snapshot in responses {
+                var usage: StepUsage?
+                let stream = session.streamResponse(to: input.prompt, schema: schema, includeSchemaInPrompt: true, options: input.options)
+                for try await snapshot in stream {
                     last = snapshot.rawContent
-                    emitter.partial(snapshot.rawContent.jsonString)
+                    usage = StepUsages.of(snapshot)
+                    context.partial(JSONValue(snapshot.rawContent))
                 }
                 try Task.checkCancellation() // a cancelled stream may end quietly
                 guard let last else { throw PluginError.generationFailed("The model produced no structured content.") }
-                return .structured(last.jsonString)
+                return .structured(JSONValue(last), usage: usage)
             }
-            let response = try await session.respond(to: prompt, schema: schema, includeSchemaInPrompt: true, options: options)
-            return .structured(response.content.jsonString)
+            let response = try await session.respond(to: input.prompt, schema: schema, includeSchemaInPrompt: true, options: input.options)
+            return .structured(JSONValue(response.content), usage: StepUsages.of(response))
         }
-        if stream {
+        if input.stream {
             var last = ""
-            for try await snapshot in session.streamResponse(to: prompt, options: options) {
+            var usage: StepUsage?
+            for try await snapshot in session.streamResponse(to: input.prompt, options: input.options) {
                 let text = snapshot.content
+                usage = StepUsages.of(snapshot)
                 if text != last {
                     last = text
-                    streamed.value = text
-                    emitter.text(text)
+                    input.streamed.withLock { $0 = text }
+                    context.text(text)
                 }
             }
             try Task.checkCancellation()
-            return .text(last)
+            return .text(last, usage: usage)
         }
-        let response = try await session.respond(to: prompt, options: options)
-        return .text(response.content)
-    }
-
-    /// GenerationOptions from `{temperature, maximumResponseTokens, sampling}`, and the tool-calling mode that
-    /// was really applied (`toolCallingMode` exists from macOS 27; before, tools are simply allowed).
-    static func options(_ raw: Any?, mode: String, hasTools: Bool) throws -> (GenerationOptions, String) {
-        let spec = raw as? [String: Any] ?? [:]
-        var sampling: GenerationOptions.SamplingMode?
-        if let s = spec["sampling"] as? [String: Any] {
-            let seed = JSON.int(s["seed"]).map { UInt64(truncatingIfNeeded: $0) }
-            switch s["mode"] as? String {
-            case "greedy":
-                sampling = .greedy
-            case "topK":
-                guard let k = JSON.int(s["k"]), k > 0 else {
-                    throw PluginError.invalidRequest("options.sampling.k must be a positive integer.", path: "options.sampling.k")
-                }
-                sampling = .random(top: k, seed: seed)
-            case "topP":
-                guard let p = JSON.double(s["p"]), p >= 0, p <= 1 else {
-                    throw PluginError.invalidRequest("options.sampling.p must be between 0 and 1.", path: "options.sampling.p")
-                }
-                sampling = .random(probabilityThreshold: p, seed: seed)
-            default:
-                throw PluginError.invalidRequest("options.sampling.mode must be greedy, topK or topP.", path: "options.sampling.mode")
-            }
-        }
-        var maxTokens: Int?
-        if let m = JSON.int(spec["maximumResponseTokens"]) {
-            guard m > 0 else {
-                throw PluginError.invalidRequest("options.maximumResponseTokens must be positive.", path: "options.maximumResponseTokens")
-            }
-            maxTokens = m
-        }
-        var options = GenerationOptions(sampling: sampling, temperature: JSON.double(spec["temperature"]), maximumResponseTokens: maxTokens)
-        var applied = hasTools ? "allowed" : "disallowed"
-        #if compiler(>=6.4)
-        if #available(macOS 27.0, *) {
-            switch hasTools ? mode : "disallowed" {
-            case "required": options.toolCallingMode = .required
-            case "disallowed": options.toolCallingMode = .disallowed
-            default: options.toolCallingMode = .allowed
-            }
-            applied = hasTools ? mode : "disallowed"
-        }
-        #endif
-        _ = mode
-        return (options, applied)
+        let response = try await session.respond(to: input.prompt, options: input.options)
+        return .text(response.content, usage: StepUsages.of(response))
     }
 }
+
+/// macOS 27's usage (input tokens with the cached ones, output tokens); nil before 27 or with an older SDK.
+enum StepUsages {
+    static func of(_ response: LanguageModelSession.Response<String>) -> StepUsage? {
+        #if compiler(>=6.4)
+        if #available(macOS 27.0, *) { return make(response.usage) }
+        #endif
+        return nil
+    }
+
+    static func of(_ response: LanguageModelSession.Response<GeneratedContent>) -> StepUsage? {
+        #if compiler(>=6.4)
+        if #available(macOS 27.0, *) { return make(response.usage) }
+        #endif
+        return nil
+    }
+
+    static func of(_ snapshot: LanguageModelSession.ResponseStream<String>.Snapshot) -> StepUsage? {
+        #if compiler(>=6.4)
+        if #available(macOS 27.0, *) { return make(snapshot.usage) }
+        #endif
+        return nil
+    }
+
+    static func of(_ snapshot: LanguageModelSession.ResponseStream<GeneratedContent>.Snapshot) -> StepUsage? {
+        #if compiler(>=6.4)
+        if #available(macOS 27.0, *) { return make(snapshot.usage) }
+        #endif
+        return nil
+    }
+
+    #if compiler(>=6.4)
+    @available(macOS 27.0, *)
+    static func make(_ usage: LanguageModelSession.Usage) -> StepUsage {
+        StepUsage(
+            inputTokens: usage.input.totalTokenCount,
+            cachedInputTokens: usage.input.cachedTokenCount,
+            outputTokens: usage.output.totalTokenCount
+        )
+    }
+    #endif
+}
+
+enum StepOptions {
+    /// GenerationOptions from the request, and the tool-calling mode really applied (`toolCallingMode` exists
+    /// from macOS 27; before, tools are simply allowed). The 27 SDK deprecates `init(sampling:…)` in favour of
+    /// the back-deployed `init(samplingMode:…)`, which older SDKs lack.
+    static func make(_ spec: OptionsSpec, mode: ToolCallingMode, hasTools: Bool) -> (GenerationOptions, String) {
+        var sampling: GenerationOptions.SamplingMode?
+        switch spec.sampling {
+        case .greedy: sampling = .greedy
+        case .topK(let k, let seed): sampling = .random(top: k, seed: seed)
+        case .topP(let p, let seed): sampling = .random(probabilityThreshold: p, seed: seed)
+        case nil: sampling = nil
+        }
+        #if compiler(>=6.4)
+        var options = GenerationOptions(
+            samplingMode: sampling, temperature: spec.temperature, maximumResponseTokens: spec.maximumResponseTokens
+        )
+        if #available(macOS 27.0, *) {
+            let applied = hasTools ? mode : .disallowed
+            switch applied {
+            case .required: options.toolCallingMode = .required
+            case .disallowed: options.toolCallingMode = .disallowed
+            case .allowed: options.toolCallingMode = .allowed
+            }
+            return (options, applied.rawValue)
+        }
+        return (options, hasTools ? "allowed" : "disallowed")
+        #else
+        let options = GenerationOptions(
+            sampling: sampling, temperature: spec.temperature, maximumResponseTokens: spec.maximumResponseTokens
+        )
+        return (options, hasTools ? "allowed" : "disallowed")
+        #endif
+    }
+}
+#endif

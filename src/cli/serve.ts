@@ -1,0 +1,304 @@
+/**
+ * `oam serve`: the OpenAI-compatible Chat Completions server with real tool calls, and the bridge protocol
+ * over WebSocket at `/rpc`.
+ * @module
+ */
+import { parseToolDefinitions } from "../agent/tool_definitions.ts";
+import type { AgentTool } from "../agent/types.ts";
+import { BridgeError } from "../protocol/errors.ts";
+import { createSystemModel } from "../models/system.ts";
+import { OpenAIServer } from "../serve/openai_server.ts";
+import { DEFAULT_PORT, SERVE_DEFAULTS, type ServeConfiguration } from "../serve/server_config.ts";
+import { isLoopbackAddress } from "../serve/http_guard.ts";
+import { LOG_LEVELS, type LogLevel, stderrLogger } from "../util/logger.ts";
+import { intFlag, listFlag, numberFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
+import { CliError, EXIT, reportError } from "./cli_error.ts";
+import { runCommandTool } from "./command_tools.ts";
+import { MODEL_FLAGS_HELP, resolveModelChoice, unavailableMessage } from "./local_bridge.ts";
+import { loadToolsFile, toolName } from "./tools_file.ts";
+import { envVar, writeErr, writeOut } from "./tty.ts";
+
+/** Help text of `oam serve`. */
+export const SERVE_HELP = `oam serve — an OpenAI-compatible Chat Completions server with real tool calls
+
+Usage: oam serve [options]
+
+Requests with "tools" get finish_reason "tool_calls" with the calls; send the results back as
+"tool" messages (the standard OpenAI tool loop). tool_choice "required" and a named function work,
+as do json_schema responses and streaming. The same server speaks the bridge's JSON-RPC protocol
+over WebSocket at /rpc (one message per text frame), for browser games and other socket clients.
+
+Endpoints:
+  POST /v1/chat/completions   GET /v1/models   GET /health   GET /rpc (WebSocket)
+
+Options:
+  --host <addr>           address to bind (default 127.0.0.1; another address needs --api-key)
+  --port <n>              TCP port (default ${DEFAULT_PORT}; 0 picks a free one; none with --socket alone)
+  --socket <path>         also (or, without --port, only) listen on this Unix domain socket
+  --api-key <key>         require 'Authorization: Bearer <key>' (default: $OAM_API_KEY)
+  --allow-origin <o>      browser origin allowed to call the server, or '*' (repeatable)
+  --allow-host <name>     host name served besides localhost on a loopback bind, or '*' (repeatable)
+  --model-alias <a=m>     extra model id for a served model, e.g. gpt-4o-mini=system (repeatable)
+  --tools <file>          command tools ("x-oam") the server runs itself; clients never see them
+  -i, --instructions <t>  instructions put before every request's system messages
+  --max-concurrent <n>    completions generated at once (default ${SERVE_DEFAULTS.maxConcurrentRequests}); others queue
+  --max-queued <n>        completions waiting for a slot (default ${SERVE_DEFAULTS.maxQueuedRequests}); more get 429
+  --timeout <s>           time limit per completion in seconds, queueing included (default 120)
+  --max-body-bytes <n>    largest request body (default ${SERVE_DEFAULTS.maxRequestBodyBytes}); larger is 413
+  --no-rpc                do not serve the WebSocket bridge at /rpc
+  --tool-timeout <s>      /rpc: seconds a client has to answer a tool/call (default 120; 0 = forever)
+  --max-sessions <n>      /rpc: sessions per connection (default 64)
+  --log-level <level>     debug | info | warning | error | off (default info; logs go to stderr)
+${MODEL_FLAGS_HELP}
+  -h, --help              show this help
+
+Environment:
+  OAM_API_KEY=<key>       API key when --api-key is not given
+  OAM_SCRIPT=<file>       the served model plays this scripted model (like --script)
+
+Permissions (deno run): --allow-net=<host>:<port> (the bind address), --allow-env=OAM_API_KEY,OAM_SCRIPT
+(plus OAM_FM_LIBRARY), --allow-read (the plugin, a script, a tools file), --allow-ffi (the on-device
+model); --allow-run only with --tools; --allow-write only with --socket.
+
+Examples:
+  oam serve
+  oam serve --port 0 --tools server-tools.json --model-alias gpt-4o-mini=system
+  oam serve --socket /tmp/oam.sock
+  OAM_API_KEY=secret oam serve --host 0.0.0.0
+`;
+
+/** Server tools of a tools file: every definition must be a command tool (`x-oam`). */
+async function serverTools(path: string): Promise<AgentTool[]> {
+  const loaded = await loadToolsFile(path);
+  for (const def of loaded.raw) {
+    const name = toolName(def);
+    if (!loaded.commands.has(name)) {
+      throw CliError.invalidInput(
+        `${path}: server tool '${name}' has no "x-oam" command. Server tools run in the server; client tools arrive in each request's "tools".`,
+      );
+    }
+  }
+  let parsed;
+  try {
+    parsed = parseToolDefinitions(loaded.definitions, "tools", null);
+  } catch (error) {
+    if (error instanceof BridgeError) throw CliError.invalidInput(`${path}: ${error.message}`);
+    throw error;
+  }
+  for (const warning of parsed.warnings) writeErr(`warning: ${path}: ${warning}\n`);
+  return parsed.tools.map((tool): AgentTool => {
+    const spec = loaded.commands.get(tool.name)!;
+    return {
+      ...tool,
+      execution: "local",
+      // The command's own timeout (SIGTERM, then SIGKILL) ends it first; this bounds a stuck pipe.
+      timeoutMs: (spec.timeoutSeconds + 5) * 1000,
+      run: (args, context) =>
+        runCommandTool(spec, tool.name, { id: context.call.id, arguments: args }, context.signal),
+    };
+  });
+}
+
+function aliases(entries: string[], served: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const entry of entries) {
+    const eq = entry.indexOf("=");
+    if (eq <= 0 || eq === entry.length - 1) {
+      throw CliError.usage(`--model-alias expects alias=model; got '${entry}'.`);
+    }
+    const target = entry.slice(eq + 1);
+    if (target !== served) {
+      throw CliError.usage(`--model-alias: unknown model '${target}'; the served model is '${served}'.`);
+    }
+    out.set(entry.slice(0, eq), target);
+  }
+  return out;
+}
+
+/** The banner: where the server listens, a ready-to-paste curl and the SDK base URL. */
+export function banner(options: {
+  host: string;
+  port: number | null;
+  socket: string | null;
+  model: string;
+  apiKey: boolean;
+  rpc: boolean;
+  tools: string[];
+}): string {
+  const host = options.host.includes(":") ? `[${options.host}]` : options.host;
+  const base = options.port === null ? null : `http://${host}:${options.port}`;
+  const lines: string[] = [];
+  if (base) lines.push(`oam serve listening on ${base}/v1  (model: ${options.model})`);
+  if (options.socket) lines.push(`oam serve listening on unix:${options.socket}  (model: ${options.model})`);
+  if (options.rpc && base) lines.push(`bridge protocol over WebSocket: ws://${host}:${options.port}/rpc`);
+  if (options.tools.length > 0) lines.push(`server tools: ${options.tools.join(", ")}`);
+  const target = base
+    ? `${base}/v1/chat/completions`
+    : `--unix-socket ${options.socket} http://localhost/v1/chat/completions`;
+  const auth = options.apiKey ? ` \\\n    -H "Authorization: Bearer $OAM_API_KEY"` : "";
+  lines.push(
+    "",
+    "Try it:",
+    `  curl ${target} \\`,
+    `    -H 'Content-Type: application/json'${auth} \\`,
+    `    -d '{"model": "system", "tool_choice": "required",`,
+    `         "messages": [{"role": "user", "content": "What is the weather in Paris?"}],`,
+    `         "tools": [{"type": "function", "function": {"name": "get_weather",`,
+    `           "description": "Current weather for a city",`,
+    `           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]}'`,
+    "",
+    `Any OpenAI SDK works: base_url=${base ? `${base}/v1` : "(unix socket)"}, api_key=${
+      options.apiKey ? "$OAM_API_KEY" : "anything"
+    }, model="system".`,
+    "Press Ctrl-C to stop.",
+    "",
+  );
+  return lines.join("\n");
+}
+
+function absolute(path: string): string {
+  return path.startsWith("/") ? path : `${Deno.cwd()}/${path}`;
+}
+
+/** Runs `oam serve` with the arguments after the subcommand; resolves with the exit code. */
+export async function runServe(args: string[]): Promise<number> {
+  if (wantsHelp(args)) {
+    writeOut(SERVE_HELP);
+    return EXIT.ok;
+  }
+  try {
+    return await serve(args);
+  } catch (error) {
+    return reportError(error, "human");
+  }
+}
+
+async function serve(args: string[]): Promise<number> {
+  const { values } = parseFlags("serve", args, {
+    host: { type: "string" },
+    port: { type: "string" },
+    socket: { type: "string" },
+    "api-key": { type: "string" },
+    "allow-origin": { type: "string", multiple: true },
+    "allow-host": { type: "string", multiple: true },
+    "model-alias": { type: "string", multiple: true },
+    tools: { type: "string" },
+    instructions: { type: "string", short: "i" },
+    "max-concurrent": { type: "string" },
+    "max-queued": { type: "string" },
+    timeout: { type: "string" },
+    "max-body-bytes": { type: "string" },
+    rpc: { type: "boolean" },
+    "tool-timeout": { type: "string" },
+    "max-sessions": { type: "string" },
+    "log-level": { type: "string" },
+    model: { type: "string" },
+    script: { type: "string" },
+    help: { type: "boolean", short: "h" },
+  }, false);
+  const level = (stringFlag(values, "log-level") ?? "info") as LogLevel;
+  if (!LOG_LEVELS.includes(level)) {
+    throw CliError.usage(`--log-level must be one of ${LOG_LEVELS.join(", ")}; got '${level}'.`);
+  }
+  const logger = stderrLogger(level, "oam serve");
+  const host = stringFlag(values, "host") ?? SERVE_DEFAULTS.host;
+  const socket = stringFlag(values, "socket");
+  const portFlag = intFlag(stringFlag(values, "port"), "--port", 0, 65535);
+  const port = portFlag ?? (socket !== undefined ? null : DEFAULT_PORT);
+  const keyFlag = stringFlag(values, "api-key");
+  const apiKey = keyFlag !== undefined ? keyFlag : envVar("OAM_API_KEY") ?? "";
+  if (port !== null && !isLoopbackAddress(host) && apiKey === "") {
+    throw CliError.usage(
+      `--host ${host} makes the server reachable from the network: set --api-key (or OAM_API_KEY) as well.`,
+    );
+  }
+  const timeout = numberFlag(stringFlag(values, "timeout"), "--timeout", 0.001, 86400) ?? 120;
+  const toolTimeout = numberFlag(stringFlag(values, "tool-timeout"), "--tool-timeout", 0, 86400);
+  const maxSessions = intFlag(stringFlag(values, "max-sessions"), "--max-sessions", 1);
+  const choice = await resolveModelChoice({
+    model: stringFlag(values, "model"),
+    script: stringFlag(values, "script"),
+  });
+  const systemModel = choice.config.systemModel;
+  const model = systemModel ? systemModel() : createSystemModel();
+  const toolsPath = stringFlag(values, "tools");
+  const tools = toolsPath === undefined ? [] : await serverTools(toolsPath);
+  const engine: ServeConfiguration["rpc"] = values.rpc === false ? null : {
+    engine: {
+      logger,
+      ...(systemModel ? { systemModel } : {}),
+      ...(toolTimeout !== undefined ? { toolTimeoutSeconds: toolTimeout } : {}),
+      ...(maxSessions !== undefined ? { maxSessions } : {}),
+    },
+    maxConnections: SERVE_DEFAULTS.rpcMaxConnections,
+    maxMessageBytes: SERVE_DEFAULTS.rpcMaxMessageBytes,
+  };
+  const config: Partial<ServeConfiguration> = {
+    host,
+    port,
+    socketPath: socket === undefined ? null : absolute(socket),
+    models: new Map([["system", model]]),
+    modelAliases: aliases(listFlag(values, "model-alias"), "system"),
+    serverTools: tools,
+    serverInstructions: stringFlag(values, "instructions") ?? null,
+    apiKey: apiKey === "" ? null : apiKey,
+    allowedOrigins: listFlag(values, "allow-origin"),
+    allowedHosts: listFlag(values, "allow-host").map((h) => h.toLowerCase()),
+    maxConcurrentRequests: intFlag(stringFlag(values, "max-concurrent"), "--max-concurrent", 1),
+    maxQueuedRequests: intFlag(stringFlag(values, "max-queued"), "--max-queued", 0),
+    requestTimeoutMs: Math.round(timeout * 1000),
+    maxRequestBodyBytes: intFlag(stringFlag(values, "max-body-bytes"), "--max-body-bytes", 1024),
+    rpc: engine,
+    logger,
+  };
+  const server = new OpenAIServer(config);
+  try {
+    await server.start();
+  } catch (error) {
+    throw new CliError(
+      "server_start_failed",
+      `The server could not start: ${error instanceof Error ? error.message : String(error)}`,
+      {},
+      EXIT.failure,
+    );
+  }
+  const stop = () => void server.stop();
+  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+  for (const s of signals) {
+    try {
+      Deno.addSignalListener(s, stop);
+    } catch {
+      // signals unavailable
+    }
+  }
+  writeOut(banner({
+    host,
+    port: server.port,
+    socket: config.socketPath ?? null,
+    model: choice.name === "system" ? "system" : `system = ${choice.label}`,
+    apiKey: config.apiKey !== null,
+    rpc: engine !== null,
+    tools: tools.map((t) => t.name),
+  }));
+  const availability = await model.availability().catch((error) => ({
+    available: false,
+    reason: "unknown",
+    detail: error instanceof Error ? error.message : String(error),
+  }));
+  if (!availability.available) {
+    writeErr(
+      `warning: ${
+        unavailableMessage(availability.reason ?? "unknown", availability.detail, choice)
+      } Completions answer 503 until it is available.\n`,
+    );
+  }
+  await server.stopped;
+  for (const s of signals) {
+    try {
+      Deno.removeSignalListener(s, stop);
+    } catch {
+      // ignore
+    }
+  }
+  return EXIT.ok;
+}

@@ -1,0 +1,159 @@
+/**
+ * The client side of the bridge over WebSocket: one JSON-RPC message per text frame to and from an
+ * `oam serve` `/rpc` endpoint. It has the shape of the typed client's transports (`start`/`send`/`close` and
+ * the `onmessage`/`onclose`/`onerror` callbacks), so the same client classes run over it; it works in Deno
+ * and in browsers (the API key travels as `?api_key=`, since browsers cannot set headers on a WebSocket).
+ * @module
+ */
+import { BridgeError } from "../protocol/errors.ts";
+import type { JsonValue } from "../protocol/json.ts";
+
+/** Options of a {@link WebSocketTransport}. */
+export interface WebSocketTransportOptions {
+  /** The server's API key, if it requires one (sent as the `api_key` query parameter). */
+  apiKey?: string;
+  /** The WebSocket constructor to use (default: the global `WebSocket`). */
+  webSocket?: new (url: string) => WebSocket;
+}
+
+const OPEN = 1;
+
+/**
+ * A transport to a bridge served over WebSocket. `onmessage` gets each message in the order the bridge sent
+ * it (never from inside `send`); `onclose` is called exactly once, with the reason when the connection ended
+ * without `close()`; a frame that is not JSON goes to `onerror` and the transport stays open.
+ *
+ * @example
+ * ```ts
+ * import { WebSocketTransport } from "./websocket_transport.ts";
+ * const transport = new WebSocketTransport("ws://127.0.0.1:1976/rpc");
+ * transport.onmessage = (message) => console.log(message);
+ * await transport.start();
+ * await transport.send({ jsonrpc: "2.0", id: 1, method: "ping" });
+ * await transport.close();
+ * ```
+ */
+export class WebSocketTransport {
+  /** Receives each incoming message (parsed JSON). */
+  onmessage?: (message: JsonValue) => void;
+  /** Called once when the connection has closed; `reason` says why when it was not `close()`. */
+  onclose?: (reason?: Error) => void;
+  /** Called for a frame that is not JSON (the connection stays open). */
+  onerror?: (error: Error) => void;
+  /** The endpoint, without the API key. */
+  readonly url: string;
+  readonly #options: WebSocketTransportOptions;
+  #socket: WebSocket | null = null;
+  #closing = false;
+  #closed = false;
+  #resolveClosed!: () => void;
+  readonly #closedPromise: Promise<void> = new Promise((resolve) => this.#resolveClosed = resolve);
+
+  /** A transport to `url` (`ws://host:port/rpc`). Nothing connects before `start()`. */
+  constructor(url: string | URL, options: WebSocketTransportOptions = {}) {
+    this.url = String(url);
+    this.#options = options;
+  }
+
+  /** Connects. Rejects with `-32023 shut_down` when the connection cannot be opened. */
+  start(): Promise<void> {
+    if (this.#socket || this.#closed) {
+      return Promise.reject(new Error("The WebSocket transport was already started."));
+    }
+    const target = new URL(this.url);
+    if (this.#options.apiKey !== undefined) target.searchParams.set("api_key", this.#options.apiKey);
+    const Socket = this.#options.webSocket ?? WebSocket;
+    let socket: WebSocket;
+    try {
+      socket = new Socket(target.href);
+    } catch (error) {
+      this.#finish();
+      return Promise.reject(this.#cannotConnect(error instanceof Error ? error.message : String(error)));
+    }
+    this.#socket = socket;
+    return new Promise<void>((resolve, reject) => {
+      let opened = false;
+      socket.addEventListener("open", () => {
+        opened = true;
+        resolve();
+      });
+      socket.addEventListener("message", (event) => this.#receive(event.data));
+      socket.addEventListener("close", (event) => {
+        if (!opened) {
+          reject(
+            this.#cannotConnect(`closed with code ${event.code}${event.reason ? ` (${event.reason})` : ""}`),
+          );
+          this.#finish();
+          return;
+        }
+        this.#finish(
+          this.#closing ? undefined : BridgeError.of(
+            "shut_down",
+            `The bridge closed the connection (code ${event.code}${
+              event.reason ? `: ${event.reason}` : ""
+            }).`,
+          ),
+        );
+      });
+    });
+  }
+
+  /** Sends one message as a text frame. Rejects when the connection is not open. */
+  send(message: object): Promise<void> {
+    const socket = this.#socket;
+    if (!socket || this.#closing || this.#closed || socket.readyState !== OPEN) {
+      return Promise.reject(
+        BridgeError.of("shut_down", "The WebSocket connection to the bridge is not open."),
+      );
+    }
+    try {
+      socket.send(JSON.stringify(message));
+    } catch (error) {
+      return Promise.reject(error);
+    }
+    return Promise.resolve();
+  }
+
+  /** Closes the connection (the bridge cancels this connection's work); resolves once `onclose` ran. */
+  close(): Promise<void> {
+    if (this.#closed) return Promise.resolve();
+    this.#closing = true;
+    const socket = this.#socket;
+    if (!socket) {
+      this.#finish();
+      return Promise.resolve();
+    }
+    try {
+      socket.close(1000, "The client closed the connection.");
+    } catch {
+      // already closing
+    }
+    return this.#closedPromise;
+  }
+
+  #receive(data: unknown): void {
+    if (typeof data !== "string") {
+      this.onerror?.(new Error("The bridge sent a binary frame; messages are text frames."));
+      return;
+    }
+    let message: JsonValue;
+    try {
+      message = JSON.parse(data);
+    } catch (error) {
+      this.onerror?.(new Error(`The bridge sent a frame that is not JSON: ${(error as Error).message}`));
+      return;
+    }
+    this.onmessage?.(message);
+  }
+
+  #cannotConnect(detail: string): BridgeError {
+    return BridgeError.of("shut_down", `Cannot connect to the bridge at ${this.url}: ${detail}.`);
+  }
+
+  #finish(reason?: Error): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.onclose?.(reason);
+    this.#resolveClosed();
+  }
+}

@@ -1,0 +1,223 @@
+/**
+ * Everything one chat completion runs with, derived from a validated request and the server's settings: the
+ * model, the mapped conversation, the tools (the client's as client tools, the server's as local ones), the
+ * tool policy, the answer format and the generation options.
+ * @module
+ */
+import type { AgentTool, ToolPolicy } from "../agent/types.ts";
+import { RESPOND_DIRECTLY } from "../agent/step_policy.ts";
+import type { GenerationOptions, LanguageModel, ResponseSchema, Sampling } from "../models/language_model.ts";
+import { convertSchema, SchemaError } from "../schema/convert.ts";
+import { sanitizeTypeName, toolArgumentsTypeName } from "../schema/names.ts";
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import type { ChatRequest } from "./chat_request.ts";
+import { mapMessages, type MappedConversation } from "./message_mapper.ts";
+import { OpenAIError } from "./openai_error.ts";
+import { resolveModelId, type ServeConfiguration } from "./server_config.ts";
+
+/** The instruction added for `response_format: json_object`. */
+export const JSON_OBJECT_INSTRUCTION =
+  "Respond with a single valid JSON object and nothing else: no prose, no Markdown, no code fences.";
+
+/** How the answer is shaped. */
+export type AnswerFormat =
+  | { kind: "text" }
+  | { kind: "json_object" }
+  | { kind: "json_schema"; schema: ResponseSchema };
+
+/** A completion ready to run. */
+export interface CompletionPlan {
+  /** The model id reported in responses (as requested, or the default). */
+  modelId: string;
+  /** The backend. */
+  model: LanguageModel;
+  /** The conversation. */
+  conversation: MappedConversation;
+  /** Server instructions, the request's system messages and the json_object instruction, joined. */
+  instructions: string | null;
+  /** Client tools, then server tools. */
+  tools: AgentTool[];
+  /** Names of the client's tools: calls to them end the completion with `tool_calls`. */
+  clientToolNames: Set<string>;
+  /** Tool choice and budgets. */
+  policy: ToolPolicy;
+  /** Answer format. */
+  format: AnswerFormat;
+  /** Temperature, sampling and token limit. */
+  options: GenerationOptions;
+  /** Stop sequences. */
+  stop: string[];
+  /** Token limit (for `finish_reason: "length"`), or null. */
+  maxTokens: number | null;
+  /** False: report only the first tool call. */
+  parallelToolCalls: boolean;
+  /** Stream server-sent events. */
+  stream: boolean;
+  /** Send a usage chunk at the end of a stream. */
+  includeUsage: boolean;
+}
+
+function convert(schema: JsonValue, rootName: string, message: string, param: string): JsonObject {
+  try {
+    return convertSchema(schema, rootName).generationSchema;
+  } catch (error) {
+    if (error instanceof SchemaError) {
+      throw OpenAIError.invalidRequest(
+        `${message}: ${error.message} (at ${error.schemaPath})`,
+        param,
+        "invalid_schema",
+      );
+    }
+    if (error instanceof RangeError) {
+      throw OpenAIError.invalidRequest(`${message}: the schema nests too deeply.`, param, "invalid_schema");
+    }
+    throw error;
+  }
+}
+
+/**
+ * Validates `request` against the server's settings and builds the plan.
+ *
+ * @example
+ * ```ts
+ * import { planCompletion } from "./completion_plan.ts";
+ * import { parseChatRequest } from "./chat_request.ts";
+ * import { resolveServeConfiguration } from "./server_config.ts";
+ * import { ScriptedModel } from "../models/scripted.ts";
+ * const config = resolveServeConfiguration({ models: new Map([["system", new ScriptedModel({ steps: [] })]]) });
+ * const plan = planCompletion(parseChatRequest({ messages: [{ role: "user", content: "Hi" }] }), config);
+ * plan.conversation.prompt; // "Hi"
+ * ```
+ */
+export function planCompletion(request: ChatRequest, config: ServeConfiguration): CompletionPlan {
+  const resolved = resolveModelId(config, request.model);
+  if (resolved === null) {
+    const available = [...config.models.keys(), ...config.modelAliases.keys()].sort().join(", ");
+    throw new OpenAIError({
+      status: 404,
+      message: `The model '${request.model}' does not exist. Available models: ${available}.`,
+      type: "invalid_request_error",
+      param: "model",
+      code: "model_not_found",
+    });
+  }
+  const conversation = mapMessages(request.messages);
+
+  const serverNames = new Set(config.serverTools.map((t) => t.name));
+  const tools: AgentTool[] = request.tools.map((fn, i) => {
+    if (serverNames.has(fn.name) || fn.name === RESPOND_DIRECTLY) {
+      throw OpenAIError.invalidRequest(
+        `Tool name '${fn.name}' is reserved by the server.`,
+        `tools[${i}].function.name`,
+        "invalid_value",
+      );
+    }
+    return {
+      name: fn.name,
+      description: fn.description,
+      jsonSchema: fn.parameters,
+      generationSchema: convert(
+        fn.parameters,
+        toolArgumentsTypeName(fn.name),
+        `Invalid parameters schema for tool '${fn.name}'`,
+        `tools[${i}].function.parameters`,
+      ),
+      execution: "client",
+      timeoutMs: null,
+    };
+  });
+  const clientToolNames = new Set(tools.map((t) => t.name));
+  tools.push(...config.serverTools);
+  const allNames = new Set(tools.map((t) => t.name));
+
+  const policy: ToolPolicy = {
+    choice: "auto",
+    maxToolRounds: config.maxToolRounds,
+    maxToolCalls: config.maxToolCalls,
+    enabledTools: null,
+  };
+  const choice = request.toolChoice;
+  if (choice?.kind === "none") policy.choice = "none";
+  else if (choice?.kind === "required") {
+    if (allNames.size === 0) {
+      throw OpenAIError.invalidRequest(
+        "tool_choice 'required' needs at least one tool in 'tools'.",
+        "tool_choice",
+        "invalid_value",
+      );
+    }
+    policy.choice = "required";
+  } else if (choice?.kind === "function") {
+    if (!allNames.has(choice.name)) {
+      throw OpenAIError.invalidRequest(
+        `tool_choice names the function '${choice.name}', which is not in 'tools'.`,
+        "tool_choice",
+        "unknown_tool",
+      );
+    }
+    policy.choice = { tool: choice.name };
+  } else if (choice?.kind === "allowed") {
+    const unknown = choice.names.filter((n) => !allNames.has(n)).sort()[0];
+    if (unknown !== undefined) {
+      throw OpenAIError.invalidRequest(
+        `tool_choice.allowed_tools names the function '${unknown}', which is not in 'tools'.`,
+        "tool_choice",
+        "unknown_tool",
+      );
+    }
+    policy.enabledTools = choice.names;
+    policy.choice = choice.required && choice.names.length > 0 ? "required" : "auto";
+  }
+
+  let format: AnswerFormat = { kind: "text" };
+  if (request.responseFormat.kind === "json_object") format = { kind: "json_object" };
+  else if (request.responseFormat.kind === "json_schema") {
+    const raw = request.responseFormat.name.replace(/[^\p{L}\p{N}_]/gu, "");
+    const name = raw === "" ? "Response" : sanitizeTypeName(raw);
+    const jsonSchema = request.responseFormat.schema;
+    const generationSchema = convert(
+      jsonSchema,
+      name,
+      "Invalid JSON schema in response_format",
+      "response_format.json_schema.schema",
+    );
+    format = { kind: "json_schema", schema: { name, generationSchema, jsonSchema } };
+  }
+
+  const parts = [config.serverInstructions, conversation.instructions].filter((p): p is string => !!p);
+  if (format.kind === "json_object") parts.push(JSON_OBJECT_INSTRUCTION);
+
+  const options: GenerationOptions = {};
+  if (request.temperature === 0) options.sampling = { mode: "greedy" };
+  else {
+    if (request.temperature !== null) options.temperature = request.temperature;
+    const seed = request.seed === null ? {} : { seed: seedValue(request.seed) };
+    let sampling: Sampling | undefined;
+    if (request.topP !== null) sampling = { mode: "topP", p: request.topP, ...seed };
+    else if (request.seed !== null) sampling = { mode: "topP", p: 1, ...seed };
+    if (sampling) options.sampling = sampling;
+  }
+  if (request.maxTokens !== null) options.maximumResponseTokens = request.maxTokens;
+
+  return {
+    modelId: request.model ?? config.defaultModel,
+    model: config.models.get(resolved)!,
+    conversation,
+    instructions: parts.length === 0 ? null : parts.join("\n\n"),
+    tools,
+    clientToolNames,
+    policy,
+    format,
+    options,
+    stop: request.stop,
+    maxTokens: request.maxTokens,
+    parallelToolCalls: request.parallelToolCalls,
+    stream: request.stream,
+    includeUsage: request.includeUsage,
+  };
+}
+
+/** OpenAI seeds may be negative; the sampling seed is unsigned (two's complement, as the reference does). */
+function seedValue(seed: number): number {
+  return seed >= 0 ? seed : Number(BigInt.asUintN(53, BigInt(seed)));
+}

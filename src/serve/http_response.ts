@@ -1,0 +1,19 @@
+/**
+ * Small builders of HTTP responses: JSON bodies and OpenAI error responses.
+ * @module
+ */
+import { compactJson, type JsonValue } from "../protocol/json.ts";
+import type { OpenAIError } from "./openai_error.ts";
+
+/** A JSON response. */
+export function jsonResponse(body: JsonValue, status = 200, headers: Record<string, string> = {}): Response {
+  return new Response(compactJson(body), {
+    status,
+    headers: { "content-type": "application/json", ...headers },
+  });
+}
+
+/** The response of an error: its status, its body and its `Retry-After`. */
+export function errorResponse(error: OpenAIError, headers: Record<string, string> = {}): Response {
+  return jsonResponse(error.json(), error.status, { ...error.headers(), ...headers });
+}

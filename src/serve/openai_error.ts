@@ -1,0 +1,154 @@
+/**
+ * Errors of the OpenAI-compatible server in OpenAI's envelope, `{"error": {message, type, param, code}}`, with
+ * the HTTP status each one is answered with, and the mapping from the bridge's agent errors.
+ * @module
+ */
+import { type BridgeError, toBridgeError } from "../protocol/errors.ts";
+import type { JsonObject } from "../protocol/json.ts";
+
+/** Fields of an {@link OpenAIError}. */
+export interface OpenAIErrorInit {
+  /** HTTP status. */
+  status: number;
+  /** Human-readable message. */
+  message: string;
+  /** OpenAI error type: `invalid_request_error`, `server_error`, `rate_limit_error`, … */
+  type: string;
+  /** The request field at fault (`messages[1].tool_calls[0].id`), or null. */
+  param?: string | null;
+  /** A stable code (`invalid_value`, `model_not_found`, …), or null. */
+  code?: string | null;
+  /** Seconds after which a retry may succeed (`Retry-After`). */
+  retryAfter?: number;
+}
+
+/**
+ * An error answered in OpenAI's shape.
+ *
+ * @example
+ * ```ts
+ * import { OpenAIError } from "./openai_error.ts";
+ * const error = OpenAIError.invalidRequest("'n' must be 1.", "n", "invalid_value");
+ * error.status; // 400
+ * error.json(); // {error: {message: "'n' must be 1.", type: "invalid_request_error", param: "n", code: "invalid_value"}}
+ * ```
+ */
+export class OpenAIError extends Error {
+  /** HTTP status. */
+  readonly status: number;
+  /** OpenAI error type. */
+  readonly type: string;
+  /** The request field at fault, or null. */
+  readonly param: string | null;
+  /** A stable code, or null. */
+  readonly code: string | null;
+  /** Seconds for `Retry-After`, if any. */
+  readonly retryAfter: number | undefined;
+
+  /** Creates an error. */
+  constructor(init: OpenAIErrorInit) {
+    super(init.message);
+    this.name = "OpenAIError";
+    this.status = init.status;
+    this.type = init.type;
+    this.param = init.param ?? null;
+    this.code = init.code ?? null;
+    this.retryAfter = init.retryAfter;
+  }
+
+  /** A 400 `invalid_request_error`. */
+  static invalidRequest(
+    message: string,
+    param: string | null = null,
+    code: string | null = null,
+  ): OpenAIError {
+    return new OpenAIError({ status: 400, message, type: "invalid_request_error", param, code });
+  }
+
+  /** A 500 `server_error`. */
+  static server(message: string, code: string | null = null): OpenAIError {
+    return new OpenAIError({ status: 500, message, type: "server_error", code });
+  }
+
+  /** A 504 `timeout` after `seconds`. */
+  static timeout(seconds: number): OpenAIError {
+    return new OpenAIError({
+      status: 504,
+      message: `The request did not finish within ${seconds} seconds.`,
+      type: "server_error",
+      code: "timeout",
+    });
+  }
+
+  /** The body: `{"error": {message, type, param, code}}`. */
+  json(): JsonObject {
+    return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
+  }
+
+  /** Headers this error adds (`Retry-After`). */
+  headers(): Record<string, string> {
+    return this.retryAfter === undefined ? {} : { "retry-after": String(this.retryAfter) };
+  }
+}
+
+/**
+ * Maps a failure of a turn (a BridgeError from the agent or a model, or anything thrown) to the closest
+ * OpenAI error. Never exposes a stack trace.
+ */
+export function fromAgentError(error: unknown): OpenAIError {
+  if (error instanceof OpenAIError) return error;
+  const e: BridgeError = toBridgeError(error);
+  const message = e.message;
+  const request = (code: string | null, param: string | null = null) =>
+    new OpenAIError({ status: 400, message, type: "invalid_request_error", param, code });
+  switch (e.dataCode) {
+    case "model_unavailable":
+      return new OpenAIError({
+        status: 503,
+        message,
+        type: "server_error",
+        code: "model_unavailable",
+        retryAfter: 30,
+      });
+    case "guardrail_violation":
+      return new OpenAIError({
+        status: 400,
+        message: `The request was blocked by the model's safety guardrails. ${message}`,
+        type: "invalid_request_error",
+        param: "messages",
+        code: "content_filter",
+      });
+    case "refusal":
+      return request("refusal");
+    case "context_size_exceeded":
+      return request("context_length_exceeded", "messages");
+    case "unsupported_language":
+      return request("unsupported_language", "messages");
+    case "invalid_schema":
+      return request("invalid_schema");
+    case "invalid_request":
+    case "invalid_params":
+      return request(null);
+    case "rate_limited": {
+      const after = typeof e.data.retryAfterSeconds === "number" ? e.data.retryAfterSeconds : 1;
+      return new OpenAIError({
+        status: 429,
+        message,
+        type: "rate_limit_error",
+        code: "rate_limited",
+        retryAfter: Math.max(1, Math.ceil(after)),
+      });
+    }
+    case "busy":
+      return new OpenAIError({ status: 503, message, type: "server_error", code: "busy", retryAfter: 1 });
+    case "timeout":
+      return new OpenAIError({ status: 504, message, type: "server_error", code: "timeout" });
+    case "tool_failed":
+      return OpenAIError.server(message, "tool_failed");
+    case "cancelled":
+    case "shut_down":
+      return OpenAIError.server(message, "cancelled");
+    default:
+      return OpenAIError.server(message);
+  }
+}

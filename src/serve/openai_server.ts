@@ -1,0 +1,354 @@
+/**
+ * The OpenAI-compatible server (`oam serve`): Chat Completions with real tool calls over HTTP, the model list,
+ * a health check, and the bridge protocol over WebSocket at `/rpc`, on Deno's built-in HTTP server.
+ *
+ * Endpoints: `POST /v1/chat/completions` (also `/chat/completions`), `GET|HEAD /v1/models` (`/models`),
+ * `GET /v1/models/{id}`, `GET /health` (also `/healthz`, `/v1/health`; open without an API key), `GET /rpc`
+ * (WebSocket), and CORS preflight (`OPTIONS`). Every request is screened before any work: the Host it is
+ * addressed to (on a loopback or Unix-socket listener), its Origin, its route and method, its API key and
+ * its content type.
+ * @module
+ */
+import { errorResponse } from "./http_response.ts";
+import { chatCompletions, type ChatContext } from "./chat_endpoint.ts";
+import type { CompletionRun } from "./completion_run.ts";
+import {
+  bearerToken,
+  checkApiKey,
+  checkHost,
+  checkOrigin,
+  corsHeaders,
+  isLoopbackAddress,
+} from "./http_guard.ts";
+import { ConcurrencyLimiter } from "./limiter.ts";
+import { health, listModels, retrieveModel } from "./model_endpoints.ts";
+import { OpenAIError } from "./openai_error.ts";
+import { RpcEndpoint } from "./rpc_endpoint.ts";
+import { configurationProblem, resolveServeConfiguration, type ServeConfiguration } from "./server_config.ts";
+
+/** How a request reached the server. */
+export type RequestTransport = "tcp" | "unix" | "direct";
+
+/** Bound on the wait for connections to finish when the server stops (ms). */
+export const STOP_GRACE_MS = 5000;
+
+const CHAT_PATHS = new Set(["/v1/chat/completions", "/chat/completions"]);
+const MODELS_PATHS = new Set(["/v1/models", "/models"]);
+const HEALTH_PATHS = new Set(["/health", "/healthz", "/v1/health"]);
+
+function methodNotAllowed(method: string, path: string, allow: string): Response {
+  return errorResponse(
+    new OpenAIError({
+      status: 405,
+      message: `Method ${method} is not allowed for ${path}; use ${allow}.`,
+      type: "invalid_request_error",
+      code: "method_not_allowed",
+    }),
+    { allow },
+  );
+}
+
+/** A printable rendering of a request path for logs (control and bidi characters percent-encoded). */
+function printable(text: string): string {
+  return text.replace(
+    /[\p{Cc}\u200e\u200f\u202a-\u202e\u2066-\u2069]/gu,
+    (c) => `%${c.charCodeAt(0).toString(16).padStart(2, "0").toUpperCase()}`,
+  );
+}
+
+/**
+ * The server.
+ *
+ * @example
+ * ```ts
+ * import { OpenAIServer } from "./openai_server.ts";
+ * import { ScriptedModel } from "../models/scripted.ts";
+ * const server = new OpenAIServer({
+ *   port: 0,
+ *   models: new Map([["system", new ScriptedModel({ steps: [{ text: "Hello!" }] })]]),
+ * });
+ * await server.start();
+ * // POST http://127.0.0.1:<server.port>/v1/chat/completions
+ * await server.stop();
+ * ```
+ */
+export class OpenAIServer {
+  /** The resolved settings. */
+  readonly configuration: ServeConfiguration;
+  readonly #limiter: ConcurrencyLimiter;
+  readonly #runs = new Set<CompletionRun>();
+  readonly #rpc: RpcEndpoint | null;
+  readonly #created = Math.floor(Date.now() / 1000);
+  readonly #tcpLoopback: boolean;
+  readonly #servers: Deno.HttpServer[] = [];
+  readonly #hardStop = new AbortController();
+  #port: number | null = null;
+  #stopping: Promise<void> | null = null;
+  #resolveStopped!: () => void;
+  /** Resolves once the server has stopped. */
+  readonly stopped: Promise<void> = new Promise((resolve) => this.#resolveStopped = resolve);
+
+  /** A server with `config` (defaults filled in). Throws when the configuration cannot work. */
+  constructor(config: Partial<ServeConfiguration>) {
+    this.configuration = resolveServeConfiguration(config);
+    const problem = configurationProblem(this.configuration);
+    if (problem !== null) throw new Error(problem);
+    this.#limiter = new ConcurrencyLimiter(
+      this.configuration.maxConcurrentRequests,
+      this.configuration.maxQueuedRequests,
+    );
+    this.#rpc = this.configuration.rpc
+      ? new RpcEndpoint(this.configuration.rpc, this.configuration.logger)
+      : null;
+    this.#tcpLoopback = isLoopbackAddress(this.configuration.host);
+  }
+
+  /** The bound TCP port once started (useful with port 0), else null. */
+  get port(): number | null {
+    return this.#port;
+  }
+
+  /** Completions holding a slot. */
+  get activeRequests(): number {
+    return this.#limiter.active;
+  }
+
+  /** Completions waiting for a slot. */
+  get queuedRequests(): number {
+    return this.#limiter.queued;
+  }
+
+  /** Resolves when no completion runs or waits (the slots of finished and cancelled ones are free). */
+  idle(): Promise<void> {
+    return this.#limiter.idle();
+  }
+
+  /** Open `/rpc` connections. */
+  get rpcConnections(): number {
+    return this.#rpc?.connections ?? 0;
+  }
+
+  /** Starts listening on the TCP port and/or the Unix socket. */
+  async start(): Promise<void> {
+    const config = this.configuration;
+    const signal = this.#hardStop.signal;
+    const onError = (error: unknown) => {
+      config.logger.error(`Request failed: ${error instanceof Error ? error.message : String(error)}`);
+      return errorResponse(OpenAIError.server("The server failed to handle the request."));
+    };
+    try {
+      if (config.port !== null) {
+        const server = Deno.serve(
+          { hostname: config.host, port: config.port, signal, onListen: () => {}, onError },
+          (request) => this.handle(request, "tcp"),
+        );
+        this.#servers.push(server);
+        this.#port = server.addr.port;
+      }
+      if (config.socketPath !== null) {
+        await this.#prepareSocketPath(config.socketPath);
+        const server = Deno.serve(
+          { path: config.socketPath, signal, onListen: () => {}, onError },
+          (request) => this.handle(request, "unix"),
+        );
+        this.#servers.push(server);
+        await Deno.chmod(config.socketPath, 0o600);
+      }
+    } catch (error) {
+      this.#hardStop.abort();
+      throw error;
+    }
+  }
+
+  /** Refuses to replace anything but a stale socket at `path`. */
+  async #prepareSocketPath(path: string): Promise<void> {
+    let info: Deno.FileInfo;
+    try {
+      info = await Deno.lstat(path);
+    } catch (error) {
+      if (error instanceof Deno.errors.NotFound) return;
+      throw error;
+    }
+    if (!info.isSocket) throw new Error(`${path} exists and is not a socket; refusing to replace it.`);
+    await Deno.remove(path);
+  }
+
+  /**
+   * Stops: new requests are refused, completions in flight are cancelled (streams end with an error event),
+   * bridge connections are shut down, then the listeners close (forcibly after {@link STOP_GRACE_MS}).
+   */
+  stop(): Promise<void> {
+    this.#stopping ??= this.#stop();
+    return this.#stopping;
+  }
+
+  async #stop(): Promise<void> {
+    const shuttingDown = new OpenAIError({
+      status: 503,
+      message: "The server is shutting down.",
+      type: "server_error",
+      code: "server_shutting_down",
+    });
+    for (const run of [...this.#runs]) run.cancel(shuttingDown);
+    await this.#rpc?.stop();
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const closed = await Promise.race([
+      Promise.all(this.#servers.map((s) => s.shutdown())).then(() => true),
+      new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(false), STOP_GRACE_MS)),
+    ]);
+    clearTimeout(timer);
+    if (!closed) {
+      // Connections that would not finish: close them.
+      try {
+        this.#hardStop.abort();
+      } catch {
+        // the listeners closed meanwhile
+      }
+      await Promise.allSettled(this.#servers.map((s) => s.finished));
+    }
+    if (this.configuration.socketPath !== null) {
+      await Deno.remove(this.configuration.socketPath).catch(() => {});
+    }
+    this.#port = null;
+    this.#resolveStopped();
+  }
+
+  /**
+   * Serves one request (also without sockets: `transport` `"direct"` skips the Host check and cannot open
+   * WebSockets).
+   */
+  async handle(request: Request, transport: RequestTransport = "direct"): Promise<Response> {
+    const started = performance.now();
+    const url = new URL(request.url);
+    const origin = request.headers.get("origin");
+    let response: Response;
+    try {
+      response = await this.#route(request, url, transport);
+    } catch (error) {
+      if (!(error instanceof OpenAIError)) {
+        this.configuration.logger.error(
+          `${request.method} ${printable(url.pathname)} failed: ${
+            error instanceof Error ? error.message : String(error)
+          }`,
+        );
+      }
+      response = errorResponse(
+        error instanceof OpenAIError ? error : OpenAIError.server("The server failed to handle the request."),
+      );
+    }
+    if (response.status !== 101) {
+      for (const [k, v] of Object.entries(corsHeaders(origin, this.configuration.allowedOrigins))) {
+        response.headers.set(k, v);
+      }
+    }
+    const ms = Math.round(performance.now() - started);
+    const stream = response.headers.get("content-type")?.startsWith("text/event-stream") ? " (stream)" : "";
+    const line = `${request.method} ${printable(url.pathname)} → ${response.status}${stream} ${ms}ms`;
+    if (response.status >= 500) this.configuration.logger.warning(line);
+    else this.configuration.logger.info(line);
+    return response;
+  }
+
+  #route(request: Request, url: URL, transport: RequestTransport): Response | Promise<Response> {
+    const config = this.configuration;
+    const headers = request.headers;
+    if (
+      transport === "unix" || (transport === "tcp" && (this.#tcpLoopback || config.allowedHosts.length > 0))
+    ) {
+      const bad = checkHost(headers.get("host"), config.allowedHosts);
+      if (bad) return errorResponse(bad);
+    }
+    const badOrigin = checkOrigin(headers.get("origin"), config.allowedOrigins);
+    if (badOrigin) return errorResponse(badOrigin);
+    let path = url.pathname;
+    while (path.length > 1 && path.endsWith("/")) path = path.slice(0, -1);
+    const method = request.method;
+    if (method === "OPTIONS") return this.#preflight(request);
+    const read = method === "GET" || method === "HEAD";
+    const auth = () => checkApiKey(bearerToken(headers.get("authorization")), config.apiKey);
+    if (HEALTH_PATHS.has(path)) {
+      return read ? health(config, this.#limiter) : methodNotAllowed(method, path, "GET");
+    }
+    if (MODELS_PATHS.has(path)) {
+      if (!read) return methodNotAllowed(method, path, "GET");
+      return this.#authenticated(auth(), () => listModels(config, this.#created));
+    }
+    if (CHAT_PATHS.has(path)) {
+      if (method !== "POST") return methodNotAllowed(method, path, "POST");
+      const denied = auth();
+      if (denied) return this.#unauthorized(denied);
+      const type = (headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+      if (type !== "application/json") {
+        return errorResponse(
+          new OpenAIError({
+            status: 415,
+            message: "Content-Type must be application/json.",
+            type: "invalid_request_error",
+            code: "unsupported_media_type",
+          }),
+        );
+      }
+      if (this.#stopping) {
+        return errorResponse(OpenAIError.server("The server is shutting down.", "server_shutting_down"));
+      }
+      const context: ChatContext = { config, limiter: this.#limiter, runs: this.#runs };
+      return chatCompletions(request, context, request.signal);
+    }
+    if (path === "/rpc" && this.#rpc !== null) {
+      if (method !== "GET") return methodNotAllowed(method, path, "GET");
+      // Browsers cannot set headers on a WebSocket: the key may also come as ?api_key=.
+      const token = bearerToken(headers.get("authorization")) || (url.searchParams.get("api_key") ?? "");
+      const denied = checkApiKey(token, config.apiKey);
+      if (denied) return this.#unauthorized(denied);
+      if (this.#stopping) {
+        return errorResponse(OpenAIError.server("The server is shutting down.", "server_shutting_down"));
+      }
+      if (transport === "direct") {
+        throw OpenAIError.invalidRequest(
+          "WebSocket connections need a listening server.",
+          null,
+          "upgrade_required",
+        );
+      }
+      return this.#rpc.upgrade(request);
+    }
+    const model = /^\/(?:v1\/)?models\/(.+)$/.exec(path);
+    if (model) {
+      if (!read) return methodNotAllowed(method, path, "GET");
+      return this.#authenticated(
+        auth(),
+        () => retrieveModel(config, this.#created, decodeURIComponent(model[1])),
+      );
+    }
+    return errorResponse(
+      new OpenAIError({
+        status: 404,
+        message:
+          `Unknown request URL: ${method} ${path}. Supported: POST /v1/chat/completions, GET /v1/models, GET /health${
+            this.#rpc ? ", GET /rpc (WebSocket)" : ""
+          }.`,
+        type: "invalid_request_error",
+        code: "unknown_url",
+      }),
+    );
+  }
+
+  #authenticated(denied: OpenAIError | null, serve: () => Response): Response {
+    return denied ? this.#unauthorized(denied) : serve();
+  }
+
+  #unauthorized(error: OpenAIError): Response {
+    return errorResponse(error, { "www-authenticate": "Bearer" });
+  }
+
+  #preflight(request: Request): Response {
+    const headers: Record<string, string> = { allow: "GET, POST, OPTIONS" };
+    if (request.headers.get("origin") !== null) {
+      headers["access-control-allow-methods"] = "GET, POST, OPTIONS";
+      headers["access-control-allow-headers"] = request.headers.get("access-control-request-headers") ??
+        "Authorization, Content-Type";
+      headers["access-control-max-age"] = "600";
+    }
+    return new Response(null, { status: 204, headers });
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * The WebSocket transport: the bridge protocol with one JSON-RPC message per text frame and exactly the stdio
+ * semantics (arrival order, streaming, `tool/call` to the client, cancellation), one engine per connection.
+ * Closing the socket cancels that connection's work; a `shutdown` request closes the socket after its
+ * response.
+ * @module
+ */
+import { BridgeError } from "../protocol/errors.ts";
+import type { Logger } from "../util/logger.ts";
+import type { EngineCore } from "../engine/engine.ts";
+
+/** The parts of a WebSocket the transport uses (the standard `WebSocket` has them). */
+export interface WebSocketLike {
+  /** 0 connecting, 1 open, 2 closing, 3 closed. */
+  readonly readyState: number;
+  /** Bytes queued for sending. */
+  readonly bufferedAmount: number;
+  /** Sends one text frame. */
+  send(data: string): void;
+  /** Closes the connection. */
+  close(code?: number, reason?: string): void;
+  /** Listens for `message`, `close` and `error` events. */
+  addEventListener(type: "message", listener: (event: MessageEvent) => void): void;
+  /** Listens for `message`, `close` and `error` events. */
+  addEventListener(type: "close" | "error", listener: (event: Event) => void): void;
+}
+
+/** Default longest message (one text frame), in bytes. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+/** Default output a client may leave unread before the connection is closed (bytes). */
+export const DEFAULT_MAX_BUFFERED_OUTPUT_BYTES = 64 * 1024 * 1024;
+
+/** Close code when the client stops reading its messages (RFC 6455 "policy violation"). */
+export const CLOSE_NOT_READING = 1008;
+/** Bound on the wait for a client to complete the close handshake when the server stops (ms). */
+export const CLOSE_GRACE_MS = 1000;
+/** Close code when the server stops (RFC 6455 "going away"). */
+export const CLOSE_GOING_AWAY = 1001;
+
+/** Options of {@link serveWebSocket}. */
+export interface WebSocketServeOptions {
+  /** Longest accepted message in bytes; a longer one is answered with -32600 and skipped. */
+  maxMessageBytes?: number;
+  /** Unread output past which the connection is closed (the client stopped reading). */
+  maxBufferedOutputBytes?: number;
+  /** Where transport problems are logged. */
+  logger?: Logger;
+  /** Called once, synchronously, when the connection ends (before its work is cancelled). */
+  onClose?: () => void;
+}
+
+/** One served connection. */
+export interface WebSocketConnection {
+  /** The connection's engine. */
+  readonly engine: EngineCore;
+  /** Resolves once the socket is closed and the engine has stopped. */
+  readonly closed: Promise<void>;
+  /**
+   * Shuts the connection down (the server is stopping): cancels its work — every request read still gets its
+   * response — then closes the socket with 1001.
+   */
+  shutdown(): Promise<void>;
+}
+
+const OPEN = 1;
+const encoder = new TextEncoder();
+
+/** UTF-8 length of `text`, computed only when it could pass `max`. */
+function overLimit(text: string, max: number): boolean {
+  if (text.length * 3 <= max) return false;
+  if (text.length > max) return true;
+  return encoder.encode(text).length > max;
+}
+
+/**
+ * Serves one WebSocket with an engine made by `makeEngine(send, onShutdown)`.
+ *
+ * @example
+ * ```ts
+ * import { serveWebSocket } from "./websocket.ts";
+ * import { BridgeEngine } from "../composition.ts";
+ * Deno.serve((request) => {
+ *   const { socket, response } = Deno.upgradeWebSocket(request);
+ *   serveWebSocket(socket, (send, onShutdown) => new BridgeEngine({ onShutdown }, send));
+ *   return response;
+ * });
+ * ```
+ */
+export function serveWebSocket(
+  socket: WebSocketLike,
+  makeEngine: (send: (line: string) => void, onShutdown: () => void) => EngineCore,
+  options: WebSocketServeOptions = {},
+): WebSocketConnection {
+  const maxMessage = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+  const maxBuffered = options.maxBufferedOutputBytes ?? DEFAULT_MAX_BUFFERED_OUTPUT_BYTES;
+  let ended = false;
+  let resolveClosed!: () => void;
+  const closed = new Promise<void>((resolve) => resolveClosed = resolve);
+  const close = (code: number, reason: string) => {
+    try {
+      socket.close(code, reason);
+    } catch {
+      // already closed
+    }
+  };
+  const send = (line: string) => {
+    if (ended || socket.readyState !== OPEN) return;
+    try {
+      socket.send(line);
+    } catch (error) {
+      options.logger?.warning(`Sending on a WebSocket failed: ${String(error)}`);
+      return;
+    }
+    if (socket.bufferedAmount > maxBuffered) {
+      options.logger?.warning(
+        `Closing a WebSocket connection: more than ${maxBuffered} bytes of output are waiting; the client is not reading.`,
+      );
+      close(CLOSE_NOT_READING, "The client is not reading its messages.");
+    }
+  };
+  // The shutdown response has been sent: the connection ends, as a stdio bridge exits.
+  const engine = makeEngine(send, () => queueMicrotask(() => close(1000, "The bridge has shut down.")));
+  const end = () => {
+    if (ended) return;
+    ended = true;
+    options.onClose?.();
+    // Nobody can answer a tool/call or read a response any more: cancel everything at once.
+    engine.markInputClosed("The client closed the connection.");
+    engine.close();
+    resolveClosed();
+  };
+  socket.addEventListener("message", (event: MessageEvent) => {
+    if (ended) return;
+    const data = event.data;
+    if (typeof data !== "string") {
+      engine.reportInvalid(
+        BridgeError.of(
+          "invalid_message",
+          "Binary frames are not supported: send each JSON-RPC message as one text frame.",
+        ),
+      );
+      return;
+    }
+    if (overLimit(data, maxMessage)) {
+      engine.reportInvalid(
+        BridgeError.of("invalid_message", `The message is longer than the limit of ${maxMessage} bytes.`, {
+          limit: maxMessage,
+        }),
+      );
+      return;
+    }
+    engine.receive(data);
+  });
+  socket.addEventListener("close", end);
+  socket.addEventListener("error", (event: Event) => {
+    const message = (event as ErrorEvent).message;
+    options.logger?.debug(`WebSocket error${message ? `: ${message}` : ""}.`);
+  });
+  return {
+    engine,
+    closed,
+    shutdown: async () => {
+      if (!ended) await engine.shutdown();
+      close(CLOSE_GOING_AWAY, "The server is stopping.");
+      // Let the close handshake finish (bounded: a client that never answers it).
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        closed,
+        new Promise<void>((resolve) => timer = setTimeout(resolve, CLOSE_GRACE_MS)),
+      ]);
+      clearTimeout(timer);
+      end();
+    },
+  };
+}

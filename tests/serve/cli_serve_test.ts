@@ -1,0 +1,297 @@
+/**
+ * `oam serve` as a user runs it: a child process with the documented (minimal) permissions, the scripted
+ * model from OAM_SCRIPT, the banner with the port and a ready-to-paste curl, server command tools from
+ * `--tools`, a Unix socket, refusals at start, and SIGTERM stopping it cleanly with a request in flight.
+ */
+import assert from "node:assert/strict";
+
+const CLI = new URL("../../cli.ts", import.meta.url).pathname;
+const DEADLINE_MS = 30_000;
+
+/** The permissions `deno task serve` documents, with the net grant scoped to the loopback host. */
+const PERMISSIONS = [
+  "--no-prompt",
+  "--allow-net=127.0.0.1",
+  "--allow-env=OAM_FM_LIBRARY,OAM_SCRIPT,OAM_API_KEY",
+  "--allow-read",
+];
+
+function env(extra: Record<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of ["PATH", "HOME", "DENO_DIR", "TMPDIR"]) {
+    const v = Deno.env.get(k);
+    if (v !== undefined) out[k] = v;
+  }
+  return { ...out, ...extra };
+}
+
+/** Rejects after `ms` with `what` (so a hang fails with a message instead of stalling the suite). */
+function within<T>(promise: Promise<T>, what: string, ms = DEADLINE_MS): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    promise,
+    new Promise<T>((_, reject) => timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms)),
+  ]).finally(() => clearTimeout(timer));
+}
+
+/** A running `oam serve` child with its banner read. */
+class ServeProcess {
+  readonly child: Deno.ChildProcess;
+  banner = "";
+  /** Everything written to stderr so far. */
+  stderr = "";
+  readonly #stderrDone: Promise<void>;
+  #stderrWaiters: Array<() => void> = [];
+  #stdout: ReadableStreamDefaultReader<Uint8Array>;
+
+  private constructor(child: Deno.ChildProcess) {
+    this.child = child;
+    this.#stdout = child.stdout.getReader();
+    this.#stderrDone = (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of child.stderr) {
+        this.stderr += decoder.decode(chunk, { stream: true });
+        for (const w of this.#stderrWaiters.splice(0)) w();
+      }
+    })();
+  }
+
+  /** Waits until stderr contains a match of `pattern` (a log line). */
+  logged(pattern: RegExp): Promise<void> {
+    return within(
+      (async () => {
+        while (!pattern.test(this.stderr)) {
+          await new Promise<void>((resolve) => this.#stderrWaiters.push(resolve));
+        }
+      })(),
+      `a log line ${pattern}`,
+    );
+  }
+
+  static spawn(
+    args: string[],
+    extraEnv: Record<string, string> = {},
+    permissions = PERMISSIONS,
+  ): ServeProcess {
+    return new ServeProcess(
+      new Deno.Command(Deno.execPath(), {
+        args: ["run", "--quiet", ...permissions, CLI, "serve", ...args],
+        stdin: "null",
+        stdout: "piped",
+        stderr: "piped",
+        clearEnv: true,
+        env: env(extraEnv),
+      }).spawn(),
+    );
+  }
+
+  /** Reads stdout until the banner's last line. */
+  async ready(): Promise<this> {
+    const decoder = new TextDecoder();
+    await within(
+      (async () => {
+        while (!this.banner.includes("Press Ctrl-C to stop.")) {
+          const { value, done } = await this.#stdout.read();
+          if (done) {
+            await this.#stderrDone;
+            throw new Error(`oam serve ended before its banner:\n${this.banner}\n${this.stderr}`);
+          }
+          this.banner += decoder.decode(value, { stream: true });
+        }
+      })(),
+      "the banner",
+    );
+    return this;
+  }
+
+  get port(): number {
+    return Number(/listening on http:\/\/127\.0\.0\.1:(\d+)\/v1/.exec(this.banner)![1]);
+  }
+
+  /** Waits for the exit; returns the code and stderr. */
+  async exit(): Promise<{ code: number; stderr: string }> {
+    this.#stdout.releaseLock();
+    await this.child.stdout.cancel().catch(() => {});
+    const status = await within(this.child.status, "the process to exit");
+    await this.#stderrDone;
+    return { code: status.code, stderr: this.stderr };
+  }
+}
+
+async function tempDir(): Promise<string> {
+  return await Deno.makeTempDir({ prefix: "oam-serve-test-" });
+}
+
+async function writeJson(dir: string, name: string, value: unknown): Promise<string> {
+  const path = `${dir}/${name}`;
+  await Deno.writeTextFile(path, JSON.stringify(value));
+  return path;
+}
+
+function chat(port: number, body: unknown): Promise<Response> {
+  return fetch(`http://127.0.0.1:${port}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+}
+
+Deno.test("oam serve: banner with the port, curl and SDK base URL; OAM_SCRIPT plays; SIGTERM stops it cleanly mid-request", async () => {
+  const dir = await tempDir();
+  try {
+    const scriptPath = await writeJson(dir, "steps.json", [{ text: "Halt!" }, {
+      text: "never",
+      delayMs: 60_000,
+    }]);
+    const p = await ServeProcess.spawn(["--port", "0", "--log-level", "debug"], { OAM_SCRIPT: scriptPath })
+      .ready();
+    const port = p.port;
+    assert.ok(port > 0);
+    assert.ok(
+      p.banner.startsWith(`oam serve listening on http://127.0.0.1:${port}/v1  (model: system = scripted`),
+    );
+    assert.ok(p.banner.includes(`bridge protocol over WebSocket: ws://127.0.0.1:${port}/rpc\n`));
+    assert.ok(p.banner.includes(`  curl http://127.0.0.1:${port}/v1/chat/completions \\\n`));
+    assert.ok(
+      p.banner.includes(`Any OpenAI SDK works: base_url=http://127.0.0.1:${port}/v1, api_key=anything`),
+    );
+    const first = await chat(port, { model: "system", messages: [{ role: "user", content: "Hello" }] });
+    assert.equal((await first.json()).choices[0].message.content, "Halt!");
+    // A request in flight (its step waits a minute) when SIGTERM arrives: answered, and the process exits 0.
+    const inFlight = chat(port, {
+      model: "system",
+      stream: true,
+      messages: [{ role: "user", content: "x" }],
+    });
+    await p.logged(/Completion started \(streamed; 1 active, 0 queued\)/);
+    p.child.kill("SIGTERM");
+    const response = await inFlight;
+    assert.deepEqual([response.status, (await response.json()).error.code], [503, "server_shutting_down"]);
+    const { code, stderr } = await p.exit();
+    assert.equal(code, 0, stderr);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("oam serve: --tools command tools run in the server and never show; a tool without x-oam is refused", async () => {
+  const dir = await tempDir();
+  try {
+    const tools = await writeJson(dir, "tools.json", [{
+      type: "function",
+      function: {
+        name: "get_temp",
+        description: "Temperature in a city",
+        parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      },
+      "x-oam": { command: ["sh", "-c", `printf '{"temp": 21, "args": %s}' "$OAM_TOOL_ARGUMENTS"`] },
+    }]);
+    const scriptPath = await writeJson(dir, "steps.json", [
+      { toolCalls: [{ name: "get_temp", arguments: { city: "Paris" } }] },
+      { template: "Now: {toolOutput}" },
+    ]);
+    const p = await ServeProcess.spawn(
+      ["--port", "0", "--tools", tools, "--log-level", "off"],
+      { OAM_SCRIPT: scriptPath },
+      [...PERMISSIONS, "--allow-run"],
+    ).ready();
+    assert.ok(p.banner.includes("\nserver tools: get_temp\n"));
+    const response = await chat(p.port, { messages: [{ role: "user", content: "Temperature?" }] });
+    const message = (await response.json()).choices[0].message;
+    assert.deepEqual(message, {
+      role: "assistant",
+      content: 'Now: {"temp":21,"args":{"city":"Paris"}}',
+      refusal: null,
+      annotations: [],
+    });
+    p.child.kill("SIGINT");
+    assert.equal((await p.exit()).code, 0);
+
+    const external = await writeJson(dir, "external.json", [{
+      name: "open_gate",
+      description: "Opens a gate.",
+    }]);
+    const refused = await ServeProcess.spawn(["--port", "0", "--tools", external], { OAM_SCRIPT: scriptPath })
+      .exit();
+    assert.equal(refused.code, 2);
+    assert.match(refused.stderr, /server tool 'open_gate' has no "x-oam" command/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("oam serve: refuses a network bind without an API key, a busy port, and a non-socket file", async () => {
+  const dir = await tempDir();
+  try {
+    const scriptPath = await writeJson(dir, "steps.json", [{ text: "x" }]);
+    const open = await ServeProcess.spawn(["--host", "0.0.0.0"], { OAM_SCRIPT: scriptPath }).exit();
+    assert.equal(open.code, 2);
+    assert.match(open.stderr, /--host 0\.0\.0\.0 makes the server reachable from the network: set --api-key/);
+
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    try {
+      const busy = await ServeProcess.spawn(["--port", String(listener.addr.port)], {
+        OAM_SCRIPT: scriptPath,
+      })
+        .exit();
+      assert.equal(busy.code, 1);
+      assert.match(busy.stderr, /The server could not start: .*\[server_start_failed\]/);
+    } finally {
+      listener.close();
+    }
+
+    // The net grant is scoped to the bind address: another port is refused at start, without a prompt.
+    const scoped = await ServeProcess.spawn(["--port", "0"], { OAM_SCRIPT: scriptPath }, [
+      ...PERMISSIONS.filter((f) => !f.startsWith("--allow-net")),
+      "--allow-net=127.0.0.1:1",
+    ]).exit();
+    assert.equal(scoped.code, 1);
+    assert.match(scoped.stderr, /The server could not start: Requires net access to "127\.0\.0\.1:0"/);
+
+    const file = `${dir}/not-a-socket`;
+    await Deno.writeTextFile(file, "keep me");
+    const clobber = await ServeProcess.spawn(["--socket", file], { OAM_SCRIPT: scriptPath }, [
+      ...PERMISSIONS,
+      "--allow-write",
+    ]).exit();
+    assert.equal(clobber.code, 1);
+    assert.match(clobber.stderr, /is not a socket; refusing to replace it/);
+    assert.equal(await Deno.readTextFile(file), "keep me");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("oam serve --socket: serves over a Unix socket only, mode 0600, Host checked; removed at stop", async () => {
+  const dir = await tempDir();
+  try {
+    const scriptPath = await writeJson(dir, "steps.json", [{ text: "Over the socket." }]);
+    const path = `${dir}/oam.sock`;
+    const p = await ServeProcess.spawn(["--socket", path], { OAM_SCRIPT: scriptPath }, [
+      ...PERMISSIONS.filter((f) => !f.startsWith("--allow-net")),
+      `--allow-net=unix:${path}`,
+      `--allow-write=${path}`,
+    ]).ready();
+    assert.ok(p.banner.startsWith(`oam serve listening on unix:${path}  (model: system = scripted`));
+    assert.ok(p.banner.includes(`curl --unix-socket ${path} http://localhost/v1/chat/completions`));
+    assert.equal((await Deno.stat(path)).mode! & 0o777, 0o600);
+    const request = async (host: string) => {
+      const conn = await Deno.connect({ transport: "unix", path });
+      const body = JSON.stringify({ messages: [{ role: "user", content: "x" }] });
+      await conn.write(new TextEncoder().encode(
+        `POST /v1/chat/completions HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`,
+      ));
+      const text = await new Response(conn.readable).text();
+      return { status: Number(text.split(" ")[1]), body: text.slice(text.indexOf("\r\n\r\n") + 4) };
+    };
+    assert.equal((await request("evil.example")).status, 421);
+    const ok = await request("localhost");
+    assert.equal(ok.status, 200);
+    assert.equal(JSON.parse(ok.body).choices[0].message.content, "Over the socket.");
+    p.child.kill("SIGTERM");
+    assert.equal((await p.exit()).code, 0);
+    assert.equal(await Deno.stat(path).then(() => "exists", () => "gone"), "gone");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
