@@ -59,7 +59,7 @@ export const COMMANDS: Record<string, Command> = {
  * Commands none of whose arguments is a positional starting with `-`: for them a `--` right after the command
  * can only be the separator `deno task stdio -- --log-level debug` passes through, and is dropped.
  */
-const NO_DASH_POSITIONALS = new Set(["stdio", "demo", "chat", "available"]);
+const NO_DASH_POSITIONALS = new Set(["stdio", "serve", "demo", "chat", "available"]);
 
 /**
  * `args` without the `--` that `deno task <name> -- <args>` passes through: before the command

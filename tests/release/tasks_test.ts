@@ -49,7 +49,7 @@ Deno.test("deno task stdio -- <bad flag>: one usage line with the help hint, exi
   assert.equal(r.stderr, "Error: Unknown option '--bogus'. Run 'oam stdio --help'. [usage]\n");
 });
 
-Deno.test("deno task oam -- <command> <flags> and deno task demo -- <flags>", async () => {
+Deno.test("deno task oam -- <command> <flags>, deno task serve -- <flags> and deno task demo -- <flags>", async () => {
   const version = await task(["oam", "--", "--version"]);
   assert.equal(version.code, 0, version.stderr);
   assert.equal(version.stdout, "oam 0.1.0\n");
@@ -59,6 +59,9 @@ Deno.test("deno task oam -- <command> <flags> and deno task demo -- <flags>", as
   );
   assert.equal(tools.code, 0, tools.stderr);
   assert.equal(JSON.parse(tools.stdout).tools[0].name, "look");
+  const serve = await task(["serve", "--", "--help"]);
+  assert.equal(serve.code, 0, serve.stderr);
+  assert.match(serve.stdout, /oam serve/);
   const demo = await task(["demo", "--", "--fast"]);
   assert.equal(demo.code, 0, demo.stderr);
   assert.match(demo.stdout, /Mira/);
