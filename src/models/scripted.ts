@@ -334,6 +334,7 @@ export class ScriptedModel implements LanguageModel {
             n === 1 ? "1 step was" : `${n} steps were`
           } played and this turn needs a ` +
             `structured answer${before}; add steps or a 'fallback' step.`,
+          this.#lastProblem === null ? {} : { problem: this.#lastProblem },
         );
       }
       // A text step in a schema turn: the text must be the JSON answer.

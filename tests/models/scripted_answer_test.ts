@@ -148,7 +148,7 @@ Deno.test("a script exhausted in a structured turn says so (naming an invalid an
       `before gave an invalid answer: the answer does not match the response schema: ${
         OUTSIDE_ENUM.slice("the answer does not match the response schema: ".length)
       }); add steps or a 'fallback' step.`,
-    data: { code: "generation_failed" },
+    data: { code: "generation_failed", problem: OUTSIDE_ENUM },
   });
   // In a text turn the default fallback still answers "(script exhausted)".
   assert.equal((await c.call("session/respond", { session: "s", prompt: "Hi" })).text, "(script exhausted)");
