@@ -15,7 +15,8 @@ import type { LanguageModel, StepRequest, StepResult } from "../src/models/langu
 import type { JsonValue } from "../src/protocol/json.ts";
 
 const { values } = parseArgs({
-  args: Deno.args,
+  // `deno task <name> -- <flags>` passes the `--` through; there are no positional arguments.
+  args: Deno.args.filter((a) => a !== "--"),
   options: { snapshots: { type: "string", default: "10000" }, steps: { type: "string", default: "2000" } },
 });
 const SNAPSHOTS = Number(values.snapshots);

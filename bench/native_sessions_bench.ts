@@ -17,7 +17,8 @@ import type { StepRequest } from "../src/models/language_model.ts";
 import type { ConversationEntry } from "../src/protocol/transcript.ts";
 
 const { values } = parseArgs({
-  args: Deno.args,
+  // `deno task <name> -- <flags>` passes the `--` through; there are no positional arguments.
+  args: Deno.args.filter((a) => a !== "--"),
   options: {
     turns: { type: "string", default: "12" },
     history: { type: "string", default: "400" },

@@ -14,7 +14,8 @@ import { parseArgs } from "node:util";
 import { cpuSeconds } from "./proc.ts";
 
 const { values } = parseArgs({
-  args: Deno.args,
+  // `deno task <name> -- <flags>` passes the `--` through; there are no positional arguments.
+  args: Deno.args.filter((a) => a !== "--"),
   options: {
     npcs: { type: "string", default: "128" },
     talks: { type: "string", default: "20" },

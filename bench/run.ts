@@ -17,7 +17,8 @@ import { parseArgs } from "node:util";
 import { cpuSeconds } from "./proc.ts";
 
 const { values } = parseArgs({
-  args: Deno.args,
+  // `deno task <name> -- <flags>` passes the `--` through; there are no positional arguments.
+  args: Deno.args.filter((a) => a !== "--"),
   options: {
     n: { type: "string", default: "20000" },
     window: { type: "string", default: "2048" },

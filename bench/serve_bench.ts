@@ -16,7 +16,8 @@ import { parseArgs } from "node:util";
 import { cpuSeconds } from "./proc.ts";
 
 const { values } = parseArgs({
-  args: Deno.args,
+  // `deno task <name> -- <flags>` passes the `--` through; there are no positional arguments.
+  args: Deno.args.filter((a) => a !== "--"),
   options: {
     clients: { type: "string", default: "16" },
     requests: { type: "string", default: "4000" },

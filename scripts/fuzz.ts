@@ -16,7 +16,8 @@ import { InProcessTarget, ProcessTarget } from "../tests/fuzz/fuzz_target.ts";
 import { Rng } from "../tests/fuzz/rng.ts";
 
 const { values } = parseArgs({
-  args: Deno.args,
+  // `deno task <name> -- <flags>` passes the `--` through; there are no positional arguments.
+  args: Deno.args.filter((a) => a !== "--"),
   options: {
     lines: { type: "string", default: "200000" },
     seed: { type: "string", default: String(Date.now() % 100000) },

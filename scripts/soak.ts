@@ -439,7 +439,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
 
 if (import.meta.main) {
   const { values } = parseArgs({
-    args: Deno.args,
+    // `deno task <name> -- <flags>` passes the `--` through; there are no positional arguments.
+    args: Deno.args.filter((a) => a !== "--"),
     options: {
       seconds: { type: "string", default: "600" },
       sessions: { type: "string", default: "64" },

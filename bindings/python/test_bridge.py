@@ -238,8 +238,8 @@ class GameTests(BridgeTestCase):
             options={"worldWritable": ["player"]},
             model=scripted(
                 {"toolCalls": [{"name": "update_world_state", "arguments": {"path": "player.gold", "value": "45"}}]},
-                {"json": {"emotion": "proud", "line": "That will be 15 gold, friend.", "playerOptions": ["Thanks"],
-                          "endsConversation": False}}))
+                {"json": {"emotion": "proud", "line": "That will be 15 gold, friend.",
+                          "player_options": ["Thanks", "Too much!", "Bye."], "ends_conversation": False}}))
         self.assertIn("update_world_state", gorm.tools)
         lines, emotions = [], []
         result = await gorm.talk("One iron sword, please.", on_line=lines.append, on_emotion=emotions.append)

@@ -1,7 +1,7 @@
 /**
  * Saved conversations of `oam respond` and `oam chat` (`--save-transcript`, `/save`, `--resume`):
  * `{"transcript": <session/transcript envelope>, "modelName", "oam": {version: 1, tools?, toolsDir?, schema?,
- * pending?}}`. `pending` holds the tool calls a paused `oam respond` is waiting for (exit 10) and the
+ * pending?, script?, temporary?}}`. `pending` holds the tool calls a paused `oam respond` is waiting for (exit 10) and the
  * remaining budget; resuming appends the tool outputs in call order and continues with an empty prompt.
  * @module
  */
@@ -52,6 +52,13 @@ export interface OamSection {
   schema?: JsonObject;
   /** The paused turn, if any. */
   pending?: PendingState;
+  /**
+   * Where a scripted model stopped: its script's digest and the steps played. Resuming with the same script
+   * continues from there; another script starts from its first step.
+   */
+  script?: { digest: string; played: number };
+  /** True for a file oam created itself (no --save-transcript): removed once the resumed turn completes. */
+  temporary?: boolean;
 }
 
 /** A saved conversation. */
@@ -83,6 +90,8 @@ function cleanOam(oam: OamSection): JsonObject {
   if (oam.toolsDir !== undefined) out.toolsDir = oam.toolsDir;
   if (oam.schema !== undefined) out.schema = oam.schema;
   if (oam.pending !== undefined) out.pending = oam.pending as unknown as JsonObject;
+  if (oam.script !== undefined) out.script = { digest: oam.script.digest, played: oam.script.played };
+  if (oam.temporary === true) out.temporary = true;
   return out;
 }
 
@@ -138,6 +147,15 @@ export async function readConversation(path: string): Promise<ConversationFile> 
   if (typeof oam.toolsDir === "string") section.toolsDir = oam.toolsDir;
   if (isJsonObject(oam.schema)) section.schema = oam.schema;
   if (oam.pending !== undefined && oam.pending !== null) section.pending = parsePending(oam.pending, label);
+  const script = oam.script;
+  if (isJsonObject(script) && typeof script.digest === "string") {
+    const played = script.played;
+    if (typeof played !== "number" || !Number.isInteger(played) || played < 0) {
+      throw CliError.invalidInput(`${label}: 'oam.script.played' must be a whole number of steps.`);
+    }
+    section.script = { digest: script.digest, played };
+  }
+  if (oam.temporary === true) section.temporary = true;
   return {
     transcript: value.transcript,
     modelName: typeof value.modelName === "string" ? value.modelName : "",

@@ -3,7 +3,7 @@
  * (prototype-safe), and a line reader over stdin for the interactive commands.
  * @module
  */
-import { type Node, type ParseError, parseTree, printParseErrorCode } from "jsonc-parser";
+import { type Node, type ParseErrorCode, parseTree, printParseErrorCode, visit } from "jsonc-parser";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { CliError, isPermissionError } from "./cli_error.ts";
 
@@ -12,33 +12,94 @@ export async function readStdinText(): Promise<string> {
   return await new Response(Deno.stdin.readable).text();
 }
 
-/** Reads a file, or stdin for `-`. Missing files are `io_error` (exit 1) with the path in the message. */
+/**
+ * Reads a file, or stdin for `-`. An input file that cannot be read (missing, a directory, no permission) is
+ * `invalid_input` (exit 2) with the path in the message, like one that is not valid JSON.
+ */
 export async function readInputText(path: string): Promise<string> {
   if (path === "-") return await readStdinText();
   try {
     return await Deno.readTextFile(path);
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) throw new CliError("io_error", `No such file: '${path}'.`);
+    if (error instanceof Deno.errors.NotFound) throw CliError.invalidInput(`No such file: '${path}'.`);
     if (error instanceof Deno.errors.IsADirectory) {
-      throw new CliError("io_error", `'${path}' is a directory, not a file.`);
+      throw CliError.invalidInput(`'${path}' is a directory, not a file.`);
     }
     if (isPermissionError(error)) {
-      throw new CliError("io_error", `Cannot read '${path}': permission denied (run with --allow-read)`);
+      throw CliError.invalidInput(`Cannot read '${path}': permission denied (run with --allow-read).`);
     }
-    throw new CliError("io_error", `Cannot read '${path}': ${(error as Error).message}`);
+    throw CliError.invalidInput(`Cannot read '${path}': ${(error as Error).message}`);
   }
 }
 
-function position(text: string, offset: number): string {
-  let line = 1;
-  let column = 1;
-  for (let i = 0; i < offset && i < text.length; i++) {
-    if (text[i] === "\n") {
-      line++;
-      column = 1;
-    } else column++;
+/** The first syntax error of JSONC `text`, in words: "expected ',' or '}' at line 3, column 5 (found …)". */
+export function describeSyntaxError(text: string): string | null {
+  // The containers open at the error, innermost last ("}" for objects, "]" for arrays).
+  const open: string[] = [];
+  let problem: string | null = null;
+  visit(text, {
+    onObjectBegin: () => {
+      open.push("}");
+    },
+    onObjectEnd: () => {
+      open.pop();
+    },
+    onArrayBegin: () => {
+      open.push("]");
+    },
+    onArrayEnd: () => {
+      open.pop();
+    },
+    onError: (code, offset, length, startLine, startCharacter) => {
+      if (problem !== null) return;
+      const closer = open.length > 0 ? open[open.length - 1] : null;
+      const found = offset >= text.length
+        ? "the end of the input"
+        : `'${text.slice(offset, offset + Math.max(1, Math.min(length, 20)))}'`;
+      problem = `${expectation(code, closer)} at line ${startLine + 1}, column ${
+        startCharacter + 1
+      } (found ${found})`;
+    },
+  }, { allowTrailingComma: true, disallowComments: false });
+  return problem;
+}
+
+/** What the parser wanted, for an error code of jsonc-parser. */
+function expectation(code: ParseErrorCode, closer: string | null): string {
+  switch (printParseErrorCode(code)) {
+    case "CommaExpected":
+      return closer === null ? "expected ','" : `expected ',' or '${closer}'`;
+    case "CloseBraceExpected":
+      return "expected ',' or '}'";
+    case "CloseBracketExpected":
+      return "expected ',' or ']'";
+    case "ColonExpected":
+      return "expected ':' after the property name";
+    case "PropertyNameExpected":
+      return "expected a property name in double quotes";
+    case "ValueExpected":
+      return "expected a value";
+    case "EndOfFileExpected":
+      return "expected the end of the input after the JSON value";
+    case "InvalidNumberFormat":
+      return "invalid number";
+    case "UnexpectedEndOfNumber":
+      return "incomplete number";
+    case "UnexpectedEndOfString":
+      return "unterminated string";
+    case "UnexpectedEndOfComment":
+      return "unterminated comment";
+    case "InvalidCommentToken":
+      return "invalid comment";
+    case "InvalidUnicode":
+      return "invalid \\u escape";
+    case "InvalidEscapeCharacter":
+      return "invalid escape in a string";
+    case "InvalidCharacter":
+      return "invalid character in a string (control characters must be escaped)";
+    default:
+      return "unexpected character";
   }
-  return `${line}:${column}`;
 }
 
 function nodeValue(node: Node, depth: number): JsonValue {
@@ -72,7 +133,8 @@ function nodeValue(node: Node, depth: number): JsonValue {
 
 /**
  * Parses JSON or JSONC (comments and trailing commas allowed). Errors are `invalid_input` with
- * "<label>:<line>:<column>: <problem>".
+ * "<label>: not valid JSON: expected ',' or '}' at line 3, column 5 (found '\"b\"')." (see
+ * {@link describeSyntaxError}).
  *
  * @example
  * ```ts
@@ -82,14 +144,9 @@ function nodeValue(node: Node, depth: number): JsonValue {
  */
 export function parseJsonc(text: string, label: string): JsonValue {
   if (text.trim() === "") throw CliError.invalidInput(`${label}: empty input; expected JSON.`);
-  const errors: ParseError[] = [];
-  const tree = parseTree(text, errors, { allowTrailingComma: true, disallowComments: false });
-  if (errors.length > 0) {
-    const e = errors[0];
-    throw CliError.invalidInput(
-      `${label}:${position(text, e.offset)}: ${printParseErrorCode(e.error)} — not valid JSON.`,
-    );
-  }
+  const problem = describeSyntaxError(text);
+  if (problem !== null) throw CliError.invalidInput(`${label}: not valid JSON: ${problem}.`);
+  const tree = parseTree(text, [], { allowTrailingComma: true, disallowComments: false });
   if (!tree) throw CliError.invalidInput(`${label}: empty input; expected JSON.`);
   return nodeValue(tree, 0);
 }

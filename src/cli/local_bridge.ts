@@ -7,12 +7,20 @@
 import { BridgeEngine } from "../composition.ts";
 import type { BridgeConfiguration } from "../engine/configuration.ts";
 import { BridgeError } from "../protocol/errors.ts";
-import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import { parseScript, ScriptedModel } from "../models/scripted.ts";
+import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { parseScript, type Script, ScriptedModel } from "../models/scripted.ts";
 import { hostModelFromEnvironment, modelFlagKind, modelFromEnvironmentValue } from "./host_model.ts";
 import { CliError } from "./cli_error.ts";
 import { readJsonInput } from "./input.ts";
 import { envVar } from "./tty.ts";
+
+/** The script of a scripted model choice. */
+export interface ChoiceScript {
+  /** Identifies the script's content (a saved position is only reused with the same script). */
+  digest: string;
+  /** Steps every model made from now on skips (set when resuming a saved conversation). */
+  start: number;
+}
 
 /** Which model "system" means for this command. */
 export interface ModelChoice {
@@ -22,6 +30,54 @@ export interface ModelChoice {
   name: "system" | "scripted" | "openai" | "llama";
   /** Human description, e.g. "scripted (steps.json)". */
   label: string;
+  /**
+   * How to choose this model again on a command line (for printed hints): flags (`--script <file>`,
+   * `--model <spec>`) and environment assignments (`OAM_SCRIPT=<file>`).
+   */
+  again?: { flags: string[]; env: string[] };
+  /** The script, for scripted choices. */
+  script?: ChoiceScript;
+}
+
+/** A short, stable digest of a parsed script (FNV-1a of its compact JSON). */
+export function scriptDigest(script: Script): string {
+  const text = compactJson(script as unknown as JsonValue);
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return `fnv1a-${hash.toString(16).padStart(8, "0")}-${text.length}`;
+}
+
+/** A scripted choice: every model made plays a fresh copy of `script` from `script.start`. */
+function scriptedChoice(
+  script: Script,
+  label: string,
+  again: { flags: string[]; env: string[] },
+): ModelChoice {
+  const state: ChoiceScript = { digest: scriptDigest(script), start: 0 };
+  return {
+    config: {
+      systemModel: () => {
+        const model = new ScriptedModel(structuredClone(script), label);
+        model.skip(state.start);
+        return model;
+      },
+    },
+    name: "scripted",
+    label,
+    again,
+    script: state,
+  };
+}
+
+function parsedScript(value: JsonValue, path: string, label: string): Script {
+  try {
+    return parseScript(value, path);
+  } catch (error) {
+    throw CliError.invalidInput(`${label}: ${(error as Error).message}`);
+  }
 }
 
 /** Help lines describing the model flags. */
@@ -43,19 +99,19 @@ export async function resolveModelChoice(flags: { model?: string; script?: strin
     throw CliError.usage("Use either --model or --script, not both.");
   }
   if (flags.script !== undefined) {
-    const value = await readJsonInput(flags.script);
-    let script;
-    try {
-      script = parseScript(value, "--script");
-    } catch (error) {
-      throw CliError.invalidInput(`${flags.script}: ${(error as Error).message}`);
-    }
-    const label = `scripted (${flags.script})`;
-    return {
-      config: { systemModel: () => new ScriptedModel(structuredClone(script), label) },
-      name: "scripted",
-      label,
-    };
+    const script = parsedScript(await readJsonInput(flags.script), "--script", flags.script);
+    return scriptedChoice(script, `scripted (${flags.script})`, {
+      flags: ["--script", flags.script],
+      env: [],
+    });
+  }
+  const envScript = flags.model === undefined ? envVar("OAM_SCRIPT") : undefined;
+  if (envScript) {
+    const script = parsedScript(await readJsonInput(envScript), "OAM_SCRIPT", `OAM_SCRIPT=${envScript}`);
+    return scriptedChoice(script, `scripted (OAM_SCRIPT=${envScript})`, {
+      flags: [],
+      env: [`OAM_SCRIPT=${envScript}`],
+    });
   }
   let factory;
   try {
@@ -66,19 +122,17 @@ export async function resolveModelChoice(flags: { model?: string; script?: strin
     if (flags.model !== undefined) throw CliError.usage(message);
     throw CliError.invalidInput(message.startsWith("OAM_MODEL: ") ? message : `OAM_SCRIPT: ${message}`);
   }
-  if (!factory) return { config: {}, name: "system", label: "on-device model" };
-  const value = flags.model ?? (envVar("OAM_SCRIPT") ? undefined : modelFromEnvironmentValue());
-  if (value !== undefined) {
-    return {
-      config: { systemModel: factory },
-      name: modelFlagKind(value),
-      label: value.replace(/^(openai|gguf):/, ""),
-    };
+  if (!factory) {
+    return { config: {}, name: "system", label: "on-device model", again: { flags: [], env: [] } };
   }
+  const value = flags.model ?? modelFromEnvironmentValue() ?? "";
   return {
     config: { systemModel: factory },
-    name: "scripted",
-    label: `scripted (OAM_SCRIPT=${envVar("OAM_SCRIPT") ?? ""})`,
+    name: modelFlagKind(value),
+    label: value.replace(/^(openai|gguf):/, ""),
+    again: flags.model !== undefined
+      ? { flags: ["--model", flags.model], env: [] }
+      : { flags: [], env: [`OAM_MODEL=${value}`] },
   };
 }
 
@@ -96,10 +150,25 @@ export function unavailableAdvice(reason: string): string {
     `for an OpenAI-compatible server, or --script <file> (or OAM_SCRIPT=<file>) for a scripted model.`;
 }
 
+/**
+ * How to grant network access to a model server, for a `Requires net access to "<host:port>"` detail: the
+ * `oam:local` task for this machine, or the `deno run` command with a scoped `--allow-net` for another host.
+ */
+export function netAccessAdvice(detail: string): string | null {
+  const host = /Requires net access to "([^"]+)"/.exec(detail)?.[1];
+  if (host === undefined) return null;
+  return `This oam has no network access to ${host}. For a model server on this machine use ` +
+    `'deno task oam:local <command> …'; for another host run 'deno run --allow-read --allow-env --allow-ffi ` +
+    `--allow-run --allow-write --allow-net=${host} cli.ts <command> …' (a compiled oam needs to be compiled ` +
+    `with that --allow-net).`;
+}
+
 /** Why the command's model cannot run, with advice. */
 export function unavailableMessage(reason: string, detail: string | undefined, choice?: ModelChoice): string {
   if (choice && choice.name !== "system") {
-    return `The model ${choice.label} is unavailable (${reason})${detail ? `: ${detail}` : "."}`;
+    const advice = detail === undefined ? null : netAccessAdvice(detail);
+    const why = detail ? `: ${detail}${/[.!?]$/.test(detail) ? "" : "."}` : ".";
+    return `The model ${choice.label} is unavailable (${reason})${why}${advice === null ? "" : ` ${advice}`}`;
   }
   return unavailableAdvice(reason);
 }

@@ -61,9 +61,28 @@ export const COMMANDS: Record<string, Command> = {
   models: runModels,
 };
 
-/** Runs `oam` with `args`; returns the exit code. Usage errors print one line on stderr and return 2. */
+/**
+ * Commands none of whose arguments is a positional starting with `-`: for them a `--` right after the command
+ * can only be the separator `deno task stdio -- --log-level debug` passes through, and is dropped.
+ */
+const NO_DASH_POSITIONALS = new Set(["stdio", "serve", "demo", "chat", "available"]);
+
+/**
+ * `args` without the `--` that `deno task <name> -- <args>` passes through: before the command
+ * (`deno task oam -- respond …`), or right after a command in {@link NO_DASH_POSITIONALS}.
+ */
+export function withoutTaskSeparator(args: string[]): string[] {
+  const out = args[0] === "--" ? args.slice(1) : [...args];
+  if (out[1] === "--" && NO_DASH_POSITIONALS.has(out[0])) out.splice(1, 1);
+  return out;
+}
+
+/**
+ * Runs `oam` with `args`; returns the exit code. Usage errors print one line on stderr and return 2. The
+ * `--` that `deno task … -- <args>` passes through is dropped (see {@link withoutTaskSeparator}).
+ */
 export async function runCli(args: string[]): Promise<number> {
-  const [command, ...rest] = args;
+  const [command, ...rest] = withoutTaskSeparator(args);
   const out = (text: string) => Deno.stdout.write(new TextEncoder().encode(text));
   if (command === undefined || command === "-h" || command === "--help" || command === "help") {
     await out(MAIN_HELP);

@@ -41,8 +41,14 @@ The file (JSON or JSONC) describes the NPC with the keys of npc/create (PROTOCOL
     "greeting": "The player walks in."          // optional: an opening bark in this situation
   }
 
+The greeting is a model call (npc/bark): with --script it plays the script's first step, so start such a
+script with a {"text": …} step for it (a json step is an npc/talk reply and is reported, not spoken).
+
 Type what you say, or a number to pick one of the suggested replies. When the NPC calls one of your
 tools, type its output (text or JSON; "/error <message>" for a failure).
+
+When the NPC ends the conversation, the lines already typed are still read: commands run (/state, /world,
+…), and what you say gets a note until /reset starts a new conversation.
 
 Commands:
   /state <file>   save the NPC and its world (load it with --restore)
@@ -106,6 +112,18 @@ interface NpcSave {
   toolsDir: string;
 }
 
+/** True for text that is a JSON object or array (a scripted json step played as text). */
+function isJsonText(text: string): boolean {
+  const t = text.trim();
+  if (!/^[[{]/.test(t)) return false;
+  try {
+    const value = JSON.parse(t);
+    return typeof value === "object" && value !== null;
+  } catch {
+    return false;
+  }
+}
+
 function show(value: JsonValue | undefined): string {
   if (value === undefined) return "∅";
   return oneLine(typeof value === "string" ? JSON.stringify(value) : compactJson(value), 80);
@@ -126,6 +144,10 @@ class NpcCommand {
   #relationship = 0;
   #cancelTurn: (() => void) | null = null;
   #quit = false;
+  /** True once the NPC ended the conversation (until /reset). */
+  #ended = false;
+  /** True when the model is a scripted one (the greeting then plays a script step). */
+  #scripted = false;
   #atLineStart = true;
 
   #write(text: string): void {
@@ -158,6 +180,7 @@ class NpcCommand {
       script: stringFlag(values, "script"),
     });
     this.#bridge = new LocalBridge(model);
+    this.#scripted = model.name === "scripted";
     this.#bridge.onWorldChanged = (p) => this.#worldChanged(p);
     await this.#bridge.requireAvailable();
     let greeting: string | null = null;
@@ -181,7 +204,7 @@ class NpcCommand {
           ),
         );
       }
-      if (greeting !== null) await this.#bark(greeting);
+      if (greeting !== null) await this.#bark(greeting, true);
       while (!this.#quit) {
         this.#prompt();
         const line = await this.#reader.readLine();
@@ -194,6 +217,14 @@ class NpcCommand {
         if (text === "") continue;
         if (text.startsWith("/")) {
           await this.#command(text);
+          continue;
+        }
+        if (this.#ended) {
+          this.#write(
+            this.#out.dim(
+              `(${this.#name} has ended the conversation: /reset starts a new one, /exit quits.)\n`,
+            ),
+          );
           continue;
         }
         let said = line;
@@ -366,6 +397,7 @@ class NpcCommand {
         case "/reset":
           await this.#bridge.call("npc/reset", { npc: this.#npc });
           this.#options = [];
+          this.#ended = false;
           this.#write(o.dim("(conversation forgotten)\n"));
           return;
         default:
@@ -376,13 +408,23 @@ class NpcCommand {
     }
   }
 
-  async #bark(situation: string): Promise<void> {
+  async #bark(situation: string, greeting = false): Promise<void> {
     this.#spinner.start(`${this.#name} is thinking`);
     try {
       const params: JsonObject = { npc: this.#npc };
       if (situation !== "") params.situation = situation;
       const result = await this.#bridge.call("npc/bark", params) as JsonObject;
       this.#spinner.stop();
+      if (greeting && this.#scripted) {
+        if (isJsonText(String(result.line))) {
+          writeErr(this.#err.yellow(
+            "warning: the greeting played step 1 of the script, a json step (an npc/talk reply), so it is not " +
+              "spoken; start the script with a {\"text\": …} step for the greeting, or drop 'greeting'.\n",
+          ));
+          return;
+        }
+        writeErr(this.#err.dim("note: the greeting is a model call: it played step 1 of the script.\n"));
+      }
       this.#write(
         `${this.#out.bold(this.#name)}${this.#out.dim(":")} ${this.#out.italic(String(result.line))}\n`,
       );
@@ -504,8 +546,9 @@ class NpcCommand {
       this.#options = Array.isArray(result.playerOptions) ? result.playerOptions.map(String) : [];
       this.#options.forEach((opt, i) => this.#write(`  ${o.yellow(`${i + 1})`)} ${opt}\n`));
       if (result.endsConversation === true) {
+        // The lines already typed are still read: commands run, talk gets a note (see the help).
         this.#write(o.dim(`(${this.#name} ends the conversation.)\n`));
-        this.#quit = true;
+        this.#ended = true;
       }
     } catch (error) {
       this.#spinner.stop();

@@ -32,6 +32,7 @@ import {
 } from "./tools_file.ts";
 import { isTerminal, Spinner, stderrStyle, writeErr, writeOut } from "./tty.ts";
 import { outputValue } from "./command_tools.ts";
+import { ScriptedModel } from "../models/scripted.ts";
 
 /** Help text of `oam respond`. */
 export const RESPOND_HELP = `oam respond — run one turn and print the answer (for shell scripts)
@@ -69,7 +70,10 @@ ${MODEL_FLAGS_HELP}
 Client tools (tools without "x-oam"): when the model calls one, oam finishes the round (command tools
 run), saves the conversation (to --save-transcript or a temporary file), prints
   {"status":"tool_calls","calls":[{"id","name","arguments"}],"transcript":"<file>"}
-and exits 10. Continue with --resume <file> and one --tool-output/--tool-error per call.
+and exits 10. Continue with --resume <file> and one --tool-output/--tool-error per call, choosing the
+same model again (--script/--model/OAM_SCRIPT; the printed hint does). A scripted model continues its
+script where the paused run stopped (the file records the position; another script starts at its first
+step). A temporary file is reused if the resumed turn pauses again and removed once it completes.
 
 Errors go to stderr as "Error: <message> [<code>]", or as {"error":{"code","message"}} with --json/--events.
 
@@ -257,6 +261,11 @@ class RespondCommand {
       model: stringFlag(values, "model"),
       script: stringFlag(values, "script"),
     });
+    // A saved scripted run continues where it stopped, when it is resumed with the same script.
+    const savedScript = resume?.oam.script;
+    if (savedScript && choice.script && savedScript.digest === choice.script.digest) {
+      choice.script.start = savedScript.played;
+    }
     const bridge = new LocalBridge(choice);
     this.#spinner.start("checking the model");
     try {
@@ -292,14 +301,25 @@ class RespondCommand {
     if (schema) respond.schema = schema;
     const stream = values.stream !== false;
     const savePath = stringFlag(values, "save-transcript");
-    const baseFile = (transcript: JsonObject): ConversationFile => ({
-      transcript,
-      modelName: choice.name,
-      oam: {
-        version: 1,
-        ...(tools ? { tools: tools.raw, toolsDir: tools.baseDir } : {}),
-      },
-    });
+    const baseFile = (transcript: JsonObject): ConversationFile => {
+      const file: ConversationFile = {
+        transcript,
+        modelName: choice.name,
+        oam: {
+          version: 1,
+          ...(tools ? { tools: tools.raw, toolsDir: tools.baseDir } : {}),
+        },
+      };
+      const model = bridge.engine.sessions.get(SESSION)?.agent.model;
+      if (choice.script && model instanceof ScriptedModel) {
+        file.oam.script = { digest: choice.script.digest, played: model.played };
+      }
+      return file;
+    };
+    // A temporary file oam made for an earlier pause: reused by a new pause, removed once the turn completes.
+    const temporaryResume = resume?.oam.temporary === true && resumePath !== undefined && resumePath !== "-"
+      ? resumePath
+      : undefined;
 
     const outcome = await this.#turn(bridge, respond, tools, stream, {
       maxRounds,
@@ -312,10 +332,13 @@ class RespondCommand {
       const file = baseFile(appendEntries(outcome.transcript, [toolCallsEntry(outcome.pending.calls)]));
       if (schema) file.oam.schema = schema;
       file.oam.pending = outcome.pending;
-      const path = savePath ?? await Deno.makeTempFile({ prefix: "oam-", suffix: ".json" }).catch((e) => {
-        throw new CliError("io_error", `Cannot create a temporary file: ${(e as Error).message}`);
-      });
+      const path = savePath ?? temporaryResume ??
+        await Deno.makeTempFile({ prefix: "oam-", suffix: ".json" }).catch((e) => {
+          throw new CliError("io_error", `Cannot create a temporary file: ${(e as Error).message}`);
+        });
+      if (savePath === undefined) file.oam.temporary = true;
       await writeConversation(path, file);
+      if (temporaryResume !== undefined && temporaryResume !== path) await removeTemporary(temporaryResume);
       const external = outcome.pending.calls.filter((c) =>
         !outcome.pending.outputs.some((o) => o.id === c.id)
       );
@@ -325,16 +348,25 @@ class RespondCommand {
       else {
         writeOut(`${JSON.stringify(line)}\n`);
         const s = this.#err;
+        const again = choice.again ?? { flags: [], env: [] };
+        const command = [
+          ...again.env.map(shellWord),
+          oamCommand(),
+          "respond",
+          "--resume",
+          shellWord(path),
+          ...again.flags.map(shellWord),
+          ...external.map((c) => `--tool-output ${shellWord(c.id)}=<output>`),
+        ].join(" ");
         writeErr(
           s.yellow(`Waiting for ${external.length} tool call${external.length === 1 ? "" : "s"}. `) +
-            `Answer and continue with:\n  oam respond --resume ${path} ${
-              external.map((c) => `--tool-output ${c.id}=<output>`).join(" ")
-            }\n`,
+            `Answer and continue with:\n  ${command}\n`,
         );
       }
       return EXIT.toolCalls;
     }
     const result = outcome.result;
+    if (temporaryResume !== undefined && temporaryResume !== savePath) await removeTemporary(temporaryResume);
     if (savePath !== undefined) {
       const t = await bridge.call("session/transcript", { session: SESSION }) as JsonObject;
       await writeConversation(savePath, baseFile(t.transcript as JsonObject));
@@ -550,6 +582,37 @@ class RespondCommand {
         throw error;
       },
     );
+  }
+}
+
+/** `word` as one shell word: as it is when it is safe, else in single quotes. */
+export function shellWord(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** How this oam is started, for printed commands: `deno task oam` under Deno, else the executable's name. */
+export function oamCommand(): string {
+  let exe = "";
+  try {
+    exe = Deno.execPath();
+  } catch {
+    return "oam";
+  }
+  const name = exe.split(/[\\/]/).pop() ?? "";
+  return /^deno(\.exe)?$/i.test(name) ? "deno task oam" : name.replace(/\.exe$/i, "") || "oam";
+}
+
+/** Removes a temporary conversation file oam made (already gone is fine). */
+async function removeTemporary(path: string): Promise<void> {
+  try {
+    await Deno.remove(path);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) {
+      throw new CliError(
+        "io_error",
+        `Cannot remove the temporary file '${path}': ${(error as Error).message}`,
+      );
+    }
   }
 }
 

@@ -2,12 +2,14 @@
  * `oam stdio`: the JSON-RPC bridge over stdin/stdout.
  * @module
  */
-import { parseArgs } from "node:util";
 import { BridgeEngine } from "../composition.ts";
 import type { BridgeConfiguration } from "../engine/configuration.ts";
 import { LOG_LEVELS, type LogLevel, stderrLogger } from "../util/logger.ts";
 import { createStdioServer } from "../transports/stdio.ts";
 import { hostModelFromEnvironment } from "./host_model.ts";
+import { boolFlag, type FlagSpec, intFlag, numberFlag, parseFlags, stringFlag } from "./args.ts";
+import { CliError, reportError } from "./cli_error.ts";
+import { stderrStyle } from "./tty.ts";
 
 /** Help text of `oam stdio`. */
 export const STDIO_HELP = `oam stdio — serve the open-apple-models JSON-RPC bridge on stdin/stdout
@@ -38,57 +40,70 @@ Example:
   echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | oam stdio
 `;
 
-function positiveInt(value: string | undefined, flag: string, min: number): number | undefined {
-  if (value === undefined) return undefined;
-  const n = Number(value);
-  if (!Number.isInteger(n) || n < min) {
-    throw new Error(`${flag} must be an integer of at least ${min}; got '${value}'.`);
-  }
-  return n;
+const FLAGS: FlagSpec = {
+  "max-sessions": { type: "string" },
+  "tool-timeout": { type: "string" },
+  "log-level": { type: "string" },
+  "max-line-bytes": { type: "string" },
+  "model": { type: "string" },
+  "scripted-models": { type: "boolean" },
+  "version": { type: "boolean" },
+  "help": { type: "boolean", short: "h" },
+};
+
+/** A usage error of `oam stdio`, with the help hint the other commands give. */
+function usage(message: string): CliError {
+  return CliError.usage(`${message} Run 'oam stdio --help'.`);
 }
 
-/** Runs `oam stdio` with the arguments after the subcommand; resolves with the exit code. */
+/**
+ * Runs `oam stdio` with the arguments after the subcommand; resolves with the exit code. Usage errors print
+ * one line, `Error: <message> Run 'oam stdio --help'. [usage]`, and exit 2.
+ */
 export async function runStdio(args: string[]): Promise<number> {
-  const { values } = parseArgs({
-    args,
-    options: {
-      "max-sessions": { type: "string" },
-      "tool-timeout": { type: "string" },
-      "log-level": { type: "string" },
-      "max-line-bytes": { type: "string" },
-      "model": { type: "string" },
-      "no-scripted-models": { type: "boolean" },
-      "version": { type: "boolean" },
-      "help": { type: "boolean", short: "h" },
-    },
-    strict: true,
-    allowPositionals: false,
-  });
-  if (values.help) {
-    await write(STDIO_HELP);
-    return 0;
-  }
-  const level = (values["log-level"] ?? "warning") as LogLevel;
-  if (!LOG_LEVELS.includes(level)) {
-    throw new Error(`--log-level must be one of ${LOG_LEVELS.join(", ")}; got '${level}'.`);
-  }
-  const logger = stderrLogger(level, "oam stdio");
-  const toolTimeout = values["tool-timeout"] === undefined ? undefined : Number(values["tool-timeout"]);
-  if (
-    toolTimeout !== undefined && !(Number.isFinite(toolTimeout) && toolTimeout >= 0 && toolTimeout <= 86400)
-  ) {
-    throw new Error(
-      `--tool-timeout must be a number of seconds from 0 to 86400; got '${values["tool-timeout"]}'.`,
+  let config: Partial<BridgeConfiguration>;
+  let logger: ReturnType<typeof stderrLogger>;
+  let maxLineBytes: number | undefined;
+  try {
+    const { values } = parseFlags("stdio", args, FLAGS, false);
+    if (boolFlag(values, "help")) {
+      await write(STDIO_HELP);
+      return 0;
+    }
+    const level = (stringFlag(values, "log-level") ?? "warning") as LogLevel;
+    if (!LOG_LEVELS.includes(level)) {
+      throw usage(`--log-level must be one of ${LOG_LEVELS.join(", ")}; got '${level}'.`);
+    }
+    logger = stderrLogger(level, "oam stdio");
+    const flag = <T>(read: () => T): T => {
+      try {
+        return read();
+      } catch (error) {
+        throw error instanceof CliError ? usage(error.message) : error;
+      }
+    };
+    const toolTimeout = flag(() =>
+      numberFlag(stringFlag(values, "tool-timeout"), "--tool-timeout", 0, 86400)
     );
+    config = { logger };
+    const maxSessions = flag(() => intFlag(stringFlag(values, "max-sessions"), "--max-sessions", 1));
+    if (maxSessions !== undefined) config.maxSessions = maxSessions;
+    if (toolTimeout !== undefined) config.toolTimeoutSeconds = toolTimeout;
+    if (values["scripted-models"] === false) config.allowsScriptedModels = false;
+    maxLineBytes = flag(() => intFlag(stringFlag(values, "max-line-bytes"), "--max-line-bytes", 1024));
+    let hostModel;
+    try {
+      hostModel = await hostModelFromEnvironment(stringFlag(values, "model"));
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      throw stringFlag(values, "model") !== undefined
+        ? usage(message)
+        : CliError.invalidInput(`OAM_SCRIPT: ${message}`);
+    }
+    if (hostModel) config.systemModel = hostModel;
+  } catch (error) {
+    return reportError(error, "human", stderrStyle());
   }
-  const config: Partial<BridgeConfiguration> = { logger };
-  const maxSessions = positiveInt(values["max-sessions"], "--max-sessions", 1);
-  if (maxSessions !== undefined) config.maxSessions = maxSessions;
-  if (toolTimeout !== undefined) config.toolTimeoutSeconds = toolTimeout;
-  if (values["no-scripted-models"]) config.allowsScriptedModels = false;
-  const hostModel = await hostModelFromEnvironment(values.model);
-  if (hostModel) config.systemModel = hostModel;
-  const maxLineBytes = positiveInt(values["max-line-bytes"], "--max-line-bytes", 1024);
   const server = createStdioServer(
     (send, onShutdown) => new BridgeEngine({ ...config, onShutdown }, send),
     { logger, ...(maxLineBytes ? { maxLineBytes } : {}) },

@@ -2,7 +2,7 @@
  * Tools files of the commands (`--tools <file>`): JSON or JSONC, an array of tool definitions or
  * `{"tools": [...]}`. A definition may carry an `"x-oam"` block that makes it a *command tool* the CLI runs
  * itself: `command` (argv array, or a string run by the shell), `timeout` (seconds, default 30), `cwd`, `env`,
- * `maxOutputChars` (default 8000). Everything else is an external tool answered by the user (or, in
+ * `maxOutputChars` (default 8000). Everything else is a client tool (PROTOCOL.md §9) answered by the user (or, in
  * `oam respond`, by `--tool-output` on resume).
  * @module
  */

@@ -29,7 +29,8 @@ Options:
   -v, --verbose   also print each tool's generation schema
   -h, --help      show this help
 
-Exit codes: 0 valid, 2 invalid (bad schema, duplicate names, missing command, usage), 1 I/O error.
+Exit codes: 0 valid, 2 invalid (bad schema, duplicate names, missing command, a missing or malformed
+file, usage), 1 any other failure.
 
 Example:
   oam tools validate tools.json
@@ -78,7 +79,7 @@ export async function runToolsValidate(args: string[]): Promise<number> {
     const tools: JsonObject[] = [];
     for (const [i, t] of validated.entries()) {
       const name = String(t.name);
-      const entry: JsonObject = { name, kind: "external" };
+      const entry: JsonObject = { name, kind: "client" };
       const spec = loaded.commands.get(name);
       if (spec) {
         entry.kind = "command";
@@ -110,7 +111,7 @@ export async function runToolsValidate(args: string[]): Promise<number> {
       const how = t.kind === "command"
         ? `command ${t.argv ? (t.argv as JsonValue[]).join(" ") : `sh -c ${JSON.stringify(t.shell)}`}` +
           `${t.cwd ? ` (in ${t.cwd})` : ""}, timeout ${t.timeout}s`
-        : "external (answered by you or your engine)";
+        : "client (answered by you or your engine)";
       writeOut(`${s.green("✓")} ${s.bold(String(t.name))} ${s.dim(how)}\n`);
       for (const w of t.warnings as JsonValue[]) writeOut(`    ${s.yellow("warning:")} ${w}\n`);
       if (boolFlag(values, "verbose")) {

@@ -3,10 +3,14 @@
  * enum-constrained choices among a fixed set of options. Both validate everything synchronously (before any
  * model call) and then run concurrently (deferred).
  *
- * Models: every decision builds its own model from the request's `model` spec with `engine.makeModel`. For a
- * scripted model this means each decision of a `decideMany` gets a fresh copy of the script and plays it from
- * the first step — a crowd of NPCs deciding together each sees the same script, independent of how the
- * concurrent decisions interleave. (Sharing one instance would hand out steps in a race-dependent order.)
+ * Models: `decision/decide` builds its model from the request's `model` spec with `engine.makeModel`;
+ * `decision/decideMany` builds one model per call and every decision of the call uses it, as the reference
+ * does. A scripted model therefore hands out its steps in the order the decisions call it (decisions start in
+ * request order; with `maxConcurrency` > 1 a step goes to whichever decision asks next), so a script can give
+ * each decision its own outcome: `[answer for requests[0], guardrail error for requests[1]]`.
+ *
+ * `decideMany` validates every request before any model call: one invalid request fails the whole call with
+ * its error (`-32602` naming `requests[i]…`, or `-32050` for an unknown actor), as `decision/decide` would.
  * @module
  */
 import { BridgeError, toBridgeError } from "../protocol/errors.ts";
@@ -17,6 +21,7 @@ import type { MethodRegistry } from "../engine/extension.ts";
 import type { BridgeRequest } from "../engine/request.ts";
 import { toolTimeoutMsOf } from "../agent/tool_definitions.ts";
 import type { TurnDriver } from "../agent/turn_host.ts";
+import type { LanguageModel } from "../models/language_model.ts";
 import { mapBounded } from "./decision/bounded.ts";
 import {
   type DecisionSpec,
@@ -41,9 +46,6 @@ export const DEFAULT_MAX_CONCURRENCY = 2;
 export const MAX_DECISIONS = 1024;
 /** Notification method name given to `drive` (decisions never stream, so it is never sent). */
 const EVENT_METHOD = "decision/event";
-
-/** One parsed `decideMany` request: a validated decision or the error that rejected it. */
-type Item = { spec: DecisionSpec } | { error: BridgeError };
 
 /** Runs a decision turn through `drive`: `tool/call` params are `{...context, requestId, call}`. */
 function decisionDriver(r: BridgeRequest, context: JsonObject): TurnDriver {
@@ -108,18 +110,18 @@ export class DecisionMethods {
     }
     const maxConcurrency = p.optionalInteger("maxConcurrency", { min: 1 }) ?? DEFAULT_MAX_CONCURRENCY;
     const settings = parseEngineSettings(p, this.#defaults());
-    const items: Item[] = requests.map((raw, index) => {
+    // Every request is validated before any model call; the first invalid one fails the whole call.
+    const specs = requests.map((raw, index) => {
       const prefix = `requests[${index}]`;
-      try {
-        if (!isJsonObject(raw)) throw BridgeError.invalidParams(`'${prefix}' must be an object.`);
-        const spec = parseDecision(new Params(raw, `${prefix}.`), [], settings.toolTimeoutMs, this.#persona);
-        warnings.push(...spec.keyWarnings, ...spec.toolWarnings.map((w) => `${prefix}: ${w}`));
-        return { spec };
-      } catch (error) {
-        return { error: toBridgeError(error) };
-      }
+      if (!isJsonObject(raw)) throw BridgeError.invalidParams(`'${prefix}' must be an object.`);
+      const spec = parseDecision(new Params(raw, `${prefix}.`), [], settings.toolTimeoutMs, this.#persona);
+      warnings.push(...spec.keyWarnings, ...spec.toolWarnings.map((w) => `${prefix}: ${w}`));
+      return spec;
     });
-    return this.#runMany(r, items, settings, maxConcurrency).then((results) => {
+    // One model for the whole call (built only when a decision needs it).
+    const needsModel = specs.some((spec) => spec.options.length > 1);
+    const model = needsModel ? this.#engine.makeModel(settings.spec) : null;
+    return this.#runMany(r, specs, settings, model, maxConcurrency).then((results) => {
       const out: JsonObject = { results };
       if (warnings.length > 0) out.warnings = warnings;
       return out;
@@ -128,17 +130,17 @@ export class DecisionMethods {
 
   async #runMany(
     r: BridgeRequest,
-    items: Item[],
+    specs: DecisionSpec[],
     settings: EngineSettings,
+    model: LanguageModel | null,
     maxConcurrency: number,
   ): Promise<JsonValue[]> {
-    const results = await mapBounded(items, maxConcurrency, async (item, index): Promise<JsonValue> => {
-      if ("error" in item) return { error: item.error.toJson() };
-      const spec = item.spec;
-      if (spec.options.length === 1) return decisionJson(onlyOptionDecision(spec.options[0]));
+    const results = await mapBounded(specs, maxConcurrency, async (spec, index): Promise<JsonValue> => {
+      if (spec.options.length === 1 || model === null) {
+        return decisionJson(onlyOptionDecision(spec.options[0]));
+      }
       try {
         if (r.signal.aborted) throw BridgeError.cancelled();
-        const model = this.#engine.makeModel(settings.spec);
         return decisionJson(await runDecision(decisionDriver(r, { index }), r.signal, spec, settings, model));
       } catch (error) {
         return { error: toBridgeError(error).toJson() };

@@ -9,8 +9,9 @@ import { Agent } from "../agent/agent.ts";
 import { compactAgent } from "../agent/compaction.ts";
 import { exportTranscript, importTranscript } from "../agent/transcript_codec.ts";
 import type { AgentTool, ToolPolicy, TurnInput, TurnResult } from "../agent/types.ts";
-import type { Pending } from "../util/pending.ts";
+import { Pending } from "../util/pending.ts";
 import type { ModelAvailability, ResponseSchema } from "../models/language_model.ts";
+import { availabilityOf, unavailableWarning } from "../models/availability.ts";
 import { IdGenerator } from "../util/ids.ts";
 import {
   checkObjectId,
@@ -64,6 +65,11 @@ export class BridgeSession {
   readonly streamingDrive: DriveOptions;
   /** `drive` options of this session's quiet turns (made once). */
   readonly quietDrive: DriveOptions;
+  /**
+   * Set while `session/create` waits for the system model's availability: the session's queued work starts
+   * after the create has answered, so none of its output can come before that response.
+   */
+  opening: Promise<void> | null = null;
 
   /** @internal */
   constructor(id: string, agent: Agent, modelKind: string, policy: ToolPolicy, toolTimeoutMs: number | null) {
@@ -167,14 +173,15 @@ export class SessionMethods implements BridgeExtension {
   ): Pending<JsonValue> {
     const limit = this.#engine.configuration.maxQueuedOperations;
     if (session.queue.pending >= limit) throw queueFullError(SESSION_KIND, session.id, limit);
-    return session.queue.enqueue(work).outcome;
+    const opening = session.opening;
+    return session.queue.enqueue(opening === null ? work : (op) => opening.then(() => work(op))).outcome;
   }
 
   #defaultTimeoutMs(): number | null {
     return toolTimeoutMsOf(this.#engine.configuration.toolTimeoutSeconds);
   }
 
-  #create(r: BridgeRequest): JsonValue | Promise<JsonValue> {
+  #create(r: BridgeRequest): JsonValue | Pending<JsonValue> {
     const p = r.params;
     const engine = this.#engine;
     const warnings = p.unknownKeys(CREATE_KEYS);
@@ -240,25 +247,27 @@ export class SessionMethods implements BridgeExtension {
       entries: history?.entries ?? [],
       settings: options.settings,
     });
-    this.#sessions.set(id, new BridgeSession(id, agent, model.kind, options.policy, options.toolTimeoutMs));
+    const session = new BridgeSession(id, agent, model.kind, options.policy, options.toolTimeoutMs);
+    this.#sessions.set(id, session);
     if (spec.type !== "system") return { session: id, warnings };
     // The session exists now, so a failing availability check must not turn this into an error response.
-    const availability = (async () => await model.availability())().catch((): ModelAvailability => ({
-      available: false,
-      reason: "unknown",
-      contextSize: model.contextSize,
-      supportedLanguages: [],
-    }));
-    return availability.then((a) => {
-      if (!a.available) {
-        warnings.push(
-          `The system model is unavailable (${
-            a.reason ?? "unknown"
-          }); turns will fail with model_unavailable until it is ready.`,
-        );
-      }
+    const result = (a: ModelAvailability): JsonObject => {
+      const warning = unavailableWarning(a);
+      if (warning !== null) warnings.push(warning);
       return { session: id, warnings };
+    };
+    const availability = availabilityOf(model);
+    if (!(availability instanceof Promise)) return result(availability);
+    // Not known yet: answer once the check is done; the session's turns wait for that answer.
+    const answer = new Pending<JsonValue>();
+    let opened!: () => void;
+    session.opening = new Promise<void>((resolve) => opened = resolve);
+    availability.then((a) => {
+      answer.resolve(result(a)); // the response is written here, synchronously
+      session.opening = null;
+      opened();
     });
+    return answer;
   }
 
   #respond(r: BridgeRequest): Pending<JsonValue> {

@@ -152,6 +152,11 @@ export interface LanguageModel {
   stepNow?(request: StepRequest): StepResult | Promise<StepResult>;
   /** Reports availability. */
   availability(): Promise<ModelAvailability>;
+  /**
+   * Optional: the availability when it is known without waiting (settled for good, or the backend's last
+   * answer), else undefined. Creating a session or an NPC uses it to answer at once.
+   */
+  availabilityNow?(): ModelAvailability | undefined;
   /** Counts tokens of a step request, when the backend can. */
   countTokens?(request: Omit<StepRequest, "signal">): Promise<number>;
 }

@@ -7,10 +7,12 @@
 import { AGENT_ERROR_CODES, BridgeError, isAgentErrorCode } from "../protocol/errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { segmentsText } from "../protocol/transcript.ts";
+import { compileValidator } from "../schema/validate.ts";
 import { abortableSleep } from "../util/sleep.ts";
 import type {
   LanguageModel,
   ModelAvailability,
+  ResponseSchema,
   StepRequest,
   StepResult,
   StepToolCall,
@@ -37,6 +39,41 @@ export interface Script {
 
 /** Context size the scripted model reports. */
 export const SCRIPTED_CONTEXT_SIZE = 8192;
+
+/** The step played when the steps run out and the script has no `fallback`. */
+const DEFAULT_FALLBACK: ScriptStep = Object.freeze({ text: "(script exhausted)" });
+
+/**
+ * The error of an answer the real model could never give (not JSON, or outside the turn's generation schema):
+ * `generation_failed` worded like an OpenAI-compatible backend's invalid answer, with `data.problem`.
+ */
+function invalidAnswer(problem: string): BridgeError {
+  return BridgeError.of("generation_failed", `The model gave an invalid answer: ${problem}.`, {
+    attempts: 1,
+    problem,
+  });
+}
+
+/** `text` cut to 120 characters for an error message. */
+function shorten(text: string): string {
+  if (text === "") return "(empty)";
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}
+
+/**
+ * Checks a scripted structured answer against the turn's generation schema: what the on-device model's
+ * constrained decoding enforces (types, enums, required keys, ranges, no extra keys). Constraints the model
+ * only sees described (`pattern`, `minLength`, …) are not in that schema and are not checked.
+ */
+function checkAnswer(value: JsonValue, schema: ResponseSchema): void {
+  const problem = compileValidator(schema.generationSchema)(value);
+  if (problem !== null) throw invalidAnswer(`the answer does not match the response schema: ${problem}`);
+}
+
+/** The invalid-answer problem of a failed step, or null. */
+function problemOf(error: unknown): string | null {
+  return error instanceof BridgeError && typeof error.data.problem === "string" ? error.data.problem : null;
+}
 
 function invalid(message: string): BridgeError {
   return BridgeError.invalidParams(message);
@@ -178,6 +215,8 @@ export class ScriptedModel implements LanguageModel {
   readonly trimsHistory: boolean = false;
   readonly #script: Script;
   #next = 0;
+  /** The invalid answer of the last step played, named when a retry then finds the script exhausted. */
+  #lastProblem: string | null = null;
   readonly #availability: ModelAvailability;
 
   /** A model playing `script`; `variant` names it in availability. */
@@ -191,14 +230,24 @@ export class ScriptedModel implements LanguageModel {
     };
   }
 
-  /** Steps played so far. */
+  /** Steps played so far (skipped ones included). */
   get played(): number {
     return this.#next;
+  }
+
+  /** Moves past the next `steps` steps without playing them (a resumed run continues where one stopped). */
+  skip(steps: number): void {
+    this.#next += Math.max(0, Math.floor(steps));
   }
 
   /** Always available. */
   availability(): Promise<ModelAvailability> {
     return Promise.resolve({ ...this.#availability });
+  }
+
+  /** Always available, known at once. */
+  availabilityNow(): ModelAvailability {
+    return { ...this.#availability };
   }
 
   /** Plays the next step. */
@@ -214,14 +263,28 @@ export class ScriptedModel implements LanguageModel {
   stepNow(req: StepRequest): Promise<StepResult> | StepResult {
     const step = this.#next < this.#script.steps.length
       ? this.#script.steps[this.#next]
-      : (this.#script.fallback ?? { text: "(script exhausted)" });
+      : (this.#script.fallback ?? DEFAULT_FALLBACK);
     this.#next++;
     if (req.signal.aborted) return Promise.reject(abortError());
-    if (step.delayMs) return abortableSleep(step.delayMs, req.signal).then(() => this.#play(step, req));
+    if (step.delayMs) {
+      return abortableSleep(step.delayMs, req.signal).then(() => this.#playChecked(step, req));
+    }
     try {
-      return this.#play(step, req);
+      return this.#playChecked(step, req);
     } catch (error) {
       return Promise.reject(error);
+    }
+  }
+
+  /** {@link #play}, remembering whether the step gave an invalid answer. */
+  #playChecked(step: ScriptStep, req: StepRequest): StepResult {
+    try {
+      const result = this.#play(step, req);
+      this.#lastProblem = null;
+      return result;
+    } catch (error) {
+      this.#lastProblem = problemOf(error);
+      throw error;
     }
   }
 
@@ -240,6 +303,7 @@ export class ScriptedModel implements LanguageModel {
     if ("json" in step) {
       const text = compactJson(step.json);
       if (req.responseSchema) {
+        checkAnswer(step.json, req.responseSchema);
         req.onPartial?.(step.json);
         return { kind: "structured", value: step.json, text, usage: null };
       }
@@ -259,13 +323,28 @@ export class ScriptedModel implements LanguageModel {
       chunks = step.chunks ?? 3;
     }
     if (req.responseSchema) {
+      if (step === DEFAULT_FALLBACK) {
+        const n = this.#script.steps.length;
+        const before = this.#lastProblem === null
+          ? ""
+          : ` (the step before gave an invalid answer: ${this.#lastProblem})`;
+        throw BridgeError.of(
+          "generation_failed",
+          `Script exhausted: all ${
+            n === 1 ? "1 step was" : `${n} steps were`
+          } played and this turn needs a ` +
+            `structured answer${before}; add steps or a 'fallback' step.`,
+          this.#lastProblem === null ? {} : { problem: this.#lastProblem },
+        );
+      }
       // A text step in a schema turn: the text must be the JSON answer.
       let value: JsonValue;
       try {
         value = JSON.parse(text);
       } catch {
-        throw BridgeError.of("generation_failed", "The scripted answer is not valid JSON for the schema.");
+        throw invalidAnswer(`the answer is not valid JSON: ${shorten(text)}`);
       }
+      checkAnswer(value, req.responseSchema);
       req.onPartial?.(value);
       return { kind: "structured", value, text, usage: null };
     }

@@ -174,6 +174,16 @@ class SystemModel implements LanguageModel {
     }
   }
 
+  /**
+   * Known at once when no plugin can be loaded (absent library, load failure, wrong platform) or when the
+   * loaded plugin has answered an availability check before (its last answer); undefined otherwise.
+   */
+  availabilityNow(): ModelAvailability | undefined {
+    const plugin = this.#acquire();
+    if (!isShared(plugin)) return unavailable(plugin.reason, plugin.detail);
+    return plugin.availability === undefined ? undefined : { ...plugin.availability };
+  }
+
   async step(request: StepRequest): Promise<StepResult> {
     const signal = request.signal;
     if (signal.aborted) throw BridgeError.cancelled();

@@ -32,13 +32,18 @@ export class UnavailableModel implements LanguageModel {
 
   /** Reports `{available: false, reason}`. */
   availability(): Promise<ModelAvailability> {
-    return Promise.resolve({
+    return Promise.resolve(this.availabilityNow());
+  }
+
+  /** `{available: false, reason}`, known at once. */
+  availabilityNow(): ModelAvailability {
+    return {
       available: false,
       reason: this.#reason,
       contextSize: this.contextSize,
       supportedLanguages: [],
       ...(this.#detail ? { detail: this.#detail } : {}),
-    });
+    };
   }
 
   /** Always fails with model_unavailable. */

@@ -1,6 +1,7 @@
 /**
  * JSON Schema validation of structured values (tool arguments, structured output) with ajv, for backends
- * that do not constrain decoding. Compiled validators are cached per schema object.
+ * that do not constrain decoding, and for scripted answers. Compiled validators are cached per schema object
+ * and per schema text.
  * @module
  */
 // The named export: under Deno the default import of this CommonJS package is typed as the module namespace.
@@ -11,6 +12,12 @@ import { compactJson, type JsonObject, type JsonValue } from "../protocol/json.t
 export type Validator = (value: JsonValue) => string | null;
 
 const cache = new WeakMap<JsonObject, Validator>();
+/**
+ * Validators by schema text, so equal schemas built anew per request (a decision's, a turn's) compile once.
+ * Bounded: cleared when it reaches {@link MAX_BY_TEXT} entries.
+ */
+const byText = new Map<string, Validator>();
+const MAX_BY_TEXT = 256;
 const acceptAll: Validator = () => null;
 let shared: Ajv | undefined;
 
@@ -41,11 +48,20 @@ function ajv(): Ajv {
 export function compileValidator(schema: JsonObject): Validator {
   const cached = cache.get(schema);
   if (cached !== undefined) return cached;
+  const text = compactJson(schema);
+  const same = byText.get(text);
+  if (same !== undefined) {
+    cache.set(schema, same);
+    return same;
+  }
   let validator = acceptAll;
+  // ajv counts an own `__proto__` property as additional even where the schema names it: such keys are
+  // renamed on both sides (the schema once, each value before it is checked).
+  const renames = text.includes(`"${PROTO}"`);
   // `$schema` would make ajv look up a meta-schema it may not have; the dialect is not ours to enforce.
-  let prepared: JsonObject = schema;
-  if (Object.hasOwn(schema, "$schema")) {
-    prepared = { ...schema };
+  let prepared: JsonObject = renames ? renameProtoKeys(schema, true) as JsonObject : schema;
+  if (Object.hasOwn(prepared, "$schema")) {
+    prepared = { ...prepared };
     delete prepared.$schema;
   }
   const instance = ajv();
@@ -53,7 +69,7 @@ export function compileValidator(schema: JsonObject): Validator {
     const compiled = instance.compile(prepared);
     validator = (value) => {
       try {
-        if (compiled(value)) return null;
+        if (compiled(renames ? renameProtoKeys(value, false) : value)) return null;
         const error = compiled.errors?.[0];
         return error === undefined ? "#: is invalid" : formatError(error);
       } catch (error) {
@@ -72,11 +88,48 @@ export function compileValidator(schema: JsonObject): Validator {
     }
   }
   cache.set(schema, validator);
+  if (byText.size >= MAX_BY_TEXT) byText.clear();
+  byText.set(text, validator);
   return validator;
+}
+
+const PROTO = "__proto__";
+/** What `__proto__` keys are renamed to for ajv (messages show it back as `__proto__`). */
+const PROTO_STAND_IN = "__proto__\u0000";
+
+/**
+ * A copy of `value` with every own `__proto__` key renamed to {@link PROTO_STAND_IN}; in a schema also the
+ * `__proto__` names listed in `required`.
+ */
+function renameProtoKeys(value: JsonValue, schema: boolean): JsonValue {
+  if (Array.isArray(value)) return value.map((v) => renameProtoKeys(v, schema));
+  if (value === null || typeof value !== "object") return value;
+  const out: JsonObject = {};
+  for (const [key, v] of Object.entries(value)) {
+    const renamed = key === PROTO ? PROTO_STAND_IN : key;
+    const inner = schema && key === "required" && Array.isArray(v)
+      ? v.map((name) => name === PROTO ? PROTO_STAND_IN : name)
+      : renameProtoKeys(v, schema);
+    Object.defineProperty(out, renamed, {
+      value: inner,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
 }
 
 /** `"<schema location>: <message>"`, plus the value location when it is not obvious from the schema path. */
 function formatError(error: ErrorObject): string {
+  // Schema paths carry the stand-in URI-encoded, value paths as it is.
+  const back = (path: string) =>
+    path.replaceAll(encodeURIComponent(PROTO_STAND_IN), PROTO).replaceAll(PROTO_STAND_IN, PROTO);
+  const named = { ...error, schemaPath: back(error.schemaPath), instancePath: back(error.instancePath) };
+  return formatAjvError(named).replaceAll(PROTO_STAND_IN, PROTO);
+}
+
+function formatAjvError(error: ErrorObject): string {
   const cut = error.schemaPath.lastIndexOf("/");
   const location = cut > 0 ? error.schemaPath.slice(0, cut) : "#";
   let message = error.message ?? "is invalid";

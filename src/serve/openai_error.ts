@@ -145,6 +145,12 @@ export function fromAgentError(error: unknown): OpenAIError {
       return new OpenAIError({ status: 504, message, type: "server_error", code: "timeout" });
     case "tool_failed":
       return OpenAIError.server(message, "tool_failed");
+    case "generation_failed":
+      // An answer that is not JSON or misses the response schema (a backend's or a script's invalid answer).
+      if (typeof e.data.problem === "string" && /response schema|not valid JSON/.test(e.data.problem)) {
+        return OpenAIError.server(message, "invalid_json_output");
+      }
+      return OpenAIError.server(message);
     case "cancelled":
     case "shut_down":
       return OpenAIError.server(message, "cancelled");

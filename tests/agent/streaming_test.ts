@@ -118,7 +118,8 @@ Deno.test("stream false: no session/event at all, tool/call still sent", async (
   await c.response(1);
   c.request("session/respond", { session: "q", prompt: "x", stream: false }, 2);
   await c.response(2);
-  c.request("session/respond", { session: "q", prompt: "x", schema: { type: "object" }, stream: false }, 3);
+  const schema = { type: "object", properties: { b: { type: "integer" } } };
+  c.request("session/respond", { session: "q", prompt: "x", schema, stream: false }, 3);
   await c.response(3);
   assert.deepEqual(c.messages.filter((m) => m.method === "session/event"), []);
   assert.deepEqual(c.related(1).map(WireClient.kind), ["tool/call", "response"]);

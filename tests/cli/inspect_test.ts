@@ -66,15 +66,20 @@ Deno.test("schema convert: file, stdin, --name, --json, warnings and invalid sch
   });
   const notJson = await oam(["schema", "convert", "-"], { stdin: "{nope" });
   assert.equal(notJson.code, 2);
-  assert.match(notJson.stderr, /^Error: <stdin>:1:2: .* \[invalid_input\]\n$/);
+  assert.equal(
+    notJson.stderr,
+    "Error: <stdin>: not valid JSON: unexpected character at line 1, column 2 (found 'nope'). [invalid_input]\n",
+  );
+  // A missing file is invalid input, like a malformed one (exit 2).
   const missing = await oam(["schema", "convert", fx.path("missing.json")]);
-  assert.equal(missing.code, 1);
+  assert.equal(missing.code, 2);
+  assert.equal(missing.stderr, `Error: No such file: '${fx.path("missing.json")}'. [invalid_input]\n`);
   assert.equal((await oam(["schema", "convert"])).code, 2);
   assert.equal((await oam(["schema", "explode", "x"])).code, 2);
   assert.equal((await oam(["schema"])).code, 2);
 });
 
-Deno.test("tools validate: command and external tools, JSON, and what makes a file invalid", async () => {
+Deno.test("tools validate: command and client tools, JSON, and what makes a file invalid", async () => {
   const tools = await fx.write("tools.json", {
     tools: [
       { type: "function", function: { name: "get_weather", parameters: { type: "object", properties: {} } } },
@@ -85,14 +90,14 @@ Deno.test("tools validate: command and external tools, JSON, and what makes a fi
   assert.equal(r.code, 0, r.stderr);
   assert.equal(
     r.stdout,
-    "✓ get_weather external (answered by you or your engine)\n" +
+    "✓ get_weather client (answered by you or your engine)\n" +
       "✓ now command echo noon, timeout 5s\n" +
       "2 tools OK.\n",
   );
   const j = await oam(["tools", "validate", tools, "--json"]);
   const body = JSON.parse(j.stdout) as JsonObject;
   const list = body.tools as JsonObject[];
-  assert.deepEqual(list.map((t) => [t.name, t.kind]), [["get_weather", "external"], ["now", "command"]]);
+  assert.deepEqual(list.map((t) => [t.name, t.kind]), [["get_weather", "client"], ["now", "command"]]);
   assert.deepEqual(list[1].argv, ["echo", "noon"]);
   assert.deepEqual(body.warnings, ["get_weather: no description; the model may not know when to call it."]);
 

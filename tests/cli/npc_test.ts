@@ -48,7 +48,7 @@ Deno.test("npc: streamed lines, options menu, tools, world changes and the end o
     },
   ]);
   const r = await oam(["npc", persona, "--script", script], {
-    stdin: "What's good?\n3\n1\npiping hot\nnot read\n",
+    stdin: "What's good?\n3\n1\npiping hot\nStill there?\n",
   });
   assert.equal(r.code, 0, r.stderr);
   assert.equal(
@@ -73,10 +73,15 @@ Deno.test("npc: streamed lines, options menu, tools, world changes and the end o
       "  1) Thanks!",
       "  2) Bye.",
       "(Mira ends the conversation.)",
+      "(Mira has ended the conversation: /reset starts a new one, /exit quits.)",
       "",
     ].join("\n"),
   );
-  assert.equal(r.stderr, "Error: pick a reply from 1 to 2. [usage]\n");
+  assert.equal(
+    r.stderr,
+    "note: the greeting is a model call: it played step 1 of the script.\n" +
+      "Error: pick a reply from 1 to 2. [usage]\n",
+  );
 });
 
 Deno.test("npc: /state saves the NPC and its world; --restore loads both", async () => {
@@ -94,13 +99,20 @@ Deno.test("npc: /state saves the NPC and its world; --restore loads both", async
   assert.equal(((saved.state as JsonObject).persona as JsonObject).name, "Mira");
 
   const later = await fx.write("later.json", [
-    { json: { emotion: "sad", line: "Back so soon?", player_options: [], ends_conversation: false } },
+    {
+      json: {
+        emotion: "sad",
+        line: "Back so soon?",
+        player_options: ["Yes.", "No."],
+        ends_conversation: false,
+      },
+    },
   ]);
   const b = await oam(["npc", "--restore", save, "--script", later], { stdin: "again\n/world\n" });
   assert.equal(b.code, 0, b.stderr);
   assert.equal(
     b.stdout,
-    `(restored Mira from ${save})\nMira [sad]: Back so soon?\n${
+    `(restored Mira from ${save})\nMira [sad]: Back so soon?\n  1) Yes.\n  2) No.\n${
       JSON.stringify({ player: { name: "Aria", gold: 30 } }, null, 2)
     }\n`,
   );
@@ -114,17 +126,82 @@ Deno.test("npc: bad files and flags are usage errors", async () => {
   const broken = await fx.write("broken.jsonc", '{\n  "persona": {"name": "X"\n');
   const b = await oam(["npc", broken]);
   assert.equal(b.code, 2);
-  assert.match(b.stderr, /broken\.jsonc:3:1: .* — not valid JSON\. \[invalid_input\]/);
+  assert.equal(
+    b.stderr,
+    `Error: ${broken}: not valid JSON: expected ',' or '}' at line 3, column 1 (found the end of the input). ` +
+      "[invalid_input]\n",
+  );
   const none = await oam(["npc"]);
   assert.equal(none.code, 2);
+  // A missing file and a malformed one are both invalid input (exit 2).
   const missing = await oam(["npc", fx.path("nope.jsonc")]);
-  assert.equal(missing.code, 1);
-  assert.match(missing.stderr, /No such file: .*nope\.jsonc.*\[io_error\]/);
+  assert.equal(missing.code, 2);
+  assert.equal(missing.stderr, `Error: No such file: '${fx.path("nope.jsonc")}'. [invalid_input]\n`);
   const script = await fx.write("empty.json", []);
   const badPersona = await fx.write("bad_persona.json", { persona: { name: "" } });
   const bp = await oam(["npc", badPersona, "--script", script]);
   assert.equal(bp.code, 2);
   assert.match(bp.stderr, /\[invalid_params\]/);
+});
+
+Deno.test("npc: a greeting that plays a json step is reported, not spoken as raw JSON", async () => {
+  const plain = await fx.write("plain.jsonc", '{"persona": {"name": "Mira"}, "greeting": "Aria walks in."}');
+  const script = await fx.write("json_first.json", [
+    {
+      json: { emotion: "happy", line: "Welcome!", player_options: ["a", "b", "c"], ends_conversation: false },
+    },
+  ]);
+  const r = await oam(["npc", plain, "--script", script], { stdin: "" });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, "");
+  assert.equal(
+    r.stderr,
+    "warning: the greeting played step 1 of the script, a json step (an npc/talk reply), so it is not " +
+      "spoken; start the script with a {\"text\": …} step for the greeting, or drop 'greeting'.\n",
+  );
+});
+
+Deno.test("npc: when the script runs out the error says so", async () => {
+  const plain = await fx.write("plain2.jsonc", '{"persona": {"name": "Mira"}}');
+  const script = await fx.write("empty_script.json", []);
+  const r = await oam(["npc", plain, "--script", script], { stdin: "Hello?\n" });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(
+    r.stderr,
+    "Error: Script exhausted: all 0 steps were played and this turn needs a structured answer; add steps or a " +
+      "'fallback' step. [generation_failed]\n",
+  );
+});
+
+Deno.test("npc: after the NPC ends the conversation the lines already typed are still processed", async () => {
+  const plain = await fx.write(
+    "ending.jsonc",
+    '{"persona": {"name": "Mira"}, "options": {"playerOptionCount": 0}, "world": {"gold": 3}}',
+  );
+  const script = await fx.write("ending.json", [
+    { json: { emotion: "sad", line: "Off you go.", ends_conversation: true } },
+    { json: { emotion: "happy", line: "Back again?", ends_conversation: false } },
+  ]);
+  const save = fx.path("after_end.json");
+  const r = await oam(["npc", plain, "--script", script], {
+    stdin: `Bye.\nWait!\n/world\n/state ${save}\n/reset\nHello again.\n`,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(
+    r.stdout,
+    [
+      "Mira [sad]: Off you go.",
+      "(Mira ends the conversation.)",
+      "(Mira has ended the conversation: /reset starts a new one, /exit quits.)",
+      '{\n  "gold": 3\n}',
+      `(saved to ${save})`,
+      "(conversation forgotten)",
+      "Mira [happy]: Back again?",
+      "",
+    ].join("\n"),
+  );
+  assert.equal(r.stderr, "");
+  assert.equal(((await fx.read("after_end.json")) as JsonObject).oam !== undefined, true);
 });
 
 Deno.test("npc: remove fixtures", async () => {

@@ -370,5 +370,9 @@ Deno.test("stdio CLI: --help, --version, bad flags exit 2", async () => {
     assert.equal(r.code, 2, `${args.join(" ")}: ${r.stderr}`);
     assert.equal(r.stdout, "", args.join(" "));
     assert.match(r.stderr, /^Error: /, args.join(" "));
+    // Usage errors of `oam stdio` carry the code and the help hint like the other commands.
+    if (args[0] === "stdio") {
+      assert.match(r.stderr, /^Error: [^\n]*\. Run 'oam stdio --help'\. \[usage\]\n$/, args.join(" "));
+    }
   }
 });

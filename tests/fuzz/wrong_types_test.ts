@@ -106,11 +106,19 @@ const NESTED: Record<string, Record<string, string[]>> = {
 };
 
 const CODES = new Map<string, number>(Object.entries(ERROR_CODES));
-/** A model whose answer is valid for plain, schema and decision turns. */
+/**
+ * A model whose answer is valid for plain turns, decisions and schema turns with {@link FAST_SCHEMA} (a
+ * scripted answer outside the schema would fail and be retried after 300 ms).
+ */
 const FAST_MODEL = {
   type: "scripted",
   steps: [],
-  fallback: { json: { a: "x", reasoning: "r", choice: "a", confidence: 5 } },
+  fallback: { json: { reasoning: "r", choice: "a", confidence: 5 } },
+};
+/** The schema of the valid params of schema turns (`session/respond`, `content/generate`). */
+const FAST_SCHEMA = {
+  type: "object",
+  properties: { reasoning: { type: "string" }, choice: { type: "string" }, confidence: { type: "integer" } },
 };
 const NPC_MODEL = { type: "scripted", steps: [], fallback: { text: "[happy] Aye." } };
 
@@ -173,6 +181,9 @@ Deno.test("every parameter of every method, and every nested field, with every w
       if ("world" in out) out.world = "fz-w1";
       // Answers every kind of turn at once (a failed JSON answer would be retried after 300 ms).
       if ("model" in out) out.model = FAST_MODEL;
+      if ("schema" in out && (method === "session/respond" || method === "content/generate")) {
+        out.schema = FAST_SCHEMA;
+      }
       if (method === "decision/decide") out.options = ["a", "b"];
       if (method === "decision/decideMany") {
         out.requests = [{ situation: "x", options: ["a", "b"] }, { situation: "y", options: ["a", "b"] }];

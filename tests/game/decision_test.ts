@@ -9,7 +9,9 @@ import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
 /**
  * A "probe" model type for tests: `{"type": "probe", "steps": [...]}` plays a script like the scripted model
  * and records every step request (instructions, prompt, schema, tool mode). It also tracks how many steps
- * run at the same time. Every decision builds its own instance from the spec.
+ * run at the same time. It stands for a backend that does not constrain decoding: its structured answers
+ * are not checked against the schema (the decision parser's leniency is what some tests check), where the
+ * scripted model rejects an answer the real model could not give.
  */
 class Probe {
   readonly requests: StepRequest[] = [];
@@ -34,7 +36,8 @@ class Probe {
             this.active++;
             this.maxActive = Math.max(this.maxActive, this.active);
             try {
-              return await inner.step(request);
+              // Played as a text turn: the agent parses the JSON text without a schema check.
+              return await inner.step({ ...request, responseSchema: null });
             } finally {
               this.active--;
             }
@@ -345,9 +348,9 @@ Deno.test("decide: guardrail or refusal with a fallback gives the fallback; with
 });
 
 Deno.test("decide: answer parsing — case-insensitive choice, confidence clamp and default, bad choice", async () => {
-  const c = new WireClient();
+  const c = new WireClient(new Probe().config());
   const decide = (json: JsonValue) =>
-    c.request("decision/decide", { situation: "s", options: ["Flee", "fight"], model: scripted({ json }) });
+    c.request("decision/decide", { situation: "s", options: ["Flee", "fight"], model: probe({ json }) });
   let r = await c.response(decide({ reasoning: 5, choice: " flee ", confidence: 150 }));
   assert.deepEqual(
     { ...(r.result as JsonObject), usage: null },
@@ -378,24 +381,70 @@ Deno.test("decide: cancelled when the bridge shuts down", async () => {
   assert.equal((r.error as JsonObject).code, -32009);
 });
 
-Deno.test("decideMany: results in order, a failed item holds its error, warnings prefixed", async () => {
+Deno.test("decideMany: every request is validated before any model call; an invalid one fails the call", async () => {
+  const p = new Probe();
+  const c = new WireClient(p.config());
+  const valid = { situation: "ok", options: ["a", "b"] };
+  const cases: Array<[JsonValue[], JsonObject]> = [
+    [[valid, { situation: "two", options: ["a", "a"] }], {
+      code: -32602,
+      message: "Duplicate option id 'a' in 'requests[1].options'.",
+      data: { code: "invalid_params" },
+    }],
+    [[valid, valid, "nope"], {
+      code: -32602,
+      message: "'requests[2]' must be an object.",
+      data: { code: "invalid_params" },
+    }],
+    [[{ situation: "s", options: ["a", "b"], fallbackOptionID: "c" }], {
+      code: -32602,
+      message: "'requests[0].fallbackOptionID' must be one of the option ids (a, b); got 'c'.",
+      data: { code: "invalid_params" },
+    }],
+    [[valid, { situation: "s", options: ["a", "b"], toolChoice: 7 }], {
+      code: -32602,
+      message:
+        '\'requests[1].toolChoice\' must be "auto", "none", "required", "explicit" or {"tool": "<name>"}; got 7.',
+      data: { code: "invalid_params" },
+    }],
+    [[valid, { situation: "five", options: ["x", "y"], actor: "ghost" }], {
+      code: -32050,
+      message: "No NPC with id 'ghost'.",
+      data: { code: "npc_not_found", npc: "ghost" },
+    }],
+  ];
+  for (const [requests, error] of cases) {
+    const r = await c.response(c.request("decision/decideMany", {
+      requests,
+      model: probe({ json: { reasoning: "r", choice: "a", confidence: 1 } }),
+    }));
+    assert.deepEqual(r.error, error, JSON.stringify(requests));
+  }
+  assert.equal(p.requests.length, 0, "no decision reached the model");
+  await c.close();
+});
+
+Deno.test("decideMany: results in order, a failed decision holds its error, warnings prefixed", async () => {
   const p = new Probe();
   const c = new WireClient(p.config());
   const result = await c.call("decision/decideMany", {
     requests: [
       { situation: "one", options: ["a", "b"], foo: 1 },
-      { situation: "two", options: ["a", "a"] },
+      { situation: "two", options: ["a", "b"] },
       { situation: "three", options: ["only"] },
-      "nope",
-      { situation: "five", options: ["x", "y"], actor: "ghost", tools: [{ name: "t" }] },
       { situation: "six", options: ["a", "b"], tools: [{ name: "look" }], model: "system" },
     ],
     instructions: "Decide.",
     bar: 2,
-    model: probe({ json: { reasoning: "r", choice: "b", confidence: 60 } }),
+    maxConcurrency: 1,
+    model: probe(
+      { json: { reasoning: "r", choice: "b", confidence: 60 } },
+      { error: "refusal", message: "No." },
+      { json: { reasoning: "s", choice: "a", confidence: 40 } },
+    ),
   });
   const results = result.results as JsonObject[];
-  assert.equal(results.length, 6);
+  assert.equal(results.length, 4);
   assert.deepEqual({ ...results[0], usage: null }, {
     optionID: "b",
     reasoning: "r",
@@ -404,13 +453,7 @@ Deno.test("decideMany: results in order, a failed item holds its error, warnings
     usage: null,
     isFallback: false,
   });
-  assert.deepEqual(results[1], {
-    error: {
-      code: -32602,
-      message: "Duplicate option id 'a' in 'requests[1].options'.",
-      data: { code: "invalid_params" },
-    },
-  });
+  assert.deepEqual(results[1], { error: { code: -32003, message: "No.", data: { code: "refusal" } } });
   assert.deepEqual(results[2], {
     optionID: "only",
     reasoning: "It is the only option.",
@@ -419,41 +462,62 @@ Deno.test("decideMany: results in order, a failed item holds its error, warnings
     usage: ZERO_USAGE,
     isFallback: false,
   });
-  assert.deepEqual(results[3], {
-    error: { code: -32602, message: "'requests[3]' must be an object.", data: { code: "invalid_params" } },
-  });
-  assert.deepEqual(results[4], {
-    error: {
-      code: -32050,
-      message: "No NPC with id 'ghost'.",
-      data: { code: "npc_not_found", npc: "ghost" },
-    },
-  });
-  assert.equal((results[5] as JsonObject).optionID, "b");
+  assert.equal((results[3] as JsonObject).optionID, "a");
   assert.deepEqual(result.warnings, [
     "Unknown parameter 'bar' was ignored.",
     "Unknown parameter 'requests[0].foo' was ignored.",
-    "Unknown parameter 'requests[5].model' was ignored.",
-    "requests[5]: look: no description; the model may not know when to call it.",
+    "Unknown parameter 'requests[3].model' was ignored.",
+    "requests[3]: look: no description; the model may not know when to call it.",
   ]);
-  // Shared engine settings; the tool-less decisions never offer tools.
-  assert.deepEqual(p.requests.map((r) => r.instructions), ["Decide.", "Decide."]);
-  assert.deepEqual(p.requests.map((r) => r.prompt.split("\n")[0]).sort(), [
+  // Shared engine settings; one model for the whole call, its steps handed out in call order.
+  assert.equal(p.instances, 1);
+  assert.deepEqual(p.requests.map((r) => r.instructions), ["Decide.", "Decide.", "Decide."]);
+  assert.deepEqual(p.requests.map((r) => r.prompt.split("\n")[0]), [
     "Situation: one",
+    "Situation: two",
     "Situation: six",
   ]);
   await c.close();
 });
 
-Deno.test("decideMany: each decision gets a fresh copy of a scripted model's script", async () => {
+Deno.test("decideMany: the decisions share one scripted model, steps in the order they are asked for", async () => {
   const c = new WireClient();
+  // One answer, then a guardrail block: the second decision falls back, the third fails (its step is the
+  // script's fallback, a text answer that is no decision, and its retry gets the same).
   const result = await c.call("decision/decideMany", {
-    requests: [1, 2, 3].map((n) => ({ situation: `npc ${n}`, options: ["a", "b"] })),
-    model: scripted({ json: { reasoning: "r", choice: "a", confidence: 70 } }),
+    requests: [
+      { situation: "npc 1", options: ["a", "b"] },
+      { situation: "npc 2", options: ["a", "b"], fallbackOptionID: "b" },
+      { situation: "npc 3", options: ["a", "b"], fallbackOptionID: "a" },
+    ],
+    model: {
+      type: "scripted",
+      steps: [{ json: { reasoning: "r", choice: "a", confidence: 70 } }, { error: "guardrail_violation" }],
+      fallback: { error: "refusal" },
+    },
   });
-  const results = result.results as JsonObject[];
-  assert.deepEqual(results.map((r) => r.optionID), ["a", "a", "a"]);
-  assert.equal(result.warnings, undefined);
+  assert.deepEqual((result.results as JsonObject[]).map((r) => [r.optionID, r.isFallback]), [
+    ["a", false],
+    ["b", true],
+    ["a", true],
+  ]);
+  await c.close();
+});
+
+Deno.test("decideMany: with maxConcurrency > 1 the shared script's steps go in call order", async () => {
+  const c = new WireClient();
+  const answer = (choice: string, delayMs: number) => ({
+    json: { reasoning: choice, choice, confidence: 50 },
+    delayMs,
+  });
+  const result = await c.call("decision/decideMany", {
+    requests: [1, 2, 3, 4].map((n) => ({ situation: `npc ${n}`, options: ["a", "b", "c", "d"] })),
+    maxConcurrency: 2,
+    // Decisions 1 and 2 ask first (steps 1 and 2); 2 finishes first, so decision 3 asks next (step 3),
+    // then decision 4 (step 4).
+    model: scripted(answer("a", 40), answer("b", 5), answer("c", 5), answer("d", 5)),
+  });
+  assert.deepEqual((result.results as JsonObject[]).map((r) => r.optionID), ["a", "b", "c", "d"]);
   await c.close();
 });
 
@@ -491,11 +555,11 @@ Deno.test("decideMany: maxConcurrency bounds the decisions running at once", asy
     const result = await c.call("decision/decideMany", {
       requests: [1, 2, 3, 4, 5].map((n) => ({ situation: `s${n}`, options: ["a", "b"] })),
       ...(maxConcurrency === undefined ? {} : { maxConcurrency }),
-      model: probe({ json: { reasoning: "r", choice: "a", confidence: 1 }, delayMs: 40 }),
+      model: probe(...Array(5).fill({ json: { reasoning: "r", choice: "a", confidence: 1 }, delayMs: 40 })),
     });
     assert.equal((result.results as JsonObject[]).filter((r) => r.optionID === "a").length, 5);
     assert.equal(p.maxActive, expected);
-    assert.equal(p.instances, 5);
+    assert.equal(p.instances, 1, "one model for the whole call");
     // Started in request order.
     assert.deepEqual(
       p.requests.map((r) => r.prompt.split("\n")[0]),

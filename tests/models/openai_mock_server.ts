@@ -13,6 +13,20 @@ export interface RecordedRequest {
   body: JsonValue | null;
 }
 
+/**
+ * An error a test makes on purpose (a response body that breaks off, say): the mock server keeps it out of
+ * the test output. Any other error a handler or a response body raises is reported on stderr.
+ */
+export class IntendedFailure extends Error {}
+
+/** Where the mock server reports unexpected errors (default: stderr). */
+export type ErrorReporter = (error: unknown) => void;
+
+function reportOnStderr(error: unknown): void {
+  const text = error instanceof Error ? error.stack ?? error.message : String(error);
+  Deno.stderr.writeSync(new TextEncoder().encode(`mock server: ${text}\n`));
+}
+
 /** Produces the answer to the `index`-th request. */
 export type MockHandler = (
   request: RecordedRequest,
@@ -29,11 +43,21 @@ export class MockServer {
   readonly cancelled: Promise<void>;
   #markCancelled!: () => void;
 
-  constructor(handlers: MockHandler | MockHandler[]) {
+  constructor(handlers: MockHandler | MockHandler[], report: ErrorReporter = reportOnStderr) {
     const list = Array.isArray(handlers) ? handlers : [handlers];
     this.cancelled = new Promise((resolve) => this.#markCancelled = resolve);
     this.#server = Deno.serve(
-      { hostname: "127.0.0.1", port: 0, onListen: () => {} },
+      {
+        hostname: "127.0.0.1",
+        port: 0,
+        onListen: () => {},
+        // Deno prints every error of a handler or a response body with its stack trace by default, which
+        // reads like a failure in a passing run: intended ones stay quiet.
+        onError: (error) => {
+          if (!(error instanceof IntendedFailure)) report(error);
+          return new Response("Internal Server Error", { status: 500 });
+        },
+      },
       async (req) => {
         const text = await req.text();
         let body: JsonValue | null = null;

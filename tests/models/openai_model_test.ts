@@ -8,6 +8,7 @@ import type { ConversationEntry } from "../../src/protocol/transcript.ts";
 import {
   chunk,
   completion,
+  IntendedFailure,
   json,
   type MockHandler,
   MockServer,
@@ -772,7 +773,7 @@ Deno.test("openai model: a connection dropped mid-stream fails with generation_f
           start(controller) {
             controller.enqueue(encoder.encode(`data: ${JSON.stringify(chunk({ content: "a" }))}\n\n`));
             setTimeout(
-              () => controller.error(new Error("mock server: dropping the connection on purpose")),
+              () => controller.error(new IntendedFailure("mock server: dropping the connection on purpose")),
               20,
             );
           },

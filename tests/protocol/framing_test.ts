@@ -480,7 +480,8 @@ Deno.test("__proto__ as a session id, tool name and structured-output key is pla
   );
   c.sendLine(
     '{"jsonrpc":"2.0","id":2,"method":"session/respond","params":{"session":"__proto__","prompt":"x","schema":' +
-      '{"type":"object","properties":{"__proto__":{"type":"object","properties":{"a":{"type":"string"}}},"b":{"type":"string"}}}}}',
+      '{"type":"object","properties":{"__proto__":{"type":"object","properties":{"a":{"type":"string"},"polluted":{"type":"boolean"}}},' +
+      '"b":{"type":"string"}}}}}',
   );
   await c.response(2);
   const line = c.lines.find((l) => l.startsWith('{"jsonrpc":"2.0","id":2,'))!;

@@ -59,10 +59,12 @@ Deno.test("validate: a draft 2020-12 $schema does not disable validation", () =>
   assert.equal(validate({ a: "no" }), "#/properties/a: must be boolean");
 });
 
-Deno.test("validate: compiled validators are cached per schema object", () => {
+Deno.test("validate: compiled validators are cached per schema object and per schema text", () => {
   const schema: JsonObject = { type: "string" };
   assert.equal(compileValidator(schema), compileValidator(schema));
-  assert.notEqual(compileValidator(schema), compileValidator({ type: "string" }));
+  // An equal schema built anew (a decision's, a turn's) compiles once.
+  assert.equal(compileValidator(schema), compileValidator({ type: "string" }));
+  assert.notEqual(compileValidator(schema), compileValidator({ type: "string", minLength: 1 }));
   // The same $id in different schemas does not clash.
   const a = compileValidator({ $id: "https://example.com/s", type: "string" });
   const b = compileValidator({ $id: "https://example.com/s", type: "integer" });
@@ -86,14 +88,13 @@ Deno.test("validate: schemas ajv cannot compile accept everything (and never thr
   }
 });
 
-Deno.test("validate: __proto__ keys are data (ajv limitation: their subschema is not enforced)", () => {
+Deno.test("validate: __proto__ keys are data, and their subschema is enforced", () => {
   const validate = compileValidator(
     JSON.parse('{"type":"object","properties":{"__proto__":{"type":"integer"}},"required":["__proto__"]}'),
   );
   assert.equal(validate(JSON.parse('{"__proto__": 1}')), null);
   assert.equal(validate({}), "#: must have required property '__proto__'");
-  // ajv 8 skips a property subschema named `__proto__`: documented limitation, no crash, no pollution.
-  assert.equal(validate(JSON.parse('{"__proto__": "x"}')), null);
+  assert.equal(validate(JSON.parse('{"__proto__": "x"}')), "#/properties/__proto__: must be integer");
   assert.equal(({} as Record<string, unknown>).type, undefined);
 });
 
@@ -110,4 +111,20 @@ Deno.test("validate: deep schemas and deep values do not crash", () => {
   const result = recursive(value);
   assert.ok(result === null || typeof result === "string");
   assert.equal(recursive([[1, [2]]]), null);
+});
+
+Deno.test("validate: own __proto__ keys are checked like any other property", () => {
+  // Parsed, so that `__proto__` is an own key (as it is when it arrives over the wire).
+  const validate = compileValidator(JSON.parse(
+    '{"type":"object","properties":{"__proto__":{"type":"object","properties":{"a":{"type":"string"}},' +
+      '"additionalProperties":false},"b":{"type":"string"}},"required":["__proto__"],"additionalProperties":false}',
+  ));
+  assert.equal(validate(JSON.parse('{"__proto__":{"a":"x"},"b":"y"}')), null);
+  assert.equal(
+    validate(JSON.parse('{"__proto__":{"a":1}}')),
+    "#/properties/__proto__/properties/a: must be string",
+  );
+  assert.equal(validate({ b: "y" }), "#: must have required property '__proto__'");
+  assert.equal(validate(JSON.parse('{"__proto__":{},"c":1}')), "#: must NOT have additional properties 'c'");
+  assert.equal(({} as Record<string, unknown>).a, undefined);
 });

@@ -229,7 +229,8 @@ static class OamBridgeTests
                     O().With("toolCalls", new List<object> { O().With("name", "update_world_state")
                         .With("arguments", O().With("path", "player.gold").With("value", "45")) }),
                     O().With("json", O().With("emotion", "proud").With("line", "That will be 15 gold.")
-                        .With("playerOptions", new List<object>()).With("endsConversation", false)))));
+                        .With("player_options", new List<object> { "Thanks.", "Too much!", "Bye." })
+                        .With("ends_conversation", false)))));
             var lines = new List<string>();
             var emotions = new List<string>();
             var result = Wait(queue, npc.TalkAsync("A sword, please.", onLine: lines.Add, onEmotion: emotions.Add));

@@ -19,6 +19,9 @@ import {
   WORLD_KIND,
 } from "../../util/object_ids.ts";
 import type { Operation } from "../../util/work_queue.ts";
+import { Pending } from "../../util/pending.ts";
+import type { ModelAvailability } from "../../models/language_model.ts";
+import { availabilityOf, unavailableWarning } from "../../models/availability.ts";
 import type { EngineCore } from "../../engine/engine.ts";
 import type { MethodRegistry } from "../../engine/extension.ts";
 import type { BridgeRequest } from "../../engine/request.ts";
@@ -112,6 +115,11 @@ function talkHost(r: BridgeRequest, npc: string): TalkHost {
  */
 export class NpcMethods {
   readonly #npcs = new Map<string, Npc>();
+  /**
+   * NPCs whose create or restore waits for the system model's availability: their queued work (and barks)
+   * start after that response, so none of their output can come before it.
+   */
+  readonly #opening = new Map<Npc, Promise<void>>();
   readonly #ids = new IdGenerator("npc");
   #engine!: EngineCore;
   #game!: GameContext;
@@ -167,7 +175,8 @@ export class NpcMethods {
   #schedule<T extends JsonValue>(npc: Npc, work: (op: Operation) => Promise<T>): Promise<T> {
     const limit = this.#engine.configuration.maxQueuedOperations;
     if (npc.queue.pending >= limit) throw queueFullError(NPC_KIND, npc.id, limit);
-    return npc.queue.schedule(work).promise;
+    const opening = this.#opening.get(npc);
+    return npc.queue.schedule(opening === undefined ? work : (op) => opening.then(() => work(op))).promise;
   }
 
   #releaseWorld(npc: Npc): void {
@@ -177,7 +186,7 @@ export class NpcMethods {
   }
 
   /** Validates a source and adds the NPC. Returns the create/restore result (maybe after an availability check). */
-  #build(source: NpcSource, warnings: string[]): JsonValue | Promise<JsonValue> {
+  #build(source: NpcSource, warnings: string[]): JsonValue | Pending<JsonValue> {
     const engine = this.#engine;
     if (source.id !== undefined) checkObjectId(source.id, "npc");
     const persona = decodePersona(source.persona, source.personaPath);
@@ -233,19 +242,26 @@ export class NpcMethods {
     }
     const result = () => ({ npc: id, tools: npc.toolNames, warnings });
     if (spec.type !== "system") return result();
-    return model.availability().then((a) => {
-      if (!a.available) {
-        warnings.push(
-          `The system model is unavailable (${
-            a.reason ?? "unknown"
-          }); turns will fail with model_unavailable until it is ready.`,
-        );
-      }
+    const withAvailability = (a: ModelAvailability) => {
+      const warning = unavailableWarning(a);
+      if (warning !== null) warnings.push(warning);
       return result();
-    }, () => result());
+    };
+    const availability = availabilityOf(model);
+    if (!(availability instanceof Promise)) return withAvailability(availability);
+    // Not known yet: answer once the check is done; the NPC's work waits for that answer.
+    const answer = new Pending<JsonValue>();
+    let opened!: () => void;
+    this.#opening.set(npc, new Promise<void>((resolve) => opened = resolve));
+    availability.then((a) => {
+      answer.resolve(withAvailability(a)); // the response is written here, synchronously
+      this.#opening.delete(npc);
+      opened();
+    });
+    return answer;
   }
 
-  #create(r: BridgeRequest): JsonValue | Promise<JsonValue> {
+  #create(r: BridgeRequest): JsonValue | Pending<JsonValue> {
     const p = r.params;
     const warnings = p.unknownKeys(CREATE_KEYS);
     return this.#build({
@@ -265,7 +281,7 @@ export class NpcMethods {
     }, warnings);
   }
 
-  #restore(r: BridgeRequest): JsonValue | Promise<JsonValue> {
+  #restore(r: BridgeRequest): JsonValue | Pending<JsonValue> {
     const p = r.params;
     const warnings = p.unknownKeys(RESTORE_KEYS);
     let state = p.optionalObject("state");
@@ -353,8 +369,10 @@ export class NpcMethods {
     const npc = this.#lookup(r);
     const situation = situationParam(p, "situation");
     const signal = AbortSignal.any([r.signal, npc.lifetimeSignal]);
-    // Start on the next macrotask, so a turn that arrived earlier reaches the model first.
-    return new Promise((resolve) => setTimeout(resolve, 0))
+    // Start on the next macrotask (after the create's answer, if that still waits), so a turn that arrived
+    // earlier reaches the model first.
+    return (this.#opening.get(npc) ?? Promise.resolve())
+      .then(() => new Promise((resolve) => setTimeout(resolve, 0)))
       .then(() => runBark(npc, situation, signal))
       .then((result) => warnings.length > 0 ? { ...result, warnings } : result);
   }

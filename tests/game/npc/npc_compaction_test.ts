@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../../src/protocol/json.ts";
-import { capture, NpcClient } from "./npc_helpers.ts";
+import { capture, NpcClient, reply } from "./npc_helpers.ts";
 
 const GORM = { name: "Gorm" };
 
@@ -55,9 +55,9 @@ Deno.test("background compaction: failures are swallowed and the conversation st
     persona: GORM,
     options: { compactAfterTurns: 1, keepRecentTurns: 0 },
     model: capture(
-      { json: { line: "One." } },
+      reply("One."),
       { error: "invalid_request", message: "no summary" },
-      { json: { line: "Two." } },
+      reply("Two."),
       { text: "Summary." },
     ),
   });
@@ -75,7 +75,7 @@ Deno.test("background compaction: compactAfterTurns 0 disables it", async () => 
     npc: "gorm",
     persona: GORM,
     options: { compactAfterTurns: 0 },
-    model: capture({ json: { line: "One." } }, { json: { line: "Two." } }, { json: { line: "Three." } }),
+    model: capture(reply("One."), reply("Two."), reply("Three.")),
   });
   for (const line of ["1", "2", "3"]) await c.result(c.request("npc/talk", { npc: "gorm", line }));
   assert.equal(c.model.requests.length, 3);

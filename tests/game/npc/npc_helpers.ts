@@ -12,26 +12,39 @@ import { WireClient } from "../../helpers/wire.ts";
 /** A step request as recorded (signal and callbacks dropped). */
 export type Captured = Omit<StepRequest, "signal" | "onText" | "onPartial">;
 
-/** A scripted model that records its step requests. */
+/**
+ * A scripted model that records its step requests. `unchecked` makes it stand for a backend that does not
+ * constrain decoding: structured answers reach the NPC as they are, even where the schema (an enum, a count)
+ * rules them out, which is what the reply parser's defensive cleanup is for. The scripted model itself
+ * rejects such answers like an invalid real answer.
+ */
 export class CaptureModel implements LanguageModel {
   readonly kind = "scripted";
   readonly contextSize = 8192;
   readonly trimsHistory = false;
   readonly requests: Captured[] = [];
   readonly #inner: ScriptedModel;
+  readonly #unchecked: boolean;
 
-  constructor(inner: ScriptedModel) {
+  constructor(inner: ScriptedModel, unchecked = false) {
     this.#inner = inner;
+    this.#unchecked = unchecked;
   }
 
   availability() {
     return this.#inner.availability();
   }
 
-  step(req: StepRequest): Promise<StepResult> {
+  async step(req: StepRequest): Promise<StepResult> {
     const { signal: _s, onText: _t, onPartial: _p, ...rest } = req;
     this.requests.push(structuredClone(rest));
-    return this.#inner.step(req);
+    if (!this.#unchecked || req.responseSchema === null) return await this.#inner.step(req);
+    // Played as a text turn (no schema check), then handed back as the structured answer.
+    const result = await this.#inner.step({ ...req, responseSchema: null, onText: undefined });
+    if (result.kind !== "text") return result;
+    const value = JSON.parse(result.text) as JsonValue;
+    req.onPartial?.(value);
+    return { kind: "structured", value, text: result.text, usage: result.usage };
   }
 }
 
@@ -48,7 +61,10 @@ export class NpcClient extends WireClient {
       extensions: [game],
       modelFactory: (spec) => {
         if (spec.type !== "capture" || !("raw" in spec)) return undefined;
-        const model = new CaptureModel(new ScriptedModel(parseScript(spec.raw, spec.path)));
+        const model = new CaptureModel(
+          new ScriptedModel(parseScript(spec.raw, spec.path)),
+          spec.raw.unchecked === true,
+        );
         models.push(model);
         return model;
       },
@@ -89,6 +105,27 @@ export class NpcClient extends WireClient {
 /** A capture model spec. */
 export function capture(...steps: JsonValue[]): JsonObject {
   return { type: "capture", steps };
+}
+
+/** A capture model spec whose structured answers are not checked against the schema (see {@link CaptureModel}). */
+export function uncheckedCapture(...steps: JsonValue[]): JsonObject {
+  return { type: "capture", unchecked: true, steps };
+}
+
+/**
+ * A complete structured reply step for an NPC with the default options (all emotions, 3 player options,
+ * `ends_conversation` offered); `extra` replaces fields.
+ */
+export function reply(line: string, extra: JsonObject = {}): JsonObject {
+  return {
+    json: {
+      emotion: "neutral",
+      line,
+      player_options: ["Go on.", "Why?", "Goodbye."],
+      ends_conversation: false,
+      ...extra,
+    },
+  };
 }
 
 /** What the player sees after applying `lineDelta`/`lineReset` events. */

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../../src/protocol/json.ts";
-import { capture, NpcClient, stableToolCalls, until } from "./npc_helpers.ts";
+import { capture, NpcClient, reply, stableToolCalls, until } from "./npc_helpers.ts";
 
 const GORM = { name: "Gorm" };
 
@@ -25,7 +25,7 @@ Deno.test("memory tools: staged during the turn, committed on success; duplicate
           { name: "change_relationship", arguments: { reason: "Gift", delta: 50 } },
         ],
       },
-      { json: { emotion: "grateful", line: "Thank you." } },
+      reply("Thank you.", { emotion: "grateful" }),
     ),
   });
   const result = await c.result(

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../../src/protocol/json.ts";
 import { WireClient } from "../../helpers/wire.ts";
-import { capture, NpcClient, tool } from "./npc_helpers.ts";
+import { capture, NpcClient, reply, tool } from "./npc_helpers.ts";
 
 const GORM = { name: "Gorm", role: "the village blacksmith" };
 
@@ -20,7 +20,7 @@ Deno.test("per-NPC order: talk, update, talk pipelined — the update applies be
     npc: "gorm",
     persona: GORM,
     options: { replyFormat: "structured" },
-    model: capture({ json: { emotion: "neutral", line: "One." }, delayMs: 30 }, { text: "[happy] Two." }),
+    model: capture({ ...reply("One.", { emotion: "neutral" }), delayMs: 30 }, { text: "[happy] Two." }),
   }, 1);
   c.request("npc/talk", { npc: "gorm", line: "first" }, 2);
   c.request("npc/update", {
@@ -56,7 +56,7 @@ Deno.test("npc/cancel: the running turn and every queued request fail with -3200
     persona: GORM,
     tools: [tool("check_inventory")],
     options: { groundingTool: "check_inventory" },
-    model: capture({ toolCalls: [{ name: "check_inventory", arguments: {} }] }, { json: { line: "After." } }),
+    model: capture({ toolCalls: [{ name: "check_inventory", arguments: {} }] }, reply("After.")),
   });
   c.request("npc/talk", { npc: "gorm", line: "a" }, 1);
   c.request("npc/talk", { npc: "gorm", line: "b" }, 2);
@@ -182,7 +182,7 @@ Deno.test("prototype pollution: npc/update patches and update_world_state keep O
           arguments: { path: "constructor.prototype.polluted", value: "1" },
         }],
       },
-      { json: { line: "Done." } },
+      reply("Done."),
     ),
   });
   c.sendLine(
@@ -217,7 +217,7 @@ Deno.test("npc/reset clears the conversation (and memory if asked); npc/state se
     npc: "gorm",
     persona: GORM,
     memory: { facts: ["F"], relationship: 10 },
-    model: capture({ json: { line: "One." } }, { json: { line: "Slow." }, delayMs: 200 }),
+    model: capture(reply("One."), { ...reply("Slow."), delayMs: 200 }),
   });
   await c.result(c.request("npc/talk", { npc: "gorm", line: "1" }));
   const slow = c.request("npc/talk", { npc: "gorm", line: "2" });
@@ -243,7 +243,7 @@ Deno.test("shutdown cancels NPC turns and removes NPCs; a full queue answers bus
   await c.call("npc/create", {
     npc: "gorm",
     persona: GORM,
-    model: capture({ json: { line: "x" }, delayMs: 5000 }),
+    model: capture({ ...reply("x"), delayMs: 5000 }),
   });
   c.request("npc/talk", { npc: "gorm", line: "1" }, 1);
   c.request("npc/talk", { npc: "gorm", line: "2" }, 2);

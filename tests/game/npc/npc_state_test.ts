@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../../src/protocol/json.ts";
 import { segmentsText } from "../../../src/protocol/transcript.ts";
-import { capture, FnModel, NpcClient, tool } from "./npc_helpers.ts";
+import { capture, FnModel, NpcClient, reply, tool } from "./npc_helpers.ts";
 
 const GORM = { name: "Gorm", role: "the village blacksmith", secrets: ["He deserted."] };
 
@@ -192,7 +192,7 @@ Deno.test("npc/restore: the model is not saved (system model by default); the tr
     systemModel: () =>
       new FnModel([() => ({ kind: "text", text: '{"line":"System."}', usage: null })], "system"),
   });
-  await c.call("npc/create", { npc: "gorm", persona: GORM, model: capture({ json: { line: "One." } }) });
+  await c.call("npc/create", { npc: "gorm", persona: GORM, model: capture(reply("One.")) });
   await c.result(c.request("npc/talk", { npc: "gorm", line: "1" }));
   const saved = (await c.call("npc/state", { npc: "gorm" })).state as JsonObject;
   const transcript = structuredClone(saved.transcript) as JsonObject;

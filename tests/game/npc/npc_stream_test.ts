@@ -23,7 +23,7 @@ Deno.test("npc/event: every message of a streamed turn with a client tool and a 
         json: {
           emotion: "proud",
           line: "Three swords. Ring quest done.",
-          player_options: [],
+          player_options: ["Buy one.", "Thanks!", "Bye."],
           ends_conversation: false,
         },
       },

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../../src/protocol/json.ts";
-import { capture, NpcClient, stableToolCalls, tool } from "./npc_helpers.ts";
+import { capture, NpcClient, reply, stableToolCalls, tool, uncheckedCapture } from "./npc_helpers.ts";
 
 const GORM = { name: "Gorm", role: "the village blacksmith", defaultEmotion: "annoyed" };
 const RESULT_KEYS = [
@@ -34,7 +34,8 @@ Deno.test("npc/talk structured: exact result, cleaned line and options, schema a
     npc: "gorm",
     persona: GORM,
     options: { replyFormat: "structured", playerOptionCount: 2, emotions: ["proud", "annoyed"] },
-    model: capture({
+    // A backend that does not constrain decoding: the reply parser cleans up what the schema would rule out.
+    model: uncheckedCapture({
       json: {
         emotion: "Proud!",
         line: '**Gorm:** "Aye, three swords."',
@@ -238,7 +239,7 @@ Deno.test("npc/talk: an empty line after cleanup becomes a fallback line but the
   await c.call("npc/create", {
     npc: "gorm",
     persona: GORM,
-    model: capture({ json: { emotion: "sad", line: "  Gorm:  " } }),
+    model: capture(reply("  Gorm:  ", { emotion: "sad" })),
   });
   const r = await talk(c, { line: "Hm?" });
   assert.deepEqual([r.line, r.emotion, r.isFallback], ["Let's talk about something else.", "sad", true]);
@@ -253,7 +254,7 @@ Deno.test("npc/talk tool policy: explicit by default, grounding tool first, per-
     npc: "gorm",
     persona: GORM,
     tools,
-    model: capture({ text: "{}" }, { text: "{}" }),
+    model: capture(reply("Hm."), reply("Hm.")),
   });
   await talk(c, { line: "hi" });
   let req = c.model.requests[0];
@@ -271,7 +272,11 @@ Deno.test("npc/talk tool policy: explicit by default, grounding tool first, per-
   assert.equal((await c.error("npc/talk", { npc: "gorm", line: "hi", toolChoice: "dance" })).code, -32602);
   assert.equal((await c.error("npc/talk", { npc: "gorm" })).message, "Missing required parameter 'line'.");
 
-  await c.call("npc/create", { npc: "plain", persona: GORM, model: capture({ json: { line: "Hm." } }) });
+  await c.call("npc/create", {
+    npc: "plain",
+    persona: GORM,
+    model: capture(reply("Hm.", { emotion: "annoyed" })),
+  });
   const plain = await c.result(c.request("npc/talk", { npc: "plain", line: "hi", toolChoice: "required" }));
   assert.deepEqual([plain.line, plain.emotion], ["Hm.", "annoyed"]);
   req = c.model.requests[0];
@@ -291,7 +296,7 @@ Deno.test("npc/talk prompt: world context summary, JSON context, unknown keys wa
     persona: GORM,
     world: "village",
     options: { worldContextPaths: ["shop", "missing", "weather"], worldReadable: [] },
-    model: capture({ json: { emotion: "neutral", line: "Rain." } }),
+    model: capture(reply("Rain.")),
   });
   const r = await talk(c, { line: "Weather?", context: { paid: 45 }, mood: "x" });
   assert.deepEqual(r.warnings, ["Unknown parameter 'mood' was ignored."]);
@@ -317,7 +322,7 @@ Deno.test("npc/talk instructions: persona fields, secrets by relationship, memor
     secrets: ["He deserted"],
     maxSentences: 1,
   };
-  const model = () => capture({ json: { line: "Hm." } });
+  const model = () => capture(reply("Hm."));
   await c.call("npc/create", { npc: "hidden", persona, model: model() });
   await c.call("npc/create", {
     npc: "shared",

@@ -1,0 +1,42 @@
+/**
+ * The system model's availability as `session/create`, `npc/create` and `npc/restore` report it: known at
+ * once when the backend can tell without waiting (so the create answers at once and nothing a later request
+ * causes can overtake its response), else after the backend's check.
+ * @module
+ */
+import type { LanguageModel, ModelAvailability } from "./language_model.ts";
+
+/** The create warning of an unavailable system model, or null when it is available. */
+export function unavailableWarning(a: ModelAvailability): string | null {
+  if (a.available) return null;
+  return `The system model is unavailable (${
+    a.reason ?? "unknown"
+  }); turns will fail with model_unavailable until it is ready.`;
+}
+
+/**
+ * `model`'s availability: the value itself when the backend knows it without waiting
+ * (`availabilityNow`), else a promise. Neither form fails: a check that throws counts as `unknown`.
+ *
+ * @example
+ * ```ts
+ * import { availabilityOf } from "./availability.ts";
+ * import { UnavailableModel } from "./unavailable.ts";
+ * const a = availabilityOf(new UnavailableModel("device_not_eligible")); // known at once: not a Promise
+ * ```
+ */
+export function availabilityOf(model: LanguageModel): ModelAvailability | Promise<ModelAvailability> {
+  const failed = (): ModelAvailability => ({
+    available: false,
+    reason: "unknown",
+    contextSize: model.contextSize,
+    supportedLanguages: [],
+  });
+  try {
+    const known = model.availabilityNow?.();
+    if (known !== undefined) return known;
+  } catch {
+    return failed();
+  }
+  return (async () => await model.availability())().catch(failed);
+}

@@ -1,0 +1,163 @@
+/**
+ * Scripted structured answers are held to what the real model can produce: a `json` step (or JSON text)
+ * outside the turn's generation schema fails the way an invalid real answer fails (`-32012
+ * generation_failed`, "The model gave an invalid answer: …", `data.problem`), never reaching the client as
+ * impossible data. A script that runs out in a structured turn says so.
+ */
+import assert from "node:assert/strict";
+import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
+import { scripted, WireClient } from "../helpers/wire.ts";
+import { completion, json, MockServer } from "./openai_mock_server.ts";
+
+const CHOICE = {
+  type: "object",
+  properties: {
+    reasoning: { type: "string" },
+    choice: { type: "string", enum: ["open", "refuse"] },
+  },
+  required: ["reasoning", "choice"],
+};
+
+const OUTSIDE_ENUM =
+  "the answer does not match the response schema: #/properties/choice: must be equal to one of " +
+  'the allowed values: "open", "refuse"';
+
+/** The error of a one-attempt schema turn on `model`. */
+async function schemaTurnError(model: JsonObject, schema: JsonObject = CHOICE): Promise<JsonObject> {
+  const c = new WireClient();
+  await c.call("session/create", { session: "s", options: { maxAttempts: 1 }, model });
+  const r = await c.response(c.request("session/respond", { session: "s", prompt: "Open?", schema }));
+  assert.ok("error" in r, JSON.stringify(r));
+  // The failed turn leaves no trace.
+  const list = await c.call("session/list");
+  assert.equal((list.sessions as JsonObject[])[0].entries, 0);
+  await c.close();
+  return r.error as JsonObject;
+}
+
+Deno.test("scripted json step with a value outside the enum: -32012 like an invalid real answer", async () => {
+  assert.deepEqual(await schemaTurnError(scripted({ json: { reasoning: "Jammed.", choice: "maybe" } })), {
+    code: -32012,
+    message: `The model gave an invalid answer: ${OUTSIDE_ENUM}.`,
+    data: { code: "generation_failed", attempts: 1, problem: OUTSIDE_ENUM },
+  });
+});
+
+Deno.test("scripted answers: JSON text, missing keys, extra keys and wrong types fail the same way", async () => {
+  const cases: Array<[JsonValue, string]> = [
+    [{ text: '{"reasoning":"r","choice":"maybe"}' }, OUTSIDE_ENUM],
+    [
+      { json: { reasoning: "r" } },
+      "the answer does not match the response schema: #: must have required property 'choice'",
+    ],
+    [
+      { json: { reasoning: "r", choice: "open", mood: "sad" } },
+      "the answer does not match the response schema: #: must NOT have additional properties 'mood'",
+    ],
+    [
+      { json: { reasoning: 5, choice: "open" } },
+      "the answer does not match the response schema: #/properties/reasoning: must be string",
+    ],
+    [{ text: "Sure, I will open it." }, "the answer is not valid JSON: Sure, I will open it."],
+  ];
+  for (const [step, problem] of cases) {
+    assert.deepEqual(await schemaTurnError(scripted(step)), {
+      code: -32012,
+      message: `The model gave an invalid answer: ${problem}.`,
+      data: { code: "generation_failed", attempts: 1, problem },
+    }, JSON.stringify(step));
+  }
+});
+
+Deno.test("the OpenAI-compatible backend fails an answer outside the enum with the same code and wording", async () => {
+  const server = new MockServer(() => json(completion('{"reasoning":"Jammed.","choice":"maybe"}')));
+  try {
+    const e = await schemaTurnError({ type: "openai", baseURL: server.baseURL, model: "mock" });
+    assert.equal(e.code, -32012);
+    assert.equal((e.data as JsonObject).code, "generation_failed");
+    assert.match(
+      e.message as string,
+      /^The model gave an invalid answer 3 times; last problem: the answer does not match the response schema: /,
+    );
+    const scriptedError = await schemaTurnError(
+      scripted({ json: { reasoning: "Jammed.", choice: "maybe" } }),
+    );
+    assert.match(
+      scriptedError.message as string,
+      /^The model gave an invalid answer: the answer does not match the response schema: /,
+    );
+    assert.deepEqual(Object.keys(e.data as JsonObject), Object.keys(scriptedError.data as JsonObject));
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("content/generate and decisions never return a scripted value the schema rules out", async () => {
+  const c = new WireClient();
+  const content = await c.response(c.request("content/generate", {
+    prompt: "A sword.",
+    schema: { type: "object", properties: { rarity: { type: "string", enum: ["common", "rare"] } } },
+    model: scripted({ json: { rarity: "legendary" } }, { json: { rarity: "mythic" } }),
+  }));
+  assert.equal((content.error as JsonObject).code, -32012);
+  assert.match(
+    (content.error as JsonObject).message as string,
+    /^The model gave an invalid answer: the answer does not match the response schema: #\/properties\/rarity: /,
+  );
+  const decision = await c.response(c.request("decision/decide", {
+    situation: "A wolf.",
+    options: ["flee", "fight"],
+    model: scripted({ json: { reasoning: "r", choice: "flee", confidence: 74.5 } }, {
+      json: { reasoning: "r", choice: "flee", confidence: 75 },
+    }),
+  }));
+  // The first answer (a confidence the integer schema rules out) fails and is retried with the next step.
+  assert.equal((decision.result as JsonObject).confidence, 75);
+  await c.close();
+});
+
+Deno.test("constraints the model only sees described (pattern, minLength) are not checked", async () => {
+  const c = new WireClient();
+  await c.call("session/create", { session: "s", model: scripted({ json: { code: "x" } }) });
+  const r = await c.call("session/respond", {
+    session: "s",
+    prompt: "Code?",
+    schema: { type: "object", properties: { code: { type: "string", pattern: "^[0-9]+$", minLength: 4 } } },
+  });
+  assert.deepEqual(r.structured, { code: "x" });
+  await c.close();
+});
+
+Deno.test("a script exhausted in a structured turn says so (naming an invalid answer just before)", async () => {
+  assert.deepEqual(await schemaTurnError(scripted()), {
+    code: -32012,
+    message:
+      "Script exhausted: all 0 steps were played and this turn needs a structured answer; add steps or " +
+      "a 'fallback' step.",
+    data: { code: "generation_failed" },
+  });
+  const c = new WireClient();
+  await c.call("session/create", {
+    session: "s",
+    model: scripted({ json: { reasoning: "r", choice: "no" } }),
+  });
+  const r = await c.response(c.request("session/respond", { session: "s", prompt: "Open?", schema: CHOICE }));
+  assert.deepEqual(r.error, {
+    code: -32012,
+    message: "Script exhausted: all 1 step was played and this turn needs a structured answer (the step " +
+      `before gave an invalid answer: the answer does not match the response schema: ${
+        OUTSIDE_ENUM.slice("the answer does not match the response schema: ".length)
+      }); add steps or a 'fallback' step.`,
+    data: { code: "generation_failed", problem: OUTSIDE_ENUM },
+  });
+  // In a text turn the default fallback still answers "(script exhausted)".
+  assert.equal((await c.call("session/respond", { session: "s", prompt: "Hi" })).text, "(script exhausted)");
+  // An explicit fallback is played in structured turns like any step.
+  await c.call("session/create", {
+    session: "f",
+    model: { type: "scripted", steps: [], fallback: { json: { reasoning: "r", choice: "open" } } },
+  });
+  const f = await c.call("session/respond", { session: "f", prompt: "Open?", schema: CHOICE });
+  assert.deepEqual(f.structured, { reasoning: "r", choice: "open" });
+  await c.close();
+});
