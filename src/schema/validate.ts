@@ -5,7 +5,7 @@
  * @module
  */
 // The named export: under Deno the default import of this CommonJS package is typed as the module namespace.
-import { Ajv, type ErrorObject } from "ajv";
+import { Ajv, type ErrorObject } from "npm:ajv@8.20.0";
 import { compactJson, type JsonObject, type JsonValue } from "../protocol/json.ts";
 
 /** A compiled validator: `null` when the value is valid, else a short message. */
