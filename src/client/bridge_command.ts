@@ -1,0 +1,37 @@
+/**
+ * Which `oam stdio` to start: the same rule every engine client of the project follows (bindings/README.md).
+ * @module
+ */
+
+/** Reads a variable only when the permission is already granted (never prompts). */
+function env(name: string): string | undefined {
+  try {
+    if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") return undefined;
+    return Deno.env.get(name)?.trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The argv that starts the bridge, first match wins: `command` when given; `OAM_BRIDGE_COMMAND` (the whole
+ * command line, split on whitespace); `OAM_BRIDGE_PATH` (a compiled `oam`, run as `<path> stdio`); else
+ * `oam stdio` from `PATH`. With the last two, `OAM_BRIDGE_LOG=<level>` adds `--log-level <level>`.
+ * Environment variables are read only when `--allow-env` already grants them.
+ *
+ * @example
+ * ```ts
+ * import { bridgeCommand } from "./bridge_command.ts";
+ * bridgeCommand(["deno", "run", "-A", "cli.ts", "stdio"]); // the argv as given
+ * bridgeCommand(); // e.g. ["oam", "stdio"]
+ * ```
+ */
+export function bridgeCommand(command?: readonly string[]): string[] {
+  if (command && command.length > 0) return [...command];
+  const line = env("OAM_BRIDGE_COMMAND");
+  if (line) return line.split(/\s+/);
+  const argv = [env("OAM_BRIDGE_PATH") ?? "oam", "stdio"];
+  const log = env("OAM_BRIDGE_LOG");
+  if (log) argv.push("--log-level", log);
+  return argv;
+}

@@ -1,0 +1,133 @@
+/**
+ * The in-process transport: a bridge engine in this process, reached through its wire entry points
+ * (`engine.receive(line)` in, the engine's `send` out), so the codec, arrival-order dispatch and the ordered
+ * writer run exactly as they do for a stdio client.
+ * @module
+ */
+import { BridgeEngine } from "../composition.ts";
+import type { JsonValue } from "../protocol/json.ts";
+import { BridgeError } from "../protocol/errors.ts";
+import type { JsonRpcMessage } from "./messages.ts";
+import type { Transport } from "./transport.ts";
+
+/** What the in-process transport needs from an engine (`BridgeEngine` and `EngineCore` have it). */
+export interface InProcessEngine {
+  /** Handles one incoming line. */
+  receive(line: string): void;
+  /** Stops at once: cancels everything and never sends again. */
+  close(): void;
+}
+
+/**
+ * Creates the engine: `send` receives each outgoing line, `onShutdown` must be called after the engine has
+ * answered `shutdown` (pass it as `BridgeConfiguration.onShutdown`).
+ */
+export type EngineFactory = (send: (line: string) => void, onShutdown: () => void) => InProcessEngine;
+
+/** The default engine: every standard method set and model type. */
+const defaultEngine: EngineFactory = (send, onShutdown) => new BridgeEngine({ onShutdown }, send);
+
+/**
+ * A transport to an engine in this process. Outgoing lines are delivered to `onmessage` on a microtask, in
+ * order, so client code never runs inside the engine's writer (as with a real process). After the engine
+ * has answered `shutdown`, the transport closes itself.
+ *
+ * @example
+ * ```ts
+ * import { InProcessTransport } from "./in_process.ts";
+ * import { BridgeEngine } from "../composition.ts";
+ * const transport = new InProcessTransport((send, onShutdown) =>
+ *   new BridgeEngine({ toolTimeoutSeconds: 5, onShutdown }, send)
+ * );
+ * ```
+ */
+export class InProcessTransport implements Transport {
+  /** Receives each message from the engine. */
+  onmessage?: (message: JsonValue) => void;
+  /** Called once when closed. */
+  onclose?: (reason?: Error) => void;
+  /** Called for a line that is not JSON (an engine bug). */
+  onerror?: (error: Error) => void;
+  readonly #factory: EngineFactory;
+  #engine: InProcessEngine | null = null;
+  #outbox: string[] = [];
+  #scheduled = false;
+  #delivering = false;
+  #closed = false;
+
+  /** A transport for the engine `factory` makes (default: a `BridgeEngine` with every default). */
+  constructor(factory: EngineFactory = defaultEngine) {
+    this.#factory = factory;
+  }
+
+  /** Creates the engine. */
+  start(): Promise<void> {
+    if (this.#engine !== null || this.#closed) {
+      return Promise.reject(new Error("The in-process transport was already started."));
+    }
+    this.#engine = this.#factory((line) => this.#enqueue(line), () => this.#closeSoon());
+    return Promise.resolve();
+  }
+
+  /** Hands one message to the engine, as a line. */
+  send(message: JsonRpcMessage): Promise<void> {
+    const engine = this.#engine;
+    if (engine === null || this.#closed) {
+      return Promise.reject(BridgeError.of("shut_down", "The in-process bridge is closed."));
+    }
+    engine.receive(JSON.stringify(message));
+    return Promise.resolve();
+  }
+
+  /** Closes the engine at once (it sends nothing more) and reports the close. */
+  close(): Promise<void> {
+    this.#finish();
+    return Promise.resolve();
+  }
+
+  #enqueue(line: string): void {
+    if (this.#closed) return;
+    this.#outbox.push(line);
+    if (!this.#scheduled) {
+      this.#scheduled = true;
+      queueMicrotask(() => this.#deliver());
+    }
+  }
+
+  #deliver(): void {
+    if (this.#delivering) return;
+    this.#delivering = true;
+    try {
+      // Messages the handlers cause while this batch is delivered join the outbox and are delivered in turn.
+      for (let i = 0; i < this.#outbox.length && !this.#closed; i++) {
+        let message: JsonValue;
+        try {
+          message = JSON.parse(this.#outbox[i]);
+        } catch (error) {
+          this.onerror?.(new Error(`The engine sent a line that is not JSON: ${String(error)}`));
+          continue;
+        }
+        this.onmessage?.(message);
+      }
+    } finally {
+      this.#outbox = [];
+      this.#delivering = false;
+      this.#scheduled = false;
+    }
+  }
+
+  /** After `shutdown` was answered: deliver what is queued (its response), then close. */
+  #closeSoon(): void {
+    queueMicrotask(() => this.#finish());
+  }
+
+  #finish(): void {
+    if (this.#closed) return;
+    // Deliver what the engine already wrote before reporting the close (unless this is inside a delivery).
+    if (this.#outbox.length > 0) this.#deliver();
+    this.#closed = true;
+    this.#outbox = [];
+    this.#engine?.close();
+    this.onclose?.();
+  }
+}

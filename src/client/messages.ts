@@ -1,0 +1,113 @@
+/**
+ * JSON-RPC 2.0 message shapes as they travel between a client and the bridge (PROTOCOL.md §1), and the
+ * classification of an incoming message.
+ * @module
+ */
+import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+
+/** A JSON-RPC id: a string or a safe integer. */
+export type RequestId = string | number;
+
+/** A request: expects exactly one response with the same `id`. */
+export interface JsonRpcRequest {
+  /** Always `"2.0"`. */
+  jsonrpc: "2.0";
+  /** Echoed back in the response. */
+  id: RequestId;
+  /** The method name, e.g. `"npc/talk"`. */
+  method: string;
+  /** Parameters by name (absent means `{}`). */
+  params?: object;
+}
+
+/** A notification: no `id`, no response. */
+export interface JsonRpcNotification {
+  /** Always `"2.0"`. */
+  jsonrpc: "2.0";
+  /** The method name, e.g. `"session/cancel"`. */
+  method: string;
+  /** Parameters by name. */
+  params?: object;
+}
+
+/** The `error` member of an error response (§8). */
+export interface JsonRpcErrorObject {
+  /** The JSON-RPC number, e.g. `-32020`. */
+  code: number;
+  /** A human-readable message. */
+  message: string;
+  /** `{code: "<data.code>", …}`: the stable string code and details. */
+  data?: JsonValue;
+}
+
+/** A successful response. */
+export interface JsonRpcResult {
+  /** Always `"2.0"`. */
+  jsonrpc: "2.0";
+  /** The id of the request answered. */
+  id: RequestId | null;
+  /** The result. */
+  result: JsonValue;
+}
+
+/** An error response. */
+export interface JsonRpcError {
+  /** Always `"2.0"`. */
+  jsonrpc: "2.0";
+  /** The id of the request answered (`null` when the bridge could not read it). */
+  id: RequestId | null;
+  /** What went wrong. */
+  error: JsonRpcErrorObject;
+}
+
+/** Any message in either direction. */
+export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResult | JsonRpcError;
+
+/** An incoming message, classified. */
+export type Classified =
+  | { kind: "request"; id: RequestId; method: string; params: JsonObject }
+  | { kind: "notification"; method: string; params: JsonObject }
+  | { kind: "result"; id: RequestId | null; result: JsonValue }
+  | { kind: "error"; id: RequestId | null; error: JsonRpcErrorObject }
+  | { kind: "invalid"; reason: string };
+
+function isId(value: JsonValue | undefined): value is RequestId {
+  return typeof value === "string" || typeof value === "number";
+}
+
+function errorObject(value: JsonValue | undefined): JsonRpcErrorObject {
+  const e = isJsonObject(value) ? value : {};
+  const out: JsonRpcErrorObject = {
+    code: typeof e.code === "number" ? e.code : -32603,
+    message: typeof e.message === "string" ? e.message : "The bridge sent a malformed error.",
+  };
+  if (e.data !== undefined) out.data = e.data;
+  return out;
+}
+
+/**
+ * Classifies a parsed message: a request or notification (params default to `{}`), a result or error
+ * response, or invalid (with the reason).
+ *
+ * @example
+ * ```ts
+ * import { classify } from "./messages.ts";
+ * classify({ jsonrpc: "2.0", id: 1, result: {} }).kind; // "result"
+ * ```
+ */
+export function classify(message: JsonValue): Classified {
+  if (!isJsonObject(message) || message.jsonrpc !== "2.0") {
+    return { kind: "invalid", reason: "not a JSON-RPC 2.0 object" };
+  }
+  const id = message.id;
+  if (typeof message.method === "string") {
+    const params = isJsonObject(message.params) ? message.params : {};
+    if (id === undefined) return { kind: "notification", method: message.method, params };
+    if (isId(id)) return { kind: "request", id, method: message.method, params };
+    return { kind: "invalid", reason: `request '${message.method}' has an invalid id` };
+  }
+  if (id !== null && !isId(id)) return { kind: "invalid", reason: "response without a valid id" };
+  if (Object.hasOwn(message, "error")) return { kind: "error", id, error: errorObject(message.error) };
+  if (Object.hasOwn(message, "result")) return { kind: "result", id, result: message.result };
+  return { kind: "invalid", reason: "neither a request, a notification nor a response" };
+}

@@ -1,0 +1,429 @@
+/**
+ * The JSON-RPC peer: request ids and the table of pending requests, routing of responses, of the bridge's
+ * requests (`tool/call`) to handlers and of notifications (to the request that caused them, by
+ * `params.requestId`, and to listeners), and what closing means for each of them. One implementation for
+ * every transport; it knows no method of the protocol.
+ * @module
+ */
+import { BridgeError } from "../protocol/errors.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { classify, type JsonRpcErrorObject, type JsonRpcMessage, type RequestId } from "./messages.ts";
+import type { Transport } from "./transport.ts";
+
+/** Per-request options of {@link Peer.request}. */
+export interface RequestOptions {
+  /** Aborts the request (see {@link RequestOptions.onAbort}). */
+  signal?: AbortSignal;
+  /** Gives up after this many milliseconds (see {@link RequestOptions.onAbort}). No timeout by default. */
+  timeoutMs?: number;
+  /**
+   * Called when `signal` aborts or `timeoutMs` passes. With it, the request keeps waiting for its response
+   * (the hook asks the bridge to cancel the work, which then answers `-32009`); a timeout then rejects with
+   * `-32024 timeout`. Without it, the request rejects at once and its late response is ignored.
+   */
+  onAbort?: (reason: BridgeError) => void;
+  /** Receives every notification whose `params.requestId` is this request's id, in order, before it settles. */
+  onNotification?: (method: string, params: JsonObject) => void;
+  /** Called with the result when the response arrives, before any later message is handled. */
+  onResult?: (result: JsonValue) => void;
+}
+
+/** What a handler of an incoming request gets besides its params. */
+export interface IncomingRequest {
+  /** The request's id (e.g. `"t-1"`). */
+  id: RequestId;
+  /** Its method. */
+  method: string;
+  /** Aborted by {@link Peer.cancelIncoming} or when the peer closes; the reply is then not sent. */
+  signal: AbortSignal;
+}
+
+/** Answers an incoming request: the value is the `result`; a throw becomes an error response. */
+export type RequestHandler = (params: JsonObject, request: IncomingRequest) => JsonValue | Promise<JsonValue>;
+
+/** Receives a notification's params (and its method, for `"*"` listeners). */
+export type NotificationHandler = (params: JsonObject, method: string) => void;
+
+/** Options of a {@link Peer}. */
+export interface PeerOptions {
+  /** Receives errors thrown by listeners and messages that are not JSON-RPC (default: `reportError`). */
+  onError?: (error: Error) => void;
+}
+
+interface Pending {
+  method: string;
+  resolve(value: JsonValue): void;
+  reject(error: Error): void;
+  options: RequestOptions;
+  /** Set once a timeout fired (the request then rejects with it). */
+  timedOut: BridgeError | null;
+  /** The first error a per-request callback threw (the request rejects with it). */
+  callbackError: unknown;
+  cleanup(): void;
+}
+
+function report(error: Error): void {
+  if (typeof globalThis.reportError === "function") globalThis.reportError(error);
+  else throw error;
+}
+
+function toError(value: unknown): Error {
+  return value instanceof Error ? value : new Error(String(value));
+}
+
+/** The BridgeError of an error response. */
+export function errorFromResponse(error: JsonRpcErrorObject): BridgeError {
+  const data = isJsonObject(error.data) ? { ...error.data } : {};
+  const dataCode = typeof data.code === "string" ? data.code : "";
+  delete data.code;
+  return new BridgeError(error.code, dataCode, error.message, data);
+}
+
+/**
+ * A JSON-RPC peer over a {@link Transport}.
+ *
+ * @example
+ * ```ts
+ * import { Peer } from "./peer.ts";
+ * import { InProcessTransport } from "./in_process.ts";
+ * const peer = new Peer(new InProcessTransport());
+ * await peer.start();
+ * await peer.request("ping"); // {}
+ * await peer.close();
+ * ```
+ */
+export class Peer {
+  /** Called once when the transport has closed (with its reason, when it ended on its own). */
+  onclose?: (reason?: Error) => void;
+  readonly #transport: Transport;
+  readonly #pending = new Map<RequestId, Pending>();
+  readonly #handlers = new Map<string, RequestHandler>();
+  readonly #listeners = new Map<string, NotificationHandler[]>();
+  readonly #incoming = new Map<RequestId, AbortController>();
+  readonly #onError: (error: Error) => void;
+  #next = 0;
+  #started = false;
+  #closed = false;
+  #closeReason: Error | undefined;
+  readonly #closedSignal: Promise<void>;
+  #markClosed!: () => void;
+
+  /** A peer over `transport` (not started yet). */
+  constructor(transport: Transport, options: PeerOptions = {}) {
+    this.#transport = transport;
+    this.#onError = options.onError ?? report;
+    this.#closedSignal = new Promise((resolve) => this.#markClosed = resolve);
+  }
+
+  /** True once the transport has closed. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Requests still waiting for their response. */
+  get pendingRequests(): number {
+    return this.#pending.size;
+  }
+
+  /** Resolves when the transport has closed. */
+  get done(): Promise<void> {
+    return this.#closedSignal;
+  }
+
+  /** Connects the transport's callbacks and starts it. */
+  async start(): Promise<void> {
+    if (this.#started) throw new Error("The peer was already started.");
+    this.#started = true;
+    const t = this.#transport;
+    t.onmessage = (message) => this.#receive(message);
+    t.onclose = (reason) => this.#handleClose(reason);
+    t.onerror = (error) => this.#onError(error);
+    await t.start();
+  }
+
+  /**
+   * Sends a request and resolves with its result; an error response rejects with a {@link BridgeError}
+   * rebuilt from `code` / `data.code` / `data`. When the transport closes first, rejects with `-32023
+   * shut_down` naming the method.
+   */
+  request(method: string, params?: object, options: RequestOptions = {}): Promise<JsonValue> {
+    if (this.#closed || !this.#started) {
+      return Promise.reject(
+        BridgeError.of(
+          "shut_down",
+          `The bridge is ${this.#started ? "closed" : "not started"}; '${method}' was not sent.`,
+        ),
+      );
+    }
+    const signal = options.signal;
+    if (signal?.aborted) {
+      return Promise.reject(
+        BridgeError.cancelled(`'${method}' was not sent: its signal was already aborted.`),
+      );
+    }
+    const id = ++this.#next;
+    return new Promise<JsonValue>((resolve, reject) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const onAbort = () => this.#abort(id, pending, BridgeError.cancelled(`'${method}' was aborted.`));
+      const pending: Pending = {
+        method,
+        resolve,
+        reject,
+        options,
+        timedOut: null,
+        callbackError: undefined,
+        cleanup: () => {
+          if (timer !== undefined) clearTimeout(timer);
+          signal?.removeEventListener("abort", onAbort);
+        },
+      };
+      this.#pending.set(id, pending);
+      signal?.addEventListener("abort", onAbort, { once: true });
+      if (options.timeoutMs !== undefined) {
+        const ms = options.timeoutMs;
+        timer = setTimeout(() => {
+          timer = undefined;
+          const e = BridgeError.of(
+            "timeout",
+            `'${method}' did not finish within ${ms} ms; it was cancelled.`,
+          );
+          pending.timedOut = e;
+          this.#abort(id, pending, e);
+        }, ms);
+      }
+      const message = params === undefined
+        ? { jsonrpc: "2.0" as const, id, method }
+        : { jsonrpc: "2.0" as const, id, method, params };
+      this.#transport.send(message).catch((error) => {
+        if (this.#pending.get(id) !== pending) return;
+        this.#settle(id, pending);
+        reject(this.#closed ? this.#closedError(method) : this.#sendError(method, error));
+      });
+    });
+  }
+
+  /** Sends a notification (no response). */
+  async notify(method: string, params?: object): Promise<void> {
+    if (this.#closed || !this.#started) {
+      throw BridgeError.of("shut_down", `The bridge is closed; '${method}' was not sent.`);
+    }
+    try {
+      await this.#transport.send(
+        params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params },
+      );
+    } catch (error) {
+      throw this.#closed ? this.#closedError(method) : this.#sendError(method, error);
+    }
+  }
+
+  /** Answers incoming requests of `method` with `handler` (replacing an earlier one). */
+  setRequestHandler(method: string, handler: RequestHandler): void {
+    this.#handlers.set(method, handler);
+  }
+
+  /**
+   * Calls `handler` for every notification `method` (`"*"`: every notification). Returns a function that
+   * removes it.
+   */
+  onNotification(method: string, handler: NotificationHandler): () => void {
+    const list = this.#listeners.get(method) ?? [];
+    list.push(handler);
+    this.#listeners.set(method, list);
+    return () => {
+      const current = this.#listeners.get(method);
+      const i = current?.indexOf(handler) ?? -1;
+      if (current && i >= 0) current.splice(i, 1);
+    };
+  }
+
+  /** Aborts the handler of incoming request `id` (its reply will not be sent). False when none runs. */
+  cancelIncoming(id: RequestId, reason?: string): boolean {
+    const controller = this.#incoming.get(id);
+    if (!controller) return false;
+    this.#incoming.delete(id);
+    controller.abort(BridgeError.cancelled(reason ?? "The bridge no longer needs this result."));
+    return true;
+  }
+
+  /** Closes the transport; pending requests reject with `-32023 shut_down`. */
+  async close(): Promise<void> {
+    if (!this.#started) {
+      this.#started = true;
+      this.#handleClose();
+      return;
+    }
+    if (!this.#closed) {
+      await this.#transport.close();
+      this.#handleClose(); // a no-op when the transport reported its close (as it should)
+    }
+    await this.#closedSignal;
+  }
+
+  #sendError(method: string, error: unknown): BridgeError {
+    const e = BridgeError.of(
+      "shut_down",
+      `Could not send '${method}' to the bridge: ${toError(error).message}`,
+    );
+    e.cause = error;
+    return e;
+  }
+
+  #closedError(method: string): BridgeError {
+    const reason = this.#closeReason;
+    const e = BridgeError.of(
+      "shut_down",
+      reason
+        ? `The bridge stopped before answering '${method}': ${reason.message}`
+        : `The bridge was closed before answering '${method}'.`,
+    );
+    if (reason) e.cause = reason;
+    return e;
+  }
+
+  #settle(id: RequestId, pending: Pending): void {
+    this.#pending.delete(id);
+    pending.cleanup();
+  }
+
+  #abort(id: RequestId, pending: Pending, reason: BridgeError): void {
+    if (this.#pending.get(id) !== pending) return;
+    const hook = pending.options.onAbort;
+    if (hook) {
+      try {
+        hook(reason);
+      } catch (error) {
+        this.#onError(toError(error));
+      }
+      return;
+    }
+    this.#settle(id, pending);
+    pending.reject(reason);
+  }
+
+  #receive(raw: JsonValue): void {
+    const message = classify(raw);
+    switch (message.kind) {
+      case "result":
+      case "error": {
+        const pending = message.id === null ? undefined : this.#pending.get(message.id);
+        if (!pending || message.id === null) {
+          if (message.kind === "error" && message.id === null) {
+            this.#onError(errorFromResponse(message.error));
+          }
+          return;
+        }
+        this.#settle(message.id, pending);
+        if (message.kind === "error") {
+          const error = errorFromResponse(message.error);
+          if (pending.timedOut) {
+            pending.timedOut.cause = error;
+            pending.reject(pending.timedOut);
+          } else pending.reject(error);
+          return;
+        }
+        if (pending.options.onResult) this.#guard(pending, () => pending.options.onResult!(message.result));
+        if (pending.callbackError !== undefined) pending.reject(toError(pending.callbackError));
+        else pending.resolve(message.result);
+        return;
+      }
+      case "notification":
+        this.#notification(message.method, message.params);
+        return;
+      case "request":
+        this.#incomingRequest(message.id, message.method, message.params);
+        return;
+      case "invalid":
+        this.#onError(new Error(`Ignoring a message from the bridge: ${message.reason}.`));
+    }
+  }
+
+  #guard(pending: Pending, fn: () => void): void {
+    try {
+      fn();
+    } catch (error) {
+      pending.callbackError ??= error;
+    }
+  }
+
+  #notification(method: string, params: JsonObject): void {
+    const requestId = params.requestId;
+    if (typeof requestId === "number" || typeof requestId === "string") {
+      const pending = this.#pending.get(requestId);
+      const hook = pending?.options.onNotification;
+      if (pending && hook) this.#guard(pending, () => hook(method, params));
+    }
+    for (const key of [method, "*"]) {
+      const list = this.#listeners.get(key);
+      if (!list) continue;
+      for (const handler of [...list]) {
+        try {
+          handler(params, method);
+        } catch (error) {
+          this.#onError(toError(error));
+        }
+      }
+    }
+  }
+
+  #incomingRequest(id: RequestId, method: string, params: JsonObject): void {
+    const handler = this.#handlers.get(method);
+    if (!handler) {
+      this.#replyError(id, { code: -32601, message: `This client does not handle '${method}'.` });
+      return;
+    }
+    const controller = new AbortController();
+    this.#incoming.set(id, controller);
+    const signal = controller.signal;
+    let outcome: JsonValue | Promise<JsonValue>;
+    try {
+      outcome = handler(params, { id, method, signal });
+    } catch (error) {
+      outcome = Promise.reject(error);
+    }
+    Promise.resolve(outcome).then(
+      (result) => {
+        if (!signal.aborted) this.#send({ jsonrpc: "2.0", id, result });
+      },
+      (error) => {
+        if (signal.aborted) return;
+        const e = error instanceof BridgeError
+          ? error
+          : BridgeError.internal(toError(error).message || "The client's handler failed.");
+        this.#replyError(id, { code: e.code, message: e.message, data: { code: e.dataCode, ...e.data } });
+      },
+    ).finally(() => {
+      if (this.#incoming.get(id) === controller) this.#incoming.delete(id);
+    });
+  }
+
+  #replyError(id: RequestId, error: JsonRpcErrorObject): void {
+    this.#send({ jsonrpc: "2.0", id, error });
+  }
+
+  #send(message: JsonRpcMessage): void {
+    if (this.#closed) return;
+    this.#transport.send(message).catch((error) => {
+      if (!this.#closed) this.#onError(toError(error));
+    });
+  }
+
+  #handleClose(reason?: Error): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#closeReason = reason;
+    for (const [id, pending] of [...this.#pending]) {
+      this.#settle(id, pending);
+      pending.reject(this.#closedError(pending.method));
+    }
+    for (const controller of this.#incoming.values()) {
+      controller.abort(BridgeError.of("shut_down", "The bridge was closed."));
+    }
+    this.#incoming.clear();
+    this.#markClosed();
+    try {
+      this.onclose?.(reason);
+    } catch (error) {
+      this.#onError(toError(error));
+    }
+  }
+}

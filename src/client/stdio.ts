@@ -1,0 +1,221 @@
+/**
+ * The stdio transport: spawns a bridge (`oam stdio`, a compiled binary, or `deno run … cli.ts stdio`) and
+ * exchanges one JSON message per line over its stdin and stdout.
+ * @module
+ */
+import type { JsonValue } from "../protocol/json.ts";
+import { BridgeError } from "../protocol/errors.ts";
+import { bridgeCommand } from "./bridge_command.ts";
+import type { JsonRpcMessage } from "./messages.ts";
+import type { Transport } from "./transport.ts";
+
+/** Options of a {@link StdioTransport}. */
+export interface StdioTransportOptions {
+  /** The bridge's argv (default: {@link bridgeCommand}: `OAM_BRIDGE_COMMAND`, `OAM_BRIDGE_PATH`, `oam stdio`). */
+  command?: readonly string[];
+  /** Extra environment variables for the child. */
+  env?: Record<string, string>;
+  /** Working directory of the child. */
+  cwd?: string | URL;
+  /**
+   * The child's stderr (its logs): `"inherit"` (default), `"null"`, or `"piped"` to keep the last 4 KiB
+   * and add them to the reason when the process ends on its own.
+   */
+  stderr?: "inherit" | "null" | "piped";
+  /** How long `close()` waits for the process to exit after closing its stdin, before SIGTERM (default 3000 ms). */
+  exitTimeoutMs?: number;
+}
+
+const STDERR_TAIL = 4096;
+
+function describeStatus(status: Deno.CommandStatus): string {
+  return status.signal ? `signal ${status.signal}` : `exit code ${status.code}`;
+}
+
+/**
+ * A transport over a spawned bridge process. When the process ends without `close()`, `onclose` gets the
+ * reason (its exit status, and its last stderr lines with `stderr: "piped"`).
+ *
+ * `close()` closes the child's stdin (the bridge answers what it has read, then exits), waits up to
+ * `exitTimeoutMs`, then sends SIGTERM, and after 2 s more SIGKILL.
+ *
+ * @example
+ * ```ts
+ * import { StdioTransport } from "./stdio.ts";
+ * const transport = new StdioTransport({ command: ["oam", "stdio", "--log-level", "error"] });
+ * ```
+ */
+export class StdioTransport implements Transport {
+  /** Receives each message the bridge writes. */
+  onmessage?: (message: JsonValue) => void;
+  /** Called once when the process has ended and its output is read. */
+  onclose?: (reason?: Error) => void;
+  /** Called for a line that is not JSON. */
+  onerror?: (error: Error) => void;
+  /** The argv that was (or will be) started. */
+  readonly command: string[];
+  readonly #options: StdioTransportOptions;
+  #child: Deno.ChildProcess | null = null;
+  #writer: WritableStreamDefaultWriter<Uint8Array> | null = null;
+  #done: Promise<void> | null = null;
+  #closing = false;
+  #closed = false;
+  #stderrTail = "";
+  readonly #encoder = new TextEncoder();
+
+  /** A transport for `options.command` (or the environment's bridge). Nothing starts before `start()`. */
+  constructor(options: StdioTransportOptions = {}) {
+    this.#options = options;
+    this.command = bridgeCommand(options.command);
+  }
+
+  /** The child's pid, once started. */
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  /** Spawns the process. Rejects with `-32023 shut_down` when it cannot be started. */
+  start(): Promise<void> {
+    if (this.#child || this.#closed) {
+      return Promise.reject(new Error("The stdio transport was already started."));
+    }
+    const [program, ...args] = this.command;
+    const stderr = this.#options.stderr ?? "inherit";
+    try {
+      this.#child = new Deno.Command(program, {
+        args,
+        stdin: "piped",
+        stdout: "piped",
+        stderr,
+        ...(this.#options.env ? { env: this.#options.env } : {}),
+        ...(this.#options.cwd ? { cwd: this.#options.cwd } : {}),
+      }).spawn();
+    } catch (error) {
+      this.#closed = true;
+      const e = BridgeError.of(
+        "shut_down",
+        `Cannot start the bridge '${this.command.join(" ")}': ${
+          error instanceof Error ? error.message : error
+        }`,
+      );
+      e.cause = error;
+      return Promise.reject(e);
+    }
+    this.#writer = this.#child.stdin.getWriter();
+    const reading = [this.#readStdout(this.#child)];
+    if (stderr === "piped") reading.push(this.#readStderr(this.#child));
+    this.#done = Promise.all(reading).then(() => this.#finish());
+    return Promise.resolve();
+  }
+
+  /** Writes one message as a line. */
+  async send(message: JsonRpcMessage): Promise<void> {
+    const writer = this.#writer;
+    if (!writer || this.#closed || this.#closing) {
+      throw BridgeError.of("shut_down", "The bridge process is not running.");
+    }
+    await writer.write(this.#encoder.encode(JSON.stringify(message) + "\n"));
+  }
+
+  /** Ends the process (stdin closed, then SIGTERM, then SIGKILL) and waits until its output is read. */
+  async close(): Promise<void> {
+    const child = this.#child;
+    if (!child || !this.#done) {
+      if (!this.#closed) {
+        this.#closed = true;
+        this.onclose?.();
+      }
+      return;
+    }
+    if (!this.#closing) {
+      this.#closing = true;
+      try {
+        await this.#writer?.close();
+      } catch {
+        // the process is gone already
+      }
+      await this.#stop(child);
+    }
+    await this.#done;
+  }
+
+  async #stop(child: Deno.ChildProcess): Promise<void> {
+    const exited = child.status.then(() => true);
+    const wait = (ms: number) => {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const elapsed = new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(false), ms));
+      return Promise.race([exited, elapsed]).finally(() => clearTimeout(timer));
+    };
+    if (await wait(this.#options.exitTimeoutMs ?? 3000)) return;
+    for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+      try {
+        child.kill(signal);
+      } catch {
+        return; // already exited
+      }
+      if (await wait(2000)) return;
+    }
+  }
+
+  async #readStdout(child: Deno.ChildProcess): Promise<void> {
+    let buffer = "";
+    try {
+      for await (const chunk of child.stdout.pipeThrough(new TextDecoderStream())) {
+        buffer += chunk;
+        let start = 0;
+        let nl: number;
+        while ((nl = buffer.indexOf("\n", start)) >= 0) {
+          const line = buffer.slice(start, nl).trim();
+          start = nl + 1;
+          if (line !== "" && !this.#closed) this.#deliver(line);
+        }
+        buffer = buffer.slice(start);
+      }
+    } catch (error) {
+      this.onerror?.(new Error(`Reading the bridge's output failed: ${String(error)}`));
+    }
+  }
+
+  #deliver(line: string): void {
+    let message: JsonValue;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      this.onerror?.(new Error(`The bridge wrote a line that is not JSON: ${line.slice(0, 200)}`));
+      return;
+    }
+    this.onmessage?.(message);
+  }
+
+  async #readStderr(child: Deno.ChildProcess): Promise<void> {
+    try {
+      for await (const chunk of child.stderr.pipeThrough(new TextDecoderStream())) {
+        this.#stderrTail = (this.#stderrTail + chunk).slice(-STDERR_TAIL);
+      }
+    } catch {
+      // the tail is best effort
+    }
+  }
+
+  async #finish(): Promise<void> {
+    const child = this.#child!;
+    const status = await child.status;
+    try {
+      await this.#writer?.close();
+    } catch {
+      // already closed
+    }
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#closing) {
+      this.onclose?.();
+      return;
+    }
+    const tail = this.#stderrTail.trim();
+    this.onclose?.(
+      new Error(
+        `The bridge process exited (${describeStatus(status)})${tail ? `; its last output: ${tail}` : "."}`,
+      ),
+    );
+  }
+}

@@ -1,0 +1,268 @@
+/**
+ * The JSON-RPC peer on a scripted transport: what it sends for each situation (bridge requests it cannot
+ * answer, handler failures, cancelled handlers), how responses and notifications are routed, and what
+ * aborting and closing do to pending requests.
+ */
+import assert from "node:assert/strict";
+import { BridgeError, type JsonRpcMessage, type JsonValue, Peer, type Transport } from "../../mod.ts";
+
+/** A transport whose other side is the test: it records what is sent and delivers what the test says. */
+class ScriptedTransport implements Transport {
+  onmessage?: (message: JsonValue) => void;
+  onclose?: (reason?: Error) => void;
+  onerror?: (error: Error) => void;
+  readonly sent: JsonRpcMessage[] = [];
+  #waiters: Array<() => void> = [];
+  closed = false;
+
+  start(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  send(message: JsonRpcMessage): Promise<void> {
+    if (this.closed) return Promise.reject(new Error("closed"));
+    this.sent.push(message);
+    for (const w of this.#waiters.splice(0)) w();
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    this.end();
+    return Promise.resolve();
+  }
+
+  /** The bridge side ends the connection. */
+  end(reason?: Error): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.onclose?.(reason);
+  }
+
+  deliver(message: JsonValue): void {
+    this.onmessage?.(message);
+  }
+
+  /** Waits until `n` messages have been sent. */
+  async sentCount(n: number): Promise<JsonRpcMessage[]> {
+    while (this.sent.length < n) await new Promise<void>((resolve) => this.#waiters.push(resolve));
+    return this.sent;
+  }
+}
+
+async function started(onError?: (e: Error) => void): Promise<{ peer: Peer; t: ScriptedTransport }> {
+  const t = new ScriptedTransport();
+  const peer = new Peer(t, onError ? { onError } : {});
+  await peer.start();
+  return { peer, t };
+}
+
+Deno.test("peer: a request is answered by its id; notifications with its requestId reach it first", async () => {
+  const { peer, t } = await started();
+  const seen: string[] = [];
+  const result = peer.request("session/respond", { session: "s" }, {
+    onNotification: (method, params) => seen.push(`${method} ${JSON.stringify(params.event)}`),
+  });
+  assert.deepEqual(t.sent, [{ jsonrpc: "2.0", id: 1, method: "session/respond", params: { session: "s" } }]);
+  t.deliver({ jsonrpc: "2.0", method: "session/event", params: { requestId: 2, event: "other request" } });
+  t.deliver({ jsonrpc: "2.0", method: "session/event", params: { requestId: 1, event: "mine" } });
+  t.deliver({ jsonrpc: "2.0", id: 1, result: { text: "ok" } });
+  assert.deepEqual(await result, { text: "ok" });
+  assert.deepEqual(seen, ['session/event "mine"']);
+  await peer.close();
+});
+
+Deno.test("peer: an error response rejects with a BridgeError rebuilt from code, data.code and data", async () => {
+  const { peer, t } = await started();
+  const call = peer.request("npc/talk", { npc: "x" });
+  t.deliver({
+    jsonrpc: "2.0",
+    id: 1,
+    error: { code: -32050, message: "No NPC 'x'.", data: { code: "npc_not_found", npc: "x" } },
+  });
+  await assert.rejects(call, (e) => {
+    assert.ok(e instanceof BridgeError);
+    assert.deepEqual([e.code, e.dataCode, e.message, e.data], [-32050, "npc_not_found", "No NPC 'x'.", {
+      npc: "x",
+    }]);
+    return true;
+  });
+  await peer.close();
+});
+
+Deno.test("peer: bridge requests: handler result, unknown method -32601, a throw -32603, a BridgeError its code", async () => {
+  const { peer, t } = await started();
+  peer.setRequestHandler("tool/call", (params) => {
+    if (params.mode === "ok") return { output: "fine" };
+    if (params.mode === "bridge") throw BridgeError.of("busy", "Later.");
+    throw new TypeError("broken handler");
+  });
+  t.deliver({ jsonrpc: "2.0", id: "t-1", method: "tool/call", params: { mode: "ok" } });
+  t.deliver({ jsonrpc: "2.0", id: "t-2", method: "tool/call", params: { mode: "bridge" } });
+  t.deliver({ jsonrpc: "2.0", id: "t-3", method: "tool/call", params: { mode: "type" } });
+  t.deliver({ jsonrpc: "2.0", id: "t-4", method: "debug/eval", params: {} });
+  const sent = await t.sentCount(4);
+  const byId = Object.fromEntries(sent.map((m) => ["id" in m ? String(m.id) : "", m]));
+  assert.deepEqual(byId["t-1"], { jsonrpc: "2.0", id: "t-1", result: { output: "fine" } });
+  assert.deepEqual(byId["t-2"], {
+    jsonrpc: "2.0",
+    id: "t-2",
+    error: { code: -32010, message: "Later.", data: { code: "busy" } },
+  });
+  assert.deepEqual(byId["t-3"], {
+    jsonrpc: "2.0",
+    id: "t-3",
+    error: { code: -32603, message: "broken handler", data: { code: "internal_error" } },
+  });
+  assert.deepEqual(byId["t-4"], {
+    jsonrpc: "2.0",
+    id: "t-4",
+    error: { code: -32601, message: "This client does not handle 'debug/eval'." },
+  });
+  await peer.close();
+});
+
+Deno.test("peer: cancelIncoming aborts a handler's signal and its reply is never sent", async () => {
+  const { peer, t } = await started();
+  let reason: unknown;
+  const finished = Promise.withResolvers<void>();
+  peer.setRequestHandler("tool/call", (_params, request) =>
+    new Promise((resolve) => {
+      request.signal.addEventListener("abort", () => {
+        reason = request.signal.reason;
+        resolve("late output");
+        finished.resolve();
+      });
+    }));
+  t.deliver({ jsonrpc: "2.0", id: "t-1", method: "tool/call", params: {} });
+  assert.equal(peer.cancelIncoming("t-1", "Tool 'x' timed out."), true);
+  assert.equal(peer.cancelIncoming("t-1"), false);
+  await finished.promise;
+  // One more message: a late reply would have been sent before it.
+  const ping = peer.request("ping");
+  t.deliver({ jsonrpc: "2.0", id: 1, result: {} });
+  await ping;
+  assert.ok(reason instanceof BridgeError && reason.message === "Tool 'x' timed out.");
+  assert.deepEqual(t.sent.map((m) => "method" in m ? m.method : m.id), ["ping"]);
+  await peer.close();
+});
+
+Deno.test("peer: an aborted request without onAbort rejects at once; its late response is ignored", async () => {
+  const errors: Error[] = [];
+  const { peer, t } = await started((e) => errors.push(e));
+  const controller = new AbortController();
+  const call = peer.request("world/get", { world: "w" }, { signal: controller.signal });
+  controller.abort();
+  await assert.rejects(call, (e) => e instanceof BridgeError && e.dataCode === "cancelled");
+  t.deliver({ jsonrpc: "2.0", id: 1, result: {} });
+  assert.equal(peer.pendingRequests, 0);
+  assert.deepEqual(errors, []);
+  await assert.rejects(
+    peer.request("ping", {}, { signal: controller.signal }),
+    /'ping' was not sent: its signal was already aborted/,
+  );
+  await peer.close();
+});
+
+Deno.test("peer: with onAbort, an aborted or timed-out request waits for the bridge's answer", async () => {
+  const { peer, t } = await started();
+  const controller = new AbortController();
+  const aborts: string[] = [];
+  const call = peer.request("npc/talk", {}, {
+    signal: controller.signal,
+    onAbort: (reason) => aborts.push(reason.dataCode),
+  });
+  controller.abort();
+  assert.deepEqual(aborts, ["cancelled"]);
+  assert.equal(peer.pendingRequests, 1);
+  t.deliver({
+    jsonrpc: "2.0",
+    id: 1,
+    error: { code: -32009, message: "Cancelled.", data: { code: "cancelled" } },
+  });
+  await assert.rejects(call, (e) => e instanceof BridgeError && e.dataCode === "cancelled");
+
+  const timedOut = Promise.withResolvers<void>();
+  const slow = peer.request("npc/talk", {}, {
+    timeoutMs: 1,
+    onAbort: (reason) => {
+      aborts.push(reason.dataCode);
+      timedOut.resolve();
+    },
+  });
+  await timedOut.promise;
+  assert.deepEqual(aborts, ["cancelled", "timeout"]);
+  t.deliver({
+    jsonrpc: "2.0",
+    id: 2,
+    error: { code: -32009, message: "Cancelled.", data: { code: "cancelled" } },
+  });
+  await assert.rejects(slow, (e) => {
+    assert.ok(e instanceof BridgeError);
+    assert.equal(e.dataCode, "timeout");
+    assert.equal(e.message, "'npc/talk' did not finish within 1 ms; it was cancelled.");
+    assert.ok(e.cause instanceof BridgeError && e.cause.dataCode === "cancelled");
+    return true;
+  });
+  await peer.close();
+});
+
+Deno.test("peer: a callback that throws fails its request; listener errors and junk go to onError", async () => {
+  const errors: string[] = [];
+  const { peer, t } = await started((e) => errors.push(e.message));
+  const call = peer.request("session/respond", {}, {
+    onNotification: () => {
+      throw new Error("bad callback");
+    },
+  });
+  peer.onNotification("world/changed", () => {
+    throw new Error("bad listener");
+  });
+  t.deliver({ jsonrpc: "2.0", method: "session/event", params: { requestId: 1 } });
+  t.deliver({ jsonrpc: "2.0", method: "world/changed", params: {} });
+  t.deliver({ hello: "world" });
+  t.deliver({ jsonrpc: "2.0", id: 1, result: {} });
+  await assert.rejects(call, /bad callback/);
+  assert.deepEqual(errors, [
+    "bad listener",
+    "Ignoring a message from the bridge: not a JSON-RPC 2.0 object.",
+  ]);
+  await peer.close();
+});
+
+Deno.test("peer: when the transport ends, pending requests reject with -32023 naming the method and reason", async () => {
+  const { peer, t } = await started();
+  const aborted = Promise.withResolvers<unknown>();
+  peer.setRequestHandler(
+    "tool/call",
+    (_p, request) =>
+      new Promise(() =>
+        request.signal.addEventListener("abort", () => aborted.resolve(request.signal.reason))
+      ),
+  );
+  t.deliver({ jsonrpc: "2.0", id: "t-1", method: "tool/call", params: {} });
+  const call = peer.request("npc/talk", {});
+  let closedWith: Error | undefined;
+  peer.onclose = (reason) => closedWith = reason;
+  t.end(new Error("The bridge process exited (exit code 3)."));
+  await assert.rejects(call, (e) => {
+    assert.ok(e instanceof BridgeError);
+    assert.equal(e.code, -32023);
+    assert.equal(
+      e.message,
+      "The bridge stopped before answering 'npc/talk': The bridge process exited (exit code 3).",
+    );
+    return true;
+  });
+  assert.match(String(await aborted.promise), /closed/);
+  assert.equal(closedWith?.message, "The bridge process exited (exit code 3).");
+  await assert.rejects(peer.request("ping"), /The bridge is closed; 'ping' was not sent\./);
+  await assert.rejects(peer.notify("session/cancel", {}), /closed/);
+  await peer.close();
+});
+
+Deno.test("peer: a request before start is refused", async () => {
+  const peer = new Peer(new ScriptedTransport());
+  await assert.rejects(peer.request("ping"), /not started; 'ping' was not sent/);
+  await peer.close();
+  assert.equal(peer.closed, true);
+});
