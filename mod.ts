@@ -1,109 +1,125 @@
 /**
- * open-apple-models: a JSON-RPC 2.0 bridge that lets game engines and other languages drive LLM agents with
- * **real tool calls**. The model decides to call a tool, the engine executes it and replies over the wire,
- * and the model continues. On top of agent sessions it serves game methods: NPCs, decisions, a shared world
- * state and schema-shaped content. A scripted model makes everything deterministic for tests.
+ * open-apple-models: LLM agents with **real tool calls** for games. The model decides to call a tool, *your
+ * code* runs it (open a door, check the inventory, play an animation) and the model continues with the
+ * result. On top of agent sessions: NPCs with personas, memory and save states, enum-constrained decisions,
+ * a shared world-state blackboard with subscriptions, and schema-shaped content. A deterministic scripted
+ * model makes all of it testable without any real model.
+ *
+ * This module is the typed client: {@link Bridge} (opened in this process with {@link Bridge.open}, or over
+ * a spawned `oam stdio` with {@link Bridge.spawn}), {@link Session}, {@link Npc}, {@link World}, and tools as
+ * plain async functions. Hosts that embed or extend the bridge engine import `./engine.ts` instead.
  *
  * Importing this module runs nothing (no FFI loading, no I/O).
  *
- * @example In-process engine with a scripted model
+ * @example A shopkeeper NPC with a client tool and a world
  * ```ts
- * import { BridgeEngine } from "./mod.ts";
+ * import { Bridge } from "./mod.ts";
  *
- * const lines: string[] = [];
- * const engine = new BridgeEngine({}, (line) => lines.push(line));
- * await engine.call("session/create", {
- *   session: "guard",
- *   model: { type: "scripted", steps: [{ text: "Halt! Who goes there?" }] },
+ * await using bridge = await Bridge.open();
+ * const checkStock = bridge.tool({
+ *   name: "check_stock",
+ *   description: "How many of an item the shop has.",
+ *   parameters: { type: "object", properties: { item: { type: "string" } }, required: ["item"] },
+ * }, ({ item }) => ({ item, count: item === "ale" ? 3 : 0 }));
+ * const world = await bridge.createWorld({ player: { gold: 20 } });
+ * await world.subscribe("player", (change) => console.log(`${change.path}: ${change.newValue}`));
+ * const mira = await bridge.createNpc({ name: "Mira", role: "the innkeeper" }, {
+ *   tools: [checkStock],
+ *   world,
+ *   options: { groundingTool: "check_stock", worldWritable: ["player.gold"] },
+ *   model: {
+ *     type: "scripted",
+ *     steps: [
+ *       { toolCalls: [{ name: "check_stock", arguments: { item: "ale" } }] },
+ *       { json: { emotion: "happy", line: "Three ales left!", player_options: [], ends_conversation: false } },
+ *     ],
+ *   },
  * });
- * const result = await engine.call("session/respond", { session: "guard", prompt: "Hello" }, 1);
- * ```
- *
- * @example Serving stdin/stdout
- * ```ts
- * import { BridgeEngine, createStdioServer } from "./mod.ts";
- *
- * const server = createStdioServer((send, onShutdown) => new BridgeEngine({ onShutdown }, send));
- * Deno.exit(await server.run());
+ * const reply = await mira.talk("Any ale?", { onLine: (delta) => console.log(delta) });
+ * console.log(reply.emotion, reply.toolCalls[0].output); // happy { item: "ale", count: 3 }
  * ```
  * @module
  */
-export { BridgeEngine, standardExtensions } from "./src/composition.ts";
-export { EngineCore, type EnginePhase, SHUTDOWN_GRACE_MS } from "./src/engine/engine.ts";
-export { PROTOCOL_VERSION, SERVER_INFO } from "./src/protocol/version.ts";
-export { type BridgeConfiguration, DEFAULTS, type EngineParts } from "./src/engine/configuration.ts";
+
+// The typed client.
 export {
-  type BridgeExtension,
-  type HandlerResult,
-  type MethodHandler,
-  MethodRegistry,
-} from "./src/engine/extension.ts";
-export { BridgeRequest, type DriveOptions, TURN_ENDED_REASON } from "./src/engine/request.ts";
-export { type ClientRequest, replyToOutcome } from "./src/engine/client_requests.ts";
-export { GameExtension, type GameMethodSet } from "./src/game/game_extension.ts";
-export { GameContext, type WorldEntry } from "./src/game/game_context.ts";
+  Bridge,
+  type BridgeOptions,
+  type CreateNpcOptions,
+  type CreateSessionOptions,
+  type DecisionFailure,
+  type GenerateOptions,
+  type OpenOptions,
+  type SpawnOptions,
+} from "./src/client/bridge.ts";
+export { type RespondOptions, Session } from "./src/client/session.ts";
+export { Npc, type RestoreOptions, type TalkOptions } from "./src/client/npc.ts";
+export { Subscription, World } from "./src/client/world.ts";
+export type { TurnOptions, WorldListener } from "./src/client/connection.ts";
+export { TurnStream } from "./src/client/turn_stream.ts";
 export {
-  AGENT_ERROR_CODES,
-  type AgentErrorCode,
-  BridgeError,
-  ERROR_CODES,
-  type ErrorName,
-  isAgentErrorCode,
-  toBridgeError,
-} from "./src/protocol/errors.ts";
-export { type Bounds, Params, showValue } from "./src/protocol/params.ts";
-export { decodeLine, encodeMessage, type Incoming, type RequestId } from "./src/protocol/codec.ts";
-export * from "./src/protocol/json.ts";
-export * from "./src/protocol/transcript.ts";
-export type * from "./src/models/language_model.ts";
-export { parseScript, type Script, ScriptedModel, type ScriptStep } from "./src/models/scripted.ts";
-export { UnavailableModel } from "./src/models/unavailable.ts";
-export { createModel, type ModelFactories, type ModelSpec, parseModelSpec } from "./src/models/registry.ts";
-export { closeSystemModels, createSystemModel, type SystemModelOptions } from "./src/models/system.ts";
-export type { NativeReport, NativeStepInfo } from "./src/models/system_sessions.ts";
-export { createOpenAIModel } from "./src/models/openai_model.ts";
+  ClientTool,
+  type ToolArgs,
+  type ToolContext,
+  type ToolHandler,
+  type ToolSpec,
+} from "./src/client/tools.ts";
+export type { SchemaRequired, SchemaTypeValue, SchemaValue } from "./src/client/schema_value.ts";
+export { modelFromArgs } from "./src/client/model_args.ts";
+export { loadPersona, type PersonaFile } from "./src/client/persona_file.ts";
+
+// The wire shapes (PROTOCOL.md), typed.
+export type * from "./src/client/types.ts";
 export {
-  type OpenAIModelConfig,
-  parseOpenAIModelFlag,
-  parseOpenAIModelSpec,
-} from "./src/models/openai_config.ts";
-export { createLlamaModel } from "./src/models/llama_model.ts";
+  type Decision,
+  type DecisionDetails,
+  type DecisionOption,
+  type DecisionRequest,
+  type DecisionSettings,
+  type Emotion,
+  EMOTIONS,
+  type NpcEvent,
+  type NpcInfo,
+  type NpcMemory,
+  type NpcOptions,
+  type NpcReply,
+  type NpcState,
+  type Persona,
+  type WorldChange,
+  type WorldInfo,
+  type WorldRemoval,
+} from "./src/client/game_types.ts";
+export type {
+  BridgeMethods,
+  DecisionParams,
+  MethodName,
+  ParamsOf,
+  RespondParams,
+  ResultOf,
+} from "./src/client/methods.ts";
+export { BridgeError, ERROR_CODES, type ErrorName } from "./src/protocol/errors.ts";
+export { PROTOCOL_VERSION } from "./src/protocol/version.ts";
+export type { JsonObject, JsonValue } from "./src/protocol/json.ts";
+
+// The layers underneath, for custom transports and lower-level clients.
+export type { Transport } from "./src/client/transport.ts";
+export type {
+  JsonRpcError,
+  JsonRpcErrorObject,
+  JsonRpcMessage,
+  JsonRpcNotification,
+  JsonRpcRequest,
+  JsonRpcResult,
+  RequestId,
+} from "./src/client/messages.ts";
 export {
-  type LlamaGpu,
-  type LlamaModelConfig,
-  parseGgufModelFlag,
-  parseLlamaModelSpec,
-} from "./src/models/llama_config.ts";
-export { closeLlamaModels } from "./src/models/llama_runtime.ts";
-export { Agent, type AgentInit } from "./src/agent/agent.ts";
-export type * from "./src/agent/types.ts";
-export { DEFAULT_POLICY, DEFAULT_SETTINGS } from "./src/agent/types.ts";
-export {
-  exportTranscript,
-  type ImportedTranscript,
-  importTranscript,
-  type TranscriptEnvelope,
-} from "./src/agent/transcript_codec.ts";
-export {
-  convertForParam,
-  type ParsedTools,
-  parseToolChoice,
-  parseToolDefinitions,
-  toolChoiceJson,
-} from "./src/agent/tool_definitions.ts";
-export { recordJson, stepJson, turnResultJson, usageJson } from "./src/agent/result_json.ts";
-export { BridgeSession, SessionMethods } from "./src/methods/session_methods.ts";
-export { CoreMethods } from "./src/methods/core_methods.ts";
-export { Operation, WorkQueue } from "./src/util/work_queue.ts";
-export { Pending, type PendingConsumer } from "./src/util/pending.ts";
-export type { MaybePromise } from "./src/util/maybe_sync.ts";
-export { LOG_LEVELS, type Logger, type LogLevel, silentLogger, stderrLogger } from "./src/util/logger.ts";
-export {
-  createStdioServer,
-  LineSplitter,
-  LineWriter,
-  type StdioOptions,
-  type StdioServer,
-} from "./src/transports/stdio.ts";
-export { convertSchema, orderBySchema, type SchemaConversion, SchemaError } from "./src/schema/mod.ts";
-export * from "./src/game/world/mod.ts";
+  type IncomingRequest,
+  type NotificationHandler,
+  Peer,
+  type PeerOptions,
+  type RequestHandler,
+  type RequestOptions,
+} from "./src/client/peer.ts";
+export { type EngineFactory, type InProcessEngine, InProcessTransport } from "./src/client/in_process.ts";
+export { StdioTransport, type StdioTransportOptions } from "./src/client/stdio.ts";
+export { bridgeCommand } from "./src/client/bridge_command.ts";

@@ -12,7 +12,7 @@
  * callback, which plays the game engine's part.
  */
 // deno-lint-ignore-file no-console
-import { BridgeEngine, type JsonObject, type JsonValue } from "../mod.ts";
+import { BridgeEngine, type JsonObject, type JsonValue } from "../engine.ts";
 import { firstCachedModel } from "../src/cli/models_cache.ts";
 
 const useSystem = Deno.args.includes("--system");

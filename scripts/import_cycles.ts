@@ -23,7 +23,7 @@ interface GraphModule {
 
 /** Module graph edges (file path relative to `root` → imported paths), runtime and type imports both. */
 export async function importGraph(root: URL): Promise<Map<string, string[]>> {
-  const entries = ["mod.ts", "cli.ts"];
+  const entries = ["mod.ts", "engine.ts", "cli.ts"];
   for await (const path of walk(new URL("src/", root))) entries.push(path.slice(root.pathname.length));
   // `deno info` takes one root module: a temporary one that imports every module.
   const dir = await Deno.makeTempDir();

@@ -1,19 +1,125 @@
 /**
- * The public API of the package is pinned (issue #7, release readiness): the sorted names of the values and
- * of the types that mod.ts exports. A change here must be deliberate (and noted in CHANGELOG.md). Also:
- * importing mod.ts runs nothing (no permission is needed, nothing is printed).
+ * The public API of the package is pinned (issue #7, release readiness; issue 12, the curated surface): the
+ * sorted names of the values and of the types that mod.ts (the typed client) and engine.ts (the engine-level
+ * API, the "./engine" export) export. A change here must be deliberate (and noted in CHANGELOG.md). Also:
+ * importing either runs nothing (no permission is needed, nothing is printed).
  */
 import assert from "node:assert/strict";
 
 /** Values (classes, functions, constants) exported by mod.ts, sorted. */
-const VALUES = [
+const MOD_VALUES = [
+  "Bridge",
+  "BridgeError",
+  "ClientTool",
+  "EMOTIONS",
+  "ERROR_CODES",
+  "InProcessTransport",
+  "Npc",
+  "PROTOCOL_VERSION",
+  "Peer",
+  "Session",
+  "StdioTransport",
+  "Subscription",
+  "TurnStream",
+  "World",
+  "bridgeCommand",
+  "loadPersona",
+  "modelFromArgs",
+];
+
+/** Types and interfaces exported by mod.ts (names that exist only at type level), sorted. */
+const MOD_TYPES = [
+  "BridgeMethods",
+  "BridgeOptions",
+  "CreateNpcOptions",
+  "CreateSessionOptions",
+  "Decision",
+  "DecisionDetails",
+  "DecisionFailure",
+  "DecisionOption",
+  "DecisionParams",
+  "DecisionRequest",
+  "DecisionSettings",
+  "Emotion",
+  "EngineFactory",
+  "ErrorName",
+  "GenerateOptions",
+  "InProcessEngine",
+  "IncomingRequest",
+  "InitializeResult",
+  "JsonObject",
+  "JsonRpcError",
+  "JsonRpcErrorObject",
+  "JsonRpcMessage",
+  "JsonRpcNotification",
+  "JsonRpcRequest",
+  "JsonRpcResult",
+  "JsonSchema",
+  "JsonValue",
+  "MethodName",
+  "Model",
+  "ModelAvailability",
+  "NotificationHandler",
+  "NpcEvent",
+  "NpcInfo",
+  "NpcMemory",
+  "NpcOptions",
+  "NpcReply",
+  "NpcState",
+  "OpenAIModelSpec",
+  "OpenOptions",
+  "ParamsOf",
+  "PeerOptions",
+  "Persona",
+  "PersonaFile",
+  "RequestHandler",
+  "RequestId",
+  "RequestOptions",
+  "RespondOptions",
+  "RespondParams",
+  "RespondResult",
+  "RestoreOptions",
+  "ResultOf",
+  "Sampling",
+  "SchemaRequired",
+  "SchemaTypeValue",
+  "SchemaValue",
+  "ScriptStep",
+  "ScriptedModelSpec",
+  "SessionEvent",
+  "SessionInfo",
+  "SessionOptions",
+  "SpawnOptions",
+  "StdioTransportOptions",
+  "Step",
+  "TalkOptions",
+  "ToolArgs",
+  "ToolCall",
+  "ToolChoice",
+  "ToolContext",
+  "ToolDefinition",
+  "ToolHandler",
+  "ToolRecord",
+  "ToolRef",
+  "ToolSpec",
+  "Transcript",
+  "Transport",
+  "TurnOptions",
+  "Usage",
+  "WorldChange",
+  "WorldInfo",
+  "WorldListener",
+  "WorldRemoval",
+];
+
+/** Values exported by engine.ts, sorted. */
+const ENGINE_VALUES = [
   "AGENT_ERROR_CODES",
   "Agent",
   "BridgeEngine",
   "BridgeError",
   "BridgeRequest",
   "BridgeSession",
-  "CoreMethods",
   "DEFAULTS",
   "DEFAULT_POLICY",
   "DEFAULT_SETTINGS",
@@ -22,98 +128,41 @@ const VALUES = [
   "GameContext",
   "GameExtension",
   "LOG_LEVELS",
-  "LineSplitter",
-  "LineWriter",
-  "MAX_NOTIFICATION_BYTES",
-  "MAX_WORLD_DEPTH",
-  "MAX_WORLD_SIZE",
   "MethodRegistry",
   "Operation",
   "PROTOCOL_VERSION",
   "Params",
   "Pending",
-  "READ_OUTPUT_LIMIT",
-  "READ_WORLD_STATE_TOOL",
-  "ROOT_NOT_OBJECT_MESSAGE",
   "SERVER_INFO",
-  "SHORTENED_NOTE",
   "SHUTDOWN_GRACE_MS",
   "SchemaError",
   "ScriptedModel",
   "SessionMethods",
-  "TRANSCRIPT_TYPE",
-  "TRANSCRIPT_VERSION",
-  "TURN_ENDED_REASON",
-  "UPDATE_WORLD_STATE_TOOL",
   "UnavailableModel",
   "WorkQueue",
   "WorldError",
   "WorldState",
-  "arrayIndex",
-  "assignMissingIds",
-  "canonicalWorldPath",
-  "cloneJson",
-  "closeLlamaModels",
   "closeSystemModels",
-  "coerceWorldValue",
-  "compactJson",
-  "convertForParam",
   "convertSchema",
-  "createLlamaModel",
   "createModel",
   "createOpenAIModel",
   "createStdioServer",
   "createSystemModel",
-  "decodeLine",
-  "encodeMessage",
   "exportTranscript",
-  "formatWorldPath",
   "importTranscript",
-  "invalidPathMessage",
-  "isAgentErrorCode",
-  "isInside",
-  "isJsonObject",
-  "isPrefix",
-  "isResponseEntry",
-  "isSamePath",
-  "isToolCallsEntry",
-  "jsonEqual",
-  "orderBySchema",
-  "ownValue",
-  "parseGgufModelFlag",
-  "parseLlamaModelSpec",
   "parseModelSpec",
   "parseOpenAIModelFlag",
   "parseOpenAIModelSpec",
   "parseScript",
   "parseToolChoice",
   "parseToolDefinitions",
-  "parseWorldPath",
-  "pathRelation",
-  "pathsOverlap",
-  "readWorldStateTool",
-  "recordJson",
-  "replyToOutcome",
-  "segmentsText",
-  "setOwn",
-  "shortenForModel",
-  "showValue",
   "silentLogger",
   "standardExtensions",
   "stderrLogger",
-  "stepJson",
-  "summarizeWorld",
-  "toBridgeError",
-  "toSegments",
-  "toolChoiceJson",
-  "turnResultJson",
-  "updateWorldStateTool",
-  "usageJson",
-  "worldTools",
 ];
 
-/** Types and interfaces exported by mod.ts (names that exist only at type level), sorted. */
-const TYPES = [
+/** Types exported by engine.ts, sorted. */
+const ENGINE_TYPES = [
   "AgentErrorCode",
   "AgentEvent",
   "AgentInit",
@@ -132,13 +181,10 @@ const TYPES = [
   "GenerationOptions",
   "HandlerResult",
   "ImportedTranscript",
-  "Incoming",
   "InstructionsEntry",
   "JsonObject",
   "JsonValue",
   "LanguageModel",
-  "LlamaGpu",
-  "LlamaModelConfig",
   "LocalToolContext",
   "LogLevel",
   "Logger",
@@ -151,7 +197,6 @@ const TYPES = [
   "NativeStepInfo",
   "OpenAIModelConfig",
   "ParsedTools",
-  "PathRelation",
   "PendingConsumer",
   "PromptEntry",
   "ReadonlyJsonObject",
@@ -198,55 +243,61 @@ const TYPES = [
   "WorldReadResult",
   "WorldRemoveResult",
   "WorldStateOptions",
-  "WorldTool",
-  "WorldToolResult",
 ];
 
-const MOD = new URL("../../mod.ts", import.meta.url);
+const ENTRIES = [
+  { file: "mod.ts", url: new URL("../../mod.ts", import.meta.url), values: MOD_VALUES, types: MOD_TYPES },
+  {
+    file: "engine.ts",
+    url: new URL("../../engine.ts", import.meta.url),
+    values: ENGINE_VALUES,
+    types: ENGINE_TYPES,
+  },
+];
 
-Deno.test("mod.ts exports exactly the pinned values", async () => {
-  const mod = await import(MOD.href);
-  assert.deepEqual(Object.keys(mod).sort(), VALUES);
-});
+for (const entry of ENTRIES) {
+  Deno.test(`${entry.file} exports exactly the pinned values`, async () => {
+    const mod = await import(entry.url.href);
+    assert.deepEqual(Object.keys(mod).sort(), entry.values);
+  });
 
-Deno.test("mod.ts exports exactly the pinned types (deno doc)", async () => {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["doc", "--json", MOD.pathname],
-    stdout: "piped",
-    stderr: "piped",
-  }).output();
-  assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
-  const doc = JSON.parse(new TextDecoder().decode(output.stdout)) as {
-    nodes: Record<string, { symbols: Array<{ name: string }> }>;
-  };
-  const names = new Set(doc.nodes[MOD.href].symbols.map((s) => s.name));
-  const values = new Set(VALUES);
-  assert.deepEqual([...names].filter((n) => !values.has(n)).sort(), TYPES);
-  for (const v of VALUES) assert.ok(names.has(v), `${v} is missing from deno doc`);
-});
-
-Deno.test("importing mod.ts needs no permission and prints nothing", async () => {
-  const dir = await Deno.makeTempDir();
-  try {
-    const script = `${dir}/import.ts`;
-    await Deno.writeTextFile(
-      script,
-      `const m = await import(${JSON.stringify(MOD.href)}); if (!m.BridgeEngine) Deno.exit(3);\n`,
-    );
+  Deno.test(`${entry.file} exports exactly the pinned types (deno doc)`, async () => {
     const output = await new Deno.Command(Deno.execPath(), {
-      args: [
-        "run",
-        "--no-prompt",
-        `--config=${new URL("../../deno.json", import.meta.url).pathname}`,
-        script,
-      ],
+      args: ["doc", "--json", entry.url.pathname],
       stdout: "piped",
       stderr: "piped",
     }).output();
     assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
-    assert.equal(new TextDecoder().decode(output.stdout), "");
-    assert.equal(new TextDecoder().decode(output.stderr), "");
-  } finally {
-    await Deno.remove(dir, { recursive: true });
-  }
-});
+    const doc = JSON.parse(new TextDecoder().decode(output.stdout)) as {
+      nodes: Record<string, { symbols: Array<{ name: string }> }>;
+    };
+    const names = new Set(doc.nodes[entry.url.href].symbols.map((s) => s.name));
+    const values = new Set(entry.values);
+    assert.deepEqual([...names].filter((n) => !values.has(n)).sort(), entry.types);
+    for (const v of entry.values) assert.ok(names.has(v), `${v} is missing from deno doc`);
+  });
+
+  Deno.test(`importing ${entry.file} needs no permission and prints nothing`, async () => {
+    const dir = await Deno.makeTempDir();
+    try {
+      const script = `${dir}/import.ts`;
+      const probe = entry.values[0];
+      await Deno.writeTextFile(
+        script,
+        `const m = await import(${JSON.stringify(entry.url.href)}); if (!m[${
+          JSON.stringify(probe)
+        }]) Deno.exit(3);\n`,
+      );
+      const output = await new Deno.Command(Deno.execPath(), {
+        args: ["run", "--no-prompt", "--no-config", script],
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+      assert.equal(new TextDecoder().decode(output.stdout), "");
+      assert.equal(new TextDecoder().decode(output.stderr), "");
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  });
+}

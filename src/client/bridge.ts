@@ -1,0 +1,405 @@
+/**
+ * `Bridge`: the typed client. Opened in-process (an engine in this process) or over a spawned `oam stdio`
+ * (any transport, in fact); the same classes behave the same way over both.
+ * @module
+ */
+import { BridgeError } from "../protocol/errors.ts";
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import { PROTOCOL_VERSION, SERVER_INFO } from "../protocol/version.ts";
+import { Connection } from "./connection.ts";
+import type {
+  Decision,
+  DecisionDetails,
+  DecisionOption,
+  DecisionRequest,
+  DecisionSettings,
+  NpcInfo,
+  NpcMemory,
+  NpcOptions,
+  NpcState,
+  Persona,
+  WorldInfo,
+} from "./game_types.ts";
+import { type EngineFactory, InProcessTransport } from "./in_process.ts";
+import type { JsonRpcErrorObject } from "./messages.ts";
+import type { DecisionParams, MethodName, ParamsOf, ResultOf } from "./methods.ts";
+import { Npc, restoreNpc, type RestoreOptions, worldId } from "./npc.ts";
+import { errorFromResponse, type NotificationHandler, Peer, type RequestOptions } from "./peer.ts";
+import { Session } from "./session.ts";
+import { StdioTransport, type StdioTransportOptions } from "./stdio.ts";
+import type { ClientTool, ToolArgs, ToolHandler, ToolSpec } from "./tools.ts";
+import type { Transport } from "./transport.ts";
+import type {
+  InitializeResult,
+  JsonSchema,
+  Model,
+  ModelAvailability,
+  SessionInfo,
+  SessionOptions,
+  ToolRef,
+  Transcript,
+} from "./types.ts";
+import { World } from "./world.ts";
+
+/** Options of every way to open a bridge. */
+export interface BridgeOptions {
+  /** `client.name` sent with `initialize` (default `"typescript"`). */
+  clientName?: string;
+  /**
+   * Receives every warning a result carries (unknown parameters, unenforceable schema keywords, a scripted
+   * reply the NPC could not use fully…). Default: printed to stderr.
+   */
+  onWarning?: (warning: string, method: string) => void;
+  /** Receives errors thrown by notification listeners and world callbacks (default: `reportError`). */
+  onError?: (error: Error) => void;
+}
+
+/** Options of {@link Bridge.open}. */
+export interface OpenOptions extends BridgeOptions {
+  /**
+   * Makes the engine (default: `BridgeEngine` with every default). Use it to configure the engine, e.g.
+   * `(send, onShutdown) => new BridgeEngine({ toolTimeoutSeconds: 30, onShutdown }, send)`.
+   */
+  engine?: EngineFactory;
+}
+
+/** Options of {@link Bridge.spawn}. */
+export interface SpawnOptions extends BridgeOptions, StdioTransportOptions {}
+
+/** Options of {@link Bridge.createSession}. */
+export interface CreateSessionOptions {
+  /** The id (default generated: `s1`, `s2`, …). */
+  session?: string;
+  /** System instructions (persona, rules). */
+  instructions?: string;
+  /** Client tools: handles from {@link Bridge.tool}, registered names or definitions. */
+  tools?: readonly ToolRef[];
+  /** Defaults of each turn. */
+  options?: SessionOptions;
+  /** A saved transcript to resume. */
+  history?: Transcript;
+  /** The model (default `"system"`). */
+  model?: Model;
+}
+
+/** Options of {@link Bridge.createNpc}. */
+export interface CreateNpcOptions {
+  /** The id (default generated: `npc1`, …). */
+  npc?: string;
+  /** Client tools: handles from {@link Bridge.tool}, registered names or definitions. */
+  tools?: readonly ToolRef[];
+  /** A world (handle or id): adds the built-in world tools. */
+  world?: World | string;
+  /** Initial memory. */
+  memory?: NpcMemory;
+  /** NPC options. */
+  options?: NpcOptions;
+  /** The model (default `"system"`). Kept by the handle for {@link Npc.restore}. */
+  model?: Model;
+}
+
+/** Options of {@link Bridge.generate}. */
+export interface GenerateOptions extends DecisionSettings {
+  /** Facts for the generation. */
+  context?: JsonValue;
+  /** Client tools. */
+  tools?: readonly ToolRef[];
+}
+
+/** A decision of `decideMany` that failed (the others are unaffected). */
+export interface DecisionFailure {
+  /** Why it failed. */
+  error: BridgeError;
+}
+
+function printWarning(warning: string, method: string): void {
+  // Warnings go to stderr (never stdout); a script can route them with `onWarning`.
+  // deno-lint-ignore no-console
+  console.warn(`warning (${method}): ${warning}`);
+}
+
+/**
+ * A connection to the bridge with typed methods. `initialize` is done when it opens; `close()` (or
+ * `await using`) shuts the bridge down.
+ *
+ * Tools are functions: {@link Bridge.tool} registers one, and the bridge's `tool/call`s are answered by it
+ * (its return value is the output, a throw is an error output, `tool/cancel` aborts its signal).
+ *
+ * @example A shopkeeper with one client tool
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ *
+ * await using bridge = await Bridge.open(); // in-process; Bridge.spawn() runs `oam stdio` instead
+ * const stock = bridge.tool({
+ *   name: "check_stock",
+ *   description: "How many of an item the shop has.",
+ *   parameters: { type: "object", properties: { item: { type: "string" } }, required: ["item"] },
+ * }, ({ item }) => ({ item, count: item === "ale" ? 3 : 0 }));
+ * const mira = await bridge.createNpc({ name: "Mira", role: "the innkeeper" }, {
+ *   tools: [stock],
+ *   options: { groundingTool: "check_stock" },
+ *   model: {
+ *     type: "scripted",
+ *     steps: [
+ *       { toolCalls: [{ name: "check_stock", arguments: { item: "ale" } }] },
+ *       { json: { emotion: "happy", line: "Three ales left!", player_options: [], ends_conversation: false } },
+ *     ],
+ *   },
+ * });
+ * const reply = await mira.talk("Any ale?");
+ * reply.line; // "Three ales left!"
+ * ```
+ */
+export class Bridge implements AsyncDisposable {
+  /** The `initialize` result: server, capabilities (`methods` includes extensions'), model availability. */
+  readonly server: InitializeResult;
+  readonly #c: Connection;
+  #closing: Promise<void> | null = null;
+
+  private constructor(connection: Connection, server: InitializeResult) {
+    this.#c = connection;
+    this.server = server;
+  }
+
+  /** Opens a bridge running in this process (no child process). */
+  static open(options: OpenOptions = {}): Promise<Bridge> {
+    return Bridge.connect(new InProcessTransport(options.engine), options);
+  }
+
+  /**
+   * Spawns `oam stdio` and opens a bridge over it. Which command: `options.command`, else
+   * `OAM_BRIDGE_COMMAND`, `OAM_BRIDGE_PATH` (a compiled `oam`), else `oam stdio` from `PATH`.
+   * Needs `--allow-run` (and `--allow-env` to read those variables).
+   */
+  static spawn(options: SpawnOptions = {}): Promise<Bridge> {
+    return Bridge.connect(new StdioTransport(options), options);
+  }
+
+  /** Opens a bridge over any transport: starts it, sends `initialize` and checks the protocol version. */
+  static async connect(transport: Transport, options: BridgeOptions = {}): Promise<Bridge> {
+    const peer = new Peer(transport, options.onError ? { onError: options.onError } : {});
+    const connection = new Connection(peer, options.onWarning ?? printWarning);
+    try {
+      await peer.start();
+      const server = await connection.request("initialize", {
+        client: { name: options.clientName ?? "typescript", version: SERVER_INFO.version },
+        protocolVersion: PROTOCOL_VERSION,
+      });
+      const major = String(server.protocolVersion).split(".")[0];
+      if (major !== PROTOCOL_VERSION.split(".")[0]) {
+        throw BridgeError.of(
+          "invalid_request",
+          `The bridge speaks protocol ${server.protocolVersion}; this client speaks ${PROTOCOL_VERSION}.`,
+        );
+      }
+      return new Bridge(connection, server);
+    } catch (error) {
+      await peer.close();
+      throw error;
+    }
+  }
+
+  /** Methods the bridge serves (extensions' included). */
+  get methods(): readonly string[] {
+    return this.server.capabilities.methods;
+  }
+
+  /** True once the bridge is closed (by `close()` or because it stopped). */
+  get closed(): boolean {
+    return this.#c.peer.closed;
+  }
+
+  /** Resolves when the bridge is closed. */
+  get done(): Promise<void> {
+    return this.#c.peer.done;
+  }
+
+  /** The system model's availability now. */
+  availability(): Promise<ModelAvailability> {
+    return this.#c.request("model/availability", {});
+  }
+
+  /** Health check. */
+  async ping(): Promise<void> {
+    await this.#c.request("ping", {});
+  }
+
+  /**
+   * Registers a client tool: a definition with its JSON Schema, and a handler `(args, ctx) => output`.
+   * Written inline, the schema types `args`. Returns a handle to pass in `tools`. Registering a name again
+   * replaces the handler.
+   */
+  tool<const S extends JsonSchema>(
+    definition: ToolSpec<S>,
+    handler: ToolHandler<ToolArgs<S>>,
+  ): ClientTool {
+    return this.#c.tools.add(definition, handler);
+  }
+
+  /** Creates an agent session. */
+  async createSession(options: CreateSessionOptions = {}): Promise<Session> {
+    const result = await this.#c.request("session/create", {
+      ...options,
+      tools: this.#c.definitions(options.tools),
+    });
+    return new Session(this.#c, result.session, result.warnings);
+  }
+
+  /** A handle for an existing session. */
+  session(id: string): Session {
+    return new Session(this.#c, id);
+  }
+
+  /** Every session. */
+  async listSessions(): Promise<SessionInfo[]> {
+    return (await this.#c.request("session/list", {})).sessions;
+  }
+
+  /** Creates an NPC from a persona. */
+  async createNpc(persona: Persona, options: CreateNpcOptions = {}): Promise<Npc> {
+    const result = await this.#c.request("npc/create", {
+      ...options,
+      persona,
+      tools: this.#c.definitions(options.tools),
+      world: worldId(options.world) ?? undefined,
+    });
+    return new Npc(this.#c, result.npc, {
+      tools: result.tools,
+      warnings: result.warnings,
+      model: options.model,
+    });
+  }
+
+  /** Rebuilds an NPC from a save ({@link Npc.state}); send `model` again unless it is the system model. */
+  restoreNpc(state: NpcState, options: RestoreOptions = {}): Promise<Npc> {
+    return restoreNpc(this.#c, state, options);
+  }
+
+  /** A handle for an existing NPC. */
+  npc(id: string): Npc {
+    return new Npc(this.#c, id);
+  }
+
+  /** Every NPC. */
+  async listNpcs(): Promise<NpcInfo[]> {
+    return (await this.#c.request("npc/list", {})).npcs;
+  }
+
+  /** Creates a world with an initial state. */
+  async createWorld(state: object = {}, options: { world?: string } = {}): Promise<World> {
+    const result = await this.#c.request<{ world: string }>("world/create", { world: options.world, state });
+    return new World(this.#c, result.world);
+  }
+
+  /** A handle for an existing world. */
+  world(id: string): World {
+    return new World(this.#c, id);
+  }
+
+  /** Every world. */
+  async listWorlds(): Promise<WorldInfo[]> {
+    return (await this.#c.request("world/list", {})).worlds;
+  }
+
+  /**
+   * Picks one of `options` (ids, or `{id, description}`); `optionID` is typed as one of the ids. With a
+   * single option the answer comes at once without a model call.
+   */
+  decide<const Id extends string>(
+    situation: string | JsonValue,
+    options: readonly DecisionOption<Id>[],
+    details: DecisionDetails<Id> & DecisionSettings = {},
+  ): Promise<Decision<Id>> {
+    return this.#c.request<Decision<Id>>(
+      "decision/decide",
+      this.#decision({ ...details, situation, options }),
+    );
+  }
+
+  /**
+   * Independent decisions with shared settings, in request order. A failed decision is a
+   * {@link DecisionFailure} and does not affect the others.
+   */
+  async decideMany<const Id extends string>(
+    requests: readonly DecisionRequest<Id>[],
+    settings: DecisionSettings & { maxConcurrency?: number } = {},
+  ): Promise<(Decision<Id> | DecisionFailure)[]> {
+    type Results = { results: (Decision<Id> | { error: JsonRpcErrorObject })[] };
+    const { results } = await this.#c.request<Results>("decision/decideMany", {
+      ...settings,
+      requests: requests.map((r) => this.#decision(r)),
+    });
+    const out: (Decision<Id> | DecisionFailure)[] = [];
+    for (const r of results) {
+      if ("error" in r) out.push({ error: errorFromResponse(r.error) });
+      else out.push(r);
+    }
+    return out;
+  }
+
+  #decision(r: DecisionRequest & DecisionSettings): DecisionParams {
+    return { ...r, tools: this.#c.definitions(r.tools) };
+  }
+
+  /** Generates JSON matching `schema` (keys in schema order). `T` is the type you expect. */
+  async generate<T = JsonValue>(
+    schema: JsonSchema,
+    prompt: string,
+    options: GenerateOptions = {},
+  ): Promise<T> {
+    const result = await this.#c.request<{ content: T }>("content/generate", {
+      ...options,
+      prompt,
+      schema,
+      tools: this.#c.definitions(options.tools),
+    });
+    return result.content;
+  }
+
+  /** Calls a protocol method with typed params and result. */
+  request<M extends MethodName>(
+    method: M,
+    params: ParamsOf<M>,
+    options?: RequestOptions,
+  ): Promise<ResultOf<M>>;
+  /** Calls any method (e.g. an extension's); `T` is the result type you expect. */
+  request<T = JsonValue>(method: string, params?: object, options?: RequestOptions): Promise<T>;
+  request(method: string, params?: object, options?: RequestOptions): Promise<unknown> {
+    return this.#c.request(method, params, options);
+  }
+
+  /** Sends a notification (e.g. `session/cancel`). */
+  notify(method: string, params?: JsonObject): Promise<void> {
+    return this.#c.peer.notify(method, params);
+  }
+
+  /** Calls `handler` for every notification `method` (`"*"`: all). Returns a function that removes it. */
+  onNotification(method: string, handler: NotificationHandler): () => void {
+    return this.#c.peer.onNotification(method, handler);
+  }
+
+  /**
+   * Shuts the bridge down: `shutdown` cancels every turn (each gets its `-32009` answer) and pending tool
+   * call, then the transport closes (a child process gets stdin closed, then SIGTERM, then SIGKILL).
+   * Calls still pending after that reject with `-32023 shut_down`.
+   */
+  close(): Promise<void> {
+    this.#closing ??= (async () => {
+      const peer = this.#c.peer;
+      if (!peer.closed) {
+        try {
+          await peer.request("shutdown", {}, { timeoutMs: 5000 });
+        } catch {
+          // closing anyway
+        }
+      }
+      await peer.close();
+    })();
+    return this.#closing;
+  }
+
+  /** {@link Bridge.close}, for `await using`. */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.close();
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * What the handles (`Session`, `Npc`, `World`) share: the peer, the client tools, the world subscriptions
+ * and the reporting of warnings. Every handle method is one call through here.
+ * @module
+ */
+import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import type { WorldChange } from "./game_types.ts";
+import type { MethodName, ParamsOf, ResultOf } from "./methods.ts";
+import type { Peer, RequestOptions } from "./peer.ts";
+import { ToolRegistry } from "./tools.ts";
+import type { ToolDefinition, ToolRef } from "./types.ts";
+
+/** Options of a call that runs a turn (`session/respond`, `npc/talk`). */
+export interface TurnOptions {
+  /** Aborting cancels the turn on the bridge (and the object's queued work); the call rejects with `-32009`. */
+  signal?: AbortSignal;
+  /** Cancels the turn after this many milliseconds; the call rejects with `-32024 timeout`. No default. */
+  timeoutMs?: number;
+}
+
+/** How to cancel a turn: the notification to send. */
+interface Cancel {
+  method: string;
+  params: JsonObject;
+}
+
+/** Receives each `world/changed` of a subscription. */
+export type WorldListener = (change: WorldChange) => void;
+
+/** The shared state of one bridge connection. */
+export class Connection {
+  /** The JSON-RPC peer. */
+  readonly peer: Peer;
+  /** The client tools. */
+  readonly tools: ToolRegistry = new ToolRegistry();
+  readonly #listeners = new Map<string, WorldListener>();
+  readonly #onWarning: (warning: string, method: string) => void;
+
+  /** A connection over a started peer. */
+  constructor(peer: Peer, onWarning: (warning: string, method: string) => void) {
+    this.peer = peer;
+    this.#onWarning = onWarning;
+    this.tools.install(peer);
+    peer.onNotification("world/changed", (params) => {
+      const { subscription, world, path } = params;
+      if (typeof subscription !== "string" || typeof world !== "string" || typeof path !== "string") return;
+      this.#listeners.get(subscription)?.({ ...params, world, subscription, path });
+    });
+  }
+
+  /** Calls a protocol method with typed params and result. */
+  request<M extends MethodName>(
+    method: M,
+    params: ParamsOf<M>,
+    options?: RequestOptions,
+  ): Promise<ResultOf<M>>;
+  /** Calls any method (an extension's); `T` is the result type you expect. */
+  request<T = JsonValue>(method: string, params?: object, options?: RequestOptions): Promise<T>;
+  request(method: string, params?: object, options: RequestOptions = {}): Promise<unknown> {
+    const onResult = options.onResult;
+    return this.peer.request(method, params, {
+      ...options,
+      onResult: (result) => {
+        this.#reportWarnings(method, result);
+        onResult?.(result);
+      },
+    });
+  }
+
+  /**
+   * Runs a turn: `onNotification` sees its events in wire order before it settles; aborting `signal` or
+   * passing `timeoutMs` sends `cancel` and waits for the bridge's answer.
+   */
+  turn<T>(
+    method: string,
+    params: object,
+    cancel: Cancel,
+    options: TurnOptions & { onNotification?: (method: string, params: JsonObject) => void },
+  ): Promise<T> {
+    return this.request<T>(method, params, {
+      ...options,
+      onAbort: () => {
+        this.peer.notify(cancel.method, cancel.params).catch(() => {});
+      },
+    });
+  }
+
+  /** Definitions for tool references (undefined stays undefined). */
+  definitions(refs: readonly ToolRef[] | undefined): ToolDefinition[] | undefined {
+    return refs === undefined ? undefined : this.tools.definitions(refs);
+  }
+
+  /** Subscribes; `listener` is registered when the response arrives, before any later message. */
+  async subscribe(
+    world: string,
+    path: string,
+    listener: WorldListener,
+  ): Promise<ResultOf<"world/subscribe">> {
+    return await this.request("world/subscribe", { world, path }, {
+      onResult: (result) => {
+        if (isJsonObject(result) && typeof result.subscription === "string") {
+          this.#listeners.set(result.subscription, listener);
+        }
+      },
+    });
+  }
+
+  /** Ends a subscription (the listener is removed at once). */
+  async unsubscribe(subscription: string): Promise<void> {
+    this.#listeners.delete(subscription);
+    await this.request("world/unsubscribe", { subscription });
+  }
+
+  #reportWarnings(method: string, result: JsonValue): void {
+    if (!isJsonObject(result) || !Array.isArray(result.warnings)) return;
+    for (const w of result.warnings) if (typeof w === "string") this.#onWarning(w, method);
+  }
+}

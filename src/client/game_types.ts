@@ -1,0 +1,291 @@
+/**
+ * The wire shapes of the game methods (PROTOCOL.md §6): personas, NPC options and replies, save states,
+ * decisions and worlds.
+ * @module
+ */
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import type { Model, ToolCall, ToolChoice, ToolDefinition, ToolRecord, ToolRef, Usage } from "./types.ts";
+
+/** The 16 emotions an NPC can show, in protocol order. */
+export const EMOTIONS = [
+  "neutral",
+  "happy",
+  "sad",
+  "angry",
+  "afraid",
+  "surprised",
+  "suspicious",
+  "amused",
+  "disgusted",
+  "excited",
+  "curious",
+  "confused",
+  "worried",
+  "grateful",
+  "annoyed",
+  "proud",
+] as const;
+
+/** An NPC emotion. */
+export type Emotion = typeof EMOTIONS[number];
+
+/** Who an NPC is (§6 `persona`; only `name` is required; keep every field short). */
+export interface Persona {
+  /** e.g. `"Gorm"`. */
+  name: string;
+  /** e.g. `"the village blacksmith"`. */
+  role?: string;
+  /** A sentence or two. */
+  personality?: string;
+  /** A sentence or two. */
+  speakingStyle?: string;
+  /** A sentence or two. */
+  backstory?: string;
+  /** What the NPC wants. */
+  goals?: readonly string[];
+  /** What the NPC knows. */
+  knowledge?: readonly string[];
+  /** Left out of the prompt until the relationship reaches `secretsUnlockAtRelationship`. */
+  secrets?: readonly string[];
+  /** Used when the model gives none, and for fallback lines (default `"neutral"`). */
+  defaultEmotion?: Emotion;
+  /** Reply length limit (default 2). */
+  maxSentences?: number;
+}
+
+/** What an NPC remembers (§6 `memory`). */
+export interface NpcMemory {
+  /** Facts (at most `maxFacts`). */
+  facts?: readonly string[];
+  /** Attitude toward the player, -100…100. */
+  relationship?: number;
+  /** A summary of older turns. */
+  summary?: string;
+}
+
+/** NPC options (§6 `npc/create` `options`; all optional, unknown keys are warned about). */
+export interface NpcOptions {
+  /** `"automatic"` (default), `"structured"` or `"text"`. */
+  replyFormat?: "automatic" | "structured" | "text";
+  /** A tool the NPC must call first on every turn. */
+  groundingTool?: string | null;
+  /** Used when `groundingTool` is not set (default `"explicit"`). */
+  toolChoice?: ToolChoice;
+  /** Per turn (default 2). */
+  maxToolRounds?: number;
+  /** Per turn (default 6). */
+  maxToolCalls?: number;
+  /** Seconds the engine has to answer a `tool/call` (default 120; `0` = forever). */
+  toolTimeoutSeconds?: number;
+  /** World paths `read_world_state` may read (default `[""]`: everything). */
+  worldReadable?: readonly string[];
+  /** World paths `update_world_state` may change (default none). */
+  worldWritable?: readonly string[];
+  /** World paths summarized into every prompt. */
+  worldContextPaths?: readonly string[];
+  /** `["rememberFact", "changeRelationship"]`, `"all"` or `"none"`. */
+  memoryTools?: readonly ("rememberFact" | "changeRelationship")[] | "all" | "none";
+  /** Default 12. */
+  maxFacts?: number;
+  /** Default 10. */
+  maxRelationshipChange?: number;
+  /** Default 50; `null` always includes secrets, guarded. */
+  secretsUnlockAtRelationship?: number | null;
+  /** Emotions the model may choose from (default all). */
+  emotions?: readonly Emotion[];
+  /** Suggested player replies, 0–4 (default 3; structured replies only). */
+  playerOptionCount?: number;
+  /** Default true. */
+  canEndConversation?: boolean;
+  /** Appended to the persona's instructions. */
+  extraInstructions?: string | null;
+  /** Background summarization after this many turns (default 8; `0` disables it). */
+  compactAfterTurns?: number;
+  /** Turns kept when compacting (default 2). */
+  keepRecentTurns?: number;
+  /** A blocked turn returns a fallback line instead of `-32002` (default true). */
+  fallbackOnGuardrail?: boolean;
+  /** Rotated fallback lines. */
+  fallbackLines?: readonly string[];
+  /** Sampling temperature. */
+  temperature?: number | null;
+  /** Longest reply in tokens. */
+  maximumResponseTokens?: number | null;
+  /** Longest bark in tokens (default 48). */
+  barkMaximumTokens?: number;
+}
+
+/** The result of a dialogue turn (`npc/talk`). */
+export interface NpcReply {
+  /** The NPC's id. */
+  npc: string;
+  /** What the NPC says. */
+  line: string;
+  /** How it feels. */
+  emotion: Emotion;
+  /** Suggested player replies (structured replies only). */
+  playerOptions: string[];
+  /** Whether the NPC ends the conversation. */
+  endsConversation: boolean;
+  /** Tool calls of the turn. */
+  toolCalls: ToolRecord[];
+  /** Attitude after the turn. */
+  relationship: number;
+  /** A guardrail-blocked (or refused) turn answered with a fallback line. */
+  isFallback: boolean;
+  /** Token counts. */
+  usage: Usage;
+  /** Present when there were warnings (unknown parameters, a scripted reply the NPC could not use fully). */
+  warnings?: string[];
+}
+
+/** An `npc/event` (§7), in the order it happened. */
+export type NpcEvent =
+  | { type: "emotion"; emotion: Emotion }
+  | { type: "lineDelta"; delta: string }
+  | { type: "lineReset"; line: string }
+  | { type: "toolCallStarted"; call: ToolCall; execution: "client" | "local" }
+  | { type: "toolCallCompleted"; record: ToolRecord };
+
+/** An NPC's save state (`npc/state`): store it whole, restore it with `npc/restore`. */
+export interface NpcState {
+  /** Format version (1). */
+  version: number;
+  /** The persona, every field. */
+  persona: Persona;
+  /** The memory. */
+  memory: NpcMemory;
+  /** The conversation. */
+  transcript: JsonObject;
+  /** The NPC's id. */
+  npc: string;
+  /** Every option. */
+  options: NpcOptions;
+  /** Client tool definitions. */
+  tools: ToolDefinition[];
+  /** The world id, if any. */
+  world?: string | null;
+  /** Any other member a newer bridge saves. */
+  [key: string]: unknown;
+}
+
+/** An entry of `npc/list`. */
+export interface NpcInfo {
+  /** Its id. */
+  npc: string;
+  /** Persona name. */
+  name: string;
+  /** Persona role. */
+  role: string;
+  /** Its world, or null. */
+  world: string | null;
+  /** Model kind. */
+  model: string;
+  /** Client tool names. */
+  tools: string[];
+  /** Completed turns. */
+  turnCount: number;
+  /** Attitude. */
+  relationship: number;
+  /** Whether a turn runs. */
+  busy: boolean;
+  /** Queued requests. */
+  pendingOperations: number;
+  /** ISO 8601. */
+  createdAt: string;
+}
+
+/** One option of a decision: an id, or an id with a description. */
+export type DecisionOption<Id extends string = string> = Id | { id: Id; description?: string };
+
+/** Engine settings shared by `decide` and `decideMany`. */
+export interface DecisionSettings {
+  /** Extra instructions. */
+  instructions?: string;
+  /** Sampling temperature. */
+  temperature?: number;
+  /** Tool rounds (default 2). */
+  maxToolRounds?: number;
+  /** Seconds the engine has to answer a `tool/call`. */
+  toolTimeoutSeconds?: number;
+  /** The model (default `"system"`). */
+  model?: Model;
+}
+
+/** One decision's parameters besides its situation and options. */
+export interface DecisionDetails<Id extends string = string> {
+  /** A persona, or an NPC id to decide as that NPC. */
+  actor?: Persona | string;
+  /** Facts, e.g. `{hp: 3}`. */
+  context?: JsonValue;
+  /** Client tools (handles, registered names or definitions). */
+  tools?: readonly ToolRef[];
+  /** Default `"auto"`. */
+  toolChoice?: ToolChoice;
+  /** Returned (with `isFallback: true`) when guardrails block the decision. */
+  fallbackOptionID?: Id;
+}
+
+/** One request of `decideMany`. */
+export interface DecisionRequest<Id extends string = string> extends DecisionDetails<Id> {
+  /** From the actor's point of view. */
+  situation: string | JsonValue;
+  /** The choices (ids unique). */
+  options: readonly DecisionOption<Id>[];
+}
+
+/** The result of a decision; `optionID` is one of the ids offered. */
+export interface Decision<Id extends string = string> {
+  /** The chosen option. */
+  optionID: Id;
+  /** One sentence. */
+  reasoning: string;
+  /** 0–100. */
+  confidence: number;
+  /** Tool calls made. */
+  toolCalls: ToolRecord[];
+  /** Token counts. */
+  usage: Usage;
+  /** Whether the fallback option was returned. */
+  isFallback: boolean;
+  /** Present when there were warnings. */
+  warnings?: string[];
+}
+
+/** A world change (`world/changed`); `oldValue` is absent when created, `newValue` when removed. */
+export interface WorldChange {
+  /** The world's id. */
+  world: string;
+  /** The subscription that matched. */
+  subscription: string;
+  /** The changed path. */
+  path: string;
+  /** The value before. */
+  oldValue?: JsonValue;
+  /** The value after. */
+  newValue?: JsonValue;
+}
+
+/** An entry of `world/list`. */
+export interface WorldInfo {
+  /** Its id. */
+  world: string;
+  /** Changes so far. */
+  version: number;
+  /** NPCs attached. */
+  npcs: number;
+  /** Its subscriptions. */
+  subscriptions: { subscription: string; world: string; path: string }[];
+  /** ISO 8601. */
+  createdAt: string;
+}
+
+/** The result of `world/remove`. */
+export interface WorldRemoval {
+  /** Whether something was removed. */
+  removed: boolean;
+  /** What was there. */
+  oldValue?: JsonValue;
+  /** The world's version after. */
+  version: number;
+}

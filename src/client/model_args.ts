@@ -1,0 +1,62 @@
+/**
+ * The model a script runs on, from its command line: the scripted steps by default, the on-device model with
+ * `--system`, anything else with `--model`.
+ * @module
+ */
+import { parseOpenAIModelFlag } from "../models/openai_config.ts";
+import { isJsonObject } from "../protocol/json.ts";
+import type { Model, ScriptStep } from "./types.ts";
+
+const USAGE = "--model takes system, scripted, openai:<baseURL>#<model>, or a model object as JSON " +
+  `(e.g. '{"type": "openai", "baseURL": "http://127.0.0.1:8080/v1", "model": "qwen"}')`;
+
+function modelFlag(args: readonly string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === "--model") {
+      if (i + 1 >= args.length) throw new Error(`${USAGE}; got nothing.`);
+      return args[i + 1];
+    }
+    if (args[i].startsWith("--model=")) return args[i].slice("--model=".length);
+  }
+  return undefined;
+}
+
+/**
+ * The `model` for a script's NPCs and sessions from its arguments:
+ *
+ * - `--system`: the on-device model (`"system"`);
+ * - `--model openai:<baseURL>#<model>`: an OpenAI-compatible server (run with `--allow-net=<host:port>`);
+ * - `--model '<JSON object>'`: any model type the bridge supports, e.g. `{"type": "openai", …, "apiKey": …}`;
+ * - `--model system` / `--model scripted`;
+ * - otherwise the scripted model playing `steps` (deterministic; works everywhere).
+ *
+ * Other arguments are ignored. Throws an `Error` with the accepted forms for a `--model` it cannot read.
+ *
+ * @example
+ * ```ts
+ * import { modelFromArgs } from "./model_args.ts";
+ * modelFromArgs([], [{ text: "Hi." }]); // { type: "scripted", steps: [{ text: "Hi." }] }
+ * modelFromArgs(["--system"], []); // "system"
+ * modelFromArgs(["--model", "openai:http://127.0.0.1:8080/v1#qwen"], []);
+ * // { type: "openai", baseURL: "http://127.0.0.1:8080/v1", model: "qwen" }
+ * ```
+ */
+export function modelFromArgs(args: readonly string[], steps: readonly ScriptStep[]): Model {
+  const flag = modelFlag(args)?.trim();
+  if (flag === undefined) return args.includes("--system") ? "system" : { type: "scripted", steps };
+  if (flag === "system" || flag === "scripted") return flag;
+  if (flag.startsWith("openai:")) {
+    const { baseURL, model } = parseOpenAIModelFlag(flag);
+    return { type: "openai", baseURL, model };
+  }
+  if (flag.startsWith("{")) {
+    let value;
+    try {
+      value = JSON.parse(flag);
+    } catch (error) {
+      throw new Error(`${USAGE}; the JSON is invalid: ${error instanceof Error ? error.message : error}`);
+    }
+    if (isJsonObject(value) && typeof value.type === "string") return { ...value, type: value.type };
+  }
+  throw new Error(`${USAGE}; got '${flag}'.`);
+}

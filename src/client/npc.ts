@@ -1,0 +1,210 @@
+/**
+ * `Npc`: a non-player character (`npc/*`), a thin handle over the connection.
+ * @module
+ */
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import type { Connection, TurnOptions } from "./connection.ts";
+import type { Emotion, NpcEvent, NpcMemory, NpcOptions, NpcReply, NpcState, Persona } from "./game_types.ts";
+import { TurnStream } from "./turn_stream.ts";
+import type { Model, ToolChoice, ToolRef } from "./types.ts";
+
+/** Options of {@link Npc.talk}. */
+export interface TalkOptions extends TurnOptions {
+  /** What is happening right now ("The player just paid 45 gold."); this turn only. */
+  context?: string | JsonValue;
+  /**
+   * Receives the line as it streams (typewriter): the new piece, the whole line so far, and whether the
+   * line was replaced (then `delta` is the whole new line).
+   */
+  onLine?: (delta: string, line: string, isReset: boolean) => void;
+  /** Receives the emotion as soon as the model has chosen it (a later one replaces it). */
+  onEmotion?: (emotion: Emotion) => void;
+  /** Receives every event, in order. */
+  onEvent?: (event: NpcEvent) => void;
+  /** Stream events (default: on when a callback is given). */
+  stream?: boolean;
+  /** Per-turn tool choice. */
+  toolChoice?: ToolChoice;
+}
+
+/** Options of {@link Npc.restore} and `bridge.restoreNpc`. */
+export interface RestoreOptions {
+  /** The id (default: the saved one). */
+  npc?: string;
+  /** Client tools (default: the saved definitions). */
+  tools?: readonly ToolRef[];
+  /** Options (default: the saved ones). */
+  options?: NpcOptions;
+  /** The world (default: the saved one; `null` for none). */
+  world?: string | { readonly id: string } | null;
+  /** The model: it is not part of the save (default `"system"`, or the model the handle was made with). */
+  model?: Model;
+}
+
+function isEvent(value: JsonValue | undefined): value is JsonObject & NpcEvent {
+  return typeof value === "object" && value !== null && !Array.isArray(value) &&
+    typeof value.type === "string";
+}
+
+/** The world id of a handle or id. */
+export function worldId(
+  world: string | { readonly id: string } | null | undefined,
+): string | null | undefined {
+  return world === null || world === undefined || typeof world === "string" ? world : world.id;
+}
+
+/**
+ * A non-player character: a persona, a conversation, a memory, client tools and an optional world.
+ * Create one with `bridge.createNpc`.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const gorm = await bridge.createNpc({ name: "Gorm", role: "the village blacksmith" }, {
+ *   model: { type: "scripted", steps: [{ json: { emotion: "proud", line: "Finest steel in the valley." } }] },
+ * });
+ * const reply = await gorm.talk("Nice sword.", { onLine: (delta) => console.log(delta) });
+ * reply.emotion; // "proud"
+ * ```
+ */
+export class Npc {
+  /** The NPC's id. */
+  readonly id: string;
+  /** Every tool the model sees (client tools and built-in world and memory tools). */
+  readonly tools: readonly string[];
+  /** Warnings from creating or restoring it. */
+  readonly warnings: readonly string[];
+  readonly #c: Connection;
+  readonly #model: Model | undefined;
+
+  /** A handle for NPC `id` (it is not created here; see `bridge.createNpc`). */
+  constructor(
+    connection: Connection,
+    id: string,
+    created: { tools?: readonly string[]; warnings?: readonly string[]; model?: Model } = {},
+  ) {
+    this.#c = connection;
+    this.id = id;
+    this.tools = created.tools ?? [];
+    this.warnings = created.warnings ?? [];
+    this.#model = created.model;
+  }
+
+  /** One dialogue turn: the NPC may call tools, then replies with an emotion, a line and player options. */
+  talk(line: string, options: TalkOptions = {}): Promise<NpcReply> {
+    const { onLine, onEmotion, onEvent } = options;
+    const stream = options.stream ??
+      (onLine !== undefined || onEmotion !== undefined || onEvent !== undefined);
+    let shown = "";
+    return this.#c.turn<NpcReply>(
+      "npc/talk",
+      {
+        npc: this.id,
+        line,
+        context: options.context,
+        stream,
+        toolChoice: options.toolChoice,
+      },
+      { method: "npc/cancel", params: { npc: this.id } },
+      {
+        ...options,
+        onNotification: (method, params) => {
+          const event = params.event;
+          if (method !== "npc/event" || !isEvent(event)) return;
+          onEvent?.(event);
+          if (event.type === "emotion") onEmotion?.(event.emotion);
+          else if (event.type === "lineDelta") {
+            shown += event.delta;
+            onLine?.(event.delta, shown, false);
+          } else if (event.type === "lineReset") {
+            shown = event.line;
+            onLine?.(event.line, shown, true);
+          }
+        },
+      },
+    );
+  }
+
+  /** One dialogue turn whose events are yielded as they arrive; `.result` is the reply. */
+  talkStream(line: string, options: Omit<TalkOptions, "stream"> = {}): TurnStream<NpcEvent, NpcReply> {
+    return new TurnStream((push) =>
+      this.talk(line, {
+        ...options,
+        stream: true,
+        onEvent: (event) => {
+          options.onEvent?.(event);
+          push(event);
+        },
+      })
+    );
+  }
+
+  /** A short ambient line (no history, memory or tools; runs even while a turn is in progress). */
+  async bark(situation?: string | JsonValue): Promise<string> {
+    return (await this.#c.request("npc/bark", { npc: this.id, situation })).line;
+  }
+
+  /** The save state; with `settle` (default) it waits for earlier requests and background compaction. */
+  async state(options: { settle?: boolean } = {}): Promise<NpcState> {
+    return (await this.#c.request("npc/state", { npc: this.id, settle: options.settle })).state;
+  }
+
+  /**
+   * Replaces this NPC with a save (`npc/delete`, then `npc/restore` under this id). The model is not
+   * saved: it defaults to the one this handle was created with.
+   */
+  async restore(state: NpcState, options: Omit<RestoreOptions, "npc"> = {}): Promise<Npc> {
+    this.#c.request("npc/delete", { npc: this.id }).catch(() => {}); // pipelined: restore follows in order
+    return await restoreNpc(this.#c, state, { model: this.#model, ...options, npc: this.id });
+  }
+
+  /** Merge patches for the persona, options and memory; `tools` replaces the client tools. Returns warnings. */
+  async update(
+    changes: {
+      persona?: Partial<Persona>;
+      options?: NpcOptions;
+      memory?: NpcMemory;
+      tools?: readonly ToolRef[];
+    },
+  ): Promise<string[]> {
+    const tools = this.#c.definitions(changes.tools);
+    return (await this.#c.request("npc/update", { npc: this.id, ...changes, tools })).warnings;
+  }
+
+  /** Clears the conversation (and the memory with `clearMemory`). */
+  async reset(options: { clearMemory?: boolean } = {}): Promise<void> {
+    await this.#c.request("npc/reset", { npc: this.id, clearMemory: options.clearMemory });
+  }
+
+  /** Cancels the running turn and every queued request; returns how many were cancelled. */
+  async cancel(): Promise<number> {
+    return (await this.#c.request("npc/cancel", { npc: this.id })).cancelled;
+  }
+
+  /** Cancels its work and frees it. */
+  async delete(): Promise<void> {
+    await this.#c.request("npc/delete", { npc: this.id });
+  }
+}
+
+/** `npc/restore` from a save made with {@link Npc.state}. */
+export async function restoreNpc(
+  connection: Connection,
+  state: NpcState,
+  options: RestoreOptions,
+): Promise<Npc> {
+  const result = await connection.request("npc/restore", {
+    state,
+    npc: options.npc,
+    tools: connection.definitions(options.tools),
+    options: options.options,
+    world: worldId(options.world),
+    model: options.model,
+  });
+  return new Npc(connection, result.npc, {
+    tools: result.tools,
+    warnings: result.warnings,
+    model: options.model,
+  });
+}

@@ -1,0 +1,106 @@
+/**
+ * Persona files: an NPC described in a JSON or JSONC file (the keys of `npc/create`, as `oam npc` reads
+ * them) with an optional matching step script beside it (`<name>.steps.json`).
+ * @module
+ */
+import { parse, type ParseError, printParseErrorCode } from "npm:jsonc-parser@3.3.1";
+import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import type { NpcMemory, NpcOptions, Persona } from "./game_types.ts";
+import type { ScriptStep, ToolDefinition } from "./types.ts";
+
+/** An NPC file, loaded. */
+export interface PersonaFile {
+  /** The NPC id to use, if the file names one. */
+  npc?: string;
+  /** Who the NPC is. */
+  persona: Persona;
+  /** NPC options. */
+  options?: NpcOptions;
+  /** Client tool definitions (a script registers their handlers with `bridge.tool`). */
+  tools?: ToolDefinition[];
+  /** Initial memory. */
+  memory?: NpcMemory;
+  /** A world seed: the initial state of the NPC's world. */
+  world?: JsonObject;
+  /** An opening situation (for a bark). */
+  greeting?: string;
+  /** The matching scripted model's steps (`[]` when there is no `.steps.json` beside the file). */
+  steps: ScriptStep[];
+}
+
+async function readJsonc(path: string | URL): Promise<JsonValue> {
+  const text = await Deno.readTextFile(path);
+  const errors: ParseError[] = [];
+  const value = parse(text, errors, { allowTrailingComma: true, disallowComments: false });
+  if (errors.length > 0) {
+    const e = errors[0];
+    const line = text.slice(0, e.offset).split("\n").length;
+    throw new SyntaxError(`${path}: ${printParseErrorCode(e.error)} on line ${line}.`);
+  }
+  return value;
+}
+
+function stepsPath(path: string | URL): string | URL {
+  const text = String(path);
+  const replaced = /\.jsonc?$/.test(text) ? text.replace(/\.jsonc?$/, ".steps.json") : `${text}.steps.json`;
+  return path instanceof URL ? new URL(replaced) : replaced;
+}
+
+function hasPersona(value: JsonValue): value is JsonObject & { persona: Persona } {
+  return isJsonObject(value) && isJsonObject(value.persona) && typeof value.persona.name === "string";
+}
+
+function isSteps(value: JsonValue): value is JsonObject[] & ScriptStep[] {
+  return Array.isArray(value) && value.every(isJsonObject);
+}
+
+/**
+ * Loads an NPC file (JSON or JSONC: `persona`, `options`, `tools`, `memory`, `world`, `greeting`, `npc`)
+ * and the step script beside it (`shopkeeper.jsonc` → `shopkeeper.steps.json`: an array of steps, or
+ * `{"steps": […]}`). The bridge validates the values when the NPC is created. Needs `--allow-read`.
+ *
+ * @example
+ * ```ts ignore
+ * import { loadPersona } from "./persona_file.ts";
+ * const shopkeeper = await loadPersona(new URL("../../personas/shopkeeper.jsonc", import.meta.url));
+ * shopkeeper.persona.name; // "Mira"
+ * shopkeeper.steps.length > 0; // true
+ * ```
+ */
+export async function loadPersona(path: string | URL): Promise<PersonaFile> {
+  const value = await readJsonc(path);
+  if (!hasPersona(value)) {
+    throw new TypeError(`${path}: expected an object with a 'persona' that has a 'name'.`);
+  }
+  let steps: ScriptStep[] = [];
+  const scriptPath = stepsPath(path);
+  let script: JsonValue | undefined;
+  try {
+    script = await readJsonc(scriptPath);
+  } catch (error) {
+    if (!(error instanceof Deno.errors.NotFound)) throw error;
+  }
+  if (script !== undefined) {
+    const list = isJsonObject(script) ? script.steps : script;
+    if (list === undefined || !isSteps(list)) {
+      throw new TypeError(`${scriptPath}: expected an array of steps or {"steps": […]}.`);
+    }
+    steps = list;
+  }
+  const out: PersonaFile = { persona: value.persona, steps };
+  if (typeof value.npc === "string") out.npc = value.npc;
+  if (isJsonObject(value.options)) out.options = value.options;
+  if (Array.isArray(value.tools)) {
+    const bad = value.tools.findIndex((t) => !isTool(t));
+    if (bad >= 0) throw new TypeError(`${path}: tools[${bad}] is not a tool definition with a 'name'.`);
+    out.tools = value.tools.filter(isTool);
+  }
+  if (isJsonObject(value.memory)) out.memory = value.memory;
+  if (isJsonObject(value.world)) out.world = value.world;
+  if (typeof value.greeting === "string") out.greeting = value.greeting;
+  return out;
+}
+
+function isTool(value: JsonValue): value is JsonObject & ToolDefinition {
+  return isJsonObject(value) && typeof value.name === "string";
+}

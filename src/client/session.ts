@@ -1,0 +1,156 @@
+/**
+ * `Session`: an agent session (`session/*`), a thin handle over the connection.
+ * @module
+ */
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import type { Connection, TurnOptions } from "./connection.ts";
+import type { RespondParams } from "./methods.ts";
+import { TurnStream } from "./turn_stream.ts";
+import type { JsonSchema, RespondResult, SessionEvent, ToolChoice, ToolRef, Transcript } from "./types.ts";
+
+/** Options of {@link Session.respond}. */
+export interface RespondOptions extends TurnOptions {
+  /** Structured output: the answer is JSON matching it, typed by `respond<T>`. */
+  schema?: JsonSchema;
+  /** Receives the text as it streams: the new piece, the whole text so far, and whether it was rewritten. */
+  onText?: (delta: string, text: string, isReset: boolean) => void;
+  /** Receives every event, in order. */
+  onEvent?: (event: SessionEvent) => void;
+  /** Stream events (default: on when a callback is given). */
+  stream?: boolean;
+  /** Per-turn override of the session's tool choice. */
+  toolChoice?: ToolChoice;
+  /** Per-turn override. */
+  maxToolRounds?: number;
+  /** Per-turn override. */
+  maxToolCalls?: number;
+  /** Per-turn override. */
+  enabledTools?: readonly string[];
+}
+
+/** True for a `session/event` notification's event object (the bridge sends only the §7 types). */
+function isEvent(value: JsonValue | undefined): value is JsonObject & SessionEvent {
+  return typeof value === "object" && value !== null && !Array.isArray(value) &&
+    typeof value.type === "string";
+}
+
+/**
+ * An agent session with its own conversation. Create one with `bridge.createSession`.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const guard = await bridge.createSession({
+ *   instructions: "You are a castle guard.",
+ *   model: { type: "scripted", steps: [{ text: "Halt! Who goes there?" }] },
+ * });
+ * const result = await guard.respond("Hello", { onText: (delta) => console.log(delta) });
+ * result.text; // "Halt! Who goes there?"
+ * ```
+ */
+export class Session {
+  /** The session's id. */
+  readonly id: string;
+  /** Warnings from `session/create`. */
+  readonly warnings: readonly string[];
+  readonly #c: Connection;
+
+  /** A handle for session `id` (it is not created here; see `bridge.createSession`). */
+  constructor(connection: Connection, id: string, warnings: readonly string[] = []) {
+    this.#c = connection;
+    this.id = id;
+    this.warnings = warnings;
+  }
+
+  /** Runs one turn; streams to `onText` / `onEvent` when given. `T` types `structured` for schema turns. */
+  respond<T = JsonValue>(prompt: string, options: RespondOptions = {}): Promise<RespondResult<T>> {
+    const { onText, onEvent } = options;
+    const stream = options.stream ?? (onText !== undefined || onEvent !== undefined);
+    return this.#c.turn<RespondResult<T>>("session/respond", this.#params(prompt, options, stream), {
+      method: "session/cancel",
+      params: { session: this.id },
+    }, {
+      ...options,
+      onNotification: (method, params) => {
+        const event = params.event;
+        if (method !== "session/event" || !isEvent(event)) return;
+        onEvent?.(event);
+        if (onText && event.type === "text") onText(event.delta, event.text, event.isReset);
+      },
+    });
+  }
+
+  /** Runs one turn and yields its events as they arrive; `.result` is the turn's result. */
+  respondStream<T = JsonValue>(
+    prompt: string,
+    options: Omit<RespondOptions, "stream"> = {},
+  ): TurnStream<SessionEvent, RespondResult<T>> {
+    return new TurnStream((push) =>
+      this.respond<T>(prompt, {
+        ...options,
+        stream: true,
+        onEvent: (event) => {
+          options.onEvent?.(event);
+          push(event);
+        },
+      })
+    );
+  }
+
+  #params(prompt: string, o: RespondOptions, stream: boolean): RespondParams {
+    return {
+      session: this.id,
+      prompt,
+      stream,
+      schema: o.schema,
+      toolChoice: o.toolChoice,
+      maxToolRounds: o.maxToolRounds,
+      maxToolCalls: o.maxToolCalls,
+      enabledTools: o.enabledTools,
+    };
+  }
+
+  /** Cancels the running turn and every queued operation; returns how many were cancelled. */
+  async cancel(): Promise<number> {
+    return (await this.#c.request("session/cancel", { session: this.id })).cancelled;
+  }
+
+  /** Clears the conversation and context note (queued behind earlier turns). */
+  async reset(): Promise<void> {
+    await this.#c.request("session/reset", { session: this.id });
+  }
+
+  /** The transcript to save; pass it as `history` to `createSession` to resume. */
+  async transcript(): Promise<Transcript> {
+    return (await this.#c.request("session/transcript", { session: this.id })).transcript;
+  }
+
+  /** Replaces the instructions from the next turn. */
+  async setInstructions(instructions: string | null): Promise<void> {
+    await this.#c.request("session/setInstructions", { session: this.id, instructions });
+  }
+
+  /** Sets the context note (extra context after the instructions) from the next turn. */
+  async setContextNote(note: string | null): Promise<void> {
+    await this.#c.request("session/setContextNote", { session: this.id, note });
+  }
+
+  /** Replaces the tools from the next turn; returns the warnings. */
+  async setTools(tools: readonly ToolRef[]): Promise<string[]> {
+    const definitions = this.#c.tools.definitions(tools);
+    return (await this.#c.request("session/setTools", { session: this.id, tools: definitions })).warnings;
+  }
+
+  /** Summarizes all but the most recent turns into the context note; returns the summary (or null). */
+  async compact(
+    options: { keepRecentTurns?: number; summaryInstructions?: string } = {},
+  ): Promise<string | null> {
+    return (await this.#c.request("session/compact", { session: this.id, ...options })).summary;
+  }
+
+  /** Cancels the session's work and frees it. */
+  async delete(): Promise<void> {
+    await this.#c.request("session/delete", { session: this.id });
+  }
+}

@@ -1,0 +1,153 @@
+/**
+ * Client tools as functions: a definition (name, description, JSON Schema) with an async handler. The
+ * registry answers every `tool/call` itself: the handler's return value is the output, a throw is an error
+ * output the model sees, and `tool/cancel` (a timeout, a cancelled turn) aborts the handler's `signal`.
+ * @module
+ */
+import { isJsonObject, type JsonObject } from "../protocol/json.ts";
+import type { RequestId } from "./messages.ts";
+import type { Peer } from "./peer.ts";
+import type { SchemaValue } from "./schema_value.ts";
+import type { JsonSchema, ToolCall, ToolDefinition, ToolRef } from "./types.ts";
+
+/** What a tool handler knows about the call besides its arguments. */
+export interface ToolContext {
+  /**
+   * Aborted when the bridge no longer needs the output: the tool timed out, the turn was cancelled or
+   * ended, or the bridge closed. The reason is a `BridgeError` whose message says which.
+   */
+  signal: AbortSignal;
+  /** The call as the model made it (`id`, `name`, `arguments`). */
+  call: ToolCall;
+  /** The id of the request whose turn made the call (`session/respond`, `npc/talk`, …). */
+  requestId: RequestId | undefined;
+  /** The session, for session turns. */
+  session?: string;
+  /** The NPC, for NPC turns. */
+  npc?: string;
+  /** The decision's index, in `decideMany`. */
+  index?: number;
+  /** Every param of the `tool/call` (extensions add their own context fields). */
+  params: JsonObject;
+}
+
+/**
+ * A tool handler: gets the arguments and a {@link ToolContext}; returns the output (text or any JSON
+ * value; nothing = `""`), or throws to give the model an error output with the error's message.
+ */
+export type ToolHandler<Args> = {
+  bivarianceHack(args: Args, context: ToolContext): unknown;
+}["bivarianceHack"];
+
+/**
+ * The type of a tool's arguments: from its `parameters` schema when that is written inline with
+ * `properties`, else any JSON object.
+ */
+export type ToolArgs<S> = S extends { properties: object } ? SchemaValue<S> : JsonObject;
+
+/** A definition whose `parameters` may be written inline; `S` is the schema, kept literal for typing. */
+export interface ToolSpec<S extends JsonSchema = JsonSchema> extends ToolDefinition {
+  /** JSON Schema of the arguments (the handler's `args` are typed from it when written inline). */
+  parameters?: S;
+}
+
+/** A registered client tool: pass it in `tools` when creating a session or NPC. */
+export class ClientTool {
+  /** The definition sent to the bridge. */
+  readonly definition: ToolDefinition;
+
+  /** A handle for `definition` (see `Bridge.tool`). */
+  constructor(definition: ToolDefinition) {
+    this.definition = definition;
+  }
+
+  /** The tool's name. */
+  get name(): string {
+    return this.definition.name;
+  }
+}
+
+/** The message the model sees for a thrown value. */
+function errorText(error: unknown): string {
+  if (error instanceof Error) return error.message || error.name;
+  return String(error);
+}
+
+/** The registered tools of one bridge, and the answering of `tool/call`. */
+export class ToolRegistry {
+  readonly #tools = new Map<string, { definition: ToolDefinition; handler: ToolHandler<never> }>();
+
+  /** Registers (or replaces) a tool. */
+  add<S extends JsonSchema>(definition: ToolSpec<S>, handler: ToolHandler<ToolArgs<S>>): ClientTool {
+    if (typeof definition?.name !== "string" || definition.name === "") {
+      throw new TypeError("A tool needs a non-empty 'name'.");
+    }
+    const copy: ToolDefinition = { ...definition };
+    this.#tools.set(copy.name, { definition: copy, handler });
+    return new ClientTool(copy);
+  }
+
+  /** The definitions for `refs` (handles, registered names or definitions). */
+  definitions(refs: readonly ToolRef[]): ToolDefinition[] {
+    return refs.map((ref) => {
+      if (typeof ref === "string") {
+        const tool = this.#tools.get(ref);
+        if (!tool) throw new TypeError(`No tool named '${ref}' is registered (use bridge.tool).`);
+        return tool.definition;
+      }
+      return "definition" in ref ? ref.definition : ref;
+    });
+  }
+
+  /** Answers the peer's `tool/call` requests and aborts handlers on `tool/cancel`. */
+  install(peer: Peer): void {
+    peer.setRequestHandler("tool/call", (params, request) => this.#call(params, request.signal, request.id));
+    peer.onNotification("tool/cancel", (params) => {
+      const id = params.id;
+      if (typeof id === "string" || typeof id === "number") {
+        peer.cancelIncoming(id, typeof params.reason === "string" ? params.reason : undefined);
+      }
+    });
+  }
+
+  async #call(params: JsonObject, signal: AbortSignal, id: RequestId): Promise<JsonObject> {
+    const raw = isJsonObject(params.call) ? params.call : {};
+    const call: ToolCall = {
+      id: typeof raw.id === "string" ? raw.id : String(id),
+      name: typeof raw.name === "string" ? raw.name : "",
+      arguments: isJsonObject(raw.arguments) ? raw.arguments : {},
+    };
+    const tool = this.#tools.get(call.name);
+    if (!tool) return { output: `No handler for tool '${call.name}' in this client.`, isError: true };
+    const context: ToolContext = {
+      signal,
+      call,
+      requestId: typeof params.requestId === "string" || typeof params.requestId === "number"
+        ? params.requestId
+        : undefined,
+      params,
+      ...(typeof params.session === "string" ? { session: params.session } : {}),
+      ...(typeof params.npc === "string" ? { npc: params.npc } : {}),
+      ...(typeof params.index === "number" ? { index: params.index } : {}),
+    };
+    let value: unknown;
+    try {
+      // The arguments follow the tool's schema (the model is held to it), which typed the handler.
+      value = await tool.handler(call.arguments as never, context);
+    } catch (error) {
+      if (signal.aborted) throw error;
+      return { output: errorText(error), isError: true };
+    }
+    if (value === undefined) return { output: "" };
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(value);
+    } catch (error) {
+      return { output: `The tool's result is not JSON: ${errorText(error)}`, isError: true };
+    }
+    if (json === undefined) {
+      return { output: `The tool's result is not JSON (${typeof value}).`, isError: true };
+    }
+    return { output: JSON.parse(json) };
+  }
+}

@@ -1,0 +1,268 @@
+/**
+ * The wire shapes of the protocol as TypeScript types (PROTOCOL.md §5, §7–§10): models, tools, sessions,
+ * turn results and events. The game shapes are in `game_types.ts`.
+ * @module
+ */
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
+
+/** A JSON Schema (the subset of PROTOCOL.md §9 is what the model is held to; everything else is described). */
+export interface JsonSchema {
+  /** `"object"`, `"string"`, `"integer"`, `"number"`, `"boolean"`, `"array"`, `"null"`, or several. */
+  type?: string | readonly string[];
+  /** Shown to the model. */
+  description?: string;
+  /** Object members, in the order the model writes them. */
+  properties?: { readonly [name: string]: JsonSchema };
+  /** Required members. */
+  required?: readonly string[];
+  /** Array items. */
+  items?: JsonSchema;
+  /** Allowed values. */
+  enum?: readonly JsonValue[];
+  /** The one allowed value. */
+  const?: JsonValue;
+  /** Alternatives. */
+  anyOf?: readonly JsonSchema[];
+  /** Alternatives. */
+  oneOf?: readonly JsonSchema[];
+  /** Any other keyword (`minimum`, `minItems`, `$defs`, `additionalProperties`, …). */
+  readonly [keyword: string]: unknown;
+}
+
+/** A client tool definition (§9). */
+export interface ToolDefinition {
+  /** 1–64 of `A–Z a–z 0–9 _ - .`, unique per session or NPC. */
+  name: string;
+  /** What the tool does and returns; the model decides from it. */
+  description?: string;
+  /** JSON Schema of the arguments (default: no arguments). */
+  parameters?: JsonSchema;
+  /** Seconds the engine has to answer (`0` = forever); overrides the session's `toolTimeoutSeconds`. */
+  timeoutSeconds?: number;
+}
+
+/**
+ * A tool as an option of `createSession`, `createNpc`, `decide`…: a handle from `bridge.tool`, the name of a
+ * tool registered with it, or a plain definition (whose calls the client answers when a handler of that
+ * name is registered).
+ */
+export type ToolRef = string | ToolDefinition | { readonly definition: ToolDefinition };
+
+/** How a turn may use tools (§5 `toolChoice`). */
+export type ToolChoice = "auto" | "none" | "required" | "explicit" | { tool: string };
+
+/** Sampling settings (§5 `options.sampling`). */
+export type Sampling = "greedy" | { topK: number; seed?: number } | { topP: number; seed?: number };
+
+/** One step of a scripted model (§10). */
+export type ScriptStep =
+  & (
+    | { text: string; chunks?: number }
+    | { toolCalls: ReadonlyArray<{ name: string; arguments?: JsonObject; id?: string }> }
+    | { json: JsonValue }
+    | { template: string }
+    | { error: string; message?: string }
+  )
+  & { delayMs?: number };
+
+/** A deterministic scripted model (§10). */
+export interface ScriptedModelSpec {
+  /** `"scripted"`. */
+  type: "scripted";
+  /** One step per model inference. */
+  steps: readonly ScriptStep[];
+  /** Played when the steps run out (default `{"text": "(script exhausted)"}`). */
+  fallback?: ScriptStep;
+}
+
+/** An OpenAI-compatible server (docs/openai.md). */
+export interface OpenAIModelSpec {
+  /** `"openai"`. */
+  type: "openai";
+  /** e.g. `"http://127.0.0.1:8080/v1"`. */
+  baseURL: string;
+  /** The server's model name. */
+  model: string;
+  /** Sent as a Bearer token. */
+  apiKey?: string;
+  /** Extra HTTP headers. */
+  headers?: Record<string, string>;
+  /** Inactivity timeout in seconds. */
+  timeoutSeconds?: number;
+}
+
+/**
+ * The `model` parameter: `"system"` (the default: the on-device model, or the host's replacement),
+ * `"scripted"` (an empty script), a scripted or OpenAI model, or a type the host registered.
+ */
+export type Model = "system" | "scripted" | ScriptedModelSpec | OpenAIModelSpec | {
+  type: string;
+  [key: string]: JsonValue;
+};
+
+/** Session options (§5 `session/create` `options`). */
+export interface SessionOptions {
+  /** Default tool choice of each turn (default `"auto"`). */
+  toolChoice?: ToolChoice;
+  /** Model steps that may call tools (default 4). */
+  maxToolRounds?: number;
+  /** Tool calls per turn (default 12). */
+  maxToolCalls?: number;
+  /** Tools visible to the model (default all). */
+  enabledTools?: readonly string[];
+  /** Sampling temperature. */
+  temperature?: number;
+  /** Longest answer in tokens. */
+  maxResponseTokens?: number;
+  /** `"greedy"`, top-k or top-p. */
+  sampling?: Sampling;
+  /** Seconds the engine has to answer a `tool/call` (default 120; `0` = forever). */
+  toolTimeoutSeconds?: number;
+  /** Hide the oldest turns when the context would overflow (default true). */
+  trimHistory?: boolean;
+  /** Tokens kept free for the answer when trimming (default 1024). */
+  reservedResponseTokens?: number;
+  /** Automatic retries of transient model failures (default 2). */
+  maxAttempts?: number;
+}
+
+/** A tool call the model made. */
+export interface ToolCall {
+  /** The call's id (e.g. `"call_…"`). */
+  id: string;
+  /** The tool's name. */
+  name: string;
+  /** Its arguments (following the tool's schema). */
+  arguments: JsonObject;
+}
+
+/** A finished tool call (`toolCalls[]` of results, `toolCallCompleted` events). */
+export interface ToolRecord {
+  /** The call. */
+  call: ToolCall;
+  /** Text, or the JSON value the engine returned. */
+  output: JsonValue;
+  /** Whether the model saw an error. */
+  isError: boolean;
+  /** How long it took. */
+  durationSeconds: number;
+}
+
+/** Token counts of a turn. */
+export interface Usage {
+  /** Prompt tokens. */
+  inputTokens: number;
+  /** Of those, tokens served from the cache. */
+  cachedInputTokens: number;
+  /** Generated tokens. */
+  outputTokens: number;
+  /** Their sum. */
+  totalTokens: number;
+}
+
+/** One model step of a turn (`steps[]`, `modelStep` events). */
+export interface Step {
+  /** 0-based. */
+  index: number;
+  /** Tool rounds completed before this step. */
+  completedToolRounds: number;
+  /** `"allowed"`, `"required"` or `"disallowed"`. */
+  toolCallingMode: string;
+  /** Tools the model could see. */
+  enabledTools: string[];
+  /** Transcript entries hidden to fit the context. */
+  trimmedEntries: number;
+}
+
+/** The result of `session/respond`; `T` is the type of `structured` for schema turns. */
+export interface RespondResult<T = JsonValue> {
+  /** The session's id. */
+  session: string;
+  /** The answer (for schema turns, the JSON text of `structured`). */
+  text: string;
+  /** The schema-valid answer (schema turns only). */
+  structured?: T;
+  /** Tool calls in completion order. */
+  toolCalls: ToolRecord[];
+  /** Token counts. */
+  usage: Usage;
+  /** The model steps. */
+  steps: Step[];
+  /** Present when there were warnings (e.g. unknown parameters). */
+  warnings?: string[];
+}
+
+/** A `session/event` (§7), in the order it happened. */
+export type SessionEvent =
+  | { type: "modelStep"; step: Step }
+  | { type: "text"; delta: string; text: string; isReset: boolean }
+  | { type: "partial"; value: JsonValue }
+  | { type: "toolCallStarted"; call: ToolCall; execution: "client" | "local" }
+  | { type: "toolCallCompleted"; record: ToolRecord };
+
+/** `model/availability` (§5). */
+export interface ModelAvailability {
+  /** Whether the system model can run now. */
+  available: boolean;
+  /** Why not: `device_not_eligible`, `apple_intelligence_not_enabled`, `model_not_ready` or `unknown`. */
+  reason?: string;
+  /** Details (e.g. a plugin load error). */
+  detail?: string;
+  /** Context window in tokens. */
+  contextSize?: number;
+  /** Model variant. */
+  variant?: string;
+  /** Supported language codes. */
+  supportedLanguages?: string[];
+}
+
+/** The `initialize` result (§5). */
+export interface InitializeResult {
+  /** `"1.0"`. */
+  protocolVersion: string;
+  /** `{name, version}` of the bridge. */
+  server: { name: string; version: string };
+  /** What the bridge serves. */
+  capabilities: {
+    /** Every method, extensions' included. */
+    methods: string[];
+    /** Notifications the bridge may send. */
+    notifications: string[];
+    /** Requests the bridge may send (`tool/call`). */
+    clientRequests: string[];
+    /** Other capability flags and limits. */
+    [key: string]: JsonValue;
+  };
+  /** The system model's availability. */
+  model: ModelAvailability;
+}
+
+/** An entry of `session/list`. */
+export interface SessionInfo {
+  /** Its id. */
+  session: string;
+  /** Model kind. */
+  model: string;
+  /** Its instructions. */
+  instructions?: string;
+  /** Tool names. */
+  tools: string[];
+  /** Whether a turn runs. */
+  busy: boolean;
+  /** Queued operations. */
+  pendingOperations: number;
+  /** Transcript entries after the instructions. */
+  entries: number;
+  /** ISO 8601. */
+  createdAt: string;
+}
+
+/** A saved transcript (`session/transcript`), to pass as `history`. */
+export interface Transcript {
+  /** `"FoundationModels.Transcript"`. */
+  type: string;
+  /** `"1.1"`. */
+  version: string;
+  /** The entries. */
+  transcript: JsonObject;
+}

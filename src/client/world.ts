@@ -1,0 +1,113 @@
+/**
+ * `World`: a shared world-state blackboard (`world/*`), a thin handle over the connection.
+ * @module
+ */
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import type { Connection, WorldListener } from "./connection.ts";
+import type { WorldRemoval } from "./game_types.ts";
+
+/** A `world/subscribe` subscription. */
+export class Subscription implements AsyncDisposable {
+  /** The subscription's id. */
+  readonly id: string;
+  /** The watched path. */
+  readonly path: string;
+  readonly #c: Connection;
+  #ended = false;
+
+  /** A handle for subscription `id` (see `world.subscribe`). */
+  constructor(connection: Connection, id: string, path: string) {
+    this.#c = connection;
+    this.id = id;
+    this.path = path;
+  }
+
+  /** Ends the subscription: the callback is not called again. */
+  async unsubscribe(): Promise<void> {
+    if (this.#ended) return;
+    this.#ended = true;
+    await this.#c.unsubscribe(this.id);
+  }
+
+  /** Same as {@link Subscription.unsubscribe} (for `await using`). */
+  [Symbol.asyncDispose](): Promise<void> {
+    return this.unsubscribe();
+  }
+}
+
+/**
+ * A JSON blackboard the game and its NPCs share. Paths are dot paths (`"player.gold"`, `"party.0.name"`;
+ * `""` is the root). Create one with `bridge.createWorld` and pass it as an NPC's `world`.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const world = await bridge.createWorld({ player: { gold: 60 } });
+ * const subscription = await world.subscribe("player", (change) => console.log(change.path, change.newValue));
+ * await world.set("player.gold", 15); // logs "player.gold 15"
+ * await world.get<number>("player.gold"); // 15
+ * await subscription.unsubscribe();
+ * ```
+ */
+export class World {
+  /** The world's id. */
+  readonly id: string;
+  readonly #c: Connection;
+
+  /** A handle for world `id` (it is not created here; see `bridge.createWorld`). */
+  constructor(connection: Connection, id: string) {
+    this.#c = connection;
+    this.id = id;
+  }
+
+  /** The value at `path` (`undefined` when absent). `T` is the type you expect there. */
+  async get<T = JsonValue>(path = ""): Promise<T | undefined> {
+    const result = await this.#c.request<{ value: T; exists: boolean }>("world/get", {
+      world: this.id,
+      path,
+    });
+    return result.exists ? result.value : undefined;
+  }
+
+  /** Writes `value` at `path` (missing objects are created); returns the new version. */
+  async set(path: string, value: unknown): Promise<number> {
+    return (await this.#c.request<{ version: number }>("world/set", { world: this.id, path, value })).version;
+  }
+
+  /** Applies an RFC 7386 merge patch at `path` (`null` deletes); returns the new version. */
+  async merge(patch: object, path = ""): Promise<number> {
+    return (await this.#c.request<{ version: number }>("world/merge", { world: this.id, path, patch }))
+      .version;
+  }
+
+  /** Removes `path`. */
+  async remove(path: string): Promise<WorldRemoval> {
+    const { removed, oldValue, version } = await this.#c.request("world/remove", { world: this.id, path });
+    return oldValue === undefined ? { removed, version } : { removed, oldValue, version };
+  }
+
+  /** The whole state. `T` is the type you expect. */
+  async snapshot<T = JsonObject>(): Promise<T> {
+    return (await this.#c.request<{ state: T }>("world/snapshot", { world: this.id })).state;
+  }
+
+  /** The number of changes so far. */
+  async version(): Promise<number> {
+    return (await this.#c.request("world/get", { world: this.id, path: "" })).version;
+  }
+
+  /**
+   * Calls `callback` for every change at, inside or above `path` (`""` = everything). Changes made by a
+   * request arrive before its response. Returns the subscription; `unsubscribe()` ends it.
+   */
+  async subscribe(path: string, callback: WorldListener): Promise<Subscription> {
+    const result = await this.#c.subscribe(this.id, path, callback);
+    return new Subscription(this.#c, result.subscription, result.path);
+  }
+
+  /** Deletes the world (NPCs created with it keep using it). */
+  async delete(): Promise<void> {
+    await this.#c.request("world/delete", { world: this.id });
+  }
+}

@@ -1,0 +1,443 @@
+/**
+ * The typed client, one suite over both transports (the in-process engine and the real `cli.ts stdio`
+ * process): client tools (success, throw, timeout, cancel), streaming order (callbacks and iterators), NPC
+ * talk/bark/state/restore, world subscriptions, decisions, typed content, errors as BridgeError, and
+ * close() in the middle of a turn. Every case opens its own bridge and closes it; the sanitizers check that
+ * nothing (timer, process, stream) is left behind.
+ */
+import assert from "node:assert/strict";
+import {
+  BridgeError,
+  type NpcEvent,
+  type ScriptedModelSpec,
+  type ScriptStep,
+  type SessionEvent,
+  type WorldChange,
+} from "../../mod.ts";
+import { collecting, TRANSPORTS } from "./transports.ts";
+
+function scripted(...steps: ScriptStep[]): ScriptedModelSpec {
+  return { type: "scripted", steps };
+}
+
+/** A promise and the function that resolves it (for "the handler has started"). */
+function signal<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => resolve = r);
+  return { promise, resolve };
+}
+
+function isBridgeError(code: number, dataCode: string, message?: RegExp) {
+  return (error: unknown) => {
+    assert.ok(error instanceof BridgeError, `expected a BridgeError, got ${error}`);
+    assert.equal(error.code, code, error.message);
+    assert.equal(error.dataCode, dataCode, error.message);
+    if (message) assert.match(error.message, message);
+    return true;
+  };
+}
+
+const ITEM_SCHEMA = {
+  type: "object",
+  properties: { item: { type: "string" } },
+  required: ["item"],
+} as const;
+
+for (const t of TRANSPORTS) {
+  const quiet = collecting().options;
+
+  Deno.test(`${t.name}: a tool's return value is its output, a throw an error output; ctx names the turn`, async () => {
+    await using bridge = await t.open(quiet);
+    const seen: unknown[] = [];
+    const stock = bridge.tool({
+      name: "check_stock",
+      description: "How many of an item the shop has.",
+      parameters: { type: "object", properties: { item: { type: "string" } }, required: ["item"] },
+    }, async ({ item }, ctx) => {
+      const name: string = item; // typed from the schema
+      seen.push({ item: name, session: ctx.session, call: ctx.call.name, requestId: typeof ctx.requestId });
+      await Promise.resolve();
+      return { item, count: 3 };
+    });
+    bridge.tool({ name: "light_fuse", description: "Always fails." }, () => {
+      throw new Error("The powder is wet.");
+    });
+    const session = await bridge.createSession({
+      session: "shop",
+      tools: [stock, "light_fuse"],
+      model: scripted(
+        {
+          toolCalls: [
+            { name: "check_stock", arguments: { item: "ale" } },
+            { name: "light_fuse", arguments: {} },
+          ],
+        },
+        { template: "{toolOutputs}" },
+      ),
+    });
+    const result = await session.respond("Ale?");
+    const records = result.toolCalls.map((r) => [r.call.name, r.output, r.isError]).sort();
+    assert.deepEqual(records, [
+      ["check_stock", { item: "ale", count: 3 }, false],
+      ["light_fuse", "The powder is wet.", true],
+    ]);
+    assert.match(result.text, /\{"item":"ale","count":3\}/);
+    assert.match(result.text, /The powder is wet\./);
+    assert.deepEqual(seen, [{ item: "ale", session: "shop", call: "check_stock", requestId: "number" }]);
+  });
+
+  Deno.test(`${t.name}: a tool timeout aborts the handler's signal and the model sees the timeout`, async () => {
+    await using bridge = await t.open(quiet);
+    const aborted = signal<string>();
+    bridge.tool(
+      { name: "raise_bridge", description: "Slow.", timeoutSeconds: 0.05 },
+      (_args, ctx) =>
+        new Promise((resolve) => {
+          ctx.signal.addEventListener("abort", () => {
+            aborted.resolve(ctx.signal.reason instanceof Error ? ctx.signal.reason.message : "?");
+            resolve("too late");
+          });
+        }),
+    );
+    const session = await bridge.createSession({
+      tools: ["raise_bridge"],
+      model: scripted({ toolCalls: [{ name: "raise_bridge", arguments: {} }] }, { template: "{toolOutput}" }),
+    });
+    const result = await session.respond("Raise it.");
+    assert.equal(result.toolCalls[0].isError, true);
+    assert.match(String(result.toolCalls[0].output), /timed out/);
+    assert.match(await aborted.promise, /raise_bridge.*timed out/);
+  });
+
+  Deno.test(`${t.name}: aborting a turn mid-tool cancels it (-32009) and aborts the handler`, async () => {
+    await using bridge = await t.open(quiet);
+    const started = signal();
+    const aborted = signal<unknown>();
+    bridge.tool({ name: "wait_for_guard", description: "Waits." }, (_args, ctx) => {
+      started.resolve();
+      return new Promise((_, reject) => {
+        ctx.signal.addEventListener("abort", () => {
+          aborted.resolve(ctx.signal.reason);
+          reject(ctx.signal.reason);
+        });
+      });
+    });
+    const npc = await bridge.createNpc({ name: "Gate" }, {
+      tools: ["wait_for_guard"],
+      options: { groundingTool: "wait_for_guard" },
+      model: scripted({ toolCalls: [{ name: "wait_for_guard", arguments: {} }] }),
+    });
+    const controller = new AbortController();
+    const turn = npc.talk("Open up.", { signal: controller.signal });
+    await started.promise;
+    controller.abort();
+    await assert.rejects(turn, isBridgeError(-32009, "cancelled"));
+    const reason = await aborted.promise;
+    assert.ok(reason instanceof BridgeError && reason.dataCode === "cancelled", String(reason));
+    // The NPC still works afterwards (its queue was cancelled, not broken).
+    assert.equal((await bridge.listNpcs())[0].busy, false);
+  });
+
+  Deno.test(`${t.name}: timeoutMs cancels a turn and rejects with -32024`, async () => {
+    await using bridge = await t.open(quiet);
+    const session = await bridge.createSession({ model: scripted({ text: "Too slow.", delayMs: 60_000 }) });
+    await assert.rejects(
+      session.respond("Hurry.", { timeoutMs: 50 }),
+      isBridgeError(-32024, "timeout", /'session\/respond' did not finish within 50 ms/),
+    );
+    assert.deepEqual((await bridge.listSessions()).map((s) => s.busy), [false]);
+  });
+
+  Deno.test(`${t.name}: callbacks see every event in wire order, tool calls in between, before the result`, async () => {
+    await using bridge = await t.open(quiet);
+    const log: string[] = [];
+    bridge.tool({ name: "check_stock", description: "Stock.", parameters: ITEM_SCHEMA }, ({ item }) => {
+      log.push(`tool ${item}`);
+      return 3;
+    });
+    const session = await bridge.createSession({
+      tools: ["check_stock"],
+      model: scripted(
+        { toolCalls: [{ name: "check_stock", arguments: { item: "ale" } }] },
+        { text: "Three ales.", chunks: 3 },
+      ),
+    });
+    const result = await session.respond("Ale?", {
+      onEvent: (event: SessionEvent) => log.push(`event ${event.type}`),
+      onText: (delta, text, isReset) => log.push(`text ${delta}|${text}|${isReset}`),
+    });
+    log.push(`result ${result.text}`);
+    assert.deepEqual(log, [
+      "event modelStep",
+      "event toolCallStarted",
+      "tool ale",
+      "event toolCallCompleted",
+      "event modelStep",
+      "event text",
+      "text Thre|Thre|false",
+      "event text",
+      "text e al|Three al|false",
+      "event text",
+      "text es.|Three ales.|false",
+      "result Three ales.",
+    ]);
+  });
+
+  Deno.test(`${t.name}: iterators yield a turn's events in order, then end (or throw its error)`, async () => {
+    await using bridge = await t.open(quiet);
+    const npc = await bridge.createNpc({ name: "Gorm" }, {
+      model: scripted(
+        { text: "[proud] Finest steel in the valley.", chunks: 4 },
+        { error: "guardrail_violation", message: "Blocked." },
+      ),
+      options: { replyFormat: "text", fallbackOnGuardrail: false },
+    });
+    const turn = npc.talkStream("Nice sword.");
+    const events: NpcEvent[] = [];
+    for await (const event of turn) events.push(event);
+    const reply = await turn.result;
+    assert.deepEqual(events[0], { type: "emotion", emotion: "proud" });
+    const line = events.map((e) => e.type === "lineDelta" ? e.delta : e.type === "lineReset" ? "<reset>" : "")
+      .join("");
+    assert.equal(line, reply.line);
+    assert.equal(reply.line, "Finest steel in the valley.");
+    assert.ok(events.filter((e) => e.type === "lineDelta").length > 1, JSON.stringify(events));
+
+    const failing = npc.talkStream("Again.");
+    const seen: string[] = [];
+    await assert.rejects(async () => {
+      for await (const event of failing) seen.push(event.type);
+    }, isBridgeError(-32002, "guardrail_violation", /Blocked\./));
+    await assert.rejects(failing.result, isBridgeError(-32002, "guardrail_violation"));
+
+    const session = await bridge.createSession({ model: scripted({ text: "Halt.", chunks: 2 }) });
+    const stream = session.respondStream("Hello");
+    const types: string[] = [];
+    for await (const event of stream) types.push(event.type === "text" ? `text:${event.delta}` : event.type);
+    assert.deepEqual(types, ["modelStep", "text:Hal", "text:t."]);
+    assert.equal((await stream.result).text, "Halt.");
+  });
+
+  Deno.test(`${t.name}: NPC talk, bark, state, restore`, async () => {
+    await using bridge = await t.open(quiet);
+    const world = await bridge.createWorld({ player: { gold: 60 } }, { world: "village" });
+    const gorm = await bridge.createNpc({ name: "Gorm", role: "the village blacksmith" }, {
+      npc: "gorm",
+      world,
+      memory: { facts: ["Aria likes axes."] },
+      options: { memoryTools: ["rememberFact"], worldWritable: ["player.gold"] },
+      model: scripted(
+        { toolCalls: [{ name: "remember_fact", arguments: { fact: "Aria bought a sword." } }] },
+        {
+          json: {
+            emotion: "proud",
+            line: "Finest steel.",
+            player_options: ["Thanks.", "Bye."],
+            ends_conversation: false,
+          },
+        },
+        { text: "Rain again. Good for quenching." },
+      ),
+    });
+    assert.deepEqual(gorm.tools, ["read_world_state", "update_world_state", "remember_fact"]);
+    const emotions: string[] = [];
+    const lines: string[] = [];
+    const reply = await gorm.talk("A sword, please.", {
+      context: "Aria holds 60 gold.",
+      onEmotion: (e) => emotions.push(e),
+      onLine: (_delta, line) => lines.push(line),
+    });
+    assert.equal(reply.npc, "gorm");
+    assert.equal(reply.emotion, "proud");
+    assert.equal(reply.line, "Finest steel.");
+    assert.deepEqual(reply.playerOptions, ["Thanks.", "Bye."]);
+    assert.equal(reply.endsConversation, false);
+    assert.equal(reply.isFallback, false);
+    assert.equal(reply.relationship, 0);
+    assert.equal(reply.toolCalls[0].call.name, "remember_fact");
+    assert.deepEqual(emotions, ["proud"]);
+    assert.equal(lines.at(-1), "Finest steel.");
+    assert.equal(await gorm.bark("It rains."), "Rain again. Good for quenching.");
+
+    const save = await gorm.state();
+    assert.equal(save.npc, "gorm");
+    assert.equal(save.world, "village");
+    assert.deepEqual(save.memory.facts, ["Aria likes axes.", "Aria bought a sword."]);
+
+    const restored = await gorm.restore(save, {
+      model: scripted({ json: { emotion: "amused", line: "Back again?", player_options: [] } }),
+    });
+    assert.equal(restored.id, "gorm");
+    assert.equal((await restored.talk("Hello.")).line, "Back again?");
+    assert.deepEqual((await restored.state()).memory.facts, ["Aria likes axes.", "Aria bought a sword."]);
+    const copy = await bridge.restoreNpc(save, { npc: "gorm2", world: null });
+    assert.equal(copy.id, "gorm2");
+    assert.deepEqual((await bridge.listNpcs()).map((n) => [n.npc, n.world]), [["gorm", "village"], [
+      "gorm2",
+      null,
+    ]]);
+    await copy.update({ persona: { role: "the apprentice" } });
+    assert.equal((await copy.state()).persona.role, "the apprentice");
+    await copy.reset({ clearMemory: true });
+    assert.deepEqual((await copy.state()).memory.facts, []);
+    assert.equal(await copy.cancel(), 0);
+    await copy.delete();
+    assert.deepEqual((await bridge.listNpcs()).map((n) => n.npc), ["gorm"]);
+  });
+
+  Deno.test(`${t.name}: world subscribe, changes from requests and NPC tools, unsubscribe`, async () => {
+    await using bridge = await t.open(quiet);
+    const world = await bridge.createWorld({ player: { gold: 60 }, shop: { swords: 3 } }, {
+      world: "village",
+    });
+    const changes: WorldChange[] = [];
+    const subscription = await world.subscribe("player", (change) => changes.push(change));
+    assert.equal(subscription.path, "player");
+    assert.equal(await world.set("player.gold", 45), 1);
+    assert.deepEqual(changes, [
+      { world: "village", subscription: subscription.id, path: "player.gold", oldValue: 60, newValue: 45 },
+    ]);
+    await world.set("shop.swords", 2);
+    assert.equal(changes.length, 1);
+
+    const npc = await bridge.createNpc({ name: "Gorm" }, {
+      world,
+      options: { worldWritable: ["player.gold"] },
+      model: scripted(
+        { toolCalls: [{ name: "update_world_state", arguments: { path: "player.gold", value: "15" } }] },
+        { json: { emotion: "happy", line: "Sold.", player_options: [], ends_conversation: false } },
+      ),
+    });
+    let changesAtLine = -1;
+    await npc.talk("I'll take one.", { onLine: () => changesAtLine = changes.length });
+    assert.equal(changesAtLine, 2, "the world change arrives before the NPC's line");
+    assert.deepEqual(changes[1], {
+      world: "village",
+      subscription: subscription.id,
+      path: "player.gold",
+      oldValue: 45,
+      newValue: 15,
+    });
+
+    await subscription.unsubscribe();
+    await world.set("player.gold", 10);
+    assert.equal(changes.length, 2);
+    assert.equal(await world.get<number>("player.gold"), 10);
+    assert.equal(await world.get("player.name"), undefined);
+    await world.merge({ name: "Aria" }, "player");
+    assert.deepEqual(await world.remove("shop"), { removed: true, oldValue: { swords: 2 }, version: 6 });
+    assert.deepEqual(await world.snapshot(), { player: { gold: 10, name: "Aria" } });
+    assert.equal(await world.version(), 6);
+    assert.deepEqual((await bridge.listWorlds()).map((w) => [w.world, w.npcs, w.subscriptions]), [
+      ["village", 1, []],
+    ]);
+  });
+
+  Deno.test(`${t.name}: decisions have typed option ids; decideMany reports failures per decision`, async () => {
+    await using bridge = await t.open(quiet);
+    const decision = await bridge.decide("A wolf blocks the path.", ["fight", {
+      id: "flee",
+      description: "Run",
+    }], {
+      actor: { name: "Snik", personality: "Timid." },
+      model: scripted({ json: { reasoning: "Snik is timid.", choice: "flee", confidence: 80 } }),
+    });
+    const chosen: "fight" | "flee" = decision.optionID;
+    // @ts-expect-error: "hide" is not one of the options
+    const _never: "hide" = decision.optionID;
+    assert.equal(chosen, "flee");
+    assert.equal(decision.reasoning, "Snik is timid.");
+    assert.equal(decision.confidence, 80);
+    assert.equal(decision.isFallback, false);
+
+    const only = await bridge.decide("Nothing to do.", ["wait"]);
+    assert.deepEqual([only.optionID, only.confidence], ["wait", 100]);
+
+    const results = await bridge.decideMany([
+      { situation: "Ambush!", options: ["hide", "shout"] },
+      { situation: "Bad.", options: ["a", "b"], fallbackOptionID: "c" },
+    ], { model: scripted({ json: { reasoning: "Quiet is safer.", choice: "hide", confidence: 60 } }) });
+    const first = results[0];
+    assert.ok(!("error" in first));
+    assert.equal(first.optionID, "hide");
+    const second = results[1];
+    assert.ok("error" in second);
+    isBridgeError(-32602, "invalid_params", /fallbackOptionID/)(second.error);
+  });
+
+  Deno.test(`${t.name}: content and schema turns are typed by a generic parameter`, async () => {
+    await using bridge = await t.open(quiet);
+    interface Loot {
+      name: string;
+      gold: number;
+    }
+    const schema = {
+      type: "object",
+      properties: { name: { type: "string" }, gold: { type: "integer" } },
+      required: ["name", "gold"],
+    } as const;
+    const loot = await bridge.generate<Loot>(schema, "A chest.", {
+      model: scripted({ json: { gold: 12, name: "Ruby" } }),
+    });
+    const name: string = loot.name;
+    assert.equal(name, "Ruby");
+    assert.deepEqual(Object.keys(loot), ["name", "gold"], "keys in schema order");
+
+    const session = await bridge.createSession({ model: scripted({ json: { name: "Sapphire", gold: 30 } }) });
+    const result = await session.respond<Loot>("Another.", { schema });
+    const gold: number | undefined = result.structured?.gold;
+    assert.equal(gold, 30);
+    assert.equal(result.text, '{"name":"Sapphire","gold":30}');
+  });
+
+  Deno.test(`${t.name}: errors are BridgeErrors with the protocol's codes`, async () => {
+    await using bridge = await t.open(quiet);
+    await assert.rejects(bridge.npc("nobody").talk("Hi."), (e) => {
+      isBridgeError(-32050, "npc_not_found")(e);
+      return e instanceof BridgeError && e.data.npc === "nobody";
+    });
+    await assert.rejects(bridge.world("nowhere").get("x"), isBridgeError(-32052, "world_not_found"));
+    await assert.rejects(
+      bridge.createNpc({ name: "" }),
+      isBridgeError(-32602, "invalid_params", /persona\.name/),
+    );
+    await assert.rejects(bridge.request("quest/narrate", { quest: "q" }), (e) => {
+      isBridgeError(-32601, "method_not_found")(e);
+      return e instanceof BridgeError && e.data.method === "quest/narrate";
+    });
+    await bridge.createSession({ session: "a", model: "scripted" });
+    await assert.rejects(bridge.createSession({ session: "a" }), isBridgeError(-32021, "session_exists"));
+    await assert.rejects(
+      bridge.createSession({ model: scripted({ error: "context_size_exceeded" }) }).then((s) =>
+        s.respond("x")
+      ),
+      isBridgeError(-32004, "context_size_exceeded"),
+    );
+    await assert.rejects(
+      bridge.createSession({ tools: ["never_registered"] }),
+      /No tool named 'never_registered'/,
+    );
+  });
+
+  Deno.test(`${t.name}: close() in the middle of a turn answers it, stops the bridge and leaves nothing behind`, async () => {
+    const bridge = await t.open(quiet);
+    const started = signal();
+    bridge.tool({ name: "hold_door", description: "Holds." }, (_args, ctx) => {
+      started.resolve();
+      return new Promise((resolve) => ctx.signal.addEventListener("abort", () => resolve("released")));
+    });
+    const holding = await bridge.createSession({
+      tools: ["hold_door"],
+      model: scripted({ toolCalls: [{ name: "hold_door", arguments: {} }] }),
+    });
+    const sleeping = await bridge.createSession({ model: scripted({ text: "Zzz.", delayMs: 60_000 }) });
+    const turns = [holding.respond("Hold it."), sleeping.respond("Wake up.")];
+    const outcomes = turns.map((turn) => turn.then(() => "answered", (error: unknown) => error));
+    await started.promise;
+    await bridge.close();
+    for (const outcome of await Promise.all(outcomes)) isBridgeError(-32009, "cancelled")(outcome);
+    assert.equal(bridge.closed, true);
+    await assert.rejects(bridge.ping(), isBridgeError(-32023, "shut_down", /closed; 'ping' was not sent/));
+    await bridge.close(); // idempotent
+  });
+}

@@ -1,0 +1,82 @@
+/**
+ * The stdio transport against the real `cli.ts stdio` process: when the process dies, every pending call
+ * rejects at once with a clear error (and later calls too); a command that cannot start is a clear error;
+ * the command comes from the environment the way the other bindings read it.
+ */
+import assert from "node:assert/strict";
+import { Bridge, bridgeCommand, BridgeError, StdioTransport } from "../../mod.ts";
+import { stdioCommand } from "./transports.ts";
+
+const quiet = { onWarning: () => {} };
+
+Deno.test("stdio: when the bridge process dies, every pending call rejects at once with -32023", async () => {
+  const transport = new StdioTransport({ command: stdioCommand(), stderr: "piped" });
+  const bridge = await Bridge.connect(transport, quiet);
+  const slow = { type: "scripted" as const, steps: [{ text: "Zzz.", delayMs: 60_000 }] };
+  const a = await bridge.createSession({ model: slow });
+  const b = await bridge.createNpc({ name: "Gorm" }, { model: slow });
+  const pending = [a.respond("One."), b.talk("Two.")].map((p) => p.then(() => null, (e: unknown) => e));
+  // Both requests have been read by the bridge once the list shows them busy.
+  assert.deepEqual((await bridge.listSessions()).map((s) => s.busy), [true]);
+  Deno.kill(transport.pid!, "SIGKILL");
+  const [first, second] = await Promise.all(pending);
+  for (const [error, method] of [[first, "session/respond"], [second, "npc/talk"]] as const) {
+    assert.ok(error instanceof BridgeError, String(error));
+    assert.equal(error.code, -32023);
+    assert.equal(error.dataCode, "shut_down");
+    assert.equal(
+      error.message,
+      `The bridge stopped before answering '${method}': The bridge process exited (signal SIGKILL).`,
+    );
+  }
+  assert.equal(bridge.closed, true);
+  await assert.rejects(bridge.ping(), /The bridge is closed; 'ping' was not sent\./);
+  await bridge.close();
+});
+
+Deno.test("stdio: a bridge that exits with an error reports its status and its last stderr lines", async () => {
+  const transport = new StdioTransport({
+    command: stdioCommand(["--max-sessions", "zero"]),
+    stderr: "piped",
+  });
+  const error = await Bridge.connect(transport, quiet).then(() => null, (e: unknown) => e);
+  assert.ok(error instanceof BridgeError, String(error));
+  assert.equal(error.code, -32023);
+  assert.match(
+    error.message,
+    /^The bridge stopped before answering 'initialize': The bridge process exited \(exit code 2\); its last output: .*--max-sessions/s,
+  );
+});
+
+Deno.test("stdio: a command that cannot be started is a clear error", async () => {
+  const missing = `${await Deno.makeTempDir()}/no-such-oam`;
+  try {
+    await Bridge.spawn({ command: [missing, "stdio"] });
+    assert.fail("expected an error");
+  } catch (error) {
+    assert.ok(error instanceof BridgeError, String(error));
+    assert.equal(error.dataCode, "shut_down");
+    assert.match(error.message, new RegExp(`^Cannot start the bridge '${missing} stdio': `));
+  } finally {
+    await Deno.remove(missing.slice(0, missing.lastIndexOf("/")), { recursive: true });
+  }
+});
+
+Deno.test("bridgeCommand: argument, OAM_BRIDGE_COMMAND, OAM_BRIDGE_PATH (+ OAM_BRIDGE_LOG), then oam stdio", () => {
+  const saved = ["OAM_BRIDGE_COMMAND", "OAM_BRIDGE_PATH", "OAM_BRIDGE_LOG"].map((k) =>
+    [k, Deno.env.get(k)] as const
+  );
+  try {
+    for (const [k] of saved) Deno.env.delete(k);
+    assert.deepEqual(bridgeCommand(), ["oam", "stdio"]);
+    Deno.env.set("OAM_BRIDGE_LOG", "debug");
+    assert.deepEqual(bridgeCommand(), ["oam", "stdio", "--log-level", "debug"]);
+    Deno.env.set("OAM_BRIDGE_PATH", "/opt/oam");
+    assert.deepEqual(bridgeCommand(), ["/opt/oam", "stdio", "--log-level", "debug"]);
+    Deno.env.set("OAM_BRIDGE_COMMAND", "deno run -A  cli.ts stdio");
+    assert.deepEqual(bridgeCommand(), ["deno", "run", "-A", "cli.ts", "stdio"]);
+    assert.deepEqual(bridgeCommand(["my-oam", "stdio"]), ["my-oam", "stdio"]);
+  } finally {
+    for (const [k, v] of saved) v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
+  }
+});
