@@ -419,6 +419,22 @@ for (const t of TRANSPORTS) {
     );
   });
 
+  Deno.test(`${t.name}: warnings in results reach onWarning (a scripted reply with camelCase keys)`, async () => {
+    const { warnings, options } = collecting();
+    await using bridge = await t.open(options);
+    const npc = await bridge.createNpc({ name: "Gorm" }, {
+      model: scripted({ json: { emotion: "happy", line: "Hi.", playerOptions: ["Bye."] } }),
+      options: { unknownOption: true } as never,
+    });
+    assert.deepEqual(npc.warnings, ["Unknown parameter 'options.unknownOption' was ignored."]);
+    const reply = await npc.talk("Hello.");
+    assert.deepEqual(reply.warnings, [
+      "The reply's key 'playerOptions' was ignored (did you mean 'player_options'?): the reply's keys are " +
+      "emotion, line, player_options, ends_conversation.",
+    ]);
+    assert.deepEqual(warnings, [...npc.warnings, ...reply.warnings]);
+  });
+
   Deno.test(`${t.name}: close() in the middle of a turn answers it, stops the bridge and leaves nothing behind`, async () => {
     const bridge = await t.open(quiet);
     const started = signal();

@@ -17,6 +17,7 @@ import { DEFAULT_BARK_SITUATION, framePrompt, renderInstructions, retryPrompt } 
 import { LineTracker } from "./line_tracker.ts";
 import { generationOptions, type Npc } from "./npc.ts";
 import { cleanLine, parseStructuredReply, parseTextReply, splitTag } from "./reply_format.ts";
+import { structuredReplyWarnings, textReplyWarnings } from "./reply_check.ts";
 
 /** What the player does in one turn. */
 export interface TalkInput {
@@ -153,6 +154,7 @@ export async function runTalk(
             commit,
           );
           reply = { ...parseTextReply(result.text, settings), playerOptions: [], endsConversation: false };
+          input.warnings.push(...textReplyWarnings(result.text, settings));
         } else {
           try {
             result = await npc.agent.runTurn(
@@ -162,6 +164,7 @@ export async function runTalk(
               commit,
             );
             reply = parseStructuredReply(result.structured ?? null, settings);
+            input.warnings.push(...structuredReplyWarnings(result.structured ?? null, settings));
           } catch (error) {
             const e = toBridgeError(error);
             if (options.replyFormat !== "automatic" || !isBlocked(e) || signal.aborted) throw e;
@@ -178,6 +181,7 @@ export async function runTalk(
               commit,
             );
             reply = { ...parseTextReply(result.text, settings), playerOptions: [], endsConversation: false };
+            input.warnings.push(...textReplyWarnings(result.text, settings));
           }
         }
       } catch (error) {
