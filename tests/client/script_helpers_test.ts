@@ -1,0 +1,92 @@
+/**
+ * The script helpers: `modelFromArgs` (which model a script's NPCs run on, from its command line) and
+ * `loadPersona` (an NPC file and the step script beside it), including what they say about bad input.
+ */
+import assert from "node:assert/strict";
+import { loadPersona, modelFromArgs } from "../../mod.ts";
+
+const STEPS = [{ text: "Hi." }];
+
+Deno.test("modelFromArgs: scripted by default, --system, --model openai:…, --model JSON, and bad values", () => {
+  assert.deepEqual(modelFromArgs([], STEPS), { type: "scripted", steps: STEPS });
+  assert.deepEqual(modelFromArgs(["--verbose"], STEPS), { type: "scripted", steps: STEPS });
+  assert.equal(modelFromArgs(["--system"], STEPS), "system");
+  assert.equal(modelFromArgs(["--model", "scripted"], STEPS), "scripted");
+  assert.deepEqual(modelFromArgs(["--model", "openai:http://127.0.0.1:8080/v1/#qwen2.5:7b"], STEPS), {
+    type: "openai",
+    baseURL: "http://127.0.0.1:8080/v1",
+    model: "qwen2.5:7b",
+  });
+  assert.deepEqual(modelFromArgs(['--model={"type": "llama", "path": "m.gguf"}'], STEPS), {
+    type: "llama",
+    path: "m.gguf",
+  });
+  assert.throws(() => modelFromArgs(["--model"], STEPS), /--model takes system, scripted, .*; got nothing\./);
+  assert.throws(() => modelFromArgs(["--model", "gpt-4"], STEPS), /; got 'gpt-4'\./);
+  assert.throws(() => modelFromArgs(["--model", "{oops"], STEPS), /the JSON is invalid/);
+  assert.throws(() => modelFromArgs(["--model", "openai:http://x/v1"], STEPS), /missing '#<model>'/);
+});
+
+Deno.test("loadPersona: JSONC with the steps beside it; no steps file means no steps", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      `${dir}/mira.jsonc`,
+      `{
+  // comments and trailing commas are fine
+  "npc": "mira",
+  "persona": {"name": "Mira", "role": "the innkeeper"},
+  "options": {"playerOptionCount": 2},
+  "tools": [{"name": "check_stock", "description": "Stock."}],
+  "memory": {"facts": ["Likes cats."]},
+  "world": {"player": {"gold": 5}},
+  "greeting": "Rain.",
+}`,
+    );
+    await Deno.writeTextFile(`${dir}/mira.steps.json`, JSON.stringify({ steps: STEPS }));
+    assert.deepEqual(await loadPersona(`${dir}/mira.jsonc`), {
+      npc: "mira",
+      persona: { name: "Mira", role: "the innkeeper" },
+      options: { playerOptionCount: 2 },
+      tools: [{ name: "check_stock", description: "Stock." }],
+      memory: { facts: ["Likes cats."] },
+      world: { player: { gold: 5 } },
+      greeting: "Rain.",
+      steps: STEPS,
+    });
+    await Deno.writeTextFile(`${dir}/bram.json`, '{"persona": {"name": "Bram"}}');
+    assert.deepEqual(await loadPersona(new URL(`file://${dir}/bram.json`)), {
+      persona: { name: "Bram" },
+      steps: [],
+    });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("loadPersona: a broken file, a file without a persona name, bad steps or tools are clear errors", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/broken.jsonc`, '{\n  "persona": {"name": "X"\n  "options": {}\n}');
+    await assert.rejects(loadPersona(`${dir}/broken.jsonc`), /broken\.jsonc: CommaExpected on line 3\./);
+    await Deno.writeTextFile(`${dir}/nameless.json`, '{"persona": {"role": "a ghost"}}');
+    await assert.rejects(
+      loadPersona(`${dir}/nameless.json`),
+      /expected an object with a 'persona' that has a 'name'/,
+    );
+    await Deno.writeTextFile(`${dir}/a.json`, '{"persona": {"name": "A"}}');
+    await Deno.writeTextFile(`${dir}/a.steps.json`, '{"stepz": []}');
+    await assert.rejects(
+      loadPersona(`${dir}/a.json`),
+      /a\.steps\.json: expected an array of steps or \{"steps": \[…\]\}/,
+    );
+    await Deno.writeTextFile(
+      `${dir}/b.json`,
+      '{"persona": {"name": "B"}, "tools": [{"name": "ok"}, "check_stock"]}',
+    );
+    await assert.rejects(loadPersona(`${dir}/b.json`), /tools\[1\] is not a tool definition/);
+    await assert.rejects(loadPersona(`${dir}/missing.json`), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
