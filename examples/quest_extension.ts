@@ -1,0 +1,108 @@
+/**
+ * A method set of your own in TypeScript: the quest narrator of PROTOCOL.md §11 (`quest/create`,
+ * `quest/narrate` streaming `quest/event`s and calling client tools), served in-process next to the standard
+ * methods and called through the typed client. docs/extending.md walks through it.
+ *
+ *   deno run examples/quest_extension.ts
+ */
+// deno-lint-ignore-file no-console
+import {
+  Agent,
+  BridgeEngine,
+  BridgeError,
+  type BridgeExtension,
+  DEFAULT_POLICY,
+  type MethodRegistry,
+  parseToolDefinitions,
+  standardExtensions,
+} from "../engine.ts";
+import { Bridge } from "../mod.ts";
+
+/** What `quest/narrate` answers. */
+export interface Narration {
+  /** The quest's id. */
+  quest: string;
+  /** The narrator's text. */
+  text: string;
+  /** Names of the tools called, in completion order. */
+  toolsUsed: string[];
+}
+
+/** The quest narrator: one agent per quest; narrations force a tool call first when the quest has tools. */
+export class QuestMethods implements BridgeExtension {
+  /** Listed in `initialize`'s `capabilities.notifications`. */
+  readonly notificationMethods = ["quest/event"];
+  readonly #quests = new Map<string, Agent>();
+
+  register(registry: MethodRegistry): void {
+    // A fast method returns its result: it runs in arrival order, before the next request is read.
+    registry.register("quest/create", (request) => {
+      const p = request.params;
+      const id = p.string("quest");
+      const tools = p.has("tools") ? parseToolDefinitions(p.get("tools"), "tools", 60_000).tools : [];
+      const model = request.engine.makeModel(request.engine.parseModel(p.get("model")));
+      this.#quests.set(
+        id,
+        new Agent({ model, instructions: p.optionalString("instructions") ?? null, tools }),
+      );
+      return { quest: id };
+    });
+    // A slow method does its order-sensitive part now (start the turn) and returns a Promise.
+    registry.register("quest/narrate", (request) => {
+      const p = request.params;
+      const id = p.string("quest");
+      const agent = this.#quests.get(id);
+      if (!agent) throw new BridgeError(-32090, "quest_not_found", `No quest '${id}'.`, { quest: id });
+      const text = p.string("text");
+      const stream = p.optionalBool("stream") ?? false;
+      const policy = {
+        ...DEFAULT_POLICY,
+        choice: agent.tools.length > 0 ? "required" as const : "auto" as const,
+      };
+      return request.drive(
+        (sink) => agent.runTurn({ prompt: text, schema: null, policy, stream }, sink, request.signal),
+        { stream, context: { quest: id }, eventMethod: "quest/event" },
+      ).then((result) => ({
+        quest: id,
+        text: result.text,
+        toolsUsed: result.toolCalls.map((r) => r.call.name),
+      }));
+    });
+  }
+
+  shutdown(): void {
+    this.#quests.clear();
+  }
+}
+
+if (import.meta.main) {
+  await using bridge = await Bridge.open({
+    engine: (send, onShutdown) =>
+      new BridgeEngine({ extensions: [...standardExtensions(), new QuestMethods()], onShutdown }, send),
+  });
+  const look = bridge.tool({
+    name: "look_around",
+    description: "Describe what the player sees in a place.",
+    parameters: { type: "object", properties: { where: { type: "string" } }, required: ["where"] },
+  }, ({ where }) => where === "crypt" ? "cobwebs and an open coffin" : "nothing unusual");
+  await bridge.request("quest/create", {
+    quest: "crypt",
+    instructions: "You narrate a dungeon crawl in two sentences.",
+    tools: [look.definition],
+    model: {
+      type: "scripted",
+      steps: [
+        { toolCalls: [{ name: "look_around", arguments: { where: "crypt" } }] },
+        { template: "You see {toolOutput}. Something stirs." },
+      ],
+    },
+  });
+  const narration = await bridge.request<Narration>("quest/narrate", {
+    quest: "crypt",
+    text: "I enter the crypt.",
+    stream: true,
+  }, {
+    onNotification: (method, params) => console.log(`  ${method}: ${JSON.stringify(params.event)}`),
+  });
+  console.log(`${narration.text} (tools: ${narration.toolsUsed.join(", ")})`);
+}
