@@ -41,7 +41,19 @@ import type {
 } from "./types.ts";
 import { World } from "./world.ts";
 
-/** Options of every way to open a bridge. */
+/**
+ * Options of every way to open a bridge.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * const warnings: string[] = [];
+ * await using bridge = await Bridge.open({
+ *   clientName: "my-game",
+ *   onWarning: (warning, method) => warnings.push(`${method}: ${warning}`),
+ * });
+ * ```
+ */
 export interface BridgeOptions {
   /** `client.name` sent with `initialize` (default `"typescript"`). */
   clientName?: string;
@@ -54,7 +66,18 @@ export interface BridgeOptions {
   onError?: (error: Error) => void;
 }
 
-/** Options of {@link Bridge.open}. */
+/**
+ * Options of {@link Bridge.open}.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * import { BridgeEngine } from "../../engine.ts";
+ * await using bridge = await Bridge.open({
+ *   engine: (send, onShutdown) => new BridgeEngine({ maxSessions: 8, onShutdown }, send),
+ * });
+ * ```
+ */
 export interface OpenOptions extends BridgeOptions {
   /**
    * Makes the engine (default: `BridgeEngine` with every default). Use it to configure the engine, e.g.
@@ -63,10 +86,35 @@ export interface OpenOptions extends BridgeOptions {
   engine?: EngineFactory;
 }
 
-/** Options of {@link Bridge.spawn}. */
+/**
+ * Options of {@link Bridge.spawn}.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * // A compiled bridge next to the game, quiet logs.
+ * const open = () => Bridge.spawn({ command: ["./oam", "stdio", "--log-level", "error"], stderr: "null" });
+ * typeof open; // "function"
+ * ```
+ */
 export interface SpawnOptions extends BridgeOptions, StdioTransportOptions {}
 
-/** Options of {@link Bridge.createSession}. */
+/**
+ * Options of {@link Bridge.createSession}.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const guard = await bridge.createSession({
+ *   session: "guard",
+ *   instructions: "You are a castle guard. Reply in one sentence.",
+ *   options: { toolChoice: "auto" },
+ *   model: { type: "scripted", steps: [{ text: "Halt!" }] },
+ * });
+ * guard.warnings; // []
+ * ```
+ */
 export interface CreateSessionOptions {
   /** The id (default generated: `s1`, `s2`, …). */
   session?: string;
@@ -82,7 +130,24 @@ export interface CreateSessionOptions {
   model?: Model;
 }
 
-/** Options of {@link Bridge.createNpc}. */
+/**
+ * Options of {@link Bridge.createNpc}.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const village = await bridge.createWorld({ player: { gold: 60 } });
+ * const gorm = await bridge.createNpc({ name: "Gorm" }, {
+ *   npc: "gorm",
+ *   world: village,
+ *   memory: { facts: ["Aria likes axes."] },
+ *   options: { worldWritable: ["player.gold"] },
+ *   model: "scripted",
+ * });
+ * gorm.tools; // ["read_world_state", "update_world_state"]
+ * ```
+ */
 export interface CreateNpcOptions {
   /** The id (default generated: `npc1`, …). */
   npc?: string;
@@ -98,7 +163,21 @@ export interface CreateNpcOptions {
   model?: Model;
 }
 
-/** Options of {@link Bridge.generate}. */
+/**
+ * Options of {@link Bridge.generate}.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const rumor = await bridge.generate<{ rumor: string }>(
+ *   { type: "object", properties: { rumor: { type: "string" } }, required: ["rumor"] },
+ *   "A rumor for the tavern.",
+ *   { context: { town: "Ashford" }, model: { type: "scripted", steps: [{ json: { rumor: "The mill is haunted." } }] } },
+ * );
+ * rumor.rumor; // "The mill is haunted."
+ * ```
+ */
 export interface GenerateOptions extends DecisionSettings {
   /** Facts for the generation. */
   context?: JsonValue;
@@ -106,7 +185,17 @@ export interface GenerateOptions extends DecisionSettings {
   tools?: readonly ToolRef[];
 }
 
-/** A decision of `decideMany` that failed (the others are unaffected). */
+/**
+ * A decision of `decideMany` that failed (the others are unaffected).
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const [result] = await bridge.decideMany([{ situation: "?", options: ["a", "b"], fallbackOptionID: "c" }]);
+ * if ("error" in result) result.error.dataCode; // "invalid_params"
+ * ```
+ */
 export interface DecisionFailure {
   /** Why it failed. */
   error: BridgeError;

@@ -10,7 +10,18 @@ import type { Peer, RequestOptions } from "./peer.ts";
 import { ToolRegistry } from "./tools.ts";
 import type { ToolDefinition, ToolRef } from "./types.ts";
 
-/** Options of a call that runs a turn (`session/respond`, `npc/talk`). */
+/**
+ * Options of a call that runs a turn (`session/respond`, `npc/talk`).
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const slow = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Zzz.", delayMs: 60_000 }] } });
+ * const error = await slow.respond("Wake up.", { timeoutMs: 10 }).catch((e) => e);
+ * error.dataCode; // "timeout"
+ * ```
+ */
 export interface TurnOptions {
   /** Aborting cancels the turn on the bridge (and the object's queued work); the call rejects with `-32009`. */
   signal?: AbortSignal;
@@ -24,7 +35,18 @@ interface Cancel {
   params: JsonObject;
 }
 
-/** Receives each `world/changed` of a subscription. */
+/**
+ * Receives each `world/changed` of a subscription.
+ *
+ * @example
+ * ```ts
+ * import { Bridge, type WorldListener } from "../../mod.ts";
+ * const gold: WorldListener = (change) => console.log(`gold ${change.oldValue} → ${change.newValue}`);
+ * await using bridge = await Bridge.open();
+ * const world = await bridge.createWorld({ player: { gold: 60 } });
+ * await world.subscribe("player.gold", gold);
+ * ```
+ */
 export type WorldListener = (change: WorldChange) => void;
 
 /** The shared state of one bridge connection. */

@@ -6,7 +6,16 @@
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import type { Model, ToolCall, ToolChoice, ToolDefinition, ToolRecord, ToolRef, Usage } from "./types.ts";
 
-/** The 16 emotions an NPC can show, in protocol order. */
+/**
+ * The 16 emotions an NPC can show, in protocol order.
+ *
+ * @example
+ * ```ts
+ * import { EMOTIONS, type Emotion } from "../../mod.ts";
+ * const portraits = new Map<Emotion, string>(EMOTIONS.map((e) => [e, `portraits/${e}.png`]));
+ * portraits.get("happy"); // "portraits/happy.png"
+ * ```
+ */
 export const EMOTIONS = [
   "neutral",
   "happy",
@@ -26,10 +35,33 @@ export const EMOTIONS = [
   "proud",
 ] as const;
 
-/** An NPC emotion. */
+/**
+ * An NPC emotion.
+ *
+ * @example
+ * ```ts
+ * import { type Emotion, type NpcOptions } from "../../mod.ts";
+ * const calm: Emotion[] = ["neutral", "happy", "curious"];
+ * const options: NpcOptions = { emotions: calm };
+ * ```
+ */
 export type Emotion = typeof EMOTIONS[number];
 
-/** Who an NPC is (§6 `persona`; only `name` is required; keep every field short). */
+/**
+ * Who an NPC is (§6 `persona`; only `name` is required; keep every field short).
+ *
+ * @example
+ * ```ts
+ * import { type Persona } from "../../mod.ts";
+ * const gorm: Persona = {
+ *   name: "Gorm",
+ *   role: "the village blacksmith",
+ *   personality: "Gruff but fair.",
+ *   secrets: ["He once forged a sword for the bandit king."],
+ *   defaultEmotion: "neutral",
+ * };
+ * ```
+ */
 export interface Persona {
   /** e.g. `"Gorm"`. */
   name: string;
@@ -53,7 +85,20 @@ export interface Persona {
   maxSentences?: number;
 }
 
-/** What an NPC remembers (§6 `memory`). */
+/**
+ * What an NPC remembers (§6 `memory`).
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const gorm = await bridge.createNpc({ name: "Gorm" }, {
+ *   memory: { facts: ["Aria likes axes."], relationship: 20 },
+ *   model: "scripted",
+ * });
+ * (await gorm.state()).memory.relationship; // 20
+ * ```
+ */
 export interface NpcMemory {
   /** Facts (at most `maxFacts`). */
   facts?: readonly string[];
@@ -63,7 +108,21 @@ export interface NpcMemory {
   summary?: string;
 }
 
-/** NPC options (§6 `npc/create` `options`; all optional, unknown keys are warned about). */
+/**
+ * NPC options (§6 `npc/create` `options`; all optional, unknown keys are warned about).
+ *
+ * @example
+ * ```ts
+ * import { type NpcOptions } from "../../mod.ts";
+ * const shopkeeper: NpcOptions = {
+ *   replyFormat: "text",
+ *   groundingTool: "check_stock",
+ *   worldWritable: ["player.gold"],
+ *   memoryTools: ["rememberFact"],
+ *   playerOptionCount: 2,
+ * };
+ * ```
+ */
 export interface NpcOptions {
   /** `"automatic"` (default), `"structured"` or `"text"`. */
   replyFormat?: "automatic" | "structured" | "text";
@@ -115,7 +174,20 @@ export interface NpcOptions {
   barkMaximumTokens?: number;
 }
 
-/** The result of a dialogue turn (`npc/talk`). */
+/**
+ * The result of a dialogue turn (`npc/talk`).
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const gorm = await bridge.createNpc({ name: "Gorm" }, {
+ *   model: { type: "scripted", steps: [{ json: { emotion: "proud", line: "Finest steel.", player_options: ["Buy"] } }] },
+ * });
+ * const reply = await gorm.talk("Nice sword.");
+ * [reply.emotion, reply.line, reply.playerOptions]; // ["proud", "Finest steel.", ["Buy"]]
+ * ```
+ */
 export interface NpcReply {
   /** The NPC's id. */
   npc: string;
@@ -139,7 +211,22 @@ export interface NpcReply {
   warnings?: string[];
 }
 
-/** An `npc/event` (§7), in the order it happened. */
+/**
+ * An `npc/event` (§7), in the order it happened.
+ *
+ * @example
+ * ```ts
+ * import { Bridge, type NpcEvent } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const gorm = await bridge.createNpc({ name: "Gorm" }, {
+ *   options: { replyFormat: "text" },
+ *   model: { type: "scripted", steps: [{ text: "[proud] Finest steel." }] },
+ * });
+ * const events: NpcEvent[] = [];
+ * await gorm.talk("Nice sword.", { onEvent: (event) => events.push(event) });
+ * events[0]; // { type: "emotion", emotion: "proud" }
+ * ```
+ */
 export type NpcEvent =
   | { type: "emotion"; emotion: Emotion }
   | { type: "lineDelta"; delta: string }
@@ -147,7 +234,20 @@ export type NpcEvent =
   | { type: "toolCallStarted"; call: ToolCall; execution: "client" | "local" }
   | { type: "toolCallCompleted"; record: ToolRecord };
 
-/** An NPC's save state (`npc/state`): store it whole, restore it with `npc/restore`. */
+/**
+ * An NPC's save state (`npc/state`): store it whole, restore it with `npc/restore`.
+ *
+ * @example
+ * ```ts
+ * import { Bridge, type NpcState } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const gorm = await bridge.createNpc({ name: "Gorm" }, { npc: "gorm", model: "scripted" });
+ * const save: NpcState = await gorm.state(); // store it whole with the game save
+ * await gorm.delete();
+ * const loaded = await bridge.restoreNpc(save, { model: "scripted" });
+ * loaded.id; // "gorm"
+ * ```
+ */
 export interface NpcState {
   /** Format version (1). */
   version: number;
@@ -169,7 +269,18 @@ export interface NpcState {
   [key: string]: unknown;
 }
 
-/** An entry of `npc/list`. */
+/**
+ * An entry of `npc/list`.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * await bridge.createNpc({ name: "Gorm", role: "the blacksmith" }, { npc: "gorm", model: "scripted" });
+ * const [gorm] = await bridge.listNpcs();
+ * [gorm.npc, gorm.name, gorm.turnCount]; // ["gorm", "Gorm", 0]
+ * ```
+ */
 export interface NpcInfo {
   /** Its id. */
   npc: string;
@@ -195,10 +306,34 @@ export interface NpcInfo {
   createdAt: string;
 }
 
-/** One option of a decision: an id, or an id with a description. */
+/**
+ * One option of a decision: an id, or an id with a description.
+ *
+ * @example
+ * ```ts
+ * import { type DecisionOption } from "../../mod.ts";
+ * const options: DecisionOption<"fight" | "flee">[] = ["fight", { id: "flee", description: "Run into the woods" }];
+ * ```
+ */
 export type DecisionOption<Id extends string = string> = Id | { id: Id; description?: string };
 
-/** Engine settings shared by `decide` and `decideMany`. */
+/**
+ * Engine settings shared by `decide` and `decideMany`.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const results = await bridge.decideMany([
+ *   { situation: "A wolf growls.", options: ["fight", "flee"] },
+ *   { situation: "A merchant waves.", options: ["greet", "ignore"] },
+ * ], {
+ *   temperature: 0,
+ *   model: { type: "scripted", steps: [{ json: { reasoning: "Safer.", choice: "flee", confidence: 70 } }] },
+ * });
+ * results.length; // 2
+ * ```
+ */
 export interface DecisionSettings {
   /** Extra instructions. */
   instructions?: string;
@@ -212,7 +347,22 @@ export interface DecisionSettings {
   model?: Model;
 }
 
-/** One decision's parameters besides its situation and options. */
+/**
+ * One decision's parameters besides its situation and options.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const decision = await bridge.decide("The player insults Snik.", ["laugh", "attack"], {
+ *   actor: { name: "Snik", personality: "A timid goblin." },
+ *   context: { snikHp: 3, playerHp: 40 },
+ *   fallbackOptionID: "laugh",
+ *   model: { type: "scripted", steps: [{ json: { reasoning: "He is too weak.", choice: "laugh", confidence: 90 } }] },
+ * });
+ * decision.optionID; // "laugh"
+ * ```
+ */
 export interface DecisionDetails<Id extends string = string> {
   /** A persona, or an NPC id to decide as that NPC. */
   actor?: Persona | string;
@@ -226,7 +376,19 @@ export interface DecisionDetails<Id extends string = string> {
   fallbackOptionID?: Id;
 }
 
-/** One request of `decideMany`. */
+/**
+ * One request of `decideMany`.
+ *
+ * @example
+ * ```ts
+ * import { type DecisionRequest } from "../../mod.ts";
+ * const request: DecisionRequest<"hide" | "shout"> = {
+ *   situation: "Bandits on the road.",
+ *   options: ["hide", "shout"],
+ *   actor: "bram", // decide as the NPC "bram"
+ * };
+ * ```
+ */
 export interface DecisionRequest<Id extends string = string> extends DecisionDetails<Id> {
   /** From the actor's point of view. */
   situation: string | JsonValue;
@@ -234,7 +396,20 @@ export interface DecisionRequest<Id extends string = string> extends DecisionDet
   options: readonly DecisionOption<Id>[];
 }
 
-/** The result of a decision; `optionID` is one of the ids offered. */
+/**
+ * The result of a decision; `optionID` is one of the ids offered.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const decision = await bridge.decide("A wolf blocks the path.", ["fight", "flee"], {
+ *   model: { type: "scripted", steps: [{ json: { reasoning: "Too strong.", choice: "flee", confidence: 80 } }] },
+ * });
+ * const choice: "fight" | "flee" = decision.optionID; // typed from the options
+ * [choice, decision.confidence]; // ["flee", 80]
+ * ```
+ */
 export interface Decision<Id extends string = string> {
   /** The chosen option. */
   optionID: Id;
@@ -252,7 +427,20 @@ export interface Decision<Id extends string = string> {
   warnings?: string[];
 }
 
-/** A world change (`world/changed`); `oldValue` is absent when created, `newValue` when removed. */
+/**
+ * A world change (`world/changed`); `oldValue` is absent when created, `newValue` when removed.
+ *
+ * @example
+ * ```ts
+ * import { Bridge, type WorldChange } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const world = await bridge.createWorld({ player: { gold: 60 } });
+ * const changes: WorldChange[] = [];
+ * await world.subscribe("player", (change) => changes.push(change));
+ * await world.set("player.gold", 45);
+ * changes[0]; // { world: "w1", subscription: "sub1", path: "player.gold", oldValue: 60, newValue: 45 }
+ * ```
+ */
 export interface WorldChange {
   /** The world's id. */
   world: string;
@@ -266,7 +454,18 @@ export interface WorldChange {
   newValue?: JsonValue;
 }
 
-/** An entry of `world/list`. */
+/**
+ * An entry of `world/list`.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * await bridge.createWorld({ day: 1 }, { world: "village" });
+ * const [village] = await bridge.listWorlds();
+ * [village.world, village.version]; // ["village", 0]
+ * ```
+ */
 export interface WorldInfo {
   /** Its id. */
   world: string;
@@ -280,7 +479,18 @@ export interface WorldInfo {
   createdAt: string;
 }
 
-/** The result of `world/remove`. */
+/**
+ * The result of `world/remove`.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const world = await bridge.createWorld({ quest: { stage: 2 } });
+ * const removal = await world.remove("quest");
+ * removal; // { removed: true, oldValue: { stage: 2 }, version: 1 }
+ * ```
+ */
 export interface WorldRemoval {
   /** Whether something was removed. */
   removed: boolean;

@@ -10,7 +10,18 @@ import { BridgeError } from "../protocol/errors.ts";
 import type { JsonRpcMessage } from "./messages.ts";
 import type { Transport } from "./transport.ts";
 
-/** What the in-process transport needs from an engine (`BridgeEngine` and `EngineCore` have it). */
+/**
+ * What the in-process transport needs from an engine (`BridgeEngine` and `EngineCore` have it).
+ *
+ * @example
+ * ```ts
+ * import { Bridge, type InProcessEngine } from "../../mod.ts";
+ * import { BridgeEngine } from "../../engine.ts";
+ * await using bridge = await Bridge.open({
+ *   engine: (send, onShutdown): InProcessEngine => new BridgeEngine({ onShutdown }, send),
+ * });
+ * ```
+ */
 export interface InProcessEngine {
   /** Handles one incoming line. */
   receive(line: string): void;
@@ -21,6 +32,14 @@ export interface InProcessEngine {
 /**
  * Creates the engine: `send` receives each outgoing line, `onShutdown` must be called after the engine has
  * answered `shutdown` (pass it as `BridgeConfiguration.onShutdown`).
+ *
+ * @example
+ * ```ts
+ * import { Bridge, type EngineFactory } from "../../mod.ts";
+ * import { BridgeEngine } from "../../engine.ts";
+ * const quick: EngineFactory = (send, onShutdown) => new BridgeEngine({ toolTimeoutSeconds: 5, onShutdown }, send);
+ * await using bridge = await Bridge.open({ engine: quick });
+ * ```
  */
 export type EngineFactory = (send: (line: string) => void, onShutdown: () => void) => InProcessEngine;
 
@@ -34,11 +53,12 @@ const defaultEngine: EngineFactory = (send, onShutdown) => new BridgeEngine({ on
  *
  * @example
  * ```ts
- * import { InProcessTransport } from "./in_process.ts";
- * import { BridgeEngine } from "../composition.ts";
+ * import { Bridge, InProcessTransport } from "../../mod.ts";
+ * import { BridgeEngine } from "../../engine.ts";
  * const transport = new InProcessTransport((send, onShutdown) =>
  *   new BridgeEngine({ toolTimeoutSeconds: 5, onShutdown }, send)
  * );
+ * await using bridge = await Bridge.connect(transport);
  * ```
  */
 export class InProcessTransport implements Transport {

@@ -5,10 +5,26 @@
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 
-/** A JSON-RPC id: a string or a safe integer. */
+/**
+ * A JSON-RPC id: a string or a safe integer.
+ *
+ * @example
+ * ```ts
+ * import { type RequestId } from "../../mod.ts";
+ * const ids: RequestId[] = [1, "t-1", "talk-7"];
+ * ```
+ */
 export type RequestId = string | number;
 
-/** A request: expects exactly one response with the same `id`. */
+/**
+ * A request: expects exactly one response with the same `id`.
+ *
+ * @example
+ * ```ts
+ * import { type JsonRpcRequest } from "../../mod.ts";
+ * const ping: JsonRpcRequest = { jsonrpc: "2.0", id: 1, method: "ping" };
+ * ```
+ */
 export interface JsonRpcRequest {
   /** Always `"2.0"`. */
   jsonrpc: "2.0";
@@ -20,7 +36,15 @@ export interface JsonRpcRequest {
   params?: object;
 }
 
-/** A notification: no `id`, no response. */
+/**
+ * A notification: no `id`, no response.
+ *
+ * @example
+ * ```ts
+ * import { type JsonRpcNotification } from "../../mod.ts";
+ * const cancel: JsonRpcNotification = { jsonrpc: "2.0", method: "session/cancel", params: { session: "guard" } };
+ * ```
+ */
 export interface JsonRpcNotification {
   /** Always `"2.0"`. */
   jsonrpc: "2.0";
@@ -30,7 +54,19 @@ export interface JsonRpcNotification {
   params?: object;
 }
 
-/** The `error` member of an error response (§8). */
+/**
+ * The `error` member of an error response (§8).
+ *
+ * @example
+ * ```ts
+ * import { type JsonRpcErrorObject } from "../../mod.ts";
+ * const notFound: JsonRpcErrorObject = {
+ *   code: -32050,
+ *   message: "No NPC 'gorm'.",
+ *   data: { code: "npc_not_found", npc: "gorm" },
+ * };
+ * ```
+ */
 export interface JsonRpcErrorObject {
   /** The JSON-RPC number, e.g. `-32020`. */
   code: number;
@@ -40,7 +76,15 @@ export interface JsonRpcErrorObject {
   data?: JsonValue;
 }
 
-/** A successful response. */
+/**
+ * A successful response.
+ *
+ * @example
+ * ```ts
+ * import { type JsonRpcResult } from "../../mod.ts";
+ * const answer: JsonRpcResult = { jsonrpc: "2.0", id: 1, result: {} };
+ * ```
+ */
 export interface JsonRpcResult {
   /** Always `"2.0"`. */
   jsonrpc: "2.0";
@@ -50,7 +94,19 @@ export interface JsonRpcResult {
   result: JsonValue;
 }
 
-/** An error response. */
+/**
+ * An error response.
+ *
+ * @example
+ * ```ts
+ * import { type JsonRpcError } from "../../mod.ts";
+ * const failure: JsonRpcError = {
+ *   jsonrpc: "2.0",
+ *   id: 7,
+ *   error: { code: -32009, message: "The turn was cancelled.", data: { code: "cancelled" } },
+ * };
+ * ```
+ */
 export interface JsonRpcError {
   /** Always `"2.0"`. */
   jsonrpc: "2.0";
@@ -60,7 +116,15 @@ export interface JsonRpcError {
   error: JsonRpcErrorObject;
 }
 
-/** Any message in either direction. */
+/**
+ * Any message in either direction.
+ *
+ * @example
+ * ```ts
+ * import { type JsonRpcMessage } from "../../mod.ts";
+ * const reply: JsonRpcMessage = { jsonrpc: "2.0", id: "t-1", result: { output: "The gate opened." } };
+ * ```
+ */
 export type JsonRpcMessage = JsonRpcRequest | JsonRpcNotification | JsonRpcResult | JsonRpcError;
 
 /** An incoming message, classified. */

@@ -28,7 +28,15 @@ import type {
   Transcript,
 } from "./types.ts";
 
-/** Params of `session/respond`. */
+/**
+ * Params of `session/respond`.
+ *
+ * @example
+ * ```ts
+ * import { type RespondParams } from "../../mod.ts";
+ * const params: RespondParams = { session: "guard", prompt: "Open the gate.", stream: true, toolChoice: "required" };
+ * ```
+ */
 export interface RespondParams {
   /** The session. */
   session: string;
@@ -48,7 +56,15 @@ export interface RespondParams {
   enabledTools?: readonly string[];
 }
 
-/** A decision as sent on the wire (tools as definitions). */
+/**
+ * A decision as sent on the wire (tools as definitions).
+ *
+ * @example
+ * ```ts
+ * import { type DecisionParams } from "../../mod.ts";
+ * const params: DecisionParams = { situation: "A wolf.", options: ["fight", "flee"], fallbackOptionID: "flee" };
+ * ```
+ */
 export interface DecisionParams extends DecisionSettings {
   /** From the actor's point of view. */
   situation: string | JsonValue;
@@ -66,7 +82,20 @@ export interface DecisionParams extends DecisionSettings {
   fallbackOptionID?: string;
 }
 
-/** Every method of the protocol: `{params, result}`. */
+/**
+ * Every method of the protocol: `{params, result}`.
+ *
+ * @example
+ * ```ts
+ * import { Bridge, type BridgeMethods } from "../../mod.ts";
+ * type Talk = BridgeMethods["npc/talk"]; // { params: {npc, line, …}; result: NpcReply }
+ * await using bridge = await Bridge.open();
+ * const list: Talk["result"][] = [];
+ * list.length; // 0
+ * const { npcs } = await bridge.request("npc/list", {}); // typed from the map
+ * npcs.length; // 0
+ * ```
+ */
 export interface BridgeMethods {
   /** Handshake. */
   "initialize": { params: { client?: JsonObject; protocolVersion?: string }; result: InitializeResult };
@@ -258,11 +287,37 @@ export interface BridgeMethods {
   };
 }
 
-/** A method name of the protocol. */
+/**
+ * A method name of the protocol.
+ *
+ * @example
+ * ```ts
+ * import { type MethodName } from "../../mod.ts";
+ * const method: MethodName = "world/subscribe";
+ * ```
+ */
 export type MethodName = keyof BridgeMethods;
 
-/** The params of method `M`. */
+/**
+ * The params of method `M`.
+ *
+ * @example
+ * ```ts
+ * import { type ParamsOf } from "../../mod.ts";
+ * const talk: ParamsOf<"npc/talk"> = { npc: "gorm", line: "Hello.", stream: true };
+ * ```
+ */
 export type ParamsOf<M extends MethodName> = BridgeMethods[M]["params"];
 
-/** The result of method `M`. */
+/**
+ * The result of method `M`.
+ *
+ * @example
+ * ```ts
+ * import { Bridge, type ResultOf } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const pong: ResultOf<"ping"> = await bridge.request("ping", {});
+ * pong; // {}
+ * ```
+ */
 export type ResultOf<M extends MethodName> = BridgeMethods[M]["result"];

@@ -8,7 +8,27 @@ import type { Emotion, NpcEvent, NpcMemory, NpcOptions, NpcReply, NpcState, Pers
 import { TurnStream } from "./turn_stream.ts";
 import type { Model, ToolChoice, ToolRef } from "./types.ts";
 
-/** Options of {@link Npc.talk}. */
+/**
+ * Options of {@link Npc.talk}.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const gorm = await bridge.createNpc({ name: "Gorm" }, {
+ *   options: { replyFormat: "text" },
+ *   model: { type: "scripted", steps: [{ text: "[proud] Finest steel in the valley.", chunks: 4 }] },
+ * });
+ * let portrait = "neutral";
+ * let shown = "";
+ * await gorm.talk("Nice sword.", {
+ *   context: "The player holds 60 gold.",
+ *   onEmotion: (emotion) => portrait = emotion,
+ *   onLine: (_delta, line) => shown = line, // typewriter
+ * });
+ * [portrait, shown]; // ["proud", "Finest steel in the valley."]
+ * ```
+ */
 export interface TalkOptions extends TurnOptions {
   /** What is happening right now ("The player just paid 45 gold."); this turn only. */
   context?: string | JsonValue;
@@ -27,7 +47,19 @@ export interface TalkOptions extends TurnOptions {
   toolChoice?: ToolChoice;
 }
 
-/** Options of {@link Npc.restore} and `bridge.restoreNpc`. */
+/**
+ * Options of {@link Npc.restore} and `bridge.restoreNpc`.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const gorm = await bridge.createNpc({ name: "Gorm" }, { npc: "gorm", model: "scripted" });
+ * const save = await gorm.state();
+ * const copy = await bridge.restoreNpc(save, { npc: "gorm-2", world: null, model: "scripted" });
+ * copy.id; // "gorm-2"
+ * ```
+ */
 export interface RestoreOptions {
   /** The id (default: the saved one). */
   npc?: string;

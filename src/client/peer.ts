@@ -10,7 +10,23 @@ import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.
 import { classify, type JsonRpcErrorObject, type JsonRpcMessage, type RequestId } from "./messages.ts";
 import type { Transport } from "./transport.ts";
 
-/** Per-request options of {@link Peer.request}. */
+/**
+ * Per-request options of {@link Peer.request}.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const slow = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Zzz.", delayMs: 60_000 }] } });
+ * const controller = new AbortController();
+ * const turn = bridge.request("session/respond", { session: slow.id, prompt: "Wake up." }, {
+ *   signal: controller.signal,
+ *   onAbort: () => bridge.notify("session/cancel", { session: slow.id }), // then wait for the -32009 answer
+ * });
+ * controller.abort();
+ * await turn.catch((error) => error.dataCode); // "cancelled"
+ * ```
+ */
 export interface RequestOptions {
   /** Aborts the request (see {@link RequestOptions.onAbort}). */
   signal?: AbortSignal;
@@ -28,7 +44,19 @@ export interface RequestOptions {
   onResult?: (result: JsonValue) => void;
 }
 
-/** What a handler of an incoming request gets besides its params. */
+/**
+ * What a handler of an incoming request gets besides its params.
+ *
+ * @example
+ * ```ts
+ * import { InProcessTransport, Peer } from "../../mod.ts";
+ * const peer = new Peer(new InProcessTransport());
+ * peer.setRequestHandler("tool/call", (params, request) => {
+ *   request.signal.addEventListener("abort", () => console.log(`tool call ${request.id} no longer needed`));
+ *   return { output: `handled ${request.method}` };
+ * });
+ * ```
+ */
 export interface IncomingRequest {
   /** The request's id (e.g. `"t-1"`). */
   id: RequestId;
@@ -38,13 +66,44 @@ export interface IncomingRequest {
   signal: AbortSignal;
 }
 
-/** Answers an incoming request: the value is the `result`; a throw becomes an error response. */
+/**
+ * Answers an incoming request: the value is the `result`; a throw becomes an error response.
+ *
+ * @example
+ * ```ts
+ * import { InProcessTransport, Peer, type RequestHandler } from "../../mod.ts";
+ * const answer: RequestHandler = (params) => ({ output: `You asked for ${JSON.stringify(params.call)}.` });
+ * const peer = new Peer(new InProcessTransport());
+ * peer.setRequestHandler("tool/call", answer);
+ * ```
+ */
 export type RequestHandler = (params: JsonObject, request: IncomingRequest) => JsonValue | Promise<JsonValue>;
 
-/** Receives a notification's params (and its method, for `"*"` listeners). */
+/**
+ * Receives a notification's params (and its method, for `"*"` listeners).
+ *
+ * @example
+ * ```ts
+ * import { InProcessTransport, type NotificationHandler, Peer } from "../../mod.ts";
+ * const log: NotificationHandler = (params, method) => console.log(method, params);
+ * const peer = new Peer(new InProcessTransport());
+ * const stop = peer.onNotification("*", log);
+ * stop();
+ * ```
+ */
 export type NotificationHandler = (params: JsonObject, method: string) => void;
 
-/** Options of a {@link Peer}. */
+/**
+ * Options of a {@link Peer}.
+ *
+ * @example
+ * ```ts
+ * import { InProcessTransport, Peer, type PeerOptions } from "../../mod.ts";
+ * const options: PeerOptions = { onError: (error) => console.error(`bridge client: ${error.message}`) };
+ * const peer = new Peer(new InProcessTransport(), options);
+ * peer.closed; // false
+ * ```
+ */
 export interface PeerOptions {
   /** Receives errors thrown by listeners and messages that are not JSON-RPC (default: `reportError`). */
   onError?: (error: Error) => void;

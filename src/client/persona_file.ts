@@ -8,7 +8,22 @@ import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.
 import type { NpcMemory, NpcOptions, Persona } from "./game_types.ts";
 import type { ScriptStep, ToolDefinition } from "./types.ts";
 
-/** An NPC file, loaded. */
+/**
+ * An NPC file, loaded.
+ *
+ * @example
+ * ```ts
+ * import { Bridge, type PersonaFile, loadPersona } from "../../mod.ts";
+ * const sage: PersonaFile = await loadPersona(new URL("../../personas/sage.jsonc", import.meta.url));
+ * await using bridge = await Bridge.open();
+ * const wenna = await bridge.createNpc(sage.persona, {
+ *   memory: sage.memory,
+ *   options: sage.options,
+ *   model: { type: "scripted", steps: sage.steps },
+ * });
+ * (await wenna.talk("Hi, I am Aria.")).line; // "Aria, is it? Sit, mind the nettles."
+ * ```
+ */
 export interface PersonaFile {
   /** The NPC id to use, if the file names one. */
   npc?: string;
@@ -60,8 +75,8 @@ function isSteps(value: JsonValue): value is JsonObject[] & ScriptStep[] {
  * `{"steps": […]}`). The bridge validates the values when the NPC is created. Needs `--allow-read`.
  *
  * @example
- * ```ts ignore
- * import { loadPersona } from "./persona_file.ts";
+ * ```ts
+ * import { loadPersona } from "../../mod.ts";
  * const shopkeeper = await loadPersona(new URL("../../personas/shopkeeper.jsonc", import.meta.url));
  * shopkeeper.persona.name; // "Mira"
  * shopkeeper.steps.length > 0; // true

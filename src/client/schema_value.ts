@@ -27,7 +27,16 @@ export type SchemaValue<S> = S extends { enum: readonly (infer E)[] } ? E
   : S extends { type: infer T } ? SchemaTypeValue<S, T extends readonly (infer U)[] ? U : T>
   : JsonValue;
 
-/** The value type of schema `S` for one of its `type` names `T` (a helper of {@link SchemaValue}). */
+/**
+ * The value type of schema `S` for one of its `type` names `T` (a helper of {@link SchemaValue}).
+ *
+ * @example
+ * ```ts
+ * import { type SchemaTypeValue } from "../../mod.ts";
+ * type Gold = SchemaTypeValue<{ type: "integer" }, "integer">; // number
+ * const gold: Gold = 45;
+ * ```
+ */
 export type SchemaTypeValue<S, T> = T extends "string" ? string
   : T extends "integer" | "number" ? number
   : T extends "boolean" ? boolean
@@ -42,5 +51,14 @@ export type SchemaTypeValue<S, T> = T extends "string" ? string
     )
   : JsonValue;
 
-/** The names in object schema `S`'s `required` (a helper of {@link SchemaValue}). */
+/**
+ * The names in object schema `S`'s `required` (a helper of {@link SchemaValue}).
+ *
+ * @example
+ * ```ts
+ * import { type SchemaRequired } from "../../mod.ts";
+ * type Names = SchemaRequired<{ type: "object"; required: ["item", "count"] }>; // "item" | "count"
+ * const name: Names = "item";
+ * ```
+ */
 export type SchemaRequired<S> = S extends { required: readonly (infer R)[] } ? R : never;

@@ -8,7 +8,22 @@ import type { RespondParams } from "./methods.ts";
 import { TurnStream } from "./turn_stream.ts";
 import type { JsonSchema, RespondResult, SessionEvent, ToolChoice, ToolRef, Transcript } from "./types.ts";
 
-/** Options of {@link Session.respond}. */
+/**
+ * Options of {@link Session.respond}.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const guard = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Halt! Who goes there?" }] } });
+ * let shown = "";
+ * const result = await guard.respond("Hello", {
+ *   onText: (_delta, text) => shown = text, // the whole answer so far
+ *   timeoutMs: 30_000,
+ * });
+ * shown === result.text; // true
+ * ```
+ */
 export interface RespondOptions extends TurnOptions {
   /** Structured output: the answer is JSON matching it, typed by `respond<T>`. */
   schema?: JsonSchema;

@@ -9,7 +9,21 @@ import { bridgeCommand } from "./bridge_command.ts";
 import type { JsonRpcMessage } from "./messages.ts";
 import type { Transport } from "./transport.ts";
 
-/** Options of a {@link StdioTransport}. */
+/**
+ * Options of a {@link StdioTransport}.
+ *
+ * @example
+ * ```ts
+ * import { StdioTransport, type StdioTransportOptions } from "../../mod.ts";
+ * const options: StdioTransportOptions = {
+ *   command: ["deno", "run", "--allow-read", "--allow-env", "--allow-ffi", "cli.ts", "stdio"],
+ *   stderr: "piped", // keep the bridge's last log lines for the error when it dies
+ *   exitTimeoutMs: 1000,
+ * };
+ * const transport = new StdioTransport(options);
+ * transport.command[0]; // "deno"
+ * ```
+ */
 export interface StdioTransportOptions {
   /** The bridge's argv (default: {@link bridgeCommand}: `OAM_BRIDGE_COMMAND`, `OAM_BRIDGE_PATH`, `oam stdio`). */
   command?: readonly string[];
@@ -41,8 +55,10 @@ function describeStatus(status: Deno.CommandStatus): string {
  *
  * @example
  * ```ts
- * import { StdioTransport } from "./stdio.ts";
+ * import { Bridge, StdioTransport } from "../../mod.ts";
  * const transport = new StdioTransport({ command: ["oam", "stdio", "--log-level", "error"] });
+ * const open = () => Bridge.connect(transport); // spawns it
+ * typeof open; // "function"
  * ```
  */
 export class StdioTransport implements Transport {

@@ -10,7 +10,23 @@ import type { Peer } from "./peer.ts";
 import type { SchemaValue } from "./schema_value.ts";
 import type { JsonSchema, ToolCall, ToolDefinition, ToolRef } from "./types.ts";
 
-/** What a tool handler knows about the call besides its arguments. */
+/**
+ * What a tool handler knows about the call besides its arguments.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * bridge.tool({ name: "dig", description: "Dig for a while." }, async (_args, ctx) => {
+ *   // Stop when the bridge no longer needs the answer (timeout, cancelled turn).
+ *   while (!ctx.signal.aborted) {
+ *     await new Promise((resolve) => setTimeout(resolve, 10));
+ *     if (ctx.npc) return `${ctx.npc} found a coin.`;
+ *   }
+ *   return "stopped";
+ * });
+ * ```
+ */
 export interface ToolContext {
   /**
    * Aborted when the bridge no longer needs the output: the tool timed out, the turn was cancelled or
@@ -34,6 +50,18 @@ export interface ToolContext {
 /**
  * A tool handler: gets the arguments and a {@link ToolContext}; returns the output (text or any JSON
  * value; nothing = `""`), or throws to give the model an error output with the error's message.
+ *
+ * @example
+ * ```ts
+ * import { Bridge, type ToolHandler } from "../../mod.ts";
+ * const ring: ToolHandler<{ times: number }> = ({ times }) => "Dong! ".repeat(times).trim();
+ * await using bridge = await Bridge.open();
+ * bridge.tool({
+ *   name: "ring_bell",
+ *   description: "Rings the bell.",
+ *   parameters: { type: "object", properties: { times: { type: "integer" } }, required: ["times"] },
+ * }, ring);
+ * ```
  */
 export type ToolHandler<Args> = {
   bivarianceHack(args: Args, context: ToolContext): unknown;
@@ -42,16 +70,44 @@ export type ToolHandler<Args> = {
 /**
  * The type of a tool's arguments: from its `parameters` schema when that is written inline with
  * `properties`, else any JSON object.
+ *
+ * @example
+ * ```ts
+ * import { type ToolArgs } from "../../mod.ts";
+ * type Args = ToolArgs<{ type: "object"; properties: { gate: { type: "string" } }; required: ["gate"] }>;
+ * const args: Args = { gate: "north" }; // { gate: string }
+ * ```
  */
 export type ToolArgs<S> = S extends { properties: object } ? SchemaValue<S> : JsonObject;
 
-/** A definition whose `parameters` may be written inline; `S` is the schema, kept literal for typing. */
+/**
+ * A definition whose `parameters` may be written inline; `S` is the schema, kept literal for typing.
+ *
+ * @example
+ * ```ts
+ * import { Bridge, type ToolSpec } from "../../mod.ts";
+ * const spec: ToolSpec = { name: "look", description: "Describe the room." };
+ * await using bridge = await Bridge.open();
+ * bridge.tool(spec, (args) => `Nothing unusual (${Object.keys(args).length} arguments).`);
+ * ```
+ */
 export interface ToolSpec<S extends JsonSchema = JsonSchema> extends ToolDefinition {
   /** JSON Schema of the arguments (the handler's `args` are typed from it when written inline). */
   parameters?: S;
 }
 
-/** A registered client tool: pass it in `tools` when creating a session or NPC. */
+/**
+ * A registered client tool: pass it in `tools` when creating a session or NPC.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const bell = bridge.tool({ name: "ring_bell", description: "Rings the bell." }, () => "Dong.");
+ * bell.name; // "ring_bell"
+ * await bridge.createSession({ tools: [bell], model: "scripted" });
+ * ```
+ */
 export class ClientTool {
   /** The definition sent to the bridge. */
   readonly definition: ToolDefinition;

@@ -26,6 +26,8 @@ import type { JsonRpcMessage } from "./messages.ts";
  *     return Promise.resolve();
  *   },
  * };
+ * await idle.start();
+ * await idle.close();
  * ```
  */
 export interface Transport {

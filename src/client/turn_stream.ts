@@ -10,7 +10,13 @@
  * `signal` for that); `result` still settles.
  *
  * @example
- * ```ts ignore
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const npc = await bridge.createNpc({ name: "Gorm" }, {
+ *   options: { replyFormat: "text" },
+ *   model: { type: "scripted", steps: [{ text: "[proud] Finest steel in the valley." }] },
+ * });
  * const turn = npc.talkStream("Any swords?");
  * for await (const event of turn) {
  *   if (event.type === "lineDelta") console.log(event.delta);

@@ -5,7 +5,19 @@
  */
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 
-/** A JSON Schema (the subset of PROTOCOL.md §9 is what the model is held to; everything else is described). */
+/**
+ * A JSON Schema (the subset of PROTOCOL.md §9 is what the model is held to; everything else is described).
+ *
+ * @example
+ * ```ts
+ * import { type JsonSchema } from "../../mod.ts";
+ * const item: JsonSchema = {
+ *   type: "object",
+ *   properties: { item: { type: "string", description: "e.g. 'ale'" }, count: { type: "integer", minimum: 1 } },
+ *   required: ["item"],
+ * };
+ * ```
+ */
 export interface JsonSchema {
   /** `"object"`, `"string"`, `"integer"`, `"number"`, `"boolean"`, `"array"`, `"null"`, or several. */
   type?: string | readonly string[];
@@ -29,7 +41,20 @@ export interface JsonSchema {
   readonly [keyword: string]: unknown;
 }
 
-/** A client tool definition (§9). */
+/**
+ * A client tool definition (§9).
+ *
+ * @example
+ * ```ts
+ * import { type ToolDefinition } from "../../mod.ts";
+ * const openGate: ToolDefinition = {
+ *   name: "open_gate",
+ *   description: "Ask the game to open a named gate. Returns whether it opened.",
+ *   parameters: { type: "object", properties: { gate: { type: "string" } }, required: ["gate"] },
+ *   timeoutSeconds: 30,
+ * };
+ * ```
+ */
 export interface ToolDefinition {
   /** 1–64 of `A–Z a–z 0–9 _ - .`, unique per session or NPC. */
   name: string;
@@ -45,16 +70,58 @@ export interface ToolDefinition {
  * A tool as an option of `createSession`, `createNpc`, `decide`…: a handle from `bridge.tool`, the name of a
  * tool registered with it, or a plain definition (whose calls the client answers when a handler of that
  * name is registered).
+ *
+ * @example
+ * ```ts
+ * import { Bridge, type ToolRef } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const bell = bridge.tool({ name: "ring_bell", description: "Rings the bell." }, () => "Dong.");
+ * bridge.tool({ name: "open_gate", description: "Opens the gate." }, () => ({ opened: true }));
+ * const tools: ToolRef[] = [bell, "open_gate", { name: "look", description: "Look around." }];
+ * await bridge.createSession({ tools, model: "scripted" });
+ * ```
  */
 export type ToolRef = string | ToolDefinition | { readonly definition: ToolDefinition };
 
-/** How a turn may use tools (§5 `toolChoice`). */
+/**
+ * How a turn may use tools (§5 `toolChoice`).
+ *
+ * @example
+ * ```ts
+ * import { type ToolChoice } from "../../mod.ts";
+ * const forced: ToolChoice = { tool: "check_stock" }; // force this tool on the first step
+ * const free: ToolChoice = "auto";
+ * [forced, free];
+ * ```
+ */
 export type ToolChoice = "auto" | "none" | "required" | "explicit" | { tool: string };
 
-/** Sampling settings (§5 `options.sampling`). */
+/**
+ * Sampling settings (§5 `options.sampling`).
+ *
+ * @example
+ * ```ts
+ * import { type SessionOptions } from "../../mod.ts";
+ * const reproducible: SessionOptions = { sampling: "greedy" };
+ * const varied: SessionOptions = { sampling: { topP: 0.9, seed: 7 } };
+ * [reproducible, varied];
+ * ```
+ */
 export type Sampling = "greedy" | { topK: number; seed?: number } | { topP: number; seed?: number };
 
-/** One step of a scripted model (§10). */
+/**
+ * One step of a scripted model (§10).
+ *
+ * @example
+ * ```ts
+ * import { type ScriptStep } from "../../mod.ts";
+ * const steps: ScriptStep[] = [
+ *   { toolCalls: [{ name: "check_stock", arguments: { item: "ale" } }] },
+ *   { text: "[happy] Three ales left.", chunks: 3 },
+ *   { error: "guardrail_violation", delayMs: 100 },
+ * ];
+ * ```
+ */
 export type ScriptStep =
   & (
     | { text: string; chunks?: number }
@@ -65,7 +132,19 @@ export type ScriptStep =
   )
   & { delayMs?: number };
 
-/** A deterministic scripted model (§10). */
+/**
+ * A deterministic scripted model (§10).
+ *
+ * @example
+ * ```ts
+ * import { type ScriptedModelSpec } from "../../mod.ts";
+ * const model: ScriptedModelSpec = {
+ *   type: "scripted",
+ *   steps: [{ text: "Halt!" }],
+ *   fallback: { text: "(the guard says nothing more)" },
+ * };
+ * ```
+ */
 export interface ScriptedModelSpec {
   /** `"scripted"`. */
   type: "scripted";
@@ -75,7 +154,15 @@ export interface ScriptedModelSpec {
   fallback?: ScriptStep;
 }
 
-/** An OpenAI-compatible server (docs/openai.md). */
+/**
+ * An OpenAI-compatible server (docs/openai.md).
+ *
+ * @example
+ * ```ts
+ * import { type OpenAIModelSpec } from "../../mod.ts";
+ * const local: OpenAIModelSpec = { type: "openai", baseURL: "http://127.0.0.1:8080/v1", model: "qwen2.5" };
+ * ```
+ */
 export interface OpenAIModelSpec {
   /** `"openai"`. */
   type: "openai";
@@ -94,13 +181,37 @@ export interface OpenAIModelSpec {
 /**
  * The `model` parameter: `"system"` (the default: the on-device model, or the host's replacement),
  * `"scripted"` (an empty script), a scripted or OpenAI model, or a type the host registered.
+ *
+ * @example
+ * ```ts
+ * import { type Model } from "../../mod.ts";
+ * const models: Model[] = [
+ *   "system",
+ *   { type: "scripted", steps: [{ text: "Hi." }] },
+ *   { type: "openai", baseURL: "http://127.0.0.1:11434/v1", model: "qwen2.5:7b" },
+ * ];
+ * ```
  */
 export type Model = "system" | "scripted" | ScriptedModelSpec | OpenAIModelSpec | {
   type: string;
   [key: string]: JsonValue;
 };
 
-/** Session options (§5 `session/create` `options`). */
+/**
+ * Session options (§5 `session/create` `options`).
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const guard = await bridge.createSession({
+ *   instructions: "You are a castle guard.",
+ *   options: { toolChoice: "auto", maxToolRounds: 2, temperature: 0.7, toolTimeoutSeconds: 30 },
+ *   model: "scripted",
+ * });
+ * guard.id; // "s1"
+ * ```
+ */
 export interface SessionOptions {
   /** Default tool choice of each turn (default `"auto"`). */
   toolChoice?: ToolChoice;
@@ -126,7 +237,15 @@ export interface SessionOptions {
   maxAttempts?: number;
 }
 
-/** A tool call the model made. */
+/**
+ * A tool call the model made.
+ *
+ * @example
+ * ```ts
+ * import { type ToolCall } from "../../mod.ts";
+ * const call: ToolCall = { id: "call_1", name: "open_gate", arguments: { gate: "north" } };
+ * ```
+ */
 export interface ToolCall {
   /** The call's id (e.g. `"call_…"`). */
   id: string;
@@ -136,7 +255,22 @@ export interface ToolCall {
   arguments: JsonObject;
 }
 
-/** A finished tool call (`toolCalls[]` of results, `toolCallCompleted` events). */
+/**
+ * A finished tool call (`toolCalls[]` of results, `toolCallCompleted` events).
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * bridge.tool({ name: "ring_bell", description: "Rings the bell." }, () => "Dong.");
+ * const session = await bridge.createSession({
+ *   tools: ["ring_bell"],
+ *   model: { type: "scripted", steps: [{ toolCalls: [{ name: "ring_bell", arguments: {} }] }, { text: "Done." }] },
+ * });
+ * const [record] = (await session.respond("Ring it.")).toolCalls;
+ * record.output; // "Dong."
+ * ```
+ */
 export interface ToolRecord {
   /** The call. */
   call: ToolCall;
@@ -148,7 +282,18 @@ export interface ToolRecord {
   durationSeconds: number;
 }
 
-/** Token counts of a turn. */
+/**
+ * Token counts of a turn.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const session = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Hi." }] } });
+ * const { usage } = await session.respond("Hello");
+ * usage.totalTokens === usage.inputTokens + usage.outputTokens; // true
+ * ```
+ */
 export interface Usage {
   /** Prompt tokens. */
   inputTokens: number;
@@ -160,7 +305,18 @@ export interface Usage {
   totalTokens: number;
 }
 
-/** One model step of a turn (`steps[]`, `modelStep` events). */
+/**
+ * One model step of a turn (`steps[]`, `modelStep` events).
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const session = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Hi." }] } });
+ * const { steps } = await session.respond("Hello");
+ * steps[0].toolCallingMode; // "allowed"
+ * ```
+ */
 export interface Step {
   /** 0-based. */
   index: number;
@@ -174,7 +330,20 @@ export interface Step {
   trimmedEntries: number;
 }
 
-/** The result of `session/respond`; `T` is the type of `structured` for schema turns. */
+/**
+ * The result of `session/respond`; `T` is the type of `structured` for schema turns.
+ *
+ * @example
+ * ```ts
+ * import { Bridge, type RespondResult } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const oracle = await bridge.createSession({ model: { type: "scripted", steps: [{ json: { omen: "rain" } }] } });
+ * const result: RespondResult<{ omen: string }> = await oracle.respond<{ omen: string }>("Any omens?", {
+ *   schema: { type: "object", properties: { omen: { type: "string" } }, required: ["omen"] },
+ * });
+ * result.structured?.omen; // "rain"
+ * ```
+ */
 export interface RespondResult<T = JsonValue> {
   /** The session's id. */
   session: string;
@@ -192,7 +361,19 @@ export interface RespondResult<T = JsonValue> {
   warnings?: string[];
 }
 
-/** A `session/event` (§7), in the order it happened. */
+/**
+ * A `session/event` (§7), in the order it happened.
+ *
+ * @example
+ * ```ts
+ * import { Bridge, type SessionEvent } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const session = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Halt." }] } });
+ * const events: SessionEvent[] = [];
+ * await session.respond("Hello", { onEvent: (event) => events.push(event) });
+ * events.map((e) => e.type); // ["modelStep", "text", "text"]
+ * ```
+ */
 export type SessionEvent =
   | { type: "modelStep"; step: Step }
   | { type: "text"; delta: string; text: string; isReset: boolean }
@@ -200,7 +381,17 @@ export type SessionEvent =
   | { type: "toolCallStarted"; call: ToolCall; execution: "client" | "local" }
   | { type: "toolCallCompleted"; record: ToolRecord };
 
-/** `model/availability` (§5). */
+/**
+ * `model/availability` (§5).
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const availability = await bridge.availability();
+ * if (!availability.available) console.log(`on-device model unavailable: ${availability.reason}`);
+ * ```
+ */
 export interface ModelAvailability {
   /** Whether the system model can run now. */
   available: boolean;
@@ -216,7 +407,17 @@ export interface ModelAvailability {
   supportedLanguages?: string[];
 }
 
-/** The `initialize` result (§5). */
+/**
+ * The `initialize` result (§5).
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * bridge.server.protocolVersion; // "1.0"
+ * bridge.server.capabilities.methods.includes("npc/talk"); // true
+ * ```
+ */
 export interface InitializeResult {
   /** `"1.0"`. */
   protocolVersion: string;
@@ -237,7 +438,18 @@ export interface InitializeResult {
   model: ModelAvailability;
 }
 
-/** An entry of `session/list`. */
+/**
+ * An entry of `session/list`.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * await bridge.createSession({ session: "guard", model: "scripted" });
+ * const [info] = await bridge.listSessions();
+ * [info.session, info.busy]; // ["guard", false]
+ * ```
+ */
 export interface SessionInfo {
   /** Its id. */
   session: string;
@@ -257,7 +469,20 @@ export interface SessionInfo {
   createdAt: string;
 }
 
-/** A saved transcript (`session/transcript`), to pass as `history`. */
+/**
+ * A saved transcript (`session/transcript`), to pass as `history`.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const first = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Hi, Aria." }] } });
+ * await first.respond("I'm Aria.");
+ * const saved = await first.transcript(); // store it with the game save
+ * const resumed = await bridge.createSession({ history: saved, model: "scripted" });
+ * resumed.id; // "s2"
+ * ```
+ */
 export interface Transcript {
   /** `"FoundationModels.Transcript"`. */
   type: string;

@@ -6,7 +6,21 @@ import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import type { Connection, WorldListener } from "./connection.ts";
 import type { WorldRemoval } from "./game_types.ts";
 
-/** A `world/subscribe` subscription. */
+/**
+ * A `world/subscribe` subscription.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * const world = await bridge.createWorld({ weather: "rain" });
+ * {
+ *   await using watch = await world.subscribe("weather", (change) => console.log(change.newValue));
+ *   await world.set("weather", "sun"); // logs "sun"
+ * } // unsubscribed here
+ * await world.set("weather", "fog"); // logs nothing
+ * ```
+ */
 export class Subscription implements AsyncDisposable {
   /** The subscription's id. */
   readonly id: string;

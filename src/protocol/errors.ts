@@ -4,7 +4,17 @@
  */
 import type { JsonObject } from "./json.ts";
 
-/** Stable `data.code` strings and their JSON-RPC numbers (PROTOCOL.md §8). */
+/**
+ * Stable `data.code` strings and their JSON-RPC numbers (PROTOCOL.md §8).
+ *
+ * @example
+ * ```ts
+ * import { BridgeError, ERROR_CODES } from "./errors.ts";
+ * function isMissingNpc(error: unknown): boolean {
+ *   return error instanceof BridgeError && error.code === ERROR_CODES.npc_not_found; // -32050
+ * }
+ * ```
+ */
 export const ERROR_CODES = {
   parse_error: -32700,
   invalid_message: -32600,
@@ -37,7 +47,15 @@ export const ERROR_CODES = {
   subscription_not_found: -32056,
 } as const;
 
-/** A known `data.code` string. */
+/**
+ * A known `data.code` string.
+ *
+ * @example
+ * ```ts
+ * import { type ErrorName } from "./errors.ts";
+ * const retryable: ErrorName[] = ["rate_limited", "busy"];
+ * ```
+ */
 export type ErrorName = keyof typeof ERROR_CODES;
 
 /** The `data.code` values a model or agent may fail with (a scripted `error` step may use any of them). */
@@ -65,12 +83,25 @@ export function isAgentErrorCode(code: string): code is AgentErrorCode {
 }
 
 /**
- * A protocol error: JSON-RPC `code`, stable `data.code` string, message and extra `data` fields.
+ * A protocol error: JSON-RPC `code`, stable `data.code` string, message and extra `data` fields. Handlers
+ * throw it; the typed client rejects with it (rebuilt from the error response).
  *
- * @example
+ * @example A handler's error
  * ```ts
  * import { BridgeError } from "./errors.ts";
- * throw BridgeError.invalidParams("Missing required parameter 'session'.");
+ * const error = BridgeError.invalidParams("Missing required parameter 'session'.");
+ * error.toJson(); // {code: -32602, message: "Missing required parameter 'session'.", data: {code: "invalid_params"}}
+ * ```
+ *
+ * @example A client's error
+ * ```ts
+ * import { Bridge, BridgeError } from "../../mod.ts";
+ * await using bridge = await Bridge.open();
+ * try {
+ *   await bridge.npc("nobody").talk("Hello?");
+ * } catch (error) {
+ *   if (error instanceof BridgeError && error.dataCode === "npc_not_found") console.log(error.data.npc); // "nobody"
+ * }
  * ```
  */
 export class BridgeError extends Error {

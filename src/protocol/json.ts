@@ -4,10 +4,26 @@
  * @module
  */
 
-/** Any JSON value. */
+/**
+ * Any JSON value.
+ *
+ * @example
+ * ```ts
+ * import { type JsonValue } from "./json.ts";
+ * const loot: JsonValue = { name: "Ruby", gold: 12, tags: ["gem"], cursed: false, owner: null };
+ * ```
+ */
 export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObject;
 
-/** A JSON object. */
+/**
+ * A JSON object.
+ *
+ * @example
+ * ```ts
+ * import { type JsonObject } from "./json.ts";
+ * const state: JsonObject = { player: { gold: 60 } };
+ * ```
+ */
 export interface JsonObject {
   /** Any member. */
   [key: string]: JsonValue;

@@ -301,3 +301,25 @@ for (const entry of ENTRIES) {
     }
   });
 }
+
+Deno.test("every symbol mod.ts exports has a JSDoc example", async () => {
+  const mod = ENTRIES[0].url;
+  const output = await new Deno.Command(Deno.execPath(), {
+    args: ["doc", "--json", mod.pathname],
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+  const doc = JSON.parse(new TextDecoder().decode(output.stdout)) as {
+    nodes: Record<
+      string,
+      {
+        symbols: Array<{ name: string; declarations: Array<{ jsDoc?: { tags?: Array<{ kind: string }> } }> }>;
+      }
+    >;
+  };
+  const missing = doc.nodes[mod.href].symbols
+    .filter((s) => !s.declarations.some((d) => d.jsDoc?.tags?.some((t) => t.kind === "example")))
+    .map((s) => s.name);
+  assert.deepEqual(missing, []);
+});
