@@ -1,0 +1,177 @@
+// deno-lint-ignore-file no-console -- a benchmark script prints its report on stdout
+/**
+ * The typed client's in-process overhead: scripted NPC talks per second through `Bridge.open()` (the typed
+ * client over the in-process transport: every request encoded, decoded by the engine's codec, every
+ * response and notification encoded and parsed back) against the same talks through `BridgeEngine.call`
+ * (no codec for requests and responses). Same workload as bench/npc_bench.ts, in this process: NPCs × talks,
+ * each talk one `update_world_state` tool round (watched by one `world/subscribe`) and a structured reply,
+ * all talks pipelined.
+ *
+ *   deno run -A bench/client_bench.ts                    # 128 NPCs × 20 talks, 7 alternating repeats
+ *   deno run -A bench/client_bench.ts --npcs 16 --talks 50 --stream
+ *
+ * Each run is a fresh process (so neither side pays for the other's garbage or JIT state) that builds the
+ * engine, plays one untimed warm-up round, then the measured round; the two sides alternate `--repeat`
+ * times. Reported: the medians of talks per wall-clock second and per CPU second of the measuring process
+ * (steadier on a shared machine), and the client's overhead relative to `BridgeEngine.call` (issue 12's
+ * bar: at most 10 %).
+ */
+import { parseArgs } from "node:util";
+import process from "node:process";
+import { BridgeEngine } from "../engine.ts";
+import { Bridge, type Npc, type ScriptStep } from "../mod.ts";
+
+const { values } = parseArgs({
+  args: Deno.args,
+  options: {
+    npcs: { type: "string", default: "128" },
+    talks: { type: "string", default: "20" },
+    repeat: { type: "string", default: "7" },
+    stream: { type: "boolean", default: false },
+    child: { type: "string" },
+  },
+});
+const NPCS = Number(values.npcs);
+const TALKS = Number(values.talks);
+const REPEAT = Math.max(1, Number(values.repeat));
+const STREAM = values.stream;
+
+/** One talk per visit: a world write, then the reply (twice: the warm-up round and the measured one). */
+function script(n: number): ScriptStep[] {
+  const steps: ScriptStep[] = [];
+  for (let t = 1; t <= 2 * TALKS; t++) {
+    steps.push({
+      toolCalls: [{ name: "update_world_state", arguments: { path: `visits.npc${n}`, value: String(t) } }],
+    });
+    steps.push({
+      json: {
+        emotion: "neutral",
+        line: `Visit ${t}, noted. Anything else?`,
+        player_options: ["Yes.", "No.", "Maybe."],
+        ends_conversation: false,
+      },
+    });
+  }
+  return steps;
+}
+
+const visits: Record<string, number> = {};
+for (let n = 0; n < NPCS; n++) visits[`npc${n}`] = 0;
+const npcParams = (n: number) => ({
+  npc: `npc${n}`,
+  persona: { name: `Villager ${n}`, role: "a villager" },
+  world: "town",
+  options: { worldWritable: [`visits.npc${n}`], worldReadable: [], compactAfterTurns: 0 },
+  model: { type: "scripted" as const, steps: script(n) },
+});
+
+interface Run {
+  perSecond: number;
+  perCpuSecond: number;
+}
+
+function measure(count: number, start: number, cpuStart: NodeJS.CpuUsage): Run {
+  const seconds = (performance.now() - start) / 1000;
+  const cpu = process.cpuUsage(cpuStart);
+  return { perSecond: count / seconds, perCpuSecond: count / ((cpu.user + cpu.system) / 1e6) };
+}
+
+async function direct(): Promise<Run> {
+  let notifications = 0;
+  const engine = new BridgeEngine({}, () => notifications++);
+  await engine.call("world/create", { world: "town", state: { visits } });
+  await engine.call("world/subscribe", { world: "town", path: "visits" });
+  for (let n = 0; n < NPCS; n++) await engine.call("npc/create", JSON.parse(JSON.stringify(npcParams(n))));
+  let id = 0;
+  const round = () => {
+    const all: Promise<unknown>[] = [];
+    for (let t = 0; t < TALKS; t++) {
+      for (let n = 0; n < NPCS; n++) {
+        all.push(engine.call("npc/talk", { npc: `npc${n}`, line: "Hello again.", stream: STREAM }, ++id));
+      }
+    }
+    return Promise.all(all);
+  };
+  await round();
+  const start = performance.now();
+  const cpu = process.cpuUsage();
+  await round();
+  const run = measure(NPCS * TALKS, start, cpu);
+  await engine.shutdown();
+  if (notifications < NPCS * TALKS) throw new Error(`only ${notifications} notifications`);
+  return run;
+}
+
+async function client(): Promise<Run> {
+  await using bridge = await Bridge.open({ onWarning: (w) => console.error(w) });
+  let changes = 0;
+  const world = await bridge.createWorld({ visits }, { world: "town" });
+  await world.subscribe("visits", () => changes++);
+  const npcs: Npc[] = [];
+  for (let n = 0; n < NPCS; n++) {
+    const { npc, ...rest } = npcParams(n);
+    const { persona, ...options } = rest;
+    npcs.push(await bridge.createNpc(persona, { ...options, npc }));
+  }
+  let deltas = 0;
+  const onLine = STREAM ? () => deltas++ : undefined;
+  const round = () => {
+    const all: Promise<unknown>[] = [];
+    for (let t = 0; t < TALKS; t++) {
+      for (const npc of npcs) all.push(npc.talk("Hello again.", onLine ? { onLine } : {}));
+    }
+    return Promise.all(all);
+  };
+  await round();
+  const start = performance.now();
+  const cpu = process.cpuUsage();
+  await round();
+  const run = measure(NPCS * TALKS, start, cpu);
+  if (changes < NPCS * TALKS || (STREAM && deltas === 0)) throw new Error(`only ${changes} world changes`);
+  return run;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Runs one measurement in a fresh process (no heap or JIT state shared between the two sides). */
+async function inChild(side: "direct" | "client"): Promise<Run> {
+  const args = ["run", "-A", new URL(import.meta.url).pathname, "--child", side, "--npcs", String(NPCS)];
+  args.push("--talks", String(TALKS), ...(STREAM ? ["--stream"] : []));
+  const out = await new Deno.Command(Deno.execPath(), { args, stdout: "piped", stderr: "inherit" }).output();
+  if (!out.success) throw new Error(`the ${side} run failed`);
+  return JSON.parse(new TextDecoder().decode(out.stdout));
+}
+
+if (values.child) {
+  console.log(JSON.stringify(values.child === "client" ? await client() : await direct()));
+  Deno.exit(0);
+}
+const runs = { direct: [] as Run[], client: [] as Run[] };
+for (let r = 0; r < REPEAT; r++) {
+  // Alternate the order: neither side always runs first.
+  for (const side of r % 2 === 0 ? ["direct", "client"] as const : ["client", "direct"] as const) {
+    runs[side].push(await inChild(side));
+  }
+}
+const report = (name: string, xs: Run[]) => {
+  const wall = median(xs.map((x) => x.perSecond));
+  const cpu = median(xs.map((x) => x.perCpuSecond));
+  console.log(
+    `  ${name.padEnd(22)} ${wall.toFixed(0).padStart(7)} talks/s wall  ${
+      cpu.toFixed(0).padStart(7)
+    } talks/CPU-s`,
+  );
+  return { wall, cpu };
+};
+console.log(
+  `${NPCS} NPCs × ${TALKS} talks = ${NPCS * TALKS} talks per run (1 world write each${
+    STREAM ? ", streamed" : ""
+  }), median of ${REPEAT} runs each, one process per run`,
+);
+const d = report("BridgeEngine.call", runs.direct);
+const c = report("typed client (in-proc)", runs.client);
+console.log(
+  `  client overhead: ${((d.wall / c.wall - 1) * 100).toFixed(1)} % wall, ${
+    ((d.cpu / c.cpu - 1) * 100).toFixed(1)
+  } % CPU (time per talk, client vs call)`,
+);
