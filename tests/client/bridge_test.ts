@@ -419,6 +419,42 @@ for (const t of TRANSPORTS) {
     );
   });
 
+  Deno.test(`${t.name}: session housekeeping: tools, instructions, note, compact, transcript, reset, delete`, async () => {
+    await using bridge = await t.open(quiet);
+    bridge.tool({ name: "ring_bell", description: "Rings the bell." }, () => "Dong.");
+    const session = await bridge.createSession({
+      session: "guard",
+      instructions: "You are a guard.",
+      model: scripted({ text: "One." }, { text: "Two." }, { text: "Three." }, { text: "They talked." }),
+    });
+    assert.deepEqual(session.warnings, []);
+    assert.deepEqual(await session.setTools(["ring_bell", { name: "no_description" }]), [
+      "no_description: no description; the model may not know when to call it.",
+    ]);
+    await session.setInstructions("You are a sleepy guard.");
+    await session.setContextNote("It is night.");
+    for (const prompt of ["a", "b", "c"]) await session.respond(prompt);
+    assert.equal(await session.compact({ keepRecentTurns: 1 }), "They talked.");
+    const transcript = await session.transcript();
+    assert.equal(transcript.type, "FoundationModels.Transcript");
+    const [info] = await bridge.listSessions();
+    assert.deepEqual([info.session, info.instructions, info.tools, info.entries], [
+      "guard",
+      "You are a sleepy guard.",
+      ["ring_bell", "no_description"],
+      2,
+    ]);
+    const resumed = await bridge.createSession({ history: transcript, model: scripted({ text: "Back." }) });
+    assert.equal((await bridge.listSessions()).find((s) => s.session === resumed.id)?.entries, 2);
+    await session.reset();
+    assert.equal((await bridge.listSessions())[0].entries, 0);
+    assert.equal(await session.cancel(), 0);
+    await session.delete();
+    await resumed.delete();
+    assert.deepEqual(await bridge.listSessions(), []);
+    await assert.rejects(session.respond("Hello?"), isBridgeError(-32020, "session_not_found"));
+  });
+
   Deno.test(`${t.name}: warnings in results reach onWarning (a scripted reply with camelCase keys)`, async () => {
     const { warnings, options } = collecting();
     await using bridge = await t.open(options);
