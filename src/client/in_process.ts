@@ -127,7 +127,11 @@ export class InProcessTransport implements Transport {
           this.onerror?.(new Error(`The engine sent a line that is not JSON: ${String(error)}`));
           continue;
         }
-        this.onmessage?.(message);
+        try {
+          this.onmessage?.(message);
+        } catch (error) {
+          this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+        }
       }
     } finally {
       this.#outbox = [];

@@ -200,7 +200,11 @@ export class StdioTransport implements Transport {
       this.onerror?.(new Error(`The bridge wrote a line that is not JSON: ${line.slice(0, 200)}`));
       return;
     }
-    this.onmessage?.(message);
+    try {
+      this.onmessage?.(message);
+    } catch (error) {
+      this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+    }
   }
 
   async #readStderr(child: Deno.ChildProcess): Promise<void> {
