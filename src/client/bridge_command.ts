@@ -4,7 +4,7 @@
  */
 
 /** Reads a variable only when the permission is already granted (never prompts). */
-function env(name: string): string | undefined {
+function fromEnvironment(name: string): string | undefined {
   try {
     if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") return undefined;
     return Deno.env.get(name)?.trim() || undefined;
@@ -17,21 +17,26 @@ function env(name: string): string | undefined {
  * The argv that starts the bridge, first match wins: `command` when given; `OAM_BRIDGE_COMMAND` (the whole
  * command line, split on whitespace); `OAM_BRIDGE_PATH` (a compiled `oam`, run as `<path> stdio`); else
  * `oam stdio` from `PATH`. With the last two, `OAM_BRIDGE_LOG=<level>` adds `--log-level <level>`.
- * Environment variables are read only when `--allow-env` already grants them.
+ * Environment variables are read only when `--allow-env` already grants them; `env` replaces the lookup.
  *
  * @example
  * ```ts
  * import { bridgeCommand } from "./bridge_command.ts";
  * bridgeCommand(["deno", "run", "-A", "cli.ts", "stdio"]); // the argv as given
  * bridgeCommand(); // e.g. ["oam", "stdio"]
+ * bridgeCommand(undefined, (name) => name === "OAM_BRIDGE_PATH" ? "/opt/oam" : undefined); // ["/opt/oam", "stdio"]
  * ```
  */
-export function bridgeCommand(command?: readonly string[]): string[] {
+export function bridgeCommand(
+  command?: readonly string[],
+  env: (name: string) => string | undefined = fromEnvironment,
+): string[] {
   if (command && command.length > 0) return [...command];
-  const line = env("OAM_BRIDGE_COMMAND");
+  const value = (name: string) => env(name)?.trim() || undefined;
+  const line = value("OAM_BRIDGE_COMMAND");
   if (line) return line.split(/\s+/);
-  const argv = [env("OAM_BRIDGE_PATH") ?? "oam", "stdio"];
-  const log = env("OAM_BRIDGE_LOG");
+  const argv = [value("OAM_BRIDGE_PATH") ?? "oam", "stdio"];
+  const log = value("OAM_BRIDGE_LOG");
   if (log) argv.push("--log-level", log);
   return argv;
 }

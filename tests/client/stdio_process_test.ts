@@ -63,20 +63,34 @@ Deno.test("stdio: a command that cannot be started is a clear error", async () =
 });
 
 Deno.test("bridgeCommand: argument, OAM_BRIDGE_COMMAND, OAM_BRIDGE_PATH (+ OAM_BRIDGE_LOG), then oam stdio", () => {
-  const saved = ["OAM_BRIDGE_COMMAND", "OAM_BRIDGE_PATH", "OAM_BRIDGE_LOG"].map((k) =>
-    [k, Deno.env.get(k)] as const
-  );
-  try {
-    for (const [k] of saved) Deno.env.delete(k);
-    assert.deepEqual(bridgeCommand(), ["oam", "stdio"]);
-    Deno.env.set("OAM_BRIDGE_LOG", "debug");
-    assert.deepEqual(bridgeCommand(), ["oam", "stdio", "--log-level", "debug"]);
-    Deno.env.set("OAM_BRIDGE_PATH", "/opt/oam");
-    assert.deepEqual(bridgeCommand(), ["/opt/oam", "stdio", "--log-level", "debug"]);
-    Deno.env.set("OAM_BRIDGE_COMMAND", "deno run -A  cli.ts stdio");
-    assert.deepEqual(bridgeCommand(), ["deno", "run", "-A", "cli.ts", "stdio"]);
-    assert.deepEqual(bridgeCommand(["my-oam", "stdio"]), ["my-oam", "stdio"]);
-  } finally {
-    for (const [k, v] of saved) v === undefined ? Deno.env.delete(k) : Deno.env.set(k, v);
-  }
+  const from = (vars: Record<string, string>) => (name: string) => vars[name];
+  assert.deepEqual(bridgeCommand(undefined, from({})), ["oam", "stdio"]);
+  assert.deepEqual(bridgeCommand(undefined, from({ OAM_BRIDGE_LOG: "debug" })), [
+    "oam",
+    "stdio",
+    "--log-level",
+    "debug",
+  ]);
+  const path = { OAM_BRIDGE_PATH: " /opt/oam ", OAM_BRIDGE_LOG: "debug" };
+  assert.deepEqual(bridgeCommand(undefined, from(path)), ["/opt/oam", "stdio", "--log-level", "debug"]);
+  const line = { ...path, OAM_BRIDGE_COMMAND: "deno run -A  cli.ts stdio" };
+  assert.deepEqual(bridgeCommand(undefined, from(line)), ["deno", "run", "-A", "cli.ts", "stdio"]);
+  assert.deepEqual(bridgeCommand(["my-oam", "stdio"], from(line)), ["my-oam", "stdio"]);
+  assert.deepEqual(bridgeCommand([], from({ OAM_BRIDGE_COMMAND: "  " })), ["oam", "stdio"]);
+});
+
+Deno.test("Bridge.spawn() finds the bridge through the environment, as the other bindings do", async () => {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: [
+      "eval",
+      `import { Bridge } from ${JSON.stringify(new URL("../../mod.ts", import.meta.url).href)};
+       await using bridge = await Bridge.spawn({ stderr: "null" });
+       console.log(bridge.server.server.name, (await bridge.availability()).available);`,
+    ],
+    env: { OAM_BRIDGE_COMMAND: stdioCommand().join(" ") },
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  assert.equal(new TextDecoder().decode(out.stdout), "open-apple-models false\n");
 });
