@@ -24,7 +24,7 @@ import { type EngineFactory, InProcessTransport } from "./in_process.ts";
 import type { JsonRpcErrorObject } from "./messages.ts";
 import type { DecisionParams, MethodName, ParamsOf, ResultOf } from "./methods.ts";
 import { Npc, restoreNpc, type RestoreOptions, worldId } from "./npc.ts";
-import { errorFromResponse, type NotificationHandler, Peer, type RequestOptions } from "./peer.ts";
+import { errorFromResponse, type NotificationHandler, type RequestOptions } from "./peer.ts";
 import { Session } from "./session.ts";
 import { StdioTransport, type StdioTransportOptions } from "./stdio.ts";
 import type { ClientTool, ToolArgs, ToolHandler, ToolSpec } from "./tools.ts";
@@ -266,8 +266,11 @@ export class Bridge implements AsyncDisposable {
 
   /** Opens a bridge over any transport: starts it, sends `initialize` and checks the protocol version. */
   static async connect(transport: Transport, options: BridgeOptions = {}): Promise<Bridge> {
-    const peer = new Peer(transport, options.onError ? { onError: options.onError } : {});
-    const connection = new Connection(peer, options.onWarning ?? printWarning);
+    const connection = new Connection(transport, {
+      onWarning: options.onWarning ?? printWarning,
+      ...(options.onError ? { onError: options.onError } : {}),
+    });
+    const peer = connection.peer;
     try {
       await peer.start();
       const server = await connection.request("initialize", {

@@ -6,7 +6,8 @@
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import type { WorldChange } from "./game_types.ts";
 import type { MethodName, ParamsOf, ResultOf } from "./methods.ts";
-import type { Peer, RequestOptions } from "./peer.ts";
+import { Peer, type RequestOptions } from "./peer.ts";
+import type { Transport } from "./transport.ts";
 import { ToolRegistry } from "./tools.ts";
 import type { ToolDefinition, ToolRef } from "./types.ts";
 
@@ -58,10 +59,17 @@ export class Connection {
   readonly #listeners = new Map<string, WorldListener>();
   readonly #onWarning: (warning: string, method: string) => void;
 
-  /** A connection over a started peer. */
-  constructor(peer: Peer, onWarning: (warning: string, method: string) => void) {
+  /** A connection over `transport` (not started yet). */
+  constructor(
+    transport: Transport,
+    options: { onWarning: (warning: string, method: string) => void; onError?: (error: Error) => void },
+  ) {
+    const peer = new Peer(transport, {
+      ...(options.onError ? { onError: options.onError } : {}),
+      onResult: (method, result) => this.reportWarnings(method, result),
+    });
     this.peer = peer;
-    this.#onWarning = onWarning;
+    this.#onWarning = options.onWarning;
     this.tools.install(peer);
     peer.onNotification("world/changed", (params) => {
       const { subscription, world, path } = params;
@@ -78,15 +86,8 @@ export class Connection {
   ): Promise<ResultOf<M>>;
   /** Calls any method (an extension's); `T` is the result type you expect. */
   request<T = JsonValue>(method: string, params?: object, options?: RequestOptions): Promise<T>;
-  request(method: string, params?: object, options: RequestOptions = {}): Promise<unknown> {
-    const onResult = options.onResult;
-    return this.peer.request(method, params, {
-      ...options,
-      onResult: (result) => {
-        this.#reportWarnings(method, result);
-        onResult?.(result);
-      },
-    });
+  request(method: string, params?: object, options?: RequestOptions): Promise<unknown> {
+    return this.peer.request(method, params, options);
   }
 
   /**
@@ -133,7 +134,8 @@ export class Connection {
     await this.request("world/unsubscribe", { subscription });
   }
 
-  #reportWarnings(method: string, result: JsonValue): void {
+  /** Passes a result's warnings to `onWarning` (the peer calls it for every result). */
+  reportWarnings(method: string, result: JsonValue): void {
     if (!isJsonObject(result) || !Array.isArray(result.warnings)) return;
     for (const w of result.warnings) if (typeof w === "string") this.#onWarning(w, method);
   }

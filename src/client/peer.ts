@@ -107,6 +107,8 @@ export type NotificationHandler = (params: JsonObject, method: string) => void;
 export interface PeerOptions {
   /** Receives errors thrown by listeners and messages that are not JSON-RPC (default: `reportError`). */
   onError?: (error: Error) => void;
+  /** Sees every successful result (with its request's method) as it arrives, before the request resolves. */
+  onResult?: (method: string, result: JsonValue) => void;
 }
 
 interface Pending {
@@ -118,7 +120,10 @@ interface Pending {
   timedOut: BridgeError | null;
   /** The first error a per-request callback threw (the request rejects with it). */
   callbackError: unknown;
-  cleanup(): void;
+  /** The timeout's timer, if any. */
+  timer: ReturnType<typeof setTimeout> | undefined;
+  /** The listener on `options.signal`, if any. */
+  onAbort: (() => void) | undefined;
 }
 
 function report(error: Error): void {
@@ -160,6 +165,7 @@ export class Peer {
   readonly #listeners = new Map<string, NotificationHandler[]>();
   readonly #incoming = new Map<RequestId, AbortController>();
   readonly #onError: (error: Error) => void;
+  readonly #onResult: ((method: string, result: JsonValue) => void) | undefined;
   #next = 0;
   #started = false;
   #closed = false;
@@ -171,6 +177,7 @@ export class Peer {
   constructor(transport: Transport, options: PeerOptions = {}) {
     this.#transport = transport;
     this.#onError = options.onError ?? report;
+    this.#onResult = options.onResult;
     this.#closedSignal = new Promise((resolve) => this.#markClosed = resolve);
   }
 
@@ -222,8 +229,6 @@ export class Peer {
     }
     const id = ++this.#next;
     return new Promise<JsonValue>((resolve, reject) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const onAbort = () => this.#abort(id, pending, BridgeError.cancelled(`'${method}' was aborted.`));
       const pending: Pending = {
         method,
         resolve,
@@ -231,17 +236,18 @@ export class Peer {
         options,
         timedOut: null,
         callbackError: undefined,
-        cleanup: () => {
-          if (timer !== undefined) clearTimeout(timer);
-          signal?.removeEventListener("abort", onAbort);
-        },
+        timer: undefined,
+        onAbort: undefined,
       };
       this.#pending.set(id, pending);
-      signal?.addEventListener("abort", onAbort, { once: true });
+      if (signal) {
+        pending.onAbort = () => this.#abort(id, pending, BridgeError.cancelled(`'${method}' was aborted.`));
+        signal.addEventListener("abort", pending.onAbort, { once: true });
+      }
       if (options.timeoutMs !== undefined) {
         const ms = options.timeoutMs;
-        timer = setTimeout(() => {
-          timer = undefined;
+        pending.timer = setTimeout(() => {
+          pending.timer = undefined;
           const e = BridgeError.of(
             "timeout",
             `'${method}' did not finish within ${ms} ms; it was cancelled.`,
@@ -341,7 +347,8 @@ export class Peer {
 
   #settle(id: RequestId, pending: Pending): void {
     this.#pending.delete(id);
-    pending.cleanup();
+    if (pending.timer !== undefined) clearTimeout(pending.timer);
+    if (pending.onAbort) pending.options.signal?.removeEventListener("abort", pending.onAbort);
   }
 
   #abort(id: RequestId, pending: Pending, reason: BridgeError): void {
@@ -380,7 +387,9 @@ export class Peer {
           } else pending.reject(error);
           return;
         }
-        if (pending.options.onResult) this.#guard(pending, () => pending.options.onResult!(message.result));
+        const onResult = pending.options.onResult;
+        if (onResult) this.#guard(pending, () => onResult(message.result));
+        if (this.#onResult) this.#guard(pending, () => this.#onResult!(pending.method, message.result));
         if (pending.callbackError !== undefined) pending.reject(toError(pending.callbackError));
         else pending.resolve(message.result);
         return;
@@ -411,15 +420,17 @@ export class Peer {
       const hook = pending?.options.onNotification;
       if (pending && hook) this.#guard(pending, () => hook(method, params));
     }
-    for (const key of [method, "*"]) {
-      const list = this.#listeners.get(key);
-      if (!list) continue;
-      for (const handler of [...list]) {
-        try {
-          handler(params, method);
-        } catch (error) {
-          this.#onError(toError(error));
-        }
+    this.#notifyListeners(this.#listeners.get(method), method, params);
+    this.#notifyListeners(this.#listeners.get("*"), method, params);
+  }
+
+  #notifyListeners(list: NotificationHandler[] | undefined, method: string, params: JsonObject): void {
+    if (list === undefined || list.length === 0) return;
+    for (const handler of list.length === 1 ? list : [...list]) {
+      try {
+        handler(params, method);
+      } catch (error) {
+        this.#onError(toError(error));
       }
     }
   }
