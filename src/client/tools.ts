@@ -68,8 +68,8 @@ export type ToolHandler<Args> = {
 }["bivarianceHack"];
 
 /**
- * The type of a tool's arguments: from its `parameters` schema when that is written inline with
- * `properties`, else any JSON object.
+ * The type of a tool's arguments: from its `parameters` schema when that is written inline (an object
+ * schema with `properties`), else any JSON object.
  *
  * @example
  * ```ts
@@ -78,7 +78,7 @@ export type ToolHandler<Args> = {
  * const args: Args = { gate: "north" }; // { gate: string }
  * ```
  */
-export type ToolArgs<S> = S extends { properties: object } ? SchemaValue<S> : JsonObject;
+export type ToolArgs<S> = S extends { type: "object"; properties: object } ? SchemaValue<S> : JsonObject;
 
 /**
  * A definition whose `parameters` may be written inline; `S` is the schema, kept literal for typing.

@@ -1,0 +1,43 @@
+/**
+ * Compile-time checks of the typed client: `deno test` type-checks this file, so a wrong type fails the suite
+ * (`same<A, B>(true)` compiles only when A and B are the same type). Tool arguments typed from an inline
+ * schema, a plain JSON object otherwise.
+ */
+import type { JsonObject, JsonValue, SchemaValue, ToolArgs, ToolDefinition } from "../../mod.ts";
+
+/** True when A and B are the same type. */
+type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
+function same<A, B>(_proof: Same<A, B>): void {}
+
+Deno.test("tool arguments are typed from an inline schema and are a JSON object otherwise", () => {
+  same<
+    SchemaValue<{
+      type: "object";
+      properties: {
+        item: { type: "string" };
+        count: { type: "integer" };
+        size: { enum: readonly ["small", "large"] };
+        tags: { type: "array"; items: { type: "string" } };
+        owner: { type: readonly ["string", "null"] };
+        where: { type: "object"; properties: { x: { type: "number" } }; required: readonly ["x"] };
+      };
+      required: readonly ["item", "where"];
+    }>,
+    {
+      item: string;
+      where: { x: number };
+      count?: number;
+      size?: "small" | "large";
+      tags?: string[];
+      owner?: string | null;
+    }
+  >(true);
+  same<ToolArgs<{ type: "object"; properties: { gate: { type: "string" } } }>, { gate?: string }>(true);
+  // A schema whose types are not literal (loaded from a file, or declared without `as const`).
+  const widened = { type: "object", properties: { item: { type: "string" } } };
+  same<ToolArgs<typeof widened>, JsonObject>(true);
+  same<ToolArgs<NonNullable<ToolDefinition["parameters"]>>, JsonObject>(true);
+  same<SchemaValue<{ description: "anything" }>, JsonValue>(true);
+  // @ts-expect-error: a number is not the string the schema says
+  same<ToolArgs<{ type: "object"; properties: { gate: { type: "string" } } }>, { gate?: number }>(true);
+});
