@@ -3,7 +3,8 @@
  * The typed client's in-process overhead: scripted NPC talks per second through `Bridge.open()` (the typed
  * client over the in-process transport: every request encoded, decoded by the engine's codec, every
  * response and notification encoded and parsed back) against the same talks through `BridgeEngine.call`
- * (no codec for requests and responses). Same workload as bench/npc_bench.ts, in this process: NPCs × talks,
+ * (no codec for requests and responses), both with its `send` callback only counting notifications and
+ * with it parsing them (what a script using `call` does to see its events and world changes). Same workload as bench/npc_bench.ts, in this process: NPCs × talks,
  * each talk one `update_world_state` tool round (watched by one `world/subscribe`) and a structured reply,
  * all talks pipelined.
  *
@@ -76,9 +77,16 @@ function measure(count: number, start: number, cpuStart: NodeJS.CpuUsage): Run {
   return { perSecond: count / seconds, perCpuSecond: count / ((cpu.user + cpu.system) / 1e6) };
 }
 
-async function direct(): Promise<Run> {
+/**
+ * `BridgeEngine.call`; with `parse`, its `send` callback parses each notification (world changes, streamed
+ * events), as a script must to use them (the typed client always does).
+ */
+async function direct(parse: boolean): Promise<Run> {
   let notifications = 0;
-  const engine = new BridgeEngine({}, () => notifications++);
+  const engine = new BridgeEngine({}, (line) => {
+    if (parse && JSON.parse(line).method === undefined) throw new Error("not a notification");
+    notifications++;
+  });
   await engine.call("world/create", { world: "town", state: { visits } });
   await engine.call("world/subscribe", { world: "town", path: "visits" });
   for (let n = 0; n < NPCS; n++) await engine.call("npc/create", JSON.parse(JSON.stringify(npcParams(n))));
@@ -134,7 +142,9 @@ async function client(): Promise<Run> {
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Runs one measurement in a fresh process (no heap or JIT state shared between the two sides). */
-async function inChild(side: "direct" | "client"): Promise<Run> {
+type Side = "direct" | "parsed" | "client";
+
+async function inChild(side: Side): Promise<Run> {
   const args = ["run", "-A", new URL(import.meta.url).pathname, "--child", side, "--npcs", String(NPCS)];
   args.push("--talks", String(TALKS), ...(STREAM ? ["--stream"] : []));
   const out = await new Deno.Command(Deno.execPath(), { args, stdout: "piped", stderr: "inherit" }).output();
@@ -143,13 +153,16 @@ async function inChild(side: "direct" | "client"): Promise<Run> {
 }
 
 if (values.child) {
-  console.log(JSON.stringify(values.child === "client" ? await client() : await direct()));
+  const side = values.child;
+  console.log(JSON.stringify(side === "client" ? await client() : await direct(side === "parsed")));
   Deno.exit(0);
 }
-const runs = { direct: [] as Run[], client: [] as Run[] };
+const runs: Record<Side, Run[]> = { direct: [], parsed: [], client: [] };
+const SIDES: Side[] = ["direct", "parsed", "client"];
 for (let r = 0; r < REPEAT; r++) {
-  // Alternate the order: neither side always runs first.
-  for (const side of r % 2 === 0 ? ["direct", "client"] as const : ["client", "direct"] as const) {
+  // Rotate the order: no side always runs first.
+  for (let i = 0; i < SIDES.length; i++) {
+    const side = SIDES[(i + r) % SIDES.length];
     runs[side].push(await inChild(side));
   }
 }
@@ -169,9 +182,8 @@ console.log(
   }), median of ${REPEAT} runs each, one process per run`,
 );
 const d = report("BridgeEngine.call", runs.direct);
+const p = report("  + parsing its events", runs.parsed);
 const c = report("typed client (in-proc)", runs.client);
-console.log(
-  `  client overhead: ${((d.wall / c.wall - 1) * 100).toFixed(1)} % wall, ${
-    ((d.cpu / c.cpu - 1) * 100).toFixed(1)
-  } % CPU (time per talk, client vs call)`,
-);
+const overhead = (base: { wall: number; cpu: number }) =>
+  `${((base.wall / c.wall - 1) * 100).toFixed(1)} % wall, ${((base.cpu / c.cpu - 1) * 100).toFixed(1)} % CPU`;
+console.log(`  client overhead (time per talk) vs call: ${overhead(d)}; vs call + parsing: ${overhead(p)}`);
