@@ -95,7 +95,13 @@ export class InProcessTransport implements Transport {
     if (engine === null || this.#closed) {
       return Promise.reject(BridgeError.of("shut_down", "The in-process bridge is closed."));
     }
-    engine.receive(JSON.stringify(message));
+    let line: string;
+    try {
+      line = JSON.stringify(message);
+    } catch (error) {
+      return Promise.reject(error); // e.g. a BigInt in the params: nothing was sent
+    }
+    engine.receive(line);
     return Promise.resolve();
   }
 

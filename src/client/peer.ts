@@ -262,7 +262,9 @@ export class Peer {
       this.#transport.send(message).catch((error) => {
         if (this.#pending.get(id) !== pending) return;
         this.#settle(id, pending);
-        reject(this.#closed ? this.#closedError(method) : this.#sendError(method, error));
+        // A TypeError is the encoding's (params that are not JSON); anything else is the connection's.
+        if (error instanceof TypeError && !this.#closed) reject(error);
+        else reject(this.#closed ? this.#closedError(method) : this.#sendError(method, error));
       });
     });
   }

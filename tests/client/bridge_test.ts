@@ -471,6 +471,13 @@ for (const t of TRANSPORTS) {
     assert.deepEqual(warnings, [...npc.warnings, ...reply.warnings]);
   });
 
+  Deno.test(`${t.name}: params that are not JSON reject the call with the encoding's TypeError`, async () => {
+    await using bridge = await t.open(quiet);
+    const world = await bridge.createWorld({});
+    await assert.rejects(world.set("big", 10n), TypeError);
+    assert.equal(await world.set("small", 10), 1, "the bridge still answers");
+  });
+
   Deno.test(`${t.name}: close() in the middle of a turn answers it, stops the bridge and leaves nothing behind`, async () => {
     const bridge = await t.open(quiet);
     const started = signal();
