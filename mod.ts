@@ -5,9 +5,10 @@
  * a shared world-state blackboard with subscriptions, and schema-shaped content. A deterministic scripted
  * model makes all of it testable without any real model.
  *
- * This module is the typed client: {@link Bridge} (opened in this process with {@link Bridge.open}, or over
- * a spawned `oam stdio` with {@link Bridge.spawn}), {@link Session}, {@link Npc}, {@link World}, and tools as
- * plain async functions. Hosts that embed or extend the bridge engine import `./engine.ts` instead.
+ * This module is the typed client: {@link Bridge} (opened in this process with {@link Bridge.open}, over a
+ * spawned `oam stdio` with {@link Bridge.spawn}, or over `oam serve`'s WebSocket with {@link Bridge.connect}
+ * and a {@link WebSocketTransport}), {@link Session}, {@link Npc}, {@link World}, and tools as plain async
+ * functions. Hosts that embed or extend the bridge engine import `./engine.ts` instead.
  *
  * Importing this module runs nothing (no FFI loading, no I/O).
  *
@@ -122,4 +123,5 @@ export {
 } from "./src/client/peer.ts";
 export { type EngineFactory, type InProcessEngine, InProcessTransport } from "./src/client/in_process.ts";
 export { StdioTransport, type StdioTransportOptions } from "./src/client/stdio.ts";
+export { WebSocketTransport, type WebSocketTransportOptions } from "./src/client/websocket_transport.ts";
 export { bridgeCommand } from "./src/client/bridge_command.ts";

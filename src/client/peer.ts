@@ -319,10 +319,9 @@ export class Peer {
       this.#handleClose();
       return;
     }
-    if (!this.#closed) {
-      await this.#transport.close();
-      this.#handleClose(); // a no-op when the transport reported its close (as it should)
-    }
+    // Also when the transport ended on its own: closing it again releases what it still holds.
+    await this.#transport.close();
+    this.#handleClose(); // a no-op when the transport reported its close (as it should)
     await this.#closedSignal;
   }
 

@@ -7,8 +7,19 @@
  */
 import { BridgeError } from "../protocol/errors.ts";
 import type { JsonValue } from "../protocol/json.ts";
+import type { Transport } from "./transport.ts";
 
-/** Options of a {@link WebSocketTransport}. */
+/**
+ * Options of a {@link WebSocketTransport}.
+ *
+ * @example
+ * ```ts
+ * import { WebSocketTransport, type WebSocketTransportOptions } from "../../mod.ts";
+ * const options: WebSocketTransportOptions = { apiKey: "secret" };
+ * const transport = new WebSocketTransport("ws://127.0.0.1:1976/rpc", options);
+ * transport.url; // "ws://127.0.0.1:1976/rpc" (the key is added when it connects)
+ * ```
+ */
 export interface WebSocketTransportOptions {
   /** The server's API key, if it requires one (sent as the `api_key` query parameter). */
   apiKey?: string;
@@ -23,8 +34,15 @@ const OPEN = 1;
  * it (never from inside `send`); `onclose` is called exactly once, with the reason when the connection ended
  * without `close()`; a frame that is not JSON goes to `onerror` and the transport stays open.
  *
- * @example
- * ```ts
+ * @example With the typed client
+ * ```ts ignore
+ * import { Bridge, WebSocketTransport } from "../../mod.ts";
+ * await using bridge = await Bridge.connect(new WebSocketTransport("ws://127.0.0.1:1976/rpc"));
+ * await bridge.ping();
+ * ```
+ *
+ * @example Raw messages
+ * ```ts ignore
  * import { WebSocketTransport } from "./websocket_transport.ts";
  * const transport = new WebSocketTransport("ws://127.0.0.1:1976/rpc");
  * transport.onmessage = (message) => console.log(message);
@@ -33,7 +51,7 @@ const OPEN = 1;
  * await transport.close();
  * ```
  */
-export class WebSocketTransport {
+export class WebSocketTransport implements Transport {
   /** Receives each incoming message (parsed JSON). */
   onmessage?: (message: JsonValue) => void;
   /** Called once when the connection has closed; `reason` says why when it was not `close()`. */
@@ -143,7 +161,11 @@ export class WebSocketTransport {
       this.onerror?.(new Error(`The bridge sent a frame that is not JSON: ${(error as Error).message}`));
       return;
     }
-    this.onmessage?.(message);
+    try {
+      this.onmessage?.(message);
+    } catch (error) {
+      this.onerror?.(error instanceof Error ? error : new Error(String(error)));
+    }
   }
 
   #cannotConnect(detail: string): BridgeError {

@@ -1,6 +1,6 @@
 /**
- * The typed client, one suite over both transports (the in-process engine and the real `cli.ts stdio`
- * process): client tools (success, throw, timeout, cancel), streaming order (callbacks and iterators), NPC
+ * The typed client, one suite over every transport (the in-process engine, the real `cli.ts stdio`
+ * process, and the `/rpc` WebSocket of an `oam serve` server): client tools (success, throw, timeout, cancel), streaming order (callbacks and iterators), NPC
  * talk/bark/state/restore, world subscriptions, decisions, typed content, errors as BridgeError, and
  * close() in the middle of a turn. Every case opens its own bridge and closes it; the sanitizers check that
  * nothing (timer, process, stream) is left behind.

@@ -1,8 +1,18 @@
 /**
- * The two transports the typed client's suite runs over: the in-process engine and the real `cli.ts stdio`
- * process. Each case opens its own bridge.
+ * The transports the typed client's suite runs over: the in-process engine, the real `cli.ts stdio`
+ * process, and the WebSocket endpoint of an `oam serve` server started for the case. Each case opens its own
+ * bridge; closing it stops what was started for it.
  */
-import { Bridge, type BridgeOptions, StdioTransport } from "../../mod.ts";
+import {
+  Bridge,
+  type BridgeOptions,
+  type JsonRpcMessage,
+  StdioTransport,
+  type Transport,
+  WebSocketTransport,
+} from "../../mod.ts";
+import { OpenAIServer } from "../../src/serve/openai_server.ts";
+import { ScriptedModel } from "../../src/models/scripted.ts";
 
 /** Path of cli.ts. */
 export const CLI = new URL("../../cli.ts", import.meta.url).pathname;
@@ -23,21 +33,66 @@ export function stdioCommand(args: string[] = []): string[] {
   ];
 }
 
+/** A WebSocket transport to a server of its own, which its close() stops. */
+class ServedWebSocket implements Transport {
+  readonly #server: OpenAIServer;
+  readonly #socket: WebSocketTransport;
+
+  constructor(server: OpenAIServer) {
+    this.#server = server;
+    this.#socket = new WebSocketTransport(`ws://127.0.0.1:${server.port}/rpc`);
+  }
+
+  set onmessage(handler: Transport["onmessage"]) {
+    this.#socket.onmessage = handler;
+  }
+  set onclose(handler: Transport["onclose"]) {
+    this.#socket.onclose = handler;
+  }
+  set onerror(handler: Transport["onerror"]) {
+    this.#socket.onerror = handler;
+  }
+
+  start(): Promise<void> {
+    return this.#socket.start();
+  }
+
+  send(message: JsonRpcMessage): Promise<void> {
+    return this.#socket.send(message);
+  }
+
+  async close(): Promise<void> {
+    await this.#socket.close();
+    await this.#server.stop();
+  }
+}
+
 /** A way to open a bridge. */
 export interface TransportKind {
-  /** "in-process" or "stdio". */
+  /** "in-process", "stdio" or "websocket". */
   name: string;
   /** Opens a bridge with `options`. */
   open(options?: BridgeOptions): Promise<Bridge>;
 }
 
-/** Both transports. */
+/** Every transport. */
 export const TRANSPORTS: TransportKind[] = [
   { name: "in-process", open: (options = {}) => Bridge.open(options) },
   {
     name: "stdio",
     open: (options = {}) =>
       Bridge.connect(new StdioTransport({ command: stdioCommand(), stderr: "piped" }), options),
+  },
+  {
+    name: "websocket",
+    open: async (options = {}) => {
+      const server = new OpenAIServer({
+        port: 0,
+        models: new Map([["system", new ScriptedModel({ steps: [] })]]),
+      });
+      await server.start();
+      return Bridge.connect(new ServedWebSocket(server), options);
+    },
   },
 ];
 
