@@ -3,11 +3,13 @@
  * `--system`, anything else with `--model`.
  * @module
  */
+import { parseGgufModelFlag } from "../models/llama_config.ts";
 import { parseOpenAIModelFlag } from "../models/openai_config.ts";
 import { isJsonObject } from "../protocol/json.ts";
 import type { Model, ScriptStep } from "./types.ts";
 
-const USAGE = "--model takes system, scripted, openai:<baseURL>#<model>, or a model object as JSON " +
+const USAGE =
+  "--model takes system, scripted, openai:<baseURL>#<model>, gguf:<path>, or a model object as JSON " +
   `(e.g. '{"type": "openai", "baseURL": "http://127.0.0.1:8080/v1", "model": "qwen"}')`;
 
 function modelFlag(args: readonly string[]): string | undefined {
@@ -26,6 +28,8 @@ function modelFlag(args: readonly string[]): string | undefined {
  *
  * - `--system`: the on-device model (`"system"`);
  * - `--model openai:<baseURL>#<model>`: an OpenAI-compatible server (run with `--allow-net=<host:port>`);
+ * - `--model gguf:<path>[#contextSize=…,threads=…]`: a local GGUF model file through the llama backend (a path:
+ *   the cached names of `oam models` are resolved by the `oam` commands only);
  * - `--model '<JSON object>'`: any model type the bridge supports, e.g. `{"type": "openai", …, "apiKey": …}`;
  * - `--model system` / `--model scripted`;
  * - otherwise the scripted model playing `steps` (deterministic; works everywhere).
@@ -48,6 +52,9 @@ export function modelFromArgs(args: readonly string[], steps: readonly ScriptSte
   if (flag.startsWith("openai:")) {
     const { baseURL, model } = parseOpenAIModelFlag(flag);
     return { type: "openai", baseURL, model };
+  }
+  if (flag.startsWith("gguf:")) {
+    return { type: "llama", ...parseGgufModelFlag(flag) };
   }
   if (flag.startsWith("{")) {
     let value;

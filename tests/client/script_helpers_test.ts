@@ -7,7 +7,7 @@ import { loadPersona, modelFromArgs } from "../../mod.ts";
 
 const STEPS = [{ text: "Hi." }];
 
-Deno.test("modelFromArgs: scripted by default, --system, --model openai:…, --model JSON, and bad values", () => {
+Deno.test("modelFromArgs: scripted by default, --system, --model openai:… / gguf:… / JSON, and bad values", () => {
   assert.deepEqual(modelFromArgs([], STEPS), { type: "scripted", steps: STEPS });
   assert.deepEqual(modelFromArgs(["--verbose"], STEPS), { type: "scripted", steps: STEPS });
   assert.equal(modelFromArgs(["--system"], STEPS), "system");
@@ -17,6 +17,13 @@ Deno.test("modelFromArgs: scripted by default, --system, --model openai:…, --m
     baseURL: "http://127.0.0.1:8080/v1",
     model: "qwen2.5:7b",
   });
+  assert.deepEqual(modelFromArgs(["--model", "gguf:models/tiny.gguf#threads=2,gpu=false"], STEPS), {
+    type: "llama",
+    path: "models/tiny.gguf",
+    threads: 2,
+    gpu: false,
+  });
+  assert.throws(() => modelFromArgs(["--model", "gguf:"], STEPS), /missing the model path/);
   assert.deepEqual(modelFromArgs(['--model={"type": "llama", "path": "m.gguf"}'], STEPS), {
     type: "llama",
     path: "m.gguf",

@@ -8,6 +8,7 @@ Deno.test("examples/npc_dialogue.ts: tools, streamed lines, world changes, a gua
       "--quiet",
       "--no-prompt",
       new URL("../../examples/npc_dialogue.ts", import.meta.url).pathname,
+      "--scripted",
     ],
     stdout: "piped",
     stderr: "piped",
