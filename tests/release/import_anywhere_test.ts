@@ -71,3 +71,28 @@ Deno.test("a script outside the repository imports mod.ts by path, type-checks a
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("no module under src/ (nor mod.ts, engine.ts) imports a bare specifier only the import map resolves", async () => {
+  const root = new URL("../../", import.meta.url);
+  const files = ["mod.ts", "engine.ts"];
+  const walk = async (dir: URL, prefix: string) => {
+    for await (const entry of Deno.readDir(dir)) {
+      if (entry.isDirectory) await walk(new URL(`${entry.name}/`, dir), `${prefix}${entry.name}/`);
+      else if (entry.name.endsWith(".ts")) files.push(`${prefix}${entry.name}`);
+    }
+  };
+  await walk(new URL("src/", root), "src/");
+  const bare: string[] = [];
+  // Static imports and re-exports (`import … from "x"`, `export … from "x"`, `import "x"`) and `import("x")`.
+  const specifier =
+    /^(?:(?:import|export)\s[^;]*?\bfrom\s*|import\s+)["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']/gm;
+  for (const file of files) {
+    const source = await Deno.readTextFile(new URL(file, root));
+    for (const [, fromStatement, fromCall] of source.matchAll(specifier)) {
+      const spec = fromStatement ?? fromCall;
+      if (!/^(\.{1,2}\/|\/|node:|npm:|jsr:|https?:|data:)/.test(spec)) bare.push(`${file}: ${spec}`);
+    }
+  }
+  assert.ok(files.length > 100, `${files.length} files`);
+  assert.deepEqual(bare, []);
+});
