@@ -27,12 +27,12 @@
  * const mira = await bridge.createNpc({ name: "Mira", role: "the innkeeper" }, {
  *   tools: [checkStock],
  *   world,
- *   options: { groundingTool: "check_stock", worldWritable: ["player.gold"] },
+ *   options: { groundingTool: "check_stock", worldWritable: ["player.gold"], playerOptionCount: 0 },
  *   model: {
  *     type: "scripted",
  *     steps: [
  *       { toolCalls: [{ name: "check_stock", arguments: { item: "ale" } }] },
- *       { json: { emotion: "happy", line: "Three ales left!", player_options: [], ends_conversation: false } },
+ *       { json: { emotion: "happy", line: "Three ales left!", ends_conversation: false } },
  *     ],
  *   },
  * });

@@ -192,8 +192,17 @@ export interface GenerateOptions extends DecisionSettings {
  * ```ts
  * import { Bridge } from "../../mod.ts";
  * await using bridge = await Bridge.open();
- * const [result] = await bridge.decideMany([{ situation: "?", options: ["a", "b"], fallbackOptionID: "c" }]);
- * if ("error" in result) result.error.dataCode; // "invalid_params"
+ * const [fight, talk] = await bridge.decideMany([
+ *   { situation: "A troll charges.", options: ["fight", "run"] },
+ *   { situation: "The troll wants to talk.", options: ["listen", "leave"] },
+ * ], {
+ *   model: {
+ *     type: "scripted", // one step per decision, in order: the second one is blocked
+ *     steps: [{ json: { reasoning: "Cornered.", choice: "fight", confidence: 60 } }, { error: "guardrail_violation" }],
+ *   },
+ * });
+ * if (!("error" in fight)) fight.optionID; // "fight"
+ * if ("error" in talk) talk.error.dataCode; // "guardrail_violation"
  * ```
  */
 export interface DecisionFailure {
@@ -226,12 +235,12 @@ function printWarning(warning: string, method: string): void {
  * }, ({ item }) => ({ item, count: item === "ale" ? 3 : 0 }));
  * const mira = await bridge.createNpc({ name: "Mira", role: "the innkeeper" }, {
  *   tools: [stock],
- *   options: { groundingTool: "check_stock" },
+ *   options: { groundingTool: "check_stock", playerOptionCount: 0 },
  *   model: {
  *     type: "scripted",
  *     steps: [
  *       { toolCalls: [{ name: "check_stock", arguments: { item: "ale" } }] },
- *       { json: { emotion: "happy", line: "Three ales left!", player_options: [], ends_conversation: false } },
+ *       { json: { emotion: "happy", line: "Three ales left!", ends_conversation: false } },
  *     ],
  *   },
  * });

@@ -182,7 +182,11 @@ export interface NpcOptions {
  * import { Bridge } from "../../mod.ts";
  * await using bridge = await Bridge.open();
  * const gorm = await bridge.createNpc({ name: "Gorm" }, {
- *   model: { type: "scripted", steps: [{ json: { emotion: "proud", line: "Finest steel.", player_options: ["Buy"] } }] },
+ *   options: { playerOptionCount: 1 },
+ *   model: {
+ *     type: "scripted",
+ *     steps: [{ json: { emotion: "proud", line: "Finest steel.", player_options: ["Buy"], ends_conversation: false } }],
+ *   },
  * });
  * const reply = await gorm.talk("Nice sword.");
  * [reply.emotion, reply.line, reply.playerOptions]; // ["proud", "Finest steel.", ["Buy"]]
@@ -329,7 +333,13 @@ export type DecisionOption<Id extends string = string> = Id | { id: Id; descript
  *   { situation: "A merchant waves.", options: ["greet", "ignore"] },
  * ], {
  *   temperature: 0,
- *   model: { type: "scripted", steps: [{ json: { reasoning: "Safer.", choice: "flee", confidence: 70 } }] },
+ *   model: {
+ *     type: "scripted", // one model for the call: one step per decision, in order
+ *     steps: [
+ *       { json: { reasoning: "Safer.", choice: "flee", confidence: 70 } },
+ *       { json: { reasoning: "Friendly.", choice: "greet", confidence: 90 } },
+ *     ],
+ *   },
  * });
  * results.length; // 2
  * ```

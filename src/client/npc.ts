@@ -94,6 +94,7 @@ export function worldId(
  * import { Bridge } from "../../mod.ts";
  * await using bridge = await Bridge.open();
  * const gorm = await bridge.createNpc({ name: "Gorm", role: "the village blacksmith" }, {
+ *   options: { playerOptionCount: 0, canEndConversation: false },
  *   model: { type: "scripted", steps: [{ json: { emotion: "proud", line: "Finest steel in the valley." } }] },
  * });
  * const reply = await gorm.talk("Nice sword.", { onLine: (delta) => console.log(delta) });

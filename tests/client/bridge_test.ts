@@ -225,7 +225,7 @@ for (const t of TRANSPORTS) {
       npc: "gorm",
       world,
       memory: { facts: ["Aria likes axes."] },
-      options: { memoryTools: ["rememberFact"], worldWritable: ["player.gold"] },
+      options: { memoryTools: ["rememberFact"], worldWritable: ["player.gold"], playerOptionCount: 2 },
       model: scripted(
         { toolCalls: [{ name: "remember_fact", arguments: { fact: "Aria bought a sword." } }] },
         {
@@ -265,7 +265,14 @@ for (const t of TRANSPORTS) {
     assert.deepEqual(save.memory.facts, ["Aria likes axes.", "Aria bought a sword."]);
 
     const restored = await gorm.restore(save, {
-      model: scripted({ json: { emotion: "amused", line: "Back again?", player_options: [] } }),
+      model: scripted({
+        json: {
+          emotion: "amused",
+          line: "Back again?",
+          player_options: ["Yes.", "No."],
+          ends_conversation: false,
+        },
+      }),
     });
     assert.equal(restored.id, "gorm");
     assert.equal((await restored.talk("Hello.")).line, "Back again?");
@@ -302,10 +309,10 @@ for (const t of TRANSPORTS) {
 
     const npc = await bridge.createNpc({ name: "Gorm" }, {
       world,
-      options: { worldWritable: ["player.gold"] },
+      options: { worldWritable: ["player.gold"], playerOptionCount: 0 },
       model: scripted(
         { toolCalls: [{ name: "update_world_state", arguments: { path: "player.gold", value: "15" } }] },
-        { json: { emotion: "happy", line: "Sold.", player_options: [], ends_conversation: false } },
+        { json: { emotion: "happy", line: "Sold.", ends_conversation: false } },
       ),
     });
     let changesAtLine = -1;
@@ -333,7 +340,7 @@ for (const t of TRANSPORTS) {
     ]);
   });
 
-  Deno.test(`${t.name}: decisions have typed option ids; decideMany reports failures per decision`, async () => {
+  Deno.test(`${t.name}: decisions have typed option ids; decideMany reports a failed decision in its place`, async () => {
     await using bridge = await t.open(quiet);
     const decision = await bridge.decide("A wolf blocks the path.", ["fight", {
       id: "flee",
@@ -355,14 +362,23 @@ for (const t of TRANSPORTS) {
 
     const results = await bridge.decideMany([
       { situation: "Ambush!", options: ["hide", "shout"] },
-      { situation: "Bad.", options: ["a", "b"], fallbackOptionID: "c" },
-    ], { model: scripted({ json: { reasoning: "Quiet is safer.", choice: "hide", confidence: 60 } }) });
+      { situation: "A troll wants to talk.", options: ["listen", "leave"] },
+    ], {
+      model: scripted(
+        { json: { reasoning: "Quiet is safer.", choice: "hide", confidence: 60 } },
+        { error: "guardrail_violation", message: "Blocked." },
+      ),
+    });
     const first = results[0];
     assert.ok(!("error" in first));
     assert.equal(first.optionID, "hide");
     const second = results[1];
     assert.ok("error" in second);
-    isBridgeError(-32602, "invalid_params", /fallbackOptionID/)(second.error);
+    isBridgeError(-32002, "guardrail_violation", /Blocked\./)(second.error);
+    await assert.rejects(
+      bridge.decideMany([{ situation: "Bad.", options: ["a", "b"], fallbackOptionID: "c" }]),
+      isBridgeError(-32602, "invalid_params", /fallbackOptionID/),
+    );
   });
 
   Deno.test(`${t.name}: content and schema turns are typed by a generic parameter`, async () => {
@@ -455,20 +471,19 @@ for (const t of TRANSPORTS) {
     await assert.rejects(session.respond("Hello?"), isBridgeError(-32020, "session_not_found"));
   });
 
-  Deno.test(`${t.name}: warnings in results reach onWarning (a scripted reply with camelCase keys)`, async () => {
+  Deno.test(`${t.name}: warnings in results reach onWarning (unknown options, a reply's unknown [tag])`, async () => {
     const { warnings, options } = collecting();
     await using bridge = await t.open(options);
     const npc = await bridge.createNpc({ name: "Gorm" }, {
-      model: scripted({ json: { emotion: "happy", line: "Hi.", playerOptions: ["Bye."] } }),
-      options: { unknownOption: true } as never,
+      model: scripted({ text: "[sarcastic] Oh, wonderful." }),
+      options: { replyFormat: "text", unknownOption: true } as never,
     });
     assert.deepEqual(npc.warnings, ["Unknown parameter 'options.unknownOption' was ignored."]);
     const reply = await npc.talk("Hello.");
-    assert.deepEqual(reply.warnings, [
-      "The reply's key 'playerOptions' was ignored (did you mean 'player_options'?): the reply's keys are " +
-      "emotion, line, player_options, ends_conversation.",
-    ]);
-    assert.deepEqual(warnings, [...npc.warnings, ...reply.warnings]);
+    assert.equal(reply.emotion, "neutral");
+    assert.equal(reply.warnings?.length, 1);
+    assert.match(reply.warnings![0], /^The reply's emotion 'sarcastic' is not an emotion \(neutral, happy, /);
+    assert.deepEqual(warnings, [...npc.warnings, ...reply.warnings!]);
   });
 
   Deno.test(`${t.name}: params that are not JSON reject the call with the encoding's TypeError`, async () => {

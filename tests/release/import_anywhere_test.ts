@@ -22,7 +22,14 @@ const mira = await bridge.createNpc({ name: "Mira", role: "the innkeeper" }, {
     type: "scripted",
     steps: [
       { toolCalls: [{ name: "check_stock", arguments: { item: "ale" } }] },
-      { json: { emotion: "happy", line: "Three ales left!", player_options: ["One, please."] } },
+      {
+        json: {
+          emotion: "happy",
+          line: "Three ales left!",
+          player_options: ["One, please.", "Two!", "No, thanks."],
+          ends_conversation: false,
+        },
+      },
     ],
   },
 });
@@ -64,7 +71,7 @@ Deno.test("a script outside the repository imports mod.ts by path, type-checks a
       line: "Three ales left!",
       streamed: "Three ales left!",
       emotion: "happy",
-      options: ["One, please."],
+      options: ["One, please.", "Two!", "No, thanks."],
       output: { item: "ale", count: 3 },
     });
   } finally {

@@ -1,8 +1,10 @@
 /**
  * Warnings about a reply the NPC could not use fully: keys of a structured reply that are not the reply
  * schema's (`playerOptions` instead of `player_options`), an emotion that is not one of the protocol's (or
- * not one this NPC may show), a reply without a line. A model held to the schema never writes these; a
- * hand-written scripted reply easily does, and would otherwise lose the value silently.
+ * not one this NPC may show), a reply without a line, an unknown `[tag]` of a text reply. A model held to the
+ * schema (the scripted one included) never gives such a structured reply; a backend that does not constrain
+ * its output can, and a text reply of any model can carry a tag that is no emotion. Without a warning the
+ * value would be lost silently.
  * @module
  */
 import { isJsonObject, type JsonValue } from "../../protocol/json.ts";
