@@ -3,7 +3,13 @@
  * (prototype-safe), and a line reader over stdin for the interactive commands.
  * @module
  */
-import { type Node, type ParseErrorCode, parseTree, printParseErrorCode, visit } from "npm:jsonc-parser@3.3.1";
+import {
+  type Node,
+  type ParseErrorCode,
+  parseTree,
+  printParseErrorCode,
+  visit,
+} from "npm:jsonc-parser@3.3.1";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { CliError, isPermissionError } from "./cli_error.ts";
 
