@@ -17,7 +17,7 @@
  */
 // deno-lint-ignore-file no-console
 import { parseArgs } from "node:util";
-import { BridgeEngine } from "../mod.ts";
+import { BridgeEngine } from "../engine.ts";
 import type { LanguageModel, StepRequest } from "../src/models/language_model.ts";
 import type { LlamaContextSequence } from "../src/models/llama_api.ts";
 import type { LlamaModelConfig } from "../src/models/llama_config.ts";
