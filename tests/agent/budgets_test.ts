@@ -4,9 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { scripted, WireClient } from "../helpers/wire.ts";
-import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
+import { eventsOf, tool } from "../helpers/messages.ts";
+import type { JsonObject } from "../../src/protocol/json.ts";
 
-const tool = (name: string) => ({ name, description: `${name} tool.` });
 const BUDGET = "The tool budget for this turn is used up. Answer with the information you already have.";
 
 function step(index: number, rounds: number, mode: string, tools: string[]): JsonObject {
@@ -17,12 +17,6 @@ function step(index: number, rounds: number, mode: string, tools: string[]): Jso
     enabledTools: tools,
     trimmedEntries: 0,
   };
-}
-
-function eventsOf(c: WireClient, id: JsonValue): JsonObject[] {
-  return c.related(id).filter((m) => m.method === "session/event").map((m) =>
-    (m.params as JsonObject).event as JsonObject
-  );
 }
 
 Deno.test("maxToolRounds: later steps are disallowed with no tools", async () => {

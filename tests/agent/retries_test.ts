@@ -4,14 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { scripted, WireClient } from "../helpers/wire.ts";
+import { eventsOf } from "../helpers/messages.ts";
 import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
 import { AGENT_ERROR_CODES, ERROR_CODES } from "../../src/protocol/errors.ts";
-
-function eventsOf(c: WireClient, id: JsonValue): JsonObject[] {
-  return c.related(id).filter((m) => m.method === "session/event").map((m) =>
-    (m.params as JsonObject).event as JsonObject
-  );
-}
 
 async function conversation(c: WireClient, id: string): Promise<JsonValue[]> {
   const r = await c.call("session/transcript", { session: id });

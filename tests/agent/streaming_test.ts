@@ -4,13 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { scripted, WireClient } from "../helpers/wire.ts";
-import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
-
-function eventsOf(c: WireClient, id: JsonValue): JsonObject[] {
-  return c.related(id).filter((m) => m.method === "session/event").map((m) =>
-    (m.params as JsonObject).event as JsonObject
-  );
-}
+import { eventsOf } from "../helpers/messages.ts";
+import type { JsonObject } from "../../src/protocol/json.ts";
 
 function text(delta: string, all: string, isReset = false): JsonObject {
   return { type: "text", delta, text: all, isReset };

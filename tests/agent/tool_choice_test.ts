@@ -4,9 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { scripted, WireClient } from "../helpers/wire.ts";
+import { eventsOf, tool } from "../helpers/messages.ts";
 import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
-
-const tool = (name: string) => ({ name, description: `${name} tool.` });
 
 function step(index: number, rounds: number, mode: string, tools: string[]): JsonObject {
   return {
@@ -16,12 +15,6 @@ function step(index: number, rounds: number, mode: string, tools: string[]): Jso
     enabledTools: tools,
     trimmedEntries: 0,
   };
-}
-
-function eventsOf(c: WireClient, id: JsonValue): JsonObject[] {
-  return c.related(id).filter((m) => m.method === "session/event").map((m) =>
-    (m.params as JsonObject).event as JsonObject
-  );
 }
 
 async function setup(choice: JsonValue, ...steps: JsonValue[]): Promise<WireClient> {

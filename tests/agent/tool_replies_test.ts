@@ -4,16 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { scripted, WireClient } from "../helpers/wire.ts";
-import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
+import { eventsOf, tool } from "../helpers/messages.ts";
+import type { JsonObject } from "../../src/protocol/json.ts";
 import { formatDuration } from "../../src/agent/tool_runtime.ts";
-
-const tool = (name: string, extra: JsonObject = {}) => ({ name, description: `${name} tool.`, ...extra });
-
-function eventsOf(c: WireClient, id: JsonValue): JsonObject[] {
-  return c.related(id).filter((m) => m.method === "session/event").map((m) =>
-    (m.params as JsonObject).event as JsonObject
-  );
-}
 
 Deno.test("every reply form of the tool/call table: record output and what the model sees", async () => {
   const c = new WireClient();

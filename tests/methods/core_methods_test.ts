@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { scripted, WireClient } from "../helpers/wire.ts";
+import { invalidParams } from "../helpers/messages.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
 import type { LanguageModel } from "../../src/models/language_model.ts";
 import { UnavailableModel } from "../../src/models/unavailable.ts";
@@ -43,10 +44,6 @@ function availableModel(languages: string[]): LanguageModel {
       }),
     step: () => Promise.reject(new Error("not used")),
   };
-}
-
-function invalidParams(message: string): JsonObject {
-  return { code: -32602, message, data: { code: "invalid_params" } };
 }
 
 Deno.test("initialize: result shape, sorted methods, notifications, models, maxSessions", async () => {

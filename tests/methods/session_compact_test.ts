@@ -4,11 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { scripted, WireClient } from "../helpers/wire.ts";
+import { invalidParams } from "../helpers/messages.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
-
-function invalidParams(message: string): JsonObject {
-  return { code: -32602, message, data: { code: "invalid_params" } };
-}
 
 async function entries(c: WireClient, id: string): Promise<JsonObject[]> {
   const r = await c.call("session/transcript", { session: id });

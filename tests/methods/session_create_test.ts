@@ -4,12 +4,9 @@
  */
 import assert from "node:assert/strict";
 import { scripted, WireClient } from "../helpers/wire.ts";
+import { invalidParams, tool } from "../helpers/messages.ts";
 import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
 import { UnavailableModel } from "../../src/models/unavailable.ts";
-
-function invalidParams(message: string): JsonObject {
-  return { code: -32602, message, data: { code: "invalid_params" } };
-}
 
 async function createError(c: WireClient, params: JsonObject): Promise<JsonValue> {
   const id = c.request("session/create", params);
@@ -24,7 +21,6 @@ async function listEntry(c: WireClient, id: string): Promise<JsonObject> {
 }
 
 const TOOL = { name: "open_gate", description: "Open a gate." };
-const tool = (name: string) => ({ name, description: `${name} tool.` });
 
 Deno.test("session/create defaults: generated id, warnings [], list entry", async () => {
   const c = new WireClient();
@@ -314,7 +310,7 @@ Deno.test("session/create tool forms: OpenAI wrapper, parameters as JSON text, w
   ]);
   // exactly 5 tools: no count warning
   const five = await c.call("session/create", {
-    tools: ["a", "b", "c", "d", "e"].map(tool),
+    tools: ["a", "b", "c", "d", "e"].map((name) => tool(name)),
     model: "scripted",
   });
   assert.deepEqual(five.warnings, []);
@@ -449,7 +445,7 @@ Deno.test("system model sessions: unavailable-model warning last; turns fail wit
   const r = await c.call("session/create", {
     session: "sys",
     bogus: 1,
-    tools: ["a", "b", "c", "d", "e", "f"].map(tool),
+    tools: ["a", "b", "c", "d", "e", "f"].map((name) => tool(name)),
     model: { type: "system" },
   });
   assert.deepEqual(r.warnings, [

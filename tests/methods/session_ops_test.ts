@@ -4,13 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { scripted, WireClient } from "../helpers/wire.ts";
+import { invalidParams, tool } from "../helpers/messages.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
-
-function invalidParams(message: string): JsonObject {
-  return { code: -32602, message, data: { code: "invalid_params" } };
-}
-
-const tool = (name: string) => ({ name, description: `${name} tool.` });
 
 async function listEntry(c: WireClient, id: string): Promise<JsonObject> {
   const list = await c.call("session/list");
@@ -254,7 +249,7 @@ Deno.test("setTools: replaces the tool set; warnings; errors change nothing", as
   assert.deepEqual((await listEntry(c, "t")).tools, ["b", "c"]);
   const six = await c.call("session/setTools", {
     session: "t",
-    tools: ["a", "b", "c", "d", "e", "f"].map(tool),
+    tools: ["a", "b", "c", "d", "e", "f"].map((name) => tool(name)),
   });
   assert.deepEqual(six.warnings, [
     "6 tools: Apple recommends at most 3-5 tools per request on-device; narrow them per turn with 'enabledTools'.",

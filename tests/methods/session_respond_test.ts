@@ -4,13 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { scripted, WireClient } from "../helpers/wire.ts";
+import { invalidParams, tool } from "../helpers/messages.ts";
 import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
-
-function invalidParams(message: string): JsonObject {
-  return { code: -32602, message, data: { code: "invalid_params" } };
-}
-
-const tool = (name: string) => ({ name, description: `${name} tool.` });
 
 function step(index: number, rounds: number, mode: string, tools: string[]): JsonObject {
   return {

@@ -153,10 +153,8 @@ export function promptOf(req: Captured): string {
   return req.prompt;
 }
 
-/** A client tool definition. */
-export function tool(name: string, properties: JsonObject = {}): JsonObject {
-  return { name, description: `The ${name} tool.`, parameters: { type: "object", properties } };
-}
+/** A client tool definition (the shared test helper). */
+export { tool } from "../../helpers/messages.ts";
 
 /** One scripted behaviour of a {@link FnModel}. */
 export type StepFn = (req: StepRequest) => Promise<StepResult> | StepResult;

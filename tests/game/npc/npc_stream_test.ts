@@ -14,7 +14,9 @@ Deno.test("npc/event: every message of a streamed turn with a client tool and a 
     npc: "gorm",
     persona: GORM,
     world: "village",
-    tools: [tool("check_inventory", { item: { type: "string" } })],
+    tools: [
+      tool("check_inventory", { parameters: { type: "object", properties: { item: { type: "string" } } } }),
+    ],
     options: { groundingTool: "check_inventory", worldWritable: ["quests"] },
     model: capture(
       { toolCalls: [{ name: "check_inventory", arguments: { item: "sword" } }] },

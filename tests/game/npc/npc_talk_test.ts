@@ -114,7 +114,9 @@ Deno.test("npc/talk automatic: a blocked structured reply is retried once as tex
   await c.call("npc/create", {
     npc: "gorm",
     persona: GORM,
-    tools: [tool("check_inventory", { item: { type: "string" } })],
+    tools: [
+      tool("check_inventory", { parameters: { type: "object", properties: { item: { type: "string" } } } }),
+    ],
     options: { groundingTool: "check_inventory" },
     model: capture(
       { toolCalls: [{ name: "check_inventory", arguments: { item: "sword" } }] },

@@ -1,0 +1,27 @@
+/**
+ * Small builders and readers of wire messages shared by the tests: a client tool definition, the `-32602`
+ * error object, and the events of one request.
+ */
+import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
+
+/** A client tool definition `{name, description: "<name> tool.", …extra}`. */
+export function tool(name: string, extra: JsonObject = {}): JsonObject {
+  return { name, description: `${name} tool.`, ...extra };
+}
+
+/** The error object of a `-32602 invalid_params` response with `message`. */
+export function invalidParams(message: string): JsonObject {
+  return { code: -32602, message, data: { code: "invalid_params" } };
+}
+
+/** Anything that keeps the messages related to a request (the in-process and the process harness). */
+export interface RelatedMessages {
+  related(id: JsonValue): JsonObject[];
+}
+
+/** The `event` objects of the `session/event` notifications caused by request `id`, in wire order. */
+export function eventsOf(c: RelatedMessages, id: JsonValue, method = "session/event"): JsonObject[] {
+  return c.related(id).filter((m) => m.method === method).map((m) =>
+    (m.params as JsonObject).event as JsonObject
+  );
+}
