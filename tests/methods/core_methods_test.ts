@@ -310,12 +310,16 @@ Deno.test("shutdown: cancelled requests are answered first, then {}; later reque
   c.request("ping", {}, 10);
   c.request("session/list", {}, 11);
   c.request("shutdown", {}, 12);
+  // every request after shutdown fails with -32023, also one whose method does not exist
+  c.request("no/such_method", {}, 13);
   c.sendLine('{"jsonrpc":"2.0","method":"session/create","params":{}}');
+  c.sendLine('{"jsonrpc":"2.0","method":"no/such_notification"}');
   const shutDown = { code: -32023, message: "The bridge has shut down.", data: { code: "shut_down" } };
   assert.deepEqual(c.messages.slice(n), [
     { jsonrpc: "2.0", id: 10, error: shutDown },
     { jsonrpc: "2.0", id: 11, error: shutDown },
     { jsonrpc: "2.0", id: 12, error: shutDown },
+    { jsonrpc: "2.0", id: 13, error: shutDown },
   ]);
   assert.equal(c.engine.phase, "shut_down");
   // invalid input is still answered
