@@ -22,7 +22,7 @@ function village(): WorldState {
 }
 
 function ok(result: { output: JsonValue; text: string; isError: boolean }, expected: JsonValue): void {
-  assert.equal(result.isError, false, String(result.output));
+  assert.equal(result.isError, false, JSON.stringify(result.output));
   assert.deepEqual(result.output, expected);
   assert.equal(result.text, JSON.stringify(result.output));
 }
@@ -391,6 +391,34 @@ Deno.test("update_world_state: prototype pollution attempts stay data", () => {
   const read = readWorldStateTool([""], world);
   ok(read.run({ path: "__PROTO__" }), JSON.parse('{"polluted": 5}'));
   err(read.run({ path: "constructor" }), "No value at 'constructor'. The state has keys: __proto__.");
+});
+
+Deno.test("read_world_state: readable paths under __proto__ and inherited keys are read as data", () => {
+  // Own keys named like inherited ones; the readable paths pass through them. Run this file with
+  // --unstable-unsafe-proto too (`deno task test:proto`): there `({})["__proto__"]` is Object.prototype, so
+  // a lookup without an own-property check would write the readable subtree into it.
+  const state = '{"__proto__": {"polluted": 1, "deep": {"x": 2}, "hidden": 0}, ' +
+    '"constructor": {"prototype": {"polluted": 3}}, "toString": {"x": 4}, "secret": 5}';
+  const world = new WorldState(JSON.parse(state));
+  const tool = readWorldStateTool(
+    ["__proto__.polluted", "__proto__.deep.x", "constructor.prototype.polluted", "toString.x"],
+    world,
+  );
+  const expected = '{"__proto__": {"polluted": 1, "deep": {"x": 2}}, ' +
+    '"constructor": {"prototype": {"polluted": 3}}, "toString": {"x": 4}}';
+  ok(tool.run({ path: "" }), JSON.parse(expected));
+  ok(tool.run({ path: "__proto__" }), JSON.parse('{"polluted": 1, "deep": {"x": 2}}'));
+  ok(tool.run({ path: "__proto__.deep" }), { x: 2 });
+  ok(tool.run({ path: "constructor" }), { prototype: { polluted: 3 } });
+  err(
+    tool.run({ path: "__proto__.hidden" }),
+    "You cannot read '__proto__.hidden'. Readable paths: __proto__.polluted, __proto__.deep.x, " +
+      "constructor.prototype.polluted, toString.x.",
+  );
+  assert.equal(({} as Record<string, unknown>).polluted, undefined);
+  assert.deepEqual(Object.keys(Object.prototype), []);
+  assert.equal(Object.hasOwn(Object.prototype, "deep"), false);
+  assert.equal(Object.hasOwn(Object.prototype, "x"), false);
 });
 
 Deno.test("coerceWorldValue: direct", () => {
