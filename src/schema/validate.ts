@@ -5,7 +5,7 @@
  * @module
  */
 // The named export: under Deno the default import of this CommonJS package is typed as the module namespace.
-import { Ajv, type ErrorObject } from "npm:ajv@8.20.0";
+import { Ajv, type ErrorObject, type ValidateFunction } from "npm:ajv@8.20.0";
 import { compactJson, type JsonObject, type JsonValue } from "../protocol/json.ts";
 
 /** A compiled validator: `null` when the value is valid, else a short message. */
@@ -21,17 +21,31 @@ const MAX_BY_TEXT = 256;
 const acceptAll: Validator = () => null;
 let shared: Ajv | undefined;
 
+const OPTIONS = {
+  strict: false,
+  allErrors: false,
+  logger: false,
+  validateFormats: false,
+  validateSchema: false,
+} as const;
+
 function ajv(): Ajv {
-  shared ??= new Ajv({
-    strict: false,
-    allErrors: false,
-    logger: false,
-    validateFormats: false,
-    validateSchema: false,
-    // Never keep compiled schemas (or their `$id`s) in the shared instance: each schema is independent.
-    addUsedSchema: false,
-  });
+  // Never keep compiled schemas (or their `$id`s) in the shared instance: each schema is independent.
+  shared ??= new Ajv({ ...OPTIONS, addUsedSchema: false });
   return shared;
+}
+
+/**
+ * Compiles with the shared instance. A reference to the whole schema (`"$ref": "#"`) resolves only against a
+ * schema the instance keeps, so a schema whose reference is missing there gets an instance of its own.
+ */
+function compile(instance: Ajv, schema: JsonObject): ValidateFunction {
+  try {
+    return instance.compile(schema);
+  } catch (error) {
+    if ((error as { missingRef?: unknown }).missingRef === undefined) throw error;
+    return new Ajv({ ...OPTIONS, addUsedSchema: true }).compile(schema);
+  }
 }
 
 /**
@@ -66,7 +80,7 @@ export function compileValidator(schema: JsonObject): Validator {
   }
   const instance = ajv();
   try {
-    const compiled = instance.compile(prepared);
+    const compiled = compile(instance, prepared);
     validator = (value) => {
       try {
         if (compiled(renames ? renameProtoKeys(value, false) : value)) return null;
