@@ -14,6 +14,7 @@
  * @module
  */
 import { parseArgs } from "node:util";
+import { BridgeProcess } from "../tests/helpers/process.ts";
 
 /** Options of {@link runSoak}. */
 export interface SoakOptions {
@@ -67,19 +68,9 @@ interface Pending {
   onResult?: (message: Record<string, unknown>) => void;
 }
 
-const CLI = new URL("../cli.ts", import.meta.url).pathname;
 const encoder = new TextEncoder();
 const SESSION_TURNS = 12;
 const NPC_TALKS = 8;
-
-function rssKb(pid: number): number | null {
-  try {
-    const m = /^VmRSS:\s+(\d+) kB/m.exec(Deno.readTextFileSync(`/proc/${pid}/status`));
-    return m ? Number(m[1]) : null;
-  } catch {
-    return null;
-  }
-}
 
 const mb = (kb: number) => Math.round(kb / 102.4) / 10;
 const mean = (xs: number[]) => xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -87,23 +78,6 @@ const mean = (xs: number[]) => xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 
 /** Runs the soak and returns its report. */
 export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const log = options.progress ?? (() => {});
-  const child = new Deno.Command(Deno.execPath(), {
-    args: [
-      "run",
-      "--quiet",
-      "--allow-read",
-      "--allow-env",
-      "--allow-ffi",
-      CLI,
-      "stdio",
-      "--tool-timeout",
-      "10",
-    ],
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "piped",
-  }).spawn();
-  const writer = child.stdin.getWriter();
   const failures: string[] = [];
   const pending = new Map<Id, Pending>();
   const answered = new Set<Id>();
@@ -126,7 +100,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     while (outBuffer.length > 0) {
       const text = outBuffer.join("");
       outBuffer = [];
-      await writer.write(encoder.encode(text));
+      await bridge.write(encoder.encode(text));
     }
     flushing = null;
   };
@@ -182,28 +156,17 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
     }
     p.onResult?.(m);
   };
-  const readStdout = (async () => {
-    const decoder = new TextDecoder();
-    let rest = "";
-    for await (const chunk of child.stdout) {
-      rest += decoder.decode(chunk, { stream: true });
-      let nl: number;
-      while ((nl = rest.indexOf("\n")) !== -1) {
-        const line = rest.slice(0, nl);
-        rest = rest.slice(nl + 1);
-        try {
-          onMessage(JSON.parse(line));
-        } catch (error) {
-          failures.push(`bad output line (${String(error)}): ${line.slice(0, 200)}`);
-        }
+  // The tests' process harness; lines are handled as they arrive and not kept (long runs).
+  const bridge = new BridgeProcess(["--tool-timeout", "10"], {
+    discard: true,
+    onLine: (line) => {
+      try {
+        onMessage(JSON.parse(line));
+      } catch (error) {
+        failures.push(`bad output line (${String(error)}): ${line.slice(0, 200)}`);
       }
-    }
-  })();
-  let stderr = "";
-  const readStderr = (async () => {
-    const decoder = new TextDecoder();
-    for await (const chunk of child.stderr) stderr += decoder.decode(chunk, { stream: true });
-  })();
+    },
+  });
 
   // ---- set-up: a world with subscriptions ----
   request("initialize", { client: { name: "soak" }, protocolVersion: "1.0" }, "setup");
@@ -353,7 +316,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const curve: number[] = [];
   const times: number[] = [];
   const sample = () => {
-    const kb = rssKb(child.pid);
+    const kb = bridge.rssKb();
     if (kb !== null) {
       curve.push(kb);
       times.push((Date.now() - started) / 1000);
@@ -381,21 +344,14 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   for (const [id, p] of [...pending].slice(0, 10)) failures.push(`no response to ${id} (${p.kind})`);
   request("shutdown", {}, "shutdown");
   if (flushing) await flushing;
-  await writer.close().catch(() => {});
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const status = await Promise.race([
-    child.status,
-    new Promise<null>((r) => timer = setTimeout(() => r(null), 15_000)),
-  ]);
-  clearTimeout(timer);
-  if (status === null) {
+  await bridge.closeInput();
+  let exitCode: number | null = null;
+  try {
+    exitCode = await bridge.exit(15_000);
+  } catch {
     failures.push("the bridge did not exit after shutdown");
-    child.kill("SIGKILL");
-    await child.status;
   }
-  await readStdout;
-  await readStderr;
-  const exitCode = status === null ? null : status.code;
+  const stderr = bridge.stderr;
   if (exitCode !== 0) failures.push(`exit code ${exitCode}`);
   if (stderr.trim() !== "") failures.push(`stderr: ${stderr.slice(0, 1000)}`);
   for (const k of Object.keys(errors)) failures.push(`error responses ${k}: ${errors[k]}`);

@@ -4,111 +4,13 @@
  * disconnects mid-turn.
  */
 import assert from "node:assert/strict";
+import { BridgeProcess } from "../helpers/process.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 const PERMISSIONS = ["--allow-read", "--allow-env", "--allow-ffi"];
+const ENV = { OAM_SCRIPT: "", OAM_FM_LIBRARY: "/nonexistent/libFM.so" };
 
 type Msg = Record<string, unknown>;
-
-/** A running `oam stdio` process with line-level access to stdout. */
-class StdioProcess {
-  readonly child: Deno.ChildProcess;
-  readonly lines: string[] = [];
-  readonly messages: Msg[] = [];
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  readonly #stdout: Promise<void>;
-  readonly #stderr: Promise<string>;
-  #waiters: Array<() => void> = [];
-
-  constructor(args: string[] = []) {
-    this.child = new Deno.Command(Deno.execPath(), {
-      args: ["run", ...PERMISSIONS, "cli.ts", "stdio", ...args],
-      cwd: ROOT,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-      env: { NO_COLOR: "1", OAM_SCRIPT: "", OAM_FM_LIBRARY: "/nonexistent/libFM.so" },
-    }).spawn();
-    this.#writer = this.child.stdin.getWriter();
-    this.#stdout = this.#read();
-    this.#stderr = new Response(this.child.stderr).text();
-  }
-
-  async #read(): Promise<void> {
-    let buffer = "";
-    for await (const chunk of this.child.stdout.pipeThrough(new TextDecoderStream())) {
-      buffer += chunk;
-      let nl: number;
-      while ((nl = buffer.indexOf("\n")) !== -1) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        this.lines.push(line);
-        this.messages.push(JSON.parse(line));
-        const waiters = this.#waiters;
-        this.#waiters = [];
-        for (const w of waiters) w();
-      }
-    }
-    assert.equal(buffer, "", "stdout ended with a partial line");
-  }
-
-  async write(text: string | Uint8Array): Promise<void> {
-    await this.#writer.write(typeof text === "string" ? new TextEncoder().encode(text) : text);
-  }
-
-  send(message: Msg): Promise<void> {
-    return this.write(JSON.stringify({ jsonrpc: "2.0", ...message }) + "\n");
-  }
-
-  async waitFor(predicate: (m: Msg) => boolean, timeoutMs = 10_000): Promise<Msg> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const found = this.messages.find(predicate);
-      if (found) return found;
-      const left = deadline - Date.now();
-      if (left <= 0) throw new Error(`timed out; stdout so far:\n${this.lines.join("\n")}`);
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        new Promise<void>((resolve) => this.#waiters.push(resolve)),
-        new Promise<void>((resolve) => timer = setTimeout(resolve, left)),
-      ]);
-      clearTimeout(timer);
-    }
-  }
-
-  response(id: unknown): Promise<Msg> {
-    return this.waitFor((m) => m.id === id && !("method" in m));
-  }
-
-  async closeStdin(): Promise<void> {
-    await this.#writer.close();
-  }
-
-  /** Waits for exit (bounded) and returns the status code, stdout and stderr. */
-  async finish(timeoutMs = 10_000): Promise<{ code: number; stderr: string; elapsedMs: number }> {
-    const started = Date.now();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const timeout = new Promise<never>((_, reject) =>
-      timer = setTimeout(() => {
-        this.child.kill("SIGKILL");
-        reject(new Error(`process did not exit in ${timeoutMs} ms`));
-      }, timeoutMs)
-    );
-    try {
-      const status = await Promise.race([this.child.status, timeout]);
-      await this.#stdout;
-      const stderr = await this.#stderr;
-      try {
-        await this.#writer.close();
-      } catch {
-        // already closed
-      }
-      return { code: status.code, stderr, elapsedMs: Date.now() - started };
-    } finally {
-      clearTimeout(timer);
-    }
-  }
-}
 
 async function runCli(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   const out = await new Deno.Command(Deno.execPath(), {
@@ -116,6 +18,7 @@ async function runCli(args: string[]): Promise<{ code: number; stdout: string; s
     cwd: ROOT,
     stdin: "null",
     env: { NO_COLOR: "1" },
+    signal: AbortSignal.timeout(30_000), // a hang ends in a failed test, not a stalled run
   }).output();
   return {
     code: out.code,
@@ -131,183 +34,191 @@ const GUARD_TOOL = {
 };
 
 Deno.test("stdio: guard session with a client tool; bad UTF-8 and over-long lines; EOF answers everything, exit 0", async () => {
-  const p = new StdioProcess(["--max-line-bytes", "2048", "--log-level", "debug"]);
-  await p.send({ id: 1, method: "initialize", params: { client: { name: "e2e" }, protocolVersion: "1.0" } });
-  await p.send({
-    id: 2,
-    method: "session/create",
-    params: {
-      session: "guard",
-      instructions: "You are a castle guard.",
-      tools: [GUARD_TOOL],
-      options: { toolChoice: "required" },
-      model: {
-        type: "scripted",
-        steps: [{ toolCalls: [{ name: "open_gate", arguments: { gate: "north" } }] }, {
-          template: "Gate says: {toolOutput}",
-        }, { text: "slow answer", delayMs: 300 }],
+  const p = new BridgeProcess(["--max-line-bytes", "2048", "--log-level", "debug"], { env: ENV });
+  try {
+    await p.send({
+      id: 1,
+      method: "initialize",
+      params: { client: { name: "e2e" }, protocolVersion: "1.0" },
+    });
+    await p.send({
+      id: 2,
+      method: "session/create",
+      params: {
+        session: "guard",
+        instructions: "You are a castle guard.",
+        tools: [GUARD_TOOL],
+        options: { toolChoice: "required" },
+        model: {
+          type: "scripted",
+          steps: [{ toolCalls: [{ name: "open_gate", arguments: { gate: "north" } }] }, {
+            template: "Gate says: {toolOutput}",
+          }, { text: "slow answer", delayMs: 300 }],
+        },
       },
-    },
-  });
-  await p.send({
-    id: 3,
-    method: "session/respond",
-    params: { session: "guard", prompt: "Open it.", stream: true },
-  });
-  const call = await p.waitFor((m) => m.method === "tool/call");
-  assert.equal(call.id, "t-1");
-  assert.deepEqual((call.params as Msg).requestId, 3);
-  await p.send({ id: "t-1", result: { output: { opened: false, reason: "jammed" } } });
-  const r3 = await p.response(3);
-  assert.equal((r3.result as Msg).text, 'Gate says: {"opened":false,"reason":"jammed"}');
-  assert.deepEqual(
-    p.messages.filter((m) => m.method === "session/event").map((m) => ((m.params as Msg).event as Msg).type),
-    ["modelStep", "toolCallStarted", "toolCallCompleted", "modelStep", "text", "text", "text"],
-  );
+    });
+    await p.send({
+      id: 3,
+      method: "session/respond",
+      params: { session: "guard", prompt: "Open it.", stream: true },
+    });
+    const call = await p.waitFor((m) => m.method === "tool/call");
+    assert.equal(call.id, "t-1");
+    assert.deepEqual((call.params as Msg).requestId, 3);
+    await p.send({ id: "t-1", result: { output: { opened: false, reason: "jammed" } } });
+    const r3 = await p.response(3);
+    assert.equal((r3.result as Msg).text, 'Gate says: {"opened":false,"reason":"jammed"}');
+    assert.deepEqual(
+      p.messages.filter((m) => m.method === "session/event").map((m) =>
+        ((m.params as Msg).event as Msg).type
+      ),
+      ["modelStep", "toolCallStarted", "toolCallCompleted", "modelStep", "text", "text", "text"],
+    );
 
-  // a stray response is ignored (logged on stderr only)
-  await p.send({ id: "t-99", result: { output: "stray" } });
+    // a stray response is ignored (logged on stderr only)
+    await p.send({ id: "t-99", result: { output: "stray" } });
 
-  // invalid UTF-8 → -32700 id null, then the bridge keeps serving
-  await p.write(new Uint8Array([0x7b, 0xff, 0xfe, 0x7d, 0x0a]));
-  await p.send({ id: 4, method: "ping" });
-  await p.response(4);
-  const utf8 = p.messages.at(-2)!;
-  assert.deepEqual(utf8.id, null);
-  assert.equal((utf8.error as Msg).code, -32700);
+    // invalid UTF-8 → -32700 id null, then the bridge keeps serving
+    await p.write(new Uint8Array([0x7b, 0xff, 0xfe, 0x7d, 0x0a]));
+    await p.send({ id: 4, method: "ping" });
+    await p.response(4);
+    const utf8 = p.messages.at(-2)!;
+    assert.deepEqual(utf8.id, null);
+    assert.equal((utf8.error as Msg).code, -32700);
 
-  // an over-long line → an error, then resynchronised at the next newline (also when split across writes)
-  const long = JSON.stringify({ jsonrpc: "2.0", id: 5, method: "ping", params: { pad: "x".repeat(5000) } });
-  await p.write(long.slice(0, 1500));
-  await p.write(long.slice(1500, 3000));
-  await p.write(long.slice(3000) + "\n");
-  await p.send({ id: 6, method: "ping" });
-  await p.response(6);
-  const tooLong = p.messages.at(-2)!;
-  assert.deepEqual(tooLong, {
-    jsonrpc: "2.0",
-    id: null,
-    error: {
-      code: -32600,
-      message: "The message is longer than the limit of 2048 bytes.",
-      data: { code: "invalid_message", limit: 2048 },
-    },
-  });
-  assert.ok(!p.messages.some((m) => m.id === 5), "the over-long request is not executed");
+    // an over-long line → an error, then resynchronised at the next newline (also when split across writes)
+    const long = JSON.stringify({ jsonrpc: "2.0", id: 5, method: "ping", params: { pad: "x".repeat(5000) } });
+    await p.write(long.slice(0, 1500));
+    await p.write(long.slice(1500, 3000));
+    await p.write(long.slice(3000) + "\n");
+    await p.send({ id: 6, method: "ping" });
+    await p.response(6);
+    const tooLong = p.messages.at(-2)!;
+    assert.deepEqual(tooLong, {
+      jsonrpc: "2.0",
+      id: null,
+      error: {
+        code: -32600,
+        message: "The message is longer than the limit of 2048 bytes.",
+        data: { code: "invalid_message", limit: 2048 },
+      },
+    });
+    assert.ok(!p.messages.some((m) => m.id === 5), "the over-long request is not executed");
 
-  // a slow request, then EOF: it is still answered and the process exits 0
-  await p.send({ id: 7, method: "session/respond", params: { session: "guard", prompt: "And now?" } });
-  await p.write('{"jsonrpc":"2.0","id":8,"method":"ping"}'); // the last line has no newline
-  await p.closeStdin();
-  const { code, stderr } = await p.finish();
-  assert.equal(code, 0, stderr);
-  assert.match(stderr, /\[oam stdio\] warning: Ignoring a response to unknown or finished request 't-99'\./);
-  assert.equal((p.messages.find((m) => m.id === 7)!.result as Msg).text, "slow answer");
-  assert.deepEqual(p.messages.find((m) => m.id === 8), { jsonrpc: "2.0", id: 8, result: {} });
-  const ids = p.messages.filter((m) => !("method" in m) && m.id !== null).map((m) => m.id);
-  assert.deepEqual(ids.sort(), [1, 2, 3, 4, 6, 7, 8]);
+    // a slow request, then EOF: it is still answered and the process exits 0
+    await p.send({ id: 7, method: "session/respond", params: { session: "guard", prompt: "And now?" } });
+    await p.write('{"jsonrpc":"2.0","id":8,"method":"ping"}'); // the last line has no newline
+    await p.closeInput();
+    assert.equal(await p.exit(), 0, p.stderr);
+    assert.equal(p.trailing, "", "stdout ended with a partial line");
+    assert.match(
+      p.stderr,
+      /\[oam stdio\] warning: Ignoring a response to unknown or finished request 't-99'\./,
+    );
+    assert.equal((p.messages.find((m) => m.id === 7)!.result as Msg).text, "slow answer");
+    assert.deepEqual(p.messages.find((m) => m.id === 8), { jsonrpc: "2.0", id: 8, result: {} });
+    const ids = p.messages.filter((m) => !("method" in m) && m.id !== null).map((m) => m.id);
+    assert.deepEqual(ids.sort(), [1, 2, 3, 4, 6, 7, 8]);
+  } finally {
+    await p.kill();
+  }
 });
 
 Deno.test("stdio: a shutdown request exits 0 right after its response", async () => {
-  const p = new StdioProcess();
-  await p.send({
-    id: 1,
-    method: "session/create",
-    params: { session: "a", model: { type: "scripted", steps: [{ text: "x", delayMs: 60_000 }] } },
-  });
-  await p.send({ id: 2, method: "session/respond", params: { session: "a", prompt: "wait" } });
-  await p.response(1);
-  await p.send({ id: 3, method: "shutdown" });
-  const { code, elapsedMs, stderr } = await p.finish();
-  assert.equal(code, 0, stderr);
-  assert.ok(elapsedMs < 5000);
-  assert.deepEqual(p.messages.map((m) => m.id), [1, 2, 3]);
-  assert.equal((p.messages[1].error as Msg).code, -32009);
-  assert.deepEqual(p.messages[2], { jsonrpc: "2.0", id: 3, result: {} });
+  const p = new BridgeProcess([], { env: ENV });
+  try {
+    await p.send({
+      id: 1,
+      method: "session/create",
+      params: { session: "a", model: { type: "scripted", steps: [{ text: "x", delayMs: 60_000 }] } },
+    });
+    await p.send({ id: 2, method: "session/respond", params: { session: "a", prompt: "wait" } });
+    await p.response(1);
+    await p.send({ id: 3, method: "shutdown" });
+    // stdin stays open: the shutdown alone ends the process (the 60 s turn is cancelled)
+    assert.equal(await p.exit(), 0, p.stderr);
+    assert.deepEqual(p.messages.map((m) => m.id), [1, 2, 3]);
+    assert.equal((p.messages[1].error as Msg).code, -32009);
+    assert.deepEqual(p.messages[2], { jsonrpc: "2.0", id: 3, result: {} });
+  } finally {
+    await p.kill();
+  }
 });
 
 Deno.test("stdio: shutdown sent as a notification exits 0 as well", async () => {
-  const p = new StdioProcess();
-  await p.send({ id: 1, method: "ping" });
-  await p.response(1);
-  await p.send({ method: "shutdown" });
-  const { code, elapsedMs, stderr } = await p.finish(8000);
-  assert.equal(code, 0, stderr);
-  assert.ok(elapsedMs < 5000, `${elapsedMs} ms`);
-  assert.deepEqual(p.messages, [{ jsonrpc: "2.0", id: 1, result: {} }]);
+  const p = new BridgeProcess([], { env: ENV });
+  try {
+    await p.send({ id: 1, method: "ping" });
+    await p.response(1);
+    await p.send({ method: "shutdown" });
+    assert.equal(await p.exit(), 0, p.stderr);
+    assert.deepEqual(p.messages, [{ jsonrpc: "2.0", id: 1, result: {} }]);
+  } finally {
+    await p.kill();
+  }
 });
 
-Deno.test("stdio: a client that closes stdin while a tool/call is pending → exit 0 within a few seconds", async () => {
-  const p = new StdioProcess();
-  await p.send({
-    id: 1,
-    method: "session/create",
-    params: {
-      session: "g",
-      tools: [GUARD_TOOL],
-      model: {
-        type: "scripted",
-        steps: [{ toolCalls: [{ name: "open_gate", arguments: { gate: "west" } }] }, {
-          template: "{toolOutput}",
-        }],
+Deno.test("stdio: a client that closes stdin while a tool/call is pending → the turn is answered, exit 0", async () => {
+  const p = new BridgeProcess([], { env: ENV });
+  try {
+    await p.send({
+      id: 1,
+      method: "session/create",
+      params: {
+        session: "g",
+        tools: [GUARD_TOOL],
+        model: {
+          type: "scripted",
+          steps: [{ toolCalls: [{ name: "open_gate", arguments: { gate: "west" } }] }, {
+            template: "{toolOutput}",
+          }],
+        },
       },
-    },
-  });
-  await p.send({ id: 2, method: "session/respond", params: { session: "g", prompt: "Open." } });
-  await p.waitFor((m) => m.method === "tool/call");
-  await p.closeStdin();
-  const { code, elapsedMs, stderr } = await p.finish(8000);
-  assert.equal(code, 0, stderr);
-  assert.ok(elapsedMs < 5000, `${elapsedMs} ms`);
-  const r = p.messages.find((m) => m.id === 2)!;
-  assert.ok(r, "the turn is still answered");
-  assert.match(String((r.result as Msg).text), /^Error: /);
+    });
+    await p.send({ id: 2, method: "session/respond", params: { session: "g", prompt: "Open." } });
+    await p.toolCall(1);
+    await p.closeInput();
+    // the 120 s tool timeout is not waited for: the deadline fails the test if it were
+    assert.equal(await p.exit(), 0, p.stderr);
+    const r = p.messages.find((m) => m.id === 2)!;
+    assert.ok(r, "the turn is still answered");
+    assert.match(String((r.result as Msg).text), /^Error: /);
+  } finally {
+    await p.kill();
+  }
 });
 
 Deno.test("stdio: a client that goes away entirely (stdin and stdout closed) mid-turn → exit 0", async () => {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", ...PERMISSIONS, "cli.ts", "stdio"],
-    cwd: ROOT,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "null",
-  }).spawn();
-  const writer = child.stdin.getWriter();
-  const line = (m: Msg) => new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", ...m }) + "\n");
-  await writer.write(line({
-    id: 1,
-    method: "session/create",
-    params: {
-      session: "g",
-      tools: [GUARD_TOOL],
-      model: {
-        type: "scripted",
-        steps: [{ toolCalls: [{ name: "open_gate", arguments: { gate: "x" } }] }, {
-          text: "y".repeat(200_000),
-        }],
+  const p = new BridgeProcess([], { env: ENV });
+  try {
+    await p.send({
+      id: 1,
+      method: "session/create",
+      params: {
+        session: "g",
+        tools: [GUARD_TOOL],
+        model: {
+          type: "scripted",
+          steps: [{ toolCalls: [{ name: "open_gate", arguments: { gate: "x" } }] }, {
+            text: "y".repeat(200_000),
+          }],
+        },
       },
-    },
-  }));
-  await writer.write(
-    line({ id: 2, method: "session/respond", params: { session: "g", prompt: "x", stream: true } }),
-  );
-  const reader = child.stdout.getReader();
-  let seen = "";
-  while (!seen.includes('"tool/call"')) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    seen += new TextDecoder().decode(value);
+    });
+    await p.send({ id: 2, method: "session/respond", params: { session: "g", prompt: "x", stream: true } });
+    await p.toolCall(1);
+    await p.stopReading();
+    await p.closeInput();
+    assert.equal(await p.exit(), 0, p.stderr);
+  } finally {
+    await p.kill();
   }
-  await reader.cancel();
-  await writer.close();
-  const started = Date.now();
-  const status = await child.status;
-  assert.equal(status.code, 0);
-  assert.ok(Date.now() - started < 5000);
 });
 
 Deno.test("stdio: --no-scripted-models and --tool-timeout", async () => {
-  const p = new StdioProcess(["--no-scripted-models", "--tool-timeout", "0.05", "--max-sessions", "3"]);
+  const p = new BridgeProcess(["--no-scripted-models", "--tool-timeout", "0.05", "--max-sessions", "3"], {
+    env: ENV,
+  });
   await p.send({ id: 1, method: "initialize" });
   const caps = ((await p.response(1)).result as Msg).capabilities as Msg;
   assert.deepEqual(caps.models, ["system"]);
@@ -318,12 +229,11 @@ Deno.test("stdio: --no-scripted-models and --tool-timeout", async () => {
     message: "Scripted models are disabled on this bridge.",
     data: { code: "invalid_params" },
   });
-  await p.closeStdin();
-  const { code } = await p.finish();
-  assert.equal(code, 0);
+  await p.closeInput();
+  assert.equal(await p.exit(), 0);
 
   // --tool-timeout is the default for client tools
-  const q = new StdioProcess(["--tool-timeout", "0.05"]);
+  const q = new BridgeProcess(["--tool-timeout", "0.05"], { env: ENV });
   await q.send({
     id: 1,
     method: "session/create",
@@ -343,8 +253,8 @@ Deno.test("stdio: --no-scripted-models and --tool-timeout", async () => {
   assert.equal((r.result as Msg).text, "Error: Tool 'open_gate' timed out after 50ms.");
   const cancel = q.messages.find((m) => m.method === "tool/cancel")!;
   assert.equal((cancel.params as Msg).reason, "Error: Tool 'open_gate' timed out after 50ms.");
-  await q.closeStdin();
-  assert.equal((await q.finish()).code, 0);
+  await q.closeInput();
+  assert.equal(await q.exit(), 0);
 });
 
 Deno.test("stdio CLI: --help, --version, bad flags exit 2", async () => {

@@ -7,12 +7,12 @@ import assert from "node:assert/strict";
 import { BridgeEngine } from "../../src/composition.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
 import { createStdioServer } from "../../src/transports/stdio.ts";
-import { StdioProcess } from "./stdio_process.ts";
+import { BridgeProcess } from "../helpers/process.ts";
 
 const CLOSED = "The client closed its input before answering.";
 
 Deno.test("real process: stdin closed while a tool/call waits and a short turn runs; both answered, exit 0", async () => {
-  const p = new StdioProcess();
+  const p = new BridgeProcess();
   try {
     await p.request(1, "session/create", {
       session: "tool",

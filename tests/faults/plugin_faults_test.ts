@@ -7,10 +7,10 @@
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../src/protocol/json.ts";
 import { requireDouble } from "../ffi/double.ts";
-import { StdioProcess } from "./stdio_process.ts";
+import { BridgeProcess } from "../helpers/process.ts";
 
 async function systemTurn(
-  p: StdioProcess,
+  p: BridgeProcess,
 ): Promise<{ availability: JsonObject; create: JsonObject; turn: JsonObject }> {
   await p.request(1, "model/availability");
   const availability = (await p.response(1)).result as JsonObject;
@@ -49,7 +49,7 @@ Deno.test({
       for (
         const [path, why] of [[`${dir}/missing.so`, "No such file or directory"], [text, "file too short"]]
       ) {
-        const p = new StdioProcess([], { env: { OAM_FM_LIBRARY: path } });
+        const p = new BridgeProcess([], { env: { OAM_FM_LIBRARY: path } });
         try {
           const r = await systemTurn(p);
           const detail = r.availability.detail as string;
@@ -81,7 +81,7 @@ Deno.test({
   ignore: !linux,
   fn: async () => {
     const double = requireDouble();
-    const p = new StdioProcess([], {
+    const p = new BridgeProcess([], {
       flags: ["--allow-read", "--allow-env"],
       env: { OAM_FM_LIBRARY: double },
     });
@@ -102,7 +102,7 @@ Deno.test({
   fn: async () => {
     const double = requireDouble();
     const notReady = JSON.stringify({ availability: { available: false, reason: "model_not_ready" } });
-    const p = new StdioProcess([], { env: { OAM_FM_LIBRARY: double, OAM_FM_DOUBLE: notReady } });
+    const p = new BridgeProcess([], { env: { OAM_FM_LIBRARY: double, OAM_FM_DOUBLE: notReady } });
     try {
       const r = await systemTurn(p);
       assert.deepEqual(r.availability, {
@@ -119,7 +119,7 @@ Deno.test({
     const failing = JSON.stringify({
       steps: [{ error: { code: "guardrail_violation", message: "Blocked." } }],
     });
-    const q = new StdioProcess([], { env: { OAM_FM_LIBRARY: double, OAM_FM_DOUBLE: failing } });
+    const q = new BridgeProcess([], { env: { OAM_FM_LIBRARY: double, OAM_FM_DOUBLE: failing } });
     try {
       const r = await systemTurn(q);
       assert.equal(r.availability.available, true);
@@ -137,7 +137,7 @@ Deno.test({
   fn: async () => {
     const double = requireDouble();
     const hang = JSON.stringify({ steps: [{ hang: true }, { hang: true }] });
-    const p = new StdioProcess([], { env: { OAM_FM_LIBRARY: double, OAM_FM_DOUBLE: hang } });
+    const p = new BridgeProcess([], { env: { OAM_FM_LIBRARY: double, OAM_FM_DOUBLE: hang } });
     try {
       await p.request(1, "session/create", { session: "a" });
       await p.response(1);

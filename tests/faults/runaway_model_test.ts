@@ -7,7 +7,7 @@
  * regression fails on a deadline instead of hanging the test runner.
  */
 import assert from "node:assert/strict";
-import { errorOf, StdioProcess } from "./stdio_process.ts";
+import { BridgeProcess, errorOf } from "../helpers/process.ts";
 
 const DISABLED = "The model kept calling tools after tools were disabled for this turn.";
 
@@ -18,7 +18,7 @@ const loopModel = (name: string) => ({
 });
 
 Deno.test("runaway tool calls end the turn with generation_failed; the bridge keeps serving", async () => {
-  const p = new StdioProcess();
+  const p = new BridgeProcess();
   try {
     // 1. a client tool: 12 calls (maxToolCalls) reach the engine, then budget errors, then the turn fails
     await p.request(1, "session/create", {

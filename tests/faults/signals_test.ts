@@ -4,7 +4,7 @@
  * a turn would run for a minute and when the client has stopped reading stdout.
  */
 import assert from "node:assert/strict";
-import { StdioProcess } from "./stdio_process.ts";
+import { BridgeProcess } from "../helpers/process.ts";
 
 const CANCELLED = { code: -32009, message: "The turn was cancelled.", data: { code: "cancelled" } };
 
@@ -13,7 +13,7 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
     name: `${signal}: in-flight turns are answered (cancelled), exit 0 within 3 s`,
     ignore: Deno.build.os === "windows",
     fn: async () => {
-      const p = new StdioProcess();
+      const p = new BridgeProcess();
       try {
         await p.request(1, "session/create", {
           session: "tool",
@@ -61,7 +61,7 @@ Deno.test({
   name: "SIGTERM on an idle bridge: exit 0 at once, nothing written",
   ignore: Deno.build.os === "windows",
   fn: async () => {
-    const p = new StdioProcess();
+    const p = new BridgeProcess();
     try {
       await p.request(1, "ping");
       await p.response(1);

@@ -5,13 +5,13 @@
  */
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../src/protocol/json.ts";
-import { StdioProcess } from "./stdio_process.ts";
+import { BridgeProcess } from "../helpers/process.ts";
 
 const ignored = (id: string) =>
   `[oam stdio] warning: Ignoring a response to unknown or finished request '${id}'.`;
 
 Deno.test("never, twice, late and malformed tool replies: exact messages, logs, and the bridge keeps serving", async () => {
-  const p = new StdioProcess(["--log-level", "warning"]);
+  const p = new BridgeProcess(["--log-level", "warning"]);
   try {
     await p.request(1, "session/create", {
       session: "g",

@@ -1,7 +1,7 @@
 /**
  * Where fuzz lines go: an in-process engine fed through the stdio transport's LineSplitter (fast, sees the
- * engine's logs and the JS prototypes), or the real `deno run cli.ts stdio` process (sees the exit code and
- * stderr). Both collect every output line as a parsed message.
+ * engine's logs and the JS prototypes), or the real `deno run cli.ts stdio` process through the tests'
+ * process harness (sees the exit code and stderr). Both collect every output line as a parsed message.
  */
 import { BridgeEngine } from "../../src/composition.ts";
 import type { BridgeConfiguration } from "../../src/engine/configuration.ts";
@@ -9,6 +9,7 @@ import type { JsonObject } from "../../src/protocol/json.ts";
 import { LineSplitter } from "../../src/transports/stdio.ts";
 import type { Logger } from "../../src/util/logger.ts";
 import type { Rng } from "./rng.ts";
+import { BridgeProcess } from "../helpers/process.ts";
 
 /** A bridge under test. */
 export interface FuzzTarget {
@@ -144,82 +145,56 @@ export class InProcessTarget extends Collector implements FuzzTarget {
   }
 }
 
-/** Path of cli.ts. */
-export const CLI_PATH = new URL("../../cli.ts", import.meta.url).pathname;
-
-/** The real `deno run cli.ts stdio` process. */
-export class ProcessTarget extends Collector implements FuzzTarget {
+/** The real `deno run cli.ts stdio` process (the tests' process harness, keeping lines that are not JSON). */
+export class ProcessTarget implements FuzzTarget {
   readonly kind = "process";
-  readonly child: Deno.ChildProcess;
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  readonly #done: Promise<void>;
-  #stderr = "";
+  readonly process: BridgeProcess;
 
-  /** Spawns `deno run <flags> cli.ts stdio <args>`. */
+  /** Spawns `deno run <flags> cli.ts stdio <args>` (flags default to the stdio task's). */
   constructor(args: string[], options: { flags?: string[]; env?: Record<string, string> } = {}) {
-    super();
-    const flags = options.flags ?? ["--allow-read", "--allow-env", "--allow-ffi"];
-    this.child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "--quiet", ...flags, CLI_PATH, "stdio", ...args],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-      env: options.env ?? {},
-    }).spawn();
-    this.#writer = this.child.stdin.getWriter();
-    this.#done = Promise.all([this.#readStdout(), this.#readStderr()]).then(() => {});
+    this.process = new BridgeProcess(args, { ...options, tolerateBadLines: true });
   }
 
-  async #readStdout(): Promise<void> {
-    const decoder = new TextDecoder();
-    let rest = "";
-    for await (const chunk of this.child.stdout) {
-      rest += decoder.decode(chunk, { stream: true });
-      let nl: number;
-      while ((nl = rest.indexOf("\n")) !== -1) {
-        this.accept(rest.slice(0, nl));
-        rest = rest.slice(nl + 1);
-      }
-    }
-    if (rest !== "") this.badOutput.push(`unterminated: ${rest.slice(0, 300)}`);
-    this.wake();
+  get messages(): JsonObject[] {
+    return this.process.messages;
   }
 
-  async #readStderr(): Promise<void> {
-    const decoder = new TextDecoder();
-    for await (const chunk of this.child.stderr) {
-      this.#stderr += decoder.decode(chunk, { stream: true });
-      const lines = this.#stderr.split("\n");
-      this.#stderr = lines.pop()!;
-      this.logs.push(...lines);
-    }
-    if (this.#stderr) this.logs.push(this.#stderr);
+  get badOutput(): string[] {
+    const bad = this.process.badLines.map((l) => l.slice(0, 300));
+    if (this.process.trailing !== "") bad.push(`unterminated: ${this.process.trailing.slice(0, 300)}`);
+    return bad;
+  }
+
+  /** stderr lines. */
+  get logs(): string[] {
+    const lines = this.process.stderr.split("\n");
+    if (lines.at(-1) === "") lines.pop();
+    return lines;
   }
 
   async write(bytes: Uint8Array): Promise<void> {
-    await this.#writer.write(bytes);
+    await this.process.write(bytes);
+  }
+
+  async waitForCount(count: number, timeoutMs: number): Promise<boolean> {
+    try {
+      await this.process.until(() => this.process.messages.length >= count, timeoutMs, `${count} messages`);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   async yield(): Promise<void> {}
 
+  /** Ends the input and waits for the exit; null when the process had to be killed after `timeoutMs`. */
   async close(timeoutMs: number): Promise<number | null> {
+    await this.process.closeInput();
     try {
-      await this.#writer.close();
+      return await this.process.exit(timeoutMs);
     } catch {
-      // already closed
+      return null;
     }
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const status = await Promise.race([
-      this.child.status,
-      new Promise<null>((r) => timer = setTimeout(() => r(null), timeoutMs)),
-    ]);
-    clearTimeout(timer);
-    if (status === null) {
-      this.child.kill("SIGKILL");
-      await this.child.status;
-    }
-    await this.#done;
-    return status === null ? null : status.code;
   }
 
   prototypeProblems(): string[] {

@@ -39,7 +39,7 @@ Deno.test("fuzz through the real process: 1,000 lines, exit 0, no error logged",
     "1",
     "--log-level",
     "warning",
-  ], { env: { PATH: Deno.env.get("PATH") ?? "", HOME: Deno.env.get("HOME") ?? "" } });
+  ]);
   const report = await runFuzz({ seed, lines: 1000, target, maxLineBytes: MAX_LINE, checkEvery: 250 });
   // deno-lint-ignore no-console -- the rate is part of the report
   console.error(summary(report));

@@ -5,7 +5,7 @@
  * RSS from /proc, then reads everything and checks every response arrived exactly once.
  */
 import assert from "node:assert/strict";
-import { StdioProcess } from "../faults/stdio_process.ts";
+import { BridgeProcess } from "../helpers/process.ts";
 
 const REQUESTS = 400;
 const BLOB = 1_000_000;
@@ -18,7 +18,7 @@ Deno.test({
   name: "a client that stops reading stdout: RSS stays bounded, then every response arrives once",
   ignore: Deno.build.os !== "linux",
   fn: async () => {
-    const p = new StdioProcess([], { paused: true });
+    const p = new BridgeProcess([], { paused: true });
     try {
       const encoder = new TextEncoder();
       await p.request("w", "world/create", { world: "big", state: { blob: "x".repeat(BLOB) } });

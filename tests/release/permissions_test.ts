@@ -17,7 +17,7 @@
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../src/protocol/json.ts";
 import { requireDouble } from "../ffi/double.ts";
-import { StdioProcess } from "../faults/stdio_process.ts";
+import { BridgeProcess } from "../helpers/process.ts";
 import { completion, json, MockServer } from "../models/openai_mock_server.ts";
 
 /** The flags recommended for the `stdio` and `compile` tasks. */
@@ -29,7 +29,7 @@ export const TASK_FLAGS = [
 ];
 
 /** Runs a full exchange; returns the availability and the text of a turn on the default ("system") model. */
-async function exchange(p: StdioProcess): Promise<{ availability: JsonObject; system: JsonObject }> {
+async function exchange(p: BridgeProcess): Promise<{ availability: JsonObject; system: JsonObject }> {
   await p.request(1, "initialize", { client: { name: "perm" }, protocolVersion: "1.0" });
   await p.request(2, "model/availability");
   await p.request(3, "session/create", {
@@ -71,7 +71,7 @@ async function exchange(p: StdioProcess): Promise<{ availability: JsonObject; sy
 const linux = Deno.build.os === "linux";
 
 Deno.test("no permissions at all: every method works, the system model is unavailable, no prompt", async () => {
-  const p = new StdioProcess([], { flags: ["--no-prompt"] });
+  const p = new BridgeProcess([], { flags: ["--no-prompt"] });
   try {
     const r = await exchange(p);
     assert.equal(r.availability.available, false);
@@ -87,7 +87,7 @@ Deno.test({
   ignore: !linux,
   fn: async () => {
     const double = requireDouble();
-    const p = new StdioProcess([], {
+    const p = new BridgeProcess([], {
       flags: ["--no-prompt", "--allow-env=OAM_FM_LIBRARY", "--allow-ffi"],
       env: { OAM_FM_LIBRARY: double },
     });
@@ -108,7 +108,7 @@ Deno.test({
   fn: async () => {
     const double = requireDouble();
     for (const scope of [double, "/nonexistent"]) {
-      const p = new StdioProcess([], {
+      const p = new BridgeProcess([], {
         flags: ["--no-prompt", "--allow-env=OAM_FM_LIBRARY", `--allow-ffi=${scope}`],
         env: { OAM_FM_LIBRARY: double },
       });
@@ -135,7 +135,7 @@ Deno.test("OAM_SCRIPT: --allow-env=OAM_SCRIPT --allow-read=<script>; without the
   const script = `${dir}/script.json`;
   await Deno.writeTextFile(script, JSON.stringify([{ text: "From the script." }]));
   try {
-    const p = new StdioProcess([], {
+    const p = new BridgeProcess([], {
       flags: ["--no-prompt", "--allow-env=OAM_SCRIPT", `--allow-read=${script}`],
       env: { OAM_SCRIPT: script },
     });
@@ -145,7 +145,7 @@ Deno.test("OAM_SCRIPT: --allow-env=OAM_SCRIPT --allow-read=<script>; without the
     } finally {
       await p.kill();
     }
-    const q = new StdioProcess([], {
+    const q = new BridgeProcess([], {
       flags: ["--no-prompt", "--allow-env=OAM_SCRIPT"],
       env: { OAM_SCRIPT: script },
     });
@@ -164,7 +164,7 @@ Deno.test("OpenAI-compatible backend: --allow-net=<host:port> and nothing else",
   const server = new MockServer(() => json(completion("Hello from the server.")));
   try {
     const port = new URL(server.baseURL).port;
-    const p = new StdioProcess(["--model", `openai:${server.baseURL}#m`], {
+    const p = new BridgeProcess(["--model", `openai:${server.baseURL}#m`], {
       flags: ["--no-prompt", `--allow-net=127.0.0.1:${port}`],
     });
     try {
@@ -180,7 +180,7 @@ Deno.test("OpenAI-compatible backend: --allow-net=<host:port> and nothing else",
 });
 
 Deno.test("the recommended task flags run the bridge", async () => {
-  const p = new StdioProcess([], { flags: TASK_FLAGS });
+  const p = new BridgeProcess([], { flags: TASK_FLAGS });
   try {
     const r = await exchange(p);
     assert.equal(r.availability.available, false);
