@@ -485,7 +485,7 @@ struct oam_bridge {
     oam_mutex lock;
     oam_cond changed;
     int closing;           /* destroy started: no more callbacks */
-    int dead;              /* the bridge's output ended */
+    int dead;              /* the bridge's output ended (exit_description is final once set) */
     int reader_cleans_up;  /* destroy was called from inside the callback */
     char exit_description[64];
     waiter *waiters;       /* blocking calls waiting for a response */
@@ -553,6 +553,7 @@ static void enqueue_locked(oam_bridge *bridge, char *message) {
     oam_cond_broadcast(&bridge->changed);
 }
 
+/* The error response for a request the dead bridge cannot answer. Lock held. */
 static char *exited_error(oam_bridge *bridge, const char *wire_id) {
     char message[160];
     snprintf(message, sizeof message, "The bridge process exited (%s) before answering.",
@@ -645,15 +646,25 @@ static void reader_main(void *argument) {
     }
     free(text_take(&pending));
 
-    /* The bridge's output ended: fail everything that still waits. */
-    oam_mutex_lock(&bridge->lock);
-    bridge->dead = 1;
-    if (!bridge->closing) {
+    /*
+     * The bridge's output ended. First find out why (outside the lock: the exit may take a moment), then,
+     * under the lock, record the description and only then mark the bridge dead: whoever sees `dead` reads
+     * a complete description. Until then calls still go to the waiter and pending lists, which are failed
+     * below with the same description.
+     */
+    {
+        char description[sizeof bridge->exit_description];
+        int closing;
+        description[0] = '\0';
+        oam_mutex_lock(&bridge->lock);
+        closing = bridge->closing;
         oam_mutex_unlock(&bridge->lock);
-        if (!oam_process_wait(bridge->process, 2000, bridge->exit_description, sizeof bridge->exit_description)) {
-            snprintf(bridge->exit_description, sizeof bridge->exit_description, "output closed");
+        if (!closing && !oam_process_wait(bridge->process, 2000, description, sizeof description)) {
+            snprintf(description, sizeof description, "output closed");
         }
         oam_mutex_lock(&bridge->lock);
+        memcpy(bridge->exit_description, description, sizeof description);
+        bridge->dead = 1;
     }
     for (w = bridge->waiters; w; w = w->next) {
         if (!w->response) w->response = exited_error(bridge, w->null_id ? NULL : w->wire);
@@ -916,8 +927,8 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
     w.null_id = null_id;
     oam_mutex_lock(&bridge->lock);
     if (bridge->dead) {
-        oam_mutex_unlock(&bridge->lock);
         result = exited_error(bridge, null_id ? NULL : wire);
+        oam_mutex_unlock(&bridge->lock);
         goto done;
     }
     w.next = bridge->waiters;

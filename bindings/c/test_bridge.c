@@ -567,9 +567,25 @@ static void test_destroy_ends_process(void) {
     unlink(pid_file);
 }
 
-int main(void) {
+/* The test groups; `test_bridge [name...]` runs only the named ones (e.g. `test_bridge dies-mid-turn`). */
+static const struct {
+    const char *name;
+    void (*run)(void);
+} groups[] = {
+    {"arguments", test_arguments},
+    {"plain-turn", test_plain_turn_and_invalid_input},
+    {"tools", test_tool_round_trip_streaming},
+    {"blocking", test_blocking_timeout},
+    {"game", test_npc_world_decision},
+    {"dies-mid-turn", test_bridge_dies_mid_turn},
+    {"destroy", test_destroy_ends_process},
+};
+
+int main(int argc, char **argv) {
     const char *command = getenv("OAM_BRIDGE_COMMAND");
     const char *path = getenv("OAM_BRIDGE_PATH");
+    size_t g;
+    int a, ran = 0;
     setvbuf(stdout, NULL, _IONBF, 0);
     if (command && *command) {
         snprintf(bridge_command, sizeof bridge_command, "%s", command);
@@ -578,13 +594,23 @@ int main(void) {
     } else {
         snprintf(bridge_command, sizeof bridge_command, "oam stdio");
     }
-    test_arguments();
-    test_plain_turn_and_invalid_input();
-    test_tool_round_trip_streaming();
-    test_blocking_timeout();
-    test_npc_world_decision();
-    test_bridge_dies_mid_turn();
-    test_destroy_ends_process();
-    printf("%d checks, %d failures\n", checks, failures);
+    for (a = 1; a < argc; a++) {
+        int known = 0;
+        for (g = 0; g < sizeof groups / sizeof groups[0]; g++) known |= strcmp(argv[a], groups[g].name) == 0;
+        if (!known) {
+            fprintf(stderr, "unknown test group '%s'; the groups are:", argv[a]);
+            for (g = 0; g < sizeof groups / sizeof groups[0]; g++) fprintf(stderr, " %s", groups[g].name);
+            fprintf(stderr, "\n");
+            return 2;
+        }
+    }
+    for (g = 0; g < sizeof groups / sizeof groups[0]; g++) {
+        int selected = argc == 1;
+        for (a = 1; a < argc; a++) selected |= strcmp(argv[a], groups[g].name) == 0;
+        if (!selected) continue;
+        groups[g].run();
+        ran++;
+    }
+    printf("%d groups, %d checks, %d failures\n", ran, checks, failures);
     return failures == 0 ? 0 : 1;
 }
