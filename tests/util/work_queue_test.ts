@@ -3,7 +3,7 @@
  * not counted by `cancel()`/`cancelAll()`, its signal never aborted, its result reported.
  */
 import assert from "node:assert/strict";
-import { Operation, WorkQueue } from "../../src/util/work_queue.ts";
+import { type Operation, WorkQueue } from "../../src/util/work_queue.ts";
 import { BridgeError } from "../../src/protocol/errors.ts";
 
 const isCancelled = (message: string) => (e: unknown) =>
