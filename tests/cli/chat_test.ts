@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../src/protocol/json.ts";
+import { statusWithin } from "../helpers/deadline.ts";
 import { Fixtures, oam, oamCommand, StreamWatcher } from "./cli_helper.ts";
 
 const fx = await Fixtures.create();
+Deno.test.afterAll(() => fx.remove());
 const tools = await fx.write("tools.json", [
   {
     name: "get_weather",
@@ -114,7 +116,7 @@ Deno.test("chat: Ctrl-C stops the answer and the chat goes on", async () => {
   await writer.write(new TextEncoder().encode("again\n"));
   await writer.close();
   const [status, stderr, stdout] = await Promise.all([
-    child.status,
+    statusWithin(child, "oam chat to exit at the end of its input"),
     new Response(child.stderr).text(),
     watcher.rest(),
   ]);
@@ -136,8 +138,4 @@ Deno.test("chat: an unavailable model exits 3; bad flags exit 2", async () => {
   const help = await oam(["chat", "--help"]);
   assert.equal(help.code, 0);
   assert.ok(help.stdout.includes("/save <file>") && help.stdout.includes("Examples:"));
-});
-
-Deno.test("chat: remove fixtures", async () => {
-  await fx.remove();
 });

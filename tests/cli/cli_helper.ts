@@ -2,6 +2,7 @@
  * Test helper: runs `oam` (cli.ts) as a child process with piped stdio, and writes fixtures to a temp dir.
  */
 import type { JsonValue } from "../../src/protocol/json.ts";
+import { DEADLINE_MS, statusWithin, withDeadline } from "../helpers/deadline.ts";
 
 /** Path of cli.ts. */
 export const CLI = new URL("../../cli.ts", import.meta.url).pathname;
@@ -25,6 +26,8 @@ export interface RunOptions {
   /** Deno permission flags (default -A). */
   permissions?: string[];
   cwd?: string;
+  /** Deadline of the whole run (default 30 s): past it the process is killed and the call throws. */
+  timeoutMs?: number;
 }
 
 /** A models folder that does not exist (one per test process). */
@@ -57,16 +60,27 @@ export function oamCommand(
   });
 }
 
-/** Runs `oam <args>` to completion. */
+/** Runs `oam <args>` to completion (bounded by `options.timeoutMs`). */
 export async function oam(args: string[], options: RunOptions = {}): Promise<RunResult> {
   const piped = options.stdin !== undefined;
   const child = oamCommand(args, options, piped ? "piped" : "null").spawn();
-  if (piped) {
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(options.stdin));
-    await writer.close();
+  const output = child.output();
+  const what = `'oam ${args.join(" ")}' to exit`;
+  try {
+    if (piped) {
+      const writer = child.stdin.getWriter();
+      await withDeadline(
+        writer.write(new TextEncoder().encode(options.stdin)),
+        what,
+        options.timeoutMs ?? 30_000,
+      );
+      await writer.close();
+    }
+    await statusWithin(child, what, options.timeoutMs ?? 30_000);
+  } finally {
+    await output.catch(() => {}); // consumes stdout and stderr also when the process was killed
   }
-  const out = await child.output();
+  const out = await output;
   const decoder = new TextDecoder();
   return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
 }
@@ -112,33 +126,40 @@ export function jsonLines(text: string): JsonValue[] {
   return text.split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l));
 }
 
-/** Reads a child's stdout until `predicate` matches the text so far (or the stream ends). */
+/** Reads a child's stdout until `predicate` matches the text so far (or the stream ends, or a deadline). */
 export class StreamWatcher {
   text = "";
   readonly #reader: ReadableStreamDefaultReader<string>;
   #done = false;
+  /** A read still running after a deadline passed (the next wait continues it). */
+  #pending: Promise<ReadableStreamReadResult<string>> | null = null;
 
   constructor(stream: ReadableStream<Uint8Array>) {
     this.#reader = stream.pipeThrough(new TextDecoderStream()).getReader();
   }
 
-  /** Waits until the output matches; throws on end of stream without a match. */
-  async until(predicate: (text: string) => boolean): Promise<void> {
+  async #read(deadline: number, what: string): Promise<void> {
+    this.#pending ??= this.#reader.read();
+    const left = Math.max(0, deadline - Date.now());
+    const { value, done } = await withDeadline(this.#pending, `${what}; output so far:\n${this.text}`, left);
+    this.#pending = null;
+    if (done) this.#done = true;
+    else this.text += value;
+  }
+
+  /** Waits until the output matches; throws on end of stream without a match, or after `timeoutMs`. */
+  async until(predicate: (text: string) => boolean, timeoutMs = DEADLINE_MS): Promise<void> {
+    const deadline = Date.now() + timeoutMs;
     while (!predicate(this.text)) {
       if (this.#done) throw new Error(`output ended without a match:\n${this.text}`);
-      const { value, done } = await this.#reader.read();
-      if (done) this.#done = true;
-      else this.text += value;
+      await this.#read(deadline, "a match");
     }
   }
 
-  /** Reads to the end. */
-  async rest(): Promise<string> {
-    while (!this.#done) {
-      const { value, done } = await this.#reader.read();
-      if (done) this.#done = true;
-      else this.text += value;
-    }
+  /** Reads to the end (throws after `timeoutMs`). */
+  async rest(timeoutMs = DEADLINE_MS): Promise<string> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.#done) await this.#read(deadline, "the end of the output");
     return this.text;
   }
 }

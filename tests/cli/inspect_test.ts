@@ -3,6 +3,7 @@ import type { JsonObject } from "../../src/protocol/json.ts";
 import { Fixtures, oam } from "./cli_helper.ts";
 
 const fx = await Fixtures.create();
+Deno.test.afterAll(() => fx.remove());
 const script = await fx.write("script.json", [{ text: "hi" }]);
 
 Deno.test("available: JSON and human output; exit 3 when unavailable", async () => {
@@ -133,8 +134,4 @@ Deno.test("main: help lists every command; unknown commands exit 2", async () =>
   }
   const unknown = await oam(["frobnicate"]);
   assert.equal(unknown.code, 2);
-});
-
-Deno.test("inspect: remove fixtures", async () => {
-  await fx.remove();
 });

@@ -3,6 +3,7 @@ import type { JsonObject } from "../../src/protocol/json.ts";
 import { Fixtures, oam } from "./cli_helper.ts";
 
 const fx = await Fixtures.create();
+Deno.test.afterAll(() => fx.remove());
 const persona = await fx.write(
   "mira.jsonc",
   `{
@@ -202,8 +203,4 @@ Deno.test("npc: after the NPC ends the conversation the lines already typed are 
   );
   assert.equal(r.stderr, "");
   assert.equal(((await fx.read("after_end.json")) as JsonObject).oam !== undefined, true);
-});
-
-Deno.test("npc: remove fixtures", async () => {
-  await fx.remove();
 });

@@ -9,6 +9,7 @@ import type { JsonObject } from "../../src/protocol/json.ts";
 import { Fixtures, oam } from "./cli_helper.ts";
 
 const fx = await Fixtures.create();
+Deno.test.afterAll(() => fx.remove());
 const tools = await fx.write("tools.json", [{
   name: "get_weather",
   description: "Weather for a city.",
@@ -129,8 +130,4 @@ Deno.test("respond --save-transcript: a resumed conversation continues the same 
   const other = await fx.write("other.json", [{ text: "Other." }]);
   const third = await oam(["respond", "--script", other, "--resume", save, "Once more"]);
   assert.equal(third.stdout, "Other.\n", third.stderr);
-});
-
-Deno.test("respond resume: remove fixtures", async () => {
-  await fx.remove();
 });

@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../src/protocol/json.ts";
+import { statusWithin } from "../helpers/deadline.ts";
 import { Fixtures, jsonLines, oam, oamCommand, StreamWatcher } from "./cli_helper.ts";
 
 const fx = await Fixtures.create();
+Deno.test.afterAll(() => fx.remove());
 const hello = await fx.write("hello.json", [{ text: "Hello there, traveller!" }]);
 const echoPrompt = await fx.write("echo.json", [{ template: "You said: {prompt}" }]);
 const tools = await fx.write(
@@ -326,7 +328,7 @@ Deno.test("respond: Ctrl-C cancels the turn and exits 130", async () => {
   await watcher.until((t) => t.includes('"toolCallStarted"'));
   child.kill("SIGINT");
   const [status, stderr] = await Promise.all([
-    child.status,
+    statusWithin(child, "oam respond to exit after SIGINT"),
     new Response(child.stderr).text(),
     watcher.rest(),
   ]);
@@ -340,8 +342,4 @@ Deno.test("respond: --help lists flags, exit codes and an example", async () => 
   for (const s of ["--tool-output", "--events", "Exit codes:", "10   client tool calls", "Examples:"]) {
     assert.ok(r.stdout.includes(s), s);
   }
-});
-
-Deno.test("respond: remove fixtures", async () => {
-  await fx.remove();
 });
