@@ -331,7 +331,10 @@ Deno.test("system model: AbortSignal mid-stream rejects with cancelled; no snaps
       })),
       isBridge("cancelled"),
     );
-    assert.deepEqual(seen, ["Hal"]);
+    // One snapshot, then nothing after the abort. Which one depends on whether one poll of the plugin saw
+    // both events (5 ms apart) — under load it can.
+    assert.equal(seen.length, 1, JSON.stringify(seen));
+    assert.ok(seen[0] === "Hal" || seen[0] === "Halt", seen[0]);
   } finally {
     await cleanup();
   }
@@ -608,17 +611,21 @@ Deno.test("system model: absent library → unavailable with the right reason, n
   }
 });
 
-Deno.test("system model: no OAM_FM_LIBRARY off macOS → device_not_eligible without detail", async () => {
-  if (Deno.build.os === "darwin") return;
-  const model = createSystemModel({ env: () => undefined });
-  const a = await model.availability();
-  assert.deepEqual(a, {
-    available: false,
-    reason: "device_not_eligible",
-    contextSize: 4096,
-    supportedLanguages: [],
-  });
-  await assert.rejects(model.step(request()), isBridge("model_unavailable"));
+Deno.test({
+  name: "system model: no OAM_FM_LIBRARY off macOS → device_not_eligible without detail",
+  // On macOS the default plugin location is searched instead (a machine-dependent outcome).
+  ignore: Deno.build.os === "darwin",
+  fn: async () => {
+    const model = createSystemModel({ env: () => undefined });
+    const a = await model.availability();
+    assert.deepEqual(a, {
+      available: false,
+      reason: "device_not_eligible",
+      contextSize: 4096,
+      supportedLanguages: [],
+    });
+    await assert.rejects(model.step(request()), isBridge("model_unavailable"));
+  },
 });
 
 Deno.test("system model: OAM_FM_LIBRARY from the env option loads the library; a throwing env is 'unset'", async () => {
