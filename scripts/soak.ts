@@ -7,7 +7,7 @@
  *
  * ```sh
  * deno run -A scripts/soak.ts                 # 600 s
- * deno run -A scripts/soak.ts --seconds 30    # the CI version (tests/faults/soak_short_test.ts)
+ * deno run -A scripts/soak.ts --seconds 30    # the CI version (tests/slow/soak_slow.ts, `deno task test:slow`)
  * ```
  *
  * Prints progress to stderr and a JSON report to stdout; exits 1 when a check failed.

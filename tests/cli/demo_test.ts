@@ -1,11 +1,10 @@
 import assert from "node:assert/strict";
 import { oam } from "./cli_helper.ts";
 
-Deno.test("demo: the tavern scene runs against the stdio bridge, quickly, and exits 0", async () => {
-  const started = performance.now();
+Deno.test("demo: the tavern scene runs against the stdio bridge and exits 0", async () => {
+  // (That it takes about a second, well under 5 s, is timed in tests/slow/timing_slow.ts.)
   // The permissions the README's first command uses.
   const r = await oam(["demo"], { permissions: ["--allow-read", "--allow-env", "--allow-run"] });
-  const ms = performance.now() - started;
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stderr, "");
   const beats = [
@@ -32,7 +31,6 @@ Deno.test("demo: the tavern scene runs against the stdio bridge, quickly, and ex
     at = i + beat.length;
   }
   assert.ok(!r.stdout.includes("\x1b["), "no colors when stdout is not a terminal");
-  assert.ok(ms < 5000, `the demo took ${Math.round(ms)} ms`);
 });
 
 Deno.test("demo: --show-protocol prints the wire on stderr only", async () => {

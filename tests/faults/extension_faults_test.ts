@@ -1,13 +1,15 @@
 /**
  * Extensions that misbehave (issue #7): a handler that throws (synchronously, asynchronously, a non-Error
- * value), returns something that is not JSON, or an extension whose shutdown throws or never finishes. The
- * bridge must answer each request exactly once, keep serving, and still answer `shutdown`.
+ * value), returns something that is not JSON, or an extension whose shutdown throws (one that never finishes:
+ * tests/slow/timing_slow.ts). The bridge must answer each request exactly once, keep serving, and still
+ * answer `shutdown`.
  */
 import assert from "node:assert/strict";
 import { BridgeEngine } from "../../src/composition.ts";
 import type { BridgeExtension } from "../../src/engine/extension.ts";
 import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
 import type { Logger } from "../../src/util/logger.ts";
+import { withDeadline } from "../helpers/deadline.ts";
 
 function harness(extension: BridgeExtension) {
   const lines: string[] = [];
@@ -19,17 +21,24 @@ function harness(extension: BridgeExtension) {
     warning: log("warning"),
     error: log("error"),
   };
-  const engine = new BridgeEngine({ extensions: [extension], logger }, (l) => lines.push(l));
+  let wake: () => void = () => {};
+  const engine = new BridgeEngine({ extensions: [extension], logger }, (l) => {
+    lines.push(l);
+    wake();
+  });
   const messages = () => lines.map((l) => JSON.parse(l) as JsonObject);
   const send = (id: number | null, method: string, params: JsonObject = {}) =>
     engine.receive(JSON.stringify({ jsonrpc: "2.0", ...(id === null ? {} : { id }), method, params }));
+  /** Every response to `id`, once there is one (woken by each message; a deadline against hangs). */
   const response = async (id: number) => {
-    for (let i = 0; i < 100; i++) {
+    for (;;) {
       const found = messages().filter((m) => m.id === id);
       if (found.length > 0) return found;
-      await new Promise((r) => setTimeout(r, 5));
+      await withDeadline(
+        new Promise<void>((r) => wake = r),
+        `the response to ${id}; so far:\n${lines.join("\n")}`,
+      );
     }
-    throw new Error(`no response to ${id}: ${lines.join("\n")}`);
   };
   return { engine, lines, logs, messages, send, response };
 }
@@ -131,35 +140,22 @@ Deno.test("a result that is not JSON is answered with -32603 internal_error inst
   await h.engine.shutdown();
 });
 
-Deno.test("an extension whose shutdown throws or never finishes: shutdown still answers (within the grace)", async () => {
+Deno.test("an extension whose shutdown throws: shutdown still answers, the failure is logged", async () => {
+  // (An extension whose shutdown never finishes is answered after the 2 s grace: tests/slow/timing_slow.ts.)
   const throwing: BridgeExtension = {
     register() {},
     shutdown() {
       throw new Error("save failed");
     },
   };
-  const hanging: BridgeExtension = { register() {}, shutdown: () => new Promise<void>(() => {}) };
-  for (const [ext, grace] of [[throwing, 100], [hanging, 2600]] as const) {
-    const h = harness(ext);
-    const started = Date.now();
-    h.send(1, "shutdown");
-    const r = await (async () => {
-      for (;;) {
-        const found = h.messages().find((m) => m.id === 1);
-        if (found) return found;
-        await new Promise((res) => setTimeout(res, 10));
-      }
-    })();
-    assert.deepEqual(r, { jsonrpc: "2.0", id: 1, result: {} });
-    assert.ok(Date.now() - started < grace, `took ${Date.now() - started} ms`);
-    if (ext === throwing) {
-      assert.deepEqual(h.logs, ["error: An extension failed to shut down: Error: save failed"]);
-    }
-    h.send(2, "ping");
-    assert.deepEqual(h.messages()[1], {
-      jsonrpc: "2.0",
-      id: 2,
-      error: { code: -32023, message: "The bridge has shut down.", data: { code: "shut_down" } },
-    });
-  }
+  const h = harness(throwing);
+  h.send(1, "shutdown");
+  assert.deepEqual(await h.response(1), [{ jsonrpc: "2.0", id: 1, result: {} }]);
+  assert.deepEqual(h.logs, ["error: An extension failed to shut down: Error: save failed"]);
+  h.send(2, "ping");
+  assert.deepEqual(h.messages()[1], {
+    jsonrpc: "2.0",
+    id: 2,
+    error: { code: -32023, message: "The bridge has shut down.", data: { code: "shut_down" } },
+  });
 });

@@ -10,7 +10,7 @@ const CANCELLED = { code: -32009, message: "The turn was cancelled.", data: { co
 
 for (const signal of ["SIGTERM", "SIGINT"] as const) {
   Deno.test({
-    name: `${signal}: in-flight turns are answered (cancelled), exit 0 within 3 s`,
+    name: `${signal}: in-flight turns are answered (cancelled), exit 0`,
     ignore: Deno.build.os === "windows",
     fn: async () => {
       const p = new BridgeProcess();
@@ -32,11 +32,10 @@ for (const signal of ["SIGTERM", "SIGINT"] as const) {
         await p.request(5, "npc/create", { npc: "n", persona: { name: "N" }, model: "scripted" });
         const call = await p.toolCall(1);
         await p.response(5);
-        const sent = Date.now();
         p.child.kill(signal);
-        assert.equal(await p.exit(10_000), 0);
-        const took = Date.now() - sent;
-        assert.ok(took < 3000, `exit took ${took} ms`);
+        // A 60 s turn is running: exiting within the deadline shows it was cancelled, not waited for (the
+        // 3 s bound is timed in tests/slow/timing_slow.ts).
+        assert.equal(await p.exit(), 0);
         assert.deepEqual((await p.response(3)).error, CANCELLED);
         assert.deepEqual((await p.response(4)).error, CANCELLED);
         // The pending tool/call was withdrawn before the turn's response.

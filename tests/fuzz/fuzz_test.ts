@@ -1,7 +1,8 @@
 /**
  * The short CI fuzz runs (issue #7): 3,000 seeded adversarial lines against an in-process engine (fed
  * through the stdio LineSplitter) and 1,000 against the real `deno run cli.ts stdio` process, with every
- * invariant of tests/fuzz/fuzz_harness.ts checked after each line. Long runs: scripts/fuzz.ts.
+ * invariant of tests/fuzz/fuzz_harness.ts checked after each line. Long runs: scripts/fuzz.ts; the rate of
+ * the in-process run is checked in tests/slow/intake_slow.ts.
  */
 import assert from "node:assert/strict";
 import { type FuzzReport, runFuzz } from "./fuzz_harness.ts";
@@ -24,7 +25,6 @@ Deno.test("fuzz in-process: 3,000 adversarial lines, every invariant after every
   assert.deepEqual(report.findings, []);
   assert.deepEqual(report.untabledMethods, []);
   assert.equal(report.lines, 3000);
-  assert.ok(report.seconds < 10, `took ${report.seconds} s`);
   // The campaign exercised what it is meant to: every category, running turns with client tools.
   assert.ok(Object.keys(report.categories).length >= 17, JSON.stringify(report.categories));
   assert.ok(report.toolCalls > 20 && report.notifications > 50, summary(report));

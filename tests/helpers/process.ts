@@ -12,13 +12,14 @@
  * ```
  */
 import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
+import { DEADLINE_MS } from "./deadline.ts";
 
 /** Path of cli.ts. */
 export const CLI: string = new URL("../../cli.ts", import.meta.url).pathname;
 /** The permission flags of `deno task stdio`. */
 export const STDIO_FLAGS: readonly string[] = ["--allow-read", "--allow-env", "--allow-ffi"];
 /** Default deadline of every wait (ms). */
-export const DEFAULT_TIMEOUT_MS = 10_000;
+export const DEFAULT_TIMEOUT_MS = DEADLINE_MS;
 
 /**
  * True when this test process has the `__proto__` accessor (`--unstable-unsafe-proto`, see `deno task

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
 import { convertSchema, SchemaError } from "../../src/schema/convert.ts";
+import { diamonds } from "./diamonds.ts";
 
 const DEPTH_MESSAGE = "the schema nests or references more than 32 levels deep";
 
@@ -62,26 +63,8 @@ Deno.test("adversarial: long $ref chains hit the depth limit", () => {
   });
 });
 
-function diamonds(levels: number): JsonObject {
-  const defs: JsonObject = {};
-  for (let i = 0; i < levels; i++) {
-    defs[`all${i}`] = { allOf: [{ $ref: `#/$defs/all${i + 1}` }, { $ref: `#/$defs/all${i + 1}` }] };
-    defs[`any${i}`] = {
-      anyOf: [{ $ref: `#/$defs/any${i + 1}` }, { $ref: `#/$defs/any${i + 1}` }, { type: "integer" }],
-    };
-    defs[`arr${i}`] = {
-      type: "object",
-      properties: { a: { $ref: `#/$defs/arr${i + 1}` }, b: { $ref: `#/$defs/arr${i + 1}` } },
-    };
-  }
-  defs[`all${levels}`] = { type: "object", properties: { x: { type: "string" } } };
-  defs[`any${levels}`] = { type: "string" };
-  defs[`arr${levels}`] = { type: "string" };
-  return defs;
-}
-
-Deno.test("adversarial: diamond-shaped $ref/allOf graphs stay fast", () => {
-  const started = performance.now();
+Deno.test("adversarial: diamond-shaped $ref/allOf graphs stay small; deeper ones are rejected", () => {
+  // (That converting them stays fast is measured in tests/slow/intake_slow.ts.)
   const ok = diamonds(14);
   for (const root of ["all0", "any0", "arr0"]) {
     const { generationSchema } = convertSchema(
@@ -98,7 +81,6 @@ Deno.test("adversarial: diamond-shaped $ref/allOf graphs stay fast", () => {
       SchemaError,
     );
   }
-  assert.ok(performance.now() - started < 2000);
 });
 
 Deno.test("adversarial: cycles never hang (inline cycles fail, named cycles become references)", () => {

@@ -2,7 +2,8 @@
  * Memory stays bounded when the client stops reading stdout: the stdio transport stops reading stdin while
  * more than its high-water mark of output waits. The test spawns the real process, pipes in thousands of
  * requests with 1 MB responses (400 MB of output) without reading stdout, samples the process's
- * RSS from /proc, then reads everything and checks every response arrived exactly once.
+ * RSS from /proc, then reads everything and checks every response arrived exactly once. Slow tier (about
+ * 10 s, and its stall detection waits on the clock).
  */
 import assert from "node:assert/strict";
 import { BridgeProcess } from "../helpers/process.ts";

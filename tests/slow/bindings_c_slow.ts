@@ -1,0 +1,67 @@
+/**
+ * Slow tier (`deno task test:slow`): the C client under the tools that find what one run of its tests
+ * cannot — valgrind (memory errors and leaks), ThreadSanitizer (data races between the reader thread and
+ * the caller), and the kill test (`test_bridge dies-mid-turn`, a killed bridge must be reported as
+ * "signal 9") 100 times in a row, which caught a race 8 times in 100 before the exit description was
+ * recorded before the bridge was marked dead. `OAM_C_KILL_RUNS` changes the count.
+ */
+import assert from "node:assert/strict";
+import { assertSucceeded, bridgeEnv, onPath, run } from "../bindings/toolchain.ts";
+import { buildC, hasGcc } from "../bindings/c_build.ts";
+
+const hasValgrind = onPath("valgrind");
+
+Deno.test({
+  name: hasGcc && hasValgrind
+    ? "bindings/c: test_bridge under valgrind: no memory error, no leak"
+    : "bindings/c: valgrind SKIPPED (gcc or valgrind missing; .ci/run installs valgrind)",
+  ignore: !hasGcc || !hasValgrind,
+  sanitizeResources: false,
+  async fn() {
+    const build = await buildC();
+    const checked = await run("valgrind", [
+      "--leak-check=full",
+      "--errors-for-leak-kinds=definite,indirect,possible",
+      "--error-exitcode=9",
+      build.testBridge,
+    ], { env: bridgeEnv(), timeoutMs: 180_000 });
+    assertSucceeded(checked, "valgrind test_bridge");
+    assert.match(checked.stdout, /^7 groups, \d+ checks, 0 failures$/m);
+    assert.match(checked.stderr, /ERROR SUMMARY: 0 errors/);
+  },
+});
+
+Deno.test({
+  name: hasGcc
+    ? "bindings/c: test_bridge built with ThreadSanitizer: no data race"
+    : "bindings/c: ThreadSanitizer SKIPPED (gcc missing)",
+  ignore: !hasGcc,
+  sanitizeResources: false,
+  async fn() {
+    const build = await buildC({ sanitizer: "thread" });
+    const env = { ...bridgeEnv(), TSAN_OPTIONS: "halt_on_error=1 exitcode=66" };
+    const checked = await run(build.testBridge, [], { env, timeoutMs: 180_000 });
+    assertSucceeded(checked, "test_bridge (ThreadSanitizer)");
+    assert.doesNotMatch(checked.stderr, /ThreadSanitizer/);
+    assert.match(checked.stdout, /^7 groups, \d+ checks, 0 failures$/m);
+  },
+});
+
+Deno.test({
+  name: hasGcc
+    ? "bindings/c: the kill test passes 100 runs in a row (a killed bridge is reported as 'signal 9')"
+    : "bindings/c: kill test SKIPPED (gcc missing)",
+  ignore: !hasGcc,
+  sanitizeResources: false,
+  async fn() {
+    const runs = Number(Deno.env.get("OAM_C_KILL_RUNS") ?? "100");
+    const build = await buildC();
+    const env = bridgeEnv();
+    for (let i = 1; i <= runs; i++) {
+      const r = await run(build.testBridge, ["dies-mid-turn"], { env, timeoutMs: 30_000 });
+      if (r.code !== 0 || !/^1 groups, \d+ checks, 0 failures$/m.test(r.stdout)) {
+        assert.fail(`run ${i} of ${runs} failed (exit ${r.code}):\n${r.stdout}\n${r.stderr}`);
+      }
+    }
+  },
+});
