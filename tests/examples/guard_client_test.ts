@@ -6,6 +6,7 @@ Deno.test("examples/guard_client.ts (the README demo) drives the stdio bridge wi
     args: ["run", "--allow-run", "--allow-read", "--allow-env", script, "--scripted"],
     stdout: "piped",
     stderr: "piped",
+    signal: AbortSignal.timeout(60_000), // a hang fails the test instead of stalling the run
   }).output();
   const text = new TextDecoder().decode(out.stdout);
   assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));

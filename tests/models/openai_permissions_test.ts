@@ -39,6 +39,7 @@ Deno.test("openai permissions: --allow-net=<host:port> is enough, other hosts ar
       ],
       stdout: "piped",
       stderr: "piped",
+      signal: AbortSignal.timeout(60_000), // a hang fails the test instead of stalling the run
     }).output();
     const stderr = new TextDecoder().decode(output.stderr);
     assert.equal(output.code, 0, stderr);

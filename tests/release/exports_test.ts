@@ -274,6 +274,7 @@ for (const entry of ENTRIES) {
       args: ["doc", "--json", entry.url.pathname],
       stdout: "piped",
       stderr: "piped",
+      signal: AbortSignal.timeout(60_000), // a hang fails the test instead of stalling the run
     }).output();
     assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
     const doc = JSON.parse(new TextDecoder().decode(output.stdout)) as {
@@ -300,6 +301,7 @@ for (const entry of ENTRIES) {
         args: ["run", "--no-prompt", "--no-config", script],
         stdout: "piped",
         stderr: "piped",
+        signal: AbortSignal.timeout(60_000), // a hang fails the test instead of stalling the run
       }).output();
       assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
       assert.equal(new TextDecoder().decode(output.stdout), "");
@@ -316,6 +318,7 @@ Deno.test("every symbol mod.ts exports has a JSDoc example", async () => {
     args: ["doc", "--json", mod.pathname],
     stdout: "piped",
     stderr: "piped",
+    signal: AbortSignal.timeout(60_000), // a hang fails the test instead of stalling the run
   }).output();
   assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
   const doc = JSON.parse(new TextDecoder().decode(output.stdout)) as {

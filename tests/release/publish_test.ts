@@ -13,6 +13,7 @@ async function dryRun(): Promise<{ code: number; files: string[]; text: string }
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },
+    signal: AbortSignal.timeout(60_000), // a hang fails the test instead of stalling the run
   }).output();
   const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
   const files = [...text.matchAll(/^\s+file:\/\/(\S+) \(/gm)].map((m) => m[1].slice(ROOT.pathname.length));
