@@ -31,16 +31,18 @@ export { BridgeEngine, standardExtensions } from "./src/composition.ts";
 export { BridgeSession, SessionMethods } from "./src/methods/session_methods.ts";
 export { EngineCore, type EnginePhase, SHUTDOWN_GRACE_MS } from "./src/engine/engine.ts";
 export { type BridgeConfiguration, DEFAULTS, type EngineParts } from "./src/engine/configuration.ts";
+export type { BridgeSettings } from "./src/engine/settings.ts";
 export { PROTOCOL_VERSION, SERVER_INFO } from "./src/protocol/version.ts";
 
-// Extending: method sets, requests, errors, params.
+// Extending: method sets, the handler context, errors, params.
 export {
   type BridgeExtension,
+  type ExtensionHost,
   type HandlerResult,
   type MethodHandler,
   MethodRegistry,
 } from "./src/engine/extension.ts";
-export { BridgeRequest, type DriveOptions } from "./src/engine/request.ts";
+export type { DriveOptions, HandlerContext } from "./src/engine/context.ts";
 export type { ClientRequest } from "./src/engine/client_requests.ts";
 export {
   AGENT_ERROR_CODES,

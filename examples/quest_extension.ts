@@ -36,11 +36,11 @@ export class QuestMethods implements BridgeExtension {
 
   register(registry: MethodRegistry): void {
     // A fast method returns its result: it runs in arrival order, before the next request is read.
-    registry.register("quest/create", (request) => {
-      const p = request.params;
+    registry.register("quest/create", (ctx) => {
+      const p = ctx.params;
       const id = p.string("quest");
       const tools = p.has("tools") ? parseToolDefinitions(p.get("tools"), "tools", 60_000).tools : [];
-      const model = request.engine.makeModel(request.engine.parseModel(p.get("model")));
+      const model = ctx.createModel(ctx.parseModel(p.get("model")));
       this.#quests.set(
         id,
         new Agent({ model, instructions: p.optionalString("instructions") ?? null, tools }),
@@ -48,8 +48,8 @@ export class QuestMethods implements BridgeExtension {
       return { quest: id };
     });
     // A slow method does its order-sensitive part now (start the turn) and returns a Promise.
-    registry.register("quest/narrate", (request) => {
-      const p = request.params;
+    registry.register("quest/narrate", (ctx) => {
+      const p = ctx.params;
       const id = p.string("quest");
       const agent = this.#quests.get(id);
       if (!agent) throw new BridgeError(-32090, "quest_not_found", `No quest '${id}'.`, { quest: id });
@@ -59,8 +59,8 @@ export class QuestMethods implements BridgeExtension {
         ...DEFAULT_POLICY,
         choice: agent.tools.length > 0 ? "required" as const : "auto" as const,
       };
-      return request.drive(
-        (sink) => agent.runTurn({ prompt: text, schema: null, policy, stream }, sink, request.signal),
+      return ctx.drive(
+        (sink) => agent.runTurn({ prompt: text, schema: null, policy, stream }, sink, ctx.signal),
         { stream, context: { quest: id }, eventMethod: "quest/event" },
       ).then((result) => ({
         quest: id,

@@ -7,6 +7,7 @@
 import { EngineCore } from "./engine/engine.ts";
 import type { BridgeConfiguration, EngineParts } from "./engine/configuration.ts";
 import type { BridgeExtension } from "./engine/extension.ts";
+import type { JsonValue } from "./protocol/json.ts";
 import { CoreMethods } from "./methods/core_methods.ts";
 import { SessionMethods } from "./methods/session_methods.ts";
 import { GameExtension } from "./game/game_extension.ts";
@@ -44,18 +45,26 @@ export function standardExtensions(): BridgeExtension[] {
 export class BridgeEngine extends EngineCore {
   /** The built-in session methods (the session store). */
   readonly sessions: SessionMethods;
+  readonly #core: CoreMethods;
 
   /** Creates an engine that writes each outgoing message (one JSON line, no newline) to `send`. */
   constructor(config: Partial<BridgeConfiguration> = {}, send: (line: string) => void = () => {}) {
+    const core = new CoreMethods();
     const sessions = new SessionMethods();
-    super(standardParts(sessions), config, send);
+    super(standardParts(core, sessions), config, send);
     this.sessions = sessions;
+    this.#core = core;
+  }
+
+  /** The `client` object the last `initialize` sent (null before one). */
+  get client(): JsonValue {
+    return this.#core.client;
   }
 }
 
-function standardParts(sessions: SessionMethods): EngineParts {
+function standardParts(core: CoreMethods, sessions: SessionMethods): EngineParts {
   return {
-    builtins: [new CoreMethods(), sessions],
+    builtins: [core, sessions],
     defaults: { systemModel: () => createSystemModel(), extensions: standardExtensions },
     models: { parse: parseModelSpec, create: createModel },
   };

@@ -7,15 +7,10 @@ import type { ModelFactories, ModelSpec } from "../models/registry.ts";
 import type { JsonValue } from "../protocol/json.ts";
 import { type Logger, silentLogger } from "../util/logger.ts";
 import type { BridgeExtension } from "./extension.ts";
+import type { BridgeSettings } from "./settings.ts";
 
-/** Everything a host can configure. All fields are optional in {@link BridgeEngine}'s constructor. */
-export interface BridgeConfiguration {
-  /** Maximum concurrent sessions (default 64). */
-  maxSessions: number;
-  /** Default time the engine has to answer a `tool/call`, in seconds; 0 = wait forever (default 120). */
-  toolTimeoutSeconds: number;
-  /** Whether `{"type": "scripted"}` models may be used (default true). */
-  allowsScriptedModels: boolean;
+/** Everything a host can configure. All fields are optional in `BridgeEngine`'s constructor. */
+export interface BridgeConfiguration extends BridgeSettings {
   /** Extensions registered after the built-in methods (default: the standard extensions, the game methods). */
   extensions: BridgeExtension[];
   /** Creates the model for `"system"`; called once per session or one-off use. */
@@ -26,16 +21,6 @@ export interface BridgeConfiguration {
   logger: Logger;
   /** Called after the `shutdown` response has been delivered. */
   onShutdown?: () => void;
-  /** Maximum bridge→client requests waiting for a reply (default 1024). */
-  maxPendingClientRequests: number;
-  /** Maximum queued operations per session or NPC (default 256). */
-  maxQueuedOperations: number;
-  /**
-   * Maximum requests waiting for their response at once (default 16384). Past it, requests fail with
-   * `-32010 busy`, except `ping`, `initialize`, `shutdown` and the `…/cancel`, `…/delete`, `…/list` and
-   * `…/unsubscribe` methods, which relieve the load.
-   */
-  maxInFlightRequests: number;
 }
 
 /** Default values of the numeric settings. */
@@ -50,7 +35,7 @@ export const DEFAULTS = {
 /** Fills in defaults. */
 export function resolveConfiguration(
   config: Partial<BridgeConfiguration>,
-  defaults: { systemModel: () => LanguageModel; extensions: () => BridgeExtension[] },
+  defaults: EngineParts["defaults"],
 ): BridgeConfiguration {
   return {
     maxSessions: config.maxSessions ?? DEFAULTS.maxSessions,

@@ -12,8 +12,15 @@ import type { LanguageModel } from "../models/language_model.ts";
 import type { ModelSpec } from "../models/registry.ts";
 import { type ClientRequest, ClientRequestTable } from "./client_requests.ts";
 import { type BridgeConfiguration, type EngineParts, resolveConfiguration } from "./configuration.ts";
-import { type BridgeExtension, type HandlerResult, type MethodHandler, MethodRegistry } from "./extension.ts";
-import { BridgeRequest } from "./request.ts";
+import {
+  type BridgeExtension,
+  type ExtensionHost,
+  type HandlerResult,
+  type MethodHandler,
+  MethodRegistry,
+} from "./extension.ts";
+import { RequestContext } from "./context.ts";
+import type { BridgeSettings } from "./settings.ts";
 import { Pending, type PendingConsumer } from "../util/pending.ts";
 import { wakeAll } from "../util/waiters.ts";
 
@@ -28,6 +35,15 @@ interface Reply {
 
 /** Methods served even past `maxInFlightRequests`: they are cheap or free resources. */
 const RELIEVES_LOAD = /^(ping|initialize|shutdown)$|\/(cancel|delete|list|unsubscribe)$/;
+
+/** The notification methods of the built-ins and then of `extensions`, without repeats. */
+function notificationMethodsOf(extensions: readonly BridgeExtension[]): string[] {
+  const out = ["session/event", "tool/cancel"];
+  for (const e of extensions) {
+    for (const m of e.notificationMethods ?? []) if (!out.includes(m)) out.push(m);
+  }
+  return out;
+}
 
 /** Lifecycle phase. */
 export type EnginePhase = "running" | "shut_down" | "closed";
@@ -57,8 +73,6 @@ export class EngineCore {
   /** Registered methods. */
   readonly registry: MethodRegistry = new MethodRegistry();
   readonly #models: EngineParts["models"];
-  /** Client info recorded by `initialize`. */
-  client: JsonValue = null;
   readonly #send: (line: string) => void;
   readonly #clientRequests = new ClientRequestTable();
   /** Requests whose deferred work has not answered yet. */
@@ -67,7 +81,7 @@ export class EngineCore {
   #inFlightBeforeShutdown = 0;
   readonly #lifetime = new AbortController();
   /** `#lifetime.signal`, read once (the getter checks its receiver on every call). */
-  readonly #lifetimeSignal = this.#lifetime.signal;
+  readonly #lifetimeSignal: AbortSignal = this.#lifetime.signal;
   readonly #extensions: BridgeExtension[];
   #phase: EnginePhase = "running";
   #localIds = 0;
@@ -88,7 +102,22 @@ export class EngineCore {
     this.#models = parts.models;
     this.#send = send;
     this.#extensions = [...parts.builtins, ...this.configuration.extensions];
-    for (const extension of this.#extensions) extension.register(this.registry, this);
+    const host = this.#extensionHost();
+    for (const extension of this.#extensions) extension.register(this.registry, host);
+  }
+
+  /** The narrow view of the engine that extensions get when they register. */
+  #extensionHost(): ExtensionHost {
+    const config = this.configuration;
+    return {
+      settings: config,
+      logger: config.logger,
+      get notificationMethods() {
+        return notificationMethodsOf(config.extensions);
+      },
+      systemModel: () => config.systemModel(),
+      shutdown: () => this.shutdown(),
+    };
   }
 
   /** Current lifecycle phase. */
@@ -98,16 +127,17 @@ export class EngineCore {
 
   /** Aborted at shutdown or close; deferred work outside queues should observe it. */
   get lifetimeSignal(): AbortSignal {
-    return this.#lifetime.signal;
+    return this.#lifetimeSignal;
   }
 
   /** Notification methods the bridge may send (built-ins, then extensions'). */
   get notificationMethods(): string[] {
-    const out = ["session/event", "tool/cancel"];
-    for (const e of this.configuration.extensions) {
-      for (const m of e.notificationMethods ?? []) if (!out.includes(m)) out.push(m);
-    }
-    return out;
+    return notificationMethodsOf(this.configuration.extensions);
+  }
+
+  /** The limits and switches of the configuration. */
+  get settings(): Readonly<BridgeSettings> {
+    return this.configuration;
   }
 
   /** Requests whose response has not been sent yet. */
@@ -120,7 +150,7 @@ export class EngineCore {
     return this.#clientRequests.size;
   }
 
-  /** The logger. */
+  /** Where the engine logs (stderr; never stdout). */
   get logger(): BridgeConfiguration["logger"] {
     return this.configuration.logger;
   }
@@ -136,7 +166,7 @@ export class EngineCore {
   }
 
   /** Creates a model for a parsed spec. Throws -32602 for unknown types. */
-  makeModel(spec: ModelSpec): LanguageModel {
+  createModel(spec: ModelSpec): LanguageModel {
     return this.#models.create(spec, this.configuration);
   }
 
@@ -230,15 +260,13 @@ export class EngineCore {
     let result: HandlerResult;
     try {
       const params = Params.from(rawParams);
-      const request = new BridgeRequest(
-        direct || id !== null ? id : null,
+      const ctx = new RequestContext(this, {
+        id: direct || id !== null ? id : null,
         requestId,
         method,
         params,
-        this,
-        this.#lifetimeSignal,
-      );
-      result = handler(request);
+      });
+      result = handler(ctx);
     } catch (error) {
       reply.error(id, method, this.#mapError(error));
       return;

@@ -5,9 +5,11 @@
  * @module
  */
 import type { JsonValue } from "../protocol/json.ts";
+import type { LanguageModel } from "../models/language_model.ts";
+import type { Logger } from "../util/logger.ts";
 import type { Pending } from "../util/pending.ts";
-import type { EngineCore } from "./engine.ts";
-import type { BridgeRequest } from "./request.ts";
+import type { HandlerContext } from "./context.ts";
+import type { BridgeSettings } from "./settings.ts";
 
 /**
  * What a handler returns: a result now, or a Promise of it (deferred work), or a {@link Pending} of it
@@ -16,7 +18,7 @@ import type { BridgeRequest } from "./request.ts";
 export type HandlerResult = JsonValue | Promise<JsonValue> | Pending<JsonValue>;
 
 /** A method handler. It must not await anything before its order-sensitive part is done. */
-export type MethodHandler = (request: BridgeRequest) => HandlerResult;
+export type MethodHandler = (ctx: HandlerContext) => HandlerResult;
 
 /**
  * Method name → handler. Later registrations replace earlier ones (extensions may override built-ins).
@@ -81,10 +83,36 @@ export class MethodRegistry {
  * ```
  */
 export interface BridgeExtension {
-  /** Registers the extension's methods. Keep no strong reference to the engine beyond what you need. */
-  register(registry: MethodRegistry, engine: EngineCore): void;
+  /** Registers the extension's methods; `host` is what the bridge offers outside a single request. */
+  register(registry: MethodRegistry, host: ExtensionHost): void;
   /** Notification methods the extension sends (listed in `initialize`'s capabilities). */
   readonly notificationMethods?: readonly string[];
   /** Cancels the extension's work and frees its state (bounded by the engine's grace period). */
   shutdown?(): Promise<void> | void;
+}
+
+/**
+ * What the engine offers a method set outside a single request (handlers get a {@link HandlerContext}).
+ *
+ * @example
+ * ```ts
+ * import type { BridgeExtension } from "./extension.ts";
+ * const status: BridgeExtension = {
+ *   register(registry, host) {
+ *     registry.register("status/limits", () => ({ maxSessions: host.settings.maxSessions }));
+ *   },
+ * };
+ * ```
+ */
+export interface ExtensionHost {
+  /** The bridge's limits and switches. */
+  readonly settings: Readonly<BridgeSettings>;
+  /** The bridge's logger (stderr). */
+  readonly logger: Logger;
+  /** Notification methods the bridge may send (built-ins, then extensions'). */
+  readonly notificationMethods: readonly string[];
+  /** Creates the model `"system"` stands for. */
+  systemModel(): LanguageModel;
+  /** Shuts the bridge down (what the `shutdown` method does). */
+  shutdown(): Promise<void>;
 }

@@ -8,9 +8,8 @@ import { BridgeError } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { Agent } from "../agent/agent.ts";
 import { DEFAULT_POLICY, type ToolPolicy, type TurnInput } from "../agent/types.ts";
-import type { EngineCore } from "../engine/engine.ts";
 import type { MethodRegistry } from "../engine/extension.ts";
-import type { BridgeRequest } from "../engine/request.ts";
+import type { HandlerContext } from "../engine/context.ts";
 import {
   convertForParam,
   parseToolDefinitions,
@@ -51,17 +50,13 @@ export const NO_CONTENT_MESSAGE = "The model produced no structured content.";
  * ```
  */
 export class ContentMethods {
-  #engine!: EngineCore;
-
   /** Registers `content/generate`. */
-  register(registry: MethodRegistry, engine: EngineCore, _game: GameContext): void {
-    this.#engine = engine;
+  register(registry: MethodRegistry, _game: GameContext): void {
     registry.register("content/generate", (r) => this.#generate(r));
   }
 
-  #generate(r: BridgeRequest): Promise<JsonValue> {
+  #generate(r: HandlerContext): Promise<JsonValue> {
     const p = r.params;
-    const engine = this.#engine;
     const warnings = p.unknownKeys(CONTENT_KEYS);
     const prompt = p.string("prompt");
     const schema = p.optionalObject("schema");
@@ -74,13 +69,13 @@ export class ContentMethods {
     const tools = parseToolDefinitions(
       p.get("tools"),
       p.name("tools"),
-      timeout === undefined ? toolTimeoutMsOf(engine.configuration.toolTimeoutSeconds) : timeout,
+      timeout === undefined ? toolTimeoutMsOf(r.settings.toolTimeoutSeconds) : timeout,
     );
     warnings.push(...tools.warnings);
     const countWarning = toolCountWarning(tools.tools.length);
     if (countWarning) warnings.push(countWarning);
     const temperature = p.optionalNumber("temperature", { min: 0 });
-    const model = engine.makeModel(engine.parseModel(p.get("model"), p.name("model")));
+    const model = r.createModel(r.parseModel(p.get("model"), p.name("model")));
     const agent = new Agent({
       model,
       instructions,

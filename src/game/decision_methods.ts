@@ -16,9 +16,8 @@
 import { BridgeError, toBridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { Params } from "../protocol/params.ts";
-import type { EngineCore } from "../engine/engine.ts";
 import type { MethodRegistry } from "../engine/extension.ts";
-import type { BridgeRequest } from "../engine/request.ts";
+import type { HandlerContext } from "../engine/context.ts";
 import { toolTimeoutMsOf } from "../agent/tool_definitions.ts";
 import type { TurnDriver } from "../agent/turn_host.ts";
 import type { LanguageModel } from "../models/language_model.ts";
@@ -48,7 +47,7 @@ export const MAX_DECISIONS = 1024;
 const EVENT_METHOD = "decision/event";
 
 /** Runs a decision turn through `drive`: `tool/call` params are `{...context, requestId, call}`. */
-function decisionDriver(r: BridgeRequest, context: JsonObject): TurnDriver {
+function decisionDriver(r: HandlerContext, context: JsonObject): TurnDriver {
   return (run) => r.drive(run, { stream: false, context, eventMethod: EVENT_METHOD });
 }
 
@@ -64,12 +63,10 @@ function decisionDriver(r: BridgeRequest, context: JsonObject): TurnDriver {
  * ```
  */
 export class DecisionMethods {
-  #engine!: EngineCore;
   #game!: GameContext;
 
   /** Registers `decision/decide` and `decision/decideMany`. */
-  register(registry: MethodRegistry, engine: EngineCore, game: GameContext): void {
-    this.#engine = engine;
+  register(registry: MethodRegistry, game: GameContext): void {
     this.#game = game;
     registry.register("decision/decide", (r) => this.#decide(r));
     registry.register("decision/decideMany", (r) => this.#decideMany(r));
@@ -78,27 +75,26 @@ export class DecisionMethods {
   /** Looks up an NPC persona at call time (the NPC methods install the lookup). */
   readonly #persona = (id: string): JsonObject | undefined => this.#game.npcPersona(id);
 
-  /** The engine's defaults for the decision settings. */
-  #defaults(): EngineDefaults {
-    const engine = this.#engine;
+  /** The host's defaults for the decision settings. */
+  #defaults(r: HandlerContext): EngineDefaults {
     return {
-      toolTimeoutMs: toolTimeoutMsOf(engine.configuration.toolTimeoutSeconds),
-      parseModel: (value, path) => engine.parseModel(value, path),
+      toolTimeoutMs: toolTimeoutMsOf(r.settings.toolTimeoutSeconds),
+      parseModel: (value, path) => r.parseModel(value, path),
     };
   }
 
-  #decide(r: BridgeRequest): JsonValue | Promise<JsonValue> {
+  #decide(r: HandlerContext): JsonValue | Promise<JsonValue> {
     const p = r.params;
-    const settings = parseEngineSettings(p, this.#defaults());
+    const settings = parseEngineSettings(p, this.#defaults(r));
     const spec = parseDecision(p, ENGINE_KEYS, settings.toolTimeoutMs, this.#persona);
     const warnings = [...spec.keyWarnings, ...spec.toolWarnings];
     if (spec.options.length === 1) return decisionJson(onlyOptionDecision(spec.options[0]), warnings);
-    const model = this.#engine.makeModel(settings.spec);
+    const model = r.createModel(settings.spec);
     return runDecision(decisionDriver(r, {}), r.signal, spec, settings, model)
       .then((decision) => decisionJson(decision, warnings));
   }
 
-  #decideMany(r: BridgeRequest): Promise<JsonValue> {
+  #decideMany(r: HandlerContext): Promise<JsonValue> {
     const p = r.params;
     const warnings = p.unknownKeys([...DECIDE_MANY_KEYS, ...ENGINE_KEYS]);
     const requests = p.array("requests");
@@ -109,7 +105,7 @@ export class DecisionMethods {
       );
     }
     const maxConcurrency = p.optionalInteger("maxConcurrency", { min: 1 }) ?? DEFAULT_MAX_CONCURRENCY;
-    const settings = parseEngineSettings(p, this.#defaults());
+    const settings = parseEngineSettings(p, this.#defaults(r));
     // Every request is validated before any model call; the first invalid one fails the whole call.
     const specs = requests.map((raw, index) => {
       const prefix = `requests[${index}]`;
@@ -120,7 +116,7 @@ export class DecisionMethods {
     });
     // One model for the whole call (built only when a decision needs it).
     const needsModel = specs.some((spec) => spec.options.length > 1);
-    const model = needsModel ? this.#engine.makeModel(settings.spec) : null;
+    const model = needsModel ? r.createModel(settings.spec) : null;
     return this.#runMany(r, specs, settings, model, maxConcurrency).then((results) => {
       const out: JsonObject = { results };
       if (warnings.length > 0) out.warnings = warnings;
@@ -129,7 +125,7 @@ export class DecisionMethods {
   }
 
   async #runMany(
-    r: BridgeRequest,
+    r: HandlerContext,
     specs: DecisionSpec[],
     settings: EngineSettings,
     model: LanguageModel | null,

@@ -3,7 +3,6 @@
  * The domain code lives beside it in plain TypeScript; the method sets adapt it to JSON-RPC.
  * @module
  */
-import type { EngineCore } from "../engine/engine.ts";
 import type { BridgeExtension, MethodRegistry } from "../engine/extension.ts";
 import { ContentMethods } from "./content_methods.ts";
 import { DecisionMethods } from "./decision_methods.ts";
@@ -15,8 +14,8 @@ import type { WorldState } from "./world/mod.ts";
 
 /** One method set of the game extension. */
 export interface GameMethodSet {
-  /** Registers the set's methods. */
-  register(registry: MethodRegistry, engine: EngineCore, game: GameContext): void;
+  /** Registers the set's methods over the shared game state. */
+  register(registry: MethodRegistry, game: GameContext): void;
   /** Cancels the set's work and frees its state. */
   shutdown?(): Promise<void> | void;
 }
@@ -45,8 +44,8 @@ export class GameExtension implements BridgeExtension {
   ];
 
   /** Registers every game method. */
-  register(registry: MethodRegistry, engine: EngineCore): void {
-    for (const set of this.#sets) set.register(registry, engine, this.game);
+  register(registry: MethodRegistry): void {
+    for (const set of this.#sets) set.register(registry, this.game);
   }
 
   /**

@@ -18,9 +18,8 @@ import {
   notFoundError,
   WORLD_KIND,
 } from "../util/object_ids.ts";
-import type { EngineCore } from "../engine/engine.ts";
 import type { MethodRegistry } from "../engine/extension.ts";
-import type { BridgeRequest } from "../engine/request.ts";
+import type { HandlerContext } from "../engine/context.ts";
 import type { GameContext, WorldEntry } from "./game_context.ts";
 import { formatWorldPath, parseWorldPath, type WorldChange, WorldError, WorldState } from "./world/mod.ts";
 
@@ -70,12 +69,10 @@ export class WorldMethods {
   readonly #subscriptions = new Map<string, Subscription>();
   readonly #worldIds = new IdGenerator("w");
   readonly #subscriptionIds = new IdGenerator("sub");
-  #engine!: EngineCore;
   #game!: GameContext;
 
   /** Registers the `world/*` methods. */
-  register(registry: MethodRegistry, engine: EngineCore, game: GameContext): void {
-    this.#engine = engine;
+  register(registry: MethodRegistry, game: GameContext): void {
     this.#game = game;
     registry.register("world/create", (r) => this.#create(r));
     registry.register("world/get", (r) => this.#get(r));
@@ -114,7 +111,7 @@ export class WorldMethods {
     return withWorld(world, () => parseWorldPath(text));
   }
 
-  #create(r: BridgeRequest): JsonValue {
+  #create(r: HandlerContext): JsonValue {
     const p = r.params;
     const requested = p.optionalString("world");
     if (requested !== undefined) checkObjectId(requested, "world");
@@ -126,7 +123,7 @@ export class WorldMethods {
     if (requested !== undefined && worlds.has(requested)) throw existsError(WORLD_KIND, requested);
     if (worlds.size >= MAX_WORLDS) throw limitReachedError(MAX_WORLDS, "worlds");
     const id = requested ?? this.#worldIds.next((x) => worlds.has(x));
-    const logger = this.#engine.logger;
+    const logger = r.logger;
     const world = withWorld(id, () =>
       new WorldState(state ?? {}, {
         onObserverError: (error, change) =>
@@ -136,7 +133,7 @@ export class WorldMethods {
     return { world: id, version: world.version };
   }
 
-  #get(r: BridgeRequest): JsonValue {
+  #get(r: HandlerContext): JsonValue {
     const entry = this.#lookup(r.params);
     const segments = this.#path(r.params, entry.id);
     const read = withWorld(entry.id, () => entry.world.get(segments));
@@ -149,7 +146,7 @@ export class WorldMethods {
     };
   }
 
-  #set(r: BridgeRequest): JsonValue {
+  #set(r: HandlerContext): JsonValue {
     const p = r.params;
     const entry = this.#lookup(p);
     const segments = this.#path(p, entry.id);
@@ -161,7 +158,7 @@ export class WorldMethods {
     return { world: entry.id, path: formatWorldPath(segments), version: entry.world.version };
   }
 
-  #merge(r: BridgeRequest): JsonValue {
+  #merge(r: HandlerContext): JsonValue {
     const p = r.params;
     const entry = this.#lookup(p);
     const segments = this.#path(p, entry.id);
@@ -170,7 +167,7 @@ export class WorldMethods {
     return { world: entry.id, path: formatWorldPath(segments), version: entry.world.version };
   }
 
-  #remove(r: BridgeRequest): JsonValue {
+  #remove(r: HandlerContext): JsonValue {
     const p = r.params;
     const entry = this.#lookup(p);
     const segments = this.#path(p, entry.id, true);
@@ -184,12 +181,12 @@ export class WorldMethods {
     };
   }
 
-  #snapshot(r: BridgeRequest): JsonValue {
+  #snapshot(r: HandlerContext): JsonValue {
     const entry = this.#lookup(r.params);
     return { world: entry.id, state: entry.world.snapshot(), version: entry.world.version };
   }
 
-  #delete(r: BridgeRequest): JsonValue {
+  #delete(r: HandlerContext): JsonValue {
     const entry = this.#lookup(r.params);
     this.#game.worlds.delete(entry.id);
     let ended = 0;
@@ -220,25 +217,24 @@ export class WorldMethods {
     return { worlds };
   }
 
-  #subscribe(r: BridgeRequest): JsonValue {
+  #subscribe(r: HandlerContext): JsonValue {
     const entry = this.#lookup(r.params);
     const segments = this.#path(r.params, entry.id);
     if (this.#subscriptions.size >= MAX_WORLD_SUBSCRIPTIONS) {
       throw limitReachedError(MAX_WORLD_SUBSCRIPTIONS, "world subscriptions");
     }
     const id = this.#subscriptionIds.next((x) => this.#subscriptions.has(x));
-    const engine = this.#engine;
     const worldId = entry.id;
     const end = entry.world.observe(
       segments,
-      (change) => engine.notify("world/changed", changedParams(worldId, id, change)),
+      (change) => r.notify("world/changed", changedParams(worldId, id, change)),
     );
     const subscription: Subscription = { id, world: worldId, path: formatWorldPath(segments), end };
     this.#subscriptions.set(id, subscription);
     return subscriptionJson(subscription);
   }
 
-  #unsubscribe(r: BridgeRequest): JsonValue {
+  #unsubscribe(r: HandlerContext): JsonValue {
     const id = r.params.string("subscription");
     const subscription = this.#subscriptions.get(id);
     if (!subscription) {

@@ -5,10 +5,9 @@
 import { BridgeError } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import type { ModelAvailability } from "../models/language_model.ts";
-import type { EngineCore } from "../engine/engine.ts";
 import { PROTOCOL_VERSION, SERVER_INFO } from "../protocol/version.ts";
-import type { BridgeExtension, MethodRegistry } from "../engine/extension.ts";
-import type { BridgeRequest } from "../engine/request.ts";
+import type { BridgeExtension, ExtensionHost, MethodRegistry } from "../engine/extension.ts";
+import type { HandlerContext } from "../engine/context.ts";
 import { convertForParam, parseToolDefinitions } from "../agent/tool_definitions.ts";
 
 /** The availability object in the spec's key order. */
@@ -23,9 +22,9 @@ export function availabilityJson(a: ModelAvailability): JsonObject {
 }
 
 /** Availability of the bridge's system model (never throws). */
-export async function systemAvailability(engine: EngineCore): Promise<JsonObject> {
+export async function systemAvailability(host: Pick<ExtensionHost, "systemModel">): Promise<JsonObject> {
   try {
-    return availabilityJson(await engine.configuration.systemModel().availability());
+    return availabilityJson(await host.systemModel().availability());
   } catch (error) {
     return availabilityJson({
       available: false,
@@ -48,17 +47,20 @@ export async function systemAvailability(engine: EngineCore): Promise<JsonObject
  * ```
  */
 export class CoreMethods implements BridgeExtension {
+  /** The `client` object of the last `initialize` (null before one). */
+  client: JsonValue = null;
+
   /** Registers the core methods. */
-  register(registry: MethodRegistry, engine: EngineCore): void {
-    registry.register("initialize", (r) => this.#initialize(r, engine, registry));
+  register(registry: MethodRegistry, host: ExtensionHost): void {
+    registry.register("initialize", (r) => this.#initialize(r, host, registry));
     registry.register("ping", () => ({}));
-    registry.register("model/availability", () => systemAvailability(engine));
+    registry.register("model/availability", () => systemAvailability(host));
     registry.register("schema/validate", (r) => this.#schemaValidate(r));
     registry.register("tools/validate", (r) => this.#toolsValidate(r));
-    registry.register("shutdown", () => engine.shutdown().then(() => ({})));
+    registry.register("shutdown", () => host.shutdown().then(() => ({})));
   }
 
-  #initialize(r: BridgeRequest, engine: EngineCore, registry: MethodRegistry): Promise<JsonValue> {
+  #initialize(r: HandlerContext, host: ExtensionHost, registry: MethodRegistry): Promise<JsonValue> {
     const p = r.params;
     const client = p.optionalObject("client");
     const version = p.optionalString("protocolVersion");
@@ -67,11 +69,11 @@ export class CoreMethods implements BridgeExtension {
         `Unsupported protocol version '${version}'; this bridge speaks ${PROTOCOL_VERSION}.`,
       );
     }
-    if (client !== undefined) engine.client = client;
-    const config = engine.configuration;
+    if (client !== undefined) this.client = client;
+    const config = host.settings;
     const capabilities: JsonObject = {
       methods: registry.names(),
-      notifications: engine.notificationMethods,
+      notifications: [...host.notificationMethods],
       clientRequests: ["tool/call"],
       streaming: true,
       clientTools: true,
@@ -80,7 +82,7 @@ export class CoreMethods implements BridgeExtension {
       maxSessions: config.maxSessions,
       batch: false,
     };
-    return systemAvailability(engine).then((model) => ({
+    return systemAvailability(host).then((model) => ({
       protocolVersion: PROTOCOL_VERSION,
       server: { name: SERVER_INFO.name, version: SERVER_INFO.version },
       capabilities,
@@ -88,14 +90,14 @@ export class CoreMethods implements BridgeExtension {
     }));
   }
 
-  #schemaValidate(r: BridgeRequest): JsonValue {
+  #schemaValidate(r: HandlerContext): JsonValue {
     const schema = r.params.value("schema");
     const name = r.params.optionalString("name") ?? "Response";
     const conversion = convertForParam(schema, name, "schema");
     return { warnings: conversion.warnings, generationSchema: conversion.generationSchema };
   }
 
-  #toolsValidate(r: BridgeRequest): JsonValue {
+  #toolsValidate(r: HandlerContext): JsonValue {
     const parsed = parseToolDefinitions(r.params.array("tools"), "tools", null);
     const tools = parsed.tools.map((t) => {
       const prefix = `${t.name}: `;

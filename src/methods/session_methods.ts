@@ -21,9 +21,8 @@ import {
   SESSION_KIND,
 } from "../util/object_ids.ts";
 import { type Operation, WorkQueue } from "../util/work_queue.ts";
-import type { EngineCore } from "../engine/engine.ts";
 import type { BridgeExtension, MethodRegistry } from "../engine/extension.ts";
-import type { BridgeRequest, DriveOptions } from "../engine/request.ts";
+import type { DriveOptions, HandlerContext } from "../engine/context.ts";
 import { turnResultJson } from "../agent/result_json.ts";
 import { parsePolicy, parseSessionOptions } from "./session_options.ts";
 import {
@@ -125,7 +124,6 @@ export function responseSchemaParam(p: Params, key: string, rootName: string): {
 export class SessionMethods implements BridgeExtension {
   readonly #sessions = new Map<string, BridgeSession>();
   readonly #ids = new IdGenerator("s");
-  #engine!: EngineCore;
 
   /** A session by id. */
   get(id: string): BridgeSession | undefined {
@@ -138,8 +136,7 @@ export class SessionMethods implements BridgeExtension {
   }
 
   /** Registers `session/*`. */
-  register(registry: MethodRegistry, engine: EngineCore): void {
-    this.#engine = engine;
+  register(registry: MethodRegistry): void {
     registry.register("session/create", (r) => this.#create(r));
     registry.register("session/respond", (r) => this.#respond(r));
     registry.register("session/cancel", (r) => this.#cancel(r));
@@ -160,7 +157,7 @@ export class SessionMethods implements BridgeExtension {
     for (const s of sessions) s.queue.cancelAll();
   }
 
-  #lookup(r: BridgeRequest): BridgeSession {
+  #lookup(r: HandlerContext): BridgeSession {
     const id = r.params.string("session");
     const session = this.#sessions.get(id);
     if (!session) throw notFoundError(SESSION_KIND, id);
@@ -168,26 +165,25 @@ export class SessionMethods implements BridgeExtension {
   }
 
   #schedule(
+    r: HandlerContext,
     session: BridgeSession,
     work: (op: Operation) => Promise<JsonValue> | JsonValue,
   ): Pending<JsonValue> {
-    const limit = this.#engine.configuration.maxQueuedOperations;
+    const limit = r.settings.maxQueuedOperations;
     if (session.queue.pending >= limit) throw queueFullError(SESSION_KIND, session.id, limit);
     const opening = session.opening;
     return session.queue.enqueue(opening === null ? work : (op) => opening.then(() => work(op))).outcome;
   }
 
-  #defaultTimeoutMs(): number | null {
-    return toolTimeoutMsOf(this.#engine.configuration.toolTimeoutSeconds);
-  }
-
-  #create(r: BridgeRequest): JsonValue | Pending<JsonValue> {
+  #create(r: HandlerContext): JsonValue | Pending<JsonValue> {
     const p = r.params;
-    const engine = this.#engine;
     const warnings = p.unknownKeys(CREATE_KEYS);
     const requested = p.optionalString("session");
     if (requested !== undefined) checkObjectId(requested, "session");
-    const options = parseSessionOptions(p.optionalParams("options"), this.#defaultTimeoutMs());
+    const options = parseSessionOptions(
+      p.optionalParams("options"),
+      toolTimeoutMsOf(r.settings.toolTimeoutSeconds),
+    );
     warnings.push(...options.warnings);
     const historyValue = p.get("history");
     const history = historyValue === undefined ? null : importTranscript(historyValue, "history");
@@ -222,14 +218,13 @@ export class SessionMethods implements BridgeExtension {
     }
     const countWarning = toolCountWarning(tools.length);
     if (countWarning) warnings.push(countWarning);
-    const spec = engine.parseModel(p.get("model"));
-    const model = engine.makeModel(spec);
+    const spec = r.parseModel(p.get("model"));
+    const model = r.createModel(spec);
     const instructions = p.has("instructions")
       ? p.optionalString("instructions") ?? null
       : history?.instructions ?? null;
-    if (engine.phase !== "running") throw BridgeError.of("shut_down", "The bridge has shut down.");
     if (requested !== undefined && this.#sessions.has(requested)) throw existsError(SESSION_KIND, requested);
-    const limit = engine.configuration.maxSessions;
+    const limit = r.settings.maxSessions;
     if (this.#sessions.size >= limit) {
       throw BridgeError.of(
         "session_limit",
@@ -270,7 +265,7 @@ export class SessionMethods implements BridgeExtension {
     return answer;
   }
 
-  #respond(r: BridgeRequest): Pending<JsonValue> {
+  #respond(r: HandlerContext): Pending<JsonValue> {
     const p = r.params;
     const warnings = p.unknownKeys(RESPOND_KEYS);
     const session = this.#lookup(r);
@@ -279,7 +274,7 @@ export class SessionMethods implements BridgeExtension {
     warnings.push(...schemaWarnings);
     const stream = p.optionalBool("stream") ?? false;
     const input: TurnInput = { prompt, schema, policy: parsePolicy(p, session.policy), stream };
-    return this.#schedule(session, (op) => {
+    return this.#schedule(r, session, (op) => {
       const choice = input.policy.choice;
       if (typeof choice === "object" && !session.agent.tools.some((t) => t.name === choice.tool)) {
         throw BridgeError.invalidParams(
@@ -297,21 +292,21 @@ export class SessionMethods implements BridgeExtension {
     });
   }
 
-  #cancel(r: BridgeRequest): JsonValue {
+  #cancel(r: HandlerContext): JsonValue {
     const session = this.#lookup(r);
     return { session: session.id, cancelled: session.queue.cancelAll() };
   }
 
-  #reset(r: BridgeRequest): Pending<JsonValue> {
+  #reset(r: HandlerContext): Pending<JsonValue> {
     const session = this.#lookup(r);
-    return this.#schedule(session, (op) => {
+    return this.#schedule(r, session, (op) => {
       op.commit();
       session.agent.reset();
       return { session: session.id };
     });
   }
 
-  #delete(r: BridgeRequest): JsonValue {
+  #delete(r: HandlerContext): JsonValue {
     const session = this.#lookup(r);
     this.#sessions.delete(session.id);
     session.queue.cancelAll();
@@ -333,7 +328,7 @@ export class SessionMethods implements BridgeExtension {
     return { sessions };
   }
 
-  #transcript(r: BridgeRequest): JsonValue {
+  #transcript(r: HandlerContext): JsonValue {
     const session = this.#lookup(r);
     const a = session.agent;
     return {
@@ -342,48 +337,48 @@ export class SessionMethods implements BridgeExtension {
     };
   }
 
-  #setInstructions(r: BridgeRequest): Pending<JsonValue> {
+  #setInstructions(r: HandlerContext): Pending<JsonValue> {
     const session = this.#lookup(r);
     if (!r.params.has("instructions")) {
       throw BridgeError.invalidParams("Missing required parameter 'instructions'.");
     }
     const instructions = r.params.optionalString("instructions") ?? null;
-    return this.#schedule(session, (op) => {
+    return this.#schedule(r, session, (op) => {
       op.commit();
       session.agent.instructions = instructions;
       return { session: session.id };
     });
   }
 
-  #setContextNote(r: BridgeRequest): Pending<JsonValue> {
+  #setContextNote(r: HandlerContext): Pending<JsonValue> {
     const session = this.#lookup(r);
     if (!r.params.has("note")) throw BridgeError.invalidParams("Missing required parameter 'note'.");
     const note = r.params.optionalString("note") ?? null;
-    return this.#schedule(session, (op) => {
+    return this.#schedule(r, session, (op) => {
       op.commit();
       session.agent.contextNote = note;
       return { session: session.id };
     });
   }
 
-  #setTools(r: BridgeRequest): Pending<JsonValue> {
+  #setTools(r: HandlerContext): Pending<JsonValue> {
     const session = this.#lookup(r);
     const parsed = parseToolDefinitions(r.params.array("tools"), "tools", session.toolTimeoutMs);
     const warnings = [...parsed.warnings];
     const countWarning = toolCountWarning(parsed.tools.length);
     if (countWarning) warnings.push(countWarning);
-    return this.#schedule(session, (op) => {
+    return this.#schedule(r, session, (op) => {
       op.commit();
       session.agent.tools = parsed.tools;
       return { session: session.id, warnings };
     });
   }
 
-  #compact(r: BridgeRequest): Pending<JsonValue> {
+  #compact(r: HandlerContext): Pending<JsonValue> {
     const session = this.#lookup(r);
     const keep = r.params.optionalInteger("keepRecentTurns", { min: 0 }) ?? 2;
     const summaryInstructions = r.params.optionalString("summaryInstructions") ?? null;
-    return this.#schedule(session, async (op) => {
+    return this.#schedule(r, session, async (op) => {
       const summary = await compactAgent(session.agent, {
         keepRecentTurns: keep,
         summaryInstructions,

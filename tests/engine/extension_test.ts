@@ -10,7 +10,6 @@ import { BridgeError } from "../../src/protocol/errors.ts";
 import { Agent } from "../../src/agent/agent.ts";
 import { DEFAULT_POLICY, type ToolPolicy } from "../../src/agent/types.ts";
 import type { BridgeExtension, MethodRegistry } from "../../src/engine/extension.ts";
-import type { EngineCore } from "../../src/engine/engine.ts";
 import { parseToolDefinitions } from "../../src/agent/tool_definitions.ts";
 import { turnResultJson } from "../../src/agent/result_json.ts";
 import { GameExtension } from "../../src/game/game_extension.ts";
@@ -21,13 +20,13 @@ class QuestMethods implements BridgeExtension {
   readonly quests = new Map<string, Agent>();
   shutDown = false;
 
-  register(registry: MethodRegistry, _engine: EngineCore): void {
+  register(registry: MethodRegistry): void {
     registry.register("quest/create", (request) => {
       const id = request.params.string("quest");
       const tools = request.params.has("tools")
         ? parseToolDefinitions(request.params.get("tools"), "tools", 60_000).tools
         : [];
-      const model = request.engine.makeModel(request.engine.parseModel(request.params.get("model")));
+      const model = request.createModel(request.parseModel(request.params.get("model")));
       const agent = new Agent({
         model,
         instructions: request.params.optionalString("instructions") ?? null,

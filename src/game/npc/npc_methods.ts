@@ -22,9 +22,8 @@ import type { Operation } from "../../util/work_queue.ts";
 import { Pending } from "../../util/pending.ts";
 import type { ModelAvailability } from "../../models/language_model.ts";
 import { availabilityOf, unavailableWarning } from "../../models/availability.ts";
-import type { EngineCore } from "../../engine/engine.ts";
 import type { MethodRegistry } from "../../engine/extension.ts";
-import type { BridgeRequest } from "../../engine/request.ts";
+import type { HandlerContext } from "../../engine/context.ts";
 import {
   parseToolChoice,
   parseToolDefinitions,
@@ -93,13 +92,13 @@ function situationParam(p: Params, key: string): string | null {
 }
 
 /**
- * The host of an `npc/talk` turn: client tools through {@link BridgeRequest.drive} (`tool/call` params
+ * The host of an `npc/talk` turn: client tools through {@link HandlerContext.drive} (`tool/call` params
  * `{npc, requestId, call}`), events as `npc/event` notifications `{npc, requestId, event}`.
  */
-function talkHost(r: BridgeRequest, npc: string): TalkHost {
+function talkHost(r: HandlerContext, npc: string): TalkHost {
   return {
     drive: (run) => r.drive(run, { stream: false, context: { npc }, eventMethod: NPC_EVENT }),
-    onNpcEvent: (event) => r.engine.notify(NPC_EVENT, { npc, requestId: r.requestId, event }),
+    onNpcEvent: (event) => r.notify(NPC_EVENT, { npc, requestId: r.requestId, event }),
   };
 }
 
@@ -121,7 +120,6 @@ export class NpcMethods {
    */
   readonly #opening = new Map<Npc, Promise<void>>();
   readonly #ids = new IdGenerator("npc");
-  #engine!: EngineCore;
   #game!: GameContext;
 
   /** Number of NPCs. */
@@ -135,8 +133,7 @@ export class NpcMethods {
   }
 
   /** Registers `npc/*` and lets decisions look up personas. */
-  register(registry: MethodRegistry, engine: EngineCore, game: GameContext): void {
-    this.#engine = engine;
+  register(registry: MethodRegistry, game: GameContext): void {
     this.#game = game;
     game.npcPersona = (id) => this.#npcs.get(id)?.personaJson();
     registry.register("npc/create", (r) => this.#create(r));
@@ -161,19 +158,19 @@ export class NpcMethods {
     }
   }
 
-  #defaultTimeoutMs(): number | null {
-    return toolTimeoutMsOf(this.#engine.configuration.toolTimeoutSeconds);
-  }
-
-  #lookup(r: BridgeRequest): Npc {
+  #lookup(r: HandlerContext): Npc {
     const id = r.params.string("npc");
     const npc = this.#npcs.get(id);
     if (!npc) throw notFoundError(NPC_KIND, id);
     return npc;
   }
 
-  #schedule<T extends JsonValue>(npc: Npc, work: (op: Operation) => Promise<T>): Promise<T> {
-    const limit = this.#engine.configuration.maxQueuedOperations;
+  #schedule<T extends JsonValue>(
+    r: HandlerContext,
+    npc: Npc,
+    work: (op: Operation) => Promise<T>,
+  ): Promise<T> {
+    const limit = r.settings.maxQueuedOperations;
     if (npc.queue.pending >= limit) throw queueFullError(NPC_KIND, npc.id, limit);
     const opening = this.#opening.get(npc);
     return npc.queue.schedule(opening === undefined ? work : (op) => opening.then(() => work(op))).promise;
@@ -186,15 +183,14 @@ export class NpcMethods {
   }
 
   /** Validates a source and adds the NPC. Returns the create/restore result (maybe after an availability check). */
-  #build(source: NpcSource, warnings: string[]): JsonValue | Pending<JsonValue> {
-    const engine = this.#engine;
+  #build(r: HandlerContext, source: NpcSource, warnings: string[]): JsonValue | Pending<JsonValue> {
     if (source.id !== undefined) checkObjectId(source.id, "npc");
     const persona = decodePersona(source.persona, source.personaPath);
     warnings.push(...persona.warnings);
     const options = decodeOptions(
       objectAt(source.options, source.optionsPath),
       source.optionsPath,
-      this.#defaultTimeoutMs(),
+      toolTimeoutMsOf(r.settings.toolTimeoutSeconds),
     );
     warnings.push(...options.warnings);
     const memory = decodeMemory(objectAt(source.memory, source.memoryPath), source.memoryPath);
@@ -212,8 +208,8 @@ export class NpcMethods {
         );
       } else throw notFoundError(WORLD_KIND, source.world);
     }
-    const spec = engine.parseModel(source.model);
-    const model = engine.makeModel(spec);
+    const spec = r.parseModel(source.model);
+    const model = r.createModel(spec);
     // Validate the tool set before the id and limit checks (a failed create must not use up an id).
     const toolNames = composeTools(tools.tools, world?.state ?? null, options.value, {
       memory: () => memory.value,
@@ -221,7 +217,6 @@ export class NpcMethods {
     }).map((t) => t.name);
     const countWarning = toolCountWarning(toolNames.length);
     if (countWarning) warnings.push(countWarning);
-    if (engine.phase !== "running") throw BridgeError.of("shut_down", "The bridge has shut down.");
     if (source.id !== undefined && this.#npcs.has(source.id)) throw existsError(NPC_KIND, source.id);
     if (this.#npcs.size >= MAX_NPCS) throw limitReachedError(MAX_NPCS, "NPCs");
     const id = source.id ?? this.#ids.next((x) => this.#npcs.has(x));
@@ -261,10 +256,10 @@ export class NpcMethods {
     return answer;
   }
 
-  #create(r: BridgeRequest): JsonValue | Pending<JsonValue> {
+  #create(r: HandlerContext): JsonValue | Pending<JsonValue> {
     const p = r.params;
     const warnings = p.unknownKeys(CREATE_KEYS);
-    return this.#build({
+    return this.#build(r, {
       id: p.optionalString("npc"),
       persona: p.get("persona"),
       personaPath: "persona",
@@ -281,7 +276,7 @@ export class NpcMethods {
     }, warnings);
   }
 
-  #restore(r: BridgeRequest): JsonValue | Pending<JsonValue> {
+  #restore(r: HandlerContext): JsonValue | Pending<JsonValue> {
     const p = r.params;
     const warnings = p.unknownKeys(RESTORE_KEYS);
     let state = p.optionalObject("state");
@@ -323,7 +318,7 @@ export class NpcMethods {
       }
       world = savedWorld ?? null;
     }
-    return this.#build({
+    return this.#build(r, {
       id,
       persona: saved("persona"),
       personaPath: `${path}.persona`,
@@ -340,7 +335,7 @@ export class NpcMethods {
     }, warnings);
   }
 
-  #talk(r: BridgeRequest): Promise<JsonValue> {
+  #talk(r: HandlerContext): Promise<JsonValue> {
     const p = r.params;
     const warnings = p.unknownKeys(TALK_KEYS);
     const npc = this.#lookup(r);
@@ -352,6 +347,7 @@ export class NpcMethods {
       ? undefined
       : parseToolChoice(choiceValue, "toolChoice");
     return this.#schedule(
+      r,
       npc,
       (op) =>
         runTalk(
@@ -363,7 +359,7 @@ export class NpcMethods {
     );
   }
 
-  #bark(r: BridgeRequest): Promise<JsonValue> {
+  #bark(r: HandlerContext): Promise<JsonValue> {
     const p = r.params;
     const warnings = p.unknownKeys(BARK_KEYS);
     const npc = this.#lookup(r);
@@ -377,17 +373,17 @@ export class NpcMethods {
       .then((result) => warnings.length > 0 ? { ...result, warnings } : result);
   }
 
-  #state(r: BridgeRequest): JsonValue | Promise<JsonValue> {
+  #state(r: HandlerContext): JsonValue | Promise<JsonValue> {
     const npc = this.#lookup(r);
     const settle = r.params.optionalBool("settle") ?? true;
     if (!settle) return { npc: npc.id, state: npc.stateJson() };
-    return this.#schedule(npc, async (op) => {
+    return this.#schedule(r, npc, async (op) => {
       await npc.settle(op);
       return { npc: npc.id, state: npc.stateJson() };
     });
   }
 
-  #update(r: BridgeRequest): Promise<JsonValue> {
+  #update(r: HandlerContext): Promise<JsonValue> {
     const p = r.params;
     const warnings = p.unknownKeys(UPDATE_KEYS);
     const npc = this.#lookup(r);
@@ -395,7 +391,7 @@ export class NpcMethods {
     const optionsPatch = p.optionalObject("options");
     const memoryPatch = p.optionalObject("memory");
     const toolsValue: JsonValue | undefined = p.has("tools") ? p.get("tools") ?? [] : undefined;
-    return this.#schedule(npc, async (op) => {
+    return this.#schedule(r, npc, async (op) => {
       await npc.settle(op);
       const out = [...warnings];
       const persona = personaPatch
@@ -406,7 +402,7 @@ export class NpcMethods {
         ? decodeOptions(
           mergePatch(optionsJson(npc.options), optionsPatch) as JsonObject,
           "options",
-          this.#defaultTimeoutMs(),
+          toolTimeoutMsOf(r.settings.toolTimeoutSeconds),
         )
         : { value: npc.options, warnings: [] };
       out.push(...options.warnings);
@@ -435,10 +431,10 @@ export class NpcMethods {
     });
   }
 
-  #reset(r: BridgeRequest): Promise<JsonValue> {
+  #reset(r: HandlerContext): Promise<JsonValue> {
     const npc = this.#lookup(r);
     const clearMemory = r.params.optionalBool("clearMemory") ?? false;
-    return this.#schedule(npc, async (op) => {
+    return this.#schedule(r, npc, async (op) => {
       await npc.settle(op);
       op.commit();
       npc.agent.reset();
@@ -447,12 +443,12 @@ export class NpcMethods {
     });
   }
 
-  #cancel(r: BridgeRequest): JsonValue {
+  #cancel(r: HandlerContext): JsonValue {
     const npc = this.#lookup(r);
     return { npc: npc.id, cancelled: npc.cancelAll() };
   }
 
-  #delete(r: BridgeRequest): JsonValue {
+  #delete(r: HandlerContext): JsonValue {
     const npc = this.#lookup(r);
     this.#npcs.delete(npc.id);
     npc.dispose();
