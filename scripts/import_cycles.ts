@@ -90,6 +90,26 @@ export function cycles(graph: Map<string, string[]>): string[][] {
   return found.sort((a, b) => a[0] < b[0] ? -1 : 1);
 }
 
+/**
+ * The graph between the top folders of `src/` (`src/agent`, `src/util`, …; a file directly under `src/` is its
+ * own node): a cycle here (say protocol/ → util/ → protocol/) is a layering mistake even when no two files
+ * import each other in a circle.
+ */
+export function folderGraph(graph: Map<string, string[]>): Map<string, string[]> {
+  const folder = (path: string) => {
+    const parts = path.split("/");
+    return parts[0] === "src" && parts.length > 2 ? `${parts[0]}/${parts[1]}` : path;
+  };
+  const out = new Map<string, string[]>();
+  for (const [from, to] of graph) {
+    const a = folder(from);
+    const edges = out.get(a) ?? [];
+    out.set(a, edges);
+    for (const b of to.map(folder)) if (b !== a && !edges.includes(b)) edges.push(b);
+  }
+  return out;
+}
+
 /** The cycles that are not known ones. */
 export function unexpectedCycles(found: string[][]): string[][] {
   const known = new Set(KNOWN_TYPE_CYCLES.map((c) => c.join(" ")));
@@ -98,9 +118,12 @@ export function unexpectedCycles(found: string[][]): string[][] {
 
 if (import.meta.main) {
   const say = (line: string) => Deno.stderr.writeSync(new TextEncoder().encode(line + "\n"));
-  const found = cycles(await importGraph(new URL("../", import.meta.url)));
+  const graph = await importGraph(new URL("../", import.meta.url));
+  const found = cycles(graph);
   const bad = unexpectedCycles(found);
   for (const c of found) say(`${bad.includes(c) ? "cycle" : "known type-only cycle"}: ${c.join(" → ")}`);
-  if (bad.length > 0) Deno.exit(1);
+  const folders = cycles(folderGraph(graph));
+  for (const c of folders) say(`folder cycle: ${c.join(" → ")}`);
+  if (bad.length > 0 || folders.length > 0) Deno.exit(1);
   say(found.length === 0 ? "no import cycles" : "no import cycles beyond the known ones");
 }

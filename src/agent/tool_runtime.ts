@@ -8,7 +8,8 @@ import { compactJson, type JsonValue } from "../protocol/json.ts";
 import type { ToolCallsEntry, ToolOutputEntry } from "../protocol/transcript.ts";
 import { NO_ASSETS } from "./shared_values.ts";
 import type { StepToolCall } from "../models/language_model.ts";
-import { newCallId, newEntryId } from "../util/ids.ts";
+import { newCallId } from "../util/ids.ts";
+import { newEntryId } from "../protocol/transcript.ts";
 import { RESPOND_DIRECTLY } from "./step_policy.ts";
 import type { AgentTool, ToolCallInfo, ToolOutcome, ToolRecord, TurnSink } from "./types.ts";
 

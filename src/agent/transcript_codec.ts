@@ -9,12 +9,12 @@ import {
   assignMissingIds,
   type ConversationEntry,
   type InstructionsEntry,
+  newEntryId,
   type Segment,
   TRANSCRIPT_TYPE,
   TRANSCRIPT_VERSION,
   type TranscriptToolDefinition,
 } from "../protocol/transcript.ts";
-import { newEntryId } from "../util/ids.ts";
 import type { AgentTool } from "./types.ts";
 
 /** The envelope `session/transcript` returns. */

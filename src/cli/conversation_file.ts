@@ -6,8 +6,8 @@
  * @module
  */
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { newEntryId } from "../protocol/transcript.ts";
 import { modelVisibleOutput } from "../agent/tool_runtime.ts";
-import { newEntryId } from "../util/ids.ts";
 import { CliError, isPermissionError } from "./cli_error.ts";
 import type { ToolAnswer } from "./command_tools.ts";
 import { readJsonInput } from "./input.ts";

@@ -9,7 +9,8 @@ import { DecisionMethods } from "./decision_methods.ts";
 import { GameContext } from "./game_context.ts";
 import { NpcMethods } from "./npc/npc_methods.ts";
 import { MAX_WORLDS, WorldMethods } from "./world_methods.ts";
-import { checkObjectId, existsError, limitReachedError, WORLD_KIND } from "../util/object_ids.ts";
+import { checkObjectId, existsError, limitReachedError } from "../util/object_ids.ts";
+import { WORLD_KIND } from "./game_kinds.ts";
 import type { WorldState } from "./world/mod.ts";
 
 /** One method set of the game extension. */

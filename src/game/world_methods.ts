@@ -11,13 +11,8 @@ import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import type { Params } from "../protocol/params.ts";
 import { IdGenerator } from "../util/ids.ts";
-import {
-  checkObjectId,
-  existsError,
-  limitReachedError,
-  notFoundError,
-  WORLD_KIND,
-} from "../util/object_ids.ts";
+import { checkObjectId, existsError, limitReachedError, notFoundError } from "../util/object_ids.ts";
+import { WORLD_KIND } from "./game_kinds.ts";
 import type { MethodRegistry } from "../engine/extension.ts";
 import type { HandlerContext } from "../engine/context.ts";
 import type { GameContext, WorldEntry } from "./game_context.ts";

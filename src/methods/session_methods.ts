@@ -17,8 +17,8 @@ import {
   checkObjectId,
   existsError,
   notFoundError,
+  type ObjectKind,
   queueFullError,
-  SESSION_KIND,
 } from "../util/object_ids.ts";
 import { type Operation, WorkQueue } from "../util/work_queue.ts";
 import type { BridgeExtension, MethodRegistry } from "../engine/extension.ts";
@@ -43,6 +43,9 @@ const RESPOND_KEYS = [
   "maxToolCalls",
   "enabledTools",
 ] as const;
+
+/** Sessions, as their errors name them (`session_not_found`, `session_exists`). */
+const SESSION_KIND: ObjectKind = { key: "session", noun: "session", article: "A" };
 
 /** One agent session on the bridge. */
 export class BridgeSession {

@@ -13,7 +13,14 @@
  * @module
  */
 import type { JsonObject, JsonValue } from "./json.ts";
-import { newEntryId } from "../util/ids.ts";
+
+const entryPrefix = `${crypto.randomUUID().slice(0, 8)}-`;
+let entryCounter = 0;
+
+/** A unique id for transcript entries and segments (a per-process random prefix and a decimal counter). */
+export function newEntryId(): string {
+  return entryPrefix + ++entryCounter;
+}
 
 /** Envelope type string of a saved transcript. */
 export const TRANSCRIPT_TYPE = "FoundationModels.Transcript";

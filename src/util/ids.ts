@@ -1,5 +1,5 @@
 /**
- * Id helpers: protocol call ids, generated object ids and the printable-id rule.
+ * Id helpers: tool call ids, generated object ids and the printable-id rule.
  * @module
  */
 const ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
@@ -10,14 +10,6 @@ export function newCallId(): string {
   let out = "call_";
   for (const b of bytes) out += ALNUM[b % ALNUM.length];
   return out;
-}
-
-const entryPrefix = `${crypto.randomUUID().slice(0, 8)}-`;
-let entryCounter = 0;
-
-/** A unique id for transcript entries and segments (a per-process random prefix and a decimal counter). */
-export function newEntryId(): string {
-  return entryPrefix + ++entryCounter;
 }
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });

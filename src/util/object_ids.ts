@@ -1,27 +1,27 @@
 /**
- * Client-named objects (sessions, NPCs, worlds): the id rule and the errors for an unknown id, a taken id,
- * a full store and a full queue, worded the same way for every kind.
+ * Client-named objects (sessions, NPCs, worlds, …): the id rule and the errors for an unknown id, a taken
+ * id, a full store and a full queue, worded the same way for every kind (each method set defines its kind).
  * @module
  */
-import { BridgeError } from "../protocol/errors.ts";
+import { BridgeError, type ErrorName } from "../protocol/errors.ts";
 import { isPrintableId } from "./ids.ts";
+
+/** The `<key>` of the error table's `<key>_not_found` / `<key>_exists` pairs. */
+type KeyOf<Suffix extends string> = ErrorName extends infer N ? N extends `${infer K}${Suffix}` ? K : never
+  : never;
+
+/** A key that has both errors: `<key>_not_found` and `<key>_exists` (PROTOCOL.md §8). */
+export type ObjectKey = KeyOf<"_not_found"> & KeyOf<"_exists">;
 
 /** One kind of client-named object, as its errors name it. */
 export interface ObjectKind {
   /** The param and `data` key; the error codes are `<key>_not_found` and `<key>_exists`. */
-  readonly key: "session" | "npc" | "world";
+  readonly key: ObjectKey;
   /** How a message names one ("session", "NPC", "world"). */
   readonly noun: string;
   /** The article before {@link ObjectKind.noun} ("A", "An"). */
   readonly article: "A" | "An";
 }
-
-/** Sessions (`session/*`). */
-export const SESSION_KIND: ObjectKind = { key: "session", noun: "session", article: "A" };
-/** NPCs (`npc/*`). */
-export const NPC_KIND: ObjectKind = { key: "npc", noun: "NPC", article: "An" };
-/** Worlds (`world/*`). */
-export const WORLD_KIND: ObjectKind = { key: "world", noun: "world", article: "A" };
 
 /**
  * Checks a client-chosen object id (1–128 printable characters) and returns it; otherwise -32602

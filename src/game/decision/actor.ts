@@ -7,7 +7,8 @@
 import { BridgeError } from "../../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../../protocol/json.ts";
 import { Params, showValue } from "../../protocol/params.ts";
-import { notFoundError, NPC_KIND } from "../../util/object_ids.ts";
+import { notFoundError } from "../../util/object_ids.ts";
+import { NPC_KIND } from "../game_kinds.ts";
 import { decodePersonaHead } from "../npc/persona.ts";
 
 /** What a decision needs to know about its actor. */

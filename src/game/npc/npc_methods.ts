@@ -14,10 +14,9 @@ import {
   existsError,
   limitReachedError,
   notFoundError,
-  NPC_KIND,
   queueFullError,
-  WORLD_KIND,
 } from "../../util/object_ids.ts";
+import { NPC_KIND, WORLD_KIND } from "../game_kinds.ts";
 import type { Operation } from "../../util/work_queue.ts";
 import { Pending } from "../../util/pending.ts";
 import type { ModelAvailability } from "../../models/language_model.ts";
