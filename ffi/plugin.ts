@@ -12,9 +12,9 @@ import { cString, FM_SYMBOLS, type FmSymbols, OAMFM_ABI_MAJOR, OAMFM_STATUS, sta
 
 /** The library could not be loaded or opened (missing file, dlopen failure, ABI mismatch, open refused). */
 export class FmLoadError extends Error {
-  /** Creates the error. */
-  constructor(message: string) {
-    super(message);
+  /** Creates the error; `options.cause` keeps the failure it wraps (e.g. the `Deno.dlopen` error). */
+  constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = "FmLoadError";
   }
 }
@@ -135,7 +135,7 @@ export class FmLibrary {
         lib = Deno.dlopen(path, FM_SYMBOLS);
       } catch (error) {
         const why = error instanceof Error ? error.message : String(error);
-        throw new FmLoadError(`Could not load the plugin library '${path}': ${why}`);
+        throw new FmLoadError(`Could not load the plugin library '${path}': ${why}`, { cause: error });
       }
       libraries.set(path, lib);
     }

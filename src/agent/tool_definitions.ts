@@ -32,7 +32,7 @@ export function convertForParam(
       throw BridgeError.of("invalid_schema", `${path}: ${error.message} (at ${error.schemaPath})`, {
         path,
         schemaPath: error.schemaPath,
-      });
+      }).withCause(error);
     }
     if (error instanceof RangeError) {
       throw BridgeError.of("invalid_schema", `${path}: the schema nests too deeply (at #)`, {

@@ -5,7 +5,7 @@
  * @module
  */
 import { decodeLine, encodeMessage, type RequestId } from "../protocol/codec.ts";
-import { BridgeError, toBridgeError } from "../protocol/errors.ts";
+import { BridgeError, internalErrorReport, toBridgeError } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { Params } from "../protocol/params.ts";
 import type { LanguageModel } from "../models/language_model.ts";
@@ -268,7 +268,7 @@ export class EngineCore {
       });
       result = handler(ctx);
     } catch (error) {
-      reply.error(id, method, this.#mapError(error));
+      reply.error(id, method, this.#mapError(error, method));
       return;
     }
     if (!(result instanceof Promise) && !(result instanceof Pending)) {
@@ -292,7 +292,7 @@ export class EngineCore {
       try {
         if (this.#phase === "closed") return;
         if (ok) reply.result(id, method, outcome as JsonValue);
-        else reply.error(id, method, this.#mapError(outcome));
+        else reply.error(id, method, this.#mapError(outcome, method));
       } catch (error) {
         this.logger.error(`Answering '${method}' failed: ${String(error)}`);
       } finally {
@@ -306,13 +306,11 @@ export class EngineCore {
     if (--this.#inFlight === 0 && this.#idleWaiters.length > 0) wakeAll(this.#idleWaiters);
   }
 
-  #mapError(error: unknown): BridgeError {
+  /** The BridgeError a handler's throw or rejection is answered with; an internal error is logged with its stack. */
+  #mapError(error: unknown, method: string): BridgeError {
     const e = toBridgeError(error);
-    if (!(error instanceof BridgeError) && !(error instanceof DOMException)) {
-      this.logger.error(
-        `Unexpected failure: ${error instanceof Error ? error.stack ?? error.message : String(error)}`,
-      );
-    }
+    const report = internalErrorReport(e, method);
+    if (report !== null) this.logger.error(report);
     return e;
   }
 

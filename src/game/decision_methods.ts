@@ -13,7 +13,7 @@
  * its error (`-32602` naming `requests[i]…`, or `-32050` for an unknown actor), as `decision/decide` would.
  * @module
  */
-import { BridgeError, toBridgeError } from "../protocol/errors.ts";
+import { BridgeError, internalErrorReport, toBridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { Params } from "../protocol/params.ts";
 import type { MethodRegistry } from "../engine/extension.ts";
@@ -139,7 +139,10 @@ export class DecisionMethods {
         if (r.signal.aborted) throw BridgeError.cancelled();
         return decisionJson(await runDecision(decisionDriver(r, { index }), r.signal, spec, settings, model));
       } catch (error) {
-        return { error: toBridgeError(error).toJson() };
+        const e = toBridgeError(error);
+        const report = internalErrorReport(e, `decision/decideMany requests[${index}]`);
+        if (report !== null) r.logger.error(report);
+        return { error: e.toJson() };
       }
     });
     if (r.signal.aborted) throw BridgeError.cancelled();

@@ -34,7 +34,7 @@ interface Subscription {
 
 /** Maps a {@link WorldError} to `-32054 world_error` with `data.world` and `data.path`. */
 export function worldError(error: WorldError, world: string): BridgeError {
-  return BridgeError.of("world_error", error.message, { world, path: error.path });
+  return BridgeError.of("world_error", error.message, { world, path: error.path }).withCause(error);
 }
 
 /** Runs `body`, turning a thrown {@link WorldError} into `-32054 world_error` for `world`. */

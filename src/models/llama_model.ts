@@ -319,7 +319,7 @@ class LlamaBackend implements LanguageModel {
       throw BridgeError.of(
         "generation_failed",
         `node-llama-cpp failed: ${error instanceof Error ? error.message : String(error)}`,
-      );
+      ).withCause(error);
     }
     guard.check();
     return response;
@@ -386,7 +386,7 @@ class LlamaBackend implements LanguageModel {
         `The response schema cannot be turned into a grammar: ${
           error instanceof Error ? error.message : error
         }`,
-      );
+      ).withCause(error);
     }
     let text = "";
     let last = "";

@@ -74,8 +74,9 @@ function isPermissionError(error: unknown): boolean {
       /Requires \w+ access/.test(error.message));
 }
 
-function unavailable(text: string, data: Record<string, string> = {}): BridgeError {
-  return BridgeError.of("model_unavailable", text, data);
+function unavailable(text: string, data: Record<string, string> = {}, cause?: unknown): BridgeError {
+  const e = BridgeError.of("model_unavailable", text, data);
+  return cause === undefined ? e : e.withCause(cause);
 }
 
 function stderrLine(text: string): void {
@@ -91,7 +92,7 @@ export function loadLlamaModule(): Promise<LlamaModule> {
   modulePromise ??= (import(PACKAGE) as Promise<LlamaModule>).catch((error) => {
     modulePromise = undefined;
     const hint = isPermissionError(error) ? ` It needs ${LLAMA_PERMISSIONS}.` : "";
-    throw unavailable(`node-llama-cpp could not be loaded: ${message(error)}.${hint}`);
+    throw unavailable(`node-llama-cpp could not be loaded: ${message(error)}.${hint}`, {}, error);
   });
   return modulePromise;
 }
@@ -113,7 +114,7 @@ function getLlamaFor(gpu: LlamaGpu): Promise<Llama> {
       llamas.delete(key);
       if (error instanceof BridgeError) throw error;
       const hint = isPermissionError(error) ? ` It needs ${LLAMA_PERMISSIONS}.` : "";
-      throw unavailable(`llama.cpp could not start: ${message(error)}.${hint}`);
+      throw unavailable(`llama.cpp could not start: ${message(error)}.${hint}`, {}, error);
     });
     llamas.set(key, promise);
   }
@@ -145,7 +146,7 @@ export async function checkModelFile(path: string): Promise<string> {
     if (isPermissionError(error)) {
       throw unavailable(`Reading the model file '${path}' needs --allow-read.`, { path });
     }
-    throw unavailable(`The model file '${path}' cannot be read: ${message(error)}`, { path });
+    throw unavailable(`The model file '${path}' cannot be read: ${message(error)}`, { path }, error);
   }
   return real;
 }
@@ -159,7 +160,7 @@ function loadModelFile(real: string, gpu: LlamaGpu, shownPath: string): Promise<
       if (error instanceof BridgeError) throw error;
       throw unavailable(`node-llama-cpp could not load '${shownPath}': ${message(error)}`, {
         path: shownPath,
-      });
+      }, error);
     });
     models.set(key, promise);
   }
@@ -188,6 +189,7 @@ async function createRuntime(config: LlamaModelConfig, real: string): Promise<Ll
       `node-llama-cpp could not create a ${wanted}-token context with ${sequences} sequences for ` +
         `'${config.path}': ${message(error)}`,
       { path: config.path },
+      error,
     );
   }
   const grammars = new Map<string, Promise<LlamaGrammar>>();

@@ -187,7 +187,7 @@ export function networkError(error: unknown, url: string): BridgeError {
   return BridgeError.of("model_unavailable", `Cannot reach the model server at ${url}: ${cut(message)}`, {
     reason: "unreachable",
     serverMessage: cut(message),
-  });
+  }).withCause(error);
 }
 
 /** The inactivity timeout fired. */

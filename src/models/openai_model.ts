@@ -243,7 +243,7 @@ class OpenAIModel implements LanguageModel {
         BridgeError.of(
           "generation_failed",
           `The connection to the model server broke: ${e instanceof Error ? e.message : String(e)}`,
-        );
+        ).withCause(e);
       try {
         if (!response.ok) {
           throw httpError(response.status, await readServerError(response), {

@@ -226,7 +226,7 @@ class SystemModel implements LanguageModel {
         throw BridgeError.of(
           "generation_failed",
           `The system model plugin returned a malformed result: ${error.message}.`,
-        );
+        ).withCause(error);
       }
       throw error;
     }
@@ -259,10 +259,12 @@ class SystemModel implements LanguageModel {
 }
 
 function stepError(error: unknown): BridgeError {
-  if (error instanceof FmRemoteError) return pluginErrorToBridge(error.code, error.message, error.detail);
+  if (error instanceof FmRemoteError) {
+    return pluginErrorToBridge(error.code, error.message, error.detail).withCause(error);
+  }
   if (error instanceof FmTransportError) {
     if (error.status === OAMFM_STATUS.closed) return BridgeError.cancelled("The system model was closed.");
-    return BridgeError.of("generation_failed", error.message);
+    return BridgeError.of("generation_failed", error.message).withCause(error);
   }
   return toBridgeError(error);
 }

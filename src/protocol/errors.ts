@@ -141,6 +141,12 @@ export class BridgeError extends Error {
     return BridgeError.of("internal_error", message);
   }
 
+  /** Keeps `error`, the failure this one stands for, as `cause` (logs show it; the wire never does). */
+  withCause(error: unknown): this {
+    this.cause = error;
+    return this;
+  }
+
   /** The JSON-RPC `error` object: `{code, message, data: {code, ...data}}`. */
   toJson(): JsonObject {
     return { code: this.code, message: this.message, data: { code: this.dataCode, ...this.data } };
@@ -148,15 +154,57 @@ export class BridgeError extends Error {
 }
 
 /**
- * Maps any thrown value to a BridgeError. Never exposes a stack trace: unknown errors become
- * `generation_failed` with their message, and an aborted operation becomes `cancelled`.
+ * Maps any thrown value to a BridgeError at a boundary (a handler's result, a failed turn). Model backends map
+ * their own failures to the model errors (`generation_failed`, `model_unavailable`, …) themselves, so whatever
+ * else arrives here is a bug: `-32603 internal_error` (see {@link internalError}), never retried. An aborted
+ * operation is `cancelled`; a stack overflow on deeply nested input is `invalid_params`.
+ *
+ * @example
+ * ```ts
+ * import { toBridgeError } from "./errors.ts";
+ * toBridgeError(new TypeError("x is undefined")).dataCode; // "internal_error"
+ * toBridgeError(new DOMException("stop", "AbortError")).dataCode; // "cancelled"
+ * ```
  */
 export function toBridgeError(error: unknown): BridgeError {
   if (error instanceof BridgeError) return error;
   if (error instanceof DOMException && error.name === "AbortError") return BridgeError.cancelled();
   if (error instanceof RangeError && /call stack/i.test(error.message)) {
-    return BridgeError.invalidParams("The input nests too deeply.");
+    return BridgeError.invalidParams("The input nests too deeply.").withCause(error);
   }
+  return internalError(error);
+}
+
+/**
+ * `-32603 internal_error` for an unexpected throw: its message (never its stack) is the response's, and
+ * `cause` keeps the original, so whoever answers with it can log the stack on stderr.
+ *
+ * @example
+ * ```ts
+ * import { internalError } from "./errors.ts";
+ * const e = internalError(new TypeError("model.step is not a function"));
+ * e.message; // "model.step is not a function"
+ * e.cause instanceof TypeError; // true
+ * ```
+ */
+export function internalError(error: unknown): BridgeError {
   const message = error instanceof Error ? error.message : String(error);
-  return BridgeError.of("generation_failed", message || "The model failed.");
+  return BridgeError.internal(message || "An internal error occurred.").withCause(error);
+}
+
+/**
+ * The log line (stderr) for an error about to be answered: for `-32603 internal_error`, where it happened
+ * and the stack of what was thrown; null for every other error (those are answers, not bugs).
+ *
+ * @example
+ * ```ts
+ * import { internalError, internalErrorReport } from "./errors.ts";
+ * internalErrorReport(internalError(new TypeError("oops")), "npc/talk"); // "Internal error in 'npc/talk' …TypeError: oops\n    at …"
+ * ```
+ */
+export function internalErrorReport(error: BridgeError, where: string): string | null {
+  if (error.code !== ERROR_CODES.internal_error) return null;
+  const cause = error.cause ?? error;
+  const detail = cause instanceof Error ? cause.stack ?? `${cause.name}: ${cause.message}` : String(cause);
+  return `Internal error in '${where}' (a bug; please report it): ${detail}`;
 }

@@ -7,6 +7,7 @@
  * @module
  */
 import type { ToolCallInfo } from "../agent/types.ts";
+import { BridgeError, internalErrorReport } from "../protocol/errors.ts";
 import { parseChatRequestText } from "./chat_request.ts";
 import { CompletionEncoder, type FinishReason, SSE_DONE, sseEvent } from "./completion_encoder.ts";
 import { type CompletionPlan, planCompletion } from "./completion_plan.ts";
@@ -29,8 +30,17 @@ export interface ChatContext {
 
 const utf8 = new TextEncoder();
 
-function asOpenAIError(error: unknown): OpenAIError {
-  return error instanceof OpenAIError ? error : fromAgentError(error);
+function asOpenAIError(error: unknown, config: ServeConfiguration): OpenAIError {
+  const e = error instanceof OpenAIError ? error : fromAgentError(error);
+  logInternal(e, config);
+  return e;
+}
+
+/** Logs the stack of a bug behind an error answer (an internal error of the turn or the server). */
+function logInternal(error: OpenAIError, config: ServeConfiguration): void {
+  if (!(error.cause instanceof BridgeError)) return;
+  const report = internalErrorReport(error.cause, "/v1/chat/completions");
+  if (report !== null) config.logger.error(report);
 }
 
 /**
@@ -48,7 +58,7 @@ export async function chatCompletions(
     const text = await readBodyText(request, config.maxRequestBodyBytes);
     plan = planCompletion(parseChatRequestText(text), config);
   } catch (error) {
-    return errorResponse(asOpenAIError(error));
+    return errorResponse(asOpenAIError(error, config));
   }
   try {
     const availability = await plan.model.availability();
@@ -64,7 +74,7 @@ export async function chatCompletions(
       );
     }
   } catch (error) {
-    return errorResponse(asOpenAIError(error));
+    return errorResponse(asOpenAIError(error, config));
   }
   switch (await limiter.acquire(deadline, clientGone)) {
     case "acquired":
@@ -144,6 +154,7 @@ function collected(
         }
       },
       fail: (error) => {
+        logInternal(error, context.config);
         clientGone.removeEventListener("abort", onGone);
         resolve(errorResponse(error));
       },
@@ -234,6 +245,7 @@ function streamed(
         }
       },
       fail: (error) => {
+        logInternal(error, context.config);
         if (!started) {
           started = true;
           clientGone.removeEventListener("abort", onGone);

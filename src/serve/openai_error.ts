@@ -98,6 +98,12 @@ export class OpenAIError extends Error {
 export function fromAgentError(error: unknown): OpenAIError {
   if (error instanceof OpenAIError) return error;
   const e: BridgeError = toBridgeError(error);
+  const mapped = openAIErrorOf(e);
+  mapped.cause = e;
+  return mapped;
+}
+
+function openAIErrorOf(e: BridgeError): OpenAIError {
   const message = e.message;
   const request = (code: string | null, param: string | null = null) =>
     new OpenAIError({ status: 400, message, type: "invalid_request_error", param, code });

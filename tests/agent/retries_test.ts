@@ -1,12 +1,18 @@
 /**
- * Retries of transient failures (maxAttempts), failed turns leaving no trace, and the mapping of every
- * scripted error code to its §8 number and data.code.
+ * Retries of transient failures (maxAttempts), failed turns leaving no trace, the mapping of every
+ * scripted error code to its §8 number and data.code, and a backend's bug: -32603, never retried.
  */
 import assert from "node:assert/strict";
 import { scripted, WireClient } from "../helpers/wire.ts";
 import { eventsOf } from "../helpers/messages.ts";
 import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
 import { AGENT_ERROR_CODES, ERROR_CODES } from "../../src/protocol/errors.ts";
+import type {
+  LanguageModel,
+  ModelAvailability,
+  StepRequest,
+  StepResult,
+} from "../../src/models/language_model.ts";
 
 async function conversation(c: WireClient, id: string): Promise<JsonValue[]> {
   const r = await c.call("session/transcript", { session: id });
@@ -193,5 +199,69 @@ Deno.test("maxAttempts has no upper bound; a cancel during the retry wait answer
     error: { code: -32009, message: "The turn was cancelled.", data: { code: "cancelled" } },
   });
   assert.deepEqual((await c.response(2)).result, { session: "w", cancelled: 1 });
+  await c.close();
+});
+
+/** A host model whose step has a bug: it throws a TypeError (not a model error it mapped itself). */
+class BuggyModel implements LanguageModel {
+  readonly kind = "buggy";
+  readonly contextSize = 4096;
+  readonly trimsHistory = false;
+  steps = 0;
+  step(_request: StepRequest): Promise<StepResult> {
+    this.steps++;
+    const answer = null as unknown as { text: string };
+    return Promise.resolve({ kind: "text", text: answer.text, usage: null });
+  }
+  availability(): Promise<ModelAvailability> {
+    return Promise.resolve({ available: true, contextSize: 4096, supportedLanguages: [] });
+  }
+}
+
+function loggingClient(model: LanguageModel): { c: WireClient; logs: string[] } {
+  const logs: string[] = [];
+  const log = (m: string) => logs.push(m);
+  const c = new WireClient({
+    modelFactory: (spec) => spec.type === "buggy" ? model : undefined,
+    logger: { debug: () => {}, info: () => {}, warning: log, error: log },
+  });
+  return { c, logs };
+}
+
+// Deliberate move (issue 19): a backend's unexpected throw was -32012 generation_failed, retried as transient.
+Deno.test("a model step that throws a TypeError is -32603 internal_error, not retried, logged with its stack", async () => {
+  const model = new BuggyModel();
+  const { c, logs } = loggingClient(model);
+  await c.call("session/create", { session: "b", model: { type: "buggy" }, options: { maxAttempts: 3 } });
+  c.request("session/respond", { session: "b", prompt: "x" }, 1);
+  const e = (await c.response(1)).error as JsonObject;
+  assert.equal(e.code, -32603);
+  assert.deepEqual(e.data, { code: "internal_error" });
+  assert.match(e.message as string, /^Cannot read properties of null/);
+  assert.equal(model.steps, 1, "an internal error is never retried");
+  assert.equal(logs.length, 1);
+  assert.match(logs[0], /^Internal error in 'session\/respond' \(a bug; please report it\): TypeError: /);
+  assert.match(logs[0], /\n +at .*retries_test\.ts/);
+  assert.ok(!c.lines.some((l) => l.includes("retries_test.ts")), "no stack on the wire");
+  assert.equal((await conversation(c, "b")).length, 0);
+  await c.close();
+});
+
+Deno.test("decision/decideMany: a decision whose model has a bug gets -32603 in its slot, logged; the others stand", async () => {
+  const model = new BuggyModel();
+  const { c, logs } = loggingClient(model);
+  const r = await c.call("decision/decideMany", {
+    model: { type: "buggy" },
+    requests: [{ situation: "A wolf.", options: ["flee", "fight"] }, {
+      situation: "Rain.",
+      options: ["wait"],
+    }],
+  });
+  const results = r.results as JsonObject[];
+  assert.equal((results[0].error as JsonObject).code, -32603);
+  assert.deepEqual((results[0].error as JsonObject).data, { code: "internal_error" });
+  assert.equal(results[1].optionID, "wait");
+  assert.equal(logs.length, 1);
+  assert.match(logs[0], /^Internal error in 'decision\/decideMany requests\[0\]' .*TypeError: /);
   await c.close();
 });

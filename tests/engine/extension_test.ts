@@ -236,10 +236,11 @@ Deno.test("engine.register adds methods at runtime; an extension may override a 
   c.request("custom/reject", {}, 4);
   assert.deepEqual((await c.response(1)).result, { pong: true });
   assert.deepEqual((await c.response(2)).result, { echo: [1, "two"] });
+  // A plain Error from a handler is a bug, not a model failure (issue 19: was -32012 generation_failed).
   assert.deepEqual((await c.response(3)).error, {
-    code: -32012,
+    code: -32603,
     message: "boom",
-    data: { code: "generation_failed" },
+    data: { code: "internal_error" },
   });
   assert.deepEqual((await c.response(4)).error, { code: -32010, message: "Later.", data: { code: "busy" } });
   const methods = (await c.call("initialize")).capabilities as JsonObject;

@@ -68,7 +68,7 @@ const faulty: BridgeExtension = {
   },
 };
 
-Deno.test("a handler that throws is answered once with a mapped error, logged, and the bridge keeps serving", async () => {
+Deno.test("a handler that throws anything but a BridgeError is a bug: -32603 internal_error once, its stack logged, the bridge keeps serving", async () => {
   const h = harness(faulty);
   h.send(1, "x/typeError");
   h.send(2, "x/asyncThrow");
@@ -82,24 +82,25 @@ Deno.test("a handler that throws is answered once with a mapped error, logged, a
     assert.equal(r.length, 1);
     return r[0].error as JsonObject;
   };
+  // Deliberate move (issue 19): these were -32012 generation_failed, a model failure the agent retried.
   const e1 = await err(1);
-  assert.equal(e1.code, -32012);
-  assert.deepEqual(e1.data, { code: "generation_failed" });
+  assert.equal(e1.code, -32603);
+  assert.deepEqual(e1.data, { code: "internal_error" });
   assert.match(e1.message as string, /^Cannot read properties of null \(reading 'a'\)/);
   assert.deepEqual(await err(2), {
-    code: -32012,
+    code: -32603,
     message: "the quest log is corrupt",
-    data: { code: "generation_failed" },
+    data: { code: "internal_error" },
   });
   assert.deepEqual(await err(3), {
-    code: -32012,
+    code: -32603,
     message: "plain string",
-    data: { code: "generation_failed" },
+    data: { code: "internal_error" },
   });
   assert.deepEqual(await err(4), {
-    code: -32012,
+    code: -32603,
     message: "[object Object]",
-    data: { code: "generation_failed" },
+    data: { code: "internal_error" },
   });
   assert.deepEqual(await err(5), {
     code: -32602,
@@ -108,9 +109,14 @@ Deno.test("a handler that throws is answered once with a mapped error, logged, a
   });
   assert.deepEqual((await h.response(6))[0], { jsonrpc: "2.0", id: 6, result: {} });
   assert.equal(h.lines.length, 6);
-  const unexpected = h.logs.filter((l) => l.startsWith("error: Unexpected failure"));
-  assert.equal(unexpected.length, 6); // each one, the notification included
-  assert.match(unexpected[0], /TypeError: Cannot read properties of null/);
+  const internal = h.logs.filter((l) => l.startsWith("error: Internal error in 'x/"));
+  assert.equal(internal.length, 5); // each one, the notification included; not the stack overflow (bad input)
+  assert.match(
+    internal[0],
+    /^error: Internal error in 'x\/typeError' \(a bug; please report it\): TypeError: /,
+  );
+  assert.match(internal[0], /\n +at .*extension_faults_test\.ts/); // the stack, on stderr only
+  assert.ok(!h.lines.some((l) => l.includes("extension_faults_test.ts")), "no stack on the wire");
   await h.engine.shutdown();
 });
 

@@ -24,6 +24,7 @@ Deno.test("plugin: a missing library or an ABI mismatch is an FmLoadError", () =
   assert.throws(() => FmLibrary.load("/nonexistent/libnope.so"), (e) => {
     assert.ok(e instanceof FmLoadError);
     assert.match(e.message, /Could not load the plugin library '\/nonexistent\/libnope\.so'/);
+    assert.ok(e.cause instanceof Error, "the dlopen failure is kept as the cause");
     return true;
   });
   assert.throws(() => FmLibrary.load(PATH, { expectedAbiMajor: 2 }), (e) => {

@@ -8,7 +8,7 @@
  * - every request with a valid id gets exactly one response (checked continuously for duplicates and at
  *   the end for missing ones), and no response carries an id that was never sent;
  * - every error is a §8 error (code and `data.code` match the table), never `-32603`, and the engine logs
- *   no "Unexpected failure";
+ *   no "Internal error" (a bug the code did not anticipate, logged with its stack);
  * - the sentinel session, NPC and world are unchanged, and no JS prototype is polluted (in-process).
  */
 import { ERROR_CODES } from "../../src/protocol/errors.ts";
@@ -416,7 +416,7 @@ export async function runFuzz(options: FuzzRunOptions): Promise<FuzzReport> {
   if (target.kind === "process" && exitCode !== 0) finding(`the process exited with ${exitCode}`);
   for (const line of target.badOutput) finding(`bad output line: ${line}`);
   for (const line of target.logs) {
-    if (/Unexpected failure|Could not encode|panicked|Uncaught|error: /.test(line)) {
+    if (/Internal error|Could not encode|panicked|Uncaught|error: /.test(line)) {
       finding(`log: ${line.slice(0, 500)}`);
     }
   }

@@ -3,7 +3,7 @@
  * `capabilities.methods` — and every field of the nested `options`, `persona`, `memory` and `model` objects —
  * gets each value of a pool of wrong-typed and extreme values, with the other parameters valid (the valid
  * params of each method are checked first: they must succeed). Each request must get exactly one response,
- * never `-32603` and never an "Unexpected failure" in the log (an error the code did not anticipate), the
+ * never `-32603` and never an "Internal error" in the log (an error the code did not anticipate), the
  * bridge must keep answering, and no prototype may be polluted. A value whose JSON type the parameter does
  * not take (see TYPES) must be rejected with `-32602` naming the parameter, apart from the documented
  * exceptions (see documentedException); `null` means absent (§1).
