@@ -54,9 +54,7 @@ export {
 export { type Bounds, Params } from "./src/protocol/params.ts";
 export type { RequestId } from "./src/protocol/codec.ts";
 export type { JsonObject, JsonValue } from "./src/protocol/json.ts";
-export { Operation, WorkQueue } from "./src/util/work_queue.ts";
-export { Pending, type PendingConsumer } from "./src/util/pending.ts";
-export type { MaybePromise } from "./src/util/maybe_sync.ts";
+export { Operation, Pending, type PendingConsumer, WorkQueue } from "./src/util/work_queue.ts";
 export { LOG_LEVELS, type Logger, type LogLevel, silentLogger, stderrLogger } from "./src/util/logger.ts";
 
 // The agent a method set drives, and the tool and transcript shapes it uses.

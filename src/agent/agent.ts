@@ -19,15 +19,15 @@ import type {
   StepTool,
   StepUsage,
 } from "../models/language_model.ts";
+import { ScriptedModel } from "../models/scripted.ts";
 import { orderBySchema } from "../schema/order.ts";
 import { NO_ASSETS, NO_OPTIONS } from "./shared_values.ts";
 import { abortableSleep } from "../util/sleep.ts";
 import { planStep, RESPOND_DIRECTLY, type StepPlan, type TurnProgress } from "./step_policy.ts";
 import { TextTracker } from "./text_tracker.ts";
-import { runToolBatch } from "./tool_runtime.ts";
-import { trimHistory, type TrimResult } from "./trim.ts";
+import { type BatchResult, runToolBatch } from "./tool_runtime.ts";
+import { needsTrim, trimHistory, type TrimResult } from "./trim.ts";
 import { entryLength, estimateTokens, historyLength } from "./entry_text.ts";
-import type { MaybePromise } from "../util/maybe_sync.ts";
 import { boundHistoryWithLength, MAX_HISTORY_CHARS, MAX_HISTORY_ENTRIES } from "./history_bound.ts";
 import {
   type AgentSettings,
@@ -51,6 +51,32 @@ const MAX_TIMER_MS = 2 ** 31 - 1;
 export const MAX_TURN_STEPS = 256;
 /** Tool rounds a model may still return on steps where tools were disallowed before the turn fails. */
 export const MAX_DISALLOWED_TOOL_ROUNDS = 2;
+
+/** A value now, or a promise of it. */
+type MaybePromise<T> = T | Promise<T>;
+
+/**
+ * Runs the generator `steps` to its end: it yields what it waits for, and gets the value back. While what
+ * it yields is a plain value (a scripted model's step) it continues synchronously, so a scripted turn runs
+ * to its first real wait (a client tool, a delay) inside the call that started it — its events and
+ * `tool/call`s come before anything read after its request — and costs no promise per step; from the
+ * first promise on, it continues when that settles.
+ */
+function runSteps<T>(
+  steps: Generator<unknown, T, unknown>,
+  input?: unknown,
+  failed = false,
+): MaybePromise<T> {
+  for (;;) {
+    const next = failed ? steps.throw(input) : steps.next(input);
+    if (next.done) return next.value;
+    if (next.value instanceof Promise) {
+      return next.value.then((value) => runSteps(steps, value), (error) => runSteps(steps, error, true));
+    }
+    input = next.value;
+    failed = false;
+  }
+}
 
 /** Options of a new agent. */
 export interface AgentInit {
@@ -301,12 +327,13 @@ export class Agent {
     });
   }
 
-  /**
-   * One attempt: model steps until an answer, running each round of tool calls in between. Written as
-   * plain methods that continue synchronously while every step's result is already there (a scripted
-   * model) and through promises once one is not.
-   */
+  /** One attempt (see {@link runSteps}). */
   #attempt(run: TurnRun): MaybePromise<TurnResult> {
+    return runSteps(this.#attemptSteps(run));
+  }
+
+  /** One attempt: model steps until an answer, running each round of tool calls in between. */
+  *#attemptSteps(run: TurnRun): Generator<unknown, TurnResult, unknown> {
     const input = run.input;
     // Ids stay "" until a transcript export or a native model needs them (see assignMissingIds).
     const prompt: PromptEntry = {
@@ -338,19 +365,67 @@ export class Agent {
       },
       onPartial: quiet ? undefined : (value: JsonValue) => sink.event({ type: "partial", value }),
     };
-    return this.#step(attempt, 0);
+    const model = this.model;
+    for (let index = 0;; index++) {
+      const plan = planStep(input.policy, this.tools, attempt);
+      const trimmed = needsTrim(model, this.settings, this.entries)
+        ? (yield trimHistory({
+          model,
+          settings: this.settings,
+          instructions: attempt.instructions,
+          tools: plan.tools,
+          entries: this.entries,
+        })) as TrimResult
+        : null;
+      const base = trimmed === null ? this.entries : trimmed.history;
+      const history = index === 0 ? base : [...base, attempt.prompt, ...attempt.turn];
+      const request = this.#stepRequest(attempt, index, plan, trimmed, history);
+      // The scripted model answers at once: its step needs no promise (see runSteps).
+      const result =
+        (yield model instanceof ScriptedModel ? model.stepNow(request) : model.step(request)) as StepResult;
+      if (run.signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
+      this.#addUsage(
+        attempt.usage,
+        result.usage,
+        attempt.instructions,
+        history,
+        index === 0 ? input.prompt : "",
+        result,
+      );
+      if (result.kind !== "toolCalls") return this.#finish(attempt, result);
+      if (plan.mode === "disallowed" && ++attempt.disallowedRounds > MAX_DISALLOWED_TOOL_ROUNDS) {
+        throw BridgeError.of(
+          "generation_failed",
+          "The model kept calling tools after tools were disabled for this turn.",
+        );
+      }
+      if (index + 1 >= MAX_TURN_STEPS) {
+        throw BridgeError.of(
+          "generation_failed",
+          `The turn reached the limit of ${MAX_TURN_STEPS} model steps.`,
+        );
+      }
+      const batch = (yield runToolBatch(result.calls, this.tools, run.sink, {
+        callsSoFar: attempt.calls,
+        maxToolCalls: input.policy.maxToolCalls,
+        onAdmitted: () => run.admitted = true,
+      }, run.signal)) as BatchResult;
+      attempt.records.push(...batch.records);
+      attempt.turn.push(...batch.entries);
+      attempt.rounds++;
+      attempt.calls += batch.admitted;
+      if (batch.onlyRespondDirectly && attempt.rounds === 1) attempt.respondedDirectly = true;
+    }
   }
 
-  /** Model step `index`: plans it, trims the history when the model asks for it, then infers. */
-  #step(a: Attempt, index: number): MaybePromise<TurnResult> {
-    const plan = planStep(a.run.input.policy, this.tools, a);
-    const trimmed = trimHistory(this.model, this.settings, a.instructions, plan.tools, this.entries);
-    return trimmed instanceof Promise
-      ? trimmed.then((t) => this.#infer(a, index, plan, t))
-      : this.#infer(a, index, plan, trimmed);
-  }
-
-  #infer(a: Attempt, index: number, plan: StepPlan, trimmed: TrimResult | null): MaybePromise<TurnResult> {
+  /** Records step `index` (its `modelStep` event) and builds the model's request for it. */
+  #stepRequest(
+    a: Attempt,
+    index: number,
+    plan: StepPlan,
+    trimmed: TrimResult | null,
+    history: ConversationEntry[],
+  ): StepRequest {
     const run = a.run;
     const input = run.input;
     const step: StepInfo = {
@@ -366,12 +441,9 @@ export class Agent {
     if (index === 0) a.steps = [step];
     else a.steps.push(step);
     if (!run.sink.quiet) run.sink.event({ type: "modelStep", step });
-    const base = trimmed === null ? this.entries : trimmed.history;
-    const history = index === 0 ? base : [...base, a.prompt, ...a.turn];
     this.#currentPrompt = a.prompt;
     this.#currentTurn = a.turn;
-    const model = this.model;
-    const request: StepRequest = {
+    return {
       instructions: a.instructions,
       tools: plan.tools.length === 0 ? NO_STEP_TOOLS : plan.tools.map(toStepTool),
       toolCallingMode: plan.mode,
@@ -384,56 +456,6 @@ export class Agent {
       onText: a.onText,
       onPartial: a.onPartial,
     };
-    const result = model.stepNow ? model.stepNow(request) : model.step(request);
-    return result instanceof Promise
-      ? result.then((r) => this.#stepped(a, index, plan, history, r))
-      : this.#stepped(a, index, plan, history, result);
-  }
-
-  /** After a model step: the answer finishes the attempt; tool calls run, then the next step follows. */
-  #stepped(
-    a: Attempt,
-    index: number,
-    plan: StepPlan,
-    history: ConversationEntry[],
-    result: StepResult,
-  ): MaybePromise<TurnResult> {
-    const run = a.run;
-    if (run.signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
-    this.#addUsage(
-      a.usage,
-      result.usage,
-      a.instructions,
-      history,
-      index === 0 ? run.input.prompt : "",
-      result,
-    );
-    if (result.kind !== "toolCalls") return this.#finish(a, result);
-    const progress = a;
-    if (plan.mode === "disallowed" && ++progress.disallowedRounds > MAX_DISALLOWED_TOOL_ROUNDS) {
-      throw BridgeError.of(
-        "generation_failed",
-        "The model kept calling tools after tools were disabled for this turn.",
-      );
-    }
-    if (index + 1 >= MAX_TURN_STEPS) {
-      throw BridgeError.of(
-        "generation_failed",
-        `The turn reached the limit of ${MAX_TURN_STEPS} model steps.`,
-      );
-    }
-    return runToolBatch(result.calls, this.tools, run.sink, {
-      callsSoFar: progress.calls,
-      maxToolCalls: run.input.policy.maxToolCalls,
-      onAdmitted: () => run.admitted = true,
-    }, run.signal).then((batch) => {
-      a.records.push(...batch.records);
-      a.turn.push(...batch.entries);
-      progress.rounds++;
-      progress.calls += batch.admitted;
-      if (batch.onlyRespondDirectly && progress.rounds === 1) progress.respondedDirectly = true;
-      return this.#step(a, index + 1);
-    });
   }
 
   #finish(a: Attempt, result: Extract<StepResult, { kind: "text" | "structured" }>): TurnResult {

@@ -23,30 +23,39 @@ function turnStarts(entries: ConversationEntry[]): number[] {
   return starts;
 }
 
-/**
- * Returns the history the model should see, or `null` when it sees all of it without measuring (the model
- * does not trim, trimming is off, or there is no history). Cheap estimate first (characters / 3); only when it exceeds
- * 60% of the budget are tokens counted (the backend's counter, else the estimate), and the oldest complete
- * turns cut until it fits, keeping at least the most recent turn.
- */
-export function trimHistory(
-  model: LanguageModel,
-  settings: AgentSettings,
-  instructions: string | null,
-  tools: AgentTool[],
-  entries: ConversationEntry[],
-): TrimResult | Promise<TrimResult> | null {
-  if (!model.trimsHistory || !settings.trimHistory || entries.length === 0) return null;
-  return trimSlow(model, settings, instructions, tools, entries);
+/** What {@link trimHistory} measures. */
+export interface TrimInput {
+  /** The model (its context size and token counter). */
+  model: LanguageModel;
+  /** The agent's settings (reserved response tokens, generation options). */
+  settings: AgentSettings;
+  /** The instructions the step sends. */
+  instructions: string | null;
+  /** The tools the step offers. */
+  tools: AgentTool[];
+  /** The committed history. */
+  entries: ConversationEntry[];
 }
 
-async function trimSlow(
+/**
+ * True when a step of `model` needs {@link trimHistory}: the model asks for trimming, the agent has it on,
+ * and there is history to trim.
+ */
+export function needsTrim(
   model: LanguageModel,
   settings: AgentSettings,
-  instructions: string | null,
-  tools: AgentTool[],
   entries: ConversationEntry[],
-): Promise<TrimResult> {
+): boolean {
+  return model.trimsHistory && settings.trimHistory && entries.length > 0;
+}
+
+/**
+ * The history the model should see. Cheap estimate first (characters / 3); only when it exceeds 60% of the
+ * budget are tokens counted (the backend's counter, else the estimate), and the oldest complete turns cut
+ * until it fits, keeping at least the most recent turn.
+ */
+export async function trimHistory(input: TrimInput): Promise<TrimResult> {
+  const { model, settings, instructions, tools, entries } = input;
   const budget = model.contextSize - settings.reservedResponseTokens;
   const fixed = (instructions ?? "").length +
     tools.reduce(

@@ -77,8 +77,8 @@ export interface HandlerContext {
   /**
    * Runs `run` with a turn sink that streams events as `eventMethod` notifications (when `stream`) and sends
    * client tool calls as `tool/call` requests with `{...context, requestId, call}`. Calls still pending when
-   * the run ends get `tool/cancel`. When `run` returns its result directly (a turn that needed no waiting),
-   * so does `drive`.
+   * the run ends get `tool/cancel`. When `run` returns its result directly (a scripted turn that needed no
+   * waiting), so does `drive`.
    */
   drive<T>(run: (sink: TurnSink) => Promise<T>, options: DriveOptions): Promise<T>;
   /** {@link HandlerContext.drive} for a run that may finish synchronously. */

@@ -21,7 +21,7 @@ import {
 } from "./extension.ts";
 import { RequestContext } from "./context.ts";
 import type { BridgeSettings } from "./settings.ts";
-import { Pending, type PendingConsumer } from "../util/pending.ts";
+import { Pending, type PendingConsumer } from "../util/work_queue.ts";
 import { wakeAll } from "../util/waiters.ts";
 
 /** Grace period of `shutdown` for cancelled work and extensions (ms). */

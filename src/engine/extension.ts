@@ -7,7 +7,7 @@
 import type { JsonValue } from "../protocol/json.ts";
 import type { LanguageModel } from "../models/language_model.ts";
 import type { Logger } from "../util/logger.ts";
-import type { Pending } from "../util/pending.ts";
+import type { Pending } from "../util/work_queue.ts";
 import type { HandlerContext } from "./context.ts";
 import type { BridgeSettings } from "./settings.ts";
 

@@ -9,7 +9,6 @@ import { Agent } from "../agent/agent.ts";
 import { compactAgent } from "../agent/compaction.ts";
 import { exportTranscript, importTranscript } from "../agent/transcript_codec.ts";
 import type { AgentTool, ToolPolicy, TurnInput, TurnResult } from "../agent/types.ts";
-import { Pending } from "../util/pending.ts";
 import type { ModelAvailability, ResponseSchema } from "../models/language_model.ts";
 import { availabilityOf, unavailableWarning } from "../models/availability.ts";
 import { IdGenerator } from "../util/ids.ts";
@@ -20,7 +19,7 @@ import {
   type ObjectKind,
   queueFullError,
 } from "../util/object_ids.ts";
-import { type Operation, WorkQueue } from "../util/work_queue.ts";
+import { type Operation, Pending, WorkQueue } from "../util/work_queue.ts";
 import type { BridgeExtension, MethodRegistry } from "../engine/extension.ts";
 import type { DriveOptions, HandlerContext } from "../engine/context.ts";
 import { turnResultJson } from "../agent/result_json.ts";

@@ -120,8 +120,9 @@ export interface ModelAvailability {
 
 /**
  * A model backend. `step` resolves with one terminal result or rejects with a BridgeError whose
- * `dataCode` is an agent error code (`guardrail_violation`, `generation_failed`, `cancelled`, …). A backend
- * that often has the result at once may also implement `stepNow`, which the agent prefers.
+ * `dataCode` is an agent error code (`guardrail_violation`, `generation_failed`, `cancelled`, …): the backend
+ * maps its own failures (network, HTTP, plugin, parse); anything else it throws is answered as a bug
+ * (`-32603 internal_error`).
  *
  * @example
  * ```ts
@@ -145,11 +146,6 @@ export interface LanguageModel {
   readonly trimsHistory: boolean;
   /** Runs one inference. */
   step(request: StepRequest): Promise<StepResult>;
-  /**
-   * Optional: the same step, returning the result directly when it needs no waiting (a promise otherwise).
-   * The agent then continues the turn synchronously (the scripted model implements it).
-   */
-  stepNow?(request: StepRequest): StepResult | Promise<StepResult>;
   /** Reports availability. */
   availability(): Promise<ModelAvailability>;
   /**

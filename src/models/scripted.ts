@@ -258,7 +258,8 @@ export class ScriptedModel implements LanguageModel {
 
   /**
    * Plays the next step, returning the result directly (no promise) unless the step has a `delayMs`;
-   * failures are always a rejected promise.
+   * failures are always a rejected promise. The agent prefers it for scripted models: a scripted turn then
+   * runs to its first real wait without a promise per step.
    */
   stepNow(req: StepRequest): Promise<StepResult> | StepResult {
     const step = this.#next < this.#script.steps.length

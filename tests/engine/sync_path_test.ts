@@ -1,10 +1,11 @@
 /**
- * The synchronous fast path: Pending, the work queue's enqueue, and that a scripted
- * turn still behaves exactly like one that waits (order of messages, cancellation before it starts,
+ * The synchronous fast path of the scripted model: the work queue answers finished work through a Pending
+ * (no promise per request), the agent runs a scripted turn to its first real wait without a promise, and
+ * such a turn still behaves exactly like one that waits (order of messages, cancellation before it starts,
  * rollback on failure).
  */
 import assert from "node:assert/strict";
-import { Pending } from "../../src/util/pending.ts";
+import { Pending } from "../../src/util/work_queue.ts";
 import { WorkQueue } from "../../src/util/work_queue.ts";
 import { BridgeError } from "../../src/protocol/errors.ts";
 import { WireClient } from "../helpers/wire.ts";

@@ -198,7 +198,6 @@ const ENGINE_TYPES = [
   "LocalToolContext",
   "LogLevel",
   "Logger",
-  "MaybePromise",
   "MethodHandler",
   "ModelAvailability",
   "ModelFactories",

@@ -17,8 +17,7 @@ import {
   queueFullError,
 } from "../../util/object_ids.ts";
 import { NPC_KIND, WORLD_KIND } from "../game_kinds.ts";
-import type { Operation } from "../../util/work_queue.ts";
-import { Pending } from "../../util/pending.ts";
+import { type Operation, Pending } from "../../util/work_queue.ts";
 import type { ModelAvailability } from "../../models/language_model.ts";
 import { availabilityOf, unavailableWarning } from "../../models/availability.ts";
 import type { MethodRegistry } from "../../engine/extension.ts";
