@@ -6,11 +6,13 @@
  * runs anywhere in a few seconds.
  * @module
  */
+import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { Peer } from "../client/peer.ts";
+import { StdioTransport } from "../client/stdio.ts";
 import { boolFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
 import { CliError, EXIT, isPermissionError, reportError } from "./cli_error.ts";
 import { firstCachedModel } from "./models_cache.ts";
-import { StdioRpcClient } from "./rpc_client.ts";
 import { isTerminal, Spinner, stderrStyle, stdoutStyle, type Style, writeOut } from "./tty.ts";
 
 /** Help text of `oam demo`. */
@@ -208,11 +210,8 @@ function sleep(ms: number): Promise<void> {
 }
 
 /** How to start the bridge: this executable when compiled, else deno running cli.ts. */
-export function bridgeCommand(
-  extra: string[],
-  options: { gguf?: boolean } = {},
-): { program: string; args: string[] } {
-  if (Deno.build.standalone) return { program: Deno.execPath(), args: ["stdio", ...extra] };
+export function stdioCommand(extra: string[], options: { gguf?: boolean } = {}): string[] {
+  if (Deno.build.standalone) return [Deno.execPath(), "stdio", ...extra];
   const cli = new URL("../../cli.ts", import.meta.url);
   const args = ["run", "--quiet", "--no-prompt", "--allow-read", "--allow-env", "--allow-ffi"];
   if (extra.some((a) => a.startsWith("openai:"))) args.push("--allow-net");
@@ -230,7 +229,7 @@ export function bridgeCommand(
     }
   }
   const path = cli.protocol === "file:" ? decodeURIComponent(cli.pathname) : cli.href;
-  return { program: Deno.execPath(), args: [...args, path, "stdio", ...extra] };
+  return [Deno.execPath(), ...args, path, "stdio", ...extra];
 }
 
 /** Runs `oam demo`; resolves with the exit code. */
@@ -246,76 +245,34 @@ export async function runDemo(args: string[]): Promise<number> {
   }
 }
 
+/** What the scene is played with. */
+interface Cast {
+  /** True when the canned replies play Mira. */
+  scripted: boolean;
+  /** The `model` of Mira's NPC. */
+  npcModel: JsonValue;
+  /** The `model` of Mira's decision. */
+  decisionModel: JsonValue;
+}
+
 async function playTavern(args: string[]): Promise<number> {
   const { values, positionals } = parseFlags("demo", args, FLAGS, true);
   if (positionals.length > 1 || (positionals.length === 1 && positionals[0] !== "tavern")) {
     throw CliError.usage(`Unknown demo '${positionals.join(" ")}'; the demo is 'tavern'.`);
   }
   const model = stringFlag(values, "model");
-  const o: Style = stdoutStyle();
-  const terminal = isTerminal(Deno.stdout);
-  const p = new Printer(terminal && !boolFlag(values, "fast") ? 6 : 0);
-  const spinner = new Spinner();
-  const showProtocol = boolFlag(values, "show-protocol");
-
-  // Start the bridge. OAM_SCRIPT is dropped so that the bridge's "system" model is the real one.
-  const env: Record<string, string> = {};
-  try {
-    for (const [k, v] of Object.entries(Deno.env.toObject())) if (k !== "OAM_SCRIPT") env[k] = v;
-  } catch {
-    // no env access: the child gets an empty environment
-  }
   // Without --model, a cached GGUF model plays Mira when the on-device model is unavailable.
   const cached = model === undefined && !boolFlag(values, "scripted") ? await firstCachedModel() : null;
-  const { program, args: childArgs } = bridgeCommand(model !== undefined ? ["--model", model] : [], {
-    gguf: cached !== null,
+  const tavern = new Tavern({
+    command: stdioCommand(model !== undefined ? ["--model", model] : [], { gguf: cached !== null }),
+    animate: isTerminal(Deno.stdout) && !boolFlag(values, "fast"),
+    showProtocol: boolFlag(values, "show-protocol"),
   });
-  let child: Deno.ChildProcess;
-  try {
-    child = new Deno.Command(program, {
-      args: childArgs,
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "piped",
-      clearEnv: true,
-      env,
-    }).spawn();
-  } catch (error) {
-    if (isPermissionError(error)) {
-      throw new CliError(
-        "io_error",
-        "The demo starts the bridge as a child process: run it with --allow-run.",
-      );
-    }
-    throw new CliError("io_error", `Cannot start the bridge: ${(error as Error).message}`);
-  }
-  const stderrText = new Response(child.stderr).text();
-  const client = new StdioRpcClient(child, async () => {
-    const status = await child.status;
-    const text = (await stderrText).trim().split("\n").slice(-3).join(" ");
-    return `exit status ${status.code}${text ? `: ${text}` : ""}`;
-  });
-  const s = stderrStyle();
-  const call = async (method: string, params: JsonObject = {}): Promise<JsonObject> => {
-    if (showProtocol) {
-      Deno.stderr.writeSync(new TextEncoder().encode(s.dim(`→ ${method} ${JSON.stringify(params)}\n`)));
-    }
-    const result = await client.request(method, params) as JsonObject;
-    if (showProtocol) Deno.stderr.writeSync(new TextEncoder().encode(s.dim(`← ${JSON.stringify(result)}\n`)));
-    return result;
-  };
   // A stuck bridge must not hang the demo.
-  const watchdog = setTimeout(() => {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // gone
-    }
-  }, model !== undefined || cached !== null ? 300_000 : 60_000);
-
+  const watchdog = setTimeout(() => tavern.stop(), model !== undefined || cached !== null ? 300_000 : 60_000);
   try {
-    spinner.start("starting the bridge");
-    const init = await call("initialize", {
+    await tavern.start();
+    const init = await tavern.call("initialize", {
       client: { name: "oam demo", version: "1.0" },
       protocolVersion: "1.0",
     });
@@ -329,92 +286,123 @@ async function playTavern(args: string[]): Promise<number> {
       );
     }
     const live: JsonValue = gguf ?? "system";
-    const npcModel: JsonValue = scripted ? MIRA_SCRIPT : live;
-    const decisionModel: JsonValue = scripted ? DECISION_SCRIPT : live;
-    if (gguf !== null) spinner.update(`loading ${cached!.name}`);
+    if (gguf !== null) tavern.spinner.update(`loading ${cached!.name}`);
+    await tavern.play({
+      scripted,
+      npcModel: scripted ? MIRA_SCRIPT : live,
+      decisionModel: scripted ? DECISION_SCRIPT : live,
+    });
+    return EXIT.ok;
+  } finally {
+    clearTimeout(watchdog);
+    await tavern.close();
+  }
+}
 
-    // The engine side: a shared world, client tools that read and charge it, and notifications.
-    await call("world/create", { world: "tavern", state: WORLD_SEED });
-    await call("world/subscribe", { world: "tavern", path: "player" });
-    const gold = async (): Promise<number> => {
-      const r = await call("world/get", { world: "tavern", path: "player.gold" });
-      return typeof r.value === "number" ? r.value : 0;
-    };
-    client.onRequest = async (method, params): Promise<JsonValue> => {
-      const c = isJsonObject(params.call) ? params.call : {};
-      const name = String(c.name);
-      const argsOf = isJsonObject(c.arguments) ? c.arguments : {};
-      if (method !== "tool/call") throw new Error(`Unexpected request '${method}'.`);
-      let output: JsonValue;
-      if (name === "check_menu") output = MENU;
-      else if (name === "take_order") {
-        const item = String(argsOf.item ?? "");
-        const price = Object.hasOwn(MENU, item) ? MENU[item] as number : undefined;
-        if (price === undefined) return { output: `'${item}' is not on the menu.`, isError: true };
-        const have = await gold();
-        if (have < price) return { output: `Aria has only ${have} gold.`, isError: true };
-        await call("world/set", { world: "tavern", path: "player.gold", value: have - price });
-        output = { item, price, goldLeft: have - price };
-      } else return { output: `Unknown tool '${name}'.`, isError: true };
-      p.print(`  ${o.dim("↳ engine:")} ${o.dim(JSON.stringify(output))}\n`);
-      return { output };
-    };
-    let lineOpen = false;
-    let emotion = "";
-    const openLine = () => {
-      if (lineOpen) return;
-      lineOpen = true;
-      spinner.stop();
-      p.print(`${o.bold(o.magenta("Mira"))} ${o.cyan(`[${emotion || "…"}]`)}${o.dim(":")} `);
-    };
-    client.onNotification = (method, params) => {
-      if (showProtocol) {
-        Deno.stderr.writeSync(new TextEncoder().encode(s.dim(`← ${method} ${JSON.stringify(params)}\n`)));
-      }
-      if (method === "world/changed") {
-        if (lineOpen) p.print("\n");
-        lineOpen = false;
-        p.print(
-          `  ${o.yellow("◆")} ${o.dim("world")} ${params.path} ${JSON.stringify(params.oldValue)} → ${
-            JSON.stringify(params.newValue)
-          }\n`,
+/** The game engine of the scene: a client of the bridge that owns the world's rules and prints the story. */
+class Tavern {
+  readonly spinner: Spinner = new Spinner();
+  readonly #peer: Peer;
+  readonly #printer: Printer;
+  readonly #o: Style = stdoutStyle();
+  readonly #s: Style = stderrStyle();
+  readonly #showProtocol: boolean;
+  /** True while Mira's line is being printed (a world change or a tool call then starts a new line). */
+  #lineOpen = false;
+  #emotion = "";
+
+  constructor(options: { command: string[]; animate: boolean; showProtocol: boolean }) {
+    // OAM_SCRIPT is dropped so that the bridge's "system" model is the real one.
+    const env: Record<string, string> = {};
+    try {
+      for (const [k, v] of Object.entries(Deno.env.toObject())) if (k !== "OAM_SCRIPT") env[k] = v;
+    } catch {
+      // no env access: the child gets an empty environment
+    }
+    const transport = new StdioTransport({ command: options.command, env, clearEnv: true, stderr: "piped" });
+    this.#peer = new Peer(transport);
+    this.#printer = new Printer(options.animate ? 6 : 0);
+    this.#showProtocol = options.showProtocol;
+    this.#peer.setRequestHandler("tool/call", (params) => this.#toolCall(params));
+    this.#peer.onNotification("*", (params, method) => this.#notification(method, params));
+  }
+
+  /** Spawns the bridge. */
+  async start(): Promise<void> {
+    this.spinner.start("starting the bridge");
+    try {
+      await this.#peer.start();
+    } catch (error) {
+      if (isPermissionError(error instanceof Error ? error.cause : undefined)) {
+        throw new CliError(
+          "io_error",
+          "The demo starts the bridge as a child process: run it with --allow-run.",
         );
-        return;
       }
-      if (method !== "npc/event" || !isJsonObject(params.event)) return;
-      const e = params.event;
-      switch (e.type) {
-        case "emotion":
-          emotion = String(e.emotion);
-          break;
-        case "lineDelta":
-          openLine();
-          p.type(String(e.delta ?? ""));
-          break;
-        case "lineReset":
-          if (lineOpen) p.print("\n");
-          lineOpen = false;
-          openLine();
-          p.type(String(e.line ?? ""));
-          break;
-        case "toolCallStarted": {
-          spinner.stop();
-          if (lineOpen) p.print("\n");
-          lineOpen = false;
-          const c = isJsonObject(e.call) ? e.call : {};
-          const who = e.execution === "local"
-            ? o.dim(" (built-in memory tool)")
-            : o.dim(" → tool/call to the engine");
-          p.print(
-            `  ${o.cyan("⚙")} ${o.bold(String(c.name))} ${o.dim(JSON.stringify(c.arguments ?? {}))}${who}\n`,
-          );
-          break;
-        }
-      }
-    };
-    spinner.stop();
+      throw new CliError("io_error", `Cannot start the bridge: ${(error as Error).message}`);
+    }
+  }
 
-    // The scene.
+  /** Calls a method (printed with --show-protocol); the bridge ending first is a failure. */
+  async call(method: string, params: JsonObject = {}): Promise<JsonObject> {
+    this.#protocol(`→ ${method} ${JSON.stringify(params)}`);
+    try {
+      const result = await this.#peer.request(method, params) as JsonObject;
+      this.#protocol(`← ${JSON.stringify(result)}`);
+      return result;
+    } catch (error) {
+      if (this.#peer.closed && error instanceof BridgeError && error.dataCode === "shut_down") {
+        throw new CliError("failure", `The bridge stopped unexpectedly: ${error.message}`);
+      }
+      throw error;
+    }
+  }
+
+  /** Ends the bridge at once (the watchdog). */
+  stop(): void {
+    this.#peer.close().catch(() => {});
+  }
+
+  /** Asks the bridge to shut down and waits (bounded) for it to exit. */
+  async close(): Promise<void> {
+    this.spinner.stop();
+    if (!this.#peer.closed) await this.#peer.request("shutdown").catch(() => {});
+    await this.#peer.close();
+  }
+
+  /** The scene: the world, Mira, three lines of dialogue, her decision and its ending. */
+  async play(cast: Cast): Promise<void> {
+    await this.call("world/create", { world: "tavern", state: WORLD_SEED });
+    await this.call("world/subscribe", { world: "tavern", path: "player" });
+    this.spinner.stop();
+    this.#intro(cast.scripted);
+    await this.call("npc/create", {
+      npc: "mira",
+      persona: PERSONA,
+      options: OPTIONS,
+      tools: TOOLS,
+      world: "tavern",
+      model: cast.npcModel,
+    });
+    await this.#dialogue();
+    const choice = await this.#decide(cast.decisionModel);
+    const ending = await this.#ending(choice);
+    const p = this.#printer;
+    const o = this.#o;
+    await p.flush();
+    p.print(`\n${o.italic(ending)} ${o.dim(`(gold left: ${await this.#gold()})`)}\n\n`);
+    p.print(
+      o.dim(
+        "Next: 'oam npc <persona.jsonc>' to talk to your own character, 'oam chat', 'oam respond --help',\n" +
+          "or 'oam stdio' to drive all of this from your engine (PROTOCOL.md). Add --show-protocol to see the wire.\n",
+      ),
+    );
+    await p.flush();
+  }
+
+  #intro(scripted: boolean): void {
+    const p = this.#printer;
+    const o = this.#o;
     p.print(`\n${o.bold("🍺 The Rusty Flagon")} ${o.dim("— an open-apple-models demo")}\n`);
     p.print(
       o.dim(
@@ -425,15 +413,12 @@ async function playTavern(args: string[]): Promise<number> {
       ),
     );
     p.print(o.italic("Rain hammers the shutters. Aria shakes off her cloak and steps up to the bar.\n\n"));
-    await call("npc/create", {
-      npc: "mira",
-      persona: PERSONA,
-      options: OPTIONS,
-      tools: TOOLS,
-      world: "tavern",
-      model: npcModel,
-    });
+  }
 
+  /** Aria's three lines (the second one picked from Mira's options) and Mira's streamed replies. */
+  async #dialogue(): Promise<void> {
+    const p = this.#printer;
+    const o = this.#o;
     let options: string[] = [];
     let relationship = 0;
     for (let turn = 0; turn < LINES.length; turn++) {
@@ -444,18 +429,7 @@ async function playTavern(args: string[]): Promise<number> {
       } else p.print(`${o.bold(o.green("Aria"))}${o.dim(":")} ${line}\n`);
       p.pause(150);
       await p.flush();
-      spinner.start("Mira is thinking");
-      lineOpen = false;
-      emotion = "";
-      const result = await call("npc/talk", { npc: "mira", line, stream: true });
-      spinner.stop();
-      if (!lineOpen) {
-        emotion = String(result.emotion ?? "");
-        openLine();
-        p.type(String(result.line ?? ""));
-      }
-      p.print("\n");
-      lineOpen = false;
+      const result = await this.#talk(line);
       options = Array.isArray(result.playerOptions) ? result.playerOptions.map(String) : [];
       if (typeof result.relationship === "number" && result.relationship !== relationship) {
         p.print(
@@ -470,11 +444,32 @@ async function playTavern(args: string[]): Promise<number> {
       p.pause(150);
       await p.flush();
     }
+  }
 
-    // The decision.
-    spinner.start("Mira decides");
-    const snapshot = await call("world/snapshot", { world: "tavern" });
-    const decision = await call("decision/decide", {
+  /** One `npc/talk`: Mira's line streams in through `npc/event`s (printed whole if it did not). */
+  async #talk(line: string): Promise<JsonObject> {
+    this.spinner.start("Mira is thinking");
+    this.#lineOpen = false;
+    this.#emotion = "";
+    const result = await this.call("npc/talk", { npc: "mira", line, stream: true });
+    this.spinner.stop();
+    if (!this.#lineOpen) {
+      this.#emotion = String(result.emotion ?? "");
+      this.#openLine();
+      this.#printer.type(String(result.line ?? ""));
+    }
+    this.#printer.print("\n");
+    this.#lineOpen = false;
+    return result;
+  }
+
+  /** Mira decides about the last room (`decision/decide` with her persona); returns the option's id. */
+  async #decide(model: JsonValue): Promise<string> {
+    const p = this.#printer;
+    const o = this.#o;
+    this.spinner.start("Mira decides");
+    const snapshot = await this.call("world/snapshot", { world: "tavern" });
+    const decision = await this.call("decision/decide", {
       actor: "mira",
       situation: `Aria asks for the last room on a storm night. A room costs ${ROOM_PRICE} gold.`,
       options: ROOM_OPTIONS,
@@ -483,43 +478,119 @@ async function playTavern(args: string[]): Promise<number> {
         : {},
       fallbackOptionID: "full_price",
       temperature: 0.3,
-      model: decisionModel,
+      model,
     });
-    spinner.stop();
+    this.spinner.stop();
     const choice = String(decision.optionID);
     p.print(`${o.bold("Mira decides")} ${o.dim("(decision/decide)")}: ${o.bold(o.cyan(choice))}`);
     p.print(o.dim(` — ${decision.confidence}% sure${decision.isFallback === true ? ", fallback" : ""}\n`));
     if (typeof decision.reasoning === "string" && decision.reasoning !== "") {
       p.print(`  ${o.italic(`"${decision.reasoning}"`)}\n`);
     }
-    let ending: string;
+    return choice;
+  }
+
+  /** The engine applies the decision to the world; returns the closing sentence. */
+  async #ending(choice: string): Promise<string> {
     if (choice === "full_price") {
-      const have = await gold();
-      if (have >= ROOM_PRICE) {
-        await call("world/set", { world: "tavern", path: "player.gold", value: have - ROOM_PRICE });
-        await call("world/set", { world: "tavern", path: "tavern.rooms_left", value: 0 });
-        ending = `Aria pays ${ROOM_PRICE} gold and sleeps dry tonight.`;
-      } else ending = "Aria cannot afford the room and curls up by the fire.";
-    } else if (choice === "room_on_credit") {
-      await call("world/set", { world: "tavern", path: "player.debt", value: ROOM_PRICE });
-      ending = "Aria gets the room and owes Mira for it.";
-    } else if (choice === "free_room") ending = "Mira hands Aria the key with a wink. No charge.";
-    else ending = "Mira keeps the room; Aria sleeps on a bench by the fire.";
-    await p.flush();
-    const finalGold = await gold();
-    p.print(`\n${o.italic(ending)} ${o.dim(`(gold left: ${finalGold})`)}\n\n`);
-    p.print(
-      o.dim(
-        "Next: 'oam npc <persona.jsonc>' to talk to your own character, 'oam chat', 'oam respond --help',\n" +
-          "or 'oam stdio' to drive all of this from your engine (PROTOCOL.md). Add --show-protocol to see the wire.\n",
-      ),
+      const have = await this.#gold();
+      if (have < ROOM_PRICE) return "Aria cannot afford the room and curls up by the fire.";
+      await this.call("world/set", { world: "tavern", path: "player.gold", value: have - ROOM_PRICE });
+      await this.call("world/set", { world: "tavern", path: "tavern.rooms_left", value: 0 });
+      return `Aria pays ${ROOM_PRICE} gold and sleeps dry tonight.`;
+    }
+    if (choice === "room_on_credit") {
+      await this.call("world/set", { world: "tavern", path: "player.debt", value: ROOM_PRICE });
+      return "Aria gets the room and owes Mira for it.";
+    }
+    if (choice === "free_room") return "Mira hands Aria the key with a wink. No charge.";
+    return "Mira keeps the room; Aria sleeps on a bench by the fire.";
+  }
+
+  async #gold(): Promise<number> {
+    const r = await this.call("world/get", { world: "tavern", path: "player.gold" });
+    return typeof r.value === "number" ? r.value : 0;
+  }
+
+  /** The engine's side of Mira's client tools: the menu, and an order charged to Aria's gold. */
+  async #toolCall(params: JsonObject): Promise<JsonValue> {
+    const c = isJsonObject(params.call) ? params.call : {};
+    const name = String(c.name);
+    const argsOf = isJsonObject(c.arguments) ? c.arguments : {};
+    let output: JsonValue;
+    if (name === "check_menu") output = MENU;
+    else if (name === "take_order") {
+      const item = String(argsOf.item ?? "");
+      const price = Object.hasOwn(MENU, item) ? MENU[item] as number : undefined;
+      if (price === undefined) return { output: `'${item}' is not on the menu.`, isError: true };
+      const have = await this.#gold();
+      if (have < price) return { output: `Aria has only ${have} gold.`, isError: true };
+      await this.call("world/set", { world: "tavern", path: "player.gold", value: have - price });
+      output = { item, price, goldLeft: have - price };
+    } else return { output: `Unknown tool '${name}'.`, isError: true };
+    this.#printer.print(`  ${this.#o.dim("↳ engine:")} ${this.#o.dim(JSON.stringify(output))}\n`);
+    return { output };
+  }
+
+  #notification(method: string, params: JsonObject): void {
+    this.#protocol(`← ${method} ${JSON.stringify(params)}`);
+    if (method === "world/changed") this.#worldChanged(params);
+    else if (method === "npc/event" && isJsonObject(params.event)) this.#npcEvent(params.event);
+  }
+
+  #worldChanged(params: JsonObject): void {
+    const o = this.#o;
+    if (this.#lineOpen) this.#printer.print("\n");
+    this.#lineOpen = false;
+    this.#printer.print(
+      `  ${o.yellow("◆")} ${o.dim("world")} ${params.path} ${JSON.stringify(params.oldValue)} → ${
+        JSON.stringify(params.newValue)
+      }\n`,
     );
-    await p.flush();
-    return EXIT.ok;
-  } finally {
-    spinner.stop();
-    clearTimeout(watchdog);
-    await client.close();
-    await stderrText.catch(() => "");
+  }
+
+  #npcEvent(e: JsonObject): void {
+    const p = this.#printer;
+    const o = this.#o;
+    switch (e.type) {
+      case "emotion":
+        this.#emotion = String(e.emotion);
+        break;
+      case "lineDelta":
+        this.#openLine();
+        p.type(String(e.delta ?? ""));
+        break;
+      case "lineReset":
+        if (this.#lineOpen) p.print("\n");
+        this.#lineOpen = false;
+        this.#openLine();
+        p.type(String(e.line ?? ""));
+        break;
+      case "toolCallStarted": {
+        this.spinner.stop();
+        if (this.#lineOpen) p.print("\n");
+        this.#lineOpen = false;
+        const c = isJsonObject(e.call) ? e.call : {};
+        const who = e.execution === "local"
+          ? o.dim(" (built-in memory tool)")
+          : o.dim(" → tool/call to the engine");
+        p.print(
+          `  ${o.cyan("⚙")} ${o.bold(String(c.name))} ${o.dim(JSON.stringify(c.arguments ?? {}))}${who}\n`,
+        );
+        break;
+      }
+    }
+  }
+
+  #openLine(): void {
+    if (this.#lineOpen) return;
+    this.#lineOpen = true;
+    this.spinner.stop();
+    const o = this.#o;
+    this.#printer.print(`${o.bold(o.magenta("Mira"))} ${o.cyan(`[${this.#emotion || "…"}]`)}${o.dim(":")} `);
+  }
+
+  #protocol(text: string): void {
+    if (this.#showProtocol) Deno.stderr.writeSync(new TextEncoder().encode(this.#s.dim(`${text}\n`)));
   }
 }

@@ -1,13 +1,16 @@
 /**
- * The in-process bridge of the human-facing commands: a BridgeEngine whose outgoing notifications and
- * `tool/call` requests are routed to per-request handlers (by `requestId`), plus the model choice
- * (`--model`, `--script`, `OAM_SCRIPT`, or the on-device model) and the availability check with advice.
+ * The in-process bridge of the human-facing commands: a BridgeEngine reached through the typed client's
+ * peer, with the notifications and `tool/call` requests of each call routed to its handlers (by
+ * `requestId`), plus the model choice (`--model`, `--script`, `OAM_SCRIPT`, or the on-device model) and the
+ * availability check with advice.
  * @module
  */
 import { BridgeEngine } from "../composition.ts";
 import type { BridgeConfiguration } from "../engine/configuration.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { InProcessTransport } from "../client/in_process.ts";
+import { Peer } from "../client/peer.ts";
 import { parseScript, type Script, ScriptedModel } from "../models/scripted.ts";
 import { hostModelFromEnvironment, modelFlagKind, modelFromEnvironmentValue } from "./host_model.ts";
 import { CliError } from "./cli_error.ts";
@@ -177,84 +180,90 @@ export function unavailableMessage(reason: string, detail: string | undefined, c
 export interface RequestHandlers {
   /** A `<namespace>/event` notification's `event`. */
   onEvent?(event: JsonObject): void;
-  /** A `tool/call` request (`id` is the `t-<n>` id to answer). */
+  /** A `tool/call` request (`id` is the `t-<n>` id to answer with {@link LocalBridge.reply}). */
   onToolCall?(id: string, call: JsonObject, params: JsonObject): void;
   /** A `tool/cancel` notification. */
   onToolCancel?(params: JsonObject): void;
 }
 
 /**
- * An in-process bridge.
+ * An in-process bridge: a `BridgeEngine` behind the typed client's peer and in-process transport, so the
+ * commands speak the same JSON-RPC as every other client. Events and `tool/call`s are routed to the handlers
+ * of the request that caused them; a `tool/call` is answered later with {@link LocalBridge.reply}.
  *
  * @example
  * ```ts
  * import { LocalBridge } from "./local_bridge.ts";
  * const bridge = new LocalBridge({});
  * await bridge.call("ping"); // {}
+ * await bridge.close();
  * ```
  */
 export class LocalBridge {
-  /** The engine. */
-  readonly engine: BridgeEngine;
   /** Receives `world/changed` notifications. */
   onWorldChanged?: (params: JsonObject) => void;
-  readonly #handlers = new Map<string, RequestHandlers>();
-  #next = 0;
-
   /** The model choice the bridge was made for, if any. */
   readonly choice: ModelChoice | undefined;
+  readonly #peer: Peer;
+  #engine: BridgeEngine | null = null;
+  /** `tool/call`s waiting for {@link reply}, by their `t-<n>` id. */
+  readonly #toolCalls = new Map<string, (result: JsonObject) => void>();
 
   /** A bridge for a model choice (or a plain configuration). */
   constructor(config: ModelChoice | Partial<BridgeConfiguration>) {
     const isChoice = "name" in config && "label" in config && "config" in config;
     this.choice = isChoice ? config as ModelChoice : undefined;
     const engineConfig = isChoice ? (config as ModelChoice).config : config as Partial<BridgeConfiguration>;
-    this.engine = new BridgeEngine(engineConfig, (line) => this.#route(line));
+    const transport = new InProcessTransport((send, onShutdown) =>
+      this.#engine = new BridgeEngine({ ...engineConfig, onShutdown }, send)
+    );
+    this.#peer = new Peer(transport);
+    this.#peer.setRequestHandler(
+      "tool/call",
+      () => ({ output: "The CLI cannot run this tool.", isError: true }),
+    );
+    this.#peer.onNotification("world/changed", (params) => this.onWorldChanged?.(params));
+    // The in-process transport makes its engine at once: the peer is usable as soon as start() was called.
+    this.#peer.start().catch(() => {});
   }
 
-  #route(line: string): void {
-    const message = JSON.parse(line) as JsonObject;
-    const method = message.method;
-    const params = isJsonObject(message.params) ? message.params : {};
-    if (method === "world/changed") {
-      this.onWorldChanged?.(params);
-      return;
-    }
-    const handlers = this.#handlers.get(String(params.requestId));
-    if (method === "tool/call") {
-      if (handlers?.onToolCall && isJsonObject(params.call)) {
-        handlers.onToolCall(String(message.id), params.call, params);
-      } else queueMicrotask(() => this.replyError(String(message.id), "The CLI cannot run this tool."));
-      return;
-    }
-    if (method === "tool/cancel") {
-      handlers?.onToolCancel?.(params);
-      return;
-    }
-    if (typeof method === "string" && method.endsWith("/event") && isJsonObject(params.event)) {
-      handlers?.onEvent?.(params.event);
-    }
+  /** The engine (for in-process inspection, e.g. a scripted model's position). */
+  get engine(): BridgeEngine {
+    return this.#engine!;
   }
 
   /** Calls a method without handlers. */
   call(method: string, params: JsonObject = {}): Promise<JsonValue> {
-    return this.engine.call(method, params, `cli-${++this.#next}`);
+    return this.#peer.request(method, params);
   }
 
   /** Calls `method` and routes the events and tool calls it causes to `handlers` until it finishes. */
   async run(method: string, params: JsonObject, handlers: RequestHandlers): Promise<JsonObject> {
-    const id = `cli-${++this.#next}`;
-    this.#handlers.set(id, handlers);
-    try {
-      return await this.engine.call(method, params, id) as JsonObject;
-    } finally {
-      this.#handlers.delete(id);
-    }
+    return await this.#peer.request(method, params, {
+      onNotification: (notification, p) => {
+        if (notification === "tool/cancel") {
+          this.#peer.cancelIncoming(String(p.id)); // a late reply() is dropped
+          handlers.onToolCancel?.(p);
+        } else if (notification.endsWith("/event") && isJsonObject(p.event)) handlers.onEvent?.(p.event);
+      },
+      onRequest: (p, request) => {
+        const id = String(request.id);
+        if (!handlers.onToolCall || !isJsonObject(p.call)) {
+          return { output: "The CLI cannot run this tool.", isError: true };
+        }
+        const answer = new Promise<JsonObject>((resolve) => this.#toolCalls.set(id, resolve));
+        request.signal.addEventListener("abort", () => this.#toolCalls.delete(id), { once: true });
+        handlers.onToolCall(id, p.call, p);
+        return answer;
+      },
+    }) as JsonObject;
   }
 
   /** Answers a `tool/call` with an output. */
   reply(id: string, output: JsonValue, isError = false): void {
-    this.engine.receive(JSON.stringify({ jsonrpc: "2.0", id, result: { output, isError } }));
+    const resolve = this.#toolCalls.get(id);
+    this.#toolCalls.delete(id);
+    resolve?.({ output, isError });
   }
 
   /** Answers a `tool/call` with an error output. */
@@ -273,12 +282,13 @@ export class LocalBridge {
     return availability;
   }
 
-  /** Shuts the engine down (bounded). */
+  /** Shuts the bridge down (bounded) and closes the connection. */
   async close(): Promise<void> {
     try {
-      await this.engine.shutdown();
+      await this.#peer.request("shutdown");
     } catch (error) {
       if (!(error instanceof BridgeError)) throw error;
     }
+    await this.#peer.close();
   }
 }

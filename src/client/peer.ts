@@ -40,6 +40,11 @@ export interface RequestOptions {
   onAbort?: (reason: BridgeError) => void;
   /** Receives every notification whose `params.requestId` is this request's id, in order, before it settles. */
   onNotification?: (method: string, params: JsonObject) => void;
+  /**
+   * Answers the bridge's requests (`tool/call`) whose `params.requestId` is this request's id, instead of
+   * the handler set with {@link Peer.setRequestHandler} for their method.
+   */
+  onRequest?: RequestHandler;
   /** Called with the result when the response arrives, before any later message is handled. */
   onResult?: (result: JsonValue) => void;
 }
@@ -437,7 +442,11 @@ export class Peer {
   }
 
   #incomingRequest(id: RequestId, method: string, params: JsonObject): void {
-    const handler = this.#handlers.get(method);
+    const requestId = params.requestId;
+    const cause = typeof requestId === "number" || typeof requestId === "string"
+      ? this.#pending.get(requestId)
+      : undefined;
+    const handler = cause?.options.onRequest ?? this.#handlers.get(method);
     if (!handler) {
       this.#replyError(id, { code: -32601, message: `This client does not handle '${method}'.` });
       return;

@@ -29,6 +29,8 @@ export interface StdioTransportOptions {
   command?: readonly string[];
   /** Extra environment variables for the child. */
   env?: Record<string, string>;
+  /** Start the child with only {@link StdioTransportOptions.env}, not this process's environment. */
+  clearEnv?: boolean;
   /** Working directory of the child. */
   cwd?: string | URL;
   /**
@@ -77,6 +79,7 @@ export class StdioTransport implements Transport {
   #closing = false;
   #closed = false;
   #stderrTail = "";
+  #exitStatus: Deno.CommandStatus | null = null;
   readonly #encoder = new TextEncoder();
 
   /** A transport for `options.command` (or the environment's bridge). Nothing starts before `start()`. */
@@ -88,6 +91,11 @@ export class StdioTransport implements Transport {
   /** The child's pid, once started. */
   get pid(): number | undefined {
     return this.#child?.pid;
+  }
+
+  /** How the child exited, once it has (after `close()` resolves, or when `onclose` is called). */
+  get exitStatus(): Deno.CommandStatus | null {
+    return this.#exitStatus;
   }
 
   /** Spawns the process. Rejects with `-32023 shut_down` when it cannot be started. */
@@ -104,6 +112,7 @@ export class StdioTransport implements Transport {
         stdout: "piped",
         stderr,
         ...(this.#options.env ? { env: this.#options.env } : {}),
+        ...(this.#options.clearEnv ? { clearEnv: true } : {}),
         ...(this.#options.cwd ? { cwd: this.#options.cwd } : {}),
       }).spawn();
     } catch (error) {
@@ -220,6 +229,7 @@ export class StdioTransport implements Transport {
   async #finish(): Promise<void> {
     const child = this.#child!;
     const status = await child.status;
+    this.#exitStatus = status;
     try {
       await this.#writer?.close();
     } catch {

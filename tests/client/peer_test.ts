@@ -266,3 +266,27 @@ Deno.test("peer: a request before start is refused", async () => {
   await peer.close();
   assert.equal(peer.closed, true);
 });
+
+Deno.test("peer: a bridge request naming a pending request's id goes to that request's onRequest; others to the method's handler", async () => {
+  const { peer, t } = await started();
+  peer.setRequestHandler("tool/call", () => ({ output: "global" }));
+  const turn = peer.request("session/respond", { session: "s" }, {
+    onRequest: (params, request) => ({ output: `mine: ${JSON.stringify(params.call)} as ${request.id}` }),
+  });
+  t.deliver({ jsonrpc: "2.0", id: "t-1", method: "tool/call", params: { requestId: 1, call: "a" } });
+  t.deliver({ jsonrpc: "2.0", id: "t-2", method: "tool/call", params: { requestId: 7, call: "b" } });
+  t.deliver({ jsonrpc: "2.0", id: "t-3", method: "tool/call", params: { call: "c" } });
+  const sent = await t.sentCount(4);
+  const byId = (m: JsonRpcMessage) => "id" in m ? String(m.id) : "";
+  assert.deepEqual(sent.slice(1).sort((a, b) => byId(a).localeCompare(byId(b))), [
+    { jsonrpc: "2.0", id: "t-1", result: { output: 'mine: "a" as t-1' } },
+    { jsonrpc: "2.0", id: "t-2", result: { output: "global" } },
+    { jsonrpc: "2.0", id: "t-3", result: { output: "global" } },
+  ]);
+  t.deliver({ jsonrpc: "2.0", id: 1, result: {} });
+  await turn;
+  // Once the request has settled, its onRequest is gone: a late tool/call goes to the method's handler.
+  t.deliver({ jsonrpc: "2.0", id: "t-4", method: "tool/call", params: { requestId: 1, call: "d" } });
+  assert.deepEqual((await t.sentCount(5))[4], { jsonrpc: "2.0", id: "t-4", result: { output: "global" } });
+  await peer.close();
+});

@@ -5,7 +5,7 @@
 import { BridgeEngine } from "../../src/composition.ts";
 import { createStdioServer } from "../../src/transports/stdio.ts";
 import { runWireCases } from "./wire_cases.ts";
-import { WireConnection } from "./wire_connection.ts";
+import { WireConnection } from "../helpers/wire.ts";
 
 runWireCases({
   name: "stdio",

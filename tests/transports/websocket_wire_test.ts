@@ -5,7 +5,7 @@
 import { OpenAIServer } from "../../src/serve/openai_server.ts";
 import { ScriptedModel } from "../../src/models/scripted.ts";
 import { runWireCases } from "./wire_cases.ts";
-import { WireConnection } from "./wire_connection.ts";
+import { WireConnection } from "../helpers/wire.ts";
 
 let server: OpenAIServer | null = null;
 let users = 0;

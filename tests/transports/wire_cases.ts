@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
-import { scripted, type WireConnection, type WireTransport } from "./wire_connection.ts";
+import { scripted, type WireConnection, type WireTransport } from "../helpers/wire.ts";
 
 const kind = (m: JsonObject) => {
   if (m.method === "session/event") return `event:${((m.params as JsonObject).event as JsonObject).type}`;
