@@ -260,7 +260,7 @@ export class Agent {
     sink: TurnSink,
     signal: AbortSignal,
     commit?: () => void,
-  ): MaybePromise<TurnResult> {
+  ): TurnResult | Promise<TurnResult> {
     return this.#run({
       input,
       sink,

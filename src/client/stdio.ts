@@ -5,6 +5,7 @@
  */
 import type { JsonValue } from "../protocol/json.ts";
 import { BridgeError } from "../protocol/errors.ts";
+import { settledWithin } from "../util/sleep.ts";
 import { bridgeCommand } from "./bridge_command.ts";
 import type { JsonRpcMessage } from "./messages.ts";
 import type { Transport } from "./transport.ts";
@@ -165,12 +166,7 @@ export class StdioTransport implements Transport {
   }
 
   async #stop(child: Deno.ChildProcess): Promise<void> {
-    const exited = child.status.then(() => true);
-    const wait = (ms: number) => {
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      const elapsed = new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(false), ms));
-      return Promise.race([exited, elapsed]).finally(() => clearTimeout(timer));
-    };
+    const wait = (ms: number) => settledWithin(child.status, { ms });
     if (await wait(this.#options.exitTimeoutMs ?? 3000)) return;
     for (const signal of ["SIGTERM", "SIGKILL"] as const) {
       try {

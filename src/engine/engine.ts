@@ -22,6 +22,7 @@ import {
 import { RequestContext } from "./context.ts";
 import type { BridgeSettings } from "./settings.ts";
 import { Pending, type PendingConsumer } from "../util/work_queue.ts";
+import { settledWithin } from "../util/sleep.ts";
 import { wakeAll } from "../util/waiters.ts";
 
 /** Grace period of `shutdown` for cancelled work and extensions (ms). */
@@ -407,13 +408,10 @@ export class EngineCore {
     });
     this.#lifetime.abort(BridgeError.of("shut_down", "The bridge has shut down."));
     this.#clientRequests.failAll(BridgeError.of("shut_down", "The bridge has shut down."));
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const grace = new Promise<void>((resolve) => timer = setTimeout(resolve, SHUTDOWN_GRACE_MS));
     const work = this.#inFlightBeforeShutdown === 0
       ? Promise.resolve()
       : new Promise<void>((resolve) => this.#shutdownWaiters.push(resolve));
-    await Promise.race([Promise.allSettled([work, ...stops]), grace]);
-    clearTimeout(timer);
+    await settledWithin(Promise.allSettled([work, ...stops]), { ms: SHUTDOWN_GRACE_MS });
   }
 
   /** Closes at once: cancels everything and never calls `send` again. */

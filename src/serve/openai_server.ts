@@ -23,6 +23,7 @@ import {
 import { ConcurrencyLimiter } from "./limiter.ts";
 import { health, listModels, retrieveModel } from "./model_endpoints.ts";
 import { OpenAIError } from "./openai_error.ts";
+import { settledWithin } from "../util/sleep.ts";
 import { RpcEndpoint } from "./rpc_endpoint.ts";
 import { configurationProblem, resolveServeConfiguration, type ServeConfiguration } from "./server_config.ts";
 
@@ -191,12 +192,9 @@ export class OpenAIServer {
     });
     for (const run of [...this.#runs]) run.cancel(shuttingDown);
     await this.#rpc?.stop();
-    let timer: ReturnType<typeof setTimeout> | undefined;
-    const closed = await Promise.race([
-      Promise.all(this.#servers.map((s) => s.shutdown())).then(() => true),
-      new Promise<boolean>((resolve) => timer = setTimeout(() => resolve(false), STOP_GRACE_MS)),
-    ]);
-    clearTimeout(timer);
+    const closed = await settledWithin(Promise.all(this.#servers.map((s) => s.shutdown())), {
+      ms: STOP_GRACE_MS,
+    });
     if (!closed) {
       // Connections that would not finish: close them.
       try {

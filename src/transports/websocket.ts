@@ -7,6 +7,7 @@
  */
 import { BridgeError } from "../protocol/errors.ts";
 import type { Logger } from "../util/logger.ts";
+import { settledWithin } from "../util/sleep.ts";
 import type { EngineCore } from "../engine/engine.ts";
 
 /** The parts of a WebSocket the transport uses (the standard `WebSocket` has them). */
@@ -163,12 +164,7 @@ export function serveWebSocket(
       if (!ended) await engine.shutdown();
       close(CLOSE_GOING_AWAY, "The server is stopping.");
       // Let the close handshake finish (bounded: a client that never answers it).
-      let timer: ReturnType<typeof setTimeout> | undefined;
-      await Promise.race([
-        closed,
-        new Promise<void>((resolve) => timer = setTimeout(resolve, CLOSE_GRACE_MS)),
-      ]);
-      clearTimeout(timer);
+      await settledWithin(closed, { ms: CLOSE_GRACE_MS });
       end();
     },
   };

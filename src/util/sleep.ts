@@ -1,5 +1,5 @@
 /**
- * An abortable sleep.
+ * Waiting on a timer: an abortable sleep, and a bounded wait for work that may never finish.
  * @module
  */
 import { BridgeError } from "../protocol/errors.ts";
@@ -29,5 +29,43 @@ export function abortableSleep(
       reject(BridgeError.cancelled(message));
     };
     signal.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/** Options of {@link settledWithin}. */
+export interface SettledWithinOptions {
+  /** The longest wait, in milliseconds (default: no limit). */
+  ms?: number;
+  /** Ends the wait early when it aborts. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Waits until `work` settles, but at most `options.ms` milliseconds and no longer than `options.signal` stays
+ * unaborted. Resolves true when `work` settled (fulfilled or rejected) in time, false otherwise; never rejects,
+ * and leaves no timer or listener behind.
+ *
+ * @example
+ * ```ts
+ * import { settledWithin } from "./sleep.ts";
+ * const never = new Promise<void>(() => {});
+ * await settledWithin(never, { ms: 10 }); // false, after 10 ms
+ * await settledWithin(Promise.resolve(), { ms: 10 }); // true
+ * ```
+ */
+export function settledWithin(work: Promise<unknown>, options: SettledWithinOptions): Promise<boolean> {
+  const { ms, signal } = options;
+  if (signal?.aborted) return Promise.resolve(false);
+  return new Promise<boolean>((resolve) => {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const finish = (settled: boolean) => {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", onAbort);
+      resolve(settled);
+    };
+    const onAbort = () => finish(false);
+    if (ms !== undefined) timer = setTimeout(() => finish(false), ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+    work.then(() => finish(true), () => finish(true));
   });
 }

@@ -6,7 +6,7 @@
 import { BridgeEngine } from "../../src/composition.ts";
 import type { BridgeConfiguration } from "../../src/engine/configuration.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
-import { LineSplitter } from "../../src/transports/stdio.ts";
+import { LineSplitter } from "../../src/transports/line_io.ts";
 import type { Logger } from "../../src/util/logger.ts";
 import type { Rng } from "./rng.ts";
 import { BridgeProcess } from "../helpers/process.ts";

@@ -5,7 +5,8 @@
 import assert from "node:assert/strict";
 import { BridgeEngine } from "../../src/composition.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
-import { createStdioServer, LineSplitter, LineWriter } from "../../src/transports/stdio.ts";
+import { createStdioServer } from "../../src/transports/stdio.ts";
+import { LineSplitter, LineWriter } from "../../src/transports/line_io.ts";
 
 const encoder = new TextEncoder();
 

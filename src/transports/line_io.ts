@@ -1,0 +1,233 @@
+/**
+ * Lines over byte streams: an ordered writer that batches a tick's lines into one write and reports what is
+ * waiting, and a splitter that turns incoming bytes into lines within a length limit.
+ * @module
+ */
+import { BridgeError } from "../protocol/errors.ts";
+import { wakeAll } from "../util/waiters.ts";
+
+/** Default output buffer high-water mark (bytes): reading pauses above it. */
+export const DEFAULT_MAX_BUFFERED_OUTPUT = 32 * 1024 * 1024;
+/** Most output (UTF-16 units) joined into one write; a longer single line is written alone. */
+const MAX_WRITE_BATCH = 1 << 20;
+
+/**
+ * An ordered line writer that batches everything sent in one tick into one write and reports how many
+ * bytes are waiting.
+ *
+ * @example
+ * ```ts
+ * import { LineWriter } from "./line_io.ts";
+ * const writer = new LineWriter(new WritableStream());
+ * writer.send('{"jsonrpc":"2.0","id":1,"result":{}}');
+ * await writer.flush();
+ * ```
+ */
+export class LineWriter {
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #encoder = new TextEncoder();
+  #queue: string[] = [];
+  #queuedBytes = 0;
+  #running: Promise<void> | null = null;
+  readonly #drainWaiters: Array<() => void> = [];
+  #broken = false;
+  readonly #lowWater: number;
+
+  /** Writes to `output`; `lowWater` is where paused readers resume. */
+  constructor(output: WritableStream<Uint8Array>, lowWater = DEFAULT_MAX_BUFFERED_OUTPUT / 2) {
+    this.#writer = output.getWriter();
+    this.#lowWater = lowWater;
+  }
+
+  /** Bytes waiting to be written (approximate: UTF-16 length). */
+  get buffered(): number {
+    return this.#queuedBytes;
+  }
+
+  /** True once a write failed (the client stopped reading for good). */
+  get broken(): boolean {
+    return this.#broken;
+  }
+
+  /** Queues one line (a newline is added). */
+  send(line: string): void {
+    if (this.#broken) return;
+    this.#queue.push(line);
+    this.#queuedBytes += line.length + 1;
+    if (!this.#running) this.#running = this.#pump();
+  }
+
+  async #pump(): Promise<void> {
+    await Promise.resolve();
+    while (this.#queue.length > 0) {
+      // Bounded batches: joining everything queued at once can exceed the longest possible string.
+      const queue = this.#queue;
+      let end = 0;
+      let size = 0;
+      while (end < queue.length && (end === 0 || size + queue[end].length < MAX_WRITE_BATCH)) {
+        size += queue[end++].length + 1;
+      }
+      const batch = end === queue.length ? queue : queue.slice(0, end);
+      this.#queue = end === queue.length ? [] : queue.slice(end);
+      // The trailing newline comes out of the join: `join(…) + "\n"` would copy the whole batch once more.
+      batch.push("");
+      const text = batch.join("\n");
+      try {
+        await this.#writer.write(this.#encoder.encode(text));
+      } catch {
+        this.#broken = true;
+        this.#queue = [];
+        this.#queuedBytes = 0;
+      }
+      this.#queuedBytes = Math.max(0, this.#queuedBytes - text.length);
+      if (this.#queuedBytes <= this.#lowWater) this.#wakeDrain();
+    }
+    this.#running = null;
+    this.#wakeDrain();
+  }
+
+  #wakeDrain(): void {
+    wakeAll(this.#drainWaiters);
+  }
+
+  /** Resolves when the buffer is below the low-water mark. */
+  drained(): Promise<void> {
+    if (this.#queuedBytes <= this.#lowWater || this.#broken) return Promise.resolve();
+    return new Promise((resolve) => this.#drainWaiters.push(resolve));
+  }
+
+  /** Resolves when everything queued so far is written. */
+  async flush(): Promise<void> {
+    while (this.#running) await this.#running;
+  }
+
+  /** Flushes and releases the output. */
+  async close(): Promise<void> {
+    await this.flush();
+    try {
+      await this.#writer.close();
+    } catch {
+      // already closed
+    }
+  }
+}
+
+/**
+ * Splits a byte stream into lines (LF, optional CR before it) and hands each decoded line to `onLine`.
+ * Lines over `maxLineBytes` and invalid UTF-8 are reported through `onInvalid` and skipped.
+ */
+export class LineSplitter {
+  readonly #decoder = new TextDecoder("utf-8", { fatal: true });
+  /** Replacing decoder: about ten times faster than the fatal one; its output is checked for U+FFFD. */
+  readonly #fastDecoder = new TextDecoder("utf-8");
+  #parts: Uint8Array[] = [];
+  #size = 0;
+  #skipping = false;
+  readonly #max: number;
+  readonly #onLine: (line: string) => void;
+  readonly #onInvalid: (error: BridgeError) => void;
+
+  /** A splitter delivering lines to `onLine`. */
+  constructor(max: number, onLine: (line: string) => void, onInvalid: (error: BridgeError) => void) {
+    this.#max = max;
+    this.#onLine = onLine;
+    this.#onInvalid = onInvalid;
+  }
+
+  /** Feeds a chunk. */
+  push(chunk: Uint8Array): void {
+    // Fast path: nothing pending and the complete lines of the chunk decode as UTF-8 as a whole and fit the
+    // limit. Then one decode and a string split replace per-line byte work; the tail goes the slow way.
+    if (this.#size === 0 && !this.#skipping) {
+      const last = chunk.lastIndexOf(10);
+      if (last >= 0 && last < this.#max) {
+        const text = this.#decode(chunk.subarray(0, last + 1));
+        if (text !== null) {
+          let start = 0;
+          for (;;) {
+            const nl = text.indexOf("\n", start);
+            if (nl === -1) break;
+            let end = nl;
+            if (end > start && text.charCodeAt(end - 1) === 13) end--;
+            this.#onLine(text.slice(start, end));
+            start = nl + 1;
+          }
+          if (last + 1 < chunk.length) this.#take(chunk.subarray(last + 1), false);
+          return;
+        }
+      }
+    }
+    let start = 0;
+    for (;;) {
+      const nl = chunk.indexOf(10, start);
+      if (nl === -1) break;
+      this.#take(chunk.subarray(start, nl), true);
+      start = nl + 1;
+    }
+    if (start < chunk.length) this.#take(chunk.subarray(start), false);
+  }
+
+  /** Ends the input: a last unterminated line is delivered. */
+  end(): void {
+    if (this.#size > 0 && !this.#skipping) this.#emit();
+    this.#parts = [];
+    this.#size = 0;
+    this.#skipping = false;
+  }
+
+  #take(piece: Uint8Array, complete: boolean): void {
+    if (!this.#skipping) {
+      if (this.#size + piece.length > this.#max) {
+        this.#skipping = true;
+        this.#parts = [];
+        this.#size = 0;
+        this.#onInvalid(
+          BridgeError.of("invalid_message", `The message is longer than the limit of ${this.#max} bytes.`, {
+            limit: this.#max,
+          }),
+        );
+      } else if (piece.length > 0) {
+        this.#parts.push(complete && this.#parts.length === 0 ? piece : piece.slice());
+        this.#size += piece.length;
+      }
+    }
+    if (complete) {
+      if (!this.#skipping) this.#emit();
+      this.#parts = [];
+      this.#size = 0;
+      this.#skipping = false;
+    }
+  }
+
+  #emit(): void {
+    let bytes: Uint8Array;
+    if (this.#parts.length === 1) bytes = this.#parts[0];
+    else {
+      bytes = new Uint8Array(this.#size);
+      let o = 0;
+      for (const p of this.#parts) {
+        bytes.set(p, o);
+        o += p.length;
+      }
+    }
+    if (bytes.length > 0 && bytes[bytes.length - 1] === 13) bytes = bytes.subarray(0, bytes.length - 1);
+    const line = this.#decode(bytes);
+    if (line === null) {
+      this.#onInvalid(BridgeError.of("parse_error", "Invalid UTF-8 in the message."));
+      return;
+    }
+    this.#onLine(line);
+  }
+
+  /** Decodes UTF-8, or null when it is invalid. */
+  #decode(bytes: Uint8Array): string | null {
+    const text = this.#fastDecoder.decode(bytes);
+    // U+FFFD is either in the input or marks invalid UTF-8: only then decode strictly to tell.
+    if (!text.includes("\uFFFD")) return text;
+    try {
+      return this.#decoder.decode(bytes);
+    } catch {
+      return null;
+    }
+  }
+}
