@@ -291,7 +291,7 @@ export class Agent {
   /** Appends a successful attempt to the history (unless the turn was cancelled meanwhile). */
   #commit(run: TurnRun, result: TurnResult): MaybePromise<TurnResult> {
     try {
-      if (run.signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
+      if (run.signal.aborted) throw BridgeError.turnCancelled();
       run.commit?.();
     } catch (error) {
       return this.#failed(run, error);
@@ -311,7 +311,7 @@ export class Agent {
   #failed(run: TurnRun, error: unknown): Promise<TurnResult> {
     this.#currentPrompt = null;
     this.#currentTurn = NO_ENTRIES;
-    if (run.signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
+    if (run.signal.aborted) throw BridgeError.turnCancelled();
     const e = toBridgeError(error);
     const retry = retryable(e);
     if (run.attempt >= this.settings.maxAttempts || run.admitted || !retry.ok) throw e;
@@ -383,7 +383,7 @@ export class Agent {
       // The scripted model answers at once: its step needs no promise (see runSteps).
       const result =
         (yield model instanceof ScriptedModel ? model.stepNow(request) : model.step(request)) as StepResult;
-      if (run.signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
+      if (run.signal.aborted) throw BridgeError.turnCancelled();
       this.#addUsage(
         attempt.usage,
         result.usage,

@@ -3,7 +3,7 @@
  * events and records (completion order), and the transcript entries (call order).
  * @module
  */
-import { BridgeError, toBridgeError } from "../protocol/errors.ts";
+import { BridgeError, MESSAGES, toBridgeError } from "../protocol/errors.ts";
 import { compactJson, type JsonValue } from "../protocol/json.ts";
 import type { ToolCallsEntry, ToolOutputEntry } from "../protocol/transcript.ts";
 import { NO_ASSETS } from "./shared_values.ts";
@@ -76,7 +76,7 @@ function runWithTimeout(
       resolve(outcome);
     };
     const onTurnAbort = () => {
-      const text = "The turn was cancelled.";
+      const text = MESSAGES.turnCancelled;
       finish({ output: text, isError: true }, `Error: ${text}`);
     };
     if (turnSignal.aborted) return onTurnAbort();
@@ -159,7 +159,7 @@ export async function runToolBatch(
     outcomes.push(runWithTimeout(start, timeout, tool.name, signal).then(complete));
   }
   const results = await Promise.all(outcomes);
-  if (signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
+  if (signal.aborted) throw BridgeError.turnCancelled();
   const callsEntry: ToolCallsEntry = {
     id: newEntryId(),
     role: "response",

@@ -5,7 +5,7 @@
  * @module
  */
 import { decodeLine, encodeMessage, type RequestId } from "../protocol/codec.ts";
-import { BridgeError, internalErrorReport, toBridgeError } from "../protocol/errors.ts";
+import { BridgeError, internalErrorReport, MESSAGES, toBridgeError } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { Params } from "../protocol/params.ts";
 import type { LanguageModel } from "../models/language_model.ts";
@@ -217,7 +217,7 @@ export class EngineCore {
    */
   call(method: string, params: JsonObject = {}, id?: RequestId): Promise<JsonValue> {
     return new Promise<JsonValue>((resolve, reject) => {
-      if (this.#phase === "closed") return reject(BridgeError.of("shut_down", "The bridge has shut down."));
+      if (this.#phase === "closed") return reject(BridgeError.shutDown());
       this.#dispatch(id ?? null, method, params, {
         result: (_id, _method, result) => {
           resolve(result);
@@ -236,7 +236,7 @@ export class EngineCore {
     direct = false,
   ): void {
     if (this.#phase !== "running") {
-      reply.error(id, method, BridgeError.of("shut_down", "The bridge has shut down."));
+      reply.error(id, method, BridgeError.shutDown());
       return;
     }
     const handler = this.registry.lookup(method);
@@ -332,7 +332,7 @@ export class EngineCore {
    */
   requestClient(method: string, params: JsonObject): ClientRequest {
     if (this.#phase !== "running") {
-      return this.#failedClientRequest("The bridge has shut down.");
+      return this.#failedClientRequest(MESSAGES.shutDown);
     }
     if (this.#inputClosed !== null) return this.#failedClientRequest(this.#inputClosed);
     if (this.#clientRequests.size >= this.configuration.maxPendingClientRequests) {
@@ -406,8 +406,8 @@ export class EngineCore {
         return Promise.resolve();
       }
     });
-    this.#lifetime.abort(BridgeError.of("shut_down", "The bridge has shut down."));
-    this.#clientRequests.failAll(BridgeError.of("shut_down", "The bridge has shut down."));
+    this.#lifetime.abort(BridgeError.shutDown());
+    this.#clientRequests.failAll(BridgeError.shutDown());
     const work = this.#inFlightBeforeShutdown === 0
       ? Promise.resolve()
       : new Promise<void>((resolve) => this.#shutdownWaiters.push(resolve));
@@ -418,8 +418,8 @@ export class EngineCore {
   close(): void {
     if (this.#phase === "closed") return;
     this.#phase = "closed";
-    this.#lifetime.abort(BridgeError.of("shut_down", "The bridge has shut down."));
-    this.#clientRequests.failAll(BridgeError.of("shut_down", "The bridge has shut down."));
+    this.#lifetime.abort(BridgeError.shutDown());
+    this.#clientRequests.failAll(BridgeError.shutDown());
     for (const e of this.#extensions) {
       Promise.resolve().then(() => e.shutdown?.()).catch(() => {});
     }

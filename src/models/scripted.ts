@@ -161,7 +161,7 @@ export function parseScript(value: JsonValue, path: string): Script {
 }
 
 function abortError(): BridgeError {
-  return BridgeError.cancelled("The turn was cancelled.");
+  return BridgeError.turnCancelled();
 }
 
 /** Splits text into about `chunks` pieces of ceil(len/chunks) characters. */

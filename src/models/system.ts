@@ -21,6 +21,7 @@ import {
 import { OAMFM_STATUS } from "../../ffi/symbols.ts";
 import { BridgeError, toBridgeError } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import { SERVER_INFO } from "../protocol/version.ts";
 import type { LanguageModel, ModelAvailability, StepRequest, StepResult } from "./language_model.ts";
 import { modelUnavailableError, pluginErrorToBridge } from "./system_errors.ts";
 import {
@@ -76,7 +77,7 @@ interface Absent {
   detail?: string;
 }
 
-const CLIENT = "open-apple-models-deno/0.1.0";
+const CLIENT = `open-apple-models-deno/${SERVER_INFO.version}`;
 const shared = new Map<string, SharedPlugin>();
 const retired = new Set<FmHandle>();
 

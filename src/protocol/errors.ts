@@ -83,6 +83,24 @@ export function isAgentErrorCode(code: string): code is AgentErrorCode {
 }
 
 /**
+ * Texts the bridge uses in many places, worded once.
+ *
+ * @example
+ * ```ts
+ * import { MESSAGES } from "./errors.ts";
+ * MESSAGES.shutDown; // "The bridge has shut down."
+ * ```
+ */
+export const MESSAGES = {
+  /** `-32023 shut_down` of a request (or a client request) after shutdown. */
+  shutDown: "The bridge has shut down.",
+  /** `-32009 cancelled` of a turn cancelled while it ran. */
+  turnCancelled: "The turn was cancelled.",
+  /** `-32009 cancelled` of any other cancelled work. */
+  requestCancelled: "The request was cancelled.",
+} as const;
+
+/**
  * A protocol error: JSON-RPC `code`, stable `data.code` string, message and extra `data` fields. Handlers
  * throw it; the typed client rejects with it (rebuilt from the error response).
  *
@@ -132,8 +150,18 @@ export class BridgeError extends Error {
   }
 
   /** `-32009 cancelled`. */
-  static cancelled(message = "The request was cancelled."): BridgeError {
+  static cancelled(message: string = MESSAGES.requestCancelled): BridgeError {
     return BridgeError.of("cancelled", message);
+  }
+
+  /** `-32009 cancelled` "The turn was cancelled.". */
+  static turnCancelled(): BridgeError {
+    return BridgeError.cancelled(MESSAGES.turnCancelled);
+  }
+
+  /** `-32023 shut_down` "The bridge has shut down.". */
+  static shutDown(): BridgeError {
+    return BridgeError.of("shut_down", MESSAGES.shutDown);
   }
 
   /** `-32603 internal_error`. */

@@ -159,7 +159,7 @@ function collected(
         resolve(errorResponse(error));
       },
     });
-    const onGone = () => run.cancel(OpenAIError.server("The client closed the connection.", "cancelled"));
+    const onGone = () => run.cancel(OpenAIError.clientGone());
     clientGone.addEventListener("abort", onGone, { once: true });
     start(run, context, deadline);
   });
@@ -184,7 +184,7 @@ function streamed(
     // The client went away mid-stream: stop generating (the slot frees when the turn has ended).
     cancel: () => {
       open = false;
-      run.cancel(OpenAIError.server("The client closed the connection.", "cancelled"));
+      run.cancel(OpenAIError.clientGone());
     },
   });
   const write = (text: string) => {
@@ -253,12 +253,12 @@ function streamed(
           resolve(errorResponse(error));
           return;
         }
-        write(sseEvent(error.json()));
+        write(sseEvent(error.toJson()));
         write(SSE_DONE);
         end();
       },
     });
-    const onGone = () => run.cancel(OpenAIError.server("The client closed the connection.", "cancelled"));
+    const onGone = () => run.cancel(OpenAIError.clientGone());
     clientGone.addEventListener("abort", onGone, { once: true });
     start(run, context, deadline);
   });

@@ -15,5 +15,5 @@ export function jsonResponse(body: JsonValue, status = 200, headers: Record<stri
 
 /** The response of an error: its status, its body and its `Retry-After`. */
 export function errorResponse(error: OpenAIError, headers: Record<string, string> = {}): Response {
-  return jsonResponse(error.json(), error.status, { ...error.headers(), ...headers });
+  return jsonResponse(error.toJson(), error.status, { ...error.headers(), ...headers });
 }

@@ -30,7 +30,7 @@ export interface OpenAIErrorInit {
  * import { OpenAIError } from "./openai_error.ts";
  * const error = OpenAIError.invalidRequest("'n' must be 1.", "n", "invalid_value");
  * error.status; // 400
- * error.json(); // {error: {message: "'n' must be 1.", type: "invalid_request_error", param: "n", code: "invalid_value"}}
+ * error.toJson(); // {error: {message: "'n' must be 1.", type: "invalid_request_error", param: "n", code: "invalid_value"}}
  * ```
  */
 export class OpenAIError extends Error {
@@ -70,6 +70,24 @@ export class OpenAIError extends Error {
     return new OpenAIError({ status: 500, message, type: "server_error", code });
   }
 
+  /**
+   * `server_shutting_down`: the server is stopping (503 for the completions it cancels, 500 for a request
+   * that arrives meanwhile).
+   */
+  static shuttingDown(status: 500 | 503): OpenAIError {
+    return new OpenAIError({
+      status,
+      message: "The server is shutting down.",
+      type: "server_error",
+      code: "server_shutting_down",
+    });
+  }
+
+  /** The 500 `cancelled` that ends a completion whose client closed the connection. */
+  static clientGone(): OpenAIError {
+    return OpenAIError.server("The client closed the connection.", "cancelled");
+  }
+
   /** A 504 `timeout` after `seconds`. */
   static timeout(seconds: number): OpenAIError {
     return new OpenAIError({
@@ -81,7 +99,7 @@ export class OpenAIError extends Error {
   }
 
   /** The body: `{"error": {message, type, param, code}}`. */
-  json(): JsonObject {
+  toJson(): JsonObject {
     return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
   }
 

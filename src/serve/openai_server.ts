@@ -184,12 +184,7 @@ export class OpenAIServer {
   }
 
   async #stop(): Promise<void> {
-    const shuttingDown = new OpenAIError({
-      status: 503,
-      message: "The server is shutting down.",
-      type: "server_error",
-      code: "server_shutting_down",
-    });
+    const shuttingDown = OpenAIError.shuttingDown(503);
     for (const run of [...this.#runs]) run.cancel(shuttingDown);
     await this.#rpc?.stop();
     const closed = await settledWithin(Promise.all(this.#servers.map((s) => s.shutdown())), {
@@ -287,7 +282,7 @@ export class OpenAIServer {
         );
       }
       if (this.#stopping) {
-        return errorResponse(OpenAIError.server("The server is shutting down.", "server_shutting_down"));
+        return errorResponse(OpenAIError.shuttingDown(500));
       }
       const context: ChatContext = { config, limiter: this.#limiter, runs: this.#runs };
       return chatCompletions(request, context, request.signal);
@@ -299,7 +294,7 @@ export class OpenAIServer {
       const denied = checkApiKey(token, config.apiKey);
       if (denied) return this.#unauthorized(denied);
       if (this.#stopping) {
-        return errorResponse(OpenAIError.server("The server is shutting down.", "server_shutting_down"));
+        return errorResponse(OpenAIError.shuttingDown(500));
       }
       if (transport === "direct") {
         throw OpenAIError.invalidRequest(

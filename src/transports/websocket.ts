@@ -5,7 +5,7 @@
  * response.
  * @module
  */
-import { BridgeError } from "../protocol/errors.ts";
+import { BridgeError, MESSAGES } from "../protocol/errors.ts";
 import type { Logger } from "../util/logger.ts";
 import { settledWithin } from "../util/sleep.ts";
 import type { EngineCore } from "../engine/engine.ts";
@@ -120,7 +120,7 @@ export function serveWebSocket(
     }
   };
   // The shutdown response has been sent: the connection ends, as a stdio bridge exits.
-  const engine = makeEngine(send, () => queueMicrotask(() => close(1000, "The bridge has shut down.")));
+  const engine = makeEngine(send, () => queueMicrotask(() => close(1000, MESSAGES.shutDown)));
   const end = () => {
     if (ended) return;
     ended = true;

@@ -2,7 +2,7 @@
  * Waiting on a timer: an abortable sleep, and a bounded wait for work that may never finish.
  * @module
  */
-import { BridgeError } from "../protocol/errors.ts";
+import { BridgeError, MESSAGES } from "../protocol/errors.ts";
 
 /**
  * Resolves after `ms`, or rejects with a `cancelled` BridgeError (`message`) as soon as `signal` aborts.
@@ -16,7 +16,7 @@ import { BridgeError } from "../protocol/errors.ts";
 export function abortableSleep(
   ms: number,
   signal: AbortSignal,
-  message = "The turn was cancelled.",
+  message: string = MESSAGES.turnCancelled,
 ): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal.aborted) return reject(BridgeError.cancelled(message));
