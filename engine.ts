@@ -61,12 +61,18 @@ export { LOG_LEVELS, type Logger, type LogLevel, silentLogger, stderrLogger } fr
 export { Agent, type AgentInit } from "./src/agent/agent.ts";
 export type * from "./src/agent/types.ts";
 export { DEFAULT_POLICY, DEFAULT_SETTINGS } from "./src/agent/types.ts";
-export { type ParsedTools, parseToolChoice, parseToolDefinitions } from "./src/agent/tool_definitions.ts";
+export {
+  type ParsedTools,
+  parseToolChoice,
+  parseToolDefinitions,
+  type ToolDefinitionsParam,
+} from "./src/agent/tool_definitions.ts";
 export {
   exportTranscript,
   type ImportedTranscript,
   importTranscript,
   type TranscriptEnvelope,
+  type TranscriptSource,
 } from "./src/agent/transcript_codec.ts";
 export type {
   ConversationEntry,
@@ -103,7 +109,13 @@ export {
 export type * from "./src/models/language_model.ts";
 export { parseScript, type Script, ScriptedModel, type ScriptStep } from "./src/models/scripted.ts";
 export { UnavailableModel } from "./src/models/unavailable.ts";
-export { createModel, type ModelFactories, type ModelSpec, parseModelSpec } from "./src/models/registry.ts";
+export {
+  createModel,
+  type ModelFactories,
+  type ModelParam,
+  type ModelSpec,
+  parseModelSpec,
+} from "./src/models/registry.ts";
 export { closeSystemModels, createSystemModel, type SystemModelOptions } from "./src/models/system.ts";
 export type { NativeReport, NativeStepInfo } from "./src/models/system_sessions.ts";
 export { createOpenAIModel } from "./src/models/openai_model.ts";

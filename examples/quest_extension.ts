@@ -39,7 +39,9 @@ export class QuestMethods implements BridgeExtension {
     registry.register("quest/create", (ctx) => {
       const p = ctx.params;
       const id = p.string("quest");
-      const tools = p.has("tools") ? parseToolDefinitions(p.get("tools"), "tools", 60_000).tools : [];
+      const tools = p.has("tools")
+        ? parseToolDefinitions(p.get("tools"), { path: "tools", defaultTimeoutMs: 60_000 }).tools
+        : [];
       const model = ctx.createModel(ctx.parseModel(p.get("model")));
       this.#quests.set(
         id,

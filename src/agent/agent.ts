@@ -368,7 +368,7 @@ export class Agent {
     const model = this.model;
     for (let index = 0;; index++) {
       const plan = planStep(input.policy, this.tools, attempt);
-      const trimmed = needsTrim(model, this.settings, this.entries)
+      const trimmed = this.entries.length > 0 && needsTrim(model, this.settings)
         ? (yield trimHistory({
           model,
           settings: this.settings,
@@ -405,11 +405,14 @@ export class Agent {
           `The turn reached the limit of ${MAX_TURN_STEPS} model steps.`,
         );
       }
-      const batch = (yield runToolBatch(result.calls, this.tools, run.sink, {
+      const batch = (yield runToolBatch(result.calls, {
+        tools: this.tools,
+        sink: run.sink,
+        signal: run.signal,
         callsSoFar: attempt.calls,
         maxToolCalls: input.policy.maxToolCalls,
         onAdmitted: () => run.admitted = true,
-      }, run.signal)) as BatchResult;
+      })) as BatchResult;
       attempt.records.push(...batch.records);
       attempt.turn.push(...batch.entries);
       attempt.rounds++;
@@ -526,13 +529,12 @@ export class Agent {
 
   /** Drops the oldest whole turns when the history is past its bounds. */
   #bound(): void {
-    const bounded = boundHistoryWithLength(
-      this.entries,
-      this.#entriesLength(),
-      entryLength,
-      this.maxEntries,
-      this.maxChars,
-    );
+    const bounded = boundHistoryWithLength(this.entries, {
+      total: this.#entriesLength(),
+      lengthOf: entryLength,
+      maxEntries: this.maxEntries,
+      maxChars: this.maxChars,
+    });
     if (bounded === null) return;
     this.droppedEntries += this.entries.length - bounded.entries.length;
     this.entries = bounded.entries;

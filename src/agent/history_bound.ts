@@ -13,30 +13,33 @@ export const MAX_HISTORY_ENTRIES = 4096;
 /** Default maximum characters of text in a committed conversation (about 2 MiB of text). */
 export const MAX_HISTORY_CHARS = 2 * 1024 * 1024;
 
+/** The bound a history is held to, and how to measure it. */
+export interface HistoryBound {
+  /** The text length of all of the entries. */
+  total: number;
+  /** The text length of one entry. */
+  lengthOf: (entry: ConversationEntry) => number;
+  /** Most entries. */
+  maxEntries: number;
+  /** Most characters of text. */
+  maxChars: number;
+}
+
 /**
  * The history without its oldest whole turns (a turn starts at a user prompt), so that it fits
- * `maxEntries` and `maxChars` with room to spare; `null` when it already fits. `lengthOf` gives an entry's
- * text length and `total` the text length of all of `entries`. {@link boundHistoryWithLength} also returns
- * the text length of what is kept.
+ * `bound.maxEntries` and `bound.maxChars` with room to spare; `null` when it already fits.
+ * {@link boundHistoryWithLength} also returns the text length of what is kept.
  */
-export function boundHistory(
-  entries: ConversationEntry[],
-  total: number,
-  lengthOf: (entry: ConversationEntry) => number,
-  maxEntries: number,
-  maxChars: number,
-): ConversationEntry[] | null {
-  return boundHistoryWithLength(entries, total, lengthOf, maxEntries, maxChars)?.entries ?? null;
+export function boundHistory(entries: ConversationEntry[], bound: HistoryBound): ConversationEntry[] | null {
+  return boundHistoryWithLength(entries, bound)?.entries ?? null;
 }
 
 /** {@link boundHistory}, with the text length of the kept entries (`chars`). */
 export function boundHistoryWithLength(
   entries: ConversationEntry[],
-  total: number,
-  lengthOf: (entry: ConversationEntry) => number,
-  maxEntries: number,
-  maxChars: number,
+  bound: HistoryBound,
 ): { entries: ConversationEntry[]; chars: number } | null {
+  const { total, lengthOf, maxEntries, maxChars } = bound;
   if (entries.length <= maxEntries && total <= maxChars) return null;
   const targetEntries = Math.floor(maxEntries * 0.75);
   const targetChars = Math.floor(maxChars * 0.75);

@@ -19,12 +19,15 @@ export interface ParsedTools {
   warnings: string[];
 }
 
-/** Converts a schema for a param path; a conversion error becomes -32007 with `data.path`/`data.schemaPath`. */
+/**
+ * Converts a schema for a param path (`where.path`, its root named `where.rootName`); a conversion error
+ * becomes -32007 with `data.path`/`data.schemaPath`.
+ */
 export function convertForParam(
   schema: JsonValue,
-  rootName: string,
-  path: string,
+  where: { rootName: string; path: string },
 ): { generationSchema: JsonObject; warnings: string[] } {
+  const { rootName, path } = where;
   try {
     return convertSchema(schema, rootName);
   } catch (error) {
@@ -44,15 +47,29 @@ export function convertForParam(
   }
 }
 
+/** Where {@link parseToolDefinitions} reads from, and the timeout of tools that name none. */
+export interface ToolDefinitionsParam {
+  /** The parameter's name in error messages (`tools`, `requests[2].tools`, …). */
+  path: string;
+  /** The timeout of tools without `timeoutSeconds`, in ms (null = wait forever). */
+  defaultTimeoutMs: number | null;
+}
+
 /**
  * Parses an array of tool definitions (bare or OpenAI `{"type": "function", "function": {…}}` form).
- * `defaultTimeoutMs` applies to tools without `timeoutSeconds` (null = wait forever).
+ *
+ * @example
+ * ```ts
+ * import { parseToolDefinitions } from "./tool_definitions.ts";
+ * const parsed = parseToolDefinitions([{ name: "open_gate", description: "Opens a gate." }], {
+ *   path: "tools",
+ *   defaultTimeoutMs: 120_000,
+ * });
+ * parsed.tools[0].name; // "open_gate"
+ * ```
  */
-export function parseToolDefinitions(
-  value: JsonValue | undefined,
-  path: string,
-  defaultTimeoutMs: number | null,
-): ParsedTools {
+export function parseToolDefinitions(value: JsonValue | undefined, param: ToolDefinitionsParam): ParsedTools {
+  const { path, defaultTimeoutMs } = param;
   if (value === undefined || value === null) return { tools: [], warnings: [] };
   if (!Array.isArray(value)) {
     throw BridgeError.invalidParams(`'${path}' must be an array of tool definitions.`);
@@ -101,7 +118,10 @@ export function parseToolDefinitions(
     const rawParams = new Params(raw, `${at}.`);
     const timeout = defParams.optionalSeconds("timeoutSeconds") ??
       rawParams.optionalSeconds("timeoutSeconds");
-    const conversion = convertForParam(parameters, toolArgumentsTypeName(name), `${at}.parameters`);
+    const conversion = convertForParam(parameters, {
+      rootName: toolArgumentsTypeName(name),
+      path: `${at}.parameters`,
+    });
     if (description.trim() === "") {
       warnings.push(`${name}: no description; the model may not know when to call it.`);
     }

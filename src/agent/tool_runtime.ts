@@ -45,9 +45,17 @@ export interface BatchResult {
   onlyRespondDirectly: boolean;
 }
 
-/** Budget state passed in by the turn. */
-export interface BatchBudget {
+/** What one batch of tool calls runs with: the tools, the turn's sink and signal, and its call budget. */
+export interface BatchContext {
+  /** The tools the calls may name. */
+  tools: AgentTool[];
+  /** Receives the batch's events and carries its client tool calls. */
+  sink: TurnSink;
+  /** The turn's signal. */
+  signal: AbortSignal;
+  /** Calls admitted earlier in the turn. */
   callsSoFar: number;
+  /** Most calls one turn admits. */
   maxToolCalls: number;
   /** Called as soon as the first call is admitted (a retry is then no longer allowed). */
   onAdmitted: () => void;
@@ -101,13 +109,8 @@ function runWithTimeout(
  * Runs the calls of one step. Events: `toolCallStarted` in call order as each call starts, and
  * `toolCallCompleted` in completion order.
  */
-export async function runToolBatch(
-  calls: StepToolCall[],
-  tools: AgentTool[],
-  sink: TurnSink,
-  budget: BatchBudget,
-  signal: AbortSignal,
-): Promise<BatchResult> {
+export async function runToolBatch(calls: StepToolCall[], batch: BatchContext): Promise<BatchResult> {
+  const { tools, sink, signal } = batch;
   const records: ToolRecord[] = [];
   const transcriptCalls: ToolCallsEntry["toolCalls"] = [];
   const outcomes: Array<Promise<[string, string, ToolOutcome]>> = [];
@@ -138,7 +141,7 @@ export async function runToolBatch(
       return [transcriptId, call.name, outcome];
     };
     sink.event({ type: "toolCallStarted", call: info, execution });
-    if (budget.callsSoFar + admitted >= budget.maxToolCalls) {
+    if (batch.callsSoFar + admitted >= batch.maxToolCalls) {
       const record: ToolRecord = { call: info, output: BUDGET_MESSAGE, isError: true, durationSeconds: 0 };
       records.push(record);
       sink.event({ type: "toolCallCompleted", record });
@@ -146,7 +149,7 @@ export async function runToolBatch(
       continue;
     }
     admitted++;
-    budget.onAdmitted();
+    batch.onAdmitted();
     if (!tool) {
       const outcome = { output: `There is no tool named '${call.name}'.`, isError: true };
       outcomes.push(Promise.resolve(complete(outcome)));

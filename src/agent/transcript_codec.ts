@@ -43,12 +43,28 @@ export function instructionsEntry(instructions: string | null, tools: AgentTool[
   };
 }
 
-/** The saved transcript of a conversation. */
-export function exportTranscript(
-  instructions: string | null,
-  tools: AgentTool[],
-  entries: ConversationEntry[],
-): TranscriptEnvelope {
+/** A conversation to save: its instructions, its tools and its entries. */
+export interface TranscriptSource {
+  /** The instructions (null: none). */
+  instructions: string | null;
+  /** The tools (saved with the instructions entry). */
+  tools: AgentTool[];
+  /** The conversation. */
+  entries: ConversationEntry[];
+}
+
+/**
+ * The saved transcript of a conversation.
+ *
+ * @example
+ * ```ts
+ * import { exportTranscript } from "./transcript_codec.ts";
+ * const saved = exportTranscript({ instructions: "You are a guard.", tools: [], entries: [] });
+ * saved.type; // "FoundationModels.Transcript"
+ * ```
+ */
+export function exportTranscript(source: TranscriptSource): TranscriptEnvelope {
+  const { instructions, tools, entries } = source;
   const all = [instructionsEntry(instructions, tools), ...entries];
   assignMissingIds(all);
   return {

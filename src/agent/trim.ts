@@ -37,16 +37,9 @@ export interface TrimInput {
   entries: ConversationEntry[];
 }
 
-/**
- * True when a step of `model` needs {@link trimHistory}: the model asks for trimming, the agent has it on,
- * and there is history to trim.
- */
-export function needsTrim(
-  model: LanguageModel,
-  settings: AgentSettings,
-  entries: ConversationEntry[],
-): boolean {
-  return model.trimsHistory && settings.trimHistory && entries.length > 0;
+/** True when the steps of `model` go through {@link trimHistory}: the model asks for it and the agent has it on. */
+export function needsTrim(model: LanguageModel, settings: AgentSettings): boolean {
+  return model.trimsHistory && settings.trimHistory;
 }
 
 /**

@@ -17,16 +17,22 @@ export interface ParsedFlags {
   positionals: string[];
 }
 
+/** How {@link parseFlags} reads a command line. */
+export interface FlagsSyntax {
+  /** The command, as its help hint names it (`respond`, `tools validate`). */
+  command: string;
+  /** The flags. */
+  flags: FlagSpec;
+  /** Whether positional arguments are allowed. */
+  positionals: boolean;
+}
+
 /**
- * Parses `args` against `options` (`--no-<flag>` negates booleans). Problems become `usage` errors that
+ * Parses `args` against `syntax.flags` (`--no-<flag>` negates booleans). Problems become `usage` errors that
  * name the command: "Unknown option '--foo'. Run 'oam respond --help'."
  */
-export function parseFlags(
-  command: string,
-  args: string[],
-  options: FlagSpec,
-  allowPositionals: boolean,
-): ParsedFlags {
+export function parseFlags(args: string[], syntax: FlagsSyntax): ParsedFlags {
+  const { command, flags: options, positionals: allowPositionals } = syntax;
   try {
     const { values, positionals } = parseArgs({
       args,
@@ -72,33 +78,40 @@ export function boolFlag(values: ParsedFlags["values"], name: string): boolean {
   return values[name] === true;
 }
 
-/** Parses an integer flag within bounds; usage error otherwise. */
-export function intFlag(
-  value: string | undefined,
-  flag: string,
-  min: number,
-  max = Number.MAX_SAFE_INTEGER,
-): number | undefined {
+/** A numeric flag: its name (without `--`) and its bounds. */
+export interface NumericFlag {
+  /** The flag's name, e.g. `max-tool-rounds`. */
+  name: string;
+  /** Smallest accepted value. */
+  min: number;
+  /** Largest accepted value (default: none for integers). */
+  max?: number;
+}
+
+/** Parses the integer flag `flag.name` of `values` within its bounds; usage error otherwise. */
+export function intFlag(values: ParsedFlags["values"], flag: NumericFlag): number | undefined {
+  const value = stringFlag(values, flag.name);
   if (value === undefined) return undefined;
+  const { min, max = Number.MAX_SAFE_INTEGER } = flag;
   const n = Number(value);
   if (value.trim() === "" || !Number.isInteger(n) || n < min || n > max) {
     const range = max === Number.MAX_SAFE_INTEGER ? `at least ${min}` : `from ${min} to ${max}`;
-    throw CliError.usage(`${flag} must be an integer ${range}; got '${value}'.`);
+    throw CliError.usage(`--${flag.name} must be an integer ${range}; got '${value}'.`);
   }
   return n;
 }
 
-/** Parses a number flag within bounds; usage error otherwise. */
+/** Parses the number flag `flag.name` of `values` within its bounds; usage error otherwise. */
 export function numberFlag(
-  value: string | undefined,
-  flag: string,
-  min: number,
-  max: number,
+  values: ParsedFlags["values"],
+  flag: NumericFlag & { max: number },
 ): number | undefined {
+  const value = stringFlag(values, flag.name);
   if (value === undefined) return undefined;
+  const { min, max } = flag;
   const n = Number(value);
   if (value.trim() === "" || !Number.isFinite(n) || n < min || n > max) {
-    throw CliError.usage(`${flag} must be a number from ${min} to ${max}; got '${value}'.`);
+    throw CliError.usage(`--${flag.name} must be a number from ${min} to ${max}; got '${value}'.`);
   }
   return n;
 }

@@ -50,7 +50,7 @@ export async function runAvailable(args: string[]): Promise<number> {
   }
   const mode: OutputMode = args.includes("--json") || args.includes("--compact") ? "json" : "human";
   try {
-    const { values } = parseFlags("available", args, FLAGS, false);
+    const { values } = parseFlags(args, { command: "available", flags: FLAGS, positionals: false });
     const choice = await resolveModelChoice({
       model: stringFlag(values, "model"),
       script: stringFlag(values, "script"),
@@ -76,11 +76,10 @@ export async function runAvailable(args: string[]): Promise<number> {
         writeOut(
           `${s.red("✗")} ${
             s.bold(
-              unavailableMessage(
-                String(out.reason ?? "unknown"),
-                typeof out.detail === "string" ? out.detail : undefined,
-                choice,
-              ),
+              unavailableMessage(String(out.reason ?? "unknown"), {
+                detail: typeof out.detail === "string" ? out.detail : undefined,
+                choice: choice,
+              }),
             )
           }\n`,
         );
@@ -98,6 +97,6 @@ export async function runAvailable(args: string[]): Promise<number> {
     }
     return out.available ? EXIT.ok : EXIT.unavailable;
   } catch (error) {
-    return reportError(error, mode, stderrStyle());
+    return reportError(error, { mode: mode, style: stderrStyle() });
   }
 }

@@ -85,7 +85,7 @@ export async function runChat(args: string[]): Promise<number> {
   try {
     return await new ChatCommand().run(args);
   } catch (error) {
-    return reportError(error, "human", stderrStyle());
+    return reportError(error, { mode: "human", style: stderrStyle() });
   }
 }
 
@@ -106,7 +106,7 @@ class ChatCommand {
   #quit = false;
 
   async run(args: string[]): Promise<number> {
-    const { values, positionals } = parseFlags("chat", args, FLAGS, false);
+    const { values, positionals } = parseFlags(args, { command: "chat", flags: FLAGS, positionals: false });
     void positionals;
     const resumePath = stringFlag(values, "resume");
     const resume = resumePath !== undefined ? await readConversation(resumePath) : null;
@@ -118,22 +118,21 @@ class ChatCommand {
     const toolsPath = stringFlag(values, "tools");
     if (toolsPath !== undefined) this.#tools = await loadToolsFile(toolsPath);
     else if (resume?.oam.tools) {
-      this.#tools = toolsFromValue(
-        resume.oam.tools,
-        `${resumePath}: oam.tools`,
-        resume.oam.toolsDir ?? Deno.cwd(),
-      );
+      this.#tools = toolsFromValue(resume.oam.tools, {
+        label: `${resumePath}: oam.tools`,
+        baseDir: resume.oam.toolsDir ?? Deno.cwd(),
+      });
     }
     const options: JsonObject = {};
     const choice = parseToolChoiceFlag(stringFlag(values, "tool-choice"));
     if (choice !== undefined) options.toolChoice = choice;
-    const rounds = intFlag(stringFlag(values, "max-tool-rounds"), "--max-tool-rounds", 0, 1000);
+    const rounds = intFlag(values, { name: "max-tool-rounds", min: 0, max: 1000 });
     if (rounds !== undefined) options.maxToolRounds = rounds;
-    const calls = intFlag(stringFlag(values, "max-tool-calls"), "--max-tool-calls", 0, 10000);
+    const calls = intFlag(values, { name: "max-tool-calls", min: 0, max: 10000 });
     if (calls !== undefined) options.maxToolCalls = calls;
-    const temperature = numberFlag(stringFlag(values, "temperature"), "--temperature", 0, 2);
+    const temperature = numberFlag(values, { name: "temperature", min: 0, max: 2 });
     if (temperature !== undefined) options.temperature = temperature;
-    const maxTokens = intFlag(stringFlag(values, "max-tokens"), "--max-tokens", 1);
+    const maxTokens = intFlag(values, { name: "max-tokens", min: 1 });
     if (maxTokens !== undefined) options.maxResponseTokens = maxTokens;
     if (boolFlag(values, "greedy")) options.sampling = "greedy";
     this.#savePath = stringFlag(values, "save-transcript");
@@ -243,7 +242,7 @@ class ChatCommand {
           await this.#save(arg);
           writeOut(o.dim(`(saved to ${arg})\n`));
         } catch (error) {
-          reportError(error, "human", this.#err);
+          reportError(error, { mode: "human", style: this.#err });
         }
         return;
       case "/usage":
@@ -274,7 +273,7 @@ class ChatCommand {
     try {
       await this.#save(this.#savePath);
     } catch (error) {
-      reportError(error, "human", this.#err);
+      reportError(error, { mode: "human", style: this.#err });
     }
   }
 
@@ -340,7 +339,11 @@ class ChatCommand {
             case "toolCallCompleted": {
               const record = isJsonObject(event.record) ? event.record : {};
               newline();
-              write(`  ${o.dim("↳")} ${formatOutput(record.output ?? null, record.isError === true, o)}\n`);
+              write(
+                `  ${o.dim("↳")} ${
+                  formatOutput({ output: record.output ?? null, isError: record.isError === true }, o)
+                }\n`,
+              );
               this.#spinner.start("thinking");
               break;
             }
@@ -366,7 +369,7 @@ class ChatCommand {
       newline();
       const e = toCliError(error);
       if (cancelled || e.code === "cancelled") write(o.dim("(stopped)\n"));
-      else reportError(e, "human", this.#err);
+      else reportError(e, { mode: "human", style: this.#err });
     } finally {
       this.#cancelTurn = null;
       prompter.finish();

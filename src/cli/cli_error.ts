@@ -133,7 +133,8 @@ export type OutputMode = "human" | "json" | "events";
  * Reports `error` on stderr — one line `Error: <message> [<code>]` for humans, `{"error": {code, message}}` in
  * JSON modes (and, in events mode, a final `{"type": "error", …}` line on stdout) — and returns its exit code.
  */
-export function reportError(error: unknown, mode: OutputMode, style?: Style): number {
+export function reportError(error: unknown, how: { mode: OutputMode; style?: Style }): number {
+  const { mode, style } = how;
   const e = toCliError(error);
   if (mode === "human") {
     const label = style ? style.red(style.bold("Error:")) : "Error:";

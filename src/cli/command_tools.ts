@@ -75,16 +75,15 @@ function cut(text: string, max: number): string {
  * ```ts
  * import { runCommandTool } from "./command_tools.ts";
  * const spec = { argv: ["echo", "hi"], shell: null, timeoutSeconds: 5, cwd: null, env: {}, maxOutputChars: 100, baseDir: "." };
- * const answer = await runCommandTool(spec, "say", { id: "call_1", arguments: {} });
+ * const answer = await runCommandTool(spec, { name: "say", call: { id: "call_1", arguments: {} } });
  * // answer.output === "hi"
  * ```
  */
 export async function runCommandTool(
   spec: CommandSpec,
-  name: string,
-  call: { id: string; arguments: JsonObject },
-  signal?: AbortSignal,
+  run: { name: string; call: { id: string; arguments: JsonObject }; signal?: AbortSignal },
 ): Promise<ToolAnswer> {
+  const { name, call, signal } = run;
   const argv = commandArgv(spec);
   const args = compactJson(call.arguments);
   let child: Deno.ChildProcess;

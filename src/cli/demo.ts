@@ -241,7 +241,7 @@ export async function runDemo(args: string[]): Promise<number> {
   try {
     return await playTavern(args);
   } catch (error) {
-    return reportError(error, "human", stderrStyle());
+    return reportError(error, { mode: "human", style: stderrStyle() });
   }
 }
 
@@ -256,7 +256,7 @@ interface Cast {
 }
 
 async function playTavern(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags("demo", args, FLAGS, true);
+  const { values, positionals } = parseFlags(args, { command: "demo", flags: FLAGS, positionals: true });
   if (positionals.length > 1 || (positionals.length === 1 && positionals[0] !== "tavern")) {
     throw CliError.usage(`Unknown demo '${positionals.join(" ")}'; the demo is 'tavern'.`);
   }

@@ -167,7 +167,11 @@ export function netAccessAdvice(detail: string): string | null {
 }
 
 /** Why the command's model cannot run, with advice. */
-export function unavailableMessage(reason: string, detail: string | undefined, choice?: ModelChoice): string {
+export function unavailableMessage(
+  reason: string,
+  context: { detail: string | undefined; choice?: ModelChoice | undefined },
+): string {
+  const { detail, choice } = context;
   if (choice && choice.name !== "system") {
     const advice = detail === undefined ? null : netAccessAdvice(detail);
     const why = detail ? `: ${detail}${/[.!?]$/.test(detail) ? "" : "."}` : ".";
@@ -277,7 +281,11 @@ export class LocalBridge {
     if (availability.available !== true) {
       const reason = typeof availability.reason === "string" ? availability.reason : "unknown";
       const detail = typeof availability.detail === "string" ? availability.detail : undefined;
-      throw new CliError("model_unavailable", unavailableMessage(reason, detail, this.choice), { reason });
+      throw new CliError(
+        "model_unavailable",
+        unavailableMessage(reason, { detail: detail, choice: this.choice }),
+        { reason },
+      );
     }
     return availability;
   }

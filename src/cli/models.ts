@@ -90,7 +90,7 @@ function cacheDir(flag: string | undefined): string {
 }
 
 async function pull(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags("models", args, FLAGS, true);
+  const { values, positionals } = parseFlags(args, { command: "models", flags: FLAGS, positionals: true });
   if (positionals.length !== 1) throw CliError.usage("oam models pull needs one URL or hf: name.");
   const source = resolveModelSource(positionals[0], stringFlag(values, "name"));
   const dir = cacheDir(stringFlag(values, "dir"));
@@ -126,7 +126,7 @@ async function pull(args: string[]): Promise<number> {
 }
 
 async function list(args: string[]): Promise<number> {
-  const { values, positionals } = parseFlags("models", args, FLAGS, true);
+  const { values, positionals } = parseFlags(args, { command: "models", flags: FLAGS, positionals: true });
   if (positionals.length > 0) throw CliError.usage(`Unexpected argument '${positionals[0]}'.`);
   const dir = cacheDir(stringFlag(values, "dir"));
   const models = await listCachedModels(dir);
@@ -160,6 +160,6 @@ export async function runModels(args: string[]): Promise<number> {
     if (sub === "list") return await list(rest);
     throw CliError.usage(`Unknown 'oam models' command '${sub}': use pull or list.`);
   } catch (error) {
-    return reportError(error, "human", stderrStyle());
+    return reportError(error, { mode: "human", style: stderrStyle() });
   }
 }

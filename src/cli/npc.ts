@@ -89,7 +89,7 @@ export async function runNpc(args: string[]): Promise<number> {
   try {
     return await new NpcCommand().run(args);
   } catch (error) {
-    return reportError(error, "human", stderrStyle());
+    return reportError(error, { mode: "human", style: stderrStyle() });
   }
 }
 
@@ -162,7 +162,7 @@ class NpcCommand {
   }
 
   async run(args: string[]): Promise<number> {
-    const { values, positionals } = parseFlags("npc", args, FLAGS, true);
+    const { values, positionals } = parseFlags(args, { command: "npc", flags: FLAGS, positionals: true });
     const restorePath = stringFlag(values, "restore");
     if (restorePath === undefined && positionals.length !== 1) {
       throw CliError.usage(
@@ -260,7 +260,7 @@ class NpcCommand {
       throw CliError.invalidInput(`${path}: 'persona' must be an object with a 'name'.`);
     }
     if (value.tools !== undefined && value.tools !== null) {
-      this.#tools = toolsFromValue(value.tools, `${path}: tools`, dirname(path));
+      this.#tools = toolsFromValue(value.tools, { label: `${path}: tools`, baseDir: dirname(path) });
     }
     if (value.world !== undefined && value.world !== null) {
       if (!isJsonObject(value.world)) {
@@ -300,7 +300,7 @@ class NpcCommand {
       tools: Array.isArray(value.tools) ? value.tools.filter(isJsonObject) : [],
       toolsDir: typeof value.toolsDir === "string" ? value.toolsDir : Deno.cwd(),
     };
-    this.#tools = toolsFromValue(save.tools, `${path}: tools`, save.toolsDir);
+    this.#tools = toolsFromValue(save.tools, { label: `${path}: tools`, baseDir: save.toolsDir });
     if (save.world) {
       await this.#bridge.call("world/create", { world: save.world.id, state: save.world.state });
       this.#world = save.world.id;
@@ -404,7 +404,7 @@ class NpcCommand {
           throw CliError.usage(`unknown command '${name}'; type /help.`);
       }
     } catch (error) {
-      reportError(error, "human", this.#err);
+      reportError(error, { mode: "human", style: this.#err });
     }
   }
 
@@ -430,7 +430,7 @@ class NpcCommand {
       );
     } catch (error) {
       this.#spinner.stop();
-      reportError(error, "human", this.#err);
+      reportError(error, { mode: "human", style: this.#err });
     }
   }
 
@@ -510,7 +510,9 @@ class NpcCommand {
               const record = isJsonObject(event.record) ? event.record : {};
               this.#newline();
               this.#write(
-                `  ${o.dim("↳")} ${formatOutput(record.output ?? null, record.isError === true, o)}\n`,
+                `  ${o.dim("↳")} ${
+                  formatOutput({ output: record.output ?? null, isError: record.isError === true }, o)
+                }\n`,
               );
               this.#spinner.start(`${this.#name} is thinking`);
               break;
@@ -555,7 +557,7 @@ class NpcCommand {
       this.#newline();
       const e = toCliError(error);
       if (cancelled || e.code === "cancelled") this.#write(o.dim("(stopped)\n"));
-      else reportError(e, "human", this.#err);
+      else reportError(e, { mode: "human", style: this.#err });
     } finally {
       this.#cancelTurn = null;
       prompter.finish();

@@ -17,7 +17,8 @@ export function formatCall(call: JsonValue, style: Style): string {
 }
 
 /** A tool output on one line (errors marked). */
-export function formatOutput(output: JsonValue, isError: boolean, style: Style): string {
+export function formatOutput(outcome: { output: JsonValue; isError: boolean }, style: Style): string {
+  const { output, isError } = outcome;
   const text = typeof output === "string" ? output : compactJson(output);
   const shown = oneLine(text, 160);
   return isError ? style.red(`error: ${shown}`) : style.dim(shown);

@@ -135,7 +135,7 @@ export async function runRespond(args: string[]): Promise<number> {
   try {
     return await new RespondCommand(mode).run(args);
   } catch (error) {
-    return reportError(error, mode, stderrStyle());
+    return reportError(error, { mode: mode, style: stderrStyle() });
   }
 }
 
@@ -158,7 +158,7 @@ class RespondCommand {
   }
 
   async run(args: string[]): Promise<number> {
-    const { values, positionals } = parseFlags("respond", args, FLAGS, true);
+    const { values, positionals } = parseFlags(args, { command: "respond", flags: FLAGS, positionals: true });
     if (boolFlag(values, "json") && boolFlag(values, "events")) {
       throw CliError.usage("Use either --json or --events, not both.");
     }
@@ -175,7 +175,10 @@ class RespondCommand {
       tools = toolsPath !== undefined ? await loadToolsFile(toolsPath) : noTools();
       addInlineTools(tools, inline);
     } else if (resume?.oam.tools) {
-      tools = toolsFromValue(resume.oam.tools, `${resumePath}: oam.tools`, resume.oam.toolsDir ?? Deno.cwd());
+      tools = toolsFromValue(resume.oam.tools, {
+        label: `${resumePath}: oam.tools`,
+        baseDir: resume.oam.toolsDir ?? Deno.cwd(),
+      });
     }
 
     // Tool outputs of a paused turn.
@@ -219,8 +222,8 @@ class RespondCommand {
 
     // Policy.
     const choiceFlag = parseToolChoiceFlag(stringFlag(values, "tool-choice"));
-    const roundsFlag = intFlag(stringFlag(values, "max-tool-rounds"), "--max-tool-rounds", 0, 1000);
-    const callsFlag = intFlag(stringFlag(values, "max-tool-calls"), "--max-tool-calls", 0, 10000);
+    const roundsFlag = intFlag(values, { name: "max-tool-rounds", min: 0, max: 1000 });
+    const callsFlag = intFlag(values, { name: "max-tool-calls", min: 0, max: 10000 });
     const toolNames = tools ? tools.definitions.map(toolName) : [];
     if (choiceFlag !== undefined && tools !== null) {
       if (choiceFlag === "required" && toolNames.length === 0) {
@@ -250,9 +253,9 @@ class RespondCommand {
     // The forced first step already happened before the pause.
     const turnChoice = pending && baseChoice !== "none" && baseChoice !== "auto" ? "auto" : baseChoice;
     const options: JsonObject = { toolChoice: turnChoice };
-    const temperature = numberFlag(stringFlag(values, "temperature"), "--temperature", 0, 2);
+    const temperature = numberFlag(values, { name: "temperature", min: 0, max: 2 });
     if (temperature !== undefined) options.temperature = temperature;
-    const maxTokens = intFlag(stringFlag(values, "max-tokens"), "--max-tokens", 1);
+    const maxTokens = intFlag(values, { name: "max-tokens", min: 1 });
     if (maxTokens !== undefined) options.maxResponseTokens = maxTokens;
     if (boolFlag(values, "greedy")) options.sampling = "greedy";
 
@@ -539,7 +542,9 @@ class RespondCommand {
             if (showTools) {
               this.#spinner.stop();
               writeErr(
-                `  ${s.dim("←")} ${formatOutput(record.output ?? null, record.isError === true, s)}\n`,
+                `  ${s.dim("←")} ${
+                  formatOutput({ output: record.output ?? null, isError: record.isError === true }, s)
+                }\n`,
               );
               this.#spinner.start("thinking");
             }
@@ -559,7 +564,7 @@ class RespondCommand {
         }
         const abort = new AbortController();
         aborts.set(id, abort);
-        runCommandTool(spec, name, info, abort.signal).then((answer) => {
+        runCommandTool(spec, { name: name, call: info, signal: abort.signal }).then((answer) => {
           aborts.delete(id);
           bridge.reply(id, answer.output, answer.isError);
         });

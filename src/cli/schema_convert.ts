@@ -44,11 +44,10 @@ export async function runSchema(args: string[]): Promise<number> {
     return sub === undefined ? EXIT.usage : EXIT.ok;
   }
   if (sub !== "convert") {
-    return reportError(
-      CliError.usage(`Unknown subcommand 'schema ${sub}'; try 'oam schema convert'.`),
-      "human",
-      stderrStyle(),
-    );
+    return reportError(CliError.usage(`Unknown subcommand 'schema ${sub}'; try 'oam schema convert'.`), {
+      mode: "human",
+      style: stderrStyle(),
+    });
   }
   return await runSchemaConvert(rest);
 }
@@ -61,7 +60,11 @@ export async function runSchemaConvert(args: string[]): Promise<number> {
   }
   const mode: OutputMode = args.includes("--json") ? "json" : "human";
   try {
-    const { values, positionals } = parseFlags("schema convert", args, FLAGS, true);
+    const { values, positionals } = parseFlags(args, {
+      command: "schema convert",
+      flags: FLAGS,
+      positionals: true,
+    });
     if (positionals.length !== 1) {
       throw CliError.usage("oam schema convert needs exactly one schema file (or '-' for stdin).");
     }
@@ -86,6 +89,6 @@ export async function runSchemaConvert(args: string[]): Promise<number> {
     }
     return EXIT.ok;
   } catch (error) {
-    return reportError(error, mode, stderrStyle());
+    return reportError(error, { mode: mode, style: stderrStyle() });
   }
 }

@@ -80,7 +80,7 @@ async function serverTools(path: string): Promise<AgentTool[]> {
   }
   let parsed;
   try {
-    parsed = parseToolDefinitions(loaded.definitions, "tools", null);
+    parsed = parseToolDefinitions(loaded.definitions, { path: "tools", defaultTimeoutMs: null });
   } catch (error) {
     if (error instanceof BridgeError) throw CliError.invalidInput(`${path}: ${error.message}`);
     throw error;
@@ -94,7 +94,11 @@ async function serverTools(path: string): Promise<AgentTool[]> {
       // The command's own timeout (SIGTERM, then SIGKILL) ends it first; this bounds a stuck pipe.
       timeoutMs: (spec.timeoutSeconds + 5) * 1000,
       run: (args, context) =>
-        runCommandTool(spec, tool.name, { id: context.call.id, arguments: args }, context.signal),
+        runCommandTool(spec, {
+          name: tool.name,
+          call: { id: context.call.id, arguments: args },
+          signal: context.signal,
+        }),
     };
   });
 }
@@ -169,33 +173,37 @@ export async function runServe(args: string[]): Promise<number> {
   try {
     return await serve(args);
   } catch (error) {
-    return reportError(error, "human");
+    return reportError(error, { mode: "human" });
   }
 }
 
 async function serve(args: string[]): Promise<number> {
-  const { values } = parseFlags("serve", args, {
-    host: { type: "string" },
-    port: { type: "string" },
-    socket: { type: "string" },
-    "api-key": { type: "string" },
-    "allow-origin": { type: "string", multiple: true },
-    "allow-host": { type: "string", multiple: true },
-    "model-alias": { type: "string", multiple: true },
-    tools: { type: "string" },
-    instructions: { type: "string", short: "i" },
-    "max-concurrent": { type: "string" },
-    "max-queued": { type: "string" },
-    timeout: { type: "string" },
-    "max-body-bytes": { type: "string" },
-    rpc: { type: "boolean" },
-    "tool-timeout": { type: "string" },
-    "max-sessions": { type: "string" },
-    "log-level": { type: "string" },
-    model: { type: "string" },
-    script: { type: "string" },
-    help: { type: "boolean", short: "h" },
-  }, false);
+  const { values } = parseFlags(args, {
+    command: "serve",
+    flags: {
+      host: { type: "string" },
+      port: { type: "string" },
+      socket: { type: "string" },
+      "api-key": { type: "string" },
+      "allow-origin": { type: "string", multiple: true },
+      "allow-host": { type: "string", multiple: true },
+      "model-alias": { type: "string", multiple: true },
+      tools: { type: "string" },
+      instructions: { type: "string", short: "i" },
+      "max-concurrent": { type: "string" },
+      "max-queued": { type: "string" },
+      timeout: { type: "string" },
+      "max-body-bytes": { type: "string" },
+      rpc: { type: "boolean" },
+      "tool-timeout": { type: "string" },
+      "max-sessions": { type: "string" },
+      "log-level": { type: "string" },
+      model: { type: "string" },
+      script: { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+    positionals: false,
+  });
   const level = (stringFlag(values, "log-level") ?? "info") as LogLevel;
   if (!LOG_LEVELS.includes(level)) {
     throw CliError.usage(`--log-level must be one of ${LOG_LEVELS.join(", ")}; got '${level}'.`);
@@ -203,7 +211,7 @@ async function serve(args: string[]): Promise<number> {
   const logger = stderrLogger(level, "oam serve");
   const host = stringFlag(values, "host") ?? SERVE_DEFAULTS.host;
   const socket = stringFlag(values, "socket");
-  const portFlag = intFlag(stringFlag(values, "port"), "--port", 0, 65535);
+  const portFlag = intFlag(values, { name: "port", min: 0, max: 65535 });
   const port = portFlag ?? (socket !== undefined ? null : DEFAULT_PORT);
   const keyFlag = stringFlag(values, "api-key");
   const apiKey = keyFlag !== undefined ? keyFlag : envVar("OAM_API_KEY") ?? "";
@@ -212,9 +220,9 @@ async function serve(args: string[]): Promise<number> {
       `--host ${host} makes the server reachable from the network: set --api-key (or OAM_API_KEY) as well.`,
     );
   }
-  const timeout = numberFlag(stringFlag(values, "timeout"), "--timeout", 0.001, 86400) ?? 120;
-  const toolTimeout = numberFlag(stringFlag(values, "tool-timeout"), "--tool-timeout", 0, 86400);
-  const maxSessions = intFlag(stringFlag(values, "max-sessions"), "--max-sessions", 1);
+  const timeout = numberFlag(values, { name: "timeout", min: 0.001, max: 86400 }) ?? 120;
+  const toolTimeout = numberFlag(values, { name: "tool-timeout", min: 0, max: 86400 });
+  const maxSessions = intFlag(values, { name: "max-sessions", min: 1 });
   const choice = await resolveModelChoice({
     model: stringFlag(values, "model"),
     script: stringFlag(values, "script"),
@@ -244,10 +252,10 @@ async function serve(args: string[]): Promise<number> {
     apiKey: apiKey === "" ? null : apiKey,
     allowedOrigins: listFlag(values, "allow-origin"),
     allowedHosts: listFlag(values, "allow-host").map((h) => h.toLowerCase()),
-    maxConcurrentRequests: intFlag(stringFlag(values, "max-concurrent"), "--max-concurrent", 1),
-    maxQueuedRequests: intFlag(stringFlag(values, "max-queued"), "--max-queued", 0),
+    maxConcurrentRequests: intFlag(values, { name: "max-concurrent", min: 1 }),
+    maxQueuedRequests: intFlag(values, { name: "max-queued", min: 0 }),
     requestTimeoutMs: Math.round(timeout * 1000),
-    maxRequestBodyBytes: intFlag(stringFlag(values, "max-body-bytes"), "--max-body-bytes", 1024),
+    maxRequestBodyBytes: intFlag(values, { name: "max-body-bytes", min: 1024 }),
     rpc: engine,
     logger,
   };
@@ -288,7 +296,7 @@ async function serve(args: string[]): Promise<number> {
   if (!availability.available) {
     writeErr(
       `warning: ${
-        unavailableMessage(availability.reason ?? "unknown", availability.detail, choice)
+        unavailableMessage(availability.reason ?? "unknown", { detail: availability.detail, choice: choice })
       } Completions answer 503 until it is available.\n`,
     );
   }

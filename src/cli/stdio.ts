@@ -65,7 +65,7 @@ export async function runStdio(args: string[]): Promise<number> {
   let logger: ReturnType<typeof stderrLogger>;
   let maxLineBytes: number | undefined;
   try {
-    const { values } = parseFlags("stdio", args, FLAGS, false);
+    const { values } = parseFlags(args, { command: "stdio", flags: FLAGS, positionals: false });
     if (boolFlag(values, "help")) {
       await write(STDIO_HELP);
       return 0;
@@ -82,15 +82,13 @@ export async function runStdio(args: string[]): Promise<number> {
         throw error instanceof CliError ? usage(error.message) : error;
       }
     };
-    const toolTimeout = flag(() =>
-      numberFlag(stringFlag(values, "tool-timeout"), "--tool-timeout", 0, 86400)
-    );
+    const toolTimeout = flag(() => numberFlag(values, { name: "tool-timeout", min: 0, max: 86400 }));
     config = { logger };
-    const maxSessions = flag(() => intFlag(stringFlag(values, "max-sessions"), "--max-sessions", 1));
+    const maxSessions = flag(() => intFlag(values, { name: "max-sessions", min: 1 }));
     if (maxSessions !== undefined) config.maxSessions = maxSessions;
     if (toolTimeout !== undefined) config.toolTimeoutSeconds = toolTimeout;
     if (values["scripted-models"] === false) config.allowsScriptedModels = false;
-    maxLineBytes = flag(() => intFlag(stringFlag(values, "max-line-bytes"), "--max-line-bytes", 1024));
+    maxLineBytes = flag(() => intFlag(values, { name: "max-line-bytes", min: 1024 }));
     let hostModel;
     try {
       hostModel = await hostModelFromEnvironment(stringFlag(values, "model"));
@@ -102,7 +100,7 @@ export async function runStdio(args: string[]): Promise<number> {
     }
     if (hostModel) config.systemModel = hostModel;
   } catch (error) {
-    return reportError(error, "human", stderrStyle());
+    return reportError(error, { mode: "human", style: stderrStyle() });
   }
   const server = createStdioServer(
     (send, onShutdown) => new BridgeEngine({ ...config, onShutdown }, send),

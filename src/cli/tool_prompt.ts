@@ -70,7 +70,11 @@ export class ToolPrompter {
     if (spec) {
       const abort = new AbortController();
       this.#aborts.set(id, abort);
-      runCommandTool(spec, name, call as { id: string; arguments: JsonObject }, abort.signal).then(
+      runCommandTool(spec, {
+        name: name,
+        call: call as { id: string; arguments: JsonObject },
+        signal: abort.signal,
+      }).then(
         (answer) => {
           this.#aborts.delete(id);
           this.#bridge.reply(id, answer.output, answer.isError);

@@ -138,7 +138,8 @@ function parseCommand(block: JsonValue, at: string, baseDir: string): CommandSpe
  * Reads tools from a parsed value: an array of definitions or `{"tools": [...]}`. `label` names the source in
  * errors; `baseDir` is where relative command paths resolve.
  */
-export function toolsFromValue(value: JsonValue, label: string, baseDir: string): LoadedTools {
+export function toolsFromValue(value: JsonValue, source: { label: string; baseDir: string }): LoadedTools {
+  const { label, baseDir } = source;
   let list: JsonValue = value;
   if (isJsonObject(value)) {
     if (!Object.hasOwn(value, "tools")) {
@@ -183,14 +184,20 @@ export function dirname(path: string): string {
 export async function loadToolsFile(path: string): Promise<LoadedTools> {
   const text = await readInputText(path);
   const label = path === "-" ? "<stdin>" : path;
-  return toolsFromValue(parseJsonc(text, label), label, path === "-" ? Deno.cwd() : dirname(path));
+  return toolsFromValue(parseJsonc(text, label), {
+    label: label,
+    baseDir: path === "-" ? Deno.cwd() : dirname(path),
+  });
 }
 
 /** Adds inline definitions (`--tool-json`) to loaded tools. */
 export function addInlineTools(into: LoadedTools, jsonTexts: string[]): void {
   jsonTexts.forEach((text, i) => {
     const value = parseJsonc(text, `--tool-json #${i + 1}`);
-    const more = toolsFromValue(Array.isArray(value) ? value : [value], `--tool-json #${i + 1}`, Deno.cwd());
+    const more = toolsFromValue(Array.isArray(value) ? value : [value], {
+      label: `--tool-json #${i + 1}`,
+      baseDir: Deno.cwd(),
+    });
     into.definitions.push(...more.definitions);
     into.raw.push(...more.raw);
     for (const [k, v] of more.commands) into.commands.set(k, v);

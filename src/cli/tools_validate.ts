@@ -50,11 +50,10 @@ export async function runTools(args: string[]): Promise<number> {
     return sub === undefined ? EXIT.usage : EXIT.ok;
   }
   if (sub !== "validate") {
-    return reportError(
-      CliError.usage(`Unknown subcommand 'tools ${sub}'; try 'oam tools validate'.`),
-      "human",
-      stderrStyle(),
-    );
+    return reportError(CliError.usage(`Unknown subcommand 'tools ${sub}'; try 'oam tools validate'.`), {
+      mode: "human",
+      style: stderrStyle(),
+    });
   }
   return await runToolsValidate(rest);
 }
@@ -67,7 +66,11 @@ export async function runToolsValidate(args: string[]): Promise<number> {
   }
   const mode: OutputMode = args.includes("--json") ? "json" : "human";
   try {
-    const { values, positionals } = parseFlags("tools validate", args, FLAGS, true);
+    const { values, positionals } = parseFlags(args, {
+      command: "tools validate",
+      flags: FLAGS,
+      positionals: true,
+    });
     if (positionals.length !== 1) {
       throw CliError.usage("oam tools validate needs exactly one tools file (or '-' for stdin).");
     }
@@ -123,6 +126,6 @@ export async function runToolsValidate(args: string[]): Promise<number> {
     writeOut(`${tools.length} tool${tools.length === 1 ? "" : "s"} OK.\n`);
     return EXIT.ok;
   } catch (error) {
-    return reportError(error, mode, stderrStyle());
+    return reportError(error, { mode: mode, style: stderrStyle() });
   }
 }

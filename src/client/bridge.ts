@@ -373,7 +373,7 @@ export class Bridge implements AsyncDisposable {
 
   /** Rebuilds an NPC from a save ({@link Npc.state}); send `model` again unless it is the system model. */
   restoreNpc(state: NpcState, options: RestoreOptions = {}): Promise<Npc> {
-    return restoreNpc(this.#c, state, options);
+    return restoreNpc(this.#c, { ...options, state });
   }
 
   /** A handle for an existing NPC. */

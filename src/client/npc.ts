@@ -189,7 +189,7 @@ export class Npc {
    */
   async restore(state: NpcState, options: Omit<RestoreOptions, "npc"> = {}): Promise<Npc> {
     this.#c.request("npc/delete", { npc: this.id }).catch(() => {}); // pipelined: restore follows in order
-    return await restoreNpc(this.#c, state, { model: this.#model, ...options, npc: this.id });
+    return await restoreNpc(this.#c, { model: this.#model, ...options, npc: this.id, state });
   }
 
   /** Merge patches for the persona, options and memory; `tools` replaces the client tools. Returns warnings. */
@@ -224,9 +224,9 @@ export class Npc {
 /** `npc/restore` from a save made with {@link Npc.state}. */
 export async function restoreNpc(
   connection: Connection,
-  state: NpcState,
-  options: RestoreOptions,
+  request: RestoreOptions & { state: NpcState },
 ): Promise<Npc> {
+  const { state, ...options } = request;
   const result = await connection.request("npc/restore", {
     state,
     npc: options.npc,

@@ -3,7 +3,7 @@
  * @module
  */
 import type { LanguageModel } from "../models/language_model.ts";
-import type { ModelFactories, ModelSpec } from "../models/registry.ts";
+import type { ModelFactories, ModelParam, ModelSpec } from "../models/registry.ts";
 import type { JsonValue } from "../protocol/json.ts";
 import { type Logger, silentLogger } from "../util/logger.ts";
 import type { BridgeExtension } from "./extension.ts";
@@ -61,7 +61,7 @@ export interface EngineParts {
   /** Parses `model` parameters and creates backends for them. */
   models: {
     /** Parses a `model` value (throws -32602). */
-    parse(value: JsonValue | undefined, path: string, allowsScripted: boolean): ModelSpec;
+    parse(value: JsonValue | undefined, param: ModelParam): ModelSpec;
     /** Creates the backend of a parsed spec (throws -32602 for unknown types). */
     create(spec: ModelSpec, factories: ModelFactories): LanguageModel;
   };

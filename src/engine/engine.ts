@@ -163,7 +163,7 @@ export class EngineCore {
 
   /** Parses a `model` parameter (`"system"`, `"scripted"`, `{type, …}`). Throws -32602. */
   parseModel(value: JsonValue | undefined, path = "model"): ModelSpec {
-    return this.#models.parse(value, path, this.configuration.allowsScriptedModels);
+    return this.#models.parse(value, { path, allowsScripted: this.configuration.allowsScriptedModels });
   }
 
   /** Creates a model for a parsed spec. Throws -32602 for unknown types. */

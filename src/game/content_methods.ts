@@ -61,16 +61,15 @@ export class ContentMethods {
     const prompt = p.string("prompt");
     const schema = p.optionalObject("schema");
     if (schema === undefined) throw BridgeError.invalidParams("Missing required parameter 'schema'.");
-    const conversion = convertForParam(schema, CONTENT_SCHEMA_NAME, p.name("schema"));
+    const conversion = convertForParam(schema, { rootName: CONTENT_SCHEMA_NAME, path: p.name("schema") });
     warnings.push(...conversion.warnings);
     const instructions = contentInstructions(p.optionalString("instructions"));
     const context = p.get("context");
     const timeout = p.optionalSeconds("toolTimeoutSeconds");
-    const tools = parseToolDefinitions(
-      p.get("tools"),
-      p.name("tools"),
-      timeout === undefined ? toolTimeoutMsOf(r.settings.toolTimeoutSeconds) : timeout,
-    );
+    const tools = parseToolDefinitions(p.get("tools"), {
+      path: p.name("tools"),
+      defaultTimeoutMs: timeout === undefined ? toolTimeoutMsOf(r.settings.toolTimeoutSeconds) : timeout,
+    });
     warnings.push(...tools.warnings);
     const countWarning = toolCountWarning(tools.tools.length);
     if (countWarning) warnings.push(countWarning);

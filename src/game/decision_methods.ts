@@ -86,11 +86,20 @@ export class DecisionMethods {
   #decide(r: HandlerContext): JsonValue | Promise<JsonValue> {
     const p = r.params;
     const settings = parseEngineSettings(p, this.#defaults(r));
-    const spec = parseDecision(p, ENGINE_KEYS, settings.toolTimeoutMs, this.#persona);
+    const spec = parseDecision(p, {
+      extraKeys: ENGINE_KEYS,
+      toolTimeoutMs: settings.toolTimeoutMs,
+      npcPersona: this.#persona,
+    });
     const warnings = [...spec.keyWarnings, ...spec.toolWarnings];
     if (spec.options.length === 1) return decisionJson(onlyOptionDecision(spec.options[0]), warnings);
     const model = r.createModel(settings.spec);
-    return runDecision(decisionDriver(r, {}), r.signal, spec, settings, model)
+    return runDecision(spec, {
+      drive: decisionDriver(r, {}),
+      signal: r.signal,
+      settings: settings,
+      model: model,
+    })
       .then((decision) => decisionJson(decision, warnings));
   }
 
@@ -110,7 +119,11 @@ export class DecisionMethods {
     const specs = requests.map((raw, index) => {
       const prefix = `requests[${index}]`;
       if (!isJsonObject(raw)) throw BridgeError.invalidParams(`'${prefix}' must be an object.`);
-      const spec = parseDecision(new Params(raw, `${prefix}.`), [], settings.toolTimeoutMs, this.#persona);
+      const spec = parseDecision(new Params(raw, `${prefix}.`), {
+        extraKeys: [],
+        toolTimeoutMs: settings.toolTimeoutMs,
+        npcPersona: this.#persona,
+      });
       warnings.push(...spec.keyWarnings, ...spec.toolWarnings.map((w) => `${prefix}: ${w}`));
       return spec;
     });
@@ -131,19 +144,29 @@ export class DecisionMethods {
     model: LanguageModel | null,
     maxConcurrency: number,
   ): Promise<JsonValue[]> {
-    const results = await mapBounded(specs, maxConcurrency, async (spec, index): Promise<JsonValue> => {
-      if (spec.options.length === 1 || model === null) {
-        return decisionJson(onlyOptionDecision(spec.options[0]));
-      }
-      try {
-        if (r.signal.aborted) throw BridgeError.cancelled();
-        return decisionJson(await runDecision(decisionDriver(r, { index }), r.signal, spec, settings, model));
-      } catch (error) {
-        const e = toBridgeError(error);
-        const report = internalErrorReport(e, `decision/decideMany requests[${index}]`);
-        if (report !== null) r.logger.error(report);
-        return { error: e.toJson() };
-      }
+    const results = await mapBounded(specs, {
+      limit: maxConcurrency,
+      run: async (spec, index): Promise<JsonValue> => {
+        if (spec.options.length === 1 || model === null) {
+          return decisionJson(onlyOptionDecision(spec.options[0]));
+        }
+        try {
+          if (r.signal.aborted) throw BridgeError.cancelled();
+          return decisionJson(
+            await runDecision(spec, {
+              drive: decisionDriver(r, { index }),
+              signal: r.signal,
+              settings: settings,
+              model: model,
+            }),
+          );
+        } catch (error) {
+          const e = toBridgeError(error);
+          const report = internalErrorReport(e, `decision/decideMany requests[${index}]`);
+          if (report !== null) r.logger.error(report);
+          return { error: e.toJson() };
+        }
+      },
     });
     if (r.signal.aborted) throw BridgeError.cancelled();
     return results;

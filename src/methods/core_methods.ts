@@ -93,12 +93,12 @@ export class CoreMethods implements BridgeExtension {
   #schemaValidate(r: HandlerContext): JsonValue {
     const schema = r.params.value("schema");
     const name = r.params.optionalString("name") ?? "Response";
-    const conversion = convertForParam(schema, name, "schema");
+    const conversion = convertForParam(schema, { rootName: name, path: "schema" });
     return { warnings: conversion.warnings, generationSchema: conversion.generationSchema };
   }
 
   #toolsValidate(r: HandlerContext): JsonValue {
-    const parsed = parseToolDefinitions(r.params.array("tools"), "tools", null);
+    const parsed = parseToolDefinitions(r.params.array("tools"), { path: "tools", defaultTimeoutMs: null });
     const tools = parsed.tools.map((t) => {
       const prefix = `${t.name}: `;
       return {

@@ -99,15 +99,15 @@ const NO_SCHEMA: { schema: null; warnings: string[] } = Object.freeze({
 });
 
 /** Converts a session/respond `schema` param (`warnings` must not be mutated). */
-export function responseSchemaParam(p: Params, key: string, rootName: string): {
+function responseSchemaParam(p: Params): {
   schema: ResponseSchema | null;
   warnings: string[];
 } {
-  const schema = p.optionalObject(key);
+  const schema = p.optionalObject("schema");
   if (schema === undefined) return NO_SCHEMA;
-  const conversion = convertForParam(schema, rootName, p.name(key));
+  const conversion = convertForParam(schema, { rootName: "Response", path: p.name("schema") });
   return {
-    schema: { name: rootName, generationSchema: conversion.generationSchema, jsonSchema: schema },
+    schema: { name: "Response", generationSchema: conversion.generationSchema, jsonSchema: schema },
     warnings: conversion.warnings,
   };
 }
@@ -172,7 +172,7 @@ export class SessionMethods implements BridgeExtension {
     work: (op: Operation) => Promise<JsonValue> | JsonValue,
   ): Pending<JsonValue> {
     const limit = r.settings.maxQueuedOperations;
-    if (session.queue.pending >= limit) throw queueFullError(SESSION_KIND, session.id, limit);
+    if (session.queue.pending >= limit) throw queueFullError(SESSION_KIND, { id: session.id, limit: limit });
     const opening = session.opening;
     return session.queue.enqueue(opening === null ? work : (op) => opening.then(() => work(op))).outcome;
   }
@@ -191,18 +191,20 @@ export class SessionMethods implements BridgeExtension {
     const history = historyValue === undefined ? null : importTranscript(historyValue, "history");
     let tools: AgentTool[];
     if (p.has("tools")) {
-      const parsed = parseToolDefinitions(p.get("tools"), "tools", options.toolTimeoutMs);
+      const parsed = parseToolDefinitions(p.get("tools"), {
+        path: "tools",
+        defaultTimeoutMs: options.toolTimeoutMs,
+      });
       tools = parsed.tools;
       warnings.push(...parsed.warnings);
     } else if (history) {
       tools = [];
       for (const def of history.tools) {
         try {
-          const parsed = parseToolDefinitions(
-            [def.function as unknown as JsonValue],
-            "history.tools",
-            options.toolTimeoutMs,
-          );
+          const parsed = parseToolDefinitions([def.function as unknown as JsonValue], {
+            path: "history.tools",
+            defaultTimeoutMs: options.toolTimeoutMs,
+          });
           tools.push(...parsed.tools);
         } catch (error) {
           const message = error instanceof Error ? error.message : String(error);
@@ -272,7 +274,7 @@ export class SessionMethods implements BridgeExtension {
     const warnings = p.unknownKeys(RESPOND_KEYS);
     const session = this.#lookup(r);
     const prompt = p.string("prompt");
-    const { schema, warnings: schemaWarnings } = responseSchemaParam(p, "schema", "Response");
+    const { schema, warnings: schemaWarnings } = responseSchemaParam(p);
     warnings.push(...schemaWarnings);
     const stream = p.optionalBool("stream") ?? false;
     const input: TurnInput = { prompt, schema, policy: parsePolicy(p, session.policy), stream };
@@ -335,7 +337,11 @@ export class SessionMethods implements BridgeExtension {
     const a = session.agent;
     return {
       session: session.id,
-      transcript: exportTranscript(a.instructions, a.tools, [...a.entries, ...a.inProgress]),
+      transcript: exportTranscript({
+        instructions: a.instructions,
+        tools: a.tools,
+        entries: [...a.entries, ...a.inProgress],
+      }),
     };
   }
 
@@ -365,7 +371,10 @@ export class SessionMethods implements BridgeExtension {
 
   #setTools(r: HandlerContext): Pending<JsonValue> {
     const session = this.#lookup(r);
-    const parsed = parseToolDefinitions(r.params.array("tools"), "tools", session.toolTimeoutMs);
+    const parsed = parseToolDefinitions(r.params.array("tools"), {
+      path: "tools",
+      defaultTimeoutMs: session.toolTimeoutMs,
+    });
     const warnings = [...parsed.warnings];
     const countWarning = toolCountWarning(parsed.tools.length);
     if (countWarning) warnings.push(countWarning);

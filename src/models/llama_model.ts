@@ -203,7 +203,11 @@ class LlamaBackend implements LanguageModel {
   async countTokens(request: Omit<StepRequest, "signal">): Promise<number> {
     const runtime = await this.#runtime();
     const functions = this.#documented.update(request.tools);
-    const state = stepChatWrapper(runtime.module, runtime.chatWrapper, functions, false)
+    const state = stepChatWrapper(runtime.module, {
+      base: runtime.chatWrapper,
+      documented: functions,
+      force: false,
+    })
       .generateContextState({ chatHistory: chatHistory(request, this.#memory) });
     const text = state.contextText as unknown as { tokenize(tokenizer: unknown): unknown[] };
     return text.tokenize(runtime.model.tokenizer).length;
@@ -257,7 +261,11 @@ class LlamaBackend implements LanguageModel {
     const history = chatHistory(request, this.#memory);
     const chat = new runtime.module.LlamaChat({
       contextSequence: sequence,
-      chatWrapper: stepChatWrapper(runtime.module, runtime.chatWrapper, documented, mode === "required"),
+      chatWrapper: stepChatWrapper(runtime.module, {
+        base: runtime.chatWrapper,
+        documented: documented,
+        force: mode === "required",
+      }),
     });
     const base: GenerateOptions = {
       ...sampling(request, attempt),

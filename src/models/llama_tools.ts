@@ -62,15 +62,14 @@ export class DocumentedTools {
 }
 
 /**
- * The template for one step: renders `documented` whatever node-llama-cpp offers, and with `force` starts the
+ * The template for one step: `step.base` rendering `step.documented` whatever node-llama-cpp offers, and with `step.force` starting the
  * response in function-calling mode (the model must pick one of the offered functions).
  */
 export function stepChatWrapper(
   module: LlamaModule,
-  base: ChatWrapper,
-  documented: ChatFunctions | undefined,
-  force: boolean,
+  step: { base: ChatWrapper; documented: ChatFunctions | undefined; force: boolean },
 ): ChatWrapper {
+  const { base, documented, force } = step;
   const wrapper = Object.create(base) as ChatWrapper;
   const generate = base.generateContextState;
   Object.defineProperty(wrapper, "generateContextState", {

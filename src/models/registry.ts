@@ -17,6 +17,14 @@ export type ModelSpec =
   | { type: "scripted"; script: Script }
   | { type: string; raw: JsonObject; path: string };
 
+/** Where a `model` parameter is read (its name in errors) and whether scripted models are allowed. */
+export interface ModelParam {
+  /** The parameter's name in error messages (`model`, `requests[1].model`, …). */
+  path: string;
+  /** False on a bridge started with `--no-scripted-models`. */
+  allowsScripted: boolean;
+}
+
 /** What model creation needs from the configuration. */
 export interface ModelFactories {
   /** Creates the `"system"` model. */
@@ -31,14 +39,11 @@ export interface ModelFactories {
  * @example
  * ```ts
  * import { parseModelSpec } from "./registry.ts";
- * parseModelSpec({ type: "scripted", steps: [{ text: "Hi" }] }, "model", true).type; // "scripted"
+ * parseModelSpec({ type: "scripted", steps: [{ text: "Hi" }] }, { path: "model", allowsScripted: true }).type; // "scripted"
  * ```
  */
-export function parseModelSpec(
-  value: JsonValue | undefined,
-  path: string,
-  allowsScripted: boolean,
-): ModelSpec {
+export function parseModelSpec(value: JsonValue | undefined, param: ModelParam): ModelSpec {
+  const { path, allowsScripted } = param;
   if (value === undefined || value === null || value === "system") return { type: "system" };
   if (typeof value === "string") {
     if (value === "scripted") {

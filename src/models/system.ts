@@ -261,7 +261,7 @@ class SystemModel implements LanguageModel {
 
 function stepError(error: unknown): BridgeError {
   if (error instanceof FmRemoteError) {
-    return pluginErrorToBridge(error.code, error.message, error.detail).withCause(error);
+    return pluginErrorToBridge(error.code, { message: error.message, detail: error.detail }).withCause(error);
   }
   if (error instanceof FmTransportError) {
     if (error.status === OAMFM_STATUS.closed) return BridgeError.cancelled("The system model was closed.");

@@ -47,9 +47,9 @@ export function retryAfterData(detail: Record<string, unknown>, now = Date.now()
  */
 export function pluginErrorToBridge(
   code: string,
-  message: string,
-  detail: Record<string, unknown> = {},
+  error: { message: string; detail?: Record<string, unknown> },
 ): BridgeError {
+  const { message, detail = {} } = error;
   if (code === "cancelled") return BridgeError.cancelled();
   if (code === "unsupported") {
     return BridgeError.of("invalid_request", message || "The system model does not support this request.");

@@ -44,13 +44,14 @@ function logInternal(error: OpenAIError, config: ServeConfiguration): void {
 }
 
 /**
- * Serves one chat completion request. `clientGone` aborts when the client disconnects before the answer.
+ * Serves one chat completion request. `context.clientGone` aborts when the client disconnects before the
+ * answer.
  */
 export async function chatCompletions(
   request: Request,
-  context: ChatContext,
-  clientGone: AbortSignal,
+  context: ChatContext & { clientGone: AbortSignal },
 ): Promise<Response> {
+  const { clientGone } = context;
   const { config, limiter } = context;
   const deadline = Date.now() + config.requestTimeoutMs;
   let plan: CompletionPlan;

@@ -6,7 +6,11 @@ import { compactJson, type JsonValue } from "../protocol/json.ts";
 import type { OpenAIError } from "./openai_error.ts";
 
 /** A JSON response. */
-export function jsonResponse(body: JsonValue, status = 200, headers: Record<string, string> = {}): Response {
+export function jsonResponse(
+  body: JsonValue,
+  options: { status?: number; headers?: Record<string, string> } = {},
+): Response {
+  const { status = 200, headers = {} } = options;
   return new Response(compactJson(body), {
     status,
     headers: { "content-type": "application/json", ...headers },
@@ -15,5 +19,5 @@ export function jsonResponse(body: JsonValue, status = 200, headers: Record<stri
 
 /** The response of an error: its status, its body and its `Retry-After`. */
 export function errorResponse(error: OpenAIError, headers: Record<string, string> = {}): Response {
-  return jsonResponse(error.toJson(), error.status, { ...error.headers(), ...headers });
+  return jsonResponse(error.toJson(), { status: error.status, headers: { ...error.headers(), ...headers } });
 }

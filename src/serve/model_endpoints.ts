@@ -42,7 +42,7 @@ export async function health(config: ServeConfiguration, limiter: ConcurrencyLim
     queued_requests: limiter.queued,
   };
   if (!available) body.reason = defaultStatus?.reason ?? "no_default_model";
-  return jsonResponse(body, available ? 200 : 503);
+  return jsonResponse(body, { status: available ? 200 : 503 });
 }
 
 function modelObject(config: ServeConfiguration, created: number, id: string, parent?: string): JsonObject {
@@ -69,7 +69,8 @@ export function listModels(config: ServeConfiguration, created: number): Respons
 }
 
 /** `GET /v1/models/{id}`. */
-export function retrieveModel(config: ServeConfiguration, created: number, id: string): Response {
+export function retrieveModel(id: string, server: { config: ServeConfiguration; created: number }): Response {
+  const { config, created } = server;
   if (config.models.has(id)) return jsonResponse(modelObject(config, created, id));
   const target = config.modelAliases.get(id);
   if (target !== undefined && config.models.has(target)) {

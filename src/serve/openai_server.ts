@@ -285,7 +285,7 @@ export class OpenAIServer {
         return errorResponse(OpenAIError.shuttingDown(500));
       }
       const context: ChatContext = { config, limiter: this.#limiter, runs: this.#runs };
-      return chatCompletions(request, context, request.signal);
+      return chatCompletions(request, { ...context, clientGone: request.signal });
     }
     if (path === "/rpc" && this.#rpc !== null) {
       if (method !== "GET") return methodNotAllowed(method, path, "GET");
@@ -310,7 +310,7 @@ export class OpenAIServer {
       if (!read) return methodNotAllowed(method, path, "GET");
       return this.#authenticated(
         auth(),
-        () => retrieveModel(config, this.#created, decodeURIComponent(model[1])),
+        () => retrieveModel(decodeURIComponent(model[1]), { config: config, created: this.#created }),
       );
     }
     return errorResponse(

@@ -57,15 +57,12 @@ export class RpcEndpoint {
       });
     }
     const { socket, response } = Deno.upgradeWebSocket(request);
-    const connection: WebSocketConnection = serveWebSocket(
-      socket,
-      (send, onShutdown) => new BridgeEngine({ ...this.#settings.engine, onShutdown }, send),
-      {
-        maxMessageBytes: this.#settings.maxMessageBytes,
-        logger: this.#logger,
-        onClose: () => this.#connections.delete(connection),
-      },
-    );
+    const connection: WebSocketConnection = serveWebSocket(socket, {
+      makeEngine: (send, onShutdown) => new BridgeEngine({ ...this.#settings.engine, onShutdown }, send),
+      maxMessageBytes: this.#settings.maxMessageBytes,
+      logger: this.#logger,
+      onClose: () => this.#connections.delete(connection),
+    });
     this.#connections.add(connection);
     return response;
   }

@@ -82,16 +82,19 @@ function overLimit(text: string, max: number): boolean {
  * import { BridgeEngine } from "../composition.ts";
  * Deno.serve((request) => {
  *   const { socket, response } = Deno.upgradeWebSocket(request);
- *   serveWebSocket(socket, (send, onShutdown) => new BridgeEngine({ onShutdown }, send));
+ *   serveWebSocket(socket, { makeEngine: (send, onShutdown) => new BridgeEngine({ onShutdown }, send) });
  *   return response;
  * });
  * ```
  */
 export function serveWebSocket(
   socket: WebSocketLike,
-  makeEngine: (send: (line: string) => void, onShutdown: () => void) => EngineCore,
-  options: WebSocketServeOptions = {},
+  options: WebSocketServeOptions & {
+    /** Builds the connection's engine around its `send` and `onShutdown`. */
+    makeEngine: (send: (line: string) => void, onShutdown: () => void) => EngineCore;
+  },
 ): WebSocketConnection {
+  const { makeEngine } = options;
   const maxMessage = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
   const maxBuffered = options.maxBufferedOutputBytes ?? DEFAULT_MAX_BUFFERED_OUTPUT_BYTES;
   let ended = false;

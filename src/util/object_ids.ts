@@ -64,7 +64,8 @@ export function limitReachedError(limit: number, what: string): BridgeError {
 }
 
 /** `busy`: "<Noun> '<id>' has too many queued operations (limit <limit>)." with `data.<key>` and `data.limit`. */
-export function queueFullError(kind: ObjectKind, id: string, limit: number): BridgeError {
+export function queueFullError(kind: ObjectKind, queue: { id: string; limit: number }): BridgeError {
+  const { id, limit } = queue;
   const noun = kind.noun.charAt(0).toUpperCase() + kind.noun.slice(1);
   return BridgeError.of("busy", `${noun} '${id}' has too many queued operations (limit ${limit}).`, {
     [kind.key]: id,

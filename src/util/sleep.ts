@@ -2,10 +2,11 @@
  * Waiting on a timer: an abortable sleep, and a bounded wait for work that may never finish.
  * @module
  */
-import { BridgeError, MESSAGES } from "../protocol/errors.ts";
+import { BridgeError } from "../protocol/errors.ts";
 
 /**
- * Resolves after `ms`, or rejects with a `cancelled` BridgeError (`message`) as soon as `signal` aborts.
+ * Resolves after `ms`, or rejects with `-32009 cancelled` "The turn was cancelled." as soon as `signal`
+ * aborts (the waits it serves are a turn's: a retry's delay, a scripted step's `delayMs`).
  *
  * @example
  * ```ts
@@ -13,20 +14,16 @@ import { BridgeError, MESSAGES } from "../protocol/errors.ts";
  * await abortableSleep(10, new AbortController().signal);
  * ```
  */
-export function abortableSleep(
-  ms: number,
-  signal: AbortSignal,
-  message: string = MESSAGES.turnCancelled,
-): Promise<void> {
+export function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(BridgeError.cancelled(message));
+    if (signal.aborted) return reject(BridgeError.turnCancelled());
     const timer = setTimeout(() => {
       signal.removeEventListener("abort", onAbort);
       resolve();
     }, ms);
     const onAbort = () => {
       clearTimeout(timer);
-      reject(BridgeError.cancelled(message));
+      reject(BridgeError.turnCancelled());
     };
     signal.addEventListener("abort", onAbort, { once: true });
   });

@@ -86,16 +86,22 @@ Deno.test("LineReader: a withdrawn read leaves the line for the next read", asyn
 
 Deno.test("parseFlags: usage errors name the command", () => {
   const spec = { json: { type: "boolean" }, tools: { type: "string" } } as const;
-  assert.deepEqual(parseFlags("x", ["--json", "a", "b"], spec, true).positionals, ["a", "b"]);
+  assert.deepEqual(
+    parseFlags(["--json", "a", "b"], { command: "x", flags: spec, positionals: true }).positionals,
+    ["a", "b"],
+  );
   assert.throws(
-    () => parseFlags("x", ["--nope"], spec, true),
+    () => parseFlags(["--nope"], { command: "x", flags: spec, positionals: true }),
     /^CliError: Unknown option '--nope'\. Run 'oam x --help'\.$/,
   );
   assert.throws(
-    () => parseFlags("x", ["--tools"], spec, true),
+    () => parseFlags(["--tools"], { command: "x", flags: spec, positionals: true }),
     /--tools needs a value\. Run 'oam x --help'\./,
   );
-  assert.throws(() => parseFlags("x", ["pos"], spec, false), /Unexpected argument 'pos'\./);
+  assert.throws(
+    () => parseFlags(["pos"], { command: "x", flags: spec, positionals: false }),
+    /Unexpected argument 'pos'\./,
+  );
 });
 
 Deno.test("exit codes: every error class has its stable code", () => {
@@ -128,23 +134,19 @@ Deno.test("exit codes: every error class has its stable code", () => {
 });
 
 Deno.test("tools files: x-oam blocks become command tools; the bridge never sees them", () => {
-  const loaded = toolsFromValue(
-    {
-      tools: [
-        { name: "ext", description: "d" },
-        {
-          type: "function",
-          function: {
-            name: "cmd",
-            description: "c",
-            "x-oam": { command: "date", timeout: 2, cwd: "sub", env: { A: "1" } },
-          },
+  const loaded = toolsFromValue({
+    tools: [
+      { name: "ext", description: "d" },
+      {
+        type: "function",
+        function: {
+          name: "cmd",
+          description: "c",
+          "x-oam": { command: "date", timeout: 2, cwd: "sub", env: { A: "1" } },
         },
-      ],
-    },
-    "t.json",
-    "/base",
-  );
+      },
+    ],
+  }, { label: "t.json", baseDir: "/base" });
   assert.deepEqual(loaded.definitions[0], { name: "ext", description: "d" });
   assert.deepEqual(loaded.definitions[1], {
     type: "function",
@@ -157,42 +159,57 @@ Deno.test("tools files: x-oam blocks become command tools; the bridge never sees
   assert.equal(spec.timeoutSeconds, 2);
   assert.equal(spec.env.A, "1");
   assert.equal(loaded.raw.length, 2);
-  assert.throws(() => toolsFromValue({ name: "x" }, "t.json", "/"), /expected an array of tool definitions/);
   assert.throws(
-    () => toolsFromValue([{ name: "x", "x-oam": { command: ["a"], timeout: -1 } }], "t.json", "/"),
+    () => toolsFromValue({ name: "x" }, { label: "t.json", baseDir: "/" }),
+    /expected an array of tool definitions/,
+  );
+  assert.throws(
+    () =>
+      toolsFromValue([{ name: "x", "x-oam": { command: ["a"], timeout: -1 } }], {
+        label: "t.json",
+        baseDir: "/",
+      }),
     /'t\.json: tools\[0\]\.x-oam\.timeout' must be a number of seconds/,
   );
 });
 
 Deno.test("command tools: JSON stdout, arguments on stdin and in the environment, failures, timeouts", async () => {
   const base = { shell: null, cwd: null, env: {}, maxOutputChars: 8000, baseDir: "/", timeoutSeconds: 5 };
-  const echo = await runCommandTool(
-    {
-      ...base,
-      argv: ["sh", "-c", 'read -r line; printf \'{"in": %s, "env": "%s"}\' "$line" "$OAM_TOOL_NAME"'],
-    },
-    "probe",
-    { id: "call_1", arguments: { city: "Oslo" } },
-  );
+  const echo = await runCommandTool({
+    ...base,
+    argv: ["sh", "-c", 'read -r line; printf \'{"in": %s, "env": "%s"}\' "$line" "$OAM_TOOL_NAME"'],
+  }, { name: "probe", call: { id: "call_1", arguments: { city: "Oslo" } } });
   assert.deepEqual(echo, { output: { in: { city: "Oslo" }, env: "probe" }, isError: false });
-  const fail = await runCommandTool({ ...base, argv: ["sh", "-c", "echo broken >&2; exit 3"] }, "f", {
-    id: "c",
-    arguments: {},
+  const fail = await runCommandTool({ ...base, argv: ["sh", "-c", "echo broken >&2; exit 3"] }, {
+    name: "f",
+    call: {
+      id: "c",
+      arguments: {},
+    },
   });
   assert.deepEqual(fail, { output: "Command exited with status 3: broken", isError: true });
-  const slow = await runCommandTool({ ...base, argv: ["sleep", "5"], timeoutSeconds: 0.2 }, "slow", {
-    id: "c",
-    arguments: {},
+  const slow = await runCommandTool({ ...base, argv: ["sleep", "5"], timeoutSeconds: 0.2 }, {
+    name: "slow",
+    call: {
+      id: "c",
+      arguments: {},
+    },
   });
   assert.deepEqual(slow, { output: "Tool 'slow' timed out after 0.2s.", isError: true });
-  const missing = await runCommandTool({ ...base, argv: ["/no/such/program"] }, "m", {
-    id: "c",
-    arguments: {},
+  const missing = await runCommandTool({ ...base, argv: ["/no/such/program"] }, {
+    name: "m",
+    call: {
+      id: "c",
+      arguments: {},
+    },
   });
   assert.equal(missing.isError, true);
-  const long = await runCommandTool({ ...base, argv: ["echo", "abcdefghij"], maxOutputChars: 4 }, "l", {
-    id: "c",
-    arguments: {},
+  const long = await runCommandTool({ ...base, argv: ["echo", "abcdefghij"], maxOutputChars: 4 }, {
+    name: "l",
+    call: {
+      id: "c",
+      arguments: {},
+    },
   });
   assert.deepEqual(long, { output: "abcd… (output cut at 4 characters)", isError: false });
 });

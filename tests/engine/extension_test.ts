@@ -24,7 +24,7 @@ class QuestMethods implements BridgeExtension {
     registry.register("quest/create", (request) => {
       const id = request.params.string("quest");
       const tools = request.params.has("tools")
-        ? parseToolDefinitions(request.params.get("tools"), "tools", 60_000).tools
+        ? parseToolDefinitions(request.params.get("tools"), { path: "tools", defaultTimeoutMs: 60_000 }).tools
         : [];
       const model = request.createModel(request.parseModel(request.params.get("model")));
       const agent = new Agent({

@@ -144,10 +144,9 @@ export class WireClient extends WireConnection {
   readonly engine: BridgeEngine;
 
   constructor(config: Partial<BridgeConfiguration> = {}) {
-    let engine!: BridgeEngine;
-    super((line) => engine.receive(line), () => engine.shutdown(), Promise.resolve());
-    engine = new BridgeEngine(config, (line) => this.deliver(line));
-    this.engine = engine;
+    const box: { engine?: BridgeEngine } = {};
+    super((line) => box.engine!.receive(line), () => box.engine!.shutdown(), Promise.resolve());
+    this.engine = box.engine = new BridgeEngine(config, (line) => this.deliver(line));
   }
 }
 

@@ -70,11 +70,14 @@ Deno.test("boundHistory: cuts only at prompts, keeps the last turn even when it 
     e("user", "c".repeat(100)),
     e("response", "d"),
   ];
-  assert.equal(boundHistory(history, total(history), len, 10, 1000), null);
-  const cut = boundHistory(history, total(history), len, 10, 50)!;
+  assert.equal(
+    boundHistory(history, { total: total(history), lengthOf: len, maxEntries: 10, maxChars: 1000 }),
+    null,
+  );
+  const cut = boundHistory(history, { total: total(history), lengthOf: len, maxEntries: 10, maxChars: 50 })!;
   assert.deepEqual(cut.map(textOf), ["c".repeat(100), "d"]);
   const single = [e("user", "x".repeat(100)), e("response", "y")];
-  assert.equal(boundHistory(single, 101, len, 1, 10), null);
+  assert.equal(boundHistory(single, { total: 101, lengthOf: len, maxEntries: 1, maxChars: 10 }), null);
 });
 
 Deno.test("session over the wire: 2,100 turns stay within 4096 entries; the transcript starts at a prompt", async () => {

@@ -21,10 +21,10 @@ Deno.test("settledWithin: an abort ends the wait at once; an aborted signal does
 
 Deno.test("abortableSleep: rejects with -32009 when the signal aborts", async () => {
   const controller = new AbortController();
-  const sleeping = abortableSleep(60_000, controller.signal, "Stopped.");
+  const sleeping = abortableSleep(60_000, controller.signal);
   controller.abort();
   await assert.rejects(
     sleeping,
-    (e) => e instanceof BridgeError && e.dataCode === "cancelled" && e.message === "Stopped.",
+    (e) => e instanceof BridgeError && e.dataCode === "cancelled" && e.message === "The turn was cancelled.",
   );
 });

@@ -10,14 +10,14 @@
  *
  * @example
  * ```ts
- * const doubled = await mapBounded([1, 2, 3], 2, (n) => Promise.resolve(n * 2)); // [2, 4, 6]
+ * const doubled = await mapBounded([1, 2, 3], { limit: 2, run: (n) => Promise.resolve(n * 2) }); // [2, 4, 6]
  * ```
  */
 export async function mapBounded<T, R>(
   items: readonly T[],
-  limit: number,
-  run: (item: T, index: number) => Promise<R>,
+  options: { limit: number; run: (item: T, index: number) => Promise<R> },
 ): Promise<R[]> {
+  const { limit, run } = options;
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async () => {

@@ -147,10 +147,16 @@ export function parseOptions(p: Params): { options: DecisionOption[]; warnings: 
  */
 export function parseDecision(
   p: Params,
-  extraKeys: readonly string[],
-  toolTimeoutMs: number | null,
-  npcPersona: (id: string) => JsonObject | undefined,
+  host: {
+    /** Keys besides the decision's that are not warned about. */
+    extraKeys: readonly string[];
+    /** The default timeout of its client tools (ms, null = none). */
+    toolTimeoutMs: number | null;
+    /** Looks up an NPC's persona (for an NPC `actor`). */
+    npcPersona: (id: string) => JsonObject | undefined;
+  },
 ): DecisionSpec {
+  const { extraKeys, toolTimeoutMs, npcPersona } = host;
   const keyWarnings = p.unknownKeys([...DECISION_KEYS, ...extraKeys]);
   const situation = situationText(p.value("situation"));
   const parsedOptions = parseOptions(p);
@@ -159,7 +165,10 @@ export function parseDecision(
   const actor = parseActor(p, npcPersona);
   if (actor) keyWarnings.push(...actor.warnings);
   const context = p.get("context");
-  const tools = parseToolDefinitions(p.get("tools"), p.name("tools"), toolTimeoutMs);
+  const tools = parseToolDefinitions(p.get("tools"), {
+    path: p.name("tools"),
+    defaultTimeoutMs: toolTimeoutMs,
+  });
   const toolWarnings = [...tools.warnings];
   const choiceValue = p.get("toolChoice");
   const toolChoice = choiceValue === undefined ? "auto" : parseToolChoice(choiceValue, p.name("toolChoice"));

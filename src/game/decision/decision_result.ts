@@ -64,10 +64,9 @@ export function isBlocked(error: BridgeError): boolean {
  */
 export function parseDecisionAnswer(
   value: JsonValue | undefined,
-  options: readonly DecisionOption[],
-  toolCalls: ToolRecord[],
-  usage: Usage,
+  turn: { options: readonly DecisionOption[]; toolCalls: ToolRecord[]; usage: Usage },
 ): Decision {
+  const { options, toolCalls, usage } = turn;
   if (!isJsonObject(value)) {
     throw BridgeError.of("generation_failed", "The model produced no decision.");
   }

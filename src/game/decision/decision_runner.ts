@@ -23,18 +23,25 @@ export function decisionPolicy(spec: DecisionSpec, settings: EngineSettings): To
   };
 }
 
+/** What a decision runs with. */
+export interface DecisionRun {
+  /** Supplies the turn sink (client tools through `tool/call`). */
+  drive: TurnDriver;
+  /** The host's lifetime: the turn observes it. */
+  signal: AbortSignal;
+  /** The engine settings of the request (instructions, temperature, tool choice, …). */
+  settings: EngineSettings;
+  /** The model that decides. */
+  model: LanguageModel;
+}
+
 /**
  * Runs a decision with more than one option on `model`. A `guardrail_violation` or `refusal` returns the
  * fallback decision when the spec has a `fallbackOptionID`; other failures reject with a BridgeError.
  * The turn runs through `drive` and observes `signal` (the host's lifetime).
  */
-export async function runDecision(
-  drive: TurnDriver,
-  signal: AbortSignal,
-  spec: DecisionSpec,
-  settings: EngineSettings,
-  model: LanguageModel,
-): Promise<Decision> {
+export async function runDecision(spec: DecisionSpec, run: DecisionRun): Promise<Decision> {
+  const { drive, signal, settings, model } = run;
   const agent = new Agent({
     model,
     instructions: decisionInstructions(spec, settings.instructions),
@@ -49,7 +56,11 @@ export async function runDecision(
   };
   try {
     const result = await drive((sink) => agent.runTurn(input, sink, signal));
-    return parseDecisionAnswer(result.structured, spec.options, result.toolCalls, result.usage);
+    return parseDecisionAnswer(result.structured, {
+      options: spec.options,
+      toolCalls: result.toolCalls,
+      usage: result.usage,
+    });
   } catch (error) {
     const e = toBridgeError(error);
     if (spec.fallbackOptionID !== null && isBlocked(e) && !signal.aborted) {

@@ -304,7 +304,11 @@ export class Npc {
 
   /** The save state of `npc/state` (complete turns only). */
   stateJson(): JsonObject {
-    const transcript = exportTranscript(this.instructions(), this.agent.tools, this.agent.entries);
+    const transcript = exportTranscript({
+      instructions: this.instructions(),
+      tools: this.agent.tools,
+      entries: this.agent.entries,
+    });
     return {
       version: STATE_VERSION,
       persona: personaJson(this.persona),

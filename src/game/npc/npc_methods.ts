@@ -169,7 +169,7 @@ export class NpcMethods {
     work: (op: Operation) => Promise<T>,
   ): Promise<T> {
     const limit = r.settings.maxQueuedOperations;
-    if (npc.queue.pending >= limit) throw queueFullError(NPC_KIND, npc.id, limit);
+    if (npc.queue.pending >= limit) throw queueFullError(NPC_KIND, { id: npc.id, limit: limit });
     const opening = this.#opening.get(npc);
     return npc.queue.schedule(opening === undefined ? work : (op) => opening.then(() => work(op))).promise;
   }
@@ -193,7 +193,10 @@ export class NpcMethods {
     warnings.push(...options.warnings);
     const memory = decodeMemory(objectAt(source.memory, source.memoryPath), source.memoryPath);
     warnings.push(...memory.warnings);
-    const tools = parseToolDefinitions(source.tools, source.toolsPath, options.value.toolTimeoutMs);
+    const tools = parseToolDefinitions(source.tools, {
+      path: source.toolsPath,
+      defaultTimeoutMs: options.value.toolTimeoutMs,
+    });
     warnings.push(...tools.warnings);
     let world: NpcWorld | null = null;
     if (source.world !== null) {
@@ -410,12 +413,17 @@ export class NpcMethods {
       out.push(...memory.warnings);
       let clientTools: AgentTool[] = npc.clientTools;
       if (toolsValue !== undefined) {
-        const parsed = parseToolDefinitions(toolsValue, "tools", options.value.toolTimeoutMs);
+        const parsed = parseToolDefinitions(toolsValue, {
+          path: "tools",
+          defaultTimeoutMs: options.value.toolTimeoutMs,
+        });
         clientTools = parsed.tools;
         out.push(...parsed.warnings);
       } else if (options.value.toolTimeoutMs !== npc.options.toolTimeoutMs) {
         const definitions = npc.clientTools.map((t): JsonValue => t.definition ?? {});
-        clientTools = parseToolDefinitions(definitions, "tools", options.value.toolTimeoutMs).tools;
+        clientTools =
+          parseToolDefinitions(definitions, { path: "tools", defaultTimeoutMs: options.value.toolTimeoutMs })
+            .tools;
       }
       const tools = npc.composeTools(clientTools, options.value);
       const countWarning = toolCountWarning(tools.length);

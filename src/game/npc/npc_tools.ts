@@ -50,7 +50,7 @@ export function composeTools(
 ): AgentTool[] {
   const builtIn: AgentTool[] = [];
   if (world) {
-    for (const t of worldTools(world, options.worldReadable, options.worldWritable)) {
+    for (const t of worldTools(world, { readable: options.worldReadable, writable: options.worldWritable })) {
       builtIn.push(worldAgentTool(t));
     }
   }

@@ -42,10 +42,14 @@ function memberWeight(inObject: boolean, key: string): number {
 }
 
 /**
- * Size change of writing `value` at validated, canonical `segments` (not the root) of `root`, counting the
+ * Size change of writing `write.value` at validated, canonical `write.segments` (not the root) of `root`, counting the
  * objects a write creates on the way.
  */
-export function writeDelta(root: ReadonlyJsonObject, segments: readonly string[], value: JsonValue): number {
+export function writeDelta(
+  root: ReadonlyJsonObject,
+  write: { segments: readonly string[]; value: JsonValue },
+): number {
+  const { segments, value } = write;
   let node: ReadonlyJsonValue = root;
   for (let i = 0; i < segments.length; i++) {
     const segment = segments[i];
@@ -86,7 +90,8 @@ export function mergeDelta(target: ReadonlyJsonObject, patch: ReadonlyJsonObject
   return delta;
 }
 
-/** Size change of removing the member `key` (holding `old`) from an object or a list. */
-export function removeDelta(inObject: boolean, key: string, old: ReadonlyJsonValue): number {
+/** Size change of removing the member `member.key` (holding `old`) from an object or a list. */
+export function removeDelta(old: ReadonlyJsonValue, member: { inObject: boolean; key: string }): number {
+  const { inObject, key } = member;
   return -(memberWeight(inObject, key) + jsonWeight(old));
 }

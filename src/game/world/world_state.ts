@@ -132,7 +132,7 @@ export class WorldState {
    */
   constructor(state: JsonObject = {}, options: WorldStateOptions = {}) {
     if (!isObjectValue(state)) throw new WorldError(ROOT_NOT_OBJECT_MESSAGE, "");
-    this.#root = importValue(state, MAX_WORLD_DEPTH, "") as JsonObject;
+    this.#root = importValue(state, { levels: MAX_WORLD_DEPTH, path: "" }) as JsonObject;
     this.#onObserverError = options.onObserverError ?? defaultObserverError;
     this.#maxSize = options.maxSize ?? MAX_WORLD_SIZE;
     this.#maxNotificationBytes = options.maxNotificationBytes ?? MAX_NOTIFICATION_BYTES;
@@ -242,12 +242,12 @@ export class WorldState {
     const segments = toSegments(path);
     if (segments.length === 0) {
       if (!isObjectValue(value)) throw new WorldError(ROOT_NOT_OBJECT_MESSAGE, "");
-      return this.#replaceRoot(importValue(value, MAX_WORLD_DEPTH, "") as JsonObject);
+      return this.#replaceRoot(importValue(value, { levels: MAX_WORLD_DEPTH, path: "" }) as JsonObject);
     }
     this.#walkForWrite(segments, false);
     const display = formatWorldPath(segments);
-    const imported = importValue(value, MAX_WORLD_DEPTH - segments.length, display);
-    const delta = writeDelta(this.#root, segments, imported);
+    const imported = importValue(value, { levels: MAX_WORLD_DEPTH - segments.length, path: display });
+    const delta = writeDelta(this.#root, { segments: segments, value: imported });
     this.#reserve(delta, segments);
     this.#checkFanOut(segments, () => jsonWeight(imported) + weightOf(this.#lookup(segments)));
     const change = this.#writeAt(segments, imported);
@@ -271,7 +271,7 @@ export class WorldState {
     if (segments.length === 0 && !isObjectValue(patch)) throw new WorldError(ROOT_NOT_OBJECT_MESSAGE, "");
     if (segments.length > 0) this.#walkForWrite(segments, false);
     const display = formatWorldPath(segments);
-    const imported = importValue(patch, MAX_WORLD_DEPTH - segments.length, display);
+    const imported = importValue(patch, { levels: MAX_WORLD_DEPTH - segments.length, path: display });
     const pending: PendingChange[] = [];
     const current = segments.length === 0 ? this.#root : this.#lookup(segments);
     // An object patch on an object merges; anything else replaces the value (like set).
@@ -279,7 +279,7 @@ export class WorldState {
     const replacement = merging ? null : isObjectValue(imported) ? stripNulls(imported) : imported;
     const delta = merging
       ? mergeDelta(current as JsonObject, imported as JsonObject)
-      : writeDelta(this.#root, segments, replacement);
+      : writeDelta(this.#root, { segments: segments, value: replacement });
     this.#reserve(delta, segments);
     this.#checkFanOut(segments, () => jsonWeight(imported) + weightOf(current));
     if (merging) mergeInto(current as JsonObject, imported as JsonObject, segments, pending);
@@ -315,7 +315,7 @@ export class WorldState {
       old = parent[last];
       this.#checkFanOut(segments, () => jsonWeight(old), "Removing");
       delete parent[last];
-      this.#size += removeDelta(true, last, old);
+      this.#size += removeDelta(old, { inObject: true, key: last });
     } else if (Array.isArray(parent)) {
       const index = arrayIndex(last);
       if (index === undefined || index >= parent.length) {
@@ -323,7 +323,7 @@ export class WorldState {
       }
       this.#checkFanOut(segments, () => jsonWeight(parent[index]), "Removing");
       old = parent.splice(index, 1)[0];
-      this.#size += removeDelta(false, last, old);
+      this.#size += removeDelta(old, { inObject: false, key: last });
       normalized = [...segments.slice(0, -1), String(index)];
     } else {
       return { removed: false, oldValue: null, changes: [] };

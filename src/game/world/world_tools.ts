@@ -132,7 +132,7 @@ export function updateWorldStateTool(writable: readonly string[], world: WorldSt
       if (raw === undefined) return failure(`Cannot set '${shown}': no value was given.`);
       const text = typeof raw === "string" ? raw : compactJson(raw);
       const current = world.peek(resolved);
-      const coerced = coerceWorldValue(shown, text, current);
+      const coerced = coerceWorldValue(text, { path: shown, current: current });
       if ("error" in coerced) return failure(coerced.error);
       const was = current === undefined ? "." : ` (was ${truncateText(compactJson(current), 200)}).`;
       try {
@@ -147,15 +147,15 @@ export function updateWorldStateTool(writable: readonly string[], world: WorldSt
 }
 
 /**
- * The world tools an NPC gets, in order: `read_world_state` when `readable` is non-empty, then
- * `update_world_state` when `writable` is non-empty.
+ * The world tools an NPC gets, in order: `read_world_state` when `paths.readable` is non-empty, then
+ * `update_world_state` when `paths.writable` is non-empty.
  * @throws {WorldError} when a configured path is malformed.
  */
 export function worldTools(
   world: WorldState,
-  readable: readonly string[],
-  writable: readonly string[],
+  paths: { readable: readonly string[]; writable: readonly string[] },
 ): WorldTool[] {
+  const { readable, writable } = paths;
   const tools: WorldTool[] = [];
   if (readable.length > 0) tools.push(readWorldStateTool(readable, world));
   if (writable.length > 0) tools.push(updateWorldStateTool(writable, world));
@@ -174,10 +174,10 @@ export function worldTools(
  * @returns `{value}` or `{error}` with the message for the model.
  */
 export function coerceWorldValue(
-  path: string,
   text: string,
-  current: ReadonlyJsonValue | undefined,
+  target: { path: string; current: ReadonlyJsonValue | undefined },
 ): { value: JsonValue } | { error: string } {
+  const { path, current } = target;
   if (current === undefined || current === null) {
     const parsed = tryParseJson(text);
     return { value: parsed === undefined ? text : parsed };

@@ -77,14 +77,19 @@ export function truncateText(text: string, max: number): string {
 }
 
 /**
- * Validates `value` as JSON nested at most `levels` containers deep and returns a deep copy whose objects
+ * Validates `value` as JSON nested at most `limits.levels` containers deep and returns a deep copy whose objects
  * have no prototype. Recursion stops at the limit, so hostile depth cannot exhaust the stack.
  *
- * @param path canonical path used in error messages.
+ * `limits.path` is the canonical path used in error messages.
  * @throws {WorldError} when the value is not JSON (undefined, functions, non-finite numbers, class
  *   instances, sparse arrays) or nests too deeply.
  */
-export function importValue(value: unknown, levels: number, path: string): JsonValue {
+export function importValue(value: unknown, limits: { levels: number; path: string }): JsonValue {
+  return copyIn(value, limits.levels, limits.path);
+}
+
+/** {@link importValue}'s recursion (positional: it runs once per stored node). */
+function copyIn(value: unknown, levels: number, path: string): JsonValue {
   if (levels < 0) throw tooDeep(path);
   if (value === null || typeof value === "string" || typeof value === "boolean") return value;
   if (typeof value === "number") {
@@ -97,7 +102,7 @@ export function importValue(value: unknown, levels: number, path: string): JsonV
     const out: JsonValue[] = [];
     for (let i = 0; i < value.length; i++) {
       if (!(i in value)) throw notJson(path);
-      out.push(importValue(value[i], levels - 1, path));
+      out.push(copyIn(value[i], levels - 1, path));
     }
     return out;
   }
@@ -106,7 +111,7 @@ export function importValue(value: unknown, levels: number, path: string): JsonV
   const out = emptyStore();
   const source = value as Record<string, unknown>;
   for (const key of Object.keys(source)) {
-    defineKey(out, key, importValue(source[key], levels - 1, path));
+    defineKey(out, key, copyIn(source[key], levels - 1, path));
   }
   return out;
 }

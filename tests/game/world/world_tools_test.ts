@@ -422,24 +422,28 @@ Deno.test("read_world_state: readable paths under __proto__ and inherited keys a
 });
 
 Deno.test("coerceWorldValue: direct", () => {
-  assert.deepEqual(coerceWorldValue("p", "x", undefined), { value: "x" });
-  assert.deepEqual(coerceWorldValue("p", "[1, 2]", null), { value: [1, 2] });
-  assert.deepEqual(coerceWorldValue("p", "0.5", 1), { value: 0.5 });
-  assert.deepEqual(coerceWorldValue("p", ".5", 1), { value: 0.5 });
-  assert.deepEqual(coerceWorldValue("p", "0x10", 1), {
+  assert.deepEqual(coerceWorldValue("x", { path: "p", current: undefined }), { value: "x" });
+  assert.deepEqual(coerceWorldValue("[1, 2]", { path: "p", current: null }), { value: [1, 2] });
+  assert.deepEqual(coerceWorldValue("0.5", { path: "p", current: 1 }), { value: 0.5 });
+  assert.deepEqual(coerceWorldValue(".5", { path: "p", current: 1 }), { value: 0.5 });
+  assert.deepEqual(coerceWorldValue("0x10", { path: "p", current: 1 }), {
     error: "Cannot set 'p': it holds a number; '0x10' is not a number.",
   });
-  assert.deepEqual(coerceWorldValue("p", "  spaced  ", "s"), { value: "  spaced  " });
-  assert.deepEqual(coerceWorldValue("p", " FALSE ", true), { value: false });
+  assert.deepEqual(coerceWorldValue("  spaced  ", { path: "p", current: "s" }), { value: "  spaced  " });
+  assert.deepEqual(coerceWorldValue(" FALSE ", { path: "p", current: true }), { value: false });
 });
 
 Deno.test("worldTools: composition", () => {
   const world = village();
-  assert.deepEqual(worldTools(world, [""], []).map((t) => t.name), ["read_world_state"]);
-  assert.deepEqual(worldTools(world, [], ["x"]).map((t) => t.name), ["update_world_state"]);
-  assert.deepEqual(worldTools(world, ["a"], ["x"]).map((t) => t.name), [
+  assert.deepEqual(worldTools(world, { readable: [""], writable: [] }).map((t) => t.name), [
+    "read_world_state",
+  ]);
+  assert.deepEqual(worldTools(world, { readable: [], writable: ["x"] }).map((t) => t.name), [
+    "update_world_state",
+  ]);
+  assert.deepEqual(worldTools(world, { readable: ["a"], writable: ["x"] }).map((t) => t.name), [
     "read_world_state",
     "update_world_state",
   ]);
-  assert.deepEqual(worldTools(world, [], []), []);
+  assert.deepEqual(worldTools(world, { readable: [], writable: [] }), []);
 });
