@@ -367,7 +367,7 @@ export class Agent {
     };
     const model = this.model;
     for (let index = 0;; index++) {
-      const plan = planStep(input.policy, this.tools, attempt);
+      const plan = planStep({ policy: input.policy, tools: this.tools, progress: attempt });
       const trimmed = this.entries.length > 0 && needsTrim(model, this.settings)
         ? (yield trimHistory({
           model,

@@ -51,7 +51,8 @@ const DISALLOWED: StepPlan = Object.freeze({
 });
 
 /** Plans the next step from the policy, the session's tools and the turn's progress. */
-export function planStep(policy: ToolPolicy, tools: AgentTool[], progress: TurnProgress): StepPlan {
+export function planStep(turn: { policy: ToolPolicy; tools: AgentTool[]; progress: TurnProgress }): StepPlan {
+  const { policy, tools, progress } = turn;
   let visible = policy.enabledTools === null
     ? tools
     : tools.filter((t) => policy.enabledTools!.includes(t.name));

@@ -103,9 +103,9 @@ export function parseRetryAfter(
 /** Maps an HTTP error answer to a BridgeError. */
 export function httpError(
   status: number,
-  info: ServerErrorInfo,
-  context: { model: string; url: string; retryAfter: string | null },
+  context: { info: ServerErrorInfo; model: string; url: string; retryAfter: string | null },
 ): BridgeError {
+  const { info } = context;
   const data = infoData(info, status);
   const said = info.message === "" ? "" : `: ${info.message}`;
   if (status === 401 || status === 403) {

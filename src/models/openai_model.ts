@@ -246,7 +246,8 @@ class OpenAIModel implements LanguageModel {
         ).withCause(e);
       try {
         if (!response.ok) {
-          throw httpError(response.status, await readServerError(response), {
+          throw httpError(response.status, {
+            info: await readServerError(response),
             model: this.#config.model,
             url,
             retryAfter: response.headers.get("retry-after"),

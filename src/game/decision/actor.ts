@@ -9,7 +9,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from "../../protocol/js
 import { Params, showValue } from "../../protocol/params.ts";
 import { notFoundError } from "../../util/object_ids.ts";
 import { NPC_KIND } from "../game_kinds.ts";
-import { decodePersonaHead } from "../npc/persona.ts";
+import { parsePersonaHead } from "../npc/persona.ts";
 
 /** What a decision needs to know about its actor. */
 export interface Actor {
@@ -34,7 +34,7 @@ export interface ParsedActor {
 /**
  * Parses the `actor` param at `p.name("actor")`: an NPC id (resolved with `npcPersona`; unknown →
  * `-32050 npc_not_found`) or a persona object (`name` required; read like an NPC persona's head, see
- * {@link decodePersonaHead}; keys other than the NPC persona fields are warned about).
+ * {@link parsePersonaHead}; keys other than the NPC persona fields are warned about).
  */
 export function parseActor(
   p: Params,
@@ -55,7 +55,7 @@ export function parseActor(
     );
   }
   const a = new Params(value, `${p.name("actor")}.`);
-  const { name, role, personality, warnings } = decodePersonaHead(a);
+  const { name, role, personality, warnings } = parsePersonaHead(a);
   const actor: Actor = { name, role, personality, goals: a.optionalStringArray("goals") ?? [] };
   return { actor, warnings };
 }

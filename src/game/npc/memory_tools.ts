@@ -107,9 +107,9 @@ export function changeRelationshipTool(host: MemoryToolHost, maxChange: number):
 /** The enabled memory tools, in canonical order. */
 export function memoryTools(
   names: readonly MemoryToolName[],
-  host: MemoryToolHost,
-  maxChange: number,
+  options: { host: MemoryToolHost; maxChange: number },
 ): AgentTool[] {
+  const { host, maxChange } = options;
   const tools: AgentTool[] = [];
   if (names.includes("rememberFact")) tools.push(rememberFactTool(host));
   if (names.includes("changeRelationship")) tools.push(changeRelationshipTool(host, maxChange));

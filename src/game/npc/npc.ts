@@ -131,9 +131,13 @@ export class Npc {
 
   /** Every tool the model sees for these client tools and options (validated). */
   composeTools(clientTools: AgentTool[], options: NpcOptions): AgentTool[] {
-    return composeTools(clientTools, this.world?.state ?? null, options, {
-      memory: () => this.memory,
-      stage: () => this.#stage,
+    return composeTools(clientTools, {
+      world: this.world?.state ?? null,
+      options: options,
+      host: {
+        memory: () => this.memory,
+        stage: () => this.#stage,
+      },
     });
   }
 
@@ -211,7 +215,7 @@ export class Npc {
   /** Commits the running stage into the memory. */
   commitStage(): void {
     if (this.#stage && !this.#stage.empty) {
-      this.memory = applyStage(this.memory, this.#stage, this.options.maxFacts);
+      this.memory = applyStage(this.memory, { stage: this.#stage, maxFacts: this.options.maxFacts });
     }
     this.#stage = null;
   }

@@ -5,7 +5,7 @@
  */
 import type { JsonObject } from "../../protocol/json.ts";
 import { Params } from "../../protocol/params.ts";
-import type { Decoded } from "./persona.ts";
+import type { Parsed } from "./persona.ts";
 import { listSentence } from "./prose.ts";
 
 /** Memory keys, in the order of their JSON form. */
@@ -31,8 +31,8 @@ export function emptyMemory(): NpcMemory {
   return { facts: [], relationship: 0, summary: null };
 }
 
-/** Decodes `memory` at `path` (absent → empty). */
-export function decodeMemory(value: JsonObject | undefined, path: string): Decoded<NpcMemory> {
+/** Parses `memory` at `path` (absent → empty). */
+export function parseMemory(value: JsonObject | undefined, path: string): Parsed<NpcMemory> {
   if (value === undefined) return { value: emptyMemory(), warnings: [] };
   const p = new Params(value, `${path}.`);
   const warnings = p.unknownKeys(MEMORY_KEYS);
@@ -107,8 +107,9 @@ export class MemoryStage {
   }
 }
 
-/** The memory after committing `stage`: facts appended and trimmed to `maxFacts`, relationship clamped. */
-export function applyStage(memory: NpcMemory, stage: MemoryStage, maxFacts: number): NpcMemory {
+/** The memory after committing `change.stage`: facts appended and trimmed to `change.maxFacts`, relationship clamped. */
+export function applyStage(memory: NpcMemory, change: { stage: MemoryStage; maxFacts: number }): NpcMemory {
+  const { stage, maxFacts } = change;
   let facts = [...memory.facts, ...stage.facts];
   if (facts.length > maxFacts) facts = facts.slice(facts.length - maxFacts);
   return {

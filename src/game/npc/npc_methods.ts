@@ -32,10 +32,10 @@ import type { GameContext } from "../game_context.ts";
 import { mergePatch } from "./merge_patch.ts";
 import { Npc, type NpcWorld } from "./npc.ts";
 import { composeTools } from "./npc_tools.ts";
-import { decodeMemory, emptyMemory, memoryJson } from "./npc_memory.ts";
-import { decodeOptions, optionsJson } from "./npc_options.ts";
+import { emptyMemory, memoryJson, parseMemory } from "./npc_memory.ts";
+import { optionsJson, parseNpcOptions } from "./npc_options.ts";
 import { runBark, runTalk, type TalkHost } from "./npc_turn.ts";
-import { decodePersona, personaJson } from "./persona.ts";
+import { parsePersona, personaJson } from "./persona.ts";
 
 /** Most NPCs on one bridge. */
 export const MAX_NPCS = 128;
@@ -183,15 +183,14 @@ export class NpcMethods {
   /** Validates a source and adds the NPC. Returns the create/restore result (maybe after an availability check). */
   #build(r: HandlerContext, source: NpcSource, warnings: string[]): JsonValue | Pending<JsonValue> {
     if (source.id !== undefined) checkObjectId(source.id, "npc");
-    const persona = decodePersona(source.persona, source.personaPath);
+    const persona = parsePersona(source.persona, source.personaPath);
     warnings.push(...persona.warnings);
-    const options = decodeOptions(
-      objectAt(source.options, source.optionsPath),
-      source.optionsPath,
-      toolTimeoutMsOf(r.settings.toolTimeoutSeconds),
-    );
+    const options = parseNpcOptions(objectAt(source.options, source.optionsPath), {
+      path: source.optionsPath,
+      defaultTimeoutMs: toolTimeoutMsOf(r.settings.toolTimeoutSeconds),
+    });
     warnings.push(...options.warnings);
-    const memory = decodeMemory(objectAt(source.memory, source.memoryPath), source.memoryPath);
+    const memory = parseMemory(objectAt(source.memory, source.memoryPath), source.memoryPath);
     warnings.push(...memory.warnings);
     const tools = parseToolDefinitions(source.tools, {
       path: source.toolsPath,
@@ -212,9 +211,13 @@ export class NpcMethods {
     const spec = r.parseModel(source.model);
     const model = r.createModel(spec);
     // Validate the tool set before the id and limit checks (a failed create must not use up an id).
-    const toolNames = composeTools(tools.tools, world?.state ?? null, options.value, {
-      memory: () => memory.value,
-      stage: () => null,
+    const toolNames = composeTools(tools.tools, {
+      world: world?.state ?? null,
+      options: options.value,
+      host: {
+        memory: () => memory.value,
+        stage: () => null,
+      },
     }).map((t) => t.name);
     const countWarning = toolCountWarning(toolNames.length);
     if (countWarning) warnings.push(countWarning);
@@ -351,12 +354,11 @@ export class NpcMethods {
       r,
       npc,
       (op) =>
-        runTalk(
-          npc,
-          talkHost(r, npc.id),
-          { line, situation, stream, warnings, ...(toolChoice ? { toolChoice } : {}) },
-          op,
-        ),
+        runTalk(npc, {
+          host: talkHost(r, npc.id),
+          input: { line, situation, stream, warnings, ...(toolChoice ? { toolChoice } : {}) },
+          op: op,
+        }),
     );
   }
 
@@ -370,7 +372,7 @@ export class NpcMethods {
     // earlier reaches the model first.
     return (this.#opening.get(npc) ?? Promise.resolve())
       .then(() => new Promise((resolve) => setTimeout(resolve, 0)))
-      .then(() => runBark(npc, situation, signal))
+      .then(() => runBark(npc, { situation: situation, signal: signal }))
       .then((result) => warnings.length > 0 ? { ...result, warnings } : result);
   }
 
@@ -396,19 +398,18 @@ export class NpcMethods {
       await npc.settle(op);
       const out = [...warnings];
       const persona = personaPatch
-        ? decodePersona(mergePatch(personaJson(npc.persona), personaPatch), "persona")
+        ? parsePersona(mergePatch(personaJson(npc.persona), personaPatch), "persona")
         : { value: npc.persona, warnings: [] };
       out.push(...persona.warnings);
       const options = optionsPatch
-        ? decodeOptions(
-          mergePatch(optionsJson(npc.options), optionsPatch) as JsonObject,
-          "options",
-          toolTimeoutMsOf(r.settings.toolTimeoutSeconds),
-        )
+        ? parseNpcOptions(mergePatch(optionsJson(npc.options), optionsPatch) as JsonObject, {
+          path: "options",
+          defaultTimeoutMs: toolTimeoutMsOf(r.settings.toolTimeoutSeconds),
+        })
         : { value: npc.options, warnings: [] };
       out.push(...options.warnings);
       const memory = memoryPatch
-        ? decodeMemory(mergePatch(memoryJson(npc.memory), memoryPatch) as JsonObject, "memory")
+        ? parseMemory(mergePatch(memoryJson(npc.memory), memoryPatch) as JsonObject, "memory")
         : { value: npc.memory, warnings: [] };
       out.push(...memory.warnings);
       let clientTools: AgentTool[] = npc.clientTools;

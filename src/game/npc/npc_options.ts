@@ -10,7 +10,7 @@ import type { ToolChoice } from "../../agent/types.ts";
 import { parseToolChoice, toolChoiceJson } from "../../agent/tool_definitions.ts";
 import { parseWorldPath, WorldError } from "../world/mod.ts";
 import type { Emotion } from "./emotions.ts";
-import { type Decoded, decodeEmotion } from "./persona.ts";
+import { type Parsed, parseEmotionParam } from "./persona.ts";
 
 /** How the NPC's reply is generated (see the `replyFormat` trade-off in §6). */
 export type ReplyFormat = "automatic" | "structured" | "text";
@@ -141,7 +141,7 @@ function memoryToolName(item: JsonValue, name: string): MemoryToolName {
 }
 
 /** Parses `memoryTools`: a list of names (camelCase or tool names), `"all"`, `"none"` or a bit mask (1, 2). */
-export function decodeMemoryTools(value: JsonValue, name: string): MemoryToolName[] {
+export function parseMemoryTools(value: JsonValue, name: string): MemoryToolName[] {
   let set: Set<MemoryToolName>;
   if (value === "all") set = new Set(["rememberFact", "changeRelationship"]);
   else if (value === "none") set = new Set();
@@ -174,15 +174,15 @@ function worldPaths(p: Params, key: string, fallback: string[]): string[] {
 }
 
 /**
- * Decodes `options` at `path` (`options`, `state.options`). Absent keys and `null` members take the
+ * Parses `options` at `path` (`options`, `state.options`). Absent keys and `null` members take the
  * defaults, except an explicit `null` `secretsUnlockAtRelationship`, which selects the guarded mode.
  * `defaultTimeoutMs` is the engine's tool timeout (null = none).
  */
-export function decodeOptions(
+export function parseNpcOptions(
   value: JsonObject | undefined,
-  path: string,
-  defaultTimeoutMs: number | null,
-): Decoded<NpcOptions> {
+  param: { path: string; defaultTimeoutMs: number | null },
+): Parsed<NpcOptions> {
+  const { path, defaultTimeoutMs } = param;
   const o = defaultOptions(defaultTimeoutMs);
   if (value === undefined) return { value: o, warnings: [] };
   const p = new Params(value, `${path}.`);
@@ -208,7 +208,7 @@ export function decodeOptions(
   o.worldWritable = worldPaths(p, "worldWritable", o.worldWritable);
   o.worldContextPaths = worldPaths(p, "worldContextPaths", o.worldContextPaths);
   const memoryTools = p.get("memoryTools");
-  if (memoryTools !== undefined) o.memoryTools = decodeMemoryTools(memoryTools, p.name("memoryTools"));
+  if (memoryTools !== undefined) o.memoryTools = parseMemoryTools(memoryTools, p.name("memoryTools"));
   o.maxFacts = p.optionalInteger("maxFacts", { min: 0 }) ?? o.maxFacts;
   o.maxRelationshipChange = p.optionalInteger("maxRelationshipChange", { min: 0, max: 200 }) ??
     o.maxRelationshipChange;
@@ -222,7 +222,7 @@ export function decodeOptions(
   if (emotions !== undefined) {
     const list: Emotion[] = [];
     emotions.forEach((item, i) => {
-      const emotion = decodeEmotion(item, `${p.name("emotions")}[${i}]`, warnings);
+      const emotion = parseEmotionParam(item, { name: `${p.name("emotions")}[${i}]`, warnings: warnings });
       if (!list.includes(emotion)) list.push(emotion);
     });
     o.emotions = list;
@@ -245,15 +245,6 @@ export function decodeOptions(
   o.maximumResponseTokens = p.optionalInteger("maximumResponseTokens", { min: 1 }) ?? o.maximumResponseTokens;
   o.barkMaximumTokens = p.optionalInteger("barkMaximumTokens", { min: 1 }) ?? o.barkMaximumTokens;
   return { value: o, warnings };
-}
-
-/** Reads the `options` member of `p` (absent/null → defaults). */
-export function decodeOptionsParam(
-  p: Params,
-  key: string,
-  defaultTimeoutMs: number | null,
-): Decoded<NpcOptions> {
-  return decodeOptions(p.optionalObject(key), p.name(key), defaultTimeoutMs);
 }
 
 /** The JSON form of every option (saved by `npc/state`; `toolTimeoutSeconds` 0 = no limit). */

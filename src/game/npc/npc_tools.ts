@@ -44,17 +44,16 @@ export function worldAgentTool(tool: WorldTool): AgentTool {
  */
 export function composeTools(
   clientTools: AgentTool[],
-  world: WorldState | null,
-  options: NpcOptions,
-  host: MemoryToolHost,
+  npc: { world: WorldState | null; options: NpcOptions; host: MemoryToolHost },
 ): AgentTool[] {
+  const { world, options, host } = npc;
   const builtIn: AgentTool[] = [];
   if (world) {
     for (const t of worldTools(world, { readable: options.worldReadable, writable: options.worldWritable })) {
       builtIn.push(worldAgentTool(t));
     }
   }
-  builtIn.push(...memoryTools(options.memoryTools, host, options.maxRelationshipChange));
+  builtIn.push(...memoryTools(options.memoryTools, { host, maxChange: options.maxRelationshipChange }));
   for (const t of builtIn) {
     if (clientTools.some((c) => c.name === t.name)) {
       throw BridgeError.invalidParams(

@@ -90,10 +90,9 @@ interface Reply {
  */
 export async function runTalk(
   npc: Npc,
-  host: TalkHost,
-  input: TalkInput,
-  op: Operation,
+  talk: { host: TalkHost; input: TalkInput; op: Operation },
 ): Promise<JsonObject> {
+  const { host, input, op } = talk;
   await npc.settle(op);
   const policy = turnPolicy(npc, input.toolChoice);
   npc.prepareTurn();
@@ -254,7 +253,11 @@ const NO_TOOLS: TurnSink = {
  * A bark: one short line from a fresh one-off agent on the NPC's model, without history, memory or tools.
  * Runs concurrently with the NPC's turns. Errors are returned as they are.
  */
-export async function runBark(npc: Npc, situation: string | null, signal: AbortSignal): Promise<JsonObject> {
+export async function runBark(
+  npc: Npc,
+  bark: { situation: string | null; signal: AbortSignal },
+): Promise<JsonObject> {
+  const { situation, signal } = bark;
   const persona = npc.persona;
   const options = npc.options;
   const instructions = renderInstructions(persona, {

@@ -1,5 +1,5 @@
 /**
- * An NPC's persona (§6 `persona`): decoding from JSON with defaults and warnings, and its JSON form.
+ * An NPC's persona (§6 `persona`): parsing from JSON with defaults and warnings, and its JSON form.
  * @module
  */
 import { BridgeError } from "../../protocol/errors.ts";
@@ -60,9 +60,9 @@ export interface PersonaHead {
 /**
  * Reads the head of a persona object through `p` (whose prefix is the object's path): keys other than
  * {@link PERSONA_KEYS} become warnings, `name` is required and must not be empty once trimmed, `role` and
- * `personality` are trimmed. Shared by {@link decodePersona} and decision actors.
+ * `personality` are trimmed. Shared by {@link parsePersona} and decision actors.
  */
-export function decodePersonaHead(p: Params): PersonaHead {
+export function parsePersonaHead(p: Params): PersonaHead {
   const warnings = p.unknownKeys(PERSONA_KEYS);
   const name = p.string("name").trim();
   if (name === "") throw BridgeError.invalidParams(`'${p.name("name")}' must not be empty.`);
@@ -74,9 +74,9 @@ export function decodePersonaHead(p: Params): PersonaHead {
   };
 }
 
-/** A decoded value and the warnings it raised. */
-export interface Decoded<T> {
-  /** The decoded value. */
+/** A parsed value and the warnings it raised. */
+export interface Parsed<T> {
+  /** The parsed value. */
   value: T;
   /** Warnings, e.g. unknown keys. */
   warnings: string[];
@@ -86,7 +86,8 @@ export interface Decoded<T> {
  * Reads an emotion field leniently; an unknown word becomes `neutral` with a warning.
  * `name` is the full parameter name for the warning.
  */
-export function decodeEmotion(value: JsonValue, name: string, warnings: string[]): Emotion {
+export function parseEmotionParam(value: JsonValue, param: { name: string; warnings: string[] }): Emotion {
+  const { name, warnings } = param;
   if (typeof value !== "string") {
     throw BridgeError.invalidParams(`Parameter '${name}' must be a string; got ${showValue(value)}.`);
   }
@@ -97,15 +98,15 @@ export function decodeEmotion(value: JsonValue, name: string, warnings: string[]
 }
 
 /**
- * Decodes a persona object at `path` (`persona`, `state.persona`). Only `name` is required; `null` members
+ * Parses a persona object at `path` (`persona`, `state.persona`). Only `name` is required; `null` members
  * mean the default; unknown keys are warned about ("Unknown parameter 'persona.x' was ignored.").
  */
-export function decodePersona(value: JsonValue | undefined, path: string): Decoded<Persona> {
+export function parsePersona(value: JsonValue | undefined, path: string): Parsed<Persona> {
   if (!isJsonObject(value)) {
     throw BridgeError.invalidParams(`'${path}' must be an object with at least a 'name'.`);
   }
   const p = new Params(value, `${path}.`);
-  const { name, role, personality, warnings } = decodePersonaHead(p);
+  const { name, role, personality, warnings } = parsePersonaHead(p);
   const emotion = p.get("defaultEmotion");
   const persona: Persona = {
     name,
@@ -118,7 +119,7 @@ export function decodePersona(value: JsonValue | undefined, path: string): Decod
     secrets: p.optionalStringArray("secrets") ?? [],
     defaultEmotion: emotion === undefined
       ? "neutral"
-      : decodeEmotion(emotion, p.name("defaultEmotion"), warnings),
+      : parseEmotionParam(emotion, { name: p.name("defaultEmotion"), warnings: warnings }),
     maxSentences: p.optionalInteger("maxSentences", { min: 1, max: 1000 }) ?? 2,
   };
   return { value: persona, warnings };
