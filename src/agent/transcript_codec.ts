@@ -113,15 +113,11 @@ function readSegments(value: JsonValue | undefined, where: string, param: string
   });
 }
 
-/**
- * Parses a saved transcript: the envelope, its `transcript` member, or a whole `session/transcript` result.
- * Throws -32602 with "'<param>' must be a transcript object from session/transcript." or
- * "'<param>' is not a valid transcript: <reason>".
- */
-export function importTranscript(value: JsonValue, param = "history"): ImportedTranscript {
-  if (!isJsonObject(value)) {
-    throw BridgeError.invalidParams(`'${param}' must be a transcript object from session/transcript.`);
-  }
+/** The entries of a saved transcript: the envelope, its `transcript` member, or a whole `session/transcript` result. */
+function transcriptEntries(value: JsonValue, param: string): JsonValue[] {
+  const notTranscript = () =>
+    BridgeError.invalidParams(`'${param}' must be a transcript object from session/transcript.`);
+  if (!isJsonObject(value)) throw notTranscript();
   let envelope: JsonObject = value;
   if (!isJsonObject(envelope.transcript) || !Array.isArray(envelope.transcript.entries)) {
     if (Array.isArray(envelope.entries)) envelope = { transcript: envelope };
@@ -130,87 +126,113 @@ export function importTranscript(value: JsonValue, param = "history"): ImportedT
     envelope = envelope.transcript; // a whole session/transcript result
   }
   const inner = envelope.transcript;
-  if (!isJsonObject(inner) || !Array.isArray(inner.entries)) {
-    throw BridgeError.invalidParams(`'${param}' must be a transcript object from session/transcript.`);
+  if (!isJsonObject(inner) || !Array.isArray(inner.entries)) throw notTranscript();
+  return inner.entries;
+}
+
+/** Where an entry is read from, for error messages: `entries[<i>]` of parameter `param`. */
+interface EntryPlace {
+  where: string;
+  param: string;
+}
+
+/** The instructions entry: its text (null when empty) and its tool definitions. */
+function readInstructions(
+  raw: JsonObject,
+  at: EntryPlace,
+): { instructions: string | null; tools: TranscriptToolDefinition[] } {
+  const { where, param } = at;
+  const text = readSegments(raw.contents, where, param).map((s) => s.type === "text" ? s.text : "").join("");
+  if (raw.tools !== undefined && !Array.isArray(raw.tools)) fail(param, `${where}.tools must be an array`);
+  const tools: TranscriptToolDefinition[] = [];
+  for (const [k, t] of (raw.tools as JsonValue[] ?? []).entries()) {
+    const fn = isJsonObject(t) && isJsonObject(t.function) ? t.function : t;
+    if (!isJsonObject(fn) || typeof fn.name !== "string") {
+      fail(param, `${where}.tools[${k}] must be a tool definition with a name`);
+    }
+    tools.push({
+      type: "function",
+      function: {
+        name: fn.name,
+        description: typeof fn.description === "string" ? fn.description : "",
+        parameters: isJsonObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} },
+      },
+    });
   }
+  return { instructions: text === "" ? null : text, tools };
+}
+
+/** A prompt entry (`role: "user"`). */
+function readPrompt(raw: JsonObject, id: string, at: EntryPlace): ConversationEntry {
+  return {
+    id,
+    role: "user",
+    contents: readSegments(raw.contents, at.where, at.param),
+    options: isJsonObject(raw.options) ? raw.options : {},
+    ...(isJsonObject(raw.responseFormat) && typeof raw.responseFormat.name === "string" &&
+        isJsonObject(raw.responseFormat.schema)
+      ? { responseFormat: { name: raw.responseFormat.name, schema: raw.responseFormat.schema } }
+      : {}),
+  };
+}
+
+/** A response entry: an answer, or a round of tool calls. */
+function readResponse(raw: JsonObject, id: string, at: EntryPlace): ConversationEntry {
+  const { where, param } = at;
+  if (raw.toolCalls === undefined) {
+    return { id, role: "response", contents: readSegments(raw.contents, where, param), assets: [] };
+  }
+  if (!Array.isArray(raw.toolCalls)) fail(param, `${where}.toolCalls must be an array`);
+  const calls = raw.toolCalls.map((c, k) => {
+    if (!isJsonObject(c) || typeof c.id !== "string" || typeof c.name !== "string") {
+      fail(param, `${where}.toolCalls[${k}] needs 'id' and 'name'`);
+    }
+    const args = typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments ?? {});
+    return { id: c.id, name: c.name, arguments: args };
+  });
+  return { id, role: "response", toolCalls: calls, contents: [], assets: [] };
+}
+
+/** A tool output entry (its id is its call's). */
+function readToolOutput(raw: JsonObject, id: string, at: EntryPlace): ConversationEntry {
+  const callId = typeof raw.toolCallID === "string" ? raw.toolCallID : id;
+  return {
+    id: callId,
+    role: "tool",
+    toolCallID: callId,
+    toolName: typeof raw.toolName === "string" ? raw.toolName : "",
+    contents: readSegments(raw.contents, at.where, at.param),
+  };
+}
+
+/**
+ * Parses a saved transcript: the envelope, its `transcript` member, or a whole `session/transcript` result.
+ * Throws -32602 with "'<param>' must be a transcript object from session/transcript." or
+ * "'<param>' is not a valid transcript: <reason>".
+ */
+export function importTranscript(value: JsonValue, param = "history"): ImportedTranscript {
   let instructions: string | null = null;
   let tools: TranscriptToolDefinition[] = [];
   const entries: ConversationEntry[] = [];
-  inner.entries.forEach((raw, i) => {
-    const where = `entries[${i}]`;
-    if (!isJsonObject(raw)) fail(param, `${where} must be an object`);
+  transcriptEntries(value, param).forEach((raw, i) => {
+    const at: EntryPlace = { where: `entries[${i}]`, param };
+    if (!isJsonObject(raw)) fail(param, `${at.where} must be an object`);
     const id = typeof raw.id === "string" ? raw.id : newEntryId();
     switch (raw.role) {
-      case "instructions": {
-        const text = readSegments(raw.contents, where, param).map((s) => s.type === "text" ? s.text : "")
-          .join("");
-        instructions = text === "" ? null : text;
-        tools = [];
-        if (raw.tools !== undefined && !Array.isArray(raw.tools)) {
-          fail(param, `${where}.tools must be an array`);
-        }
-        for (const [k, t] of (raw.tools as JsonValue[] ?? []).entries()) {
-          const fn = isJsonObject(t) && isJsonObject(t.function) ? t.function : t;
-          if (!isJsonObject(fn) || typeof fn.name !== "string") {
-            fail(param, `${where}.tools[${k}] must be a tool definition with a name`);
-          }
-          tools.push({
-            type: "function",
-            function: {
-              name: fn.name,
-              description: typeof fn.description === "string" ? fn.description : "",
-              parameters: isJsonObject(fn.parameters) ? fn.parameters : { type: "object", properties: {} },
-            },
-          });
-        }
+      case "instructions":
+        ({ instructions, tools } = readInstructions(raw, at));
         break;
-      }
       case "user":
-        entries.push({
-          id,
-          role: "user",
-          contents: readSegments(raw.contents, where, param),
-          options: isJsonObject(raw.options) ? raw.options : {},
-          ...(isJsonObject(raw.responseFormat) && typeof raw.responseFormat.name === "string" &&
-              isJsonObject(raw.responseFormat.schema)
-            ? { responseFormat: { name: raw.responseFormat.name, schema: raw.responseFormat.schema } }
-            : {}),
-        });
+        entries.push(readPrompt(raw, id, at));
         break;
       case "response":
-        if (raw.toolCalls !== undefined) {
-          if (!Array.isArray(raw.toolCalls)) fail(param, `${where}.toolCalls must be an array`);
-          const calls = raw.toolCalls.map((c, k) => {
-            if (!isJsonObject(c) || typeof c.id !== "string" || typeof c.name !== "string") {
-              fail(param, `${where}.toolCalls[${k}] needs 'id' and 'name'`);
-            }
-            const args = typeof c.arguments === "string" ? c.arguments : JSON.stringify(c.arguments ?? {});
-            return { id: c.id, name: c.name, arguments: args };
-          });
-          entries.push({ id, role: "response", toolCalls: calls, contents: [], assets: [] });
-        } else {
-          entries.push({
-            id,
-            role: "response",
-            contents: readSegments(raw.contents, where, param),
-            assets: [],
-          });
-        }
+        entries.push(readResponse(raw, id, at));
         break;
-      case "tool": {
-        const callId = typeof raw.toolCallID === "string" ? raw.toolCallID : id;
-        const name = typeof raw.toolName === "string" ? raw.toolName : "";
-        entries.push({
-          id: callId,
-          role: "tool",
-          toolCallID: callId,
-          toolName: name,
-          contents: readSegments(raw.contents, where, param),
-        });
+      case "tool":
+        entries.push(readToolOutput(raw, id, at));
         break;
-      }
       default:
-        fail(param, `${where}.role must be "instructions", "user", "response" or "tool"`);
+        fail(param, `${at.where}.role must be "instructions", "user", "response" or "tool"`);
     }
   });
   return { instructions, tools, entries };

@@ -6,7 +6,16 @@
  * @module
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import { boolFlag, intFlag, listFlag, numberFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
+import {
+  boolFlag,
+  intFlag,
+  listFlag,
+  numberFlag,
+  type ParsedFlags,
+  parseFlags,
+  stringFlag,
+  wantsHelp,
+} from "./args.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, type OutputMode, reportError } from "./cli_error.ts";
 import { runCommandTool, type ToolAnswer } from "./command_tools.ts";
 import {
@@ -20,7 +29,13 @@ import {
   writeConversation,
 } from "./conversation_file.ts";
 import { readInputText, readJsonInput, readStdinText } from "./input.ts";
-import { LocalBridge, MODEL_ENV_HELP, MODEL_FLAGS_HELP, resolveModelChoice } from "./local_bridge.ts";
+import {
+  LocalBridge,
+  MODEL_ENV_HELP,
+  MODEL_FLAGS_HELP,
+  type ModelChoice,
+  resolveModelChoice,
+} from "./local_bridge.ts";
 import { formatCall, formatOutput } from "./render.ts";
 import {
   addInlineTools,
@@ -146,6 +161,119 @@ interface BatchState {
   completedToolRounds: number;
 }
 
+/** The conversation a run resumes (`--resume`), if any, and the tool calls it waits for. */
+interface Saved {
+  resume: ConversationFile | null;
+  resumePath: string | undefined;
+  pending: PendingState | null;
+}
+
+/** A run's tool budget and generation options. */
+interface Budget {
+  options: JsonObject;
+  baseChoice: JsonValue;
+  maxRounds: number;
+  maxCalls: number;
+  usedRounds: number;
+  usedCalls: number;
+}
+
+/** `--tool-choice` must name a tool the run has, and `required` needs tools. */
+function checkToolChoice(
+  choice: JsonValue | undefined,
+  context: { tools: LoadedTools | null; resumed: boolean },
+) {
+  if (choice === undefined) return;
+  const { tools, resumed } = context;
+  if (tools !== null) {
+    const toolNames = tools.definitions.map(toolName);
+    if (choice === "required" && toolNames.length === 0) {
+      throw CliError.usage("--tool-choice required needs tools (--tools or --tool-json).");
+    }
+    if (isJsonObject(choice) && !toolNames.includes(String(choice.tool))) {
+      throw CliError.usage(
+        `--tool-choice names '${choice.tool}', which is not one of the tools: ${
+          toolNames.join(", ") || "(none)"
+        }.`,
+      );
+    }
+  } else if (!resumed && (choice === "required" || isJsonObject(choice))) {
+    throw CliError.usage(
+      `--tool-choice ${isJsonObject(choice) ? choice.tool : choice} needs tools (--tools or --tool-json).`,
+    );
+  }
+}
+
+/** Where a run saves its conversation: `--save-transcript`, or a temporary file for a pause. */
+class ConversationFiles {
+  readonly #bridge: LocalBridge;
+  readonly #choice: ModelChoice;
+  readonly #tools: LoadedTools | null;
+  readonly #savePath: string | undefined;
+  /** A temporary file oam made for an earlier pause: reused by a new pause, removed once the turn completes. */
+  readonly #temporary: string | undefined;
+
+  constructor(
+    context: {
+      bridge: LocalBridge;
+      choice: ModelChoice;
+      tools: LoadedTools | null;
+      saved: Saved;
+      savePath: string | undefined;
+    },
+  ) {
+    this.#bridge = context.bridge;
+    this.#choice = context.choice;
+    this.#tools = context.tools;
+    this.#savePath = context.savePath;
+    const { resume, resumePath } = context.saved;
+    this.#temporary = resume?.oam.temporary === true && resumePath !== undefined && resumePath !== "-"
+      ? resumePath
+      : undefined;
+  }
+
+  /** The file for `transcript`, with the tools and a scripted model's position. */
+  file(transcript: JsonObject): ConversationFile {
+    const tools = this.#tools;
+    const file: ConversationFile = {
+      transcript,
+      modelName: this.#choice.name,
+      oam: {
+        version: 1,
+        ...(tools ? { tools: tools.raw, toolsDir: tools.baseDir } : {}),
+      },
+    };
+    const model = this.#bridge.engine.sessions.get(SESSION)?.agent.model;
+    if (this.#choice.script && model instanceof ScriptedModel) {
+      file.oam.script = { digest: this.#choice.script.digest, played: model.played };
+    }
+    return file;
+  }
+
+  /** Saves a paused conversation (`--save-transcript`, else a temporary file); returns its path. */
+  async savePaused(file: ConversationFile): Promise<string> {
+    const path = this.#savePath ?? this.#temporary ??
+      await Deno.makeTempFile({ prefix: "oam-", suffix: ".json" }).catch((e) => {
+        throw new CliError("io_error", `Cannot create a temporary file: ${(e as Error).message}`);
+      });
+    if (this.#savePath === undefined) file.oam.temporary = true;
+    await writeConversation(path, file);
+    if (this.#temporary !== undefined && this.#temporary !== path) await removeTemporary(this.#temporary);
+    return path;
+  }
+
+  /** After a completed turn: removes an earlier pause's temporary file, saves when asked; returns the path. */
+  async saveCompleted(): Promise<string | undefined> {
+    if (this.#temporary !== undefined && this.#temporary !== this.#savePath) {
+      await removeTemporary(this.#temporary);
+    }
+    if (this.#savePath === undefined) return undefined;
+    const t = await this.#bridge.call("session/transcript", { session: SESSION }) as JsonObject;
+    await writeConversation(this.#savePath, this.file(t.transcript as JsonObject));
+    return this.#savePath;
+  }
+}
+
 class RespondCommand {
   readonly #mode: OutputMode;
   readonly #err = stderrStyle();
@@ -165,23 +293,68 @@ class RespondCommand {
     this.#verbose = boolFlag(values, "verbose");
     const resumePath = stringFlag(values, "resume");
     const resume = resumePath !== undefined ? await readConversation(resumePath) : null;
-    const pending = resume?.oam.pending ?? null;
+    const saved: Saved = { resume, resumePath, pending: resume?.oam.pending ?? null };
+    const tools = await this.#tools(values, saved);
+    const answers = await this.#answers(values, saved.pending);
+    const prompt = await this.#prompt(values, { positionals, pending: saved.pending });
+    const schema = await this.#schema(values, saved.pending ? resume : null);
+    const budget = this.#budget(values, { tools, saved });
+    const { bridge, choice, warnings } = await this.#open(values, {
+      tools,
+      saved,
+      answers,
+      options: budget.options,
+    });
+    const respond: JsonObject = {
+      session: SESSION,
+      prompt,
+      stream: true,
+      maxToolRounds: Math.max(0, budget.maxRounds - budget.usedRounds),
+      maxToolCalls: Math.max(0, budget.maxCalls - budget.usedCalls),
+    };
+    if (schema) respond.schema = schema;
+    const stream = values.stream !== false;
+    const files = new ConversationFiles({
+      bridge,
+      choice,
+      tools,
+      saved,
+      savePath: stringFlag(values, "save-transcript"),
+    });
+    const outcome = await this.#turn(bridge, respond, tools, stream, {
+      maxRounds: budget.maxRounds,
+      maxCalls: budget.maxCalls,
+      usedRounds: budget.usedRounds,
+      usedCalls: budget.usedCalls,
+      choice: budget.baseChoice,
+    });
+    if (outcome.kind === "paused") return await this.#paused(outcome, { files, schema, choice });
+    return await this.#completed(outcome, { files, warnings, stream });
+  }
 
-    // Tools: flags win; else the ones saved with the conversation.
-    let tools: LoadedTools | null = null;
+  /** The tools: the flags' (a file, inline definitions), else the ones saved with the conversation. */
+  async #tools(values: ParsedFlags["values"], saved: Saved): Promise<LoadedTools | null> {
     const toolsPath = stringFlag(values, "tools");
     const inline = listFlag(values, "tool-json");
     if (toolsPath !== undefined || inline.length > 0) {
-      tools = toolsPath !== undefined ? await loadToolsFile(toolsPath) : noTools();
+      const tools = toolsPath !== undefined ? await loadToolsFile(toolsPath) : noTools();
       addInlineTools(tools, inline);
-    } else if (resume?.oam.tools) {
-      tools = toolsFromValue(resume.oam.tools, {
-        label: `${resumePath}: oam.tools`,
-        baseDir: resume.oam.toolsDir ?? Deno.cwd(),
+      return tools;
+    }
+    if (saved.resume?.oam.tools) {
+      return toolsFromValue(saved.resume.oam.tools, {
+        label: `${saved.resumePath}: oam.tools`,
+        baseDir: saved.resume.oam.toolsDir ?? Deno.cwd(),
       });
     }
+    return null;
+  }
 
-    // Tool outputs of a paused turn.
+  /** The tool outputs (`--tool-output`, `--tool-error`) of a paused turn. */
+  async #answers(
+    values: ParsedFlags["values"],
+    pending: PendingState | null,
+  ): Promise<Map<string, ToolAnswer> | null> {
     const outputFlags = listFlag(values, "tool-output");
     const errorFlags = listFlag(values, "tool-error");
     if ((outputFlags.length > 0 || errorFlags.length > 0) && !pending) {
@@ -189,67 +362,54 @@ class RespondCommand {
         "--tool-output and --tool-error need --resume with a conversation waiting for tool calls.",
       );
     }
-    const answers = pending ? await this.#collectAnswers(pending, outputFlags, errorFlags) : null;
+    return pending ? await this.#collectAnswers(pending, outputFlags, errorFlags) : null;
+  }
 
-    // Prompt.
-    let prompt = positionals.join(" ");
-    if (pending) {
+  /** The prompt: the arguments plus piped stdin (none when a paused turn continues). */
+  async #prompt(
+    values: ParsedFlags["values"],
+    from: { positionals: string[]; pending: PendingState | null },
+  ): Promise<string> {
+    const prompt = from.positionals.join(" ");
+    if (from.pending) {
       if (prompt.trim() !== "") {
         throw CliError.usage(
           "The saved conversation is waiting for tool outputs; continue it without a prompt (just --tool-output).",
         );
       }
-      prompt = "";
-    } else {
-      const usesStdin = values.stdin !== false && !isTerminal(Deno.stdin);
-      if (usesStdin) {
-        const piped = (await readStdinText()).replace(/\s+$/, "");
-        if (piped !== "") prompt = prompt.trim() === "" ? piped : `${prompt}\n\n${piped}`;
-      }
-      if (prompt.trim() === "") throw CliError.usage("No prompt: pass it as arguments or pipe it on stdin.");
+      return "";
     }
+    let text = prompt;
+    const usesStdin = values.stdin !== false && !isTerminal(Deno.stdin);
+    if (usesStdin) {
+      const piped = (await readStdinText()).replace(/\s+$/, "");
+      if (piped !== "") text = text.trim() === "" ? piped : `${text}\n\n${piped}`;
+    }
+    if (text.trim() === "") throw CliError.usage("No prompt: pass it as arguments or pipe it on stdin.");
+    return text;
+  }
 
-    // Schema.
-    let schema: JsonObject | undefined;
+  /** The response schema: `--schema`, else the one a paused turn was started with. */
+  async #schema(
+    values: ParsedFlags["values"],
+    paused: ConversationFile | null,
+  ): Promise<JsonObject | undefined> {
     const schemaPath = stringFlag(values, "schema");
-    if (schemaPath !== undefined) {
-      const value = await readJsonInput(schemaPath);
-      if (!isJsonObject(value)) {
-        throw CliError.invalidInput(`${schemaPath}: a JSON Schema must be an object.`);
-      }
-      schema = value;
-    } else if (pending && resume?.oam.schema) schema = resume.oam.schema;
+    if (schemaPath === undefined) return paused?.oam.schema ?? undefined;
+    const value = await readJsonInput(schemaPath);
+    if (!isJsonObject(value)) throw CliError.invalidInput(`${schemaPath}: a JSON Schema must be an object.`);
+    return value;
+  }
 
-    // Policy.
+  /** The tool policy and generation options, and what a paused turn already used of its budget. */
+  #budget(values: ParsedFlags["values"], context: { tools: LoadedTools | null; saved: Saved }): Budget {
+    const { tools, saved } = context;
+    const pending = saved.pending;
     const choiceFlag = parseToolChoiceFlag(stringFlag(values, "tool-choice"));
     const roundsFlag = intFlag(values, { name: "max-tool-rounds", min: 0, max: 1000 });
     const callsFlag = intFlag(values, { name: "max-tool-calls", min: 0, max: 10000 });
-    const toolNames = tools ? tools.definitions.map(toolName) : [];
-    if (choiceFlag !== undefined && tools !== null) {
-      if (choiceFlag === "required" && toolNames.length === 0) {
-        throw CliError.usage("--tool-choice required needs tools (--tools or --tool-json).");
-      }
-      if (isJsonObject(choiceFlag) && !toolNames.includes(String(choiceFlag.tool))) {
-        throw CliError.usage(
-          `--tool-choice names '${choiceFlag.tool}', which is not one of the tools: ${
-            toolNames.join(", ") || "(none)"
-          }.`,
-        );
-      }
-    } else if (
-      choiceFlag !== undefined && !resume && (choiceFlag === "required" || isJsonObject(choiceFlag))
-    ) {
-      throw CliError.usage(
-        `--tool-choice ${
-          isJsonObject(choiceFlag) ? choiceFlag.tool : choiceFlag
-        } needs tools (--tools or --tool-json).`,
-      );
-    }
-    const maxRounds = roundsFlag ?? pending?.maxToolRounds ?? 4;
-    const maxCalls = callsFlag ?? pending?.maxToolCalls ?? 12;
+    checkToolChoice(choiceFlag, { tools, resumed: saved.resume !== null });
     const baseChoice = choiceFlag ?? pending?.toolChoice ?? "auto";
-    const usedRounds = pending?.roundsUsed ?? 0;
-    const usedCalls = pending?.callsUsed ?? 0;
     // The forced first step already happened before the pause.
     const turnChoice = pending && baseChoice !== "none" && baseChoice !== "auto" ? "auto" : baseChoice;
     const options: JsonObject = { toolChoice: turnChoice };
@@ -258,8 +418,28 @@ class RespondCommand {
     const maxTokens = intFlag(values, { name: "max-tokens", min: 1 });
     if (maxTokens !== undefined) options.maxResponseTokens = maxTokens;
     if (boolFlag(values, "greedy")) options.sampling = "greedy";
+    return {
+      options,
+      baseChoice,
+      maxRounds: roundsFlag ?? pending?.maxToolRounds ?? 4,
+      maxCalls: callsFlag ?? pending?.maxToolCalls ?? 12,
+      usedRounds: pending?.roundsUsed ?? 0,
+      usedCalls: pending?.callsUsed ?? 0,
+    };
+  }
 
-    // Model and session.
+  /** The model (checked), the in-process bridge and the session, with the saved conversation and tool outputs. */
+  async #open(
+    values: ParsedFlags["values"],
+    session: {
+      tools: LoadedTools | null;
+      saved: Saved;
+      answers: Map<string, ToolAnswer> | null;
+      options: JsonObject;
+    },
+  ): Promise<{ bridge: LocalBridge; choice: ModelChoice; warnings: string[] }> {
+    const { tools, saved, answers } = session;
+    const { resume, pending } = saved;
     const choice = await resolveModelChoice({
       model: stringFlag(values, "model"),
       script: stringFlag(values, "script"),
@@ -283,7 +463,7 @@ class RespondCommand {
         pending.calls.map((c) => toolOutputEntry(c, answers.get(c.id)!)),
       );
     }
-    const create: JsonObject = { session: SESSION, options, model: "system" };
+    const create: JsonObject = { session: SESSION, options: session.options, model: "system" };
     const instructions = stringFlag(values, "instructions");
     if (instructions !== undefined) create.instructions = instructions;
     if (tools) create.tools = tools.definitions;
@@ -293,90 +473,54 @@ class RespondCommand {
     if (this.#verbose && this.#mode === "human") {
       for (const w of warnings) writeErr(this.#err.yellow(`warning: ${w}\n`));
     }
+    return { bridge, choice, warnings };
+  }
 
-    const respond: JsonObject = {
-      session: SESSION,
-      prompt,
-      stream: true,
-      maxToolRounds: Math.max(0, maxRounds - usedRounds),
-      maxToolCalls: Math.max(0, maxCalls - usedCalls),
-    };
-    if (schema) respond.schema = schema;
-    const stream = values.stream !== false;
-    const savePath = stringFlag(values, "save-transcript");
-    const baseFile = (transcript: JsonObject): ConversationFile => {
-      const file: ConversationFile = {
-        transcript,
-        modelName: choice.name,
-        oam: {
-          version: 1,
-          ...(tools ? { tools: tools.raw, toolsDir: tools.baseDir } : {}),
-        },
-      };
-      const model = bridge.engine.sessions.get(SESSION)?.agent.model;
-      if (choice.script && model instanceof ScriptedModel) {
-        file.oam.script = { digest: choice.script.digest, played: model.played };
-      }
-      return file;
-    };
-    // A temporary file oam made for an earlier pause: reused by a new pause, removed once the turn completes.
-    const temporaryResume = resume?.oam.temporary === true && resumePath !== undefined && resumePath !== "-"
-      ? resumePath
-      : undefined;
-
-    const outcome = await this.#turn(bridge, respond, tools, stream, {
-      maxRounds,
-      maxCalls,
-      usedRounds,
-      usedCalls,
-      choice: baseChoice,
-    });
-    if (outcome.kind === "paused") {
-      const file = baseFile(appendEntries(outcome.transcript, [toolCallsEntry(outcome.pending.calls)]));
-      if (schema) file.oam.schema = schema;
-      file.oam.pending = outcome.pending;
-      const path = savePath ?? temporaryResume ??
-        await Deno.makeTempFile({ prefix: "oam-", suffix: ".json" }).catch((e) => {
-          throw new CliError("io_error", `Cannot create a temporary file: ${(e as Error).message}`);
-        });
-      if (savePath === undefined) file.oam.temporary = true;
-      await writeConversation(path, file);
-      if (temporaryResume !== undefined && temporaryResume !== path) await removeTemporary(temporaryResume);
-      const external = outcome.pending.calls.filter((c) =>
-        !outcome.pending.outputs.some((o) => o.id === c.id)
+  /** The turn paused for tool calls: saves the conversation and says how to continue it (exit 10). */
+  async #paused(
+    outcome: { pending: PendingState; transcript: JsonObject },
+    context: { files: ConversationFiles; schema: JsonObject | undefined; choice: ModelChoice },
+  ): Promise<number> {
+    const { files, schema, choice } = context;
+    const file = files.file(appendEntries(outcome.transcript, [toolCallsEntry(outcome.pending.calls)]));
+    if (schema) file.oam.schema = schema;
+    file.oam.pending = outcome.pending;
+    const path = await files.savePaused(file);
+    const external = outcome.pending.calls.filter((c) => !outcome.pending.outputs.some((o) => o.id === c.id));
+    const line: JsonObject = { status: "tool_calls", calls: external, transcript: path };
+    if (this.#mode === "events") writeOut(`${JSON.stringify({ type: "tool_calls", ...line })}\n`);
+    else if (this.#mode === "json") writeOut(`${JSON.stringify(line)}\n`);
+    else {
+      writeOut(`${JSON.stringify(line)}\n`);
+      const again = choice.again ?? { flags: [], env: [] };
+      const command = [
+        ...again.env.map(shellWord),
+        oamCommand(),
+        "respond",
+        "--resume",
+        shellWord(path),
+        ...again.flags.map(shellWord),
+        ...external.map((c) => `--tool-output ${shellWord(c.id)}=<output>`),
+      ].join(" ");
+      writeErr(
+        this.#err.yellow(`Waiting for ${external.length} tool call${external.length === 1 ? "" : "s"}. `) +
+          `Answer and continue with:\n  ${command}\n`,
       );
-      const line: JsonObject = { status: "tool_calls", calls: external, transcript: path };
-      if (this.#mode === "events") writeOut(`${JSON.stringify({ type: "tool_calls", ...line })}\n`);
-      else if (this.#mode === "json") writeOut(`${JSON.stringify(line)}\n`);
-      else {
-        writeOut(`${JSON.stringify(line)}\n`);
-        const s = this.#err;
-        const again = choice.again ?? { flags: [], env: [] };
-        const command = [
-          ...again.env.map(shellWord),
-          oamCommand(),
-          "respond",
-          "--resume",
-          shellWord(path),
-          ...again.flags.map(shellWord),
-          ...external.map((c) => `--tool-output ${shellWord(c.id)}=<output>`),
-        ].join(" ");
-        writeErr(
-          s.yellow(`Waiting for ${external.length} tool call${external.length === 1 ? "" : "s"}. `) +
-            `Answer and continue with:\n  ${command}\n`,
-        );
-      }
-      return EXIT.toolCalls;
     }
+    return EXIT.toolCalls;
+  }
+
+  /** The turn completed: saves the conversation when asked and prints the result. */
+  async #completed(
+    outcome: { result: JsonObject; printed: string },
+    context: { files: ConversationFiles; warnings: string[]; stream: boolean },
+  ): Promise<number> {
+    const { files, warnings, stream } = context;
     const result = outcome.result;
-    if (temporaryResume !== undefined && temporaryResume !== savePath) await removeTemporary(temporaryResume);
-    if (savePath !== undefined) {
-      const t = await bridge.call("session/transcript", { session: SESSION }) as JsonObject;
-      await writeConversation(savePath, baseFile(t.transcript as JsonObject));
-    }
+    const savedAt = await files.saveCompleted();
     const response: JsonObject = { status: "completed" };
     for (const [k, v] of Object.entries(result)) if (k !== "session" && k !== "warnings") response[k] = v;
-    if (savePath !== undefined) response.transcript = savePath;
+    if (savedAt !== undefined) response.transcript = savedAt;
     const allWarnings = [...warnings, ...(Array.isArray(result.warnings) ? result.warnings.map(String) : [])];
     if (allWarnings.length > 0) response.warnings = allWarnings;
     if (this.#mode === "json") writeOut(`${JSON.stringify(response)}\n`);

@@ -7,9 +7,9 @@ import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import type { Params } from "../protocol/params.ts";
 import { Agent } from "../agent/agent.ts";
 import { compactAgent } from "../agent/compaction.ts";
-import { exportTranscript, importTranscript } from "../agent/transcript_codec.ts";
+import { exportTranscript, type ImportedTranscript, importTranscript } from "../agent/transcript_codec.ts";
 import type { AgentTool, ToolPolicy, TurnInput, TurnResult } from "../agent/types.ts";
-import type { ModelAvailability, ResponseSchema } from "../models/language_model.ts";
+import type { LanguageModel, ModelAvailability, ResponseSchema } from "../models/language_model.ts";
 import { availabilityOf, unavailableWarning } from "../models/availability.ts";
 import { IdGenerator } from "../util/ids.ts";
 import {
@@ -97,6 +97,67 @@ const NO_SCHEMA: { schema: null; warnings: string[] } = Object.freeze({
   schema: null,
   warnings: Object.freeze([]) as unknown as string[],
 });
+
+/**
+ * The tools of `session/create`: its `tools`, else the ones a `history` was saved with (a definition that no
+ * longer parses is left out with a warning).
+ */
+function createTools(
+  p: Params,
+  from: { history: ImportedTranscript | null; toolTimeoutMs: number | null; warnings: string[] },
+): AgentTool[] {
+  const { history, toolTimeoutMs, warnings } = from;
+  if (p.has("tools")) {
+    const parsed = parseToolDefinitions(p.get("tools"), { path: "tools", defaultTimeoutMs: toolTimeoutMs });
+    warnings.push(...parsed.warnings);
+    return parsed.tools;
+  }
+  const tools: AgentTool[] = [];
+  for (const def of history?.tools ?? []) {
+    try {
+      const parsed = parseToolDefinitions([def.function as unknown as JsonValue], {
+        path: "history.tools",
+        defaultTimeoutMs: toolTimeoutMs,
+      });
+      tools.push(...parsed.tools);
+    } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      warnings.push(
+        `${def.function.name}: could not be restored from 'history' (${message}); send its definition in 'tools'.`,
+      );
+    }
+  }
+  return tools;
+}
+
+/**
+ * The `session/create` result of a session on the system model, with the "unavailable" warning when it is.
+ * Known at once in most cases; otherwise answered once the plugin's check is done, and the session's queued
+ * work waits for that answer (so none of its output comes first). The session exists either way: a failing
+ * check must not turn this into an error response.
+ */
+function answerWithAvailability(
+  session: BridgeSession,
+  created: { model: LanguageModel; warnings: string[] },
+): JsonValue | Pending<JsonValue> {
+  const { model, warnings } = created;
+  const result = (a: ModelAvailability): JsonObject => {
+    const warning = unavailableWarning(a);
+    if (warning !== null) warnings.push(warning);
+    return { session: session.id, warnings };
+  };
+  const availability = availabilityOf(model);
+  if (!(availability instanceof Promise)) return result(availability);
+  const answer = new Pending<JsonValue>();
+  let opened!: () => void;
+  session.opening = new Promise<void>((resolve) => opened = resolve);
+  availability.then((a) => {
+    answer.resolve(result(a)); // the response is written here, synchronously
+    session.opening = null;
+    opened();
+  });
+  return answer;
+}
 
 /** Converts a session/respond `schema` param (`warnings` must not be mutated). */
 function responseSchemaParam(p: Params): {
@@ -189,31 +250,7 @@ export class SessionMethods implements BridgeExtension {
     warnings.push(...options.warnings);
     const historyValue = p.get("history");
     const history = historyValue === undefined ? null : importTranscript(historyValue, "history");
-    let tools: AgentTool[];
-    if (p.has("tools")) {
-      const parsed = parseToolDefinitions(p.get("tools"), {
-        path: "tools",
-        defaultTimeoutMs: options.toolTimeoutMs,
-      });
-      tools = parsed.tools;
-      warnings.push(...parsed.warnings);
-    } else if (history) {
-      tools = [];
-      for (const def of history.tools) {
-        try {
-          const parsed = parseToolDefinitions([def.function as unknown as JsonValue], {
-            path: "history.tools",
-            defaultTimeoutMs: options.toolTimeoutMs,
-          });
-          tools.push(...parsed.tools);
-        } catch (error) {
-          const message = error instanceof Error ? error.message : String(error);
-          warnings.push(
-            `${def.function.name}: could not be restored from 'history' (${message}); send its definition in 'tools'.`,
-          );
-        }
-      }
-    } else tools = [];
+    const tools = createTools(p, { history, toolTimeoutMs: options.toolTimeoutMs, warnings });
     const choice = options.policy.choice;
     if (typeof choice === "object" && !tools.some((t) => t.name === choice.tool)) {
       throw BridgeError.invalidParams(
@@ -249,24 +286,7 @@ export class SessionMethods implements BridgeExtension {
     const session = new BridgeSession(id, agent, model.kind, options.policy, options.toolTimeoutMs);
     this.#sessions.set(id, session);
     if (spec.type !== "system") return { session: id, warnings };
-    // The session exists now, so a failing availability check must not turn this into an error response.
-    const result = (a: ModelAvailability): JsonObject => {
-      const warning = unavailableWarning(a);
-      if (warning !== null) warnings.push(warning);
-      return { session: id, warnings };
-    };
-    const availability = availabilityOf(model);
-    if (!(availability instanceof Promise)) return result(availability);
-    // Not known yet: answer once the check is done; the session's turns wait for that answer.
-    const answer = new Pending<JsonValue>();
-    let opened!: () => void;
-    session.opening = new Promise<void>((resolve) => opened = resolve);
-    availability.then((a) => {
-      answer.resolve(result(a)); // the response is written here, synchronously
-      session.opening = null;
-      opened();
-    });
-    return answer;
+    return answerWithAvailability(session, { model, warnings });
   }
 
   #respond(r: HandlerContext): Pending<JsonValue> {

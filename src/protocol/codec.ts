@@ -118,71 +118,59 @@ export function decodeLine(line: string): Incoming {
   if (first === 0xfeff) text = text.slice(1);
   // Fast path: a line starting with "{" is not blank; otherwise check for whitespace only.
   if (first !== 123 && text.trim() === "") return { kind: "blank" };
+  const value = parseLineJson(text);
+  if (value instanceof BridgeError) return { kind: "invalid", id: null, error: value };
+  return classifyMessage(value);
+}
+
+/** The JSON value of a line, or the `-32700 parse_error` it gets (bad JSON, a lone surrogate, too deep). */
+function parseLineJson(text: string): JsonValue | BridgeError {
   let value: JsonValue;
   try {
     value = JSON.parse(text);
   } catch (error) {
-    return { kind: "invalid", id: null, error: parseError(text, error) };
+    return parseError(text, error);
   }
   if (!text.isWellFormed() || (text.includes("\\u") && SURROGATE_ESCAPE.test(text))) {
     const at = unpairedSurrogateAt(text);
     if (at !== -1) {
       const byte = new TextEncoder().encode(text.slice(0, at)).length;
-      return {
-        kind: "invalid",
-        id: null,
-        error: BridgeError.of(
-          "parse_error",
-          `Invalid JSON at byte ${byte}: unpaired UTF-16 surrogate in a string`,
-        ),
-      };
+      return BridgeError.of(
+        "parse_error",
+        `Invalid JSON at byte ${byte}: unpaired UTF-16 surrogate in a string`,
+      );
     }
   }
   // A line shorter than 2*MAX_DEPTH characters cannot nest deeper than MAX_DEPTH.
   if (text.length > 2 * MAX_DEPTH && exceedsDepth(value, MAX_DEPTH)) {
-    return {
-      kind: "invalid",
-      id: null,
-      error: BridgeError.of("parse_error", `Invalid JSON: nesting deeper than ${MAX_DEPTH} levels.`),
-    };
+    return BridgeError.of("parse_error", `Invalid JSON: nesting deeper than ${MAX_DEPTH} levels.`);
   }
+  return value;
+}
+
+/** A message with the `-32600 invalid_message` error `message` (answered with `id` when it had a valid one). */
+function invalidMessage(id: RequestId | null, message: string): Incoming {
+  return { kind: "invalid", id, error: BridgeError.of("invalid_message", message) };
+}
+
+/** Classifies a parsed line: request, notification, response, or invalid with the spec's error. */
+function classifyMessage(value: JsonValue): Incoming {
   if (Array.isArray(value)) {
-    return {
-      kind: "invalid",
-      id: null,
-      error: BridgeError.of(
-        "invalid_message",
-        "Batch requests are not supported; send one message per line.",
-      ),
-    };
+    return invalidMessage(null, "Batch requests are not supported; send one message per line.");
   }
-  if (!isJsonObject(value)) {
-    return {
-      kind: "invalid",
-      id: null,
-      error: BridgeError.of("invalid_message", "A JSON-RPC message must be an object."),
-    };
-  }
+  if (!isJsonObject(value)) return invalidMessage(null, "A JSON-RPC message must be an object.");
   const hasId = Object.hasOwn(value, "id");
   const rawId = value.id;
   const idOk = hasId && isValidId(rawId);
   if (hasId && !idOk) return { kind: "invalid", id: null, error: idError(rawId) };
   const id = idOk ? rawId as RequestId : null;
   if (value.jsonrpc !== "2.0") {
-    return {
-      kind: "invalid",
-      id,
-      error: BridgeError.of("invalid_message", `Missing or unsupported 'jsonrpc' version; expected "2.0".`),
-    };
+    return invalidMessage(id, `Missing or unsupported 'jsonrpc' version; expected "2.0".`);
   }
   if (Object.hasOwn(value, "method")) {
     const method = value.method;
     if (typeof method !== "string" || method === "") {
-      return {
-        kind: "invalid",
-        id,
-        error: BridgeError.of("invalid_message", "'method' must be a non-empty string."),
-      };
+      return invalidMessage(id, "'method' must be a non-empty string.");
     }
     const params = Object.hasOwn(value, "params") ? value.params : undefined;
     return id === null ? { kind: "notification", method, params } : { kind: "request", id, method, params };
@@ -190,14 +178,10 @@ export function decodeLine(line: string): Incoming {
   if (id !== null && (Object.hasOwn(value, "result") || Object.hasOwn(value, "error"))) {
     return { kind: "response", id, message: value };
   }
-  return {
-    kind: "invalid",
+  return invalidMessage(
     id,
-    error: BridgeError.of(
-      "invalid_message",
-      "A message needs 'method' (request or notification) or 'result'/'error' (response).",
-    ),
-  };
+    "A message needs 'method' (request or notification) or 'result'/'error' (response).",
+  );
 }
 
 const HAS_LINE_SEPARATOR = /[\u2028\u2029]/;
