@@ -16,12 +16,14 @@
  * const created = await engine.call("session/create", { model: "scripted" }); // or call methods directly
  * ```
  *
- * @example Serving stdin/stdout
- * ```ts ignore
+ * @example Serving stdin/stdout (what `oam stdio` does; call it from your own entry point)
+ * ```ts
  * import { BridgeEngine, createStdioServer } from "./engine.ts";
  *
- * const server = createStdioServer((send, onShutdown) => new BridgeEngine({ onShutdown }, send));
- * Deno.exit(await server.run());
+ * async function serveStdio(): Promise<never> {
+ *   const server = createStdioServer((send, onShutdown) => new BridgeEngine({ onShutdown }, send));
+ *   Deno.exit(await server.run());
+ * }
  * ```
  * @module
  */

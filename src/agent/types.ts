@@ -48,7 +48,7 @@ export interface ToolOutcome {
 
 /** A finished tool call (`result.toolCalls[]`). */
 export interface ToolRecord {
-  /** The call. */
+  /** The call as the model made it: its wire id, tool name and arguments. */
   call: ToolCallInfo;
   /** Text or JSON output; the message for errors. */
   output: JsonValue;
@@ -62,7 +62,7 @@ export interface ToolRecord {
 export interface LocalToolContext {
   /** Aborted when the output is no longer needed (timeout or cancel). */
   signal: AbortSignal;
-  /** The call. */
+  /** The call being run (its wire id, tool name and arguments). */
   call: ToolCallInfo;
 }
 

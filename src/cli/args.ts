@@ -21,7 +21,6 @@ export interface ParsedFlags {
 export interface FlagsSyntax {
   /** The command, as its help hint names it (`respond`, `tools validate`). */
   command: string;
-  /** The flags. */
   flags: FlagSpec;
   /** Whether positional arguments are allowed. */
   positionals: boolean;

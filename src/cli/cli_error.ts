@@ -65,7 +65,8 @@ export function exitCodeFor(code: string): number {
  * @example
  * ```ts
  * import { CliError } from "./cli_error.ts";
- * throw new CliError("usage", "oam respond needs a prompt.");
+ * const error = new CliError("usage", "oam respond needs a prompt.");
+ * error.exitCode; // 2
  * ```
  */
 export class CliError extends Error {

@@ -18,7 +18,6 @@ export interface CallInfo extends JsonObject {
   id: string;
   /** Tool name. */
   name: string;
-  /** Arguments. */
   arguments: JsonObject;
 }
 

@@ -59,27 +59,18 @@ export function colorsEnabled(stream: { isTerminal(): boolean }): boolean {
   return isTerminal(stream);
 }
 
-/** ANSI styling functions; identity functions when colors are off. */
+/** ANSI styling functions (weights and colors, named as they look); identity functions when colors are off. */
 export interface Style {
   /** Whether styling is active. */
   readonly enabled: boolean;
-  /** Bold. */
   bold(text: string): string;
-  /** Dim. */
   dim(text: string): string;
-  /** Italic. */
   italic(text: string): string;
-  /** Red. */
   red(text: string): string;
-  /** Green. */
   green(text: string): string;
-  /** Yellow. */
   yellow(text: string): string;
-  /** Blue. */
   blue(text: string): string;
-  /** Magenta. */
   magenta(text: string): string;
-  /** Cyan. */
   cyan(text: string): string;
 }
 

@@ -257,7 +257,7 @@ export interface NpcState {
   version: number;
   /** The persona, every field. */
   persona: Persona;
-  /** The memory. */
+  /** What the NPC remembers: facts, relationship and summary. */
   memory: NpcMemory;
   /** The conversation. */
   transcript: JsonObject;

@@ -90,7 +90,7 @@ export interface JsonRpcResult {
   jsonrpc: "2.0";
   /** The id of the request answered. */
   id: RequestId | null;
-  /** The result. */
+  /** The method's result (its shape is the method's; see `BridgeMethods`). */
   result: JsonValue;
 }
 

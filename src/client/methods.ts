@@ -38,7 +38,7 @@ import type {
  * ```
  */
 export interface RespondParams {
-  /** The session. */
+  /** The id of the session that answers. */
   session: string;
   /** The player's or game's input (`""` continues). */
   prompt: string;

@@ -272,7 +272,7 @@ export interface ToolCall {
  * ```
  */
 export interface ToolRecord {
-  /** The call. */
+  /** The call as the model made it: its id, tool name and arguments. */
   call: ToolCall;
   /** Text, or the JSON value the engine returned. */
   output: JsonValue;

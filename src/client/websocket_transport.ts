@@ -34,21 +34,25 @@ const OPEN = 1;
  * it (never from inside `send`); `onclose` is called exactly once, with the reason when the connection ended
  * without `close()`; a frame that is not JSON goes to `onerror` and the transport stays open.
  *
- * @example With the typed client
- * ```ts ignore
+ * @example With the typed client (a bridge served by `oam serve` on its `/rpc` endpoint)
+ * ```ts
  * import { Bridge, WebSocketTransport } from "../../mod.ts";
- * await using bridge = await Bridge.connect(new WebSocketTransport("ws://127.0.0.1:1976/rpc"));
- * await bridge.ping();
+ * async function pingServer(url = "ws://127.0.0.1:1976/rpc"): Promise<void> {
+ *   await using bridge = await Bridge.connect(new WebSocketTransport(url));
+ *   await bridge.ping();
+ * }
  * ```
  *
  * @example Raw messages
- * ```ts ignore
+ * ```ts
  * import { WebSocketTransport } from "./websocket_transport.ts";
- * const transport = new WebSocketTransport("ws://127.0.0.1:1976/rpc");
- * transport.onmessage = (message) => console.log(message);
- * await transport.start();
- * await transport.send({ jsonrpc: "2.0", id: 1, method: "ping" });
- * await transport.close();
+ * async function pingRaw(url = "ws://127.0.0.1:1976/rpc"): Promise<void> {
+ *   const transport = new WebSocketTransport(url);
+ *   transport.onmessage = (message) => console.log(message);
+ *   await transport.start();
+ *   await transport.send({ jsonrpc: "2.0", id: 1, method: "ping" });
+ *   await transport.close();
+ * }
  * ```
  */
 export class WebSocketTransport implements Transport {

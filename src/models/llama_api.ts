@@ -42,7 +42,6 @@ export type ChatFunctions = { readonly [name: string]: ChatFunction };
 export interface ChatFunctionCallItem {
   /** Item kind. */
   type: "functionCall";
-  /** Function name. */
   name: string;
   /** Arguments. */
   params: unknown;
@@ -126,7 +125,6 @@ export interface LlamaContext {
 export interface LlamaModel {
   /** Context size the model was trained with. */
   readonly trainContextSize: number;
-  /** The tokenizer. */
   readonly tokenizer: Tokenizer;
   /** GGUF metadata (`general.name`, …). */
   readonly fileInfo: { readonly metadata: { readonly general?: { readonly name?: string } } };

@@ -8,7 +8,6 @@ import { BridgeError } from "../protocol/errors.ts";
 
 /** A sequence handed out by the pool until `release()`. */
 export interface SequenceLease<S> {
-  /** The sequence. */
   readonly sequence: S;
   /** Whether the sequence last served the same owner (its cache holds the owner's previous prompt). */
   readonly warm: boolean;

@@ -89,21 +89,21 @@ export class Params {
     );
   }
 
-  /** A required value of any type. */
+  /** The value at `key`, of any type; -32602 when it is absent or null. */
   value(key: string): JsonValue {
     const v = this.get(key);
     if (v === undefined) throw this.missing(key);
     return v;
   }
 
-  /** A required string. */
+  /** The string at `key`; -32602 when it is absent, null or not a string. */
   string(key: string): string {
     const v = this.optionalString(key);
     if (v === undefined) throw this.missing(key);
     return v;
   }
 
-  /** An optional string. */
+  /** The string at `key`, or undefined when absent or null; -32602 when it is not a string. */
   optionalString(key: string): string | undefined {
     const v = this.get(key);
     if (v === undefined) return undefined;
@@ -111,14 +111,14 @@ export class Params {
     return v;
   }
 
-  /** A required boolean. */
+  /** The boolean at `key`; -32602 when it is absent, null or not a boolean. */
   bool(key: string): boolean {
     const v = this.optionalBool(key);
     if (v === undefined) throw this.missing(key);
     return v;
   }
 
-  /** An optional boolean. */
+  /** The boolean at `key`, or undefined when absent or null; -32602 when it is not a boolean. */
   optionalBool(key: string): boolean | undefined {
     const v = this.get(key);
     if (v === undefined) return undefined;
@@ -170,7 +170,7 @@ export class Params {
     }
   }
 
-  /** An optional array. */
+  /** The array at `key`, or undefined when absent or null; -32602 when it is not an array. */
   optionalArray(key: string): JsonValue[] | undefined {
     const v = this.get(key);
     if (v === undefined) return undefined;
@@ -178,7 +178,7 @@ export class Params {
     return v;
   }
 
-  /** A required array. */
+  /** The array at `key`; -32602 when it is absent, null or not an array. */
   array(key: string): JsonValue[] {
     const v = this.optionalArray(key);
     if (v === undefined) throw this.missing(key);

@@ -33,7 +33,7 @@ export interface TextSegment {
   type: "text";
   /** Unique id within the transcript (a tool output's id equals its call's id). */
   id: string;
-  /** The text. */
+  /** The text, as the model wrote it or the client sent it. */
   text: string;
 }
 

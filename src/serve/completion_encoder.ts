@@ -11,7 +11,6 @@ export type FinishReason = "stop" | "length" | "tool_calls" | "content_filter";
 
 /** Token counts of a completion. */
 export interface CompletionUsage {
-  /** Prompt tokens. */
   promptTokens: number;
   /** Generated tokens. */
   completionTokens: number;

@@ -31,7 +31,6 @@ export interface CompletionPlan {
   modelId: string;
   /** The backend. */
   model: LanguageModel;
-  /** The conversation. */
   conversation: MappedConversation;
   /** Server instructions, the request's system messages and the json_object instruction, joined. */
   instructions: string | null;

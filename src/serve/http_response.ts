@@ -5,7 +5,7 @@
 import { compactJson, type JsonValue } from "../protocol/json.ts";
 import type { OpenAIError } from "./openai_error.ts";
 
-/** A JSON response. */
+/** `body` as compact JSON with `content-type: application/json` (status 200 unless given). */
 export function jsonResponse(
   body: JsonValue,
   options: { status?: number; headers?: Record<string, string> } = {},

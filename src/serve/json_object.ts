@@ -19,7 +19,8 @@ function parsesAsObject(text: string): boolean {
  * @example
  * ```ts
  * import { extractJsonObject } from "./json_object.ts";
- * extractJsonObject('```json\n{"a": 1}\n```'); // '{"a": 1}'
+ * const fence = "`".repeat(3);
+ * extractJsonObject(`${fence}json\n{"a": 1}\n${fence}`); // '{"a": 1}'
  * extractJsonObject("Sure! {\"a\": 1} Hope that helps."); // '{"a": 1}'
  * ```
  */

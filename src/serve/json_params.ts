@@ -19,7 +19,6 @@ import { OpenAIError } from "./openai_error.ts";
  * ```
  */
 export class JsonParams {
-  /** The object. */
   readonly object: JsonObject;
   /** Its path in the body (`""` for the body itself). */
   readonly path: string;
@@ -67,7 +66,6 @@ export class JsonParams {
     return v;
   }
 
-  /** A required string. */
   requiredString(key: string): string {
     const v = this.string(key);
     if (v === undefined) throw this.missing(key);

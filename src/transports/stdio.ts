@@ -43,7 +43,7 @@ export interface StdioOptions {
  * (0) after end of input or a `shutdown` request. Make one with {@link createStdioServer}.
  */
 export class StdioServer {
-  /** The engine. */
+  /** The engine it serves (built by `makeEngine` around the server's writer). */
   readonly engine: EngineCore;
   readonly #options: StdioOptions;
   readonly #writer: LineWriter;

@@ -6,7 +6,7 @@
 /** Log levels, most verbose first. */
 export const LOG_LEVELS = ["debug", "info", "warning", "error", "off"] as const;
 
-/** A log level. */
+/** One of {@link LOG_LEVELS}: a logger prints its level and the ones after it. */
 export type LogLevel = typeof LOG_LEVELS[number];
 
 /** Something that logs. */

@@ -25,7 +25,6 @@ export interface Actor {
 
 /** A parsed actor and the warnings its object raised. */
 export interface ParsedActor {
-  /** The actor. */
   actor: Actor;
   /** Unknown-key warnings of the persona object. */
   warnings: string[];

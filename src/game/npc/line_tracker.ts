@@ -15,6 +15,16 @@ import { chooseEmotion, type ReplySettings, splitTag, visibleLine } from "./repl
  *
  * @example
  * ```ts
+ * import { LineTracker } from "./line_tracker.ts";
+ * import type { ReplySettings } from "./reply_format.ts";
+ * const settings: ReplySettings = {
+ *   name: "Gorm",
+ *   emotions: [],
+ *   defaultEmotion: "neutral",
+ *   maxSentences: 2,
+ *   playerOptionCount: 0,
+ *   canEndConversation: false,
+ * };
  * const events: unknown[] = [];
  * const t = new LineTracker(settings, (e) => events.push(e));
  * t.text("[proud] Aye");

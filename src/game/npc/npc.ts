@@ -76,6 +76,13 @@ export const STATE_VERSION = 1;
  *
  * @example
  * ```ts
+ * import { Npc } from "./npc.ts";
+ * import { emptyMemory } from "./npc_memory.ts";
+ * import { defaultOptions } from "./npc_options.ts";
+ * import { parsePersona } from "./persona.ts";
+ * import { ScriptedModel } from "../../models/scripted.ts";
+ * const persona = parsePersona({ name: "Gorm", role: "the blacksmith" }, "persona").value;
+ * const model = new ScriptedModel({ steps: [] });
  * const npc = new Npc({ id: "gorm", persona, memory: emptyMemory(), options: defaultOptions(120_000),
  *   clientTools: [], world: null, model });
  * npc.instructions(); // "You are Gorm, …"

@@ -26,7 +26,6 @@ export interface NpcMemory {
   summary: string | null;
 }
 
-/** An empty memory. */
 export function emptyMemory(): NpcMemory {
   return { facts: [], relationship: 0, summary: null };
 }

@@ -1,0 +1,30 @@
+/**
+ * `deno task test:doc` runs every JSDoc example under deno.doctest.json: deno.json's configuration without
+ * noUnusedLocals and noUnusedParameters (`deno test --doc` imports every export of a module into each of its
+ * examples, so those two would fail every example). Everything else must stay the same, so the examples are
+ * checked as strictly as the code.
+ */
+import assert from "node:assert/strict";
+
+const ROOT = new URL("../../", import.meta.url);
+const read = (name: string) => JSON.parse(Deno.readTextFileSync(new URL(name, ROOT)));
+
+Deno.test("deno.doctest.json is deno.json's imports, unstable flags and compiler options minus the unused-name checks", () => {
+  const main = read("deno.json");
+  const doc = read("deno.doctest.json");
+  assert.deepEqual(doc.imports, main.imports);
+  assert.deepEqual(doc.unstable, main.unstable);
+  const { noUnusedLocals, noUnusedParameters, ...strict } = main.compilerOptions;
+  assert.deepEqual([noUnusedLocals, noUnusedParameters], [true, true]);
+  assert.deepEqual(doc.compilerOptions, strict);
+});
+
+Deno.test("the test task runs the JSDoc examples; the check task type-checks them", () => {
+  const tasks = read("deno.json").tasks as Record<string, string>;
+  assert.match(tasks.test, /&& deno task test:doc$/);
+  assert.match(
+    tasks["test:doc"],
+    /deno test --doc .*--config deno\.doctest\.json .*mod\.ts engine\.ts cli\.ts src\/ ffi\//,
+  );
+  assert.match(tasks.check, /deno test --doc --no-run --config deno\.doctest\.json /);
+});
