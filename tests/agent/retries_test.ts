@@ -191,13 +191,15 @@ Deno.test("maxAttempts has no upper bound; a cancel during the retry wait answer
   c.request("session/respond", { session: "w", prompt: "x", stream: true }, 1);
   await c.waitFor((m) => m.method === "session/event");
   c.request("session/cancel", { session: "w" }, 2);
-  // "At once": the turn is answered before any timer runs, i.e. without waiting for the ~300 ms retry delay.
-  await new Promise((r) => setTimeout(r, 0));
+  await c.response(1);
   assert.deepEqual(c.related(1).at(-1), {
     jsonrpc: "2.0",
     id: 1,
     error: { code: -32009, message: "The turn was cancelled.", data: { code: "cancelled" } },
   });
+  // "At once": the ~300 ms retry delay was cut short. Had the turn waited for it, the retry would have
+  // started (a second modelStep event) before it saw the cancel.
+  assert.deepEqual(c.related(1).map(WireClient.kind), ["event:modelStep", "error"]);
   assert.deepEqual((await c.response(2)).result, { session: "w", cancelled: 1 });
   await c.close();
 });

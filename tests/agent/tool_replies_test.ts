@@ -169,11 +169,24 @@ Deno.test("timeout 0 waits forever: a tool's 0 beats the session's limit, the se
     options: { toolTimeoutSeconds: 0 },
     model: scripted({ toolCalls: [{ name: "patient" }] }, { template: "{toolOutput}" }),
   });
+  // The clock: a third session whose tool has the 50 ms limit, called after the other two. Its timer is
+  // set last, so when it fires, a 50 ms timer of the first two would have fired before it.
+  await c.call("session/create", {
+    session: "clock",
+    tools: [tool("ticking")],
+    model: scripted({ toolCalls: [{ name: "ticking" }] }, { template: "{toolOutput}" }),
+  });
   c.request("session/respond", { session: "a", prompt: "x" }, 1);
   c.request("session/respond", { session: "b", prompt: "x" }, 2);
   await c.toolCall(2);
-  await new Promise((resolve) => setTimeout(resolve, 150));
-  assert.equal(c.messages.filter((m) => m.method === "tool/cancel").length, 0);
+  c.request("session/respond", { session: "clock", prompt: "x" }, 3);
+  await c.waitFor((m) => m.method === "tool/cancel" && (m.params as JsonObject).requestId === 3);
+  assert.deepEqual(
+    c.messages.filter((m) => m.method === "tool/cancel").map((m) => (m.params as JsonObject).id),
+    [
+      "t-3",
+    ],
+  );
   c.reply("t-1", { output: "a done" });
   c.reply("t-2", { output: "b done" });
   assert.equal(((await c.response(1)).result as JsonObject).text, "a done");

@@ -94,7 +94,14 @@ Deno.test("stop() during the EOF grace ends the wait at once", async () => {
 
 Deno.test("stop() while reading is paused because the client does not read: ends within the flush bound", async () => {
   const encoder = new TextEncoder();
-  const output = new WritableStream<Uint8Array>({ write: () => new Promise<void>(() => {}) });
+  let wrote!: () => void;
+  const firstWrite = new Promise<void>((r) => wrote = r);
+  const output = new WritableStream<Uint8Array>({
+    write: () => {
+      wrote();
+      return new Promise<void>(() => {});
+    },
+  });
   const input = new ReadableStream<Uint8Array>({
     start(controller) {
       let text = req(1, "world/create", { world: "w", state: { big: "x".repeat(100_000) } }) + "\n";
@@ -109,8 +116,9 @@ Deno.test("stop() while reading is paused because the client does not read: ends
     flushGraceMs: 300,
   });
   const run = s.run();
-  // Let the server read the input and fill its output buffer (nothing on the wire shows that moment).
-  await new Promise((r) => setTimeout(r, 100));
+  // The input chunk is split in one go and its first write comes after: by then the output buffer is full
+  // and reading waits for it to drain.
+  await withDeadline(firstWrite, "the server's first write");
   assert.ok(s.engine.phase === "running");
   s.stop();
   // The output never drains: the deadline fails the test if stop() waited for it.

@@ -154,6 +154,7 @@ Deno.test("abi: close wakes a blocked poll, cancels in-flight requests, then the
   const h = open();
   assert.equal(submit(h, { id: "c1", op: "step", "x-double": { hang: true } }), OAMFM_STATUS.ok);
   const blocked = sym.oamfm_poll(h, -1);
+  // Give the poll time to block in its thread (the ABI reports no such moment).
   await new Promise((r) => setTimeout(r, 30));
   sym.oamfm_close(h);
   const events = read(await blocked) as Record<string, unknown>[];
@@ -212,6 +213,7 @@ Deno.test("abi: a poll batch holds at most 64 events, the closed marker included
   const c = open();
   for (let i = 0; i < 70; i++) submit(c, { id: `c${i}`, op: "step", "x-double": { hang: true } });
   const blocked = sym.oamfm_poll(c, -1);
+  // Give the poll time to block in its thread (the ABI reports no such moment).
   await new Promise((r) => setTimeout(r, 30));
   sym.oamfm_close(c);
   const last = read(await blocked) as Record<string, unknown>[];

@@ -88,6 +88,7 @@ Deno.test("plugin: the pump polls only while requests are in flight", async () =
     assert.equal(h.pumping, false);
     assert.equal(h.inFlight, 0);
     const polls = h.stats.polls;
+    // Idle means nothing happens: only time passing can show it (the pump has no "not polling" event).
     await new Promise((r) => setTimeout(r, 50));
     assert.equal(h.stats.polls, polls, "no polling while idle");
     // A new request restarts the pump.
@@ -189,6 +190,7 @@ Deno.test("plugin: a throwing listener fails its own request after the plugin co
 Deno.test("plugin: close rejects in-flight requests, wakes the pump; later requests fail fast", async () => {
   const h = openHandle();
   const p = h.request({ op: "step", "x-double": { hang: true } });
+  // Give the pump's poll time to block in the plugin's thread (the ABI reports no such moment).
   await new Promise((r) => setTimeout(r, 10));
   h.close();
   await assert.rejects(p, (e) => e instanceof FmRemoteError && e.code === "cancelled");

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { BridgeEngine } from "../../src/composition.ts";
 import { flood, PARAMS } from "./flood.ts";
+import { withDeadline } from "../helpers/deadline.ts";
 
 const N = 6_000;
 
@@ -26,7 +27,15 @@ Deno.test("6,000 requests in flight: shutdown answers each exactly once", async 
 
 Deno.test("maxInFlightRequests: past it requests get -32010 busy; ping, list, cancel and shutdown still work", async () => {
   const lines: string[] = [];
-  const engine = new BridgeEngine({ maxInFlightRequests: 100 }, (line) => lines.push(line));
+  let wake = () => {};
+  const engine = new BridgeEngine({ maxInFlightRequests: 100 }, (line) => {
+    lines.push(line);
+    wake();
+  });
+  /** Resolves once `check` holds, checked after each message the engine sends. */
+  const until = async (check: () => boolean, what: string) => {
+    while (!check()) await withDeadline(new Promise<void>((r) => wake = r), what);
+  };
   const byId = (id: number | string) => lines.map((l) => JSON.parse(l)).filter((m) => m.id === id);
   await engine.call("session/create", {
     session: "s",
@@ -69,7 +78,8 @@ Deno.test("maxInFlightRequests: past it requests get -32010 busy; ping, list, ca
   assert.deepEqual(byId("p")[0].result, {});
   assert.equal(byId("l")[0].result.sessions.length, 1);
   assert.deepEqual(byId("c")[0].result, { session: "s", cancelled: 40 });
-  await new Promise((r) => setTimeout(r, 10));
+  // The running turn and the 39 queued behind it answer -32009 (the last one last).
+  await until(() => byId(99).length === 1, "the cancelled turns' answers");
   assert.equal(engine.inFlight, 60);
   send("w2", "world/create", {});
   assert.equal(byId("w2")[0].result.world, "w1");

@@ -15,8 +15,12 @@ function gatedOutput() {
   const chunks: Uint8Array[] = [];
   let open!: () => void;
   let gate = new Promise<void>((r) => open = r);
+  let wrote!: () => void;
+  /** Resolves when the server first writes (it has read and answered what it could before blocking). */
+  const firstWrite = new Promise<void>((r) => wrote = r);
   const stream = new WritableStream<Uint8Array>({
     async write(chunk) {
+      wrote();
       await gate;
       chunks.push(chunk);
     },
@@ -24,6 +28,7 @@ function gatedOutput() {
   return {
     stream,
     chunks,
+    firstWrite,
     release: () => open(),
     close: () => {
       gate = new Promise<void>((r) => open = r);
@@ -84,7 +89,8 @@ Deno.test("stdio server: reading pauses per line above the high-water mark, then
     return engine;
   }, { input, output: out.stream, maxBufferedOutput: 4096 });
   const run = server.run();
-  await new Promise((r) => setTimeout(r, 50));
+  // The chunk is split in one go; its first write comes after: by then reading has paused on the output.
+  await out.firstWrite;
   // Output is blocked: only about 4 KB of responses (~130 pings) may have been taken from the chunk.
   assert.ok(received.length > 0 && received.length < 300, `${received.length} lines read while blocked`);
   out.release();

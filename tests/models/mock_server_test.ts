@@ -13,7 +13,10 @@ function breakingServer(error: Error, reported: unknown[]): MockServer {
         new ReadableStream<Uint8Array>({
           start(controller) {
             controller.enqueue(new TextEncoder().encode("data: {}\n\n"));
-            setTimeout(() => controller.error(error), 10);
+          },
+          // Asked for more once the first chunk was taken: the body fails mid-stream.
+          pull(controller) {
+            controller.error(error);
           },
         }),
         { headers: { "content-type": "text/event-stream" } },

@@ -5,7 +5,7 @@ import type { OpenAIModelConfig } from "../../src/models/openai_config.ts";
 import { BridgeError } from "../../src/protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
 import type { ConversationEntry } from "../../src/protocol/transcript.ts";
-import { DEADLINE_MS, withDeadline } from "../helpers/deadline.ts";
+import { withDeadline } from "../helpers/deadline.ts";
 import {
   chunk,
   completion,
@@ -773,10 +773,10 @@ Deno.test("openai model: a connection dropped mid-stream fails with generation_f
         new ReadableStream<Uint8Array>({
           start(controller) {
             controller.enqueue(encoder.encode(`data: ${JSON.stringify(chunk({ content: "a" }))}\n\n`));
-            setTimeout(
-              () => controller.error(new IntendedFailure("mock server: dropping the connection on purpose")),
-              20,
-            );
+          },
+          // Asked for more once the first chunk was taken: the connection drops mid-stream.
+          pull(controller) {
+            controller.error(new IntendedFailure("mock server: dropping the connection on purpose"));
           },
         }),
         { headers: { "content-type": "text/event-stream" } },
@@ -853,8 +853,11 @@ Deno.test("openai model: cancelling mid-stream rejects with cancelled at once", 
 Deno.test("openai model: cancelling while waiting for headers, and an already aborted signal", async () => {
   let release!: () => void;
   const gate = new Promise<void>((r) => release = r);
+  let arrived!: () => void;
+  const reached = new Promise<void>((r) => arrived = r);
   await withServer(
     async () => {
+      arrived();
       await gate;
       return json(completion("late"));
     },
@@ -862,11 +865,7 @@ Deno.test("openai model: cancelling while waiting for headers, and an already ab
       const model = createOpenAIModel(config);
       const controller = new AbortController();
       const step = model.step(stepRequest({ signal: controller.signal }));
-      const until = Date.now() + DEADLINE_MS;
-      while (server.requests.length === 0) {
-        assert.ok(Date.now() < until, "the request never reached the server");
-        await new Promise((r) => setTimeout(r, 5));
-      }
+      await withDeadline(reached, "the request to reach the server");
       controller.abort();
       assert.equal((await rejection(step)).dataCode, "cancelled");
       release();

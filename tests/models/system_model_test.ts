@@ -8,6 +8,7 @@ import type { LanguageModel, StepRequest } from "../../src/models/language_model
 import type { ConversationEntry } from "../../src/protocol/transcript.ts";
 import { closeSystemModels, createSystemModel, systemModelsIdle } from "../../src/models/system.ts";
 import { requireDouble } from "../ffi/double.ts";
+import { withDeadline } from "../helpers/deadline.ts";
 
 const PATH = requireDouble();
 const AVAILABLE = {
@@ -23,6 +24,13 @@ type Script = Record<string, unknown>;
 
 function scripted(scripts: { availability?: Script; step?: Script[]; countTokens?: Script[] } = {}) {
   const sent: JsonObject[] = [];
+  let wake = () => {};
+  /** Resolves once a request with `op` has gone to the plugin (it is decorated right before it is submitted). */
+  const submitted = async (op: string) => {
+    while (!sent.some((body) => body.op === op)) {
+      await withDeadline(new Promise<void>((r) => wake = r), `a '${op}' request to the plugin`);
+    }
+  };
   const queues: Record<string, Script[]> = {
     step: [...(scripts.step ?? [])],
     countTokens: [...(scripts.countTokens ?? [])],
@@ -37,9 +45,10 @@ function scripted(scripts: { availability?: Script; step?: Script[]; countTokens
         const next = queues[body.op as string]?.shift();
         if (next) body["x-double"] = next as JsonValue;
       }
+      queueMicrotask(wake);
     },
   });
-  return { model, sent };
+  return { model, sent, submitted };
 }
 
 function request(overrides: Partial<StepRequest> = {}): StepRequest {
@@ -681,10 +690,12 @@ Deno.test("system model: many models share one handle; concurrent steps all succ
 });
 
 Deno.test("system model: closeSystemModels cancels a running step; the model reopens afterwards", async () => {
-  const { model } = scripted({ step: [{ hang: true }, { result: { kind: "text", text: "again" } }] });
+  const { model, submitted } = scripted({
+    step: [{ hang: true }, { result: { kind: "text", text: "again" } }],
+  });
   try {
     const running = model.step(request());
-    await new Promise((r) => setTimeout(r, 20));
+    await submitted("step");
     closeSystemModels();
     await assert.rejects(running, isBridge("cancelled"));
     await systemModelsIdle();

@@ -91,7 +91,14 @@ Deno.test("stdio transport: stop() ends the EOF grace (< 2.5 s) and a paused flu
   assert.ok(since(started) < 2500, `stop during the EOF grace: ${since(started)} ms`);
 
   const encoder = new TextEncoder();
-  const output = new WritableStream<Uint8Array>({ write: () => new Promise<void>(() => {}) });
+  let wrote!: () => void;
+  const firstWrite = new Promise<void>((r) => wrote = r);
+  const output = new WritableStream<Uint8Array>({
+    write: () => {
+      wrote();
+      return new Promise<void>(() => {});
+    },
+  });
   const input = new ReadableStream<Uint8Array>({
     start(controller) {
       let text = req(1, "world/create", { world: "w", state: { big: "x".repeat(100_000) } }) + "\n";
@@ -106,7 +113,8 @@ Deno.test("stdio transport: stop() ends the EOF grace (< 2.5 s) and a paused flu
     flushGraceMs: 300,
   });
   const running = paused.run();
-  await new Promise((r) => setTimeout(r, 100));
+  // Its first write comes after the input chunk was split: reading then waits for the output to drain.
+  await firstWrite;
   started = performance.now();
   paused.stop();
   assert.equal(await running, 0);

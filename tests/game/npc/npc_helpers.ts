@@ -8,6 +8,7 @@ import { parseScript, ScriptedModel } from "../../../src/models/scripted.ts";
 import type { JsonObject, JsonValue } from "../../../src/protocol/json.ts";
 import { GameExtension } from "../../../src/game/game_extension.ts";
 import { WireClient } from "../../helpers/wire.ts";
+import { withDeadline } from "../../helpers/deadline.ts";
 
 /** A step request as recorded (signal and callbacks dropped). */
 export type Captured = Omit<StepRequest, "signal" | "onText" | "onPartial">;
@@ -25,6 +26,7 @@ export class CaptureModel implements LanguageModel {
   readonly requests: Captured[] = [];
   readonly #inner: ScriptedModel;
   readonly #unchecked: boolean;
+  #waiters: Array<() => void> = [];
 
   constructor(inner: ScriptedModel, unchecked = false) {
     this.#inner = inner;
@@ -35,9 +37,17 @@ export class CaptureModel implements LanguageModel {
     return this.#inner.availability();
   }
 
+  /** Resolves once the model has been asked for `n` steps (bounded by the test deadline). */
+  async requested(n: number): Promise<void> {
+    while (this.requests.length < n) {
+      await withDeadline(new Promise<void>((r) => this.#waiters.push(r)), `model step request #${n}`);
+    }
+  }
+
   async step(req: StepRequest): Promise<StepResult> {
     const { signal: _s, onText: _t, onPartial: _p, ...rest } = req;
     this.requests.push(structuredClone(rest));
+    for (const wake of this.#waiters.splice(0)) wake();
     if (!this.#unchecked || req.responseSchema === null) return await this.#inner.step(req);
     // Played as a text turn (no schema check), then handed back as the structured answer.
     const result = await this.#inner.step({ ...req, responseSchema: null, onText: undefined });
@@ -186,13 +196,4 @@ export class FnModel implements LanguageModel {
 /** A client whose `{"type": "fn"}` model plays `steps`. */
 export function fnClient(steps: StepFn[]): NpcClient {
   return new NpcClient({ modelFactory: (spec) => spec.type === "fn" ? new FnModel(steps) : undefined });
-}
-
-/** Polls `predicate` every few milliseconds (for state that sends no message), failing after `timeoutMs`. */
-export async function until(predicate: () => boolean, timeoutMs = 5000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > deadline) throw new Error("timed out waiting for a condition");
-    await new Promise((resolve) => setTimeout(resolve, 2));
-  }
 }

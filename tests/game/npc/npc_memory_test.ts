@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../../src/protocol/json.ts";
-import { capture, NpcClient, reply, stableToolCalls, until } from "./npc_helpers.ts";
+import { capture, NpcClient, reply, stableToolCalls } from "./npc_helpers.ts";
 
 const GORM = { name: "Gorm" };
 
@@ -84,7 +84,7 @@ Deno.test("memory tools: changes survive the automatic text retry but not a fall
   assert.equal(stableToolCalls(r2)[0].output, "Remembered.");
   assert.equal((await c.error("npc/talk", { npc: "gorm", line: "3" })).code, -32004);
   const id = c.request("npc/talk", { npc: "gorm", line: "4" });
-  await until(() => c.model.requests.length === 11);
+  await c.model.requested(11);
   assert.deepEqual(await c.call("npc/cancel", { npc: "gorm" }), { npc: "gorm", cancelled: 1 });
   assert.equal(((await c.response(id)).error as JsonObject).code, -32009);
   assert.deepEqual(await memoryOf(c), { facts: ["A"], relationship: 3 });
