@@ -109,16 +109,16 @@ export class StdioServer {
 
   /** Waits while more output than the bound is queued (or until stop()). */
   async #waitForOutput(): Promise<void> {
-    if (this.#writer.buffered > this.#maxBuffered) {
-      await settledWithin(this.#writer.drained(), { signal: this.#stop.signal });
-    }
+    await settledWithin(this.#writer.drained(), { signal: this.#stop.signal });
   }
 
   async #readLoop(): Promise<void> {
     try {
       for (;;) {
-        await this.#drainBacklog();
-        await this.#waitForOutput();
+        // Awaited only when there is something to wait for: an await per chunk read costs a third of
+        // pipelined ping throughput (fewer requests per read, more reads).
+        if (this.#backlog !== null) await this.#drainBacklog();
+        if (this.#writer.buffered > this.#maxBuffered) await this.#waitForOutput();
         if (this.#stopping) break;
         const { value, done: eof } = await this.#reader.read();
         if (eof || this.#done || this.#stopping) break;
@@ -142,7 +142,7 @@ export class StdioServer {
 
   async #drainBacklog(): Promise<void> {
     while (this.#backlog !== null && !this.#done && !this.#stopping) {
-      await this.#waitForOutput();
+      if (this.#writer.buffered > this.#maxBuffered) await this.#waitForOutput();
       if (this.#stopping) break;
       const backlog: Array<string | BridgeError> = this.#backlog;
       const item = backlog[this.#backlogHead++];
