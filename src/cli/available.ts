@@ -97,6 +97,6 @@ export async function runAvailable(args: string[]): Promise<number> {
     }
     return out.available ? EXIT.ok : EXIT.unavailable;
   } catch (error) {
-    return reportError(error, { mode: mode, style: stderrStyle() });
+    return reportError(error, { mode, style: stderrStyle() });
   }
 }

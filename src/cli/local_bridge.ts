@@ -283,7 +283,7 @@ export class LocalBridge {
       const detail = typeof availability.detail === "string" ? availability.detail : undefined;
       throw new CliError(
         "model_unavailable",
-        unavailableMessage(reason, { detail: detail, choice: this.choice }),
+        unavailableMessage(reason, { detail, choice: this.choice }),
         { reason },
       );
     }

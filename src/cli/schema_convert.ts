@@ -89,6 +89,6 @@ export async function runSchemaConvert(args: string[]): Promise<number> {
     }
     return EXIT.ok;
   } catch (error) {
-    return reportError(error, { mode: mode, style: stderrStyle() });
+    return reportError(error, { mode, style: stderrStyle() });
   }
 }

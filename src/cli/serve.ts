@@ -296,7 +296,7 @@ async function serve(args: string[]): Promise<number> {
   if (!availability.available) {
     writeErr(
       `warning: ${
-        unavailableMessage(availability.reason ?? "unknown", { detail: availability.detail, choice: choice })
+        unavailableMessage(availability.reason ?? "unknown", { detail: availability.detail, choice })
       } Completions answer 503 until it is available.\n`,
     );
   }

@@ -126,6 +126,6 @@ export async function runToolsValidate(args: string[]): Promise<number> {
     writeOut(`${tools.length} tool${tools.length === 1 ? "" : "s"} OK.\n`);
     return EXIT.ok;
   } catch (error) {
-    return reportError(error, { mode: mode, style: stderrStyle() });
+    return reportError(error, { mode, style: stderrStyle() });
   }
 }

@@ -233,7 +233,7 @@ export class SessionMethods implements BridgeExtension {
     work: (op: Operation) => Promise<JsonValue> | JsonValue,
   ): Pending<JsonValue> {
     const limit = r.settings.maxQueuedOperations;
-    if (session.queue.pending >= limit) throw queueFullError(SESSION_KIND, { id: session.id, limit: limit });
+    if (session.queue.pending >= limit) throw queueFullError(SESSION_KIND, { id: session.id, limit });
     const opening = session.opening;
     return session.queue.enqueue(opening === null ? work : (op) => opening.then(() => work(op))).outcome;
   }

@@ -310,7 +310,7 @@ export class OpenAIServer {
       if (!read) return methodNotAllowed(method, path, "GET");
       return this.#authenticated(
         auth(),
-        () => retrieveModel(decodeURIComponent(model[1]), { config: config, created: this.#created }),
+        () => retrieveModel(decodeURIComponent(model[1]), { config, created: this.#created }),
       );
     }
     return errorResponse(

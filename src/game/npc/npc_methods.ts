@@ -169,7 +169,7 @@ export class NpcMethods {
     work: (op: Operation) => Promise<T>,
   ): Promise<T> {
     const limit = r.settings.maxQueuedOperations;
-    if (npc.queue.pending >= limit) throw queueFullError(NPC_KIND, { id: npc.id, limit: limit });
+    if (npc.queue.pending >= limit) throw queueFullError(NPC_KIND, { id: npc.id, limit });
     const opening = this.#opening.get(npc);
     return npc.queue.schedule(opening === undefined ? work : (op) => opening.then(() => work(op))).promise;
   }
@@ -372,7 +372,7 @@ export class NpcMethods {
     // earlier reaches the model first.
     return (this.#opening.get(npc) ?? Promise.resolve())
       .then(() => new Promise((resolve) => setTimeout(resolve, 0)))
-      .then(() => runBark(npc, { situation: situation, signal: signal }))
+      .then(() => runBark(npc, { situation, signal }))
       .then((result) => warnings.length > 0 ? { ...result, warnings } : result);
   }
 

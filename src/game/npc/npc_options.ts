@@ -222,7 +222,7 @@ export function parseNpcOptions(
   if (emotions !== undefined) {
     const list: Emotion[] = [];
     emotions.forEach((item, i) => {
-      const emotion = parseEmotionParam(item, { name: `${p.name("emotions")}[${i}]`, warnings: warnings });
+      const emotion = parseEmotionParam(item, { name: `${p.name("emotions")}[${i}]`, warnings });
       if (!list.includes(emotion)) list.push(emotion);
     });
     o.emotions = list;

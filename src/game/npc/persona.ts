@@ -119,7 +119,7 @@ export function parsePersona(value: JsonValue | undefined, path: string): Parsed
     secrets: p.optionalStringArray("secrets") ?? [],
     defaultEmotion: emotion === undefined
       ? "neutral"
-      : parseEmotionParam(emotion, { name: p.name("defaultEmotion"), warnings: warnings }),
+      : parseEmotionParam(emotion, { name: p.name("defaultEmotion"), warnings }),
     maxSentences: p.optionalInteger("maxSentences", { min: 1, max: 1000 }) ?? 2,
   };
   return { value: persona, warnings };

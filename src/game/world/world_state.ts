@@ -247,7 +247,7 @@ export class WorldState {
     this.#walkForWrite(segments, false);
     const display = formatWorldPath(segments);
     const imported = importValue(value, { levels: MAX_WORLD_DEPTH - segments.length, path: display });
-    const delta = writeDelta(this.#root, { segments: segments, value: imported });
+    const delta = writeDelta(this.#root, { segments, value: imported });
     this.#reserve(delta, segments);
     this.#checkFanOut(segments, () => jsonWeight(imported) + weightOf(this.#lookup(segments)));
     const change = this.#writeAt(segments, imported);
@@ -279,7 +279,7 @@ export class WorldState {
     const replacement = merging ? null : isObjectValue(imported) ? stripNulls(imported) : imported;
     const delta = merging
       ? mergeDelta(current as JsonObject, imported as JsonObject)
-      : writeDelta(this.#root, { segments: segments, value: replacement });
+      : writeDelta(this.#root, { segments, value: replacement });
     this.#reserve(delta, segments);
     this.#checkFanOut(segments, () => jsonWeight(imported) + weightOf(current));
     if (merging) mergeInto(current as JsonObject, imported as JsonObject, segments, pending);

@@ -132,7 +132,7 @@ export function updateWorldStateTool(writable: readonly string[], world: WorldSt
       if (raw === undefined) return failure(`Cannot set '${shown}': no value was given.`);
       const text = typeof raw === "string" ? raw : compactJson(raw);
       const current = world.peek(resolved);
-      const coerced = coerceWorldValue(text, { path: shown, current: current });
+      const coerced = coerceWorldValue(text, { path: shown, current });
       if ("error" in coerced) return failure(coerced.error);
       const was = current === undefined ? "." : ` (was ${truncateText(compactJson(current), 200)}).`;
       try {
