@@ -68,10 +68,16 @@ export class StdioServer {
     this.#maxBuffered = options.maxBufferedOutput ?? DEFAULT_MAX_BUFFERED_OUTPUT;
     this.#writer = new LineWriter(options.output ?? Deno.stdout.writable, this.#maxBuffered / 2);
     this.#finished = new Promise<number>((resolve) => this.#finish = resolve);
-    this.engine = makeEngine((line) => this.#writer.send(line), () => void this.#end());
+    // The per-line paths close over locals: every line of a pipelined burst goes through them.
+    const writer = this.#writer;
+    const maxBuffered = this.#maxBuffered;
+    const engine = this.engine = makeEngine((line) => writer.send(line), () => void this.#end());
     this.#splitter = new LineSplitter(
       options.maxLineBytes ?? DEFAULT_MAX_LINE_BYTES,
-      (line) => this.#line(line),
+      (line) => {
+        if (this.#backlog === null && writer.buffered <= maxBuffered) engine.receive(line);
+        else (this.#backlog ??= []).push(line);
+      },
       (error) => this.#invalid(error),
     );
     this.#reader = (options.input ?? Deno.stdin.readable).getReader();
@@ -95,11 +101,6 @@ export class StdioServer {
 
   get #stopping(): boolean {
     return this.#stop.signal.aborted;
-  }
-
-  #line(line: string): void {
-    if (this.#backlog === null && this.#writer.buffered <= this.#maxBuffered) this.engine.receive(line);
-    else (this.#backlog ??= []).push(line);
   }
 
   #invalid(error: BridgeError): void {
