@@ -13,6 +13,7 @@ import {
   type ResponseEntry,
 } from "../protocol/transcript.ts";
 import type {
+  GenerationOptions,
   LanguageModel,
   StepRequest,
   StepResult,
@@ -22,7 +23,9 @@ import type {
 import { orderBySchema } from "../schema/order.ts";
 import { NO_ASSETS, NO_OPTIONS } from "./shared_values.ts";
 import { abortableSleep } from "../util/sleep.ts";
-import { planStep, RESPOND_DIRECTLY, type StepPlan, type TurnProgress } from "./step_policy.ts";
+import { retryDecision, variedOptions } from "./retry_policy.ts";
+import { ContextNoteDelivery, withContextBlock } from "./context_note.ts";
+import { offeredTools, planStep, RESPOND_DIRECTLY, type StepPlan, type TurnProgress } from "./step_policy.ts";
 import { TextTracker } from "./text_tracker.ts";
 import { runToolBatch } from "./tool_runtime.ts";
 import { trimHistory, type TrimResult } from "./trim.ts";
@@ -40,10 +43,7 @@ import {
   type Usage,
 } from "./types.ts";
 
-/** Base delay before the first retry (ms); doubles each attempt. */
-export const RETRY_BASE_DELAY_MS = 300;
-/** Longest delay a timer supports (ms). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+export { RETRY_BASE_DELAY_MS } from "./retry_policy.ts";
 /**
  * Most model steps in one turn. Rounds of unknown or over-budget tool calls finish in microtasks, so a
  * model that never stops calling tools would otherwise starve the event loop.
@@ -58,7 +58,7 @@ export interface AgentInit {
   model: LanguageModel;
   /** System instructions. */
   instructions?: string | null;
-  /** Extra context appended to the instructions. */
+  /** Extra context for the model; it enters the next prompt when it changed (see {@link Agent.contextNote}). */
   contextNote?: string | null;
   /** Tools offered to the model. */
   tools?: AgentTool[];
@@ -75,16 +75,6 @@ function toStepTool(tool: AgentTool): StepTool {
     parameters: tool.generationSchema,
     jsonSchema: tool.jsonSchema,
   };
-}
-
-function retryable(error: BridgeError): { ok: boolean; delayMs: number } {
-  if (error.dataCode === "generation_failed") return { ok: true, delayMs: 0 };
-  if (error.dataCode === "rate_limited") {
-    const after = typeof error.data.retryAfterSeconds === "number" ? error.data.retryAfterSeconds : undefined;
-    if (after === undefined) return { ok: true, delayMs: 0 };
-    if (after < 5) return { ok: true, delayMs: after * 1000 };
-  }
-  return { ok: false, delayMs: 0 };
 }
 
 /** Removes respond_directly calls and outputs from entries about to be committed. */
@@ -111,6 +101,12 @@ interface TurnRun {
   commit: (() => void) | undefined;
   /** Attempt number, from 1. */
   attempt: number;
+  /** Generation options of this attempt (varied after an invalid answer, see retry_policy.ts). */
+  options: GenerationOptions;
+  /** The context-note block this turn puts ahead of the prompt (see context_note.ts), or null. */
+  noteBlock: string | null;
+  /** The prompt text the model sees: the note block, then the user's prompt. */
+  prompt: string;
   /** True once a tool call of this attempt was admitted (no retry then). */
   admitted: boolean;
   /** Text shown so far (made on first use; quiet runs never need it). */
@@ -130,6 +126,9 @@ interface Attempt extends TurnProgress {
   usage: Usage;
   /** Tool rounds returned on steps where tools were disallowed. */
   disallowedRounds: number;
+  /** The tools every step of this attempt shows (see `StepPlan.offered`), and their step form. */
+  offered: AgentTool[];
+  offeredSteps: StepTool[];
   instructions: string | null;
   onText: ((snapshot: string) => void) | undefined;
   onPartial: ((value: JsonValue) => void) | undefined;
@@ -138,6 +137,17 @@ interface Attempt extends TurnProgress {
 /** Shared empty values (never mutated): a quiet tool-less turn allocates no empty arrays for them. */
 const NO_ENTRIES: ConversationEntry[] = Object.freeze([]) as unknown as ConversationEntry[];
 const NO_STEP_TOOLS: StepTool[] = Object.freeze([]) as unknown as StepTool[];
+const NO_TOOLS: AgentTool[] = Object.freeze([]) as unknown as AgentTool[];
+
+/** The step form of the callable `tools`: the same objects as in the offered list (so backends can compare). */
+function callableSteps(tools: AgentTool[], offered: AgentTool[], offeredSteps: StepTool[]): StepTool[] {
+  if (tools.length === 0) return NO_STEP_TOOLS;
+  if (tools.length === offered.length && tools.every((t, i) => t === offered[i])) return offeredSteps;
+  return tools.map((t) => {
+    const i = offered.indexOf(t);
+    return i >= 0 ? offeredSteps[i] : toStepTool(t);
+  });
+}
 
 /**
  * An agent with a conversation.
@@ -160,7 +170,11 @@ export class Agent {
   model: LanguageModel;
   /** System instructions. */
   instructions: string | null;
-  /** Extra context appended to the instructions. */
+  /**
+   * Extra context (world facts, quest state, a summary). It is not appended to the instructions (that would
+   * change the start of every prompt): it enters the next turn's prompt when it changed since the history
+   * the model sees last carried it (see context_note.ts).
+   */
   contextNote: string | null;
   /** Tools offered to the model. */
   tools: AgentTool[];
@@ -174,6 +188,13 @@ export class Agent {
   maxChars: number = MAX_HISTORY_CHARS;
   /** Entries dropped so far by the history bound. */
   droppedEntries = 0;
+  /**
+   * Entries at the start of {@link entries} that the latest model step did not see (history trimming, see
+   * trim.ts); 0 when it saw all of them. Whoever relies on the model still seeing an older entry checks it.
+   */
+  hiddenByTrim = 0;
+  /** Which context note the visible history carries (made when a note is first set). */
+  #notes: ContextNoteDelivery | null = null;
   /** Entries of the turn in progress (for reading a transcript during a turn), without respond_directly. */
   #currentPrompt: PromptEntry | null = null;
   #currentTurn: ConversationEntry[] = NO_ENTRIES;
@@ -196,15 +217,6 @@ export class Agent {
     this.tools = init.tools ?? [];
     this.entries = init.entries ?? [];
     this.settings = { ...DEFAULT_SETTINGS, ...init.settings };
-  }
-
-  /** Instructions with the context note appended after a blank line. */
-  composedInstructions(): string | null {
-    if (this.contextNote === null || this.contextNote === "") {
-      return this.instructions === "" ? null : this.instructions;
-    }
-    const parts = [this.instructions, this.contextNote].filter((p): p is string => !!p && p !== "");
-    return parts.length === 0 ? null : parts.join("\n\n");
   }
 
   /**
@@ -235,12 +247,19 @@ export class Agent {
     signal: AbortSignal,
     commit?: () => void,
   ): MaybePromise<TurnResult> {
+    const note = this.contextNote;
+    const noteBlock = note === null && this.#notes === null
+      ? null
+      : (this.#notes ??= new ContextNoteDelivery()).block(note, this.entries, this.hiddenByTrim);
     return this.#run({
       input,
       sink,
       signal,
       commit,
       attempt: 1,
+      options: this.settings.options,
+      noteBlock,
+      prompt: withContextBlock(noteBlock, input.prompt),
       admitted: false,
       tracker: null,
       response: null,
@@ -277,6 +296,7 @@ export class Agent {
     // prompt + answer (the common case) have nothing to strip
     if (turn.length === 0) this.entries.push(prompt, run.response!);
     else this.entries.push(...stripRespondDirectly([prompt, ...turn, run.response!]));
+    if (run.noteBlock !== null) this.#notes!.delivered(this.contextNote, prompt);
     this.#bound();
     return result;
   }
@@ -287,15 +307,11 @@ export class Agent {
     this.#currentTurn = NO_ENTRIES;
     if (run.signal.aborted) throw BridgeError.cancelled("The turn was cancelled.");
     const e = toBridgeError(error);
-    const retry = retryable(e);
-    if (run.attempt >= this.settings.maxAttempts || run.admitted || !retry.ok) throw e;
-    // Capped to what a timer can wait (a longer delay would fire at once).
-    const delay = Math.min(
-      Math.max(RETRY_BASE_DELAY_MS * 2 ** (run.attempt - 1), retry.delayMs),
-      MAX_TIMER_MS,
-    );
+    const retry = retryDecision(e, run.attempt, this.settings.maxAttempts, run.admitted);
+    if (!retry.retry) throw e;
     run.attempt++;
-    return abortableSleep(delay, run.signal).then(() => {
+    if (retry.vary) run.options = variedOptions(run.options, run.attempt);
+    return abortableSleep(retry.delayMs, run.signal).then(() => {
       run.tracker?.resetNext();
       return this.#run(run);
     });
@@ -312,7 +328,7 @@ export class Agent {
     const prompt: PromptEntry = {
       id: "",
       role: "user",
-      contents: [{ type: "text", id: "", text: input.prompt }],
+      contents: [{ type: "text", id: "", text: run.prompt }],
       options: NO_OPTIONS,
     };
     if (input.schema) prompt.responseFormat = { name: input.schema.name, schema: input.schema.jsonSchema };
@@ -331,19 +347,26 @@ export class Agent {
       calls: 0,
       respondedDirectly: false,
       disallowedRounds: 0,
-      instructions: this.composedInstructions(),
+      offered: NO_TOOLS,
+      offeredSteps: NO_STEP_TOOLS,
+      instructions: this.instructions === "" ? null : this.instructions,
       onText: tracker === null ? undefined : (snapshot: string) => {
         const u = tracker.update(snapshot);
         if (u) sink.event({ type: "text", ...u });
       },
       onPartial: quiet ? undefined : (value: JsonValue) => sink.event({ type: "partial", value }),
     };
+    const offered = offeredTools(input.policy, this.tools);
+    if (offered.length > 0) {
+      attempt.offered = offered;
+      attempt.offeredSteps = offered.map(toStepTool);
+    }
     return this.#step(attempt, 0);
   }
 
   /** Model step `index`: plans it, trims the history when the model asks for it, then infers. */
   #step(a: Attempt, index: number): MaybePromise<TurnResult> {
-    const plan = planStep(a.run.input.policy, this.tools, a);
+    const plan = planStep(a.run.input.policy, this.tools, a, a.offered);
     const trimmed = trimHistory(this.model, this.settings, a.instructions, plan.tools, this.entries);
     return trimmed instanceof Promise
       ? trimmed.then((t) => this.#infer(a, index, plan, t))
@@ -371,14 +394,16 @@ export class Agent {
     this.#currentPrompt = a.prompt;
     this.#currentTurn = a.turn;
     const model = this.model;
+    this.hiddenByTrim = step.trimmedEntries;
     const request: StepRequest = {
       instructions: a.instructions,
-      tools: plan.tools.length === 0 ? NO_STEP_TOOLS : plan.tools.map(toStepTool),
+      tools: callableSteps(plan.tools, a.offered, a.offeredSteps),
+      offeredTools: a.offeredSteps,
       toolCallingMode: plan.mode,
       history,
-      prompt: index === 0 ? input.prompt : "",
+      prompt: index === 0 ? run.prompt : "",
       responseSchema: input.schema,
-      options: this.settings.options,
+      options: run.options,
       stream: input.stream,
       signal: run.signal,
       onText: a.onText,
@@ -405,7 +430,7 @@ export class Agent {
       result.usage,
       a.instructions,
       history,
-      index === 0 ? run.input.prompt : "",
+      index === 0 ? run.prompt : "",
       result,
     );
     if (result.kind !== "toolCalls") return this.#finish(a, result);
