@@ -96,8 +96,14 @@ Deno.test("native sessions: a plain conversation continues the live session turn
   }
 });
 
-Deno.test("native sessions: a changed context note or a reset rebuilds, then continuing resumes", async () => {
-  const { c, infos } = client([text("One."), text("Two."), text("Three."), text("Four."), text("Five.")]);
+Deno.test("native sessions: a changed context note continues (it enters the prompt); a reset rebuilds", async () => {
+  const { c, sent, infos } = client([
+    text("One."),
+    text("Two."),
+    text("Three."),
+    text("Four."),
+    text("Five."),
+  ]);
   try {
     await c.call("session/create", { session: "s", instructions: "Be brief." });
     await respond(c, "s", "a");
@@ -110,11 +116,18 @@ Deno.test("native sessions: a changed context note or a reset rebuilds, then con
     assert.deepEqual(summary(infos), [
       [false, true, "new", 2, true],
       [true, false, "continued", 1, true],
-      // Other instructions: a new session from the whole history (instructions + 4 entries + prompt).
-      [false, true, "new", 6, true],
+      // The note is not written into the instructions: it rides on the next prompt, the session goes on.
+      [true, false, "continued", 1, true],
       [true, false, "continued", 1, true],
       // After a reset the history no longer extends any live transcript.
       [false, true, "new", 2, true],
+    ]);
+    assert.deepEqual(sent.map((s) => [s.instructions, s.prompt]), [
+      ["Be brief.", "a"],
+      ["Be brief.", "b"],
+      ["Be brief.", "Context:\nIt is raining.\n\nc"],
+      ["Be brief.", "d"],
+      ["Be brief.", "e"],
     ]);
   } finally {
     await finish(c);
