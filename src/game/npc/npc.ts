@@ -1,20 +1,30 @@
 /**
  * One NPC on the bridge: persona, options, memory, client tools, an optional world, the conversation agent,
  * the per-NPC work queue and the background compaction that the next queued request waits for.
+ *
+ * Prompts are built for the model's cache: the instructions depend on persona, options and tools only; the
+ * state that changes reaches the model in the turn's prompt (`npc_context.ts`). Compaction asks for the
+ * summary as the next message of the conversation, and the summarized turns stay in the model's prompt
+ * (while the save, `turnCount` and the next compaction count only the turns after them) until the context
+ * needs the room: then they leave all at once and the summary takes their place in the next prompt.
  * @module
  */
 import { cloneJson, type JsonObject, type JsonValue } from "../../protocol/json.ts";
 import type { ConversationEntry } from "../../protocol/transcript.ts";
 import type { LanguageModel } from "../../models/language_model.ts";
 import { Agent } from "../../agent/agent.ts";
-import { compactAgent } from "../../agent/compaction.ts";
+import { compactionCut, summarizeAsContinuation } from "../../agent/compaction.ts";
+import { historyLength } from "../../agent/entry_text.ts";
 import { exportTranscript } from "../../agent/transcript_codec.ts";
-import type { AgentTool } from "../../agent/types.ts";
+import type { AgentTool, ToolChoice, ToolPolicy } from "../../agent/types.ts";
+import { BridgeError } from "../../protocol/errors.ts";
+import { compactJson } from "../../protocol/json.ts";
 import { Operation, WorkQueue } from "../../util/work_queue.ts";
-import type { WorldState } from "../world/mod.ts";
-import { renderInstructions, secretVisibility, summaryInstructions } from "./instructions.ts";
+import { summarizeWorld, type WorldState } from "../world/mod.ts";
+import { renderInstructions, secretSentence, secretVisibility, summaryRequest } from "./instructions.ts";
 import { CHANGE_RELATIONSHIP_TOOL, REMEMBER_FACT_TOOL } from "./memory_tools.ts";
-import { applyStage, memoryJson, memoryNote, MemoryStage, type NpcMemory } from "./npc_memory.ts";
+import { NpcContext, type NpcStateView } from "./npc_context.ts";
+import { applyStage, memoryJson, MemoryStage, type NpcMemory } from "./npc_memory.ts";
 import { type NpcOptions, optionsJson } from "./npc_options.ts";
 import { type Persona, personaJson } from "./persona.ts";
 import { replySchema, type ReplySettings } from "./reply_format.ts";
@@ -72,6 +82,14 @@ export const DEFAULT_FALLBACK_LINES = [
 export const STATE_VERSION = 1;
 
 /**
+ * Share of the context (after the room kept for the answer) that instructions, tools and history may take
+ * (estimated at 3 characters per token) before summarized turns leave the model's prompt.
+ */
+export const SUMMARIZED_TURNS_ROOM = 0.6;
+/** Least `maximumResponseTokens` of a compaction summary. */
+export const SUMMARY_MIN_TOKENS = 256;
+
+/**
  * An NPC.
  *
  * @example
@@ -105,6 +123,10 @@ export class Npc {
   #fallbackIndex = 0;
   #background: Promise<void> | null = null;
   #backgroundOp: Operation | null = null;
+  /** What the model has been told about the state (see npc_context.ts). */
+  readonly context: NpcContext = new NpcContext();
+  /** The last entry a compaction summarized (still in the model's prompt until room is needed), or null. */
+  #summarizedLast: ConversationEntry | null = null;
   readonly #lifetime = new AbortController();
 
   /** Builds an NPC; throws -32602 when its tools do not fit its options. */
@@ -142,9 +164,21 @@ export class Npc {
     return this.agent.tools.map((t) => t.name);
   }
 
-  /** Completed turns in the visible history. */
+  /** Completed turns after the ones a compaction summarized (the turns a save keeps). */
   get turnCount(): number {
-    return this.agent.entries.filter((e) => e.role === "user").length;
+    return this.conversation().filter((e) => e.role === "user").length;
+  }
+
+  /** Entries at the start of the history that a compaction summarized (the model may still see them). */
+  get summarizedEntries(): number {
+    const last = this.#summarizedLast;
+    return last === null ? 0 : this.agent.entries.indexOf(last) + 1;
+  }
+
+  /** The conversation after the summarized turns: what a save keeps and compaction counts. */
+  conversation(): ConversationEntry[] {
+    const summarized = this.summarizedEntries;
+    return summarized === 0 ? this.agent.entries : this.agent.entries.slice(summarized);
   }
 
   /** True while a request is queued or running, or compaction runs. */
@@ -157,7 +191,11 @@ export class Npc {
     return this.queue.pending + (this.#background !== null ? 1 : 0);
   }
 
-  /** The instructions for the next turn (recomputed from persona, options, memory and tools). */
+  /**
+   * The instructions (from persona, options and tools; never from memory, so they stay the same turn after
+   * turn). Secrets appear here only when they are always in the prompt (`secretsUnlockAtRelationship: null`);
+   * secrets unlocked by the relationship reach the model in the turn's prompt.
+   */
   instructions(): string {
     const tools = this.agent.tools;
     const has = (name: string) => tools.some((t) => t.name === name);
@@ -165,7 +203,7 @@ export class Npc {
     return renderInstructions(this.persona, {
       maxSentences: this.persona.maxSentences,
       hasFactTools: tools.some((t) => !memoryToolNames.includes(t.name)),
-      secrets: secretVisibility(this.memory.relationship, this.options.secretsUnlockAtRelationship),
+      secrets: this.options.secretsUnlockAtRelationship === null ? "guarded" : "hidden",
       extraInstructions: this.options.extraInstructions,
       rememberFact: has(REMEMBER_FACT_TOOL),
       changeRelationship: has(CHANGE_RELATIONSHIP_TOOL),
@@ -173,15 +211,84 @@ export class Npc {
     });
   }
 
-  /** The memory note for the next turn, or null. */
-  contextNote(): string | null {
-    return memoryNote(this.memory, this.agent.tools.some((t) => t.name === CHANGE_RELATIONSHIP_TOOL));
+  /** What the model should know about the state now (see npc_context.ts). */
+  stateView(): NpcStateView {
+    const memory = this.memory;
+    const unlocked = this.options.secretsUnlockAtRelationship !== null &&
+      secretVisibility(memory.relationship, this.options.secretsUnlockAtRelationship) === "shareable";
+    const paths = this.options.worldContextPaths;
+    const world = this.world && paths.length > 0 ? summarizeWorld(this.world.state, paths) : "";
+    const summary = memory.summary?.trim() ?? "";
+    return {
+      relationship: memory.relationship,
+      showNeutral: this.agent.tools.some((t) => t.name === CHANGE_RELATIONSHIP_TOOL),
+      facts: memory.facts,
+      // While the summarized turns are still in the prompt, the model has them, not the summary.
+      summary: summary === "" || this.summarizedEntries > 0 ? null : summary,
+      secret: unlocked ? secretSentence(this.persona) : null,
+      world: world === "" ? [] : world.split("\n"),
+    };
   }
 
-  /** Brings the agent's instructions and note up to date (before every turn). */
+  /**
+   * The tool policy of a turn: per-turn choice > grounding tool > the NPC's toolChoice; `none` without
+   * tools. Throws -32011 for a per-turn tool the NPC lacks.
+   */
+  turnPolicy(override?: ToolChoice): ToolPolicy {
+    const names = this.toolNames;
+    let choice: ToolChoice;
+    if (override !== undefined) {
+      if (typeof override === "object" && !names.includes(override.tool)) {
+        throw BridgeError.of(
+          "invalid_request",
+          `Tool '${override.tool}' is not available to ${this.persona.name}.`,
+        );
+      }
+      choice = override;
+    } else if (this.options.groundingTool !== null) choice = { tool: this.options.groundingTool };
+    else choice = this.options.toolChoice;
+    if (names.length === 0) choice = "none";
+    return {
+      choice,
+      maxToolRounds: this.options.maxToolRounds,
+      maxToolCalls: this.options.maxToolCalls,
+      enabledTools: null,
+      // Every request of an NPC whose turns are explicit shows respond_directly (the same tool list).
+      showRespondDirectly: this.#usualChoice() === "explicit",
+    };
+  }
+
+  /** The choice of the NPC's turns without a per-turn override. */
+  #usualChoice(): ToolChoice {
+    if (this.toolNames.length === 0) return "none";
+    return this.options.groundingTool !== null
+      ? { tool: this.options.groundingTool }
+      : this.options.toolChoice;
+  }
+
+  /**
+   * Brings the agent up to date before a turn: the instructions (the same text unless persona, options or
+   * tools changed), no context note (the state goes into the prompt), and summarized turns dropped when the
+   * context needs their room.
+   */
   prepareTurn(): void {
     this.agent.instructions = this.instructions();
-    this.agent.contextNote = this.contextNote();
+    this.agent.contextNote = null;
+    if (this.summarizedEntries > 0 && this.#needsRoom()) {
+      this.agent.entries = this.agent.entries.slice(this.summarizedEntries);
+      this.#summarizedLast = null;
+    }
+  }
+
+  /** True when instructions, tools and history take more than {@link SUMMARIZED_TURNS_ROOM} of the context. */
+  #needsRoom(): boolean {
+    const agent = this.agent;
+    const budget = agent.model.contextSize - agent.settings.reservedResponseTokens;
+    let chars = (agent.instructions ?? "").length + historyLength(agent.entries);
+    for (const t of agent.tools) {
+      chars += t.name.length + t.description.length + compactJson(t.jsonSchema).length;
+    }
+    return chars / 3 > budget * SUMMARIZED_TURNS_ROOM;
   }
 
   /** Settings of reply parsing and the reply schema. */
@@ -247,7 +354,7 @@ export class Npc {
     op.throwIfCancelled();
   }
 
-  /** True when a successful turn should be followed by compaction. */
+  /** True when a successful turn should be followed by compaction (counting unsummarized turns). */
   compactionDue(): boolean {
     const every = this.options.compactAfterTurns;
     if (every <= 0) return false;
@@ -256,25 +363,31 @@ export class Npc {
   }
 
   /**
-   * Starts background compaction: older turns are summarized into `memory.summary` and dropped. The next
-   * queued request waits for it ({@link settle}); cancelling the NPC stops it; failures are swallowed.
+   * Starts background compaction: the model summarizes the conversation (asked as its next message, so its
+   * prompt cache covers the rest) into `memory.summary`, and all but the `keepRecentTurns` newest turns count
+   * as summarized: saves and `turnCount` leave them out, and they leave the model's prompt when the context
+   * needs the room ({@link prepareTurn}). The next queued request waits for it ({@link settle}); cancelling
+   * the NPC stops it; failures are swallowed.
    */
   startCompaction(): void {
     if (this.#background) return;
+    const conversation = this.conversation();
+    const cut = compactionCut(conversation, Math.max(0, this.options.keepRecentTurns));
+    if (cut === null || cut === 0) return;
+    const last = conversation[cut - 1];
     const op = new Operation();
     this.#backgroundOp = op;
     const run = async () => {
       try {
-        const summary = await compactAgent(this.agent, {
-          keepRecentTurns: Math.max(0, this.options.keepRecentTurns),
-          summaryInstructions: summaryInstructions(this.persona.name),
-          labels: { user: "Player", assistant: this.persona.name },
-          previousSummary: this.memory.summary,
+        const summary = await summarizeAsContinuation(this.agent, {
+          request: summaryRequest(this.persona.name),
+          policy: this.turnPolicy(),
+          minResponseTokens: SUMMARY_MIN_TOKENS,
           signal: op.signal,
-          commit: () => op.commit(),
-          storeInContextNote: false,
         });
-        if (summary !== null && summary !== "") this.memory = { ...this.memory, summary };
+        op.commit();
+        if (this.agent.entries.includes(last)) this.#summarizedLast = last;
+        if (summary !== "") this.memory = { ...this.memory, summary };
       } catch {
         // Compaction is best effort: the conversation just stays longer.
       } finally {
@@ -302,9 +415,9 @@ export class Npc {
     return personaJson(this.persona);
   }
 
-  /** The save state of `npc/state` (complete turns only). */
+  /** The save state of `npc/state` (complete turns after the summarized ones: the summary stands for those). */
   stateJson(): JsonObject {
-    const transcript = exportTranscript(this.instructions(), this.agent.tools, this.agent.entries);
+    const transcript = exportTranscript(this.instructions(), this.agent.tools, this.conversation());
     return {
       version: STATE_VERSION,
       persona: personaJson(this.persona),

@@ -1,6 +1,8 @@
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../../src/protocol/json.ts";
-import { capture, NpcClient, reply } from "./npc_helpers.ts";
+import { segmentsText } from "../../../src/protocol/transcript.ts";
+import { summaryRequest } from "../../../src/game/npc/instructions.ts";
+import { capture, captureWithContext, NpcClient, reply } from "./npc_helpers.ts";
 
 const GORM = { name: "Gorm" };
 
@@ -27,24 +29,76 @@ Deno.test("background compaction after compactAfterTurns: the next queued reques
     await Promise.all([1, 2, 3].map(async (id) => (await c.result(id)).line)),
     ["One.", "Two.", "Three."],
   );
+  // The save keeps the summary and the turns after the summarized ones.
   const state = (await c.result(4)).state as JsonObject;
   assert.deepEqual(state.memory, { facts: [], relationship: 0, summary: "They met three times." });
   const entries = ((state.transcript as JsonObject).transcript as JsonObject).entries as JsonObject[];
   assert.deepEqual(entries.map((e) => e.role), ["instructions", "user", "response"]);
   const reqs = c.model.requests;
   assert.equal(reqs.length, 5);
-  const summarizer = reqs[2];
-  assert.match(summarizer.instructions!, /^You keep Gorm's memory of talking with the player/);
-  assert.equal(
-    summarizer.prompt,
-    "Conversation to fold into the summary:\nPlayer: Player: One?\nGorm: [happy] One.",
-  );
-  assert.deepEqual(summarizer.tools, []);
-  assert.match(reqs[3].instructions!, /- Your earlier conversations with the player: They met twice\.$/);
-  assert.equal(reqs[3].history.length, 2, "only the kept turn is in the history");
-  assert.equal(reqs[4].prompt.startsWith("Summary so far:\nThey met twice.\n\nConversation to fold"), true);
+  // The summary is asked as the next message of the conversation: same instructions and tools, the whole
+  // history, then the request (a prompt cache covers everything before it).
+  const [, second, summarizer, third, summarizer2] = reqs;
+  assert.equal(summarizer.instructions, reqs[0].instructions);
+  assert.deepEqual(summarizer.tools, second.tools);
+  assert.deepEqual(summarizer.history.map((e) => e.role), ["user", "response", "user", "response"]);
+  assert.equal(summarizer.prompt, summaryRequest("Gorm"));
+  assert.match(summarizer.prompt, /^\(Out of character: the game is saving Gorm's memory/);
+  assert.equal(summarizer.toolCallingMode, "disallowed");
+  // The summarized turn stays in the prompt (the context has room): the next turn just appends.
+  assert.equal(third.instructions, reqs[0].instructions);
+  assert.equal(third.history.length, 4);
+  assert.equal(third.prompt, "Player: Three?");
+  assert.equal(summarizer2.history.length, 6);
   const list = ((await c.call("npc/list")).npcs as JsonObject[])[0];
   assert.deepEqual([list.turnCount, list.busy, list.pendingOperations], [1, false, 0]);
+  await c.close();
+});
+
+Deno.test("background compaction: summarized turns leave the prompt at once when the context needs the room; the summary takes their place", async () => {
+  const c = new NpcClient();
+  // A 1,400-token context: 376 tokens after the answer's 1,024, of which 60% (≈ 675 characters) for the
+  // prompt before summarized turns must go.
+  const long = "x".repeat(150);
+  await c.call("npc/create", {
+    npc: "gorm",
+    persona: GORM,
+    options: { replyFormat: "text", compactAfterTurns: 3, keepRecentTurns: 1 },
+    model: captureWithContext(
+      1400,
+      { text: `[happy] One ${long}` },
+      { text: `[happy] Two ${long}` },
+      { text: `[happy] Three ${long}` },
+      { text: "They met three times." },
+      { text: "[happy] Four." },
+      { text: "[happy] Five." },
+      { text: "They met five times." },
+    ),
+  });
+  for (const line of ["1", "2", "3", "4", "5"]) await c.result(c.request("npc/talk", { npc: "gorm", line }));
+  const reqs = c.model.requests;
+  const [, , , summary, fourth, fifth] = reqs;
+  assert.equal(summary.prompt, summaryRequest("Gorm"));
+  // Turn 4: the two summarized turns left, the summary came in with the newest prompt.
+  assert.deepEqual(fourth.history.map((e) => segmentsText(e.contents).slice(0, 10)), [
+    "Player: 3",
+    `[happy] Th`,
+  ]);
+  assert.equal(
+    fourth.prompt,
+    "Memory:\n- Your earlier conversations with the player: They met three times.\nPlayer: 4",
+  );
+  // Turn 5 appends again; the instructions never changed.
+  assert.equal(fifth.history.length, 4);
+  assert.equal(fifth.prompt, "Player: 5");
+  for (const r of reqs) assert.equal(r.instructions, reqs[0].instructions);
+  // Turns 3 to 5 reached compactAfterTurns again: a second summary; the save keeps the newest turn.
+  assert.equal(reqs[6].prompt, summaryRequest("Gorm"));
+  assert.equal(reqs[6].history.length, 6);
+  const state = (await c.call("npc/state", { npc: "gorm" })).state as JsonObject;
+  assert.deepEqual(state.memory, { facts: [], relationship: 0, summary: "They met five times." });
+  const entries = ((state.transcript as JsonObject).transcript as JsonObject).entries as JsonObject[];
+  assert.deepEqual(entries.map((e) => e.role), ["instructions", "user", "response"]);
   await c.close();
 });
 
