@@ -3,10 +3,17 @@
  * the per-NPC work queue and the background compaction that the next queued request waits for.
  *
  * Prompts are built for the model's cache: the instructions depend on persona, options and tools only; the
- * state that changes reaches the model in the turn's prompt (`npc_context.ts`). Compaction asks for the
- * summary as the next message of the conversation, and the summarized turns stay in the model's prompt
- * (while the save, `turnCount` and the next compaction count only the turns after them) until the context
- * needs the room: then they leave all at once and the summary takes their place in the next prompt.
+ * state that changes reaches the model in the turn's prompt (`npc_context.ts`).
+ *
+ * Compaction costs a model call and, when turns leave the prompt, a prompt the cache no longer covers; so it
+ * happens when it is needed, not as soon as `compactAfterTurns` is reached. Once that many turns (after any
+ * summarized ones) are there, compaction is *due*. A due compaction runs when the prompt takes more than
+ * {@link SUMMARIZE_AT_ROOM} of the context (in the background after a turn) or when a save needs it
+ * ({@link prepareSave}: saves keep the summary and the recent turns). It asks the summary as the next message
+ * of the conversation (the model's cache covers everything before it) and marks all but the
+ * `keepRecentTurns` newest turns as summarized: saves and `turnCount` leave them out, but they stay in the
+ * model's prompt until it takes more than {@link DROP_AT_ROOM} of the context; then they leave all at once
+ * and the summary takes their place in the next prompt.
  * @module
  */
 import { cloneJson, type JsonObject, type JsonValue } from "../../protocol/json.ts";
@@ -17,7 +24,7 @@ import { compactionCut, summarizeAsContinuation } from "../../agent/compaction.t
 import { historyLength } from "../../agent/entry_text.ts";
 import { exportTranscript } from "../../agent/transcript_codec.ts";
 import type { AgentTool, ToolChoice, ToolPolicy } from "../../agent/types.ts";
-import { BridgeError } from "../../protocol/errors.ts";
+import { BridgeError, toBridgeError } from "../../protocol/errors.ts";
 import { compactJson } from "../../protocol/json.ts";
 import { Operation, WorkQueue } from "../../util/work_queue.ts";
 import { summarizeWorld, type WorldState } from "../world/mod.ts";
@@ -83,9 +90,12 @@ export const STATE_VERSION = 1;
 
 /**
  * Share of the context (after the room kept for the answer) that instructions, tools and history may take
- * (estimated at 3 characters per token) before summarized turns leave the model's prompt.
+ * (estimated at 3 characters per token) before a due compaction summarizes older turns, in the background
+ * after a turn.
  */
-export const SUMMARIZED_TURNS_ROOM = 0.6;
+export const SUMMARIZE_AT_ROOM = 0.5;
+/** Share of the context past which the summarized turns leave the model's prompt (before the next turn). */
+export const DROP_AT_ROOM = 0.6;
 /** Least `maximumResponseTokens` of a compaction summary. */
 export const SUMMARY_MIN_TOKENS = 256;
 
@@ -268,27 +278,35 @@ export class Npc {
 
   /**
    * Brings the agent up to date before a turn: the instructions (the same text unless persona, options or
-   * tools changed), no context note (the state goes into the prompt), and summarized turns dropped when the
-   * context needs their room.
+   * tools changed) and no context note (the state goes into the prompt). When the prompt takes more than
+   * {@link DROP_AT_ROOM} of the context, a due compaction that has not run yet runs now, and the summarized
+   * turns leave. Throws -32009 when `op` is cancelled meanwhile.
    */
-  prepareTurn(): void {
+  async prepareTurn(op: Operation): Promise<void> {
     this.agent.instructions = this.instructions();
     this.agent.contextNote = null;
-    if (this.summarizedEntries > 0 && this.#needsRoom()) {
-      this.agent.entries = this.agent.entries.slice(this.summarizedEntries);
-      this.#summarizedLast = null;
-    }
+    if (this.#roomUsed() <= DROP_AT_ROOM) return;
+    if (this.summarizedEntries === 0 && this.compactionDue()) await this.#summarizeInQueue(op);
+    const summarized = this.summarizedEntries;
+    if (summarized === 0) return;
+    this.agent.entries = this.agent.entries.slice(summarized);
+    this.#summarizedLast = null;
   }
 
-  /** True when instructions, tools and history take more than {@link SUMMARIZED_TURNS_ROOM} of the context. */
-  #needsRoom(): boolean {
+  /** Before a save: a due compaction runs (the save keeps the summary and the recent turns). */
+  async prepareSave(op: Operation): Promise<void> {
+    if (this.compactionDue()) await this.#summarizeInQueue(op);
+  }
+
+  /** The share of the context (after the answer's room) instructions, tools and history take, estimated. */
+  #roomUsed(): number {
     const agent = this.agent;
-    const budget = agent.model.contextSize - agent.settings.reservedResponseTokens;
+    const budget = Math.max(1, agent.model.contextSize - agent.settings.reservedResponseTokens);
     let chars = (agent.instructions ?? "").length + historyLength(agent.entries);
     for (const t of agent.tools) {
       chars += t.name.length + t.description.length + compactJson(t.jsonSchema).length;
     }
-    return chars / 3 > budget * SUMMARIZED_TURNS_ROOM;
+    return chars / 3 / budget;
   }
 
   /** Settings of reply parsing and the reply schema. */
@@ -354,7 +372,7 @@ export class Npc {
     op.throwIfCancelled();
   }
 
-  /** True when a successful turn should be followed by compaction (counting unsummarized turns). */
+  /** True when `compactAfterTurns` turns (after any summarized ones) are there: compaction is due. */
   compactionDue(): boolean {
     const every = this.options.compactAfterTurns;
     if (every <= 0) return false;
@@ -362,32 +380,22 @@ export class Npc {
     return this.turnCount >= Math.max(every, keep + 1);
   }
 
+  /** True when a successful turn should start compaction in the background: due, and the room runs low. */
+  compactionWanted(): boolean {
+    return this.compactionDue() && this.#roomUsed() > SUMMARIZE_AT_ROOM;
+  }
+
   /**
-   * Starts background compaction: the model summarizes the conversation (asked as its next message, so its
-   * prompt cache covers the rest) into `memory.summary`, and all but the `keepRecentTurns` newest turns count
-   * as summarized: saves and `turnCount` leave them out, and they leave the model's prompt when the context
-   * needs the room ({@link prepareTurn}). The next queued request waits for it ({@link settle}); cancelling
-   * the NPC stops it; failures are swallowed.
+   * Starts compaction in the background (see the module notes). The next queued request waits for it
+   * ({@link settle}); cancelling the NPC stops it; failures are swallowed.
    */
   startCompaction(): void {
     if (this.#background) return;
-    const conversation = this.conversation();
-    const cut = compactionCut(conversation, Math.max(0, this.options.keepRecentTurns));
-    if (cut === null || cut === 0) return;
-    const last = conversation[cut - 1];
     const op = new Operation();
     this.#backgroundOp = op;
     const run = async () => {
       try {
-        const summary = await summarizeAsContinuation(this.agent, {
-          request: summaryRequest(this.persona.name),
-          policy: this.turnPolicy(),
-          minResponseTokens: SUMMARY_MIN_TOKENS,
-          signal: op.signal,
-        });
-        op.commit();
-        if (this.agent.entries.includes(last)) this.#summarizedLast = last;
-        if (summary !== "") this.memory = { ...this.memory, summary };
+        await this.#summarize(op.signal, () => op.commit());
       } catch {
         // Compaction is best effort: the conversation just stays longer.
       } finally {
@@ -396,6 +404,36 @@ export class Npc {
       }
     };
     this.#background = run();
+  }
+
+  /** Compaction inside the NPC's queue operation `op`: failures are swallowed, a cancel is thrown. */
+  async #summarizeInQueue(op: Operation): Promise<void> {
+    try {
+      await this.#summarize(op.signal, () => op.throwIfCancelled());
+    } catch (error) {
+      op.throwIfCancelled();
+      if (toBridgeError(error).dataCode === "cancelled") throw error;
+    }
+  }
+
+  /**
+   * The model summarizes the conversation (asked as its next message) into `memory.summary`, and all but
+   * the `keepRecentTurns` newest turns count as summarized. `commit` runs before anything changes.
+   */
+  async #summarize(signal: AbortSignal, commit: () => void): Promise<void> {
+    const conversation = this.conversation();
+    const cut = compactionCut(conversation, Math.max(0, this.options.keepRecentTurns));
+    if (cut === null) return;
+    const last = conversation[cut - 1];
+    const summary = await summarizeAsContinuation(this.agent, {
+      request: summaryRequest(this.persona.name),
+      policy: this.turnPolicy(),
+      minResponseTokens: SUMMARY_MIN_TOKENS,
+      signal,
+    });
+    commit();
+    if (this.agent.entries.includes(last)) this.#summarizedLast = last;
+    if (summary !== "") this.memory = { ...this.memory, summary };
   }
 
   /** Cancels running and queued requests and compaction; returns how many requests were cancelled. */

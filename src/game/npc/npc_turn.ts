@@ -3,8 +3,9 @@
  * with one plain-text retry), fallback lines, memory commit, the turn's event stream and the result JSON.
  * Plain TypeScript: the turn reaches its host (client tools, event delivery) through a {@link TalkHost}.
  *
- * A turn runs in named steps: {@link beginTalk} (policy, the agent brought up to date, the prompt with the
- * state the model lacks), {@link reply} (the agent turns), then {@link finishTalk} or {@link fallback}.
+ * A turn runs in named steps: the policy and `Npc.prepareTurn` (instructions, room), {@link beginTalk} (the
+ * prompt with the state the model lacks), {@link reply} (the agent turns), then {@link finishTalk} or
+ * {@link fallback}.
  * @module
  */
 import { BridgeError, toBridgeError } from "../../protocol/errors.ts";
@@ -115,7 +116,9 @@ export async function runTalk(
   op: Operation,
 ): Promise<JsonObject> {
   await npc.settle(op);
-  const talk = beginTalk(npc, host, input, op);
+  const policy = npc.turnPolicy(input.toolChoice);
+  await npc.prepareTurn(op);
+  const talk = beginTalk(npc, host, input, op, policy);
   return await host.drive(async (driveSink) => {
     const sink = talkSink(talk, driveSink);
     npc.beginStage();
@@ -133,10 +136,8 @@ export async function runTalk(
   });
 }
 
-/** The turn's policy, the agent brought up to date, and the prompt with the state the model lacks. */
-function beginTalk(npc: Npc, host: TalkHost, input: TalkInput, op: Operation): Talk {
-  const policy = npc.turnPolicy(input.toolChoice);
-  npc.prepareTurn();
+/** The turn's prompt with the state the model lacks, and what the turn's steps share. */
+function beginTalk(npc: Npc, host: TalkHost, input: TalkInput, op: Operation, policy: ToolPolicy): Talk {
   const state = npc.context.compose(npc.stateView(), npc.agent.entries, npc.agent.hiddenByTrim);
   const framed = framePrompt({
     memory: state.memory,
@@ -261,7 +262,7 @@ function finishTalk(talk: Talk, replied: Replied): JsonObject {
   }
   talk.tracker.finish(reply.emotion, reply.line);
   const out = talkResult(talk, reply, isFallback, replied.result);
-  if (npc.compactionDue()) npc.startCompaction();
+  if (npc.compactionWanted()) npc.startCompaction();
   return out;
 }
 
