@@ -251,7 +251,6 @@ const SCENARIOS: Scenario[] = [
 // ---- the bridge run ----
 
 async function bridgeRun(scenario: Scenario, makeModel: () => LanguageModel): Promise<void> {
-  let engine: BridgeEngine;
   const send = (text: string) => {
     const message = JSON.parse(text) as JsonObject;
     if (message.method === "tool/call") {
@@ -259,7 +258,7 @@ async function bridgeRun(scenario: Scenario, makeModel: () => LanguageModel): Pr
       engine.receive(JSON.stringify({ jsonrpc: "2.0", id: message.id, result: { output } }));
     }
   };
-  engine = new BridgeEngine({
+  const engine: BridgeEngine = new BridgeEngine({
     modelFactory: (spec) => spec.type === "bench" ? recorded(makeModel()) : undefined,
   }, send);
   const call: Call = async (method, params) => await engine.call(method, params);
