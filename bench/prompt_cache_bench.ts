@@ -5,6 +5,7 @@
  *
  *   deno task bench:cache                                     # both backends, 12 turns
  *   deno run -A --no-lock bench/prompt_cache_bench.ts --backend openai --scenario world,compaction
+ *   … --bridge-only                                          # no ideal client (e.g. on an older checkout)
  *
  * Backends: `openai` runs the OpenAI-compatible backend against llama.cpp's `llama-server` of the
  * `test:llama` tier (`scripts/llama/build.sh`; one slot, 4096 tokens) and counts the server's own
@@ -46,6 +47,7 @@ const { values } = parseArgs({
     turns: { type: "string", default: "12" },
     scenario: { type: "string" },
     json: { type: "string" },
+    "bridge-only": { type: "boolean", default: false },
   },
 });
 const TURNS = Number(values.turns);
@@ -499,7 +501,7 @@ for (const name of backends) {
       await backend.reset();
       await bridgeRun(scenario, backend.makeModel);
       await backend.reset();
-      await idealRun(backend.makeModel);
+      if (!values["bridge-only"]) await idealRun(backend.makeModel);
       const rows: Row[] = [];
       for (let i = 0; i < TURNS; i++) {
         const requests = name === "openai"

@@ -259,3 +259,36 @@ Deno.test("native sessions: nativeSessions 0 turns keeping off; a failed step le
     await finish(failing.c);
   }
 });
+
+Deno.test("native sessions: an NPC's memory, attitude and secret changes keep its live session (they ride on the prompt)", async () => {
+  const { c, sent, infos } = client([
+    text("[neutral] What do you want?"),
+    text("[happy] Thanks."),
+    text("[happy] Fine, I will tell you."),
+  ]);
+  try {
+    await c.call("npc/create", {
+      npc: "gorm",
+      persona: { name: "Gorm", secrets: ["He deserted."] },
+      options: { replyFormat: "text", toolChoice: "none" },
+    });
+    const talk = async (line: string) => {
+      const response = await c.response(c.request("npc/talk", { npc: "gorm", line }));
+      assert.ok("result" in response, JSON.stringify(response));
+    };
+    await talk("Hello.");
+    await c.call("npc/update", { npc: "gorm", memory: { facts: ["Aria helped."], relationship: 30 } });
+    await talk("I fixed your forge.");
+    await c.call("npc/update", { npc: "gorm", memory: { relationship: 60 } });
+    await talk("Any secrets?");
+    assert.deepEqual(summary(infos), [
+      [false, true, "new", 2, true],
+      [true, false, "continued", 1, true],
+      [true, false, "continued", 1, true],
+    ]);
+    assert.equal(new Set(sent.map((s) => s.instructions)).size, 1, "the instructions never changed");
+    assert.match(String(sent[2].prompt), /Your secret: He deserted\./);
+  } finally {
+    await finish(c);
+  }
+});

@@ -161,11 +161,24 @@ export class Npc {
     return this.#lifetime.signal;
   }
 
-  /** Every tool the model sees for these client tools and options (validated). */
+  /**
+   * Every tool the model sees for these client tools and options (validated). A world tool whose options did
+   * not change keeps the description the model has seen (the read tool's list of top-level keys is not
+   * refreshed by an update of something else), so the tool list stays the same.
+   */
   composeTools(clientTools: AgentTool[], options: NpcOptions): AgentTool[] {
-    return composeTools(clientTools, this.world?.state ?? null, options, {
+    const tools = composeTools(clientTools, this.world?.state ?? null, options, {
       memory: () => this.memory,
       stage: () => this.#stage,
+    });
+    const current = this.agent?.tools;
+    if (current === undefined || !sameWorldAccess(this.options, options)) return tools;
+    return tools.map((tool) => {
+      if (tool.execution !== "local") return tool;
+      const before = current.find((t) => t.name === tool.name);
+      return before === undefined || before.description === tool.description
+        ? tool
+        : { ...tool, description: before.description };
     });
   }
 
@@ -467,6 +480,12 @@ export class Npc {
       world: this.world?.id ?? null,
     };
   }
+}
+
+/** True when both options give the world tools the same paths. */
+function sameWorldAccess(a: NpcOptions, b: NpcOptions): boolean {
+  return JSON.stringify([a.worldReadable, a.worldWritable]) ===
+    JSON.stringify([b.worldReadable, b.worldWritable]);
 }
 
 /** Generation options from NPC options. */
