@@ -204,9 +204,14 @@ const SCENARIOS: Scenario[] = [
   {
     // The fixture model completes a forced call of the tool it was trained on, for the lines it was trained on.
     ...npcScenario("grounding", {
+      // Two tools: the forced first step may call only the grounding tool, later steps either.
       tools: [{
         name: "get_weather",
         description: "Get the current weather for a city.",
+        parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+      }, {
+        name: "get_time",
+        description: "Get the current time in a city.",
         parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
       }],
       options: { ...NPC_OPTIONS, groundingTool: "get_weather", compactAfterTurns: 0 },
