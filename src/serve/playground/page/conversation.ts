@@ -11,10 +11,10 @@ import type { NpcEvent, NpcReply } from "../../../client/game_types.ts";
 import type { ToolRecord } from "../../../client/types.ts";
 import type { Npc } from "../../../client/npc.ts";
 import { BridgeError } from "../../../protocol/errors.ts";
-import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
-import { parseJsonc } from "./document.ts";
+import type { JsonObject } from "../../../protocol/json.ts";
 import { brief, h, uid } from "./dom.ts";
 import type { Saved, ToolAnswer } from "./storage.ts";
+import { answerValue } from "./values.ts";
 
 /** Timings of a turn, in ms after it was sent. */
 export interface TurnTimings {
@@ -56,20 +56,6 @@ export interface ConversationHost {
   connected(): boolean;
   /** Something typed changed (persist it). */
   changed(): void;
-}
-
-/** A parsed answer: the value to send. */
-export function answerValue(
-  text: string,
-  as: "auto" | "json" | "text",
-): { value: JsonValue } | { problem: string } {
-  if (as === "text") return { value: text };
-  const parsed = parseJsonc(text, "The answer");
-  if (parsed.problem) {
-    if (as === "json") return { problem: `${parsed.problem.message} Nothing was sent.` };
-    return { value: text };
-  }
-  return { value: parsed.value };
 }
 
 function describeError(error: unknown): BridgeError {

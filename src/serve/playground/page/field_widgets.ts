@@ -9,6 +9,7 @@
 import type { JsonValue } from "../../../protocol/json.ts";
 import { h, uid } from "./dom.ts";
 import { EMOTION_NAMES, type FieldSpec, MEMORY_TOOLS } from "./fields.ts";
+import { listFrom, numberFrom } from "./values.ts";
 
 /** A field's widget. */
 export interface FieldWidget {
@@ -30,21 +31,6 @@ export interface FieldWidget {
   setTools(names: readonly string[]): void;
   /** Enables or disables the control(s). */
   setDisabled(disabled: boolean): void;
-}
-
-const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
-
-/** A number from typed text, or the text itself when it is not one (kept for the check); "" is absent. */
-export function numberFrom(text: string): JsonValue | undefined {
-  const t = text.trim();
-  if (t === "") return undefined;
-  return NUMBER.test(t) ? Number(t) : text;
-}
-
-/** List items from a textarea: one per line, blank lines dropped; none is absent. */
-export function listFrom(text: string): string[] | undefined {
-  const items = text.split("\n").map((line) => line.trimEnd()).filter((line) => line.trim() !== "");
-  return items.length === 0 ? undefined : items;
 }
 
 function textOf(value: JsonValue | undefined): string {

@@ -8,7 +8,7 @@ import type { NpcMemory } from "../../../client/game_types.ts";
 import type { JsonValue } from "../../../protocol/json.ts";
 import type { TurnRecord } from "./conversation.ts";
 import { fileButton, h, tabs } from "./dom.ts";
-import { listFrom, numberFrom } from "./field_widgets.ts";
+import { listFrom, numberFrom } from "./values.ts";
 import { type WorldActions, WorldTree } from "./world_tree.ts";
 
 /** One point of the relationship's history. */

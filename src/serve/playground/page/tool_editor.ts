@@ -9,7 +9,7 @@ import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
 import type { Check } from "./fields.ts";
 import { parseJsonc, type PersonaDocument } from "./document.ts";
 import { h, pretty, uid } from "./dom.ts";
-import { numberFrom } from "./field_widgets.ts";
+import { numberFrom } from "./values.ts";
 import type { Draft, ToolAnswer } from "./storage.ts";
 
 /** What the tool editor needs from the page. */

@@ -8,6 +8,7 @@
 import type { WorldChange } from "../../../client/game_types.ts";
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
 import { brief, h } from "./dom.ts";
+import { applyChange, typedValue } from "./values.ts";
 
 /** What the tree asks the page to do. */
 export interface WorldActions {
@@ -19,48 +20,6 @@ export interface WorldActions {
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-/** A typed value: JSON when it parses (numbers, true, null, objects, lists), else text. */
-export function typedValue(text: string): JsonValue {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return text;
-  }
-}
-
-/** Applies a `world/changed` to a copy of `state` (dot path; a missing `newValue` removes it). */
-export function applyChange(state: JsonValue, path: string, change: { newValue?: JsonValue }): JsonValue {
-  const segments = path === "" ? [] : path.split(".");
-  const removed = !("newValue" in change) || change.newValue === undefined;
-  if (segments.length === 0) return removed ? {} : structuredClone(change.newValue as JsonValue);
-  const root = structuredClone(state) as JsonValue;
-  let node: JsonValue = root;
-  for (const segment of segments.slice(0, -1)) {
-    let next: JsonValue | undefined = Array.isArray(node)
-      ? node[Number(segment)]
-      : isObject(node)
-      ? node[segment]
-      : undefined;
-    if (next === undefined || next === null || typeof next !== "object") {
-      if (removed) return root;
-      next = {};
-      if (Array.isArray(node)) node[Number(segment)] = next;
-      else if (isObject(node)) node[segment] = next;
-    }
-    node = next;
-  }
-  const last = segments[segments.length - 1];
-  if (Array.isArray(node)) {
-    const i = Number(last);
-    if (removed) node.splice(i, 1);
-    else node[i] = structuredClone(change.newValue as JsonValue);
-  } else if (isObject(node)) {
-    if (removed) delete node[last];
-    else node[last] = structuredClone(change.newValue as JsonValue);
-  }
-  return root;
 }
 
 interface Editing {
