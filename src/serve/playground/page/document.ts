@@ -5,7 +5,17 @@
  * A syntax error keeps the last valid value and says where it is. Pure: no DOM.
  * @module
  */
-import { applyEdits, type JSONPath, modify, parse, type ParseError, printParseErrorCode } from "jsonc-parser";
+import {
+  applyEdits,
+  findNodeAtLocation,
+  type JSONPath,
+  modify,
+  type Node,
+  parse,
+  type ParseError,
+  parseTree,
+  printParseErrorCode,
+} from "jsonc-parser";
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
 import {
   BUILTIN_TOOLS,
@@ -70,7 +80,7 @@ export function parseJsonc(
 ): { value: JsonValue; problem: null } | { value: undefined; problem: SyntaxProblem } {
   const errors: ParseError[] = [];
   const value = parse(text, errors, { allowTrailingComma: true, disallowComments: false });
-  if (errors.length === 0 && value === undefined) {
+  if (text.trim() === "" || (errors.length === 0 && value === undefined)) {
     return { value: undefined, problem: { message: `${what} is empty.`, line: 1, column: 1, offset: 0 } };
   }
   if (errors.length > 0) {
@@ -89,6 +99,104 @@ export function parseJsonc(
     };
   }
   return { value: value as JsonValue, problem: null };
+}
+
+/** Start of the line containing `offset`. */
+function lineStart(text: string, offset: number): number {
+  return text.lastIndexOf("\n", offset - 1) + 1;
+}
+
+/** Offset of the newline ending the line containing `offset` (or the text's end). */
+function lineEnd(text: string, offset: number): number {
+  const end = text.indexOf("\n", offset);
+  return end === -1 ? text.length : end;
+}
+
+/**
+ * After a property ending at `end`: the rest of its line is only a comma, blanks and a line comment.
+ * Returns the offset of that comma, -1 without one, or null when something else follows on the line.
+ */
+function restOfLine(text: string, end: number): number | null {
+  const rest = text.slice(end, lineEnd(text, end));
+  const m = /^(\s*)(,?)\s*(\/\/.*)?$/.exec(rest);
+  if (!m) return null;
+  return m[2] === "," ? end + m[1].length : -1;
+}
+
+/** True when only blanks precede `offset` on its line. */
+function startsLine(text: string, offset: number): boolean {
+  return text.slice(lineStart(text, offset), offset).trim() === "";
+}
+
+/** `value` as JSON text, its later lines indented by `indent`. */
+function jsonAt(value: JsonValue, indent: string): string {
+  return JSON.stringify(value, null, 2).split("\n").join(`\n${indent}`);
+}
+
+/**
+ * Inserts or removes a property of a multi-line object line by line, so every comment stays beside the
+ * property it was written next to (the JSONC library's own edits re-flow neighbouring lines and move or drop
+ * trailing comments). Null when the layout is not one property per line: then the library edits.
+ */
+function lineEdit(
+  text: string,
+  path: JSONPath,
+  value: JsonValue | undefined,
+  order: readonly string[] | null,
+): string | null {
+  const tree = parseTree(text, [], { allowTrailingComma: true, disallowComments: false });
+  const key = path[path.length - 1];
+  if (!tree || typeof key !== "string") return null;
+  const parent = path.length === 1 ? tree : findNodeAtLocation(tree, path.slice(0, -1));
+  if (!parent || parent.type !== "object") return null;
+  const props: Node[] = parent.children ?? [];
+  const names = props.map((p) => String(p.children?.[0]?.value));
+  const closing = parent.offset + parent.length - 1;
+  const multiLine =
+    props.every((p) => startsLine(text, p.offset) && restOfLine(text, p.offset + p.length) !== null) &&
+    props.length > 0 && startsLine(text, closing);
+  if (!multiLine) return null;
+  const at = names.indexOf(key);
+  if (value === undefined) {
+    if (at === -1) return text;
+    const p = props[at];
+    const from = lineStart(text, p.offset);
+    let to = lineEnd(text, p.offset + p.length);
+    to = to < text.length ? to + 1 : to;
+    let out = text.slice(0, from) + text.slice(to);
+    if (at === props.length - 1 && at > 0) {
+      // The new last property loses its comma (strict JSON readers of the file would stumble on it).
+      const prev = props[at - 1];
+      const comma = restOfLine(text, prev.offset + prev.length);
+      if (comma !== null && comma >= 0) out = out.slice(0, comma) + out.slice(comma + 1);
+    }
+    return out;
+  }
+  if (at !== -1) return null; // a replacement: the library edits only the value
+  const rank = (k: string) => {
+    const i = order?.indexOf(k) ?? -1;
+    return i === -1 ? (order?.length ?? 0) : i;
+  };
+  let index = order ? props.findIndex((_, i) => rank(names[i]) > rank(key)) : -1;
+  if (index === -1) index = props.length;
+  if (index < props.length) {
+    const next = props[index];
+    const start = lineStart(text, next.offset);
+    const indent = text.slice(start, next.offset);
+    return `${text.slice(0, start)}${indent}${JSON.stringify(key)}: ${jsonAt(value, indent)},\n${
+      text.slice(start)
+    }`;
+  }
+  const last = props[props.length - 1];
+  const indent = text.slice(lineStart(text, last.offset), last.offset);
+  const comma = restOfLine(text, last.offset + last.length)!;
+  const end = lineEnd(text, last.offset + last.length);
+  const line = `\n${indent}${JSON.stringify(key)}: ${jsonAt(value, indent)}`;
+  const withComma = comma >= 0
+    ? text
+    : `${text.slice(0, last.offset + last.length)},${text.slice(last.offset + last.length)}`;
+  const shift = comma >= 0 ? 0 : 1;
+  return withComma.slice(0, end + shift) + line + withComma.slice(end + shift);
 }
 
 /** Spec order of the keys that can appear at `path` (for inserting a new key where a reader expects it). */
@@ -180,6 +288,11 @@ export class PersonaDocument {
     if (this.#problem) throw new Error("The JSONC text has a syntax problem; fix it first.");
     if (value === undefined && this.get(path) === undefined) return;
     const order = keyOrder(path);
+    const edited = lineEdit(this.#text, path, value, order);
+    if (edited !== null) {
+      this.setText(edited);
+      return;
+    }
     const key = path[path.length - 1];
     const edits = modify(this.#text, path, value, {
       formattingOptions: { insertSpaces: true, tabSize: 2, eol: "\n" },
