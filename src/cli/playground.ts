@@ -80,7 +80,8 @@ async function openBrowser(url: string): Promise<void> {
 }
 
 function modelLabel(choice: ModelChoice): string {
-  return choice.name === "system" ? "the on-device model (system)" : `${choice.name}: ${choice.label}`;
+  if (choice.name === "system") return "the on-device model (system)";
+  return choice.name === "scripted" ? choice.label : `${choice.name}: ${choice.label}`;
 }
 
 /** Runs `oam playground` with the arguments after the subcommand; resolves with the exit code. */
