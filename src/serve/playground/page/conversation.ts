@@ -253,6 +253,8 @@ export class Conversation {
         ),
       );
     }
+    const last = [...entries].reverse().find((e) => e.who === "npc" && e.emotion);
+    if (last?.emotion) this.#setEmotion(last.emotion);
     this.#list.append(
       h(
         "li",
@@ -459,7 +461,8 @@ export class Conversation {
     const row = this.#row(live, record.call.id, record.call.name, record.call.arguments, "local");
     this.#closeRow(row, null);
     row.root.classList.add(record.isError ? "failed" : "done");
-    row.status.textContent = `${record.isError ? "error" : "done"} in ${
+    const how = row.root.dataset.how;
+    row.status.textContent = `${how ? `${how} · ` : ""}${record.isError ? "error" : "done"} in ${
       Math.round(record.durationSeconds * 1000)
     } ms`;
     row.result.replaceChildren(
@@ -491,6 +494,7 @@ export class Conversation {
     const row = this.#row(live, ctx.call.id, name, args, "client");
     if (answer.mode === "auto") {
       row.status.textContent = "answered automatically";
+      row.root.dataset.how = "answered automatically";
       return this.#canned(answer);
     }
     return this.#byHand(row, name, answer, ctx);
@@ -555,6 +559,7 @@ export class Conversation {
       const wait = h("button", { type: "button", class: "small", text: "Let it time out" });
       const done = (status: string) => {
         row.root.classList.remove("pending");
+        row.root.dataset.how = status;
         this.#closeRow(row, status);
         ctx.signal.removeEventListener("abort", onAbort);
       };
@@ -573,7 +578,7 @@ export class Conversation {
           text.focus();
           return;
         }
-        done("answered");
+        done("answered by hand");
         resolve(v.value);
       });
       asError.addEventListener("click", () => {

@@ -766,13 +766,12 @@ export class Editor {
   }
 
   /** Replaces the persona text (a loaded file), keeping the old text for "Undo load". */
-  replaceText(text: string, note: string): void {
+  replaceText(text: string): void {
     this.#undo = this.doc.text;
     this.#undoButton.hidden = false;
     this.doc.setText(text);
     this.#jsonc.value = text;
     this.#documentChanged("load");
-    this.showResult({ note });
   }
 
   /** Copies a restored NPC's persona, options, tools and id into the document (undo keeps the old text). */
@@ -799,37 +798,37 @@ export class Editor {
   }
 
   async #loadFiles(files: File[]): Promise<void> {
+    const notes: string[] = [];
     for (const file of files) {
       const text = await file.text();
-      if (/\.steps\.jsonc?$/i.test(file.name)) {
-        this.#setScript(text, file.name);
-        continue;
-      }
-      const parsed = parseJsonc(text);
-      const value = parsed.value;
+      const value = parseJsonc(text).value;
       if (isObject(value) && (isObject(value.state) || isObject(value.transcript))) {
         this.#events.restoreFile(file.name, text);
-        continue;
+      } else if (
+        /\.steps\.jsonc?$/i.test(file.name) ||
+        Array.isArray(value) || (isObject(value) && !isObject(value.persona) && Array.isArray(value.steps))
+      ) {
+        this.#setScript(text);
+        notes.push(`the script ${file.name} (new NPCs run on it)`);
+      } else {
+        this.replaceText(text);
+        notes.push(file.name);
       }
-      if (isObject(value) && !isObject(value.persona) && Array.isArray(value.steps)) {
-        this.#setScript(text, file.name);
-        continue;
-      }
-      this.replaceText(text, `Loaded ${file.name}.`);
     }
+    if (notes.length > 0) this.showResult({ note: `Loaded ${notes.join(" and ")}.` });
   }
 
   async #loadScript(file: File): Promise<void> {
-    this.#setScript(await file.text(), file.name);
+    this.#setScript(await file.text());
+    this.showResult({ note: `Loaded the script ${file.name}; new NPCs run on it.` });
   }
 
-  #setScript(text: string, name: string): void {
+  #setScript(text: string): void {
     this.#script.value = text;
     this.saved.script = text;
     this.#useScript.checked = true;
     this.saved.useScript = true;
     this.#checkScript();
     this.#events.changed();
-    this.showResult({ note: `Loaded the script ${name}; new NPCs run on it.` });
   }
 }
