@@ -48,7 +48,13 @@ export interface Served {
 
 /** Serves the playground on `port` (0: a free one); the bridge's own model is a one-step script. */
 export async function servePlayground(port = 0): Promise<Served> {
-  const model = () => new ScriptedModel({ steps: [{ text: "[neutral] (the bridge's model)" }] });
+  const reply = {
+    emotion: "neutral",
+    line: "(the bridge's model)",
+    player_options: ["One", "Two", "Three"],
+    ends_conversation: false,
+  };
+  const model = () => new ScriptedModel({ steps: [], fallback: { json: reply } });
   const server = new OpenAIServer({
     host: "127.0.0.1",
     port,

@@ -112,7 +112,8 @@ export class Editor {
   constructor(host: HTMLElement, saved: Saved, events: EditorEvents) {
     this.saved = saved;
     this.#events = events;
-    this.doc = new PersonaDocument(saved.doc);
+    this.doc = new PersonaDocument(saved.validDoc ?? saved.doc);
+    if (this.doc.text !== saved.doc) this.doc.setText(saved.doc);
     this.review = reviewDocument(this.doc.value);
     this.root = host;
 
@@ -471,6 +472,7 @@ export class Editor {
   /** The document changed (from the form or the JSONC text): update the other views and persist. */
   #documentChanged(from: "form" | "jsonc" | "load"): void {
     this.saved.doc = this.doc.text;
+    if (this.doc.problem === null) this.saved.validDoc = this.doc.text;
     if (from !== "jsonc") this.#jsonc.value = this.doc.text;
     this.#syncFromDocument();
     this.#events.changed();

@@ -29,6 +29,8 @@ export interface Draft {
 export interface Saved {
   /** The persona file's JSONC text. */
   doc: string;
+  /** The last valid persona text (what the form shows while `doc` has a syntax problem). */
+  validDoc?: string;
   /** The script editor's text. */
   script: string;
   /** Whether NPCs are created with the script (else the bridge's own model). */
