@@ -484,8 +484,8 @@ export class Editor {
     for (const banner of this.#staleBanners) {
       banner.hidden = problem === null;
       banner.textContent = problem
-        ? `The JSONC text has a problem (${problem.message}) The form shows the last valid version and is ` +
-          "read-only until the text is fixed in the JSONC tab."
+        ? `The JSONC text has a syntax problem (line ${problem.line}, column ${problem.column}), so the form shows ` +
+          "its last valid version, read-only until the text is fixed in the JSONC tab."
         : "";
     }
     const value = this.doc.value;
@@ -614,8 +614,9 @@ export class Editor {
         ),
       );
     }
-    const total = errors + (scriptProblem ? 1 : 0);
-    const warnings = list.length - total;
+    const listed = errors + (scriptProblem ? 1 : 0);
+    const total = listed + (problem ? 1 : 0);
+    const warnings = list.length - listed;
     items.push(
       h(
         "p",

@@ -148,6 +148,10 @@ class Playground {
       void this.link.connect();
     });
     if (this.saved.lastState !== null) this.state.offerLast(this.#lastLabel());
+    this.conversation.note(
+      "Start the NPC (Start NPC, left), then talk to it here. New NPCs run on the Model tab's script " +
+        "(deterministic, here everywhere) or on the bridge's own model.",
+    );
   }
 
   async boot(): Promise<void> {
@@ -232,7 +236,8 @@ class Playground {
       }),
       " (it also retries by itself)",
     );
-    if (had) this.conversation.note(`The bridge went away: ${detail ?? "the connection closed"}.`, "error");
+    const why = (detail ?? "the connection closed").replace(/[.\s]+$/, "");
+    if (had) this.conversation.note(`The bridge went away: ${why}.`, "error");
     if (this.saved.lastState !== null) this.state.offerLast(this.#lastLabel());
     clearTimeout(this.#retry);
     this.#retry = setTimeout(() => void this.link.connect(), this.#retryDelay);
@@ -286,6 +291,10 @@ class Playground {
         const warnings = result.tools[0]?.warnings ?? [];
         if (warnings.length > 0) notes.set(i, warnings);
       } catch (error) {
+        if (error instanceof BridgeError && error.dataCode === "shut_down") {
+          this.#validated = ""; // check again once connected
+          return;
+        }
         notes.set(i, [message(error).replace(/^tools\[0\]/, `tools[${i}]`)]);
       }
     }));
