@@ -44,6 +44,8 @@ export interface TurnRecord {
 export interface ConversationHost {
   /** The running NPC, or null. */
   npc(): Npc | null;
+  /** What is changing the NPC right now (a start, a restore), or null. */
+  pending(): string | null;
   /** The NPC's display name. */
   npcName(): string;
   /** Seconds the bridge waits for an answer of tool `name` (null = forever). */
@@ -288,6 +290,11 @@ export class Conversation {
     }
     if (!this.#host.connected()) {
       this.#fail("The bridge is not connected: use Reconnect above. Your line is kept.");
+      return;
+    }
+    const pending = this.#host.pending();
+    if (pending !== null) {
+      this.#fail(`${pending}: wait a moment. Your line is kept.`);
       return;
     }
     const npc = this.#host.npc();
@@ -676,6 +683,8 @@ export class Conversation {
     const npc = this.#host.npc();
     if (!this.#host.connected()) return this.#fail("The bridge is not connected: use Reconnect above.");
     if (!npc) return this.#fail("Start the NPC first (Start NPC, left).");
+    const pending = this.#host.pending();
+    if (pending !== null) return this.#fail(`${pending}: wait a moment.`);
     this.#fail("");
     const situation = this.#situation.value.trim();
     const entry = h(

@@ -15,7 +15,7 @@ import {
   type ParseError,
   parseTree,
   printParseErrorCode,
-} from "jsonc-parser";
+} from "npm:jsonc-parser@3.3.1";
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
 import {
   BUILTIN_TOOLS,

@@ -61,6 +61,8 @@ class Playground {
   readonly conversation: Conversation;
   readonly state: StatePanel;
   running: Running | null = null;
+  /** What start, apply or restore is running, or null. */
+  changing: string | null = null;
   info: ServerInfo | null = null;
   #worldEditsByUser = 0;
   #retry: ReturnType<typeof setTimeout> | undefined;
@@ -109,6 +111,7 @@ class Playground {
     });
     this.conversation = new Conversation(byId("conversation-body"), this.saved, {
       npc: () => this.running?.npc ?? null,
+      pending: () => this.changing,
       npcName: () => this.running?.name ?? "NPC",
       toolTimeout: (name) => {
         const r = this.running;
@@ -358,15 +361,38 @@ class Playground {
   }
 
   /** Starts (or restarts) the NPC from the editor: a fresh world, a fresh conversation. */
-  async start(force: boolean): Promise<void> {
+  start(force: boolean): Promise<void> {
     const editor = this.editor;
     if (!editor.canStart && !force) {
       editor.showResult({
         error: "Fix the problems listed above first (or start anyway to see what the bridge says).",
         force: true,
       });
+      return Promise.resolve();
+    }
+    return this.#lifecycle("Starting the NPC", () => this.#start());
+  }
+
+  /** Runs one start, apply or restore at a time, with Start and Apply disabled meanwhile. */
+  async #lifecycle(label: string, run: () => Promise<void>): Promise<void> {
+    if (this.changing !== null) {
+      this.editor.showResult({ error: `${this.changing} is not finished yet.` });
       return;
     }
+    this.changing = label;
+    const buttons = ["start", "apply"].map((id) => byId<HTMLButtonElement>(id));
+    for (const b of buttons) b.disabled = true;
+    this.editor.showResult({ note: `${label}…` });
+    try {
+      await run();
+    } finally {
+      this.changing = null;
+      for (const b of buttons) b.disabled = false;
+    }
+  }
+
+  async #start(): Promise<void> {
+    const editor = this.editor;
     let worldParts: { world: World; subscription: Subscription } | null = null;
     try {
       this.link.require();
@@ -403,7 +429,11 @@ class Playground {
   }
 
   /** Rebuilds the running NPC with the editor's persona, options and tools; conversation and memory stay. */
-  async apply(): Promise<void> {
+  apply(): Promise<void> {
+    return this.#lifecycle("Applying the editor to the NPC", () => this.#apply());
+  }
+
+  async #apply(): Promise<void> {
     const r = this.running;
     const editor = this.editor;
     if (!r) {
@@ -532,7 +562,11 @@ class Playground {
     await this.#restoreState(last.state, isObject(last.world) ? last.world : null, "the last state seen");
   }
 
-  async #restoreState(state: JsonObject, world: JsonObject | null, source: string): Promise<void> {
+  #restoreState(state: JsonObject, world: JsonObject | null, source: string): Promise<void> {
+    return this.#lifecycle(`Restoring from ${source}`, () => this.#restore(state, world, source));
+  }
+
+  async #restore(state: JsonObject, world: JsonObject | null, source: string): Promise<void> {
     let worldParts: { world: World; subscription: Subscription } | null = null;
     try {
       this.link.require();
