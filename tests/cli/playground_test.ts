@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { Bridge, WebSocketTransport } from "../../mod.ts";
 import { openCommand, PLAYGROUND_HELP } from "../../src/cli/playground.ts";
 import { withDeadline } from "../helpers/deadline.ts";
+import { completion, json, MockServer } from "../models/openai_mock_server.ts";
 
 const CLI = new URL("../../cli.ts", import.meta.url).pathname;
 
@@ -109,6 +110,33 @@ Deno.test("oam playground: prints its URL on 127.0.0.1, serves the page, and the
     assert.equal(code, 0, stderr);
   } finally {
     await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("oam playground --model openai:…: the page names the model, and NPCs on the bridge's model use the server", async () => {
+  const server = new MockServer((request) =>
+    request.path === "/v1/models"
+      ? json({ object: "list", data: [{ id: "m", object: "model" }] })
+      : json(completion("[happy] Hello from the model server."))
+  );
+  try {
+    const p = await new Playground(["--port", "0", "--model", `openai:${server.baseURL}#m`]).ready();
+    const info = await (await fetch(`${p.url}playground/info.json`)).json();
+    assert.deepEqual(info.model, { name: "openai", label: `openai: ${server.baseURL}#m` });
+    const bridge = await Bridge.connect(new WebSocketTransport(`${p.url.replace("http:", "ws:")}rpc`), {
+      onWarning: () => {},
+    });
+    assert.equal((await bridge.availability()).available, true);
+    const mira = await bridge.createNpc({ name: "Mira" }, {
+      options: { replyFormat: "text", toolChoice: "none" },
+    });
+    const reply = await mira.talk("Hello");
+    assert.deepEqual([reply.emotion, reply.line], ["happy", "Hello from the model server."]);
+    await bridge.close();
+    const { code, stderr } = await p.stop();
+    assert.equal(code, 0, stderr);
+  } finally {
+    await server.close();
   }
 });
 
