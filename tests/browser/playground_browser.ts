@@ -259,6 +259,7 @@ Deno.test("the designer's loop: edit, talk (streamed, emotion first), answer a t
 /** Gorm at the gate: two client tools (one that times out after a second), structured replies. */
 const GATE = {
   npc: "gorm",
+  greeting: "A stranger walks up to the gate.",
   persona: { name: "Gorm", role: "the gate guard" },
   options: { playerOptionCount: 2 },
   tools: [
@@ -351,11 +352,11 @@ Deno.test("turn controls: cancel mid-turn, let a call time out, answer with an e
     ]);
     await page.locator("ol.turns li.note").filter({ hasText: "Gorm ended the conversation." }).waitFor();
 
-    // A bark.
-    await page.fill("#bark-situation", "It starts to rain.");
+    // A bark: with no situation typed, the persona file's greeting is the situation.
     await page.click("#bark");
     await page.locator("li.bark:not(.failed) .meta").waitFor();
     assert.equal(await text(page, "li.bark .line"), "Rain again.");
+    assert.equal(await text(page, "li.bark .context"), "Situation: A stranger walks up to the gate.");
     await screenshot(page, "05-cancel-timeout-error-bark");
 
     // The live memory, edited by hand (a value out of range is refused by the page first).

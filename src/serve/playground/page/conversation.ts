@@ -46,6 +46,8 @@ export interface ConversationHost {
   npc(): Npc | null;
   /** What is changing the NPC right now (a start, a restore), or null. */
   pending(): string | null;
+  /** The persona file's greeting (the default bark situation), or "". */
+  greeting(): string;
   /** The NPC's display name. */
   npcName(): string;
   /** Seconds the bridge waits for an answer of tool `name` (null = forever). */
@@ -686,7 +688,7 @@ export class Conversation {
     const pending = this.#host.pending();
     if (pending !== null) return this.#fail(`${pending}: wait a moment.`);
     this.#fail("");
-    const situation = this.#situation.value.trim();
+    const situation = this.#situation.value.trim() || this.#host.greeting();
     const entry = h(
       "li",
       { class: "bark" },

@@ -112,6 +112,10 @@ class Playground {
     this.conversation = new Conversation(byId("conversation-body"), this.saved, {
       npc: () => this.running?.npc ?? null,
       pending: () => this.changing,
+      greeting: () => {
+        const greeting = this.editor.doc.value.greeting;
+        return typeof greeting === "string" ? greeting.trim() : "";
+      },
       npcName: () => this.running?.name ?? "NPC",
       toolTimeout: (name) => {
         const r = this.running;
