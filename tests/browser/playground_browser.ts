@@ -459,13 +459,29 @@ Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown fi
     assert.match(await text(page, "#panel-persona .banner"), /read-only until the text is fixed/);
     await screenshot(page, "07-invalid-jsonc");
 
-    // A reload keeps both the broken text and the schema draft, each with its message.
+    // Not JSON in the initial world: the same, and the world in the file stays as it was.
+    await page.click("#tab-jsonc");
+    await page.fill("#jsonc", good);
+    await page.click("#tab-world");
+    await page.fill("#world-seed", '{"player": {"gold": 20,}');
+    assert.match(
+      await text(page, "#world-seed-message"),
+      /^The world is not valid JSON: .* Nothing was changed\.$/,
+    );
+    await page.click("#tab-jsonc");
+    assert.equal(await page.inputValue("#jsonc"), good);
+    await page.fill("#jsonc", bad);
+
+    // A reload keeps the broken texts (persona, schema, world), each with its message.
     await page.reload();
     await page.locator("#connection-status[data-state=open]").waitFor();
     await page.click("#tab-jsonc");
     assert.equal(await page.inputValue("#jsonc"), bad);
     await page.click("#tab-tools");
     assert.equal(await page.locator(".tool-card textarea.code").first().inputValue(), broken);
+    await page.click("#tab-world");
+    assert.equal(await page.inputValue("#world-seed"), '{"player": {"gold": 20,}');
+    assert.match(await text(page, "#world-seed-message"), /not valid JSON/);
 
     // Fixed, plus an unknown field: a warning, and the bridge says the same when the NPC starts.
     await page.click("#tab-jsonc");

@@ -98,7 +98,7 @@ class Playground {
     this.editor = new Editor(byId("editor-body"), this.saved, {
       changed: () => {
         this.persist();
-        this.#header();
+        if (this.editor) this.#header(); // (not while the editor is being built)
         validateSoon();
       },
       start: (force) => void this.start(force),
@@ -272,7 +272,7 @@ class Playground {
       : `unavailable (${availability.reason ?? "unknown"}${
         availability.detail ? `: ${availability.detail}` : ""
       })`;
-    this.editor.setBridgeModel(`${label}, ${avail}`, availability ? availability.available : null);
+    this.editor?.setBridgeModel(`${label}, ${avail}`, availability ? availability.available : null);
     const status = byId("model-status");
     if (this.saved.useScript) {
       status.textContent = "Model: scripted (the Model tab's script) · always available";
