@@ -303,11 +303,13 @@ Deno.test("turn controls: cancel mid-turn, let a call time out, answer with an e
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Gorm" }).waitFor();
 
-    // Turn 1: cancelled while the NPC waits for the game's answer.
+    // Turn 1: cancelled (Escape in the player's line) while the NPC waits for the game's answer.
     await page.fill("#player-line", "Open up!");
     await page.press("#player-line", "Enter");
     await page.locator('.tool-call.pending[data-tool="open_gate"]').waitFor();
-    await page.click("#cancel");
+    assert.equal(await page.isDisabled("#cancel"), false);
+    await page.focus("#player-line");
+    await page.keyboard.press("Escape"); // the same as "Cancel reply"
     await turnDone(page, 1);
     assert.equal(await text(page, '.turn[data-turn="1"] .badge'), "cancelled");
     assert.match(

@@ -157,7 +157,7 @@ class Playground {
     if (this.saved.lastState !== null) this.state.offerLast(this.#lastLabel());
     this.conversation.note(
       "Start the NPC (Start NPC, left), then talk to it here. New NPCs run on the Model tab's script " +
-        "(deterministic, here everywhere) or on the bridge's own model.",
+        "(deterministic, works everywhere) or on the bridge's own model.",
     );
   }
 
