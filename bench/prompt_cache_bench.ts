@@ -6,6 +6,7 @@
  *   deno task bench:cache                                     # both backends, 12 turns
  *   deno run -A --no-lock bench/prompt_cache_bench.ts --backend openai --scenario world,compaction
  *   … --bridge-only                                          # no ideal client (e.g. on an older checkout)
+ *   … --verbose                                              # every llama-server request: prompt_n / cache_n
  *
  * Backends: `openai` runs the OpenAI-compatible backend against llama.cpp's `llama-server` of the
  * `test:llama` tier (`scripts/llama/build.sh`; one slot, 4096 tokens) and counts the server's own
@@ -48,6 +49,7 @@ const { values } = parseArgs({
     scenario: { type: "string" },
     json: { type: "string" },
     "bridge-only": { type: "boolean", default: false },
+    verbose: { type: "boolean", default: false },
   },
 });
 const TURNS = Number(values.turns);
@@ -524,6 +526,11 @@ for (const name of backends) {
         : steps.filter((s) => s.who === "bridge" && s.turn === TURNS).length;
       const save = { turn: TURNS + 1, bridge: backend.evaluated("bridge", TURNS), ideal: 0, requests: saved };
       results.push(report(name, scenario.name, rows, save));
+      if (values.verbose && name === "openai") {
+        for (const h of http) {
+          console.log(`  ${h.who} turn ${h.turn + 1}: prompt_n ${h.promptN}, cache_n ${h.cacheN}`);
+        }
+      }
     }
   } finally {
     await backend.close();
