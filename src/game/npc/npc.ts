@@ -1,6 +1,6 @@
 /**
  * One NPC on the bridge: persona, options, memory, client tools, an optional world, the conversation agent,
- * the per-NPC work queue and the background compaction that the next queued request waits for.
+ * the per-NPC work queue and compaction (which the next queued request waits for).
  *
  * Prompts are built for the model's cache: the instructions depend on persona, options and tools only; the
  * state that changes reaches the model in the turn's prompt (`npc_context.ts`).
@@ -9,7 +9,7 @@
  * happens when it is needed, not as soon as `compactAfterTurns` is reached. Once that many turns (after any
  * summarized ones) are there, compaction is *due*. A due compaction runs when the prompt takes more than
  * {@link SUMMARIZE_AT_ROOM} of the context (in the background after a turn) or when a save needs it
- * ({@link prepareSave}: saves keep the summary and the recent turns). It asks the summary as the next message
+ * ({@link Npc.prepareSave}: saves keep the summary and the recent turns). It asks the summary as the next message
  * of the conversation (the model's cache covers everything before it) and marks all but the
  * `keepRecentTurns` newest turns as summarized: saves and `turnCount` leave them out, but they stay in the
  * model's prompt until it takes more than {@link DROP_AT_ROOM} of the context; then they leave all at once
