@@ -178,7 +178,7 @@ export class Npc {
     return (await this.#c.request("npc/bark", { npc: this.id, situation })).line;
   }
 
-  /** The save state; with `settle` (default) it waits for earlier requests and runs a due compaction first. */
+  /** The save state; with `settle` (default) it waits for earlier requests and background compaction. */
   async state(options: { settle?: boolean } = {}): Promise<NpcState> {
     return (await this.#c.request("npc/state", { npc: this.id, settle: options.settle })).state;
   }
