@@ -13,6 +13,7 @@ import {
   type ResponseEntry,
 } from "../protocol/transcript.ts";
 import type {
+  GenerationOptions,
   LanguageModel,
   StepRequest,
   StepResult,
@@ -23,7 +24,9 @@ import { ScriptedModel } from "../models/scripted.ts";
 import { orderBySchema } from "../schema/order.ts";
 import { NO_ASSETS, NO_OPTIONS } from "./shared_values.ts";
 import { abortableSleep } from "../util/sleep.ts";
-import { planStep, RESPOND_DIRECTLY, type StepPlan, type TurnProgress } from "./step_policy.ts";
+import { retryDecision, variedOptions } from "./retry_policy.ts";
+import { ContextNoteDelivery, withContextBlock } from "./context_note.ts";
+import { offeredTools, planStep, RESPOND_DIRECTLY, type StepPlan, type TurnProgress } from "./step_policy.ts";
 import { TextTracker } from "./text_tracker.ts";
 import { type BatchResult, runToolBatch } from "./tool_runtime.ts";
 import { needsTrim, trimHistory, type TrimResult } from "./trim.ts";
@@ -40,10 +43,7 @@ import {
   type Usage,
 } from "./types.ts";
 
-/** Base delay before the first retry (ms); doubles each attempt. */
-export const RETRY_BASE_DELAY_MS = 300;
-/** Longest delay a timer supports (ms). */
-const MAX_TIMER_MS = 2 ** 31 - 1;
+export { RETRY_BASE_DELAY_MS } from "./retry_policy.ts";
 /**
  * Most model steps in one turn. Rounds of unknown or over-budget tool calls finish in microtasks, so a
  * model that never stops calling tools would otherwise starve the event loop.
@@ -84,7 +84,7 @@ export interface AgentInit {
   model: LanguageModel;
   /** System instructions. */
   instructions?: string | null;
-  /** Extra context appended to the instructions. */
+  /** Extra context for the model; it enters the next prompt when it changed (see {@link Agent.contextNote}). */
   contextNote?: string | null;
   /** Tools offered to the model. */
   tools?: AgentTool[];
@@ -101,16 +101,6 @@ function toStepTool(tool: AgentTool): StepTool {
     parameters: tool.generationSchema,
     jsonSchema: tool.jsonSchema,
   };
-}
-
-function retryable(error: BridgeError): { ok: boolean; delayMs: number } {
-  if (error.dataCode === "generation_failed") return { ok: true, delayMs: 0 };
-  if (error.dataCode === "rate_limited") {
-    const after = typeof error.data.retryAfterSeconds === "number" ? error.data.retryAfterSeconds : undefined;
-    if (after === undefined) return { ok: true, delayMs: 0 };
-    if (after < 5) return { ok: true, delayMs: after * 1000 };
-  }
-  return { ok: false, delayMs: 0 };
 }
 
 /** Removes respond_directly calls and outputs from entries about to be committed. */
@@ -137,6 +127,12 @@ interface TurnRun {
   commit: (() => void) | undefined;
   /** Attempt number, from 1. */
   attempt: number;
+  /** Generation options of this attempt (varied after an invalid answer, see retry_policy.ts). */
+  options: GenerationOptions;
+  /** The context-note block this turn puts ahead of the prompt (see context_note.ts), or null. */
+  noteBlock: string | null;
+  /** The prompt text the model sees: the note block, then the user's prompt. */
+  prompt: string;
   /** True once a tool call of this attempt was admitted (no retry then). */
   admitted: boolean;
   /** Text shown so far (made on first use; quiet runs never need it). */
@@ -156,6 +152,9 @@ interface Attempt extends TurnProgress {
   usage: Usage;
   /** Tool rounds returned on steps where tools were disallowed. */
   disallowedRounds: number;
+  /** The tools every step of this attempt shows (see `StepPlan.offered`), and their step form. */
+  offered: AgentTool[];
+  offeredSteps: StepTool[];
   instructions: string | null;
   onText: ((snapshot: string) => void) | undefined;
   onPartial: ((value: JsonValue) => void) | undefined;
@@ -164,6 +163,17 @@ interface Attempt extends TurnProgress {
 /** Shared empty values (never mutated): a quiet tool-less turn allocates no empty arrays for them. */
 const NO_ENTRIES: ConversationEntry[] = Object.freeze([]) as unknown as ConversationEntry[];
 const NO_STEP_TOOLS: StepTool[] = Object.freeze([]) as unknown as StepTool[];
+const NO_TOOLS: AgentTool[] = Object.freeze([]) as unknown as AgentTool[];
+
+/** The step form of the callable `tools`: the same objects as in the offered list (so backends can compare). */
+function callableSteps(tools: AgentTool[], offered: AgentTool[], offeredSteps: StepTool[]): StepTool[] {
+  if (tools.length === 0) return NO_STEP_TOOLS;
+  if (tools.length === offered.length && tools.every((t, i) => t === offered[i])) return offeredSteps;
+  return tools.map((t) => {
+    const i = offered.indexOf(t);
+    return i >= 0 ? offeredSteps[i] : toStepTool(t);
+  });
+}
 
 /**
  * An agent with a conversation.
@@ -186,7 +196,11 @@ export class Agent {
   model: LanguageModel;
   /** System instructions. */
   instructions: string | null;
-  /** Extra context appended to the instructions. */
+  /**
+   * Extra context (world facts, quest state, a summary). It is not appended to the instructions (that would
+   * change the start of every prompt): it enters the next turn's prompt when it changed since the history
+   * the model sees last carried it (see context_note.ts).
+   */
   contextNote: string | null;
   /** Tools offered to the model. */
   tools: AgentTool[];
@@ -200,6 +214,13 @@ export class Agent {
   maxChars: number = MAX_HISTORY_CHARS;
   /** Entries dropped so far by the history bound. */
   droppedEntries = 0;
+  /**
+   * Entries at the start of {@link entries} that the latest model step did not see (history trimming, see
+   * trim.ts); 0 when it saw all of them. Whoever relies on the model still seeing an older entry checks it.
+   */
+  hiddenByTrim = 0;
+  /** Which context note the visible history carries (made when a note is first set). */
+  #notes: ContextNoteDelivery | null = null;
   /** Entries of the turn in progress (for reading a transcript during a turn), without respond_directly. */
   #currentPrompt: PromptEntry | null = null;
   #currentTurn: ConversationEntry[] = NO_ENTRIES;
@@ -222,15 +243,6 @@ export class Agent {
     this.tools = init.tools ?? [];
     this.entries = init.entries ?? [];
     this.settings = { ...DEFAULT_SETTINGS, ...init.settings };
-  }
-
-  /** Instructions with the context note appended after a blank line. */
-  composedInstructions(): string | null {
-    if (this.contextNote === null || this.contextNote === "") {
-      return this.instructions === "" ? null : this.instructions;
-    }
-    const parts = [this.instructions, this.contextNote].filter((p): p is string => !!p && p !== "");
-    return parts.length === 0 ? null : parts.join("\n\n");
   }
 
   /**
@@ -261,12 +273,19 @@ export class Agent {
     signal: AbortSignal,
     commit?: () => void,
   ): TurnResult | Promise<TurnResult> {
+    const note = this.contextNote;
+    const noteBlock = note === null && this.#notes === null
+      ? null
+      : (this.#notes ??= new ContextNoteDelivery()).block(note, this.entries, this.hiddenByTrim);
     return this.#run({
       input,
       sink,
       signal,
       commit,
       attempt: 1,
+      options: this.settings.options,
+      noteBlock,
+      prompt: withContextBlock(noteBlock, input.prompt),
       admitted: false,
       tracker: null,
       response: null,
@@ -303,6 +322,7 @@ export class Agent {
     // prompt + answer (the common case) have nothing to strip
     if (turn.length === 0) this.entries.push(prompt, run.response!);
     else this.entries.push(...stripRespondDirectly([prompt, ...turn, run.response!]));
+    if (run.noteBlock !== null) this.#notes!.delivered(this.contextNote, prompt);
     this.#bound();
     return result;
   }
@@ -313,15 +333,11 @@ export class Agent {
     this.#currentTurn = NO_ENTRIES;
     if (run.signal.aborted) throw BridgeError.turnCancelled();
     const e = toBridgeError(error);
-    const retry = retryable(e);
-    if (run.attempt >= this.settings.maxAttempts || run.admitted || !retry.ok) throw e;
-    // Capped to what a timer can wait (a longer delay would fire at once).
-    const delay = Math.min(
-      Math.max(RETRY_BASE_DELAY_MS * 2 ** (run.attempt - 1), retry.delayMs),
-      MAX_TIMER_MS,
-    );
+    const retry = retryDecision(e, run.attempt, this.settings.maxAttempts, run.admitted);
+    if (!retry.retry) throw e;
     run.attempt++;
-    return abortableSleep(delay, run.signal).then(() => {
+    if (retry.vary) run.options = variedOptions(run.options, run.attempt);
+    return abortableSleep(retry.delayMs, run.signal).then(() => {
       run.tracker?.resetNext();
       return this.#run(run);
     });
@@ -339,7 +355,7 @@ export class Agent {
     const prompt: PromptEntry = {
       id: "",
       role: "user",
-      contents: [{ type: "text", id: "", text: input.prompt }],
+      contents: [{ type: "text", id: "", text: run.prompt }],
       options: NO_OPTIONS,
     };
     if (input.schema) prompt.responseFormat = { name: input.schema.name, schema: input.schema.jsonSchema };
@@ -358,16 +374,28 @@ export class Agent {
       calls: 0,
       respondedDirectly: false,
       disallowedRounds: 0,
-      instructions: this.composedInstructions(),
+      offered: NO_TOOLS,
+      offeredSteps: NO_STEP_TOOLS,
+      instructions: this.instructions === "" ? null : this.instructions,
       onText: tracker === null ? undefined : (snapshot: string) => {
         const u = tracker.update(snapshot);
         if (u) sink.event({ type: "text", ...u });
       },
       onPartial: quiet ? undefined : (value: JsonValue) => sink.event({ type: "partial", value }),
     };
+    const offered = offeredTools(input.policy, this.tools);
+    if (offered.length > 0) {
+      attempt.offered = offered;
+      attempt.offeredSteps = offered.map(toStepTool);
+    }
     const model = this.model;
     for (let index = 0;; index++) {
-      const plan = planStep({ policy: input.policy, tools: this.tools, progress: attempt });
+      const plan = planStep({
+        policy: input.policy,
+        tools: this.tools,
+        progress: attempt,
+        offered: attempt.offered,
+      });
       const trimmed = this.entries.length > 0 && needsTrim(model, this.settings)
         ? (yield trimHistory({
           model,
@@ -389,7 +417,7 @@ export class Agent {
         result.usage,
         attempt.instructions,
         history,
-        index === 0 ? input.prompt : "",
+        index === 0 ? run.prompt : "",
         result,
       );
       if (result.kind !== "toolCalls") return this.#finish(attempt, result);
@@ -446,14 +474,16 @@ export class Agent {
     if (!run.sink.quiet) run.sink.event({ type: "modelStep", step });
     this.#currentPrompt = a.prompt;
     this.#currentTurn = a.turn;
+    this.hiddenByTrim = step.trimmedEntries;
     return {
       instructions: a.instructions,
-      tools: plan.tools.length === 0 ? NO_STEP_TOOLS : plan.tools.map(toStepTool),
+      tools: callableSteps(plan.tools, a.offered, a.offeredSteps),
+      offeredTools: a.offeredSteps,
       toolCallingMode: plan.mode,
       history,
-      prompt: index === 0 ? input.prompt : "",
+      prompt: index === 0 ? run.prompt : "",
       responseSchema: input.schema,
-      options: this.settings.options,
+      options: run.options,
       stream: input.stream,
       signal: run.signal,
       onText: a.onText,

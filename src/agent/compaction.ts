@@ -1,11 +1,17 @@
 /**
  * Compaction: summarizes all but the most recent turns into the context note (one extra model call) and
  * drops them from the history. Cancelling it changes nothing.
+ *
+ * Two ways to ask for the summary: {@link compactAgent} asks a fresh summarizer with the conversation
+ * rendered as text (`session/compact`, as the reference does), {@link summarizeAsContinuation} asks the
+ * conversation itself, as its next message (NPCs): the prompt then extends the one the model just
+ * evaluated, so a prompt cache covers all of it and only the request and the summary are new work.
  * @module
  */
 import { isToolCallsEntry, segmentsText } from "../protocol/transcript.ts";
 import type { ConversationEntry } from "../protocol/transcript.ts";
 import { Agent } from "./agent.ts";
+import type { ToolPolicy } from "./types.ts";
 
 /** Default summarizer instructions. */
 export const DEFAULT_SUMMARY_INSTRUCTIONS =
@@ -89,4 +95,55 @@ export async function compactAgent(agent: Agent, options: CompactOptions): Promi
   if (options.storeInContextNote !== false) agent.contextNote = summary;
   agent.entries = entries.slice(cut);
   return summary;
+}
+
+/** Options of {@link summarizeAsContinuation}. */
+export interface ContinuationOptions {
+  /** The request for the summary, sent as the next user message of the conversation. */
+  request: string;
+  /**
+   * The policy of the conversation's turns: the summary request shows the same tool list (nothing can be
+   * called), so its prompt extends theirs.
+   */
+  policy: ToolPolicy;
+  /** Least `maximumResponseTokens` for the summary (a lower configured limit would cut it off). */
+  minResponseTokens?: number;
+  signal: AbortSignal;
+}
+
+/**
+ * Asks `agent`'s model for a summary as the next message of its conversation (same instructions, tools and
+ * history; tools shown but not callable) and returns the trimmed answer. The agent's history is not changed.
+ */
+export async function summarizeAsContinuation(agent: Agent, options: ContinuationOptions): Promise<string> {
+  const generation = { ...agent.settings.options };
+  const least = options.minResponseTokens;
+  if (least !== undefined && generation.maximumResponseTokens !== undefined) {
+    generation.maximumResponseTokens = Math.max(generation.maximumResponseTokens, least);
+  }
+  const scratch = new Agent({
+    model: agent.model,
+    instructions: agent.instructions,
+    tools: agent.tools,
+    entries: [...agent.entries],
+    settings: { ...agent.settings, options: generation },
+  });
+  const policy = options.policy;
+  const result = await scratch.runTurn(
+    {
+      prompt: options.request,
+      schema: null,
+      policy: {
+        choice: "none",
+        maxToolRounds: 0,
+        maxToolCalls: 0,
+        enabledTools: policy.enabledTools,
+        showRespondDirectly: policy.choice === "explicit" || policy.showRespondDirectly === true,
+      },
+      stream: false,
+    },
+    { event: () => {}, callClientTool: () => Promise.resolve({ output: "No tools.", isError: true }) },
+    options.signal,
+  );
+  return result.text.trim();
 }

@@ -1,6 +1,12 @@
 /**
- * Per-step steering (reference-behavior §2.6): which tools the model sees and the tool-calling mode of each
- * inference step. A forced choice applies to the first step of a turn only.
+ * Per-step steering (reference-behavior §2.6): which tools the model may call and the tool-calling mode of
+ * each inference step. A forced choice applies to the first step of a turn only.
+ *
+ * A model reuses its prompt cache only for an unchanged prefix, and the tool list sits near the start of
+ * every prompt. So a plan names two lists: `tools`, what this step may call (narrowed by the choice and the
+ * budgets, as the reference does), and `offered`, the list the whole turn shows the model. `offered` is the
+ * same on every step of a turn (and across turns with the same policy): backends that can restrict calls by
+ * tool choice, grammar or validation send `offered` and restrict to `tools`; the others send `tools`.
  * @module
  */
 import type { ToolCallingMode } from "../models/language_model.ts";
@@ -41,18 +47,32 @@ export interface TurnProgress {
 /** What the next step looks like. */
 export interface StepPlan {
   mode: ToolCallingMode;
-  /** Tools shown to the model (respond_directly included when offered). */
+  /** Tools the model may call in this step (respond_directly included when offered); `[]` when disallowed. */
   tools: AgentTool[];
+  /** Tools the turn shows the model on every step (a superset of `tools`). */
+  offered: AgentTool[];
 }
 
-const DISALLOWED: StepPlan = Object.freeze({
-  mode: "disallowed",
-  tools: Object.freeze([]) as unknown as AgentTool[],
-});
+const NO_TOOLS = Object.freeze([]) as unknown as AgentTool[];
 
-/** Plans the next step from the policy, the session's tools and the turn's progress. */
-export function planStep(turn: { policy: ToolPolicy; tools: AgentTool[]; progress: TurnProgress }): StepPlan {
+/** The list every step of a turn under `policy` shows (enabledTools applied; respond_directly when explicit). */
+export function offeredTools(policy: ToolPolicy, tools: AgentTool[]): AgentTool[] {
+  const base = policy.enabledTools === null
+    ? tools
+    : tools.filter((t) => policy.enabledTools!.includes(t.name));
+  const respond = tools.length > 0 && (policy.choice === "explicit" || policy.showRespondDirectly === true);
+  return respond ? [...base, RESPOND_DIRECTLY_TOOL] : base;
+}
+
+/**
+ * Plans the next step from the policy, the session's tools and the turn's progress. `turn.offered` (the
+ * turn's list from {@link offeredTools}) is passed in when the caller already has it, so every step shares it.
+ */
+export function planStep(
+  turn: { policy: ToolPolicy; tools: AgentTool[]; progress: TurnProgress; offered?: AgentTool[] },
+): StepPlan {
   const { policy, tools, progress } = turn;
+  const offered = turn.offered ?? offeredTools(policy, tools);
   let visible = policy.enabledTools === null
     ? tools
     : tools.filter((t) => policy.enabledTools!.includes(t.name));
@@ -71,5 +91,5 @@ export function planStep(turn: { policy: ToolPolicy; tools: AgentTool[]; progres
     visible = [...visible, RESPOND_DIRECTLY_TOOL];
   }
   if (visible.length === 0) mode = "disallowed";
-  return mode === "disallowed" ? DISALLOWED : { mode, tools: visible };
+  return mode === "disallowed" ? { mode, tools: NO_TOOLS, offered } : { mode, tools: visible, offered };
 }

@@ -18,6 +18,12 @@ export interface ToolPolicy {
   maxToolCalls: number;
   /** Tools visible to the model, or null for all. */
   enabledTools: string[] | null;
+  /**
+   * Show `respond_directly` in the tool list of every step even when this turn's choice is not `explicit`
+   * (it stays callable only on the first step of an explicit turn). An NPC whose turns are explicit sets it
+   * on its other requests (the plain-text retry, the compaction summary) so they show the same list.
+   */
+  showRespondDirectly?: boolean;
 }
 
 /** The default tool policy of a session. */

@@ -5,6 +5,7 @@
 import { SERVER_INFO } from "../protocol/version.ts";
 import { runStdio } from "./stdio.ts";
 import { runServe } from "./serve.ts";
+import { runPlayground } from "./playground.ts";
 import { runRespond } from "./respond.ts";
 import { runChat } from "./chat.ts";
 import { runAvailable } from "./available.ts";
@@ -26,6 +27,7 @@ Talk to the model:
   chat                 interactive streaming chat with live tool calls
   respond [prompt…]    one turn for shell scripts (--json, --events, --schema, client tools → exit 10)
   npc <persona.jsonc>  talk to a game character defined in a file
+  playground           a web page to write an NPC persona and talk to it
 
 Models:
   models pull <url>    download a GGUF model (hf:<user>/<repo>/<file.gguf> works too); use --model gguf:<name>
@@ -51,6 +53,7 @@ export type Command = (args: string[]) => Promise<number>;
 export const COMMANDS: Record<string, Command> = {
   stdio: runStdio,
   serve: runServe,
+  playground: runPlayground,
   respond: runRespond,
   chat: runChat,
   npc: runNpc,
@@ -65,7 +68,7 @@ export const COMMANDS: Record<string, Command> = {
  * Commands none of whose arguments is a positional starting with `-`: for them a `--` right after the command
  * can only be the separator `deno task stdio -- --log-level debug` passes through, and is dropped.
  */
-const NO_DASH_POSITIONALS = new Set(["stdio", "serve", "demo", "chat", "available"]);
+const NO_DASH_POSITIONALS = new Set(["stdio", "serve", "playground", "demo", "chat", "available"]);
 
 /**
  * `args` without the `--` that `deno task <name> -- <args>` passes through: before the command

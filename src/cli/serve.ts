@@ -63,7 +63,7 @@ model); --allow-run only with --tools; --allow-write only with --socket.
 Examples:
   oam serve
   oam serve --port 0 --tools server-tools.json --model-alias gpt-4o-mini=system
-  oam serve --socket /tmp/oam.sock
+  oam serve --socket ./oam.sock
   OAM_API_KEY=secret oam serve --host 0.0.0.0
 `;
 

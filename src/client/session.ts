@@ -146,7 +146,7 @@ export class Session {
     await this.#c.request("session/setInstructions", { session: this.id, instructions });
   }
 
-  /** Sets the context note (extra context after the instructions) from the next turn. */
+  /** Sets the context note (extra context the model gets with the next prompt, once) from the next turn. */
   async setContextNote(note: string | null): Promise<void> {
     await this.#c.request("session/setContextNote", { session: this.id, note });
   }

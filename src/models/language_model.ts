@@ -61,8 +61,15 @@ export interface ResponseSchema {
 export interface StepRequest {
   /** Instructions with the context note appended (blank line between), or null. */
   instructions: string | null;
-  /** Tools visible and callable this step (`[]` on a disallowed step). */
+  /** Tools callable this step (`[]` on a disallowed step). */
   tools: StepTool[];
+  /**
+   * Tools the prompt shows on every step of this turn: a superset of `tools`, the same list on every step
+   * (and across turns with the same policy). A backend that can restrict what is callable by tool choice,
+   * grammar or validation documents these and restricts calls to `tools`, so the prompt's prefix stays the
+   * same from step to step; the others may ignore it. Absent: the same as `tools`.
+   */
+  offeredTools?: StepTool[];
   /** Whether this step may, must or must not call tools. */
   toolCallingMode: ToolCallingMode;
   /**

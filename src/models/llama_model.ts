@@ -202,7 +202,7 @@ class LlamaBackend implements LanguageModel {
 
   async countTokens(request: Omit<StepRequest, "signal">): Promise<number> {
     const runtime = await this.#runtime();
-    const functions = this.#documented.update(request.tools);
+    const functions = this.#documented.update(request.offeredTools ?? request.tools);
     const state = stepChatWrapper(runtime.module, {
       base: runtime.chatWrapper,
       documented: functions,
@@ -257,7 +257,7 @@ class LlamaBackend implements LanguageModel {
     hideTools: boolean,
   ): Promise<Interpretation> {
     const mode = request.toolCallingMode;
-    const documented = hideTools ? undefined : this.#documented.update(request.tools);
+    const documented = hideTools ? undefined : this.#documented.update(request.offeredTools ?? request.tools);
     const history = chatHistory(request, this.#memory);
     const chat = new runtime.module.LlamaChat({
       contextSequence: sequence,

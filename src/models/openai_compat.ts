@@ -2,8 +2,9 @@
  * Request-field compatibility across OpenAI-compatible servers. Optional sampling fields are sent "where
  * supported": when a server answers HTTP 400 naming one of them as unknown or unsupported, the field is
  * dropped (or `max_tokens` is renamed to `max_completion_tokens`, which OpenAI's reasoning models demand)
- * and the request is sent again. What was learned is remembered per model instance, so later steps do not
- * pay for the failed round trip again.
+ * and the request is sent again. A refused `tool_choice` makes the steps send only their callable tools
+ * ({@link FieldCompatibility.narrowTools}). What was learned is remembered per model instance, so later
+ * steps do not pay for the failed round trip again.
  * @module
  */
 import type { JsonObject } from "../protocol/json.ts";
@@ -21,6 +22,12 @@ export class FieldCompatibility {
   readonly dropped = new Set<string>();
   /** Whether the server wants `max_completion_tokens` instead of `max_tokens`. */
   useMaxCompletionTokens = false;
+  /**
+   * Whether the server refused a `tool_choice` (`"none"` with tools present, or a named tool): each step then
+   * sends only its callable tools, as servers without tool choices expect (the prompt's tool list then
+   * changes from step to step).
+   */
+  narrowTools = false;
 
   /** Applies what was learned to a request body (in place) and returns it. */
   apply(body: JsonObject): JsonObject {
@@ -44,6 +51,13 @@ export class FieldCompatibility {
     ) {
       this.useMaxCompletionTokens = true;
       this.apply(body);
+      return true;
+    }
+    if (
+      Object.hasOwn(body, "tool_choice") && !this.narrowTools &&
+      (param === "tool_choice" || /tool_choice/.test(message))
+    ) {
+      this.narrowTools = true;
       return true;
     }
     if (!UNSUPPORTED.test(message)) return false;

@@ -67,6 +67,8 @@ export class CompletionAccumulator {
   usage: StepUsage | null = null;
   /** True once any chunk or body was accepted. */
   started = false;
+  /** True when the answer came from llama.cpp's server (it adds a `timings` object). */
+  fromLlamaCpp = false;
   readonly #calls = new Map<number, RawToolCall>();
   #lastIndex = -1;
 
@@ -90,6 +92,7 @@ export class CompletionAccumulator {
     }
     this.finishReason = optionalString(choice.finish_reason, "'finish_reason'") ?? null;
     this.usage = mapUsage(body.usage);
+    if (isJsonObject(body.timings)) this.fromLlamaCpp = true;
     this.started = true;
   }
 
@@ -101,6 +104,7 @@ export class CompletionAccumulator {
     if (!isJsonObject(chunk)) throw malformed("a stream chunk is not a JSON object");
     if (Object.hasOwn(chunk, "error") && chunk.error !== null) throw streamError(serverErrorInfo(chunk));
     this.started = true;
+    if (isJsonObject(chunk.timings)) this.fromLlamaCpp = true;
     const usage = mapUsage(chunk.usage);
     if (usage !== null) this.usage = usage;
     const choices = chunk.choices;

@@ -4,8 +4,13 @@
  *
  * The server is never trusted: tool calls and structured answers are validated (see `openai_validate.ts`)
  * and an invalid answer is requested again, up to {@link OPENAI_STEP_ATTEMPTS} times in all, before the step
- * fails with `generation_failed`. HTTP and network failures are not retried here (the agent's
- * `maxAttempts` policy decides); they map to protocol errors as described in `openai_errors.ts`.
+ * fails with `generation_failed`. A retry is never the same request: it carries the invalid answer and what
+ * was wrong with it (`retryMessages`), appended to the conversation so the server's prompt cache still
+ * covers the rest. HTTP and network failures are not retried here (the agent's `maxAttempts` policy
+ * decides); they map to protocol errors as described in `openai_errors.ts`.
+ *
+ * Every step of a turn sends the turn's whole tool list (`offeredTools`) and restricts the callable ones by
+ * `tool_choice` (see `openai_request.ts`), so the prompt's prefix stays the same from step to step.
  * @module
  */
 import { BridgeError } from "../protocol/errors.ts";
@@ -32,7 +37,7 @@ import {
 } from "./openai_errors.ts";
 import { orderBySchema } from "../schema/order.ts";
 import { parsePartialJson } from "./openai_partial_json.ts";
-import { buildChatRequest } from "./openai_request.ts";
+import { buildChatRequest, retryMessages } from "./openai_request.ts";
 import { SseParser } from "./openai_sse.ts";
 import { checkStructured, checkToolCalls } from "./openai_validate.ts";
 
@@ -59,11 +64,17 @@ function addUsage(total: StepUsage | null, more: StepUsage | null): StepUsage | 
 
 type Interpretation = { result: StepResult } | { problem: string };
 
-/** Aborts a request when the caller cancels or the inactivity timer fires, and says which one it was. */
+/**
+ * Aborts a request when the caller cancels or nothing happened for `timeoutMs`, and says which one it was.
+ * Activity only moves a timestamp: one timer runs per timeout window (not one per streamed chunk), and when
+ * it fires after recent activity it waits out the rest of the window.
+ */
 class RequestGuard {
   readonly controller = new AbortController();
   timedOutIn: string | null = null;
   #timer: ReturnType<typeof setTimeout> | undefined;
+  #phase = "";
+  #lastActivity = 0;
   readonly #onAbort = () => this.controller.abort();
 
   constructor(readonly caller: AbortSignal | null, readonly timeoutMs: number) {
@@ -75,14 +86,21 @@ class RequestGuard {
     return this.controller.signal;
   }
 
-  /** (Re)starts the inactivity timer for `phase`. */
+  /** Notes activity in `phase`: the inactivity window starts again from now. */
   arm(phase: string): void {
-    clearTimeout(this.#timer);
-    if (this.timeoutMs <= 0) return;
+    this.#phase = phase;
+    this.#lastActivity = performance.now();
+    if (this.timeoutMs > 0 && this.#timer === undefined) this.#wait(this.timeoutMs);
+  }
+
+  #wait(ms: number): void {
     this.#timer = setTimeout(() => {
-      this.timedOutIn = phase;
+      const idle = performance.now() - this.#lastActivity;
+      if (idle < this.timeoutMs) return this.#wait(this.timeoutMs - idle);
+      this.#timer = undefined;
+      this.timedOutIn = this.#phase;
       this.controller.abort();
-    }, this.timeoutMs);
+    }, Math.max(1, Math.ceil(ms)));
   }
 
   /** Maps an exception to cancellation, a timeout or a given fallback. */
@@ -95,6 +113,7 @@ class RequestGuard {
 
   dispose(): void {
     clearTimeout(this.#timer);
+    this.#timer = undefined;
     this.caller?.removeEventListener("abort", this.#onAbort);
   }
 }
@@ -135,6 +154,8 @@ class OpenAIModel implements LanguageModel {
   readonly #timeoutMs: number;
   #contextSize = DEFAULT_OPENAI_CONTEXT_SIZE;
   readonly #fields = new FieldCompatibility();
+  /** True once the server showed it is llama.cpp (which takes a named `tool_choice` as `"auto"`). */
+  #llamaCpp = false;
 
   constructor(config: OpenAIModelConfig) {
     this.#config = { ...config, baseURL: config.baseURL.replace(/\/+$/, "") };
@@ -159,9 +180,7 @@ class OpenAIModel implements LanguageModel {
     if (request.toolCallingMode === "required" && request.tools.length === 0) {
       throw BridgeError.of("invalid_request", "Tool calling mode 'required' needs at least one tool.");
     }
-    const body = this.#fields.apply(
-      buildChatRequest(request, { model: this.#config.model, stream: request.stream }),
-    );
+    const body = this.#body(request);
     let usage: StepUsage | null = null;
     let problem = "";
     for (let attempt = 1; attempt <= OPENAI_STEP_ATTEMPTS; attempt++) {
@@ -170,6 +189,7 @@ class OpenAIModel implements LanguageModel {
       const outcome = this.#interpret(request, output);
       if ("result" in outcome) return { ...outcome.result, usage } as StepResult;
       problem = outcome.problem;
+      (body.messages as JsonObject[]).push(...retryMessages(output, problem, request, attempt));
     }
     throw BridgeError.of(
       "generation_failed",
@@ -207,6 +227,16 @@ class OpenAIModel implements LanguageModel {
     return { result: { kind: "text", text: output.content, usage: null } };
   }
 
+  /** The request body of a step, with what was learned about the server applied. */
+  #body(request: StepRequest): JsonObject {
+    return this.#fields.apply(buildChatRequest(request, {
+      model: this.#config.model,
+      stream: request.stream,
+      namedToolChoice: !this.#llamaCpp,
+      narrowTools: this.#fields.narrowTools,
+    }));
+  }
+
   /** {@link #complete}, re-sent without an optional field the server rejected with HTTP 400. */
   async #completeAdapting(request: StepRequest, body: JsonObject): Promise<ChatOutput> {
     for (let adjustments = 0;; adjustments++) {
@@ -217,8 +247,18 @@ class OpenAIModel implements LanguageModel {
           error.data.status === 400 && !request.signal.aborted &&
           this.#fields.learn(body, infoFromData(error.data));
         if (!adapt) throw error;
+        if (this.#fields.narrowTools && body.tool_choice !== undefined) this.#renarrow(request, body);
       }
     }
+  }
+
+  /** Rebuilds the tool fields of `body` (in place, keeping retry messages) after the server refused them. */
+  #renarrow(request: StepRequest, body: JsonObject): void {
+    const fresh = this.#body(request);
+    delete body.tools;
+    delete body.tool_choice;
+    if (fresh.tools !== undefined) body.tools = fresh.tools;
+    if (fresh.tool_choice !== undefined) body.tool_choice = fresh.tool_choice;
   }
 
   /** Sends one completion request and assembles the answer. */
@@ -264,6 +304,7 @@ class OpenAIModel implements LanguageModel {
         await response.body?.cancel().catch(() => {});
         throw guard.fail(error, broken);
       }
+      if (accumulator.fromLlamaCpp) this.#llamaCpp = true;
       return accumulator.output();
     } finally {
       guard.dispose();
@@ -286,6 +327,8 @@ class OpenAIModel implements LanguageModel {
         guard.arm("streaming the answer");
         const { value, done } = await reader.read();
         const events = done ? parser.finish() : parser.push(value);
+        // Everything that arrived together becomes one snapshot (one text event, not one per chunk).
+        let changed = false;
         for (const event of events) {
           if (event.data === "[DONE]") {
             finished = true;
@@ -296,8 +339,9 @@ class OpenAIModel implements LanguageModel {
           const wrapped = event.event === "error" && !(isJsonObject(chunk) && Object.hasOwn(chunk, "error"))
             ? { error: chunk }
             : chunk;
-          if (accumulator.applyChunk(wrapped)) emit(accumulator.content);
+          if (accumulator.applyChunk(wrapped)) changed = true;
         }
+        if (changed) emit(accumulator.content);
         if (done) {
           if (finished) break;
           if (parser.pending.trim() !== "") {
@@ -364,6 +408,7 @@ class OpenAIModel implements LanguageModel {
       : null;
     if (data === null) return unavailable(`${url} did not return a model list.`);
     const isLlama = data.some((entry) => entry.owned_by === "llamacpp");
+    if (isLlama) this.#llamaCpp = true;
     let entry = data.find((m) =>
       m.id === this.#config.model ||
       (Array.isArray(m.aliases) && m.aliases.includes(this.#config.model))

@@ -245,13 +245,16 @@ export class OpenAIServer {
   #route(request: Request, url: URL, transport: RequestTransport): Response | Promise<Response> {
     const config = this.configuration;
     const headers = request.headers;
-    if (
-      transport === "unix" || (transport === "tcp" && (this.#tcpLoopback || config.allowedHosts.length > 0))
-    ) {
+    const hostChecked = transport === "unix" ||
+      (transport === "tcp" && (this.#tcpLoopback || config.allowedHosts.length > 0));
+    if (hostChecked) {
       const bad = checkHost(headers.get("host"), config.allowedHosts);
       if (bad) return errorResponse(bad);
     }
-    const badOrigin = checkOrigin(headers.get("origin"), config.allowedOrigins);
+    // A served page talks to its own origin (a Host that passed the check above) without a CORS grant.
+    const sameOrigin = hostChecked && !config.allowedHosts.includes("*") && config.pages !== null &&
+      headers.get("origin") === url.origin;
+    const badOrigin = sameOrigin ? null : checkOrigin(headers.get("origin"), config.allowedOrigins);
     if (badOrigin) return errorResponse(badOrigin);
     let path = url.pathname;
     while (path.length > 1 && path.endsWith("/")) path = path.slice(0, -1);
@@ -305,6 +308,8 @@ export class OpenAIServer {
       }
       return this.#rpc.upgrade(request);
     }
+    const page = read ? config.pages?.serve(path, request) : null;
+    if (page) return page;
     const model = /^\/(?:v1\/)?models\/(.+)$/.exec(path);
     if (model) {
       if (!read) return methodNotAllowed(method, path, "GET");

@@ -17,6 +17,15 @@ export interface RpcSettings {
   maxMessageBytes: number;
 }
 
+/**
+ * Web pages the server serves besides its API (the playground): GET and HEAD requests to a path they know.
+ * A page's own origin may then open `/rpc` without `allowedOrigins` (same-origin requests only).
+ */
+export interface PageRoutes {
+  /** The response for `path` (trailing slashes removed, `/` for the root), or null when it is not a page. */
+  serve(path: string, request: Request): Response | null;
+}
+
 /** Everything the server needs; {@link resolveServeConfiguration} fills in the defaults. */
 export interface ServeConfiguration {
   /** TCP address to bind (default `127.0.0.1`). */
@@ -55,6 +64,8 @@ export interface ServeConfiguration {
   maxToolCalls: number;
   /** The WebSocket bridge endpoint, or null to serve no `/rpc`. */
   rpc: RpcSettings | null;
+  /** Web pages served besides the API (default none). */
+  pages: PageRoutes | null;
   /** Access and error logs (never stdout). */
   logger: Logger;
 }
@@ -104,6 +115,7 @@ export function resolveServeConfiguration(config: Partial<ServeConfiguration>): 
         maxMessageBytes: SERVE_DEFAULTS.rpcMaxMessageBytes,
       }
       : config.rpc,
+    pages: config.pages ?? null,
     logger: config.logger ?? silentLogger,
   };
 }

@@ -51,7 +51,7 @@ Deno.test("session options reach the model: temperature, maxResponseTokens, samp
   await c.close();
 });
 
-Deno.test("instructions and the context note are composed; setters apply from the next turn", async () => {
+Deno.test("instructions stay as set; the context note enters the next prompt when it changed; setters apply from the next turn", async () => {
   const model = new RecordingModel();
   const c = new WireClient({ systemModel: () => model });
   await c.call("session/create", { session: "s", instructions: "Be a guard." });
@@ -61,16 +61,29 @@ Deno.test("instructions and the context note are composed; setters apply from th
   assert.deepEqual(model.requests[0].history, []);
   await c.call("session/setContextNote", { session: "s", note: "The gate is north." });
   await c.call("session/respond", { session: "s", prompt: "two" });
-  assert.equal(model.requests[1].instructions, "Be a guard.\n\nThe gate is north.");
+  // The note enters late (ahead of the next prompt), never into the instructions: the prompt prefix stays.
+  assert.equal(model.requests[1].instructions, "Be a guard.");
+  assert.equal(model.requests[1].prompt, "Context:\nThe gate is north.\n\ntwo");
   assert.deepEqual(historyTexts(model.requests[1]), ["user:one", "response:ok"]);
   await c.call("session/setInstructions", { session: "s", instructions: null });
   await c.call("session/respond", { session: "s", prompt: "three" });
-  assert.equal(model.requests[2].instructions, "The gate is north.");
+  // The history still carries the note: it is not sent again.
+  assert.equal(model.requests[2].instructions, null);
+  assert.equal(model.requests[2].prompt, "three");
+  await c.call("session/setContextNote", { session: "s", note: null });
+  await c.call("session/respond", { session: "s", prompt: "three and a half" });
+  assert.equal(
+    model.requests[3].prompt,
+    "Context: (none now; the earlier context no longer applies.)\n\nthree and a half",
+  );
+  await c.call("session/setContextNote", { session: "s", note: "The gate is north." });
   await c.call("session/reset", { session: "s" });
   await c.call("session/setInstructions", { session: "s", instructions: "" });
   await c.call("session/respond", { session: "s", prompt: "four" });
-  assert.equal(model.requests[3].instructions, null);
-  assert.deepEqual(model.requests[3].history, []);
+  assert.equal(model.requests[4].instructions, null);
+  assert.deepEqual(model.requests[4].history, []);
+  // A reset cleared the note with the history: nothing to carry.
+  assert.equal(model.requests[4].prompt, "four");
   await c.close();
 });
 

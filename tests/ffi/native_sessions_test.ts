@@ -96,8 +96,14 @@ Deno.test("native sessions: a plain conversation continues the live session turn
   }
 });
 
-Deno.test("native sessions: a changed context note or a reset rebuilds, then continuing resumes", async () => {
-  const { c, infos } = client([text("One."), text("Two."), text("Three."), text("Four."), text("Five.")]);
+Deno.test("native sessions: a changed context note continues (it enters the prompt); a reset rebuilds", async () => {
+  const { c, sent, infos } = client([
+    text("One."),
+    text("Two."),
+    text("Three."),
+    text("Four."),
+    text("Five."),
+  ]);
   try {
     await c.call("session/create", { session: "s", instructions: "Be brief." });
     await respond(c, "s", "a");
@@ -110,11 +116,18 @@ Deno.test("native sessions: a changed context note or a reset rebuilds, then con
     assert.deepEqual(summary(infos), [
       [false, true, "new", 2, true],
       [true, false, "continued", 1, true],
-      // Other instructions: a new session from the whole history (instructions + 4 entries + prompt).
-      [false, true, "new", 6, true],
+      // The note is not written into the instructions: it rides on the next prompt, the session goes on.
+      [true, false, "continued", 1, true],
       [true, false, "continued", 1, true],
       // After a reset the history no longer extends any live transcript.
       [false, true, "new", 2, true],
+    ]);
+    assert.deepEqual(sent.map((s) => [s.instructions, s.prompt]), [
+      ["Be brief.", "a"],
+      ["Be brief.", "b"],
+      ["Be brief.", "Context:\nIt is raining.\n\nc"],
+      ["Be brief.", "d"],
+      ["Be brief.", "e"],
     ]);
   } finally {
     await finish(c);
@@ -244,5 +257,38 @@ Deno.test("native sessions: nativeSessions 0 turns keeping off; a failed step le
     assert.deepEqual(summary(failing.infos), [[false, true, "new", 1, true], [false, true, "new", 3, true]]);
   } finally {
     await finish(failing.c);
+  }
+});
+
+Deno.test("native sessions: an NPC's memory, attitude and secret changes keep its live session (they ride on the prompt)", async () => {
+  const { c, sent, infos } = client([
+    text("[neutral] What do you want?"),
+    text("[happy] Thanks."),
+    text("[happy] Fine, I will tell you."),
+  ]);
+  try {
+    await c.call("npc/create", {
+      npc: "gorm",
+      persona: { name: "Gorm", secrets: ["He deserted."] },
+      options: { replyFormat: "text", toolChoice: "none" },
+    });
+    const talk = async (line: string) => {
+      const response = await c.response(c.request("npc/talk", { npc: "gorm", line }));
+      assert.ok("result" in response, JSON.stringify(response));
+    };
+    await talk("Hello.");
+    await c.call("npc/update", { npc: "gorm", memory: { facts: ["Aria helped."], relationship: 30 } });
+    await talk("I fixed your forge.");
+    await c.call("npc/update", { npc: "gorm", memory: { relationship: 60 } });
+    await talk("Any secrets?");
+    assert.deepEqual(summary(infos), [
+      [false, true, "new", 2, true],
+      [true, false, "continued", 1, true],
+      [true, false, "continued", 1, true],
+    ]);
+    assert.equal(new Set(sent.map((s) => s.instructions)).size, 1, "the instructions never changed");
+    assert.match(String(sent[2].prompt), /Your secret: He deserted\./);
+  } finally {
+    await finish(c);
   }
 });

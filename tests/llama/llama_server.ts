@@ -55,7 +55,14 @@ function freePort(): number {
 
 /** Starts llama-server on 127.0.0.1 with a free port and waits until `/health` answers 200. */
 export async function startLlamaServer(
-  options: { contextSize?: number; slots?: number; readyTimeoutMs?: number; apiKey?: string } = {},
+  options: {
+    contextSize?: number;
+    slots?: number;
+    readyTimeoutMs?: number;
+    apiKey?: string;
+    /** More llama-server arguments (e.g. `["--cache-ram", "0"]`). */
+    extraArgs?: string[];
+  } = {},
 ): Promise<LlamaServer> {
   const files = llamaFiles();
   if ("missing" in files) throw new Error(files.missing);
@@ -76,6 +83,7 @@ export async function startLlamaServer(
       "2",
       "--no-webui",
       ...(options.apiKey === undefined ? [] : ["--api-key", options.apiKey]),
+      ...(options.extraArgs ?? []),
     ],
     stdin: "null",
     stdout: "null",

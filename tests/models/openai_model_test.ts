@@ -211,14 +211,20 @@ Deno.test("openai model: apiKey and custom headers are sent", async () => {
 });
 
 Deno.test("openai model: streaming text with exact SSE framing, snapshots and usage", async () => {
+  // Pauses between the writes: each write arrives on its own, so each becomes a snapshot.
+  const gap = { delayMs: 15 };
   await withServer(
     (_r: RecordedRequest, _i: number, s: MockServer) =>
       s.sse([
         chunk({ role: "assistant", content: "" }),
         chunk({ content: "Hel" }),
+        gap,
         new RawText('data: {"choices":[{"index":0,"delta":{"content":"lo"},'),
+        gap,
         new RawText('"finish_reason":null}]}\r\n\r\n'),
+        gap,
         chunk({ content: "!" }),
+        gap,
         chunk({}, "stop"),
         usageChunk(12, 3, 8),
       ]),
@@ -237,6 +243,24 @@ Deno.test("openai model: streaming text with exact SSE framing, snapshots and us
       assert.equal(body.stream, true);
       assert.deepEqual(body.stream_options, { include_usage: true });
       assert.equal(srv.requests[0].headers.get("accept"), "text/event-stream");
+    },
+  );
+});
+
+Deno.test("openai model: stream events that arrive together give one snapshot (one text event)", async () => {
+  const events = ["Hel", "lo", ",", " you", "!"].map((content) =>
+    `data: ${JSON.stringify(chunk({ content }))}\n\n`
+  );
+  await withServer(
+    (_r: RecordedRequest, _i: number, s: MockServer) =>
+      s.sse([new RawText(events.join("")), { delayMs: 15 }, chunk({}, "stop")]),
+    async (_srv, config) => {
+      const snapshots: string[] = [];
+      const result = await createOpenAIModel(config).step(
+        stepRequest({ stream: true, onText: (s) => snapshots.push(s) }),
+      );
+      assert.deepEqual(snapshots, ["Hello, you!"]);
+      assert.equal((result as { text: string }).text, "Hello, you!");
     },
   );
 });
@@ -329,7 +353,27 @@ Deno.test("openai model: required mode sends tool_choice required; invalid argum
         assert.equal(body.tool_choice, "required");
         assert.equal((body.tools as JsonValue[]).length, 1);
       }
-      assert.deepEqual(server.chatBodies[0], server.chatBodies[1]);
+      // The retry is not the same request: it carries the invalid call and what was wrong with it.
+      const [first, second] = server.chatBodies as JsonObject[];
+      assert.deepEqual(second.messages, [
+        ...(first.messages as JsonValue[]),
+        {
+          role: "assistant",
+          content: null,
+          tool_calls: [{
+            id: "c1",
+            type: "function",
+            function: { name: "get_weather", arguments: '{"town":"Oslo"}' },
+          }],
+        },
+        {
+          role: "tool",
+          tool_call_id: "c1",
+          content: "Error: That answer could not be used: the arguments of 'get_weather' do not match its " +
+            "schema: (root) must have required property 'city'. Call the tool 'get_weather' now, with valid " +
+            "arguments.",
+        },
+      ]);
     },
   );
 });
@@ -499,8 +543,11 @@ Deno.test("openai model: streamed structured output reports ordered partial valu
     (_r, _i, s) =>
       s.sse([
         chunk({ content: '{"choice": "op' }),
+        { delayMs: 15 },
         chunk({ content: 'en", "reas' }),
+        { delayMs: 15 },
         chunk({ content: 'oning": "free' }),
+        { delayMs: 15 },
         chunk({ content: ' pass"}' }, "stop"),
       ]),
     async (_server, config) => {
@@ -823,7 +870,10 @@ Deno.test("openai model: connection refused maps to model_unavailable", async ()
 Deno.test("openai model: cancelling mid-stream rejects with cancelled at once", async () => {
   await withServer(
     (_r, _i, s) =>
-      s.sse([chunk({ content: "Once" }), chunk({ content: " upon" })], { done: false, hang: true }),
+      s.sse([chunk({ content: "Once" }), { delayMs: 15 }, chunk({ content: " upon" })], {
+        done: false,
+        hang: true,
+      }),
     async (srv, config) => {
       const controller = new AbortController();
       const snapshots: string[] = [];

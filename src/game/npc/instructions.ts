@@ -1,6 +1,10 @@
 /**
  * The text an NPC shows the model: instructions rendered from the persona, the framed turn prompt, the
- * plain-text retry prompt, the bark prompt and the summarizer instructions.
+ * plain-text retry prompt, the bark prompt and the memory summary request.
+ *
+ * The instructions depend on the persona, the options and the tools only, never on memory: they stay
+ * byte-identical turn after turn, so a model's prompt cache keeps them. What changes (attitude, facts, an
+ * unlocked secret, summaries, world values) reaches the model in the turn's prompt (see npc_context.ts).
  * @module
  */
 import { compactJson } from "../../protocol/json.ts";
@@ -34,6 +38,12 @@ export interface InstructionSettings {
 export function secretVisibility(relationship: number, unlockAt: number | null): SecretVisibility {
   if (unlockAt === null) return "guarded";
   return relationship >= unlockAt ? "shareable" : "hidden";
+}
+
+/** "Your secret: …" for the persona's secrets, or null when it has none. */
+export function secretSentence(persona: Persona): string | null {
+  const secrets = listSentence(persona.secrets);
+  return secrets === "" ? null : `Your secret: ${secrets}`;
 }
 
 /** The NPC's instructions (lines joined with "\n"). */
@@ -85,18 +95,23 @@ const TAG_EXAMPLE = "[happy] or [angry]";
 
 /** Parts of a turn prompt. */
 export interface PromptParts {
-  /** Summary of `worldContextPaths` ("" = none). */
-  worldSummary: string;
+  /** Lines of the "Memory:" block (what changed; none = no block). */
+  memory?: readonly string[];
+  /** `path: value` lines of the "Game state:" block (none = no block). */
+  world: readonly string[];
   /** What is happening right now, or null. */
   situation: string | null;
   /** What the player says ("" = nothing). */
   line: string;
 }
 
-/** The framed prompt: "Game state:" block, "Situation: …", then "Player: …". */
+/** The framed prompt: "Memory:" block, "Game state:" block, "Situation: …", then "Player: …". */
 export function framePrompt(parts: PromptParts): string {
   const out: string[] = [];
-  if (parts.worldSummary.trim() !== "") out.push(`Game state:\n${parts.worldSummary}`);
+  if (parts.memory !== undefined && parts.memory.length > 0) {
+    out.push(["Memory:", ...parts.memory].join("\n"));
+  }
+  if (parts.world.length > 0) out.push(`Game state:\n${parts.world.join("\n")}`);
   if (parts.situation !== null && parts.situation.trim() !== "") {
     out.push(`Situation: ${parts.situation.trim()}`);
   }
@@ -131,10 +146,14 @@ export function retryPrompt(framed: string, records: readonly ToolRecord[]): str
 /** Situation of a bark without one. */
 export const DEFAULT_BARK_SITUATION = "An ordinary moment.";
 
-/** Instructions of the background summarizer of an NPC's older turns. */
-export function summaryInstructions(name: string): string {
-  return `You keep ${name}'s memory of talking with the player in a video game. Fold the new conversation ` +
-    `into the summary so far. When ${name}'s turns are JSON, only their "line" was said out loud. Keep names, ` +
-    `promises, deals, items, prices, facts learned and how ${name} feels about the player. Write at most 100 ` +
-    `words of plain prose in the third person.`;
+/**
+ * The request for an NPC's memory summary, asked as the next message of its own conversation (so the
+ * model's prompt cache covers everything before it); the answer is stored, not added to the conversation.
+ */
+export function summaryRequest(name: string): string {
+  return `(Out of character: the game is saving ${name}'s memory of this conversation. Write it now as a ` +
+    `summary of everything so far, including what ${name} remembered from earlier conversations. When ` +
+    `${name}'s turns are JSON, only their "line" was said out loud. Keep names, promises, deals, items, ` +
+    `prices, facts learned and how ${name} feels about the player. Write at most 100 words of plain prose ` +
+    `in the third person, not in character and not as JSON.)`;
 }

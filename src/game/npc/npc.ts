@@ -1,20 +1,37 @@
 /**
  * One NPC on the bridge: persona, options, memory, client tools, an optional world, the conversation agent,
- * the per-NPC work queue and the background compaction that the next queued request waits for.
+ * the per-NPC work queue and compaction (which the next queued request waits for).
+ *
+ * Prompts are built for the model's cache: the instructions depend on persona, options and tools only; the
+ * state that changes reaches the model in the turn's prompt (`npc_context.ts`).
+ *
+ * Compaction costs a model call and, when turns leave the prompt, a prompt the cache no longer covers; so it
+ * happens when it is needed, not as soon as `compactAfterTurns` is reached. Once that many turns (after any
+ * summarized ones) are there, compaction is *due*. A due compaction runs when the prompt takes more than
+ * {@link SUMMARIZE_AT_ROOM} of the context (in the background after a turn) or when a save needs it
+ * ({@link Npc.prepareSave}: saves keep the summary and the recent turns). It asks the summary as the next message
+ * of the conversation (the model's cache covers everything before it) and marks all but the
+ * `keepRecentTurns` newest turns as summarized: saves and `turnCount` leave them out, but they stay in the
+ * model's prompt until it takes more than {@link DROP_AT_ROOM} of the context; then they leave all at once
+ * and the summary takes their place in the next prompt.
  * @module
  */
 import { cloneJson, type JsonObject, type JsonValue } from "../../protocol/json.ts";
 import type { ConversationEntry } from "../../protocol/transcript.ts";
 import type { LanguageModel } from "../../models/language_model.ts";
 import { Agent } from "../../agent/agent.ts";
-import { compactAgent } from "../../agent/compaction.ts";
+import { compactionCut, summarizeAsContinuation } from "../../agent/compaction.ts";
+import { historyLength } from "../../agent/entry_text.ts";
 import { exportTranscript } from "../../agent/transcript_codec.ts";
-import type { AgentTool } from "../../agent/types.ts";
+import type { AgentTool, ToolChoice, ToolPolicy } from "../../agent/types.ts";
+import { BridgeError, toBridgeError } from "../../protocol/errors.ts";
+import { compactJson } from "../../protocol/json.ts";
 import { Operation, WorkQueue } from "../../util/work_queue.ts";
-import type { WorldState } from "../world/mod.ts";
-import { renderInstructions, secretVisibility, summaryInstructions } from "./instructions.ts";
+import { summarizeWorld, type WorldState } from "../world/mod.ts";
+import { renderInstructions, secretSentence, secretVisibility, summaryRequest } from "./instructions.ts";
 import { CHANGE_RELATIONSHIP_TOOL, REMEMBER_FACT_TOOL } from "./memory_tools.ts";
-import { applyStage, memoryJson, memoryNote, MemoryStage, type NpcMemory } from "./npc_memory.ts";
+import { NpcContext, type NpcStateView } from "./npc_context.ts";
+import { applyStage, memoryJson, MemoryStage, type NpcMemory } from "./npc_memory.ts";
 import { type NpcOptions, optionsJson } from "./npc_options.ts";
 import { type Persona, personaJson } from "./persona.ts";
 import { replySchema, type ReplySettings } from "./reply_format.ts";
@@ -72,6 +89,17 @@ export const DEFAULT_FALLBACK_LINES = [
 export const STATE_VERSION = 1;
 
 /**
+ * Share of the context (after the room kept for the answer) that instructions, tools and history may take
+ * (estimated at 3 characters per token) before a due compaction summarizes older turns, in the background
+ * after a turn.
+ */
+export const SUMMARIZE_AT_ROOM = 0.5;
+/** Share of the context past which the summarized turns leave the model's prompt (before the next turn). */
+export const DROP_AT_ROOM = 0.6;
+/** Least `maximumResponseTokens` of a compaction summary. */
+export const SUMMARY_MIN_TOKENS = 256;
+
+/**
  * An NPC.
  *
  * @example
@@ -112,6 +140,10 @@ export class Npc {
   #fallbackIndex = 0;
   #background: Promise<void> | null = null;
   #backgroundOp: Operation | null = null;
+  /** What the model has been told about the state (see npc_context.ts). */
+  readonly context: NpcContext = new NpcContext();
+  /** The last entry a compaction summarized (still in the model's prompt until room is needed), or null. */
+  #summarizedLast: ConversationEntry | null = null;
   readonly #lifetime = new AbortController();
 
   /** Builds an NPC; throws -32602 when its tools do not fit its options. */
@@ -136,15 +168,28 @@ export class Npc {
     return this.#lifetime.signal;
   }
 
-  /** Every tool the model sees for these client tools and options (validated). */
+  /**
+   * Every tool the model sees for these client tools and options (validated). A world tool whose options did
+   * not change keeps the description the model has seen (the read tool's list of top-level keys is not
+   * refreshed by an update of something else), so the tool list stays the same.
+   */
   composeTools(clientTools: AgentTool[], options: NpcOptions): AgentTool[] {
-    return composeTools(clientTools, {
+    const tools = composeTools(clientTools, {
       world: this.world?.state ?? null,
-      options: options,
+      options,
       host: {
         memory: () => this.memory,
         stage: () => this.#stage,
       },
+    });
+    const current = this.agent?.tools;
+    if (current === undefined || !sameWorldAccess(this.options, options)) return tools;
+    return tools.map((tool) => {
+      if (tool.execution !== "local") return tool;
+      const before = current.find((t) => t.name === tool.name);
+      return before === undefined || before.description === tool.description
+        ? tool
+        : { ...tool, description: before.description };
     });
   }
 
@@ -153,9 +198,21 @@ export class Npc {
     return this.agent.tools.map((t) => t.name);
   }
 
-  /** Completed turns in the visible history. */
+  /** Completed turns after the ones a compaction summarized (the turns a save keeps). */
   get turnCount(): number {
-    return this.agent.entries.filter((e) => e.role === "user").length;
+    return this.conversation().filter((e) => e.role === "user").length;
+  }
+
+  /** Entries at the start of the history that a compaction summarized (the model may still see them). */
+  get summarizedEntries(): number {
+    const last = this.#summarizedLast;
+    return last === null ? 0 : this.agent.entries.indexOf(last) + 1;
+  }
+
+  /** The conversation after the summarized turns: what a save keeps and compaction counts. */
+  conversation(): ConversationEntry[] {
+    const summarized = this.summarizedEntries;
+    return summarized === 0 ? this.agent.entries : this.agent.entries.slice(summarized);
   }
 
   /** True while a request is queued or running, or compaction runs. */
@@ -168,7 +225,11 @@ export class Npc {
     return this.queue.pending + (this.#background !== null ? 1 : 0);
   }
 
-  /** The instructions for the next turn (recomputed from persona, options, memory and tools). */
+  /**
+   * The instructions (from persona, options and tools; never from memory, so they stay the same turn after
+   * turn). Secrets appear here only when they are always in the prompt (`secretsUnlockAtRelationship: null`);
+   * secrets unlocked by the relationship reach the model in the turn's prompt.
+   */
   instructions(): string {
     const tools = this.agent.tools;
     const has = (name: string) => tools.some((t) => t.name === name);
@@ -176,7 +237,7 @@ export class Npc {
     return renderInstructions(this.persona, {
       maxSentences: this.persona.maxSentences,
       hasFactTools: tools.some((t) => !memoryToolNames.includes(t.name)),
-      secrets: secretVisibility(this.memory.relationship, this.options.secretsUnlockAtRelationship),
+      secrets: this.options.secretsUnlockAtRelationship === null ? "guarded" : "hidden",
       extraInstructions: this.options.extraInstructions,
       rememberFact: has(REMEMBER_FACT_TOOL),
       changeRelationship: has(CHANGE_RELATIONSHIP_TOOL),
@@ -184,15 +245,92 @@ export class Npc {
     });
   }
 
-  /** The memory note for the next turn, or null. */
-  contextNote(): string | null {
-    return memoryNote(this.memory, this.agent.tools.some((t) => t.name === CHANGE_RELATIONSHIP_TOOL));
+  /** What the model should know about the state now (see npc_context.ts). */
+  stateView(): NpcStateView {
+    const memory = this.memory;
+    const unlocked = this.options.secretsUnlockAtRelationship !== null &&
+      secretVisibility(memory.relationship, this.options.secretsUnlockAtRelationship) === "shareable";
+    const paths = this.options.worldContextPaths;
+    const world = this.world && paths.length > 0 ? summarizeWorld(this.world.state, paths) : "";
+    const summary = memory.summary?.trim() ?? "";
+    return {
+      relationship: memory.relationship,
+      showNeutral: this.agent.tools.some((t) => t.name === CHANGE_RELATIONSHIP_TOOL),
+      facts: memory.facts,
+      // While the summarized turns are still in the prompt, the model has them, not the summary.
+      summary: summary === "" || this.summarizedEntries > 0 ? null : summary,
+      secret: unlocked ? secretSentence(this.persona) : null,
+      world: world === "" ? [] : world.split("\n"),
+    };
   }
 
-  /** Brings the agent's instructions and note up to date (before every turn). */
-  prepareTurn(): void {
+  /**
+   * The tool policy of a turn: per-turn choice > grounding tool > the NPC's toolChoice; `none` without
+   * tools. Throws -32011 for a per-turn tool the NPC lacks.
+   */
+  turnPolicy(override?: ToolChoice): ToolPolicy {
+    const names = this.toolNames;
+    let choice: ToolChoice;
+    if (override !== undefined) {
+      if (typeof override === "object" && !names.includes(override.tool)) {
+        throw BridgeError.of(
+          "invalid_request",
+          `Tool '${override.tool}' is not available to ${this.persona.name}.`,
+        );
+      }
+      choice = override;
+    } else if (this.options.groundingTool !== null) choice = { tool: this.options.groundingTool };
+    else choice = this.options.toolChoice;
+    if (names.length === 0) choice = "none";
+    return {
+      choice,
+      maxToolRounds: this.options.maxToolRounds,
+      maxToolCalls: this.options.maxToolCalls,
+      enabledTools: null,
+      // Every request of an NPC whose turns are explicit shows respond_directly (the same tool list).
+      showRespondDirectly: this.#usualChoice() === "explicit",
+    };
+  }
+
+  /** The choice of the NPC's turns without a per-turn override. */
+  #usualChoice(): ToolChoice {
+    if (this.toolNames.length === 0) return "none";
+    return this.options.groundingTool !== null
+      ? { tool: this.options.groundingTool }
+      : this.options.toolChoice;
+  }
+
+  /**
+   * Brings the agent up to date before a turn: the instructions (the same text unless persona, options or
+   * tools changed) and no context note (the state goes into the prompt). When the prompt takes more than
+   * {@link DROP_AT_ROOM} of the context, a due compaction that has not run yet runs now, and the summarized
+   * turns leave. Throws -32009 when `op` is cancelled meanwhile.
+   */
+  async prepareTurn(op: Operation): Promise<void> {
     this.agent.instructions = this.instructions();
-    this.agent.contextNote = this.contextNote();
+    this.agent.contextNote = null;
+    if (this.#roomUsed() <= DROP_AT_ROOM) return;
+    if (this.summarizedEntries === 0 && this.compactionDue()) await this.#summarizeInQueue(op);
+    const summarized = this.summarizedEntries;
+    if (summarized === 0) return;
+    this.agent.entries = this.agent.entries.slice(summarized);
+    this.#summarizedLast = null;
+  }
+
+  /** Before a save: a due compaction runs (the save keeps the summary and the recent turns). */
+  async prepareSave(op: Operation): Promise<void> {
+    if (this.compactionDue()) await this.#summarizeInQueue(op);
+  }
+
+  /** The share of the context (after the answer's room) instructions, tools and history take, estimated. */
+  #roomUsed(): number {
+    const agent = this.agent;
+    const budget = Math.max(1, agent.model.contextSize - agent.settings.reservedResponseTokens);
+    let chars = (agent.instructions ?? "").length + historyLength(agent.entries);
+    for (const t of agent.tools) {
+      chars += t.name.length + t.description.length + compactJson(t.jsonSchema).length;
+    }
+    return chars / 3 / budget;
   }
 
   /** Settings of reply parsing and the reply schema. */
@@ -258,7 +396,7 @@ export class Npc {
     op.throwIfCancelled();
   }
 
-  /** True when a successful turn should be followed by compaction. */
+  /** True when `compactAfterTurns` turns (after any summarized ones) are there: compaction is due. */
   compactionDue(): boolean {
     const every = this.options.compactAfterTurns;
     if (every <= 0) return false;
@@ -266,9 +404,14 @@ export class Npc {
     return this.turnCount >= Math.max(every, keep + 1);
   }
 
+  /** True when a successful turn should start compaction in the background: due, and the room runs low. */
+  compactionWanted(): boolean {
+    return this.compactionDue() && this.#roomUsed() > SUMMARIZE_AT_ROOM;
+  }
+
   /**
-   * Starts background compaction: older turns are summarized into `memory.summary` and dropped. The next
-   * queued request waits for it ({@link settle}); cancelling the NPC stops it; failures are swallowed.
+   * Starts compaction in the background (see the module notes). The next queued request waits for it
+   * ({@link settle}); cancelling the NPC stops it; failures are swallowed.
    */
   startCompaction(): void {
     if (this.#background) return;
@@ -276,16 +419,7 @@ export class Npc {
     this.#backgroundOp = op;
     const run = async () => {
       try {
-        const summary = await compactAgent(this.agent, {
-          keepRecentTurns: Math.max(0, this.options.keepRecentTurns),
-          summaryInstructions: summaryInstructions(this.persona.name),
-          labels: { user: "Player", assistant: this.persona.name },
-          previousSummary: this.memory.summary,
-          signal: op.signal,
-          commit: () => op.commit(),
-          storeInContextNote: false,
-        });
-        if (summary !== null && summary !== "") this.memory = { ...this.memory, summary };
+        await this.#summarize(op.signal, () => op.commit());
       } catch {
         // Compaction is best effort: the conversation just stays longer.
       } finally {
@@ -294,6 +428,36 @@ export class Npc {
       }
     };
     this.#background = run();
+  }
+
+  /** Compaction inside the NPC's queue operation `op`: failures are swallowed, a cancel is thrown. */
+  async #summarizeInQueue(op: Operation): Promise<void> {
+    try {
+      await this.#summarize(op.signal, () => op.throwIfCancelled());
+    } catch (error) {
+      op.throwIfCancelled();
+      if (toBridgeError(error).dataCode === "cancelled") throw error;
+    }
+  }
+
+  /**
+   * The model summarizes the conversation (asked as its next message) into `memory.summary`, and all but
+   * the `keepRecentTurns` newest turns count as summarized. `commit` runs before anything changes.
+   */
+  async #summarize(signal: AbortSignal, commit: () => void): Promise<void> {
+    const conversation = this.conversation();
+    const cut = compactionCut(conversation, Math.max(0, this.options.keepRecentTurns));
+    if (cut === null) return;
+    const last = conversation[cut - 1];
+    const summary = await summarizeAsContinuation(this.agent, {
+      request: summaryRequest(this.persona.name),
+      policy: this.turnPolicy(),
+      minResponseTokens: SUMMARY_MIN_TOKENS,
+      signal,
+    });
+    commit();
+    if (this.agent.entries.includes(last)) this.#summarizedLast = last;
+    if (summary !== "") this.memory = { ...this.memory, summary };
   }
 
   /** Cancels running and queued requests and compaction; returns how many requests were cancelled. */
@@ -313,12 +477,12 @@ export class Npc {
     return personaJson(this.persona);
   }
 
-  /** The save state of `npc/state` (complete turns only). */
+  /** The save state of `npc/state` (complete turns after the summarized ones: the summary stands for those). */
   stateJson(): JsonObject {
     const transcript = exportTranscript({
       instructions: this.instructions(),
       tools: this.agent.tools,
-      entries: this.agent.entries,
+      entries: this.conversation(),
     });
     return {
       version: STATE_VERSION,
@@ -331,6 +495,12 @@ export class Npc {
       world: this.world?.id ?? null,
     };
   }
+}
+
+/** True when both options give the world tools the same paths. */
+function sameWorldAccess(a: NpcOptions, b: NpcOptions): boolean {
+  return JSON.stringify([a.worldReadable, a.worldWritable]) ===
+    JSON.stringify([b.worldReadable, b.worldWritable]);
 }
 
 /** Generation options from NPC options. */

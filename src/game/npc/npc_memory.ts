@@ -1,12 +1,12 @@
 /**
- * An NPC's memory (§6 `memory`): facts, relationship and a summary of older turns; its JSON form, the memory
- * note added to the instructions, and the per-turn stage that memory tools write into.
+ * An NPC's memory (§6 `memory`): facts, relationship and a summary of older turns; its JSON form and the
+ * per-turn stage that memory tools write into. (The model learns the memory from the turns' prompts, see
+ * npc_context.ts.)
  * @module
  */
 import type { JsonObject } from "../../protocol/json.ts";
 import { Params } from "../../protocol/params.ts";
 import type { Parsed } from "./persona.ts";
-import { listSentence } from "./prose.ts";
 
 /** Memory keys, in the order of their JSON form. */
 export const MEMORY_KEYS = ["facts", "relationship", "summary"] as const;
@@ -65,27 +65,6 @@ export function attitude(relationship: number): string {
 export function clampRelationship(value: number): number {
   if (Number.isNaN(value)) return 0;
   return Math.max(RELATIONSHIP_MIN, Math.min(RELATIONSHIP_MAX, Math.round(value)));
-}
-
-/**
- * The memory note appended to the instructions, or null when there is nothing to say. The relationship
- * line appears when `showRelationship` (the NPC can change it) or when it is not 0.
- */
-export function memoryNote(memory: NpcMemory, showRelationship: boolean): string | null {
-  const lines: string[] = [];
-  if (showRelationship || memory.relationship !== 0) {
-    lines.push(
-      `- Your attitude toward the player is ${
-        attitude(memory.relationship)
-      } (${memory.relationship} on a scale from -100 to 100).`,
-    );
-  }
-  const facts = listSentence(memory.facts);
-  if (facts !== "") lines.push(`- Things you remember: ${facts}`);
-  if (memory.summary !== null && memory.summary.trim() !== "") {
-    lines.push(`- Your earlier conversations with the player: ${memory.summary.trim()}`);
-  }
-  return lines.length === 0 ? null : ["Memory:", ...lines].join("\n");
 }
 
 /** A fact reduced for duplicate checks: lower case, letters and digits only, single spaces. */

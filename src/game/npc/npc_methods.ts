@@ -382,6 +382,7 @@ export class NpcMethods {
     if (!settle) return { npc: npc.id, state: npc.stateJson() };
     return this.#schedule(r, npc, async (op) => {
       await npc.settle(op);
+      await npc.prepareSave(op);
       return { npc: npc.id, state: npc.stateJson() };
     });
   }

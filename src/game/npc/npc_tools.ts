@@ -18,14 +18,17 @@ export const BUILT_IN_TOOLS = [
   "change_relationship",
 ];
 
-/** Wraps a world tool as a local agent tool (its description stays live). */
+/**
+ * Wraps a world tool as a local agent tool. Its description is read once, here: the read tool names the
+ * world's top-level keys as they are when the NPC's tools are composed (create, restore, an update of tools
+ * or options), and does not follow later changes, so the tool list the model sees stays the same turn after
+ * turn (a changed description would change the start of every prompt).
+ */
 export function worldAgentTool(tool: WorldTool): AgentTool {
   const generationSchema = convertSchema(tool.parameters, toolArgumentsTypeName(tool.name)).generationSchema;
   return {
     name: tool.name,
-    get description(): string {
-      return tool.description;
-    },
+    description: tool.description,
     jsonSchema: tool.parameters,
     generationSchema,
     execution: "local",

@@ -2,12 +2,23 @@
  * One `npc/talk` turn and one `npc/bark`: prompt framing, the reply format (structured, text, or automatic
  * with one plain-text retry), fallback lines, memory commit, the turn's event stream and the result JSON.
  * Plain TypeScript: the turn reaches its host (client tools, event delivery) through a {@link TalkHost}.
+ *
+ * A turn runs in named steps: the policy and `Npc.prepareTurn` (instructions, room), {@link beginTalk} (the
+ * prompt with the state the model lacks), {@link reply} (the agent turns), then {@link finishTalk} or
+ * {@link fallback}.
  * @module
  */
 import { BridgeError, toBridgeError } from "../../protocol/errors.ts";
 import type { JsonObject } from "../../protocol/json.ts";
 import { Agent } from "../../agent/agent.ts";
-import type { ToolChoice, ToolPolicy, ToolRecord, TurnResult, TurnSink } from "../../agent/types.ts";
+import type {
+  ToolChoice,
+  ToolPolicy,
+  ToolRecord,
+  TurnInput,
+  TurnResult,
+  TurnSink,
+} from "../../agent/types.ts";
 import type { TurnDriver } from "../../agent/turn_host.ts";
 import { recordJson, usageJson } from "../../agent/result_json.ts";
 import type { Operation } from "../../util/work_queue.ts";
@@ -16,7 +27,14 @@ import type { Emotion } from "./emotions.ts";
 import { DEFAULT_BARK_SITUATION, framePrompt, renderInstructions, retryPrompt } from "./instructions.ts";
 import { LineTracker } from "./line_tracker.ts";
 import { generationOptions, type Npc } from "./npc.ts";
-import { cleanLine, parseStructuredReply, parseTextReply, splitTag } from "./reply_format.ts";
+import type { StateLines } from "./npc_context.ts";
+import {
+  cleanLine,
+  parseStructuredReply,
+  parseTextReply,
+  type ReplySettings,
+  splitTag,
+} from "./reply_format.ts";
 import { structuredReplyWarnings, textReplyWarnings } from "./reply_check.ts";
 
 /** What the player does in one turn. */
@@ -49,32 +67,10 @@ function isBlocked(error: BridgeError): boolean {
   return error.dataCode === "guardrail_violation" || error.dataCode === "refusal";
 }
 
-function worldSummary(npc: Npc): string {
+function worldLines(npc: Npc): string[] {
   const paths = npc.options.worldContextPaths;
-  return npc.world && paths.length > 0 ? summarizeWorld(npc.world.state, paths) : "";
-}
-
-/** The policy of a turn: per-turn choice > grounding tool > the NPC's toolChoice; `none` without tools. */
-function turnPolicy(npc: Npc, override: ToolChoice | undefined): ToolPolicy {
-  const names = npc.toolNames;
-  let choice: ToolChoice;
-  if (override !== undefined) {
-    if (typeof override === "object" && !names.includes(override.tool)) {
-      throw BridgeError.of(
-        "invalid_request",
-        `Tool '${override.tool}' is not available to ${npc.persona.name}.`,
-      );
-    }
-    choice = override;
-  } else if (npc.options.groundingTool !== null) choice = { tool: npc.options.groundingTool };
-  else choice = npc.options.toolChoice;
-  if (names.length === 0) choice = "none";
-  return {
-    choice,
-    maxToolRounds: npc.options.maxToolRounds,
-    maxToolCalls: npc.options.maxToolCalls,
-    enabledTools: null,
-  };
+  const summary = npc.world && paths.length > 0 ? summarizeWorld(npc.world.state, paths) : "";
+  return summary === "" ? [] : summary.split("\n");
 }
 
 interface Reply {
@@ -84,163 +80,206 @@ interface Reply {
   endsConversation: boolean;
 }
 
+/** A reply and the turn that produced it. */
+interface Replied {
+  result: TurnResult;
+  reply: Reply;
+}
+
+/** One dialogue turn in progress: what its steps share. */
+interface Talk {
+  npc: Npc;
+  input: TalkInput;
+  op: Operation;
+  policy: ToolPolicy;
+  settings: ReplySettings;
+  /** The state lines the prompt carries (told to the model once the turn commits). */
+  state: StateLines;
+  /** The framed prompt: state blocks, situation, the player's line. */
+  framed: string;
+  /** Tool records of every attempt. */
+  records: ToolRecord[];
+  tracker: LineTracker;
+  /** Which events feed the line tracker: partial values (structured) or text (text replies and retries). */
+  mode: "structured" | "text";
+  emit: (event: JsonObject) => void;
+}
+
 /**
  * Runs one dialogue turn inside the NPC's queue operation `op`. The history and memory change only when the
  * turn succeeds (a fallback line leaves both as they were).
  */
 export async function runTalk(
   npc: Npc,
-  talk: { host: TalkHost; input: TalkInput; op: Operation },
+  request: { host: TalkHost; input: TalkInput; op: Operation },
 ): Promise<JsonObject> {
-  const { host, input, op } = talk;
+  const { host, input, op } = request;
   await npc.settle(op);
-  const policy = turnPolicy(npc, input.toolChoice);
-  npc.prepareTurn();
-  const options = npc.options;
-  const settings = npc.replySettings();
-  const framed = framePrompt({
-    worldSummary: worldSummary(npc),
-    situation: input.situation,
-    line: input.line,
-  });
-  const records: ToolRecord[] = [];
-  const emit = (event: JsonObject) => {
-    if (!input.stream) return;
-    host.onNpcEvent(event);
-  };
-  const tracker = new LineTracker(settings, emit);
-  let mode: "structured" | "text" = options.replyFormat === "text" ? "text" : "structured";
-  const signal = op.signal;
-  const commit = () => {
-    op.commit();
-    npc.commitStage();
-  };
+  const policy = npc.turnPolicy(input.toolChoice);
+  await npc.prepareTurn(op);
+  const talk = beginTalk(npc, host, input, op, policy);
   return await host.drive(async (driveSink) => {
-    const sink: TurnSink = {
-      event: (e) => {
-        switch (e.type) {
-          case "toolCallStarted":
-            emit({
-              type: "toolCallStarted",
-              call: { id: e.call.id, name: e.call.name, arguments: e.call.arguments },
-              execution: e.execution,
-            });
-            break;
-          case "toolCallCompleted":
-            records.push(e.record);
-            emit({ type: "toolCallCompleted", record: recordJson(e.record) });
-            break;
-          case "partial":
-            if (mode === "structured") tracker.partial(e.value);
-            break;
-          case "text":
-            if (mode === "text") tracker.text(e.text);
-            break;
-        }
-      },
-      callClientTool: (call, s) => driveSink.callClientTool(call, s),
-    };
+    const sink = talkSink(talk, driveSink);
     npc.beginStage();
     try {
-      let result: TurnResult;
-      let reply: Reply;
+      let replied: Replied;
       try {
-        if (options.replyFormat === "text") {
-          result = await npc.agent.runTurn(
-            { prompt: framed, schema: null, policy, stream: input.stream },
-            sink,
-            signal,
-            commit,
-          );
-          reply = { ...parseTextReply(result.text, settings), playerOptions: [], endsConversation: false };
-          input.warnings.push(...textReplyWarnings(result.text, settings));
-        } else {
-          try {
-            result = await npc.agent.runTurn(
-              { prompt: framed, schema: npc.replySchema(), policy, stream: input.stream },
-              sink,
-              signal,
-              commit,
-            );
-            reply = parseStructuredReply(result.structured ?? null, settings);
-            input.warnings.push(...structuredReplyWarnings(result.structured ?? null, settings));
-          } catch (error) {
-            const e = toBridgeError(error);
-            if (options.replyFormat !== "automatic" || !isBlocked(e) || signal.aborted) throw e;
-            mode = "text";
-            result = await npc.agent.runTurn(
-              {
-                prompt: retryPrompt(framed, records),
-                schema: null,
-                policy: { ...policy, choice: "none" },
-                stream: input.stream,
-              },
-              sink,
-              signal,
-              commit,
-            );
-            reply = { ...parseTextReply(result.text, settings), playerOptions: [], endsConversation: false };
-            input.warnings.push(...textReplyWarnings(result.text, settings));
-          }
-        }
+        replied = await reply(talk, sink);
       } catch (error) {
-        const e = toBridgeError(error);
-        if (signal.aborted || !isBlocked(e) || !options.fallbackOnGuardrail) throw e;
-        npc.discardStage();
-        op.commit();
-        const line = npc.nextFallbackLine();
-        tracker.finish(npc.persona.defaultEmotion, line);
-        return talkResult(
-          npc,
-          input,
-          {
-            emotion: npc.persona.defaultEmotion,
-            line,
-            playerOptions: [],
-            endsConversation: false,
-          },
-          records,
-          true,
-          null,
-        );
+        return fallback(talk, error);
       }
-      let isFallback = false;
-      if (reply.line === "") {
-        reply = { ...reply, line: npc.nextFallbackLine() };
-        isFallback = true;
-      }
-      tracker.finish(reply.emotion, reply.line);
-      const out = talkResult(npc, input, reply, records, isFallback, result);
-      if (npc.compactionDue()) npc.startCompaction();
-      return out;
+      return finishTalk(talk, replied);
     } finally {
       npc.discardStage();
     }
   });
 }
 
-function talkResult(
-  npc: Npc,
-  input: TalkInput,
-  reply: Reply,
-  records: ToolRecord[],
-  isFallback: boolean,
-  result: TurnResult | null,
-): JsonObject {
+/** The turn's prompt with the state the model lacks, and what the turn's steps share. */
+function beginTalk(npc: Npc, host: TalkHost, input: TalkInput, op: Operation, policy: ToolPolicy): Talk {
+  const state = npc.context.compose(npc.stateView(), npc.agent.entries, npc.agent.hiddenByTrim);
+  const framed = framePrompt({
+    memory: state.memory,
+    world: state.world,
+    situation: input.situation,
+    line: input.line,
+  });
+  const settings = npc.replySettings();
+  const emit = input.stream ? (event: JsonObject) => host.onNpcEvent(event) : () => {};
+  return {
+    npc,
+    input,
+    op,
+    policy,
+    settings,
+    state,
+    framed,
+    records: [],
+    tracker: new LineTracker(settings, emit),
+    mode: npc.options.replyFormat === "text" ? "text" : "structured",
+    emit,
+  };
+}
+
+/** The turn's sink: tool events become `npc/event`s, partial values and text feed the line tracker. */
+function talkSink(talk: Talk, driveSink: TurnSink): TurnSink {
+  return {
+    event: (e) => {
+      switch (e.type) {
+        case "toolCallStarted":
+          talk.emit({
+            type: "toolCallStarted",
+            call: { id: e.call.id, name: e.call.name, arguments: e.call.arguments },
+            execution: e.execution,
+          });
+          break;
+        case "toolCallCompleted":
+          talk.records.push(e.record);
+          talk.emit({ type: "toolCallCompleted", record: recordJson(e.record) });
+          break;
+        case "partial":
+          if (talk.mode === "structured") talk.tracker.partial(e.value);
+          break;
+        case "text":
+          if (talk.mode === "text") talk.tracker.text(e.text);
+          break;
+      }
+    },
+    callClientTool: (call, s) => driveSink.callClientTool(call, s),
+  };
+}
+
+/**
+ * The reply: structured (with `automatic`, one plain-text retry with tools off when it is blocked), or
+ * text. Throws what the last attempt threw.
+ */
+async function reply(talk: Talk, sink: TurnSink): Promise<Replied> {
+  const format = talk.npc.options.replyFormat;
+  if (format === "text") return await textReply(talk, sink, talk.framed, talk.policy);
+  try {
+    return await structuredReply(talk, sink);
+  } catch (error) {
+    const e = toBridgeError(error);
+    if (format !== "automatic" || !isBlocked(e) || talk.op.signal.aborted) throw e;
+    talk.mode = "text";
+    // Tools off, but the same tool list shown (showRespondDirectly and the offered tools are kept).
+    const policy: ToolPolicy = { ...talk.policy, choice: "none" };
+    return await textReply(talk, sink, retryPrompt(talk.framed, talk.records), policy);
+  }
+}
+
+/** Runs the agent turn; the commit point also commits the memory stage. */
+function agentTurn(talk: Talk, sink: TurnSink, input: TurnInput): Promise<TurnResult> {
+  const commit = () => {
+    talk.op.commit();
+    talk.npc.commitStage();
+  };
+  return talk.npc.agent.runTurn(input, sink, talk.op.signal, commit);
+}
+
+async function structuredReply(talk: Talk, sink: TurnSink): Promise<Replied> {
+  const result = await agentTurn(talk, sink, {
+    prompt: talk.framed,
+    schema: talk.npc.replySchema(),
+    policy: talk.policy,
+    stream: talk.input.stream,
+  });
+  const structured = result.structured ?? null;
+  talk.input.warnings.push(...structuredReplyWarnings(structured, talk.settings));
+  return { result, reply: parseStructuredReply(structured, talk.settings) };
+}
+
+async function textReply(talk: Talk, sink: TurnSink, prompt: string, policy: ToolPolicy): Promise<Replied> {
+  const result = await agentTurn(talk, sink, { prompt, schema: null, policy, stream: talk.input.stream });
+  talk.input.warnings.push(...textReplyWarnings(result.text, talk.settings));
+  const parsed = parseTextReply(result.text, talk.settings);
+  return { result, reply: { ...parsed, playerOptions: [], endsConversation: false } };
+}
+
+/** A blocked turn answered with a fallback line (nothing committed); any other failure is thrown. */
+function fallback(talk: Talk, error: unknown): JsonObject {
+  const e = toBridgeError(error);
+  const npc = talk.npc;
+  if (talk.op.signal.aborted || !isBlocked(e) || !npc.options.fallbackOnGuardrail) throw e;
+  npc.discardStage();
+  talk.op.commit();
+  const line = npc.nextFallbackLine();
+  const emotion = npc.persona.defaultEmotion;
+  talk.tracker.finish(emotion, line);
+  return talkResult(talk, { emotion, line, playerOptions: [], endsConversation: false }, true, null);
+}
+
+/** A committed turn: the model now knows the state it was told; the result; compaction when due. */
+function finishTalk(talk: Talk, replied: Replied): JsonObject {
+  const npc = talk.npc;
+  npc.context.delivered(talk.state, npc.agent.entries, npc.agent.hiddenByTrim);
+  let reply = replied.reply;
+  let isFallback = false;
+  if (reply.line === "") {
+    reply = { ...reply, line: npc.nextFallbackLine() };
+    isFallback = true;
+  }
+  talk.tracker.finish(reply.emotion, reply.line);
+  const out = talkResult(talk, reply, isFallback, replied.result);
+  if (npc.compactionWanted()) npc.startCompaction();
+  return out;
+}
+
+function talkResult(talk: Talk, reply: Reply, isFallback: boolean, result: TurnResult | null): JsonObject {
   const out: JsonObject = {
-    npc: npc.id,
+    npc: talk.npc.id,
     line: reply.line,
     emotion: reply.emotion,
     playerOptions: reply.playerOptions,
     endsConversation: reply.endsConversation,
-    toolCalls: records.map(recordJson),
-    relationship: npc.memory.relationship,
+    toolCalls: talk.records.map(recordJson),
+    relationship: talk.npc.memory.relationship,
     isFallback,
     usage: usageJson(
       result?.usage ?? { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, totalTokens: 0 },
     ),
   };
-  if (input.warnings.length > 0) out.warnings = input.warnings;
+  if (talk.input.warnings.length > 0) out.warnings = talk.input.warnings;
   return out;
 }
 
@@ -270,7 +309,7 @@ export async function runBark(
     emotionTag: false,
   });
   const prompt = framePrompt({
-    worldSummary: worldSummary(npc),
+    world: worldLines(npc),
     situation: situation !== null && situation.trim() !== "" ? situation : DEFAULT_BARK_SITUATION,
     line: "",
   });

@@ -21,16 +21,17 @@ export type Captured = Omit<StepRequest, "signal" | "onText" | "onPartial">;
  */
 export class CaptureModel implements LanguageModel {
   readonly kind = "scripted";
-  readonly contextSize = 8192;
+  readonly contextSize: number;
   readonly trimsHistory = false;
   readonly requests: Captured[] = [];
   readonly #inner: ScriptedModel;
   readonly #unchecked: boolean;
   #waiters: Array<() => void> = [];
 
-  constructor(inner: ScriptedModel, unchecked = false) {
+  constructor(inner: ScriptedModel, unchecked = false, contextSize = 8192) {
     this.#inner = inner;
     this.#unchecked = unchecked;
+    this.contextSize = contextSize;
   }
 
   availability() {
@@ -74,6 +75,7 @@ export class NpcClient extends WireClient {
         const model = new CaptureModel(
           new ScriptedModel(parseScript(spec.raw, spec.path)),
           spec.raw.unchecked === true,
+          typeof spec.raw.contextSize === "number" ? spec.raw.contextSize : 8192,
         );
         models.push(model);
         return model;
@@ -115,6 +117,11 @@ export class NpcClient extends WireClient {
 /** A capture model spec. */
 export function capture(...steps: JsonValue[]): JsonObject {
   return { type: "capture", steps };
+}
+
+/** A capture model spec with a given context size (in tokens). */
+export function captureWithContext(contextSize: number, ...steps: JsonValue[]): JsonObject {
+  return { type: "capture", contextSize, steps };
 }
 
 /** A capture model spec whose structured answers are not checked against the schema (see {@link CaptureModel}). */

@@ -26,6 +26,7 @@ Deno.test("memory tools: staged during the turn, committed on success; duplicate
         ],
       },
       reply("Thank you.", { emotion: "grateful" }),
+      reply("Farewell."),
     ),
   });
   const result = await c.result(
@@ -49,9 +50,20 @@ Deno.test("memory tools: staged during the turn, committed on success; duplicate
     instructions,
     /call remember_fact\.\n- When the player clearly pleases or offends you, call change_relationship\./,
   );
-  assert.match(
-    instructions,
-    /- Your attitude toward the player is trusting \(98 on a scale from -100 to 100\)\./,
+  // Memory reaches the model in the turn's prompt; the next turn tells what changed (a fact was dropped by
+  // maxFacts, so the whole list again).
+  assert.equal(
+    c.model.requests[0].prompt,
+    "Memory:\n- Your attitude toward the player is trusting (98 on a scale from -100 to 100).\n" +
+      "- Things you remember: Old fact; Older.\nPlayer: My name is Aria. I like axes.",
+  );
+  await c.result(c.request("npc/talk", { npc: "gorm", line: "Bye." }));
+  const next = c.model.requests[2];
+  assert.equal(next.instructions, instructions);
+  assert.equal(
+    next.prompt,
+    "Memory:\n- Your attitude toward the player is trusting (100 on a scale from -100 to 100).\n" +
+      "- Things you remember: Older; Aria likes axes.\nPlayer: Bye.",
   );
   await c.close();
 });

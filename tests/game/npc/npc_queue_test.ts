@@ -44,7 +44,13 @@ Deno.test("per-NPC order: talk, update, talk pipelined — the update applies be
   assert.doesNotMatch(first.instructions!, /Grateful|square brackets|Aria/);
   assert.match(second.instructions!, /Personality: Grateful to Aria\./);
   assert.match(second.instructions!, /square brackets/);
-  assert.match(second.instructions!, /Things you remember: Aria returned the ring\./);
+  // Memory is not in the instructions: what changed reaches the model ahead of the player's line.
+  assert.doesNotMatch(second.instructions!, /Aria returned the ring/);
+  assert.equal(
+    second.prompt,
+    "Memory:\n- Your attitude toward the player is friendly (40 on a scale from -100 to 100).\n" +
+      "- Things you remember: Aria returned the ring.\nPlayer: second",
+  );
   assert.equal(second.history.length, 2, "the first turn is in the history");
   await c.close();
 });

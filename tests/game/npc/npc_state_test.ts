@@ -99,7 +99,12 @@ Deno.test("save → restore → talk continues the conversation with persona, me
   assert.deepEqual([r.line, r.emotion, r.relationship], ["As I said.", "proud", 20]);
   const req = c.model.requests[0];
   assert.deepEqual(req.history.map((e) => e.role), ["user", "response"]);
-  assert.equal(segmentsText(req.history[0].contents), "Player: Hello again");
+  // The saved prompt as the model saw it, and the restored NPC tells its state again (its model was told
+  // nothing yet).
+  const memory = "Memory:\n- Your attitude toward the player is neutral (20 on a scale from -100 to 100).\n" +
+    "- Things you remember: Aria likes axes.\n";
+  assert.equal(segmentsText(req.history[0].contents), `${memory}Player: Hello again`);
+  assert.equal(req.prompt, `${memory}Player: Remember me?`);
   assert.match(req.instructions!, /Your secret: He deserted\.[\s\S]*Keep your secret/);
   const again = (await c.call("npc/state", { npc: "gorm" })).state as JsonObject;
   for (const key of ["persona", "memory", "options", "tools", "world", "npc", "version"]) {

@@ -311,7 +311,7 @@ Deno.test("npc/talk prompt: world context summary, JSON context, unknown keys wa
   await c.close();
 });
 
-Deno.test("npc/talk instructions: persona fields, secrets by relationship, memory note", async () => {
+Deno.test("npc/talk instructions: persona fields, secrets by relationship; memory in the prompt", async () => {
   const c = new NpcClient();
   const persona = {
     name: "Gorm",
@@ -357,18 +357,19 @@ Deno.test("npc/talk instructions: persona fields, secrets by relationship, memor
   ];
   const [hidden, shared, guarded] = c.models.map((m) => m.requests[0].instructions);
   assert.equal(hidden, [...base, ...rules].join("\n"));
+  // Memory and an unlocked secret never enter the instructions (they stay the same for the NPC's life):
+  // the turn's prompt carries them.
+  assert.equal(shared, hidden);
+  assert.equal(c.models[0].requests[0].prompt, "Player: hi");
   assert.equal(
-    shared,
+    c.models[1].requests[0].prompt,
     [
-      ...base,
-      "Your secret: He deserted.",
-      ...rules,
-      "- The player has earned your trust; you may reveal your secret if they ask.",
-      "",
       "Memory:",
       "- Your attitude toward the player is friendly (50 on a scale from -100 to 100).",
       "- Things you remember: Aria likes axes.",
       "- Your earlier conversations with the player: They met at the forge.",
+      "- The player has earned your trust; you may reveal your secret if they ask. Your secret: He deserted.",
+      "Player: hi",
     ].join("\n"),
   );
   assert.equal(

@@ -1,0 +1,183 @@
+/**
+ * `oam playground`: the NPC playground, a web page where a designer writes a persona and talks to it. It is
+ * `oam serve`'s server on 127.0.0.1 with the page's routes added; the page is one more client of the bridge
+ * protocol over the WebSocket at `/rpc`.
+ * @module
+ */
+import { createSystemModel } from "../models/system.ts";
+import { OpenAIServer } from "../serve/openai_server.ts";
+import { playgroundPages } from "../serve/playground/site.ts";
+import { SERVE_DEFAULTS } from "../serve/server_config.ts";
+import { LOG_LEVELS, type LogLevel, stderrLogger } from "../util/logger.ts";
+import { boolFlag, intFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
+import { CliError, EXIT, reportError } from "./cli_error.ts";
+import {
+  MODEL_FLAGS_HELP,
+  type ModelChoice,
+  resolveModelChoice,
+  unavailableMessage,
+} from "./local_bridge.ts";
+import { writeErr, writeOut } from "./tty.ts";
+
+/** Default port of the playground (the one after `oam serve`'s 1976). */
+export const PLAYGROUND_PORT = 1977;
+
+/** The playground only listens on the loopback address. */
+const HOST = "127.0.0.1";
+
+/** Help text of `oam playground`. */
+export const PLAYGROUND_HELP = `oam playground — a web page to write an NPC persona and talk to it
+
+Usage: oam playground [options]
+
+Serves the NPC playground on http://${HOST}:<port>/ and prints the address. In the page: every persona
+field and NPC option (with the spec's defaults and checks), the raw JSONC, client tools you answer by
+hand, streaming replies with emotions, barks, memory, the world as an editable live tree, per-turn
+latency and usage, the raw JSON-RPC log, and save/restore of npc/state. The page talks to the bridge
+over the WebSocket at /rpc, like any other client; it reaches nothing but this server.
+
+Options:
+  --port <n>              TCP port on ${HOST} (default ${PLAYGROUND_PORT}; 0 picks a free one)
+  --open                  open the page in the default browser
+${MODEL_FLAGS_HELP}
+                          (the page can also run NPCs on a script written in it)
+  --log-level <level>     debug | info | warning | error | off (default warning; logs go to stderr)
+  -h, --help              show this help
+
+Environment:
+  OAM_SCRIPT=<file>       the bridge's model plays this script (like --script)
+  OAM_MODEL=<spec>        default for --model
+
+Permissions (deno run): --allow-net=${HOST} (the listener; and a model server on it), --allow-read,
+--allow-env=OAM_FM_LIBRARY,OAM_SCRIPT,OAM_MODEL, --allow-ffi (the on-device model), --allow-run only
+with --open (xdg-open or open).
+
+Examples:
+  oam playground --open
+  oam playground --port 0 --script personas/shopkeeper.steps.json
+  oam playground --model openai:http://127.0.0.1:8080/v1#qwen
+`;
+
+/** The command that opens `url` in the default browser on this platform. */
+export function openCommand(url: string, os: string = Deno.build.os): [string, string[]] {
+  if (os === "darwin") return ["open", [url]];
+  if (os === "windows") return ["cmd", ["/c", "start", "", url]];
+  return ["xdg-open", [url]];
+}
+
+async function openBrowser(url: string): Promise<void> {
+  const [command, args] = openCommand(url);
+  try {
+    const child = new Deno.Command(command, { args, stdin: "null", stdout: "null", stderr: "null" }).spawn();
+    const status = await child.status;
+    if (!status.success) throw new Error(`${command} exited with code ${status.code}`);
+  } catch (error) {
+    writeErr(
+      `warning: could not open a browser (${error instanceof Error ? error.message : String(error)}); ` +
+        `open ${url} yourself.\n`,
+    );
+  }
+}
+
+function modelLabel(choice: ModelChoice): string {
+  if (choice.name === "system") return "the on-device model (system)";
+  return choice.name === "scripted" ? choice.label : `${choice.name}: ${choice.label}`;
+}
+
+/** Runs `oam playground` with the arguments after the subcommand; resolves with the exit code. */
+export async function runPlayground(args: string[]): Promise<number> {
+  if (wantsHelp(args)) {
+    writeOut(PLAYGROUND_HELP);
+    return EXIT.ok;
+  }
+  try {
+    return await playground(args);
+  } catch (error) {
+    return reportError(error, { mode: "human" });
+  }
+}
+
+async function playground(args: string[]): Promise<number> {
+  const { values } = parseFlags(args, {
+    command: "playground",
+    flags: {
+      port: { type: "string" },
+      open: { type: "boolean" },
+      model: { type: "string" },
+      script: { type: "string" },
+      "log-level": { type: "string" },
+      help: { type: "boolean", short: "h" },
+    },
+    positionals: false,
+  });
+  const level = (stringFlag(values, "log-level") ?? "warning") as LogLevel;
+  if (!LOG_LEVELS.includes(level)) {
+    throw CliError.usage(`--log-level must be one of ${LOG_LEVELS.join(", ")}; got '${level}'.`);
+  }
+  const logger = stderrLogger(level, "oam playground");
+  const port = intFlag(values, { name: "port", min: 0, max: 65535 }) ?? PLAYGROUND_PORT;
+  const choice = await resolveModelChoice({
+    model: stringFlag(values, "model"),
+    script: stringFlag(values, "script"),
+  });
+  const systemModel = choice.config.systemModel;
+  const model = systemModel ? systemModel() : createSystemModel();
+  const server = new OpenAIServer({
+    host: HOST,
+    port,
+    models: new Map([["system", model]]),
+    rpc: {
+      engine: { logger, ...(systemModel ? { systemModel } : {}) },
+      maxConnections: SERVE_DEFAULTS.rpcMaxConnections,
+      maxMessageBytes: SERVE_DEFAULTS.rpcMaxMessageBytes,
+    },
+    pages: playgroundPages({ name: choice.name, label: modelLabel(choice) }),
+    logger,
+  });
+  try {
+    await server.start();
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new CliError(
+      "server_start_failed",
+      `The playground could not start on ${HOST}:${port}: ${detail}${
+        error instanceof Deno.errors.AddrInUse ? " (use --port 0 for a free port)" : ""
+      }`,
+      {},
+      EXIT.failure,
+    );
+  }
+  const stop = () => void server.stop();
+  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
+  for (const s of signals) {
+    try {
+      Deno.addSignalListener(s, stop);
+    } catch {
+      // signals unavailable
+    }
+  }
+  const url = `http://${HOST}:${server.port}/`;
+  writeOut(`oam playground: ${url}  (model: ${modelLabel(choice)})\nPress Ctrl-C to stop.\n`);
+  const availability = await model.availability().catch((error) => ({
+    available: false,
+    reason: "unknown",
+    detail: error instanceof Error ? error.message : String(error),
+  }));
+  if (!availability.available) {
+    writeErr(
+      `note: ${
+        unavailableMessage(availability.reason ?? "unknown", { detail: availability.detail, choice })
+      } The page can still run NPCs on a script (its Model tab).\n`,
+    );
+  }
+  if (boolFlag(values, "open")) await openBrowser(url);
+  await server.stopped;
+  for (const s of signals) {
+    try {
+      Deno.removeSignalListener(s, stop);
+    } catch {
+      // ignore
+    }
+  }
+  return EXIT.ok;
+}

@@ -1,0 +1,718 @@
+/// <reference lib="dom" />
+/**
+ * The conversation: the player's lines (typed or picked from the NPC's player options), the NPC's replies
+ * streaming in with the emotion shown the moment it arrives, the tool calls of each turn — client tools
+ * answered by hand right there (JSON or text, an error, or left to time out) or automatically — cancel
+ * mid-turn, barks, and each turn's usage and latency.
+ * @module
+ */
+import type { ToolContext } from "../../../client/tools.ts";
+import type { NpcEvent, NpcReply } from "../../../client/game_types.ts";
+import type { ToolRecord } from "../../../client/types.ts";
+import type { Npc } from "../../../client/npc.ts";
+import { BridgeError } from "../../../protocol/errors.ts";
+import type { JsonObject } from "../../../protocol/json.ts";
+import { brief, h, uid } from "./dom.ts";
+import type { Saved, ToolAnswer } from "./storage.ts";
+import { answerValue } from "./values.ts";
+
+/** Timings of a turn, in ms after it was sent. */
+export interface TurnTimings {
+  /** The emotion arrived. */
+  emotion?: number;
+  /** The first words arrived. */
+  firstLine?: number;
+  /** The response arrived. */
+  total?: number;
+}
+
+/** A finished (or failed) turn. */
+export interface TurnRecord {
+  /** 1-based. */
+  index: number;
+  /** What the player said. */
+  line: string;
+  /** The reply, when it succeeded. */
+  reply?: NpcReply;
+  /** The failure, when it failed. */
+  error?: BridgeError;
+  /** When things arrived. */
+  timings: TurnTimings;
+}
+
+/** What the conversation needs from the page. */
+export interface ConversationHost {
+  /** The running NPC, or null. */
+  npc(): Npc | null;
+  /** What is changing the NPC right now (a start, a restore), or null. */
+  pending(): string | null;
+  /** The persona file's greeting (the default bark situation), or "". */
+  greeting(): string;
+  /** The NPC's display name. */
+  npcName(): string;
+  /** Seconds the bridge waits for an answer of tool `name` (null = forever). */
+  toolTimeout(name: string): number | null;
+  /** How tool `name` is answered. */
+  answerOf(name: string): ToolAnswer;
+  /** A turn finished (succeeded or failed). */
+  turnFinished(record: TurnRecord): void;
+  /** The bridge is connected. */
+  connected(): boolean;
+  /** Something typed changed (persist it). */
+  changed(): void;
+}
+
+function describeError(error: unknown): BridgeError {
+  if (error instanceof BridgeError) return error;
+  return BridgeError.internal(error instanceof Error ? error.message : String(error));
+}
+
+function ms(value: number | undefined): string {
+  return value === undefined ? "–" : `${Math.round(value)} ms`;
+}
+
+interface ToolRow {
+  root: HTMLElement;
+  status: HTMLElement;
+  controls: HTMLElement;
+  result: HTMLElement;
+}
+
+interface LiveTurn {
+  record: TurnRecord;
+  root: HTMLElement;
+  emotion: HTMLElement;
+  line: HTMLElement;
+  tools: HTMLElement;
+  badges: HTMLElement;
+  meta: HTMLElement;
+  options: HTMLElement;
+  rows: Map<string, ToolRow>;
+  abort: AbortController;
+}
+
+/** The conversation panel. */
+export class Conversation {
+  readonly #host: ConversationHost;
+  readonly #saved: Saved;
+  readonly #list: HTMLOListElement;
+  readonly #lineInput: HTMLTextAreaElement;
+  readonly #context: HTMLInputElement;
+  readonly #situation: HTMLInputElement;
+  readonly #send: HTMLButtonElement;
+  readonly #cancel: HTMLButtonElement;
+  readonly #bark: HTMLButtonElement;
+  readonly #message: HTMLElement;
+  readonly #announce: HTMLElement;
+  readonly #portrait: HTMLElement;
+  readonly #title: HTMLElement;
+  #live: LiveTurn | null = null;
+  #turns = 0;
+
+  /** Builds the panel in `host`. */
+  constructor(root: HTMLElement, saved: Saved, host: ConversationHost) {
+    this.#host = host;
+    this.#saved = saved;
+    this.#title = h("span", { class: "npc-title", text: "No NPC yet" });
+    this.#portrait = h("span", {
+      class: "portrait emotion",
+      "data-emotion": "none",
+      text: "–",
+      title: "Current emotion",
+    });
+    this.#list = h("ol", { class: "turns", "aria-label": "Conversation" });
+    this.#announce = h("p", { class: "visually-hidden", "aria-live": "polite" });
+    this.#lineInput = h("textarea", {
+      id: "player-line",
+      rows: 2,
+      value: saved.line,
+      placeholder: "What the player says…",
+      "aria-describedby": "player-line-hint conversation-message",
+    });
+    this.#lineInput.addEventListener("input", () => {
+      saved.line = this.#lineInput.value;
+      host.changed();
+    });
+    this.#lineInput.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        this.say();
+      } else if (event.key === "Escape" && this.#live) {
+        event.preventDefault();
+        this.cancel();
+      }
+    });
+    this.#context = h("input", {
+      id: "turn-context",
+      type: "text",
+      value: saved.context,
+      placeholder: "e.g. The player just paid 4 gold.",
+      autocomplete: "off",
+    });
+    this.#context.addEventListener("input", () => {
+      saved.context = this.#context.value;
+      host.changed();
+    });
+    this.#situation = h("input", {
+      id: "bark-situation",
+      type: "text",
+      value: saved.situation,
+      placeholder: "the greeting, or e.g. It starts to rain.",
+      autocomplete: "off",
+    });
+    this.#situation.addEventListener("input", () => {
+      saved.situation = this.#situation.value;
+      host.changed();
+    });
+    this.#send = h("button", {
+      type: "button",
+      id: "send",
+      class: "primary",
+      text: "Say",
+      on: { click: () => this.say() },
+    });
+    this.#cancel = h("button", {
+      type: "button",
+      id: "cancel",
+      text: "Cancel reply",
+      disabled: true,
+      on: { click: () => this.cancel() },
+    });
+    this.#bark = h("button", { type: "button", id: "bark", text: "Bark", on: { click: () => this.bark() } });
+    this.#message = h("p", { id: "conversation-message", class: "message", role: "alert" });
+    root.append(
+      h("div", { class: "conversation-head" }, this.#portrait, this.#title),
+      this.#list,
+      this.#announce,
+      h(
+        "div",
+        { class: "composer" },
+        h(
+          "div",
+          { class: "field" },
+          h("label", { for: "player-line", text: "Player" }),
+          this.#lineInput,
+          h("p", {
+            class: "hint",
+            id: "player-line-hint",
+            text: "Enter says it, Shift+Enter starts a new line, Escape cancels a reply.",
+          }),
+        ),
+        h(
+          "div",
+          { class: "field" },
+          h("label", { for: "turn-context", text: "Context of this turn (optional)" }),
+          this.#context,
+        ),
+        h("div", { class: "row" }, this.#send, this.#cancel),
+        this.#message,
+        h(
+          "div",
+          { class: "row bark-row" },
+          h("label", { for: "bark-situation", text: "Bark situation" }),
+          this.#situation,
+          this.#bark,
+        ),
+      ),
+    );
+  }
+
+  /** A turn is running. */
+  get busy(): boolean {
+    return this.#live !== null;
+  }
+
+  /** Shows a line about the NPC's lifecycle (started, restored, the bridge went away). */
+  note(text: string, kind: "info" | "error" | "warning" = "info"): void {
+    this.#list.append(h("li", { class: `note ${kind}`, text }));
+    this.#scroll();
+  }
+
+  /** A new NPC is running: the header shows it; `clear` empties the conversation. */
+  started(title: string, clear: boolean): void {
+    if (clear) {
+      this.#list.replaceChildren();
+      this.#turns = 0;
+    }
+    this.#title.textContent = title;
+    this.#setEmotion(null);
+    this.#message.textContent = "";
+  }
+
+  /** Shows the turns of a restored conversation (from its transcript). */
+  history(entries: { who: "player" | "npc" | "tool"; text: string; emotion?: string }[]): void {
+    if (entries.length === 0) return;
+    const list = h("ol", { class: "history" });
+    for (const e of entries) {
+      list.append(
+        h(
+          "li",
+          { class: e.who },
+          h("span", {
+            class: "who",
+            text: e.who === "player" ? "Player" : e.who === "npc" ? this.#host.npcName() : "tool",
+          }),
+          e.emotion ? h("span", { class: "emotion", "data-emotion": e.emotion, text: e.emotion }) : null,
+          ` ${e.text}`,
+        ),
+      );
+    }
+    const last = [...entries].reverse().find((e) => e.who === "npc" && e.emotion);
+    if (last?.emotion) this.#setEmotion(last.emotion);
+    this.#list.append(
+      h(
+        "li",
+        { class: "restored" },
+        h("p", { class: "hint", text: "Earlier in this conversation (restored):" }),
+        list,
+      ),
+    );
+    this.#scroll();
+  }
+
+  #setEmotion(emotion: string | null): void {
+    this.#portrait.dataset.emotion = emotion ?? "none";
+    this.#portrait.textContent = emotion ?? "–";
+  }
+
+  #scroll(): void {
+    this.#list.scrollTop = this.#list.scrollHeight;
+  }
+
+  #fail(text: string): void {
+    this.#message.textContent = text;
+  }
+
+  /** Says the typed line (or `line`, a picked player option). */
+  say(picked?: string): void {
+    const line = picked ?? this.#lineInput.value;
+    if (this.#live) {
+      this.#fail("A reply is still running: wait for it or cancel it.");
+      return;
+    }
+    if (!this.#host.connected()) {
+      this.#fail("The bridge is not connected: use Reconnect above. Your line is kept.");
+      return;
+    }
+    const pending = this.#host.pending();
+    if (pending !== null) {
+      this.#fail(`${pending}: wait a moment. Your line is kept.`);
+      return;
+    }
+    const npc = this.#host.npc();
+    if (!npc) {
+      this.#fail("Start the NPC first (Start NPC, left). Your line is kept.");
+      return;
+    }
+    if (line.trim() === "" && picked === undefined) {
+      this.#fail("Type what the player says first.");
+      return;
+    }
+    this.#fail("");
+    if (picked === undefined) {
+      this.#lineInput.value = "";
+      this.#saved.line = "";
+      this.#host.changed();
+    }
+    void this.#talk(npc, line, this.#context.value.trim());
+  }
+
+  async #talk(npc: Npc, line: string, context: string): Promise<void> {
+    const record: TurnRecord = { index: ++this.#turns, line, timings: {} };
+    const emotion = h("span", {
+      class: "emotion",
+      "data-emotion": "pending",
+      text: "…",
+      "aria-label": "emotion",
+    });
+    const lineEl = h("p", { class: "line streaming" });
+    const tools = h("div", { class: "tool-calls" });
+    const badges = h("span", { class: "badges" });
+    const meta = h("p", { class: "meta" });
+    const options = h("div", { class: "player-options" });
+    const root = h(
+      "li",
+      { class: "turn", "data-turn": String(record.index) },
+      h(
+        "div",
+        { class: "player" },
+        h("span", { class: "who", text: "Player" }),
+        h("p", { class: "said", text: line }),
+        context ? h("p", { class: "context", text: `Context: ${context}` }) : null,
+      ),
+      h(
+        "div",
+        { class: "npc", "aria-busy": "true" },
+        h(
+          "div",
+          { class: "npc-head" },
+          h("span", { class: "who", text: this.#host.npcName() }),
+          emotion,
+          badges,
+        ),
+        tools,
+        lineEl,
+        options,
+        meta,
+      ),
+    );
+    this.#list.append(root);
+    this.#scroll();
+    const live: LiveTurn = {
+      record,
+      root,
+      emotion,
+      line: lineEl,
+      tools,
+      badges,
+      meta,
+      options,
+      rows: new Map(),
+      abort: new AbortController(),
+    };
+    this.#live = live;
+    this.#setBusy(true);
+    const started = performance.now();
+    try {
+      const reply = await npc.talk(line, {
+        ...(context ? { context } : {}),
+        signal: live.abort.signal,
+        stream: true,
+        onEvent: (event) => this.#event(live, event, performance.now() - started),
+      });
+      record.timings.total = performance.now() - started;
+      record.reply = reply;
+      this.#finish(live, reply);
+    } catch (error) {
+      record.timings.total = performance.now() - started;
+      record.error = describeError(error);
+      this.#failed(live, record.error, line);
+    } finally {
+      this.#live = null;
+      this.#setBusy(false);
+      root.querySelector(".npc")?.setAttribute("aria-busy", "false");
+      lineEl.classList.remove("streaming");
+      for (const row of live.rows.values()) this.#closeRow(row, null);
+      this.#host.turnFinished(record);
+    }
+  }
+
+  #setBusy(busy: boolean): void {
+    this.#send.disabled = busy;
+    this.#cancel.disabled = !busy;
+  }
+
+  #event(live: LiveTurn, event: NpcEvent, at: number): void {
+    switch (event.type) {
+      case "emotion":
+        live.record.timings.emotion ??= at;
+        live.emotion.dataset.emotion = event.emotion;
+        live.emotion.textContent = event.emotion;
+        this.#setEmotion(event.emotion);
+        break;
+      case "lineDelta":
+        live.record.timings.firstLine ??= at;
+        live.line.textContent += event.delta;
+        break;
+      case "lineReset":
+        live.record.timings.firstLine ??= at;
+        live.line.textContent = event.line;
+        break;
+      case "toolCallStarted":
+        this.#row(live, event.call.id, event.call.name, event.call.arguments, event.execution);
+        break;
+      case "toolCallCompleted":
+        this.#completed(live, event.record);
+        break;
+    }
+    this.#scroll();
+  }
+
+  #row(live: LiveTurn, id: string, name: string, args: JsonObject, execution: string): ToolRow {
+    const existing = live.rows.get(id);
+    if (existing) return existing;
+    const status = h("span", {
+      class: "tool-status",
+      text: execution === "client" ? "waiting for the game…" : "running…",
+    });
+    const controls = h("div", { class: "tool-answer" });
+    const result = h("div", { class: "tool-result" });
+    const root = h(
+      "div",
+      {
+        class: `tool-call ${execution}`,
+        "data-call": id,
+        "data-tool": name,
+        role: "group",
+        "aria-label": `Tool call ${name}`,
+      },
+      h(
+        "p",
+        { class: "tool-head" },
+        h("strong", { text: name }),
+        " ",
+        h("code", { class: "args", text: brief(args, 200) }),
+        " ",
+        h("span", { class: "execution", text: execution === "client" ? "game" : "built-in" }),
+        " ",
+        status,
+      ),
+      controls,
+      result,
+    );
+    live.tools.append(root);
+    const row = { root, status, controls, result };
+    live.rows.set(id, row);
+    return row;
+  }
+
+  #completed(live: LiveTurn, record: ToolRecord): void {
+    const row = this.#row(live, record.call.id, record.call.name, record.call.arguments, "local");
+    this.#closeRow(row, null);
+    row.root.classList.add(record.isError ? "failed" : "done");
+    const how = row.root.dataset.how;
+    row.status.textContent = `${how ? `${how} · ` : ""}${record.isError ? "error" : "done"} in ${
+      Math.round(record.durationSeconds * 1000)
+    } ms`;
+    row.result.replaceChildren(
+      h("span", { class: "arrow", "aria-hidden": "true", text: "→ " }),
+      h("code", { class: record.isError ? "error" : "", text: brief(record.output, 300) }),
+    );
+  }
+
+  #closeRow(row: ToolRow, status: string | null): void {
+    const timer = Number(row.root.dataset.timer ?? 0);
+    if (timer) clearInterval(timer);
+    delete row.root.dataset.timer;
+    row.controls.replaceChildren();
+    if (status !== null) row.status.textContent = status;
+  }
+
+  /**
+   * Answers a client tool call: automatically with its canned answer, or by hand (the call waits for the
+   * designer; the bridge's timeout or a cancelled turn aborts `ctx.signal`).
+   */
+  handleTool(name: string, args: JsonObject, ctx: ToolContext): Promise<unknown> {
+    const live = this.#live;
+    const answer = this.#host.answerOf(name);
+    if (!live) {
+      // A call outside a conversation turn (none is expected): answer it as configured, or as an error.
+      if (answer.mode === "auto") return this.#canned(answer);
+      return Promise.reject(new Error("The playground was not running a turn for this call."));
+    }
+    const row = this.#row(live, ctx.call.id, name, args, "client");
+    if (answer.mode === "auto") {
+      row.status.textContent = "answered automatically";
+      row.root.dataset.how = "answered automatically";
+      return this.#canned(answer);
+    }
+    return this.#byHand(row, name, answer, ctx);
+  }
+
+  #canned(answer: ToolAnswer): Promise<unknown> {
+    if (answer.asError) return Promise.reject(new Error(answer.text || "error"));
+    const parsed = answerValue(answer.text, "auto");
+    return Promise.resolve("value" in parsed ? parsed.value : answer.text);
+  }
+
+  #byHand(row: ToolRow, name: string, answer: ToolAnswer, ctx: ToolContext): Promise<unknown> {
+    const id = uid("answer");
+    const text = h("textarea", {
+      id,
+      class: "code",
+      rows: 2,
+      spellcheck: "false",
+      value: answer.text,
+      placeholder: '{"stock": 3} or plain text',
+      "aria-describedby": `${id}-hint ${id}-message`,
+    });
+    const as = h(
+      "select",
+      { id: `${id}-as`, "aria-label": "Send the answer as" },
+      h("option", { value: "auto", text: "JSON if it parses, else text" }),
+      h("option", { value: "json", text: "JSON" }),
+      h("option", { value: "text", text: "text" }),
+    );
+    const hint = h("p", { class: "hint", id: `${id}-hint` });
+    const message = h("p", { class: "message", id: `${id}-message`, "aria-live": "assertive" });
+    const showHint = () => {
+      const v = answerValue(text.value, as.value as "auto");
+      hint.textContent = "problem" in v
+        ? ""
+        : `Sent as ${
+          typeof v.value === "string"
+            ? "text"
+            : `JSON (${Array.isArray(v.value) ? "a list" : v.value === null ? "null" : typeof v.value})`
+        }.`;
+    };
+    text.addEventListener("input", showHint);
+    as.addEventListener("change", showHint);
+    showHint();
+    const timeout = this.#host.toolTimeout(name);
+    const startedAt = Date.now();
+    const tick = () => {
+      if (timeout === null) {
+        row.status.textContent = "waiting for your answer (no time limit)";
+        return;
+      }
+      const left = Math.max(0, Math.ceil(timeout - (Date.now() - startedAt) / 1000));
+      row.status.textContent = `waiting for your answer: ${left} s left`;
+    };
+    tick();
+    row.root.dataset.timer = String(setInterval(tick, 1000));
+    row.root.classList.add("pending");
+
+    return new Promise((resolve, reject) => {
+      const send = h("button", { type: "button", class: "primary small", text: "Send answer" });
+      const asError = h("button", { type: "button", class: "small", text: "Send as error" });
+      const wait = h("button", { type: "button", class: "small", text: "Let it time out" });
+      const done = (status: string) => {
+        row.root.classList.remove("pending");
+        row.root.dataset.how = status;
+        this.#closeRow(row, status);
+        ctx.signal.removeEventListener("abort", onAbort);
+      };
+      const onAbort = () => {
+        const reason = ctx.signal.reason;
+        done(`the bridge no longer needs it: ${reason instanceof Error ? reason.message : String(reason)}`);
+        row.root.classList.add("cancelled");
+        reject(reason);
+      };
+      ctx.signal.addEventListener("abort", onAbort, { once: true });
+      send.addEventListener("click", () => {
+        const v = answerValue(text.value, as.value as "auto");
+        if ("problem" in v) {
+          message.textContent = v.problem;
+          text.setAttribute("aria-invalid", "true");
+          text.focus();
+          return;
+        }
+        done("answered by hand");
+        resolve(v.value);
+      });
+      asError.addEventListener("click", () => {
+        done("answered with an error");
+        reject(new Error(text.value || "error"));
+      });
+      wait.addEventListener("click", () => {
+        row.controls.replaceChildren(
+          h("p", {
+            class: "hint",
+            text: "Not answering: the bridge times the call out and tells the model.",
+          }),
+        );
+      });
+      if (ctx.signal.aborted) {
+        onAbort();
+        return;
+      }
+      row.controls.replaceChildren(
+        h("label", { for: id, text: `Answer ${name} (JSON or text)` }),
+        text,
+        hint,
+        message,
+        h("div", { class: "row" }, as, send, asError, wait),
+      );
+      text.focus();
+    });
+  }
+
+  #finish(live: LiveTurn, reply: NpcReply): void {
+    live.line.textContent = reply.line;
+    live.emotion.dataset.emotion = reply.emotion;
+    live.emotion.textContent = reply.emotion;
+    this.#setEmotion(reply.emotion);
+    const badges: HTMLElement[] = [];
+    if (reply.endsConversation) {
+      badges.push(h("span", { class: "badge ends", text: "ends the conversation" }));
+    }
+    if (reply.isFallback) badges.push(h("span", { class: "badge fallback", text: "fallback line" }));
+    badges.push(h("span", { class: "badge relationship", text: `relationship ${reply.relationship}` }));
+    live.badges.replaceChildren(...badges);
+    live.options.replaceChildren(
+      ...reply.playerOptions.map((option) =>
+        h("button", { type: "button", class: "option", text: option, on: { click: () => this.say(option) } })
+      ),
+    );
+    const t = live.record.timings;
+    const u = reply.usage;
+    live.meta.textContent =
+      `emotion after ${ms(t.emotion)} · first words ${ms(t.firstLine)} · done in ${ms(t.total)} · ` +
+      `tokens: ${u.inputTokens} in (${u.cachedInputTokens} cached), ${u.outputTokens} out`;
+    if (reply.warnings && reply.warnings.length > 0) {
+      live.meta.after(
+        h("ul", { class: "messages" }, ...reply.warnings.map((w) => h("li", { class: "warning", text: w }))),
+      );
+    }
+    this.#announce.textContent = `${this.#host.npcName()} (${reply.emotion}): ${reply.line}`;
+    if (reply.endsConversation) this.note(`${this.#host.npcName()} ended the conversation.`);
+    this.#scroll();
+  }
+
+  #failed(live: LiveTurn, error: BridgeError, line: string): void {
+    const cancelled = error.dataCode === "cancelled";
+    live.root.classList.add(cancelled ? "cancelled" : "failed");
+    live.badges.replaceChildren(
+      h("span", {
+        class: `badge ${cancelled ? "cancelled" : "error"}`,
+        text: cancelled ? "cancelled" : "failed",
+      }),
+    );
+    live.meta.replaceChildren(
+      h("span", {
+        class: "error",
+        text: cancelled
+          ? "The reply was cancelled; the turn left no trace in the NPC's history."
+          : `${error.dataCode || error.code}: ${error.message}`,
+      }),
+    );
+    if (!cancelled && this.#lineInput.value.trim() === "") {
+      // Give the line back so it can be sent again.
+      this.#lineInput.value = line;
+      this.#saved.line = line;
+      this.#host.changed();
+    }
+    this.#announce.textContent = cancelled ? "Reply cancelled." : `The turn failed: ${error.message}`;
+  }
+
+  /** Cancels the running reply (`npc/cancel`; the turn answers -32009). */
+  cancel(): void {
+    this.#live?.abort.abort();
+  }
+
+  /** A bark: a short ambient line (no history, memory or tools). */
+  async bark(): Promise<void> {
+    const npc = this.#host.npc();
+    if (!this.#host.connected()) return this.#fail("The bridge is not connected: use Reconnect above.");
+    if (!npc) return this.#fail("Start the NPC first (Start NPC, left).");
+    const pending = this.#host.pending();
+    if (pending !== null) return this.#fail(`${pending}: wait a moment.`);
+    this.#fail("");
+    const situation = this.#situation.value.trim() || this.#host.greeting();
+    const entry = h(
+      "li",
+      { class: "bark" },
+      h("span", { class: "who", text: `${this.#host.npcName()} (bark)` }),
+    );
+    const text = h("p", { class: "line streaming", text: "…" });
+    entry.append(text);
+    if (situation) entry.append(h("p", { class: "context", text: `Situation: ${situation}` }));
+    this.#list.append(entry);
+    this.#scroll();
+    const started = performance.now();
+    try {
+      const line = await npc.bark(situation === "" ? undefined : situation);
+      text.textContent = line;
+      entry.append(h("p", { class: "meta", text: `done in ${ms(performance.now() - started)}` }));
+      this.#announce.textContent = `${this.#host.npcName()} barks: ${line}`;
+    } catch (error) {
+      const e = describeError(error);
+      text.textContent = "";
+      entry.classList.add("failed");
+      entry.append(h("p", { class: "error", text: `${e.dataCode || e.code}: ${e.message}` }));
+    } finally {
+      text.classList.remove("streaming");
+      this.#scroll();
+    }
+  }
+}

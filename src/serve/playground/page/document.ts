@@ -1,0 +1,435 @@
+/**
+ * The persona document: the JSONC text of a persona file (`npc`, `persona`, `options`, `tools`, `memory`,
+ * `world`, `greeting`) that the form and the raw view both edit. The text is the source of truth: a form
+ * edit becomes a minimal text edit (comments and layout survive), a text edit is parsed back for the form.
+ * A syntax error keeps the last valid value and says where it is. Pure: no DOM.
+ * @module
+ */
+import {
+  applyEdits,
+  findNodeAtLocation,
+  type JSONPath,
+  modify,
+  type Node,
+  parse,
+  type ParseError,
+  parseTree,
+  printParseErrorCode,
+} from "npm:jsonc-parser@3.3.1";
+import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
+import {
+  BUILTIN_TOOLS,
+  type Check,
+  checkField,
+  FIELDS,
+  FILE_KEYS,
+  keysOf,
+  type Section,
+  TOOL_KEYS,
+  TOOL_NAME,
+} from "./fields.ts";
+
+/** Where the text stops being JSONC. */
+export interface SyntaxProblem {
+  /** e.g. "CommaExpected on line 4, column 7". */
+  message: string;
+  /** 1-based. */
+  line: number;
+  /** 1-based. */
+  column: number;
+  /** Offset of the problem in the text. */
+  offset: number;
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const EXPLANATIONS: Record<string, string> = {
+  InvalidSymbol: "an unexpected character",
+  InvalidNumberFormat: "a malformed number",
+  PropertyNameExpected: "a property name was expected (in double quotes)",
+  ValueExpected: "a value was expected",
+  ColonExpected: "a colon was expected",
+  CommaExpected: "a comma was expected",
+  CloseBraceExpected: "a closing } was expected",
+  CloseBracketExpected: "a closing ] was expected",
+  EndOfFileExpected: "the text goes on after the end of the value",
+  InvalidCommentToken: "a malformed comment",
+  UnexpectedEndOfComment: "a comment is not closed",
+  UnexpectedEndOfString: "a string is not closed",
+  UnexpectedEndOfNumber: "a number is cut off",
+  InvalidUnicode: "a malformed \\u escape",
+  InvalidEscapeCharacter: "a malformed escape",
+  InvalidCharacter: "a character that is not allowed in a string",
+};
+
+function position(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset);
+  const line = before.split("\n").length;
+  return { line, column: offset - before.lastIndexOf("\n") };
+}
+
+/**
+ * Parses JSON with comments and trailing commas. `what` names the text in messages ("The JSONC text").
+ * Returns the value or the first problem with its line and column.
+ */
+export function parseJsonc(
+  text: string,
+  what = "The text",
+): { value: JsonValue; problem: null } | { value: undefined; problem: SyntaxProblem } {
+  const errors: ParseError[] = [];
+  const value = parse(text, errors, { allowTrailingComma: true, disallowComments: false });
+  if (text.trim() === "" || (errors.length === 0 && value === undefined)) {
+    return { value: undefined, problem: { message: `${what} is empty.`, line: 1, column: 1, offset: 0 } };
+  }
+  if (errors.length > 0) {
+    const e = errors[0];
+    const code = printParseErrorCode(e.error);
+    const { line, column } = position(text, e.offset);
+    const why = EXPLANATIONS[code] ?? code;
+    return {
+      value: undefined,
+      problem: {
+        message: `${what} is not valid JSON: ${why} on line ${line}, column ${column}.`,
+        line,
+        column,
+        offset: e.offset,
+      },
+    };
+  }
+  return { value: value as JsonValue, problem: null };
+}
+
+/** Start of the line containing `offset`. */
+function lineStart(text: string, offset: number): number {
+  return text.lastIndexOf("\n", offset - 1) + 1;
+}
+
+/** Offset of the newline ending the line containing `offset` (or the text's end). */
+function lineEnd(text: string, offset: number): number {
+  const end = text.indexOf("\n", offset);
+  return end === -1 ? text.length : end;
+}
+
+/**
+ * After a property ending at `end`: the rest of its line is only a comma, blanks and a line comment.
+ * Returns the offset of that comma, -1 without one, or null when something else follows on the line.
+ */
+function restOfLine(text: string, end: number): number | null {
+  const rest = text.slice(end, lineEnd(text, end));
+  const m = /^(\s*)(,?)\s*(\/\/.*)?$/.exec(rest);
+  if (!m) return null;
+  return m[2] === "," ? end + m[1].length : -1;
+}
+
+/** True when only blanks precede `offset` on its line. */
+function startsLine(text: string, offset: number): boolean {
+  return text.slice(lineStart(text, offset), offset).trim() === "";
+}
+
+/** `value` as JSON text, its later lines indented by `indent`. */
+function jsonAt(value: JsonValue, indent: string): string {
+  return JSON.stringify(value, null, 2).split("\n").join(`\n${indent}`);
+}
+
+/**
+ * Inserts or removes a property of a multi-line object line by line, so every comment stays beside the
+ * property it was written next to (the JSONC library's own edits re-flow neighbouring lines and move or drop
+ * trailing comments). Null when the layout is not one property per line: then the library edits.
+ */
+function lineEdit(
+  text: string,
+  path: JSONPath,
+  value: JsonValue | undefined,
+  order: readonly string[] | null,
+): string | null {
+  const tree = parseTree(text, [], { allowTrailingComma: true, disallowComments: false });
+  const key = path[path.length - 1];
+  if (!tree || typeof key !== "string") return null;
+  const parent = path.length === 1 ? tree : findNodeAtLocation(tree, path.slice(0, -1));
+  if (!parent || parent.type !== "object") return null;
+  const props: Node[] = parent.children ?? [];
+  const names = props.map((p) => String(p.children?.[0]?.value));
+  const closing = parent.offset + parent.length - 1;
+  const multiLine =
+    props.every((p) => startsLine(text, p.offset) && restOfLine(text, p.offset + p.length) !== null) &&
+    props.length > 0 && startsLine(text, closing);
+  if (!multiLine) return null;
+  const at = names.indexOf(key);
+  if (value === undefined) {
+    if (at === -1) return text;
+    const p = props[at];
+    const from = lineStart(text, p.offset);
+    let to = lineEnd(text, p.offset + p.length);
+    to = to < text.length ? to + 1 : to;
+    let out = text.slice(0, from) + text.slice(to);
+    if (at === props.length - 1 && at > 0) {
+      // The new last property loses its comma (strict JSON readers of the file would stumble on it).
+      const prev = props[at - 1];
+      const comma = restOfLine(text, prev.offset + prev.length);
+      if (comma !== null && comma >= 0) out = out.slice(0, comma) + out.slice(comma + 1);
+    }
+    return out;
+  }
+  if (at !== -1) return null; // a replacement: the library edits only the value
+  const rank = (k: string) => {
+    const i = order?.indexOf(k) ?? -1;
+    return i === -1 ? (order?.length ?? 0) : i;
+  };
+  let index = order ? props.findIndex((_, i) => rank(names[i]) > rank(key)) : -1;
+  if (index === -1) index = props.length;
+  if (index < props.length) {
+    const next = props[index];
+    const start = lineStart(text, next.offset);
+    const indent = text.slice(start, next.offset);
+    return `${text.slice(0, start)}${indent}${JSON.stringify(key)}: ${jsonAt(value, indent)},\n${
+      text.slice(start)
+    }`;
+  }
+  const last = props[props.length - 1];
+  const indent = text.slice(lineStart(text, last.offset), last.offset);
+  const comma = restOfLine(text, last.offset + last.length)!;
+  const end = lineEnd(text, last.offset + last.length);
+  const line = `\n${indent}${JSON.stringify(key)}: ${jsonAt(value, indent)}`;
+  const withComma = comma >= 0
+    ? text
+    : `${text.slice(0, last.offset + last.length)},${text.slice(last.offset + last.length)}`;
+  const shift = comma >= 0 ? 0 : 1;
+  return withComma.slice(0, end + shift) + line + withComma.slice(end + shift);
+}
+
+/** Spec order of the keys that can appear at `path` (for inserting a new key where a reader expects it). */
+function keyOrder(path: JSONPath): readonly string[] | null {
+  if (path.length === 1) return FILE_KEYS;
+  if (path.length === 2 && (path[0] === "persona" || path[0] === "options" || path[0] === "memory")) {
+    return keysOf(path[0] as Section);
+  }
+  if (path.length === 3 && path[0] === "tools") return TOOL_KEYS;
+  return null;
+}
+
+/**
+ * A persona file as JSONC text plus its last valid value.
+ *
+ * @example
+ * ```ts
+ * const doc = new PersonaDocument('{\n  // the blacksmith\n  "persona": {"name": "Gorm"}\n}\n');
+ * doc.set(["persona", "role"], "the village blacksmith");
+ * doc.text.includes("// the blacksmith"); // true: comments survive form edits
+ * ```
+ */
+export class PersonaDocument {
+  #text: string;
+  #value: JsonObject = {};
+  #problem: SyntaxProblem | null = null;
+
+  /** A document for `text` (which may be invalid: then the value is `{}` until it is fixed). */
+  constructor(text: string) {
+    this.#text = text;
+    this.setText(text);
+  }
+
+  /** The JSONC text. */
+  get text(): string {
+    return this.#text;
+  }
+
+  /** The value of the text, or of the last valid text while it has a syntax problem. */
+  get value(): JsonObject {
+    return this.#value;
+  }
+
+  /** The syntax problem of the text, or null. */
+  get problem(): SyntaxProblem | null {
+    return this.#problem;
+  }
+
+  /** Replaces the text; returns false (keeping the last valid value) when it is not a JSONC object. */
+  setText(text: string): boolean {
+    this.#text = text;
+    const parsed = parseJsonc(text, "The persona file");
+    if (parsed.problem) {
+      this.#problem = parsed.problem;
+      return false;
+    }
+    if (!isObject(parsed.value)) {
+      this.#problem = {
+        message: `The persona file must be a JSON object ({…}); got ${
+          Array.isArray(parsed.value) ? "a list" : JSON.stringify(parsed.value)
+        }.`,
+        line: 1,
+        column: 1,
+        offset: 0,
+      };
+      return false;
+    }
+    this.#problem = null;
+    this.#value = parsed.value;
+    return true;
+  }
+
+  /** The value at `path`, or undefined. */
+  get(path: JSONPath): JsonValue | undefined {
+    let node: JsonValue | undefined = this.#value;
+    for (const key of path) {
+      if (Array.isArray(node) && typeof key === "number") node = node[key];
+      else if (isObject(node) && typeof key === "string" && Object.hasOwn(node, key)) node = node[key];
+      else return undefined;
+    }
+    return node;
+  }
+
+  /**
+   * Sets the value at `path` (`undefined` removes it) with a minimal edit of the text: comments and the
+   * layout elsewhere stay, a new key goes where the spec orders it. Throws while the text has a syntax problem.
+   */
+  set(path: JSONPath, value: JsonValue | undefined): void {
+    if (this.#problem) throw new Error("The JSONC text has a syntax problem; fix it first.");
+    if (value === undefined && this.get(path) === undefined) return;
+    const order = keyOrder(path);
+    const edited = lineEdit(this.#text, path, value, order);
+    if (edited !== null) {
+      this.setText(edited);
+      return;
+    }
+    const key = path[path.length - 1];
+    const edits = modify(this.#text, path, value, {
+      formattingOptions: { insertSpaces: true, tabSize: 2, eol: "\n" },
+      getInsertionIndex: order && typeof key === "string"
+        ? (properties) => {
+          const rank = (k: string) => {
+            const i = order.indexOf(k);
+            return i === -1 ? order.length : i;
+          };
+          const mine = rank(key);
+          const at = properties.findIndex((p) => rank(p) > mine);
+          return at === -1 ? properties.length : at;
+        }
+        : undefined,
+    });
+    this.setText(applyEdits(this.#text, edits));
+  }
+}
+
+/** What is wrong or odd in a persona file's value. */
+export interface Review {
+  /** Checks of form fields, by `section.key`. */
+  fields: Map<string, Check>;
+  /** Checks of tools, by index (`name`, `parameters`… problems of one tool, in order). */
+  tools: Check[][];
+  /** Problems of the file that belong to no field (shape of a section, the world seed, the id). */
+  file: Check[];
+  /** Keys the bridge does not know (it ignores them with a warning), as paths. */
+  unknown: string[];
+}
+
+/** The tools an NPC made from `value` will have: its client tools and the built-in ones its options add. */
+export function npcToolNames(value: JsonObject): string[] {
+  const names: string[] = [];
+  if (Array.isArray(value.tools)) {
+    for (const tool of value.tools) {
+      if (isObject(tool) && typeof tool.name === "string") names.push(tool.name);
+    }
+  }
+  const options = isObject(value.options) ? value.options : {};
+  if (isObject(value.world)) {
+    const readable = options.worldReadable;
+    if (!Array.isArray(readable) || readable.length > 0) names.push("read_world_state");
+    if (Array.isArray(options.worldWritable) && options.worldWritable.length > 0) {
+      names.push("update_world_state");
+    }
+  }
+  const memory = options.memoryTools;
+  const all = memory === "all" || memory === 3;
+  const has = (a: string, b: string) =>
+    all || (Array.isArray(memory) && (memory.includes(a) || memory.includes(b)));
+  if (has("rememberFact", "remember_fact") || memory === 1) names.push("remember_fact");
+  if (has("changeRelationship", "change_relationship") || memory === 2) names.push("change_relationship");
+  return names;
+}
+
+function checkTool(tool: JsonValue, index: number, seen: Set<string>, unknown: string[]): Check[] {
+  if (!isObject(tool)) return [{ error: `Tool ${index + 1} must be an object with a name.` }];
+  const checks: Check[] = [];
+  for (const key of Object.keys(tool)) {
+    if (!(TOOL_KEYS as readonly string[]).includes(key)) unknown.push(`tools[${index}].${key}`);
+  }
+  const name = tool.name;
+  if (typeof name !== "string" || !TOOL_NAME.test(name)) {
+    checks.push({ error: `Name must be 1–64 of A–Z a–z 0–9 _ - . ; got ${JSON.stringify(name ?? null)}.` });
+  } else if (seen.has(name)) {
+    checks.push({ error: `Two tools are named '${name}'; names are unique per NPC.` });
+  } else if (BUILTIN_TOOLS.includes(name)) {
+    checks.push({ warning: `'${name}' is a built-in tool name; the bridge may reject the duplicate.` });
+  }
+  if (typeof name === "string") seen.add(name);
+  if (tool.description === undefined || tool.description === null || tool.description === "") {
+    checks.push({ warning: "No description: the model decides from it (the bridge warns)." });
+  } else if (typeof tool.description !== "string") {
+    checks.push({ error: "The description must be text." });
+  }
+  if (tool.parameters !== undefined && tool.parameters !== null && !isObject(tool.parameters)) {
+    checks.push({ error: 'Parameters must be a JSON Schema object, e.g. {"type": "object", …}.' });
+  }
+  const timeout = tool.timeoutSeconds;
+  if (
+    timeout !== undefined && timeout !== null &&
+    (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout < 0 || timeout > 86400)
+  ) {
+    checks.push({ error: "The timeout must be a number of seconds from 0 to 86400 (0 means no limit)." });
+  }
+  if (tool.execution !== undefined && tool.execution !== null && tool.execution !== "client") {
+    checks.push({ error: 'The execution must be "client" (the only kind over the bridge).' });
+  }
+  return checks;
+}
+
+/** Reviews a persona file's value: field checks, tool checks, file problems and unknown keys. */
+export function reviewDocument(value: JsonObject): Review {
+  const review: Review = { fields: new Map(), tools: [], file: [], unknown: [] };
+  for (const key of Object.keys(value)) {
+    if (!(FILE_KEYS as readonly string[]).includes(key)) review.unknown.push(key);
+  }
+  const tools = npcToolNames(value);
+  for (const spec of FIELDS.filter((f) => f.section === "file")) {
+    const check = checkField(spec, Object.hasOwn(value, spec.key) ? value[spec.key] : undefined, tools);
+    if (check.error || check.warning) review.fields.set(`file.${spec.key}`, check);
+  }
+  for (const section of ["persona", "options", "memory"] as const) {
+    const raw = value[section];
+    if (raw !== undefined && raw !== null && !isObject(raw)) {
+      review.file.push({ error: `'${section}' must be an object; got ${JSON.stringify(raw)}.` });
+    }
+    const object = isObject(raw) ? raw : {};
+    if (section === "persona" && (raw === undefined || raw === null)) {
+      review.file.push({ error: "A persona file needs a 'persona' object with at least a 'name'." });
+    }
+    const known = keysOf(section);
+    for (const key of Object.keys(object)) {
+      if (!known.includes(key)) review.unknown.push(`${section}.${key}`);
+    }
+    for (const spec of FIELDS.filter((f) => f.section === section)) {
+      const check = checkField(spec, Object.hasOwn(object, spec.key) ? object[spec.key] : undefined, tools);
+      if (check.error || check.warning) review.fields.set(`${section}.${spec.key}`, check);
+    }
+  }
+  if (value.tools !== undefined && value.tools !== null && !Array.isArray(value.tools)) {
+    review.file.push({ error: "'tools' must be a list of tool definitions." });
+  } else if (Array.isArray(value.tools)) {
+    const seen = new Set<string>();
+    review.tools = value.tools.map((tool, i) => checkTool(tool, i, seen, review.unknown));
+  }
+  if (value.world !== undefined && value.world !== null && !isObject(value.world)) {
+    review.file.push({ error: "'world' (the initial world) must be an object." });
+  }
+  return review;
+}
+
+/** The number of errors (not warnings) in a review. */
+export function errorCount(review: Review): number {
+  let n = review.file.filter((c) => c.error).length;
+  for (const check of review.fields.values()) if (check.error) n++;
+  for (const checks of review.tools) n += checks.filter((c) => c.error).length;
+  return n;
+}

@@ -1,0 +1,190 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+/**
+ * Small DOM helpers of the playground page: element creation, accessible tabs, downloads and file reading.
+ * @module
+ */
+
+/** A child of {@link h}: nodes and text; `null`, `undefined` and `false` are skipped. */
+export type Child = Node | string | null | undefined | false;
+
+/** Attributes and properties of {@link h}. */
+export interface Props {
+  /** `class` attribute. */
+  class?: string;
+  /** Text content (instead of children). */
+  text?: string;
+  /** Event listeners. */
+  on?: Record<string, (event: Event) => void>;
+  /** Any other attribute (`false`/`null`/`undefined` leave it out; `true` sets it empty). */
+  [attribute: string]: unknown;
+}
+
+const PROPERTIES = new Set(["value", "checked", "disabled", "hidden", "selected", "open"]);
+
+/** Creates an element: `h("button", { type: "button", on: { click } }, "Start")`. */
+export function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Props = {},
+  ...children: Child[]
+): HTMLElementTagNameMap[K] {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (key === "class") el.className = String(value ?? "");
+    else if (key === "text") el.textContent = String(value ?? "");
+    else if (key === "on") {
+      for (const [type, listener] of Object.entries(value as Record<string, (event: Event) => void>)) {
+        el.addEventListener(type, listener);
+      }
+    } else if (PROPERTIES.has(key)) (el as unknown as Record<string, unknown>)[key] = value;
+    else if (value === true) el.setAttribute(key, "");
+    else if (value !== false && value !== null && value !== undefined) el.setAttribute(key, String(value));
+  }
+  append(el, children);
+  return el;
+}
+
+/** Appends children (skipping empty ones). */
+export function append(parent: Element, children: Child[]): void {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    parent.append(child);
+  }
+}
+
+/** The element with `id`; throws when the page lacks it (a broken page should fail loudly). */
+export function byId<T extends HTMLElement = HTMLElement>(id: string): T {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`The page has no element #${id}.`);
+  return el as T;
+}
+
+let nextId = 0;
+
+/** A fresh element id with `prefix`. */
+export function uid(prefix: string): string {
+  return `${prefix}-${++nextId}`;
+}
+
+/** One tab of {@link tabs}. */
+export interface Tab {
+  /** Short id (used in element ids and the remembered selection). */
+  id: string;
+  /** The tab's label. */
+  label: string;
+  /** The panel it shows. */
+  panel: HTMLElement;
+}
+
+/**
+ * Accessible tabs (WAI-ARIA tabs pattern: arrow keys, Home and End move between tabs) in `host`. Returns a
+ * function that selects a tab by id.
+ */
+export function tabs(
+  host: HTMLElement,
+  name: string,
+  items: Tab[],
+  onSelect?: (id: string) => void,
+): (id: string) => void {
+  const list = h("div", { class: "tablist", role: "tablist", "aria-label": name });
+  const buttons = items.map((item) => {
+    const button = h("button", {
+      type: "button",
+      role: "tab",
+      id: `tab-${item.id}`,
+      "aria-controls": `panel-${item.id}`,
+      "data-tab": item.id,
+      text: item.label,
+    });
+    item.panel.id = `panel-${item.id}`;
+    item.panel.setAttribute("role", "tabpanel");
+    item.panel.setAttribute("aria-labelledby", `tab-${item.id}`);
+    item.panel.classList.add("tabpanel");
+    return button;
+  });
+  const select = (id: string, focus = false) => {
+    items.forEach((item, i) => {
+      const on = item.id === id;
+      buttons[i].setAttribute("aria-selected", String(on));
+      buttons[i].tabIndex = on ? 0 : -1;
+      item.panel.hidden = !on;
+      if (on && focus) buttons[i].focus();
+    });
+    onSelect?.(id);
+  };
+  buttons.forEach((button, i) => {
+    button.addEventListener("click", () => select(items[i].id));
+    button.addEventListener("keydown", (event) => {
+      const keys: Record<string, number> = {
+        ArrowRight: i + 1,
+        ArrowLeft: i - 1,
+        Home: 0,
+        End: items.length - 1,
+      };
+      if (!(event.key in keys)) return;
+      event.preventDefault();
+      const next = (keys[event.key] + items.length) % items.length;
+      select(items[next].id, true);
+    });
+  });
+  list.append(...buttons);
+  host.append(list, ...items.map((item) => item.panel));
+  select(items[0].id);
+  return (id: string) => select(id);
+}
+
+/** Offers `text` as a file download named `name`. */
+export function download(name: string, text: string, type = "application/json"): void {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = h("a", { href: url, download: name, hidden: true });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10_000);
+}
+
+/**
+ * A button-like label for a visually hidden file input (keyboard-focusable, usable with a screen reader);
+ * `onFiles` gets the chosen files. The input's id is `id`.
+ */
+export function fileButton(
+  id: string,
+  label: string,
+  accept: string,
+  onFiles: (files: File[]) => void,
+  multiple = false,
+): HTMLElement {
+  const input = h("input", { type: "file", id, accept, class: "visually-hidden", multiple });
+  input.addEventListener("change", () => {
+    const files = [...(input.files ?? [])];
+    input.value = "";
+    if (files.length > 0) onFiles(files);
+  });
+  return h("span", { class: "file-button" }, input, h("label", { for: id, class: "button", text: label }));
+}
+
+/** Pretty JSON (2 spaces). */
+export function pretty(value: unknown): string {
+  return JSON.stringify(value, null, 2);
+}
+
+/** Compact JSON for one-line display, shortened to `max` characters. */
+export function brief(value: unknown, max = 160): string {
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
+/** Calls `fn` once `ms` after the last call. */
+export function debounce(fn: () => void, ms: number): () => void {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return () => {
+    clearTimeout(timer);
+    timer = setTimeout(fn, ms);
+  };
+}
+
+/** A file name made from `name` (letters, digits, `-`, `_`, `.`). */
+export function fileName(name: string, suffix: string): string {
+  const base = name.trim().toLowerCase().replace(/[^a-z0-9_.-]+/g, "-").replace(/^-+|-+$/g, "") || "npc";
+  return `${base}${suffix}`;
+}

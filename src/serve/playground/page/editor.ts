@@ -1,0 +1,837 @@
+/// <reference lib="dom" />
+/**
+ * The persona editor: a form with every persona field and NPC option (defaults, limits and checks shown
+ * inline), the client tools, the initial world and memory, the model (the bridge's or a script), and the
+ * raw JSONC text, all editing one persona document so they stay in sync. Loads and saves persona files.
+ * @module
+ */
+import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
+import {
+  errorCount,
+  npcToolNames,
+  parseJsonc,
+  PersonaDocument,
+  type Review,
+  reviewDocument,
+} from "./document.ts";
+import { type Child, download, fileButton, fileName, h, pretty, type Tab, tabs } from "./dom.ts";
+import { type FieldWidget, fieldWidget } from "./field_widgets.ts";
+import { FIELDS } from "./fields.ts";
+import type { Saved } from "./storage.ts";
+import { ToolEditor } from "./tool_editor.ts";
+
+/** What the editor tells the page. */
+export interface EditorEvents {
+  /** Something typed changed (persist it). */
+  changed(): void;
+  /** Start (or restart) the NPC; `force` starts despite problems the page found. */
+  start(force: boolean): void;
+  /** Apply the persona, options and tools to the running NPC, keeping its conversation and memory. */
+  apply(): void;
+  /** A loaded file is a save state, not a persona file. */
+  restoreFile(name: string, text: string): void;
+  /** Export the NPC as the JSON an engine sends. */
+  exportForEngine(): void;
+}
+
+const OPTION_GROUPS: [string, string[]][] = [
+  ["Reply", ["replyFormat", "playerOptionCount", "canEndConversation", "emotions", "extraInstructions"]],
+  ["Tools", ["groundingTool", "toolChoice", "maxToolRounds", "maxToolCalls", "toolTimeoutSeconds"]],
+  ["World", ["worldReadable", "worldWritable", "worldContextPaths"]],
+  [
+    "Memory and secrets",
+    [
+      "memoryTools",
+      "maxFacts",
+      "maxRelationshipChange",
+      "secretsUnlockAtRelationship",
+      "compactAfterTurns",
+      "keepRecentTurns",
+    ],
+  ],
+  [
+    "Guardrails and generation",
+    ["fallbackOnGuardrail", "fallbackLines", "temperature", "maximumResponseTokens", "barkMaximumTokens"],
+  ],
+];
+
+const STEP_HELP: [string, string][] = [
+  ['{"text": "[happy] Hello.", "chunks": 3}', "an answer, streamed in about 3 pieces (text replies)"],
+  ['{"json": {"emotion", "line", "player_options", "ends_conversation"}}', "a structured reply"],
+  [
+    '{"toolCalls": [{"name": "check_stock", "arguments": {…}}]}',
+    "one tool round (several calls run together)",
+  ],
+  ['{"template": "[happy] We have {toolOutput}"}', "an answer with {prompt}, {toolOutput}, {toolOutputs}"],
+  ['{"error": "guardrail_violation"}', "a failure with any error code"],
+  ['…, "delayMs": 2000', "wait first (to try cancelling)"],
+];
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+/** The bridge paths a message names (`'options.playerOptionCount'`, `tools[1].name`, `model.steps[0]`). */
+export function pathsIn(message: string): string[] {
+  return [...message.matchAll(/\b(file|persona|options|memory|tools\[\d+\]|model)(\.[A-Za-z_]+|\[\d+\])?/g)]
+    .map((m) => m[0]);
+}
+
+/** The persona editor. */
+export class Editor {
+  /** The persona document. */
+  readonly doc: PersonaDocument;
+  /** What the page saves. */
+  readonly saved: Saved;
+  /** The editor's element. */
+  readonly root: HTMLElement;
+  /** The last review of the document. */
+  review: Review;
+  readonly #events: EditorEvents;
+  readonly #widgets: FieldWidget[] = [];
+  readonly #synced = new Map<string, string>();
+  readonly #tools: ToolEditor;
+  readonly #jsonc: HTMLTextAreaElement;
+  readonly #jsoncStatus: HTMLElement;
+  readonly #jsoncCaret: HTMLElement;
+  readonly #status: HTMLElement;
+  readonly #result: HTMLElement;
+  readonly #staleBanners: HTMLElement[] = [];
+  readonly #world: HTMLTextAreaElement;
+  readonly #worldMessage: HTMLElement;
+  readonly #script: HTMLTextAreaElement;
+  readonly #scriptMessage: HTMLElement;
+  readonly #useScript: HTMLInputElement;
+  readonly #useBridge: HTMLInputElement;
+  readonly #bridgeModel: HTMLElement;
+  readonly #select: (id: string) => void;
+  #undo: string | null = null;
+  readonly #undoButton: HTMLButtonElement;
+
+  /** Builds the editor in `host` from what was saved. */
+  constructor(host: HTMLElement, saved: Saved, events: EditorEvents) {
+    this.saved = saved;
+    this.#events = events;
+    this.doc = new PersonaDocument(saved.validDoc ?? saved.doc);
+    if (this.doc.text !== saved.doc) this.doc.setText(saved.doc);
+    this.review = reviewDocument(this.doc.value);
+    this.root = host;
+
+    const onField = (widget: FieldWidget) => this.#fieldInput(widget);
+    const widgets = (section: string, keys?: string[]) =>
+      FIELDS.filter((f) => f.section === section && (!keys || keys.includes(f.key))).map((spec) => {
+        const widget = fieldWidget(spec, onField);
+        this.#widgets.push(widget);
+        return widget.root;
+      });
+    const stale = () => {
+      const banner = h("p", { class: "banner warning", hidden: true, role: "status" });
+      this.#staleBanners.push(banner);
+      return banner;
+    };
+
+    const personaPanel = h("div", {}, stale(), ...widgets("file"), ...widgets("persona"));
+    const optionsPanel = h(
+      "div",
+      {},
+      stale(),
+      ...OPTION_GROUPS.map(([legend, keys]) =>
+        h("fieldset", { class: "group" }, h("legend", { text: legend }), ...widgets("options", keys))
+      ),
+    );
+    const memoryPanel = h(
+      "div",
+      {},
+      stale(),
+      h("p", {
+        class: "hint",
+        text: "The memory the NPC starts with. The State panel shows the live memory.",
+      }),
+      ...widgets("memory"),
+    );
+
+    this.#tools = new ToolEditor({
+      doc: this.doc,
+      drafts: saved.drafts,
+      answers: saved.answers,
+      changed: () => this.#documentChanged("form"),
+    });
+    const toolsPanel = h("div", {}, stale(), this.#tools.root);
+
+    this.#world = h("textarea", {
+      id: "world-seed",
+      wrap: "off",
+      class: "code",
+      rows: 10,
+      spellcheck: "false",
+      "aria-describedby": "world-seed-hint world-seed-message",
+    });
+    this.#worldMessage = h("p", { class: "message", id: "world-seed-message", "aria-live": "polite" });
+    this.#world.addEventListener("input", () => this.#worldInput());
+    const worldPanel = h(
+      "div",
+      {},
+      stale(),
+      h(
+        "div",
+        { class: "field" },
+        h("label", { for: "world-seed", text: "Initial world (JSON object)" }),
+        this.#world,
+        h("p", {
+          class: "hint",
+          id: "world-seed-hint",
+          text:
+            "Created when the NPC starts. The NPC reads it with read_world_state and changes the paths of " +
+            "Options → World writable with update_world_state. Empty: no world. Edit the live world in the State panel.",
+        }),
+        this.#worldMessage,
+      ),
+    );
+
+    this.#useBridge = h("input", {
+      type: "radio",
+      name: "model-kind",
+      id: "model-bridge",
+      checked: !saved.useScript,
+    });
+    this.#useScript = h("input", {
+      type: "radio",
+      name: "model-kind",
+      id: "model-script",
+      checked: saved.useScript,
+    });
+    for (const radio of [this.#useBridge, this.#useScript]) {
+      radio.addEventListener("change", () => {
+        this.saved.useScript = this.#useScript.checked;
+        this.#documentChanged("form");
+      });
+    }
+    this.#bridgeModel = h("span", {
+      class: "model-detail",
+      id: "bridge-model-detail",
+      text: "(connecting…)",
+    });
+    this.#script = h("textarea", {
+      id: "script",
+      wrap: "off",
+      class: "code",
+      rows: 16,
+      spellcheck: "false",
+      value: saved.script,
+      "aria-describedby": "script-message",
+    });
+    this.#scriptMessage = h("p", { class: "message", id: "script-message", "aria-live": "polite" });
+    this.#script.addEventListener("input", () => {
+      this.saved.script = this.#script.value;
+      this.#checkScript();
+      this.#events.changed();
+    });
+    const modelPanel = h(
+      "div",
+      {},
+      h(
+        "fieldset",
+        { class: "group" },
+        h("legend", { text: "Which model the NPC runs on" }),
+        h(
+          "label",
+          { class: "check", for: "model-bridge" },
+          this.#useBridge,
+          h("span", {}, "The bridge's model (", h("code", { text: "system" }), "): ", this.#bridgeModel),
+        ),
+        h(
+          "label",
+          { class: "check", for: "model-script" },
+          this.#useScript,
+          h("span", { text: "A script (the scripted model below): deterministic, works everywhere" }),
+        ),
+      ),
+      h(
+        "div",
+        { class: "field" },
+        h("label", { for: "script", text: 'Script: a list of steps, or {"steps": […], "fallback": step}' }),
+        this.#script,
+        this.#scriptMessage,
+      ),
+      h(
+        "div",
+        { class: "row" },
+        fileButton("load-script", "Load script…", ".json,.jsonc", (files) => this.#loadScript(files[0])),
+        h("button", {
+          type: "button",
+          text: "Save script",
+          on: {
+            click: () =>
+              download(fileName(this.#npcName(), ".steps.json"), this.#script.value.trimEnd() + "\n"),
+          },
+        }),
+      ),
+      h(
+        "details",
+        { class: "help" },
+        h("summary", { text: "Step types (PROTOCOL.md §10)" }),
+        h(
+          "ul",
+          {},
+          ...STEP_HELP.map(([code, text]) => h("li", {}, h("code", { text: code }), ` ${text}`)),
+          h("li", {
+            text:
+              "Each model step plays the next step: a tool round takes one step and the answer another; " +
+              "barks play a step too. Structured replies need exactly “Player options” player_options.",
+          }),
+        ),
+      ),
+    );
+
+    this.#jsonc = h("textarea", {
+      id: "jsonc",
+      wrap: "off",
+      class: "code",
+      rows: 28,
+      spellcheck: "false",
+      value: this.doc.text,
+      "aria-describedby": "jsonc-status",
+    });
+    this.#jsoncStatus = h("div", { id: "jsonc-status", class: "message", "aria-live": "polite" });
+    this.#jsoncCaret = h("span", { class: "caret", "aria-hidden": "true" });
+    this.#jsonc.addEventListener("input", () => this.#jsoncInput());
+    for (const type of ["keyup", "click", "select"]) {
+      this.#jsonc.addEventListener(type, () => this.#showCaret());
+    }
+    const jsoncPanel = h(
+      "div",
+      {},
+      h(
+        "div",
+        { class: "field" },
+        h("label", { for: "jsonc", text: "Persona file (JSONC: comments and trailing commas allowed)" }),
+        this.#jsonc,
+        h("p", { class: "hint" }, this.#jsoncCaret),
+        this.#jsoncStatus,
+      ),
+    );
+
+    const items: Tab[] = [
+      { id: "persona", label: "Persona", panel: personaPanel },
+      { id: "options", label: "Options", panel: optionsPanel },
+      { id: "tools", label: "Tools", panel: toolsPanel },
+      { id: "world", label: "World", panel: worldPanel },
+      { id: "memory", label: "Memory", panel: memoryPanel },
+      { id: "model", label: "Model", panel: modelPanel },
+      { id: "jsonc", label: "JSONC", panel: jsoncPanel },
+    ];
+
+    this.#undoButton = h("button", {
+      type: "button",
+      text: "Undo load",
+      hidden: true,
+      on: { click: () => this.#undoLoad() },
+    });
+    this.#status = h("div", { id: "editor-status", class: "status", role: "status", "aria-live": "polite" });
+    this.#result = h("div", { id: "start-result", class: "status", role: "alert" });
+    const tabHost = h("div", { class: "tabs" });
+    host.append(
+      h(
+        "div",
+        { class: "toolbar" },
+        fileButton("load-persona", "Load…", ".json,.jsonc", (files) => this.#loadFiles(files), true),
+        h("button", {
+          type: "button",
+          id: "save-persona",
+          text: "Save persona file",
+          on: { click: () => this.savePersona() },
+        }),
+        h("button", {
+          type: "button",
+          id: "export-persona",
+          text: "Export for the engine",
+          title: "The npc/create (and world/create) params an engine sends",
+          on: { click: () => events.exportForEngine() },
+        }),
+        this.#undoButton,
+      ),
+      h(
+        "div",
+        { class: "toolbar" },
+        h("button", {
+          type: "button",
+          id: "start",
+          class: "primary",
+          text: "Start NPC",
+          on: { click: () => events.start(false) },
+        }),
+        h("button", {
+          type: "button",
+          id: "apply",
+          text: "Apply, keep conversation",
+          title:
+            "Rebuild the running NPC with this persona, options and tools; its conversation and memory stay",
+          on: { click: () => events.apply() },
+        }),
+      ),
+      this.#status,
+      this.#result,
+      tabHost,
+    );
+    this.#select = tabs(tabHost, "Persona editor", items);
+    this.#syncFromDocument();
+    this.#checkScript();
+    this.#restoreWorldDraft();
+  }
+
+  /** The NPC's name (or "npc") for file names. */
+  #npcName(): string {
+    const npc = this.doc.get(["npc"]);
+    const name = this.doc.get(["persona", "name"]);
+    return typeof npc === "string" ? npc : typeof name === "string" ? name : "npc";
+  }
+
+  /** Selects an editor tab. */
+  selectTab(id: string): void {
+    this.#select(id);
+  }
+
+  /** A form field edit: write it into the document. */
+  #fieldInput(widget: FieldWidget): void {
+    const { section, key } = widget.spec;
+    const value = widget.read();
+    const path = section === "file" ? [key] : [section, key];
+    try {
+      this.doc.set(path, value);
+    } catch (error) {
+      widget.mark({ error: `Not saved: ${(error as Error).message}` });
+      return;
+    }
+    this.#synced.set(widget.path, JSON.stringify(value ?? null));
+    this.#documentChanged("form");
+  }
+
+  #jsoncInput(): void {
+    this.doc.setText(this.#jsonc.value);
+    this.#showCaret();
+    this.#documentChanged("jsonc");
+  }
+
+  #showCaret(): void {
+    const before = this.#jsonc.value.slice(0, this.#jsonc.selectionStart);
+    const line = before.split("\n").length;
+    this.#jsoncCaret.textContent = `Line ${line}, column ${before.length - before.lastIndexOf("\n")}.`;
+  }
+
+  #worldInput(): void {
+    const text = this.#world.value.trim();
+    if (text === "") {
+      delete this.saved.drafts.world;
+      this.#worldMessage.textContent = "";
+      this.#world.setAttribute("aria-invalid", "false");
+      this.#safeSet(["world"], undefined, this.#worldMessage);
+      this.#synced.set("world", "null");
+      this.#documentChanged("form");
+      return;
+    }
+    const parsed = parseJsonc(text, "The world");
+    const problem = parsed.problem?.message ??
+      (isObject(parsed.value) ? null : "The world must be a JSON object ({…}).");
+    this.#world.setAttribute("aria-invalid", String(problem !== null));
+    this.#world.closest(".field")?.classList.toggle("has-error", problem !== null);
+    if (problem !== null) {
+      this.#worldMessage.textContent = `${problem} Nothing was changed.`;
+      this.saved.drafts.world = {
+        text: this.#world.value,
+        base: JSON.stringify(this.doc.get(["world"]) ?? null),
+      };
+      this.#events.changed();
+      return;
+    }
+    delete this.saved.drafts.world;
+    this.#worldMessage.textContent = "";
+    if (this.#safeSet(["world"], parsed.value, this.#worldMessage)) {
+      this.#synced.set("world", JSON.stringify(parsed.value));
+      this.#documentChanged("form");
+    }
+  }
+
+  #restoreWorldDraft(): void {
+    const draft = this.saved.drafts.world;
+    if (draft && draft.base === JSON.stringify(this.doc.get(["world"]) ?? null)) {
+      this.#world.value = draft.text;
+      this.#worldInput();
+    }
+  }
+
+  #safeSet(path: (string | number)[], value: JsonValue | undefined, message: HTMLElement): boolean {
+    try {
+      this.doc.set(path, value);
+      return true;
+    } catch (error) {
+      message.textContent = `Not saved: ${(error as Error).message}`;
+      return false;
+    }
+  }
+
+  /** The document changed (from the form or the JSONC text): update the other views and persist. */
+  #documentChanged(from: "form" | "jsonc" | "load"): void {
+    this.saved.doc = this.doc.text;
+    if (this.doc.problem === null) this.saved.validDoc = this.doc.text;
+    if (from !== "jsonc") this.#jsonc.value = this.doc.text;
+    this.#syncFromDocument();
+    this.#events.changed();
+  }
+
+  /** Shows the document in the form (fields whose value changed elsewhere), and the checks. */
+  #syncFromDocument(): void {
+    const problem = this.doc.problem;
+    for (const banner of this.#staleBanners) {
+      banner.hidden = problem === null;
+      banner.textContent = problem
+        ? `The JSONC text has a syntax problem (line ${problem.line}, column ${problem.column}), so the form shows ` +
+          "its last valid version, read-only until the text is fixed in the JSONC tab."
+        : "";
+    }
+    const value = this.doc.value;
+    const tools = npcToolNames(value);
+    for (const widget of this.#widgets) {
+      const { section, key } = widget.spec;
+      const holder = section === "file"
+        ? value
+        : isObject(value[section])
+        ? value[section] as JsonObject
+        : {};
+      const v = Object.hasOwn(holder, key) ? holder[key] : undefined;
+      const json = JSON.stringify(v ?? null);
+      widget.setTools(tools);
+      if (this.#synced.get(widget.path) !== json) {
+        widget.write(v);
+        this.#synced.set(widget.path, json);
+      }
+      widget.setDisabled(problem !== null);
+    }
+    const world = value.world;
+    const worldJson = JSON.stringify(world ?? null);
+    if (this.#synced.get("world") !== worldJson && !this.saved.drafts.world) {
+      this.#world.value = world === undefined || world === null ? "" : pretty(world);
+      this.#worldMessage.textContent = "";
+      this.#synced.set("world", worldJson);
+    }
+    this.#world.disabled = problem !== null;
+    this.#tools.sync();
+    this.#tools.setDisabled(problem !== null);
+    this.refresh();
+  }
+
+  /** Re-checks the document and shows the checks by the fields and in the status line. */
+  refresh(): void {
+    this.review = reviewDocument(this.doc.value);
+    for (const widget of this.#widgets) widget.mark(this.review.fields.get(widget.path));
+    this.#tools.mark(this.review.tools);
+    this.#renderStatus();
+  }
+
+  /** Sets the bridge's notes on the tools (from `tools/validate`) and shows them. */
+  setToolNotes(notes: Map<number, string[]>): void {
+    this.#tools.setBridgeNotes(notes);
+    this.#tools.mark(this.review.tools);
+  }
+
+  #renderStatus(): void {
+    const problem = this.doc.problem;
+    const review = this.review;
+    const errors = errorCount(review);
+    const items: Node[] = [];
+    if (problem) {
+      items.push(
+        h(
+          "p",
+          { class: "error" },
+          `${problem.message} `,
+          h("button", {
+            type: "button",
+            class: "link",
+            text: "Show it",
+            on: { click: () => this.#showProblem() },
+          }),
+        ),
+      );
+    }
+    const jump = (label: string, tab: string, focus?: () => void) =>
+      h("button", {
+        type: "button",
+        class: "link",
+        text: label,
+        on: {
+          click: () => {
+            this.#select(tab);
+            focus?.();
+          },
+        },
+      });
+    const list: Child[] = [];
+    for (const c of review.file) {
+      list.push(h("li", { class: c.error ? "error" : "warning", text: c.error ?? c.warning ?? "" }));
+    }
+    for (const [path, check] of review.fields) {
+      const widget = this.#widgets.find((w) => w.path === path)!;
+      const tab = widget.spec.section === "file" ? "persona" : widget.spec.section;
+      list.push(
+        h(
+          "li",
+          { class: check.error ? "error" : "warning" },
+          jump(widget.spec.label, tab, () => widget.focusable.focus()),
+          `: ${check.error ?? check.warning}`,
+        ),
+      );
+    }
+    review.tools.forEach((checks, i) => {
+      for (const c of checks) {
+        list.push(
+          h(
+            "li",
+            { class: c.error ? "error" : "warning" },
+            jump(`Tool ${i + 1}`, "tools", () => this.#tools.focus(i)),
+            `: ${c.error ?? c.warning}`,
+          ),
+        );
+      }
+    });
+    if (review.unknown.length > 0) {
+      list.push(
+        h(
+          "li",
+          { class: "warning unknown-fields" },
+          `Unknown field${review.unknown.length > 1 ? "s" : ""}: ${review.unknown.join(", ")}. ` +
+            "The bridge ignores them (with a warning); check the spelling.",
+        ),
+      );
+    }
+    const scriptProblem = this.saved.useScript ? this.scriptProblem() : null;
+    if (scriptProblem) {
+      list.push(
+        h(
+          "li",
+          { class: "error" },
+          jump("Script", "model", () => this.#script.focus()),
+          `: ${scriptProblem}`,
+        ),
+      );
+    }
+    const listed = errors + (scriptProblem ? 1 : 0);
+    const total = listed + (problem ? 1 : 0);
+    const warnings = list.length - listed;
+    items.push(
+      h(
+        "p",
+        { class: total > 0 ? "error summary" : "summary" },
+        total > 0 ? `${total} problem${total > 1 ? "s" : ""} to fix before starting` : "Ready to start",
+        warnings > 0 ? ` (${warnings} warning${warnings > 1 ? "s" : ""})` : "",
+        list.length > 0 ? ":" : ".",
+      ),
+    );
+    if (list.length > 0) items.push(h("ul", { class: "messages" }, ...list));
+    this.#status.replaceChildren(...items);
+  }
+
+  #showProblem(): void {
+    const problem = this.doc.problem;
+    if (!problem) return;
+    this.#select("jsonc");
+    this.#jsonc.focus();
+    this.#jsonc.setSelectionRange(problem.offset, Math.min(problem.offset + 1, this.#jsonc.value.length));
+    this.#showCaret();
+  }
+
+  /** True when the page found no problem that blocks a start. */
+  get canStart(): boolean {
+    return this.doc.problem === null && errorCount(this.review) === 0 &&
+      !(this.saved.useScript && this.scriptProblem() !== null);
+  }
+
+  /** Shows the outcome of a start, restore or apply: an error (mapped to its field when it names one), warnings, or a note. */
+  showResult(result: { error?: string; warnings?: readonly string[]; note?: string; force?: boolean }): void {
+    const items: Node[] = [];
+    if (result.error) {
+      const error = result.error;
+      const paths = pathsIn(error);
+      items.push(
+        h(
+          "p",
+          { class: "error" },
+          error,
+          result.force
+            ? h("button", {
+              type: "button",
+              class: "link",
+              text: " Start anyway",
+              on: { click: () => this.#events.start(true) },
+            })
+            : null,
+        ),
+      );
+      for (const path of paths) {
+        const [section, key] = path.split(".");
+        const widget = this.#widgets.find((w) => w.spec.section === section && w.spec.key === key);
+        if (widget) widget.mark({ error: `Bridge: ${error}` });
+        if (section === "model") this.#scriptMessage.textContent = `Bridge: ${error}`;
+      }
+    }
+    if (result.warnings && result.warnings.length > 0) {
+      items.push(
+        h(
+          "div",
+          { class: "warning" },
+          h("p", { text: "The bridge's warnings:" }),
+          h(
+            "ul",
+            { class: "messages" },
+            ...result.warnings.map((w) => h("li", { class: "warning", text: w })),
+          ),
+        ),
+      );
+    }
+    if (result.note) items.push(h("p", { class: "note", text: result.note }));
+    this.#result.replaceChildren(...items);
+  }
+
+  /** Shows what `"system"` is on this server and whether it is available. */
+  setBridgeModel(text: string, available: boolean | null): void {
+    this.#bridgeModel.textContent = text;
+    this.#bridgeModel.className = `model-detail ${
+      available === true ? "ok" : available === false ? "bad" : ""
+    }`;
+  }
+
+  /** Why the script cannot be used, or null. */
+  scriptProblem(): string | null {
+    const text = this.#script.value;
+    if (text.trim() === "") return "The script is empty: add steps, or use the bridge's model.";
+    const parsed = parseJsonc(text, "The script");
+    if (parsed.problem) return parsed.problem.message;
+    const value = parsed.value;
+    const steps = Array.isArray(value) ? value : isObject(value) ? value.steps : undefined;
+    if (!Array.isArray(steps)) {
+      return 'The script must be a list of steps or {"steps": […], "fallback": step}.';
+    }
+    const kinds = ["text", "toolCalls", "json", "template", "error"];
+    const bad = steps.findIndex((step) => !isObject(step) || !kinds.some((k) => Object.hasOwn(step, k)));
+    if (bad >= 0) return `Step ${bad + 1} must be an object with one of ${kinds.join(", ")}.`;
+    return null;
+  }
+
+  #checkScript(): void {
+    const problem = this.scriptProblem();
+    this.#scriptMessage.textContent = problem ?? "";
+    this.#script.setAttribute("aria-invalid", String(problem !== null));
+    this.#script.closest(".field")?.classList.toggle("has-error", problem !== null);
+    this.#renderStatus();
+  }
+
+  /** The model of new NPCs: the script when chosen, else undefined (the bridge's `system`). */
+  model(): JsonValue | undefined {
+    if (!this.saved.useScript) return undefined;
+    const parsed = parseJsonc(this.#script.value);
+    const value = parsed.value;
+    if (Array.isArray(value)) return { type: "scripted", steps: value };
+    if (isObject(value)) return { type: "scripted", ...value };
+    return undefined;
+  }
+
+  /** A short description of the model in use. */
+  modelLabel(): string {
+    return this.saved.useScript ? "scripted (the Model tab's script)" : "the bridge's model";
+  }
+
+  /** The document's client tool definitions. */
+  toolDefinitions(): JsonObject[] {
+    const tools = this.doc.value.tools;
+    return Array.isArray(tools) ? tools.filter(isObject) : [];
+  }
+
+  /** `npc/create` params from the document (with `world` as given). */
+  npcParams(world: string | undefined): JsonObject {
+    const v = this.doc.value;
+    const params: JsonObject = {};
+    if (v.npc !== undefined && v.npc !== null) params.npc = v.npc;
+    params.persona = v.persona ?? {};
+    if (v.options !== undefined && v.options !== null) params.options = v.options;
+    params.tools = this.toolDefinitions();
+    if (v.memory !== undefined && v.memory !== null) params.memory = v.memory;
+    if (world !== undefined) params.world = world;
+    const model = this.model();
+    if (model !== undefined) params.model = model;
+    return params;
+  }
+
+  /** Downloads the persona file (the JSONC text as it is). */
+  savePersona(): void {
+    download(
+      fileName(this.#npcName(), ".jsonc"),
+      this.doc.text.endsWith("\n") ? this.doc.text : `${this.doc.text}\n`,
+    );
+  }
+
+  /** Replaces the persona text (a loaded file), keeping the old text for "Undo load". */
+  replaceText(text: string): void {
+    this.#undo = this.doc.text;
+    this.#undoButton.hidden = false;
+    this.doc.setText(text);
+    this.#jsonc.value = text;
+    this.#documentChanged("load");
+  }
+
+  /** Copies a restored NPC's persona, options, tools and id into the document (undo keeps the old text). */
+  adoptState(state: JsonObject): void {
+    this.#undo = this.doc.text;
+    this.#undoButton.hidden = false;
+    if (this.doc.problem) this.doc.setText("{}");
+    for (const key of ["npc", "persona", "options", "tools"] as const) {
+      if (state[key] !== undefined) this.doc.set([key], state[key]);
+    }
+    this.#jsonc.value = this.doc.text;
+    this.#documentChanged("load");
+  }
+
+  #undoLoad(): void {
+    if (this.#undo === null) return;
+    const text = this.#undo;
+    this.#undo = null;
+    this.#undoButton.hidden = true;
+    this.doc.setText(text);
+    this.#jsonc.value = text;
+    this.#documentChanged("load");
+    this.showResult({ note: "The persona text from before the load is back." });
+  }
+
+  async #loadFiles(files: File[]): Promise<void> {
+    const notes: string[] = [];
+    for (const file of files) {
+      const text = await file.text();
+      const value = parseJsonc(text).value;
+      if (isObject(value) && (isObject(value.state) || isObject(value.transcript))) {
+        this.#events.restoreFile(file.name, text);
+      } else if (
+        /\.steps\.jsonc?$/i.test(file.name) ||
+        Array.isArray(value) || (isObject(value) && !isObject(value.persona) && Array.isArray(value.steps))
+      ) {
+        this.#setScript(text);
+        notes.push(`the script ${file.name} (new NPCs run on it)`);
+      } else {
+        this.replaceText(text);
+        notes.push(file.name);
+      }
+    }
+    if (notes.length > 0) this.showResult({ note: `Loaded ${notes.join(" and ")}.` });
+  }
+
+  async #loadScript(file: File): Promise<void> {
+    this.#setScript(await file.text());
+    this.showResult({ note: `Loaded the script ${file.name}; new NPCs run on it.` });
+  }
+
+  #setScript(text: string): void {
+    this.#script.value = text;
+    this.saved.script = text;
+    this.#useScript.checked = true;
+    this.saved.useScript = true;
+    this.#checkScript();
+    this.#events.changed();
+  }
+}

@@ -1,0 +1,125 @@
+/// <reference lib="dom" />
+/**
+ * The page's connection to the bridge: the typed client's `Connection` (peer, client tools, world
+ * subscriptions) over its `WebSocketTransport` to this server's `/rpc`, wrapped so the raw log sees every
+ * message. A closed socket is reported once; `connect()` opens a fresh connection (the bridge keeps one
+ * engine per connection, so NPCs and worlds of the old one are gone).
+ * @module
+ */
+import { Connection } from "../../../client/connection.ts";
+import type { InitializeResult, ModelAvailability } from "../../../client/types.ts";
+import { WebSocketTransport } from "../../../client/websocket_transport.ts";
+import { BridgeError } from "../../../protocol/errors.ts";
+import { PROTOCOL_VERSION } from "../../../protocol/version.ts";
+import { LoggingTransport, type RpcEntry } from "./rpc_log.ts";
+
+/** The connection's state. */
+export type LinkState = "connecting" | "open" | "closed";
+
+/** What the page knows about the server (`/playground/info.json`). */
+export interface ServerInfo {
+  /** The bridge's version. */
+  version: string;
+  /** What `"system"` means on this server. */
+  model: { name: string; label: string };
+}
+
+/** Callbacks of a {@link Link}. */
+export interface LinkEvents {
+  /** The state changed; `detail` says why a connection closed or failed. */
+  onState(state: LinkState, detail?: string): void;
+  /** A message crossed the wire. */
+  onEntry(entry: RpcEntry): void;
+  /** A result carried warnings. */
+  onWarning(warning: string, method: string): void;
+  /** A problem that did not close the connection (a listener threw, an unreadable message). */
+  onProblem(error: Error): void;
+}
+
+/** The bridge connection of the page. */
+export class Link {
+  /** The live connection, or null while there is none. */
+  connection: Connection | null = null;
+  /** The `initialize` result of the live connection. */
+  server: InitializeResult | null = null;
+  /** The current state. */
+  state: LinkState = "closed";
+  /** Counts connections made (a new one invalidates NPC and world handles of the old). */
+  generation = 0;
+  readonly #url: string;
+  readonly #events: LinkEvents;
+
+  /** A link to `url` (`ws://host:port/rpc`). */
+  constructor(url: string, events: LinkEvents) {
+    this.#url = url;
+    this.#events = events;
+  }
+
+  /** The connection, or a clear error when the bridge is not connected. */
+  require(): Connection {
+    if (this.connection === null || this.state !== "open") {
+      throw BridgeError.of(
+        "shut_down",
+        "The page is not connected to the bridge. Use Reconnect (is `oam playground` still running?).",
+      );
+    }
+    return this.connection;
+  }
+
+  /** Opens a new connection and sends `initialize`. */
+  async connect(): Promise<void> {
+    if (this.state === "connecting") return;
+    this.#set("connecting");
+    const generation = ++this.generation;
+    const transport = new LoggingTransport(new WebSocketTransport(this.#url), (e) => this.#events.onEntry(e));
+    const connection = new Connection(transport, {
+      onWarning: (warning, method) => this.#events.onWarning(warning, method),
+      onError: (error) => this.#events.onProblem(error),
+    });
+    connection.peer.onclose = (reason) => {
+      if (this.generation !== generation) return;
+      this.connection = null;
+      this.server = null;
+      this.#set("closed", reason?.message ?? "The connection was closed.");
+    };
+    try {
+      await connection.peer.start();
+      const server = await connection.request("initialize", {
+        client: { name: "oam playground", version: "1" },
+        protocolVersion: PROTOCOL_VERSION,
+      });
+      if (this.generation !== generation) return;
+      this.connection = connection;
+      this.server = server;
+      this.#set("open");
+    } catch (error) {
+      await connection.peer.close().catch(() => {});
+      if (this.generation !== generation) return;
+      this.connection = null;
+      this.#set("closed", error instanceof Error ? error.message : String(error));
+    }
+  }
+
+  /** The system model's availability now (null when not connected). */
+  async availability(): Promise<ModelAvailability | null> {
+    const connection = this.connection;
+    if (!connection) return null;
+    return await connection.request("model/availability", {});
+  }
+
+  #set(state: LinkState, detail?: string): void {
+    this.state = state;
+    this.#events.onState(state, detail);
+  }
+}
+
+/** Reads what the server says about itself (its model and version). */
+export async function fetchServerInfo(): Promise<ServerInfo | null> {
+  try {
+    const response = await fetch("/playground/info.json", { cache: "no-store" });
+    if (!response.ok) return null;
+    return await response.json() as ServerInfo;
+  } catch {
+    return null;
+  }
+}

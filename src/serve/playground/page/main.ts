@@ -1,0 +1,672 @@
+/// <reference lib="dom" />
+/**
+ * The playground page: wires the persona editor, the conversation and the state panel to one bridge
+ * connection (the typed client over this server's `/rpc` WebSocket). Start, apply, save and restore live
+ * here; everything typed is kept in local storage.
+ * @module
+ */
+import type { NpcMemory, NpcState } from "../../../client/game_types.ts";
+import { Npc } from "../../../client/npc.ts";
+import { World } from "../../../client/world.ts";
+import type { Subscription } from "../../../client/world.ts";
+import { BridgeError } from "../../../protocol/errors.ts";
+import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
+import { Conversation, type TurnRecord } from "./conversation.ts";
+import { parseJsonc } from "./document.ts";
+import { byId, debounce, download, fileName, h, pretty } from "./dom.ts";
+import { Editor } from "./editor.ts";
+import { fetchServerInfo, Link, type ServerInfo } from "./link.ts";
+import { LogView } from "./log_view.ts";
+import { SAMPLE_PERSONA, SAMPLE_SCRIPT } from "./samples.ts";
+import { relationshipReasons, StatePanel } from "./state_panel.ts";
+import { loadSaved, type Saved, storeSaved } from "./storage.ts";
+import { answerOf } from "./tool_editor.ts";
+import { historyOf } from "./transcript.ts";
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+/** What runs on the bridge now. */
+interface Running {
+  npc: Npc;
+  name: string;
+  world: World | null;
+  subscription: Subscription | null;
+  /** Tool timeouts in seconds by name (null: none), and the NPC's default. */
+  timeouts: Map<string, number | null>;
+  defaultTimeout: number | null;
+  generation: number;
+}
+
+/** The `world` id the page uses for an NPC. */
+function worldIdFor(npc: JsonValue | undefined): string {
+  return `${typeof npc === "string" && npc !== "" ? npc : "npc"}-world`;
+}
+
+function seconds(value: JsonValue | undefined, fallback: number | null): number | null {
+  if (typeof value !== "number") return fallback;
+  return value === 0 ? null : value;
+}
+
+class Playground {
+  readonly saved: Saved;
+  readonly link: Link;
+  readonly log = new LogView();
+  readonly editor: Editor;
+  readonly conversation: Conversation;
+  readonly state: StatePanel;
+  running: Running | null = null;
+  /** What start, apply or restore is running, or null. */
+  changing: string | null = null;
+  info: ServerInfo | null = null;
+  #worldEditsByUser = 0;
+  #retry: ReturnType<typeof setTimeout> | undefined;
+  #retryDelay = 1000;
+  #validated = "";
+  readonly persist: () => void;
+
+  constructor() {
+    this.saved = loadSaved({
+      doc: SAMPLE_PERSONA,
+      script: SAMPLE_SCRIPT,
+      useScript: true,
+      answers: {},
+      drafts: {},
+      line: "",
+      context: "",
+      situation: "",
+      lastState: null,
+      logOpen: false,
+    });
+    const store = debounce(() => storeSaved(this.saved), 150);
+    this.persist = store;
+    addEventListener("pagehide", () => storeSaved(this.saved));
+    const url = new URL("/rpc", location.href);
+    url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
+    this.link = new Link(url.href, {
+      onState: (state, detail) => this.#linkState(state, detail),
+      onEntry: (entry) => this.log.add(entry),
+      onWarning: () => {}, // every result's warnings are shown where the result is
+      onProblem: (error) => this.conversation?.note(`Client problem: ${error.message}`, "warning"),
+    });
+    const validateSoon = debounce(() => void this.#validateTools(), 500);
+    this.editor = new Editor(byId("editor-body"), this.saved, {
+      changed: () => {
+        this.persist();
+        if (this.editor) this.#header(); // (not while the editor is being built)
+        validateSoon();
+      },
+      start: (force) => void this.start(force),
+      apply: () => void this.apply(),
+      restoreFile: (name, text) => {
+        this.state.selectTab("save");
+        void this.restore(name, text);
+      },
+      exportForEngine: () => this.exportForEngine(),
+    });
+    this.conversation = new Conversation(byId("conversation-body"), this.saved, {
+      npc: () => this.running?.npc ?? null,
+      pending: () => this.changing,
+      greeting: () => {
+        const greeting = this.editor.doc.value.greeting;
+        return typeof greeting === "string" ? greeting.trim() : "";
+      },
+      npcName: () => this.running?.name ?? "NPC",
+      toolTimeout: (name) => {
+        const r = this.running;
+        if (!r) return 120;
+        return r.timeouts.has(name) ? r.timeouts.get(name)! : r.defaultTimeout;
+      },
+      answerOf: (name) => answerOf(this.saved.answers, name),
+      turnFinished: (record) => void this.#turnFinished(record),
+      connected: () => this.link.state === "open",
+      changed: () => this.persist(),
+    });
+    this.state = new StatePanel(byId("state-body"), {
+      set: (path, value) => this.#worldEdit(() => this.#world().set(path, value)),
+      remove: (path) => this.#worldEdit(() => this.#world().remove(path)),
+      download: () => void this.downloadState(),
+      restore: (name, text) => void this.restore(name, text),
+      restoreLast: () => void this.restoreLast(),
+      updateMemory: (memory) => this.#updateMemory(memory),
+      refresh: () => void this.refreshState(),
+    });
+    byId("log-host").append(this.log.root);
+    const toggle = byId<HTMLButtonElement>("toggle-log");
+    const setLog = (open: boolean) => {
+      this.saved.logOpen = open;
+      toggle.setAttribute("aria-pressed", String(open));
+      this.log.setVisible(open);
+      document.body.classList.toggle("log-open", open);
+    };
+    toggle.addEventListener("click", () => {
+      setLog(!this.saved.logOpen);
+      this.persist();
+    });
+    setLog(this.saved.logOpen);
+    byId("reconnect").addEventListener("click", () => {
+      clearTimeout(this.#retry);
+      this.#retryDelay = 1000;
+      void this.link.connect();
+    });
+    if (this.saved.lastState !== null) this.state.offerLast(this.#lastLabel());
+    this.conversation.note(
+      "Start the NPC (Start NPC, left), then talk to it here. New NPCs run on the Model tab's script " +
+        "(deterministic, works everywhere) or on the bridge's own model.",
+    );
+  }
+
+  async boot(): Promise<void> {
+    this.info = await fetchServerInfo();
+    this.#header();
+    await this.link.connect();
+  }
+
+  #world(): World {
+    const world = this.running?.world;
+    if (!world) throw new Error("The NPC has no world.");
+    return world;
+  }
+
+  async #worldEdit(run: () => Promise<unknown>): Promise<void> {
+    this.#worldEditsByUser++;
+    try {
+      this.link.require();
+      await run();
+    } finally {
+      this.#worldEditsByUser--;
+    }
+    void this.refreshState();
+  }
+
+  async #updateMemory(memory: NpcMemory): Promise<void> {
+    const npc = this.running?.npc;
+    if (!npc) throw new Error("Start the NPC first.");
+    this.link.require();
+    await npc.update({ memory });
+  }
+
+  #lastLabel(): string {
+    const last = this.saved.lastState;
+    if (!isObject(last) || !isObject(last.state)) return "";
+    const persona = isObject(last.state.persona) ? last.state.persona : {};
+    return `${typeof persona.name === "string" ? persona.name : "NPC"}, ${
+      typeof last.savedAt === "string" ? last.savedAt : ""
+    }`
+      .replace(/, $/, "");
+  }
+
+  #linkState(state: string, detail?: string): void {
+    const status = byId("connection-status");
+    const banner = byId("banner");
+    const reconnect = byId<HTMLButtonElement>("reconnect");
+    status.dataset.state = state;
+    if (state === "open") {
+      status.textContent = "Connected to the bridge";
+      banner.hidden = true;
+      reconnect.hidden = true;
+      this.#retryDelay = 1000;
+      void this.#availability();
+      this.#validated = "";
+      void this.#validateTools();
+      if (this.link.generation > 1) {
+        this.conversation.note(
+          "Connected again. The NPC lived in the old connection: start it again, or restore the last state " +
+            "seen (State → Save).",
+        );
+      }
+      return;
+    }
+    if (state === "connecting") {
+      status.textContent = "Connecting…";
+      return;
+    }
+    status.textContent = "Not connected";
+    reconnect.hidden = false;
+    const had = this.running !== null;
+    this.running = null;
+    this.state.world.show(null, null);
+    this.state.showMemory(null);
+    banner.hidden = false;
+    banner.replaceChildren(
+      h("strong", { text: "The bridge went away. " }),
+      `${detail ?? ""} Everything you typed is kept in this page. `,
+      h("button", {
+        type: "button",
+        text: "Reconnect now",
+        on: { click: () => byId("reconnect").click() },
+      }),
+      " (it also retries by itself)",
+    );
+    const why = (detail ?? "the connection closed").replace(/[.\s]+$/, "");
+    if (had) this.conversation.note(`The bridge went away: ${why}.`, "error");
+    if (this.saved.lastState !== null) this.state.offerLast(this.#lastLabel());
+    clearTimeout(this.#retry);
+    this.#retry = setTimeout(() => void this.link.connect(), this.#retryDelay);
+    this.#retryDelay = Math.min(this.#retryDelay * 2, 10_000);
+  }
+
+  async #availability(): Promise<void> {
+    try {
+      const availability = await this.link.availability();
+      if (availability && this.link.server) this.link.server.model = availability;
+    } catch {
+      // shown as unknown
+    }
+    this.#header();
+  }
+
+  #header(): void {
+    const server = this.link.server;
+    const label = this.info ? `${this.info.model.label}` : "system";
+    const availability = server?.model;
+    const avail = availability === undefined
+      ? "availability unknown"
+      : availability.available
+      ? "available"
+      : `unavailable (${availability.reason ?? "unknown"}${
+        availability.detail ? `: ${availability.detail}` : ""
+      })`;
+    this.editor?.setBridgeModel(`${label}, ${avail}`, availability ? availability.available : null);
+    const status = byId("model-status");
+    if (this.saved.useScript) {
+      status.textContent = "Model: scripted (the Model tab's script) · always available";
+      status.dataset.available = "true";
+    } else {
+      status.textContent = `Model: ${label} · ${avail}`;
+      status.dataset.available = String(availability?.available ?? "unknown");
+    }
+  }
+
+  async #validateTools(): Promise<void> {
+    const connection = this.link.connection;
+    if (!connection || this.link.state !== "open" || this.editor.doc.problem) return;
+    const tools = this.editor.toolDefinitions();
+    const key = JSON.stringify(tools);
+    if (key === this.#validated) return;
+    this.#validated = key;
+    const notes = new Map<number, string[]>();
+    await Promise.all(tools.map(async (tool, i) => {
+      if (this.editor.review.tools[i]?.some((c) => c.error)) return;
+      try {
+        const result = await connection.request("tools/validate", { tools: [tool] as never });
+        const warnings = result.tools[0]?.warnings ?? [];
+        if (warnings.length > 0) notes.set(i, warnings);
+      } catch (error) {
+        if (error instanceof BridgeError && error.dataCode === "shut_down") {
+          this.#validated = ""; // check again once connected
+          return;
+        }
+        notes.set(i, [message(error).replace(/^tools\[0\]/, `tools[${i}]`)]);
+      }
+    }));
+    if (key !== this.#validated) return;
+    this.editor.setToolNotes(notes);
+  }
+
+  /** Deletes what runs now (ignoring errors: it may be gone with an old connection). */
+  async #teardown(): Promise<void> {
+    const r = this.running;
+    this.running = null;
+    if (!r || r.generation !== this.link.generation) return;
+    if (this.conversation.busy) this.conversation.cancel();
+    await r.subscription?.unsubscribe().catch(() => {});
+    await r.npc.delete().catch(() => {});
+    await r.world?.delete().catch(() => {});
+  }
+
+  /** Registers the client tools with the connection: each call goes to the conversation. */
+  #registerTools(definitions: JsonObject[]): void {
+    const connection = this.link.require();
+    for (const def of definitions) {
+      if (typeof def.name !== "string") continue;
+      const name = def.name;
+      connection.tools.add(
+        { ...def, name } as never,
+        (args: JsonObject, ctx) => this.conversation.handleTool(name, args, ctx),
+      );
+    }
+  }
+
+  async #openWorld(id: string, seed: JsonObject): Promise<{ world: World; subscription: Subscription }> {
+    const connection = this.link.require();
+    const created = await connection.request<{ world: string }>("world/create", { world: id, state: seed });
+    const world = new World(connection, created.world);
+    const subscription = await world.subscribe("", (change) => {
+      const turn = this.conversation.busy
+        ? "the NPC, during a turn"
+        : this.#worldEditsByUser > 0
+        ? "you"
+        : "the bridge";
+      this.state.world.change(change, turn);
+    });
+    this.state.world.show(created.world, await world.snapshot());
+    return { world, subscription };
+  }
+
+  #timeouts(
+    options: JsonValue | undefined,
+    tools: JsonObject[],
+  ): Pick<Running, "timeouts" | "defaultTimeout"> {
+    const o = isObject(options) ? options : {};
+    const defaultTimeout = seconds(o.toolTimeoutSeconds, 120);
+    const timeouts = new Map<string, number | null>();
+    for (const tool of tools) {
+      if (typeof tool.name === "string" && typeof tool.timeoutSeconds === "number") {
+        timeouts.set(tool.name, seconds(tool.timeoutSeconds, defaultTimeout));
+      }
+    }
+    return { timeouts, defaultTimeout };
+  }
+
+  /** Starts (or restarts) the NPC from the editor: a fresh world, a fresh conversation. */
+  start(force: boolean): Promise<void> {
+    const editor = this.editor;
+    if (!editor.canStart && !force) {
+      editor.showResult({
+        error: "Fix the problems listed above first (or start anyway to see what the bridge says).",
+        force: true,
+      });
+      return Promise.resolve();
+    }
+    return this.#lifecycle("Starting the NPC", () => this.#start());
+  }
+
+  /** Runs one start, apply or restore at a time, with Start and Apply disabled meanwhile. */
+  async #lifecycle(label: string, run: () => Promise<void>): Promise<void> {
+    if (this.changing !== null) {
+      this.editor.showResult({ error: `${this.changing} is not finished yet.` });
+      return;
+    }
+    this.changing = label;
+    const buttons = ["start", "apply"].map((id) => byId<HTMLButtonElement>(id));
+    for (const b of buttons) b.disabled = true;
+    this.editor.showResult({ note: `${label}…` });
+    try {
+      await run();
+    } finally {
+      this.changing = null;
+      for (const b of buttons) b.disabled = false;
+    }
+  }
+
+  async #start(): Promise<void> {
+    const editor = this.editor;
+    let worldParts: { world: World; subscription: Subscription } | null = null;
+    try {
+      this.link.require();
+      await this.#teardown();
+      const value = editor.doc.value;
+      const tools = editor.toolDefinitions();
+      this.#registerTools(tools);
+      if (isObject(value.world)) worldParts = await this.#openWorld(worldIdFor(value.npc), value.world);
+      else this.state.world.show(null, null);
+      const params = editor.npcParams(worldParts?.world.id);
+      const connection = this.link.require();
+      const result = await connection.request("npc/create", params as never);
+      const persona = isObject(value.persona) ? value.persona : {};
+      const name = typeof persona.name === "string" ? persona.name : result.npc;
+      this.running = {
+        npc: new Npc(connection, result.npc, { tools: result.tools, warnings: result.warnings }),
+        name,
+        world: worldParts?.world ?? null,
+        subscription: worldParts?.subscription ?? null,
+        generation: this.link.generation,
+        ...this.#timeouts(value.options, tools),
+      };
+      const memory = isObject(value.memory) ? value.memory : {};
+      this.state.resetHistory(typeof memory.relationship === "number" ? Math.round(memory.relationship) : 0);
+      this.conversation.started(`${name} (${result.npc}) · ${editor.modelLabel()}`, true);
+      this.conversation.note(`Started ${name}: tools ${result.tools.join(", ") || "none"}.`);
+      editor.showResult({ warnings: result.warnings, note: `Started ${name} (${result.npc}).` });
+      await this.refreshState();
+    } catch (error) {
+      await worldParts?.world.delete().catch(() => {});
+      if (!this.running) this.state.world.show(null, null);
+      editor.showResult({ error: message(error) });
+    }
+  }
+
+  /** Rebuilds the running NPC with the editor's persona, options and tools; conversation and memory stay. */
+  apply(): Promise<void> {
+    return this.#lifecycle("Applying the editor to the NPC", () => this.#apply());
+  }
+
+  async #apply(): Promise<void> {
+    const r = this.running;
+    const editor = this.editor;
+    if (!r) {
+      editor.showResult({ error: "No NPC is running: use Start NPC." });
+      return;
+    }
+    if (!editor.canStart) {
+      editor.showResult({ error: "Fix the problems listed above first." });
+      return;
+    }
+    try {
+      this.link.require();
+      const value = editor.doc.value;
+      const state = await r.npc.state();
+      const tools = editor.toolDefinitions();
+      const next: NpcState = {
+        ...state,
+        persona: (isObject(value.persona) ? value.persona : { name: "" }) as never,
+        options: (isObject(value.options) ? value.options : {}) as never,
+        tools: tools as never,
+      };
+      this.#registerTools(tools);
+      const npc = await r.npc.restore(next, {
+        model: editor.model() as never,
+        world: r.world?.id ?? null,
+      });
+      r.npc = npc;
+      r.name = typeof next.persona.name === "string" ? next.persona.name : r.name;
+      Object.assign(r, this.#timeouts(value.options, tools));
+      this.conversation.note(
+        `Applied the editor's persona, options and tools to ${r.name}; the conversation goes on.`,
+      );
+      editor.showResult({ warnings: npc.warnings, note: `Applied to ${r.name}.` });
+      await this.refreshState();
+    } catch (error) {
+      editor.showResult({ error: message(error) });
+    }
+  }
+
+  async #turnFinished(record: TurnRecord): Promise<void> {
+    this.state.addTurn(record);
+    if (record.reply) {
+      this.state.addPoint({
+        label: `turn ${record.index}`,
+        value: record.reply.relationship,
+        reasons: relationshipReasons(record),
+      });
+    }
+    if (this.link.state === "open") await this.refreshState();
+  }
+
+  /** Reads the NPC's memory and keeps its state (offered after a reconnect). */
+  async refreshState(): Promise<void> {
+    const r = this.running;
+    if (!r) {
+      this.state.showMemory(null);
+      return;
+    }
+    try {
+      const state = await r.npc.state({ settle: false });
+      this.state.showMemory(state.memory);
+      const world = r.world ? await r.world.snapshot() : null;
+      this.saved.lastState = {
+        npc: r.npc.id,
+        state: state as unknown as JsonValue,
+        world: r.world ? { world: r.world.id, state: world as JsonValue } : null,
+        savedAt: new Date().toLocaleTimeString(),
+      };
+      this.persist();
+    } catch (error) {
+      if (!(error instanceof BridgeError && error.dataCode === "shut_down")) {
+        this.conversation.note(`Could not read the NPC's state: ${message(error)}`, "warning");
+      }
+    }
+  }
+
+  /** Downloads `{npc, state, world}`: the `npc/state` result plus a snapshot of the world. */
+  async downloadState(): Promise<void> {
+    const r = this.running;
+    if (!r) {
+      this.state.saveMessage("Start the NPC first: there is no state to save.", "error");
+      return;
+    }
+    try {
+      this.link.require();
+      const state = await r.npc.state();
+      const world = r.world ? { world: r.world.id, state: await r.world.snapshot() } : null;
+      const file = { npc: r.npc.id, state, world };
+      const name = fileName(r.npc.id, ".state.json");
+      download(name, `${pretty(file)}\n`);
+      this.state.saveMessage(`Saved ${name} (${r.name}, relationship ${state.memory.relationship ?? 0}).`);
+    } catch (error) {
+      this.state.saveMessage(`Could not save: ${message(error)}`, "error");
+    }
+  }
+
+  /** Restores an NPC from a state file's text (`{npc, state, world}` or a bare `npc/state` state). */
+  async restore(name: string, text: string): Promise<void> {
+    const parsed = parseJsonc(text, name);
+    if (parsed.problem) {
+      this.state.saveMessage(`${parsed.problem.message} Nothing was restored.`, "error");
+      return;
+    }
+    const value = parsed.value;
+    let state: JsonObject | null = null;
+    let world: JsonObject | null = null;
+    if (isObject(value) && isObject(value.state)) {
+      state = value.state;
+      world = isObject(value.world) ? value.world : null;
+    } else if (isObject(value) && isObject(value.persona) && isObject(value.transcript)) {
+      state = value;
+    }
+    if (state === null) {
+      this.state.saveMessage(
+        `${name} is not a state file: expected the npc/state result ({"npc", "state", "world"?}) or its "state".`,
+        "error",
+      );
+      return;
+    }
+    await this.#restoreState(state, world, name);
+  }
+
+  async restoreLast(): Promise<void> {
+    const last = this.saved.lastState;
+    if (!isObject(last) || !isObject(last.state)) return;
+    await this.#restoreState(last.state, isObject(last.world) ? last.world : null, "the last state seen");
+  }
+
+  #restoreState(state: JsonObject, world: JsonObject | null, source: string): Promise<void> {
+    return this.#lifecycle(`Restoring from ${source}`, () => this.#restore(state, world, source));
+  }
+
+  async #restore(state: JsonObject, world: JsonObject | null, source: string): Promise<void> {
+    let worldParts: { world: World; subscription: Subscription } | null = null;
+    try {
+      this.link.require();
+      await this.#teardown();
+      const tools = Array.isArray(state.tools) ? state.tools.filter(isObject) : [];
+      this.#registerTools(tools);
+      const savedWorld = typeof state.world === "string" ? state.world : null;
+      const notes: string[] = [];
+      if (world && isObject(world.state)) {
+        const id = typeof world.world === "string" ? world.world : savedWorld ?? worldIdFor(state.npc);
+        worldParts = await this.#openWorld(id, world.state);
+      } else if (savedWorld !== null) {
+        const seed = this.editor.doc.value.world;
+        if (isObject(seed)) {
+          worldParts = await this.#openWorld(savedWorld, seed);
+          notes.push(
+            `The file has no world snapshot: world '${savedWorld}' starts from the editor's initial world.`,
+          );
+        }
+      }
+      if (!worldParts) this.state.world.show(null, null);
+      const connection = this.link.require();
+      const model = this.editor.model();
+      const result = await connection.request("npc/restore", {
+        state: state as never,
+        world: worldParts?.world.id ?? null,
+        ...(model !== undefined ? { model: model as never } : {}),
+      });
+      const persona = isObject(state.persona) ? state.persona : {};
+      const name = typeof persona.name === "string" ? persona.name : result.npc;
+      this.running = {
+        npc: new Npc(connection, result.npc, { tools: result.tools, warnings: result.warnings }),
+        name,
+        world: worldParts?.world ?? null,
+        subscription: worldParts?.subscription ?? null,
+        generation: this.link.generation,
+        ...this.#timeouts(state.options, tools),
+      };
+      const memory = isObject(state.memory) ? state.memory : {};
+      this.state.resetHistory(typeof memory.relationship === "number" ? memory.relationship : 0, "restored");
+      this.conversation.started(`${name} (${result.npc}) · ${this.editor.modelLabel()}`, true);
+      this.conversation.note(`Restored ${name} from ${source}.`);
+      this.conversation.history(historyOf(state.transcript));
+      for (const n of notes) this.conversation.note(n, "warning");
+      this.state.saveMessage(`Restored ${name} from ${source}.`);
+      this.editor.showResult({
+        warnings: [...result.warnings, ...notes],
+        note: `Restored ${name}. The editor still shows your persona text.`,
+      });
+      this.#offerAdopt(state);
+      await this.refreshState();
+    } catch (error) {
+      await worldParts?.world.delete().catch(() => {});
+      this.state.saveMessage(`Could not restore: ${message(error)}`, "error");
+    }
+  }
+
+  #offerAdopt(state: JsonObject): void {
+    const result = byId("start-result");
+    result.append(
+      h("button", {
+        type: "button",
+        id: "adopt-state",
+        class: "link",
+        text: "Put the restored persona, options and tools into the editor",
+        on: {
+          click: (event) => {
+            this.editor.adoptState(state);
+            (event.target as HTMLElement).remove();
+          },
+        },
+      }),
+    );
+  }
+
+  /** Downloads the `world/create` and `npc/create` params an engine sends for this NPC. */
+  exportForEngine(): void {
+    const editor = this.editor;
+    if (editor.doc.problem) {
+      editor.showResult({ error: `${editor.doc.problem.message} Fix it before exporting.` });
+      return;
+    }
+    const value = editor.doc.value;
+    const out: JsonObject = {};
+    let world: string | undefined;
+    if (isObject(value.world)) {
+      world = worldIdFor(value.npc);
+      out["world/create"] = { world, state: value.world };
+    }
+    out["npc/create"] = editor.npcParams(world);
+    const name = fileName(typeof value.npc === "string" ? value.npc : "npc", ".npc-create.json");
+    download(name, `${pretty(out)}\n`);
+    editor.showResult({ note: `Exported ${name}: the params of ${Object.keys(out).join(" and ")}.` });
+  }
+}
+
+const app = new Playground();
+(globalThis as unknown as { playground: Playground }).playground = app;
+void app.boot();

@@ -1,0 +1,372 @@
+/// <reference lib="dom" />
+/**
+ * The state panel: the NPC's memory (facts, summary, relationship with its history), the live world tree,
+ * a table of every turn's latency and usage, and save/restore of `npc/state`.
+ * @module
+ */
+import type { NpcMemory } from "../../../client/game_types.ts";
+import type { JsonValue } from "../../../protocol/json.ts";
+import type { TurnRecord } from "./conversation.ts";
+import { fileButton, h, tabs } from "./dom.ts";
+import { listFrom, numberFrom } from "./values.ts";
+import { type WorldActions, WorldTree } from "./world_tree.ts";
+
+/** One point of the relationship's history. */
+export interface RelationshipPoint {
+  /** "start", "turn 3", "you"… */
+  label: string;
+  /** The value after it. */
+  value: number;
+  /** Why it changed (the change_relationship reasons of the turn). */
+  reasons: string[];
+}
+
+/** What the panel asks the page to do. */
+export interface StateActions extends WorldActions {
+  /** Download the NPC's state. */
+  download(): void;
+  /** Restore from a state file's text. */
+  restore(name: string, text: string): void;
+  /** Restore the last state the page saw (after the bridge went away). */
+  restoreLast(): void;
+  /** Change the live memory (`npc/update`); rejects with the bridge's error. */
+  updateMemory(memory: NpcMemory): Promise<void>;
+  /** Read the memory again. */
+  refresh(): void;
+}
+
+function attitude(value: number): string {
+  if (value < -60) return "hostile";
+  if (value < -20) return "unfriendly";
+  if (value <= 20) return "neutral";
+  if (value <= 60) return "friendly";
+  return "devoted";
+}
+
+/** A small line chart of the relationship (-100…100), as SVG. */
+function chart(points: RelationshipPoint[]): SVGSVGElement {
+  const ns = "http://www.w3.org/2000/svg";
+  const w = 300;
+  const hgt = 80;
+  const svg = document.createElementNS(ns, "svg");
+  svg.setAttribute("viewBox", `0 0 ${w} ${hgt}`);
+  svg.setAttribute("class", "chart");
+  svg.setAttribute("role", "img");
+  svg.setAttribute(
+    "aria-label",
+    `Relationship over time: ${points.map((p) => `${p.label} ${p.value}`).join(", ")}`,
+  );
+  const y = (v: number) => hgt / 2 - (v / 100) * (hgt / 2 - 4);
+  const zero = document.createElementNS(ns, "line");
+  for (const [k, v] of Object.entries({ x1: 0, x2: w, y1: y(0), y2: y(0), class: "zero" })) {
+    zero.setAttribute(k, String(v));
+  }
+  svg.append(zero);
+  if (points.length > 0) {
+    const step = points.length > 1 ? (w - 8) / (points.length - 1) : 0;
+    const coords = points.map((p, i) => `${4 + i * step},${y(p.value)}`);
+    const line = document.createElementNS(ns, "polyline");
+    line.setAttribute("points", coords.join(" "));
+    line.setAttribute("class", "series");
+    svg.append(line);
+    points.forEach((p, i) => {
+      const dot = document.createElementNS(ns, "circle");
+      dot.setAttribute("cx", String(4 + i * step));
+      dot.setAttribute("cy", String(y(p.value)));
+      dot.setAttribute("r", "3");
+      svg.append(dot);
+    });
+  }
+  return svg;
+}
+
+/** The state panel. */
+export class StatePanel {
+  /** The world tree. */
+  readonly world: WorldTree;
+  readonly #actions: StateActions;
+  readonly #memory: HTMLElement;
+  readonly #turnsBody: HTMLTableSectionElement;
+  readonly #saveMessage: HTMLElement;
+  readonly #restoreLast: HTMLButtonElement;
+  readonly #select: (id: string) => void;
+  #points: RelationshipPoint[] = [];
+  #current: NpcMemory | null = null;
+  #editing = false;
+
+  /** Builds the panel in `host`. */
+  constructor(host: HTMLElement, actions: StateActions) {
+    this.#actions = actions;
+    this.world = new WorldTree(actions);
+    this.#memory = h("div", { class: "memory" });
+    const memoryPanel = h(
+      "div",
+      {},
+      h(
+        "div",
+        { class: "row" },
+        h("button", {
+          type: "button",
+          class: "small",
+          text: "Refresh",
+          on: { click: () => actions.refresh() },
+        }),
+      ),
+      this.#memory,
+    );
+    const worldPanel = h("div", {}, this.world.root);
+    this.#turnsBody = h("tbody", {});
+    const turnsPanel = h(
+      "div",
+      { class: "table-wrap" },
+      h(
+        "table",
+        { class: "turns-table" },
+        h("caption", { text: "Latency (ms after sending) and tokens of each turn" }),
+        h(
+          "thead",
+          {},
+          h(
+            "tr",
+            {},
+            ...["#", "Emotion at", "First words", "Done", "In", "Cached", "Out", "Tools", "Result"].map((t) =>
+              h("th", { scope: "col", text: t })
+            ),
+          ),
+        ),
+        this.#turnsBody,
+      ),
+    );
+    this.#saveMessage = h("div", { class: "status", role: "status", "aria-live": "polite" });
+    this.#restoreLast = h("button", {
+      type: "button",
+      id: "restore-last",
+      text: "Restore the last state seen",
+      hidden: true,
+      on: { click: () => actions.restoreLast() },
+    });
+    const savePanel = h(
+      "div",
+      {},
+      h("p", {
+        class: "hint",
+        text: "A state file is the npc/state result (persona, memory, conversation, options, tools) plus a " +
+          "snapshot of the NPC's world: restore it here, in another browser or in a game.",
+      }),
+      h(
+        "div",
+        { class: "row" },
+        h("button", {
+          type: "button",
+          id: "download-state",
+          text: "Download state",
+          on: { click: () => actions.download() },
+        }),
+        fileButton("restore-state", "Restore from file…", ".json", async (files) => {
+          const file = files[0];
+          actions.restore(file.name, await file.text());
+        }),
+        this.#restoreLast,
+      ),
+      this.#saveMessage,
+    );
+    const tabHost = h("div", { class: "tabs" });
+    host.append(tabHost);
+    this.#select = tabs(tabHost, "NPC state", [
+      { id: "state-memory", label: "Memory", panel: memoryPanel },
+      { id: "state-world", label: "World", panel: worldPanel },
+      { id: "state-turns", label: "Turns", panel: turnsPanel },
+      { id: "state-save", label: "Save", panel: savePanel },
+    ]);
+    this.showMemory(null);
+  }
+
+  /** Selects a tab (`memory`, `world`, `turns`, `save`). */
+  selectTab(id: string): void {
+    this.#select(`state-${id}`);
+  }
+
+  /** Starts a new relationship history at `value`. */
+  resetHistory(value: number, label = "start"): void {
+    this.#points = [{ label, value, reasons: [] }];
+    this.#turnsBody.replaceChildren();
+  }
+
+  /** Adds a point to the relationship history (when the value changed). */
+  addPoint(point: RelationshipPoint): void {
+    const last = this.#points[this.#points.length - 1];
+    if (last && last.value === point.value && point.reasons.length === 0) return;
+    this.#points.push(point);
+  }
+
+  /** Shows the NPC's memory (null: no NPC). */
+  showMemory(memory: NpcMemory | null): void {
+    this.#current = memory;
+    if (this.#editing) return;
+    if (memory === null) {
+      this.#memory.replaceChildren(h("p", { class: "hint", text: "Start the NPC to see its memory." }));
+      return;
+    }
+    const relationship = memory.relationship ?? 0;
+    const facts = memory.facts ?? [];
+    const history = h(
+      "ol",
+      { class: "relationship-history" },
+      ...this.#points.map((p, i) => {
+        const before = i > 0 ? this.#points[i - 1].value : null;
+        const delta = before === null ? "" : ` (${p.value - before >= 0 ? "+" : ""}${p.value - before})`;
+        return h(
+          "li",
+          {},
+          `${p.label}: ${p.value}${delta}`,
+          p.reasons.length ? ` — ${p.reasons.join("; ")}` : "",
+        );
+      }),
+    );
+    this.#memory.replaceChildren(
+      h(
+        "div",
+        { class: "relationship" },
+        h("h3", { text: "Relationship" }),
+        h(
+          "p",
+          { class: "relationship-value" },
+          h("strong", { text: String(relationship) }),
+          ` (${attitude(relationship)}) on -100…100`,
+        ),
+        h("meter", {
+          min: -100,
+          max: 100,
+          low: -20,
+          high: 20,
+          optimum: 100,
+          value: relationship,
+          "aria-label": `Relationship ${relationship}`,
+        }),
+        chart(this.#points),
+        history,
+      ),
+      h("h3", { text: `Facts (${facts.length})` }),
+      facts.length
+        ? h("ul", { class: "facts" }, ...facts.map((f) => h("li", { text: f })))
+        : h("p", { class: "hint", text: "No facts yet (memory tools let the NPC store them)." }),
+      h("h3", { text: "Summary" }),
+      h("p", {
+        class: memory.summary ? "" : "hint",
+        text: memory.summary || "None yet (older turns are summarized in the background).",
+      }),
+      h("button", { type: "button", class: "small", text: "Edit memory", on: { click: () => this.#edit() } }),
+    );
+  }
+
+  #edit(): void {
+    const memory = this.#current;
+    if (!memory) return;
+    this.#editing = true;
+    const relationship = h("input", {
+      type: "text",
+      id: "memory-relationship",
+      class: "short",
+      value: String(memory.relationship ?? 0),
+    });
+    const facts = h("textarea", { id: "memory-facts", rows: 4, value: (memory.facts ?? []).join("\n") });
+    const summary = h("textarea", { id: "memory-summary", rows: 3, value: memory.summary ?? "" });
+    const message = h("p", { class: "message", role: "alert" });
+    const form = h(
+      "form",
+      { class: "memory-edit" },
+      h(
+        "div",
+        { class: "field" },
+        h("label", { for: relationship.id, text: "Relationship (-100…100)" }),
+        relationship,
+      ),
+      h("div", { class: "field" }, h("label", { for: facts.id, text: "Facts (one per line)" }), facts),
+      h("div", { class: "field" }, h("label", { for: summary.id, text: "Summary" }), summary),
+      message,
+      h(
+        "div",
+        { class: "row" },
+        h("button", { type: "submit", class: "primary small", text: "Save memory" }),
+        h("button", {
+          type: "button",
+          class: "small",
+          text: "Cancel",
+          on: {
+            click: () => {
+              this.#editing = false;
+              this.showMemory(this.#current);
+            },
+          },
+        }),
+      ),
+    );
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      const value = numberFrom(relationship.value);
+      if (typeof value !== "number" || value < -100 || value > 100) {
+        message.textContent = "The relationship must be a number from -100 to 100.";
+        return;
+      }
+      try {
+        await this.#actions.updateMemory({
+          relationship: value,
+          facts: listFrom(facts.value) ?? [],
+          ...(summary.value.trim() ? { summary: summary.value.trim() } : {}),
+        });
+        this.#editing = false;
+        this.addPoint({ label: "you", value, reasons: ["edited by hand"] });
+        this.#actions.refresh();
+      } catch (error) {
+        message.textContent = (error as Error).message;
+      }
+    });
+    this.#memory.replaceChildren(form);
+    relationship.focus();
+  }
+
+  /** Adds a turn to the table. */
+  addTurn(record: TurnRecord): void {
+    const r = record.reply;
+    const t = record.timings;
+    const cell = (v: number | undefined) => h("td", { text: v === undefined ? "–" : String(Math.round(v)) });
+    this.#turnsBody.append(
+      h(
+        "tr",
+        {},
+        h("th", { scope: "row", text: String(record.index) }),
+        cell(t.emotion),
+        cell(t.firstLine),
+        cell(t.total),
+        cell(r?.usage.inputTokens),
+        cell(r?.usage.cachedInputTokens),
+        cell(r?.usage.outputTokens),
+        cell(r?.toolCalls.length),
+        h("td", { text: r ? r.emotion : record.error?.dataCode ?? "failed" }),
+      ),
+    );
+  }
+
+  /** Shows a save/restore message. */
+  saveMessage(text: string, kind: "info" | "error" = "info"): void {
+    this.#saveMessage.replaceChildren(h("p", { class: kind === "error" ? "error" : "note", text }));
+  }
+
+  /** Offers (or hides) restoring the last state seen. */
+  offerLast(label: string | null): void {
+    this.#restoreLast.hidden = label === null;
+    if (label !== null) this.#restoreLast.textContent = `Restore the last state seen (${label})`;
+  }
+}
+
+/** Relationship reasons of a turn's `change_relationship` calls. */
+export function relationshipReasons(record: TurnRecord): string[] {
+  const out: string[] = [];
+  for (const call of record.reply?.toolCalls ?? []) {
+    if (call.call.name !== "change_relationship" || call.isError) continue;
+    const args = call.call.arguments as Record<string, JsonValue>;
+    const delta = typeof args.delta === "number" ? `${args.delta >= 0 ? "+" : ""}${args.delta}` : "";
+    out.push(`${delta} ${typeof args.reason === "string" ? args.reason : ""}`.trim());
+  }
+  return out;
+}

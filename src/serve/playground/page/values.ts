@@ -1,0 +1,82 @@
+/**
+ * How the page reads what is typed: numbers and lists for the form, answers to tool calls, values for the
+ * world, and a world change applied to a snapshot. Pure: no DOM.
+ * @module
+ */
+import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
+import { parseJsonc } from "./document.ts";
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
+
+/** A number from typed text, or the text itself when it is not one (kept for the check); "" is absent. */
+export function numberFrom(text: string): JsonValue | undefined {
+  const t = text.trim();
+  if (t === "") return undefined;
+  return NUMBER.test(t) ? Number(t) : text;
+}
+
+/** List items from a textarea: one per line, blank lines dropped; none is absent. */
+export function listFrom(text: string): string[] | undefined {
+  const items = text.split("\n").map((line) => line.trimEnd()).filter((line) => line.trim() !== "");
+  return items.length === 0 ? undefined : items;
+}
+
+/** A parsed answer: the value to send. */
+export function answerValue(
+  text: string,
+  as: "auto" | "json" | "text",
+): { value: JsonValue } | { problem: string } {
+  if (as === "text") return { value: text };
+  const parsed = parseJsonc(text, "The answer");
+  if (parsed.problem) {
+    if (as === "json") return { problem: `${parsed.problem.message} Nothing was sent.` };
+    return { value: text };
+  }
+  return { value: parsed.value };
+}
+
+/** A typed value: JSON when it parses (numbers, true, null, objects, lists), else text. */
+export function typedValue(text: string): JsonValue {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Applies a `world/changed` to a copy of `state` (dot path; a missing `newValue` removes it). */
+export function applyChange(state: JsonValue, path: string, change: { newValue?: JsonValue }): JsonValue {
+  const segments = path === "" ? [] : path.split(".");
+  const removed = !("newValue" in change) || change.newValue === undefined;
+  if (segments.length === 0) return removed ? {} : structuredClone(change.newValue as JsonValue);
+  const root = structuredClone(state) as JsonValue;
+  let node: JsonValue = root;
+  for (const segment of segments.slice(0, -1)) {
+    let next: JsonValue | undefined = Array.isArray(node)
+      ? node[Number(segment)]
+      : isObject(node)
+      ? node[segment]
+      : undefined;
+    if (next === undefined || next === null || typeof next !== "object") {
+      if (removed) return root;
+      next = {};
+      if (Array.isArray(node)) node[Number(segment)] = next;
+      else if (isObject(node)) node[segment] = next;
+    }
+    node = next;
+  }
+  const last = segments[segments.length - 1];
+  if (Array.isArray(node)) {
+    const i = Number(last);
+    if (removed) node.splice(i, 1);
+    else node[i] = structuredClone(change.newValue as JsonValue);
+  } else if (isObject(node)) {
+    if (removed) delete node[last];
+    else node[last] = structuredClone(change.newValue as JsonValue);
+  }
+  return root;
+}

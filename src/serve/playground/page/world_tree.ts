@@ -1,0 +1,328 @@
+/// <reference lib="dom" />
+/**
+ * The live world as a tree: it follows `world/changed` (each changed path flashes and is logged with who
+ * changed it), and every value can be edited, added or removed in place (`world/set`, `world/remove`). A
+ * value that the bridge rejects keeps what was typed, with the bridge's message beside it.
+ * @module
+ */
+import type { WorldChange } from "../../../client/game_types.ts";
+import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
+import { brief, h } from "./dom.ts";
+import { applyChange, typedValue } from "./values.ts";
+
+/** What the tree asks the page to do. */
+export interface WorldActions {
+  /** `world/set` of `path`; rejects with the bridge's error. */
+  set(path: string, value: JsonValue): Promise<void>;
+  /** `world/remove` of `path`. */
+  remove(path: string): Promise<void>;
+}
+
+function isObject(value: unknown): value is JsonObject {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
+
+interface Editing {
+  path: string;
+  kind: "edit" | "add";
+  key: string;
+  value: string;
+  message: string;
+}
+
+function join(path: string, key: string | number): string {
+  return path === "" ? String(key) : `${path}.${key}`;
+}
+
+/** The world tree. */
+export class WorldTree {
+  /** The tree's element. */
+  readonly root: HTMLElement;
+  readonly #actions: WorldActions;
+  readonly #tree: HTMLElement;
+  readonly #log: HTMLOListElement;
+  readonly #title: HTMLElement;
+  #state: JsonValue | null = null;
+  #closed = new Set<string>();
+  #editing: Editing | null = null;
+
+  /** A tree that edits through `actions`. */
+  constructor(actions: WorldActions) {
+    this.#actions = actions;
+    this.#title = h("p", {
+      class: "hint",
+      text: "No world: add an initial world in the editor's World tab.",
+    });
+    this.#tree = h("div", { class: "world-tree" });
+    this.#log = h("ol", { class: "world-log", "aria-label": "World changes, newest first" });
+    this.root = h(
+      "div",
+      {},
+      this.#title,
+      this.#tree,
+      h("h3", { text: "Changes" }),
+      this.#log,
+    );
+  }
+
+  /** The state shown (null: no world). */
+  get state(): JsonValue | null {
+    return this.#state;
+  }
+
+  /** Shows a world (`id` and its snapshot), or none. */
+  show(id: string | null, state: JsonValue | null): void {
+    this.#state = state;
+    this.#editing = null;
+    this.#title.textContent = id === null
+      ? "No world: add an initial world in the editor's World tab."
+      : `World '${id}': click a value to change it; the NPC's changes appear as they happen.`;
+    this.#log.replaceChildren();
+    this.#render();
+  }
+
+  /** Applies a `world/changed` (made by `source`: "the NPC, turn 2", "you"…), flashes and logs it. */
+  change(change: WorldChange, source: string): void {
+    if (this.#state === null) return;
+    this.#state = applyChange(this.#state, change.path, change);
+    this.#render();
+    const row = this.#tree.querySelector<HTMLElement>(`[data-path="${CSS.escape(change.path)}"]`);
+    if (row) {
+      row.classList.remove("changed");
+      void row.offsetWidth; // restart the animation
+      row.classList.add("changed");
+    }
+    const before = "oldValue" in change ? brief(change.oldValue, 60) : "(new)";
+    const after = "newValue" in change ? brief(change.newValue, 60) : "(removed)";
+    this.#log.prepend(
+      h(
+        "li",
+        {},
+        h("code", { text: change.path || "(root)" }),
+        `: ${before} → ${after}`,
+        h("span", { class: "source", text: ` · ${source}` }),
+      ),
+    );
+    while (this.#log.children.length > 50) this.#log.lastElementChild?.remove();
+  }
+
+  #render(): void {
+    const focused = this.#tree.contains(document.activeElement)
+      ? (document.activeElement as HTMLElement)
+      : null;
+    const focusName = focused?.dataset.focus ?? null;
+    if (this.#state === null) {
+      this.#tree.replaceChildren();
+      return;
+    }
+    const list = h("ul", { class: "tree", "aria-label": "World" });
+    if (isObject(this.#state)) {
+      for (const [key, value] of Object.entries(this.#state)) list.append(this.#node(key, key, value));
+    }
+    this.#tree.replaceChildren(
+      list,
+      this.#editForm("", false),
+      h("div", { class: "row" }, this.#addButton("")),
+    );
+    if (focusName) this.#tree.querySelector<HTMLElement>(`[data-focus="${CSS.escape(focusName)}"]`)?.focus();
+  }
+
+  #addButton(path: string): HTMLElement {
+    return h("button", {
+      type: "button",
+      class: "small",
+      text: path === "" ? "+ Add a value" : "+",
+      "aria-label": path === "" ? "Add a value at the top of the world" : `Add a value in ${path}`,
+      "data-focus": `add:${path}`,
+      on: {
+        click: () => {
+          this.#editing = { path, kind: "add", key: "", value: "", message: "" };
+          this.#render();
+          this.#tree.querySelector<HTMLElement>(
+            `[data-focus="key:${CSS.escape(path)}"], [data-focus="value:${CSS.escape(path)}"]`,
+          )
+            ?.focus();
+        },
+      },
+    });
+  }
+
+  #removeButton(path: string): HTMLElement {
+    return h("button", {
+      type: "button",
+      class: "small danger",
+      text: "×",
+      "aria-label": `Remove ${path}`,
+      on: { click: () => void this.#remove(path) },
+    });
+  }
+
+  #node(key: string, path: string, value: JsonValue): HTMLElement {
+    const addressable = !key.includes(".");
+    if (value !== null && typeof value === "object") {
+      const entries: [string, JsonValue][] = Array.isArray(value)
+        ? value.map((v, i) => [String(i), v])
+        : Object.entries(value);
+      const open = !this.#closed.has(path);
+      const children = h("ul", { hidden: !open });
+      for (const [k, v] of entries) children.append(this.#node(k, join(path, k), v));
+      const toggle = h("button", {
+        type: "button",
+        class: "toggle",
+        "aria-expanded": String(open),
+        "aria-label": `${open ? "Collapse" : "Expand"} ${path}`,
+        "data-focus": `toggle:${path}`,
+        text: open ? "▾" : "▸",
+        on: {
+          click: () => {
+            if (this.#closed.has(path)) this.#closed.delete(path);
+            else this.#closed.add(path);
+            this.#render();
+          },
+        },
+      });
+      return h(
+        "li",
+        { class: "branch", "data-path": path },
+        h(
+          "div",
+          { class: "branch-head" },
+          toggle,
+          h("span", { class: "key", text: key }),
+          h("span", {
+            class: "count",
+            text: Array.isArray(value) ? ` [${value.length}]` : ` {${entries.length}}`,
+          }),
+          addressable ? this.#addButton(path) : null,
+          addressable ? this.#removeButton(path) : null,
+        ),
+        children,
+        this.#editForm(path, Array.isArray(value)),
+      );
+    }
+    const editing = this.#editing?.kind === "edit" && this.#editing.path === path;
+    return h(
+      "li",
+      { class: "leaf", "data-path": path },
+      h("span", { class: "key", text: key }),
+      ": ",
+      editing ? this.#editForm(path, false) : h("button", {
+        type: "button",
+        class: `value ${value === null ? "null" : typeof value}`,
+        text: JSON.stringify(value),
+        "aria-label": `${path} is ${JSON.stringify(value)}; change it`,
+        "data-focus": `edit:${path}`,
+        disabled: !addressable,
+        on: {
+          click: () => {
+            this.#editing = { path, kind: "edit", key, value: JSON.stringify(value), message: "" };
+            this.#render();
+            this.#tree.querySelector<HTMLElement>(`[data-focus="value:${CSS.escape(path)}"]`)?.focus();
+          },
+        },
+      }),
+      editing || !addressable ? null : this.#removeButton(path),
+    );
+  }
+
+  /** The edit/add form for `path` when one is open there (else an empty placeholder). */
+  #editForm(path: string, isList: boolean): HTMLElement | "" {
+    const e = this.#editing;
+    if (!e || e.path !== path) return "";
+    const valueInput = h("input", {
+      type: "text",
+      class: "code",
+      value: e.value,
+      "aria-label": e.kind === "edit" ? `New value of ${path}` : `Value to add in ${path || "the world"}`,
+      "data-focus": `value:${path}`,
+      autocomplete: "off",
+      "aria-invalid": String(e.message !== ""),
+    });
+    valueInput.addEventListener("input", () => e.value = valueInput.value);
+    const keyInput = e.kind === "add" && !isList
+      ? h("input", {
+        type: "text",
+        class: "key-input",
+        value: e.key,
+        placeholder: "key",
+        "aria-label": `Key to add in ${path || "the world"}`,
+        "data-focus": `key:${path}`,
+        autocomplete: "off",
+      })
+      : null;
+    keyInput?.addEventListener("input", () => e.key = keyInput.value);
+    const cancel = () => {
+      this.#editing = null;
+      this.#render();
+    };
+    const form = h(
+      "form",
+      { class: "world-edit" },
+      keyInput,
+      valueInput,
+      h("button", { type: "submit", class: "small primary", text: "Save" }),
+      h("button", { type: "button", class: "small", text: "Cancel", on: { click: cancel } }),
+      h("p", { class: "hint", text: "JSON (42, true, null, {…}, […]) or plain text." }),
+      e.message ? h("p", { class: "message", role: "alert", text: e.message }) : null,
+    );
+    form.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") {
+        event.preventDefault();
+        cancel();
+      }
+    });
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      void this.#commit(isList);
+    });
+    return form;
+  }
+
+  async #commit(isList: boolean): Promise<void> {
+    const e = this.#editing;
+    if (!e) return;
+    let target = e.path;
+    if (e.kind === "add") {
+      if (isList) {
+        const list = this.#at(e.path);
+        target = join(e.path, Array.isArray(list) ? list.length : 0);
+      } else {
+        const key = e.key.trim();
+        if (key === "" || key.includes(".")) {
+          e.message = "Give a key (no dots: they separate the parts of a path).";
+          this.#render();
+          return;
+        }
+        target = join(e.path, key);
+      }
+    }
+    try {
+      await this.#actions.set(target, typedValue(e.value));
+      if (this.#editing === e) this.#editing = null;
+      this.#render();
+    } catch (error) {
+      e.message = error instanceof Error ? error.message : String(error);
+      this.#render();
+    }
+  }
+
+  async #remove(path: string): Promise<void> {
+    try {
+      await this.#actions.remove(path);
+    } catch (error) {
+      this.#log.prepend(
+        h("li", { class: "error", text: `Could not remove ${path}: ${(error as Error).message}` }),
+      );
+    }
+  }
+
+  #at(path: string): JsonValue | undefined {
+    let node: JsonValue | undefined = this.#state ?? undefined;
+    for (const segment of path === "" ? [] : path.split(".")) {
+      if (Array.isArray(node)) node = node[Number(segment)];
+      else if (isObject(node)) node = node[segment];
+      else return undefined;
+    }
+    return node;
+  }
+}

@@ -1,0 +1,168 @@
+/**
+ * The persona document the playground's form and JSONC view share: form edits are minimal text edits
+ * (comments and layout survive, new keys go where the spec orders them), a syntax error keeps the last
+ * valid value and says where it is, and the review finds unknown fields and tool problems.
+ */
+import assert from "node:assert/strict";
+import {
+  errorCount,
+  npcToolNames,
+  parseJsonc,
+  PersonaDocument,
+  reviewDocument,
+} from "../../../src/serve/playground/page/document.ts";
+
+const TEXT = `// Gorm, the blacksmith.
+{
+  "persona": {
+    "name": "Gorm", // his name
+    "maxSentences": 2
+  },
+  /* options */
+  "options": { "replyFormat": "text" }
+}
+`;
+
+Deno.test("a form edit changes only its value: comments stay, a new key goes in spec order", () => {
+  const doc = new PersonaDocument(TEXT);
+  doc.set(["persona", "role"], "the village blacksmith");
+  assert.equal(
+    doc.text,
+    `// Gorm, the blacksmith.
+{
+  "persona": {
+    "name": "Gorm", // his name
+    "role": "the village blacksmith",
+    "maxSentences": 2
+  },
+  /* options */
+  "options": { "replyFormat": "text" }
+}
+`,
+  );
+  doc.set(["persona", "maxSentences"], 3);
+  assert.match(doc.text, /"maxSentences": 3\n/);
+  doc.set(["persona", "role"], undefined);
+  assert.equal(doc.text.includes("role"), false);
+  assert.deepEqual(doc.value.persona, { name: "Gorm", maxSentences: 3 });
+  doc.set(["npc"], "gorm");
+  assert.ok(doc.text.startsWith('// Gorm, the blacksmith.\n{\n  "npc": "gorm",\n  "persona"'), doc.text);
+});
+
+Deno.test("removing and appending keep every comment beside its own property, and the commas right", () => {
+  const text = `{
+  "persona": {
+    "name": "Gorm", // his name
+    "role": "smith", // his job
+    "maxSentences": 2 // short
+  }
+}
+`;
+  const doc = new PersonaDocument(text);
+  doc.set(["persona", "maxSentences"], undefined);
+  assert.equal(
+    doc.text,
+    '{\n  "persona": {\n    "name": "Gorm", // his name\n    "role": "smith" // his job\n  }\n}\n',
+  );
+  doc.set(["persona", "goals"], ["Sell swords", "Forge"]);
+  assert.equal(
+    doc.text,
+    '{\n  "persona": {\n    "name": "Gorm", // his name\n    "role": "smith", // his job\n    "goals": [\n      "Sell swords",\n      "Forge"\n    ]\n  }\n}\n',
+  );
+  doc.set(["persona", "role"], undefined);
+  assert.equal(
+    doc.text,
+    '{\n  "persona": {\n    "name": "Gorm", // his name\n    "goals": [\n      "Sell swords",\n      "Forge"\n    ]\n  }\n}\n',
+  );
+  // Still strict JSON once the comments are gone (no comma left dangling).
+  const final: string = doc.text as string;
+  assert.deepEqual(JSON.parse(final.replace(/\/\/.*$/gm, "")), doc.value);
+  // A one-line object is edited by the JSONC library.
+  const inline = new PersonaDocument('{"persona": {"name": "Gorm"}}');
+  inline.set(["persona", "role"], "smith");
+  assert.deepEqual(inline.value, { persona: { name: "Gorm", role: "smith" } });
+});
+
+Deno.test("removing an absent key changes nothing", () => {
+  const doc = new PersonaDocument(TEXT);
+  doc.set(["options", "emotions"], undefined);
+  assert.equal(doc.text, TEXT);
+});
+
+Deno.test("a syntax error keeps the last valid value, names the line and column, and blocks form edits", () => {
+  const doc = new PersonaDocument(TEXT);
+  const broken = TEXT.replace('"name": "Gorm",', '"name": "Gorm"');
+  assert.equal(doc.setText(broken), false);
+  assert.equal(doc.text, broken, "the text is kept as typed");
+  assert.deepEqual(doc.value.persona, { name: "Gorm", maxSentences: 2 });
+  assert.equal(
+    doc.problem?.message,
+    "The persona file is not valid JSON: a comma was expected on line 5, column 5.",
+  );
+  assert.throws(() => doc.set(["persona", "role"], "x"), /syntax problem/);
+  assert.equal(doc.setText(TEXT), true);
+  assert.equal(doc.problem, null);
+});
+
+Deno.test("a text that is not an object, or empty, is a problem", () => {
+  const doc = new PersonaDocument("[1, 2]");
+  assert.equal(doc.problem?.message, "The persona file must be a JSON object ({…}); got a list.");
+  doc.setText("  ");
+  assert.equal(doc.problem?.message, "The persona file is empty.");
+  assert.deepEqual(parseJsonc('{"a": 1,}'), { value: { a: 1 }, problem: null });
+});
+
+Deno.test("the review lists unknown fields at every level and counts errors, not warnings", () => {
+  const review = reviewDocument({
+    persona: { name: "Mira", mood: "fine" },
+    options: { replyFormat: "text", playerOptionCount: 9, colour: "red" },
+    tools: [{ name: "a", description: "x", parameters: {}, when: 1 }],
+    memory: { relationship: 5, trust: 1 },
+    extra: true,
+  });
+  assert.deepEqual(review.unknown, [
+    "extra",
+    "persona.mood",
+    "options.colour",
+    "memory.trust",
+    "tools[0].when",
+  ]);
+  assert.deepEqual([...review.fields.keys()], ["options.playerOptionCount"]);
+  assert.equal(errorCount(review), 1);
+});
+
+Deno.test("tool problems: names, duplicates, schemas, timeouts; a missing description is a warning", () => {
+  const review = reviewDocument({
+    persona: { name: "Mira" },
+    tools: [
+      { name: "bad name", description: "x" },
+      { name: "ok" },
+      { name: "ok", description: "again", parameters: "object", timeoutSeconds: 90000 },
+    ],
+  });
+  assert.deepEqual(review.tools, [
+    [{ error: 'Name must be 1–64 of A–Z a–z 0–9 _ - . ; got "bad name".' }],
+    [{ warning: "No description: the model decides from it (the bridge warns)." }],
+    [
+      { error: "Two tools are named 'ok'; names are unique per NPC." },
+      { error: 'Parameters must be a JSON Schema object, e.g. {"type": "object", …}.' },
+      { error: "The timeout must be a number of seconds from 0 to 86400 (0 means no limit)." },
+    ],
+  ]);
+  assert.equal(errorCount(review), 4);
+  assert.deepEqual(reviewDocument({}).file, [{
+    error: "A persona file needs a 'persona' object with at least a 'name'.",
+  }]);
+});
+
+Deno.test("the NPC's tools: client tools plus the built-in ones its world and memory options add", () => {
+  assert.deepEqual(npcToolNames({ tools: [{ name: "a" }] }), ["a"]);
+  assert.deepEqual(npcToolNames({ world: {}, options: {} }), ["read_world_state"]);
+  assert.deepEqual(
+    npcToolNames({ world: {}, options: { worldReadable: [], worldWritable: ["x"], memoryTools: "all" } }),
+    ["update_world_state", "remember_fact", "change_relationship"],
+  );
+  assert.deepEqual(npcToolNames({ options: { memoryTools: ["change_relationship"] } }), [
+    "change_relationship",
+  ]);
+});
