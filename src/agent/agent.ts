@@ -333,7 +333,11 @@ export class Agent {
     this.#currentTurn = NO_ENTRIES;
     if (run.signal.aborted) throw BridgeError.turnCancelled();
     const e = toBridgeError(error);
-    const retry = retryDecision(e, run.attempt, this.settings.maxAttempts, run.admitted);
+    const retry = retryDecision(e, {
+      attempt: run.attempt,
+      maxAttempts: this.settings.maxAttempts,
+      admitted: run.admitted,
+    });
     if (!retry.retry) throw e;
     run.attempt++;
     if (retry.vary) run.options = variedOptions(run.options, run.attempt);

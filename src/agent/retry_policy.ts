@@ -31,15 +31,14 @@ export function isInvalidAnswer(error: BridgeError): boolean {
 }
 
 /**
- * Decides about attempt `attempt` (from 1) that failed with `error`; `admitted` is true once a tool call of
- * the attempt was admitted.
+ * Decides about attempt `turn.attempt` (from 1) that failed with `error`; `turn.admitted` is true once a tool
+ * call of the attempt was admitted.
  */
 export function retryDecision(
   error: BridgeError,
-  attempt: number,
-  maxAttempts: number,
-  admitted: boolean,
+  turn: { attempt: number; maxAttempts: number; admitted: boolean },
 ): RetryDecision {
+  const { attempt, maxAttempts, admitted } = turn;
   if (attempt >= maxAttempts || admitted) return { retry: false };
   let minDelay = 0;
   let vary = false;

@@ -189,7 +189,7 @@ class OpenAIModel implements LanguageModel {
       const outcome = this.#interpret(request, output);
       if ("result" in outcome) return { ...outcome.result, usage } as StepResult;
       problem = outcome.problem;
-      (body.messages as JsonObject[]).push(...retryMessages(output, problem, request, attempt));
+      (body.messages as JsonObject[]).push(...retryMessages(output, { problem, request, attempt }));
     }
     throw BridgeError.of(
       "generation_failed",

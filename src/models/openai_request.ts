@@ -175,10 +175,9 @@ function retryHint(request: StepRequest): string {
  */
 export function retryMessages(
   output: { content: string; toolCalls: { id?: string; name: string; arguments: string }[] },
-  problem: string,
-  request: StepRequest,
-  attempt: number,
+  retry: { problem: string; request: StepRequest; attempt: number },
 ): JsonObject[] {
+  const { problem, request, attempt } = retry;
   const feedback = `That answer could not be used: ${problem}. ${retryHint(request)}`;
   if (output.toolCalls.length === 0) {
     return [

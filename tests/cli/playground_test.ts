@@ -149,20 +149,24 @@ Deno.test({
       const opened = `${dir}/opened.txt`;
       await Deno.writeTextFile(`${dir}/xdg-open`, `#!/bin/sh\nprintf '%s' "$1" > '${opened}'\n`);
       await Deno.chmod(`${dir}/xdg-open`, 0o755);
+      // The opener runs after the URL is printed: wait for the file it writes (a file event; bounded).
+      const watcher = Deno.watchFs(dir);
       const p = await new Playground(["--port", "0", "--open"], {
         PATH: `${dir}:${Deno.env.get("PATH") ?? ""}`,
       }).ready();
-      // The opener runs after the URL is printed: wait for the file it writes (bounded).
+      const read = () => Deno.readTextFile(opened).catch(() => "");
       const url = await withDeadline(
         (async () => {
-          for (;;) {
-            const text = await Deno.readTextFile(opened).catch(() => "");
-            if (text !== "") return text;
-            await new Promise((resolve) => setTimeout(resolve, 20));
+          let text = await read();
+          if (text !== "") return text;
+          for await (const _event of watcher) {
+            text = await read();
+            if (text !== "") break;
           }
+          return text;
         })(),
         "the stand-in opener to be run",
-      );
+      ).finally(() => watcher.close());
       assert.equal(url, p.url);
       const { code } = await p.stop();
       assert.equal(code, 0);
