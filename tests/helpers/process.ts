@@ -4,6 +4,9 @@
  * every wait has a deadline, so a hung bridge fails the test with what it wrote instead of stalling CI.
  *
  * ```ts
+ * import assert from "node:assert/strict";
+ * import { BridgeProcess } from "./process.ts";
+ *
  * const p = new BridgeProcess(["--tool-timeout", "5"]);
  * await p.request(1, "ping");
  * assert.deepEqual(await p.response(1), { jsonrpc: "2.0", id: 1, result: {} });
