@@ -16,6 +16,7 @@
  * ```ts
  * import { Bridge } from "./mod.ts";
  *
+ * const say = (text: string) => Deno.stdout.writeSync(new TextEncoder().encode(text));
  * await using bridge = await Bridge.open();
  * const checkStock = bridge.tool({
  *   name: "check_stock",
@@ -23,7 +24,7 @@
  *   parameters: { type: "object", properties: { item: { type: "string" } }, required: ["item"] },
  * }, ({ item }) => ({ item, count: item === "ale" ? 3 : 0 }));
  * const world = await bridge.createWorld({ player: { gold: 20 } });
- * await world.subscribe("player", (change) => console.log(`${change.path}: ${change.newValue}`));
+ * await world.subscribe("player", (change) => say(`${change.path}: ${change.newValue}\n`));
  * const mira = await bridge.createNpc({ name: "Mira", role: "the innkeeper" }, {
  *   tools: [checkStock],
  *   world,
@@ -36,8 +37,9 @@
  *     ],
  *   },
  * });
- * const reply = await mira.talk("Any ale?", { onLine: (delta) => console.log(delta) });
- * console.log(reply.emotion, reply.toolCalls[0].output); // happy { item: "ale", count: 3 }
+ * const reply = await mira.talk("Any ale?", { onLine: (delta) => say(delta) });
+ * reply.emotion; // "happy"
+ * reply.toolCalls[0].output; // { item: "ale", count: 3 }
  * ```
  * @module
  */

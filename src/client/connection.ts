@@ -42,7 +42,8 @@ interface Cancel {
  * @example
  * ```ts
  * import { Bridge, type WorldListener } from "../../mod.ts";
- * const gold: WorldListener = (change) => console.log(`gold ${change.oldValue} → ${change.newValue}`);
+ * const changes: string[] = [];
+ * const gold: WorldListener = (change) => changes.push(`gold ${change.oldValue} → ${change.newValue}`);
  * await using bridge = await Bridge.open();
  * const world = await bridge.createWorld({ player: { gold: 60 } });
  * await world.subscribe("player.gold", gold);

@@ -97,7 +97,8 @@ export function worldId(
  *   options: { playerOptionCount: 0, canEndConversation: false },
  *   model: { type: "scripted", steps: [{ json: { emotion: "proud", line: "Finest steel in the valley." } }] },
  * });
- * const reply = await gorm.talk("Nice sword.", { onLine: (delta) => console.log(delta) });
+ * let shown = "";
+ * const reply = await gorm.talk("Nice sword.", { onLine: (delta) => shown += delta });
  * reply.emotion; // "proud"
  * ```
  */
@@ -178,7 +179,10 @@ export class Npc {
     return (await this.#c.request("npc/bark", { npc: this.id, situation })).line;
   }
 
-  /** The save state; with `settle` (default) it waits for earlier requests and background compaction. */
+  /**
+   * The save state; with `settle` (default) it waits for earlier requests and runs a compaction that is due
+   * first (so the save holds the summary and the recent turns).
+   */
   async state(options: { settle?: boolean } = {}): Promise<NpcState> {
     return (await this.#c.request("npc/state", { npc: this.id, settle: options.settle })).state;
   }

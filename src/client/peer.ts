@@ -56,8 +56,9 @@ export interface RequestOptions {
  * ```ts
  * import { InProcessTransport, Peer } from "../../mod.ts";
  * const peer = new Peer(new InProcessTransport());
+ * const abandoned: Array<string | number> = [];
  * peer.setRequestHandler("tool/call", (params, request) => {
- *   request.signal.addEventListener("abort", () => console.log(`tool call ${request.id} no longer needed`));
+ *   request.signal.addEventListener("abort", () => abandoned.push(request.id)); // tool/cancel arrived
  *   return { output: `handled ${request.method}` };
  * });
  * ```
@@ -79,6 +80,7 @@ export interface IncomingRequest {
  * import { InProcessTransport, Peer, type RequestHandler } from "../../mod.ts";
  * const answer: RequestHandler = (params) => ({ output: `You asked for ${JSON.stringify(params.call)}.` });
  * const peer = new Peer(new InProcessTransport());
+ * const abandoned: Array<string | number> = [];
  * peer.setRequestHandler("tool/call", answer);
  * ```
  */
@@ -90,7 +92,8 @@ export type RequestHandler = (params: JsonObject, request: IncomingRequest) => J
  * @example
  * ```ts
  * import { InProcessTransport, type NotificationHandler, Peer } from "../../mod.ts";
- * const log: NotificationHandler = (params, method) => console.log(method, params);
+ * const seen: string[] = [];
+ * const log: NotificationHandler = (_params, method) => seen.push(method);
  * const peer = new Peer(new InProcessTransport());
  * const stop = peer.onNotification("*", log);
  * stop();

@@ -60,7 +60,8 @@ function isEvent(value: JsonValue | undefined): value is JsonObject & SessionEve
  *   instructions: "You are a castle guard.",
  *   model: { type: "scripted", steps: [{ text: "Halt! Who goes there?" }] },
  * });
- * const result = await guard.respond("Hello", { onText: (delta) => console.log(delta) });
+ * const deltas: string[] = [];
+ * const result = await guard.respond("Hello", { onText: (delta) => deltas.push(delta) });
  * result.text; // "Halt! Who goes there?"
  * ```
  */

@@ -18,8 +18,9 @@
  *   model: { type: "scripted", steps: [{ text: "[proud] Finest steel in the valley." }] },
  * });
  * const turn = npc.talkStream("Any swords?");
+ * let line = "";
  * for await (const event of turn) {
- *   if (event.type === "lineDelta") console.log(event.delta);
+ *   if (event.type === "lineDelta") line += event.delta;
  * }
  * const reply = await turn.result;
  * ```

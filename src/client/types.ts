@@ -389,7 +389,7 @@ export type SessionEvent =
  * import { Bridge } from "../../mod.ts";
  * await using bridge = await Bridge.open();
  * const availability = await bridge.availability();
- * if (!availability.available) console.log(`on-device model unavailable: ${availability.reason}`);
+ * if (!availability.available) console.error(`on-device model unavailable: ${availability.reason}`);
  * ```
  */
 export interface ModelAvailability {

@@ -48,7 +48,8 @@ const OPEN = 1;
  * import { WebSocketTransport } from "./websocket_transport.ts";
  * async function pingRaw(url = "ws://127.0.0.1:1976/rpc"): Promise<void> {
  *   const transport = new WebSocketTransport(url);
- *   transport.onmessage = (message) => console.log(message);
+ *   const received: unknown[] = [];
+ *   transport.onmessage = (message) => received.push(message);
  *   await transport.start();
  *   await transport.send({ jsonrpc: "2.0", id: 1, method: "ping" });
  *   await transport.close();

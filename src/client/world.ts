@@ -14,11 +14,12 @@ import type { WorldRemoval } from "./game_types.ts";
  * import { Bridge } from "../../mod.ts";
  * await using bridge = await Bridge.open();
  * const world = await bridge.createWorld({ weather: "rain" });
+ * const seen: unknown[] = [];
  * {
- *   await using watch = await world.subscribe("weather", (change) => console.log(change.newValue));
- *   await world.set("weather", "sun"); // logs "sun"
+ *   await using watch = await world.subscribe("weather", (change) => seen.push(change.newValue));
+ *   await world.set("weather", "sun"); // seen: ["sun"]
  * } // unsubscribed here
- * await world.set("weather", "fog"); // logs nothing
+ * await world.set("weather", "fog"); // seen stays ["sun"]
  * ```
  */
 export class Subscription implements AsyncDisposable {
@@ -58,8 +59,9 @@ export class Subscription implements AsyncDisposable {
  * import { Bridge } from "../../mod.ts";
  * await using bridge = await Bridge.open();
  * const world = await bridge.createWorld({ player: { gold: 60 } });
- * const subscription = await world.subscribe("player", (change) => console.log(change.path, change.newValue));
- * await world.set("player.gold", 15); // logs "player.gold 15"
+ * const changes: string[] = [];
+ * const subscription = await world.subscribe("player", (change) => changes.push(`${change.path} ${change.newValue}`));
+ * await world.set("player.gold", 15); // changes: ["player.gold 15"]
  * await world.get<number>("player.gold"); // 15
  * await subscription.unsubscribe();
  * ```

@@ -118,7 +118,8 @@ export const MESSAGES = {
  * try {
  *   await bridge.npc("nobody").talk("Hello?");
  * } catch (error) {
- *   if (error instanceof BridgeError && error.dataCode === "npc_not_found") console.log(error.data.npc); // "nobody"
+ *   if (!(error instanceof BridgeError) || error.dataCode !== "npc_not_found") throw error;
+ *   error.data.npc; // "nobody"
  * }
  * ```
  */

@@ -253,7 +253,8 @@ export class StatePanel {
       h("h3", { text: "Summary" }),
       h("p", {
         class: memory.summary ? "" : "hint",
-        text: memory.summary || "None yet (older turns are summarized in the background).",
+        text: memory.summary ||
+          "None yet (older turns are summarized once the conversation needs the room, or when the NPC is saved).",
       }),
       h("button", { type: "button", class: "small", text: "Edit memory", on: { click: () => this.#edit() } }),
     );
