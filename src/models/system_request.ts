@@ -4,7 +4,8 @@
  * @module
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import { assignMissingIds } from "../protocol/transcript.ts";
+import { assignMissingIds, type ConversationEntry } from "../protocol/transcript.ts";
+import { convertSchema } from "../schema/convert.ts";
 import type {
   GenerationOptions,
   ModelAvailability,
@@ -37,7 +38,46 @@ function optionsJson(options: GenerationOptions): JsonObject {
   return out;
 }
 
-/** The `step` request body (without `id`). History entries are passed as-is. */
+/** Generation schemas of the JSON Schemas that prompt entries keep, converted once per schema object. */
+const converted = new WeakMap<JsonObject, JsonObject | null>();
+
+function generationSchemaOf(schema: JsonObject, name: string): JsonObject | null {
+  let out = converted.get(schema);
+  if (out === undefined) {
+    try {
+      out = convertSchema(schema, name).generationSchema;
+    } catch {
+      out = null; // accepted when the turn ran, so not expected; the plugin then rebuilds without the format
+    }
+    converted.set(schema, out);
+  }
+  return out;
+}
+
+/**
+ * The history as the plugin reads it. A prompt entry keeps its turn's response format as the client's JSON
+ * Schema (what `session/transcript` shows and `history` restores); the plugin rebuilds Apple's transcript
+ * from it and needs the generation schema (FoundationModels' dialect), as for `responseSchema`. Entries
+ * without a response format are passed as they are (the same array when none has one).
+ */
+export function pluginHistory(history: ConversationEntry[]): JsonValue[] {
+  let out: JsonValue[] | null = null;
+  for (let i = 0; i < history.length; i++) {
+    const entry = history[i];
+    if (entry.role !== "user" || entry.responseFormat === undefined) continue;
+    out ??= history.slice(0, i) as unknown as JsonValue[];
+    const { name, schema } = entry.responseFormat;
+    const generation = generationSchemaOf(schema, name);
+    const { responseFormat: _, ...rest } = entry;
+    const plugin = generation === null ? rest : { ...rest, responseFormat: { name, schema: generation } };
+    out[i] = plugin as unknown as JsonValue;
+  }
+  if (out === null) return history as unknown as JsonValue[];
+  for (let i = out.length; i < history.length; i++) out[i] = history[i] as unknown as JsonValue;
+  return out;
+}
+
+/** The `step` request body (without `id`). */
 export function stepRequestBody(
   request: StepRequest,
   captureWindowMs = DEFAULT_CAPTURE_WINDOW_MS,
@@ -48,7 +88,7 @@ export function stepRequestBody(
     instructions: request.instructions,
     tools: request.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
     toolCallingMode: request.toolCallingMode,
-    history: request.history as unknown as JsonValue[],
+    history: pluginHistory(request.history),
     prompt: request.prompt,
     responseSchema: request.responseSchema ? request.responseSchema.generationSchema : null,
     options: optionsJson(request.options),
@@ -64,7 +104,7 @@ export function countTokensRequestBody(request: Omit<StepRequest, "signal">): Js
     op: "countTokens",
     instructions: request.instructions,
     tools: request.tools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters })),
-    history: request.history as unknown as JsonValue[],
+    history: pluginHistory(request.history),
     prompt: request.prompt,
     responseSchema: request.responseSchema ? request.responseSchema.generationSchema : null,
   };
