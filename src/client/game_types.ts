@@ -6,46 +6,9 @@
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import type { Model, ToolCall, ToolChoice, ToolDefinition, ToolRecord, ToolRef, Usage } from "./types.ts";
 
-/**
- * The 16 emotions an NPC can show, in protocol order.
- *
- * @example
- * ```ts
- * import { EMOTIONS, type Emotion } from "../../mod.ts";
- * const portraits = new Map<Emotion, string>(EMOTIONS.map((e) => [e, `portraits/${e}.png`]));
- * portraits.get("happy"); // "portraits/happy.png"
- * ```
- */
-export const EMOTIONS = [
-  "neutral",
-  "happy",
-  "sad",
-  "angry",
-  "afraid",
-  "surprised",
-  "suspicious",
-  "amused",
-  "disgusted",
-  "excited",
-  "curious",
-  "confused",
-  "worried",
-  "grateful",
-  "annoyed",
-  "proud",
-] as const;
+import type { Emotion } from "../game/npc/emotions.ts";
 
-/**
- * An NPC emotion.
- *
- * @example
- * ```ts
- * import { type Emotion, type NpcOptions } from "../../mod.ts";
- * const calm: Emotion[] = ["neutral", "happy", "curious"];
- * const options: NpcOptions = { emotions: calm };
- * ```
- */
-export type Emotion = typeof EMOTIONS[number];
+export { type Emotion, EMOTIONS } from "../game/npc/emotions.ts";
 
 /**
  * Who an NPC is (§6 `persona`; only `name` is required; keep every field short).

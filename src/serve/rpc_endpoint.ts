@@ -17,7 +17,8 @@ import type { RpcSettings } from "./server_config.ts";
  * import { RpcEndpoint } from "./rpc_endpoint.ts";
  * import { silentLogger } from "../util/logger.ts";
  * const rpc = new RpcEndpoint({ engine: {}, maxConnections: 8, maxMessageBytes: 1 << 20 }, silentLogger);
- * Deno.serve((request) => rpc.upgrade(request));
+ * const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => rpc.upgrade(request));
+ * await server.shutdown();
  * ```
  */
 export class RpcEndpoint {

@@ -80,11 +80,12 @@ function overLimit(text: string, max: number): boolean {
  * ```ts
  * import { serveWebSocket } from "./websocket.ts";
  * import { BridgeEngine } from "../composition.ts";
- * Deno.serve((request) => {
+ * const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
  *   const { socket, response } = Deno.upgradeWebSocket(request);
  *   serveWebSocket(socket, { makeEngine: (send, onShutdown) => new BridgeEngine({ onShutdown }, send) });
  *   return response;
  * });
+ * await server.shutdown();
  * ```
  */
 export function serveWebSocket(

@@ -4,7 +4,16 @@
  * @module
  */
 
-/** Every emotion, in protocol order. */
+/**
+ * The 16 emotions an NPC can show, in protocol order.
+ *
+ * @example
+ * ```ts
+ * import { EMOTIONS, type Emotion } from "../../../mod.ts";
+ * const portraits = new Map<Emotion, string>(EMOTIONS.map((e) => [e, `portraits/${e}.png`]));
+ * portraits.get("happy"); // "portraits/happy.png"
+ * ```
+ */
 export const EMOTIONS = [
   "neutral",
   "happy",
@@ -24,7 +33,16 @@ export const EMOTIONS = [
   "proud",
 ] as const;
 
-/** One emotion name. */
+/**
+ * An NPC emotion.
+ *
+ * @example
+ * ```ts
+ * import { type Emotion, type NpcOptions } from "../../../mod.ts";
+ * const calm: Emotion[] = ["neutral", "happy", "curious"];
+ * const options: NpcOptions = { emotions: calm };
+ * ```
+ */
 export type Emotion = typeof EMOTIONS[number];
 
 /** Words a model commonly uses instead of an emotion name. */
