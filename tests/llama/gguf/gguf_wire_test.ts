@@ -202,7 +202,10 @@ Deno.test({
         lines,
       );
       assert.equal(stdio.code, 0, stdio.stderr);
-      const messages = stdio.stdout.trim().split("\n").map((l) => JSON.parse(l));
+      // initialize waits for the model to load; the create's response may come first (only the order of
+      // the turn's own messages is guaranteed), so the responses are looked at by id.
+      const messages = stdio.stdout.trim().split("\n").map((l) => JSON.parse(l))
+        .sort((a, b) => a.id - b.id);
       assert.deepEqual(messages.map((m) => m.id), [1, 2, 3]);
       assert.equal(messages[0].result.model.available, true);
       assert.equal(messages[0].result.model.contextSize, 2048);
