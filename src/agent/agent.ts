@@ -407,6 +407,7 @@ export class Agent {
           instructions: attempt.instructions,
           tools: plan.tools,
           entries: this.entries,
+          entriesChars: this.#entriesLength(),
         })) as TrimResult
         : null;
       const base = trimmed === null ? this.entries : trimmed.history;
@@ -416,14 +417,23 @@ export class Agent {
       const result =
         (yield model instanceof ScriptedModel ? model.stepNow(request) : model.step(request)) as StepResult;
       if (run.signal.aborted) throw BridgeError.turnCancelled();
-      this.#addUsage(
-        attempt.usage,
-        result.usage,
-        attempt.instructions,
-        history,
-        index === 0 ? run.prompt : "",
-        result,
-      );
+      if (result.usage === null) {
+        // Measured as the committed part (kept up to date incrementally) plus this turn's entries: measuring
+        // the whole step history again made every turn cost as much as the conversation so far.
+        const baseChars = base === this.entries ? this.#entriesLength() : historyLength(base);
+        const chars = index === 0
+          ? baseChars
+          : baseChars + entryLength(attempt.prompt) + historyLength(attempt.turn);
+        this.#estimateUsage(
+          attempt.usage,
+          attempt.instructions,
+          chars,
+          index === 0 ? run.prompt : "",
+          result,
+        );
+      } else {
+        addStepUsage(attempt.usage, result.usage);
+      }
       if (result.kind !== "toolCalls") return this.#finish(attempt, result);
       if (plan.mode === "disallowed" && ++attempt.disallowedRounds > MAX_DISALLOWED_TOOL_ROUNDS) {
         throw BridgeError.of(
@@ -540,21 +550,14 @@ export class Agent {
     return out;
   }
 
-  #addUsage(
+  /** Usage estimated from text lengths, for a backend that reports none (about 4 characters per token). */
+  #estimateUsage(
     usage: Usage,
-    stepUsage: StepUsage | null,
     instructions: string | null,
-    history: ConversationEntry[],
+    historyChars: number,
     prompt: string,
     result: StepResult,
   ): void {
-    if (stepUsage) {
-      usage.inputTokens += stepUsage.inputTokens;
-      usage.cachedInputTokens += stepUsage.cachedInputTokens;
-      usage.outputTokens += stepUsage.outputTokens;
-      return;
-    }
-    const historyChars = history === this.entries ? this.#entriesLength() : historyLength(history);
     const input = (instructions ?? "").length + prompt.length + historyChars;
     usage.inputTokens += Math.ceil(input / 4);
     const out = result.kind === "toolCalls" ? compactJson(result.calls) : result.text;
@@ -578,6 +581,11 @@ export class Agent {
     this.#lengthSum = bounded.chars;
   }
 
+  /** Text length of the committed history (kept up to date incrementally: cheap on every turn). */
+  historyChars(): number {
+    return this.#entriesLength();
+  }
+
   /**
    * Text length of the committed history, kept up to date incrementally (the history only grows between
    * resets and bounds; a new array is measured again).
@@ -599,4 +607,11 @@ export class Agent {
     this.entries = [];
     this.contextNote = null;
   }
+}
+
+/** Adds the usage a backend reported for one step to the turn's. */
+function addStepUsage(usage: Usage, step: StepUsage): void {
+  usage.inputTokens += step.inputTokens;
+  usage.cachedInputTokens += step.cachedInputTokens;
+  usage.outputTokens += step.outputTokens;
 }

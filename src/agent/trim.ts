@@ -35,6 +35,11 @@ export interface TrimInput {
   tools: AgentTool[];
   /** The committed history. */
   entries: ConversationEntry[];
+  /**
+   * The text length of `entries` when the caller keeps it (the agent does, incrementally): the cheap first
+   * estimate then reads no entry, and a turn does not cost as much as the whole conversation.
+   */
+  entriesChars?: number;
 }
 
 /** True when the steps of `model` go through {@link trimHistory}: the model asks for it and the agent has it on. */
@@ -55,8 +60,12 @@ export async function trimHistory(input: TrimInput): Promise<TrimResult> {
       (n, t) => n + t.name.length + t.description.length + compactJson(t.generationSchema).length,
       0,
     );
-  const sizes = entries.map((e) => entryLength(e) + 16);
-  const total = fixed + sizes.reduce((a, b) => a + b, 0);
+  let chars = input.entriesChars;
+  if (chars === undefined) {
+    chars = 0;
+    for (const e of entries) chars += entryLength(e);
+  }
+  const total = fixed + chars + 16 * entries.length;
   if (total / 3 <= budget * 0.6) return { history: entries, trimmedEntries: 0 };
   const count = async (history: ConversationEntry[]): Promise<number> => {
     if (model.countTokens) {

@@ -21,7 +21,6 @@ import type { ConversationEntry } from "../../protocol/transcript.ts";
 import type { LanguageModel } from "../../models/language_model.ts";
 import { Agent } from "../../agent/agent.ts";
 import { compactionCut, summarizeAsContinuation } from "../../agent/compaction.ts";
-import { historyLength } from "../../agent/entry_text.ts";
 import { exportTranscript } from "../../agent/transcript_codec.ts";
 import type { AgentTool, ToolChoice, ToolPolicy } from "../../agent/types.ts";
 import { BridgeError, toBridgeError } from "../../protocol/errors.ts";
@@ -326,7 +325,7 @@ export class Npc {
   #roomUsed(): number {
     const agent = this.agent;
     const budget = Math.max(1, agent.model.contextSize - agent.settings.reservedResponseTokens);
-    let chars = (agent.instructions ?? "").length + historyLength(agent.entries);
+    let chars = (agent.instructions ?? "").length + agent.historyChars();
     for (const t of agent.tools) {
       chars += t.name.length + t.description.length + compactJson(t.jsonSchema).length;
     }
