@@ -3,6 +3,17 @@
  * @module
  */
 import { SERVER_INFO } from "../protocol/version.ts";
+import { runStdio } from "./stdio.ts";
+import { runServe } from "./serve.ts";
+import { runPlayground } from "./playground.ts";
+import { runRespond } from "./respond.ts";
+import { runChat } from "./chat.ts";
+import { runAvailable } from "./available.ts";
+import { runNpc } from "./npc.ts";
+import { runDemo } from "./demo.ts";
+import { runSchema } from "./schema_convert.ts";
+import { runTools } from "./tools_validate.ts";
+import { runModels } from "./models.ts";
 
 /** Top-level help. */
 export const MAIN_HELP = `oam ${SERVER_INFO.version} — drive LLM agents with real tool calls from game engines
@@ -38,24 +49,19 @@ Colors only on a terminal; NO_COLOR=1 turns them off. OAM_SCRIPT=<file> swaps in
 /** A subcommand: its arguments in, exit code out. */
 export type Command = (args: string[]) => Promise<number>;
 
-/**
- * Registered subcommands. Each command's module is loaded when it runs: `oam stdio` then carries none of the
- * other commands' code (the HTTP server, the playground page's 270 KB of assets, the CLI chat), which measured
- * 10–20 % of pipelined request throughput on the stdio path (a larger heap for every collection to walk) and
- * start-up time. The specifiers are literals, so `deno compile` still includes every command.
- */
+/** Registered subcommands. */
 export const COMMANDS: Record<string, Command> = {
-  stdio: async (args) => (await import("./stdio.ts")).runStdio(args),
-  serve: async (args) => (await import("./serve.ts")).runServe(args),
-  playground: async (args) => (await import("./playground.ts")).runPlayground(args),
-  respond: async (args) => (await import("./respond.ts")).runRespond(args),
-  chat: async (args) => (await import("./chat.ts")).runChat(args),
-  npc: async (args) => (await import("./npc.ts")).runNpc(args),
-  demo: async (args) => (await import("./demo.ts")).runDemo(args),
-  available: async (args) => (await import("./available.ts")).runAvailable(args),
-  schema: async (args) => (await import("./schema_convert.ts")).runSchema(args),
-  tools: async (args) => (await import("./tools_validate.ts")).runTools(args),
-  models: async (args) => (await import("./models.ts")).runModels(args),
+  stdio: runStdio,
+  serve: runServe,
+  playground: runPlayground,
+  respond: runRespond,
+  chat: runChat,
+  npc: runNpc,
+  demo: runDemo,
+  available: runAvailable,
+  schema: runSchema,
+  tools: runTools,
+  models: runModels,
 };
 
 /**
