@@ -62,7 +62,10 @@ function compile(instance: Ajv, schema: JsonObject): ValidateFunction {
 export function compileValidator(schema: JsonObject): Validator {
   const cached = cache.get(schema);
   if (cached !== undefined) return cached;
-  const text = compactJson(schema);
+  // Annotations do not change what is valid: schemas that differ only in them (every NPC's reply schema
+  // names the NPC in its descriptions) share one compiled validator.
+  const core = withoutAnnotations(schema) as JsonObject;
+  const text = compactJson(core);
   const same = byText.get(text);
   if (same !== undefined) {
     cache.set(schema, same);
@@ -73,7 +76,7 @@ export function compileValidator(schema: JsonObject): Validator {
   // renamed on both sides (the schema once, each value before it is checked).
   const renames = text.includes(`"${PROTO}"`);
   // `$schema` would make ajv look up a meta-schema it may not have; the dialect is not ours to enforce.
-  let prepared: JsonObject = renames ? renameProtoKeys(schema, true) as JsonObject : schema;
+  let prepared: JsonObject = renames ? renameProtoKeys(core, true) as JsonObject : core;
   if (Object.hasOwn(prepared, "$schema")) {
     prepared = { ...prepared };
     delete prepared.$schema;
@@ -105,6 +108,83 @@ export function compileValidator(schema: JsonObject): Validator {
   if (byText.size >= MAX_BY_TEXT) byText.clear();
   byText.set(text, validator);
   return validator;
+}
+
+/** Keywords that only annotate a schema: validation never reads them. */
+const ANNOTATIONS = new Set(["description", "title", "examples", "$comment"]);
+/** Keywords whose value is one schema. */
+const ONE_SCHEMA = new Set([
+  "items",
+  "additionalItems",
+  "additionalProperties",
+  "unevaluatedItems",
+  "unevaluatedProperties",
+  "contains",
+  "propertyNames",
+  "not",
+  "if",
+  "then",
+  "else",
+]);
+/** Keywords whose value is a list of schemas. */
+const SCHEMA_LIST = new Set(["allOf", "anyOf", "oneOf", "prefixItems", "items"]);
+/** Keywords whose value maps names to schemas. */
+const SCHEMA_MAP = new Set(["properties", "patternProperties", "dependentSchemas", "$defs", "definitions"]);
+
+/** Depth below which annotations are left in place (deeper schemas are rare, and recursion is bounded). */
+const MAX_STRIP_DEPTH = 64;
+
+/**
+ * `schema` without its annotation keywords (`description`, `title`, `examples`, `$comment`), removed only
+ * where they are keywords: a property named `description` stays, and so do `enum`/`const` values and unknown
+ * keywords, copied as they are. Below {@link MAX_STRIP_DEPTH} levels the rest is kept as it is. The input is
+ * not changed (unchanged parts are shared).
+ */
+function withoutAnnotations(schema: JsonValue, depth = 0): JsonValue {
+  if (schema === null || typeof schema !== "object" || Array.isArray(schema)) return schema;
+  if (depth >= MAX_STRIP_DEPTH) return schema;
+  const inner = (sub: JsonValue) => withoutAnnotations(sub, depth + 1);
+  let out: JsonObject | null = null;
+  for (const key of Object.keys(schema)) {
+    const value = schema[key];
+    let next: JsonValue | undefined = value;
+    if (ANNOTATIONS.has(key)) next = undefined;
+    else if (Array.isArray(value) && SCHEMA_LIST.has(key)) {
+      const items = value.map(inner);
+      next = items.some((v, i) => v !== value[i]) ? items : value;
+    } else if (ONE_SCHEMA.has(key)) next = inner(value);
+    else if (SCHEMA_MAP.has(key) && value !== null && typeof value === "object" && !Array.isArray(value)) {
+      let map: JsonObject | null = null;
+      for (const name of Object.keys(value)) {
+        const sub = inner(value[name]);
+        if (sub !== value[name]) {
+          map ??= copyOwn(value);
+          map[name] = sub;
+        }
+      }
+      next = map ?? value;
+    }
+    if (next !== value) {
+      out ??= copyOwn(schema);
+      if (next === undefined) delete out[key];
+      else out[key] = next;
+    }
+  }
+  return out ?? schema;
+}
+
+/** A shallow copy with own properties defined as data (a `__proto__` key stays an own key). */
+function copyOwn(value: JsonObject): JsonObject {
+  const out: JsonObject = {};
+  for (const key of Object.keys(value)) {
+    Object.defineProperty(out, key, {
+      value: value[key],
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+  return out;
 }
 
 const PROTO = "__proto__";

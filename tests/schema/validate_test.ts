@@ -141,3 +141,55 @@ Deno.test("validate: own __proto__ keys are checked like any other property", ()
   assert.equal(validate(JSON.parse('{"__proto__":{},"c":1}')), "#: must NOT have additional properties 'c'");
   assert.equal(({} as Record<string, unknown>).a, undefined);
 });
+
+Deno.test("validate: schemas that differ only in annotations share one compiled validator", () => {
+  const reply = (name: string): JsonObject => ({
+    type: "object",
+    title: `${name}'s reply`,
+    additionalProperties: false,
+    properties: {
+      emotion: { type: "string", enum: ["calm", "angry"], description: `How ${name} feels.` },
+      line: { type: "string", description: `What ${name} says.`, examples: ["Hello."] },
+      options: { type: "array", items: { type: "string", $comment: name }, maxItems: 2 },
+    },
+    required: ["emotion", "line"],
+  });
+  const gorm = compileValidator(reply("Gorm"));
+  const mira = compileValidator(reply("Mira"));
+  assert.equal(gorm, mira, "one validator for both NPCs' reply schemas");
+  assert.equal(gorm({ emotion: "calm", line: "Hm." }), null);
+  assert.equal(
+    mira({ emotion: "sad", line: "Hm." }),
+    '#/properties/emotion: must be equal to one of the allowed values: "calm", "angry"',
+  );
+  assert.equal(
+    mira({ emotion: "calm", line: "Hm.", options: ["a", "b", "c"] }),
+    "#/properties/options: must NOT have more than 2 items",
+  );
+  // A schema whose constraints differ gets its own.
+  assert.notEqual(compileValidator({ ...reply("Gorm"), required: ["emotion"] }), gorm);
+});
+
+Deno.test("validate: only annotation keywords go; properties, enum and const values named like them stay", () => {
+  const validate = compileValidator({
+    type: "object",
+    properties: {
+      description: { type: "string", minLength: 2 },
+      title: { const: { description: "exact" } },
+      kind: { enum: ["description", "title"] },
+    },
+    required: ["description", "title"],
+    additionalProperties: false,
+  });
+  assert.equal(validate({ description: "ok", title: { description: "exact" }, kind: "title" }), null);
+  assert.equal(validate({ title: { description: "exact" } }), "#: must have required property 'description'");
+  assert.equal(
+    validate({ description: "x", title: { description: "exact" } }),
+    "#/properties/description: must NOT have fewer than 2 characters",
+  );
+  assert.equal(validate({ description: "ok", title: {} }), "#/properties/title: must be equal to constant");
+  assert.equal(
+    validate({ description: "ok", title: { description: "exact" }, kind: "other" }),
+    '#/properties/kind: must be equal to one of the allowed values: "description", "title"',
+  );
+});
