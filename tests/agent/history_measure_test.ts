@@ -28,12 +28,12 @@ class CountingModel implements LanguageModel {
     if (this.#counted.has(entry) || !("contents" in entry)) return;
     this.#counted.add(entry);
     let value = (entry as { contents: unknown }).contents;
-    const model = this;
+    const read = () => {
+      this.reads++;
+      return value;
+    };
     Object.defineProperty(entry, "contents", {
-      get() {
-        model.reads++;
-        return value;
-      },
+      get: read,
       set(next) {
         value = next;
       },
