@@ -33,6 +33,9 @@ const PACKAGE = ["npm:node-llama-cpp", NODE_LLAMA_CPP_VERSION].join("@");
 
 /** Permissions node-llama-cpp needs under Deno (it checks its native binary in a child process). */
 export const LLAMA_PERMISSIONS = "--allow-read --allow-env --allow-sys --allow-ffi --allow-run";
+/** Where to get them in this repository: the narrow tasks (`serve`, `stdio`, `playground`) leave them out. */
+const LLAMA_TASK_HINT =
+  "(deno task oam and oam:local pass them; e.g. deno task oam:local serve --model gguf:…)";
 
 /** Grammars kept per loaded model (by schema). */
 const MAX_GRAMMARS = 64;
@@ -91,7 +94,7 @@ function stderrLine(text: string): void {
 export function loadLlamaModule(): Promise<LlamaModule> {
   modulePromise ??= (import(PACKAGE) as Promise<LlamaModule>).catch((error) => {
     modulePromise = undefined;
-    const hint = isPermissionError(error) ? ` It needs ${LLAMA_PERMISSIONS}.` : "";
+    const hint = isPermissionError(error) ? ` It needs ${LLAMA_PERMISSIONS} ${LLAMA_TASK_HINT}.` : "";
     throw unavailable(`node-llama-cpp could not be loaded: ${message(error)}.${hint}`, {}, error);
   });
   return modulePromise;
@@ -113,7 +116,7 @@ function getLlamaFor(gpu: LlamaGpu): Promise<Llama> {
     ).catch((error) => {
       llamas.delete(key);
       if (error instanceof BridgeError) throw error;
-      const hint = isPermissionError(error) ? ` It needs ${LLAMA_PERMISSIONS}.` : "";
+      const hint = isPermissionError(error) ? ` It needs ${LLAMA_PERMISSIONS} ${LLAMA_TASK_HINT}.` : "";
       throw unavailable(`llama.cpp could not start: ${message(error)}.${hint}`, {}, error);
     });
     llamas.set(key, promise);

@@ -216,3 +216,49 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "gguf processes: with the narrow permissions of deno task stdio, availability names the missing ones and the task that has them",
+  ignore: !GGUF_ENABLED,
+  async fn() {
+    const fixture = (await fixtureConfig()).path;
+    const lines = [
+      { jsonrpc: "2.0", id: 1, method: "model/availability" },
+    ].map((m) => JSON.stringify(m)).join("\n") + "\n";
+    const child = new Deno.Command(Deno.execPath(), {
+      // The stdio task's permissions (deno.json), plus --no-lock as every GGUF run needs.
+      args: [
+        "run",
+        "--quiet",
+        "--no-lock",
+        "--no-prompt",
+        "--allow-env=OAM_FM_LIBRARY,OAM_SCRIPT,OAM_MODEL",
+        "--allow-read",
+        "--allow-ffi",
+        CLI,
+        "stdio",
+        "--model",
+        `gguf:${fixture}`,
+      ],
+      env: { NO_COLOR: "1" },
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "piped",
+      signal: AbortSignal.timeout(SLOW_MS),
+    }).spawn();
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(lines));
+    await writer.close();
+    const output = await child.output();
+    assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+    const answer = JSON.parse(new TextDecoder().decode(output.stdout).trim());
+    assert.equal(answer.id, 1);
+    assert.equal(answer.result.available, false);
+    assert.match(
+      answer.result.detail,
+      /It needs --allow-read --allow-env --allow-sys --allow-ffi --allow-run/,
+    );
+    assert.match(answer.result.detail, /deno task oam:local serve --model gguf:/);
+  },
+});
