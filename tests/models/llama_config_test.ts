@@ -403,6 +403,20 @@ Deno.test("deno.lock does not pin node-llama-cpp (every npm package in the lock 
   assert.ok(!lock.includes("node-llama-cpp"), "run GGUF models with --no-lock (the tasks do)");
 });
 
+Deno.test("every task that runs cli.ts passes --no-lock (a GGUF model tried through it would pin node-llama-cpp)", () => {
+  const config = JSON.parse(Deno.readTextFileSync(new URL("../../deno.json", import.meta.url)));
+  // The parts whose script (the first argument after `deno run` and its flags) is cli.ts.
+  const runs = Object.entries(config.tasks as Record<string, string>).flatMap(([name, command]) =>
+    command.split("&&").map((part) => part.trim()).filter((part) => {
+      const words = part.split(/\s+/);
+      const run = words.indexOf("run");
+      return words[run - 1] === "deno" && words.slice(run + 1).find((w) => !w.startsWith("-")) === "cli.ts";
+    }).map((part) => ({ name, part }))
+  );
+  assert.ok(runs.length >= 6, "the stdio, serve, playground, oam, demo and models tasks run cli.ts");
+  for (const { name, part } of runs) assert.match(part, /--no-lock/, `task ${name}: ${part}`);
+});
+
 Deno.test("importing mod.ts or cli.ts never pulls node-llama-cpp into the module graph", async () => {
   for (const entry of ["mod.ts", "cli.ts"]) {
     const output = await new Deno.Command(Deno.execPath(), {
