@@ -306,6 +306,32 @@ export class BridgeProcess {
   }
 }
 
+/**
+ * Runs `deno task --quiet <args>` in the repository (NO_COLOR set); stdin gets `input` (then closed) or
+ * nothing. Resolves with the exit code and the decoded output.
+ */
+export async function denoTask(
+  args: string[],
+  input?: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["task", "--quiet", ...args],
+    cwd: new URL("../../", import.meta.url).pathname,
+    stdin: input === undefined ? "null" : "piped",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1" },
+  }).spawn();
+  if (input !== undefined) {
+    const writer = child.stdin.getWriter();
+    await writer.write(new TextEncoder().encode(input));
+    await writer.close();
+  }
+  const out = await child.output();
+  const decoder = new TextDecoder();
+  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
+}
+
 /** VmRSS of `pid` in kB from /proc (Linux), or null. */
 export function readRssKb(pid: number): number | null {
   try {

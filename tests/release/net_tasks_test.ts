@@ -4,32 +4,9 @@
  * server. `deno task oam` (no network) says how to get it.
  */
 import assert from "node:assert/strict";
+import { denoTask } from "../helpers/process.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
 import { completion, json, MockServer } from "../models/openai_mock_server.ts";
-
-const ROOT = new URL("../../", import.meta.url).pathname;
-
-async function task(
-  args: string[],
-  input?: string,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["task", "--quiet", ...args],
-    cwd: ROOT,
-    stdin: input === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  if (input !== undefined) {
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(input));
-    await writer.close();
-  }
-  const out = await child.output();
-  const decoder = new TextDecoder();
-  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
-}
 
 /** A mock server that lists model `mock` and answers every chat completion with `text`. */
 function server(text: string): MockServer {
@@ -43,7 +20,7 @@ function server(text: string): MockServer {
 Deno.test("deno task oam:local reaches a model server on this machine", async () => {
   const mock = server("Rain in Oslo.");
   try {
-    const r = await task(["oam:local", "respond", "--model", `openai:${mock.baseURL}#mock`, "Weather?"]);
+    const r = await denoTask(["oam:local", "respond", "--model", `openai:${mock.baseURL}#mock`, "Weather?"]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, "Rain in Oslo.\n");
     const chat = mock.chatBodies[0] as JsonObject;
@@ -56,7 +33,7 @@ Deno.test("deno task oam:local reaches a model server on this machine", async ()
 Deno.test("deno task stdio:local -- --model openai:…: system sessions run on the model server", async () => {
   const mock = server("Halt!");
   try {
-    const r = await task(
+    const r = await denoTask(
       ["stdio:local", "--", "--model", `openai:${mock.baseURL}#mock`],
       '{"jsonrpc":"2.0","id":1,"method":"session/create","params":{"session":"g"}}\n' +
         '{"jsonrpc":"2.0","id":2,"method":"session/respond","params":{"session":"g","prompt":"Who?"}}\n',
@@ -74,7 +51,7 @@ Deno.test("deno task oam without network access: exit 3 with how to grant it", a
   const mock = server("unused");
   try {
     const host = new URL(mock.baseURL).host;
-    const r = await task(["oam", "respond", "--model", `openai:${mock.baseURL}#mock`, "Weather?"]);
+    const r = await denoTask(["oam", "respond", "--model", `openai:${mock.baseURL}#mock`, "Weather?"]);
     assert.equal(r.code, 3, r.stderr);
     assert.equal(r.stdout, "");
     assert.ok(

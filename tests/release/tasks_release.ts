@@ -3,34 +3,10 @@
  * `--` through to the program, which must not take it for the end of its options.
  */
 import assert from "node:assert/strict";
-
-const ROOT = new URL("../../", import.meta.url).pathname;
-
-/** Runs `deno task <args>` in the repository; stdin gets `input` (closed) or nothing. */
-async function task(
-  args: string[],
-  input?: string,
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["task", "--quiet", ...args],
-    cwd: ROOT,
-    stdin: input === undefined ? "null" : "piped",
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).spawn();
-  if (input !== undefined) {
-    const writer = child.stdin.getWriter();
-    await writer.write(new TextEncoder().encode(input));
-    await writer.close();
-  }
-  const out = await child.output();
-  const decoder = new TextDecoder();
-  return { code: out.code, stdout: decoder.decode(out.stdout), stderr: decoder.decode(out.stderr) };
-}
+import { denoTask } from "../helpers/process.ts";
 
 Deno.test("deno task stdio -- <flags>: the flags reach oam stdio", async () => {
-  const r = await task(
+  const r = await denoTask(
     ["stdio", "--", "--log-level", "debug", "--max-sessions", "1"],
     '{"jsonrpc":"2.0","id":1,"method":"session/create","params":{"model":"scripted"}}\n' +
       '{"jsonrpc":"2.0","id":2,"method":"session/create","params":{"model":"scripted"}}\n',
@@ -43,35 +19,35 @@ Deno.test("deno task stdio -- <flags>: the flags reach oam stdio", async () => {
 });
 
 Deno.test("deno task stdio -- <bad flag>: one usage line with the help hint, exit 2", async () => {
-  const r = await task(["stdio", "--", "--bogus"]);
+  const r = await denoTask(["stdio", "--", "--bogus"]);
   assert.equal(r.code, 2);
   assert.equal(r.stdout, "");
   assert.equal(r.stderr, "Error: Unknown option '--bogus'. Run 'oam stdio --help'. [usage]\n");
 });
 
 Deno.test("deno task oam -- <command> <flags>, deno task serve -- <flags> and deno task demo -- <flags>", async () => {
-  const version = await task(["oam", "--", "--version"]);
+  const version = await denoTask(["oam", "--", "--version"]);
   assert.equal(version.code, 0, version.stderr);
   assert.equal(version.stdout, "oam 0.1.0\n");
-  const tools = await task(
+  const tools = await denoTask(
     ["oam", "--", "tools", "validate", "--json", "-"],
     '[{"name": "look", "description": "Look around."}]',
   );
   assert.equal(tools.code, 0, tools.stderr);
   assert.equal(JSON.parse(tools.stdout).tools[0].name, "look");
-  const serve = await task(["serve", "--", "--help"]);
+  const serve = await denoTask(["serve", "--", "--help"]);
   assert.equal(serve.code, 0, serve.stderr);
   assert.match(serve.stdout, /oam serve/);
-  const demo = await task(["demo", "--", "--fast"]);
+  const demo = await denoTask(["demo", "--", "--fast"]);
   assert.equal(demo.code, 0, demo.stderr);
   assert.match(demo.stdout, /Mira/);
 });
 
 Deno.test("deno task fuzz / soak / bench -- <flags>: the flags override the task's defaults", async () => {
-  const fuzz = await task(["fuzz", "--", "--lines", "50", "--seed", "3"]);
+  const fuzz = await denoTask(["fuzz", "--", "--lines", "50", "--seed", "3"]);
   assert.equal(fuzz.code, 0, fuzz.stderr);
   assert.equal(JSON.parse(fuzz.stdout).lines, 50);
-  const soak = await task([
+  const soak = await denoTask([
     "soak",
     "--",
     "--seconds",
@@ -85,7 +61,18 @@ Deno.test("deno task fuzz / soak / bench -- <flags>: the flags override the task
   ]);
   assert.equal(soak.code, 0, soak.stderr);
   assert.deepEqual(JSON.parse(soak.stdout).failures, []);
-  const bench = await task(["bench", "--", "--n", "200", "--repeat", "1", "--warm", "0", "--window", "50"]);
+  const bench = await denoTask([
+    "bench",
+    "--",
+    "--n",
+    "200",
+    "--repeat",
+    "1",
+    "--warm",
+    "0",
+    "--window",
+    "50",
+  ]);
   assert.equal(bench.code, 0, bench.stderr);
   assert.match(bench.stdout, /200 pings/);
 });
