@@ -5,6 +5,7 @@
  */
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { CliError } from "./cli_error.ts";
+import { LOG_LEVELS, type LogLevel } from "../util/logger.ts";
 
 /** Options in the `node:util` parseArgs format. */
 export type FlagSpec = NonNullable<ParseArgsConfig["options"]>;
@@ -113,6 +114,23 @@ export function numberFlag(
     throw CliError.usage(`--${flag.name} must be a number from ${min} to ${max}; got '${value}'.`);
   }
   return n;
+}
+
+/**
+ * The `--log-level` flag of `values` (`fallback` when absent); usage error for a level that does not exist.
+ *
+ * @example
+ * ```ts
+ * logLevelFlag({ "log-level": "debug" }, "warning"); // "debug"
+ * logLevelFlag({}, "info"); // "info"
+ * ```
+ */
+export function logLevelFlag(values: ParsedFlags["values"], fallback: LogLevel): LogLevel {
+  const level = (stringFlag(values, "log-level") ?? fallback) as LogLevel;
+  if (!LOG_LEVELS.includes(level)) {
+    throw CliError.usage(`--log-level must be one of ${LOG_LEVELS.join(", ")}; got '${level}'.`);
+  }
+  return level;
 }
 
 /** True when `args` asks for help. */

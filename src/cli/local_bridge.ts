@@ -12,6 +12,7 @@ import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../p
 import { InProcessTransport } from "../client/in_process.ts";
 import { Peer } from "../client/peer.ts";
 import { parseScript, type Script, ScriptedModel } from "../models/scripted.ts";
+import type { LanguageModel } from "../models/language_model.ts";
 import { hostModelFromEnvironment, modelFlagKind, modelFromEnvironmentValue } from "./host_model.ts";
 import { CliError } from "./cli_error.ts";
 import { readJsonInput } from "./input.ts";
@@ -164,6 +165,26 @@ export function netAccessAdvice(detail: string): string | null {
     `'deno task oam:local <command> …'; for another host run 'deno run --allow-read --allow-env --allow-ffi ` +
     `--allow-run --allow-write --allow-net=${host} cli.ts <command> …' (a compiled oam needs to be compiled ` +
     `with that --allow-net).`;
+}
+
+/**
+ * The availability of `model`; a failure to ask becomes unavailable with reason "unknown" and its message.
+ *
+ * @example
+ * ```ts
+ * import { ScriptedModel } from "../models/scripted.ts";
+ * const availability = await availabilityOf(new ScriptedModel({ steps: [] }));
+ * availability.available; // true
+ * ```
+ */
+export function availabilityOf(
+  model: LanguageModel,
+): Promise<{ available: boolean; reason?: string; detail?: string }> {
+  return model.availability().catch((error) => ({
+    available: false,
+    reason: "unknown",
+    detail: error instanceof Error ? error.message : String(error),
+  }));
 }
 
 /** Why the command's model cannot run, with advice. */

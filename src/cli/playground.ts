@@ -8,10 +8,12 @@ import { createSystemModel } from "../models/system.ts";
 import { OpenAIServer } from "../serve/openai_server.ts";
 import { playgroundPages } from "../serve/playground/site.ts";
 import { SERVE_DEFAULTS } from "../serve/server_config.ts";
-import { LOG_LEVELS, type LogLevel, stderrLogger } from "../util/logger.ts";
-import { boolFlag, intFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
+import { stderrLogger } from "../util/logger.ts";
+import { boolFlag, intFlag, logLevelFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
+import { onStopSignals } from "./stop_signals.ts";
 import { CliError, EXIT, reportError } from "./cli_error.ts";
 import {
+  availabilityOf,
   MODEL_FLAGS_HELP,
   type ModelChoice,
   resolveModelChoice,
@@ -110,10 +112,7 @@ async function playground(args: string[]): Promise<number> {
     },
     positionals: false,
   });
-  const level = (stringFlag(values, "log-level") ?? "warning") as LogLevel;
-  if (!LOG_LEVELS.includes(level)) {
-    throw CliError.usage(`--log-level must be one of ${LOG_LEVELS.join(", ")}; got '${level}'.`);
-  }
+  const level = logLevelFlag(values, "warning");
   const logger = stderrLogger(level, "oam playground");
   const port = intFlag(values, { name: "port", min: 0, max: 65535 }) ?? PLAYGROUND_PORT;
   const choice = await resolveModelChoice({
@@ -147,22 +146,10 @@ async function playground(args: string[]): Promise<number> {
       EXIT.failure,
     );
   }
-  const stop = () => void server.stop();
-  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
-  for (const s of signals) {
-    try {
-      Deno.addSignalListener(s, stop);
-    } catch {
-      // signals unavailable
-    }
-  }
+  const removeSignalListeners = onStopSignals(() => void server.stop());
   const url = `http://${HOST}:${server.port}/`;
   writeOut(`oam playground: ${url}  (model: ${modelLabel(choice)})\nPress Ctrl-C to stop.\n`);
-  const availability = await model.availability().catch((error) => ({
-    available: false,
-    reason: "unknown",
-    detail: error instanceof Error ? error.message : String(error),
-  }));
+  const availability = await availabilityOf(model);
   if (!availability.available) {
     writeErr(
       `note: ${
@@ -172,12 +159,6 @@ async function playground(args: string[]): Promise<number> {
   }
   if (boolFlag(values, "open")) await openBrowser(url);
   await server.stopped;
-  for (const s of signals) {
-    try {
-      Deno.removeSignalListener(s, stop);
-    } catch {
-      // ignore
-    }
-  }
+  removeSignalListeners();
   return EXIT.ok;
 }

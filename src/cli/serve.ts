@@ -10,11 +10,12 @@ import { createSystemModel } from "../models/system.ts";
 import { OpenAIServer } from "../serve/openai_server.ts";
 import { DEFAULT_PORT, SERVE_DEFAULTS, type ServeConfiguration } from "../serve/server_config.ts";
 import { isLoopbackAddress } from "../serve/http_guard.ts";
-import { LOG_LEVELS, type LogLevel, stderrLogger } from "../util/logger.ts";
-import { intFlag, listFlag, numberFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
+import { stderrLogger } from "../util/logger.ts";
+import { intFlag, listFlag, logLevelFlag, numberFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
 import { CliError, EXIT, reportError } from "./cli_error.ts";
 import { runCommandTool } from "./command_tools.ts";
-import { MODEL_FLAGS_HELP, resolveModelChoice, unavailableMessage } from "./local_bridge.ts";
+import { availabilityOf, MODEL_FLAGS_HELP, resolveModelChoice, unavailableMessage } from "./local_bridge.ts";
+import { onStopSignals } from "./stop_signals.ts";
 import { loadToolsFile, toolName } from "./tools_file.ts";
 import { envVar, writeErr, writeOut } from "./tty.ts";
 
@@ -204,10 +205,7 @@ async function serve(args: string[]): Promise<number> {
     },
     positionals: false,
   });
-  const level = (stringFlag(values, "log-level") ?? "info") as LogLevel;
-  if (!LOG_LEVELS.includes(level)) {
-    throw CliError.usage(`--log-level must be one of ${LOG_LEVELS.join(", ")}; got '${level}'.`);
-  }
+  const level = logLevelFlag(values, "info");
   const logger = stderrLogger(level, "oam serve");
   const host = stringFlag(values, "host") ?? SERVE_DEFAULTS.host;
   const socket = stringFlag(values, "socket");
@@ -270,15 +268,7 @@ async function serve(args: string[]): Promise<number> {
       EXIT.failure,
     );
   }
-  const stop = () => void server.stop();
-  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
-  for (const s of signals) {
-    try {
-      Deno.addSignalListener(s, stop);
-    } catch {
-      // signals unavailable
-    }
-  }
+  const removeSignalListeners = onStopSignals(() => void server.stop());
   writeOut(banner({
     host,
     port: server.port,
@@ -288,11 +278,7 @@ async function serve(args: string[]): Promise<number> {
     rpc: engine !== null,
     tools: tools.map((t) => t.name),
   }));
-  const availability = await model.availability().catch((error) => ({
-    available: false,
-    reason: "unknown",
-    detail: error instanceof Error ? error.message : String(error),
-  }));
+  const availability = await availabilityOf(model);
   if (!availability.available) {
     writeErr(
       `warning: ${
@@ -301,12 +287,6 @@ async function serve(args: string[]): Promise<number> {
     );
   }
   await server.stopped;
-  for (const s of signals) {
-    try {
-      Deno.removeSignalListener(s, stop);
-    } catch {
-      // ignore
-    }
-  }
+  removeSignalListeners();
   return EXIT.ok;
 }

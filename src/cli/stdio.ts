@@ -4,10 +4,19 @@
  */
 import { BridgeEngine } from "../composition.ts";
 import type { BridgeConfiguration } from "../engine/configuration.ts";
-import { LOG_LEVELS, type LogLevel, stderrLogger } from "../util/logger.ts";
+import { stderrLogger } from "../util/logger.ts";
 import { createStdioServer } from "../transports/stdio.ts";
 import { hostModelFromEnvironment } from "./host_model.ts";
-import { boolFlag, type FlagSpec, intFlag, numberFlag, parseFlags, stringFlag } from "./args.ts";
+import {
+  boolFlag,
+  type FlagSpec,
+  intFlag,
+  logLevelFlag,
+  numberFlag,
+  parseFlags,
+  stringFlag,
+} from "./args.ts";
+import { onStopSignals } from "./stop_signals.ts";
 import { CliError, reportError } from "./cli_error.ts";
 import { stderrStyle } from "./tty.ts";
 
@@ -70,11 +79,6 @@ export async function runStdio(args: string[]): Promise<number> {
       await write(STDIO_HELP);
       return 0;
     }
-    const level = (stringFlag(values, "log-level") ?? "warning") as LogLevel;
-    if (!LOG_LEVELS.includes(level)) {
-      throw usage(`--log-level must be one of ${LOG_LEVELS.join(", ")}; got '${level}'.`);
-    }
-    logger = stderrLogger(level, "oam stdio");
     const flag = <T>(read: () => T): T => {
       try {
         return read();
@@ -82,6 +86,7 @@ export async function runStdio(args: string[]): Promise<number> {
         throw error instanceof CliError ? usage(error.message) : error;
       }
     };
+    logger = stderrLogger(flag(() => logLevelFlag(values, "warning")), "oam stdio");
     const toolTimeout = flag(() => numberFlag(values, { name: "tool-timeout", min: 0, max: 86400 }));
     config = { logger };
     const maxSessions = flag(() => intFlag(values, { name: "max-sessions", min: 1 }));
@@ -106,23 +111,9 @@ export async function runStdio(args: string[]): Promise<number> {
     (send, onShutdown) => new BridgeEngine({ ...config, onShutdown }, send),
     { logger, ...(maxLineBytes ? { maxLineBytes } : {}) },
   );
-  const stop = () => server.stop();
-  const signals: Deno.Signal[] = Deno.build.os === "windows" ? ["SIGINT"] : ["SIGINT", "SIGTERM"];
-  for (const s of signals) {
-    try {
-      Deno.addSignalListener(s, stop);
-    } catch {
-      // signals unavailable
-    }
-  }
+  const removeSignalListeners = onStopSignals(() => server.stop());
   const code = await server.run();
-  for (const s of signals) {
-    try {
-      Deno.removeSignalListener(s, stop);
-    } catch {
-      // ignore
-    }
-  }
+  removeSignalListeners();
   return code;
 }
 
