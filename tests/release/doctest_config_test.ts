@@ -1,5 +1,5 @@
 /**
- * `deno task test:doc` runs every JSDoc example under deno.doctest.json: deno.json's configuration without
+ * The JSDoc examples are type-checked under deno.doctest.json: deno.json's configuration without
  * noUnusedLocals and noUnusedParameters (`deno test --doc` imports every export of a module into each of its
  * examples, so those two would fail every example). Everything else must stay the same, so the examples are
  * checked as strictly as the code.
@@ -19,12 +19,12 @@ Deno.test("deno.doctest.json is deno.json's imports, unstable flags and compiler
   assert.deepEqual(doc.compilerOptions, strict);
 });
 
-Deno.test("the test task runs the JSDoc examples; the check task type-checks them", () => {
+Deno.test("the test task type-checks the JSDoc examples and runs them (tests/docs/); test:doc and check do too", () => {
   const tasks = read("deno.json").tasks as Record<string, string>;
-  assert.match(tasks.test, /&& deno task test:doc$/);
-  assert.match(
-    tasks["test:doc"],
-    /deno test --doc .*--config deno\.doctest\.json .*mod\.ts engine\.ts cli\.ts src\/ ffi\//,
-  );
-  assert.match(tasks.check, /deno test --doc --no-run --config deno\.doctest\.json /);
+  const roots = "mod.ts engine.ts cli.ts src/ ffi/";
+  assert.ok(tasks.test.includes(`deno test --doc --no-run --config deno.doctest.json ${roots} && `), tasks.test);
+  assert.match(tasks.test, /&& DENO_JOBS=4 deno test --allow-all --parallel$/);
+  assert.ok(Deno.statSync(new URL("tests/docs/examples_test.ts", ROOT)).isFile);
+  assert.match(tasks["test:doc"], /deno test --doc .*--config deno\.doctest\.json .*mod\.ts engine\.ts cli\.ts src\/ ffi\//);
+  assert.ok(tasks.check.includes(`deno test --doc --no-run --config deno.doctest.json ${roots}`), tasks.check);
 });
