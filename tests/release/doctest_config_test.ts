@@ -22,9 +22,18 @@ Deno.test("deno.doctest.json is deno.json's imports, unstable flags and compiler
 Deno.test("the test task type-checks the JSDoc examples and runs them (tests/docs/); test:doc and check do too", () => {
   const tasks = read("deno.json").tasks as Record<string, string>;
   const roots = "mod.ts engine.ts cli.ts src/ ffi/";
-  assert.ok(tasks.test.includes(`deno test --doc --no-run --config deno.doctest.json ${roots} && `), tasks.test);
+  assert.ok(
+    tasks.test.includes(`deno test --doc --no-run --config deno.doctest.json ${roots} && `),
+    tasks.test,
+  );
   assert.match(tasks.test, /&& DENO_JOBS=4 deno test --allow-all --parallel$/);
   assert.ok(Deno.statSync(new URL("tests/docs/examples_test.ts", ROOT)).isFile);
-  assert.match(tasks["test:doc"], /deno test --doc .*--config deno\.doctest\.json .*mod\.ts engine\.ts cli\.ts src\/ ffi\//);
-  assert.ok(tasks.check.includes(`deno test --doc --no-run --config deno.doctest.json ${roots}`), tasks.check);
+  assert.match(
+    tasks["test:doc"],
+    /deno test --doc .*--config deno\.doctest\.json .*mod\.ts engine\.ts cli\.ts src\/ ffi\//,
+  );
+  assert.ok(
+    tasks.check.includes(`deno test --doc --no-run --config deno.doctest.json ${roots}`),
+    tasks.check,
+  );
 });
