@@ -11,14 +11,11 @@ import type { StepTool, StepToolCall } from "./language_model.ts";
 import type { RawToolCall } from "./openai_completion.ts";
 import { orderBySchema } from "../schema/order.ts";
 
-// One validator instance; `addUsedSchema: false` lets schemas with equal `$id`s coexist.
-const ajv = new Ajv({
-  strict: false,
-  allErrors: false,
-  logger: false,
-  addUsedSchema: false,
-  validateFormats: true,
-});
+// One validator instance, made on first use (not at every process's start); `addUsedSchema: false` lets
+// schemas with equal `$id`s coexist.
+let ajv: Ajv | undefined;
+const newAjv = () =>
+  new Ajv({ strict: false, allErrors: false, logger: false, addUsedSchema: false, validateFormats: true });
 const compiled = new WeakMap<JsonObject, ValidateFunction>();
 
 /** A compiled validator for a client schema (cached per schema object). */
@@ -30,7 +27,7 @@ export function validatorFor(schema: JsonObject, what: string): ValidateFunction
   if (Object.hasOwn(copy, "$schema")) delete copy.$schema;
   let validate: ValidateFunction;
   try {
-    validate = ajv.compile(copy);
+    validate = (ajv ??= newAjv()).compile(copy);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw BridgeError.of("invalid_schema", `The JSON Schema of ${what} cannot be used: ${message}`);

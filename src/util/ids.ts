@@ -12,12 +12,14 @@ export function newCallId(): string {
   return out;
 }
 
-const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+/** Made on first use: creating a segmenter loads ICU's break rules, ≈ 10 ms of every process's start. */
+let graphemes: Intl.Segmenter | undefined;
 
 /** True when `text` has at most `limit` characters (grapheme clusters, as the reference counts them). */
 function atMostCharacters(text: string, limit: number): boolean {
   if (text.length <= limit) return true; // a character has at least one code unit
   let n = 0;
+  graphemes ??= new Intl.Segmenter(undefined, { granularity: "grapheme" });
   for (const _ of graphemes.segment(text)) if (++n > limit) return false;
   return true;
 }
