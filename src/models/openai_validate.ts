@@ -4,7 +4,7 @@
  * valid against the response schema. Problems are returned as text (the backend retries, then fails).
  * @module
  */
-import { Ajv, type ValidateFunction } from "npm:ajv@8.20.0";
+import { Ajv, type ValidateFunction } from "../schema/ajv.generated.js";
 import { BridgeError } from "../protocol/errors.ts";
 import { cloneJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import type { StepTool, StepToolCall } from "./language_model.ts";

@@ -4,8 +4,8 @@
  * and per schema text.
  * @module
  */
-// The named export: under Deno the default import of this CommonJS package is typed as the module namespace.
-import { Ajv, type ErrorObject, type ValidateFunction } from "npm:ajv@8.20.0";
+// ajv bundled into one ES module (scripts/build_ajv.ts): its CommonJS files took a third of a process's start.
+import { Ajv, type ErrorObject, type ValidateFunction } from "./ajv.generated.js";
 import { compactJson, type JsonObject, type JsonValue } from "../protocol/json.ts";
 
 /** A compiled validator: `null` when the value is valid, else a short message. */
