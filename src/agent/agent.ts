@@ -31,7 +31,7 @@ import { TextTracker } from "./text_tracker.ts";
 import { type BatchResult, runToolBatch } from "./tool_runtime.ts";
 import { needsTrim, trimHistory, type TrimResult } from "./trim.ts";
 import { entryLength, estimateTokens, historyLength } from "./entry_text.ts";
-import { boundHistoryWithLength, MAX_HISTORY_CHARS, MAX_HISTORY_ENTRIES } from "./history_bound.ts";
+import { historyCut, MAX_HISTORY_CHARS, MAX_HISTORY_ENTRIES } from "./history_bound.ts";
 import {
   type AgentSettings,
   type AgentTool,
@@ -225,9 +225,9 @@ export class Agent {
   /** Entries of the turn in progress (for reading a transcript during a turn), without respond_directly. */
   #currentPrompt: PromptEntry | null = null;
   #currentTurn: ConversationEntry[] = NO_ENTRIES;
-  /** The array `#lengthSum` measures, and how many of its entries it has measured. */
+  /** The array `#lengthSum` measures, and the text length of each of its entries measured so far. */
   #lengthOf: ConversationEntry[] | null = null;
-  #lengthCount = 0;
+  #lengths: number[] = [];
   #lengthSum = 0;
 
   /** Entries of the turn in progress (prompt, tool calls and outputs so far), without respond_directly. */
@@ -598,19 +598,23 @@ export class Agent {
 
   /** Drops the oldest whole turns when the history is past its bounds. */
   #bound(): void {
-    const bounded = boundHistoryWithLength(this.entries, {
-      total: this.#entriesLength(),
-      lengthOf: entryLength,
+    const total = this.#entriesLength();
+    const entries = this.entries;
+    if (entries.length <= this.maxEntries && total <= this.maxChars) return;
+    const lengths = this.#lengths;
+    const cut = historyCut(entries, {
+      total,
+      lengthAt: (i) => lengths[i],
       maxEntries: this.maxEntries,
       maxChars: this.maxChars,
     });
-    if (bounded === null) return;
-    this.droppedEntries += this.entries.length - bounded.entries.length;
-    this.entries = bounded.entries;
-    // The kept entries' length is known: the next usage estimate need not measure them again.
-    this.#lengthOf = bounded.entries;
-    this.#lengthCount = bounded.entries.length;
-    this.#lengthSum = bounded.chars;
+    if (cut === null) return;
+    this.droppedEntries += cut.start;
+    this.entries = entries.slice(cut.start);
+    // The kept entries' lengths are known: the next usage estimate need not measure them again.
+    this.#lengthOf = this.entries;
+    this.#lengths = lengths.slice(cut.start);
+    this.#lengthSum = cut.chars;
   }
 
   /** Text length of the committed history (kept up to date incrementally: cheap on every turn). */
@@ -619,18 +623,22 @@ export class Agent {
   }
 
   /**
-   * Text length of the committed history, kept up to date incrementally (the history only grows between
-   * resets and bounds; a new array is measured again).
+   * Text length of the committed history, kept up to date incrementally with each entry's length (the
+   * history only grows between resets and bounds; a new array is measured again).
    */
   #entriesLength(): number {
     const entries = this.entries;
-    if (entries !== this.#lengthOf || this.#lengthCount > entries.length) {
+    let lengths = this.#lengths;
+    if (entries !== this.#lengthOf || lengths.length > entries.length) {
       this.#lengthOf = entries;
-      this.#lengthCount = 0;
+      lengths = this.#lengths = [];
       this.#lengthSum = 0;
     }
-    for (let i = this.#lengthCount; i < entries.length; i++) this.#lengthSum += entryLength(entries[i]);
-    this.#lengthCount = entries.length;
+    for (let i = lengths.length; i < entries.length; i++) {
+      const n = entryLength(entries[i]);
+      lengths.push(n);
+      this.#lengthSum += n;
+    }
     return this.#lengthSum;
   }
 
