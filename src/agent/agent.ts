@@ -31,7 +31,7 @@ import { TextTracker } from "./text_tracker.ts";
 import { type BatchResult, runToolBatch } from "./tool_runtime.ts";
 import { needsTrim, trimHistory, type TrimResult } from "./trim.ts";
 import { entryLength, estimateTokens, historyLength } from "./entry_text.ts";
-import { boundHistoryWithLength, MAX_HISTORY_CHARS, MAX_HISTORY_ENTRIES } from "./history_bound.ts";
+import { historyCut, MAX_HISTORY_CHARS, MAX_HISTORY_ENTRIES } from "./history_bound.ts";
 import {
   type AgentSettings,
   type AgentTool,
@@ -145,7 +145,7 @@ interface TurnRun {
 interface Attempt extends TurnProgress {
   run: TurnRun;
   prompt: PromptEntry;
-  /** Tool-calls and tool-output entries of this attempt so far. */
+  /** Tool-calls and tool-output entries of this attempt so far (a shared empty array before the first). */
   turn: ConversationEntry[];
   records: TurnResult["toolCalls"];
   steps: StepInfo[];
@@ -164,6 +164,7 @@ interface Attempt extends TurnProgress {
 const NO_ENTRIES: ConversationEntry[] = Object.freeze([]) as unknown as ConversationEntry[];
 const NO_STEP_TOOLS: StepTool[] = Object.freeze([]) as unknown as StepTool[];
 const NO_TOOLS: AgentTool[] = Object.freeze([]) as unknown as AgentTool[];
+const NO_STEPS: StepInfo[] = Object.freeze([]) as unknown as StepInfo[];
 
 /** The step form of the callable `tools`: the same objects as in the offered list (so backends can compare). */
 function callableSteps(tools: AgentTool[], offered: AgentTool[], offeredSteps: StepTool[]): StepTool[] {
@@ -224,9 +225,9 @@ export class Agent {
   /** Entries of the turn in progress (for reading a transcript during a turn), without respond_directly. */
   #currentPrompt: PromptEntry | null = null;
   #currentTurn: ConversationEntry[] = NO_ENTRIES;
-  /** The array `#lengthSum` measures, and how many of its entries it has measured. */
+  /** The array `#lengthSum` measures, and the text length of each of its entries measured so far. */
   #lengthOf: ConversationEntry[] | null = null;
-  #lengthCount = 0;
+  #lengths: number[] = [];
   #lengthSum = 0;
 
   /** Entries of the turn in progress (prompt, tool calls and outputs so far), without respond_directly. */
@@ -352,8 +353,36 @@ export class Agent {
     return runSteps(this.#attemptSteps(run));
   }
 
-  /** One attempt: model steps until an answer, running each round of tool calls in between. */
+  /**
+   * One attempt: model steps until an answer, running each round of tool calls in between. The generator
+   * only yields what it waits for; the work of each step is in plain methods, so its saved frame is small.
+   */
   *#attemptSteps(run: TurnRun): Generator<unknown, TurnResult, unknown> {
+    const attempt = this.#newAttempt(run);
+    for (let index = 0;; index++) {
+      const plan = planStep({
+        policy: run.input.policy,
+        tools: this.tools,
+        progress: attempt,
+        offered: attempt.offered,
+      });
+      const trimmed = this.entries.length > 0 && needsTrim(this.model, this.settings)
+        ? (yield this.#trim(attempt, plan)) as TrimResult
+        : null;
+      const request = this.#stepRequest(attempt, index, plan, trimmed);
+      // The scripted model answers at once: its step needs no promise (see runSteps).
+      const model = this.model;
+      const result =
+        (yield model instanceof ScriptedModel ? model.stepNow(request) : model.step(request)) as StepResult;
+      this.#stepUsage(attempt, index, trimmed, result);
+      if (result.kind !== "toolCalls") return this.#finish(attempt, result);
+      this.#checkToolRound(attempt, index, plan);
+      this.#addBatch(attempt, (yield this.#toolBatch(attempt, result)) as BatchResult);
+    }
+  }
+
+  /** A new attempt of `run` (its prompt entry, and nothing done yet). */
+  #newAttempt(run: TurnRun): Attempt {
     const input = run.input;
     // Ids stay "" until a transcript export or a native model needs them (see assignMissingIds).
     const prompt: PromptEntry = {
@@ -370,9 +399,9 @@ export class Agent {
     const attempt: Attempt = {
       run,
       prompt,
-      turn: [],
+      turn: NO_ENTRIES,
       records: [],
-      steps: [],
+      steps: NO_STEPS,
       usage: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, totalTokens: 0 },
       rounds: 0,
       calls: 0,
@@ -392,75 +421,79 @@ export class Agent {
       attempt.offered = offered;
       attempt.offeredSteps = offered.map(toStepTool);
     }
-    const model = this.model;
-    for (let index = 0;; index++) {
-      const plan = planStep({
-        policy: input.policy,
-        tools: this.tools,
-        progress: attempt,
-        offered: attempt.offered,
-      });
-      const trimmed = this.entries.length > 0 && needsTrim(model, this.settings)
-        ? (yield trimHistory({
-          model,
-          settings: this.settings,
-          instructions: attempt.instructions,
-          tools: plan.tools,
-          entries: this.entries,
-          entriesChars: this.#entriesLength(),
-        })) as TrimResult
-        : null;
-      const base = trimmed === null ? this.entries : trimmed.history;
-      const history = index === 0 ? base : [...base, attempt.prompt, ...attempt.turn];
-      const request = this.#stepRequest(attempt, index, plan, trimmed, history);
-      // The scripted model answers at once: its step needs no promise (see runSteps).
-      const result =
-        (yield model instanceof ScriptedModel ? model.stepNow(request) : model.step(request)) as StepResult;
-      if (run.signal.aborted) throw BridgeError.turnCancelled();
-      if (result.usage === null) {
-        // Measured as the committed part (kept up to date incrementally) plus this turn's entries: measuring
-        // the whole step history again made every turn cost as much as the conversation so far.
-        const baseChars = base === this.entries ? this.#entriesLength() : historyLength(base);
-        const chars = index === 0
-          ? baseChars
-          : baseChars + entryLength(attempt.prompt) + historyLength(attempt.turn);
-        this.#estimateUsage(
-          attempt.usage,
-          attempt.instructions,
-          chars,
-          index === 0 ? run.prompt : "",
-          result,
-        );
-      } else {
-        addStepUsage(attempt.usage, result.usage);
-      }
-      if (result.kind !== "toolCalls") return this.#finish(attempt, result);
-      if (plan.mode === "disallowed" && ++attempt.disallowedRounds > MAX_DISALLOWED_TOOL_ROUNDS) {
-        throw BridgeError.of(
-          "generation_failed",
-          "The model kept calling tools after tools were disabled for this turn.",
-        );
-      }
-      if (index + 1 >= MAX_TURN_STEPS) {
-        throw BridgeError.of(
-          "generation_failed",
-          `The turn reached the limit of ${MAX_TURN_STEPS} model steps.`,
-        );
-      }
-      const batch = (yield runToolBatch(result.calls, {
-        tools: this.tools,
-        sink: run.sink,
-        signal: run.signal,
-        callsSoFar: attempt.calls,
-        maxToolCalls: input.policy.maxToolCalls,
-        onAdmitted: () => run.admitted = true,
-      })) as BatchResult;
-      attempt.records.push(...batch.records);
-      attempt.turn.push(...batch.entries);
-      attempt.rounds++;
-      attempt.calls += batch.admitted;
-      if (batch.onlyRespondDirectly && attempt.rounds === 1) attempt.respondedDirectly = true;
+    return attempt;
+  }
+
+  /** The history trimmed for the model (a model that trims history, with trimming on). */
+  #trim(a: Attempt, plan: StepPlan): Promise<TrimResult> {
+    return trimHistory({
+      model: this.model,
+      settings: this.settings,
+      instructions: a.instructions,
+      tools: plan.tools,
+      entries: this.entries,
+      entriesChars: this.#entriesLength(),
+    });
+  }
+
+  /** The history step `index` shows the model: the committed (or trimmed) one, then this turn's entries. */
+  #stepHistory(a: Attempt, index: number, trimmed: TrimResult | null): ConversationEntry[] {
+    const base = trimmed === null ? this.entries : trimmed.history;
+    return index === 0 ? base : [...base, a.prompt, ...a.turn];
+  }
+
+  /** Adds one step's usage to the attempt's (estimated when the backend reports none). */
+  #stepUsage(a: Attempt, index: number, trimmed: TrimResult | null, result: StepResult): void {
+    if (a.run.signal.aborted) throw BridgeError.turnCancelled();
+    if (result.usage !== null) {
+      addStepUsage(a.usage, result.usage);
+      return;
     }
+    // Measured as the committed part (kept up to date incrementally) plus this turn's entries: measuring
+    // the whole step history again made every turn cost as much as the conversation so far.
+    const base = trimmed === null ? this.entries : trimmed.history;
+    const baseChars = base === this.entries ? this.#entriesLength() : historyLength(base);
+    const chars = index === 0 ? baseChars : baseChars + entryLength(a.prompt) + historyLength(a.turn);
+    this.#estimateUsage(a.usage, a.instructions, chars, index === 0 ? a.run.prompt : "", result);
+  }
+
+  /** Fails the attempt when a round of tool calls is not allowed here. */
+  #checkToolRound(a: Attempt, index: number, plan: StepPlan): void {
+    if (plan.mode === "disallowed" && ++a.disallowedRounds > MAX_DISALLOWED_TOOL_ROUNDS) {
+      throw BridgeError.of(
+        "generation_failed",
+        "The model kept calling tools after tools were disabled for this turn.",
+      );
+    }
+    if (index + 1 >= MAX_TURN_STEPS) {
+      throw BridgeError.of(
+        "generation_failed",
+        `The turn reached the limit of ${MAX_TURN_STEPS} model steps.`,
+      );
+    }
+  }
+
+  /** Runs a step's tool calls. */
+  #toolBatch(a: Attempt, result: StepResult & { kind: "toolCalls" }): Promise<BatchResult> {
+    const run = a.run;
+    return runToolBatch(result.calls, {
+      tools: this.tools,
+      sink: run.sink,
+      signal: run.signal,
+      callsSoFar: a.calls,
+      maxToolCalls: run.input.policy.maxToolCalls,
+      onAdmitted: () => run.admitted = true,
+    });
+  }
+
+  /** Adds a finished round of tool calls to the attempt. */
+  #addBatch(a: Attempt, batch: BatchResult): void {
+    a.records.push(...batch.records);
+    if (a.turn === NO_ENTRIES) a.turn = this.#currentTurn = [...batch.entries];
+    else a.turn.push(...batch.entries);
+    a.rounds++;
+    a.calls += batch.admitted;
+    if (batch.onlyRespondDirectly && a.rounds === 1) a.respondedDirectly = true;
   }
 
   /** Records step `index` (its `modelStep` event) and builds the model's request for it. */
@@ -469,7 +502,6 @@ export class Agent {
     index: number,
     plan: StepPlan,
     trimmed: TrimResult | null,
-    history: ConversationEntry[],
   ): StepRequest {
     const run = a.run;
     const input = run.input;
@@ -494,7 +526,7 @@ export class Agent {
       tools: callableSteps(plan.tools, a.offered, a.offeredSteps),
       offeredTools: a.offeredSteps,
       toolCallingMode: plan.mode,
-      history,
+      history: this.#stepHistory(a, index, trimmed),
       prompt: index === 0 ? run.prompt : "",
       responseSchema: input.schema,
       options: run.options,
@@ -566,19 +598,23 @@ export class Agent {
 
   /** Drops the oldest whole turns when the history is past its bounds. */
   #bound(): void {
-    const bounded = boundHistoryWithLength(this.entries, {
-      total: this.#entriesLength(),
-      lengthOf: entryLength,
+    const total = this.#entriesLength();
+    const entries = this.entries;
+    if (entries.length <= this.maxEntries && total <= this.maxChars) return;
+    const lengths = this.#lengths;
+    const cut = historyCut(entries, {
+      total,
+      lengthAt: (i) => lengths[i],
       maxEntries: this.maxEntries,
       maxChars: this.maxChars,
     });
-    if (bounded === null) return;
-    this.droppedEntries += this.entries.length - bounded.entries.length;
-    this.entries = bounded.entries;
-    // The kept entries' length is known: the next usage estimate need not measure them again.
-    this.#lengthOf = bounded.entries;
-    this.#lengthCount = bounded.entries.length;
-    this.#lengthSum = bounded.chars;
+    if (cut === null) return;
+    this.droppedEntries += cut.start;
+    this.entries = entries.slice(cut.start);
+    // The kept entries' lengths are known: the next usage estimate need not measure them again.
+    this.#lengthOf = this.entries;
+    this.#lengths = lengths.slice(cut.start);
+    this.#lengthSum = cut.chars;
   }
 
   /** Text length of the committed history (kept up to date incrementally: cheap on every turn). */
@@ -587,18 +623,22 @@ export class Agent {
   }
 
   /**
-   * Text length of the committed history, kept up to date incrementally (the history only grows between
-   * resets and bounds; a new array is measured again).
+   * Text length of the committed history, kept up to date incrementally with each entry's length (the
+   * history only grows between resets and bounds; a new array is measured again).
    */
   #entriesLength(): number {
     const entries = this.entries;
-    if (entries !== this.#lengthOf || this.#lengthCount > entries.length) {
+    let lengths = this.#lengths;
+    if (entries !== this.#lengthOf || lengths.length > entries.length) {
       this.#lengthOf = entries;
-      this.#lengthCount = 0;
+      lengths = this.#lengths = [];
       this.#lengthSum = 0;
     }
-    for (let i = this.#lengthCount; i < entries.length; i++) this.#lengthSum += entryLength(entries[i]);
-    this.#lengthCount = entries.length;
+    for (let i = lengths.length; i < entries.length; i++) {
+      const n = entryLength(entries[i]);
+      lengths.push(n);
+      this.#lengthSum += n;
+    }
     return this.#lengthSum;
   }
 

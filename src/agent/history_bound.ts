@@ -39,28 +39,42 @@ export function boundHistoryWithLength(
   entries: ConversationEntry[],
   bound: HistoryBound,
 ): { entries: ConversationEntry[]; chars: number } | null {
-  const { total, lengthOf, maxEntries, maxChars } = bound;
-  if (entries.length <= maxEntries && total <= maxChars) return null;
-  const targetEntries = Math.floor(maxEntries * 0.75);
-  const targetChars = Math.floor(maxChars * 0.75);
+  const { lengthOf } = bound;
+  const cut = historyCut(entries, { ...bound, lengthAt: (i) => lengthOf(entries[i]) });
+  return cut === null ? null : { entries: entries.slice(cut.start), chars: cut.chars };
+}
+
+/**
+ * Where {@link boundHistory} cuts, from the entries' text lengths by index (`lengthAt(i)` is the length of
+ * `entries[i]`): the index of the first kept entry and the text length of the kept entries, or null when
+ * the history fits. It reads the roles of the last entries and of a few at the cut, and the lengths before
+ * the cut, but no dropped entry itself: a long conversation's oldest entries are long out of the CPU's
+ * caches, and reading each of them on every cut cost a turn as much as the rest of its work.
+ */
+export function historyCut(
+  entries: ConversationEntry[],
+  bound: Omit<HistoryBound, "lengthOf"> & { lengthAt: (index: number) => number },
+): { start: number; chars: number } | null {
+  const { total, lengthAt, maxEntries, maxChars } = bound;
+  const n = entries.length;
+  if (n <= maxEntries && total <= maxChars) return null;
+  // The newest turn always stays: cuts are at turn starts from 1 to the last one.
   let lastStart = -1;
-  for (let i = entries.length - 1; i > 0; i--) {
+  for (let i = n - 1; i > 0; i--) {
     if (entries[i].role === "user") {
       lastStart = i;
       break;
     }
   }
   if (lastStart <= 0) return null;
-  let chars = total;
-  let cut = 0;
-  let kept = total;
-  for (let i = 0; i < lastStart; i++) {
-    chars -= lengthOf(entries[i]);
-    const next = i + 1;
-    if (entries[next].role !== "user") continue;
-    cut = next;
-    kept = chars;
-    if (entries.length - cut <= targetEntries && chars <= targetChars) break;
-  }
-  return cut === 0 ? null : { entries: entries.slice(cut), chars: kept };
+  const targetEntries = Math.floor(maxEntries * 0.75);
+  const targetChars = Math.floor(maxChars * 0.75);
+  // Both targets only get easier further in: the first index where both hold (from the lengths alone) …
+  const from = Math.max(1, n - targetEntries);
+  let start = 0;
+  let dropped = 0;
+  while (start < lastStart && (start < from || total - dropped > targetChars)) dropped += lengthAt(start++);
+  // … then the first turn start from there (the last turn start when none fits both).
+  while (start < lastStart && entries[start].role !== "user") dropped += lengthAt(start++);
+  return { start, chars: total - dropped };
 }

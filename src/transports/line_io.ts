@@ -136,28 +136,37 @@ export class LineSplitter {
 
   /** Feeds a chunk. */
   push(chunk: Uint8Array): void {
-    // Fast path: nothing pending and the complete lines of the chunk decode as UTF-8 as a whole and fit the
-    // limit. Then one decode and a string split replace per-line byte work; the tail goes the slow way.
-    if (this.#size === 0 && !this.#skipping) {
-      const last = chunk.lastIndexOf(10);
-      if (last >= 0 && last < this.#max) {
-        const text = this.#decode(chunk.subarray(0, last + 1));
-        if (text !== null) {
-          let start = 0;
-          for (;;) {
-            const nl = text.indexOf("\n", start);
-            if (nl === -1) break;
-            let end = nl;
-            if (end > start && text.charCodeAt(end - 1) === 13) end--;
-            this.#onLine(text.slice(start, end));
-            start = nl + 1;
-          }
-          if (last + 1 < chunk.length) this.#take(chunk.subarray(last + 1), false);
-          return;
+    let start = 0;
+    // A line begun in an earlier chunk is finished the slow way first. Reads of a pipe end anywhere, so most
+    // chunks start inside a line: without this, every line of such a chunk went the slow way.
+    if (this.#size > 0 || this.#skipping) {
+      const nl = chunk.indexOf(10);
+      if (nl === -1) {
+        this.#take(chunk, false);
+        return;
+      }
+      this.#take(chunk.subarray(0, nl), true);
+      start = nl + 1;
+    }
+    // Fast path: the complete lines of the rest decode as UTF-8 as a whole and fit the limit. Then one
+    // decode and a string split replace per-line byte work; the tail goes the slow way.
+    const last = chunk.lastIndexOf(10);
+    if (last >= start && last - start < this.#max) {
+      const text = this.#decode(chunk.subarray(start, last + 1));
+      if (text !== null) {
+        let from = 0;
+        for (;;) {
+          const nl = text.indexOf("\n", from);
+          if (nl === -1) break;
+          let end = nl;
+          if (end > from && text.charCodeAt(end - 1) === 13) end--;
+          this.#onLine(text.slice(from, end));
+          from = nl + 1;
         }
+        if (last + 1 < chunk.length) this.#take(chunk.subarray(last + 1), false);
+        return;
       }
     }
-    let start = 0;
     for (;;) {
       const nl = chunk.indexOf(10, start);
       if (nl === -1) break;

@@ -130,3 +130,84 @@ Deno.test("session and NPC: megabyte prompts are dropped by the character bound,
   assert.match((saved[1].contents as JsonObject[])[0].text as string, /^Player: 3:/);
   await c.close();
 });
+
+/** The cut as boundHistory made it before `historyCut`: every entry from the start, one after another. */
+function referenceCut(
+  entries: ConversationEntry[],
+  bound: { total: number; lengthOf: (e: ConversationEntry) => number; maxEntries: number; maxChars: number },
+): ConversationEntry[] | null {
+  const { total, lengthOf, maxEntries, maxChars } = bound;
+  if (entries.length <= maxEntries && total <= maxChars) return null;
+  let lastStart = -1;
+  for (let i = entries.length - 1; i > 0; i--) {
+    if (entries[i].role === "user") {
+      lastStart = i;
+      break;
+    }
+  }
+  if (lastStart <= 0) return null;
+  let chars = total;
+  let cut = 0;
+  for (let i = 0; i < lastStart; i++) {
+    chars -= lengthOf(entries[i]);
+    if (entries[i + 1].role !== "user") continue;
+    cut = i + 1;
+    if (entries.length - cut <= Math.floor(maxEntries * 0.75) && chars <= Math.floor(maxChars * 0.75)) break;
+  }
+  return entries.slice(cut);
+}
+
+Deno.test("boundHistory: the same cut as reading every entry, over random histories and bounds", () => {
+  let seed = 19;
+  const random = (n: number) => {
+    seed = (seed * 1103515245 + 12345) % 2147483648;
+    return seed % n;
+  };
+  const len = (x: ConversationEntry) => textOf(x).length;
+  for (let round = 0; round < 2000; round++) {
+    const history: ConversationEntry[] = [];
+    const size = random(40);
+    for (let i = 0; i < size; i++) {
+      const text = "x".repeat(random(30));
+      history.push(
+        random(3) === 0
+          ? { id: "", role: "user", contents: [{ type: "text", id: "", text }], options: {} }
+          : { id: "", role: "response", contents: [{ type: "text", id: "", text }], assets: [] },
+      );
+    }
+    const bound = {
+      total: historyLength(history),
+      lengthOf: len,
+      maxEntries: 1 + random(30),
+      maxChars: random(400),
+    };
+    assert.deepEqual(boundHistory(history, bound), referenceCut(history, bound), `round ${round}`);
+  }
+});
+
+Deno.test("agent: a cut reads neither the text nor the role of the entries it drops", async () => {
+  const agent = new Agent({ model: new ScriptedModel({ steps: [], fallback: { text: "Hmph." } }) });
+  agent.maxEntries = 100;
+  const turn = (prompt: string) =>
+    agent.runTurn(
+      { prompt, schema: null, policy: POLICY, stream: false },
+      SINK,
+      new AbortController().signal,
+    );
+  for (let i = 0; i < 50; i++) await turn(`p${i}`); // 100 entries: at the bound
+  // The oldest entries (the ones the next cut drops, bar the last turn start it looks at) fail when read.
+  for (const entry of agent.entries.slice(0, 20)) {
+    for (const key of ["role", "contents"]) {
+      Object.defineProperty(entry, key, {
+        get() {
+          throw new Error(`read ${key} of a dropped entry`);
+        },
+      });
+    }
+  }
+  await turn("p50"); // 102 entries > 100 → cut to 75 or fewer
+  assert.equal(agent.entries.length, 74);
+  assert.equal(agent.droppedEntries, 28);
+  assert.equal(textOf(agent.entries[0]), "p14");
+  assert.equal(agent.historyChars(), historyLength(agent.entries));
+});

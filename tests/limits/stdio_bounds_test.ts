@@ -188,3 +188,39 @@ Deno.test("LineWriter: a batch of ASCII and wide lines (2-, 3- and 4-byte charac
   assert.equal(new TextDecoder("utf-8", { fatal: true }).decode(bytes), lines.join("\n") + "\n");
   assert.equal(writer.buffered, 0);
 });
+
+Deno.test("LineSplitter: the same lines and errors wherever the reads end (a chunk that starts inside a line)", () => {
+  const stream = [
+    ...Array.from({ length: 30 }, (_, i) => `{"jsonrpc":"2.0","id":${i},"method":"ping"}`),
+    "x".repeat(40), // over the limit
+    "é".repeat(8) + "\r",
+    "",
+    "last\uFFFD",
+  ].join("\n") + "\n";
+  const bytes = new Uint8Array([...encoder.encode(stream), 0xff, 0x0a, ...encoder.encode("ok\n")]);
+  const split = (cuts: number[]) => {
+    const out: string[] = [];
+    const s = new LineSplitter(32, (l) => out.push(l), (e) => out.push(`error ${e.code}`));
+    let from = 0;
+    for (const to of [...cuts, bytes.length]) {
+      s.push(bytes.subarray(from, to));
+      from = to;
+    }
+    s.end();
+    return out;
+  };
+  const whole = split([]);
+  assert.equal(whole.length, 36);
+  assert.deepEqual(whole.slice(30), ["error -32600", "é".repeat(8), "", "last\uFFFD", "error -32700", "ok"]);
+  let seed = 7;
+  for (let round = 0; round < 300; round++) {
+    const cuts: number[] = [];
+    for (let at = 0;;) {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      at += 1 + seed % 120;
+      if (at >= bytes.length) break;
+      cuts.push(at);
+    }
+    assert.deepEqual(split(cuts), whole, `cut at ${cuts.join(",")}`);
+  }
+});
