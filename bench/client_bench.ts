@@ -12,7 +12,10 @@
  *   deno run -A bench/client_bench.ts --npcs 16 --talks 50 --stream
  *
  * Each run is a fresh process (so neither side pays for the other's garbage or JIT state) that builds the
- * engine, plays one untimed warm-up round, then the measured round; the sides alternate `--repeat` times.
+ * engine, plays `--warmup` untimed rounds (default 1), then the measured round; the sides alternate
+ * `--repeat` times. A round of 2,560 talks lasts about 150 ms: a few garbage collections and the last JIT
+ * tier-ups fall inside it, and they move a side by several percent from run to run; more warm-up rounds
+ * or more talks per NPC (`--talks 60`) make the runs steadier.
  * Reported: the medians (and the range) of talks per wall-clock second and per CPU second of the measuring
  * process (steadier on a shared machine; it includes the collector's helper threads), the client's
  * overhead relative to `BridgeEngine.call` (issue 12's bar: at most 10 %), and the machine's load average
@@ -30,18 +33,20 @@ const { values } = parseArgs({
     talks: { type: "string", default: "20" },
     repeat: { type: "string", default: "7" },
     stream: { type: "boolean", default: false },
+    warmup: { type: "string", default: "1" },
     child: { type: "string" },
   },
 });
 const NPCS = Number(values.npcs);
 const TALKS = Number(values.talks);
+const WARMUP = Math.max(0, Number(values.warmup));
 const REPEAT = Math.max(1, Number(values.repeat));
 const STREAM = values.stream;
 
-/** One talk per visit: a world write, then the reply (twice: the warm-up round and the measured one). */
+/** One talk per visit: a world write, then the reply (for the warm-up rounds and the measured one). */
 function script(n: number): ScriptStep[] {
   const steps: ScriptStep[] = [];
-  for (let t = 1; t <= 2 * TALKS; t++) {
+  for (let t = 1; t <= (WARMUP + 1) * TALKS; t++) {
     steps.push({
       toolCalls: [{ name: "update_world_state", arguments: { path: `visits.npc${n}`, value: String(t) } }],
     });
@@ -101,7 +106,7 @@ async function direct(parse: boolean): Promise<Run> {
     }
     return Promise.all(all);
   };
-  await round();
+  for (let w = 0; w < WARMUP; w++) await round();
   const start = performance.now();
   const cpu = process.cpuUsage();
   await round();
@@ -131,7 +136,7 @@ async function client(): Promise<Run> {
     }
     return Promise.all(all);
   };
-  await round();
+  for (let w = 0; w < WARMUP; w++) await round();
   const start = performance.now();
   const cpu = process.cpuUsage();
   await round();
@@ -147,7 +152,7 @@ type Side = "direct" | "parsed" | "client";
 
 async function inChild(side: Side): Promise<Run> {
   const args = ["run", "-A", new URL(import.meta.url).pathname, "--child", side, "--npcs", String(NPCS)];
-  args.push("--talks", String(TALKS), ...(STREAM ? ["--stream"] : []));
+  args.push("--talks", String(TALKS), "--warmup", String(WARMUP), ...(STREAM ? ["--stream"] : []));
   const out = await new Deno.Command(Deno.execPath(), { args, stdout: "piped", stderr: "inherit" }).output();
   if (!out.success) throw new Error(`the ${side} run failed`);
   return JSON.parse(new TextDecoder().decode(out.stdout));
@@ -185,6 +190,8 @@ const report = (name: string, xs: Run[]) => {
 console.log(
   `${NPCS} NPCs × ${TALKS} talks = ${NPCS * TALKS} talks per run (1 world write each${
     STREAM ? ", streamed" : ""
+  }; ${WARMUP} warm-up round${
+    WARMUP === 1 ? "" : "s"
   }), median [range] of ${REPEAT} runs each, one process per run; load average ${loadBefore} → ${loadAverage()}`,
 );
 const d = report("BridgeEngine.call", runs.direct);
