@@ -1,21 +1,25 @@
 // deno-lint-ignore-file no-console -- a benchmark script prints its report on stdout
 /**
  * The typed client's in-process overhead: scripted NPC talks per second through `Bridge.open()` (the typed
- * client over the in-process transport: every request encoded, decoded by the engine's codec, every
- * response and notification encoded and parsed back) against the same talks through `BridgeEngine.call`
- * (no codec for requests and responses), both with its `send` callback only counting notifications and
- * with it parsing them (what a script using `call` does to see its events and world changes). Same workload as bench/npc_bench.ts, in this process: NPCs × talks,
- * each talk one `update_world_state` tool round (watched by one `world/subscribe`) and a structured reply,
- * all talks pipelined.
+ * client over the in-process transport: messages cross as values, copied or, when made fresh for them,
+ * handed over, so that neither side shares objects with the other) against the same talks through
+ * `BridgeEngine.call` (no transport), both with its `send` callback only counting notifications and with
+ * it parsing them (what a script using `call` does to see its events and world changes). Same workload as
+ * bench/npc_bench.ts, in this process: NPCs × talks, each talk one `update_world_state` tool round
+ * (watched by one `world/subscribe`) and a structured reply, all talks pipelined.
  *
  *   deno run -A bench/client_bench.ts                    # 128 NPCs × 20 talks, 7 alternating repeats
  *   deno run -A bench/client_bench.ts --npcs 16 --talks 50 --stream
  *
  * Each run is a fresh process (so neither side pays for the other's garbage or JIT state) that builds the
- * engine, plays one untimed warm-up round, then the measured round; the two sides alternate `--repeat`
- * times. Reported: the medians of talks per wall-clock second and per CPU second of the measuring process
- * (steadier on a shared machine), and the client's overhead relative to `BridgeEngine.call` (issue 12's
- * bar: at most 10 %).
+ * engine, plays `--warmup` untimed rounds (default 1), then the measured round; the sides alternate
+ * `--repeat` times. A round of 2,560 talks lasts about 150 ms: a few garbage collections and the last JIT
+ * tier-ups fall inside it, and they move a side by several percent from run to run; more warm-up rounds
+ * or more talks per NPC (`--talks 60`) make the runs steadier.
+ * Reported: the medians (and the range) of talks per wall-clock second and per CPU second of the measuring
+ * process (steadier on a shared machine; it includes the collector's helper threads), the client's
+ * overhead relative to `BridgeEngine.call` (issue 12's bar: at most 10 %), and the machine's load average
+ * before and after.
  */
 import { parseArgs } from "node:util";
 import process from "node:process";
@@ -29,18 +33,20 @@ const { values } = parseArgs({
     talks: { type: "string", default: "20" },
     repeat: { type: "string", default: "7" },
     stream: { type: "boolean", default: false },
+    warmup: { type: "string", default: "1" },
     child: { type: "string" },
   },
 });
 const NPCS = Number(values.npcs);
 const TALKS = Number(values.talks);
+const WARMUP = Math.max(0, Number(values.warmup));
 const REPEAT = Math.max(1, Number(values.repeat));
 const STREAM = values.stream;
 
-/** One talk per visit: a world write, then the reply (twice: the warm-up round and the measured one). */
+/** One talk per visit: a world write, then the reply (for the warm-up rounds and the measured one). */
 function script(n: number): ScriptStep[] {
   const steps: ScriptStep[] = [];
-  for (let t = 1; t <= 2 * TALKS; t++) {
+  for (let t = 1; t <= (WARMUP + 1) * TALKS; t++) {
     steps.push({
       toolCalls: [{ name: "update_world_state", arguments: { path: `visits.npc${n}`, value: String(t) } }],
     });
@@ -100,7 +106,7 @@ async function direct(parse: boolean): Promise<Run> {
     }
     return Promise.all(all);
   };
-  await round();
+  for (let w = 0; w < WARMUP; w++) await round();
   const start = performance.now();
   const cpu = process.cpuUsage();
   await round();
@@ -130,7 +136,7 @@ async function client(): Promise<Run> {
     }
     return Promise.all(all);
   };
-  await round();
+  for (let w = 0; w < WARMUP; w++) await round();
   const start = performance.now();
   const cpu = process.cpuUsage();
   await round();
@@ -146,7 +152,7 @@ type Side = "direct" | "parsed" | "client";
 
 async function inChild(side: Side): Promise<Run> {
   const args = ["run", "-A", new URL(import.meta.url).pathname, "--child", side, "--npcs", String(NPCS)];
-  args.push("--talks", String(TALKS), ...(STREAM ? ["--stream"] : []));
+  args.push("--talks", String(TALKS), "--warmup", String(WARMUP), ...(STREAM ? ["--stream"] : []));
   const out = await new Deno.Command(Deno.execPath(), { args, stdout: "piped", stderr: "inherit" }).output();
   if (!out.success) throw new Error(`the ${side} run failed`);
   return JSON.parse(new TextDecoder().decode(out.stdout));
@@ -157,6 +163,8 @@ if (values.child) {
   console.log(JSON.stringify(side === "client" ? await client() : await direct(side === "parsed")));
   Deno.exit(0);
 }
+const loadAverage = () => Deno.loadavg()[0].toFixed(2);
+const loadBefore = loadAverage();
 const runs: Record<Side, Run[]> = { direct: [], parsed: [], client: [] };
 const SIDES: Side[] = ["direct", "parsed", "client"];
 for (let r = 0; r < REPEAT; r++) {
@@ -166,20 +174,25 @@ for (let r = 0; r < REPEAT; r++) {
     runs[side].push(await inChild(side));
   }
 }
+const range = (xs: number[]) => `[${Math.min(...xs).toFixed(0)}–${Math.max(...xs).toFixed(0)}]`;
 const report = (name: string, xs: Run[]) => {
-  const wall = median(xs.map((x) => x.perSecond));
-  const cpu = median(xs.map((x) => x.perCpuSecond));
+  const walls = xs.map((x) => x.perSecond);
+  const cpus = xs.map((x) => x.perCpuSecond);
+  const wall = median(walls);
+  const cpu = median(cpus);
   console.log(
-    `  ${name.padEnd(22)} ${wall.toFixed(0).padStart(7)} talks/s wall  ${
+    `  ${name.padEnd(22)} ${wall.toFixed(0).padStart(7)} talks/s wall ${range(walls).padEnd(13)} ${
       cpu.toFixed(0).padStart(7)
-    } talks/CPU-s`,
+    } talks/CPU-s ${range(cpus)}`,
   );
   return { wall, cpu };
 };
 console.log(
   `${NPCS} NPCs × ${TALKS} talks = ${NPCS * TALKS} talks per run (1 world write each${
     STREAM ? ", streamed" : ""
-  }), median of ${REPEAT} runs each, one process per run`,
+  }; ${WARMUP} warm-up round${
+    WARMUP === 1 ? "" : "s"
+  }), median [range] of ${REPEAT} runs each, one process per run; load average ${loadBefore} → ${loadAverage()}`,
 );
 const d = report("BridgeEngine.call", runs.direct);
 const p = report("  + parsing its events", runs.parsed);

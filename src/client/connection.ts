@@ -7,7 +7,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.
 import type { WorldChange } from "./game_types.ts";
 import type { MethodName, ParamsOf, ResultOf } from "./methods.ts";
 import { Peer, type RequestOptions } from "./peer.ts";
-import type { Transport } from "./transport.ts";
+import { handOver, takeHandedOver, type Transport } from "./transport.ts";
 import { ToolRegistry } from "./tools.ts";
 import type { ToolDefinition, ToolRef } from "./types.ts";
 
@@ -31,10 +31,13 @@ export interface TurnOptions {
 }
 
 /** How to cancel a turn: the notification to send. */
-interface Cancel {
+export interface Cancel {
   method: string;
   params: JsonObject;
 }
+
+/** The options of a request that has none (never changed). */
+const NO_OPTIONS: RequestOptions = Object.freeze({});
 
 /**
  * Receives each `world/changed` of a subscription.
@@ -92,21 +95,35 @@ export class Connection {
   }
 
   /**
-   * Runs a turn: `onNotification` sees its events in wire order before it settles; aborting `signal` or
-   * passing `timeoutMs` sends `cancel` and waits for the bridge's answer.
+   * Runs a turn: `onNotification` sees its events in wire order before it settles; aborting
+   * `options.signal` or passing `options.timeoutMs` sends `cancel` and waits for the bridge's answer.
+   * `flat`: `params` were made for this call alone and are flat (they are handed over, see `handOver`).
    */
   turn<T>(
     method: string,
     params: object,
     cancel: Cancel,
-    options: TurnOptions & { onNotification?: (method: string, params: JsonObject) => void },
+    options: TurnOptions,
+    onNotification?: (method: string, params: JsonObject) => void,
+    flat = false,
   ): Promise<T> {
-    return this.request<T>(method, params, {
-      ...options,
-      onAbort: () => {
-        this.peer.notify(cancel.method, cancel.params).catch(() => {});
-      },
-    });
+    const { signal, timeoutMs } = options;
+    // Nothing can abort it without a signal or a timeout: no hook to make.
+    const requestOptions: RequestOptions = signal === undefined && timeoutMs === undefined
+      ? (onNotification ? { onNotification } : NO_OPTIONS)
+      : {
+        signal,
+        timeoutMs,
+        onNotification,
+        onAbort: () => {
+          this.peer.notify(cancel.method, cancel.params).catch(() => {});
+        },
+      };
+    if (!flat) return this.request<T>(method, params, requestOptions);
+    handOver(params);
+    const sent = this.request<T>(method, params, requestOptions);
+    takeHandedOver(null); // sent synchronously: a mark no transport took (not in process, not sent) goes
+    return sent;
   }
 
   /** Definitions for tool references (undefined stays undefined). */

@@ -1,14 +1,25 @@
 /**
- * The in-process transport: a bridge engine in this process, reached through its wire entry points
- * (`engine.receive(line)` in, the engine's `send` out), so the codec, arrival-order dispatch and the ordered
- * writer run exactly as they do for a stdio client.
+ * The in-process transport: a bridge engine in this process, reached through its wire entry points, so
+ * arrival-order dispatch, the ordered writer and the message classification run exactly as they do for a
+ * stdio client. Messages cross as values, not text (`EngineCore.connectInProcess`), and each side gets
+ * objects of its own, equal to what `JSON.parse` makes of the message's line: neither side can change the
+ * other's objects.
+ *
+ * - Client to engine: a copy (`copyIncoming`), kept by the engine; params that a typed handle made for
+ *   that one request and that hold primitives only are handed over as they are (`handOver`).
+ * - Engine to client: a copy (`copyMessage`); a result or notification params that a method made fresh
+ *   for that one message are handed over as they are (`HandlerContext.handOver`).
+ * - A message whose JSON text is not a plain copy of it (a Date, a `toJSON`, a lone surrogate…) goes as
+ *   its line (`engine.receive(line)` in, the engine's `send` out), with exactly the line's behavior; so
+ *   does everything with an engine that only takes lines.
  * @module
  */
 import { BridgeEngine } from "../composition.ts";
-import type { JsonValue } from "../protocol/json.ts";
+import { copyIncoming } from "../protocol/codec.ts";
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import type { JsonRpcMessage } from "./messages.ts";
-import type { Transport } from "./transport.ts";
+import { SENT, takeHandedOver, type Transport } from "./transport.ts";
 
 /**
  * What the in-process transport needs from an engine (`BridgeEngine` and `EngineCore` have it).
@@ -27,6 +38,14 @@ export interface InProcessEngine {
   receive(line: string): void;
   /** Stops at once: cancels everything and never sends again. */
   close(): void;
+  /**
+   * Optional: switches to messages as values (see `EngineCore.connectInProcess`); returns the entry for
+   * incoming messages, or null to stay on lines.
+   */
+  connectInProcess?(
+    send: (line: string) => void,
+    deliver: (message: JsonObject) => void,
+  ): ((message: JsonObject) => void) | null;
 }
 
 /**
@@ -70,7 +89,10 @@ export class InProcessTransport implements Transport {
   onerror?: (error: Error) => void;
   readonly #factory: EngineFactory;
   #engine: InProcessEngine | null = null;
-  #outbox: string[] = [];
+  /** The engine's entry for messages as values (null: it takes lines only). */
+  #receive: ((message: JsonObject) => void) | null = null;
+  /** Lines and message values from the engine, in the order it sent them. */
+  #outbox: Array<string | JsonObject> = [];
   #scheduled = false;
   #delivering = false;
   #closed = false;
@@ -85,15 +107,31 @@ export class InProcessTransport implements Transport {
     if (this.#engine !== null || this.#closed) {
       return Promise.reject(new Error("The in-process transport was already started."));
     }
-    this.#engine = this.#factory((line) => this.#enqueue(line), () => this.#closeSoon());
+    const send = (line: string) => this.#enqueue(line);
+    const engine = this.#factory(send, () => this.#closeSoon());
+    this.#engine = engine;
+    this.#receive = engine.connectInProcess?.(send, (message) => this.#enqueue(message)) ?? null;
     return Promise.resolve();
   }
 
-  /** Hands one message to the engine, as a line. */
+  /** Hands one message to the engine: a copy of it, or its line. */
   send(message: JsonRpcMessage): Promise<void> {
     const engine = this.#engine;
     if (engine === null || this.#closed) {
       return Promise.reject(BridgeError.of("shut_down", "The in-process bridge is closed."));
+    }
+    const receive = this.#receive;
+    if (receive !== null) {
+      // Params the client made for this request alone, holding only primitives: nothing to copy.
+      if (takeHandedOver((message as { params?: unknown }).params)) {
+        receive(message as unknown as JsonObject);
+        return SENT;
+      }
+      const copy = copyIncoming(message);
+      if (copy !== null) {
+        receive(copy);
+        return SENT;
+      }
     }
     let line: string;
     try {
@@ -102,7 +140,7 @@ export class InProcessTransport implements Transport {
       return Promise.reject(error); // e.g. a BigInt in the params: nothing was sent
     }
     engine.receive(line);
-    return Promise.resolve();
+    return SENT;
   }
 
   /** Closes the engine at once (it sends nothing more) and reports the close. */
@@ -111,9 +149,9 @@ export class InProcessTransport implements Transport {
     return Promise.resolve();
   }
 
-  #enqueue(line: string): void {
+  #enqueue(item: string | JsonObject): void {
     if (this.#closed) return;
-    this.#outbox.push(line);
+    this.#outbox.push(item);
     if (!this.#scheduled) {
       this.#scheduled = true;
       queueMicrotask(() => this.#deliver());
@@ -126,9 +164,10 @@ export class InProcessTransport implements Transport {
     try {
       // Messages the handlers cause while this batch is delivered join the outbox and are delivered in turn.
       for (let i = 0; i < this.#outbox.length && !this.#closed; i++) {
+        const item = this.#outbox[i];
         let message: JsonValue;
         try {
-          message = JSON.parse(this.#outbox[i]);
+          message = typeof item === "string" ? JSON.parse(item) : item;
         } catch (error) {
           this.onerror?.(new Error(`The engine sent a line that is not JSON: ${String(error)}`));
           continue;

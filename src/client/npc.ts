@@ -3,9 +3,11 @@
  * @module
  */
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
-import type { Connection, TurnOptions } from "./connection.ts";
+import type { Cancel, Connection, TurnOptions } from "./connection.ts";
 import type { Emotion, NpcEvent, NpcMemory, NpcOptions, NpcReply, NpcState, Persona } from "./game_types.ts";
 import { TurnStream } from "./turn_stream.ts";
+import type { ParamsOf } from "./methods.ts";
+import { isFlatValue } from "./transport.ts";
 import type { Model, ToolChoice, ToolRef } from "./types.ts";
 
 /**
@@ -111,6 +113,8 @@ export class Npc {
   readonly warnings: readonly string[];
   readonly #c: Connection;
   readonly #model: Model | undefined;
+  /** What cancels its turn. */
+  readonly #cancel: Cancel;
 
   /** A handle for NPC `id` (it is not created here; see `bridge.createNpc`). */
   constructor(
@@ -123,27 +127,31 @@ export class Npc {
     this.tools = created.tools ?? [];
     this.warnings = created.warnings ?? [];
     this.#model = created.model;
+    this.#cancel = { method: "npc/cancel", params: { npc: id } };
   }
 
   /** One dialogue turn: the NPC may call tools, then replies with an emotion, a line and player options. */
   talk(line: string, options: TalkOptions = {}): Promise<NpcReply> {
     const { onLine, onEmotion, onEvent } = options;
-    const stream = options.stream ??
-      (onLine !== undefined || onEmotion !== undefined || onEvent !== undefined);
+    const watched = onLine !== undefined || onEmotion !== undefined || onEvent !== undefined;
+    const stream = options.stream ?? watched;
     let shown = "";
+    // Without undefined members: made here for this call, flat ones are handed over as they are.
+    const { context, toolChoice } = options;
+    const params: ParamsOf<"npc/talk"> = { npc: this.id, line };
+    if (context !== undefined) params.context = context;
+    params.stream = stream;
+    if (toolChoice !== undefined) params.toolChoice = toolChoice;
+    const flat = isFlatValue(line) && isFlatValue(stream) &&
+      (context === undefined || isFlatValue(context)) &&
+      (toolChoice === undefined || isFlatValue(toolChoice));
     return this.#c.turn<NpcReply>(
       "npc/talk",
-      {
-        npc: this.id,
-        line,
-        context: options.context,
-        stream,
-        toolChoice: options.toolChoice,
-      },
-      { method: "npc/cancel", params: { npc: this.id } },
-      {
-        ...options,
-        onNotification: (method, params) => {
+      params,
+      this.#cancel,
+      options,
+      watched
+        ? (method, params) => {
           const event = params.event;
           if (method !== "npc/event" || !isEvent(event)) return;
           onEvent?.(event);
@@ -155,8 +163,9 @@ export class Npc {
             shown = event.line;
             onLine?.(event.line, shown, true);
           }
-        },
-      },
+        }
+        : undefined,
+      flat,
     );
   }
 

@@ -8,7 +8,7 @@
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { classify, type JsonRpcErrorObject, type JsonRpcMessage, type RequestId } from "./messages.ts";
-import type { Transport } from "./transport.ts";
+import { SENT, type Transport } from "./transport.ts";
 
 /**
  * Per-request options of {@link Peer.request}.
@@ -267,7 +267,9 @@ export class Peer {
       const message = params === undefined
         ? { jsonrpc: "2.0" as const, id, method }
         : { jsonrpc: "2.0" as const, id, method, params };
-      this.#transport.send(message).catch((error) => {
+      const sent = this.#transport.send(message);
+      if (sent === SENT) return;
+      sent.catch((error) => {
         if (this.#pending.get(id) !== pending) return;
         this.#settle(id, pending);
         // A TypeError is the encoding's (params that are not JSON); anything else is the connection's.
@@ -376,6 +378,23 @@ export class Peer {
   }
 
   #receive(raw: JsonValue): void {
+    // The common messages first, read in place (what `classify` makes of them, without making it).
+    if (isJsonObject(raw) && raw.jsonrpc === "2.0") {
+      const { id, method } = raw;
+      if (typeof method === "string") {
+        if (id === undefined) {
+          this.#notification(method, isJsonObject(raw.params) ? raw.params : {});
+          return;
+        }
+      } else if (
+        method === undefined && (typeof id === "number" || typeof id === "string") &&
+        !Object.hasOwn(raw, "error") && Object.hasOwn(raw, "result")
+      ) {
+        const pending = this.#pending.get(id);
+        if (pending) this.#resolve(id, pending, raw.result as JsonValue);
+        return;
+      }
+    }
     const message = classify(raw);
     switch (message.kind) {
       case "result":
@@ -387,8 +406,8 @@ export class Peer {
           }
           return;
         }
-        this.#settle(message.id, pending);
         if (message.kind === "error") {
+          this.#settle(message.id, pending);
           const error = errorFromResponse(message.error);
           if (pending.timedOut) {
             pending.timedOut.cause = error;
@@ -396,11 +415,7 @@ export class Peer {
           } else pending.reject(error);
           return;
         }
-        const onResult = pending.options.onResult;
-        if (onResult) this.#guard(pending, () => onResult(message.result));
-        if (this.#onResult) this.#guard(pending, () => this.#onResult!(pending.method, message.result));
-        if (pending.callbackError !== undefined) pending.reject(toError(pending.callbackError));
-        else pending.resolve(message.result);
+        this.#resolve(message.id, pending, message.result);
         return;
       }
       case "notification":
@@ -414,12 +429,26 @@ export class Peer {
     }
   }
 
-  #guard(pending: Pending, fn: () => void): void {
-    try {
-      fn();
-    } catch (error) {
-      pending.callbackError ??= error;
+  /** A result for the pending request `id`: its hooks see it, then the request resolves. */
+  #resolve(id: RequestId, pending: Pending, result: JsonValue): void {
+    this.#settle(id, pending);
+    const onResult = pending.options.onResult;
+    if (onResult) {
+      try {
+        onResult(result);
+      } catch (error) {
+        pending.callbackError ??= error;
+      }
     }
+    if (this.#onResult) {
+      try {
+        this.#onResult(pending.method, result);
+      } catch (error) {
+        pending.callbackError ??= error;
+      }
+    }
+    if (pending.callbackError !== undefined) pending.reject(toError(pending.callbackError));
+    else pending.resolve(result);
   }
 
   #notification(method: string, params: JsonObject): void {
@@ -427,7 +456,13 @@ export class Peer {
     if (typeof requestId === "number" || typeof requestId === "string") {
       const pending = this.#pending.get(requestId);
       const hook = pending?.options.onNotification;
-      if (pending && hook) this.#guard(pending, () => hook(method, params));
+      if (pending && hook) {
+        try {
+          hook(method, params);
+        } catch (error) {
+          pending.callbackError ??= error;
+        }
+      }
     }
     this.#notifyListeners(this.#listeners.get(method), method, params);
     this.#notifyListeners(this.#listeners.get("*"), method, params);
@@ -485,7 +520,9 @@ export class Peer {
 
   #send(message: JsonRpcMessage): void {
     if (this.#closed) return;
-    this.#transport.send(message).catch((error) => {
+    const sent = this.#transport.send(message);
+    if (sent === SENT) return;
+    sent.catch((error) => {
       if (!this.#closed) this.#onError(toError(error));
     });
   }

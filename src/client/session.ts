@@ -3,8 +3,9 @@
  * @module
  */
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
-import type { Connection, TurnOptions } from "./connection.ts";
+import type { Cancel, Connection, TurnOptions } from "./connection.ts";
 import type { RespondParams } from "./methods.ts";
+import { isFlatValue } from "./transport.ts";
 import { TurnStream } from "./turn_stream.ts";
 import type { JsonSchema, RespondResult, SessionEvent, ToolChoice, ToolRef, Transcript } from "./types.ts";
 
@@ -71,30 +72,38 @@ export class Session {
   /** Warnings from `session/create`. */
   readonly warnings: readonly string[];
   readonly #c: Connection;
+  /** What cancels its turn. */
+  readonly #cancel: Cancel;
 
   /** A handle for session `id` (it is not created here; see `bridge.createSession`). */
   constructor(connection: Connection, id: string, warnings: readonly string[] = []) {
     this.#c = connection;
     this.id = id;
     this.warnings = warnings;
+    this.#cancel = { method: "session/cancel", params: { session: id } };
   }
 
   /** Runs one turn; streams to `onText` / `onEvent` when given. `T` types `structured` for schema turns. */
   respond<T = JsonValue>(prompt: string, options: RespondOptions = {}): Promise<RespondResult<T>> {
     const { onText, onEvent } = options;
-    const stream = options.stream ?? (onText !== undefined || onEvent !== undefined);
-    return this.#c.turn<RespondResult<T>>("session/respond", this.#params(prompt, options, stream), {
-      method: "session/cancel",
-      params: { session: this.id },
-    }, {
-      ...options,
-      onNotification: (method, params) => {
-        const event = params.event;
-        if (method !== "session/event" || !isEvent(event)) return;
-        onEvent?.(event);
-        if (onText && event.type === "text") onText(event.delta, event.text, event.isReset);
-      },
-    });
+    const watched = onText !== undefined || onEvent !== undefined;
+    const stream = options.stream ?? watched;
+    const { params, flat } = this.#params(prompt, options, stream);
+    return this.#c.turn<RespondResult<T>>(
+      "session/respond",
+      params,
+      this.#cancel,
+      options,
+      watched
+        ? (method, params) => {
+          const event = params.event;
+          if (method !== "session/event" || !isEvent(event)) return;
+          onEvent?.(event);
+          if (onText && event.type === "text") onText(event.delta, event.text, event.isReset);
+        }
+        : undefined,
+      flat,
+    );
   }
 
   /** Runs one turn and yields its events as they arrive; `.result` is the turn's result. */
@@ -114,17 +123,26 @@ export class Session {
     );
   }
 
-  #params(prompt: string, o: RespondOptions, stream: boolean): RespondParams {
-    return {
-      session: this.id,
-      prompt,
-      stream,
-      schema: o.schema,
-      toolChoice: o.toolChoice,
-      maxToolRounds: o.maxToolRounds,
-      maxToolCalls: o.maxToolCalls,
-      enabledTools: o.enabledTools,
-    };
+  /** The params, without undefined members: made here for this call, flat ones are handed over as they are. */
+  #params(prompt: string, o: RespondOptions, stream: boolean): { params: RespondParams; flat: boolean } {
+    const params: RespondParams = { session: this.id, prompt, stream };
+    let flat = isFlatValue(prompt) && isFlatValue(stream) && o.schema === undefined &&
+      o.enabledTools === undefined;
+    if (o.schema !== undefined) params.schema = o.schema;
+    if (o.toolChoice !== undefined) {
+      params.toolChoice = o.toolChoice;
+      flat &&= isFlatValue(o.toolChoice);
+    }
+    if (o.maxToolRounds !== undefined) {
+      params.maxToolRounds = o.maxToolRounds;
+      flat &&= isFlatValue(o.maxToolRounds);
+    }
+    if (o.maxToolCalls !== undefined) {
+      params.maxToolCalls = o.maxToolCalls;
+      flat &&= isFlatValue(o.maxToolCalls);
+    }
+    if (o.enabledTools !== undefined) params.enabledTools = o.enabledTools;
+    return { params, flat };
   }
 
   /** Cancels the running turn and every queued operation; returns how many were cancelled. */

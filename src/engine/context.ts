@@ -70,6 +70,20 @@ export interface HandlerContext {
   readonly logger: Logger;
   /** Sends a notification. */
   notify(method: string, params: JsonObject): void;
+  /**
+   * True when the bridge gives its messages to a client in this process as values (the typed client's
+   * in-process transport): a handler may then hand over what it made fresh ({@link HandlerContext.handOver}).
+   */
+  readonly handsOver: boolean;
+  /**
+   * Says that `value`, the result this handler returns or the params of the notification it sends next
+   * (`notify(method, ctx.handOver(params))`), was made for that one message and is plain JSON: nothing in
+   * it is held, or will be changed, by anything else, and it is what `JSON.parse` would make of its text
+   * (no `undefined` members, only finite numbers and no -0, plain objects and arrays). Build it that way
+   * while {@link HandlerContext.handsOver}: copy what you also keep, or did not make, with `copyJson`. A
+   * client in this process then gets `value` itself instead of a copy. Returns `value`.
+   */
+  handOver<T extends JsonValue>(value: T): T;
   /** Parses a `model` parameter (`"system"`, `"scripted"`, `{type, …}`) at `path`. Throws -32602. */
   parseModel(value: JsonValue | undefined, path?: string): ModelSpec;
   /** Creates the backend of a parsed `model` parameter. Throws -32602 for unknown types. */
@@ -93,10 +107,12 @@ export interface ContextHost {
   readonly logger: Logger;
   /** Aborted at shutdown or close. */
   readonly lifetimeSignal: AbortSignal;
-  /** Sends a notification. */
-  notify(method: string, params: JsonObject): void;
+  /** Sends a notification (`handedOver`: see {@link HandlerContext.handOver}). */
+  notify(method: string, params: JsonObject, handedOver?: boolean): void;
   /** Sends a bridge→client request. */
   requestClient(method: string, params: JsonObject): ClientRequest;
+  /** {@link HandlerContext.handsOver}. */
+  readonly handsOver: boolean;
   /** Parses a `model` parameter. */
   parseModel(value: JsonValue | undefined, path?: string): ModelSpec;
   /** Creates a model. */
@@ -111,6 +127,8 @@ export class RequestContext implements HandlerContext {
   readonly params: Params;
   readonly #host: ContextHost;
   #signal: AbortSignal | null = null;
+  /** The value last given to {@link handOver}, until a response or notification carries it. */
+  #handedOver: unknown = undefined;
 
   /** A context for one request served by `host`. */
   constructor(
@@ -142,7 +160,23 @@ export class RequestContext implements HandlerContext {
   }
 
   notify(method: string, params: JsonObject): void {
-    this.#host.notify(method, params);
+    this.#host.notify(method, params, this.takeHandedOver(params));
+  }
+
+  get handsOver(): boolean {
+    return this.#host.handsOver;
+  }
+
+  handOver<T extends JsonValue>(value: T): T {
+    this.#handedOver = value;
+    return value;
+  }
+
+  /** True when `value` is what {@link handOver} was last given (which is then forgotten). */
+  takeHandedOver(value: unknown): boolean {
+    if (value !== this.#handedOver || value === undefined) return false;
+    this.#handedOver = undefined;
+    return true;
   }
 
   parseModel(value: JsonValue | undefined, path = "model"): ModelSpec {

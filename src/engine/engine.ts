@@ -4,7 +4,14 @@
  * concurrently, and writes every outgoing message through one ordered `send`.
  * @module
  */
-import { decodeLine, encodeMessage, type RequestId } from "../protocol/codec.ts";
+import {
+  classifyMessage,
+  copyMessage,
+  decodeLine,
+  encodeMessage,
+  type Incoming,
+  type RequestId,
+} from "../protocol/codec.ts";
 import { BridgeError, internalErrorReport, MESSAGES, toBridgeError } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { Params } from "../protocol/params.ts";
@@ -30,7 +37,8 @@ export const SHUTDOWN_GRACE_MS = 2000;
 
 /** Where a dispatched request's outcome goes. */
 interface Reply {
-  result(id: RequestId | null, method: string, result: JsonValue): void;
+  /** `handedOver`: the handler made `result` for this response alone (`HandlerContext.handOver`). */
+  result(id: RequestId | null, method: string, result: JsonValue, handedOver: boolean): void;
   error(id: RequestId | null, method: string, error: BridgeError): void;
 }
 
@@ -75,6 +83,8 @@ export class EngineCore {
   readonly registry: MethodRegistry = new MethodRegistry();
   readonly #models: EngineParts["models"];
   readonly #send: (line: string) => void;
+  /** Where outgoing messages go as values once {@link EngineCore.connectInProcess} was called; else null. */
+  #deliver: ((message: JsonObject) => void) | null = null;
   readonly #clientRequests = new ClientRequestTable();
   /** Requests whose deferred work has not answered yet. */
   #inFlight = 0;
@@ -171,10 +181,58 @@ export class EngineCore {
     return this.#models.create(spec, this.configuration);
   }
 
+  /**
+   * True once messages go to an in-process client as values ({@link EngineCore.connectInProcess}): then a
+   * handler may hand over a result or notification params it made fresh (`HandlerContext.handOver`).
+   */
+  get handsOver(): boolean {
+    return this.#deliver !== null;
+  }
+
   /** Handles one incoming line (no newline). Never throws. */
   receive(line: string): void {
     if (this.#phase === "closed") return;
-    const msg = decodeLine(line);
+    this.#handle(decodeLine(line));
+  }
+
+  /**
+   * Connects a client in this process without JSON text in between (the typed client's in-process
+   * transport does this): from then on each outgoing message goes to `deliver` as a value of its own, equal
+   * to `JSON.parse` of its line and sharing nothing with the engine, instead of as a line to `send` (a
+   * message whose JSON text is not a plain copy of it, see `copyMessage`, still goes to `send` as its
+   * line, in order). Returns the entry for incoming messages as values: it behaves as `receive` of their
+   * line, and the engine may keep what it is given, so pass a copy (`copyIncoming`; a message it cannot
+   * copy goes to `receive` as its line) and never touch it again.
+   *
+   * Returns null and changes nothing when `send` is not the callback this engine writes to (the host wrapped
+   * it, e.g. to log every line), when `receive` is overridden, or when it was already called: the engine
+   * then stays on lines.
+   *
+   * @example
+   * ```ts
+   * import { BridgeEngine } from "../composition.ts";
+   * const messages: object[] = [];
+   * const send = (_line: string) => {};
+   * const engine = new BridgeEngine({}, send);
+   * const receive = engine.connectInProcess(send, (message) => messages.push(message));
+   * receive?.({ jsonrpc: "2.0", id: 1, method: "ping" });
+   * // messages[0]: { jsonrpc: "2.0", id: 1, result: {} }
+   * ```
+   */
+  connectInProcess(
+    send: (line: string) => void,
+    deliver: (message: JsonObject) => void,
+  ): ((message: JsonObject) => void) | null {
+    if (send !== this.#send || this.#deliver !== null || this.receive !== EngineCore.prototype.receive) {
+      return null;
+    }
+    this.#deliver = deliver;
+    return (message) => {
+      if (this.#phase !== "closed") this.#handle(classifyMessage(message));
+    };
+  }
+
+  #handle(msg: Incoming): void {
     switch (msg.kind) {
       case "blank":
         return;
@@ -204,8 +262,8 @@ export class EngineCore {
 
   /** Writes responses of wire requests (one shared object: no closures per message on the hot path). */
   readonly #wireReply: Reply = {
-    result: (id, method, result) => {
-      this.#write({ jsonrpc: "2.0", id, result }, method);
+    result: (id, method, result, handedOver) => {
+      this.#write({ jsonrpc: "2.0", id, result }, method, handedOver);
       if (method === "shutdown" && this.#phase === "shut_down") this.configuration.onShutdown?.();
     },
     error: (id, _method, e) => this.#write({ jsonrpc: "2.0", id, error: e.toJson() }),
@@ -259,9 +317,10 @@ export class EngineCore {
     }
     const requestId = id ?? `local-${++this.#localIds}`;
     let result: HandlerResult;
+    let ctx: RequestContext;
     try {
       const params = Params.from(rawParams);
-      const ctx = new RequestContext(this, {
+      ctx = new RequestContext(this, {
         id: direct || id !== null ? id : null,
         requestId,
         method,
@@ -273,7 +332,7 @@ export class EngineCore {
       return;
     }
     if (!(result instanceof Promise) && !(result instanceof Pending)) {
-      reply.result(id, method, result);
+      reply.result(id, method, result, ctx.takeHandedOver(result));
       return;
     }
     // Deferred: counted until answered. A handler that shut the bridge down (`shutdown`) is not waited for
@@ -281,18 +340,24 @@ export class EngineCore {
     const early = this.#phase === "running";
     this.#inFlight++;
     if (early) this.#inFlightBeforeShutdown++;
-    const answer = this.#answer(id, method, reply, early);
+    const answer = this.#answer(id, method, reply, early, ctx);
     // One consumer per deferred request (no Set of promises, no finally); a Pending answers synchronously.
     if (result instanceof Pending) result.consume(answer);
     else result.then((value) => answer(true, value), (error) => answer(false, error));
   }
 
   /** The consumer of a deferred request's outcome: writes the response, then counts the request done. */
-  #answer(id: RequestId | null, method: string, reply: Reply, early: boolean): PendingConsumer<JsonValue> {
+  #answer(
+    id: RequestId | null,
+    method: string,
+    reply: Reply,
+    early: boolean,
+    ctx: RequestContext,
+  ): PendingConsumer<JsonValue> {
     return (ok, outcome) => {
       try {
         if (this.#phase === "closed") return;
-        if (ok) reply.result(id, method, outcome as JsonValue);
+        if (ok) reply.result(id, method, outcome as JsonValue, ctx.takeHandedOver(outcome));
         else reply.error(id, method, this.#mapError(outcome, method));
       } catch (error) {
         this.logger.error(`Answering '${method}' failed: ${String(error)}`);
@@ -321,9 +386,12 @@ export class EngineCore {
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
-  /** Sends a notification. */
-  notify(method: string, params: JsonObject): void {
-    this.#write({ jsonrpc: "2.0", method, params });
+  /**
+   * Sends a notification. `handedOver`: the caller made `params` for this notification alone and nothing
+   * else holds them (see `HandlerContext.handOver`).
+   */
+  notify(method: string, params: JsonObject, handedOver = false): void {
+    this.#write({ jsonrpc: "2.0", method, params }, undefined, handedOver);
   }
 
   /**
@@ -367,12 +435,26 @@ export class EngineCore {
    * Encodes and sends a message. For a response (`resultOf` = its method) whose result is not JSON, an
    * `internal_error` response is sent instead, so the request is still answered exactly once.
    */
-  #write(message: JsonObject, resultOf?: string): void {
+  #write(message: JsonObject, resultOf?: string, handedOver = false): void {
     if (this.#phase === "closed") return;
+    const kind = resultOf === undefined ? "" : typeof message.result;
+    const notJson = kind === "undefined" || kind === "function" || kind === "symbol";
+    if (this.#deliver !== null && !notJson) {
+      // The message object is the engine's own, made for this message: with a handed-over result or params
+      // (plain JSON made for this message alone, see HandlerContext.handOver), there is nothing to copy.
+      if (handedOver) {
+        this.#deliver(message);
+        return;
+      }
+      const copy = copyMessage(message);
+      if (copy !== null) {
+        this.#deliver(copy);
+        return;
+      }
+    }
     let line: string;
     try {
-      const kind = resultOf === undefined ? "" : typeof message.result;
-      if (kind === "undefined" || kind === "function" || kind === "symbol") throw new TypeError(kind);
+      if (notJson) throw new TypeError(kind);
       line = encodeMessage(message);
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);

@@ -7,6 +7,7 @@
  * Unknown parameter keys are ignored silently (world methods are not in the §1 warning list).
  * @module
  */
+import { copyJson } from "../protocol/codec.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import type { Params } from "../protocol/params.ts";
@@ -222,7 +223,12 @@ export class WorldMethods {
     const worldId = entry.id;
     const end = entry.world.observe(
       segments,
-      (change) => r.notify("world/changed", changedParams(worldId, id, change)),
+      // Made for each notification; the values are the change's, shared by every observer: copied when the
+      // params are handed over.
+      (change) => {
+        if (!r.handsOver) r.notify("world/changed", changedParams(worldId, id, change));
+        else r.notify("world/changed", r.handOver(changedParams(worldId, id, change, copyJson)));
+      },
     );
     const subscription: Subscription = { id, world: worldId, path: formatWorldPath(segments), end };
     this.#subscriptions.set(id, subscription);
@@ -248,9 +254,18 @@ function subscriptionJson(s: Subscription): JsonObject {
 }
 
 /** `world/changed` params: `world, subscription, path, oldValue?, newValue?` (a JSON null is sent as null). */
-function changedParams(world: string, subscription: string, change: WorldChange): JsonObject {
+function changedParams(
+  world: string,
+  subscription: string,
+  change: WorldChange,
+  value: (v: JsonValue) => JsonValue = (v) => v,
+): JsonObject {
   const params: JsonObject = { world, subscription, path: change.path };
-  if (Object.hasOwn(change, "oldValue") && change.oldValue !== undefined) params.oldValue = change.oldValue;
-  if (Object.hasOwn(change, "newValue") && change.newValue !== undefined) params.newValue = change.newValue;
+  if (Object.hasOwn(change, "oldValue") && change.oldValue !== undefined) {
+    params.oldValue = value(change.oldValue);
+  }
+  if (Object.hasOwn(change, "newValue") && change.newValue !== undefined) {
+    params.newValue = value(change.newValue);
+  }
   return params;
 }

@@ -1,6 +1,7 @@
 /**
  * Line codec: turns one incoming line into a classified JSON-RPC message (§1) and encodes outgoing messages
- * as compact one-line JSON.
+ * as compact one-line JSON. For a client in the same process, the copies that stand for a line: values
+ * equal to what the line would give, made without the text.
  * @module
  */
 import { BridgeError } from "./errors.ts";
@@ -153,8 +154,17 @@ function invalidMessage(id: RequestId | null, message: string): Incoming {
   return { kind: "invalid", id, error: BridgeError.of("invalid_message", message) };
 }
 
-/** Classifies a parsed line: request, notification, response, or invalid with the spec's error. */
-function classifyMessage(value: JsonValue): Incoming {
+/**
+ * Classifies a parsed line: request, notification, response, or invalid with the spec's error.
+ *
+ * @example
+ * ```ts
+ * import { classifyMessage } from "./codec.ts";
+ * const msg = classifyMessage({ jsonrpc: "2.0", id: 1, method: "ping" });
+ * // msg.kind === "request"
+ * ```
+ */
+export function classifyMessage(value: JsonValue): Incoming {
   if (Array.isArray(value)) {
     return invalidMessage(null, "Batch requests are not supported; send one message per line.");
   }
@@ -182,6 +192,141 @@ function classifyMessage(value: JsonValue): Incoming {
     id,
     "A message needs 'method' (request or notification) or 'result'/'error' (response).",
   );
+}
+
+/** Thrown inside a copy at a value whose JSON text is not a plain copy of it. */
+const NOT_PLAIN: unique symbol = Symbol("not plain JSON");
+
+/**
+ * A copy of one value (see {@link copyMessage}); throws {@link NOT_PLAIN}. `depth` is its nesting level;
+ * `decoded`: also throw where {@link decodeLine} would reject the line (a lone surrogate in a string or a key).
+ */
+function copyValue(value: unknown, depth: number, decoded: boolean): JsonValue {
+  if (typeof value !== "object") {
+    if (typeof value === "string") {
+      if (decoded && !value.isWellFormed()) throw NOT_PLAIN;
+      return value;
+    }
+    if (typeof value === "number") {
+      if (!Number.isFinite(value)) throw NOT_PLAIN; // NaN and ±Infinity are written as null
+      return value === 0 ? 0 : value; // -0 is written as 0
+    }
+    if (typeof value === "boolean") return value;
+    throw NOT_PLAIN; // a BigInt (the encoder throws); undefined, functions and symbols are handled by the caller
+  }
+  if (value === null) return null;
+  if (depth > MAX_DEPTH) throw NOT_PLAIN; // the decoder's limit (and where a cycle ends)
+  // Dates, Maps, boxed primitives, class instances and toJSON methods have JSON texts of their own.
+  const proto = Object.getPrototypeOf(value);
+  if (Array.isArray(value)) {
+    if (proto !== Array.prototype || (value as { toJSON?: unknown }).toJSON !== undefined) throw NOT_PLAIN;
+    const n = value.length;
+    const out: JsonValue[] = new Array(n);
+    for (let i = 0; i < n; i++) {
+      const item: unknown = value[i];
+      // Holes, undefined, functions and symbols are written as null in an array.
+      out[i] = item === undefined || typeof item === "function" || typeof item === "symbol"
+        ? null
+        : copyValue(item, depth + 1, decoded);
+    }
+    return out;
+  }
+  if (
+    (proto !== Object.prototype && proto !== null) || (value as { toJSON?: unknown }).toJSON !== undefined
+  ) {
+    throw NOT_PLAIN;
+  }
+  const source = value as Record<string, unknown>;
+  const out: JsonObject = {};
+  // Own keys only: the callers made sure that Object.prototype has no enumerable key.
+  for (const key in source) {
+    const item = source[key];
+    // Members that are undefined, functions or symbols are left out.
+    if (item === undefined || typeof item === "function" || typeof item === "symbol") continue;
+    if (key === "__proto__" || (decoded && !key.isWellFormed())) throw NOT_PLAIN;
+    out[key] = copyValue(item, depth + 1, decoded);
+  }
+  return out;
+}
+
+/** The copy, or null (see {@link copyMessage}). */
+function copyOf(message: unknown, decoded: boolean): JsonValue | null {
+  // An enumerable key on Object.prototype would show up in the copy's `for…in` (never in JSON).
+  for (const _ in Object.prototype) return null;
+  try {
+    return copyValue(message, 1, decoded);
+  } catch {
+    return null; // NOT_PLAIN, or a getter that threw: the line path does (and reports) it as before
+  }
+}
+
+/**
+ * A copy of a message that equals `JSON.parse` of its {@link encodeMessage} line (what a client reads),
+ * made without the text and sharing nothing with `message`; `null` when the message holds anything whose
+ * JSON text is not a plain copy of it (a `toJSON` method, a Date or other class instance, a number that is
+ * not finite, a BigInt, a `__proto__` key, nesting deeper than {@link MAX_DEPTH}, a cycle, a getter that
+ * throws): use its line then, and get exactly the line's behavior.
+ *
+ * @example
+ * ```ts
+ * import { copyMessage } from "./codec.ts";
+ * const result = { line: "Welcome!", playerOptions: ["Buy", "Leave"], note: undefined };
+ * const copy = copyMessage({ jsonrpc: "2.0", id: 1, result });
+ * // copy: {"jsonrpc":"2.0","id":1,"result":{"line":"Welcome!","playerOptions":["Buy","Leave"]}}, nothing shared
+ * copyMessage({ jsonrpc: "2.0", method: "log", params: { at: new Date() } }); // null: use the line
+ * ```
+ */
+export function copyMessage(message: object): JsonObject | null {
+  return copyOf(message, false) as JsonObject | null;
+}
+
+/**
+ * A number as `JSON.parse` of its JSON text gives it back: -0 becomes 0, NaN and ±Infinity become null.
+ *
+ * @example
+ * ```ts
+ * import { jsonNumber } from "./codec.ts";
+ * [jsonNumber(-0), jsonNumber(1.5), jsonNumber(NaN)]; // [0, 1.5, null]
+ * ```
+ */
+export function jsonNumber(value: number): number | null {
+  return Number.isFinite(value) ? value + 0 : null;
+}
+
+/**
+ * A copy of a value that equals `JSON.parse` of its JSON text and shares nothing with it: made like
+ * {@link copyMessage} when it can be, else through the text (`JSON.stringify` of a value that is not JSON
+ * at all throws, as it does when that value is sent).
+ *
+ * @example
+ * ```ts
+ * import { copyJson } from "./codec.ts";
+ * const args = { path: "player.gold", value: 45 };
+ * copyJson(args) !== args; // true: an equal object of its own
+ * copyJson(-0); // 0
+ * ```
+ */
+export function copyJson<T extends JsonValue>(value: T): T {
+  if (typeof value === "string" || typeof value === "boolean" || value === null) return value;
+  return (copyOf(value, false) ?? JSON.parse(JSON.stringify(value) ?? "null")) as T;
+}
+
+/**
+ * A copy of a message that equals what {@link decodeLine} makes of its {@link encodeMessage} line (what
+ * the engine reads), like {@link copyMessage}; also `null` where the decoder rejects the line (a lone
+ * surrogate in a string or a key).
+ *
+ * @example
+ * ```ts
+ * import { copyIncoming } from "./codec.ts";
+ * const params = { npc: "gorm", line: "Hello.", context: undefined };
+ * const copy = copyIncoming({ jsonrpc: "2.0", id: 1, method: "npc/talk", params });
+ * // copy: {"jsonrpc":"2.0","id":1,"method":"npc/talk","params":{"npc":"gorm","line":"Hello."}}
+ * copyIncoming({ jsonrpc: "2.0", id: 2, method: "npc/talk", params: { line: "\ud800" } }); // null
+ * ```
+ */
+export function copyIncoming(message: object): JsonObject | null {
+  return copyOf(message, true) as JsonObject | null;
 }
 
 const HAS_LINE_SEPARATOR = /[\u2028\u2029]/;

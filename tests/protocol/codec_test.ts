@@ -1,6 +1,14 @@
 /** decodeLine edge cases not easily reached through the engine: surrogates, escapes and depth. */
 import assert from "node:assert/strict";
-import { decodeLine, encodeMessage } from "../../src/protocol/codec.ts";
+import {
+  copyIncoming,
+  copyJson,
+  copyMessage,
+  decodeLine,
+  encodeMessage,
+  jsonNumber,
+} from "../../src/protocol/codec.ts";
+import type { JsonValue } from "../../src/protocol/json.ts";
 
 function kind(line: string): string {
   const m = decodeLine(line);
@@ -33,4 +41,96 @@ Deno.test("parse error messages give the byte offset", () => {
 Deno.test("encodeMessage escapes line separators and never emits a newline", () => {
   const line = encodeMessage({ a: "x\ny\u2028z\u2029", b: [1.5, 9007199254740991] });
   assert.equal(line, '{"a":"x\\ny\\u2028z\\u2029","b":[1.5,9007199254740991]}');
+});
+
+/** What the wire makes of a value: its JSON text, parsed. */
+const wire = (value: unknown) => JSON.parse(JSON.stringify(value));
+
+/** Every object and array reachable from `value`. */
+function containers(value: unknown, out = new Set<object>()): Set<object> {
+  if (typeof value === "object" && value !== null && !out.has(value)) {
+    out.add(value);
+    for (const item of Object.values(value)) containers(item, out);
+  }
+  return out;
+}
+
+Deno.test("copyMessage and copyJson equal the JSON round trip and share nothing with the original", () => {
+  const nullProto = Object.assign(Object.create(null), { a: 1 });
+  const sparse = [1, , 3]; // a hole is written as null
+  const values: unknown[] = [
+    { jsonrpc: "2.0", id: 1, result: { line: "Hi.", options: ["a", "b"], usage: { tokens: 3 }, empty: {} } },
+    { skipped: undefined, fn: () => 1, sym: Symbol("s"), kept: "yes", [Symbol("key")]: 1 },
+    [undefined, () => 1, Symbol("s"), null, sparse],
+    { minusZero: -0, nested: [-0], big: 1e300, small: 5e-324, max: Number.MAX_SAFE_INTEGER },
+    { nullProto, "10": "ten", "2": "two", b: 1, a: 2 },
+    { text: "\ud800 lone, \u2028 line separator, 😀" },
+    { deep: JSON.parse("[".repeat(98) + "1" + "]".repeat(98)) }, // the innermost array at depth 100
+  ];
+  for (const value of values) {
+    const message = { jsonrpc: "2.0", method: "x", params: value };
+    const copy = copyMessage(message);
+    assert.notEqual(copy, null, JSON.stringify(value));
+    assert.deepStrictEqual(copy, wire(message));
+    assert.deepStrictEqual(Object.keys(copy!.params as object), Object.keys(wire(value))); // same key order
+    const shared = [...containers(copy)].filter((c) => containers(message).has(c));
+    assert.deepStrictEqual(shared, [], "the copy shares no object or array with the message");
+    assert.deepStrictEqual(copyJson(value as JsonValue), wire(value));
+  }
+  assert.equal(Object.is(copyJson(-0), 0), true);
+  assert.deepStrictEqual([jsonNumber(-0), jsonNumber(2.5), jsonNumber(NaN), jsonNumber(-Infinity)], [
+    0,
+    2.5,
+    null,
+    null,
+  ]);
+  assert.equal(Object.is(jsonNumber(-0), 0), true);
+});
+
+Deno.test("copyMessage declines (null) what its JSON text does not copy plainly; copyIncoming also what the decoder rejects", () => {
+  class Point {
+    x = 1;
+  }
+  const cycle: Record<string, unknown> = {};
+  cycle.self = cycle;
+  const throwing = {
+    get boom(): string {
+      throw new Error("no");
+    },
+  };
+  const declined: Record<string, unknown> = {
+    date: new Date(0),
+    toJSON: { toJSON: () => "x" },
+    hiddenToJSON: Object.defineProperty({}, "toJSON", { value: () => "x", enumerable: false }),
+    instance: new Point(),
+    map: new Map([["a", 1]]),
+    boxed: new String("s"),
+    nan: NaN,
+    infinity: [Infinity],
+    bigint: 1n,
+    proto: JSON.parse('{"__proto__": {"a": 1}}'),
+    cycle,
+    tooDeep: JSON.parse("[".repeat(100) + "1" + "]".repeat(100)),
+    getter: throwing,
+  };
+  for (const [name, value] of Object.entries(declined)) {
+    assert.equal(copyMessage({ jsonrpc: "2.0", method: "x", params: { value } }), null, name);
+    assert.equal(copyIncoming({ jsonrpc: "2.0", method: "x", params: { value } }), null, name);
+  }
+  // A lone surrogate survives the JSON round trip (a client reads it back), but the decoder rejects the line.
+  for (const params of [{ text: "\udc00" }, { ["\ud800"]: 1 }]) {
+    assert.deepStrictEqual(
+      copyMessage({ jsonrpc: "2.0", method: "x", params }),
+      wire({ jsonrpc: "2.0", method: "x", params }),
+    );
+    assert.equal(copyIncoming({ jsonrpc: "2.0", method: "x", params }), null);
+  }
+  // An enumerable key on Object.prototype would be copied as an own key: declined while it is there.
+  (Object.prototype as Record<string, unknown>).polluted = 1;
+  try {
+    assert.equal(copyMessage({ jsonrpc: "2.0", method: "x" }), null);
+  } finally {
+    delete (Object.prototype as Record<string, unknown>).polluted;
+  }
+  assert.notEqual(copyMessage({ jsonrpc: "2.0", method: "x" }), null);
 });

@@ -96,7 +96,10 @@ function situationParam(p: Params, key: string): string | null {
 function talkHost(r: HandlerContext, npc: string): TalkHost {
   return {
     drive: (run) => r.drive(run, { stream: false, context: { npc }, eventMethod: NPC_EVENT }),
-    onNpcEvent: (event) => r.notify(NPC_EVENT, { npc, requestId: r.requestId, event }),
+    // Each event is made for its notification (and shares nothing with the turn while r.handsOver).
+    onNpcEvent: (event) => r.notify(NPC_EVENT, r.handOver({ npc, requestId: r.requestId, event })),
+    handsOver: r.handsOver,
+    handOver: (value) => r.handOver(value),
   };
 }
 

@@ -9,7 +9,8 @@
  * @module
  */
 import { BridgeError, toBridgeError } from "../../protocol/errors.ts";
-import type { JsonObject } from "../../protocol/json.ts";
+import { copyJson, jsonNumber } from "../../protocol/codec.ts";
+import type { JsonObject, JsonValue } from "../../protocol/json.ts";
 import { Agent } from "../../agent/agent.ts";
 import type {
   ToolChoice,
@@ -18,6 +19,7 @@ import type {
   TurnInput,
   TurnResult,
   TurnSink,
+  Usage,
 } from "../../agent/types.ts";
 import type { TurnDriver } from "../../agent/turn_host.ts";
 import { recordJson, usageJson } from "../../agent/result_json.ts";
@@ -57,9 +59,14 @@ export interface TalkHost {
   drive: TurnDriver;
   /**
    * Receives each event of a streamed turn, in order (`emotion`, `lineDelta`, `toolCallStarted`, …);
-   * the bridge sends them as `npc/event` notifications.
+   * the bridge sends them as `npc/event` notifications. Each event is made for that one notification;
+   * while {@link TalkHost.handsOver}, it is also plain JSON that shares nothing with the turn.
    */
   onNpcEvent(event: JsonObject): void;
+  /** `HandlerContext.handsOver`: then events and the result are plain JSON that share nothing. */
+  readonly handsOver: boolean;
+  /** `HandlerContext.handOver`, for the result (see {@link TalkHost.handsOver}). */
+  handOver<T extends JsonValue>(value: T): T;
 }
 
 /** True for the errors that a fallback line or the plain-text retry answers. */
@@ -103,6 +110,9 @@ interface Talk {
   /** Which events feed the line tracker: partial values (structured) or text (text replies and retries). */
   mode: "structured" | "text";
   emit: (event: JsonObject) => void;
+  /** {@link TalkHost.handsOver}: events and the result carry copies of what they would share. */
+  own: boolean;
+  host: TalkHost;
 }
 
 /**
@@ -158,6 +168,23 @@ function beginTalk(npc: Npc, host: TalkHost, input: TalkInput, op: Operation, po
     tracker: new LineTracker(settings, emit),
     mode: npc.options.replyFormat === "text" ? "text" : "structured",
     emit,
+    own: host.handsOver,
+    host,
+  };
+}
+
+/**
+ * A tool record's JSON; while {@link Talk.own}, plain JSON with copies of the record's arguments and output
+ * (the transcript keeps the record).
+ */
+function recordFor(talk: Talk, record: ToolRecord): JsonObject {
+  if (!talk.own) return recordJson(record);
+  const { call } = record;
+  return {
+    call: { id: call.id, name: call.name, arguments: copyJson(call.arguments) },
+    output: copyJson(record.output),
+    isError: record.isError,
+    durationSeconds: jsonNumber(record.durationSeconds),
   };
 }
 
@@ -169,13 +196,17 @@ function talkSink(talk: Talk, driveSink: TurnSink): TurnSink {
         case "toolCallStarted":
           talk.emit({
             type: "toolCallStarted",
-            call: { id: e.call.id, name: e.call.name, arguments: e.call.arguments },
+            call: {
+              id: e.call.id,
+              name: e.call.name,
+              arguments: talk.own ? copyJson(e.call.arguments) : e.call.arguments,
+            },
             execution: e.execution,
           });
           break;
         case "toolCallCompleted":
           talk.records.push(e.record);
-          talk.emit({ type: "toolCallCompleted", record: recordJson(e.record) });
+          talk.emit({ type: "toolCallCompleted", record: recordFor(talk, e.record) });
           break;
         case "partial":
           if (talk.mode === "structured") talk.tracker.partial(e.value);
@@ -265,22 +296,34 @@ function finishTalk(talk: Talk, replied: Replied): JsonObject {
   return out;
 }
 
+/** `usageJson` with the numbers JSON gives back. */
+function ownUsage(usage: Usage): JsonObject {
+  return {
+    inputTokens: jsonNumber(usage.inputTokens),
+    cachedInputTokens: jsonNumber(usage.cachedInputTokens),
+    outputTokens: jsonNumber(usage.outputTokens),
+    totalTokens: jsonNumber(usage.inputTokens + usage.outputTokens),
+  };
+}
+
+/** The result; while {@link Talk.own}, plain JSON that shares nothing, handed over to the client. */
 function talkResult(talk: Talk, reply: Reply, isFallback: boolean, result: TurnResult | null): JsonObject {
+  const own = talk.own;
+  const used = result?.usage ?? { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, totalTokens: 0 };
+  const relationship = talk.npc.memory.relationship;
   const out: JsonObject = {
     npc: talk.npc.id,
     line: reply.line,
     emotion: reply.emotion,
-    playerOptions: reply.playerOptions,
+    playerOptions: own ? [...reply.playerOptions] : reply.playerOptions,
     endsConversation: reply.endsConversation,
-    toolCalls: talk.records.map(recordJson),
-    relationship: talk.npc.memory.relationship,
+    toolCalls: talk.records.map((record) => recordFor(talk, record)),
+    relationship: own ? jsonNumber(relationship) : relationship,
     isFallback,
-    usage: usageJson(
-      result?.usage ?? { inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, totalTokens: 0 },
-    ),
+    usage: own ? ownUsage(used) : usageJson(used),
   };
-  if (talk.input.warnings.length > 0) out.warnings = talk.input.warnings;
-  return out;
+  if (talk.input.warnings.length > 0) out.warnings = own ? [...talk.input.warnings] : talk.input.warnings;
+  return own ? talk.host.handOver(out) : out;
 }
 
 const NO_TOOLS: TurnSink = {
