@@ -12,10 +12,11 @@
  *   deno run -A bench/client_bench.ts --npcs 16 --talks 50 --stream
  *
  * Each run is a fresh process (so neither side pays for the other's garbage or JIT state) that builds the
- * engine, plays `--warmup` untimed rounds (default 1), then the measured round; the sides alternate
- * `--repeat` times. A round of 2,560 talks lasts about 150 ms: a few garbage collections and the last JIT
- * tier-ups fall inside it, and they move a side by several percent from run to run; more warm-up rounds
- * or more talks per NPC (`--talks 60`) make the runs steadier.
+ * engine, plays `--warmup` untimed rounds (default 3), then the measured round; the sides alternate
+ * `--repeat` times. What is measured is steady state, as `deno task bench` measures it: a round of 2,560
+ * talks lasts about 150 ms, and after a single warm-up round the last JIT tier-ups and collections still
+ * fall inside it and move a side by several percent from run to run (`--warmup 1` shows that); more talks per
+ * NPC (`--talks 60`) make the runs steadier still.
  * Reported: the medians (and the range) of talks per wall-clock second and per CPU second of the measuring
  * process (steadier on a shared machine; it includes the collector's helper threads), the client's
  * overhead relative to `BridgeEngine.call` (issue 12's bar: at most 10 %), and the machine's load average
@@ -33,7 +34,7 @@ const { values } = parseArgs({
     talks: { type: "string", default: "20" },
     repeat: { type: "string", default: "7" },
     stream: { type: "boolean", default: false },
-    warmup: { type: "string", default: "1" },
+    warmup: { type: "string", default: "3" },
     child: { type: "string" },
   },
 });
