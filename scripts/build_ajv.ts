@@ -12,6 +12,7 @@
  *   deno task build:ajv --check  # fails when the committed module is not what the pinned version builds
  * @module
  */
+import { writeOrCheck } from "./generated_file.ts";
 
 const ROOT = new URL("../", import.meta.url);
 /** The generated module, relative to the repository. */
@@ -103,21 +104,8 @@ export async function buildAjv(): Promise<string> {
 }
 
 if (import.meta.main) {
-  const check = Deno.args.includes("--check");
-  const built = await buildAjv();
-  const target = new URL(AJV_MODULE, ROOT);
-  if (check) {
-    const current = await Deno.readTextFile(target).catch(() => "");
-    if (current !== built) {
-      Deno.stderr.writeSync(
-        new TextEncoder().encode(
-          `${AJV_MODULE} is not what deno.json's ajv builds: run 'deno task build:ajv'.\n`,
-        ),
-      );
-      Deno.exit(1);
-    }
-  } else {
-    await Deno.writeTextFile(target, built);
-    Deno.stderr.writeSync(new TextEncoder().encode(`wrote ${AJV_MODULE} (${built.length} bytes)\n`));
-  }
+  await writeOrCheck(AJV_MODULE, await buildAjv(), {
+    args: Deno.args,
+    staleMessage: `${AJV_MODULE} is not what deno.json's ajv builds: run 'deno task build:ajv'.`,
+  });
 }

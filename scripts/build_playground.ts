@@ -8,6 +8,7 @@
  *   deno task build:playground --check  # fails when the committed module is not what the sources build
  * @module
  */
+import { writeOrCheck } from "./generated_file.ts";
 
 const ROOT = new URL("../", import.meta.url);
 const PAGE = "src/serve/playground/";
@@ -76,21 +77,9 @@ export async function buildAssets(): Promise<string> {
 }
 
 if (import.meta.main) {
-  const check = Deno.args.includes("--check");
-  const built = await buildAssets();
-  const target = new URL(ASSETS_MODULE, ROOT);
-  if (check) {
-    const current = await Deno.readTextFile(target).catch(() => "");
-    if (current !== built) {
-      Deno.stderr.writeSync(
-        new TextEncoder().encode(
-          `${ASSETS_MODULE} is out of date with the page's sources: run 'deno task build:playground'.\n`,
-        ),
-      );
-      Deno.exit(1);
-    }
-  } else {
-    await Deno.writeTextFile(target, built);
-    Deno.stderr.writeSync(new TextEncoder().encode(`wrote ${ASSETS_MODULE} (${built.length} bytes)\n`));
-  }
+  await writeOrCheck(ASSETS_MODULE, await buildAssets(), {
+    args: Deno.args,
+    staleMessage:
+      `${ASSETS_MODULE} is out of date with the page's sources: run 'deno task build:playground'.`,
+  });
 }
