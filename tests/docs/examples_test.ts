@@ -10,7 +10,7 @@ import { exampleModule, extractExamples, moduleUrl } from "../helpers/doc_exampl
 
 const ROOT = new URL("../../", import.meta.url);
 /** The files and folders whose examples run: the same list the tasks give `deno test --doc`. */
-export const DOC_ROOTS = ["mod.ts", "engine.ts", "cli.ts", "src/", "ffi/"];
+const DOC_ROOTS = ["mod.ts", "engine.ts", "cli.ts", "src/", "ffi/"];
 
 function* sourceFiles(url: URL): Generator<URL> {
   if (!url.pathname.endsWith("/")) {
