@@ -151,22 +151,38 @@ const turns = Array.from({ length: N }, (_, i) =>
     params: { session: `s${i % SESSIONS}`, prompt: "Open the gate." },
   }));
 
-function report(name: string, run: Run, base: Run): void {
+/**
+ * Prints the medians of the bridge's and the floor's runs and their ratio, and the range of the ratios of the
+ * paired runs (floor run i, then bridge run i): on a shared machine that range shows how far one run can be
+ * trusted.
+ */
+function report(name: string, bridgeRuns: Run[], floorRuns: Run[]): void {
+  const run = median(bridgeRuns, (r) => r.perSecond);
+  const base = median(floorRuns, (r) => r.perSecond);
   const ratio = run.perSecond / base.perSecond;
   const cpuRatio = run.perCpuSecond / base.perCpuSecond;
+  const paired = bridgeRuns.map((r, i) => r.perSecond / floorRuns[i].perSecond);
   console.log(
     `${name.padEnd(16)} bridge ${run.perSecond.toFixed(0).padStart(7)}/s  floor ${
       base.perSecond.toFixed(0).padStart(7)
-    }/s  ratio ${ratio.toFixed(2)}  | per CPU-second: bridge ${run.perCpuSecond.toFixed(0)} floor ${
-      base.perCpuSecond.toFixed(0)
-    } ratio ${cpuRatio.toFixed(2)}  (errors ${run.errors})`,
+    }/s  ratio ${ratio.toFixed(2)} (runs ${Math.min(...paired).toFixed(2)}–${
+      Math.max(...paired).toFixed(2)
+    })  | per CPU-second: bridge ${run.perCpuSecond.toFixed(0)} floor ${base.perCpuSecond.toFixed(0)} ratio ${
+      cpuRatio.toFixed(2)
+    }  (errors ${run.errors})`,
   );
+}
+
+/** The run with the median `key`. */
+function median(runs: Run[], key: (run: Run) => number): Run {
+  const sorted = [...runs].sort((a, b) => key(a) - key(b));
+  return sorted[Math.floor(sorted.length / 2)];
 }
 
 // Warm up the module cache once so compile time is not measured.
 await drive(bridge, [], [], pings.slice(0, 10));
 await drive(floor, [], [], pings.slice(0, 10));
-/** Runs bridge and floor alternately `REPEAT` times; reports the median of each. */
+/** Runs floor and bridge alternately `REPEAT` times; reports the median of each and the paired ratios' range. */
 async function measure(name: string, setup: string[], warm: string[], lines: string[]): Promise<void> {
   const bridgeRuns: Run[] = [];
   const floorRuns: Run[] = [];
@@ -174,11 +190,7 @@ async function measure(name: string, setup: string[], warm: string[], lines: str
     floorRuns.push(await drive(floor, setup, warm, lines));
     bridgeRuns.push(await drive(bridge, setup, warm, lines));
   }
-  const median = (runs: Run[]): Run => {
-    const sorted = [...runs].sort((a, b) => a.perSecond - b.perSecond);
-    return sorted[Math.floor(sorted.length / 2)];
-  };
-  report(name, median(bridgeRuns), median(floorRuns));
+  report(name, bridgeRuns, floorRuns);
 }
 
 // Untimed warm-up, the same for bridge and floor: the measured traffic itself (same methods, same 16 sessions),
