@@ -15,7 +15,7 @@
  * @module
  */
 import { BridgeEngine } from "../composition.ts";
-import { copyIncoming } from "../protocol/codec.ts";
+import { copyIncoming, encodeClientMessage } from "../protocol/codec.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import type { JsonRpcMessage } from "./messages.ts";
@@ -135,9 +135,9 @@ export class InProcessTransport implements Transport {
     }
     let line: string;
     try {
-      line = JSON.stringify(message);
+      line = encodeClientMessage(message);
     } catch (error) {
-      return Promise.reject(error); // e.g. a BigInt in the params: nothing was sent
+      return Promise.reject(error); // e.g. a BigInt or a lone surrogate in the params: nothing was sent
     }
     engine.receive(line);
     return SENT;

@@ -500,7 +500,7 @@ export class Peer {
     }
     Promise.resolve(outcome).then(
       (result) => {
-        if (!signal.aborted) this.#send({ jsonrpc: "2.0", id, result });
+        if (!signal.aborted) this.#reply(id, result);
       },
       (error) => {
         if (signal.aborted) return;
@@ -511,6 +511,25 @@ export class Peer {
       },
     ).finally(() => {
       if (this.#incoming.get(id) === controller) this.#incoming.delete(id);
+    });
+  }
+
+  /**
+   * Sends a handler's result. A result the transport cannot encode (a TypeError: a BigInt, a cycle, a lone
+   * surrogate) is answered with `-32603` instead, so the bridge's request does not wait for its timeout.
+   */
+  #reply(id: RequestId, result: JsonValue): void {
+    if (this.#closed) return;
+    const sent = this.#transport.send({ jsonrpc: "2.0", id, result });
+    if (sent === SENT) return;
+    sent.catch((error) => {
+      if (this.#closed) return;
+      if (!(error instanceof TypeError)) {
+        this.#onError(toError(error));
+        return;
+      }
+      const e = BridgeError.internal(`The client's result could not be sent: ${error.message}`);
+      this.#replyError(id, { code: e.code, message: e.message, data: { code: e.dataCode, ...e.data } });
     });
   }
 

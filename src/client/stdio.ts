@@ -4,6 +4,7 @@
  * @module
  */
 import type { JsonValue } from "../protocol/json.ts";
+import { encodeClientMessage } from "../protocol/codec.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import { settledWithin } from "../util/sleep.ts";
 import { bridgeCommand } from "./bridge_command.ts";
@@ -140,7 +141,7 @@ export class StdioTransport implements Transport {
     if (!writer || this.#closed || this.#closing) {
       throw BridgeError.of("shut_down", "The bridge process is not running.");
     }
-    await writer.write(this.#encoder.encode(JSON.stringify(message) + "\n"));
+    await writer.write(this.#encoder.encode(encodeClientMessage(message) + "\n"));
   }
 
   /** Ends the process (stdin closed, then SIGTERM, then SIGKILL) and waits until its output is read. */

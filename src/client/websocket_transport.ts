@@ -5,6 +5,7 @@
  * and in browsers (the API key travels as `?api_key=`, since browsers cannot set headers on a WebSocket).
  * @module
  */
+import { encodeClientMessage } from "../protocol/codec.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import type { JsonValue } from "../protocol/json.ts";
 import type { Transport } from "./transport.ts";
@@ -130,7 +131,7 @@ export class WebSocketTransport implements Transport {
       );
     }
     try {
-      socket.send(JSON.stringify(message));
+      socket.send(encodeClientMessage(message));
     } catch (error) {
       return Promise.reject(error);
     }

@@ -329,6 +329,59 @@ export function copyIncoming(message: object): JsonObject | null {
   return copyOf(message, true) as JsonObject | null;
 }
 
+/**
+ * Encodes a message a client sends to the bridge as one compact JSON line (no trailing newline). Throws a
+ * TypeError for a message the bridge could not read: what `JSON.stringify` throws for (a BigInt, a cycle),
+ * and a string or key holding an unpaired UTF-16 surrogate. The bridge refuses such a line as a whole with
+ * `-32700` and id null, so no response could ever name the request; a client refuses to send it instead.
+ *
+ * @example
+ * ```ts
+ * import { encodeClientMessage } from "./codec.ts";
+ * encodeClientMessage({ jsonrpc: "2.0", id: 1, method: "ping" }); // '{"jsonrpc":"2.0","id":1,"method":"ping"}'
+ * const half = "🙂".slice(0, 1); // half of a surrogate pair
+ * try {
+ *   encodeClientMessage({ jsonrpc: "2.0", id: 2, method: "npc/talk", params: { line: half } });
+ * } catch (error) {
+ *   error instanceof TypeError; // true
+ * }
+ * ```
+ */
+export function encodeClientMessage(message: object): string {
+  const text = JSON.stringify(message);
+  // JSON.stringify writes a lone surrogate as a \uXXXX escape: only a line holding one needs the scan.
+  if (text.includes("\\u") && SURROGATE_ESCAPE.test(text)) {
+    if (unpairedSurrogateAt(text) !== -1) {
+      const where = malformedStringPath(message, "", 0);
+      throw new TypeError(
+        `${where ? `'${where}'` : "A string of the message"} holds an unpaired UTF-16 surrogate, which the ` +
+          "bridge cannot read; cut text at code point boundaries (for example with Array.from(text)).",
+      );
+    }
+  }
+  return text;
+}
+
+/** The path (`params.line`, `params.tags[2]`) of the first string or key that is not well-formed, or "". */
+function malformedStringPath(value: unknown, path: string, depth: number): string {
+  if (typeof value === "string") return value.isWellFormed() ? "" : path;
+  if (typeof value !== "object" || value === null || depth > MAX_DEPTH) return "";
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) {
+      const found = malformedStringPath(value[i], `${path}[${i}]`, depth + 1);
+      if (found) return found;
+    }
+    return "";
+  }
+  for (const [key, item] of Object.entries(value)) {
+    const at = path ? `${path}.${key}` : key;
+    if (!key.isWellFormed()) return at;
+    const found = malformedStringPath(item, at, depth + 1);
+    if (found) return found;
+  }
+  return "";
+}
+
 const HAS_LINE_SEPARATOR = /[\u2028\u2029]/;
 const LINE_SEPARATORS = /[\u2028\u2029]/g;
 

@@ -493,6 +493,44 @@ for (const t of TRANSPORTS) {
     assert.equal(await world.set("small", 10), 1, "the bridge still answers");
   });
 
+  Deno.test(`${t.name}: a lone surrogate is refused before sending (TypeError naming it), never sent as a line the bridge cannot answer`, async () => {
+    const errors: Error[] = [];
+    await using bridge = await t.open({ ...quiet, onError: (e) => errors.push(e) });
+    const half = "🙂".slice(0, 1); // text cut inside a surrogate pair
+    const session = await bridge.createSession({ model: scripted({ text: "Aye." }) });
+    await assert.rejects(session.respond(`Take the ${half}`), (error: unknown) => {
+      assert.ok(error instanceof TypeError, String(error));
+      assert.match(error.message, /^'params\.prompt' holds an unpaired UTF-16 surrogate/);
+      return true;
+    });
+    const world = await bridge.createWorld({});
+    await assert.rejects(world.set(`flag${half}`, 1), /'params\.path' holds an unpaired UTF-16 surrogate/);
+    await assert.rejects(world.set("tags", ["ok", `bad${half}`]), /'params\.value\[1\]' holds an unpaired/);
+    // Nothing reached the bridge: its next answers are the ones the next requests ask for.
+    assert.equal((await session.respond("Well formed 🙂")).text, "Aye.");
+    assert.equal(await world.set("flag", 1), 1);
+    assert.deepEqual(errors, [], "no stray -32700 with id null came back");
+  });
+
+  Deno.test(`${t.name}: a tool result with a lone surrogate becomes an error output at once (no wait for the tool timeout)`, async () => {
+    const errors: Error[] = [];
+    await using bridge = await t.open({ ...quiet, onError: (e) => errors.push(e) });
+    bridge.tool({ name: "read_sign", description: "Reads the sign.", timeoutSeconds: 600 }, () => ({
+      text: "Welcome 🙂".slice(0, 9),
+    }));
+    const session = await bridge.createSession({
+      tools: ["read_sign"],
+      model: scripted({ toolCalls: [{ name: "read_sign", arguments: {} }] }, { template: "{toolOutput}" }),
+    });
+    const result = await session.respond("What does it say?");
+    assert.equal(result.toolCalls[0].isError, true);
+    assert.match(
+      String(result.toolCalls[0].output),
+      /result could not be sent: 'result\.output\.text' holds an unpaired UTF-16 surrogate/,
+    );
+    assert.deepEqual(errors, []);
+  });
+
   Deno.test(`${t.name}: close() in the middle of a turn answers it, stops the bridge and leaves nothing behind`, async () => {
     const bridge = await t.open(quiet);
     const started = signal();

@@ -5,6 +5,7 @@ import {
   copyJson,
   copyMessage,
   decodeLine,
+  encodeClientMessage,
   encodeMessage,
   jsonNumber,
 } from "../../src/protocol/codec.ts";
@@ -133,4 +134,60 @@ Deno.test("copyMessage declines (null) what its JSON text does not copy plainly;
     delete (Object.prototype as Record<string, unknown>).polluted;
   }
   assert.notEqual(copyMessage({ jsonrpc: "2.0", method: "x" }), null);
+});
+
+Deno.test("encodeClientMessage: JSON.stringify's line, or a TypeError naming the string the bridge would refuse", () => {
+  const ok = [
+    { jsonrpc: "2.0", id: 1, method: "ping" },
+    {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "npc/talk",
+      params: { line: "Ale 🙂, and \\ud800 as plain text", n: [1, "é"] },
+    },
+    { jsonrpc: "2.0", id: "t", result: { output: "\u2028 fine" } },
+  ];
+  for (const message of ok) {
+    const line = encodeClientMessage(message);
+    assert.equal(line, JSON.stringify(message));
+    assert.equal(decodeLine(line).kind, message.id === "t" ? "response" : "request", line);
+  }
+  const refused: Array<[object, string]> = [
+    [{ jsonrpc: "2.0", id: 3, method: "x", params: { line: "cut \ud83d" } }, "params.line"],
+    [{ jsonrpc: "2.0", id: 4, method: "x", params: { line: "\ude42 first" } }, "params.line"],
+    [
+      { jsonrpc: "2.0", id: 5, method: "x", params: { tags: ["ok", { deep: ["\udfff"] }] } },
+      "params.tags[1].deep[0]",
+    ],
+    [{ jsonrpc: "2.0", id: 6, method: "x", params: { ["key\ud800"]: 1 } }, "params.key\ud800"],
+    [{ jsonrpc: "2.0", id: 7, result: { output: { text: "\ud800\ud800" } } }, "result.output.text"],
+  ];
+  for (const [message, path] of refused) {
+    // What the bridge would do with the line: refuse it whole, with no id to answer.
+    const decoded = decodeLine(JSON.stringify(message));
+    assert.equal(decoded.kind, "invalid");
+    assert.equal(decoded.kind === "invalid" && decoded.id, null);
+    assert.throws(() => encodeClientMessage(message), (error: unknown) => {
+      assert.ok(error instanceof TypeError);
+      assert.equal(error.message.slice(0, path.length + 2), `'${path}'`);
+      assert.match(error.message, /holds an unpaired UTF-16 surrogate, which the bridge cannot read/);
+      return true;
+    });
+  }
+  // Made by a toJSON: no path to name, still refused.
+  assert.throws(
+    () =>
+      encodeClientMessage({
+        jsonrpc: "2.0",
+        id: 8,
+        method: "x",
+        params: { toJSON: () => ({ a: "\ud800" }) },
+      }),
+    /^TypeError: A string of the message holds an unpaired UTF-16 surrogate/,
+  );
+  // What JSON.stringify itself refuses stays its own TypeError.
+  assert.throws(
+    () => encodeClientMessage({ jsonrpc: "2.0", id: 9, method: "x", params: { n: 1n } }),
+    TypeError,
+  );
 });
