@@ -143,6 +143,15 @@ function toError(value: unknown): Error {
   return value instanceof Error ? value : new Error(String(value));
 }
 
+/**
+ * True for a transport's refusal to send one message, which leaves the connection as it was: a TypeError of
+ * its encoding (a BigInt, a cycle, a lone surrogate) or `-32600 invalid_message` (longer than the bridge
+ * reads).
+ */
+function isRefusal(error: unknown): error is Error {
+  return error instanceof TypeError || (error instanceof BridgeError && error.dataCode === "invalid_message");
+}
+
 /** The BridgeError of an error response. */
 export function errorFromResponse(error: JsonRpcErrorObject): BridgeError {
   const data = isJsonObject(error.data) ? { ...error.data } : {};
@@ -272,8 +281,9 @@ export class Peer {
       sent.catch((error) => {
         if (this.#pending.get(id) !== pending) return;
         this.#settle(id, pending);
-        // A TypeError is the encoding's (params that are not JSON); anything else is the connection's.
-        if (error instanceof TypeError && !this.#closed) reject(error);
+        // A TypeError is the encoding's (params that are not JSON) and -32600 the transport's refusal of a
+        // message longer than the bridge reads; anything else is the connection's.
+        if (isRefusal(error) && !this.#closed) reject(error);
         else reject(this.#closed ? this.#closedError(method) : this.#sendError(method, error));
       });
     });
@@ -289,6 +299,7 @@ export class Peer {
         params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params },
       );
     } catch (error) {
+      if (isRefusal(error) && !this.#closed) throw error;
       throw this.#closed ? this.#closedError(method) : this.#sendError(method, error);
     }
   }
@@ -515,8 +526,9 @@ export class Peer {
   }
 
   /**
-   * Sends a handler's result. A result the transport cannot encode (a TypeError: a BigInt, a cycle, a lone
-   * surrogate) is answered with `-32603` instead, so the bridge's request does not wait for its timeout.
+   * Sends a handler's result. A result the transport refuses (see `isRefusal`: a BigInt, a cycle, a lone
+   * surrogate, too long) is answered with `-32603` instead, so the bridge's request does not wait for its
+   * timeout.
    */
   #reply(id: RequestId, result: JsonValue): void {
     if (this.#closed) return;
@@ -524,7 +536,7 @@ export class Peer {
     if (sent === SENT) return;
     sent.catch((error) => {
       if (this.#closed) return;
-      if (!(error instanceof TypeError)) {
+      if (!isRefusal(error)) {
         this.#onError(toError(error));
         return;
       }

@@ -9,7 +9,7 @@ import { BridgeError } from "../protocol/errors.ts";
 import { settledWithin } from "../util/sleep.ts";
 import { bridgeCommand } from "./bridge_command.ts";
 import type { JsonRpcMessage } from "./messages.ts";
-import type { Transport } from "./transport.ts";
+import { BRIDGE_MAX_MESSAGE_BYTES, messageTooLong, type Transport } from "./transport.ts";
 
 /**
  * Options of a {@link StdioTransport}.
@@ -42,6 +42,25 @@ export interface StdioTransportOptions {
   stderr?: "inherit" | "null" | "piped";
   /** How long `close()` waits for the process to exit after closing its stdin, before SIGTERM (default 3000 ms). */
   exitTimeoutMs?: number;
+  /**
+   * The longest line the bridge reads, in bytes (default: the `--max-line-bytes` of `command`, else the
+   * bridge's default, 16 MiB). A longer message is refused before it is sent, with `-32600 invalid_message`.
+   */
+  maxLineBytes?: number;
+}
+
+/** The value of `--max-line-bytes` in a bridge's argv, or undefined. */
+function maxLineBytesOf(command: readonly string[]): number | undefined {
+  for (let i = 0; i < command.length; i++) {
+    const arg = command[i];
+    const value = arg === "--max-line-bytes"
+      ? command[i + 1]
+      : arg.startsWith("--max-line-bytes=")
+      ? arg.slice("--max-line-bytes=".length)
+      : undefined;
+    if (value !== undefined && /^\d+$/.test(value)) return Number(value);
+  }
+  return undefined;
 }
 
 const STDERR_TAIL = 4096;
@@ -83,11 +102,13 @@ export class StdioTransport implements Transport {
   #stderrTail = "";
   #exitStatus: Deno.CommandStatus | null = null;
   readonly #encoder = new TextEncoder();
+  readonly #maxLineBytes: number;
 
   /** A transport for `options.command` (or the environment's bridge). Nothing starts before `start()`. */
   constructor(options: StdioTransportOptions = {}) {
     this.#options = options;
     this.command = bridgeCommand(options.command);
+    this.#maxLineBytes = options.maxLineBytes ?? maxLineBytesOf(this.command) ?? BRIDGE_MAX_MESSAGE_BYTES;
   }
 
   /** The child's pid, once started. */
@@ -141,7 +162,11 @@ export class StdioTransport implements Transport {
     if (!writer || this.#closed || this.#closing) {
       throw BridgeError.of("shut_down", "The bridge process is not running.");
     }
-    await writer.write(this.#encoder.encode(encodeClientMessage(message) + "\n"));
+    const bytes = this.#encoder.encode(encodeClientMessage(message) + "\n");
+    if (bytes.length - 1 > this.#maxLineBytes) {
+      throw messageTooLong(bytes.length - 1, this.#maxLineBytes, "maxLineBytes");
+    }
+    await writer.write(bytes);
   }
 
   /** Ends the process (stdin closed, then SIGTERM, then SIGKILL) and waits until its output is read. */

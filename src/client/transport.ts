@@ -4,6 +4,7 @@
  * request bookkeeping.
  * @module
  */
+import { BridgeError } from "../protocol/errors.ts";
 import type { JsonValue } from "../protocol/json.ts";
 import type { JsonRpcMessage } from "./messages.ts";
 
@@ -27,6 +28,30 @@ import type { JsonRpcMessage } from "./messages.ts";
  * ```
  */
 export const SENT: Promise<void> = Promise.resolve();
+
+/** The longest message a bridge reads by default (bytes): `oam stdio`'s line limit and `oam serve`'s `/rpc` frame limit. */
+export const BRIDGE_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * The `-32600 invalid_message` error of a message longer than the bridge reads. A transport refuses such a
+ * message before sending it: the bridge would skip it and answer with id null, so the request would never
+ * settle.
+ *
+ * @example
+ * ```ts
+ * import { messageTooLong } from "./transport.ts";
+ * const error = messageTooLong(20_000_000, 16_777_216, "maxLineBytes");
+ * error.dataCode; // "invalid_message"
+ * ```
+ */
+export function messageTooLong(bytes: number, limit: number, option: string): BridgeError {
+  return BridgeError.of(
+    "invalid_message",
+    `The message is ${bytes} bytes, longer than the ${limit} bytes the bridge reads; it was not sent ` +
+      `(a bridge started with a higher limit needs the transport's '${option}' option too).`,
+    { limit },
+  );
+}
 
 /** The params object of the request being sent, when {@link handOver} marked it; else null. */
 let handedOver: object | null = null;

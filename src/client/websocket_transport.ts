@@ -8,7 +8,7 @@
 import { encodeClientMessage } from "../protocol/codec.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import type { JsonValue } from "../protocol/json.ts";
-import type { Transport } from "./transport.ts";
+import { BRIDGE_MAX_MESSAGE_BYTES, messageTooLong, type Transport } from "./transport.ts";
 
 /**
  * Options of a {@link WebSocketTransport}.
@@ -26,6 +26,11 @@ export interface WebSocketTransportOptions {
   apiKey?: string;
   /** The WebSocket constructor to use (default: the global `WebSocket`). */
   webSocket?: new (url: string) => WebSocket;
+  /**
+   * The longest message the server reads, in bytes (default 16 MiB, `oam serve`'s). A longer message is
+   * refused before it is sent, with `-32600 invalid_message`.
+   */
+  maxMessageBytes?: number;
 }
 
 const OPEN = 1;
@@ -131,7 +136,14 @@ export class WebSocketTransport implements Transport {
       );
     }
     try {
-      socket.send(encodeClientMessage(message));
+      const text = encodeClientMessage(message);
+      const limit = this.#options.maxMessageBytes ?? BRIDGE_MAX_MESSAGE_BYTES;
+      // Three UTF-8 bytes per UTF-16 unit at most: only a long text needs counting.
+      if (text.length * 3 > limit) {
+        const bytes = new TextEncoder().encode(text).length;
+        if (bytes > limit) throw messageTooLong(bytes, limit, "maxMessageBytes");
+      }
+      socket.send(text);
     } catch (error) {
       return Promise.reject(error);
     }

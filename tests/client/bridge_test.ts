@@ -531,6 +531,26 @@ for (const t of TRANSPORTS) {
     assert.deepEqual(errors, []);
   });
 
+  // Values in process have no line to measure.
+  if (t.name !== "in-process") {
+    Deno.test(`${t.name}: a message longer than the bridge reads (16 MiB) is refused before sending (-32600)`, async () => {
+      const errors: Error[] = [];
+      await using bridge = await t.open({ ...quiet, onError: (e) => errors.push(e) });
+      const world = await bridge.createWorld({});
+      const save = "x".repeat(16 * 1024 * 1024);
+      await assert.rejects(
+        world.set("save", save),
+        isBridgeError(
+          -32600,
+          "invalid_message",
+          /^The message is 16777\d{3} bytes, longer than the 16777216 bytes/,
+        ),
+      );
+      assert.equal(await world.set("save", "short"), 1, "nothing was sent: the bridge answers the next one");
+      assert.deepEqual(errors, []);
+    });
+  }
+
   Deno.test(`${t.name}: close() in the middle of a turn answers it, stops the bridge and leaves nothing behind`, async () => {
     const bridge = await t.open(quiet);
     const started = signal();

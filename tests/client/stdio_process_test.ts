@@ -94,3 +94,44 @@ Deno.test("Bridge.spawn() finds the bridge through the environment, as the other
   assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
   assert.equal(new TextDecoder().decode(out.stdout), "open-apple-models false\n");
 });
+
+Deno.test("stdio: a line longer than the bridge's --max-line-bytes is refused before sending; a tool result too", async () => {
+  for (const flag of [["--max-line-bytes", "2048"], ["--max-line-bytes=2048"]]) {
+    const errors: Error[] = [];
+    const transport = new StdioTransport({ command: stdioCommand(flag), stderr: "piped" });
+    await using bridge = await Bridge.connect(transport, { ...quiet, onError: (e) => errors.push(e) });
+    bridge.tool({ name: "read_book", description: "Reads the whole book." }, () => "word ".repeat(1000));
+    const session = await bridge.createSession({
+      tools: ["read_book"],
+      model: {
+        type: "scripted",
+        steps: [{ toolCalls: [{ name: "read_book", arguments: {} }] }, { text: "Done." }],
+      },
+    });
+    const refused = (error: unknown) => {
+      assert.ok(error instanceof BridgeError, String(error));
+      assert.equal(error.code, -32600);
+      assert.match(
+        error.message,
+        /^The message is \d+ bytes, longer than the 2048 bytes the bridge reads; it was not sent/,
+      );
+      return true;
+    };
+    await assert.rejects(session.respond("Tell me ".repeat(400)), refused);
+    const result = await session.respond("Read it.");
+    assert.equal(result.toolCalls[0].isError, true, flag.join(" "));
+    assert.match(
+      String(result.toolCalls[0].output),
+      /result could not be sent: The message is \d+ bytes, longer than the 2048/,
+    );
+    assert.equal(result.text, "Done.");
+    assert.deepEqual(errors, []);
+  }
+  // The option wins over the command.
+  const transport = new StdioTransport({
+    command: stdioCommand(["--max-line-bytes", "2048"]),
+    maxLineBytes: 1024,
+  });
+  await using bridge = await Bridge.connect(transport, quiet);
+  await assert.rejects(bridge.request("ping", { pad: "x".repeat(1500) }), /longer than the 1024 bytes/);
+});
