@@ -89,21 +89,52 @@ function convert(schema: JsonValue, rootName: string, message: string, param: st
  * ```
  */
 export function planCompletion(request: ChatRequest, config: ServeConfiguration): CompletionPlan {
-  const resolved = resolveModelId(config, request.model);
-  if (resolved === null) {
-    const available = [...config.models.keys(), ...config.modelAliases.keys()].sort().join(", ");
-    throw new OpenAIError({
-      status: 404,
-      message: `The model '${request.model}' does not exist. Available models: ${available}.`,
-      type: "invalid_request_error",
-      param: "model",
-      code: "model_not_found",
-    });
-  }
+  const resolved = resolvedModel(request, config);
   const conversation = mapMessages(request.messages);
+  const tools = clientTools(request, config);
+  const clientToolNames = new Set(tools.map((t) => t.name));
+  tools.push(...config.serverTools);
+  // Checked in this order: a request with several problems gets the first one's error.
+  const policy = toolPolicy(request, config, new Set(tools.map((t) => t.name)));
+  const format = answerFormat(request);
+  const parts = [config.serverInstructions, conversation.instructions].filter((p): p is string => !!p);
+  if (format.kind === "json_object") parts.push(JSON_OBJECT_INSTRUCTION);
+  return {
+    modelId: request.model ?? config.defaultModel,
+    model: config.models.get(resolved)!,
+    conversation,
+    instructions: parts.length === 0 ? null : parts.join("\n\n"),
+    tools,
+    clientToolNames,
+    policy,
+    format,
+    options: generationOptions(request),
+    stop: request.stop,
+    maxTokens: request.maxTokens,
+    parallelToolCalls: request.parallelToolCalls,
+    stream: request.stream,
+    includeUsage: request.includeUsage,
+  };
+}
 
+/** The served model id the request's `model` names (404 `model_not_found` when none). */
+function resolvedModel(request: ChatRequest, config: ServeConfiguration): string {
+  const resolved = resolveModelId(config, request.model);
+  if (resolved !== null) return resolved;
+  const available = [...config.models.keys(), ...config.modelAliases.keys()].sort().join(", ");
+  throw new OpenAIError({
+    status: 404,
+    message: `The model '${request.model}' does not exist. Available models: ${available}.`,
+    type: "invalid_request_error",
+    param: "model",
+    code: "model_not_found",
+  });
+}
+
+/** The request's `tools` as client tools (a name the server's own tools use is refused). */
+function clientTools(request: ChatRequest, config: ServeConfiguration): AgentTool[] {
   const serverNames = new Set(config.serverTools.map((t) => t.name));
-  const tools: AgentTool[] = request.tools.map((fn, i) => {
+  return request.tools.map((fn, i) => {
     if (serverNames.has(fn.name) || fn.name === RESPOND_DIRECTLY) {
       throw OpenAIError.invalidRequest(
         `Tool name '${fn.name}' is reserved by the server.`,
@@ -125,10 +156,10 @@ export function planCompletion(request: ChatRequest, config: ServeConfiguration)
       timeoutMs: null,
     };
   });
-  const clientToolNames = new Set(tools.map((t) => t.name));
-  tools.push(...config.serverTools);
-  const allNames = new Set(tools.map((t) => t.name));
+}
 
+/** The tool policy of `tool_choice` over the tools named `allNames` (client and server tools). */
+function toolPolicy(request: ChatRequest, config: ServeConfiguration, allNames: Set<string>): ToolPolicy {
   const policy: ToolPolicy = {
     choice: "auto",
     maxToolRounds: config.maxToolRounds,
@@ -167,25 +198,28 @@ export function planCompletion(request: ChatRequest, config: ServeConfiguration)
     policy.enabledTools = choice.names;
     policy.choice = choice.required && choice.names.length > 0 ? "required" : "auto";
   }
+  return policy;
+}
 
-  let format: AnswerFormat = { kind: "text" };
-  if (request.responseFormat.kind === "json_object") format = { kind: "json_object" };
-  else if (request.responseFormat.kind === "json_schema") {
-    const raw = request.responseFormat.name.replace(/[^\p{L}\p{N}_]/gu, "");
-    const name = raw === "" ? "Response" : sanitizeTypeName(raw);
-    const jsonSchema = request.responseFormat.schema;
-    const generationSchema = convert(
-      jsonSchema,
-      name,
-      "Invalid JSON schema in response_format",
-      "response_format.json_schema.schema",
-    );
-    format = { kind: "json_schema", schema: { name, generationSchema, jsonSchema } };
-  }
+/** What `response_format` asks for: text, any JSON object, or a converted JSON schema. */
+function answerFormat(request: ChatRequest): AnswerFormat {
+  const responseFormat = request.responseFormat;
+  if (responseFormat.kind === "json_object") return { kind: "json_object" };
+  if (responseFormat.kind !== "json_schema") return { kind: "text" };
+  const raw = responseFormat.name.replace(/[^\p{L}\p{N}_]/gu, "");
+  const name = raw === "" ? "Response" : sanitizeTypeName(raw);
+  const jsonSchema = responseFormat.schema;
+  const generationSchema = convert(
+    jsonSchema,
+    name,
+    "Invalid JSON schema in response_format",
+    "response_format.json_schema.schema",
+  );
+  return { kind: "json_schema", schema: { name, generationSchema, jsonSchema } };
+}
 
-  const parts = [config.serverInstructions, conversation.instructions].filter((p): p is string => !!p);
-  if (format.kind === "json_object") parts.push(JSON_OBJECT_INSTRUCTION);
-
+/** Sampling options of `temperature`, `top_p`, `seed` and `max_tokens` (temperature 0 is greedy). */
+function generationOptions(request: ChatRequest): GenerationOptions {
   const options: GenerationOptions = {};
   if (request.temperature === 0) options.sampling = { mode: "greedy" };
   else {
@@ -197,23 +231,7 @@ export function planCompletion(request: ChatRequest, config: ServeConfiguration)
     if (sampling) options.sampling = sampling;
   }
   if (request.maxTokens !== null) options.maximumResponseTokens = request.maxTokens;
-
-  return {
-    modelId: request.model ?? config.defaultModel,
-    model: config.models.get(resolved)!,
-    conversation,
-    instructions: parts.length === 0 ? null : parts.join("\n\n"),
-    tools,
-    clientToolNames,
-    policy,
-    format,
-    options,
-    stop: request.stop,
-    maxTokens: request.maxTokens,
-    parallelToolCalls: request.parallelToolCalls,
-    stream: request.stream,
-    includeUsage: request.includeUsage,
-  };
+  return options;
 }
 
 /** OpenAI seeds may be negative; the sampling seed is unsigned (two's complement, as the reference does). */

@@ -67,100 +67,47 @@ function responseEntry(text: string): ResponseEntry {
  * ```
  */
 export function mapMessages(messages: JsonValue[]): MappedConversation {
-  const instructions: string[] = [];
-  const entries: ConversationEntry[] = [];
-  let pendingUser: string | null = null;
-  const knownIds = new Set<string>();
-  let batch: ToolBatch | null = null;
-  let lastRole = "";
+  const mapper = new MessageMapper();
+  messages.forEach((value, index) => mapper.add(JsonParams.of(value, `messages[${index}]`)));
+  return mapper.finish();
+}
 
-  const flushUser = () => {
-    if (pendingUser === null) return;
-    entries.push(promptEntry(pendingUser));
-    pendingUser = null;
-  };
+/** The state of mapping one `messages` array, one message at a time. */
+class MessageMapper {
+  readonly #instructions: string[] = [];
+  readonly #entries: ConversationEntry[] = [];
+  /** User text since the last entry (consecutive user messages merge). */
+  #pendingUser: string | null = null;
+  /** Every tool call id so far (ids are unique in the conversation). */
+  readonly #knownIds = new Set<string>();
+  /** The latest assistant message's tool calls while their `tool` messages are collected. */
+  #batch: ToolBatch | null = null;
+  /** The role of the latest message that was not instructions. */
+  #lastRole = "";
 
-  messages.forEach((value, index) => {
-    const path = `messages[${index}]`;
-    const message = JsonParams.of(value, path);
+  /** Maps one message. */
+  add(message: JsonParams): void {
     const role = message.requiredString("role");
-    if (role !== "tool" && batch !== null) throw missingOutputs(batch, path);
+    if (role !== "tool" && this.#batch !== null) throw missingOutputs(this.#batch, message.path);
     switch (role) {
       case "system":
       case "developer": {
         const text = textContent(message, false);
-        if (text !== "") instructions.push(text);
-        break;
+        if (text !== "") this.#instructions.push(text);
+        // Instructions may appear anywhere (even last): only conversation turns decide the prompt.
+        return;
       }
       case "user": {
         const text = userText(message);
-        pendingUser = pendingUser === null ? text : `${pendingUser}\n\n${text}`;
+        this.#pendingUser = this.#pendingUser === null ? text : `${this.#pendingUser}\n\n${text}`;
         break;
       }
-      case "assistant": {
-        flushUser();
-        let text = textContent(message, true);
-        if (text === "") text = message.string("refusal") ?? "";
-        const calls = toolCalls(message, knownIds);
-        if (text !== "") entries.push(responseEntry(text));
-        if (calls.length > 0) {
-          const entry: ToolCallsEntry = {
-            id: "",
-            role: "response",
-            toolCalls: calls,
-            contents: [],
-            assets: NO_ASSETS,
-          };
-          entries.push(entry);
-          batch = {
-            order: calls.map((c) => c.id),
-            names: new Map(calls.map((c) => [c.id, c.name])),
-            outputs: new Map(),
-          };
-        }
+      case "assistant":
+        this.#assistant(message);
         break;
-      }
-      case "tool": {
-        flushUser();
-        const idParam = message.param("tool_call_id");
-        const id = message.requiredString("tool_call_id");
-        const current: ToolBatch | null = batch;
-        const name = current?.names.get(id);
-        if (current === null || name === undefined) {
-          if (knownIds.has(id)) {
-            throw OpenAIError.invalidRequest(
-              `Invalid 'tool_call_id' '${id}': that tool call was already answered. Each tool call needs exactly one 'tool' message, placed directly after the assistant message that made the call.`,
-              idParam,
-              "duplicate_tool_output",
-            );
-          }
-          throw OpenAIError.invalidRequest(
-            `Invalid 'tool_call_id' '${id}': no earlier assistant message has a tool call with this id.`,
-            idParam,
-            "unknown_tool_call_id",
-          );
-        }
-        if (current.outputs.has(id)) {
-          throw OpenAIError.invalidRequest(
-            `Invalid 'tool_call_id' '${id}': more than one 'tool' message responds to this tool call.`,
-            idParam,
-            "duplicate_tool_output",
-          );
-        }
-        const text = textContent(message, false);
-        current.outputs.set(id, {
-          id,
-          role: "tool",
-          toolCallID: id,
-          toolName: name,
-          contents: [{ type: "text", id: "", text }],
-        });
-        if (current.outputs.size === current.order.length) {
-          for (const callId of current.order) entries.push(current.outputs.get(callId)!);
-          batch = null;
-        }
+      case "tool":
+        this.#tool(message);
         break;
-      }
       case "function":
         throw message.invalid("role", "The legacy 'function' role is not supported; use 'tool' messages.");
       default:
@@ -169,34 +116,105 @@ export function mapMessages(messages: JsonValue[]): MappedConversation {
           `Invalid role '${role}': expected 'system', 'developer', 'user', 'assistant' or 'tool'.`,
         );
     }
-    // Instructions may appear anywhere (even last): only conversation turns decide the prompt.
-    if (role !== "system" && role !== "developer") lastRole = role;
-  });
-  if (batch !== null) throw missingOutputs(batch, "messages");
-  const joined = instructions.length === 0 ? null : instructions.join("\n\n");
-  if (lastRole === "user") {
-    return {
-      instructions: joined,
-      history: entries,
-      prompt: pendingUser ?? "",
-      continuesAfterToolOutput: false,
+    this.#lastRole = role;
+  }
+
+  /** The mapped conversation, once every message was added. */
+  finish(): MappedConversation {
+    if (this.#batch !== null) throw missingOutputs(this.#batch, "messages");
+    const instructions = this.#instructions.length === 0 ? null : this.#instructions.join("\n\n");
+    const history = this.#entries;
+    switch (this.#lastRole) {
+      case "user":
+        return { instructions, history, prompt: this.#pendingUser ?? "", continuesAfterToolOutput: false };
+      case "tool":
+        return { instructions, history, prompt: "", continuesAfterToolOutput: true };
+      case "assistant":
+        throw OpenAIError.invalidRequest(
+          "The last message must be a 'user' or 'tool' message; a trailing 'assistant' message (response prefill) is not supported.",
+          "messages",
+          "invalid_last_message",
+        );
+      default:
+        throw OpenAIError.invalidRequest(
+          "The conversation needs at least one 'user' message.",
+          "messages",
+          "missing_user_message",
+        );
+    }
+  }
+
+  /** Ends the pending user text as a prompt entry. */
+  #flushUser(): void {
+    if (this.#pendingUser === null) return;
+    this.#entries.push(promptEntry(this.#pendingUser));
+    this.#pendingUser = null;
+  }
+
+  /** An answer and/or tool calls; the calls' `tool` messages must follow. */
+  #assistant(message: JsonParams): void {
+    this.#flushUser();
+    let text = textContent(message, true);
+    if (text === "") text = message.string("refusal") ?? "";
+    const calls = toolCalls(message, this.#knownIds);
+    if (text !== "") this.#entries.push(responseEntry(text));
+    if (calls.length === 0) return;
+    const entry: ToolCallsEntry = {
+      id: "",
+      role: "response",
+      toolCalls: calls,
+      contents: [],
+      assets: NO_ASSETS,
+    };
+    this.#entries.push(entry);
+    this.#batch = {
+      order: calls.map((c) => c.id),
+      names: new Map(calls.map((c) => [c.id, c.name])),
+      outputs: new Map(),
     };
   }
-  if (lastRole === "tool") {
-    return { instructions: joined, history: entries, prompt: "", continuesAfterToolOutput: true };
+
+  /** One tool output; when the batch is complete its outputs are added in call order. */
+  #tool(message: JsonParams): void {
+    this.#flushUser();
+    const idParam = message.param("tool_call_id");
+    const id = message.requiredString("tool_call_id");
+    const batch = this.#batch;
+    const name = batch?.names.get(id);
+    if (batch === null || name === undefined) {
+      if (this.#knownIds.has(id)) {
+        throw OpenAIError.invalidRequest(
+          `Invalid 'tool_call_id' '${id}': that tool call was already answered. Each tool call needs exactly one 'tool' message, placed directly after the assistant message that made the call.`,
+          idParam,
+          "duplicate_tool_output",
+        );
+      }
+      throw OpenAIError.invalidRequest(
+        `Invalid 'tool_call_id' '${id}': no earlier assistant message has a tool call with this id.`,
+        idParam,
+        "unknown_tool_call_id",
+      );
+    }
+    if (batch.outputs.has(id)) {
+      throw OpenAIError.invalidRequest(
+        `Invalid 'tool_call_id' '${id}': more than one 'tool' message responds to this tool call.`,
+        idParam,
+        "duplicate_tool_output",
+      );
+    }
+    const text = textContent(message, false);
+    batch.outputs.set(id, {
+      id,
+      role: "tool",
+      toolCallID: id,
+      toolName: name,
+      contents: [{ type: "text", id: "", text }],
+    });
+    if (batch.outputs.size === batch.order.length) {
+      for (const callId of batch.order) this.#entries.push(batch.outputs.get(callId)!);
+      this.#batch = null;
+    }
   }
-  if (lastRole === "assistant") {
-    throw OpenAIError.invalidRequest(
-      "The last message must be a 'user' or 'tool' message; a trailing 'assistant' message (response prefill) is not supported.",
-      "messages",
-      "invalid_last_message",
-    );
-  }
-  throw OpenAIError.invalidRequest(
-    "The conversation needs at least one 'user' message.",
-    "messages",
-    "missing_user_message",
-  );
 }
 
 function missingOutputs(batch: ToolBatch, param: string): OpenAIError {
