@@ -164,7 +164,7 @@ export class StdioTransport implements Transport {
     }
     const bytes = this.#encoder.encode(encodeClientMessage(message) + "\n");
     if (bytes.length - 1 > this.#maxLineBytes) {
-      throw messageTooLong(bytes.length - 1, this.#maxLineBytes, "maxLineBytes");
+      throw messageTooLong({ bytes: bytes.length - 1, limit: this.#maxLineBytes, option: "maxLineBytes" });
     }
     await writer.write(bytes);
   }

@@ -40,11 +40,13 @@ export const BRIDGE_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
  * @example
  * ```ts
  * import { messageTooLong } from "./transport.ts";
- * const error = messageTooLong(20_000_000, 16_777_216, "maxLineBytes");
+ * const error = messageTooLong({ bytes: 20_000_000, limit: 16_777_216, option: "maxLineBytes" });
  * error.dataCode; // "invalid_message"
  * ```
  */
-export function messageTooLong(bytes: number, limit: number, option: string): BridgeError {
+export function messageTooLong(
+  { bytes, limit, option }: { bytes: number; limit: number; option: string },
+): BridgeError {
   return BridgeError.of(
     "invalid_message",
     `The message is ${bytes} bytes, longer than the ${limit} bytes the bridge reads; it was not sent ` +

@@ -141,7 +141,7 @@ export class WebSocketTransport implements Transport {
       // Three UTF-8 bytes per UTF-16 unit at most: only a long text needs counting.
       if (text.length * 3 > limit) {
         const bytes = new TextEncoder().encode(text).length;
-        if (bytes > limit) throw messageTooLong(bytes, limit, "maxMessageBytes");
+        if (bytes > limit) throw messageTooLong({ bytes, limit, option: "maxMessageBytes" });
       }
       socket.send(text);
     } catch (error) {
