@@ -6,15 +6,31 @@
 import { parseToolDefinitions } from "../agent/tool_definitions.ts";
 import type { AgentTool } from "../agent/types.ts";
 import { BridgeError } from "../protocol/errors.ts";
+import type { LanguageModel } from "../models/language_model.ts";
 import { createSystemModel } from "../models/system.ts";
 import { OpenAIServer } from "../serve/openai_server.ts";
 import { DEFAULT_PORT, SERVE_DEFAULTS, type ServeConfiguration } from "../serve/server_config.ts";
 import { isLoopbackAddress } from "../serve/http_guard.ts";
 import { stderrLogger } from "../util/logger.ts";
-import { intFlag, listFlag, logLevelFlag, numberFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
+import {
+  intFlag,
+  listFlag,
+  logLevelFlag,
+  numberFlag,
+  type ParsedFlags,
+  parseFlags,
+  stringFlag,
+  wantsHelp,
+} from "./args.ts";
 import { CliError, EXIT, reportError } from "./cli_error.ts";
 import { runCommandTool } from "./command_tools.ts";
-import { availabilityOf, MODEL_FLAGS_HELP, resolveModelChoice, unavailableMessage } from "./local_bridge.ts";
+import {
+  availabilityOf,
+  MODEL_FLAGS_HELP,
+  type ModelChoice,
+  resolveModelChoice,
+  unavailableMessage,
+} from "./local_bridge.ts";
 import { onStopSignals } from "./stop_signals.ts";
 import { loadToolsFile, toolName } from "./tools_file.ts";
 import { envVar, writeErr, writeOut } from "./tty.ts";
@@ -178,35 +194,76 @@ export async function runServe(args: string[]): Promise<number> {
   }
 }
 
+/** The flags of `oam serve` (see {@link SERVE_HELP}). */
+const SERVE_FLAGS = {
+  host: { type: "string" },
+  port: { type: "string" },
+  socket: { type: "string" },
+  "api-key": { type: "string" },
+  "allow-origin": { type: "string", multiple: true },
+  "allow-host": { type: "string", multiple: true },
+  "model-alias": { type: "string", multiple: true },
+  tools: { type: "string" },
+  instructions: { type: "string", short: "i" },
+  "max-concurrent": { type: "string" },
+  "max-queued": { type: "string" },
+  timeout: { type: "string" },
+  "max-body-bytes": { type: "string" },
+  rpc: { type: "boolean" },
+  "tool-timeout": { type: "string" },
+  "max-sessions": { type: "string" },
+  "log-level": { type: "string" },
+  model: { type: "string" },
+  script: { type: "string" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
 async function serve(args: string[]): Promise<number> {
-  const { values } = parseFlags(args, {
-    command: "serve",
-    flags: {
-      host: { type: "string" },
-      port: { type: "string" },
-      socket: { type: "string" },
-      "api-key": { type: "string" },
-      "allow-origin": { type: "string", multiple: true },
-      "allow-host": { type: "string", multiple: true },
-      "model-alias": { type: "string", multiple: true },
-      tools: { type: "string" },
-      instructions: { type: "string", short: "i" },
-      "max-concurrent": { type: "string" },
-      "max-queued": { type: "string" },
-      timeout: { type: "string" },
-      "max-body-bytes": { type: "string" },
-      rpc: { type: "boolean" },
-      "tool-timeout": { type: "string" },
-      "max-sessions": { type: "string" },
-      "log-level": { type: "string" },
-      model: { type: "string" },
-      script: { type: "string" },
-      help: { type: "boolean", short: "h" },
-    },
-    positionals: false,
-  });
-  const level = logLevelFlag(values, "info");
-  const logger = stderrLogger(level, "oam serve");
+  const { values } = parseFlags(args, { command: "serve", flags: SERVE_FLAGS, positionals: false });
+  const { config, model, choice } = await serveConfiguration(values);
+  const server = new OpenAIServer(config);
+  try {
+    await server.start();
+  } catch (error) {
+    throw new CliError(
+      "server_start_failed",
+      `The server could not start: ${error instanceof Error ? error.message : String(error)}`,
+      {},
+      EXIT.failure,
+    );
+  }
+  const removeSignalListeners = onStopSignals(() => void server.stop());
+  writeOut(banner({
+    host: config.host,
+    port: server.port,
+    socket: config.socketPath ?? null,
+    model: choice.name === "system" ? "system" : `system = ${choice.label}`,
+    apiKey: config.apiKey !== null,
+    rpc: config.rpc !== null,
+    tools: config.serverTools.map((t) => t.name),
+  }));
+  const availability = await availabilityOf(model);
+  if (!availability.available) {
+    writeErr(
+      `warning: ${
+        unavailableMessage(availability.reason ?? "unknown", { detail: availability.detail, choice })
+      } Completions answer 503 until it is available.\n`,
+    );
+  }
+  await server.stopped;
+  removeSignalListeners();
+  return EXIT.ok;
+}
+
+/** The server's configuration from the flags, with the model it serves and how that model was chosen. */
+async function serveConfiguration(values: ParsedFlags["values"]): Promise<{
+  config:
+    & Partial<ServeConfiguration>
+    & Pick<ServeConfiguration, "host" | "socketPath" | "apiKey" | "rpc" | "serverTools">;
+  model: LanguageModel;
+  choice: ModelChoice;
+}> {
+  const logger = stderrLogger(logLevelFlag(values, "info"), "oam serve");
   const host = stringFlag(values, "host") ?? SERVE_DEFAULTS.host;
   const socket = stringFlag(values, "socket");
   const portFlag = intFlag(values, { name: "port", min: 0, max: 65535 });
@@ -229,7 +286,7 @@ async function serve(args: string[]): Promise<number> {
   const model = systemModel ? systemModel() : createSystemModel();
   const toolsPath = stringFlag(values, "tools");
   const tools = toolsPath === undefined ? [] : await serverTools(toolsPath);
-  const engine: ServeConfiguration["rpc"] = values.rpc === false ? null : {
+  const rpc: ServeConfiguration["rpc"] = values.rpc === false ? null : {
     engine: {
       logger,
       ...(systemModel ? { systemModel } : {}),
@@ -239,7 +296,7 @@ async function serve(args: string[]): Promise<number> {
     maxConnections: SERVE_DEFAULTS.rpcMaxConnections,
     maxMessageBytes: SERVE_DEFAULTS.rpcMaxMessageBytes,
   };
-  const config: Partial<ServeConfiguration> = {
+  const config = {
     host,
     port,
     socketPath: socket === undefined ? null : absolute(socket),
@@ -254,39 +311,8 @@ async function serve(args: string[]): Promise<number> {
     maxQueuedRequests: intFlag(values, { name: "max-queued", min: 0 }),
     requestTimeoutMs: Math.round(timeout * 1000),
     maxRequestBodyBytes: intFlag(values, { name: "max-body-bytes", min: 1024 }),
-    rpc: engine,
+    rpc,
     logger,
-  };
-  const server = new OpenAIServer(config);
-  try {
-    await server.start();
-  } catch (error) {
-    throw new CliError(
-      "server_start_failed",
-      `The server could not start: ${error instanceof Error ? error.message : String(error)}`,
-      {},
-      EXIT.failure,
-    );
-  }
-  const removeSignalListeners = onStopSignals(() => void server.stop());
-  writeOut(banner({
-    host,
-    port: server.port,
-    socket: config.socketPath ?? null,
-    model: choice.name === "system" ? "system" : `system = ${choice.label}`,
-    apiKey: config.apiKey !== null,
-    rpc: engine !== null,
-    tools: tools.map((t) => t.name),
-  }));
-  const availability = await availabilityOf(model);
-  if (!availability.available) {
-    writeErr(
-      `warning: ${
-        unavailableMessage(availability.reason ?? "unknown", { detail: availability.detail, choice })
-      } Completions answer 503 until it is available.\n`,
-    );
-  }
-  await server.stopped;
-  removeSignalListeners();
-  return EXIT.ok;
+  } satisfies Partial<ServeConfiguration>;
+  return { config, model, choice };
 }
