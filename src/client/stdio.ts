@@ -4,12 +4,12 @@
  * @module
  */
 import type { JsonValue } from "../protocol/json.ts";
-import { encodeClientMessage } from "../protocol/codec.ts";
+import { encodeClientMessage, MAX_MESSAGE_BYTES } from "../protocol/codec.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import { settledWithin } from "../util/sleep.ts";
 import { bridgeCommand } from "./bridge_command.ts";
 import type { JsonRpcMessage } from "./messages.ts";
-import { BRIDGE_MAX_MESSAGE_BYTES, messageTooLong, type Transport } from "./transport.ts";
+import { messageTooLong, type Transport } from "./transport.ts";
 
 /**
  * Options of a {@link StdioTransport}.
@@ -108,7 +108,7 @@ export class StdioTransport implements Transport {
   constructor(options: StdioTransportOptions = {}) {
     this.#options = options;
     this.command = bridgeCommand(options.command);
-    this.#maxLineBytes = options.maxLineBytes ?? maxLineBytesOf(this.command) ?? BRIDGE_MAX_MESSAGE_BYTES;
+    this.#maxLineBytes = options.maxLineBytes ?? maxLineBytesOf(this.command) ?? MAX_MESSAGE_BYTES;
   }
 
   /** The child's pid, once started. */

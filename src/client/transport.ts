@@ -29,9 +29,6 @@ import type { JsonRpcMessage } from "./messages.ts";
  */
 export const SENT: Promise<void> = Promise.resolve();
 
-/** The longest message a bridge reads by default (bytes): `oam stdio`'s line limit and `oam serve`'s `/rpc` frame limit. */
-export const BRIDGE_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
-
 /**
  * The `-32600 invalid_message` error of a message longer than the bridge reads. A transport refuses such a
  * message before sending it: the bridge would skip it and answer with id null, so the request would never

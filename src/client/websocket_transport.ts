@@ -5,10 +5,10 @@
  * and in browsers (the API key travels as `?api_key=`, since browsers cannot set headers on a WebSocket).
  * @module
  */
-import { encodeClientMessage } from "../protocol/codec.ts";
+import { encodeClientMessage, MAX_MESSAGE_BYTES } from "../protocol/codec.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import type { JsonValue } from "../protocol/json.ts";
-import { BRIDGE_MAX_MESSAGE_BYTES, messageTooLong, type Transport } from "./transport.ts";
+import { messageTooLong, type Transport } from "./transport.ts";
 
 /**
  * Options of a {@link WebSocketTransport}.
@@ -137,7 +137,7 @@ export class WebSocketTransport implements Transport {
     }
     try {
       const text = encodeClientMessage(message);
-      const limit = this.#options.maxMessageBytes ?? BRIDGE_MAX_MESSAGE_BYTES;
+      const limit = this.#options.maxMessageBytes ?? MAX_MESSAGE_BYTES;
       // Three UTF-8 bytes per UTF-16 unit at most: only a long text needs counting.
       if (text.length * 3 > limit) {
         const bytes = new TextEncoder().encode(text).length;

@@ -14,6 +14,11 @@ export type RequestId = string | number;
 export const MAX_SAFE_ID = 9007199254740991;
 /** Deepest nesting accepted in an incoming message. */
 export const MAX_DEPTH = 100;
+/**
+ * Default longest message a bridge reads, in bytes: `oam stdio`'s line limit and the WebSocket `/rpc` frame
+ * limit. Clients refuse a longer message before sending it (the bridge would answer it with id null).
+ */
+export const MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
 
 /** A classified incoming line. */
 export type Incoming =

@@ -5,6 +5,7 @@
 import type { AgentTool } from "../agent/types.ts";
 import type { BridgeConfiguration } from "../engine/configuration.ts";
 import type { LanguageModel } from "../models/language_model.ts";
+import { MAX_MESSAGE_BYTES } from "../protocol/codec.ts";
 import { type Logger, silentLogger } from "../util/logger.ts";
 
 /** The WebSocket bridge endpoint (`/rpc`). */
@@ -85,7 +86,7 @@ export const SERVE_DEFAULTS = {
   maxToolRounds: 4,
   maxToolCalls: 12,
   rpcMaxConnections: 64,
-  rpcMaxMessageBytes: 16 * 1024 * 1024,
+  rpcMaxMessageBytes: MAX_MESSAGE_BYTES,
 } as const;
 
 /** Fills in defaults (`rpc` defaults to an endpoint with the default engine configuration). */

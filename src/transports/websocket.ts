@@ -5,6 +5,7 @@
  * response.
  * @module
  */
+import { MAX_MESSAGE_BYTES } from "../protocol/codec.ts";
 import { BridgeError, MESSAGES } from "../protocol/errors.ts";
 import type { Logger } from "../util/logger.ts";
 import { settledWithin } from "../util/sleep.ts";
@@ -27,7 +28,7 @@ export interface WebSocketLike {
 }
 
 /** Default longest message (one text frame), in bytes. */
-export const DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024;
+export const DEFAULT_MAX_MESSAGE_BYTES = MAX_MESSAGE_BYTES;
 /** Default output a client may leave unread before the connection is closed (bytes). */
 export const DEFAULT_MAX_BUFFERED_OUTPUT_BYTES = 64 * 1024 * 1024;
 
