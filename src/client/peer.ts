@@ -518,7 +518,7 @@ export class Peer {
         const e = error instanceof BridgeError
           ? error
           : BridgeError.internal(toError(error).message || "The client's handler failed.");
-        this.#replyError(id, { code: e.code, message: e.message, data: { code: e.dataCode, ...e.data } });
+        this.#replyError(id, e);
       },
     ).finally(() => {
       if (this.#incoming.get(id) === controller) this.#incoming.delete(id);
@@ -540,13 +540,16 @@ export class Peer {
         this.#onError(toError(error));
         return;
       }
-      const e = BridgeError.internal(`The client's result could not be sent: ${error.message}`);
-      this.#replyError(id, { code: e.code, message: e.message, data: { code: e.dataCode, ...e.data } });
+      this.#replyError(id, BridgeError.internal(`The client's result could not be sent: ${error.message}`));
     });
   }
 
-  #replyError(id: RequestId, error: JsonRpcErrorObject): void {
-    this.#send({ jsonrpc: "2.0", id, error });
+  #replyError(id: RequestId, error: JsonRpcErrorObject | BridgeError): void {
+    this.#send({
+      jsonrpc: "2.0",
+      id,
+      error: error instanceof BridgeError ? error.toJson() as unknown as JsonRpcErrorObject : error,
+    });
   }
 
   #send(message: JsonRpcMessage): void {
