@@ -157,8 +157,8 @@ const turns = Array.from({ length: N }, (_, i) =>
  * trusted.
  */
 function report(name: string, bridgeRuns: Run[], floorRuns: Run[]): void {
-  const run = median(bridgeRuns, (r) => r.perSecond);
-  const base = median(floorRuns, (r) => r.perSecond);
+  const run = median(bridgeRuns);
+  const base = median(floorRuns);
   const ratio = run.perSecond / base.perSecond;
   const cpuRatio = run.perCpuSecond / base.perCpuSecond;
   const paired = bridgeRuns.map((r, i) => r.perSecond / floorRuns[i].perSecond);
@@ -173,9 +173,9 @@ function report(name: string, bridgeRuns: Run[], floorRuns: Run[]): void {
   );
 }
 
-/** The run with the median `key`. */
-function median(runs: Run[], key: (run: Run) => number): Run {
-  const sorted = [...runs].sort((a, b) => key(a) - key(b));
+/** The run with the median throughput. */
+function median(runs: Run[]): Run {
+  const sorted = [...runs].sort((a, b) => a.perSecond - b.perSecond);
   return sorted[Math.floor(sorted.length / 2)];
 }
 
