@@ -77,134 +77,220 @@ const mean = (xs: number[]) => xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 
 
 /** Runs the soak and returns its report. */
 export async function runSoak(options: SoakOptions): Promise<SoakReport> {
-  const log = options.progress ?? (() => {});
-  const failures: string[] = [];
-  const pending = new Map<Id, Pending>();
-  const answered = new Set<Id>();
-  const errors: Record<string, number> = {};
-  const notifications: Record<string, number> = {};
-  let nextId = 1;
-  let requests = 0;
-  let responses = 0;
-  let duplicates = 0;
-  let unknownIds = 0;
-  let turns = 0;
-  let toolCalls = 0;
-  let recycled = 0;
-  let stopping = false;
-  let outBuffer: string[] = [];
-  let flushing: Promise<void> | null = null;
+  const run = new SoakRun(options.progress ?? (() => {}));
+  run.setUpWorld();
+  for (let i = 0; i < options.sessions; i++) run.startSession(`shop${i}`);
+  for (let i = 0; i < options.npcs; i++) run.startNpc(`smith${i}`, i);
+  const loadSeconds = await run.load(options);
+  const lost = await run.drain();
+  const exit = await run.shutDown();
+  run.checkExit(exit);
+  const rss = run.checkRss(options);
+  return run.report({ loadSeconds, lost, exit, rss });
+}
 
-  // Batches writes per tick (like a game engine's frame).
-  const flush = async () => {
-    while (outBuffer.length > 0) {
-      const text = outBuffer.join("");
-      outBuffer = [];
-      await bridge.write(encoder.encode(text));
+/** A session's client tool. */
+const SESSION_TOOLS = [{
+  name: "check_stock",
+  description: "Returns the stock of an item.",
+  parameters: { type: "object", properties: { item: { type: "string" } }, required: ["item"] },
+}];
+
+/** A session's scripted model: a client tool call and a templated answer per turn, SESSION_TURNS turns. */
+function sessionModel(): Record<string, unknown> {
+  const steps: unknown[] = [];
+  for (let i = 0; i < SESSION_TURNS; i++) {
+    steps.push({ toolCalls: [{ name: "check_stock", arguments: { item: i % 2 ? "axe" : "sword" } }] });
+    steps.push({ template: "Stock: {toolOutput}" });
+  }
+  return { type: "scripted", steps };
+}
+
+/** NPC `n`'s scripted model: a world write and a client tool call, then a line, NPC_TALKS talks. */
+function npcModel(n: number): Record<string, unknown> {
+  const steps: unknown[] = [];
+  for (let i = 0; i < NPC_TALKS; i++) {
+    steps.push({
+      toolCalls: [
+        {
+          name: "update_world_state",
+          arguments: { path: "gold", value: String(100 + ((n * 7 + i) % 50)) },
+        },
+        { name: "check_inventory", arguments: { item: "sword" } },
+      ],
+    });
+    steps.push({ text: "[happy] Here you go, traveller." });
+  }
+  return { type: "scripted", steps };
+}
+
+/** `npc/create` params of NPC `n`: a blacksmith in the town with a client tool, allowed to write gold and log. */
+function npcCreateParams(name: string, n: number): Record<string, unknown> {
+  return {
+    npc: name,
+    persona: { name: `Smith ${n}`, role: "a blacksmith", goals: ["sell swords"] },
+    world: "town",
+    tools: [{ name: "check_inventory", description: "Counts an item in the shop." }],
+    options: {
+      replyFormat: "text",
+      toolChoice: "auto",
+      worldWritable: ["gold", "log"],
+      compactAfterTurns: 0,
+    },
+    model: npcModel(n),
+  };
+}
+
+/** The output of a tool call the bridge sends (`tool/call` params' `call`). */
+function toolOutput(call: Record<string, unknown>): Record<string, unknown> {
+  return call.name === "check_stock"
+    ? { item: (call.arguments as Record<string, unknown>).item ?? "sword", stock: 3, price: 45 }
+    : { item: "sword", stock: 2 };
+}
+
+/** How the process ended: its exit code (null: it did not exit after shutdown) and its stderr. */
+interface Exit {
+  code: number | null;
+  stderr: string;
+}
+
+/** The RSS figures the flatness check computed. */
+interface RssThirds {
+  firstThird: number;
+  lastThird: number;
+}
+
+/** One soak run: the bridge process, the traffic it is sent and what came back. */
+class SoakRun {
+  readonly failures: string[] = [];
+  readonly pending = new Map<Id, Pending>();
+  readonly answered = new Set<Id>();
+  readonly errors: Record<string, number> = {};
+  readonly notifications: Record<string, number> = {};
+  nextId = 1;
+  requests = 0;
+  responses = 0;
+  duplicates = 0;
+  unknownIds = 0;
+  turns = 0;
+  toolCalls = 0;
+  recycled = 0;
+  stopping = false;
+  outBuffer: string[] = [];
+  flushing: Promise<void> | null = null;
+  /** RSS samples (kB) and when they were taken (seconds into the load phase). */
+  readonly curve: number[] = [];
+  readonly times: number[] = [];
+  started = 0;
+  readonly bridge: BridgeProcess;
+
+  constructor(readonly log: (text: string) => void) {
+    // The tests' process harness; lines are handled as they arrive and not kept (long runs).
+    this.bridge = new BridgeProcess(["--tool-timeout", "10"], {
+      discard: true,
+      onLine: (line) => {
+        try {
+          this.onMessage(JSON.parse(line));
+        } catch (error) {
+          this.failures.push(`bad output line (${String(error)}): ${line.slice(0, 200)}`);
+        }
+      },
+    });
+  }
+
+  // ---- stdin: requests, batched per tick ----
+
+  /** Batches writes per tick (like a game engine's frame). */
+  async flush(): Promise<void> {
+    while (this.outBuffer.length > 0) {
+      const text = this.outBuffer.join("");
+      this.outBuffer = [];
+      await this.bridge.write(encoder.encode(text));
     }
-    flushing = null;
-  };
-  const sendLine = (line: string) => {
-    outBuffer.push(line + "\n");
-    flushing ??= Promise.resolve().then(flush);
-  };
-  const request = (
-    method: string,
-    params: Record<string, unknown>,
-    kind: string,
-    onResult?: Pending["onResult"],
-  ) => {
-    const id = nextId++;
-    requests++;
-    pending.set(id, { kind, onResult });
-    sendLine(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
+    this.flushing = null;
+  }
+
+  sendLine(line: string): void {
+    this.outBuffer.push(line + "\n");
+    this.flushing ??= Promise.resolve().then(() => this.flush());
+  }
+
+  request(method: string, params: Record<string, unknown>, kind: string, onResult?: Pending["onResult"]): Id {
+    const id = this.nextId++;
+    this.requests++;
+    this.pending.set(id, { kind, onResult });
+    this.sendLine(JSON.stringify({ jsonrpc: "2.0", id, method, params }));
     return id;
-  };
+  }
 
   // ---- stdout: one message per line ----
-  const onMessage = (m: Record<string, unknown>) => {
+
+  onMessage(m: Record<string, unknown>): void {
     if (typeof m.method === "string") {
       if (m.method === "tool/call") {
-        toolCalls++;
+        this.toolCalls++;
         const call = (m.params as Record<string, Record<string, unknown>>).call;
-        const output = call.name === "check_stock"
-          ? { item: (call.arguments as Record<string, unknown>).item ?? "sword", stock: 3, price: 45 }
-          : { item: "sword", stock: 2 };
-        sendLine(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { output } }));
-      } else notifications[m.method] = (notifications[m.method] ?? 0) + 1;
+        this.sendLine(JSON.stringify({ jsonrpc: "2.0", id: m.id, result: { output: toolOutput(call) } }));
+      } else this.notifications[m.method] = (this.notifications[m.method] ?? 0) + 1;
       return;
     }
+    this.onResponse(m);
+  }
+
+  /** Matches a response to its request: each answered exactly once, errors counted by request kind. */
+  onResponse(m: Record<string, unknown>): void {
     const id = m.id as Id;
-    responses++;
-    if (answered.has(id)) {
-      duplicates++;
-      failures.push(`duplicate response to ${id}`);
+    this.responses++;
+    if (this.answered.has(id)) {
+      this.duplicates++;
+      this.failures.push(`duplicate response to ${id}`);
       return;
     }
-    const p = pending.get(id);
+    const p = this.pending.get(id);
     if (!p) {
-      unknownIds++;
-      failures.push(`response to unknown id ${JSON.stringify(m.id)}`);
+      this.unknownIds++;
+      this.failures.push(`response to unknown id ${JSON.stringify(m.id)}`);
       return;
     }
-    pending.delete(id);
-    answered.add(id);
+    this.pending.delete(id);
+    this.answered.add(id);
     if ("error" in m) {
       const code = String(((m.error as Record<string, unknown>).data as Record<string, unknown>)?.code);
       const key = `${p.kind}:${code}`;
-      errors[key] = (errors[key] ?? 0) + 1;
+      this.errors[key] = (this.errors[key] ?? 0) + 1;
     }
     p.onResult?.(m);
-  };
-  // The tests' process harness; lines are handled as they arrive and not kept (long runs).
-  const bridge = new BridgeProcess(["--tool-timeout", "10"], {
-    discard: true,
-    onLine: (line) => {
-      try {
-        onMessage(JSON.parse(line));
-      } catch (error) {
-        failures.push(`bad output line (${String(error)}): ${line.slice(0, 200)}`);
-      }
-    },
-  });
-
-  // ---- set-up: a world with subscriptions ----
-  request("initialize", { client: { name: "soak" }, protocolVersion: "1.0" }, "setup");
-  request(
-    "world/create",
-    { world: "town", state: { gold: 100, log: "", stock: { sword: 3, axe: 1 } } },
-    "setup",
-  );
-  for (const path of ["", "gold", "stock", "log"]) {
-    request("world/subscribe", { world: "town", path }, "setup");
   }
 
-  // ---- sessions: a client tool, SESSION_TURNS turns per life, two turns in flight ----
-  const sessionTools = [{
-    name: "check_stock",
-    description: "Returns the stock of an item.",
-    parameters: { type: "object", properties: { item: { type: "string" } }, required: ["item"] },
-  }];
-  const sessionModel = () => {
-    const steps: unknown[] = [];
-    for (let i = 0; i < SESSION_TURNS; i++) {
-      steps.push({ toolCalls: [{ name: "check_stock", arguments: { item: i % 2 ? "axe" : "sword" } }] });
-      steps.push({ template: "Stock: {toolOutput}" });
+  // ---- set-up: a world with subscriptions ----
+
+  setUpWorld(): void {
+    this.request("initialize", { client: { name: "soak" }, protocolVersion: "1.0" }, "setup");
+    this.request(
+      "world/create",
+      { world: "town", state: { gold: 100, log: "", stock: { sword: 3, axe: 1 } } },
+      "setup",
+    );
+    for (const path of ["", "gold", "stock", "log"]) {
+      this.request("world/subscribe", { world: "town", path }, "setup");
     }
-    return { type: "scripted", steps };
-  };
-  const startSession = (name: string) => {
+  }
+
+  // ---- traffic: sessions, NPCs and the client's world writes ----
+
+  /** A session with a client tool, SESSION_TURNS turns per life, two turns in flight; then deleted and made again. */
+  startSession(name: string): void {
     let sent = 0;
     let done = 0;
     const turn = () => {
-      if (stopping || sent >= SESSION_TURNS) return;
+      if (this.stopping || sent >= SESSION_TURNS) return;
       sent++;
-      request(
+      this.request(
         "session/respond",
         { session: name, prompt: `How many? (${sent})`, stream: sent % 3 === 0 },
         "respond",
         () => {
-          turns++;
+          this.turns++;
           done++;
           if (done === SESSION_TURNS) recycle();
           else turn();
@@ -212,55 +298,39 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       );
     };
     const recycle = () => {
-      if (stopping) return;
-      recycled++;
-      request("session/delete", { session: name }, "delete");
+      if (this.stopping) return;
+      this.recycled++;
+      this.request("session/delete", { session: name }, "delete");
       create();
     };
     const create = () => {
       sent = 0;
       done = 0;
-      request("session/create", {
+      this.request("session/create", {
         session: name,
         instructions: "You run the shop.",
-        tools: sessionTools,
+        tools: SESSION_TOOLS,
         model: sessionModel(),
       }, "create");
       turn();
       turn(); // pipelined: two turns in flight
     };
     create();
-  };
+  }
 
-  // ---- NPCs: a client tool and world writes through update_world_state ----
-  const npcModel = (n: number) => {
-    const steps: unknown[] = [];
-    for (let i = 0; i < NPC_TALKS; i++) {
-      steps.push({
-        toolCalls: [
-          {
-            name: "update_world_state",
-            arguments: { path: "gold", value: String(100 + ((n * 7 + i) % 50)) },
-          },
-          { name: "check_inventory", arguments: { item: "sword" } },
-        ],
-      });
-      steps.push({ text: "[happy] Here you go, traveller." });
-    }
-    return { type: "scripted", steps };
-  };
-  const startNpc = (name: string, n: number) => {
+  /** An NPC with a client tool that writes the world through update_world_state; saved, unloaded and loaded again. */
+  startNpc(name: string, n: number): void {
     let sent = 0;
     let done = 0;
     const talk = () => {
-      if (stopping || sent >= NPC_TALKS) return;
+      if (this.stopping || sent >= NPC_TALKS) return;
       sent++;
-      request(
+      this.request(
         "npc/talk",
         { npc: name, line: `Got swords? (${sent})`, stream: sent % 2 === 0 },
         "talk",
         () => {
-          turns++;
+          this.turns++;
           done++;
           if (done === NPC_TALKS) recycle();
           else talk();
@@ -268,129 +338,155 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
       );
     };
     const recycle = () => {
-      if (stopping) return;
-      recycled++;
+      if (this.stopping) return;
+      this.recycled++;
       // Save, then unload and load again (the save answers before the delete is sent).
-      request("npc/state", { npc: name }, "state", () => {
-        if (stopping) return;
-        request("npc/delete", { npc: name }, "delete");
+      this.request("npc/state", { npc: name }, "state", () => {
+        if (this.stopping) return;
+        this.request("npc/delete", { npc: name }, "delete");
         create();
       });
     };
     const create = () => {
       sent = 0;
       done = 0;
-      request("npc/create", {
-        npc: name,
-        persona: { name: `Smith ${n}`, role: "a blacksmith", goals: ["sell swords"] },
-        world: "town",
-        tools: [{ name: "check_inventory", description: "Counts an item in the shop." }],
-        options: {
-          replyFormat: "text",
-          toolChoice: "auto",
-          worldWritable: ["gold", "log"],
-          compactAfterTurns: 0,
-        },
-        model: npcModel(n),
-      }, "npc/create");
+      this.request("npc/create", npcCreateParams(name, n), "npc/create");
       talk();
     };
     create();
-  };
+  }
 
-  for (let i = 0; i < options.sessions; i++) startSession(`shop${i}`);
-  for (let i = 0; i < options.npcs; i++) startNpc(`smith${i}`, i);
+  /** The client writes the world too: a set, a merge and a get every 50 ms. */
+  startWorldWriter(): ReturnType<typeof setInterval> {
+    let tick = 0;
+    return setInterval(() => {
+      if (this.stopping) return;
+      tick++;
+      this.request("world/set", { world: "town", path: "log", value: `tick ${tick}` }, "world");
+      this.request(
+        "world/merge",
+        { world: "town", patch: { stock: { sword: tick % 5, axe: null } } },
+        "world",
+      );
+      this.request("world/get", { world: "town", path: "gold" }, "world");
+    }, 50);
+  }
 
-  // ---- the client writes the world too ----
-  let tick = 0;
-  const worldWriter = setInterval(() => {
-    if (stopping) return;
-    tick++;
-    request("world/set", { world: "town", path: "log", value: `tick ${tick}` }, "world");
-    request("world/merge", { world: "town", patch: { stock: { sword: tick % 5, axe: null } } }, "world");
-    request("world/get", { world: "town", path: "gold" }, "world");
-  }, 50);
+  // ---- the load phase, with RSS samples ----
 
-  // ---- RSS samples ----
-  const started = Date.now();
-  const curve: number[] = [];
-  const times: number[] = [];
-  const sample = () => {
-    const kb = bridge.rssKb();
+  sampleRss(): number | null {
+    const kb = this.bridge.rssKb();
     if (kb !== null) {
-      curve.push(kb);
-      times.push((Date.now() - started) / 1000);
+      this.curve.push(kb);
+      this.times.push((Date.now() - this.started) / 1000);
     }
     return kb;
-  };
-  const sampler = setInterval(() => {
-    const kb = sample();
-    log(
-      `${Math.round((Date.now() - started) / 1000)} s: ${turns} turns, ${requests} requests, ` +
-        `${pending.size} in flight, RSS ${kb === null ? "?" : mb(kb)} MB`,
-    );
-  }, options.sampleSeconds * 1000);
-  await new Promise((r) => setTimeout(r, options.seconds * 1000));
-  stopping = true;
-  clearInterval(worldWriter);
-  clearInterval(sampler);
-  sample();
-  const loadSeconds = (Date.now() - started) / 1000;
-
-  // ---- drain: every request still in flight must be answered ----
-  const deadline = Date.now() + 30_000;
-  while (pending.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
-  const lost = pending.size;
-  for (const [id, p] of [...pending].slice(0, 10)) failures.push(`no response to ${id} (${p.kind})`);
-  request("shutdown", {}, "shutdown");
-  if (flushing) await flushing;
-  await bridge.closeInput();
-  let exitCode: number | null = null;
-  try {
-    exitCode = await bridge.exit(15_000);
-  } catch {
-    failures.push("the bridge did not exit after shutdown");
   }
-  const stderr = bridge.stderr;
-  if (exitCode !== 0) failures.push(`exit code ${exitCode}`);
-  if (stderr.trim() !== "") failures.push(`stderr: ${stderr.slice(0, 1000)}`);
-  for (const k of Object.keys(errors)) failures.push(`error responses ${k}: ${errors[k]}`);
 
-  // RSS: compare the first and the last third of the samples after the warm-up.
-  const warmup = options.warmupSeconds ?? options.seconds / 6;
-  const steady = curve.filter((_, i) => times[i] >= warmup);
-  const third = Math.max(1, Math.floor(steady.length / 3));
-  const firstThird = mean(steady.slice(0, third));
-  const lastThird = mean(steady.slice(-third));
-  const growthMb = (lastThird - firstThird) / 1024;
-  if (growthMb > options.maxGrowthMb) {
-    failures.push(`RSS grew by ${growthMb.toFixed(1)} MB (limit ${options.maxGrowthMb} MB)`);
+  /** Writes the world and samples RSS for `options.seconds`, then stops the traffic; resolves with how long it ran. */
+  async load(options: SoakOptions): Promise<number> {
+    const worldWriter = this.startWorldWriter();
+    this.started = Date.now();
+    const sampler = setInterval(() => {
+      const kb = this.sampleRss();
+      this.log(
+        `${
+          Math.round((Date.now() - this.started) / 1000)
+        } s: ${this.turns} turns, ${this.requests} requests, ` +
+          `${this.pending.size} in flight, RSS ${kb === null ? "?" : mb(kb)} MB`,
+      );
+    }, options.sampleSeconds * 1000);
+    await new Promise((r) => setTimeout(r, options.seconds * 1000));
+    this.stopping = true;
+    clearInterval(worldWriter);
+    clearInterval(sampler);
+    this.sampleRss();
+    return (Date.now() - this.started) / 1000;
   }
-  return {
-    seconds: Math.round(loadSeconds * 10) / 10,
-    requests,
-    responses,
-    errors,
-    lost,
-    duplicates,
-    unknownIds,
-    turns,
-    turnsPerSecond: Math.round(turns / loadSeconds),
-    toolCalls,
-    notifications,
-    recycled,
-    rss: {
-      startMb: mb(curve[0] ?? 0),
-      endMb: mb(curve[curve.length - 1] ?? 0),
-      peakMb: mb(Math.max(...curve)),
-      firstThirdMb: mb(firstThird),
-      lastThirdMb: mb(lastThird),
-      curveMb: curve.map(mb),
-    },
-    exitCode,
-    stderr,
-    failures,
-  };
+
+  // ---- drain and shut down ----
+
+  /** Waits (at most 30 s) for every request still in flight to be answered; resolves with how many were not. */
+  async drain(): Promise<number> {
+    const deadline = Date.now() + 30_000;
+    while (this.pending.size > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    const lost = this.pending.size;
+    for (const [id, p] of [...this.pending].slice(0, 10)) {
+      this.failures.push(`no response to ${id} (${p.kind})`);
+    }
+    return lost;
+  }
+
+  /** Sends `shutdown`, closes stdin and waits for the process to exit. */
+  async shutDown(): Promise<Exit> {
+    this.request("shutdown", {}, "shutdown");
+    if (this.flushing) await this.flushing;
+    await this.bridge.closeInput();
+    let code: number | null = null;
+    try {
+      code = await this.bridge.exit(15_000);
+    } catch {
+      this.failures.push("the bridge did not exit after shutdown");
+    }
+    return { code, stderr: this.bridge.stderr };
+  }
+
+  // ---- checks ----
+
+  /** The process exits 0 with nothing on stderr, and no request got an error. */
+  checkExit(exit: Exit): void {
+    if (exit.code !== 0) this.failures.push(`exit code ${exit.code}`);
+    if (exit.stderr.trim() !== "") this.failures.push(`stderr: ${exit.stderr.slice(0, 1000)}`);
+    for (const k of Object.keys(this.errors)) this.failures.push(`error responses ${k}: ${this.errors[k]}`);
+  }
+
+  /** RSS: compares the first and the last third of the samples after the warm-up. */
+  checkRss(options: SoakOptions): RssThirds {
+    const warmup = options.warmupSeconds ?? options.seconds / 6;
+    const steady = this.curve.filter((_, i) => this.times[i] >= warmup);
+    const third = Math.max(1, Math.floor(steady.length / 3));
+    const firstThird = mean(steady.slice(0, third));
+    const lastThird = mean(steady.slice(-third));
+    const growthMb = (lastThird - firstThird) / 1024;
+    if (growthMb > options.maxGrowthMb) {
+      this.failures.push(`RSS grew by ${growthMb.toFixed(1)} MB (limit ${options.maxGrowthMb} MB)`);
+    }
+    return { firstThird, lastThird };
+  }
+
+  // ---- report ----
+
+  report(
+    outcome: { loadSeconds: number; lost: number; exit: Exit; rss: RssThirds },
+  ): SoakReport {
+    const { loadSeconds, rss } = outcome;
+    const curve = this.curve;
+    return {
+      seconds: Math.round(loadSeconds * 10) / 10,
+      requests: this.requests,
+      responses: this.responses,
+      errors: this.errors,
+      lost: outcome.lost,
+      duplicates: this.duplicates,
+      unknownIds: this.unknownIds,
+      turns: this.turns,
+      turnsPerSecond: Math.round(this.turns / loadSeconds),
+      toolCalls: this.toolCalls,
+      notifications: this.notifications,
+      recycled: this.recycled,
+      rss: {
+        startMb: mb(curve[0] ?? 0),
+        endMb: mb(curve[curve.length - 1] ?? 0),
+        peakMb: mb(Math.max(...curve)),
+        firstThirdMb: mb(rss.firstThird),
+        lastThirdMb: mb(rss.lastThird),
+        curveMb: curve.map(mb),
+      },
+      exitCode: outcome.exit.code,
+      stderr: outcome.exit.stderr,
+      failures: this.failures,
+    };
+  }
 }
 
 if (import.meta.main) {

@@ -162,107 +162,180 @@ export async function pullModel(
   source: ModelSource & { label: string },
   options: PullOptions,
 ): Promise<PullResult> {
-  const expected = options.sha256?.toLowerCase();
+  const expected = expectedSha256(options.sha256);
+  await Deno.mkdir(options.dir, { recursive: true });
+  const path = cachePath(options.dir, source.name);
+  if (!options.force) {
+    const cached = await cachedModel(path, expected);
+    if (cached !== null) return cached;
+  }
+  const partial = `${path}.partial`;
+  const download: Download = {
+    label: source.label,
+    partial,
+    offset: options.force ? 0 : await fileSize(partial),
+    signal: options.signal,
+    onProgress: options.onProgress,
+  };
+  const response = await requestModel(source.url, download);
+  const { resumedFrom, published } = await receive(response, download);
+  const sha256 = await checkDownload(download, expected ?? published ?? undefined);
+  const size = await keepModel(download, path, sha256);
+  return { path, size, sha256, resumedFrom, alreadyCached: false };
+}
+
+/** The `--sha256` option in lower case; a usage error when it is not a SHA-256. */
+function expectedSha256(option: string | undefined): string | undefined {
+  const expected = option?.toLowerCase();
   if (expected !== undefined && !/^[0-9a-f]{64}$/.test(expected)) {
     throw CliError.usage("--sha256 must be 64 hexadecimal digits.");
   }
-  await Deno.mkdir(options.dir, { recursive: true });
-  const path = cachePath(options.dir, source.name);
-  const partial = `${path}.partial`;
-  if (!options.force && await fileSize(path) > 0) {
-    const note = await readNote(path);
-    const sha256 = note?.sha256 ?? await sha256Of(path);
-    if (expected === undefined || expected === sha256) {
-      return { path, size: await fileSize(path), sha256, resumedFrom: 0, alreadyCached: true };
-    }
-  }
-  let offset = options.force ? 0 : await fileSize(partial);
-  let response: Response;
+  return expected;
+}
+
+/** The cached model at `path`, unless there is none or it is not the `expected` one. */
+async function cachedModel(path: string, expected: string | undefined): Promise<PullResult | null> {
+  if (await fileSize(path) === 0) return null;
+  const note = await readNote(path);
+  const sha256 = note?.sha256 ?? await sha256Of(path);
+  if (expected !== undefined && expected !== sha256) return null;
+  return { path, size: await fileSize(path), sha256, resumedFrom: 0, alreadyCached: true };
+}
+
+/** One download into a `.partial` file. */
+interface Download {
+  /** How the model is named in messages. */
+  label: string;
+  /** The `.partial` file. */
+  partial: string;
+  /** Its size when the download starts: the first byte asked for. */
+  offset: number;
+  signal?: AbortSignal;
+  onProgress?: (progress: PullProgress) => void;
+}
+
+/** Sends the request (a range request when resuming); a failure to reach the server is a CliError. */
+async function requestModel(url: string, download: Download): Promise<Response> {
   try {
-    response = await fetch(source.url, { headers: headersFor(source.url, offset), signal: options.signal });
+    return await fetch(url, { headers: headersFor(url, download.offset), signal: download.signal });
   } catch (error) {
-    if (options.signal?.aborted) {
+    if (download.signal?.aborted) {
       throw new CliError("interrupted", "The download was interrupted; run the same command to resume.");
     }
-    throw new CliError("io_error", `Cannot download ${source.label}: ${(error as Error).message}`);
+    throw new CliError("io_error", `Cannot download ${download.label}: ${(error as Error).message}`);
   }
-  if (offset > 0 && response.status === 416) {
+}
+
+/**
+ * Writes the response's body to the partial file and checks it has the size the server announced. Resolves
+ * with the offset the body continued from (0 when the server sent the whole file) and the SHA-256 the server
+ * published.
+ */
+async function receive(
+  response: Response,
+  download: Download,
+): Promise<{ resumedFrom: number; published: string | null }> {
+  if (download.offset > 0 && response.status === 416) {
     // The partial file is as long as the server's: check it as it is.
     await response.body?.cancel();
-  } else {
-    if (response.status !== 200 && response.status !== 206) {
-      await response.body?.cancel();
-      throw new CliError(
-        "io_error",
-        `Cannot download ${source.label}: the server answered HTTP ${response.status}.`,
-      );
-    }
-    if (response.status === 200) offset = 0; // no range support: start over
-    let total: number | null = null;
-    const range = /\/(\d+)\s*$/.exec(response.headers.get("content-range") ?? "");
-    const length = Number(response.headers.get("content-length") ?? NaN);
-    if (range) total = Number(range[1]);
-    else if (Number.isFinite(length)) total = offset + length;
-    const published = publishedSha256(response);
-    const file = await Deno.open(partial, {
-      write: true,
-      create: true,
-      append: offset > 0,
-      truncate: offset === 0,
-    });
-    let received = offset;
-    try {
-      options.onProgress?.({ received, total });
-      if (response.body === null) {
-        throw new CliError("io_error", `The server sent no body for ${source.label}.`);
-      }
-      for await (const chunk of response.body) {
-        let written = 0;
-        while (written < chunk.length) written += await file.write(chunk.subarray(written));
-        received += chunk.length;
-        options.onProgress?.({ received, total });
-      }
-    } catch (error) {
-      if (error instanceof CliError) throw error;
-      if (options.signal?.aborted) {
-        throw new CliError(
-          "interrupted",
-          `The download stopped at ${received} bytes; run the same command to resume.`,
-        );
-      }
-      throw new CliError(
-        "io_error",
-        `The download of ${source.label} broke off at ${received} bytes (${(error as Error).message}); ` +
-          `run the same command to resume.`,
-      );
-    } finally {
-      file.close();
-    }
-    if (total !== null && received !== total) {
-      throw new CliError(
-        "io_error",
-        `The download of ${source.label} ended at ${received} of ${total} bytes; run the same command to resume.`,
-      );
-    }
-    if (expected === undefined && published !== null) options = { ...options, sha256: published };
+    return { resumedFrom: download.offset, published: null };
   }
-  const want = options.sha256?.toLowerCase();
-  const sha256 = await sha256Of(partial);
-  if (want !== undefined && sha256 !== want) {
-    await Deno.remove(partial);
+  if (response.status !== 200 && response.status !== 206) {
+    await response.body?.cancel();
     throw new CliError(
       "io_error",
-      `The download of ${source.label} is corrupt: SHA-256 ${sha256}, expected ${want}.`,
+      `Cannot download ${download.label}: the server answered HTTP ${response.status}.`,
     );
   }
-  if (!await hasGgufMagic(partial)) {
-    await Deno.remove(partial);
-    throw new CliError("invalid_input", `${source.label} is not a GGUF model file.`);
+  const offset = response.status === 200 ? 0 : download.offset; // 200: no range support, start over
+  const total = announcedTotal(response, offset);
+  const received = await writeBody(response, { ...download, offset }, total);
+  if (total !== null && received !== total) {
+    throw new CliError(
+      "io_error",
+      `The download of ${download.label} ended at ${received} of ${total} bytes; run the same command to resume.`,
+    );
   }
-  const size = await fileSize(partial);
-  await Deno.rename(partial, path);
-  const note: ModelNote = { source: source.label, sha256, size, downloadedAt: new Date().toISOString() };
+  return { resumedFrom: offset, published: publishedSha256(response) };
+}
+
+/** The whole file's size from `Content-Range`, or the body's `Content-Length` after `offset`; null when unsaid. */
+function announcedTotal(response: Response, offset: number): number | null {
+  const range = /\/(\d+)\s*$/.exec(response.headers.get("content-range") ?? "");
+  const length = Number(response.headers.get("content-length") ?? NaN);
+  if (range) return Number(range[1]);
+  if (Number.isFinite(length)) return offset + length;
+  return null;
+}
+
+/**
+ * Appends the body to the partial file (or replaces it when the offset is 0), reporting progress; resolves
+ * with the bytes on disk. A broken connection or an interruption is a CliError that says how to resume.
+ */
+async function writeBody(response: Response, download: Download, total: number | null): Promise<number> {
+  const file = await Deno.open(download.partial, {
+    write: true,
+    create: true,
+    append: download.offset > 0,
+    truncate: download.offset === 0,
+  });
+  let received = download.offset;
+  try {
+    download.onProgress?.({ received, total });
+    if (response.body === null) {
+      throw new CliError("io_error", `The server sent no body for ${download.label}.`);
+    }
+    for await (const chunk of response.body) {
+      let written = 0;
+      while (written < chunk.length) written += await file.write(chunk.subarray(written));
+      received += chunk.length;
+      download.onProgress?.({ received, total });
+    }
+    return received;
+  } catch (error) {
+    if (error instanceof CliError) throw error;
+    if (download.signal?.aborted) {
+      throw new CliError(
+        "interrupted",
+        `The download stopped at ${received} bytes; run the same command to resume.`,
+      );
+    }
+    throw new CliError(
+      "io_error",
+      `The download of ${download.label} broke off at ${received} bytes (${(error as Error).message}); ` +
+        `run the same command to resume.`,
+    );
+  } finally {
+    file.close();
+  }
+}
+
+/**
+ * Checks the partial file against the SHA-256 it should have (when known) and the GGUF magic; removes it when
+ * either check fails. Resolves with its SHA-256.
+ */
+async function checkDownload(download: Download, want: string | undefined): Promise<string> {
+  const sha256 = await sha256Of(download.partial);
+  if (want !== undefined && sha256 !== want) {
+    await Deno.remove(download.partial);
+    throw new CliError(
+      "io_error",
+      `The download of ${download.label} is corrupt: SHA-256 ${sha256}, expected ${want}.`,
+    );
+  }
+  if (!await hasGgufMagic(download.partial)) {
+    await Deno.remove(download.partial);
+    throw new CliError("invalid_input", `${download.label} is not a GGUF model file.`);
+  }
+  return sha256;
+}
+
+/** Renames the checked partial file to `path` and writes its note beside it; resolves with its size. */
+async function keepModel(download: Download, path: string, sha256: string): Promise<number> {
+  const size = await fileSize(download.partial);
+  await Deno.rename(download.partial, path);
+  const note: ModelNote = { source: download.label, sha256, size, downloadedAt: new Date().toISOString() };
   await Deno.writeTextFile(`${path}.json.tmp`, `${JSON.stringify(note, null, 2)}\n`);
   await Deno.rename(`${path}.json.tmp`, `${path}.json`);
-  return { path, size, sha256, resumedFrom: offset, alreadyCached: false };
+  return size;
 }

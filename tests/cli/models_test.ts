@@ -1,12 +1,14 @@
 /**
  * `oam models pull|list` against a local HTTP server (never the internet): a full download, a resumed one
- * (the server sees the range request), size and checksum failures that leave no model file, a file that is
- * not GGUF, the cached case, `hf:` names, and the listing. The real fixture model is pulled and used in the
- * GGUF tier (`tests/llama/gguf/gguf_cli_test.ts`).
+ * (the server sees the range request), a server without range support, a partial file that is already
+ * complete, size and checksum failures that leave no model file, a file that is not GGUF, HTTP errors and
+ * interruptions that keep the partial file, the cached case with and without `--sha256` and `--force`,
+ * where `HF_TOKEN` goes, `hf:` names, and the listing. The real fixture model is pulled and used in the GGUF
+ * tier (`tests/llama/gguf/gguf_wire_test.ts`).
  */
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
-import { pullModel, resolveModelSource } from "../../src/cli/models_pull.ts";
+import { type ModelSource, pullModel, resolveModelSource } from "../../src/cli/models_pull.ts";
 import { CliError } from "../../src/cli/cli_error.ts";
 import { oam } from "./cli_helper.ts";
 
@@ -25,30 +27,57 @@ function sha256(bytes: Uint8Array): string {
 interface Server {
   url: string;
   ranges: string[];
+  /** Every request: its path and the headers the download sends. */
+  requests: { path: string; range: string | null; authorization: string | null }[];
   close(): Promise<void>;
 }
 
-/** Serves `files` with range support; `truncate` makes a path send only that many bytes of its body. */
-function serve(
-  files: Record<string, Uint8Array>,
-  options: { truncate?: Record<string, number>; etag?: string } = {},
-): Server {
+interface ServeOptions {
+  /** Paths that send only that many bytes of their body, then break the connection. */
+  truncate?: Record<string, number>;
+  /** Paths that send that many bytes of their body, then nothing more until the server closes. */
+  stall?: Record<string, number>;
+  /** Paths answered with this HTTP status and no body. */
+  status?: Record<string, number>;
+  /** The ETag (a SHA-256, quoted). */
+  etag?: string;
+  /** The raw `X-Linked-ETag` header (Hugging Face's for LFS files). */
+  linkedEtag?: string;
+  /** False: Range headers are ignored (every answer is a 200 with the whole file). */
+  acceptRanges?: boolean;
+  /** The total size a 206 announces in its Content-Range (default: the file's). */
+  announceTotal?: number;
+}
+
+/** Serves `files` with range support, shaped by `options`. */
+function serve(files: Record<string, Uint8Array>, options: ServeOptions = {}): Server {
   const ranges: string[] = [];
+  const requests: Server["requests"] = [];
+  const stalled: ReadableStreamDefaultController<Uint8Array>[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen: () => {} }, (request) => {
     const path = new URL(request.url).pathname;
+    requests.push({
+      path,
+      range: request.headers.get("range"),
+      authorization: request.headers.get("authorization"),
+    });
+    const status = options.status?.[path];
+    if (status !== undefined) return new Response(null, { status });
     const body = Object.hasOwn(files, path) ? files[path] : undefined;
     if (body === undefined) return new Response("no such file", { status: 404 });
-    const headers = new Headers({ "accept-ranges": "bytes" });
+    const headers = new Headers(options.acceptRanges === false ? {} : { "accept-ranges": "bytes" });
     if (options.etag) headers.set("etag", `"${options.etag}"`);
-    const range = request.headers.get("range");
+    if (options.linkedEtag) headers.set("x-linked-etag", options.linkedEtag);
+    const range = options.acceptRanges === false ? null : request.headers.get("range");
     let start = 0;
-    let status = 200;
+    let code = 200;
     if (range !== null) {
       ranges.push(range);
       start = Number(/bytes=(\d+)-/.exec(range)![1]);
       if (start >= body.length) return new Response(null, { status: 416, headers });
-      status = 206;
-      headers.set("content-range", `bytes ${start}-${body.length - 1}/${body.length}`);
+      code = 206;
+      const total = options.announceTotal ?? body.length;
+      headers.set("content-range", `bytes ${start}-${body.length - 1}/${total}`);
     }
     const part = body.subarray(start);
     const cut = options.truncate?.[path];
@@ -66,13 +95,41 @@ function serve(
             },
           } as UnderlyingDefaultSource<Uint8Array> & { pulls: number },
         ),
-        { status, headers },
+        { status: code, headers },
       );
     }
-    return new Response(part.slice(), { status, headers });
+    const stall = options.stall?.[path];
+    if (stall !== undefined) {
+      headers.set("content-length", String(part.length));
+      return new Response(
+        new ReadableStream<Uint8Array>({
+          start(controller) {
+            // The first part goes out; the rest never comes (closed when the server closes).
+            controller.enqueue(part.slice(0, stall));
+            stalled.push(controller);
+          },
+        }),
+        { status: code, headers },
+      );
+    }
+    return new Response(part.slice(), { status: code, headers });
   });
   const port = (server.addr as Deno.NetAddr).port;
-  return { url: `http://127.0.0.1:${port}`, ranges, close: () => server.shutdown() };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    ranges,
+    requests,
+    close: () => {
+      for (const controller of stalled) {
+        try {
+          controller.error(new Error("server closed"));
+        } catch {
+          // the client went away first
+        }
+      }
+      return server.shutdown();
+    },
+  };
 }
 
 async function rejection(promise: Promise<unknown>): Promise<CliError> {
@@ -198,6 +255,252 @@ Deno.test("models: a checksum mismatch, an HTTP error or a non-GGUF file leave n
       "usage",
     );
   } finally {
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+/** The source of `path` on `server`, labelled with the file's name. */
+function sourceOf(server: Server, path: string): ModelSource & { label: string } {
+  return { ...resolveModelSource(`${server.url}${path}`), label: path.slice(1) };
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return true;
+  } catch (error) {
+    if (error instanceof Deno.errors.NotFound) return false;
+    throw error;
+  }
+}
+
+Deno.test("models: a cached model is used without a request unless its SHA-256 differs or --force is given", async () => {
+  const old = fakeModel(40_000);
+  const model = fakeModel(60_000);
+  const server = serve({ "/m.gguf": model });
+  const parent = await Deno.makeTempDir();
+  const dir = `${parent}/cache/models`; // created by the pull
+  try {
+    await pullModel(sourceOf(server, "/m.gguf"), { dir });
+    assert.equal(server.requests.length, 1);
+    // A model copied in by hand (no note): its hash is computed, nothing is downloaded.
+    await Deno.writeFile(`${dir}/m.gguf`, old);
+    await Deno.remove(`${dir}/m.gguf.json`);
+    const cached = await pullModel(sourceOf(server, "/m.gguf"), { dir, sha256: sha256(old).toUpperCase() });
+    assert.deepEqual(
+      { ...cached, path: cached.path.slice(dir.length) },
+      { path: "/m.gguf", size: old.length, sha256: sha256(old), resumedFrom: 0, alreadyCached: true },
+    );
+    assert.equal(server.requests.length, 1);
+    // Another --sha256: the cached file is not that model, so it is downloaded and replaced.
+    const replaced = await pullModel(sourceOf(server, "/m.gguf"), { dir, sha256: sha256(model) });
+    assert.equal(replaced.alreadyCached, false);
+    assert.deepEqual(await Deno.readFile(`${dir}/m.gguf`), model);
+    assert.equal(server.requests.length, 2);
+    // --force downloads again from the start, even with a partial file lying around.
+    await Deno.writeFile(`${dir}/m.gguf.partial`, model.slice(0, 1000));
+    const forced = await pullModel(sourceOf(server, "/m.gguf"), { dir, force: true });
+    assert.deepEqual([forced.alreadyCached, forced.resumedFrom], [false, 0]);
+    assert.deepEqual(server.requests.slice(2), [{ path: "/m.gguf", range: null, authorization: null }]);
+    assert.deepEqual(await Deno.readFile(`${dir}/m.gguf`), model);
+    assert.equal(await exists(`${dir}/m.gguf.partial`), false);
+  } finally {
+    await server.close();
+    await Deno.remove(parent, { recursive: true });
+  }
+});
+
+Deno.test("models: resuming from a server without range support starts over instead of appending", async () => {
+  const model = fakeModel(80_000);
+  const server = serve({ "/m.gguf": model }, { acceptRanges: false });
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeFile(`${dir}/m.gguf.partial`, model.slice(0, 30_000));
+    const result = await pullModel(sourceOf(server, "/m.gguf"), { dir, sha256: sha256(model) });
+    assert.deepEqual(server.requests.map((r) => r.range), ["bytes=30000-"]);
+    assert.deepEqual([result.resumedFrom, result.size], [0, model.length]);
+    assert.deepEqual(await Deno.readFile(`${dir}/m.gguf`), model);
+  } finally {
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("models: a partial file that is already complete (HTTP 416) is checked and kept", async () => {
+  const model = fakeModel(30_000);
+  const server = serve({ "/m.gguf": model, "/n.gguf": model });
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeFile(`${dir}/m.gguf.partial`, model);
+    const result = await pullModel(sourceOf(server, "/m.gguf"), { dir, sha256: sha256(model) });
+    assert.deepEqual(server.ranges, [`bytes=${model.length}-`]);
+    assert.deepEqual(
+      { ...result, path: result.path.slice(dir.length) },
+      {
+        path: "/m.gguf",
+        size: model.length,
+        sha256: sha256(model),
+        resumedFrom: model.length,
+        alreadyCached: false,
+      },
+    );
+    assert.deepEqual(await Deno.readFile(`${dir}/m.gguf`), model);
+    // The same with a --sha256 it does not have: removed, so the next pull starts over.
+    await Deno.writeFile(`${dir}/n.gguf.partial`, model);
+    const corrupt = await rejection(pullModel(sourceOf(server, "/n.gguf"), { dir, sha256: "1".repeat(64) }));
+    assert.equal(
+      corrupt.message,
+      `The download of n.gguf is corrupt: SHA-256 ${sha256(model)}, expected ${"1".repeat(64)}.`,
+    );
+    assert.equal(await exists(`${dir}/n.gguf.partial`), false);
+    assert.equal(await exists(`${dir}/n.gguf`), false);
+  } finally {
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("models: a body shorter than the size the server announced is not a model (the partial is kept)", async () => {
+  const model = fakeModel(50_000);
+  const server = serve({ "/m.gguf": model }, { announceTotal: 64_000 });
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeFile(`${dir}/m.gguf.partial`, model.slice(0, 10_000));
+    const error = await rejection(pullModel(sourceOf(server, "/m.gguf"), { dir }));
+    assert.equal(error.code, "io_error");
+    assert.equal(
+      error.message,
+      "The download of m.gguf ended at 50000 of 64000 bytes; run the same command to resume.",
+    );
+    assert.equal(await exists(`${dir}/m.gguf`), false);
+    assert.deepEqual(await Deno.readFile(`${dir}/m.gguf.partial`), model);
+  } finally {
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("models: an HTTP error or an unreachable server while resuming keeps the partial file", async () => {
+  const model = fakeModel(20_000);
+  const server = serve({}, { status: { "/m.gguf": 503 } });
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeFile(`${dir}/m.gguf.partial`, model.slice(0, 5_000));
+    const unavailable = await rejection(pullModel(sourceOf(server, "/m.gguf"), { dir }));
+    assert.deepEqual(
+      [unavailable.code, unavailable.message],
+      ["io_error", "Cannot download m.gguf: the server answered HTTP 503."],
+    );
+    // Nothing listens on port 1: the connection is refused.
+    const unreachable = await rejection(
+      pullModel({ ...resolveModelSource("http://127.0.0.1:1/m.gguf"), label: "m.gguf" }, { dir }),
+    );
+    assert.equal(unreachable.code, "io_error");
+    assert.match(unreachable.message, /^Cannot download m\.gguf: .+/);
+    assert.deepEqual(await Deno.readFile(`${dir}/m.gguf.partial`), model.slice(0, 5_000));
+    assert.equal(await exists(`${dir}/m.gguf`), false);
+  } finally {
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("models: an interrupted download (the signal) keeps its partial file and resumes from it", async () => {
+  const model = fakeModel(100_000);
+  const stalling = serve({ "/m.gguf": model }, { stall: { "/m.gguf": 25_000 } });
+  const dir = await Deno.makeTempDir();
+  try {
+    // Interrupted before the request: nothing is written.
+    const early = await rejection(
+      pullModel(sourceOf(stalling, "/m.gguf"), { dir, signal: AbortSignal.abort() }),
+    );
+    assert.deepEqual(
+      [early.code, early.message],
+      ["interrupted", "The download was interrupted; run the same command to resume."],
+    );
+    assert.deepEqual([...Deno.readDirSync(dir)], []);
+    // Interrupted once the bytes the server sent are on disk (Ctrl-C during the download).
+    const controller = new AbortController();
+    const stopped = await rejection(pullModel(sourceOf(stalling, "/m.gguf"), {
+      dir,
+      signal: controller.signal,
+      onProgress: ({ received }) => {
+        if (received === 25_000) controller.abort();
+      },
+    }));
+    assert.deepEqual(
+      [stopped.code, stopped.message],
+      ["interrupted", "The download stopped at 25000 bytes; run the same command to resume."],
+    );
+    assert.equal(await exists(`${dir}/m.gguf`), false);
+    assert.deepEqual(await Deno.readFile(`${dir}/m.gguf.partial`), model.slice(0, 25_000));
+    await stalling.close();
+
+    const good = serve({ "/m.gguf": model });
+    try {
+      const result = await pullModel(sourceOf(good, "/m.gguf"), { dir, sha256: sha256(model) });
+      assert.deepEqual(good.ranges, ["bytes=25000-"]);
+      assert.equal(result.resumedFrom, 25_000);
+      assert.deepEqual(await Deno.readFile(`${dir}/m.gguf`), model);
+    } finally {
+      await good.close();
+    }
+  } finally {
+    await stalling.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("models: --sha256 wins over the server's ETag; Hugging Face's X-Linked-ETag (weak too) is checked", async () => {
+  const model = fakeModel(20_000);
+  const tagged = serve({ "/m.gguf": model }, { etag: "0".repeat(64) });
+  const linked = serve({ "/m.gguf": model }, { etag: "abc", linkedEtag: `W/"${"2".repeat(64)}"` });
+  const dir = await Deno.makeTempDir();
+  try {
+    const result = await pullModel(sourceOf(tagged, "/m.gguf"), { dir, sha256: sha256(model) });
+    assert.equal(result.sha256, sha256(model));
+    const corrupt = await rejection(pullModel(sourceOf(linked, "/m.gguf"), { dir, force: true }));
+    assert.equal(
+      corrupt.message,
+      `The download of m.gguf is corrupt: SHA-256 ${sha256(model)}, expected ${"2".repeat(64)}.`,
+    );
+    assert.equal(await exists(`${dir}/m.gguf.partial`), false);
+  } finally {
+    await tagged.close();
+    await linked.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("models: HF_TOKEN goes to huggingface.co only", async () => {
+  const model = fakeModel(20_000);
+  const server = serve({ "/m.gguf": model });
+  const dir = await Deno.makeTempDir();
+  const saved = Deno.env.get("HF_TOKEN");
+  const realFetch = globalThis.fetch;
+  try {
+    Deno.env.set("HF_TOKEN", "hf_secret");
+    await pullModel(sourceOf(server, "/m.gguf"), { dir });
+    assert.deepEqual(server.requests.map((r) => r.authorization), [null]);
+    // huggingface.co itself is not reached from the tests: the request is caught before it leaves.
+    const sent: Request[] = [];
+    globalThis.fetch = (input, init) => {
+      sent.push(new Request(input, init));
+      return Promise.resolve(new Response("gated", { status: 401 }));
+    };
+    const gated = await rejection(
+      pullModel({ ...resolveModelSource("hf:org/gated/g.gguf"), label: "hf:org/gated/g.gguf" }, { dir }),
+    );
+    assert.equal(gated.message, "Cannot download hf:org/gated/g.gguf: the server answered HTTP 401.");
+    assert.deepEqual(
+      sent.map((r) => [r.url, r.headers.get("authorization")]),
+      [["https://huggingface.co/org/gated/resolve/main/g.gguf", "Bearer hf_secret"]],
+    );
+  } finally {
+    globalThis.fetch = realFetch;
+    if (saved === undefined) Deno.env.delete("HF_TOKEN");
+    else Deno.env.set("HF_TOKEN", saved);
     await server.close();
     await Deno.remove(dir, { recursive: true });
   }
