@@ -62,7 +62,8 @@ export function cachePath(dir: string, name: string): string {
   return join(dir, name);
 }
 
-async function readNote(path: string): Promise<ModelNote | null> {
+/** The note written beside a cached model (`<model>.json`), or null when there is none or it is not an object. */
+export async function readModelNote(path: string): Promise<ModelNote | null> {
   try {
     const note = JSON.parse(await Deno.readTextFile(`${path}.json`));
     return typeof note === "object" && note !== null ? note as ModelNote : null;
@@ -79,7 +80,7 @@ export async function listCachedModels(dir: string): Promise<CachedModel[]> {
       if (!entry.isFile || !entry.name.toLowerCase().endsWith(".gguf")) continue;
       const path = join(dir, entry.name);
       const info = await Deno.stat(path);
-      const note = await readNote(path);
+      const note = await readModelNote(path);
       const model: CachedModel = { name: entry.name, path, size: info.size, modified: info.mtime };
       if (typeof note?.source === "string") model.source = note.source;
       if (typeof note?.sha256 === "string") model.sha256 = note.sha256;

@@ -10,7 +10,7 @@
  */
 import { createHash } from "node:crypto";
 import { CliError } from "./cli_error.ts";
-import { cachePath, type ModelNote } from "./models_cache.ts";
+import { cachePath, type ModelNote, readModelNote } from "./models_cache.ts";
 import { envVar } from "./tty.ts";
 
 /** Where to get a model: its URL and the file name to keep it under. */
@@ -125,14 +125,6 @@ async function sha256Of(path: string): Promise<string> {
   return hash.digest("hex");
 }
 
-async function readNote(path: string): Promise<ModelNote | null> {
-  try {
-    return JSON.parse(await Deno.readTextFile(`${path}.json`)) as ModelNote;
-  } catch {
-    return null;
-  }
-}
-
 async function hasGgufMagic(path: string): Promise<boolean> {
   const file = await Deno.open(path, { read: true });
   try {
@@ -177,8 +169,13 @@ export async function pullModel(
     signal: options.signal,
     onProgress: options.onProgress,
   };
-  const response = await requestModel(source.url, download);
-  const { resumedFrom, published } = await receive(response, download);
+  let received = await receive(await requestModel(source.url, download), download);
+  if (received === null) {
+    // The partial file is longer than the server's file (which changed since): start over.
+    download.offset = 0;
+    received = await receive(await requestModel(source.url, download), download);
+  }
+  const { resumedFrom, published } = received!; // from offset 0, never null
   const sha256 = await checkDownload(download, expected ?? published ?? undefined);
   const size = await keepModel(download, path, sha256);
   return { path, size, sha256, resumedFrom, alreadyCached: false };
@@ -196,8 +193,8 @@ function expectedSha256(option: string | undefined): string | undefined {
 /** The cached model at `path`, unless there is none or it is not the `expected` one. */
 async function cachedModel(path: string, expected: string | undefined): Promise<PullResult | null> {
   if (await fileSize(path) === 0) return null;
-  const note = await readNote(path);
-  const sha256 = note?.sha256 ?? await sha256Of(path);
+  const noted = (await readModelNote(path))?.sha256;
+  const sha256 = typeof noted === "string" ? noted : await sha256Of(path);
   if (expected !== undefined && expected !== sha256) return null;
   return { path, size: await fileSize(path), sha256, resumedFrom: 0, alreadyCached: true };
 }
@@ -229,15 +226,18 @@ async function requestModel(url: string, download: Download): Promise<Response> 
 /**
  * Writes the response's body to the partial file and checks it has the size the server announced. Resolves
  * with the offset the body continued from (0 when the server sent the whole file) and the SHA-256 the server
- * published.
+ * published; with null when the partial file cannot be this file (an HTTP 416 naming another length).
  */
 async function receive(
   response: Response,
   download: Download,
-): Promise<{ resumedFrom: number; published: string | null }> {
+): Promise<{ resumedFrom: number; published: string | null } | null> {
   if (download.offset > 0 && response.status === 416) {
-    // The partial file is as long as the server's: check it as it is.
     await response.body?.cancel();
+    // 416 names the file's length (`bytes */<length>`): a partial file of another length is not this file.
+    const length = /^bytes \*\/(\d+)\s*$/.exec(response.headers.get("content-range") ?? "");
+    if (length !== null && Number(length[1]) !== download.offset) return null;
+    // The partial file is as long as the server's: check it as it is.
     return { resumedFrom: download.offset, published: null };
   }
   if (response.status !== 200 && response.status !== 206) {

@@ -47,6 +47,8 @@ interface ServeOptions {
   acceptRanges?: boolean;
   /** The total size a 206 announces in its Content-Range (default: the file's). */
   announceTotal?: number;
+  /** False: a 416 does not name the file's length (`Content-Range: bytes *\/<length>`). */
+  rangeLength?: boolean;
 }
 
 /** Serves `files` with range support, shaped by `options`. */
@@ -74,7 +76,10 @@ function serve(files: Record<string, Uint8Array>, options: ServeOptions = {}): S
     if (range !== null) {
       ranges.push(range);
       start = Number(/bytes=(\d+)-/.exec(range)![1]);
-      if (start >= body.length) return new Response(null, { status: 416, headers });
+      if (start >= body.length) {
+        if (options.rangeLength !== false) headers.set("content-range", `bytes */${body.length}`);
+        return new Response(null, { status: 416, headers });
+      }
       code = 206;
       const total = options.announceTotal ?? body.length;
       headers.set("content-range", `bytes ${start}-${body.length - 1}/${total}`);
@@ -305,6 +310,13 @@ Deno.test("models: a cached model is used without a request unless its SHA-256 d
     assert.deepEqual(server.requests.slice(2), [{ path: "/m.gguf", range: null, authorization: null }]);
     assert.deepEqual(await Deno.readFile(`${dir}/m.gguf`), model);
     assert.equal(await exists(`${dir}/m.gguf.partial`), false);
+    // A note that is not one (no object, or no SHA-256 text in it): the hash is computed again.
+    for (const note of ["null", '{"sha256": 42}', "not json"]) {
+      await Deno.writeTextFile(`${dir}/m.gguf.json`, note);
+      const again = await pullModel(sourceOf(server, "/m.gguf"), { dir });
+      assert.deepEqual([again.alreadyCached, again.sha256], [true, sha256(model)], note);
+    }
+    assert.equal(server.requests.length, 3);
   } finally {
     await server.close();
     await Deno.remove(parent, { recursive: true });
@@ -355,6 +367,45 @@ Deno.test("models: a partial file that is already complete (HTTP 416) is checked
     );
     assert.equal(await exists(`${dir}/n.gguf.partial`), false);
     assert.equal(await exists(`${dir}/n.gguf`), false);
+  } finally {
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("models: a partial file longer than the server's file (HTTP 416 naming its length) starts over", async () => {
+  const model = fakeModel(30_000);
+  const longer = new Uint8Array(40_000);
+  longer.set(model);
+  const server = serve({ "/m.gguf": model });
+  const dir = await Deno.makeTempDir();
+  try {
+    // A partial left by an older, longer version of the file.
+    await Deno.writeFile(`${dir}/m.gguf.partial`, longer);
+    const result = await pullModel(sourceOf(server, "/m.gguf"), { dir });
+    assert.deepEqual(server.requests.map((r) => r.range), ["bytes=40000-", null]);
+    assert.deepEqual(
+      { ...result, path: result.path.slice(dir.length) },
+      { path: "/m.gguf", size: model.length, sha256: sha256(model), resumedFrom: 0, alreadyCached: false },
+    );
+    assert.deepEqual(await Deno.readFile(`${dir}/m.gguf`), model);
+    assert.equal(await exists(`${dir}/m.gguf.partial`), false);
+  } finally {
+    await server.close();
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("models: a 416 that does not name the file's length keeps a partial file that checks out", async () => {
+  const model = fakeModel(30_000);
+  const server = serve({ "/m.gguf": model }, { rangeLength: false });
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeFile(`${dir}/m.gguf.partial`, model);
+    const result = await pullModel(sourceOf(server, "/m.gguf"), { dir });
+    assert.deepEqual(server.requests.map((r) => r.range), [`bytes=${model.length}-`]);
+    assert.equal(result.resumedFrom, model.length);
+    assert.deepEqual(await Deno.readFile(`${dir}/m.gguf`), model);
   } finally {
     await server.close();
     await Deno.remove(dir, { recursive: true });
