@@ -112,6 +112,20 @@ interface NpcSave {
   toolsDir: string;
 }
 
+/** What one turn of `oam npc` has shown so far. */
+interface TurnView {
+  /** The NPC's emotion as the events last said (null before the first). */
+  emotion: string | null;
+  /** The emotion in the header of the line on screen. */
+  shownEmotion: string | null;
+  /** Whether the NPC's line is the current output line (text may be appended to it). */
+  lineOpen: boolean;
+  /** The line as streamed so far. */
+  spoken: string;
+  /** Set by Ctrl-C (or the input ending at a tool question): the events that follow are not shown. */
+  cancelled: boolean;
+}
+
 /** True for text that is a JSON object or array (a scripted json step played as text). */
 function isJsonText(text: string): boolean {
   const t = text.trim();
@@ -439,23 +453,37 @@ class NpcCommand {
     return `${o.bold(this.#name)} ${emotion ? o.cyan(`[${emotion}]`) : ""}${o.dim(":")} `;
   }
 
+  /** One turn: the player's line to npc/talk, its events shown as they come, then the reply or failure. */
   async #talk(line: string): Promise<void> {
-    const o = this.#out;
-    const bridge = this.#bridge;
-    let emotion: string | null = null;
-    let shownEmotion: string | null = null;
-    let lineOpen = false;
-    let spoken = "";
-    let cancelled = false;
-    const openLine = () => {
-      if (lineOpen) return;
-      this.#spinner.stop();
-      this.#newline();
-      this.#write(this.#header(emotion));
-      shownEmotion = emotion;
-      lineOpen = true;
+    const turn: TurnView = {
+      emotion: null,
+      shownEmotion: null,
+      lineOpen: false,
+      spoken: "",
+      cancelled: false,
     };
-    const prompter = new ToolPrompter(bridge, this.#reader, this.#tools, this.#interactive, o, {
+    const prompter = this.#toolPrompter(turn);
+    this.#cancelTurn = () => this.#stopTurn(turn);
+    this.#spinner.start(`${this.#name} is thinking`);
+    try {
+      const result = await this.#bridge.run("npc/talk", { npc: this.#npc, line, stream: true }, {
+        onEvent: (event) => this.#turnEvent(turn, event),
+        onToolCall: (id, call) => prompter.enqueue(id, call),
+        onToolCancel: (p) => prompter.cancel(String(p.id)),
+      });
+      this.#spinner.stop();
+      this.#showReply(turn, result);
+    } catch (error) {
+      this.#showFailure(turn, error);
+    } finally {
+      this.#cancelTurn = null;
+      prompter.finish();
+    }
+  }
+
+  /** Asks the player for the outputs of the turn's client tools (command tools run by themselves). */
+  #toolPrompter(turn: TurnView): ToolPrompter {
+    return new ToolPrompter(this.#bridge, this.#reader, this.#tools, this.#interactive, this.#out, {
       beforeAsk: () => {
         this.#spinner.stop();
         this.#newline();
@@ -467,100 +495,123 @@ class NpcCommand {
       },
       inputEnded: () => {
         this.#quit = true;
-        cancelled = true;
-        bridge.call("npc/cancel", { npc: this.#npc }).catch(() => {});
+        this.#stopTurn(turn);
       },
     });
-    this.#cancelTurn = () => {
-      cancelled = true;
-      bridge.call("npc/cancel", { npc: this.#npc }).catch(() => {});
-    };
-    this.#spinner.start(`${this.#name} is thinking`);
-    try {
-      const result = await bridge.run("npc/talk", { npc: this.#npc, line, stream: true }, {
-        onEvent: (event) => {
-          if (cancelled) return; // what follows a Ctrl-C is the turn unwinding
-          switch (event.type) {
-            case "emotion":
-              emotion = String(event.emotion);
-              break;
-            case "lineDelta":
-              openLine();
-              this.#write(String(event.delta ?? ""));
-              spoken += String(event.delta ?? "");
-              break;
-            case "lineReset":
-              if (lineOpen) this.#write("\n");
-              lineOpen = false;
-              openLine();
-              spoken = String(event.line ?? "");
-              this.#write(spoken);
-              break;
-            case "toolCallStarted":
-              this.#spinner.stop();
-              this.#newline();
-              lineOpen = false;
-              this.#write(
-                `  ${o.cyan("⚙")} ${formatCall(event.call ?? null, o)}${
-                  event.execution === "local" ? o.dim(" (built-in)") : ""
-                }\n`,
-              );
-              break;
-            case "toolCallCompleted": {
-              const record = isJsonObject(event.record) ? event.record : {};
-              this.#newline();
-              this.#write(
-                `  ${o.dim("↳")} ${
-                  formatOutput({ output: record.output ?? null, isError: record.isError === true }, o)
-                }\n`,
-              );
-              this.#spinner.start(`${this.#name} is thinking`);
-              break;
-            }
-          }
-        },
-        onToolCall: (id, call) => prompter.enqueue(id, call),
-        onToolCancel: (p) => prompter.cancel(String(p.id)),
-      });
-      this.#spinner.stop();
-      const finalEmotion = typeof result.emotion === "string" ? result.emotion : null;
-      if (spoken === "" && !lineOpen) {
-        emotion = finalEmotion;
-        openLine();
-        this.#write(String(result.line ?? ""));
-      }
-      this.#newline();
-      if (finalEmotion !== null && shownEmotion !== null && finalEmotion !== shownEmotion) {
-        this.#write(o.dim(`  (now ${finalEmotion})\n`));
-      }
-      if (result.isFallback === true) {
-        this.#write(o.dim("  (a fallback line: the model's reply was blocked)\n"));
-      }
-      if (typeof result.relationship === "number" && result.relationship !== this.#relationship) {
-        const delta = result.relationship - this.#relationship;
-        this.#write(
-          `  ${delta > 0 ? o.green("♥") : o.red("♥")} ${
-            o.dim(`relationship ${this.#relationship} → ${result.relationship}`)
-          }\n`,
-        );
-        this.#relationship = result.relationship;
-      }
-      this.#options = Array.isArray(result.playerOptions) ? result.playerOptions.map(String) : [];
-      this.#options.forEach((opt, i) => this.#write(`  ${o.yellow(`${i + 1})`)} ${opt}\n`));
-      if (result.endsConversation === true) {
-        // The lines already typed are still read: commands run, talk gets a note (see the help).
-        this.#write(o.dim(`(${this.#name} ends the conversation.)\n`));
-        this.#ended = true;
-      }
-    } catch (error) {
-      this.#spinner.stop();
-      this.#newline();
-      const e = toCliError(error);
-      if (cancelled || e.code === "cancelled") this.#write(o.dim("(stopped)\n"));
-      else reportError(e, { mode: "human", style: this.#err });
-    } finally {
-      this.#cancelTurn = null;
-      prompter.finish();
+  }
+
+  /** Ctrl-C, or the input ending at a tool question: cancels the turn; its unwinding is not shown. */
+  #stopTurn(turn: TurnView): void {
+    turn.cancelled = true;
+    this.#bridge.call("npc/cancel", { npc: this.#npc }).catch(() => {});
+  }
+
+  /** Starts the NPC's line (the header with the emotion known now) unless one is open. */
+  #openLine(turn: TurnView): void {
+    if (turn.lineOpen) return;
+    this.#spinner.stop();
+    this.#newline();
+    this.#write(this.#header(turn.emotion));
+    turn.shownEmotion = turn.emotion;
+    turn.lineOpen = true;
+  }
+
+  /** Shows one `npc/event` of the turn. */
+  #turnEvent(turn: TurnView, event: JsonObject): void {
+    if (turn.cancelled) return; // what follows a Ctrl-C is the turn unwinding
+    switch (event.type) {
+      case "emotion":
+        turn.emotion = String(event.emotion);
+        break;
+      case "lineDelta":
+        this.#openLine(turn);
+        this.#write(String(event.delta ?? ""));
+        turn.spoken += String(event.delta ?? "");
+        break;
+      case "lineReset":
+        // The line changed otherwise than by growing: it is shown again, on a line of its own.
+        if (turn.lineOpen) this.#write("\n");
+        turn.lineOpen = false;
+        this.#openLine(turn);
+        turn.spoken = String(event.line ?? "");
+        this.#write(turn.spoken);
+        break;
+      case "toolCallStarted":
+        this.#toolCallStarted(turn, event);
+        break;
+      case "toolCallCompleted":
+        this.#toolCallCompleted(event);
+        break;
     }
+  }
+
+  /** `  ⚙ name {arguments}` on a line of its own (a line being spoken ends first). */
+  #toolCallStarted(turn: TurnView, event: JsonObject): void {
+    const o = this.#out;
+    this.#spinner.stop();
+    this.#newline();
+    turn.lineOpen = false;
+    const builtIn = event.execution === "local" ? o.dim(" (built-in)") : "";
+    this.#write(`  ${o.cyan("⚙")} ${formatCall(event.call ?? null, o)}${builtIn}\n`);
+  }
+
+  /** `  ↳ output` (or `error: …`); the NPC is thinking again. */
+  #toolCallCompleted(event: JsonObject): void {
+    const o = this.#out;
+    const record = isJsonObject(event.record) ? event.record : {};
+    this.#newline();
+    const output = formatOutput({ output: record.output ?? null, isError: record.isError === true }, o);
+    this.#write(`  ${o.dim("↳")} ${output}\n`);
+    this.#spinner.start(`${this.#name} is thinking`);
+  }
+
+  /** The end of a turn that succeeded: the line ends; the notes, the suggested replies, the ending. */
+  #showReply(turn: TurnView, result: JsonObject): void {
+    const o = this.#out;
+    const finalEmotion = typeof result.emotion === "string" ? result.emotion : null;
+    if (turn.spoken === "" && !turn.lineOpen) {
+      // No line event was shown (a Ctrl-C that came too late to stop the turn): the whole line now.
+      turn.emotion = finalEmotion;
+      this.#openLine(turn);
+      this.#write(String(result.line ?? ""));
+    }
+    this.#newline();
+    if (finalEmotion !== null && turn.shownEmotion !== null && finalEmotion !== turn.shownEmotion) {
+      this.#write(o.dim(`  (now ${finalEmotion})\n`));
+    }
+    if (result.isFallback === true) {
+      this.#write(o.dim("  (a fallback line: the model's reply was blocked)\n"));
+    }
+    this.#showRelationship(result.relationship);
+    this.#showOptions(result.playerOptions);
+    if (result.endsConversation === true) {
+      // The lines already typed are still read: commands run, talk gets a note (see the help).
+      this.#write(o.dim(`(${this.#name} ends the conversation.)\n`));
+      this.#ended = true;
+    }
+  }
+
+  /** `  ♥ relationship a → b` when the turn changed it. */
+  #showRelationship(relationship: JsonValue | undefined): void {
+    if (typeof relationship !== "number" || relationship === this.#relationship) return;
+    const o = this.#out;
+    const heart = relationship > this.#relationship ? o.green("♥") : o.red("♥");
+    this.#write(`  ${heart} ${o.dim(`relationship ${this.#relationship} → ${relationship}`)}\n`);
+    this.#relationship = relationship;
+  }
+
+  /** The suggested replies as a numbered menu (a number typed next picks one). */
+  #showOptions(playerOptions: JsonValue | undefined): void {
+    this.#options = Array.isArray(playerOptions) ? playerOptions.map(String) : [];
+    this.#options.forEach((opt, i) => this.#write(`  ${this.#out.yellow(`${i + 1})`)} ${opt}\n`));
+  }
+
+  /** The end of a turn that failed: `(stopped)` when it was cancelled, else the error on stderr. */
+  #showFailure(turn: TurnView, error: unknown): void {
+    this.#spinner.stop();
+    this.#newline();
+    const e = toCliError(error);
+    if (turn.cancelled || e.code === "cancelled") this.#write(this.#out.dim("(stopped)\n"));
+    else reportError(e, { mode: "human", style: this.#err });
   }
 }

@@ -1,0 +1,505 @@
+/**
+ * How `oam npc` shows one turn, the way a player meets it: the command runs as a process with piped stdin and
+ * stdout (and, for the terminal-only parts, on a pseudo-terminal), talking to a scripted model or to a mock
+ * OpenAI-compatible server whose streams the test holds open or cuts off. A scripted step arrives in one go,
+ * so what only a streaming model does (text on screen before the turn ends, a shown line retracted) uses the
+ * mock server.
+ */
+import assert from "node:assert/strict";
+import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
+import { DEADLINE_MS, statusWithin, withDeadline } from "../helpers/deadline.ts";
+import { chunk, json, MockServer } from "../models/openai_mock_server.ts";
+import { CLI, Fixtures, oam, oamCommand, type RunResult, StreamWatcher } from "./cli_helper.ts";
+
+const fx = await Fixtures.create();
+Deno.test.afterAll(() => fx.remove());
+
+const ASK_COOK: JsonObject = {
+  name: "ask_cook",
+  description: "Ask the cook.",
+  parameters: { type: "object", properties: { q: { type: "string" } } },
+};
+
+/** Writes a persona file for Mira (no suggested replies unless `options` asks) and returns its path. */
+function mira(name: string, options: JsonObject = {}, tools: JsonValue[] = [ASK_COOK]): Promise<string> {
+  return fx.write(name, {
+    npc: "mira",
+    persona: { name: "Mira" },
+    options: { playerOptionCount: 0, ...options },
+    tools,
+  });
+}
+
+/** A streamed text piece of a chat completion. */
+function text(content: string, finish: string | null = null): JsonValue {
+  return chunk({ content }, finish);
+}
+
+/** The stream of a tool call (the model asks for `name` with `args`). */
+function toolCallChunk(name: string, args: JsonObject): JsonValue {
+  const call = {
+    index: 0,
+    id: "call_1",
+    type: "function",
+    function: { name, arguments: JSON.stringify(args) },
+  };
+  return chunk({ tool_calls: [call] }, "tool_calls");
+}
+
+/** A mock model server offering model "m"; the n-th chat completion is answered by `answers[n]`. */
+function modelServer(answers: Array<(server: MockServer) => Response>): MockServer {
+  return new MockServer((request, _index, server) => {
+    if (request.path === "/v1/models") return json({ object: "list", data: [{ id: "m", object: "model" }] });
+    const n = server.chatBodies.length - 1;
+    return answers[Math.min(n, answers.length - 1)](server);
+  });
+}
+
+/** An SSE answer that sends `before`, waits for `gate`, then sends `after` and `[DONE]`. */
+function gatedSse(before: JsonValue[], gate: Promise<void>, after: JsonValue[]): Response {
+  const encoder = new TextEncoder();
+  const event = (data: string) => encoder.encode(`data: ${data}\n\n`);
+  const body = new ReadableStream<Uint8Array>({
+    start: async (controller) => {
+      try {
+        for (const item of before) controller.enqueue(event(JSON.stringify(item)));
+        await gate;
+        for (const item of after) controller.enqueue(event(JSON.stringify(item)));
+        controller.enqueue(event("[DONE]"));
+        controller.close();
+      } catch {
+        // the client went away
+      }
+    },
+  });
+  return new Response(body, { headers: { "content-type": "text/event-stream" } });
+}
+
+/** A gate the test opens. */
+function gate(): { opened: Promise<void>; open: () => void } {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => open = resolve);
+  return { opened, open };
+}
+
+/** `oam <args>` running with piped stdio: the test types lines and watches stdout as it comes. */
+class Conversation {
+  readonly child: Deno.ChildProcess;
+  readonly out: StreamWatcher;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #stderr: Promise<string>;
+
+  constructor(args: string[]) {
+    this.child = oamCommand(args).spawn();
+    this.out = new StreamWatcher(this.child.stdout);
+    this.#writer = this.child.stdin.getWriter();
+    this.#stderr = new Response(this.child.stderr).text();
+  }
+
+  /** Types `line` and Enter. */
+  async say(line: string): Promise<void> {
+    await this.#writer.write(new TextEncoder().encode(`${line}\n`));
+  }
+
+  /** Waits until stdout contains `part`. */
+  async until(part: string): Promise<void> {
+    await this.out.until((t) => t.includes(part));
+  }
+
+  /** Closes stdin and waits for the exit. */
+  async end(): Promise<RunResult> {
+    await this.#writer.close();
+    const [status, stderr, stdout] = await Promise.all([
+      statusWithin(this.child, "oam npc to exit at the end of its input"),
+      this.#stderr,
+      this.out.rest(),
+    ]);
+    return { code: status.code, stdout, stderr };
+  }
+
+  /** Kills the process if it still runs (after a failed assertion). */
+  async kill(): Promise<void> {
+    try {
+      this.child.kill("SIGKILL");
+    } catch {
+      return; // exited already
+    }
+    await this.child.status;
+    await this.#stderr;
+    await this.out.rest().catch(() => {});
+  }
+}
+
+Deno.test("npc: the line is shown as it streams in, while the model is still answering", async () => {
+  const more = gate();
+  const server = modelServer([
+    () => gatedSse([text("[happy] Come in")], more.opened, [text(", quick!", "stop")]),
+  ]);
+  const persona = await mira("streaming.json", { replyFormat: "text", toolChoice: "none" });
+  const c = new Conversation(["npc", persona, "--model", `openai:${server.baseURL}#m`]);
+  try {
+    await c.say("Hello?");
+    await c.until("Come in");
+    // The model server holds the rest of the answer back until the first piece is on screen.
+    assert.equal(c.out.text, "Mira [happy]: Come in");
+    more.open();
+    const r = await c.end();
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "Mira [happy]: Come in, quick!\n");
+    assert.equal(r.stderr, "");
+  } finally {
+    more.open();
+    await c.kill();
+    await server.close();
+  }
+});
+
+Deno.test("npc: a shown line the bridge rewrites is printed again under a new header", async () => {
+  // The line is shown without its opening quote while it streams (it might be quotes around the whole
+  // line, which are dropped); the final line keeps both quotes, so it replaces the shown one.
+  const script = await fx.write("rewrite.json", [
+    { json: { emotion: "amused", line: '"Aye," she laughs, "the stew."', ends_conversation: false } },
+  ]);
+  const r = await oam(["npc", await mira("rewrite.jsonc"), "--script", script], { stdin: "Food?\n" });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(
+    r.stdout,
+    'Mira [amused]: Aye," she laughs, "the stew.\nMira [amused]: "Aye," she laughs, "the stew."\n',
+  );
+  assert.equal(r.stderr, "");
+});
+
+Deno.test("npc: a line cut off by a tool call ends before the call; the reply after it gets a header", async () => {
+  // Turn 1: the answer after the tool replaces what was said before it (a reset); turn 2: it continues it.
+  const server = modelServer([
+    (s) => s.sse([text("[happy] Let me ask."), toolCallChunk("ask_cook", { q: "hot?" })]),
+    (s) => s.sse([text("[happy] It is hot.", "stop")]),
+    (s) => s.sse([text("[curious] Let me"), toolCallChunk("ask_cook", { q: "salt?" })]),
+    (s) => s.sse([text("[curious] Let me see: salty.", "stop")]),
+  ]);
+  try {
+    const persona = await mira("tool_text.json", { replyFormat: "text", toolChoice: "auto" });
+    const r = await oam(["npc", persona, "--model", `openai:${server.baseURL}#m`], {
+      stdin: "Hot?\nboiling\nSalt?\nlots\n",
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(
+      r.stdout,
+      [
+        "Mira [happy]: Let me ask.",
+        '  ⚙ ask_cook {"q":"hot?"}',
+        "  ↳ boiling",
+        "Mira [happy]: It is hot.",
+        "Mira [curious]: Let me",
+        '  ⚙ ask_cook {"q":"salt?"}',
+        "  ↳ lots",
+        // The continuation is a delta (" see: salty."): it is shown after a new header, space included.
+        "Mira [curious]:  see: salty.",
+        "",
+      ].join("\n"),
+    );
+    assert.equal(r.stderr, "");
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("npc: a blocked reply is retracted: the retry's line replaces it, with the retry's emotion", async () => {
+  const server = modelServer([
+    (s) => s.sse([text('{"emotion":"angry","line":"You fool, I will'), text("", "content_filter")]),
+    (s) => s.sse([text("[worried] Let us"), text(" talk.", "stop")]),
+  ]);
+  try {
+    const r = await oam(["npc", await mira("retry.json", {}, []), "--model", `openai:${server.baseURL}#m`], {
+      stdin: "Hi\n",
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "Mira [angry]: You fool, I will\nMira [worried]: Let us talk.\n");
+    assert.equal(r.stderr, "");
+    assert.equal(server.chatBodies.length, 2);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("npc: an emotion that changes under a shown line is noted; a fallback line is marked", async () => {
+  // Blocked after "[angry] Hmm.": the fallback line is the same text, so only the emotion changes.
+  const server = modelServer([(s) => s.sse([text("[angry] Hmm."), text("", "content_filter")])]);
+  try {
+    const persona = await mira("now.json", {
+      replyFormat: "text",
+      toolChoice: "none",
+      fallbackLines: ["Hmm."],
+    });
+    const r = await oam(["npc", persona, "--model", `openai:${server.baseURL}#m`], { stdin: "Hi\n" });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(
+      r.stdout,
+      "Mira [angry]: Hmm.\n  (now neutral)\n  (a fallback line: the model's reply was blocked)\n",
+    );
+    assert.equal(r.stderr, "");
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("npc: blocked, failed and model-cancelled turns, and a tool error; the conversation goes on", async () => {
+  const script = await fx.write("failures.json", [
+    { error: "guardrail_violation" },
+    { error: "context_size_exceeded", message: "Too much talk." },
+    { error: "cancelled" },
+    { toolCalls: [{ name: "ask_cook", arguments: { q: "stew?" } }] },
+    { json: { emotion: "sad", line: "No stew today.", ends_conversation: false } },
+  ]);
+  const persona = await mira("failures.jsonc", { replyFormat: "structured" });
+  const r = await oam(["npc", persona, "--script", script], {
+    stdin: "Hi\nTell me everything.\nWell?\nStew?\n/error out of stew\n",
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(
+    r.stdout,
+    [
+      "Mira [neutral]: Let's talk about something else.",
+      "  (a fallback line: the model's reply was blocked)",
+      "(stopped)",
+      '  ⚙ ask_cook {"q":"stew?"}',
+      "  ↳ error: out of stew",
+      "Mira [sad]: No stew today.",
+      "",
+    ].join("\n"),
+  );
+  assert.equal(r.stderr, "Error: Too much talk. [context_size_exceeded]\n");
+});
+
+Deno.test("npc: Ctrl-C (SIGINT) stops a turn waiting for a tool; the next line is a new turn", async () => {
+  const script = await fx.write("sigint_tool.json", [
+    { toolCalls: [{ name: "ask_cook", arguments: { q: "hot?" } }] },
+    { json: { emotion: "happy", line: "Still here.", ends_conversation: false } },
+  ]);
+  const c = new Conversation(["npc", await mira("sigint_tool.jsonc"), "--script", script]);
+  try {
+    await c.say("Is it hot?");
+    await c.until("⚙ ask_cook");
+    c.child.kill("SIGINT");
+    await c.until("(stopped)");
+    // The withdrawn tool question does not take this line as the tool's output.
+    await c.say("Still there?");
+    const r = await c.end();
+    assert.equal(r.code, 0, r.stderr);
+    // The cancelled call's completion (an error record) is part of the unwinding: not shown.
+    assert.equal(r.stdout, '  ⚙ ask_cook {"q":"hot?"}\n(stopped)\nMira [happy]: Still here.\n');
+    assert.equal(r.stderr, "");
+  } finally {
+    await c.kill();
+  }
+});
+
+Deno.test("npc: Ctrl-C (SIGINT) while a line streams stops the model's answer; the next line is a new turn", async () => {
+  const server = modelServer([
+    (s) => s.sse([text("[worried] Let me think")], { done: false, hang: true }),
+    (s) => s.sse([text("[happy] Yes.", "stop")]),
+  ]);
+  const persona = await mira("sigint_stream.json", { replyFormat: "text", toolChoice: "none" });
+  const c = new Conversation(["npc", persona, "--model", `openai:${server.baseURL}#m`]);
+  try {
+    await c.say("Well?");
+    await c.until("Let me think");
+    c.child.kill("SIGINT");
+    await c.until("(stopped)");
+    await withDeadline(server.cancelled, "the model's answer to be cancelled");
+    await c.say("Still there?");
+    const r = await c.end();
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "Mira [worried]: Let me think\n(stopped)\nMira [happy]: Yes.\n");
+    assert.equal(r.stderr, "");
+  } finally {
+    await c.kill();
+    await server.close();
+  }
+});
+
+Deno.test("npc: the input ending while a tool waits for its output stops the turn and the command", async () => {
+  const script = await fx.write("eof_tool.json", [
+    { toolCalls: [{ name: "ask_cook", arguments: { q: "hot?" } }] },
+    { json: { emotion: "happy", line: "Never said.", ends_conversation: false } },
+  ]);
+  const r = await oam(["npc", await mira("eof_tool.jsonc"), "--script", script], { stdin: "Is it hot?\n" });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, '  ⚙ ask_cook {"q":"hot?"}\n(stopped)\n');
+  assert.equal(r.stderr, "");
+});
+
+Deno.test({
+  name: "npc: a command tool the bridge gives up on (its timeout) is stopped while the turn goes on",
+  ignore: Deno.build.os === "windows", // the command is a POSIX shell script
+  fn: async () => {
+    // The command reports SIGTERM through a FIFO the test reads: an event, not a guess at timing.
+    const fifo = fx.path("stopped.fifo");
+    const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+    assert.equal(made.code, 0, new TextDecoder().decode(made.stderr));
+    const slow = {
+      name: "slow_lookup",
+      description: "Looks something up, slowly.",
+      timeoutSeconds: 1,
+      "x-oam": {
+        command: `trap 'kill $! 2>/dev/null; echo stopped > "${fifo}"; exit 1' TERM; sleep 30 & wait`,
+      },
+    };
+    const script = await fx.write("tool_timeout.json", [
+      { toolCalls: [{ name: "slow_lookup", arguments: {} }] },
+      { toolCalls: [{ name: "ask_cook", arguments: { q: "hot?" } }] },
+      { json: { emotion: "happy", line: "Found it.", ends_conversation: false } },
+    ]);
+    const persona = await mira("tool_timeout.jsonc", {}, [slow, ASK_COOK]);
+    const c = new Conversation(["npc", persona, "--script", script]);
+    try {
+      await c.say("Look it up.");
+      // The turn now waits for ask_cook's output from stdin: only the bridge's tool/cancel stops the command.
+      await c.until("⚙ ask_cook");
+      assert.equal(await withDeadline(Deno.readTextFile(fifo), "the command to be stopped"), "stopped\n");
+      await c.say("boiling");
+      const r = await c.end();
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(
+        r.stdout,
+        [
+          "  ⚙ slow_lookup {}",
+          "  ↳ error: Tool 'slow_lookup' timed out after 1s.",
+          '  ⚙ ask_cook {"q":"hot?"}',
+          "  ↳ boiling",
+          "Mira [happy]: Found it.",
+          "",
+        ].join("\n"),
+      );
+      assert.equal(r.stderr, "");
+    } finally {
+      await c.kill();
+    }
+  },
+});
+
+/** `word` quoted for sh. */
+function shQuote(word: string): string {
+  return `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/**
+ * `oam <args>` on a pseudo-terminal (util-linux `script`), stdout and stdin a terminal, stderr a file (so no
+ * spinner is drawn), no colors. The terminal echoes what is typed, and ends lines with CRLF.
+ */
+class Terminal {
+  readonly child: Deno.ChildProcess;
+  readonly out: StreamWatcher;
+  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
+  readonly #stderrPath: string;
+
+  constructor(args: string[], stderrPath: string) {
+    this.#stderrPath = stderrPath;
+    const argv = [Deno.execPath(), "run", "--quiet", "-A", CLI, ...args].map(shQuote).join(" ");
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(Deno.env.toObject())) {
+      if (k !== "OAM_SCRIPT" && k !== "OAM_MODEL") env[k] = v;
+    }
+    this.child = new Deno.Command("script", {
+      args: ["-qefc", `exec ${argv} 2>${shQuote(stderrPath)}`, "/dev/null"],
+      stdin: "piped",
+      stdout: "piped",
+      stderr: "null",
+      clearEnv: true,
+      env: { ...env, NO_COLOR: "1", OAM_MODELS_DIR: `${fx.dir}/no-models`, TERM: "dumb" },
+    }).spawn();
+    this.out = new StreamWatcher(this.child.stdout);
+    this.#writer = this.child.stdin.getWriter();
+  }
+
+  /** Types `keys` (no Enter added). */
+  async type(keys: string): Promise<void> {
+    await this.#writer.write(new TextEncoder().encode(keys));
+  }
+
+  /** Waits until the screen so far ends with `tail` (a prompt waiting for input). */
+  async prompt(tail: string): Promise<void> {
+    await this.out.until((t) => t.endsWith(tail));
+  }
+
+  /** Waits for the exit; the screen and stderr. */
+  async exit(): Promise<RunResult> {
+    const status = await statusWithin(this.child, "oam npc on a terminal to exit", DEADLINE_MS);
+    const stdout = await this.out.rest();
+    await this.#writer.close().catch(() => {});
+    return { code: status.code, stdout, stderr: await Deno.readTextFile(this.#stderrPath) };
+  }
+
+  async kill(): Promise<void> {
+    try {
+      this.child.kill("SIGKILL");
+    } catch {
+      return;
+    }
+    await this.child.status;
+    await this.out.rest().catch(() => {});
+  }
+}
+
+Deno.test({
+  name:
+    "npc on a terminal: the tool question and its answer; Ctrl-C between turns, Ctrl-C and Ctrl-D at a tool question",
+  ignore: Deno.build.os !== "linux", // the pseudo-terminal comes from util-linux `script`
+  fn: async () => {
+    const script = await fx.write("terminal.json", [
+      { toolCalls: [{ name: "ask_cook", arguments: { q: "hot?" } }] },
+      { json: { emotion: "happy", line: "Boiling, she says.", ends_conversation: false } },
+      { toolCalls: [{ name: "ask_cook", arguments: { q: "cold?" } }] },
+      { toolCalls: [{ name: "ask_cook", arguments: { q: "salty?" } }] },
+      { json: { emotion: "sad", line: "Never said.", ends_conversation: false } },
+    ]);
+    const t = new Terminal(
+      ["npc", await mira("terminal.jsonc"), "--script", script],
+      fx.path("terminal.err"),
+    );
+    try {
+      await t.prompt("you› ");
+      await t.type("Is it hot?\n");
+      await t.prompt("output› ");
+      await t.type("boiling\n");
+      await t.prompt("you› ");
+      await t.type("\x03"); // Ctrl-C between turns: only a hint (the turn before is over)
+      await t.prompt("quit)\r\nyou› ");
+      await t.type("Cold?\n");
+      await t.prompt("output› ");
+      await t.type("\x03"); // Ctrl-C: the terminal sends SIGINT
+      await t.prompt("you› ");
+      await t.type("Salty?\n");
+      await t.prompt("output› ");
+      await t.type("\x04"); // Ctrl-D: the input ends while the tool waits
+      const r = await t.exit();
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(
+        r.stdout,
+        [
+          `Talking to Mira (scripted (${script})). Type what you say, or a number to pick a reply. /help for ` +
+          "commands, Ctrl-D to quit.",
+          "you› Is it hot?",
+          '  ⚙ ask_cook {"q":"hot?"}',
+          "  ? ask_cook output› boiling",
+          "  ↳ boiling",
+          "Mira [happy]: Boiling, she says.",
+          "you› ^C",
+          "(Ctrl-D or /exit to quit)",
+          "you› Cold?",
+          '  ⚙ ask_cook {"q":"cold?"}',
+          "  ? ask_cook output› ^C",
+          "(stopped)",
+          "you› Salty?",
+          '  ⚙ ask_cook {"q":"salty?"}',
+          "  ? ask_cook output› ",
+          "(stopped)",
+          "",
+        ].join("\r\n"),
+      );
+      assert.equal(r.stderr, "");
+    } finally {
+      await t.kill();
+    }
+  },
+});
