@@ -523,11 +523,14 @@ class NpcCommand {
       case "emotion":
         turn.emotion = String(event.emotion);
         break;
-      case "lineDelta":
+      case "lineDelta": {
+        // A line a tool call cut off is shown again whole under its new header, then continued.
+        const resumed = !turn.lineOpen ? turn.spoken : "";
         this.#openLine(turn);
-        this.#write(String(event.delta ?? ""));
         turn.spoken += String(event.delta ?? "");
+        this.#write(resumed + String(event.delta ?? ""));
         break;
+      }
       case "lineReset":
         // The line changed otherwise than by growing: it is shown again, on a line of its own.
         if (turn.lineOpen) this.#write("\n");

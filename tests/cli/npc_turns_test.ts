@@ -193,8 +193,8 @@ Deno.test("npc: a line cut off by a tool call ends before the call; the reply af
         "Mira [curious]: Let me",
         '  ⚙ ask_cook {"q":"salt?"}',
         "  ↳ lots",
-        // The continuation is a delta (" see: salty."): it is shown after a new header, space included.
-        "Mira [curious]:  see: salty.",
+        // The continuation is a delta (" see: salty."): the line is shown again whole, then continued.
+        "Mira [curious]: Let me see: salty.",
         "",
       ].join("\n"),
     );
