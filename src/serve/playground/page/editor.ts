@@ -256,13 +256,19 @@ export class Editor {
       h(
         "div",
         { class: "row" },
-        fileButton("load-script", "Load script…", ".json,.jsonc", (files) => this.#loadScript(files[0])),
+        fileButton("load-script", {
+          label: "Load script…",
+          accept: ".json,.jsonc",
+          onFiles: (files) => this.#loadScript(files[0]),
+        }),
         h("button", {
           type: "button",
           text: "Save script",
           on: {
             click: () =>
-              download(fileName(this.#npcName(), ".steps.json"), this.#script.value.trimEnd() + "\n"),
+              download(fileName(this.#npcName(), ".steps.json"), {
+                text: this.#script.value.trimEnd() + "\n",
+              }),
           },
         }),
       ),
@@ -334,7 +340,12 @@ export class Editor {
       h(
         "div",
         { class: "toolbar" },
-        fileButton("load-persona", "Load…", ".json,.jsonc", (files) => this.#loadFiles(files), true),
+        fileButton("load-persona", {
+          label: "Load…",
+          accept: ".json,.jsonc",
+          onFiles: (files) => this.#loadFiles(files),
+          multiple: true,
+        }),
         h("button", {
           type: "button",
           id: "save-persona",
@@ -373,7 +384,7 @@ export class Editor {
       this.#result,
       tabHost,
     );
-    this.#select = tabs(tabHost, "Persona editor", items);
+    this.#select = tabs(tabHost, { name: "Persona editor", items });
     this.#syncFromDocument();
     this.#checkScript();
     this.#restoreWorldDraft();
@@ -762,10 +773,9 @@ export class Editor {
 
   /** Downloads the persona file (the JSONC text as it is). */
   savePersona(): void {
-    download(
-      fileName(this.#npcName(), ".jsonc"),
-      this.doc.text.endsWith("\n") ? this.doc.text : `${this.doc.text}\n`,
-    );
+    download(fileName(this.#npcName(), ".jsonc"), {
+      text: this.doc.text.endsWith("\n") ? this.doc.text : `${this.doc.text}\n`,
+    });
   }
 
   /** Replaces the persona text (a loaded file), keeping the old text for "Undo load". */
