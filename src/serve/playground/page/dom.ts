@@ -76,16 +76,21 @@ export interface Tab {
   panel: HTMLElement;
 }
 
+/** What {@link tabs} shows. */
+export interface TabsOptions {
+  /** The tab list's accessible name. */
+  name: string;
+  /** The tabs, in order; the first is selected. */
+  items: Tab[];
+  /** Called with the id of the tab selected (also the first one, at once). */
+  onSelect?: (id: string) => void;
+}
+
 /**
  * Accessible tabs (WAI-ARIA tabs pattern: arrow keys, Home and End move between tabs) in `host`. Returns a
  * function that selects a tab by id.
  */
-export function tabs(
-  host: HTMLElement,
-  name: string,
-  items: Tab[],
-  onSelect?: (id: string) => void,
-): (id: string) => void {
+export function tabs(host: HTMLElement, { name, items, onSelect }: TabsOptions): (id: string) => void {
   const list = h("div", { class: "tablist", role: "tablist", "aria-label": name });
   const buttons = items.map((item) => {
     const button = h("button", {
@@ -133,8 +138,16 @@ export function tabs(
   return (id: string) => select(id);
 }
 
+/** The file of {@link download}. */
+export interface DownloadOptions {
+  /** The file's text. */
+  text: string;
+  /** Its media type (default `application/json`). */
+  type?: string;
+}
+
 /** Offers `text` as a file download named `name`. */
-export function download(name: string, text: string, type = "application/json"): void {
+export function download(name: string, { text, type = "application/json" }: DownloadOptions): void {
   const url = URL.createObjectURL(new Blob([text], { type }));
   const a = h("a", { href: url, download: name, hidden: true });
   document.body.append(a);
@@ -143,16 +156,25 @@ export function download(name: string, text: string, type = "application/json"):
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
+/** The file input of {@link fileButton}. */
+export interface FileButtonOptions {
+  /** The button's text. */
+  label: string;
+  /** The input's `accept` (`.json,.jsonc`). */
+  accept: string;
+  /** Gets the chosen files (never called with none). */
+  onFiles: (files: File[]) => void;
+  /** Whether several files may be chosen at once (default false). */
+  multiple?: boolean;
+}
+
 /**
  * A button-like label for a visually hidden file input (keyboard-focusable, usable with a screen reader);
  * `onFiles` gets the chosen files. The input's id is `id`.
  */
 export function fileButton(
   id: string,
-  label: string,
-  accept: string,
-  onFiles: (files: File[]) => void,
-  multiple = false,
+  { label, accept, onFiles, multiple = false }: FileButtonOptions,
 ): HTMLElement {
   const input = h("input", { type: "file", id, accept, class: "visually-hidden", multiple });
   input.addEventListener("change", () => {

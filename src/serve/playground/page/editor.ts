@@ -14,7 +14,7 @@ import {
   type Review,
   reviewDocument,
 } from "./document.ts";
-import { type Child, download, fileButton, fileName, h, pretty, type Tab, tabs } from "./dom.ts";
+import { type Child, download, fileButton, fileName, h, pretty, tabs } from "./dom.ts";
 import { type FieldWidget, fieldWidget } from "./field_widgets.ts";
 import { FIELDS } from "./fields.ts";
 import type { Saved } from "./storage.ts";
@@ -67,6 +67,24 @@ const STEP_HELP: [string, string][] = [
   ['…, "delayMs": 2000', "wait first (to try cancelling)"],
 ];
 
+/** The step types of a script, shown under the Model tab's script. */
+function stepHelp(): HTMLElement {
+  return h(
+    "details",
+    { class: "help" },
+    h("summary", { text: "Step types (PROTOCOL.md §10)" }),
+    h(
+      "ul",
+      {},
+      ...STEP_HELP.map(([code, text]) => h("li", {}, h("code", { text: code }), ` ${text}`)),
+      h("li", {
+        text: "Each model step plays the next step: a tool round takes one step and the answer another; " +
+          "barks play a step too. Structured replies need exactly “Player options” player_options.",
+      }),
+    ),
+  );
+}
+
 function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -92,7 +110,6 @@ export class Editor {
   readonly #synced = new Map<string, string>();
   readonly #tools: ToolEditor;
   readonly #jsonc: HTMLTextAreaElement;
-  readonly #jsoncStatus: HTMLElement;
   readonly #jsoncCaret: HTMLElement;
   readonly #status: HTMLElement;
   readonly #result: HTMLElement;
@@ -102,7 +119,6 @@ export class Editor {
   readonly #script: HTMLTextAreaElement;
   readonly #scriptMessage: HTMLElement;
   readonly #useScript: HTMLInputElement;
-  readonly #useBridge: HTMLInputElement;
   readonly #bridgeModel: HTMLElement;
   readonly #select: (id: string) => void;
   #undo: string | null = null;
@@ -117,209 +133,27 @@ export class Editor {
     this.review = reviewDocument(this.doc.value);
     this.root = host;
 
-    const onField = (widget: FieldWidget) => this.#fieldInput(widget);
-    const widgets = (section: string, keys?: string[]) =>
-      FIELDS.filter((f) => f.section === section && (!keys || keys.includes(f.key))).map((spec) => {
-        const widget = fieldWidget(spec, onField);
-        this.#widgets.push(widget);
-        return widget.root;
-      });
-    const stale = () => {
-      const banner = h("p", { class: "banner warning", hidden: true, role: "status" });
-      this.#staleBanners.push(banner);
-      return banner;
-    };
-
-    const personaPanel = h("div", {}, stale(), ...widgets("file"), ...widgets("persona"));
-    const optionsPanel = h(
-      "div",
-      {},
-      stale(),
-      ...OPTION_GROUPS.map(([legend, keys]) =>
-        h("fieldset", { class: "group" }, h("legend", { text: legend }), ...widgets("options", keys))
-      ),
-    );
-    const memoryPanel = h(
-      "div",
-      {},
-      stale(),
-      h("p", {
-        class: "hint",
-        text: "The memory the NPC starts with. The State panel shows the live memory.",
-      }),
-      ...widgets("memory"),
-    );
-
+    const personaPanel = this.#personaPanel();
+    const optionsPanel = this.#optionsPanel();
+    const memoryPanel = this.#memoryPanel();
     this.#tools = new ToolEditor({
       doc: this.doc,
       drafts: saved.drafts,
       answers: saved.answers,
       changed: () => this.#documentChanged("form"),
     });
-    const toolsPanel = h("div", {}, stale(), this.#tools.root);
-
-    this.#world = h("textarea", {
-      id: "world-seed",
-      wrap: "off",
-      class: "code",
-      rows: 10,
-      spellcheck: "false",
-      "aria-describedby": "world-seed-hint world-seed-message",
-    });
-    this.#worldMessage = h("p", { class: "message", id: "world-seed-message", "aria-live": "polite" });
-    this.#world.addEventListener("input", () => this.#worldInput());
-    const worldPanel = h(
-      "div",
-      {},
-      stale(),
-      h(
-        "div",
-        { class: "field" },
-        h("label", { for: "world-seed", text: "Initial world (JSON object)" }),
-        this.#world,
-        h("p", {
-          class: "hint",
-          id: "world-seed-hint",
-          text:
-            "Created when the NPC starts. The NPC reads it with read_world_state and changes the paths of " +
-            "Options → World writable with update_world_state. Empty: no world. Edit the live world in the State panel.",
-        }),
-        this.#worldMessage,
-      ),
-    );
-
-    this.#useBridge = h("input", {
-      type: "radio",
-      name: "model-kind",
-      id: "model-bridge",
-      checked: !saved.useScript,
-    });
-    this.#useScript = h("input", {
-      type: "radio",
-      name: "model-kind",
-      id: "model-script",
-      checked: saved.useScript,
-    });
-    for (const radio of [this.#useBridge, this.#useScript]) {
-      radio.addEventListener("change", () => {
-        this.saved.useScript = this.#useScript.checked;
-        this.#documentChanged("form");
-      });
-    }
-    this.#bridgeModel = h("span", {
-      class: "model-detail",
-      id: "bridge-model-detail",
-      text: "(connecting…)",
-    });
-    this.#script = h("textarea", {
-      id: "script",
-      wrap: "off",
-      class: "code",
-      rows: 16,
-      spellcheck: "false",
-      value: saved.script,
-      "aria-describedby": "script-message",
-    });
-    this.#scriptMessage = h("p", { class: "message", id: "script-message", "aria-live": "polite" });
-    this.#script.addEventListener("input", () => {
-      this.saved.script = this.#script.value;
-      this.#checkScript();
-      this.#events.changed();
-    });
-    const modelPanel = h(
-      "div",
-      {},
-      h(
-        "fieldset",
-        { class: "group" },
-        h("legend", { text: "Which model the NPC runs on" }),
-        h(
-          "label",
-          { class: "check", for: "model-bridge" },
-          this.#useBridge,
-          h("span", {}, "The bridge's model (", h("code", { text: "system" }), "): ", this.#bridgeModel),
-        ),
-        h(
-          "label",
-          { class: "check", for: "model-script" },
-          this.#useScript,
-          h("span", { text: "A script (the scripted model below): deterministic, works everywhere" }),
-        ),
-      ),
-      h(
-        "div",
-        { class: "field" },
-        h("label", { for: "script", text: 'Script: a list of steps, or {"steps": […], "fallback": step}' }),
-        this.#script,
-        this.#scriptMessage,
-      ),
-      h(
-        "div",
-        { class: "row" },
-        fileButton("load-script", "Load script…", ".json,.jsonc", (files) => this.#loadScript(files[0])),
-        h("button", {
-          type: "button",
-          text: "Save script",
-          on: {
-            click: () =>
-              download(fileName(this.#npcName(), ".steps.json"), this.#script.value.trimEnd() + "\n"),
-          },
-        }),
-      ),
-      h(
-        "details",
-        { class: "help" },
-        h("summary", { text: "Step types (PROTOCOL.md §10)" }),
-        h(
-          "ul",
-          {},
-          ...STEP_HELP.map(([code, text]) => h("li", {}, h("code", { text: code }), ` ${text}`)),
-          h("li", {
-            text:
-              "Each model step plays the next step: a tool round takes one step and the answer another; " +
-              "barks play a step too. Structured replies need exactly “Player options” player_options.",
-          }),
-        ),
-      ),
-    );
-
-    this.#jsonc = h("textarea", {
-      id: "jsonc",
-      wrap: "off",
-      class: "code",
-      rows: 28,
-      spellcheck: "false",
-      value: this.doc.text,
-      "aria-describedby": "jsonc-status",
-    });
-    this.#jsoncStatus = h("div", { id: "jsonc-status", class: "message", "aria-live": "polite" });
-    this.#jsoncCaret = h("span", { class: "caret", "aria-hidden": "true" });
-    this.#jsonc.addEventListener("input", () => this.#jsoncInput());
-    for (const type of ["keyup", "click", "select"]) {
-      this.#jsonc.addEventListener(type, () => this.#showCaret());
-    }
-    const jsoncPanel = h(
-      "div",
-      {},
-      h(
-        "div",
-        { class: "field" },
-        h("label", { for: "jsonc", text: "Persona file (JSONC: comments and trailing commas allowed)" }),
-        this.#jsonc,
-        h("p", { class: "hint" }, this.#jsoncCaret),
-        this.#jsoncStatus,
-      ),
-    );
-
-    const items: Tab[] = [
-      { id: "persona", label: "Persona", panel: personaPanel },
-      { id: "options", label: "Options", panel: optionsPanel },
-      { id: "tools", label: "Tools", panel: toolsPanel },
-      { id: "world", label: "World", panel: worldPanel },
-      { id: "memory", label: "Memory", panel: memoryPanel },
-      { id: "model", label: "Model", panel: modelPanel },
-      { id: "jsonc", label: "JSONC", panel: jsoncPanel },
-    ];
+    const toolsPanel = h("div", {}, this.#staleBanner(), this.#tools.root);
+    const world = this.#worldPanel();
+    this.#world = world.input;
+    this.#worldMessage = world.message;
+    const model = this.#modelPanel();
+    this.#useScript = model.useScript;
+    this.#bridgeModel = model.bridgeModel;
+    this.#script = model.script;
+    this.#scriptMessage = model.scriptMessage;
+    const jsonc = this.#jsoncPanel();
+    this.#jsonc = jsonc.input;
+    this.#jsoncCaret = jsonc.caret;
 
     this.#undoButton = h("button", {
       type: "button",
@@ -330,53 +164,300 @@ export class Editor {
     this.#status = h("div", { id: "editor-status", class: "status", role: "status", "aria-live": "polite" });
     this.#result = h("div", { id: "start-result", class: "status", role: "alert" });
     const tabHost = h("div", { class: "tabs" });
-    host.append(
-      h(
-        "div",
-        { class: "toolbar" },
-        fileButton("load-persona", "Load…", ".json,.jsonc", (files) => this.#loadFiles(files), true),
-        h("button", {
-          type: "button",
-          id: "save-persona",
-          text: "Save persona file",
-          on: { click: () => this.savePersona() },
-        }),
-        h("button", {
-          type: "button",
-          id: "export-persona",
-          text: "Export for the engine",
-          title: "The npc/create (and world/create) params an engine sends",
-          on: { click: () => events.exportForEngine() },
-        }),
-        this.#undoButton,
-      ),
-      h(
-        "div",
-        { class: "toolbar" },
-        h("button", {
-          type: "button",
-          id: "start",
-          class: "primary",
-          text: "Start NPC",
-          on: { click: () => events.start(false) },
-        }),
-        h("button", {
-          type: "button",
-          id: "apply",
-          text: "Apply, keep conversation",
-          title:
-            "Rebuild the running NPC with this persona, options and tools; its conversation and memory stay",
-          on: { click: () => events.apply() },
-        }),
-      ),
-      this.#status,
-      this.#result,
-      tabHost,
-    );
-    this.#select = tabs(tabHost, "Persona editor", items);
+    host.append(this.#fileToolbar(), this.#startToolbar(), this.#status, this.#result, tabHost);
+    this.#select = tabs(tabHost, {
+      name: "Persona editor",
+      items: [
+        { id: "persona", label: "Persona", panel: personaPanel },
+        { id: "options", label: "Options", panel: optionsPanel },
+        { id: "tools", label: "Tools", panel: toolsPanel },
+        { id: "world", label: "World", panel: world.panel },
+        { id: "memory", label: "Memory", panel: memoryPanel },
+        { id: "model", label: "Model", panel: model.panel },
+        { id: "jsonc", label: "JSONC", panel: jsonc.panel },
+      ],
+    });
     this.#syncFromDocument();
     this.#checkScript();
     this.#restoreWorldDraft();
+  }
+
+  /** The widgets of a section's fields (only `keys`, when given), kept for syncing and checks. */
+  #fieldWidgets(section: string, keys?: string[]): HTMLElement[] {
+    const onField = (widget: FieldWidget) => this.#fieldInput(widget);
+    return FIELDS.filter((f) => f.section === section && (!keys || keys.includes(f.key))).map((spec) => {
+      const widget = fieldWidget(spec, onField);
+      this.#widgets.push(widget);
+      return widget.root;
+    });
+  }
+
+  /** The banner a form panel shows while the JSONC text has a syntax problem. */
+  #staleBanner(): HTMLElement {
+    const banner = h("p", { class: "banner warning", hidden: true, role: "status" });
+    this.#staleBanners.push(banner);
+    return banner;
+  }
+
+  #personaPanel(): HTMLElement {
+    return h("div", {}, this.#staleBanner(), ...this.#fieldWidgets("file"), ...this.#fieldWidgets("persona"));
+  }
+
+  #optionsPanel(): HTMLElement {
+    return h(
+      "div",
+      {},
+      this.#staleBanner(),
+      ...OPTION_GROUPS.map(([legend, keys]) =>
+        h(
+          "fieldset",
+          { class: "group" },
+          h("legend", { text: legend }),
+          ...this.#fieldWidgets("options", keys),
+        )
+      ),
+    );
+  }
+
+  #memoryPanel(): HTMLElement {
+    return h(
+      "div",
+      {},
+      this.#staleBanner(),
+      h("p", {
+        class: "hint",
+        text: "The memory the NPC starts with. The State panel shows the live memory.",
+      }),
+      ...this.#fieldWidgets("memory"),
+    );
+  }
+
+  /** The initial world: JSONC text kept as typed (a draft) until it is an object. */
+  #worldPanel(): { panel: HTMLElement; input: HTMLTextAreaElement; message: HTMLElement } {
+    const input = h("textarea", {
+      id: "world-seed",
+      wrap: "off",
+      class: "code",
+      rows: 10,
+      spellcheck: "false",
+      "aria-describedby": "world-seed-hint world-seed-message",
+    });
+    const message = h("p", { class: "message", id: "world-seed-message", "aria-live": "polite" });
+    input.addEventListener("input", () => this.#worldInput());
+    const panel = h(
+      "div",
+      {},
+      this.#staleBanner(),
+      h(
+        "div",
+        { class: "field" },
+        h("label", { for: "world-seed", text: "Initial world (JSON object)" }),
+        input,
+        h("p", {
+          class: "hint",
+          id: "world-seed-hint",
+          text:
+            "Created when the NPC starts. The NPC reads it with read_world_state and changes the paths of " +
+            "Options → World writable with update_world_state. Empty: no world. Edit the live world in the State panel.",
+        }),
+        message,
+      ),
+    );
+    return { panel, input, message };
+  }
+
+  /** The Model tab: which model new NPCs run on, the script, its files, and the step types. */
+  #modelPanel(): {
+    panel: HTMLElement;
+    useScript: HTMLInputElement;
+    bridgeModel: HTMLElement;
+    script: HTMLTextAreaElement;
+    scriptMessage: HTMLElement;
+  } {
+    const choice = this.#modelChoice();
+    const script = this.#scriptField();
+    const panel = h("div", {}, choice.fieldset, script.field, this.#scriptFiles(), stepHelp());
+    return { ...choice, ...script, panel };
+  }
+
+  /** The bridge's model or the script (remembered in what the page saves). */
+  #modelChoice(): {
+    fieldset: HTMLElement;
+    useScript: HTMLInputElement;
+    bridgeModel: HTMLElement;
+  } {
+    const useBridge = h("input", {
+      type: "radio",
+      name: "model-kind",
+      id: "model-bridge",
+      checked: !this.saved.useScript,
+    });
+    const useScript = h("input", {
+      type: "radio",
+      name: "model-kind",
+      id: "model-script",
+      checked: this.saved.useScript,
+    });
+    for (const radio of [useBridge, useScript]) {
+      radio.addEventListener("change", () => {
+        this.saved.useScript = useScript.checked;
+        this.#documentChanged("form");
+      });
+    }
+    const bridgeModel = h("span", {
+      class: "model-detail",
+      id: "bridge-model-detail",
+      text: "(connecting…)",
+    });
+    const fieldset = h(
+      "fieldset",
+      { class: "group" },
+      h("legend", { text: "Which model the NPC runs on" }),
+      h(
+        "label",
+        { class: "check", for: "model-bridge" },
+        useBridge,
+        h("span", {}, "The bridge's model (", h("code", { text: "system" }), "): ", bridgeModel),
+      ),
+      h(
+        "label",
+        { class: "check", for: "model-script" },
+        useScript,
+        h("span", { text: "A script (the scripted model below): deterministic, works everywhere" }),
+      ),
+    );
+    return { fieldset, useScript, bridgeModel };
+  }
+
+  /** The script's text, checked as it is typed. */
+  #scriptField(): { field: HTMLElement; script: HTMLTextAreaElement; scriptMessage: HTMLElement } {
+    const script = h("textarea", {
+      id: "script",
+      wrap: "off",
+      class: "code",
+      rows: 16,
+      spellcheck: "false",
+      value: this.saved.script,
+      "aria-describedby": "script-message",
+    });
+    const scriptMessage = h("p", { class: "message", id: "script-message", "aria-live": "polite" });
+    script.addEventListener("input", () => {
+      this.saved.script = script.value;
+      this.#checkScript();
+      this.#events.changed();
+    });
+    const field = h(
+      "div",
+      { class: "field" },
+      h("label", { for: "script", text: 'Script: a list of steps, or {"steps": […], "fallback": step}' }),
+      script,
+      scriptMessage,
+    );
+    return { field, script, scriptMessage };
+  }
+
+  /** Load and save the script as a file. */
+  #scriptFiles(): HTMLElement {
+    return h(
+      "div",
+      { class: "row" },
+      fileButton("load-script", {
+        label: "Load script…",
+        accept: ".json,.jsonc",
+        onFiles: (files) => this.#loadScript(files[0]),
+      }),
+      h("button", {
+        type: "button",
+        text: "Save script",
+        on: {
+          click: () =>
+            download(fileName(this.#npcName(), ".steps.json"), { text: this.#script.value.trimEnd() + "\n" }),
+        },
+      }),
+    );
+  }
+
+  /** The raw persona file, with the caret's line and column. */
+  #jsoncPanel(): { panel: HTMLElement; input: HTMLTextAreaElement; caret: HTMLElement } {
+    const input = h("textarea", {
+      id: "jsonc",
+      wrap: "off",
+      class: "code",
+      rows: 28,
+      spellcheck: "false",
+      value: this.doc.text,
+      "aria-describedby": "jsonc-status",
+    });
+    const status = h("div", { id: "jsonc-status", class: "message", "aria-live": "polite" });
+    const caret = h("span", { class: "caret", "aria-hidden": "true" });
+    input.addEventListener("input", () => this.#jsoncInput());
+    for (const type of ["keyup", "click", "select"]) {
+      input.addEventListener(type, () => this.#showCaret());
+    }
+    const panel = h(
+      "div",
+      {},
+      h(
+        "div",
+        { class: "field" },
+        h("label", { for: "jsonc", text: "Persona file (JSONC: comments and trailing commas allowed)" }),
+        input,
+        h("p", { class: "hint" }, caret),
+        status,
+      ),
+    );
+    return { panel, input, caret };
+  }
+
+  /** Load, save and export the persona file (and undo a load). */
+  #fileToolbar(): HTMLElement {
+    return h(
+      "div",
+      { class: "toolbar" },
+      fileButton("load-persona", {
+        label: "Load…",
+        accept: ".json,.jsonc",
+        onFiles: (files) => this.#loadFiles(files),
+        multiple: true,
+      }),
+      h("button", {
+        type: "button",
+        id: "save-persona",
+        text: "Save persona file",
+        on: { click: () => this.savePersona() },
+      }),
+      h("button", {
+        type: "button",
+        id: "export-persona",
+        text: "Export for the engine",
+        title: "The npc/create (and world/create) params an engine sends",
+        on: { click: () => this.#events.exportForEngine() },
+      }),
+      this.#undoButton,
+    );
+  }
+
+  /** Start the NPC, or apply the edits to the running one. */
+  #startToolbar(): HTMLElement {
+    return h(
+      "div",
+      { class: "toolbar" },
+      h("button", {
+        type: "button",
+        id: "start",
+        class: "primary",
+        text: "Start NPC",
+        on: { click: () => this.#events.start(false) },
+      }),
+      h("button", {
+        type: "button",
+        id: "apply",
+        text: "Apply, keep conversation",
+        title:
+          "Rebuild the running NPC with this persona, options and tools; its conversation and memory stay",
+        on: { click: () => this.#events.apply() },
+      }),
+    );
   }
 
   /** The NPC's name (or "npc") for file names. */
@@ -762,10 +843,9 @@ export class Editor {
 
   /** Downloads the persona file (the JSONC text as it is). */
   savePersona(): void {
-    download(
-      fileName(this.#npcName(), ".jsonc"),
-      this.doc.text.endsWith("\n") ? this.doc.text : `${this.doc.text}\n`,
-    );
+    download(fileName(this.#npcName(), ".jsonc"), {
+      text: this.doc.text.endsWith("\n") ? this.doc.text : `${this.doc.text}\n`,
+    });
   }
 
   /** Replaces the persona text (a loaded file), keeping the old text for "Undo load". */

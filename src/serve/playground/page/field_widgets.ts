@@ -8,7 +8,7 @@
  */
 import type { JsonValue } from "../../../protocol/json.ts";
 import { h, uid } from "./dom.ts";
-import { EMOTION_NAMES, type FieldSpec, MEMORY_TOOLS } from "./fields.ts";
+import { EMOTION_NAMES, type FieldKind, type FieldSpec, MEMORY_TOOLS } from "./fields.ts";
 import { listFrom, numberFrom } from "./values.ts";
 
 /** A field's widget. */
@@ -61,6 +61,245 @@ function selectOptions(select: HTMLSelectElement, options: [string, string][], c
   select.value = current;
 }
 
+/** A form control of a widget (marked invalid and disabled together). */
+type Control = HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement;
+
+/** What a widget kind's builder gets: the field's ids and attributes, and the edit callback. */
+interface WidgetContext {
+  /** The control's id (checkboxes: `${id}-${name}`). */
+  id: string;
+  /** `hint-id message-id`, for `aria-describedby`. */
+  describedBy: string;
+  /** The attributes of the field's main control: id, name, aria-describedby. */
+  common: { id: string; name: string; "aria-describedby": string };
+  /** Reports an edit. */
+  fire(): void;
+}
+
+/** What a widget kind's builder makes: the control(s) and how they read and show a value. */
+interface WidgetParts {
+  /** The field's content between its label and its hint. */
+  body: HTMLElement;
+  /** The control a keyboard user lands on. */
+  focusable: HTMLElement;
+  /** Every control (marked invalid and disabled together). */
+  controls: Control[];
+  read(): JsonValue | undefined;
+  write(value: JsonValue | undefined): void;
+  /** Updates the tool names offered (tool fields only). */
+  setTools?(names: readonly string[]): void;
+  /** Re-applies what enabling all controls undid (the unlock field's "always" box). */
+  afterEnable?(): void;
+}
+
+/** Text, id, long text, list and paths: an input or a textarea (a list is one item per line). */
+function textWidget(spec: FieldSpec, { common, fire }: WidgetContext): WidgetParts {
+  const multi = spec.kind !== "text" && spec.kind !== "id";
+  const control = multi
+    ? h("textarea", { ...common, rows: spec.kind === "longtext" ? 2 : 3, spellcheck: "true" })
+    : h("input", { ...common, type: "text", autocomplete: "off" });
+  if (spec.required) control.setAttribute("aria-required", "true");
+  control.placeholder = spec.kind === "list" || spec.kind === "paths" ? "one per line" : "";
+  control.addEventListener("input", fire);
+  const isList = spec.kind === "list" || spec.kind === "paths";
+  return {
+    body: control,
+    focusable: control,
+    controls: [control],
+    read: () => {
+      if (isList) return listFrom(control.value);
+      return control.value === "" ? undefined : control.value;
+    },
+    write: (value) => control.value = isList ? listText(value) : textOf(value),
+  };
+}
+
+/** Integer, number and seconds: a short text input (so what is typed stays as typed). */
+function numberWidget(spec: FieldSpec, { common, fire }: WidgetContext): WidgetParts {
+  const control = h("input", {
+    ...common,
+    type: "text",
+    inputmode: spec.kind === "integer" ? "numeric" : "decimal",
+    autocomplete: "off",
+    class: "short",
+    placeholder: spec.defaultText,
+  });
+  control.addEventListener("input", fire);
+  return {
+    body: control,
+    focusable: control,
+    controls: [control],
+    read: () => numberFrom(control.value),
+    write: (value) => control.value = textOf(value),
+  };
+}
+
+/** The options of a select field (value, label), the first one "(default: …)". */
+function choicesOf(spec: FieldSpec, tools: readonly string[]): [string, string][] {
+  const none: [string, string] = ["", `(default: ${spec.defaultText})`];
+  switch (spec.kind) {
+    case "boolean":
+      return [none, ["true", "true"], ["false", "false"]];
+    case "choice":
+      return [none, ...(spec.choices ?? []).map((c): [string, string] => [c, c])];
+    case "emotion":
+      return [none, ...EMOTION_NAMES.map((e): [string, string] => [e, e])];
+    case "tool":
+      return [none, ...tools.map((t): [string, string] => [t, t])];
+    default:
+      return [
+        none,
+        ...["auto", "none", "required", "explicit"].map((c): [string, string] => [c, c]),
+        ...tools.map((t): [string, string] => [`tool:${t}`, `{"tool": "${t}"}`]),
+      ];
+  }
+}
+
+/** A document value as a select field's option value (`{"tool": "x"}` is `tool:x`). */
+function choiceValue(spec: FieldSpec, value: JsonValue | undefined): string {
+  if (value === undefined || value === null) return "";
+  if (spec.kind === "toolChoice" && typeof value === "object" && !Array.isArray(value)) {
+    return typeof value.tool === "string" ? `tool:${value.tool}` : JSON.stringify(value);
+  }
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+/** A select field's option value as a document value (undefined for the default). */
+function choiceRead(spec: FieldSpec, v: string): JsonValue | undefined {
+  if (v === "") return undefined;
+  if (spec.kind === "boolean") return v === "true" ? true : v === "false" ? false : v;
+  if (spec.kind === "toolChoice" && v.startsWith("tool:")) return { tool: v.slice(5) };
+  if (v.startsWith("{") || v.startsWith("[")) {
+    try {
+      return JSON.parse(v);
+    } catch {
+      return v;
+    }
+  }
+  return v;
+}
+
+/** Boolean, choice, emotion, tool and tool choice: a select; a value it does not offer shows as "not available". */
+function selectWidget(spec: FieldSpec, { common, fire }: WidgetContext): WidgetParts {
+  const control = h("select", common);
+  control.addEventListener("change", fire);
+  let tools: readonly string[] = [];
+  let current: JsonValue | undefined;
+  const render = () => selectOptions(control, choicesOf(spec, tools), choiceValue(spec, current));
+  const read = () => choiceRead(spec, control.value);
+  render();
+  return {
+    body: control,
+    focusable: control,
+    controls: [control],
+    read,
+    write: (value) => {
+      current = value;
+      render();
+    },
+    setTools: (names) => {
+      tools = names;
+      current = read();
+      render();
+    },
+  };
+}
+
+/** The checkboxes a value checks: `"all"`, the memory tools levels 1–3, or a list (tool names in either spelling). */
+function checkedNames(value: JsonValue | undefined, names: readonly string[]): string[] {
+  if (value === "all" || value === 3) return [...names];
+  if (value === 1) return ["rememberFact"];
+  if (value === 2) return ["changeRelationship"];
+  if (!Array.isArray(value)) return [];
+  return value.map((v) =>
+    v === "remember_fact" ? "rememberFact" : v === "change_relationship" ? "changeRelationship" : String(v)
+  );
+}
+
+/** Emotions and memory tools: a fieldset of checkboxes (none checked: absent). */
+function checksWidget(spec: FieldSpec, { id, describedBy, fire }: WidgetContext): WidgetParts {
+  const names = spec.kind === "emotions" ? EMOTION_NAMES : MEMORY_TOOLS;
+  const boxes = names.map((name) => {
+    const box = h("input", { type: "checkbox", id: `${id}-${name}`, value: name });
+    box.addEventListener("change", fire);
+    return box;
+  });
+  const fieldset = h(
+    "fieldset",
+    { class: `checks ${spec.kind}`, "aria-describedby": describedBy },
+    h("legend", { text: spec.label }),
+    ...boxes.map((box) => h("label", { class: "check", for: box.id }, box, h("span", { text: box.value }))),
+  );
+  return {
+    body: fieldset,
+    focusable: boxes[0],
+    controls: [...boxes],
+    read: () => {
+      const on = boxes.filter((b) => b.checked).map((b) => b.value);
+      return on.length === 0 ? undefined : on;
+    },
+    write: (value) => {
+      const on = checkedNames(value, names);
+      for (const box of boxes) box.checked = on.includes(box.value);
+    },
+  };
+}
+
+/** The secrets' unlock threshold: a number, or "always" (`null`: guarded only). */
+function unlockWidget(spec: FieldSpec, { id, common, fire }: WidgetContext): WidgetParts {
+  const control = h("input", {
+    ...common,
+    type: "text",
+    inputmode: "numeric",
+    class: "short",
+    autocomplete: "off",
+    placeholder: spec.defaultText,
+  });
+  const always = h("input", { type: "checkbox", id: `${id}-always` });
+  control.addEventListener("input", fire);
+  always.addEventListener("change", () => {
+    control.disabled = always.checked;
+    fire();
+  });
+  return {
+    body: h(
+      "span",
+      { class: "inline" },
+      control,
+      h("label", { class: "check", for: always.id }, always, h("span", { text: "always (null: guarded)" })),
+    ),
+    focusable: control,
+    controls: [control, always],
+    read: () => always.checked ? null : numberFrom(control.value),
+    write: (value) => {
+      always.checked = value === null;
+      control.disabled = value === null;
+      control.value = value === null ? "" : textOf(value);
+    },
+    afterEnable: () => control.disabled = always.checked,
+  };
+}
+
+/** The builder of each field kind. */
+const BUILDERS: Record<FieldKind, (spec: FieldSpec, context: WidgetContext) => WidgetParts> = {
+  text: textWidget,
+  id: textWidget,
+  longtext: textWidget,
+  list: textWidget,
+  paths: textWidget,
+  integer: numberWidget,
+  number: numberWidget,
+  seconds: numberWidget,
+  boolean: selectWidget,
+  choice: selectWidget,
+  emotion: selectWidget,
+  tool: selectWidget,
+  toolChoice: selectWidget,
+  emotions: checksWidget,
+  memoryTools: checksWidget,
+  unlock: unlockWidget,
+};
+
 /** Builds the widget of `spec`; `onInput` is called on every edit. */
 export function fieldWidget(spec: FieldSpec, onInput: (widget: FieldWidget) => void): FieldWidget {
   const id = uid(`f-${spec.section}-${spec.key}`);
@@ -69,205 +308,14 @@ export function fieldWidget(spec: FieldSpec, onInput: (widget: FieldWidget) => v
   const describedBy = `${hintId} ${messageId}`;
   const hint = h("p", { class: "hint", id: hintId, text: hintText(spec) });
   const message = h("p", { class: "message", id: messageId, "aria-live": "polite" });
-  const controls: (HTMLInputElement | HTMLSelectElement | HTMLTextAreaElement)[] = [];
-  let read: () => JsonValue | undefined;
-  let write: (value: JsonValue | undefined) => void;
-  let focusable: HTMLElement;
-  let body: HTMLElement;
-  let tools: readonly string[] = [];
-  let current: JsonValue | undefined;
-  let widgetTools: ((names: readonly string[]) => void) | undefined;
-  let afterEnable: (() => void) | undefined;
-  const fire = () => onInput(widget);
   const common = { id, name: `${spec.section}.${spec.key}`, "aria-describedby": describedBy };
-
-  switch (spec.kind) {
-    case "text":
-    case "id":
-    case "longtext":
-    case "list":
-    case "paths": {
-      const multi = spec.kind !== "text" && spec.kind !== "id";
-      const control = multi
-        ? h("textarea", { ...common, rows: spec.kind === "longtext" ? 2 : 3, spellcheck: "true" })
-        : h("input", { ...common, type: "text", autocomplete: "off" });
-      if (spec.required) control.setAttribute("aria-required", "true");
-      control.placeholder = spec.kind === "list" || spec.kind === "paths" ? "one per line" : "";
-      control.addEventListener("input", fire);
-      controls.push(control);
-      const isList = spec.kind === "list" || spec.kind === "paths";
-      read = () => {
-        if (isList) return listFrom(control.value);
-        return control.value === "" ? undefined : control.value;
-      };
-      write = (value) => control.value = isList ? listText(value) : textOf(value);
-      focusable = control;
-      body = control;
-      break;
-    }
-    case "integer":
-    case "number":
-    case "seconds": {
-      const control = h("input", {
-        ...common,
-        type: "text",
-        inputmode: spec.kind === "integer" ? "numeric" : "decimal",
-        autocomplete: "off",
-        class: "short",
-        placeholder: spec.defaultText,
-      });
-      control.addEventListener("input", fire);
-      controls.push(control);
-      read = () => numberFrom(control.value);
-      write = (value) => control.value = textOf(value);
-      focusable = control;
-      body = control;
-      break;
-    }
-    case "boolean":
-    case "choice":
-    case "emotion":
-    case "tool":
-    case "toolChoice": {
-      const control = h("select", common);
-      control.addEventListener("change", fire);
-      controls.push(control);
-      const optionsFor = (): [string, string][] => {
-        const none: [string, string] = ["", `(default: ${spec.defaultText})`];
-        switch (spec.kind) {
-          case "boolean":
-            return [none, ["true", "true"], ["false", "false"]];
-          case "choice":
-            return [none, ...(spec.choices ?? []).map((c): [string, string] => [c, c])];
-          case "emotion":
-            return [none, ...EMOTION_NAMES.map((e): [string, string] => [e, e])];
-          case "tool":
-            return [none, ...tools.map((t): [string, string] => [t, t])];
-          default:
-            return [
-              none,
-              ...["auto", "none", "required", "explicit"].map((c): [string, string] => [c, c]),
-              ...tools.map((t): [string, string] => [`tool:${t}`, `{"tool": "${t}"}`]),
-            ];
-        }
-      };
-      const encode = (value: JsonValue | undefined): string => {
-        if (value === undefined || value === null) return "";
-        if (spec.kind === "toolChoice" && typeof value === "object" && !Array.isArray(value)) {
-          return typeof value.tool === "string" ? `tool:${value.tool}` : JSON.stringify(value);
-        }
-        return typeof value === "string" ? value : JSON.stringify(value);
-      };
-      const render = () => selectOptions(control, optionsFor(), encode(current));
-      read = () => {
-        const v = control.value;
-        if (v === "") return undefined;
-        if (spec.kind === "boolean") return v === "true" ? true : v === "false" ? false : v;
-        if (spec.kind === "toolChoice" && v.startsWith("tool:")) return { tool: v.slice(5) };
-        if (v.startsWith("{") || v.startsWith("[")) {
-          try {
-            return JSON.parse(v);
-          } catch {
-            return v;
-          }
-        }
-        return v;
-      };
-      write = (value) => {
-        current = value;
-        render();
-      };
-      widgetTools = (names) => {
-        tools = names;
-        current = read();
-        render();
-      };
-      render();
-      focusable = control;
-      body = control;
-      break;
-    }
-    case "emotions":
-    case "memoryTools": {
-      const names = spec.kind === "emotions" ? EMOTION_NAMES : MEMORY_TOOLS;
-      const boxes = names.map((name) => {
-        const box = h("input", { type: "checkbox", id: `${id}-${name}`, value: name });
-        box.addEventListener("change", fire);
-        controls.push(box);
-        return box;
-      });
-      read = () => {
-        const on = boxes.filter((b) => b.checked).map((b) => b.value);
-        return on.length === 0 ? undefined : on;
-      };
-      write = (value) => {
-        let on: string[] = [];
-        if (value === "all" || value === 3) on = [...names];
-        else if (value === 1) on = ["rememberFact"];
-        else if (value === 2) on = ["changeRelationship"];
-        else if (Array.isArray(value)) {
-          on = value.map((v) =>
-            v === "remember_fact"
-              ? "rememberFact"
-              : v === "change_relationship"
-              ? "changeRelationship"
-              : String(v)
-          );
-        }
-        for (const box of boxes) box.checked = on.includes(box.value);
-      };
-      const fieldset = h(
-        "fieldset",
-        { class: `checks ${spec.kind}`, "aria-describedby": describedBy },
-        h("legend", { text: spec.label }),
-        ...boxes.map((box) =>
-          h("label", { class: "check", for: box.id }, box, h("span", { text: box.value }))
-        ),
-      );
-      focusable = boxes[0];
-      body = fieldset;
-      break;
-    }
-    case "unlock": {
-      const control = h("input", {
-        ...common,
-        type: "text",
-        inputmode: "numeric",
-        class: "short",
-        autocomplete: "off",
-        placeholder: spec.defaultText,
-      });
-      const always = h("input", { type: "checkbox", id: `${id}-always` });
-      control.addEventListener("input", fire);
-      always.addEventListener("change", () => {
-        control.disabled = always.checked;
-        fire();
-      });
-      controls.push(control, always);
-      read = () => always.checked ? null : numberFrom(control.value);
-      write = (value) => {
-        always.checked = value === null;
-        control.disabled = value === null;
-        control.value = value === null ? "" : textOf(value);
-      };
-      afterEnable = () => control.disabled = always.checked;
-      focusable = control;
-      body = h(
-        "span",
-        { class: "inline" },
-        control,
-        h("label", { class: "check", for: always.id }, always, h("span", { text: "always (null: guarded)" })),
-      );
-      break;
-    }
-  }
-
+  const parts = BUILDERS[spec.kind](spec, { id, describedBy, common, fire: () => onInput(widget) });
   const grouped = spec.kind === "emotions" || spec.kind === "memoryTools";
   const root = h(
     "div",
     { class: `field kind-${spec.kind}`, "data-field": `${spec.section}.${spec.key}` },
     grouped ? null : h("label", { for: id, text: spec.label }),
-    body!,
+    parts.body,
     hint,
     message,
   );
@@ -275,22 +323,22 @@ export function fieldWidget(spec: FieldSpec, onInput: (widget: FieldWidget) => v
     spec,
     path: `${spec.section}.${spec.key}`,
     root,
-    focusable: focusable!,
-    read: () => read(),
-    write: (value) => write(value),
+    focusable: parts.focusable,
+    read: () => parts.read(),
+    write: (value) => parts.write(value),
     mark(check) {
       const text = check?.error ?? check?.warning ?? "";
       message.textContent = text;
       root.classList.toggle("has-error", Boolean(check?.error));
       root.classList.toggle("has-warning", !check?.error && Boolean(check?.warning));
-      for (const c of controls) c.setAttribute("aria-invalid", String(Boolean(check?.error)));
+      for (const c of parts.controls) c.setAttribute("aria-invalid", String(Boolean(check?.error)));
     },
     setTools(names) {
-      widgetTools?.(names);
+      parts.setTools?.(names);
     },
     setDisabled(disabled) {
-      for (const c of controls) c.disabled = disabled;
-      if (!disabled) afterEnable?.();
+      for (const c of parts.controls) c.disabled = disabled;
+      if (!disabled) parts.afterEnable?.();
     },
   };
   return widget;

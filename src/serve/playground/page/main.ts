@@ -527,7 +527,7 @@ class Playground {
       const world = r.world ? { world: r.world.id, state: await r.world.snapshot() } : null;
       const file = { npc: r.npc.id, state, world };
       const name = fileName(r.npc.id, ".state.json");
-      download(name, `${pretty(file)}\n`);
+      download(name, { text: `${pretty(file)}\n` });
       this.state.saveMessage(`Saved ${name} (${r.name}, relationship ${state.memory.relationship ?? 0}).`);
     } catch (error) {
       this.state.saveMessage(`Could not save: ${message(error)}`, "error");
@@ -662,7 +662,7 @@ class Playground {
     }
     out["npc/create"] = editor.npcParams(world);
     const name = fileName(typeof value.npc === "string" ? value.npc : "npc", ".npc-create.json");
-    download(name, `${pretty(out)}\n`);
+    download(name, { text: `${pretty(out)}\n` });
     editor.showResult({ note: `Exported ${name}: the params of ${Object.keys(out).join(" and ")}.` });
   }
 }

@@ -162,9 +162,13 @@ export class StatePanel {
           text: "Download state",
           on: { click: () => actions.download() },
         }),
-        fileButton("restore-state", "Restore from file…", ".json", async (files) => {
-          const file = files[0];
-          actions.restore(file.name, await file.text());
+        fileButton("restore-state", {
+          label: "Restore from file…",
+          accept: ".json",
+          onFiles: async (files) => {
+            const file = files[0];
+            actions.restore(file.name, await file.text());
+          },
         }),
         this.#restoreLast,
       ),
@@ -172,12 +176,15 @@ export class StatePanel {
     );
     const tabHost = h("div", { class: "tabs" });
     host.append(tabHost);
-    this.#select = tabs(tabHost, "NPC state", [
-      { id: "state-memory", label: "Memory", panel: memoryPanel },
-      { id: "state-world", label: "World", panel: worldPanel },
-      { id: "state-turns", label: "Turns", panel: turnsPanel },
-      { id: "state-save", label: "Save", panel: savePanel },
-    ]);
+    this.#select = tabs(tabHost, {
+      name: "NPC state",
+      items: [
+        { id: "state-memory", label: "Memory", panel: memoryPanel },
+        { id: "state-world", label: "World", panel: worldPanel },
+        { id: "state-turns", label: "Turns", panel: turnsPanel },
+        { id: "state-save", label: "Save", panel: savePanel },
+      ],
+    });
     this.showMemory(null);
   }
 

@@ -33,14 +33,6 @@ export function answerOf(answers: Record<string, ToolAnswer>, name: string): Too
   return Object.hasOwn(answers, name) ? answers[name] : { mode: "manual", text: "", asError: false };
 }
 
-interface Card {
-  root: HTMLElement;
-  /** JSON of the document's tool when the card was built (or last written by the card). */
-  synced: string;
-  mark(checks: Check[], bridge: string[]): void;
-  setDisabled(disabled: boolean): void;
-}
-
 /** The Tools tab. */
 export class ToolEditor {
   /** The tab's content. */
@@ -48,7 +40,7 @@ export class ToolEditor {
   readonly #host: ToolEditorHost;
   readonly #list: HTMLElement;
   readonly #add: HTMLButtonElement;
-  #cards: Card[] = [];
+  #cards: ToolCard[] = [];
   #bridge: Map<number, string[]> = new Map();
 
   /** A tools tab editing `host.doc`. */
@@ -84,13 +76,13 @@ export class ToolEditor {
   sync(): void {
     const tools = this.#tools();
     if (tools.length !== this.#cards.length) {
-      this.#cards = tools.map((tool, i) => this.#card(tool, i));
+      this.#cards = tools.map((tool, index) => new ToolCard(this.#host, { tool, index }));
       this.#list.replaceChildren(...this.#cards.map((c) => c.root));
       return;
     }
     tools.forEach((tool, i) => {
       if (JSON.stringify(tool) === this.#cards[i].synced) return;
-      const card = this.#card(tool, i);
+      const card = new ToolCard(this.#host, { tool, index: i });
       this.#cards[i].root.replaceWith(card.root);
       this.#cards[i] = card;
     });
@@ -132,104 +124,210 @@ export class ToolEditor {
     this.#host.changed();
     this.focus(tools.length);
   }
+}
 
-  #card(tool: JsonValue, index: number): Card {
-    const host = this.#host;
-    const doc = host.doc;
+/** A card's legend: its number and the tool's name. */
+function legendText(index: number, name: string): string {
+  return `Tool ${index + 1}: ${name || "(no name)"}`;
+}
+
+/** A labelled field of a card: label, control, then a hint or message. */
+function field(control: HTMLElement, label: string, after: HTMLElement): HTMLElement {
+  return h("div", { class: "field" }, h("label", { for: control.id, text: label }), control, after);
+}
+
+/** One tool's card: its fields edit the document's `tools[index]`; its answer settings are the page's. */
+class ToolCard {
+  /** The card's element. */
+  readonly root: HTMLElement;
+  /** JSON of the document's tool when the card was built (or last written by the card). */
+  synced: string;
+  readonly #host: ToolEditorHost;
+  readonly #index: number;
+  readonly #id: string;
+  /** The tool's name as typed (answer settings are kept by name). */
+  #name: string;
+  readonly #problem = h("ul", { class: "messages", "aria-live": "polite" });
+  readonly #controls: (HTMLInputElement | HTMLTextAreaElement | HTMLButtonElement)[];
+
+  constructor(host: ToolEditorHost, { tool, index }: { tool: JsonValue; index: number }) {
+    this.#host = host;
+    this.#index = index;
+    this.synced = JSON.stringify(tool);
     const t = isObject(tool) ? tool : {};
-    let name = typeof t.name === "string" ? t.name : "";
-    const id = uid(`tool-${index}`);
-    const write = (key: string, value: JsonValue | undefined) => {
-      try {
-        doc.set(["tools", index, key], value);
-      } catch (error) {
-        problem.textContent = (error as Error).message;
-        return;
-      }
-      card.synced = JSON.stringify(doc.get(["tools", index]));
-      host.changed();
-    };
-    const legend = h("legend", { text: `Tool ${index + 1}: ${name || "(no name)"}` });
-    const nameInput = h("input", { type: "text", id: `${id}-name`, value: name, autocomplete: "off" });
-    nameInput.addEventListener("input", () => {
-      const old = name;
-      name = nameInput.value;
-      legend.textContent = `Tool ${index + 1}: ${name || "(no name)"}`;
-      if (Object.hasOwn(host.answers, old) && !Object.hasOwn(host.answers, name)) {
-        host.answers[name] = host.answers[old];
-        delete host.answers[old];
-      }
-      write("name", name);
-    });
-    const description = h("textarea", {
-      id: `${id}-description`,
-      rows: 2,
-      value: typeof t.description === "string"
-        ? t.description
-        : t.description === undefined
-        ? ""
-        : pretty(t.description),
-    });
-    description.addEventListener(
-      "input",
-      () => write("description", description.value === "" ? undefined : description.value),
+    this.#name = typeof t.name === "string" ? t.name : "";
+    this.#id = uid(`tool-${index}`);
+    const legend = h("legend", { text: legendText(index, this.#name) });
+    const name = this.#nameInput(legend);
+    const description = this.#descriptionInput(t.description);
+    const schema = this.#schemaInput(t.parameters);
+    const timeout = this.#timeoutInput(t.timeoutSeconds);
+    const answer = this.#answerMode();
+    const remove = this.#removeButton(schema.draftKey);
+    this.#controls = [name, description, schema.input, timeout, ...answer.controls, remove];
+    this.root = h(
+      "fieldset",
+      { class: "tool-card", "data-tool": String(index) },
+      legend,
+      field(name, "Name", h("p", { class: "hint", text: "1–64 of A–Z a–z 0–9 _ - . (unique)." })),
+      field(
+        description,
+        "Description",
+        h("p", { class: "hint", text: "What it does and returns: the model decides from it." }),
+      ),
+      schema.field,
+      field(
+        timeout,
+        "Timeout (s)",
+        h("p", { class: "hint", text: "0–86400; 0 = none. Default: the NPC's tool timeout." }),
+      ),
+      answer.fieldset,
+      this.#problem,
+      remove,
     );
+    if (schema.fromDraft) schema.check();
+  }
 
+  /** Shows the review's checks of the tool and the bridge's warnings. */
+  mark(checks: Check[], bridge: string[]): void {
+    const items = [
+      ...checks.map((c) =>
+        h("li", { class: c.error ? "error" : "warning", text: c.error ?? c.warning ?? "" })
+      ),
+      ...bridge.map((b) => h("li", { class: "warning", text: `Bridge: ${b}` })),
+    ];
+    this.#problem.replaceChildren(...items);
+    this.root.classList.toggle("has-error", checks.some((c) => c.error));
+  }
+
+  /** Enables or disables every control of the card. */
+  setDisabled(disabled: boolean): void {
+    for (const c of this.#controls) c.disabled = disabled;
+  }
+
+  /** Writes `tools[index][key]` into the document (a failure shows under the card). */
+  #write(key: string, value: JsonValue | undefined): void {
+    const doc = this.#host.doc;
+    try {
+      doc.set(["tools", this.#index, key], value);
+    } catch (error) {
+      this.#problem.textContent = (error as Error).message;
+      return;
+    }
+    this.synced = JSON.stringify(doc.get(["tools", this.#index]));
+    this.#host.changed();
+  }
+
+  /** The name: renaming updates the legend and moves the tool's answer settings to the new name. */
+  #nameInput(legend: HTMLElement): HTMLInputElement {
+    const answers = this.#host.answers;
+    const input = h("input", {
+      type: "text",
+      id: `${this.#id}-name`,
+      value: this.#name,
+      autocomplete: "off",
+    });
+    input.addEventListener("input", () => {
+      const old = this.#name;
+      const name = this.#name = input.value;
+      legend.textContent = legendText(this.#index, name);
+      if (Object.hasOwn(answers, old) && !Object.hasOwn(answers, name)) {
+        answers[name] = answers[old];
+        delete answers[old];
+      }
+      this.#write("name", name);
+    });
+    return input;
+  }
+
+  #descriptionInput(value: JsonValue | undefined): HTMLTextAreaElement {
+    const input = h("textarea", {
+      id: `${this.#id}-description`,
+      rows: 2,
+      value: typeof value === "string" ? value : value === undefined ? "" : pretty(value),
+    });
+    input.addEventListener(
+      "input",
+      () => this.#write("description", input.value === "" ? undefined : input.value),
+    );
+    return input;
+  }
+
+  /**
+   * The arguments' JSON Schema: text that is not valid JSON stays in the box as a draft (kept across
+   * reloads while the document's schema is the one it was typed over), with the problem beside it.
+   */
+  #schemaInput(value: JsonValue | undefined): {
+    field: HTMLElement;
+    input: HTMLTextAreaElement;
+    draftKey: string;
+    fromDraft: boolean;
+    check(): boolean;
+  } {
+    const host = this.#host;
+    const index = this.#index;
+    const id = this.#id;
     const draftKey = `tools.${index}.parameters`;
-    const base = JSON.stringify(t.parameters ?? null);
     const draft = host.drafts[draftKey];
-    const schema = h("textarea", {
+    const fromDraft = draft !== undefined && draft.base === JSON.stringify(value ?? null);
+    const input = h("textarea", {
       id: `${id}-parameters`,
       wrap: "off",
       class: "code",
       rows: 6,
       spellcheck: "false",
-      value: draft && draft.base === base
-        ? draft.text
-        : t.parameters === undefined
-        ? ""
-        : pretty(t.parameters),
+      value: fromDraft ? draft.text : value === undefined ? "" : pretty(value),
       "aria-describedby": `${id}-parameters-message`,
     });
-    const schemaMessage = h("p", { class: "message", id: `${id}-parameters-message`, "aria-live": "polite" });
-    const checkSchema = (): boolean => {
-      if (schema.value.trim() === "") {
-        schemaMessage.textContent = "";
-        schema.setAttribute("aria-invalid", "false");
+    const message = h("p", { class: "message", id: `${id}-parameters-message`, "aria-live": "polite" });
+    const check = (): boolean => {
+      if (input.value.trim() === "") {
+        message.textContent = "";
+        input.setAttribute("aria-invalid", "false");
         return true;
       }
-      const parsed = parseJsonc(schema.value, "The schema");
-      schemaMessage.textContent = parsed.problem ? `${parsed.problem.message} Nothing was changed.` : "";
-      schema.setAttribute("aria-invalid", String(parsed.problem !== null));
-      schema.closest(".field")?.classList.toggle("has-error", parsed.problem !== null);
+      const parsed = parseJsonc(input.value, "The schema");
+      message.textContent = parsed.problem ? `${parsed.problem.message} Nothing was changed.` : "";
+      input.setAttribute("aria-invalid", String(parsed.problem !== null));
+      input.closest(".field")?.classList.toggle("has-error", parsed.problem !== null);
       return parsed.problem === null;
     };
-    schema.addEventListener("input", () => {
-      if (!checkSchema()) {
+    input.addEventListener("input", () => {
+      if (!check()) {
         host.drafts[draftKey] = {
-          text: schema.value,
-          base: JSON.stringify(doc.get(["tools", index, "parameters"]) ?? null),
+          text: input.value,
+          base: JSON.stringify(host.doc.get(["tools", index, "parameters"]) ?? null),
         };
         host.changed();
         return;
       }
       delete host.drafts[draftKey];
-      const text = schema.value.trim();
-      write("parameters", text === "" ? undefined : parseJsonc(text).value);
+      const text = input.value.trim();
+      this.#write("parameters", text === "" ? undefined : parseJsonc(text).value);
     });
+    return { field: field(input, "Parameters (JSON Schema)", message), input, draftKey, fromDraft, check };
+  }
 
-    const timeout = h("input", {
+  #timeoutInput(value: JsonValue | undefined): HTMLInputElement {
+    const input = h("input", {
       type: "text",
-      id: `${id}-timeout`,
+      id: `${this.#id}-timeout`,
       class: "short",
       inputmode: "decimal",
       placeholder: "NPC's",
-      value: t.timeoutSeconds === undefined || t.timeoutSeconds === null ? "" : String(t.timeoutSeconds),
+      value: value === undefined || value === null ? "" : String(value),
     });
-    timeout.addEventListener("input", () => write("timeoutSeconds", numberFrom(timeout.value)));
+    input.addEventListener("input", () => this.#write("timeoutSeconds", numberFrom(input.value)));
+    return input;
+  }
 
-    const answer = answerOf(host.answers, name);
+  /** How the page answers the tool: by hand, or automatically with a canned answer (or error). */
+  #answerMode(): { fieldset: HTMLElement; controls: (HTMLInputElement | HTMLTextAreaElement)[] } {
+    const host = this.#host;
+    const id = this.#id;
+    const answer = answerOf(host.answers, this.#name);
     const setAnswer = (change: Partial<ToolAnswer>) => {
+      const name = this.#name;
       host.answers[name] = { ...answerOf(host.answers, name), ...change };
       canned.closest(".canned")?.classList.toggle("active", host.answers[name].mode === "auto");
       host.changed();
@@ -259,94 +357,43 @@ export class ToolEditor {
     canned.addEventListener("input", () => setAnswer({ text: canned.value }));
     const asError = h("input", { type: "checkbox", id: `${id}-as-error`, checked: answer.asError });
     asError.addEventListener("change", () => setAnswer({ asError: asError.checked }));
+    const fieldset = h(
+      "fieldset",
+      { class: "answer-mode" },
+      h("legend", { text: "Answer" }),
+      h(
+        "label",
+        { class: "check", for: manual.id },
+        manual,
+        h("span", { text: "by hand, in the conversation" }),
+      ),
+      h("label", { class: "check", for: auto.id }, auto, h("span", { text: "automatically with:" })),
+      h(
+        "div",
+        { class: `canned${answer.mode === "auto" ? " active" : ""}` },
+        h("label", { for: canned.id, class: "visually-hidden", text: `Canned answer of ${this.#name}` }),
+        canned,
+        h("label", { class: "check", for: asError.id }, asError, h("span", { text: "as an error" })),
+      ),
+    );
+    return { fieldset, controls: [manual, auto, canned, asError] };
+  }
 
-    const problem = h("ul", { class: "messages", "aria-live": "polite" });
-    const remove = h("button", {
+  /** Removes the tool from the document (and its schema draft). */
+  #removeButton(draftKey: string): HTMLButtonElement {
+    const host = this.#host;
+    return h("button", {
       type: "button",
       class: "small danger",
       text: "Remove",
-      "aria-label": `Remove tool ${name || index + 1}`,
+      "aria-label": `Remove tool ${this.#name || this.#index + 1}`,
       on: {
         click: () => {
-          doc.set(["tools", index], undefined);
+          host.doc.set(["tools", this.#index], undefined);
           delete host.drafts[draftKey];
           host.changed();
         },
       },
     });
-    const controls = [nameInput, description, schema, timeout, manual, auto, canned, asError, remove];
-    const root = h(
-      "fieldset",
-      { class: "tool-card", "data-tool": String(index) },
-      legend,
-      h(
-        "div",
-        { class: "field" },
-        h("label", { for: nameInput.id, text: "Name" }),
-        nameInput,
-        h("p", { class: "hint", text: "1–64 of A–Z a–z 0–9 _ - . (unique)." }),
-      ),
-      h(
-        "div",
-        { class: "field" },
-        h("label", { for: description.id, text: "Description" }),
-        description,
-        h("p", { class: "hint", text: "What it does and returns: the model decides from it." }),
-      ),
-      h(
-        "div",
-        { class: "field" },
-        h("label", { for: schema.id, text: "Parameters (JSON Schema)" }),
-        schema,
-        schemaMessage,
-      ),
-      h(
-        "div",
-        { class: "field" },
-        h("label", { for: timeout.id, text: "Timeout (s)" }),
-        timeout,
-        h("p", { class: "hint", text: "0–86400; 0 = none. Default: the NPC's tool timeout." }),
-      ),
-      h(
-        "fieldset",
-        { class: "answer-mode" },
-        h("legend", { text: "Answer" }),
-        h(
-          "label",
-          { class: "check", for: manual.id },
-          manual,
-          h("span", { text: "by hand, in the conversation" }),
-        ),
-        h("label", { class: "check", for: auto.id }, auto, h("span", { text: "automatically with:" })),
-        h(
-          "div",
-          { class: `canned${answer.mode === "auto" ? " active" : ""}` },
-          h("label", { for: canned.id, class: "visually-hidden", text: `Canned answer of ${name}` }),
-          canned,
-          h("label", { class: "check", for: asError.id }, asError, h("span", { text: "as an error" })),
-        ),
-      ),
-      problem,
-      remove,
-    );
-    if (draft && draft.base === base) checkSchema();
-    const card: Card = {
-      root,
-      synced: JSON.stringify(tool),
-      mark(checks, bridge) {
-        const items = [
-          ...checks.map((c) =>
-            h("li", { class: c.error ? "error" : "warning", text: c.error ?? c.warning ?? "" })
-          ),
-          ...bridge.map((b) => h("li", { class: "warning", text: `Bridge: ${b}` })),
-        ];
-        problem.replaceChildren(...items);
-        root.classList.toggle("has-error", checks.some((c) => c.error));
-      },
-      setDisabled(disabled) {
-        for (const c of controls) c.disabled = disabled;
-      },
-    };
-    return card;
   }
 }
