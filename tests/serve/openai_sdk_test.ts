@@ -9,9 +9,10 @@ import assert from "node:assert/strict";
 import OpenAI from "npm:openai@7.55.0";
 import { Ajv } from "ajv";
 import type { AgentTool } from "../../src/agent/types.ts";
+import { BridgeError } from "../../src/protocol/errors.ts";
 import { isToolCallsEntry } from "../../src/protocol/transcript.ts";
 import { UnavailableModel } from "../../src/models/unavailable.ts";
-import { HoldingModel, idle, RecordingModel, script, serve } from "./serve_fixture.ts";
+import { FailsMidwayModel, HoldingModel, idle, RecordingModel, script, serve } from "./serve_fixture.ts";
 
 const WEATHER = {
   type: "function" as const,
@@ -88,6 +89,31 @@ Deno.test("openai SDK: streaming gives a role chunk, content deltas, the finish 
   const last = chunks.at(-1)!;
   assert.deepEqual(last.choices, []);
   assert.ok(last.usage!.completion_tokens > 0);
+});
+
+Deno.test("openai SDK: a failure mid-stream surfaces as an APIError after the deltas that came before it", async () => {
+  const lost = new FailsMidwayModel(
+    "The road north",
+    BridgeError.of("model_unavailable", "The model stopped responding."),
+  );
+  await using s = await serve(lost);
+  const stream = await client(s.base).chat.completions.create({
+    model: "system",
+    messages: [{ role: "user", content: "Which way?" }],
+    stream: true,
+  });
+  const contents: Array<string | null | undefined> = [];
+  const error = await (async () => {
+    for await (const chunk of stream) contents.push(chunk.choices[0].delta.content);
+  })().then(() => null, (e) => e);
+  assert.deepEqual(contents, ["", "The road north"]);
+  assert.ok(error instanceof OpenAI.APIError, `expected an APIError, got ${error}`);
+  assert.deepEqual([error.code, error.type, error.error], ["model_unavailable", "server_error", {
+    message: "The model stopped responding.",
+    type: "server_error",
+    param: null,
+    code: "model_unavailable",
+  }]);
 });
 
 Deno.test("openai SDK: the tool loop with tool_choice required: real tool_calls, then the tool message, then the answer", async () => {

@@ -158,6 +158,29 @@ export class HoldingModel implements LanguageModel {
   }
 }
 
+/** A model whose steps stream `first` and then fail with `error` (a backend that went away mid-answer). */
+export class FailsMidwayModel implements LanguageModel {
+  readonly kind = "fails-midway";
+  readonly contextSize = 8192;
+  readonly trimsHistory = false;
+  readonly #first: string;
+  readonly #error: BridgeError;
+
+  constructor(first: string, error: BridgeError) {
+    this.#first = first;
+    this.#error = error;
+  }
+
+  availability(): Promise<ModelAvailability> {
+    return Promise.resolve({ available: true, contextSize: 8192, supportedLanguages: [] });
+  }
+
+  step(request: StepRequest): Promise<StepResult> {
+    request.onText?.(this.#first);
+    return Promise.reject(this.#error);
+  }
+}
+
 /** POSTs a JSON body (or raw text) to the chat completions endpoint. */
 export function postChat(
   base: string,

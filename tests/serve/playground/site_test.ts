@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import { INDEX_HTML, PLAYGROUND_CSS, PLAYGROUND_JS } from "../../../src/serve/playground/assets.generated.ts";
 import { CONTENT_SECURITY_POLICY, playgroundPages } from "../../../src/serve/playground/site.ts";
+import { OpenAIServer } from "../../../src/serve/openai_server.ts";
 import { script, serve } from "../serve_fixture.ts";
 
 const pages = playgroundPages({ name: "scripted", label: "scripted: steps.json" });
@@ -88,6 +89,24 @@ Deno.test("the page's own origin may open /rpc; another origin or host may not",
     421,
     "a rebinding host is refused before its origin is looked at",
   );
+});
+
+Deno.test("with any host allowed, or without a socket, the page's origin needs --allow-origin like any other", async () => {
+  await using anyHost = await serve(script({ text: "Hi." }), { pages, allowedHosts: ["*"] });
+  const local = new URL(anyHost.base).host;
+  assert.equal(await rpcStatus(anyHost.base, local, anyHost.base), 403, "no Host check: no own origin");
+  await using granted = await serve(script({ text: "Hi." }), {
+    pages,
+    allowedHosts: ["*"],
+    allowedOrigins: ["*"],
+  });
+  assert.equal(await rpcStatus(granted.base, new URL(granted.base).host, granted.base), 426, "granted");
+  const direct = new OpenAIServer({ models: new Map([["system", script({ text: "Hi." })]]), pages });
+  const origin = "http://127.0.0.1:1976";
+  const rpc = await direct.handle(
+    new Request(`${origin}/rpc`, { headers: { origin, upgrade: "websocket" } }),
+  );
+  assert.deepEqual([rpc.status, (await rpc.json()).error.code], [403, "origin_not_allowed"]);
 });
 
 Deno.test("without pages, a browser origin still needs --allow-origin (oam serve unchanged)", async () => {

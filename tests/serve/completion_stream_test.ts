@@ -1,0 +1,137 @@
+/**
+ * The branches of a streamed completion a client meets over HTTP: a refusal and an empty answer as events,
+ * failures before the first event (their own status and a JSON body, never an event stream), a model failure
+ * after the first event (an error event, then `[DONE]`, no usage chunk), and a client that goes away before
+ * the first event (the turn is cancelled and its slot freed).
+ */
+import assert from "node:assert/strict";
+import { UnavailableModel } from "../../src/models/unavailable.ts";
+import { BridgeError } from "../../src/protocol/errors.ts";
+import {
+  ask,
+  FailsMidwayModel,
+  HoldingModel,
+  idle,
+  postChat,
+  script,
+  serve,
+  sseData,
+  within,
+} from "./serve_fixture.ts";
+
+const STREAM = { messages: ask("x"), stream: true, stream_options: { include_usage: true } };
+
+/** The chunks of a stream ending in `[DONE]`, reduced to each choice's `[delta, finish_reason]`. */
+async function deltas(response: Response): Promise<unknown[]> {
+  const data = await sseData(response);
+  assert.equal(data.at(-1), "[DONE]");
+  return data.slice(0, -1).map((d) => {
+    const choice = JSON.parse(d).choices[0];
+    return choice === undefined ? "usage" : [choice.delta, choice.finish_reason];
+  });
+}
+
+Deno.test("a streamed refusal is a refusal delta, then finish_reason stop and the usage chunk", async () => {
+  await using s = await serve(script({ error: "refusal", message: "I can't help with that." }));
+  const response = await postChat(s.base, STREAM);
+  assert.equal(response.status, 200);
+  assert.equal(response.headers.get("x-accel-buffering"), "no");
+  assert.deepEqual(await deltas(response), [
+    [{ role: "assistant", content: "" }, null],
+    [{ refusal: "I can't help with that." }, null],
+    [{}, "stop"],
+    "usage",
+  ]);
+});
+
+Deno.test("an empty streamed answer is the role chunk and the finish chunk", async () => {
+  await using s = await serve(script({ text: "" }));
+  assert.deepEqual(await deltas(await within(postChat(s.base, STREAM), "the stream to begin")), [
+    [{ role: "assistant", content: "" }, null],
+    [{}, "stop"],
+    "usage",
+  ]);
+});
+
+Deno.test("a stream that fails before its first event is a plain JSON error with its own status", async () => {
+  await using s = await serve(script(
+    { error: "context_size_exceeded", message: "8443 tokens exceeds the context of 8192." },
+    { error: "guardrail_violation", message: "Blocked." },
+  ));
+  const expect = async (response: Response, status: number, error: unknown) => {
+    assert.equal(response.headers.get("content-type"), "application/json");
+    assert.deepEqual([response.status, await response.json()], [status, { error }]);
+  };
+  await expect(await postChat(s.base, STREAM), 400, {
+    message: "8443 tokens exceeds the context of 8192.",
+    type: "invalid_request_error",
+    param: "messages",
+    code: "context_length_exceeded",
+  });
+  await expect(await postChat(s.base, STREAM), 400, {
+    message: "The request was blocked by the model's safety guardrails. Blocked.",
+    type: "invalid_request_error",
+    param: "messages",
+    code: "content_filter",
+  });
+  // The time limit reached while the model has produced nothing yet.
+  const silent = new HoldingModel("", "late");
+  await using slow = await serve(silent, { requestTimeoutMs: 200 });
+  await expect(await postChat(slow.base, STREAM), 504, {
+    message: "The request did not finish within 0.2 seconds.",
+    type: "server_error",
+    param: null,
+    code: "timeout",
+  });
+  await silent.whenAborted(1);
+  await using down = await serve(new UnavailableModel("model_not_ready"));
+  const unavailable = await postChat(down.base, STREAM);
+  assert.equal(unavailable.headers.get("retry-after"), "30");
+  await expect(unavailable, 503, {
+    message: "The model 'system' is unavailable: model_not_ready.",
+    type: "server_error",
+    param: null,
+    code: "model_unavailable",
+  });
+});
+
+Deno.test("a model failure after the first event is an error event, then [DONE], without a usage chunk", async () => {
+  await using s = await serve(
+    new FailsMidwayModel(
+      "The road north",
+      BridgeError.of("model_unavailable", "The model stopped responding."),
+    ),
+  );
+  const response = await postChat(s.base, STREAM);
+  assert.equal(response.status, 200);
+  const data = await sseData(response);
+  assert.deepEqual(data.slice(0, 2).map((d) => JSON.parse(d).choices[0].delta), [
+    { role: "assistant", content: "" },
+    { content: "The road north" },
+  ]);
+  assert.deepEqual(data.slice(2), [
+    JSON.stringify({
+      error: {
+        message: "The model stopped responding.",
+        type: "server_error",
+        param: null,
+        code: "model_unavailable",
+      },
+    }),
+    "[DONE]",
+  ]);
+  await idle(s.server);
+});
+
+Deno.test("a client that goes away before the first event of a stream cancels the turn and frees the slot", async () => {
+  const silent = new HoldingModel("", "late");
+  await using s = await serve(silent, { maxConcurrentRequests: 1 });
+  const controller = new AbortController();
+  const pending = postChat(s.base, STREAM, {}, controller.signal).catch((e) => e);
+  await silent.whenStarted(1);
+  controller.abort();
+  assert.ok((await pending) instanceof Error);
+  await silent.whenAborted(1);
+  await idle(s.server);
+  assert.equal(s.server.activeRequests, 0);
+});

@@ -1,0 +1,180 @@
+/**
+ * The routing table as a client meets it: every path with its aliases and trailing slashes, HEAD, 405 with
+ * `Allow` for every other method, the 404 that lists what is served, the order of the screening (route and
+ * method before the API key, the key before the content type, preflight without a key), the Host check of a
+ * listener that is not on loopback, and a server that is stopping.
+ */
+import assert from "node:assert/strict";
+import { OpenAIServer } from "../../src/serve/openai_server.ts";
+import { ask, rawHttp, script, serve } from "./serve_fixture.ts";
+
+/** The status of a request whose body does not matter. */
+async function statusOf(url: string, init: RequestInit = {}): Promise<number> {
+  const response = await fetch(url, init);
+  await response.body?.cancel();
+  return response.status;
+}
+
+Deno.test("routes: every path with its aliases, trailing slashes and HEAD", async () => {
+  await using s = await serve(script({ text: "Hi." }), { modelAliases: new Map([["meta/llama", "system"]]) });
+  const json = async (path: string) => {
+    const response = await fetch(`${s.base}${path}`);
+    assert.equal(response.status, 200, path);
+    return await response.json();
+  };
+  for (const path of ["/health", "/healthz", "/v1/health", "/health//"]) {
+    assert.equal((await json(path)).status, "ok", path);
+  }
+  const head = await fetch(`${s.base}/health`, { method: "HEAD" });
+  assert.deepEqual([head.status, await head.text()], [200, ""]);
+  for (const path of ["/models", "/v1/models/"]) {
+    assert.deepEqual(
+      (await json(path)).data.map((m: { id: string }) => m.id),
+      ["system", "meta/llama"],
+      path,
+    );
+  }
+  for (const path of ["/models/system", "/v1/models/system/"]) assert.equal((await json(path)).id, "system");
+  // A model id may hold a slash, as such or percent-encoded.
+  for (const path of ["/v1/models/meta/llama", "/models/meta%2Fllama"]) {
+    const model = await json(path);
+    assert.deepEqual([model.id, model.parent], ["meta/llama", "system"], path);
+  }
+});
+
+Deno.test("routes: any other method is 405 with Allow and the method, path and allowed method named", async () => {
+  await using s = await serve(script({ text: "Hi." }));
+  const cases: Array<[string, string, string, string]> = [
+    ["POST", "/health", "/health", "GET"],
+    ["DELETE", "/v1/models", "/v1/models", "GET"],
+    ["PUT", "/models/system/", "/models/system", "GET"],
+    ["GET", "/chat/completions", "/chat/completions", "POST"],
+    ["PATCH", "/v1/chat/completions", "/v1/chat/completions", "POST"],
+    ["POST", "/rpc", "/rpc", "GET"],
+  ];
+  for (const [method, path, shown, allow] of cases) {
+    const response = await fetch(`${s.base}${path}`, { method });
+    assert.deepEqual([response.status, response.headers.get("allow"), await response.json()], [405, allow, {
+      error: {
+        message: `Method ${method} is not allowed for ${shown}; use ${allow}.`,
+        type: "invalid_request_error",
+        param: null,
+        code: "method_not_allowed",
+      },
+    }], `${method} ${path}`);
+  }
+});
+
+Deno.test("routes: an unknown URL is 404 naming what is served, /rpc only when it is", async () => {
+  const unknown = (rpc: string) => ({
+    error: {
+      message:
+        `Unknown request URL: GET /v2/nothing. Supported: POST /v1/chat/completions, GET /v1/models, GET /health${rpc}.`,
+      type: "invalid_request_error",
+      param: null,
+      code: "unknown_url",
+    },
+  });
+  await using s = await serve(script({ text: "Hi." }));
+  const withRpc = await fetch(`${s.base}/v2/nothing/`);
+  assert.deepEqual([withRpc.status, await withRpc.json()], [404, unknown(", GET /rpc (WebSocket)")]);
+  await using bare = await serve(script({ text: "Hi." }), { rpc: null });
+  const withoutRpc = await fetch(`${bare.base}/v2/nothing`);
+  assert.deepEqual([withoutRpc.status, await withoutRpc.json()], [404, unknown("")]);
+});
+
+Deno.test("screening order: route and method before the API key, the key before the content type", async () => {
+  await using s = await serve(script({ text: "Hi." }), { apiKey: "k" });
+  const key = { authorization: "Bearer k" };
+  assert.equal(await statusOf(`${s.base}/nowhere`), 404);
+  assert.equal(await statusOf(`${s.base}/v1/chat/completions`), 405);
+  assert.equal(await statusOf(`${s.base}/v1/models`, { method: "POST" }), 405);
+  assert.equal(await statusOf(`${s.base}/v1/models/system`, { method: "POST" }), 405);
+  const plain = { method: "POST", headers: { "content-type": "text/plain" }, body: "hello" };
+  const noKey = await fetch(`${s.base}/v1/chat/completions`, plain);
+  assert.deepEqual([noKey.status, noKey.headers.get("www-authenticate"), (await noKey.json()).error.code], [
+    401,
+    "Bearer",
+    "invalid_api_key",
+  ]);
+  const withKey = { ...plain, headers: { ...plain.headers, ...key } };
+  assert.equal(await statusOf(`${s.base}/v1/chat/completions`, withKey), 415);
+  // One model is behind the key like the list.
+  const model = await fetch(`${s.base}/v1/models/system`);
+  assert.deepEqual([model.status, model.headers.get("www-authenticate"), (await model.json()).error.code], [
+    401,
+    "Bearer",
+    "invalid_api_key",
+  ]);
+  assert.equal(await statusOf(`${s.base}/v1/models/system`, { headers: key }), 200);
+});
+
+Deno.test("preflight: answered before the API key and the route; CORS headers only for an Origin", async () => {
+  await using s = await serve(script({ text: "Hi." }), {
+    apiKey: "k",
+    allowedOrigins: ["http://game.local"],
+  });
+  const bare = await fetch(`${s.base}/v1/chat/completions`, { method: "OPTIONS" });
+  assert.equal(bare.status, 204);
+  assert.deepEqual(Object.fromEntries(bare.headers), {
+    allow: "GET, POST, OPTIONS",
+    date: bare.headers.get("date")!,
+  });
+  const browser = await fetch(`${s.base}/anything/at/all`, {
+    method: "OPTIONS",
+    headers: { origin: "http://game.local", "access-control-request-method": "POST" },
+  });
+  assert.equal(browser.status, 204);
+  assert.deepEqual(Object.fromEntries(browser.headers), {
+    "access-control-allow-headers": "Authorization, Content-Type",
+    "access-control-allow-methods": "GET, POST, OPTIONS",
+    "access-control-allow-origin": "http://game.local",
+    "access-control-expose-headers": "Retry-After",
+    "access-control-max-age": "600",
+    allow: "GET, POST, OPTIONS",
+    date: browser.headers.get("date")!,
+    vary: "Origin",
+  });
+});
+
+Deno.test("Host check: a listener off loopback checks the Host only against the allowed hosts", async () => {
+  const get = (port: number, host: string) =>
+    rawHttp(port, `GET /v1/models HTTP/1.1\r\nHost: ${host}\r\nAuthorization: Bearer k`);
+  await using open = await serve(script({ text: "Hi." }), { host: "0.0.0.0", apiKey: "k" });
+  assert.equal((await get(open.server.port!, "attacker.example")).status, 200);
+  await using named = await serve(script({ text: "Hi." }), {
+    host: "0.0.0.0",
+    apiKey: "k",
+    allowedHosts: ["game.lan"],
+  });
+  const port = named.server.port!;
+  const refused = await get(port, "attacker.example");
+  assert.deepEqual([refused.status, JSON.parse(refused.body).error.code], [421, "invalid_host"]);
+  assert.equal((await get(port, "game.lan:1976")).status, 200);
+  assert.equal((await get(port, "localhost")).status, 200);
+});
+
+Deno.test("a stopping server refuses new completions and bridge connections with 500 server_shutting_down", async () => {
+  const server = new OpenAIServer({ models: new Map([["system", script({ text: "Hi." })]]) });
+  await server.stop();
+  const shuttingDown = {
+    error: {
+      message: "The server is shutting down.",
+      type: "server_error",
+      param: null,
+      code: "server_shutting_down",
+    },
+  };
+  const chat = await server.handle(
+    new Request("http://localhost/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ messages: ask("x") }),
+    }),
+  );
+  assert.deepEqual([chat.status, await chat.json()], [500, shuttingDown]);
+  const rpc = await server.handle(new Request("http://localhost/rpc", { headers: { upgrade: "websocket" } }));
+  assert.deepEqual([rpc.status, await rpc.json()], [500, shuttingDown]);
+  // What does no model work is still answered.
+  assert.equal((await server.handle(new Request("http://localhost/health"))).status, 200);
+});
