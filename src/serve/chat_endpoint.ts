@@ -8,10 +8,17 @@
  */
 import type { ToolCallInfo } from "../agent/types.ts";
 import { BridgeError, internalErrorReport } from "../protocol/errors.ts";
+import type { JsonObject } from "../protocol/json.ts";
 import { parseChatRequestText } from "./chat_request.ts";
-import { CompletionEncoder, type FinishReason, SSE_DONE, sseEvent } from "./completion_encoder.ts";
+import {
+  CompletionEncoder,
+  type CompletionUsage,
+  type FinishReason,
+  SSE_DONE,
+  sseEvent,
+} from "./completion_encoder.ts";
 import { type CompletionPlan, planCompletion } from "./completion_plan.ts";
-import { CompletionRun } from "./completion_run.ts";
+import { type CompletionEvent, CompletionRun, type CompletionSink } from "./completion_run.ts";
 import { errorResponse, jsonResponse } from "./http_response.ts";
 import type { ConcurrencyLimiter } from "./limiter.ts";
 import { fromAgentError, OpenAIError } from "./openai_error.ts";
@@ -120,6 +127,13 @@ function start(run: CompletionRun, context: ChatContext, deadline: number): void
   });
 }
 
+/** Cancels `run` when the client goes away, until the returned function is called. */
+function cancelWhenGone(run: CompletionRun, clientGone: AbortSignal): () => void {
+  const onGone = () => run.cancel(OpenAIError.clientGone());
+  clientGone.addEventListener("abort", onGone, { once: true });
+  return () => clientGone.removeEventListener("abort", onGone);
+}
+
 function collected(
   plan: CompletionPlan,
   context: ChatContext,
@@ -144,7 +158,7 @@ function collected(
             toolCalls = event.calls;
             break;
           case "finished":
-            clientGone.removeEventListener("abort", onGone);
+            stopWatching();
             resolve(jsonResponse(encoder.completion({
               content: refusal !== null || (content === "" && toolCalls.length > 0) ? null : content,
               refusal,
@@ -156,12 +170,11 @@ function collected(
       },
       fail: (error) => {
         logInternal(error, context.config);
-        clientGone.removeEventListener("abort", onGone);
+        stopWatching();
         resolve(errorResponse(error));
       },
     });
-    const onGone = () => run.cancel(OpenAIError.clientGone());
-    clientGone.addEventListener("abort", onGone, { once: true });
+    const stopWatching = cancelWhenGone(run, clientGone);
     start(run, context, deadline);
   });
 }
@@ -172,95 +185,144 @@ function streamed(
   deadline: number,
   clientGone: AbortSignal,
 ): Promise<Response> {
-  const encoder = new CompletionEncoder(plan.modelId);
-  const usage = plan.includeUsage;
-  let controller!: ReadableStreamDefaultController<Uint8Array>;
-  let open = true;
-  let started = false;
-  let run!: CompletionRun;
-  const body = new ReadableStream<Uint8Array>({
-    start: (c) => {
-      controller = c;
-    },
-    // The client went away mid-stream: stop generating (the slot frees when the turn has ended).
-    cancel: () => {
-      open = false;
-      run.cancel(OpenAIError.clientGone());
-    },
+  return new Promise<Response>((resolve) => {
+    const answer = new StreamedAnswer(plan, context.config, resolve);
+    const run = new CompletionRun(plan, answer);
+    answer.watch(run, clientGone);
+    start(run, context, deadline);
   });
-  const write = (text: string) => {
-    if (!open) return;
+}
+
+const SSE_HEADERS = {
+  "content-type": "text/event-stream; charset=utf-8",
+  "cache-control": "no-cache",
+  "x-accel-buffering": "no",
+};
+
+/** The body of a streamed answer: takes text until it ends or the client cancels it, then ignores writes. */
+class EventStream {
+  readonly body: ReadableStream<Uint8Array>;
+  #controller!: ReadableStreamDefaultController<Uint8Array>;
+  #open = true;
+
+  /** A stream that calls `onCancel` when the client goes away mid-stream. */
+  constructor(onCancel: () => void) {
+    this.body = new ReadableStream<Uint8Array>({
+      start: (controller) => {
+        this.#controller = controller;
+      },
+      cancel: () => {
+        this.#open = false;
+        onCancel();
+      },
+    });
+  }
+
+  write(text: string): void {
+    if (!this.#open) return;
     try {
-      controller.enqueue(utf8.encode(text));
+      this.#controller.enqueue(utf8.encode(text));
     } catch {
-      open = false;
+      this.#open = false;
     }
-  };
-  const end = () => {
-    if (!open) return;
-    open = false;
+  }
+
+  end(): void {
+    if (!this.#open) return;
+    this.#open = false;
     try {
-      controller.close();
+      this.#controller.close();
     } catch {
       // cancelled meanwhile
     }
-  };
-  return new Promise<Response>((resolve) => {
-    const begin = () => {
-      if (started) return;
-      started = true;
-      // From here on the client's disconnect is seen by the stream itself.
-      clientGone.removeEventListener("abort", onGone);
-      resolve(
-        new Response(body, {
-          status: 200,
-          headers: {
-            "content-type": "text/event-stream; charset=utf-8",
-            "cache-control": "no-cache",
-            "x-accel-buffering": "no",
-          },
-        }),
-      );
-      write(sseEvent(encoder.chunk({ role: "assistant", content: "" }, null, usage)));
-    };
-    run = new CompletionRun(plan, {
-      event: (event) => {
-        begin();
-        switch (event.type) {
-          case "content":
-            write(sseEvent(encoder.chunk({ content: event.text }, null, usage)));
-            break;
-          case "refusal":
-            write(sseEvent(encoder.chunk({ refusal: event.text }, null, usage)));
-            break;
-          case "toolCalls":
-            write(sseEvent(encoder.chunk(CompletionEncoder.toolCallsDelta(event.calls), null, usage)));
-            break;
-          case "finished": {
-            const reason: FinishReason = event.reason;
-            write(sseEvent(encoder.chunk({}, reason, usage)));
-            if (usage) write(sseEvent(encoder.usageChunk(event.usage)));
-            write(SSE_DONE);
-            end();
-          }
-        }
-      },
-      fail: (error) => {
-        logInternal(error, context.config);
-        if (!started) {
-          started = true;
-          clientGone.removeEventListener("abort", onGone);
-          open = false;
-          resolve(errorResponse(error));
-          return;
-        }
-        write(sseEvent(error.toJson()));
-        write(SSE_DONE);
-        end();
-      },
-    });
-    const onGone = () => run.cancel(OpenAIError.clientGone());
-    clientGone.addEventListener("abort", onGone, { once: true });
-    start(run, context, deadline);
-  });
+  }
+
+  /** Leaves the stream unsent (the answer became an error response). */
+  discard(): void {
+    this.#open = false;
+  }
+}
+
+/**
+ * A completion answered as server-sent events. Status 200 goes out with the first event (with the role
+ * chunk); a failure before it is an error response with its own status, a failure after it an error event.
+ */
+class StreamedAnswer implements CompletionSink {
+  readonly #encoder: CompletionEncoder;
+  readonly #includeUsage: boolean;
+  readonly #config: ServeConfiguration;
+  readonly #respond: (response: Response) => void;
+  readonly #stream: EventStream;
+  #run: CompletionRun | null = null;
+  #stopWatching: () => void = () => {};
+  #started = false;
+
+  constructor(plan: CompletionPlan, config: ServeConfiguration, respond: (response: Response) => void) {
+    this.#encoder = new CompletionEncoder(plan.modelId);
+    this.#includeUsage = plan.includeUsage;
+    this.#config = config;
+    this.#respond = respond;
+    // The client went away mid-stream: stop generating (the slot frees when the turn has ended).
+    this.#stream = new EventStream(() => this.#run?.cancel(OpenAIError.clientGone()));
+  }
+
+  /** Answers for `run`, which the client's going away cancels. */
+  watch(run: CompletionRun, clientGone: AbortSignal): void {
+    this.#run = run;
+    this.#stopWatching = cancelWhenGone(run, clientGone);
+  }
+
+  event(event: CompletionEvent): void {
+    this.#begin();
+    switch (event.type) {
+      case "content":
+        return this.#chunk({ content: event.text });
+      case "refusal":
+        return this.#chunk({ refusal: event.text });
+      case "toolCalls":
+        return this.#chunk(CompletionEncoder.toolCallsDelta(event.calls));
+      case "finished":
+        return this.#finish(event.reason, event.usage);
+    }
+  }
+
+  fail(error: OpenAIError): void {
+    logInternal(error, this.#config);
+    if (!this.#started) return this.#refuse(error);
+    this.#stream.write(sseEvent(error.toJson()));
+    this.#close();
+  }
+
+  /** On the first event: the response, then the role chunk. */
+  #begin(): void {
+    if (this.#started) return;
+    this.#started = true;
+    // From here on the client's disconnect is seen by the stream itself.
+    this.#stopWatching();
+    this.#respond(new Response(this.#stream.body, { status: 200, headers: SSE_HEADERS }));
+    this.#chunk({ role: "assistant", content: "" });
+  }
+
+  /** A failure before the first event: an error response instead of the stream. */
+  #refuse(error: OpenAIError): void {
+    this.#started = true;
+    this.#stopWatching();
+    this.#stream.discard();
+    this.#respond(errorResponse(error));
+  }
+
+  #chunk(delta: JsonObject, finishReason: FinishReason | null = null): void {
+    this.#stream.write(sseEvent(this.#encoder.chunk(delta, finishReason, this.#includeUsage)));
+  }
+
+  #finish(reason: FinishReason, usage: CompletionUsage): void {
+    this.#chunk({}, reason);
+    if (this.#includeUsage) this.#stream.write(sseEvent(this.#encoder.usageChunk(usage)));
+    this.#close();
+  }
+
+  #close(): void {
+    this.#stream.write(SSE_DONE);
+    this.#stream.end();
+  }
 }
