@@ -36,6 +36,27 @@ export const STOP_GRACE_MS = 5000;
 const CHAT_PATHS = new Set(["/v1/chat/completions", "/chat/completions"]);
 const MODELS_PATHS = new Set(["/v1/models", "/models"]);
 const HEALTH_PATHS = new Set(["/health", "/healthz", "/v1/health"]);
+const MODEL_PATH = /^\/(?:v1\/)?models\/(.+)$/;
+
+/** A request on its way through the routes. */
+interface Route {
+  request: Request;
+  url: URL;
+  transport: RequestTransport;
+  /** The URL's path without trailing slashes. */
+  path: string;
+  method: string;
+}
+
+/** `path` without trailing slashes (`/` stays). */
+function trimTrailingSlashes(path: string): string {
+  while (path.length > 1 && path.endsWith("/")) path = path.slice(0, -1);
+  return path;
+}
+
+function isRead(method: string): boolean {
+  return method === "GET" || method === "HEAD";
+}
 
 function methodNotAllowed(method: string, path: string, allow: string): Response {
   return errorResponse(
@@ -47,6 +68,15 @@ function methodNotAllowed(method: string, path: string, allow: string): Response
     }),
     { allow },
   );
+}
+
+function unsupportedMediaType(): OpenAIError {
+  return new OpenAIError({
+    status: 415,
+    message: "Content-Type must be application/json.",
+    type: "invalid_request_error",
+    code: "unsupported_media_type",
+  });
 }
 
 /** A printable rendering of a request path for logs (control and bidi characters percent-encoded). */
@@ -242,89 +272,110 @@ export class OpenAIServer {
     return response;
   }
 
+  /** The response of a request that passed the address screen: its route, its method, its key. */
   #route(request: Request, url: URL, transport: RequestTransport): Response | Promise<Response> {
+    const refused = this.#screenAddress(request, url, transport);
+    if (refused) return refused;
+    if (request.method === "OPTIONS") return this.#preflight(request);
+    const path = trimTrailingSlashes(url.pathname);
+    const route: Route = { request, url, transport, path, method: request.method };
+    if (HEALTH_PATHS.has(path)) return this.#health(route);
+    if (MODELS_PATHS.has(path)) return this.#modelList(route);
+    if (CHAT_PATHS.has(path)) return this.#chat(route);
+    if (path === "/rpc" && this.#rpc !== null) return this.#rpcUpgrade(route, this.#rpc);
+    const page = isRead(route.method) ? this.configuration.pages?.serve(path, request) : null;
+    if (page) return page;
+    const model = MODEL_PATH.exec(path);
+    if (model) return this.#model(route, model[1]);
+    return this.#unknownUrl(route);
+  }
+
+  /**
+   * Refuses a request addressed to a Host this listener does not serve (on a loopback or Unix-socket
+   * listener, or with allowed hosts), or coming from a browser Origin that is not allowed; null to go on.
+   */
+  #screenAddress(request: Request, url: URL, transport: RequestTransport): Response | null {
     const config = this.configuration;
-    const headers = request.headers;
     const hostChecked = transport === "unix" ||
       (transport === "tcp" && (this.#tcpLoopback || config.allowedHosts.length > 0));
     if (hostChecked) {
-      const bad = checkHost(headers.get("host"), config.allowedHosts);
+      const bad = checkHost(request.headers.get("host"), config.allowedHosts);
       if (bad) return errorResponse(bad);
     }
+    const origin = request.headers.get("origin");
     // A served page talks to its own origin (a Host that passed the check above) without a CORS grant.
     const sameOrigin = hostChecked && !config.allowedHosts.includes("*") && config.pages !== null &&
-      headers.get("origin") === url.origin;
-    const badOrigin = sameOrigin ? null : checkOrigin(headers.get("origin"), config.allowedOrigins);
-    if (badOrigin) return errorResponse(badOrigin);
-    let path = url.pathname;
-    while (path.length > 1 && path.endsWith("/")) path = path.slice(0, -1);
-    const method = request.method;
-    if (method === "OPTIONS") return this.#preflight(request);
-    const read = method === "GET" || method === "HEAD";
-    const auth = () => checkApiKey(bearerToken(headers.get("authorization")), config.apiKey);
-    if (HEALTH_PATHS.has(path)) {
-      return read ? health(config, this.#limiter) : methodNotAllowed(method, path, "GET");
-    }
-    if (MODELS_PATHS.has(path)) {
-      if (!read) return methodNotAllowed(method, path, "GET");
-      return this.#authenticated(auth(), () => listModels(config, this.#created));
-    }
-    if (CHAT_PATHS.has(path)) {
-      if (method !== "POST") return methodNotAllowed(method, path, "POST");
-      const denied = auth();
-      if (denied) return this.#unauthorized(denied);
-      const type = (headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
-      if (type !== "application/json") {
-        return errorResponse(
-          new OpenAIError({
-            status: 415,
-            message: "Content-Type must be application/json.",
-            type: "invalid_request_error",
-            code: "unsupported_media_type",
-          }),
-        );
-      }
-      if (this.#stopping) {
-        return errorResponse(OpenAIError.shuttingDown(500));
-      }
-      const context: ChatContext = { config, limiter: this.#limiter, runs: this.#runs };
-      return chatCompletions(request, { ...context, clientGone: request.signal });
-    }
-    if (path === "/rpc" && this.#rpc !== null) {
-      if (method !== "GET") return methodNotAllowed(method, path, "GET");
-      // Browsers cannot set headers on a WebSocket: the key may also come as ?api_key=.
-      const token = bearerToken(headers.get("authorization")) || (url.searchParams.get("api_key") ?? "");
-      const denied = checkApiKey(token, config.apiKey);
-      if (denied) return this.#unauthorized(denied);
-      if (this.#stopping) {
-        return errorResponse(OpenAIError.shuttingDown(500));
-      }
-      if (transport === "direct") {
-        throw OpenAIError.invalidRequest(
-          "WebSocket connections need a listening server.",
-          null,
-          "upgrade_required",
-        );
-      }
-      return this.#rpc.upgrade(request);
-    }
-    const page = read ? config.pages?.serve(path, request) : null;
-    if (page) return page;
-    const model = /^\/(?:v1\/)?models\/(.+)$/.exec(path);
-    if (model) {
-      if (!read) return methodNotAllowed(method, path, "GET");
-      return this.#authenticated(
-        auth(),
-        () => retrieveModel(decodeURIComponent(model[1]), { config, created: this.#created }),
+      origin === url.origin;
+    const badOrigin = sameOrigin ? null : checkOrigin(origin, config.allowedOrigins);
+    return badOrigin ? errorResponse(badOrigin) : null;
+  }
+
+  /** Null when the request's bearer token is the API key (or none is required), else why not. */
+  #keyProblem(request: Request): OpenAIError | null {
+    return checkApiKey(bearerToken(request.headers.get("authorization")), this.configuration.apiKey);
+  }
+
+  /** Open without an API key. */
+  #health(route: Route): Response | Promise<Response> {
+    if (!isRead(route.method)) return methodNotAllowed(route.method, route.path, "GET");
+    return health(this.configuration, this.#limiter);
+  }
+
+  #modelList(route: Route): Response {
+    if (!isRead(route.method)) return methodNotAllowed(route.method, route.path, "GET");
+    return this.#authenticated(
+      this.#keyProblem(route.request),
+      () => listModels(this.configuration, this.#created),
+    );
+  }
+
+  #model(route: Route, encodedId: string): Response {
+    if (!isRead(route.method)) return methodNotAllowed(route.method, route.path, "GET");
+    return this.#authenticated(
+      this.#keyProblem(route.request),
+      () =>
+        retrieveModel(decodeURIComponent(encodedId), { config: this.configuration, created: this.#created }),
+    );
+  }
+
+  #chat(route: Route): Response | Promise<Response> {
+    const { request, method, path } = route;
+    if (method !== "POST") return methodNotAllowed(method, path, "POST");
+    const denied = this.#keyProblem(request);
+    if (denied) return this.#unauthorized(denied);
+    const type = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
+    if (type !== "application/json") return errorResponse(unsupportedMediaType());
+    if (this.#stopping) return errorResponse(OpenAIError.shuttingDown(500));
+    const context: ChatContext = { config: this.configuration, limiter: this.#limiter, runs: this.#runs };
+    return chatCompletions(request, { ...context, clientGone: request.signal });
+  }
+
+  #rpcUpgrade(route: Route, rpc: RpcEndpoint): Response {
+    const { request, method, path } = route;
+    if (method !== "GET") return methodNotAllowed(method, path, "GET");
+    // Browsers cannot set headers on a WebSocket: the key may also come as ?api_key=.
+    const token = bearerToken(request.headers.get("authorization")) ||
+      (route.url.searchParams.get("api_key") ?? "");
+    const denied = checkApiKey(token, this.configuration.apiKey);
+    if (denied) return this.#unauthorized(denied);
+    if (this.#stopping) return errorResponse(OpenAIError.shuttingDown(500));
+    if (route.transport === "direct") {
+      throw OpenAIError.invalidRequest(
+        "WebSocket connections need a listening server.",
+        null,
+        "upgrade_required",
       );
     }
+    return rpc.upgrade(request);
+  }
+
+  #unknownUrl(route: Route): Response {
+    const rpc = this.#rpc ? ", GET /rpc (WebSocket)" : "";
     return errorResponse(
       new OpenAIError({
         status: 404,
         message:
-          `Unknown request URL: ${method} ${path}. Supported: POST /v1/chat/completions, GET /v1/models, GET /health${
-            this.#rpc ? ", GET /rpc (WebSocket)" : ""
-          }.`,
+          `Unknown request URL: ${route.method} ${route.path}. Supported: POST /v1/chat/completions, GET /v1/models, GET /health${rpc}.`,
         type: "invalid_request_error",
         code: "unknown_url",
       }),
