@@ -54,6 +54,15 @@ function trimTrailingSlashes(path: string): string {
   return path;
 }
 
+/** `text` percent-decoded, or as it is when it is not valid percent-encoding. */
+function decodedOrAsIs(text: string): string {
+  try {
+    return decodeURIComponent(text);
+  } catch {
+    return text;
+  }
+}
+
 function isRead(method: string): boolean {
   return method === "GET" || method === "HEAD";
 }
@@ -333,8 +342,7 @@ export class OpenAIServer {
     if (!isRead(route.method)) return methodNotAllowed(route.method, route.path, "GET");
     return this.#authenticated(
       this.#keyProblem(route.request),
-      () =>
-        retrieveModel(decodeURIComponent(encodedId), { config: this.configuration, created: this.#created }),
+      () => retrieveModel(decodedOrAsIs(encodedId), { config: this.configuration, created: this.#created }),
     );
   }
 

@@ -42,6 +42,24 @@ Deno.test("routes: every path with its aliases, trailing slashes and HEAD", asyn
   }
 });
 
+Deno.test("a model id that is not valid percent-encoding is an unknown model (404), not a server failure", async () => {
+  const logged: string[] = [];
+  const note = (level: string) => (message: string) => logged.push(`${level}: ${message}`);
+  await using s = await serve(script({ text: "Hi." }), {
+    logger: { debug: note("debug"), info: note("info"), warning: note("warning"), error: note("error") },
+  });
+  const response = await fetch(`${s.base}/v1/models/%E0%A4%A`);
+  assert.deepEqual([response.status, await response.json()], [404, {
+    error: {
+      message: "The model '%E0%A4%A' does not exist.",
+      type: "invalid_request_error",
+      param: "model",
+      code: "model_not_found",
+    },
+  }]);
+  assert.deepEqual(logged.filter((line) => !line.startsWith("info: ")), []);
+});
+
 Deno.test("routes: any other method is 405 with Allow and the method, path and allowed method named", async () => {
   await using s = await serve(script({ text: "Hi." }));
   const cases: Array<[string, string, string, string]> = [
