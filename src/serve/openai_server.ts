@@ -326,12 +326,12 @@ export class OpenAIServer {
 
   /** Open without an API key. */
   #health(route: Route): Response | Promise<Response> {
-    if (!isRead(route.method)) return methodNotAllowed(route.method, route.path, "GET");
+    if (!isRead(route.method)) return methodNotAllowed(route.method, route.path, "GET, HEAD");
     return health(this.configuration, this.#limiter);
   }
 
   #modelList(route: Route): Response {
-    if (!isRead(route.method)) return methodNotAllowed(route.method, route.path, "GET");
+    if (!isRead(route.method)) return methodNotAllowed(route.method, route.path, "GET, HEAD");
     return this.#authenticated(
       this.#keyProblem(route.request),
       () => listModels(this.configuration, this.#created),
@@ -339,7 +339,7 @@ export class OpenAIServer {
   }
 
   #model(route: Route, encodedId: string): Response {
-    if (!isRead(route.method)) return methodNotAllowed(route.method, route.path, "GET");
+    if (!isRead(route.method)) return methodNotAllowed(route.method, route.path, "GET, HEAD");
     return this.#authenticated(
       this.#keyProblem(route.request),
       () => retrieveModel(decodedOrAsIs(encodedId), { config: this.configuration, created: this.#created }),

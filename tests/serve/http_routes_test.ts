@@ -63,9 +63,9 @@ Deno.test("a model id that is not valid percent-encoding is an unknown model (40
 Deno.test("routes: any other method is 405 with Allow and the method, path and allowed method named", async () => {
   await using s = await serve(script({ text: "Hi." }));
   const cases: Array<[string, string, string, string]> = [
-    ["POST", "/health", "/health", "GET"],
-    ["DELETE", "/v1/models", "/v1/models", "GET"],
-    ["PUT", "/models/system/", "/models/system", "GET"],
+    ["POST", "/health", "/health", "GET, HEAD"],
+    ["DELETE", "/v1/models", "/v1/models", "GET, HEAD"],
+    ["PUT", "/models/system/", "/models/system", "GET, HEAD"],
     ["GET", "/chat/completions", "/chat/completions", "POST"],
     ["PATCH", "/v1/chat/completions", "/v1/chat/completions", "POST"],
     ["POST", "/rpc", "/rpc", "GET"],
