@@ -144,6 +144,8 @@ function sessionOptions(values: ParsedFlags["values"]): JsonObject {
 interface TurnView {
   /** The answer as streamed so far. */
   printed: string;
+  /** A tool call's line ended the answer's line: text that continues the answer shows it whole again. */
+  cut: boolean;
   /** Set by Ctrl-C (or the input ending at a tool question): the events that follow are not shown. */
   cancelled: boolean;
 }
@@ -345,7 +347,7 @@ class ChatCommand {
 
   /** One turn: the prompt to session/respond, its events shown as they come, then the answer or failure. */
   async #turn(prompt: string): Promise<void> {
-    const turn: TurnView = { printed: "", cancelled: false };
+    const turn: TurnView = { printed: "", cut: false, cancelled: false };
     this.#atLineStart = true;
     const prompter = this.#toolPrompter(turn);
     this.#cancelTurn = () => this.#stopTurn(turn);
@@ -402,7 +404,7 @@ class ChatCommand {
         this.#showText(turn, event);
         break;
       case "toolCallStarted":
-        this.#toolCallStarted(event);
+        this.#toolCallStarted(turn, event);
         break;
       case "toolCallCompleted":
         this.#toolCallCompleted(event);
@@ -410,7 +412,10 @@ class ChatCommand {
     }
   }
 
-  /** New text of the answer; text the model gives anew (a reset) goes on a line of its own, as rewritten. */
+  /**
+   * New text of the answer. Text the model gives anew (a reset) goes on a line of its own, as rewritten; text
+   * that continues an answer a tool call cut off shows the answer again from its start.
+   */
   #showText(turn: TurnView, event: JsonObject): void {
     this.#spinner.stop();
     const delta = String(event.delta ?? "");
@@ -419,15 +424,17 @@ class ChatCommand {
       this.#newline();
       this.#write(this.#out.dim("(rewritten)\n"));
     }
-    this.#write(delta);
+    this.#write(turn.cut && !reset ? turn.printed + delta : delta);
     turn.printed = reset ? delta : turn.printed + delta;
+    turn.cut = false;
   }
 
-  /** `  ⚙ name {arguments}` on a line of its own. */
-  #toolCallStarted(event: JsonObject): void {
+  /** `  ⚙ name {arguments}` on a line of its own (the answer's line ends first). */
+  #toolCallStarted(turn: TurnView, event: JsonObject): void {
     const o = this.#out;
     this.#spinner.stop();
     this.#newline();
+    turn.cut = turn.printed !== "";
     this.#write(`  ${o.cyan("⚙")} ${formatCall(event.call ?? null, o)}\n`);
   }
 

@@ -67,15 +67,22 @@ Deno.test("chat: an answer the model gives again (a retry after a broken stream)
   }
 });
 
-Deno.test("chat: text before a tool call ends before the call; an answer that does not continue it is '(rewritten)'", async () => {
+Deno.test("chat: text before a tool call ends before the call; the answer after it is shown whole", async () => {
+  // Turn 1: the answer after the tool replaces what was said before it (a reset); turn 2: it continues it,
+  // in two pieces (the second waits until the first is on screen).
+  const more = gate();
   const server = modelServer([
     (s) => s.sse([text("Let me look."), toolCallChunk("get_weather", { city: "Oslo" })]),
     (s) => s.sse([text("It is sunny.", "stop")]),
+    (s) => s.sse([text("In Rome"), toolCallChunk("get_weather", { city: "Rome" })]),
+    () => gatedSse([text("In Rome it")], more.opened, [text(" rains.", "stop")]),
   ]);
+  const c = new Conversation(["chat", "--tools", tools, "--model", `openai:${server.baseURL}#m`]);
   try {
-    const r = await oam(["chat", "--tools", tools, "--model", `openai:${server.baseURL}#m`], {
-      stdin: "Weather?\nsunny\n",
-    });
+    for (const line of ["Oslo?", "sunny", "Rome?", "rain"]) await c.say(line);
+    await c.until("↳ rain\nIn Rome it");
+    more.open();
+    const r = await c.end();
     assert.equal(r.code, 0, r.stderr);
     assert.equal(
       r.stdout,
@@ -85,11 +92,18 @@ Deno.test("chat: text before a tool call ends before the call; an answer that do
         "  ↳ sunny",
         "(rewritten)",
         "It is sunny.",
+        "In Rome",
+        '  ⚙ get_weather {"city":"Rome"}',
+        "  ↳ rain",
+        // The continuation is a delta (" it"): the answer is shown again whole, then continued (" rains.").
+        "In Rome it rains.",
         "",
       ].join("\n"),
     );
     assert.equal(r.stderr, "");
   } finally {
+    more.open();
+    await c.kill();
     await server.close();
   }
 });
