@@ -289,7 +289,9 @@ Deno.test({
       { toolCalls: [{ name: "get_weather", arguments: { city: "Bern" } }] },
       { text: "Never said." },
     ]);
-    const t = new Terminal(["chat", "--script", script, "--tools", tools], fx.path("terminal.err"));
+    const t = new Terminal(["chat", "--script", script, "--tools", tools], {
+      stderr: fx.path("terminal.err"),
+    });
     try {
       await t.prompt("you› ");
       await t.type("Weather?\n");
@@ -342,7 +344,7 @@ Deno.test({
   ignore: Deno.build.os !== "linux", // the pseudo-terminal comes from util-linux `script`
   fn: async () => {
     const script = await fx.write("terminal_plain.json", [{ text: "Hi." }]);
-    const t = new Terminal(["chat", "--script", script], fx.path("terminal_plain.err"));
+    const t = new Terminal(["chat", "--script", script], { stderr: fx.path("terminal_plain.err") });
     try {
       await t.prompt("you› ");
       await t.type("Hello\n");

@@ -292,7 +292,7 @@ Deno.test({
     ]);
     const t = new Terminal(
       ["npc", await mira("terminal.jsonc"), "--script", script],
-      fx.path("terminal.err"),
+      { stderr: fx.path("terminal.err") },
     );
     try {
       await t.prompt("you› ");

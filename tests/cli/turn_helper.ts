@@ -116,9 +116,18 @@ function shQuote(word: string): string {
   return `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
+/** Where {@link Terminal} sends the command's stderr, and whether its stdout goes through a pipe. */
+export interface TerminalOptions {
+  /** The file that gets stderr. */
+  stderr: string;
+  /** True: stdout is a pipe (to `cat`, which writes to the terminal) instead of the terminal itself. */
+  pipeStdout?: boolean;
+}
+
 /**
- * `oam <args>` on a pseudo-terminal (util-linux `script`), stdout and stdin a terminal, stderr a file (so no
- * spinner is drawn), no colors. The terminal echoes what is typed, and ends lines with CRLF.
+ * `oam <args>` on a pseudo-terminal (util-linux `script`), stdout and stdin a terminal (stdout a pipe to the
+ * terminal with `pipeStdout`), stderr a file (so no spinner is drawn), no colors. The terminal echoes what is
+ * typed, and ends lines with CRLF.
  */
 export class Terminal {
   readonly child: Deno.ChildProcess;
@@ -127,12 +136,15 @@ export class Terminal {
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
   readonly #stderrPath: string;
 
-  constructor(args: string[], stderrPath: string) {
+  constructor(args: string[], options: TerminalOptions) {
     this.#command = `oam ${args[0]}`;
-    this.#stderrPath = stderrPath;
+    this.#stderrPath = options.stderr;
     const argv = [Deno.execPath(), "run", "--quiet", "-A", CLI, ...args].map(shQuote).join(" ");
+    const line = options.pipeStdout
+      ? `${argv} 2>${shQuote(options.stderr)} | cat`
+      : `exec ${argv} 2>${shQuote(options.stderr)}`;
     this.child = new Deno.Command("script", {
-      args: ["-qefc", `exec ${argv} 2>${shQuote(stderrPath)}`, "/dev/null"],
+      args: ["-qefc", line, "/dev/null"],
       stdin: "piped",
       stdout: "piped",
       stderr: "null",
