@@ -148,12 +148,15 @@ interface TurnView {
   cut: boolean;
   /** Set by Ctrl-C (or the input ending at a tool question): the events that follow are not shown. */
   cancelled: boolean;
+  /** The tool question on the terminal while it waits for its answer (null when none does). */
+  question: string | null;
 }
 
 class ChatCommand {
   readonly #out: Style = stdoutStyle();
   readonly #err: Style = stderrStyle();
   readonly #interactive = isTerminal(Deno.stdin);
+  readonly #stdoutTerminal = isTerminal(Deno.stdout);
   readonly #reader = new LineReader();
   readonly #spinner = new Spinner();
   #bridge!: LocalBridge;
@@ -347,7 +350,7 @@ class ChatCommand {
 
   /** One turn: the prompt to session/respond, its events shown as they come, then the answer or failure. */
   async #turn(prompt: string): Promise<void> {
-    const turn: TurnView = { printed: "", cut: false, cancelled: false };
+    const turn: TurnView = { printed: "", cut: false, cancelled: false, question: null };
     this.#atLineStart = true;
     const prompter = this.#toolPrompter(turn);
     this.#cancelTurn = () => this.#stopTurn(turn);
@@ -377,8 +380,12 @@ class ChatCommand {
         this.#spinner.stop();
         this.#newline();
       },
-      ask: (text) => this.#write(text),
+      ask: (text) => {
+        turn.question = text;
+        this.#write(text);
+      },
       answered: () => {
+        turn.question = null;
         this.#atLineStart = true;
         this.#spinner.start("thinking");
       },
@@ -407,7 +414,7 @@ class ChatCommand {
         this.#toolCallStarted(turn, event);
         break;
       case "toolCallCompleted":
-        this.#toolCallCompleted(event);
+        this.#toolCallCompleted(turn, event);
         break;
     }
   }
@@ -429,23 +436,37 @@ class ChatCommand {
     turn.cut = false;
   }
 
-  /** `  ⚙ name {arguments}` on a line of its own (the answer's line ends first). */
+  /**
+   * A line about a tool call, on a line of its own. A tool question waiting for its answer (another call of
+   * the round started or ended meanwhile) is taken off the screen first and asked again below the line, so
+   * the answer is typed after its question: on a terminal the question's line is cleared, elsewhere it ends.
+   */
+  #toolLine(turn: TurnView, line: string): void {
+    if (turn.question === null) {
+      this.#newline();
+      this.#write(line);
+      return;
+    }
+    this.#write(this.#stdoutTerminal ? "\r\x1b[K" : "\n");
+    this.#write(line);
+    this.#write(turn.question);
+  }
+
+  /** `  ⚙ name {arguments}` (the answer's line ends first). */
   #toolCallStarted(turn: TurnView, event: JsonObject): void {
     const o = this.#out;
     this.#spinner.stop();
-    this.#newline();
     turn.cut = turn.printed !== "";
-    this.#write(`  ${o.cyan("⚙")} ${formatCall(event.call ?? null, o)}\n`);
+    this.#toolLine(turn, `  ${o.cyan("⚙")} ${formatCall(event.call ?? null, o)}\n`);
   }
 
-  /** `  ↳ output` (or `error: …`); the model is thinking again. */
-  #toolCallCompleted(event: JsonObject): void {
+  /** `  ↳ output` (or `error: …`); the model is thinking again unless a tool question waits. */
+  #toolCallCompleted(turn: TurnView, event: JsonObject): void {
     const o = this.#out;
     const record = isJsonObject(event.record) ? event.record : {};
-    this.#newline();
     const output = formatOutput({ output: record.output ?? null, isError: record.isError === true }, o);
-    this.#write(`  ${o.dim("↳")} ${output}\n`);
-    this.#spinner.start("thinking");
+    this.#toolLine(turn, `  ${o.dim("↳")} ${output}\n`);
+    if (turn.question === null) this.#spinner.start("thinking");
   }
 
   /** The end of a turn that succeeded: the answer (whole, if no text event was shown), and its line ends. */

@@ -338,6 +338,97 @@ Deno.test({
   },
 });
 
+/**
+ * Two rounds of parallel tool calls on a terminal: two client calls, then a command tool with a client call.
+ * The command prints what the test writes to `fifo`, so it finishes once the client call's question is up.
+ */
+async function parallelRounds(pipeStdout: boolean): Promise<void> {
+  const fifo = fx.path(`clock_${pipeStdout ? "pipe" : "tty"}.fifo`);
+  const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
+  assert.equal(made.code, 0, new TextDecoder().decode(made.stderr));
+  const clock = { name: "clock", description: "The time.", "x-oam": { command: `cat "${fifo}"` } };
+  const both = await fx.write("parallel_tools.json", [GET_WEATHER, clock]);
+  const script = await fx.write("parallel.json", [
+    {
+      toolCalls: [
+        { name: "get_weather", arguments: { city: "Oslo" } },
+        { name: "get_weather", arguments: { city: "Rome" } },
+      ],
+    },
+    { template: "{toolOutputs}" },
+    { toolCalls: [{ name: "clock", arguments: {} }, { name: "get_weather", arguments: { city: "Bern" } }] },
+    { template: "{toolOutputs}" },
+  ]);
+  const question = "  ? get_weather output› ";
+  const t = new Terminal(["chat", "--script", script, "--tools", both], {
+    stderr: fx.path("parallel.err"),
+    pipeStdout,
+  });
+  try {
+    await t.prompt("you› ");
+    await t.type("Both?\n");
+    // Rome's call starts while Oslo's question is up: the question is asked again below it.
+    await t.prompt(`{"city":"Rome"}\r\n${question}`);
+    await t.type("sunny\n");
+    // Rome's question is up when Oslo's call completes.
+    await t.prompt(`↳ sunny\r\n${question}`);
+    await t.type("rain\n");
+    await t.prompt("you› ");
+    await t.type("Time?\n");
+    await t.prompt(`{"city":"Bern"}\r\n${question}`);
+    await withDeadline(Deno.writeTextFile(fifo, "noon\n"), "the command tool to read its output");
+    await t.prompt(`↳ noon\r\n${question}`);
+    await t.type("windy\n");
+    await t.prompt("you› ");
+    await t.type("\x04");
+    const r = await t.exit();
+    assert.equal(r.code, 0, r.stderr);
+    // On the terminal the question's line is cleared; through a pipe it ends.
+    const off = pipeStdout ? "\r\n" : "\r\x1b[K";
+    assert.equal(
+      r.stdout,
+      [
+        `oam chat · scripted (${script}) · tools: get_weather, clock · /help for commands · Ctrl-D to quit`,
+        "you› Both?",
+        '  ⚙ get_weather {"city":"Oslo"}',
+        `${question}${off}  ⚙ get_weather {"city":"Rome"}`,
+        `${question}sunny`,
+        `${question}${off}  ↳ sunny`,
+        `${question}rain`,
+        "  ↳ rain",
+        "sunny",
+        "rain",
+        "you› Time?",
+        "  ⚙ clock {}",
+        '  ⚙ get_weather {"city":"Bern"}',
+        `${question}${off}  ↳ noon`,
+        `${question}windy`,
+        "  ↳ windy",
+        "noon",
+        "windy",
+        "you› ",
+        "",
+      ].join("\r\n"),
+    );
+    assert.equal(r.stderr, "");
+  } finally {
+    await t.kill();
+  }
+}
+
+Deno.test({
+  name:
+    "chat on a terminal: a tool question stays the last line while the other calls of its round start and end",
+  ignore: Deno.build.os !== "linux", // the pseudo-terminal comes from util-linux `script`
+  fn: () => parallelRounds(false),
+});
+
+Deno.test({
+  name: "chat on a terminal with stdout through a pipe: the question's line ends before another call's line",
+  ignore: Deno.build.os !== "linux", // the pseudo-terminal comes from util-linux `script`
+  fn: () => parallelRounds(true),
+});
+
 Deno.test({
   name:
     "chat on a terminal without tools: the banner says none; Ctrl-D at the prompt ends the line and the chat",
