@@ -9,7 +9,17 @@ import assert from "node:assert/strict";
 import type { JsonObject } from "../../src/protocol/json.ts";
 import { withDeadline } from "../helpers/deadline.ts";
 import { Fixtures, oam } from "./cli_helper.ts";
-import { Conversation, gate, gatedSse, modelServer, Terminal, text, toolCallChunk } from "./turn_helper.ts";
+import {
+  Conversation,
+  gate,
+  gatedSse,
+  makeFifo,
+  modelServer,
+  slowLookupTool,
+  Terminal,
+  text,
+  toolCallChunk,
+} from "./turn_helper.ts";
 
 const fx = await Fixtures.create();
 Deno.test.afterAll(() => fx.remove());
@@ -231,24 +241,13 @@ Deno.test({
   name: "chat: a command tool the bridge gives up on (its timeout) is stopped while the turn goes on",
   ignore: Deno.build.os === "windows", // the command is a POSIX shell script
   fn: async () => {
-    // The command reports SIGTERM through a FIFO the test reads: an event, not a guess at timing.
-    const fifo = fx.path("stopped.fifo");
-    const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
-    assert.equal(made.code, 0, new TextDecoder().decode(made.stderr));
-    const slow = {
-      name: "slow_lookup",
-      description: "Looks something up, slowly.",
-      timeoutSeconds: 1,
-      "x-oam": {
-        command: `trap 'kill $! 2>/dev/null; echo stopped > "${fifo}"; exit 1' TERM; sleep 30 & wait`,
-      },
-    };
+    const fifo = await makeFifo(fx.path("stopped.fifo"));
     const script = await fx.write("tool_timeout.json", [
       { toolCalls: [{ name: "slow_lookup", arguments: {} }] },
       { toolCalls: [{ name: "get_weather", arguments: { city: "Oslo" } }] },
       { template: "Found: {toolOutputs}" },
     ]);
-    const both = await fx.write("tool_timeout_tools.json", [slow, GET_WEATHER]);
+    const both = await fx.write("tool_timeout_tools.json", [slowLookupTool(fifo), GET_WEATHER]);
     const c = new Conversation(["chat", "--script", script, "--tools", both]);
     try {
       await c.say("Look it up.");
@@ -343,9 +342,7 @@ Deno.test({
  * The command prints what the test writes to `fifo`, so it finishes once the client call's question is up.
  */
 async function parallelRounds(pipeStdout: boolean): Promise<void> {
-  const fifo = fx.path(`clock_${pipeStdout ? "pipe" : "tty"}.fifo`);
-  const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
-  assert.equal(made.code, 0, new TextDecoder().decode(made.stderr));
+  const fifo = await makeFifo(fx.path(`clock_${pipeStdout ? "pipe" : "tty"}.fifo`));
   const clock = { name: "clock", description: "The time.", "x-oam": { command: `cat "${fifo}"` } };
   const both = await fx.write("parallel_tools.json", [GET_WEATHER, clock]);
   const script = await fx.write("parallel.json", [

@@ -9,7 +9,17 @@ import assert from "node:assert/strict";
 import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
 import { withDeadline } from "../helpers/deadline.ts";
 import { Fixtures, oam } from "./cli_helper.ts";
-import { Conversation, gate, gatedSse, modelServer, Terminal, text, toolCallChunk } from "./turn_helper.ts";
+import {
+  Conversation,
+  gate,
+  gatedSse,
+  makeFifo,
+  modelServer,
+  slowLookupTool,
+  Terminal,
+  text,
+  toolCallChunk,
+} from "./turn_helper.ts";
 
 const fx = await Fixtures.create();
 Deno.test.afterAll(() => fx.remove());
@@ -233,18 +243,8 @@ Deno.test({
   name: "npc: a command tool the bridge gives up on (its timeout) is stopped while the turn goes on",
   ignore: Deno.build.os === "windows", // the command is a POSIX shell script
   fn: async () => {
-    // The command reports SIGTERM through a FIFO the test reads: an event, not a guess at timing.
-    const fifo = fx.path("stopped.fifo");
-    const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
-    assert.equal(made.code, 0, new TextDecoder().decode(made.stderr));
-    const slow = {
-      name: "slow_lookup",
-      description: "Looks something up, slowly.",
-      timeoutSeconds: 1,
-      "x-oam": {
-        command: `trap 'kill $! 2>/dev/null; echo stopped > "${fifo}"; exit 1' TERM; sleep 30 & wait`,
-      },
-    };
+    const fifo = await makeFifo(fx.path("stopped.fifo"));
+    const slow = slowLookupTool(fifo);
     const script = await fx.write("tool_timeout.json", [
       { toolCalls: [{ name: "slow_lookup", arguments: {} }] },
       { toolCalls: [{ name: "ask_cook", arguments: { q: "hot?" } }] },

@@ -61,6 +61,28 @@ export function gate(): { opened: Promise<void>; open: () => void } {
   return { opened, open };
 }
 
+/** Makes a FIFO at `path` (mkfifo): a command tool and the test tell each other things through it. */
+export async function makeFifo(path: string): Promise<string> {
+  const made = await new Deno.Command("mkfifo", { args: [path] }).output();
+  if (made.code !== 0) throw new Error(`mkfifo ${path}: ${new TextDecoder().decode(made.stderr)}`);
+  return path;
+}
+
+/**
+ * The command tool `slow_lookup` with a 1 s timeout: it runs until stopped, then writes "stopped" to `fifo`
+ * (the test reads the FIFO: the stop is an event, not a guess at timing). A POSIX shell script.
+ */
+export function slowLookupTool(fifo: string): JsonObject {
+  return {
+    name: "slow_lookup",
+    description: "Looks something up, slowly.",
+    timeoutSeconds: 1,
+    "x-oam": {
+      command: `trap 'kill $! 2>/dev/null; echo stopped > "${fifo}"; exit 1' TERM; sleep 30 & wait`,
+    },
+  };
+}
+
 /** `oam <args>` running with piped stdio: the test types lines and watches stdout as it comes. */
 export class Conversation {
   readonly child: Deno.ChildProcess;
