@@ -6,7 +6,15 @@
  * @module
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import { boolFlag, intFlag, numberFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
+import {
+  boolFlag,
+  intFlag,
+  numberFlag,
+  type ParsedFlags,
+  parseFlags,
+  stringFlag,
+  wantsHelp,
+} from "./args.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, reportError, toCliError } from "./cli_error.ts";
 import { type ConversationFile, readConversation, writeConversation } from "./conversation_file.ts";
 import { LineReader } from "./input.ts";
@@ -89,10 +97,66 @@ export async function runChat(args: string[]): Promise<number> {
   }
 }
 
+/** A conversation `--resume` continues. */
+interface Resumed {
+  path: string;
+  file: ConversationFile;
+}
+
+/** The saved conversation `--resume` names (null without it); one waiting for tool outputs is refused. */
+async function readResume(path: string | undefined): Promise<Resumed | null> {
+  if (path === undefined) return null;
+  const file = await readConversation(path);
+  if (file.oam.pending) {
+    throw CliError.usage(
+      `${path} is waiting for tool outputs; finish that turn with 'oam respond --resume ${path} --tool-output …' first.`,
+    );
+  }
+  return { path, file };
+}
+
+/** The tools of `--tools`, else those saved with the resumed conversation (commands relative to its tools file). */
+async function loadTools(path: string | undefined, resume: Resumed | null): Promise<LoadedTools | null> {
+  if (path !== undefined) return await loadToolsFile(path);
+  if (!resume?.file.oam.tools) return null;
+  const { tools, toolsDir } = resume.file.oam;
+  return toolsFromValue(tools, { label: `${resume.path}: oam.tools`, baseDir: toolsDir ?? Deno.cwd() });
+}
+
+/** The session options of the tool and sampling flags. */
+function sessionOptions(values: ParsedFlags["values"]): JsonObject {
+  const options: JsonObject = {};
+  const choice = parseToolChoiceFlag(stringFlag(values, "tool-choice"));
+  if (choice !== undefined) options.toolChoice = choice;
+  const rounds = intFlag(values, { name: "max-tool-rounds", min: 0, max: 1000 });
+  if (rounds !== undefined) options.maxToolRounds = rounds;
+  const calls = intFlag(values, { name: "max-tool-calls", min: 0, max: 10000 });
+  if (calls !== undefined) options.maxToolCalls = calls;
+  const temperature = numberFlag(values, { name: "temperature", min: 0, max: 2 });
+  if (temperature !== undefined) options.temperature = temperature;
+  const maxTokens = intFlag(values, { name: "max-tokens", min: 1 });
+  if (maxTokens !== undefined) options.maxResponseTokens = maxTokens;
+  if (boolFlag(values, "greedy")) options.sampling = "greedy";
+  return options;
+}
+
+/** What one turn of `oam chat` has shown so far. */
+interface TurnView {
+  /** The answer as streamed so far. */
+  printed: string;
+  /** A tool call's line ended the answer's line: text that continues the answer shows it whole again. */
+  cut: boolean;
+  /** Set by Ctrl-C (or the input ending at a tool question): the events that follow are not shown. */
+  cancelled: boolean;
+  /** The tool question on the terminal while it waits for its answer (null when none does). */
+  question: string | null;
+}
+
 class ChatCommand {
   readonly #out: Style = stdoutStyle();
   readonly #err: Style = stderrStyle();
   readonly #interactive = isTerminal(Deno.stdin);
+  readonly #stdoutTerminal = isTerminal(Deno.stdout);
   readonly #reader = new LineReader();
   readonly #spinner = new Spinner();
   #bridge!: LocalBridge;
@@ -104,39 +168,16 @@ class ChatCommand {
   /** Cancels the running turn (set while a turn runs). */
   #cancelTurn: (() => void) | null = null;
   #quit = false;
+  /** Whether the last output of the turn ended its line. */
+  #atLineStart = true;
 
+  /** The command: flags, saved conversation and tools, the model and the session, then the chat loop. */
   async run(args: string[]): Promise<number> {
-    const { values, positionals } = parseFlags(args, { command: "chat", flags: FLAGS, positionals: false });
-    void positionals;
-    const resumePath = stringFlag(values, "resume");
-    const resume = resumePath !== undefined ? await readConversation(resumePath) : null;
-    if (resume?.oam.pending) {
-      throw CliError.usage(
-        `${resumePath} is waiting for tool outputs; finish that turn with 'oam respond --resume ${resumePath} --tool-output …' first.`,
-      );
-    }
-    const toolsPath = stringFlag(values, "tools");
-    if (toolsPath !== undefined) this.#tools = await loadToolsFile(toolsPath);
-    else if (resume?.oam.tools) {
-      this.#tools = toolsFromValue(resume.oam.tools, {
-        label: `${resumePath}: oam.tools`,
-        baseDir: resume.oam.toolsDir ?? Deno.cwd(),
-      });
-    }
-    const options: JsonObject = {};
-    const choice = parseToolChoiceFlag(stringFlag(values, "tool-choice"));
-    if (choice !== undefined) options.toolChoice = choice;
-    const rounds = intFlag(values, { name: "max-tool-rounds", min: 0, max: 1000 });
-    if (rounds !== undefined) options.maxToolRounds = rounds;
-    const calls = intFlag(values, { name: "max-tool-calls", min: 0, max: 10000 });
-    if (calls !== undefined) options.maxToolCalls = calls;
-    const temperature = numberFlag(values, { name: "temperature", min: 0, max: 2 });
-    if (temperature !== undefined) options.temperature = temperature;
-    const maxTokens = intFlag(values, { name: "max-tokens", min: 1 });
-    if (maxTokens !== undefined) options.maxResponseTokens = maxTokens;
-    if (boolFlag(values, "greedy")) options.sampling = "greedy";
+    const { values } = parseFlags(args, { command: "chat", flags: FLAGS, positionals: false });
+    const resume = await readResume(stringFlag(values, "resume"));
+    this.#tools = await loadTools(stringFlag(values, "tools"), resume);
+    const options = sessionOptions(values);
     this.#savePath = stringFlag(values, "save-transcript");
-
     const model = await resolveModelChoice({
       model: stringFlag(values, "model"),
       script: stringFlag(values, "script"),
@@ -144,50 +185,67 @@ class ChatCommand {
     this.#modelName = model.name;
     this.#bridge = new LocalBridge(model);
     await this.#bridge.requireAvailable();
-    const create: JsonObject = { session: SESSION, options, model: "system" };
-    const instructions = stringFlag(values, "instructions");
-    if (instructions !== undefined) create.instructions = instructions;
-    if (this.#tools) create.tools = this.#tools.definitions;
-    if (resume) create.history = resume.transcript;
-    const created = await this.#bridge.call("session/create", create) as JsonObject;
-    if (Array.isArray(created.warnings)) {
-      for (const w of created.warnings) writeErr(this.#err.yellow(`warning: ${w}\n`));
-    }
-
-    const onSigint = () => {
-      if (this.#cancelTurn) this.#cancelTurn();
-      else if (this.#interactive) {
-        writeOut(`\n${this.#out.dim("(Ctrl-D or /exit to quit)")}\n`);
-        this.#prompt();
-      }
-    };
+    await this.#createSession({ options, instructions: stringFlag(values, "instructions"), resume });
+    const onSigint = () => this.#sigint();
     const sigint = addSigint(onSigint);
     try {
-      if (this.#interactive) {
-        const names = this.#toolNames();
-        writeOut(
-          this.#out.dim(
-            `oam chat · ${model.label}${names.length > 0 ? ` · tools: ${names.join(", ")}` : ""}` +
-              ` · /help for commands · Ctrl-D to quit\n`,
-          ),
-        );
-      }
-      while (!this.#quit) {
-        this.#prompt();
-        const line = await this.#reader.readLine();
-        if (line === null || line === undefined) {
-          if (this.#interactive) writeOut("\n");
-          break;
-        }
-        const text = line.trim();
-        if (text === "") continue;
-        if (text.startsWith("/")) await this.#command(text);
-        else await this.#turn(line);
-      }
+      if (this.#interactive) this.#showBanner(model.label);
+      await this.#readLoop();
     } finally {
       removeSigint(sigint, onSigint);
     }
     return EXIT.ok;
+  }
+
+  /** `session/create` with the options, instructions, tools and saved history; its warnings on stderr. */
+  async #createSession(
+    from: { options: JsonObject; instructions: string | undefined; resume: Resumed | null },
+  ): Promise<void> {
+    const { options, instructions, resume } = from;
+    const create: JsonObject = { session: SESSION, options, model: "system" };
+    if (instructions !== undefined) create.instructions = instructions;
+    if (this.#tools) create.tools = this.#tools.definitions;
+    if (resume) create.history = resume.file.transcript;
+    const created = await this.#bridge.call("session/create", create) as JsonObject;
+    if (Array.isArray(created.warnings)) {
+      for (const w of created.warnings) writeErr(this.#err.yellow(`warning: ${w}\n`));
+    }
+  }
+
+  /** Ctrl-C: stops the running turn; between turns, on a terminal, a hint and the prompt again. */
+  #sigint(): void {
+    if (this.#cancelTurn) this.#cancelTurn();
+    else if (this.#interactive) {
+      writeOut(`\n${this.#out.dim("(Ctrl-D or /exit to quit)")}\n`);
+      this.#prompt();
+    }
+  }
+
+  /** The first line on a terminal: the model, the tools, the keys. */
+  #showBanner(modelLabel: string): void {
+    const names = this.#toolNames();
+    writeOut(
+      this.#out.dim(
+        `oam chat · ${modelLabel}${names.length > 0 ? ` · tools: ${names.join(", ")}` : ""}` +
+          ` · /help for commands · Ctrl-D to quit\n`,
+      ),
+    );
+  }
+
+  /** Reads a line at a time until the input ends or /exit: a command, or a prompt (sent as typed). */
+  async #readLoop(): Promise<void> {
+    while (!this.#quit) {
+      this.#prompt();
+      const line = await this.#reader.readLine();
+      if (line === null || line === undefined) {
+        if (this.#interactive) writeOut("\n");
+        return;
+      }
+      const text = line.trim();
+      if (text === "") continue;
+      if (text.startsWith("/")) await this.#command(text);
+      else await this.#turn(line);
+    }
   }
 
   #prompt(): void {
@@ -277,102 +335,164 @@ class ChatCommand {
     }
   }
 
+  /** Writes to stdout (the spinner goes first); notes whether the output line is now empty. */
+  #write(text: string): void {
+    if (text === "") return;
+    this.#spinner.stop();
+    writeOut(text);
+    this.#atLineStart = text.endsWith("\n");
+  }
+
+  /** Ends the output line unless it is empty. */
+  #newline(): void {
+    if (!this.#atLineStart) this.#write("\n");
+  }
+
+  /** One turn: the prompt to session/respond, its events shown as they come, then the answer or failure. */
   async #turn(prompt: string): Promise<void> {
-    const o = this.#out;
-    const bridge = this.#bridge;
-    let printed = "";
-    let atLineStart = true;
-    let cancelled = false;
-    const write = (text: string) => {
-      if (text === "") return;
+    const turn: TurnView = { printed: "", cut: false, cancelled: false, question: null };
+    this.#atLineStart = true;
+    const prompter = this.#toolPrompter(turn);
+    this.#cancelTurn = () => this.#stopTurn(turn);
+    this.#spinner.start("thinking");
+    try {
+      const result = await this.#bridge.run("session/respond", { session: SESSION, prompt, stream: true }, {
+        onEvent: (event) => this.#turnEvent(turn, event),
+        onToolCall: (id, call) => prompter.enqueue(id, call),
+        onToolCancel: (p) => prompter.cancel(String(p.id)),
+      });
       this.#spinner.stop();
-      writeOut(text);
-      atLineStart = text.endsWith("\n");
-    };
-    const newline = () => {
-      if (!atLineStart) write("\n");
-    };
-    const prompter = new ToolPrompter(bridge, this.#reader, this.#tools, this.#interactive, o, {
+      this.#showAnswer(turn, result);
+      this.#countUsage(result.usage);
+      await this.#autosave();
+    } catch (error) {
+      this.#showFailure(turn, error);
+    } finally {
+      this.#cancelTurn = null;
+      prompter.finish();
+    }
+  }
+
+  /** Asks the user for the outputs of the turn's client tools (command tools run by themselves). */
+  #toolPrompter(turn: TurnView): ToolPrompter {
+    return new ToolPrompter(this.#bridge, this.#reader, this.#tools, this.#interactive, this.#out, {
       beforeAsk: () => {
         this.#spinner.stop();
-        newline();
+        this.#newline();
       },
-      ask: (text) => write(text),
+      ask: (text) => {
+        turn.question = text;
+        this.#write(text);
+      },
       answered: () => {
-        atLineStart = true;
+        turn.question = null;
+        this.#atLineStart = true;
         this.#spinner.start("thinking");
       },
       inputEnded: () => {
         // Ctrl-D while a tool waits: stop the turn and leave.
         this.#quit = true;
-        cancelled = true;
-        bridge.call("session/cancel", { session: SESSION }).catch(() => {});
+        this.#stopTurn(turn);
       },
     });
+  }
 
-    this.#cancelTurn = () => {
-      cancelled = true;
-      bridge.call("session/cancel", { session: SESSION }).catch(() => {});
-    };
-    this.#spinner.start("thinking");
-    try {
-      const result = await bridge.run("session/respond", { session: SESSION, prompt, stream: true }, {
-        onEvent: (event) => {
-          if (cancelled) return; // what follows a Ctrl-C is the turn unwinding
-          switch (event.type) {
-            case "text": {
-              this.#spinner.stop();
-              const delta = String(event.delta ?? "");
-              if (event.isReset === true && printed !== "") {
-                newline();
-                write(o.dim("(rewritten)\n"));
-              }
-              write(delta);
-              printed = event.isReset === true ? delta : printed + delta;
-              break;
-            }
-            case "toolCallStarted":
-              this.#spinner.stop();
-              newline();
-              write(`  ${o.cyan("⚙")} ${formatCall(event.call ?? null, o)}\n`);
-              break;
-            case "toolCallCompleted": {
-              const record = isJsonObject(event.record) ? event.record : {};
-              newline();
-              write(
-                `  ${o.dim("↳")} ${
-                  formatOutput({ output: record.output ?? null, isError: record.isError === true }, o)
-                }\n`,
-              );
-              this.#spinner.start("thinking");
-              break;
-            }
-          }
-        },
-        onToolCall: (id, call) => prompter.enqueue(id, call),
-        onToolCancel: (p) => prompter.cancel(String(p.id)),
-      });
-      this.#spinner.stop();
-      if (printed === "") write(typeof result.text === "string" ? result.text : "");
-      newline();
-      this.#lastUsage = result.usage ?? null;
-      if (isJsonObject(result.usage)) {
-        const u = result.usage;
-        this.#total.inputTokens += Number(u.inputTokens ?? 0);
-        this.#total.outputTokens += Number(u.outputTokens ?? 0);
-        this.#total.totalTokens += Number(u.totalTokens ?? 0);
-      }
-      this.#total.turns++;
-      await this.#autosave();
-    } catch (error) {
-      this.#spinner.stop();
-      newline();
-      const e = toCliError(error);
-      if (cancelled || e.code === "cancelled") write(o.dim("(stopped)\n"));
-      else reportError(e, { mode: "human", style: this.#err });
-    } finally {
-      this.#cancelTurn = null;
-      prompter.finish();
+  /** Ctrl-C, or the input ending at a tool question: cancels the turn; its unwinding is not shown. */
+  #stopTurn(turn: TurnView): void {
+    turn.cancelled = true;
+    this.#bridge.call("session/cancel", { session: SESSION }).catch(() => {});
+  }
+
+  /** Shows one `session/event` of the turn. */
+  #turnEvent(turn: TurnView, event: JsonObject): void {
+    if (turn.cancelled) return; // what follows a Ctrl-C is the turn unwinding
+    switch (event.type) {
+      case "text":
+        this.#showText(turn, event);
+        break;
+      case "toolCallStarted":
+        this.#toolCallStarted(turn, event);
+        break;
+      case "toolCallCompleted":
+        this.#toolCallCompleted(turn, event);
+        break;
     }
+  }
+
+  /**
+   * New text of the answer. Text the model gives anew (a reset) goes on a line of its own, as rewritten; text
+   * that continues an answer a tool call cut off shows the answer again from its start.
+   */
+  #showText(turn: TurnView, event: JsonObject): void {
+    this.#spinner.stop();
+    const delta = String(event.delta ?? "");
+    const reset = event.isReset === true;
+    if (reset && turn.printed !== "") {
+      this.#newline();
+      this.#write(this.#out.dim("(rewritten)\n"));
+    }
+    this.#write(turn.cut && !reset ? turn.printed + delta : delta);
+    turn.printed = reset ? delta : turn.printed + delta;
+    turn.cut = false;
+  }
+
+  /**
+   * A line about a tool call, on a line of its own. A tool question waiting for its answer (another call of
+   * the round started or ended meanwhile) is taken off the screen first and asked again below the line, so
+   * the answer is typed after its question: on a terminal the question's line is cleared, elsewhere it ends.
+   */
+  #toolLine(turn: TurnView, line: string): void {
+    if (turn.question === null) {
+      this.#newline();
+      this.#write(line);
+      return;
+    }
+    this.#write(this.#stdoutTerminal ? "\r\x1b[K" : "\n");
+    this.#write(line);
+    this.#write(turn.question);
+  }
+
+  /** `  ⚙ name {arguments}` (the answer's line ends first). */
+  #toolCallStarted(turn: TurnView, event: JsonObject): void {
+    const o = this.#out;
+    this.#spinner.stop();
+    turn.cut = turn.printed !== "";
+    this.#toolLine(turn, `  ${o.cyan("⚙")} ${formatCall(event.call ?? null, o)}\n`);
+  }
+
+  /** `  ↳ output` (or `error: …`); the model is thinking again unless a tool question waits. */
+  #toolCallCompleted(turn: TurnView, event: JsonObject): void {
+    const o = this.#out;
+    const record = isJsonObject(event.record) ? event.record : {};
+    const output = formatOutput({ output: record.output ?? null, isError: record.isError === true }, o);
+    this.#toolLine(turn, `  ${o.dim("↳")} ${output}\n`);
+    if (turn.question === null) this.#spinner.start("thinking");
+  }
+
+  /** The end of a turn that succeeded: the answer (whole, if no text event was shown), and its line ends. */
+  #showAnswer(turn: TurnView, result: JsonObject): void {
+    // No text event was shown (a Ctrl-C that came too late to stop the turn): the whole answer now.
+    if (turn.printed === "") this.#write(typeof result.text === "string" ? result.text : "");
+    this.#newline();
+  }
+
+  /** Keeps the turn's usage for /usage and adds it to the chat's. */
+  #countUsage(usage: JsonValue | undefined): void {
+    this.#lastUsage = usage ?? null;
+    if (isJsonObject(usage)) {
+      this.#total.inputTokens += Number(usage.inputTokens ?? 0);
+      this.#total.outputTokens += Number(usage.outputTokens ?? 0);
+      this.#total.totalTokens += Number(usage.totalTokens ?? 0);
+    }
+    this.#total.turns++;
+  }
+
+  /** The end of a turn that failed: `(stopped)` when it was cancelled, else the error on stderr. */
+  #showFailure(turn: TurnView, error: unknown): void {
+    this.#spinner.stop();
+    this.#newline();
+    const e = toCliError(error);
+    if (turn.cancelled || e.code === "cancelled") this.#write(this.#out.dim("(stopped)\n"));
+    else reportError(e, { mode: "human", style: this.#err });
   }
 }

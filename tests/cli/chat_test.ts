@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import type { JsonObject } from "../../src/protocol/json.ts";
 import { statusWithin } from "../helpers/deadline.ts";
 import { Fixtures, oam, oamCommand, StreamWatcher } from "./cli_helper.ts";
+import { modelServer, text } from "./turn_helper.ts";
 
 const fx = await Fixtures.create();
 Deno.test.afterAll(() => fx.remove());
@@ -99,6 +100,159 @@ Deno.test("chat: --resume continues a saved conversation and --save-transcript s
   assert.deepEqual(entries(saved).map((e) => e.role), ["instructions"]);
   const c = await oam(["chat", "--script", second, "--resume", save], { stdin: "" });
   assert.equal(c.code, 0);
+});
+
+Deno.test("chat: --resume brings the saved tools (command paths relative to their file); --tools replaces them", async () => {
+  const kit = fx.path("kit");
+  await Deno.mkdir(kit, { recursive: true });
+  await Deno.writeTextFile(`${kit}/now.sh`, "#!/bin/sh\necho noon\n");
+  await Deno.chmod(`${kit}/now.sh`, 0o755);
+  const kitTools = await fx.write("kit/tools.json", [
+    { name: "now", description: "The time", "x-oam": { command: ["./now.sh"] } },
+  ]);
+  const script = await fx.write("now.json", [
+    { toolCalls: [{ name: "now", arguments: {} }] },
+    { template: "It is {toolOutput}." },
+  ]);
+  const save = fx.path("kit_chat.json");
+  const first = await oam(["chat", "--script", script, "--tools", kitTools], { stdin: `/save ${save}\n` });
+  assert.equal(first.stdout, `(saved to ${save})\n`);
+  // Started elsewhere: ./now.sh is found next to the tools file the conversation was saved with.
+  const elsewhere = await Deno.makeTempDir({ dir: fx.dir });
+  const resumed = await oam(["chat", "--script", script, "--resume", save], {
+    stdin: "time?\n",
+    cwd: elsewhere,
+  });
+  assert.equal(resumed.code, 0, resumed.stderr);
+  assert.equal(resumed.stdout, "  ⚙ now {}\n  ↳ noon\nIt is noon.\n");
+  assert.equal(resumed.stderr, "");
+  // A tools file given with --resume wins: here `now` is a tool the user answers.
+  const asked = await fx.write("now_asked.json", [{ name: "now", description: "The time" }]);
+  const replaced = await oam(["chat", "--script", script, "--resume", save, "--tools", asked], {
+    stdin: "time?\nfive\n",
+  });
+  assert.equal(replaced.code, 0, replaced.stderr);
+  assert.equal(replaced.stdout, "  ⚙ now {}\n  ↳ five\nIt is five.\n");
+  assert.equal(replaced.stderr, "");
+});
+
+Deno.test("chat: --resume gives the model the saved conversation before the new prompt", async () => {
+  const server = modelServer([(s) => s.sse([text("One.", "stop")]), (s) => s.sse([text("Two.", "stop")])]);
+  const model = `openai:${server.baseURL}#m`;
+  const save = fx.path("history.json");
+  try {
+    const first = await oam(["chat", "--model", model, "-i", "Count.", "--save-transcript", save], {
+      stdin: "go\n",
+    });
+    assert.equal(first.stdout, "One.\n", first.stderr);
+    const resumed = await oam(["chat", "--model", model, "--resume", save], { stdin: "more\n" });
+    assert.equal(resumed.stdout, "Two.\n", resumed.stderr);
+    assert.deepEqual((server.chatBodies[1] as JsonObject).messages, [
+      { role: "system", content: "Count." },
+      { role: "user", content: "go" },
+      { role: "assistant", content: "One." },
+      { role: "user", content: "more" },
+    ]);
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("chat: --resume of a conversation waiting for tool outputs exits 2 and says how to finish it", async () => {
+  const script = await fx.write("pending.json", [{ toolCalls: [{ name: "get_weather", arguments: {} }] }]);
+  const save = fx.path("pending_chat.json");
+  const paused = await oam([
+    "respond",
+    "--script",
+    script,
+    "--tools",
+    tools,
+    "--save-transcript",
+    save,
+    "Hi",
+  ]);
+  assert.equal(paused.code, 10, paused.stderr);
+  const r = await oam(["chat", "--script", script, "--resume", save], { stdin: "hi\n" });
+  assert.equal(r.code, 2);
+  assert.equal(r.stdout, "");
+  assert.equal(
+    r.stderr,
+    `Error: ${save} is waiting for tool outputs; finish that turn with 'oam respond --resume ${save} ` +
+      "--tool-output …' first. [usage]\n",
+  );
+});
+
+Deno.test("chat: the tool and sampling flags and the instructions reach the model", async () => {
+  const server = modelServer([(s) => s.sse([text("Ok.", "stop")])]);
+  /** The model's request (without its messages) and system message for one chat with `flags`. */
+  const request = async (flags: string[]) => {
+    const r = await oam(["chat", "--tools", tools, "--model", `openai:${server.baseURL}#m`, ...flags], {
+      stdin: "Hi\n",
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "Ok.\n");
+    const { messages, tools: offered, ...rest } = server.chatBodies.at(-1) as JsonObject;
+    assert.deepEqual((offered as JsonObject[]).map((t) => (t.function as JsonObject).name), [
+      "get_weather",
+      "now",
+    ]);
+    const system = (messages as JsonObject[]).find((m) => m.role === "system");
+    return { ...rest, system: system?.content ?? null };
+  };
+  const stream = { stream: true, stream_options: { include_usage: true } };
+  try {
+    assert.deepEqual(await request([]), { model: "m", tool_choice: "auto", ...stream, system: null });
+    assert.deepEqual(
+      await request([
+        "-i",
+        "Be brief.",
+        "--tool-choice",
+        "none",
+        "--temperature",
+        "0.5",
+        "--max-tokens",
+        "20",
+      ]),
+      { model: "m", tool_choice: "none", temperature: 0.5, max_tokens: 20, ...stream, system: "Be brief." },
+    );
+    assert.deepEqual(await request(["--greedy", "--max-tool-rounds", "0"]), {
+      model: "m",
+      tool_choice: "none",
+      temperature: 0,
+      ...stream,
+      system: null,
+    });
+    assert.deepEqual(await request(["--max-tool-calls", "0"]), {
+      model: "m",
+      tool_choice: "none",
+      ...stream,
+      system: null,
+    });
+  } finally {
+    await server.close();
+  }
+});
+
+Deno.test("chat: warnings about the tools go to stderr; a transcript that cannot be saved is an error after each turn", async () => {
+  const strict = await fx.write("strict_tools.json", [{
+    name: "get_weather",
+    description: "Weather for a city",
+    parameters: { type: "object", properties: { city: { type: "string", pattern: "^[A-Z]" } } },
+  }]);
+  const script = await fx.write("two.json", [{ text: "One." }, { text: "Two." }]);
+  const save = fx.path("no-such-dir/chat.json");
+  const r = await oam(["chat", "--script", script, "--tools", strict, "--save-transcript", save], {
+    stdin: "first\nsecond\n",
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, "One.\nTwo.\n");
+  const cannot =
+    `Error: Cannot write '${save}': No such file or directory (os error 2): writefile '${save}' [io_error]\n`;
+  assert.equal(
+    r.stderr,
+    "warning: get_weather: #/properties/city: pattern '^[A-Z]' is described to the model but not enforced\n" +
+      cannot + cannot,
+  );
 });
 
 Deno.test("chat: Ctrl-C stops the answer and the chat goes on", async () => {

@@ -33,7 +33,11 @@ export interface RunOptions {
 /** A models folder that does not exist (one per test process). */
 let noModelsDir: string | undefined;
 
-function childEnv(extra: Record<string, string> = {}): Record<string, string> {
+/**
+ * The environment of a child `oam`: this one's without OAM_SCRIPT, OAM_MODEL and NO_COLOR, OAM_MODELS_DIR an
+ * empty folder, then `extra`.
+ */
+export function childEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(Deno.env.toObject())) {
     if (k !== "OAM_SCRIPT" && k !== "OAM_MODEL" && k !== "NO_COLOR") env[k] = v;

@@ -7,9 +7,19 @@
  */
 import assert from "node:assert/strict";
 import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
-import { DEADLINE_MS, statusWithin, withDeadline } from "../helpers/deadline.ts";
-import { chunk, json, MockServer } from "../models/openai_mock_server.ts";
-import { CLI, Fixtures, oam, oamCommand, type RunResult, StreamWatcher } from "./cli_helper.ts";
+import { withDeadline } from "../helpers/deadline.ts";
+import { Fixtures, oam } from "./cli_helper.ts";
+import {
+  Conversation,
+  gate,
+  gatedSse,
+  makeFifo,
+  modelServer,
+  slowLookupTool,
+  Terminal,
+  text,
+  toolCallChunk,
+} from "./turn_helper.ts";
 
 const fx = await Fixtures.create();
 Deno.test.afterAll(() => fx.remove());
@@ -28,106 +38,6 @@ function mira(name: string, options: JsonObject = {}, tools: JsonValue[] = [ASK_
     options: { playerOptionCount: 0, ...options },
     tools,
   });
-}
-
-/** A streamed text piece of a chat completion. */
-function text(content: string, finish: string | null = null): JsonValue {
-  return chunk({ content }, finish);
-}
-
-/** The stream of a tool call (the model asks for `name` with `args`). */
-function toolCallChunk(name: string, args: JsonObject): JsonValue {
-  const call = {
-    index: 0,
-    id: "call_1",
-    type: "function",
-    function: { name, arguments: JSON.stringify(args) },
-  };
-  return chunk({ tool_calls: [call] }, "tool_calls");
-}
-
-/** A mock model server offering model "m"; the n-th chat completion is answered by `answers[n]`. */
-function modelServer(answers: Array<(server: MockServer) => Response>): MockServer {
-  return new MockServer((request, _index, server) => {
-    if (request.path === "/v1/models") return json({ object: "list", data: [{ id: "m", object: "model" }] });
-    const n = server.chatBodies.length - 1;
-    return answers[Math.min(n, answers.length - 1)](server);
-  });
-}
-
-/** An SSE answer that sends `before`, waits for `gate`, then sends `after` and `[DONE]`. */
-function gatedSse(before: JsonValue[], gate: Promise<void>, after: JsonValue[]): Response {
-  const encoder = new TextEncoder();
-  const event = (data: string) => encoder.encode(`data: ${data}\n\n`);
-  const body = new ReadableStream<Uint8Array>({
-    start: async (controller) => {
-      try {
-        for (const item of before) controller.enqueue(event(JSON.stringify(item)));
-        await gate;
-        for (const item of after) controller.enqueue(event(JSON.stringify(item)));
-        controller.enqueue(event("[DONE]"));
-        controller.close();
-      } catch {
-        // the client went away
-      }
-    },
-  });
-  return new Response(body, { headers: { "content-type": "text/event-stream" } });
-}
-
-/** A gate the test opens. */
-function gate(): { opened: Promise<void>; open: () => void } {
-  let open!: () => void;
-  const opened = new Promise<void>((resolve) => open = resolve);
-  return { opened, open };
-}
-
-/** `oam <args>` running with piped stdio: the test types lines and watches stdout as it comes. */
-class Conversation {
-  readonly child: Deno.ChildProcess;
-  readonly out: StreamWatcher;
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  readonly #stderr: Promise<string>;
-
-  constructor(args: string[]) {
-    this.child = oamCommand(args).spawn();
-    this.out = new StreamWatcher(this.child.stdout);
-    this.#writer = this.child.stdin.getWriter();
-    this.#stderr = new Response(this.child.stderr).text();
-  }
-
-  /** Types `line` and Enter. */
-  async say(line: string): Promise<void> {
-    await this.#writer.write(new TextEncoder().encode(`${line}\n`));
-  }
-
-  /** Waits until stdout contains `part`. */
-  async until(part: string): Promise<void> {
-    await this.out.until((t) => t.includes(part));
-  }
-
-  /** Closes stdin and waits for the exit. */
-  async end(): Promise<RunResult> {
-    await this.#writer.close();
-    const [status, stderr, stdout] = await Promise.all([
-      statusWithin(this.child, "oam npc to exit at the end of its input"),
-      this.#stderr,
-      this.out.rest(),
-    ]);
-    return { code: status.code, stdout, stderr };
-  }
-
-  /** Kills the process if it still runs (after a failed assertion). */
-  async kill(): Promise<void> {
-    try {
-      this.child.kill("SIGKILL");
-    } catch {
-      return; // exited already
-    }
-    await this.child.status;
-    await this.#stderr;
-    await this.out.rest().catch(() => {});
-  }
 }
 
 Deno.test("npc: the line is shown as it streams in, while the model is still answering", async () => {
@@ -333,18 +243,8 @@ Deno.test({
   name: "npc: a command tool the bridge gives up on (its timeout) is stopped while the turn goes on",
   ignore: Deno.build.os === "windows", // the command is a POSIX shell script
   fn: async () => {
-    // The command reports SIGTERM through a FIFO the test reads: an event, not a guess at timing.
-    const fifo = fx.path("stopped.fifo");
-    const made = await new Deno.Command("mkfifo", { args: [fifo] }).output();
-    assert.equal(made.code, 0, new TextDecoder().decode(made.stderr));
-    const slow = {
-      name: "slow_lookup",
-      description: "Looks something up, slowly.",
-      timeoutSeconds: 1,
-      "x-oam": {
-        command: `trap 'kill $! 2>/dev/null; echo stopped > "${fifo}"; exit 1' TERM; sleep 30 & wait`,
-      },
-    };
+    const fifo = await makeFifo(fx.path("stopped.fifo"));
+    const slow = slowLookupTool(fifo);
     const script = await fx.write("tool_timeout.json", [
       { toolCalls: [{ name: "slow_lookup", arguments: {} }] },
       { toolCalls: [{ name: "ask_cook", arguments: { q: "hot?" } }] },
@@ -378,69 +278,6 @@ Deno.test({
   },
 });
 
-/** `word` quoted for sh. */
-function shQuote(word: string): string {
-  return `'${word.replaceAll("'", `'\\''`)}'`;
-}
-
-/**
- * `oam <args>` on a pseudo-terminal (util-linux `script`), stdout and stdin a terminal, stderr a file (so no
- * spinner is drawn), no colors. The terminal echoes what is typed, and ends lines with CRLF.
- */
-class Terminal {
-  readonly child: Deno.ChildProcess;
-  readonly out: StreamWatcher;
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  readonly #stderrPath: string;
-
-  constructor(args: string[], stderrPath: string) {
-    this.#stderrPath = stderrPath;
-    const argv = [Deno.execPath(), "run", "--quiet", "-A", CLI, ...args].map(shQuote).join(" ");
-    const env: Record<string, string> = {};
-    for (const [k, v] of Object.entries(Deno.env.toObject())) {
-      if (k !== "OAM_SCRIPT" && k !== "OAM_MODEL") env[k] = v;
-    }
-    this.child = new Deno.Command("script", {
-      args: ["-qefc", `exec ${argv} 2>${shQuote(stderrPath)}`, "/dev/null"],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "null",
-      clearEnv: true,
-      env: { ...env, NO_COLOR: "1", OAM_MODELS_DIR: `${fx.dir}/no-models`, TERM: "dumb" },
-    }).spawn();
-    this.out = new StreamWatcher(this.child.stdout);
-    this.#writer = this.child.stdin.getWriter();
-  }
-
-  /** Types `keys` (no Enter added). */
-  async type(keys: string): Promise<void> {
-    await this.#writer.write(new TextEncoder().encode(keys));
-  }
-
-  /** Waits until the screen so far ends with `tail` (a prompt waiting for input). */
-  async prompt(tail: string): Promise<void> {
-    await this.out.until((t) => t.endsWith(tail));
-  }
-
-  /** Waits for the exit; the screen and stderr. */
-  async exit(): Promise<RunResult> {
-    const status = await statusWithin(this.child, "oam npc on a terminal to exit", DEADLINE_MS);
-    const stdout = await this.out.rest();
-    await this.#writer.close().catch(() => {});
-    return { code: status.code, stdout, stderr: await Deno.readTextFile(this.#stderrPath) };
-  }
-
-  async kill(): Promise<void> {
-    try {
-      this.child.kill("SIGKILL");
-    } catch {
-      return;
-    }
-    await this.child.status;
-    await this.out.rest().catch(() => {});
-  }
-}
-
 Deno.test({
   name:
     "npc on a terminal: the tool question and its answer; Ctrl-C between turns, Ctrl-C and Ctrl-D at a tool question",
@@ -455,7 +292,7 @@ Deno.test({
     ]);
     const t = new Terminal(
       ["npc", await mira("terminal.jsonc"), "--script", script],
-      fx.path("terminal.err"),
+      { stderr: fx.path("terminal.err") },
     );
     try {
       await t.prompt("you› ");
