@@ -20,7 +20,7 @@ import { type ConversationFile, readConversation, writeConversation } from "./co
 import { LineReader } from "./input.ts";
 import { LocalBridge, MODEL_ENV_HELP, MODEL_FLAGS_HELP, resolveModelChoice } from "./local_bridge.ts";
 import { formatCall, formatOutput, formatUsage } from "./render.ts";
-import { ToolPrompter } from "./tool_prompt.ts";
+import { besideQuestion, ToolPrompter } from "./tool_prompt.ts";
 import { addSigint, parseToolChoiceFlag, removeSigint } from "./respond.ts";
 import { type LoadedTools, loadToolsFile, toolDescription, toolName, toolsFromValue } from "./tools_file.ts";
 import { isTerminal, Spinner, stderrStyle, stdoutStyle, type Style, writeErr, writeOut } from "./tty.ts";
@@ -442,14 +442,8 @@ class ChatCommand {
    * the answer is typed after its question: on a terminal the question's line is cleared, elsewhere it ends.
    */
   #toolLine(turn: TurnView, line: string): void {
-    if (turn.question === null) {
-      this.#newline();
-      this.#write(line);
-      return;
-    }
-    this.#write(this.#stdoutTerminal ? "\r\x1b[K" : "\n");
-    this.#write(line);
-    this.#write(turn.question);
+    if (turn.question === null) this.#newline();
+    this.#write(besideQuestion(line, turn.question, this.#stdoutTerminal));
   }
 
   /** `  ⚙ name {arguments}` (the answer's line ends first). */

@@ -11,7 +11,7 @@ import { LineReader, readJsonInput } from "./input.ts";
 import { LocalBridge, MODEL_ENV_HELP, MODEL_FLAGS_HELP, resolveModelChoice } from "./local_bridge.ts";
 import { formatCall, formatOutput } from "./render.ts";
 import { addSigint, removeSigint } from "./respond.ts";
-import { ToolPrompter } from "./tool_prompt.ts";
+import { besideQuestion, ToolPrompter } from "./tool_prompt.ts";
 import { dirname, type LoadedTools, noTools, toolsFromValue } from "./tools_file.ts";
 import {
   isTerminal,
@@ -124,6 +124,8 @@ interface TurnView {
   spoken: string;
   /** Set by Ctrl-C (or the input ending at a tool question): the events that follow are not shown. */
   cancelled: boolean;
+  /** The tool question on the terminal while it waits for its answer (null when none does). */
+  question: string | null;
 }
 
 /** True for text that is a JSON object or array (a scripted json step played as text). */
@@ -147,6 +149,7 @@ class NpcCommand {
   readonly #out: Style = stdoutStyle();
   readonly #err: Style = stderrStyle();
   readonly #interactive = isTerminal(Deno.stdin);
+  readonly #stdoutTerminal = isTerminal(Deno.stdout);
   readonly #reader = new LineReader();
   readonly #spinner = new Spinner();
   #bridge!: LocalBridge;
@@ -461,6 +464,7 @@ class NpcCommand {
       lineOpen: false,
       spoken: "",
       cancelled: false,
+      question: null,
     };
     const prompter = this.#toolPrompter(turn);
     this.#cancelTurn = () => this.#stopTurn(turn);
@@ -488,8 +492,12 @@ class NpcCommand {
         this.#spinner.stop();
         this.#newline();
       },
-      ask: (text) => this.#write(text),
+      ask: (text) => {
+        turn.question = text;
+        this.#write(text);
+      },
       answered: () => {
+        turn.question = null;
         this.#atLineStart = true;
         this.#spinner.start(`${this.#name} is thinking`);
       },
@@ -543,29 +551,36 @@ class NpcCommand {
         this.#toolCallStarted(turn, event);
         break;
       case "toolCallCompleted":
-        this.#toolCallCompleted(event);
+        this.#toolCallCompleted(turn, event);
         break;
     }
   }
 
-  /** `  ⚙ name {arguments}` on a line of its own (a line being spoken ends first). */
+  /**
+   * A line about a tool call, on a line of its own; a tool question waiting for its answer (another call of
+   * the round started or ended meanwhile) is asked again below it (see besideQuestion).
+   */
+  #toolLine(turn: TurnView, line: string): void {
+    if (turn.question === null) this.#newline();
+    this.#write(besideQuestion(line, turn.question, this.#stdoutTerminal));
+  }
+
+  /** `  ⚙ name {arguments}` (a line being spoken ends first). */
   #toolCallStarted(turn: TurnView, event: JsonObject): void {
     const o = this.#out;
     this.#spinner.stop();
-    this.#newline();
     turn.lineOpen = false;
     const builtIn = event.execution === "local" ? o.dim(" (built-in)") : "";
-    this.#write(`  ${o.cyan("⚙")} ${formatCall(event.call ?? null, o)}${builtIn}\n`);
+    this.#toolLine(turn, `  ${o.cyan("⚙")} ${formatCall(event.call ?? null, o)}${builtIn}\n`);
   }
 
-  /** `  ↳ output` (or `error: …`); the NPC is thinking again. */
-  #toolCallCompleted(event: JsonObject): void {
+  /** `  ↳ output` (or `error: …`); the NPC is thinking again unless a tool question waits. */
+  #toolCallCompleted(turn: TurnView, event: JsonObject): void {
     const o = this.#out;
     const record = isJsonObject(event.record) ? event.record : {};
-    this.#newline();
     const output = formatOutput({ output: record.output ?? null, isError: record.isError === true }, o);
-    this.#write(`  ${o.dim("↳")} ${output}\n`);
-    this.#spinner.start(`${this.#name} is thinking`);
+    this.#toolLine(turn, `  ${o.dim("↳")} ${output}\n`);
+    if (turn.question === null) this.#spinner.start(`${this.#name} is thinking`);
   }
 
   /** The end of a turn that succeeded: the line ends; the notes, the suggested replies, the ending. */

@@ -24,6 +24,24 @@ export interface ToolPromptHooks {
 }
 
 /**
+ * What shows `line`, a line about another tool call of the round, while a tool question may be waiting for its
+ * answer: the question is taken off the screen (its line cleared on a terminal, ended elsewhere), the line
+ * shown, and the question asked again below it, so the answer is typed after its question. With no question
+ * waiting, the line as it is.
+ *
+ * @example
+ * ```ts
+ * import { besideQuestion } from "./tool_prompt.ts";
+ * besideQuestion("  ↳ sunny\n", "  ? get_weather output› ", true);
+ * // "\r\x1b[K  ↳ sunny\n  ? get_weather output› "
+ * ```
+ */
+export function besideQuestion(line: string, question: string | null, terminal: boolean): string {
+  if (question === null) return line;
+  return `${terminal ? "\r\x1b[K" : "\n"}${line}${question}`;
+}
+
+/**
  * Answers the tool calls of one turn.
  *
  * @example

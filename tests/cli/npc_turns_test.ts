@@ -340,3 +340,90 @@ Deno.test({
     }
   },
 });
+
+/**
+ * Two rounds of parallel tool calls on a terminal: two client calls, then a command tool with a client call.
+ * The command prints what the test writes to `fifo`, so it finishes once the client call's question is up.
+ */
+async function parallelRounds(pipeStdout: boolean): Promise<void> {
+  const fifo = await makeFifo(fx.path(`npc_clock_${pipeStdout ? "pipe" : "tty"}.fifo`));
+  const clock = { name: "clock", description: "The time.", "x-oam": { command: `cat "${fifo}"` } };
+  const script = await fx.write(`npc_parallel_${pipeStdout}.json`, [
+    {
+      toolCalls: [
+        { name: "ask_cook", arguments: { q: "hot?" } },
+        { name: "ask_cook", arguments: { q: "salty?" } },
+      ],
+    },
+    { json: { emotion: "happy", line: "Hot and salty.", ends_conversation: false } },
+    { toolCalls: [{ name: "clock", arguments: {} }, { name: "ask_cook", arguments: { q: "done?" } }] },
+    { json: { emotion: "happy", line: "Dinner at noon.", ends_conversation: false } },
+  ]);
+  const question = "  ? ask_cook output› ";
+  const t = new Terminal(
+    ["npc", await mira(`npc_parallel_${pipeStdout}.jsonc`, {}, [ASK_COOK, clock]), "--script", script],
+    { stderr: fx.path(`npc_parallel_${pipeStdout}.err`), pipeStdout },
+  );
+  try {
+    await t.prompt("you› ");
+    await t.type("Dinner?\n");
+    // The second call starts while the first one's question is up: the question is asked again below it.
+    await t.prompt(`{"q":"salty?"}\r\n${question}`);
+    await t.type("boiling\n");
+    // The second question is up when the first call completes.
+    await t.prompt(`↳ boiling\r\n${question}`);
+    await t.type("very\n");
+    await t.prompt("you› ");
+    await t.type("When?\n");
+    await t.prompt(`{"q":"done?"}\r\n${question}`);
+    await withDeadline(Deno.writeTextFile(fifo, "noon\n"), "the command tool to read its output");
+    await t.prompt(`↳ noon\r\n${question}`);
+    await t.type("soon\n");
+    await t.prompt("you› ");
+    await t.type("\x04");
+    const r = await t.exit();
+    assert.equal(r.code, 0, r.stderr);
+    // On the terminal the question's line is cleared; through a pipe it ends.
+    const off = pipeStdout ? "\r\n" : "\r\x1b[K";
+    assert.equal(
+      r.stdout,
+      [
+        `Talking to Mira (scripted (${script})). Type what you say, or a number to pick a reply. /help for ` +
+        "commands, Ctrl-D to quit.",
+        "you› Dinner?",
+        '  ⚙ ask_cook {"q":"hot?"}',
+        `${question}${off}  ⚙ ask_cook {"q":"salty?"}`,
+        `${question}boiling`,
+        `${question}${off}  ↳ boiling`,
+        `${question}very`,
+        "  ↳ very",
+        "Mira [happy]: Hot and salty.",
+        "you› When?",
+        "  ⚙ clock {}",
+        '  ⚙ ask_cook {"q":"done?"}',
+        `${question}${off}  ↳ noon`,
+        `${question}soon`,
+        "  ↳ soon",
+        "Mira [happy]: Dinner at noon.",
+        "you› ",
+        "",
+      ].join("\r\n"),
+    );
+    assert.equal(r.stderr, "");
+  } finally {
+    await t.kill();
+  }
+}
+
+Deno.test({
+  name:
+    "npc on a terminal: a tool question stays the last line while the other calls of its round start and end",
+  ignore: Deno.build.os !== "linux", // the pseudo-terminal comes from util-linux `script`
+  fn: () => parallelRounds(false),
+});
+
+Deno.test({
+  name: "npc on a terminal with stdout through a pipe: the question's line ends before another call's line",
+  ignore: Deno.build.os !== "linux", // the pseudo-terminal comes from util-linux `script`
+  fn: () => parallelRounds(true),
+});
