@@ -11,7 +11,7 @@ import type { NpcEvent, NpcReply } from "../../../client/game_types.ts";
 import type { ToolRecord } from "../../../client/types.ts";
 import type { Npc } from "../../../client/npc.ts";
 import { BridgeError } from "../../../protocol/errors.ts";
-import type { JsonObject } from "../../../protocol/json.ts";
+import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
 import { brief, h, uid } from "./dom.ts";
 import type { Saved, ToolAnswer } from "./storage.ts";
 import { answerValue } from "./values.ts";
@@ -78,6 +78,16 @@ interface ToolRow {
   result: HTMLElement;
 }
 
+/** The answer box of a call answered by hand. */
+interface AnswerBox {
+  /** The textarea's id (the other parts' ids start with it). */
+  id: string;
+  text: HTMLTextAreaElement;
+  as: HTMLSelectElement;
+  hint: HTMLElement;
+  message: HTMLElement;
+}
+
 interface LiveTurn {
   record: TurnRecord;
   root: HTMLElement;
@@ -109,7 +119,7 @@ export class Conversation {
   #live: LiveTurn | null = null;
   #turns = 0;
 
-  /** Builds the panel in `host`. */
+  /** Builds the panel in `root`: the header, the turns, and the composer (what was typed comes from `saved`). */
   constructor(root: HTMLElement, saved: Saved, host: ConversationHost) {
     this.#host = host;
     this.#saved = saved;
@@ -122,47 +132,14 @@ export class Conversation {
     });
     this.#list = h("ol", { class: "turns", "aria-label": "Conversation" });
     this.#announce = h("p", { class: "visually-hidden", "aria-live": "polite" });
-    this.#lineInput = h("textarea", {
-      id: "player-line",
-      rows: 2,
-      value: saved.line,
-      placeholder: "What the player says…",
-      "aria-describedby": "player-line-hint conversation-message",
-    });
-    this.#lineInput.addEventListener("input", () => {
-      saved.line = this.#lineInput.value;
-      host.changed();
-    });
-    this.#lineInput.addEventListener("keydown", (event) => {
-      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
-        event.preventDefault();
-        this.say();
-      } else if (event.key === "Escape" && this.#live) {
-        event.preventDefault();
-        this.cancel();
-      }
-    });
-    this.#context = h("input", {
+    this.#lineInput = this.#playerLine();
+    this.#context = this.#savedInput("context", {
       id: "turn-context",
-      type: "text",
-      value: saved.context,
       placeholder: "e.g. The player just paid 4 gold.",
-      autocomplete: "off",
     });
-    this.#context.addEventListener("input", () => {
-      saved.context = this.#context.value;
-      host.changed();
-    });
-    this.#situation = h("input", {
+    this.#situation = this.#savedInput("situation", {
       id: "bark-situation",
-      type: "text",
-      value: saved.situation,
       placeholder: "the greeting, or e.g. It starts to rain.",
-      autocomplete: "off",
-    });
-    this.#situation.addEventListener("input", () => {
-      saved.situation = this.#situation.value;
-      host.changed();
     });
     this.#send = h("button", {
       type: "button",
@@ -184,35 +161,78 @@ export class Conversation {
       h("div", { class: "conversation-head" }, this.#portrait, this.#title),
       this.#list,
       this.#announce,
+      this.#composer(),
+    );
+  }
+
+  /** The player's line: Enter says it, Shift+Enter starts a new line, Escape cancels a running reply. */
+  #playerLine(): HTMLTextAreaElement {
+    const input = h("textarea", {
+      id: "player-line",
+      rows: 2,
+      value: this.#saved.line,
+      placeholder: "What the player says…",
+      "aria-describedby": "player-line-hint conversation-message",
+    });
+    input.addEventListener("input", () => {
+      this.#saved.line = input.value;
+      this.#host.changed();
+    });
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        this.say();
+      } else if (event.key === "Escape" && this.#live) {
+        event.preventDefault();
+        this.cancel();
+      }
+    });
+    return input;
+  }
+
+  /** A one-line input whose text the page keeps as `saved[key]`. */
+  #savedInput(
+    key: "context" | "situation",
+    { id, placeholder }: { id: string; placeholder: string },
+  ): HTMLInputElement {
+    const input = h("input", { id, type: "text", value: this.#saved[key], placeholder, autocomplete: "off" });
+    input.addEventListener("input", () => {
+      this.#saved[key] = input.value;
+      this.#host.changed();
+    });
+    return input;
+  }
+
+  /** The player's line and the turn's context, Say and Cancel, the message line, and the bark row. */
+  #composer(): HTMLElement {
+    return h(
+      "div",
+      { class: "composer" },
       h(
         "div",
-        { class: "composer" },
-        h(
-          "div",
-          { class: "field" },
-          h("label", { for: "player-line", text: "Player" }),
-          this.#lineInput,
-          h("p", {
-            class: "hint",
-            id: "player-line-hint",
-            text: "Enter says it, Shift+Enter starts a new line, Escape cancels a reply.",
-          }),
-        ),
-        h(
-          "div",
-          { class: "field" },
-          h("label", { for: "turn-context", text: "Context of this turn (optional)" }),
-          this.#context,
-        ),
-        h("div", { class: "row" }, this.#send, this.#cancel),
-        this.#message,
-        h(
-          "div",
-          { class: "row bark-row" },
-          h("label", { for: "bark-situation", text: "Bark situation" }),
-          this.#situation,
-          this.#bark,
-        ),
+        { class: "field" },
+        h("label", { for: "player-line", text: "Player" }),
+        this.#lineInput,
+        h("p", {
+          class: "hint",
+          id: "player-line-hint",
+          text: "Enter says it, Shift+Enter starts a new line, Escape cancels a reply.",
+        }),
+      ),
+      h(
+        "div",
+        { class: "field" },
+        h("label", { for: "turn-context", text: "Context of this turn (optional)" }),
+        this.#context,
+      ),
+      h("div", { class: "row" }, this.#send, this.#cancel),
+      this.#message,
+      h(
+        "div",
+        { class: "row bark-row" },
+        h("label", { for: "bark-situation", text: "Bark situation" }),
+        this.#situation,
+        this.#bark,
       ),
     );
   }
@@ -319,57 +339,9 @@ export class Conversation {
 
   async #talk(npc: Npc, line: string, context: string): Promise<void> {
     const record: TurnRecord = { index: ++this.#turns, line, timings: {} };
-    const emotion = h("span", {
-      class: "emotion",
-      "data-emotion": "pending",
-      text: "…",
-      "aria-label": "emotion",
-    });
-    const lineEl = h("p", { class: "line streaming" });
-    const tools = h("div", { class: "tool-calls" });
-    const badges = h("span", { class: "badges" });
-    const meta = h("p", { class: "meta" });
-    const options = h("div", { class: "player-options" });
-    const root = h(
-      "li",
-      { class: "turn", "data-turn": String(record.index) },
-      h(
-        "div",
-        { class: "player" },
-        h("span", { class: "who", text: "Player" }),
-        h("p", { class: "said", text: line }),
-        context ? h("p", { class: "context", text: `Context: ${context}` }) : null,
-      ),
-      h(
-        "div",
-        { class: "npc", "aria-busy": "true" },
-        h(
-          "div",
-          { class: "npc-head" },
-          h("span", { class: "who", text: this.#host.npcName() }),
-          emotion,
-          badges,
-        ),
-        tools,
-        lineEl,
-        options,
-        meta,
-      ),
-    );
-    this.#list.append(root);
+    const live = this.#liveTurn(record, context);
+    this.#list.append(live.root);
     this.#scroll();
-    const live: LiveTurn = {
-      record,
-      root,
-      emotion,
-      line: lineEl,
-      tools,
-      badges,
-      meta,
-      options,
-      rows: new Map(),
-      abort: new AbortController(),
-    };
     this.#live = live;
     this.#setBusy(true);
     const started = performance.now();
@@ -390,11 +362,64 @@ export class Conversation {
     } finally {
       this.#live = null;
       this.#setBusy(false);
-      root.querySelector(".npc")?.setAttribute("aria-busy", "false");
-      lineEl.classList.remove("streaming");
+      live.root.querySelector(".npc")?.setAttribute("aria-busy", "false");
+      live.line.classList.remove("streaming");
       for (const row of live.rows.values()) this.#closeRow(row, null);
       this.#host.turnFinished(record);
     }
+  }
+
+  /** A turn's entry: what the player said (and the context), and the NPC's part, filled in as events come. */
+  #liveTurn(record: TurnRecord, context: string): LiveTurn {
+    const emotion = h("span", {
+      class: "emotion",
+      "data-emotion": "pending",
+      text: "…",
+      "aria-label": "emotion",
+    });
+    const line = h("p", { class: "line streaming" });
+    const tools = h("div", { class: "tool-calls" });
+    const badges = h("span", { class: "badges" });
+    const meta = h("p", { class: "meta" });
+    const options = h("div", { class: "player-options" });
+    const root = h(
+      "li",
+      { class: "turn", "data-turn": String(record.index) },
+      h(
+        "div",
+        { class: "player" },
+        h("span", { class: "who", text: "Player" }),
+        h("p", { class: "said", text: record.line }),
+        context ? h("p", { class: "context", text: `Context: ${context}` }) : null,
+      ),
+      h(
+        "div",
+        { class: "npc", "aria-busy": "true" },
+        h(
+          "div",
+          { class: "npc-head" },
+          h("span", { class: "who", text: this.#host.npcName() }),
+          emotion,
+          badges,
+        ),
+        tools,
+        line,
+        options,
+        meta,
+      ),
+    );
+    return {
+      record,
+      root,
+      emotion,
+      line,
+      tools,
+      badges,
+      meta,
+      options,
+      rows: new Map(),
+      abort: new AbortController(),
+    };
   }
 
   #setBusy(busy: boolean): void {
@@ -515,7 +540,49 @@ export class Conversation {
     return Promise.resolve("value" in parsed ? parsed.value : answer.text);
   }
 
+  /**
+   * A call answered by hand: the answer box in its row with a countdown; settles when the designer sends an
+   * answer or an error, or when the bridge no longer needs it (`ctx.signal`: a timeout, a cancelled turn).
+   */
   #byHand(row: ToolRow, name: string, answer: ToolAnswer, ctx: ToolContext): Promise<unknown> {
+    const box = this.#answerBox(answer);
+    this.#startCountdown(row, name);
+    return new Promise((resolve, reject) => {
+      const done = (status: string) => {
+        row.root.classList.remove("pending");
+        row.root.dataset.how = status;
+        this.#closeRow(row, status);
+        ctx.signal.removeEventListener("abort", onAbort);
+      };
+      const onAbort = () => {
+        const reason = ctx.signal.reason;
+        done(`the bridge no longer needs it: ${reason instanceof Error ? reason.message : String(reason)}`);
+        row.root.classList.add("cancelled");
+        reject(reason);
+      };
+      ctx.signal.addEventListener("abort", onAbort, { once: true });
+      if (ctx.signal.aborted) {
+        onAbort();
+        return;
+      }
+      row.controls.replaceChildren(
+        ...this.#answerForm(row, name, box, {
+          answer: (value) => {
+            done("answered by hand");
+            resolve(value);
+          },
+          error: (text) => {
+            done("answered with an error");
+            reject(new Error(text || "error"));
+          },
+        }),
+      );
+      box.text.focus();
+    });
+  }
+
+  /** The answer's text and how it is sent, with a hint saying what it would be sent as. */
+  #answerBox(answer: ToolAnswer): AnswerBox {
     const id = uid("answer");
     const text = h("textarea", {
       id,
@@ -548,6 +615,11 @@ export class Conversation {
     text.addEventListener("input", showHint);
     as.addEventListener("change", showHint);
     showHint();
+    return { id, text, as, hint, message };
+  }
+
+  /** Marks the row as waiting and counts down the seconds the bridge still waits (until the row closes). */
+  #startCountdown(row: ToolRow, name: string): void {
     const timeout = this.#host.toolTimeout(name);
     const startedAt = Date.now();
     const tick = () => {
@@ -561,60 +633,48 @@ export class Conversation {
     tick();
     row.root.dataset.timer = String(setInterval(tick, 1000));
     row.root.classList.add("pending");
+  }
 
-    return new Promise((resolve, reject) => {
-      const send = h("button", { type: "button", class: "primary small", text: "Send answer" });
-      const asError = h("button", { type: "button", class: "small", text: "Send as error" });
-      const wait = h("button", { type: "button", class: "small", text: "Let it time out" });
-      const done = (status: string) => {
-        row.root.classList.remove("pending");
-        row.root.dataset.how = status;
-        this.#closeRow(row, status);
-        ctx.signal.removeEventListener("abort", onAbort);
-      };
-      const onAbort = () => {
-        const reason = ctx.signal.reason;
-        done(`the bridge no longer needs it: ${reason instanceof Error ? reason.message : String(reason)}`);
-        row.root.classList.add("cancelled");
-        reject(reason);
-      };
-      ctx.signal.addEventListener("abort", onAbort, { once: true });
-      send.addEventListener("click", () => {
-        const v = answerValue(text.value, as.value as "auto");
-        if ("problem" in v) {
-          message.textContent = v.problem;
-          text.setAttribute("aria-invalid", "true");
-          text.focus();
-          return;
-        }
-        done("answered by hand");
-        resolve(v.value);
-      });
-      asError.addEventListener("click", () => {
-        done("answered with an error");
-        reject(new Error(text.value || "error"));
-      });
-      wait.addEventListener("click", () => {
-        row.controls.replaceChildren(
-          h("p", {
-            class: "hint",
-            text: "Not answering: the bridge times the call out and tells the model.",
-          }),
-        );
-      });
-      if (ctx.signal.aborted) {
-        onAbort();
+  /**
+   * The answer form of `box`: Send answer (a text that must be JSON but is not stays, with the problem),
+   * Send as error, and Let it time out (the form goes, the call waits for the bridge's timeout).
+   */
+  #answerForm(
+    row: ToolRow,
+    name: string,
+    box: AnswerBox,
+    on: { answer(value: JsonValue): void; error(text: string): void },
+  ): HTMLElement[] {
+    const { id, text, as, hint, message } = box;
+    const send = h("button", { type: "button", class: "primary small", text: "Send answer" });
+    const asError = h("button", { type: "button", class: "small", text: "Send as error" });
+    const wait = h("button", { type: "button", class: "small", text: "Let it time out" });
+    send.addEventListener("click", () => {
+      const v = answerValue(text.value, as.value as "auto");
+      if ("problem" in v) {
+        message.textContent = v.problem;
+        text.setAttribute("aria-invalid", "true");
+        text.focus();
         return;
       }
-      row.controls.replaceChildren(
-        h("label", { for: id, text: `Answer ${name} (JSON or text)` }),
-        text,
-        hint,
-        message,
-        h("div", { class: "row" }, as, send, asError, wait),
-      );
-      text.focus();
+      on.answer(v.value);
     });
+    asError.addEventListener("click", () => on.error(text.value));
+    wait.addEventListener("click", () => {
+      row.controls.replaceChildren(
+        h("p", {
+          class: "hint",
+          text: "Not answering: the bridge times the call out and tells the model.",
+        }),
+      );
+    });
+    return [
+      h("label", { for: id, text: `Answer ${name} (JSON or text)` }),
+      text,
+      hint,
+      message,
+      h("div", { class: "row" }, as, send, asError, wait),
+    ];
   }
 
   #finish(live: LiveTurn, reply: NpcReply): void {
