@@ -14,9 +14,9 @@ import {
   type Review,
   reviewDocument,
 } from "./document.ts";
-import { type Child, download, fileButton, fileName, h, pretty, tabs } from "./dom.ts";
+import { download, fileButton, fileName, h, pretty, tabs } from "./dom.ts";
 import { type FieldWidget, fieldWidget } from "./field_widgets.ts";
-import { FIELDS } from "./fields.ts";
+import { type Check, FIELDS } from "./fields.ts";
 import type { Saved } from "./storage.ts";
 import { ToolEditor } from "./tool_editor.ts";
 
@@ -93,6 +93,27 @@ function isObject(value: unknown): value is JsonObject {
 export function pathsIn(message: string): string[] {
   return [...message.matchAll(/\b(file|persona|options|memory|tools\[\d+\]|model)(\.[A-Za-z_]+|\[\d+\])?/g)]
     .map((m) => m[0]);
+}
+
+/** A check in the status list: `link` (to the field, tool or script it is about), then its text. */
+function checkItem(check: Check, link: HTMLElement): HTMLElement {
+  return h("li", { class: check.error ? "error" : "warning" }, link, `: ${check.error ?? check.warning}`);
+}
+
+/** The status summary: how many problems block a start (or "Ready to start") and how many warnings. */
+function statusSummary({ problems, warnings, more }: {
+  problems: number;
+  warnings: number;
+  /** A list of checks follows. */
+  more: boolean;
+}): HTMLElement {
+  return h(
+    "p",
+    { class: problems > 0 ? "error summary" : "summary" },
+    problems > 0 ? `${problems} problem${problems > 1 ? "s" : ""} to fix before starting` : "Ready to start",
+    warnings > 0 ? ` (${warnings} warning${warnings > 1 ? "s" : ""})` : "",
+    more ? ":" : ".",
+  );
 }
 
 /** The persona editor. */
@@ -614,68 +635,69 @@ export class Editor {
     this.#tools.mark(this.review.tools);
   }
 
+  /**
+   * The status line: the JSONC syntax problem (with a link that shows it), a summary (problems that block a
+   * start, warnings), and the list of checks.
+   */
   #renderStatus(): void {
     const problem = this.doc.problem;
-    const review = this.review;
-    const errors = errorCount(review);
-    const items: Node[] = [];
-    if (problem) {
-      items.push(
-        h(
-          "p",
-          { class: "error" },
-          `${problem.message} `,
-          h("button", {
-            type: "button",
-            class: "link",
-            text: "Show it",
-            on: { click: () => this.#showProblem() },
-          }),
-        ),
+    const scriptProblem = this.saved.useScript ? this.scriptProblem() : null;
+    const list = this.#reviewItems();
+    if (scriptProblem) {
+      list.push(
+        checkItem({ error: scriptProblem }, this.#jump("Script", "model", () => this.#script.focus())),
       );
     }
-    const jump = (label: string, tab: string, focus?: () => void) =>
+    const listed = errorCount(this.review) + (scriptProblem ? 1 : 0);
+    const items: Node[] = [];
+    if (problem) items.push(this.#syntaxProblem(problem.message));
+    items.push(
+      statusSummary({
+        problems: listed + (problem ? 1 : 0),
+        warnings: list.length - listed,
+        more: list.length > 0,
+      }),
+    );
+    if (list.length > 0) items.push(h("ul", { class: "messages" }, ...list));
+    this.#status.replaceChildren(...items);
+  }
+
+  /** The JSONC text's syntax problem, with a link that selects it in the JSONC tab. */
+  #syntaxProblem(message: string): HTMLElement {
+    return h(
+      "p",
+      { class: "error" },
+      `${message} `,
       h("button", {
         type: "button",
         class: "link",
-        text: label,
-        on: {
-          click: () => {
-            this.#select(tab);
-            focus?.();
-          },
-        },
-      });
-    const list: Child[] = [];
-    for (const c of review.file) {
-      list.push(h("li", { class: c.error ? "error" : "warning", text: c.error ?? c.warning ?? "" }));
-    }
+        text: "Show it",
+        on: { click: () => this.#showProblem() },
+      }),
+    );
+  }
+
+  /**
+   * The review's checks as list items, in order: the file's, each field's and each tool's (with a link to
+   * it), and the unknown fields.
+   */
+  #reviewItems(): HTMLElement[] {
+    const review = this.review;
+    const items: HTMLElement[] = review.file.map((c) =>
+      h("li", { class: c.error ? "error" : "warning", text: c.error ?? c.warning ?? "" })
+    );
     for (const [path, check] of review.fields) {
       const widget = this.#widgets.find((w) => w.path === path)!;
       const tab = widget.spec.section === "file" ? "persona" : widget.spec.section;
-      list.push(
-        h(
-          "li",
-          { class: check.error ? "error" : "warning" },
-          jump(widget.spec.label, tab, () => widget.focusable.focus()),
-          `: ${check.error ?? check.warning}`,
-        ),
-      );
+      items.push(checkItem(check, this.#jump(widget.spec.label, tab, () => widget.focusable.focus())));
     }
     review.tools.forEach((checks, i) => {
       for (const c of checks) {
-        list.push(
-          h(
-            "li",
-            { class: c.error ? "error" : "warning" },
-            jump(`Tool ${i + 1}`, "tools", () => this.#tools.focus(i)),
-            `: ${c.error ?? c.warning}`,
-          ),
-        );
+        items.push(checkItem(c, this.#jump(`Tool ${i + 1}`, "tools", () => this.#tools.focus(i))));
       }
     });
     if (review.unknown.length > 0) {
-      list.push(
+      items.push(
         h(
           "li",
           { class: "warning unknown-fields" },
@@ -684,31 +706,22 @@ export class Editor {
         ),
       );
     }
-    const scriptProblem = this.saved.useScript ? this.scriptProblem() : null;
-    if (scriptProblem) {
-      list.push(
-        h(
-          "li",
-          { class: "error" },
-          jump("Script", "model", () => this.#script.focus()),
-          `: ${scriptProblem}`,
-        ),
-      );
-    }
-    const listed = errors + (scriptProblem ? 1 : 0);
-    const total = listed + (problem ? 1 : 0);
-    const warnings = list.length - listed;
-    items.push(
-      h(
-        "p",
-        { class: total > 0 ? "error summary" : "summary" },
-        total > 0 ? `${total} problem${total > 1 ? "s" : ""} to fix before starting` : "Ready to start",
-        warnings > 0 ? ` (${warnings} warning${warnings > 1 ? "s" : ""})` : "",
-        list.length > 0 ? ":" : ".",
-      ),
-    );
-    if (list.length > 0) items.push(h("ul", { class: "messages" }, ...list));
-    this.#status.replaceChildren(...items);
+    return items;
+  }
+
+  /** A link that selects editor tab `tab` and then calls `focus`. */
+  #jump(label: string, tab: string, focus: () => void): HTMLButtonElement {
+    return h("button", {
+      type: "button",
+      class: "link",
+      text: label,
+      on: {
+        click: () => {
+          this.#select(tab);
+          focus();
+        },
+      },
+    });
   }
 
   #showProblem(): void {
