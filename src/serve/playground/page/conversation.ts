@@ -3,18 +3,18 @@
  * The conversation: the player's lines (typed or picked from the NPC's player options), the NPC's replies
  * streaming in with the emotion shown the moment it arrives, the tool calls of each turn — client tools
  * answered by hand right there (JSON or text, an error, or left to time out) or automatically — cancel
- * mid-turn, barks, and each turn's usage and latency.
+ * mid-turn, barks, and each turn's usage and latency. A turn's tool calls are shown and answered by
+ * tool_calls.ts.
  * @module
  */
 import type { ToolContext } from "../../../client/tools.ts";
 import type { NpcEvent, NpcReply } from "../../../client/game_types.ts";
-import type { ToolRecord } from "../../../client/types.ts";
 import type { Npc } from "../../../client/npc.ts";
 import { BridgeError } from "../../../protocol/errors.ts";
-import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
-import { brief, h, uid } from "./dom.ts";
+import type { JsonObject } from "../../../protocol/json.ts";
+import { h } from "./dom.ts";
 import type { Saved, ToolAnswer } from "./storage.ts";
-import { answerValue } from "./values.ts";
+import { answerByHand, cannedAnswer, ToolCalls } from "./tool_calls.ts";
 
 /** Timings of a turn, in ms after it was sent. */
 export interface TurnTimings {
@@ -71,33 +71,15 @@ function ms(value: number | undefined): string {
   return value === undefined ? "–" : `${Math.round(value)} ms`;
 }
 
-interface ToolRow {
-  root: HTMLElement;
-  status: HTMLElement;
-  controls: HTMLElement;
-  result: HTMLElement;
-}
-
-/** The answer box of a call answered by hand. */
-interface AnswerBox {
-  /** The textarea's id (the other parts' ids start with it). */
-  id: string;
-  text: HTMLTextAreaElement;
-  as: HTMLSelectElement;
-  hint: HTMLElement;
-  message: HTMLElement;
-}
-
 interface LiveTurn {
   record: TurnRecord;
   root: HTMLElement;
   emotion: HTMLElement;
   line: HTMLElement;
-  tools: HTMLElement;
+  calls: ToolCalls;
   badges: HTMLElement;
   meta: HTMLElement;
   options: HTMLElement;
-  rows: Map<string, ToolRow>;
   abort: AbortController;
 }
 
@@ -364,7 +346,7 @@ export class Conversation {
       this.#setBusy(false);
       live.root.querySelector(".npc")?.setAttribute("aria-busy", "false");
       live.line.classList.remove("streaming");
-      for (const row of live.rows.values()) this.#closeRow(row, null);
+      live.calls.closeAll();
       this.#host.turnFinished(record);
     }
   }
@@ -378,7 +360,7 @@ export class Conversation {
       "aria-label": "emotion",
     });
     const line = h("p", { class: "line streaming" });
-    const tools = h("div", { class: "tool-calls" });
+    const calls = new ToolCalls();
     const badges = h("span", { class: "badges" });
     const meta = h("p", { class: "meta" });
     const options = h("div", { class: "player-options" });
@@ -402,7 +384,7 @@ export class Conversation {
           emotion,
           badges,
         ),
-        tools,
+        calls.root,
         line,
         options,
         meta,
@@ -413,11 +395,10 @@ export class Conversation {
       root,
       emotion,
       line,
-      tools,
+      calls,
       badges,
       meta,
       options,
-      rows: new Map(),
       abort: new AbortController(),
     };
   }
@@ -444,73 +425,13 @@ export class Conversation {
         live.line.textContent = event.line;
         break;
       case "toolCallStarted":
-        this.#row(live, event.call.id, event.call.name, event.call.arguments, event.execution);
+        live.calls.row(event.call, event.execution);
         break;
       case "toolCallCompleted":
-        this.#completed(live, event.record);
+        live.calls.completed(event.record);
         break;
     }
     this.#scroll();
-  }
-
-  #row(live: LiveTurn, id: string, name: string, args: JsonObject, execution: string): ToolRow {
-    const existing = live.rows.get(id);
-    if (existing) return existing;
-    const status = h("span", {
-      class: "tool-status",
-      text: execution === "client" ? "waiting for the game…" : "running…",
-    });
-    const controls = h("div", { class: "tool-answer" });
-    const result = h("div", { class: "tool-result" });
-    const root = h(
-      "div",
-      {
-        class: `tool-call ${execution}`,
-        "data-call": id,
-        "data-tool": name,
-        role: "group",
-        "aria-label": `Tool call ${name}`,
-      },
-      h(
-        "p",
-        { class: "tool-head" },
-        h("strong", { text: name }),
-        " ",
-        h("code", { class: "args", text: brief(args, 200) }),
-        " ",
-        h("span", { class: "execution", text: execution === "client" ? "game" : "built-in" }),
-        " ",
-        status,
-      ),
-      controls,
-      result,
-    );
-    live.tools.append(root);
-    const row = { root, status, controls, result };
-    live.rows.set(id, row);
-    return row;
-  }
-
-  #completed(live: LiveTurn, record: ToolRecord): void {
-    const row = this.#row(live, record.call.id, record.call.name, record.call.arguments, "local");
-    this.#closeRow(row, null);
-    row.root.classList.add(record.isError ? "failed" : "done");
-    const how = row.root.dataset.how;
-    row.status.textContent = `${how ? `${how} · ` : ""}${record.isError ? "error" : "done"} in ${
-      Math.round(record.durationSeconds * 1000)
-    } ms`;
-    row.result.replaceChildren(
-      h("span", { class: "arrow", "aria-hidden": "true", text: "→ " }),
-      h("code", { class: record.isError ? "error" : "", text: brief(record.output, 300) }),
-    );
-  }
-
-  #closeRow(row: ToolRow, status: string | null): void {
-    const timer = Number(row.root.dataset.timer ?? 0);
-    if (timer) clearInterval(timer);
-    delete row.root.dataset.timer;
-    row.controls.replaceChildren();
-    if (status !== null) row.status.textContent = status;
   }
 
   /**
@@ -522,159 +443,16 @@ export class Conversation {
     const answer = this.#host.answerOf(name);
     if (!live) {
       // A call outside a conversation turn (none is expected): answer it as configured, or as an error.
-      if (answer.mode === "auto") return this.#canned(answer);
+      if (answer.mode === "auto") return cannedAnswer(answer);
       return Promise.reject(new Error("The playground was not running a turn for this call."));
     }
-    const row = this.#row(live, ctx.call.id, name, args, "client");
+    const row = live.calls.row({ id: ctx.call.id, name, arguments: args }, "client");
     if (answer.mode === "auto") {
       row.status.textContent = "answered automatically";
       row.root.dataset.how = "answered automatically";
-      return this.#canned(answer);
+      return cannedAnswer(answer);
     }
-    return this.#byHand(row, name, answer, ctx);
-  }
-
-  #canned(answer: ToolAnswer): Promise<unknown> {
-    if (answer.asError) return Promise.reject(new Error(answer.text || "error"));
-    const parsed = answerValue(answer.text, "auto");
-    return Promise.resolve("value" in parsed ? parsed.value : answer.text);
-  }
-
-  /**
-   * A call answered by hand: the answer box in its row with a countdown; settles when the designer sends an
-   * answer or an error, or when the bridge no longer needs it (`ctx.signal`: a timeout, a cancelled turn).
-   */
-  #byHand(row: ToolRow, name: string, answer: ToolAnswer, ctx: ToolContext): Promise<unknown> {
-    const box = this.#answerBox(answer);
-    this.#startCountdown(row, name);
-    return new Promise((resolve, reject) => {
-      const done = (status: string) => {
-        row.root.classList.remove("pending");
-        row.root.dataset.how = status;
-        this.#closeRow(row, status);
-        ctx.signal.removeEventListener("abort", onAbort);
-      };
-      const onAbort = () => {
-        const reason = ctx.signal.reason;
-        done(`the bridge no longer needs it: ${reason instanceof Error ? reason.message : String(reason)}`);
-        row.root.classList.add("cancelled");
-        reject(reason);
-      };
-      ctx.signal.addEventListener("abort", onAbort, { once: true });
-      if (ctx.signal.aborted) {
-        onAbort();
-        return;
-      }
-      row.controls.replaceChildren(
-        ...this.#answerForm(row, name, box, {
-          answer: (value) => {
-            done("answered by hand");
-            resolve(value);
-          },
-          error: (text) => {
-            done("answered with an error");
-            reject(new Error(text || "error"));
-          },
-        }),
-      );
-      box.text.focus();
-    });
-  }
-
-  /** The answer's text and how it is sent, with a hint saying what it would be sent as. */
-  #answerBox(answer: ToolAnswer): AnswerBox {
-    const id = uid("answer");
-    const text = h("textarea", {
-      id,
-      class: "code",
-      rows: 2,
-      spellcheck: "false",
-      value: answer.text,
-      placeholder: '{"stock": 3} or plain text',
-      "aria-describedby": `${id}-hint ${id}-message`,
-    });
-    const as = h(
-      "select",
-      { id: `${id}-as`, "aria-label": "Send the answer as" },
-      h("option", { value: "auto", text: "JSON if it parses, else text" }),
-      h("option", { value: "json", text: "JSON" }),
-      h("option", { value: "text", text: "text" }),
-    );
-    const hint = h("p", { class: "hint", id: `${id}-hint` });
-    const message = h("p", { class: "message", id: `${id}-message`, "aria-live": "assertive" });
-    const showHint = () => {
-      const v = answerValue(text.value, as.value as "auto");
-      hint.textContent = "problem" in v
-        ? ""
-        : `Sent as ${
-          typeof v.value === "string"
-            ? "text"
-            : `JSON (${Array.isArray(v.value) ? "a list" : v.value === null ? "null" : typeof v.value})`
-        }.`;
-    };
-    text.addEventListener("input", showHint);
-    as.addEventListener("change", showHint);
-    showHint();
-    return { id, text, as, hint, message };
-  }
-
-  /** Marks the row as waiting and counts down the seconds the bridge still waits (until the row closes). */
-  #startCountdown(row: ToolRow, name: string): void {
-    const timeout = this.#host.toolTimeout(name);
-    const startedAt = Date.now();
-    const tick = () => {
-      if (timeout === null) {
-        row.status.textContent = "waiting for your answer (no time limit)";
-        return;
-      }
-      const left = Math.max(0, Math.ceil(timeout - (Date.now() - startedAt) / 1000));
-      row.status.textContent = `waiting for your answer: ${left} s left`;
-    };
-    tick();
-    row.root.dataset.timer = String(setInterval(tick, 1000));
-    row.root.classList.add("pending");
-  }
-
-  /**
-   * The answer form of `box`: Send answer (a text that must be JSON but is not stays, with the problem),
-   * Send as error, and Let it time out (the form goes, the call waits for the bridge's timeout).
-   */
-  #answerForm(
-    row: ToolRow,
-    name: string,
-    box: AnswerBox,
-    on: { answer(value: JsonValue): void; error(text: string): void },
-  ): HTMLElement[] {
-    const { id, text, as, hint, message } = box;
-    const send = h("button", { type: "button", class: "primary small", text: "Send answer" });
-    const asError = h("button", { type: "button", class: "small", text: "Send as error" });
-    const wait = h("button", { type: "button", class: "small", text: "Let it time out" });
-    send.addEventListener("click", () => {
-      const v = answerValue(text.value, as.value as "auto");
-      if ("problem" in v) {
-        message.textContent = v.problem;
-        text.setAttribute("aria-invalid", "true");
-        text.focus();
-        return;
-      }
-      on.answer(v.value);
-    });
-    asError.addEventListener("click", () => on.error(text.value));
-    wait.addEventListener("click", () => {
-      row.controls.replaceChildren(
-        h("p", {
-          class: "hint",
-          text: "Not answering: the bridge times the call out and tells the model.",
-        }),
-      );
-    });
-    return [
-      h("label", { for: id, text: `Answer ${name} (JSON or text)` }),
-      text,
-      hint,
-      message,
-      h("div", { class: "row" }, as, send, asError, wait),
-    ];
+    return answerByHand(row, { name, answer, timeout: this.#host.toolTimeout(name), signal: ctx.signal });
   }
 
   #finish(live: LiveTurn, reply: NpcReply): void {
