@@ -380,12 +380,19 @@ export interface Check {
   warning?: string;
 }
 
-/**
- * Checks the value of a field (`undefined`: absent, the default applies; `null` is the default as well,
- * except for `secretsUnlockAtRelationship`, where it means "always, guarded"). `tools` are the tool names
- * the NPC will have (for the grounding tool and `{"tool": …}`).
- */
-export function checkField(spec: FieldSpec, value: JsonValue | undefined, tools: readonly string[]): Check {
+/** The value {@link checkField} checks, and what it is checked against. */
+export interface CheckFieldOptions {
+  /**
+   * The field's value: `undefined` (or left out) when absent, and the default applies; `null` is the
+   * default as well, except for `secretsUnlockAtRelationship`, where it means "always, guarded".
+   */
+  value?: JsonValue;
+  /** The tool names the NPC will have (for the grounding tool and `{"tool": …}`); none when left out. */
+  tools?: readonly string[];
+}
+
+/** Checks the value of field `spec` as the bridge would: an error, a warning, or nothing to say. */
+export function checkField(spec: FieldSpec, { value, tools = [] }: CheckFieldOptions): Check {
   if (value === undefined || (value === null && spec.kind !== "unlock")) {
     return spec.required ? { error: `${spec.label} is required.` } : {};
   }
