@@ -120,7 +120,7 @@ Deno.test("the page's checks agree with the bridge's npc/create for every field 
         bridgeError = error.message;
         rejected++;
       }
-      const page = checkField(spec, value, tools).error ?? null;
+      const page = checkField(spec, { value, tools }).error ?? null;
       if ((page === null) !== (bridgeError === null)) {
         disagreements.push(
           `${spec.section}.${spec.key} = ${JSON.stringify(value)}: page ${page ?? "ok"}; bridge ${
@@ -135,15 +135,24 @@ Deno.test("the page's checks agree with the bridge's npc/create for every field 
   assert.ok(rejected > 300 && n - rejected > 200, `${rejected} of ${n} rejected`);
 });
 
+Deno.test("a tool name is checked against the NPC's tools, none when they are not given", () => {
+  const grounding = FIELDS.find((f) => f.key === "groundingTool")!;
+  assert.deepEqual(checkField(grounding, { value: "check_stock", tools: ["check_stock"] }), {});
+  assert.equal(
+    checkField(grounding, { value: "check_stock" }).error,
+    "The NPC has no tool 'check_stock' (it has: none).",
+  );
+});
+
 Deno.test("a required field, an empty name and null are told apart", () => {
   const name = FIELDS.find((f) => f.key === "name")!;
-  assert.equal(checkField(name, undefined, []).error, "Name is required.");
-  assert.equal(checkField(name, "  ", []).error, "Name must not be empty.");
+  assert.equal(checkField(name, { value: undefined }).error, "Name is required.");
+  assert.equal(checkField(name, { value: "  " }).error, "Name must not be empty.");
   const unlock = FIELDS.find((f) => f.key === "secretsUnlockAtRelationship")!;
-  assert.deepEqual(checkField(unlock, null, []), {}, "null means always, guarded");
+  assert.deepEqual(checkField(unlock, { value: null }), {}, "null means always, guarded");
   const count = FIELDS.find((f) => f.key === "playerOptionCount")!;
-  assert.deepEqual(checkField(count, null, []), {}, "null is the default");
-  assert.equal(checkField(count, 7, []).error, "Must be a whole number from 0 to 4; got 7.");
+  assert.deepEqual(checkField(count, { value: null }), {}, "null is the default");
+  assert.equal(checkField(count, { value: 7 }).error, "Must be a whole number from 0 to 4; got 7.");
   const emotion = FIELDS.find((f) => f.key === "defaultEmotion")!;
-  assert.match(checkField(emotion, "banana", []).warning ?? "", /not a known emotion/);
+  assert.match(checkField(emotion, { value: "banana" }).warning ?? "", /not a known emotion/);
 });

@@ -44,19 +44,19 @@ Deno.test("world values: JSON when it parses, else text", () => {
 
 Deno.test("a world change applied to a snapshot: set, create on the way, remove, list items; the input is not touched", () => {
   const state = { player: { gold: 20, bag: ["rope"] } };
-  assert.deepEqual(applyChange(state, "player.gold", { newValue: 16 }), {
+  assert.deepEqual(applyChange(state, { path: "player.gold", newValue: 16 }), {
     player: { gold: 16, bag: ["rope"] },
   });
-  assert.deepEqual(applyChange(state, "quest.ring", { newValue: "found" }), {
+  assert.deepEqual(applyChange(state, { path: "quest.ring", newValue: "found" }), {
     player: { gold: 20, bag: ["rope"] },
     quest: { ring: "found" },
   });
-  assert.deepEqual(applyChange(state, "player.gold", {}), { player: { bag: ["rope"] } });
-  assert.deepEqual(applyChange(state, "player.bag.1", { newValue: "torch" }), {
+  assert.deepEqual(applyChange(state, { path: "player.gold" }), { player: { bag: ["rope"] } });
+  assert.deepEqual(applyChange(state, { path: "player.bag.1", newValue: "torch" }), {
     player: { gold: 20, bag: ["rope", "torch"] },
   });
-  assert.deepEqual(applyChange(state, "player.bag.0", {}), { player: { gold: 20, bag: [] } });
-  assert.deepEqual(applyChange(state, "nothing.here", {}), state);
-  assert.deepEqual(applyChange(state, "", { newValue: { a: 1 } }), { a: 1 });
+  assert.deepEqual(applyChange(state, { path: "player.bag.0" }), { player: { gold: 20, bag: [] } });
+  assert.deepEqual(applyChange(state, { path: "nothing.here" }), state);
+  assert.deepEqual(applyChange(state, { path: "", newValue: { a: 1 } }), { a: 1 });
   assert.deepEqual(state, { player: { gold: 20, bag: ["rope"] } });
 });

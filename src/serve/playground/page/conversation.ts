@@ -3,18 +3,18 @@
  * The conversation: the player's lines (typed or picked from the NPC's player options), the NPC's replies
  * streaming in with the emotion shown the moment it arrives, the tool calls of each turn — client tools
  * answered by hand right there (JSON or text, an error, or left to time out) or automatically — cancel
- * mid-turn, barks, and each turn's usage and latency.
+ * mid-turn, barks, and each turn's usage and latency. A turn's tool calls are shown and answered by
+ * tool_calls.ts.
  * @module
  */
 import type { ToolContext } from "../../../client/tools.ts";
 import type { NpcEvent, NpcReply } from "../../../client/game_types.ts";
-import type { ToolRecord } from "../../../client/types.ts";
 import type { Npc } from "../../../client/npc.ts";
 import { BridgeError } from "../../../protocol/errors.ts";
 import type { JsonObject } from "../../../protocol/json.ts";
-import { brief, h, uid } from "./dom.ts";
+import { h } from "./dom.ts";
 import type { Saved, ToolAnswer } from "./storage.ts";
-import { answerValue } from "./values.ts";
+import { answerByHand, cannedAnswer, ToolCalls } from "./tool_calls.ts";
 
 /** Timings of a turn, in ms after it was sent. */
 export interface TurnTimings {
@@ -71,23 +71,15 @@ function ms(value: number | undefined): string {
   return value === undefined ? "–" : `${Math.round(value)} ms`;
 }
 
-interface ToolRow {
-  root: HTMLElement;
-  status: HTMLElement;
-  controls: HTMLElement;
-  result: HTMLElement;
-}
-
 interface LiveTurn {
   record: TurnRecord;
   root: HTMLElement;
   emotion: HTMLElement;
   line: HTMLElement;
-  tools: HTMLElement;
+  calls: ToolCalls;
   badges: HTMLElement;
   meta: HTMLElement;
   options: HTMLElement;
-  rows: Map<string, ToolRow>;
   abort: AbortController;
 }
 
@@ -109,7 +101,7 @@ export class Conversation {
   #live: LiveTurn | null = null;
   #turns = 0;
 
-  /** Builds the panel in `host`. */
+  /** Builds the panel in `root`: the header, the turns, and the composer (what was typed comes from `saved`). */
   constructor(root: HTMLElement, saved: Saved, host: ConversationHost) {
     this.#host = host;
     this.#saved = saved;
@@ -122,47 +114,14 @@ export class Conversation {
     });
     this.#list = h("ol", { class: "turns", "aria-label": "Conversation" });
     this.#announce = h("p", { class: "visually-hidden", "aria-live": "polite" });
-    this.#lineInput = h("textarea", {
-      id: "player-line",
-      rows: 2,
-      value: saved.line,
-      placeholder: "What the player says…",
-      "aria-describedby": "player-line-hint conversation-message",
-    });
-    this.#lineInput.addEventListener("input", () => {
-      saved.line = this.#lineInput.value;
-      host.changed();
-    });
-    this.#lineInput.addEventListener("keydown", (event) => {
-      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
-        event.preventDefault();
-        this.say();
-      } else if (event.key === "Escape" && this.#live) {
-        event.preventDefault();
-        this.cancel();
-      }
-    });
-    this.#context = h("input", {
+    this.#lineInput = this.#playerLine();
+    this.#context = this.#savedInput("context", {
       id: "turn-context",
-      type: "text",
-      value: saved.context,
       placeholder: "e.g. The player just paid 4 gold.",
-      autocomplete: "off",
     });
-    this.#context.addEventListener("input", () => {
-      saved.context = this.#context.value;
-      host.changed();
-    });
-    this.#situation = h("input", {
+    this.#situation = this.#savedInput("situation", {
       id: "bark-situation",
-      type: "text",
-      value: saved.situation,
       placeholder: "the greeting, or e.g. It starts to rain.",
-      autocomplete: "off",
-    });
-    this.#situation.addEventListener("input", () => {
-      saved.situation = this.#situation.value;
-      host.changed();
     });
     this.#send = h("button", {
       type: "button",
@@ -184,35 +143,78 @@ export class Conversation {
       h("div", { class: "conversation-head" }, this.#portrait, this.#title),
       this.#list,
       this.#announce,
+      this.#composer(),
+    );
+  }
+
+  /** The player's line: Enter says it, Shift+Enter starts a new line, Escape cancels a running reply. */
+  #playerLine(): HTMLTextAreaElement {
+    const input = h("textarea", {
+      id: "player-line",
+      rows: 2,
+      value: this.#saved.line,
+      placeholder: "What the player says…",
+      "aria-describedby": "player-line-hint conversation-message",
+    });
+    input.addEventListener("input", () => {
+      this.#saved.line = input.value;
+      this.#host.changed();
+    });
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+        event.preventDefault();
+        this.say();
+      } else if (event.key === "Escape" && this.#live) {
+        event.preventDefault();
+        this.cancel();
+      }
+    });
+    return input;
+  }
+
+  /** A one-line input whose text the page keeps as `saved[key]`. */
+  #savedInput(
+    key: "context" | "situation",
+    { id, placeholder }: { id: string; placeholder: string },
+  ): HTMLInputElement {
+    const input = h("input", { id, type: "text", value: this.#saved[key], placeholder, autocomplete: "off" });
+    input.addEventListener("input", () => {
+      this.#saved[key] = input.value;
+      this.#host.changed();
+    });
+    return input;
+  }
+
+  /** The player's line and the turn's context, Say and Cancel, the message line, and the bark row. */
+  #composer(): HTMLElement {
+    return h(
+      "div",
+      { class: "composer" },
       h(
         "div",
-        { class: "composer" },
-        h(
-          "div",
-          { class: "field" },
-          h("label", { for: "player-line", text: "Player" }),
-          this.#lineInput,
-          h("p", {
-            class: "hint",
-            id: "player-line-hint",
-            text: "Enter says it, Shift+Enter starts a new line, Escape cancels a reply.",
-          }),
-        ),
-        h(
-          "div",
-          { class: "field" },
-          h("label", { for: "turn-context", text: "Context of this turn (optional)" }),
-          this.#context,
-        ),
-        h("div", { class: "row" }, this.#send, this.#cancel),
-        this.#message,
-        h(
-          "div",
-          { class: "row bark-row" },
-          h("label", { for: "bark-situation", text: "Bark situation" }),
-          this.#situation,
-          this.#bark,
-        ),
+        { class: "field" },
+        h("label", { for: "player-line", text: "Player" }),
+        this.#lineInput,
+        h("p", {
+          class: "hint",
+          id: "player-line-hint",
+          text: "Enter says it, Shift+Enter starts a new line, Escape cancels a reply.",
+        }),
+      ),
+      h(
+        "div",
+        { class: "field" },
+        h("label", { for: "turn-context", text: "Context of this turn (optional)" }),
+        this.#context,
+      ),
+      h("div", { class: "row" }, this.#send, this.#cancel),
+      this.#message,
+      h(
+        "div",
+        { class: "row bark-row" },
+        h("label", { for: "bark-situation", text: "Bark situation" }),
+        this.#situation,
+        this.#bark,
       ),
     );
   }
@@ -319,57 +321,9 @@ export class Conversation {
 
   async #talk(npc: Npc, line: string, context: string): Promise<void> {
     const record: TurnRecord = { index: ++this.#turns, line, timings: {} };
-    const emotion = h("span", {
-      class: "emotion",
-      "data-emotion": "pending",
-      text: "…",
-      "aria-label": "emotion",
-    });
-    const lineEl = h("p", { class: "line streaming" });
-    const tools = h("div", { class: "tool-calls" });
-    const badges = h("span", { class: "badges" });
-    const meta = h("p", { class: "meta" });
-    const options = h("div", { class: "player-options" });
-    const root = h(
-      "li",
-      { class: "turn", "data-turn": String(record.index) },
-      h(
-        "div",
-        { class: "player" },
-        h("span", { class: "who", text: "Player" }),
-        h("p", { class: "said", text: line }),
-        context ? h("p", { class: "context", text: `Context: ${context}` }) : null,
-      ),
-      h(
-        "div",
-        { class: "npc", "aria-busy": "true" },
-        h(
-          "div",
-          { class: "npc-head" },
-          h("span", { class: "who", text: this.#host.npcName() }),
-          emotion,
-          badges,
-        ),
-        tools,
-        lineEl,
-        options,
-        meta,
-      ),
-    );
-    this.#list.append(root);
+    const live = this.#liveTurn(record, context);
+    this.#list.append(live.root);
     this.#scroll();
-    const live: LiveTurn = {
-      record,
-      root,
-      emotion,
-      line: lineEl,
-      tools,
-      badges,
-      meta,
-      options,
-      rows: new Map(),
-      abort: new AbortController(),
-    };
     this.#live = live;
     this.#setBusy(true);
     const started = performance.now();
@@ -390,11 +344,63 @@ export class Conversation {
     } finally {
       this.#live = null;
       this.#setBusy(false);
-      root.querySelector(".npc")?.setAttribute("aria-busy", "false");
-      lineEl.classList.remove("streaming");
-      for (const row of live.rows.values()) this.#closeRow(row, null);
+      live.root.querySelector(".npc")?.setAttribute("aria-busy", "false");
+      live.line.classList.remove("streaming");
+      live.calls.closeAll();
       this.#host.turnFinished(record);
     }
+  }
+
+  /** A turn's entry: what the player said (and the context), and the NPC's part, filled in as events come. */
+  #liveTurn(record: TurnRecord, context: string): LiveTurn {
+    const emotion = h("span", {
+      class: "emotion",
+      "data-emotion": "pending",
+      text: "…",
+      "aria-label": "emotion",
+    });
+    const line = h("p", { class: "line streaming" });
+    const calls = new ToolCalls();
+    const badges = h("span", { class: "badges" });
+    const meta = h("p", { class: "meta" });
+    const options = h("div", { class: "player-options" });
+    const root = h(
+      "li",
+      { class: "turn", "data-turn": String(record.index) },
+      h(
+        "div",
+        { class: "player" },
+        h("span", { class: "who", text: "Player" }),
+        h("p", { class: "said", text: record.line }),
+        context ? h("p", { class: "context", text: `Context: ${context}` }) : null,
+      ),
+      h(
+        "div",
+        { class: "npc", "aria-busy": "true" },
+        h(
+          "div",
+          { class: "npc-head" },
+          h("span", { class: "who", text: this.#host.npcName() }),
+          emotion,
+          badges,
+        ),
+        calls.root,
+        line,
+        options,
+        meta,
+      ),
+    );
+    return {
+      record,
+      root,
+      emotion,
+      line,
+      calls,
+      badges,
+      meta,
+      options,
+      abort: new AbortController(),
+    };
   }
 
   #setBusy(busy: boolean): void {
@@ -419,73 +425,13 @@ export class Conversation {
         live.line.textContent = event.line;
         break;
       case "toolCallStarted":
-        this.#row(live, event.call.id, event.call.name, event.call.arguments, event.execution);
+        live.calls.row(event.call, event.execution);
         break;
       case "toolCallCompleted":
-        this.#completed(live, event.record);
+        live.calls.completed(event.record);
         break;
     }
     this.#scroll();
-  }
-
-  #row(live: LiveTurn, id: string, name: string, args: JsonObject, execution: string): ToolRow {
-    const existing = live.rows.get(id);
-    if (existing) return existing;
-    const status = h("span", {
-      class: "tool-status",
-      text: execution === "client" ? "waiting for the game…" : "running…",
-    });
-    const controls = h("div", { class: "tool-answer" });
-    const result = h("div", { class: "tool-result" });
-    const root = h(
-      "div",
-      {
-        class: `tool-call ${execution}`,
-        "data-call": id,
-        "data-tool": name,
-        role: "group",
-        "aria-label": `Tool call ${name}`,
-      },
-      h(
-        "p",
-        { class: "tool-head" },
-        h("strong", { text: name }),
-        " ",
-        h("code", { class: "args", text: brief(args, 200) }),
-        " ",
-        h("span", { class: "execution", text: execution === "client" ? "game" : "built-in" }),
-        " ",
-        status,
-      ),
-      controls,
-      result,
-    );
-    live.tools.append(root);
-    const row = { root, status, controls, result };
-    live.rows.set(id, row);
-    return row;
-  }
-
-  #completed(live: LiveTurn, record: ToolRecord): void {
-    const row = this.#row(live, record.call.id, record.call.name, record.call.arguments, "local");
-    this.#closeRow(row, null);
-    row.root.classList.add(record.isError ? "failed" : "done");
-    const how = row.root.dataset.how;
-    row.status.textContent = `${how ? `${how} · ` : ""}${record.isError ? "error" : "done"} in ${
-      Math.round(record.durationSeconds * 1000)
-    } ms`;
-    row.result.replaceChildren(
-      h("span", { class: "arrow", "aria-hidden": "true", text: "→ " }),
-      h("code", { class: record.isError ? "error" : "", text: brief(record.output, 300) }),
-    );
-  }
-
-  #closeRow(row: ToolRow, status: string | null): void {
-    const timer = Number(row.root.dataset.timer ?? 0);
-    if (timer) clearInterval(timer);
-    delete row.root.dataset.timer;
-    row.controls.replaceChildren();
-    if (status !== null) row.status.textContent = status;
   }
 
   /**
@@ -497,124 +443,16 @@ export class Conversation {
     const answer = this.#host.answerOf(name);
     if (!live) {
       // A call outside a conversation turn (none is expected): answer it as configured, or as an error.
-      if (answer.mode === "auto") return this.#canned(answer);
+      if (answer.mode === "auto") return cannedAnswer(answer);
       return Promise.reject(new Error("The playground was not running a turn for this call."));
     }
-    const row = this.#row(live, ctx.call.id, name, args, "client");
+    const row = live.calls.row({ id: ctx.call.id, name, arguments: args }, "client");
     if (answer.mode === "auto") {
       row.status.textContent = "answered automatically";
       row.root.dataset.how = "answered automatically";
-      return this.#canned(answer);
+      return cannedAnswer(answer);
     }
-    return this.#byHand(row, name, answer, ctx);
-  }
-
-  #canned(answer: ToolAnswer): Promise<unknown> {
-    if (answer.asError) return Promise.reject(new Error(answer.text || "error"));
-    const parsed = answerValue(answer.text, "auto");
-    return Promise.resolve("value" in parsed ? parsed.value : answer.text);
-  }
-
-  #byHand(row: ToolRow, name: string, answer: ToolAnswer, ctx: ToolContext): Promise<unknown> {
-    const id = uid("answer");
-    const text = h("textarea", {
-      id,
-      class: "code",
-      rows: 2,
-      spellcheck: "false",
-      value: answer.text,
-      placeholder: '{"stock": 3} or plain text',
-      "aria-describedby": `${id}-hint ${id}-message`,
-    });
-    const as = h(
-      "select",
-      { id: `${id}-as`, "aria-label": "Send the answer as" },
-      h("option", { value: "auto", text: "JSON if it parses, else text" }),
-      h("option", { value: "json", text: "JSON" }),
-      h("option", { value: "text", text: "text" }),
-    );
-    const hint = h("p", { class: "hint", id: `${id}-hint` });
-    const message = h("p", { class: "message", id: `${id}-message`, "aria-live": "assertive" });
-    const showHint = () => {
-      const v = answerValue(text.value, as.value as "auto");
-      hint.textContent = "problem" in v
-        ? ""
-        : `Sent as ${
-          typeof v.value === "string"
-            ? "text"
-            : `JSON (${Array.isArray(v.value) ? "a list" : v.value === null ? "null" : typeof v.value})`
-        }.`;
-    };
-    text.addEventListener("input", showHint);
-    as.addEventListener("change", showHint);
-    showHint();
-    const timeout = this.#host.toolTimeout(name);
-    const startedAt = Date.now();
-    const tick = () => {
-      if (timeout === null) {
-        row.status.textContent = "waiting for your answer (no time limit)";
-        return;
-      }
-      const left = Math.max(0, Math.ceil(timeout - (Date.now() - startedAt) / 1000));
-      row.status.textContent = `waiting for your answer: ${left} s left`;
-    };
-    tick();
-    row.root.dataset.timer = String(setInterval(tick, 1000));
-    row.root.classList.add("pending");
-
-    return new Promise((resolve, reject) => {
-      const send = h("button", { type: "button", class: "primary small", text: "Send answer" });
-      const asError = h("button", { type: "button", class: "small", text: "Send as error" });
-      const wait = h("button", { type: "button", class: "small", text: "Let it time out" });
-      const done = (status: string) => {
-        row.root.classList.remove("pending");
-        row.root.dataset.how = status;
-        this.#closeRow(row, status);
-        ctx.signal.removeEventListener("abort", onAbort);
-      };
-      const onAbort = () => {
-        const reason = ctx.signal.reason;
-        done(`the bridge no longer needs it: ${reason instanceof Error ? reason.message : String(reason)}`);
-        row.root.classList.add("cancelled");
-        reject(reason);
-      };
-      ctx.signal.addEventListener("abort", onAbort, { once: true });
-      send.addEventListener("click", () => {
-        const v = answerValue(text.value, as.value as "auto");
-        if ("problem" in v) {
-          message.textContent = v.problem;
-          text.setAttribute("aria-invalid", "true");
-          text.focus();
-          return;
-        }
-        done("answered by hand");
-        resolve(v.value);
-      });
-      asError.addEventListener("click", () => {
-        done("answered with an error");
-        reject(new Error(text.value || "error"));
-      });
-      wait.addEventListener("click", () => {
-        row.controls.replaceChildren(
-          h("p", {
-            class: "hint",
-            text: "Not answering: the bridge times the call out and tells the model.",
-          }),
-        );
-      });
-      if (ctx.signal.aborted) {
-        onAbort();
-        return;
-      }
-      row.controls.replaceChildren(
-        h("label", { for: id, text: `Answer ${name} (JSON or text)` }),
-        text,
-        hint,
-        message,
-        h("div", { class: "row" }, as, send, asError, wait),
-      );
-      text.focus();
-    });
+    return answerByHand(row, { name, answer, timeout: this.#host.toolTimeout(name), signal: ctx.signal });
   }
 
   #finish(live: LiveTurn, reply: NpcReply): void {

@@ -393,7 +393,10 @@ export function reviewDocument(value: JsonObject): Review {
   }
   const tools = npcToolNames(value);
   for (const spec of FIELDS.filter((f) => f.section === "file")) {
-    const check = checkField(spec, Object.hasOwn(value, spec.key) ? value[spec.key] : undefined, tools);
+    const check = checkField(spec, {
+      value: Object.hasOwn(value, spec.key) ? value[spec.key] : undefined,
+      tools,
+    });
     if (check.error || check.warning) review.fields.set(`file.${spec.key}`, check);
   }
   for (const section of ["persona", "options", "memory"] as const) {
@@ -410,7 +413,10 @@ export function reviewDocument(value: JsonObject): Review {
       if (!known.includes(key)) review.unknown.push(`${section}.${key}`);
     }
     for (const spec of FIELDS.filter((f) => f.section === section)) {
-      const check = checkField(spec, Object.hasOwn(object, spec.key) ? object[spec.key] : undefined, tools);
+      const check = checkField(spec, {
+        value: Object.hasOwn(object, spec.key) ? object[spec.key] : undefined,
+        tools,
+      });
       if (check.error || check.warning) review.fields.set(`${section}.${spec.key}`, check);
     }
   }

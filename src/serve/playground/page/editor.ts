@@ -3,6 +3,9 @@
  * The persona editor: a form with every persona field and NPC option (defaults, limits and checks shown
  * inline), the client tools, the initial world and memory, the model (the bridge's or a script), and the
  * raw JSONC text, all editing one persona document so they stay in sync. Loads and saves persona files.
+ *
+ * editor_panels.ts builds the tabs' panels and the toolbars; this module keeps the document, the form's
+ * field widgets, the syncing between the views, the checks and the status line, loads and saves.
  * @module
  */
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
@@ -14,9 +17,21 @@ import {
   type Review,
   reviewDocument,
 } from "./document.ts";
-import { type Child, download, fileButton, fileName, h, pretty, tabs } from "./dom.ts";
+import { download, fileName, h, pretty, tabs } from "./dom.ts";
+import {
+  fileToolbar,
+  type FormParts,
+  jsoncPanel,
+  memoryPanel,
+  modelPanel,
+  type ModelPanelOptions,
+  optionsPanel,
+  personaPanel,
+  startToolbar,
+  worldPanel,
+} from "./editor_panels.ts";
 import { type FieldWidget, fieldWidget } from "./field_widgets.ts";
-import { FIELDS } from "./fields.ts";
+import { type Check, FIELDS, type Section } from "./fields.ts";
 import type { Saved } from "./storage.ts";
 import { ToolEditor } from "./tool_editor.ts";
 
@@ -34,57 +49,6 @@ export interface EditorEvents {
   exportForEngine(): void;
 }
 
-const OPTION_GROUPS: [string, string[]][] = [
-  ["Reply", ["replyFormat", "playerOptionCount", "canEndConversation", "emotions", "extraInstructions"]],
-  ["Tools", ["groundingTool", "toolChoice", "maxToolRounds", "maxToolCalls", "toolTimeoutSeconds"]],
-  ["World", ["worldReadable", "worldWritable", "worldContextPaths"]],
-  [
-    "Memory and secrets",
-    [
-      "memoryTools",
-      "maxFacts",
-      "maxRelationshipChange",
-      "secretsUnlockAtRelationship",
-      "compactAfterTurns",
-      "keepRecentTurns",
-    ],
-  ],
-  [
-    "Guardrails and generation",
-    ["fallbackOnGuardrail", "fallbackLines", "temperature", "maximumResponseTokens", "barkMaximumTokens"],
-  ],
-];
-
-const STEP_HELP: [string, string][] = [
-  ['{"text": "[happy] Hello.", "chunks": 3}', "an answer, streamed in about 3 pieces (text replies)"],
-  ['{"json": {"emotion", "line", "player_options", "ends_conversation"}}', "a structured reply"],
-  [
-    '{"toolCalls": [{"name": "check_stock", "arguments": {…}}]}',
-    "one tool round (several calls run together)",
-  ],
-  ['{"template": "[happy] We have {toolOutput}"}', "an answer with {prompt}, {toolOutput}, {toolOutputs}"],
-  ['{"error": "guardrail_violation"}', "a failure with any error code"],
-  ['…, "delayMs": 2000', "wait first (to try cancelling)"],
-];
-
-/** The step types of a script, shown under the Model tab's script. */
-function stepHelp(): HTMLElement {
-  return h(
-    "details",
-    { class: "help" },
-    h("summary", { text: "Step types (PROTOCOL.md §10)" }),
-    h(
-      "ul",
-      {},
-      ...STEP_HELP.map(([code, text]) => h("li", {}, h("code", { text: code }), ` ${text}`)),
-      h("li", {
-        text: "Each model step plays the next step: a tool round takes one step and the answer another; " +
-          "barks play a step too. Structured replies need exactly “Player options” player_options.",
-      }),
-    ),
-  );
-}
-
 function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
@@ -93,6 +57,27 @@ function isObject(value: unknown): value is JsonObject {
 export function pathsIn(message: string): string[] {
   return [...message.matchAll(/\b(file|persona|options|memory|tools\[\d+\]|model)(\.[A-Za-z_]+|\[\d+\])?/g)]
     .map((m) => m[0]);
+}
+
+/** A check in the status list: `link` (to the field, tool or script it is about), then its text. */
+function checkItem(check: Check, link: HTMLElement): HTMLElement {
+  return h("li", { class: check.error ? "error" : "warning" }, link, `: ${check.error ?? check.warning}`);
+}
+
+/** The status summary: how many problems block a start (or "Ready to start") and how many warnings. */
+function statusSummary({ problems, warnings, more }: {
+  problems: number;
+  warnings: number;
+  /** A list of checks follows. */
+  more: boolean;
+}): HTMLElement {
+  return h(
+    "p",
+    { class: problems > 0 ? "error summary" : "summary" },
+    problems > 0 ? `${problems} problem${problems > 1 ? "s" : ""} to fix before starting` : "Ready to start",
+    warnings > 0 ? ` (${warnings} warning${warnings > 1 ? "s" : ""})` : "",
+    more ? ":" : ".",
+  );
 }
 
 /** The persona editor. */
@@ -133,25 +118,33 @@ export class Editor {
     this.review = reviewDocument(this.doc.value);
     this.root = host;
 
-    const personaPanel = this.#personaPanel();
-    const optionsPanel = this.#optionsPanel();
-    const memoryPanel = this.#memoryPanel();
+    const form: FormParts = {
+      banner: () => this.#staleBanner(),
+      fields: (section, keys) => this.#fieldWidgets(section, keys),
+    };
+    const persona = personaPanel(form);
+    const options = optionsPanel(form);
+    const memory = memoryPanel(form);
     this.#tools = new ToolEditor({
       doc: this.doc,
       drafts: saved.drafts,
       answers: saved.answers,
       changed: () => this.#documentChanged("form"),
     });
-    const toolsPanel = h("div", {}, this.#staleBanner(), this.#tools.root);
-    const world = this.#worldPanel();
+    const tools = h("div", {}, form.banner(), this.#tools.root);
+    const world = worldPanel(form, { onInput: () => this.#worldInput() });
     this.#world = world.input;
     this.#worldMessage = world.message;
-    const model = this.#modelPanel();
+    const model = modelPanel(this.#modelPanelOptions());
     this.#useScript = model.useScript;
     this.#bridgeModel = model.bridgeModel;
     this.#script = model.script;
     this.#scriptMessage = model.scriptMessage;
-    const jsonc = this.#jsoncPanel();
+    const jsonc = jsoncPanel({
+      text: this.doc.text,
+      onInput: () => this.#jsoncInput(),
+      onCaret: () => this.#showCaret(),
+    });
     this.#jsonc = jsonc.input;
     this.#jsoncCaret = jsonc.caret;
 
@@ -164,15 +157,15 @@ export class Editor {
     this.#status = h("div", { id: "editor-status", class: "status", role: "status", "aria-live": "polite" });
     this.#result = h("div", { id: "start-result", class: "status", role: "alert" });
     const tabHost = h("div", { class: "tabs" });
-    host.append(this.#fileToolbar(), this.#startToolbar(), this.#status, this.#result, tabHost);
+    host.append(...this.#toolbars(), this.#status, this.#result, tabHost);
     this.#select = tabs(tabHost, {
       name: "Persona editor",
       items: [
-        { id: "persona", label: "Persona", panel: personaPanel },
-        { id: "options", label: "Options", panel: optionsPanel },
-        { id: "tools", label: "Tools", panel: toolsPanel },
+        { id: "persona", label: "Persona", panel: persona },
+        { id: "options", label: "Options", panel: options },
+        { id: "tools", label: "Tools", panel: tools },
         { id: "world", label: "World", panel: world.panel },
-        { id: "memory", label: "Memory", panel: memoryPanel },
+        { id: "memory", label: "Memory", panel: memory },
         { id: "model", label: "Model", panel: model.panel },
         { id: "jsonc", label: "JSONC", panel: jsonc.panel },
       ],
@@ -183,7 +176,7 @@ export class Editor {
   }
 
   /** The widgets of a section's fields (only `keys`, when given), kept for syncing and checks. */
-  #fieldWidgets(section: string, keys?: string[]): HTMLElement[] {
+  #fieldWidgets(section: Section, keys?: readonly string[]): HTMLElement[] {
     const onField = (widget: FieldWidget) => this.#fieldInput(widget);
     return FIELDS.filter((f) => f.section === section && (!keys || keys.includes(f.key))).map((spec) => {
       const widget = fieldWidget(spec, onField);
@@ -199,265 +192,37 @@ export class Editor {
     return banner;
   }
 
-  #personaPanel(): HTMLElement {
-    return h("div", {}, this.#staleBanner(), ...this.#fieldWidgets("file"), ...this.#fieldWidgets("persona"));
-  }
-
-  #optionsPanel(): HTMLElement {
-    return h(
-      "div",
-      {},
-      this.#staleBanner(),
-      ...OPTION_GROUPS.map(([legend, keys]) =>
-        h(
-          "fieldset",
-          { class: "group" },
-          h("legend", { text: legend }),
-          ...this.#fieldWidgets("options", keys),
-        )
-      ),
-    );
-  }
-
-  #memoryPanel(): HTMLElement {
-    return h(
-      "div",
-      {},
-      this.#staleBanner(),
-      h("p", {
-        class: "hint",
-        text: "The memory the NPC starts with. The State panel shows the live memory.",
+  /** The file toolbar (load, save, export, undo a load) and the start toolbar (start, apply). */
+  #toolbars(): HTMLElement[] {
+    return [
+      fileToolbar({
+        onLoad: (files) => this.#loadFiles(files),
+        onSave: () => this.savePersona(),
+        onExport: () => this.#events.exportForEngine(),
+        undo: this.#undoButton,
       }),
-      ...this.#fieldWidgets("memory"),
-    );
+      startToolbar({ onStart: () => this.#events.start(false), onApply: () => this.#events.apply() }),
+    ];
   }
 
-  /** The initial world: JSONC text kept as typed (a draft) until it is an object. */
-  #worldPanel(): { panel: HTMLElement; input: HTMLTextAreaElement; message: HTMLElement } {
-    const input = h("textarea", {
-      id: "world-seed",
-      wrap: "off",
-      class: "code",
-      rows: 10,
-      spellcheck: "false",
-      "aria-describedby": "world-seed-hint world-seed-message",
-    });
-    const message = h("p", { class: "message", id: "world-seed-message", "aria-live": "polite" });
-    input.addEventListener("input", () => this.#worldInput());
-    const panel = h(
-      "div",
-      {},
-      this.#staleBanner(),
-      h(
-        "div",
-        { class: "field" },
-        h("label", { for: "world-seed", text: "Initial world (JSON object)" }),
-        input,
-        h("p", {
-          class: "hint",
-          id: "world-seed-hint",
-          text:
-            "Created when the NPC starts. The NPC reads it with read_world_state and changes the paths of " +
-            "Options → World writable with update_world_state. Empty: no world. Edit the live world in the State panel.",
-        }),
-        message,
-      ),
-    );
-    return { panel, input, message };
-  }
-
-  /** The Model tab: which model new NPCs run on, the script, its files, and the step types. */
-  #modelPanel(): {
-    panel: HTMLElement;
-    useScript: HTMLInputElement;
-    bridgeModel: HTMLElement;
-    script: HTMLTextAreaElement;
-    scriptMessage: HTMLElement;
-  } {
-    const choice = this.#modelChoice();
-    const script = this.#scriptField();
-    const panel = h("div", {}, choice.fieldset, script.field, this.#scriptFiles(), stepHelp());
-    return { ...choice, ...script, panel };
-  }
-
-  /** The bridge's model or the script (remembered in what the page saves). */
-  #modelChoice(): {
-    fieldset: HTMLElement;
-    useScript: HTMLInputElement;
-    bridgeModel: HTMLElement;
-  } {
-    const useBridge = h("input", {
-      type: "radio",
-      name: "model-kind",
-      id: "model-bridge",
-      checked: !this.saved.useScript,
-    });
-    const useScript = h("input", {
-      type: "radio",
-      name: "model-kind",
-      id: "model-script",
-      checked: this.saved.useScript,
-    });
-    for (const radio of [useBridge, useScript]) {
-      radio.addEventListener("change", () => {
-        this.saved.useScript = useScript.checked;
+  /** The Model tab's first state (from what was saved) and what its controls do. */
+  #modelPanelOptions(): ModelPanelOptions {
+    return {
+      useScript: this.saved.useScript,
+      script: this.saved.script,
+      onModelKind: (useScript) => {
+        this.saved.useScript = useScript;
         this.#documentChanged("form");
-      });
-    }
-    const bridgeModel = h("span", {
-      class: "model-detail",
-      id: "bridge-model-detail",
-      text: "(connecting…)",
-    });
-    const fieldset = h(
-      "fieldset",
-      { class: "group" },
-      h("legend", { text: "Which model the NPC runs on" }),
-      h(
-        "label",
-        { class: "check", for: "model-bridge" },
-        useBridge,
-        h("span", {}, "The bridge's model (", h("code", { text: "system" }), "): ", bridgeModel),
-      ),
-      h(
-        "label",
-        { class: "check", for: "model-script" },
-        useScript,
-        h("span", { text: "A script (the scripted model below): deterministic, works everywhere" }),
-      ),
-    );
-    return { fieldset, useScript, bridgeModel };
-  }
-
-  /** The script's text, checked as it is typed. */
-  #scriptField(): { field: HTMLElement; script: HTMLTextAreaElement; scriptMessage: HTMLElement } {
-    const script = h("textarea", {
-      id: "script",
-      wrap: "off",
-      class: "code",
-      rows: 16,
-      spellcheck: "false",
-      value: this.saved.script,
-      "aria-describedby": "script-message",
-    });
-    const scriptMessage = h("p", { class: "message", id: "script-message", "aria-live": "polite" });
-    script.addEventListener("input", () => {
-      this.saved.script = script.value;
-      this.#checkScript();
-      this.#events.changed();
-    });
-    const field = h(
-      "div",
-      { class: "field" },
-      h("label", { for: "script", text: 'Script: a list of steps, or {"steps": […], "fallback": step}' }),
-      script,
-      scriptMessage,
-    );
-    return { field, script, scriptMessage };
-  }
-
-  /** Load and save the script as a file. */
-  #scriptFiles(): HTMLElement {
-    return h(
-      "div",
-      { class: "row" },
-      fileButton("load-script", {
-        label: "Load script…",
-        accept: ".json,.jsonc",
-        onFiles: (files) => this.#loadScript(files[0]),
-      }),
-      h("button", {
-        type: "button",
-        text: "Save script",
-        on: {
-          click: () =>
-            download(fileName(this.#npcName(), ".steps.json"), { text: this.#script.value.trimEnd() + "\n" }),
-        },
-      }),
-    );
-  }
-
-  /** The raw persona file, with the caret's line and column. */
-  #jsoncPanel(): { panel: HTMLElement; input: HTMLTextAreaElement; caret: HTMLElement } {
-    const input = h("textarea", {
-      id: "jsonc",
-      wrap: "off",
-      class: "code",
-      rows: 28,
-      spellcheck: "false",
-      value: this.doc.text,
-      "aria-describedby": "jsonc-status",
-    });
-    const status = h("div", { id: "jsonc-status", class: "message", "aria-live": "polite" });
-    const caret = h("span", { class: "caret", "aria-hidden": "true" });
-    input.addEventListener("input", () => this.#jsoncInput());
-    for (const type of ["keyup", "click", "select"]) {
-      input.addEventListener(type, () => this.#showCaret());
-    }
-    const panel = h(
-      "div",
-      {},
-      h(
-        "div",
-        { class: "field" },
-        h("label", { for: "jsonc", text: "Persona file (JSONC: comments and trailing commas allowed)" }),
-        input,
-        h("p", { class: "hint" }, caret),
-        status,
-      ),
-    );
-    return { panel, input, caret };
-  }
-
-  /** Load, save and export the persona file (and undo a load). */
-  #fileToolbar(): HTMLElement {
-    return h(
-      "div",
-      { class: "toolbar" },
-      fileButton("load-persona", {
-        label: "Load…",
-        accept: ".json,.jsonc",
-        onFiles: (files) => this.#loadFiles(files),
-        multiple: true,
-      }),
-      h("button", {
-        type: "button",
-        id: "save-persona",
-        text: "Save persona file",
-        on: { click: () => this.savePersona() },
-      }),
-      h("button", {
-        type: "button",
-        id: "export-persona",
-        text: "Export for the engine",
-        title: "The npc/create (and world/create) params an engine sends",
-        on: { click: () => this.#events.exportForEngine() },
-      }),
-      this.#undoButton,
-    );
-  }
-
-  /** Start the NPC, or apply the edits to the running one. */
-  #startToolbar(): HTMLElement {
-    return h(
-      "div",
-      { class: "toolbar" },
-      h("button", {
-        type: "button",
-        id: "start",
-        class: "primary",
-        text: "Start NPC",
-        on: { click: () => this.#events.start(false) },
-      }),
-      h("button", {
-        type: "button",
-        id: "apply",
-        text: "Apply, keep conversation",
-        title:
-          "Rebuild the running NPC with this persona, options and tools; its conversation and memory stay",
-        on: { click: () => this.#events.apply() },
-      }),
-    );
+      },
+      onScriptInput: (text) => {
+        this.saved.script = text;
+        this.#checkScript();
+        this.#events.changed();
+      },
+      onLoadScript: (file) => this.#loadScript(file),
+      onSaveScript: () =>
+        download(fileName(this.#npcName(), ".steps.json"), { text: this.#script.value.trimEnd() + "\n" }),
+    };
   }
 
   /** The NPC's name (or "npc") for file names. */
@@ -614,68 +379,69 @@ export class Editor {
     this.#tools.mark(this.review.tools);
   }
 
+  /**
+   * The status line: the JSONC syntax problem (with a link that shows it), a summary (problems that block a
+   * start, warnings), and the list of checks.
+   */
   #renderStatus(): void {
     const problem = this.doc.problem;
-    const review = this.review;
-    const errors = errorCount(review);
-    const items: Node[] = [];
-    if (problem) {
-      items.push(
-        h(
-          "p",
-          { class: "error" },
-          `${problem.message} `,
-          h("button", {
-            type: "button",
-            class: "link",
-            text: "Show it",
-            on: { click: () => this.#showProblem() },
-          }),
-        ),
+    const scriptProblem = this.saved.useScript ? this.scriptProblem() : null;
+    const list = this.#reviewItems();
+    if (scriptProblem) {
+      list.push(
+        checkItem({ error: scriptProblem }, this.#jump("Script", "model", () => this.#script.focus())),
       );
     }
-    const jump = (label: string, tab: string, focus?: () => void) =>
+    const listed = errorCount(this.review) + (scriptProblem ? 1 : 0);
+    const items: Node[] = [];
+    if (problem) items.push(this.#syntaxProblem(problem.message));
+    items.push(
+      statusSummary({
+        problems: listed + (problem ? 1 : 0),
+        warnings: list.length - listed,
+        more: list.length > 0,
+      }),
+    );
+    if (list.length > 0) items.push(h("ul", { class: "messages" }, ...list));
+    this.#status.replaceChildren(...items);
+  }
+
+  /** The JSONC text's syntax problem, with a link that selects it in the JSONC tab. */
+  #syntaxProblem(message: string): HTMLElement {
+    return h(
+      "p",
+      { class: "error" },
+      `${message} `,
       h("button", {
         type: "button",
         class: "link",
-        text: label,
-        on: {
-          click: () => {
-            this.#select(tab);
-            focus?.();
-          },
-        },
-      });
-    const list: Child[] = [];
-    for (const c of review.file) {
-      list.push(h("li", { class: c.error ? "error" : "warning", text: c.error ?? c.warning ?? "" }));
-    }
+        text: "Show it",
+        on: { click: () => this.#showProblem() },
+      }),
+    );
+  }
+
+  /**
+   * The review's checks as list items, in order: the file's, each field's and each tool's (with a link to
+   * it), and the unknown fields.
+   */
+  #reviewItems(): HTMLElement[] {
+    const review = this.review;
+    const items: HTMLElement[] = review.file.map((c) =>
+      h("li", { class: c.error ? "error" : "warning", text: c.error ?? c.warning ?? "" })
+    );
     for (const [path, check] of review.fields) {
       const widget = this.#widgets.find((w) => w.path === path)!;
       const tab = widget.spec.section === "file" ? "persona" : widget.spec.section;
-      list.push(
-        h(
-          "li",
-          { class: check.error ? "error" : "warning" },
-          jump(widget.spec.label, tab, () => widget.focusable.focus()),
-          `: ${check.error ?? check.warning}`,
-        ),
-      );
+      items.push(checkItem(check, this.#jump(widget.spec.label, tab, () => widget.focusable.focus())));
     }
     review.tools.forEach((checks, i) => {
       for (const c of checks) {
-        list.push(
-          h(
-            "li",
-            { class: c.error ? "error" : "warning" },
-            jump(`Tool ${i + 1}`, "tools", () => this.#tools.focus(i)),
-            `: ${c.error ?? c.warning}`,
-          ),
-        );
+        items.push(checkItem(c, this.#jump(`Tool ${i + 1}`, "tools", () => this.#tools.focus(i))));
       }
     });
     if (review.unknown.length > 0) {
-      list.push(
+      items.push(
         h(
           "li",
           { class: "warning unknown-fields" },
@@ -684,31 +450,22 @@ export class Editor {
         ),
       );
     }
-    const scriptProblem = this.saved.useScript ? this.scriptProblem() : null;
-    if (scriptProblem) {
-      list.push(
-        h(
-          "li",
-          { class: "error" },
-          jump("Script", "model", () => this.#script.focus()),
-          `: ${scriptProblem}`,
-        ),
-      );
-    }
-    const listed = errors + (scriptProblem ? 1 : 0);
-    const total = listed + (problem ? 1 : 0);
-    const warnings = list.length - listed;
-    items.push(
-      h(
-        "p",
-        { class: total > 0 ? "error summary" : "summary" },
-        total > 0 ? `${total} problem${total > 1 ? "s" : ""} to fix before starting` : "Ready to start",
-        warnings > 0 ? ` (${warnings} warning${warnings > 1 ? "s" : ""})` : "",
-        list.length > 0 ? ":" : ".",
-      ),
-    );
-    if (list.length > 0) items.push(h("ul", { class: "messages" }, ...list));
-    this.#status.replaceChildren(...items);
+    return items;
+  }
+
+  /** A link that selects editor tab `tab` and then calls `focus`. */
+  #jump(label: string, tab: string, focus: () => void): HTMLButtonElement {
+    return h("button", {
+      type: "button",
+      class: "link",
+      text: label,
+      on: {
+        click: () => {
+          this.#select(tab);
+          focus();
+        },
+      },
+    });
   }
 
   #showProblem(): void {

@@ -380,45 +380,34 @@ export interface Check {
   warning?: string;
 }
 
-/**
- * Checks the value of a field (`undefined`: absent, the default applies; `null` is the default as well,
- * except for `secretsUnlockAtRelationship`, where it means "always, guarded"). `tools` are the tool names
- * the NPC will have (for the grounding tool and `{"tool": …}`).
- */
-export function checkField(spec: FieldSpec, value: JsonValue | undefined, tools: readonly string[]): Check {
+/** The value {@link checkField} checks, and what it is checked against. */
+export interface CheckFieldOptions {
+  /**
+   * The field's value: `undefined` (or left out) when absent, and the default applies; `null` is the
+   * default as well, except for `secretsUnlockAtRelationship`, where it means "always, guarded".
+   */
+  value?: JsonValue;
+  /** The tool names the NPC will have (for the grounding tool and `{"tool": …}`); none when left out. */
+  tools?: readonly string[];
+}
+
+/** Checks the value of field `spec` as the bridge would: an error, a warning, or nothing to say. */
+export function checkField(spec: FieldSpec, { value, tools = [] }: CheckFieldOptions): Check {
   if (value === undefined || (value === null && spec.kind !== "unlock")) {
     return spec.required ? { error: `${spec.label} is required.` } : {};
   }
   switch (spec.kind) {
     case "text":
     case "longtext":
-      if (typeof value !== "string") return { error: `Must be text; got ${show(value)}.` };
-      if (spec.required && value.trim() === "") return { error: `${spec.label} must not be empty.` };
-      return {};
-    case "list": {
-      const problem = checkStrings(value, "texts");
-      return problem ? { error: problem } : {};
-    }
-    case "paths": {
-      const problem = checkStrings(value, "world paths");
-      if (problem) return { error: problem };
-      for (const path of value as string[]) {
-        const bad = worldPathProblem(path);
-        if (bad) return { error: bad };
-      }
-      return {};
-    }
+      return checkText(spec, value);
+    case "list":
+      return errorOf(checkStrings(value, "texts"));
+    case "paths":
+      return checkPaths(value);
     case "integer":
     case "number":
-    case "seconds": {
-      const problem = checkNumber(spec, value, spec.kind === "integer");
-      if (problem && spec.kind === "seconds") {
-        return {
-          error: `Must be a number of seconds from 0 to 86400 (0 means no limit); got ${show(value)}.`,
-        };
-      }
-      return problem ? { error: problem } : {};
-    }
+    case "seconds":
+      return checkNumeric(spec, value);
     case "boolean":
       return typeof value === "boolean" ? {} : { error: `Must be true or false; got ${show(value)}.` };
     case "choice":
@@ -426,62 +415,119 @@ export function checkField(spec: FieldSpec, value: JsonValue | undefined, tools:
         ? {}
         : { error: `Must be one of ${spec.choices?.map((c) => `"${c}"`).join(", ")}; got ${show(value)}.` };
     case "emotion":
-      if (typeof value !== "string") return { error: `Must be an emotion; got ${show(value)}.` };
-      return EMOTION_NAMES.includes(value)
-        ? {}
-        : { warning: `'${value}' is not a known emotion; the bridge reads it leniently or uses "neutral".` };
-    case "emotions": {
-      const problem = checkStrings(value, "emotions");
-      if (problem) return { error: problem };
-      const unknown = (value as string[]).filter((e) => !EMOTION_NAMES.includes(e));
-      return unknown.length === 0 ? {} : {
-        warning: `Not known emotions: ${
-          unknown.join(", ")
-        }; the bridge reads them leniently or uses "neutral".`,
-      };
-    }
-    case "memoryTools": {
-      if (value === "all" || value === "none") return {};
-      if (typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= 3) return {};
-      if (!Array.isArray(value)) {
-        return { error: 'Must be a list such as ["rememberFact", "changeRelationship"], "all" or "none".' };
-      }
-      const known = ["rememberFact", "changeRelationship", "remember_fact", "change_relationship"];
-      const bad = value.find((item) => typeof item !== "string" || !known.includes(item));
-      return bad === undefined
-        ? {}
-        : { error: `Unknown memory tool ${show(bad)}; known: "rememberFact", "changeRelationship".` };
-    }
-    case "toolChoice": {
-      if (value === "auto" || value === "none" || value === "required" || value === "explicit") return {};
-      if (
-        typeof value === "object" && value !== null && !Array.isArray(value) &&
-        typeof value.tool === "string" &&
-        Object.keys(value).length === 1
-      ) {
-        return tools.includes(value.tool)
-          ? {}
-          : { error: `The NPC has no tool '${value.tool}' (it has: ${tools.join(", ") || "none"}).` };
-      }
-      return {
-        error: `Must be "auto", "none", "required", "explicit" or {"tool": name}; got ${show(value)}.`,
-      };
-    }
+      return checkEmotion(value);
+    case "emotions":
+      return checkEmotions(value);
+    case "memoryTools":
+      return checkMemoryTools(value);
+    case "toolChoice":
+      return checkToolChoice(value, tools);
     case "tool":
       if (typeof value !== "string") return { error: `Must be a tool name; got ${show(value)}.` };
-      return tools.includes(value)
-        ? {}
-        : { error: `The NPC has no tool '${value}' (it has: ${tools.join(", ") || "none"}).` };
+      return checkToolName(value, tools);
     case "id":
-      if (typeof value !== "string") return { error: `Must be text; got ${show(value)}.` };
-      if (value.length < 1 || value.length > 128 || [...value].some((c) => c < " " || c === "\u007f")) {
-        return { error: "Must be 1–128 printable characters." };
-      }
-      return {};
+      return checkId(value);
     case "unlock":
       if (value === null) return {};
       return checkNumber({ ...spec, min: undefined, max: undefined }, value, true)
         ? { error: `Must be a whole number, or "always" (null); got ${show(value)}.` }
         : {};
   }
+}
+
+/** A check with `problem` as its error (none when null). */
+function errorOf(problem: string | null): Check {
+  return problem ? { error: problem } : {};
+}
+
+/** Text (`text`, `longtext`): a required one must not be blank. */
+function checkText(spec: FieldSpec, value: JsonValue): Check {
+  if (typeof value !== "string") return { error: `Must be text; got ${show(value)}.` };
+  if (spec.required && value.trim() === "") return { error: `${spec.label} must not be empty.` };
+  return {};
+}
+
+/** World paths, one per item. */
+function checkPaths(value: JsonValue): Check {
+  const problem = checkStrings(value, "world paths");
+  if (problem) return { error: problem };
+  for (const path of value as string[]) {
+    const bad = worldPathProblem(path);
+    if (bad) return { error: bad };
+  }
+  return {};
+}
+
+/** A number in the field's range (`integer`: whole; `seconds`: 0…86400, said in its own words). */
+function checkNumeric(spec: FieldSpec, value: JsonValue): Check {
+  const problem = checkNumber(spec, value, spec.kind === "integer");
+  if (problem && spec.kind === "seconds") {
+    return {
+      error: `Must be a number of seconds from 0 to 86400 (0 means no limit); got ${show(value)}.`,
+    };
+  }
+  return errorOf(problem);
+}
+
+/** One emotion: an unknown one is a warning (the bridge reads it leniently). */
+function checkEmotion(value: JsonValue): Check {
+  if (typeof value !== "string") return { error: `Must be an emotion; got ${show(value)}.` };
+  return EMOTION_NAMES.includes(value)
+    ? {}
+    : { warning: `'${value}' is not a known emotion; the bridge reads it leniently or uses "neutral".` };
+}
+
+/** A list of emotions: unknown ones are a warning. */
+function checkEmotions(value: JsonValue): Check {
+  const problem = checkStrings(value, "emotions");
+  if (problem) return { error: problem };
+  const unknown = (value as string[]).filter((e) => !EMOTION_NAMES.includes(e));
+  return unknown.length === 0 ? {} : {
+    warning: `Not known emotions: ${unknown.join(", ")}; the bridge reads them leniently or uses "neutral".`,
+  };
+}
+
+/** `"all"`, `"none"`, a count 0…3, or a list of memory tool names. */
+function checkMemoryTools(value: JsonValue): Check {
+  if (value === "all" || value === "none") return {};
+  if (typeof value === "number" && Number.isInteger(value) && value >= 0 && value <= 3) return {};
+  if (!Array.isArray(value)) {
+    return { error: 'Must be a list such as ["rememberFact", "changeRelationship"], "all" or "none".' };
+  }
+  const known = ["rememberFact", "changeRelationship", "remember_fact", "change_relationship"];
+  const bad = value.find((item) => typeof item !== "string" || !known.includes(item));
+  return bad === undefined
+    ? {}
+    : { error: `Unknown memory tool ${show(bad)}; known: "rememberFact", "changeRelationship".` };
+}
+
+/** A tool choice keyword, or `{"tool": name}` naming one of the NPC's tools. */
+function checkToolChoice(value: JsonValue, tools: readonly string[]): Check {
+  if (value === "auto" || value === "none" || value === "required" || value === "explicit") return {};
+  if (
+    typeof value === "object" && value !== null && !Array.isArray(value) &&
+    typeof value.tool === "string" &&
+    Object.keys(value).length === 1
+  ) {
+    return checkToolName(value.tool, tools);
+  }
+  return {
+    error: `Must be "auto", "none", "required", "explicit" or {"tool": name}; got ${show(value)}.`,
+  };
+}
+
+/** One of the NPC's tools. */
+function checkToolName(name: string, tools: readonly string[]): Check {
+  return tools.includes(name)
+    ? {}
+    : { error: `The NPC has no tool '${name}' (it has: ${tools.join(", ") || "none"}).` };
+}
+
+/** An id: 1–128 printable characters. */
+function checkId(value: JsonValue): Check {
+  if (typeof value !== "string") return { error: `Must be text; got ${show(value)}.` };
+  if (value.length < 1 || value.length > 128 || [...value].some((c) => c < " " || c === "\u007f")) {
+    return { error: "Must be 1–128 printable characters." };
+  }
+  return {};
 }

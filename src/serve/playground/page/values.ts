@@ -48,8 +48,12 @@ export function typedValue(text: string): JsonValue {
   }
 }
 
-/** Applies a `world/changed` to a copy of `state` (dot path; a missing `newValue` removes it). */
-export function applyChange(state: JsonValue, path: string, change: { newValue?: JsonValue }): JsonValue {
+/**
+ * Applies a `world/changed` to a copy of `state`: `change.path` (a dot path, `""` the whole state) is set
+ * to `change.newValue`, or removed when there is none.
+ */
+export function applyChange(state: JsonValue, change: { path: string; newValue?: JsonValue }): JsonValue {
+  const { path } = change;
   const segments = path === "" ? [] : path.split(".");
   const removed = !("newValue" in change) || change.newValue === undefined;
   if (segments.length === 0) return removed ? {} : structuredClone(change.newValue as JsonValue);

@@ -84,7 +84,7 @@ export class WorldTree {
   /** Applies a `world/changed` (made by `source`: "the NPC, turn 2", "you"…), flashes and logs it. */
   change(change: WorldChange, source: string): void {
     if (this.#state === null) return;
-    this.#state = applyChange(this.#state, change.path, change);
+    this.#state = applyChange(this.#state, change);
     this.#render();
     const row = this.#tree.querySelector<HTMLElement>(`[data-path="${CSS.escape(change.path)}"]`);
     if (row) {

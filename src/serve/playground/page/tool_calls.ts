@@ -1,0 +1,285 @@
+/// <reference lib="dom" />
+/**
+ * The tool calls of a conversation turn (conversation.ts): a row per call with its name, arguments, where
+ * it runs and its status, then its result. A client tool answered by hand gets an answer form in its row
+ * (JSON or text, an error, or left to time out) with a countdown of the bridge's timeout; one answered
+ * automatically gets its canned answer.
+ * @module
+ */
+import type { ToolRecord } from "../../../client/types.ts";
+import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
+import { brief, h, uid } from "./dom.ts";
+import type { ToolAnswer } from "./storage.ts";
+import { answerValue } from "./values.ts";
+
+/** A call's row. */
+export interface ToolRow {
+  /** The row (`data-call`, `data-tool`; `data-how` once answered, `data-timer` while it counts down). */
+  root: HTMLElement;
+  /** Its status: running, waiting, how it was answered, and how long it took. */
+  status: HTMLElement;
+  /** The answer form while it waits for one. */
+  controls: HTMLElement;
+  /** Its output, once completed. */
+  result: HTMLElement;
+}
+
+/** A call as the model made it. */
+export interface CallShown {
+  /** The call's id. */
+  id: string;
+  /** The tool's name. */
+  name: string;
+  /** Its arguments. */
+  arguments: JsonObject;
+}
+
+/** The tool calls of one turn, a row per call. */
+export class ToolCalls {
+  /** The element the rows are in. */
+  readonly root: HTMLElement = h("div", { class: "tool-calls" });
+  readonly #rows = new Map<string, ToolRow>();
+
+  /** The row of `call`, made on first use (`execution`: `client`, a game tool, or `local`, a built-in one). */
+  row(call: CallShown, execution: string): ToolRow {
+    const existing = this.#rows.get(call.id);
+    if (existing) return existing;
+    const { id, name } = call;
+    const status = h("span", {
+      class: "tool-status",
+      text: execution === "client" ? "waiting for the game…" : "running…",
+    });
+    const controls = h("div", { class: "tool-answer" });
+    const result = h("div", { class: "tool-result" });
+    const root = h(
+      "div",
+      {
+        class: `tool-call ${execution}`,
+        "data-call": id,
+        "data-tool": name,
+        role: "group",
+        "aria-label": `Tool call ${name}`,
+      },
+      h(
+        "p",
+        { class: "tool-head" },
+        h("strong", { text: name }),
+        " ",
+        h("code", { class: "args", text: brief(call.arguments, 200) }),
+        " ",
+        h("span", { class: "execution", text: execution === "client" ? "game" : "built-in" }),
+        " ",
+        status,
+      ),
+      controls,
+      result,
+    );
+    this.root.append(root);
+    const row = { root, status, controls, result };
+    this.#rows.set(id, row);
+    return row;
+  }
+
+  /** A call completed: how it was answered, how long it took, and its output. */
+  completed(record: ToolRecord): void {
+    const row = this.row(record.call, "local");
+    closeRow(row, null);
+    row.root.classList.add(record.isError ? "failed" : "done");
+    const how = row.root.dataset.how;
+    row.status.textContent = `${how ? `${how} · ` : ""}${record.isError ? "error" : "done"} in ${
+      Math.round(record.durationSeconds * 1000)
+    } ms`;
+    row.result.replaceChildren(
+      h("span", { class: "arrow", "aria-hidden": "true", text: "→ " }),
+      h("code", { class: record.isError ? "error" : "", text: brief(record.output, 300) }),
+    );
+  }
+
+  /** The turn ended: no row waits any longer. */
+  closeAll(): void {
+    for (const row of this.#rows.values()) closeRow(row, null);
+  }
+}
+
+/** Stops a row's countdown and removes its answer form; `status` (unless null) replaces its status. */
+function closeRow(row: ToolRow, status: string | null): void {
+  const timer = Number(row.root.dataset.timer ?? 0);
+  if (timer) clearInterval(timer);
+  delete row.root.dataset.timer;
+  row.controls.replaceChildren();
+  if (status !== null) row.status.textContent = status;
+}
+
+/** The canned answer of a tool answered automatically (JSON if it parses, else text; or an error). */
+export function cannedAnswer(answer: ToolAnswer): Promise<unknown> {
+  if (answer.asError) return Promise.reject(new Error(answer.text || "error"));
+  const parsed = answerValue(answer.text, "auto");
+  return Promise.resolve("value" in parsed ? parsed.value : answer.text);
+}
+
+/** A call to answer by hand. */
+export interface HandAnswer {
+  /** The tool's name. */
+  name: string;
+  /** How the tool is answered (its canned text starts the answer box). */
+  answer: ToolAnswer;
+  /** Seconds the bridge waits for the answer (null = forever). */
+  timeout: number | null;
+  /** Aborted when the bridge no longer needs the answer (a timeout, a cancelled turn). */
+  signal: AbortSignal;
+}
+
+/**
+ * Answers a call by hand: an answer form in its row with a countdown; settles when the designer sends an
+ * answer or an error, or when the bridge no longer needs it (`signal`).
+ */
+export function answerByHand(row: ToolRow, { name, answer, timeout, signal }: HandAnswer): Promise<unknown> {
+  const box = answerBox(answer);
+  startCountdown(row, timeout);
+  return new Promise((resolve, reject) => {
+    const done = (status: string) => {
+      row.root.classList.remove("pending");
+      row.root.dataset.how = status;
+      closeRow(row, status);
+      signal.removeEventListener("abort", onAbort);
+    };
+    const onAbort = () => {
+      const reason = signal.reason;
+      done(`the bridge no longer needs it: ${reason instanceof Error ? reason.message : String(reason)}`);
+      row.root.classList.add("cancelled");
+      reject(reason);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    if (signal.aborted) {
+      onAbort();
+      return;
+    }
+    row.controls.replaceChildren(
+      ...answerForm(row, {
+        name,
+        box,
+        onAnswer: (value) => {
+          done("answered by hand");
+          resolve(value);
+        },
+        onError: (text) => {
+          done("answered with an error");
+          reject(new Error(text || "error"));
+        },
+      }),
+    );
+    box.text.focus();
+  });
+}
+
+/** The answer box of a call answered by hand. */
+interface AnswerBox {
+  /** The textarea's id (the other parts' ids start with it). */
+  id: string;
+  text: HTMLTextAreaElement;
+  as: HTMLSelectElement;
+  hint: HTMLElement;
+  message: HTMLElement;
+}
+
+/** The answer's text and how it is sent, with a hint saying what it would be sent as. */
+function answerBox(answer: ToolAnswer): AnswerBox {
+  const id = uid("answer");
+  const text = h("textarea", {
+    id,
+    class: "code",
+    rows: 2,
+    spellcheck: "false",
+    value: answer.text,
+    placeholder: '{"stock": 3} or plain text',
+    "aria-describedby": `${id}-hint ${id}-message`,
+  });
+  const as = h(
+    "select",
+    { id: `${id}-as`, "aria-label": "Send the answer as" },
+    h("option", { value: "auto", text: "JSON if it parses, else text" }),
+    h("option", { value: "json", text: "JSON" }),
+    h("option", { value: "text", text: "text" }),
+  );
+  const hint = h("p", { class: "hint", id: `${id}-hint` });
+  const message = h("p", { class: "message", id: `${id}-message`, "aria-live": "assertive" });
+  const showHint = () => {
+    const v = answerValue(text.value, as.value as "auto");
+    hint.textContent = "problem" in v
+      ? ""
+      : `Sent as ${
+        typeof v.value === "string"
+          ? "text"
+          : `JSON (${Array.isArray(v.value) ? "a list" : v.value === null ? "null" : typeof v.value})`
+      }.`;
+  };
+  text.addEventListener("input", showHint);
+  as.addEventListener("change", showHint);
+  showHint();
+  return { id, text, as, hint, message };
+}
+
+/** Marks the row as waiting and counts down the `timeout` seconds the bridge waits (until the row closes). */
+function startCountdown(row: ToolRow, timeout: number | null): void {
+  const startedAt = Date.now();
+  const tick = () => {
+    if (timeout === null) {
+      row.status.textContent = "waiting for your answer (no time limit)";
+      return;
+    }
+    const left = Math.max(0, Math.ceil(timeout - (Date.now() - startedAt) / 1000));
+    row.status.textContent = `waiting for your answer: ${left} s left`;
+  };
+  tick();
+  row.root.dataset.timer = String(setInterval(tick, 1000));
+  row.root.classList.add("pending");
+}
+
+/** The answer form of a call, and what its buttons do. */
+interface AnswerForm {
+  /** The tool's name. */
+  name: string;
+  /** The answer box. */
+  box: AnswerBox;
+  /** Send answer, with the answer's value. */
+  onAnswer(value: JsonValue): void;
+  /** Send as error, with the answer's text. */
+  onError(text: string): void;
+}
+
+/**
+ * The answer form: Send answer (a text that must be JSON but is not stays, with the problem), Send as
+ * error, and Let it time out (the form goes, the call waits for the bridge's timeout).
+ */
+function answerForm(row: ToolRow, { name, box, onAnswer, onError }: AnswerForm): HTMLElement[] {
+  const { id, text, as, hint, message } = box;
+  const send = h("button", { type: "button", class: "primary small", text: "Send answer" });
+  const asError = h("button", { type: "button", class: "small", text: "Send as error" });
+  const wait = h("button", { type: "button", class: "small", text: "Let it time out" });
+  send.addEventListener("click", () => {
+    const v = answerValue(text.value, as.value as "auto");
+    if ("problem" in v) {
+      message.textContent = v.problem;
+      text.setAttribute("aria-invalid", "true");
+      text.focus();
+      return;
+    }
+    onAnswer(v.value);
+  });
+  asError.addEventListener("click", () => onError(text.value));
+  wait.addEventListener("click", () => {
+    row.controls.replaceChildren(
+      h("p", {
+        class: "hint",
+        text: "Not answering: the bridge times the call out and tells the model.",
+      }),
+    );
+  });
+  return [
+    h("label", { for: id, text: `Answer ${name} (JSON or text)` }),
+    text,
+    hint,
+    message,
+    h("div", { class: "row" }, as, send, asError, wait),
+  ];
+}
