@@ -443,7 +443,7 @@ class ChatCommand {
    */
   #toolLine(turn: TurnView, line: string): void {
     if (turn.question === null) this.#newline();
-    this.#write(besideQuestion(line, turn.question, this.#stdoutTerminal));
+    this.#write(besideQuestion(line, { question: turn.question, terminal: this.#stdoutTerminal }));
   }
 
   /** `  ⚙ name {arguments}` (the answer's line ends first). */

@@ -562,7 +562,7 @@ class NpcCommand {
    */
   #toolLine(turn: TurnView, line: string): void {
     if (turn.question === null) this.#newline();
-    this.#write(besideQuestion(line, turn.question, this.#stdoutTerminal));
+    this.#write(besideQuestion(line, { question: turn.question, terminal: this.#stdoutTerminal }));
   }
 
   /** `  ⚙ name {arguments}` (a line being spoken ends first). */

@@ -32,11 +32,14 @@ export interface ToolPromptHooks {
  * @example
  * ```ts
  * import { besideQuestion } from "./tool_prompt.ts";
- * besideQuestion("  ↳ sunny\n", "  ? get_weather output› ", true);
+ * besideQuestion("  ↳ sunny\n", { question: "  ? get_weather output› ", terminal: true });
  * // "\r\x1b[K  ↳ sunny\n  ? get_weather output› "
  * ```
  */
-export function besideQuestion(line: string, question: string | null, terminal: boolean): string {
+export function besideQuestion(
+  line: string,
+  { question, terminal }: { question: string | null; terminal: boolean },
+): string {
   if (question === null) return line;
   return `${terminal ? "\r\x1b[K" : "\n"}${line}${question}`;
 }
