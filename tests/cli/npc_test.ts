@@ -204,3 +204,146 @@ Deno.test("npc: after the NPC ends the conversation the lines already typed are 
   assert.equal(r.stderr, "");
   assert.equal(((await fx.read("after_end.json")) as JsonObject).oam !== undefined, true);
 });
+
+Deno.test("npc: usage errors exit 2; the file is checked before the model, an unavailable model exits 3", async () => {
+  const plain = await fx.write("usage.jsonc", '{"persona": {"name": "Mira"}}');
+  const gone = `gguf:${fx.path("none.gguf")}`;
+  const needsOne =
+    "Error: oam npc needs one persona file, e.g. 'oam npc mira.jsonc' (or --restore <save>). [usage]\n";
+  const cases: Array<[string[], string]> = [
+    [[], needsOne],
+    [[plain, plain], needsOne],
+    [
+      ["--restore", plain, plain],
+      "Error: Use either a persona file or --restore <save>, not both. [usage]\n",
+    ],
+    [["--bogus", plain], "Error: Unknown option '--bogus'. Run 'oam npc --help'. [usage]\n"],
+    [
+      [plain, "--model", "bogus"],
+      "Error: --model must look like openai:<baseURL>#<model> or gguf:<path|cached name>; got 'bogus'. [usage]\n",
+    ],
+  ];
+  for (const [args, stderr] of cases) {
+    const r = await oam(["npc", ...args]);
+    assert.deepEqual([r.code, r.stderr, r.stdout], [2, stderr, ""], args.join(" "));
+  }
+  // A file that is not a persona is reported before the model is looked at (this model does not exist).
+  const notObject = await fx.write("list.json", [1]);
+  const badWorld = await fx.write("bad_world.json", { persona: { name: "Mira" }, world: 5 });
+  const fileCases: Array<[string, string]> = [
+    [notObject, `${notObject}: expected an object with a 'persona'.`],
+    [badWorld, `${badWorld}: 'world' must be an object (the world seed).`],
+  ];
+  for (const [path, message] of fileCases) {
+    const r = await oam(["npc", path, "--model", gone]);
+    assert.deepEqual([r.code, r.stderr, r.stdout], [2, `Error: ${message} [invalid_input]\n`, ""], path);
+  }
+  const unavailable = await oam(["npc", plain, "--model", gone], { stdin: "hi\n" });
+  assert.equal(unavailable.code, 3, unavailable.stderr);
+  assert.equal(
+    unavailable.stderr,
+    `Error: The model ${fx.path("none.gguf")} is unavailable (unknown): The model file '${
+      fx.path("none.gguf")
+    }' does not exist. [model_unavailable]\n`,
+  );
+  assert.equal(unavailable.stdout, "");
+  // Bad tools and a file that is not a save are reported once the model is there.
+  const script = await fx.write("usage_script.json", []);
+  const badTools = await fx.write("bad_tools.json", { persona: { name: "Mira" }, tools: "x" });
+  const t = await oam(["npc", badTools, "--script", script]);
+  assert.deepEqual([t.code, t.stdout], [2, ""]);
+  assert.equal(
+    t.stderr,
+    `Error: ${badTools}: tools: expected an array of tool definitions or {"tools": [...]}. [invalid_input]\n`,
+  );
+  const notSave = await fx.write("not_save.json", { oam: { version: 1, kind: "chat" }, state: {} });
+  const s = await oam(["npc", "--restore", notSave, "--script", script]);
+  assert.deepEqual(
+    [s.code, s.stderr, s.stdout],
+    [2, `Error: ${notSave}: not an NPC save (write one with /state <file>). [invalid_input]\n`, ""],
+  );
+});
+
+Deno.test("npc: unknown file keys and npc/create's warnings; the memory's relationship; 'greeting': true", async () => {
+  const path = await fx.write("keys.jsonc", {
+    persona: { name: "Mira" },
+    options: { playerOptionCount: 0, memoryTools: ["changeRelationship"], sparkle: 1 },
+    memory: { relationship: 10 },
+    greeting: true,
+    colour: "red",
+  });
+  const script = await fx.write("keys_steps.json", [
+    { text: "Oh, a guest." },
+    { toolCalls: [{ name: "change_relationship", arguments: { reason: "kind", delta: 5 } }] },
+    { json: { emotion: "happy", line: "Welcome back.", ends_conversation: false } },
+  ]);
+  const r = await oam(["npc", path, "--script", script], { stdin: "Hello!\n" });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(
+    r.stdout,
+    [
+      "Mira: Oh, a guest.",
+      '  ⚙ change_relationship {"reason":"kind","delta":5} (built-in)',
+      "  ↳ You now feel neutral toward the player (15).",
+      "Mira [happy]: Welcome back.",
+      "  ♥ relationship 10 → 15",
+      "",
+    ].join("\n"),
+  );
+  assert.equal(
+    r.stderr,
+    `warning: ${path}: unknown key 'colour' was ignored.\n` +
+      "warning: Unknown parameter 'options.sparkle' was ignored.\n" +
+      "note: the greeting is a model call: it played step 1 of the script.\n",
+  );
+});
+
+Deno.test("npc: --restore takes the save's tools (commands run from its toolsDir) and relationship; no world", async () => {
+  const home = await Deno.makeTempDir({ dir: fx.dir, prefix: "tools-" });
+  await Deno.writeTextFile(`${home}/menu.txt`, "stew 8");
+  const persona = `${home}/cook.json`;
+  await Deno.writeTextFile(
+    persona,
+    JSON.stringify({
+      persona: { name: "Mira" },
+      options: { playerOptionCount: 0, memoryTools: ["changeRelationship"] },
+      memory: { relationship: 10 },
+      tools: [{
+        name: "check_menu",
+        description: "The menu.",
+        "x-oam": { command: ["cat", "menu.txt"], cwd: "." },
+      }],
+    }),
+  );
+  const save = fx.path("cook_save.json");
+  const a = await oam(["npc", persona, "--script", await fx.write("cook_none.json", [])], {
+    stdin: `/state ${save}\n`,
+  });
+  assert.equal(a.code, 0, a.stderr);
+  const script = await fx.write("cook_steps.json", [
+    { toolCalls: [{ name: "check_menu", arguments: {} }] },
+    { toolCalls: [{ name: "change_relationship", arguments: { reason: "hungry", delta: -5 } }] },
+    { json: { emotion: "happy", line: "Stew, 8 gold.", ends_conversation: false } },
+  ]);
+  // Run from another folder: the command's cwd is relative to the save's toolsDir.
+  const r = await oam(["npc", "--restore", save, "--script", script], {
+    stdin: "Food?\n/world\n",
+    cwd: fx.dir,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(
+    r.stdout,
+    [
+      `(restored Mira from ${save})`,
+      "  ⚙ check_menu {}",
+      "  ↳ stew 8",
+      '  ⚙ change_relationship {"reason":"hungry","delta":-5} (built-in)',
+      "  ↳ You now feel neutral toward the player (5).",
+      "Mira [happy]: Stew, 8 gold.",
+      "  ♥ relationship 10 → 5",
+      "(this NPC has no world)",
+      "",
+    ].join("\n"),
+  );
+  assert.equal(r.stderr, "");
+});
