@@ -8,7 +8,13 @@ import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../p
 import { parseFlags, stringFlag, wantsHelp } from "./args.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, isPermissionError, reportError, toCliError } from "./cli_error.ts";
 import { LineReader, readJsonInput } from "./input.ts";
-import { LocalBridge, MODEL_ENV_HELP, MODEL_FLAGS_HELP, resolveModelChoice } from "./local_bridge.ts";
+import {
+  LocalBridge,
+  MODEL_ENV_HELP,
+  MODEL_FLAGS_HELP,
+  type ModelChoice,
+  resolveModelChoice,
+} from "./local_bridge.ts";
 import { formatCall, formatOutput } from "./render.ts";
 import { addSigint, removeSigint } from "./respond.ts";
 import { besideQuestion, ToolPrompter } from "./tool_prompt.ts";
@@ -93,8 +99,37 @@ export async function runNpc(args: string[]): Promise<number> {
   }
 }
 
+/** Where the NPC comes from: a persona file, or a `/state` save (`--restore`). */
+interface NpcFile {
+  path: string;
+  restore: boolean;
+}
+
+/** The persona file or the save the flags name: exactly one of them. */
+function npcFile(restorePath: string | undefined, positionals: string[]): NpcFile {
+  if (restorePath === undefined && positionals.length !== 1) {
+    throw CliError.usage(
+      "oam npc needs one persona file, e.g. 'oam npc mira.jsonc' (or --restore <save>).",
+    );
+  }
+  if (restorePath !== undefined && positionals.length > 0) {
+    throw CliError.usage("Use either a persona file or --restore <save>, not both.");
+  }
+  return restorePath !== undefined
+    ? { path: restorePath, restore: true }
+    : { path: positionals[0], restore: false };
+}
+
+/** A persona file whose shape was checked: an object with a `persona` object, `world` an object if any. */
+interface PersonaFile {
+  path: string;
+  value: JsonObject;
+  persona: JsonObject;
+  world: JsonObject | null;
+}
+
 /** Checks the shape of a persona file (before the model is touched). */
-function checkPersonaFile(path: string, value: JsonValue): void {
+function checkPersonaFile(path: string, value: JsonValue): PersonaFile {
   if (!isJsonObject(value)) throw CliError.invalidInput(`${path}: expected an object with a 'persona'.`);
   if (!isJsonObject(value.persona)) {
     throw CliError.invalidInput(`${path}: 'persona' must be an object with a 'name'.`);
@@ -102,6 +137,7 @@ function checkPersonaFile(path: string, value: JsonValue): void {
   if (value.world !== undefined && value.world !== null && !isJsonObject(value.world)) {
     throw CliError.invalidInput(`${path}: 'world' must be an object (the world seed).`);
   }
+  return { path, value, persona: value.persona, world: isJsonObject(value.world) ? value.world : null };
 }
 
 /** The save file written by `/state`. */
@@ -110,6 +146,22 @@ interface NpcSave {
   world: { id: string; state: JsonObject } | null;
   tools: JsonObject[];
   toolsDir: string;
+}
+
+/** Reads a `/state` save; a file that is not one is invalid input. */
+function readSave(path: string, value: JsonValue): NpcSave {
+  const oam = isJsonObject(value) && isJsonObject(value.oam) ? value.oam : null;
+  if (!isJsonObject(value) || !oam || oam.kind !== "npc" || !isJsonObject(value.state)) {
+    throw CliError.invalidInput(`${path}: not an NPC save (write one with /state <file>).`);
+  }
+  return {
+    state: value.state,
+    world: isJsonObject(value.world) && typeof value.world.id === "string" && isJsonObject(value.world.state)
+      ? { id: value.world.id, state: value.world.state }
+      : null,
+    tools: Array.isArray(value.tools) ? value.tools.filter(isJsonObject) : [],
+    toolsDir: typeof value.toolsDir === "string" ? value.toolsDir : Deno.cwd(),
+  };
 }
 
 /** What one turn of `oam npc` has shown so far. */
@@ -178,164 +230,160 @@ class NpcCommand {
     if (!this.#atLineStart) this.#write("\n");
   }
 
+  /** The command: flags, the persona file or save, the model, the NPC, the greeting, then the read loop. */
   async run(args: string[]): Promise<number> {
     const { values, positionals } = parseFlags(args, { command: "npc", flags: FLAGS, positionals: true });
-    const restorePath = stringFlag(values, "restore");
-    if (restorePath === undefined && positionals.length !== 1) {
-      throw CliError.usage(
-        "oam npc needs one persona file, e.g. 'oam npc mira.jsonc' (or --restore <save>).",
-      );
-    }
-    if (restorePath !== undefined && positionals.length > 0) {
-      throw CliError.usage("Use either a persona file or --restore <save>, not both.");
-    }
+    const source = npcFile(stringFlag(values, "restore"), positionals);
     // Read the file before touching the model, so file problems are reported first.
-    const file = await readJsonInput(restorePath ?? positionals[0]);
-    if (restorePath === undefined) checkPersonaFile(positionals[0], file);
+    const value = await readJsonInput(source.path);
+    const persona = source.restore ? null : checkPersonaFile(source.path, value);
     const model = await resolveModelChoice({
       model: stringFlag(values, "model"),
       script: stringFlag(values, "script"),
     });
-    this.#bridge = new LocalBridge(model);
-    this.#scripted = model.name === "scripted";
-    this.#bridge.onWorldChanged = (p) => this.#worldChanged(p);
-    await this.#bridge.requireAvailable();
-    let greeting: string | null = null;
-    if (restorePath !== undefined) await this.#restore(restorePath, file);
-    else greeting = await this.#create(positionals[0], file);
-
-    const onSigint = () => {
-      if (this.#cancelTurn) this.#cancelTurn();
-      else if (this.#interactive) {
-        this.#write(`\n${this.#out.dim("(Ctrl-D or /exit to quit)")}\n`);
-        this.#prompt();
-      }
-    };
+    await this.#openBridge(model);
+    const greeting = persona ? await this.#create(persona) : await this.#restore(source.path, value);
+    const onSigint = () => this.#sigint();
     const sigint = addSigint(onSigint);
     try {
-      if (this.#interactive) {
-        this.#write(
-          this.#out.dim(
-            `Talking to ${this.#name} (${model.label}). Type what you say, or a number to pick a reply. ` +
-              `/help for commands, Ctrl-D to quit.\n`,
-          ),
-        );
-      }
+      if (this.#interactive) this.#showBanner(model.label);
       if (greeting !== null) await this.#bark(greeting, true);
-      while (!this.#quit) {
-        this.#prompt();
-        const line = await this.#reader.readLine();
-        if (line === null || line === undefined) {
-          if (this.#interactive) this.#write("\n");
-          break;
-        }
-        this.#atLineStart = true;
-        const text = line.trim();
-        if (text === "") continue;
-        if (text.startsWith("/")) {
-          await this.#command(text);
-          continue;
-        }
-        if (this.#ended) {
-          this.#write(
-            this.#out.dim(
-              `(${this.#name} has ended the conversation: /reset starts a new one, /exit quits.)\n`,
-            ),
-          );
-          continue;
-        }
-        let said = line;
-        if (/^\d+$/.test(text) && this.#options.length > 0) {
-          const n = Number(text);
-          if (n < 1 || n > this.#options.length) {
-            writeErr(`${this.#err.red("Error:")} pick a reply from 1 to ${this.#options.length}. [usage]\n`);
-            continue;
-          }
-          said = this.#options[n - 1];
-          this.#write(`${this.#out.dim(`you: ${said}`)}\n`);
-        }
-        await this.#talk(said);
-      }
+      await this.#readLoop();
     } finally {
       removeSigint(sigint, onSigint);
     }
     return EXIT.ok;
   }
 
+  /** The in-process bridge on the model (world changes shown as they come); fails when it is unavailable. */
+  async #openBridge(model: ModelChoice): Promise<void> {
+    this.#bridge = new LocalBridge(model);
+    this.#scripted = model.name === "scripted";
+    this.#bridge.onWorldChanged = (p) => this.#worldChanged(p);
+    await this.#bridge.requireAvailable();
+  }
+
+  /** Ctrl-C: stops the running turn; between turns, on a terminal, a hint and the prompt again. */
+  #sigint(): void {
+    if (this.#cancelTurn) this.#cancelTurn();
+    else if (this.#interactive) {
+      this.#write(`\n${this.#out.dim("(Ctrl-D or /exit to quit)")}\n`);
+      this.#prompt();
+    }
+  }
+
+  /** The first line on a terminal: who, the model, the keys. */
+  #showBanner(modelLabel: string): void {
+    this.#write(
+      this.#out.dim(
+        `Talking to ${this.#name} (${modelLabel}). Type what you say, or a number to pick a reply. ` +
+          `/help for commands, Ctrl-D to quit.\n`,
+      ),
+    );
+  }
+
+  /** Reads a line at a time until the input ends or /exit: a command, or what the player says. */
+  async #readLoop(): Promise<void> {
+    while (!this.#quit) {
+      this.#prompt();
+      const line = await this.#reader.readLine();
+      if (line === null || line === undefined) {
+        if (this.#interactive) this.#write("\n");
+        return;
+      }
+      this.#atLineStart = true;
+      const text = line.trim();
+      if (text === "") continue;
+      if (text.startsWith("/")) {
+        await this.#command(text);
+        continue;
+      }
+      if (this.#ended) {
+        this.#write(
+          this.#out.dim(
+            `(${this.#name} has ended the conversation: /reset starts a new one, /exit quits.)\n`,
+          ),
+        );
+        continue;
+      }
+      const said = this.#said(line);
+      if (said !== null) await this.#talk(said);
+    }
+  }
+
+  /** What a typed line says: a number picks a suggested reply (null, with an error, when out of range). */
+  #said(line: string): string | null {
+    const text = line.trim();
+    if (!/^\d+$/.test(text) || this.#options.length === 0) return line;
+    const n = Number(text);
+    if (n < 1 || n > this.#options.length) {
+      writeErr(`${this.#err.red("Error:")} pick a reply from 1 to ${this.#options.length}. [usage]\n`);
+      return null;
+    }
+    const said = this.#options[n - 1];
+    this.#write(`${this.#out.dim(`you: ${said}`)}\n`);
+    return said;
+  }
+
   #prompt(): void {
     if (this.#interactive) this.#write(this.#out.bold(this.#out.green("you› ")));
   }
 
-  async #create(path: string, value: JsonValue): Promise<string | null> {
-    if (!isJsonObject(value)) throw CliError.invalidInput(`${path}: expected an object with a 'persona'.`);
+  /** `npc/create` from a checked persona file (its tools, its world seeded); the greeting to bark, if any. */
+  async #create(file: PersonaFile): Promise<string | null> {
+    const { path, value } = file;
     for (const key of Object.keys(value)) {
       if (!FILE_KEYS.includes(key)) {
         writeErr(this.#err.yellow(`warning: ${path}: unknown key '${key}' was ignored.\n`));
       }
     }
-    if (!isJsonObject(value.persona)) {
-      throw CliError.invalidInput(`${path}: 'persona' must be an object with a 'name'.`);
-    }
     if (value.tools !== undefined && value.tools !== null) {
       this.#tools = toolsFromValue(value.tools, { label: `${path}: tools`, baseDir: dirname(path) });
     }
-    if (value.world !== undefined && value.world !== null) {
-      if (!isJsonObject(value.world)) {
-        throw CliError.invalidInput(`${path}: 'world' must be an object (the world seed).`);
-      }
-      await this.#bridge.call("world/create", { world: WORLD, state: value.world });
-      this.#world = WORLD;
-      await this.#bridge.call("world/subscribe", { world: WORLD, path: "" });
-    }
-    const params: JsonObject = { persona: value.persona, tools: this.#tools.definitions, model: "system" };
+    if (file.world) await this.#openWorld(WORLD, file.world);
+    const params: JsonObject = { persona: file.persona, tools: this.#tools.definitions, model: "system" };
     if (typeof value.npc === "string") params.npc = value.npc;
     if (value.options !== undefined) params.options = value.options;
     if (value.memory !== undefined) params.memory = value.memory;
     if (this.#world) params.world = this.#world;
     const created = await this.#bridge.call("npc/create", params) as JsonObject;
-    this.#npc = String(created.npc);
-    this.#name = typeof value.persona.name === "string" ? value.persona.name : this.#npc;
-    if (isJsonObject(value.memory) && typeof value.memory.relationship === "number") {
-      this.#relationship = value.memory.relationship;
-    }
-    this.#warn(created.warnings);
+    this.#met(created, { persona: file.persona, memory: value.memory });
     if (value.greeting === true) return "";
     return typeof value.greeting === "string" ? value.greeting : null;
   }
 
-  async #restore(path: string, value: JsonValue): Promise<void> {
-    const oam = isJsonObject(value) && isJsonObject(value.oam) ? value.oam : null;
-    if (!isJsonObject(value) || !oam || oam.kind !== "npc" || !isJsonObject(value.state)) {
-      throw CliError.invalidInput(`${path}: not an NPC save (write one with /state <file>).`);
-    }
-    const save: NpcSave = {
-      state: value.state,
-      world:
-        isJsonObject(value.world) && typeof value.world.id === "string" && isJsonObject(value.world.state)
-          ? { id: value.world.id, state: value.world.state }
-          : null,
-      tools: Array.isArray(value.tools) ? value.tools.filter(isJsonObject) : [],
-      toolsDir: typeof value.toolsDir === "string" ? value.toolsDir : Deno.cwd(),
-    };
+  /** `npc/restore` from a `/state` save (its tools and world again); never a greeting. */
+  async #restore(path: string, value: JsonValue): Promise<null> {
+    const save = readSave(path, value);
     this.#tools = toolsFromValue(save.tools, { label: `${path}: tools`, baseDir: save.toolsDir });
-    if (save.world) {
-      await this.#bridge.call("world/create", { world: save.world.id, state: save.world.state });
-      this.#world = save.world.id;
-      await this.#bridge.call("world/subscribe", { world: this.#world, path: "" });
-    }
+    if (save.world) await this.#openWorld(save.world.id, save.world.state);
     const restored = await this.#bridge.call("npc/restore", {
       state: save.state,
       tools: this.#tools.definitions,
       world: this.#world,
       model: "system",
     }) as JsonObject;
-    this.#npc = String(restored.npc);
-    const persona = isJsonObject(save.state.persona) ? save.state.persona : {};
-    this.#name = typeof persona.name === "string" ? persona.name : this.#npc;
-    const memory = isJsonObject(save.state.memory) ? save.state.memory : {};
-    if (typeof memory.relationship === "number") this.#relationship = memory.relationship;
-    this.#warn(restored.warnings);
+    this.#met(restored, { persona: save.state.persona, memory: save.state.memory });
     this.#write(this.#out.dim(`(restored ${this.#name} from ${path})\n`));
+    return null;
+  }
+
+  /** Creates the world `id` with `state`, and subscribes to all of its changes. */
+  async #openWorld(id: string, state: JsonObject): Promise<void> {
+    await this.#bridge.call("world/create", { world: id, state });
+    this.#world = id;
+    await this.#bridge.call("world/subscribe", { world: id, path: "" });
+  }
+
+  /** The NPC `npc/create` or `npc/restore` answered: its id, its name, the relationship; its warnings. */
+  #met(answer: JsonObject, from: { persona: JsonValue | undefined; memory: JsonValue | undefined }): void {
+    this.#npc = String(answer.npc);
+    const persona = isJsonObject(from.persona) ? from.persona : {};
+    this.#name = typeof persona.name === "string" ? persona.name : this.#npc;
+    if (isJsonObject(from.memory) && typeof from.memory.relationship === "number") {
+      this.#relationship = from.memory.relationship;
+    }
+    this.#warn(answer.warnings);
   }
 
   #warn(warnings: JsonValue | undefined): void {
