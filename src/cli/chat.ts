@@ -21,7 +21,7 @@ import { LineReader } from "./input.ts";
 import { LocalBridge, MODEL_ENV_HELP, MODEL_FLAGS_HELP, resolveModelChoice } from "./local_bridge.ts";
 import { formatCall, formatOutput, formatUsage } from "./render.ts";
 import { besideQuestion, ToolPrompter } from "./tool_prompt.ts";
-import { addSigint, parseToolChoiceFlag, removeSigint } from "./respond.ts";
+import { addSigint, checkNamedToolChoice, parseToolChoiceFlag, removeSigint } from "./respond.ts";
 import { type LoadedTools, loadToolsFile, toolDescription, toolName, toolsFromValue } from "./tools_file.ts";
 import { isTerminal, Spinner, stderrStyle, stdoutStyle, type Style, writeErr, writeOut } from "./tty.ts";
 
@@ -177,6 +177,7 @@ class ChatCommand {
     const resume = await readResume(stringFlag(values, "resume"));
     this.#tools = await loadTools(stringFlag(values, "tools"), resume);
     const options = sessionOptions(values);
+    checkNamedToolChoice(options.toolChoice, this.#toolNames());
     this.#savePath = stringFlag(values, "save-transcript");
     const model = await resolveModelChoice({
       model: stringFlag(values, "model"),

@@ -169,6 +169,20 @@ interface Budget {
   usedCalls: number;
 }
 
+/**
+ * A tool `--tool-choice` names must be one of `toolNames` (`oam respond` and `oam chat` check it before the
+ * model is touched).
+ */
+export function checkNamedToolChoice(choice: JsonValue | undefined, toolNames: string[]): void {
+  if (isJsonObject(choice) && !toolNames.includes(String(choice.tool))) {
+    throw CliError.usage(
+      `--tool-choice names '${choice.tool}', which is not one of the tools: ${
+        toolNames.join(", ") || "(none)"
+      }.`,
+    );
+  }
+}
+
 /** `--tool-choice` must name a tool the run has, and `required` needs tools. */
 function checkToolChoice(
   choice: JsonValue | undefined,
@@ -181,13 +195,7 @@ function checkToolChoice(
     if (choice === "required" && toolNames.length === 0) {
       throw CliError.usage("--tool-choice required needs tools (--tools or --tool-json).");
     }
-    if (isJsonObject(choice) && !toolNames.includes(String(choice.tool))) {
-      throw CliError.usage(
-        `--tool-choice names '${choice.tool}', which is not one of the tools: ${
-          toolNames.join(", ") || "(none)"
-        }.`,
-      );
-    }
+    checkNamedToolChoice(choice, toolNames);
   } else if (!resumed && (choice === "required" || isJsonObject(choice))) {
     throw CliError.usage(
       `--tool-choice ${isJsonObject(choice) ? choice.tool : choice} needs tools (--tools or --tool-json).`,

@@ -293,3 +293,26 @@ Deno.test("chat: an unavailable model exits 3; bad flags exit 2", async () => {
   assert.equal(help.code, 0);
   assert.ok(help.stdout.includes("/save <file>") && help.stdout.includes("Examples:"));
 });
+
+Deno.test("chat: --tool-choice naming no tool of the chat is a usage error before the model is looked at", async () => {
+  // The model does not exist: the flag is checked first.
+  const gone = `gguf:${fx.path("none.gguf")}`;
+  const named = await oam(["chat", "--tools", tools, "--tool-choice", "bogus", "--model", gone], {
+    stdin: "hi\n",
+  });
+  assert.deepEqual(
+    [named.code, named.stdout, named.stderr],
+    [2, "", "Error: --tool-choice names 'bogus', which is not one of the tools: get_weather, now. [usage]\n"],
+  );
+  const none = await oam(["chat", "--tool-choice", "get_weather", "--model", gone], { stdin: "hi\n" });
+  assert.deepEqual(
+    [none.code, none.stdout, none.stderr],
+    [2, "", "Error: --tool-choice names 'get_weather', which is not one of the tools: (none). [usage]\n"],
+  );
+  // A tool the chat has is fine.
+  const script = await fx.write("named_choice.json", [{ text: "Hi." }]);
+  const ok = await oam(["chat", "--tools", tools, "--tool-choice", "now", "--script", script], {
+    stdin: "hi\n",
+  });
+  assert.deepEqual([ok.code, ok.stdout, ok.stderr], [0, "Hi.\n", ""]);
+});
