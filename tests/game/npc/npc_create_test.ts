@@ -170,10 +170,65 @@ Deno.test("npc/create: validation errors name the parameter and change nothing",
   await c.close();
 });
 
+Deno.test("npc/create: the validation order: the first bad parameter is the one reported", async () => {
+  const c = new NpcClient();
+  await c.call("world/create", { world: "village" });
+  await c.call("npc/create", { npc: "gorm", persona: GORM, model: "scripted" });
+  // Every parameter starts bad; each step mends the one just reported, and the next one is reported.
+  const params: JsonObject = {
+    npc: 5,
+    world: 5,
+    persona: {},
+    options: 5,
+    memory: 5,
+    tools: "x",
+    model: "bogus",
+  };
+  const steps: Array<[JsonObject, string, number?]> = [
+    [{}, "Parameter 'npc' must be a string; got 5."],
+    [{ npc: "" }, "Parameter 'world' must be a string; got 5."],
+    [{ world: "nowhere" }, "'npc' must be 1-128 printable characters; got ''."],
+    [{ npc: "gorm" }, "Missing required parameter 'persona.name'."],
+    [{ persona: { name: "Gorm", goals: 5 } }, "Parameter 'persona.goals' must be an array; got 5."],
+    [{ persona: GORM }, "Parameter 'options' must be an object; got 5."],
+    [{ options: { playerOptionCount: 9 } }, "'options.playerOptionCount' must be between 0 and 4."],
+    [{ options: { toolChoice: { tool: "ask" } } }, "Parameter 'memory' must be an object; got 5."],
+    [{ memory: { relationship: 101 } }, "Parameter 'memory.relationship' must be at most 100."],
+    [{ memory: {} }, "'tools' must be an array of tool definitions."],
+    [
+      { tools: [{}] },
+      "'tools[0].name' must be 1-64 characters of letters, digits, '_', '-' or '.'; got 'null'.",
+    ],
+    [{ tools: [] }, "No world with id 'nowhere'.", -32052],
+    [
+      { world: "village" },
+      `Unknown model type 'bogus'. Supported: "system", "scripted", "openai", "llama".`,
+    ],
+    [{ model: 5 }, `'model' must be "system" or an object with a 'type'.`],
+    [{ model: "scripted" }, "toolChoice names unknown tool 'ask'."],
+    [{ options: {} }, "An NPC with id 'gorm' already exists.", -32051],
+  ];
+  for (const [mend, message, code] of steps) {
+    Object.assign(params, mend);
+    const e = await c.error("npc/create", params);
+    assert.deepEqual([e.code, e.message], [code ?? -32602, message], JSON.stringify(params));
+  }
+  params.npc = "gorm2";
+  assert.equal((await c.call("npc/create", params)).npc, "gorm2");
+  // Nothing but the two NPCs was made, and no failed create used up a generated id.
+  const listed = (await c.call("npc/list")).npcs as JsonObject[];
+  assert.deepEqual(listed.map((n) => n.npc), ["gorm", "gorm2"]);
+  assert.equal((await c.call("npc/create", { persona: GORM, model: "scripted" })).npc, "npc1");
+  await c.close();
+});
+
 Deno.test("npc/create: the limit of 128 NPCs", async () => {
   const c = new WireClient();
   for (let i = 0; i < 128; i++) c.request("npc/create", { persona: { name: `N${i}` }, model: "scripted" }, i);
   for (let i = 0; i < 128; i++) assert.ok("result" in await c.response(i));
+  // An id in use is reported before the limit.
+  const taken = c.request("npc/create", { npc: "npc5", persona: { name: "Taken" }, model: "scripted" });
+  assert.equal(((await c.response(taken)).error as JsonObject).code, -32051);
   const id = c.request("npc/create", { persona: { name: "One too many" }, model: "scripted" });
   assert.deepEqual((await c.response(id)).error, {
     code: -32055,

@@ -184,6 +184,27 @@ Deno.test("npc/restore: keys sent win (even null or []), a missing saved world i
       { state: { npc: "t3", state: { ...saved, npc: "t3", options: { maxFacts: -1 } } } },
       "Parameter 'state.state.options.maxFacts' must be at least 0.",
     ],
+    [{ state: { ...saved, npc: "t4", memory: 5 } }, "Parameter 'state.memory' must be an object; got 5."],
+    [{ state: { ...saved, npc: "t5", options: 5 } }, "Parameter 'state.options' must be an object; got 5."],
+    // Keys sent win over the saved ones, and their errors name them.
+    [
+      { state: { ...saved, npc: "t6", options: 5 }, options: 7 },
+      "Parameter 'options' must be an object; got 7.",
+    ],
+    [
+      { state: { ...saved, npc: "t7", tools: "x" }, tools: "y" },
+      "'tools' must be an array of tool definitions.",
+    ],
+    [{ state: { ...saved, npc: "t8", tools: "x" } }, "'state.tools' must be an array of tool definitions."],
+    // The saved persona is checked before the saved options, and those before the memory.
+    [
+      { state: { ...saved, npc: "t9", persona: {}, options: 5, memory: 5 } },
+      "Missing required parameter 'state.persona.name'.",
+    ],
+    [
+      { state: { ...saved, npc: "t10", options: 5, memory: 5 } },
+      "Parameter 'state.options' must be an object; got 5.",
+    ],
   ];
   for (const [params, message] of errors) {
     const e = await c.error("npc/restore", { model: "scripted", ...params });
