@@ -18,7 +18,7 @@ import {
 } from "../../util/object_ids.ts";
 import { NPC_KIND, WORLD_KIND } from "../game_kinds.ts";
 import { type Operation, Pending } from "../../util/work_queue.ts";
-import type { ModelAvailability } from "../../models/language_model.ts";
+import type { LanguageModel, ModelAvailability } from "../../models/language_model.ts";
 import { availabilityOf, unavailableWarning } from "../../models/availability.ts";
 import type { MethodRegistry } from "../../engine/extension.ts";
 import type { HandlerContext } from "../../engine/context.ts";
@@ -30,7 +30,7 @@ import {
 } from "../../agent/tool_definitions.ts";
 import type { GameContext } from "../game_context.ts";
 import { mergePatch } from "./merge_patch.ts";
-import { Npc, type NpcWorld } from "./npc.ts";
+import { Npc, type NpcInit, type NpcWorld } from "./npc.ts";
 import { composeTools } from "./npc_tools.ts";
 import { emptyMemory, memoryJson, parseMemory } from "./npc_memory.ts";
 import { optionsJson, parseNpcOptions } from "./npc_options.ts";
@@ -72,6 +72,43 @@ function objectAt(value: JsonValue | undefined, path: string): JsonObject | unde
     throw BridgeError.invalidParams(`Parameter '${path}' must be an object; got ${showValue(value)}.`);
   }
   return value;
+}
+
+/** The parts of a new NPC its source gives (each with its warnings), checked in this order. */
+type NpcParts = Pick<NpcInit, "persona" | "options" | "memory" | "clientTools">;
+
+/** Parses the persona, options, memory and tools of a source; their warnings go to `to.warnings`. */
+function parseParts(source: NpcSource, to: { warnings: string[]; toolTimeoutSeconds: number }): NpcParts {
+  const { warnings } = to;
+  const persona = parsePersona(source.persona, source.personaPath);
+  warnings.push(...persona.warnings);
+  const options = parseNpcOptions(objectAt(source.options, source.optionsPath), {
+    path: source.optionsPath,
+    defaultTimeoutMs: toolTimeoutMsOf(to.toolTimeoutSeconds),
+  });
+  warnings.push(...options.warnings);
+  const memory = parseMemory(objectAt(source.memory, source.memoryPath), source.memoryPath);
+  warnings.push(...memory.warnings);
+  const tools = parseToolDefinitions(source.tools, {
+    path: source.toolsPath,
+    defaultTimeoutMs: options.value.toolTimeoutMs,
+  });
+  warnings.push(...tools.warnings);
+  return { persona: persona.value, options: options.value, memory: memory.value, clientTools: tools.tools };
+}
+
+/** Checks the whole tool set the model would see (names unique, the options' tools exist); warns past five. */
+function checkToolSet(parts: NpcParts, context: { world: NpcWorld | null; warnings: string[] }): void {
+  const toolNames = composeTools(parts.clientTools, {
+    world: context.world?.state ?? null,
+    options: parts.options,
+    host: {
+      memory: () => parts.memory,
+      stage: () => null,
+    },
+  }).map((t) => t.name);
+  const countWarning = toolCountWarning(toolNames.length);
+  if (countWarning) context.warnings.push(countWarning);
 }
 
 /** The conversation up to its last answer (drops a trailing unanswered prompt or tool round). */
@@ -183,84 +220,81 @@ export class NpcMethods {
     if (entry && entry.world === npc.world.state) entry.npcCount = Math.max(0, entry.npcCount - 1);
   }
 
-  /** Validates a source and adds the NPC. Returns the create/restore result (maybe after an availability check). */
+  /**
+   * Validates a source and adds the NPC. Returns the create/restore result (maybe after an availability check).
+   * The order of the checks is the wire contract's (the first error wins): the id, the persona, the options,
+   * the memory, the tools, the world, the model, the tool set, an id in use, the limit.
+   */
   #build(r: HandlerContext, source: NpcSource, warnings: string[]): JsonValue | Pending<JsonValue> {
     if (source.id !== undefined) checkObjectId(source.id, "npc");
-    const persona = parsePersona(source.persona, source.personaPath);
-    warnings.push(...persona.warnings);
-    const options = parseNpcOptions(objectAt(source.options, source.optionsPath), {
-      path: source.optionsPath,
-      defaultTimeoutMs: toolTimeoutMsOf(r.settings.toolTimeoutSeconds),
-    });
-    warnings.push(...options.warnings);
-    const memory = parseMemory(objectAt(source.memory, source.memoryPath), source.memoryPath);
-    warnings.push(...memory.warnings);
-    const tools = parseToolDefinitions(source.tools, {
-      path: source.toolsPath,
-      defaultTimeoutMs: options.value.toolTimeoutMs,
-    });
-    warnings.push(...tools.warnings);
-    let world: NpcWorld | null = null;
-    if (source.world !== null) {
-      const entry = this.#game.worlds.get(source.world);
-      if (entry) world = { id: entry.id, state: entry.world };
-      else if (source.worldFromSave) {
-        warnings.push(
-          `The saved world '${source.world}' does not exist; the NPC was restored without a world. ` +
-            `Pass 'world' to attach one.`,
-        );
-      } else throw notFoundError(WORLD_KIND, source.world);
-    }
+    const parts = parseParts(source, { warnings, toolTimeoutSeconds: r.settings.toolTimeoutSeconds });
+    const world = this.#worldOf(source, warnings);
     const spec = r.parseModel(source.model);
     const model = r.createModel(spec);
     // Validate the tool set before the id and limit checks (a failed create must not use up an id).
-    const toolNames = composeTools(tools.tools, {
-      world: world?.state ?? null,
-      options: options.value,
-      host: {
-        memory: () => memory.value,
-        stage: () => null,
-      },
-    }).map((t) => t.name);
-    const countWarning = toolCountWarning(toolNames.length);
-    if (countWarning) warnings.push(countWarning);
-    if (source.id !== undefined && this.#npcs.has(source.id)) throw existsError(NPC_KIND, source.id);
-    if (this.#npcs.size >= MAX_NPCS) throw limitReachedError(MAX_NPCS, "NPCs");
-    const id = source.id ?? this.#ids.next((x) => this.#npcs.has(x));
-    const npc = new Npc({
-      id,
-      persona: persona.value,
-      memory: memory.value,
-      options: options.value,
-      clientTools: tools.tools,
-      world,
-      model,
-      entries: source.entries,
-    });
-    this.#npcs.set(id, npc);
-    if (world) {
-      const entry = this.#game.worlds.get(world.id);
-      if (entry) entry.npcCount++;
-    }
+    checkToolSet(parts, { world, warnings });
+    const id = this.#newId(source.id);
+    const npc = this.#add({ ...parts, id, world, model, entries: source.entries });
     const result = () => ({ npc: id, tools: npc.toolNames, warnings });
     if (spec.type !== "system") return result();
-    const withAvailability = (a: ModelAvailability) => {
+    return this.#afterAvailability(npc, model, (a) => {
       const warning = unavailableWarning(a);
       if (warning !== null) warnings.push(warning);
       return result();
-    };
+    });
+  }
+
+  /** The world the source names: a missing one is not found (-32052), or a warning for a saved one. */
+  #worldOf(source: NpcSource, warnings: string[]): NpcWorld | null {
+    if (source.world === null) return null;
+    const entry = this.#game.worlds.get(source.world);
+    if (entry) return { id: entry.id, state: entry.world };
+    if (!source.worldFromSave) throw notFoundError(WORLD_KIND, source.world);
+    warnings.push(
+      `The saved world '${source.world}' does not exist; the NPC was restored without a world. ` +
+        `Pass 'world' to attach one.`,
+    );
+    return null;
+  }
+
+  /** The id of a new NPC: the one asked for unless in use, else a generated one; none past the limit. */
+  #newId(asked: string | undefined): string {
+    if (asked !== undefined && this.#npcs.has(asked)) throw existsError(NPC_KIND, asked);
+    if (this.#npcs.size >= MAX_NPCS) throw limitReachedError(MAX_NPCS, "NPCs");
+    return asked ?? this.#ids.next((x) => this.#npcs.has(x));
+  }
+
+  /** Makes the NPC and adds it (its world counts it). */
+  #add(init: NpcInit): Npc {
+    const npc = new Npc(init);
+    this.#npcs.set(init.id, npc);
+    if (init.world) {
+      const entry = this.#game.worlds.get(init.world.id);
+      if (entry) entry.npcCount++;
+    }
+    return npc;
+  }
+
+  /**
+   * The answer `answer` makes of the system model's availability (`model`, the NPC's): at once when it is known, else once the
+   * check is done, and the NPC's work waits for that answer.
+   */
+  #afterAvailability(
+    npc: Npc,
+    model: LanguageModel,
+    answer: (a: ModelAvailability) => JsonValue,
+  ): JsonValue | Pending<JsonValue> {
     const availability = availabilityOf(model);
-    if (!(availability instanceof Promise)) return withAvailability(availability);
-    // Not known yet: answer once the check is done; the NPC's work waits for that answer.
-    const answer = new Pending<JsonValue>();
+    if (!(availability instanceof Promise)) return answer(availability);
+    const pending = new Pending<JsonValue>();
     let opened!: () => void;
     this.#opening.set(npc, new Promise<void>((resolve) => opened = resolve));
     availability.then((a) => {
-      answer.resolve(withAvailability(a)); // the response is written here, synchronously
+      pending.resolve(answer(a)); // the response is written here, synchronously
       this.#opening.delete(npc);
       opened();
     });
-    return answer;
+    return pending;
   }
 
   #create(r: HandlerContext): JsonValue | Pending<JsonValue> {
