@@ -149,6 +149,21 @@ interface NpcSave {
 }
 
 /** Reads a `/state` save; a file that is not one is invalid input. */
+/** The file `oam npc` starts from: a persona file, or a `/state` save with `--restore`. */
+type PersonaOrSave = { persona: PersonaFile; save: null } | { persona: null; save: NpcSave };
+
+/**
+ * The client tools of the file: a persona file's (relative commands run from its folder; none when it has
+ * none) or a save's (run from the folder they were loaded from).
+ */
+function fileTools(path: string, file: PersonaOrSave): LoadedTools {
+  const label = `${path}: tools`;
+  if (file.save !== null) return toolsFromValue(file.save.tools, { label, baseDir: file.save.toolsDir });
+  const tools = file.persona.value.tools;
+  if (tools === undefined || tools === null) return noTools();
+  return toolsFromValue(tools, { label, baseDir: dirname(path) });
+}
+
 function readSave(path: string, value: JsonValue): NpcSave {
   const oam = isJsonObject(value) && isJsonObject(value.oam) ? value.oam : null;
   if (!isJsonObject(value) || !oam || oam.kind !== "npc" || !isJsonObject(value.state)) {
@@ -234,15 +249,20 @@ class NpcCommand {
   async run(args: string[]): Promise<number> {
     const { values, positionals } = parseFlags(args, { command: "npc", flags: FLAGS, positionals: true });
     const source = npcFile(stringFlag(values, "restore"), positionals);
-    // Read the file before touching the model, so file problems are reported first.
+    // Read the file and its tools before touching the model, so file problems are reported first.
     const value = await readJsonInput(source.path);
-    const persona = source.restore ? null : checkPersonaFile(source.path, value);
+    const file: PersonaOrSave = source.restore
+      ? { persona: null, save: readSave(source.path, value) }
+      : { persona: checkPersonaFile(source.path, value), save: null };
+    this.#tools = fileTools(source.path, file);
     const model = await resolveModelChoice({
       model: stringFlag(values, "model"),
       script: stringFlag(values, "script"),
     });
     await this.#openBridge(model);
-    const greeting = persona ? await this.#create(persona) : await this.#restore(source.path, value);
+    const greeting = file.persona !== null
+      ? await this.#create(file.persona)
+      : await this.#restore(source.path, file.save);
     const onSigint = () => this.#sigint();
     const sigint = addSigint(onSigint);
     try {
@@ -337,9 +357,6 @@ class NpcCommand {
         writeErr(this.#err.yellow(`warning: ${path}: unknown key '${key}' was ignored.\n`));
       }
     }
-    if (value.tools !== undefined && value.tools !== null) {
-      this.#tools = toolsFromValue(value.tools, { label: `${path}: tools`, baseDir: dirname(path) });
-    }
     if (file.world) await this.#openWorld(WORLD, file.world);
     const params: JsonObject = { persona: file.persona, tools: this.#tools.definitions, model: "system" };
     if (typeof value.npc === "string") params.npc = value.npc;
@@ -353,9 +370,7 @@ class NpcCommand {
   }
 
   /** `npc/restore` from a `/state` save (its tools and world again); never a greeting. */
-  async #restore(path: string, value: JsonValue): Promise<null> {
-    const save = readSave(path, value);
-    this.#tools = toolsFromValue(save.tools, { label: `${path}: tools`, baseDir: save.toolsDir });
+  async #restore(path: string, save: NpcSave): Promise<null> {
     if (save.world) await this.#openWorld(save.world.id, save.world.state);
     const restored = await this.#bridge.call("npc/restore", {
       state: save.state,

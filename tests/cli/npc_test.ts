@@ -247,17 +247,16 @@ Deno.test("npc: usage errors exit 2; the file is checked before the model, an un
     }' does not exist. [model_unavailable]\n`,
   );
   assert.equal(unavailable.stdout, "");
-  // Bad tools and a file that is not a save are reported once the model is there.
-  const script = await fx.write("usage_script.json", []);
+  // Bad tools and a file that is not a save are file problems too: reported before the model is looked at.
   const badTools = await fx.write("bad_tools.json", { persona: { name: "Mira" }, tools: "x" });
-  const t = await oam(["npc", badTools, "--script", script]);
+  const t = await oam(["npc", badTools, "--model", gone]);
   assert.deepEqual([t.code, t.stdout], [2, ""]);
   assert.equal(
     t.stderr,
     `Error: ${badTools}: tools: expected an array of tool definitions or {"tools": [...]}. [invalid_input]\n`,
   );
   const notSave = await fx.write("not_save.json", { oam: { version: 1, kind: "chat" }, state: {} });
-  const s = await oam(["npc", "--restore", notSave, "--script", script]);
+  const s = await oam(["npc", "--restore", notSave, "--model", gone]);
   assert.deepEqual(
     [s.code, s.stderr, s.stdout],
     [2, `Error: ${notSave}: not an NPC save (write one with /state <file>). [invalid_input]\n`, ""],
