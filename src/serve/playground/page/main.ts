@@ -357,10 +357,10 @@ class Playground {
     const connection = this.link.require();
     for (const def of definitions) {
       if (typeof def.name !== "string") continue;
-      const name = def.name;
+      // (The connection runs the handler of the tool the call names: `ctx.call` has the name and arguments.)
       connection.tools.add(
-        { ...def, name } as never,
-        (args: JsonObject, ctx) => this.conversation.handleTool(name, args, ctx),
+        { ...def } as never,
+        (_args, ctx) => this.conversation.handleTool(ctx),
       );
     }
   }
