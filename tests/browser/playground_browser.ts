@@ -54,6 +54,22 @@ async function text(page: Page, selector: string): Promise<string> {
   return (await page.locator(selector).last().textContent()) ?? "";
 }
 
+/**
+ * The accessible description Chromium computes for the element `selector` (what a screen reader reads after
+ * its name), from the browser's accessibility tree.
+ */
+async function accessibleDescription(page: Page, selector: string): Promise<string> {
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    const { root } = await cdp.send("DOM.getDocument", { depth: 0 });
+    const { nodeId } = await cdp.send("DOM.querySelector", { nodeId: root.nodeId, selector });
+    const { nodes } = await cdp.send("Accessibility.getPartialAXTree", { nodeId, fetchRelatives: false });
+    return String(nodes[0]?.description?.value ?? "");
+  } finally {
+    await cdp.detach();
+  }
+}
+
 /** Waits for the conversation's turn `n` to finish (its NPC part no longer busy). */
 async function turnDone(page: Page, n: number): Promise<void> {
   await page.locator(`.turn[data-turn="${n}"] .npc[aria-busy="false"]`).waitFor();
@@ -466,6 +482,12 @@ Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown fi
       await status.textContent() ?? "",
       /^The persona file is not valid JSON: a comma was expected on line \d+, column \d+\. Show it$/,
     );
+    // The text box's accessible description carries the problem (a screen reader reads it with the box).
+    await page.focus("#jsonc");
+    assert.match(
+      await accessibleDescription(page, "#jsonc"),
+      /^The persona file is not valid JSON: a comma was expected on line \d+, column \d+\.$/,
+    );
     await page.click("#tab-persona");
     assert.equal(await page.isDisabled("[name='persona.name']"), true);
     assert.match(await text(page, "#panel-persona .banner"), /read-only until the text is fixed/);
@@ -474,6 +496,7 @@ Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown fi
     // Not JSON in the initial world: the same, and the world in the file stays as it was.
     await page.click("#tab-jsonc");
     await page.fill("#jsonc", good);
+    assert.equal(await accessibleDescription(page, "#jsonc"), "", "no problem left to describe");
     await page.click("#tab-world");
     await page.fill("#world-seed", '{"player": {"gold": 20,}');
     assert.match(

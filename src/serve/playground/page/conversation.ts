@@ -11,7 +11,6 @@ import type { ToolContext } from "../../../client/tools.ts";
 import type { NpcEvent, NpcReply } from "../../../client/game_types.ts";
 import type { Npc } from "../../../client/npc.ts";
 import { BridgeError } from "../../../protocol/errors.ts";
-import type { JsonObject } from "../../../protocol/json.ts";
 import { h } from "./dom.ts";
 import type { Saved, ToolAnswer } from "./storage.ts";
 import { answerByHand, cannedAnswer, ToolCalls } from "./tool_calls.ts";
@@ -435,24 +434,25 @@ export class Conversation {
   }
 
   /**
-   * Answers a client tool call: automatically with its canned answer, or by hand (the call waits for the
-   * designer; the bridge's timeout or a cancelled turn aborts `ctx.signal`).
+   * Answers a client tool call (its id, name and arguments): automatically with its canned answer, or by
+   * hand (the call waits for the designer; the bridge's timeout or a cancelled turn aborts `signal`).
    */
-  handleTool(name: string, args: JsonObject, ctx: ToolContext): Promise<unknown> {
+  handleTool({ call, signal }: Pick<ToolContext, "call" | "signal">): Promise<unknown> {
     const live = this.#live;
+    const name = call.name;
     const answer = this.#host.answerOf(name);
     if (!live) {
       // A call outside a conversation turn (none is expected): answer it as configured, or as an error.
       if (answer.mode === "auto") return cannedAnswer(answer);
       return Promise.reject(new Error("The playground was not running a turn for this call."));
     }
-    const row = live.calls.row({ id: ctx.call.id, name, arguments: args }, "client");
+    const row = live.calls.row(call, "client");
     if (answer.mode === "auto") {
       row.status.textContent = "answered automatically";
       row.root.dataset.how = "answered automatically";
       return cannedAnswer(answer);
     }
-    return answerByHand(row, { name, answer, timeout: this.#host.toolTimeout(name), signal: ctx.signal });
+    return answerByHand(row, { name, answer, timeout: this.#host.toolTimeout(name), signal });
   }
 
   #finish(live: LiveTurn, reply: NpcReply): void {

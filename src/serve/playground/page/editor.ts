@@ -96,6 +96,7 @@ export class Editor {
   readonly #tools: ToolEditor;
   readonly #jsonc: HTMLTextAreaElement;
   readonly #jsoncCaret: HTMLElement;
+  readonly #jsoncProblem: HTMLElement;
   readonly #status: HTMLElement;
   readonly #result: HTMLElement;
   readonly #staleBanners: HTMLElement[] = [];
@@ -147,6 +148,7 @@ export class Editor {
     });
     this.#jsonc = jsonc.input;
     this.#jsoncCaret = jsonc.caret;
+    this.#jsoncProblem = jsonc.problem;
 
     this.#undoButton = h("button", {
       type: "button",
@@ -381,7 +383,7 @@ export class Editor {
 
   /**
    * The status line: the JSONC syntax problem (with a link that shows it), a summary (problems that block a
-   * start, warnings), and the list of checks.
+   * start, warnings), and the list of checks. The JSONC text box is described by its syntax problem too.
    */
   #renderStatus(): void {
     const problem = this.doc.problem;
@@ -404,6 +406,7 @@ export class Editor {
     );
     if (list.length > 0) items.push(h("ul", { class: "messages" }, ...list));
     this.#status.replaceChildren(...items);
+    this.#jsoncProblem.textContent = problem?.message ?? "";
   }
 
   /** The JSONC text's syntax problem, with a link that selects it in the JSONC tab. */

@@ -280,6 +280,8 @@ export interface JsoncPanel {
   input: HTMLTextAreaElement;
   /** Where the caret's line and column are shown. */
   caret: HTMLElement;
+  /** The text box's description (visually hidden): the text's syntax problem, or nothing. */
+  problem: HTMLElement;
 }
 
 /** What the JSONC tab shows first, and what its text does. */
@@ -303,7 +305,9 @@ export function jsoncPanel({ text, onInput, onCaret }: JsoncPanelOptions): Jsonc
     value: text,
     "aria-describedby": "jsonc-status",
   });
-  const status = h("div", { id: "jsonc-status", class: "message", "aria-live": "polite" });
+  // A screen reader reads the syntax problem with the text box; the eye finds it in the editor's status line,
+  // which also announces it (so this is not a live region of its own).
+  const problem = h("div", { id: "jsonc-status", class: "visually-hidden" });
   const caret = h("span", { class: "caret", "aria-hidden": "true" });
   input.addEventListener("input", () => onInput());
   for (const type of ["keyup", "click", "select"]) {
@@ -318,10 +322,10 @@ export function jsoncPanel({ text, onInput, onCaret }: JsoncPanelOptions): Jsonc
       h("label", { for: "jsonc", text: "Persona file (JSONC: comments and trailing commas allowed)" }),
       input,
       h("p", { class: "hint" }, caret),
-      status,
+      problem,
     ),
   );
-  return { panel, input, caret };
+  return { panel, input, caret, problem };
 }
 
 /** What the file toolbar's buttons do, and its Undo load button (the editor shows it after a load). */

@@ -53,6 +53,22 @@ function seconds(value: JsonValue | undefined, fallback: number | null): number 
   return value === 0 ? null : value;
 }
 
+/** What the page starts with on a first visit (a sample persona on its script); a new object each time. */
+function firstVisit(): Saved {
+  return {
+    doc: SAMPLE_PERSONA,
+    script: SAMPLE_SCRIPT,
+    useScript: true,
+    answers: {},
+    drafts: {},
+    line: "",
+    context: "",
+    situation: "",
+    lastState: null,
+    logOpen: false,
+  };
+}
+
 class Playground {
   readonly saved: Saved;
   readonly link: Link;
@@ -71,31 +87,38 @@ class Playground {
   readonly persist: () => void;
 
   constructor() {
-    this.saved = loadSaved({
-      doc: SAMPLE_PERSONA,
-      script: SAMPLE_SCRIPT,
-      useScript: true,
-      answers: {},
-      drafts: {},
-      line: "",
-      context: "",
-      situation: "",
-      lastState: null,
-      logOpen: false,
-    });
-    const store = debounce(() => storeSaved(this.saved), 150);
-    this.persist = store;
+    this.saved = loadSaved(firstVisit());
+    this.persist = debounce(() => storeSaved(this.saved), 150);
     addEventListener("pagehide", () => storeSaved(this.saved));
+    this.link = this.#createLink();
+    this.editor = this.#createEditor();
+    this.conversation = this.#createConversation();
+    this.state = this.#createStatePanel();
+    this.#mountLog();
+    byId("reconnect").addEventListener("click", () => this.#reconnect());
+    if (this.saved.lastState !== null) this.state.offerLast(this.#lastLabel());
+    this.conversation.note(
+      "Start the NPC (Start NPC, left), then talk to it here. New NPCs run on the Model tab's script " +
+        "(deterministic, works everywhere) or on the bridge's own model.",
+    );
+  }
+
+  /** The connection to this server's `/rpc` (not opened yet: see {@link Playground.boot}). */
+  #createLink(): Link {
     const url = new URL("/rpc", location.href);
     url.protocol = location.protocol === "https:" ? "wss:" : "ws:";
-    this.link = new Link(url.href, {
+    return new Link(url.href, {
       onState: (state, detail) => this.#linkState(state, detail),
       onEntry: (entry) => this.log.add(entry),
       onWarning: () => {}, // every result's warnings are shown where the result is
       onProblem: (error) => this.conversation?.note(`Client problem: ${error.message}`, "warning"),
     });
+  }
+
+  /** The persona editor: each change is stored, shown in the header and its tools validated. */
+  #createEditor(): Editor {
     const validateSoon = debounce(() => void this.#validateTools(), 500);
-    this.editor = new Editor(byId("editor-body"), this.saved, {
+    return new Editor(byId("editor-body"), this.saved, {
       changed: () => {
         this.persist();
         if (this.editor) this.#header(); // (not while the editor is being built)
@@ -109,7 +132,11 @@ class Playground {
       },
       exportForEngine: () => this.exportForEngine(),
     });
-    this.conversation = new Conversation(byId("conversation-body"), this.saved, {
+  }
+
+  /** The conversation, with what it asks of the running NPC and the editor. */
+  #createConversation(): Conversation {
+    return new Conversation(byId("conversation-body"), this.saved, {
       npc: () => this.running?.npc ?? null,
       pending: () => this.changing,
       greeting: () => {
@@ -127,7 +154,11 @@ class Playground {
       connected: () => this.link.state === "open",
       changed: () => this.persist(),
     });
-    this.state = new StatePanel(byId("state-body"), {
+  }
+
+  /** The state panel: world edits, memory edits, save and restore. */
+  #createStatePanel(): StatePanel {
+    return new StatePanel(byId("state-body"), {
       set: (path, value) => this.#worldEdit(() => this.#world().set(path, value)),
       remove: (path) => this.#worldEdit(() => this.#world().remove(path)),
       download: () => void this.downloadState(),
@@ -136,6 +167,10 @@ class Playground {
       updateMemory: (memory) => this.#updateMemory(memory),
       refresh: () => void this.refreshState(),
     });
+  }
+
+  /** Puts the raw log on the page, open or closed as it was, with its toggle. */
+  #mountLog(): void {
     byId("log-host").append(this.log.root);
     const toggle = byId<HTMLButtonElement>("toggle-log");
     const setLog = (open: boolean) => {
@@ -149,16 +184,13 @@ class Playground {
       this.persist();
     });
     setLog(this.saved.logOpen);
-    byId("reconnect").addEventListener("click", () => {
-      clearTimeout(this.#retry);
-      this.#retryDelay = 1000;
-      void this.link.connect();
-    });
-    if (this.saved.lastState !== null) this.state.offerLast(this.#lastLabel());
-    this.conversation.note(
-      "Start the NPC (Start NPC, left), then talk to it here. New NPCs run on the Model tab's script " +
-        "(deterministic, works everywhere) or on the bridge's own model.",
-    );
+  }
+
+  /** The Reconnect button: connect now, and start the retry delay over. */
+  #reconnect(): void {
+    clearTimeout(this.#retry);
+    this.#retryDelay = 1000;
+    void this.link.connect();
   }
 
   async boot(): Promise<void> {
@@ -325,10 +357,10 @@ class Playground {
     const connection = this.link.require();
     for (const def of definitions) {
       if (typeof def.name !== "string") continue;
-      const name = def.name;
+      // (The connection runs the handler of the tool the call names: `ctx.call` has the name and arguments.)
       connection.tools.add(
-        { ...def, name } as never,
-        (args: JsonObject, ctx) => this.conversation.handleTool(name, args, ctx),
+        { ...def } as never,
+        (_args, ctx) => this.conversation.handleTool(ctx),
       );
     }
   }

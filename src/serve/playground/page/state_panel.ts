@@ -99,7 +99,32 @@ export class StatePanel {
     this.#actions = actions;
     this.world = new WorldTree(actions);
     this.#memory = h("div", { class: "memory" });
-    const memoryPanel = h(
+    this.#turnsBody = h("tbody", {});
+    this.#saveMessage = h("div", { class: "status", role: "status", "aria-live": "polite" });
+    this.#restoreLast = h("button", {
+      type: "button",
+      id: "restore-last",
+      text: "Restore the last state seen",
+      hidden: true,
+      on: { click: () => actions.restoreLast() },
+    });
+    const tabHost = h("div", { class: "tabs" });
+    host.append(tabHost);
+    this.#select = tabs(tabHost, {
+      name: "NPC state",
+      items: [
+        { id: "state-memory", label: "Memory", panel: this.#memoryPanel() },
+        { id: "state-world", label: "World", panel: h("div", {}, this.world.root) },
+        { id: "state-turns", label: "Turns", panel: this.#turnsPanel() },
+        { id: "state-save", label: "Save", panel: this.#savePanel() },
+      ],
+    });
+    this.showMemory(null);
+  }
+
+  /** The Memory tab: a Refresh button over the memory (filled by {@link StatePanel.showMemory}). */
+  #memoryPanel(): HTMLElement {
+    return h(
       "div",
       {},
       h(
@@ -109,43 +134,33 @@ export class StatePanel {
           type: "button",
           class: "small",
           text: "Refresh",
-          on: { click: () => actions.refresh() },
+          on: { click: () => this.#actions.refresh() },
         }),
       ),
       this.#memory,
     );
-    const worldPanel = h("div", {}, this.world.root);
-    this.#turnsBody = h("tbody", {});
-    const turnsPanel = h(
+  }
+
+  /** The Turns tab: the table of each turn's latency and tokens (rows added by {@link StatePanel.addTurn}). */
+  #turnsPanel(): HTMLElement {
+    const columns = ["#", "Emotion at", "First words", "Done", "In", "Cached", "Out", "Tools", "Result"];
+    return h(
       "div",
       { class: "table-wrap" },
       h(
         "table",
         { class: "turns-table" },
         h("caption", { text: "Latency (ms after sending) and tokens of each turn" }),
-        h(
-          "thead",
-          {},
-          h(
-            "tr",
-            {},
-            ...["#", "Emotion at", "First words", "Done", "In", "Cached", "Out", "Tools", "Result"].map((t) =>
-              h("th", { scope: "col", text: t })
-            ),
-          ),
-        ),
+        h("thead", {}, h("tr", {}, ...columns.map((t) => h("th", { scope: "col", text: t })))),
         this.#turnsBody,
       ),
     );
-    this.#saveMessage = h("div", { class: "status", role: "status", "aria-live": "polite" });
-    this.#restoreLast = h("button", {
-      type: "button",
-      id: "restore-last",
-      text: "Restore the last state seen",
-      hidden: true,
-      on: { click: () => actions.restoreLast() },
-    });
-    const savePanel = h(
+  }
+
+  /** The Save tab: download the state, restore it from a file or from the last state seen. */
+  #savePanel(): HTMLElement {
+    const actions = this.#actions;
+    return h(
       "div",
       {},
       h("p", {
@@ -174,18 +189,6 @@ export class StatePanel {
       ),
       this.#saveMessage,
     );
-    const tabHost = h("div", { class: "tabs" });
-    host.append(tabHost);
-    this.#select = tabs(tabHost, {
-      name: "NPC state",
-      items: [
-        { id: "state-memory", label: "Memory", panel: memoryPanel },
-        { id: "state-world", label: "World", panel: worldPanel },
-        { id: "state-turns", label: "Turns", panel: turnsPanel },
-        { id: "state-save", label: "Save", panel: savePanel },
-      ],
-    });
-    this.showMemory(null);
   }
 
   /** Selects a tab (`memory`, `world`, `turns`, `save`). */
