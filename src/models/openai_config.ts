@@ -75,88 +75,110 @@ function normaliseBaseURL(text: string): { url: string } | { problem: string } {
  */
 export function parseOpenAIModelSpec(spec: JsonObject, path: string): OpenAIModelConfig {
   if (!isJsonObject(spec)) throw BridgeError.invalidParams(`'${path}' must be an object.`);
-  const at = (key: string) => `${path}.${key}`;
+  const at: MemberPath = (key) => `${path}.${key}`;
+  checkType(spec, at);
+  // Members are checked in this order, so the first bad one is the one named.
+  const config: OpenAIModelConfig = { baseURL: parseBaseURL(spec, at), model: parseModelId(spec, at) };
+  const apiKey = parseApiKey(spec, at);
+  if (apiKey !== undefined) config.apiKey = apiKey;
+  const headers = parseHeaders(spec, at);
+  if (headers !== undefined) config.headers = headers;
+  const timeoutMs = parseTimeoutMs(spec, at);
+  if (timeoutMs !== undefined) config.timeoutMs = timeoutMs;
+  return config;
+}
 
+/** Names a member of the parameter in messages: `baseURL` → `model.baseURL`. */
+type MemberPath = (key: string) => string;
+
+function notAString(where: string, value: JsonValue): BridgeError {
+  return BridgeError.invalidParams(`Parameter '${where}' must be a string; got ${shown(value)}.`);
+}
+
+function checkType(spec: JsonObject, at: MemberPath): void {
   const type = member(spec, "type");
   if (type !== undefined && type !== "openai") {
     throw BridgeError.invalidParams(`Parameter '${at("type")}' must be "openai"; got ${shown(type)}.`);
   }
+}
 
-  const baseURL = member(spec, "baseURL");
-  if (baseURL === undefined) {
-    throw BridgeError.invalidParams(`Missing required parameter '${at("baseURL")}'.`);
-  }
-  if (typeof baseURL !== "string") {
-    throw BridgeError.invalidParams(`Parameter '${at("baseURL")}' must be a string; got ${shown(baseURL)}.`);
-  }
+function requiredString(spec: JsonObject, key: string, at: MemberPath): string {
+  const value = member(spec, key);
+  if (value === undefined) throw BridgeError.invalidParams(`Missing required parameter '${at(key)}'.`);
+  if (typeof value !== "string") throw notAString(at(key), value);
+  return value;
+}
+
+/** `baseURL`, trimmed and normalised (see {@link normaliseBaseURL}). */
+function parseBaseURL(spec: JsonObject, at: MemberPath): string {
+  const baseURL = requiredString(spec, "baseURL", at);
   const normalised = normaliseBaseURL(baseURL.trim());
   if ("problem" in normalised) {
     throw BridgeError.invalidParams(
       `Parameter '${at("baseURL")}' ${normalised.problem}; got ${shown(baseURL)}.`,
     );
   }
+  return normalised.url;
+}
 
-  const model = member(spec, "model");
-  if (model === undefined) throw BridgeError.invalidParams(`Missing required parameter '${at("model")}'.`);
-  if (typeof model !== "string") {
-    throw BridgeError.invalidParams(`Parameter '${at("model")}' must be a string; got ${shown(model)}.`);
-  }
+/** `model`, sent as given (not trimmed), but not blank. */
+function parseModelId(spec: JsonObject, at: MemberPath): string {
+  const model = requiredString(spec, "model", at);
   if (model.trim() === "") throw BridgeError.invalidParams(`Parameter '${at("model")}' must not be empty.`);
+  return model;
+}
 
-  const config: OpenAIModelConfig = { baseURL: normalised.url, model };
-
+/** `apiKey`; an empty key is no key. */
+function parseApiKey(spec: JsonObject, at: MemberPath): string | undefined {
   const apiKey = member(spec, "apiKey");
-  if (apiKey !== undefined) {
-    if (typeof apiKey !== "string") {
-      throw BridgeError.invalidParams(`Parameter '${at("apiKey")}' must be a string; got ${shown(apiKey)}.`);
-    }
-    if (!isHeaderValue(apiKey)) {
-      throw BridgeError.invalidParams(
-        `Parameter '${at("apiKey")}' contains characters not allowed in a header.`,
-      );
-    }
-    if (apiKey !== "") config.apiKey = apiKey;
+  if (apiKey === undefined) return undefined;
+  if (typeof apiKey !== "string") throw notAString(at("apiKey"), apiKey);
+  if (!isHeaderValue(apiKey)) {
+    throw BridgeError.invalidParams(
+      `Parameter '${at("apiKey")}' contains characters not allowed in a header.`,
+    );
   }
+  return apiKey === "" ? undefined : apiKey;
+}
 
+/** `headers`, each checked in the order sent. */
+function parseHeaders(spec: JsonObject, at: MemberPath): Record<string, string> | undefined {
   const headers = member(spec, "headers");
-  if (headers !== undefined) {
-    if (!isJsonObject(headers)) {
-      throw BridgeError.invalidParams(
-        `Parameter '${at("headers")}' must be an object; got ${shown(headers)}.`,
-      );
-    }
-    const entries: [string, string][] = [];
-    for (const name of Object.keys(headers)) {
-      const value = headers[name];
-      const where = `${at("headers")}.${name}`;
-      if (typeof value !== "string") {
-        throw BridgeError.invalidParams(`Parameter '${where}' must be a string; got ${shown(value)}.`);
-      }
-      if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
-        throw BridgeError.invalidParams(`'${where}' is not a valid HTTP header name.`);
-      }
-      if (!isHeaderValue(value)) {
-        throw BridgeError.invalidParams(`Parameter '${where}' contains characters not allowed in a header.`);
-      }
-      entries.push([name, value]);
-    }
-    // Object.fromEntries defines own data properties, so a `__proto__` header name stays a plain key.
-    config.headers = Object.fromEntries(entries);
+  if (headers === undefined) return undefined;
+  if (!isJsonObject(headers)) {
+    throw BridgeError.invalidParams(`Parameter '${at("headers")}' must be an object; got ${shown(headers)}.`);
   }
+  const entries = Object.keys(headers).map((name): [string, string] => [
+    name,
+    checkHeader(name, headers[name], `${at("headers")}.${name}`),
+  ]);
+  // Object.fromEntries defines own data properties, so a `__proto__` header name stays a plain key.
+  return Object.fromEntries(entries);
+}
 
-  const timeout = member(spec, "timeoutSeconds");
-  if (timeout !== undefined) {
-    if (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout < 0 || timeout > 86400) {
-      throw BridgeError.invalidParams(
-        `Parameter '${
-          at("timeoutSeconds")
-        }' must be a number of seconds from 0 to 86400 (0 means no limit); ` +
-          `got ${shown(timeout)}.`,
-      );
-    }
-    config.timeoutMs = Math.round(timeout * 1000);
+/** Returns the header's value once its type, name and value are valid. */
+function checkHeader(name: string, value: JsonValue, where: string): string {
+  if (typeof value !== "string") throw notAString(where, value);
+  if (!/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+    throw BridgeError.invalidParams(`'${where}' is not a valid HTTP header name.`);
   }
-  return config;
+  if (!isHeaderValue(value)) {
+    throw BridgeError.invalidParams(`Parameter '${where}' contains characters not allowed in a header.`);
+  }
+  return value;
+}
+
+/** `timeoutSeconds` in whole milliseconds (`0` = no limit). */
+function parseTimeoutMs(spec: JsonObject, at: MemberPath): number | undefined {
+  const timeout = member(spec, "timeoutSeconds");
+  if (timeout === undefined) return undefined;
+  if (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout < 0 || timeout > 86400) {
+    throw BridgeError.invalidParams(
+      `Parameter '${at("timeoutSeconds")}' must be a number of seconds from 0 to 86400 (0 means no limit); ` +
+        `got ${shown(timeout)}.`,
+    );
+  }
+  return Math.round(timeout * 1000);
 }
 
 /** Warnings for members of an `openai` model parameter that {@link parseOpenAIModelSpec} ignores. */

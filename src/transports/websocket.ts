@@ -96,50 +96,51 @@ export function serveWebSocket(
     makeEngine: (send: (line: string) => void, onShutdown: () => void) => EngineCore;
   },
 ): WebSocketConnection {
-  const { makeEngine } = options;
-  const maxMessage = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
-  const maxBuffered = options.maxBufferedOutputBytes ?? DEFAULT_MAX_BUFFERED_OUTPUT_BYTES;
-  let ended = false;
-  let resolveClosed!: () => void;
-  const closed = new Promise<void>((resolve) => resolveClosed = resolve);
-  const close = (code: number, reason: string) => {
-    try {
-      socket.close(code, reason);
-    } catch {
-      // already closed
-    }
-  };
-  const send = (line: string) => {
-    if (ended || socket.readyState !== OPEN) return;
-    try {
-      socket.send(line);
-    } catch (error) {
-      options.logger?.warning(`Sending on a WebSocket failed: ${String(error)}`);
-      return;
-    }
-    if (socket.bufferedAmount > maxBuffered) {
-      options.logger?.warning(
-        `Closing a WebSocket connection: more than ${maxBuffered} bytes of output are waiting; the client is not reading.`,
-      );
-      close(CLOSE_NOT_READING, "The client is not reading its messages.");
-    }
-  };
-  // The shutdown response has been sent: the connection ends, as a stdio bridge exits.
-  const engine = makeEngine(send, () => queueMicrotask(() => close(1000, MESSAGES.shutDown)));
-  const end = () => {
-    if (ended) return;
-    ended = true;
-    options.onClose?.();
-    // Nobody can answer a tool/call or read a response any more: cancel everything at once.
-    engine.markInputClosed("The client closed the connection.");
-    engine.close();
-    resolveClosed();
-  };
-  socket.addEventListener("message", (event: MessageEvent) => {
-    if (ended) return;
-    const data = event.data;
+  return new SocketConnection(socket, options);
+}
+
+/** A served socket: each step of a connection's life (frame in, line out, end, server stop) is a method. */
+class SocketConnection implements WebSocketConnection {
+  readonly engine: EngineCore;
+  readonly closed: Promise<void>;
+  readonly #socket: WebSocketLike;
+  readonly #maxMessage: number;
+  readonly #maxBuffered: number;
+  readonly #logger: Logger | undefined;
+  readonly #onClose: (() => void) | undefined;
+  #ended = false;
+  #resolveClosed!: () => void;
+
+  constructor(socket: WebSocketLike, options: Parameters<typeof serveWebSocket>[1]) {
+    this.#socket = socket;
+    this.#maxMessage = options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES;
+    this.#maxBuffered = options.maxBufferedOutputBytes ?? DEFAULT_MAX_BUFFERED_OUTPUT_BYTES;
+    this.#logger = options.logger;
+    this.#onClose = options.onClose;
+    this.closed = new Promise<void>((resolve) => this.#resolveClosed = resolve);
+    // The shutdown response has been sent: the connection ends, as a stdio bridge exits.
+    this.engine = options.makeEngine(
+      (line) => this.#send(line),
+      () => queueMicrotask(() => this.#close(1000, MESSAGES.shutDown)),
+    );
+    socket.addEventListener("message", (event: MessageEvent) => this.#receive(event.data));
+    socket.addEventListener("close", () => this.#end());
+    socket.addEventListener("error", (event: Event) => this.#logError(event));
+  }
+
+  async shutdown(): Promise<void> {
+    if (!this.#ended) await this.engine.shutdown();
+    this.#close(CLOSE_GOING_AWAY, "The server is stopping.");
+    // Let the close handshake finish (bounded: a client that never answers it).
+    await settledWithin(this.closed, { ms: CLOSE_GRACE_MS });
+    this.#end();
+  }
+
+  /** One frame from the client: a text frame within the limit is a line for the engine. */
+  #receive(data: unknown): void {
+    if (this.#ended) return;
     if (typeof data !== "string") {
-      engine.reportInvalid(
+      this.engine.reportInvalid(
         BridgeError.of(
           "invalid_message",
           "Binary frames are not supported: send each JSON-RPC message as one text frame.",
@@ -147,30 +148,61 @@ export function serveWebSocket(
       );
       return;
     }
-    if (overLimit(data, maxMessage)) {
-      engine.reportInvalid(
-        BridgeError.of("invalid_message", `The message is longer than the limit of ${maxMessage} bytes.`, {
-          limit: maxMessage,
-        }),
+    if (overLimit(data, this.#maxMessage)) {
+      this.engine.reportInvalid(
+        BridgeError.of(
+          "invalid_message",
+          `The message is longer than the limit of ${this.#maxMessage} bytes.`,
+          { limit: this.#maxMessage },
+        ),
       );
       return;
     }
-    engine.receive(data);
-  });
-  socket.addEventListener("close", end);
-  socket.addEventListener("error", (event: Event) => {
+    this.engine.receive(data);
+  }
+
+  /** One line from the engine, sent as a text frame while the socket is open. */
+  #send(line: string): void {
+    if (this.#ended || this.#socket.readyState !== OPEN) return;
+    try {
+      this.#socket.send(line);
+    } catch (error) {
+      this.#logger?.warning(`Sending on a WebSocket failed: ${String(error)}`);
+      return;
+    }
+    this.#closeIfNotReading();
+  }
+
+  /** Closes the connection when the client leaves more than the allowed output unread. */
+  #closeIfNotReading(): void {
+    if (this.#socket.bufferedAmount <= this.#maxBuffered) return;
+    this.#logger?.warning(
+      `Closing a WebSocket connection: more than ${this.#maxBuffered} bytes of output are waiting; the client is not reading.`,
+    );
+    this.#close(CLOSE_NOT_READING, "The client is not reading its messages.");
+  }
+
+  #close(code: number, reason: string): void {
+    try {
+      this.#socket.close(code, reason);
+    } catch {
+      // already closed
+    }
+  }
+
+  /** The connection is over (once): nobody can answer a tool/call or read a response any more. */
+  #end(): void {
+    if (this.#ended) return;
+    this.#ended = true;
+    this.#onClose?.();
+    // Cancel everything at once.
+    this.engine.markInputClosed("The client closed the connection.");
+    this.engine.close();
+    this.#resolveClosed();
+  }
+
+  #logError(event: Event): void {
     const message = (event as ErrorEvent).message;
-    options.logger?.debug(`WebSocket error${message ? `: ${message}` : ""}.`);
-  });
-  return {
-    engine,
-    closed,
-    shutdown: async () => {
-      if (!ended) await engine.shutdown();
-      close(CLOSE_GOING_AWAY, "The server is stopping.");
-      // Let the close handshake finish (bounded: a client that never answers it).
-      await settledWithin(closed, { ms: CLOSE_GRACE_MS });
-      end();
-    },
-  };
+    this.#logger?.debug(`WebSocket error${message ? `: ${message}` : ""}.`);
+  }
 }

@@ -112,6 +112,70 @@ Deno.test("binary and oversized frames are answered with -32600 and the connecti
   await socket.closed;
 });
 
+Deno.test("the message limit counts UTF-8 bytes and includes the limit itself", async () => {
+  await using s = await serve(script(), { rpc: rpcWith(new HoldingModel(), { maxMessageBytes: 1024 }) });
+  const socket = await Socket.open(`ws://127.0.0.1:${s.server.port}/rpc`);
+  // A ping of exactly `bytes` UTF-8 bytes padded with `unit` (é is 2 bytes, so fewer characters than bytes).
+  const ping = (id: number, bytes: number, unit: string) => {
+    const head = `{"jsonrpc":"2.0","id":${id},"method":"ping","params":{"pad":"`;
+    const size = (text: string) => new TextEncoder().encode(text).length;
+    let pad = unit.repeat(Math.floor((bytes - size(head) - 3) / size(unit)));
+    while (size(head + pad) + 3 < bytes) pad += "x";
+    const text = `${head}${pad}"}}`;
+    assert.equal(size(text), bytes);
+    return text;
+  };
+  socket.send(ping(1, 1024, "x"));
+  socket.send(ping(2, 1025, "x"));
+  socket.send(ping(3, 1024, "é"));
+  socket.send(ping(4, 1025, "é"));
+  await socket.nth(4);
+  const tooLong = {
+    jsonrpc: "2.0",
+    id: null,
+    error: {
+      code: -32600,
+      message: "The message is longer than the limit of 1024 bytes.",
+      data: { code: "invalid_message", limit: 1024 },
+    },
+  };
+  assert.deepEqual(socket.messages, [
+    { jsonrpc: "2.0", id: 1, result: {} },
+    tooLong,
+    { jsonrpc: "2.0", id: 3, result: {} },
+    tooLong,
+  ]);
+  socket.ws.close();
+  await socket.closed;
+});
+
+Deno.test("one message per text frame: two in a frame are a parse error, blank frames are skipped", async () => {
+  await using s = await serve(script(), { rpc: rpcWith(new HoldingModel()) });
+  const socket = await Socket.open(`ws://127.0.0.1:${s.server.port}/rpc`);
+  const ping = (id: number) => JSON.stringify({ jsonrpc: "2.0", id, method: "ping" });
+  socket.send(`${ping(1)}\n${ping(2)}`);
+  socket.send("");
+  socket.send(" \t ");
+  socket.send(`${ping(3)}\r\n`);
+  socket.send(ping(4));
+  await socket.nth(3);
+  assert.deepEqual(socket.messages, [
+    {
+      jsonrpc: "2.0",
+      id: null,
+      error: {
+        code: -32700,
+        message: "Invalid JSON at byte 41: Unexpected non-whitespace character after JSON",
+        data: { code: "parse_error" },
+      },
+    },
+    { jsonrpc: "2.0", id: 3, result: {} },
+    { jsonrpc: "2.0", id: 4, result: {} },
+  ]);
+  socket.ws.close();
+  await socket.closed;
+});
+
 Deno.test("the /rpc endpoint is screened like the API: origin, API key, upgrade, connection limit, --no-rpc", async () => {
   await using s = await serve(script(), {
     apiKey: "k",
