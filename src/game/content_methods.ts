@@ -19,6 +19,7 @@ import {
 import { orderBySchema } from "../schema/mod.ts";
 import { CONTENT_SCHEMA_NAME, contentInstructions, contentPrompt } from "./content/content_prompt.ts";
 import type { GameContext } from "./game_context.ts";
+import { modelSpecWarnings } from "../models/registry.ts";
 
 /** Keys of `content/generate`. */
 const CONTENT_KEYS = [
@@ -74,7 +75,9 @@ export class ContentMethods {
     const countWarning = toolCountWarning(tools.tools.length);
     if (countWarning) warnings.push(countWarning);
     const temperature = p.optionalNumber("temperature", { min: 0 });
-    const model = r.createModel(r.parseModel(p.get("model"), p.name("model")));
+    const spec = r.parseModel(p.get("model"), p.name("model"));
+    warnings.push(...modelSpecWarnings(spec));
+    const model = r.createModel(spec);
     const agent = new Agent({
       model,
       instructions,

@@ -33,6 +33,7 @@ import {
 import { decisionJson, onlyOptionDecision } from "./decision/decision_result.ts";
 import { runDecision } from "./decision/decision_runner.ts";
 import type { GameContext } from "./game_context.ts";
+import { modelSpecWarnings } from "../models/registry.ts";
 
 /** Top-level keys of `decision/decideMany` (besides the engine keys). */
 const DECIDE_MANY_KEYS = ["requests", "maxConcurrency"] as const;
@@ -91,7 +92,7 @@ export class DecisionMethods {
       toolTimeoutMs: settings.toolTimeoutMs,
       npcPersona: this.#persona,
     });
-    const warnings = [...spec.keyWarnings, ...spec.toolWarnings];
+    const warnings = [...spec.keyWarnings, ...spec.toolWarnings, ...modelSpecWarnings(settings.spec)];
     if (spec.options.length === 1) return decisionJson(onlyOptionDecision(spec.options[0]), warnings);
     const model = r.createModel(settings.spec);
     return runDecision(spec, {
@@ -127,6 +128,7 @@ export class DecisionMethods {
       warnings.push(...spec.keyWarnings, ...spec.toolWarnings.map((w) => `${prefix}: ${w}`));
       return spec;
     });
+    warnings.push(...modelSpecWarnings(settings.spec));
     // One model for the whole call (built only when a decision needs it).
     const needsModel = specs.some((spec) => spec.options.length > 1);
     const model = needsModel ? r.createModel(settings.spec) : null;

@@ -30,6 +30,7 @@ import {
   toolCountWarning,
   toolTimeoutMsOf,
 } from "../agent/tool_definitions.ts";
+import { modelSpecWarnings } from "../models/registry.ts";
 
 const CREATE_KEYS = ["session", "instructions", "tools", "options", "history", "model"] as const;
 const RESPOND_KEYS = [
@@ -260,6 +261,7 @@ export class SessionMethods implements BridgeExtension {
     const countWarning = toolCountWarning(tools.length);
     if (countWarning) warnings.push(countWarning);
     const spec = r.parseModel(p.get("model"));
+    warnings.push(...modelSpecWarnings(spec));
     const model = r.createModel(spec);
     const instructions = p.has("instructions")
       ? p.optionalString("instructions") ?? null

@@ -5,9 +5,9 @@
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import type { LanguageModel } from "./language_model.ts";
-import { parseLlamaModelSpec } from "./llama_config.ts";
+import { llamaModelSpecWarnings, parseLlamaModelSpec } from "./llama_config.ts";
 import { createLlamaModel } from "./llama_model.ts";
-import { parseOpenAIModelSpec } from "./openai_config.ts";
+import { openAIModelSpecWarnings, parseOpenAIModelSpec } from "./openai_config.ts";
 import { createOpenAIModel } from "./openai_model.ts";
 import { parseScript, type Script, ScriptedModel } from "./scripted.ts";
 
@@ -15,7 +15,13 @@ import { parseScript, type Script, ScriptedModel } from "./scripted.ts";
 export type ModelSpec =
   | { type: "system" }
   | { type: "scripted"; script: Script }
-  | { type: string; raw: JsonObject; path: string };
+  | {
+    type: string;
+    raw: JsonObject;
+    path: string;
+    /** Members of the parameter that the backend ignores ("Unknown parameter '<path>.<key>' was ignored."). */
+    warnings?: string[];
+  };
 
 /** Where a `model` parameter is read (its name in errors) and whether scripted models are allowed. */
 export interface ModelParam {
@@ -60,9 +66,35 @@ export function parseModelSpec(value: JsonValue | undefined, param: ModelParam):
     if (!allowsScripted) throw BridgeError.invalidParams("Scripted models are disabled on this bridge.");
     return { type: "scripted", script: parseScript(value, path) };
   }
-  if (value.type === "openai") parseOpenAIModelSpec(value, path); // validate eagerly
-  if (value.type === "llama") parseLlamaModelSpec(value, path);
+  // Validated eagerly, so a bad spec fails the call that names it.
+  if (value.type === "openai") {
+    parseOpenAIModelSpec(value, path);
+    return { type: value.type, raw: value, path, warnings: openAIModelSpecWarnings(value, path) };
+  }
+  if (value.type === "llama") {
+    parseLlamaModelSpec(value, path);
+    return { type: value.type, raw: value, path, warnings: llamaModelSpecWarnings(value, path) };
+  }
   return { type: value.type, raw: value, path };
+}
+
+/**
+ * The warnings of a parsed `model` parameter (the members its backend ignores); none for `"system"`,
+ * `"scripted"` and host-registered types. Methods add them to their result's `warnings`, after the tool
+ * warnings and before the unavailable-model warning.
+ *
+ * @example
+ * ```ts
+ * import { modelSpecWarnings, parseModelSpec } from "./registry.ts";
+ * const spec = parseModelSpec(
+ *   { type: "openai", baseURL: "http://127.0.0.1:8080/v1", model: "m", apikey: "x" },
+ *   { path: "model", allowsScripted: true },
+ * );
+ * modelSpecWarnings(spec); // ["Unknown parameter 'model.apikey' was ignored."]
+ * ```
+ */
+export function modelSpecWarnings(spec: ModelSpec): string[] {
+  return "warnings" in spec && spec.warnings !== undefined ? spec.warnings : [];
 }
 
 /** Creates the backend for a spec. Unknown types fail with -32602. */

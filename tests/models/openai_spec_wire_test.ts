@@ -150,20 +150,24 @@ Deno.test("openai model parameter: every bad member is answered with -32602 nami
   }
 });
 
-Deno.test("openai model parameter: a valid spec creates the session; null and unknown members are ignored", async () => {
-  for (
-    const model of [
-      `{"type":"openai",${OK}}`,
-      `{"type":"openai",${OK},"apiKey":null,"headers":null,"timeoutSeconds":null}`,
-      `{"type":"openai",${OK},"apiKey":"","headers":{},"timeoutSeconds":0}`,
-      `{"type":"openai",${OK},"timeoutSeconds":86400,"temperature":2,"apikey":"x"}`,
-      `{"type":"openai",${OK},"__proto__":{"apiKey":1,"timeoutSeconds":-1}}`,
-      `{"type":"openai",${OK},"headers":{"__proto__":"v"}}`,
-    ]
-  ) {
+Deno.test("openai model parameter: a valid spec creates the session; unknown members are ignored with a warning", async () => {
+  const cases: Array<[string, string[]]> = [
+    [`{"type":"openai",${OK}}`, []],
+    [`{"type":"openai",${OK},"apiKey":null,"headers":null,"timeoutSeconds":null}`, []],
+    [`{"type":"openai",${OK},"apiKey":"","headers":{},"timeoutSeconds":0}`, []],
+    [`{"type":"openai",${OK},"timeoutSeconds":86400,"temperature":2,"apikey":"x"}`, [
+      "Unknown parameter 'model.temperature' was ignored.",
+      "Unknown parameter 'model.apikey' was ignored.",
+    ]],
+    [`{"type":"openai",${OK},"__proto__":{"apiKey":1,"timeoutSeconds":-1}}`, [
+      "Unknown parameter 'model.__proto__' was ignored.",
+    ]],
+    [`{"type":"openai",${OK},"headers":{"__proto__":"v"}}`, []],
+  ];
+  for (const [model, warnings] of cases) {
     assert.deepEqual(
       await createWith(model),
-      { jsonrpc: "2.0", id: 1, result: { session: "s", warnings: [] } },
+      { jsonrpc: "2.0", id: 1, result: { session: "s", warnings } },
       model,
     );
   }

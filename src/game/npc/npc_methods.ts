@@ -36,6 +36,7 @@ import { emptyMemory, memoryJson, parseMemory } from "./npc_memory.ts";
 import { optionsJson, parseNpcOptions } from "./npc_options.ts";
 import { runBark, runTalk, type TalkHost } from "./npc_turn.ts";
 import { parsePersona, personaJson } from "./persona.ts";
+import { modelSpecWarnings } from "../../models/registry.ts";
 
 /** Most NPCs on one bridge. */
 export const MAX_NPCS = 128;
@@ -233,6 +234,7 @@ export class NpcMethods {
     const model = r.createModel(spec);
     // Validate the tool set before the id and limit checks (a failed create must not use up an id).
     checkToolSet(parts, { world, warnings });
+    warnings.push(...modelSpecWarnings(spec));
     const id = this.#newId(source.id);
     const npc = this.#add({ ...parts, id, world, model, entries: source.entries });
     const result = () => ({ npc: id, tools: npc.toolNames, warnings });
