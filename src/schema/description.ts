@@ -1,0 +1,70 @@
+/**
+ * The description text of a converted node: the schema's own `description`, the sentences a converter adds
+ * ("Must match …", "Each item: …"), and, in parentheses, the constraints the model is told about but cannot
+ * enforce (each also reported as a warning), `examples` and `default`.
+ * @module
+ */
+import { compactJson, type JsonObject, type JsonValue, ownValue } from "../protocol/json.ts";
+import { nonEmptyString } from "./keyword_values.ts";
+import type { Walk } from "./walk.ts";
+
+/** String keywords that are described but not enforced. */
+export const STRING_DESCRIBED = ["format", "minLength", "maxLength", "contentEncoding", "contentMediaType"];
+/** Array keywords that are described but not enforced. */
+export const ARRAY_DESCRIBED = ["uniqueItems", "contains"];
+/** Number keywords that are described but not enforced. */
+export const NUMBER_DESCRIBED = ["multipleOf"];
+/** Object keywords that are described but not enforced. */
+export const OBJECT_DESCRIBED = ["minProperties", "maxProperties", "patternProperties", "dependentRequired"];
+
+/** What {@link describe} builds a description from. */
+export interface DescriptionParts {
+  schema: JsonObject;
+  /** Schema path of the warnings. */
+  path: string;
+  /** Keywords described to the model but not enforced (`*_DESCRIBED`). */
+  described?: readonly string[];
+  /** Full sentences appended to the schema's description. */
+  sentences?: readonly string[];
+}
+
+/** Text of a value inside a description: strings as-is, everything else compact JSON. */
+export function describeValue(value: JsonValue): string {
+  if (typeof value === "string") return value;
+  return safeJson(value);
+}
+
+/** Compact JSON of a value, or `…` when it cannot be serialised. */
+export function safeJson(value: JsonValue): string {
+  try {
+    return compactJson(value);
+  } catch {
+    return "…";
+  }
+}
+
+/** The node's description (undefined when empty); warns for each described-but-not-enforced keyword. */
+export function describe(walk: Walk, parts: DescriptionParts): string | undefined {
+  const { schema, path, described = [], sentences = [] } = parts;
+  const notes: string[] = [];
+  for (const key of described) {
+    if (!Object.hasOwn(schema, key)) continue;
+    const value = schema[key];
+    if (key === "uniqueItems" && value === false) continue;
+    walk.warn(path, `'${key}' is described to the model but not enforced`);
+    notes.push(`${key}: ${describeValue(value)}`);
+  }
+  const examples = ownValue(schema, "examples");
+  if (Array.isArray(examples) && examples.length > 0) {
+    notes.push(`examples: ${examples.slice(0, 3).map(describeValue).join(", ")}`);
+  }
+  if (Object.hasOwn(schema, "default")) notes.push(`default: ${describeValue(schema.default)}`);
+  let text = nonEmptyString(schema, "description") ?? "";
+  for (const sentence of sentences) {
+    // "Gate name" + "Must be …" → "Gate name. Must be …" (the added sentences are full sentences).
+    if (text !== "" && !/[.!?:;]$/.test(text)) text += ".";
+    text = text === "" ? sentence : `${text} ${sentence}`;
+  }
+  if (notes.length > 0) text = text === "" ? `(${notes.join("; ")})` : `${text} (${notes.join("; ")})`;
+  return text === "" ? undefined : text;
+}

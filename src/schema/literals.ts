@@ -1,0 +1,58 @@
+/**
+ * `enum` and `const` in the conversion: string values become a string `enum`; an integer `enum` is enforced
+ * as its range with the exact values described; any other value is described instead of enforced (with a
+ * warning).
+ * @module
+ */
+import type { JsonValue } from "../protocol/json.ts";
+import { describe, describeValue, safeJson } from "./description.ts";
+import { clampInteger, unique } from "./keyword_values.ts";
+import { convertTyped } from "./typed.ts";
+import type { Converted, SchemaAt, Walk } from "./walk.ts";
+
+/** Converts a schema with a non-empty `enum` (its `null` member makes the value nullable). */
+export function convertEnum(
+  walk: Walk,
+  { schema, pos, values }: SchemaAt & { values: JsonValue[] },
+): Converted {
+  const present = values.filter((v) => v !== null);
+  const nullable = present.length < values.length;
+  if (present.length === 0) return { ...convertTyped(walk, { schema, pos }), nullable: true };
+  if (present.every((v) => typeof v === "string")) {
+    const description = describe(walk, { schema, path: pos.path });
+    return { node: { type: "string", enum: unique(present as string[]) }, description, nullable };
+  }
+  if (present.every((v) => typeof v === "number" && Number.isInteger(v))) {
+    const numbers = present as number[];
+    // A loop, not Math.min(...spread): enums may be longer than the engine's argument limit.
+    let min = Infinity;
+    let max = -Infinity;
+    for (const n of numbers) {
+      if (n < min) min = n;
+      if (n > max) max = n;
+    }
+    min = clampInteger(min);
+    max = clampInteger(max);
+    walk.warn(pos.path, `integer enum is enforced as a range ${min}...${max}; exact values are described`);
+    const sentence = `One of: ${numbers.map(String).join(", ")}.`;
+    const description = describe(walk, { schema, path: pos.path, sentences: [sentence] });
+    return { node: { type: "integer", minimum: min, maximum: max }, description, nullable };
+  }
+  walk.warn(pos.path, "mixed-type enum is generated as strings");
+  const description = describe(walk, { schema, path: pos.path });
+  return { node: { type: "string", enum: unique(present.map(describeValue)) }, description, nullable };
+}
+
+/** Converts a schema with `const`. */
+export function convertConst(walk: Walk, { schema, pos, value }: SchemaAt & { value: JsonValue }): Converted {
+  if (typeof value === "string") {
+    const description = describe(walk, { schema, path: pos.path });
+    return { node: { type: "string", enum: [value] }, description, nullable: false };
+  }
+  const text = safeJson(value);
+  walk.warn(pos.path, `non-string const ${text} is described instead of enforced`);
+  let fallbackType = "string";
+  if (typeof value === "boolean") fallbackType = "boolean";
+  else if (typeof value === "number") fallbackType = Number.isInteger(value) ? "integer" : "number";
+  return convertTyped(walk, { schema, pos, fallbackType, sentences: [`Must be exactly ${text}.`] });
+}

@@ -1,0 +1,82 @@
+/**
+ * `integer` and `number` schemas in the conversion: the tightest of `minimum`/`maximum` and the exclusive
+ * bounds (draft 4's boolean form included) becomes an inclusive range; integer bounds are rounded inward and
+ * clamped to the safe range, exclusive number bounds are enforced as inclusive (with a warning), and an empty
+ * range is dropped (with a warning).
+ * @module
+ */
+import { type JsonObject, type JsonValue, ownValue } from "../protocol/json.ts";
+import { describe, NUMBER_DESCRIBED } from "./description.ts";
+import { clampInteger, isFiniteNumber } from "./keyword_values.ts";
+import type { Converted, TypedSchema, Walk } from "./walk.ts";
+
+/** Converts an `integer` schema. */
+export function convertInteger(walk: Walk, typed: TypedSchema): Converted {
+  const lows: number[] = [];
+  const highs: number[] = [];
+  const { minimum, maximum, exclusiveMinimum, exclusiveMaximum } = numericBounds(typed.schema);
+  if (isFiniteNumber(minimum)) {
+    // Draft 4: `exclusiveMinimum: true` makes `minimum` exclusive.
+    lows.push(exclusiveMinimum === true ? Math.floor(minimum) + 1 : Math.ceil(minimum));
+  }
+  if (isFiniteNumber(maximum)) {
+    highs.push(exclusiveMaximum === true ? Math.ceil(maximum) - 1 : Math.floor(maximum));
+  }
+  if (isFiniteNumber(exclusiveMinimum)) lows.push(Math.floor(exclusiveMinimum) + 1);
+  if (isFiniteNumber(exclusiveMaximum)) highs.push(Math.ceil(exclusiveMaximum) - 1);
+  return ranged(walk, { ...typed, type: "integer", lows, highs });
+}
+
+/** Converts a `number` schema. */
+export function convertNumber(walk: Walk, typed: TypedSchema): Converted {
+  const lows: number[] = [];
+  const highs: number[] = [];
+  const { minimum, maximum, exclusiveMinimum, exclusiveMaximum } = numericBounds(typed.schema);
+  if (isFiniteNumber(minimum)) lows.push(minimum);
+  if (isFiniteNumber(maximum)) highs.push(maximum);
+  const exclusive =
+    (isFiniteNumber(exclusiveMinimum) || (exclusiveMinimum === true && isFiniteNumber(minimum))) ||
+    (isFiniteNumber(exclusiveMaximum) || (exclusiveMaximum === true && isFiniteNumber(maximum)));
+  if (exclusive) walk.warn(typed.pos.path, "exclusive number bounds are enforced as inclusive");
+  if (isFiniteNumber(exclusiveMinimum)) lows.push(exclusiveMinimum);
+  if (isFiniteNumber(exclusiveMaximum)) highs.push(exclusiveMaximum);
+  return ranged(walk, { ...typed, type: "number", lows, highs });
+}
+
+/** The own `minimum`, `maximum`, `exclusiveMinimum` and `exclusiveMaximum` of a numeric schema. */
+function numericBounds(schema: JsonObject): {
+  minimum: JsonValue | undefined;
+  maximum: JsonValue | undefined;
+  exclusiveMinimum: JsonValue | undefined;
+  exclusiveMaximum: JsonValue | undefined;
+} {
+  return {
+    minimum: ownValue(schema, "minimum"),
+    maximum: ownValue(schema, "maximum"),
+    exclusiveMinimum: ownValue(schema, "exclusiveMinimum"),
+    exclusiveMaximum: ownValue(schema, "exclusiveMaximum"),
+  };
+}
+
+/**
+ * A numeric node with the tightest of the collected lower and upper bounds (integer bounds clamped to the
+ * safe range); a range that is empty is dropped with a warning.
+ */
+function ranged(
+  walk: Walk,
+  range: TypedSchema & { type: "integer" | "number"; lows: number[]; highs: number[] },
+): Converted {
+  const { type, lows, highs, schema, pos, nullable, sentences } = range;
+  const fit = type === "integer" ? clampInteger : (value: number) => value;
+  let low = lows.length > 0 ? fit(Math.max(...lows)) : undefined;
+  let high = highs.length > 0 ? fit(Math.min(...highs)) : undefined;
+  if (low !== undefined && high !== undefined && low > high) {
+    walk.warn(pos.path, `empty ${type} range is ignored`);
+    low = high = undefined;
+  }
+  const node: JsonObject = { type };
+  if (low !== undefined) node.minimum = low;
+  if (high !== undefined) node.maximum = high;
+  const description = describe(walk, { schema, path: pos.path, described: NUMBER_DESCRIBED, sentences });
+  return { node, description, nullable };
+}

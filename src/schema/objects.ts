@@ -1,0 +1,83 @@
+/**
+ * `object` schemas in the conversion: every object is a named type (`{"title", "type": "object",
+ * "properties", "required", "x-order", "additionalProperties": false}`); properties are generated in
+ * `x-order` order then declaration order, each property node carries its description, and a nullable
+ * property is left out of `required`.
+ * @module
+ */
+import { isJsonObject, type JsonObject, ownValue, setOwn } from "../protocol/json.ts";
+import { describe, OBJECT_DESCRIBED } from "./description.ts";
+import { nonEmptyString } from "./keyword_values.ts";
+import { escapePointerSegment } from "./pointer.ts";
+import type { Converted, TypedSchema, Walk } from "./walk.ts";
+
+/** Converts an `object` schema into a named type and returns the reference to it. */
+export function convertObject(walk: Walk, { schema, pos, nullable, sentences }: TypedSchema): Converted {
+  const slot = pos.slot!;
+  const def: JsonObject = {};
+  const name = walk.claim(slot, def);
+  const declared = ownValue(schema, "properties");
+  const props: JsonObject = isJsonObject(declared) ? declared : {};
+  const keys = Object.keys(props);
+  const additional = ownValue(schema, "additionalProperties");
+  if (keys.length === 0 && additional !== undefined && additional !== false) {
+    walk.warn(
+      pos.path,
+      "free-form objects (additionalProperties without properties) cannot be generated; producing an empty object",
+    );
+  }
+  const description = describe(walk, { schema, path: pos.path, described: OBJECT_DESCRIBED, sentences });
+  slot.description = description;
+
+  const order = propertyOrder(schema, props);
+  const requiredList = ownValue(schema, "required");
+  const required = new Set(
+    Array.isArray(requiredList) ? requiredList.filter((k): k is string => typeof k === "string") : [],
+  );
+
+  const properties: JsonObject = {};
+  const requiredOut: string[] = [];
+  for (const key of order) {
+    const sub = props[key];
+    const result = walk.convert(sub, {
+      path: `${pos.path}/properties/${escapePointerSegment(key)}`,
+      name: `${name}_${key}`,
+      depth: pos.depth + 1,
+    });
+    const text = result.description ?? (isJsonObject(sub) ? nonEmptyString(sub, "description") : undefined);
+    if (text !== undefined) setOwn(result.node, "description", text);
+    setOwn(properties, key, result.node);
+    if (required.has(key) && !result.nullable) requiredOut.push(key);
+  }
+
+  setOwn(def, "title", name);
+  if (description !== undefined) setOwn(def, "description", description);
+  setOwn(def, "type", "object");
+  setOwn(def, "properties", properties);
+  setOwn(def, "required", requiredOut);
+  setOwn(def, "x-order", order);
+  setOwn(def, "additionalProperties", false);
+  return { node: walk.refNode(slot), description, nullable };
+}
+
+/** The declared properties in generation order: those named in `x-order` first, then the rest. */
+function propertyOrder(schema: JsonObject, props: JsonObject): string[] {
+  const order: string[] = [];
+  const placed = new Set<string>();
+  const xOrder = ownValue(schema, "x-order");
+  if (Array.isArray(xOrder)) {
+    for (const key of xOrder) {
+      if (typeof key === "string" && Object.hasOwn(props, key) && !placed.has(key)) {
+        placed.add(key);
+        order.push(key);
+      }
+    }
+  }
+  for (const key of Object.keys(props)) {
+    if (!placed.has(key)) {
+      placed.add(key);
+      order.push(key);
+    }
+  }
+  return order;
+}

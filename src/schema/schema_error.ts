@@ -1,0 +1,17 @@
+/**
+ * The error of a JSON Schema the converter cannot use, shared by every module of the conversion.
+ * @module
+ */
+
+/** A JSON Schema the converter cannot use (`-32007 invalid_schema` on the wire). */
+export class SchemaError extends Error {
+  /** Where in the schema the problem is, e.g. `#/properties/a/items` or a `$ref` string. */
+  readonly schemaPath: string;
+
+  /** Creates an error with the reference's message text and the schema location. */
+  constructor(message: string, schemaPath: string) {
+    super(message);
+    this.name = "SchemaError";
+    this.schemaPath = schemaPath;
+  }
+}

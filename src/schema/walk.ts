@@ -1,0 +1,81 @@
+/**
+ * What the keyword converters (objects, arrays, unions, `$ref`, …) see of one conversion: the position they
+ * convert at, what they return, and the {@link Walk} that recurses, warns and names types. The walk itself
+ * is `Converter` in `convert.ts`; the converters depend only on this interface, so no module imports back.
+ * @module
+ */
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
+
+/** Maximum nesting (and `$ref` chain) depth. */
+export const MAX_DEPTH = 32;
+/** Upper bound on converted schema nodes (a schema this big would not fit the model's 8k-token context anyway). */
+export const MAX_NODES = 20_000;
+/** The error text of a schema deeper than {@link MAX_DEPTH}. */
+export const DEPTH_MESSAGE = "the schema nests or references more than 32 levels deep";
+
+/** A (possibly) named type under construction, shared by every schema object that denotes it. */
+export interface Slot {
+  readonly base: string;
+  readonly isRoot: boolean;
+  name?: string;
+  /** True once an object or union converter has turned it into a named type. */
+  used: boolean;
+  /** The named type's description, lifted to every property that references it. */
+  description?: string;
+  /** The first `$ref` that reached it while it was still being converted (and not yet named). */
+  pending?: { ref: string; path: string };
+}
+
+/** Where a schema is converted. */
+export interface Position {
+  /** Schema path for warnings and errors. */
+  path: string;
+  /** Type name candidate for a named type created at this position. */
+  name: string;
+  depth: number;
+  slot?: Slot;
+}
+
+/** A converted schema node. */
+export interface Converted {
+  node: JsonObject;
+  /** Description lifted to the enclosing property, array or union. */
+  description?: string;
+  nullable: boolean;
+}
+
+/** A schema object at a position: what every keyword converter is given. */
+export interface SchemaAt {
+  schema: JsonObject;
+  pos: Position;
+}
+
+/** A schema whose type is decided: what the object, array, number and string converters are given. */
+export interface TypedSchema extends SchemaAt {
+  /** True when `null` is one of its types (the property becomes optional). */
+  nullable: boolean;
+  /** Full sentences the description gets (from `const`, integer `enum`). */
+  sentences: string[];
+}
+
+/** One conversion in progress, as the keyword converters use it. */
+export interface Walk {
+  /** The whole input schema (the document local `$ref`s resolve against). */
+  readonly root: JsonValue;
+  /** Converts a subschema (counting it, bounding depth, and sharing named types by schema object identity). */
+  convert(schema: JsonValue, pos: Position): Converted;
+  /** Adds the warning `"<path>: <message>"` (once). */
+  warn(path: string, message: string): void;
+  /** Counts one schema node; throws a `SchemaError` past {@link MAX_NODES}. */
+  countNode(path: string): void;
+  /** A fresh unnamed slot whose type name would be `base`. */
+  newSlot(base: string): Slot;
+  /** True when the schema object already denotes a slot (it is converted or being converted). */
+  hasSlot(schema: JsonObject): boolean;
+  /** Turns a slot into a named type whose definition is `def` and returns its name. */
+  claim(slot: Slot, def: JsonObject): string;
+  /** The `$ref` node that uses a slot's named type. */
+  refNode(slot: Slot): JsonObject;
+  /** Throws when a slot reached recursively did not become a named type (an inline cycle). */
+  checkPending(slot: Slot): void;
+}
