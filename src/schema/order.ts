@@ -6,7 +6,7 @@
  * properties, so `__proto__` and friends stay plain data.
  * @module
  */
-import { isJsonObject, type JsonObject, type JsonValue, setOwn } from "../protocol/json.ts";
+import { isJsonObject, type JsonObject, type JsonValue, ownValue, setOwn } from "../protocol/json.ts";
 import { resolveLocalRef } from "./pointer.ts";
 
 /** Values nested deeper than this are returned unchanged (the model cannot produce them anyway). */
@@ -145,8 +145,4 @@ function viewOf(schema: JsonValue, root: JsonObject): SchemaView {
     }
   }
   return view;
-}
-
-function ownValue(object: JsonObject, key: string): JsonValue | undefined {
-  return Object.hasOwn(object, key) ? object[key] : undefined;
 }

@@ -4,7 +4,7 @@
  * @module
  */
 import { BridgeError } from "../../protocol/errors.ts";
-import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../../protocol/json.ts";
+import { compactJson, isJsonObject, type JsonObject, type JsonValue, ownValue } from "../../protocol/json.ts";
 import type { ToolRecord, Usage } from "../../agent/types.ts";
 import { recordJson, usageJson } from "../../agent/result_json.ts";
 import type { DecisionOption } from "./decision_request.ts";
@@ -70,7 +70,7 @@ export function parseDecisionAnswer(
   if (!isJsonObject(value)) {
     throw BridgeError.of("generation_failed", "The model produced no decision.");
   }
-  const rawChoice = own(value, "choice");
+  const rawChoice = ownValue(value, "choice");
   const choice = typeof rawChoice === "string"
     ? rawChoice
     : rawChoice === undefined
@@ -87,11 +87,11 @@ export function parseDecisionAnswer(
       `The model chose '${choice}', which is not one of: ${options.map((o) => o.id).join(", ")}.`,
     );
   }
-  const rawConfidence = own(value, "confidence");
+  const rawConfidence = ownValue(value, "confidence");
   const confidence = typeof rawConfidence === "number" && Number.isFinite(rawConfidence)
     ? Math.min(100, Math.max(0, Math.round(rawConfidence)))
     : DEFAULT_CONFIDENCE;
-  const rawReasoning = own(value, "reasoning");
+  const rawReasoning = ownValue(value, "reasoning");
   const reasoning = typeof rawReasoning === "string" ? rawReasoning.trim() : "";
   return { optionID: option.id, reasoning, confidence, toolCalls, usage, isFallback: false };
 }
@@ -108,8 +108,4 @@ export function decisionJson(decision: Decision, warnings: readonly string[] = [
   };
   if (warnings.length > 0) out.warnings = [...warnings];
   return out;
-}
-
-function own(object: JsonObject, key: string): JsonValue | undefined {
-  return Object.hasOwn(object, key) ? object[key] : undefined;
 }
