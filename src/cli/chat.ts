@@ -15,15 +15,15 @@ import {
   stringFlag,
   wantsHelp,
 } from "./args.ts";
-import { CliError, EXIT, EXIT_CODES_HELP, reportError, toCliError } from "./cli_error.ts";
+import { CliError, EXIT, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
 import { type ConversationFile, readConversation, writeConversation } from "./conversation_file.ts";
 import { LineReader } from "./input.ts";
 import { LocalBridge, MODEL_ENV_HELP, MODEL_FLAGS_HELP, resolveModelChoice } from "./local_bridge.ts";
-import { formatCall, formatOutput, formatUsage } from "./render.ts";
-import { besideQuestion, ToolPrompter } from "./tool_prompt.ts";
+import { formatUsage } from "./render.ts";
 import { addSigint, checkNamedToolChoice, parseToolChoiceFlag, removeSigint } from "./respond.ts";
 import { type LoadedTools, loadToolsFile, toolDescription, toolName, toolsFromValue } from "./tools_file.ts";
-import { isTerminal, Spinner, stderrStyle, stdoutStyle, type Style, writeErr, writeOut } from "./tty.ts";
+import { isTerminal, stderrStyle, stdoutStyle, type Style, writeErr, writeOut } from "./tty.ts";
+import { TurnScreen } from "./turn_screen.ts";
 
 /** Help text of `oam chat`. */
 export const CHAT_HELP = `oam chat — talk to the model in your terminal
@@ -146,30 +146,27 @@ interface TurnView {
   printed: string;
   /** A tool call's line ended the answer's line: text that continues the answer shows it whole again. */
   cut: boolean;
-  /** Set by Ctrl-C (or the input ending at a tool question): the events that follow are not shown. */
-  cancelled: boolean;
-  /** The tool question on the terminal while it waits for its answer (null when none does). */
-  question: string | null;
 }
 
 class ChatCommand {
   readonly #out: Style = stdoutStyle();
   readonly #err: Style = stderrStyle();
   readonly #interactive = isTerminal(Deno.stdin);
-  readonly #stdoutTerminal = isTerminal(Deno.stdout);
   readonly #reader = new LineReader();
-  readonly #spinner = new Spinner();
+  readonly #screen = new TurnScreen({
+    out: this.#out,
+    err: this.#err,
+    interactive: this.#interactive,
+    reader: this.#reader,
+    label: () => "thinking",
+  });
   #bridge!: LocalBridge;
   #tools: LoadedTools | null = null;
   #modelName = "system";
   #savePath: string | undefined;
   #lastUsage: JsonValue = null;
   #total = { inputTokens: 0, outputTokens: 0, totalTokens: 0, turns: 0 };
-  /** Cancels the running turn (set while a turn runs). */
-  #cancelTurn: (() => void) | null = null;
   #quit = false;
-  /** Whether the last output of the turn ended its line. */
-  #atLineStart = true;
 
   /** The command: flags, saved conversation and tools, the model and the session, then the chat loop. */
   async run(args: string[]): Promise<number> {
@@ -215,8 +212,7 @@ class ChatCommand {
 
   /** Ctrl-C: stops the running turn; between turns, on a terminal, a hint and the prompt again. */
   #sigint(): void {
-    if (this.#cancelTurn) this.#cancelTurn();
-    else if (this.#interactive) {
+    if (!this.#screen.cancelTurn() && this.#interactive) {
       writeOut(`\n${this.#out.dim("(Ctrl-D or /exit to quit)")}\n`);
       this.#prompt();
     }
@@ -336,86 +332,41 @@ class ChatCommand {
     }
   }
 
-  /** Writes to stdout (the spinner goes first); notes whether the output line is now empty. */
-  #write(text: string): void {
-    if (text === "") return;
-    this.#spinner.stop();
-    writeOut(text);
-    this.#atLineStart = text.endsWith("\n");
-  }
-
-  /** Ends the output line unless it is empty. */
-  #newline(): void {
-    if (!this.#atLineStart) this.#write("\n");
-  }
-
   /** One turn: the prompt to session/respond, its events shown as they come, then the answer or failure. */
   async #turn(prompt: string): Promise<void> {
-    const turn: TurnView = { printed: "", cut: false, cancelled: false, question: null };
-    this.#atLineStart = true;
-    const prompter = this.#toolPrompter(turn);
-    this.#cancelTurn = () => this.#stopTurn(turn);
-    this.#spinner.start("thinking");
-    try {
-      const result = await this.#bridge.run("session/respond", { session: SESSION, prompt, stream: true }, {
-        onEvent: (event) => this.#turnEvent(turn, event),
-        onToolCall: (id, call) => prompter.enqueue(id, call),
-        onToolCancel: (p) => prompter.cancel(String(p.id)),
-      });
-      this.#spinner.stop();
-      this.#showAnswer(turn, result);
-      this.#countUsage(result.usage);
-      await this.#autosave();
-    } catch (error) {
-      this.#showFailure(turn, error);
-    } finally {
-      this.#cancelTurn = null;
-      prompter.finish();
-    }
-  }
-
-  /** Asks the user for the outputs of the turn's client tools (command tools run by themselves). */
-  #toolPrompter(turn: TurnView): ToolPrompter {
-    return new ToolPrompter(this.#bridge, this.#reader, this.#tools, this.#interactive, this.#out, {
-      beforeAsk: () => {
-        this.#spinner.stop();
-        this.#newline();
+    const turn: TurnView = { printed: "", cut: false };
+    await this.#screen.run({
+      bridge: this.#bridge,
+      tools: this.#tools,
+      method: "session/respond",
+      params: { session: SESSION, prompt, stream: true },
+      cancel: { method: "session/cancel", params: { session: SESSION } },
+      onEvent: (event) => this.#turnEvent(turn, event),
+      onResult: async (result) => {
+        this.#showAnswer(turn, result);
+        this.#countUsage(result.usage);
+        await this.#autosave();
       },
-      ask: (text) => {
-        turn.question = text;
-        this.#write(text);
-      },
-      answered: () => {
-        turn.question = null;
-        this.#atLineStart = true;
-        this.#spinner.start("thinking");
-      },
-      inputEnded: () => {
-        // Ctrl-D while a tool waits: stop the turn and leave.
+      // Ctrl-D while a tool waits: the turn stops and the chat ends.
+      onInputEnded: () => {
         this.#quit = true;
-        this.#stopTurn(turn);
       },
     });
   }
 
-  /** Ctrl-C, or the input ending at a tool question: cancels the turn; its unwinding is not shown. */
-  #stopTurn(turn: TurnView): void {
-    turn.cancelled = true;
-    this.#bridge.call("session/cancel", { session: SESSION }).catch(() => {});
-  }
-
   /** Shows one `session/event` of the turn. */
   #turnEvent(turn: TurnView, event: JsonObject): void {
-    if (turn.cancelled) return; // what follows a Ctrl-C is the turn unwinding
     switch (event.type) {
       case "text":
         this.#showText(turn, event);
         break;
       case "toolCallStarted":
-        this.#toolCallStarted(turn, event);
+        // The answer's line ends; text that continues it shows it whole again.
+        turn.cut = turn.printed !== "";
+        this.#screen.toolCallStarted(event);
         break;
       case "toolCallCompleted":
-        this.#toolCallCompleted(turn, event);
+        this.#screen.toolCallCompleted(event);
         break;
     }
   }
@@ -425,50 +376,23 @@ class ChatCommand {
    * that continues an answer a tool call cut off shows the answer again from its start.
    */
   #showText(turn: TurnView, event: JsonObject): void {
-    this.#spinner.stop();
+    this.#screen.hideThinking();
     const delta = String(event.delta ?? "");
     const reset = event.isReset === true;
     if (reset && turn.printed !== "") {
-      this.#newline();
-      this.#write(this.#out.dim("(rewritten)\n"));
+      this.#screen.newline();
+      this.#screen.write(this.#out.dim("(rewritten)\n"));
     }
-    this.#write(turn.cut && !reset ? turn.printed + delta : delta);
+    this.#screen.write(turn.cut && !reset ? turn.printed + delta : delta);
     turn.printed = reset ? delta : turn.printed + delta;
     turn.cut = false;
-  }
-
-  /**
-   * A line about a tool call, on a line of its own. A tool question waiting for its answer (another call of
-   * the round started or ended meanwhile) is taken off the screen first and asked again below the line, so
-   * the answer is typed after its question: on a terminal the question's line is cleared, elsewhere it ends.
-   */
-  #toolLine(turn: TurnView, line: string): void {
-    if (turn.question === null) this.#newline();
-    this.#write(besideQuestion(line, { question: turn.question, terminal: this.#stdoutTerminal }));
-  }
-
-  /** `  ⚙ name {arguments}` (the answer's line ends first). */
-  #toolCallStarted(turn: TurnView, event: JsonObject): void {
-    const o = this.#out;
-    this.#spinner.stop();
-    turn.cut = turn.printed !== "";
-    this.#toolLine(turn, `  ${o.cyan("⚙")} ${formatCall(event.call ?? null, o)}\n`);
-  }
-
-  /** `  ↳ output` (or `error: …`); the model is thinking again unless a tool question waits. */
-  #toolCallCompleted(turn: TurnView, event: JsonObject): void {
-    const o = this.#out;
-    const record = isJsonObject(event.record) ? event.record : {};
-    const output = formatOutput({ output: record.output ?? null, isError: record.isError === true }, o);
-    this.#toolLine(turn, `  ${o.dim("↳")} ${output}\n`);
-    if (turn.question === null) this.#spinner.start("thinking");
   }
 
   /** The end of a turn that succeeded: the answer (whole, if no text event was shown), and its line ends. */
   #showAnswer(turn: TurnView, result: JsonObject): void {
     // No text event was shown (a Ctrl-C that came too late to stop the turn): the whole answer now.
-    if (turn.printed === "") this.#write(typeof result.text === "string" ? result.text : "");
-    this.#newline();
+    if (turn.printed === "") this.#screen.write(typeof result.text === "string" ? result.text : "");
+    this.#screen.newline();
   }
 
   /** Keeps the turn's usage for /usage and adds it to the chat's. */
@@ -480,14 +404,5 @@ class ChatCommand {
       this.#total.totalTokens += Number(usage.totalTokens ?? 0);
     }
     this.#total.turns++;
-  }
-
-  /** The end of a turn that failed: `(stopped)` when it was cancelled, else the error on stderr. */
-  #showFailure(turn: TurnView, error: unknown): void {
-    this.#spinner.stop();
-    this.#newline();
-    const e = toCliError(error);
-    if (turn.cancelled || e.code === "cancelled") this.#write(this.#out.dim("(stopped)\n"));
-    else reportError(e, { mode: "human", style: this.#err });
   }
 }

@@ -6,7 +6,7 @@
  */
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { parseFlags, stringFlag, wantsHelp } from "./args.ts";
-import { CliError, EXIT, EXIT_CODES_HELP, isPermissionError, reportError, toCliError } from "./cli_error.ts";
+import { CliError, EXIT, EXIT_CODES_HELP, isPermissionError, reportError } from "./cli_error.ts";
 import { LineReader, readJsonInput } from "./input.ts";
 import {
   LocalBridge,
@@ -15,20 +15,10 @@ import {
   type ModelChoice,
   resolveModelChoice,
 } from "./local_bridge.ts";
-import { formatCall, formatOutput } from "./render.ts";
 import { addSigint, removeSigint } from "./respond.ts";
-import { besideQuestion, ToolPrompter } from "./tool_prompt.ts";
 import { dirname, type LoadedTools, noTools, toolsFromValue } from "./tools_file.ts";
-import {
-  isTerminal,
-  oneLine,
-  Spinner,
-  stderrStyle,
-  stdoutStyle,
-  type Style,
-  writeErr,
-  writeOut,
-} from "./tty.ts";
+import { isTerminal, oneLine, stderrStyle, stdoutStyle, type Style, writeErr, writeOut } from "./tty.ts";
+import { TurnScreen } from "./turn_screen.ts";
 
 /** Help text of `oam npc`. */
 export const NPC_HELP = `oam npc — talk to a game character defined in a file
@@ -189,10 +179,6 @@ interface TurnView {
   lineOpen: boolean;
   /** The line as streamed so far. */
   spoken: string;
-  /** Set by Ctrl-C (or the input ending at a tool question): the events that follow are not shown. */
-  cancelled: boolean;
-  /** The tool question on the terminal while it waits for its answer (null when none does). */
-  question: string | null;
 }
 
 /** True for text that is a JSON object or array (a scripted json step played as text). */
@@ -216,9 +202,14 @@ class NpcCommand {
   readonly #out: Style = stdoutStyle();
   readonly #err: Style = stderrStyle();
   readonly #interactive = isTerminal(Deno.stdin);
-  readonly #stdoutTerminal = isTerminal(Deno.stdout);
   readonly #reader = new LineReader();
-  readonly #spinner = new Spinner();
+  readonly #screen = new TurnScreen({
+    out: this.#out,
+    err: this.#err,
+    interactive: this.#interactive,
+    reader: this.#reader,
+    label: () => `${this.#name} is thinking`,
+  });
   #bridge!: LocalBridge;
   #npc = "";
   #name = "NPC";
@@ -226,24 +217,11 @@ class NpcCommand {
   #tools: LoadedTools = noTools();
   #options: string[] = [];
   #relationship = 0;
-  #cancelTurn: (() => void) | null = null;
   #quit = false;
   /** True once the NPC ended the conversation (until /reset). */
   #ended = false;
   /** True when the model is a scripted one (the greeting then plays a script step). */
   #scripted = false;
-  #atLineStart = true;
-
-  #write(text: string): void {
-    if (text === "") return;
-    this.#spinner.stop();
-    writeOut(text);
-    this.#atLineStart = text.endsWith("\n");
-  }
-
-  #newline(): void {
-    if (!this.#atLineStart) this.#write("\n");
-  }
 
   /** The command: flags, the persona file or save, the model, the NPC, the greeting, then the read loop. */
   async run(args: string[]): Promise<number> {
@@ -285,16 +263,15 @@ class NpcCommand {
 
   /** Ctrl-C: stops the running turn; between turns, on a terminal, a hint and the prompt again. */
   #sigint(): void {
-    if (this.#cancelTurn) this.#cancelTurn();
-    else if (this.#interactive) {
-      this.#write(`\n${this.#out.dim("(Ctrl-D or /exit to quit)")}\n`);
+    if (!this.#screen.cancelTurn() && this.#interactive) {
+      this.#screen.write(`\n${this.#out.dim("(Ctrl-D or /exit to quit)")}\n`);
       this.#prompt();
     }
   }
 
   /** The first line on a terminal: who, the model, the keys. */
   #showBanner(modelLabel: string): void {
-    this.#write(
+    this.#screen.write(
       this.#out.dim(
         `Talking to ${this.#name} (${modelLabel}). Type what you say, or a number to pick a reply. ` +
           `/help for commands, Ctrl-D to quit.\n`,
@@ -308,10 +285,10 @@ class NpcCommand {
       this.#prompt();
       const line = await this.#reader.readLine();
       if (line === null || line === undefined) {
-        if (this.#interactive) this.#write("\n");
+        if (this.#interactive) this.#screen.write("\n");
         return;
       }
-      this.#atLineStart = true;
+      this.#screen.lineStarted();
       const text = line.trim();
       if (text === "") continue;
       if (text.startsWith("/")) {
@@ -319,7 +296,7 @@ class NpcCommand {
         continue;
       }
       if (this.#ended) {
-        this.#write(
+        this.#screen.write(
           this.#out.dim(
             `(${this.#name} has ended the conversation: /reset starts a new one, /exit quits.)\n`,
           ),
@@ -341,12 +318,12 @@ class NpcCommand {
       return null;
     }
     const said = this.#options[n - 1];
-    this.#write(`${this.#out.dim(`you: ${said}`)}\n`);
+    this.#screen.write(`${this.#out.dim(`you: ${said}`)}\n`);
     return said;
   }
 
   #prompt(): void {
-    if (this.#interactive) this.#write(this.#out.bold(this.#out.green("you› ")));
+    if (this.#interactive) this.#screen.write(this.#out.bold(this.#out.green("you› ")));
   }
 
   /** `npc/create` from a checked persona file (its tools, its world seeded); the greeting to bark, if any. */
@@ -379,7 +356,7 @@ class NpcCommand {
       model: "system",
     }) as JsonObject;
     this.#met(restored, { persona: save.state.persona, memory: save.state.memory });
-    this.#write(this.#out.dim(`(restored ${this.#name} from ${path})\n`));
+    this.#screen.write(this.#out.dim(`(restored ${this.#name} from ${path})\n`));
     return null;
   }
 
@@ -432,13 +409,15 @@ class NpcCommand {
 
   #worldChanged(p: JsonObject): void {
     const o = this.#out;
-    this.#newline();
+    this.#screen.newline();
     const change = !Object.hasOwn(p, "oldValue")
       ? `${show(p.newValue)} ${o.dim("(new)")}`
       : !Object.hasOwn(p, "newValue")
       ? `${show(p.oldValue)} ${o.dim("(removed)")}`
       : `${show(p.oldValue)} → ${show(p.newValue)}`;
-    this.#write(`  ${o.magenta("◆")} ${o.dim("world")} ${o.bold(String(p.path || "(root)"))} ${change}\n`);
+    this.#screen.write(
+      `  ${o.magenta("◆")} ${o.dim("world")} ${o.bold(String(p.path || "(root)"))} ${change}\n`,
+    );
   }
 
   async #command(text: string): Promise<void> {
@@ -452,7 +431,7 @@ class NpcCommand {
           this.#quit = true;
           return;
         case "/help":
-          this.#write(
+          this.#screen.write(
             "/state <file> · /world · /bark [situation] · /reset · /exit — a number picks a suggested reply; " +
               "Ctrl-C stops a reply, Ctrl-D quits.\n",
           );
@@ -460,15 +439,15 @@ class NpcCommand {
         case "/state":
           if (arg === "") throw CliError.usage("/state needs a file name, e.g. /state mira_save.json");
           await this.#save(arg);
-          this.#write(o.dim(`(saved to ${arg})\n`));
+          this.#screen.write(o.dim(`(saved to ${arg})\n`));
           return;
         case "/world":
           if (!this.#world) {
-            this.#write(o.dim("(this NPC has no world)\n"));
+            this.#screen.write(o.dim("(this NPC has no world)\n"));
             return;
           } else {
             const snap = await this.#bridge.call("world/snapshot", { world: this.#world }) as JsonObject;
-            this.#write(`${JSON.stringify(snap.state ?? {}, null, 2)}\n`);
+            this.#screen.write(`${JSON.stringify(snap.state ?? {}, null, 2)}\n`);
           }
           return;
         case "/bark":
@@ -478,7 +457,7 @@ class NpcCommand {
           await this.#bridge.call("npc/reset", { npc: this.#npc });
           this.#options = [];
           this.#ended = false;
-          this.#write(o.dim("(conversation forgotten)\n"));
+          this.#screen.write(o.dim("(conversation forgotten)\n"));
           return;
         default:
           throw CliError.usage(`unknown command '${name}'; type /help.`);
@@ -489,12 +468,12 @@ class NpcCommand {
   }
 
   async #bark(situation: string, greeting = false): Promise<void> {
-    this.#spinner.start(`${this.#name} is thinking`);
+    this.#screen.showThinking();
     try {
       const params: JsonObject = { npc: this.#npc };
       if (situation !== "") params.situation = situation;
       const result = await this.#bridge.call("npc/bark", params) as JsonObject;
-      this.#spinner.stop();
+      this.#screen.hideThinking();
       if (greeting && this.#scripted) {
         if (isJsonText(String(result.line))) {
           writeErr(this.#err.yellow(
@@ -505,11 +484,11 @@ class NpcCommand {
         }
         writeErr(this.#err.dim("note: the greeting is a model call: it played step 1 of the script.\n"));
       }
-      this.#write(
+      this.#screen.write(
         `${this.#out.bold(this.#name)}${this.#out.dim(":")} ${this.#out.italic(String(result.line))}\n`,
       );
     } catch (error) {
-      this.#spinner.stop();
+      this.#screen.hideThinking();
       reportError(error, { mode: "human", style: this.#err });
     }
   }
@@ -521,75 +500,34 @@ class NpcCommand {
 
   /** One turn: the player's line to npc/talk, its events shown as they come, then the reply or failure. */
   async #talk(line: string): Promise<void> {
-    const turn: TurnView = {
-      emotion: null,
-      shownEmotion: null,
-      lineOpen: false,
-      spoken: "",
-      cancelled: false,
-      question: null,
-    };
-    const prompter = this.#toolPrompter(turn);
-    this.#cancelTurn = () => this.#stopTurn(turn);
-    this.#spinner.start(`${this.#name} is thinking`);
-    try {
-      const result = await this.#bridge.run("npc/talk", { npc: this.#npc, line, stream: true }, {
-        onEvent: (event) => this.#turnEvent(turn, event),
-        onToolCall: (id, call) => prompter.enqueue(id, call),
-        onToolCancel: (p) => prompter.cancel(String(p.id)),
-      });
-      this.#spinner.stop();
-      this.#showReply(turn, result);
-    } catch (error) {
-      this.#showFailure(turn, error);
-    } finally {
-      this.#cancelTurn = null;
-      prompter.finish();
-    }
-  }
-
-  /** Asks the player for the outputs of the turn's client tools (command tools run by themselves). */
-  #toolPrompter(turn: TurnView): ToolPrompter {
-    return new ToolPrompter(this.#bridge, this.#reader, this.#tools, this.#interactive, this.#out, {
-      beforeAsk: () => {
-        this.#spinner.stop();
-        this.#newline();
-      },
-      ask: (text) => {
-        turn.question = text;
-        this.#write(text);
-      },
-      answered: () => {
-        turn.question = null;
-        this.#atLineStart = true;
-        this.#spinner.start(`${this.#name} is thinking`);
-      },
-      inputEnded: () => {
+    const turn: TurnView = { emotion: null, shownEmotion: null, lineOpen: false, spoken: "" };
+    await this.#screen.run({
+      bridge: this.#bridge,
+      tools: this.#tools,
+      method: "npc/talk",
+      params: { npc: this.#npc, line, stream: true },
+      cancel: { method: "npc/cancel", params: { npc: this.#npc } },
+      onEvent: (event) => this.#turnEvent(turn, event),
+      onResult: (result) => this.#showReply(turn, result),
+      // Ctrl-D while a tool waits: the turn stops and the command ends.
+      onInputEnded: () => {
         this.#quit = true;
-        this.#stopTurn(turn);
       },
     });
-  }
-
-  /** Ctrl-C, or the input ending at a tool question: cancels the turn; its unwinding is not shown. */
-  #stopTurn(turn: TurnView): void {
-    turn.cancelled = true;
-    this.#bridge.call("npc/cancel", { npc: this.#npc }).catch(() => {});
   }
 
   /** Starts the NPC's line (the header with the emotion known now) unless one is open. */
   #openLine(turn: TurnView): void {
     if (turn.lineOpen) return;
-    this.#spinner.stop();
-    this.#newline();
-    this.#write(this.#header(turn.emotion));
+    this.#screen.hideThinking();
+    this.#screen.newline();
+    this.#screen.write(this.#header(turn.emotion));
     turn.shownEmotion = turn.emotion;
     turn.lineOpen = true;
   }
 
   /** Shows one `npc/event` of the turn. */
   #turnEvent(turn: TurnView, event: JsonObject): void {
-    if (turn.cancelled) return; // what follows a Ctrl-C is the turn unwinding
     switch (event.type) {
       case "emotion":
         turn.emotion = String(event.emotion);
@@ -599,51 +537,28 @@ class NpcCommand {
         const resumed = !turn.lineOpen ? turn.spoken : "";
         this.#openLine(turn);
         turn.spoken += String(event.delta ?? "");
-        this.#write(resumed + String(event.delta ?? ""));
+        this.#screen.write(resumed + String(event.delta ?? ""));
         break;
       }
       case "lineReset":
         // The line changed otherwise than by growing: it is shown again, on a line of its own.
-        if (turn.lineOpen) this.#write("\n");
+        if (turn.lineOpen) this.#screen.write("\n");
         turn.lineOpen = false;
         this.#openLine(turn);
         turn.spoken = String(event.line ?? "");
-        this.#write(turn.spoken);
+        this.#screen.write(turn.spoken);
         break;
-      case "toolCallStarted":
-        this.#toolCallStarted(turn, event);
+      case "toolCallStarted": {
+        // A line being spoken ends first; a tool the bridge runs itself is marked.
+        turn.lineOpen = false;
+        const builtIn = event.execution === "local" ? this.#out.dim(" (built-in)") : "";
+        this.#screen.toolCallStarted(event, builtIn);
         break;
+      }
       case "toolCallCompleted":
-        this.#toolCallCompleted(turn, event);
+        this.#screen.toolCallCompleted(event);
         break;
     }
-  }
-
-  /**
-   * A line about a tool call, on a line of its own; a tool question waiting for its answer (another call of
-   * the round started or ended meanwhile) is asked again below it (see besideQuestion).
-   */
-  #toolLine(turn: TurnView, line: string): void {
-    if (turn.question === null) this.#newline();
-    this.#write(besideQuestion(line, { question: turn.question, terminal: this.#stdoutTerminal }));
-  }
-
-  /** `  ⚙ name {arguments}` (a line being spoken ends first). */
-  #toolCallStarted(turn: TurnView, event: JsonObject): void {
-    const o = this.#out;
-    this.#spinner.stop();
-    turn.lineOpen = false;
-    const builtIn = event.execution === "local" ? o.dim(" (built-in)") : "";
-    this.#toolLine(turn, `  ${o.cyan("⚙")} ${formatCall(event.call ?? null, o)}${builtIn}\n`);
-  }
-
-  /** `  ↳ output` (or `error: …`); the NPC is thinking again unless a tool question waits. */
-  #toolCallCompleted(turn: TurnView, event: JsonObject): void {
-    const o = this.#out;
-    const record = isJsonObject(event.record) ? event.record : {};
-    const output = formatOutput({ output: record.output ?? null, isError: record.isError === true }, o);
-    this.#toolLine(turn, `  ${o.dim("↳")} ${output}\n`);
-    if (turn.question === null) this.#spinner.start(`${this.#name} is thinking`);
   }
 
   /** The end of a turn that succeeded: the line ends; the notes, the suggested replies, the ending. */
@@ -654,20 +569,20 @@ class NpcCommand {
       // No line event was shown (a Ctrl-C that came too late to stop the turn): the whole line now.
       turn.emotion = finalEmotion;
       this.#openLine(turn);
-      this.#write(String(result.line ?? ""));
+      this.#screen.write(String(result.line ?? ""));
     }
-    this.#newline();
+    this.#screen.newline();
     if (finalEmotion !== null && turn.shownEmotion !== null && finalEmotion !== turn.shownEmotion) {
-      this.#write(o.dim(`  (now ${finalEmotion})\n`));
+      this.#screen.write(o.dim(`  (now ${finalEmotion})\n`));
     }
     if (result.isFallback === true) {
-      this.#write(o.dim("  (a fallback line: the model's reply was blocked)\n"));
+      this.#screen.write(o.dim("  (a fallback line: the model's reply was blocked)\n"));
     }
     this.#showRelationship(result.relationship);
     this.#showOptions(result.playerOptions);
     if (result.endsConversation === true) {
       // The lines already typed are still read: commands run, talk gets a note (see the help).
-      this.#write(o.dim(`(${this.#name} ends the conversation.)\n`));
+      this.#screen.write(o.dim(`(${this.#name} ends the conversation.)\n`));
       this.#ended = true;
     }
   }
@@ -677,22 +592,13 @@ class NpcCommand {
     if (typeof relationship !== "number" || relationship === this.#relationship) return;
     const o = this.#out;
     const heart = relationship > this.#relationship ? o.green("♥") : o.red("♥");
-    this.#write(`  ${heart} ${o.dim(`relationship ${this.#relationship} → ${relationship}`)}\n`);
+    this.#screen.write(`  ${heart} ${o.dim(`relationship ${this.#relationship} → ${relationship}`)}\n`);
     this.#relationship = relationship;
   }
 
   /** The suggested replies as a numbered menu (a number typed next picks one). */
   #showOptions(playerOptions: JsonValue | undefined): void {
     this.#options = Array.isArray(playerOptions) ? playerOptions.map(String) : [];
-    this.#options.forEach((opt, i) => this.#write(`  ${this.#out.yellow(`${i + 1})`)} ${opt}\n`));
-  }
-
-  /** The end of a turn that failed: `(stopped)` when it was cancelled, else the error on stderr. */
-  #showFailure(turn: TurnView, error: unknown): void {
-    this.#spinner.stop();
-    this.#newline();
-    const e = toCliError(error);
-    if (turn.cancelled || e.code === "cancelled") this.#write(this.#out.dim("(stopped)\n"));
-    else reportError(e, { mode: "human", style: this.#err });
+    this.#options.forEach((opt, i) => this.#screen.write(`  ${this.#out.yellow(`${i + 1})`)} ${opt}\n`));
   }
 }

@@ -1,0 +1,215 @@
+/**
+ * The terminal side of a streamed turn, shared by the interactive commands (`oam chat`, `oam npc`): the
+ * output line, the spinner, the tool question that waits for its answer, the tool-call lines, Ctrl-C, and
+ * how a failed turn ends. Each command keeps the rendering of its own events (text, NPC lines, replies).
+ * @module
+ */
+import { isJsonObject, type JsonObject } from "../protocol/json.ts";
+import { reportError, toCliError } from "./cli_error.ts";
+import type { LineReader } from "./input.ts";
+import type { LocalBridge } from "./local_bridge.ts";
+import { formatCall, formatOutput } from "./render.ts";
+import { besideQuestion, ToolPrompter } from "./tool_prompt.ts";
+import type { LoadedTools } from "./tools_file.ts";
+import { isTerminal, Spinner, type Style, writeOut } from "./tty.ts";
+
+/** What a {@link TurnScreen} needs from its command. */
+export interface TurnScreenOptions {
+  /** The style of stdout. */
+  out: Style;
+  /** The style of stderr (a failed turn's error). */
+  err: Style;
+  /** Whether stdin is a terminal (tool questions are written only then). */
+  interactive: boolean;
+  /** The command's input: the answers of tool questions. */
+  reader: LineReader;
+  /** The spinner's label while the model works (it may change, e.g. with the NPC's name). */
+  label: () => string;
+}
+
+/** One streamed request of a {@link TurnScreen.run}. */
+export interface TurnRequest {
+  /** The in-process bridge. */
+  bridge: LocalBridge;
+  /** The client tools (command tools run by themselves, the others are asked). */
+  tools: LoadedTools | null;
+  /** `session/respond`, `npc/talk`, …, and its params (with `stream: true`). */
+  method: string;
+  params: JsonObject;
+  /** The request that cancels the turn (sent on Ctrl-C, or when the input ends at a tool question). */
+  cancel: { method: string; params: JsonObject };
+  /** Shows one event of the turn (not called once the turn was cancelled: that is the turn unwinding). */
+  onEvent(event: JsonObject): void;
+  /** Shows the result of a turn that succeeded (the spinner is stopped). */
+  onResult(result: JsonObject): void | Promise<void>;
+  /** The input ended while a tool waited (Ctrl-D): the turn is cancelled; the command should end. */
+  onInputEnded(): void;
+}
+
+/**
+ * The output state of an interactive command and the running turn's place on the screen.
+ *
+ * @example
+ * ```ts
+ * import { LineReader } from "./input.ts";
+ * import { stderrStyle, stdoutStyle } from "./tty.ts";
+ * import { TurnScreen } from "./turn_screen.ts";
+ * const screen = new TurnScreen({
+ *   out: stdoutStyle(),
+ *   err: stderrStyle(),
+ *   interactive: false,
+ *   reader: new LineReader(),
+ *   label: () => "thinking",
+ * });
+ * screen.write("hello");
+ * screen.newline();
+ * ```
+ */
+export class TurnScreen {
+  readonly #options: TurnScreenOptions;
+  readonly #stdoutTerminal = isTerminal(Deno.stdout);
+  readonly #spinner = new Spinner();
+  /** Whether the last output ended its line. */
+  #atLineStart = true;
+  /** The tool question on the terminal while it waits for its answer (null when none does). */
+  #question: string | null = null;
+  /** Set by Ctrl-C (or the input ending at a tool question): the events that follow are not shown. */
+  #cancelled = false;
+  /** Cancels the running turn (set while a turn runs). */
+  #cancelTurn: (() => void) | null = null;
+
+  /** A screen on stdout. */
+  constructor(options: TurnScreenOptions) {
+    this.#options = options;
+  }
+
+  /** Writes to stdout (the spinner goes first); notes whether the output line is now empty. */
+  write(text: string): void {
+    if (text === "") return;
+    this.#spinner.stop();
+    writeOut(text);
+    this.#atLineStart = text.endsWith("\n");
+  }
+
+  /** Ends the output line unless it is empty. */
+  newline(): void {
+    if (!this.#atLineStart) this.write("\n");
+  }
+
+  /** The output line is empty again (the user's Enter ended it). */
+  lineStarted(): void {
+    this.#atLineStart = true;
+  }
+
+  /** Shows the spinner with the label: the model is working. */
+  showThinking(): void {
+    this.#spinner.start(this.#options.label());
+  }
+
+  /** Takes the spinner off the screen. */
+  hideThinking(): void {
+    this.#spinner.stop();
+  }
+
+  /** Ctrl-C: cancels the running turn; false when no turn runs. */
+  cancelTurn(): boolean {
+    if (!this.#cancelTurn) return false;
+    this.#cancelTurn();
+    return true;
+  }
+
+  /**
+   * One turn, from a fresh output line: the request with its events shown as they come and its tool calls
+   * answered, then the result (`onResult`), or the failure: `(stopped)` when it was cancelled, else the error
+   * on stderr.
+   */
+  async run(turn: TurnRequest): Promise<void> {
+    this.#atLineStart = true;
+    this.#question = null;
+    this.#cancelled = false;
+    const prompter = this.#toolPrompter(turn);
+    this.#cancelTurn = () => this.#stopTurn(turn);
+    this.showThinking();
+    try {
+      const result = await turn.bridge.run(turn.method, turn.params, {
+        onEvent: (event) => {
+          if (!this.#cancelled) turn.onEvent(event);
+        },
+        onToolCall: (id, call) => prompter.enqueue(id, call),
+        onToolCancel: (p) => prompter.cancel(String(p.id)),
+      });
+      this.#spinner.stop();
+      await turn.onResult(result);
+    } catch (error) {
+      this.#showFailure(error);
+    } finally {
+      this.#cancelTurn = null;
+      prompter.finish();
+    }
+  }
+
+  /** Asks the user for the outputs of the turn's client tools (command tools run by themselves). */
+  #toolPrompter(turn: TurnRequest): ToolPrompter {
+    const { reader, interactive, out } = this.#options;
+    return new ToolPrompter(turn.bridge, reader, turn.tools, interactive, out, {
+      beforeAsk: () => {
+        this.#spinner.stop();
+        this.newline();
+      },
+      ask: (text) => {
+        this.#question = text;
+        this.write(text);
+      },
+      answered: () => {
+        this.#question = null;
+        this.#atLineStart = true;
+        this.showThinking();
+      },
+      inputEnded: () => {
+        turn.onInputEnded();
+        this.#stopTurn(turn);
+      },
+    });
+  }
+
+  /** Ctrl-C, or the input ending at a tool question: cancels the turn; its unwinding is not shown. */
+  #stopTurn(turn: TurnRequest): void {
+    this.#cancelled = true;
+    turn.bridge.call(turn.cancel.method, turn.cancel.params).catch(() => {});
+  }
+
+  /**
+   * A line about a tool call, on a line of its own. A tool question waiting for its answer (another call of
+   * the round started or ended meanwhile) is taken off the screen first and asked again below the line, so
+   * the answer is typed after its question: on a terminal the question's line is cleared, elsewhere it ends.
+   */
+  #toolLine(line: string): void {
+    if (this.#question === null) this.newline();
+    this.write(besideQuestion(line, { question: this.#question, terminal: this.#stdoutTerminal }));
+  }
+
+  /** `  ⚙ name {arguments}`, then `note` (the command ends its own open line first). */
+  toolCallStarted(event: JsonObject, note = ""): void {
+    const o = this.#options.out;
+    this.#spinner.stop();
+    this.#toolLine(`  ${o.cyan("⚙")} ${formatCall(event.call ?? null, o)}${note}\n`);
+  }
+
+  /** `  ↳ output` (or `error: …`); the model is thinking again unless a tool question waits. */
+  toolCallCompleted(event: JsonObject): void {
+    const o = this.#options.out;
+    const record = isJsonObject(event.record) ? event.record : {};
+    const output = formatOutput({ output: record.output ?? null, isError: record.isError === true }, o);
+    this.#toolLine(`  ${o.dim("↳")} ${output}\n`);
+    if (this.#question === null) this.showThinking();
+  }
+
+  /** The end of a turn that failed: `(stopped)` when it was cancelled, else the error on stderr. */
+  #showFailure(error: unknown): void {
+    this.#spinner.stop();
+    this.newline();
+    const e = toCliError(error);
+    if (this.#cancelled || e.code === "cancelled") this.write(this.#options.out.dim("(stopped)\n"));
+    else reportError(e, { mode: "human", style: this.#options.err });
+  }
+}
