@@ -53,16 +53,19 @@ export interface TurnRequest {
  * ```ts
  * import { LineReader } from "./input.ts";
  * import { stderrStyle, stdoutStyle } from "./tty.ts";
- * import { TurnScreen } from "./turn_screen.ts";
- * const screen = new TurnScreen({
+ * import { type TurnRequest, TurnScreen, type TurnScreenOptions } from "./turn_screen.ts";
+ * const options: TurnScreenOptions = {
  *   out: stdoutStyle(),
  *   err: stderrStyle(),
  *   interactive: false,
  *   reader: new LineReader(),
  *   label: () => "thinking",
- * });
+ * };
+ * const screen = new TurnScreen(options);
  * screen.write("hello");
  * screen.newline();
+ * // A command's turn: its request, events and result.
+ * export const talk = (request: TurnRequest): Promise<void> => screen.run(request);
  * ```
  */
 export class TurnScreen {
