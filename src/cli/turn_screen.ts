@@ -53,19 +53,17 @@ export interface TurnRequest {
  * ```ts
  * import { LineReader } from "./input.ts";
  * import { stderrStyle, stdoutStyle } from "./tty.ts";
- * import { type TurnRequest, TurnScreen, type TurnScreenOptions } from "./turn_screen.ts";
- * const options: TurnScreenOptions = {
+ * import { type TurnRequest, TurnScreen } from "./turn_screen.ts";
+ * const screen = new TurnScreen({
  *   out: stdoutStyle(),
  *   err: stderrStyle(),
  *   interactive: false,
- *   reader: new LineReader(),
+ *   reader: new LineReader(new ReadableStream()), // a command passes its stdin reader
  *   label: () => "thinking",
- * };
- * const screen = new TurnScreen(options);
- * screen.write("hello");
- * screen.newline();
- * // A command's turn: its request, events and result.
- * export const talk = (request: TurnRequest): Promise<void> => screen.run(request);
+ * });
+ * // A command's turn: its call, and how its events and result are shown, run on the screen.
+ * const talk = (request: TurnRequest): Promise<void> => screen.run(request);
+ * console.assert(typeof talk === "function");
  * ```
  */
 export class TurnScreen {
