@@ -7,7 +7,7 @@ import type { JsonObject } from "../protocol/json.ts";
 import { runCommandTool } from "./command_tools.ts";
 import type { LineReader } from "./input.ts";
 import type { LocalBridge } from "./local_bridge.ts";
-import { typedAnswer } from "./render.ts";
+import { formatCall, typedAnswer } from "./render.ts";
 import type { LoadedTools } from "./tools_file.ts";
 import type { Style } from "./tty.ts";
 
@@ -32,8 +32,8 @@ export interface ToolPromptHooks {
  * @example
  * ```ts
  * import { besideQuestion } from "./tool_prompt.ts";
- * besideQuestion("  ↳ sunny\n", { question: "  ? get_weather output› ", terminal: true });
- * // "\r\x1b[K  ↳ sunny\n  ? get_weather output› "
+ * besideQuestion("  ↳ sunny\n", { question: '  ? get_weather {"city":"Oslo"} output› ', terminal: true });
+ * // '\r\x1b[K  ↳ sunny\n  ? get_weather {"city":"Oslo"} output› '
  * ```
  */
 export function besideQuestion(
@@ -126,7 +126,9 @@ export class ToolPrompter {
         const { id, call } = this.#queue.shift()!;
         this.#hooks.beforeAsk();
         const s = this.#style;
-        if (this.#interactive) this.#hooks.ask(`  ${s.yellow("?")} ${s.bold(String(call.name))} output› `);
+        // The question names the call with its arguments: with several calls in a round (or a question asked
+        // again below another call's line), the name alone does not say which call the answer is for.
+        if (this.#interactive) this.#hooks.ask(`  ${s.yellow("?")} ${formatCall(call, s)} output› `);
         const line = await this.#reader.readLine(this.#over.signal);
         if (line === undefined) return; // the turn ended meanwhile
         if (line === null) {

@@ -314,18 +314,18 @@ Deno.test({
           `oam chat · scripted (${script}) · tools: get_weather · /help for commands · Ctrl-D to quit`,
           "you› Weather?",
           '  ⚙ get_weather {"city":"Oslo"}',
-          "  ? get_weather output› sunny",
+          '  ? get_weather {"city":"Oslo"} output› sunny',
           "  ↳ sunny",
           "It is sunny.",
           "you› ^C",
           "(Ctrl-D or /exit to quit)",
           "you› Rome?",
           '  ⚙ get_weather {"city":"Rome"}',
-          "  ? get_weather output› ^C",
+          '  ? get_weather {"city":"Rome"} output› ^C',
           "(stopped)",
           "you› Bern?",
           '  ⚙ get_weather {"city":"Bern"}',
-          "  ? get_weather output› ",
+          '  ? get_weather {"city":"Bern"} output› ',
           "(stopped)",
           "",
         ].join("\r\n"),
@@ -356,7 +356,8 @@ async function parallelRounds(pipeStdout: boolean): Promise<void> {
     { toolCalls: [{ name: "clock", arguments: {} }, { name: "get_weather", arguments: { city: "Bern" } }] },
     { template: "{toolOutputs}" },
   ]);
-  const question = "  ? get_weather output› ";
+  // Each question names its call: Oslo's is asked again below Rome's line, and answered first.
+  const question = (city: string) => `  ? get_weather {"city":"${city}"} output› `;
   const t = new Terminal(["chat", "--script", script, "--tools", both], {
     stderr: fx.path("parallel.err"),
     pipeStdout,
@@ -365,16 +366,16 @@ async function parallelRounds(pipeStdout: boolean): Promise<void> {
     await t.prompt("you› ");
     await t.type("Both?\n");
     // Rome's call starts while Oslo's question is up: the question is asked again below it.
-    await t.prompt(`{"city":"Rome"}\r\n${question}`);
+    await t.prompt(`{"city":"Rome"}\r\n${question("Oslo")}`);
     await t.type("sunny\n");
     // Rome's question is up when Oslo's call completes.
-    await t.prompt(`↳ sunny\r\n${question}`);
+    await t.prompt(`↳ sunny\r\n${question("Rome")}`);
     await t.type("rain\n");
     await t.prompt("you› ");
     await t.type("Time?\n");
-    await t.prompt(`{"city":"Bern"}\r\n${question}`);
+    await t.prompt(`{"city":"Bern"}\r\n${question("Bern")}`);
     await withDeadline(Deno.writeTextFile(fifo, "noon\n"), "the command tool to read its output");
-    await t.prompt(`↳ noon\r\n${question}`);
+    await t.prompt(`↳ noon\r\n${question("Bern")}`);
     await t.type("windy\n");
     await t.prompt("you› ");
     await t.type("\x04");
@@ -388,18 +389,18 @@ async function parallelRounds(pipeStdout: boolean): Promise<void> {
         `oam chat · scripted (${script}) · tools: get_weather, clock · /help for commands · Ctrl-D to quit`,
         "you› Both?",
         '  ⚙ get_weather {"city":"Oslo"}',
-        `${question}${off}  ⚙ get_weather {"city":"Rome"}`,
-        `${question}sunny`,
-        `${question}${off}  ↳ sunny`,
-        `${question}rain`,
+        `${question("Oslo")}${off}  ⚙ get_weather {"city":"Rome"}`,
+        `${question("Oslo")}sunny`,
+        `${question("Rome")}${off}  ↳ sunny`,
+        `${question("Rome")}rain`,
         "  ↳ rain",
         "sunny",
         "rain",
         "you› Time?",
         "  ⚙ clock {}",
         '  ⚙ get_weather {"city":"Bern"}',
-        `${question}${off}  ↳ noon`,
-        `${question}windy`,
+        `${question("Bern")}${off}  ↳ noon`,
+        `${question("Bern")}windy`,
         "  ↳ windy",
         "noon",
         "windy",

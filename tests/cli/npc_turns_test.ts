@@ -318,18 +318,18 @@ Deno.test({
           "commands, Ctrl-D to quit.",
           "you› Is it hot?",
           '  ⚙ ask_cook {"q":"hot?"}',
-          "  ? ask_cook output› boiling",
+          '  ? ask_cook {"q":"hot?"} output› boiling',
           "  ↳ boiling",
           "Mira [happy]: Boiling, she says.",
           "you› ^C",
           "(Ctrl-D or /exit to quit)",
           "you› Cold?",
           '  ⚙ ask_cook {"q":"cold?"}',
-          "  ? ask_cook output› ^C",
+          '  ? ask_cook {"q":"cold?"} output› ^C',
           "(stopped)",
           "you› Salty?",
           '  ⚙ ask_cook {"q":"salty?"}',
-          "  ? ask_cook output› ",
+          '  ? ask_cook {"q":"salty?"} output› ',
           "(stopped)",
           "",
         ].join("\r\n"),
@@ -359,7 +359,8 @@ async function parallelRounds(pipeStdout: boolean): Promise<void> {
     { toolCalls: [{ name: "clock", arguments: {} }, { name: "ask_cook", arguments: { q: "done?" } }] },
     { json: { emotion: "happy", line: "Dinner at noon.", ends_conversation: false } },
   ]);
-  const question = "  ? ask_cook output› ";
+  // Each question names its call: the first one's is asked again below the second call's line.
+  const question = (q: string) => `  ? ask_cook {"q":"${q}"} output› `;
   const t = new Terminal(
     ["npc", await mira(`npc_parallel_${pipeStdout}.jsonc`, {}, [ASK_COOK, clock]), "--script", script],
     { stderr: fx.path(`npc_parallel_${pipeStdout}.err`), pipeStdout },
@@ -368,16 +369,16 @@ async function parallelRounds(pipeStdout: boolean): Promise<void> {
     await t.prompt("you› ");
     await t.type("Dinner?\n");
     // The second call starts while the first one's question is up: the question is asked again below it.
-    await t.prompt(`{"q":"salty?"}\r\n${question}`);
+    await t.prompt(`{"q":"salty?"}\r\n${question("hot?")}`);
     await t.type("boiling\n");
     // The second question is up when the first call completes.
-    await t.prompt(`↳ boiling\r\n${question}`);
+    await t.prompt(`↳ boiling\r\n${question("salty?")}`);
     await t.type("very\n");
     await t.prompt("you› ");
     await t.type("When?\n");
-    await t.prompt(`{"q":"done?"}\r\n${question}`);
+    await t.prompt(`{"q":"done?"}\r\n${question("done?")}`);
     await withDeadline(Deno.writeTextFile(fifo, "noon\n"), "the command tool to read its output");
-    await t.prompt(`↳ noon\r\n${question}`);
+    await t.prompt(`↳ noon\r\n${question("done?")}`);
     await t.type("soon\n");
     await t.prompt("you› ");
     await t.type("\x04");
@@ -392,17 +393,17 @@ async function parallelRounds(pipeStdout: boolean): Promise<void> {
         "commands, Ctrl-D to quit.",
         "you› Dinner?",
         '  ⚙ ask_cook {"q":"hot?"}',
-        `${question}${off}  ⚙ ask_cook {"q":"salty?"}`,
-        `${question}boiling`,
-        `${question}${off}  ↳ boiling`,
-        `${question}very`,
+        `${question("hot?")}${off}  ⚙ ask_cook {"q":"salty?"}`,
+        `${question("hot?")}boiling`,
+        `${question("salty?")}${off}  ↳ boiling`,
+        `${question("salty?")}very`,
         "  ↳ very",
         "Mira [happy]: Hot and salty.",
         "you› When?",
         "  ⚙ clock {}",
         '  ⚙ ask_cook {"q":"done?"}',
-        `${question}${off}  ↳ noon`,
-        `${question}soon`,
+        `${question("done?")}${off}  ↳ noon`,
+        `${question("done?")}soon`,
         "  ↳ soon",
         "Mira [happy]: Dinner at noon.",
         "you› ",
