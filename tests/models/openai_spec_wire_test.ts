@@ -150,6 +150,26 @@ Deno.test("openai model parameter: every bad member is answered with -32602 nami
   }
 });
 
+Deno.test("openai model parameter: after every rejected spec on one connection, the bridge still answers", async () => {
+  const wire = new WireClient();
+  try {
+    REJECTED.forEach(([model], i) =>
+      wire.sendLine(
+        `{"jsonrpc":"2.0","id":${i + 1},"method":"session/create","params":{"session":"s","model":${model}}}`,
+      )
+    );
+    wire.sendLine(`{"jsonrpc":"2.0","id":"after","method":"session/create","params":{"session":"s"}}`);
+    for (const [i, [model, message]] of REJECTED.entries()) {
+      assert.deepEqual(await wire.response(i + 1), { ...invalidParams(message), id: i + 1 }, model);
+    }
+    // A valid create on the same connection succeeds (its warnings depend on this machine's system model).
+    const after = await wire.response("after");
+    assert.equal((after.result as JsonObject | undefined)?.session, "s", JSON.stringify(after));
+  } finally {
+    await wire.engine.shutdown();
+  }
+});
+
 Deno.test("openai model parameter: a valid spec creates the session; unknown members are ignored with a warning", async () => {
   const cases: Array<[string, string[]]> = [
     [`{"type":"openai",${OK}}`, []],

@@ -58,6 +58,10 @@ Deno.test("a model id that is not valid percent-encoding is an unknown model (40
     },
   }]);
   assert.deepEqual(logged.filter((line) => !line.startsWith("info: ")), []);
+  // The server goes on serving.
+  const models = await fetch(`${s.base}/v1/models`);
+  assert.equal(models.status, 200);
+  assert.equal((await models.json()).object, "list");
 });
 
 Deno.test("routes: any other method is 405 with Allow and the method, path and allowed method named", async () => {
