@@ -35,6 +35,7 @@ export interface TurnRequest {
   tools: LoadedTools | null;
   /** `session/respond`, `npc/talk`, …, and its params (with `stream: true`). */
   method: string;
+  /** The request's params. */
   params: JsonObject;
   /** The request that cancels the turn (sent on Ctrl-C, or when the input ends at a tool question). */
   cancel: { method: string; params: JsonObject };

@@ -32,7 +32,9 @@ export interface TurnOptions {
 
 /** How to cancel a turn: the notification to send. */
 export interface Cancel {
+  /** The cancel notification's method (`session/cancel`, `npc/cancel`, …). */
   method: string;
+  /** Its params (the session or NPC id). */
   params: JsonObject;
 }
 

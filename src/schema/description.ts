@@ -19,6 +19,7 @@ export const OBJECT_DESCRIBED = ["minProperties", "maxProperties", "patternPrope
 
 /** What {@link describe} builds a description from. */
 export interface DescriptionParts {
+  /** The schema object described. */
   schema: JsonObject;
   /** Schema path of the warnings. */
   path: string;

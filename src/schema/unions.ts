@@ -12,7 +12,9 @@ import { type Converted, MAX_DEPTH, type SchemaAt, type Walk } from "./walk.ts";
 
 /** A union schema: its `anyOf` or `oneOf` keyword and branches. */
 export interface UnionSchema extends SchemaAt {
+  /** `anyOf` or `oneOf`. */
   key: string;
+  /** The keyword's branches. */
   branches: JsonValue[];
 }
 

@@ -15,8 +15,11 @@ export const DEPTH_MESSAGE = "the schema nests or references more than 32 levels
 
 /** A (possibly) named type under construction, shared by every schema object that denotes it. */
 export interface Slot {
+  /** The name the type is given when it becomes a named type. */
   readonly base: string;
+  /** True for the root schema's slot. */
   readonly isRoot: boolean;
+  /** The named type's name, once it is one. */
   name?: string;
   /** True once an object or union converter has turned it into a named type. */
   used: boolean;
@@ -32,21 +35,27 @@ export interface Position {
   path: string;
   /** Type name candidate for a named type created at this position. */
   name: string;
+  /** Nesting depth (objects, arrays, unions and `$ref`s followed). */
   depth: number;
+  /** The named type this position's schema denotes, if any. */
   slot?: Slot;
 }
 
 /** A converted schema node. */
 export interface Converted {
+  /** The generation-schema node. */
   node: JsonObject;
   /** Description lifted to the enclosing property, array or union. */
   description?: string;
+  /** True when the schema also allows null. */
   nullable: boolean;
 }
 
 /** A schema object at a position: what every keyword converter is given. */
 export interface SchemaAt {
+  /** The schema object. */
   schema: JsonObject;
+  /** Where it is converted. */
   pos: Position;
 }
 

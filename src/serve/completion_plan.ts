@@ -31,6 +31,7 @@ export interface CompletionPlan {
   modelId: string;
   /** The backend. */
   model: LanguageModel;
+  /** The request's messages as the history and the new prompt. */
   conversation: MappedConversation;
   /** Server instructions, the request's system messages and the json_object instruction, joined. */
   instructions: string | null;

@@ -12,7 +12,7 @@ import type { EngineCore } from "../engine/engine.ts";
 import { DEFAULT_MAX_BUFFERED_OUTPUT, LineSplitter, LineWriter } from "./line_io.ts";
 
 /** Default maximum length of one incoming line (bytes). */
-export const DEFAULT_MAX_LINE_BYTES = MAX_MESSAGE_BYTES;
+export const DEFAULT_MAX_LINE_BYTES: number = MAX_MESSAGE_BYTES;
 /** Default bound on the wait for in-flight requests after end of input (ms). */
 export const DEFAULT_EOF_GRACE_MS = 30_000;
 /** Default bound on the final flush of output when the bridge ends (ms): a client that never reads again. */

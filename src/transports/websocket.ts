@@ -28,7 +28,7 @@ export interface WebSocketLike {
 }
 
 /** Default longest message (one text frame), in bytes. */
-export const DEFAULT_MAX_MESSAGE_BYTES = MAX_MESSAGE_BYTES;
+export const DEFAULT_MAX_MESSAGE_BYTES: number = MAX_MESSAGE_BYTES;
 /** Default output a client may leave unread before the connection is closed (bytes). */
 export const DEFAULT_MAX_BUFFERED_OUTPUT_BYTES = 64 * 1024 * 1024;
 
