@@ -169,13 +169,13 @@ export async function pullModel(
     signal: options.signal,
     onProgress: options.onProgress,
   };
-  let received = await receive(await requestModel(source.url, download), download);
-  if (received === null) {
+  let response = await requestModel(source.url, download);
+  if (await isOtherFile(response, download)) {
     // The partial file is longer than the server's file (which changed since): start over.
     download.offset = 0;
-    received = await receive(await requestModel(source.url, download), download);
+    response = await requestModel(source.url, download);
   }
-  const { resumedFrom, published } = received!; // from offset 0, never null
+  const { resumedFrom, published } = await receive(response, download);
   const sha256 = await checkDownload(download, expected ?? published ?? undefined);
   const size = await keepModel(download, path, sha256);
   return { path, size, sha256, resumedFrom, alreadyCached: false };
@@ -226,18 +226,27 @@ async function requestModel(url: string, download: Download): Promise<Response> 
 /**
  * Writes the response's body to the partial file and checks it has the size the server announced. Resolves
  * with the offset the body continued from (0 when the server sent the whole file) and the SHA-256 the server
- * published; with null when the partial file cannot be this file (an HTTP 416 naming another length).
+ * published.
  */
+/**
+ * True when a resume was answered with HTTP 416 naming another length than the partial file's
+ * (`Content-Range: bytes *\/<length>`): the partial file is not this file (the response is consumed).
+ */
+async function isOtherFile(response: Response, download: Download): Promise<boolean> {
+  if (download.offset === 0 || response.status !== 416) return false;
+  const length = /^bytes \*\/(\d+)\s*$/.exec(response.headers.get("content-range") ?? "");
+  if (length === null || Number(length[1]) === download.offset) return false;
+  await response.body?.cancel();
+  return true;
+}
+
 async function receive(
   response: Response,
   download: Download,
-): Promise<{ resumedFrom: number; published: string | null } | null> {
+): Promise<{ resumedFrom: number; published: string | null }> {
   if (download.offset > 0 && response.status === 416) {
-    await response.body?.cancel();
-    // 416 names the file's length (`bytes */<length>`): a partial file of another length is not this file.
-    const length = /^bytes \*\/(\d+)\s*$/.exec(response.headers.get("content-range") ?? "");
-    if (length !== null && Number(length[1]) !== download.offset) return null;
     // The partial file is as long as the server's: check it as it is.
+    await response.body?.cancel();
     return { resumedFrom: download.offset, published: null };
   }
   if (response.status !== 200 && response.status !== 206) {
