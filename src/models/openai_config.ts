@@ -168,7 +168,10 @@ function checkHeader(name: string, value: JsonValue, where: string): string {
   return value;
 }
 
-/** `timeoutSeconds` in whole milliseconds (`0` = no limit). */
+/**
+ * `timeoutSeconds` in whole milliseconds (`0` = no limit). A positive time rounds to at least 1 ms: rounded to
+ * 0 it would mean no limit, the opposite of what a tiny timeout asks for.
+ */
 function parseTimeoutMs(spec: JsonObject, at: MemberPath): number | undefined {
   const timeout = member(spec, "timeoutSeconds");
   if (timeout === undefined) return undefined;
@@ -178,7 +181,7 @@ function parseTimeoutMs(spec: JsonObject, at: MemberPath): number | undefined {
         `got ${shown(timeout)}.`,
     );
   }
-  return Math.round(timeout * 1000);
+  return timeout === 0 ? 0 : Math.max(1, Math.round(timeout * 1000));
 }
 
 /** Warnings for members of an `openai` model parameter that {@link parseOpenAIModelSpec} ignores. */

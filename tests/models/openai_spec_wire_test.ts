@@ -225,10 +225,13 @@ Deno.test("openai model parameter: defaults, normalisation and conversions of a 
     apiKey: "a b\tc\u00e9",
     headers: { "X-A": "" },
   });
-  // Seconds become whole milliseconds; 0 (no limit) and the 86400 maximum are accepted.
+  // Seconds become whole milliseconds; 0 (no limit) and the 86400 maximum are accepted. A positive time below
+  // half a millisecond is 1 ms, never 0: 0 would mean no limit, the opposite of what was asked.
   assert.deepEqual(
-    [0, 0.0015, 2.5, 86400].map((s) => (configOf(`{${OK},"timeoutSeconds":${s}}`) as JsonObject).timeoutMs),
-    [0, 2, 2500, 86_400_000],
+    [0, 1e-9, 0.0004, 0.0015, 2.5, 86400].map((s) =>
+      (configOf(`{${OK},"timeoutSeconds":${s}}`) as JsonObject).timeoutMs
+    ),
+    [0, 1, 1, 2, 2500, 86_400_000],
   );
   // A `__proto__` key is a plain member (ignored), and members a spec object inherits are not read.
   assert.deepEqual(configOf(`{"__proto__":{"apiKey":"k","timeoutSeconds":1},${OK}}`), {
