@@ -21,7 +21,24 @@ export function availabilityJson(a: ModelAvailability): JsonObject {
   return out;
 }
 
-/** Availability of the bridge's system model (never throws). */
+/**
+ * The availability `initialize` reports: at once when the system model knows it without waiting (no plugin,
+ * or the plugin's last answer), so its response comes before the output of later requests, as for
+ * `session/create`; else after a check. Never throws.
+ */
+function initialAvailability(
+  host: Pick<ExtensionHost, "systemModel">,
+): JsonObject | Promise<JsonObject> {
+  try {
+    const known = host.systemModel().availabilityNow?.();
+    if (known !== undefined) return availabilityJson(known);
+  } catch {
+    // Counted as unknown by the check below, with the error as the detail.
+  }
+  return systemAvailability(host);
+}
+
+/** Availability of the bridge's system model, freshly checked (never throws). */
 export async function systemAvailability(host: Pick<ExtensionHost, "systemModel">): Promise<JsonObject> {
   try {
     return availabilityJson(await host.systemModel().availability());
@@ -60,7 +77,11 @@ export class CoreMethods implements BridgeExtension {
     registry.register("shutdown", () => host.shutdown().then(() => ({})));
   }
 
-  #initialize(r: HandlerContext, host: ExtensionHost, registry: MethodRegistry): Promise<JsonValue> {
+  #initialize(
+    r: HandlerContext,
+    host: ExtensionHost,
+    registry: MethodRegistry,
+  ): JsonValue | Promise<JsonValue> {
     const p = r.params;
     const client = p.optionalObject("client");
     const version = p.optionalString("protocolVersion");
@@ -82,12 +103,14 @@ export class CoreMethods implements BridgeExtension {
       maxSessions: config.maxSessions,
       batch: false,
     };
-    return systemAvailability(host).then((model) => ({
+    const result = (model: JsonObject): JsonObject => ({
       protocolVersion: PROTOCOL_VERSION,
       server: { name: SERVER_INFO.name, version: SERVER_INFO.version },
       capabilities,
       model,
-    }));
+    });
+    const model = initialAvailability(host);
+    return model instanceof Promise ? model.then(result) : result(model);
   }
 
   #schemaValidate(r: HandlerContext): JsonValue {

@@ -46,6 +46,28 @@ function assertUnavailableWarning(result: JsonValue): void {
   assert.match(warnings[0], UNAVAILABLE_WARNING);
 }
 
+Deno.test("initialize on an unavailable system model answers at once, before a pipelined create and turn", async () => {
+  const c = new WireClient(missingPlugin());
+  c.request("initialize", { client: { name: "MyGame" }, protocolVersion: "1.0" }, 1);
+  c.request("session/create", { session: "g", model: scripted({ text: "Hi.", chunks: 1 }) }, 2);
+  c.request("session/respond", { session: "g", prompt: "Hi", stream: true }, 3);
+  c.request("ping", {}, 4);
+  await c.response(3);
+  await c.response(1);
+  assert.deepEqual(order(c), [
+    "response 1",
+    "response 2",
+    "response 4",
+    "event:modelStep 3",
+    "event:text 3",
+    "response 3",
+  ]);
+  const model = (answer(c, 1).result as JsonObject).model as JsonObject;
+  assert.equal(model.available, false);
+  assert.match(String(model.reason), /^(device_not_eligible|unknown)$/);
+  await c.close();
+});
+
 Deno.test("session: create on an unavailable system model answers before the pipelined turn's events", async () => {
   const c = new WireClient(missingPlugin());
   c.request("session/create", { session: "g" }, 1);
