@@ -59,6 +59,7 @@ function firstVisit(): Saved {
     doc: SAMPLE_PERSONA,
     script: SAMPLE_SCRIPT,
     useScript: true,
+    modelChosen: false,
     answers: {},
     drafts: {},
     line: "",
@@ -195,6 +196,7 @@ class Playground {
 
   async boot(): Promise<void> {
     this.info = await fetchServerInfo();
+    if (this.info) this.editor.followServerModel(this.info.model.name);
     this.#header();
     await this.link.connect();
   }
