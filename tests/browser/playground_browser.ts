@@ -727,3 +727,34 @@ Deno.test("the model: a playground started with a model (--script, --model) runs
     await onDevice.stop();
   }
 });
+
+Deno.test("the model: after the playground is restarted with another model, the page that reconnects names the new one", async () => {
+  let served = await servePlayground();
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    assert.equal(await text(page, "#model-status"), "Model: scripted (test) · available");
+    const port = served.port;
+    await served.stop();
+    await page.locator("#connection-status[data-state=closed]").waitFor();
+    served = await servePlayground(port, { name: "openai", label: "openai: http://127.0.0.1:8080/v1#qwen" });
+    await page.click("#reconnect");
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    await page.locator("#model-status").filter({ hasText: "openai: http://127.0.0.1:8080/v1#qwen" })
+      .waitFor();
+    assert.equal(
+      await text(page, "#model-status"),
+      "Model: openai: http://127.0.0.1:8080/v1#qwen · available",
+    );
+    assert.match(
+      await text(page, "#bridge-model-detail"),
+      /^openai: http:\/\/127\.0\.0\.1:8080\/v1#qwen, available$/,
+    );
+  } catch (error) {
+    await screenshot(page, "failed-model-restart").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});

@@ -286,6 +286,14 @@ class Playground {
   }
 
   async #availability(): Promise<void> {
+    if (this.link.generation > 1) {
+      // Connected again: the server may have been restarted with another model.
+      const info = await fetchServerInfo();
+      if (info) {
+        this.info = info;
+        this.editor.followServerModel(info.model.name);
+      }
+    }
     try {
       const availability = await this.link.availability();
       if (availability && this.link.server) this.link.server.model = availability;
