@@ -243,7 +243,7 @@ async function serve(args: string[]): Promise<number> {
   try {
     await server.start();
   } catch (error) {
-    throw new CliError("server_start_failed", startFailure(error, config), {}, EXIT.failure);
+    throw new CliError("server_start_failed", startFailure(error, server.configuration), {}, EXIT.failure);
   }
   const removeSignalListeners = onStopSignals(() => void server.stop());
   writeOut(banner({
