@@ -218,6 +218,24 @@ const SERVE_FLAGS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
+/**
+ * Why the listener could not start, with the address it tried and what to do: a busy port names another
+ * one; a missing net grant names the flag (the `serve` task grants its default address only).
+ */
+function startFailure(error: unknown, config: ServeConfiguration): string {
+  const detail = error instanceof Error ? error.message : String(error);
+  const host = config.host.includes(":") ? `[${config.host}]` : config.host;
+  const tcp = config.port === null ? null : `${host}:${config.port}`;
+  let hint = "";
+  if (tcp !== null && error instanceof Deno.errors.AddrInUse) {
+    hint = " (another program listens there: use another --port, or --port 0 for a free one)";
+  } else if (tcp !== null && error instanceof Deno.errors.NotCapable && detail.includes("net access")) {
+    hint = ` (grant it with --allow-net=${tcp}; \`deno task serve\` grants 127.0.0.1:${DEFAULT_PORT} only)`;
+  }
+  const where = tcp ?? `unix:${config.socketPath}`;
+  return `The server could not start on ${where}: ${detail}${hint}`;
+}
+
 async function serve(args: string[]): Promise<number> {
   const { values } = parseFlags(args, { command: "serve", flags: SERVE_FLAGS, positionals: false });
   const { config, model, choice } = await serveConfiguration(values);
@@ -225,12 +243,7 @@ async function serve(args: string[]): Promise<number> {
   try {
     await server.start();
   } catch (error) {
-    throw new CliError(
-      "server_start_failed",
-      `The server could not start: ${error instanceof Error ? error.message : String(error)}`,
-      {},
-      EXIT.failure,
-    );
+    throw new CliError("server_start_failed", startFailure(error, server.configuration), {}, EXIT.failure);
   }
   const removeSignalListeners = onStopSignals(() => void server.stop());
   writeOut(banner({

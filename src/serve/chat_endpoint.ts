@@ -72,13 +72,10 @@ export async function chatCompletions(
     const availability = await plan.model.availability();
     if (!availability.available) {
       return errorResponse(
-        new OpenAIError({
-          status: 503,
-          message: `The model '${plan.modelId}' is unavailable: ${availability.reason ?? "unknown"}.`,
-          type: "server_error",
-          code: "model_unavailable",
-          retryAfter: 30,
-        }),
+        OpenAIError.modelUnavailable(
+          `The model '${plan.modelId}' is unavailable: ${availability.reason ?? "unknown"}.`,
+          availability.reason,
+        ),
       );
     }
   } catch (error) {

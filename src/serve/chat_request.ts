@@ -96,7 +96,14 @@ export function parseChatRequest(body: JsonValue): ChatRequest {
   if (messages === undefined) throw p.missing("messages");
   if (messages.length === 0) throw p.invalid("messages", "'messages' must contain at least one message.");
   const stream = p.bool("stream") ?? false;
-  const includeUsage = p.child("stream_options")?.bool("include_usage") ?? false;
+  const streamOptions = p.child("stream_options");
+  if (streamOptions !== undefined && !stream) {
+    throw OpenAIError.invalidRequest(
+      "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+      "stream_options",
+    );
+  }
+  const includeUsage = streamOptions?.bool("include_usage") ?? false;
   const n = p.integer("n");
   if (n !== undefined && n !== 1) {
     throw p.invalid("n", "Only n=1 is supported: the server generates one choice.");

@@ -6,6 +6,18 @@
 import { type BridgeError, toBridgeError } from "../protocol/errors.ts";
 import type { JsonObject } from "../protocol/json.ts";
 
+/**
+ * Reasons a model stays unavailable however long a client waits: the on-device model's
+ * `device_not_eligible` and `apple_intelligence_not_enabled`, an OpenAI-compatible backend's `auth` and
+ * `not_found`.
+ */
+const PERMANENTLY_UNAVAILABLE = new Set([
+  "device_not_eligible",
+  "apple_intelligence_not_enabled",
+  "auth",
+  "not_found",
+]);
+
 /** Fields of an {@link OpenAIError}. */
 export interface OpenAIErrorInit {
   /** HTTP status. */
@@ -20,6 +32,8 @@ export interface OpenAIErrorInit {
   code?: string | null;
   /** Seconds after which a retry may succeed (`Retry-After`). */
   retryAfter?: number;
+  /** False: a retry cannot succeed (`x-should-retry: false`, which OpenAI's SDKs obey). */
+  retryable?: boolean;
 }
 
 /**
@@ -44,6 +58,8 @@ export class OpenAIError extends Error {
   readonly code: string | null;
   /** Seconds for `Retry-After`, if any. */
   readonly retryAfter: number | undefined;
+  /** False when a retry cannot succeed. */
+  readonly retryable: boolean;
 
   /** Creates an error. */
   constructor(init: OpenAIErrorInit) {
@@ -54,6 +70,7 @@ export class OpenAIError extends Error {
     this.param = init.param ?? null;
     this.code = init.code ?? null;
     this.retryAfter = init.retryAfter;
+    this.retryable = init.retryable ?? true;
   }
 
   /** A 400 `invalid_request_error`. */
@@ -103,9 +120,29 @@ export class OpenAIError extends Error {
     return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
   }
 
-  /** Headers this error adds (`Retry-After`). */
+  /**
+   * `503 model_unavailable`. Waiting cannot help when the `reason` is permanent (a device that cannot run
+   * the model, Apple Intelligence turned off, credentials or a model id the backend refuses): then no
+   * `Retry-After` and `x-should-retry: false`, so an SDK fails at once instead of retrying for a minute.
+   * Otherwise `Retry-After` is the backend's own (`retryAfterSeconds`) or 30 seconds.
+   */
+  static modelUnavailable(message: string, reason: unknown, retryAfterSeconds?: unknown): OpenAIError {
+    const init = { status: 503, message, type: "server_error", code: "model_unavailable" };
+    if (typeof reason === "string" && PERMANENTLY_UNAVAILABLE.has(reason)) {
+      return new OpenAIError({ ...init, retryable: false });
+    }
+    const after = typeof retryAfterSeconds === "number" && retryAfterSeconds >= 0
+      ? Math.max(1, Math.ceil(retryAfterSeconds))
+      : 30;
+    return new OpenAIError({ ...init, retryAfter: after });
+  }
+
+  /** Headers this error adds (`Retry-After`, `x-should-retry`). */
   headers(): Record<string, string> {
-    return this.retryAfter === undefined ? {} : { "retry-after": String(this.retryAfter) };
+    const headers: Record<string, string> = {};
+    if (this.retryAfter !== undefined) headers["retry-after"] = String(this.retryAfter);
+    if (!this.retryable) headers["x-should-retry"] = "false";
+    return headers;
   }
 }
 
@@ -127,13 +164,7 @@ function openAIErrorOf(e: BridgeError): OpenAIError {
     new OpenAIError({ status: 400, message, type: "invalid_request_error", param, code });
   switch (e.dataCode) {
     case "model_unavailable":
-      return new OpenAIError({
-        status: 503,
-        message,
-        type: "server_error",
-        code: "model_unavailable",
-        retryAfter: 30,
-      });
+      return OpenAIError.modelUnavailable(message, e.data.reason, e.data.retryAfterSeconds);
     case "guardrail_violation":
       return new OpenAIError({
         status: 400,

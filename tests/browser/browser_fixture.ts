@@ -7,7 +7,7 @@ import { Buffer } from "node:buffer";
 import { type BrowserContext, chromium, type Page } from "npm:playwright-core@1.65.2";
 import { ScriptedModel } from "../../src/models/scripted.ts";
 import { OpenAIServer } from "../../src/serve/openai_server.ts";
-import { playgroundPages } from "../../src/serve/playground/site.ts";
+import { type PlaygroundModel, playgroundPages } from "../../src/serve/playground/site.ts";
 import { SERVE_DEFAULTS } from "../../src/serve/server_config.ts";
 
 /** Where screenshots go (git-ignored). */
@@ -46,8 +46,14 @@ export interface Served {
   stop(): Promise<void>;
 }
 
-/** Serves the playground on `port` (0: a free one); the bridge's own model is a one-step script. */
-export async function servePlayground(port = 0): Promise<Served> {
+/**
+ * Serves the playground on `port` (0: a free one); the bridge's own model is a one-step script, which the
+ * page is told is `info` (as `oam playground --script` tells it).
+ */
+export async function servePlayground(
+  port = 0,
+  info: PlaygroundModel = { name: "scripted", label: "scripted (test)" },
+): Promise<Served> {
   const reply = {
     emotion: "neutral",
     line: "(the bridge's model)",
@@ -64,7 +70,7 @@ export async function servePlayground(port = 0): Promise<Served> {
       maxConnections: SERVE_DEFAULTS.rpcMaxConnections,
       maxMessageBytes: SERVE_DEFAULTS.rpcMaxMessageBytes,
     },
-    pages: playgroundPages({ name: "scripted", label: "scripted (test)" }),
+    pages: playgroundPages(info),
   });
   await server.start();
   const bound = server.port!;

@@ -455,6 +455,8 @@ Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown fi
   const browser = await openPage(served.url);
   const { page } = browser;
   try {
+    await page.click("#tab-model");
+    await page.check("#model-script"); // the sample persona's own script (it calls check_stock)
     // Invalid JSON in a tool's schema: the message says where; the document keeps the last valid schema.
     await page.click("#tab-tools");
     const schema = page.locator(".tool-card textarea.code").first();
@@ -671,6 +673,85 @@ Deno.test("accessible: every control has a label or a name, tabs work with the k
     assert.deepEqual(browser.errors, []);
   } catch (error) {
     await screenshot(page, "failed-accessible").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});
+
+Deno.test("the model: a playground started with a model (--script, --model) runs new NPCs on it until the designer chooses; the on-device model's default is the page's script", async () => {
+  // Before, the page always started on its own sample script: `oam playground --script x.steps.json` (or
+  // --model openai:…) seemed to do nothing until the designer found the Model tab.
+  const served = await servePlayground();
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    assert.equal(await page.isChecked("#model-bridge"), true);
+    assert.equal(await text(page, "#model-status"), "Model: scripted (test) · available");
+    await page.click("#start");
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await page.fill("#player-line", "Hello");
+    await page.press("#player-line", "Enter");
+    await turnDone(page, 1);
+    assert.equal(await text(page, '.turn[data-turn="1"] .line'), "(the bridge's model)");
+    // The designer's own choice is kept across a reload, whatever the server runs.
+    await page.click("#tab-model");
+    await page.check("#model-script");
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    assert.equal(await page.isChecked("#model-script"), true);
+    assert.equal(
+      await text(page, "#model-status"),
+      "Model: scripted (the Model tab's script) · always available",
+    );
+    assert.deepEqual(browser.errors, []);
+  } catch (error) {
+    await screenshot(page, "failed-model-default").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+  const onDevice = await servePlayground(0, { name: "system", label: "the on-device model (system)" });
+  const fresh = await openPage(onDevice.url);
+  try {
+    assert.equal(await fresh.page.isChecked("#model-script"), true);
+    assert.equal(
+      await text(fresh.page, "#model-status"),
+      "Model: scripted (the Model tab's script) · always available",
+    );
+    assert.deepEqual(fresh.errors, []);
+  } finally {
+    await fresh.close();
+    await onDevice.stop();
+  }
+});
+
+Deno.test("the model: after the playground is restarted with another model, the page that reconnects names the new one", async () => {
+  let served = await servePlayground();
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    assert.equal(await text(page, "#model-status"), "Model: scripted (test) · available");
+    const port = served.port;
+    await served.stop();
+    await page.locator("#connection-status[data-state=closed]").waitFor();
+    served = await servePlayground(port, { name: "openai", label: "openai: http://127.0.0.1:8080/v1#qwen" });
+    await page.click("#reconnect");
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    await page.locator("#model-status").filter({ hasText: "openai: http://127.0.0.1:8080/v1#qwen" })
+      .waitFor();
+    assert.equal(
+      await text(page, "#model-status"),
+      "Model: openai: http://127.0.0.1:8080/v1#qwen · available",
+    );
+    assert.match(
+      await text(page, "#bridge-model-detail"),
+      /^openai: http:\/\/127\.0\.0\.1:8080\/v1#qwen, available$/,
+    );
+  } catch (error) {
+    await screenshot(page, "failed-model-restart").catch(() => {});
     throw error;
   } finally {
     await browser.close();

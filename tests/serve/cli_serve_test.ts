@@ -235,7 +235,13 @@ Deno.test("oam serve: refuses a network bind without an API key, a busy port, an
       })
         .exit();
       assert.equal(busy.code, 1);
-      assert.match(busy.stderr, /The server could not start: .*\[server_start_failed\]/);
+      assert.match(
+        busy.stderr,
+        new RegExp(
+          `The server could not start on 127\\.0\\.0\\.1:${listener.addr.port}: .*in use.*` +
+            "\\(another program listens there: use another --port, or --port 0 for a free one\\) \\[server_start_failed\\]",
+        ),
+      );
     } finally {
       listener.close();
     }
@@ -246,7 +252,10 @@ Deno.test("oam serve: refuses a network bind without an API key, a busy port, an
       "--allow-net=127.0.0.1:1",
     ]).exit();
     assert.equal(scoped.code, 1);
-    assert.match(scoped.stderr, /The server could not start: Requires net access to "127\.0\.0\.1:0"/);
+    assert.match(
+      scoped.stderr,
+      /The server could not start on 127\.0\.0\.1:0: Requires net access to "127\.0\.0\.1:0".*\(grant it with --allow-net=127\.0\.0\.1:0; `deno task serve` grants 127\.0\.0\.1:1976 only\)/,
+    );
 
     const file = `${dir}/not-a-socket`;
     await Deno.writeTextFile(file, "keep me");

@@ -87,12 +87,41 @@ Deno.test("a stream that fails before its first event is a plain JSON error with
   await using down = await serve(new UnavailableModel("model_not_ready"));
   const unavailable = await postChat(down.base, STREAM);
   assert.equal(unavailable.headers.get("retry-after"), "30");
+  assert.equal(unavailable.headers.get("x-should-retry"), null);
   await expect(unavailable, 503, {
     message: "The model 'system' is unavailable: model_not_ready.",
     type: "server_error",
     param: null,
     code: "model_unavailable",
   });
+});
+
+Deno.test("a backend that refuses the credentials or the model is a 503 without Retry-After; its own Retry-After is passed on", async () => {
+  const cases: Array<[Record<string, string | number>, string | null, string | null]> = [
+    [{ reason: "auth" }, null, "false"],
+    [{ reason: "not_found" }, null, "false"],
+    [{ reason: "unreachable" }, "30", null],
+    [{ retryAfterSeconds: 4.2 }, "5", null],
+  ];
+  for (const [data, retryAfter, shouldRetry] of cases) {
+    await using s = await serve(
+      new FailsMidwayModel("", BridgeError.of("model_unavailable", "The model server said no.", data)),
+    );
+    const response = await postChat(s.base, { messages: ask("x") });
+    assert.deepEqual(
+      [response.status, response.headers.get("retry-after"), response.headers.get("x-should-retry")],
+      [503, retryAfter, shouldRetry],
+      JSON.stringify(data),
+    );
+    assert.deepEqual(await response.json(), {
+      error: {
+        message: "The model server said no.",
+        type: "server_error",
+        param: null,
+        code: "model_unavailable",
+      },
+    });
+  }
 });
 
 Deno.test("a model failure after the first event is an error event, then [DONE], without a usage chunk", async () => {

@@ -73,6 +73,17 @@ Deno.test("raw HTTP: malformed bodies get 400 with the field named; the model is
     { messages: ask("x"), stream: "yes" },
     invalid("Invalid type for 'stream': expected a boolean.", "stream", "invalid_type"),
   );
+  for (const stream of [{}, { stream: false }] as JsonObject[]) {
+    await rejects(
+      b,
+      { messages: ask("x"), ...stream, stream_options: { include_usage: true } },
+      invalid(
+        "The 'stream_options' parameter is only allowed when 'stream' is enabled.",
+        "stream_options",
+        null,
+      ),
+    );
+  }
   await rejects(
     b,
     { messages: ask("x"), max_tokens: 0 },

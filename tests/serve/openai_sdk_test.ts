@@ -317,7 +317,7 @@ Deno.test("openai SDK: a full queue is a RateLimitError (429) and an unavailable
   holding.release();
   assert.equal((await running).choices[0].message.content, "Once upon a time.");
 
-  await using down = await serve(new UnavailableModel("device_not_eligible"));
+  await using down = await serve(new UnavailableModel("model_not_ready"));
   const unavailable = await client(down.base).chat.completions.create({ model: "system", messages }).then(
     () => null,
     (e) => e,
@@ -328,6 +328,33 @@ Deno.test("openai SDK: a full queue is a RateLimitError (429) and an unavailable
     "model_unavailable",
     "30",
   ]);
+});
+
+/** An unavailable model that counts how often it was asked. */
+class CountingUnavailableModel extends UnavailableModel {
+  asked = 0;
+  override availability() {
+    this.asked++;
+    return super.availability();
+  }
+}
+
+Deno.test("openai SDK: a model that cannot become available fails at once, without the SDK's retries", async () => {
+  // A device that cannot run the model: waiting cannot help, so no Retry-After and x-should-retry: false.
+  // Before, Retry-After: 30 made the SDK (2 retries by default) wait a minute before it reported the error.
+  const model = new CountingUnavailableModel("device_not_eligible");
+  await using down = await serve(model);
+  const openai = new OpenAI({ apiKey: "anything", baseURL: `${down.base}/v1` });
+  const error = await openai.chat.completions.create({
+    model: "system",
+    messages: [{ role: "user", content: "x" }],
+  }).then(() => null, (e) => e);
+  assert.ok(error instanceof OpenAI.InternalServerError);
+  assert.deepEqual(
+    [error.status, error.code, error.headers.get("retry-after"), error.headers.get("x-should-retry")],
+    [503, "model_unavailable", null, "false"],
+  );
+  assert.equal(model.asked, 1, "the SDK did not retry");
 });
 
 Deno.test("openai SDK: server tools run in the server and never show; only the answer comes back", async () => {

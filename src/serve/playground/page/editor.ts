@@ -105,6 +105,7 @@ export class Editor {
   readonly #script: HTMLTextAreaElement;
   readonly #scriptMessage: HTMLElement;
   readonly #useScript: HTMLInputElement;
+  readonly #useBridge: HTMLInputElement;
   readonly #bridgeModel: HTMLElement;
   readonly #select: (id: string) => void;
   #undo: string | null = null;
@@ -138,6 +139,7 @@ export class Editor {
     this.#worldMessage = world.message;
     const model = modelPanel(this.#modelPanelOptions());
     this.#useScript = model.useScript;
+    this.#useBridge = model.useBridge;
     this.#bridgeModel = model.bridgeModel;
     this.#script = model.script;
     this.#scriptMessage = model.scriptMessage;
@@ -214,6 +216,7 @@ export class Editor {
       script: this.saved.script,
       onModelKind: (useScript) => {
         this.saved.useScript = useScript;
+        this.saved.modelChosen = true;
         this.#documentChanged("form");
       },
       onScriptInput: (text) => {
@@ -575,6 +578,20 @@ export class Editor {
     return undefined;
   }
 
+  /**
+   * Until the designer chooses the model, new NPCs run on the bridge's model when the server was started
+   * with one (`serverModel` is not `"system"`: `--script`, `--model`), else on the page's script.
+   */
+  followServerModel(serverModel: string): void {
+    if (this.saved.modelChosen) return;
+    const useScript = serverModel === "system";
+    if (useScript === this.saved.useScript) return;
+    this.#useScript.checked = useScript;
+    this.#useBridge.checked = !useScript;
+    this.saved.useScript = useScript;
+    this.#documentChanged("form");
+  }
+
   /** A short description of the model in use. */
   modelLabel(): string {
     return this.saved.useScript ? "scripted (the Model tab's script)" : "the bridge's model";
@@ -671,6 +688,7 @@ export class Editor {
     this.saved.script = text;
     this.#useScript.checked = true;
     this.saved.useScript = true;
+    this.saved.modelChosen = true;
     this.#checkScript();
     this.#events.changed();
   }

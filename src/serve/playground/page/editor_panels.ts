@@ -155,6 +155,8 @@ export interface ModelPanel {
   panel: HTMLElement;
   /** The radio button that chooses the script. */
   useScript: HTMLInputElement;
+  /** The radio button that chooses the bridge's model. */
+  useBridge: HTMLInputElement;
   /** What `"system"` is on this server (filled in when the bridge says). */
   bridgeModel: HTMLElement;
   /** The script's text. */
@@ -174,7 +176,12 @@ export function modelPanel(options: ModelPanelOptions): ModelPanel {
 /** The bridge's model or the script. */
 function modelChoice(
   { useScript: scripted, onModelKind }: ModelPanelOptions,
-): { fieldset: HTMLElement; useScript: HTMLInputElement; bridgeModel: HTMLElement } {
+): {
+  fieldset: HTMLElement;
+  useScript: HTMLInputElement;
+  useBridge: HTMLInputElement;
+  bridgeModel: HTMLElement;
+} {
   const useBridge = h("input", {
     type: "radio",
     name: "model-kind",
@@ -212,7 +219,7 @@ function modelChoice(
       h("span", { text: "A script (the scripted model below): deterministic, works everywhere" }),
     ),
   );
-  return { fieldset, useScript, bridgeModel };
+  return { fieldset, useScript, useBridge, bridgeModel };
 }
 
 /** The script's text. */

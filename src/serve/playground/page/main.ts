@@ -59,6 +59,7 @@ function firstVisit(): Saved {
     doc: SAMPLE_PERSONA,
     script: SAMPLE_SCRIPT,
     useScript: true,
+    modelChosen: false,
     answers: {},
     drafts: {},
     line: "",
@@ -195,6 +196,7 @@ class Playground {
 
   async boot(): Promise<void> {
     this.info = await fetchServerInfo();
+    if (this.info) this.editor.followServerModel(this.info.model.name);
     this.#header();
     await this.link.connect();
   }
@@ -284,6 +286,14 @@ class Playground {
   }
 
   async #availability(): Promise<void> {
+    if (this.link.generation > 1) {
+      // Connected again: the server may have been restarted with another model.
+      const info = await fetchServerInfo();
+      if (info) {
+        this.info = info;
+        this.editor.followServerModel(info.model.name);
+      }
+    }
     try {
       const availability = await this.link.availability();
       if (availability && this.link.server) this.link.server.model = availability;

@@ -35,6 +35,12 @@ export interface Saved {
   script: string;
   /** Whether NPCs are created with the script (else the bridge's own model). */
   useScript: boolean;
+  /**
+   * True once the designer chose the model (in the Model tab, or by loading a script). Until then the page
+   * follows the server: the bridge's model when it was started with one (`--script`, `--model`), else the
+   * page's script.
+   */
+  modelChosen?: boolean;
   /** Tool answer settings by tool name. */
   answers: Record<string, ToolAnswer>;
   /** Drafts by field (`tools.0.parameters`, `world`). */
