@@ -20,7 +20,7 @@ import { type ConversationFile, readConversation, writeConversation } from "./co
 import { LineReader } from "./input.ts";
 import { LocalBridge, MODEL_ENV_HELP, MODEL_FLAGS_HELP, resolveModelChoice } from "./local_bridge.ts";
 import { formatUsage } from "./render.ts";
-import { addSigint, checkNamedToolChoice, parseToolChoiceFlag, removeSigint } from "./respond.ts";
+import { addSigint, checkToolChoice, parseToolChoiceFlag, removeSigint } from "./respond.ts";
 import { type LoadedTools, loadToolsFile, toolDescription, toolName, toolsFromValue } from "./tools_file.ts";
 import { isTerminal, stderrStyle, stdoutStyle, type Style, writeErr, writeOut } from "./tty.ts";
 import { TurnScreen } from "./turn_screen.ts";
@@ -174,7 +174,11 @@ class ChatCommand {
     const resume = await readResume(stringFlag(values, "resume"));
     this.#tools = await loadTools(stringFlag(values, "tools"), resume);
     const options = sessionOptions(values);
-    checkNamedToolChoice(options.toolChoice, this.#toolNames());
+    checkToolChoice(options.toolChoice, {
+      tools: this.#tools,
+      resumed: resume !== null,
+      toolFlags: "--tools",
+    });
     this.#savePath = stringFlag(values, "save-transcript");
     const model = await resolveModelChoice({
       model: stringFlag(values, "model"),

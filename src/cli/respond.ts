@@ -183,22 +183,35 @@ export function checkNamedToolChoice(choice: JsonValue | undefined, toolNames: s
   }
 }
 
-/** `--tool-choice` must name a tool the run has, and `required` needs tools. */
-function checkToolChoice(
+/**
+ * `--tool-choice` must name a tool the run has, and `required` needs tools: checked before the model is touched,
+ * the same way in `oam respond` and `oam chat`. `tools` is null when no flag gave tools and no saved conversation
+ * had any; a resumed conversation may still bring tools in its transcript, so it is not refused then.
+ * `toolFlags` names the command's tool flags for the message (`--tools or --tool-json`).
+ *
+ * @example
+ * ```ts
+ * import { checkToolChoice } from "./respond.ts";
+ * checkToolChoice("auto", { tools: null, resumed: false, toolFlags: "--tools" }); // fine
+ * // checkToolChoice("required", { tools: null, resumed: false, toolFlags: "--tools" }) throws:
+ * // "--tool-choice required needs tools (--tools)."
+ * ```
+ */
+export function checkToolChoice(
   choice: JsonValue | undefined,
-  context: { tools: LoadedTools | null; resumed: boolean },
-) {
+  context: { tools: LoadedTools | null; resumed: boolean; toolFlags: string },
+): void {
   if (choice === undefined) return;
-  const { tools, resumed } = context;
+  const { tools, resumed, toolFlags } = context;
   if (tools !== null) {
     const toolNames = tools.definitions.map(toolName);
     if (choice === "required" && toolNames.length === 0) {
-      throw CliError.usage("--tool-choice required needs tools (--tools or --tool-json).");
+      throw CliError.usage(`--tool-choice required needs tools (${toolFlags}).`);
     }
     checkNamedToolChoice(choice, toolNames);
   } else if (!resumed && (choice === "required" || isJsonObject(choice))) {
     throw CliError.usage(
-      `--tool-choice ${isJsonObject(choice) ? choice.tool : choice} needs tools (--tools or --tool-json).`,
+      `--tool-choice ${isJsonObject(choice) ? choice.tool : choice} needs tools (${toolFlags}).`,
     );
   }
 }
@@ -407,7 +420,11 @@ class RespondCommand {
     const choiceFlag = parseToolChoiceFlag(stringFlag(values, "tool-choice"));
     const roundsFlag = intFlag(values, { name: "max-tool-rounds", min: 0, max: 1000 });
     const callsFlag = intFlag(values, { name: "max-tool-calls", min: 0, max: 10000 });
-    checkToolChoice(choiceFlag, { tools, resumed: saved.resume !== null });
+    checkToolChoice(choiceFlag, {
+      tools,
+      resumed: saved.resume !== null,
+      toolFlags: "--tools or --tool-json",
+    });
     const baseChoice = choiceFlag ?? pending?.toolChoice ?? "auto";
     // The forced first step already happened before the pause.
     const turnChoice = pending && baseChoice !== "none" && baseChoice !== "auto" ? "auto" : baseChoice;
