@@ -34,6 +34,10 @@ Type a message and press Enter; the answer streams in. When the model calls a to
 prompt (text, or JSON; "/error <message>" reports a failure); command tools ("x-oam" in the tools file)
 run by themselves. Piped input works too: one line per message or tool answer.
 
+When you type at a terminal, the prompt and the tool questions go to stdout if it is a terminal too,
+else to stderr: with 'oam chat > chat.log' you are asked on the terminal and the file gets only the
+conversation.
+
 Commands:
   /tools          list the tools
   /reset          forget the conversation
@@ -217,7 +221,7 @@ class ChatCommand {
   /** Ctrl-C: stops the running turn; between turns, on a terminal, a hint and the prompt again. */
   #sigint(): void {
     if (!this.#screen.cancelTurn() && this.#interactive) {
-      writeOut(`\n${this.#out.dim("(Ctrl-D or /exit to quit)")}\n`);
+      this.#screen.prompt(`\n${this.#screen.promptStyle.dim("(Ctrl-D or /exit to quit)")}\n`);
       this.#prompt();
     }
   }
@@ -225,8 +229,8 @@ class ChatCommand {
   /** The first line on a terminal: the model, the tools, the keys. */
   #showBanner(modelLabel: string): void {
     const names = this.#toolNames();
-    writeOut(
-      this.#out.dim(
+    this.#screen.prompt(
+      this.#screen.promptStyle.dim(
         `oam chat · ${modelLabel}${names.length > 0 ? ` · tools: ${names.join(", ")}` : ""}` +
           ` · /help for commands · Ctrl-D to quit\n`,
       ),
@@ -239,9 +243,10 @@ class ChatCommand {
       this.#prompt();
       const line = await this.#reader.readLine();
       if (line === null || line === undefined) {
-        if (this.#interactive) writeOut("\n");
+        if (this.#interactive) this.#screen.prompt("\n");
         return;
       }
+      this.#screen.lineStarted();
       const text = line.trim();
       if (text === "") continue;
       if (text.startsWith("/")) await this.#command(text);
@@ -250,7 +255,8 @@ class ChatCommand {
   }
 
   #prompt(): void {
-    if (this.#interactive) writeOut(this.#out.bold(this.#out.green("you› ")));
+    const s = this.#screen.promptStyle;
+    if (this.#interactive) this.#screen.prompt(s.bold(s.green("you› ")));
   }
 
   #toolNames(): string[] {

@@ -41,7 +41,9 @@ The greeting is a model call (npc/bark): with --script it plays the script's fir
 script with a {"text": …} step for it (a json step is an npc/talk reply and is reported, not spoken).
 
 Type what you say, or a number to pick one of the suggested replies. When the NPC calls one of your
-tools, type its output (text or JSON; "/error <message>" for a failure).
+tools, type its output (text or JSON; "/error <message>" for a failure). When you type at a terminal,
+the prompt and the tool questions go to stdout if it is a terminal too, else to stderr: with
+'oam npc mira.jsonc > talk.log' you are asked on the terminal and the file gets only the conversation.
 
 When the NPC ends the conversation, the lines already typed are still read: commands run (/state, /world,
 …), and what you say gets a note until /reset starts a new conversation.
@@ -264,15 +266,15 @@ class NpcCommand {
   /** Ctrl-C: stops the running turn; between turns, on a terminal, a hint and the prompt again. */
   #sigint(): void {
     if (!this.#screen.cancelTurn() && this.#interactive) {
-      this.#screen.write(`\n${this.#out.dim("(Ctrl-D or /exit to quit)")}\n`);
+      this.#screen.prompt(`\n${this.#screen.promptStyle.dim("(Ctrl-D or /exit to quit)")}\n`);
       this.#prompt();
     }
   }
 
   /** The first line on a terminal: who, the model, the keys. */
   #showBanner(modelLabel: string): void {
-    this.#screen.write(
-      this.#out.dim(
+    this.#screen.prompt(
+      this.#screen.promptStyle.dim(
         `Talking to ${this.#name} (${modelLabel}). Type what you say, or a number to pick a reply. ` +
           `/help for commands, Ctrl-D to quit.\n`,
       ),
@@ -285,7 +287,7 @@ class NpcCommand {
       this.#prompt();
       const line = await this.#reader.readLine();
       if (line === null || line === undefined) {
-        if (this.#interactive) this.#screen.write("\n");
+        if (this.#interactive) this.#screen.prompt("\n");
         return;
       }
       this.#screen.lineStarted();
@@ -323,7 +325,8 @@ class NpcCommand {
   }
 
   #prompt(): void {
-    if (this.#interactive) this.#screen.write(this.#out.bold(this.#out.green("you› ")));
+    const s = this.#screen.promptStyle;
+    if (this.#interactive) this.#screen.prompt(s.bold(s.green("you› ")));
   }
 
   /** `npc/create` from a checked persona file (its tools, its world seeded); the greeting to bark, if any. */
