@@ -127,9 +127,11 @@ export async function readConversation(path: string): Promise<ConversationFile> 
   const label = path === "-" ? "<stdin>" : path;
   if (!isJsonObject(value)) throw CliError.invalidInput(`${label}: expected a saved conversation object.`);
   if (!isJsonObject(value.oam)) {
+    checkEntries(value, label);
     return { transcript: value, modelName: "", oam: { version: 1 } };
   }
   if (!isJsonObject(value.transcript)) throw CliError.invalidInput(`${label}: 'transcript' is missing.`);
+  checkEntries(value.transcript, label);
   const oam = value.oam;
   if (oam.version !== 1) {
     throw CliError.invalidInput(
@@ -160,6 +162,18 @@ export async function readConversation(path: string): Promise<ConversationFile> 
     modelName: typeof value.modelName === "string" ? value.modelName : "",
     oam: section,
   };
+}
+
+/** A file whose transcript has no entries is not a conversation (the bridge would blame its 'history'). */
+function checkEntries(transcript: JsonObject, label: string): void {
+  try {
+    entriesOf(transcript);
+  } catch {
+    throw CliError.invalidInput(
+      `${label}: not a saved conversation (from --save-transcript or /save) or a session/transcript result: ` +
+        "it has no transcript entries.",
+    );
+  }
 }
 
 function entriesOf(envelope: JsonObject): JsonValue[] {

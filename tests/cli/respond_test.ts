@@ -315,6 +315,19 @@ Deno.test("respond: --save-transcript and --resume continue a conversation", asy
   assert.equal((entries[0].contents as JsonObject[])[0].text, "Be brief.");
 });
 
+Deno.test("respond and chat: --resume of a JSON file that is no conversation names the file", async () => {
+  const notSaved = await fx.write("not_a_conversation.json", { name: "get_weather" });
+  const emptyTranscript = await fx.write("no_entries.json", { transcript: {}, oam: { version: 1 } });
+  for (const file of [notSaved, emptyTranscript]) {
+    const message = `Error: ${file}: not a saved conversation (from --save-transcript or /save) or a ` +
+      "session/transcript result: it has no transcript entries. [invalid_input]\n";
+    const respond = await oam(["respond", "--script", hello, "--resume", file, "Hi"]);
+    assert.deepEqual([respond.code, respond.stdout, respond.stderr], [2, "", message]);
+    const chat = await oam(["chat", "--script", hello, "--resume", file], { stdin: "Hi\n" });
+    assert.deepEqual([chat.code, chat.stdout, chat.stderr], [2, "", message]);
+  }
+});
+
 Deno.test("respond: Ctrl-C cancels the turn and exits 130", async () => {
   const slow = await fx.write("slow.json", [{ toolCalls: [{ name: "wait", arguments: {} }] }]);
   const waitTool = await fx.write("wait_tools.json", [{
