@@ -5,7 +5,7 @@
 import { boolFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
 import { CliError, EXIT, reportError } from "./cli_error.ts";
 import { listCachedModels, listPartialDownloads, modelsCacheDir } from "./models_cache.ts";
-import { pullModel, type PullProgress, resolveModelSource } from "./models_pull.ts";
+import { expectedSha256, pullModel, type PullProgress, resolveModelSource } from "./models_pull.ts";
 import { isTerminal, stderrStyle, stdoutStyle, writeErr, writeOut } from "./tty.ts";
 
 /** Help text of `oam models`. */
@@ -94,6 +94,7 @@ async function pull(args: string[]): Promise<number> {
   if (positionals.length !== 1) throw CliError.usage("oam models pull needs one URL or hf: name.");
   const source = resolveModelSource(positionals[0], stringFlag(values, "name"));
   const dir = cacheDir(stringFlag(values, "dir"));
+  expectedSha256(stringFlag(values, "sha256")); // a bad --sha256 is reported before anything is downloaded
   const controller = new AbortController();
   const stop = () => controller.abort();
   try {
