@@ -533,7 +533,16 @@ class RespondCommand {
   ): Promise<number> {
     const { files, warnings, stream } = context;
     const result = outcome.result;
-    const savedAt = await files.saveCompleted();
+    const streamedLineOpen = this.#mode === "human" && stream && outcome.printed !== "" &&
+      !outcome.printed.endsWith("\n");
+    let savedAt: string | undefined;
+    try {
+      savedAt = await files.saveCompleted();
+    } catch (error) {
+      // The streamed answer's line ends before the error is reported.
+      if (streamedLineOpen) writeOut("\n");
+      throw error;
+    }
     const response: JsonObject = { status: "completed" };
     for (const [k, v] of Object.entries(result)) if (k !== "session" && k !== "warnings") response[k] = v;
     if (savedAt !== undefined) response.transcript = savedAt;
@@ -543,7 +552,7 @@ class RespondCommand {
     else if (this.#mode === "events") writeOut(`${JSON.stringify({ type: "completed", response })}\n`);
     else if (result.structured !== undefined) writeOut(`${JSON.stringify(result.structured, null, 2)}\n`);
     else if (!stream || outcome.printed === "") writeOut(`${result.text}\n`);
-    else if (!outcome.printed.endsWith("\n")) writeOut("\n");
+    else if (streamedLineOpen) writeOut("\n");
     return EXIT.ok;
   }
 

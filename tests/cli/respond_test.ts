@@ -328,6 +328,14 @@ Deno.test("respond and chat: --resume of a JSON file that is no conversation nam
   }
 });
 
+Deno.test("respond: a --save-transcript that cannot be written fails with exit 1 after the answer's line ends", async () => {
+  const missing = fx.path("no_such_folder/conversation.json");
+  const r = await oam(["respond", "--script", hello, "--save-transcript", missing, "Hi"]);
+  assert.equal(r.code, 1);
+  assert.equal(r.stdout, "Hello there, traveller!\n");
+  assert.match(r.stderr, /^Error: Cannot write '.*no_such_folder\/conversation\.json': .*\[io_error\]\n$/);
+});
+
 Deno.test("respond: Ctrl-C cancels the turn and exits 130", async () => {
   const slow = await fx.write("slow.json", [{ toolCalls: [{ name: "wait", arguments: {} }] }]);
   const waitTool = await fx.write("wait_tools.json", [{
