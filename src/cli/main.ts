@@ -80,9 +80,14 @@ export function withoutTaskSeparator(args: string[]): string[] {
 export async function runCli(args: string[]): Promise<number> {
   const [command, ...rest] = withoutTaskSeparator(args);
   const out = (text: string) => Deno.stdout.write(new TextEncoder().encode(text));
-  if (command === undefined || command === "-h" || command === "--help" || command === "help") {
+  const err = (text: string) => Deno.stderr.writeSync(new TextEncoder().encode(text));
+  if (command === undefined) {
+    err(MAIN_HELP); // no command: a usage error, so the help goes to stderr
+    return 2;
+  }
+  if (command === "-h" || command === "--help" || command === "help") {
     await out(MAIN_HELP);
-    return command === undefined ? 2 : 0;
+    return 0;
   }
   if (command === "--version" || command === "-V" || (rest.includes("--version") && command in COMMANDS)) {
     await out(`oam ${SERVER_INFO.version}\n`);
@@ -90,9 +95,8 @@ export async function runCli(args: string[]): Promise<number> {
   }
   const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
   if (!run) {
-    Deno.stderr.writeSync(
-      new TextEncoder().encode(`Error: unknown command '${command}'. Run 'oam --help'.\n`),
-    );
+    const what = command.startsWith("-") ? "Unknown option" : "Unknown command";
+    err(`Error: ${what} '${command}'. Run 'oam --help'. [usage]\n`);
     return 2;
   }
   try {

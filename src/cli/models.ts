@@ -151,9 +151,13 @@ async function list(args: string[]): Promise<number> {
 
 /** Runs `oam models <pull|list>`; resolves with the exit code. */
 export async function runModels(args: string[]): Promise<number> {
-  if (wantsHelp(args) || args.length === 0) {
+  if (args.length === 0) {
+    writeErr(MODELS_HELP); // no subcommand: a usage error, so the help goes to stderr
+    return EXIT.usage;
+  }
+  if (wantsHelp(args)) {
     writeOut(MODELS_HELP);
-    return args.length === 0 ? EXIT.usage : EXIT.ok;
+    return EXIT.ok;
   }
   const [sub, ...rest] = args;
   try {
