@@ -307,7 +307,7 @@ class RespondCommand {
     const resume = resumePath !== undefined ? await readConversation(resumePath) : null;
     const saved: Saved = { resume, resumePath, pending: resume?.oam.pending ?? null };
     const tools = await this.#tools(values, saved);
-    const answers = await this.#answers(values, saved.pending);
+    const answers = await this.#answers(values, saved);
     const prompt = await this.#prompt(values, { positionals, pending: saved.pending });
     const schema = await this.#schema(values, saved.pending ? resume : null);
     const budget = this.#budget(values, { tools, saved });
@@ -363,15 +363,16 @@ class RespondCommand {
   }
 
   /** The tool outputs (`--tool-output`, `--tool-error`) of a paused turn. */
-  async #answers(
-    values: ParsedFlags["values"],
-    pending: PendingState | null,
-  ): Promise<Map<string, ToolAnswer> | null> {
+  async #answers(values: ParsedFlags["values"], saved: Saved): Promise<Map<string, ToolAnswer> | null> {
+    const { pending, resumePath } = saved;
     const outputFlags = listFlag(values, "tool-output");
     const errorFlags = listFlag(values, "tool-error");
     if ((outputFlags.length > 0 || errorFlags.length > 0) && !pending) {
       throw CliError.usage(
-        "--tool-output and --tool-error need --resume with a conversation waiting for tool calls.",
+        resumePath === undefined
+          ? "--tool-output and --tool-error need --resume with a conversation waiting for tool calls."
+          : `${resumePath} is not waiting for tool calls: continue it with a prompt, without --tool-output ` +
+            "and --tool-error.",
       );
     }
     return pending ? await this.#collectAnswers(pending, outputFlags, errorFlags) : null;

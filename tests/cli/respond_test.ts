@@ -308,6 +308,25 @@ Deno.test("respond: --save-transcript and --resume continue a conversation", asy
     "Again",
   ]);
   assert.equal(second.stdout, "You said: Again\n");
+  // The conversation waits for no tool call: a tool output is a usage error that names the file.
+  const output = await oam([
+    "respond",
+    "--script",
+    echoPrompt,
+    "--resume",
+    save,
+    "--tool-output",
+    "call_1=x",
+  ]);
+  assert.deepEqual(
+    [output.code, output.stdout, output.stderr],
+    [
+      2,
+      "",
+      `Error: ${save} is not waiting for tool calls: continue it with a prompt, without --tool-output and ` +
+      "--tool-error. [usage]\n",
+    ],
+  );
   const saved = await fx.read("conversation.json") as JsonObject;
   assert.equal(saved.modelName, "scripted");
   const entries = ((saved.transcript as JsonObject).transcript as JsonObject).entries as JsonObject[];
