@@ -17,7 +17,7 @@ import {
 } from "./args.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
 import { type ConversationFile, readConversation, writeConversation } from "./conversation_file.ts";
-import { LineReader } from "./input.ts";
+import { LineReader, refuseStdinFiles } from "./input.ts";
 import { LocalBridge, MODEL_ENV_HELP, MODEL_FLAGS_HELP, resolveModelChoice } from "./local_bridge.ts";
 import { formatUsage } from "./render.ts";
 import { addSigint, checkToolChoice, parseToolChoiceFlag, removeSigint } from "./respond.ts";
@@ -175,6 +175,11 @@ class ChatCommand {
   /** The command: flags, saved conversation and tools, the model and the session, then the chat loop. */
   async run(args: string[]): Promise<number> {
     const { values } = parseFlags(args, { command: "chat", flags: FLAGS, positionals: false });
+    refuseStdinFiles("chat", {
+      "--resume": stringFlag(values, "resume"),
+      "--tools": stringFlag(values, "tools"),
+      "--script": stringFlag(values, "script"),
+    });
     const resume = await readResume(stringFlag(values, "resume"));
     this.#tools = await loadTools(stringFlag(values, "tools"), resume);
     const options = sessionOptions(values);

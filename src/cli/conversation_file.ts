@@ -123,7 +123,7 @@ function parsePending(value: JsonValue, label: string): PendingState {
  * `transcript` value), which resumes with the tools saved in it.
  */
 export async function readConversation(path: string): Promise<ConversationFile> {
-  const value = await readJsonInput(path);
+  const value = await readJsonInput(path, "--resume");
   const label = path === "-" ? "<stdin>" : path;
   if (!isJsonObject(value)) throw CliError.invalidInput(`${label}: expected a saved conversation object.`);
   if (!isJsonObject(value.oam)) {

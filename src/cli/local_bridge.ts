@@ -108,7 +108,7 @@ export async function resolveModelChoice(flags: { model?: string; script?: strin
     throw CliError.usage("Use either --model or --script, not both.");
   }
   if (flags.script !== undefined) {
-    const script = parsedScript(await readJsonInput(flags.script), "--script", flags.script);
+    const script = parsedScript(await readJsonInput(flags.script, "--script"), "--script", flags.script);
     return scriptedChoice(script, `scripted (${flags.script})`, {
       flags: ["--script", flags.script],
       env: [],

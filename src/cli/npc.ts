@@ -7,7 +7,7 @@
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { parseFlags, stringFlag, wantsHelp } from "./args.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, isPermissionError, reportError } from "./cli_error.ts";
-import { LineReader, readJsonInput } from "./input.ts";
+import { LineReader, readJsonInput, refuseStdinFiles } from "./input.ts";
 import {
   LocalBridge,
   MODEL_ENV_HELP,
@@ -229,6 +229,10 @@ class NpcCommand {
   async run(args: string[]): Promise<number> {
     const { values, positionals } = parseFlags(args, { command: "npc", flags: FLAGS, positionals: true });
     const source = npcFile(stringFlag(values, "restore"), positionals);
+    refuseStdinFiles("npc", {
+      [source.restore ? "--restore" : "the persona file"]: source.path,
+      "--script": stringFlag(values, "script"),
+    });
     // Read the file and its tools before touching the model, so file problems are reported first.
     const value = await readJsonInput(source.path);
     const file: PersonaOrSave = source.restore

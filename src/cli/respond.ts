@@ -28,7 +28,7 @@ import {
   toolOutputEntry,
   writeConversation,
 } from "./conversation_file.ts";
-import { readInputText, readJsonInput, readStdinText } from "./input.ts";
+import { readInputText, readJsonInput, readStdinText, stdinReadBy } from "./input.ts";
 import {
   LocalBridge,
   MODEL_ENV_HELP,
@@ -54,7 +54,8 @@ export const RESPOND_HELP = `oam respond — run one turn and print the answer (
 
 Usage: oam respond [options] [prompt…]
 
-The prompt is the arguments joined by spaces, followed by piped stdin (unless --no-stdin).
+The prompt is the arguments joined by spaces, followed by piped stdin (unless --no-stdin, or a file
+flag reads stdin: --resume -, --tools -, --schema -, --script -).
 
 Options:
   -i, --instructions <text>   system instructions
@@ -393,7 +394,8 @@ class RespondCommand {
       return "";
     }
     let text = prompt;
-    const usesStdin = values.stdin !== false && !isTerminal(Deno.stdin);
+    // Piped stdin adds to the prompt, unless a flag read it (--resume -, --tools -, …).
+    const usesStdin = values.stdin !== false && !isTerminal(Deno.stdin) && stdinReadBy() === null;
     if (usesStdin) {
       const piped = (await readStdinText()).replace(/\s+$/, "");
       if (piped !== "") text = text.trim() === "" ? piped : `${text}\n\n${piped}`;
@@ -409,7 +411,7 @@ class RespondCommand {
   ): Promise<JsonObject | undefined> {
     const schemaPath = stringFlag(values, "schema");
     if (schemaPath === undefined) return paused?.oam.schema ?? undefined;
-    const value = await readJsonInput(schemaPath);
+    const value = await readJsonInput(schemaPath, "--schema");
     if (!isJsonObject(value)) throw CliError.invalidInput(`${schemaPath}: a JSON Schema must be an object.`);
     return value;
   }
@@ -580,14 +582,11 @@ class RespondCommand {
       }
       return [id, raw.slice(eq + 1)];
     };
-    let stdinUsed = false;
     for (const raw of outputs) {
       const [id, value] = split("--tool-output", raw);
       let text = value;
       if (value === "@-") {
-        if (stdinUsed) throw CliError.usage("Only one --tool-output can read stdin (@-).");
-        stdinUsed = true;
-        text = await readStdinText();
+        text = await readStdinText(`--tool-output ${id}=@-`);
       } else if (value.startsWith("@") && value.length > 1) {
         text = await readInputText(value.slice(1));
       }

@@ -143,6 +143,14 @@ Deno.test("npc: bad files and flags are usage errors", async () => {
   const bp = await oam(["npc", badPersona, "--script", script]);
   assert.equal(bp.code, 2);
   assert.match(bp.stderr, /\[invalid_params\]/);
+  // stdin is what the player types: a file cannot come from it.
+  const fromStdin = await oam(["npc", "-", "--script", script], { stdin: await Deno.readTextFile(persona) });
+  assert.deepEqual([fromStdin.code, fromStdin.stdout, fromStdin.stderr], [
+    2,
+    "",
+    "Error: oam npc reads what you type from stdin: the persona file cannot come from stdin ('-'); give a file. " +
+    "[usage]\n",
+  ]);
 });
 
 Deno.test("npc: a greeting that plays a json step is reported, not spoken as raw JSON", async () => {

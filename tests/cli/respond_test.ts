@@ -355,6 +355,33 @@ Deno.test("respond: a --save-transcript that cannot be written fails with exit 1
   assert.match(r.stderr, /^Error: Cannot write '.*no_such_folder\/conversation\.json': .*\[io_error\]\n$/);
 });
 
+Deno.test("respond: stdin is read once: a file flag may take it (the prompt is then the arguments), not two", async () => {
+  const save = fx.path("from_stdin.json");
+  const first = await oam(["respond", "--script", hello, "--save-transcript", save, "Hi"]);
+  assert.equal(first.code, 0, first.stderr);
+  const resumed = await oam(["respond", "--script", echoPrompt, "--resume", "-", "Again"], {
+    stdin: await Deno.readTextFile(save),
+  });
+  assert.deepEqual([resumed.code, resumed.stdout, resumed.stderr], [0, "You said: Again\n", ""]);
+  const twice = await oam(["respond", "--script", hello, "--tools", "-", "--schema", "-", "x"], {
+    stdin: await Deno.readTextFile(tools),
+  });
+  assert.deepEqual([twice.code, twice.stdout, twice.stderr], [
+    2,
+    "",
+    "Error: Only one input can come from stdin: --tools - reads it, so --schema - cannot. [usage]\n",
+  ]);
+  // oam chat reads what you type from stdin: a file flag cannot take it.
+  const chat = await oam(["chat", "--script", hello, "--resume", "-"], {
+    stdin: await Deno.readTextFile(save),
+  });
+  assert.deepEqual([chat.code, chat.stdout, chat.stderr], [
+    2,
+    "",
+    "Error: oam chat reads what you type from stdin: --resume cannot come from stdin ('-'); give a file. [usage]\n",
+  ]);
+});
+
 Deno.test("respond: Ctrl-C cancels the turn and exits 130", async () => {
   const slow = await fx.write("slow.json", [{ toolCalls: [{ name: "wait", arguments: {} }] }]);
   const waitTool = await fx.write("wait_tools.json", [{
