@@ -6,7 +6,8 @@
  */
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { parseFlags, stringFlag, wantsHelp } from "./args.ts";
-import { CliError, EXIT, EXIT_CODES_HELP, isPermissionError, reportError } from "./cli_error.ts";
+import { CliError, EXIT, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
+import { writeError } from "./conversation_file.ts";
 import { LineReader, readJsonInput, refuseStdinFiles } from "./input.ts";
 import {
   LocalBridge,
@@ -407,10 +408,7 @@ class NpcCommand {
     try {
       await Deno.writeTextFile(path, `${JSON.stringify(out, null, 2)}\n`);
     } catch (error) {
-      const why = isPermissionError(error)
-        ? "permission denied (needs --allow-write)"
-        : (error as Error).message;
-      throw new CliError("io_error", `Cannot write '${path}': ${why}`);
+      throw writeError(path, error);
     }
   }
 

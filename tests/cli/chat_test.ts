@@ -246,8 +246,9 @@ Deno.test("chat: warnings about the tools go to stderr; a transcript that cannot
   });
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, "One.\nTwo.\n");
-  const cannot =
-    `Error: Cannot write '${save}': No such file or directory (os error 2): writefile '${save}' [io_error]\n`;
+  const cannot = `Error: Cannot write '${save}': the folder '${
+    fx.path("no-such-dir")
+  }' does not exist. [io_error]\n`;
   assert.equal(
     r.stderr,
     "warning: get_weather: #/properties/city: pattern '^[A-Z]' is described to the model but not enforced\n" +
