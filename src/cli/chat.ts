@@ -17,10 +17,10 @@ import {
 } from "./args.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
 import { type ConversationFile, readConversation, writeConversation } from "./conversation_file.ts";
-import { LineReader } from "./input.ts";
+import { LineReader, refuseStdinFiles } from "./input.ts";
 import { LocalBridge, MODEL_ENV_HELP, MODEL_FLAGS_HELP, resolveModelChoice } from "./local_bridge.ts";
 import { formatUsage } from "./render.ts";
-import { addSigint, checkNamedToolChoice, parseToolChoiceFlag, removeSigint } from "./respond.ts";
+import { addSigint, checkToolChoice, parseToolChoiceFlag, removeSigint } from "./respond.ts";
 import { type LoadedTools, loadToolsFile, toolDescription, toolName, toolsFromValue } from "./tools_file.ts";
 import { isTerminal, stderrStyle, stdoutStyle, type Style, writeErr, writeOut } from "./tty.ts";
 import { TurnScreen } from "./turn_screen.ts";
@@ -33,6 +33,10 @@ Usage: oam chat [options]
 Type a message and press Enter; the answer streams in. When the model calls a tool you answer it at the
 prompt (text, or JSON; "/error <message>" reports a failure); command tools ("x-oam" in the tools file)
 run by themselves. Piped input works too: one line per message or tool answer.
+
+When you type at a terminal, the prompt and the tool questions go to stdout if it is a terminal too,
+else to stderr: with 'oam chat > chat.log' you are asked on the terminal and the file gets only the
+conversation.
 
 Commands:
   /tools          list the tools
@@ -171,10 +175,19 @@ class ChatCommand {
   /** The command: flags, saved conversation and tools, the model and the session, then the chat loop. */
   async run(args: string[]): Promise<number> {
     const { values } = parseFlags(args, { command: "chat", flags: FLAGS, positionals: false });
+    refuseStdinFiles("chat", {
+      "--resume": stringFlag(values, "resume"),
+      "--tools": stringFlag(values, "tools"),
+      "--script": stringFlag(values, "script"),
+    });
     const resume = await readResume(stringFlag(values, "resume"));
     this.#tools = await loadTools(stringFlag(values, "tools"), resume);
     const options = sessionOptions(values);
-    checkNamedToolChoice(options.toolChoice, this.#toolNames());
+    checkToolChoice(options.toolChoice, {
+      tools: this.#tools,
+      resumed: resume !== null,
+      toolFlags: "--tools",
+    });
     this.#savePath = stringFlag(values, "save-transcript");
     const model = await resolveModelChoice({
       model: stringFlag(values, "model"),
@@ -213,7 +226,7 @@ class ChatCommand {
   /** Ctrl-C: stops the running turn; between turns, on a terminal, a hint and the prompt again. */
   #sigint(): void {
     if (!this.#screen.cancelTurn() && this.#interactive) {
-      writeOut(`\n${this.#out.dim("(Ctrl-D or /exit to quit)")}\n`);
+      this.#screen.prompt(`\n${this.#screen.promptStyle.dim("(Ctrl-D or /exit to quit)")}\n`);
       this.#prompt();
     }
   }
@@ -221,8 +234,8 @@ class ChatCommand {
   /** The first line on a terminal: the model, the tools, the keys. */
   #showBanner(modelLabel: string): void {
     const names = this.#toolNames();
-    writeOut(
-      this.#out.dim(
+    this.#screen.prompt(
+      this.#screen.promptStyle.dim(
         `oam chat · ${modelLabel}${names.length > 0 ? ` · tools: ${names.join(", ")}` : ""}` +
           ` · /help for commands · Ctrl-D to quit\n`,
       ),
@@ -235,9 +248,10 @@ class ChatCommand {
       this.#prompt();
       const line = await this.#reader.readLine();
       if (line === null || line === undefined) {
-        if (this.#interactive) writeOut("\n");
+        if (this.#interactive) this.#screen.prompt("\n");
         return;
       }
+      this.#screen.lineStarted();
       const text = line.trim();
       if (text === "") continue;
       if (text.startsWith("/")) await this.#command(text);
@@ -246,7 +260,8 @@ class ChatCommand {
   }
 
   #prompt(): void {
-    if (this.#interactive) writeOut(this.#out.bold(this.#out.green("you› ")));
+    const s = this.#screen.promptStyle;
+    if (this.#interactive) this.#screen.prompt(s.bold(s.green("you› ")));
   }
 
   #toolNames(): string[] {

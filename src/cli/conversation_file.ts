@@ -70,16 +70,37 @@ export interface ConversationFile {
   oam: OamSection;
 }
 
+/**
+ * The `io_error` of a file that could not be written, saying why in words: "Cannot write 'saves/a.json': the
+ * folder 'saves' does not exist."
+ *
+ * @example
+ * ```ts
+ * import { writeError } from "./conversation_file.ts";
+ * writeError("saves/a.json", new Deno.errors.NotFound("os error 2")).message;
+ * // "Cannot write 'saves/a.json': the folder 'saves' does not exist."
+ * ```
+ */
+export function writeError(path: string, error: unknown): CliError {
+  const cut = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
+  const folder = cut < 0 ? "." : path.slice(0, cut) || "/";
+  const why = isPermissionError(error)
+    ? "permission denied (needs --allow-write)"
+    : error instanceof Deno.errors.NotFound
+    ? `the folder '${folder}' does not exist`
+    : error instanceof Deno.errors.IsADirectory
+    ? "it is a folder"
+    : (error as Error).message;
+  return new CliError("io_error", `Cannot write '${path}': ${why}.`);
+}
+
 /** Writes a conversation file (pretty JSON). */
 export async function writeConversation(path: string, file: ConversationFile): Promise<void> {
   const out: JsonObject = { transcript: file.transcript, modelName: file.modelName, oam: cleanOam(file.oam) };
   try {
     await Deno.writeTextFile(path, `${JSON.stringify(out, null, 2)}\n`);
   } catch (error) {
-    if (isPermissionError(error)) {
-      throw new CliError("io_error", `Cannot write '${path}': permission denied (needs --allow-write).`);
-    }
-    throw new CliError("io_error", `Cannot write '${path}': ${(error as Error).message}`);
+    throw writeError(path, error);
   }
 }
 
@@ -123,13 +144,15 @@ function parsePending(value: JsonValue, label: string): PendingState {
  * `transcript` value), which resumes with the tools saved in it.
  */
 export async function readConversation(path: string): Promise<ConversationFile> {
-  const value = await readJsonInput(path);
+  const value = await readJsonInput(path, "--resume");
   const label = path === "-" ? "<stdin>" : path;
   if (!isJsonObject(value)) throw CliError.invalidInput(`${label}: expected a saved conversation object.`);
   if (!isJsonObject(value.oam)) {
+    checkEntries(value, label);
     return { transcript: value, modelName: "", oam: { version: 1 } };
   }
   if (!isJsonObject(value.transcript)) throw CliError.invalidInput(`${label}: 'transcript' is missing.`);
+  checkEntries(value.transcript, label);
   const oam = value.oam;
   if (oam.version !== 1) {
     throw CliError.invalidInput(
@@ -160,6 +183,18 @@ export async function readConversation(path: string): Promise<ConversationFile> 
     modelName: typeof value.modelName === "string" ? value.modelName : "",
     oam: section,
   };
+}
+
+/** A file whose transcript has no entries is not a conversation (the bridge would blame its 'history'). */
+function checkEntries(transcript: JsonObject, label: string): void {
+  try {
+    entriesOf(transcript);
+  } catch {
+    throw CliError.invalidInput(
+      `${label}: not a saved conversation (from --save-transcript or /save) or a session/transcript result: ` +
+        "it has no transcript entries.",
+    );
+  }
 }
 
 function entriesOf(envelope: JsonObject): JsonValue[] {

@@ -10,7 +10,9 @@ import { parseGgufModelFlag } from "../models/llama_config.ts";
 import { createLlamaModel } from "../models/llama_model.ts";
 import { parseOpenAIModelFlag } from "../models/openai_config.ts";
 import { createOpenAIModel } from "../models/openai_model.ts";
-import { parseScript, ScriptedModel } from "../models/scripted.ts";
+import { parseScript, type Script, ScriptedModel } from "../models/scripted.ts";
+import { CliError } from "./cli_error.ts";
+import { readJsonInput } from "./input.ts";
 import { resolveModelPath } from "./models_cache.ts";
 
 /** Reads a variable only when the permission is already granted: never prompts (stdin may be the protocol). */
@@ -50,16 +52,19 @@ export function modelFlagKind(flag: string): "openai" | "llama" {
   return flag.startsWith("gguf:") ? "llama" : "openai";
 }
 
-/** Returns a factory replacing the system model, or undefined to keep the real one. */
+/**
+ * Returns a factory replacing the system model, or undefined to keep the real one. A bad `OAM_SCRIPT` or
+ * `OAM_MODEL` is an `invalid_input` {@link CliError} that names the variable (and the script file: "No such
+ * file", "not valid JSON" with the place, a step that is not one); a bad `flag` throws a plain error.
+ */
 export async function hostModelFromEnvironment(flag?: string): Promise<(() => LanguageModel) | undefined> {
   if (flag !== undefined) return await modelFromFlag(flag);
   const scriptPath = env("OAM_SCRIPT");
   if (scriptPath) {
     if (Deno.permissions.querySync({ name: "read", path: scriptPath }).state !== "granted") {
-      throw new Error(`OAM_SCRIPT=${scriptPath} needs --allow-read=${scriptPath}.`);
+      throw CliError.invalidInput(`OAM_SCRIPT=${scriptPath} needs --allow-read=${scriptPath}.`);
     }
-    const text = await Deno.readTextFile(scriptPath);
-    const script = parseScript(JSON.parse(text), "OAM_SCRIPT");
+    const script = await readEnvScript(scriptPath);
     return () => new ScriptedModel(structuredClone(script), "scripted (OAM_SCRIPT)");
   }
   const fromEnv = env("OAM_MODEL");
@@ -67,10 +72,29 @@ export async function hostModelFromEnvironment(flag?: string): Promise<(() => La
     try {
       return await modelFromFlag(fromEnv, "OAM_MODEL");
     } catch (error) {
-      throw new Error(`OAM_MODEL: ${error instanceof Error ? error.message : String(error)}`);
+      throw CliError.invalidInput(`OAM_MODEL: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
   return undefined;
+}
+
+/**
+ * The script `OAM_SCRIPT=<path>` names, read (JSON or JSONC) and checked. Problems are `invalid_input` errors
+ * that name the variable: "OAM_SCRIPT: No such file: 'steps.json'.", "OAM_SCRIPT=steps.json: 'OAM_SCRIPT[0]'
+ * must contain one of …".
+ */
+export async function readEnvScript(path: string): Promise<Script> {
+  let value;
+  try {
+    value = await readJsonInput(path);
+  } catch (error) {
+    throw CliError.invalidInput(`OAM_SCRIPT: ${(error as Error).message}`);
+  }
+  try {
+    return parseScript(value, "OAM_SCRIPT");
+  } catch (error) {
+    throw CliError.invalidInput(`OAM_SCRIPT=${path}: ${(error as Error).message}`);
+  }
 }
 
 /** The `OAM_MODEL` value when it is set and readable (for labels). */

@@ -13,17 +13,54 @@ import {
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { CliError, isPermissionError } from "./cli_error.ts";
 
-/** Reads all of stdin as text. */
-export async function readStdinText(): Promise<string> {
+/** What read all of stdin (e.g. `--resume -`), once something did. */
+let stdinReader: string | null = null;
+
+/** What already read all of stdin (e.g. `--resume -`), or null: stdin can be read only once. */
+export function stdinReadBy(): string | null {
+  return stdinReader;
+}
+
+/**
+ * Reads all of stdin as text, for `what` (e.g. `--resume -`). Stdin can be read only once: a second read is
+ * a usage error that names both readers.
+ */
+export async function readStdinText(what = "'-'"): Promise<string> {
+  if (stdinReader !== null) {
+    throw CliError.usage(`Only one input can come from stdin: ${stdinReader} reads it, so ${what} cannot.`);
+  }
+  stdinReader = what;
   return await new Response(Deno.stdin.readable).text();
+}
+
+/**
+ * Refuses `-` (stdin) for the input files of a command that reads what the user types from stdin (`oam chat`,
+ * `oam npc`): `files` maps what names each file (`--resume`) to its path, if given.
+ *
+ * @example
+ * ```ts
+ * import { refuseStdinFiles } from "./input.ts";
+ * refuseStdinFiles("chat", { "--resume": "talk.json", "--tools": undefined }); // fine
+ * // refuseStdinFiles("chat", { "--resume": "-" }) throws: "oam chat reads what you type from stdin:
+ * // --resume cannot come from stdin ('-'); give a file."
+ * ```
+ */
+export function refuseStdinFiles(command: string, files: Record<string, string | undefined>): void {
+  for (const [what, path] of Object.entries(files)) {
+    if (path === "-") {
+      throw CliError.usage(
+        `oam ${command} reads what you type from stdin: ${what} cannot come from stdin ('-'); give a file.`,
+      );
+    }
+  }
 }
 
 /**
  * Reads a file, or stdin for `-`. An input file that cannot be read (missing, a directory, no permission) is
  * `invalid_input` (exit 2) with the path in the message, like one that is not valid JSON.
  */
-export async function readInputText(path: string): Promise<string> {
-  if (path === "-") return await readStdinText();
+export async function readInputText(path: string, flag?: string): Promise<string> {
+  if (path === "-") return await readStdinText(flag === undefined ? "'-'" : `${flag} -`);
   try {
     return await Deno.readTextFile(path);
   } catch (error) {
@@ -157,9 +194,9 @@ export function parseJsonc(text: string, label: string): JsonValue {
   return nodeValue(tree, 0);
 }
 
-/** Reads and parses a JSON/JSONC file (or stdin for `-`). */
-export async function readJsonInput(path: string): Promise<JsonValue> {
-  const text = await readInputText(path);
+/** Reads and parses a JSON/JSONC file (or stdin for `-`; `flag` names what reads it, e.g. `--schema`). */
+export async function readJsonInput(path: string, flag?: string): Promise<JsonValue> {
+  const text = await readInputText(path, flag);
   return parseJsonc(text, path === "-" ? "<stdin>" : path);
 }
 

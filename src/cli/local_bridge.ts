@@ -13,7 +13,12 @@ import { InProcessTransport } from "../client/in_process.ts";
 import { Peer } from "../client/peer.ts";
 import { parseScript, type Script, ScriptedModel } from "../models/scripted.ts";
 import type { LanguageModel } from "../models/language_model.ts";
-import { hostModelFromEnvironment, modelFlagKind, modelFromEnvironmentValue } from "./host_model.ts";
+import {
+  hostModelFromEnvironment,
+  modelFlagKind,
+  modelFromEnvironmentValue,
+  readEnvScript,
+} from "./host_model.ts";
 import { CliError } from "./cli_error.ts";
 import { readJsonInput } from "./input.ts";
 import { envVar } from "./tty.ts";
@@ -103,7 +108,7 @@ export async function resolveModelChoice(flags: { model?: string; script?: strin
     throw CliError.usage("Use either --model or --script, not both.");
   }
   if (flags.script !== undefined) {
-    const script = parsedScript(await readJsonInput(flags.script), "--script", flags.script);
+    const script = parsedScript(await readJsonInput(flags.script, "--script"), "--script", flags.script);
     return scriptedChoice(script, `scripted (${flags.script})`, {
       flags: ["--script", flags.script],
       env: [],
@@ -111,7 +116,7 @@ export async function resolveModelChoice(flags: { model?: string; script?: strin
   }
   const envScript = flags.model === undefined ? envVar("OAM_SCRIPT") : undefined;
   if (envScript) {
-    const script = parsedScript(await readJsonInput(envScript), "OAM_SCRIPT", `OAM_SCRIPT=${envScript}`);
+    const script = await readEnvScript(envScript);
     return scriptedChoice(script, `scripted (OAM_SCRIPT=${envScript})`, {
       flags: [],
       env: [`OAM_SCRIPT=${envScript}`],
@@ -122,9 +127,7 @@ export async function resolveModelChoice(flags: { model?: string; script?: strin
     factory = await hostModelFromEnvironment(flags.model);
   } catch (error) {
     if (error instanceof CliError) throw error;
-    const message = error instanceof Error ? error.message : String(error);
-    if (flags.model !== undefined) throw CliError.usage(message);
-    throw CliError.invalidInput(message.startsWith("OAM_MODEL: ") ? message : `OAM_SCRIPT: ${message}`);
+    throw CliError.usage(error instanceof Error ? error.message : String(error));
   }
   if (!factory) {
     return { config: {}, name: "system", label: "on-device model", again: { flags: [], env: [] } };

@@ -3,6 +3,8 @@
  * @module
  */
 import { SERVER_INFO } from "../protocol/version.ts";
+import { reportError } from "./cli_error.ts";
+import { stderrStyle, writeErr, writeOut } from "./tty.ts";
 
 /** Top-level help. */
 export const MAIN_HELP = `oam ${SERVER_INFO.version} — drive LLM agents with real tool calls from game engines
@@ -74,32 +76,34 @@ export function withoutTaskSeparator(args: string[]): string[] {
 }
 
 /**
- * Runs `oam` with `args`; returns the exit code. Usage errors print one line on stderr and return 2. The
- * `--` that `deno task … -- <args>` passes through is dropped (see {@link withoutTaskSeparator}).
+ * Runs `oam` with `args`; returns the exit code. Usage errors print one line on stderr and return 2. What a
+ * command does not catch (a help that cannot be written, …) is reported like a command's error, `Error:
+ * <message> [<code>]`, with its exit code. The `--` that `deno task … -- <args>` passes through is dropped
+ * (see {@link withoutTaskSeparator}).
  */
 export async function runCli(args: string[]): Promise<number> {
   const [command, ...rest] = withoutTaskSeparator(args);
-  const out = (text: string) => Deno.stdout.write(new TextEncoder().encode(text));
-  if (command === undefined || command === "-h" || command === "--help" || command === "help") {
-    await out(MAIN_HELP);
-    return command === undefined ? 2 : 0;
-  }
-  if (command === "--version" || command === "-V" || (rest.includes("--version") && command in COMMANDS)) {
-    await out(`oam ${SERVER_INFO.version}\n`);
-    return 0;
-  }
-  const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
-  if (!run) {
-    Deno.stderr.writeSync(
-      new TextEncoder().encode(`Error: unknown command '${command}'. Run 'oam --help'.\n`),
-    );
-    return 2;
-  }
   try {
+    if (command === undefined) {
+      writeErr(MAIN_HELP); // no command: a usage error, so the help goes to stderr
+      return 2;
+    }
+    if (command === "-h" || command === "--help" || command === "help") {
+      writeOut(MAIN_HELP);
+      return 0;
+    }
+    if (command === "--version" || command === "-V" || (rest.includes("--version") && command in COMMANDS)) {
+      writeOut(`oam ${SERVER_INFO.version}\n`);
+      return 0;
+    }
+    const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
+    if (!run) {
+      const what = command.startsWith("-") ? "Unknown option" : "Unknown command";
+      writeErr(`Error: ${what} '${command}'. Run 'oam --help'. [usage]\n`);
+      return 2;
+    }
     return await run(rest);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    Deno.stderr.writeSync(new TextEncoder().encode(`Error: ${message}\n`));
-    return 2;
+    return reportError(error, { mode: "human", style: stderrStyle() });
   }
 }

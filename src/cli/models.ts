@@ -5,7 +5,7 @@
 import { boolFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
 import { CliError, EXIT, reportError } from "./cli_error.ts";
 import { listCachedModels, listPartialDownloads, modelsCacheDir } from "./models_cache.ts";
-import { pullModel, type PullProgress, resolveModelSource } from "./models_pull.ts";
+import { expectedSha256, pullModel, type PullProgress, resolveModelSource } from "./models_pull.ts";
 import { isTerminal, stderrStyle, stdoutStyle, writeErr, writeOut } from "./tty.ts";
 
 /** Help text of `oam models`. */
@@ -94,6 +94,7 @@ async function pull(args: string[]): Promise<number> {
   if (positionals.length !== 1) throw CliError.usage("oam models pull needs one URL or hf: name.");
   const source = resolveModelSource(positionals[0], stringFlag(values, "name"));
   const dir = cacheDir(stringFlag(values, "dir"));
+  expectedSha256(stringFlag(values, "sha256")); // a bad --sha256 is reported before anything is downloaded
   const controller = new AbortController();
   const stop = () => controller.abort();
   try {
@@ -150,9 +151,13 @@ async function list(args: string[]): Promise<number> {
 
 /** Runs `oam models <pull|list>`; resolves with the exit code. */
 export async function runModels(args: string[]): Promise<number> {
-  if (wantsHelp(args) || args.length === 0) {
+  if (args.length === 0) {
+    writeErr(MODELS_HELP); // no subcommand: a usage error, so the help goes to stderr
+    return EXIT.usage;
+  }
+  if (wantsHelp(args)) {
     writeOut(MODELS_HELP);
-    return args.length === 0 ? EXIT.usage : EXIT.ok;
+    return EXIT.ok;
   }
   const [sub, ...rest] = args;
   try {

@@ -181,8 +181,17 @@ export async function pullModel(
   return { path, size, sha256, resumedFrom, alreadyCached: false };
 }
 
-/** The `--sha256` option in lower case; a usage error when it is not a SHA-256. */
-function expectedSha256(option: string | undefined): string | undefined {
+/**
+ * The `--sha256` option in lower case; a usage error when it is not a SHA-256.
+ *
+ * @example
+ * ```ts
+ * import { expectedSha256 } from "./models_pull.ts";
+ * expectedSha256("AB".repeat(32)); // "ab…ab"
+ * expectedSha256(undefined); // undefined
+ * ```
+ */
+export function expectedSha256(option: string | undefined): string | undefined {
   const expected = option?.toLowerCase();
   if (expected !== undefined && !/^[0-9a-f]{64}$/.test(expected)) {
     throw CliError.usage("--sha256 must be 64 hexadecimal digits.");

@@ -6,8 +6,9 @@
  */
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { parseFlags, stringFlag, wantsHelp } from "./args.ts";
-import { CliError, EXIT, EXIT_CODES_HELP, isPermissionError, reportError } from "./cli_error.ts";
-import { LineReader, readJsonInput } from "./input.ts";
+import { CliError, EXIT, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
+import { writeError } from "./conversation_file.ts";
+import { LineReader, readJsonInput, refuseStdinFiles } from "./input.ts";
 import {
   LocalBridge,
   MODEL_ENV_HELP,
@@ -41,7 +42,9 @@ The greeting is a model call (npc/bark): with --script it plays the script's fir
 script with a {"text": …} step for it (a json step is an npc/talk reply and is reported, not spoken).
 
 Type what you say, or a number to pick one of the suggested replies. When the NPC calls one of your
-tools, type its output (text or JSON; "/error <message>" for a failure).
+tools, type its output (text or JSON; "/error <message>" for a failure). When you type at a terminal,
+the prompt and the tool questions go to stdout if it is a terminal too, else to stderr: with
+'oam npc mira.jsonc > talk.log' you are asked on the terminal and the file gets only the conversation.
 
 When the NPC ends the conversation, the lines already typed are still read: commands run (/state, /world,
 …), and what you say gets a note until /reset starts a new conversation.
@@ -227,6 +230,10 @@ class NpcCommand {
   async run(args: string[]): Promise<number> {
     const { values, positionals } = parseFlags(args, { command: "npc", flags: FLAGS, positionals: true });
     const source = npcFile(stringFlag(values, "restore"), positionals);
+    refuseStdinFiles("npc", {
+      [source.restore ? "--restore" : "the persona file"]: source.path,
+      "--script": stringFlag(values, "script"),
+    });
     // Read the file and its tools before touching the model, so file problems are reported first.
     const value = await readJsonInput(source.path);
     const file: PersonaOrSave = source.restore
@@ -264,15 +271,15 @@ class NpcCommand {
   /** Ctrl-C: stops the running turn; between turns, on a terminal, a hint and the prompt again. */
   #sigint(): void {
     if (!this.#screen.cancelTurn() && this.#interactive) {
-      this.#screen.write(`\n${this.#out.dim("(Ctrl-D or /exit to quit)")}\n`);
+      this.#screen.prompt(`\n${this.#screen.promptStyle.dim("(Ctrl-D or /exit to quit)")}\n`);
       this.#prompt();
     }
   }
 
   /** The first line on a terminal: who, the model, the keys. */
   #showBanner(modelLabel: string): void {
-    this.#screen.write(
-      this.#out.dim(
+    this.#screen.prompt(
+      this.#screen.promptStyle.dim(
         `Talking to ${this.#name} (${modelLabel}). Type what you say, or a number to pick a reply. ` +
           `/help for commands, Ctrl-D to quit.\n`,
       ),
@@ -285,7 +292,7 @@ class NpcCommand {
       this.#prompt();
       const line = await this.#reader.readLine();
       if (line === null || line === undefined) {
-        if (this.#interactive) this.#screen.write("\n");
+        if (this.#interactive) this.#screen.prompt("\n");
         return;
       }
       this.#screen.lineStarted();
@@ -323,7 +330,8 @@ class NpcCommand {
   }
 
   #prompt(): void {
-    if (this.#interactive) this.#screen.write(this.#out.bold(this.#out.green("you› ")));
+    const s = this.#screen.promptStyle;
+    if (this.#interactive) this.#screen.prompt(s.bold(s.green("you› ")));
   }
 
   /** `npc/create` from a checked persona file (its tools, its world seeded); the greeting to bark, if any. */
@@ -400,10 +408,7 @@ class NpcCommand {
     try {
       await Deno.writeTextFile(path, `${JSON.stringify(out, null, 2)}\n`);
     } catch (error) {
-      const why = isPermissionError(error)
-        ? "permission denied (needs --allow-write)"
-        : (error as Error).message;
-      throw new CliError("io_error", `Cannot write '${path}': ${why}`);
+      throw writeError(path, error);
     }
   }
 

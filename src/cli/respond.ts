@@ -28,7 +28,7 @@ import {
   toolOutputEntry,
   writeConversation,
 } from "./conversation_file.ts";
-import { readInputText, readJsonInput, readStdinText } from "./input.ts";
+import { readInputText, readJsonInput, readStdinText, stdinReadBy } from "./input.ts";
 import {
   LocalBridge,
   MODEL_ENV_HELP,
@@ -54,7 +54,8 @@ export const RESPOND_HELP = `oam respond — run one turn and print the answer (
 
 Usage: oam respond [options] [prompt…]
 
-The prompt is the arguments joined by spaces, followed by piped stdin (unless --no-stdin).
+The prompt is the arguments joined by spaces, followed by piped stdin (unless --no-stdin, or a file
+flag reads stdin: --resume -, --tools -, --schema -, --script -).
 
 Options:
   -i, --instructions <text>   system instructions
@@ -183,22 +184,35 @@ export function checkNamedToolChoice(choice: JsonValue | undefined, toolNames: s
   }
 }
 
-/** `--tool-choice` must name a tool the run has, and `required` needs tools. */
-function checkToolChoice(
+/**
+ * `--tool-choice` must name a tool the run has, and `required` needs tools: checked before the model is touched,
+ * the same way in `oam respond` and `oam chat`. `tools` is null when no flag gave tools and no saved conversation
+ * had any; a resumed conversation may still bring tools in its transcript, so it is not refused then.
+ * `toolFlags` names the command's tool flags for the message (`--tools or --tool-json`).
+ *
+ * @example
+ * ```ts
+ * import { checkToolChoice } from "./respond.ts";
+ * checkToolChoice("auto", { tools: null, resumed: false, toolFlags: "--tools" }); // fine
+ * // checkToolChoice("required", { tools: null, resumed: false, toolFlags: "--tools" }) throws:
+ * // "--tool-choice required needs tools (--tools)."
+ * ```
+ */
+export function checkToolChoice(
   choice: JsonValue | undefined,
-  context: { tools: LoadedTools | null; resumed: boolean },
-) {
+  context: { tools: LoadedTools | null; resumed: boolean; toolFlags: string },
+): void {
   if (choice === undefined) return;
-  const { tools, resumed } = context;
+  const { tools, resumed, toolFlags } = context;
   if (tools !== null) {
     const toolNames = tools.definitions.map(toolName);
     if (choice === "required" && toolNames.length === 0) {
-      throw CliError.usage("--tool-choice required needs tools (--tools or --tool-json).");
+      throw CliError.usage(`--tool-choice required needs tools (${toolFlags}).`);
     }
     checkNamedToolChoice(choice, toolNames);
   } else if (!resumed && (choice === "required" || isJsonObject(choice))) {
     throw CliError.usage(
-      `--tool-choice ${isJsonObject(choice) ? choice.tool : choice} needs tools (--tools or --tool-json).`,
+      `--tool-choice ${isJsonObject(choice) ? choice.tool : choice} needs tools (${toolFlags}).`,
     );
   }
 }
@@ -294,7 +308,7 @@ class RespondCommand {
     const resume = resumePath !== undefined ? await readConversation(resumePath) : null;
     const saved: Saved = { resume, resumePath, pending: resume?.oam.pending ?? null };
     const tools = await this.#tools(values, saved);
-    const answers = await this.#answers(values, saved.pending);
+    const answers = await this.#answers(values, saved);
     const prompt = await this.#prompt(values, { positionals, pending: saved.pending });
     const schema = await this.#schema(values, saved.pending ? resume : null);
     const budget = this.#budget(values, { tools, saved });
@@ -350,15 +364,16 @@ class RespondCommand {
   }
 
   /** The tool outputs (`--tool-output`, `--tool-error`) of a paused turn. */
-  async #answers(
-    values: ParsedFlags["values"],
-    pending: PendingState | null,
-  ): Promise<Map<string, ToolAnswer> | null> {
+  async #answers(values: ParsedFlags["values"], saved: Saved): Promise<Map<string, ToolAnswer> | null> {
+    const { pending, resumePath } = saved;
     const outputFlags = listFlag(values, "tool-output");
     const errorFlags = listFlag(values, "tool-error");
     if ((outputFlags.length > 0 || errorFlags.length > 0) && !pending) {
       throw CliError.usage(
-        "--tool-output and --tool-error need --resume with a conversation waiting for tool calls.",
+        resumePath === undefined
+          ? "--tool-output and --tool-error need --resume with a conversation waiting for tool calls."
+          : `${resumePath} is not waiting for tool calls: continue it with a prompt, without --tool-output ` +
+            "and --tool-error.",
       );
     }
     return pending ? await this.#collectAnswers(pending, outputFlags, errorFlags) : null;
@@ -379,7 +394,8 @@ class RespondCommand {
       return "";
     }
     let text = prompt;
-    const usesStdin = values.stdin !== false && !isTerminal(Deno.stdin);
+    // Piped stdin adds to the prompt, unless a flag read it (--resume -, --tools -, …).
+    const usesStdin = values.stdin !== false && !isTerminal(Deno.stdin) && stdinReadBy() === null;
     if (usesStdin) {
       const piped = (await readStdinText()).replace(/\s+$/, "");
       if (piped !== "") text = text.trim() === "" ? piped : `${text}\n\n${piped}`;
@@ -395,7 +411,7 @@ class RespondCommand {
   ): Promise<JsonObject | undefined> {
     const schemaPath = stringFlag(values, "schema");
     if (schemaPath === undefined) return paused?.oam.schema ?? undefined;
-    const value = await readJsonInput(schemaPath);
+    const value = await readJsonInput(schemaPath, "--schema");
     if (!isJsonObject(value)) throw CliError.invalidInput(`${schemaPath}: a JSON Schema must be an object.`);
     return value;
   }
@@ -407,7 +423,11 @@ class RespondCommand {
     const choiceFlag = parseToolChoiceFlag(stringFlag(values, "tool-choice"));
     const roundsFlag = intFlag(values, { name: "max-tool-rounds", min: 0, max: 1000 });
     const callsFlag = intFlag(values, { name: "max-tool-calls", min: 0, max: 10000 });
-    checkToolChoice(choiceFlag, { tools, resumed: saved.resume !== null });
+    checkToolChoice(choiceFlag, {
+      tools,
+      resumed: saved.resume !== null,
+      toolFlags: "--tools or --tool-json",
+    });
     const baseChoice = choiceFlag ?? pending?.toolChoice ?? "auto";
     // The forced first step already happened before the pause.
     const turnChoice = pending && baseChoice !== "none" && baseChoice !== "auto" ? "auto" : baseChoice;
@@ -516,7 +536,16 @@ class RespondCommand {
   ): Promise<number> {
     const { files, warnings, stream } = context;
     const result = outcome.result;
-    const savedAt = await files.saveCompleted();
+    const streamedLineOpen = this.#mode === "human" && stream && outcome.printed !== "" &&
+      !outcome.printed.endsWith("\n");
+    let savedAt: string | undefined;
+    try {
+      savedAt = await files.saveCompleted();
+    } catch (error) {
+      // The streamed answer's line ends before the error is reported.
+      if (streamedLineOpen) writeOut("\n");
+      throw error;
+    }
     const response: JsonObject = { status: "completed" };
     for (const [k, v] of Object.entries(result)) if (k !== "session" && k !== "warnings") response[k] = v;
     if (savedAt !== undefined) response.transcript = savedAt;
@@ -526,7 +555,7 @@ class RespondCommand {
     else if (this.#mode === "events") writeOut(`${JSON.stringify({ type: "completed", response })}\n`);
     else if (result.structured !== undefined) writeOut(`${JSON.stringify(result.structured, null, 2)}\n`);
     else if (!stream || outcome.printed === "") writeOut(`${result.text}\n`);
-    else if (!outcome.printed.endsWith("\n")) writeOut("\n");
+    else if (streamedLineOpen) writeOut("\n");
     return EXIT.ok;
   }
 
@@ -553,14 +582,11 @@ class RespondCommand {
       }
       return [id, raw.slice(eq + 1)];
     };
-    let stdinUsed = false;
     for (const raw of outputs) {
       const [id, value] = split("--tool-output", raw);
       let text = value;
       if (value === "@-") {
-        if (stdinUsed) throw CliError.usage("Only one --tool-output can read stdin (@-).");
-        stdinUsed = true;
-        text = await readStdinText();
+        text = await readStdinText(`--tool-output ${id}=@-`);
       } else if (value.startsWith("@") && value.length > 1) {
         text = await readInputText(value.slice(1));
       }

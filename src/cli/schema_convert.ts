@@ -39,9 +39,13 @@ const FLAGS = {
 /** Runs `oam schema <subcommand>`; resolves with the exit code. */
 export async function runSchema(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub === undefined || sub === "-h" || sub === "--help" || sub === "help") {
+  if (sub === undefined) {
+    writeErr(SCHEMA_HELP); // no subcommand: a usage error, so the help goes to stderr
+    return EXIT.usage;
+  }
+  if (sub === "-h" || sub === "--help" || sub === "help") {
     writeOut(SCHEMA_HELP);
-    return sub === undefined ? EXIT.usage : EXIT.ok;
+    return EXIT.ok;
   }
   if (sub !== "convert") {
     return reportError(CliError.usage(`Unknown subcommand 'schema ${sub}'; try 'oam schema convert'.`), {

@@ -98,10 +98,9 @@ export async function runStdio(args: string[]): Promise<number> {
     try {
       hostModel = await hostModelFromEnvironment(stringFlag(values, "model"));
     } catch (error) {
-      const message = error instanceof Error ? error.message : String(error);
-      throw stringFlag(values, "model") !== undefined
-        ? usage(message)
-        : CliError.invalidInput(`OAM_SCRIPT: ${message}`);
+      // A bad --model is a usage error; a bad OAM_SCRIPT or OAM_MODEL says which (invalid input).
+      if (error instanceof CliError && error.code !== "usage") throw error;
+      throw usage(error instanceof Error ? error.message : String(error));
     }
     if (hostModel) config.systemModel = hostModel;
   } catch (error) {

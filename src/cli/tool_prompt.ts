@@ -15,7 +15,7 @@ import type { Style } from "./tty.ts";
 export interface ToolPromptHooks {
   /** Before asking the user (stop spinners, end the current output line). */
   beforeAsk(): void;
-  /** Writes the question (only called on a terminal). */
+  /** Writes the question (only called when stdin is a terminal). */
   ask(text: string): void;
   /** After the user answered. */
   answered(): void;
@@ -25,23 +25,19 @@ export interface ToolPromptHooks {
 
 /**
  * What shows `line`, a line about another tool call of the round, while a tool question may be waiting for its
- * answer: the question is taken off the screen (its line cleared on a terminal, ended elsewhere), the line
- * shown, and the question asked again below it, so the answer is typed after its question. With no question
- * waiting, the line as it is.
+ * answer on the same terminal: the question's line is cleared, the line shown, and the question asked again
+ * below it, so the answer is typed after its question. With no question waiting, the line as it is.
  *
  * @example
  * ```ts
  * import { besideQuestion } from "./tool_prompt.ts";
- * besideQuestion("  ↳ sunny\n", { question: '  ? get_weather {"city":"Oslo"} output› ', terminal: true });
+ * besideQuestion("  ↳ sunny\n", '  ? get_weather {"city":"Oslo"} output› ');
  * // '\r\x1b[K  ↳ sunny\n  ? get_weather {"city":"Oslo"} output› '
  * ```
  */
-export function besideQuestion(
-  line: string,
-  { question, terminal }: { question: string | null; terminal: boolean },
-): string {
+export function besideQuestion(line: string, question: string | null): string {
   if (question === null) return line;
-  return `${terminal ? "\r\x1b[K" : "\n"}${line}${question}`;
+  return `\r\x1b[K${line}${question}`;
 }
 
 /**

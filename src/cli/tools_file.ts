@@ -182,7 +182,7 @@ export function dirname(path: string): string {
 
 /** Loads a tools file (or stdin for `-`). */
 export async function loadToolsFile(path: string): Promise<LoadedTools> {
-  const text = await readInputText(path);
+  const text = await readInputText(path, "--tools");
   const label = path === "-" ? "<stdin>" : path;
   return toolsFromValue(parseJsonc(text, label), {
     label: label,

@@ -9,7 +9,7 @@ import { CliError, EXIT, type OutputMode, reportError } from "./cli_error.ts";
 import { commandArgv, findProgram } from "./command_tools.ts";
 import { LocalBridge } from "./local_bridge.ts";
 import { loadToolsFile } from "./tools_file.ts";
-import { stderrStyle, stdoutStyle, writeOut } from "./tty.ts";
+import { stderrStyle, stdoutStyle, writeErr, writeOut } from "./tty.ts";
 
 /** Help text of `oam tools`. */
 export const TOOLS_HELP = `oam tools validate — check a tools file
@@ -45,9 +45,13 @@ const FLAGS = {
 /** Runs `oam tools <subcommand>`; resolves with the exit code. */
 export async function runTools(args: string[]): Promise<number> {
   const [sub, ...rest] = args;
-  if (sub === undefined || sub === "-h" || sub === "--help" || sub === "help") {
+  if (sub === undefined) {
+    writeErr(TOOLS_HELP); // no subcommand: a usage error, so the help goes to stderr
+    return EXIT.usage;
+  }
+  if (sub === "-h" || sub === "--help" || sub === "help") {
     writeOut(TOOLS_HELP);
-    return sub === undefined ? EXIT.usage : EXIT.ok;
+    return EXIT.ok;
   }
   if (sub !== "validate") {
     return reportError(CliError.usage(`Unknown subcommand 'tools ${sub}'; try 'oam tools validate'.`), {

@@ -11,7 +11,7 @@ import type { LocalBridge } from "./local_bridge.ts";
 import { formatCall, formatOutput } from "./render.ts";
 import { besideQuestion, ToolPrompter } from "./tool_prompt.ts";
 import type { LoadedTools } from "./tools_file.ts";
-import { isTerminal, Spinner, type Style, writeOut } from "./tty.ts";
+import { isTerminal, Spinner, type Style, writeErr, writeOut } from "./tty.ts";
 
 /** What a {@link TurnScreen} needs from its command. */
 export interface TurnScreenOptions {
@@ -19,7 +19,7 @@ export interface TurnScreenOptions {
   out: Style;
   /** The style of stderr (a failed turn's error). */
   err: Style;
-  /** Whether stdin is a terminal (tool questions are written only then). */
+  /** Whether stdin is a terminal (prompts and tool questions are written only then). */
   interactive: boolean;
   /** The command's input: the answers of tool questions. */
   reader: LineReader;
@@ -50,6 +50,10 @@ export interface TurnRequest {
 /**
  * The output state of an interactive command and the running turn's place on the screen.
  *
+ * What is written only for the person typing — the banner, the `you›` prompt, tool questions, the Ctrl-C hint
+ * ({@link TurnScreen.prompt}) — goes where that person sees it: to stdout when stdout is a terminal, else to
+ * stderr, so `oam chat > answers.txt` asks on the terminal and the file gets the conversation only.
+ *
  * @example
  * ```ts
  * import { LineReader } from "./input.ts";
@@ -69,7 +73,8 @@ export interface TurnRequest {
  */
 export class TurnScreen {
   readonly #options: TurnScreenOptions;
-  readonly #stdoutTerminal = isTerminal(Deno.stdout);
+  /** Whether prompts and tool questions go to stdout (a terminal) rather than stderr. */
+  readonly #promptsOnStdout = isTerminal(Deno.stdout);
   readonly #spinner = new Spinner();
   /** Whether the last output ended its line. */
   #atLineStart = true;
@@ -91,6 +96,25 @@ export class TurnScreen {
     this.#spinner.stop();
     writeOut(text);
     this.#atLineStart = text.endsWith("\n");
+  }
+
+  /**
+   * Writes `text` for the person typing (a prompt, a question, a hint): on stdout when it is a terminal, else on
+   * stderr, so it is seen also when stdout goes to a file or a pipe.
+   */
+  prompt(text: string): void {
+    if (this.#promptsOnStdout) {
+      this.write(text);
+      return;
+    }
+    if (text === "") return;
+    this.#spinner.stop();
+    writeErr(text);
+  }
+
+  /** The style of {@link TurnScreen.prompt}'s stream. */
+  get promptStyle(): Style {
+    return this.#promptsOnStdout ? this.#options.out : this.#options.err;
   }
 
   /** Ends the output line unless it is empty. */
@@ -141,6 +165,7 @@ export class TurnScreen {
         onToolCancel: (p) => prompter.cancel(String(p.id)),
       });
       this.#spinner.stop();
+      this.#endQuestion();
       await turn.onResult(result);
     } catch (error) {
       this.#showFailure(error);
@@ -152,15 +177,15 @@ export class TurnScreen {
 
   /** Asks the user for the outputs of the turn's client tools (command tools run by themselves). */
   #toolPrompter(turn: TurnRequest): ToolPrompter {
-    const { reader, interactive, out } = this.#options;
-    return new ToolPrompter(turn.bridge, reader, turn.tools, interactive, out, {
+    const { reader, interactive } = this.#options;
+    return new ToolPrompter(turn.bridge, reader, turn.tools, interactive, this.promptStyle, {
       beforeAsk: () => {
         this.#spinner.stop();
         this.newline();
       },
       ask: (text) => {
         this.#question = text;
-        this.write(text);
+        this.prompt(text);
       },
       answered: () => {
         this.#question = null;
@@ -181,13 +206,15 @@ export class TurnScreen {
   }
 
   /**
-   * A line about a tool call, on a line of its own. A tool question waiting for its answer (another call of
-   * the round started or ended meanwhile) is taken off the screen first and asked again below the line, so
-   * the answer is typed after its question: on a terminal the question's line is cleared, elsewhere it ends.
+   * A line about a tool call, on a line of its own. A tool question on stdout waiting for its answer (another
+   * call of the round started or ended meanwhile) is taken off the screen first and asked again below the
+   * line, so the answer is typed after its question: its line is cleared. A question on stderr (stdout is not
+   * a terminal) stays where it is.
    */
   #toolLine(line: string): void {
-    if (this.#question === null) this.newline();
-    this.write(besideQuestion(line, { question: this.#question, terminal: this.#stdoutTerminal }));
+    const question = this.#promptsOnStdout ? this.#question : null;
+    if (question === null) this.newline();
+    this.write(besideQuestion(line, question));
   }
 
   /** `  ⚙ name {arguments}`, then `note` (the command ends its own open line first). */
@@ -206,9 +233,18 @@ export class TurnScreen {
     if (this.#question === null) this.showThinking();
   }
 
+  /**
+   * The turn ended while a tool question on stderr waited for its answer (Ctrl-C, the input ended): its line
+   * ends, so the next prompt starts a line of its own. (On stdout the turn's output line ends it.)
+   */
+  #endQuestion(): void {
+    if (this.#question !== null && !this.#promptsOnStdout) writeErr("\n");
+  }
+
   /** The end of a turn that failed: `(stopped)` when it was cancelled, else the error on stderr. */
   #showFailure(error: unknown): void {
     this.#spinner.stop();
+    this.#endQuestion();
     this.newline();
     const e = toCliError(error);
     if (this.#cancelled || e.code === "cancelled") this.write(this.#options.out.dim("(stopped)\n"));

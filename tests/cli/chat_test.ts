@@ -246,8 +246,9 @@ Deno.test("chat: warnings about the tools go to stderr; a transcript that cannot
   });
   assert.equal(r.code, 0, r.stderr);
   assert.equal(r.stdout, "One.\nTwo.\n");
-  const cannot =
-    `Error: Cannot write '${save}': No such file or directory (os error 2): writefile '${save}' [io_error]\n`;
+  const cannot = `Error: Cannot write '${save}': the folder '${
+    fx.path("no-such-dir")
+  }' does not exist. [io_error]\n`;
   assert.equal(
     r.stderr,
     "warning: get_weather: #/properties/city: pattern '^[A-Z]' is described to the model but not enforced\n" +
@@ -294,7 +295,7 @@ Deno.test("chat: an unavailable model exits 3; bad flags exit 2", async () => {
   assert.ok(help.stdout.includes("/save <file>") && help.stdout.includes("Examples:"));
 });
 
-Deno.test("chat: --tool-choice naming no tool of the chat is a usage error before the model is looked at", async () => {
+Deno.test("chat: --tool-choice naming no tool of the chat, or required without tools, is a usage error before the model is looked at", async () => {
   // The model does not exist: the flag is checked first.
   const gone = `gguf:${fx.path("none.gguf")}`;
   const named = await oam(["chat", "--tools", tools, "--tool-choice", "bogus", "--model", gone], {
@@ -304,10 +305,29 @@ Deno.test("chat: --tool-choice naming no tool of the chat is a usage error befor
     [named.code, named.stdout, named.stderr],
     [2, "", "Error: --tool-choice names 'bogus', which is not one of the tools: get_weather, now. [usage]\n"],
   );
+  // Without tools, a named tool and "required" are refused the way oam respond refuses them.
   const none = await oam(["chat", "--tool-choice", "get_weather", "--model", gone], { stdin: "hi\n" });
   assert.deepEqual(
     [none.code, none.stdout, none.stderr],
-    [2, "", "Error: --tool-choice names 'get_weather', which is not one of the tools: (none). [usage]\n"],
+    [2, "", "Error: --tool-choice get_weather needs tools (--tools). [usage]\n"],
+  );
+  const required = await oam(["chat", "--tool-choice", "required", "--model", gone], { stdin: "hi\n" });
+  assert.deepEqual(
+    [required.code, required.stdout, required.stderr],
+    [2, "", "Error: --tool-choice required needs tools (--tools). [usage]\n"],
+  );
+  const empty = await oam([
+    "chat",
+    "--tools",
+    await fx.write("no_tools.json", []),
+    "--tool-choice",
+    "required",
+  ], {
+    stdin: "hi\n",
+  });
+  assert.deepEqual(
+    [empty.code, empty.stdout, empty.stderr],
+    [2, "", "Error: --tool-choice required needs tools (--tools). [usage]\n"],
   );
   // A tool the chat has is fine.
   const script = await fx.write("named_choice.json", [{ text: "Hi." }]);

@@ -19,6 +19,7 @@ import {
   Terminal,
   text,
   toolCallChunk,
+  withoutSpinner,
 } from "./turn_helper.ts";
 
 const fx = await Fixtures.create();
@@ -341,8 +342,8 @@ Deno.test({
  * Two rounds of parallel tool calls on a terminal: two client calls, then a command tool with a client call.
  * The command prints what the test writes to `fifo`, so it finishes once the client call's question is up.
  */
-async function parallelRounds(pipeStdout: boolean): Promise<void> {
-  const fifo = await makeFifo(fx.path(`clock_${pipeStdout ? "pipe" : "tty"}.fifo`));
+async function parallelRounds(): Promise<void> {
+  const fifo = await makeFifo(fx.path(`clock_tty.fifo`));
   const clock = { name: "clock", description: "The time.", "x-oam": { command: `cat "${fifo}"` } };
   const both = await fx.write("parallel_tools.json", [GET_WEATHER, clock]);
   const script = await fx.write("parallel.json", [
@@ -360,7 +361,6 @@ async function parallelRounds(pipeStdout: boolean): Promise<void> {
   const question = (city: string) => `  ? get_weather {"city":"${city}"} output› `;
   const t = new Terminal(["chat", "--script", script, "--tools", both], {
     stderr: fx.path("parallel.err"),
-    pipeStdout,
   });
   try {
     await t.prompt("you› ");
@@ -381,8 +381,8 @@ async function parallelRounds(pipeStdout: boolean): Promise<void> {
     await t.type("\x04");
     const r = await t.exit();
     assert.equal(r.code, 0, r.stderr);
-    // On the terminal the question's line is cleared; through a pipe it ends.
-    const off = pipeStdout ? "\r\n" : "\r\x1b[K";
+    // The question's line is cleared.
+    const off = "\r\x1b[K";
     assert.equal(
       r.stdout,
       [
@@ -418,13 +418,88 @@ Deno.test({
   name:
     "chat on a terminal: a tool question stays the last line while the other calls of its round start and end",
   ignore: Deno.build.os !== "linux", // the pseudo-terminal comes from util-linux `script`
-  fn: () => parallelRounds(false),
+  fn: parallelRounds,
+});
+
+/**
+ * `oam chat` typed at a terminal with stdout going to a file (`pipe`: through a pipe): what is asked of the
+ * person typing — the banner, the prompt, the tool questions, the Ctrl-C hint — is on the terminal (stderr);
+ * the file gets the conversation only.
+ */
+async function stdoutElsewhere(pipe: boolean): Promise<void> {
+  const name = pipe ? "piped" : "redirected";
+  const script = await fx.write(`${name}.json`, [
+    { toolCalls: [{ name: "get_weather", arguments: { city: "Oslo" } }] },
+    { template: "It is {toolOutput}." },
+    { toolCalls: [{ name: "get_weather", arguments: { city: "Rome" } }] },
+    { toolCalls: [{ name: "get_weather", arguments: { city: "Bern" } }] },
+    { text: "Never said." },
+  ]);
+  const file = fx.path(`${name}.out`);
+  const t = new Terminal(["chat", "--script", script, "--tools", tools], { stdout: { file, pipe } });
+  const question = (city: string) => `  ? get_weather {"city":"${city}"} output› `;
+  try {
+    await t.prompt("you› ");
+    await t.type("Weather?\n");
+    await t.prompt(question("Oslo"));
+    await t.type("sunny\n");
+    await t.prompt("you› ");
+    await t.type("\x03"); // Ctrl-C between turns: the hint
+    await t.prompt("quit)\r\nyou› ");
+    await t.type("Rome?\n");
+    await t.prompt(question("Rome"));
+    await t.type("\x03"); // Ctrl-C at the question: its line ends, the prompt is on a line of its own
+    await t.prompt("^C\r\nyou› ");
+    await t.type("Bern?\n");
+    await t.prompt(question("Bern"));
+    await t.type("\x04"); // Ctrl-D at the question: its line ends, the chat ends
+    const r = await t.exit();
+    if (!pipe) assert.equal(r.code, 0); // through a pipe, the code is the one of cat
+    assert.equal(
+      withoutSpinner(r.stdout),
+      [
+        `oam chat · scripted (${script}) · tools: get_weather · /help for commands · Ctrl-D to quit`,
+        "you› Weather?",
+        `${question("Oslo")}sunny`,
+        "you› ^C",
+        "(Ctrl-D or /exit to quit)",
+        "you› Rome?",
+        `${question("Rome")}^C`,
+        "you› Bern?",
+        question("Bern"),
+        "",
+      ].join("\r\n"),
+    );
+    assert.equal(
+      await Deno.readTextFile(file),
+      [
+        '  ⚙ get_weather {"city":"Oslo"}',
+        "  ↳ sunny",
+        "It is sunny.",
+        '  ⚙ get_weather {"city":"Rome"}',
+        "(stopped)",
+        '  ⚙ get_weather {"city":"Bern"}',
+        "(stopped)",
+        "",
+      ].join("\n"),
+    );
+  } finally {
+    await t.kill();
+  }
+}
+
+Deno.test({
+  name:
+    "chat on a terminal with stdout to a file: prompts and tool questions on the terminal, not in the file",
+  ignore: Deno.build.os !== "linux", // the pseudo-terminal comes from util-linux `script`
+  fn: () => stdoutElsewhere(false),
 });
 
 Deno.test({
-  name: "chat on a terminal with stdout through a pipe: the question's line ends before another call's line",
+  name:
+    "chat on a terminal with stdout to a pipe: prompts and tool questions on the terminal, not in the pipe",
   ignore: Deno.build.os !== "linux", // the pseudo-terminal comes from util-linux `script`
-  fn: () => parallelRounds(true),
+  fn: () => stdoutElsewhere(true),
 });
 
 Deno.test({

@@ -64,3 +64,41 @@ Deno.test("gguf:<name> finds a model in OAM_MODELS_DIR", async () => {
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("a bad OAM_SCRIPT or OAM_MODEL: oam stdio and oam respond name the variable and the problem alike", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const broken = `${dir}/broken.json`;
+    await Deno.writeTextFile(broken, "[{");
+    const wrongStep = `${dir}/wrong_step.jsonc`;
+    await Deno.writeTextFile(wrongStep, '// a step without a kind\n[{"say": "hi"}]');
+    const cases: Array<[Record<string, string>, string]> = [
+      [{ OAM_SCRIPT: `${dir}/none.json` }, `OAM_SCRIPT: No such file: '${dir}/none.json'.`],
+      [
+        { OAM_SCRIPT: broken },
+        `OAM_SCRIPT: ${broken}: not valid JSON: expected ',' or '}' at line 1, column 3 (found the end of the input).`,
+      ],
+      [
+        { OAM_SCRIPT: wrongStep },
+        `OAM_SCRIPT=${wrongStep}: 'OAM_SCRIPT[0]' must contain one of 'text', 'toolCalls', 'json', 'template' ` +
+        "or 'error'.",
+      ],
+      [
+        { OAM_MODEL: "llama:x" },
+        "OAM_MODEL: must look like openai:<baseURL>#<model> or gguf:<path|cached name>; got 'llama:x'.",
+      ],
+    ];
+    for (const [env, message] of cases) {
+      for (const args of [["stdio"], ["respond", "Hello"]]) {
+        const r = await oam(args, { env });
+        assert.deepEqual(
+          [r.code, r.stdout, r.stderr],
+          [2, "", `Error: ${message} [invalid_input]\n`],
+          args[0],
+        );
+      }
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../src/protocol/json.ts";
-import { Fixtures, oam } from "./cli_helper.ts";
+import { childEnv, CLI, Fixtures, oam } from "./cli_helper.ts";
 
 const fx = await Fixtures.create();
 Deno.test.afterAll(() => fx.remove());
@@ -133,5 +133,52 @@ Deno.test("main: help lists every command; unknown commands exit 2", async () =>
     assert.ok(help.stdout.includes(`  ${c}`), c);
   }
   const unknown = await oam(["frobnicate"]);
-  assert.equal(unknown.code, 2);
+  assert.deepEqual(
+    [unknown.code, unknown.stdout, unknown.stderr],
+    [2, "", "Error: Unknown command 'frobnicate'. Run 'oam --help'. [usage]\n"],
+  );
+  const option = await oam(["-x"]);
+  assert.deepEqual(
+    [option.code, option.stdout, option.stderr],
+    [2, "", "Error: Unknown option '-x'. Run 'oam --help'. [usage]\n"],
+  );
+});
+
+Deno.test("main: a missing command or subcommand is a usage error: the help on stderr, nothing on stdout, exit 2", async () => {
+  for (
+    const [args, title] of [[[], "oam "], [["models"], "oam models"], [["schema"], "oam schema"], [
+      ["tools"],
+      "oam tools",
+    ]] as const
+  ) {
+    const r = await oam([...args]);
+    assert.deepEqual([r.code, r.stdout], [2, ""], args.join(" "));
+    assert.ok(r.stderr.startsWith(title) && r.stderr.includes("Usage: oam"), r.stderr);
+    // Asked for, the same help is on stdout with exit 0.
+    const help = await oam([...args, "--help"]);
+    assert.deepEqual([help.code, help.stdout, help.stderr], [0, r.stderr, ""], args.join(" "));
+  }
+});
+
+Deno.test({
+  name: "main: a help that cannot be written (a full disk) is an error on stderr with exit 1, not a crash",
+  ignore: Deno.build.os !== "linux", // /dev/full
+  fn: async () => {
+    for (const args of [["--help"], ["chat", "--help"], ["--version"]]) {
+      const argv = [Deno.execPath(), "run", "--quiet", "-A", CLI, ...args].map((w) => `'${w}'`).join(" ");
+      const out = await new Deno.Command("sh", {
+        args: ["-c", `exec ${argv} >/dev/full`],
+        stdout: "null",
+        stderr: "piped",
+        env: childEnv({ NO_COLOR: "1" }),
+        clearEnv: true,
+      }).output();
+      const stderr = new TextDecoder().decode(out.stderr);
+      assert.deepEqual(
+        [out.code, stderr],
+        [1, "Error: No space left on device (os error 28) [failure]\n"],
+        args[0],
+      );
+    }
+  },
 });

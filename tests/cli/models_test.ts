@@ -581,6 +581,14 @@ Deno.test("oam models pull and list: progress on stderr, the path on stdout, the
     const bad = await oam(["models", "fetch"], { env: { OAM_MODELS_DIR: dir } });
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /Unknown 'oam models' command 'fetch'/);
+    // A bad --sha256 is a usage error before any download starts (no "Downloading …" line).
+    const badSum = await oam(["models", "pull", "--sha256", "xyz", `${server.url}/files/tiny.gguf`], {
+      env: { OAM_MODELS_DIR: dir },
+    });
+    assert.deepEqual(
+      [badSum.code, badSum.stdout, badSum.stderr],
+      [2, "", "Error: --sha256 must be 64 hexadecimal digits. [usage]\n"],
+    );
   } finally {
     await server.close();
     await Deno.remove(dir, { recursive: true });

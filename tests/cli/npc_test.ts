@@ -94,6 +94,19 @@ Deno.test("npc: /state saves the NPC and its world; --restore loads both", async
   const a = await oam(["npc", persona, "--script", script], { stdin: `hi\n/state ${save}\n` });
   assert.equal(a.code, 0, a.stderr);
   assert.ok(a.stdout.endsWith(`(saved to ${save})\n`), a.stdout);
+  // A save into a folder that does not exist or onto a folder says so; the NPC goes on.
+  const nowhere = fx.path("no_such_folder/save.json");
+  const failed = await oam(["npc", persona, "--script", script], {
+    stdin: `/state ${nowhere}\n/state ${fx.dir}\n`,
+  });
+  assert.deepEqual([failed.code, failed.stderr], [
+    0,
+    "note: the greeting is a model call: it played step 1 of the script.\n" +
+    `Error: Cannot write '${nowhere}': the folder '${
+      fx.path("no_such_folder")
+    }' does not exist. [io_error]\n` +
+    `Error: Cannot write '${fx.dir}': it is a folder. [io_error]\n`,
+  ]);
   const saved = await fx.read("save.json") as JsonObject;
   assert.deepEqual(saved.oam, { version: 1, kind: "npc" });
   assert.deepEqual(saved.world, { id: "world", state: { player: { name: "Aria", gold: 30 } } });
@@ -143,6 +156,14 @@ Deno.test("npc: bad files and flags are usage errors", async () => {
   const bp = await oam(["npc", badPersona, "--script", script]);
   assert.equal(bp.code, 2);
   assert.match(bp.stderr, /\[invalid_params\]/);
+  // stdin is what the player types: a file cannot come from it.
+  const fromStdin = await oam(["npc", "-", "--script", script], { stdin: await Deno.readTextFile(persona) });
+  assert.deepEqual([fromStdin.code, fromStdin.stdout, fromStdin.stderr], [
+    2,
+    "",
+    "Error: oam npc reads what you type from stdin: the persona file cannot come from stdin ('-'); give a file. " +
+    "[usage]\n",
+  ]);
 });
 
 Deno.test("npc: a greeting that plays a json step is reported, not spoken as raw JSON", async () => {

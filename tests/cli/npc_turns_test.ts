@@ -19,6 +19,7 @@ import {
   Terminal,
   text,
   toolCallChunk,
+  withoutSpinner,
 } from "./turn_helper.ts";
 
 const fx = await Fixtures.create();
@@ -345,10 +346,10 @@ Deno.test({
  * Two rounds of parallel tool calls on a terminal: two client calls, then a command tool with a client call.
  * The command prints what the test writes to `fifo`, so it finishes once the client call's question is up.
  */
-async function parallelRounds(pipeStdout: boolean): Promise<void> {
-  const fifo = await makeFifo(fx.path(`npc_clock_${pipeStdout ? "pipe" : "tty"}.fifo`));
+async function parallelRounds(): Promise<void> {
+  const fifo = await makeFifo(fx.path(`npc_clock_tty.fifo`));
   const clock = { name: "clock", description: "The time.", "x-oam": { command: `cat "${fifo}"` } };
-  const script = await fx.write(`npc_parallel_${pipeStdout}.json`, [
+  const script = await fx.write(`npc_parallel.json`, [
     {
       toolCalls: [
         { name: "ask_cook", arguments: { q: "hot?" } },
@@ -362,8 +363,8 @@ async function parallelRounds(pipeStdout: boolean): Promise<void> {
   // Each question names its call: the first one's is asked again below the second call's line.
   const question = (q: string) => `  ? ask_cook {"q":"${q}"} output› `;
   const t = new Terminal(
-    ["npc", await mira(`npc_parallel_${pipeStdout}.jsonc`, {}, [ASK_COOK, clock]), "--script", script],
-    { stderr: fx.path(`npc_parallel_${pipeStdout}.err`), pipeStdout },
+    ["npc", await mira(`npc_parallel.jsonc`, {}, [ASK_COOK, clock]), "--script", script],
+    { stderr: fx.path("npc_parallel.err") },
   );
   try {
     await t.prompt("you› ");
@@ -384,8 +385,8 @@ async function parallelRounds(pipeStdout: boolean): Promise<void> {
     await t.type("\x04");
     const r = await t.exit();
     assert.equal(r.code, 0, r.stderr);
-    // On the terminal the question's line is cleared; through a pipe it ends.
-    const off = pipeStdout ? "\r\n" : "\r\x1b[K";
+    // The question's line is cleared.
+    const off = "\r\x1b[K";
     assert.equal(
       r.stdout,
       [
@@ -420,11 +421,81 @@ Deno.test({
   name:
     "npc on a terminal: a tool question stays the last line while the other calls of its round start and end",
   ignore: Deno.build.os !== "linux", // the pseudo-terminal comes from util-linux `script`
-  fn: () => parallelRounds(false),
+  fn: parallelRounds,
+});
+
+/**
+ * `oam npc` typed at a terminal with stdout going to a file (`pipe`: through a pipe): the banner, the prompt,
+ * the tool questions and the Ctrl-C hint are on the terminal (stderr); the file gets the conversation only.
+ */
+async function stdoutElsewhere(pipe: boolean): Promise<void> {
+  const name = pipe ? "npc_piped" : "npc_redirected";
+  const script = await fx.write(`${name}.json`, [
+    { toolCalls: [{ name: "ask_cook", arguments: { q: "hot?" } }] },
+    { json: { emotion: "happy", line: "Boiling, she says.", ends_conversation: false } },
+    { toolCalls: [{ name: "ask_cook", arguments: { q: "cold?" } }] },
+  ]);
+  const file = fx.path(`${name}.out`);
+  const t = new Terminal(["npc", await mira(`${name}.jsonc`), "--script", script], {
+    stdout: { file, pipe },
+  });
+  const question = (q: string) => `  ? ask_cook {"q":"${q}"} output› `;
+  try {
+    await t.prompt("you› ");
+    await t.type("Is it hot?\n");
+    await t.prompt(question("hot?"));
+    await t.type("boiling\n");
+    await t.prompt("you› ");
+    await t.type("\x03"); // Ctrl-C between turns: the hint
+    await t.prompt("quit)\r\nyou› ");
+    await t.type("Cold?\n");
+    await t.prompt(question("cold?"));
+    await t.type("\x03"); // Ctrl-C at the question: its line ends, the prompt is on a line of its own
+    await t.prompt("^C\r\nyou› ");
+    await t.type("\x04");
+    const r = await t.exit();
+    if (!pipe) assert.equal(r.code, 0); // through a pipe, the code is the one of cat
+    assert.equal(
+      withoutSpinner(r.stdout),
+      [
+        `Talking to Mira (scripted (${script})). Type what you say, or a number to pick a reply. /help for ` +
+        "commands, Ctrl-D to quit.",
+        "you› Is it hot?",
+        `${question("hot?")}boiling`,
+        "you› ^C",
+        "(Ctrl-D or /exit to quit)",
+        "you› Cold?",
+        `${question("cold?")}^C`,
+        "you› ",
+        "",
+      ].join("\r\n"),
+    );
+    assert.equal(
+      await Deno.readTextFile(file),
+      [
+        '  ⚙ ask_cook {"q":"hot?"}',
+        "  ↳ boiling",
+        "Mira [happy]: Boiling, she says.",
+        '  ⚙ ask_cook {"q":"cold?"}',
+        "(stopped)",
+        "",
+      ].join("\n"),
+    );
+  } finally {
+    await t.kill();
+  }
+}
+
+Deno.test({
+  name:
+    "npc on a terminal with stdout to a file: prompts and tool questions on the terminal, not in the file",
+  ignore: Deno.build.os !== "linux", // the pseudo-terminal comes from util-linux `script`
+  fn: () => stdoutElsewhere(false),
 });
 
 Deno.test({
-  name: "npc on a terminal with stdout through a pipe: the question's line ends before another call's line",
+  name:
+    "npc on a terminal with stdout to a pipe: prompts and tool questions on the terminal, not in the pipe",
   ignore: Deno.build.os !== "linux", // the pseudo-terminal comes from util-linux `script`
-  fn: () => parallelRounds(true),
+  fn: () => stdoutElsewhere(true),
 });

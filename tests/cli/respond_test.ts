@@ -308,11 +308,83 @@ Deno.test("respond: --save-transcript and --resume continue a conversation", asy
     "Again",
   ]);
   assert.equal(second.stdout, "You said: Again\n");
+  // The conversation waits for no tool call: a tool output is a usage error that names the file.
+  const output = await oam([
+    "respond",
+    "--script",
+    echoPrompt,
+    "--resume",
+    save,
+    "--tool-output",
+    "call_1=x",
+  ]);
+  assert.deepEqual(
+    [output.code, output.stdout, output.stderr],
+    [
+      2,
+      "",
+      `Error: ${save} is not waiting for tool calls: continue it with a prompt, without --tool-output and ` +
+      "--tool-error. [usage]\n",
+    ],
+  );
   const saved = await fx.read("conversation.json") as JsonObject;
   assert.equal(saved.modelName, "scripted");
   const entries = ((saved.transcript as JsonObject).transcript as JsonObject).entries as JsonObject[];
   assert.deepEqual(entries.map((e) => e.role), ["instructions", "user", "response", "user", "response"]);
   assert.equal((entries[0].contents as JsonObject[])[0].text, "Be brief.");
+});
+
+Deno.test("respond and chat: --resume of a JSON file that is no conversation names the file", async () => {
+  const notSaved = await fx.write("not_a_conversation.json", { name: "get_weather" });
+  const emptyTranscript = await fx.write("no_entries.json", { transcript: {}, oam: { version: 1 } });
+  for (const file of [notSaved, emptyTranscript]) {
+    const message = `Error: ${file}: not a saved conversation (from --save-transcript or /save) or a ` +
+      "session/transcript result: it has no transcript entries. [invalid_input]\n";
+    const respond = await oam(["respond", "--script", hello, "--resume", file, "Hi"]);
+    assert.deepEqual([respond.code, respond.stdout, respond.stderr], [2, "", message]);
+    const chat = await oam(["chat", "--script", hello, "--resume", file], { stdin: "Hi\n" });
+    assert.deepEqual([chat.code, chat.stdout, chat.stderr], [2, "", message]);
+  }
+});
+
+Deno.test("respond: a --save-transcript that cannot be written fails with exit 1 after the answer's line ends", async () => {
+  const missing = fx.path("no_such_folder/conversation.json");
+  const r = await oam(["respond", "--script", hello, "--save-transcript", missing, "Hi"]);
+  assert.equal(r.code, 1);
+  assert.equal(r.stdout, "Hello there, traveller!\n");
+  assert.equal(
+    r.stderr,
+    `Error: Cannot write '${missing}': the folder '${
+      fx.path("no_such_folder")
+    }' does not exist. [io_error]\n`,
+  );
+});
+
+Deno.test("respond: stdin is read once: a file flag may take it (the prompt is then the arguments), not two", async () => {
+  const save = fx.path("from_stdin.json");
+  const first = await oam(["respond", "--script", hello, "--save-transcript", save, "Hi"]);
+  assert.equal(first.code, 0, first.stderr);
+  const resumed = await oam(["respond", "--script", echoPrompt, "--resume", "-", "Again"], {
+    stdin: await Deno.readTextFile(save),
+  });
+  assert.deepEqual([resumed.code, resumed.stdout, resumed.stderr], [0, "You said: Again\n", ""]);
+  const twice = await oam(["respond", "--script", hello, "--tools", "-", "--schema", "-", "x"], {
+    stdin: await Deno.readTextFile(tools),
+  });
+  assert.deepEqual([twice.code, twice.stdout, twice.stderr], [
+    2,
+    "",
+    "Error: Only one input can come from stdin: --tools - reads it, so --schema - cannot. [usage]\n",
+  ]);
+  // oam chat reads what you type from stdin: a file flag cannot take it.
+  const chat = await oam(["chat", "--script", hello, "--resume", "-"], {
+    stdin: await Deno.readTextFile(save),
+  });
+  assert.deepEqual([chat.code, chat.stdout, chat.stderr], [
+    2,
+    "",
+    "Error: oam chat reads what you type from stdin: --resume cannot come from stdin ('-'); give a file. [usage]\n",
+  ]);
 });
 
 Deno.test("respond: Ctrl-C cancels the turn and exits 130", async () => {

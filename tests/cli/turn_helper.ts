@@ -138,17 +138,25 @@ function shQuote(word: string): string {
   return `'${word.replaceAll("'", `'\\''`)}'`;
 }
 
-/** Where {@link Terminal} sends the command's stderr, and whether its stdout goes through a pipe. */
-export interface TerminalOptions {
-  /** The file that gets stderr. */
-  stderr: string;
-  /** True: stdout is a pipe (to `cat`, which writes to the terminal) instead of the terminal itself. */
-  pipeStdout?: boolean;
+/** Where {@link Terminal} sends the command's stdout or stderr instead of the terminal (one of them). */
+export type TerminalOptions =
+  /** stderr goes to this file (so no spinner is drawn); stdout is the terminal. */
+  | { stderr: string; stdout?: undefined }
+  /**
+   * stdout goes to `file`, directly or (`pipe`) through a pipe to `cat` (which ignores Ctrl-C, like
+   * `tee -i`: the terminal sends SIGINT to both); stderr is the terminal (a spinner may be drawn there: see
+   * {@link withoutSpinner}).
+   */
+  | { stdout: { file: string; pipe?: boolean }; stderr?: undefined };
+
+/** The terminal output without the spinner's frames and their erasing (drawn on stderr after 150 ms). */
+export function withoutSpinner(screen: string): string {
+  return screen.replace(new RegExp("\r\x1b\\[K(?:[⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏] [^\r\n]*)?", "g"), "");
 }
 
 /**
- * `oam <args>` on a pseudo-terminal (util-linux `script`), stdout and stdin a terminal (stdout a pipe to the
- * terminal with `pipeStdout`), stderr a file (so no spinner is drawn), no colors. The terminal echoes what is
+ * `oam <args>` on a pseudo-terminal (util-linux `script`): stdin a terminal; stdout the terminal and stderr a
+ * file, or stdout a file (or a pipe to one) and stderr the terminal; no colors. The terminal echoes what is
  * typed, and ends lines with CRLF.
  */
 export class Terminal {
@@ -156,15 +164,18 @@ export class Terminal {
   readonly out: StreamWatcher;
   readonly #command: string;
   readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  readonly #stderrPath: string;
+  readonly #stderrPath: string | undefined;
 
   constructor(args: string[], options: TerminalOptions) {
     this.#command = `oam ${args[0]}`;
     this.#stderrPath = options.stderr;
     const argv = [Deno.execPath(), "run", "--quiet", "-A", CLI, ...args].map(shQuote).join(" ");
-    const line = options.pipeStdout
-      ? `${argv} 2>${shQuote(options.stderr)} | cat`
-      : `exec ${argv} 2>${shQuote(options.stderr)}`;
+    const out = options.stdout;
+    const line = out === undefined
+      ? `exec ${argv} 2>${shQuote(options.stderr)}`
+      : out.pipe
+      ? `${argv} | (trap '' INT; exec cat >${shQuote(out.file)})`
+      : `exec ${argv} >${shQuote(out.file)}`;
     this.child = new Deno.Command("script", {
       args: ["-qefc", line, "/dev/null"],
       stdin: "piped",
@@ -187,12 +198,16 @@ export class Terminal {
     await this.out.until((t) => t.endsWith(tail));
   }
 
-  /** Waits for the exit; the screen and stderr. */
+  /**
+   * Waits for the exit; the screen (as `stdout`) and the stderr file (empty when stderr is the terminal). With
+   * stdout through a pipe, `code` is the exit code of `cat`.
+   */
   async exit(): Promise<RunResult> {
     const status = await statusWithin(this.child, `${this.#command} on a terminal to exit`, DEADLINE_MS);
     const stdout = await this.out.rest();
     await this.#writer.close().catch(() => {});
-    return { code: status.code, stdout, stderr: await Deno.readTextFile(this.#stderrPath) };
+    const stderr = this.#stderrPath === undefined ? "" : await Deno.readTextFile(this.#stderrPath);
+    return { code: status.code, stdout, stderr };
   }
 
   /** Kills the terminal if it still runs (after a failed assertion). */
