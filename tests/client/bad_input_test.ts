@@ -1,0 +1,73 @@
+/**
+ * What a designer's script passes wrong to the typed client and the bridge never sees (world handles,
+ * signals, callbacks, tool lists): a TypeError that names the value, and nothing on the wire for it, instead
+ * of a silent no-op or a failure deep inside the client. Values the bridge checks are its own tests'.
+ */
+import assert from "node:assert/strict";
+import { Bridge, InProcessTransport, type JsonRpcMessage, loadPersona, type ScriptStep } from "../../mod.ts";
+
+const REPLY: ScriptStep = {
+  json: {
+    emotion: "happy",
+    line: "Welcome!",
+    player_options: ["Hi.", "Ale?", "Bye."],
+    ends_conversation: false,
+  },
+};
+
+/** An in-process bridge whose sent messages are recorded (method of each). */
+async function recorded(): Promise<{ bridge: Bridge; sent: string[] }> {
+  const sent: string[] = [];
+  const transport = new InProcessTransport();
+  const send = transport.send.bind(transport);
+  transport.send = (message: JsonRpcMessage) => {
+    if ("method" in message) sent.push(message.method);
+    return send(message);
+  };
+  const bridge = await Bridge.connect(transport, { onWarning: () => {} });
+  sent.length = 0; // initialize
+  return { bridge, sent };
+}
+
+function typeError(message: RegExp) {
+  return (error: unknown) => {
+    assert.ok(error instanceof TypeError, `expected a TypeError, got ${error}`);
+    assert.match(error.message, message);
+    return true;
+  };
+}
+
+Deno.test("createNpc with a world seed instead of a World handle is a TypeError saying so, and no NPC is made without its world", async () => {
+  const { bridge, sent } = await recorded();
+  await using _ = bridge;
+  const shop = await loadPersona(new URL("../../personas/shopkeeper.jsonc", import.meta.url));
+  assert.deepEqual(shop.world, { player: { name: "Aria", gold: 20 } });
+  await assert.rejects(
+    bridge.createNpc(shop.persona, {
+      world: shop.world as never,
+      model: { type: "scripted", steps: [REPLY] },
+    }),
+    typeError(
+      /^'world' must be a World \(from bridge\.createWorld\) or a world id; got \{"player":\{"name":"Aria","gold":20\}\}\. A world seed .* is created first: world: await bridge\.createWorld\(seed\)\.$/,
+    ),
+  );
+  assert.deepEqual(sent, [], "nothing was sent");
+  const gorm = await bridge.createNpc({ name: "Gorm" }, { npc: "gorm", model: "scripted" });
+  const save = await gorm.state();
+  await assert.rejects(
+    bridge.restoreNpc(save, { npc: "gorm-2", world: {} as never }),
+    typeError(/got \{\}\./),
+  );
+  await assert.rejects(gorm.restore(save, { world: 42 as never }), typeError(/got 42\./));
+  assert.deepEqual((await bridge.listNpcs()).map((n) => n.npc), ["gorm"]);
+  // The handle and the id still work.
+  const world = await bridge.createWorld(shop.world);
+  const mira = await bridge.createNpc(shop.persona, { world, model: "scripted" });
+  assert.ok(mira.tools.includes("read_world_state"));
+  const copy = await bridge.restoreNpc(await mira.state(), {
+    npc: "mira-2",
+    world: world.id,
+    model: "scripted",
+  });
+  assert.ok(copy.tools.includes("read_world_state"));
+});
