@@ -71,3 +71,36 @@ Deno.test("createNpc with a world seed instead of a World handle is a TypeError 
   });
   assert.ok(copy.tools.includes("read_world_state"));
 });
+
+Deno.test("a turn's 'signal' that is not an AbortSignal, or a bad 'timeoutMs', is a TypeError naming it; nothing is sent and close() still works", async () => {
+  const { bridge, sent } = await recorded();
+  const gorm = await bridge.createNpc({ name: "Gorm" }, { model: { type: "scripted", steps: [REPLY] } });
+  const session = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Aye." }] } });
+  sent.length = 0;
+  await assert.rejects(
+    gorm.talk("Hello.", { signal: {} as never }),
+    typeError(
+      /^'npc\/talk' was not sent: 'signal' must be an AbortSignal \(e\.g\. new AbortController\(\)\.signal\); got \{\}\.$/,
+    ),
+  );
+  await assert.rejects(
+    session.respond("Hello.", { signal: "stop" as never }),
+    typeError(/^'session\/respond' was not sent: 'signal' must be an AbortSignal .*; got "stop"\.$/),
+  );
+  for (const timeoutMs of [-1, Number.NaN, "500", 2 ** 31]) {
+    await assert.rejects(
+      gorm.talk("Hello.", { timeoutMs: timeoutMs as number }),
+      typeError(
+        /^'npc\/talk' was not sent: 'timeoutMs' must be a number of milliseconds from 0 to 2147483647; got /,
+      ),
+    );
+  }
+  assert.deepEqual(sent, [], "nothing was sent");
+  // The next turn is answered, and closing leaves no request behind (it threw at close before).
+  assert.equal(
+    (await gorm.talk("Hello.", { signal: new AbortController().signal, timeoutMs: 5000 })).line,
+    "Welcome!",
+  );
+  await bridge.close();
+  assert.deepEqual(sent, ["npc/talk", "shutdown"]);
+});
