@@ -5,6 +5,7 @@
  * @module
  */
 import { isJsonObject, type JsonObject } from "../protocol/json.ts";
+import { requireFunction, shown } from "./checks.ts";
 import type { RequestId } from "./messages.ts";
 import type { Peer } from "./peer.ts";
 import type { SchemaValue } from "./schema_value.ts";
@@ -138,6 +139,7 @@ export class ToolRegistry {
     if (typeof definition?.name !== "string" || definition.name === "") {
       throw new TypeError("A tool needs a non-empty 'name'.");
     }
+    requireFunction(handler, `The handler of tool '${definition.name}'`);
     const copy: ToolDefinition = { ...definition };
     this.#tools.set(copy.name, { definition: copy, handler });
     return new ClientTool(copy);
@@ -145,11 +147,16 @@ export class ToolRegistry {
 
   /** The definitions for `refs` (handles, registered names or definitions). */
   definitions(refs: readonly ToolRef[]): ToolDefinition[] {
-    return refs.map((ref) => {
+    const kinds = "handles from bridge.tool, registered names or definitions";
+    if (!Array.isArray(refs)) throw new TypeError(`'tools' must be an array (${kinds}); got ${shown(refs)}.`);
+    return refs.map((ref, i) => {
       if (typeof ref === "string") {
         const tool = this.#tools.get(ref);
         if (!tool) throw new TypeError(`No tool named '${ref}' is registered (use bridge.tool).`);
         return tool.definition;
+      }
+      if (typeof ref !== "object" || ref === null) {
+        throw new TypeError(`'tools[${i}]' must be one of the ${kinds}; got ${shown(ref)}.`);
       }
       return "definition" in ref ? ref.definition : ref;
     });

@@ -104,3 +104,41 @@ Deno.test("a turn's 'signal' that is not an AbortSignal, or a bad 'timeoutMs', i
   await bridge.close();
   assert.deepEqual(sent, ["npc/talk", "shutdown"]);
 });
+
+Deno.test("tools that are not a list of tools, and a tool without a handler function, are TypeErrors naming them", async () => {
+  const { bridge, sent } = await recorded();
+  await using _ = bridge;
+  const model = { type: "scripted" as const, steps: [REPLY] };
+  await assert.rejects(
+    bridge.createNpc({ name: "Gorm" }, { tools: "check_stock" as never, model }),
+    typeError(
+      /^'tools' must be an array \(handles from bridge\.tool, registered names or definitions\); got "check_stock"\.$/,
+    ),
+  );
+  const stock = bridge.tool({ name: "check_stock", description: "Stock." }, () => 3);
+  let missing; // a handle the script forgot to assign
+  await assert.rejects(
+    bridge.createNpc({ name: "Gorm" }, { tools: [stock, missing as never], model }),
+    typeError(/^'tools\[1\]' must be one of the handles from bridge\.tool, .*; got undefined\.$/),
+  );
+  await assert.rejects(
+    bridge.createSession({ tools: [42 as never], model: "scripted" }),
+    typeError(/^'tools\[0\]' must be one of .*; got 42\.$/),
+  );
+  assert.throws(
+    () => bridge.tool({ name: "ring_bell", description: "Rings." }, undefined as never),
+    typeError(/^The handler of tool 'ring_bell' must be a function; got undefined\.$/),
+  );
+  assert.throws(
+    () => bridge.tool({ name: "ring_bell", description: "Rings." }, "Dong." as never),
+    typeError(/^The handler of tool 'ring_bell' must be a function; got "Dong\."\.$/),
+  );
+  assert.deepEqual(sent, [], "nothing was sent");
+  // Not registered: the NPC gets no tool that could only answer with an error.
+  await assert.rejects(
+    bridge.createNpc({ name: "Gorm" }, { tools: ["ring_bell"], model }),
+    /No tool named 'ring_bell'/,
+  );
+  const gorm = await bridge.createNpc({ name: "Gorm" }, { tools: [stock], model });
+  assert.deepEqual(gorm.tools, ["check_stock"]);
+});
