@@ -142,3 +142,23 @@ Deno.test("tools that are not a list of tools, and a tool without a handler func
   const gorm = await bridge.createNpc({ name: "Gorm" }, { tools: [stock], model });
   assert.deepEqual(gorm.tools, ["check_stock"]);
 });
+
+Deno.test("world.subscribe without a callback function, or with the callback first, is a TypeError; nothing is subscribed", async () => {
+  const { bridge, sent } = await recorded();
+  await using _ = bridge;
+  const world = await bridge.createWorld({ player: { gold: 20 } });
+  sent.length = 0;
+  await assert.rejects(
+    world.subscribe("player.gold", undefined as never),
+    typeError(/^The callback of world\.subscribe\("player\.gold"\) must be a function; got undefined\.$/),
+  );
+  await assert.rejects(
+    world.subscribe(((change: unknown) => change) as never, undefined as never),
+    typeError(/^world\.subscribe takes the path first: subscribe\("player\.gold", callback\) \(""/),
+  );
+  assert.deepEqual(sent, [], "nothing was sent");
+  const seen: unknown[] = [];
+  await world.subscribe("player.gold", (change) => seen.push(change.newValue));
+  await world.set("player.gold", 15);
+  assert.deepEqual(seen, [15]);
+});
