@@ -121,6 +121,14 @@ export class StdioTransport implements Transport {
     return this.#exitStatus;
   }
 
+  /** What to do when `program` is not found: the ways to name the bridge when it was not given. */
+  #notFoundHint(program: string): string {
+    if (this.#options.command && this.#options.command.length > 0) return `. '${program}' was not found.`;
+    return `. '${program}' was not found: give the command, Bridge.spawn({ command: [...] }) (from a ` +
+      `checkout: ["deno", "run", "-A", "<checkout>/cli.ts", "stdio"]), or set OAM_BRIDGE_PATH (a compiled ` +
+      "oam) or OAM_BRIDGE_COMMAND and grant --allow-env to read them.";
+  }
+
   /** Spawns the process. Rejects with `-32023 shut_down` when it cannot be started. */
   start(): Promise<void> {
     if (this.#child || this.#closed) {
@@ -144,7 +152,7 @@ export class StdioTransport implements Transport {
         "shut_down",
         `Cannot start the bridge '${this.command.join(" ")}': ${
           error instanceof Error ? error.message : error
-        }`,
+        }${error instanceof Deno.errors.NotFound ? this.#notFoundHint(program) : ""}`,
       );
       e.cause = error;
       return Promise.reject(e);

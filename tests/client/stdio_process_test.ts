@@ -57,8 +57,44 @@ Deno.test("stdio: a command that cannot be started is a clear error", async () =
     assert.ok(error instanceof BridgeError, String(error));
     assert.equal(error.dataCode, "shut_down");
     assert.match(error.message, new RegExp(`^Cannot start the bridge '${missing} stdio': `));
+    assert.ok(error.message.endsWith(`. '${missing}' was not found.`), error.message);
   } finally {
     await Deno.remove(missing.slice(0, missing.lastIndexOf("/")), { recursive: true });
+  }
+});
+
+Deno.test("stdio: Bridge.spawn() with no oam on PATH and no command says how to name the bridge", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const script = `${dir}/spawn.ts`;
+    const mod = new URL("../../mod.ts", import.meta.url).href;
+    await Deno.writeTextFile(
+      script,
+      `import { Bridge } from "${mod}";\n` +
+        "await Bridge.spawn().then(() => console.log('started'), (e) => console.log(e.dataCode, e.message));\n",
+    );
+    // What a designer runs: no --allow-env, so OAM_BRIDGE_* are not read; no oam on PATH.
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "--no-prompt", "--allow-run=oam", "--allow-read", script],
+      clearEnv: true,
+      env: { PATH: dir, NO_COLOR: "1", OAM_BRIDGE_PATH: `${dir}/ignored` },
+      stdin: "null",
+    }).output();
+    const text = new TextDecoder().decode(output.stdout).trim();
+    assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+    assert.match(
+      text,
+      /^shut_down Cannot start the bridge 'oam stdio': .*\. 'oam' was not found: give the command, /,
+    );
+    assert.ok(
+      text.endsWith(
+        `Bridge.spawn({ command: [...] }) (from a checkout: ["deno", "run", "-A", "<checkout>/cli.ts", "stdio"]), ` +
+          "or set OAM_BRIDGE_PATH (a compiled oam) or OAM_BRIDGE_COMMAND and grant --allow-env to read them.",
+      ),
+      text,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
 
