@@ -48,3 +48,29 @@ export function shown(value: unknown): string {
 export function requireFunction(value: unknown, what: string): void {
   if (typeof value !== "function") throw new TypeError(`${what} must be a function; got ${shown(value)}.`);
 }
+
+/**
+ * A TypeError for the first of `names` in `options` that is given but is not a function (a turn's callbacks),
+ * or null.
+ *
+ * @example
+ * ```ts
+ * import { callbackProblem } from "./checks.ts";
+ * callbackProblem({ onLine: () => {} }, ["onLine"], "npc.talk"); // null
+ * callbackProblem({ onLine: "typewriter" }, ["onLine"], "npc.talk")?.message;
+ * // "npc.talk: 'onLine' must be a function; got \"typewriter\"."
+ * ```
+ */
+export function callbackProblem(
+  options: object,
+  names: readonly string[],
+  where: string,
+): TypeError | null {
+  for (const name of names) {
+    const value = (options as Record<string, unknown>)[name];
+    if (value !== undefined && typeof value !== "function") {
+      return new TypeError(`${where}: '${name}' must be a function; got ${shown(value)}.`);
+    }
+  }
+  return null;
+}

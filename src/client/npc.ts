@@ -7,7 +7,7 @@ import type { Cancel, Connection, TurnOptions } from "./connection.ts";
 import type { Emotion, NpcEvent, NpcMemory, NpcOptions, NpcReply, NpcState, Persona } from "./game_types.ts";
 import { TurnStream } from "./turn_stream.ts";
 import type { ParamsOf } from "./methods.ts";
-import { shown } from "./checks.ts";
+import { callbackProblem, shown } from "./checks.ts";
 import { isFlatValue } from "./transport.ts";
 import type { Model, ToolChoice, ToolRef } from "./types.ts";
 
@@ -141,6 +141,9 @@ export class Npc {
 
   /** One dialogue turn: the NPC may call tools, then replies with an emotion, a line and player options. */
   talk(line: string, options: TalkOptions = {}): Promise<NpcReply> {
+    // Checked before sending: a bad callback would fail after the turn, which would count all the same.
+    const problem = callbackProblem(options, ["onLine", "onEmotion", "onEvent"], "npc.talk");
+    if (problem !== null) return Promise.reject(problem);
     const { onLine, onEmotion, onEvent } = options;
     const watched = onLine !== undefined || onEmotion !== undefined || onEvent !== undefined;
     const stream = options.stream ?? watched;

@@ -162,3 +162,33 @@ Deno.test("world.subscribe without a callback function, or with the callback fir
   await world.set("player.gold", 15);
   assert.deepEqual(seen, [15]);
 });
+
+Deno.test("a turn's callback that is not a function is a TypeError before the turn is sent (the turn does not happen); decideMany without an array names 'requests'", async () => {
+  const { bridge, sent } = await recorded();
+  await using _ = bridge;
+  const gorm = await bridge.createNpc({ name: "Gorm" }, { model: { type: "scripted", steps: [REPLY] } });
+  const session = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Aye." }] } });
+  sent.length = 0;
+  await assert.rejects(
+    gorm.talk("Hello.", { onLine: "typewriter" as never }),
+    typeError(/^npc\.talk: 'onLine' must be a function; got "typewriter"\.$/),
+  );
+  await assert.rejects(
+    gorm.talk("Hello.", { onEmotion: { happy: "smile.png" } as never }),
+    typeError(/^npc\.talk: 'onEmotion' must be a function; got \{"happy":"smile\.png"\}\.$/),
+  );
+  await assert.rejects(
+    session.respond("Hello.", { onText: true as never }),
+    typeError(/^session\.respond: 'onText' must be a function; got true\.$/),
+  );
+  await assert.rejects(
+    bridge.decideMany(undefined as never),
+    typeError(/^'requests' must be an array of \{situation, options\}; got undefined\.$/),
+  );
+  assert.deepEqual(sent, [], "nothing was sent");
+  // The script's first step is still there for the first turn that is sent.
+  let shown = "";
+  assert.equal((await gorm.talk("Hello.", { onLine: (_d, line) => shown = line })).line, "Welcome!");
+  assert.equal(shown, "Welcome!");
+  assert.equal((await session.respond("Hello.", { onText: () => {} })).text, "Aye.");
+});
