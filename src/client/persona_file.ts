@@ -154,7 +154,14 @@ export async function loadPersona(
 ): Promise<PersonaFile> {
   const value = await readJsonc(path);
   if (!hasPersona(value)) {
-    throw new TypeError(`${path}: expected an object with a 'persona' that has a 'name'.`);
+    // A persona written at the top level ({"name": "Mira", "role": …}) is the likely mistake.
+    const flat = isJsonObject(value) && value.persona === undefined && typeof value.name === "string";
+    throw new TypeError(
+      `${path}: expected an object with a 'persona' that has a 'name'` +
+        (flat
+          ? ` (the persona's fields go under 'persona': {"persona": {"name": "${value.name}", …}}).`
+          : "."),
+    );
   }
   const onWarning = options.onWarning ?? printWarning;
   for (const key of Object.keys(value)) if (!FILE_KEYS.includes(key)) onWarning(unknownKeyWarning(path, key));

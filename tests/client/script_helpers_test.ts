@@ -81,6 +81,11 @@ Deno.test("loadPersona: a broken file, a file without a persona name, bad steps 
       loadPersona(`${dir}/nameless.json`),
       /expected an object with a 'persona' that has a 'name'/,
     );
+    await Deno.writeTextFile(`${dir}/flat.json`, '{"name": "Mira", "role": "the innkeeper"}');
+    await assert.rejects(
+      loadPersona(`${dir}/flat.json`),
+      /flat\.json: expected an object with a 'persona' that has a 'name' \(the persona's fields go under 'persona': \{"persona": \{"name": "Mira", …\}\}\)\.$/,
+    );
     await Deno.writeTextFile(`${dir}/a.json`, '{"persona": {"name": "A"}}');
     await Deno.writeTextFile(`${dir}/a.steps.json`, '{"stepz": []}');
     await assert.rejects(
