@@ -130,6 +130,22 @@ function errorText(error: unknown): string {
   return String(error);
 }
 
+/** The path of the first Map or Set in `value` (as JSON would walk it), or null. */
+function collectionPath(value: unknown, path: string, depth: number): { path: string; kind: string } | null {
+  if (value instanceof Map) return { path, kind: "Map" };
+  if (value instanceof Set) return { path, kind: "Set" };
+  if (typeof value !== "object" || value === null || depth > 64) return null;
+  if (typeof (value as { toJSON?: unknown }).toJSON === "function") return null; // JSON writes what it returns
+  const entries: [string, unknown][] = Array.isArray(value)
+    ? value.map((v, i) => [`[${i}]`, v])
+    : Object.entries(value).map(([k, v]) => [`.${k}`, v]);
+  for (const [key, item] of entries) {
+    const found = collectionPath(item, `${path}${key}`, depth + 1);
+    if (found) return found;
+  }
+  return null;
+}
+
 /** The registered tools of one bridge, and the answering of `tool/call`. */
 export class ToolRegistry {
   readonly #tools = new Map<string, { definition: ToolDefinition; handler: ToolHandler<never> }>();
@@ -210,6 +226,17 @@ export class ToolRegistry {
     }
     if (json === undefined) {
       return { output: `The tool's result is not JSON (${typeof value}).`, isError: true };
+    }
+    // JSON writes a Map or a Set as {}: only a result with an empty object can hold one.
+    const collection = json.includes("{}") ? collectionPath(value, "output", 0) : null;
+    if (collection !== null) {
+      return {
+        output: `The tool's result is not JSON: '${collection.path}' is a ${collection.kind}, which JSON ` +
+          `writes as {} (return ${
+            collection.kind === "Map" ? "Object.fromEntries(map)" : "[...set]"
+          } instead).`,
+        isError: true,
+      };
     }
     return { output: JSON.parse(json) };
   }

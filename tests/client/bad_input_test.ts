@@ -192,3 +192,40 @@ Deno.test("a turn's callback that is not a function is a TypeError before the tu
   assert.equal(shown, "Welcome!");
   assert.equal((await session.respond("Hello.", { onText: () => {} })).text, "Aye.");
 });
+
+Deno.test("a tool that returns a Map or a Set (which JSON writes as {}) gives the model an error output naming it, not {}", async () => {
+  await using bridge = await Bridge.open({ onWarning: () => {} });
+  const stock = new Map([["ale", 3]]);
+  bridge.tool({ name: "stock", description: "Stock." }, () => stock);
+  bridge.tool(
+    { name: "tags", description: "Tags." },
+    () => ({ item: "ale", tags: [{ kinds: new Set(["drink"]) }] }),
+  );
+  bridge.tool({ name: "fine", description: "Fine." }, () => ({ empty: {}, list: [], at: new Date(0) }));
+  const session = await bridge.createSession({
+    tools: ["stock", "tags", "fine"],
+    model: {
+      type: "scripted",
+      steps: [{
+        toolCalls: [
+          { name: "stock", arguments: {} },
+          { name: "tags", arguments: {} },
+          { name: "fine", arguments: {} },
+        ],
+      }, { text: "Done." }],
+    },
+  });
+  const result = await session.respond("Look.");
+  const byName = Object.fromEntries(result.toolCalls.map((r) => [r.call.name, [r.output, r.isError]]));
+  assert.deepEqual(byName, {
+    stock: [
+      "The tool's result is not JSON: 'output' is a Map, which JSON writes as {} (return Object.fromEntries(map) instead).",
+      true,
+    ],
+    tags: [
+      "The tool's result is not JSON: 'output.tags[0].kinds' is a Set, which JSON writes as {} (return [...set] instead).",
+      true,
+    ],
+    fine: [{ empty: {}, list: [], at: "1970-01-01T00:00:00.000Z" }, false],
+  });
+});
