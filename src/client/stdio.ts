@@ -7,7 +7,7 @@ import type { JsonValue } from "../protocol/json.ts";
 import { encodeClientMessage, MAX_MESSAGE_BYTES } from "../protocol/codec.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import { settledWithin } from "../util/sleep.ts";
-import { bridgeCommand } from "./bridge_command.ts";
+import { bridgeCommand, bridgeCommandSource } from "./bridge_command.ts";
 import type { JsonRpcMessage } from "./messages.ts";
 import { messageTooLong, type Transport } from "./transport.ts";
 
@@ -124,6 +124,8 @@ export class StdioTransport implements Transport {
   /** What to do when `program` is not found: the ways to name the bridge when it was not given. */
   #notFoundHint(program: string): string {
     if (this.#options.command && this.#options.command.length > 0) return `. '${program}' was not found.`;
+    const source = bridgeCommandSource();
+    if (source !== null) return `. '${program}' (from ${source}) was not found.`;
     return `. '${program}' was not found: give the command, Bridge.spawn({ command: [...] }) (from a ` +
       `checkout: ["deno", "run", "-A", "<checkout>/cli.ts", "stdio"]), or set OAM_BRIDGE_PATH (a compiled ` +
       "oam) or OAM_BRIDGE_COMMAND and grant --allow-env to read them.";

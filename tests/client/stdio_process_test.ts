@@ -93,6 +93,15 @@ Deno.test("stdio: Bridge.spawn() with no oam on PATH and no command says how to 
       ),
       text,
     );
+    // Named by the environment (read with --allow-env): the error says which variable named it.
+    const named = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "--no-prompt", "--allow-run", "--allow-env", "--allow-read", script],
+      clearEnv: true,
+      env: { PATH: dir, NO_COLOR: "1", OAM_BRIDGE_PATH: `${dir}/missing-oam` },
+      stdin: "null",
+    }).output();
+    const namedText = new TextDecoder().decode(named.stdout).trim();
+    assert.ok(namedText.endsWith(`. '${dir}/missing-oam' (from OAM_BRIDGE_PATH) was not found.`), namedText);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
