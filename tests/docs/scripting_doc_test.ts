@@ -71,3 +71,38 @@ Deno.test("docs/scripting.md: what it says about scripts that go wrong is what t
     ["There is no tool named 'check_inventory'.", true],
   ]);
 });
+
+Deno.test("docs/scripting.md: a cancelled turn has used the steps it started, and the next turn plays the one after", async () => {
+  assert.ok(DOC.includes("- **A cancelled turn** ("));
+  await using bridge = await Bridge.open({ onWarning: () => {} });
+  const started = Promise.withResolvers<void>();
+  bridge.tool({ name: "forge", description: "Forges." }, (_args, ctx) => {
+    started.resolve();
+    return new Promise((resolve) => ctx.signal.addEventListener("abort", () => resolve("stopped")));
+  });
+  const gorm = await bridge.createNpc({ name: "Gorm" }, {
+    tools: ["forge"],
+    options: { replyFormat: "text", playerOptionCount: 0, canEndConversation: false },
+    model: {
+      type: "scripted",
+      steps: [
+        { toolCalls: [{ name: "forge", arguments: {} }] },
+        { text: "[proud] Not reached by the first turn." },
+        { text: "[happy] A long wait.", delayMs: 60_000 },
+        { text: "[sad] After the wait." },
+      ],
+    },
+  });
+  const cancelled = (e: unknown) => e instanceof BridgeError && e.dataCode === "cancelled";
+  const first = new AbortController();
+  const turn = gorm.talk("Forge it.", { signal: first.signal });
+  await started.promise;
+  first.abort();
+  await assert.rejects(turn, cancelled);
+  assert.equal((await gorm.talk("Well?")).line, "Not reached by the first turn.");
+  await assert.rejects(
+    gorm.talk("Wait.", { timeoutMs: 20 }),
+    (e) => e instanceof BridgeError && e.dataCode === "timeout",
+  );
+  assert.equal((await gorm.talk("And?")).line, "After the wait.");
+});
