@@ -107,6 +107,37 @@ Deno.test("stdio: Bridge.spawn() with no oam on PATH and no command says how to 
   }
 });
 
+Deno.test("stdio: a script that never closes its spawned bridge exits when its last answer is in (it hung), and waits for answers still due", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const script = `${dir}/forgets_close.ts`;
+    const mod = new URL("../../mod.ts", import.meta.url).href;
+    await Deno.writeTextFile(
+      script,
+      `import { Bridge } from "${mod}";\n` +
+        `const bridge = await Bridge.spawn({ command: ${
+          JSON.stringify(stdioCommand())
+        }, onWarning: () => {} });\n` +
+        "const npc = await bridge.createNpc({ name: 'Gorm' }, { options: { replyFormat: 'text' }, model: {\n" +
+        "  type: 'scripted', steps: [{ text: '[proud] Slow steel.', delayMs: 300 }] } });\n" +
+        // Nothing on this side keeps the process alive during the delay but the answer it waits for.
+        "console.log((await npc.talk('Hello.')).line);\n",
+    );
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "--no-prompt", "--allow-all", script],
+      env: { NO_COLOR: "1" },
+      stdin: "null",
+      signal: AbortSignal.timeout(60_000), // a bound for a hang, not a speed target
+    }).output();
+    const stderr = new TextDecoder().decode(output.stderr);
+    assert.equal(output.signal, null, `killed: it hung (${stderr})`);
+    assert.equal(output.code, 0, stderr);
+    assert.equal(new TextDecoder().decode(output.stdout), "Slow steel.\n");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("bridgeCommand: argument, OAM_BRIDGE_COMMAND, OAM_BRIDGE_PATH (+ OAM_BRIDGE_LOG), then oam stdio", () => {
   const from = (vars: Record<string, string>) => (name: string) => vars[name];
   assert.deepEqual(bridgeCommand(undefined, from({})), ["oam", "stdio"]);
