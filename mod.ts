@@ -69,7 +69,7 @@ export {
 } from "./src/client/tools.ts";
 export type { SchemaRequired, SchemaTypeValue, SchemaValue } from "./src/client/schema_value.ts";
 export { modelFromArgs } from "./src/client/model_args.ts";
-export { loadPersona, type PersonaFile } from "./src/client/persona_file.ts";
+export { loadPersona, type LoadPersonaOptions, type PersonaFile } from "./src/client/persona_file.ts";
 
 // The wire shapes (PROTOCOL.md), typed.
 export type * from "./src/client/types.ts";

@@ -6,6 +6,7 @@
 import { BridgeError } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { PROTOCOL_VERSION, SERVER_INFO } from "../protocol/version.ts";
+import { shown } from "./checks.ts";
 import { Connection } from "./connection.ts";
 import type {
   Decision,
@@ -425,6 +426,9 @@ export class Bridge implements AsyncDisposable {
     requests: readonly DecisionRequest<Id>[],
     settings: DecisionSettings & { maxConcurrency?: number } = {},
   ): Promise<(Decision<Id> | DecisionFailure)[]> {
+    if (!Array.isArray(requests)) {
+      throw new TypeError(`'requests' must be an array of {situation, options}; got ${shown(requests)}.`);
+    }
     type Results = { results: (Decision<Id> | { error: JsonRpcErrorObject })[] };
     const { results } = await this.#c.request<Results>("decision/decideMany", {
       ...settings,

@@ -40,3 +40,21 @@ export function bridgeCommand(
   if (log) argv.push("--log-level", log);
   return argv;
 }
+
+/**
+ * Which environment variable named the bridge {@link bridgeCommand} starts without a `command`:
+ * `OAM_BRIDGE_COMMAND`, `OAM_BRIDGE_PATH`, or null for `oam` from `PATH` (for error messages).
+ *
+ * @example
+ * ```ts
+ * import { bridgeCommandSource } from "./bridge_command.ts";
+ * bridgeCommandSource((name) => name === "OAM_BRIDGE_PATH" ? "/opt/oam" : undefined); // "OAM_BRIDGE_PATH"
+ * bridgeCommandSource(() => undefined); // null
+ * ```
+ */
+export function bridgeCommandSource(
+  env: (name: string) => string | undefined = fromEnvironment,
+): "OAM_BRIDGE_COMMAND" | "OAM_BRIDGE_PATH" | null {
+  for (const name of ["OAM_BRIDGE_COMMAND", "OAM_BRIDGE_PATH"] as const) if (env(name)?.trim()) return name;
+  return null;
+}

@@ -7,6 +7,7 @@ import type { Cancel, Connection, TurnOptions } from "./connection.ts";
 import type { Emotion, NpcEvent, NpcMemory, NpcOptions, NpcReply, NpcState, Persona } from "./game_types.ts";
 import { TurnStream } from "./turn_stream.ts";
 import type { ParamsOf } from "./methods.ts";
+import { callbackProblem, shown } from "./checks.ts";
 import { isFlatValue } from "./transport.ts";
 import type { Model, ToolChoice, ToolRef } from "./types.ts";
 
@@ -80,11 +81,19 @@ function isEvent(value: JsonValue | undefined): value is JsonObject & NpcEvent {
     typeof value.type === "string";
 }
 
-/** The world id of a handle or id. */
+/**
+ * The world id of a handle or id. Anything else is a TypeError: an object without an `id` (most likely a
+ * world seed, such as a persona file's `world`) would otherwise be dropped and the NPC made without a world.
+ */
 export function worldId(
   world: string | { readonly id: string } | null | undefined,
 ): string | null | undefined {
-  return world === null || world === undefined || typeof world === "string" ? world : world.id;
+  if (world === null || world === undefined || typeof world === "string") return world;
+  if (typeof world === "object" && typeof world.id === "string") return world.id;
+  throw new TypeError(
+    `'world' must be a World (from bridge.createWorld) or a world id; got ${shown(world)}. ` +
+      "A world seed (such as a persona file's 'world') is created first: world: await bridge.createWorld(seed).",
+  );
 }
 
 /**
@@ -132,6 +141,9 @@ export class Npc {
 
   /** One dialogue turn: the NPC may call tools, then replies with an emotion, a line and player options. */
   talk(line: string, options: TalkOptions = {}): Promise<NpcReply> {
+    // Checked before sending: a bad callback would fail after the turn, which would count all the same.
+    const problem = callbackProblem(options, ["onLine", "onEmotion", "onEvent"], "npc.talk");
+    if (problem !== null) return Promise.reject(problem);
     const { onLine, onEmotion, onEvent } = options;
     const watched = onLine !== undefined || onEmotion !== undefined || onEvent !== undefined;
     const stream = options.stream ?? watched;
@@ -201,8 +213,10 @@ export class Npc {
    * saved: it defaults to the one this handle was created with.
    */
   async restore(state: NpcState, options: Omit<RestoreOptions, "npc"> = {}): Promise<Npc> {
+    // Checked before the delete: a world or tool the client refuses must not cost the NPC.
+    const params = restoreParams(this.#c, { model: this.#model, ...options, npc: this.id, state });
     this.#c.request("npc/delete", { npc: this.id }).catch(() => {}); // pipelined: restore follows in order
-    return await restoreNpc(this.#c, { model: this.#model, ...options, npc: this.id, state });
+    return await sendRestore(this.#c, params);
   }
 
   /** Merge patches for the persona, options and memory; `tools` replaces the client tools. Returns warnings. */
@@ -239,18 +253,28 @@ export async function restoreNpc(
   connection: Connection,
   request: RestoreOptions & { state: NpcState },
 ): Promise<Npc> {
+  return await sendRestore(connection, restoreParams(connection, request));
+}
+
+/** The `npc/restore` params of a request (throws a TypeError for a world or tool reference it cannot use). */
+function restoreParams(
+  connection: Connection,
+  request: RestoreOptions & { state: NpcState },
+): ParamsOf<"npc/restore"> {
   const { state, ...options } = request;
-  const result = await connection.request("npc/restore", {
+  return {
     state,
     npc: options.npc,
     tools: connection.definitions(options.tools),
     options: options.options,
     world: worldId(options.world),
     model: options.model,
-  });
-  return new Npc(connection, result.npc, {
-    tools: result.tools,
-    warnings: result.warnings,
-    model: options.model,
-  });
+  };
+}
+
+/** Sends `npc/restore`; the handle keeps the model for its own restores. */
+async function sendRestore(connection: Connection, params: ParamsOf<"npc/restore">): Promise<Npc> {
+  const result = await connection.request("npc/restore", params);
+  const { tools, warnings } = result;
+  return new Npc(connection, result.npc, { tools, warnings, model: params.model });
 }

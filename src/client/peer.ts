@@ -7,6 +7,7 @@
  */
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { shown } from "./checks.ts";
 import { classify, type JsonRpcErrorObject, type JsonRpcMessage, type RequestId } from "./messages.ts";
 import { SENT, type Transport } from "./transport.ts";
 
@@ -160,6 +161,32 @@ export function errorFromResponse(error: JsonRpcErrorObject): BridgeError {
   return new BridgeError(error.code, dataCode, error.message, data);
 }
 
+/** Longest timeout `setTimeout` keeps (a longer one would fire at once). */
+const MAX_TIMEOUT_MS = 2 ** 31 - 1;
+
+/**
+ * What is wrong with a request's `signal` or `timeoutMs`, or null. Checked before sending: a value that is
+ * not an AbortSignal would fail inside the request and leave it pending.
+ */
+function optionsProblem(options: RequestOptions): string | null {
+  const { signal, timeoutMs } = options;
+  if (
+    signal !== undefined && signal !== null &&
+    (typeof signal.addEventListener !== "function" || typeof signal.aborted !== "boolean")
+  ) {
+    return `'signal' must be an AbortSignal (e.g. new AbortController().signal); got ${shown(signal)}.`;
+  }
+  if (
+    timeoutMs !== undefined &&
+    (typeof timeoutMs !== "number" || !(timeoutMs >= 0 && timeoutMs <= MAX_TIMEOUT_MS))
+  ) {
+    return `'timeoutMs' must be a number of milliseconds from 0 to ${MAX_TIMEOUT_MS}; got ${
+      shown(timeoutMs)
+    }.`;
+  }
+  return null;
+}
+
 /**
  * A JSON-RPC peer over a {@link Transport}.
  *
@@ -238,6 +265,8 @@ export class Peer {
         ),
       );
     }
+    const problem = optionsProblem(options);
+    if (problem !== null) return Promise.reject(new TypeError(`'${method}' was not sent: ${problem}`));
     const signal = options.signal;
     if (signal?.aborted) {
       return Promise.reject(

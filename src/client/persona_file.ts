@@ -5,6 +5,7 @@
  */
 import type { ParseError } from "npm:jsonc-parser@3.3.1";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { shown } from "./checks.ts";
 import type { NpcMemory, NpcOptions, Persona } from "./game_types.ts";
 import type { ScriptStep, ToolDefinition } from "./types.ts";
 
@@ -37,7 +38,7 @@ export interface PersonaFile {
   memory?: NpcMemory;
   /** A world seed: the initial state of the NPC's world. */
   world?: JsonObject;
-  /** An opening situation (for a bark). */
+  /** An opening situation (for a bark); `""` when the file says `true` (a bark with no situation). */
   greeting?: string;
   /** The matching scripted model's steps (`[]` when there is no `.steps.json` beside the file). */
   steps: ScriptStep[];
@@ -71,10 +72,73 @@ function isSteps(value: JsonValue): value is JsonObject[] & ScriptStep[] {
   return Array.isArray(value) && value.every(isJsonObject);
 }
 
+/** The keys of an NPC file (those of `npc/create`, a world seed and a greeting), as `oam npc` reads them. */
+const FILE_KEYS = ["npc", "persona", "options", "tools", "memory", "world", "greeting"];
+
+/** Edit distance of two short strings (insertions, deletions, substitutions, swaps of neighbours). */
+function distance(a: string, b: string): number {
+  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.length][b.length];
+}
+
+/** The warning of an unknown key, with the file key it most likely meant. */
+function unknownKeyWarning(path: string | URL, key: string): string {
+  const meant = FILE_KEYS.find((k) => distance(key.toLowerCase(), k) <= 2);
+  return `${path}: unknown key '${key}' was ignored${meant ? ` (did you mean '${meant}'?)` : ""}; ` +
+    `an NPC file's keys are ${FILE_KEYS.join(", ")}.`;
+}
+
+/** Throws a TypeError unless the file's `key` is absent or passes `ok`. */
+function expect(
+  path: string | URL,
+  value: JsonObject,
+  key: string,
+  what: string,
+  ok: (v: JsonValue) => boolean,
+): void {
+  if (value[key] !== undefined && !ok(value[key])) {
+    throw new TypeError(`${path}: '${key}' must be ${what}; got ${shown(value[key])}.`);
+  }
+}
+
+/**
+ * Options of {@link loadPersona}.
+ *
+ * @example
+ * ```ts
+ * import { loadPersona, type LoadPersonaOptions } from "../../mod.ts";
+ * const warnings: string[] = [];
+ * const options: LoadPersonaOptions = { onWarning: (warning) => warnings.push(warning) };
+ * await loadPersona(new URL("../../personas/guard.jsonc", import.meta.url), options);
+ * warnings; // []
+ * ```
+ */
+export interface LoadPersonaOptions {
+  /** Receives each warning about the file (an unknown key, ignored). Default: printed to stderr. */
+  onWarning?: (warning: string) => void;
+}
+
+function printWarning(warning: string): void {
+  // deno-lint-ignore no-console
+  console.warn(`warning (loadPersona): ${warning}`);
+}
+
 /**
  * Loads an NPC file (JSON or JSONC: `persona`, `options`, `tools`, `memory`, `world`, `greeting`, `npc`)
  * and the step script beside it (`shopkeeper.jsonc` → `shopkeeper.steps.json`: an array of steps, or
- * `{"steps": […]}`). The bridge validates the values when the NPC is created. Needs `--allow-read`.
+ * `{"steps": […]}`). The bridge validates the values when the NPC is created; a key of the wrong kind (e.g.
+ * `options` that is not an object) is a TypeError here, and an unknown key (a typo such as `optoins`) is
+ * ignored with a warning to `options.onWarning` (default: stderr), as `oam npc` does. Needs `--allow-read`.
  *
  * @example
  * ```ts
@@ -84,11 +148,33 @@ function isSteps(value: JsonValue): value is JsonObject[] & ScriptStep[] {
  * shopkeeper.steps.length > 0; // true
  * ```
  */
-export async function loadPersona(path: string | URL): Promise<PersonaFile> {
+export async function loadPersona(
+  path: string | URL,
+  options: LoadPersonaOptions = {},
+): Promise<PersonaFile> {
   const value = await readJsonc(path);
   if (!hasPersona(value)) {
-    throw new TypeError(`${path}: expected an object with a 'persona' that has a 'name'.`);
+    // A persona written at the top level ({"name": "Mira", "role": …}) is the likely mistake.
+    const flat = isJsonObject(value) && value.persona === undefined && typeof value.name === "string";
+    throw new TypeError(
+      `${path}: expected an object with a 'persona' that has a 'name'` +
+        (flat
+          ? ` (the persona's fields go under 'persona': {"persona": {"name": "${value.name}", …}}).`
+          : "."),
+    );
   }
+  const onWarning = options.onWarning ?? printWarning;
+  for (const key of Object.keys(value)) if (!FILE_KEYS.includes(key)) onWarning(unknownKeyWarning(path, key));
+  expect(path, value, "npc", "a string (the NPC id)", (v) => typeof v === "string");
+  for (const key of ["options", "memory", "world"]) expect(path, value, key, "an object", isJsonObject);
+  expect(path, value, "tools", "an array of tool definitions", Array.isArray);
+  expect(
+    path,
+    value,
+    "greeting",
+    "a string (the situation of an opening bark)",
+    (v) => typeof v === "string" || v === true,
+  );
   let steps: ScriptStep[] = [];
   const scriptPath = stepsPath(path);
   let script: JsonValue | undefined;
@@ -115,6 +201,7 @@ export async function loadPersona(path: string | URL): Promise<PersonaFile> {
   if (isJsonObject(value.memory)) out.memory = value.memory;
   if (isJsonObject(value.world)) out.world = value.world;
   if (typeof value.greeting === "string") out.greeting = value.greeting;
+  else if (value.greeting === true) out.greeting = ""; // as `oam npc` reads it: a bark with no situation
   return out;
 }
 

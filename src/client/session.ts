@@ -3,6 +3,7 @@
  * @module
  */
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import { callbackProblem } from "./checks.ts";
 import type { Cancel, Connection, TurnOptions } from "./connection.ts";
 import type { RespondParams } from "./methods.ts";
 import { isFlatValue } from "./transport.ts";
@@ -85,6 +86,9 @@ export class Session {
 
   /** Runs one turn; streams to `onText` / `onEvent` when given. `T` types `structured` for schema turns. */
   respond<T = JsonValue>(prompt: string, options: RespondOptions = {}): Promise<RespondResult<T>> {
+    // Checked before sending: a bad callback would fail after the turn, which would count all the same.
+    const problem = callbackProblem(options, ["onText", "onEvent"], "session.respond");
+    if (problem !== null) return Promise.reject(problem);
     const { onText, onEvent } = options;
     const watched = onText !== undefined || onEvent !== undefined;
     const stream = options.stream ?? watched;

@@ -7,7 +7,7 @@ import type { JsonValue } from "../protocol/json.ts";
 import { encodeClientMessage, MAX_MESSAGE_BYTES } from "../protocol/codec.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import { settledWithin } from "../util/sleep.ts";
-import { bridgeCommand } from "./bridge_command.ts";
+import { bridgeCommand, bridgeCommandSource } from "./bridge_command.ts";
 import type { JsonRpcMessage } from "./messages.ts";
 import { messageTooLong, type Transport } from "./transport.ts";
 
@@ -74,7 +74,9 @@ function describeStatus(status: Deno.CommandStatus): string {
  * reason (its exit status, and its last stderr lines with `stderr: "piped"`).
  *
  * `close()` closes the child's stdin (the bridge answers what it has read, then exits), waits up to
- * `exitTimeoutMs`, then sends SIGTERM, and after 2 s more SIGKILL.
+ * `exitTimeoutMs`, then sends SIGTERM, and after 2 s more SIGKILL. The child keeps this process alive only
+ * while a request waits for its answer (and while closing): a script that ends without `close()` exits, and
+ * the bridge then reads the end of its stdin and stops.
  *
  * @example
  * ```ts
@@ -103,6 +105,12 @@ export class StdioTransport implements Transport {
   #exitStatus: Deno.CommandStatus | null = null;
   readonly #encoder = new TextEncoder();
   readonly #maxLineBytes: number;
+  /**
+   * Ids of the requests sent and not answered yet. Only while there are any (or while closing) does the
+   * child keep this process alive: a script that ends without `close()` exits instead of hanging, and the
+   * bridge then reads the end of its stdin and stops.
+   */
+  readonly #awaiting = new Set<string | number>();
 
   /** A transport for `options.command` (or the environment's bridge). Nothing starts before `start()`. */
   constructor(options: StdioTransportOptions = {}) {
@@ -119,6 +127,16 @@ export class StdioTransport implements Transport {
   /** How the child exited, once it has (after `close()` resolves, or when `onclose` is called). */
   get exitStatus(): Deno.CommandStatus | null {
     return this.#exitStatus;
+  }
+
+  /** What to do when `program` is not found: the ways to name the bridge when it was not given. */
+  #notFoundHint(program: string): string {
+    if (this.#options.command && this.#options.command.length > 0) return `. '${program}' was not found.`;
+    const source = bridgeCommandSource();
+    if (source !== null) return `. '${program}' (from ${source}) was not found.`;
+    return `. '${program}' was not found: give the command, Bridge.spawn({ command: [...] }) (from a ` +
+      `checkout: ["deno", "run", "-A", "<checkout>/cli.ts", "stdio"]), or set OAM_BRIDGE_PATH (a compiled ` +
+      "oam) or OAM_BRIDGE_COMMAND and grant --allow-env to read them.";
   }
 
   /** Spawns the process. Rejects with `-32023 shut_down` when it cannot be started. */
@@ -144,11 +162,12 @@ export class StdioTransport implements Transport {
         "shut_down",
         `Cannot start the bridge '${this.command.join(" ")}': ${
           error instanceof Error ? error.message : error
-        }`,
+        }${error instanceof Deno.errors.NotFound ? this.#notFoundHint(program) : ""}`,
       );
       e.cause = error;
       return Promise.reject(e);
     }
+    this.#child.unref(); // until a request is sent
     this.#writer = this.#child.stdin.getWriter();
     const reading = [this.#readStdout(this.#child)];
     if (stderr === "piped") reading.push(this.#readStderr(this.#child));
@@ -166,7 +185,28 @@ export class StdioTransport implements Transport {
     if (bytes.length - 1 > this.#maxLineBytes) {
       throw messageTooLong({ bytes: bytes.length - 1, limit: this.#maxLineBytes, option: "maxLineBytes" });
     }
-    await writer.write(bytes);
+    const id = "method" in message && "id" in message ? message.id : null;
+    if (id !== null && id !== undefined && !this.#awaiting.has(id)) {
+      if (this.#awaiting.size === 0) this.#child?.ref();
+      this.#awaiting.add(id);
+    }
+    try {
+      await writer.write(bytes);
+    } catch (error) {
+      if (id !== null && id !== undefined) this.#answered({ id }); // never sent: nothing to wait for
+      throw error;
+    }
+  }
+
+  /** Notes a response to one of this side's requests: the child lets the process exit once none is left. */
+  #answered(message: JsonValue): void {
+    if (typeof message !== "object" || message === null || Array.isArray(message) || "method" in message) {
+      return;
+    }
+    const id = message.id;
+    if ((typeof id === "string" || typeof id === "number") && this.#awaiting.delete(id)) {
+      if (this.#awaiting.size === 0 && !this.#closing) this.#child?.unref();
+    }
   }
 
   /** Ends the process (stdin closed, then SIGTERM, then SIGKILL) and waits until its output is read. */
@@ -181,6 +221,7 @@ export class StdioTransport implements Transport {
     }
     if (!this.#closing) {
       this.#closing = true;
+      child.ref(); // this process waits for the child to end
       try {
         await this.#writer?.close();
       } catch {
@@ -231,6 +272,7 @@ export class StdioTransport implements Transport {
       this.onerror?.(new Error(`The bridge wrote a line that is not JSON: ${line.slice(0, 200)}`));
       return;
     }
+    this.#answered(message);
     try {
       this.onmessage?.(message);
     } catch (error) {

@@ -5,6 +5,7 @@
  * @module
  */
 import { isJsonObject, type JsonObject } from "../protocol/json.ts";
+import { requireFunction, shown } from "./checks.ts";
 import type { RequestId } from "./messages.ts";
 import type { Peer } from "./peer.ts";
 import type { SchemaValue } from "./schema_value.ts";
@@ -129,6 +130,22 @@ function errorText(error: unknown): string {
   return String(error);
 }
 
+/** The path of the first Map or Set in `value` (as JSON would walk it), or null. */
+function collectionPath(value: unknown, path: string, depth: number): { path: string; kind: string } | null {
+  if (value instanceof Map) return { path, kind: "Map" };
+  if (value instanceof Set) return { path, kind: "Set" };
+  if (typeof value !== "object" || value === null || depth > 64) return null;
+  if (typeof (value as { toJSON?: unknown }).toJSON === "function") return null; // JSON writes what it returns
+  const entries: [string, unknown][] = Array.isArray(value)
+    ? value.map((v, i) => [`[${i}]`, v])
+    : Object.entries(value).map(([k, v]) => [`.${k}`, v]);
+  for (const [key, item] of entries) {
+    const found = collectionPath(item, `${path}${key}`, depth + 1);
+    if (found) return found;
+  }
+  return null;
+}
+
 /** The registered tools of one bridge, and the answering of `tool/call`. */
 export class ToolRegistry {
   readonly #tools = new Map<string, { definition: ToolDefinition; handler: ToolHandler<never> }>();
@@ -138,6 +155,7 @@ export class ToolRegistry {
     if (typeof definition?.name !== "string" || definition.name === "") {
       throw new TypeError("A tool needs a non-empty 'name'.");
     }
+    requireFunction(handler, `The handler of tool '${definition.name}'`);
     const copy: ToolDefinition = { ...definition };
     this.#tools.set(copy.name, { definition: copy, handler });
     return new ClientTool(copy);
@@ -145,11 +163,16 @@ export class ToolRegistry {
 
   /** The definitions for `refs` (handles, registered names or definitions). */
   definitions(refs: readonly ToolRef[]): ToolDefinition[] {
-    return refs.map((ref) => {
+    const kinds = "handles from bridge.tool, registered names or definitions";
+    if (!Array.isArray(refs)) throw new TypeError(`'tools' must be an array (${kinds}); got ${shown(refs)}.`);
+    return refs.map((ref, i) => {
       if (typeof ref === "string") {
         const tool = this.#tools.get(ref);
         if (!tool) throw new TypeError(`No tool named '${ref}' is registered (use bridge.tool).`);
         return tool.definition;
+      }
+      if (typeof ref !== "object" || ref === null) {
+        throw new TypeError(`'tools[${i}]' must be one of the ${kinds}; got ${shown(ref)}.`);
       }
       return "definition" in ref ? ref.definition : ref;
     });
@@ -203,6 +226,17 @@ export class ToolRegistry {
     }
     if (json === undefined) {
       return { output: `The tool's result is not JSON (${typeof value}).`, isError: true };
+    }
+    // JSON writes a Map or a Set as {}: only a result with an empty object can hold one.
+    const collection = json.includes("{}") ? collectionPath(value, "output", 0) : null;
+    if (collection !== null) {
+      return {
+        output: `The tool's result is not JSON: '${collection.path}' is a ${collection.kind}, which JSON ` +
+          `writes as {} (return ${
+            collection.kind === "Map" ? "Object.fromEntries(map)" : "[...set]"
+          } instead).`,
+        isError: true,
+      };
     }
     return { output: JSON.parse(json) };
   }

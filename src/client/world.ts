@@ -3,6 +3,7 @@
  * @module
  */
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import { requireFunction } from "./checks.ts";
 import type { Connection, WorldListener } from "./connection.ts";
 import type { WorldRemoval } from "./game_types.ts";
 
@@ -118,6 +119,12 @@ export class World {
    * request arrive before its response. Returns the subscription; `unsubscribe()` ends it.
    */
   async subscribe(path: string, callback: WorldListener): Promise<Subscription> {
+    if (typeof path === "function") {
+      throw new TypeError(
+        `world.subscribe takes the path first: subscribe("player.gold", callback) ("" for every change).`,
+      );
+    }
+    requireFunction(callback, `The callback of world.subscribe("${path}")`);
     const result = await this.#c.subscribe(this.id, path, callback);
     return new Subscription(this.#c, result.subscription, result.path);
   }

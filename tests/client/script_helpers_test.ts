@@ -81,6 +81,11 @@ Deno.test("loadPersona: a broken file, a file without a persona name, bad steps 
       loadPersona(`${dir}/nameless.json`),
       /expected an object with a 'persona' that has a 'name'/,
     );
+    await Deno.writeTextFile(`${dir}/flat.json`, '{"name": "Mira", "role": "the innkeeper"}');
+    await assert.rejects(
+      loadPersona(`${dir}/flat.json`),
+      /flat\.json: expected an object with a 'persona' that has a 'name' \(the persona's fields go under 'persona': \{"persona": \{"name": "Mira", …\}\}\)\.$/,
+    );
     await Deno.writeTextFile(`${dir}/a.json`, '{"persona": {"name": "A"}}');
     await Deno.writeTextFile(`${dir}/a.steps.json`, '{"stepz": []}');
     await assert.rejects(
@@ -93,6 +98,57 @@ Deno.test("loadPersona: a broken file, a file without a persona name, bad steps 
     );
     await assert.rejects(loadPersona(`${dir}/b.json`), /tools\[1\] is not a tool definition/);
     await assert.rejects(loadPersona(`${dir}/missing.json`), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("loadPersona: a key of the wrong kind is a TypeError naming it; an unknown key is ignored with a warning that guesses the key meant", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const warnings: string[] = [];
+    const onWarning = (warning: string) => warnings.push(warning);
+    await Deno.writeTextFile(
+      `${dir}/gorm.jsonc`,
+      '{"persona": {"name": "Gorm"}, "optoins": {"replyFormat": "text"}, "Tools": [], "mood": "grim"}',
+    );
+    assert.deepEqual(await loadPersona(`${dir}/gorm.jsonc`, { onWarning }), {
+      persona: { name: "Gorm" },
+      steps: [],
+    });
+    const keys = "an NPC file's keys are npc, persona, options, tools, memory, world, greeting.";
+    assert.deepEqual(warnings, [
+      `${dir}/gorm.jsonc: unknown key 'optoins' was ignored (did you mean 'options'?); ${keys}`,
+      `${dir}/gorm.jsonc: unknown key 'Tools' was ignored (did you mean 'tools'?); ${keys}`,
+      `${dir}/gorm.jsonc: unknown key 'mood' was ignored; ${keys}`,
+    ]);
+    for (
+      const [body, message] of [
+        ['"options": ["text"]', /c\.json: 'options' must be an object; got \["text"\]\.$/],
+        ['"world": "village"', /c\.json: 'world' must be an object; got "village"\.$/],
+        ['"memory": null', /c\.json: 'memory' must be an object; got null\.$/],
+        [
+          '"tools": {"name": "x"}',
+          /c\.json: 'tools' must be an array of tool definitions; got \{"name":"x"\}\.$/,
+        ],
+        ['"npc": 7', /c\.json: 'npc' must be a string \(the NPC id\); got 7\.$/],
+        [
+          '"greeting": false',
+          /c\.json: 'greeting' must be a string \(the situation of an opening bark\); got false\.$/,
+        ],
+      ] as const
+    ) {
+      await Deno.writeTextFile(`${dir}/c.json`, `{"persona": {"name": "C"}, ${body}}`);
+      await assert.rejects(loadPersona(`${dir}/c.json`, { onWarning }), (error: unknown) => {
+        assert.ok(error instanceof TypeError, String(error));
+        assert.match(error.message, message);
+        return true;
+      });
+    }
+    // As `oam npc` reads it: `"greeting": true` is a bark with no situation.
+    await Deno.writeTextFile(`${dir}/d.json`, '{"persona": {"name": "D"}, "greeting": true}');
+    assert.equal((await loadPersona(`${dir}/d.json`, { onWarning })).greeting, "");
+    assert.equal(warnings.length, 3);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

@@ -57,8 +57,84 @@ Deno.test("stdio: a command that cannot be started is a clear error", async () =
     assert.ok(error instanceof BridgeError, String(error));
     assert.equal(error.dataCode, "shut_down");
     assert.match(error.message, new RegExp(`^Cannot start the bridge '${missing} stdio': `));
+    assert.ok(error.message.endsWith(`. '${missing}' was not found.`), error.message);
   } finally {
     await Deno.remove(missing.slice(0, missing.lastIndexOf("/")), { recursive: true });
+  }
+});
+
+Deno.test("stdio: Bridge.spawn() with no oam on PATH and no command says how to name the bridge", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const script = `${dir}/spawn.ts`;
+    const mod = new URL("../../mod.ts", import.meta.url).href;
+    await Deno.writeTextFile(
+      script,
+      `import { Bridge } from "${mod}";\n` +
+        "await Bridge.spawn().then(() => console.log('started'), (e) => console.log(e.dataCode, e.message));\n",
+    );
+    // What a designer runs: no --allow-env, so OAM_BRIDGE_* are not read; no oam on PATH.
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "--no-prompt", "--allow-run=oam", "--allow-read", script],
+      clearEnv: true,
+      env: { PATH: dir, NO_COLOR: "1", OAM_BRIDGE_PATH: `${dir}/ignored` },
+      stdin: "null",
+    }).output();
+    const text = new TextDecoder().decode(output.stdout).trim();
+    assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
+    assert.match(
+      text,
+      /^shut_down Cannot start the bridge 'oam stdio': .*\. 'oam' was not found: give the command, /,
+    );
+    assert.ok(
+      text.endsWith(
+        `Bridge.spawn({ command: [...] }) (from a checkout: ["deno", "run", "-A", "<checkout>/cli.ts", "stdio"]), ` +
+          "or set OAM_BRIDGE_PATH (a compiled oam) or OAM_BRIDGE_COMMAND and grant --allow-env to read them.",
+      ),
+      text,
+    );
+    // Named by the environment (read with --allow-env): the error says which variable named it.
+    const named = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "--no-prompt", "--allow-run", "--allow-env", "--allow-read", script],
+      clearEnv: true,
+      env: { PATH: dir, NO_COLOR: "1", OAM_BRIDGE_PATH: `${dir}/missing-oam` },
+      stdin: "null",
+    }).output();
+    const namedText = new TextDecoder().decode(named.stdout).trim();
+    assert.ok(namedText.endsWith(`. '${dir}/missing-oam' (from OAM_BRIDGE_PATH) was not found.`), namedText);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("stdio: a script that never closes its spawned bridge exits when its last answer is in (it hung), and waits for answers still due", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const script = `${dir}/forgets_close.ts`;
+    const mod = new URL("../../mod.ts", import.meta.url).href;
+    await Deno.writeTextFile(
+      script,
+      `import { Bridge } from "${mod}";\n` +
+        `const bridge = await Bridge.spawn({ command: ${
+          JSON.stringify(stdioCommand())
+        }, onWarning: () => {} });\n` +
+        "const npc = await bridge.createNpc({ name: 'Gorm' }, { options: { replyFormat: 'text' }, model: {\n" +
+        "  type: 'scripted', steps: [{ text: '[proud] Slow steel.', delayMs: 300 }] } });\n" +
+        // Nothing on this side keeps the process alive during the delay but the answer it waits for.
+        "console.log((await npc.talk('Hello.')).line);\n",
+    );
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "--no-prompt", "--allow-all", script],
+      env: { NO_COLOR: "1" },
+      stdin: "null",
+      signal: AbortSignal.timeout(60_000), // a bound for a hang, not a speed target
+    }).output();
+    const stderr = new TextDecoder().decode(output.stderr);
+    assert.equal(output.signal, null, `killed: it hung (${stderr})`);
+    assert.equal(output.code, 0, stderr);
+    assert.equal(new TextDecoder().decode(output.stdout), "Slow steel.\n");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 });
 

@@ -57,6 +57,7 @@ const MOD_TYPES = [
   "JsonRpcResult",
   "JsonSchema",
   "JsonValue",
+  "LoadPersonaOptions",
   "MethodName",
   "Model",
   "ModelAvailability",

@@ -1,0 +1,76 @@
+/**
+ * Checks of what a script passes to the typed client that the bridge never sees (callbacks, handles,
+ * signals): a wrong value is a TypeError that names it, before anything is sent, instead of a failure deep
+ * inside the client or a silent no-op.
+ * @module
+ */
+
+/** Longest rendering of a value in a message before it is cut. */
+const SHOWN = 60;
+
+/**
+ * A short rendering of any value for a TypeError: `undefined`, `42`, `"ale"`, `{"gold":20}`, `a function`.
+ *
+ * @example
+ * ```ts
+ * import { shown } from "./checks.ts";
+ * shown(undefined); // "undefined"
+ * shown({ player: { gold: 20 } }); // '{"player":{"gold":20}}'
+ * ```
+ */
+export function shown(value: unknown): string {
+  if (typeof value === "function") return "a function";
+  if (typeof value === "bigint") return `${value}n`;
+  if (typeof value === "symbol" || value === undefined) return String(value);
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = Object.prototype.toString.call(value); // a cycle
+  }
+  return text.length > SHOWN ? `${text.slice(0, SHOWN - 3)}...` : text;
+}
+
+/**
+ * Throws a TypeError naming `what` unless `value` is a function.
+ *
+ * @example
+ * ```ts
+ * import { requireFunction } from "./checks.ts";
+ * requireFunction(() => {}, "the callback"); // fine
+ * try {
+ *   requireFunction(undefined, "The handler of tool 'ring_bell'");
+ * } catch (error) {
+ *   (error as Error).message; // "The handler of tool 'ring_bell' must be a function; got undefined."
+ * }
+ * ```
+ */
+export function requireFunction(value: unknown, what: string): void {
+  if (typeof value !== "function") throw new TypeError(`${what} must be a function; got ${shown(value)}.`);
+}
+
+/**
+ * A TypeError for the first of `names` in `options` that is given but is not a function (a turn's callbacks),
+ * or null.
+ *
+ * @example
+ * ```ts
+ * import { callbackProblem } from "./checks.ts";
+ * callbackProblem({ onLine: () => {} }, ["onLine"], "npc.talk"); // null
+ * callbackProblem({ onLine: "typewriter" }, ["onLine"], "npc.talk")?.message;
+ * // "npc.talk: 'onLine' must be a function; got \"typewriter\"."
+ * ```
+ */
+export function callbackProblem(
+  options: object,
+  names: readonly string[],
+  where: string,
+): TypeError | null {
+  for (const name of names) {
+    const value = (options as Record<string, unknown>)[name];
+    if (value !== undefined && typeof value !== "function") {
+      return new TypeError(`${where}: '${name}' must be a function; got ${shown(value)}.`);
+    }
+  }
+  return null;
+}

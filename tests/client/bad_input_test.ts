@@ -1,0 +1,231 @@
+/**
+ * What a designer's script passes wrong to the typed client and the bridge never sees (world handles,
+ * signals, callbacks, tool lists): a TypeError that names the value, and nothing on the wire for it, instead
+ * of a silent no-op or a failure deep inside the client. Values the bridge checks are its own tests'.
+ */
+import assert from "node:assert/strict";
+import { Bridge, InProcessTransport, type JsonRpcMessage, loadPersona, type ScriptStep } from "../../mod.ts";
+
+const REPLY: ScriptStep = {
+  json: {
+    emotion: "happy",
+    line: "Welcome!",
+    player_options: ["Hi.", "Ale?", "Bye."],
+    ends_conversation: false,
+  },
+};
+
+/** An in-process bridge whose sent messages are recorded (method of each). */
+async function recorded(): Promise<{ bridge: Bridge; sent: string[] }> {
+  const sent: string[] = [];
+  const transport = new InProcessTransport();
+  const send = transport.send.bind(transport);
+  transport.send = (message: JsonRpcMessage) => {
+    if ("method" in message) sent.push(message.method);
+    return send(message);
+  };
+  const bridge = await Bridge.connect(transport, { onWarning: () => {} });
+  sent.length = 0; // initialize
+  return { bridge, sent };
+}
+
+function typeError(message: RegExp) {
+  return (error: unknown) => {
+    assert.ok(error instanceof TypeError, `expected a TypeError, got ${error}`);
+    assert.match(error.message, message);
+    return true;
+  };
+}
+
+Deno.test("createNpc with a world seed instead of a World handle is a TypeError saying so, and no NPC is made without its world", async () => {
+  const { bridge, sent } = await recorded();
+  await using _ = bridge;
+  const shop = await loadPersona(new URL("../../personas/shopkeeper.jsonc", import.meta.url));
+  assert.deepEqual(shop.world, { player: { name: "Aria", gold: 20 } });
+  await assert.rejects(
+    bridge.createNpc(shop.persona, {
+      world: shop.world as never,
+      model: { type: "scripted", steps: [REPLY] },
+    }),
+    typeError(
+      /^'world' must be a World \(from bridge\.createWorld\) or a world id; got \{"player":\{"name":"Aria","gold":20\}\}\. A world seed .* is created first: world: await bridge\.createWorld\(seed\)\.$/,
+    ),
+  );
+  assert.deepEqual(sent, [], "nothing was sent");
+  const gorm = await bridge.createNpc({ name: "Gorm" }, { npc: "gorm", model: "scripted" });
+  const save = await gorm.state();
+  await assert.rejects(
+    bridge.restoreNpc(save, { npc: "gorm-2", world: {} as never }),
+    typeError(/got \{\}\./),
+  );
+  await assert.rejects(gorm.restore(save, { world: 42 as never }), typeError(/got 42\./));
+  assert.deepEqual((await bridge.listNpcs()).map((n) => n.npc), ["gorm"]);
+  // The handle and the id still work.
+  const world = await bridge.createWorld(shop.world);
+  const mira = await bridge.createNpc(shop.persona, { world, model: "scripted" });
+  assert.ok(mira.tools.includes("read_world_state"));
+  const copy = await bridge.restoreNpc(await mira.state(), {
+    npc: "mira-2",
+    world: world.id,
+    model: "scripted",
+  });
+  assert.ok(copy.tools.includes("read_world_state"));
+});
+
+Deno.test("a turn's 'signal' that is not an AbortSignal, or a bad 'timeoutMs', is a TypeError naming it; nothing is sent and close() still works", async () => {
+  const { bridge, sent } = await recorded();
+  const gorm = await bridge.createNpc({ name: "Gorm" }, { model: { type: "scripted", steps: [REPLY] } });
+  const session = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Aye." }] } });
+  sent.length = 0;
+  await assert.rejects(
+    gorm.talk("Hello.", { signal: {} as never }),
+    typeError(
+      /^'npc\/talk' was not sent: 'signal' must be an AbortSignal \(e\.g\. new AbortController\(\)\.signal\); got \{\}\.$/,
+    ),
+  );
+  await assert.rejects(
+    session.respond("Hello.", { signal: "stop" as never }),
+    typeError(/^'session\/respond' was not sent: 'signal' must be an AbortSignal .*; got "stop"\.$/),
+  );
+  for (const timeoutMs of [-1, Number.NaN, "500", 2 ** 31]) {
+    await assert.rejects(
+      gorm.talk("Hello.", { timeoutMs: timeoutMs as number }),
+      typeError(
+        /^'npc\/talk' was not sent: 'timeoutMs' must be a number of milliseconds from 0 to 2147483647; got /,
+      ),
+    );
+  }
+  assert.deepEqual(sent, [], "nothing was sent");
+  // The next turn is answered, and closing leaves no request behind (it threw at close before).
+  assert.equal(
+    (await gorm.talk("Hello.", { signal: new AbortController().signal, timeoutMs: 5000 })).line,
+    "Welcome!",
+  );
+  await bridge.close();
+  assert.deepEqual(sent, ["npc/talk", "shutdown"]);
+});
+
+Deno.test("tools that are not a list of tools, and a tool without a handler function, are TypeErrors naming them", async () => {
+  const { bridge, sent } = await recorded();
+  await using _ = bridge;
+  const model = { type: "scripted" as const, steps: [REPLY] };
+  await assert.rejects(
+    bridge.createNpc({ name: "Gorm" }, { tools: "check_stock" as never, model }),
+    typeError(
+      /^'tools' must be an array \(handles from bridge\.tool, registered names or definitions\); got "check_stock"\.$/,
+    ),
+  );
+  const stock = bridge.tool({ name: "check_stock", description: "Stock." }, () => 3);
+  let missing; // a handle the script forgot to assign
+  await assert.rejects(
+    bridge.createNpc({ name: "Gorm" }, { tools: [stock, missing as never], model }),
+    typeError(/^'tools\[1\]' must be one of the handles from bridge\.tool, .*; got undefined\.$/),
+  );
+  await assert.rejects(
+    bridge.createSession({ tools: [42 as never], model: "scripted" }),
+    typeError(/^'tools\[0\]' must be one of .*; got 42\.$/),
+  );
+  assert.throws(
+    () => bridge.tool({ name: "ring_bell", description: "Rings." }, undefined as never),
+    typeError(/^The handler of tool 'ring_bell' must be a function; got undefined\.$/),
+  );
+  assert.throws(
+    () => bridge.tool({ name: "ring_bell", description: "Rings." }, "Dong." as never),
+    typeError(/^The handler of tool 'ring_bell' must be a function; got "Dong\."\.$/),
+  );
+  assert.deepEqual(sent, [], "nothing was sent");
+  // Not registered: the NPC gets no tool that could only answer with an error.
+  await assert.rejects(
+    bridge.createNpc({ name: "Gorm" }, { tools: ["ring_bell"], model }),
+    /No tool named 'ring_bell'/,
+  );
+  const gorm = await bridge.createNpc({ name: "Gorm" }, { tools: [stock], model });
+  assert.deepEqual(gorm.tools, ["check_stock"]);
+});
+
+Deno.test("world.subscribe without a callback function, or with the callback first, is a TypeError; nothing is subscribed", async () => {
+  const { bridge, sent } = await recorded();
+  await using _ = bridge;
+  const world = await bridge.createWorld({ player: { gold: 20 } });
+  sent.length = 0;
+  await assert.rejects(
+    world.subscribe("player.gold", undefined as never),
+    typeError(/^The callback of world\.subscribe\("player\.gold"\) must be a function; got undefined\.$/),
+  );
+  await assert.rejects(
+    world.subscribe(((change: unknown) => change) as never, undefined as never),
+    typeError(/^world\.subscribe takes the path first: subscribe\("player\.gold", callback\) \(""/),
+  );
+  assert.deepEqual(sent, [], "nothing was sent");
+  const seen: unknown[] = [];
+  await world.subscribe("player.gold", (change) => seen.push(change.newValue));
+  await world.set("player.gold", 15);
+  assert.deepEqual(seen, [15]);
+});
+
+Deno.test("a turn's callback that is not a function is a TypeError before the turn is sent (the turn does not happen); decideMany without an array names 'requests'", async () => {
+  const { bridge, sent } = await recorded();
+  await using _ = bridge;
+  const gorm = await bridge.createNpc({ name: "Gorm" }, { model: { type: "scripted", steps: [REPLY] } });
+  const session = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Aye." }] } });
+  sent.length = 0;
+  await assert.rejects(
+    gorm.talk("Hello.", { onLine: "typewriter" as never }),
+    typeError(/^npc\.talk: 'onLine' must be a function; got "typewriter"\.$/),
+  );
+  await assert.rejects(
+    gorm.talk("Hello.", { onEmotion: { happy: "smile.png" } as never }),
+    typeError(/^npc\.talk: 'onEmotion' must be a function; got \{"happy":"smile\.png"\}\.$/),
+  );
+  await assert.rejects(
+    session.respond("Hello.", { onText: true as never }),
+    typeError(/^session\.respond: 'onText' must be a function; got true\.$/),
+  );
+  await assert.rejects(
+    bridge.decideMany(undefined as never),
+    typeError(/^'requests' must be an array of \{situation, options\}; got undefined\.$/),
+  );
+  assert.deepEqual(sent, [], "nothing was sent");
+  // The script's first step is still there for the first turn that is sent.
+  let shown = "";
+  assert.equal((await gorm.talk("Hello.", { onLine: (_d, line) => shown = line })).line, "Welcome!");
+  assert.equal(shown, "Welcome!");
+  assert.equal((await session.respond("Hello.", { onText: () => {} })).text, "Aye.");
+});
+
+Deno.test("a tool that returns a Map or a Set (which JSON writes as {}) gives the model an error output naming it, not {}", async () => {
+  await using bridge = await Bridge.open({ onWarning: () => {} });
+  const stock = new Map([["ale", 3]]);
+  bridge.tool({ name: "stock", description: "Stock." }, () => stock);
+  bridge.tool(
+    { name: "tags", description: "Tags." },
+    () => ({ item: "ale", tags: [{ kinds: new Set(["drink"]) }] }),
+  );
+  bridge.tool({ name: "fine", description: "Fine." }, () => ({ empty: {}, list: [], at: new Date(0) }));
+  const session = await bridge.createSession({
+    tools: ["stock", "tags", "fine"],
+    model: {
+      type: "scripted",
+      steps: [{
+        toolCalls: [
+          { name: "stock", arguments: {} },
+          { name: "tags", arguments: {} },
+          { name: "fine", arguments: {} },
+        ],
+      }, { text: "Done." }],
+    },
+  });
+  const result = await session.respond("Look.");
+  const byName = Object.fromEntries(result.toolCalls.map((r) => [r.call.name, [r.output, r.isError]]));
+  assert.deepEqual(byName, {
+    stock: [
+      "The tool's result is not JSON: 'output' is a Map, which JSON writes as {} (return Object.fromEntries(map) instead).",
+      true,
+    ],
+    tags: [
+      "The tool's result is not JSON: 'output.tags[0].kinds' is a Set, which JSON writes as {} (return [...set] instead).",
+      true,
+    ],
+    fine: [{ empty: {}, list: [], at: "1970-01-01T00:00:00.000Z" }, false],
+  });
+});

@@ -1,0 +1,108 @@
+/**
+ * docs/scripting.md says what a designer's script does: its first example runs as written (its tool call
+ * is answered, not an error output), and what it says about scripts that go wrong (an invalid reply step
+ * is retried with the next step; alone it fails with "Script exhausted" naming the problem; a typo in a
+ * step's key; a text step in a structured turn; a tool the NPC does not have) is what the bridge does.
+ */
+import assert from "node:assert/strict";
+import { Bridge, BridgeError, type NpcReply, type ScriptStep } from "../../mod.ts";
+
+const DOC = await Deno.readTextFile(new URL("../../docs/scripting.md", import.meta.url));
+const MOD = new URL("../../mod.ts", import.meta.url).href;
+
+const REPLY = (line: string): ScriptStep => ({
+  json: { emotion: "proud", line, player_options: ["Buy.", "Haggle.", "Leave."], ends_conversation: false },
+});
+
+Deno.test("docs/scripting.md: the first example runs as written, and its tool call is answered", async () => {
+  const snippet = DOC.match(/```ts\n([\s\S]*?)```/)?.[1];
+  assert.ok(snippet, "the page has a ts example");
+  const source = `import { Bridge } from "${MOD}";\n` +
+    "export default async function () {\n  await using bridge = await Bridge.open();\n" +
+    `${snippet}\n  return await npc.talk("Any swords?");\n}\n`;
+  const module = await import(`data:application/typescript;base64,${btoa(source)}`);
+  const reply: NpcReply = await module.default();
+  assert.equal(reply.line, "Three on the rack.");
+  assert.deepEqual(reply.toolCalls.map((r) => [r.call.name, r.isError]), [["check_inventory", false]]);
+});
+
+Deno.test("docs/scripting.md: what it says about scripts that go wrong is what the bridge does", async () => {
+  await using bridge = await Bridge.open({ onWarning: () => {} });
+  const talk = async (steps: ScriptStep[]) => {
+    const npc = await bridge.createNpc({ name: "Gorm" }, { model: { type: "scripted", steps } });
+    return await npc.talk("Hello.");
+  };
+  const failure = async (steps: ScriptStep[]) => {
+    const error = await talk(steps).then(() => null, (e: unknown) => e);
+    assert.ok(error instanceof BridgeError, String(error));
+    return error;
+  };
+  // "an invalid answer ... is tried again once, and the retry plays the next step"
+  const badKeys: ScriptStep = {
+    json: { emotion: "proud", line: "Hm.", playerOptions: ["a", "b", "c"], ends_conversation: false },
+  };
+  assert.equal((await talk([badKeys, REPLY("Second.")])).line, "Second.");
+  assert.equal((await talk([{ text: "[happy] Hello." }, REPLY("Second.")])).line, "Second.");
+  // "When the bad step was the last one, the message starts with "Script exhausted"..."
+  const alone = await failure([badKeys]);
+  assert.equal(alone.code, -32012);
+  assert.match(
+    alone.message,
+    /^Script exhausted: all 1 step was played and this turn needs a structured answer \(the step before gave an invalid answer: .*must have required property 'player_options'\)/,
+  );
+  assert.ok(DOC.includes("#: must have required property\n'player_options'"));
+  // The table's rows.
+  const twice = await failure([{ text: "[happy] Hello." }, { text: "[happy] Again." }]);
+  assert.match(twice.message, /the answer is not valid JSON: \[happy\] Again\./);
+  assert.ok(DOC.includes("`-32012` `… the answer is not valid JSON: [happy] Hello.`"));
+  const typo = await bridge.createNpc({ name: "Gorm" }, {
+    model: { type: "scripted", steps: [REPLY("One."), REPLY("Two."), { tollCalls: [] } as never] },
+  }).then(() => null, (e: unknown) => e);
+  assert.ok(typo instanceof BridgeError);
+  assert.equal(typo.code, -32602);
+  assert.ok(DOC.includes(`\`-32602\` \`${typo.message}\``), typo.message);
+  // "the model just gets the error output `There is no tool named '…'` and the next step plays"
+  const unknownTool = await talk([
+    { toolCalls: [{ name: "check_inventory", arguments: {} }] },
+    REPLY("Three."),
+  ]);
+  assert.equal(unknownTool.line, "Three.");
+  assert.deepEqual(unknownTool.toolCalls.map((r) => [r.output, r.isError]), [
+    ["There is no tool named 'check_inventory'.", true],
+  ]);
+});
+
+Deno.test("docs/scripting.md: a cancelled turn has used the steps it started, and the next turn plays the one after", async () => {
+  assert.ok(DOC.includes("- **A cancelled turn** ("));
+  await using bridge = await Bridge.open({ onWarning: () => {} });
+  const started = Promise.withResolvers<void>();
+  bridge.tool({ name: "forge", description: "Forges." }, (_args, ctx) => {
+    started.resolve();
+    return new Promise((resolve) => ctx.signal.addEventListener("abort", () => resolve("stopped")));
+  });
+  const gorm = await bridge.createNpc({ name: "Gorm" }, {
+    tools: ["forge"],
+    options: { replyFormat: "text", playerOptionCount: 0, canEndConversation: false },
+    model: {
+      type: "scripted",
+      steps: [
+        { toolCalls: [{ name: "forge", arguments: {} }] },
+        { text: "[proud] Not reached by the first turn." },
+        { text: "[happy] A long wait.", delayMs: 60_000 },
+        { text: "[sad] After the wait." },
+      ],
+    },
+  });
+  const cancelled = (e: unknown) => e instanceof BridgeError && e.dataCode === "cancelled";
+  const first = new AbortController();
+  const turn = gorm.talk("Forge it.", { signal: first.signal });
+  await started.promise;
+  first.abort();
+  await assert.rejects(turn, cancelled);
+  assert.equal((await gorm.talk("Well?")).line, "Not reached by the first turn.");
+  await assert.rejects(
+    gorm.talk("Wait.", { timeoutMs: 20 }),
+    (e) => e instanceof BridgeError && e.dataCode === "timeout",
+  );
+  assert.equal((await gorm.talk("And?")).line, "After the wait.");
+});
