@@ -23,7 +23,7 @@ import { completion, json, MockServer } from "../models/openai_mock_server.ts";
 /** The flags recommended for the `stdio` and `compile` tasks. */
 export const TASK_FLAGS = [
   "--no-prompt",
-  "--allow-env=OAM_FM_LIBRARY,OAM_SCRIPT",
+  "--allow-env=OAM_FM_LIBRARY,OAM_SCRIPT,OAM_MODEL",
   "--allow-read",
   "--allow-ffi",
 ];
@@ -185,6 +185,37 @@ Deno.test("the recommended task flags run the bridge", async () => {
     const r = await exchange(p);
     assert.equal(r.availability.available, false);
     assert.equal(p.stderr, "");
+  } finally {
+    await p.kill();
+  }
+});
+
+Deno.test("the compile tasks bake the stdio task's flags, so the binary reads the variables its help lists", () => {
+  const tasks = JSON.parse(Deno.readTextFileSync(new URL("../../deno.json", import.meta.url)))
+    .tasks as Record<
+      string,
+      string
+    >;
+  const words = (task: string) => task.split(" ");
+  assert.deepEqual(words(tasks.stdio).filter((w) => TASK_FLAGS.includes(w)), TASK_FLAGS);
+  for (const name of ["compile", "compile:mac"]) {
+    // What follows `scripts/compile.ts` is passed to `deno compile`: the flags baked into the binary.
+    const baked = words(tasks[name].slice(tasks[name].indexOf("scripts/compile.ts")));
+    for (const flag of TASK_FLAGS) assert.ok(baked.includes(flag), `${name} bakes ${flag}`);
+  }
+});
+
+Deno.test("with the recommended flags, OAM_MODEL naming a server is read: its turn says the network grant is missing", async () => {
+  const p = new BridgeProcess([], {
+    flags: TASK_FLAGS,
+    env: { OAM_MODEL: "openai:http://127.0.0.1:8080/v1#m" },
+  });
+  try {
+    await p.request(1, "session/create", { session: "a" });
+    await p.request(2, "session/respond", { session: "a", prompt: "Hello" });
+    const error = (await p.response(2)).error as JsonObject;
+    assert.equal((error.data as JsonObject).code, "model_unavailable");
+    assert.match(String(error.message), /127\.0\.0\.1:8080.*--allow-net/);
   } finally {
     await p.kill();
   }
