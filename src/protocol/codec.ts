@@ -6,6 +6,7 @@
  */
 import { BridgeError } from "./errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "./json.ts";
+import { jsonErrorAt } from "./json_error_at.ts";
 
 /** A JSON-RPC id: a string or a number of magnitude ≤ 2^53-1. */
 export type RequestId = string | number;
@@ -64,7 +65,10 @@ export function exceedsDepth(value: JsonValue, limit: number): boolean {
 function parseError(line: string, error: unknown): BridgeError {
   const text = error instanceof Error ? error.message : String(error);
   const m = /position (\d+)/.exec(text);
-  const at = m ? Number(m[1]) : line.length;
+  // V8 names no position for an unexpected token: the scan finds the character (-1 cannot happen after a
+  // failed parse; the end of the line is the fallback).
+  const scanned = m ? -1 : jsonErrorAt(line);
+  const at = m ? Number(m[1]) : scanned === -1 ? line.length : scanned;
   const byte = new TextEncoder().encode(line.slice(0, at)).length;
   const reason = text.replace(/\s*(in JSON )?at position \d+.*$/s, "").replace(/^JSON\.parse: /, "");
   return BridgeError.of("parse_error", `Invalid JSON at byte ${byte}: ${reason}`);

@@ -10,6 +10,7 @@ import {
   jsonNumber,
 } from "../../src/protocol/codec.ts";
 import type { JsonValue } from "../../src/protocol/json.ts";
+import { jsonErrorAt } from "../../src/protocol/json_error_at.ts";
 
 function kind(line: string): string {
   const m = decodeLine(line);
@@ -34,9 +35,58 @@ Deno.test("unpaired surrogates are rejected, raw or escaped; pairs and escaped b
   assert.match(kind(`{"jsonrpc":"2.0","id":1,"method":"ping","params":{"\\ud800":1}}`), /^invalid:-32700:/);
 });
 
-Deno.test("parse error messages give the byte offset", () => {
-  assert.match(kind('{"a":'), /^invalid:-32700:Invalid JSON at byte \d+: /);
-  assert.match(kind('{"é":x}'), /^invalid:-32700:Invalid JSON at byte \d+: /);
+Deno.test("parse error messages give the byte offset of the offending character", () => {
+  const at = (line: string) => /^invalid:-32700:Invalid JSON at byte (\d+): /.exec(kind(line))?.[1];
+  // V8 names a position for these.
+  assert.equal(at('{"a":'), "5");
+  assert.equal(at('{"a":1,}'), "7");
+  assert.equal(at('{"a" 1}'), "5");
+  // V8 names none for an unexpected token: the character is found by a scan (it was the end of the line).
+  assert.equal(at("not json"), "1");
+  assert.equal(at("x"), "0");
+  assert.equal(at('{"a":tru}'), "8");
+  assert.equal(at('{"é":x}'), "6"); // bytes, not UTF-16 units: é is two
+  assert.equal(at('{"jsonrpc":"2.0","id":1,"method":ping}'), "33");
+});
+
+Deno.test("jsonErrorAt: -1 exactly for valid JSON, and V8's position wherever V8 names one", () => {
+  assert.equal(jsonErrorAt('{"a":[1,-2.5e+3,true,false,null,"\\u00e9\\n",{}],"":[]}'), -1);
+  assert.equal(jsonErrorAt("[".repeat(100_000)), 100_000); // deep nesting needs no stack
+  assert.equal(jsonErrorAt(" 12 "), -1);
+  // Random edits of valid messages, checked against JSON.parse (seeded: the same cases every run).
+  let seed = 7;
+  const random = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
+  const bases = [
+    '{"jsonrpc":"2.0","id":1,"params":{"a":[1,2.5e3,-0.1,true,false,null,"x\\u00e9\\n"]}}',
+    '[[[]],{},{"":""}]',
+  ];
+  const alphabet = '{}[],:"\\0123456789-+.eEtrufalsn \t\nxu';
+  let positioned = 0;
+  for (let i = 0; i < 20_000; i++) {
+    let text = bases[i % bases.length];
+    for (let edits = 1 + Math.floor(random() * 3); edits > 0; edits--) {
+      const k = Math.floor(random() * (text.length + 1));
+      const ch = alphabet[Math.floor(random() * alphabet.length)];
+      const op = random();
+      text = text.slice(0, k) + (op < 0.66 ? ch : "") + text.slice(op < 0.33 ? k : k + 1);
+    }
+    let v8: number | null = null;
+    let valid = true;
+    try {
+      JSON.parse(text);
+    } catch (error) {
+      valid = false;
+      const m = /position (\d+)/.exec(String(error));
+      if (m) v8 = Number(m[1]);
+    }
+    const scanned = jsonErrorAt(text);
+    assert.equal(scanned === -1, valid, JSON.stringify(text));
+    if (v8 !== null) {
+      positioned++;
+      assert.equal(scanned, v8, JSON.stringify(text));
+    }
+  }
+  assert.ok(positioned > 5_000, `${positioned} cases had a V8 position`);
 });
 
 Deno.test("encodeMessage escapes line separators and never emits a newline", () => {

@@ -493,3 +493,16 @@ Deno.test("__proto__ as a session id, tool name and structured-output key is pla
   assert.equal(({} as Record<string, unknown>).polluted, undefined);
   await c.close();
 });
+
+Deno.test("a parse error names the byte where the line stops being JSON, also where V8 names no position", async () => {
+  const c = new WireClient();
+  c.sendLine("not json");
+  c.sendLine('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"näme":tru}}');
+  c.request("ping", undefined, 3);
+  assert.deepEqual(await c.response(3), { jsonrpc: "2.0", id: 3, result: {} });
+  assert.deepEqual(c.messages.slice(0, 2).map((m) => (m.error as JsonObject).message), [
+    `Invalid JSON at byte 1: Unexpected token 'o', "not json" is not valid JSON`,
+    `Invalid JSON at byte 61: Unexpected token '}', ...""näme":tru}}" is not valid JSON`,
+  ]);
+  await c.close();
+});
