@@ -56,15 +56,14 @@ export function requireFunction(value: unknown, what: string): void {
  * @example
  * ```ts
  * import { callbackProblem } from "./checks.ts";
- * callbackProblem({ onLine: () => {} }, ["onLine"], "npc.talk"); // null
- * callbackProblem({ onLine: "typewriter" }, ["onLine"], "npc.talk")?.message;
+ * callbackProblem({ onLine: () => {} }, { names: ["onLine"], where: "npc.talk" }); // null
+ * callbackProblem({ onLine: "typewriter" }, { names: ["onLine"], where: "npc.talk" })?.message;
  * // "npc.talk: 'onLine' must be a function; got \"typewriter\"."
  * ```
  */
 export function callbackProblem(
   options: object,
-  names: readonly string[],
-  where: string,
+  { names, where }: { names: readonly string[]; where: string },
 ): TypeError | null {
   for (const name of names) {
     const value = (options as Record<string, unknown>)[name];

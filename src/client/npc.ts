@@ -142,7 +142,10 @@ export class Npc {
   /** One dialogue turn: the NPC may call tools, then replies with an emotion, a line and player options. */
   talk(line: string, options: TalkOptions = {}): Promise<NpcReply> {
     // Checked before sending: a bad callback would fail after the turn, which would count all the same.
-    const problem = callbackProblem(options, ["onLine", "onEmotion", "onEvent"], "npc.talk");
+    const problem = callbackProblem(options, {
+      names: ["onLine", "onEmotion", "onEvent"],
+      where: "npc.talk",
+    });
     if (problem !== null) return Promise.reject(problem);
     const { onLine, onEmotion, onEvent } = options;
     const watched = onLine !== undefined || onEmotion !== undefined || onEvent !== undefined;

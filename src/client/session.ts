@@ -87,7 +87,7 @@ export class Session {
   /** Runs one turn; streams to `onText` / `onEvent` when given. `T` types `structured` for schema turns. */
   respond<T = JsonValue>(prompt: string, options: RespondOptions = {}): Promise<RespondResult<T>> {
     // Checked before sending: a bad callback would fail after the turn, which would count all the same.
-    const problem = callbackProblem(options, ["onText", "onEvent"], "session.respond");
+    const problem = callbackProblem(options, { names: ["onText", "onEvent"], where: "session.respond" });
     if (problem !== null) return Promise.reject(problem);
     const { onText, onEvent } = options;
     const watched = onText !== undefined || onEvent !== undefined;
