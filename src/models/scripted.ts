@@ -147,15 +147,79 @@ export function parseScriptStep(value: JsonValue, path: string): ScriptStep {
   throw invalid(`'${path}' must contain one of 'text', 'toolCalls', 'json', 'template' or 'error'.`);
 }
 
-/** Parses a script from a `model` object (`{type: "scripted", steps?, fallback?}`) or a bare steps array. */
-export function parseScript(value: JsonValue, path: string): Script {
-  if (Array.isArray(value)) return { steps: value.map((s, i) => parseScriptStep(s, `${path}[${i}]`)) };
+/** The members of a scripted `model` object, of a step and of a step's tool call; any other is ignored. */
+const SCRIPT_KEYS: readonly string[] = ["type", "steps", "fallback"];
+const STEP_KEYS: readonly string[] = [
+  "text",
+  "chunks",
+  "toolCalls",
+  "json",
+  "template",
+  "error",
+  "message",
+  "delayMs",
+];
+const CALL_KEYS: readonly string[] = ["name", "arguments", "id"];
+
+/** The warning of a member nobody reads, worded like the other model parameters'. */
+function unknownMember(path: string, key: string): string {
+  return `Unknown parameter '${path}.${key}' was ignored.`;
+}
+
+/** Warnings for the unknown members of step `value` at `path`, which parsed (so it is an object). */
+function stepWarnings(value: JsonObject, path: string, warnings: string[]): void {
+  // Tool calls are only read when no `text` takes precedence over them.
+  const playsCalls = !(Object.hasOwn(value, "text") && value.text !== null);
+  for (const key of Object.keys(value)) {
+    if (!STEP_KEYS.includes(key)) warnings.push(unknownMember(path, key));
+    else if (key === "toolCalls" && playsCalls && Array.isArray(value.toolCalls)) {
+      value.toolCalls.forEach((call, i) => {
+        if (!isJsonObject(call)) return;
+        for (const k of Object.keys(call)) {
+          if (!CALL_KEYS.includes(k)) warnings.push(unknownMember(`${path}.toolCalls[${i}]`, k));
+        }
+      });
+    }
+  }
+}
+
+/**
+ * Parses a script from a `model` object (`{type: "scripted", steps?, fallback?}`) or a bare steps array.
+ * Members the script does not read (`"step"` for `steps`, `"delay"` for `delayMs`, a tool call's `"args"`)
+ * are ignored; with `warnings`, one "Unknown parameter '<path>' was ignored." is pushed for each, in the
+ * order of the keys (a step's and its tool calls' where the step is).
+ *
+ * @example
+ * ```ts
+ * import { parseScript } from "./scripted.ts";
+ * const warnings: string[] = [];
+ * parseScript({ type: "scripted", steps: [{ text: "Hi", delay: 500 }] }, "model", warnings).steps.length; // 1
+ * warnings; // ["Unknown parameter 'model.steps[0].delay' was ignored."]
+ * ```
+ */
+export function parseScript(value: JsonValue, path: string, warnings?: string[]): Script {
+  if (Array.isArray(value)) {
+    const steps = value.map((s, i) => parseScriptStep(s, `${path}[${i}]`));
+    if (warnings !== undefined) {
+      value.forEach((s, i) => stepWarnings(s as JsonObject, `${path}[${i}]`, warnings));
+    }
+    return { steps };
+  }
   if (!isJsonObject(value)) throw invalid(`'${path}' must be an object with 'steps'.`);
   const steps = value.steps ?? [];
   if (!Array.isArray(steps)) throw invalid(`'${path}.steps' must be an array.`);
   const script: Script = { steps: steps.map((s, i) => parseScriptStep(s, `${path}.steps[${i}]`)) };
   if (value.fallback !== undefined && value.fallback !== null) {
     script.fallback = parseScriptStep(value.fallback, `${path}.fallback`);
+  }
+  if (warnings === undefined) return script;
+  // The whole script parsed: its unknown members, in key order (a step's where the step is).
+  for (const key of Object.keys(value)) {
+    if (key === "steps") {
+      steps.forEach((s, i) => stepWarnings(s as JsonObject, `${path}.steps[${i}]`, warnings));
+    } else if (key === "fallback") {
+      if (value.fallback !== null) stepWarnings(value.fallback as JsonObject, `${path}.fallback`, warnings);
+    } else if (!SCRIPT_KEYS.includes(key)) warnings.push(unknownMember(path, key));
   }
   return script;
 }
