@@ -9,7 +9,7 @@ import { llamaModelSpecWarnings, parseLlamaModelSpec } from "./llama_config.ts";
 import { createLlamaModel } from "./llama_model.ts";
 import { openAIModelSpecWarnings, parseOpenAIModelSpec } from "./openai_config.ts";
 import { createOpenAIModel } from "./openai_model.ts";
-import { parseScript, type Script, ScriptedModel } from "./scripted.ts";
+import { parseScript, type Script, ScriptedModel, scriptWarnings } from "./scripted.ts";
 
 /** A parsed `model` parameter. */
 export type ModelSpec =
@@ -69,8 +69,8 @@ export function parseModelSpec(value: JsonValue | undefined, param: ModelParam):
   if (value.type === "system") return { type: "system" };
   if (value.type === "scripted") {
     if (!allowsScripted) throw BridgeError.invalidParams("Scripted models are disabled on this bridge.");
-    const warnings: string[] = [];
-    const script = parseScript(value, path, warnings);
+    const script = parseScript(value, path);
+    const warnings = scriptWarnings(value, path);
     return warnings.length > 0 ? { type: "scripted", script, warnings } : { type: "scripted", script };
   }
   // Validated eagerly, so a bad spec fails the call that names it.

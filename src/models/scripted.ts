@@ -166,8 +166,9 @@ function unknownMember(path: string, key: string): string {
   return `Unknown parameter '${path}.${key}' was ignored.`;
 }
 
-/** Warnings for the unknown members of step `value` at `path`, which parsed (so it is an object). */
+/** Pushes the unknown members of step `value` at `path`, which parsed (so it is an object), to `warnings`. */
 function stepWarnings(value: JsonObject, path: string, warnings: string[]): void {
+  if (!isJsonObject(value)) return;
   // Tool calls are only read when no `text` takes precedence over them.
   const playsCalls = !(Object.hasOwn(value, "text") && value.text !== null);
   for (const key of Object.keys(value)) {
@@ -183,28 +184,9 @@ function stepWarnings(value: JsonObject, path: string, warnings: string[]): void
   }
 }
 
-/**
- * Parses a script from a `model` object (`{type: "scripted", steps?, fallback?}`) or a bare steps array.
- * Members the script does not read (`"step"` for `steps`, `"delay"` for `delayMs`, a tool call's `"args"`)
- * are ignored; with `warnings`, one "Unknown parameter '<path>' was ignored." is pushed for each, in the
- * order of the keys (a step's and its tool calls' where the step is).
- *
- * @example
- * ```ts
- * import { parseScript } from "./scripted.ts";
- * const warnings: string[] = [];
- * parseScript({ type: "scripted", steps: [{ text: "Hi", delay: 500 }] }, "model", warnings).steps.length; // 1
- * warnings; // ["Unknown parameter 'model.steps[0].delay' was ignored."]
- * ```
- */
-export function parseScript(value: JsonValue, path: string, warnings?: string[]): Script {
-  if (Array.isArray(value)) {
-    const steps = value.map((s, i) => parseScriptStep(s, `${path}[${i}]`));
-    if (warnings !== undefined) {
-      value.forEach((s, i) => stepWarnings(s as JsonObject, `${path}[${i}]`, warnings));
-    }
-    return { steps };
-  }
+/** Parses a script from a `model` object (`{type: "scripted", steps?, fallback?}`) or a bare steps array. */
+export function parseScript(value: JsonValue, path: string): Script {
+  if (Array.isArray(value)) return { steps: value.map((s, i) => parseScriptStep(s, `${path}[${i}]`)) };
   if (!isJsonObject(value)) throw invalid(`'${path}' must be an object with 'steps'.`);
   const steps = value.steps ?? [];
   if (!Array.isArray(steps)) throw invalid(`'${path}.steps' must be an array.`);
@@ -212,16 +194,38 @@ export function parseScript(value: JsonValue, path: string, warnings?: string[])
   if (value.fallback !== undefined && value.fallback !== null) {
     script.fallback = parseScriptStep(value.fallback, `${path}.fallback`);
   }
-  if (warnings === undefined) return script;
-  // The whole script parsed: its unknown members, in key order (a step's where the step is).
+  return script;
+}
+
+/**
+ * The members of a script that {@link parseScript} accepted but nothing reads (`"step"` for `steps`,
+ * `"delay"` for `delayMs`, a tool call's `"args"`): one "Unknown parameter '<path>' was ignored." each, in
+ * the order of the keys (a step's, and its tool calls', where the step is). Computed once, when the model is
+ * made; `value` must be a script `parseScript` accepted.
+ *
+ * @example
+ * ```ts
+ * import { parseScript, scriptWarnings } from "./scripted.ts";
+ * const value = { type: "scripted", steps: [{ text: "Hi", delay: 500 }] };
+ * parseScript(value, "model");
+ * scriptWarnings(value, "model"); // ["Unknown parameter 'model.steps[0].delay' was ignored."]
+ * ```
+ */
+export function scriptWarnings(value: JsonValue, path: string): string[] {
+  const warnings: string[] = [];
+  if (Array.isArray(value)) {
+    value.forEach((s, i) => stepWarnings(s as JsonObject, `${path}[${i}]`, warnings));
+    return warnings;
+  }
+  if (!isJsonObject(value)) return warnings;
   for (const key of Object.keys(value)) {
-    if (key === "steps") {
-      steps.forEach((s, i) => stepWarnings(s as JsonObject, `${path}.steps[${i}]`, warnings));
+    if (key === "steps" && Array.isArray(value.steps)) {
+      value.steps.forEach((s, i) => stepWarnings(s as JsonObject, `${path}.steps[${i}]`, warnings));
     } else if (key === "fallback") {
-      if (value.fallback !== null) stepWarnings(value.fallback as JsonObject, `${path}.fallback`, warnings);
+      if (isJsonObject(value.fallback)) stepWarnings(value.fallback, `${path}.fallback`, warnings);
     } else if (!SCRIPT_KEYS.includes(key)) warnings.push(unknownMember(path, key));
   }
-  return script;
+  return warnings;
 }
 
 function abortError(): BridgeError {
