@@ -9,6 +9,7 @@ import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../p
 import { segmentsText } from "../protocol/transcript.ts";
 import { compileValidator } from "../schema/validate.ts";
 import { abortableSleep } from "../util/sleep.ts";
+import { endSentence } from "../util/text.ts";
 import type {
   LanguageModel,
   ModelAvailability,
@@ -48,7 +49,7 @@ const DEFAULT_FALLBACK: ScriptStep = Object.freeze({ text: "(script exhausted)" 
  * `generation_failed` worded like an OpenAI-compatible backend's invalid answer, with `data.problem`.
  */
 function invalidAnswer(problem: string): BridgeError {
-  return BridgeError.of("generation_failed", `The model gave an invalid answer: ${problem}.`, {
+  return BridgeError.of("generation_failed", `The model gave an invalid answer: ${endSentence(problem)}`, {
     attempts: 1,
     problem,
   });
@@ -283,8 +284,11 @@ export class ScriptedModel implements LanguageModel {
   readonly trimsHistory: boolean = false;
   readonly #script: Script;
   #next = 0;
-  /** The invalid answer of the last step played, named when a retry then finds the script exhausted. */
-  #lastProblem: string | null = null;
+  /**
+   * The invalid answer of the last step played and that step's number (from 1), named when a retry then
+   * finds the script exhausted.
+   */
+  #lastProblem: { problem: string; step: number } | null = null;
   readonly #availability: ModelAvailability;
 
   /** A model playing `script`; `variant` names it in availability. */
@@ -330,31 +334,59 @@ export class ScriptedModel implements LanguageModel {
    * runs to its first real wait without a promise per step.
    */
   stepNow(req: StepRequest): Promise<StepResult> | StepResult {
-    const step = this.#next < this.#script.steps.length
-      ? this.#script.steps[this.#next]
+    const index = this.#next;
+    const step = index < this.#script.steps.length
+      ? this.#script.steps[index]
       : (this.#script.fallback ?? DEFAULT_FALLBACK);
     this.#next++;
     if (req.signal.aborted) return Promise.reject(abortError());
     if (step.delayMs) {
-      return abortableSleep(step.delayMs, req.signal).then(() => this.#playChecked(step, req));
+      return abortableSleep(step.delayMs, req.signal).then(() => this.#playChecked(step, req, index));
     }
     try {
-      return this.#playChecked(step, req);
+      return this.#playChecked(step, req, index);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  /** {@link #play}, remembering whether the step gave an invalid answer. */
-  #playChecked(step: ScriptStep, req: StepRequest): StepResult {
+  /** {@link #play}, remembering whether the step (`index` in the script) gave an invalid answer. */
+  #playChecked(step: ScriptStep, req: StepRequest, index: number): StepResult {
     try {
       const result = this.#play(step, req);
       this.#lastProblem = null;
       return result;
     } catch (error) {
-      this.#lastProblem = problemOf(error);
+      const problem = problemOf(error);
+      if (problem === null) this.#lastProblem = null;
+      // The exhausted script's error repeats the problem before it: that step stays the one named.
+      else if (step !== DEFAULT_FALLBACK) this.#lastProblem = { problem, step: index + 1 };
       throw error;
     }
+  }
+
+  /**
+   * The error of a structured turn that finds the script exhausted. After an invalid answer it leads with
+   * that answer, as the invalid answer's own error does, and names the step to fix; else it says the script
+   * ran out.
+   */
+  #exhausted(): BridgeError {
+    const n = this.#script.steps.length;
+    const last = this.#lastProblem;
+    if (last === null) {
+      return BridgeError.of(
+        "generation_failed",
+        `Script exhausted: all ${n === 1 ? "1 step was" : `${n} steps were`} played and this turn needs a ` +
+          "structured answer; add steps or a 'fallback' step.",
+      );
+    }
+    return BridgeError.of(
+      "generation_failed",
+      `The model gave an invalid answer: ${endSentence(last.problem)} ` +
+        `It was step ${last.step} of ${n}, and no step is left for its retry: fix that step, or add a step ` +
+        "after it for the retry to play.",
+      { problem: last.problem },
+    );
   }
 
   #play(step: ScriptStep, req: StepRequest): StepResult {
@@ -392,20 +424,7 @@ export class ScriptedModel implements LanguageModel {
       chunks = step.chunks ?? 3;
     }
     if (req.responseSchema) {
-      if (step === DEFAULT_FALLBACK) {
-        const n = this.#script.steps.length;
-        const before = this.#lastProblem === null
-          ? ""
-          : ` (the step before gave an invalid answer: ${this.#lastProblem})`;
-        throw BridgeError.of(
-          "generation_failed",
-          `Script exhausted: all ${
-            n === 1 ? "1 step was" : `${n} steps were`
-          } played and this turn needs a ` +
-            `structured answer${before}; add steps or a 'fallback' step.`,
-          this.#lastProblem === null ? {} : { problem: this.#lastProblem },
-        );
-      }
+      if (step === DEFAULT_FALLBACK) throw this.#exhausted();
       // A text step in a schema turn: the text must be the JSON answer.
       let value: JsonValue;
       try {
