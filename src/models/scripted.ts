@@ -149,8 +149,8 @@ export function parseScriptStep(value: JsonValue, path: string): ScriptStep {
 }
 
 /** The members of a scripted `model` object, of a step and of a step's tool call; any other is ignored. */
-const SCRIPT_KEYS: readonly string[] = ["type", "steps", "fallback"];
-const STEP_KEYS: readonly string[] = [
+const SCRIPT_KEYS: ReadonlySet<string> = new Set(["type", "steps", "fallback"]);
+const STEP_KEYS: ReadonlySet<string> = new Set([
   "text",
   "chunks",
   "toolCalls",
@@ -159,8 +159,8 @@ const STEP_KEYS: readonly string[] = [
   "error",
   "message",
   "delayMs",
-];
-const CALL_KEYS: readonly string[] = ["name", "arguments", "id"];
+]);
+const CALL_KEYS: ReadonlySet<string> = new Set(["name", "arguments", "id"]);
 
 /** The warning of a member nobody reads, worded like the other model parameters'. */
 function unknownMember(path: string, key: string): string {
@@ -173,12 +173,12 @@ function stepWarnings(value: JsonObject, path: string, warnings: string[]): void
   // Tool calls are only read when no `text` takes precedence over them.
   const playsCalls = !(Object.hasOwn(value, "text") && value.text !== null);
   for (const key of Object.keys(value)) {
-    if (!STEP_KEYS.includes(key)) warnings.push(unknownMember(path, key));
+    if (!STEP_KEYS.has(key)) warnings.push(unknownMember(path, key));
     else if (key === "toolCalls" && playsCalls && Array.isArray(value.toolCalls)) {
       value.toolCalls.forEach((call, i) => {
         if (!isJsonObject(call)) return;
         for (const k of Object.keys(call)) {
-          if (!CALL_KEYS.includes(k)) warnings.push(unknownMember(`${path}.toolCalls[${i}]`, k));
+          if (!CALL_KEYS.has(k)) warnings.push(unknownMember(`${path}.toolCalls[${i}]`, k));
         }
       });
     }
@@ -224,7 +224,7 @@ export function scriptWarnings(value: JsonValue, path: string): string[] {
       value.steps.forEach((s, i) => stepWarnings(s as JsonObject, `${path}.steps[${i}]`, warnings));
     } else if (key === "fallback") {
       if (isJsonObject(value.fallback)) stepWarnings(value.fallback, `${path}.fallback`, warnings);
-    } else if (!SCRIPT_KEYS.includes(key)) warnings.push(unknownMember(path, key));
+    } else if (!SCRIPT_KEYS.has(key)) warnings.push(unknownMember(path, key));
   }
   return warnings;
 }
