@@ -10,10 +10,12 @@ import { parseGgufModelFlag } from "../models/llama_config.ts";
 import { createLlamaModel } from "../models/llama_model.ts";
 import { parseOpenAIModelFlag } from "../models/openai_config.ts";
 import { createOpenAIModel } from "../models/openai_model.ts";
-import { parseScript, type Script, ScriptedModel } from "../models/scripted.ts";
+import { parseScript, type Script, ScriptedModel, scriptWarnings } from "../models/scripted.ts";
+import type { JsonValue } from "../protocol/json.ts";
 import { CliError } from "./cli_error.ts";
 import { readJsonInput } from "./input.ts";
 import { resolveModelPath } from "./models_cache.ts";
+import { stderrStyle, writeErr } from "./tty.ts";
 
 /** Reads a variable only when the permission is already granted: never prompts (stdin may be the protocol). */
 function env(name: string): string | undefined {
@@ -55,16 +57,20 @@ export function modelFlagKind(flag: string): "openai" | "llama" {
 /**
  * Returns a factory replacing the system model, or undefined to keep the real one. A bad `OAM_SCRIPT` or
  * `OAM_MODEL` is an `invalid_input` {@link CliError} that names the variable (and the script file: "No such
- * file", "not valid JSON" with the place, a step that is not one); a bad `flag` throws a plain error.
+ * file", "not valid JSON" with the place, a step that is not one); a bad `flag` throws a plain error. The
+ * script's unknown members go to `warn` (see {@link readEnvScript}).
  */
-export async function hostModelFromEnvironment(flag?: string): Promise<(() => LanguageModel) | undefined> {
+export async function hostModelFromEnvironment(
+  flag?: string,
+  warn: (message: string) => void = warnOnStderr,
+): Promise<(() => LanguageModel) | undefined> {
   if (flag !== undefined) return await modelFromFlag(flag);
   const scriptPath = env("OAM_SCRIPT");
   if (scriptPath) {
     if (Deno.permissions.querySync({ name: "read", path: scriptPath }).state !== "granted") {
       throw CliError.invalidInput(`OAM_SCRIPT=${scriptPath} needs --allow-read=${scriptPath}.`);
     }
-    const script = await readEnvScript(scriptPath);
+    const script = await readEnvScript(scriptPath, warn);
     return () => new ScriptedModel(structuredClone(script), "scripted (OAM_SCRIPT)");
   }
   const fromEnv = env("OAM_MODEL");
@@ -78,23 +84,48 @@ export async function hostModelFromEnvironment(flag?: string): Promise<(() => La
   return undefined;
 }
 
+/** Writes a warning to stderr as the commands do: `warning: <message>` (yellow on a terminal). */
+export function warnOnStderr(message: string): void {
+  writeErr(`${stderrStyle().yellow("warning:")} ${message}\n`);
+}
+
+/**
+ * A script read from a file, checked: problems are `invalid_input` errors that start with `at.label`
+ * (`OAM_SCRIPT=steps.json: 'OAM_SCRIPT[0]' must contain one of …`), and each member nothing reads is a
+ * warning with the same start, its path under `at.path` (`OAM_SCRIPT=steps.json: Unknown parameter
+ * 'OAM_SCRIPT.steps[0].delay' was ignored.`), handed to `at.warn` once the whole script parsed.
+ */
+export function checkedScript(
+  value: JsonValue,
+  at: { path: string; label: string; warn: (message: string) => void },
+): Script {
+  let script;
+  try {
+    script = parseScript(value, at.path);
+  } catch (error) {
+    throw CliError.invalidInput(`${at.label}: ${(error as Error).message}`);
+  }
+  for (const warning of scriptWarnings(value, at.path)) at.warn(`${at.label}: ${warning}`);
+  return script;
+}
+
 /**
  * The script `OAM_SCRIPT=<path>` names, read (JSON or JSONC) and checked. Problems are `invalid_input` errors
  * that name the variable: "OAM_SCRIPT: No such file: 'steps.json'.", "OAM_SCRIPT=steps.json: 'OAM_SCRIPT[0]'
- * must contain one of …".
+ * must contain one of …"; members nothing reads go to `warn` ("OAM_SCRIPT=steps.json: Unknown parameter
+ * 'OAM_SCRIPT.steps[0].delay' was ignored.").
  */
-export async function readEnvScript(path: string): Promise<Script> {
+export async function readEnvScript(
+  path: string,
+  warn: (message: string) => void = warnOnStderr,
+): Promise<Script> {
   let value;
   try {
     value = await readJsonInput(path);
   } catch (error) {
     throw CliError.invalidInput(`OAM_SCRIPT: ${(error as Error).message}`);
   }
-  try {
-    return parseScript(value, "OAM_SCRIPT");
-  } catch (error) {
-    throw CliError.invalidInput(`OAM_SCRIPT=${path}: ${(error as Error).message}`);
-  }
+  return checkedScript(value, { path: "OAM_SCRIPT", label: `OAM_SCRIPT=${path}`, warn });
 }
 
 /** The `OAM_MODEL` value when it is set and readable (for labels). */

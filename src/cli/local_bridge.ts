@@ -11,13 +11,15 @@ import { BridgeError } from "../protocol/errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { InProcessTransport } from "../client/in_process.ts";
 import { Peer } from "../client/peer.ts";
-import { parseScript, type Script, ScriptedModel } from "../models/scripted.ts";
+import { type Script, ScriptedModel } from "../models/scripted.ts";
 import type { LanguageModel } from "../models/language_model.ts";
 import {
+  checkedScript,
   hostModelFromEnvironment,
   modelFlagKind,
   modelFromEnvironmentValue,
   readEnvScript,
+  warnOnStderr,
 } from "./host_model.ts";
 import { CliError } from "./cli_error.ts";
 import { readJsonInput } from "./input.ts";
@@ -81,14 +83,6 @@ function scriptedChoice(
   };
 }
 
-function parsedScript(value: JsonValue, path: string, label: string): Script {
-  try {
-    return parseScript(value, path);
-  } catch (error) {
-    throw CliError.invalidInput(`${label}: ${(error as Error).message}`);
-  }
-}
-
 /** Help lines describing the model flags. */
 export const MODEL_FLAGS_HELP =
   `  --model <spec>          use openai:<baseURL>#<model> (a server) or gguf:<path|cached name> (a local
@@ -108,7 +102,11 @@ export async function resolveModelChoice(flags: { model?: string; script?: strin
     throw CliError.usage("Use either --model or --script, not both.");
   }
   if (flags.script !== undefined) {
-    const script = parsedScript(await readJsonInput(flags.script, "--script"), "--script", flags.script);
+    const script = checkedScript(await readJsonInput(flags.script, "--script"), {
+      path: "--script",
+      label: flags.script,
+      warn: warnOnStderr,
+    });
     return scriptedChoice(script, `scripted (${flags.script})`, {
       flags: ["--script", flags.script],
       env: [],

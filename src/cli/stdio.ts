@@ -96,7 +96,8 @@ export async function runStdio(args: string[]): Promise<number> {
     maxLineBytes = flag(() => intFlag(values, { name: "max-line-bytes", min: 1024 }));
     let hostModel;
     try {
-      hostModel = await hostModelFromEnvironment(stringFlag(values, "model"));
+      // The script's unknown members are logged like the bridge's other warnings.
+      hostModel = await hostModelFromEnvironment(stringFlag(values, "model"), (m) => logger.warning(m));
     } catch (error) {
       // A bad --model is a usage error; a bad OAM_SCRIPT or OAM_MODEL says which (invalid input).
       if (error instanceof CliError && error.code !== "usage") throw error;

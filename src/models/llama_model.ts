@@ -41,6 +41,7 @@ import type {
 import { parsePartialJson } from "./openai_partial_json.ts";
 import { checkStructured, checkToolCalls } from "./openai_validate.ts";
 import { newCallId } from "../util/ids.ts";
+import { endSentence } from "../util/text.ts";
 
 /** Attempts per step when an answer fails validation (the second one samples differently). */
 export const LLAMA_STEP_ATTEMPTS = 2;
@@ -240,7 +241,9 @@ class LlamaBackend implements LanguageModel {
       }
       throw BridgeError.of(
         "generation_failed",
-        `The model gave an invalid answer ${LLAMA_STEP_ATTEMPTS} times; last problem: ${problem}.`,
+        `The model gave an invalid answer ${LLAMA_STEP_ATTEMPTS} times; last problem: ${
+          endSentence(problem)
+        }`,
         { attempts: LLAMA_STEP_ATTEMPTS, problem },
       );
     } finally {

@@ -40,6 +40,7 @@ import { parsePartialJson } from "./openai_partial_json.ts";
 import { buildChatRequest, retryMessages } from "./openai_request.ts";
 import { SseParser } from "./openai_sse.ts";
 import { checkStructured, checkToolCalls } from "./openai_validate.ts";
+import { endSentence } from "../util/text.ts";
 
 /** Attempts per step when the server's answer is invalid (the first try plus 2 retries). */
 export const OPENAI_STEP_ATTEMPTS = 3;
@@ -193,7 +194,7 @@ class OpenAIModel implements LanguageModel {
     }
     throw BridgeError.of(
       "generation_failed",
-      `The model gave an invalid answer ${OPENAI_STEP_ATTEMPTS} times; last problem: ${problem}.`,
+      `The model gave an invalid answer ${OPENAI_STEP_ATTEMPTS} times; last problem: ${endSentence(problem)}`,
       { attempts: OPENAI_STEP_ATTEMPTS, problem },
     );
   }

@@ -9,12 +9,17 @@ import { llamaModelSpecWarnings, parseLlamaModelSpec } from "./llama_config.ts";
 import { createLlamaModel } from "./llama_model.ts";
 import { openAIModelSpecWarnings, parseOpenAIModelSpec } from "./openai_config.ts";
 import { createOpenAIModel } from "./openai_model.ts";
-import { parseScript, type Script, ScriptedModel } from "./scripted.ts";
+import { parseScript, type Script, ScriptedModel, scriptWarnings } from "./scripted.ts";
 
 /** A parsed `model` parameter. */
 export type ModelSpec =
   | { type: "system" }
-  | { type: "scripted"; script: Script }
+  | {
+    type: "scripted";
+    script: Script;
+    /** Members of the script that nothing reads ("Unknown parameter 'model.steps[0].delay' was ignored."). */
+    warnings?: string[];
+  }
   | {
     type: string;
     raw: JsonObject;
@@ -64,7 +69,9 @@ export function parseModelSpec(value: JsonValue | undefined, param: ModelParam):
   if (value.type === "system") return { type: "system" };
   if (value.type === "scripted") {
     if (!allowsScripted) throw BridgeError.invalidParams("Scripted models are disabled on this bridge.");
-    return { type: "scripted", script: parseScript(value, path) };
+    const script = parseScript(value, path);
+    const warnings = scriptWarnings(value, path);
+    return warnings.length > 0 ? { type: "scripted", script, warnings } : { type: "scripted", script };
   }
   // Validated eagerly, so a bad spec fails the call that names it.
   if (value.type === "openai") {
@@ -79,9 +86,10 @@ export function parseModelSpec(value: JsonValue | undefined, param: ModelParam):
 }
 
 /**
- * The warnings of a parsed `model` parameter (the members its backend ignores); none for `"system"`,
- * `"scripted"` and host-registered types. Methods add them to their result's `warnings`, after the tool
- * warnings and before the unavailable-model warning.
+ * The warnings of a parsed `model` parameter: the members its backend ignores (an `openai` or `llama` spec's,
+ * a scripted model's, its steps' and their tool calls'); none for `"system"`, `"scripted"` and
+ * host-registered types. Methods add them to their result's `warnings`, after the tool warnings and before
+ * the unavailable-model warning.
  *
  * @example
  * ```ts

@@ -9,6 +9,7 @@ import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../p
 import { segmentsText } from "../protocol/transcript.ts";
 import { compileValidator } from "../schema/validate.ts";
 import { abortableSleep } from "../util/sleep.ts";
+import { endSentence } from "../util/text.ts";
 import type {
   LanguageModel,
   ModelAvailability,
@@ -48,7 +49,7 @@ const DEFAULT_FALLBACK: ScriptStep = Object.freeze({ text: "(script exhausted)" 
  * `generation_failed` worded like an OpenAI-compatible backend's invalid answer, with `data.problem`.
  */
 function invalidAnswer(problem: string): BridgeError {
-  return BridgeError.of("generation_failed", `The model gave an invalid answer: ${problem}.`, {
+  return BridgeError.of("generation_failed", `The model gave an invalid answer: ${endSentence(problem)}`, {
     attempts: 1,
     problem,
   });
@@ -147,6 +148,43 @@ export function parseScriptStep(value: JsonValue, path: string): ScriptStep {
   throw invalid(`'${path}' must contain one of 'text', 'toolCalls', 'json', 'template' or 'error'.`);
 }
 
+/** The members of a scripted `model` object, of a step and of a step's tool call; any other is ignored. */
+const SCRIPT_KEYS: ReadonlySet<string> = new Set(["type", "steps", "fallback"]);
+const STEP_KEYS: ReadonlySet<string> = new Set([
+  "text",
+  "chunks",
+  "toolCalls",
+  "json",
+  "template",
+  "error",
+  "message",
+  "delayMs",
+]);
+const CALL_KEYS: ReadonlySet<string> = new Set(["name", "arguments", "id"]);
+
+/** The warning of a member nobody reads, worded like the other model parameters'. */
+function unknownMember(path: string, key: string): string {
+  return `Unknown parameter '${path}.${key}' was ignored.`;
+}
+
+/** Pushes the unknown members of step `value` at `path`, which parsed (so it is an object), to `warnings`. */
+function stepWarnings(value: JsonObject, path: string, warnings: string[]): void {
+  if (!isJsonObject(value)) return;
+  // Tool calls are only read when no `text` takes precedence over them.
+  const playsCalls = !(Object.hasOwn(value, "text") && value.text !== null);
+  for (const key of Object.keys(value)) {
+    if (!STEP_KEYS.has(key)) warnings.push(unknownMember(path, key));
+    else if (key === "toolCalls" && playsCalls && Array.isArray(value.toolCalls)) {
+      value.toolCalls.forEach((call, i) => {
+        if (!isJsonObject(call)) return;
+        for (const k of Object.keys(call)) {
+          if (!CALL_KEYS.has(k)) warnings.push(unknownMember(`${path}.toolCalls[${i}]`, k));
+        }
+      });
+    }
+  }
+}
+
 /** Parses a script from a `model` object (`{type: "scripted", steps?, fallback?}`) or a bare steps array. */
 export function parseScript(value: JsonValue, path: string): Script {
   if (Array.isArray(value)) return { steps: value.map((s, i) => parseScriptStep(s, `${path}[${i}]`)) };
@@ -158,6 +196,37 @@ export function parseScript(value: JsonValue, path: string): Script {
     script.fallback = parseScriptStep(value.fallback, `${path}.fallback`);
   }
   return script;
+}
+
+/**
+ * The members of a script that {@link parseScript} accepted but nothing reads (`"step"` for `steps`,
+ * `"delay"` for `delayMs`, a tool call's `"args"`): one "Unknown parameter '<path>' was ignored." each, in
+ * the order of the keys (a step's, and its tool calls', where the step is). Computed once, when the model is
+ * made; `value` must be a script `parseScript` accepted.
+ *
+ * @example
+ * ```ts
+ * import { parseScript, scriptWarnings } from "./scripted.ts";
+ * const value = { type: "scripted", steps: [{ text: "Hi", delay: 500 }] };
+ * parseScript(value, "model");
+ * scriptWarnings(value, "model"); // ["Unknown parameter 'model.steps[0].delay' was ignored."]
+ * ```
+ */
+export function scriptWarnings(value: JsonValue, path: string): string[] {
+  const warnings: string[] = [];
+  if (Array.isArray(value)) {
+    value.forEach((s, i) => stepWarnings(s as JsonObject, `${path}[${i}]`, warnings));
+    return warnings;
+  }
+  if (!isJsonObject(value)) return warnings;
+  for (const key of Object.keys(value)) {
+    if (key === "steps" && Array.isArray(value.steps)) {
+      value.steps.forEach((s, i) => stepWarnings(s as JsonObject, `${path}.steps[${i}]`, warnings));
+    } else if (key === "fallback") {
+      if (isJsonObject(value.fallback)) stepWarnings(value.fallback, `${path}.fallback`, warnings);
+    } else if (!SCRIPT_KEYS.has(key)) warnings.push(unknownMember(path, key));
+  }
+  return warnings;
 }
 
 function abortError(): BridgeError {
@@ -215,8 +284,11 @@ export class ScriptedModel implements LanguageModel {
   readonly trimsHistory: boolean = false;
   readonly #script: Script;
   #next = 0;
-  /** The invalid answer of the last step played, named when a retry then finds the script exhausted. */
-  #lastProblem: string | null = null;
+  /**
+   * The invalid answer of the last step played and that step's number (from 1), named when a retry then
+   * finds the script exhausted.
+   */
+  #lastProblem: { problem: string; step: number } | null = null;
   readonly #availability: ModelAvailability;
 
   /** A model playing `script`; `variant` names it in availability. */
@@ -262,31 +334,59 @@ export class ScriptedModel implements LanguageModel {
    * runs to its first real wait without a promise per step.
    */
   stepNow(req: StepRequest): Promise<StepResult> | StepResult {
-    const step = this.#next < this.#script.steps.length
-      ? this.#script.steps[this.#next]
+    const index = this.#next;
+    const step = index < this.#script.steps.length
+      ? this.#script.steps[index]
       : (this.#script.fallback ?? DEFAULT_FALLBACK);
     this.#next++;
     if (req.signal.aborted) return Promise.reject(abortError());
     if (step.delayMs) {
-      return abortableSleep(step.delayMs, req.signal).then(() => this.#playChecked(step, req));
+      return abortableSleep(step.delayMs, req.signal).then(() => this.#playChecked(step, req, index));
     }
     try {
-      return this.#playChecked(step, req);
+      return this.#playChecked(step, req, index);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
-  /** {@link #play}, remembering whether the step gave an invalid answer. */
-  #playChecked(step: ScriptStep, req: StepRequest): StepResult {
+  /** {@link #play}, remembering whether the step (`index` in the script) gave an invalid answer. */
+  #playChecked(step: ScriptStep, req: StepRequest, index: number): StepResult {
     try {
       const result = this.#play(step, req);
       this.#lastProblem = null;
       return result;
     } catch (error) {
-      this.#lastProblem = problemOf(error);
+      const problem = problemOf(error);
+      if (problem === null) this.#lastProblem = null;
+      // The exhausted script's error repeats the problem before it: that step stays the one named.
+      else if (step !== DEFAULT_FALLBACK) this.#lastProblem = { problem, step: index + 1 };
       throw error;
     }
+  }
+
+  /**
+   * The error of a structured turn that finds the script exhausted. After an invalid answer it leads with
+   * that answer, as the invalid answer's own error does, and names the step to fix; else it says the script
+   * ran out.
+   */
+  #exhausted(): BridgeError {
+    const n = this.#script.steps.length;
+    const last = this.#lastProblem;
+    if (last === null) {
+      return BridgeError.of(
+        "generation_failed",
+        `Script exhausted: all ${n === 1 ? "1 step was" : `${n} steps were`} played and this turn needs a ` +
+          "structured answer; add steps or a 'fallback' step.",
+      );
+    }
+    return BridgeError.of(
+      "generation_failed",
+      `The model gave an invalid answer: ${endSentence(last.problem)} ` +
+        `It was step ${last.step} of ${n}, and no step is left for its retry: fix that step, or add a step ` +
+        "after it for the retry to play.",
+      { problem: last.problem },
+    );
   }
 
   #play(step: ScriptStep, req: StepRequest): StepResult {
@@ -324,20 +424,7 @@ export class ScriptedModel implements LanguageModel {
       chunks = step.chunks ?? 3;
     }
     if (req.responseSchema) {
-      if (step === DEFAULT_FALLBACK) {
-        const n = this.#script.steps.length;
-        const before = this.#lastProblem === null
-          ? ""
-          : ` (the step before gave an invalid answer: ${this.#lastProblem})`;
-        throw BridgeError.of(
-          "generation_failed",
-          `Script exhausted: all ${
-            n === 1 ? "1 step was" : `${n} steps were`
-          } played and this turn needs a ` +
-            `structured answer${before}; add steps or a 'fallback' step.`,
-          this.#lastProblem === null ? {} : { problem: this.#lastProblem },
-        );
-      }
+      if (step === DEFAULT_FALLBACK) throw this.#exhausted();
       // A text step in a schema turn: the text must be the JSON answer.
       let value: JsonValue;
       try {

@@ -1,8 +1,9 @@
 /**
  * docs/scripting.md says what a designer's script does: its first example runs as written (its tool call
  * is answered, not an error output), and what it says about scripts that go wrong (an invalid reply step
- * is retried with the next step; alone it fails with "Script exhausted" naming the problem; a typo in a
- * step's key; a text step in a structured turn; a tool the NPC does not have) is what the bridge does.
+ * is retried with the next step; alone it fails naming that step and its problem; a typo in a step's key; a
+ * key the scripted model does not read is a warning; a text step in a structured turn; a tool the NPC does not
+ * have) is what the bridge does.
  */
 import assert from "node:assert/strict";
 import { Bridge, BridgeError, type NpcReply, type ScriptStep } from "../../mod.ts";
@@ -43,12 +44,30 @@ Deno.test("docs/scripting.md: what it says about scripts that go wrong is what t
   };
   assert.equal((await talk([badKeys, REPLY("Second.")])).line, "Second.");
   assert.equal((await talk([{ text: "[happy] Hello." }, REPLY("Second.")])).line, "Second.");
-  // "When the bad step was the last one, the message starts with "Script exhausted"..."
+  // "When the bad step was the last one, its retry finds no step left: the message names the bad step..."
   const alone = await failure([badKeys]);
   assert.equal(alone.code, -32012);
   assert.match(
     alone.message,
-    /^Script exhausted: all 1 step was played and this turn needs a structured answer \(the step before gave an invalid answer: .*must have required property 'player_options'\)/,
+    /^The model gave an invalid answer: .*must have required property 'player_options'\. It was step 1 of 1, and no step is left for its retry: fix that step/,
+  );
+  assert.ok(
+    DOC.includes("its retry finds no step left: the message gives the\nproblem, then names the bad step"),
+  );
+  assert.ok(
+    DOC.includes(
+      "| `-32012` `The model gave an invalid answer: … It was step 2 of 2, and no step is left for its retry: …` |",
+    ),
+  );
+  const gorm = await bridge.createNpc({ name: "Gorm" }, {
+    model: { type: "scripted", steps: [REPLY("One."), badKeys] },
+  });
+  assert.equal((await gorm.talk("Hello.")).line, "One.");
+  const second = await gorm.talk("Again.").then(() => null, (e: unknown) => e);
+  assert.ok(second instanceof BridgeError);
+  assert.match(
+    second.message,
+    /^The model gave an invalid answer: .* It was step 2 of 2, and no step is left for its retry: /,
   );
   assert.ok(DOC.includes("#: must have required property\n'player_options'"));
   // The table's rows.
@@ -61,6 +80,14 @@ Deno.test("docs/scripting.md: what it says about scripts that go wrong is what t
   assert.ok(typo instanceof BridgeError);
   assert.equal(typo.code, -32602);
   assert.ok(DOC.includes(`\`-32602\` \`${typo.message}\``), typo.message);
+  // "A key the scripted model does not know is ignored, with a warning": the npc/create warnings.
+  const delayed = await bridge.createNpc({ name: "Gorm" }, {
+    model: { type: "scripted", steps: [{ ...REPLY("One."), delay: 500 } as never] },
+  });
+  assert.deepEqual(delayed.warnings, ["Unknown parameter 'model.steps[0].delay' was ignored."]);
+  assert.ok(DOC.includes(`| \`${delayed.warnings[0]}\` in the \`warnings\` of \`npc/create\``));
+  assert.ok(DOC.includes("A key the scripted model does not know is ignored, with a warning"));
+  assert.ok(!DOC.includes("ignored without a warning"));
   // "the model just gets the error output `There is no tool named '…'` and the next step plays"
   const unknownTool = await talk([
     { toolCalls: [{ name: "check_inventory", arguments: {} }] },

@@ -58,7 +58,6 @@ Deno.test("scripted answers: JSON text, missing keys, extra keys and wrong types
       { json: { reasoning: 5, choice: "open" } },
       "the answer does not match the response schema: #/properties/reasoning: must be string",
     ],
-    [{ text: "Sure, I will open it." }, "the answer is not valid JSON: Sure, I will open it."],
   ];
   for (const [step, problem] of cases) {
     assert.deepEqual(await schemaTurnError(scripted(step)), {
@@ -67,6 +66,13 @@ Deno.test("scripted answers: JSON text, missing keys, extra keys and wrong types
       data: { code: "generation_failed", attempts: 1, problem },
     }, JSON.stringify(step));
   }
+  // A text answer that ends a sentence ends the message once ("open it.", not "open it..").
+  const problem = "the answer is not valid JSON: Sure, I will open it.";
+  assert.deepEqual(await schemaTurnError(scripted({ text: "Sure, I will open it." })), {
+    code: -32012,
+    message: `The model gave an invalid answer: ${problem}`,
+    data: { code: "generation_failed", attempts: 1, problem },
+  });
 });
 
 Deno.test("the OpenAI-compatible backend fails an answer outside the enum with the same code and wording", async () => {
@@ -128,7 +134,7 @@ Deno.test("constraints the model only sees described (pattern, minLength) are no
   await c.close();
 });
 
-Deno.test("a script exhausted in a structured turn says so (naming an invalid answer just before)", async () => {
+Deno.test("a script exhausted in a structured turn says so; after an invalid answer it leads with that answer and names the step", async () => {
   assert.deepEqual(await schemaTurnError(scripted()), {
     code: -32012,
     message:
@@ -142,13 +148,33 @@ Deno.test("a script exhausted in a structured turn says so (naming an invalid an
     model: scripted({ json: { reasoning: "r", choice: "no" } }),
   });
   const r = await c.response(c.request("session/respond", { session: "s", prompt: "Open?", schema: CHOICE }));
+  // The only step was invalid and its retry found none left: the message leads with the invalid answer.
   assert.deepEqual(r.error, {
     code: -32012,
-    message: "Script exhausted: all 1 step was played and this turn needs a structured answer (the step " +
-      `before gave an invalid answer: the answer does not match the response schema: ${
-        OUTSIDE_ENUM.slice("the answer does not match the response schema: ".length)
-      }); add steps or a 'fallback' step.`,
+    message:
+      `The model gave an invalid answer: ${OUTSIDE_ENUM}. It was step 1 of 1, and no step is left for ` +
+      "its retry: fix that step, or add a step after it for the retry to play.",
     data: { code: "generation_failed", problem: OUTSIDE_ENUM },
+  });
+  // The step it names is the invalid one, also after valid ones; a text answer's own period ends the message.
+  await c.call("session/create", {
+    session: "t",
+    model: scripted({ json: { reasoning: "r", choice: "open" } }, { text: "Only two left." }),
+  });
+  assert.deepEqual(
+    (await c.call("session/respond", { session: "t", prompt: "Open?", schema: CHOICE })).structured,
+    {
+      reasoning: "r",
+      choice: "open",
+    },
+  );
+  const t = await c.response(c.request("session/respond", { session: "t", prompt: "Open?", schema: CHOICE }));
+  assert.deepEqual(t.error, {
+    code: -32012,
+    message:
+      "The model gave an invalid answer: the answer is not valid JSON: Only two left. It was step 2 of 2, " +
+      "and no step is left for its retry: fix that step, or add a step after it for the retry to play.",
+    data: { code: "generation_failed", problem: "the answer is not valid JSON: Only two left." },
   });
   // In a text turn the default fallback still answers "(script exhausted)".
   assert.equal((await c.call("session/respond", { session: "s", prompt: "Hi" })).text, "(script exhausted)");
@@ -160,4 +186,23 @@ Deno.test("a script exhausted in a structured turn says so (naming an invalid an
   const f = await c.call("session/respond", { session: "f", prompt: "Open?", schema: CHOICE });
   assert.deepEqual(f.structured, { reasoning: "r", choice: "open" });
   await c.close();
+});
+
+Deno.test("an answer that ends a sentence ends the message once, from the OpenAI-compatible backend too", async () => {
+  const server = new MockServer(() => json(completion("Only two left.")));
+  try {
+    const problem = "the answer is not valid JSON: Only two left.";
+    assert.deepEqual(await schemaTurnError({ type: "openai", baseURL: server.baseURL, model: "mock" }), {
+      code: -32012,
+      message: `The model gave an invalid answer 3 times; last problem: ${problem}`,
+      data: { code: "generation_failed", attempts: 3, problem },
+    });
+    assert.deepEqual(await schemaTurnError(scripted({ text: "Only two left." })), {
+      code: -32012,
+      message: `The model gave an invalid answer: ${problem}`,
+      data: { code: "generation_failed", attempts: 1, problem },
+    });
+  } finally {
+    await server.close();
+  }
 });
