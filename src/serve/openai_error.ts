@@ -105,11 +105,11 @@ export class OpenAIError extends Error {
     return OpenAIError.server("The client closed the connection.", "cancelled");
   }
 
-  /** A 504 `timeout` after `seconds`. */
+  /** A 504 `timeout` after `seconds` ("1 second", "0.5 seconds", "120 seconds"). */
   static timeout(seconds: number): OpenAIError {
     return new OpenAIError({
       status: 504,
-      message: `The request did not finish within ${seconds} seconds.`,
+      message: `The request did not finish within ${seconds} second${seconds === 1 ? "" : "s"}.`,
       type: "server_error",
       code: "timeout",
     });
