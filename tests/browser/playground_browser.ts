@@ -119,8 +119,24 @@ Deno.test("the designer's loop: edit, talk (streamed, emotion first), answer a t
     assert.match(jsonc, /^\/\/ The innkeeper, for the browser test\.\n/);
     await page.click("#tab-persona");
 
+    // The status line: ready to start; once the NPC runs it says so (and what an edit would block).
+    assert.equal(await text(page, "#editor-status .summary"), "Ready to start.");
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mirabel" }).waitFor();
+    assert.equal(
+      await text(page, "#editor-status .summary"),
+      "Mirabel is running; ready to apply or restart.",
+    );
+    await page.fill("[name='persona.name']", "");
+    assert.equal(
+      await text(page, "#editor-status .summary"),
+      "Mirabel is running; 1 problem to fix before applying or restarting:",
+    );
+    await page.fill("[name='persona.name']", "Mirabel");
+    assert.equal(
+      await text(page, "#editor-status .summary"),
+      "Mirabel is running; ready to apply or restart.",
+    );
 
     // Talk: the tool call waits for the designer.
     await watchTurn(page, 1);
@@ -225,10 +241,15 @@ Deno.test("the designer's loop: edit, talk (streamed, emotion first), answer a t
     await page.reload();
     await page.locator("#connection-status[data-state=open]").waitFor();
     assert.equal(await page.inputValue("[name='persona.name']"), "Mirabel");
+    assert.equal(await text(page, "#editor-status .summary"), "Ready to start.", "a new page runs no NPC");
     await page.click("#tab-state-save");
     await page.setInputFiles("#restore-state", file("mira.state.json", savedText));
     await page.locator("ol.turns li.note").filter({ hasText: "Restored Mirabel from mira.state.json." })
       .waitFor();
+    assert.equal(
+      await text(page, "#editor-status .summary"),
+      "Mirabel is running; ready to apply or restart.",
+    );
     const history = await page.locator("li.restored ol.history li").evaluateAll((items) =>
       items.map((li) => [...li.childNodes].map((n) => n.textContent?.trim()).filter((t) => t).join(" | "))
     );
@@ -403,13 +424,20 @@ Deno.test("turn controls: cancel mid-turn, let a call time out, answer with an e
     await page.locator(".relationship-value").filter({ hasText: "40 (friendly)" }).waitFor();
     assert.deepEqual(await page.locator("ul.facts li").allTextContents(), ["Aria owes a rope."]);
 
-    // Apply an edited persona to the running NPC: its conversation and memory stay.
+    // Apply an edited persona to the running NPC: its conversation and memory stay; the status line follows
+    // the new name.
+    assert.equal(await text(page, "#editor-status .summary"), "Gorm is running; ready to apply or restart.");
     await page.fill("[name='persona.role']", "the grumpy gate guard");
+    await page.fill("[name='persona.name']", "Old Gorm");
     await page.click("#apply");
     await page.locator("ol.turns li.note").filter({
-      hasText: "Applied the editor's persona, options and tools to Gorm",
+      hasText: "Applied the editor's persona, options and tools to Old Gorm",
     })
       .waitFor();
+    assert.equal(
+      await text(page, "#editor-status .summary"),
+      "Old Gorm is running; ready to apply or restart.",
+    );
     const restored = await page.evaluate(() =>
       (globalThis as unknown as { playground: { log: { entries: { message: Record<string, unknown> }[] } } })
         .playground.log.entries.map((e) => e.message).filter((m) => m.method === "npc/restore").pop()
@@ -578,8 +606,17 @@ Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown fi
     assert.equal(await page.locator(".world-edit").count(), 0);
 
     // The bridge goes away: a banner says so; what is typed stays; sending says why it cannot.
+    assert.equal(
+      await text(page, "#editor-status .summary"),
+      "Mira is running; ready to apply or restart (1 warning):",
+    );
     await served.stop();
     await page.locator("#banner").filter({ hasText: "The bridge went away." }).waitFor();
+    assert.equal(
+      await text(page, "#editor-status .summary"),
+      "Ready to start (1 warning):",
+      "the NPC went with the connection",
+    );
     assert.equal(await page.getAttribute("#connection-status", "data-state"), "closed");
     await page.fill("#player-line", "Are you still there?");
     await page.press("#player-line", "Enter");

@@ -64,17 +64,26 @@ function checkItem(check: Check, link: HTMLElement): HTMLElement {
   return h("li", { class: check.error ? "error" : "warning" }, link, `: ${check.error ?? check.warning}`);
 }
 
-/** The status summary: how many problems block a start (or "Ready to start") and how many warnings. */
-function statusSummary({ problems, warnings, more }: {
+/**
+ * The status summary: whether an NPC is running (`running`, its name), then how many problems block a start
+ * (or an apply and a restart, while one runs) or "Ready to start" ("ready to apply or restart"), and how many
+ * warnings.
+ */
+function statusSummary({ problems, warnings, more, running }: {
   problems: number;
   warnings: number;
   /** A list of checks follows. */
   more: boolean;
+  /** The name of the NPC running now, or null. */
+  running: string | null;
 }): HTMLElement {
+  const blocked = (what: string) => `${problems} problem${problems > 1 ? "s" : ""} to fix before ${what}`;
+  const ready = problems > 0 ? blocked("starting") : "Ready to start";
+  const readyAgain = problems > 0 ? blocked("applying or restarting") : "ready to apply or restart";
   return h(
     "p",
     { class: problems > 0 ? "error summary" : "summary" },
-    problems > 0 ? `${problems} problem${problems > 1 ? "s" : ""} to fix before starting` : "Ready to start",
+    running === null ? ready : `${running || "The NPC"} is running; ${readyAgain}`,
     warnings > 0 ? ` (${warnings} warning${warnings > 1 ? "s" : ""})` : "",
     more ? ":" : ".",
   );
@@ -98,6 +107,8 @@ export class Editor {
   readonly #jsoncCaret: HTMLElement;
   readonly #jsoncProblem: HTMLElement;
   readonly #status: HTMLElement;
+  /** The name of the NPC running now (the status line says so), or null. */
+  #running: string | null = null;
   readonly #result: HTMLElement;
   readonly #staleBanners: HTMLElement[] = [];
   readonly #world: HTMLTextAreaElement;
@@ -378,6 +389,13 @@ export class Editor {
     this.#renderStatus();
   }
 
+  /** The NPC running now (its name), or null once it stopped or the connection dropped: the status line follows. */
+  setRunning(name: string | null): void {
+    if (name === this.#running) return;
+    this.#running = name;
+    this.#renderStatus();
+  }
+
   /** Sets the bridge's notes on the tools (from `tools/validate`) and shows them. */
   setToolNotes(notes: Map<number, string[]>): void {
     this.#tools.setBridgeNotes(notes);
@@ -405,6 +423,7 @@ export class Editor {
         problems: listed + (problem ? 1 : 0),
         warnings: list.length - listed,
         more: list.length > 0,
+        running: this.#running,
       }),
     );
     if (list.length > 0) items.push(h("ul", { class: "messages" }, ...list));

@@ -77,7 +77,7 @@ class Playground {
   readonly editor: Editor;
   readonly conversation: Conversation;
   readonly state: StatePanel;
-  running: Running | null = null;
+  #running: Running | null = null;
   /** What start, apply or restore is running, or null. */
   changing: string | null = null;
   info: ServerInfo | null = null;
@@ -86,6 +86,16 @@ class Playground {
   #retryDelay = 1000;
   #validated = "";
   readonly persist: () => void;
+
+  /** What runs on the bridge now, or null; the editor's status line says which NPC runs. */
+  get running(): Running | null {
+    return this.#running;
+  }
+
+  set running(running: Running | null) {
+    this.#running = running;
+    this.editor.setRunning(running?.name ?? null);
+  }
 
   constructor() {
     this.saved = loadSaved(firstVisit());
@@ -508,6 +518,7 @@ class Playground {
       });
       r.npc = npc;
       r.name = typeof next.persona.name === "string" ? next.persona.name : r.name;
+      editor.setRunning(r.name);
       Object.assign(r, this.#timeouts(value.options, tools));
       this.conversation.note(
         `Applied the editor's persona, options and tools to ${r.name}; the conversation goes on.`,
