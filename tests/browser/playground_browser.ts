@@ -489,6 +489,132 @@ Deno.test("turn controls: cancel mid-turn, let a call time out, answer with an e
   }
 });
 
+/** The conversation's entries as [class, text] (notes, turns). */
+async function entries(page: Page): Promise<string[][]> {
+  return await page.locator("ol.turns > li").evaluateAll((items) =>
+    items.map((li) => [li.className, li.textContent ?? ""])
+  );
+}
+
+/** The page's raw log as "<direction> <method or response id>", in order. */
+async function wireOf(page: Page): Promise<string[]> {
+  return await page.evaluate(() =>
+    (globalThis as unknown as {
+      playground: { log: { entries: { direction: string; message: { method?: string; id?: unknown } }[] } };
+    })
+      .playground.log.entries.map((e) =>
+        `${e.direction} ${e.message.method ?? `response ${JSON.stringify(e.message.id)}`}`
+      )
+  );
+}
+
+/** The id of the last `npc/talk` the page sent. */
+async function lastTalkId(page: Page): Promise<unknown> {
+  return await page.evaluate(() =>
+    (globalThis as unknown as {
+      playground: { log: { entries: { message: { method?: string; id?: unknown } }[] } };
+    })
+      .playground.log.entries.filter((e) => e.message.method === "npc/talk").pop()?.message.id
+  );
+}
+
+Deno.test("a reply still running when the NPC changes: a restore or a start cancels it first and says so in the new conversation; Apply waits until it is answered or cancelled", async () => {
+  const served = await servePlayground();
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    await page.setInputFiles("#load-persona", [
+      file("gorm.json", GATE),
+      file("gorm.steps.json", GATE_SCRIPT),
+    ]);
+    await page.click("#start");
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Gorm" }).waitFor();
+    await page.click("#tab-state-save");
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click("#download-state")]);
+    const savedText = await Deno.readTextFile(await download.path());
+
+    // A restore while the NPC waits for open_gate's answer: the reply is cancelled, then the NPC replaced.
+    await page.fill("#player-line", "Open up!");
+    await page.press("#player-line", "Enter");
+    await page.locator('.tool-call.pending[data-tool="open_gate"]').waitFor();
+    const talk = await lastTalkId(page);
+    await page.setInputFiles("#restore-state", file("gorm.state.json", savedText));
+    await page.locator("ol.turns li.note").filter({ hasText: "Restored Gorm from gorm.state.json." })
+      .waitFor();
+    assert.deepEqual(await entries(page), [
+      [
+        "note warning",
+        "The reply to “Open up!” was still running: it was cancelled to restore from gorm.state.json.",
+      ],
+      ["note info", "Restored Gorm from gorm.state.json."],
+    ]);
+    // On the wire: the cancel, the bridge's tool/cancel and the talk's -32009, all before the NPC is deleted.
+    let wire = await wireOf(page);
+    let sent = wire.lastIndexOf("out npc/talk");
+    assert.deepEqual(
+      wire.slice(sent).filter((m) =>
+        ["out npc/cancel", "in tool/cancel", `in response ${JSON.stringify(talk)}`, "out npc/delete"]
+          .includes(m)
+      ),
+      ["out npc/cancel", "in tool/cancel", `in response ${JSON.stringify(talk)}`, "out npc/delete"],
+    );
+    await page.click("#tab-state-turns");
+    assert.equal(
+      await page.locator(".turns-table tbody tr").count(),
+      0,
+      "the cancelled turn went with its NPC",
+    );
+    assert.equal(await page.isDisabled("#cancel"), true);
+    assert.equal(await page.isDisabled("#send"), false);
+    assert.equal(await text(page, "#editor-status .summary"), "Gorm is running; ready to apply or restart.");
+
+    // The same for a start: the running reply is cancelled first, and the new conversation says so.
+    await page.fill("#player-line", "Open up, I said!");
+    await page.press("#player-line", "Enter");
+    await page.locator('.tool-call.pending[data-tool="open_gate"]').waitFor();
+    const second = await lastTalkId(page);
+    await page.click("#start");
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Gorm" }).waitFor();
+    assert.deepEqual(await entries(page), [
+      [
+        "note warning",
+        "The reply to “Open up, I said!” was still running: it was cancelled to start the NPC again.",
+      ],
+      ["note info", "Started Gorm: tools open_gate, check_stock."],
+    ]);
+    wire = await wireOf(page);
+    sent = wire.lastIndexOf("out npc/talk");
+    assert.ok(
+      wire.indexOf(`in response ${JSON.stringify(second)}`, sent) < wire.indexOf("out npc/delete", sent),
+      "the reply was answered (-32009) before the NPC was deleted",
+    );
+
+    // Apply keeps the conversation, so it waits for the running reply, and says so until it ends.
+    await page.fill("#player-line", "Open up, please.");
+    await page.press("#player-line", "Enter");
+    await page.locator('.tool-call.pending[data-tool="open_gate"]').waitFor();
+    await page.click("#apply");
+    await page.locator("#start-result").filter({
+      hasText: "Waiting for the running reply to end (answer or cancel it), then applying…",
+    }).waitFor();
+    await page.click("#cancel");
+    await page.locator("#start-result").filter({ hasText: "Applied to Gorm." }).waitFor();
+    assert.deepEqual((await entries(page)).map(([kind]) => kind), [
+      "note warning",
+      "note info",
+      "turn cancelled",
+      "note info",
+    ]);
+    assert.deepEqual(browser.errors, []);
+  } catch (error) {
+    await screenshot(page, "failed-replace-mid-turn").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});
+
 Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown field, a bad tool answer, a bridge that went away — a clear message by it, nothing typed lost", async () => {
   let served = await servePlayground();
   const browser = await openPage(served.url);

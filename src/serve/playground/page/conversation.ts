@@ -80,6 +80,8 @@ interface LiveTurn {
   meta: HTMLElement;
   options: HTMLElement;
   abort: AbortController;
+  /** Settles once the turn ended and its entry is final. */
+  ended: Promise<void>;
 }
 
 /** The conversation panel. */
@@ -320,7 +322,8 @@ export class Conversation {
 
   async #talk(npc: Npc, line: string, context: string): Promise<void> {
     const record: TurnRecord = { index: ++this.#turns, line, timings: {} };
-    const live = this.#liveTurn(record, context);
+    let ended!: () => void;
+    const live = this.#liveTurn(record, context, new Promise<void>((resolve) => ended = resolve));
     this.#list.append(live.root);
     this.#scroll();
     this.#live = live;
@@ -347,11 +350,12 @@ export class Conversation {
       live.line.classList.remove("streaming");
       live.calls.closeAll();
       this.#host.turnFinished(record);
+      ended();
     }
   }
 
   /** A turn's entry: what the player said (and the context), and the NPC's part, filled in as events come. */
-  #liveTurn(record: TurnRecord, context: string): LiveTurn {
+  #liveTurn(record: TurnRecord, context: string, ended: Promise<void>): LiveTurn {
     const emotion = h("span", {
       class: "emotion",
       "data-emotion": "pending",
@@ -399,6 +403,7 @@ export class Conversation {
       meta,
       options,
       abort: new AbortController(),
+      ended,
     };
   }
 
@@ -516,6 +521,23 @@ export class Conversation {
   /** Cancels the running reply (`npc/cancel`; the turn answers -32009). */
   cancel(): void {
     this.#live?.abort.abort();
+  }
+
+  /** Settles once no reply is running (at once when none is). */
+  async idle(): Promise<void> {
+    await this.#live?.ended;
+  }
+
+  /**
+   * Cancels the running reply, if any, and waits until it ended (its entry shows it cancelled): what a start
+   * or a restore does before it replaces the NPC. Returns the cancelled turn, or null when none was running.
+   */
+  async cancelRunning(): Promise<TurnRecord | null> {
+    const live = this.#live;
+    if (!live) return null;
+    live.abort.abort();
+    await live.ended;
+    return live.record;
   }
 
   /** A bark: a short ambient line (no history, memory or tools). */

@@ -361,15 +361,29 @@ class Playground {
     this.editor.setToolNotes(notes);
   }
 
-  /** Deletes what runs now (ignoring errors: it may be gone with an old connection). */
-  async #teardown(): Promise<void> {
+  /**
+   * Deletes what runs now (ignoring errors: it may be gone with an old connection), after cancelling a reply
+   * still running (a start or a restore replaces the NPC, as Start always did). Returns the cancelled turn,
+   * which the caller notes in the new conversation, or null.
+   */
+  async #teardown(): Promise<TurnRecord | null> {
     const r = this.running;
     this.running = null;
-    if (!r || r.generation !== this.link.generation) return;
-    if (this.conversation.busy) this.conversation.cancel();
+    if (!r || r.generation !== this.link.generation) return null;
+    const cancelled = await this.conversation.cancelRunning();
     await r.subscription?.unsubscribe().catch(() => {});
     await r.npc.delete().catch(() => {});
     await r.world?.delete().catch(() => {});
+    return cancelled;
+  }
+
+  /** The note of a reply cancelled by a start or a restore (`why`: "to start the NPC again"). */
+  #noteCancelled(turn: TurnRecord | null, why: string): void {
+    if (turn === null) return;
+    this.conversation.note(
+      `The reply to “${turn.line}” was still running: it was cancelled ${why}.`,
+      "warning",
+    );
   }
 
   /** Registers the client tools with the connection: each call goes to the conversation. */
@@ -452,7 +466,7 @@ class Playground {
     let worldParts: { world: World; subscription: Subscription } | null = null;
     try {
       this.link.require();
-      await this.#teardown();
+      const cancelled = await this.#teardown();
       const value = editor.doc.value;
       const tools = editor.toolDefinitions();
       this.#registerTools(tools);
@@ -474,6 +488,7 @@ class Playground {
       const memory = isObject(value.memory) ? value.memory : {};
       this.state.resetHistory(typeof memory.relationship === "number" ? Math.round(memory.relationship) : 0);
       this.conversation.started(`${name} (${result.npc}) · ${editor.modelLabel()}`, true);
+      this.#noteCancelled(cancelled, "to start the NPC again");
       this.conversation.note(`Started ${name}: tools ${result.tools.join(", ") || "none"}.`);
       editor.showResult({ warnings: result.warnings, note: `Started ${name} (${result.npc}).` });
       await this.refreshState();
@@ -499,6 +514,14 @@ class Playground {
     if (!editor.canStart) {
       editor.showResult({ error: "Fix the problems listed above first." });
       return;
+    }
+    if (this.conversation.busy) {
+      // Apply keeps the conversation, so a reply still running (a call waiting for its answer) ends first.
+      // (Not by queueing npc/state behind it: cancelling the reply would cancel that too.)
+      editor.showResult({
+        note: "Waiting for the running reply to end (answer or cancel it), then applying…",
+      });
+      await this.conversation.idle();
     }
     try {
       this.link.require();
@@ -627,7 +650,7 @@ class Playground {
     let worldParts: { world: World; subscription: Subscription } | null = null;
     try {
       this.link.require();
-      await this.#teardown();
+      const cancelled = await this.#teardown();
       const tools = Array.isArray(state.tools) ? state.tools.filter(isObject) : [];
       this.#registerTools(tools);
       const savedWorld = typeof state.world === "string" ? state.world : null;
@@ -665,6 +688,7 @@ class Playground {
       const memory = isObject(state.memory) ? state.memory : {};
       this.state.resetHistory(typeof memory.relationship === "number" ? memory.relationship : 0, "restored");
       this.conversation.started(`${name} (${result.npc}) · ${this.editor.modelLabel()}`, true);
+      this.#noteCancelled(cancelled, `to restore from ${source}`);
       this.conversation.note(`Restored ${name} from ${source}.`);
       this.conversation.history(historyOf(state.transcript));
       for (const n of notes) this.conversation.note(n, "warning");
