@@ -479,6 +479,17 @@ Deno.test("turn controls: cancel mid-turn, let a call time out, answer with an e
     );
     await page.fill("#log-filter", "");
     await screenshot(page, "06-json-rpc-log");
+    // Its count: "1 message", not "1 messages".
+    await page.locator(".rpc-log").getByRole("button", { name: "Clear" }).click();
+    assert.equal(await text(page, ".rpc-log .hint"), "0 messages");
+    await page.evaluate(() =>
+      (globalThis as unknown as { playground: { log: { add(entry: unknown): void } } }).playground.log.add({
+        direction: "in",
+        at: performance.now(),
+        message: { jsonrpc: "2.0", method: "ping" },
+      })
+    );
+    assert.equal(await text(page, ".rpc-log .hint"), "1 message");
     assert.deepEqual(browser.errors, []);
   } catch (error) {
     await screenshot(page, "failed-turn-controls").catch(() => {});

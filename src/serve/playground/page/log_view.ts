@@ -11,6 +11,11 @@ import type { RpcEntry } from "./rpc_log.ts";
 /** Messages kept (older ones are dropped). */
 export const LOG_LIMIT = 5000;
 
+/** "1 message", "2 messages". */
+function count(n: number): string {
+  return `${n} message${n === 1 ? "" : "s"}`;
+}
+
 /** A one-line summary: method and id, or the id of a response. */
 export function summarize(message: JsonValue): string {
   if (typeof message !== "object" || message === null || Array.isArray(message)) return "(not an object)";
@@ -89,7 +94,7 @@ export class LogView {
       while (this.#list.children.length > LOG_LIMIT) this.#list.firstElementChild?.remove();
       if (atBottom) this.#list.scrollTop = this.#list.scrollHeight;
     }
-    this.#count.textContent = `${this.#entries.length} messages`;
+    this.#count.textContent = count(this.#entries.length);
   }
 
   /** Forgets every entry. */
@@ -106,7 +111,7 @@ export class LogView {
 
   #renderAll(): void {
     this.#list.replaceChildren(...this.#entries.filter((e) => this.#matches(e)).map((e) => this.#line(e)));
-    this.#count.textContent = `${this.#entries.length} messages`;
+    this.#count.textContent = count(this.#entries.length);
     this.#list.scrollTop = this.#list.scrollHeight;
   }
 
