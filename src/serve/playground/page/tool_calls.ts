@@ -7,11 +7,10 @@
  * @module
  */
 import type { ToolRecord } from "../../../client/types.ts";
-import { BridgeError, MESSAGES } from "../../../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
 import { brief, h, uid } from "./dom.ts";
 import type { ToolAnswer } from "./storage.ts";
-import { answerValue } from "./values.ts";
+import { answerValue, notAnswered } from "./values.ts";
 
 /** A call's row. */
 export interface ToolRow {
@@ -116,26 +115,6 @@ export function cannedAnswer(answer: ToolAnswer): Promise<unknown> {
   if (answer.asError) return Promise.reject(new Error(answer.text || "error"));
   const parsed = answerValue(answer.text, "auto");
   return Promise.resolve("value" in parsed ? parsed.value : answer.text);
-}
-
-/** How the bridge marks an error output in the text the model sees ("Error: Tool 'x' timed out after 2s."). */
-const MODEL_ERROR_PREFIX = "Error: ";
-
-/**
- * The status of a call the bridge stopped waiting for, from the abort `reason`. A `tool/cancel`'s reason is
- * the tool output the model got instead of an answer, as the model sees it ("Error: Tool 'check_stock'
- * timed out after 2s."): said as that error, without the prefix (a cancelled turn says just that). Any other
- * reason (the connection closed, a bridge that gave none) is shown as it is.
- */
-export function notAnswered(reason: unknown): string {
-  const text = reason instanceof Error ? reason.message : String(reason);
-  const cancel = reason instanceof BridgeError && reason.dataCode === "cancelled";
-  if (cancel && text.startsWith(MODEL_ERROR_PREFIX)) {
-    const output = text.slice(MODEL_ERROR_PREFIX.length);
-    if (output === MESSAGES.turnCancelled) return "not answered: the turn was cancelled";
-    return `not answered: the model got the error “${output}”`;
-  }
-  return `not answered: the bridge no longer needs it (${text})`;
 }
 
 /** A call to answer by hand. */

@@ -1,8 +1,10 @@
 /**
  * How the page reads what is typed: numbers and lists for the form, answers to tool calls, values for the
- * world, and a world change applied to a snapshot. Pure: no DOM.
+ * world, and a world change applied to a snapshot; and what a tool call the bridge stopped waiting for got
+ * instead of an answer. Pure: no DOM.
  * @module
  */
+import { BridgeError, MESSAGES } from "../../../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
 import { parseJsonc } from "./document.ts";
 
@@ -83,4 +85,24 @@ export function applyChange(state: JsonValue, change: { path: string; newValue?:
     else node[last] = structuredClone(change.newValue as JsonValue);
   }
   return root;
+}
+
+/** How the bridge marks an error output in the text the model sees ("Error: Tool 'x' timed out after 2s."). */
+const MODEL_ERROR_PREFIX = "Error: ";
+
+/**
+ * The status of a call the bridge stopped waiting for, from the abort `reason`. A `tool/cancel`'s reason is
+ * the tool output the model got instead of an answer, as the model sees it ("Error: Tool 'check_stock'
+ * timed out after 2s."): said as that error, without the prefix (a cancelled turn says just that). Any other
+ * reason (the connection closed, a bridge that gave none) is shown as it is.
+ */
+export function notAnswered(reason: unknown): string {
+  const text = reason instanceof Error ? reason.message : String(reason);
+  const cancel = reason instanceof BridgeError && reason.dataCode === "cancelled";
+  if (cancel && text.startsWith(MODEL_ERROR_PREFIX)) {
+    const output = text.slice(MODEL_ERROR_PREFIX.length);
+    if (output === MESSAGES.turnCancelled) return "not answered: the turn was cancelled";
+    return `not answered: the model got the error “${output}”`;
+  }
+  return `not answered: the bridge no longer needs it (${text})`;
 }

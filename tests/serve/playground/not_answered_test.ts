@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import { Bridge, BridgeError } from "../../../mod.ts";
-import { notAnswered } from "../../../src/serve/playground/page/tool_calls.ts";
+import { notAnswered } from "../../../src/serve/playground/page/values.ts";
 
 /** An NPC whose one client tool never answers: `reason` settles with the abort reason its handler got. */
 async function waitingNpc(bridge: Bridge, timeoutSeconds: number) {
