@@ -1,8 +1,8 @@
 /**
  * What the playground says about a client tool call the bridge stopped waiting for, from the abort reason
  * the typed client really gets: a timeout's `tool/cancel` reason is the tool output the model got
- * ("Error: Tool 'check_stock' timed out after …"), said as that error without the raw prefix; a cancelled
- * turn says so; anything else is shown as it is.
+ * ("Error: Tool 'check_stock' timed out after …"), shown as that error output without the raw prefix; a
+ * cancelled turn says so; anything else is shown as it is.
  */
 import assert from "node:assert/strict";
 import { Bridge, BridgeError } from "../../../mod.ts";
@@ -36,7 +36,7 @@ async function waitingNpc(bridge: Bridge, timeoutSeconds: number) {
   return { npc, reason, calling };
 }
 
-Deno.test("a call left to time out: the model got the error, said without the raw 'Error: ' prefix", async () => {
+Deno.test("a call left to time out: the model got an error output, shown without the raw 'Error: ' prefix", async () => {
   await using bridge = await Bridge.open({ onWarning: () => {} });
   const { npc, reason } = await waitingNpc(bridge, 0.05);
   const reply = await npc.talk("Any ale?");
@@ -44,10 +44,10 @@ Deno.test("a call left to time out: the model got the error, said without the ra
   const got = await reason;
   assert.ok(got instanceof BridgeError);
   assert.equal(got.message, "Error: Tool 'check_stock' timed out after 50ms.", "the reason on the wire");
-  assert.equal(
-    notAnswered(got),
-    "not answered: the model got the error “Tool 'check_stock' timed out after 50ms.”",
-  );
+  assert.deepEqual(notAnswered(got), {
+    status: "not answered: the model got an error output instead",
+    output: "Tool 'check_stock' timed out after 50ms.",
+  });
 });
 
 Deno.test("a call whose turn was cancelled: says the turn was cancelled", async () => {
@@ -57,21 +57,24 @@ Deno.test("a call whose turn was cancelled: says the turn was cancelled", async 
   await calling;
   await npc.cancel();
   await assert.rejects(turn, (e: unknown) => e instanceof BridgeError && e.dataCode === "cancelled");
-  assert.equal(notAnswered(await reason), "not answered: the turn was cancelled");
+  assert.deepEqual(notAnswered(await reason), {
+    status: "not answered: the turn was cancelled",
+    output: null,
+  });
 });
 
 Deno.test("any other reason (a closed connection, a bridge that gave none) is shown as it is", () => {
-  assert.equal(
-    notAnswered(BridgeError.of("shut_down", "The bridge was closed.")),
-    "not answered: the bridge no longer needs it (The bridge was closed.)",
-  );
-  assert.equal(
-    notAnswered(BridgeError.cancelled("The bridge no longer needs this result.")),
-    "not answered: the bridge no longer needs it (The bridge no longer needs this result.)",
-  );
+  assert.deepEqual(notAnswered(BridgeError.of("shut_down", "The bridge was closed.")), {
+    status: "not answered: the bridge no longer needs it (The bridge was closed.)",
+    output: null,
+  });
+  assert.deepEqual(notAnswered(BridgeError.cancelled("The bridge no longer needs this result.")), {
+    status: "not answered: the bridge no longer needs it (The bridge no longer needs this result.)",
+    output: null,
+  });
   // Only a tool/cancel reason (a cancelled error) is read as the model's output.
-  assert.equal(
-    notAnswered(new Error("Error: something")),
-    "not answered: the bridge no longer needs it (Error: something)",
-  );
+  assert.deepEqual(notAnswered(new Error("Error: something")), {
+    status: "not answered: the bridge no longer needs it (Error: something)",
+    output: null,
+  });
 });

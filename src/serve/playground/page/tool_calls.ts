@@ -89,16 +89,21 @@ export class ToolCalls {
     row.status.textContent = `${how ? `${how} · ` : ""}${record.isError ? "error" : "done"} in ${
       Math.round(record.durationSeconds * 1000)
     } ms`;
-    row.result.replaceChildren(
-      h("span", { class: "arrow", "aria-hidden": "true", text: "→ " }),
-      h("code", { class: record.isError ? "error" : "", text: brief(record.output, 300) }),
-    );
+    showOutput(row, record.output, record.isError);
   }
 
   /** The turn ended: no row waits any longer. */
   closeAll(): void {
     for (const row of this.#rows.values()) closeRow(row, null);
   }
+}
+
+/** Shows the output the model got (`isError`: an error output) as the row's result. */
+function showOutput(row: ToolRow, output: JsonValue, isError: boolean): void {
+  row.result.replaceChildren(
+    h("span", { class: "arrow", "aria-hidden": "true", text: "→ " }),
+    h("code", { class: isError ? "error" : "", text: brief(output, 300) }),
+  );
 }
 
 /** Stops a row's countdown and removes its answer form; `status` (unless null) replaces its status. */
@@ -145,7 +150,9 @@ export function answerByHand(row: ToolRow, { name, answer, timeout, signal }: Ha
     };
     const onAbort = () => {
       const reason = signal.reason;
-      done(notAnswered(reason));
+      const { status, output } = notAnswered(reason);
+      done(status);
+      if (output !== null) showOutput(row, output, true);
       row.root.classList.add("cancelled");
       reject(reason);
     };

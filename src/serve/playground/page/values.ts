@@ -90,19 +90,29 @@ export function applyChange(state: JsonValue, change: { path: string; newValue?:
 /** How the bridge marks an error output in the text the model sees ("Error: Tool 'x' timed out after 2s."). */
 const MODEL_ERROR_PREFIX = "Error: ";
 
+/** What a call the bridge stopped waiting for shows: its status, and the error output the model got, if any. */
+export interface NotAnswered {
+  /** The row's status ("not answered: …"). */
+  status: string;
+  /** The error output the model got instead of an answer (without the "Error: " it reads), or null. */
+  output: string | null;
+}
+
 /**
- * The status of a call the bridge stopped waiting for, from the abort `reason`. A `tool/cancel`'s reason is
- * the tool output the model got instead of an answer, as the model sees it ("Error: Tool 'check_stock'
- * timed out after 2s."): said as that error, without the prefix (a cancelled turn says just that). Any other
+ * What a call the bridge stopped waiting for shows, from the abort `reason`. A `tool/cancel`'s reason is the
+ * tool output the model got instead of an answer, as the model reads it ("Error: Tool 'check_stock' timed out
+ * after 2s."): shown as that error output, without the prefix (a cancelled turn says just that). Any other
  * reason (the connection closed, a bridge that gave none) is shown as it is.
  */
-export function notAnswered(reason: unknown): string {
+export function notAnswered(reason: unknown): NotAnswered {
   const text = reason instanceof Error ? reason.message : String(reason);
   const cancel = reason instanceof BridgeError && reason.dataCode === "cancelled";
   if (cancel && text.startsWith(MODEL_ERROR_PREFIX)) {
     const output = text.slice(MODEL_ERROR_PREFIX.length);
-    if (output === MESSAGES.turnCancelled) return "not answered: the turn was cancelled";
-    return `not answered: the model got the error “${output}”`;
+    if (output === MESSAGES.turnCancelled) {
+      return { status: "not answered: the turn was cancelled", output: null };
+    }
+    return { status: "not answered: the model got an error output instead", output };
   }
-  return `not answered: the bridge no longer needs it (${text})`;
+  return { status: `not answered: the bridge no longer needs it (${text})`, output: null };
 }
