@@ -22,7 +22,7 @@ import { LocalBridge, MODEL_ENV_HELP, MODEL_FLAGS_HELP, resolveModelChoice } fro
 import { formatUsage } from "./render.ts";
 import { addSigint, checkToolChoice, parseToolChoiceFlag, removeSigint } from "./respond.ts";
 import { type LoadedTools, loadToolsFile, toolDescription, toolName, toolsFromValue } from "./tools_file.ts";
-import { isTerminal, stderrStyle, stdoutStyle, type Style, writeErr, writeOut } from "./tty.ts";
+import { isTerminal, OutputError, stderrStyle, stdoutStyle, type Style, writeErr, writeOut } from "./tty.ts";
 import { TurnScreen } from "./turn_screen.ts";
 
 /** Help text of `oam chat`. */
@@ -312,6 +312,7 @@ class ChatCommand {
           await this.#save(arg);
           writeOut(o.dim(`(saved to ${arg})\n`));
         } catch (error) {
+          if (error instanceof OutputError) throw error; // stdout is gone: the command ends
           reportError(error, { mode: "human", style: this.#err });
         }
         return;

@@ -18,7 +18,16 @@ import {
 } from "./local_bridge.ts";
 import { addSigint, removeSigint } from "./respond.ts";
 import { dirname, type LoadedTools, noTools, toolsFromValue } from "./tools_file.ts";
-import { isTerminal, oneLine, stderrStyle, stdoutStyle, type Style, writeErr, writeOut } from "./tty.ts";
+import {
+  isTerminal,
+  oneLine,
+  OutputError,
+  stderrStyle,
+  stdoutStyle,
+  type Style,
+  writeErr,
+  writeOut,
+} from "./tty.ts";
 import { TurnScreen } from "./turn_screen.ts";
 
 /** Help text of `oam npc`. */
@@ -468,6 +477,7 @@ class NpcCommand {
           throw CliError.usage(`unknown command '${name}'; type /help.`);
       }
     } catch (error) {
+      if (error instanceof OutputError) throw error; // stdout is gone: the command ends
       reportError(error, { mode: "human", style: this.#err });
     }
   }
@@ -494,6 +504,7 @@ class NpcCommand {
       );
     } catch (error) {
       this.#screen.hideThinking();
+      if (error instanceof OutputError) throw error; // stdout is gone: the command ends
       reportError(error, { mode: "human", style: this.#err });
     }
   }

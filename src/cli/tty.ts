@@ -29,9 +29,25 @@ function writeAllSync(stream: { writeSync(p: Uint8Array): number }, text: string
   }
 }
 
-/** Writes `text` to stdout (synchronously, all of it). */
+/**
+ * stdout could not be written for another reason than a closed pipe (a full disk, an I/O error): the command
+ * stops and reports it, rather than going on with output nobody gets. Same message as the error behind it.
+ */
+export class OutputError extends Error {
+  /** Wraps the write's `cause`. */
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = "OutputError";
+  }
+}
+
+/** Writes `text` to stdout (synchronously, all of it); a failed write throws an {@link OutputError}. */
 export function writeOut(text: string): void {
-  writeAllSync(Deno.stdout, text);
+  try {
+    writeAllSync(Deno.stdout, text);
+  } catch (error) {
+    throw new OutputError(error);
+  }
 }
 
 /** Writes `text` to stderr (synchronously, all of it; never throws). */

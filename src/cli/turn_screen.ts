@@ -11,7 +11,7 @@ import type { LocalBridge } from "./local_bridge.ts";
 import { formatCall, formatOutput } from "./render.ts";
 import { besideQuestion, ToolPrompter } from "./tool_prompt.ts";
 import type { LoadedTools } from "./tools_file.ts";
-import { isTerminal, Spinner, type Style, writeErr, writeOut } from "./tty.ts";
+import { isTerminal, OutputError, Spinner, type Style, writeErr, writeOut } from "./tty.ts";
 
 /** What a {@link TurnScreen} needs from its command. */
 export interface TurnScreenOptions {
@@ -156,22 +156,36 @@ export class TurnScreen {
     const prompter = this.#toolPrompter(turn);
     this.#cancelTurn = () => this.#stopTurn(turn);
     this.showThinking();
+    // stdout failing while an event is shown stops the turn; the command then ends with that error.
+    let outputFailed: OutputError | null = null;
     try {
       const result = await turn.bridge.run(turn.method, turn.params, {
         onEvent: (event) => {
-          if (!this.#cancelled) turn.onEvent(event);
+          if (this.#cancelled) return;
+          try {
+            turn.onEvent(event);
+          } catch (error) {
+            if (!(error instanceof OutputError)) throw error;
+            outputFailed ??= error;
+            this.#stopTurn(turn);
+          }
         },
         onToolCall: (id, call) => prompter.enqueue(id, call),
         onToolCancel: (p) => prompter.cancel(String(p.id)),
       });
       this.#spinner.stop();
       this.#endQuestion();
-      await turn.onResult(result);
+      if (outputFailed === null) await turn.onResult(result);
     } catch (error) {
-      this.#showFailure(error);
+      if (error instanceof OutputError) outputFailed ??= error;
+      if (outputFailed === null) this.#showFailure(error);
     } finally {
       this.#cancelTurn = null;
       prompter.finish();
+    }
+    if (outputFailed !== null) {
+      this.#spinner.stop();
+      throw outputFailed;
     }
   }
 
