@@ -22,7 +22,16 @@ import { LocalBridge, MODEL_ENV_HELP, MODEL_FLAGS_HELP, resolveModelChoice } fro
 import { formatUsage } from "./render.ts";
 import { addSigint, checkToolChoice, parseToolChoiceFlag, removeSigint } from "./respond.ts";
 import { type LoadedTools, loadToolsFile, toolDescription, toolName, toolsFromValue } from "./tools_file.ts";
-import { isTerminal, OutputError, stderrStyle, stdoutStyle, type Style, writeErr, writeOut } from "./tty.ts";
+import {
+  isTerminal,
+  OutputError,
+  stderrStyle,
+  stdoutClosed,
+  stdoutStyle,
+  type Style,
+  writeErr,
+  writeOut,
+} from "./tty.ts";
 import { TurnScreen } from "./turn_screen.ts";
 
 /** Help text of `oam chat`. */
@@ -244,7 +253,8 @@ class ChatCommand {
 
   /** Reads a line at a time until the input ends or /exit: a command, or a prompt (sent as typed). */
   async #readLoop(): Promise<void> {
-    while (!this.#quit) {
+    // Until the input ends, /exit, or stdout's reader is gone.
+    while (!this.#quit && !stdoutClosed()) {
       this.#prompt();
       const line = await this.#reader.readLine();
       if (line === null || line === undefined) {

@@ -23,6 +23,7 @@ import {
   oneLine,
   OutputError,
   stderrStyle,
+  stdoutClosed,
   stdoutStyle,
   type Style,
   writeErr,
@@ -297,7 +298,8 @@ class NpcCommand {
 
   /** Reads a line at a time until the input ends or /exit: a command, or what the player says. */
   async #readLoop(): Promise<void> {
-    while (!this.#quit) {
+    // Until the input ends, /exit, or stdout's reader is gone.
+    while (!this.#quit && !stdoutClosed()) {
       this.#prompt();
       const line = await this.#reader.readLine();
       if (line === null || line === undefined) {

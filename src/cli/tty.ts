@@ -15,7 +15,8 @@ export function envVar(name: string): string | undefined {
   }
 }
 
-function writeAllSync(stream: { writeSync(p: Uint8Array): number }, text: string): void {
+/** Writes all of `text`; false when the reader closed the pipe. */
+function writeAllSync(stream: { writeSync(p: Uint8Array): number }, text: string): boolean {
   let bytes = encoder.encode(text);
   try {
     while (bytes.length > 0) {
@@ -24,9 +25,20 @@ function writeAllSync(stream: { writeSync(p: Uint8Array): number }, text: string
     }
   } catch (error) {
     // A closed pipe (e.g. `oam respond … | head -1`) is not an error of ours.
-    if (error instanceof Deno.errors.BrokenPipe) return;
+    if (error instanceof Deno.errors.BrokenPipe) return false;
     throw error;
   }
+  return true;
+}
+
+let stdoutGone = false;
+
+/**
+ * True once a write found stdout's reader gone (`oam chat … | head -5`): a command that reads more input stops
+ * there, rather than running model turns whose answers nobody reads.
+ */
+export function stdoutClosed(): boolean {
+  return stdoutGone;
 }
 
 /**
@@ -44,7 +56,7 @@ export class OutputError extends Error {
 /** Writes `text` to stdout (synchronously, all of it); a failed write throws an {@link OutputError}. */
 export function writeOut(text: string): void {
   try {
-    writeAllSync(Deno.stdout, text);
+    if (!writeAllSync(Deno.stdout, text)) stdoutGone = true;
   } catch (error) {
     throw new OutputError(error);
   }

@@ -47,3 +47,41 @@ Deno.test({
     }
   },
 });
+
+/** Runs `sh -c <command>` in the repository with a clean environment; stdout and stderr ignored. */
+async function shell(command: string): Promise<number> {
+  const out = await new Deno.Command("sh", {
+    args: ["-c", command],
+    cwd: root,
+    stdout: "null",
+    stderr: "null",
+    env: childEnv({ NO_COLOR: "1" }),
+    clearEnv: true,
+  }).output();
+  return out.code;
+}
+
+Deno.test("oam chat stops reading input once stdout's reader is gone (| head): no turns nobody reads", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // Each answer takes 100 ms, so `head` has gone before the next one is written; 20 lines are waiting.
+    const script = `${dir}/steps.json`;
+    await Deno.writeTextFile(
+      script,
+      JSON.stringify({ steps: [], fallback: { text: "Hi there.", delayMs: 100 } }),
+    );
+    await Deno.writeTextFile(`${dir}/in.txt`, "hello\n".repeat(20));
+    const deno = `'${Deno.execPath()}' run --quiet -A '${CLI}'`;
+    const saved = `${dir}/chat.json`;
+    const chat =
+      `${deno} chat --script '${script}' --save-transcript '${saved}' < '${dir}/in.txt' | head -c 1`;
+    assert.equal(await shell(chat), 0);
+    const entries = (JSON.parse(await Deno.readTextFile(saved)).transcript.transcript.entries) as {
+      role: string;
+    }[];
+    const prompts = entries.filter((e) => e.role === "user").length;
+    assert.ok(prompts >= 1 && prompts <= 3, `${prompts} of 20 turns ran after stdout's reader was gone`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
