@@ -80,9 +80,18 @@ export function pluginErrorToBridge(
   return BridgeError.of(name, text, data);
 }
 
-/** `-32001 model_unavailable` naming the reason (and the load problem, when there was one). */
+/** What a turn on a device that cannot run the on-device model can do instead. */
+const ELSEWHERE =
+  "Apple's on-device model runs on Apple silicon Macs with Apple Intelligence only; give the " +
+  `session or NPC another model: {"type": "scripted", …}, "openai" or "llama".`;
+
+/**
+ * `-32001 model_unavailable` naming the reason (and the load problem, when there was one; on a device that
+ * cannot run the model, what to use instead).
+ */
 export function modelUnavailableError(reason: string, detail?: string): BridgeError {
-  const suffix = detail ? ` ${detail}` : "";
+  const said = detail ?? (reason === "device_not_eligible" ? ELSEWHERE : undefined);
+  const suffix = said ? ` ${said}` : "";
   return BridgeError.of("model_unavailable", `The system model is unavailable (${reason}).${suffix}`, {
     reason,
   });

@@ -633,7 +633,19 @@ Deno.test({
       contextSize: 4096,
       supportedLanguages: [],
     });
-    await assert.rejects(model.step(request()), isBridge("model_unavailable"));
+    // The turn's error says what to use instead.
+    await assert.rejects(
+      model.step(request()),
+      isBridge("model_unavailable", (e) => {
+        assert.equal(
+          e.message,
+          "The system model is unavailable (device_not_eligible). Apple's on-device model runs on Apple silicon " +
+            `Macs with Apple Intelligence only; give the session or NPC another model: {"type": "scripted", …}, ` +
+            `"openai" or "llama".`,
+        );
+        assert.deepEqual(e.data, { reason: "device_not_eligible" });
+      }),
+    );
   },
 });
 
