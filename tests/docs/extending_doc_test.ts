@@ -1,0 +1,115 @@
+/**
+ * docs/extending.md's model type of your own: its example runs as written (a `{"type": "echo"}` session, the
+ * tool call on step 0, streaming), and what the page says about a backend's errors, a bad spec, structured
+ * output and `capabilities.models` is what the bridge does, in session/create and npc/create alike.
+ */
+import assert from "node:assert/strict";
+import { Bridge, BridgeError } from "../../mod.ts";
+import { BridgeEngine, type LanguageModel, type ModelSpec, silentLogger } from "../../engine.ts";
+
+const DOC = await Deno.readTextFile(new URL("../../docs/extending.md", import.meta.url));
+const ENGINE = new URL("../../engine.ts", import.meta.url).href;
+const MOD = new URL("../../mod.ts", import.meta.url).href;
+
+/** The example under "A model type of your own", importing the package by URL, `echoModels` exported. */
+async function modelExample(): Promise<{ echoModels: (spec: ModelSpec) => LanguageModel | undefined }> {
+  const section = DOC.split("## A model type of your own")[1];
+  const snippet = section?.match(/```ts\n([\s\S]*?)```/)?.[1];
+  assert.ok(snippet, "the section has a ts example");
+  assert.ok(snippet.includes('from "./engine.ts"') && snippet.includes('from "./mod.ts"'));
+  const source = snippet.replace('"./engine.ts"', `"${ENGINE}"`).replace('"./mod.ts"', `"${MOD}"`)
+    .replace(
+      '(await echo.respond("hello")).text; // "You said: hello"',
+      'export const said = (await echo.respond("hello")).text;',
+    ) +
+    "export { echoModels };\n";
+  assert.ok(source.includes("export const said"), "the example ends with the respond line");
+  const file = await Deno.makeTempFile({ suffix: ".ts" });
+  try {
+    await Deno.writeTextFile(file, source);
+    const module = await import(new URL(`file://${file}`).href);
+    assert.equal(module.said, "You said: hello");
+    return module;
+  } finally {
+    await Deno.remove(file);
+  }
+}
+
+Deno.test("docs/extending.md: the model type example runs as written and answers 'You said: hello'", async () => {
+  await modelExample();
+});
+
+Deno.test("docs/extending.md: a custom model type in session/create and npc/create, with tools, streaming and its errors", async () => {
+  const { echoModels } = await modelExample();
+  const logs: string[] = [];
+  const models = (spec: ModelSpec): LanguageModel | undefined => {
+    if (spec.type === "broken") throw new Error("factory bug");
+    if (spec.type === "failing" && "raw" in spec) {
+      const error = spec.raw.error === "guardrail"
+        ? BridgeError.of("guardrail_violation", "Blocked by my backend.")
+        : new Error("backend bug");
+      return {
+        ...echoModels({ type: "echo", raw: { type: "echo" }, path: spec.path })!,
+        step: () => Promise.reject(error),
+      };
+    }
+    return echoModels(spec);
+  };
+  await using bridge = await Bridge.open({
+    engine: (send, onShutdown) =>
+      new BridgeEngine({
+        modelFactory: models,
+        onShutdown,
+        logger: { ...silentLogger, error: (m) => logs.push(m) },
+      }, send),
+  });
+  assert.deepEqual(bridge.server.capabilities.models, ["system", "scripted"]);
+  const look = bridge.tool({
+    name: "look",
+    description: "Look around.",
+    parameters: { type: "object", properties: {} },
+  }, () => "a door");
+  const s = await bridge.createSession({ tools: [look], model: { type: "echo", prefix: "> " } });
+  const events: string[] = [];
+  const r = await s.respond("hi", { onText: (_piece, text) => events.push(text) });
+  assert.equal(r.text, "> (after the tool)");
+  assert.deepEqual(r.toolCalls.map((c) => [c.call.name, c.output]), [["look", "a door"]]);
+  assert.deepEqual(events, ["> (after the tool)"]); // the snapshot the backend streamed
+  assert.deepEqual((await bridge.request("session/list", {})).sessions.map((x) => x.model), ["echo"]);
+  // A bad spec fails the create with -32602 naming the path; a factory's plain Error is -32603.
+  const fail = (p: Promise<unknown>) =>
+    p.then(() => assert.fail("no error"), (e: unknown) => e as BridgeError);
+  const bad = await fail(bridge.createSession({ model: { type: "echo", prefix: 3 } }));
+  assert.deepEqual([bad.code, bad.message], [-32602, "'model.prefix' must be a string."]);
+  const badNpc = await fail(bridge.createNpc({ name: "Gorm" }, { model: { type: "echo", prefix: 3 } }));
+  assert.deepEqual([badNpc.code, badNpc.message], [-32602, "'model.prefix' must be a string."]);
+  const broken = await fail(bridge.createSession({ model: { type: "broken" } }));
+  assert.deepEqual([broken.code, broken.dataCode, broken.message], [-32603, "internal_error", "factory bug"]);
+  // A step's BridgeError is the turn's answer; a plain Error is -32603 with the stack logged.
+  const guarded = await bridge.createSession({ model: { type: "failing", error: "guardrail" } });
+  const blocked = await fail(guarded.respond("hi"));
+  assert.deepEqual([blocked.code, blocked.dataCode, blocked.message], [
+    -32002,
+    "guardrail_violation",
+    "Blocked by my backend.",
+  ]);
+  const buggy = await bridge.createSession({ model: { type: "failing" } });
+  const bug = await fail(buggy.respond("hi"));
+  assert.deepEqual([bug.code, bug.dataCode, bug.message], [-32603, "internal_error", "backend bug"]);
+  assert.ok(
+    logs.some((l) => l.startsWith("Internal error in 'session/respond'") && l.includes("\n    at ")),
+    logs.join("\n"),
+  );
+  // An NPC on the echo model: its `{line}` is taken as it is, what is missing filled in.
+  const npc = await bridge.createNpc({ name: "Gorm" }, { model: { type: "echo" } });
+  const reply = await npc.talk("Hello.");
+  assert.deepEqual([reply.line, reply.emotion, reply.playerOptions], ["Player: Hello.", "neutral", []]);
+  // ...as is a session's structured answer: the backend checks it against the schema, not the agent.
+  const typed = await bridge.createSession({ model: { type: "echo" } });
+  const mood = { type: "object", properties: { mood: { type: "string" } }, required: ["mood"] } as const;
+  assert.deepEqual((await typed.respond("hi", { schema: mood })).structured, { line: "hi" });
+  // An unknown type names the built-in ones.
+  const unknown = await fail(bridge.createSession({ model: { type: "nope" } }));
+  assert.equal(unknown.code, -32602);
+  assert.match(unknown.message, /^Unknown model type 'nope'\./);
+});
