@@ -4,8 +4,16 @@
  * output and `capabilities.models` is what the bridge does, in session/create and npc/create alike.
  */
 import assert from "node:assert/strict";
-import { Bridge, BridgeError } from "../../mod.ts";
-import { BridgeEngine, type LanguageModel, type ModelSpec, silentLogger } from "../../engine.ts";
+import { Bridge, BridgeError, type JsonValue, type Transport } from "../../mod.ts";
+import {
+  BridgeEngine,
+  type BridgeExtension,
+  createStdioServer,
+  type LanguageModel,
+  type ModelSpec,
+  silentLogger,
+  standardExtensions,
+} from "../../engine.ts";
 
 const DOC = await Deno.readTextFile(new URL("../../docs/extending.md", import.meta.url));
 const ENGINE = new URL("../../engine.ts", import.meta.url).href;
@@ -112,4 +120,92 @@ Deno.test("docs/extending.md: a custom model type in session/create and npc/crea
   const unknown = await fail(bridge.createSession({ model: { type: "nope" } }));
   assert.equal(unknown.code, -32602);
   assert.match(unknown.message, /^Unknown model type 'nope'\./);
+});
+
+Deno.test("docs/extending.md: a transport of your own: createStdioServer on each TCP connection, raw lines and Bridge.connect", async () => {
+  assert.ok(DOC.includes("{ input: conn.readable, output: conn.writable },"));
+  const hello: BridgeExtension = {
+    register: (registry) => registry.register("x/hello", (ctx) => ({ hello: ctx.params.string("name") })),
+  };
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  const runs: Promise<number>[] = [];
+  const accepting = (async () => {
+    for await (const conn of listener) {
+      runs.push(
+        createStdioServer(
+          (send, onShutdown) =>
+            new BridgeEngine({ extensions: [...standardExtensions(), hello], onShutdown }, send),
+          { input: conn.readable, output: conn.writable },
+        ).run(),
+      );
+    }
+  })();
+  // Raw lines: each answered in order, a bad line too, then end of input ends the server with 0.
+  const raw = await Deno.connect({ hostname: "127.0.0.1", port });
+  const writer = raw.writable.getWriter();
+  await writer.write(new TextEncoder().encode(
+    '{"jsonrpc":"2.0","id":1,"method":"x/hello","params":{"name":"a"}}\n' +
+      '{"jsonrpc":"2.0","id":2,"method":"x/hello","params":{}}\nnot json\n',
+  ));
+  writer.releaseLock();
+  await raw.closeWrite();
+  const lines = (await new Response(raw.readable).text()).split("\n");
+  assert.deepEqual(lines.slice(0, 2).map((l) => JSON.parse(l)), [
+    { jsonrpc: "2.0", id: 1, result: { hello: "a" } },
+    {
+      jsonrpc: "2.0",
+      id: 2,
+      error: {
+        code: -32602,
+        message: "Missing required parameter 'name'.",
+        data: { code: "invalid_params" },
+      },
+    },
+  ]);
+  assert.deepEqual([JSON.parse(lines[2]).id, JSON.parse(lines[2]).error.code, lines.length], [
+    null,
+    -32700,
+    4,
+  ]);
+  assert.equal(await runs[0], 0);
+  // The typed client over a Transport of one's own (newline-delimited JSON on the socket).
+  class TcpTransport implements Transport {
+    onmessage?: (message: JsonValue) => void;
+    onclose?: (reason?: Error) => void;
+    #conn: Deno.TcpConn | null = null;
+    #reading: Promise<void> = Promise.resolve();
+    async start(): Promise<void> {
+      const conn = this.#conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      this.#reading = (async () => {
+        let buffer = "";
+        for await (const chunk of conn.readable.pipeThrough(new TextDecoderStream())) {
+          buffer += chunk;
+          for (let i = buffer.indexOf("\n"); i >= 0; i = buffer.indexOf("\n")) {
+            this.onmessage?.(JSON.parse(buffer.slice(0, i)));
+            buffer = buffer.slice(i + 1);
+          }
+        }
+        this.onclose?.();
+      })();
+    }
+    async send(message: unknown): Promise<void> {
+      const writer = this.#conn!.writable.getWriter();
+      await writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
+      writer.releaseLock();
+    }
+    async close(): Promise<void> {
+      await this.#conn!.closeWrite().catch(() => {});
+      await this.#reading;
+    }
+  }
+  const bridge = await Bridge.connect(new TcpTransport());
+  assert.ok(bridge.server.capabilities.methods.includes("x/hello"));
+  assert.deepEqual(await bridge.request("x/hello", { name: "typed" }), { hello: "typed" });
+  const session = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Over TCP." }] } });
+  assert.equal((await session.respond("Hi.")).text, "Over TCP.");
+  await bridge.close();
+  assert.equal(await runs[1], 0);
+  listener.close();
+  await accepting;
 });
