@@ -105,7 +105,10 @@ export function modelSpecWarnings(spec: ModelSpec): string[] {
   return "warnings" in spec && spec.warnings !== undefined ? spec.warnings : [];
 }
 
-/** Creates the backend for a spec. Unknown types fail with -32602. */
+/**
+ * Creates the backend for a spec: `system` and `scripted`, then the host's `modelFactory` (its own types, or
+ * undefined), then `openai` and `llama`. Unknown types fail with -32602.
+ */
 export function createModel(spec: ModelSpec, factories: ModelFactories): LanguageModel {
   if (spec.type === "system") return factories.systemModel();
   if ("script" in spec) return new ScriptedModel(spec.script);
@@ -118,7 +121,9 @@ export function createModel(spec: ModelSpec, factories: ModelFactories): Languag
     // node-llama-cpp itself is imported on the model's first use, not here.
     return createLlamaModel(parseLlamaModelSpec(spec.raw, spec.path));
   }
+  // With a host factory the host's own types are supported too, but only the factory knows their names.
+  const hosts = factories.modelFactory ? ", and the types of this bridge's host" : "";
   throw BridgeError.invalidParams(
-    `Unknown model type '${spec.type}'. Supported: "system", "scripted", "openai", "llama".`,
+    `Unknown model type '${spec.type}'. Supported: "system", "scripted", "openai", "llama"${hosts}.`,
   );
 }

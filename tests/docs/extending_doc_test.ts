@@ -116,10 +116,13 @@ Deno.test("docs/extending.md: a custom model type in session/create and npc/crea
   const typed = await bridge.createSession({ model: { type: "echo" } });
   const mood = { type: "object", properties: { mood: { type: "string" } }, required: ["mood"] } as const;
   assert.deepEqual((await typed.respond("hi", { schema: mood })).structured, { line: "hi" });
-  // An unknown type names the built-in ones.
+  // An unknown type names the built-in ones and says the host adds its own (a bridge without a factory:
+  // tests/methods/session_create_test.ts).
   const unknown = await fail(bridge.createSession({ model: { type: "nope" } }));
-  assert.equal(unknown.code, -32602);
-  assert.match(unknown.message, /^Unknown model type 'nope'\./);
+  assert.deepEqual([unknown.code, unknown.message], [
+    -32602,
+    `Unknown model type 'nope'. Supported: "system", "scripted", "openai", "llama", and the types of this bridge's host.`,
+  ]);
 });
 
 Deno.test("docs/extending.md: a transport of your own: createStdioServer on each TCP connection, raw lines and Bridge.connect", async () => {
