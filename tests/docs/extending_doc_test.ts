@@ -55,9 +55,18 @@ Deno.test("docs/extending.md: a custom model type in session/create and npc/crea
     if (spec.type === "failing" && "raw" in spec) {
       const error = spec.raw.error === "guardrail"
         ? BridgeError.of("guardrail_violation", "Blocked by my backend.")
+        : spec.raw.error === "unavailable"
+        ? BridgeError.of("model_unavailable", "My backend is not loaded.")
         : new Error("backend bug");
       return {
         ...echoModels({ type: "echo", raw: { type: "echo" }, path: spec.path })!,
+        availability: () =>
+          Promise.resolve({
+            available: false,
+            reason: "model_not_ready",
+            contextSize: 4096,
+            supportedLanguages: [],
+          }),
         step: () => Promise.reject(error),
       };
     }
@@ -101,6 +110,11 @@ Deno.test("docs/extending.md: a custom model type in session/create and npc/crea
     "guardrail_violation",
     "Blocked by my backend.",
   ]);
+  // Its availability is not asked: no "unavailable" warning; its steps say so.
+  const unloaded = await bridge.createSession({ model: { type: "failing", error: "unavailable" } });
+  assert.deepEqual(unloaded.warnings, []);
+  const notLoaded = await fail(unloaded.respond("hi"));
+  assert.deepEqual([notLoaded.code, notLoaded.message], [-32001, "My backend is not loaded."]);
   const buggy = await bridge.createSession({ model: { type: "failing" } });
   const bug = await fail(buggy.respond("hi"));
   assert.deepEqual([bug.code, bug.dataCode, bug.message], [-32603, "internal_error", "backend bug"]);
