@@ -15,7 +15,12 @@ export interface BridgeConfiguration extends BridgeSettings {
   extensions: BridgeExtension[];
   /** Creates the model for `"system"`; called once per session or one-off use. */
   systemModel: () => LanguageModel;
-  /** Creates models of custom types; return undefined for unknown types. */
+  /**
+   * Creates models of the host's own types (`{"type": "mine", …}`; the spec's members are in `spec.raw`,
+   * its parameter name in `spec.path`). Called for every type but `system` and `scripted`, before `openai`
+   * and `llama`; return undefined for the types it does not make. Throw `BridgeError.invalidParams` for a
+   * bad spec (anything else it throws is answered -32603). See docs/extending.md.
+   */
   modelFactory?: (spec: ModelSpec) => LanguageModel | undefined;
   /**
    * Logs go here (never stdout). Default: errors only, on stderr (an internal error's stack, an extension
