@@ -4,6 +4,7 @@
  */
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { showValue } from "../protocol/params.ts";
 import type { LanguageModel } from "./language_model.ts";
 import { llamaModelSpecWarnings, parseLlamaModelSpec } from "./llama_config.ts";
 import { createLlamaModel } from "./llama_model.ts";
@@ -62,6 +63,13 @@ export function parseModelSpec(value: JsonValue | undefined, param: ModelParam):
       return { type: "scripted", script: { steps: [] } };
     }
     return { type: value, raw: { type: value }, path };
+  }
+  if (
+    isJsonObject(value) && value.type !== undefined && value.type !== null && typeof value.type !== "string"
+  ) {
+    throw BridgeError.invalidParams(
+      `Parameter '${path}.type' must be a string; got ${showValue(value.type)}.`,
+    );
   }
   if (!isJsonObject(value) || typeof value.type !== "string") {
     throw BridgeError.invalidParams(`'${path}' must be "system" or an object with a 'type'.`);
