@@ -121,7 +121,15 @@ export function createModel(spec: ModelSpec, factories: ModelFactories): Languag
   if (spec.type === "system") return factories.systemModel();
   if ("script" in spec) return new ScriptedModel(spec.script);
   const custom = factories.modelFactory?.(spec);
-  if (custom) return custom;
+  if (custom) {
+    // Caught here, at the create that names the type, not by the first turn ("model.step is not a function").
+    if (typeof custom.step !== "function" || typeof custom.availability !== "function") {
+      throw BridgeError.internal(
+        `The modelFactory made no LanguageModel for type '${spec.type}' (it needs step() and availability()).`,
+      );
+    }
+    return custom;
+  }
   if (spec.type === "openai" && "raw" in spec) {
     return createOpenAIModel(parseOpenAIModelSpec(spec.raw, spec.path));
   }

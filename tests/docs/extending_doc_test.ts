@@ -52,6 +52,7 @@ Deno.test("docs/extending.md: a custom model type in session/create and npc/crea
   const logs: string[] = [];
   const models = (spec: ModelSpec): LanguageModel | undefined => {
     if (spec.type === "broken") throw new Error("factory bug");
+    if (spec.type === "hollow") return {} as LanguageModel; // a JavaScript host's mistake
     if (spec.type === "failing" && "raw" in spec) {
       const error = spec.raw.error === "guardrail"
         ? BridgeError.of("guardrail_violation", "Blocked by my backend.")
@@ -102,6 +103,11 @@ Deno.test("docs/extending.md: a custom model type in session/create and npc/crea
   assert.deepEqual([badNpc.code, badNpc.message], [-32602, "'model.prefix' must be a string."]);
   const broken = await fail(bridge.createSession({ model: { type: "broken" } }));
   assert.deepEqual([broken.code, broken.dataCode, broken.message], [-32603, "internal_error", "factory bug"]);
+  const hollow = await fail(bridge.createNpc({ name: "Gorm" }, { model: { type: "hollow" } }));
+  assert.deepEqual([hollow.code, hollow.message], [
+    -32603,
+    "The modelFactory made no LanguageModel for type 'hollow' (it needs step() and availability()).",
+  ]);
   // A step's BridgeError is the turn's answer; a plain Error is -32603 with the stack logged.
   const guarded = await bridge.createSession({ model: { type: "failing", error: "guardrail" } });
   const blocked = await fail(guarded.respond("hi"));
