@@ -232,3 +232,67 @@ Deno.test("docs/extending.md: a transport of your own: createStdioServer on each
   listener.close();
   await accepting;
 });
+
+Deno.test("docs/extending.md: the typed client example calls the quest methods as written", async () => {
+  const section = DOC.split("## Calling custom methods from the typed client")[1];
+  const snippet = section?.match(/```ts\n([\s\S]*?)```/)?.[1];
+  assert.ok(snippet, "the section has a ts example");
+  const example = new URL("../../examples/quest_extension.ts", import.meta.url).href;
+  const last = 'narration.text; // "You see cobwebs (asked by quest crypt)."';
+  assert.ok(snippet.includes(last));
+  const source = snippet.replace('"./engine.ts"', `"${ENGINE}"`).replace('"./mod.ts"', `"${MOD}"`)
+    .replace('"./examples/quest_extension.ts"', `"${example}"`)
+    .replace(
+      "console.log(method, params.event)",
+      "events.push([method, (params.event as { type: string }).type])",
+    )
+    .replace(last, "export const text = narration.text;") + "\n";
+  const file = await Deno.makeTempFile({ suffix: ".ts" });
+  try {
+    await Deno.writeTextFile(file, `export const events: unknown[] = [];\n${source}`);
+    const module = await import(new URL(`file://${file}`).href);
+    assert.equal(module.text, "You see cobwebs (asked by quest crypt).");
+    assert.deepEqual(module.events.slice(0, 3), [
+      ["quest/event", "modelStep"],
+      ["quest/event", "toolCallStarted"],
+      ["quest/event", "toolCallCompleted"],
+    ]);
+  } finally {
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("docs/extending.md: the page's whole-program examples type-check as written", async () => {
+  const headings = [
+    "## A method set: the quest narrator",
+    "## A model type of your own",
+    "## Calling custom methods from the typed client",
+  ];
+  const dir = await Deno.makeTempDir();
+  try {
+    const files: string[] = [];
+    for (const [i, heading] of headings.entries()) {
+      const snippet = DOC.split(heading)[1]?.match(/```ts\n([\s\S]*?)```/)?.[1];
+      assert.ok(snippet, heading);
+      const file = `${dir}/example_${i}.ts`;
+      await Deno.writeTextFile(
+        file,
+        snippet.replace('"./engine.ts"', `"${ENGINE}"`).replace('"./mod.ts"', `"${MOD}"`).replace(
+          '"./examples/quest_extension.ts"',
+          `"${new URL("../../examples/quest_extension.ts", import.meta.url).href}"`,
+        ),
+      );
+      files.push(file);
+    }
+    const config = new URL("../../deno.json", import.meta.url).pathname;
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["check", "--quiet", "--config", config, ...files],
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
