@@ -16,6 +16,30 @@
  * const created = await engine.call("session/create", { model: "scripted" }); // or call methods directly
  * ```
  *
+ * @example A method set and a model type of your own (docs/extending.md walks through both)
+ * ```ts
+ * import { BridgeEngine, type LanguageModel, type ModelSpec, standardExtensions } from "./engine.ts";
+ *
+ * // `{"type": "echo"}` in any `model` parameter; `undefined` leaves other types to the bridge.
+ * const echo = (spec: ModelSpec): LanguageModel | undefined =>
+ *   spec.type !== "echo" ? undefined : {
+ *     kind: "echo",
+ *     contextSize: 4096,
+ *     trimsHistory: false,
+ *     availability: () => Promise.resolve({ available: true, contextSize: 4096, supportedLanguages: [] }),
+ *     step: (request) => Promise.resolve({ kind: "text", text: request.prompt, usage: null }),
+ *   };
+ * const engine = new BridgeEngine({
+ *   extensions: [...standardExtensions(), {
+ *     register: (registry) => registry.register("quest/hello", (ctx) => ({ hello: ctx.params.string("name") })),
+ *   }],
+ *   modelFactory: echo,
+ * });
+ * await engine.call("quest/hello", { name: "Aria" }); // { hello: "Aria" }
+ * await engine.call("session/create", { session: "s", model: { type: "echo" } });
+ * await engine.call("session/respond", { session: "s", prompt: "Hi" }); // { session: "s", text: "Hi", … }
+ * ```
+ *
  * @example Serving stdin/stdout (what `oam stdio` does; call it from your own entry point)
  * ```ts
  * import { BridgeEngine, createStdioServer } from "./engine.ts";

@@ -5,7 +5,7 @@
 import type { LanguageModel } from "../models/language_model.ts";
 import type { ModelFactories, ModelParam, ModelSpec } from "../models/registry.ts";
 import type { JsonValue } from "../protocol/json.ts";
-import { type Logger, silentLogger } from "../util/logger.ts";
+import { type Logger, stderrLogger } from "../util/logger.ts";
 import type { BridgeExtension } from "./extension.ts";
 import type { BridgeSettings } from "./settings.ts";
 
@@ -15,13 +15,25 @@ export interface BridgeConfiguration extends BridgeSettings {
   extensions: BridgeExtension[];
   /** Creates the model for `"system"`; called once per session or one-off use. */
   systemModel: () => LanguageModel;
-  /** Creates models of custom types; return undefined for unknown types. */
+  /**
+   * Creates models of the host's own types (`{"type": "mine", …}`; the spec's members are in `spec.raw`,
+   * its parameter name in `spec.path`). Called for every type but `system` and `scripted`, before `openai`
+   * and `llama`; return undefined for the types it does not make. Throw `BridgeError.invalidParams` for a
+   * bad spec (anything else it throws is answered -32603). See docs/extending.md.
+   */
   modelFactory?: (spec: ModelSpec) => LanguageModel | undefined;
-  /** Logs go here (never stdout). */
+  /**
+   * Logs go here (never stdout). Default: errors only, on stderr (an internal error's stack, an extension
+   * that failed to shut down), so a bug in a handler or a model backend is never silent; pass
+   * `stderrLogger("warning")` for more, or `silentLogger` for nothing.
+   */
   logger: Logger;
   /** Called after the `shutdown` response has been delivered. */
   onShutdown?: () => void;
 }
+
+/** The logger of a configuration without one: errors to stderr. */
+const defaultLogger: Logger = stderrLogger("error");
 
 /** Default values of the numeric settings. */
 export const DEFAULTS = {
@@ -44,7 +56,7 @@ export function resolveConfiguration(
     extensions: config.extensions ?? defaults.extensions(),
     systemModel: config.systemModel ?? defaults.systemModel,
     ...(config.modelFactory ? { modelFactory: config.modelFactory } : {}),
-    logger: config.logger ?? silentLogger,
+    logger: config.logger ?? defaultLogger,
     ...(config.onShutdown ? { onShutdown: config.onShutdown } : {}),
     maxPendingClientRequests: config.maxPendingClientRequests ?? DEFAULTS.maxPendingClientRequests,
     maxQueuedOperations: config.maxQueuedOperations ?? DEFAULTS.maxQueuedOperations,

@@ -25,6 +25,7 @@ import {
   type HandlerResult,
   type MethodHandler,
   MethodRegistry,
+  watchRegistrations,
 } from "./extension.ts";
 import { RequestContext } from "./context.ts";
 import type { BridgeSettings } from "./settings.ts";
@@ -52,6 +53,16 @@ function notificationMethodsOf(extensions: readonly BridgeExtension[]): string[]
     for (const m of e.notificationMethods ?? []) if (!out.includes(m)) out.push(m);
   }
   return out;
+}
+
+/** How messages name a method set: its class, else its place. */
+function extensionName(extension: BridgeExtension, builtin: boolean): string {
+  const name = extension.constructor === Object ? "" : extension.constructor?.name ?? "";
+  return `${builtin ? "The built-in method set" : "The extension"}${name ? ` ${name}` : ""}`;
+}
+
+function lower(name: string): string {
+  return name[0].toLowerCase() + name.slice(1);
 }
 
 /** Lifecycle phase. */
@@ -114,7 +125,27 @@ export class EngineCore {
     this.#send = send;
     this.#extensions = [...parts.builtins, ...this.configuration.extensions];
     const host = this.#extensionHost();
-    for (const extension of this.#extensions) extension.register(this.registry, host);
+    // Who registered each method: a method set that registers a name twice is a mistake (refused); one that
+    // replaces an earlier set's method is an override (logged at info).
+    const builtins = new Set(parts.builtins);
+    const owners = new Map<string, string>();
+    for (const extension of this.#extensions) {
+      const name = extensionName(extension, builtins.has(extension));
+      const own = new Set<string>();
+      watchRegistrations(this.registry, (method, replaces) => {
+        if (own.has(method)) {
+          throw new TypeError(
+            `${name} registers the method '${method}' twice; its first handler would never run.`,
+          );
+        }
+        own.add(method);
+        if (replaces) {
+          const before = owners.get(method);
+          this.logger.info(`${name} replaces the method '${method}'${before ? ` of ${lower(before)}` : ""}.`);
+        }
+        owners.set(method, name);
+      }, () => extension.register(this.registry, host));
+    }
   }
 
   /** The narrow view of the engine that extensions get when they register. */

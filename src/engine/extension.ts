@@ -20,8 +20,30 @@ export type HandlerResult = JsonValue | Promise<JsonValue> | Pending<JsonValue>;
 /** A method handler. It must not await anything before its order-sensitive part is done. */
 export type MethodHandler = (ctx: HandlerContext) => HandlerResult;
 
+/** Watchers of registrations (the engine's, while a method set registers): method, and whether it replaces one. */
+const watchers = new WeakMap<MethodRegistry, (method: string, replaces: boolean) => void>();
+
 /**
- * Method name → handler. Later registrations replace earlier ones (extensions may override built-ins).
+ * Runs `register` (a method set registering into `registry`) with `watch` called before each registration it
+ * makes. Not on the dispatch path: only `register` looks at it.
+ */
+export function watchRegistrations(
+  registry: MethodRegistry,
+  watch: (method: string, replaces: boolean) => void,
+  register: () => void,
+): void {
+  watchers.set(registry, watch);
+  try {
+    register();
+  } finally {
+    watchers.delete(registry);
+  }
+}
+
+/**
+ * Method name → handler. Later registrations replace earlier ones (extensions may override built-ins and
+ * earlier extensions' methods); an extension that registers the same name twice is refused when the engine is
+ * built, since its first handler could never run.
  *
  * @example
  * ```ts
@@ -37,6 +59,7 @@ export class MethodRegistry {
 
   /** Registers (or replaces) a method. */
   register(method: string, handler: MethodHandler): void {
+    watchers.get(this)?.(method, this.#handlers.has(method));
     this.#handlers.set(method, handler);
     this.#lastMethod = "";
     this.#lastHandler = undefined;

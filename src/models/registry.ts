@@ -4,6 +4,7 @@
  */
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { showValue } from "../protocol/params.ts";
 import type { LanguageModel } from "./language_model.ts";
 import { llamaModelSpecWarnings, parseLlamaModelSpec } from "./llama_config.ts";
 import { createLlamaModel } from "./llama_model.ts";
@@ -63,6 +64,13 @@ export function parseModelSpec(value: JsonValue | undefined, param: ModelParam):
     }
     return { type: value, raw: { type: value }, path };
   }
+  if (
+    isJsonObject(value) && value.type !== undefined && value.type !== null && typeof value.type !== "string"
+  ) {
+    throw BridgeError.invalidParams(
+      `Parameter '${path}.type' must be a string; got ${showValue(value.type)}.`,
+    );
+  }
   if (!isJsonObject(value) || typeof value.type !== "string") {
     throw BridgeError.invalidParams(`'${path}' must be "system" or an object with a 'type'.`);
   }
@@ -105,12 +113,23 @@ export function modelSpecWarnings(spec: ModelSpec): string[] {
   return "warnings" in spec && spec.warnings !== undefined ? spec.warnings : [];
 }
 
-/** Creates the backend for a spec. Unknown types fail with -32602. */
+/**
+ * Creates the backend for a spec: `system` and `scripted`, then the host's `modelFactory` (its own types, or
+ * undefined), then `openai` and `llama`. Unknown types fail with -32602.
+ */
 export function createModel(spec: ModelSpec, factories: ModelFactories): LanguageModel {
   if (spec.type === "system") return factories.systemModel();
   if ("script" in spec) return new ScriptedModel(spec.script);
   const custom = factories.modelFactory?.(spec);
-  if (custom) return custom;
+  if (custom) {
+    // Caught here, at the create that names the type, not by the first turn ("model.step is not a function").
+    if (typeof custom.step !== "function" || typeof custom.availability !== "function") {
+      throw BridgeError.internal(
+        `The modelFactory made no LanguageModel for type '${spec.type}' (it needs step() and availability()).`,
+      );
+    }
+    return custom;
+  }
   if (spec.type === "openai" && "raw" in spec) {
     return createOpenAIModel(parseOpenAIModelSpec(spec.raw, spec.path));
   }
@@ -118,7 +137,9 @@ export function createModel(spec: ModelSpec, factories: ModelFactories): Languag
     // node-llama-cpp itself is imported on the model's first use, not here.
     return createLlamaModel(parseLlamaModelSpec(spec.raw, spec.path));
   }
+  // With a host factory the host's own types are supported too, but only the factory knows their names.
+  const hosts = factories.modelFactory ? ", and the types of this bridge's host" : "";
   throw BridgeError.invalidParams(
-    `Unknown model type '${spec.type}'. Supported: "system", "scripted", "openai", "llama".`,
+    `Unknown model type '${spec.type}'. Supported: "system", "scripted", "openai", "llama"${hosts}.`,
   );
 }

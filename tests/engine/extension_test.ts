@@ -13,6 +13,8 @@ import type { BridgeExtension, MethodRegistry } from "../../src/engine/extension
 import { parseToolDefinitions } from "../../src/agent/tool_definitions.ts";
 import { turnResultJson } from "../../src/agent/result_json.ts";
 import { GameExtension } from "../../src/game/game_extension.ts";
+import { BridgeEngine } from "../../src/composition.ts";
+import { type Logger, silentLogger } from "../../src/util/logger.ts";
 
 /** The §11 example: a quest narrator. */
 class QuestMethods implements BridgeExtension {
@@ -224,7 +226,7 @@ Deno.test("engine.register adds methods at runtime; an extension may override a 
       registry.register("ping", () => ({ pong: true }));
     },
   };
-  const c = new WireClient({ extensions: [override] });
+  const c = new WireClient({ extensions: [override], logger: silentLogger }); // "boom" is on purpose
   c.engine.register("custom/echo", (request) => ({ echo: request.params.get("value") ?? null }));
   c.engine.register("custom/fail", () => {
     throw new Error("boom");
@@ -245,5 +247,59 @@ Deno.test("engine.register adds methods at runtime; an extension may override a 
   assert.deepEqual((await c.response(4)).error, { code: -32010, message: "Later.", data: { code: "busy" } });
   const methods = (await c.call("initialize")).capabilities as JsonObject;
   assert.ok((methods.methods as string[]).includes("custom/echo"));
+  await c.close();
+});
+
+Deno.test("an extension that registers a method twice is refused when the engine is built, naming it and the method", async () => {
+  class Quests implements BridgeExtension {
+    register(registry: MethodRegistry): void {
+      registry.register("quest/create", () => ({ first: true }));
+      registry.register("quest/create", () => ({ second: true }));
+    }
+  }
+  assert.throws(() => new BridgeEngine({ extensions: [new Quests()] }), {
+    name: "TypeError",
+    message:
+      "The extension Quests registers the method 'quest/create' twice; its first handler would never run.",
+  });
+  const literal: BridgeExtension = {
+    register(registry) {
+      registry.register("quest/list", () => []);
+      registry.register("quest/list", () => []);
+    },
+  };
+  assert.throws(() => new BridgeEngine({ extensions: [literal] }), {
+    message: "The extension registers the method 'quest/list' twice; its first handler would never run.",
+  });
+  // Runtime registration still replaces (engine.register), and two method sets may each register a name.
+  const engine = new BridgeEngine({ extensions: [] });
+  engine.register("quest/list", () => []);
+  engine.register("quest/list", () => ["replaced"]);
+  assert.deepEqual(await engine.call("quest/list"), ["replaced"]);
+});
+
+Deno.test("overriding a built-in or an earlier extension's method works and is logged at info, naming who is replaced", async () => {
+  const logs: string[] = [];
+  const logger: Logger = {
+    debug: () => {},
+    info: (m) => logs.push(`info: ${m}`),
+    warning: (m) => logs.push(`warning: ${m}`),
+    error: (m) => logs.push(`error: ${m}`),
+  };
+  class PingOverride implements BridgeExtension {
+    register(registry: MethodRegistry): void {
+      registry.register("ping", () => ({ pong: true }));
+      registry.register("npc/list", () => ({ npcs: ["mine"] }));
+    }
+  }
+  const c = new WireClient({ extensions: [new GameExtension(), new PingOverride()], logger });
+  assert.deepEqual(logs, [
+    "info: The extension PingOverride replaces the method 'ping' of the built-in method set CoreMethods.",
+    "info: The extension PingOverride replaces the method 'npc/list' of the extension GameExtension.",
+  ]);
+  c.request("ping", {}, 1);
+  c.request("npc/list", {}, 2);
+  assert.deepEqual(await c.response(1), { jsonrpc: "2.0", id: 1, result: { pong: true } });
+  assert.deepEqual(await c.response(2), { jsonrpc: "2.0", id: 2, result: { npcs: ["mine"] } });
   await c.close();
 });

@@ -398,7 +398,8 @@ Deno.test("model parameter errors and scripted-model parsing", async () => {
     [5, `'model' must be "system" or an object with a 'type'.`],
     [[], `'model' must be "system" or an object with a 'type'.`],
     [{}, `'model' must be "system" or an object with a 'type'.`],
-    [{ type: 5 }, `'model' must be "system" or an object with a 'type'.`],
+    [{ type: 5 }, "Parameter 'model.type' must be a string; got 5."],
+    [{ type: { name: "mine" } }, `Parameter 'model.type' must be a string; got {"name":"mine"}.`],
     ["frob", `Unknown model type 'frob'. Supported: "system", "scripted", "openai", "llama".`],
     [{ type: "frob" }, `Unknown model type 'frob'. Supported: "system", "scripted", "openai", "llama".`],
     [

@@ -202,7 +202,7 @@ Deno.test("npc/create: the validation order: the first bad parameter is the one 
     [{ tools: [] }, "No world with id 'nowhere'.", -32052],
     [
       { world: "village" },
-      `Unknown model type 'bogus'. Supported: "system", "scripted", "openai", "llama".`,
+      `Unknown model type 'bogus'. Supported: "system", "scripted", "openai", "llama", and the types of this bridge's host.`, // NpcClient has a modelFactory
     ],
     [{ model: 5 }, `'model' must be "system" or an object with a 'type'.`],
     [{ model: "scripted" }, "toolChoice names unknown tool 'ask'."],

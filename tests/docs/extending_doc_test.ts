@@ -1,0 +1,298 @@
+/**
+ * docs/extending.md's model type of your own: its example runs as written (a `{"type": "echo"}` session, the
+ * tool call on step 0, streaming), and what the page says about a backend's errors, a bad spec, structured
+ * output and `capabilities.models` is what the bridge does, in session/create and npc/create alike.
+ */
+import assert from "node:assert/strict";
+import { Bridge, BridgeError, type JsonValue, type Transport } from "../../mod.ts";
+import {
+  BridgeEngine,
+  type BridgeExtension,
+  createStdioServer,
+  type LanguageModel,
+  type ModelSpec,
+  silentLogger,
+  standardExtensions,
+} from "../../engine.ts";
+
+const DOC = await Deno.readTextFile(new URL("../../docs/extending.md", import.meta.url));
+const ENGINE = new URL("../../engine.ts", import.meta.url).href;
+const MOD = new URL("../../mod.ts", import.meta.url).href;
+
+/** The example under "A model type of your own", importing the package by URL, `echoModels` exported. */
+async function modelExample(): Promise<{ echoModels: (spec: ModelSpec) => LanguageModel | undefined }> {
+  const section = DOC.split("## A model type of your own")[1];
+  const snippet = section?.match(/```ts\n([\s\S]*?)```/)?.[1];
+  assert.ok(snippet, "the section has a ts example");
+  assert.ok(snippet.includes('from "./engine.ts"') && snippet.includes('from "./mod.ts"'));
+  const source = snippet.replace('"./engine.ts"', `"${ENGINE}"`).replace('"./mod.ts"', `"${MOD}"`)
+    .replace(
+      '(await echo.respond("hello")).text; // "You said: hello"',
+      'export const said = (await echo.respond("hello")).text;',
+    ) +
+    "export { echoModels };\n";
+  assert.ok(source.includes("export const said"), "the example ends with the respond line");
+  const file = await Deno.makeTempFile({ suffix: ".ts" });
+  try {
+    await Deno.writeTextFile(file, source);
+    const module = await import(new URL(`file://${file}`).href);
+    assert.equal(module.said, "You said: hello");
+    return module;
+  } finally {
+    await Deno.remove(file);
+  }
+}
+
+Deno.test("docs/extending.md: the model type example runs as written and answers 'You said: hello'", async () => {
+  await modelExample();
+});
+
+Deno.test("docs/extending.md: a custom model type in session/create and npc/create, with tools, streaming and its errors", async () => {
+  const { echoModels } = await modelExample();
+  const logs: string[] = [];
+  const models = (spec: ModelSpec): LanguageModel | undefined => {
+    if (spec.type === "broken") throw new Error("factory bug");
+    if (spec.type === "hollow") return {} as LanguageModel; // a JavaScript host's mistake
+    if (spec.type === "failing" && "raw" in spec) {
+      const error = spec.raw.error === "guardrail"
+        ? BridgeError.of("guardrail_violation", "Blocked by my backend.")
+        : spec.raw.error === "unavailable"
+        ? BridgeError.of("model_unavailable", "My backend is not loaded.")
+        : new Error("backend bug");
+      return {
+        ...echoModels({ type: "echo", raw: { type: "echo" }, path: spec.path })!,
+        availability: () =>
+          Promise.resolve({
+            available: false,
+            reason: "model_not_ready",
+            contextSize: 4096,
+            supportedLanguages: [],
+          }),
+        step: () => Promise.reject(error),
+      };
+    }
+    return echoModels(spec);
+  };
+  await using bridge = await Bridge.open({
+    engine: (send, onShutdown) =>
+      new BridgeEngine({
+        modelFactory: models,
+        onShutdown,
+        logger: { ...silentLogger, error: (m) => logs.push(m) },
+      }, send),
+  });
+  assert.deepEqual(bridge.server.capabilities.models, ["system", "scripted"]);
+  const look = bridge.tool({
+    name: "look",
+    description: "Look around.",
+    parameters: { type: "object", properties: {} },
+  }, () => "a door");
+  const s = await bridge.createSession({ tools: [look], model: { type: "echo", prefix: "> " } });
+  const events: string[] = [];
+  const r = await s.respond("hi", { onText: (_piece, text) => events.push(text) });
+  assert.equal(r.text, "> (after the tool)");
+  assert.deepEqual(r.toolCalls.map((c) => [c.call.name, c.output]), [["look", "a door"]]);
+  assert.deepEqual(events, ["> (after the tool)"]); // the snapshot the backend streamed
+  assert.deepEqual((await bridge.request("session/list", {})).sessions.map((x) => x.model), ["echo"]);
+  // A bad spec fails the create with -32602 naming the path; a factory's plain Error is -32603.
+  const fail = (p: Promise<unknown>) =>
+    p.then(() => assert.fail("no error"), (e: unknown) => e as BridgeError);
+  const bad = await fail(bridge.createSession({ model: { type: "echo", prefix: 3 } }));
+  assert.deepEqual([bad.code, bad.message], [-32602, "'model.prefix' must be a string."]);
+  const badNpc = await fail(bridge.createNpc({ name: "Gorm" }, { model: { type: "echo", prefix: 3 } }));
+  assert.deepEqual([badNpc.code, badNpc.message], [-32602, "'model.prefix' must be a string."]);
+  const broken = await fail(bridge.createSession({ model: { type: "broken" } }));
+  assert.deepEqual([broken.code, broken.dataCode, broken.message], [-32603, "internal_error", "factory bug"]);
+  const hollow = await fail(bridge.createNpc({ name: "Gorm" }, { model: { type: "hollow" } }));
+  assert.deepEqual([hollow.code, hollow.message], [
+    -32603,
+    "The modelFactory made no LanguageModel for type 'hollow' (it needs step() and availability()).",
+  ]);
+  // A step's BridgeError is the turn's answer; a plain Error is -32603 with the stack logged.
+  const guarded = await bridge.createSession({ model: { type: "failing", error: "guardrail" } });
+  const blocked = await fail(guarded.respond("hi"));
+  assert.deepEqual([blocked.code, blocked.dataCode, blocked.message], [
+    -32002,
+    "guardrail_violation",
+    "Blocked by my backend.",
+  ]);
+  // Its availability is not asked: no "unavailable" warning; its steps say so.
+  const unloaded = await bridge.createSession({ model: { type: "failing", error: "unavailable" } });
+  assert.deepEqual(unloaded.warnings, []);
+  const notLoaded = await fail(unloaded.respond("hi"));
+  assert.deepEqual([notLoaded.code, notLoaded.message], [-32001, "My backend is not loaded."]);
+  const buggy = await bridge.createSession({ model: { type: "failing" } });
+  const bug = await fail(buggy.respond("hi"));
+  assert.deepEqual([bug.code, bug.dataCode, bug.message], [-32603, "internal_error", "backend bug"]);
+  assert.ok(
+    logs.some((l) => l.startsWith("Internal error in 'session/respond'") && l.includes("\n    at ")),
+    logs.join("\n"),
+  );
+  // An NPC on the echo model: its `{line}` is taken as it is, what is missing filled in.
+  const npc = await bridge.createNpc({ name: "Gorm" }, { model: { type: "echo" } });
+  const reply = await npc.talk("Hello.");
+  assert.deepEqual([reply.line, reply.emotion, reply.playerOptions], ["Player: Hello.", "neutral", []]);
+  // ...as is a session's structured answer: the backend checks it against the schema, not the agent.
+  const typed = await bridge.createSession({ model: { type: "echo" } });
+  const mood = { type: "object", properties: { mood: { type: "string" } }, required: ["mood"] } as const;
+  assert.deepEqual((await typed.respond("hi", { schema: mood })).structured, { line: "hi" });
+  // An unknown type names the built-in ones and says the host adds its own (a bridge without a factory:
+  // tests/methods/session_create_test.ts).
+  const unknown = await fail(bridge.createSession({ model: { type: "nope" } }));
+  assert.deepEqual([unknown.code, unknown.message], [
+    -32602,
+    `Unknown model type 'nope'. Supported: "system", "scripted", "openai", "llama", and the types of this bridge's host.`,
+  ]);
+});
+
+Deno.test("docs/extending.md: a transport of your own: createStdioServer on each TCP connection, raw lines and Bridge.connect", async () => {
+  assert.ok(DOC.includes("{ input: conn.readable, output: conn.writable },"));
+  const hello: BridgeExtension = {
+    register: (registry) => registry.register("x/hello", (ctx) => ({ hello: ctx.params.string("name") })),
+  };
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  const runs: Promise<number>[] = [];
+  const accepting = (async () => {
+    for await (const conn of listener) {
+      runs.push(
+        createStdioServer(
+          (send, onShutdown) =>
+            new BridgeEngine({ extensions: [...standardExtensions(), hello], onShutdown }, send),
+          { input: conn.readable, output: conn.writable },
+        ).run(),
+      );
+    }
+  })();
+  // Raw lines: each answered in order, a bad line too, then end of input ends the server with 0.
+  const raw = await Deno.connect({ hostname: "127.0.0.1", port });
+  const writer = raw.writable.getWriter();
+  await writer.write(new TextEncoder().encode(
+    '{"jsonrpc":"2.0","id":1,"method":"x/hello","params":{"name":"a"}}\n' +
+      '{"jsonrpc":"2.0","id":2,"method":"x/hello","params":{}}\nnot json\n',
+  ));
+  writer.releaseLock();
+  await raw.closeWrite();
+  const lines = (await new Response(raw.readable).text()).split("\n");
+  assert.deepEqual(lines.slice(0, 2).map((l) => JSON.parse(l)), [
+    { jsonrpc: "2.0", id: 1, result: { hello: "a" } },
+    {
+      jsonrpc: "2.0",
+      id: 2,
+      error: {
+        code: -32602,
+        message: "Missing required parameter 'name'.",
+        data: { code: "invalid_params" },
+      },
+    },
+  ]);
+  assert.deepEqual([JSON.parse(lines[2]).id, JSON.parse(lines[2]).error.code, lines.length], [
+    null,
+    -32700,
+    4,
+  ]);
+  assert.equal(await runs[0], 0);
+  // The typed client over a Transport of one's own (newline-delimited JSON on the socket).
+  class TcpTransport implements Transport {
+    onmessage?: (message: JsonValue) => void;
+    onclose?: (reason?: Error) => void;
+    #conn: Deno.TcpConn | null = null;
+    #reading: Promise<void> = Promise.resolve();
+    async start(): Promise<void> {
+      const conn = this.#conn = await Deno.connect({ hostname: "127.0.0.1", port });
+      this.#reading = (async () => {
+        let buffer = "";
+        for await (const chunk of conn.readable.pipeThrough(new TextDecoderStream())) {
+          buffer += chunk;
+          for (let i = buffer.indexOf("\n"); i >= 0; i = buffer.indexOf("\n")) {
+            this.onmessage?.(JSON.parse(buffer.slice(0, i)));
+            buffer = buffer.slice(i + 1);
+          }
+        }
+        this.onclose?.();
+      })();
+    }
+    async send(message: unknown): Promise<void> {
+      const writer = this.#conn!.writable.getWriter();
+      await writer.write(new TextEncoder().encode(JSON.stringify(message) + "\n"));
+      writer.releaseLock();
+    }
+    async close(): Promise<void> {
+      await this.#conn!.closeWrite().catch(() => {});
+      await this.#reading;
+    }
+  }
+  const bridge = await Bridge.connect(new TcpTransport());
+  assert.ok(bridge.server.capabilities.methods.includes("x/hello"));
+  assert.deepEqual(await bridge.request("x/hello", { name: "typed" }), { hello: "typed" });
+  const session = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Over TCP." }] } });
+  assert.equal((await session.respond("Hi.")).text, "Over TCP.");
+  await bridge.close();
+  assert.equal(await runs[1], 0);
+  listener.close();
+  await accepting;
+});
+
+Deno.test("docs/extending.md: the typed client example calls the quest methods as written", async () => {
+  const section = DOC.split("## Calling custom methods from the typed client")[1];
+  const snippet = section?.match(/```ts\n([\s\S]*?)```/)?.[1];
+  assert.ok(snippet, "the section has a ts example");
+  const example = new URL("../../examples/quest_extension.ts", import.meta.url).href;
+  const last = 'narration.text; // "You see cobwebs (asked by quest crypt)."';
+  assert.ok(snippet.includes(last));
+  const source = snippet.replace('"./engine.ts"', `"${ENGINE}"`).replace('"./mod.ts"', `"${MOD}"`)
+    .replace('"./examples/quest_extension.ts"', `"${example}"`)
+    .replace(
+      "console.log(method, params.event)",
+      "events.push([method, (params.event as { type: string }).type])",
+    )
+    .replace(last, "export const text = narration.text;") + "\n";
+  const file = await Deno.makeTempFile({ suffix: ".ts" });
+  try {
+    await Deno.writeTextFile(file, `export const events: unknown[] = [];\n${source}`);
+    const module = await import(new URL(`file://${file}`).href);
+    assert.equal(module.text, "You see cobwebs (asked by quest crypt).");
+    assert.deepEqual(module.events.slice(0, 3), [
+      ["quest/event", "modelStep"],
+      ["quest/event", "toolCallStarted"],
+      ["quest/event", "toolCallCompleted"],
+    ]);
+  } finally {
+    await Deno.remove(file);
+  }
+});
+
+Deno.test("docs/extending.md: the page's whole-program examples type-check as written", async () => {
+  const headings = [
+    "## A method set: the quest narrator",
+    "## A model type of your own",
+    "## Calling custom methods from the typed client",
+  ];
+  const dir = await Deno.makeTempDir();
+  try {
+    const files: string[] = [];
+    for (const [i, heading] of headings.entries()) {
+      const snippet = DOC.split(heading)[1]?.match(/```ts\n([\s\S]*?)```/)?.[1];
+      assert.ok(snippet, heading);
+      const file = `${dir}/example_${i}.ts`;
+      await Deno.writeTextFile(
+        file,
+        snippet.replace('"./engine.ts"', `"${ENGINE}"`).replace('"./mod.ts"', `"${MOD}"`).replace(
+          '"./examples/quest_extension.ts"',
+          `"${new URL("../../examples/quest_extension.ts", import.meta.url).href}"`,
+        ),
+      );
+      files.push(file);
+    }
+    const config = new URL("../../deno.json", import.meta.url).pathname;
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["check", "--quiet", "--config", config, ...files],
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
