@@ -45,3 +45,20 @@ Deno.test({
     assert.deepEqual(r.files.filter((f) => f.startsWith("scripts/") || f.endsWith(".h")), []);
   },
 });
+
+Deno.test("the playground ships as its bundle only, and a worktree's .git file is not published", async () => {
+  const r = await dryRun();
+  assert.equal(r.code, 0, r.text);
+  // The page is served from assets.generated.ts; its sources (page/*.ts, index.html, playground.css) only
+  // build that bundle (scripts/build_playground.ts).
+  assert.ok(r.files.includes("src/serve/playground/assets.generated.ts"), r.text);
+  assert.deepEqual(
+    r.files.filter((f) =>
+      f.startsWith("src/serve/playground/") &&
+      !/^src\/serve\/playground\/(assets\.generated|site)\.ts$/.test(f)
+    ),
+    [],
+  );
+  // In a git worktree `.git` is a file naming the main repository's absolute path.
+  assert.deepEqual(r.files.filter((f) => f === ".git" || f.startsWith(".git/")), []);
+});
