@@ -3,22 +3,9 @@
  * published files leave out tests, benchmarks, examples, bindings, the Swift package and native code.
  */
 import assert from "node:assert/strict";
+import { dryRun } from "./published_files.ts";
 
 const ROOT = new URL("../../", import.meta.url);
-
-async function dryRun(): Promise<{ code: number; files: string[]; text: string }> {
-  const output = await new Deno.Command(Deno.execPath(), {
-    args: ["publish", "--dry-run", "--allow-dirty"],
-    cwd: ROOT.pathname,
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-    signal: AbortSignal.timeout(60_000), // a hang fails the test instead of stalling the run
-  }).output();
-  const text = new TextDecoder().decode(output.stdout) + new TextDecoder().decode(output.stderr);
-  const files = [...text.matchAll(/^\s+file:\/\/(\S+) \(/gm)].map((m) => m[1].slice(ROOT.pathname.length));
-  return { code: output.code, files, text };
-}
 
 const excludes =
   (JSON.parse(Deno.readTextFileSync(new URL("deno.json", ROOT))).publish?.exclude ?? []) as string[];
