@@ -1,13 +1,15 @@
 /**
  * The engine-level API, for hosts that embed or extend the bridge: the engine and its composition, the
  * method registry and extension interface, the game methods, model backends, the stdio server and the
- * agent that method sets drive. Scripts that only *use* the bridge want the typed client in `mod.ts`.
+ * agent that method sets drive. Scripts that only *use* the bridge want the typed client,
+ * `@open-apple-models/bridge` (mod.ts). Install: `deno add jsr:@open-apple-models/bridge`, then import
+ * `@open-apple-models/bridge/engine`.
  *
  * Importing this module runs nothing (no FFI loading, no I/O).
  *
  * @example In-process engine, driven by lines
  * ```ts
- * import { BridgeEngine } from "./engine.ts";
+ * import { BridgeEngine } from "@open-apple-models/bridge/engine";
  *
  * const lines: string[] = [];
  * const engine = new BridgeEngine({}, (line) => lines.push(line));
@@ -42,7 +44,7 @@
  *
  * @example Serving stdin/stdout (what `oam stdio` does; call it from your own entry point)
  * ```ts
- * import { BridgeEngine, createStdioServer } from "./engine.ts";
+ * import { BridgeEngine, createStdioServer } from "@open-apple-models/bridge/engine";
  *
  * async function serveStdio(): Promise<never> {
  *   const server = createStdioServer((send, onShutdown) => new BridgeEngine({ onShutdown }, send));

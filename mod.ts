@@ -8,13 +8,20 @@
  * This module is the typed client: {@link Bridge} (opened in this process with {@link Bridge.open}, over a
  * spawned `oam stdio` with {@link Bridge.spawn}, or over `oam serve`'s WebSocket with {@link Bridge.connect}
  * and a {@link WebSocketTransport}), {@link Session}, {@link Npc}, {@link World}, and tools as plain async
- * functions. Hosts that embed or extend the bridge engine import `./engine.ts` instead.
+ * functions. Hosts that embed or extend the bridge engine import `@open-apple-models/bridge/engine`
+ * (engine.ts) instead.
+ *
+ * Install: `deno add jsr:@open-apple-models/bridge`. {@link Bridge.open} needs nothing more.
+ * {@link Bridge.spawn} starts an `oam` executable: install it from the package's `./cli` export
+ * (`deno install -g -n oam --allow-read --allow-env --allow-ffi jsr:@open-apple-models/bridge/cli`, the
+ * permissions of `oam stdio`) or set `OAM_BRIDGE_PATH` to a compiled `oam`. The NPC files in the package's
+ * `personas/` are examples to copy into your project: {@link loadPersona} reads local files.
  *
  * Importing this module runs nothing (no FFI loading, no I/O).
  *
  * @example A shopkeeper NPC with a client tool and a world
  * ```ts
- * import { Bridge } from "./mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  *
  * const say = (text: string) => Deno.stdout.writeSync(new TextEncoder().encode(text));
  * await using bridge = await Bridge.open();

@@ -9,9 +9,11 @@ import assert from "node:assert/strict";
 const ROOT = new URL("../../", import.meta.url);
 const read = (name: string) => JSON.parse(Deno.readTextFileSync(new URL(name, ROOT)));
 
-Deno.test("deno.doctest.json is deno.json's imports, unstable flags and compiler options minus the unused-name checks", () => {
+Deno.test("deno.doctest.json is deno.json's name, exports, imports, unstable flags and compiler options minus the unused-name checks", () => {
   const main = read("deno.json");
   const doc = read("deno.doctest.json");
+  // The name and exports let examples import the package by name (`@open-apple-models/bridge/engine`).
+  assert.deepEqual([doc.name, doc.exports], [main.name, main.exports]);
   assert.deepEqual(doc.imports, main.imports);
   assert.deepEqual(doc.unstable, main.unstable);
   const { noUnusedLocals, noUnusedParameters, ...strict } = main.compilerOptions;
