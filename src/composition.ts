@@ -19,7 +19,7 @@ import { createSystemModel } from "./models/system.ts";
  *
  * @example
  * ```ts
- * import { standardExtensions } from "./composition.ts";
+ * import { standardExtensions } from "@open-apple-models/bridge/engine";
  * const extensions = standardExtensions(); // [GameExtension]
  * ```
  */
@@ -34,7 +34,7 @@ export function standardExtensions(): BridgeExtension[] {
  *
  * @example
  * ```ts
- * import { BridgeEngine } from "./composition.ts";
+ * import { BridgeEngine } from "@open-apple-models/bridge/engine";
  * const lines: string[] = [];
  * const engine = new BridgeEngine({}, (line) => lines.push(line));
  * engine.receive('{"jsonrpc":"2.0","id":1,"method":"ping"}');

@@ -181,8 +181,7 @@ function callableSteps(tools: AgentTool[], offered: AgentTool[], offeredSteps: S
  *
  * @example
  * ```ts
- * import { Agent } from "./agent.ts";
- * import { ScriptedModel } from "../models/scripted.ts";
+ * import { Agent, ScriptedModel } from "@open-apple-models/bridge/engine";
  * const agent = new Agent({ model: new ScriptedModel({ steps: [{ text: "Hmph." }] }) });
  * const result = await agent.runTurn(
  *   { prompt: "Hello", schema: null, policy: { choice: "auto", maxToolRounds: 4, maxToolCalls: 12, enabledTools: null }, stream: false },

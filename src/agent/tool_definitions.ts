@@ -60,7 +60,7 @@ export interface ToolDefinitionsParam {
  *
  * @example
  * ```ts
- * import { parseToolDefinitions } from "./tool_definitions.ts";
+ * import { parseToolDefinitions } from "@open-apple-models/bridge/engine";
  * const parsed = parseToolDefinitions([{ name: "open_gate", description: "Opens a gate." }], {
  *   path: "tools",
  *   defaultTimeoutMs: 120_000,

@@ -58,7 +58,7 @@ export interface TranscriptSource {
  *
  * @example
  * ```ts
- * import { exportTranscript } from "./transcript_codec.ts";
+ * import { exportTranscript } from "@open-apple-models/bridge/engine";
  * const saved = exportTranscript({ instructions: "You are a guard.", tools: [], entries: [] });
  * saved.type; // "FoundationModels.Transcript"
  * ```

@@ -47,7 +47,7 @@ import { World } from "./world.ts";
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * const warnings: string[] = [];
  * await using bridge = await Bridge.open({
  *   clientName: "my-game",
@@ -72,8 +72,8 @@ export interface BridgeOptions {
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
- * import { BridgeEngine } from "../../engine.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
+ * import { BridgeEngine } from "@open-apple-models/bridge/engine";
  * await using bridge = await Bridge.open({
  *   engine: (send, onShutdown) => new BridgeEngine({ maxSessions: 8, onShutdown }, send),
  * });
@@ -92,7 +92,7 @@ export interface OpenOptions extends BridgeOptions {
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * // A compiled bridge next to the game, quiet logs.
  * const open = () => Bridge.spawn({ command: ["./oam", "stdio", "--log-level", "error"], stderr: "null" });
  * typeof open; // "function"
@@ -105,7 +105,7 @@ export interface SpawnOptions extends BridgeOptions, StdioTransportOptions {}
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const guard = await bridge.createSession({
  *   session: "guard",
@@ -136,7 +136,7 @@ export interface CreateSessionOptions {
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const village = await bridge.createWorld({ player: { gold: 60 } });
  * const gorm = await bridge.createNpc({ name: "Gorm" }, {
@@ -169,7 +169,7 @@ export interface CreateNpcOptions {
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const rumor = await bridge.generate<{ rumor: string }>(
  *   { type: "object", properties: { rumor: { type: "string" } }, required: ["rumor"] },
@@ -191,7 +191,7 @@ export interface GenerateOptions extends DecisionSettings {
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const [fight, talk] = await bridge.decideMany([
  *   { situation: "A troll charges.", options: ["fight", "run"] },
@@ -226,7 +226,7 @@ function printWarning(warning: string, method: string): void {
  *
  * @example A shopkeeper with one client tool
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  *
  * await using bridge = await Bridge.open(); // in-process; Bridge.spawn() runs `oam stdio` instead
  * const stock = bridge.tool({

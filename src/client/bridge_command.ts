@@ -21,7 +21,7 @@ function fromEnvironment(name: string): string | undefined {
  *
  * @example
  * ```ts
- * import { bridgeCommand } from "./bridge_command.ts";
+ * import { bridgeCommand } from "@open-apple-models/bridge";
  * bridgeCommand(["deno", "run", "-A", "cli.ts", "stdio"]); // the argv as given
  * bridgeCommand(); // e.g. ["oam", "stdio"]
  * bridgeCommand(undefined, (name) => name === "OAM_BRIDGE_PATH" ? "/opt/oam" : undefined); // ["/opt/oam", "stdio"]

@@ -16,7 +16,7 @@ import type { ToolDefinition, ToolRef } from "./types.ts";
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const slow = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Zzz.", delayMs: 60_000 }] } });
  * const error = await slow.respond("Wake up.", { timeoutMs: 10 }).catch((e) => e);
@@ -46,7 +46,7 @@ const NO_OPTIONS: RequestOptions = Object.freeze({});
  *
  * @example
  * ```ts
- * import { Bridge, type WorldListener } from "../../mod.ts";
+ * import { Bridge, type WorldListener } from "@open-apple-models/bridge";
  * const changes: string[] = [];
  * const gold: WorldListener = (change) => changes.push(`gold ${change.oldValue} → ${change.newValue}`);
  * await using bridge = await Bridge.open();

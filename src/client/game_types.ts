@@ -15,7 +15,7 @@ export { type Emotion, EMOTIONS } from "../game/npc/emotions.ts";
  *
  * @example
  * ```ts
- * import { type Persona } from "../../mod.ts";
+ * import { type Persona } from "@open-apple-models/bridge";
  * const gorm: Persona = {
  *   name: "Gorm",
  *   role: "the village blacksmith",
@@ -53,7 +53,7 @@ export interface Persona {
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const gorm = await bridge.createNpc({ name: "Gorm" }, {
  *   memory: { facts: ["Aria likes axes."], relationship: 20 },
@@ -76,7 +76,7 @@ export interface NpcMemory {
  *
  * @example
  * ```ts
- * import { type NpcOptions } from "../../mod.ts";
+ * import { type NpcOptions } from "@open-apple-models/bridge";
  * const shopkeeper: NpcOptions = {
  *   replyFormat: "text",
  *   groundingTool: "check_stock",
@@ -142,7 +142,7 @@ export interface NpcOptions {
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const gorm = await bridge.createNpc({ name: "Gorm" }, {
  *   options: { playerOptionCount: 1 },
@@ -183,7 +183,7 @@ export interface NpcReply {
  *
  * @example
  * ```ts
- * import { Bridge, type NpcEvent } from "../../mod.ts";
+ * import { Bridge, type NpcEvent } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const gorm = await bridge.createNpc({ name: "Gorm" }, {
  *   options: { replyFormat: "text" },
@@ -206,7 +206,7 @@ export type NpcEvent =
  *
  * @example
  * ```ts
- * import { Bridge, type NpcState } from "../../mod.ts";
+ * import { Bridge, type NpcState } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const gorm = await bridge.createNpc({ name: "Gorm" }, { npc: "gorm", model: "scripted" });
  * const save: NpcState = await gorm.state(); // store it whole with the game save
@@ -241,7 +241,7 @@ export interface NpcState {
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * await bridge.createNpc({ name: "Gorm", role: "the blacksmith" }, { npc: "gorm", model: "scripted" });
  * const [gorm] = await bridge.listNpcs();
@@ -278,7 +278,7 @@ export interface NpcInfo {
  *
  * @example
  * ```ts
- * import { type DecisionOption } from "../../mod.ts";
+ * import { type DecisionOption } from "@open-apple-models/bridge";
  * const options: DecisionOption<"fight" | "flee">[] = ["fight", { id: "flee", description: "Run into the woods" }];
  * ```
  */
@@ -289,7 +289,7 @@ export type DecisionOption<Id extends string = string> = Id | { id: Id; descript
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const results = await bridge.decideMany([
  *   { situation: "A wolf growls.", options: ["fight", "flee"] },
@@ -325,7 +325,7 @@ export interface DecisionSettings {
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const decision = await bridge.decide("The player insults Snik.", ["laugh", "attack"], {
  *   actor: { name: "Snik", personality: "A timid goblin." },
@@ -354,7 +354,7 @@ export interface DecisionDetails<Id extends string = string> {
  *
  * @example
  * ```ts
- * import { type DecisionRequest } from "../../mod.ts";
+ * import { type DecisionRequest } from "@open-apple-models/bridge";
  * const request: DecisionRequest<"hide" | "shout"> = {
  *   situation: "Bandits on the road.",
  *   options: ["hide", "shout"],
@@ -374,7 +374,7 @@ export interface DecisionRequest<Id extends string = string> extends DecisionDet
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const decision = await bridge.decide("A wolf blocks the path.", ["fight", "flee"], {
  *   model: { type: "scripted", steps: [{ json: { reasoning: "Too strong.", choice: "flee", confidence: 80 } }] },
@@ -405,7 +405,7 @@ export interface Decision<Id extends string = string> {
  *
  * @example
  * ```ts
- * import { Bridge, type WorldChange } from "../../mod.ts";
+ * import { Bridge, type WorldChange } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const world = await bridge.createWorld({ player: { gold: 60 } });
  * const changes: WorldChange[] = [];
@@ -432,7 +432,7 @@ export interface WorldChange {
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * await bridge.createWorld({ day: 1 }, { world: "village" });
  * const [village] = await bridge.listWorlds();
@@ -457,7 +457,7 @@ export interface WorldInfo {
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const world = await bridge.createWorld({ quest: { stage: 2 } });
  * const removal = await world.remove("quest");

@@ -26,8 +26,8 @@ import { SENT, takeHandedOver, type Transport } from "./transport.ts";
  *
  * @example
  * ```ts
- * import { Bridge, type InProcessEngine } from "../../mod.ts";
- * import { BridgeEngine } from "../../engine.ts";
+ * import { Bridge, type InProcessEngine } from "@open-apple-models/bridge";
+ * import { BridgeEngine } from "@open-apple-models/bridge/engine";
  * await using bridge = await Bridge.open({
  *   engine: (send, onShutdown): InProcessEngine => new BridgeEngine({ onShutdown }, send),
  * });
@@ -54,8 +54,8 @@ export interface InProcessEngine {
  *
  * @example
  * ```ts
- * import { Bridge, type EngineFactory } from "../../mod.ts";
- * import { BridgeEngine } from "../../engine.ts";
+ * import { Bridge, type EngineFactory } from "@open-apple-models/bridge";
+ * import { BridgeEngine } from "@open-apple-models/bridge/engine";
  * const quick: EngineFactory = (send, onShutdown) => new BridgeEngine({ toolTimeoutSeconds: 5, onShutdown }, send);
  * await using bridge = await Bridge.open({ engine: quick });
  * ```
@@ -72,8 +72,8 @@ const defaultEngine: EngineFactory = (send, onShutdown) => new BridgeEngine({ on
  *
  * @example
  * ```ts
- * import { Bridge, InProcessTransport } from "../../mod.ts";
- * import { BridgeEngine } from "../../engine.ts";
+ * import { Bridge, InProcessTransport } from "@open-apple-models/bridge";
+ * import { BridgeEngine } from "@open-apple-models/bridge/engine";
  * const transport = new InProcessTransport((send, onShutdown) =>
  *   new BridgeEngine({ toolTimeoutSeconds: 5, onShutdown }, send)
  * );

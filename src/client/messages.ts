@@ -10,7 +10,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.
  *
  * @example
  * ```ts
- * import { type RequestId } from "../../mod.ts";
+ * import { type RequestId } from "@open-apple-models/bridge";
  * const ids: RequestId[] = [1, "t-1", "talk-7"];
  * ```
  */
@@ -21,7 +21,7 @@ export type RequestId = string | number;
  *
  * @example
  * ```ts
- * import { type JsonRpcRequest } from "../../mod.ts";
+ * import { type JsonRpcRequest } from "@open-apple-models/bridge";
  * const ping: JsonRpcRequest = { jsonrpc: "2.0", id: 1, method: "ping" };
  * ```
  */
@@ -41,7 +41,7 @@ export interface JsonRpcRequest {
  *
  * @example
  * ```ts
- * import { type JsonRpcNotification } from "../../mod.ts";
+ * import { type JsonRpcNotification } from "@open-apple-models/bridge";
  * const cancel: JsonRpcNotification = { jsonrpc: "2.0", method: "session/cancel", params: { session: "guard" } };
  * ```
  */
@@ -59,7 +59,7 @@ export interface JsonRpcNotification {
  *
  * @example
  * ```ts
- * import { type JsonRpcErrorObject } from "../../mod.ts";
+ * import { type JsonRpcErrorObject } from "@open-apple-models/bridge";
  * const notFound: JsonRpcErrorObject = {
  *   code: -32050,
  *   message: "No NPC 'gorm'.",
@@ -81,7 +81,7 @@ export interface JsonRpcErrorObject {
  *
  * @example
  * ```ts
- * import { type JsonRpcResult } from "../../mod.ts";
+ * import { type JsonRpcResult } from "@open-apple-models/bridge";
  * const answer: JsonRpcResult = { jsonrpc: "2.0", id: 1, result: {} };
  * ```
  */
@@ -99,7 +99,7 @@ export interface JsonRpcResult {
  *
  * @example
  * ```ts
- * import { type JsonRpcError } from "../../mod.ts";
+ * import { type JsonRpcError } from "@open-apple-models/bridge";
  * const failure: JsonRpcError = {
  *   jsonrpc: "2.0",
  *   id: 7,
@@ -121,7 +121,7 @@ export interface JsonRpcError {
  *
  * @example
  * ```ts
- * import { type JsonRpcMessage } from "../../mod.ts";
+ * import { type JsonRpcMessage } from "@open-apple-models/bridge";
  * const reply: JsonRpcMessage = { jsonrpc: "2.0", id: "t-1", result: { output: "The gate opened." } };
  * ```
  */

@@ -33,7 +33,7 @@ import type {
  *
  * @example
  * ```ts
- * import { type RespondParams } from "../../mod.ts";
+ * import { type RespondParams } from "@open-apple-models/bridge";
  * const params: RespondParams = { session: "guard", prompt: "Open the gate.", stream: true, toolChoice: "required" };
  * ```
  */
@@ -61,7 +61,7 @@ export interface RespondParams {
  *
  * @example
  * ```ts
- * import { type DecisionParams } from "../../mod.ts";
+ * import { type DecisionParams } from "@open-apple-models/bridge";
  * const params: DecisionParams = { situation: "A wolf.", options: ["fight", "flee"], fallbackOptionID: "flee" };
  * ```
  */
@@ -87,7 +87,7 @@ export interface DecisionParams extends DecisionSettings {
  *
  * @example
  * ```ts
- * import { Bridge, type BridgeMethods } from "../../mod.ts";
+ * import { Bridge, type BridgeMethods } from "@open-apple-models/bridge";
  * type Talk = BridgeMethods["npc/talk"]; // { params: {npc, line, …}; result: NpcReply }
  * await using bridge = await Bridge.open();
  * const list: Talk["result"][] = [];
@@ -292,7 +292,7 @@ export interface BridgeMethods {
  *
  * @example
  * ```ts
- * import { type MethodName } from "../../mod.ts";
+ * import { type MethodName } from "@open-apple-models/bridge";
  * const method: MethodName = "world/subscribe";
  * ```
  */
@@ -303,7 +303,7 @@ export type MethodName = keyof BridgeMethods;
  *
  * @example
  * ```ts
- * import { type ParamsOf } from "../../mod.ts";
+ * import { type ParamsOf } from "@open-apple-models/bridge";
  * const talk: ParamsOf<"npc/talk"> = { npc: "gorm", line: "Hello.", stream: true };
  * ```
  */
@@ -314,7 +314,7 @@ export type ParamsOf<M extends MethodName> = BridgeMethods[M]["params"];
  *
  * @example
  * ```ts
- * import { Bridge, type ResultOf } from "../../mod.ts";
+ * import { Bridge, type ResultOf } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const pong: ResultOf<"ping"> = await bridge.request("ping", {});
  * pong; // {}

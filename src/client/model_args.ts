@@ -38,7 +38,7 @@ function modelFlag(args: readonly string[]): string | undefined {
  *
  * @example
  * ```ts
- * import { modelFromArgs } from "./model_args.ts";
+ * import { modelFromArgs } from "@open-apple-models/bridge";
  * modelFromArgs([], [{ text: "Hi." }]); // { type: "scripted", steps: [{ text: "Hi." }] }
  * modelFromArgs(["--system"], []); // "system"
  * modelFromArgs(["--model", "openai:http://127.0.0.1:8080/v1#qwen"], []);

@@ -16,7 +16,7 @@ import type { Model, ToolChoice, ToolRef } from "./types.ts";
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const gorm = await bridge.createNpc({ name: "Gorm" }, {
  *   options: { replyFormat: "text" },
@@ -55,7 +55,7 @@ export interface TalkOptions extends TurnOptions {
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const gorm = await bridge.createNpc({ name: "Gorm" }, { npc: "gorm", model: "scripted" });
  * const save = await gorm.state();
@@ -102,7 +102,7 @@ export function worldId(
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const gorm = await bridge.createNpc({ name: "Gorm", role: "the village blacksmith" }, {
  *   options: { playerOptionCount: 0, canEndConversation: false },

@@ -16,7 +16,7 @@ import { SENT, type Transport } from "./transport.ts";
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const slow = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Zzz.", delayMs: 60_000 }] } });
  * const controller = new AbortController();
@@ -55,7 +55,7 @@ export interface RequestOptions {
  *
  * @example
  * ```ts
- * import { InProcessTransport, Peer } from "../../mod.ts";
+ * import { InProcessTransport, Peer } from "@open-apple-models/bridge";
  * const peer = new Peer(new InProcessTransport());
  * const abandoned: Array<string | number> = [];
  * peer.setRequestHandler("tool/call", (params, request) => {
@@ -78,7 +78,7 @@ export interface IncomingRequest {
  *
  * @example
  * ```ts
- * import { InProcessTransport, Peer, type RequestHandler } from "../../mod.ts";
+ * import { InProcessTransport, Peer, type RequestHandler } from "@open-apple-models/bridge";
  * const answer: RequestHandler = (params) => ({ output: `You asked for ${JSON.stringify(params.call)}.` });
  * const peer = new Peer(new InProcessTransport());
  * const abandoned: Array<string | number> = [];
@@ -92,7 +92,7 @@ export type RequestHandler = (params: JsonObject, request: IncomingRequest) => J
  *
  * @example
  * ```ts
- * import { InProcessTransport, type NotificationHandler, Peer } from "../../mod.ts";
+ * import { InProcessTransport, type NotificationHandler, Peer } from "@open-apple-models/bridge";
  * const seen: string[] = [];
  * const log: NotificationHandler = (_params, method) => seen.push(method);
  * const peer = new Peer(new InProcessTransport());
@@ -107,7 +107,7 @@ export type NotificationHandler = (params: JsonObject, method: string) => void;
  *
  * @example
  * ```ts
- * import { InProcessTransport, Peer, type PeerOptions } from "../../mod.ts";
+ * import { InProcessTransport, Peer, type PeerOptions } from "@open-apple-models/bridge";
  * const options: PeerOptions = { onError: (error) => console.error(`bridge client: ${error.message}`) };
  * const peer = new Peer(new InProcessTransport(), options);
  * peer.closed; // false
@@ -192,8 +192,7 @@ function optionsProblem(options: RequestOptions): string | null {
  *
  * @example
  * ```ts
- * import { Peer } from "./peer.ts";
- * import { InProcessTransport } from "./in_process.ts";
+ * import { InProcessTransport, Peer } from "@open-apple-models/bridge";
  * const peer = new Peer(new InProcessTransport());
  * await peer.start();
  * await peer.request("ping"); // {}

@@ -14,7 +14,7 @@ import type { ScriptStep, ToolDefinition } from "./types.ts";
  *
  * @example
  * ```ts
- * import { Bridge, type PersonaFile, loadPersona } from "../../mod.ts";
+ * import { Bridge, type PersonaFile, loadPersona } from "@open-apple-models/bridge";
  * const sage: PersonaFile = await loadPersona(new URL("../../personas/sage.jsonc", import.meta.url));
  * await using bridge = await Bridge.open();
  * const wenna = await bridge.createNpc(sage.persona, {
@@ -116,7 +116,7 @@ function expect(
  *
  * @example
  * ```ts
- * import { loadPersona, type LoadPersonaOptions } from "../../mod.ts";
+ * import { loadPersona, type LoadPersonaOptions } from "@open-apple-models/bridge";
  * const warnings: string[] = [];
  * const options: LoadPersonaOptions = { onWarning: (warning) => warnings.push(warning) };
  * await loadPersona(new URL("../../personas/guard.jsonc", import.meta.url), options);
@@ -142,7 +142,7 @@ function printWarning(warning: string): void {
  *
  * @example
  * ```ts
- * import { loadPersona } from "../../mod.ts";
+ * import { loadPersona } from "@open-apple-models/bridge";
  * const shopkeeper = await loadPersona(new URL("../../personas/shopkeeper.jsonc", import.meta.url));
  * shopkeeper.persona.name; // "Mira"
  * shopkeeper.steps.length > 0; // true

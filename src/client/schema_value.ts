@@ -11,7 +11,7 @@ import type { JsonObject, JsonValue } from "../protocol/json.ts";
  *
  * @example
  * ```ts
- * import type { SchemaValue } from "./schema_value.ts";
+ * import type { SchemaValue } from "@open-apple-models/bridge";
  * type Args = SchemaValue<{
  *   type: "object";
  *   properties: { item: { type: "string" }; count: { type: "integer" } };
@@ -32,7 +32,7 @@ export type SchemaValue<S> = S extends { enum: readonly (infer E)[] } ? E
  *
  * @example
  * ```ts
- * import { type SchemaTypeValue } from "../../mod.ts";
+ * import { type SchemaTypeValue } from "@open-apple-models/bridge";
  * type Gold = SchemaTypeValue<{ type: "integer" }, "integer">; // number
  * const gold: Gold = 45;
  * ```
@@ -56,7 +56,7 @@ export type SchemaTypeValue<S, T> = T extends "string" ? string
  *
  * @example
  * ```ts
- * import { type SchemaRequired } from "../../mod.ts";
+ * import { type SchemaRequired } from "@open-apple-models/bridge";
  * type Names = SchemaRequired<{ type: "object"; required: ["item", "count"] }>; // "item" | "count"
  * const name: Names = "item";
  * ```

@@ -15,7 +15,7 @@ import type { JsonSchema, RespondResult, SessionEvent, ToolChoice, ToolRef, Tran
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const guard = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Halt! Who goes there?" }] } });
  * let shown = "";
@@ -56,7 +56,7 @@ function isEvent(value: JsonValue | undefined): value is JsonObject & SessionEve
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const guard = await bridge.createSession({
  *   instructions: "You are a castle guard.",

@@ -16,7 +16,7 @@ import { messageTooLong, type Transport } from "./transport.ts";
  *
  * @example
  * ```ts
- * import { StdioTransport, type StdioTransportOptions } from "../../mod.ts";
+ * import { StdioTransport, type StdioTransportOptions } from "@open-apple-models/bridge";
  * const options: StdioTransportOptions = {
  *   command: ["deno", "run", "--allow-read", "--allow-env", "--allow-ffi", "cli.ts", "stdio"],
  *   stderr: "piped", // keep the bridge's last log lines for the error when it dies
@@ -80,7 +80,7 @@ function describeStatus(status: Deno.CommandStatus): string {
  *
  * @example
  * ```ts
- * import { Bridge, StdioTransport } from "../../mod.ts";
+ * import { Bridge, StdioTransport } from "@open-apple-models/bridge";
  * const transport = new StdioTransport({ command: ["oam", "stdio", "--log-level", "error"] });
  * const open = () => Bridge.connect(transport); // spawns it
  * typeof open; // "function"

@@ -16,7 +16,7 @@ import type { JsonSchema, ToolCall, ToolDefinition, ToolRef } from "./types.ts";
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * bridge.tool({ name: "dig", description: "Dig for a while." }, async (_args, ctx) => {
  *   // Stop when the bridge no longer needs the answer (timeout, cancelled turn).
@@ -54,7 +54,7 @@ export interface ToolContext {
  *
  * @example
  * ```ts
- * import { Bridge, type ToolHandler } from "../../mod.ts";
+ * import { Bridge, type ToolHandler } from "@open-apple-models/bridge";
  * const ring: ToolHandler<{ times: number }> = ({ times }) => "Dong! ".repeat(times).trim();
  * await using bridge = await Bridge.open();
  * bridge.tool({
@@ -74,7 +74,7 @@ export type ToolHandler<Args> = {
  *
  * @example
  * ```ts
- * import { type ToolArgs } from "../../mod.ts";
+ * import { type ToolArgs } from "@open-apple-models/bridge";
  * type Args = ToolArgs<{ type: "object"; properties: { gate: { type: "string" } }; required: ["gate"] }>;
  * const args: Args = { gate: "north" }; // { gate: string }
  * ```
@@ -86,7 +86,7 @@ export type ToolArgs<S> = S extends { type: "object"; properties: object } ? Sch
  *
  * @example
  * ```ts
- * import { Bridge, type ToolSpec } from "../../mod.ts";
+ * import { Bridge, type ToolSpec } from "@open-apple-models/bridge";
  * const spec: ToolSpec = { name: "look", description: "Describe the room." };
  * await using bridge = await Bridge.open();
  * bridge.tool(spec, (args) => `Nothing unusual (${Object.keys(args).length} arguments).`);
@@ -102,7 +102,7 @@ export interface ToolSpec<S extends JsonSchema = JsonSchema> extends ToolDefinit
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const bell = bridge.tool({ name: "ring_bell", description: "Rings the bell." }, () => "Dong.");
  * bell.name; // "ring_bell"

@@ -110,7 +110,7 @@ export function takeHandedOver(params: unknown): boolean {
  *
  * @example A transport that echoes nothing and closes at once
  * ```ts
- * import type { Transport } from "./transport.ts";
+ * import type { Transport } from "@open-apple-models/bridge";
  * const idle: Transport = {
  *   start: () => Promise.resolve(),
  *   send: () => Promise.resolve(),

@@ -11,7 +11,7 @@
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const npc = await bridge.createNpc({ name: "Gorm" }, {
  *   options: { replyFormat: "text" },

@@ -10,7 +10,7 @@ import type { JsonObject, JsonValue } from "../protocol/json.ts";
  *
  * @example
  * ```ts
- * import { type JsonSchema } from "../../mod.ts";
+ * import { type JsonSchema } from "@open-apple-models/bridge";
  * const item: JsonSchema = {
  *   type: "object",
  *   properties: { item: { type: "string", description: "e.g. 'ale'" }, count: { type: "integer", minimum: 1 } },
@@ -46,7 +46,7 @@ export interface JsonSchema {
  *
  * @example
  * ```ts
- * import { type ToolDefinition } from "../../mod.ts";
+ * import { type ToolDefinition } from "@open-apple-models/bridge";
  * const openGate: ToolDefinition = {
  *   name: "open_gate",
  *   description: "Ask the game to open a named gate. Returns whether it opened.",
@@ -73,7 +73,7 @@ export interface ToolDefinition {
  *
  * @example
  * ```ts
- * import { Bridge, type ToolRef } from "../../mod.ts";
+ * import { Bridge, type ToolRef } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const bell = bridge.tool({ name: "ring_bell", description: "Rings the bell." }, () => "Dong.");
  * bridge.tool({ name: "open_gate", description: "Opens the gate." }, () => ({ opened: true }));
@@ -88,7 +88,7 @@ export type ToolRef = string | ToolDefinition | { readonly definition: ToolDefin
  *
  * @example
  * ```ts
- * import { type ToolChoice } from "../../mod.ts";
+ * import { type ToolChoice } from "@open-apple-models/bridge";
  * const forced: ToolChoice = { tool: "check_stock" }; // force this tool on the first step
  * const free: ToolChoice = "auto";
  * [forced, free];
@@ -101,7 +101,7 @@ export type ToolChoice = "auto" | "none" | "required" | "explicit" | { tool: str
  *
  * @example
  * ```ts
- * import { type SessionOptions } from "../../mod.ts";
+ * import { type SessionOptions } from "@open-apple-models/bridge";
  * const reproducible: SessionOptions = { sampling: "greedy" };
  * const varied: SessionOptions = { sampling: { topP: 0.9, seed: 7 } };
  * [reproducible, varied];
@@ -114,7 +114,7 @@ export type Sampling = "greedy" | { topK: number; seed?: number } | { topP: numb
  *
  * @example
  * ```ts
- * import { type ScriptStep } from "../../mod.ts";
+ * import { type ScriptStep } from "@open-apple-models/bridge";
  * const steps: ScriptStep[] = [
  *   { toolCalls: [{ name: "check_stock", arguments: { item: "ale" } }] },
  *   { text: "[happy] Three ales left.", chunks: 3 },
@@ -137,7 +137,7 @@ export type ScriptStep =
  *
  * @example
  * ```ts
- * import { type ScriptedModelSpec } from "../../mod.ts";
+ * import { type ScriptedModelSpec } from "@open-apple-models/bridge";
  * const model: ScriptedModelSpec = {
  *   type: "scripted",
  *   steps: [{ text: "Halt!" }],
@@ -159,7 +159,7 @@ export interface ScriptedModelSpec {
  *
  * @example
  * ```ts
- * import { type OpenAIModelSpec } from "../../mod.ts";
+ * import { type OpenAIModelSpec } from "@open-apple-models/bridge";
  * const local: OpenAIModelSpec = { type: "openai", baseURL: "http://127.0.0.1:8080/v1", model: "qwen2.5" };
  * ```
  */
@@ -184,7 +184,7 @@ export interface OpenAIModelSpec {
  *
  * @example
  * ```ts
- * import { type Model } from "../../mod.ts";
+ * import { type Model } from "@open-apple-models/bridge";
  * const models: Model[] = [
  *   "system",
  *   { type: "scripted", steps: [{ text: "Hi." }] },
@@ -202,7 +202,7 @@ export type Model = "system" | "scripted" | ScriptedModelSpec | OpenAIModelSpec 
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const guard = await bridge.createSession({
  *   instructions: "You are a castle guard.",
@@ -242,7 +242,7 @@ export interface SessionOptions {
  *
  * @example
  * ```ts
- * import { type ToolCall } from "../../mod.ts";
+ * import { type ToolCall } from "@open-apple-models/bridge";
  * const call: ToolCall = { id: "call_1", name: "open_gate", arguments: { gate: "north" } };
  * ```
  */
@@ -260,7 +260,7 @@ export interface ToolCall {
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * bridge.tool({ name: "ring_bell", description: "Rings the bell." }, () => "Dong.");
  * const session = await bridge.createSession({
@@ -287,7 +287,7 @@ export interface ToolRecord {
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const session = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Hi." }] } });
  * const { usage } = await session.respond("Hello");
@@ -310,7 +310,7 @@ export interface Usage {
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const session = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Hi." }] } });
  * const { steps } = await session.respond("Hello");
@@ -335,7 +335,7 @@ export interface Step {
  *
  * @example
  * ```ts
- * import { Bridge, type RespondResult } from "../../mod.ts";
+ * import { Bridge, type RespondResult } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const oracle = await bridge.createSession({ model: { type: "scripted", steps: [{ json: { omen: "rain" } }] } });
  * const result: RespondResult<{ omen: string }> = await oracle.respond<{ omen: string }>("Any omens?", {
@@ -366,7 +366,7 @@ export interface RespondResult<T = JsonValue> {
  *
  * @example
  * ```ts
- * import { Bridge, type SessionEvent } from "../../mod.ts";
+ * import { Bridge, type SessionEvent } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const session = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Halt." }] } });
  * const events: SessionEvent[] = [];
@@ -386,7 +386,7 @@ export type SessionEvent =
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const availability = await bridge.availability();
  * if (!availability.available) console.error(`on-device model unavailable: ${availability.reason}`);
@@ -412,7 +412,7 @@ export interface ModelAvailability {
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * bridge.server.protocolVersion; // "1.0"
  * bridge.server.capabilities.methods.includes("npc/talk"); // true
@@ -443,7 +443,7 @@ export interface InitializeResult {
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * await bridge.createSession({ session: "guard", model: "scripted" });
  * const [info] = await bridge.listSessions();
@@ -474,7 +474,7 @@ export interface SessionInfo {
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const first = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Hi, Aria." }] } });
  * await first.respond("I'm Aria.");

@@ -15,7 +15,7 @@ import { messageTooLong, type Transport } from "./transport.ts";
  *
  * @example
  * ```ts
- * import { WebSocketTransport, type WebSocketTransportOptions } from "../../mod.ts";
+ * import { WebSocketTransport, type WebSocketTransportOptions } from "@open-apple-models/bridge";
  * const options: WebSocketTransportOptions = { apiKey: "secret" };
  * const transport = new WebSocketTransport("ws://127.0.0.1:1976/rpc", options);
  * transport.url; // "ws://127.0.0.1:1976/rpc" (the key is added when it connects)
@@ -42,7 +42,7 @@ const OPEN = 1;
  *
  * @example With the typed client (a bridge served by `oam serve` on its `/rpc` endpoint)
  * ```ts
- * import { Bridge, WebSocketTransport } from "../../mod.ts";
+ * import { Bridge, WebSocketTransport } from "@open-apple-models/bridge";
  * async function pingServer(url = "ws://127.0.0.1:1976/rpc"): Promise<void> {
  *   await using bridge = await Bridge.connect(new WebSocketTransport(url));
  *   await bridge.ping();
@@ -51,7 +51,7 @@ const OPEN = 1;
  *
  * @example Raw messages
  * ```ts
- * import { WebSocketTransport } from "./websocket_transport.ts";
+ * import { WebSocketTransport } from "@open-apple-models/bridge";
  * async function pingRaw(url = "ws://127.0.0.1:1976/rpc"): Promise<void> {
  *   const transport = new WebSocketTransport(url);
  *   const received: unknown[] = [];

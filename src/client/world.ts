@@ -12,7 +12,7 @@ import type { WorldRemoval } from "./game_types.ts";
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const world = await bridge.createWorld({ weather: "rain" });
  * const seen: unknown[] = [];
@@ -57,7 +57,7 @@ export class Subscription implements AsyncDisposable {
  *
  * @example
  * ```ts
- * import { Bridge } from "../../mod.ts";
+ * import { Bridge } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * const world = await bridge.createWorld({ player: { gold: 60 } });
  * const changes: string[] = [];

@@ -23,7 +23,7 @@ export const TURN_ENDED_REASON = "The turn ended before the tool finished.";
  *
  * @example
  * ```ts
- * import type { DriveOptions } from "./context.ts";
+ * import type { DriveOptions } from "@open-apple-models/bridge/engine";
  * const quests: DriveOptions = { stream: true, context: { quest: "crypt" }, eventMethod: "quest/event" };
  * ```
  */
@@ -44,7 +44,7 @@ export interface DriveOptions {
  *
  * @example
  * ```ts
- * import type { HandlerContext } from "./context.ts";
+ * import type { HandlerContext } from "@open-apple-models/bridge/engine";
  * function createQuest(ctx: HandlerContext) {
  *   const quest = ctx.params.string("quest");
  *   const model = ctx.createModel(ctx.parseModel(ctx.params.get("model")));

@@ -76,7 +76,7 @@ export type EnginePhase = "running" | "shut_down" | "closed";
  *
  * @example An engine that serves one method
  * ```ts
- * import { EngineCore } from "./engine.ts";
+ * import { EngineCore } from "@open-apple-models/bridge/engine";
  * const lines: string[] = [];
  * const engine = new EngineCore({
  *   builtins: [{ register: (registry) => registry.register("quest/ping", () => ({ pong: true })) }],
@@ -241,7 +241,7 @@ export class EngineCore {
    *
    * @example
    * ```ts
-   * import { BridgeEngine } from "../composition.ts";
+   * import { BridgeEngine } from "@open-apple-models/bridge/engine";
    * const messages: object[] = [];
    * const send = (_line: string) => {};
    * const engine = new BridgeEngine({}, send);

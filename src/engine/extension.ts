@@ -47,7 +47,7 @@ export function watchRegistrations(
  *
  * @example
  * ```ts
- * import { MethodRegistry } from "./extension.ts";
+ * import { MethodRegistry } from "@open-apple-models/bridge/engine";
  * const registry = new MethodRegistry();
  * registry.register("quest/ping", () => ({ pong: true }));
  * ```
@@ -96,7 +96,7 @@ export class MethodRegistry {
  *
  * @example
  * ```ts
- * import type { BridgeExtension } from "./extension.ts";
+ * import type { BridgeExtension } from "@open-apple-models/bridge/engine";
  * const quests: BridgeExtension = {
  *   notificationMethods: ["quest/event"],
  *   register(registry) {
@@ -119,7 +119,7 @@ export interface BridgeExtension {
  *
  * @example
  * ```ts
- * import type { BridgeExtension } from "./extension.ts";
+ * import type { BridgeExtension } from "@open-apple-models/bridge/engine";
  * const status: BridgeExtension = {
  *   register(registry, host) {
  *     registry.register("status/limits", () => ({ maxSessions: host.settings.maxSessions }));

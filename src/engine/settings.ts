@@ -9,7 +9,7 @@
  *
  * @example
  * ```ts
- * import type { BridgeSettings } from "./settings.ts";
+ * import type { BridgeSettings } from "@open-apple-models/bridge/engine";
  * function canQueue(settings: BridgeSettings, pending: number): boolean {
  *   return pending < settings.maxQueuedOperations;
  * }

@@ -26,8 +26,7 @@ export interface GameMethodSet {
  *
  * @example
  * ```ts
- * import { BridgeEngine } from "../composition.ts";
- * import { GameExtension } from "./game_extension.ts";
+ * import { BridgeEngine, GameExtension } from "@open-apple-models/bridge/engine";
  * const engine = new BridgeEngine({ extensions: [new GameExtension()] });
  * await engine.call("world/create", { world: "village", state: { gold: 10 } });
  * ```

@@ -179,7 +179,7 @@ function responseSchemaParam(p: Params): {
  *
  * @example
  * ```ts
- * import { BridgeEngine } from "../composition.ts";
+ * import { BridgeEngine } from "@open-apple-models/bridge/engine";
  * const engine = new BridgeEngine();
  * await engine.call("session/create", { session: "guard", model: "scripted" });
  * engine.sessions.get("guard")?.id; // "guard"

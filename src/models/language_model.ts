@@ -133,7 +133,7 @@ export interface ModelAvailability {
  *
  * @example
  * ```ts
- * import type { LanguageModel, StepRequest, StepResult } from "./language_model.ts";
+ * import type { LanguageModel, StepRequest, StepResult } from "@open-apple-models/bridge/engine";
  * const echo: LanguageModel = {
  *   kind: "echo",
  *   contextSize: 8192,

@@ -65,7 +65,7 @@ const BOUNDS: Record<"contextSize" | "threads" | "sequences" | "batchSize", [num
  * @throws {BridgeError} `invalid_params` naming the offending member.
  * @example
  * ```ts
- * import { parseLlamaModelSpec } from "./llama_config.ts";
+ * import { parseLlamaModelSpec } from "@open-apple-models/bridge/engine";
  * const config = parseLlamaModelSpec({ type: "llama", path: "models/qwen.gguf", threads: 4 }, "model");
  * config.threads; // 4
  * ```
@@ -124,7 +124,7 @@ export function llamaModelSpecWarnings(spec: JsonObject, path: string): string[]
  * @throws {Error} with a message explaining the expected form.
  * @example
  * ```ts
- * import { parseGgufModelFlag } from "./llama_config.ts";
+ * import { parseGgufModelFlag } from "@open-apple-models/bridge/engine";
  * parseGgufModelFlag("gguf:models/tiny.gguf#threads=2"); // { path: "models/tiny.gguf", threads: 2 }
  * ```
  */

@@ -465,7 +465,7 @@ class LlamaBackend implements LanguageModel {
  *
  * @example
  * ```ts
- * import { createLlamaModel } from "./llama_model.ts";
+ * import { createLlamaModel } from "@open-apple-models/bridge/engine";
  * const model = createLlamaModel({ path: "models/qwen2.5-1.5b-instruct-q4_k_m.gguf" });
  * const availability = await model.availability();
  * ```

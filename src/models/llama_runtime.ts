@@ -242,7 +242,7 @@ export async function openLlamaRuntime(config: LlamaModelConfig): Promise<LlamaR
  *
  * @example
  * ```ts
- * import { closeLlamaModels } from "./llama_runtime.ts";
+ * import { closeLlamaModels } from "@open-apple-models/bridge/engine";
  * await closeLlamaModels();
  * ```
  */

@@ -68,7 +68,7 @@ function normaliseBaseURL(text: string): { url: string } | { problem: string } {
  * @throws {BridgeError} `invalid_params` naming the offending member.
  * @example
  * ```ts
- * import { parseOpenAIModelSpec } from "./openai_config.ts";
+ * import { parseOpenAIModelSpec } from "@open-apple-models/bridge/engine";
  * const config = parseOpenAIModelSpec({ type: "openai", baseURL: "http://127.0.0.1:8080/v1", model: "qwen" }, "model");
  * config.baseURL; // "http://127.0.0.1:8080/v1"
  * ```
@@ -203,7 +203,7 @@ function isHeaderValue(value: string): boolean {
  * @throws {Error} with a message explaining the expected form.
  * @example
  * ```ts
- * import { parseOpenAIModelFlag } from "./openai_config.ts";
+ * import { parseOpenAIModelFlag } from "@open-apple-models/bridge/engine";
  * const { baseURL, model } = parseOpenAIModelFlag("openai:http://127.0.0.1:8080/v1#tiny");
  * ```
  */

@@ -492,7 +492,7 @@ class OpenAIModel implements LanguageModel {
  *
  * @example
  * ```ts
- * import { createOpenAIModel } from "./openai_model.ts";
+ * import { createOpenAIModel } from "@open-apple-models/bridge/engine";
  * const model = createOpenAIModel({ baseURL: "http://127.0.0.1:8080/v1", model: "tiny" });
  * const availability = await model.availability();
  * ```

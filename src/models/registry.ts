@@ -50,7 +50,7 @@ export interface ModelFactories {
  *
  * @example
  * ```ts
- * import { parseModelSpec } from "./registry.ts";
+ * import { parseModelSpec } from "@open-apple-models/bridge/engine";
  * parseModelSpec({ type: "scripted", steps: [{ text: "Hi" }] }, { path: "model", allowsScripted: true }).type; // "scripted"
  * ```
  */

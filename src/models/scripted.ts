@@ -271,7 +271,7 @@ function templateContext(req: StepRequest): { prompt: string; outputs: string[] 
  *
  * @example
  * ```ts
- * import { ScriptedModel } from "./scripted.ts";
+ * import { ScriptedModel } from "@open-apple-models/bridge/engine";
  * const model = new ScriptedModel({ steps: [{ text: "Hmph." }] });
  * ```
  */

@@ -277,7 +277,7 @@ function stepError(error: unknown): BridgeError {
  *
  * @example
  * ```ts
- * import { closeSystemModels, createSystemModel } from "./system.ts";
+ * import { closeSystemModels, createSystemModel } from "@open-apple-models/bridge/engine";
  * const model = createSystemModel();
  * const availability = await model.availability();
  * if (!availability.available) console.error(`system model unavailable: ${availability.reason}`);

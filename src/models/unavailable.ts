@@ -10,7 +10,7 @@ import type { LanguageModel, ModelAvailability, StepResult } from "./language_mo
  *
  * @example
  * ```ts
- * import { UnavailableModel } from "./unavailable.ts";
+ * import { UnavailableModel } from "@open-apple-models/bridge/engine";
  * const model = new UnavailableModel("device_not_eligible");
  * ```
  */

@@ -9,7 +9,7 @@ import type { JsonObject } from "./json.ts";
  *
  * @example
  * ```ts
- * import { BridgeError, ERROR_CODES } from "./errors.ts";
+ * import { BridgeError, ERROR_CODES } from "@open-apple-models/bridge";
  * function isMissingNpc(error: unknown): boolean {
  *   return error instanceof BridgeError && error.code === ERROR_CODES.npc_not_found; // -32050
  * }
@@ -52,7 +52,7 @@ export const ERROR_CODES = {
  *
  * @example
  * ```ts
- * import { type ErrorName } from "./errors.ts";
+ * import { type ErrorName } from "@open-apple-models/bridge";
  * const retryable: ErrorName[] = ["rate_limited", "busy"];
  * ```
  */
@@ -106,14 +106,14 @@ export const MESSAGES = {
  *
  * @example A handler's error
  * ```ts
- * import { BridgeError } from "./errors.ts";
+ * import { BridgeError } from "@open-apple-models/bridge";
  * const error = BridgeError.invalidParams("Missing required parameter 'session'.");
  * error.toJson(); // {code: -32602, message: "Missing required parameter 'session'.", data: {code: "invalid_params"}}
  * ```
  *
  * @example A client's error
  * ```ts
- * import { Bridge, BridgeError } from "../../mod.ts";
+ * import { Bridge, BridgeError } from "@open-apple-models/bridge";
  * await using bridge = await Bridge.open();
  * try {
  *   await bridge.npc("nobody").talk("Hello?");

@@ -9,7 +9,7 @@
  *
  * @example
  * ```ts
- * import { type JsonValue } from "./json.ts";
+ * import { type JsonValue } from "@open-apple-models/bridge";
  * const loot: JsonValue = { name: "Ruby", gold: 12, tags: ["gem"], cursed: false, owner: null };
  * ```
  */
@@ -20,7 +20,7 @@ export type JsonValue = null | boolean | number | string | JsonValue[] | JsonObj
  *
  * @example
  * ```ts
- * import { type JsonObject } from "./json.ts";
+ * import { type JsonObject } from "@open-apple-models/bridge";
  * const state: JsonObject = { player: { gold: 60 } };
  * ```
  */

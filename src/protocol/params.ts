@@ -35,7 +35,7 @@ function formatBound(n: number): string {
  *
  * @example
  * ```ts
- * import { Params } from "./params.ts";
+ * import { Params } from "@open-apple-models/bridge/engine";
  * const p = Params.from({ session: "guard", stream: true });
  * p.string("session"); // "guard"
  * p.optionalBool("stream"); // true

@@ -11,7 +11,7 @@
  *
  * @example
  * ```ts
- * import { SERVER_INFO } from "./version.ts";
+ * import { SERVER_INFO } from "@open-apple-models/bridge/engine";
  * SERVER_INFO.name; // "open-apple-models"
  * ```
  */
@@ -24,7 +24,7 @@ export const SERVER_INFO: { readonly name: string; readonly version: string } = 
  *
  * @example
  * ```ts
- * import { PROTOCOL_VERSION } from "./version.ts";
+ * import { PROTOCOL_VERSION } from "@open-apple-models/bridge";
  * PROTOCOL_VERSION; // "1.0", sent with initialize
  * ```
  */

@@ -26,7 +26,7 @@ export interface Logger {
  *
  * @example
  * ```ts
- * import { stderrLogger } from "./logger.ts";
+ * import { stderrLogger } from "@open-apple-models/bridge/engine";
  * const log = stderrLogger("warning", "oam stdio");
  * log.warning("Ignoring a response to unknown or finished request 't-9'.");
  * ```

@@ -21,7 +21,7 @@ export type PendingConsumer<T> = (ok: boolean, valueOrError: T | unknown) => voi
  *
  * @example
  * ```ts
- * import { Pending } from "./work_queue.ts";
+ * import { Pending } from "@open-apple-models/bridge/engine";
  * const pending = new Pending<number>();
  * const seen: unknown[] = [];
  * pending.consume((ok, value) => seen.push(ok, value));
@@ -167,7 +167,7 @@ export class Operation {
  *
  * @example
  * ```ts
- * import { WorkQueue } from "./work_queue.ts";
+ * import { WorkQueue } from "@open-apple-models/bridge/engine";
  * const queue = new WorkQueue();
  * const { promise } = queue.schedule(async (op) => {
  *   op.commit();

@@ -9,7 +9,7 @@
  *
  * @example
  * ```ts
- * import { EMOTIONS, type Emotion } from "../../../mod.ts";
+ * import { EMOTIONS, type Emotion } from "@open-apple-models/bridge";
  * const portraits = new Map<Emotion, string>(EMOTIONS.map((e) => [e, `portraits/${e}.png`]));
  * portraits.get("happy"); // "portraits/happy.png"
  * ```
@@ -38,7 +38,7 @@ export const EMOTIONS = [
  *
  * @example
  * ```ts
- * import { type Emotion, type NpcOptions } from "../../../mod.ts";
+ * import { type Emotion, type NpcOptions } from "@open-apple-models/bridge";
  * const calm: Emotion[] = ["neutral", "happy", "curious"];
  * const options: NpcOptions = { emotions: calm };
  * ```

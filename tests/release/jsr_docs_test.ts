@@ -1,0 +1,67 @@
+/**
+ * The reference JSR generates from mod.ts and engine.ts (what `deno doc` shows): a user copies its examples
+ * into their own project, so every example imports the package by its name (`@open-apple-models/bridge`,
+ * `@open-apple-models/bridge/engine`), never a path inside the repository (`../../mod.ts`, `./errors.ts`).
+ * Every export of mod.ts, the typed client, has an example.
+ */
+import assert from "node:assert/strict";
+
+const ROOT = new URL("../../", import.meta.url);
+const NAME = JSON.parse(Deno.readTextFileSync(new URL("deno.json", ROOT))).name as string;
+
+/** `deno doc --json <entry>`. */
+async function docOf(entry: string): Promise<{ moduleDoc: unknown; symbols: { name: string }[] }> {
+  const out = await new Deno.Command(Deno.execPath(), {
+    args: ["doc", "--json", entry],
+    cwd: ROOT.pathname,
+    stdout: "piped",
+    stderr: "piped",
+  }).output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  const nodes = JSON.parse(new TextDecoder().decode(out.stdout)).nodes;
+  const node = nodes[new URL(entry, ROOT).href];
+  return { moduleDoc: node.module_doc, symbols: node.symbols };
+}
+
+/** Every `@example` in a `deno doc --json` tree (symbols, their members, the module doc), with where it is. */
+function examples(value: unknown, where: string, out: { where: string; code: string }[] = []) {
+  if (Array.isArray(value)) {
+    for (const v of value) examples(v, where, out);
+  } else if (value !== null && typeof value === "object") {
+    const node = value as Record<string, unknown>;
+    const location = node.location as { filename: string; line: number } | undefined;
+    const here = location ? `${location.filename.slice(ROOT.href.length)}:${location.line}` : where;
+    if (node.kind === "example" && typeof node.doc === "string") out.push({ where: here, code: node.doc });
+    for (const [key, v] of Object.entries(node)) if (key !== "location") examples(v, here, out);
+  }
+  return out;
+}
+
+const IMPORT = /^\s*(?:import|export)\s[^;]*?\bfrom\s*["']([^"']+)["']|^\s*import\s*["']([^"']+)["']/gm;
+
+for (const entry of ["mod.ts", "engine.ts"]) {
+  Deno.test(`every example of ${entry}'s reference imports the package by name, not a repository path`, async () => {
+    const doc = await docOf(entry);
+    const found = examples([doc.moduleDoc, doc.symbols], entry);
+    assert.ok(found.length > 30, `${found.length} examples`);
+    const byPath: string[] = [];
+    for (const { where, code } of found) {
+      for (const [, from, bare] of code.matchAll(IMPORT)) {
+        const specifier = from ?? bare;
+        if (specifier.startsWith(".") || specifier.startsWith("/")) byPath.push(`${where}: ${specifier}`);
+      }
+    }
+    assert.deepEqual([...new Set(byPath)], []);
+    const modulePackage = entry === "mod.ts" ? NAME : `${NAME}/engine`;
+    assert.ok(
+      examples(doc.moduleDoc, entry).some(({ code }) => code.includes(`from "${modulePackage}"`)),
+      `the module doc's example imports "${modulePackage}"`,
+    );
+  });
+}
+
+Deno.test("every export of mod.ts has an example", async () => {
+  const { symbols } = await docOf("mod.ts");
+  const without = symbols.filter((symbol) => examples(symbol, "mod.ts").length === 0).map((s) => s.name);
+  assert.deepEqual(without, []);
+});
