@@ -3,6 +3,10 @@
  *
  * @example
  * ```sh
+ * # installed from JSR as `oam`, with the permissions of `oam stdio`
+ * deno install -g -n oam --allow-read --allow-env --allow-ffi jsr:@open-apple-models/bridge/cli
+ * oam stdio
+ * # or in a checkout of the repository
  * deno run --allow-read --allow-env --allow-ffi cli.ts stdio
  * ```
  * @module

@@ -268,7 +268,8 @@ export class Bridge implements AsyncDisposable {
   /**
    * Spawns `oam stdio` and opens a bridge over it. Which command: `options.command`, else
    * `OAM_BRIDGE_COMMAND`, `OAM_BRIDGE_PATH` (a compiled `oam`), else `oam stdio` from `PATH`.
-   * Needs `--allow-run` (and `--allow-env` to read those variables).
+   * Needs `--allow-run` (and `--allow-env` to read those variables). An `oam` from the package:
+   * `deno install -g -n oam --allow-read --allow-env --allow-ffi jsr:@open-apple-models/bridge/cli`.
    */
   static spawn(options: SpawnOptions = {}): Promise<Bridge> {
     return Bridge.connect(new StdioTransport(options), options);

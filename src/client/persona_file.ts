@@ -140,6 +140,9 @@ function printWarning(warning: string): void {
  * `options` that is not an object) is a TypeError here, and an unknown key (a typo such as `optoins`) is
  * ignored with a warning to `options.onWarning` (default: stderr), as `oam npc` does. Needs `--allow-read`.
  *
+ * `path` is a local file (a path or a `file:` URL). A package imported from JSR is not on disk, so its
+ * `personas/` are files to copy into your project (each with its `.steps.json`), not to load in place.
+ *
  * @example
  * ```ts
  * import { loadPersona } from "@open-apple-models/bridge";

@@ -45,6 +45,23 @@ const guard = await bridge.createSession({ model: { type: "scripted", steps: [{ 
 console.log(JSON.stringify({ server: bridge.server.server.name, text: (await guard.respond("Hi")).text }));
 `;
 
+/**
+ * The flags of the README's `deno install -g -n oam … jsr:@open-apple-models/bridge/cli` line (mod.ts's
+ * module doc gives the same line).
+ */
+function installFlags(): string[] {
+  const line = (text: string) => {
+    const m = /`(deno install -g -n oam [^`]*?) jsr:@open-apple-models\/bridge\/cli`/.exec(
+      text.replace(/\s*\n\s*(\*\s*)?/g, " "),
+    );
+    assert.ok(m, "the install line");
+    return m[1];
+  };
+  const readme = line(Deno.readTextFileSync(new URL("../../README.md", import.meta.url)));
+  assert.equal(line(Deno.readTextFileSync(new URL("../../mod.ts", import.meta.url))), readme);
+  return readme.split(" ").slice(2);
+}
+
 async function deno(
   args: string[],
   cwd: string,
@@ -109,20 +126,9 @@ Deno.test("the published ./cli export installs as `oam` (deno install), and Brid
       JSON.stringify({ imports: { [NAME]: "../package/mod.ts" } }),
     );
     await Deno.writeTextFile(`${dir}/app/spawn.ts`, SPAWN_SCRIPT);
-    // The README's install line, with the package path where JSR users write jsr:@open-apple-models/bridge/cli.
+    // The README's install line, with the package folder where JSR users write jsr:…/cli.
     const install = await deno(
-      [
-        "install",
-        "--global",
-        "--root",
-        `${dir}/tools`,
-        "--name",
-        "oam",
-        "--allow-read",
-        "--allow-env",
-        "--allow-ffi",
-        `${dir}/package/cli.ts`,
-      ],
+      ["install", "--root", `${dir}/tools`, ...installFlags(), `${dir}/package/cli.ts`],
       `${dir}/app`,
     );
     assert.equal(install.code, 0, install.stderr);
