@@ -9,7 +9,21 @@ import { type Logger, stderrLogger } from "../util/logger.ts";
 import type { BridgeExtension } from "./extension.ts";
 import type { BridgeSettings } from "./settings.ts";
 
-/** Everything a host can configure. All fields are optional in `BridgeEngine`'s constructor. */
+/**
+ * Everything a host can configure. All fields are optional in `BridgeEngine`'s constructor.
+ *
+ * @example
+ * ```ts
+ * import { type BridgeConfiguration, BridgeEngine, stderrLogger } from "@open-apple-models/bridge/engine";
+ * const config: Partial<BridgeConfiguration> = {
+ *   maxSessions: 8,
+ *   toolTimeoutSeconds: 30,
+ *   allowsScriptedModels: false,
+ *   logger: stderrLogger("warning"),
+ * };
+ * const engine = new BridgeEngine(config, (line) => line);
+ * ```
+ */
 export interface BridgeConfiguration extends BridgeSettings {
   /** Extensions registered after the built-in methods (default: the standard extensions, the game methods). */
   extensions: BridgeExtension[];
@@ -35,7 +49,16 @@ export interface BridgeConfiguration extends BridgeSettings {
 /** The logger of a configuration without one: errors to stderr. */
 const defaultLogger: Logger = stderrLogger("error");
 
-/** Default values of the numeric settings. */
+/**
+ * Default values of the numeric settings.
+ *
+ * @example
+ * ```ts
+ * import { DEFAULTS } from "@open-apple-models/bridge/engine";
+ * DEFAULTS.maxSessions; // 64
+ * DEFAULTS.toolTimeoutSeconds; // 120
+ * ```
+ */
 export const DEFAULTS = {
   maxSessions: 64,
   toolTimeoutSeconds: 120,

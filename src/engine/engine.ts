@@ -33,7 +33,15 @@ import { Pending, type PendingConsumer } from "../util/work_queue.ts";
 import { settledWithin } from "../util/sleep.ts";
 import { wakeAll } from "../util/waiters.ts";
 
-/** Grace period of `shutdown` for cancelled work and extensions (ms). */
+/**
+ * Grace period of `shutdown` for cancelled work and extensions (ms).
+ *
+ * @example
+ * ```ts
+ * import { SHUTDOWN_GRACE_MS } from "@open-apple-models/bridge/engine";
+ * SHUTDOWN_GRACE_MS; // 2000
+ * ```
+ */
 export const SHUTDOWN_GRACE_MS = 2000;
 
 /** Where a dispatched request's outcome goes. */
@@ -65,7 +73,18 @@ function lower(name: string): string {
   return name[0].toLowerCase() + name.slice(1);
 }
 
-/** Lifecycle phase. */
+/**
+ * Lifecycle phase.
+ *
+ * @example
+ * ```ts
+ * import { BridgeEngine, type EnginePhase } from "@open-apple-models/bridge/engine";
+ * const engine = new BridgeEngine({}, () => {});
+ * const phase: EnginePhase = engine.phase; // "running"
+ * await engine.shutdown();
+ * engine.phase; // "shut_down"
+ * ```
+ */
 export type EnginePhase = "running" | "shut_down" | "closed";
 
 /**

@@ -14,10 +14,26 @@ import type { BridgeSettings } from "./settings.ts";
 /**
  * What a handler returns: a result now, or a Promise of it (deferred work), or a {@link Pending} of it
  * (deferred work answered the moment it finishes, as queued work is: see `WorkQueue.enqueue`).
+ *
+ * @example
+ * ```ts
+ * import type { HandlerResult } from "@open-apple-models/bridge/engine";
+ * const now: HandlerResult = { pong: true };
+ * const later: HandlerResult = Promise.resolve({ quest: "crypt", done: true });
+ * ```
  */
 export type HandlerResult = JsonValue | Promise<JsonValue> | Pending<JsonValue>;
 
-/** A method handler. It must not await anything before its order-sensitive part is done. */
+/**
+ * A method handler. It must not await anything before its order-sensitive part is done.
+ *
+ * @example
+ * ```ts
+ * import { type MethodHandler, MethodRegistry } from "@open-apple-models/bridge/engine";
+ * const echo: MethodHandler = (ctx) => ({ text: ctx.params.string("text") });
+ * new MethodRegistry().register("quest/echo", echo);
+ * ```
+ */
 export type MethodHandler = (ctx: HandlerContext) => HandlerResult;
 
 /** Watchers of registrations (the engine's, while a method set registers): method, and whether it replaces one. */

@@ -19,7 +19,18 @@ import type {
   StepToolCall,
 } from "./language_model.ts";
 
-/** One step of a script. */
+/**
+ * One step of a script (§10): text, tool calls, a JSON value, a template or an error, optionally delayed.
+ *
+ * @example
+ * ```ts
+ * import type { ScriptStep } from "@open-apple-models/bridge/engine";
+ * const steps: ScriptStep[] = [
+ *   { toolCalls: [{ name: "open_gate", arguments: { gate: "north" } }] },
+ *   { template: "The gate says: {toolOutput}", delayMs: 20 },
+ * ];
+ * ```
+ */
 export type ScriptStep =
   & (
     | { text: string; chunks?: number }
@@ -30,7 +41,16 @@ export type ScriptStep =
   )
   & { delayMs?: number };
 
-/** A parsed script. */
+/**
+ * A parsed script.
+ *
+ * @example
+ * ```ts
+ * import { type Script, ScriptedModel } from "@open-apple-models/bridge/engine";
+ * const script: Script = { steps: [{ text: "Halt!" }], fallback: { text: "Move along." } };
+ * const model = new ScriptedModel(script);
+ * ```
+ */
 export interface Script {
   /** Steps played one per inference. */
   steps: ScriptStep[];
@@ -185,7 +205,17 @@ function stepWarnings(value: JsonObject, path: string, warnings: string[]): void
   }
 }
 
-/** Parses a script from a `model` object (`{type: "scripted", steps?, fallback?}`) or a bare steps array. */
+/**
+ * Parses a script from a `model` object (`{type: "scripted", steps?, fallback?}`) or a bare steps array;
+ * `path` names the value in `-32602` messages.
+ *
+ * @example
+ * ```ts
+ * import { parseScript } from "@open-apple-models/bridge/engine";
+ * const script = parseScript({ type: "scripted", steps: [{ text: "Halt!" }] }, "model");
+ * script.steps.length; // 1
+ * ```
+ */
 export function parseScript(value: JsonValue, path: string): Script {
   if (Array.isArray(value)) return { steps: value.map((s, i) => parseScriptStep(s, `${path}[${i}]`)) };
   if (!isJsonObject(value)) throw invalid(`'${path}' must be an object with 'steps'.`);

@@ -58,7 +58,15 @@ export const ERROR_CODES = {
  */
 export type ErrorName = keyof typeof ERROR_CODES;
 
-/** The `data.code` values a model or agent may fail with (a scripted `error` step may use any of them). */
+/**
+ * The `data.code` values a model or agent may fail with (a scripted `error` step may use any of them).
+ *
+ * @example
+ * ```ts
+ * import { AGENT_ERROR_CODES } from "@open-apple-models/bridge/engine";
+ * AGENT_ERROR_CODES.includes("rate_limited"); // true
+ * ```
+ */
 export const AGENT_ERROR_CODES = [
   "model_unavailable",
   "guardrail_violation",
@@ -74,7 +82,17 @@ export const AGENT_ERROR_CODES = [
   "generation_failed",
 ] as const;
 
-/** A `data.code` an agent or model can produce. */
+/**
+ * A `data.code` an agent or model can produce.
+ *
+ * @example
+ * ```ts
+ * import { type AgentErrorCode, BridgeError } from "@open-apple-models/bridge/engine";
+ * const code: AgentErrorCode = "guardrail_violation";
+ * const error = BridgeError.of(code, "The model declined.");
+ * error.code; // -32002
+ * ```
+ */
 export type AgentErrorCode = typeof AGENT_ERROR_CODES[number];
 
 /** True when `code` is one of {@link AGENT_ERROR_CODES}. */

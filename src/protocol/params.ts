@@ -18,7 +18,16 @@ export function showValue(value: JsonValue): string {
 /** Largest safe integer magnitude for integer params. */
 const MAX_INT = 2 ** 53;
 
-/** Bounds for numeric params. */
+/**
+ * Bounds for numeric params.
+ *
+ * @example
+ * ```ts
+ * import { type Bounds, Params } from "@open-apple-models/bridge/engine";
+ * const percent: Bounds = { min: 0, max: 100 };
+ * Params.from({ chance: 40 }).optionalInteger("chance", percent); // 40 (150 fails with -32602)
+ * ```
+ */
 export interface Bounds {
   /** Smallest allowed value. */
   min?: number;

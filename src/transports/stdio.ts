@@ -18,7 +18,24 @@ export const DEFAULT_EOF_GRACE_MS = 30_000;
 /** Default bound on the final flush of output when the bridge ends (ms): a client that never reads again. */
 export const DEFAULT_FLUSH_GRACE_MS = 10_000;
 
-/** Options of {@link createStdioServer}. */
+/**
+ * Options of {@link createStdioServer}.
+ *
+ * @example
+ * ```ts
+ * import {
+ *   BridgeEngine,
+ *   createStdioServer,
+ *   stderrLogger,
+ *   type StdioOptions,
+ * } from "@open-apple-models/bridge/engine";
+ * const options: StdioOptions = { maxLineBytes: 1 << 20, logger: stderrLogger("warning", "my-game") };
+ * async function serveStdio(): Promise<never> {
+ *   const server = createStdioServer((send, onShutdown) => new BridgeEngine({ onShutdown }, send), options);
+ *   Deno.exit(await server.run());
+ * }
+ * ```
+ */
 export interface StdioOptions {
   /** Input bytes (default stdin). */
   input?: ReadableStream<Uint8Array>;
@@ -42,6 +59,21 @@ export interface StdioOptions {
  * chunk full of requests with large responses cannot queue unbounded output). At end of input every request
  * read is answered (bounded by `eofGraceMs`) before the bridge shuts down; `run` resolves with the exit code
  * (0) after end of input or a `shutdown` request. Make one with {@link createStdioServer}.
+ *
+ * @example
+ * ```ts
+ * import { BridgeEngine, createStdioServer } from "@open-apple-models/bridge/engine";
+ * const input = new Blob(['{"jsonrpc":"2.0","id":1,"method":"ping"}\n']).stream();
+ * const lines: string[] = [];
+ * const decoder = new TextDecoder();
+ * const output = new WritableStream<Uint8Array>({ write: (b) => void lines.push(decoder.decode(b)) });
+ * const server = createStdioServer((send, onShutdown) => new BridgeEngine({ onShutdown }, send), {
+ *   input,
+ *   output,
+ * });
+ * await server.run(); // 0, at the end of input
+ * lines.join(""); // '{"jsonrpc":"2.0","id":1,"result":{}}\n'
+ * ```
  */
 export class StdioServer {
   /** The engine it serves (built by `makeEngine` around the server's writer). */
@@ -180,7 +212,18 @@ export class StdioServer {
   }
 }
 
-/** Creates a stdio server around an engine built by `makeEngine(send, onShutdown)`. */
+/**
+ * Creates a stdio server around an engine built by `makeEngine(send, onShutdown)`.
+ *
+ * @example
+ * ```ts
+ * import { BridgeEngine, createStdioServer } from "@open-apple-models/bridge/engine";
+ * async function serveStdio(): Promise<never> {
+ *   const server = createStdioServer((send, onShutdown) => new BridgeEngine({ onShutdown }, send));
+ *   Deno.exit(await server.run()); // serves stdin/stdout until the end of input or a `shutdown` request
+ * }
+ * ```
+ */
 export function createStdioServer(
   makeEngine: (send: (line: string) => void, onShutdown: () => void) => EngineCore,
   options: StdioOptions = {},

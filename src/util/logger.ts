@@ -3,13 +3,45 @@
  * @module
  */
 
-/** Log levels, most verbose first. */
+/**
+ * Log levels, most verbose first.
+ *
+ * @example
+ * ```ts
+ * import { LOG_LEVELS } from "@open-apple-models/bridge/engine";
+ * LOG_LEVELS.join(", "); // "debug, info, warning, error, off"
+ * ```
+ */
 export const LOG_LEVELS = ["debug", "info", "warning", "error", "off"] as const;
 
-/** One of {@link LOG_LEVELS}: a logger prints its level and the ones after it. */
+/**
+ * One of {@link LOG_LEVELS}: a logger prints its level and the ones after it.
+ *
+ * @example
+ * ```ts
+ * import { type LogLevel, stderrLogger } from "@open-apple-models/bridge/engine";
+ * const level: LogLevel = "error";
+ * const log = stderrLogger(level, "my-game"); // prints errors only
+ * ```
+ */
 export type LogLevel = typeof LOG_LEVELS[number];
 
-/** Something that logs. */
+/**
+ * Something that logs. The bridge logs to it, never to stdout (the protocol).
+ *
+ * @example
+ * ```ts
+ * import { BridgeEngine, type Logger } from "@open-apple-models/bridge/engine";
+ * const seen: string[] = [];
+ * const logger: Logger = {
+ *   debug: () => {},
+ *   info: () => {},
+ *   warning: (message) => seen.push(`warning: ${message}`),
+ *   error: (message) => seen.push(`error: ${message}`),
+ * };
+ * const engine = new BridgeEngine({ logger }, () => {});
+ * ```
+ */
 export interface Logger {
   /** Logs a debug message. */
   debug(message: string): void;
@@ -45,5 +77,13 @@ export function stderrLogger(level: LogLevel, tag = "open-apple-models"): Logger
   return { debug: write("debug"), info: write("info"), warning: write("warning"), error: write("error") };
 }
 
-/** A logger that drops everything. */
+/**
+ * A logger that drops everything (the engine's default logs errors to stderr).
+ *
+ * @example
+ * ```ts
+ * import { BridgeEngine, silentLogger } from "@open-apple-models/bridge/engine";
+ * const engine = new BridgeEngine({ logger: silentLogger }, () => {});
+ * ```
+ */
 export const silentLogger: Logger = { debug() {}, info() {}, warning() {}, error() {} };
