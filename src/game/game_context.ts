@@ -6,7 +6,17 @@
 import type { JsonObject } from "../protocol/json.ts";
 import type { WorldState } from "./world/mod.ts";
 
-/** A world registered on the bridge. */
+/**
+ * A world registered on the bridge.
+ *
+ * @example
+ * ```ts
+ * import { GameExtension, WorldState } from "@open-apple-models/bridge/engine";
+ * const game = new GameExtension();
+ * game.addWorld(new WorldState({ gold: 10 }), "village");
+ * game.game.worlds.get("village")?.npcCount; // 0
+ * ```
+ */
 export interface WorldEntry {
   /** World id. */
   id: string;
@@ -18,7 +28,18 @@ export interface WorldEntry {
   npcCount: number;
 }
 
-/** Shared game state. */
+/**
+ * Shared game state: what the game method sets share (a {@link GameExtension}'s `game`).
+ *
+ * @example
+ * ```ts
+ * import { BridgeEngine, GameExtension } from "@open-apple-models/bridge/engine";
+ * const game = new GameExtension();
+ * const engine = new BridgeEngine({ extensions: [game] });
+ * await engine.call("world/create", { world: "village", state: { gold: 10 } });
+ * game.game.worlds.get("village")?.world.get("gold").value; // 10
+ * ```
+ */
 export class GameContext {
   /** Worlds by id, in creation order. */
   readonly worlds: Map<string, WorldEntry> = new Map();

@@ -12,7 +12,16 @@ import { openAIModelSpecWarnings, parseOpenAIModelSpec } from "./openai_config.t
 import { createOpenAIModel } from "./openai_model.ts";
 import { parseScript, type Script, ScriptedModel, scriptWarnings } from "./scripted.ts";
 
-/** A parsed `model` parameter. */
+/**
+ * A parsed `model` parameter.
+ *
+ * @example
+ * ```ts
+ * import { type ModelSpec, parseModelSpec } from "@open-apple-models/bridge/engine";
+ * const spec: ModelSpec = parseModelSpec("system", { path: "model", allowsScripted: true });
+ * spec; // { type: "system" }
+ * ```
+ */
 export type ModelSpec =
   | { type: "system" }
   | {
@@ -29,7 +38,20 @@ export type ModelSpec =
     warnings?: string[];
   };
 
-/** Where a `model` parameter is read (its name in errors) and whether scripted models are allowed. */
+/**
+ * Where a `model` parameter is read (its name in errors) and whether scripted models are allowed.
+ *
+ * @example
+ * ```ts
+ * import { type ModelParam, parseModelSpec } from "@open-apple-models/bridge/engine";
+ * const param: ModelParam = { path: "requests[1].model", allowsScripted: false };
+ * try {
+ *   parseModelSpec("scripted", param);
+ * } catch (error) {
+ *   String(error); // "BridgeError: Scripted models are disabled on this bridge."
+ * }
+ * ```
+ */
 export interface ModelParam {
   /** The parameter's name in error messages (`model`, `requests[1].model`, …). */
   path: string;
@@ -37,7 +59,27 @@ export interface ModelParam {
   allowsScripted: boolean;
 }
 
-/** What model creation needs from the configuration. */
+/**
+ * What model creation needs from the configuration.
+ *
+ * @example
+ * ```ts
+ * import {
+ *   createModel,
+ *   type ModelFactories,
+ *   parseModelSpec,
+ *   ScriptedModel,
+ *   UnavailableModel,
+ * } from "@open-apple-models/bridge/engine";
+ * const factories: ModelFactories = {
+ *   systemModel: () => new UnavailableModel("device_not_eligible"),
+ *   // A host's own model type, `{"type": "echo"}`:
+ *   modelFactory: (spec) => spec.type === "echo" ? new ScriptedModel({ steps: [] }) : undefined,
+ * };
+ * const spec = parseModelSpec({ type: "echo" }, { path: "model", allowsScripted: true });
+ * createModel(spec, factories).kind; // "scripted"
+ * ```
+ */
 export interface ModelFactories {
   /** Creates the `"system"` model. */
   systemModel: () => LanguageModel;
@@ -116,6 +158,15 @@ export function modelSpecWarnings(spec: ModelSpec): string[] {
 /**
  * Creates the backend for a spec: `system` and `scripted`, then the host's `modelFactory` (its own types, or
  * undefined), then `openai` and `llama`. Unknown types fail with -32602.
+ *
+ * @example
+ * ```ts
+ * import { createModel, parseModelSpec, UnavailableModel } from "@open-apple-models/bridge/engine";
+ * const param = { path: "model", allowsScripted: true };
+ * const spec = parseModelSpec({ type: "scripted", steps: [{ text: "Hi" }] }, param);
+ * const model = createModel(spec, { systemModel: () => new UnavailableModel("device_not_eligible") });
+ * (await model.availability()).available; // true
+ * ```
  */
 export function createModel(spec: ModelSpec, factories: ModelFactories): LanguageModel {
   if (spec.type === "system") return factories.systemModel();

@@ -55,7 +55,17 @@ export function canonicalWorldPath(path: string): string {
   return formatWorldPath(parseWorldPath(path));
 }
 
-/** A path given either as text (parsed with {@link parseWorldPath}) or as already-parsed segments. */
+/**
+ * A path given either as text (parsed with {@link parseWorldPath}) or as already-parsed segments.
+ *
+ * @example
+ * ```ts
+ * import { type WorldPathInput, WorldState } from "@open-apple-models/bridge/engine";
+ * const world = new WorldState({ "inn.keeper": { name: "Mira" } });
+ * const path: WorldPathInput = ["inn.keeper", "name"]; // segments: a key with a dot in it
+ * world.get(path).value; // "Mira"
+ * ```
+ */
 export type WorldPathInput = string | readonly string[];
 
 /** Segments of a path input (text is parsed; a segment array is copied as is). @throws {WorldError} */

@@ -44,6 +44,15 @@ export const ROOT_NOT_OBJECT_MESSAGE = "The world state root must be a JSON obje
  * One changed value. `oldValue` is omitted when the value was created and `newValue` when it was removed;
  * a JSON `null` is a value (present as `null`). Both are deep copies. Treat a change as read-only: the same
  * object is returned to the caller and passed to every observer.
+ *
+ * @example
+ * ```ts
+ * import { type WorldChange, WorldState } from "@open-apple-models/bridge/engine";
+ * const world = new WorldState({ player: { gold: 60 } });
+ * const changes: WorldChange[] = world.set("player.gold", 45);
+ * changes; // [{ path: "player.gold", oldValue: 60, newValue: 45 }]
+ * world.set("player.hp", 10); // [{ path: "player.hp", newValue: 10 }]: created, no oldValue
+ * ```
  */
 export interface WorldChange {
   /** Canonical path of the changed value (`""` = the root). */
@@ -54,7 +63,17 @@ export interface WorldChange {
   newValue?: JsonValue;
 }
 
-/** Result of {@link WorldState.get}. */
+/**
+ * Result of {@link WorldState.get}.
+ *
+ * @example
+ * ```ts
+ * import { WorldState, type WorldReadResult } from "@open-apple-models/bridge/engine";
+ * const world = new WorldState({ door: { open: null } });
+ * const open: WorldReadResult = world.get("door.open"); // { value: null, exists: true }
+ * world.get("door.locked"); // { value: null, exists: false }
+ * ```
+ */
 export interface WorldReadResult {
   /** A deep copy of the value, `null` when absent. */
   value: JsonValue | null;
@@ -62,7 +81,18 @@ export interface WorldReadResult {
   exists: boolean;
 }
 
-/** Result of {@link WorldState.remove}. */
+/**
+ * Result of {@link WorldState.remove}.
+ *
+ * @example
+ * ```ts
+ * import { WorldState, type WorldRemoveResult } from "@open-apple-models/bridge/engine";
+ * const world = new WorldState({ quest: { step: 2 } });
+ * const removed: WorldRemoveResult = world.remove("quest");
+ * removed.removed; // true
+ * removed.changes; // [{ path: "quest", oldValue: { step: 2 } }]
+ * ```
+ */
 export interface WorldRemoveResult {
   /** Whether something was removed (root removal: whether the root had keys). */
   removed: boolean;
@@ -72,10 +102,35 @@ export interface WorldRemoveResult {
   changes: WorldChange[];
 }
 
-/** Receives one change; called synchronously during the mutation that caused it. */
+/**
+ * Receives one change; called synchronously during the mutation that caused it.
+ *
+ * @example
+ * ```ts
+ * import { type WorldListener, WorldState } from "@open-apple-models/bridge/engine";
+ * const seen: string[] = [];
+ * const log: WorldListener = (change) => seen.push(`${change.path} → ${change.newValue}`);
+ * const world = new WorldState({ player: { gold: 60 } });
+ * const stop = world.observe("player", log);
+ * world.set("player.gold", 45); // seen: ["player.gold → 45"]
+ * stop();
+ * ```
+ */
 export type WorldListener = (change: WorldChange) => void;
 
-/** Options of a {@link WorldState}. */
+/**
+ * Options of a {@link WorldState}.
+ *
+ * @example
+ * ```ts
+ * import { WorldState, type WorldStateOptions } from "@open-apple-models/bridge/engine";
+ * const options: WorldStateOptions = {
+ *   maxSize: 64 * 1024,
+ *   onObserverError: (error, change) => console.error(`observer of ${change.path} failed:`, error),
+ * };
+ * const world = new WorldState({ player: { gold: 60 } }, options);
+ * ```
+ */
 export interface WorldStateOptions {
   /**
    * Called when an observer throws (the mutation has already happened and the remaining observers still run).
