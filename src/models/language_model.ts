@@ -6,10 +6,35 @@
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import type { ConversationEntry } from "../protocol/transcript.ts";
 
-/** How this step may use tools. */
+/**
+ * How this step may use tools.
+ *
+ * @example
+ * ```ts
+ * import type { ToolCallingMode } from "@open-apple-models/bridge/engine";
+ * // An OpenAI-compatible backend's `tool_choice` for each mode.
+ * const toolChoice = (mode: ToolCallingMode) =>
+ *   mode === "required" ? "required" : mode === "allowed" ? "auto" : "none";
+ * toolChoice("allowed"); // "auto"
+ * ```
+ */
 export type ToolCallingMode = "allowed" | "required" | "disallowed";
 
-/** A tool visible to the model in this step. */
+/**
+ * A tool visible to the model in this step.
+ *
+ * @example
+ * ```ts
+ * import type { StepTool } from "@open-apple-models/bridge/engine";
+ * const schema = { type: "object", properties: { gate: { type: "string" } }, required: ["gate"] };
+ * const openGate: StepTool = {
+ *   name: "open_gate",
+ *   description: "Open a gate.",
+ *   parameters: schema,
+ *   jsonSchema: schema,
+ * };
+ * ```
+ */
 export interface StepTool {
   /** Tool name. */
   name: string;
@@ -21,13 +46,34 @@ export interface StepTool {
   jsonSchema: JsonObject;
 }
 
-/** Sampling mode. */
+/**
+ * Sampling mode.
+ *
+ * @example
+ * ```ts
+ * import type { Sampling } from "@open-apple-models/bridge/engine";
+ * const repeatable: Sampling = { mode: "topP", p: 0.9, seed: 7 };
+ * const greedy: Sampling = { mode: "greedy" };
+ * ```
+ */
 export type Sampling =
   | { mode: "greedy" }
   | { mode: "topK"; k: number; seed?: number }
   | { mode: "topP"; p: number; seed?: number };
 
-/** Generation options of a step. */
+/**
+ * Generation options of a step.
+ *
+ * @example
+ * ```ts
+ * import type { GenerationOptions } from "@open-apple-models/bridge/engine";
+ * const options: GenerationOptions = {
+ *   temperature: 0.7,
+ *   maximumResponseTokens: 200,
+ *   sampling: { mode: "greedy" },
+ * };
+ * ```
+ */
 export interface GenerationOptions {
   /** Sampling temperature (≥ 0). */
   temperature?: number;
@@ -37,7 +83,15 @@ export interface GenerationOptions {
   sampling?: Sampling;
 }
 
-/** Token usage of one step. `null` fields mean unknown. */
+/**
+ * Token usage of one step (a step whose usage is unknown reports `usage: null`).
+ *
+ * @example
+ * ```ts
+ * import type { StepUsage } from "@open-apple-models/bridge/engine";
+ * const usage: StepUsage = { inputTokens: 120, cachedInputTokens: 100, outputTokens: 12 };
+ * ```
+ */
 export interface StepUsage {
   /** Prompt tokens (including cached ones). */
   inputTokens: number;
@@ -47,7 +101,21 @@ export interface StepUsage {
   outputTokens: number;
 }
 
-/** A structured-output request: the generation schema and the client's JSON Schema. */
+/**
+ * A structured-output request: the generation schema and the client's JSON Schema.
+ *
+ * @example
+ * ```ts
+ * import type { ResponseSchema, StepRequest } from "@open-apple-models/bridge/engine";
+ * // A backend with JSON mode constrains the answer to the client's schema when one is asked for.
+ * const schemaOf = (req: StepRequest) => req.responseSchema?.jsonSchema ?? null;
+ * const verdict: ResponseSchema = {
+ *   name: "Response",
+ *   generationSchema: { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] },
+ *   jsonSchema: { type: "object", properties: { ok: { type: "boolean" } }, required: ["ok"] },
+ * };
+ * ```
+ */
 export interface ResponseSchema {
   /** Root type name (e.g. `Response`). */
   name: string;
@@ -57,7 +125,21 @@ export interface ResponseSchema {
   jsonSchema: JsonObject;
 }
 
-/** Everything one inference needs. */
+/**
+ * Everything one inference needs.
+ *
+ * @example
+ * ```ts
+ * import { BridgeError, type StepRequest, type StepResult } from "@open-apple-models/bridge/engine";
+ * // A backend's `step`: the prompt ("" on a continuation step), streamed snapshots, a cancelled turn.
+ * function step(req: StepRequest): Promise<StepResult> {
+ *   if (req.signal.aborted) return Promise.reject(BridgeError.turnCancelled());
+ *   const text = req.prompt === "" ? "(continuing)" : `You said: ${req.prompt}`;
+ *   if (req.stream) req.onText?.(text);
+ *   return Promise.resolve({ kind: "text", text, usage: null });
+ * }
+ * ```
+ */
 export interface StepRequest {
   /** Instructions with the context note appended (blank line between), or null. */
   instructions: string | null;
@@ -93,7 +175,16 @@ export interface StepRequest {
   onPartial?: (value: JsonValue) => void;
 }
 
-/** A tool call the model made. */
+/**
+ * A tool call the model made.
+ *
+ * @example
+ * ```ts
+ * import type { StepResult, StepToolCall } from "@open-apple-models/bridge/engine";
+ * const call: StepToolCall = { name: "open_gate", arguments: { gate: "north" }, nativeId: "call_1" };
+ * const result: StepResult = { kind: "toolCalls", calls: [call], usage: null };
+ * ```
+ */
 export interface StepToolCall {
   /** Tool name. */
   name: string;
@@ -103,13 +194,33 @@ export interface StepToolCall {
   nativeId?: string;
 }
 
-/** The terminal result of a step. */
+/**
+ * The terminal result of a step: text, a structured value (with its text), or tool calls.
+ *
+ * @example
+ * ```ts
+ * import type { StepResult } from "@open-apple-models/bridge/engine";
+ * const usage = { inputTokens: 40, cachedInputTokens: 0, outputTokens: 3 };
+ * const answer: StepResult = { kind: "text", text: "Halt!", usage };
+ * const verdict: StepResult = { kind: "structured", value: { ok: true }, text: '{"ok":true}', usage: null };
+ * ```
+ */
 export type StepResult =
   | { kind: "text"; text: string; usage: StepUsage | null }
   | { kind: "structured"; value: JsonValue; text: string; usage: StepUsage | null }
   | { kind: "toolCalls"; calls: StepToolCall[]; usage: StepUsage | null };
 
-/** Availability of a model (the `model/availability` result). */
+/**
+ * Availability of a model (the `model/availability` result).
+ *
+ * @example
+ * ```ts
+ * import { type ModelAvailability, UnavailableModel } from "@open-apple-models/bridge/engine";
+ * const ready: ModelAvailability = { available: true, contextSize: 8192, supportedLanguages: ["en"] };
+ * const off: ModelAvailability = await new UnavailableModel("device_not_eligible").availability();
+ * off.available; // false
+ * ```
+ */
 export interface ModelAvailability {
   /** Whether turns can run. */
   available: boolean;
