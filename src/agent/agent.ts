@@ -78,7 +78,21 @@ function runSteps<T>(
   }
 }
 
-/** Options of a new agent. */
+/**
+ * Options of a new agent.
+ *
+ * @example
+ * ```ts
+ * import { Agent, type AgentInit, ScriptedModel } from "@open-apple-models/bridge/engine";
+ * const init: AgentInit = {
+ *   model: new ScriptedModel({ steps: [{ text: "Halt!" }] }),
+ *   instructions: "You are the guard of the north gate.",
+ *   contextNote: "It is night.",
+ *   settings: { maxAttempts: 1 },
+ * };
+ * const guard = new Agent(init);
+ * ```
+ */
 export interface AgentInit {
   /** The model backend. */
   model: LanguageModel;
