@@ -17,7 +17,16 @@ import {
 } from "../protocol/transcript.ts";
 import type { AgentTool } from "./types.ts";
 
-/** The envelope `session/transcript` returns. */
+/**
+ * The envelope `session/transcript` returns.
+ *
+ * @example
+ * ```ts
+ * import { exportTranscript, type TranscriptEnvelope } from "@open-apple-models/bridge/engine";
+ * const saved: TranscriptEnvelope = exportTranscript({ instructions: null, tools: [], entries: [] });
+ * saved.version; // "1.1"
+ * ```
+ */
 export interface TranscriptEnvelope extends JsonObject {
   /** `FoundationModels.Transcript`. */
   type: string;
@@ -43,7 +52,22 @@ export function instructionsEntry(instructions: string | null, tools: AgentTool[
   };
 }
 
-/** A conversation to save: its instructions, its tools and its entries. */
+/**
+ * A conversation to save: its instructions, its tools and its entries.
+ *
+ * @example
+ * ```ts
+ * import { exportTranscript, type TranscriptSource } from "@open-apple-models/bridge/engine";
+ * const source: TranscriptSource = {
+ *   instructions: "You are a guard.",
+ *   tools: [],
+ *   entries: [
+ *     { id: "p1", role: "user", contents: [{ type: "text", id: "p1-text", text: "Hello" }], options: {} },
+ *   ],
+ * };
+ * exportTranscript(source).transcript.entries.length; // 2: the instructions and the prompt
+ * ```
+ */
 export interface TranscriptSource {
   /** The instructions (null: none). */
   instructions: string | null;
@@ -74,7 +98,22 @@ export function exportTranscript(source: TranscriptSource): TranscriptEnvelope {
   };
 }
 
-/** What a saved transcript restores. */
+/**
+ * What a saved transcript restores.
+ *
+ * @example
+ * ```ts
+ * import {
+ *   exportTranscript,
+ *   type ImportedTranscript,
+ *   importTranscript,
+ * } from "@open-apple-models/bridge/engine";
+ * const restored: ImportedTranscript = importTranscript(
+ *   exportTranscript({ instructions: "You are a guard.", tools: [], entries: [] }),
+ * );
+ * restored.instructions; // "You are a guard."
+ * ```
+ */
 export interface ImportedTranscript {
   /** Saved instructions text. */
   instructions: string | null;
@@ -209,6 +248,17 @@ function readToolOutput(raw: JsonObject, id: string, at: EntryPlace): Conversati
  * Parses a saved transcript: the envelope, its `transcript` member, or a whole `session/transcript` result.
  * Throws -32602 with "'<param>' must be a transcript object from session/transcript." or
  * "'<param>' is not a valid transcript: <reason>".
+ *
+ * @example
+ * ```ts
+ * import { BridgeEngine, importTranscript } from "@open-apple-models/bridge/engine";
+ * const engine = new BridgeEngine({}, () => {});
+ * const model = { type: "scripted", steps: [{ text: "Halt!" }] };
+ * await engine.call("session/create", { session: "guard", instructions: "You are a guard.", model });
+ * await engine.call("session/respond", { session: "guard", prompt: "Hello" });
+ * const saved = importTranscript(await engine.call("session/transcript", { session: "guard" }));
+ * saved.entries.map((entry) => entry.role); // ["user", "response"]
+ * ```
  */
 export function importTranscript(value: JsonValue, param = "history"): ImportedTranscript {
   let instructions: string | null = null;

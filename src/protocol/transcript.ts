@@ -27,7 +27,15 @@ export const TRANSCRIPT_TYPE = "FoundationModels.Transcript";
 /** Envelope version written by this bridge. */
 export const TRANSCRIPT_VERSION = "1.1";
 
-/** A text segment. */
+/**
+ * A text segment.
+ *
+ * @example
+ * ```ts
+ * import type { TextSegment } from "@open-apple-models/bridge/engine";
+ * const hello: TextSegment = { type: "text", id: "p1-text", text: "Open the gate." };
+ * ```
+ */
 export interface TextSegment {
   /** Segment kind. */
   type: "text";
@@ -37,7 +45,19 @@ export interface TextSegment {
   text: string;
 }
 
-/** A structured (JSON) segment. */
+/**
+ * A structured (JSON) segment.
+ *
+ * @example
+ * ```ts
+ * import type { StructureSegment } from "@open-apple-models/bridge/engine";
+ * const verdict: StructureSegment = {
+ *   type: "structure",
+ *   id: "r1-verdict",
+ *   structure: { source: "Verdict", content: { open: false } },
+ * };
+ * ```
+ */
 export interface StructureSegment {
   /** Segment kind. */
   type: "structure";
@@ -47,10 +67,33 @@ export interface StructureSegment {
   structure: { source: string; content: JsonValue };
 }
 
-/** A segment of an entry's contents. */
+/**
+ * A segment of an entry's contents.
+ *
+ * @example
+ * ```ts
+ * import type { Segment } from "@open-apple-models/bridge/engine";
+ * const contents: Segment[] = [{ type: "text", id: "r1-text", text: "Not at night." }];
+ * ```
+ */
 export type Segment = TextSegment | StructureSegment;
 
-/** A tool definition as stored in the instructions entry. */
+/**
+ * A tool definition as stored in the instructions entry.
+ *
+ * @example
+ * ```ts
+ * import type { TranscriptToolDefinition } from "@open-apple-models/bridge/engine";
+ * const openGate: TranscriptToolDefinition = {
+ *   type: "function",
+ *   function: {
+ *     name: "open_gate",
+ *     description: "Open a gate.",
+ *     parameters: { type: "object", properties: { gate: { type: "string" } }, required: ["gate"] },
+ *   },
+ * };
+ * ```
+ */
 export interface TranscriptToolDefinition {
   /** Always `function`. */
   type: "function";
@@ -58,7 +101,20 @@ export interface TranscriptToolDefinition {
   function: { name: string; description: string; parameters: JsonObject };
 }
 
-/** The instructions entry (always first when present). */
+/**
+ * The instructions entry (always first when present).
+ *
+ * @example
+ * ```ts
+ * import type { InstructionsEntry } from "@open-apple-models/bridge/engine";
+ * const instructions: InstructionsEntry = {
+ *   id: "instructions",
+ *   role: "instructions",
+ *   contents: [{ type: "text", id: "instructions-text", text: "You are the guard of the north gate." }],
+ *   tools: [],
+ * };
+ * ```
+ */
 export interface InstructionsEntry {
   /** Unique id within the transcript (a tool output's id equals its call's id). */
   id: string;
@@ -70,7 +126,20 @@ export interface InstructionsEntry {
   tools: TranscriptToolDefinition[];
 }
 
-/** A user prompt. */
+/**
+ * A user prompt.
+ *
+ * @example
+ * ```ts
+ * import type { PromptEntry } from "@open-apple-models/bridge/engine";
+ * const prompt: PromptEntry = {
+ *   id: "p1",
+ *   role: "user",
+ *   contents: [{ type: "text", id: "p1-text", text: "Open the gate." }],
+ *   options: {},
+ * };
+ * ```
+ */
 export interface PromptEntry {
   /** Unique id within the transcript (a tool output's id equals its call's id). */
   id: string;
@@ -84,7 +153,20 @@ export interface PromptEntry {
   responseFormat?: { name: string; schema: JsonObject };
 }
 
-/** A model answer. */
+/**
+ * A model answer.
+ *
+ * @example
+ * ```ts
+ * import type { ResponseEntry } from "@open-apple-models/bridge/engine";
+ * const answer: ResponseEntry = {
+ *   id: "r1",
+ *   role: "response",
+ *   contents: [{ type: "text", id: "r1-text", text: "Not at night." }],
+ *   assets: [],
+ * };
+ * ```
+ */
 export interface ResponseEntry {
   /** Unique id within the transcript (a tool output's id equals its call's id). */
   id: string;
@@ -96,7 +178,15 @@ export interface ResponseEntry {
   assets: string[];
 }
 
-/** One tool call inside a tool-calls entry; `arguments` is JSON text. */
+/**
+ * One tool call inside a tool-calls entry; `arguments` is JSON text.
+ *
+ * @example
+ * ```ts
+ * import type { TranscriptToolCall } from "@open-apple-models/bridge/engine";
+ * const call: TranscriptToolCall = { id: "call_1", name: "open_gate", arguments: '{"gate":"north"}' };
+ * ```
+ */
 export interface TranscriptToolCall {
   /** Unique id within the transcript (a tool output's id equals its call's id). */
   id: string;
@@ -106,7 +196,21 @@ export interface TranscriptToolCall {
   arguments: string;
 }
 
-/** The model's batch of tool calls in one step. */
+/**
+ * The model's batch of tool calls in one step.
+ *
+ * @example
+ * ```ts
+ * import type { ToolCallsEntry } from "@open-apple-models/bridge/engine";
+ * const calls: ToolCallsEntry = {
+ *   id: "r1",
+ *   role: "response",
+ *   toolCalls: [{ id: "call_1", name: "open_gate", arguments: '{"gate":"north"}' }],
+ *   contents: [],
+ *   assets: [],
+ * };
+ * ```
+ */
 export interface ToolCallsEntry {
   /** Unique id within the transcript (a tool output's id equals its call's id). */
   id: string;
@@ -120,7 +224,21 @@ export interface ToolCallsEntry {
   assets: string[];
 }
 
-/** A tool's output, fed back to the model. `id` equals the call's id. */
+/**
+ * A tool's output, fed back to the model. `id` equals the call's id.
+ *
+ * @example
+ * ```ts
+ * import type { ToolOutputEntry } from "@open-apple-models/bridge/engine";
+ * const output: ToolOutputEntry = {
+ *   id: "call_1",
+ *   role: "tool",
+ *   toolCallID: "call_1",
+ *   toolName: "open_gate",
+ *   contents: [{ type: "structure", id: "o1", structure: { source: "open_gate", content: { ok: true } } }],
+ * };
+ * ```
+ */
 export interface ToolOutputEntry {
   /** Unique id within the transcript (a tool output's id equals its call's id). */
   id: string;
@@ -134,10 +252,34 @@ export interface ToolOutputEntry {
   contents: Segment[];
 }
 
-/** Any entry after the instructions. */
+/**
+ * Any entry after the instructions.
+ *
+ * @example
+ * ```ts
+ * import { Agent, type ConversationEntry, ScriptedModel } from "@open-apple-models/bridge/engine";
+ * // A conversation to start an agent from (`session/create`'s `history` is the saved form).
+ * const entries: ConversationEntry[] = [
+ *   { id: "p1", role: "user", contents: [{ type: "text", id: "p1-text", text: "Open it." }], options: {} },
+ *   { id: "r1", role: "response", contents: [{ type: "text", id: "r1-text", text: "No." }], assets: [] },
+ * ];
+ * const guard = new Agent({ model: new ScriptedModel({ steps: [{ text: "Still no." }] }), entries });
+ * ```
+ */
 export type ConversationEntry = PromptEntry | ResponseEntry | ToolCallsEntry | ToolOutputEntry;
 
-/** Any transcript entry. */
+/**
+ * Any transcript entry.
+ *
+ * @example
+ * ```ts
+ * import type { TranscriptEntry } from "@open-apple-models/bridge/engine";
+ * const transcript: TranscriptEntry[] = [
+ *   { id: "instructions", role: "instructions", contents: [], tools: [] }, // always first when present
+ *   { id: "p1", role: "user", contents: [{ type: "text", id: "p1-text", text: "Hello" }], options: {} },
+ * ];
+ * ```
+ */
 export type TranscriptEntry = InstructionsEntry | ConversationEntry;
 
 /**
