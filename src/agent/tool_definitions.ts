@@ -11,7 +11,19 @@ import type { AgentTool, ToolChoice } from "./types.ts";
 
 const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
-/** Parsed tools and the warnings they raised. */
+/**
+ * Parsed tools and the warnings they raised.
+ *
+ * @example
+ * ```ts
+ * import { type ParsedTools, parseToolDefinitions } from "@open-apple-models/bridge/engine";
+ * const parsed: ParsedTools = parseToolDefinitions([{ name: "open_gate", description: "" }], {
+ *   path: "tools",
+ *   defaultTimeoutMs: 120_000,
+ * });
+ * parsed.warnings; // ["open_gate: no description; the model may not know when to call it."]
+ * ```
+ */
 export interface ParsedTools {
   /** The tools, in the order given. */
   tools: AgentTool[];
@@ -47,7 +59,17 @@ export function convertForParam(
   }
 }
 
-/** Where {@link parseToolDefinitions} reads from, and the timeout of tools that name none. */
+/**
+ * Where {@link parseToolDefinitions} reads from, and the timeout of tools that name none.
+ *
+ * @example
+ * ```ts
+ * import { parseToolDefinitions, type ToolDefinitionsParam } from "@open-apple-models/bridge/engine";
+ * // Tools that name no `timeoutSeconds` wait forever (null).
+ * const param: ToolDefinitionsParam = { path: "requests[2].tools", defaultTimeoutMs: null };
+ * parseToolDefinitions([{ name: "look", description: "Look around." }], param).tools[0].timeoutMs; // null
+ * ```
+ */
 export interface ToolDefinitionsParam {
   /** The parameter's name in error messages (`tools`, `requests[2].tools`, …). */
   path: string;
@@ -151,7 +173,17 @@ export function toolCountWarning(count: number): string | null {
     : null;
 }
 
-/** Parses a `toolChoice` value at `path` (`auto`, `none`, `required`, `explicit`, `{"tool": n}`, OpenAI form). */
+/**
+ * Parses a `toolChoice` value at `path` (`auto`, `none`, `required`, `explicit`, `{"tool": n}`, OpenAI form).
+ *
+ * @example
+ * ```ts
+ * import { parseToolChoice } from "@open-apple-models/bridge/engine";
+ * const openAIForm = { type: "function", function: { name: "open_gate" } };
+ * parseToolChoice(openAIForm, "toolChoice"); // { tool: "open_gate" }
+ * parseToolChoice("any", "toolChoice"); // "required"
+ * ```
+ */
 export function parseToolChoice(value: JsonValue, path: string): ToolChoice {
   if (typeof value === "string") {
     if (value === "auto" || value === "none" || value === "required" || value === "explicit") return value;

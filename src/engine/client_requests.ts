@@ -7,7 +7,21 @@ import type { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import type { ToolOutcome } from "../agent/types.ts";
 
-/** A pending bridge→client request. */
+/**
+ * A pending bridge→client request.
+ *
+ * @example
+ * ```ts
+ * import { BridgeEngine, type ClientRequest } from "@open-apple-models/bridge/engine";
+ * const sent: string[] = [];
+ * const engine = new BridgeEngine({}, (line) => sent.push(line));
+ * const call = { id: "call_1", name: "open_gate", arguments: { gate: "north" } };
+ * const request: ClientRequest = engine.requestClient("tool/call", { call });
+ * request.id; // "t-1", the id of the request in sent[0]
+ * engine.receive(`{"jsonrpc":"2.0","id":"${request.id}","result":{"output":"opened"}}`);
+ * await request.outcome; // { output: "opened", isError: false }
+ * ```
+ */
 export interface ClientRequest {
   /** The `t-<n>` id. */
   id: string;

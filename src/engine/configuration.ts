@@ -87,7 +87,28 @@ export function resolveConfiguration(
   };
 }
 
-/** What the composition gives the engine core: its built-in method sets, defaults and model handling. */
+/**
+ * What the composition gives the engine core: its built-in method sets, defaults and model handling.
+ *
+ * @example
+ * ```ts
+ * import {
+ *   createModel,
+ *   EngineCore,
+ *   type EngineParts,
+ *   parseModelSpec,
+ *   UnavailableModel,
+ * } from "@open-apple-models/bridge/engine";
+ * // An engine with only a host's own methods (BridgeEngine is the core with the protocol's).
+ * const parts: EngineParts = {
+ *   builtins: [{ register: (registry) => registry.register("quest/ping", () => ({ pong: true })) }],
+ *   defaults: { systemModel: () => new UnavailableModel("device_not_eligible"), extensions: () => [] },
+ *   models: { parse: parseModelSpec, create: createModel },
+ * };
+ * const engine = new EngineCore(parts, {}, (line) => line);
+ * await engine.call("quest/ping"); // { pong: true }
+ * ```
+ */
 export interface EngineParts {
   /** Method sets registered before the configuration's extensions (core and session methods). */
   builtins: BridgeExtension[];

@@ -13,7 +13,30 @@ import { checkObjectId, existsError, limitReachedError } from "../util/object_id
 import { WORLD_KIND } from "./game_kinds.ts";
 import type { WorldState } from "./world/mod.ts";
 
-/** One method set of the game extension. */
+/**
+ * One method set of the game extension.
+ *
+ * @example
+ * ```ts
+ * import {
+ *   BridgeEngine,
+ *   type BridgeExtension,
+ *   GameExtension,
+ *   type GameMethodSet,
+ * } from "@open-apple-models/bridge/engine";
+ * // Methods over the game's shared state: `quest/worlds` lists the worlds' ids.
+ * const questWorlds: GameMethodSet = {
+ *   register(registry, game) {
+ *     registry.register("quest/worlds", () => ({ worlds: [...game.worlds.keys()] }));
+ *   },
+ * };
+ * const game = new GameExtension();
+ * const quests: BridgeExtension = { register: (registry) => questWorlds.register(registry, game.game) };
+ * const engine = new BridgeEngine({ extensions: [game, quests] });
+ * await engine.call("world/create", { world: "village", state: {} });
+ * await engine.call("quest/worlds", {}); // { worlds: ["village"] }
+ * ```
+ */
 export interface GameMethodSet {
   /** Registers the set's methods over the shared game state. */
   register(registry: MethodRegistry, game: GameContext): void;

@@ -47,7 +47,20 @@ const RESPOND_KEYS = [
 /** Sessions, as their errors name them (`session_not_found`, `session_exists`). */
 const SESSION_KIND: ObjectKind = { key: "session", noun: "session", article: "A" };
 
-/** One agent session on the bridge. */
+/**
+ * One agent session on the bridge.
+ *
+ * @example
+ * ```ts
+ * import { BridgeEngine } from "@open-apple-models/bridge/engine";
+ * const engine = new BridgeEngine();
+ * const model = { type: "scripted", steps: [{ text: "Halt!" }] };
+ * await engine.call("session/create", { session: "guard", model });
+ * const guard = engine.sessions.get("guard");
+ * guard?.modelKind; // "scripted"
+ * guard?.policy.maxToolRounds; // 4
+ * ```
+ */
 export class BridgeSession {
   /** Session id. */
   readonly id: string;

@@ -6,10 +6,28 @@
 import { BridgeError } from "../protocol/errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue, ownValue } from "../protocol/json.ts";
 
-/** GPU choice: `"auto"` (Metal, CUDA or Vulkan when present, else CPU), a type, or `false` for CPU only. */
+/**
+ * GPU choice: `"auto"` (Metal, CUDA or Vulkan when present, else CPU), a type, or `false` for CPU only.
+ *
+ * @example
+ * ```ts
+ * import { type LlamaGpu, parseLlamaModelSpec } from "@open-apple-models/bridge/engine";
+ * const cpu: LlamaGpu = false;
+ * parseLlamaModelSpec({ type: "llama", path: "model.gguf", gpu: cpu }, "model").gpu; // false
+ * ```
+ */
 export type LlamaGpu = "auto" | false | "cuda" | "vulkan" | "metal";
 
-/** Settings of a GGUF model run in-process by node-llama-cpp. */
+/**
+ * Settings of a GGUF model run in-process by node-llama-cpp.
+ *
+ * @example
+ * ```ts
+ * import { createLlamaModel, type LlamaModelConfig } from "@open-apple-models/bridge/engine";
+ * const config: LlamaModelConfig = { path: "models/qwen2.5-1.5b-instruct-q4_k_m.gguf", contextSize: 4096 };
+ * const model = createLlamaModel(config); // node-llama-cpp and the file are loaded on its first use
+ * ```
+ */
 export interface LlamaModelConfig {
   /** Path of the `.gguf` file. */
   path: string;

@@ -6,7 +6,16 @@
 import { BridgeError } from "../protocol/errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue, ownValue } from "../protocol/json.ts";
 
-/** Connection settings of an OpenAI-compatible Chat Completions server. */
+/**
+ * Connection settings of an OpenAI-compatible Chat Completions server.
+ *
+ * @example
+ * ```ts
+ * import { createOpenAIModel, type OpenAIModelConfig } from "@open-apple-models/bridge/engine";
+ * const config: OpenAIModelConfig = { baseURL: "http://127.0.0.1:8080/v1", model: "qwen2.5-7b-instruct" };
+ * const model = createOpenAIModel(config); // nothing is sent until its first step
+ * ```
+ */
 export interface OpenAIModelConfig {
   /** Base URL of the API including its version path, e.g. `http://127.0.0.1:8080/v1` (no trailing slash). */
   baseURL: string;

@@ -43,7 +43,17 @@ import {
   unavailable,
 } from "./system_request.ts";
 
-/** Options of {@link createSystemModel}. */
+/**
+ * Options of {@link createSystemModel}.
+ *
+ * @example
+ * ```ts
+ * import { createSystemModel, type SystemModelOptions } from "@open-apple-models/bridge/engine";
+ * const options: SystemModelOptions = { libraryPath: "./libOAMFoundationModels.dylib", nativeSessions: 4 };
+ * const model = createSystemModel(options);
+ * (await model.availability()).available; // false where the plugin cannot load (it says why in `reason`)
+ * ```
+ */
 export interface SystemModelOptions {
   /** Explicit library path (wins over `OAM_FM_LIBRARY` and the search). */
   libraryPath?: string;
@@ -291,6 +301,13 @@ export function createSystemModel(options: SystemModelOptions = {}): LanguageMod
 /**
  * Closes every open plugin handle (in-flight steps reject with `cancelled`). Models stay usable: their
  * next call opens the library again. The libraries themselves stay mapped for the life of the process.
+ *
+ * @example
+ * ```ts
+ * import { closeSystemModels } from "@open-apple-models/bridge/engine";
+ * // A host that unloads the bridge (a game leaving its dialogue scene):
+ * closeSystemModels();
+ * ```
  */
 export function closeSystemModels(): void {
   for (const entry of shared.values()) {

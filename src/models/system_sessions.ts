@@ -26,7 +26,21 @@ export interface NativeClaim {
   continue: boolean;
 }
 
-/** The plugin's report in a step result: `result.native`. */
+/**
+ * The plugin's report in a step result: `result.native`.
+ *
+ * @example
+ * ```ts
+ * import type { NativeReport } from "@open-apple-models/bridge/engine";
+ * const continued: NativeReport = {
+ *   key: "n1",
+ *   rebuilt: false,
+ *   reason: "continued",
+ *   evaluatedEntries: 1,
+ *   kept: true,
+ * };
+ * ```
+ */
 export interface NativeReport {
   /** The session key the plugin used. */
   key: string;
@@ -40,7 +54,17 @@ export interface NativeReport {
   kept: boolean;
 }
 
-/** What a step of the system model did with native sessions (for tests and benchmarks). */
+/**
+ * What a step of the system model did with native sessions (for tests and benchmarks).
+ *
+ * @example
+ * ```ts
+ * import { createSystemModel, type NativeStepInfo } from "@open-apple-models/bridge/engine";
+ * const steps: NativeStepInfo[] = [];
+ * const model = createSystemModel({ onNativeStep: (info) => steps.push(info) });
+ * // After each step on the on-device model: { requested: true, rebuilt: false, reason: "continued", … }
+ * ```
+ */
 export interface NativeStepInfo extends NativeReport {
   /** Whether the bridge asked to continue a live session. */
   requested: boolean;

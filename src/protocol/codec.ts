@@ -8,7 +8,15 @@ import { BridgeError } from "./errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "./json.ts";
 import { jsonErrorAt } from "./json_error_at.ts";
 
-/** A JSON-RPC id: a string or a number of magnitude ≤ 2^53-1. */
+/**
+ * A JSON-RPC id: a string or a number of magnitude ≤ 2^53-1.
+ *
+ * @example
+ * ```ts
+ * import type { RequestId } from "@open-apple-models/bridge/engine";
+ * const ids: RequestId[] = [1, "t-7", 9007199254740991];
+ * ```
+ */
 export type RequestId = string | number;
 
 /** Largest numeric id that can be echoed exactly. */

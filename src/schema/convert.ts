@@ -53,7 +53,17 @@ import {
 export { toolArgumentsTypeName } from "./names.ts";
 export { SchemaError } from "./schema_error.ts";
 
-/** Result of {@link convertSchema}. */
+/**
+ * Result of {@link convertSchema}.
+ *
+ * @example
+ * ```ts
+ * import { convertSchema, type SchemaConversion } from "@open-apple-models/bridge/engine";
+ * const schema = { type: "object", properties: { ok: { type: "boolean" } } };
+ * const converted: SchemaConversion = convertSchema(schema, "Verdict");
+ * converted.warnings; // []
+ * ```
+ */
 export interface SchemaConversion {
   /** The normalised generation schema (FoundationModels JSON dialect). */
   generationSchema: JsonObject;

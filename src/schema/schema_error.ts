@@ -3,7 +3,20 @@
  * @module
  */
 
-/** A JSON Schema the converter cannot use (`-32007 invalid_schema` on the wire). */
+/**
+ * A JSON Schema the converter cannot use (`-32007 invalid_schema` on the wire).
+ *
+ * @example
+ * ```ts
+ * import { convertSchema, SchemaError } from "@open-apple-models/bridge/engine";
+ * try {
+ *   convertSchema({ type: "object", properties: { a: { $ref: "#/nope" } } }, "Response");
+ * } catch (error) {
+ *   error instanceof SchemaError; // true
+ *   (error as SchemaError).schemaPath; // "#/properties/a"
+ * }
+ * ```
+ */
 export class SchemaError extends Error {
   /** Where in the schema the problem is, e.g. `#/properties/a/items` or a `$ref` string. */
   readonly schemaPath: string;

@@ -13,7 +13,19 @@
 import { BridgeError } from "../protocol/errors.ts";
 import { wakeAll } from "./waiters.ts";
 
-/** Receives an outcome: `(true, value)` or `(false, error)`. */
+/**
+ * Receives an outcome: `(true, value)` or `(false, error)`.
+ *
+ * @example
+ * ```ts
+ * import { Pending, type PendingConsumer } from "@open-apple-models/bridge/engine";
+ * const seen: string[] = [];
+ * const log: PendingConsumer<string> = (ok, value) => seen.push(ok ? `done: ${value}` : `failed: ${value}`);
+ * const pending = new Pending<string>();
+ * pending.consume(log);
+ * pending.resolve("saved"); // seen: ["done: saved"]
+ * ```
+ */
 export type PendingConsumer<T> = (ok: boolean, valueOrError: T | unknown) => void;
 
 /**
@@ -72,7 +84,22 @@ export class Pending<T> {
   }
 }
 
-/** The handle a running operation uses to observe cancellation and to commit. */
+/**
+ * The handle a running operation uses to observe cancellation and to commit.
+ *
+ * @example
+ * ```ts
+ * import { type Operation, WorkQueue } from "@open-apple-models/bridge/engine";
+ * const queue = new WorkQueue();
+ * async function save(op: Operation): Promise<string> {
+ *   await new Promise((resolve) => setTimeout(resolve, 10)); // cancellable until it commits
+ *   if (op.cancelled) throw op.signal.reason;
+ *   op.commit(); // from here on, cancelling no longer stops it
+ *   return "saved";
+ * }
+ * await queue.schedule(save).promise; // "saved"
+ * ```
+ */
 export class Operation {
   // The controller is made on first use of `signal`: operations that never look at it (or only check
   // `cancelled`) cost no AbortController/EventTarget.

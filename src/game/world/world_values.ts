@@ -13,7 +13,16 @@ import { WorldError } from "./world_error.ts";
  */
 export const MAX_WORLD_DEPTH = 64;
 
-/** A JSON value that must not be modified (what {@link WorldState.peek} hands out). */
+/**
+ * A JSON value that must not be modified (what {@link WorldState.peek} hands out).
+ *
+ * @example
+ * ```ts
+ * import { type ReadonlyJsonValue, WorldState } from "@open-apple-models/bridge/engine";
+ * const world = new WorldState({ player: { gold: 60 } });
+ * const gold: ReadonlyJsonValue | undefined = world.peek("player.gold"); // 60, no copy made
+ * ```
+ */
 export type ReadonlyJsonValue =
   | null
   | boolean
@@ -22,7 +31,17 @@ export type ReadonlyJsonValue =
   | readonly ReadonlyJsonValue[]
   | ReadonlyJsonObject;
 
-/** A JSON object that must not be modified. */
+/**
+ * A JSON object that must not be modified.
+ *
+ * @example
+ * ```ts
+ * import type { ReadonlyJsonObject } from "@open-apple-models/bridge/engine";
+ * const total = (purse: ReadonlyJsonObject) =>
+ *   Object.values(purse).reduce<number>((sum, coins) => sum + Number(coins), 0);
+ * total({ gold: 3, silver: 4 }); // 7
+ * ```
+ */
 export interface ReadonlyJsonObject {
   /** A member. */
   readonly [key: string]: ReadonlyJsonValue;
