@@ -20,7 +20,12 @@
  *
  * @example A method set and a model type of your own (docs/extending.md walks through both)
  * ```ts
- * import { BridgeEngine, type LanguageModel, type ModelSpec, standardExtensions } from "./engine.ts";
+ * import {
+ *   BridgeEngine,
+ *   type LanguageModel,
+ *   type ModelSpec,
+ *   standardExtensions,
+ * } from "@open-apple-models/bridge/engine";
  *
  * // `{"type": "echo"}` in any `model` parameter; `undefined` leaves other types to the bridge.
  * const echo = (spec: ModelSpec): LanguageModel | undefined =>
