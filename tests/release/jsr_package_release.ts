@@ -79,7 +79,7 @@ async function deno(
   return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
 }
 
-Deno.test("the published files alone: a fresh project type-checks, loads the shipped personas, talks to them and drives the engine", async () => {
+Deno.test("the published files alone: a fresh project type-checks them (with the ./cli export), loads the shipped personas, talks to them and drives the engine", async () => {
   const dir = await Deno.makeTempDir({ prefix: "oam-jsr-" });
   try {
     const published = await dryRun();
@@ -93,7 +93,8 @@ Deno.test("the published files alone: a fresh project type-checks, loads the shi
       }),
     );
     await Deno.writeTextFile(`${dir}/app/personas.ts`, PERSONAS_SCRIPT);
-    const check = await deno(["check", "--quiet", "personas.ts"], `${dir}/app`);
+    // The script's graph (mod.ts, engine.ts) and the ./cli export's (every command, the playground's bundle).
+    const check = await deno(["check", "--quiet", "personas.ts", "../package/cli.ts"], `${dir}/app`);
     assert.equal(check.code, 0, check.stderr);
     const run = await deno(
       ["run", "--quiet", "--no-prompt", `--allow-read=${dir}`, "personas.ts"],
