@@ -15,7 +15,7 @@
  * {@link Bridge.spawn} starts an `oam` executable: install it from the package's `./cli` export
  * (`deno install -g -n oam --allow-read --allow-env --allow-ffi jsr:@open-apple-models/bridge/cli`, the
  * permissions of `oam stdio`) or set `OAM_BRIDGE_PATH` to a compiled `oam`. The NPC files in the package's
- * `personas/` are examples to copy into your project: {@link loadPersona} reads local files.
+ * `personas/` load in place ({@link loadPersona} reads `https:` URLs too) or can be copied into your project.
  *
  * Importing this module runs nothing (no FFI loading, no I/O).
  *

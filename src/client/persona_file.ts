@@ -44,8 +44,29 @@ export interface PersonaFile {
   steps: ScriptStep[];
 }
 
+/**
+ * The text of a local file, or of an `http:`/`https:` URL (a package imported from JSR reads its own files
+ * over the network); a missing one is `Deno.errors.NotFound` either way.
+ */
+async function readText(path: string | URL): Promise<string> {
+  const url = path instanceof URL ? path : /^https?:\/\//i.test(path) ? new URL(path) : null;
+  if (url === null || (url.protocol !== "http:" && url.protocol !== "https:")) {
+    return await Deno.readTextFile(path);
+  }
+  const response = await fetch(url);
+  if (response.status === 404) {
+    await response.body?.cancel();
+    throw new Deno.errors.NotFound(`${url}: not found (HTTP 404).`);
+  }
+  if (!response.ok) {
+    await response.body?.cancel();
+    throw new Error(`${url}: HTTP ${response.status} ${response.statusText}`.trim());
+  }
+  return await response.text();
+}
+
 async function readJsonc(path: string | URL): Promise<JsonValue> {
-  const text = await Deno.readTextFile(path);
+  const text = await readText(path);
   // Loaded here, not with mod.ts: the package is CommonJS, ≈ 70 ms of every script's start that loads no file.
   const { parse, printParseErrorCode } = await import("npm:jsonc-parser@3.3.1");
   const errors: ParseError[] = [];
@@ -140,8 +161,10 @@ function printWarning(warning: string): void {
  * `options` that is not an object) is a TypeError here, and an unknown key (a typo such as `optoins`) is
  * ignored with a warning to `options.onWarning` (default: stderr), as `oam npc` does. Needs `--allow-read`.
  *
- * `path` is a local file (a path or a `file:` URL). A package imported from JSR is not on disk, so its
- * `personas/` are files to copy into your project (each with its `.steps.json`), not to load in place.
+ * `path` is a local file (a path or a `file:` URL) or an `http:`/`https:` URL (needs `--allow-net` for its
+ * host). The package's own `personas/` load either way:
+ * `new URL("./personas/guard.jsonc", import.meta.resolve("@open-apple-models/bridge"))` is a file in a
+ * checkout and an `https:` URL when the package comes from JSR.
  *
  * @example
  * ```ts
