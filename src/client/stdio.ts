@@ -134,9 +134,10 @@ export class StdioTransport implements Transport {
     if (this.#options.command && this.#options.command.length > 0) return `. '${program}' was not found.`;
     const source = bridgeCommandSource();
     if (source !== null) return `. '${program}' (from ${source}) was not found.`;
-    return `. '${program}' was not found: give the command, Bridge.spawn({ command: [...] }) (from a ` +
-      `checkout: ["deno", "run", "-A", "<checkout>/cli.ts", "stdio"]), or set OAM_BRIDGE_PATH (a compiled ` +
-      "oam) or OAM_BRIDGE_COMMAND and grant --allow-env to read them.";
+    return `. '${program}' was not found: install it (deno install -g -n oam --allow-read --allow-env ` +
+      `--allow-ffi jsr:@open-apple-models/bridge/cli), give the command, Bridge.spawn({ command: [...] }) ` +
+      `(from a checkout: ["deno", "run", "-A", "<checkout>/cli.ts", "stdio"]), or set OAM_BRIDGE_PATH (a ` +
+      "compiled oam) or OAM_BRIDGE_COMMAND and grant --allow-env to read them.";
   }
 
   /** Spawns the process. Rejects with `-32023 shut_down` when it cannot be started. */

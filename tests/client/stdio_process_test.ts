@@ -84,7 +84,7 @@ Deno.test("stdio: Bridge.spawn() with no oam on PATH and no command says how to 
     assert.equal(output.code, 0, new TextDecoder().decode(output.stderr));
     assert.match(
       text,
-      /^shut_down Cannot start the bridge 'oam stdio': .*\. 'oam' was not found: give the command, /,
+      /^shut_down Cannot start the bridge 'oam stdio': .*\. 'oam' was not found: install it \(deno install -g -n oam --allow-read --allow-env --allow-ffi jsr:@open-apple-models\/bridge\/cli\), give the command, /,
     );
     assert.ok(
       text.endsWith(
