@@ -90,8 +90,52 @@ function stderrLine(text: string): void {
   }
 }
 
+function granted(descriptor: Deno.PermissionDescriptor): boolean {
+  try {
+    return Deno.permissions.querySync(descriptor).state === "granted";
+  } catch {
+    return false;
+  }
+}
+
+/** The command node-llama-cpp runs to test its native binary: this executable (`process.execPath`). */
+function runDescriptor(): Deno.PermissionDescriptor {
+  try {
+    return { name: "run", command: Deno.execPath() };
+  } catch {
+    return { name: "run" };
+  }
+}
+
+/**
+ * The flags of {@link LLAMA_PERMISSIONS} this process was not given (asked without prompting), e.g.
+ * `["--allow-run"]`. node-llama-cpp needs them before it reads any model; without `--allow-run` its test of the
+ * native binary throws where no caller can catch it and the whole process exits, so the backend checks first.
+ *
+ * @example
+ * ```ts
+ * import { missingLlamaPermissions } from "./llama_runtime.ts";
+ * missingLlamaPermissions(); // [] under --allow-all
+ * ```
+ */
+export function missingLlamaPermissions(): string[] {
+  const missing: string[] = [];
+  if (!granted({ name: "env" })) missing.push("--allow-env");
+  if (!granted({ name: "sys" })) missing.push("--allow-sys");
+  if (!granted({ name: "ffi" })) missing.push("--allow-ffi");
+  if (!granted(runDescriptor())) missing.push("--allow-run");
+  return missing;
+}
+
 /** Imports node-llama-cpp (once). */
 export function loadLlamaModule(): Promise<LlamaModule> {
+  const missing = missingLlamaPermissions();
+  if (missing.length > 0) {
+    return Promise.reject(unavailable(
+      `node-llama-cpp cannot run without ${missing.join(" ")}. It needs ${LLAMA_PERMISSIONS} ` +
+        `${LLAMA_TASK_HINT}.`,
+    ));
+  }
   modulePromise ??= (import(PACKAGE) as Promise<LlamaModule>).catch((error) => {
     modulePromise = undefined;
     const hint = isPermissionError(error) ? ` It needs ${LLAMA_PERMISSIONS} ${LLAMA_TASK_HINT}.` : "";
