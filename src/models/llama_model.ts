@@ -60,10 +60,15 @@ class StepGuard {
   readonly #controller = new AbortController();
   readonly #caller: AbortSignal;
   readonly #onAbort = () => this.#controller.abort();
+  readonly #contextSize: number;
+  readonly #firstTurn: boolean;
   overflowAt = 0;
 
-  constructor(caller: AbortSignal) {
+  /** `contextSize` and whether the request has no history yet, for the overflow message. */
+  constructor(caller: AbortSignal, at: { contextSize: number; firstTurn: boolean }) {
     this.#caller = caller;
+    this.#contextSize = at.contextSize;
+    this.#firstTurn = at.firstTurn;
     if (caller.aborted) this.#controller.abort();
     else caller.addEventListener("abort", this.#onAbort, { once: true });
   }
@@ -84,10 +89,15 @@ class StepGuard {
   /** Throws `cancelled` or `context_size_exceeded` when the generation was stopped for either. */
   check(): void {
     if (this.overflowAt > 0) {
+      // Nothing to compact or start over on a first turn: only a larger context helps.
+      const what = this.#firstTurn ? "The instructions, tools and prompt do" : "The conversation does";
+      const advice = this.#firstTurn
+        ? "use a larger contextSize (a gguf: model's '#contextSize=8192')"
+        : "start a new session, compact it, or use a larger contextSize";
       throw BridgeError.of(
         "context_size_exceeded",
-        `The conversation does not fit the model's context (${this.overflowAt} tokens after the room kept ` +
-          `for the answer); start a new session, compact it, or use a larger contextSize.`,
+        `${what} not fit the model's ${this.#contextSize}-token context (${this.overflowAt} tokens after the ` +
+          `room kept for the answer); ${advice}.`,
         { contextTokens: this.overflowAt },
       );
     }
@@ -227,7 +237,11 @@ class LlamaBackend implements LanguageModel {
       let hideTools = false;
       for (let attempt = 1; attempt <= LLAMA_STEP_ATTEMPTS; attempt++) {
         const meter = new Meter(lease.sequence);
-        const guard = new StepGuard(request.signal);
+        const guard = new StepGuard(request.signal, {
+          contextSize: runtime.contextSize,
+          // No answer yet in the history (tool calls aside): the first turn, its own tool rounds included.
+          firstTurn: !request.history.some((entry) => entry.role === "response" && !("toolCalls" in entry)),
+        });
         let outcome: Interpretation;
         try {
           outcome = await this.#attempt(runtime, lease.sequence, request, attempt, guard, hideTools);

@@ -349,8 +349,25 @@ Deno.test({
         );
         assert.equal(error.dataCode, "context_size_exceeded", error.message);
         assert.equal(error.code, -32004);
+        // A first turn: nothing to compact or start over, so the advice is the larger context.
+        assert.equal(
+          error.message,
+          `The instructions, tools and prompt do not fit the model's 256-token context (` +
+            `${error.data.contextTokens} tokens after the room kept for the answer); use a larger contextSize ` +
+            `(a gguf: model's '#contextSize=8192').`,
+        );
         // The model still serves prompts that fit.
         assert.equal((await small.step(stepRequest())).kind, "text");
+        // A later turn: the conversation outgrew the context.
+        const later = await rejection(small.step(stepRequest({
+          history: [text("p1", "user", "Hello"), text("r1", "response", "Hello! How can I help you today?")],
+          prompt: "tell me about the city ".repeat(200),
+        })));
+        assert.equal(
+          later.message,
+          `The conversation does not fit the model's 256-token context (${later.data.contextTokens} tokens ` +
+            `after the room kept for the answer); start a new session, compact it, or use a larger contextSize.`,
+        );
       });
     } finally {
       await closeLlamaModels();
