@@ -26,6 +26,7 @@ import {
   type LlamaModelConfig,
 } from "./llama_config.ts";
 import { SequencePool } from "./llama_pool.ts";
+import { endSentence } from "../util/text.ts";
 
 /** The npm package and version the backend loads. */
 export const NODE_LLAMA_CPP_VERSION = "3.21.1";
@@ -205,9 +206,14 @@ function loadModelFile(real: string, gpu: LlamaGpu, shownPath: string): Promise<
     promise = getLlamaFor(gpu).then((llama) => llama.loadModel({ modelPath: real })).catch((error) => {
       models.delete(key);
       if (error instanceof BridgeError) throw error;
-      throw unavailable(`node-llama-cpp could not load '${shownPath}': ${message(error)}`, {
-        path: shownPath,
-      }, error);
+      // llama.cpp says only "Failed to load model": name the usual causes and the fix.
+      throw unavailable(
+        `node-llama-cpp could not load '${shownPath}': ${endSentence(message(error))} The file may be ` +
+          `incomplete or damaged (download it again: 'oam models pull --force <url>'), or its model ` +
+          `architecture may be newer than this llama.cpp (node-llama-cpp ${NODE_LLAMA_CPP_VERSION}).`,
+        { path: shownPath },
+        error,
+      );
     });
     models.set(key, promise);
   }

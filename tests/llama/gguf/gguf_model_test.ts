@@ -390,7 +390,12 @@ Deno.test({
       const availability = await model.availability();
       assert.equal(availability.available, false);
       assert.equal(availability.reason, "unknown");
-      assert.match(availability.detail ?? "", /could not load/);
+      assert.equal(
+        availability.detail,
+        `node-llama-cpp could not load '${truncated}': Failed to load model. The file may be incomplete or ` +
+          `damaged (download it again: 'oam models pull --force <url>'), or its model architecture may be ` +
+          `newer than this llama.cpp (node-llama-cpp 3.21.1).`,
+      );
       const error = await rejection(model.step(stepRequest()));
       assert.equal(error.dataCode, "model_unavailable");
       assert.equal(error.code, -32001);
