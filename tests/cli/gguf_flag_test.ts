@@ -21,6 +21,34 @@ Deno.test("--model gguf:<missing file>: exit 3 naming the file", async () => {
   }
 });
 
+Deno.test("--model gguf:<name> neither a file nor cached: a warning says where it looked and how to get one", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const r = await oam(["respond", "--model", "gguf:qwen", "Hello"], {
+      env: { OAM_MODELS_DIR: dir },
+      cwd: dir,
+    });
+    assert.equal(r.code, 3, r.stderr);
+    const real = await Deno.realPath(dir);
+    assert.equal(
+      r.stderr,
+      `warning: --model: 'qwen' is neither a file in ${real} nor a cached model in ${dir}; 'oam models list' ` +
+        "shows the cached models, 'oam models pull <url>' downloads one.\n" +
+        "Error: The model qwen is unavailable (unknown): The model file 'qwen' does not exist. [model_unavailable]\n",
+    );
+    // The same from OAM_MODEL, in oam stdio (whose warnings are log lines): named by the variable.
+    const stdio = await oam(["stdio"], {
+      env: { OAM_MODELS_DIR: dir, OAM_MODEL: "gguf:qwen" },
+      cwd: dir,
+      stdin: "",
+    });
+    assert.equal(stdio.code, 0, stdio.stderr);
+    assert.match(stdio.stderr, /OAM_MODEL: 'qwen' is neither a file in .* nor a cached model in /);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("OAM_MODEL is the default for --model; OAM_SCRIPT wins over it; a bad value is invalid input", async () => {
   const dir = await Deno.makeTempDir();
   try {
