@@ -143,7 +143,9 @@ export function parseGgufModelFlag(flag: string): LlamaModelConfig {
       const key = (eq < 0 ? part : part.slice(0, eq)).trim();
       const text = eq < 0 ? "" : part.slice(eq + 1).trim();
       if (!KNOWN_KEYS.includes(key) || key === "type" || key === "path") {
-        throw new Error(`Invalid --model value '${flag}': unknown setting '${key}'; ${usage}.`);
+        const meant = KNOWN_KEYS.slice(2).find((known) => known.toLowerCase() === key.toLowerCase());
+        const hint = meant === undefined ? "" : ` (did you mean '${meant}'?)`;
+        throw new Error(`Invalid --model value '${flag}': unknown setting '${key}'${hint}; ${usage}.`);
       }
       let value: JsonValue = text;
       if (key === "gpu") value = text === "false" ? false : text;
@@ -154,7 +156,9 @@ export function parseGgufModelFlag(flag: string): LlamaModelConfig {
   try {
     return parseLlamaModelSpec(spec, "--model");
   } catch (error) {
-    throw new Error(`Invalid --model value '${flag}': ${(error as Error).message}`);
+    // Named as written after '#': "setting 'threads' must be …", not the protocol's "Parameter 'model.threads'".
+    const text = (error as Error).message.replace(/^Parameter '--model\.(\w+)'/, "setting '$1'");
+    throw new Error(`Invalid --model value '${flag}': ${text}`);
   }
 }
 

@@ -85,7 +85,22 @@ Deno.test("llama config: the gguf: flag with settings", () => {
   });
   assert.throws(() => parseGgufModelFlag("gguf:"), /missing the model path/);
   assert.throws(() => parseGgufModelFlag("gguf:a.gguf#speed=9"), /unknown setting 'speed'/);
-  assert.throws(() => parseGgufModelFlag("gguf:a.gguf#threads=x"), /'--model.threads' must be an integer/);
+  // Settings are named as they are written after '#', with a hint for a wrong case.
+  assert.throws(() => parseGgufModelFlag("gguf:a.gguf#threads=x"), {
+    message:
+      "Invalid --model value 'gguf:a.gguf#threads=x': setting 'threads' must be an integer from 1 to " +
+      '1024; got "x".',
+  });
+  assert.throws(() => parseGgufModelFlag("gguf:a.gguf#gpu=true"), {
+    message:
+      "Invalid --model value 'gguf:a.gguf#gpu=true': setting 'gpu' must be \"auto\", false, \"cuda\", " +
+      '"vulkan" or "metal"; got "true".',
+  });
+  assert.throws(() => parseGgufModelFlag("gguf:a.gguf#contextsize=8192"), {
+    message:
+      "Invalid --model value 'gguf:a.gguf#contextsize=8192': unknown setting 'contextsize' (did you mean " +
+      "'contextSize'?); expected gguf:<path>[#contextSize=…,threads=…,sequences=…,batchSize=…,gpu=…].",
+  });
   assert.throws(() => parseGgufModelFlag("llama:a.gguf"), /expected gguf:<path>/);
 });
 
