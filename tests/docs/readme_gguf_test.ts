@@ -27,3 +27,25 @@ Deno.test("README: the examples said to pick a cached GGUF model are those that 
   const named = [...line.matchAll(/`(examples\/[\w.]+)`/g)].map((m) => m[1]);
   assert.deepEqual(named.sort(), picking.sort());
 });
+
+Deno.test("README: relative paths in the two commands start in the repository's folder, as deno task runs there", async () => {
+  const section = README.slice(README.indexOf("## A local model in two commands"));
+  assert.match(section, /`deno task` runs in the repository's folder whatever folder you type it in/);
+  // An NPC file in the folder the command is typed in is not found by that relative name.
+  const elsewhere = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${elsewhere}/gorm.jsonc`, '{"persona": {"name": "Gorm", "role": "a smith"}}');
+    const child = await new Deno.Command(Deno.execPath(), {
+      args: ["task", "--quiet", "--config", new URL("deno.json", root).pathname, "oam", "npc", "gorm.jsonc"],
+      cwd: elsewhere,
+      env: { NO_COLOR: "1" },
+      stdin: "null",
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(child.code, 2);
+    assert.match(new TextDecoder().decode(child.stderr), /No such file: 'gorm\.jsonc'/);
+  } finally {
+    await Deno.remove(elsewhere, { recursive: true });
+  }
+});
