@@ -83,6 +83,13 @@ Deno.test("llama config: the gguf: flag with settings", () => {
     threads: 2,
     gpu: false,
   });
+  // The shell leaves a '~' after 'gguf:' alone: the flag reads it as the home folder.
+  const home = Deno.env.get("HOME")!;
+  assert.deepEqual(parseGgufModelFlag("gguf:~/models/a.gguf#threads=2"), {
+    path: `${home}/models/a.gguf`,
+    threads: 2,
+  });
+  assert.deepEqual(parseGgufModelFlag("gguf:~a.gguf"), { path: "~a.gguf" });
   assert.throws(() => parseGgufModelFlag("gguf:"), /missing the model path/);
   assert.throws(() => parseGgufModelFlag("gguf:a.gguf#speed=9"), /unknown setting 'speed'/);
   // Settings are named as they are written after '#', with a hint for a wrong case.
