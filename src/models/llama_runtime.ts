@@ -145,6 +145,24 @@ export function loadLlamaModule(): Promise<LlamaModule> {
   return modulePromise;
 }
 
+/** node-llama-cpp's `NoBinaryFoundError` (its message is only the class name). */
+function isNoBinaryError(error: unknown): boolean {
+  return error instanceof Error &&
+    (error.constructor?.name === "NoBinaryFoundError" || error.message === "NoBinaryFoundError");
+}
+
+/** Why no llama.cpp binary runs, for a GPU choice: a named GPU type whose runtime is missing, or none at all. */
+function noBinaryMessage(gpu: LlamaGpu): string {
+  const here = `on this ${Deno.build.os} ${Deno.build.arch} machine`;
+  if (gpu === "auto" || gpu === false) {
+    return `llama.cpp could not start: node-llama-cpp ${NODE_LLAMA_CPP_VERSION} has no prebuilt binary that ` +
+      `runs ${here}.`;
+  }
+  return `llama.cpp could not start with gpu "${gpu}": none of node-llama-cpp ${NODE_LLAMA_CPP_VERSION}'s ` +
+    `${gpu} binaries runs ${here} (is the ${gpu} runtime installed?). Use gpu "auto", which falls back to ` +
+    `the CPU, or false (on the command line: #gpu=auto or #gpu=false).`;
+}
+
 function getLlamaFor(gpu: LlamaGpu): Promise<Llama> {
   const key = String(gpu);
   let promise = llamas.get(key);
@@ -161,6 +179,7 @@ function getLlamaFor(gpu: LlamaGpu): Promise<Llama> {
     ).catch((error) => {
       llamas.delete(key);
       if (error instanceof BridgeError) throw error;
+      if (isNoBinaryError(error)) throw unavailable(noBinaryMessage(gpu), {}, error);
       const hint = isPermissionError(error) ? ` It needs ${LLAMA_PERMISSIONS} ${LLAMA_TASK_HINT}.` : "";
       throw unavailable(`llama.cpp could not start: ${message(error)}.${hint}`, {}, error);
     });

@@ -405,3 +405,38 @@ Deno.test({
     }
   },
 });
+
+/** Whether this machine has an NVIDIA driver (then a CUDA binary may well run). */
+function hasNvidiaDriver(): boolean {
+  try {
+    Deno.statSync("/proc/driver/nvidia/version");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test({
+  name:
+    "gguf: gpu 'cuda' where no CUDA binary runs names the GPU type and the fix, not just 'NoBinaryFoundError'",
+  ignore: !GGUF_ENABLED || Deno.build.os !== "linux" || hasNvidiaDriver(),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    try {
+      const model = createLlamaModel(await fixtureConfig({ gpu: "cuda" }));
+      const availability = await model.availability();
+      assert.equal(availability.available, false);
+      assert.equal(
+        availability.detail,
+        `llama.cpp could not start with gpu "cuda": none of node-llama-cpp 3.21.1's cuda binaries runs on this ` +
+          `linux ${Deno.build.arch} machine (is the cuda runtime installed?). Use gpu "auto", which falls back ` +
+          `to the CPU, or false (on the command line: #gpu=auto or #gpu=false).`,
+      );
+      // The CPU still works in the same process.
+      assert.equal((await createLlamaModel(await fixtureConfig()).availability()).available, true);
+    } finally {
+      await closeLlamaModels();
+    }
+  },
+});
