@@ -60,8 +60,17 @@ export async function modelFromFlag(
     return () => createLlamaModel(config);
   }
   throw new Error(
-    `${source === "--model" ? "--model " : ""}must look like ${MODEL_VALUE_USAGE}; got '${flag}'.`,
+    `${source === "--model" ? "--model " : ""}must look like ${MODEL_VALUE_USAGE}; got '${flag}'.${
+      modelValueHint(flag)
+    }`,
   );
+}
+
+/** A guess at what a value without a kind meant: a GGUF file, or a server's URL. */
+function modelValueHint(flag: string): string {
+  if (/\.gguf$/i.test(flag)) return ` For a GGUF file write gguf:${flag}.`;
+  if (/^https?:\/\//i.test(flag)) return ` For a server write openai:${flag.replace(/#.*$/, "")}#<model>.`;
+  return "";
 }
 
 /** The folder relative paths start from (a `deno task` runs in the repository's folder). */

@@ -72,6 +72,22 @@ Deno.test("OAM_MODEL is the default for --model; OAM_SCRIPT wins over it; a bad 
       /Error: OAM_MODEL: must look like openai:<baseURL>#<model> or gguf:<path\|cached name>/,
     );
 
+    // A value without its kind: the likely one is suggested.
+    const file = await oam(["respond", "--model", "qwen.gguf", "Hello"]);
+    assert.equal(file.code, 2);
+    assert.equal(
+      file.stderr,
+      "Error: --model must look like openai:<baseURL>#<model> or gguf:<path|cached name>; got 'qwen.gguf'. " +
+        "For a GGUF file write gguf:qwen.gguf. [usage]\n",
+    );
+    const url = await oam(["respond", "Hello"], { env: { OAM_MODEL: "http://127.0.0.1:8080/v1" } });
+    assert.equal(url.code, 2);
+    assert.equal(
+      url.stderr,
+      "Error: OAM_MODEL: must look like openai:<baseURL>#<model> or gguf:<path|cached name>; got " +
+        "'http://127.0.0.1:8080/v1'. For a server write openai:http://127.0.0.1:8080/v1#<model>. [invalid_input]\n",
+    );
+
     const flag = await oam(["respond", "--model", "gguf:x.gguf#speed=1", "Hello"]);
     assert.equal(flag.code, 2);
     assert.match(flag.stderr, /unknown setting 'speed'/);
