@@ -191,6 +191,17 @@ class LlamaBackend implements LanguageModel {
     return runtime;
   }
 
+  /**
+   * The runtime with a pool that still hands out sequences: a context unloaded for others (see
+   * `MAX_LLAMA_CONTEXTS`) while this one was being opened is opened again (a few times at most; then acquiring
+   * fails with `model_unavailable`).
+   */
+  async #openRuntime(): Promise<LlamaRuntime> {
+    let runtime = await this.#runtime();
+    for (let again = 0; again < 4 && runtime.pool.closed; again++) runtime = await this.#runtime();
+    return runtime;
+  }
+
   async availability(): Promise<ModelAvailability> {
     try {
       const runtime = await this.#runtime();
@@ -212,7 +223,7 @@ class LlamaBackend implements LanguageModel {
   }
 
   async countTokens(request: Omit<StepRequest, "signal">): Promise<number> {
-    const runtime = await this.#runtime();
+    const runtime = await this.#openRuntime();
     const functions = this.#documented.update(request.offeredTools ?? request.tools);
     const state = stepChatWrapper(runtime.module, {
       base: runtime.chatWrapper,
@@ -229,7 +240,7 @@ class LlamaBackend implements LanguageModel {
     if (request.toolCallingMode === "required" && request.tools.length === 0) {
       throw BridgeError.of("invalid_request", "Tool calling mode 'required' needs at least one tool.");
     }
-    const runtime = await this.#runtime();
+    const runtime = await this.#openRuntime();
     const lease = await runtime.pool.acquire(this, request.signal);
     try {
       let usage: StepUsage | null = null;

@@ -66,7 +66,24 @@ export interface LlamaRuntime {
 let modulePromise: Promise<LlamaModule> | undefined;
 const llamas = new Map<string, Promise<Llama>>();
 const models = new Map<string, Promise<LlamaModel>>();
-const runtimes = new Map<string, Promise<LlamaRuntime>>();
+/** A context being loaded or loaded, with the model file it uses and when a session last asked for it. */
+interface RuntimeEntry {
+  readonly promise: Promise<LlamaRuntime>;
+  /** The key of its model in `models`. */
+  readonly modelKey: string;
+  runtime?: LlamaRuntime;
+  lastUsed: number;
+}
+
+const runtimes = new Map<string, RuntimeEntry>();
+let runtimeClock = 0;
+
+/**
+ * Loaded contexts kept (one per file and settings). Loading one more unloads the least recently used idle ones
+ * beyond this (a session of theirs loads its context again on its next turn, with a cold cache), and a model
+ * file no context uses any more with them.
+ */
+export const MAX_LLAMA_CONTEXTS = 4;
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -296,13 +313,56 @@ async function createRuntime(config: LlamaModelConfig, real: string): Promise<Ll
 export async function openLlamaRuntime(config: LlamaModelConfig): Promise<LlamaRuntime> {
   const real = await checkModelFile(config.path);
   const key = llamaConfigKey({ ...config, path: real });
-  let promise = runtimes.get(key);
-  if (promise === undefined) {
-    promise = createRuntime(config, real);
-    promise.catch(() => runtimes.delete(key));
-    runtimes.set(key, promise);
+  let entry = runtimes.get(key);
+  if (entry === undefined) {
+    const created: RuntimeEntry = {
+      promise: createRuntime(config, real),
+      modelKey: JSON.stringify([real, config.gpu ?? "auto"]),
+      lastUsed: 0,
+    };
+    created.promise.then((runtime) => {
+      created.runtime = runtime;
+      unloadIdleRuntimes();
+    }, () => {
+      if (runtimes.get(key) === created) runtimes.delete(key);
+    });
+    runtimes.set(key, created);
+    entry = created;
   }
-  return await promise;
+  entry.lastUsed = ++runtimeClock;
+  return await entry.promise;
+}
+
+/** Unloads the least recently used idle contexts beyond {@link MAX_LLAMA_CONTEXTS}. */
+function unloadIdleRuntimes(): void {
+  const loaded = [...runtimes].filter(([, entry]) => entry.runtime !== undefined)
+    .sort(([, a], [, b]) => a.lastUsed - b.lastUsed);
+  let excess = loaded.length - MAX_LLAMA_CONTEXTS;
+  for (const [key, entry] of loaded) {
+    if (excess <= 0) break;
+    const pool = entry.runtime!.pool;
+    if (pool.busy > 0 || pool.waiting > 0) continue;
+    runtimes.delete(key);
+    pool.close();
+    excess--;
+    unloadRuntime(entry).catch((error) => stderrLine(`unloading a context failed: ${message(error)}`));
+  }
+}
+
+async function unloadRuntime(entry: RuntimeEntry): Promise<void> {
+  const runtime = entry.runtime!;
+  // Decided at once: a context loaded later for the same file finds the model gone and loads it again.
+  const modelUnused = ![...runtimes.values()].some((other) => other.modelKey === entry.modelKey);
+  const model = modelUnused ? models.get(entry.modelKey) : undefined;
+  if (modelUnused) models.delete(entry.modelKey);
+  for (const sequence of runtime.pool.sequences()) if (!sequence.disposed) sequence.dispose();
+  await runtime.context.dispose();
+  if (model !== undefined) await (await model).dispose();
+}
+
+/** The contexts loaded now (one per file and settings; see {@link MAX_LLAMA_CONTEXTS}). */
+export function loadedLlamaContexts(): number {
+  return [...runtimes.values()].filter((entry) => entry.runtime !== undefined).length;
 }
 
 /**
@@ -318,7 +378,7 @@ export async function openLlamaRuntime(config: LlamaModelConfig): Promise<LlamaR
 export async function closeLlamaModels(): Promise<void> {
   const settled = async <T>(promises: Iterable<Promise<T>>) =>
     (await Promise.allSettled(promises)).flatMap((r) => r.status === "fulfilled" ? [r.value] : []);
-  const loaded = await settled(runtimes.values());
+  const loaded = await settled([...runtimes.values()].map((entry) => entry.promise));
   const loadedModels = await settled(models.values());
   const loadedLlamas = await settled(llamas.values());
   runtimes.clear();

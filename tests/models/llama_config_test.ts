@@ -453,3 +453,19 @@ Deno.test("importing mod.ts or cli.ts never pulls node-llama-cpp into the module
     assert.ok(!graph.includes("node-llama-cpp"), `${entry}'s graph must not contain node-llama-cpp`);
   }
 });
+
+Deno.test("sequence pool: a closed pool hands out nothing more (its context is being unloaded)", async () => {
+  const pool = new SequencePool(2, () => ({}));
+  const owner = {};
+  (await pool.acquire(owner, new AbortController().signal)).release();
+  assert.equal(pool.closed, false);
+  pool.close();
+  assert.equal(pool.closed, true);
+  await assert.rejects(
+    () => pool.acquire(owner, new AbortController().signal),
+    (e: BridgeError) =>
+      e.dataCode === "model_unavailable" && e.message === "The model's context was unloaded.",
+  );
+  assert.equal(pool.busy, 0);
+  assert.equal(pool.waiting, 0);
+});

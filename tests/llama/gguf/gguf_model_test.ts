@@ -7,7 +7,11 @@ import assert from "node:assert/strict";
 import { Ajv } from "ajv";
 import type { LanguageModel, StepRequest, StepTool } from "../../../src/models/language_model.ts";
 import { createLlamaModel } from "../../../src/models/llama_model.ts";
-import { closeLlamaModels } from "../../../src/models/llama_runtime.ts";
+import {
+  closeLlamaModels,
+  loadedLlamaContexts,
+  MAX_LLAMA_CONTEXTS,
+} from "../../../src/models/llama_runtime.ts";
 import { BridgeError } from "../../../src/protocol/errors.ts";
 import type { JsonObject } from "../../../src/protocol/json.ts";
 import type { ConversationEntry } from "../../../src/protocol/transcript.ts";
@@ -435,6 +439,40 @@ Deno.test({
       );
       // The CPU still works in the same process.
       assert.equal((await createLlamaModel(await fixtureConfig()).availability()).available, true);
+    } finally {
+      await closeLlamaModels();
+    }
+  },
+});
+
+Deno.test({
+  name: "gguf: contexts of other settings beyond the limit are unloaded when idle, and load again when used",
+  ignore: !GGUF_ENABLED,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    try {
+      // One model per settings (contextSize 256, 512, …), one sequence each: every one is its own context.
+      const settings = Array.from({ length: MAX_LLAMA_CONTEXTS + 2 }, (_, i) => 256 * (i + 1));
+      const models = await Promise.all(
+        settings.map(async (contextSize) =>
+          createLlamaModel(await fixtureConfig({ contextSize, sequences: 1 }))
+        ),
+      );
+      for (const [i, model] of models.entries()) {
+        assert.equal((await model.step(stepRequest())).kind, "text");
+        // Loading settles a tick after the step that asked for it.
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        assert.equal(loadedLlamaContexts(), Math.min(i + 1, MAX_LLAMA_CONTEXTS), `after model ${i + 1}`);
+      }
+      // The first settings were unloaded: a turn on them loads them again (unloading the least recent one).
+      assert.equal((await models[0].step(stepRequest())).kind, "text");
+      assert.equal(loadedLlamaContexts(), MAX_LLAMA_CONTEXTS);
+      // A context in use is never unloaded: with every model busy at once, all of them stay loaded meanwhile.
+      const busy = await Promise.all(models.map((model) => model.step(stepRequest())));
+      assert.deepEqual(busy.map((result) => result.kind), models.map(() => "text"));
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      assert.ok(loadedLlamaContexts() >= MAX_LLAMA_CONTEXTS);
     } finally {
       await closeLlamaModels();
     }
