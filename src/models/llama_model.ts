@@ -486,7 +486,7 @@ class LlamaBackend implements LanguageModel {
 
 /**
  * Creates the in-process GGUF backend (`kind: "llama"`, no history trimming). Nothing is loaded until the
- * first `availability()` or `step()`; the file is loaded once per process and shared by every instance.
+ * first `availability()` or `step()`; the file is loaded once and shared by every instance (see `MAX_LLAMA_CONTEXTS`).
  *
  * @example
  * ```ts
