@@ -14,7 +14,7 @@ import { parseScript, type Script, ScriptedModel, scriptWarnings } from "../mode
 import type { JsonValue } from "../protocol/json.ts";
 import { CliError } from "./cli_error.ts";
 import { readJsonInput } from "./input.ts";
-import { resolveModelPath } from "./models_cache.ts";
+import { modelsCacheDir, resolveModelPath } from "./models_cache.ts";
 import { stderrStyle, writeErr } from "./tty.ts";
 
 /** Reads a variable only when the permission is already granted: never prompts (stdin may be the protocol). */
@@ -32,21 +32,64 @@ export const MODEL_VALUE_USAGE = "openai:<baseURL>#<model> or gguf:<path|cached 
 
 /**
  * A factory for a `--model` value. A GGUF model gets a new instance per session (each keeps its own
- * sequence and prompt cache; the loaded file is shared); an OpenAI-compatible one is shared.
+ * sequence and prompt cache; the loaded file is shared); an OpenAI-compatible one is shared. A `gguf:` name
+ * that is neither a file nor a cached model is a warning (`warn`) saying where the cache is and how to fill
+ * it; the model then reports the file missing.
  */
-export async function modelFromFlag(flag: string, source = "--model"): Promise<() => LanguageModel> {
+export async function modelFromFlag(
+  flag: string,
+  source = "--model",
+  warn: (message: string) => void = warnOnStderr,
+): Promise<() => LanguageModel> {
   if (flag.startsWith("openai:")) {
     const model = createOpenAIModel(parseOpenAIModelFlag(flag));
     return () => model;
   }
   if (flag.startsWith("gguf:")) {
     const config = parseGgufModelFlag(flag);
-    config.path = await resolveModelPath(config.path);
+    const given = config.path;
+    config.path = await resolveModelPath(given);
+    if (config.path === given && !/[\\/]/.test(given) && await isMissing(given)) {
+      const dir = modelsCacheDir();
+      warn(
+        `${source}: '${given}' is neither a file in ${workingDir()} nor a cached model` +
+          `${dir === null ? "" : ` in ${dir}`}; ` +
+          `'oam models list' shows the cached models, 'oam models pull <url>' downloads one.`,
+      );
+    }
     return () => createLlamaModel(config);
   }
   throw new Error(
-    `${source === "--model" ? "--model " : ""}must look like ${MODEL_VALUE_USAGE}; got '${flag}'.`,
+    `${source === "--model" ? "--model " : ""}must look like ${MODEL_VALUE_USAGE}; got '${flag}'.${
+      modelValueHint(flag)
+    }`,
   );
+}
+
+/** A guess at what a value without a kind meant: a GGUF file, or a server's URL. */
+function modelValueHint(flag: string): string {
+  if (/\.gguf$/i.test(flag)) return ` For a GGUF file write gguf:${flag}.`;
+  if (/^https?:\/\//i.test(flag)) return ` For a server write openai:${flag.replace(/#.*$/, "")}#<model>.`;
+  return "";
+}
+
+/** The folder relative paths start from (a `deno task` runs in the repository's folder). */
+function workingDir(): string {
+  try {
+    return Deno.cwd();
+  } catch {
+    return "the working folder";
+  }
+}
+
+/** Whether nothing is at `path` (false when it exists or cannot be looked at). */
+async function isMissing(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return false;
+  } catch (error) {
+    return error instanceof Deno.errors.NotFound;
+  }
 }
 
 /** Which kind of model a `--model` value names. */
@@ -64,7 +107,7 @@ export async function hostModelFromEnvironment(
   flag?: string,
   warn: (message: string) => void = warnOnStderr,
 ): Promise<(() => LanguageModel) | undefined> {
-  if (flag !== undefined) return await modelFromFlag(flag);
+  if (flag !== undefined) return await modelFromFlag(flag, "--model", warn);
   const scriptPath = env("OAM_SCRIPT");
   if (scriptPath) {
     if (Deno.permissions.querySync({ name: "read", path: scriptPath }).state !== "granted") {
@@ -76,7 +119,7 @@ export async function hostModelFromEnvironment(
   const fromEnv = env("OAM_MODEL");
   if (fromEnv) {
     try {
-      return await modelFromFlag(fromEnv, "OAM_MODEL");
+      return await modelFromFlag(fromEnv, "OAM_MODEL", warn);
     } catch (error) {
       throw CliError.invalidInput(`OAM_MODEL: ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -12,6 +12,7 @@ import { createHash } from "node:crypto";
 import { CliError } from "./cli_error.ts";
 import { cachePath, type ModelNote, readModelNote } from "./models_cache.ts";
 import { envVar } from "./tty.ts";
+import { endSentence } from "../util/text.ts";
 
 /** Where to get a model: its URL and the file name to keep it under. */
 export interface ModelSource {
@@ -228,8 +229,22 @@ async function requestModel(url: string, download: Download): Promise<Response> 
     if (download.signal?.aborted) {
       throw new CliError("interrupted", "The download was interrupted; run the same command to resume.");
     }
-    throw new CliError("io_error", `Cannot download ${download.label}: ${(error as Error).message}`);
+    throw new CliError("io_error", `Cannot download ${download.label}: ${fetchProblem(error)}`);
   }
+}
+
+/**
+ * Why a request failed: the connection's own reason (Deno's "fetch failed" keeps it in `cause`: a name that
+ * does not resolve, a refused connection), or the permission that is missing and the task that has it.
+ */
+function fetchProblem(error: unknown): string {
+  const text = error instanceof Error ? error.message : String(error);
+  if (/Requires net access/.test(text)) {
+    return `${endSentence(text)} 'deno task models pull …' has network access.`;
+  }
+  const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : "";
+  if (cause === "") return text;
+  return `${text}: ${cause.replace(/^error sending request for url \([^)]*\): /, "")}`;
 }
 
 /**

@@ -134,10 +134,29 @@ export function llamaModelSpecWarnings(spec: JsonObject, path: string): string[]
   );
 }
 
+/** A variable's value when reading it is already allowed (never prompts). */
+function envValue(name: string): string | undefined {
+  try {
+    return Deno.permissions.querySync({ name: "env", variable: name }).state === "granted"
+      ? Deno.env.get(name)
+      : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** `~/…` as the home folder: the shell does not expand a `~` that follows `gguf:`. */
+function expandHome(path: string): string {
+  if (!/^~[\\/]/.test(path)) return path;
+  const home = envValue("HOME") || envValue("USERPROFILE");
+  return home ? `${home.replace(/[\\/]$/, "")}${path.slice(1)}` : path;
+}
+
 /**
  * Parses the host-level flag value `gguf:<path>[#key=value,…]`, e.g. `gguf:models/qwen.gguf` or
  * `gguf:models/qwen.gguf#contextSize=8192,threads=4,gpu=false`. The settings after `#` are those of
- * {@link LlamaModelConfig}.
+ * {@link LlamaModelConfig}. A path starting with `~/` starts in the home folder (`HOME`, else `USERPROFILE`),
+ * as the shell does not expand it after `gguf:`.
  *
  * @throws {Error} with a message explaining the expected form.
  * @example
@@ -151,7 +170,7 @@ export function parseGgufModelFlag(flag: string): LlamaModelConfig {
   if (!flag.startsWith("gguf:")) throw new Error(`Invalid --model value '${flag}': ${usage}.`);
   const rest = flag.slice("gguf:".length);
   const hash = rest.lastIndexOf("#");
-  const file = (hash < 0 ? rest : rest.slice(0, hash)).trim();
+  const file = expandHome((hash < 0 ? rest : rest.slice(0, hash)).trim());
   if (file === "") throw new Error(`Invalid --model value '${flag}': missing the model path; ${usage}.`);
   const spec: JsonObject = { type: "llama", path: file };
   if (hash >= 0) {
@@ -161,7 +180,9 @@ export function parseGgufModelFlag(flag: string): LlamaModelConfig {
       const key = (eq < 0 ? part : part.slice(0, eq)).trim();
       const text = eq < 0 ? "" : part.slice(eq + 1).trim();
       if (!KNOWN_KEYS.includes(key) || key === "type" || key === "path") {
-        throw new Error(`Invalid --model value '${flag}': unknown setting '${key}'; ${usage}.`);
+        const meant = KNOWN_KEYS.slice(2).find((known) => known.toLowerCase() === key.toLowerCase());
+        const hint = meant === undefined ? "" : ` (did you mean '${meant}'?)`;
+        throw new Error(`Invalid --model value '${flag}': unknown setting '${key}'${hint}; ${usage}.`);
       }
       let value: JsonValue = text;
       if (key === "gpu") value = text === "false" ? false : text;
@@ -172,7 +193,9 @@ export function parseGgufModelFlag(flag: string): LlamaModelConfig {
   try {
     return parseLlamaModelSpec(spec, "--model");
   } catch (error) {
-    throw new Error(`Invalid --model value '${flag}': ${(error as Error).message}`);
+    // Named as written after '#': "setting 'threads' must be …", not the protocol's "Parameter 'model.threads'".
+    const text = (error as Error).message.replace(/^Parameter '--model\.(\w+)'/, "setting '$1'");
+    throw new Error(`Invalid --model value '${flag}': ${text}`);
   }
 }
 

@@ -60,10 +60,15 @@ class StepGuard {
   readonly #controller = new AbortController();
   readonly #caller: AbortSignal;
   readonly #onAbort = () => this.#controller.abort();
+  readonly #contextSize: number;
+  readonly #firstTurn: boolean;
   overflowAt = 0;
 
-  constructor(caller: AbortSignal) {
+  /** `contextSize` and whether the request has no history yet, for the overflow message. */
+  constructor(caller: AbortSignal, at: { contextSize: number; firstTurn: boolean }) {
     this.#caller = caller;
+    this.#contextSize = at.contextSize;
+    this.#firstTurn = at.firstTurn;
     if (caller.aborted) this.#controller.abort();
     else caller.addEventListener("abort", this.#onAbort, { once: true });
   }
@@ -84,10 +89,15 @@ class StepGuard {
   /** Throws `cancelled` or `context_size_exceeded` when the generation was stopped for either. */
   check(): void {
     if (this.overflowAt > 0) {
+      // Nothing to compact or start over on a first turn: only a larger context helps.
+      const what = this.#firstTurn ? "The instructions, tools and prompt do" : "The conversation does";
+      const advice = this.#firstTurn
+        ? "use a larger contextSize (a gguf: model's '#contextSize=8192')"
+        : "start a new session, compact it, or use a larger contextSize";
       throw BridgeError.of(
         "context_size_exceeded",
-        `The conversation does not fit the model's context (${this.overflowAt} tokens after the room kept ` +
-          `for the answer); start a new session, compact it, or use a larger contextSize.`,
+        `${what} not fit the model's ${this.#contextSize}-token context (${this.overflowAt} tokens after the ` +
+          `room kept for the answer); ${advice}.`,
         { contextTokens: this.overflowAt },
       );
     }
@@ -181,6 +191,17 @@ class LlamaBackend implements LanguageModel {
     return runtime;
   }
 
+  /**
+   * The runtime with a pool that still hands out sequences: a context unloaded for others (see
+   * `MAX_LLAMA_CONTEXTS`) while this one was being opened is opened again (a few times at most; then acquiring
+   * fails with `model_unavailable`).
+   */
+  async #openRuntime(): Promise<LlamaRuntime> {
+    let runtime = await this.#runtime();
+    for (let again = 0; again < 4 && runtime.pool.closed; again++) runtime = await this.#runtime();
+    return runtime;
+  }
+
   async availability(): Promise<ModelAvailability> {
     try {
       const runtime = await this.#runtime();
@@ -202,7 +223,7 @@ class LlamaBackend implements LanguageModel {
   }
 
   async countTokens(request: Omit<StepRequest, "signal">): Promise<number> {
-    const runtime = await this.#runtime();
+    const runtime = await this.#openRuntime();
     const functions = this.#documented.update(request.offeredTools ?? request.tools);
     const state = stepChatWrapper(runtime.module, {
       base: runtime.chatWrapper,
@@ -219,7 +240,7 @@ class LlamaBackend implements LanguageModel {
     if (request.toolCallingMode === "required" && request.tools.length === 0) {
       throw BridgeError.of("invalid_request", "Tool calling mode 'required' needs at least one tool.");
     }
-    const runtime = await this.#runtime();
+    const runtime = await this.#openRuntime();
     const lease = await runtime.pool.acquire(this, request.signal);
     try {
       let usage: StepUsage | null = null;
@@ -227,7 +248,11 @@ class LlamaBackend implements LanguageModel {
       let hideTools = false;
       for (let attempt = 1; attempt <= LLAMA_STEP_ATTEMPTS; attempt++) {
         const meter = new Meter(lease.sequence);
-        const guard = new StepGuard(request.signal);
+        const guard = new StepGuard(request.signal, {
+          contextSize: runtime.contextSize,
+          // No answer yet in the history (tool calls aside): the first turn, its own tool rounds included.
+          firstTurn: !request.history.some((entry) => entry.role === "response" && !("toolCalls" in entry)),
+        });
         let outcome: Interpretation;
         try {
           outcome = await this.#attempt(runtime, lease.sequence, request, attempt, guard, hideTools);
@@ -461,7 +486,7 @@ class LlamaBackend implements LanguageModel {
 
 /**
  * Creates the in-process GGUF backend (`kind: "llama"`, no history trimming). Nothing is loaded until the
- * first `availability()` or `step()`; the file is loaded once per process and shared by every instance.
+ * first `availability()` or `step()`; the file is loaded once and shared by every instance (see `MAX_LLAMA_CONTEXTS`).
  *
  * @example
  * ```ts

@@ -52,6 +52,7 @@ export class SequencePool<S> {
   readonly #slots: Slot<S>[] = [];
   readonly #waiters: Waiter<S>[] = [];
   #clock = 0;
+  #closed = false;
 
   /** A pool of at most `size` sequences made by `create`. */
   constructor(size: number, create: () => S) {
@@ -69,9 +70,25 @@ export class SequencePool<S> {
     return this.#waiters.length;
   }
 
-  /** The owner's sequence when free, else another free one, else waits. Rejects `cancelled` on abort. */
+  /** Whether {@link close} was called: the context behind the sequences is being unloaded. */
+  get closed(): boolean {
+    return this.#closed;
+  }
+
+  /** Hands out nothing more (only for an idle pool: nothing busy, nobody waiting). */
+  close(): void {
+    this.#closed = true;
+  }
+
+  /**
+   * The owner's sequence when free, else another free one, else waits. Rejects `cancelled` on abort, and
+   * `model_unavailable` once the pool is {@link closed} (the caller opens the model's context again).
+   */
   acquire(owner: object, signal: AbortSignal): Promise<SequenceLease<S>> {
     if (signal.aborted) return Promise.reject(BridgeError.cancelled());
+    if (this.#closed) {
+      return Promise.reject(BridgeError.of("model_unavailable", "The model's context was unloaded."));
+    }
     const slot = this.#freeSlot(owner);
     if (slot !== null) return Promise.resolve(this.#lease(slot, owner));
     return new Promise((resolve, reject) => {

@@ -26,6 +26,7 @@ import {
   type LlamaModelConfig,
 } from "./llama_config.ts";
 import { SequencePool } from "./llama_pool.ts";
+import { endSentence } from "../util/text.ts";
 
 /** The npm package and version the backend loads. */
 export const NODE_LLAMA_CPP_VERSION = "3.21.1";
@@ -65,7 +66,24 @@ export interface LlamaRuntime {
 let modulePromise: Promise<LlamaModule> | undefined;
 const llamas = new Map<string, Promise<Llama>>();
 const models = new Map<string, Promise<LlamaModel>>();
-const runtimes = new Map<string, Promise<LlamaRuntime>>();
+/** A context being loaded or loaded, with the model file it uses and when a session last asked for it. */
+interface RuntimeEntry {
+  readonly promise: Promise<LlamaRuntime>;
+  /** The key of its model in `models`. */
+  readonly modelKey: string;
+  runtime?: LlamaRuntime;
+  lastUsed: number;
+}
+
+const runtimes = new Map<string, RuntimeEntry>();
+let runtimeClock = 0;
+
+/**
+ * Loaded contexts kept (one per file and settings). Loading one more unloads the least recently used idle ones
+ * beyond this (a session of theirs loads its context again on its next turn, with a cold cache), and a model
+ * file no context uses any more with them.
+ */
+export const MAX_LLAMA_CONTEXTS = 4;
 
 function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
@@ -90,14 +108,76 @@ function stderrLine(text: string): void {
   }
 }
 
+function granted(descriptor: Deno.PermissionDescriptor): boolean {
+  try {
+    return Deno.permissions.querySync(descriptor).state === "granted";
+  } catch {
+    return false;
+  }
+}
+
+/** The command node-llama-cpp runs to test its native binary: this executable (`process.execPath`). */
+function runDescriptor(): Deno.PermissionDescriptor {
+  try {
+    return { name: "run", command: Deno.execPath() };
+  } catch {
+    return { name: "run" };
+  }
+}
+
+/**
+ * The flags of {@link LLAMA_PERMISSIONS} this process was not given (asked without prompting), e.g.
+ * `["--allow-run"]`. node-llama-cpp needs them before it reads any model; without `--allow-run` its test of the
+ * native binary throws where no caller can catch it and the whole process exits, so the backend checks first.
+ *
+ * @example
+ * ```ts
+ * import { missingLlamaPermissions } from "./llama_runtime.ts";
+ * missingLlamaPermissions(); // [] under --allow-all
+ * ```
+ */
+export function missingLlamaPermissions(): string[] {
+  const missing: string[] = [];
+  if (!granted({ name: "env" })) missing.push("--allow-env");
+  if (!granted({ name: "sys" })) missing.push("--allow-sys");
+  if (!granted({ name: "ffi" })) missing.push("--allow-ffi");
+  if (!granted(runDescriptor())) missing.push("--allow-run");
+  return missing;
+}
+
 /** Imports node-llama-cpp (once). */
 export function loadLlamaModule(): Promise<LlamaModule> {
+  const missing = missingLlamaPermissions();
+  if (missing.length > 0) {
+    return Promise.reject(unavailable(
+      `node-llama-cpp cannot run without ${missing.join(" ")}. It needs ${LLAMA_PERMISSIONS} ` +
+        `${LLAMA_TASK_HINT}.`,
+    ));
+  }
   modulePromise ??= (import(PACKAGE) as Promise<LlamaModule>).catch((error) => {
     modulePromise = undefined;
     const hint = isPermissionError(error) ? ` It needs ${LLAMA_PERMISSIONS} ${LLAMA_TASK_HINT}.` : "";
     throw unavailable(`node-llama-cpp could not be loaded: ${message(error)}.${hint}`, {}, error);
   });
   return modulePromise;
+}
+
+/** node-llama-cpp's `NoBinaryFoundError` (its message is only the class name). */
+function isNoBinaryError(error: unknown): boolean {
+  return error instanceof Error &&
+    (error.constructor?.name === "NoBinaryFoundError" || error.message === "NoBinaryFoundError");
+}
+
+/** Why no llama.cpp binary runs, for a GPU choice: a named GPU type whose runtime is missing, or none at all. */
+function noBinaryMessage(gpu: LlamaGpu): string {
+  const here = `on this ${Deno.build.os} ${Deno.build.arch} machine`;
+  if (gpu === "auto" || gpu === false) {
+    return `llama.cpp could not start: node-llama-cpp ${NODE_LLAMA_CPP_VERSION} has no prebuilt binary that ` +
+      `runs ${here}.`;
+  }
+  return `llama.cpp could not start with gpu "${gpu}": none of node-llama-cpp ${NODE_LLAMA_CPP_VERSION}'s ` +
+    `${gpu} binaries runs ${here} (is the ${gpu} runtime installed?). Use gpu "auto", which falls back to ` +
+    `the CPU, or false (on the command line: #gpu=auto or #gpu=false).`;
 }
 
 function getLlamaFor(gpu: LlamaGpu): Promise<Llama> {
@@ -116,6 +196,7 @@ function getLlamaFor(gpu: LlamaGpu): Promise<Llama> {
     ).catch((error) => {
       llamas.delete(key);
       if (error instanceof BridgeError) throw error;
+      if (isNoBinaryError(error)) throw unavailable(noBinaryMessage(gpu), {}, error);
       const hint = isPermissionError(error) ? ` It needs ${LLAMA_PERMISSIONS} ${LLAMA_TASK_HINT}.` : "";
       throw unavailable(`llama.cpp could not start: ${message(error)}.${hint}`, {}, error);
     });
@@ -161,9 +242,14 @@ function loadModelFile(real: string, gpu: LlamaGpu, shownPath: string): Promise<
     promise = getLlamaFor(gpu).then((llama) => llama.loadModel({ modelPath: real })).catch((error) => {
       models.delete(key);
       if (error instanceof BridgeError) throw error;
-      throw unavailable(`node-llama-cpp could not load '${shownPath}': ${message(error)}`, {
-        path: shownPath,
-      }, error);
+      // llama.cpp says only "Failed to load model": name the usual causes and the fix.
+      throw unavailable(
+        `node-llama-cpp could not load '${shownPath}': ${endSentence(message(error))} The file may be ` +
+          `incomplete or damaged (download it again: 'oam models pull --force <url>'), or its model ` +
+          `architecture may be newer than this llama.cpp (node-llama-cpp ${NODE_LLAMA_CPP_VERSION}).`,
+        { path: shownPath },
+        error,
+      );
     });
     models.set(key, promise);
   }
@@ -227,13 +313,56 @@ async function createRuntime(config: LlamaModelConfig, real: string): Promise<Ll
 export async function openLlamaRuntime(config: LlamaModelConfig): Promise<LlamaRuntime> {
   const real = await checkModelFile(config.path);
   const key = llamaConfigKey({ ...config, path: real });
-  let promise = runtimes.get(key);
-  if (promise === undefined) {
-    promise = createRuntime(config, real);
-    promise.catch(() => runtimes.delete(key));
-    runtimes.set(key, promise);
+  let entry = runtimes.get(key);
+  if (entry === undefined) {
+    const created: RuntimeEntry = {
+      promise: createRuntime(config, real),
+      modelKey: JSON.stringify([real, config.gpu ?? "auto"]),
+      lastUsed: 0,
+    };
+    created.promise.then((runtime) => {
+      created.runtime = runtime;
+      unloadIdleRuntimes();
+    }, () => {
+      if (runtimes.get(key) === created) runtimes.delete(key);
+    });
+    runtimes.set(key, created);
+    entry = created;
   }
-  return await promise;
+  entry.lastUsed = ++runtimeClock;
+  return await entry.promise;
+}
+
+/** Unloads the least recently used idle contexts beyond {@link MAX_LLAMA_CONTEXTS}. */
+function unloadIdleRuntimes(): void {
+  const loaded = [...runtimes].filter(([, entry]) => entry.runtime !== undefined)
+    .sort(([, a], [, b]) => a.lastUsed - b.lastUsed);
+  let excess = loaded.length - MAX_LLAMA_CONTEXTS;
+  for (const [key, entry] of loaded) {
+    if (excess <= 0) break;
+    const pool = entry.runtime!.pool;
+    if (pool.busy > 0 || pool.waiting > 0) continue;
+    runtimes.delete(key);
+    pool.close();
+    excess--;
+    unloadRuntime(entry).catch((error) => stderrLine(`unloading a context failed: ${message(error)}`));
+  }
+}
+
+async function unloadRuntime(entry: RuntimeEntry): Promise<void> {
+  const runtime = entry.runtime!;
+  // Decided at once: a context loaded later for the same file finds the model gone and loads it again.
+  const modelUnused = ![...runtimes.values()].some((other) => other.modelKey === entry.modelKey);
+  const model = modelUnused ? models.get(entry.modelKey) : undefined;
+  if (modelUnused) models.delete(entry.modelKey);
+  for (const sequence of runtime.pool.sequences()) if (!sequence.disposed) sequence.dispose();
+  await runtime.context.dispose();
+  if (model !== undefined) await (await model).dispose();
+}
+
+/** The contexts loaded now (one per file and settings; see {@link MAX_LLAMA_CONTEXTS}). */
+export function loadedLlamaContexts(): number {
+  return [...runtimes.values()].filter((entry) => entry.runtime !== undefined).length;
 }
 
 /**
@@ -249,7 +378,7 @@ export async function openLlamaRuntime(config: LlamaModelConfig): Promise<LlamaR
 export async function closeLlamaModels(): Promise<void> {
   const settled = async <T>(promises: Iterable<Promise<T>>) =>
     (await Promise.allSettled(promises)).flatMap((r) => r.status === "fulfilled" ? [r.value] : []);
-  const loaded = await settled(runtimes.values());
+  const loaded = await settled([...runtimes.values()].map((entry) => entry.promise));
   const loadedModels = await settled(models.values());
   const loadedLlamas = await settled(llamas.values());
   runtimes.clear();

@@ -21,6 +21,34 @@ Deno.test("--model gguf:<missing file>: exit 3 naming the file", async () => {
   }
 });
 
+Deno.test("--model gguf:<name> neither a file nor cached: a warning says where it looked and how to get one", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const r = await oam(["respond", "--model", "gguf:qwen", "Hello"], {
+      env: { OAM_MODELS_DIR: dir },
+      cwd: dir,
+    });
+    assert.equal(r.code, 3, r.stderr);
+    const real = await Deno.realPath(dir);
+    assert.equal(
+      r.stderr,
+      `warning: --model: 'qwen' is neither a file in ${real} nor a cached model in ${dir}; 'oam models list' ` +
+        "shows the cached models, 'oam models pull <url>' downloads one.\n" +
+        "Error: The model qwen is unavailable (unknown): The model file 'qwen' does not exist. [model_unavailable]\n",
+    );
+    // The same from OAM_MODEL, in oam stdio (whose warnings are log lines): named by the variable.
+    const stdio = await oam(["stdio"], {
+      env: { OAM_MODELS_DIR: dir, OAM_MODEL: "gguf:qwen" },
+      cwd: dir,
+      stdin: "",
+    });
+    assert.equal(stdio.code, 0, stdio.stderr);
+    assert.match(stdio.stderr, /OAM_MODEL: 'qwen' is neither a file in .* nor a cached model in /);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("OAM_MODEL is the default for --model; OAM_SCRIPT wins over it; a bad value is invalid input", async () => {
   const dir = await Deno.makeTempDir();
   try {
@@ -42,6 +70,22 @@ Deno.test("OAM_MODEL is the default for --model; OAM_SCRIPT wins over it; a bad 
     assert.match(
       bad.stderr,
       /Error: OAM_MODEL: must look like openai:<baseURL>#<model> or gguf:<path\|cached name>/,
+    );
+
+    // A value without its kind: the likely one is suggested.
+    const file = await oam(["respond", "--model", "qwen.gguf", "Hello"]);
+    assert.equal(file.code, 2);
+    assert.equal(
+      file.stderr,
+      "Error: --model must look like openai:<baseURL>#<model> or gguf:<path|cached name>; got 'qwen.gguf'. " +
+        "For a GGUF file write gguf:qwen.gguf. [usage]\n",
+    );
+    const url = await oam(["respond", "Hello"], { env: { OAM_MODEL: "http://127.0.0.1:8080/v1" } });
+    assert.equal(url.code, 2);
+    assert.equal(
+      url.stderr,
+      "Error: OAM_MODEL: must look like openai:<baseURL>#<model> or gguf:<path|cached name>; got " +
+        "'http://127.0.0.1:8080/v1'. For a server write openai:http://127.0.0.1:8080/v1#<model>. [invalid_input]\n",
     );
 
     const flag = await oam(["respond", "--model", "gguf:x.gguf#speed=1", "Hello"]);

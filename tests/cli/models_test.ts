@@ -594,3 +594,41 @@ Deno.test("oam models pull and list: progress on stderr, the path on stdout, the
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("models: a server that cannot be reached: the download error says why, not just 'fetch failed'", async () => {
+  // A port nothing listens on: the connection is refused.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  const dir = await Deno.makeTempDir();
+  try {
+    const refused = await rejection(
+      pullModel({ ...resolveModelSource(`http://127.0.0.1:${port}/m.gguf`), label: "m" }, { dir }),
+    );
+    assert.equal(refused.code, "io_error");
+    assert.match(
+      refused.message,
+      /^Cannot download m: fetch failed: client error \(Connect\): .*Connection refused/,
+    );
+    assert.deepEqual([...Deno.readDirSync(dir)].map((e) => e.name), []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("models: oam models pull without network access names the task that has it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const r = await oam(["models", "pull", "--dir", dir, "http://127.0.0.1:8099/m.gguf"], {
+      permissions: ["--allow-read", "--allow-write", "--allow-env"],
+    });
+    assert.equal(r.code, 1, r.stderr);
+    assert.equal(
+      r.stderr.split("\n").filter((l) => l.startsWith("Error:")).join("\n"),
+      `Error: Cannot download http://127.0.0.1:8099/m.gguf: Requires net access to "127.0.0.1:8099", run again with ` +
+        `the --allow-net flag. 'deno task models pull …' has network access. [io_error]`,
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

@@ -83,9 +83,31 @@ Deno.test("llama config: the gguf: flag with settings", () => {
     threads: 2,
     gpu: false,
   });
+  // The shell leaves a '~' after 'gguf:' alone: the flag reads it as the home folder.
+  const home = Deno.env.get("HOME")!;
+  assert.deepEqual(parseGgufModelFlag("gguf:~/models/a.gguf#threads=2"), {
+    path: `${home}/models/a.gguf`,
+    threads: 2,
+  });
+  assert.deepEqual(parseGgufModelFlag("gguf:~a.gguf"), { path: "~a.gguf" });
   assert.throws(() => parseGgufModelFlag("gguf:"), /missing the model path/);
   assert.throws(() => parseGgufModelFlag("gguf:a.gguf#speed=9"), /unknown setting 'speed'/);
-  assert.throws(() => parseGgufModelFlag("gguf:a.gguf#threads=x"), /'--model.threads' must be an integer/);
+  // Settings are named as they are written after '#', with a hint for a wrong case.
+  assert.throws(() => parseGgufModelFlag("gguf:a.gguf#threads=x"), {
+    message:
+      "Invalid --model value 'gguf:a.gguf#threads=x': setting 'threads' must be an integer from 1 to " +
+      '1024; got "x".',
+  });
+  assert.throws(() => parseGgufModelFlag("gguf:a.gguf#gpu=true"), {
+    message:
+      "Invalid --model value 'gguf:a.gguf#gpu=true': setting 'gpu' must be \"auto\", false, \"cuda\", " +
+      '"vulkan" or "metal"; got "true".',
+  });
+  assert.throws(() => parseGgufModelFlag("gguf:a.gguf#contextsize=8192"), {
+    message:
+      "Invalid --model value 'gguf:a.gguf#contextsize=8192': unknown setting 'contextsize' (did you mean " +
+      "'contextSize'?); expected gguf:<path>[#contextSize=…,threads=…,sequences=…,batchSize=…,gpu=…].",
+  });
   assert.throws(() => parseGgufModelFlag("llama:a.gguf"), /expected gguf:<path>/);
 });
 
@@ -430,4 +452,20 @@ Deno.test("importing mod.ts or cli.ts never pulls node-llama-cpp into the module
     assert.ok(graph.includes("llama_runtime.ts"), `${entry} includes the llama backend`);
     assert.ok(!graph.includes("node-llama-cpp"), `${entry}'s graph must not contain node-llama-cpp`);
   }
+});
+
+Deno.test("sequence pool: a closed pool hands out nothing more (its context is being unloaded)", async () => {
+  const pool = new SequencePool(2, () => ({}));
+  const owner = {};
+  (await pool.acquire(owner, new AbortController().signal)).release();
+  assert.equal(pool.closed, false);
+  pool.close();
+  assert.equal(pool.closed, true);
+  await assert.rejects(
+    () => pool.acquire(owner, new AbortController().signal),
+    (e: BridgeError) =>
+      e.dataCode === "model_unavailable" && e.message === "The model's context was unloaded.",
+  );
+  assert.equal(pool.busy, 0);
+  assert.equal(pool.waiting, 0);
 });

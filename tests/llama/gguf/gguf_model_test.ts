@@ -7,7 +7,11 @@ import assert from "node:assert/strict";
 import { Ajv } from "ajv";
 import type { LanguageModel, StepRequest, StepTool } from "../../../src/models/language_model.ts";
 import { createLlamaModel } from "../../../src/models/llama_model.ts";
-import { closeLlamaModels } from "../../../src/models/llama_runtime.ts";
+import {
+  closeLlamaModels,
+  loadedLlamaContexts,
+  MAX_LLAMA_CONTEXTS,
+} from "../../../src/models/llama_runtime.ts";
 import { BridgeError } from "../../../src/protocol/errors.ts";
 import type { JsonObject } from "../../../src/protocol/json.ts";
 import type { ConversationEntry } from "../../../src/protocol/transcript.ts";
@@ -349,8 +353,25 @@ Deno.test({
         );
         assert.equal(error.dataCode, "context_size_exceeded", error.message);
         assert.equal(error.code, -32004);
+        // A first turn: nothing to compact or start over, so the advice is the larger context.
+        assert.equal(
+          error.message,
+          `The instructions, tools and prompt do not fit the model's 256-token context (` +
+            `${error.data.contextTokens} tokens after the room kept for the answer); use a larger contextSize ` +
+            `(a gguf: model's '#contextSize=8192').`,
+        );
         // The model still serves prompts that fit.
         assert.equal((await small.step(stepRequest())).kind, "text");
+        // A later turn: the conversation outgrew the context.
+        const later = await rejection(small.step(stepRequest({
+          history: [text("p1", "user", "Hello"), text("r1", "response", "Hello! How can I help you today?")],
+          prompt: "tell me about the city ".repeat(200),
+        })));
+        assert.equal(
+          later.message,
+          `The conversation does not fit the model's 256-token context (${later.data.contextTokens} tokens ` +
+            `after the room kept for the answer); start a new session, compact it, or use a larger contextSize.`,
+        );
       });
     } finally {
       await closeLlamaModels();
@@ -373,13 +394,87 @@ Deno.test({
       const availability = await model.availability();
       assert.equal(availability.available, false);
       assert.equal(availability.reason, "unknown");
-      assert.match(availability.detail ?? "", /could not load/);
+      assert.equal(
+        availability.detail,
+        `node-llama-cpp could not load '${truncated}': Failed to load model. The file may be incomplete or ` +
+          `damaged (download it again: 'oam models pull --force <url>'), or its model architecture may be ` +
+          `newer than this llama.cpp (node-llama-cpp 3.21.1).`,
+      );
       const error = await rejection(model.step(stepRequest()));
       assert.equal(error.dataCode, "model_unavailable");
       assert.equal(error.code, -32001);
     } finally {
       await closeLlamaModels();
       await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
+
+/** Whether this machine has an NVIDIA driver (then a CUDA binary may well run). */
+function hasNvidiaDriver(): boolean {
+  try {
+    Deno.statSync("/proc/driver/nvidia/version");
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+Deno.test({
+  name:
+    "gguf: gpu 'cuda' where no CUDA binary runs names the GPU type and the fix, not just 'NoBinaryFoundError'",
+  ignore: !GGUF_ENABLED || Deno.build.os !== "linux" || hasNvidiaDriver(),
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    try {
+      const model = createLlamaModel(await fixtureConfig({ gpu: "cuda" }));
+      const availability = await model.availability();
+      assert.equal(availability.available, false);
+      assert.equal(
+        availability.detail,
+        `llama.cpp could not start with gpu "cuda": none of node-llama-cpp 3.21.1's cuda binaries runs on this ` +
+          `linux ${Deno.build.arch} machine (is the cuda runtime installed?). Use gpu "auto", which falls back ` +
+          `to the CPU, or false (on the command line: #gpu=auto or #gpu=false).`,
+      );
+      // The CPU still works in the same process.
+      assert.equal((await createLlamaModel(await fixtureConfig()).availability()).available, true);
+    } finally {
+      await closeLlamaModels();
+    }
+  },
+});
+
+Deno.test({
+  name: "gguf: contexts of other settings beyond the limit are unloaded when idle, and load again when used",
+  ignore: !GGUF_ENABLED,
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    try {
+      // One model per settings (contextSize 256, 512, …), one sequence each: every one is its own context.
+      const settings = Array.from({ length: MAX_LLAMA_CONTEXTS + 2 }, (_, i) => 256 * (i + 1));
+      const models = await Promise.all(
+        settings.map(async (contextSize) =>
+          createLlamaModel(await fixtureConfig({ contextSize, sequences: 1 }))
+        ),
+      );
+      for (const [i, model] of models.entries()) {
+        assert.equal((await model.step(stepRequest())).kind, "text");
+        // Loading settles a tick after the step that asked for it.
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        assert.equal(loadedLlamaContexts(), Math.min(i + 1, MAX_LLAMA_CONTEXTS), `after model ${i + 1}`);
+      }
+      // The first settings were unloaded: a turn on them loads them again (unloading the least recent one).
+      assert.equal((await models[0].step(stepRequest())).kind, "text");
+      assert.equal(loadedLlamaContexts(), MAX_LLAMA_CONTEXTS);
+      // A context in use is never unloaded: with every model busy at once, all of them stay loaded meanwhile.
+      const busy = await Promise.all(models.map((model) => model.step(stepRequest())));
+      assert.deepEqual(busy.map((result) => result.kind), models.map(() => "text"));
+      await new Promise((resolve) => setTimeout(resolve, 0));
+      assert.ok(loadedLlamaContexts() >= MAX_LLAMA_CONTEXTS);
+    } finally {
+      await closeLlamaModels();
     }
   },
 });
