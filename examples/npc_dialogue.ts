@@ -4,7 +4,8 @@
  * guardrail block (the automatic reply format retries as plain text), and is saved and restored with the
  * game save.
  *
- *   deno run -A examples/npc_dialogue.ts             # a cached GGUF model (oam models pull) where there is one, else scripted
+ *   deno run -A --no-lock examples/npc_dialogue.ts   # a cached GGUF model (oam models pull) where there is one, else scripted
+ *                                                    # (--no-lock: the GGUF runtime stays out of deno.lock)
  *   deno run examples/npc_dialogue.ts --scripted     # the scripted model (works everywhere, deterministic)
  *   deno run -A examples/npc_dialogue.ts --system    # the on-device model, where available
  *   deno run -A examples/npc_dialogue.ts --model openai:<baseURL>#<model>

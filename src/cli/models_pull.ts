@@ -13,6 +13,7 @@ import { CliError } from "./cli_error.ts";
 import { cachePath, type ModelNote, readModelNote } from "./models_cache.ts";
 import { envVar } from "./tty.ts";
 import { endSentence } from "../util/text.ts";
+import { fetchFailure } from "../util/fetch_failure.ts";
 
 /** Where to get a model: its URL and the file name to keep it under. */
 export interface ModelSource {
@@ -242,9 +243,7 @@ function fetchProblem(error: unknown): string {
   if (/Requires net access/.test(text)) {
     return `${endSentence(text)} 'deno task models pull …' has network access.`;
   }
-  const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : "";
-  if (cause === "") return text;
-  return `${text}: ${cause.replace(/^error sending request for url \([^)]*\): /, "")}`;
+  return fetchFailure(error);
 }
 
 /**

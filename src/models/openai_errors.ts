@@ -20,6 +20,7 @@
  */
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { fetchFailure } from "../util/fetch_failure.ts";
 
 const MAX_SERVER_MESSAGE = 1000;
 
@@ -183,7 +184,7 @@ export function malformed(what: string, data: JsonObject = {}): BridgeError {
 
 /** Maps a network failure of `fetch` (connection refused, DNS, TLS, reset). */
 export function networkError(error: unknown, url: string): BridgeError {
-  const message = error instanceof Error ? error.message : String(error);
+  const message = fetchFailure(error);
   return BridgeError.of("model_unavailable", `Cannot reach the model server at ${url}: ${cut(message)}`, {
     reason: "unreachable",
     serverMessage: cut(message),

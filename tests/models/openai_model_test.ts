@@ -864,7 +864,11 @@ Deno.test("openai model: connection refused maps to model_unavailable", async ()
   const error = await rejection(model.step(stepRequest()));
   assert.equal(error.dataCode, "model_unavailable");
   assert.equal(error.data.reason, "unreachable");
-  assert.match(error.message, /Cannot reach the model server/);
+  // The connection's own reason, not only Deno's bare "fetch failed".
+  assert.match(
+    error.message,
+    /^Cannot reach the model server at http:\/\/127\.0\.0\.1:\d+\/v1\/chat\/completions: fetch failed: .*Connection refused/,
+  );
 });
 
 Deno.test("openai model: cancelling mid-stream rejects with cancelled at once", async () => {
