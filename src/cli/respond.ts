@@ -48,6 +48,7 @@ import {
 import { isTerminal, Spinner, stderrStyle, writeErr, writeOut } from "./tty.ts";
 import { outputValue } from "./command_tools.ts";
 import { ScriptedModel } from "../models/scripted.ts";
+import { oamCommand, shellWord } from "./invocation.ts";
 
 /** Help text of `oam respond`. */
 export const RESPOND_HELP = `oam respond — run one turn and print the answer (for shell scripts)
@@ -653,23 +654,6 @@ class RespondCommand {
       },
     );
   }
-}
-
-/** `word` as one shell word: as it is when it is safe, else in single quotes. */
-export function shellWord(word: string): string {
-  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
-}
-
-/** How this oam is started, for printed commands: `deno task oam` under Deno, else the executable's name. */
-export function oamCommand(): string {
-  let exe = "";
-  try {
-    exe = Deno.execPath();
-  } catch {
-    return "oam";
-  }
-  const name = exe.split(/[\\/]/).pop() ?? "";
-  return /^deno(\.exe)?$/i.test(name) ? "deno task oam" : name.replace(/\.exe$/i, "") || "oam";
 }
 
 /** Removes a temporary conversation file oam made (already gone is fine). */

@@ -20,6 +20,16 @@ const weather = await fx.write("weather.json", [
   { template: "Weather: {toolOutput}" },
 ]);
 
+/** What `deno task oam` grants, run from the repository's folder: the hint then names that task. */
+const TASK_PERMISSIONS = [
+  "--allow-read",
+  "--allow-env",
+  "--allow-sys",
+  "--allow-ffi",
+  "--allow-run",
+  "--allow-write",
+];
+
 /** The hint's command line (second stderr line), split into words. */
 function hint(stderr: string): string[] {
   const lines = stderr.split("\n");
@@ -45,7 +55,9 @@ async function exists(path: string): Promise<boolean> {
 }
 
 Deno.test("respond --script: the hint resumes the same script where it stopped; the temp file goes", async () => {
-  const first = await oam(["respond", "--script", weather, "--tools", tools, "Weather?"]);
+  const first = await oam(["respond", "--script", weather, "--tools", tools, "Weather?"], {
+    permissions: TASK_PERMISSIONS,
+  });
   assert.equal(first.code, 10, first.stderr);
   const { id, transcript } = paused(first.stdout);
   const words = hint(first.stderr);
@@ -82,7 +94,7 @@ Deno.test("respond with OAM_SCRIPT: the hint sets OAM_SCRIPT again; a second pau
     { template: "Last: {toolOutput}" },
   ]);
   const env = { OAM_SCRIPT: twice };
-  const first = await oam(["respond", "--tools", tools, "Weather?"], { env });
+  const first = await oam(["respond", "--tools", tools, "Weather?"], { env, permissions: TASK_PERMISSIONS });
   assert.equal(first.code, 10, first.stderr);
   const a = paused(first.stdout);
   assert.deepEqual(hint(first.stderr), [

@@ -1,0 +1,148 @@
+/**
+ * How this `oam` was started, as a command a user can type again (the hint of a paused `oam respond`).
+ *
+ * A compiled executable is its own name. Under Deno it is `deno task oam` (or `oam:local`) only where that
+ * works: run from the folder whose `deno.json` has the task and whose `cli.ts` is running, with permissions
+ * the task grants. Anywhere else — a user's own folder, `jsr:@open-apple-models/bridge/cli` — it is
+ * `deno run` with the permissions this process has and the module it runs, so the printed command works
+ * where it is printed.
+ */
+import { basename, dirname, isAbsolute, relative, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+/** Permissions in the order the README's commands give them; `-A` when all of them are granted. */
+const NAMES: PermissionName[] = ["read", "write", "net", "env", "sys", "ffi", "run"];
+/** A permission the printed command can grant. */
+export type PermissionName = "read" | "write" | "net" | "env" | "sys" | "ffi" | "run";
+/** The hosts `deno task oam:local` grants. */
+const LOCAL_HOSTS = ["127.0.0.1", "localhost", "[::1]"];
+/** Environment variables oam reads (a grant for some of them is given again as that list). */
+const OAM_ENV = ["OAM_MODEL", "OAM_SCRIPT", "OAM_FM_LIBRARY", "OAM_API_KEY"];
+
+/** What the printed command depends on; {@link currentProcess} reads it from this process. */
+export interface ProcessFacts {
+  /** `Deno.execPath()`, or "" when it cannot be read. */
+  execPath: string;
+  /** `Deno.mainModule`. */
+  mainModule: string;
+  /** The working directory, or "" when it cannot be read. */
+  cwd: string;
+  /** Whether a permission is granted (`host` or `variable` narrows it). */
+  granted(name: PermissionName, scope?: string): boolean;
+  /** The task names of `deno.json` or `deno.jsonc` in `cwd` (empty when there is none). */
+  tasks(): string[];
+}
+
+/**
+ * The command that starts this `oam` again, for printed hints: the executable's name, `deno task oam`
+ * where that task runs this very `cli.ts`, else `deno run <permissions> <module>`.
+ *
+ * @example
+ * ```ts
+ * import { oamCommand } from "./invocation.ts";
+ * const command = oamCommand(); // e.g. "deno run --allow-read --allow-env jsr:@open-apple-models/bridge@0.1.0/cli"
+ * ```
+ */
+export function oamCommand(facts: ProcessFacts = currentProcess()): string {
+  const name = facts.execPath.split(/[\\/]/).pop() ?? "";
+  if (!/^deno(\.exe)?$/i.test(name)) return name.replace(/\.exe$/i, "") || "oam";
+  const task = repositoryTask(facts);
+  if (task !== null) return `deno task ${task}`;
+  return ["deno", "run", ...permissionFlags(facts), moduleWord(facts.mainModule, facts.cwd)].join(" ");
+}
+
+/** `oam` or `oam:local` when this is the repository's own `cli.ts` run from its folder, else null. */
+function repositoryTask(facts: ProcessFacts): string | null {
+  if (facts.cwd === "" || !facts.mainModule.startsWith("file:")) return null;
+  const main = fileURLToPath(facts.mainModule);
+  if (basename(main) !== "cli.ts" || dirname(main) !== resolve(facts.cwd)) return null;
+  const tasks = facts.tasks();
+  // Both tasks grant everything but the network; oam:local adds this machine's hosts.
+  if (facts.granted("net")) return null;
+  const local = LOCAL_HOSTS.some((host) => facts.granted("net", host));
+  const task = local ? "oam:local" : "oam";
+  return tasks.includes(task) ? task : null;
+}
+
+/** The `--allow-…` flags of what this process may do (a grant it cannot name, such as some paths, is left out). */
+function permissionFlags(facts: ProcessFacts): string[] {
+  if (NAMES.every((name) => facts.granted(name))) return ["-A"];
+  const flags: string[] = [];
+  for (const name of NAMES) {
+    if (facts.granted(name)) flags.push(`--allow-${name}`);
+    else if (name === "net") {
+      const hosts = LOCAL_HOSTS.filter((host) => facts.granted("net", host));
+      if (hosts.length > 0) flags.push(`--allow-net=${hosts.join(",")}`);
+    } else if (name === "env") {
+      const vars = OAM_ENV.filter((variable) => facts.granted("env", variable));
+      if (vars.length > 0) flags.push(`--allow-env=${vars.join(",")}`);
+    }
+  }
+  return flags;
+}
+
+/** The main module as a shell word: a path (relative when under `cwd`), a `jsr:` specifier, or the URL. */
+function moduleWord(mainModule: string, cwd: string): string {
+  if (mainModule.startsWith("file:")) {
+    const path = fileURLToPath(mainModule);
+    const inside = cwd === "" ? "" : relative(cwd, path);
+    return shellWord(inside === "" || inside.startsWith("..") || isAbsolute(inside) ? path : inside);
+  }
+  // jsr.io serves a package version's files at https://jsr.io/@scope/name/<version>/<file>.
+  const jsr = /^https:\/\/jsr\.io\/(@[^/]+\/[^/]+)\/([^/]+)\/cli\.ts$/.exec(mainModule);
+  if (jsr) return `jsr:${jsr[1]}@${jsr[2]}/cli`;
+  return shellWord(mainModule);
+}
+
+/**
+ * `word` as one shell word: as it is when it is safe, else in single quotes.
+ *
+ * @example
+ * ```ts
+ * import { shellWord } from "./invocation.ts";
+ * shellWord("it's"); // "'it'\\''s'"
+ * ```
+ */
+export function shellWord(word: string): string {
+  return /^[A-Za-z0-9_@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`;
+}
+
+/** The facts of this process (each read defensively: a hint must never fail the command). */
+export function currentProcess(): ProcessFacts {
+  return {
+    execPath: attempt(() => Deno.execPath(), ""),
+    mainModule: Deno.mainModule,
+    cwd: attempt(() => Deno.cwd(), ""),
+    granted: (name, scope) => {
+      const descriptor =
+        (name === "net" && scope !== undefined
+          ? { name, host: scope }
+          : name === "env" && scope !== undefined
+          ? { name, variable: scope }
+          : { name }) as Deno.PermissionDescriptor;
+      return attempt(() => Deno.permissions.querySync(descriptor).state === "granted", false);
+    },
+    tasks: () => {
+      for (const file of ["deno.json", "deno.jsonc"]) {
+        const tasks = attempt(() => taskNames(Deno.readTextFileSync(`${Deno.cwd()}/${file}`)), null);
+        if (tasks !== null) return tasks;
+      }
+      return [];
+    },
+  };
+}
+
+/** The task names of a `deno.json` text (comments of a `.jsonc` that JSON cannot read give none). */
+function taskNames(text: string): string[] {
+  const config = attempt(() => JSON.parse(text), null);
+  const tasks = config !== null && typeof config === "object" ? config.tasks : null;
+  return tasks !== null && typeof tasks === "object" && !Array.isArray(tasks) ? Object.keys(tasks) : [];
+}
+
+function attempt<T>(read: () => T, fallback: T): T {
+  try {
+    return read();
+  } catch {
+    return fallback;
+  }
+}

@@ -1,0 +1,118 @@
+/**
+ * The command a paused `oam respond` prints to continue: `deno task oam` only where that task runs this very
+ * cli.ts; elsewhere `deno run` with this process's permissions and module, so the hint works where it is
+ * printed (a user's own folder, a `jsr:` run). The last test runs a printed hint from a fresh folder.
+ */
+import assert from "node:assert/strict";
+import { oamCommand, type ProcessFacts } from "../../src/cli/invocation.ts";
+import { Fixtures, oam } from "./cli_helper.ts";
+
+/** Facts of a process run by `deno` with `grants` (name or name:scope), in `cwd`, with `tasks` there. */
+function facts(
+  init: { main: string; cwd: string; grants: string[]; tasks?: string[]; exec?: string },
+): ProcessFacts {
+  return {
+    execPath: init.exec ?? "/usr/local/bin/deno",
+    mainModule: init.main,
+    cwd: init.cwd,
+    granted: (name, scope) => init.grants.includes(scope === undefined ? name : `${name}:${scope}`),
+    tasks: () => init.tasks ?? [],
+  };
+}
+const ALL = ["read", "write", "net", "env", "sys", "ffi", "run"];
+const TASK_GRANTS = ["read", "write", "env", "sys", "ffi", "run"];
+
+Deno.test("a compiled oam prints its own name", () => {
+  const f = facts({ main: "file:///x/cli.ts", cwd: "/x", grants: ALL, exec: "/opt/game/oam.exe" });
+  assert.equal(oamCommand(f), "oam");
+  assert.equal(oamCommand({ ...f, execPath: "/opt/game/bridge" }), "bridge");
+});
+
+Deno.test("the repository's cli.ts run from its folder: deno task oam, or oam:local with this machine's hosts", () => {
+  const repo = { main: "file:///src/oam/cli.ts", cwd: "/src/oam", tasks: ["oam", "oam:local"] };
+  assert.equal(oamCommand(facts({ ...repo, grants: TASK_GRANTS })), "deno task oam");
+  assert.equal(
+    oamCommand(facts({ ...repo, grants: [...TASK_GRANTS, "net:127.0.0.1", "net:localhost"] })),
+    "deno task oam:local",
+  );
+});
+
+Deno.test("no task that would work: deno run with the permissions and module of this process", () => {
+  // Another folder than the one holding cli.ts.
+  assert.equal(
+    oamCommand(facts({ main: "file:///src/oam/cli.ts", cwd: "/home/me/game", grants: ["read", "env"] })),
+    "deno run --allow-read --allow-env /src/oam/cli.ts",
+  );
+  // cli.ts below the working directory: a relative path.
+  assert.equal(
+    oamCommand(facts({ main: "file:///home/me/game/vendor/oam/cli.ts", cwd: "/home/me/game", grants: ALL })),
+    "deno run -A vendor/oam/cli.ts",
+  );
+  // The repository's folder, but without the task (or with a network grant the task does not give).
+  const repo = { main: "file:///src/oam/cli.ts", cwd: "/src/oam" };
+  assert.equal(oamCommand(facts({ ...repo, grants: ["read"] })), "deno run --allow-read cli.ts");
+  assert.equal(
+    oamCommand(facts({ ...repo, tasks: ["oam"], grants: [...TASK_GRANTS, "net"] })),
+    "deno run -A cli.ts",
+  );
+  // Scoped grants it can name: this machine's hosts, oam's environment variables; a path with a space.
+  assert.equal(
+    oamCommand(facts({
+      main: "file:///my%20games/oam/cli.ts",
+      cwd: "/home/me",
+      grants: ["read", "net:127.0.0.1", "net:localhost", "env:OAM_MODEL", "env:OAM_SCRIPT"],
+    })),
+    "deno run --allow-read --allow-net=127.0.0.1,localhost --allow-env=OAM_MODEL,OAM_SCRIPT '/my games/oam/cli.ts'",
+  );
+});
+
+Deno.test("run from JSR: the package's cli export at the version that runs", () => {
+  const grants = ["read", "env", "ffi"];
+  assert.equal(
+    oamCommand(facts({ main: "https://jsr.io/@open-apple-models/bridge/0.1.0/cli.ts", cwd: "/g", grants })),
+    "deno run --allow-read --allow-env --allow-ffi jsr:@open-apple-models/bridge@0.1.0/cli",
+  );
+  assert.equal(
+    oamCommand(facts({ main: "jsr:@open-apple-models/bridge/cli", cwd: "/g", grants })),
+    "deno run --allow-read --allow-env --allow-ffi jsr:@open-apple-models/bridge/cli",
+  );
+});
+
+Deno.test("respond paused in a user's own folder: the printed command, run there as printed, finishes the turn", async () => {
+  const fx = await Fixtures.create();
+  try {
+    const tools = await fx.write("tools.json", [{
+      name: "get_weather",
+      description: "Weather for a city.",
+      parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+    }]);
+    const script = await fx.write("weather.json", [
+      { toolCalls: [{ name: "get_weather", arguments: { city: "Oslo" } }] },
+      { template: "Weather: {toolOutput}" },
+    ]);
+    const permissions = ["--allow-read", "--allow-write", "--allow-env"];
+    const first = await oam(["respond", "--script", script, "--tools", tools, "Weather?"], {
+      cwd: fx.dir,
+      permissions,
+    });
+    assert.equal(first.code, 10, first.stderr);
+    const id = JSON.parse(first.stdout).calls[0].id as string;
+    const command = first.stderr.split("\n")[1].trim();
+    assert.match(
+      command,
+      /^deno run --allow-read --allow-write --allow-env \/\S+\/cli\.ts respond --resume /,
+    );
+    const words = command.replace(`${id}=<output>`, `${id}=sunny`).split(" ");
+    const resumed = await new Deno.Command(Deno.execPath(), {
+      args: words.slice(1),
+      cwd: fx.dir,
+      stdin: "null",
+      env: { NO_COLOR: "1" },
+    }).output();
+    const stderr = new TextDecoder().decode(resumed.stderr);
+    assert.equal(resumed.code, 0, stderr);
+    assert.equal(new TextDecoder().decode(resumed.stdout), "Weather: sunny\n");
+  } finally {
+    await fx.remove();
+  }
+});
