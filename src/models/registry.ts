@@ -85,6 +85,8 @@ export interface ModelFactories {
   systemModel: () => LanguageModel;
   /** Creates host-registered model types. */
   modelFactory?: (spec: ModelSpec) => LanguageModel | undefined;
+  /** False when this bridge refuses scripted models: an unknown type's message then does not offer them. */
+  allowsScriptedModels?: boolean;
 }
 
 /**
@@ -190,7 +192,8 @@ export function createModel(spec: ModelSpec, factories: ModelFactories): Languag
   }
   // With a host factory the host's own types are supported too, but only the factory knows their names.
   const hosts = factories.modelFactory ? ", and the types of this bridge's host" : "";
+  const scripted = factories.allowsScriptedModels === false ? "" : ` "scripted",`;
   throw BridgeError.invalidParams(
-    `Unknown model type '${spec.type}'. Supported: "system", "scripted", "openai", "llama"${hosts}.`,
+    `Unknown model type '${spec.type}'. Supported: "system",${scripted} "openai", "llama"${hosts}.`,
   );
 }

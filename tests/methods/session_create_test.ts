@@ -424,7 +424,7 @@ Deno.test("model parameter errors and scripted-model parsing", async () => {
   await c.close();
 });
 
-Deno.test("scripted models disabled by allowsScriptedModels: false", async () => {
+Deno.test("scripted models disabled by allowsScriptedModels: false, and not offered for an unknown type", async () => {
   const c = new WireClient({
     allowsScriptedModels: false,
     systemModel: () => new UnavailableModel("unknown"),
@@ -435,6 +435,11 @@ Deno.test("scripted models disabled by allowsScriptedModels: false", async () =>
       invalidParams("Scripted models are disabled on this bridge."),
     );
   }
+  // An unknown type is told what this bridge supports: not the scripted model.
+  assert.deepEqual(
+    await createError(c, { model: { type: "frob" } }),
+    invalidParams(`Unknown model type 'frob'. Supported: "system", "openai", "llama".`),
+  );
   // the system model still works
   const r = await c.call("session/create", { session: "sys" });
   assert.equal(r.session, "sys");
