@@ -64,8 +64,10 @@ namespace OpenAppleModels
 
     /// <summary>
     /// Minimal JSON: Parse gives JsonObject, List&lt;object&gt;, string, long (integers), double, bool or null.
-    /// Serialize accepts those plus any number type, IDictionary, IEnumerable and (via reflection) the public
-    /// properties and fields of other objects, e.g. anonymous types.
+    /// Serialize accepts those plus any number type, IDictionary, IEnumerable, DateTime/DateTimeOffset (ISO 8601
+    /// strings), Guid, TimeSpan and (via reflection) the public properties and fields of other objects, e.g.
+    /// anonymous types; structs with public fields (Vector3, Color, Quaternion) write only those fields. NaN and
+    /// Infinity throw ArgumentException (a tool handler returning one gives the model an error output).
     /// </summary>
     public static class Json
     {
@@ -110,11 +112,24 @@ namespace OpenAppleModels
                     throw new ArgumentException("NaN and Infinity are not valid JSON numbers.");
                 if (d == Math.Floor(d) && Math.Abs(d) < 9007199254740992.0)
                     b.Append(((long)d).ToString(CultureInfo.InvariantCulture));
+                else if (value is float) // shortest float text: 0.1f is 0.1, not 0.10000000149011612
+                    b.Append(((float)value).ToString("R", CultureInfo.InvariantCulture));
                 else
                     b.Append(d.ToString("R", CultureInfo.InvariantCulture));
                 return;
             }
             if (value is Enum) { WriteString(b, value.ToString()); return; }
+            if (value is DateTime) { WriteString(b, ((DateTime)value).ToString("o", CultureInfo.InvariantCulture)); return; }
+            if (value is DateTimeOffset)
+            {
+                WriteString(b, ((DateTimeOffset)value).ToString("o", CultureInfo.InvariantCulture));
+                return;
+            }
+            if (value is Guid || value is TimeSpan || value is Uri)
+            {
+                WriteString(b, Convert.ToString(value, CultureInfo.InvariantCulture));
+                return;
+            }
             var dictionary = value as IDictionary;
             if (dictionary != null)
             {
@@ -145,20 +160,36 @@ namespace OpenAppleModels
                 b.Append(']');
                 return;
             }
-            // Other objects: public properties and fields.
+            // Other objects: public properties and fields. Structs with public fields (Vector3, Color, Quaternion)
+            // write only their fields: their computed properties (normalized, linear, ...) would never end.
             b.Append('{');
             bool firstMember = true;
             Type type = value.GetType();
-            foreach (PropertyInfo property in type.GetProperties(BindingFlags.Public | BindingFlags.Instance))
+            FieldInfo[] fields = type.GetFields(BindingFlags.Public | BindingFlags.Instance);
+            PropertyInfo[] properties = type.IsValueType && fields.Length > 0
+                ? new PropertyInfo[0]
+                : type.GetProperties(BindingFlags.Public | BindingFlags.Instance);
+            foreach (PropertyInfo property in properties)
             {
                 if (!property.CanRead || property.GetIndexParameters().Length > 0) continue;
+                object member;
+                try
+                {
+                    member = property.GetValue(value, null);
+                }
+                catch (TargetInvocationException e)
+                {
+                    Exception cause = e.InnerException ?? e;
+                    throw new ArgumentException("Reading " + type.Name + "." + property.Name + " failed: " +
+                        cause.GetType().Name + ": " + cause.Message, cause);
+                }
                 if (!firstMember) b.Append(',');
                 firstMember = false;
                 WriteString(b, property.Name);
                 b.Append(':');
-                Write(b, property.GetValue(value, null), depth + 1);
+                Write(b, member, depth + 1);
             }
-            foreach (FieldInfo field in type.GetFields(BindingFlags.Public | BindingFlags.Instance))
+            foreach (FieldInfo field in fields)
             {
                 if (!firstMember) b.Append(',');
                 firstMember = false;

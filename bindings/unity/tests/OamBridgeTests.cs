@@ -97,11 +97,48 @@ static class OamBridgeTests
         threw = false;
         try { Json.Serialize(double.NaN); } catch (ArgumentException) { threw = true; }
         Check(threw, "NaN rejected");
+        Check(TrySerialize(new { hp = 0.1f, speed = 2.5f, big = 1e-10f }) == "{\"hp\":0.1,\"speed\":2.5,\"big\":1E-10}",
+            "floats keep their short form: " + Json.Serialize(new { hp = 0.1f, speed = 2.5f, big = 1e-10f }));
+        Check(TrySerialize(new Vector(1, 2.5f, -3)) == "{\"x\":1,\"y\":2.5,\"z\":-3}",
+            "a struct with public fields (like Vector3) writes its fields: " + TrySerialize(new Vector(1, 2.5f, -3)));
+        Check(TrySerialize(new DateTime(2026, 1, 2, 3, 4, 5, DateTimeKind.Utc)) == "\"2026-01-02T03:04:05.0000000Z\"",
+            "DateTime: " + TrySerialize(new DateTime(2026, 1, 2, 3, 4, 5, DateTimeKind.Utc)));
+        var guid = Guid.NewGuid();
+        Check(TrySerialize(guid) == "\"" + guid + "\"", "Guid: " + Json.Serialize(guid));
+        Check(TrySerialize(new KeyValuePair<string, int>("a", 1)) == "{\"Key\":\"a\",\"Value\":1}",
+            "a struct without public fields writes its properties: " + TrySerialize(new KeyValuePair<string, int>("a", 1)));
+        string propertyError = TrySerialize(new Throwing());
+        Check(propertyError.Contains("Throwing.Broken") && propertyError.Contains("not wired"), propertyError);
         var nested = "";
         for (int i = 0; i < 1000; i++) nested += "[";
         threw = false;
         try { Json.Parse(nested); } catch (FormatException) { threw = true; }
         Check(threw, "deep nesting rejected");
+    }
+
+    static string TrySerialize(object value)
+    {
+        try { return Json.Serialize(value); }
+        catch (Exception e) { return e.GetType().Name + ": " + e.Message; }
+    }
+
+    static string Safe<T>(Func<T> read)
+    {
+        try { return Convert.ToString(read()); }
+        catch (Exception e) { return e.GetType().Name + ": " + e.Message; }
+    }
+
+    struct Vector
+    {
+        public float x, y, z;
+        public Vector(float x, float y, float z) { this.x = x; this.y = y; this.z = z; }
+        public Vector normalized { get { return new Vector(x / 2, y / 2, z / 2); } }
+        public float magnitude { get { return 2; } }
+    }
+
+    sealed class Throwing
+    {
+        public int Broken { get { throw new InvalidOperationException("not wired"); } }
     }
 
     static void TestSessions()
