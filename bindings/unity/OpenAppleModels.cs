@@ -423,7 +423,10 @@ namespace OpenAppleModels
         public static ToolReply Error(string message) { return new ToolReply { Output = message, IsError = true }; }
     }
 
-    /// <summary>Details of one tool/call. The token is cancelled when the bridge sends tool/cancel.</summary>
+    /// <summary>
+    /// Details of one tool/call. The token is cancelled on the dispatcher (the main thread in Unity, so callbacks
+    /// registered on it may touch game objects) when the bridge sends tool/cancel or its process exits.
+    /// </summary>
     public sealed class ToolCallContext
     {
         public string Name { get; internal set; }
@@ -773,7 +776,7 @@ namespace OpenAppleModels
                 calls = new List<CancellationTokenSource>(toolCalls.Values);
                 toolCalls.Clear();
             }
-            foreach (var call in calls) call.Cancel();
+            foreach (var call in calls) dispatcher.Post(call.Cancel);
             foreach (var entry in waiting)
             {
                 var completion = entry.Completion;
@@ -830,7 +833,7 @@ namespace OpenAppleModels
                     string key = IdKey(parameters.Get("id"));
                     if (toolCalls.TryGetValue(key, out call)) toolCalls.Remove(key);
                 }
-                if (call != null) call.Cancel();
+                if (call != null) dispatcher.Post(call.Cancel); // token callbacks run where the handler ran
             }
             else if (method == "world/changed")
             {

@@ -204,8 +204,10 @@ static class OamBridgeTests
 
             current = "tool that never answers";
             var cancelled = new ManualResetEventSlim(false);
+            int cancelThread = 0;
             bridge.RegisterTool("slow_gate", "Open slowly.", null, async (args, context) =>
             {
+                context.CancellationToken.Register(() => cancelThread = Thread.CurrentThread.ManagedThreadId);
                 try { await Task.Delay(Timeout.Infinite, context.CancellationToken); }
                 catch (OperationCanceledException) { cancelled.Set(); throw; }
                 return null;
@@ -216,7 +218,10 @@ static class OamBridgeTests
             result = Wait(queue, slow.RespondAsync("Open."));
             record = (JsonObject)result.GetArray("toolCalls")[0];
             Check(record.GetBool("isError") && ((string)record.Get("output")).Contains("timed out"), record.ToString());
+            var cancelWatch = Stopwatch.StartNew();
+            while (cancelThread == 0 && cancelWatch.ElapsedMilliseconds < 2000) { queue.Pump(); Thread.Sleep(1); }
             Check(cancelled.Wait(2000), "the handler's token was not cancelled");
+            Check(cancelThread == mainThread, "the token's callbacks ran on thread " + cancelThread + ", not the main thread");
 
             current = "cancellation token";
             var lazy = Wait(queue, bridge.CreateSessionAsync(model: Scripted(O().With("text", "late").With("delayMs", 5000),
