@@ -534,11 +534,19 @@ namespace OpenAppleModels
         /// <summary>The argv that will be started.</summary>
         public string[] Command { get { return (string[])command.Clone(); } }
 
-        /// <summary>OS process id of the bridge (after Start).</summary>
-        public int ProcessId { get { return process != null ? process.Id : 0; } }
+        /// <summary>OS process id of the bridge (after Start; kept after it exits or Dispose).</summary>
+        public int ProcessId { get; private set; }
 
-        /// <summary>True once the bridge process has exited.</summary>
-        public bool HasExited { get { return process != null && process.HasExited; } }
+        /// <summary>True once the bridge process has exited (and after Dispose).</summary>
+        public bool HasExited
+        {
+            get
+            {
+                lock (gate) if (disposed) return true;
+                try { return process != null && process.HasExited; }
+                catch (InvalidOperationException) { return true; } // disposed meanwhile
+            }
+        }
 
         /// <summary>The result of initialize (set by InitializeAsync).</summary>
         public JsonObject ServerInfo { get; private set; }
@@ -557,9 +565,17 @@ namespace OpenAppleModels
             return argv.ToArray();
         }
 
-        /// <summary>Starts the process and its reader thread. Throws OamBridgeException (shut_down) if it cannot.</summary>
+        /// <summary>
+        /// Starts the process and its reader thread. Throws OamBridgeException (shut_down) if it cannot; later
+        /// requests then fail with the same error. Throws ObjectDisposedException after Dispose.
+        /// </summary>
         public void Start()
         {
+            lock (gate)
+            {
+                if (disposed) throw new ObjectDisposedException("OamBridge", "The bridge was closed; create a new OamBridge.");
+                if (dead != null) throw dead;
+            }
             if (process != null) return;
             var info = new ProcessStartInfo
             {
@@ -579,9 +595,13 @@ namespace OpenAppleModels
             }
             catch (Exception e)
             {
-                throw new OamBridgeException(OamBridgeException.ShutDown, "shut_down",
-                    "Cannot start the bridge '" + string.Join(" ", command) + "': " + e.Message);
+                var error = new OamBridgeException(OamBridgeException.ShutDown, "shut_down",
+                    "Cannot start the bridge '" + string.Join(" ", command) + "': " + e.Message + ". Pass its command to "
+                    + "the constructor, or set OAM_BRIDGE_PATH (the compiled oam) or OAM_BRIDGE_COMMAND.");
+                lock (gate) dead = error;
+                throw error;
             }
+            ProcessId = process.Id;
             input = process.StandardInput.BaseStream;
             process.ErrorDataReceived += (sender, e) =>
             {
@@ -652,7 +672,11 @@ namespace OpenAppleModels
         Task<object> RequestCore(string method, object parameters, Action<JsonObject> onEvent, Action<object> onResult,
             CancellationToken cancellationToken, int timeoutMs, Action onCancel)
         {
-            if (process == null) throw new InvalidOperationException("Call Start() first.");
+            lock (gate)
+            {
+                if (dead != null) return FailedTask(dead);
+                if (process == null) throw new InvalidOperationException("Call Start() first.");
+            }
             if (cancellationToken.IsCancellationRequested)
             {
                 var cancelled = new TaskCompletionSource<object>();
@@ -675,7 +699,11 @@ namespace OpenAppleModels
                 if (parameters != null) message.With("params", parameters);
             }
             string line = Json.Serialize(message); // bad parameters throw here, before anything is sent
-            lock (gate) pending[id] = entry;
+            lock (gate)
+            {
+                if (dead != null) return FailedTask(dead); // closed meanwhile
+                pending[id] = entry;
+            }
             WriteLine(line);
             if (cancellationToken.CanBeCanceled)
             {
@@ -766,10 +794,8 @@ namespace OpenAppleModels
             List<CancellationTokenSource> calls;
             lock (gate)
             {
-                error = disposed
-                    ? new OamBridgeException(OamBridgeException.ShutDown, "shut_down", "The bridge was closed.")
-                    : new OamBridgeException(OamBridgeException.ShutDown, "shut_down",
-                        "The bridge process exited (" + description + ") before answering.");
+                error = dead ?? new OamBridgeException(OamBridgeException.ShutDown, "shut_down",
+                    "The bridge process exited (" + description + ") before answering.");
                 dead = error;
                 waiting = new List<Pending>(pending.Values);
                 pending.Clear();
@@ -1084,15 +1110,31 @@ namespace OpenAppleModels
 
         /// <summary>
         /// Shuts the bridge down (cancelling its work), waits up to about 3 s for the process to exit and kills it
-        /// otherwise. Waiting requests fail with a -32023 shut_down error.
+        /// otherwise. Waiting requests, and any made later, fail with a -32023 shut_down error "The bridge was
+        /// closed." (delivered through the dispatcher: pump it once more).
         /// </summary>
         public void Dispose()
         {
+            var closed = new OamBridgeException(OamBridgeException.ShutDown, "shut_down", "The bridge was closed.");
+            List<Pending> waiting;
+            List<CancellationTokenSource> calls;
             lock (gate)
             {
-                if (disposed || process == null) { disposed = true; return; }
+                if (disposed) return;
                 disposed = true;
+                dead = closed;
+                waiting = new List<Pending>(pending.Values);
+                pending.Clear();
+                calls = new List<CancellationTokenSource>(toolCalls.Values);
+                toolCalls.Clear();
             }
+            foreach (var call in calls) dispatcher.Post(call.Cancel);
+            foreach (var entry in waiting)
+            {
+                var completion = entry.Completion;
+                dispatcher.Post(() => completion.TrySetException(closed));
+            }
+            if (process == null) return;
             try
             {
                 if (!process.HasExited)

@@ -355,13 +355,29 @@ static class OamBridgeTests
         Check(watch.ElapsedMilliseconds < 4000, "dispose took " + watch.ElapsedMilliseconds + " ms");
         Check(!ProcessExists(pid), "the bridge process still runs");
         var failed = WaitError(queue, running, 3000) as OamBridgeException;
-        Check(failed != null && (failed.Code == -32023 || failed.Code == -32009), "" + failed);
+        Check(failed != null && failed.Code == -32023 && failed.Message == "The bridge was closed.", "" + failed);
+
+        current = "use after dispose";
+        Check(Safe(() => bridge.HasExited) == "True", "HasExited after Dispose: " + Safe(() => bridge.HasExited));
+        Check(Safe(() => bridge.ProcessId) == pid.ToString(), "ProcessId after Dispose: " + Safe(() => bridge.ProcessId));
+        var late = WaitError(queue, busy.RespondAsync("y"), 2000) as OamBridgeException;
+        Check(late != null && late.Code == -32023 && late.Message == "The bridge was closed.", "" + late);
+        Exception restart = null;
+        try { bridge.Start(); } catch (Exception e) { restart = e; }
+        Check(restart is ObjectDisposedException, "Start after Dispose: " + restart);
 
         current = "missing executable";
         var missing = new OamBridge(new[] { "/nonexistent/oam-bridge", "stdio" });
         OamBridgeException startError = null;
         try { missing.Start(); } catch (OamBridgeException e) { startError = e; }
         Check(startError != null && startError.DataCode == "shut_down", "" + startError);
+        Check(startError != null && startError.Message.Contains("OAM_BRIDGE_COMMAND"), "the error says how to point at the bridge: " + startError);
+
+        current = "requests after a failed start";
+        var requestError = WaitError(queue, missing.CreateSessionAsync("x"), 2000) as OamBridgeException;
+        Check(requestError != null && requestError.DataCode == "shut_down" && startError != null &&
+              requestError.Message == startError.Message, "" + requestError);
+        missing.Dispose();
     }
 
     static int Main()
