@@ -707,12 +707,15 @@ namespace OpenAppleModels
             WriteLine(line);
             if (cancellationToken.CanBeCanceled)
             {
-                cancellationToken.Register(() =>
+                var registration = cancellationToken.Register(() =>
                 {
                     if (!Forget(id)) return;
                     if (onCancel != null) { try { onCancel(); } catch (Exception) { } }
                     dispatcher.Post(() => entry.Completion.TrySetCanceled());
                 });
+                // A long-lived token (destroyCancellationToken) must not keep finished requests and their callbacks.
+                entry.Completion.Task.ContinueWith(_ => registration.Dispose(), CancellationToken.None,
+                    TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
             }
             if (timeoutMs > 0)
             {

@@ -116,6 +116,15 @@ static class OamBridgeTests
         Check(threw, "deep nesting rejected");
     }
 
+    // Runs a streamed turn whose onText captures a "label"; returns a weak reference to that label.
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    static WeakReference TurnWithLabel(OamMainThreadQueue queue, OamSession session, CancellationToken token)
+    {
+        var label = new System.Text.StringBuilder();
+        Wait(queue, session.RespondAsync("x", onText: t => label.Append(t), cancellationToken: token));
+        return new WeakReference(label);
+    }
+
     static string TrySerialize(object value)
     {
         try { return Json.Serialize(value); }
@@ -233,6 +242,18 @@ static class OamBridgeTests
             result = Wait(queue, lazy.RespondAsync("y"));
             Check(result.GetString("text") == "next" && watch.ElapsedMilliseconds < 2500,
                 "next turn after cancel: " + result + " in " + watch.ElapsedMilliseconds + " ms");
+
+            current = "a long-lived token does not keep finished turns alive";
+            var sceneToken = new CancellationTokenSource(); // like MonoBehaviour.destroyCancellationToken
+            var quick = Wait(queue, bridge.CreateSessionAsync(model: Scripted(O().With("text", "a"), O().With("text", "b"), O().With("text", "c"))));
+            var label1 = TurnWithLabel(queue, quick, sceneToken.Token);
+            var label2 = TurnWithLabel(queue, quick, sceneToken.Token);
+            TurnWithLabel(queue, quick, CancellationToken.None); // the last turn's objects may linger in registers
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+            GC.Collect();
+            Check(!label1.IsAlive && !label2.IsAlive, "the token still references finished turns' callbacks: " + label1.IsAlive + " " + label2.IsAlive);
+            GC.KeepAlive(sceneToken);
 
             current = "timeout";
             var sleepy = Wait(queue, bridge.CreateSessionAsync(model: Scripted(O().With("text", "late").With("delayMs", 3000))));
