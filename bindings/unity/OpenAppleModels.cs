@@ -889,8 +889,10 @@ namespace OpenAppleModels
 
         /// <summary>
         /// Registers a client tool. The handler runs on the dispatcher (the main thread in Unity) and returns the
-        /// output (text or JSON data) or a ToolReply; throwing returns an error output. The context's token is
-        /// cancelled when the bridge gives up on the call (tool timeout, cancelled turn).
+        /// output (text or JSON data) or a ToolReply; throwing, or returning a value Json.Serialize rejects (NaN),
+        /// returns an error output the model sees. Do not block in it: return a Task for actions that take frames.
+        /// The context's token is cancelled when the bridge gives up on the call (tool timeout, default 120 s, or
+        /// timeoutSeconds; cancelled turn); a handler that never finishes is then simply forgotten.
         /// </summary>
         public void RegisterTool(string name, string description, object parameters,
             Func<JsonObject, ToolCallContext, Task<object>> handler, double? timeoutSeconds = null)
@@ -1182,7 +1184,9 @@ namespace OpenAppleModels
         /// <summary>
         /// Runs one turn: {session, text, structured?, toolCalls, usage, steps}. onText gets the whole answer so far
         /// after every change; onEvent every session/event. Streaming is on when either is given. Cancelling the
-        /// token sends session/cancel and throws OperationCanceledException.
+        /// token (or timeoutMs passing) sends session/cancel and throws OperationCanceledException (timeout:
+        /// OamBridgeException -32024). session/cancel stops the whole session's work: other turns still queued on
+        /// this session fail with OamBridgeException -32009 cancelled.
         /// </summary>
         public Task<JsonObject> RespondAsync(string prompt, Action<string> onText = null, Action<JsonObject> onEvent = null,
             CancellationToken cancellationToken = default(CancellationToken), object schema = null, object toolChoice = null,
@@ -1229,7 +1233,9 @@ namespace OpenAppleModels
         /// <summary>
         /// One dialogue turn: {npc, line, emotion, playerOptions, endsConversation, toolCalls, relationship,
         /// isFallback, usage}. onLine gets the whole line so far after every lineDelta/lineReset (typewriter),
-        /// onEmotion the emotion as soon as it is chosen. Cancelling the token sends npc/cancel.
+        /// onEmotion the emotion as soon as it is chosen. Cancelling the token (or timeoutMs passing) sends npc/cancel
+        /// and throws OperationCanceledException (timeout: OamBridgeException -32024); npc/cancel also fails the
+        /// NPC's other queued talks with -32009 cancelled.
         /// </summary>
         public Task<JsonObject> TalkAsync(string line, Action<string> onLine = null, Action<string> onEmotion = null,
             Action<JsonObject> onEvent = null, object context = null,
