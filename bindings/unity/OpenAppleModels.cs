@@ -520,7 +520,7 @@ namespace OpenAppleModels
         /// <summary>Every notification (method, params), after the built-in routing.</summary>
         public event Action<string, JsonObject> NotificationReceived;
 
-        /// <summary>Lines the bridge writes to stderr (its log). Default: Console.Error.</summary>
+        /// <summary>Lines the bridge writes to stderr (its log), on the dispatcher. Default: Console.Error.</summary>
         public event Action<string> LogReceived;
 
         /// <param name="command">argv of the bridge (null: from the environment, see the file header).</param>
@@ -607,8 +607,9 @@ namespace OpenAppleModels
             {
                 if (e.Data == null) return;
                 var log = LogReceived;
-                if (log != null) log(e.Data);
-                else Console.Error.WriteLine(e.Data);
+                string line = e.Data;
+                if (log != null) Post(() => log(line));
+                else Console.Error.WriteLine(line);
             };
             process.BeginErrorReadLine();
             reader = new Thread(ReadLoop) { IsBackground = true, Name = "open-apple-models reader" };
@@ -732,6 +733,14 @@ namespace OpenAppleModels
             return entry.Completion.Task;
         }
 
+        // Posts a callback from a bridge thread. With the ImmediateDispatcher it runs here: a throwing user callback
+        // must not end the reader thread or the process (OamMainThreadQueue hands such errors to OnError).
+        void Post(Action action)
+        {
+            try { dispatcher.Post(action); }
+            catch (Exception e) { Console.Error.WriteLine("[open-apple-models] callback failed: " + e); }
+        }
+
         bool Forget(string id)
         {
             lock (gate) return pending.Remove(id);
@@ -805,7 +814,7 @@ namespace OpenAppleModels
                 calls = new List<CancellationTokenSource>(toolCalls.Values);
                 toolCalls.Clear();
             }
-            foreach (var call in calls) dispatcher.Post(call.Cancel);
+            foreach (var call in calls) Post(call.Cancel);
             foreach (var entry in waiting)
             {
                 var completion = entry.Completion;
@@ -862,7 +871,7 @@ namespace OpenAppleModels
                     string key = IdKey(parameters.Get("id"));
                     if (toolCalls.TryGetValue(key, out call)) toolCalls.Remove(key);
                 }
-                if (call != null) dispatcher.Post(call.Cancel); // token callbacks run where the handler ran
+                if (call != null) Post(call.Cancel); // token callbacks run where the handler ran
             }
             else if (method == "world/changed")
             {
@@ -1133,7 +1142,7 @@ namespace OpenAppleModels
                 calls = new List<CancellationTokenSource>(toolCalls.Values);
                 toolCalls.Clear();
             }
-            foreach (var call in calls) dispatcher.Post(call.Cancel);
+            foreach (var call in calls) Post(call.Cancel);
             foreach (var entry in waiting)
             {
                 var completion = entry.Completion;

@@ -387,6 +387,29 @@ static class OamBridgeTests
         try { bridge.Start(); } catch (Exception e) { restart = e; }
         Check(restart is ObjectDisposedException, "Start after Dispose: " + restart);
 
+        current = "bridge log lines on the main thread";
+        var logQueue = new OamMainThreadQueue();
+        var callbackErrors = new List<Exception>();
+        logQueue.OnError = callbackErrors.Add;
+        var argv = new List<string>(OamBridge.ResolveCommand(null)) { "--log-level", "nope" }; // a usage error on stderr
+        var chatty = new OamBridge(argv.ToArray(), logQueue);
+        var logThreads = new List<int>();
+        chatty.LogReceived += line =>
+        {
+            logThreads.Add(Thread.CurrentThread.ManagedThreadId);
+            throw new InvalidOperationException("the log panel is gone"); // must not take the game down
+        };
+        chatty.Start();
+        var exited = WaitError(logQueue, chatty.InitializeAsync("tests"), 10000) as OamBridgeException;
+        Check(exited != null && exited.DataCode == "shut_down", "" + exited);
+        var logWatch = Stopwatch.StartNew();
+        while (logThreads.Count == 0 && logWatch.ElapsedMilliseconds < 5000) { logQueue.Pump(); Thread.Sleep(1); }
+        Check(logThreads.Count > 0 && logThreads.TrueForAll(id => id == mainThread),
+            "LogReceived ran on threads " + string.Join(",", logThreads.ConvertAll(id => id.ToString()).ToArray()));
+        Check(callbackErrors.Count > 0 && callbackErrors[0].Message == "the log panel is gone",
+            "the handler's exception goes to OnError: " + callbackErrors.Count);
+        chatty.Dispose();
+
         current = "missing executable";
         var missing = new OamBridge(new[] { "/nonexistent/oam-bridge", "stdio" });
         OamBridgeException startError = null;
