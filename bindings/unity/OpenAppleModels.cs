@@ -4,11 +4,13 @@
 // its JSON-RPC 2.0 protocol, one JSON object per line. No UnityEngine types and no third-party JSON library:
 // this file compiles on plain Mono (`mcs`) and .NET. OamBridgeBehaviour.cs adapts it to a MonoBehaviour.
 //
-// Threading: a background thread reads the bridge's stdout. Every callback (tool handlers, text/line/event
-// callbacks, world changes, notifications) and every task completion is posted to the bridge's dispatcher.
-// In Unity use an OamMainThreadQueue and call Pump() from Update() (OamBridgeBehaviour does), so game code
-// runs on the main thread, in protocol order (a request's events before its response). Never block the main
-// thread on a bridge Task (.Result / .Wait()): the completion is delivered by Pump().
+// Threading: a background thread reads the bridge's stdout. Every callback (tool handlers, a tool's cancellation
+// token, text/line/event callbacks, world changes, notifications, LogReceived) and every request's completion is
+// posted to the bridge's dispatcher. In Unity use an OamMainThreadQueue and call Pump() from Update()
+// (OamBridgeBehaviour does), so callbacks run on the main thread, in protocol order (a request's events before
+// its response); code after `await` resumes on the main thread through Unity's SynchronizationContext (a plain
+// ContinueWith runs on the thread pool). Never block the main thread on a bridge Task (.Result / .Wait()): the
+// completion is delivered by Pump(), so that deadlocks.
 //
 // Which bridge is started: the command passed to the constructor, else OAM_BRIDGE_COMMAND (whole command
 // line, split on whitespace), else OAM_BRIDGE_PATH (a compiled `oam`; runs "<path> stdio"), else "oam stdio".
