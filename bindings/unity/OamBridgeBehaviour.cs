@@ -1,8 +1,10 @@
 // OamBridgeBehaviour.cs - a thin MonoBehaviour around OamBridge (OpenAppleModels.cs).
 //
-// Add it to a GameObject (one per scene or a DontDestroyOnLoad singleton). It starts the bridge in Awake,
-// pumps callbacks on the main thread in Update, and shuts the bridge down in OnDestroy / OnApplicationQuit.
-// Register tools in Awake of your own scripts (before they are used) and await the async API:
+// Add it to a GameObject (one per scene or a DontDestroyOnLoad singleton). It starts the bridge in Awake (or
+// when another script reads Bridge first: Unity does not order Awake across scripts), pumps callbacks on the main
+// thread in Update, and shuts the bridge down in OnDestroy / OnApplicationQuit; after that, calls fail with
+// OamBridgeException -32023 "The bridge was closed.". Register tools in Awake of your own scripts (before they
+// are used) and await the async API:
 //
 //     var oam = GetComponent<OamBridgeBehaviour>();
 //     oam.Bridge.RegisterTool("open_gate", "Open a named gate.", gateSchema, args => OpenGate(args.GetString("gate")));
@@ -19,7 +21,7 @@ namespace OpenAppleModels
         [Tooltip("Path of the compiled `oam` executable. Empty: OAM_BRIDGE_COMMAND / OAM_BRIDGE_PATH / `oam` on PATH.")]
         public string bridgePath = "";
 
-        [Tooltip("Extra arguments after `stdio`, e.g. --tool-timeout 30.")]
+        [Tooltip("Extra arguments after `stdio`, e.g. --tool-timeout 30 (also appended to OAM_BRIDGE_COMMAND / OAM_BRIDGE_PATH / `oam`).")]
         public string extraArguments = "";
 
         [Tooltip("Keep the bridge alive across scene loads.")]
@@ -27,27 +29,51 @@ namespace OpenAppleModels
 
         readonly OamMainThreadQueue queue = new OamMainThreadQueue();
 
-        /// <summary>The bridge; valid after Awake.</summary>
-        public OamBridge Bridge { get; private set; }
+        OamBridge bridge;
+
+        /// <summary>
+        /// The bridge, started on first use (also from another script's Awake that runs before this one). If it could
+        /// not start, the error is logged and every request fails with it.
+        /// </summary>
+        public OamBridge Bridge
+        {
+            get
+            {
+                if (bridge == null) Create();
+                return bridge;
+            }
+        }
 
         void Awake()
         {
             if (dontDestroyOnLoad) DontDestroyOnLoad(gameObject);
+            if (bridge == null) Create();
+        }
+
+        void Create()
+        {
             queue.OnError = Debug.LogException;
+            var extra = (extraArguments ?? "").Split(new[] { ' ', '\t' }, StringSplitOptions.RemoveEmptyEntries);
             string[] command = null;
             if (!string.IsNullOrEmpty(bridgePath))
             {
-                string arguments = "stdio " + (extraArguments ?? "");
-                var rest = arguments.Split(new[] { ' ' }, StringSplitOptions.RemoveEmptyEntries);
-                command = new string[rest.Length + 1];
+                command = new string[extra.Length + 2];
                 command[0] = bridgePath;
-                Array.Copy(rest, 0, command, 1, rest.Length);
+                command[1] = "stdio";
+                Array.Copy(extra, 0, command, 2, extra.Length);
             }
-            Bridge = new OamBridge(command, queue);
-            Bridge.LogReceived += line => Debug.LogWarning("[open-apple-models] " + line);
+            else if (extra.Length > 0)
+            {
+                string[] resolved = OamBridge.ResolveCommand(null);
+                command = new string[resolved.Length + extra.Length];
+                Array.Copy(resolved, command, resolved.Length);
+                Array.Copy(extra, 0, command, resolved.Length, extra.Length);
+            }
+            bridge = new OamBridge(command, queue);
+            bridge.LogReceived += line => Debug.LogWarning("[open-apple-models] " + line);
             try
             {
-                Bridge.Start();
+                bridge.Start();
             }
             catch (OamBridgeException e)
             {
@@ -72,10 +98,9 @@ namespace OpenAppleModels
 
         void Shutdown()
         {
-            if (Bridge == null) return;
-            Bridge.Dispose();
+            if (bridge == null) return;
+            bridge.Dispose(); // kept: later calls fail with "The bridge was closed." rather than a NullReferenceException
             queue.Pump(); // deliver the shut_down errors to awaiting code
-            Bridge = null;
         }
     }
 }

@@ -4,11 +4,13 @@
 // its JSON-RPC 2.0 protocol, one JSON object per line. No UnityEngine types and no third-party JSON library:
 // this file compiles on plain Mono (`mcs`) and .NET. OamBridgeBehaviour.cs adapts it to a MonoBehaviour.
 //
-// Threading: a background thread reads the bridge's stdout. Every callback (tool handlers, text/line/event
-// callbacks, world changes, notifications) and every task completion is posted to the bridge's dispatcher.
-// In Unity use an OamMainThreadQueue and call Pump() from Update() (OamBridgeBehaviour does), so game code
-// runs on the main thread, in protocol order (a request's events before its response). Never block the main
-// thread on a bridge Task (.Result / .Wait()): the completion is delivered by Pump().
+// Threading: a background thread reads the bridge's stdout. Every callback (tool handlers, a tool's cancellation
+// token, text/line/event callbacks, world changes, notifications, LogReceived) and every request's completion is
+// posted to the bridge's dispatcher. In Unity use an OamMainThreadQueue and call Pump() from Update()
+// (OamBridgeBehaviour does), so callbacks run on the main thread, in protocol order (a request's events before
+// its response); code after `await` resumes on the main thread through Unity's SynchronizationContext (a plain
+// ContinueWith runs on the thread pool). Never block the main thread on a bridge Task (.Result / .Wait()): the
+// completion is delivered by Pump(), so that deadlocks.
 //
 // Which bridge is started: the command passed to the constructor, else OAM_BRIDGE_COMMAND (whole command
 // line, split on whitespace), else OAM_BRIDGE_PATH (a compiled `oam`; runs "<path> stdio"), else "oam stdio".
@@ -64,8 +66,10 @@ namespace OpenAppleModels
 
     /// <summary>
     /// Minimal JSON: Parse gives JsonObject, List&lt;object&gt;, string, long (integers), double, bool or null.
-    /// Serialize accepts those plus any number type, IDictionary, IEnumerable and (via reflection) the public
-    /// properties and fields of other objects, e.g. anonymous types.
+    /// Serialize accepts those plus any number type, IDictionary, IEnumerable, DateTime/DateTimeOffset (ISO 8601
+    /// strings), Guid, TimeSpan and (via reflection) the public properties and fields of other objects, e.g.
+    /// anonymous types; structs with public fields (Vector3, Color, Quaternion) write only those fields. NaN and
+    /// Infinity throw ArgumentException (a tool handler returning one gives the model an error output).
     /// </summary>
     public static class Json
     {
@@ -110,11 +114,24 @@ namespace OpenAppleModels
                     throw new ArgumentException("NaN and Infinity are not valid JSON numbers.");
                 if (d == Math.Floor(d) && Math.Abs(d) < 9007199254740992.0)
                     b.Append(((long)d).ToString(CultureInfo.InvariantCulture));
+                else if (value is float) // shortest float text: 0.1f is 0.1, not 0.10000000149011612
+                    b.Append(((float)value).ToString("R", CultureInfo.InvariantCulture));
                 else
                     b.Append(d.ToString("R", CultureInfo.InvariantCulture));
                 return;
             }
             if (value is Enum) { WriteString(b, value.ToString()); return; }
+            if (value is DateTime) { WriteString(b, ((DateTime)value).ToString("o", CultureInfo.InvariantCulture)); return; }
+            if (value is DateTimeOffset)
+            {
+                WriteString(b, ((DateTimeOffset)value).ToString("o", CultureInfo.InvariantCulture));
+                return;
+            }
+            if (value is Guid || value is TimeSpan || value is Uri)
+            {
+                WriteString(b, Convert.ToString(value, CultureInfo.InvariantCulture));
+                return;
+            }
             var dictionary = value as IDictionary;
             if (dictionary != null)
             {
@@ -145,20 +162,36 @@ namespace OpenAppleModels
                 b.Append(']');
                 return;
             }
-            // Other objects: public properties and fields.
+            // Other objects: public properties and fields. Structs with public fields (Vector3, Color, Quaternion)
+            // write only their fields: their computed properties (normalized, linear, ...) would never end.
             b.Append('{');
             bool firstMember = true;
             Type type = value.GetType();
-            foreach (PropertyInfo property in type.GetProperties(BindingFlags.Public | BindingFlags.Instance))
+            FieldInfo[] fields = type.GetFields(BindingFlags.Public | BindingFlags.Instance);
+            PropertyInfo[] properties = type.IsValueType && fields.Length > 0
+                ? new PropertyInfo[0]
+                : type.GetProperties(BindingFlags.Public | BindingFlags.Instance);
+            foreach (PropertyInfo property in properties)
             {
                 if (!property.CanRead || property.GetIndexParameters().Length > 0) continue;
+                object member;
+                try
+                {
+                    member = property.GetValue(value, null);
+                }
+                catch (TargetInvocationException e)
+                {
+                    Exception cause = e.InnerException ?? e;
+                    throw new ArgumentException("Reading " + type.Name + "." + property.Name + " failed: " +
+                        cause.GetType().Name + ": " + cause.Message, cause);
+                }
                 if (!firstMember) b.Append(',');
                 firstMember = false;
                 WriteString(b, property.Name);
                 b.Append(':');
-                Write(b, property.GetValue(value, null), depth + 1);
+                Write(b, member, depth + 1);
             }
-            foreach (FieldInfo field in type.GetFields(BindingFlags.Public | BindingFlags.Instance))
+            foreach (FieldInfo field in fields)
             {
                 if (!firstMember) b.Append(',');
                 firstMember = false;
@@ -392,7 +425,10 @@ namespace OpenAppleModels
         public static ToolReply Error(string message) { return new ToolReply { Output = message, IsError = true }; }
     }
 
-    /// <summary>Details of one tool/call. The token is cancelled when the bridge sends tool/cancel.</summary>
+    /// <summary>
+    /// Details of one tool/call. The token is cancelled on the dispatcher (the main thread in Unity, so callbacks
+    /// registered on it may touch game objects) when the bridge sends tool/cancel or its process exits.
+    /// </summary>
     public sealed class ToolCallContext
     {
         public string Name { get; internal set; }
@@ -486,7 +522,7 @@ namespace OpenAppleModels
         /// <summary>Every notification (method, params), after the built-in routing.</summary>
         public event Action<string, JsonObject> NotificationReceived;
 
-        /// <summary>Lines the bridge writes to stderr (its log). Default: Console.Error.</summary>
+        /// <summary>Lines the bridge writes to stderr (its log), on the dispatcher. Default: Console.Error.</summary>
         public event Action<string> LogReceived;
 
         /// <param name="command">argv of the bridge (null: from the environment, see the file header).</param>
@@ -500,11 +536,19 @@ namespace OpenAppleModels
         /// <summary>The argv that will be started.</summary>
         public string[] Command { get { return (string[])command.Clone(); } }
 
-        /// <summary>OS process id of the bridge (after Start).</summary>
-        public int ProcessId { get { return process != null ? process.Id : 0; } }
+        /// <summary>OS process id of the bridge (after Start; kept after it exits or Dispose).</summary>
+        public int ProcessId { get; private set; }
 
-        /// <summary>True once the bridge process has exited.</summary>
-        public bool HasExited { get { return process != null && process.HasExited; } }
+        /// <summary>True once the bridge process has exited (and after Dispose).</summary>
+        public bool HasExited
+        {
+            get
+            {
+                lock (gate) if (disposed) return true;
+                try { return process != null && process.HasExited; }
+                catch (InvalidOperationException) { return true; } // disposed meanwhile
+            }
+        }
 
         /// <summary>The result of initialize (set by InitializeAsync).</summary>
         public JsonObject ServerInfo { get; private set; }
@@ -523,9 +567,17 @@ namespace OpenAppleModels
             return argv.ToArray();
         }
 
-        /// <summary>Starts the process and its reader thread. Throws OamBridgeException (shut_down) if it cannot.</summary>
+        /// <summary>
+        /// Starts the process and its reader thread. Throws OamBridgeException (shut_down) if it cannot; later
+        /// requests then fail with the same error. Throws ObjectDisposedException after Dispose.
+        /// </summary>
         public void Start()
         {
+            lock (gate)
+            {
+                if (disposed) throw new ObjectDisposedException("OamBridge", "The bridge was closed; create a new OamBridge.");
+                if (dead != null) throw dead;
+            }
             if (process != null) return;
             var info = new ProcessStartInfo
             {
@@ -545,16 +597,21 @@ namespace OpenAppleModels
             }
             catch (Exception e)
             {
-                throw new OamBridgeException(OamBridgeException.ShutDown, "shut_down",
-                    "Cannot start the bridge '" + string.Join(" ", command) + "': " + e.Message);
+                var error = new OamBridgeException(OamBridgeException.ShutDown, "shut_down",
+                    "Cannot start the bridge '" + string.Join(" ", command) + "': " + e.Message + ". Pass its command to "
+                    + "the constructor, or set OAM_BRIDGE_PATH (the compiled oam) or OAM_BRIDGE_COMMAND.");
+                lock (gate) dead = error;
+                throw error;
             }
+            ProcessId = process.Id;
             input = process.StandardInput.BaseStream;
             process.ErrorDataReceived += (sender, e) =>
             {
                 if (e.Data == null) return;
                 var log = LogReceived;
-                if (log != null) log(e.Data);
-                else Console.Error.WriteLine(e.Data);
+                string line = e.Data;
+                if (log != null) Post(() => log(line));
+                else Console.Error.WriteLine(line);
             };
             process.BeginErrorReadLine();
             reader = new Thread(ReadLoop) { IsBackground = true, Name = "open-apple-models reader" };
@@ -618,7 +675,11 @@ namespace OpenAppleModels
         Task<object> RequestCore(string method, object parameters, Action<JsonObject> onEvent, Action<object> onResult,
             CancellationToken cancellationToken, int timeoutMs, Action onCancel)
         {
-            if (process == null) throw new InvalidOperationException("Call Start() first.");
+            lock (gate)
+            {
+                if (dead != null) return FailedTask(dead);
+                if (process == null) throw new InvalidOperationException("Call Start() first.");
+            }
             if (cancellationToken.IsCancellationRequested)
             {
                 var cancelled = new TaskCompletionSource<object>();
@@ -641,16 +702,23 @@ namespace OpenAppleModels
                 if (parameters != null) message.With("params", parameters);
             }
             string line = Json.Serialize(message); // bad parameters throw here, before anything is sent
-            lock (gate) pending[id] = entry;
+            lock (gate)
+            {
+                if (dead != null) return FailedTask(dead); // closed meanwhile
+                pending[id] = entry;
+            }
             WriteLine(line);
             if (cancellationToken.CanBeCanceled)
             {
-                cancellationToken.Register(() =>
+                var registration = cancellationToken.Register(() =>
                 {
                     if (!Forget(id)) return;
                     if (onCancel != null) { try { onCancel(); } catch (Exception) { } }
                     dispatcher.Post(() => entry.Completion.TrySetCanceled());
                 });
+                // A long-lived token (destroyCancellationToken) must not keep finished requests and their callbacks.
+                entry.Completion.Task.ContinueWith(_ => registration.Dispose(), CancellationToken.None,
+                    TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
             }
             if (timeoutMs > 0)
             {
@@ -665,6 +733,14 @@ namespace OpenAppleModels
                 entry.Completion.Task.ContinueWith(_ => timer.Dispose(), TaskScheduler.Default);
             }
             return entry.Completion.Task;
+        }
+
+        // Posts a callback from a bridge thread. With the ImmediateDispatcher it runs here: a throwing user callback
+        // must not end the reader thread or the process (OamMainThreadQueue hands such errors to OnError).
+        void Post(Action action)
+        {
+            try { dispatcher.Post(action); }
+            catch (Exception e) { Console.Error.WriteLine("[open-apple-models] callback failed: " + e); }
         }
 
         bool Forget(string id)
@@ -732,17 +808,15 @@ namespace OpenAppleModels
             List<CancellationTokenSource> calls;
             lock (gate)
             {
-                error = disposed
-                    ? new OamBridgeException(OamBridgeException.ShutDown, "shut_down", "The bridge was closed.")
-                    : new OamBridgeException(OamBridgeException.ShutDown, "shut_down",
-                        "The bridge process exited (" + description + ") before answering.");
+                error = dead ?? new OamBridgeException(OamBridgeException.ShutDown, "shut_down",
+                    "The bridge process exited (" + description + ") before answering.");
                 dead = error;
                 waiting = new List<Pending>(pending.Values);
                 pending.Clear();
                 calls = new List<CancellationTokenSource>(toolCalls.Values);
                 toolCalls.Clear();
             }
-            foreach (var call in calls) call.Cancel();
+            foreach (var call in calls) Post(call.Cancel);
             foreach (var entry in waiting)
             {
                 var completion = entry.Completion;
@@ -799,7 +873,7 @@ namespace OpenAppleModels
                     string key = IdKey(parameters.Get("id"));
                     if (toolCalls.TryGetValue(key, out call)) toolCalls.Remove(key);
                 }
-                if (call != null) call.Cancel();
+                if (call != null) Post(call.Cancel); // token callbacks run where the handler ran
             }
             else if (method == "world/changed")
             {
@@ -826,8 +900,10 @@ namespace OpenAppleModels
 
         /// <summary>
         /// Registers a client tool. The handler runs on the dispatcher (the main thread in Unity) and returns the
-        /// output (text or JSON data) or a ToolReply; throwing returns an error output. The context's token is
-        /// cancelled when the bridge gives up on the call (tool timeout, cancelled turn).
+        /// output (text or JSON data) or a ToolReply; throwing, or returning a value Json.Serialize rejects (NaN),
+        /// returns an error output the model sees. Do not block in it: return a Task for actions that take frames.
+        /// The context's token is cancelled when the bridge gives up on the call (tool timeout, default 120 s, or
+        /// timeoutSeconds; cancelled turn); a handler that never finishes is then simply forgotten.
         /// </summary>
         public void RegisterTool(string name, string description, object parameters,
             Func<JsonObject, ToolCallContext, Task<object>> handler, double? timeoutSeconds = null)
@@ -1050,15 +1126,31 @@ namespace OpenAppleModels
 
         /// <summary>
         /// Shuts the bridge down (cancelling its work), waits up to about 3 s for the process to exit and kills it
-        /// otherwise. Waiting requests fail with a -32023 shut_down error.
+        /// otherwise. Waiting requests, and any made later, fail with a -32023 shut_down error "The bridge was
+        /// closed." (delivered through the dispatcher: pump it once more).
         /// </summary>
         public void Dispose()
         {
+            var closed = new OamBridgeException(OamBridgeException.ShutDown, "shut_down", "The bridge was closed.");
+            List<Pending> waiting;
+            List<CancellationTokenSource> calls;
             lock (gate)
             {
-                if (disposed || process == null) { disposed = true; return; }
+                if (disposed) return;
                 disposed = true;
+                dead = closed;
+                waiting = new List<Pending>(pending.Values);
+                pending.Clear();
+                calls = new List<CancellationTokenSource>(toolCalls.Values);
+                toolCalls.Clear();
             }
+            foreach (var call in calls) Post(call.Cancel);
+            foreach (var entry in waiting)
+            {
+                var completion = entry.Completion;
+                dispatcher.Post(() => completion.TrySetException(closed));
+            }
+            if (process == null) return;
             try
             {
                 if (!process.HasExited)
@@ -1103,7 +1195,9 @@ namespace OpenAppleModels
         /// <summary>
         /// Runs one turn: {session, text, structured?, toolCalls, usage, steps}. onText gets the whole answer so far
         /// after every change; onEvent every session/event. Streaming is on when either is given. Cancelling the
-        /// token sends session/cancel and throws OperationCanceledException.
+        /// token (or timeoutMs passing) sends session/cancel and throws OperationCanceledException (timeout:
+        /// OamBridgeException -32024). session/cancel stops the whole session's work: other turns still queued on
+        /// this session fail with OamBridgeException -32009 cancelled.
         /// </summary>
         public Task<JsonObject> RespondAsync(string prompt, Action<string> onText = null, Action<JsonObject> onEvent = null,
             CancellationToken cancellationToken = default(CancellationToken), object schema = null, object toolChoice = null,
@@ -1150,7 +1244,9 @@ namespace OpenAppleModels
         /// <summary>
         /// One dialogue turn: {npc, line, emotion, playerOptions, endsConversation, toolCalls, relationship,
         /// isFallback, usage}. onLine gets the whole line so far after every lineDelta/lineReset (typewriter),
-        /// onEmotion the emotion as soon as it is chosen. Cancelling the token sends npc/cancel.
+        /// onEmotion the emotion as soon as it is chosen. Cancelling the token (or timeoutMs passing) sends npc/cancel
+        /// and throws OperationCanceledException (timeout: OamBridgeException -32024); npc/cancel also fails the
+        /// NPC's other queued talks with -32009 cancelled.
         /// </summary>
         public Task<JsonObject> TalkAsync(string line, Action<string> onLine = null, Action<string> onEmotion = null,
             Action<JsonObject> onEvent = null, object context = null,

@@ -1,6 +1,7 @@
 /**
  * Compiles the Unity C# core (bindings/unity/OpenAppleModels.cs) with Mono's mcs, runs its console tests against
- * the real bridge process, and compiles the MonoBehaviour adapter against a UnityEngine stub.
+ * the real bridge process, and runs the MonoBehaviour adapter (compiled against a UnityEngine stub) the way Unity
+ * calls it.
  * Needs `apt-get install -y mono-mcs mono-runtime`.
  */
 import assert from "node:assert/strict";
@@ -30,16 +31,22 @@ Deno.test({
     assertSucceeded(
       await run("mcs", [
         "-warnaserror",
-        "-target:library",
-        `-out:${OUT}/OamBridgeBehaviour.dll`,
+        `-out:${OUT}/OamBridgeBehaviourTests.exe`,
         `${SRC}/OpenAppleModels.cs`,
         `${SRC}/OamBridgeBehaviour.cs`,
         `${SRC}/tests/UnityEngineStub.cs`,
+        `${SRC}/tests/OamBridgeBehaviourTests.cs`,
       ]),
       "mcs (MonoBehaviour adapter)",
     );
     const result = await run("mono", [`${OUT}/OamBridgeTests.exe`], { env: bridgeEnv(), timeoutMs: 60_000 });
     assertSucceeded(result, "mono OamBridgeTests.exe");
     assert.match(result.stdout, / 0 failures/);
+    const adapter = await run("mono", [`${OUT}/OamBridgeBehaviourTests.exe`], {
+      env: bridgeEnv(),
+      timeoutMs: 60_000,
+    });
+    assertSucceeded(adapter, "mono OamBridgeBehaviourTests.exe");
+    assert.match(adapter.stdout, / 0 failures/);
   },
 });

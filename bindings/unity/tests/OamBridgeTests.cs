@@ -97,11 +97,57 @@ static class OamBridgeTests
         threw = false;
         try { Json.Serialize(double.NaN); } catch (ArgumentException) { threw = true; }
         Check(threw, "NaN rejected");
+        Check(TrySerialize(new { hp = 0.1f, speed = 2.5f, big = 1e-10f }) == "{\"hp\":0.1,\"speed\":2.5,\"big\":1E-10}",
+            "floats keep their short form: " + Json.Serialize(new { hp = 0.1f, speed = 2.5f, big = 1e-10f }));
+        Check(TrySerialize(new Vector(1, 2.5f, -3)) == "{\"x\":1,\"y\":2.5,\"z\":-3}",
+            "a struct with public fields (like Vector3) writes its fields: " + TrySerialize(new Vector(1, 2.5f, -3)));
+        Check(TrySerialize(new DateTime(2026, 1, 2, 3, 4, 5, DateTimeKind.Utc)) == "\"2026-01-02T03:04:05.0000000Z\"",
+            "DateTime: " + TrySerialize(new DateTime(2026, 1, 2, 3, 4, 5, DateTimeKind.Utc)));
+        var guid = Guid.NewGuid();
+        Check(TrySerialize(guid) == "\"" + guid + "\"", "Guid: " + Json.Serialize(guid));
+        Check(TrySerialize(new KeyValuePair<string, int>("a", 1)) == "{\"Key\":\"a\",\"Value\":1}",
+            "a struct without public fields writes its properties: " + TrySerialize(new KeyValuePair<string, int>("a", 1)));
+        string propertyError = TrySerialize(new Throwing());
+        Check(propertyError.Contains("Throwing.Broken") && propertyError.Contains("not wired"), propertyError);
         var nested = "";
         for (int i = 0; i < 1000; i++) nested += "[";
         threw = false;
         try { Json.Parse(nested); } catch (FormatException) { threw = true; }
         Check(threw, "deep nesting rejected");
+    }
+
+    // Runs a streamed turn whose onText captures a "label"; returns a weak reference to that label.
+    [System.Runtime.CompilerServices.MethodImpl(System.Runtime.CompilerServices.MethodImplOptions.NoInlining)]
+    static WeakReference TurnWithLabel(OamMainThreadQueue queue, OamSession session, CancellationToken token)
+    {
+        var label = new System.Text.StringBuilder();
+        Wait(queue, session.RespondAsync("x", onText: t => label.Append(t), cancellationToken: token));
+        return new WeakReference(label);
+    }
+
+    static string TrySerialize(object value)
+    {
+        try { return Json.Serialize(value); }
+        catch (Exception e) { return e.GetType().Name + ": " + e.Message; }
+    }
+
+    static string Safe<T>(Func<T> read)
+    {
+        try { return Convert.ToString(read()); }
+        catch (Exception e) { return e.GetType().Name + ": " + e.Message; }
+    }
+
+    struct Vector
+    {
+        public float x, y, z;
+        public Vector(float x, float y, float z) { this.x = x; this.y = y; this.z = z; }
+        public Vector normalized { get { return new Vector(x / 2, y / 2, z / 2); } }
+        public float magnitude { get { return 2; } }
+    }
+
+    sealed class Throwing
+    {
+        public int Broken { get { throw new InvalidOperationException("not wired"); } }
     }
 
     static void TestSessions()
@@ -167,8 +213,10 @@ static class OamBridgeTests
 
             current = "tool that never answers";
             var cancelled = new ManualResetEventSlim(false);
+            int cancelThread = 0;
             bridge.RegisterTool("slow_gate", "Open slowly.", null, async (args, context) =>
             {
+                context.CancellationToken.Register(() => cancelThread = Thread.CurrentThread.ManagedThreadId);
                 try { await Task.Delay(Timeout.Infinite, context.CancellationToken); }
                 catch (OperationCanceledException) { cancelled.Set(); throw; }
                 return null;
@@ -179,7 +227,10 @@ static class OamBridgeTests
             result = Wait(queue, slow.RespondAsync("Open."));
             record = (JsonObject)result.GetArray("toolCalls")[0];
             Check(record.GetBool("isError") && ((string)record.Get("output")).Contains("timed out"), record.ToString());
+            var cancelWatch = Stopwatch.StartNew();
+            while (cancelThread == 0 && cancelWatch.ElapsedMilliseconds < 2000) { queue.Pump(); Thread.Sleep(1); }
             Check(cancelled.Wait(2000), "the handler's token was not cancelled");
+            Check(cancelThread == mainThread, "the token's callbacks ran on thread " + cancelThread + ", not the main thread");
 
             current = "cancellation token";
             var lazy = Wait(queue, bridge.CreateSessionAsync(model: Scripted(O().With("text", "late").With("delayMs", 5000),
@@ -191,6 +242,18 @@ static class OamBridgeTests
             result = Wait(queue, lazy.RespondAsync("y"));
             Check(result.GetString("text") == "next" && watch.ElapsedMilliseconds < 2500,
                 "next turn after cancel: " + result + " in " + watch.ElapsedMilliseconds + " ms");
+
+            current = "a long-lived token does not keep finished turns alive";
+            var sceneToken = new CancellationTokenSource(); // like MonoBehaviour.destroyCancellationToken
+            var quick = Wait(queue, bridge.CreateSessionAsync(model: Scripted(O().With("text", "a"), O().With("text", "b"), O().With("text", "c"))));
+            var label1 = TurnWithLabel(queue, quick, sceneToken.Token);
+            var label2 = TurnWithLabel(queue, quick, sceneToken.Token);
+            TurnWithLabel(queue, quick, CancellationToken.None); // the last turn's objects may linger in registers
+            GC.Collect();
+            GC.WaitForPendingFinalizers();
+            GC.Collect();
+            Check(!label1.IsAlive && !label2.IsAlive, "the token still references finished turns' callbacks: " + label1.IsAlive + " " + label2.IsAlive);
+            GC.KeepAlive(sceneToken);
 
             current = "timeout";
             var sleepy = Wait(queue, bridge.CreateSessionAsync(model: Scripted(O().With("text", "late").With("delayMs", 3000))));
@@ -313,13 +376,52 @@ static class OamBridgeTests
         Check(watch.ElapsedMilliseconds < 4000, "dispose took " + watch.ElapsedMilliseconds + " ms");
         Check(!ProcessExists(pid), "the bridge process still runs");
         var failed = WaitError(queue, running, 3000) as OamBridgeException;
-        Check(failed != null && (failed.Code == -32023 || failed.Code == -32009), "" + failed);
+        Check(failed != null && failed.Code == -32023 && failed.Message == "The bridge was closed.", "" + failed);
+
+        current = "use after dispose";
+        Check(Safe(() => bridge.HasExited) == "True", "HasExited after Dispose: " + Safe(() => bridge.HasExited));
+        Check(Safe(() => bridge.ProcessId) == pid.ToString(), "ProcessId after Dispose: " + Safe(() => bridge.ProcessId));
+        var late = WaitError(queue, busy.RespondAsync("y"), 2000) as OamBridgeException;
+        Check(late != null && late.Code == -32023 && late.Message == "The bridge was closed.", "" + late);
+        Exception restart = null;
+        try { bridge.Start(); } catch (Exception e) { restart = e; }
+        Check(restart is ObjectDisposedException, "Start after Dispose: " + restart);
+
+        current = "bridge log lines on the main thread";
+        var logQueue = new OamMainThreadQueue();
+        var callbackErrors = new List<Exception>();
+        logQueue.OnError = callbackErrors.Add;
+        var argv = new List<string>(OamBridge.ResolveCommand(null)) { "--log-level", "nope" }; // a usage error on stderr
+        var chatty = new OamBridge(argv.ToArray(), logQueue);
+        var logThreads = new List<int>();
+        chatty.LogReceived += line =>
+        {
+            logThreads.Add(Thread.CurrentThread.ManagedThreadId);
+            throw new InvalidOperationException("the log panel is gone"); // must not take the game down
+        };
+        chatty.Start();
+        var exited = WaitError(logQueue, chatty.InitializeAsync("tests"), 10000) as OamBridgeException;
+        Check(exited != null && exited.DataCode == "shut_down", "" + exited);
+        var logWatch = Stopwatch.StartNew();
+        while (logThreads.Count == 0 && logWatch.ElapsedMilliseconds < 5000) { logQueue.Pump(); Thread.Sleep(1); }
+        Check(logThreads.Count > 0 && logThreads.TrueForAll(id => id == mainThread),
+            "LogReceived ran on threads " + string.Join(",", logThreads.ConvertAll(id => id.ToString()).ToArray()));
+        Check(callbackErrors.Count > 0 && callbackErrors[0].Message == "the log panel is gone",
+            "the handler's exception goes to OnError: " + callbackErrors.Count);
+        chatty.Dispose();
 
         current = "missing executable";
         var missing = new OamBridge(new[] { "/nonexistent/oam-bridge", "stdio" });
         OamBridgeException startError = null;
         try { missing.Start(); } catch (OamBridgeException e) { startError = e; }
         Check(startError != null && startError.DataCode == "shut_down", "" + startError);
+        Check(startError != null && startError.Message.Contains("OAM_BRIDGE_COMMAND"), "the error says how to point at the bridge: " + startError);
+
+        current = "requests after a failed start";
+        var requestError = WaitError(queue, missing.CreateSessionAsync("x"), 2000) as OamBridgeException;
+        Check(requestError != null && requestError.DataCode == "shut_down" && startError != null &&
+              requestError.Message == startError.Message, "" + requestError);
+        missing.Dispose();
     }
 
     static int Main()
