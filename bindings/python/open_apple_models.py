@@ -29,6 +29,11 @@ Which bridge is started: ``Bridge(command=[...])`` (an argv list, or a string sp
 else the environment: ``OAM_BRIDGE_COMMAND`` (whole command line, split on whitespace),
 ``OAM_BRIDGE_PATH`` (path of a compiled ``oam``; runs ``<path> stdio``), else ``oam stdio`` from PATH.
 
+What the bridge could not read is refused before anything is sent: values that are not JSON
+(``TypeError`` / ``ValueError``), text with a lone surrogate (a ``ValueError`` naming where it is), a message
+longer than the bridge reads (a -32600 ``invalid_message`` :class:`BridgeError`; see ``max_line_bytes``). A
+tool result refused so becomes an error output the model sees at once.
+
 Callbacks (``on_text``, ``on_line``, ``on_emotion``, ``on_event``, world subscriptions) and tool
 handlers run on the event loop; they may be plain functions or coroutines. Sync tool handlers run
 directly on the loop, so keep them short (or make them ``async`` / use ``asyncio.to_thread``).
@@ -70,6 +75,10 @@ Callback = Callable[..., Any]
 
 #: Largest line the client accepts from the bridge (transcripts and saves can be large).
 LINE_LIMIT = 64 * 1024 * 1024
+
+#: Longest line the bridge reads by default (``oam stdio --max-line-bytes``). A longer message is refused
+#: before it is sent: the bridge would skip it and answer with no id, so the call would never finish.
+MAX_LINE_BYTES = 16 * 1024 * 1024
 
 SHUT_DOWN = -32023
 TIMEOUT = -32024
@@ -191,6 +200,59 @@ def _dumps(value: Any) -> str:
     return json.dumps(_jsonable(value), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+def _lone_surrogate(value: Any, path: str) -> Optional[str]:
+    """Where the first string that UTF-8 cannot encode (a lone surrogate) is in ``value``, described."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            return "%s has a lone surrogate %r at index %d" % (path, value[error.start], error.start)
+        return None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            found = _lone_surrogate(str(key), path + " (a key)") or _lone_surrogate(item, "%s.%s" % (path, key))
+            if found:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            found = _lone_surrogate(item, "%s[%d]" % (path, index))
+            if found:
+                return found
+    return None
+
+
+def _encode(message: Dict[str, Any]) -> bytes:
+    """One protocol line as UTF-8. Values that are not JSON raise TypeError/ValueError; text that UTF-8 cannot
+    encode (a lone surrogate, e.g. from bytes decoded with ``errors="surrogateescape"``) raises a ValueError
+    that names where it is."""
+    text = _dumps(message)
+    try:
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        data = _jsonable(message)
+        where = _lone_surrogate(data.get("params", data.get("result")), "params" if "params" in data else "result")
+        raise ValueError("%s, which UTF-8 cannot encode; nothing was sent (decode bytes with errors='replace' "
+                         "instead of 'surrogateescape')" % (where or "the message has a lone surrogate")) from None
+
+
+def _printable(text: str) -> str:
+    """``text`` with lone surrogates escaped, so that it can always be sent."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _max_line_bytes_of(command: Sequence[str]) -> Optional[int]:
+    """The ``--max-line-bytes`` value in a bridge's argv, or None."""
+    for index, arg in enumerate(command):
+        value = None
+        if arg == "--max-line-bytes" and index + 1 < len(command):
+            value = command[index + 1]
+        elif arg.startswith("--max-line-bytes="):
+            value = arg[len("--max-line-bytes="):]
+        if value is not None and value.isdigit():
+            return int(value)
+    return None
+
+
 def _params(**values: Any) -> Dict[str, Any]:
     """Params without the ``None`` values."""
     return {k: v for k, v in values.items() if v is not None}
@@ -233,6 +295,9 @@ class Bridge:
     :param initialize: send ``initialize`` on start (its result is in ``server_info``).
     :param client_name: the ``client.name`` sent in ``initialize``.
     :param shutdown_timeout: seconds ``close()`` waits for a clean exit before killing the process.
+    :param max_line_bytes: the longest line the bridge reads (default: the ``--max-line-bytes`` in the command,
+        else the bridge's default, 16 MiB). A longer message is refused before it is sent, with a -32600
+        ``invalid_message`` :class:`BridgeError`; a longer tool result becomes an error output the model sees.
     """
 
     def __init__(
@@ -244,8 +309,10 @@ class Bridge:
         initialize: bool = True,
         client_name: str = "python",
         shutdown_timeout: float = 5.0,
+        max_line_bytes: Optional[int] = None,
     ):
         self.command = bridge_command(command)
+        self.max_line_bytes = max_line_bytes or _max_line_bytes_of(self.command) or MAX_LINE_BYTES
         self._env = dict(env) if env is not None else None
         self._cwd = cwd
         self._initialize = initialize
@@ -364,7 +431,7 @@ class Bridge:
         message: Dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
-        line = _dumps(message)  # invalid params fail here, before anything is sent
+        line = self._encode(message)  # invalid params fail here, before anything is sent
         key = _id_key(request_id)
         future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
         pending = _Pending(future, on_event, _on_result)
@@ -393,7 +460,7 @@ class Bridge:
         message: Dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        await self._write(_dumps(message))
+        await self._write(self._encode(message))
 
     def on_notification(self, method: str, handler: Callback) -> Callable[[], None]:
         """Calls ``handler(params)`` for every notification ``method`` (``"*"``: every notification, as
@@ -407,12 +474,25 @@ class Bridge:
 
         return remove
 
-    async def _write(self, line: str) -> None:
+    def _encode(self, message: Dict[str, Any]) -> bytes:
+        """The message as a line; raises TypeError/ValueError (not JSON, lone surrogate) or a -32600
+        ``invalid_message`` BridgeError (longer than the bridge reads) without sending anything."""
+        line = _encode(message)
+        if len(line) - 1 > self.max_line_bytes:
+            raise BridgeError(
+                -32600, "invalid_message",
+                "The message is %d bytes, longer than the %d bytes the bridge reads; it was not sent (a bridge "
+                "started with a higher --max-line-bytes needs Bridge(max_line_bytes=...) too)."
+                % (len(line) - 1, self.max_line_bytes),
+                {"code": "invalid_message", "bytes": len(line) - 1, "limit": self.max_line_bytes})
+        return line
+
+    async def _write(self, line: bytes) -> None:
         process = self._process
         assert process is not None and process.stdin is not None and self._write_lock is not None
         async with self._write_lock:
             try:
-                process.stdin.write(line.encode("utf-8") + b"\n")
+                process.stdin.write(line)
                 await process.stdin.drain()
             except (ConnectionError, OSError) as error:
                 # The reader reports the exit; until then, fail this write clearly.
@@ -538,18 +618,16 @@ class Bridge:
         self._tool_tasks[key] = task
         task.add_done_callback(lambda _t: self._tool_tasks.pop(key, None))
 
-    async def _reply(self, request_id: Any, result: Dict[str, Any]) -> None:
-        if self._dead is None:
-            try:
-                await self._write(_dumps({"jsonrpc": "2.0", "id": request_id, "result": result}))
-            except BridgeError:
-                pass
+    async def _reply_error_output(self, request_id: Any, output: str) -> None:
+        await self._send_line(request_id, {"result": {"output": _printable(output), "isError": True}})
 
     async def _reply_error(self, request_id: Any, code: int, message: str) -> None:
+        await self._send_line(request_id, {"error": {"code": code, "message": _printable(message)}})
+
+    async def _send_line(self, request_id: Any, members: Dict[str, Any]) -> None:
         if self._dead is None:
             try:
-                await self._write(_dumps({"jsonrpc": "2.0", "id": request_id,
-                                          "error": {"code": code, "message": message}}))
+                await self._write(self._encode(dict({"jsonrpc": "2.0", "id": request_id}, **members)))
             except BridgeError:
                 pass
 
@@ -570,17 +648,21 @@ class Bridge:
         except asyncio.CancelledError:
             return  # tool/cancel: the bridge no longer wants the output
         except ToolError as error:
-            await self._reply(request_id, {"output": str(error) or "Tool error.", "isError": True})
+            await self._reply_error_output(request_id, str(error) or "Tool error.")
             return
         except Exception as error:
             text = str(error)
-            output = "%s: %s" % (type(error).__name__, text) if text else type(error).__name__
-            await self._reply(request_id, {"output": output, "isError": True})
+            await self._reply_error_output(request_id, "%s: %s" % (type(error).__name__, text) if text
+                                           else type(error).__name__)
             return
         try:
-            payload = _dumps({"jsonrpc": "2.0", "id": request_id, "result": {"output": value}})
+            payload = self._encode({"jsonrpc": "2.0", "id": request_id, "result": {"output": value}})
+        except BridgeError as error:
+            await self._reply_error_output(request_id, "The tool result is %d bytes, longer than the %d bytes the "
+                                           "bridge reads." % (error.data["bytes"], error.data["limit"]))
+            return
         except (TypeError, ValueError) as error:
-            await self._reply(request_id, {"output": "The tool result is not valid JSON: %s" % error, "isError": True})
+            await self._reply_error_output(request_id, "The tool result is not valid JSON: %s" % error)
             return
         if self._dead is None:
             try:

@@ -316,6 +316,67 @@ class GameTests(BridgeTestCase):
         self.assertEqual(caught.exception.data_code, "world_not_found")
 
 
+class MistakeTests(BridgeTestCase):
+    """What the bridge could not read is refused before anything is sent, with an error that names it."""
+
+    async def test_text_with_a_lone_surrogate_is_refused_naming_it(self):
+        session = await self.bridge.create_session(model=scripted({"text": "first"}))
+        with self.assertRaises(ValueError) as caught:
+            await session.respond("caf\udce9 menu")  # bytes decoded with errors="surrogateescape"
+        self.assertIn("params.prompt", str(caught.exception))
+        self.assertIn("surrogate", str(caught.exception))
+        self.assertEqual((await session.respond("again"))["text"], "first")
+
+    async def test_tool_result_with_a_lone_surrogate_is_an_error_output_at_once(self):
+        @self.bridge.tool(description="List the save files.", timeout=3)
+        def saves(args):
+            return ["slot1", "caf\udce9.sav"]
+
+        @self.bridge.tool(description="Load a save file.", timeout=3)
+        def load(args):
+            raise FileNotFoundError("No such file: 'caf\udce9.sav'")
+
+        session = await self.bridge.create_session(
+            tools=["saves", "load"],
+            model=scripted({"toolCalls": [{"name": "saves", "arguments": {}}, {"name": "load", "arguments": {}}]},
+                           {"text": "ok"}))
+        result = await session.respond("Which saves are there?")
+        outputs = {record["call"]["name"]: record for record in result["toolCalls"]}
+        self.assertTrue(outputs["saves"]["isError"])
+        self.assertIn("result.output[1] has a lone surrogate", outputs["saves"]["output"])
+        self.assertTrue(outputs["load"]["isError"])
+        self.assertEqual(outputs["load"]["output"], "FileNotFoundError: No such file: 'caf\\udce9.sav'")
+
+    async def test_message_longer_than_the_bridge_reads_is_refused(self):
+        bridge = Bridge(bridge_command(COMMAND) + ["--max-line-bytes", "4096"])
+        await bridge.start()
+        try:
+            session = await bridge.create_session(model=scripted({"text": "short"}))
+            with self.assertRaises(BridgeError) as caught:
+                await asyncio.wait_for(session.respond("x" * 5000), 10)
+            self.assertEqual((caught.exception.code, caught.exception.data_code), (-32600, "invalid_message"))
+            self.assertIn("longer than the 4096 bytes", caught.exception.message)
+            self.assertEqual((await session.respond("hi"))["text"], "short")
+        finally:
+            await bridge.close()
+
+    async def test_tool_result_longer_than_the_bridge_reads_is_an_error_output(self):
+        bridge = Bridge(bridge_command(COMMAND) + ["--max-line-bytes=4096"])
+        await bridge.start()
+        try:
+            @bridge.tool(description="Read the whole library.", timeout=3)
+            def library(args):
+                return "page " * 2000
+
+            session = await bridge.create_session(
+                tools=["library"], model=scripted({"toolCalls": [{"name": "library", "arguments": {}}]}, {"text": "ok"}))
+            result = await asyncio.wait_for(session.respond("Read everything."), 10)
+            self.assertTrue(result["toolCalls"][0]["isError"])
+            self.assertIn("longer than the 4096 bytes", result["toolCalls"][0]["output"])
+        finally:
+            await bridge.close()
+
+
 class LifecycleTests(unittest.IsolatedAsyncioTestCase):
     async def test_bridge_exits_when_the_client_closes(self):
         async with Bridge(COMMAND) as bridge:
