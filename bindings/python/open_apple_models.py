@@ -674,17 +674,23 @@ class Bridge:
 
     def tool(
         self,
-        name: Optional[str] = None,
+        name: Union[str, Callback, None] = None,
         *,
         description: Optional[str] = None,
         parameters: Optional[Dict[str, Any]] = None,
         timeout: Optional[float] = None,
-    ) -> Callable[[Callback], Callback]:
-        """Decorator registering a client tool. The handler gets ``args`` (and, if it takes a second
-        parameter, a :class:`ToolContext`) and returns the output (text or JSON data); it may be async.
-        Raising marks the output as an error the model sees. ``timeout`` (seconds) is the tool's
-        ``timeoutSeconds``: when it passes the bridge gives the model a timeout error and the handler
-        is cancelled. Description defaults to the docstring, the name to the function name."""
+    ) -> Any:
+        """Decorator registering a client tool: ``@bridge.tool(description=..., parameters=...)``, or bare
+        ``@bridge.tool``. The handler gets ``args`` (and, if it takes a second parameter, a
+        :class:`ToolContext`) and returns the output (text or JSON data); it may be async. Raising marks the
+        output as an error the model sees. ``timeout`` (seconds) is the tool's ``timeoutSeconds``: when it
+        passes the bridge gives the model a timeout error and the handler is cancelled. Description defaults
+        to the docstring, the name to the function name. The decorated function is returned unchanged; pass
+        it (or its name) in ``tools=[...]``."""
+        if callable(name):  # bare @bridge.tool
+            handler = name
+            self.add_tool(handler.__name__, handler, description=inspect.getdoc(handler))
+            return handler
 
         def register(handler: Callback) -> Callback:
             self.add_tool(name or handler.__name__, handler, description=description or inspect.getdoc(handler),
@@ -712,21 +718,33 @@ class Bridge:
         self._tools[name] = _Tool(name, handler, definition, _accepts_two(handler))
         return definition
 
-    def tool_definitions(self, tools: Optional[Iterable[Union[str, Mapping[str, Any]]]] = None) -> List[Dict[str, Any]]:
-        """Definitions for ``tools``: registered tool names and/or raw definition dicts (default: all registered)."""
+    def tool_definitions(self, tools: Optional[Iterable[Any]] = None) -> List[Dict[str, Any]]:
+        """Definitions for ``tools``: registered tool names, registered handler functions and/or raw definition
+        dicts (default: all registered)."""
         if tools is None:
             return [dict(t.definition) for t in self._tools.values()]
+        if isinstance(tools, (str, Mapping)) or callable(tools):
+            raise TypeError("tools must be a list (tools=[%r]); got %s" % (tools, type(tools).__name__))
         definitions = []
         for tool in tools:
             if isinstance(tool, str):
                 if tool not in self._tools:
                     raise ValueError("No tool named '%s' is registered (use @bridge.tool)." % tool)
                 definitions.append(dict(self._tools[tool].definition))
-            else:
+            elif isinstance(tool, Mapping):
                 definitions.append(dict(tool))
+            elif callable(tool):
+                registered = next((t for t in self._tools.values() if t.handler is tool), None)
+                if registered is None:
+                    raise TypeError("%s is not a registered tool handler: register it with @bridge.tool or "
+                                    "bridge.add_tool first" % getattr(tool, "__name__", repr(tool)))
+                definitions.append(dict(registered.definition))
+            else:
+                raise TypeError("A tool is a registered name, a registered handler or a definition dict; got %s %r"
+                                % (type(tool).__name__, tool))
         return definitions
 
-    def _tools_param(self, tools: Optional[Iterable[Union[str, Mapping[str, Any]]]]) -> Optional[List[Dict[str, Any]]]:
+    def _tools_param(self, tools: Optional[Iterable[Any]]) -> Optional[List[Dict[str, Any]]]:
         return None if tools is None else self.tool_definitions(tools)
 
     # ------------------------------------------------------------------ sessions
@@ -741,7 +759,7 @@ class Bridge:
         model: Any = None,
         history: Any = None,
     ) -> "Session":
-        """``session/create``. ``tools`` are registered tool names or definitions."""
+        """``session/create``. ``tools`` are registered tool names or handlers, or definitions."""
         result = await self.request("session/create", _params(
             session=session, instructions=instructions, tools=self._tools_param(tools), options=options,
             model=model, history=history))

@@ -376,6 +376,36 @@ class MistakeTests(BridgeTestCase):
         finally:
             await bridge.close()
 
+    async def test_bare_tool_decorator_registers_the_function(self):
+        @self.bridge.tool
+        def ring_bell(args):
+            """Ring the bell."""
+            return "dong"
+
+        self.assertTrue(callable(ring_bell) and ring_bell.__name__ == "ring_bell")
+        self.assertEqual(self.bridge.tool_definitions(["ring_bell"])[0]["description"], "Ring the bell.")
+        session = await self.bridge.create_session(
+            tools=["ring_bell"], model=scripted({"toolCalls": [{"name": "ring_bell", "arguments": {}}]},
+                                                {"template": "{toolOutput}"}))
+        self.assertEqual((await session.respond("Ring it."))["text"], "dong")
+
+    async def test_tools_may_be_the_decorated_functions(self):
+        @self.bridge.tool(description="Open a named gate.", parameters=GATE)
+        def open_gate(args):
+            return "opened"
+
+        session = await self.bridge.create_session(
+            tools=[open_gate], model=scripted(open_gate_step(), {"template": "{toolOutput}"}))
+        self.assertEqual((await session.respond("Open it."))["text"], "opened")
+
+        def not_registered(args):
+            return None
+
+        with self.assertRaisesRegex(TypeError, "not_registered"):
+            await self.bridge.create_session(tools=[not_registered])
+        with self.assertRaisesRegex(TypeError, "tools must be a list"):
+            await self.bridge.create_session(tools="open_gate")
+
 
 class LifecycleTests(unittest.IsolatedAsyncioTestCase):
     async def test_bridge_exits_when_the_client_closes(self):
