@@ -32,7 +32,9 @@ else the environment: ``OAM_BRIDGE_COMMAND`` (whole command line, split on white
 What the bridge could not read is refused before anything is sent: values that are not JSON
 (``TypeError`` / ``ValueError``), text with a lone surrogate (a ``ValueError`` naming where it is), a message
 longer than the bridge reads (a -32600 ``invalid_message`` :class:`BridgeError`; see ``max_line_bytes``). A
-tool result refused so becomes an error output the model sees at once.
+tool result refused so becomes an error output the model sees at once. What a script passes wrong is a
+``TypeError`` that names it, before anything is sent: a callback or tool handler that is not a function, a
+world seed (a dict) where a :class:`World` or world id goes, decision ``options`` that are not a list.
 
 Callbacks (``on_text``, ``on_line``, ``on_emotion``, ``on_event``, world subscriptions) and tool
 handlers run on the event loop; they may be plain functions or coroutines. Sync tool handlers run
@@ -253,6 +255,22 @@ def _max_line_bytes_of(command: Sequence[str]) -> Optional[int]:
     return None
 
 
+def _check_callable(value: Any, name: str) -> None:
+    """A TypeError naming ``name`` when ``value`` is neither None nor callable."""
+    if value is not None and not callable(value):
+        raise TypeError("%s must be a function (or None); got %s %r" % (name, type(value).__name__, value))
+
+
+def _world_id(world: Any) -> Optional[str]:
+    """The id to send for a ``world`` argument (a :class:`World`, an id or None)."""
+    if world is None or isinstance(world, str):
+        return world
+    if isinstance(world, World):
+        return world.id
+    raise TypeError("world must be a World or a world id; got %s %r (create it first: "
+                    "world = await bridge.create_world(state))" % (type(world).__name__, world))
+
+
 def _params(**values: Any) -> Dict[str, Any]:
     """Params without the ``None`` values."""
     return {k: v for k, v in values.items() if v is not None}
@@ -335,6 +353,8 @@ class Bridge:
 
     async def start(self) -> "Bridge":
         """Starts the process (and sends ``initialize`` unless disabled)."""
+        if self._closing:
+            raise BridgeError(SHUT_DOWN, "shut_down", "The bridge was closed; create a new Bridge to start another.")
         if self._process is not None:
             return self
         self._write_lock = asyncio.Lock()
@@ -348,7 +368,12 @@ class Bridge:
                 limit=LINE_LIMIT,
             )
         except OSError as error:
-            raise BridgeError(SHUT_DOWN, "shut_down", "Cannot start the bridge %r: %s" % (self.command, error)) from error
+            hint = ""
+            if isinstance(error, FileNotFoundError):
+                hint = (" (pass Bridge(command=[...]), or set OAM_BRIDGE_COMMAND to the whole command line or "
+                        "OAM_BRIDGE_PATH to a compiled oam)")
+            raise BridgeError(SHUT_DOWN, "shut_down",
+                              "Cannot start the bridge %r: %s%s" % (self.command, error, hint)) from error
         self._reader = asyncio.ensure_future(self._read_loop())
         if self._initialize:
             self.server_info = await self.request(
@@ -423,6 +448,7 @@ class Bridge:
         causes (``session/event``, ``npc/event``). With ``timeout`` (seconds) the call raises a -32024
         ``timeout`` error when it does not finish in time and drops the late response.
         """
+        _check_callable(on_event, "on_event")
         if self._dead is not None:
             raise self._dead
         if self._process is None:
@@ -465,6 +491,7 @@ class Bridge:
     def on_notification(self, method: str, handler: Callback) -> Callable[[], None]:
         """Calls ``handler(params)`` for every notification ``method`` (``"*"``: every notification, as
         ``handler(method, params)``). Returns a function that removes the handler."""
+        _check_callable(handler, "handler")
         self._listeners.setdefault(method, []).append(handler)
 
         def remove() -> None:
@@ -709,6 +736,8 @@ class Bridge:
         timeout: Optional[float] = None,
     ) -> Dict[str, Any]:
         """Registers a client tool (see :meth:`tool`) and returns its definition."""
+        if not callable(handler):
+            raise TypeError("handler must be a function; got %s %r" % (type(handler).__name__, handler))
         definition: Dict[str, Any] = {"name": name}
         if description:
             definition["description"] = description
@@ -806,7 +835,7 @@ class Bridge:
         """``npc/create``."""
         result = await self.request("npc/create", _params(
             npc=npc, persona=persona, tools=self._tools_param(tools),
-            world=world.id if isinstance(world, World) else world, memory=memory, options=options, model=model))
+            world=_world_id(world), memory=memory, options=options, model=model))
         created = Npc(self, result["npc"])
         created.tools = result.get("tools", [])
         created.warnings = result.get("warnings", [])
@@ -825,7 +854,7 @@ class Bridge:
         """``npc/restore`` from a save made with :meth:`Npc.state`."""
         result = await self.request("npc/restore", _params(
             state=state, npc=npc, tools=self._tools_param(tools),
-            world=world.id if isinstance(world, World) else world, options=options, model=model))
+            world=_world_id(world), options=options, model=model))
         restored = Npc(self, result["npc"])
         restored.tools = result.get("tools", [])
         restored.warnings = result.get("warnings", [])
@@ -857,7 +886,11 @@ class Bridge:
         tool_timeout_seconds: Optional[float] = None,
         model: Any = None,
     ) -> Dict[str, Any]:
-        """``decision/decide``: returns ``{"optionID", "reasoning", "confidence", "toolCalls", "usage", "isFallback"}``."""
+        """``decision/decide``: returns ``{"optionID", "reasoning", "confidence", "toolCalls", "usage", "isFallback"}``.
+        ``options`` is a list of option ids and/or option objects (``{"id", "description"?}``)."""
+        if isinstance(options, (str, bytes, Mapping)):
+            raise TypeError("options must be a list of option ids or option objects; got %s %r (options=[%r])"
+                            % (type(options).__name__, options, options))
         return await self.request("decision/decide", _params(
             situation=situation, options=list(options), actor=actor, context=context,
             tools=self._tools_param(tools), toolChoice=tool_choice, fallbackOptionID=fallback_option_id,
@@ -962,6 +995,8 @@ class Session:
         ``on_event(event)`` every ``session/event``. Streaming is on when either callback is given.
         On ``timeout`` (seconds) or when the awaiting task is cancelled, the turn is cancelled on the bridge
         (``session/cancel``, which also cancels this session's queued work)."""
+        _check_callable(on_text, "on_text")
+        _check_callable(on_event, "on_event")
         handler = None
         if on_text is not None or on_event is not None:
             def handler(event: Dict[str, Any]) -> Any:
@@ -1051,6 +1086,9 @@ class Npc:
         ``on_line(line)`` gets the whole line so far after every change (typewriter), ``on_emotion(emotion)``
         the emotion as soon as it is known, ``on_event(event)`` every ``npc/event``. Timeout and task
         cancellation send ``npc/cancel``."""
+        _check_callable(on_line, "on_line")
+        _check_callable(on_emotion, "on_emotion")
+        _check_callable(on_event, "on_event")
         handler = None
         if on_line is not None or on_emotion is not None or on_event is not None:
             shown = [""]
@@ -1159,6 +1197,9 @@ class World:
     async def subscribe(self, callback: Callback, path: str = "") -> Subscription:
         """Calls ``callback(change)`` for every ``world/changed`` at, inside or above ``path``; ``change`` has
         ``world``, ``subscription``, ``path`` and ``oldValue`` / ``newValue`` (absent when created / removed)."""
+        if not callable(callback):
+            raise TypeError("callback must be a function (subscribe(callback, path=...)); got %s %r"
+                            % (type(callback).__name__, callback))
         bridge = self.bridge
 
         def register(result: Dict[str, Any]) -> None:

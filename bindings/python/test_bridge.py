@@ -317,7 +317,7 @@ class GameTests(BridgeTestCase):
 
 
 class MistakeTests(BridgeTestCase):
-    """What the bridge could not read is refused before anything is sent, with an error that names it."""
+    """What a script gets wrong is refused before anything is sent, with an error that names it."""
 
     async def test_text_with_a_lone_surrogate_is_refused_naming_it(self):
         session = await self.bridge.create_session(model=scripted({"text": "first"}))
@@ -406,6 +406,28 @@ class MistakeTests(BridgeTestCase):
         with self.assertRaisesRegex(TypeError, "tools must be a list"):
             await self.bridge.create_session(tools="open_gate")
 
+    async def test_callbacks_that_are_not_functions_are_refused_before_sending(self):
+        session = await self.bridge.create_session(model=scripted({"text": "first"}))
+        with self.assertRaisesRegex(TypeError, "on_text"):
+            await session.respond("Hi", on_text="speech_label")
+        self.assertEqual((await session.respond("again"))["text"], "first")  # nothing was sent
+        npc = await self.bridge.create_npc({"name": "Gorm"}, model=scripted())
+        with self.assertRaisesRegex(TypeError, "on_emotion"):
+            await npc.talk("Hi", on_emotion="portrait")
+        world = await self.bridge.create_world({"gold": 1})
+        with self.assertRaisesRegex(TypeError, "callback"):
+            await world.subscribe("gold", lambda change: None)  # path and callback swapped
+        with self.assertRaisesRegex(TypeError, "handler"):
+            self.bridge.add_tool("open_gate", "Open a gate.")
+
+    async def test_decision_options_must_be_a_list(self):
+        with self.assertRaisesRegex(TypeError, "options"):
+            await self.bridge.decide("A wolf blocks the path.", "fight")
+
+    async def test_world_seed_where_a_world_goes_is_refused(self):
+        with self.assertRaisesRegex(TypeError, "create_world"):
+            await self.bridge.create_npc({"name": "Gorm"}, world={"gold": 1})
+
 
 class LifecycleTests(unittest.IsolatedAsyncioTestCase):
     async def test_bridge_exits_when_the_client_closes(self):
@@ -443,6 +465,16 @@ class LifecycleTests(unittest.IsolatedAsyncioTestCase):
             async with Bridge(["/nonexistent/oam-bridge", "stdio"]):
                 pass
         self.assertEqual(caught.exception.data_code, "shut_down")
+        self.assertIn("OAM_BRIDGE_COMMAND", caught.exception.message)  # says how to point at the bridge
+
+    async def test_start_after_close_is_refused(self):
+        bridge = Bridge(COMMAND)
+        await bridge.start()
+        await bridge.close()
+        with self.assertRaises(BridgeError) as caught:
+            await bridge.start()
+        self.assertEqual(caught.exception.data_code, "shut_down")
+        self.assertIn("new Bridge", caught.exception.message)
 
     def test_command_configuration(self):
         saved = {k: os.environ.pop(k, None) for k in ("OAM_BRIDGE_COMMAND", "OAM_BRIDGE_PATH", "OAM_BRIDGE_LOG")}
