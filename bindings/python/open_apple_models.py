@@ -446,7 +446,8 @@ class Bridge:
 
         ``on_event(event)`` receives the ``event`` of every ``<namespace>/event`` notification the request
         causes (``session/event``, ``npc/event``). With ``timeout`` (seconds) the call raises a -32024
-        ``timeout`` error when it does not finish in time and drops the late response.
+        ``timeout`` error when it does not finish in time and drops the late response; a timed-out
+        ``session/respond`` or ``npc/talk`` is cancelled on the bridge too (``session/cancel`` / ``npc/cancel``).
         """
         _check_callable(on_event, "on_event")
         if self._dead is not None:
@@ -470,6 +471,9 @@ class Bridge:
                 try:
                     result = await asyncio.wait_for(asyncio.shield(future), timeout)
                 except asyncio.TimeoutError:
+                    target = _CANCELS.get(method)
+                    if target is not None and isinstance(params, Mapping) and isinstance(params.get(target[1]), str):
+                        await _send_cancel(self, target[0], {target[1]: params[target[1]]})
                     raise BridgeError(
                         TIMEOUT, "timeout",
                         "'%s' did not finish within %d ms; it was cancelled." % (method, round(timeout * 1000))) from None
@@ -952,6 +956,10 @@ async def _cancellable(bridge: Bridge, awaitable: Awaitable[Any], cancel_method:
         await _send_cancel(bridge, cancel_method, cancel_params)
         _discard(task)
         raise
+
+
+#: The cancel notification of the requests that start a turn: method → (cancel method, its target member).
+_CANCELS = {"session/respond": ("session/cancel", "session"), "npc/talk": ("npc/cancel", "npc")}
 
 
 async def _send_cancel(bridge: Bridge, method: str, params: Dict[str, Any]) -> None:

@@ -219,6 +219,15 @@ class SessionTests(BridgeTestCase):
         self.assertEqual(result["text"], "next")
         self.assertLess(time.monotonic() - started, 2.5, "the timed-out turn was not cancelled on the bridge")
 
+    async def test_raw_request_timeout_cancels_the_turn_too(self):
+        session = await self.bridge.create_session(
+            model=scripted({"text": "late", "delayMs": 3000}, {"text": "next"}))
+        with self.assertRaises(BridgeError) as caught:
+            await self.bridge.request("session/respond", {"session": session.id, "prompt": "x"}, timeout=0.2)
+        self.assertEqual(caught.exception.message, "'session/respond' did not finish within 200 ms; it was cancelled.")
+        self.assertEqual(await session.cancel(), 0, "the timed-out turn was still running on the bridge")
+        self.assertEqual((await session.respond("y"))["text"], "next")
+
     async def test_transcript_and_history(self):
         session = await self.bridge.create_session("Be brief.", model=scripted({"text": "One."}))
         await session.respond("Count.")
