@@ -37,7 +37,9 @@ tool result refused so becomes an error output the model sees at once. What a sc
 world seed (a dict) where a :class:`World` or world id goes, decision ``options`` that are not a list.
 
 Callbacks (``on_text``, ``on_line``, ``on_emotion``, ``on_event``, world subscriptions) and tool
-handlers run on the event loop; they may be plain functions or coroutines. Sync tool handlers run
+handlers run on the event loop; they may be plain functions or coroutines. A call returns once the coroutines
+its callbacks started have finished; an exception in a callback fails the call it belongs to (after its
+response), one in a world subscription or notification handler is logged. Sync tool handlers run
 directly on the loop, so keep them short (or make them ``async`` / use ``asyncio.to_thread``).
 """
 
@@ -148,13 +150,14 @@ class _Tool:
 class _Pending:
     """A request waiting for its response."""
 
-    __slots__ = ("future", "on_event", "on_result", "callback_error")
+    __slots__ = ("future", "on_event", "on_result", "callback_error", "callback_tasks")
 
     def __init__(self, future: "asyncio.Future[Any]", on_event: Optional[Callback], on_result: Optional[Callback]):
         self.future = future
         self.on_event = on_event
         self.on_result = on_result
         self.callback_error: Optional[BaseException] = None
+        self.callback_tasks: List["asyncio.Future[None]"] = []  # coroutine callbacks still running
 
 
 def bridge_command(command: Union[str, Sequence[str], None] = None) -> List[str]:
@@ -342,6 +345,7 @@ class Bridge:
         self._pending: Dict[str, _Pending] = {}
         self._tools: Dict[str, _Tool] = {}
         self._tool_tasks: Dict[str, "asyncio.Task[None]"] = {}
+        self._callback_tasks: "set[asyncio.Future[None]]" = set()  # held so that they are not collected
         self._listeners: Dict[str, List[Callback]] = {}
         self._subscriptions: Dict[str, Callback] = {}
         self._write_lock: Optional[asyncio.Lock] = None
@@ -479,6 +483,8 @@ class Bridge:
                         "'%s' did not finish within %d ms; it was cancelled." % (method, round(timeout * 1000))) from None
         finally:
             self._pending.pop(key, None)
+        if pending.callback_tasks:  # coroutine callbacks of this call finish before it returns
+            await asyncio.gather(*pending.callback_tasks, return_exceptions=True)
         if pending.callback_error is not None:
             raise pending.callback_error
         return result
@@ -620,7 +626,11 @@ class Bridge:
                 except Exception as error:
                     report(error)
 
-            asyncio.ensure_future(run())
+            task = asyncio.ensure_future(run())
+            self._callback_tasks.add(task)
+            task.add_done_callback(self._callback_tasks.discard)
+            if pending is not None:
+                pending.callback_tasks.append(task)
 
     def _handle_notification(self, method: str, params: Dict[str, Any]) -> None:
         if method == "tool/cancel":

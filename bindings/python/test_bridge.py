@@ -175,6 +175,28 @@ class SessionTests(BridgeTestCase):
         await asyncio.sleep(0.05)
         self.assertEqual(texts[-1], result["text"])
 
+    async def test_async_callbacks_finish_before_the_turn_returns(self):
+        shown = []
+
+        async def on_text(text):
+            await asyncio.sleep(0.01)  # a UI update that takes a moment
+            shown.append(text)
+
+        session = await self.bridge.create_session(model=scripted({"text": "Aye, captain.", "chunks": 2}))
+        result = await session.respond("Report.", on_text=on_text)
+        self.assertEqual(shown[-1], result["text"])
+
+    async def test_async_callback_that_raises_after_awaiting_fails_the_call(self):
+        async def on_line(line):
+            await asyncio.sleep(0.01)
+            raise RuntimeError("portrait missing")
+
+        npc = await self.bridge.create_npc({"name": "Gorm"}, model=scripted(
+            {"json": {"emotion": "proud", "line": "Finest steel.", "player_options": ["a", "b", "c"],
+                      "ends_conversation": False}}))
+        with self.assertRaisesRegex(RuntimeError, "portrait missing"):
+            await npc.talk("Hi", on_line=on_line)
+
     async def test_callback_that_raises_fails_the_call(self):
         session = await self.bridge.create_session(model=scripted({"text": "Hello there."}))
 
