@@ -315,7 +315,8 @@ class Bridge:
     :param cwd: working directory for the child.
     :param initialize: send ``initialize`` on start (its result is in ``server_info``).
     :param client_name: the ``client.name`` sent in ``initialize``.
-    :param shutdown_timeout: seconds ``close()`` waits for a clean exit before killing the process.
+    :param shutdown_timeout: seconds ``close()`` waits for the answer to ``shutdown``, and then again for the
+        process to exit, before killing it (a bridge that answers nothing is killed after twice this).
     :param max_line_bytes: the longest line the bridge reads (default: the ``--max-line-bytes`` in the command,
         else the bridge's default, 16 MiB). A longer message is refused before it is sent, with a -32600
         ``invalid_message`` :class:`BridgeError`; a longer tool result becomes an error output the model sees.
