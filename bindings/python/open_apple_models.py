@@ -29,8 +29,17 @@ Which bridge is started: ``Bridge(command=[...])`` (an argv list, or a string sp
 else the environment: ``OAM_BRIDGE_COMMAND`` (whole command line, split on whitespace),
 ``OAM_BRIDGE_PATH`` (path of a compiled ``oam``; runs ``<path> stdio``), else ``oam stdio`` from PATH.
 
+What the bridge could not read is refused before anything is sent: values that are not JSON
+(``TypeError`` / ``ValueError``), text with a lone surrogate (a ``ValueError`` naming where it is), a message
+longer than the bridge reads (a -32600 ``invalid_message`` :class:`BridgeError`; see ``max_line_bytes``). A
+tool result refused so becomes an error output the model sees at once. What a script passes wrong is a
+``TypeError`` that names it, before anything is sent: a callback or tool handler that is not a function, a
+world seed (a dict) where a :class:`World` or world id goes, decision ``options`` that are not a list.
+
 Callbacks (``on_text``, ``on_line``, ``on_emotion``, ``on_event``, world subscriptions) and tool
-handlers run on the event loop; they may be plain functions or coroutines. Sync tool handlers run
+handlers run on the event loop; they may be plain functions or coroutines. A call returns once the coroutines
+its callbacks started have finished; an exception in a callback fails the call it belongs to (after its
+response), one in a world subscription or notification handler is logged. Sync tool handlers run
 directly on the loop, so keep them short (or make them ``async`` / use ``asyncio.to_thread``).
 """
 
@@ -70,6 +79,10 @@ Callback = Callable[..., Any]
 
 #: Largest line the client accepts from the bridge (transcripts and saves can be large).
 LINE_LIMIT = 64 * 1024 * 1024
+
+#: Longest line the bridge reads by default (``oam stdio --max-line-bytes``). A longer message is refused
+#: before it is sent: the bridge would skip it and answer with no id, so the call would never finish.
+MAX_LINE_BYTES = 16 * 1024 * 1024
 
 SHUT_DOWN = -32023
 TIMEOUT = -32024
@@ -137,13 +150,14 @@ class _Tool:
 class _Pending:
     """A request waiting for its response."""
 
-    __slots__ = ("future", "on_event", "on_result", "callback_error")
+    __slots__ = ("future", "on_event", "on_result", "callback_error", "callback_tasks")
 
     def __init__(self, future: "asyncio.Future[Any]", on_event: Optional[Callback], on_result: Optional[Callback]):
         self.future = future
         self.on_event = on_event
         self.on_result = on_result
         self.callback_error: Optional[BaseException] = None
+        self.callback_tasks: List["asyncio.Future[None]"] = []  # coroutine callbacks still running
 
 
 def bridge_command(command: Union[str, Sequence[str], None] = None) -> List[str]:
@@ -191,6 +205,75 @@ def _dumps(value: Any) -> str:
     return json.dumps(_jsonable(value), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
+def _lone_surrogate(value: Any, path: str) -> Optional[str]:
+    """Where the first string that UTF-8 cannot encode (a lone surrogate) is in ``value``, described."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as error:
+            return "%s has a lone surrogate %r at index %d" % (path, value[error.start], error.start)
+        return None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            found = _lone_surrogate(str(key), path + " (a key)") or _lone_surrogate(item, "%s.%s" % (path, key))
+            if found:
+                return found
+    elif isinstance(value, (list, tuple)):
+        for index, item in enumerate(value):
+            found = _lone_surrogate(item, "%s[%d]" % (path, index))
+            if found:
+                return found
+    return None
+
+
+def _encode(message: Dict[str, Any]) -> bytes:
+    """One protocol line as UTF-8. Values that are not JSON raise TypeError/ValueError; text that UTF-8 cannot
+    encode (a lone surrogate, e.g. from bytes decoded with ``errors="surrogateescape"``) raises a ValueError
+    that names where it is."""
+    text = _dumps(message)
+    try:
+        return text.encode("utf-8") + b"\n"
+    except UnicodeEncodeError:
+        data = _jsonable(message)
+        where = _lone_surrogate(data.get("params", data.get("result")), "params" if "params" in data else "result")
+        raise ValueError("%s, which UTF-8 cannot encode; nothing was sent (decode bytes with errors='replace' "
+                         "instead of 'surrogateescape')" % (where or "the message has a lone surrogate")) from None
+
+
+def _printable(text: str) -> str:
+    """``text`` with lone surrogates escaped, so that it can always be sent."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _max_line_bytes_of(command: Sequence[str]) -> Optional[int]:
+    """The ``--max-line-bytes`` value in a bridge's argv, or None."""
+    for index, arg in enumerate(command):
+        value = None
+        if arg == "--max-line-bytes" and index + 1 < len(command):
+            value = command[index + 1]
+        elif arg.startswith("--max-line-bytes="):
+            value = arg[len("--max-line-bytes="):]
+        if value is not None and value.isdigit():
+            return int(value)
+    return None
+
+
+def _check_callable(value: Any, name: str) -> None:
+    """A TypeError naming ``name`` when ``value`` is neither None nor callable."""
+    if value is not None and not callable(value):
+        raise TypeError("%s must be a function (or None); got %s %r" % (name, type(value).__name__, value))
+
+
+def _world_id(world: Any) -> Optional[str]:
+    """The id to send for a ``world`` argument (a :class:`World`, an id or None)."""
+    if world is None or isinstance(world, str):
+        return world
+    if isinstance(world, World):
+        return world.id
+    raise TypeError("world must be a World or a world id; got %s %r (create it first: "
+                    "world = await bridge.create_world(state))" % (type(world).__name__, world))
+
+
 def _params(**values: Any) -> Dict[str, Any]:
     """Params without the ``None`` values."""
     return {k: v for k, v in values.items() if v is not None}
@@ -232,7 +315,11 @@ class Bridge:
     :param cwd: working directory for the child.
     :param initialize: send ``initialize`` on start (its result is in ``server_info``).
     :param client_name: the ``client.name`` sent in ``initialize``.
-    :param shutdown_timeout: seconds ``close()`` waits for a clean exit before killing the process.
+    :param shutdown_timeout: seconds ``close()`` waits for the answer to ``shutdown``, and then again for the
+        process to exit, before killing it (a bridge that answers nothing is killed after twice this).
+    :param max_line_bytes: the longest line the bridge reads (default: the ``--max-line-bytes`` in the command,
+        else the bridge's default, 16 MiB). A longer message is refused before it is sent, with a -32600
+        ``invalid_message`` :class:`BridgeError`; a longer tool result becomes an error output the model sees.
     """
 
     def __init__(
@@ -244,8 +331,10 @@ class Bridge:
         initialize: bool = True,
         client_name: str = "python",
         shutdown_timeout: float = 5.0,
+        max_line_bytes: Optional[int] = None,
     ):
         self.command = bridge_command(command)
+        self.max_line_bytes = max_line_bytes or _max_line_bytes_of(self.command) or MAX_LINE_BYTES
         self._env = dict(env) if env is not None else None
         self._cwd = cwd
         self._initialize = initialize
@@ -257,6 +346,7 @@ class Bridge:
         self._pending: Dict[str, _Pending] = {}
         self._tools: Dict[str, _Tool] = {}
         self._tool_tasks: Dict[str, "asyncio.Task[None]"] = {}
+        self._callback_tasks: "set[asyncio.Future[None]]" = set()  # held so that they are not collected
         self._listeners: Dict[str, List[Callback]] = {}
         self._subscriptions: Dict[str, Callback] = {}
         self._write_lock: Optional[asyncio.Lock] = None
@@ -268,6 +358,8 @@ class Bridge:
 
     async def start(self) -> "Bridge":
         """Starts the process (and sends ``initialize`` unless disabled)."""
+        if self._closing:
+            raise BridgeError(SHUT_DOWN, "shut_down", "The bridge was closed; create a new Bridge to start another.")
         if self._process is not None:
             return self
         self._write_lock = asyncio.Lock()
@@ -281,7 +373,12 @@ class Bridge:
                 limit=LINE_LIMIT,
             )
         except OSError as error:
-            raise BridgeError(SHUT_DOWN, "shut_down", "Cannot start the bridge %r: %s" % (self.command, error)) from error
+            hint = ""
+            if isinstance(error, FileNotFoundError):
+                hint = (" (pass Bridge(command=[...]), or set OAM_BRIDGE_COMMAND to the whole command line or "
+                        "OAM_BRIDGE_PATH to a compiled oam)")
+            raise BridgeError(SHUT_DOWN, "shut_down",
+                              "Cannot start the bridge %r: %s%s" % (self.command, error, hint)) from error
         self._reader = asyncio.ensure_future(self._read_loop())
         if self._initialize:
             self.server_info = await self.request(
@@ -354,8 +451,10 @@ class Bridge:
 
         ``on_event(event)`` receives the ``event`` of every ``<namespace>/event`` notification the request
         causes (``session/event``, ``npc/event``). With ``timeout`` (seconds) the call raises a -32024
-        ``timeout`` error when it does not finish in time and drops the late response.
+        ``timeout`` error when it does not finish in time and drops the late response; a timed-out
+        ``session/respond`` or ``npc/talk`` is cancelled on the bridge too (``session/cancel`` / ``npc/cancel``).
         """
+        _check_callable(on_event, "on_event")
         if self._dead is not None:
             raise self._dead
         if self._process is None:
@@ -364,7 +463,7 @@ class Bridge:
         message: Dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
-        line = _dumps(message)  # invalid params fail here, before anything is sent
+        line = self._encode(message)  # invalid params fail here, before anything is sent
         key = _id_key(request_id)
         future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
         pending = _Pending(future, on_event, _on_result)
@@ -377,11 +476,16 @@ class Bridge:
                 try:
                     result = await asyncio.wait_for(asyncio.shield(future), timeout)
                 except asyncio.TimeoutError:
+                    target = _CANCELS.get(method)
+                    if target is not None and isinstance(params, Mapping) and isinstance(params.get(target[1]), str):
+                        await _send_cancel(self, target[0], {target[1]: params[target[1]]})
                     raise BridgeError(
                         TIMEOUT, "timeout",
                         "'%s' did not finish within %d ms; it was cancelled." % (method, round(timeout * 1000))) from None
         finally:
             self._pending.pop(key, None)
+        if pending.callback_tasks:  # coroutine callbacks of this call finish before it returns
+            await asyncio.gather(*pending.callback_tasks, return_exceptions=True)
         if pending.callback_error is not None:
             raise pending.callback_error
         return result
@@ -393,11 +497,12 @@ class Bridge:
         message: Dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        await self._write(_dumps(message))
+        await self._write(self._encode(message))
 
     def on_notification(self, method: str, handler: Callback) -> Callable[[], None]:
         """Calls ``handler(params)`` for every notification ``method`` (``"*"``: every notification, as
         ``handler(method, params)``). Returns a function that removes the handler."""
+        _check_callable(handler, "handler")
         self._listeners.setdefault(method, []).append(handler)
 
         def remove() -> None:
@@ -407,12 +512,25 @@ class Bridge:
 
         return remove
 
-    async def _write(self, line: str) -> None:
+    def _encode(self, message: Dict[str, Any]) -> bytes:
+        """The message as a line; raises TypeError/ValueError (not JSON, lone surrogate) or a -32600
+        ``invalid_message`` BridgeError (longer than the bridge reads) without sending anything."""
+        line = _encode(message)
+        if len(line) - 1 > self.max_line_bytes:
+            raise BridgeError(
+                -32600, "invalid_message",
+                "The message is %d bytes, longer than the %d bytes the bridge reads; it was not sent (a bridge "
+                "started with a higher --max-line-bytes needs Bridge(max_line_bytes=...) too)."
+                % (len(line) - 1, self.max_line_bytes),
+                {"code": "invalid_message", "bytes": len(line) - 1, "limit": self.max_line_bytes})
+        return line
+
+    async def _write(self, line: bytes) -> None:
         process = self._process
         assert process is not None and process.stdin is not None and self._write_lock is not None
         async with self._write_lock:
             try:
-                process.stdin.write(line.encode("utf-8") + b"\n")
+                process.stdin.write(line)
                 await process.stdin.drain()
             except (ConnectionError, OSError) as error:
                 # The reader reports the exit; until then, fail this write clearly.
@@ -509,7 +627,11 @@ class Bridge:
                 except Exception as error:
                     report(error)
 
-            asyncio.ensure_future(run())
+            task = asyncio.ensure_future(run())
+            self._callback_tasks.add(task)
+            task.add_done_callback(self._callback_tasks.discard)
+            if pending is not None:
+                pending.callback_tasks.append(task)
 
     def _handle_notification(self, method: str, params: Dict[str, Any]) -> None:
         if method == "tool/cancel":
@@ -538,18 +660,16 @@ class Bridge:
         self._tool_tasks[key] = task
         task.add_done_callback(lambda _t: self._tool_tasks.pop(key, None))
 
-    async def _reply(self, request_id: Any, result: Dict[str, Any]) -> None:
-        if self._dead is None:
-            try:
-                await self._write(_dumps({"jsonrpc": "2.0", "id": request_id, "result": result}))
-            except BridgeError:
-                pass
+    async def _reply_error_output(self, request_id: Any, output: str) -> None:
+        await self._send_line(request_id, {"result": {"output": _printable(output), "isError": True}})
 
     async def _reply_error(self, request_id: Any, code: int, message: str) -> None:
+        await self._send_line(request_id, {"error": {"code": code, "message": _printable(message)}})
+
+    async def _send_line(self, request_id: Any, members: Dict[str, Any]) -> None:
         if self._dead is None:
             try:
-                await self._write(_dumps({"jsonrpc": "2.0", "id": request_id,
-                                          "error": {"code": code, "message": message}}))
+                await self._write(self._encode(dict({"jsonrpc": "2.0", "id": request_id}, **members)))
             except BridgeError:
                 pass
 
@@ -570,17 +690,21 @@ class Bridge:
         except asyncio.CancelledError:
             return  # tool/cancel: the bridge no longer wants the output
         except ToolError as error:
-            await self._reply(request_id, {"output": str(error) or "Tool error.", "isError": True})
+            await self._reply_error_output(request_id, str(error) or "Tool error.")
             return
         except Exception as error:
             text = str(error)
-            output = "%s: %s" % (type(error).__name__, text) if text else type(error).__name__
-            await self._reply(request_id, {"output": output, "isError": True})
+            await self._reply_error_output(request_id, "%s: %s" % (type(error).__name__, text) if text
+                                           else type(error).__name__)
             return
         try:
-            payload = _dumps({"jsonrpc": "2.0", "id": request_id, "result": {"output": value}})
+            payload = self._encode({"jsonrpc": "2.0", "id": request_id, "result": {"output": value}})
+        except BridgeError as error:
+            await self._reply_error_output(request_id, "The tool result is %d bytes, longer than the %d bytes the "
+                                           "bridge reads." % (error.data["bytes"], error.data["limit"]))
+            return
         except (TypeError, ValueError) as error:
-            await self._reply(request_id, {"output": "The tool result is not valid JSON: %s" % error, "isError": True})
+            await self._reply_error_output(request_id, "The tool result is not valid JSON: %s" % error)
             return
         if self._dead is None:
             try:
@@ -592,17 +716,23 @@ class Bridge:
 
     def tool(
         self,
-        name: Optional[str] = None,
+        name: Union[str, Callback, None] = None,
         *,
         description: Optional[str] = None,
         parameters: Optional[Dict[str, Any]] = None,
         timeout: Optional[float] = None,
-    ) -> Callable[[Callback], Callback]:
-        """Decorator registering a client tool. The handler gets ``args`` (and, if it takes a second
-        parameter, a :class:`ToolContext`) and returns the output (text or JSON data); it may be async.
-        Raising marks the output as an error the model sees. ``timeout`` (seconds) is the tool's
-        ``timeoutSeconds``: when it passes the bridge gives the model a timeout error and the handler
-        is cancelled. Description defaults to the docstring, the name to the function name."""
+    ) -> Any:
+        """Decorator registering a client tool: ``@bridge.tool(description=..., parameters=...)``, or bare
+        ``@bridge.tool``. The handler gets ``args`` (and, if it takes a second parameter, a
+        :class:`ToolContext`) and returns the output (text or JSON data); it may be async. Raising marks the
+        output as an error the model sees. ``timeout`` (seconds) is the tool's ``timeoutSeconds``: when it
+        passes the bridge gives the model a timeout error and the handler is cancelled. Description defaults
+        to the docstring, the name to the function name. The decorated function is returned unchanged; pass
+        it (or its name) in ``tools=[...]``."""
+        if callable(name):  # bare @bridge.tool
+            handler = name
+            self.add_tool(handler.__name__, handler, description=inspect.getdoc(handler))
+            return handler
 
         def register(handler: Callback) -> Callback:
             self.add_tool(name or handler.__name__, handler, description=description or inspect.getdoc(handler),
@@ -621,6 +751,8 @@ class Bridge:
         timeout: Optional[float] = None,
     ) -> Dict[str, Any]:
         """Registers a client tool (see :meth:`tool`) and returns its definition."""
+        if not callable(handler):
+            raise TypeError("handler must be a function; got %s %r" % (type(handler).__name__, handler))
         definition: Dict[str, Any] = {"name": name}
         if description:
             definition["description"] = description
@@ -630,21 +762,33 @@ class Bridge:
         self._tools[name] = _Tool(name, handler, definition, _accepts_two(handler))
         return definition
 
-    def tool_definitions(self, tools: Optional[Iterable[Union[str, Mapping[str, Any]]]] = None) -> List[Dict[str, Any]]:
-        """Definitions for ``tools``: registered tool names and/or raw definition dicts (default: all registered)."""
+    def tool_definitions(self, tools: Optional[Iterable[Any]] = None) -> List[Dict[str, Any]]:
+        """Definitions for ``tools``: registered tool names, registered handler functions and/or raw definition
+        dicts (default: all registered)."""
         if tools is None:
             return [dict(t.definition) for t in self._tools.values()]
+        if isinstance(tools, (str, Mapping)) or callable(tools):
+            raise TypeError("tools must be a list (tools=[%r]); got %s" % (tools, type(tools).__name__))
         definitions = []
         for tool in tools:
             if isinstance(tool, str):
                 if tool not in self._tools:
                     raise ValueError("No tool named '%s' is registered (use @bridge.tool)." % tool)
                 definitions.append(dict(self._tools[tool].definition))
-            else:
+            elif isinstance(tool, Mapping):
                 definitions.append(dict(tool))
+            elif callable(tool):
+                registered = next((t for t in self._tools.values() if t.handler is tool), None)
+                if registered is None:
+                    raise TypeError("%s is not a registered tool handler: register it with @bridge.tool or "
+                                    "bridge.add_tool first" % getattr(tool, "__name__", repr(tool)))
+                definitions.append(dict(registered.definition))
+            else:
+                raise TypeError("A tool is a registered name, a registered handler or a definition dict; got %s %r"
+                                % (type(tool).__name__, tool))
         return definitions
 
-    def _tools_param(self, tools: Optional[Iterable[Union[str, Mapping[str, Any]]]]) -> Optional[List[Dict[str, Any]]]:
+    def _tools_param(self, tools: Optional[Iterable[Any]]) -> Optional[List[Dict[str, Any]]]:
         return None if tools is None else self.tool_definitions(tools)
 
     # ------------------------------------------------------------------ sessions
@@ -659,7 +803,7 @@ class Bridge:
         model: Any = None,
         history: Any = None,
     ) -> "Session":
-        """``session/create``. ``tools`` are registered tool names or definitions."""
+        """``session/create``. ``tools`` are registered tool names or handlers, or definitions."""
         result = await self.request("session/create", _params(
             session=session, instructions=instructions, tools=self._tools_param(tools), options=options,
             model=model, history=history))
@@ -706,7 +850,7 @@ class Bridge:
         """``npc/create``."""
         result = await self.request("npc/create", _params(
             npc=npc, persona=persona, tools=self._tools_param(tools),
-            world=world.id if isinstance(world, World) else world, memory=memory, options=options, model=model))
+            world=_world_id(world), memory=memory, options=options, model=model))
         created = Npc(self, result["npc"])
         created.tools = result.get("tools", [])
         created.warnings = result.get("warnings", [])
@@ -725,7 +869,7 @@ class Bridge:
         """``npc/restore`` from a save made with :meth:`Npc.state`."""
         result = await self.request("npc/restore", _params(
             state=state, npc=npc, tools=self._tools_param(tools),
-            world=world.id if isinstance(world, World) else world, options=options, model=model))
+            world=_world_id(world), options=options, model=model))
         restored = Npc(self, result["npc"])
         restored.tools = result.get("tools", [])
         restored.warnings = result.get("warnings", [])
@@ -757,7 +901,11 @@ class Bridge:
         tool_timeout_seconds: Optional[float] = None,
         model: Any = None,
     ) -> Dict[str, Any]:
-        """``decision/decide``: returns ``{"optionID", "reasoning", "confidence", "toolCalls", "usage", "isFallback"}``."""
+        """``decision/decide``: returns ``{"optionID", "reasoning", "confidence", "toolCalls", "usage", "isFallback"}``.
+        ``options`` is a list of option ids and/or option objects (``{"id", "description"?}``)."""
+        if isinstance(options, (str, bytes, Mapping)):
+            raise TypeError("options must be a list of option ids or option objects; got %s %r (options=[%r])"
+                            % (type(options).__name__, options, options))
         return await self.request("decision/decide", _params(
             situation=situation, options=list(options), actor=actor, context=context,
             tools=self._tools_param(tools), toolChoice=tool_choice, fallbackOptionID=fallback_option_id,
@@ -821,6 +969,10 @@ async def _cancellable(bridge: Bridge, awaitable: Awaitable[Any], cancel_method:
         raise
 
 
+#: The cancel notification of the requests that start a turn: method → (cancel method, its target member).
+_CANCELS = {"session/respond": ("session/cancel", "session"), "npc/talk": ("npc/cancel", "npc")}
+
+
 async def _send_cancel(bridge: Bridge, method: str, params: Dict[str, Any]) -> None:
     try:
         await bridge.notify(method, params)
@@ -862,6 +1014,8 @@ class Session:
         ``on_event(event)`` every ``session/event``. Streaming is on when either callback is given.
         On ``timeout`` (seconds) or when the awaiting task is cancelled, the turn is cancelled on the bridge
         (``session/cancel``, which also cancels this session's queued work)."""
+        _check_callable(on_text, "on_text")
+        _check_callable(on_event, "on_event")
         handler = None
         if on_text is not None or on_event is not None:
             def handler(event: Dict[str, Any]) -> Any:
@@ -951,6 +1105,9 @@ class Npc:
         ``on_line(line)`` gets the whole line so far after every change (typewriter), ``on_emotion(emotion)``
         the emotion as soon as it is known, ``on_event(event)`` every ``npc/event``. Timeout and task
         cancellation send ``npc/cancel``."""
+        _check_callable(on_line, "on_line")
+        _check_callable(on_emotion, "on_emotion")
+        _check_callable(on_event, "on_event")
         handler = None
         if on_line is not None or on_emotion is not None or on_event is not None:
             shown = [""]
@@ -1059,6 +1216,9 @@ class World:
     async def subscribe(self, callback: Callback, path: str = "") -> Subscription:
         """Calls ``callback(change)`` for every ``world/changed`` at, inside or above ``path``; ``change`` has
         ``world``, ``subscription``, ``path`` and ``oldValue`` / ``newValue`` (absent when created / removed)."""
+        if not callable(callback):
+            raise TypeError("callback must be a function (subscribe(callback, path=...)); got %s %r"
+                            % (type(callback).__name__, callback))
         bridge = self.bridge
 
         def register(result: Dict[str, Any]) -> None:

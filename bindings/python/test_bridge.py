@@ -175,6 +175,28 @@ class SessionTests(BridgeTestCase):
         await asyncio.sleep(0.05)
         self.assertEqual(texts[-1], result["text"])
 
+    async def test_async_callbacks_finish_before_the_turn_returns(self):
+        shown = []
+
+        async def on_text(text):
+            await asyncio.sleep(0.01)  # a UI update that takes a moment
+            shown.append(text)
+
+        session = await self.bridge.create_session(model=scripted({"text": "Aye, captain.", "chunks": 2}))
+        result = await session.respond("Report.", on_text=on_text)
+        self.assertEqual(shown[-1], result["text"])
+
+    async def test_async_callback_that_raises_after_awaiting_fails_the_call(self):
+        async def on_line(line):
+            await asyncio.sleep(0.01)
+            raise RuntimeError("portrait missing")
+
+        npc = await self.bridge.create_npc({"name": "Gorm"}, model=scripted(
+            {"json": {"emotion": "proud", "line": "Finest steel.", "player_options": ["a", "b", "c"],
+                      "ends_conversation": False}}))
+        with self.assertRaisesRegex(RuntimeError, "portrait missing"):
+            await npc.talk("Hi", on_line=on_line)
+
     async def test_callback_that_raises_fails_the_call(self):
         session = await self.bridge.create_session(model=scripted({"text": "Hello there."}))
 
@@ -218,6 +240,15 @@ class SessionTests(BridgeTestCase):
         result = await session.respond("y")
         self.assertEqual(result["text"], "next")
         self.assertLess(time.monotonic() - started, 2.5, "the timed-out turn was not cancelled on the bridge")
+
+    async def test_raw_request_timeout_cancels_the_turn_too(self):
+        session = await self.bridge.create_session(
+            model=scripted({"text": "late", "delayMs": 3000}, {"text": "next"}))
+        with self.assertRaises(BridgeError) as caught:
+            await self.bridge.request("session/respond", {"session": session.id, "prompt": "x"}, timeout=0.2)
+        self.assertEqual(caught.exception.message, "'session/respond' did not finish within 200 ms; it was cancelled.")
+        self.assertEqual(await session.cancel(), 0, "the timed-out turn was still running on the bridge")
+        self.assertEqual((await session.respond("y"))["text"], "next")
 
     async def test_transcript_and_history(self):
         session = await self.bridge.create_session("Be brief.", model=scripted({"text": "One."}))
@@ -316,6 +347,119 @@ class GameTests(BridgeTestCase):
         self.assertEqual(caught.exception.data_code, "world_not_found")
 
 
+class MistakeTests(BridgeTestCase):
+    """What a script gets wrong is refused before anything is sent, with an error that names it."""
+
+    async def test_text_with_a_lone_surrogate_is_refused_naming_it(self):
+        session = await self.bridge.create_session(model=scripted({"text": "first"}))
+        with self.assertRaises(ValueError) as caught:
+            await session.respond("caf\udce9 menu")  # bytes decoded with errors="surrogateescape"
+        self.assertIn("params.prompt", str(caught.exception))
+        self.assertIn("surrogate", str(caught.exception))
+        self.assertEqual((await session.respond("again"))["text"], "first")
+
+    async def test_tool_result_with_a_lone_surrogate_is_an_error_output_at_once(self):
+        @self.bridge.tool(description="List the save files.", timeout=3)
+        def saves(args):
+            return ["slot1", "caf\udce9.sav"]
+
+        @self.bridge.tool(description="Load a save file.", timeout=3)
+        def load(args):
+            raise FileNotFoundError("No such file: 'caf\udce9.sav'")
+
+        session = await self.bridge.create_session(
+            tools=["saves", "load"],
+            model=scripted({"toolCalls": [{"name": "saves", "arguments": {}}, {"name": "load", "arguments": {}}]},
+                           {"text": "ok"}))
+        result = await session.respond("Which saves are there?")
+        outputs = {record["call"]["name"]: record for record in result["toolCalls"]}
+        self.assertTrue(outputs["saves"]["isError"])
+        self.assertIn("result.output[1] has a lone surrogate", outputs["saves"]["output"])
+        self.assertTrue(outputs["load"]["isError"])
+        self.assertEqual(outputs["load"]["output"], "FileNotFoundError: No such file: 'caf\\udce9.sav'")
+
+    async def test_message_longer_than_the_bridge_reads_is_refused(self):
+        bridge = Bridge(bridge_command(COMMAND) + ["--max-line-bytes", "4096"])
+        await bridge.start()
+        try:
+            session = await bridge.create_session(model=scripted({"text": "short"}))
+            with self.assertRaises(BridgeError) as caught:
+                await asyncio.wait_for(session.respond("x" * 5000), 10)
+            self.assertEqual((caught.exception.code, caught.exception.data_code), (-32600, "invalid_message"))
+            self.assertIn("longer than the 4096 bytes", caught.exception.message)
+            self.assertEqual((await session.respond("hi"))["text"], "short")
+        finally:
+            await bridge.close()
+
+    async def test_tool_result_longer_than_the_bridge_reads_is_an_error_output(self):
+        bridge = Bridge(bridge_command(COMMAND) + ["--max-line-bytes=4096"])
+        await bridge.start()
+        try:
+            @bridge.tool(description="Read the whole library.", timeout=3)
+            def library(args):
+                return "page " * 2000
+
+            session = await bridge.create_session(
+                tools=["library"], model=scripted({"toolCalls": [{"name": "library", "arguments": {}}]}, {"text": "ok"}))
+            result = await asyncio.wait_for(session.respond("Read everything."), 10)
+            self.assertTrue(result["toolCalls"][0]["isError"])
+            self.assertIn("longer than the 4096 bytes", result["toolCalls"][0]["output"])
+        finally:
+            await bridge.close()
+
+    async def test_bare_tool_decorator_registers_the_function(self):
+        @self.bridge.tool
+        def ring_bell(args):
+            """Ring the bell."""
+            return "dong"
+
+        self.assertTrue(callable(ring_bell) and ring_bell.__name__ == "ring_bell")
+        self.assertEqual(self.bridge.tool_definitions(["ring_bell"])[0]["description"], "Ring the bell.")
+        session = await self.bridge.create_session(
+            tools=["ring_bell"], model=scripted({"toolCalls": [{"name": "ring_bell", "arguments": {}}]},
+                                                {"template": "{toolOutput}"}))
+        self.assertEqual((await session.respond("Ring it."))["text"], "dong")
+
+    async def test_tools_may_be_the_decorated_functions(self):
+        @self.bridge.tool(description="Open a named gate.", parameters=GATE)
+        def open_gate(args):
+            return "opened"
+
+        session = await self.bridge.create_session(
+            tools=[open_gate], model=scripted(open_gate_step(), {"template": "{toolOutput}"}))
+        self.assertEqual((await session.respond("Open it."))["text"], "opened")
+
+        def not_registered(args):
+            return None
+
+        with self.assertRaisesRegex(TypeError, "not_registered"):
+            await self.bridge.create_session(tools=[not_registered])
+        with self.assertRaisesRegex(TypeError, "tools must be a list"):
+            await self.bridge.create_session(tools="open_gate")
+
+    async def test_callbacks_that_are_not_functions_are_refused_before_sending(self):
+        session = await self.bridge.create_session(model=scripted({"text": "first"}))
+        with self.assertRaisesRegex(TypeError, "on_text"):
+            await session.respond("Hi", on_text="speech_label")
+        self.assertEqual((await session.respond("again"))["text"], "first")  # nothing was sent
+        npc = await self.bridge.create_npc({"name": "Gorm"}, model=scripted())
+        with self.assertRaisesRegex(TypeError, "on_emotion"):
+            await npc.talk("Hi", on_emotion="portrait")
+        world = await self.bridge.create_world({"gold": 1})
+        with self.assertRaisesRegex(TypeError, "callback"):
+            await world.subscribe("gold", lambda change: None)  # path and callback swapped
+        with self.assertRaisesRegex(TypeError, "handler"):
+            self.bridge.add_tool("open_gate", "Open a gate.")
+
+    async def test_decision_options_must_be_a_list(self):
+        with self.assertRaisesRegex(TypeError, "options"):
+            await self.bridge.decide("A wolf blocks the path.", "fight")
+
+    async def test_world_seed_where_a_world_goes_is_refused(self):
+        with self.assertRaisesRegex(TypeError, "create_world"):
+            await self.bridge.create_npc({"name": "Gorm"}, world={"gold": 1})
+
+
 class LifecycleTests(unittest.IsolatedAsyncioTestCase):
     async def test_bridge_exits_when_the_client_closes(self):
         async with Bridge(COMMAND) as bridge:
@@ -352,6 +496,16 @@ class LifecycleTests(unittest.IsolatedAsyncioTestCase):
             async with Bridge(["/nonexistent/oam-bridge", "stdio"]):
                 pass
         self.assertEqual(caught.exception.data_code, "shut_down")
+        self.assertIn("OAM_BRIDGE_COMMAND", caught.exception.message)  # says how to point at the bridge
+
+    async def test_start_after_close_is_refused(self):
+        bridge = Bridge(COMMAND)
+        await bridge.start()
+        await bridge.close()
+        with self.assertRaises(BridgeError) as caught:
+            await bridge.start()
+        self.assertEqual(caught.exception.data_code, "shut_down")
+        self.assertIn("new Bridge", caught.exception.message)
 
     def test_command_configuration(self):
         saved = {k: os.environ.pop(k, None) for k in ("OAM_BRIDGE_COMMAND", "OAM_BRIDGE_PATH", "OAM_BRIDGE_LOG")}
