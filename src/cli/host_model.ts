@@ -33,14 +33,15 @@ export const MODEL_VALUE_USAGE = "openai:<baseURL>#<model> or gguf:<path|cached 
 /**
  * A factory for a `--model` value. A GGUF model gets a new instance per session (each keeps its own
  * sequence and prompt cache; the loaded file is shared); an OpenAI-compatible one is shared. A `gguf:` name
- * that is neither a file nor a cached model is a warning (`warn`) saying where the cache is and how to fill
- * it; the model then reports the file missing.
+ * that is neither a file nor a cached model is a warning (`from.warn`, stderr by default) naming where the value
+ * came from (`from.source`, `--model` by default), where the cache is and how to fill it; the model then
+ * reports the file missing.
  */
 export async function modelFromFlag(
   flag: string,
-  source = "--model",
-  warn: (message: string) => void = warnOnStderr,
+  from: { source?: string; warn?: (message: string) => void } = {},
 ): Promise<() => LanguageModel> {
+  const { source = "--model", warn = warnOnStderr } = from;
   if (flag.startsWith("openai:")) {
     const model = createOpenAIModel(parseOpenAIModelFlag(flag));
     return () => model;
@@ -107,7 +108,7 @@ export async function hostModelFromEnvironment(
   flag?: string,
   warn: (message: string) => void = warnOnStderr,
 ): Promise<(() => LanguageModel) | undefined> {
-  if (flag !== undefined) return await modelFromFlag(flag, "--model", warn);
+  if (flag !== undefined) return await modelFromFlag(flag, { source: "--model", warn });
   const scriptPath = env("OAM_SCRIPT");
   if (scriptPath) {
     if (Deno.permissions.querySync({ name: "read", path: scriptPath }).state !== "granted") {
@@ -119,7 +120,7 @@ export async function hostModelFromEnvironment(
   const fromEnv = env("OAM_MODEL");
   if (fromEnv) {
     try {
-      return await modelFromFlag(fromEnv, "OAM_MODEL", warn);
+      return await modelFromFlag(fromEnv, { source: "OAM_MODEL", warn });
     } catch (error) {
       throw CliError.invalidInput(`OAM_MODEL: ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -151,7 +151,7 @@ export class EngineCore {
     for (const extension of this.#extensions) {
       const name = extensionName(extension, builtins.has(extension));
       const own = new Set<string>();
-      watchRegistrations(this.registry, (method, replaces) => {
+      const watch = (method: string, replaces: boolean) => {
         if (own.has(method)) {
           throw new TypeError(
             `${name} registers the method '${method}' twice; its first handler would never run.`,
@@ -163,7 +163,8 @@ export class EngineCore {
           this.logger.info(`${name} replaces the method '${method}'${before ? ` of ${lower(before)}` : ""}.`);
         }
         owners.set(method, name);
-      }, () => extension.register(this.registry, host));
+      };
+      watchRegistrations(this.registry, { watch, register: () => extension.register(this.registry, host) });
     }
   }
 

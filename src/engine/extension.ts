@@ -45,9 +45,9 @@ const watchers = new WeakMap<MethodRegistry, (method: string, replaces: boolean)
  */
 export function watchRegistrations(
   registry: MethodRegistry,
-  watch: (method: string, replaces: boolean) => void,
-  register: () => void,
+  during: { watch: (method: string, replaces: boolean) => void; register: () => void },
 ): void {
+  const { watch, register } = during;
   watchers.set(registry, watch);
   try {
     register();
