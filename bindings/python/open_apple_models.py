@@ -122,7 +122,8 @@ class BridgeError(Exception):
 class ToolError(Exception):
     """Raise from a tool handler to return an error output (``isError: true``) with this message.
 
-    Any other exception does the same, with the exception's type name in front of the message.
+    Any other exception does the same, with the exception's type name in front of the message, and is logged
+    with its traceback (logger ``open_apple_models``, level WARNING: on stderr unless logging is configured).
     """
 
 
@@ -693,6 +694,9 @@ class Bridge:
             await self._reply_error_output(request_id, str(error) or "Tool error.")
             return
         except Exception as error:
+            # The model sees one line; the developer needs the traceback (a ToolError is meant, not logged).
+            logger.warning("Tool '%s' raised %s; the model gets it as an error output.", name,
+                           type(error).__name__, exc_info=True)
             text = str(error)
             await self._reply_error_output(request_id, "%s: %s" % (type(error).__name__, text) if text
                                            else type(error).__name__)

@@ -107,7 +107,14 @@ class SessionTests(BridgeTestCase):
             model=scripted({"toolCalls": [{"name": "open_gate", "arguments": {"gate": "east"}},
                                           {"name": "ring_bell", "arguments": {}}]},
                            {"template": "{toolOutputs}"}))
-        result = await session.respond("Open the east gate and ring the bell.")
+        with self.assertLogs("open_apple_models", "WARNING") as logs:
+            result = await session.respond("Open the east gate and ring the bell.")
+        # A handler's unexpected exception is logged with its traceback (the model only sees one line); a
+        # ToolError is an answer the handler meant, not logged.
+        self.assertEqual(len(logs.records), 1, logs.output)
+        self.assertIn("Tool 'open_gate' raised ValueError", logs.output[0])
+        self.assertIn("Traceback", logs.output[0])
+        self.assertIn('raise ValueError("the portcullis chain is jammed")', logs.output[0])
         outputs = {record["call"]["name"]: record for record in result["toolCalls"]}
         self.assertTrue(outputs["open_gate"]["isError"])
         self.assertEqual(outputs["open_gate"]["output"], "ValueError: the portcullis chain is jammed")
