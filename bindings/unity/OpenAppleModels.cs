@@ -386,6 +386,23 @@ namespace OpenAppleModels
     // ------------------------------------------------------------------------------------------------
 
     /// <summary>A JSON-RPC error: Code is the number (-32020), DataCode the stable string ("session_not_found").</summary>
+    /// <summary>
+    /// A tool handler threw (or its task faulted): the model got "Type: message" as an error output. Reported
+    /// through the dispatcher (OamMainThreadQueue.OnError) with the handler's exception as InnerException. Return
+    /// ToolReply.Error(...) for a failure the handler means, which is not reported.
+    /// </summary>
+    public sealed class OamToolException : Exception
+    {
+        /// <summary>The tool whose handler threw.</summary>
+        public string ToolName { get; private set; }
+
+        public OamToolException(string toolName, Exception inner)
+            : base("Tool '" + toolName + "' threw " + inner.GetType().Name + "; the model got it as an error output.", inner)
+        {
+            ToolName = toolName;
+        }
+    }
+
     public sealed class OamBridgeException : Exception
     {
         public const int ShutDown = -32023;
@@ -988,15 +1005,32 @@ namespace OpenAppleModels
             }
             catch (Exception e)
             {
+                ReportToolException(context.Name, e, cancellation);
                 FinishTool(id, null, e, cancellation);
                 return;
             }
             task.ContinueWith(t =>
             {
                 if (t.IsCanceled) FinishTool(id, null, new OperationCanceledException(), cancellation);
-                else if (t.IsFaulted) FinishTool(id, null, t.Exception.InnerException ?? t.Exception, cancellation);
+                else if (t.IsFaulted)
+                {
+                    var e = t.Exception.InnerException ?? t.Exception;
+                    ReportToolException(context.Name, e, cancellation);
+                    FinishTool(id, null, e, cancellation);
+                }
                 else FinishTool(id, t.Result, null, cancellation);
             }, TaskScheduler.Default);
+        }
+
+        // The model gets one line ("NullReferenceException: …"); the developer gets the exception with its stack, as
+        // an OamToolException through the dispatcher: OamMainThreadQueue.OnError (Debug.LogException in
+        // OamBridgeBehaviour), Console.Error with the ImmediateDispatcher. ToolReply.Error is an answer, not reported;
+        // neither is the cancellation of a call the bridge stopped waiting for.
+        void ReportToolException(string name, Exception error, CancellationTokenSource cancellation)
+        {
+            if (error is OperationCanceledException && cancellation.IsCancellationRequested) return;
+            var report = new OamToolException(name, error);
+            Post(() => { throw report; });
         }
 
         void FinishTool(object id, object value, Exception error, CancellationTokenSource cancellation)

@@ -198,7 +198,19 @@ static class OamBridgeTests
                 model: Scripted(O().With("toolCalls", new List<object> {
                     O().With("name", "ring_bell").With("arguments", O()),
                     O().With("name", "raise_flag").With("arguments", O()) }), O().With("text", "Done."))));
+            var toolErrors = new List<Exception>();
+            var reportErrors = queue.OnError;
+            queue.OnError = toolErrors.Add;
             result = Wait(queue, bell.RespondAsync("Alarm!"));
+            queue.Pump();
+            queue.OnError = reportErrors;
+            // The developer gets the handler's exception with its stack; ToolReply.Error is an answer, not reported.
+            var toolError = toolErrors.Count == 1 ? toolErrors[0] as OamToolException : null;
+            Check(toolError != null && toolError.ToolName == "ring_bell" &&
+                  toolError.Message == "Tool 'ring_bell' threw InvalidOperationException; the model got it as an error output." &&
+                  toolError.InnerException is InvalidOperationException &&
+                  toolError.InnerException.StackTrace != null,
+                "tool exceptions reported: " + string.Join(" | ", toolErrors.ConvertAll(e => e.ToString()).ToArray()));
             var outputs = new Dictionary<string, JsonObject>();
             foreach (var item in result.GetArray("toolCalls"))
             {
