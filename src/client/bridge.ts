@@ -60,7 +60,9 @@ export interface BridgeOptions {
   clientName?: string;
   /**
    * Receives every warning a result carries (unknown parameters, unenforceable schema keywords, a scripted
-   * reply the NPC could not use fully…). Default: printed to stderr.
+   * reply the NPC could not use fully…), and a tool handler's bug (`method` "tool/call": it threw a
+   * `TypeError`, `ReferenceError`, `RangeError` or `SyntaxError`; the warning holds the stack, the model got
+   * the message). Default: printed to stderr.
    */
   onWarning?: (warning: string, method: string) => void;
   /** Receives errors thrown by notification listeners and world callbacks (default: `reportError`). */

@@ -76,7 +76,7 @@ export class Connection {
     });
     this.peer = peer;
     this.#onWarning = options.onWarning;
-    this.tools.install(peer);
+    this.tools.install(peer, { onBug: (message) => this.#onWarning(message, "tool/call") });
     peer.onNotification("world/changed", (params) => {
       const { subscription, world, path } = params;
       if (typeof subscription !== "string" || typeof world !== "string" || typeof path !== "string") return;

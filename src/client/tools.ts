@@ -125,6 +125,16 @@ export class ClientTool {
 }
 
 /** The message the model sees for a thrown value. */
+/**
+ * Whether a handler's throw is a bug rather than an answer: what JavaScript itself throws for a mistake in the
+ * code (`TypeError`, `ReferenceError`, `RangeError`, `SyntaxError`). A plain `Error` is an answer the handler
+ * means ("The powder is wet.").
+ */
+function isBugError(error: unknown): error is Error {
+  return error instanceof TypeError || error instanceof ReferenceError || error instanceof RangeError ||
+    error instanceof SyntaxError;
+}
+
 function errorText(error: unknown): string {
   if (error instanceof Error) return error.message || error.name;
   return String(error);
@@ -149,6 +159,7 @@ function collectionPath(value: unknown, path: string, depth: number): { path: st
 /** The registered tools of one bridge, and the answering of `tool/call`. */
 export class ToolRegistry {
   readonly #tools = new Map<string, { definition: ToolDefinition; handler: ToolHandler<never> }>();
+  #onBug: ((message: string) => void) | null = null;
 
   /** Registers (or replaces) a tool. */
   add<S extends JsonSchema>(definition: ToolSpec<S>, handler: ToolHandler<ToolArgs<S>>): ClientTool {
@@ -178,8 +189,13 @@ export class ToolRegistry {
     });
   }
 
-  /** Answers the peer's `tool/call` requests and aborts handlers on `tool/cancel`. */
-  install(peer: Peer): void {
+  /**
+   * Answers the peer's `tool/call` requests and aborts handlers on `tool/cancel`. A handler that throws what
+   * only a bug throws (see {@link isBugError}) is also told to `onBug`, with the stack: the model gets only
+   * the message.
+   */
+  install(peer: Peer, options: { onBug?: (message: string) => void } = {}): void {
+    this.#onBug = options.onBug ?? null;
     peer.setRequestHandler("tool/call", (params, request) => this.#call(params, request.signal, request.id));
     peer.onNotification("tool/cancel", (params) => {
       const id = params.id;
@@ -215,6 +231,11 @@ export class ToolRegistry {
       value = await tool.handler(call.arguments as never, context);
     } catch (error) {
       if (signal.aborted) throw error;
+      if (isBugError(error)) {
+        this.#onBug?.(
+          `Tool '${call.name}' threw a ${error.name}; the model got its message as an error output. ${error.stack}`,
+        );
+      }
       return { output: errorText(error), isError: true };
     }
     if (value === undefined) return { output: "" };

@@ -86,6 +86,32 @@ for (const t of TRANSPORTS) {
     assert.deepEqual(seen, [{ item: "ale", session: "shop", call: "check_stock", requestId: "number" }]);
   });
 
+  Deno.test(`${t.name}: a handler's bug (a TypeError) is also a warning with its stack; a meant throw is not`, async () => {
+    const { warnings, options } = collecting();
+    await using bridge = await t.open(options);
+    const inventory: Record<string, { count: number }> = {};
+    const count = bridge.tool({ name: "count_item", description: "How many." }, () => inventory.ale.count);
+    const fuse = bridge.tool({ name: "light_fuse", description: "Always fails." }, () => {
+      throw new Error("The powder is wet.");
+    });
+    const session = await bridge.createSession({
+      tools: [count, fuse],
+      model: scripted(
+        { toolCalls: [{ name: "count_item", arguments: {} }, { name: "light_fuse", arguments: {} }] },
+        { text: "Done." },
+      ),
+    });
+    const result = await session.respond("Count.");
+    const outputs = result.toolCalls.map((r) => [r.call.name, r.isError]).sort();
+    assert.deepEqual(outputs, [["count_item", true], ["light_fuse", true]]);
+    assert.equal(warnings.length, 1, warnings.join("\n"));
+    assert.match(
+      warnings[0],
+      /^Tool 'count_item' threw a TypeError; the model got its message as an error output\. TypeError: Cannot read properties of undefined \(reading 'count'\)\n\s+at /,
+    );
+    assert.match(warnings[0], /bridge_test\.ts:\d+:\d+/);
+  });
+
   Deno.test(`${t.name}: a tool timeout aborts the handler's signal and the model sees the timeout`, async () => {
     await using bridge = await t.open(quiet);
     const aborted = signal<string>();
