@@ -6,10 +6,17 @@
  */
 import assert from "node:assert/strict";
 import { chromium } from "npm:playwright-core@1.65.2";
+import type { Bridge, WebSocketTransport } from "../../mod.ts";
 import { OpenAIServer } from "../../src/serve/openai_server.ts";
 import { SERVE_DEFAULTS } from "../../src/serve/server_config.ts";
 import { script } from "../serve/serve_fixture.ts";
 import { chromiumPath, WAIT_MS } from "./browser_fixture.ts";
+
+/** What the page's module puts on `globalThis`. */
+interface PageGlobals {
+  Bridge: typeof Bridge;
+  WebSocketTransport: typeof WebSocketTransport;
+}
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 
@@ -81,7 +88,7 @@ Deno.test("a game page on another origin uses the bundled typed client; a refuse
 
     // The whole loop: a client tool answered by the page, streamed text, a world change, an NPC reply.
     const played = await page.evaluate(async (url) => {
-      const g = globalThis as unknown as Record<string, any>;
+      const g = globalThis as unknown as PageGlobals;
       const bridge = await g.Bridge.connect(new g.WebSocketTransport(url));
       const openChest = bridge.tool({
         name: "open_chest",
@@ -128,7 +135,7 @@ Deno.test("a game page on another origin uses the bundled typed client; a refuse
 
     // A reload while the page owes the bridge a tool call: the connection and its work are freed.
     await page.evaluate(async (url) => {
-      const g = globalThis as unknown as Record<string, any>;
+      const g = globalThis as unknown as PageGlobals;
       const bridge = await g.Bridge.connect(new g.WebSocketTransport(url));
       let called!: () => void;
       const waiting = new Promise<void>((resolve) => called = resolve);
@@ -152,7 +159,7 @@ Deno.test("a game page on another origin uses the bundled typed client; a refuse
     await page.waitForFunction("globalThis.ready === true");
     while (bridge.rpcConnections > 0) await new Promise((resolve) => setTimeout(resolve, 20));
     const pinged = await page.evaluate(async (url) => {
-      const g = globalThis as unknown as Record<string, any>;
+      const g = globalThis as unknown as PageGlobals;
       const bridge = await g.Bridge.connect(new g.WebSocketTransport(url));
       await bridge.ping();
       await bridge.close();
@@ -167,7 +174,7 @@ Deno.test("a game page on another origin uses the bundled typed client; a refuse
     await refused.goto(`http://localhost:${game.port}/`);
     await refused.waitForFunction("globalThis.ready === true");
     const message = await refused.evaluate(async (url) => {
-      const g = globalThis as unknown as Record<string, any>;
+      const g = globalThis as unknown as PageGlobals;
       try {
         await g.Bridge.connect(new g.WebSocketTransport(url));
         return "connected";
