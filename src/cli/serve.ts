@@ -145,13 +145,23 @@ export function banner(options: {
   apiKey: boolean;
   rpc: boolean;
   tools: string[];
+  /** `--allow-origin` values: the browser pages that may use `/rpc` (the banner says so, or how to allow one). */
+  allowedOrigins: string[];
 }): string {
   const host = options.host.includes(":") ? `[${options.host}]` : options.host;
   const base = options.port === null ? null : `http://${host}:${options.port}`;
   const lines: string[] = [];
   if (base) lines.push(`oam serve listening on ${base}/v1  (model: ${options.model})`);
   if (options.socket) lines.push(`oam serve listening on unix:${options.socket}  (model: ${options.model})`);
-  if (options.rpc && base) lines.push(`bridge protocol over WebSocket: ws://${host}:${options.port}/rpc`);
+  if (options.rpc && base) {
+    lines.push(`bridge protocol over WebSocket: ws://${host}:${options.port}/rpc`);
+    const origins = options.allowedOrigins;
+    lines.push(
+      origins.length === 0
+        ? "  browser pages: none allowed; start with --allow-origin <the page's origin> (e.g. http://localhost:5173)"
+        : `  browser pages allowed from: ${origins.includes("*") ? "any origin (*)" : origins.join(", ")}`,
+    );
+  }
   if (options.tools.length > 0) lines.push(`server tools: ${options.tools.join(", ")}`);
   const target = base
     ? `${base}/v1/chat/completions`
@@ -254,6 +264,7 @@ async function serve(args: string[]): Promise<number> {
     apiKey: config.apiKey !== null,
     rpc: config.rpc !== null,
     tools: config.serverTools.map((t) => t.name),
+    allowedOrigins: server.configuration.allowedOrigins,
   }));
   const availability = await availabilityOf(model);
   if (!availability.available) {

@@ -2,7 +2,9 @@
  * The client side of the bridge over WebSocket: one JSON-RPC message per text frame to and from an
  * `oam serve` `/rpc` endpoint. It has the shape of the typed client's transports (`start`/`send`/`close` and
  * the `onmessage`/`onclose`/`onerror` callbacks), so the same client classes run over it; it works in Deno
- * and in browsers (the API key travels as `?api_key=`, since browsers cannot set headers on a WebSocket).
+ * and in browsers (the API key travels as `?api_key=`, since browsers cannot set headers on a WebSocket). A
+ * page gets the client as one module with `deno bundle --platform browser mod.ts`, and its origin must be
+ * allowed by the server (`oam serve --allow-origin <origin>`); see the README's `oam serve` section.
  * @module
  */
 import { encodeClientMessage, MAX_MESSAGE_BYTES } from "../protocol/codec.ts";
@@ -34,6 +36,30 @@ export interface WebSocketTransportOptions {
 }
 
 const OPEN = 1;
+
+/** The origin of the page this runs in, or null outside a page (Deno without `--location`, a worker…). */
+function pageOrigin(): string | null {
+  const origin = (globalThis as { location?: { origin?: unknown } }).location?.origin;
+  return typeof origin === "string" && origin !== "null" && origin !== "" ? origin : null;
+}
+
+/**
+ * Why a connection closed before it opened, as far as can be told: a WebSocket API gives no reason for a
+ * refused handshake (a browser says 1006, the same as for a port nobody listens on), so the detail names what
+ * to check.
+ */
+function refusedDetail(code: number, reason: string): string {
+  const origin = pageOrigin();
+  const allow = origin === null
+    ? "a browser page's origin must be allowed ('oam serve --allow-origin <the page's origin>')"
+    : `this page's origin must be allowed ('oam serve --allow-origin ${origin}'; http://localhost and ` +
+      "http://127.0.0.1 are different origins)";
+  return `the connection closed before it opened (code ${code}${
+    reason ? `: ${reason}` : ""
+  }; the WebSocket ` +
+    `API does not say why). Either no server listens there, or the server refused the connection: ${allow}, ` +
+    "and a server with an API key needs the apiKey option. The server's log names the reason";
+}
 
 /**
  * A transport to a bridge served over WebSocket. `onmessage` gets each message in the order the bridge sent
@@ -109,9 +135,7 @@ export class WebSocketTransport implements Transport {
       socket.addEventListener("message", (event) => this.#receive(event.data));
       socket.addEventListener("close", (event) => {
         if (!opened) {
-          reject(
-            this.#cannotConnect(`closed with code ${event.code}${event.reason ? ` (${event.reason})` : ""}`),
-          );
+          reject(this.#cannotConnect(refusedDetail(event.code, event.reason)));
           this.#finish();
           return;
         }

@@ -17,7 +17,19 @@ export function jsonResponse(
   });
 }
 
+const errors = new WeakMap<Response, OpenAIError>();
+
 /** The response of an error: its status, its body and its `Retry-After`. */
 export function errorResponse(error: OpenAIError, headers: Record<string, string> = {}): Response {
-  return jsonResponse(error.toJson(), { status: error.status, headers: { ...error.headers(), ...headers } });
+  const response = jsonResponse(error.toJson(), {
+    status: error.status,
+    headers: { ...error.headers(), ...headers },
+  });
+  errors.set(response, error);
+  return response;
+}
+
+/** The error a response made by {@link errorResponse} answers with (null for any other response). */
+export function errorOf(response: Response): OpenAIError | null {
+  return errors.get(response) ?? null;
 }

@@ -9,7 +9,7 @@
  * its content type.
  * @module
  */
-import { errorResponse } from "./http_response.ts";
+import { errorOf, errorResponse } from "./http_response.ts";
 import { chatCompletions, type ChatContext } from "./chat_endpoint.ts";
 import type { CompletionRun } from "./completion_run.ts";
 import {
@@ -19,6 +19,7 @@ import {
   checkOrigin,
   corsHeaders,
   isLoopbackAddress,
+  originAllowed,
 } from "./http_guard.ts";
 import { ConcurrencyLimiter } from "./limiter.ts";
 import { health, listModels, retrieveModel } from "./model_endpoints.ts";
@@ -49,6 +50,20 @@ interface Route {
 }
 
 /** `path` without trailing slashes (`/` stays). */
+/**
+ * The reason of a refusal the browser page never gets to read, to put in the log: any refused WebSocket
+ * upgrade (a browser only says "Unexpected response code"), and a refusal of a disallowed origin (no CORS
+ * grant, so the page cannot read its body). Null for anything else.
+ */
+function unreadRefusal(request: Request, response: Response, allowedOrigins: string[]): string | null {
+  const error = errorOf(response);
+  if (error === null) return null;
+  const upgrade = (request.headers.get("upgrade") ?? "").toLowerCase() === "websocket";
+  const origin = request.headers.get("origin");
+  if (upgrade || (origin !== null && !originAllowed(origin, allowedOrigins))) return error.message;
+  return null;
+}
+
 function trimTrailingSlashes(path: string): string {
   while (path.length > 1 && path.endsWith("/")) path = path.slice(0, -1);
   return path;
@@ -276,7 +291,9 @@ export class OpenAIServer {
     const ms = Math.round(performance.now() - started);
     const stream = response.headers.get("content-type")?.startsWith("text/event-stream") ? " (stream)" : "";
     const line = `${request.method} ${printable(url.pathname)} → ${response.status}${stream} ${ms}ms`;
-    if (response.status >= 500) this.configuration.logger.warning(line);
+    const unread = unreadRefusal(request, response, this.configuration.allowedOrigins);
+    if (unread) this.configuration.logger.warning(`${line}: ${unread}`);
+    else if (response.status >= 500) this.configuration.logger.warning(line);
     else this.configuration.logger.info(line);
     return response;
   }

@@ -75,6 +75,23 @@ function overLimit(text: string, max: number): boolean {
 }
 
 /**
+ * The number of non-blank lines of a frame that is not one JSON value and has more than one such line (the
+ * stdio habit of newline-separated messages), else 0. Only a frame with a line break inside is parsed here.
+ */
+function severalMessages(text: string): number {
+  const trimmed = text.trim();
+  if (!trimmed.includes("\n")) return 0;
+  const lines = trimmed.split("\n").filter((line) => line.trim() !== "").length;
+  if (lines < 2) return 0;
+  try {
+    JSON.parse(trimmed);
+    return 0;
+  } catch {
+    return lines;
+  }
+}
+
+/**
  * Serves one WebSocket with an engine made by `makeEngine(send, onShutdown)`.
  *
  * @example
@@ -154,6 +171,17 @@ class SocketConnection implements WebSocketConnection {
           "invalid_message",
           `The message is longer than the limit of ${this.#maxMessage} bytes.`,
           { limit: this.#maxMessage },
+        ),
+      );
+      return;
+    }
+    const lines = severalMessages(data);
+    if (lines > 1) {
+      this.engine.reportInvalid(
+        BridgeError.of(
+          "parse_error",
+          `Invalid JSON: this text frame holds ${lines} lines. Over WebSocket each JSON-RPC message is a text ` +
+            "frame of its own; a newline does not separate messages.",
         ),
       );
       return;

@@ -4,6 +4,7 @@
  * `--tools`, a Unix socket, refusals at start, and SIGTERM stopping it cleanly with a request in flight.
  */
 import assert from "node:assert/strict";
+import { banner } from "../../src/cli/serve.ts";
 
 const CLI = new URL("../../cli.ts", import.meta.url).pathname;
 const DEADLINE_MS = 30_000;
@@ -303,4 +304,33 @@ Deno.test("oam serve --socket: serves over a Unix socket only, mode 0600, Host c
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("oam serve's banner says which browser origins may use /rpc, and the flag when none may", () => {
+  const options = {
+    host: "127.0.0.1",
+    port: 1976,
+    socket: null,
+    model: "system",
+    apiKey: false,
+    rpc: true,
+    tools: [],
+  };
+  const none = banner({ ...options, allowedOrigins: [] }).split("\n");
+  const at = none.indexOf("bridge protocol over WebSocket: ws://127.0.0.1:1976/rpc");
+  assert.equal(
+    none[at + 1],
+    "  browser pages: none allowed; start with --allow-origin <the page's origin> (e.g. http://localhost:5173)",
+  );
+  const some = banner({ ...options, allowedOrigins: ["http://127.0.0.1:5173", "http://localhost:5173"] })
+    .split("\n");
+  assert.equal(
+    some[some.indexOf("bridge protocol over WebSocket: ws://127.0.0.1:1976/rpc") + 1],
+    "  browser pages allowed from: http://127.0.0.1:5173, http://localhost:5173",
+  );
+  const any = banner({ ...options, allowedOrigins: ["*"] }).split("\n");
+  assert.equal(
+    any[any.indexOf("bridge protocol over WebSocket: ws://127.0.0.1:1976/rpc") + 1],
+    "  browser pages allowed from: any origin (*)",
+  );
 });

@@ -191,3 +191,46 @@ Deno.test("handle() serves a request without sockets (embedding), with no Host c
   assert.deepEqual([rpc.status, (await rpc.json()).error.code], [400, "upgrade_required"]);
   assert.throws(() => new OpenAIServer({}), /Configure at least one model\./);
 });
+
+Deno.test("a refusal the browser page cannot read is logged with its reason: a WebSocket or a disallowed origin", async () => {
+  const logged: string[] = [];
+  const note = (level: string) => (message: string) => logged.push(`${level}: ${message}`);
+  await using s = await serve(script({ text: "Hi." }), {
+    allowedOrigins: ["http://127.0.0.1:5173"],
+    apiKey: "k",
+    rpc: { engine: {}, maxConnections: 4, maxMessageBytes: 1 << 20 },
+    logger: { debug: note("debug"), info: note("info"), warning: note("warning"), error: note("error") },
+  });
+  const port = s.server.port;
+  // What a page on http://localhost:5173 does: the browser only says "Unexpected response code: 403".
+  await new Promise<CloseEvent>((resolve) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/rpc?api_key=k`, {
+      headers: { origin: "http://localhost:5173" },
+    });
+    ws.addEventListener("close", resolve);
+    ws.addEventListener("error", () => {});
+  });
+  // A WebSocket with a wrong key: the page cannot read the 401 body either.
+  await new Promise<CloseEvent>((resolve) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/rpc?api_key=nope`);
+    ws.addEventListener("close", resolve);
+    ws.addEventListener("error", () => {});
+  });
+  // fetch from a disallowed origin: no CORS grant, so the page cannot read the 403 body.
+  const fetched = await fetch(`${s.base}/v1/models`, {
+    headers: { origin: "http://localhost:5173", authorization: "Bearer k" },
+  });
+  assert.equal(fetched.status, 403);
+  await fetched.body?.cancel();
+  // An ordinary refusal the caller reads itself stays a plain access line.
+  const plain = await fetch(`${s.base}/v1/models`);
+  assert.equal(plain.status, 401);
+  await plain.body?.cancel();
+  const lines = logged.map((line) => line.replace(/ \d+ms/, ""));
+  assert.deepEqual(lines, [
+    "warning: GET /rpc → 403: Requests from origin 'http://localhost:5173' are not allowed. Start the server with --allow-origin http://localhost:5173 to permit browser access.",
+    "warning: GET /rpc → 401: Incorrect API key provided.",
+    "warning: GET /v1/models → 403: Requests from origin 'http://localhost:5173' are not allowed. Start the server with --allow-origin http://localhost:5173 to permit browser access.",
+    "info: GET /v1/models → 401",
+  ]);
+});

@@ -158,19 +158,24 @@ Deno.test("one message per text frame: two in a frame are a parse error, blank f
   socket.send(" \t ");
   socket.send(`${ping(3)}\r\n`);
   socket.send(ping(4));
-  await socket.nth(3);
+  // A newline inside one message is only whitespace.
+  socket.send('{"jsonrpc": "2.0",\n "id": 5,\n "method": "ping"}');
+  await socket.nth(4);
   assert.deepEqual(socket.messages, [
     {
       jsonrpc: "2.0",
       id: null,
       error: {
         code: -32700,
-        message: "Invalid JSON at byte 41: Unexpected non-whitespace character after JSON",
+        message:
+          "Invalid JSON: this text frame holds 2 lines. Over WebSocket each JSON-RPC message is a text frame " +
+          "of its own; a newline does not separate messages.",
         data: { code: "parse_error" },
       },
     },
     { jsonrpc: "2.0", id: 3, result: {} },
     { jsonrpc: "2.0", id: 4, result: {} },
+    { jsonrpc: "2.0", id: 5, result: {} },
   ]);
   socket.ws.close();
   await socket.closed;
