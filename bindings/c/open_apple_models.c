@@ -1107,8 +1107,10 @@ static void finish_destroy(oam_bridge *bridge) {
 }
 
 OAM_API void oam_bridge_destroy(oam_bridge *bridge) {
-    static const char shutdown_request[] = "{\"jsonrpc\":\"2.0\",\"id\":\"oam-destroy\",\"method\":\"shutdown\"}";
+    static const char shutdown_request[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":\"oam-destroy\",\"method\":\"shutdown\"}\n";
     int from_callback;
+    int64_t deadline, left;
     if (!bridge) return;
     from_callback = oam_thread_equal(oam_thread_current(), oam_thread_id_of(bridge->reader));
     oam_mutex_lock(&bridge->lock);
@@ -1123,16 +1125,21 @@ OAM_API void oam_bridge_destroy(oam_bridge *bridge) {
     }
     oam_cond_broadcast(&bridge->changed);
     oam_mutex_unlock(&bridge->lock);
-    /* Cancel everything on the bridge, then end its input: it exits after answering. */
-    write_line(bridge, shutdown_request, sizeof shutdown_request - 1);
-    oam_process_close_stdin(bridge->process);
+    /*
+     * Cancel everything on the bridge, then end its input: it exits after answering. A bridge that stopped
+     * reading (frozen, stopped in a debugger) with a send stuck behind it gets the same 3 s, then is killed,
+     * which also ends the stuck send.
+     */
+    deadline = oam_now_ms() + SHUTDOWN_WAIT_MS;
+    oam_process_end_input(bridge->process, shutdown_request, sizeof shutdown_request - 1, SHUTDOWN_WAIT_MS);
     if (from_callback) {
         /* The reader keeps draining output until the bridge exits, then frees everything. */
         oam_thread_detach(bridge->reader);
         return;
     }
     /* The reader drains (and discards) output while the bridge shuts down. */
-    if (!oam_process_wait(bridge->process, SHUTDOWN_WAIT_MS, NULL, 0)) {
+    left = deadline - oam_now_ms();
+    if (!oam_process_wait(bridge->process, left > 0 ? (int)left : 0, NULL, 0)) {
         oam_process_kill(bridge->process, 1);
         oam_process_wait(bridge->process, -1, NULL, 0);
     }

@@ -46,7 +46,9 @@
  * THREADING
  *   - All functions may be called from any thread.
  *   - oam_bridge_send() never waits for model work: it writes one line to the
- *     bridge's stdin and returns. Requests are handled in the order they were
+ *     bridge's stdin and returns. (It waits only while the bridge does not
+ *     read its input, e.g. a frozen bridge with a full pipe; destroy ends
+ *     that wait.) Requests are handled in the order they were
  *     sent; long ones (session/respond) run concurrently with later ones.
  *   - The callback runs on one reader thread owned by the library, never
  *     concurrently with itself and never re-entered. For any request, all of
@@ -73,7 +75,9 @@
  *     names the exit status; later requests get the same error. Nothing hangs.
  *   - oam_bridge_destroy() asks the bridge to shut down (a "shutdown"
  *     request, which cancels running turns and pending tool calls), closes its
- *     stdin, waits up to about 3 s for it to exit and kills it otherwise. It
+ *     stdin, waits up to about 3 s for it to exit and kills it otherwise
+ *     (also when the bridge stopped reading and the request cannot be
+ *     written; a send stuck on such a bridge then returns). It
  *     waits for an in-flight callback to finish. Once it returns, the callback
  *     is never called again and the handle is invalid.
  *     So do not hold a lock that your callback takes while you call it.

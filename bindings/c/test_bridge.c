@@ -52,6 +52,7 @@ typedef struct {
     enum tool_mode tool_mode;
     oam_bridge *bridge;
     int destroy_on_line; /* destroy the bridge from inside the callback when a line contains "destroy-me" */
+    int destroyed;       /* the callback has called destroy (and touches the recorder no more) */
     char *blocking_result_in_callback;
 } recorder;
 
@@ -114,6 +115,10 @@ static void on_message(const char *json_line, void *user_data) {
     }
     if (r->destroy_on_line && contains(json_line, "destroy-me")) {
         oam_bridge_destroy(r->bridge);
+        pthread_mutex_lock(&r->lock);
+        r->destroyed = 1;
+        pthread_cond_broadcast(&r->changed);
+        pthread_mutex_unlock(&r->lock);
     }
 }
 
@@ -723,8 +728,13 @@ static void test_destroy_ends_process(void) {
     oam_bridge_send(r.bridge, "{\"jsonrpc\":\"2.0\",\"id\":\"destroy-me\",\"method\":\"ping\"}");
     {
         char *line = wait_line(&r, 5000, "destroy-me", NULL);
-        CHECK(line != NULL, "callback ran");
+        int ran = line != NULL;
+        CHECK(ran, "callback ran");
         free(line);
+        /* The recorder may go once the callback no longer uses it (a sleep would not tell ThreadSanitizer). */
+        pthread_mutex_lock(&r.lock);
+        while (ran && !r.destroyed) pthread_cond_wait(&r.changed, &r.lock);
+        pthread_mutex_unlock(&r.lock);
     }
     {
         /* The reader thread reaps the bridge and frees the handle in the background. */
@@ -733,6 +743,60 @@ static void test_destroy_ends_process(void) {
         CHECK(pid > 0 && kill(pid, 0) != 0, "the bridge process %d still exists", (int)pid);
         usleep(200000);
     }
+    recorder_free(&r);
+    unlink(pid_file);
+}
+
+typedef struct {
+    oam_bridge *bridge;
+    int rc;
+} stuck_send;
+
+static void *send_big_line(void *raw) {
+    stuck_send *s = raw;
+    size_t n = 1024 * 1024, k;
+    char *line = malloc(n + 128);
+    k = (size_t)sprintf(line, "{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"params\":{\"x\":\"");
+    memset(line + k, 'a', n);
+    strcpy(line + k + n, "\"}}");
+    s->rc = oam_bridge_send(s->bridge, line);
+    free(line);
+    return NULL;
+}
+
+/* A bridge that stopped reading (frozen, or stopped in a debugger) while a send waits on the full pipe. */
+static void test_destroy_stuck_bridge(void) {
+    recorder r;
+    char pid_file[4096];
+    char *response;
+    pid_t pid;
+    int fd;
+    pthread_t thread;
+    stuck_send s;
+    current_test = "destroy a bridge that stopped reading";
+    temp_template(pid_file, sizeof pid_file);
+    recorder_init(&r);
+    fd = mkstemp(pid_file);
+    if (fd >= 0) close(fd);
+    if (!start_with_pid(&r, pid_file)) {
+        CHECK(0, "bridge did not start");
+        recorder_free(&r);
+        return;
+    }
+    pid = read_pid(pid_file);
+    response = call(&r, "{\"id\":1,\"method\":\"ping\"}", 5000);
+    CHECK(contains(response, "\"result\""), "%s", show(response));
+    oam_string_free(response);
+    CHECK(pid > 0, "pid");
+    if (pid > 0) kill(pid, SIGSTOP);
+    s.bridge = r.bridge, s.rc = -99;
+    pthread_create(&thread, NULL, send_big_line, &s);
+    usleep(200000); /* let the send fill the pipe (a hang below, not a failed check, shows the bug) */
+    oam_bridge_destroy(r.bridge); /* gives the bridge ~3 s, then kills it */
+    pthread_join(thread, NULL);
+    CHECK(s.rc == OAM_OK, "send returned %d", s.rc);
+    CHECK(pid > 0 && kill(pid, 0) != 0 && errno == ESRCH, "the bridge process %d still exists", (int)pid);
+    if (pid > 0 && kill(pid, 0) == 0) kill(pid, SIGKILL);
     recorder_free(&r);
     unlink(pid_file);
 }
@@ -752,6 +816,7 @@ static const struct {
     {"destroy", test_destroy_ends_process, 0},
     {"limits", test_limits, 0},
     {"destroy-waiting", test_destroy_with_waiting_calls, 0},
+    {"destroy-stuck", test_destroy_stuck_bridge, 0},
     {"big-response", test_big_response, 1},
 };
 
