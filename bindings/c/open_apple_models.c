@@ -119,8 +119,11 @@ static void text_json_string(text *t, const char *s) {
 /* UTF-8 and a validating JSON scanner                                 */
 /* ------------------------------------------------------------------ */
 
-static int valid_utf8(const unsigned char *s) {
+/* -1 when s is valid UTF-8, else the offset of the first byte of the first bad sequence. */
+static long invalid_utf8_at(const unsigned char *start) {
+    const unsigned char *s = start;
     while (*s) {
+        const unsigned char *sequence = s;
         unsigned char c = *s;
         int extra;
         unsigned int cp, min;
@@ -134,17 +137,17 @@ static int valid_utf8(const unsigned char *s) {
         } else if ((c & 0xF8) == 0xF0) {
             extra = 3, cp = c & 0x07, min = 0x10000;
         } else {
-            return 0;
+            return (long)(sequence - start);
         }
         s++;
         while (extra-- > 0) {
-            if ((*s & 0xC0) != 0x80) return 0;
+            if ((*s & 0xC0) != 0x80) return (long)(sequence - start);
             cp = (cp << 6) | (*s & 0x3F);
             s++;
         }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return (long)(sequence - start);
     }
-    return 1;
+    return -1;
 }
 
 typedef struct {
@@ -337,6 +340,7 @@ typedef struct {
 typedef struct {
     int is_object;
     int deepest;    /* deepest container level (0 for a scalar) */
+    size_t error_at; /* where the scan stopped when the text is not valid JSON */
     int count;      /* members recorded (at most MAX_MEMBERS) */
     member members[MAX_MEMBERS];
 } object_view;
@@ -367,6 +371,7 @@ static int parse_view(const char *s, size_t n, object_view *view) {
                 start = sc.i;
                 if (scan_string(&sc) != 0) {
                     view->deepest = sc.deepest;
+                    view->error_at = sc.i;
                     return -1;
                 }
                 m.key = s + start;
@@ -374,6 +379,7 @@ static int parse_view(const char *s, size_t n, object_view *view) {
                 skip_space(&sc);
                 if (sc.i >= n || s[sc.i] != ':') {
                     view->deepest = sc.deepest;
+                    view->error_at = sc.i;
                     return -1;
                 }
                 sc.i++;
@@ -381,6 +387,7 @@ static int parse_view(const char *s, size_t n, object_view *view) {
                 start = sc.i;
                 if (scan_value(&sc, 1) != 0) {
                     view->deepest = sc.deepest;
+                    view->error_at = sc.i;
                     return -1;
                 }
                 m.value = s + start;
@@ -396,16 +403,19 @@ static int parse_view(const char *s, size_t n, object_view *view) {
                     break;
                 }
                 view->deepest = sc.deepest;
+                view->error_at = sc.i;
                 return -1;
             }
         }
     } else if (scan_value(&sc, 0) != 0) {
         view->deepest = sc.deepest;
+        view->error_at = sc.i;
         return -1;
     }
     skip_space(&sc);
     valid = sc.i == n ? 0 : -1;
     view->deepest = sc.deepest;
+    view->error_at = sc.i;
     return valid;
 }
 
@@ -877,7 +887,7 @@ OAM_API int oam_bridge_send(oam_bridge *bridge, const char *json_line) {
     size_t length;
     char *key = NULL, *wire = NULL;
     if (!bridge || !json_line) return OAM_ERROR_INVALID_ARGUMENT;
-    if (!valid_utf8((const unsigned char *)json_line)) return OAM_ERROR_INVALID_UTF8;
+    if (invalid_utf8_at((const unsigned char *)json_line) >= 0) return OAM_ERROR_INVALID_UTF8;
     length = strlen(json_line);
     /* Track requests so they can be failed if the bridge dies before answering. */
     if (parse_view(json_line, length, &view) == 0 && view.is_object) {
@@ -943,6 +953,7 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
     const member *method_member, *params, *id_member;
     char *key = NULL, *wire = NULL, *method = NULL, *result = NULL;
     int null_id = 0;
+    long bad_byte;
     id_status status;
     waiter w;
     text line = {0};
@@ -954,10 +965,13 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
         return error_response(NULL, -32603, "internal_error",
                               "oam_call_blocking() must not be called from inside the callback.");
     }
-    if (!valid_utf8((const unsigned char *)request_json) ||
-        parse_view(request_json, strlen(request_json), &view) != 0) {
-        if (view.deepest > BRIDGE_MAX_DEPTH) return too_deep_error(NULL);
-        return error_response(NULL, -32700, "parse_error", "The request is not valid JSON.");
+    bad_byte = invalid_utf8_at((const unsigned char *)request_json);
+    if (bad_byte >= 0 || parse_view(request_json, strlen(request_json), &view) != 0) {
+        char message[96];
+        if (bad_byte < 0 && view.deepest > BRIDGE_MAX_DEPTH) return too_deep_error(NULL);
+        snprintf(message, sizeof message, "The request is not valid %s (at byte %lu).",
+                 bad_byte >= 0 ? "UTF-8" : "JSON", bad_byte >= 0 ? (unsigned long)bad_byte : (unsigned long)view.error_at);
+        return error_response(NULL, -32700, "parse_error", message);
     }
     if (!view.is_object) {
         return error_response(NULL, -32600, "invalid_message", "A JSON-RPC message must be an object.");

@@ -156,7 +156,12 @@ OAM_API oam_bridge *oam_bridge_create_with_command(const char *const *argv, oam_
  * Sends one JSON-RPC message (request, notification, or response to a
  * tool/call). Returns OAM_OK when the message was accepted; malformed JSON is
  * reported asynchronously as a JSON-RPC error (-32700) through the callback.
- * Line breaks in the text (pretty-printed JSON) are sent as spaces.
+ * Line breaks in the text (pretty-printed JSON) are sent as spaces, also a
+ * raw line break inside a string (invalid JSON: write it as \n), which then
+ * arrives as a space. The bridge answers a line it cannot read whole (not
+ * JSON, nested deeper than 100 levels, longer than 16 MiB) with "id":null,
+ * so such an error names no request; oam_call_blocking() refuses those
+ * requests itself, with their id.
  */
 OAM_API int oam_bridge_send(oam_bridge *bridge, const char *json_line);
 
@@ -179,8 +184,10 @@ OAM_API const char *oam_version(void);
  * - The given id is used as the requestId of the request's notifications and
  *   tool/calls; without one the library uses a private id "local-<n>" and
  *   the returned response has "id":null.
- * - Invalid JSON -> -32700; not an object, invalid id, missing or empty
- *   method -> -32600 (id null), without contacting the bridge.
+ * - Invalid JSON -> -32700 "The request is not valid JSON (at byte N)." (or
+ *   "... not valid UTF-8 (at byte N)."; N counts from 0); not an object,
+ *   invalid id, missing or empty method -> -32600 (id null), without
+ *   contacting the bridge.
  * - What the bridge would refuse without reading its id is refused here, with
  *   the request's id, instead of waiting for a response that cannot come:
  *   nesting deeper than 100 levels -> -32700 "Invalid JSON: nesting deeper

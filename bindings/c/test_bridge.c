@@ -273,6 +273,15 @@ static void test_plain_turn_and_invalid_input(void) {
     response = call(&r, "not json", 1000);
     CHECK(contains(response, "-32700") && contains(response, "\"id\":null"), "%s", show(response));
     oam_string_free(response);
+    /* Hand-built JSON: the message says where it went wrong. */
+    response = call(&r, "{\"id\":1,\"method\":\"ping\",}", 1000);
+    CHECK(contains(response, "-32700") && contains(response, "\"The request is not valid JSON (at byte 24).\""), "%s",
+          show(response));
+    oam_string_free(response);
+    response = call(&r, "{\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\"\xC3\x28\"}}", 1000);
+    CHECK(contains(response, "-32700") && contains(response, "\"The request is not valid UTF-8 (at byte 39).\""), "%s",
+          show(response));
+    oam_string_free(response);
     response = call(&r, "[1]", 1000);
     CHECK(contains(response, "-32600"), "%s", show(response));
     oam_string_free(response);
