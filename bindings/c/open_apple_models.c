@@ -17,8 +17,11 @@
 
 #define OAM_VERSION "0.1.0"
 #define MAX_SAFE_INTEGER 9007199254740991.0
-#define MAX_JSON_DEPTH 128
+#define MAX_JSON_DEPTH 512
 #define SHUTDOWN_WAIT_MS 3000
+/* What the bridge reads (PROTOCOL.md, README "Limits"): it answers a deeper or longer line with id null. */
+#define BRIDGE_MAX_DEPTH 100
+#define BRIDGE_MAX_LINE_BYTES 16777216.0
 
 /* ------------------------------------------------------------------ */
 /* Growable strings                                                    */
@@ -116,8 +119,11 @@ static void text_json_string(text *t, const char *s) {
 /* UTF-8 and a validating JSON scanner                                 */
 /* ------------------------------------------------------------------ */
 
-static int valid_utf8(const unsigned char *s) {
+/* -1 when s is valid UTF-8, else the offset of the first byte of the first bad sequence. */
+static long invalid_utf8_at(const unsigned char *start) {
+    const unsigned char *s = start;
     while (*s) {
+        const unsigned char *sequence = s;
         unsigned char c = *s;
         int extra;
         unsigned int cp, min;
@@ -131,23 +137,24 @@ static int valid_utf8(const unsigned char *s) {
         } else if ((c & 0xF8) == 0xF0) {
             extra = 3, cp = c & 0x07, min = 0x10000;
         } else {
-            return 0;
+            return (long)(sequence - start);
         }
         s++;
         while (extra-- > 0) {
-            if ((*s & 0xC0) != 0x80) return 0;
+            if ((*s & 0xC0) != 0x80) return (long)(sequence - start);
             cp = (cp << 6) | (*s & 0x3F);
             s++;
         }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return (long)(sequence - start);
     }
-    return 1;
+    return -1;
 }
 
 typedef struct {
     const char *s;
     size_t n;
     size_t i;
+    int deepest; /* deepest container level seen (the top-level object or array is level 1) */
 } scanner;
 
 static void skip_space(scanner *sc) {
@@ -225,11 +232,16 @@ static int scan_literal(scanner *sc, const char *word) {
 static int scan_value(scanner *sc, int depth) {
     char c;
     skip_space(sc);
-    if (sc->i >= sc->n || depth > MAX_JSON_DEPTH) return -1;
+    if (depth > MAX_JSON_DEPTH) {
+        sc->deepest = depth + 1;
+        return -1;
+    }
+    if (sc->i >= sc->n) return -1;
     c = sc->s[sc->i];
     if (c == '"') return scan_string(sc);
     if (c == '{' || c == '[') {
         char close = c == '{' ? '}' : ']';
+        if (depth + 1 > sc->deepest) sc->deepest = depth + 1;
         sc->i++;
         skip_space(sc);
         if (sc->i < sc->n && sc->s[sc->i] == close) {
@@ -327,6 +339,8 @@ typedef struct {
 
 typedef struct {
     int is_object;
+    int deepest;    /* deepest container level (0 for a scalar) */
+    size_t error_at; /* where the scan stopped when the text is not valid JSON */
     int count;      /* members recorded (at most MAX_MEMBERS) */
     member members[MAX_MEMBERS];
 } object_view;
@@ -336,12 +350,15 @@ typedef struct {
  * top-level members. Returns 0 if valid JSON, -1 otherwise.
  */
 static int parse_view(const char *s, size_t n, object_view *view) {
-    scanner sc = {s, n, 0};
+    scanner sc = {s, n, 0, 0};
+    int valid;
     view->is_object = 0;
+    view->deepest = 0;
     view->count = 0;
     skip_space(&sc);
     if (sc.i < n && s[sc.i] == '{') {
         view->is_object = 1;
+        sc.deepest = 1;
         sc.i++;
         skip_space(&sc);
         if (sc.i < n && s[sc.i] == '}') {
@@ -352,15 +369,27 @@ static int parse_view(const char *s, size_t n, object_view *view) {
                 size_t start;
                 skip_space(&sc);
                 start = sc.i;
-                if (scan_string(&sc) != 0) return -1;
+                if (scan_string(&sc) != 0) {
+                    view->deepest = sc.deepest;
+                    view->error_at = sc.i;
+                    return -1;
+                }
                 m.key = s + start;
                 m.key_length = sc.i - start;
                 skip_space(&sc);
-                if (sc.i >= n || s[sc.i] != ':') return -1;
+                if (sc.i >= n || s[sc.i] != ':') {
+                    view->deepest = sc.deepest;
+                    view->error_at = sc.i;
+                    return -1;
+                }
                 sc.i++;
                 skip_space(&sc);
                 start = sc.i;
-                if (scan_value(&sc, 1) != 0) return -1;
+                if (scan_value(&sc, 1) != 0) {
+                    view->deepest = sc.deepest;
+                    view->error_at = sc.i;
+                    return -1;
+                }
                 m.value = s + start;
                 m.value_length = sc.i - start;
                 if (view->count < MAX_MEMBERS) view->members[view->count++] = m;
@@ -373,14 +402,21 @@ static int parse_view(const char *s, size_t n, object_view *view) {
                     sc.i++;
                     break;
                 }
+                view->deepest = sc.deepest;
+                view->error_at = sc.i;
                 return -1;
             }
         }
     } else if (scan_value(&sc, 0) != 0) {
+        view->deepest = sc.deepest;
+        view->error_at = sc.i;
         return -1;
     }
     skip_space(&sc);
-    return sc.i == n ? 0 : -1;
+    valid = sc.i == n ? 0 : -1;
+    view->deepest = sc.deepest;
+    view->error_at = sc.i;
+    return valid;
 }
 
 /* The last member named name (duplicate keys: last wins), or NULL. */
@@ -446,8 +482,12 @@ static id_status make_id(const member *m, char **key, char **wire) {
     return ID_INVALID;
 }
 
-/* {"jsonrpc":"2.0","id":<wire_id>,"error":{"code":<code>,"message":<message>,"data":{"code":<data_code>}}} */
-static char *error_response(const char *wire_id, int code, const char *data_code, const char *message) {
+/*
+ * {"jsonrpc":"2.0","id":<wire_id>,"error":{"code":<code>,"message":<message>,"data":{"code":<data_code><extra>}}}
+ * where extra is NULL or more members of data, starting with a comma.
+ */
+static char *error_response_with(const char *wire_id, int code, const char *data_code, const char *message,
+                                 const char *extra) {
     text t = {0};
     text_put(&t, "{\"jsonrpc\":\"2.0\",\"id\":");
     text_put(&t, wire_id ? wire_id : "null");
@@ -455,8 +495,13 @@ static char *error_response(const char *wire_id, int code, const char *data_code
     text_json_string(&t, message);
     text_put(&t, ",\"data\":{\"code\":");
     text_json_string(&t, data_code);
+    if (extra) text_put(&t, extra);
     text_put(&t, "}}}");
     return text_take(&t);
+}
+
+static char *error_response(const char *wire_id, int code, const char *data_code, const char *message) {
+    return error_response_with(wire_id, code, data_code, message, NULL);
 }
 
 /* ------------------------------------------------------------------ */
@@ -487,6 +532,8 @@ struct oam_bridge {
     int closing;           /* destroy started: no more callbacks */
     int dead;              /* the bridge's output ended (exit_description is final once set) */
     int reader_cleans_up;  /* destroy was called from inside the callback */
+    int users;             /* threads inside oam_bridge_send() or oam_call_blocking(): destroy waits for them */
+    double max_line_bytes; /* the longest line the bridge reads (--max-line-bytes of its argv, or 16 MiB) */
     char exit_description[64];
     waiter *waiters;       /* blocking calls waiting for a response */
     entry *dropped;        /* ids of timed-out blocking calls: drop their late responses */
@@ -561,6 +608,17 @@ static char *exited_error(oam_bridge *bridge, const char *wire_id) {
     return error_response(wire_id, OAM_CODE_SHUT_DOWN, "shut_down", message);
 }
 
+/* The error response of a request that oam_bridge_destroy() ended. */
+static char *closed_error(const char *wire_id) {
+    return error_response(wire_id, OAM_CODE_SHUT_DOWN, "shut_down", "The bridge was closed.");
+}
+
+/* A thread leaves oam_bridge_send() or oam_call_blocking(); destroy may be waiting for it. Lock held. */
+static void leave_locked(oam_bridge *bridge) {
+    bridge->users--;
+    if (bridge->closing) oam_cond_broadcast(&bridge->changed);
+}
+
 /* Calls the callback unless the bridge is closing. Runs on the reader thread only. */
 static void deliver(oam_bridge *bridge, const char *line) {
     int closing;
@@ -625,11 +683,12 @@ static void reader_main(void *argument) {
 
     for (;;) {
         long n = oam_process_read(bridge->process, chunk, sizeof chunk);
-        size_t start = 0, k;
+        /* Only the new bytes are searched for a newline: a long line arrives in many chunks. */
+        size_t start = 0, k = pending.length;
         if (n <= 0) break;
         text_add(&pending, chunk, (size_t)n);
         if (pending.failed) break;
-        for (k = 0; k < pending.length; k++) {
+        for (; k < pending.length; k++) {
             if (pending.data[k] == '\n') {
                 size_t end = k;
                 if (end > start && pending.data[end - 1] == '\r') end--;
@@ -731,6 +790,27 @@ static void free_argv(char **argv) {
     free(argv);
 }
 
+/* The value of --max-line-bytes in the bridge's argv (as `oam stdio` reads it), or the bridge's default. */
+static double max_line_bytes_of(const char *const *argv) {
+    static const char flag[] = "--max-line-bytes";
+    double limit = BRIDGE_MAX_LINE_BYTES;
+    size_t k;
+    for (k = 1; argv[k]; k++) {
+        const char *value = NULL;
+        char *end;
+        double x;
+        if (strcmp(argv[k], flag) == 0) {
+            value = argv[k + 1];
+        } else if (strncmp(argv[k], flag, sizeof flag - 1) == 0 && argv[k][sizeof flag - 1] == '=') {
+            value = argv[k] + sizeof flag;
+        }
+        if (!value) continue;
+        x = strtod(value, &end);
+        if (end != value && *end == '\0' && x >= 1) limit = x;
+    }
+    return limit;
+}
+
 OAM_API oam_bridge *oam_bridge_create_with_command(const char *const *argv, oam_message_callback callback,
                                                    void *user_data) {
     oam_bridge *bridge;
@@ -740,6 +820,7 @@ OAM_API oam_bridge *oam_bridge_create_with_command(const char *const *argv, oam_
     if (!bridge) return NULL;
     bridge->callback = callback;
     bridge->user_data = user_data;
+    bridge->max_line_bytes = max_line_bytes_of(argv);
     if (oam_process_spawn(argv, &bridge->process, error, sizeof error) != 0) {
         fprintf(stderr, "[open-apple-models] error: %s\n", error);
         free(bridge);
@@ -806,7 +887,7 @@ OAM_API int oam_bridge_send(oam_bridge *bridge, const char *json_line) {
     size_t length;
     char *key = NULL, *wire = NULL;
     if (!bridge || !json_line) return OAM_ERROR_INVALID_ARGUMENT;
-    if (!valid_utf8((const unsigned char *)json_line)) return OAM_ERROR_INVALID_UTF8;
+    if (invalid_utf8_at((const unsigned char *)json_line) >= 0) return OAM_ERROR_INVALID_UTF8;
     length = strlen(json_line);
     /* Track requests so they can be failed if the bridge dies before answering. */
     if (parse_view(json_line, length, &view) == 0 && view.is_object) {
@@ -815,16 +896,21 @@ OAM_API int oam_bridge_send(oam_bridge *bridge, const char *json_line) {
         if (is_string(method) && make_id(find_member(&view, "id"), &key, &wire) != ID_OK) key = wire = NULL;
     }
     oam_mutex_lock(&bridge->lock);
-    if (bridge->dead) {
-        if (key) enqueue_locked(bridge, exited_error(bridge, wire));
+    if (bridge->closing || bridge->dead) {
+        /* Closing: no callback will come, so the message is dropped. */
+        if (key && !bridge->closing) enqueue_locked(bridge, exited_error(bridge, wire));
         oam_mutex_unlock(&bridge->lock);
         free(key);
         free(wire);
         return OAM_OK;
     }
     if (key) push_entry(&bridge->pending, key, wire);
+    bridge->users++;
     oam_mutex_unlock(&bridge->lock);
     write_line(bridge, json_line, length); /* a broken pipe shows up as end of output */
+    oam_mutex_lock(&bridge->lock);
+    leave_locked(bridge);
+    oam_mutex_unlock(&bridge->lock);
     return OAM_OK;
 }
 
@@ -855,24 +941,37 @@ static void cancel_on_bridge(oam_bridge *bridge, const char *method, const membe
     free(text_take(&t));
 }
 
+/* The bridge's own answer to a line nested too deeply (it could not echo the id; this does). */
+static char *too_deep_error(const char *wire_id) {
+    char message[80];
+    snprintf(message, sizeof message, "Invalid JSON: nesting deeper than %d levels.", BRIDGE_MAX_DEPTH);
+    return error_response(wire_id, -32700, "parse_error", message);
+}
+
 OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, int timeout_ms) {
     object_view view;
     const member *method_member, *params, *id_member;
     char *key = NULL, *wire = NULL, *method = NULL, *result = NULL;
     int null_id = 0;
+    long bad_byte;
     id_status status;
     waiter w;
     text line = {0};
     int64_t deadline;
 
     if (!bridge || !request_json) return NULL;
+    view.deepest = 0;
     if (oam_thread_equal(oam_thread_current(), oam_thread_id_of(bridge->reader))) {
         return error_response(NULL, -32603, "internal_error",
                               "oam_call_blocking() must not be called from inside the callback.");
     }
-    if (!valid_utf8((const unsigned char *)request_json) ||
-        parse_view(request_json, strlen(request_json), &view) != 0) {
-        return error_response(NULL, -32700, "parse_error", "The request is not valid JSON.");
+    bad_byte = invalid_utf8_at((const unsigned char *)request_json);
+    if (bad_byte >= 0 || parse_view(request_json, strlen(request_json), &view) != 0) {
+        char message[96];
+        if (bad_byte < 0 && view.deepest > BRIDGE_MAX_DEPTH) return too_deep_error(NULL);
+        snprintf(message, sizeof message, "The request is not valid %s (at byte %lu).",
+                 bad_byte >= 0 ? "UTF-8" : "JSON", bad_byte >= 0 ? (unsigned long)bad_byte : (unsigned long)view.error_at);
+        return error_response(NULL, -32700, "parse_error", message);
     }
     if (!view.is_object) {
         return error_response(NULL, -32600, "invalid_message", "A JSON-RPC message must be an object.");
@@ -886,6 +985,11 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
         return error_response(NULL, -32600, "invalid_message",
                               "A numeric 'id' must be an integer of magnitude at most 2^53-1 "
                               "(9007199254740991) so it can be echoed exactly; use a string id.");
+    }
+    if (view.deepest > BRIDGE_MAX_DEPTH) {
+        result = too_deep_error(status == ID_OK ? wire : NULL);
+        free(key), free(wire);
+        return result;
     }
     method_member = find_member(&view, "method");
     if (is_string(method_member)) method = decode_string(method_member->value, method_member->value_length);
@@ -921,11 +1025,31 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
     }
     text_put(&line, "}");
 
+    if (line.failed) {
+        result = error_response(null_id ? NULL : wire, -32603, "internal_error", "Out of memory.");
+        goto done;
+    }
+    if ((double)line.length > bridge->max_line_bytes) {
+        /* The bridge would skip the line and answer with id null: refuse it here, with the id. */
+        char message[200], extra[64];
+        snprintf(message, sizeof message,
+                 "The message is %lu bytes, longer than the %.0f bytes the bridge reads; it was not sent.",
+                 (unsigned long)line.length, bridge->max_line_bytes);
+        snprintf(extra, sizeof extra, ",\"limit\":%.0f", bridge->max_line_bytes);
+        result = error_response_with(null_id ? NULL : wire, -32600, "invalid_message", message, extra);
+        goto done;
+    }
+
     memset(&w, 0, sizeof w);
     w.key = key;
     w.wire = wire;
     w.null_id = null_id;
     oam_mutex_lock(&bridge->lock);
+    if (bridge->closing) {
+        result = closed_error(null_id ? NULL : wire);
+        oam_mutex_unlock(&bridge->lock);
+        goto done;
+    }
     if (bridge->dead) {
         result = exited_error(bridge, null_id ? NULL : wire);
         oam_mutex_unlock(&bridge->lock);
@@ -933,9 +1057,10 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
     }
     w.next = bridge->waiters;
     bridge->waiters = &w;
+    bridge->users++;
     oam_mutex_unlock(&bridge->lock);
 
-    if (!line.failed) write_line(bridge, line.data, line.length);
+    write_line(bridge, line.data, line.length);
 
     deadline = timeout_ms > 0 ? oam_now_ms() + timeout_ms : -1;
     oam_mutex_lock(&bridge->lock);
@@ -962,6 +1087,9 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
                  timeout_ms);
         result = error_response(null_id ? NULL : wire, OAM_CODE_TIMEOUT, "timeout", message);
     }
+    oam_mutex_lock(&bridge->lock);
+    leave_locked(bridge);
+    oam_mutex_unlock(&bridge->lock);
 done:
     free(text_take(&line));
     free(key);
@@ -972,6 +1100,10 @@ done:
 
 /* Stops the process and frees the handle. The reader thread has finished or is the caller. */
 static void finish_destroy(oam_bridge *bridge) {
+    /* Calls that were waiting have their answer ("The bridge was closed."): let them return first. */
+    oam_mutex_lock(&bridge->lock);
+    while (bridge->users > 0) oam_cond_wait_until(&bridge->changed, &bridge->lock, -1);
+    oam_mutex_unlock(&bridge->lock);
     if (!oam_process_wait(bridge->process, SHUTDOWN_WAIT_MS, NULL, 0)) {
         oam_process_kill(bridge->process, 1);
     }
@@ -989,25 +1121,39 @@ static void finish_destroy(oam_bridge *bridge) {
 }
 
 OAM_API void oam_bridge_destroy(oam_bridge *bridge) {
-    static const char shutdown_request[] = "{\"jsonrpc\":\"2.0\",\"id\":\"oam-destroy\",\"method\":\"shutdown\"}";
+    static const char shutdown_request[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":\"oam-destroy\",\"method\":\"shutdown\"}\n";
     int from_callback;
+    int64_t deadline, left;
     if (!bridge) return;
     from_callback = oam_thread_equal(oam_thread_current(), oam_thread_id_of(bridge->reader));
     oam_mutex_lock(&bridge->lock);
     bridge->closing = 1;
     bridge->reader_cleans_up = from_callback;
+    {
+        /* Calls waiting on other threads return now. */
+        waiter *w;
+        for (w = bridge->waiters; w; w = w->next) {
+            if (!w->response) w->response = closed_error(w->null_id ? NULL : w->wire);
+        }
+    }
     oam_cond_broadcast(&bridge->changed);
     oam_mutex_unlock(&bridge->lock);
-    /* Cancel everything on the bridge, then end its input: it exits after answering. */
-    write_line(bridge, shutdown_request, sizeof shutdown_request - 1);
-    oam_process_close_stdin(bridge->process);
+    /*
+     * Cancel everything on the bridge, then end its input: it exits after answering. A bridge that stopped
+     * reading (frozen, stopped in a debugger) with a send stuck behind it gets the same 3 s, then is killed,
+     * which also ends the stuck send.
+     */
+    deadline = oam_now_ms() + SHUTDOWN_WAIT_MS;
+    oam_process_end_input(bridge->process, shutdown_request, sizeof shutdown_request - 1, SHUTDOWN_WAIT_MS);
     if (from_callback) {
         /* The reader keeps draining output until the bridge exits, then frees everything. */
         oam_thread_detach(bridge->reader);
         return;
     }
     /* The reader drains (and discards) output while the bridge shuts down. */
-    if (!oam_process_wait(bridge->process, SHUTDOWN_WAIT_MS, NULL, 0)) {
+    left = deadline - oam_now_ms();
+    if (!oam_process_wait(bridge->process, left > 0 ? (int)left : 0, NULL, 0)) {
         oam_process_kill(bridge->process, 1);
         oam_process_wait(bridge->process, -1, NULL, 0);
     }

@@ -37,6 +37,8 @@
  *     returns. Copy it if you need it later. Do not free it.
  *   - oam_call_blocking() returns a heap string you own: release it with
  *     oam_string_free() (not free(): the host may use another allocator).
+ *     One you forget shows up in a leak checker as allocated on the
+ *     library's reader thread (reader_main), which copied the response.
  *   - oam_version() returns a static string. Do not free it.
  *   - user_data is opaque to the library; it must stay valid until
  *     oam_bridge_destroy() returns.
@@ -44,7 +46,9 @@
  * THREADING
  *   - All functions may be called from any thread.
  *   - oam_bridge_send() never waits for model work: it writes one line to the
- *     bridge's stdin and returns. Requests are handled in the order they were
+ *     bridge's stdin and returns. (It waits only while the bridge does not
+ *     read its input, e.g. a frozen bridge with a full pipe; destroy ends
+ *     that wait.) Requests are handled in the order they were
  *     sent; long ones (session/respond) run concurrently with later ones.
  *   - The callback runs on one reader thread owned by the library, never
  *     concurrently with itself and never re-entered. For any request, all of
@@ -55,6 +59,14 @@
  *     answer a tool/call right away); that does not deadlock.
  *   - Do not call oam_call_blocking() from inside the callback (it returns a
  *     -32603 error response instead of deadlocking).
+ *   - With a main-thread queue, do not call oam_call_blocking() on the main
+ *     thread for a request that may cause tool/calls (session/respond,
+ *     npc/talk, decision/decide or content/generate with client tools): the
+ *     tool/call waits in your queue while the main thread waits for the
+ *     response, until the bridge's tool timeout (120 s by default) gives the
+ *     model an error output. Send such requests with oam_bridge_send() and
+ *     pick their response (same "id") out of the queue, or call
+ *     oam_call_blocking() on a worker thread.
  *
  * LIFETIME
  *   - If the bridge process exits unexpectedly, every request still waiting
@@ -63,14 +75,23 @@
  *     names the exit status; later requests get the same error. Nothing hangs.
  *   - oam_bridge_destroy() asks the bridge to shut down (a "shutdown"
  *     request, which cancels running turns and pending tool calls), closes its
- *     stdin, waits up to about 3 s for it to exit and kills it otherwise. It
+ *     stdin, waits up to about 3 s for it to exit and kills it otherwise
+ *     (also when the bridge stopped reading and the request cannot be
+ *     written; a send stuck on such a bridge then returns). It
  *     waits for an in-flight callback to finish. Once it returns, the callback
  *     is never called again and the handle is invalid.
+ *     So do not hold a lock that your callback takes while you call it.
+ *   - Calls of oam_call_blocking() waiting on other threads return at once
+ *     with a -32023 error response ("The bridge was closed."), and destroy
+ *     waits until they (and sends in progress) have returned before it frees
+ *     the handle; a send or call that starts during destroy does nothing
+ *     (a call returns the same error). This is how a worker thread blocked
+ *     with timeout_ms <= 0 is released when the game ends.
  *   - Calling oam_bridge_destroy() from inside the callback is allowed; that
  *     callback invocation is the last one and the reader thread cleans up.
- *   - Using a handle after oam_bridge_destroy() is undefined behavior, and
- *     destroy must not race with other threads still inside send or
- *     call_blocking on the same handle.
+ *   - Using a handle after oam_bridge_destroy() has returned (or calling
+ *     destroy twice) is undefined behavior: stop the threads that use it
+ *     before destroy returns, and do not start new calls after it.
  */
 
 #ifndef OPEN_APPLE_MODELS_H
@@ -135,7 +156,12 @@ OAM_API oam_bridge *oam_bridge_create_with_command(const char *const *argv, oam_
  * Sends one JSON-RPC message (request, notification, or response to a
  * tool/call). Returns OAM_OK when the message was accepted; malformed JSON is
  * reported asynchronously as a JSON-RPC error (-32700) through the callback.
- * Line breaks in the text (pretty-printed JSON) are sent as spaces.
+ * Line breaks in the text (pretty-printed JSON) are sent as spaces, also a
+ * raw line break inside a string (invalid JSON: write it as \n), which then
+ * arrives as a space. The bridge answers a line it cannot read whole (not
+ * JSON, nested deeper than 100 levels, longer than 16 MiB) with "id":null,
+ * so such an error names no request; oam_call_blocking() refuses those
+ * requests itself, with their id.
  */
 OAM_API int oam_bridge_send(oam_bridge *bridge, const char *json_line);
 
@@ -158,15 +184,27 @@ OAM_API const char *oam_version(void);
  * - The given id is used as the requestId of the request's notifications and
  *   tool/calls; without one the library uses a private id "local-<n>" and
  *   the returned response has "id":null.
- * - Invalid JSON -> -32700; not an object, invalid id, missing or empty
- *   method -> -32600 (id null), without contacting the bridge.
+ * - Invalid JSON -> -32700 "The request is not valid JSON (at byte N)." (or
+ *   "... not valid UTF-8 (at byte N)."; N counts from 0); not an object,
+ *   invalid id, missing or empty method -> -32600 (id null), without
+ *   contacting the bridge.
+ * - What the bridge would refuse without reading its id is refused here, with
+ *   the request's id, instead of waiting for a response that cannot come:
+ *   nesting deeper than 100 levels -> -32700 "Invalid JSON: nesting deeper
+ *   than 100 levels."; a request longer than the bridge reads (16 MiB, or the
+ *   --max-line-bytes given in the bridge's argv) -> -32600 "The message is N
+ *   bytes, longer than the M bytes the bridge reads; it was not sent." with
+ *   data.limit.
  * - On timeout the result is a -32024 error response with data.code
  *   "timeout" and the message "'<method>' did not finish within <ms> ms; it
  *   was cancelled." The late response is dropped. session/respond and
  *   npc/talk are cancelled on the bridge with a session/cancel or npc/cancel
  *   notification (which also cancels the session's or NPC's queued work).
  * - Notifications and tool/call requests caused by the request still go to
- *   the callback, which may answer tool/calls while this call waits.
+ *   the callback, which may answer tool/calls while this call waits (but see
+ *   THREADING about a main-thread queue).
+ * - oam_bridge_destroy() on another thread ends the wait with a -32023
+ *   "The bridge was closed." error response (see LIFETIME).
  */
 OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, int timeout_ms);
 

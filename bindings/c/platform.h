@@ -49,6 +49,14 @@ long oam_process_read(oam_process *process, char *buffer, size_t capacity);
 /* Makes a blocked (and every later) oam_process_read() return 0. */
 void oam_process_wake_reader(oam_process *process);
 
+/*
+ * Writes data (a last line) and closes the child's stdin, giving up after
+ * timeout_ms when the child stops reading or another write is stuck behind
+ * it. 0 when done, -1 when it gave up (stdin may stay open: kill the child,
+ * which also ends the stuck write).
+ */
+int oam_process_end_input(oam_process *process, const char *data, size_t length, int timeout_ms);
+
 /* Closes the child's stdin (the bridge sees end of input). Idempotent. */
 void oam_process_close_stdin(oam_process *process);
 

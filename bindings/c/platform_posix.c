@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
@@ -32,7 +33,8 @@ struct oam_process {
     int wake[2];   /* self-pipe that interrupts a blocked read */
     int reaped;
     int status;
-    oam_mutex lock; /* guards stdin_fd, reaped and status */
+    oam_mutex lock;       /* guards reaped and status */
+    oam_mutex write_lock; /* guards stdin_fd; held through a write, which the child may leave stuck */
 };
 
 static int make_pipe(int fds[2]) {
@@ -107,6 +109,7 @@ int oam_process_spawn(const char *const *argv, oam_process **out, char *err, siz
     process->wake[0] = wake[0];
     process->wake[1] = wake[1];
     oam_mutex_init(&process->lock);
+    oam_mutex_init(&process->write_lock);
     *out = process;
     return 0;
 }
@@ -119,7 +122,7 @@ int oam_process_write(oam_process *process, const char *data, size_t length) {
     sigemptyset(&block);
     sigaddset(&block, SIGPIPE);
     pthread_sigmask(SIG_BLOCK, &block, &old);
-    oam_mutex_lock(&process->lock);
+    oam_mutex_lock(&process->write_lock);
     if (process->stdin_fd < 0) {
         result = -1;
     }
@@ -134,7 +137,65 @@ int oam_process_write(oam_process *process, const char *data, size_t length) {
         data += n;
         length -= (size_t)n;
     }
-    oam_mutex_unlock(&process->lock);
+    oam_mutex_unlock(&process->write_lock);
+    if (broken) {
+        sigpending(&pending);
+        if (sigismember(&pending, SIGPIPE)) {
+#if defined(__APPLE__)
+            int signal_number;
+            sigwait(&block, &signal_number);
+#else
+            struct timespec zero = {0, 0};
+            sigtimedwait(&block, NULL, &zero);
+#endif
+        }
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    return result;
+}
+
+int oam_process_end_input(oam_process *process, const char *data, size_t length, int timeout_ms) {
+    int64_t deadline = oam_now_ms() + timeout_ms;
+    sigset_t block, old, pending;
+    int result = 0, broken = 0;
+    /* Another thread may hold the lock inside a write the child does not read: poll for it. */
+    while (pthread_mutex_trylock(&process->write_lock) != 0) {
+        struct timespec pause = {0, 5 * 1000 * 1000};
+        if (oam_now_ms() >= deadline) return -1;
+        nanosleep(&pause, NULL);
+    }
+    sigemptyset(&block);
+    sigaddset(&block, SIGPIPE);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    while (process->stdin_fd >= 0 && length > 0) {
+        struct pollfd fd;
+        int64_t left = deadline - oam_now_ms();
+        ssize_t n;
+        fd.fd = process->stdin_fd;
+        fd.events = POLLOUT;
+        fd.revents = 0;
+        if (left <= 0) {
+            result = -1;
+            break;
+        }
+        n = poll(&fd, 1, (int)left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            result = -1;
+            break;
+        }
+        /* A pipe that polls writable takes PIPE_BUF bytes without blocking. */
+        n = write(process->stdin_fd, data, length < PIPE_BUF ? length : PIPE_BUF);
+        if (n < 0) {
+            if (errno == EINTR || errno == EAGAIN) continue;
+            if (errno == EPIPE) broken = 1;
+            break; /* the child is gone: closing is all that is left */
+        }
+        data += n;
+        length -= (size_t)n;
+    }
+    if (result == 0) close_fd(&process->stdin_fd);
+    oam_mutex_unlock(&process->write_lock);
     if (broken) {
         sigpending(&pending);
         if (sigismember(&pending, SIGPIPE)) {
@@ -180,9 +241,9 @@ void oam_process_wake_reader(oam_process *process) {
 }
 
 void oam_process_close_stdin(oam_process *process) {
-    oam_mutex_lock(&process->lock);
+    oam_mutex_lock(&process->write_lock);
     close_fd(&process->stdin_fd);
-    oam_mutex_unlock(&process->lock);
+    oam_mutex_unlock(&process->write_lock);
 }
 
 static void describe(int status, char *description, size_t size) {
@@ -241,6 +302,7 @@ void oam_process_free(oam_process *process) {
     close_fd(&process->wake[0]);
     close_fd(&process->wake[1]);
     oam_mutex_destroy(&process->lock);
+    oam_mutex_destroy(&process->write_lock);
     free(process);
 }
 

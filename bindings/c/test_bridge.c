@@ -52,6 +52,7 @@ typedef struct {
     enum tool_mode tool_mode;
     oam_bridge *bridge;
     int destroy_on_line; /* destroy the bridge from inside the callback when a line contains "destroy-me" */
+    int destroyed;       /* the callback has called destroy (and touches the recorder no more) */
     char *blocking_result_in_callback;
 } recorder;
 
@@ -114,6 +115,10 @@ static void on_message(const char *json_line, void *user_data) {
     }
     if (r->destroy_on_line && contains(json_line, "destroy-me")) {
         oam_bridge_destroy(r->bridge);
+        pthread_mutex_lock(&r->lock);
+        r->destroyed = 1;
+        pthread_cond_broadcast(&r->changed);
+        pthread_mutex_unlock(&r->lock);
     }
 }
 
@@ -206,6 +211,15 @@ static int has_method(oam_bridge *bridge, const char *method) {
 
 /* ---- tests ---- */
 
+/* {"id":"deep","method":"ping","params":{"x":[[…]]}} with n arrays. */
+static void text_of_depth(char *out, size_t n) {
+    size_t k;
+    out += sprintf(out, "{\"id\":\"deep\",\"method\":\"ping\",\"params\":{\"x\":");
+    for (k = 0; k < n; k++) *out++ = '[';
+    for (k = 0; k < n; k++) *out++ = ']';
+    strcpy(out, "}}");
+}
+
 static void test_arguments(void) {
     current_test = "arguments";
     CHECK(strcmp(oam_version(), "0.1.0") == 0, "version %s", oam_version());
@@ -258,6 +272,15 @@ static void test_plain_turn_and_invalid_input(void) {
     current_test = "invalid requests";
     response = call(&r, "not json", 1000);
     CHECK(contains(response, "-32700") && contains(response, "\"id\":null"), "%s", show(response));
+    oam_string_free(response);
+    /* Hand-built JSON: the message says where it went wrong. */
+    response = call(&r, "{\"id\":1,\"method\":\"ping\",}", 1000);
+    CHECK(contains(response, "-32700") && contains(response, "\"The request is not valid JSON (at byte 24).\""), "%s",
+          show(response));
+    oam_string_free(response);
+    response = call(&r, "{\"id\":1,\"method\":\"ping\",\"params\":{\"x\":\"\xC3\x28\"}}", 1000);
+    CHECK(contains(response, "-32700") && contains(response, "\"The request is not valid UTF-8 (at byte 39).\""), "%s",
+          show(response));
     oam_string_free(response);
     response = call(&r, "[1]", 1000);
     CHECK(contains(response, "-32600"), "%s", show(response));
@@ -451,6 +474,167 @@ static void test_npc_world_decision(void) {
     recorder_free(&r);
 }
 
+/* Requests the bridge would refuse without reading their id come back at once, with their id. */
+static void test_limits(void) {
+    recorder r;
+    char *response, *request;
+    size_t k, n;
+    current_test = "nesting deeper than the bridge reads";
+    if (!start(&r)) {
+        CHECK(0, "bridge did not start");
+        recorder_free(&r);
+        return;
+    }
+    /* The object is level 1 and params level 2, so 98 arrays reach level 100 (allowed) and 99 reach 101. */
+    request = malloc(256);
+    for (n = 98; n <= 99; n++) {
+        text_of_depth(request, n);
+        response = call(&r, request, 5000);
+        if (n == 98) {
+            CHECK(contains(response, "\"id\":\"deep\",\"result\""), "%s", show(response));
+        } else {
+            CHECK(contains(response, "\"id\":\"deep\",\"error\":{\"code\":-32700") &&
+                      contains(response, "nesting deeper than 100 levels"),
+                  "%s", show(response));
+        }
+        oam_string_free(response);
+    }
+    free(request);
+
+    current_test = "a message longer than the bridge reads";
+    n = 16u * 1024 * 1024;
+    request = malloc(n + 128);
+    k = (size_t)sprintf(request, "{\"id\":\"huge\",\"method\":\"ping\",\"params\":{\"x\":\"");
+    memset(request + k, 'a', n);
+    strcpy(request + k + n, "\"}}");
+    response = call(&r, request, 5000);
+    CHECK(contains(response, "\"id\":\"huge\",\"error\":{\"code\":-32600") &&
+              contains(response, "longer than the 16777216 bytes the bridge reads; it was not sent"),
+          "%.300s", show(response));
+    oam_string_free(response);
+    free(request);
+    response = call(&r, "{\"id\":\"after\",\"method\":\"ping\"}", 5000);
+    CHECK(contains(response, "\"id\":\"after\",\"result\""), "%s", show(response));
+    oam_string_free(response);
+    oam_bridge_destroy(r.bridge);
+    recorder_free(&r);
+
+    current_test = "--max-line-bytes of the command";
+    recorder_init(&r);
+    {
+        char command[4200], *argv[64], *p;
+        int argc = 0;
+        snprintf(command, sizeof command, "%s --max-line-bytes=4096", bridge_command);
+        for (p = strtok(command, " \t"); p && argc < 63; p = strtok(NULL, " \t")) argv[argc++] = p;
+        argv[argc] = NULL;
+        r.bridge = oam_bridge_create_with_command((const char *const *)argv, on_message, &r);
+    }
+    if (!r.bridge) {
+        CHECK(0, "bridge did not start");
+        recorder_free(&r);
+        return;
+    }
+    request = malloc(8192);
+    k = (size_t)sprintf(request, "{\"id\":7,\"method\":\"ping\",\"params\":{\"x\":\"");
+    memset(request + k, 'a', 5000);
+    strcpy(request + k + 5000, "\"}}");
+    response = call(&r, request, 5000);
+    CHECK(contains(response, "\"id\":7,\"error\":{\"code\":-32600") && contains(response, "the 4096 bytes the bridge reads"),
+          "%.300s", show(response));
+    oam_string_free(response);
+    free(request);
+    oam_bridge_destroy(r.bridge);
+    recorder_free(&r);
+}
+
+typedef struct {
+    recorder *r;
+    int index;
+    char *response;
+} waiting_call;
+
+static void *wait_for_turn(void *raw) {
+    waiting_call *c = raw;
+    char request[256];
+    snprintf(request, sizeof request,
+             "{\"id\":\"w%d\",\"method\":\"session/respond\",\"params\":{\"session\":\"long\",\"prompt\":\"x\"}}", c->index);
+    c->response = oam_call_blocking(c->r->bridge, request, 0 /* forever */);
+    return NULL;
+}
+
+/* Ending the game while worker threads wait in oam_call_blocking(): they return, then the handle is freed. */
+static void test_destroy_with_waiting_calls(void) {
+    recorder r;
+    char *response, *line;
+    pthread_t threads[4];
+    waiting_call calls[4];
+    int k;
+    current_test = "destroy while calls wait";
+    if (!start(&r)) {
+        CHECK(0, "bridge did not start");
+        recorder_free(&r);
+        return;
+    }
+    response = call(&r, "{\"id\":1,\"method\":\"session/create\",\"params\":{\"session\":\"long\",\"model\":{\"type\":"
+                        "\"scripted\",\"steps\":[{\"text\":\"never\",\"delayMs\":60000}]}}}",
+                    5000);
+    oam_string_free(response);
+    for (k = 0; k < 4; k++) {
+        calls[k].r = &r, calls[k].index = k, calls[k].response = NULL;
+        pthread_create(&threads[k], NULL, wait_for_turn, &calls[k]);
+    }
+    /* The turns are queued on the bridge once it has answered a request sent after them. */
+    oam_bridge_send(r.bridge, "{\"jsonrpc\":\"2.0\",\"id\":\"queued\",\"method\":\"session/list\"}");
+    line = wait_line(&r, 5000, "\"id\":\"queued\"", NULL);
+    CHECK(line != NULL, "no answer to session/list");
+    free(line);
+    oam_bridge_destroy(r.bridge);
+    for (k = 0; k < 4; k++) {
+        char id[64];
+        pthread_join(threads[k], NULL);
+        snprintf(id, sizeof id, "\"id\":\"w%d\",\"error\":{\"code\":-32023", k);
+        CHECK(contains(calls[k].response, id) && contains(calls[k].response, "The bridge was closed."), "%s",
+              show(calls[k].response));
+        oam_string_free(calls[k].response);
+    }
+    recorder_free(&r);
+}
+
+/*
+ * A 10 MB response (the bridge echoes the prompt) arrives whole. Prints the time it took: the slow tier
+ * (tests/slow/bindings_c_slow.ts) bounds it, which caught the reader searching the whole unfinished line
+ * for a newline after every 16 KB read (3 s instead of 0.3 s).
+ */
+static void test_big_response(void) {
+    recorder r;
+    char *response, *request;
+    size_t k, n = 10u * 1024 * 1024;
+    struct timespec a, b;
+    current_test = "big response";
+    if (!start(&r)) {
+        CHECK(0, "bridge did not start");
+        recorder_free(&r);
+        return;
+    }
+    response = call(&r, "{\"id\":1,\"method\":\"session/create\",\"params\":{\"session\":\"echo\",\"model\":{\"type\":"
+                        "\"scripted\",\"steps\":[{\"template\":\"{prompt}\"}]}}}",
+                    5000);
+    oam_string_free(response);
+    request = malloc(n + 128);
+    k = (size_t)sprintf(request, "{\"id\":\"big\",\"method\":\"session/respond\",\"params\":{\"session\":\"echo\",\"prompt\":\"");
+    memset(request + k, 'a', n);
+    strcpy(request + k + n, "\"}}");
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    response = call(&r, request, 60000);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    CHECK(contains(response, "\"id\":\"big\",\"result\"") && strlen(response) > n, "%.300s", show(response));
+    printf("big response: %ld ms\n", (long)((b.tv_sec - a.tv_sec) * 1000 + (b.tv_nsec - a.tv_nsec) / 1000000));
+    oam_string_free(response);
+    free(request);
+    oam_bridge_destroy(r.bridge);
+    recorder_free(&r);
+}
+
 /* A mkstemp template in $TMPDIR (or the system's temporary directory). */
 static void temp_template(char *out, size_t size) {
     const char *dir = getenv("TMPDIR");
@@ -553,8 +737,13 @@ static void test_destroy_ends_process(void) {
     oam_bridge_send(r.bridge, "{\"jsonrpc\":\"2.0\",\"id\":\"destroy-me\",\"method\":\"ping\"}");
     {
         char *line = wait_line(&r, 5000, "destroy-me", NULL);
-        CHECK(line != NULL, "callback ran");
+        int ran = line != NULL;
+        CHECK(ran, "callback ran");
         free(line);
+        /* The recorder may go once the callback no longer uses it (a sleep would not tell ThreadSanitizer). */
+        pthread_mutex_lock(&r.lock);
+        while (ran && !r.destroyed) pthread_cond_wait(&r.changed, &r.lock);
+        pthread_mutex_unlock(&r.lock);
     }
     {
         /* The reader thread reaps the bridge and frees the handle in the background. */
@@ -567,18 +756,77 @@ static void test_destroy_ends_process(void) {
     unlink(pid_file);
 }
 
+typedef struct {
+    oam_bridge *bridge;
+    int rc;
+} stuck_send;
+
+static void *send_big_line(void *raw) {
+    stuck_send *s = raw;
+    size_t n = 1024 * 1024, k;
+    char *line = malloc(n + 128);
+    k = (size_t)sprintf(line, "{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"params\":{\"x\":\"");
+    memset(line + k, 'a', n);
+    strcpy(line + k + n, "\"}}");
+    s->rc = oam_bridge_send(s->bridge, line);
+    free(line);
+    return NULL;
+}
+
+/* A bridge that stopped reading (frozen, or stopped in a debugger) while a send waits on the full pipe. */
+static void test_destroy_stuck_bridge(void) {
+    recorder r;
+    char pid_file[4096];
+    char *response;
+    pid_t pid;
+    int fd;
+    pthread_t thread;
+    stuck_send s;
+    current_test = "destroy a bridge that stopped reading";
+    temp_template(pid_file, sizeof pid_file);
+    recorder_init(&r);
+    fd = mkstemp(pid_file);
+    if (fd >= 0) close(fd);
+    if (!start_with_pid(&r, pid_file)) {
+        CHECK(0, "bridge did not start");
+        recorder_free(&r);
+        return;
+    }
+    pid = read_pid(pid_file);
+    response = call(&r, "{\"id\":1,\"method\":\"ping\"}", 5000);
+    CHECK(contains(response, "\"result\""), "%s", show(response));
+    oam_string_free(response);
+    CHECK(pid > 0, "pid");
+    if (pid > 0) kill(pid, SIGSTOP);
+    s.bridge = r.bridge, s.rc = -99;
+    pthread_create(&thread, NULL, send_big_line, &s);
+    usleep(200000); /* let the send fill the pipe (a hang below, not a failed check, shows the bug) */
+    oam_bridge_destroy(r.bridge); /* gives the bridge ~3 s, then kills it */
+    pthread_join(thread, NULL);
+    CHECK(s.rc == OAM_OK, "send returned %d", s.rc);
+    CHECK(pid > 0 && kill(pid, 0) != 0 && errno == ESRCH, "the bridge process %d still exists", (int)pid);
+    if (pid > 0 && kill(pid, 0) == 0) kill(pid, SIGKILL);
+    recorder_free(&r);
+    unlink(pid_file);
+}
+
 /* The test groups; `test_bridge [name...]` runs only the named ones (e.g. `test_bridge dies-mid-turn`). */
 static const struct {
     const char *name;
     void (*run)(void);
+    int named_only; /* runs only when named on the command line */
 } groups[] = {
-    {"arguments", test_arguments},
-    {"plain-turn", test_plain_turn_and_invalid_input},
-    {"tools", test_tool_round_trip_streaming},
-    {"blocking", test_blocking_timeout},
-    {"game", test_npc_world_decision},
-    {"dies-mid-turn", test_bridge_dies_mid_turn},
-    {"destroy", test_destroy_ends_process},
+    {"arguments", test_arguments, 0},
+    {"plain-turn", test_plain_turn_and_invalid_input, 0},
+    {"tools", test_tool_round_trip_streaming, 0},
+    {"blocking", test_blocking_timeout, 0},
+    {"game", test_npc_world_decision, 0},
+    {"dies-mid-turn", test_bridge_dies_mid_turn, 0},
+    {"destroy", test_destroy_ends_process, 0},
+    {"limits", test_limits, 0},
+    {"destroy-waiting", test_destroy_with_waiting_calls, 0},
+    {"destroy-stuck", test_destroy_stuck_bridge, 0},
+    {"big-response", test_big_response, 1},
 };
 
 int main(int argc, char **argv) {
@@ -605,7 +853,7 @@ int main(int argc, char **argv) {
         }
     }
     for (g = 0; g < sizeof groups / sizeof groups[0]; g++) {
-        int selected = argc == 1;
+        int selected = argc == 1 && !groups[g].named_only;
         for (a = 1; a < argc; a++) selected |= strcmp(argv[a], groups[g].name) == 0;
         if (!selected) continue;
         groups[g].run();

@@ -21,7 +21,7 @@ Deno.test({
     assert.match(example.stdout, /portcullis chain is jammed/);
     const tests = await run(build.testBridge, [], { env, timeoutMs: 30_000 });
     assertSucceeded(tests, "test_bridge");
-    assert.match(tests.stdout, /^7 groups, \d+ checks, 0 failures$/m);
+    assert.match(tests.stdout, /^10 groups, \d+ checks, 0 failures$/m);
     assert.doesNotMatch(tests.stdout, /SKIP/, "game methods are served, so no test may be skipped");
   },
 });
