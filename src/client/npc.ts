@@ -213,13 +213,28 @@ export class Npc {
 
   /**
    * Replaces this NPC with a save (`npc/delete`, then `npc/restore` under this id). The model is not
-   * saved: it defaults to the one this handle was created with.
+   * saved: it defaults to the one this handle was created with. When the bridge refuses the save (say a
+   * field edited by hand), the promise rejects with its error and the NPC is put back as it was before the
+   * call (its completed turns, memory, tools and world; a turn that was running is cancelled).
    */
   async restore(state: NpcState, options: Omit<RestoreOptions, "npc"> = {}): Promise<Npc> {
     // Checked before the delete: a world or tool the client refuses must not cost the NPC.
     const params = restoreParams(this.#c, { model: this.#model, ...options, npc: this.id, state });
-    this.#c.request("npc/delete", { npc: this.id }).catch(() => {}); // pipelined: restore follows in order
-    return await sendRestore(this.#c, params);
+    // Pipelined in order: the NPC as it is now (answered at once), the delete, the restore.
+    const current = this.#c.request("npc/state", { npc: this.id, settle: false });
+    current.catch(() => {});
+    this.#c.request("npc/delete", { npc: this.id }).catch(() => {});
+    try {
+      return await sendRestore(this.#c, params);
+    } catch (error) {
+      // A refused save must not cost the NPC: put back the one that was deleted for it.
+      const previous = await current.then((result) => result.state, () => null);
+      if (previous !== null) {
+        await this.#c.request("npc/restore", { state: previous, npc: this.id, model: this.#model })
+          .catch(() => {});
+      }
+      throw error;
+    }
   }
 
   /** Merge patches for the persona, options and memory; `tools` replaces the client tools. Returns warnings. */
