@@ -68,7 +68,7 @@ Commands:
   /exit           quit (or Ctrl-D); Ctrl-C stops the NPC's reply
 
 Options:
-  --restore <file>    continue from a /state save
+  --restore <file>    continue from a /state save (or a saved npc/state result)
 ${MODEL_FLAGS_HELP}
   -h, --help          show this help
 
@@ -167,10 +167,25 @@ function fileTools(path: string, file: PersonaOrSave): LoadedTools {
   return toolsFromValue(tools, { label, baseDir: dirname(path) });
 }
 
+/** A save the game made itself from `npc/state`: the state, or the whole result (`{"npc", "state"}`). */
+function isBareState(value: JsonObject): boolean {
+  return value.oam === undefined && isJsonObject(value.persona);
+}
+
 function readSave(path: string, value: JsonValue): NpcSave {
+  const bare = isJsonObject(value) && value.oam === undefined &&
+    (isBareState(value) || isJsonObject(value.state) && isBareState(value.state));
+  if (bare) {
+    // No world snapshot and no tool commands in it: the saved tools are asked at the prompt.
+    const state = isBareState(value) ? value : value.state as JsonObject;
+    const tools = Array.isArray(state.tools) ? state.tools.filter(isJsonObject) : [];
+    return { state, world: null, tools, toolsDir: Deno.cwd() };
+  }
   const oam = isJsonObject(value) && isJsonObject(value.oam) ? value.oam : null;
   if (!isJsonObject(value) || !oam || oam.kind !== "npc" || !isJsonObject(value.state)) {
-    throw CliError.invalidInput(`${path}: not an NPC save (write one with /state <file>).`);
+    throw CliError.invalidInput(
+      `${path}: not an NPC save (write one with /state <file>, or save what npc/state returns).`,
+    );
   }
   return {
     state: value.state,
@@ -371,7 +386,8 @@ class NpcCommand {
     const restored = await this.#bridge.call("npc/restore", {
       state: save.state,
       tools: this.#tools.definitions,
-      world: this.#world,
+      // Without a world snapshot the saved world is asked for, and the bridge warns that it is gone.
+      ...(this.#world ? { world: this.#world } : {}),
       model: "system",
     }) as JsonObject;
     this.#met(restored, { persona: save.state.persona, memory: save.state.memory });

@@ -280,7 +280,12 @@ Deno.test("npc: usage errors exit 2; the file is checked before the model, an un
   const s = await oam(["npc", "--restore", notSave, "--model", gone]);
   assert.deepEqual(
     [s.code, s.stderr, s.stdout],
-    [2, `Error: ${notSave}: not an NPC save (write one with /state <file>). [invalid_input]\n`, ""],
+    [
+      2,
+      `Error: ${notSave}: not an NPC save (write one with /state <file>, or save what npc/state returns). ` +
+      "[invalid_input]\n",
+      "",
+    ],
   );
 });
 
@@ -366,4 +371,39 @@ Deno.test("npc: --restore takes the save's tools (commands run from its toolsDir
     ].join("\n"),
   );
   assert.equal(r.stderr, "");
+});
+
+Deno.test("npc: --restore also loads a game's own save of npc/state (the state, or the whole result)", async () => {
+  const cliSave = fx.path("game_save_src.json");
+  const a = await oam(["npc", persona, "--script", await fx.write("game_none.json", [])], {
+    stdin: `/state ${cliSave}\n`,
+  });
+  assert.equal(a.code, 0, a.stderr);
+  const state = (await fx.read("game_save_src.json") as JsonObject).state as JsonObject;
+  const script = await fx.write("game_steps.json", [
+    {
+      json: {
+        emotion: "happy",
+        line: "Back again?",
+        player_options: ["Yes.", "No."],
+        ends_conversation: false,
+      },
+    },
+  ]);
+  for (
+    const [name, value] of [["game_state.json", state], ["game_result.json", { npc: "mira", state }]] as const
+  ) {
+    const save = await fx.write(name, value);
+    const r = await oam(["npc", "--restore", save, "--script", script], { stdin: "hi\n/world\n" });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(
+      r.stdout,
+      `(restored Mira from ${save})\nMira [happy]: Back again?\n  1) Yes.\n  2) No.\n(this NPC has no world)\n`,
+    );
+    assert.equal(
+      r.stderr,
+      "warning: The saved world 'world' does not exist; the NPC was restored without a world. " +
+        "Pass 'world' to attach one.\n",
+    );
+  }
 });
