@@ -189,6 +189,11 @@ function readInstructions(
     if (!isJsonObject(fn) || typeof fn.name !== "string") {
       fail(param, `${where}.tools[${k}] must be a tool definition with a name`);
     }
+    // Absent: a tool without arguments. Anything else would lose the arguments without a word.
+    if (fn.parameters !== undefined && !isJsonObject(fn.parameters)) {
+      const at = fn === t ? `${where}.tools[${k}].parameters` : `${where}.tools[${k}].function.parameters`;
+      fail(param, `${at} must be a JSON Schema object`);
+    }
     tools.push({
       type: "function",
       function: {

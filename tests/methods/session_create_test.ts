@@ -656,3 +656,31 @@ Deno.test("numbers beyond double range (1e400) are not finite: 'must be a finite
   );
   await c.close();
 });
+
+Deno.test("history: a saved tool whose 'parameters' was edited into a non-object is refused naming it, not restored without its arguments", async () => {
+  const c = new WireClient();
+  await c.call("session/create", {
+    session: "orig",
+    tools: [tool("open_gate"), { name: "ring_bell", description: "Ring." }],
+    model: "scripted",
+  });
+  const saved = await c.call("session/transcript", { session: "orig" }) as JsonObject;
+  const entries = ((saved.transcript as JsonObject).transcript as JsonObject).entries as JsonObject[];
+  const definitions = entries[0].tools as JsonObject[];
+  for (const parameters of [5, "object", [], null]) {
+    (definitions[0].function as JsonObject).parameters = parameters;
+    assert.deepEqual(
+      await createError(c, { history: saved, model: "scripted" }),
+      invalidParams(
+        "'history' is not a valid transcript: entries[0].tools[0].function.parameters must be a JSON Schema object",
+      ),
+    );
+  }
+  // A definition without 'parameters' (a tool that takes none) still restores.
+  delete (definitions[0].function as JsonObject).parameters;
+  delete (definitions[1].function as JsonObject).parameters;
+  const copy = await c.call("session/create", { session: "copy", history: saved, model: "scripted" });
+  assert.deepEqual(copy.warnings, []);
+  assert.deepEqual((await listEntry(c, "copy")).tools, ["open_gate", "ring_bell"]);
+  await c.close();
+});
