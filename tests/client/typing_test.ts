@@ -3,7 +3,7 @@
  * (`same<A, B>(true)` compiles only when A and B are the same type). Tool arguments typed from an inline
  * schema, a plain JSON object otherwise.
  */
-import type { JsonObject, JsonValue, SchemaValue, ToolArgs, ToolDefinition } from "../../mod.ts";
+import type { JsonObject, JsonSchema, JsonValue, SchemaValue, ToolArgs, ToolDefinition } from "../../mod.ts";
 
 /** True when A and B are the same type. */
 type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
@@ -40,4 +40,23 @@ Deno.test("tool arguments are typed from an inline schema and are a JSON object 
   same<SchemaValue<{ description: "anything" }>, JsonValue>(true);
   // @ts-expect-error: a number is not the string the schema says
   same<ToolArgs<{ type: "object"; properties: { gate: { type: "string" } } }>, { gate?: number }>(true);
+});
+
+Deno.test("a schema declared without a type annotation, with alternatives of objects of different properties, is a JsonSchema", () => {
+  // TypeScript gives the branches of `oneOf` each other's properties as optional `undefined` members
+  // (`{town: …; dungeon?: undefined}`): a designer's quest schema written as a plain const.
+  const location = {
+    oneOf: [
+      { type: "object", properties: { town: { type: "string" } }, required: ["town"] },
+      { type: "object", properties: { dungeon: { type: "string" }, floor: { type: "integer" } } },
+    ],
+  };
+  const loot = {
+    type: "array",
+    items: {
+      anyOf: [{ properties: { gold: { type: "integer" } } }, { properties: { item: { type: "string" } } }],
+    },
+  };
+  const quest: JsonSchema = { type: "object", properties: { location, loot } };
+  same<typeof quest, JsonSchema>(true);
 });
