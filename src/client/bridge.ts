@@ -28,6 +28,7 @@ import { Npc, restoreNpc, type RestoreOptions, worldId } from "./npc.ts";
 import { errorFromResponse, type NotificationHandler, type RequestOptions } from "./peer.ts";
 import { Session } from "./session.ts";
 import { StdioTransport, type StdioTransportOptions } from "./stdio.ts";
+import type { SchemaValue } from "./schema_value.ts";
 import type { ClientTool, ToolArgs, ToolHandler, ToolSpec } from "./tools.ts";
 import type { Transport } from "./transport.ts";
 import type {
@@ -449,13 +450,19 @@ export class Bridge implements AsyncDisposable {
     return { ...r, tools: this.#c.definitions(r.tools) };
   }
 
-  /** Generates JSON matching `schema` (keys in schema order). `T` is the type you expect. */
-  async generate<T = JsonValue>(
-    schema: JsonSchema,
+  /**
+   * Generates JSON matching `schema` (keys in schema order). The result is typed from a schema written
+   * inline ({@link SchemaValue}: `required` members, string enums, arrays, nested objects); `T` names the
+   * type you expect instead (`generate<Quest>(questSchema, …)`), for a schema held in a variable or using
+   * `$ref`.
+   */
+  async generate<T = never, const S extends JsonSchema = JsonSchema>(
+    schema: S,
     prompt: string,
     options: GenerateOptions = {},
-  ): Promise<T> {
-    const result = await this.#c.request<{ content: T }>("content/generate", {
+  ): Promise<[T] extends [never] ? SchemaValue<S> : T> {
+    type Content = [T] extends [never] ? SchemaValue<S> : T;
+    const result = await this.#c.request<{ content: Content }>("content/generate", {
       ...options,
       prompt,
       schema,

@@ -23,8 +23,12 @@ export interface JsonSchema {
   type?: string | readonly string[];
   /** Shown to the model. */
   description?: string;
-  /** Object members, in the order the model writes them. */
-  properties?: { readonly [name: string]: JsonSchema };
+  /**
+   * Object members, in the order the model writes them. (`undefined` is admitted for the optional
+   * `undefined` members TypeScript gives the object branches of a `oneOf`/`anyOf` written as a plain const:
+   * such a member is not sent.)
+   */
+  properties?: { readonly [name: string]: JsonSchema | undefined };
   /** Required members. */
   required?: readonly string[];
   /** Array items. */

@@ -349,7 +349,8 @@ export function copyIncoming(message: object): JsonObject | null {
 /**
  * Encodes a message a client sends to the bridge as one compact JSON line (no trailing newline). Throws a
  * TypeError for a message the bridge could not read: what `JSON.stringify` throws for (a BigInt, a cycle),
- * and a string or key holding an unpaired UTF-16 surrogate. The bridge refuses such a line as a whole with
+ * a string or key holding an unpaired UTF-16 surrogate, and arrays and objects nested deeper than
+ * {@link MAX_DEPTH} levels (the error names the param that holds them, e.g. `params.schema`). The bridge refuses such a line as a whole with
  * `-32700` and id null, so no response could ever name the request; a client refuses to send it instead.
  *
  * @example
@@ -366,6 +367,16 @@ export function copyIncoming(message: object): JsonObject | null {
  */
 export function encodeClientMessage(message: object): string {
   const text = JSON.stringify(message);
+  // A line shorter than 2*MAX_DEPTH characters cannot nest deeper than MAX_DEPTH (the decoder's shortcut).
+  if (text.length > 2 * MAX_DEPTH && exceedsDepth(message as JsonValue, MAX_DEPTH)) {
+    const where = tooDeepPath(message as JsonValue);
+    throw new TypeError(
+      `${
+        where ? `'${where}'` : "The message"
+      } nests arrays and objects deeper than the ${MAX_DEPTH} levels the ` +
+        "bridge reads; flatten it.",
+    );
+  }
   // JSON.stringify writes a lone surrogate as a \uXXXX escape: only a line holding one needs the scan.
   if (text.includes("\\u") && SURROGATE_ESCAPE.test(text)) {
     if (unpairedSurrogateAt(text) !== -1) {
@@ -377,6 +388,27 @@ export function encodeClientMessage(message: object): string {
     }
   }
   return text;
+}
+
+/**
+ * The path of the outermost member of `message` that holds nesting deeper than {@link MAX_DEPTH} (counting
+ * from the message itself): `params.schema` rather than the hundred keys below it, or "".
+ */
+function tooDeepPath(message: JsonValue): string {
+  let value = message;
+  let path = "";
+  for (let depth = 1; typeof value === "object" && value !== null; depth++) {
+    const entries: [string, JsonValue][] = Array.isArray(value)
+      ? value.map((v, i) => [`${path}[${i}]`, v])
+      : Object.entries(value).map(([k, v]) => [path ? `${path}.${k}` : k, v]);
+    const deep = entries.find(([, v]) =>
+      typeof v === "object" && v !== null && exceedsDepth(v, MAX_DEPTH - depth)
+    );
+    if (deep === undefined) return path;
+    [path, value] = deep;
+    if (path.includes(".")) return path; // params.<name>: deep enough to name it
+  }
+  return path;
 }
 
 /** The path (`params.line`, `params.tags[2]`) of the first string or key that is not well-formed, or "". */

@@ -36,6 +36,7 @@ import { nonEmptyString } from "./keyword_values.ts";
 import { convertConst, convertEnum } from "./literals.ts";
 import { TypeNameRegistry } from "./names.ts";
 import { escapePointerSegment } from "./pointer.ts";
+import { checkKeywords } from "./keywords.ts";
 import { convertRef } from "./refs.ts";
 import { SchemaError } from "./schema_error.ts";
 import { convertTyped } from "./typed.ts";
@@ -184,6 +185,7 @@ class Converter implements Walk {
       return { node: { type: "string" }, nullable: false };
     }
     if (!isJsonObject(schema)) throw new SchemaError("expected a schema object", pos.path);
+    checkKeywords(this, schema, pos.path);
     const existing = this.#slots.get(schema);
     if (existing !== undefined && existing !== pos.slot) return this.#refTo(existing, pos.path);
     const slot = pos.slot ?? this.newSlot(pos.name);

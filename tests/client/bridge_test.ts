@@ -538,6 +538,36 @@ for (const t of TRANSPORTS) {
     assert.deepEqual(errors, [], "no stray -32700 with id null came back");
   });
 
+  Deno.test(`${t.name}: params nested deeper than the bridge reads are refused before sending (TypeError naming the param), never sent as a line the bridge cannot answer`, async () => {
+    const errors: Error[] = [];
+    await using bridge = await t.open({ ...quiet, onError: (e) => errors.push(e) });
+    let schema: Record<string, unknown> = { type: "string" };
+    for (let i = 0; i < 120; i++) {
+      schema = { type: "object", properties: { inner: schema }, required: ["inner"] };
+    }
+    const model = scripted({ json: { a: "x" } });
+    await assert.rejects(bridge.generate(schema, "A riddle.", { model }), (error: unknown) => {
+      assert.ok(error instanceof TypeError, String(error));
+      assert.match(
+        error.message,
+        /^'params\.schema' nests arrays and objects deeper than the 100 levels the bridge reads/,
+      );
+      return true;
+    });
+    const world = await bridge.createWorld({});
+    let deep: unknown = 1;
+    for (let i = 0; i < 120; i++) deep = [deep];
+    await assert.rejects(
+      world.set("deep", deep as number),
+      /^TypeError: 'params\.value' nests arrays and objects deeper/,
+    );
+    // Nothing reached the bridge: its next answers are the ones the next requests ask for.
+    const flat = { type: "object", properties: { a: { type: "string" } } };
+    assert.deepEqual(await bridge.generate(flat, "A riddle.", { model }), { a: "x" });
+    assert.equal(await world.set("flag", 1), 1);
+    assert.deepEqual(errors, [], "no stray -32700 with id null came back");
+  });
+
   Deno.test(`${t.name}: a tool result with a lone surrogate becomes an error output at once (no wait for the tool timeout)`, async () => {
     const errors: Error[] = [];
     await using bridge = await t.open({ ...quiet, onError: (e) => errors.push(e) });

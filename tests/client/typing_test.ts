@@ -3,7 +3,15 @@
  * (`same<A, B>(true)` compiles only when A and B are the same type). Tool arguments typed from an inline
  * schema, a plain JSON object otherwise.
  */
-import type { JsonObject, JsonValue, SchemaValue, ToolArgs, ToolDefinition } from "../../mod.ts";
+import type {
+  Bridge,
+  JsonObject,
+  JsonSchema,
+  JsonValue,
+  SchemaValue,
+  ToolArgs,
+  ToolDefinition,
+} from "../../mod.ts";
 
 /** True when A and B are the same type. */
 type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
@@ -40,4 +48,49 @@ Deno.test("tool arguments are typed from an inline schema and are a JSON object 
   same<SchemaValue<{ description: "anything" }>, JsonValue>(true);
   // @ts-expect-error: a number is not the string the schema says
   same<ToolArgs<{ type: "object"; properties: { gate: { type: "string" } } }>, { gate?: number }>(true);
+});
+
+Deno.test("a schema declared without a type annotation, with alternatives of objects of different properties, is a JsonSchema", () => {
+  // TypeScript gives the branches of `oneOf` each other's properties as optional `undefined` members
+  // (`{town: …; dungeon?: undefined}`): a designer's quest schema written as a plain const.
+  const location = {
+    oneOf: [
+      { type: "object", properties: { town: { type: "string" } }, required: ["town"] },
+      { type: "object", properties: { dungeon: { type: "string" }, floor: { type: "integer" } } },
+    ],
+  };
+  const loot = {
+    type: "array",
+    items: {
+      anyOf: [{ properties: { gold: { type: "integer" } } }, { properties: { item: { type: "string" } } }],
+    },
+  };
+  const quest: JsonSchema = { type: "object", properties: { location, loot } };
+  same<typeof quest, JsonSchema>(true);
+});
+
+Deno.test("generate's result is typed from an inline schema; a type argument still names it", () => {
+  // Compiled only: the calls are never run (no bridge is opened).
+  const typed = async (bridge: Bridge) => {
+    const loot = await bridge.generate({
+      type: "object",
+      properties: {
+        name: { type: "string" },
+        rarity: { enum: ["common", "rare"] },
+        gold: { type: "integer", minimum: 1 },
+        tags: { type: "array", items: { type: "string" } },
+      },
+      required: ["name", "rarity"],
+    }, "A drop.");
+    same<typeof loot, { name: string; rarity: "common" | "rare"; gold?: number; tags?: string[] }>(true);
+    const named = await bridge.generate<{ rumor: string }>({ type: "object" }, "A rumor.");
+    same<typeof named, { rumor: string }>(true);
+    const declared: JsonSchema = { type: "object" };
+    const unknown = await bridge.generate(declared, "p");
+    same<typeof unknown, JsonValue>(true);
+    const widened = { type: "object", properties: { a: { type: "string" } } };
+    const loose = await bridge.generate(widened, "p");
+    same<typeof loose, JsonValue>(true); // not literal: any JSON
+  };
+  void typed;
 });

@@ -3,7 +3,8 @@
  * is answered, not an error output), and what it says about scripts that go wrong (an invalid reply step
  * is retried with the next step; alone it fails naming that step and its problem; a typo in a step's key; a
  * key the scripted model does not read is a warning; a text step in a structured turn; a tool the NPC does not
- * have) is what the bridge does.
+ * have) is what the bridge does, and so is what it says of decision and content steps (their keys, the
+ * order decideMany plays them, what of a content schema a step is held to, nullable values left out).
  */
 import assert from "node:assert/strict";
 import { Bridge, BridgeError, type NpcReply, type ScriptStep } from "../../mod.ts";
@@ -132,4 +133,95 @@ Deno.test("docs/scripting.md: a cancelled turn has used the steps it started, an
     (e) => e instanceof BridgeError && e.dataCode === "timeout",
   );
   assert.equal((await gorm.talk("And?")).line, "After the wait.");
+});
+
+Deno.test("docs/scripting.md: decision and content steps are held as it says", async () => {
+  await using bridge = await Bridge.open({ onWarning: () => {} });
+  const model = (...steps: ScriptStep[]) => ({ type: "scripted" as const, steps });
+  const decision = await bridge.decide("A troll charges.", ["fight", "flee"], {
+    model: model({ json: { reasoning: "Cornered, so it fights.", choice: "fight", confidence: 70 } }),
+  });
+  assert.equal(decision.optionID, "fight");
+  assert.ok(DOC.includes('`{"reasoning": "Cornered, so it fights.", "choice": "fight", "confidence": 70}`'));
+  const wrongKey = await bridge.decide("A troll charges.", ["fight", "flee"], {
+    model: model({ json: { reasoning: "r", optionID: "fight", confidence: 70 } }),
+  }).then(() => null, (e: unknown) => e);
+  assert.ok(wrongKey instanceof BridgeError && /required property 'choice'/.test(wrongKey.message));
+  const st = (choice: string): ScriptStep => ({ json: { reasoning: "r", choice, confidence: 50 } });
+  const crowd = await bridge.decideMany([
+    { situation: "1", options: ["a", "b"] },
+    { situation: "2", options: ["only"] },
+    { situation: "3", options: ["a", "b"] },
+    { situation: "4", options: ["a", "b"], fallbackOptionID: "a" },
+    { situation: "5", options: ["a", "b"] },
+  ], { model: model(st("a"), st("b"), { error: "guardrail_violation" }, st("b")) });
+  assert.deepEqual(crowd.map((r) => "error" in r ? r.error.dataCode : [r.optionID, r.isFallback]), [
+    ["a", false],
+    ["only", false],
+    ["b", false],
+    ["a", true],
+    ["b", false],
+  ]);
+  assert.ok(DOC.includes("A decision with a single option plays no step"));
+
+  const quest = {
+    type: "object",
+    properties: {
+      title: { type: "string", minLength: 3 },
+      reward: { $ref: "#/$defs/reward" },
+      twist: { anyOf: [{ type: "string" }, { type: "null" }] },
+    },
+    required: ["title", "reward", "twist"],
+    $defs: {
+      reward: { type: "object", properties: { amount: { type: "integer", minimum: 1, maximum: 500 } } },
+    },
+  };
+  const generate = (...steps: ScriptStep[]) => bridge.generate(quest, "A quest.", { model: model(...steps) });
+  const fails = async (...steps: ScriptStep[]) => {
+    const error = await generate(...steps).then(() => null, (e: unknown) => e);
+    assert.ok(error instanceof BridgeError, String(error));
+    assert.equal(error.code, -32012);
+    return error.message;
+  };
+  // Described only: a one-letter title passes. A nullable value is left out, and comes back left out.
+  assert.deepEqual(await generate({ json: { title: "A", reward: { amount: 5 } } }), {
+    title: "A",
+    reward: { amount: 5 },
+  });
+  assert.match(
+    await fails({ json: { title: "Rats", reward: { amount: 5 }, twist: null } }),
+    /#\/properties\/twist: must be string/,
+  );
+  assert.ok(DOC.includes("(`#/properties/twist: must be string`)"));
+  // No keys beyond the schema's properties, although the schema does not say additionalProperties: false.
+  assert.match(
+    await fails({ json: { title: "Rats", reward: { amount: 5 }, extra: 1 } }),
+    /must NOT have additional properties 'extra'/,
+  );
+  const range = await fails({ json: { title: "Rats", reward: { amount: 9999 } } });
+  assert.ok(
+    range.startsWith("The model gave an invalid answer: the answer does not match the response schema: "),
+  );
+  assert.ok(
+    range.includes(
+      "#/$defs/reward/properties/amount: must be <= 500 (at /reward/amount). It was step 1 of 1",
+    ),
+  );
+  assert.ok(
+    DOC.includes("#/$defs/reward/properties/amount: must be <= 500 (at /reward/amount). It was step\n1 of 1"),
+  );
+  assert.deepEqual(
+    await generate({ json: { title: "Rats", reward: { amount: 9999 } } }, {
+      json: { title: "Rats", reward: { amount: 9 } },
+    }),
+    {
+      title: "Rats",
+      reward: { amount: 9 },
+    },
+  );
+  assert.match(await fails({ text: "A quest." }), /the answer is not valid JSON/);
+  assert.match(
+    await fails(),
+    /^Script exhausted: all 0 steps were played and this turn needs a structured answer/,
+  );
 });

@@ -161,6 +161,46 @@ Deno.test("content/generate: warnings for unknown keys, schema constraints and t
   await c.close();
 });
 
+Deno.test("content/generate: warnings for schema mistakes that would otherwise pass in silence (a misspelt keyword, a required name that is no property, an empty enum, keywords not supported)", async () => {
+  const c = new WireClient();
+  const result = await c.call("content/generate", {
+    prompt: "A quest.",
+    schema: {
+      type: "object",
+      properties: {
+        title: { type: "string", maxLenght: 40 },
+        reward: { type: "integer", minimum: 1, maxium: 500 },
+        tags: { type: "array", item: { type: "string" } },
+        mood: { type: "string", enum: [] },
+        giver: { type: "string", not: { const: "the player" } },
+        "x-note": { type: "string", "x-required": true, Description: "Who asks" },
+      },
+      requried: ["title"],
+      required: ["title", "rewards"],
+      if: { required: ["reward"] },
+      then: { required: ["tags"] },
+    },
+    model: scripted({ json: { title: "Rats" } }),
+  });
+  assert.deepEqual(result, {
+    content: { title: "Rats" },
+    warnings: [
+      "#: unknown keyword 'requried' is ignored (did you mean 'required'?)",
+      "#: 'if' is not supported and is ignored (neither enforced nor described to the model)",
+      "#: 'then' is not supported and is ignored (neither enforced nor described to the model)",
+      "#: 'required' names 'rewards', which is not one of the properties (title, reward, tags, mood, giver, x-note)",
+      "#/properties/title: unknown keyword 'maxLenght' is ignored (did you mean 'maxLength'?)",
+      "#/properties/reward: unknown keyword 'maxium' is ignored (did you mean 'maximum'?)",
+      "#/properties/tags: unknown keyword 'item' is ignored (did you mean 'items'?)",
+      "#/properties/tags: array without 'items' is generated as an array of strings",
+      "#/properties/mood: 'enum' is empty, so no value could match; it is ignored",
+      "#/properties/giver: 'not' is not supported and is ignored (neither enforced nor described to the model)",
+      "#/properties/x-note: unknown keyword 'Description' is ignored (did you mean 'description'?)",
+    ],
+  });
+  await c.close();
+});
+
 Deno.test("content/generate: invalid params and schemas fail before any model call", async () => {
   const requests: StepRequest[] = [];
   const c = new WireClient(probeConfig(requests));

@@ -1,0 +1,156 @@
+/**
+ * Keywords a schema object holds that the conversion would otherwise drop in silence: a misspelt keyword
+ * (`requried`, `maxium`, `item`), a keyword the conversion does not support at all (`not`, `if`), a
+ * `required` name that is no property and an empty `enum`. Each is a warning; the schema still converts.
+ * @module
+ */
+import { isJsonObject, type JsonObject, ownValue } from "../protocol/json.ts";
+import type { Walk } from "./walk.ts";
+
+/** Every keyword of JSON Schema (drafts 4 to 2020-12) and the annotations the conversion reads. */
+const KNOWN = new Set([
+  "$schema",
+  "$id",
+  "id",
+  "$ref",
+  "$defs",
+  "definitions",
+  "$comment",
+  "$anchor",
+  "$dynamicRef",
+  "$dynamicAnchor",
+  "$recursiveRef",
+  "$recursiveAnchor",
+  "$vocabulary",
+  "title",
+  "description",
+  "default",
+  "examples",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+  "type",
+  "enum",
+  "const",
+  "properties",
+  "required",
+  "additionalProperties",
+  "patternProperties",
+  "propertyNames",
+  "minProperties",
+  "maxProperties",
+  "dependentRequired",
+  "dependentSchemas",
+  "dependencies",
+  "items",
+  "prefixItems",
+  "additionalItems",
+  "unevaluatedItems",
+  "unevaluatedProperties",
+  "contains",
+  "minContains",
+  "maxContains",
+  "minItems",
+  "maxItems",
+  "uniqueItems",
+  "minimum",
+  "maximum",
+  "exclusiveMinimum",
+  "exclusiveMaximum",
+  "multipleOf",
+  "minLength",
+  "maxLength",
+  "pattern",
+  "format",
+  "contentEncoding",
+  "contentMediaType",
+  "contentSchema",
+  "allOf",
+  "anyOf",
+  "oneOf",
+  "not",
+  "if",
+  "then",
+  "else",
+  "nullable",
+]);
+
+/** Keywords the conversion neither enforces nor describes to the model. */
+const IGNORED = ["not", "if", "then", "else", "dependentSchemas", "propertyNames"];
+
+/**
+ * Warns at `path` for what `schema` holds that the conversion would drop without a word.
+ *
+ * @example
+ * ```ts ignore
+ * checkKeywords(walk, { type: "object", requried: ["a"] }, "#");
+ * // warning "#: unknown keyword 'requried' is ignored (did you mean 'required'?)"
+ * ```
+ */
+export function checkKeywords(walk: Walk, schema: JsonObject, path: string): void {
+  for (const key of Object.keys(schema)) {
+    if (KNOWN.has(key) || key.startsWith("x-")) continue;
+    const near = nearestKeyword(key);
+    if (near !== undefined) walk.warn(path, `unknown keyword '${key}' is ignored (did you mean '${near}'?)`);
+  }
+  for (const key of IGNORED) {
+    if (Object.hasOwn(schema, key)) {
+      walk.warn(
+        path,
+        `'${key}' is not supported and is ignored (neither enforced nor described to the model)`,
+      );
+    }
+  }
+  const required = ownValue(schema, "required");
+  const properties = ownValue(schema, "properties");
+  if (Array.isArray(required) && isJsonObject(properties) && !Object.hasOwn(schema, "allOf")) {
+    const names = Object.keys(properties);
+    for (const name of required) {
+      if (typeof name === "string" && !Object.hasOwn(properties, name)) {
+        const list = names.length > 12 ? `${names.slice(0, 12).join(", ")}, …` : names.join(", ");
+        walk.warn(path, `'required' names '${name}', which is not one of the properties (${list})`);
+      }
+    }
+  }
+  const values = ownValue(schema, "enum");
+  if (Array.isArray(values) && values.length === 0) {
+    walk.warn(path, "'enum' is empty, so no value could match; it is ignored");
+  }
+}
+
+/**
+ * The keyword `key` most likely misspells: the same letters in another case, or at most one edit away
+ * (two for keys of six letters or more), one letter swap counting as one edit; undefined when none is.
+ */
+function nearestKeyword(key: string): string | undefined {
+  const lower = key.toLowerCase();
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const known of KNOWN) {
+    if (known.length < 4) continue; // `if`, `id`, `not`: too short to tell a misspelling from a name
+    const distance = editDistance(lower, known.toLowerCase());
+    const limit = known.length >= 6 ? 2 : 1;
+    if (distance <= limit && distance < bestDistance) {
+      best = known;
+      bestDistance = distance;
+    }
+  }
+  return best;
+}
+
+/** Optimal string alignment distance (Levenshtein with adjacent swaps), for short keyword names. */
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return 3;
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.length][b.length];
+}
