@@ -171,13 +171,20 @@ Deno.test("abi: queued snapshots of one request are coalesced, the last one wins
 });
 
 Deno.test("abi: close wakes a blocked poll, cancels in-flight requests, then the handle is dead", async () => {
-  const h = open();
-  assert.equal(submit(h, { id: "c1", op: "step", "x-double": { hang: true } }), OAMFM_STATUS.ok);
-  const blocked = sym.oamfm_poll(h, -1);
-  // Give the poll time to block in its thread (the ABI reports no such moment).
-  await new Promise((r) => setTimeout(r, 30));
-  sym.oamfm_close(h);
-  const events = read(await blocked) as Record<string, unknown>[];
+  // The ABI reports no moment when the poll is waiting in its thread: one that starts only after the close
+  // returns null (the handle is gone), which proves nothing, so that run is tried again with a longer wait.
+  let h: Deno.PointerObject | null = null;
+  let events: Record<string, unknown>[] | null = null;
+  for (const waitMs of [30, 100, 300, 1000, 3000]) {
+    h = open();
+    assert.equal(submit(h, { id: "c1", op: "step", "x-double": { hang: true } }), OAMFM_STATUS.ok);
+    const blocked = sym.oamfm_poll(h, -1);
+    await new Promise((r) => setTimeout(r, waitMs));
+    sym.oamfm_close(h);
+    events = read(await blocked) as Record<string, unknown>[] | null;
+    if (events !== null) break;
+  }
+  assert.ok(h !== null);
   assert.deepEqual(events, [
     { id: "c1", type: "error", error: { code: "cancelled", message: "The plugin was closed." } },
     { type: "closed" },
