@@ -185,7 +185,7 @@ class Converter implements Walk {
       return { node: { type: "string" }, nullable: false };
     }
     if (!isJsonObject(schema)) throw new SchemaError("expected a schema object", pos.path);
-    checkKeywords(this, schema, pos.path);
+    checkKeywords(this, { schema, path: pos.path });
     const existing = this.#slots.get(schema);
     if (existing !== undefined && existing !== pos.slot) return this.#refTo(existing, pos.path);
     const slot = pos.slot ?? this.newSlot(pos.name);

@@ -83,11 +83,12 @@ const IGNORED = ["not", "if", "then", "else", "dependentSchemas", "propertyNames
  *
  * @example
  * ```ts ignore
- * checkKeywords(walk, { type: "object", requried: ["a"] }, "#");
+ * checkKeywords(walk, { schema: { type: "object", requried: ["a"] }, path: "#" });
  * // warning "#: unknown keyword 'requried' is ignored (did you mean 'required'?)"
  * ```
  */
-export function checkKeywords(walk: Walk, schema: JsonObject, path: string): void {
+export function checkKeywords(walk: Walk, at: { schema: JsonObject; path: string }): void {
+  const { schema, path } = at;
   for (const key of Object.keys(schema)) {
     if (KNOWN.has(key) || key.startsWith("x-")) continue;
     const near = nearestKeyword(key);
