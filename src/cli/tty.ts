@@ -4,6 +4,8 @@
  * @module
  */
 
+import { headCharacters } from "../util/text.ts";
+
 const encoder = new TextEncoder();
 
 /** Reads an environment variable; undefined when unset or when env access is not permitted. */
@@ -223,8 +225,12 @@ export class Spinner {
   }
 }
 
-/** Shortens `text` to at most `max` characters (adding "…"), on one line. */
+/**
+ * Shortens `text` to at most `max` characters (adding "…"), on one line. Characters are counted as they are
+ * seen (an emoji with its skin tone, a letter with its accent is one), and the cut never splits one.
+ */
 export function oneLine(text: string, max = 200): string {
   const flat = text.replace(/\s*\n\s*/g, " ");
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+  if (headCharacters(flat, max) === null) return flat;
+  return `${headCharacters(flat, max - 1)}…`;
 }

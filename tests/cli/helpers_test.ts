@@ -6,7 +6,7 @@ import { appendEntries, toolCallsEntry, toolOutputEntry } from "../../src/cli/co
 import { LineReader, parseJsonc } from "../../src/cli/input.ts";
 import { typedAnswer } from "../../src/cli/render.ts";
 import { toolsFromValue } from "../../src/cli/tools_file.ts";
-import { colorsEnabled, makeStyle } from "../../src/cli/tty.ts";
+import { colorsEnabled, makeStyle, oneLine } from "../../src/cli/tty.ts";
 import { BridgeError } from "../../src/protocol/errors.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
 
@@ -268,4 +268,26 @@ Deno.test("colors: only on a terminal, never with NO_COLOR", () => {
     if (saved === undefined) Deno.env.delete("NO_COLOR");
     else Deno.env.set("NO_COLOR", saved);
   }
+});
+
+Deno.test("oneLine: a shortened line is cut between characters, never inside an emoji or an accented letter", () => {
+  const family = "👨‍👩‍👧‍👦"; // one character of 11 code units
+  assert.equal(oneLine(`ab${family}cd`, 4), `ab${family}…`);
+  assert.equal(oneLine(`${"あ".repeat(3)}😀xyz`, 5), "あああ😀…");
+  assert.equal(oneLine("e\u0301e\u0301e\u0301e\u0301", 3), "e\u0301e\u0301…");
+  // Not longer than `max` characters as seen: nothing is cut.
+  assert.equal(oneLine(`${family}${family}`, 2), `${family}${family}`);
+  for (let max = 2; max < 12; max++) assert.ok(oneLine("x😀".repeat(10), max).isWellFormed());
+});
+
+Deno.test("command tools: output cut at maxOutputChars keeps whole characters", async () => {
+  const base = { shell: null, cwd: null, env: {}, maxOutputChars: 3, baseDir: "/", timeoutSeconds: 5 };
+  const call = { id: "c", arguments: {} };
+  const ok = await runCommandTool({ ...base, argv: ["printf", "a😀👍🏽金貨"] }, { name: "t", call });
+  assert.deepEqual(ok, { output: "a😀👍🏽… (output cut at 3 characters)", isError: false });
+  const fail = await runCommandTool({ ...base, argv: ["sh", "-c", "printf 'a😀👍🏽金貨' >&2; exit 1"] }, {
+    name: "t",
+    call,
+  });
+  assert.deepEqual(fail, { output: "Command exited with status 1: a😀👍🏽", isError: true });
 });
