@@ -6,7 +6,7 @@ import { appendEntries, toolCallsEntry, toolOutputEntry } from "../../src/cli/co
 import { LineReader, parseJsonc } from "../../src/cli/input.ts";
 import { typedAnswer } from "../../src/cli/render.ts";
 import { toolsFromValue } from "../../src/cli/tools_file.ts";
-import { colorsEnabled, makeStyle, oneLine } from "../../src/cli/tty.ts";
+import { colorsEnabled, displayWidth, makeStyle, oneLine, spinnerLine } from "../../src/cli/tty.ts";
 import { BridgeError } from "../../src/protocol/errors.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
 
@@ -290,4 +290,19 @@ Deno.test("command tools: output cut at maxOutputChars keeps whole characters", 
     call,
   });
   assert.deepEqual(fail, { output: "Command exited with status 1: a😀👍🏽", isError: true });
+});
+
+Deno.test("spinner: its line fits the terminal, full-width characters and emoji taking two columns", () => {
+  const plain = makeStyle(false);
+  const name = "北の門を守る年老いた鍛冶屋のゲンさん"; // 17 characters, 34 columns
+  const line = spinnerLine("⠋", `${name} is thinking`, 1.21, 40, plain);
+  assert.equal(line, "⠋ 北の門を守る年老いた鍛冶屋のゲ… 1.2s");
+  assert.ok(displayWidth(line) < 40);
+  // An emoji sequence is not cut, and counts two columns.
+  assert.equal(spinnerLine("⠋", "👨‍👩‍👧‍👦👨‍👩‍👧‍👦👨‍👩‍👧‍👦 x", 0.5, 15, plain), "⠋ 👨‍👩‍👧‍👦👨‍👩‍👧‍👦… 0.5s");
+  // A line that fits, or no terminal width known: the whole label.
+  assert.equal(spinnerLine("⠋", "ゲン is thinking", 0.2, 40, plain), "⠋ ゲン is thinking 0.2s");
+  assert.equal(spinnerLine("⠋", name, 0.2, undefined, plain), `⠋ ${name} 0.2s`);
+  assert.equal(displayWidth("Grüße e\u0301 مرحبا"), 13);
+  assert.equal(displayWidth("全角ＡＢ👍🏽🇯🇵"), 12);
 });
