@@ -231,8 +231,8 @@ export class Spinner {
   }
 }
 
-/** The width of stderr's terminal in columns, or undefined when it is not a terminal. */
-function terminalColumns(): number | undefined {
+/** The width of the terminal in columns, or undefined when there is none. */
+export function terminalColumns(): number | undefined {
   try {
     return Deno.consoleSize().columns;
   } catch {

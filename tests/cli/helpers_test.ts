@@ -5,6 +5,7 @@ import { outputValue, runCommandTool } from "../../src/cli/command_tools.ts";
 import { appendEntries, toolCallsEntry, toolOutputEntry } from "../../src/cli/conversation_file.ts";
 import { LineReader, parseJsonc } from "../../src/cli/input.ts";
 import { typedAnswer } from "../../src/cli/render.ts";
+import { besideQuestion } from "../../src/cli/tool_prompt.ts";
 import { toolsFromValue } from "../../src/cli/tools_file.ts";
 import { colorsEnabled, displayWidth, makeStyle, oneLine, spinnerLine } from "../../src/cli/tty.ts";
 import { BridgeError } from "../../src/protocol/errors.ts";
@@ -305,4 +306,19 @@ Deno.test("spinner: its line fits the terminal, full-width characters and emoji 
   assert.equal(spinnerLine("⠋", name, 0.2, undefined, plain), `⠋ ${name} 0.2s`);
   assert.equal(displayWidth("Grüße e\u0301 مرحبا"), 13);
   assert.equal(displayWidth("全角ＡＢ👍🏽🇯🇵"), 12);
+});
+
+Deno.test("besideQuestion: a tool question that wrapped on a narrow terminal is erased on all its rows", () => {
+  const s = makeStyle(true);
+  // 53 columns (5 + 5 full-width characters take 20; the colors take none): two rows at 40 columns.
+  const question = `  ${s.yellow("?")} ${s.bold("金貨を渡す")} ${
+    s.dim('{"count":5,"to":"プレイヤー"}')
+  } output› `;
+  assert.equal(displayWidth('  ? 金貨を渡す {"count":5,"to":"プレイヤー"} output› '), 53);
+  assert.equal(besideQuestion("  ↳ ok\n", question, 40), `\r\x1b[1A\x1b[J  ↳ ok\n${question}`);
+  // On one row (or with no width known) its row is cleared, as before.
+  assert.equal(besideQuestion("  ↳ ok\n", question, 80), `\r\x1b[K  ↳ ok\n${question}`);
+  assert.equal(besideQuestion("  ↳ ok\n", question), `\r\x1b[K  ↳ ok\n${question}`);
+  assert.equal(besideQuestion("  ↳ ok\n", "x".repeat(40), 40), `\r\x1b[K  ↳ ok\n${"x".repeat(40)}`);
+  assert.equal(besideQuestion("  ↳ ok\n", "あ".repeat(41), 40), `\r\x1b[2A\x1b[J  ↳ ok\n${"あ".repeat(41)}`);
 });
