@@ -106,9 +106,8 @@ export function parseToolDefinitions(value: JsonValue | undefined, param: ToolDe
     const name = def.name;
     if (typeof name !== "string" || !TOOL_NAME.test(name)) {
       throw BridgeError.invalidParams(
-        `'${at}.name' must be 1-64 characters of letters, digits, '_', '-' or '.'; got '${
-          typeof name === "string" ? name : showValue(name ?? null)
-        }'.`,
+        `'${at}.name' must be 1-64 ASCII letters, digits, '_', '-' or '.' (write other languages in its ` +
+          `description); got '${typeof name === "string" ? name : showValue(name ?? null)}'.`,
       );
     }
     if (name === RESPOND_DIRECTLY) {

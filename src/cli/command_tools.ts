@@ -8,6 +8,7 @@
 import { compactJson, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { isPermissionError } from "./cli_error.ts";
 import type { CommandSpec } from "./tools_file.ts";
+import { headCharacters } from "../util/text.ts";
 import { envVar } from "./tty.ts";
 
 /** What a tool produced. */
@@ -64,8 +65,10 @@ export function outputValue(text: string): JsonValue {
   return text.replace(/\r?\n$/, "");
 }
 
+/** `text`, or its first `max` characters (whole characters: an emoji is not split) and a note saying so. */
 function cut(text: string, max: number): string {
-  return text.length <= max ? text : `${text.slice(0, max)}… (output cut at ${max} characters)`;
+  const head = headCharacters(text, max);
+  return head === null ? text : `${head}… (output cut at ${max} characters)`;
 }
 
 /**
@@ -141,10 +144,11 @@ export async function runCommandTool(
   }
   if (signal?.aborted) return { output: "The tool was cancelled.", isError: true };
   if (!status.success) {
-    const detail = (stderr.trim() || stdout.trim()).slice(0, spec.maxOutputChars);
+    const all = stderr.trim() || stdout.trim();
+    const detail = headCharacters(all, spec.maxOutputChars) ?? all;
     const how = status.signal ? `was killed by ${status.signal}` : `exited with status ${status.code}`;
     return { output: `Command ${how}${detail ? `: ${detail}` : "."}`, isError: true };
   }
   const text = cut(stdout, spec.maxOutputChars);
-  return { output: stdout.length > spec.maxOutputChars ? text : outputValue(text), isError: false };
+  return { output: text !== stdout ? text : outputValue(text), isError: false };
 }

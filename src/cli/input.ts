@@ -56,13 +56,16 @@ export function refuseStdinFiles(command: string, files: Record<string, string |
 }
 
 /**
- * Reads a file, or stdin for `-`. An input file that cannot be read (missing, a directory, no permission) is
+ * Reads a file, or stdin for `-`, without a leading byte order mark. An input file that cannot be read (missing, a directory, no permission) is
  * `invalid_input` (exit 2) with the path in the message, like one that is not valid JSON.
  */
 export async function readInputText(path: string, flag?: string): Promise<string> {
   if (path === "-") return await readStdinText(flag === undefined ? "'-'" : `${flag} -`);
   try {
-    return await Deno.readTextFile(path);
+    const text = await Deno.readTextFile(path);
+    // A byte order mark (Windows Notepad and some editors save UTF-8 with one) is not part of the text, as
+    // stdin's decoder drops it too.
+    return text.startsWith("\ufeff") ? text.slice(1) : text;
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) throw CliError.invalidInput(`No such file: '${path}'.`);
     if (error instanceof Deno.errors.IsADirectory) {

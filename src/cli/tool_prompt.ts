@@ -9,7 +9,7 @@ import type { LineReader } from "./input.ts";
 import type { LocalBridge } from "./local_bridge.ts";
 import { formatCall, typedAnswer } from "./render.ts";
 import type { LoadedTools } from "./tools_file.ts";
-import type { Style } from "./tty.ts";
+import { displayWidth, type Style } from "./tty.ts";
 
 /** Callbacks of a {@link ToolPrompter}. */
 export interface ToolPromptHooks {
@@ -26,7 +26,9 @@ export interface ToolPromptHooks {
 /**
  * What shows `line`, a line about another tool call of the round, while a tool question may be waiting for its
  * answer on the same terminal: the question's line is cleared, the line shown, and the question asked again
- * below it, so the answer is typed after its question. With no question waiting, the line as it is.
+ * below it, so the answer is typed after its question. With no question waiting, the line as it is. `columns`
+ * is the terminal's width: a question that wrapped (full-width characters and emoji take two columns) is
+ * erased on all its rows.
  *
  * @example
  * ```ts
@@ -35,9 +37,13 @@ export interface ToolPromptHooks {
  * // '\r\x1b[K  ↳ sunny\n  ? get_weather {"city":"Oslo"} output› '
  * ```
  */
-export function besideQuestion(line: string, question: string | null): string {
+export function besideQuestion(line: string, question: string | null, columns?: number): string {
   if (question === null) return line;
-  return `\r\x1b[K${line}${question}`;
+  // A question wider than the terminal wrapped: the cursor is on its last row, so go up to its first.
+  // deno-lint-ignore no-control-regex
+  const width = displayWidth(question.replace(/\x1b\[[0-9;]*m/g, ""));
+  const up = columns === undefined || columns <= 0 ? 0 : Math.floor(Math.max(width - 1, 0) / columns);
+  return `${up > 0 ? `\r\x1b[${up}A\x1b[J` : "\r\x1b[K"}${line}${question}`;
 }
 
 /**

@@ -4,6 +4,8 @@
  * @module
  */
 
+import { characters, headCharacters } from "../util/text.ts";
+
 const encoder = new TextEncoder();
 
 /** Reads an environment variable; undefined when unset or when env access is not permitted. */
@@ -217,14 +219,93 @@ export class Spinner {
   #draw(): void {
     if (Date.now() - this.#started < 150) return;
     this.#drawn = true;
-    const seconds = ((Date.now() - this.#started) / 1000).toFixed(1);
-    const frame = FRAMES[this.#frame++ % FRAMES.length];
-    writeErr(`\r\x1b[K${this.#style.cyan(frame)} ${this.#label} ${this.#style.dim(`${seconds}s`)}`);
+    const seconds = (Date.now() - this.#started) / 1000;
+    const line = spinnerLine(
+      FRAMES[this.#frame++ % FRAMES.length],
+      this.#label,
+      seconds,
+      terminalColumns(),
+      this.#style,
+    );
+    writeErr(`\r\x1b[K${line}`);
   }
 }
 
-/** Shortens `text` to at most `max` characters (adding "…"), on one line. */
+/** The width of the terminal in columns, or undefined when there is none. */
+export function terminalColumns(): number | undefined {
+  try {
+    return Deno.consoleSize().columns;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * One frame of the {@link Spinner}: `⠋ label 1.2s`, on one line of a terminal `columns` wide (a line that
+ * wraps could not be erased by the next frame).
+ */
+export function spinnerLine(
+  frame: string,
+  label: string,
+  seconds: number,
+  columns: number | undefined,
+  style: Style,
+): string {
+  const time = `${seconds.toFixed(1)}s`;
+  // The last column stays free: writing into it makes some terminals wrap.
+  const room = columns === undefined ? undefined : columns - 1 - displayWidth(`${frame}  ${time}`);
+  const shown = room === undefined ? label : fitColumns(label, Math.max(room, 0));
+  return `${style.cyan(frame)} ${shown} ${style.dim(time)}`;
+}
+
+/**
+ * Shortens `text` to at most `max` characters (adding "…"), on one line. Characters are counted as they are
+ * seen (an emoji with its skin tone, a letter with its accent is one), and the cut never splits one.
+ */
 export function oneLine(text: string, max = 200): string {
   const flat = text.replace(/\s*\n\s*/g, " ");
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
+  if (headCharacters(flat, max) === null) return flat;
+  return `${headCharacters(flat, max - 1)}…`;
+}
+
+/** East Asian Wide and Fullwidth blocks (CJK, kana, hangul, full-width forms): two columns each. */
+const WIDE =
+  /^[\u{1100}-\u{115F}\u{2E80}-\u{303E}\u{3041}-\u{33FF}\u{3400}-\u{4DBF}\u{4E00}-\u{9FFF}\u{A000}-\u{A4CF}\u{A960}-\u{A97F}\u{AC00}-\u{D7A3}\u{F900}-\u{FAFF}\u{FE30}-\u{FE4F}\u{FF00}-\u{FF60}\u{FFE0}-\u{FFE6}\u{20000}-\u{3FFFD}]/u;
+
+/** The columns one character (grapheme cluster) takes on a terminal. */
+function characterWidth(character: string): number {
+  if (/^[\p{Cc}\p{Cf}\p{Mn}\p{Me}]*$/u.test(character)) return 0;
+  if (WIDE.test(character) || /\p{Emoji_Presentation}|\u{FE0F}/u.test(character)) return 2;
+  return 1;
+}
+
+/**
+ * The columns `text` takes on a terminal: full-width characters (CJK, kana, hangul, full-width forms) and
+ * emoji take two, an emoji sequence (skin tone, ZWJ family, flag) is one character, combining accents none.
+ * Escape sequences are not expected (measure the text before styling it).
+ *
+ * @example
+ * ```ts
+ * import { displayWidth } from "./tty.ts";
+ * displayWidth("ゲン👍🏽"); // 6
+ * ```
+ */
+export function displayWidth(text: string): number {
+  let width = 0;
+  for (const character of characters(text)) width += characterWidth(character);
+  return width;
+}
+
+/** `text` cut to at most `columns` columns with "…" (counted two columns, as CJK terminals show it). */
+function fitColumns(text: string, columns: number): string {
+  if (displayWidth(text) <= columns) return text;
+  let head = "";
+  let width = 0;
+  for (const character of characters(text)) {
+    const w = characterWidth(character);
+    if (width + w + 2 > columns) break;
+    head += character;
+    width += w;
+  }
+  return `${head}…`;
 }

@@ -11,7 +11,7 @@ import type { LocalBridge } from "./local_bridge.ts";
 import { formatCall, formatOutput } from "./render.ts";
 import { besideQuestion, ToolPrompter } from "./tool_prompt.ts";
 import type { LoadedTools } from "./tools_file.ts";
-import { isTerminal, OutputError, Spinner, type Style, writeErr, writeOut } from "./tty.ts";
+import { isTerminal, OutputError, Spinner, type Style, terminalColumns, writeErr, writeOut } from "./tty.ts";
 
 /** What a {@link TurnScreen} needs from its command. */
 export interface TurnScreenOptions {
@@ -228,7 +228,7 @@ export class TurnScreen {
   #toolLine(line: string): void {
     const question = this.#promptsOnStdout ? this.#question : null;
     if (question === null) this.newline();
-    this.write(besideQuestion(line, question));
+    this.write(besideQuestion(line, question, question === null ? undefined : terminalColumns()));
   }
 
   /** `  ⚙ name {arguments}`, then `note` (the command ends its own open line first). */

@@ -66,7 +66,9 @@ async function readText(path: string | URL): Promise<string> {
 }
 
 async function readJsonc(path: string | URL): Promise<JsonValue> {
-  const text = await readText(path);
+  const read = await readText(path);
+  // A byte order mark (Windows Notepad and some editors save UTF-8 with one) is not part of the JSON.
+  const text = read.startsWith("\ufeff") ? read.slice(1) : read;
   // Loaded here, not with mod.ts: the package is CommonJS, ≈ 70 ms of every script's start that loads no file.
   const { parse, printParseErrorCode } = await import("npm:jsonc-parser@3.3.1");
   const errors: ParseError[] = [];

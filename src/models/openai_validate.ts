@@ -10,6 +10,7 @@ import { cloneJson, isJsonObject, type JsonObject, type JsonValue } from "../pro
 import type { StepTool, StepToolCall } from "./language_model.ts";
 import type { RawToolCall } from "./openai_completion.ts";
 import { orderBySchema } from "../schema/order.ts";
+import { headCharacters } from "../util/text.ts";
 
 // One validator instance, made on first use (not at every process's start); `addUsedSchema: false` lets
 // schemas with equal `$id`s coexist.
@@ -125,5 +126,6 @@ export function checkStructured(content: string, schema: JsonObject): Checked<Js
 
 function shorten(text: string): string {
   if (text === "") return "(empty)";
-  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+  // Characters as seen: an emoji (with its skin tone) or an accented letter is never cut in two.
+  return headCharacters(text, 120) === null ? text : `${headCharacters(text, 117)}...`;
 }

@@ -9,7 +9,7 @@ import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../p
 import { segmentsText } from "../protocol/transcript.ts";
 import { compileValidator } from "../schema/validate.ts";
 import { abortableSleep } from "../util/sleep.ts";
-import { endSentence } from "../util/text.ts";
+import { characters, endSentence, headCharacters } from "../util/text.ts";
 import type {
   LanguageModel,
   ModelAvailability,
@@ -78,7 +78,8 @@ function invalidAnswer(problem: string): BridgeError {
 /** `text` cut to 120 characters for an error message. */
 function shorten(text: string): string {
   if (text === "") return "(empty)";
-  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+  // Characters as seen: an emoji (with its skin tone) or an accented letter is never cut in two.
+  return headCharacters(text, 120) === null ? text : `${headCharacters(text, 117)}...`;
 }
 
 /**
@@ -263,10 +264,13 @@ function abortError(): BridgeError {
   return BridgeError.turnCancelled();
 }
 
-/** Splits text into about `chunks` pieces of ceil(len/chunks) characters. */
+/**
+ * Splits text into about `chunks` pieces of ceil(len/chunks) characters. Characters are counted as they are
+ * seen (grapheme clusters), so a piece never ends inside an emoji sequence or before a combining accent.
+ */
 export function splitChunks(text: string, chunks: number): string[] {
   if (chunks <= 1 || text.length <= chunks) return [text];
-  const chars = Array.from(text);
+  const chars = characters(text);
   if (chunks <= 1 || chars.length <= chunks) return [text];
   const size = Math.ceil(chars.length / chunks);
   const out: string[] = [];

@@ -187,7 +187,8 @@ function parseTools(p: JsonParams): FunctionTool[] {
     if (!TOOL_NAME.test(name)) {
       throw fn.invalid(
         "name",
-        `Invalid tool name '${name}': use 1-64 letters, digits, underscores or dashes.`,
+        `Invalid tool name '${name}': use 1-64 ASCII letters, digits, underscores or dashes (write other ` +
+          "languages in its description).",
       );
     }
     if (names.has(name)) throw fn.invalid("name", `Duplicate tool name '${name}'.`);

@@ -60,6 +60,34 @@ Deno.test("text events: chunks of ceil(len/chunks) characters with cumulative te
   await c.close();
 });
 
+Deno.test("text events: a chunk boundary never splits a character (emoji sequences, accents, flags)", async () => {
+  const family = "👨‍👩‍👧‍👦"; // 7 code points, one character
+  const accented = "e\u0301\u0302"; // a letter and two combining accents
+  const c = new WireClient();
+  await c.call("session/create", {
+    session: "s",
+    model: scripted(
+      { text: `${family}${accented}👍🏽🇯🇵`, chunks: 3 },
+      { text: `いらっしゃい！${family} Grüße, مرحبا`, chunks: 12 },
+    ),
+  });
+  const run = async (id: number) => {
+    c.request("session/respond", { session: "s", prompt: "hi", stream: true }, id);
+    await c.response(id);
+    return eventsOf(c, id).filter((e) => e.type === "text").map((e) => e.delta as string);
+  };
+  // 4 characters in 3 chunks: pieces of 2.
+  assert.deepEqual(await run(1), [`${family}${accented}`, "👍🏽🇯🇵"]);
+  const deltas = await run(2);
+  assert.equal(deltas.join(""), `いらっしゃい！${family} Grüße, مرحبا`);
+  assert.ok(deltas.length > 6, JSON.stringify(deltas));
+  for (const delta of deltas) {
+    // No piece starts with the rest of a character (a joiner, an accent, a skin tone) or splits a pair.
+    assert.ok(delta.isWellFormed() && !/^[\u200d\u0300-\u036f\u{1F3FB}-\u{1F3FF}]/u.test(delta), delta);
+  }
+  await c.close();
+});
+
 Deno.test("every event of a tool turn has the documented shape, in order", async () => {
   const c = new WireClient();
   await c.call("session/create", {

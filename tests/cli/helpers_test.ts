@@ -5,8 +5,9 @@ import { outputValue, runCommandTool } from "../../src/cli/command_tools.ts";
 import { appendEntries, toolCallsEntry, toolOutputEntry } from "../../src/cli/conversation_file.ts";
 import { LineReader, parseJsonc } from "../../src/cli/input.ts";
 import { typedAnswer } from "../../src/cli/render.ts";
+import { besideQuestion } from "../../src/cli/tool_prompt.ts";
 import { toolsFromValue } from "../../src/cli/tools_file.ts";
-import { colorsEnabled, makeStyle } from "../../src/cli/tty.ts";
+import { colorsEnabled, displayWidth, makeStyle, oneLine, spinnerLine } from "../../src/cli/tty.ts";
 import { BridgeError } from "../../src/protocol/errors.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
 
@@ -268,4 +269,56 @@ Deno.test("colors: only on a terminal, never with NO_COLOR", () => {
     if (saved === undefined) Deno.env.delete("NO_COLOR");
     else Deno.env.set("NO_COLOR", saved);
   }
+});
+
+Deno.test("oneLine: a shortened line is cut between characters, never inside an emoji or an accented letter", () => {
+  const family = "👨‍👩‍👧‍👦"; // one character of 11 code units
+  assert.equal(oneLine(`ab${family}cd`, 4), `ab${family}…`);
+  assert.equal(oneLine(`${"あ".repeat(3)}😀xyz`, 5), "あああ😀…");
+  assert.equal(oneLine("e\u0301e\u0301e\u0301e\u0301", 3), "e\u0301e\u0301…");
+  // Not longer than `max` characters as seen: nothing is cut.
+  assert.equal(oneLine(`${family}${family}`, 2), `${family}${family}`);
+  for (let max = 2; max < 12; max++) assert.ok(oneLine("x😀".repeat(10), max).isWellFormed());
+});
+
+Deno.test("command tools: output cut at maxOutputChars keeps whole characters", async () => {
+  const base = { shell: null, cwd: null, env: {}, maxOutputChars: 3, baseDir: "/", timeoutSeconds: 5 };
+  const call = { id: "c", arguments: {} };
+  const ok = await runCommandTool({ ...base, argv: ["printf", "a😀👍🏽金貨"] }, { name: "t", call });
+  assert.deepEqual(ok, { output: "a😀👍🏽… (output cut at 3 characters)", isError: false });
+  const fail = await runCommandTool({ ...base, argv: ["sh", "-c", "printf 'a😀👍🏽金貨' >&2; exit 1"] }, {
+    name: "t",
+    call,
+  });
+  assert.deepEqual(fail, { output: "Command exited with status 1: a😀👍🏽", isError: true });
+});
+
+Deno.test("spinner: its line fits the terminal, full-width characters and emoji taking two columns", () => {
+  const plain = makeStyle(false);
+  const name = "北の門を守る年老いた鍛冶屋のゲンさん"; // 17 characters, 34 columns
+  const line = spinnerLine("⠋", `${name} is thinking`, 1.21, 40, plain);
+  assert.equal(line, "⠋ 北の門を守る年老いた鍛冶屋のゲ… 1.2s");
+  assert.ok(displayWidth(line) < 40);
+  // An emoji sequence is not cut, and counts two columns.
+  assert.equal(spinnerLine("⠋", "👨‍👩‍👧‍👦👨‍👩‍👧‍👦👨‍👩‍👧‍👦 x", 0.5, 15, plain), "⠋ 👨‍👩‍👧‍👦👨‍👩‍👧‍👦… 0.5s");
+  // A line that fits, or no terminal width known: the whole label.
+  assert.equal(spinnerLine("⠋", "ゲン is thinking", 0.2, 40, plain), "⠋ ゲン is thinking 0.2s");
+  assert.equal(spinnerLine("⠋", name, 0.2, undefined, plain), `⠋ ${name} 0.2s`);
+  assert.equal(displayWidth("Grüße e\u0301 مرحبا"), 13);
+  assert.equal(displayWidth("全角ＡＢ👍🏽🇯🇵"), 12);
+});
+
+Deno.test("besideQuestion: a tool question that wrapped on a narrow terminal is erased on all its rows", () => {
+  const s = makeStyle(true);
+  // 53 columns (5 + 5 full-width characters take 20; the colors take none): two rows at 40 columns.
+  const question = `  ${s.yellow("?")} ${s.bold("金貨を渡す")} ${
+    s.dim('{"count":5,"to":"プレイヤー"}')
+  } output› `;
+  assert.equal(displayWidth('  ? 金貨を渡す {"count":5,"to":"プレイヤー"} output› '), 53);
+  assert.equal(besideQuestion("  ↳ ok\n", question, 40), `\r\x1b[1A\x1b[J  ↳ ok\n${question}`);
+  // On one row (or with no width known) its row is cleared, as before.
+  assert.equal(besideQuestion("  ↳ ok\n", question, 80), `\r\x1b[K  ↳ ok\n${question}`);
+  assert.equal(besideQuestion("  ↳ ok\n", question), `\r\x1b[K  ↳ ok\n${question}`);
+  assert.equal(besideQuestion("  ↳ ok\n", "x".repeat(40), 40), `\r\x1b[K  ↳ ok\n${"x".repeat(40)}`);
+  assert.equal(besideQuestion("  ↳ ok\n", "あ".repeat(41), 40), `\r\x1b[2A\x1b[J  ↳ ok\n${"あ".repeat(41)}`);
 });

@@ -222,6 +222,18 @@ Deno.test("respond: client tools pause with exit 10; resume needs every output",
     `${id}=@${file}`,
   ]);
   assert.equal(fromFile.stdout, 'Outputs: sunny\n{"time":"12:00"}\n');
+  // A file saved with a byte order mark (Windows Notepad): the mark is not part of the output.
+  const marked = await fx.write("marked.txt", "\ufeff晴れ\r\n");
+  const fromMarked = await oam([
+    "respond",
+    "--script",
+    resumed,
+    "--resume",
+    save,
+    "--tool-output",
+    `${id}=@${marked}`,
+  ]);
+  assert.equal(fromMarked.stdout, 'Outputs: 晴れ\n{"time":"12:00"}\n');
   const asError = await oam([
     "respond",
     "--script",

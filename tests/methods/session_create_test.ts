@@ -196,13 +196,13 @@ Deno.test("session/create tool definition errors", async () => {
     [
       [TOOL, { name: "bad name" }],
       invalidParams(
-        "'tools[1].name' must be 1-64 characters of letters, digits, '_', '-' or '.'; got 'bad name'.",
+        "'tools[1].name' must be 1-64 ASCII letters, digits, '_', '-' or '.' (write other languages in its description); got 'bad name'.",
       ),
     ],
     [
       [{ name: "x".repeat(65) }],
       invalidParams(
-        `'tools[0].name' must be 1-64 characters of letters, digits, '_', '-' or '.'; got '${
+        `'tools[0].name' must be 1-64 ASCII letters, digits, '_', '-' or '.' (write other languages in its description); got '${
           "x".repeat(65)
         }'.`,
       ),
@@ -210,12 +210,20 @@ Deno.test("session/create tool definition errors", async () => {
     [
       [{ name: "café" }],
       invalidParams(
-        "'tools[0].name' must be 1-64 characters of letters, digits, '_', '-' or '.'; got 'café'.",
+        "'tools[0].name' must be 1-64 ASCII letters, digits, '_', '-' or '.' (write other languages in its description); got 'café'.",
+      ),
+    ],
+    [
+      [{ name: "金貨を渡す" }],
+      invalidParams(
+        "'tools[0].name' must be 1-64 ASCII letters, digits, '_', '-' or '.' (write other languages in its " +
+          "description); got '金貨を渡す'.",
       ),
     ],
     [[{ description: "no name" }], {
       code: -32602,
-      message: "'tools[0].name' must be 1-64 characters of letters, digits, '_', '-' or '.'; got 'null'.",
+      message:
+        "'tools[0].name' must be 1-64 ASCII letters, digits, '_', '-' or '.' (write other languages in its description); got 'null'.",
       data: { code: "invalid_params" },
     }],
     [[TOOL, TOOL], invalidParams("Duplicate tool name 'open_gate'.")],

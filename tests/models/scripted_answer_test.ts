@@ -206,3 +206,26 @@ Deno.test("an answer that ends a sentence ends the message once, from the OpenAI
     await server.close();
   }
 });
+
+Deno.test("an answer shortened in the message keeps whole characters (an emoji is not split)", async () => {
+  const answer = `${"あ".repeat(116)}👍🏽${"い".repeat(10)}`;
+  const problem = `the answer is not valid JSON: ${"あ".repeat(116)}👍🏽...`;
+  assert.deepEqual(await schemaTurnError(scripted({ text: answer })), {
+    code: -32012,
+    message: `The model gave an invalid answer: ${problem}`,
+    data: { code: "generation_failed", attempts: 1, problem },
+  });
+  // 120 characters as seen (more code units) are shown whole.
+  const short = `${"👍🏽".repeat(119)}x`;
+  assert.equal(
+    ((await schemaTurnError(scripted({ text: short }))).data as JsonObject).problem,
+    `the answer is not valid JSON: ${short}`,
+  );
+  const server = new MockServer(() => json(completion(answer)));
+  try {
+    const error = await schemaTurnError({ type: "openai", baseURL: server.baseURL, model: "mock" });
+    assert.equal((error.data as JsonObject).problem, problem);
+  } finally {
+    await server.close();
+  }
+});

@@ -107,7 +107,18 @@ Deno.test("raw HTTP: malformed bodies get 400 with the field named; the model is
     b,
     { messages: ask("x"), tools: [{ type: "function", function: { name: "has space" } }] },
     invalid(
-      "Invalid tool name 'has space': use 1-64 letters, digits, underscores or dashes.",
+      "Invalid tool name 'has space': use 1-64 ASCII letters, digits, underscores or dashes (write other " +
+        "languages in its description).",
+      "tools[0].function.name",
+      "invalid_value",
+    ),
+  );
+  await rejects(
+    b,
+    { messages: ask("x"), tools: [{ type: "function", function: { name: "金貨を渡す" } }] },
+    invalid(
+      "Invalid tool name '金貨を渡す': use 1-64 ASCII letters, digits, underscores or dashes (write other " +
+        "languages in its description).",
       "tools[0].function.name",
       "invalid_value",
     ),

@@ -197,7 +197,7 @@ Deno.test("npc/create: the validation order: the first bad parameter is the one 
     [{ memory: {} }, "'tools' must be an array of tool definitions."],
     [
       { tools: [{}] },
-      "'tools[0].name' must be 1-64 characters of letters, digits, '_', '-' or '.'; got 'null'.",
+      "'tools[0].name' must be 1-64 ASCII letters, digits, '_', '-' or '.' (write other languages in its description); got 'null'.",
     ],
     [{ tools: [] }, "No world with id 'nowhere'.", -32052],
     [

@@ -178,7 +178,7 @@ Deno.test("npc/restore: keys sent win (even null or []), a missing saved world i
     ],
     [
       { state: { ...saved, npc: "t2", tools: [{ name: "bad name" }] } },
-      "'state.tools[0].name' must be 1-64 characters of letters, digits, '_', '-' or '.'; got 'bad name'.",
+      "'state.tools[0].name' must be 1-64 ASCII letters, digits, '_', '-' or '.' (write other languages in its description); got 'bad name'.",
     ],
     [
       { state: { npc: "t3", state: { ...saved, npc: "t3", options: { maxFacts: -1 } } } },
