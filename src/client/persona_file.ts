@@ -6,6 +6,7 @@
 import type { ParseError } from "npm:jsonc-parser@3.3.1";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { shown } from "./checks.ts";
+import { editDistance } from "../util/edit_distance.ts";
 import type { NpcMemory, NpcOptions, Persona } from "./game_types.ts";
 import type { ScriptStep, ToolDefinition } from "./types.ts";
 
@@ -98,25 +99,9 @@ function isSteps(value: JsonValue): value is JsonObject[] & ScriptStep[] {
 /** The keys of an NPC file (those of `npc/create`, a world seed and a greeting), as `oam npc` reads them. */
 const FILE_KEYS = ["npc", "persona", "options", "tools", "memory", "world", "greeting"];
 
-/** Edit distance of two short strings (insertions, deletions, substitutions, swaps of neighbours). */
-function distance(a: string, b: string): number {
-  const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...new Array<number>(b.length).fill(0)]);
-  for (let j = 1; j <= b.length; j++) d[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.length][b.length];
-}
-
 /** The warning of an unknown key, with the file key it most likely meant. */
 function unknownKeyWarning(path: string | URL, key: string): string {
-  const meant = FILE_KEYS.find((k) => distance(key.toLowerCase(), k) <= 2);
+  const meant = FILE_KEYS.find((k) => editDistance(key.toLowerCase(), k) <= 2);
   return `${path}: unknown key '${key}' was ignored${meant ? ` (did you mean '${meant}'?)` : ""}; ` +
     `an NPC file's keys are ${FILE_KEYS.join(", ")}.`;
 }

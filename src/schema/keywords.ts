@@ -6,6 +6,7 @@
  */
 import { isJsonObject, type JsonObject, ownValue } from "../protocol/json.ts";
 import type { Walk } from "./walk.ts";
+import { editDistance } from "../util/edit_distance.ts";
 
 /** Every keyword of JSON Schema (drafts 4 to 2020-12) and the annotations the conversion reads. */
 const KNOWN = new Set([
@@ -137,21 +138,4 @@ function nearestKeyword(key: string): string | undefined {
     }
   }
   return best;
-}
-
-/** Optimal string alignment distance (Levenshtein with adjacent swaps), for short keyword names. */
-function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 2) return 3;
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
-  for (let j = 1; j <= b.length; j++) d[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.length][b.length];
 }

@@ -1,0 +1,32 @@
+/**
+ * Edit distance for "did you mean" hints: how many insertions, deletions, substitutions or swaps of
+ * neighbouring letters turn one short name into another.
+ * @module
+ */
+
+/**
+ * Optimal string alignment distance (Levenshtein with adjacent swaps) of two short names. A pair whose lengths
+ * differ by more than 2 is reported as 3 without comparing them: hints never look further than 2 edits.
+ *
+ * @example
+ * ```ts
+ * import { editDistance } from "./edit_distance.ts";
+ * editDistance("requried", "required"); // 1 (a swap)
+ * editDistance("optoins", "options"); // 1
+ * ```
+ */
+export function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return 3;
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
+  for (let j = 1; j <= b.length; j++) d[0][j] = j;
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.length][b.length];
+}
