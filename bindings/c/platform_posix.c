@@ -115,8 +115,23 @@ int oam_process_spawn(const char *const *argv, oam_process **out, char *err, siz
 }
 
 /* Writes with SIGPIPE blocked on this thread; a SIGPIPE raised by the write is consumed. */
+
+/* A write to a closed pipe raised SIGPIPE while it was blocked for this thread: take it from the pending set
+ * before the old mask comes back, so it is never delivered (the default action would end the game). */
+static void consume_pending_sigpipe(const sigset_t *block) {
+    sigset_t pending;
+    sigpending(&pending);
+    if (!sigismember(&pending, SIGPIPE)) return;
+#if defined(__APPLE__)
+    int signal_number;
+    sigwait(block, &signal_number);
+#else
+    struct timespec zero = {0, 0};
+    sigtimedwait(block, NULL, &zero);
+#endif
+}
 int oam_process_write(oam_process *process, const char *data, size_t length) {
-    sigset_t block, old, pending;
+    sigset_t block, old;
     int result = 0, broken = 0;
 
     sigemptyset(&block);
@@ -138,25 +153,14 @@ int oam_process_write(oam_process *process, const char *data, size_t length) {
         length -= (size_t)n;
     }
     oam_mutex_unlock(&process->write_lock);
-    if (broken) {
-        sigpending(&pending);
-        if (sigismember(&pending, SIGPIPE)) {
-#if defined(__APPLE__)
-            int signal_number;
-            sigwait(&block, &signal_number);
-#else
-            struct timespec zero = {0, 0};
-            sigtimedwait(&block, NULL, &zero);
-#endif
-        }
-    }
+    if (broken) consume_pending_sigpipe(&block);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return result;
 }
 
 int oam_process_end_input(oam_process *process, const char *data, size_t length, int timeout_ms) {
     int64_t deadline = oam_now_ms() + timeout_ms;
-    sigset_t block, old, pending;
+    sigset_t block, old;
     int result = 0, broken = 0;
     /* Another thread may hold the lock inside a write the child does not read: poll for it. */
     while (pthread_mutex_trylock(&process->write_lock) != 0) {
@@ -196,18 +200,7 @@ int oam_process_end_input(oam_process *process, const char *data, size_t length,
     }
     if (result == 0) close_fd(&process->stdin_fd);
     oam_mutex_unlock(&process->write_lock);
-    if (broken) {
-        sigpending(&pending);
-        if (sigismember(&pending, SIGPIPE)) {
-#if defined(__APPLE__)
-            int signal_number;
-            sigwait(&block, &signal_number);
-#else
-            struct timespec zero = {0, 0};
-            sigtimedwait(&block, NULL, &zero);
-#endif
-        }
-    }
+    if (broken) consume_pending_sigpipe(&block);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     return result;
 }
