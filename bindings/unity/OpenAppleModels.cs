@@ -821,20 +821,42 @@ namespace OpenAppleModels
             }
             catch (Exception) { }
             OamBridgeException error;
-            List<Pending> waiting;
-            List<CancellationTokenSource> calls;
+            Outstanding outstanding;
             lock (gate)
             {
                 error = dead ?? new OamBridgeException(OamBridgeException.ShutDown, "shut_down",
                     "The bridge process exited (" + description + ") before answering.");
                 dead = error;
-                waiting = new List<Pending>(pending.Values);
-                pending.Clear();
-                calls = new List<CancellationTokenSource>(toolCalls.Values);
-                toolCalls.Clear();
+                outstanding = TakeOutstandingLocked();
             }
-            foreach (var call in calls) Post(call.Cancel);
-            foreach (var entry in waiting)
+            FailOutstanding(outstanding, error);
+        }
+
+        // Every waiting request and running tool call, taken out under gate in the same lock that sets `dead`, so
+        // nothing is added after them.
+        struct Outstanding
+        {
+            public List<Pending> Waiting;
+            public List<CancellationTokenSource> ToolCalls;
+        }
+
+        Outstanding TakeOutstandingLocked()
+        {
+            var outstanding = new Outstanding
+            {
+                Waiting = new List<Pending>(pending.Values),
+                ToolCalls = new List<CancellationTokenSource>(toolCalls.Values),
+            };
+            pending.Clear();
+            toolCalls.Clear();
+            return outstanding;
+        }
+
+        // Cancels the tool calls (their handlers see the token) and fails the requests through the dispatcher.
+        void FailOutstanding(Outstanding outstanding, Exception error)
+        {
+            foreach (var call in outstanding.ToolCalls) Post(call.Cancel);
+            foreach (var entry in outstanding.Waiting)
             {
                 var completion = entry.Completion;
                 dispatcher.Post(() => completion.TrySetException(error));
@@ -1166,24 +1188,15 @@ namespace OpenAppleModels
         public void Dispose()
         {
             var closed = new OamBridgeException(OamBridgeException.ShutDown, "shut_down", "The bridge was closed.");
-            List<Pending> waiting;
-            List<CancellationTokenSource> calls;
+            Outstanding outstanding;
             lock (gate)
             {
                 if (disposed) return;
                 disposed = true;
                 dead = closed;
-                waiting = new List<Pending>(pending.Values);
-                pending.Clear();
-                calls = new List<CancellationTokenSource>(toolCalls.Values);
-                toolCalls.Clear();
+                outstanding = TakeOutstandingLocked();
             }
-            foreach (var call in calls) Post(call.Cancel);
-            foreach (var entry in waiting)
-            {
-                var completion = entry.Completion;
-                dispatcher.Post(() => completion.TrySetException(closed));
-            }
+            FailOutstanding(outstanding, closed);
             if (process == null) return;
             try
             {
