@@ -18,6 +18,15 @@ export const WAIT_MS = 15_000;
 
 const CANDIDATES = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/bin/google-chrome"];
 
+/** Chromium's flags for these tests: headless, no sandbox (root in CI), no GPU, no background traffic. */
+export const CHROMIUM_ARGS: string[] = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+];
+
 /** The Chromium executable: `OAM_CHROMIUM`, else the first of the usual Linux paths that exists. */
 export function chromiumPath(): string {
   const fromEnv = Deno.env.get("OAM_CHROMIUM");
@@ -96,13 +105,7 @@ export async function openPage(url: string): Promise<Browser> {
     viewport: { width: 1440, height: 900 },
     acceptDownloads: true,
     downloadsPath: downloads,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-    ],
+    args: CHROMIUM_ARGS,
   });
   const page = context.pages()[0] ?? await context.newPage();
   page.setDefaultTimeout(WAIT_MS);

@@ -10,7 +10,7 @@ import type { Bridge, WebSocketTransport } from "../../mod.ts";
 import { OpenAIServer } from "../../src/serve/openai_server.ts";
 import { SERVE_DEFAULTS } from "../../src/serve/server_config.ts";
 import { script } from "../serve/serve_fixture.ts";
-import { chromiumPath, WAIT_MS } from "./browser_fixture.ts";
+import { CHROMIUM_ARGS, chromiumPath, WAIT_MS } from "./browser_fixture.ts";
 
 /** What the page's module puts on `globalThis`. */
 interface PageGlobals {
@@ -70,13 +70,7 @@ Deno.test("a game page on another origin uses the bundled typed client; a refuse
   const rpc = `ws://127.0.0.1:${bridge.port}/rpc`;
   const browser = await chromium.launch({
     executablePath: chromiumPath(),
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-background-networking",
-      "--disable-component-update",
-    ],
+    args: CHROMIUM_ARGS,
   });
   try {
     const page = await browser.newPage();
