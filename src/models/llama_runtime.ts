@@ -193,7 +193,20 @@ function getLlamaFor(gpu: LlamaGpu): Promise<Llama> {
         logger: (_level, text) => stderrLine(text),
         progressLogs: false,
       })
-    ).catch((error) => {
+    ).then(async (llama) => {
+      // A named GPU type it has no binary for fails (see noBinaryMessage), except metal off macOS: there
+      // node-llama-cpp hands out its CPU binary without a word. Asked for a GPU, the user gets one or hears why.
+      if (gpu !== "auto" && gpu !== false && llama.gpu !== gpu) {
+        await llama.dispose().catch(() => {});
+        throw unavailable(
+          `llama.cpp could not start with gpu "${gpu}": node-llama-cpp ${NODE_LLAMA_CPP_VERSION} would run ` +
+            `on ${llama.gpu === false ? "the CPU" : `gpu "${llama.gpu}"`} instead on this ${Deno.build.os} ` +
+            `${Deno.build.arch} machine. Use gpu "auto", which picks what this machine has, or false for the ` +
+            `CPU (on the command line: #gpu=auto or #gpu=false).`,
+        );
+      }
+      return llama;
+    }).catch((error) => {
       llamas.delete(key);
       if (error instanceof BridgeError) throw error;
       if (isNoBinaryError(error)) throw unavailable(noBinaryMessage(gpu), {}, error);

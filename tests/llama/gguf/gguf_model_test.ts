@@ -446,6 +446,28 @@ Deno.test({
 });
 
 Deno.test({
+  name: "gguf: gpu 'metal' off macOS is unavailable and says so, instead of running on the CPU unasked",
+  ignore: !GGUF_ENABLED || Deno.build.os === "darwin",
+  sanitizeOps: false,
+  sanitizeResources: false,
+  async fn() {
+    try {
+      // node-llama-cpp answers a metal request here with its CPU binary (llama.gpu === false), without a word.
+      const availability = await createLlamaModel(await fixtureConfig({ gpu: "metal" })).availability();
+      assert.equal(availability.available, false);
+      assert.equal(
+        availability.detail,
+        `llama.cpp could not start with gpu "metal": node-llama-cpp 3.21.1 would run on the CPU instead on this ` +
+          `${Deno.build.os} ${Deno.build.arch} machine. Use gpu "auto", which picks what this machine has, or ` +
+          `false for the CPU (on the command line: #gpu=auto or #gpu=false).`,
+      );
+    } finally {
+      await closeLlamaModels();
+    }
+  },
+});
+
+Deno.test({
   name: "gguf: contexts of other settings beyond the limit are unloaded when idle, and load again when used",
   ignore: !GGUF_ENABLED,
   sanitizeOps: false,
