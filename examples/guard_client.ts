@@ -10,7 +10,7 @@
  *   deno run --allow-run --allow-read --allow-env examples/guard_client.ts --scripted # always the scripted model
  */
 import { type JsonObject, type JsonValue, Peer, StdioTransport } from "../mod.ts";
-import { firstCachedModel } from "../src/cli/models_cache.ts";
+import { firstCachedModel } from "../src/models/gguf_cache.ts";
 
 const forceScripted = Deno.args.includes("--scripted");
 const cliPath = new URL("../cli.ts", import.meta.url).pathname;

@@ -12,7 +12,7 @@
  */
 // deno-lint-ignore-file no-console
 import { Bridge, type Model, modelFromArgs, type NpcReply, type ScriptStep } from "../mod.ts";
-import { firstCachedModel } from "../src/cli/models_cache.ts";
+import { firstCachedModel } from "../src/models/gguf_cache.ts";
 
 // A GGUF model from `oam models pull` plays Gorm unless the arguments choose a model (or --scripted).
 const chooses = ["--scripted", "--system", "--model"].some((flag) =>

@@ -12,7 +12,7 @@ import { Peer } from "../client/peer.ts";
 import { StdioTransport } from "../client/stdio.ts";
 import { boolFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
 import { CliError, EXIT, isPermissionError, reportError } from "./cli_error.ts";
-import { firstCachedModel } from "./models_cache.ts";
+import { firstCachedModel } from "../models/gguf_cache.ts";
 import { isTerminal, Spinner, stderrStyle, stdoutStyle, type Style, writeOut } from "./tty.ts";
 
 /** Help text of `oam demo`. */

@@ -14,7 +14,7 @@ import { parseScript, type Script, ScriptedModel, scriptWarnings } from "../mode
 import type { JsonValue } from "../protocol/json.ts";
 import { CliError } from "./cli_error.ts";
 import { readJsonInput } from "./input.ts";
-import { modelsCacheDir, resolveModelPath } from "./models_cache.ts";
+import { modelsCacheDir, resolveModelPath } from "../models/gguf_cache.ts";
 import { stderrStyle, writeErr } from "./tty.ts";
 
 /** Reads a variable only when the permission is already granted: never prompts (stdin may be the protocol). */

@@ -4,7 +4,7 @@
  */
 import { boolFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
 import { CliError, EXIT, reportError } from "./cli_error.ts";
-import { listCachedModels, listPartialDownloads, modelsCacheDir } from "./models_cache.ts";
+import { listCachedModels, listPartialDownloads, modelsCacheDir } from "../models/gguf_cache.ts";
 import { expectedSha256, pullModel, type PullProgress, resolveModelSource } from "./models_pull.ts";
 import { isTerminal, stderrStyle, stdoutStyle, writeErr, writeOut } from "./tty.ts";
 

@@ -9,7 +9,7 @@ import { isJsonObject } from "../protocol/json.ts";
 import type { Model, ScriptStep } from "./types.ts";
 
 const USAGE =
-  "--model takes system, scripted, openai:<baseURL>#<model>, gguf:<path>, or a model object as JSON " +
+  "--model takes system, scripted, openai:<baseURL>#<model>, gguf:<path|cached name>, or a model object as JSON " +
   `(e.g. '{"type": "openai", "baseURL": "http://127.0.0.1:8080/v1", "model": "qwen"}')`;
 
 function modelFlag(args: readonly string[]): string | undefined {
@@ -28,8 +28,8 @@ function modelFlag(args: readonly string[]): string | undefined {
  *
  * - `--system`: the on-device model (`"system"`);
  * - `--model openai:<baseURL>#<model>`: an OpenAI-compatible server (run with `--allow-net=<host:port>`);
- * - `--model gguf:<path>[#contextSize=…,threads=…]`: a local GGUF model file through the llama backend (a path:
- *   the cached names of `oam models` are resolved by the `oam` commands only);
+ * - `--model gguf:<path|cached name>[#contextSize=…,threads=…]`: a local GGUF model through the llama backend: a
+ *   file, or the name of a model `oam models pull` saved (the bridge looks a name without a slash up in its cache);
  * - `--model '<JSON object>'`: any model type the bridge supports, e.g. `{"type": "openai", …, "apiKey": …}`;
  * - `--model system` / `--model scripted`;
  * - otherwise the scripted model playing `steps` (deterministic; works everywhere).

@@ -25,6 +25,7 @@ import {
   type LlamaGpu,
   type LlamaModelConfig,
 } from "./llama_config.ts";
+import { findCachedModel, modelsCacheDir } from "./gguf_cache.ts";
 import { SequencePool } from "./llama_pool.ts";
 import { endSentence } from "../util/text.ts";
 
@@ -218,11 +219,19 @@ function getLlamaFor(gpu: LlamaGpu): Promise<Llama> {
   return promise;
 }
 
-/** Checks that `path` is a readable GGUF file and returns its real path; cheap, no package needed. */
+/**
+ * Checks that `path` is a readable GGUF file and returns its real path; cheap, no package needed. A `path`
+ * without a slash that is no file names a model in the cache of `oam models pull` (see gguf_cache.ts).
+ */
 export async function checkModelFile(path: string): Promise<string> {
   let real: string;
   try {
-    real = await Deno.realPath(path);
+    real = await Deno.realPath(path).catch(async (error) => {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      const cached = await findCachedModel(path);
+      if (cached === null) throw error;
+      return await Deno.realPath(cached.path);
+    });
     const info = await Deno.stat(real);
     if (!info.isFile) throw unavailable(`The model path '${path}' is not a file.`, { path });
     const file = await Deno.open(real, { read: true });
@@ -238,7 +247,12 @@ export async function checkModelFile(path: string): Promise<string> {
   } catch (error) {
     if (error instanceof BridgeError) throw error;
     if (error instanceof Deno.errors.NotFound) {
-      throw unavailable(`The model file '${path}' does not exist.`, { path });
+      const dir = /[\\/]/.test(path) ? null : modelsCacheDir();
+      const where = dir === null
+        ? ""
+        : `, and no cached model is called that (in ${dir}: 'oam models list' shows ` +
+          "them, 'oam models pull <url>' downloads one)";
+      throw unavailable(`The model file '${path}' does not exist${where}.`, { path });
     }
     if (isPermissionError(error)) {
       throw unavailable(`Reading the model file '${path}' needs --allow-read.`, { path });

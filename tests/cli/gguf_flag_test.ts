@@ -34,7 +34,9 @@ Deno.test("--model gguf:<name> neither a file nor cached: a warning says where i
       r.stderr,
       `warning: --model: 'qwen' is neither a file in ${real} nor a cached model in ${dir}; 'oam models list' ` +
         "shows the cached models, 'oam models pull <url>' downloads one.\n" +
-        "Error: The model qwen is unavailable (unknown): The model file 'qwen' does not exist. [model_unavailable]\n",
+        "Error: The model qwen is unavailable (unknown): The model file 'qwen' does not exist, and no cached model " +
+        `is called that (in ${dir}: 'oam models list' shows them, 'oam models pull <url>' downloads one). ` +
+        "[model_unavailable]\n",
     );
     // The same from OAM_MODEL, in oam stdio (whose warnings are log lines): named by the variable.
     const stdio = await oam(["stdio"], {

@@ -12,6 +12,7 @@ import {
 } from "../../src/models/llama_config.ts";
 import { chatHistory, RawMemory } from "../../src/models/llama_history.ts";
 import { SequencePool } from "../../src/models/llama_pool.ts";
+import { checkModelFile } from "../../src/models/llama_runtime.ts";
 import { grammarSchema } from "../../src/models/llama_schema.ts";
 import { chatFunctions, DocumentedTools } from "../../src/models/llama_tools.ts";
 import type { StepTool } from "../../src/models/language_model.ts";
@@ -468,4 +469,57 @@ Deno.test("sequence pool: a closed pool hands out nothing more (its context is b
   );
   assert.equal(pool.busy, 0);
   assert.equal(pool.waiting, 0);
+});
+
+/** Runs `fn` with OAM_MODELS_DIR set to a fresh folder holding `files` (name → text), then restores it. */
+async function withModelsDir(
+  files: Record<string, string>,
+  fn: (dir: string) => Promise<void>,
+): Promise<void> {
+  const dir = await Deno.makeTempDir();
+  const before = Deno.env.get("OAM_MODELS_DIR");
+  Deno.env.set("OAM_MODELS_DIR", dir);
+  try {
+    for (const [name, text] of Object.entries(files)) await Deno.writeTextFile(`${dir}/${name}`, text);
+    await fn(dir);
+  } finally {
+    if (before === undefined) Deno.env.delete("OAM_MODELS_DIR");
+    else Deno.env.set("OAM_MODELS_DIR", before);
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("a llama model's path may be a cached model's name (as `oam models pull` saved it), with or without .gguf", async () => {
+  await withModelsDir({ "Tiny-Chat.gguf": "GGUF and the rest" }, async (dir) => {
+    const real = await Deno.realPath(`${dir}/Tiny-Chat.gguf`);
+    assert.equal(await checkModelFile("tiny-chat"), real);
+    assert.equal(await checkModelFile("Tiny-Chat.gguf"), real);
+    // A path is a path: it is not looked up in the cache.
+    await assert.rejects(
+      () => checkModelFile("./tiny-chat"),
+      /The model file '\.\/tiny-chat' does not exist\./,
+    );
+  });
+});
+
+Deno.test("wire: a llama model named neither by a file nor by a cached model says where it looked", async () => {
+  await withModelsDir({ "other.gguf": "GGUF" }, async (dir) => {
+    const client = new WireClient();
+    try {
+      await client.call("session/create", { session: "s", model: { type: "llama", path: "qwen" } });
+      const id = client.request("session/respond", { session: "s", prompt: "Hi" });
+      assert.deepEqual(await client.response(id), {
+        jsonrpc: "2.0",
+        id,
+        error: {
+          code: -32001,
+          message: `The model file 'qwen' does not exist, and no cached model is called that (in ${dir}: ` +
+            "'oam models list' shows them, 'oam models pull <url>' downloads one).",
+          data: { code: "model_unavailable", path: "qwen" },
+        },
+      });
+    } finally {
+      await client.close();
+    }
+  });
 });

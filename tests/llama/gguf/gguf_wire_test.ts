@@ -210,6 +210,26 @@ Deno.test({
       assert.equal(messages[0].result.model.available, true);
       assert.equal(messages[0].result.model.contextSize, 2048);
       assert.equal(typeof messages[2].result.text, "string");
+
+      // A wire client (a typed-client script's modelFromArgs(["--model", "gguf:tiny-chat"]) sends the same) names
+      // the pulled model by its name alone.
+      const byName = [
+        {
+          jsonrpc: "2.0",
+          id: 1,
+          method: "session/create",
+          params: {
+            session: "s",
+            model: { type: "llama", path: "tiny-chat", gpu: false, threads: 1, contextSize: 2048 },
+          },
+        },
+        { jsonrpc: "2.0", id: 2, method: "session/respond", params: { session: "s", prompt: "Hello" } },
+      ].map((m) => JSON.stringify(m)).join("\n") + "\n";
+      const named = await run(["stdio"], env, byName);
+      assert.equal(named.code, 0, named.stderr);
+      const answers = named.stdout.trim().split("\n").map((l) => JSON.parse(l));
+      assert.deepEqual(answers.map((m) => m.id), [1, 2]);
+      assert.equal(typeof answers[1].result?.text, "string", named.stdout);
     } finally {
       await server.close();
       await Deno.remove(dir, { recursive: true });

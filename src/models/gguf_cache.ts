@@ -1,12 +1,20 @@
 /**
- * The GGUF model cache of `oam models pull|list` and `--model gguf:<name>`: one folder of `.gguf` files,
- * each with a `<file>.json` note of where it came from.
+ * The GGUF model cache of `oam models pull|list`, `--model gguf:<name>` and `{"type": "llama", "path": <name>}`:
+ * one folder of `.gguf` files, each with a `<file>.json` note of where it came from.
  *
  * Folder: `OAM_MODELS_DIR`, else `$XDG_CACHE_HOME/oam/models`, else the platform's cache folder
  * (`~/Library/Caches/oam/models` on macOS, `%LOCALAPPDATA%\oam\models` on Windows, `~/.cache/oam/models`).
  * @module
  */
-import { envVar } from "./tty.ts";
+
+/** An environment variable; undefined when unset or not permitted. */
+function envVar(name: string): string | undefined {
+  try {
+    return Deno.env.get(name);
+  } catch {
+    return undefined;
+  }
+}
 
 /** A cached model file. */
 export interface CachedModel {
@@ -117,14 +125,21 @@ export async function resolveModelPath(nameOrPath: string): Promise<string> {
   } catch {
     // not a file path (or not readable): try the cache
   }
-  if (/[\\/]/.test(nameOrPath)) return nameOrPath;
+  return (await findCachedModel(nameOrPath))?.path ?? nameOrPath;
+}
+
+/**
+ * The cached model called `name` (with or without `.gguf`, any case), or null: also when `name` is a path
+ * (it has a slash) or there is no cache folder.
+ */
+export async function findCachedModel(name: string): Promise<CachedModel | null> {
+  if (/[\\/]/.test(name)) return null;
   const dir = modelsCacheDir();
-  if (dir === null) return nameOrPath;
+  if (dir === null) return null;
   const models = await listCachedModels(dir).catch(() => []);
-  const wanted = nameOrPath.toLowerCase();
-  const found = models.find((m) => m.name.toLowerCase() === wanted) ??
-    models.find((m) => m.name.toLowerCase() === `${wanted}.gguf`);
-  return found?.path ?? nameOrPath;
+  const wanted = name.toLowerCase();
+  return models.find((m) => m.name.toLowerCase() === wanted) ??
+    models.find((m) => m.name.toLowerCase() === `${wanted}.gguf`) ?? null;
 }
 
 /** The first cached model, for commands that use one when no other model is available. */
