@@ -89,7 +89,8 @@ export class OpenAIError extends Error {
 
   /**
    * `server_shutting_down`: the server is stopping (503 for the completions it cancels, 500 for a request
-   * that arrives meanwhile).
+   * that arrives meanwhile). With `x-should-retry: false`: an SDK's retry would only meet the closed port
+   * and report a connection error instead of this message.
    */
   static shuttingDown(status: 500 | 503): OpenAIError {
     return new OpenAIError({
@@ -97,6 +98,7 @@ export class OpenAIError extends Error {
       message: "The server is shutting down.",
       type: "server_error",
       code: "server_shutting_down",
+      retryable: false,
     });
   }
 
