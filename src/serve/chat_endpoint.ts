@@ -95,7 +95,7 @@ export async function chatCompletions(
         }),
       );
     case "timed_out":
-      return errorResponse(OpenAIError.timeout(config.requestTimeoutMs / 1000));
+      return errorResponse(OpenAIError.queueTimeout(config.requestTimeoutMs / 1000, limiter.limit));
     case "cancelled":
       return errorResponse(OpenAIError.server("The request was cancelled.", "cancelled"));
   }

@@ -117,6 +117,23 @@ export class OpenAIError extends Error {
     });
   }
 
+  /**
+   * The 504 `timeout` of a request that waited its whole time limit (`seconds`) in the queue and never
+   * started, with what to change (`limit` completions run at once).
+   */
+  static queueTimeout(seconds: number, limit: number): OpenAIError {
+    const runs = limit === 1 ? "1 completion runs" : `${limit} completions run`;
+    return new OpenAIError({
+      status: 504,
+      message:
+        `The request waited ${seconds} second${seconds === 1 ? "" : "s"} for a free slot and did not ` +
+        `start: ${runs} at a time and the time limit includes the wait. Retry later, or start the server ` +
+        "with a higher --max-concurrent or --timeout.",
+      type: "server_error",
+      code: "timeout",
+    });
+  }
+
   /** The body: `{"error": {message, type, param, code}}`. */
   toJson(): JsonObject {
     return { error: { message: this.message, type: this.type, param: this.param, code: this.code } };
