@@ -118,11 +118,26 @@ export class OpenAIError extends Error {
   }
 
   /**
+   * The 429 `rate_limited` of a request that finds the queue full (`limit` completions run at once,
+   * `maxQueued` wait), with what to change.
+   */
+  static queueFull(limit: number, maxQueued: number): OpenAIError {
+    return new OpenAIError({
+      status: 429,
+      message: `Too many requests are waiting for the model: ${running(limit)} at a time and ${maxQueued} ` +
+        "may wait. Retry shortly, or start the server with a higher --max-queued (or --max-concurrent).",
+      type: "rate_limit_error",
+      code: "rate_limited",
+      retryAfter: 1,
+    });
+  }
+
+  /**
    * The 504 `timeout` of a request that waited its whole time limit (`seconds`) in the queue and never
    * started, with what to change (`limit` completions run at once).
    */
   static queueTimeout(seconds: number, limit: number): OpenAIError {
-    const runs = limit === 1 ? "1 completion runs" : `${limit} completions run`;
+    const runs = running(limit);
     return new OpenAIError({
       status: 504,
       message:
@@ -163,6 +178,11 @@ export class OpenAIError extends Error {
     if (!this.retryable) headers["x-should-retry"] = "false";
     return headers;
   }
+}
+
+/** "1 completion runs", "4 completions run". */
+function running(limit: number): string {
+  return limit === 1 ? "1 completion runs" : `${limit} completions run`;
 }
 
 /**

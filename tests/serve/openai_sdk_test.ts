@@ -314,6 +314,11 @@ Deno.test("openai SDK: a full queue is a RateLimitError (429) and an unavailable
   );
   assert.ok(error instanceof OpenAI.RateLimitError);
   assert.deepEqual([error.status, error.code, error.headers.get("retry-after")], [429, "rate_limited", "1"]);
+  assert.equal(
+    error.message,
+    "429 Too many requests are waiting for the model: 1 completion runs at a time and 0 may wait. Retry shortly, or " +
+      "start the server with a higher --max-queued (or --max-concurrent).",
+  );
   holding.release();
   assert.equal((await running).choices[0].message.content, "Once upon a time.");
 
