@@ -65,6 +65,7 @@ Options:
   --no-rpc                do not serve the WebSocket bridge at /rpc
   --tool-timeout <s>      /rpc: seconds a client has to answer a tool/call (default 120; 0 = forever)
   --max-sessions <n>      /rpc: sessions per connection (default 64)
+  --max-connections <n>   /rpc: WebSocket connections open at once (default ${SERVE_DEFAULTS.rpcMaxConnections}); more get 503
   --log-level <level>     debug | info | warning | error | off (default info; logs go to stderr)
 ${MODEL_FLAGS_HELP}
   -h, --help              show this help
@@ -222,6 +223,7 @@ const SERVE_FLAGS = {
   rpc: { type: "boolean" },
   "tool-timeout": { type: "string" },
   "max-sessions": { type: "string" },
+  "max-connections": { type: "string" },
   "log-level": { type: "string" },
   model: { type: "string" },
   script: { type: "string" },
@@ -302,6 +304,7 @@ async function serveConfiguration(values: ParsedFlags["values"]): Promise<{
   const timeout = numberFlag(values, { name: "timeout", min: 0.001, max: 86400 }) ?? 120;
   const toolTimeout = numberFlag(values, { name: "tool-timeout", min: 0, max: 86400 });
   const maxSessions = intFlag(values, { name: "max-sessions", min: 1 });
+  const maxConnections = intFlag(values, { name: "max-connections", min: 1 });
   const choice = await resolveModelChoice({
     model: stringFlag(values, "model"),
     script: stringFlag(values, "script"),
@@ -317,7 +320,7 @@ async function serveConfiguration(values: ParsedFlags["values"]): Promise<{
       ...(toolTimeout !== undefined ? { toolTimeoutSeconds: toolTimeout } : {}),
       ...(maxSessions !== undefined ? { maxSessions } : {}),
     },
-    maxConnections: SERVE_DEFAULTS.rpcMaxConnections,
+    maxConnections: maxConnections ?? SERVE_DEFAULTS.rpcMaxConnections,
     maxMessageBytes: SERVE_DEFAULTS.rpcMaxMessageBytes,
   };
   const config = {

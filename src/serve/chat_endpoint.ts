@@ -85,17 +85,9 @@ export async function chatCompletions(
     case "acquired":
       break;
     case "queue_full":
-      return errorResponse(
-        new OpenAIError({
-          status: 429,
-          message: "Too many requests are waiting for the model. Retry shortly.",
-          type: "rate_limit_error",
-          code: "rate_limited",
-          retryAfter: 1,
-        }),
-      );
+      return errorResponse(OpenAIError.queueFull(limiter.limit, limiter.maxQueued));
     case "timed_out":
-      return errorResponse(OpenAIError.timeout(config.requestTimeoutMs / 1000));
+      return errorResponse(OpenAIError.queueTimeout(config.requestTimeoutMs / 1000, limiter.limit));
     case "cancelled":
       return errorResponse(OpenAIError.server("The request was cancelled.", "cancelled"));
   }

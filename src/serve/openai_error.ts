@@ -89,7 +89,8 @@ export class OpenAIError extends Error {
 
   /**
    * `server_shutting_down`: the server is stopping (503 for the completions it cancels, 500 for a request
-   * that arrives meanwhile).
+   * that arrives meanwhile). With `x-should-retry: false`: an SDK's retry would only meet the closed port
+   * and report a connection error instead of this message.
    */
   static shuttingDown(status: 500 | 503): OpenAIError {
     return new OpenAIError({
@@ -97,6 +98,7 @@ export class OpenAIError extends Error {
       message: "The server is shutting down.",
       type: "server_error",
       code: "server_shutting_down",
+      retryable: false,
     });
   }
 
@@ -110,6 +112,38 @@ export class OpenAIError extends Error {
     return new OpenAIError({
       status: 504,
       message: `The request did not finish within ${seconds} second${seconds === 1 ? "" : "s"}.`,
+      type: "server_error",
+      code: "timeout",
+    });
+  }
+
+  /**
+   * The 429 `rate_limited` of a request that finds the queue full (`limit` completions run at once,
+   * `maxQueued` wait), with what to change.
+   */
+  static queueFull(limit: number, maxQueued: number): OpenAIError {
+    return new OpenAIError({
+      status: 429,
+      message: `Too many requests are waiting for the model: ${running(limit)} at a time and ${maxQueued} ` +
+        "may wait. Retry shortly, or start the server with a higher --max-queued (or --max-concurrent).",
+      type: "rate_limit_error",
+      code: "rate_limited",
+      retryAfter: 1,
+    });
+  }
+
+  /**
+   * The 504 `timeout` of a request that waited its whole time limit (`seconds`) in the queue and never
+   * started, with what to change (`limit` completions run at once).
+   */
+  static queueTimeout(seconds: number, limit: number): OpenAIError {
+    const runs = running(limit);
+    return new OpenAIError({
+      status: 504,
+      message:
+        `The request waited ${seconds} second${seconds === 1 ? "" : "s"} for a free slot and did not ` +
+        `start: ${runs} at a time and the time limit includes the wait. Retry later, or start the server ` +
+        "with a higher --max-concurrent or --timeout.",
       type: "server_error",
       code: "timeout",
     });
@@ -144,6 +178,11 @@ export class OpenAIError extends Error {
     if (!this.retryable) headers["x-should-retry"] = "false";
     return headers;
   }
+}
+
+/** "1 completion runs", "4 completions run". */
+function running(limit: number): string {
+  return limit === 1 ? "1 completion runs" : `${limit} completions run`;
 }
 
 /**

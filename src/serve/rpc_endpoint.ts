@@ -51,7 +51,9 @@ export class RpcEndpoint {
     if (this.#connections.size >= this.#settings.maxConnections) {
       throw new OpenAIError({
         status: 503,
-        message: `Too many open bridge connections (${this.#settings.maxConnections}). Retry shortly.`,
+        message: `Too many open bridge connections (${this.#settings.maxConnections}): each one (a game ` +
+          "room, a browser tab) keeps its own. Retry once one has closed, or start the server with a higher " +
+          "--max-connections.",
         type: "server_error",
         code: "too_many_connections",
         retryAfter: 1,

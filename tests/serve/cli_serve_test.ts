@@ -334,3 +334,30 @@ Deno.test("oam serve's banner says which browser origins may use /rpc, and the f
     "  browser pages allowed from: any origin (*)",
   );
 });
+
+/** Opens a WebSocket to `url`; resolves with it once open, or with null when the server refused it. */
+function openSocket(url: string): Promise<WebSocket | null> {
+  const ws = new WebSocket(url);
+  return new Promise((resolve) => {
+    ws.addEventListener("open", () => resolve(ws));
+    ws.addEventListener("error", () => resolve(null));
+  });
+}
+
+Deno.test("oam serve --max-connections: more game rooms than the default can connect; the refusal names the flag", async () => {
+  const p = await ServeProcess.spawn(["--port", "0", "--max-connections", "2", "--log-level", "warning"])
+    .ready();
+  const url = `ws://127.0.0.1:${p.port}/rpc`;
+  const rooms = [await openSocket(url), await openSocket(url)];
+  assert.ok(rooms.every((ws) => ws !== null), "two rooms connect");
+  assert.equal(await openSocket(url), null, "the third is over the limit");
+  await p.logged(/GET \/rpc → 503 .*Too many open bridge connections \(2\)/);
+  assert.match(p.stderr, /start the server with a higher --max-connections/);
+  for (const ws of rooms) {
+    const closed = new Promise((resolve) => ws!.addEventListener("close", resolve));
+    ws!.close();
+    await closed;
+  }
+  p.child.kill("SIGTERM");
+  assert.equal((await p.exit()).code, 0);
+});

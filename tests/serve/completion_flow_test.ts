@@ -7,7 +7,10 @@
 import assert from "node:assert/strict";
 import type { LanguageModel, StepRequest, StepResult } from "../../src/models/language_model.ts";
 import { BridgeError } from "../../src/protocol/errors.ts";
+import { chatCompletions } from "../../src/serve/chat_endpoint.ts";
 import { JSON_OBJECT_INSTRUCTION } from "../../src/serve/completion_plan.ts";
+import { ConcurrencyLimiter } from "../../src/serve/limiter.ts";
+import { resolveServeConfiguration } from "../../src/serve/server_config.ts";
 import {
   ask,
   HoldingModel,
@@ -275,6 +278,33 @@ Deno.test("time limits: 504 while queued or generating; once streaming, an error
   assert.deepEqual(data.slice(-2), [JSON.stringify({ error: timeout }), "[DONE]"]);
   assert.equal(JSON.parse(data[1]).choices[0].delta.content, "Once upon");
   await holding.whenAborted(2);
+});
+
+Deno.test("a request that times out waiting for a slot says it never started, and what to change", async () => {
+  // Before, it read "The request did not finish within 0.05 seconds." as if the model had been too slow.
+  const config = resolveServeConfiguration({
+    models: new Map([["system", script({ text: "never" })]]),
+    requestTimeoutMs: 50,
+  });
+  const limiter = new ConcurrencyLimiter(2, 4);
+  for (let i = 0; i < 2; i++) assert.equal(await limiter.acquire(Date.now()), "acquired"); // both slots busy
+  const response = await chatCompletions(
+    new Request("http://localhost/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ messages: ask("x") }),
+    }),
+    { config, limiter, runs: new Set(), clientGone: new AbortController().signal },
+  );
+  assert.deepEqual([response.status, (await response.json()).error], [504, {
+    message: "The request waited 0.05 seconds for a free slot and did not start: 2 completions run at a " +
+      "time and the time limit includes the wait. Retry later, or start the server with a higher " +
+      "--max-concurrent or --timeout.",
+    type: "server_error",
+    param: null,
+    code: "timeout",
+  }]);
+  assert.equal(limiter.queued, 0);
 });
 
 Deno.test("stopping the server mid-stream ends the stream with an error event and cancels generation", async () => {

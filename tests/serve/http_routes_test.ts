@@ -195,6 +195,7 @@ Deno.test("a stopping server refuses new completions and bridge connections with
     }),
   );
   assert.deepEqual([chat.status, await chat.json()], [500, shuttingDown]);
+  assert.equal(chat.headers.get("x-should-retry"), "false");
   const rpc = await server.handle(new Request("http://localhost/rpc", { headers: { upgrade: "websocket" } }));
   assert.deepEqual([rpc.status, await rpc.json()], [500, shuttingDown]);
   // What does no model work is still answered.

@@ -314,6 +314,11 @@ Deno.test("openai SDK: a full queue is a RateLimitError (429) and an unavailable
   );
   assert.ok(error instanceof OpenAI.RateLimitError);
   assert.deepEqual([error.status, error.code, error.headers.get("retry-after")], [429, "rate_limited", "1"]);
+  assert.equal(
+    error.message,
+    "429 Too many requests are waiting for the model: 1 completion runs at a time and 0 may wait. Retry shortly, or " +
+      "start the server with a higher --max-queued (or --max-concurrent).",
+  );
   holding.release();
   assert.equal((await running).choices[0].message.content, "Once upon a time.");
 
@@ -355,6 +360,26 @@ Deno.test("openai SDK: a model that cannot become available fails at once, witho
     [503, "model_unavailable", null, "false"],
   );
   assert.equal(model.asked, 1, "the SDK did not retry");
+});
+
+Deno.test("openai SDK: a request in flight when the server stops reports the shutdown, not a connection error", async () => {
+  // Before, the 503 invited the SDK's retries (2 by default), which met a closed port: the user saw only
+  // "Connection error." and could not tell a stop from a crash.
+  const holding = new HoldingModel();
+  const s = await serve(holding);
+  const openai = new OpenAI({ apiKey: "anything", baseURL: `${s.base}/v1` });
+  const inFlight = openai.chat.completions.create({
+    model: "system",
+    messages: [{ role: "user", content: "x" }],
+  }).then(() => null, (e) => e);
+  await holding.whenStarted(1);
+  await s.server.stop();
+  const error = await inFlight;
+  assert.ok(error instanceof OpenAI.InternalServerError, String(error));
+  assert.deepEqual(
+    [error.status, error.code, error.message, error.headers.get("x-should-retry")],
+    [503, "server_shutting_down", "503 The server is shutting down.", "false"],
+  );
 });
 
 Deno.test("openai SDK: server tools run in the server and never show; only the answer comes back", async () => {
