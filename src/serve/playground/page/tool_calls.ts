@@ -132,21 +132,28 @@ export interface HandAnswer {
   timeout: number | null;
   /** Aborted when the bridge no longer needs the answer (a timeout, a cancelled turn). */
   signal: AbortSignal;
+  /** Moves the focus on when the answer form goes away with the focus in it (answered, timed out, left). */
+  focusNext: () => void;
 }
 
 /**
  * Answers a call by hand: an answer form in its row with a countdown; settles when the designer sends an
- * answer or an error, or when the bridge no longer needs it (`signal`).
+ * answer or an error, or when the bridge no longer needs it (`signal`). The answer box takes the focus.
  */
-export function answerByHand(row: ToolRow, { name, answer, timeout, signal }: HandAnswer): Promise<unknown> {
+export function answerByHand(
+  row: ToolRow,
+  { name, answer, timeout, signal, focusNext }: HandAnswer,
+): Promise<unknown> {
   const box = answerBox(answer);
   startCountdown(row, timeout);
   return new Promise((resolve, reject) => {
     const done = (status: string) => {
+      const hadFocus = row.controls.contains(document.activeElement);
       row.root.classList.remove("pending");
       row.root.dataset.how = status;
       closeRow(row, status);
       signal.removeEventListener("abort", onAbort);
+      if (hadFocus) focusNext();
     };
     const onAbort = () => {
       const reason = signal.reason;
@@ -165,6 +172,7 @@ export function answerByHand(row: ToolRow, { name, answer, timeout, signal }: Ha
       ...answerForm(row, {
         name,
         box,
+        focusNext,
         onAnswer: (value) => {
           done("answered by hand");
           resolve(value);
@@ -252,13 +260,15 @@ interface AnswerForm {
   onAnswer(value: JsonValue): void;
   /** Send as error, with the answer's text. */
   onError(text: string): void;
+  /** Moves the focus on when "Let it time out" removes the form. */
+  focusNext: () => void;
 }
 
 /**
  * The answer form: Send answer (a text that must be JSON but is not stays, with the problem), Send as
  * error, and Let it time out (the form goes, the call waits for the bridge's timeout).
  */
-function answerForm(row: ToolRow, { name, box, onAnswer, onError }: AnswerForm): HTMLElement[] {
+function answerForm(row: ToolRow, { name, box, onAnswer, onError, focusNext }: AnswerForm): HTMLElement[] {
   const { id, text, as, hint, message } = box;
   const send = h("button", { type: "button", class: "primary small", text: "Send answer" });
   const asError = h("button", { type: "button", class: "small", text: "Send as error" });
@@ -281,6 +291,7 @@ function answerForm(row: ToolRow, { name, box, onAnswer, onError }: AnswerForm):
         text: "Not answering: the bridge times the call out and tells the model.",
       }),
     );
+    focusNext();
   });
   return [
     h("label", { for: id, text: `Answer ${name} (JSON or text)` }),
