@@ -3,7 +3,8 @@
  * The NPC playground with the keyboard and a screen reader only. After Start, Say, Cancel reply, an answered
  * call, a world or memory edit (saved, cancelled, Escape), a removed value or tool, and putting a restored
  * persona into the editor, the focus lands on a control next to what went away, not on the page's body
- * (where a screen reader loses its place).
+ * (where a screen reader loses its place). A call waiting for its answer reads its arguments from the
+ * answer box; a failed bark and the end of a conversation are announced.
  *
  *   deno task test:browser      (needs Chromium: apt-get install -y chromium, or OAM_CHROMIUM=<path>)
  */
@@ -29,6 +30,19 @@ function focusName(page: Page): Promise<string> {
   });
 }
 
+/** The accessible description Chromium computes for the element `selector` (what a screen reader reads). */
+async function accessibleDescription(page: Page, selector: string): Promise<string> {
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    const { root } = await cdp.send("DOM.getDocument", { depth: 0 });
+    const { nodeId } = await cdp.send("DOM.querySelector", { nodeId: root.nodeId, selector });
+    const { nodes } = await cdp.send("Accessibility.getPartialAXTree", { nodeId, fetchRelatives: false });
+    return String(nodes[0]?.description?.value ?? "");
+  } finally {
+    await cdp.detach();
+  }
+}
+
 /** Picks the page's own script in the Model tab (its first step calls check_stock), with the keyboard. */
 async function useScript(page: Page): Promise<void> {
   await page.focus("#tab-model");
@@ -46,7 +60,7 @@ async function startWithKeyboard(page: Page): Promise<void> {
   await page.locator("#start:not([disabled])").waitFor();
 }
 
-Deno.test("keyboard: the focus stays on Start after it runs, goes to the player's line after an answered call and after Say", async () => {
+Deno.test("keyboard: the focus stays on Start after it runs, goes to the player's line after an answered call and after Say; the end of a conversation is announced", async () => {
   const served = await servePlayground();
   const browser = await openPage(served.url);
   const { page } = browser;
@@ -56,13 +70,14 @@ Deno.test("keyboard: the focus stays on Start after it runs, goes to the player'
     await startWithKeyboard(page);
     assert.equal(await focused(page), "button#start");
 
-    // Turn 1 waits for check_stock: the answer box is focused.
+    // Turn 1 waits for check_stock: the answer box is focused and its description reads the arguments.
     await page.focus("#player-line");
     await page.keyboard.type("An ale, please.");
     await page.keyboard.press("Enter");
     await page.locator(".tool-call.pending").waitFor();
     const box = await page.evaluate(() => document.activeElement?.id ?? "");
     assert.match(box, /^answer-/, "focus is in the answer box");
+    assert.match(await accessibleDescription(page, `#${box}`), /^\{"item":"ale"\} /);
     await page.keyboard.type("3");
     await page.keyboard.press("Tab"); // the "send as" menu
     await page.keyboard.press("Tab"); // Send answer
@@ -79,6 +94,15 @@ Deno.test("keyboard: the focus stays on Start after it runs, goes to the player'
     await page.keyboard.press("Enter");
     await page.locator('.turn[data-turn="2"] .npc[aria-busy="false"]').waitFor();
     assert.equal(await focused(page), "textarea#player-line");
+
+    // Turn 3 from a player option: its reply ends the conversation, and the announcement says so too.
+    await page.focus('.turn[data-turn="2"] .player-options button');
+    await page.keyboard.press("Enter");
+    await page.locator('.turn[data-turn="3"] .npc[aria-busy="false"]').waitFor();
+    assert.equal(
+      await page.locator("#conversation-body > p.visually-hidden[aria-live]").textContent(),
+      "Mira (amused): Off with you, then. Come back when it rains. Mira ended the conversation.",
+    );
     assert.deepEqual(browser.errors, []);
   } catch (error) {
     await screenshot(page, "failed-keyboard-focus").catch(() => {});
@@ -89,7 +113,7 @@ Deno.test("keyboard: the focus stays on Start after it runs, goes to the player'
   }
 });
 
-Deno.test("keyboard: Let it time out and Cancel reply hand the focus to the player's line", async () => {
+Deno.test("keyboard: Let it time out and Cancel reply hand the focus to the player's line; a failed bark is announced", async () => {
   const served = await servePlayground();
   const browser = await openPage(served.url);
   const { page } = browser;
@@ -110,6 +134,19 @@ Deno.test("keyboard: Let it time out and Cancel reply hand the focus to the play
     await page.locator('.turn[data-turn="1"].cancelled').waitFor();
     // Before: Cancel reply was disabled once the turn ended, and the focus fell to the body.
     assert.equal(await focused(page), "textarea#player-line");
+
+    // A bark that fails (the NPC is gone from the bridge): the error is said, not only shown in the list.
+    await page.evaluate(() =>
+      (globalThis as unknown as { playground: { running: { npc: { delete(): Promise<void> } } } })
+        .playground.running.npc.delete()
+    );
+    await page.focus("#bark-situation");
+    await page.keyboard.press("Tab");
+    assert.equal(await focused(page), "button#bark");
+    await page.keyboard.press("Enter");
+    await page.locator("li.bark.failed").waitFor();
+    const announced = await page.locator("#conversation-body > p.visually-hidden[aria-live]").textContent();
+    assert.match(announced ?? "", /^The bark failed: /);
     assert.deepEqual(browser.errors, []);
   } catch (error) {
     await screenshot(page, "failed-keyboard-cancel").catch(() => {});

@@ -511,8 +511,12 @@ export class Conversation {
         h("ul", { class: "messages" }, ...reply.warnings.map((w) => h("li", { class: "warning", text: w }))),
       );
     }
-    this.#announce.textContent = `${this.#host.npcName()} (${reply.emotion}): ${reply.line}`;
-    if (reply.endsConversation) this.note(`${this.#host.npcName()} ended the conversation.`);
+    const name = this.#host.npcName();
+    const ended = `${name} ended the conversation.`;
+    this.#announce.textContent = `${name} (${reply.emotion}): ${reply.line}${
+      reply.endsConversation ? ` ${ended}` : ""
+    }`;
+    if (reply.endsConversation) this.note(ended);
     this.#scroll();
   }
 
@@ -594,6 +598,7 @@ export class Conversation {
       text.textContent = "";
       entry.classList.add("failed");
       entry.append(h("p", { class: "error", text: `${e.dataCode || e.code}: ${e.message}` }));
+      this.#announce.textContent = `The bark failed: ${e.message}`;
     } finally {
       text.classList.remove("streaming");
       this.#scroll();

@@ -16,6 +16,8 @@ import { answerValue, notAnswered } from "./values.ts";
 export interface ToolRow {
   /** The row (`data-call`, `data-tool`; `data-how` once answered, `data-timer` while it counts down). */
   root: HTMLElement;
+  /** Its arguments (shown as compact JSON; an answer box is described by them). */
+  args: HTMLElement;
   /** Its status: running, waiting, how it was answered, and how long it took. */
   status: HTMLElement;
   /** The answer form while it waits for one. */
@@ -49,6 +51,7 @@ export class ToolCalls {
       class: "tool-status",
       text: execution === "client" ? "waiting for the game…" : "running…",
     });
+    const args = h("code", { class: "args", id: uid("args"), text: brief(call.arguments, 200) });
     const controls = h("div", { class: "tool-answer" });
     const result = h("div", { class: "tool-result" });
     const root = h(
@@ -65,7 +68,7 @@ export class ToolCalls {
         { class: "tool-head" },
         h("strong", { text: name }),
         " ",
-        h("code", { class: "args", text: brief(call.arguments, 200) }),
+        args,
         " ",
         h("span", { class: "execution", text: execution === "client" ? "game" : "built-in" }),
         " ",
@@ -75,7 +78,7 @@ export class ToolCalls {
       result,
     );
     this.root.append(root);
-    const row = { root, status, controls, result };
+    const row = { root, args, status, controls, result };
     this.#rows.set(id, row);
     return row;
   }
@@ -144,7 +147,7 @@ export function answerByHand(
   row: ToolRow,
   { name, answer, timeout, signal, focusNext }: HandAnswer,
 ): Promise<unknown> {
-  const box = answerBox(answer);
+  const box = answerBox(answer, row.args.id);
   startCountdown(row, timeout);
   return new Promise((resolve, reject) => {
     const done = (status: string) => {
@@ -197,8 +200,11 @@ interface AnswerBox {
   message: HTMLElement;
 }
 
-/** The answer's text and how it is sent, with a hint saying what it would be sent as. */
-function answerBox(answer: ToolAnswer): AnswerBox {
+/**
+ * The answer's text and how it is sent, with a hint saying what it would be sent as. The text box is
+ * described by the call's arguments (`argsId`), so a screen reader reads them when the box gets the focus.
+ */
+function answerBox(answer: ToolAnswer, argsId: string): AnswerBox {
   const id = uid("answer");
   const text = h("textarea", {
     id,
@@ -207,7 +213,7 @@ function answerBox(answer: ToolAnswer): AnswerBox {
     spellcheck: "false",
     value: answer.text,
     placeholder: '{"stock": 3} or plain text',
-    "aria-describedby": `${id}-hint ${id}-message`,
+    "aria-describedby": `${argsId} ${id}-hint ${id}-message`,
   });
   const as = h(
     "select",
