@@ -4,7 +4,8 @@
  * call, a world or memory edit (saved, cancelled, Escape), a removed value or tool, and putting a restored
  * persona into the editor, the focus lands on a control next to what went away, not on the page's body
  * (where a screen reader loses its place). A call waiting for its answer reads its arguments from the
- * answer box; a failed bark and the end of a conversation are announced.
+ * answer box; a failed bark and the end of a conversation are announced; the focus ring shows on the dark
+ * top bar and log; the status dots are not read out.
  *
  *   deno task test:browser      (needs Chromium: apt-get install -y chromium, or OAM_CHROMIUM=<path>)
  */
@@ -150,6 +151,62 @@ Deno.test("keyboard: Let it time out and Cancel reply hand the focus to the play
     assert.deepEqual(browser.errors, []);
   } catch (error) {
     await screenshot(page, "failed-keyboard-cancel").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});
+
+/** WCAG's contrast ratio of two `rgb(…)` colours. */
+function contrast(a: string, b: string): number {
+  const luminance = (css: string) => {
+    const [r, g, b] = (css.match(/\d+(\.\d+)?/g) ?? []).slice(0, 3).map((v) => {
+      const c = Number(v) / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
+
+Deno.test("keyboard: the focus ring stands out on the dark top bar and log; the status dots are not read out", async () => {
+  const served = await servePlayground();
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    await page.keyboard.press("Tab");
+    assert.equal(await focused(page), "button#toggle-log");
+    await page.keyboard.press("Enter"); // opens the log
+    const rings = await page.evaluate(() => {
+      const ring = (el: Element, on: Element) => ({
+        outline: getComputedStyle(el).outlineColor,
+        style: getComputedStyle(el).outlineStyle,
+        background: getComputedStyle(on).backgroundColor,
+      });
+      const log = document.querySelector("#rpc-log")!;
+      const logButton = log.querySelector("button")!;
+      logButton.focus({ focusVisible: true } as FocusOptions);
+      const inLog = ring(logButton, log);
+      (document.querySelector("#toggle-log") as HTMLElement).focus({ focusVisible: true } as FocusOptions);
+      return {
+        topbar: ring(document.querySelector("#toggle-log")!, document.querySelector(".topbar")!),
+        inLog,
+      };
+    });
+    for (const [where, ring] of Object.entries(rings)) {
+      assert.equal(ring.style, "solid", `a focus ring in the ${where}`);
+      const ratio = contrast(ring.outline, ring.background);
+      assert.ok(ratio >= 3, `the focus ring in the ${where} has contrast ${ratio.toFixed(2)} (3 needed)`);
+    }
+    // The coloured "●" before each status is decoration: the text says the state.
+    const header = await page.locator("header").ariaSnapshot();
+    assert.match(header, /status: Connected to the bridge/);
+    assert.doesNotMatch(header, /●/);
+    assert.deepEqual(browser.errors, []);
+  } catch (error) {
+    await screenshot(page, "failed-keyboard-ring").catch(() => {});
     throw error;
   } finally {
     await browser.close();
