@@ -407,9 +407,17 @@ export class Conversation {
     };
   }
 
+  /**
+   * Say is disabled while a reply runs, Cancel reply while none does. The button pressed (Say, or Cancel
+   * reply once the turn ended) hands the focus to the player's line: disabling it would drop the focus to
+   * the page's body, where a keyboard or screen reader user loses their place.
+   */
   #setBusy(busy: boolean): void {
+    const disabling = busy ? this.#send : this.#cancel;
+    const hadFocus = document.activeElement === disabling;
     this.#send.disabled = busy;
     this.#cancel.disabled = !busy;
+    if (hadFocus) this.#lineInput.focus();
   }
 
   #event(live: LiveTurn, event: NpcEvent, at: number): void {
@@ -457,7 +465,23 @@ export class Conversation {
       row.root.dataset.how = "answered automatically";
       return cannedAnswer(answer);
     }
-    return answerByHand(row, { name, answer, timeout: this.#host.toolTimeout(name), signal });
+    return answerByHand(row, {
+      name,
+      answer,
+      timeout: this.#host.toolTimeout(name),
+      signal,
+      focusNext: () => this.#focusAfterAnswer(),
+    });
+  }
+
+  /**
+   * Where the focus goes when a call's answer form goes away with the focus in it: the next call still
+   * waiting for an answer, else the player's line (not the page's body, where a screen reader loses its
+   * place).
+   */
+  #focusAfterAnswer(): void {
+    const next = this.#list.querySelector<HTMLElement>(".tool-call.pending .tool-answer textarea");
+    (next ?? this.#lineInput).focus();
   }
 
   #finish(live: LiveTurn, reply: NpcReply): void {
@@ -487,8 +511,12 @@ export class Conversation {
         h("ul", { class: "messages" }, ...reply.warnings.map((w) => h("li", { class: "warning", text: w }))),
       );
     }
-    this.#announce.textContent = `${this.#host.npcName()} (${reply.emotion}): ${reply.line}`;
-    if (reply.endsConversation) this.note(`${this.#host.npcName()} ended the conversation.`);
+    const name = this.#host.npcName();
+    const ended = `${name} ended the conversation.`;
+    this.#announce.textContent = `${name} (${reply.emotion}): ${reply.line}${
+      reply.endsConversation ? ` ${ended}` : ""
+    }`;
+    if (reply.endsConversation) this.note(ended);
     this.#scroll();
   }
 
@@ -570,6 +598,7 @@ export class Conversation {
       text.textContent = "";
       entry.classList.add("failed");
       entry.append(h("p", { class: "error", text: `${e.dataCode || e.code}: ${e.message}` }));
+      this.#announce.textContent = `The bark failed: ${e.message}`;
     } finally {
       text.classList.remove("streaming");
       this.#scroll();

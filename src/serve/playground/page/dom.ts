@@ -185,6 +185,12 @@ export function fileButton(
   return h("span", { class: "file-button" }, input, h("label", { for: id, class: "button", text: label }));
 }
 
+/** No control has the focus (it fell to the page's body, e.g. when the focused button was disabled). */
+export function focusLost(): boolean {
+  const active = document.activeElement;
+  return active === null || active === document.body;
+}
+
 /** Pretty JSON (2 spaces). */
 export function pretty(value: unknown): string {
   return JSON.stringify(value, null, 2);

@@ -165,6 +165,7 @@ export class Editor {
 
     this.#undoButton = h("button", {
       type: "button",
+      id: "undo-load",
       text: "Undo load",
       hidden: true,
       on: { click: () => this.#undoLoad() },
@@ -669,7 +670,10 @@ export class Editor {
     if (this.#undo === null) return;
     const text = this.#undo;
     this.#undo = null;
+    // The button hides: the focus goes on to the next control (Start) instead of the page's body.
+    const hadFocus = document.activeElement === this.#undoButton;
     this.#undoButton.hidden = true;
+    if (hadFocus) document.getElementById("start")?.focus();
     this.doc.setText(text);
     this.#jsonc.value = text;
     this.#documentChanged("load");

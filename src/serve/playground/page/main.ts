@@ -13,7 +13,7 @@ import { BridgeError } from "../../../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
 import { Conversation, type TurnRecord } from "./conversation.ts";
 import { parseJsonc } from "./document.ts";
-import { byId, debounce, download, fileName, h, pretty } from "./dom.ts";
+import { byId, debounce, download, fileName, focusLost, h, pretty } from "./dom.ts";
 import { Editor } from "./editor.ts";
 import { fetchServerInfo, Link, type ServerInfo } from "./link.ts";
 import { LogView } from "./log_view.ts";
@@ -443,7 +443,11 @@ class Playground {
     return this.#lifecycle("Starting the NPC", () => this.#start());
   }
 
-  /** Runs one start, apply or restore at a time, with Start and Apply disabled meanwhile. */
+  /**
+   * Runs one start, apply or restore at a time, with Start and Apply disabled meanwhile. The button pressed
+   * gets the focus back when it is enabled again (disabling it dropped the focus to the page's body, where a
+   * keyboard or screen reader user loses their place), unless the focus moved on meanwhile.
+   */
   async #lifecycle(label: string, run: () => Promise<void>): Promise<void> {
     if (this.changing !== null) {
       this.editor.showResult({ error: `${this.changing} is not finished yet.` });
@@ -451,6 +455,7 @@ class Playground {
     }
     this.changing = label;
     const buttons = ["start", "apply"].map((id) => byId<HTMLButtonElement>(id));
+    const pressed = buttons.find((b) => b === document.activeElement) ?? null;
     for (const b of buttons) b.disabled = true;
     this.editor.showResult({ note: `${label}…` });
     try {
@@ -458,6 +463,7 @@ class Playground {
     } finally {
       this.changing = null;
       for (const b of buttons) b.disabled = false;
+      if (pressed && focusLost()) pressed.focus();
     }
   }
 
@@ -717,6 +723,8 @@ class Playground {
           click: (event) => {
             this.editor.adoptState(state);
             (event.target as HTMLElement).remove();
+            // The focus went with the button: "Undo load" (shown now) takes it back the other way.
+            if (focusLost()) byId("undo-load").focus();
           },
         },
       }),

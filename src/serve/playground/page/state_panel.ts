@@ -93,6 +93,8 @@ export class StatePanel {
   #points: RelationshipPoint[] = [];
   #current: NpcMemory | null = null;
   #editing = false;
+  /** The next memory shown focuses "Edit memory" (its edit form closed with the focus in it). */
+  #refocusEdit = false;
 
   /** Builds the panel in `host`. */
   constructor(host: HTMLElement, actions: StateActions) {
@@ -233,6 +235,17 @@ export class StatePanel {
         );
       }),
     );
+    // The focus stays on "Edit memory" when the memory is read again (after each turn), and comes back to it
+    // when its edit form closed with the focus in it.
+    const refocus = this.#refocusEdit ||
+      document.activeElement === this.#memory.querySelector(".edit-memory");
+    this.#refocusEdit = false;
+    const edit = h("button", {
+      type: "button",
+      class: "small edit-memory",
+      text: "Edit memory",
+      on: { click: () => this.#edit() },
+    });
     this.#memory.replaceChildren(
       h(
         "div",
@@ -266,8 +279,9 @@ export class StatePanel {
         text: memory.summary ||
           "None yet (older turns are summarized once the conversation needs the room, or when the NPC is saved).",
       }),
-      h("button", { type: "button", class: "small", text: "Edit memory", on: { click: () => this.#edit() } }),
+      edit,
     );
+    if (refocus) edit.focus();
   }
 
   #edit(): void {
@@ -299,19 +313,21 @@ export class StatePanel {
         "div",
         { class: "row" },
         h("button", { type: "submit", class: "primary small", text: "Save memory" }),
-        h("button", {
-          type: "button",
-          class: "small",
-          text: "Cancel",
-          on: {
-            click: () => {
-              this.#editing = false;
-              this.showMemory(this.#current);
-            },
-          },
-        }),
+        h("button", { type: "button", class: "small", text: "Cancel", on: { click: () => cancel() } }),
       ),
     );
+    // Escape cancels, like the world tree's edits; either way the focus goes back to "Edit memory".
+    const cancel = () => {
+      this.#editing = false;
+      this.#refocusEdit = true;
+      this.showMemory(this.#current);
+    };
+    form.addEventListener("keydown", (event) => {
+      if (event.key === "Escape") {
+        event.preventDefault();
+        cancel();
+      }
+    });
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       const value = numberFrom(relationship.value);
@@ -326,6 +342,7 @@ export class StatePanel {
           ...(summary.value.trim() ? { summary: summary.value.trim() } : {}),
         });
         this.#editing = false;
+        this.#refocusEdit = true; // once the memory read again is shown
         this.addPoint({ label: "you", value, reasons: ["edited by hand"] });
         this.#actions.refresh();
       } catch (error) {

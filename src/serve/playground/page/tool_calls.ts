@@ -16,6 +16,8 @@ import { answerValue, notAnswered } from "./values.ts";
 export interface ToolRow {
   /** The row (`data-call`, `data-tool`; `data-how` once answered, `data-timer` while it counts down). */
   root: HTMLElement;
+  /** Its arguments (shown as compact JSON; an answer box is described by them). */
+  args: HTMLElement;
   /** Its status: running, waiting, how it was answered, and how long it took. */
   status: HTMLElement;
   /** The answer form while it waits for one. */
@@ -49,6 +51,7 @@ export class ToolCalls {
       class: "tool-status",
       text: execution === "client" ? "waiting for the game…" : "running…",
     });
+    const args = h("code", { class: "args", id: uid("args"), text: brief(call.arguments, 200) });
     const controls = h("div", { class: "tool-answer" });
     const result = h("div", { class: "tool-result" });
     const root = h(
@@ -65,7 +68,7 @@ export class ToolCalls {
         { class: "tool-head" },
         h("strong", { text: name }),
         " ",
-        h("code", { class: "args", text: brief(call.arguments, 200) }),
+        args,
         " ",
         h("span", { class: "execution", text: execution === "client" ? "game" : "built-in" }),
         " ",
@@ -75,7 +78,7 @@ export class ToolCalls {
       result,
     );
     this.root.append(root);
-    const row = { root, status, controls, result };
+    const row = { root, args, status, controls, result };
     this.#rows.set(id, row);
     return row;
   }
@@ -132,21 +135,28 @@ export interface HandAnswer {
   timeout: number | null;
   /** Aborted when the bridge no longer needs the answer (a timeout, a cancelled turn). */
   signal: AbortSignal;
+  /** Moves the focus on when the answer form goes away with the focus in it (answered, timed out, left). */
+  focusNext: () => void;
 }
 
 /**
  * Answers a call by hand: an answer form in its row with a countdown; settles when the designer sends an
- * answer or an error, or when the bridge no longer needs it (`signal`).
+ * answer or an error, or when the bridge no longer needs it (`signal`). The answer box takes the focus.
  */
-export function answerByHand(row: ToolRow, { name, answer, timeout, signal }: HandAnswer): Promise<unknown> {
-  const box = answerBox(answer);
+export function answerByHand(
+  row: ToolRow,
+  { name, answer, timeout, signal, focusNext }: HandAnswer,
+): Promise<unknown> {
+  const box = answerBox(answer, row.args.id);
   startCountdown(row, timeout);
   return new Promise((resolve, reject) => {
     const done = (status: string) => {
+      const hadFocus = row.controls.contains(document.activeElement);
       row.root.classList.remove("pending");
       row.root.dataset.how = status;
       closeRow(row, status);
       signal.removeEventListener("abort", onAbort);
+      if (hadFocus) focusNext();
     };
     const onAbort = () => {
       const reason = signal.reason;
@@ -165,6 +175,7 @@ export function answerByHand(row: ToolRow, { name, answer, timeout, signal }: Ha
       ...answerForm(row, {
         name,
         box,
+        focusNext,
         onAnswer: (value) => {
           done("answered by hand");
           resolve(value);
@@ -189,8 +200,11 @@ interface AnswerBox {
   message: HTMLElement;
 }
 
-/** The answer's text and how it is sent, with a hint saying what it would be sent as. */
-function answerBox(answer: ToolAnswer): AnswerBox {
+/**
+ * The answer's text and how it is sent, with a hint saying what it would be sent as. The text box is
+ * described by the call's arguments (`argsId`), so a screen reader reads them when the box gets the focus.
+ */
+function answerBox(answer: ToolAnswer, argsId: string): AnswerBox {
   const id = uid("answer");
   const text = h("textarea", {
     id,
@@ -199,7 +213,7 @@ function answerBox(answer: ToolAnswer): AnswerBox {
     spellcheck: "false",
     value: answer.text,
     placeholder: '{"stock": 3} or plain text',
-    "aria-describedby": `${id}-hint ${id}-message`,
+    "aria-describedby": `${argsId} ${id}-hint ${id}-message`,
   });
   const as = h(
     "select",
@@ -252,13 +266,15 @@ interface AnswerForm {
   onAnswer(value: JsonValue): void;
   /** Send as error, with the answer's text. */
   onError(text: string): void;
+  /** Moves the focus on when "Let it time out" removes the form. */
+  focusNext: () => void;
 }
 
 /**
  * The answer form: Send answer (a text that must be JSON but is not stays, with the problem), Send as
  * error, and Let it time out (the form goes, the call waits for the bridge's timeout).
  */
-function answerForm(row: ToolRow, { name, box, onAnswer, onError }: AnswerForm): HTMLElement[] {
+function answerForm(row: ToolRow, { name, box, onAnswer, onError, focusNext }: AnswerForm): HTMLElement[] {
   const { id, text, as, hint, message } = box;
   const send = h("button", { type: "button", class: "primary small", text: "Send answer" });
   const asError = h("button", { type: "button", class: "small", text: "Send as error" });
@@ -281,6 +297,7 @@ function answerForm(row: ToolRow, { name, box, onAnswer, onError }: AnswerForm):
         text: "Not answering: the bridge times the call out and tells the model.",
       }),
     );
+    focusNext();
   });
   return [
     h("label", { for: id, text: `Answer ${name} (JSON or text)` }),

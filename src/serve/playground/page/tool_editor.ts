@@ -8,7 +8,7 @@
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
 import type { Check } from "./fields.ts";
 import { parseJsonc, type PersonaDocument } from "./document.ts";
-import { h, pretty, uid } from "./dom.ts";
+import { focusLost, h, pretty, uid } from "./dom.ts";
 import { numberFrom } from "./values.ts";
 import type { Draft, ToolAnswer } from "./storage.ts";
 
@@ -76,8 +76,15 @@ export class ToolEditor {
   sync(): void {
     const tools = this.#tools();
     if (tools.length !== this.#cards.length) {
+      // A card with the focus (its Remove button) goes: the focus moves to the card now at its place, else
+      // the one before, else "Add a tool" (not to the page's body).
+      const focused = this.#cards.findIndex((c) => c.root.contains(document.activeElement));
       this.#cards = tools.map((tool, index) => new ToolCard(this.#host, { tool, index }));
       this.#list.replaceChildren(...this.#cards.map((c) => c.root));
+      if (focused >= 0 && focusLost()) {
+        if (this.#cards.length > 0) this.focus(Math.min(focused, this.#cards.length - 1));
+        else this.#add.focus();
+      }
       return;
     }
     tools.forEach((tool, i) => {

@@ -34,6 +34,12 @@ function join(path: string, key: string | number): string {
   return path === "" ? String(key) : `${path}.${key}`;
 }
 
+/** The path of the object or list `path` is in ("" at the top). */
+function parentOf(path: string): string {
+  const dot = path.lastIndexOf(".");
+  return dot < 0 ? "" : path.slice(0, dot);
+}
+
 /** The world tree. */
 export class WorldTree {
   /** The tree's element. */
@@ -124,7 +130,26 @@ export class WorldTree {
       this.#editForm("", false),
       h("div", { class: "row" }, this.#addButton("")),
     );
-    if (focusName) this.#tree.querySelector<HTMLElement>(`[data-focus="${CSS.escape(focusName)}"]`)?.focus();
+    if (focusName) this.#refocus(focusName);
+  }
+
+  /**
+   * Gives the focus back to the control named `name` (`data-focus`) after a render, or, when it is gone,
+   * to the one next to it: a closed edit form's value (Escape, Cancel, Save), else the Add button it was
+   * opened from; a removed value's parent's Add button. Without this the focus fell to the page's body.
+   */
+  #refocus(name: string): void {
+    const find = (n: string) => this.#tree.querySelector<HTMLElement>(`[data-focus="${CSS.escape(n)}"]`);
+    const colon = name.indexOf(":");
+    const kind = name.slice(0, colon);
+    const path = name.slice(colon + 1);
+    const candidates = [name];
+    if (["value", "key", "save", "cancel"].includes(kind)) candidates.push(`edit:${path}`, `add:${path}`);
+    if (kind === "remove") candidates.push(`add:${parentOf(path)}`, "add:");
+    for (const candidate of candidates) {
+      const el = find(candidate);
+      if (el && !(el as HTMLButtonElement).disabled) return el.focus();
+    }
   }
 
   #addButton(path: string): HTMLElement {
@@ -153,6 +178,7 @@ export class WorldTree {
       class: "small danger",
       text: "×",
       "aria-label": `Remove ${path}`,
+      "data-focus": `remove:${path}`,
       on: { click: () => void this.#remove(path) },
     });
   }
@@ -260,8 +286,14 @@ export class WorldTree {
       { class: "world-edit" },
       keyInput,
       valueInput,
-      h("button", { type: "submit", class: "small primary", text: "Save" }),
-      h("button", { type: "button", class: "small", text: "Cancel", on: { click: cancel } }),
+      h("button", { type: "submit", class: "small primary", text: "Save", "data-focus": `save:${path}` }),
+      h("button", {
+        type: "button",
+        class: "small",
+        text: "Cancel",
+        "data-focus": `cancel:${path}`,
+        on: { click: cancel },
+      }),
       h("p", { class: "hint", text: "JSON (42, true, null, {…}, […]) or plain text." }),
       e.message ? h("p", { class: "message", role: "alert", text: e.message }) : null,
     );

@@ -1,0 +1,331 @@
+/// <reference lib="dom" />
+/**
+ * The NPC playground with the keyboard and a screen reader only. After Start, Say, Cancel reply, an answered
+ * call, a world or memory edit (saved, cancelled, Escape), a removed value or tool, and putting a restored
+ * persona into the editor, the focus lands on a control next to what went away, not on the page's body
+ * (where a screen reader loses its place). A call waiting for its answer reads its arguments from the
+ * answer box; a failed bark and the end of a conversation are announced; the focus ring shows on the dark
+ * top bar and log; the status dots are not read out.
+ *
+ *   deno task test:browser      (needs Chromium: apt-get install -y chromium, or OAM_CHROMIUM=<path>)
+ */
+import assert from "node:assert/strict";
+import type { Page } from "npm:playwright-core@1.65.2";
+import { openPage, screenshot, servePlayground } from "./browser_fixture.ts";
+
+/** The focused element, as `tag#id` (`body#` when the focus was lost). */
+function focused(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const el = document.activeElement;
+    return el ? `${el.tagName.toLowerCase()}#${el.id}` : "none";
+  });
+}
+
+/** What a screen reader names the focused control (`body` when the focus was lost). */
+function focusName(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const el = document.activeElement as HTMLElement | null;
+    if (!el || el === document.body) return "body";
+    const label = (el as HTMLInputElement).labels?.[0]?.textContent;
+    return (el.ariaLabel ?? label ?? el.textContent ?? "").trim();
+  });
+}
+
+/** The accessible description Chromium computes for the element `selector` (what a screen reader reads). */
+async function accessibleDescription(page: Page, selector: string): Promise<string> {
+  const cdp = await page.context().newCDPSession(page);
+  try {
+    const { root } = await cdp.send("DOM.getDocument", { depth: 0 });
+    const { nodeId } = await cdp.send("DOM.querySelector", { nodeId: root.nodeId, selector });
+    const { nodes } = await cdp.send("Accessibility.getPartialAXTree", { nodeId, fetchRelatives: false });
+    return String(nodes[0]?.description?.value ?? "");
+  } finally {
+    await cdp.detach();
+  }
+}
+
+/** Picks the page's own script in the Model tab (its first step calls check_stock), with the keyboard. */
+async function useScript(page: Page): Promise<void> {
+  await page.focus("#tab-model");
+  await page.keyboard.press("Enter");
+  await page.focus("#model-bridge");
+  await page.keyboard.press("ArrowDown");
+  assert.equal(await page.isChecked("#model-script"), true);
+}
+
+/** Starts the NPC from the Start button with the keyboard and waits until it runs. */
+async function startWithKeyboard(page: Page): Promise<void> {
+  await page.focus("#start");
+  await page.keyboard.press("Enter");
+  await page.locator("#start-result .note").filter({ hasText: "Started Mira (mira)." }).waitFor();
+  await page.locator("#start:not([disabled])").waitFor();
+}
+
+Deno.test("keyboard: the focus stays on Start after it runs, goes to the player's line after an answered call and after Say; the end of a conversation is announced", async () => {
+  const served = await servePlayground();
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    await useScript(page);
+    // Before: Start was disabled while it ran, so the focus fell to the page's body and stayed there.
+    await startWithKeyboard(page);
+    assert.equal(await focused(page), "button#start");
+
+    // Turn 1 waits for check_stock: the answer box is focused and its description reads the arguments.
+    await page.focus("#player-line");
+    await page.keyboard.type("An ale, please.");
+    await page.keyboard.press("Enter");
+    await page.locator(".tool-call.pending").waitFor();
+    const box = await page.evaluate(() => document.activeElement?.id ?? "");
+    assert.match(box, /^answer-/, "focus is in the answer box");
+    assert.match(await accessibleDescription(page, `#${box}`), /^\{"item":"ale"\} /);
+    await page.keyboard.type("3");
+    await page.keyboard.press("Tab"); // the "send as" menu
+    await page.keyboard.press("Tab"); // Send answer
+    await page.keyboard.press("Enter");
+    await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
+    // Before: the answer form went away with the focus in it, and the focus fell to the body.
+    assert.equal(await focused(page), "textarea#player-line");
+
+    // Turn 2 with the Say button: Say is disabled while the reply runs; the focus goes to the player's line.
+    await page.keyboard.type("One ale, please.");
+    await page.keyboard.press("Tab"); // the turn's context
+    await page.keyboard.press("Tab"); // Say
+    assert.equal(await focused(page), "button#send");
+    await page.keyboard.press("Enter");
+    await page.locator('.turn[data-turn="2"] .npc[aria-busy="false"]').waitFor();
+    assert.equal(await focused(page), "textarea#player-line");
+
+    // Turn 3 from a player option: its reply ends the conversation, and the announcement says so too.
+    await page.focus('.turn[data-turn="2"] .player-options button');
+    await page.keyboard.press("Enter");
+    await page.locator('.turn[data-turn="3"] .npc[aria-busy="false"]').waitFor();
+    assert.equal(
+      await page.locator("#conversation-body > p.visually-hidden[aria-live]").textContent(),
+      "Mira (amused): Off with you, then. Come back when it rains. Mira ended the conversation.",
+    );
+    assert.deepEqual(browser.errors, []);
+  } catch (error) {
+    await screenshot(page, "failed-keyboard-focus").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});
+
+Deno.test("keyboard: Let it time out and Cancel reply hand the focus to the player's line; a failed bark is announced", async () => {
+  const served = await servePlayground();
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    await useScript(page);
+    await startWithKeyboard(page);
+    await page.focus("#player-line");
+    await page.keyboard.type("Hello");
+    await page.keyboard.press("Enter");
+    await page.locator(".tool-call.pending").waitFor();
+    // "Let it time out" removes the answer form it is in: the focus goes to the player's line.
+    for (let i = 0; i < 4; i++) await page.keyboard.press("Tab"); // menu, Send answer, Send as error, …
+    assert.equal(await focusName(page), "Let it time out");
+    await page.keyboard.press("Enter");
+    assert.equal(await focused(page), "textarea#player-line");
+    await page.focus("#cancel");
+    await page.keyboard.press("Enter");
+    await page.locator('.turn[data-turn="1"].cancelled').waitFor();
+    // Before: Cancel reply was disabled once the turn ended, and the focus fell to the body.
+    assert.equal(await focused(page), "textarea#player-line");
+
+    // A bark that fails (the NPC is gone from the bridge): the error is said, not only shown in the list.
+    await page.evaluate(() =>
+      (globalThis as unknown as { playground: { running: { npc: { delete(): Promise<void> } } } })
+        .playground.running.npc.delete()
+    );
+    await page.focus("#bark-situation");
+    await page.keyboard.press("Tab");
+    assert.equal(await focused(page), "button#bark");
+    await page.keyboard.press("Enter");
+    await page.locator("li.bark.failed").waitFor();
+    const announced = await page.locator("#conversation-body > p.visually-hidden[aria-live]").textContent();
+    assert.match(announced ?? "", /^The bark failed: /);
+    assert.deepEqual(browser.errors, []);
+  } catch (error) {
+    await screenshot(page, "failed-keyboard-cancel").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});
+
+/** WCAG's contrast ratio of two `rgb(…)` colours. */
+function contrast(a: string, b: string): number {
+  const luminance = (css: string) => {
+    const [r, g, b] = (css.match(/\d+(\.\d+)?/g) ?? []).slice(0, 3).map((v) => {
+      const c = Number(v) / 255;
+      return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
+    });
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b;
+  };
+  const [hi, lo] = [luminance(a), luminance(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
+
+Deno.test("keyboard: the focus ring stands out on the dark top bar and log; the status dots are not read out", async () => {
+  const served = await servePlayground();
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    await page.keyboard.press("Tab");
+    assert.equal(await focused(page), "button#toggle-log");
+    await page.keyboard.press("Enter"); // opens the log
+    const rings = await page.evaluate(() => {
+      const ring = (el: Element, on: Element) => ({
+        outline: getComputedStyle(el).outlineColor,
+        style: getComputedStyle(el).outlineStyle,
+        background: getComputedStyle(on).backgroundColor,
+      });
+      const log = document.querySelector("#rpc-log")!;
+      const logButton = log.querySelector("button")!;
+      logButton.focus({ focusVisible: true } as FocusOptions);
+      const inLog = ring(logButton, log);
+      (document.querySelector("#toggle-log") as HTMLElement).focus({ focusVisible: true } as FocusOptions);
+      return {
+        topbar: ring(document.querySelector("#toggle-log")!, document.querySelector(".topbar")!),
+        inLog,
+      };
+    });
+    for (const [where, ring] of Object.entries(rings)) {
+      assert.equal(ring.style, "solid", `a focus ring in the ${where}`);
+      const ratio = contrast(ring.outline, ring.background);
+      assert.ok(ratio >= 3, `the focus ring in the ${where} has contrast ${ratio.toFixed(2)} (3 needed)`);
+    }
+    // The coloured "●" before each status is decoration: the text says the state.
+    const header = await page.locator("header").ariaSnapshot();
+    assert.match(header, /status: Connected to the bridge/);
+    assert.doesNotMatch(header, /●/);
+    assert.deepEqual(browser.errors, []);
+  } catch (error) {
+    await screenshot(page, "failed-keyboard-ring").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});
+
+Deno.test("keyboard: after editing a world value, removing one, editing the memory or removing a tool the focus lands on a control", async () => {
+  const served = await servePlayground();
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  // Where the focus is after each step (all steps run, so one run shows every step that lost it).
+  const after: Record<string, string> = {};
+  try {
+    await startWithKeyboard(page);
+    await page.focus("#tab-state-world");
+    await page.keyboard.press("Enter");
+    const gold = '[data-path="player.gold"] button.value';
+    await page.focus(gold);
+    await page.keyboard.press("Enter");
+    after["edit opens"] = await focusName(page);
+    await page.keyboard.press("Escape");
+    after["Escape closes the edit"] = await focusName(page);
+    await page.focus(gold);
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("ControlOrMeta+a");
+    await page.keyboard.type("30");
+    await page.keyboard.press("Enter");
+    await page.locator(gold).filter({ hasText: "30" }).waitFor();
+    after["Enter saves the edit"] = await focusName(page);
+    await page.focus('button[aria-label="Remove inn.open"]');
+    await page.keyboard.press("Enter");
+    await page.locator('[data-path="inn.open"]').waitFor({ state: "detached" });
+    after["a value removed"] = await focusName(page);
+
+    await page.focus("#tab-state-memory");
+    await page.keyboard.press("Enter");
+    await page.getByRole("button", { name: "Edit memory" }).focus();
+    await page.keyboard.press("Enter");
+    after["memory edit opens"] = await focusName(page);
+    await page.keyboard.press("Escape");
+    after["Escape closes the memory edit"] = await focusName(page);
+    if (await page.locator("form.memory-edit").count() > 0) {
+      await page.locator("form.memory-edit").getByRole("button", { name: "Cancel" }).focus();
+      await page.keyboard.press("Enter");
+      after["Cancel closes the memory edit"] = await focusName(page);
+    }
+    await page.getByRole("button", { name: "Edit memory" }).focus();
+    await page.keyboard.press("Enter");
+    await page.keyboard.press("ControlOrMeta+a");
+    await page.keyboard.type("12");
+    await page.keyboard.press("Enter"); // submits the form
+    await page.locator(".relationship-value").filter({ hasText: /^12/ }).waitFor();
+    after["memory saved"] = await focusName(page);
+
+    await page.focus("#tab-tools");
+    await page.keyboard.press("Enter");
+    await page.getByRole("button", { name: "Add a tool" }).focus();
+    await page.keyboard.press("Enter");
+    after["tool added"] = await focusName(page);
+    await page.getByRole("button", { name: "Remove tool tool_2" }).focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("button", { name: "Remove tool tool_2" }).waitFor({ state: "detached" });
+    after["last tool removed"] = await focusName(page);
+    await page.getByRole("button", { name: "Remove tool check_stock" }).focus();
+    await page.keyboard.press("Enter");
+    await page.getByRole("button", { name: "Remove tool check_stock" }).waitFor({ state: "detached" });
+    after["only tool removed"] = await focusName(page);
+
+    assert.deepEqual(after, {
+      "edit opens": "New value of player.gold",
+      "Escape closes the edit": "player.gold is 20; change it",
+      "Enter saves the edit": "player.gold is 30; change it",
+      "a value removed": "Add a value in inn",
+      "memory edit opens": "Relationship (-100…100)",
+      "Escape closes the memory edit": "Edit memory",
+      "memory saved": "Edit memory",
+      "tool added": "Name",
+      "last tool removed": "Name", // of the tool before it
+      "only tool removed": "Add a tool",
+    });
+    assert.deepEqual(browser.errors, []);
+  } catch (error) {
+    await screenshot(page, "failed-keyboard-edits").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});
+
+Deno.test("keyboard: after a restore, putting the restored persona into the editor and undoing it keep the focus on a control", async () => {
+  const served = await servePlayground();
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    await startWithKeyboard(page);
+    await page.reload(); // the page offers the last state it saw
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    await page.focus("#tab-state-save");
+    await page.keyboard.press("Enter");
+    await page.focus("#restore-last");
+    await page.keyboard.press("Enter");
+    await page.locator("#adopt-state").waitFor();
+    await page.focus("#adopt-state");
+    await page.keyboard.press("Enter");
+    await page.locator("#adopt-state").waitFor({ state: "detached" });
+    // Before: the button went away with the focus on it.
+    assert.equal(await focusName(page), "Undo load");
+    await page.keyboard.press("Enter");
+    await page.locator("#start-result").filter({ hasText: "The persona text from before the load is back." })
+      .waitFor();
+    assert.equal(await focusName(page), "Start NPC");
+    assert.deepEqual(browser.errors, []);
+  } catch (error) {
+    await screenshot(page, "failed-keyboard-adopt").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});
