@@ -1,0 +1,234 @@
+/**
+ * Slow tier (`deno task test:slow`): the Godot client has no Godot on the build machines, so nothing runs it;
+ * these tests parse it instead. Every .gd file under bindings/ and every ```gdscript block of
+ * bindings/README.md and bindings/godot/README.md goes through tree-sitter's GDScript grammar
+ * (npm:tree-sitter-gdscript, run by tests/slow/gdscript_tree.ts in its own process with --no-lock, so the native
+ * packages stay out of deno.lock and out of `deno task test`). A parse error fails with file, line and text.
+ * A query then checks what Godot 4 would reject at load time but the grammar accepts (`:=` from a value
+ * without a type). Each check is also run on a deliberately broken copy, to show that it can fail. The grammar
+ * is more lenient than Godot's own parser (it accepts a function header without its colon and mixed
+ * indentation), so a clean parse is necessary, not sufficient.
+ */
+import assert from "node:assert/strict";
+import { REPO_ROOT } from "../bindings/toolchain.ts";
+
+const HELPER = `${REPO_ROOT}/tests/slow/gdscript_tree.ts`;
+const PARSER_DIR = `${REPO_ROOT}/.build/gdscript-parser`;
+const BINDING = "bindings/godot/open_apple_models.gd";
+const READMES = ["bindings/README.md", "bindings/godot/README.md"];
+
+interface Source {
+  name: string;
+  text: string;
+  /** Added to reported lines (a README block starts below line 1). */
+  offset?: number;
+}
+
+interface Problem {
+  kind: string;
+  line: number;
+  column: number;
+  text: string;
+}
+
+interface Capture {
+  capture: string;
+  line: number;
+  text: string;
+}
+
+interface Parsed {
+  name: string;
+  problems: Problem[];
+  captures: Record<string, Capture[]>;
+}
+
+/** Parses `sources` (and runs `queries` on them) in the helper process. */
+async function parse(sources: Source[], queries: Record<string, string> = {}): Promise<Parsed[]> {
+  await Deno.mkdir(PARSER_DIR, { recursive: true });
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-lock",
+      "--no-config",
+      "--node-modules-dir=auto",
+      "--allow-read",
+      "--allow-env",
+      "--allow-ffi",
+      HELPER,
+    ],
+    cwd: PARSER_DIR,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(180_000),
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(JSON.stringify({ sources, queries })));
+  await writer.close();
+  const output = await child.output();
+  const decoder = new TextDecoder();
+  if (output.code !== 0) {
+    throw new Error(
+      `the GDScript parser (${HELPER}) exited with ${output.code}: ${decoder.decode(output.stderr)}`,
+    );
+  }
+  const { results } = JSON.parse(decoder.decode(output.stdout)) as { results: Parsed[] };
+  return results.map((result, index) => {
+    const offset = sources[index].offset ?? 0;
+    const shift = <T extends { line: number }>(item: T) => ({ ...item, line: item.line + offset });
+    return {
+      ...result,
+      problems: result.problems.map(shift),
+      captures: Object.fromEntries(
+        Object.entries(result.captures).map(([key, list]) => [key, list.map(shift)]),
+      ),
+    };
+  });
+}
+
+/** Every .gd file under bindings/, by path from the repository root. */
+async function gdFiles(dir = "bindings"): Promise<string[]> {
+  const found: string[] = [];
+  for await (const entry of Deno.readDir(`${REPO_ROOT}/${dir}`)) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory) found.push(...await gdFiles(path));
+    else if (entry.name.endsWith(".gd")) found.push(path);
+  }
+  return found.sort();
+}
+
+/** The ```gdscript blocks of a Markdown file, each with the line its code starts after. */
+function gdscriptBlocks(path: string): Source[] {
+  const lines = Deno.readTextFileSync(`${REPO_ROOT}/${path}`).split("\n");
+  const blocks: Source[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i].trim() !== "```gdscript") continue;
+    const start = i + 1;
+    let end = start;
+    while (end < lines.length && lines[end].trim() !== "```") end++;
+    blocks.push({
+      name: `${path}:${start + 1}`,
+      text: lines.slice(start, end).join("\n") + "\n",
+      offset: start,
+    });
+    i = end;
+  }
+  return blocks;
+}
+
+function describe(parsed: Parsed[]): string {
+  return parsed.flatMap(({ name, problems }) =>
+    problems.map((p) => `${name.split(":")[0]}:${p.line}:${p.column}: ${p.kind} ${JSON.stringify(p.text)}`)
+  ).join("\n");
+}
+
+async function sources(): Promise<Source[]> {
+  const files = (await gdFiles()).map((path) => ({
+    name: path,
+    text: Deno.readTextFileSync(`${REPO_ROOT}/${path}`),
+  }));
+  return [...files, ...READMES.flatMap(gdscriptBlocks)];
+}
+
+/**
+ * `var name := value` where `value` has no type Godot 4 can infer (a Variant): the script fails to load with
+ * "Cannot infer the type of "name" variable because the value doesn't have a set type". Subscripts, `.get()`,
+ * `.call()`, JSON.parse_string and an awaited signal all give a Variant.
+ */
+const VARIANT_INFERENCE = `
+(variable_statement name: (name) @name type: (inferred_type) value: (subscript) @value)
+(variable_statement name: (name) @name type: (inferred_type)
+  value: (attribute (attribute_call (identifier) @method (#match? @method "^(get|call|callv|get_meta|parse_string|pop_back|pop_front|front|back|pick_random)$"))) @value)
+(variable_statement name: (name) @name type: (inferred_type)
+  value: (await_expression (attribute (identifier) . (identifier))) @value)
+`;
+
+let skip = "";
+try {
+  await parse([{ name: "probe", text: "extends Node\n" }]);
+} catch (error) {
+  skip = error instanceof Error ? error.message.split("\n")[0] : String(error);
+}
+const name = (what: string) =>
+  skip ? `bindings/godot: ${what} SKIPPED (tree-sitter-gdscript could not be installed: ${skip})` : what;
+
+Deno.test({
+  name: name("bindings/godot: every .gd file and ```gdscript block of the READMEs parses (tree-sitter)"),
+  ignore: skip !== "",
+  async fn() {
+    const all = await sources();
+    assert.ok(all.some((s) => s.name === BINDING), `${BINDING} not found`);
+    assert.ok(all.filter((s) => s.name.includes(".md:")).length >= 2, "the README blocks were not found");
+    const parsed = await parse(all);
+    assert.equal(describe(parsed), "", "GDScript that does not parse");
+  },
+});
+
+Deno.test({
+  name: name("bindings/godot: the syntax check reports a broken copy of the binding (line and text)"),
+  ignore: skip !== "",
+  async fn() {
+    const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+    const lines = text.split("\n");
+    // A colon missing after an `if`, and a parenthesis never closed, each in a function of its own.
+    const header = lines.findIndex((line) => line.startsWith("func poll() -> void:"));
+    const broken = lines.findIndex((line, i) => i > header && /^\tif .*:$/.test(line));
+    const copy = [...lines];
+    copy[broken] = copy[broken].slice(0, -1);
+    const notify = lines.findIndex((line) => line.startsWith("func notify("));
+    const send = lines.findIndex((line, i) => i > notify && line === "\t_send(message)");
+    const unclosed = [...lines];
+    unclosed[send] = "\t_send((message)";
+    const parsed = await parse([
+      { name: "no-colon.gd", text: copy.join("\n") },
+      { name: "unclosed.gd", text: unclosed.join("\n") },
+    ]);
+    const end = (from: number) => lines.findIndex((line, i) => i > from && line.startsWith("func "));
+    for (const [result, from, at] of [[parsed[0], header, broken], [parsed[1], notify, send]] as const) {
+      assert.ok(result.problems.length > 0, `${result.name}: nothing reported`);
+      // tree-sitter's recovery puts the first problem at the mistake or on a line near it, in the same function.
+      const line = result.problems[0].line - 1;
+      assert.ok(
+        from <= line && line < end(from),
+        `${result.name}: ${describe([result])} (mistake at ${at + 1})`,
+      );
+      assert.match(
+        describe([result]),
+        new RegExp(`^${result.name.replace(".", "\\.")}:\\d+:\\d+: ERROR "\\S`),
+      );
+    }
+  },
+});
+
+Deno.test({
+  name: name(
+    "bindings/godot: no `:=` infers its type from a Variant (Godot 4 refuses to load such a script)",
+  ),
+  ignore: skip !== "",
+  async fn() {
+    const all = await sources();
+    const parsed = await parse(all, { variant: VARIANT_INFERENCE });
+    const found = parsed.flatMap(({ name, captures }) =>
+      captures.variant.filter((c) => c.capture === "value").map((c) =>
+        `${name.split(":")[0]}:${c.line}: ${c.text}`
+      )
+    );
+    assert.deepEqual(found, [], "use an explicit type (var x: Dictionary = ...) or no type (var x = ...)");
+    const broken = await parse([{
+      name: "broken.gd",
+      text:
+        'func f(d: Dictionary) -> void:\n\tvar a := d["k"]\n\tvar b := d.get("k")\n\tvar c := await s.done\n' +
+        "\tvar ok := str(d)\n",
+    }], { variant: VARIANT_INFERENCE });
+    assert.deepEqual(
+      broken[0].captures.variant.filter((c) => c.capture === "name").map((c) => c.text),
+      ["a", "b", "c"],
+    );
+  },
+});
+
+Deno.test("bindings/godot: deno.lock pins no tree-sitter package (the parser runs with --no-lock)", () => {
+  const lock = Deno.readTextFileSync(`${REPO_ROOT}/deno.lock`);
+  assert.ok(!lock.includes("tree-sitter"), "the GDScript parser must stay out of deno.lock");
+});
