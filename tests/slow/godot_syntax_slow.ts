@@ -4,8 +4,9 @@
  * bindings/README.md and bindings/godot/README.md goes through tree-sitter's GDScript grammar
  * (npm:tree-sitter-gdscript, run by tests/slow/gdscript_tree.ts in its own process with --no-lock, so the native
  * packages stay out of deno.lock and out of `deno task test`). A parse error fails with file, line and text.
- * A query then checks what Godot 4 would reject at load time but the grammar accepts (`:=` from a value
- * without a type). Each check is also run on a deliberately broken copy, to show that it can fail. The grammar
+ * Queries then check what Godot 4 would reject at load time but the grammar accepts (`:=` from a value
+ * without a type) and what the protocol needs from the source (one guarded write path, its own JSON encoder,
+ * stderr decoded by whole lines). Each check is also run on a deliberately broken copy, to show that it can fail. The grammar
  * is more lenient than Godot's own parser (it accepts a function header without its colon and mixed
  * indentation), so a clean parse is necessary, not sufficient.
  */
@@ -144,6 +145,68 @@ const VARIANT_INFERENCE = `
   value: (await_expression (attribute (identifier) . (identifier))) @value)
 `;
 
+/** Functions by name with their whole text, and every call by method name. */
+const STRUCTURE = `
+(function_definition name: (name) @function) @body
+(attribute_call (identifier) @method)
+`;
+
+interface Functions {
+  /** Function name → its text. */
+  bodies: Map<string, string>;
+  /** Method name → the functions calling it. */
+  callers: Map<string, string[]>;
+}
+
+function functions(parsed: Parsed): Functions {
+  const bodies = new Map<string, string>();
+  const spans: { name: string; from: number; to: number }[] = [];
+  const caps = parsed.captures.structure;
+  for (let i = 0; i < caps.length; i++) {
+    if (caps[i].capture !== "body") continue;
+    const name = caps.slice(i + 1).find((c) => c.capture === "function")!.text;
+    bodies.set(name, caps[i].text);
+    spans.push({ name, from: caps[i].line, to: caps[i].line + caps[i].text.split("\n").length - 1 });
+  }
+  const callers = new Map<string, string[]>();
+  for (const c of caps.filter((c) => c.capture === "method")) {
+    // The innermost function around the call (lambdas are not function_definitions).
+    const owner = spans.filter((s) => s.from <= c.line && c.line <= s.to).sort((a, b) => b.from - a.from)[0];
+    callers.set(c.text, [...(callers.get(c.text) ?? []), owner?.name ?? "(top level)"]);
+  }
+  return { bodies, callers };
+}
+
+/** What the protocol needs from the binding's source; empty when all holds. */
+function wireProblems(parsed: Parsed): string[] {
+  const { bodies, callers } = functions(parsed);
+  const found: string[] = [];
+  const writers = callers.get("store_buffer") ?? [];
+  if (writers.length !== 1 || writers[0] !== "_write_line") {
+    found.push(
+      `store_buffer must be called only in _write_line (called in: ${writers.join(", ") || "nothing"})`,
+    );
+  }
+  const write = bodies.get("_write_line") ?? "";
+  const running = write.indexOf("is_process_running");
+  if (running < 0 || running > write.indexOf("store_buffer")) {
+    // Godot before 4.5.2 does not suppress SIGPIPE: a write to a bridge that has exited kills the game.
+    found.push("_write_line must check OS.is_process_running before store_buffer");
+  }
+  if (callers.has("stringify")) {
+    // JSON.stringify writes NaN as "nan", "\v" as an escape JSON lacks and other control characters raw: the
+    // bridge rejects the whole line (id null), so the request never gets its response.
+    found.push(
+      `JSON.stringify is used (in ${callers.get("stringify")!.join(", ")}); messages go through _json()`,
+    );
+  }
+  if ((bodies.get("_read_loop") ?? "").includes("get_string_from_utf8")) {
+    // A chunk may end inside a UTF-8 sequence: the reader thread hands bytes over; lines are decoded whole.
+    found.push("_read_loop decodes chunks as UTF-8; a character split between two chunks would be garbled");
+  }
+  return found;
+}
+
 let skip = "";
 try {
   await parse([{ name: "probe", text: "extends Node\n" }]);
@@ -177,9 +240,9 @@ Deno.test({
     const copy = [...lines];
     copy[broken] = copy[broken].slice(0, -1);
     const notify = lines.findIndex((line) => line.startsWith("func notify("));
-    const send = lines.findIndex((line, i) => i > notify && line === "\t_send(message)");
+    const send = lines.findIndex((line, i) => i > notify && line.includes("_send(message)"));
     const unclosed = [...lines];
-    unclosed[send] = "\t_send((message)";
+    unclosed[send] = unclosed[send].replace("_send(message)", "_send((message)");
     const parsed = await parse([
       { name: "no-colon.gd", text: copy.join("\n") },
       { name: "unclosed.gd", text: unclosed.join("\n") },
@@ -225,6 +288,22 @@ Deno.test({
       broken[0].captures.variant.filter((c) => c.capture === "name").map((c) => c.text),
       ["a", "b", "c"],
     );
+  },
+});
+
+Deno.test({
+  name: name("bindings/godot: one guarded write path, its own JSON encoder, stderr decoded by whole lines"),
+  ignore: skip !== "",
+  async fn() {
+    const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+    const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
+    assert.deepEqual(wireProblems(parsed), []);
+    // The same checks on a copy with the old habits put back.
+    const old = text.replace(/func _read_loop\(([^)]*)\) -> void:\n/, (line) =>
+      `${line}\tvar _old := PackedByteArray().get_string_from_utf8()\n`) +
+      "\nfunc _old_send(message: Dictionary) -> void:\n\t_pipe.store_buffer(JSON.stringify(message).to_utf8_buffer())\n";
+    const [broken] = await parse([{ name: "old.gd", text: old }], { structure: STRUCTURE });
+    assert.equal(wireProblems(broken).length, 3, wireProblems(broken).join("\n"));
   },
 });
 
