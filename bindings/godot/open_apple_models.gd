@@ -83,6 +83,10 @@ var _tool_calls := {}         # tool/call id -> true while its handler runs
 var _subscriptions := {}      # subscription id -> Callable(change: Dictionary)
 var _dead_message := ""
 var _closed := false
+# Godot before 4.5 gives the stderr pipe fd 0 (the game's stdin) as its write end and closes fd 0 when that pipe
+# is closed or freed; the next bridge's stdin pipe then gets fd 0 and the bridge starts without stdin
+# (godotengine/godot#109652, fixed by #109397). Such pipes are kept open for the life of the game instead.
+static var _kept_pipes: Array[FileAccess] = []
 var _argv0 := ""
 
 
@@ -267,7 +271,11 @@ func close(timeout_msec: int = 3000) -> void:
 	if _pipe != null:
 		_pipe.close()
 	if _stderr != null:
-		_stderr.close()
+		var version := Engine.get_version_info()
+		if version["major"] == 4 and version["minor"] < 5:
+			_kept_pipes.append(_stderr)
+		else:
+			_stderr.close()
 	if _dead_message.is_empty():
 		_dead_message = "The bridge was closed."
 	_fail_all("The bridge was closed.")
