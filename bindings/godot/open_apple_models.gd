@@ -31,7 +31,7 @@ signal world_changed(change: Dictionary)
 signal tool_call_received(id: Variant, params: Dictionary)
 ## The bridge gave up on a tool/call (timeout, cancelled turn): {id, callId, reason, ...}.
 signal tool_cancelled(params: Dictionary)
-## Text the bridge wrote to stderr (its log).
+## One line the bridge wrote to stderr (its log), without the line break.
 signal log_received(text: String)
 ## The bridge process ended; pending requests have failed with a -32023 shut_down error.
 signal bridge_exited(message: String)
@@ -39,6 +39,9 @@ signal bridge_exited(message: String)
 const VERSION := "0.1.0"
 const SHUT_DOWN := -32023
 const TIMEOUT := -32024
+const INVALID_MESSAGE := -32600
+## Deepest nesting the bridge reads in a message.
+const MAX_DEPTH := 100
 const _TOOL_ERROR_KEY := "__oam_tool_error__"
 
 ## Full argv of the bridge. Empty: bridge_path, then OAM_BRIDGE_COMMAND, OAM_BRIDGE_PATH, "oam stdio".
@@ -47,6 +50,9 @@ const _TOOL_ERROR_KEY := "__oam_tool_error__"
 @export var bridge_path: String = ""
 ## Start the bridge when the node enters the tree.
 @export var autostart: bool = true
+## Longest message the bridge reads, in bytes (its --max-line-bytes, 16 MiB by default). A longer one is refused
+## before it is sent (the bridge would answer it with id null, so it would never get its response).
+@export var max_line_bytes: int = 16 * 1024 * 1024
 
 class _Call extends RefCounted:
 	signal completed(response: Dictionary)
@@ -61,9 +67,15 @@ var _reader: Thread
 var _err_reader: Thread
 var _mutex := Mutex.new()
 var _chunks: Array[PackedByteArray] = []
-var _logs: PackedStringArray = PackedStringArray()
+var _log_bytes := PackedByteArray()
 var _eof := false
+var _log_eof := false
 var _buffer := PackedByteArray()
+var _scanned := 0               # bytes of _buffer known to hold no line break
+var _log_buffer := PackedByteArray()
+var _received := false          # the bridge wrote something to stdout
+# Control characters that JSON.stringify/json_escape() would write as JSON cannot read them (all but \b \t \n \f \r).
+var _control_chars := RegEx.create_from_string("[\\x00-\\x07\\x0b\\x0e-\\x1f]")
 var _next_id := 0
 var _pending := {}            # request id -> _Call
 var _tools := {}              # name -> {"definition": Dictionary, "handler": Callable}
@@ -71,6 +83,16 @@ var _tool_calls := {}         # tool/call id -> true while its handler runs
 var _subscriptions := {}      # subscription id -> Callable(change: Dictionary)
 var _dead_message := ""
 var _closed := false
+# Godot before 4.5 gives the stderr pipe fd 0 (the game's stdin) as its write end and closes fd 0 when that pipe
+# is closed or freed; the next bridge's stdin pipe then gets fd 0 and the bridge starts without stdin
+# (godotengine/godot#109652, fixed by #109397). Such pipes are kept open for the life of the game instead.
+static var _kept_pipes: Array[FileAccess] = []
+var _argv0 := ""
+
+
+func _init() -> void:
+	# Responses, tool calls and timeouts keep flowing while the game is paused (a pause menu during a dialogue).
+	process_mode = Node.PROCESS_MODE_ALWAYS
 
 
 func _ready() -> void:
@@ -112,6 +134,8 @@ func start(command: PackedStringArray = PackedStringArray()) -> Error:
 	_pipe = info["stdio"]
 	_stderr = info["stderr"]
 	_pid = info["pid"]
+	_argv0 = argv[0]
+	_dead_message = ""
 	_reader = Thread.new()
 	_reader.start(_read_loop.bind(_pipe, false))
 	_err_reader = Thread.new()
@@ -129,7 +153,8 @@ func is_running() -> bool:
 	return _pid > 0 and _dead_message.is_empty() and OS.is_process_running(_pid)
 
 
-# Runs on a reader thread: blocks on the pipe and hands chunks to the main thread.
+# Runs on a reader thread: blocks on the pipe and hands bytes to the main thread, which decodes whole lines (a
+# chunk may end inside a UTF-8 sequence).
 func _read_loop(pipe: FileAccess, is_log: bool) -> void:
 	while true:
 		var chunk := pipe.get_buffer(65536)
@@ -137,14 +162,16 @@ func _read_loop(pipe: FileAccess, is_log: bool) -> void:
 			break
 		_mutex.lock()
 		if is_log:
-			_logs.append(chunk.get_string_from_utf8())
+			_log_bytes.append_array(chunk)
 		else:
 			_chunks.append(chunk)
 		_mutex.unlock()
-	if not is_log:
-		_mutex.lock()
+	_mutex.lock()
+	if is_log:
+		_log_eof = true
+	else:
 		_eof = true
-		_mutex.unlock()
+	_mutex.unlock()
 
 
 ## Handles everything the bridge sent since the last call. _process() calls it every frame.
@@ -152,24 +179,44 @@ func poll() -> void:
 	_mutex.lock()
 	var chunks := _chunks
 	_chunks = []
-	var logs := _logs
-	_logs = PackedStringArray()
+	var log_bytes := _log_bytes
+	_log_bytes = PackedByteArray()
 	var eof := _eof
+	var log_eof := _log_eof
 	_mutex.unlock()
 	for chunk in chunks:
 		_buffer.append_array(chunk)
+		_received = true
 	while true:
-		var newline := _buffer.find(10)
+		var newline := _buffer.find(10, _scanned)
 		if newline < 0:
+			_scanned = _buffer.size()
 			break
+		# The line leaves the buffer before it is handled: a handler may call poll() again.
 		var line := _buffer.slice(0, newline).get_string_from_utf8().strip_edges(false, true)
 		_buffer = _buffer.slice(newline + 1)
+		_scanned = 0
 		if not line.is_empty():
 			_dispatch(line)
-	for text in logs:
-		log_received.emit(text)
+	_emit_logs(log_bytes, log_eof)
 	if eof and _dead_message.is_empty() and not _closed:
 		_on_exit()
+
+
+# Emits log_received for every whole stderr line (and for the rest once stderr has ended).
+func _emit_logs(log_bytes: PackedByteArray, log_eof: bool) -> void:
+	_log_buffer.append_array(log_bytes)
+	while true:
+		var newline := _log_buffer.find(10)
+		if newline < 0:
+			break
+		var text := _log_buffer.slice(0, newline).get_string_from_utf8().strip_edges(false, true)
+		_log_buffer = _log_buffer.slice(newline + 1)
+		log_received.emit(text)
+	if log_eof and not _log_buffer.is_empty():
+		var rest := _log_buffer.get_string_from_utf8().strip_edges(false, true)
+		_log_buffer = PackedByteArray()
+		log_received.emit(rest)
 
 
 func _on_exit() -> void:
@@ -180,7 +227,14 @@ func _on_exit() -> void:
 	if not OS.is_process_running(_pid) and OS.has_method("get_process_exit_code"):
 		description = "exit status %d" % OS.get_process_exit_code(_pid)
 	_dead_message = "The bridge process exited (%s) before answering." % description
+	if not _received:
+		_dead_message += " Did '%s' start? (bridge_command, bridge_path, OAM_BRIDGE_COMMAND, OAM_BRIDGE_PATH, or 'oam' on PATH)" % _argv0
 	_join_threads()
+	_mutex.lock()
+	var log_bytes := _log_bytes
+	_log_bytes = PackedByteArray()
+	_mutex.unlock()
+	_emit_logs(log_bytes, true)
 	_fail_all(_dead_message)
 	bridge_exited.emit(_dead_message)
 
@@ -206,7 +260,7 @@ func close(timeout_msec: int = 3000) -> void:
 	if _pid <= 0 or _closed:
 		return
 	_closed = true
-	if _dead_message.is_empty() and OS.is_process_running(_pid):
+	if _dead_message.is_empty():
 		_send({"jsonrpc": "2.0", "id": "gd-shutdown", "method": "shutdown"})
 	var deadline := Time.get_ticks_msec() + timeout_msec
 	while OS.is_process_running(_pid) and Time.get_ticks_msec() < deadline:
@@ -217,7 +271,11 @@ func close(timeout_msec: int = 3000) -> void:
 	if _pipe != null:
 		_pipe.close()
 	if _stderr != null:
-		_stderr.close()
+		var version := Engine.get_version_info()
+		if version["major"] == 4 and version["minor"] < 5:
+			_kept_pipes.append(_stderr)
+		else:
+			_stderr.close()
 	if _dead_message.is_empty():
 		_dead_message = "The bridge was closed."
 	_fail_all("The bridge was closed.")
@@ -242,13 +300,97 @@ static func error_code(response: Dictionary) -> String:
 	return str(data.get("code", "")) if data is Dictionary else ""
 
 
-func _send(message: Dictionary) -> bool:
+# Sends one message. Returns {} when it was written, else the error response saying why not.
+func _send(message: Dictionary) -> Dictionary:
 	if _pipe == null or not _dead_message.is_empty():
+		return _error(SHUT_DOWN, "shut_down", _dead_message if not _dead_message.is_empty() else "The bridge is not started.")
+	var text := _json(message)
+	if text.is_empty():
+		return _error(INVALID_MESSAGE, "invalid_message", ("The message holds a value JSON cannot carry (NaN, infinity, " +
+				"or nesting deeper than %d levels); it was not sent.") % MAX_DEPTH)
+	var line := (text + "\n").to_utf8_buffer()
+	if line.size() - 1 > max_line_bytes:
+		return _error(INVALID_MESSAGE, "invalid_message", ("The message is %d bytes, longer than the %d bytes the bridge " +
+				"reads; it was not sent (a bridge started with a higher --max-line-bytes needs max_line_bytes too).") %
+				[line.size() - 1, max_line_bytes])
+	if not _write_line(line):
+		return _error(SHUT_DOWN, "shut_down", "The bridge process has exited; the message was not sent.")
+	return {}
+
+
+# The one place that writes to the bridge. Godot before 4.5.2 does not suppress SIGPIPE, so writing to a bridge
+# that has exited kills the game: the process is checked right before the write (it could still exit in between,
+# but that window is now microseconds, not the frame until poll() sees the end of its output).
+func _write_line(line: PackedByteArray) -> bool:
+	if _pipe == null or not OS.is_process_running(_pid):
 		return false
-	# sort_keys = false: the order of schema properties matters to the model.
-	var line := JSON.stringify(message, "", false) + "\n"
-	_pipe.store_buffer(line.to_utf8_buffer())
-	return true
+	_pipe.store_buffer(line)
+	return _pipe.get_error() == OK
+
+
+# JSON text of value as the bridge reads it, or "" when it has none: NaN, infinity, nesting deeper than MAX_DEPTH
+# (or a cycle). Not JSON.stringify: that writes NaN as "nan", "\v" as an escape JSON does not have and other
+# control characters raw, and the bridge rejects such a line whole, with id null, so the request would wait
+# forever. Keys keep their order (the order of schema properties matters to the model). Whole numbers are written
+# as integers: JSON numbers Godot parsed are floats, so an id or a count goes back as it came ("3", not "3.0").
+func _json(value: Variant, depth: int = 0) -> String:
+	match typeof(value):
+		TYPE_NIL:
+			return "null"
+		TYPE_BOOL:
+			return "true" if value else "false"
+		TYPE_INT:
+			return str(value)
+		TYPE_FLOAT:
+			var number: float = value
+			if is_nan(number) or is_inf(number):
+				return ""
+			if number == floorf(number) and absf(number) < 9.0e15:
+				return str(int(number))
+			var magnitude := floori(log(absf(number)) / log(10.0))
+			if magnitude >= 15 or magnitude < -6:
+				return String.num(number / pow(10.0, magnitude), 15) + "e" + str(magnitude)
+			return String.num(number, 15 - magnitude)
+		TYPE_STRING, TYPE_STRING_NAME, TYPE_NODE_PATH:
+			return _json_string(str(value))
+		TYPE_DICTIONARY:
+			if depth >= MAX_DEPTH:
+				return ""
+			var object: Dictionary = value
+			var members := PackedStringArray()
+			for key in object:
+				var member := _json(object[key], depth + 1)
+				if member.is_empty():
+					return ""
+				members.append(_json_string(str(key)) + ":" + member)
+			return "{" + ",".join(members) + "}"
+		TYPE_ARRAY, TYPE_PACKED_BYTE_ARRAY, TYPE_PACKED_INT32_ARRAY, TYPE_PACKED_INT64_ARRAY, TYPE_PACKED_FLOAT32_ARRAY, TYPE_PACKED_FLOAT64_ARRAY, TYPE_PACKED_STRING_ARRAY:
+			if depth >= MAX_DEPTH:
+				return ""
+			var items := PackedStringArray()
+			for element in value:
+				var item := _json(element, depth + 1)
+				if item.is_empty():
+					return ""
+				items.append(item)
+			return "[" + ",".join(items) + "]"
+	# Anything else (Vector2, Color, an Object, ...) as its text, as JSON.stringify does.
+	return _json_string(str(value))
+
+
+# A JSON string. json_escape() escapes the backslash, the quote and \b \f \n \r \t (valid JSON), writes \v as an
+# escape JSON does not have and leaves the other control characters raw; those (_control_chars) are written here,
+# each as \u00XX, and the text between them goes through json_escape().
+func _json_string(text: String) -> String:
+	var parts := PackedStringArray()
+	var start := 0
+	for found in _control_chars.search_all(text):
+		var at: int = found.get_start()
+		parts.append(text.substr(start, at - start).json_escape())
+		parts.append("\\u%04x" % text.unicode_at(at))
+		start = at + 1
+	parts.append(text.substr(start).json_escape())
+	return "\"" + "".join(parts) + "\""
 
 
 ## Sends a request; await it for the response Dictionary. on_event(event) receives the event of every
@@ -270,9 +412,10 @@ func request(method: String, params: Dictionary = {}, on_event: Callable = Calla
 	if not params.is_empty():
 		message["params"] = params
 	_pending[id] = pending_call
-	if not _send(message):
+	var refused := _send(message)
+	if not refused.is_empty():
 		_pending.erase(id)
-		return _error(SHUT_DOWN, "shut_down", "The bridge is not running.")
+		return refused
 	if timeout_sec > 0.0 and is_inside_tree():
 		get_tree().create_timer(timeout_sec).timeout.connect(_on_request_timeout.bind(id, timeout_sec))
 	var response: Dictionary = await pending_call.completed
@@ -289,12 +432,12 @@ func _on_request_timeout(id: String, timeout_sec: float) -> void:
 			[pending_call.method, int(round(timeout_sec * 1000.0))]))
 
 
-## Sends a notification (no response).
-func notify(method: String, params: Dictionary = {}) -> void:
+## Sends a notification (no response). Returns {} when it was sent, else the error saying why not.
+func notify(method: String, params: Dictionary = {}) -> Dictionary:
 	var message := {"jsonrpc": "2.0", "method": method}
 	if not params.is_empty():
 		message["params"] = params
-	_send(message)
+	return _send(message)
 
 
 func _dispatch(line: String) -> void:
@@ -379,7 +522,11 @@ func respond_tool(id: Variant, output: Variant) -> void:
 		result = {"output": str(output[_TOOL_ERROR_KEY]), "isError": true}
 	else:
 		result = {"output": output}
-	_send({"jsonrpc": "2.0", "id": id, "result": result})
+	var refused := _send({"jsonrpc": "2.0", "id": id, "result": result})
+	if error_code(refused) == "invalid_message":
+		# The model gets an error output at once instead of waiting for the tool timeout.
+		var why: String = refused["error"]["message"]
+		_send({"jsonrpc": "2.0", "id": id, "result": {"output": "The tool's output was not sent: " + why, "isError": true}})
 
 
 func _handle_bridge_request(id: Variant, method: String, params: Dictionary) -> void:

@@ -1,0 +1,320 @@
+/**
+ * Slow tier (`deno task test:slow`): the Godot client has no Godot on the build machines, so nothing runs it;
+ * these tests parse it instead. Every .gd file under bindings/ and every ```gdscript block of
+ * bindings/README.md and bindings/godot/README.md goes through tree-sitter's GDScript grammar
+ * (npm:tree-sitter-gdscript, run by tests/slow/gdscript_tree.ts in its own process with --no-lock, so the native
+ * packages stay out of deno.lock and out of `deno task test`). A parse error fails with file, line and text.
+ * Queries then check what Godot 4 would reject at load time but the grammar accepts (`:=` from a value
+ * without a type) and what the protocol needs from the source (one guarded write path, its own JSON encoder,
+ * stderr decoded by whole lines). Each check is also run on a deliberately broken copy, to show that it can fail. The grammar
+ * is more lenient than Godot's own parser (it accepts a function header without its colon and mixed
+ * indentation), so a clean parse is necessary, not sufficient.
+ */
+import assert from "node:assert/strict";
+import { REPO_ROOT } from "../bindings/toolchain.ts";
+
+const HELPER = `${REPO_ROOT}/tests/slow/gdscript_tree.ts`;
+const PARSER_DIR = `${REPO_ROOT}/.build/gdscript-parser`;
+const BINDING = "bindings/godot/open_apple_models.gd";
+const READMES = ["bindings/README.md", "bindings/godot/README.md"];
+
+interface Source {
+  name: string;
+  text: string;
+  /** Added to reported lines (a README block starts below line 1). */
+  offset?: number;
+}
+
+interface Problem {
+  kind: string;
+  line: number;
+  column: number;
+  text: string;
+}
+
+interface Capture {
+  capture: string;
+  line: number;
+  text: string;
+}
+
+interface Parsed {
+  name: string;
+  problems: Problem[];
+  captures: Record<string, Capture[]>;
+}
+
+/** Parses `sources` (and runs `queries` on them) in the helper process. */
+async function parse(sources: Source[], queries: Record<string, string> = {}): Promise<Parsed[]> {
+  await Deno.mkdir(PARSER_DIR, { recursive: true });
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--no-lock",
+      "--no-config",
+      "--node-modules-dir=auto",
+      "--allow-read",
+      "--allow-env",
+      "--allow-ffi",
+      HELPER,
+    ],
+    cwd: PARSER_DIR,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    signal: AbortSignal.timeout(180_000),
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(JSON.stringify({ sources, queries })));
+  await writer.close();
+  const output = await child.output();
+  const decoder = new TextDecoder();
+  if (output.code !== 0) {
+    throw new Error(
+      `the GDScript parser (${HELPER}) exited with ${output.code}: ${decoder.decode(output.stderr)}`,
+    );
+  }
+  const { results } = JSON.parse(decoder.decode(output.stdout)) as { results: Parsed[] };
+  return results.map((result, index) => {
+    const offset = sources[index].offset ?? 0;
+    const shift = <T extends { line: number }>(item: T) => ({ ...item, line: item.line + offset });
+    return {
+      ...result,
+      problems: result.problems.map(shift),
+      captures: Object.fromEntries(
+        Object.entries(result.captures).map(([key, list]) => [key, list.map(shift)]),
+      ),
+    };
+  });
+}
+
+/** Every .gd file under bindings/, by path from the repository root. */
+async function gdFiles(dir = "bindings"): Promise<string[]> {
+  const found: string[] = [];
+  for await (const entry of Deno.readDir(`${REPO_ROOT}/${dir}`)) {
+    const path = `${dir}/${entry.name}`;
+    if (entry.isDirectory) found.push(...await gdFiles(path));
+    else if (entry.name.endsWith(".gd")) found.push(path);
+  }
+  return found.sort();
+}
+
+/** The ```gdscript blocks of a Markdown file, each with the line its code starts after. */
+function gdscriptBlocks(path: string): Source[] {
+  const lines = Deno.readTextFileSync(`${REPO_ROOT}/${path}`).split("\n");
+  const blocks: Source[] = [];
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i].trim() !== "```gdscript") continue;
+    const start = i + 1;
+    let end = start;
+    while (end < lines.length && lines[end].trim() !== "```") end++;
+    blocks.push({
+      name: `${path}:${start + 1}`,
+      text: lines.slice(start, end).join("\n") + "\n",
+      offset: start,
+    });
+    i = end;
+  }
+  return blocks;
+}
+
+function describe(parsed: Parsed[]): string {
+  return parsed.flatMap(({ name, problems }) =>
+    problems.map((p) => `${name.split(":")[0]}:${p.line}:${p.column}: ${p.kind} ${JSON.stringify(p.text)}`)
+  ).join("\n");
+}
+
+async function sources(): Promise<Source[]> {
+  const files = (await gdFiles()).map((path) => ({
+    name: path,
+    text: Deno.readTextFileSync(`${REPO_ROOT}/${path}`),
+  }));
+  return [...files, ...READMES.flatMap(gdscriptBlocks)];
+}
+
+/**
+ * `var name := value` where `value` has no type Godot 4 can infer (a Variant): the script fails to load with
+ * "Cannot infer the type of "name" variable because the value doesn't have a set type". Subscripts, `.get()`,
+ * `.call()`, JSON.parse_string and an awaited signal all give a Variant.
+ */
+const VARIANT_INFERENCE = `
+(variable_statement name: (name) @name type: (inferred_type) value: (subscript) @value)
+(variable_statement name: (name) @name type: (inferred_type)
+  value: (attribute (attribute_call (identifier) @method (#match? @method "^(get|call|callv|get_meta|parse_string|pop_back|pop_front|front|back|pick_random)$"))) @value)
+(variable_statement name: (name) @name type: (inferred_type)
+  value: (await_expression (attribute (identifier) . (identifier))) @value)
+`;
+
+/** Functions by name with their whole text, and every call by method name. */
+const STRUCTURE = `
+(function_definition name: (name) @function) @body
+(attribute_call (identifier) @method)
+`;
+
+interface Functions {
+  /** Function name → its text. */
+  bodies: Map<string, string>;
+  /** Method name → the functions calling it. */
+  callers: Map<string, string[]>;
+}
+
+function functions(parsed: Parsed): Functions {
+  const bodies = new Map<string, string>();
+  const spans: { name: string; from: number; to: number }[] = [];
+  const caps = parsed.captures.structure;
+  for (let i = 0; i < caps.length; i++) {
+    if (caps[i].capture !== "body") continue;
+    const name = caps.slice(i + 1).find((c) => c.capture === "function")!.text;
+    bodies.set(name, caps[i].text);
+    spans.push({ name, from: caps[i].line, to: caps[i].line + caps[i].text.split("\n").length - 1 });
+  }
+  const callers = new Map<string, string[]>();
+  for (const c of caps.filter((c) => c.capture === "method")) {
+    // The innermost function around the call (lambdas are not function_definitions).
+    const owner = spans.filter((s) => s.from <= c.line && c.line <= s.to).sort((a, b) => b.from - a.from)[0];
+    callers.set(c.text, [...(callers.get(c.text) ?? []), owner?.name ?? "(top level)"]);
+  }
+  return { bodies, callers };
+}
+
+/** What the protocol needs from the binding's source; empty when all holds. */
+function wireProblems(parsed: Parsed): string[] {
+  const { bodies, callers } = functions(parsed);
+  const found: string[] = [];
+  const writers = callers.get("store_buffer") ?? [];
+  if (writers.length !== 1 || writers[0] !== "_write_line") {
+    found.push(
+      `store_buffer must be called only in _write_line (called in: ${writers.join(", ") || "nothing"})`,
+    );
+  }
+  const write = bodies.get("_write_line") ?? "";
+  const running = write.indexOf("is_process_running");
+  if (running < 0 || running > write.indexOf("store_buffer")) {
+    // Godot before 4.5.2 does not suppress SIGPIPE: a write to a bridge that has exited kills the game.
+    found.push("_write_line must check OS.is_process_running before store_buffer");
+  }
+  if (callers.has("stringify")) {
+    // JSON.stringify writes NaN as "nan", "\v" as an escape JSON lacks and other control characters raw: the
+    // bridge rejects the whole line (id null), so the request never gets its response.
+    found.push(
+      `JSON.stringify is used (in ${callers.get("stringify")!.join(", ")}); messages go through _json()`,
+    );
+  }
+  const close = bodies.get("close") ?? "";
+  if (close.includes("_stderr.close()") && !/\["minor"\] < 5[^]*_stderr\.close\(\)/.test(close)) {
+    // Godot before 4.5 closes fd 0 with the stderr pipe: the next bridge would start without stdin.
+    found.push("close() closes the stderr pipe on every Godot version (keep it open before 4.5)");
+  }
+  if ((bodies.get("_read_loop") ?? "").includes("get_string_from_utf8")) {
+    // A chunk may end inside a UTF-8 sequence: the reader thread hands bytes over; lines are decoded whole.
+    found.push("_read_loop decodes chunks as UTF-8; a character split between two chunks would be garbled");
+  }
+  return found;
+}
+
+let skip = "";
+try {
+  await parse([{ name: "probe", text: "extends Node\n" }]);
+} catch (error) {
+  skip = error instanceof Error ? error.message.split("\n")[0] : String(error);
+}
+const name = (what: string) =>
+  skip ? `bindings/godot: ${what} SKIPPED (tree-sitter-gdscript could not be installed: ${skip})` : what;
+
+Deno.test({
+  name: name("bindings/godot: every .gd file and ```gdscript block of the READMEs parses (tree-sitter)"),
+  ignore: skip !== "",
+  async fn() {
+    const all = await sources();
+    assert.ok(all.some((s) => s.name === BINDING), `${BINDING} not found`);
+    assert.ok(all.filter((s) => s.name.includes(".md:")).length >= 2, "the README blocks were not found");
+    const parsed = await parse(all);
+    assert.equal(describe(parsed), "", "GDScript that does not parse");
+  },
+});
+
+Deno.test({
+  name: name("bindings/godot: the syntax check reports a broken copy of the binding (line and text)"),
+  ignore: skip !== "",
+  async fn() {
+    const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+    const lines = text.split("\n");
+    // A colon missing after an `if`, and a parenthesis never closed, each in a function of its own.
+    const header = lines.findIndex((line) => line.startsWith("func poll() -> void:"));
+    const broken = lines.findIndex((line, i) => i > header && /^\tif .*:$/.test(line));
+    const copy = [...lines];
+    copy[broken] = copy[broken].slice(0, -1);
+    const notify = lines.findIndex((line) => line.startsWith("func notify("));
+    const send = lines.findIndex((line, i) => i > notify && line.includes("_send(message)"));
+    const unclosed = [...lines];
+    unclosed[send] = unclosed[send].replace("_send(message)", "_send((message)");
+    const parsed = await parse([
+      { name: "no-colon.gd", text: copy.join("\n") },
+      { name: "unclosed.gd", text: unclosed.join("\n") },
+    ]);
+    const end = (from: number) => lines.findIndex((line, i) => i > from && line.startsWith("func "));
+    for (const [result, from, at] of [[parsed[0], header, broken], [parsed[1], notify, send]] as const) {
+      assert.ok(result.problems.length > 0, `${result.name}: nothing reported`);
+      // tree-sitter's recovery puts the first problem at the mistake or on a line near it, in the same function.
+      const line = result.problems[0].line - 1;
+      assert.ok(
+        from <= line && line < end(from),
+        `${result.name}: ${describe([result])} (mistake at ${at + 1})`,
+      );
+      assert.match(
+        describe([result]),
+        new RegExp(`^${result.name.replace(".", "\\.")}:\\d+:\\d+: ERROR "\\S`),
+      );
+    }
+  },
+});
+
+Deno.test({
+  name: name(
+    "bindings/godot: no `:=` infers its type from a Variant (Godot 4 refuses to load such a script)",
+  ),
+  ignore: skip !== "",
+  async fn() {
+    const all = await sources();
+    const parsed = await parse(all, { variant: VARIANT_INFERENCE });
+    const found = parsed.flatMap(({ name, captures }) =>
+      captures.variant.filter((c) => c.capture === "value").map((c) =>
+        `${name.split(":")[0]}:${c.line}: ${c.text}`
+      )
+    );
+    assert.deepEqual(found, [], "use an explicit type (var x: Dictionary = ...) or no type (var x = ...)");
+    const broken = await parse([{
+      name: "broken.gd",
+      text:
+        'func f(d: Dictionary) -> void:\n\tvar a := d["k"]\n\tvar b := d.get("k")\n\tvar c := await s.done\n' +
+        "\tvar ok := str(d)\n",
+    }], { variant: VARIANT_INFERENCE });
+    assert.deepEqual(
+      broken[0].captures.variant.filter((c) => c.capture === "name").map((c) => c.text),
+      ["a", "b", "c"],
+    );
+  },
+});
+
+Deno.test({
+  name: name(
+    "bindings/godot: one guarded write path, its own JSON encoder, stderr read by whole lines and kept open before 4.5",
+  ),
+  ignore: skip !== "",
+  async fn() {
+    const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+    const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
+    assert.deepEqual(wireProblems(parsed), []);
+    // The same checks on a copy with the old habits put back.
+    const old = text.replace(/func _read_loop\(([^)]*)\) -> void:\n/, (line) =>
+      `${line}\tvar _old := PackedByteArray().get_string_from_utf8()\n`) +
+      "\nfunc _old_send(message: Dictionary) -> void:\n\t_pipe.store_buffer(JSON.stringify(message).to_utf8_buffer())\n";
+    const [broken] = await parse([{ name: "old.gd", text: old }], { structure: STRUCTURE });
+    assert.equal(wireProblems(broken).length, 3, wireProblems(broken).join("\n"));
+  },
+});
+
+Deno.test("bindings/godot: deno.lock pins no tree-sitter package (the parser runs with --no-lock)", () => {
+  const lock = Deno.readTextFileSync(`${REPO_ROOT}/deno.lock`);
+  assert.ok(!lock.includes("tree-sitter"), "the GDScript parser must stay out of deno.lock");
+});
