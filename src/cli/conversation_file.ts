@@ -6,7 +6,7 @@
  * @module
  */
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import { newEntryId } from "../protocol/transcript.ts";
+import { assignMissingIds, type TranscriptEntry } from "../protocol/transcript.ts";
 import { modelVisibleOutput } from "../agent/tool_runtime.ts";
 import { CliError, isPermissionError } from "./cli_error.ts";
 import type { ToolAnswer } from "./command_tools.ts";
@@ -209,17 +209,29 @@ function entriesOf(envelope: JsonObject): JsonValue[] {
   throw CliError.invalidInput("The saved conversation has no transcript entries.");
 }
 
-/** A copy of `envelope` (a session/transcript envelope) with `entries` appended. */
+/**
+ * A copy of `envelope` (a session/transcript envelope) with `entries` appended, their missing (`""`) ids
+ * given as the bridge gives them: the same conversation is saved with the same ids.
+ */
 export function appendEntries(envelope: JsonObject, entries: JsonObject[]): JsonObject {
   const copy = structuredClone(envelope) as JsonObject;
-  entriesOf(copy).push(...entries);
+  const all = entriesOf(copy);
+  all.push(...entries);
+  assignMissingIds(all.filter(isEntryShaped) as unknown as TranscriptEntry[]);
   return copy;
+}
+
+/** An entry with a string id, segments with string ids and tool calls that are objects (what assignMissingIds reads). */
+function isEntryShaped(entry: JsonValue): boolean {
+  return isJsonObject(entry) && typeof entry.id === "string" && Array.isArray(entry.contents) &&
+    entry.contents.every((s) => isJsonObject(s) && typeof s.id === "string") &&
+    (!Array.isArray(entry.toolCalls) || entry.toolCalls.every(isJsonObject));
 }
 
 /** The tool-calls entry of a paused round. */
 export function toolCallsEntry(calls: CallInfo[]): JsonObject {
   return {
-    id: newEntryId(),
+    id: "", // given by appendEntries
     role: "response",
     toolCalls: calls.map((c) => ({ id: c.id, name: c.name, arguments: compactJson(c.arguments) })),
     contents: [],
@@ -230,7 +242,7 @@ export function toolCallsEntry(calls: CallInfo[]): JsonObject {
 /** A tool-output entry (errors as "Error: …" text, JSON values as structure segments). */
 export function toolOutputEntry(call: CallInfo, answer: ToolAnswer): JsonObject {
   const segment: JsonObject = !answer.isError && typeof answer.output !== "string"
-    ? { type: "structure", id: newEntryId(), structure: { source: call.name, content: answer.output } }
-    : { type: "text", id: newEntryId(), text: modelVisibleOutput(answer) };
+    ? { type: "structure", id: "", structure: { source: call.name, content: answer.output } }
+    : { type: "text", id: "", text: modelVisibleOutput(answer) };
   return { id: call.id, role: "tool", toolCallID: call.id, toolName: call.name, contents: [segment] };
 }
