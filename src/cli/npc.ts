@@ -59,6 +59,9 @@ the prompt and the tool questions go to stdout if it is a terminal too, else to 
 When the NPC ends the conversation, the lines already typed are still read: commands run (/state, /world,
 …), and what you say gets a note until /reset starts a new conversation.
 
+A turn or a command that fails shows its error and the next line is read; when the input ends, oam exits
+with the code of the first failure (below), so a piped run tells a CI job that something failed.
+
 Commands:
   /state <file>   save the NPC and its world (load it with --restore)
   /world          show the world state
@@ -282,7 +285,7 @@ class NpcCommand {
     } finally {
       removeSigint(sigint, onSigint);
     }
-    return EXIT.ok;
+    return this.#screen.exitCode; // the first failure's, when a turn or a command failed
   }
 
   /** The in-process bridge on the model (world changes shown as they come); fails when it is unavailable. */
@@ -496,7 +499,7 @@ class NpcCommand {
       }
     } catch (error) {
       if (error instanceof OutputError) throw error; // stdout is gone: the command ends
-      reportError(error, { mode: "human", style: this.#err });
+      this.#screen.failed(reportError(error, { mode: "human", style: this.#err }));
     }
   }
 
@@ -523,7 +526,7 @@ class NpcCommand {
     } catch (error) {
       this.#screen.hideThinking();
       if (error instanceof OutputError) throw error; // stdout is gone: the command ends
-      reportError(error, { mode: "human", style: this.#err });
+      this.#screen.failed(reportError(error, { mode: "human", style: this.#err }));
     }
   }
 

@@ -244,7 +244,7 @@ Deno.test("chat: warnings about the tools go to stderr; a transcript that cannot
   const r = await oam(["chat", "--script", script, "--tools", strict, "--save-transcript", save], {
     stdin: "first\nsecond\n",
   });
-  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.code, 1, r.stderr); // io_error: the save failed
   assert.equal(r.stdout, "One.\nTwo.\n");
   const cannot = `Error: Cannot write '${save}': the folder '${
     fx.path("no-such-dir")
@@ -335,4 +335,20 @@ Deno.test("chat: --tool-choice naming no tool of the chat, or required without t
     stdin: "hi\n",
   });
   assert.deepEqual([ok.code, ok.stdout, ok.stderr], [0, "Hi.\n", ""]);
+});
+
+Deno.test("chat: a failed turn ends a piped session with its exit code; the lines after it still run", async () => {
+  const script = await fx.write("failing.json", [
+    { text: "Hi." },
+    { error: "guardrail_violation" },
+    { text: "Still here." },
+  ]);
+  const r = await oam(["chat", "--script", script], { stdin: "hello\nsomething bad\nagain\n" });
+  assert.deepEqual([r.code, r.stdout, r.stderr], [
+    4, // guardrail_violation: CI tells the failed turn from a clean run
+    "Hi.\nStill here.\n",
+    "Error: Scripted guardrail_violation. [guardrail_violation]\n",
+  ]);
+  const clean = await oam(["chat", "--script", script], { stdin: "hello\n" });
+  assert.equal(clean.code, 0, clean.stderr);
 });

@@ -100,7 +100,7 @@ Deno.test("npc: /state saves the NPC and its world; --restore loads both", async
     stdin: `/state ${nowhere}\n/state ${fx.dir}\n`,
   });
   assert.deepEqual([failed.code, failed.stderr], [
-    0,
+    1, // io_error: the first save that failed
     "note: the greeting is a model call: it played step 1 of the script.\n" +
     `Error: Cannot write '${nowhere}': the folder '${
       fx.path("no_such_folder")
@@ -183,11 +183,11 @@ Deno.test("npc: a greeting that plays a json step is reported, not spoken as raw
   );
 });
 
-Deno.test("npc: when the script runs out the error says so", async () => {
+Deno.test("npc: when the script runs out the error says so, and the exit code is the failure's", async () => {
   const plain = await fx.write("plain2.jsonc", '{"persona": {"name": "Mira"}}');
   const script = await fx.write("empty_script.json", []);
   const r = await oam(["npc", plain, "--script", script], { stdin: "Hello?\n" });
-  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.code, 1, r.stderr); // generation_failed: CI sees the failed turn
   assert.equal(
     r.stderr,
     "Error: Script exhausted: all 0 steps were played and this turn needs a structured answer; add steps or a " +
