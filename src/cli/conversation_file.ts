@@ -5,6 +5,7 @@
  * remaining budget; resuming appends the tool outputs in call order and continues with an empty prompt.
  * @module
  */
+import { dirname as folderOf, relative, resolve } from "node:path";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { assignMissingIds, type TranscriptEntry } from "../protocol/transcript.ts";
 import { modelVisibleOutput } from "../agent/tool_runtime.ts";
@@ -45,7 +46,7 @@ export interface OamSection {
   version: 1;
   /** Tool definitions as written in the tools file (with `x-oam`). */
   tools?: JsonObject[];
-  /** Directory relative command paths resolve against. */
+  /** Directory relative command paths resolve against (in the file: relative to the file's folder). */
   toolsDir?: string;
   /** JSON Schema of a paused structured turn. */
   schema?: JsonObject;
@@ -96,7 +97,13 @@ export function writeError(path: string, error: unknown): CliError {
 
 /** Writes a conversation file (pretty JSON). */
 export async function writeConversation(path: string, file: ConversationFile): Promise<void> {
-  const out: JsonObject = { transcript: file.transcript, modelName: file.modelName, oam: cleanOam(file.oam) };
+  const oam = cleanOam(file.oam);
+  // Relative to the file's folder: a conversation checked in with its tools file stays the same bytes in any
+  // checkout, and resumes wherever the folder moved.
+  if (typeof oam.toolsDir === "string") {
+    oam.toolsDir = relative(folderOf(resolve(path)), resolve(oam.toolsDir)) || ".";
+  }
+  const out: JsonObject = { transcript: file.transcript, modelName: file.modelName, oam };
   try {
     await Deno.writeTextFile(path, `${JSON.stringify(out, null, 2)}\n`);
   } catch (error) {
@@ -166,7 +173,10 @@ export async function readConversation(path: string): Promise<ConversationFile> 
     }
     section.tools = oam.tools as JsonObject[];
   }
-  if (typeof oam.toolsDir === "string") section.toolsDir = oam.toolsDir;
+  if (typeof oam.toolsDir === "string") {
+    // Relative to the file's folder (an absolute one, as older files hold, stays as it is).
+    section.toolsDir = path === "-" ? resolve(oam.toolsDir) : resolve(folderOf(resolve(path)), oam.toolsDir);
+  }
   if (isJsonObject(oam.schema)) section.schema = oam.schema;
   if (oam.pending !== undefined && oam.pending !== null) section.pending = parsePending(oam.pending, label);
   const script = oam.script;

@@ -4,6 +4,7 @@
  * changes as they happen. `/state <file>` saves; `--restore <file>` loads.
  * @module
  */
+import { dirname as folderOf, relative, resolve } from "node:path";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { parseFlags, stringFlag, wantsHelp } from "./args.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
@@ -196,7 +197,10 @@ function readSave(path: string, value: JsonValue): NpcSave {
       ? { id: value.world.id, state: value.world.state }
       : null,
     tools: Array.isArray(value.tools) ? value.tools.filter(isJsonObject) : [],
-    toolsDir: typeof value.toolsDir === "string" ? value.toolsDir : Deno.cwd(),
+    // Relative to the save's folder (an absolute one, as older saves hold, stays as it is).
+    toolsDir: typeof value.toolsDir === "string"
+      ? resolve(folderOf(resolve(path)), value.toolsDir)
+      : Deno.cwd(),
   };
 }
 
@@ -433,7 +437,9 @@ class NpcCommand {
       state: state.state ?? null,
       world,
       tools: this.#tools.raw,
-      toolsDir: this.#tools.baseDir,
+      // Relative to the save's folder: a save checked in with the persona files stays the same bytes in
+      // any checkout, and restores wherever the folder moved.
+      toolsDir: relative(folderOf(resolve(path)), resolve(this.#tools.baseDir)) || ".",
     };
     try {
       await Deno.writeTextFile(path, `${JSON.stringify(out, null, 2)}\n`);

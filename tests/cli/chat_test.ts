@@ -352,3 +352,43 @@ Deno.test("chat: a failed turn ends a piped session with its exit code; the line
   const clean = await oam(["chat", "--script", script], { stdin: "hello\n" });
   assert.equal(clean.code, 0, clean.stderr);
 });
+
+Deno.test("chat: a saved conversation holds its toolsDir relative to the file; resumed after the folder moved", async () => {
+  const home = await Deno.makeTempDir({ dir: fx.dir, prefix: "checkout-" });
+  await Deno.mkdir(`${home}/tools`);
+  await Deno.mkdir(`${home}/golden`);
+  await Deno.writeTextFile(`${home}/tools/menu.txt`, "stew 8");
+  await Deno.writeTextFile(
+    `${home}/tools/tools.json`,
+    JSON.stringify([{
+      name: "menu",
+      description: "The menu.",
+      "x-oam": { command: ["cat", "menu.txt"], cwd: "." },
+    }]),
+  );
+  const script = await fx.write("hello_only.json", [{ text: "Hello." }]);
+  const a = await oam(["chat", "--script", script, "--tools", "tools/tools.json"], {
+    stdin: "hi\n/save golden/chat.json\n",
+    cwd: home,
+  });
+  assert.equal(a.code, 0, a.stderr);
+  const saved = JSON.parse(await Deno.readTextFile(`${home}/golden/chat.json`));
+  assert.equal(saved.oam.toolsDir, "../tools");
+  const moved = `${home}-moved`;
+  await Deno.rename(home, moved);
+  const steps = await fx.write("menu_steps.json", [
+    { toolCalls: [{ name: "menu", arguments: {} }] },
+    { template: "We have {toolOutput}." },
+  ]);
+  const r = await oam([
+    "respond",
+    "--resume",
+    `${moved}/golden/chat.json`,
+    "--script",
+    steps,
+    "--no-stdin",
+    "Food?",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, "We have stew 8.\n");
+});

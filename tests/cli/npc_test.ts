@@ -407,3 +407,40 @@ Deno.test("npc: --restore also loads a game's own save of npc/state (the state, 
     );
   }
 });
+
+Deno.test("npc: a /state save holds its toolsDir relative to the save, so the folder can move (a checkout elsewhere)", async () => {
+  const home = await Deno.makeTempDir({ dir: fx.dir, prefix: "checkout-" });
+  await Deno.mkdir(`${home}/npcs`);
+  await Deno.writeTextFile(`${home}/npcs/menu.txt`, "stew 8");
+  await Deno.writeTextFile(
+    `${home}/npcs/cook.json`,
+    JSON.stringify({
+      persona: { name: "Mira" },
+      options: { playerOptionCount: 0 },
+      tools: [{
+        name: "check_menu",
+        description: "The menu.",
+        "x-oam": { command: ["cat", "menu.txt"], cwd: "." },
+      }],
+    }),
+  );
+  await Deno.mkdir(`${home}/golden`);
+  const a = await oam(["npc", "npcs/cook.json", "--script", await fx.write("moved_none.json", [])], {
+    stdin: "/state golden/cook.save.json\n",
+    cwd: home,
+  });
+  assert.equal(a.code, 0, a.stderr);
+  const saved = JSON.parse(await Deno.readTextFile(`${home}/golden/cook.save.json`));
+  assert.equal(saved.toolsDir, "../npcs");
+  const moved = `${home}-moved`;
+  await Deno.rename(home, moved);
+  const script = await fx.write("moved_steps.json", [
+    { toolCalls: [{ name: "check_menu", arguments: {} }] },
+    { json: { emotion: "happy", line: "Stew, 8 gold.", ends_conversation: false } },
+  ]);
+  const r = await oam(["npc", "--restore", `${moved}/golden/cook.save.json`, "--script", script], {
+    stdin: "Food?\n",
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /↳ stew 8\n/);
+});

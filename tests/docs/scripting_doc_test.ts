@@ -278,7 +278,7 @@ Deno.test("docs/scripting.md: the golden test writes its file, passes, and fails
   }
 });
 
-Deno.test("docs/scripting.md: the shell golden job prints the same conversation twice and exits 0", async () => {
+Deno.test("docs/scripting.md: the shell golden job prints and saves the same conversation twice, with no absolute path, and exits 0", async () => {
   const sh = goldenSection().match(/```sh\n([\s\S]*?)```/)?.[1];
   assert.ok(sh, "the section has a shell example");
   const dir = await Deno.makeTempDir({ prefix: "oam-golden-sh-" });
@@ -286,7 +286,7 @@ Deno.test("docs/scripting.md: the shell golden job prints the same conversation 
   const oam = `${Deno.execPath()} run --no-lock -A ${root}cli.ts`;
   // The job without its git diff, run from the repository's root as written; the output kept in `dir`.
   const job = sh.replace("deno task oam", oam).replace("> bram.txt", `> ${dir}/bram.txt`)
-    .replace(/\ngit diff[^\n]*/, "");
+    .replace("/state bram.save.json", `/state ${dir}/bram.save.json`).replace(/\ngit diff[^\n]*/, "");
   try {
     const outputs = [];
     for (let i = 0; i < 2; i++) {
@@ -297,10 +297,15 @@ Deno.test("docs/scripting.md: the shell golden job prints the same conversation 
       })
         .output();
       assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
-      outputs.push(await Deno.readTextFile(`${dir}/bram.txt`));
+      outputs.push(
+        await Deno.readTextFile(`${dir}/bram.txt`) + await Deno.readTextFile(`${dir}/bram.save.json`),
+      );
     }
     assert.equal(outputs[1], outputs[0]);
     assert.match(outputs[0], /Bram \[neutral\]: Go on, then\. Mind the old mine road\./);
+    // The save holds no path of this machine: the folder of the tools is relative to the save.
+    const saved = JSON.parse(await Deno.readTextFile(`${dir}/bram.save.json`));
+    assert.ok(!saved.toolsDir.startsWith("/"), saved.toolsDir);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
