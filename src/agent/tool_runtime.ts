@@ -9,7 +9,6 @@ import type { ToolCallsEntry, ToolOutputEntry } from "../protocol/transcript.ts"
 import { NO_ASSETS } from "./shared_values.ts";
 import type { StepToolCall } from "../models/language_model.ts";
 import { newCallId } from "../util/ids.ts";
-import { newEntryId } from "../protocol/transcript.ts";
 import { RESPOND_DIRECTLY } from "./step_policy.ts";
 import type { AgentTool, ToolCallInfo, ToolOutcome, ToolRecord, TurnSink } from "./types.ts";
 
@@ -63,8 +62,8 @@ export interface BatchContext {
 
 function outputEntry(id: string, name: string, outcome: ToolOutcome): ToolOutputEntry {
   const segment = !outcome.isError && typeof outcome.output !== "string"
-    ? { type: "structure" as const, id: newEntryId(), structure: { source: name, content: outcome.output } }
-    : { type: "text" as const, id: newEntryId(), text: modelVisibleOutput(outcome) };
+    ? { type: "structure" as const, id: "", structure: { source: name, content: outcome.output } }
+    : { type: "text" as const, id: "", text: modelVisibleOutput(outcome) };
   return { id, role: "tool", toolCallID: id, toolName: name, contents: [segment] };
 }
 
@@ -164,7 +163,7 @@ export async function runToolBatch(calls: StepToolCall[], batch: BatchContext): 
   const results = await Promise.all(outcomes);
   if (signal.aborted) throw BridgeError.turnCancelled();
   const callsEntry: ToolCallsEntry = {
-    id: newEntryId(),
+    id: "", // given when the transcript is exported (assignMissingIds)
     role: "response",
     toolCalls: transcriptCalls,
     contents: [],

@@ -9,7 +9,6 @@ import {
   assignMissingIds,
   type ConversationEntry,
   type InstructionsEntry,
-  newEntryId,
   type Segment,
   TRANSCRIPT_TYPE,
   TRANSCRIPT_VERSION,
@@ -132,7 +131,7 @@ function readSegments(value: JsonValue | undefined, where: string, param: string
   if (!Array.isArray(value)) fail(param, `${where}.contents must be an array`);
   return value.map((s, i) => {
     if (!isJsonObject(s)) fail(param, `${where}.contents[${i}] must be an object`);
-    const id = typeof s.id === "string" ? s.id : newEntryId();
+    const id = typeof s.id === "string" ? s.id : "";
     if (s.type === "text") {
       if (typeof s.text !== "string") fail(param, `${where}.contents[${i}].text must be a string`);
       return { type: "text", id, text: s.text };
@@ -272,7 +271,7 @@ export function importTranscript(value: JsonValue, param = "history"): ImportedT
   transcriptEntries(value, param).forEach((raw, i) => {
     const at: EntryPlace = { where: `entries[${i}]`, param };
     if (!isJsonObject(raw)) fail(param, `${at.where} must be an object`);
-    const id = typeof raw.id === "string" ? raw.id : newEntryId();
+    const id = typeof raw.id === "string" ? raw.id : "";
     switch (raw.role) {
       case "instructions":
         ({ instructions, tools } = readInstructions(raw, at));

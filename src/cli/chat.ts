@@ -42,6 +42,8 @@ Usage: oam chat [options]
 Type a message and press Enter; the answer streams in. When the model calls a tool you answer it at the
 prompt (text, or JSON; "/error <message>" reports a failure); command tools ("x-oam" in the tools file)
 run by themselves. Piped input works too: one line per message or tool answer.
+A turn or a save that fails shows its error and the next line is read; when the input ends, oam exits
+with the code of the first failure (below), so a piped run tells a CI job that something failed.
 
 When you type at a terminal, the prompt and the tool questions go to stdout if it is a terminal too,
 else to stderr: with 'oam chat > chat.log' you are asked on the terminal and the file gets only the
@@ -214,7 +216,7 @@ class ChatCommand {
     } finally {
       removeSigint(sigint, onSigint);
     }
-    return EXIT.ok;
+    return this.#screen.exitCode; // the first failure's, when a turn or a command failed
   }
 
   /** `session/create` with the options, instructions, tools and saved history; its warnings on stderr. */
@@ -323,7 +325,7 @@ class ChatCommand {
           writeOut(o.dim(`(saved to ${arg})\n`));
         } catch (error) {
           if (error instanceof OutputError) throw error; // stdout is gone: the command ends
-          reportError(error, { mode: "human", style: this.#err });
+          this.#screen.failed(reportError(error, { mode: "human", style: this.#err }));
         }
         return;
       case "/usage":
@@ -354,7 +356,7 @@ class ChatCommand {
     try {
       await this.#save(this.#savePath);
     } catch (error) {
-      reportError(error, { mode: "human", style: this.#err });
+      this.#screen.failed(reportError(error, { mode: "human", style: this.#err }));
     }
   }
 

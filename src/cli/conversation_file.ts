@@ -5,8 +5,9 @@
  * remaining budget; resuming appends the tool outputs in call order and continues with an empty prompt.
  * @module
  */
+import { dirname as folderOf, relative, resolve } from "node:path";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import { newEntryId } from "../protocol/transcript.ts";
+import { assignMissingIds, type TranscriptEntry } from "../protocol/transcript.ts";
 import { modelVisibleOutput } from "../agent/tool_runtime.ts";
 import { CliError, isPermissionError } from "./cli_error.ts";
 import type { ToolAnswer } from "./command_tools.ts";
@@ -45,7 +46,7 @@ export interface OamSection {
   version: 1;
   /** Tool definitions as written in the tools file (with `x-oam`). */
   tools?: JsonObject[];
-  /** Directory relative command paths resolve against. */
+  /** Directory relative command paths resolve against (in the file: relative to the file's folder). */
   toolsDir?: string;
   /** JSON Schema of a paused structured turn. */
   schema?: JsonObject;
@@ -96,7 +97,13 @@ export function writeError(path: string, error: unknown): CliError {
 
 /** Writes a conversation file (pretty JSON). */
 export async function writeConversation(path: string, file: ConversationFile): Promise<void> {
-  const out: JsonObject = { transcript: file.transcript, modelName: file.modelName, oam: cleanOam(file.oam) };
+  const oam = cleanOam(file.oam);
+  // Relative to the file's folder: a conversation checked in with its tools file stays the same bytes in any
+  // checkout, and resumes wherever the folder moved.
+  if (typeof oam.toolsDir === "string") {
+    oam.toolsDir = relative(folderOf(resolve(path)), resolve(oam.toolsDir)) || ".";
+  }
+  const out: JsonObject = { transcript: file.transcript, modelName: file.modelName, oam };
   try {
     await Deno.writeTextFile(path, `${JSON.stringify(out, null, 2)}\n`);
   } catch (error) {
@@ -166,7 +173,10 @@ export async function readConversation(path: string): Promise<ConversationFile> 
     }
     section.tools = oam.tools as JsonObject[];
   }
-  if (typeof oam.toolsDir === "string") section.toolsDir = oam.toolsDir;
+  if (typeof oam.toolsDir === "string") {
+    // Relative to the file's folder (an absolute one, as older files hold, stays as it is).
+    section.toolsDir = path === "-" ? resolve(oam.toolsDir) : resolve(folderOf(resolve(path)), oam.toolsDir);
+  }
   if (isJsonObject(oam.schema)) section.schema = oam.schema;
   if (oam.pending !== undefined && oam.pending !== null) section.pending = parsePending(oam.pending, label);
   const script = oam.script;
@@ -209,17 +219,29 @@ function entriesOf(envelope: JsonObject): JsonValue[] {
   throw CliError.invalidInput("The saved conversation has no transcript entries.");
 }
 
-/** A copy of `envelope` (a session/transcript envelope) with `entries` appended. */
+/**
+ * A copy of `envelope` (a session/transcript envelope) with `entries` appended, their missing (`""`) ids
+ * given as the bridge gives them: the same conversation is saved with the same ids.
+ */
 export function appendEntries(envelope: JsonObject, entries: JsonObject[]): JsonObject {
   const copy = structuredClone(envelope) as JsonObject;
-  entriesOf(copy).push(...entries);
+  const all = entriesOf(copy);
+  all.push(...entries);
+  assignMissingIds(all.filter(isEntryShaped) as unknown as TranscriptEntry[]);
   return copy;
+}
+
+/** An entry with a string id, segments with string ids and tool calls that are objects (what assignMissingIds reads). */
+function isEntryShaped(entry: JsonValue): boolean {
+  return isJsonObject(entry) && typeof entry.id === "string" && Array.isArray(entry.contents) &&
+    entry.contents.every((s) => isJsonObject(s) && typeof s.id === "string") &&
+    (!Array.isArray(entry.toolCalls) || entry.toolCalls.every(isJsonObject));
 }
 
 /** The tool-calls entry of a paused round. */
 export function toolCallsEntry(calls: CallInfo[]): JsonObject {
   return {
-    id: newEntryId(),
+    id: "", // given by appendEntries
     role: "response",
     toolCalls: calls.map((c) => ({ id: c.id, name: c.name, arguments: compactJson(c.arguments) })),
     contents: [],
@@ -230,7 +252,7 @@ export function toolCallsEntry(calls: CallInfo[]): JsonObject {
 /** A tool-output entry (errors as "Error: …" text, JSON values as structure segments). */
 export function toolOutputEntry(call: CallInfo, answer: ToolAnswer): JsonObject {
   const segment: JsonObject = !answer.isError && typeof answer.output !== "string"
-    ? { type: "structure", id: newEntryId(), structure: { source: call.name, content: answer.output } }
-    : { type: "text", id: newEntryId(), text: modelVisibleOutput(answer) };
+    ? { type: "structure", id: "", structure: { source: call.name, content: answer.output } }
+    : { type: "text", id: "", text: modelVisibleOutput(answer) };
   return { id: call.id, role: "tool", toolCallID: call.id, toolName: call.name, contents: [segment] };
 }

@@ -4,6 +4,7 @@
  * changes as they happen. `/state <file>` saves; `--restore <file>` loads.
  * @module
  */
+import { dirname as folderOf, relative, resolve } from "node:path";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { parseFlags, stringFlag, wantsHelp } from "./args.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
@@ -58,6 +59,9 @@ the prompt and the tool questions go to stdout if it is a terminal too, else to 
 
 When the NPC ends the conversation, the lines already typed are still read: commands run (/state, /world,
 …), and what you say gets a note until /reset starts a new conversation.
+
+A turn or a command that fails shows its error and the next line is read; when the input ends, oam exits
+with the code of the first failure (below), so a piped run tells a CI job that something failed.
 
 Commands:
   /state <file>   save the NPC and its world (load it with --restore)
@@ -193,7 +197,10 @@ function readSave(path: string, value: JsonValue): NpcSave {
       ? { id: value.world.id, state: value.world.state }
       : null,
     tools: Array.isArray(value.tools) ? value.tools.filter(isJsonObject) : [],
-    toolsDir: typeof value.toolsDir === "string" ? value.toolsDir : Deno.cwd(),
+    // Relative to the save's folder (an absolute one, as older saves hold, stays as it is).
+    toolsDir: typeof value.toolsDir === "string"
+      ? resolve(folderOf(resolve(path)), value.toolsDir)
+      : Deno.cwd(),
   };
 }
 
@@ -282,7 +289,7 @@ class NpcCommand {
     } finally {
       removeSigint(sigint, onSigint);
     }
-    return EXIT.ok;
+    return this.#screen.exitCode; // the first failure's, when a turn or a command failed
   }
 
   /** The in-process bridge on the model (world changes shown as they come); fails when it is unavailable. */
@@ -430,7 +437,9 @@ class NpcCommand {
       state: state.state ?? null,
       world,
       tools: this.#tools.raw,
-      toolsDir: this.#tools.baseDir,
+      // Relative to the save's folder: a save checked in with the persona files stays the same bytes in
+      // any checkout, and restores wherever the folder moved.
+      toolsDir: relative(folderOf(resolve(path)), resolve(this.#tools.baseDir)) || ".",
     };
     try {
       await Deno.writeTextFile(path, `${JSON.stringify(out, null, 2)}\n`);
@@ -496,7 +505,7 @@ class NpcCommand {
       }
     } catch (error) {
       if (error instanceof OutputError) throw error; // stdout is gone: the command ends
-      reportError(error, { mode: "human", style: this.#err });
+      this.#screen.failed(reportError(error, { mode: "human", style: this.#err }));
     }
   }
 
@@ -523,7 +532,7 @@ class NpcCommand {
     } catch (error) {
       this.#screen.hideThinking();
       if (error instanceof OutputError) throw error; // stdout is gone: the command ends
-      reportError(error, { mode: "human", style: this.#err });
+      this.#screen.failed(reportError(error, { mode: "human", style: this.#err }));
     }
   }
 

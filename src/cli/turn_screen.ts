@@ -5,7 +5,7 @@
  * @module
  */
 import { isJsonObject, type JsonObject } from "../protocol/json.ts";
-import { reportError, toCliError } from "./cli_error.ts";
+import { EXIT, reportError, toCliError } from "./cli_error.ts";
 import type { LineReader } from "./input.ts";
 import type { LocalBridge } from "./local_bridge.ts";
 import { formatCall, formatOutput } from "./render.ts";
@@ -84,6 +84,8 @@ export class TurnScreen {
   #cancelled = false;
   /** Cancels the running turn (set while a turn runs). */
   #cancelTurn: (() => void) | null = null;
+  /** The exit code of the first failure reported (a turn or a command), `EXIT.ok` while none. */
+  #failure: number = EXIT.ok;
 
   /** A screen on stdout. */
   constructor(options: TurnScreenOptions) {
@@ -135,6 +137,19 @@ export class TurnScreen {
   /** Takes the spinner off the screen. */
   hideThinking(): void {
     this.#spinner.stop();
+  }
+
+  /**
+   * Notes a failure the command reported on stderr (its exit code): the first one is the command's exit code
+   * when the input ends, so a piped session tells CI that a turn or a save failed. A cancelled turn is none.
+   */
+  failed(exitCode: number): void {
+    if (this.#failure === EXIT.ok) this.#failure = exitCode;
+  }
+
+  /** The exit code of the first failure noted, or `EXIT.ok`. */
+  get exitCode(): number {
+    return this.#failure;
   }
 
   /** Ctrl-C: cancels the running turn; false when no turn runs. */
@@ -262,6 +277,6 @@ export class TurnScreen {
     this.newline();
     const e = toCliError(error);
     if (this.#cancelled || e.code === "cancelled") this.write(this.#options.out.dim("(stopped)\n"));
-    else reportError(e, { mode: "human", style: this.#options.err });
+    else this.failed(reportError(e, { mode: "human", style: this.#options.err }));
   }
 }

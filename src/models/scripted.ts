@@ -6,7 +6,7 @@
  */
 import { AGENT_ERROR_CODES, BridgeError, isAgentErrorCode } from "../protocol/errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import { segmentsText } from "../protocol/transcript.ts";
+import { type ConversationEntry, isToolCallsEntry, segmentsText } from "../protocol/transcript.ts";
 import { compileValidator } from "../schema/validate.ts";
 import { abortableSleep } from "../util/sleep.ts";
 import { characters, endSentence, headCharacters } from "../util/text.ts";
@@ -428,10 +428,11 @@ export class ScriptedModel implements LanguageModel {
       throw BridgeError.of(step.error as never, step.message ?? `Scripted ${step.error}.`);
     }
     if ("toolCalls" in step) {
-      const calls: StepToolCall[] = step.toolCalls.map((c, i) => ({
+      const fresh = callIds(req.history, step.toolCalls.flatMap((c) => c.id ?? []));
+      const calls: StepToolCall[] = step.toolCalls.map((c) => ({
         name: c.name,
         arguments: c.arguments,
-        nativeId: c.id ?? `scripted_call_${i}_${crypto.randomUUID().slice(0, 8)}`,
+        nativeId: c.id ?? fresh(),
       }));
       return { kind: "toolCalls", calls, usage: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 8 } };
     }
@@ -480,4 +481,23 @@ export class ScriptedModel implements LanguageModel {
     }
     return { kind: "text", text, usage: null };
   }
+}
+
+/**
+ * Ids for a step's tool calls without one: `scripted_call_1`, `scripted_call_2`, … skipping the call ids the
+ * conversation already holds, so a script gives the same ids on every run and a restored conversation no
+ * id twice.
+ */
+function callIds(history: readonly ConversationEntry[], named: readonly string[]): () => string {
+  const used = new Set<string>(named);
+  for (const entry of history) {
+    if (isToolCallsEntry(entry)) { for (const call of entry.toolCalls) used.add(call.id); }
+  }
+  let n = 0;
+  return () => {
+    let id: string;
+    do id = `scripted_call_${++n}`; while (used.has(id));
+    used.add(id);
+    return id;
+  };
 }

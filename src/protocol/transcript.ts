@@ -14,14 +14,6 @@
  */
 import type { JsonObject, JsonValue } from "./json.ts";
 
-const entryPrefix = `${crypto.randomUUID().slice(0, 8)}-`;
-let entryCounter = 0;
-
-/** A unique id for transcript entries and segments (a per-process random prefix and a decimal counter). */
-export function newEntryId(): string {
-  return entryPrefix + ++entryCounter;
-}
-
 /** Envelope type string of a saved transcript. */
 export const TRANSCRIPT_TYPE = "FoundationModels.Transcript";
 /** Envelope version written by this bridge. */
@@ -286,12 +278,46 @@ export type TranscriptEntry = InstructionsEntry | ConversationEntry;
  * Gives every entry and segment whose `id` is `""` a fresh id, in place (so later reads see the same ids).
  * The agent leaves the ids of the prompts and answers it writes empty until something needs them (an export,
  * a native model): a long conversation then keeps no id strings it never shows.
+ *
+ * The ids are `e1`, `e2`, … in transcript order, skipping the ids the transcript already holds: the same
+ * conversation gets the same ids in every process (golden files of saves stay byte-stable), and an id is
+ * unique within its transcript.
+ *
+ * @example
+ * ```ts
+ * import { assignMissingIds, type TranscriptEntry } from "./transcript.ts";
+ * const entries: TranscriptEntry[] = [
+ *   { id: "e1", role: "user", contents: [{ type: "text", id: "", text: "Hello" }], options: {} },
+ * ];
+ * assignMissingIds(entries);
+ * entries[0].contents[0].id; // "e2"
+ * ```
  */
-export function assignMissingIds(entries: TranscriptEntry[]): void {
+export function assignMissingIds(entries: readonly TranscriptEntry[]): void {
+  let used: Set<string> | null = null;
+  let n = 0;
+  const fresh = (): string => {
+    used ??= idsIn(entries);
+    let id: string;
+    do id = `e${++n}`; while (used.has(id));
+    used.add(id);
+    return id;
+  };
   for (const entry of entries) {
-    if (entry.id === "") entry.id = newEntryId();
-    for (const segment of entry.contents) if (segment.id === "") segment.id = newEntryId();
+    if (entry.id === "") entry.id = fresh();
+    for (const segment of entry.contents ?? []) if (segment.id === "") segment.id = fresh();
   }
+}
+
+/** The ids a transcript holds: its entries', its segments' and its tool calls'. */
+function idsIn(entries: readonly TranscriptEntry[]): Set<string> {
+  const used = new Set<string>();
+  for (const entry of entries) {
+    used.add(entry.id);
+    for (const segment of entry.contents ?? []) used.add(segment.id);
+    if (isToolCallsEntry(entry)) { for (const call of entry.toolCalls) used.add(call.id); }
+  }
+  return used;
 }
 
 /** True for a tool-calls entry. */

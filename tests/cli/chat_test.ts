@@ -244,7 +244,7 @@ Deno.test("chat: warnings about the tools go to stderr; a transcript that cannot
   const r = await oam(["chat", "--script", script, "--tools", strict, "--save-transcript", save], {
     stdin: "first\nsecond\n",
   });
-  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.code, 1, r.stderr); // io_error: the save failed
   assert.equal(r.stdout, "One.\nTwo.\n");
   const cannot = `Error: Cannot write '${save}': the folder '${
     fx.path("no-such-dir")
@@ -335,4 +335,60 @@ Deno.test("chat: --tool-choice naming no tool of the chat, or required without t
     stdin: "hi\n",
   });
   assert.deepEqual([ok.code, ok.stdout, ok.stderr], [0, "Hi.\n", ""]);
+});
+
+Deno.test("chat: a failed turn ends a piped session with its exit code; the lines after it still run", async () => {
+  const script = await fx.write("failing.json", [
+    { text: "Hi." },
+    { error: "guardrail_violation" },
+    { text: "Still here." },
+  ]);
+  const r = await oam(["chat", "--script", script], { stdin: "hello\nsomething bad\nagain\n" });
+  assert.deepEqual([r.code, r.stdout, r.stderr], [
+    4, // guardrail_violation: CI tells the failed turn from a clean run
+    "Hi.\nStill here.\n",
+    "Error: Scripted guardrail_violation. [guardrail_violation]\n",
+  ]);
+  const clean = await oam(["chat", "--script", script], { stdin: "hello\n" });
+  assert.equal(clean.code, 0, clean.stderr);
+});
+
+Deno.test("chat: a saved conversation holds its toolsDir relative to the file; resumed after the folder moved", async () => {
+  const home = await Deno.makeTempDir({ dir: fx.dir, prefix: "checkout-" });
+  await Deno.mkdir(`${home}/tools`);
+  await Deno.mkdir(`${home}/golden`);
+  await Deno.writeTextFile(`${home}/tools/menu.txt`, "stew 8");
+  await Deno.writeTextFile(
+    `${home}/tools/tools.json`,
+    JSON.stringify([{
+      name: "menu",
+      description: "The menu.",
+      "x-oam": { command: ["cat", "menu.txt"], cwd: "." },
+    }]),
+  );
+  const script = await fx.write("hello_only.json", [{ text: "Hello." }]);
+  const a = await oam(["chat", "--script", script, "--tools", "tools/tools.json"], {
+    stdin: "hi\n/save golden/chat.json\n",
+    cwd: home,
+  });
+  assert.equal(a.code, 0, a.stderr);
+  const saved = JSON.parse(await Deno.readTextFile(`${home}/golden/chat.json`));
+  assert.equal(saved.oam.toolsDir, "../tools");
+  const moved = `${home}-moved`;
+  await Deno.rename(home, moved);
+  const steps = await fx.write("menu_steps.json", [
+    { toolCalls: [{ name: "menu", arguments: {} }] },
+    { template: "We have {toolOutput}." },
+  ]);
+  const r = await oam([
+    "respond",
+    "--resume",
+    `${moved}/golden/chat.json`,
+    "--script",
+    steps,
+    "--no-stdin",
+    "Food?",
+  ]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.stdout, "We have stew 8.\n");
 });

@@ -132,7 +132,7 @@ Deno.test("chat: a failure after streamed text ends the line; the error goes to 
     fail.open();
     await c.say("Again.");
     const r = await c.end();
-    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.code, 5, r.stderr); // the failed turn's (context_size_exceeded)
     assert.equal(r.stdout, "Let me th\nFine.\n");
     assert.equal(
       r.stderr,
@@ -164,7 +164,7 @@ Deno.test("chat: failed and model-cancelled turns, a tool error and a budget err
   const r = await oam(["chat", "--script", script, "--tools", tools, "--max-tool-calls", "1"], {
     stdin: "Tell me everything.\nWell?\nOslo?\n/error station offline\nRome and Bern?\nrain\n  as typed  \n",
   });
-  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.code, 5, r.stderr); // the failed turn's (context_size_exceeded); (stopped) is none
   assert.equal(
     r.stdout,
     [

@@ -100,7 +100,7 @@ Deno.test("npc: /state saves the NPC and its world; --restore loads both", async
     stdin: `/state ${nowhere}\n/state ${fx.dir}\n`,
   });
   assert.deepEqual([failed.code, failed.stderr], [
-    0,
+    1, // io_error: the first save that failed
     "note: the greeting is a model call: it played step 1 of the script.\n" +
     `Error: Cannot write '${nowhere}': the folder '${
       fx.path("no_such_folder")
@@ -183,11 +183,11 @@ Deno.test("npc: a greeting that plays a json step is reported, not spoken as raw
   );
 });
 
-Deno.test("npc: when the script runs out the error says so", async () => {
+Deno.test("npc: when the script runs out the error says so, and the exit code is the failure's", async () => {
   const plain = await fx.write("plain2.jsonc", '{"persona": {"name": "Mira"}}');
   const script = await fx.write("empty_script.json", []);
   const r = await oam(["npc", plain, "--script", script], { stdin: "Hello?\n" });
-  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.code, 1, r.stderr); // generation_failed: CI sees the failed turn
   assert.equal(
     r.stderr,
     "Error: Script exhausted: all 0 steps were played and this turn needs a structured answer; add steps or a " +
@@ -406,4 +406,41 @@ Deno.test("npc: --restore also loads a game's own save of npc/state (the state, 
         "Pass 'world' to attach one.\n",
     );
   }
+});
+
+Deno.test("npc: a /state save holds its toolsDir relative to the save, so the folder can move (a checkout elsewhere)", async () => {
+  const home = await Deno.makeTempDir({ dir: fx.dir, prefix: "checkout-" });
+  await Deno.mkdir(`${home}/npcs`);
+  await Deno.writeTextFile(`${home}/npcs/menu.txt`, "stew 8");
+  await Deno.writeTextFile(
+    `${home}/npcs/cook.json`,
+    JSON.stringify({
+      persona: { name: "Mira" },
+      options: { playerOptionCount: 0 },
+      tools: [{
+        name: "check_menu",
+        description: "The menu.",
+        "x-oam": { command: ["cat", "menu.txt"], cwd: "." },
+      }],
+    }),
+  );
+  await Deno.mkdir(`${home}/golden`);
+  const a = await oam(["npc", "npcs/cook.json", "--script", await fx.write("moved_none.json", [])], {
+    stdin: "/state golden/cook.save.json\n",
+    cwd: home,
+  });
+  assert.equal(a.code, 0, a.stderr);
+  const saved = JSON.parse(await Deno.readTextFile(`${home}/golden/cook.save.json`));
+  assert.equal(saved.toolsDir, "../npcs");
+  const moved = `${home}-moved`;
+  await Deno.rename(home, moved);
+  const script = await fx.write("moved_steps.json", [
+    { toolCalls: [{ name: "check_menu", arguments: {} }] },
+    { json: { emotion: "happy", line: "Stew, 8 gold.", ends_conversation: false } },
+  ]);
+  const r = await oam(["npc", "--restore", `${moved}/golden/cook.save.json`, "--script", script], {
+    stdin: "Food?\n",
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /↳ stew 8\n/);
 });

@@ -154,7 +154,7 @@ Deno.test("npc: an emotion that changes under a shown line is noted; a fallback 
   }
 });
 
-Deno.test("npc: blocked, failed and model-cancelled turns, and a tool error; the conversation goes on", async () => {
+Deno.test("npc: blocked, failed and model-cancelled turns, and a tool error; the conversation goes on, the exit code is the failure's", async () => {
   const script = await fx.write("failures.json", [
     { error: "guardrail_violation" },
     { error: "context_size_exceeded", message: "Too much talk." },
@@ -166,7 +166,7 @@ Deno.test("npc: blocked, failed and model-cancelled turns, and a tool error; the
   const r = await oam(["npc", persona, "--script", script], {
     stdin: "Hi\nTell me everything.\nWell?\nStew?\n/error out of stew\n",
   });
-  assert.equal(r.code, 0, r.stderr);
+  assert.equal(r.code, 5, r.stderr); // the failed turn's (context_size_exceeded); a fallback line or (stopped) is none
   assert.equal(
     r.stdout,
     [

@@ -225,3 +225,88 @@ Deno.test("docs/scripting.md: decision and content steps are held as it says", a
     /^Script exhausted: all 0 steps were played and this turn needs a structured answer/,
   );
 });
+
+/** The section of the page on golden tests, up to the next section. */
+function goldenSection(): string {
+  const start = DOC.indexOf("## Golden tests");
+  assert.ok(start >= 0, "the page has a section on golden tests");
+  return DOC.slice(start, DOC.indexOf("\n## ", start + 1));
+}
+
+Deno.test("docs/scripting.md: the golden test writes its file, passes, and fails with a diff when a line changes", async () => {
+  const snippet = goldenSection().match(/```ts golden\n([\s\S]*?)```/)?.[1];
+  assert.ok(snippet, "the section has a ts example");
+  const dir = await Deno.makeTempDir({ prefix: "oam-golden-" });
+  try {
+    const file = `${dir}/guard_golden_test.ts`;
+    await Deno.writeTextFile(
+      file,
+      snippet.replace('"../mod.ts"', JSON.stringify(MOD)).replace(
+        'new URL("../personas/guard.jsonc", import.meta.url)',
+        `new URL(${JSON.stringify(new URL("../../personas/guard.jsonc", import.meta.url).href)})`,
+      ),
+    );
+    const run = async (env: Record<string, string> = {}) => {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: ["test", "-A", "--no-lock", "--no-check", file],
+        env: { NO_COLOR: "1", ...env },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      return {
+        code: out.code,
+        text: new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr),
+      };
+    };
+    const written = await run({ UPDATE_GOLDEN: "1" });
+    assert.equal(written.code, 0, written.text);
+    const golden = await Deno.readTextFile(`${dir}/bram.golden.json`);
+    assert.ok(golden.includes('"line": "Go on, then. Mind the old mine road."'), golden);
+    assert.ok(golden.includes('"id": "e1"'), "the save's ids are the stable ones");
+    const again = await run();
+    assert.equal(again.code, 0, again.text);
+    // A persona or a script that changes behaviour: the test fails, naming the line.
+    await Deno.writeTextFile(
+      `${dir}/bram.golden.json`,
+      golden.replace("Mind the old mine road.", "Be quick."),
+    );
+    const changed = await run();
+    assert.equal(changed.code, 1, changed.text);
+    assert.match(changed.text, /Be quick\./);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("docs/scripting.md: the shell golden job prints and saves the same conversation twice, with no absolute path, and exits 0", async () => {
+  const sh = goldenSection().match(/```sh\n([\s\S]*?)```/)?.[1];
+  assert.ok(sh, "the section has a shell example");
+  const dir = await Deno.makeTempDir({ prefix: "oam-golden-sh-" });
+  const root = new URL("../..", import.meta.url).pathname;
+  const oam = `${Deno.execPath()} run --no-lock -A ${root}cli.ts`;
+  // The job without its git diff, run from the repository's root as written; the output kept in `dir`.
+  const job = sh.replace("deno task oam", oam).replace("> bram.txt", `> ${dir}/bram.txt`)
+    .replace("/state bram.save.json", `/state ${dir}/bram.save.json`).replace(/\ngit diff[^\n]*/, "");
+  try {
+    const outputs = [];
+    for (let i = 0; i < 2; i++) {
+      const out = await new Deno.Command("bash", {
+        args: ["-c", `set -o pipefail\n${job}`],
+        cwd: root,
+        stderr: "piped",
+      })
+        .output();
+      assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+      outputs.push(
+        await Deno.readTextFile(`${dir}/bram.txt`) + await Deno.readTextFile(`${dir}/bram.save.json`),
+      );
+    }
+    assert.equal(outputs[1], outputs[0]);
+    assert.match(outputs[0], /Bram \[neutral\]: Go on, then\. Mind the old mine road\./);
+    // The save holds no path of this machine: the folder of the tools is relative to the save.
+    const saved = JSON.parse(await Deno.readTextFile(`${dir}/bram.save.json`));
+    assert.ok(!saved.toolsDir.startsWith("/"), saved.toolsDir);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
