@@ -323,6 +323,8 @@ export class ScriptedModel implements LanguageModel {
    * finds the script exhausted.
    */
   #lastProblem: { problem: string; step: number } | null = null;
+  /** Ids for tool calls the script leaves unnamed (made at the first tool-call step). */
+  #callIds: CallIds | null = null;
   readonly #availability: ModelAvailability;
 
   /** A model playing `script`; `variant` names it in availability. */
@@ -428,11 +430,12 @@ export class ScriptedModel implements LanguageModel {
       throw BridgeError.of(step.error as never, step.message ?? `Scripted ${step.error}.`);
     }
     if ("toolCalls" in step) {
-      const fresh = callIds(req.history, step.toolCalls.flatMap((c) => c.id ?? []));
+      const ids = this.#callIds ??= { taken: callIdsIn(req.history), n: 0 };
+      for (const c of step.toolCalls) if (c.id !== undefined) ids.taken.add(c.id);
       const calls: StepToolCall[] = step.toolCalls.map((c) => ({
         name: c.name,
         arguments: c.arguments,
-        nativeId: c.id ?? fresh(),
+        nativeId: c.id ?? nextCallId(ids),
       }));
       return { kind: "toolCalls", calls, usage: { inputTokens: 0, cachedInputTokens: 0, outputTokens: 8 } };
     }
@@ -484,20 +487,27 @@ export class ScriptedModel implements LanguageModel {
 }
 
 /**
- * Ids for a step's tool calls without one: `scripted_call_1`, `scripted_call_2`, … skipping the call ids the
- * conversation already holds, so a script gives the same ids on every run and a restored conversation no
- * id twice.
+ * The ids of scripted tool calls without one: `scripted_call_1`, `scripted_call_2`, … in the order this model
+ * plays them, skipping the ids it cannot use (`taken`: those of the conversation it first saw, a restored
+ * one, and those the script names). A script gives the same ids on every run, and a conversation no id twice.
  */
-function callIds(history: readonly ConversationEntry[], named: readonly string[]): () => string {
-  const used = new Set<string>(named);
+interface CallIds {
+  taken: Set<string>;
+  n: number;
+}
+
+/** The tool-call ids of a conversation (read once per model, at its first tool-call step). */
+function callIdsIn(history: readonly ConversationEntry[]): Set<string> {
+  const ids = new Set<string>();
   for (const entry of history) {
-    if (isToolCallsEntry(entry)) { for (const call of entry.toolCalls) used.add(call.id); }
+    if (isToolCallsEntry(entry)) { for (const call of entry.toolCalls) ids.add(call.id); }
   }
-  let n = 0;
-  return () => {
-    let id: string;
-    do id = `scripted_call_${++n}`; while (used.has(id));
-    used.add(id);
-    return id;
-  };
+  return ids;
+}
+
+/** The next free `scripted_call_<n>` (the ones made before are never made again: n only grows). */
+function nextCallId(ids: CallIds): string {
+  let id: string;
+  do id = `scripted_call_${++ids.n}`; while (ids.taken.has(id));
+  return id;
 }
