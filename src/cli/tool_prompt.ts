@@ -26,18 +26,21 @@ export interface ToolPromptHooks {
 /**
  * What shows `line`, a line about another tool call of the round, while a tool question may be waiting for its
  * answer on the same terminal: the question's line is cleared, the line shown, and the question asked again
- * below it, so the answer is typed after its question. With no question waiting, the line as it is. `columns`
- * is the terminal's width: a question that wrapped (full-width characters and emoji take two columns) is
- * erased on all its rows.
+ * below it, so the answer is typed after its question. With no question waiting (`question` null), the line as
+ * it is. `columns` is the terminal's width: a question that wrapped (full-width characters and emoji take two
+ * columns) is erased on all its rows.
  *
  * @example
  * ```ts
  * import { besideQuestion } from "./tool_prompt.ts";
- * besideQuestion("  ↳ sunny\n", '  ? get_weather {"city":"Oslo"} output› ');
+ * besideQuestion("  ↳ sunny\n", { question: '  ? get_weather {"city":"Oslo"} output› ' });
  * // '\r\x1b[K  ↳ sunny\n  ? get_weather {"city":"Oslo"} output› '
  * ```
  */
-export function besideQuestion(line: string, question: string | null, columns?: number): string {
+export function besideQuestion(
+  line: string,
+  { question, columns }: { question: string | null; columns?: number },
+): string {
   if (question === null) return line;
   // A question wider than the terminal wrapped: the cursor is on its last row, so go up to its first.
   // deno-lint-ignore no-control-regex

@@ -220,13 +220,12 @@ export class Spinner {
     if (Date.now() - this.#started < 150) return;
     this.#drawn = true;
     const seconds = (Date.now() - this.#started) / 1000;
-    const line = spinnerLine(
-      FRAMES[this.#frame++ % FRAMES.length],
-      this.#label,
+    const line = spinnerLine(this.#label, {
+      frame: FRAMES[this.#frame++ % FRAMES.length],
       seconds,
-      terminalColumns(),
-      this.#style,
-    );
+      columns: terminalColumns(),
+      style: this.#style,
+    });
     writeErr(`\r\x1b[K${line}`);
   }
 }
@@ -240,17 +239,20 @@ export function terminalColumns(): number | undefined {
   }
 }
 
+/** One frame of the {@link Spinner}: its `frame` character, the `seconds` shown, the terminal's width. */
+export interface SpinnerFrame {
+  frame: string;
+  seconds: number;
+  /** The terminal's width in columns; undefined when there is none (nothing is shortened). */
+  columns: number | undefined;
+  style: Style;
+}
+
 /**
  * One frame of the {@link Spinner}: `⠋ label 1.2s`, on one line of a terminal `columns` wide (a line that
  * wraps could not be erased by the next frame).
  */
-export function spinnerLine(
-  frame: string,
-  label: string,
-  seconds: number,
-  columns: number | undefined,
-  style: Style,
-): string {
+export function spinnerLine(label: string, { frame, seconds, columns, style }: SpinnerFrame): string {
   const time = `${seconds.toFixed(1)}s`;
   // The last column stays free: writing into it makes some terminals wrap.
   const room = columns === undefined ? undefined : columns - 1 - displayWidth(`${frame}  ${time}`);

@@ -243,7 +243,9 @@ export class TurnScreen {
   #toolLine(line: string): void {
     const question = this.#promptsOnStdout ? this.#question : null;
     if (question === null) this.newline();
-    this.write(besideQuestion(line, question, question === null ? undefined : terminalColumns()));
+    this.write(
+      besideQuestion(line, { question, columns: question === null ? undefined : terminalColumns() }),
+    );
   }
 
   /** `  ⚙ name {arguments}`, then `note` (the command ends its own open line first). */

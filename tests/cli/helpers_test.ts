@@ -296,14 +296,23 @@ Deno.test("command tools: output cut at maxOutputChars keeps whole characters", 
 Deno.test("spinner: its line fits the terminal, full-width characters and emoji taking two columns", () => {
   const plain = makeStyle(false);
   const name = "北の門を守る年老いた鍛冶屋のゲンさん"; // 17 characters, 34 columns
-  const line = spinnerLine("⠋", `${name} is thinking`, 1.21, 40, plain);
+  const line = spinnerLine(`${name} is thinking`, { frame: "⠋", seconds: 1.21, columns: 40, style: plain });
   assert.equal(line, "⠋ 北の門を守る年老いた鍛冶屋のゲ… 1.2s");
   assert.ok(displayWidth(line) < 40);
   // An emoji sequence is not cut, and counts two columns.
-  assert.equal(spinnerLine("⠋", "👨‍👩‍👧‍👦👨‍👩‍👧‍👦👨‍👩‍👧‍👦 x", 0.5, 15, plain), "⠋ 👨‍👩‍👧‍👦👨‍👩‍👧‍👦… 0.5s");
+  assert.equal(
+    spinnerLine("👨‍👩‍👧‍👦👨‍👩‍👧‍👦👨‍👩‍👧‍👦 x", { frame: "⠋", seconds: 0.5, columns: 15, style: plain }),
+    "⠋ 👨‍👩‍👧‍👦👨‍👩‍👧‍👦… 0.5s",
+  );
   // A line that fits, or no terminal width known: the whole label.
-  assert.equal(spinnerLine("⠋", "ゲン is thinking", 0.2, 40, plain), "⠋ ゲン is thinking 0.2s");
-  assert.equal(spinnerLine("⠋", name, 0.2, undefined, plain), `⠋ ${name} 0.2s`);
+  assert.equal(
+    spinnerLine("ゲン is thinking", { frame: "⠋", seconds: 0.2, columns: 40, style: plain }),
+    "⠋ ゲン is thinking 0.2s",
+  );
+  assert.equal(
+    spinnerLine(name, { frame: "⠋", seconds: 0.2, columns: undefined, style: plain }),
+    `⠋ ${name} 0.2s`,
+  );
   assert.equal(displayWidth("Grüße e\u0301 مرحبا"), 13);
   assert.equal(displayWidth("全角ＡＢ👍🏽🇯🇵"), 12);
 });
@@ -315,10 +324,22 @@ Deno.test("besideQuestion: a tool question that wrapped on a narrow terminal is 
     s.dim('{"count":5,"to":"プレイヤー"}')
   } output› `;
   assert.equal(displayWidth('  ? 金貨を渡す {"count":5,"to":"プレイヤー"} output› '), 53);
-  assert.equal(besideQuestion("  ↳ ok\n", question, 40), `\r\x1b[1A\x1b[J  ↳ ok\n${question}`);
+  assert.equal(
+    besideQuestion("  ↳ ok\n", { question, columns: 40 }),
+    `\r\x1b[1A\x1b[J  ↳ ok\n${question}`,
+  );
   // On one row (or with no width known) its row is cleared, as before.
-  assert.equal(besideQuestion("  ↳ ok\n", question, 80), `\r\x1b[K  ↳ ok\n${question}`);
-  assert.equal(besideQuestion("  ↳ ok\n", question), `\r\x1b[K  ↳ ok\n${question}`);
-  assert.equal(besideQuestion("  ↳ ok\n", "x".repeat(40), 40), `\r\x1b[K  ↳ ok\n${"x".repeat(40)}`);
-  assert.equal(besideQuestion("  ↳ ok\n", "あ".repeat(41), 40), `\r\x1b[2A\x1b[J  ↳ ok\n${"あ".repeat(41)}`);
+  assert.equal(
+    besideQuestion("  ↳ ok\n", { question, columns: 80 }),
+    `\r\x1b[K  ↳ ok\n${question}`,
+  );
+  assert.equal(besideQuestion("  ↳ ok\n", { question }), `\r\x1b[K  ↳ ok\n${question}`);
+  assert.equal(
+    besideQuestion("  ↳ ok\n", { question: "x".repeat(40), columns: 40 }),
+    `\r\x1b[K  ↳ ok\n${"x".repeat(40)}`,
+  );
+  assert.equal(
+    besideQuestion("  ↳ ok\n", { question: "あ".repeat(41), columns: 40 }),
+    `\r\x1b[2A\x1b[J  ↳ ok\n${"あ".repeat(41)}`,
+  );
 });
