@@ -338,6 +338,7 @@ class ChatCommand {
         return;
       default:
         writeErr(`${this.#err.red("Error:")} unknown command '${name}'; type /help. [usage]\n`);
+        this.#screen.failed(EXIT.usage); // as in oam npc: the session goes on, the exit code says it
     }
   }
 
