@@ -190,7 +190,8 @@ export interface GenerateOptions extends DecisionSettings {
 }
 
 /**
- * A decision of `decideMany` that failed (the others are unaffected).
+ * A decision of `decideMany` that failed while it ran (the others are unaffected; an invalid request
+ * rejects the whole call instead, see {@link Bridge.decideMany}).
  *
  * @example
  * ```ts
@@ -423,8 +424,11 @@ export class Bridge implements AsyncDisposable {
   }
 
   /**
-   * Independent decisions with shared settings, in request order. A failed decision is a
-   * {@link DecisionFailure} and does not affect the others.
+   * Independent decisions with shared settings, in request order. A decision that fails while it runs (a
+   * guardrail block without a fallback, an invalid answer) is a {@link DecisionFailure} in its place and does
+   * not affect the others. A request the bridge refuses before any model call (duplicate or missing option
+   * ids, a `fallbackOptionID` outside the options) rejects the whole call with `-32602`, its message naming
+   * it (`'requests[7].options'`), and no decision runs.
    */
   async decideMany<const Id extends string>(
     requests: readonly DecisionRequest<Id>[],

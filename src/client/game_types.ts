@@ -345,8 +345,11 @@ export interface DecisionDetails<Id extends string = string> {
   tools?: readonly ToolRef[];
   /** Default `"auto"`. */
   toolChoice?: ToolChoice;
-  /** Returned (with `isFallback: true`) when guardrails block the decision. */
-  fallbackOptionID?: Id;
+  /**
+   * Returned (with `isFallback: true`) when guardrails block the decision. One of the option ids: any other
+   * id does not compile (the options alone decide the type of `optionID`).
+   */
+  fallbackOptionID?: NoInfer<Id>;
 }
 
 /**

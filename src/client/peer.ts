@@ -36,7 +36,8 @@ export interface RequestOptions {
   /**
    * Called when `signal` aborts or `timeoutMs` passes. With it, the request keeps waiting for its response
    * (the hook asks the bridge to cancel the work, which then answers `-32009`); a timeout then rejects with
-   * `-32024 timeout`. Without it, the request rejects at once and its late response is ignored.
+   * `-32024 timeout`. Without it, the request rejects at once and its late response is ignored: the bridge is
+   * not asked to stop the work (a `decision/decide` or `content/generate` goes on, and so does its model call).
    */
   onAbort?: (reason: BridgeError) => void;
   /** Receives every notification whose `params.requestId` is this request's id, in order, before it settles. */
@@ -293,9 +294,13 @@ export class Peer {
         const ms = options.timeoutMs;
         pending.timer = setTimeout(() => {
           pending.timer = undefined;
+          // With a hook the bridge is asked to stop the work; without one nothing tells it, and the work
+          // goes on there (a decision or a generation still holds the model).
           const e = BridgeError.of(
             "timeout",
-            `'${method}' did not finish within ${ms} ms; it was cancelled.`,
+            options.onAbort
+              ? `'${method}' did not finish within ${ms} ms; it was cancelled.`
+              : `'${method}' did not finish within ${ms} ms; its response will be ignored (the bridge was not asked to stop it).`,
           );
           pending.timedOut = e;
           this.#abort(id, pending, e);

@@ -103,6 +103,25 @@ export class ContentMethods {
       const out: JsonObject = { content: orderBySchema(result.structured, schema) };
       if (warnings.length > 0) out.warnings = warnings;
       return out;
+    }, (error) => {
+      throw withSchemaWarnings(error, conversion.warnings);
     });
   }
+}
+
+/**
+ * An invalid answer's error with the schema's conversion warnings added to its message: they explain the
+ * schema the answer was held to (a property without a type is a string, `not` is ignored), and a failed
+ * request has no `warnings` to show them. Other errors are returned as they are.
+ */
+function withSchemaWarnings(error: unknown, schemaWarnings: readonly string[]): unknown {
+  if (
+    schemaWarnings.length === 0 || !(error instanceof BridgeError) ||
+    error.dataCode !== "generation_failed" ||
+    typeof error.data.problem !== "string"
+  ) {
+    return error;
+  }
+  const message = `${error.message} The schema's warnings: ${schemaWarnings.join("; ")}.`;
+  return new BridgeError(error.code, error.dataCode, message, error.data).withCause(error);
 }

@@ -402,6 +402,7 @@ for (const t of TRANSPORTS) {
     assert.ok("error" in second);
     isBridgeError(-32002, "guardrail_violation", /Blocked\./)(second.error);
     await assert.rejects(
+      // @ts-expect-error: a fallback outside the options does not compile; a script without types still sends it
       bridge.decideMany([{ situation: "Bad.", options: ["a", "b"], fallbackOptionID: "c" }]),
       isBridgeError(-32602, "invalid_params", /fallbackOptionID/),
     );

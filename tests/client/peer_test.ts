@@ -163,6 +163,25 @@ Deno.test("peer: an aborted request without onAbort rejects at once; its late re
   await peer.close();
 });
 
+Deno.test("peer: a timed-out request without onAbort says the bridge was not asked to stop, not that it was cancelled", async () => {
+  // `decision/decide` has no cancel method: the bridge goes on deciding, and a message saying the decision
+  // "was cancelled" let a game loop believe the model was free for the next one.
+  const { peer, t } = await started();
+  const call = peer.request("decision/decide", {}, { timeoutMs: 1 });
+  await assert.rejects(call, (e) => {
+    assert.ok(e instanceof BridgeError);
+    assert.equal(e.dataCode, "timeout");
+    assert.equal(
+      e.message,
+      "'decision/decide' did not finish within 1 ms; its response will be ignored (the bridge was not asked to stop it).",
+    );
+    return true;
+  });
+  t.deliver({ jsonrpc: "2.0", id: 1, result: {} });
+  assert.equal(peer.pendingRequests, 0);
+  await peer.close();
+});
+
 Deno.test("peer: with onAbort, an aborted or timed-out request waits for the bridge's answer", async () => {
   const { peer, t } = await started();
   const controller = new AbortController();

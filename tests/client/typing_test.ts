@@ -94,3 +94,22 @@ Deno.test("generate's result is typed from an inline schema; a type argument sti
   };
   void typed;
 });
+
+Deno.test("a decision's optionID is typed from its options, and a fallbackOptionID outside them does not compile", () => {
+  // Compiled only: the calls are never run (no bridge is opened).
+  const typed = async (bridge: Bridge) => {
+    const d = await bridge.decide("A wolf growls.", ["fight", { id: "flee" }], { fallbackOptionID: "flee" });
+    same<typeof d.optionID, "fight" | "flee">(true);
+    // @ts-expect-error: 'hide' is not one of the options (a typo of the fallback, not a third option)
+    await bridge.decide("A wolf growls.", ["fight", "flee"], { fallbackOptionID: "hide" });
+    const [first] = await bridge.decideMany([
+      { situation: "A wolf growls.", options: ["fight", "flee"], fallbackOptionID: "flee" },
+    ]);
+    if (!("error" in first)) same<typeof first.optionID, "fight" | "flee">(true);
+    await bridge.decideMany([
+      // @ts-expect-error: 'hide' is not one of the options
+      { situation: "A wolf growls.", options: ["fight", "flee"], fallbackOptionID: "hide" },
+    ]);
+  };
+  void typed;
+});

@@ -268,3 +268,31 @@ Deno.test("content/generate: model errors are returned; cancelled at shutdown", 
   await c.close();
   assert.equal(((await c.response(id)).error as JsonObject).code, -32009);
 });
+
+Deno.test("content/generate: an invalid answer's message names the schema's warnings that explain the schema it was held to", async () => {
+  // `a` has no type (only a `not`, which is ignored), so it is generated as a string: the step's number was
+  // refused with "must be string", a type the schema never said, and the warnings saying why were dropped.
+  const c = new WireClient();
+  const error = await failure(c, {
+    prompt: "p",
+    schema: { type: "object", properties: { a: { not: { type: "string" } } } },
+    model: scripted({ json: { a: 1 } }),
+  });
+  assert.equal(error.code, -32012);
+  assert.equal(
+    error.message,
+    "The model gave an invalid answer: the answer does not match the response schema: #/properties/a: must be " +
+      "string. It was step 1 of 1, and no step is left for its retry: fix that step, or add a step after it for " +
+      "the retry to play. The schema's warnings: #/properties/a: 'not' is not supported and is ignored (neither " +
+      "enforced nor described to the model); #/properties/a: schema without a type is generated as a string.",
+  );
+  assert.deepEqual(Object.keys(error.data as JsonObject), ["code", "problem"]);
+  // Without schema warnings the message is the model's alone.
+  const plain = await failure(c, {
+    prompt: "p",
+    schema: ITEM_SCHEMA,
+    model: scripted({ json: { name: "x" } }),
+  });
+  assert.ok(!String(plain.message).includes("warnings"), String(plain.message));
+  await c.close();
+});
