@@ -168,6 +168,40 @@ export interface CreateNpcOptions {
 }
 
 /**
+ * How long a decision or a generation is waited for. The protocol has no cancel for them: when `signal` aborts
+ * (`-32009 cancelled`) or `timeoutMs` passes (`-32024 timeout`), the promise rejects at once, and the bridge
+ * finishes the work (its model call included) and its answer is ignored. A game loop that gives up on a
+ * decision acts on a default of its own.
+ *
+ * @example
+ * ```ts
+ * import { Bridge, BridgeError } from "@open-apple-models/bridge";
+ * await using bridge = await Bridge.open();
+ * const slow = { type: "scripted" as const, steps: [{ json: { reasoning: "…", choice: "flee", confidence: 50 }, delayMs: 50 }] };
+ * const action = await bridge.decide("A wolf growls.", ["fight", "flee"], { model: slow, timeoutMs: 5 })
+ *   .then((d) => d.optionID, (e) => {
+ *     if (e instanceof BridgeError && e.dataCode === "timeout") return "fight"; // the unit's default
+ *     throw e;
+ *   });
+ * action; // "fight"
+ * ```
+ */
+export interface WaitOptions {
+  /** Stops waiting when it aborts (the work goes on in the bridge; see {@link WaitOptions}). */
+  signal?: AbortSignal;
+  /** Stops waiting after this many milliseconds (see {@link WaitOptions}). No limit by default. */
+  timeoutMs?: number;
+}
+
+/** The wait options of `options`, and the rest (what is sent). */
+function splitWait<T extends WaitOptions>(
+  options: T,
+): [Omit<T, keyof WaitOptions>, RequestOptions | undefined] {
+  const { signal, timeoutMs, ...rest } = options;
+  return [rest, signal === undefined && timeoutMs === undefined ? undefined : { signal, timeoutMs }];
+}
+
+/**
  * Options of {@link Bridge.generate}.
  *
  * @example
@@ -182,7 +216,7 @@ export interface CreateNpcOptions {
  * rumor.rumor; // "The mill is haunted."
  * ```
  */
-export interface GenerateOptions extends DecisionSettings {
+export interface GenerateOptions extends DecisionSettings, WaitOptions {
   /** Facts for the generation. */
   context?: JsonValue;
   /** Client tools. */
@@ -415,11 +449,13 @@ export class Bridge implements AsyncDisposable {
   decide<const Id extends string>(
     situation: string | JsonValue,
     options: readonly DecisionOption<Id>[],
-    details: DecisionDetails<Id> & DecisionSettings = {},
+    details: DecisionDetails<Id> & DecisionSettings & WaitOptions = {},
   ): Promise<Decision<Id>> {
+    const [sent, wait] = splitWait(details);
     return this.#c.request<Decision<Id>>(
       "decision/decide",
-      this.#decision({ ...details, situation, options }),
+      this.#decision({ ...sent, situation, options }),
+      wait,
     );
   }
 
@@ -432,16 +468,17 @@ export class Bridge implements AsyncDisposable {
    */
   async decideMany<const Id extends string>(
     requests: readonly DecisionRequest<Id>[],
-    settings: DecisionSettings & { maxConcurrency?: number } = {},
+    settings: DecisionSettings & WaitOptions & { maxConcurrency?: number } = {},
   ): Promise<(Decision<Id> | DecisionFailure)[]> {
     if (!Array.isArray(requests)) {
       throw new TypeError(`'requests' must be an array of {situation, options}; got ${shown(requests)}.`);
     }
     type Results = { results: (Decision<Id> | { error: JsonRpcErrorObject })[] };
+    const [sent, wait] = splitWait(settings);
     const { results } = await this.#c.request<Results>("decision/decideMany", {
-      ...settings,
+      ...sent,
       requests: requests.map((r) => this.#decision(r)),
-    });
+    }, wait);
     const out: (Decision<Id> | DecisionFailure)[] = [];
     for (const r of results) {
       if ("error" in r) out.push({ error: errorFromResponse(r.error) });
@@ -466,12 +503,13 @@ export class Bridge implements AsyncDisposable {
     options: GenerateOptions = {},
   ): Promise<[T] extends [never] ? SchemaValue<S> : T> {
     type Content = [T] extends [never] ? SchemaValue<S> : T;
+    const [sent, wait] = splitWait(options);
     const result = await this.#c.request<{ content: Content }>("content/generate", {
-      ...options,
+      ...sent,
       prompt,
       schema,
       tools: this.#c.definitions(options.tools),
-    });
+    }, wait);
     return result.content;
   }
 

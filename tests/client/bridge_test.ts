@@ -630,3 +630,39 @@ for (const t of TRANSPORTS) {
     await bridge.close(); // idempotent
   });
 }
+
+Deno.test("decide, decideMany and generate stop waiting at timeoutMs or an aborted signal; nothing is sent for them", async () => {
+  await using bridge = await TRANSPORTS[0].open(collecting().options);
+  const slow = scripted({ json: { reasoning: "r", choice: "flee", confidence: 50 }, delayMs: 200 });
+  await assert.rejects(
+    bridge.decide("A wolf growls.", ["fight", "flee"], { model: slow, timeoutMs: 5 }),
+    isBridgeError(-32024, "timeout", /did not finish within 5 ms; its response will be ignored/),
+  );
+  const controller = new AbortController();
+  const many = bridge.decideMany([{ situation: "A wolf.", options: ["fight", "flee"] }], {
+    model: slow,
+    signal: controller.signal,
+  });
+  controller.abort();
+  await assert.rejects(many, isBridgeError(-32009, "cancelled"));
+  await assert.rejects(
+    bridge.generate(ITEM_SCHEMA, "An item.", {
+      model: scripted({ json: { item: "rope" }, delayMs: 200 }),
+      timeoutMs: 5,
+    }),
+    isBridgeError(-32024, "timeout"),
+  );
+  // A bad value is a TypeError before anything is sent, as for turns.
+  await assert.rejects(
+    // @ts-expect-error: not a number
+    bridge.decide("A wolf.", ["fight", "flee"], { model: slow, timeoutMs: "soon" }),
+    TypeError,
+  );
+  // In time, the same decision answers, and the bridge never saw the options (it warns of unknown params).
+  const decided = await bridge.decide("A wolf growls.", ["fight", "flee"], {
+    model: slow,
+    timeoutMs: 60_000,
+  });
+  assert.equal(decided.optionID, "flee");
+  assert.equal(decided.warnings, undefined);
+});
