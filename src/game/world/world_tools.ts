@@ -167,7 +167,7 @@ export function worldTools(
  * - string: the text as is (a quoted JSON string literal is unwrapped);
  * - number: commas removed, then a decimal number;
  * - boolean: `true`/`yes`/`1` or `false`/`no`/`0` (case-insensitive);
- * - list / object: the text must be JSON of the same kind;
+ * - list / object: the text must be JSON of the same kind (the error shows an example of that kind);
  * - absent or `null`: the JSON value if the text parses as JSON, else the text.
  *
  * For numbers and booleans a quoted literal (`"42"`) is unwrapped first.
@@ -200,10 +200,10 @@ export function coerceWorldValue(
   const parsed = tryParseJson(text);
   if (Array.isArray(current)) {
     if (Array.isArray(parsed)) return { value: parsed };
-    return { error: `Cannot set '${path}': it holds a list; send valid JSON.` };
+    return { error: `Cannot set '${path}': it holds a list; send a JSON list such as ["a", "b"].` };
   }
   if (isObjectValue(parsed)) return { value: parsed };
-  return { error: `Cannot set '${path}': it holds an object; send valid JSON.` };
+  return { error: `Cannot set '${path}': it holds an object; send a JSON object such as {"key": "value"}.` };
 }
 
 /**

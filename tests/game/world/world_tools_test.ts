@@ -294,11 +294,11 @@ Deno.test("update_world_state: coercion by stored type and texts", () => {
   );
   err(
     tool.run({ path: "player.bag", value: "map" }),
-    "Cannot set 'player.bag': it holds a list; send valid JSON.",
+    `Cannot set 'player.bag': it holds a list; send a JSON list such as ["a", "b"].`,
   );
   err(
     tool.run({ path: "player.bag", value: '{"a":1}' }),
-    "Cannot set 'player.bag': it holds a list; send valid JSON.",
+    `Cannot set 'player.bag': it holds a list; send a JSON list such as ["a", "b"].`,
   );
   done(
     tool.run({ path: "player.stats", value: '{"hp": 8}' }),
@@ -307,7 +307,11 @@ Deno.test("update_world_state: coercion by stored type and texts", () => {
   done(tool.run({ path: "player.stats", value: { hp: 9 } }), 'Set player.stats to {"hp":9} (was {"hp":8}).');
   err(
     tool.run({ path: "player.stats", value: "[1]" }),
-    "Cannot set 'player.stats': it holds an object; send valid JSON.",
+    `Cannot set 'player.stats': it holds an object; send a JSON object such as {"key": "value"}.`,
+  );
+  err(
+    tool.run({ path: "player.stats", value: "null" }),
+    `Cannot set 'player.stats': it holds an object; send a JSON object such as {"key": "value"}.`,
   );
   done(tool.run({ path: "player.title", value: "Sir" }), 'Set player.title to "Sir" (was null).');
   done(tool.run({ path: "quests.lost_ring.reward", value: "50" }), "Set quests.lost_ring.reward to 50.");
