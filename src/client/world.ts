@@ -3,7 +3,7 @@
  * @module
  */
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
-import { requireFunction } from "./checks.ts";
+import { nonFiniteProblem, requireFunction, shown } from "./checks.ts";
 import type { Connection, WorldListener } from "./connection.ts";
 import type { WorldRemoval } from "./game_types.ts";
 
@@ -87,13 +87,31 @@ export class World {
     return result.exists ? result.value : undefined;
   }
 
-  /** Writes `value` at `path` (missing objects are created); returns the new version. */
+  /**
+   * Writes `value` at `path` (missing objects are created; `null` is a value, use {@link World.remove} to
+   * delete); returns the new version. A `NaN` or `Infinity` in `value` is a TypeError (JSON would send `null`).
+   */
   async set(path: string, value: unknown): Promise<number> {
+    const problem = nonFiniteProblem(value, { where: `world.set(${JSON.stringify(path)})`, what: "value" });
+    if (problem !== null) throw problem;
     return (await this.#c.request<{ version: number }>("world/set", { world: this.id, path, value })).version;
   }
 
-  /** Applies an RFC 7386 merge patch at `path` (`null` deletes); returns the new version. */
+  /**
+   * Applies an RFC 7386 merge patch at `path` (default the root; `null` members delete): `merge({ gold: 5 },
+   * "player")`. Returns the new version. The patch comes first: a string there is a TypeError, and so is a
+   * `NaN` or `Infinity` in the patch (JSON would send `null`).
+   */
   async merge(patch: object, path = ""): Promise<number> {
+    if (typeof patch === "string") {
+      const example = typeof path === "object" && path !== null ? shown(path) : "patch";
+      throw new TypeError(`world.merge takes the patch first: merge(${example}, ${JSON.stringify(patch)}).`);
+    }
+    const problem = nonFiniteProblem(patch, {
+      where: `world.merge(${path === "" ? "" : JSON.stringify(path)})`,
+      what: "patch",
+    });
+    if (problem !== null) throw problem;
     return (await this.#c.request<{ version: number }>("world/merge", { world: this.id, path, patch }))
       .version;
   }
