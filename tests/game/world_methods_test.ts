@@ -180,7 +180,8 @@ Deno.test("world/set: writes, version, null values, list append, errors, unknown
   });
   assert.deepEqual(await failure(c, "world/set", { world: "v", value: [1] }), {
     code: -32054,
-    message: "The world state root must be a JSON object.",
+    message:
+      "The world state root must be a JSON object: write a value at a path such as 'player.gold', or an object to replace the whole state.",
     data: { code: "world_error", world: "v", path: "" },
   });
   // Failed writes changed nothing.
@@ -373,7 +374,8 @@ Deno.test("world/merge: at a path, null patch at a path stores null, errors", as
   });
   assert.deepEqual(await failure(c, "world/merge", { world: "v", patch: 7 }), {
     code: -32054,
-    message: "The world state root must be a JSON object.",
+    message:
+      "The world state root must be a JSON object: write a value at a path such as 'player.gold', or an object to replace the whole state.",
     data: { code: "world_error", world: "v", path: "" },
   });
   await c.close();
