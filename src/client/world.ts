@@ -2,6 +2,7 @@
  * `World`: a shared world-state blackboard (`world/*`), a thin handle over the connection.
  * @module
  */
+import { BridgeError } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { nonFiniteProblem, requireFunction, shown } from "./checks.ts";
 import type { Connection, WorldListener } from "./connection.ts";
@@ -38,11 +39,19 @@ export class Subscription implements AsyncDisposable {
     this.path = path;
   }
 
-  /** Ends the subscription: the callback is not called again. */
+  /**
+   * Ends the subscription: the callback is not called again. Calling it again, or after `world.delete()` ended
+   * the subscription on the bridge, does nothing.
+   */
   async unsubscribe(): Promise<void> {
     if (this.#ended) return;
     this.#ended = true;
-    await this.#c.unsubscribe(this.id);
+    try {
+      await this.#c.unsubscribe(this.id);
+    } catch (error) {
+      // Already ended on the bridge (its world was deleted): what unsubscribing wants.
+      if (!(error instanceof BridgeError && error.dataCode === "subscription_not_found")) throw error;
+    }
   }
 
   /** Same as {@link Subscription.unsubscribe} (for `await using`). */
@@ -116,10 +125,10 @@ export class World {
       .version;
   }
 
-  /** Removes `path`. */
+  /** Removes `path`: `{removed, oldValue, version}`, without `oldValue` when there was nothing to remove. */
   async remove(path: string): Promise<WorldRemoval> {
     const { removed, oldValue, version } = await this.#c.request("world/remove", { world: this.id, path });
-    return oldValue === undefined ? { removed, version } : { removed, oldValue, version };
+    return removed ? { removed, oldValue, version } : { removed, version };
   }
 
   /** The whole state. `T` is the type you expect. */
@@ -147,7 +156,10 @@ export class World {
     return new Subscription(this.#c, result.subscription, result.path);
   }
 
-  /** Deletes the world (NPCs created with it keep using it). */
+  /**
+   * Deletes the world and ends its subscriptions (their `unsubscribe()` then does nothing). NPCs created with
+   * it keep using it.
+   */
   async delete(): Promise<void> {
     await this.#c.request("world/delete", { world: this.id });
   }
