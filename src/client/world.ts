@@ -61,8 +61,9 @@ export class Subscription implements AsyncDisposable {
 }
 
 /**
- * A JSON blackboard the game and its NPCs share. Paths are dot paths (`"player.gold"`, `"party.0.name"`;
- * `""` is the root). Create one with `bridge.createWorld` and pass it as an NPC's `world`.
+ * A JSON blackboard the game and its NPCs share. Paths are dot paths (`"player.gold"`, `"party.0.name"` or
+ * `"party[0].name"`; `""` is the root). A key with `.`, `/`, `[` or `]` in it cannot be addressed on its own:
+ * read or write its parent. Create one with `bridge.createWorld` and pass it as an NPC's `world`.
  *
  * @example
  * ```ts
