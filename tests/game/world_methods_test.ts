@@ -307,7 +307,8 @@ Deno.test("world/unsubscribe stops notifications; unknown subscription", async (
   for (const id of ["sub1", "sub9"]) {
     assert.deepEqual(await failure(c, "world/unsubscribe", { subscription: id }), {
       code: -32056,
-      message: `No world subscription with id '${id}'.`,
+      message:
+        `No world subscription with id '${id}'. It was unsubscribed, its world was deleted, or it never existed; world/list shows the active subscriptions.`,
       data: { code: "subscription_not_found", subscription: id },
     });
   }
@@ -426,7 +427,8 @@ Deno.test("world/list and world/delete: entries, NPC count, ended subscriptions"
   assert.equal(kept.observerCount, 0);
   assert.deepEqual(await failure(c, "world/unsubscribe", { subscription: "sub1" }), {
     code: -32056,
-    message: "No world subscription with id 'sub1'.",
+    message:
+      "No world subscription with id 'sub1'. It was unsubscribed, its world was deleted, or it never existed; world/list shows the active subscriptions.",
     data: { code: "subscription_not_found", subscription: "sub1" },
   });
   assert.deepEqual(await failure(c, "world/delete", { world: "a" }), {
