@@ -23,6 +23,7 @@ import {
   writeDelta,
 } from "./world_size.ts";
 import {
+  counted,
   defineKey,
   emptyStore,
   exportValue,
@@ -456,7 +457,7 @@ export class WorldState {
         if (index === undefined || index > node.length) {
           const prefix = formatWorldPath(segments.slice(0, i));
           throw new WorldError(
-            `'${prefix}' is a list of ${node.length} items; '${segment}' is not a valid index ` +
+            `'${prefix}' is a list of ${counted(node.length, "item")}; '${segment}' is not a valid index ` +
               `(use 0...${node.length}, where ${node.length} appends).`,
             formatWorldPath(segments),
           );

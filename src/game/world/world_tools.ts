@@ -16,6 +16,7 @@ import { arrayIndex, formatWorldPath, isInside, isPrefix, parseWorldPath } from 
 import { WorldError } from "./world_error.ts";
 import type { WorldState } from "./world_state.ts";
 import {
+  counted,
   defineKey,
   exportValue,
   isObjectValue,
@@ -238,7 +239,7 @@ export function summarizeWorld(world: WorldState, paths: readonly string[]): str
 /**
  * Shortens a value for the model so its compact JSON has at most {@link READ_OUTPUT_LIMIT} characters:
  * - an object keeps its keys, each nested object becoming `"{object with N keys}"`, each list
- *   `"[list of N items]"`, each string over 80 characters 77 + `"..."`, plus `_note` (when even that is too
+ *   `"[list of N items]"` (`"1 key"`, `"1 item"` for one), each string over 80 characters 77 + `"..."`, plus `_note` (when even that is too
  *   long, trailing keys are dropped and the note says how many are shown);
  * - a list becomes `{"items": [...as many whole items as fit...], "_note": "Showing K of N items."}` (when not
  *   even one whole item fits, items are abbreviated like object members);
@@ -364,7 +365,8 @@ function missingValueMessage(
   }
   if (Array.isArray(node)) {
     if (node.length === 0) return `${base} '${name}' is an empty list.`;
-    return `${base} '${name}' is a list of ${node.length} items (indices 0...${node.length - 1}).`;
+    const indices = node.length === 1 ? "index 0" : `indices 0...${node.length - 1}`;
+    return `${base} '${name}' is a list of ${counted(node.length, "item")} (${indices}).`;
   }
   if (node === null) return `${base} '${name}' is null.`;
   if (node === undefined) return base;
@@ -395,8 +397,8 @@ function readableSubtrees(world: WorldState, at: readonly string[], below: reado
 }
 
 function abbreviate(value: ReadonlyJsonValue): JsonValue {
-  if (Array.isArray(value)) return `[list of ${value.length} items]`;
-  if (isObjectValue(value)) return `{object with ${Object.keys(value).length} keys}`;
+  if (Array.isArray(value)) return `[list of ${counted(value.length, "item")}]`;
+  if (isObjectValue(value)) return `{object with ${counted(Object.keys(value).length, "key")}}`;
   if (typeof value === "string") return truncateText(value, 80);
   return value as JsonValue;
 }

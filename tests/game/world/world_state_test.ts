@@ -123,7 +123,7 @@ Deno.test("set: lists append at n, reject other indices", () => {
   const nestedList = new WorldState({ a: { l: [[1]] } });
   throwsWorld(
     () => nestedList.set("a.l.0.5", 1),
-    "'a.l.0' is a list of 1 items; '5' is not a valid index (use 0...1, where 1 appends).",
+    "'a.l.0' is a list of 1 item; '5' is not a valid index (use 0...1, where 1 appends).",
   );
   assert.equal(world.version, 4);
 });

@@ -107,6 +107,17 @@ Deno.test("read_world_state: missing values name what exists", () => {
     tool.run({ path: "player.bag.5" }),
     "No value at 'player.bag.5'. 'player.bag' is a list of 2 items (indices 0...1).",
   );
+  const single = new WorldState({ flags: ["met_gorm"] });
+  err(
+    readWorldStateTool([""], single).run({ path: "flags.3" }),
+    "No value at 'flags.3'. 'flags' is a list of 1 item (index 0).",
+  );
+  assert.deepEqual(shortenForModel({ a: [1], b: { c: 1 }, d: "x".repeat(2000) }), {
+    a: "[list of 1 item]",
+    b: "{object with 1 key}",
+    d: "x".repeat(77) + "...",
+    _note: "Shortened. Read a narrower path for details.",
+  });
   err(
     tool.run({ path: "player.bag.x.y" }),
     "No value at 'player.bag.x.y'. 'player.bag' is a list of 2 items (indices 0...1).",
@@ -209,7 +220,7 @@ Deno.test("read_world_state: large values are shortened to at most 1500 characte
   });
   assert.ok(withOneMore.length > 1500);
   ok(tool.run({ path: "huge" }), {
-    items: ["{object with 1 keys}", "{object with 1 keys}", "{object with 1 keys}"],
+    items: ["{object with 1 key}", "{object with 1 key}", "{object with 1 key}"],
     _note: "Showing 3 of 3 items.",
   });
   const story = tool.run({ path: "story" });
@@ -221,7 +232,7 @@ Deno.test("read_world_state: large values are shortened to at most 1500 characte
   const wideOut = wide.output as JsonObject;
   const shown = Object.keys(wideOut).length - 1;
   assert.ok(shown > 10 && shown < 200);
-  assert.equal(wideOut.key_number_0, "{object with 1 keys}");
+  assert.equal(wideOut.key_number_0, "{object with 1 key}");
   assert.equal(wideOut._note, `Shortened. Showing ${shown} of 200 keys. Read a narrower path for details.`);
   // the whole state is shortened too
   const all = tool.run({ path: "" });
