@@ -239,8 +239,8 @@ export function summarizeWorld(world: WorldState, paths: readonly string[]): str
 /**
  * Shortens a value for the model so its compact JSON has at most {@link READ_OUTPUT_LIMIT} characters:
  * - an object keeps its keys, each nested object becoming `"{object with N keys}"`, each list
- *   `"[list of N items]"` (`"1 key"`, `"1 item"` for one), each string over 80 characters 77 + `"..."`, plus `_note` (when even that is too
- *   long, trailing keys are dropped and the note says how many are shown);
+ *   `"[list of N items]"` (`"1 key"`, `"1 item"` for one), each string over 80 characters 77 + `"..."`, plus
+ *   `_note` (when even that is too long, trailing keys are dropped and the note says how many are shown);
  * - a list becomes `{"items": [...as many whole items as fit...], "_note": "Showing K of N items."}` (when not
  *   even one whole item fits, items are abbreviated like object members);
  * - a long string is cut and ends with `"..."`.
