@@ -6,7 +6,7 @@
 import { BridgeError } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { PROTOCOL_VERSION, SERVER_INFO } from "../protocol/version.ts";
-import { shown } from "./checks.ts";
+import { nonFiniteProblem, shown } from "./checks.ts";
 import { Connection } from "./connection.ts";
 import type {
   Decision,
@@ -426,8 +426,13 @@ export class Bridge implements AsyncDisposable {
     return (await this.#c.request("npc/list", {})).npcs;
   }
 
-  /** Creates a world with an initial state. */
+  /**
+   * Creates a world with an initial state (an object; a `NaN` or `Infinity` in it is a TypeError, since JSON
+   * would send `null`). `options.world` picks the id (default `w1`, `w2`, …).
+   */
   async createWorld(state: object = {}, options: { world?: string } = {}): Promise<World> {
+    const problem = nonFiniteProblem(state, { where: "bridge.createWorld()", what: "state" });
+    if (problem !== null) throw problem;
     const result = await this.#c.request<{ world: string }>("world/create", { world: options.world, state });
     return new World(this.#c, result.world);
   }

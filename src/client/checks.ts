@@ -73,3 +73,48 @@ export function callbackProblem(
   }
   return null;
 }
+
+/**
+ * A TypeError when `value` is or holds a number JSON cannot carry (`NaN`, `Infinity`, `-Infinity`: JSON
+ * writes them as `null`, so the bridge would store `null` without a word), or null. `where` names the call
+ * (`world.set("player.gold")`) and `what` the argument (`value`, `patch`, `state`).
+ *
+ * @example
+ * ```ts
+ * import { nonFiniteProblem } from "./checks.ts";
+ * nonFiniteProblem({ gold: 20 }, { where: "world.merge()", what: "patch" }); // null
+ * nonFiniteProblem({ gold: NaN }, { where: "world.merge()", what: "patch" })?.message;
+ * // "world.merge(): the patch's 'gold' is NaN, which JSON sends as null; pass a finite number (or null)."
+ * ```
+ */
+export function nonFiniteProblem(
+  value: unknown,
+  { where, what }: { where: string; what: string },
+): TypeError | null {
+  const found = findNonFinite(value, [], new Set());
+  if (found === null) return null;
+  const subject = found.path.length === 0 ? `the ${what}` : `the ${what}'s '${found.path.join(".")}'`;
+  return new TypeError(
+    `${where}: ${subject} is ${found.number}, which JSON sends as null; pass a finite number (or null).`,
+  );
+}
+
+/** The first non-finite number in plain arrays and objects (depth first), with its path; cycles are skipped. */
+function findNonFinite(
+  value: unknown,
+  path: string[],
+  seen: Set<object>,
+): { path: string[]; number: number } | null {
+  if (typeof value === "number") return Number.isFinite(value) ? null : { path, number: value };
+  if (typeof value !== "object" || value === null || seen.has(value)) return null;
+  if (!Array.isArray(value) && typeof (value as { toJSON?: unknown }).toJSON === "function") return null;
+  seen.add(value);
+  const entries: [string, unknown][] = Array.isArray(value)
+    ? value.map((item, i) => [String(i), item])
+    : Object.entries(value);
+  for (const [key, item] of entries) {
+    const found = findNonFinite(item, [...path, key], seen);
+    if (found !== null) return found;
+  }
+  return null;
+}

@@ -470,7 +470,7 @@ export interface WorldInfo {
 export interface WorldRemoval {
   /** Whether something was removed. */
   removed: boolean;
-  /** What was there. */
+  /** What was there (may be `null`); absent when nothing was removed. */
   oldValue?: JsonValue;
   /** The world's version after. */
   version: number;

@@ -2,8 +2,9 @@
  * `World`: a shared world-state blackboard (`world/*`), a thin handle over the connection.
  * @module
  */
+import { BridgeError } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
-import { requireFunction } from "./checks.ts";
+import { nonFiniteProblem, requireFunction, shown } from "./checks.ts";
 import type { Connection, WorldListener } from "./connection.ts";
 import type { WorldRemoval } from "./game_types.ts";
 
@@ -38,11 +39,19 @@ export class Subscription implements AsyncDisposable {
     this.path = path;
   }
 
-  /** Ends the subscription: the callback is not called again. */
+  /**
+   * Ends the subscription: the callback is not called again. Calling it again, or after `world.delete()` ended
+   * the subscription on the bridge, does nothing.
+   */
   async unsubscribe(): Promise<void> {
     if (this.#ended) return;
     this.#ended = true;
-    await this.#c.unsubscribe(this.id);
+    try {
+      await this.#c.unsubscribe(this.id);
+    } catch (error) {
+      // Already ended on the bridge (its world was deleted): what unsubscribing wants.
+      if (!(error instanceof BridgeError && error.dataCode === "subscription_not_found")) throw error;
+    }
   }
 
   /** Same as {@link Subscription.unsubscribe} (for `await using`). */
@@ -52,8 +61,9 @@ export class Subscription implements AsyncDisposable {
 }
 
 /**
- * A JSON blackboard the game and its NPCs share. Paths are dot paths (`"player.gold"`, `"party.0.name"`;
- * `""` is the root). Create one with `bridge.createWorld` and pass it as an NPC's `world`.
+ * A JSON blackboard the game and its NPCs share. Paths are dot paths (`"player.gold"`, `"party.0.name"` or
+ * `"party[0].name"`; `""` is the root). A key with `.`, `/`, `[` or `]` in it cannot be addressed on its own:
+ * read or write its parent. Create one with `bridge.createWorld` and pass it as an NPC's `world`.
  *
  * @example
  * ```ts
@@ -87,21 +97,39 @@ export class World {
     return result.exists ? result.value : undefined;
   }
 
-  /** Writes `value` at `path` (missing objects are created); returns the new version. */
+  /**
+   * Writes `value` at `path` (missing objects are created; `null` is a value, use {@link World.remove} to
+   * delete); returns the new version. A `NaN` or `Infinity` in `value` is a TypeError (JSON would send `null`).
+   */
   async set(path: string, value: unknown): Promise<number> {
+    const problem = nonFiniteProblem(value, { where: `world.set(${JSON.stringify(path)})`, what: "value" });
+    if (problem !== null) throw problem;
     return (await this.#c.request<{ version: number }>("world/set", { world: this.id, path, value })).version;
   }
 
-  /** Applies an RFC 7386 merge patch at `path` (`null` deletes); returns the new version. */
+  /**
+   * Applies an RFC 7386 merge patch at `path` (default the root; `null` members delete): `merge({ gold: 5 },
+   * "player")`. Returns the new version. The patch comes first: a string there is a TypeError, and so is a
+   * `NaN` or `Infinity` in the patch (JSON would send `null`).
+   */
   async merge(patch: object, path = ""): Promise<number> {
+    if (typeof patch === "string") {
+      const example = typeof path === "object" && path !== null ? shown(path) : "patch";
+      throw new TypeError(`world.merge takes the patch first: merge(${example}, ${JSON.stringify(patch)}).`);
+    }
+    const problem = nonFiniteProblem(patch, {
+      where: `world.merge(${path === "" ? "" : JSON.stringify(path)})`,
+      what: "patch",
+    });
+    if (problem !== null) throw problem;
     return (await this.#c.request<{ version: number }>("world/merge", { world: this.id, path, patch }))
       .version;
   }
 
-  /** Removes `path`. */
+  /** Removes `path`: `{removed, oldValue, version}`, without `oldValue` when there was nothing to remove. */
   async remove(path: string): Promise<WorldRemoval> {
     const { removed, oldValue, version } = await this.#c.request("world/remove", { world: this.id, path });
-    return oldValue === undefined ? { removed, version } : { removed, oldValue, version };
+    return removed ? { removed, oldValue, version } : { removed, version };
   }
 
   /** The whole state. `T` is the type you expect. */
@@ -129,7 +157,10 @@ export class World {
     return new Subscription(this.#c, result.subscription, result.path);
   }
 
-  /** Deletes the world (NPCs created with it keep using it). */
+  /**
+   * Deletes the world and ends its subscriptions (their `unsubscribe()` then does nothing). NPCs created with
+   * it keep using it.
+   */
   async delete(): Promise<void> {
     await this.#c.request("world/delete", { world: this.id });
   }

@@ -239,7 +239,10 @@ export class WorldMethods {
     const id = r.params.string("subscription");
     const subscription = this.#subscriptions.get(id);
     if (!subscription) {
-      throw BridgeError.of("subscription_not_found", `No world subscription with id '${id}'.`, {
+      const message =
+        `No world subscription with id '${id}'. It was unsubscribed, its world was deleted, or ` +
+        "it never existed; world/list shows the active subscriptions.";
+      throw BridgeError.of("subscription_not_found", message, {
         subscription: id,
       });
     }

@@ -229,3 +229,47 @@ Deno.test("a tool that returns a Map or a Set (which JSON writes as {}) gives th
     fine: [{ empty: {}, list: [], at: "1970-01-01T00:00:00.000Z" }, false],
   });
 });
+
+Deno.test("world.set, world.merge and createWorld with NaN or Infinity (which JSON sends as null) are TypeErrors naming where; nothing is sent and the world keeps its value", async () => {
+  const { bridge, sent } = await recorded();
+  const world = await bridge.createWorld({ player: { gold: 20 } });
+  sent.length = 0;
+  const price = ({} as { price?: number }).price;
+  await assert.rejects(
+    world.set("player.gold", 20 - (price as number)),
+    typeError(
+      /^world\.set\("player\.gold"\): the value is NaN, which JSON sends as null; pass a finite number \(or null\)\.$/,
+    ),
+  );
+  await assert.rejects(
+    world.merge({ player: { gold: Infinity } }),
+    typeError(/^world\.merge\(\): the patch's 'player\.gold' is Infinity, which JSON sends as null;/),
+  );
+  await assert.rejects(
+    world.set("party", [{ hp: 1 }, { hp: -Infinity }]),
+    typeError(/^world\.set\("party"\): the value's '1\.hp' is -Infinity,/),
+  );
+  await assert.rejects(
+    bridge.createWorld({ day: NaN }),
+    typeError(/^bridge\.createWorld\(\): the state's 'day' is NaN,/),
+  );
+  assert.deepEqual(sent, []);
+  assert.equal(await world.get("player.gold"), 20);
+  await world.set("player.gold", null); // null on purpose is fine
+  assert.equal(await world.get("player.gold"), null);
+  await bridge.close();
+});
+
+Deno.test("world.merge with the path first is a TypeError saying the patch comes first; nothing is sent", async () => {
+  const { bridge, sent } = await recorded();
+  const world = await bridge.createWorld({ player: { gold: 20 } });
+  sent.length = 0;
+  await assert.rejects(
+    world.merge("player" as never, { gold: 5 } as never),
+    typeError(/^world\.merge takes the patch first: merge\(\{"gold":5\}, "player"\)\.$/),
+  );
+  assert.deepEqual(sent, []);
+  await world.merge({ gold: 5 }, "player");
+  assert.equal(await world.get("player.gold"), 5);
+  await bridge.close();
+});

@@ -366,6 +366,26 @@ for (const t of TRANSPORTS) {
     ]);
   });
 
+  Deno.test(`${t.name}: a subscription its world's deletion ended is disposed quietly; removing nothing has no oldValue`, async () => {
+    await using bridge = await t.open(quiet);
+    const world = await bridge.createWorld({ day: 1 });
+    const seen: unknown[] = [];
+    {
+      await using _watch = await world.subscribe("day", (change) => seen.push(change.newValue));
+      await world.set("day", 2);
+      await world.delete(); // ends the subscription on the bridge ({endedSubscriptions: 1})
+    } // disposing it must not throw subscription_not_found
+    assert.deepEqual(seen, [2]);
+    const other = await bridge.createWorld({ day: 1 });
+    const watch = await other.subscribe("", () => {});
+    await other.delete();
+    await watch.unsubscribe();
+    await watch.unsubscribe();
+    const third = await bridge.createWorld({ quest: null });
+    assert.deepEqual(await third.remove("missing"), { removed: false, version: 0 });
+    assert.deepEqual(await third.remove("quest"), { removed: true, oldValue: null, version: 1 });
+  });
+
   Deno.test(`${t.name}: decisions have typed option ids; decideMany reports a failed decision in its place`, async () => {
     await using bridge = await t.open(quiet);
     const decision = await bridge.decide("A wolf blocks the path.", ["fight", {

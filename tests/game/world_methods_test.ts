@@ -180,7 +180,8 @@ Deno.test("world/set: writes, version, null values, list append, errors, unknown
   });
   assert.deepEqual(await failure(c, "world/set", { world: "v", value: [1] }), {
     code: -32054,
-    message: "The world state root must be a JSON object.",
+    message:
+      "The world state root must be a JSON object: write a value at a path such as 'player.gold', or an object to replace the whole state.",
     data: { code: "world_error", world: "v", path: "" },
   });
   // Failed writes changed nothing.
@@ -306,7 +307,8 @@ Deno.test("world/unsubscribe stops notifications; unknown subscription", async (
   for (const id of ["sub1", "sub9"]) {
     assert.deepEqual(await failure(c, "world/unsubscribe", { subscription: id }), {
       code: -32056,
-      message: `No world subscription with id '${id}'.`,
+      message:
+        `No world subscription with id '${id}'. It was unsubscribed, its world was deleted, or it never existed; world/list shows the active subscriptions.`,
       data: { code: "subscription_not_found", subscription: id },
     });
   }
@@ -373,7 +375,8 @@ Deno.test("world/merge: at a path, null patch at a path stores null, errors", as
   });
   assert.deepEqual(await failure(c, "world/merge", { world: "v", patch: 7 }), {
     code: -32054,
-    message: "The world state root must be a JSON object.",
+    message:
+      "The world state root must be a JSON object: write a value at a path such as 'player.gold', or an object to replace the whole state.",
     data: { code: "world_error", world: "v", path: "" },
   });
   await c.close();
@@ -424,7 +427,8 @@ Deno.test("world/list and world/delete: entries, NPC count, ended subscriptions"
   assert.equal(kept.observerCount, 0);
   assert.deepEqual(await failure(c, "world/unsubscribe", { subscription: "sub1" }), {
     code: -32056,
-    message: "No world subscription with id 'sub1'.",
+    message:
+      "No world subscription with id 'sub1'. It was unsubscribed, its world was deleted, or it never existed; world/list shows the active subscriptions.",
     data: { code: "subscription_not_found", subscription: "sub1" },
   });
   assert.deepEqual(await failure(c, "world/delete", { world: "a" }), {

@@ -25,6 +25,7 @@ export { MAX_WORLD_DEPTH, type ReadonlyJsonObject, type ReadonlyJsonValue } from
 export { MAX_NOTIFICATION_BYTES, MAX_WORLD_SIZE } from "./world_size.ts";
 export {
   ROOT_NOT_OBJECT_MESSAGE,
+  ROOT_WRITE_MESSAGE,
   type WorldChange,
   type WorldListener,
   type WorldReadResult,

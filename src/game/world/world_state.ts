@@ -23,6 +23,7 @@ import {
   writeDelta,
 } from "./world_size.ts";
 import {
+  counted,
   defineKey,
   emptyStore,
   exportValue,
@@ -39,6 +40,11 @@ export { WorldError } from "./world_error.ts";
 
 /** Message when a write would leave a non-object root. */
 export const ROOT_NOT_OBJECT_MESSAGE = "The world state root must be a JSON object.";
+
+/** Message when `set` or `merge` at the root is given something other than an object. */
+export const ROOT_WRITE_MESSAGE =
+  "The world state root must be a JSON object: write a value at a path such " +
+  "as 'player.gold', or an object to replace the whole state.";
 
 /**
  * One changed value. `oldValue` is omitted when the value was created and `newValue` when it was removed;
@@ -296,7 +302,7 @@ export class WorldState {
   set(path: WorldPathInput, value: JsonValue): WorldChange[] {
     const segments = toSegments(path);
     if (segments.length === 0) {
-      if (!isObjectValue(value)) throw new WorldError(ROOT_NOT_OBJECT_MESSAGE, "");
+      if (!isObjectValue(value)) throw new WorldError(ROOT_WRITE_MESSAGE, "");
       return this.#replaceRoot(importValue(value, { levels: MAX_WORLD_DEPTH, path: "" }) as JsonObject);
     }
     this.#walkForWrite(segments, false);
@@ -323,7 +329,7 @@ export class WorldState {
    */
   merge(path: WorldPathInput, patch: JsonValue): WorldChange[] {
     const segments = toSegments(path);
-    if (segments.length === 0 && !isObjectValue(patch)) throw new WorldError(ROOT_NOT_OBJECT_MESSAGE, "");
+    if (segments.length === 0 && !isObjectValue(patch)) throw new WorldError(ROOT_WRITE_MESSAGE, "");
     if (segments.length > 0) this.#walkForWrite(segments, false);
     const display = formatWorldPath(segments);
     const imported = importValue(patch, { levels: MAX_WORLD_DEPTH - segments.length, path: display });
@@ -451,7 +457,7 @@ export class WorldState {
         if (index === undefined || index > node.length) {
           const prefix = formatWorldPath(segments.slice(0, i));
           throw new WorldError(
-            `'${prefix}' is a list of ${node.length} items; '${segment}' is not a valid index ` +
+            `'${prefix}' is a list of ${counted(node.length, "item")}; '${segment}' is not a valid index ` +
               `(use 0...${node.length}, where ${node.length} appends).`,
             formatWorldPath(segments),
           );

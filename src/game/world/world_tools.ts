@@ -16,6 +16,7 @@ import { arrayIndex, formatWorldPath, isInside, isPrefix, parseWorldPath } from 
 import { WorldError } from "./world_error.ts";
 import type { WorldState } from "./world_state.ts";
 import {
+  counted,
   defineKey,
   exportValue,
   isObjectValue,
@@ -167,7 +168,7 @@ export function worldTools(
  * - string: the text as is (a quoted JSON string literal is unwrapped);
  * - number: commas removed, then a decimal number;
  * - boolean: `true`/`yes`/`1` or `false`/`no`/`0` (case-insensitive);
- * - list / object: the text must be JSON of the same kind;
+ * - list / object: the text must be JSON of the same kind (the error shows an example of that kind);
  * - absent or `null`: the JSON value if the text parses as JSON, else the text.
  *
  * For numbers and booleans a quoted literal (`"42"`) is unwrapped first.
@@ -200,10 +201,10 @@ export function coerceWorldValue(
   const parsed = tryParseJson(text);
   if (Array.isArray(current)) {
     if (Array.isArray(parsed)) return { value: parsed };
-    return { error: `Cannot set '${path}': it holds a list; send valid JSON.` };
+    return { error: `Cannot set '${path}': it holds a list; send a JSON list such as ["a", "b"].` };
   }
   if (isObjectValue(parsed)) return { value: parsed };
-  return { error: `Cannot set '${path}': it holds an object; send valid JSON.` };
+  return { error: `Cannot set '${path}': it holds an object; send a JSON object such as {"key": "value"}.` };
 }
 
 /**
@@ -238,8 +239,8 @@ export function summarizeWorld(world: WorldState, paths: readonly string[]): str
 /**
  * Shortens a value for the model so its compact JSON has at most {@link READ_OUTPUT_LIMIT} characters:
  * - an object keeps its keys, each nested object becoming `"{object with N keys}"`, each list
- *   `"[list of N items]"`, each string over 80 characters 77 + `"..."`, plus `_note` (when even that is too
- *   long, trailing keys are dropped and the note says how many are shown);
+ *   `"[list of N items]"` (`"1 key"`, `"1 item"` for one), each string over 80 characters 77 + `"..."`, plus
+ *   `_note` (when even that is too long, trailing keys are dropped and the note says how many are shown);
  * - a list becomes `{"items": [...as many whole items as fit...], "_note": "Showing K of N items."}` (when not
  *   even one whole item fits, items are abbreviated like object members);
  * - a long string is cut and ends with `"..."`.
@@ -364,7 +365,8 @@ function missingValueMessage(
   }
   if (Array.isArray(node)) {
     if (node.length === 0) return `${base} '${name}' is an empty list.`;
-    return `${base} '${name}' is a list of ${node.length} items (indices 0...${node.length - 1}).`;
+    const indices = node.length === 1 ? "index 0" : `indices 0...${node.length - 1}`;
+    return `${base} '${name}' is a list of ${counted(node.length, "item")} (${indices}).`;
   }
   if (node === null) return `${base} '${name}' is null.`;
   if (node === undefined) return base;
@@ -395,8 +397,8 @@ function readableSubtrees(world: WorldState, at: readonly string[], below: reado
 }
 
 function abbreviate(value: ReadonlyJsonValue): JsonValue {
-  if (Array.isArray(value)) return `[list of ${value.length} items]`;
-  if (isObjectValue(value)) return `{object with ${Object.keys(value).length} keys}`;
+  if (Array.isArray(value)) return `[list of ${counted(value.length, "item")}]`;
+  if (isObjectValue(value)) return `{object with ${counted(Object.keys(value).length, "key")}}`;
   if (typeof value === "string") return truncateText(value, 80);
   return value as JsonValue;
 }

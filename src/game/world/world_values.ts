@@ -83,6 +83,11 @@ export function scalarTypePhrase(value: ReadonlyJsonValue): string {
   }
 }
 
+/** `count` and the noun, singular for 1: `counted(1, "item")` is `"1 item"`, `counted(2, "item")` `"2 items"`. */
+export function counted(count: number, noun: string): string {
+  return `${count} ${noun}${count === 1 ? "" : "s"}`;
+}
+
 /**
  * Cuts `text` to at most `max` UTF-16 units: the first `max - 3` units plus `"..."` (never splitting a
  * surrogate pair). Text that fits is returned unchanged.

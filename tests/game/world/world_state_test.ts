@@ -19,6 +19,8 @@ function nested(levels: number): JsonValue {
 }
 
 const ROOT_MSG = "The world state root must be a JSON object.";
+const ROOT_WRITE_MSG =
+  "The world state root must be a JSON object: write a value at a path such as 'player.gold', or an object to replace the whole state.";
 
 Deno.test("constructor: default, deep copy, root must be an object", () => {
   assert.deepEqual(new WorldState().snapshot(), {});
@@ -121,7 +123,7 @@ Deno.test("set: lists append at n, reject other indices", () => {
   const nestedList = new WorldState({ a: { l: [[1]] } });
   throwsWorld(
     () => nestedList.set("a.l.0.5", 1),
-    "'a.l.0' is a list of 1 items; '5' is not a valid index (use 0...1, where 1 appends).",
+    "'a.l.0' is a list of 1 item; '5' is not a valid index (use 0...1, where 1 appends).",
   );
   assert.equal(world.version, 4);
 });
@@ -144,9 +146,9 @@ Deno.test("set: writing through scalars fails with the type", () => {
 Deno.test("set: root", () => {
   const world = new WorldState({ a: 1 });
   for (const bad of [1, "x", null, [], true] as JsonValue[]) {
-    throwsWorld(() => world.set("", bad), ROOT_MSG, "");
+    throwsWorld(() => world.set("", bad), ROOT_WRITE_MSG, "");
   }
-  throwsWorld(() => world.set("$", [1]), ROOT_MSG);
+  throwsWorld(() => world.set("$", [1]), ROOT_WRITE_MSG);
   assert.deepEqual(world.set("/", { b: 2 }), [{ path: "", oldValue: { a: 1 }, newValue: { b: 2 } }]);
   assert.deepEqual(world.snapshot(), { b: 2 });
   assert.equal(world.version, 1);
@@ -260,7 +262,9 @@ Deno.test("merge: arrays and scalars replace; non-object patches at a path", () 
   assert.deepEqual(world.merge("a.s", null), [{ path: "a.s", oldValue: "y", newValue: null }]);
   assert.deepEqual(world.merge("a.s", null), []);
   assert.deepEqual(world.merge("a.t", [1]), [{ path: "a.t", newValue: [1] }]);
-  for (const bad of [1, null, [], "x"] as JsonValue[]) throwsWorld(() => world.merge("", bad), ROOT_MSG, "");
+  for (const bad of [1, null, [], "x"] as JsonValue[]) {
+    throwsWorld(() => world.merge("", bad), ROOT_WRITE_MSG, "");
+  }
   assert.equal(world.version, 5);
 });
 

@@ -107,6 +107,17 @@ Deno.test("read_world_state: missing values name what exists", () => {
     tool.run({ path: "player.bag.5" }),
     "No value at 'player.bag.5'. 'player.bag' is a list of 2 items (indices 0...1).",
   );
+  const single = new WorldState({ flags: ["met_gorm"] });
+  err(
+    readWorldStateTool([""], single).run({ path: "flags.3" }),
+    "No value at 'flags.3'. 'flags' is a list of 1 item (index 0).",
+  );
+  assert.deepEqual(shortenForModel({ a: [1], b: { c: 1 }, d: "x".repeat(2000) }), {
+    a: "[list of 1 item]",
+    b: "{object with 1 key}",
+    d: "x".repeat(77) + "...",
+    _note: "Shortened. Read a narrower path for details.",
+  });
   err(
     tool.run({ path: "player.bag.x.y" }),
     "No value at 'player.bag.x.y'. 'player.bag' is a list of 2 items (indices 0...1).",
@@ -209,7 +220,7 @@ Deno.test("read_world_state: large values are shortened to at most 1500 characte
   });
   assert.ok(withOneMore.length > 1500);
   ok(tool.run({ path: "huge" }), {
-    items: ["{object with 1 keys}", "{object with 1 keys}", "{object with 1 keys}"],
+    items: ["{object with 1 key}", "{object with 1 key}", "{object with 1 key}"],
     _note: "Showing 3 of 3 items.",
   });
   const story = tool.run({ path: "story" });
@@ -221,7 +232,7 @@ Deno.test("read_world_state: large values are shortened to at most 1500 characte
   const wideOut = wide.output as JsonObject;
   const shown = Object.keys(wideOut).length - 1;
   assert.ok(shown > 10 && shown < 200);
-  assert.equal(wideOut.key_number_0, "{object with 1 keys}");
+  assert.equal(wideOut.key_number_0, "{object with 1 key}");
   assert.equal(wideOut._note, `Shortened. Showing ${shown} of 200 keys. Read a narrower path for details.`);
   // the whole state is shortened too
   const all = tool.run({ path: "" });
@@ -294,11 +305,11 @@ Deno.test("update_world_state: coercion by stored type and texts", () => {
   );
   err(
     tool.run({ path: "player.bag", value: "map" }),
-    "Cannot set 'player.bag': it holds a list; send valid JSON.",
+    `Cannot set 'player.bag': it holds a list; send a JSON list such as ["a", "b"].`,
   );
   err(
     tool.run({ path: "player.bag", value: '{"a":1}' }),
-    "Cannot set 'player.bag': it holds a list; send valid JSON.",
+    `Cannot set 'player.bag': it holds a list; send a JSON list such as ["a", "b"].`,
   );
   done(
     tool.run({ path: "player.stats", value: '{"hp": 8}' }),
@@ -307,7 +318,11 @@ Deno.test("update_world_state: coercion by stored type and texts", () => {
   done(tool.run({ path: "player.stats", value: { hp: 9 } }), 'Set player.stats to {"hp":9} (was {"hp":8}).');
   err(
     tool.run({ path: "player.stats", value: "[1]" }),
-    "Cannot set 'player.stats': it holds an object; send valid JSON.",
+    `Cannot set 'player.stats': it holds an object; send a JSON object such as {"key": "value"}.`,
+  );
+  err(
+    tool.run({ path: "player.stats", value: "null" }),
+    `Cannot set 'player.stats': it holds an object; send a JSON object such as {"key": "value"}.`,
   );
   done(tool.run({ path: "player.title", value: "Sir" }), 'Set player.title to "Sir" (was null).');
   done(tool.run({ path: "quests.lost_ring.reward", value: "50" }), "Set quests.lost_ring.reward to 50.");
