@@ -108,6 +108,7 @@ const MOD_TYPES = [
   "Transport",
   "TurnOptions",
   "Usage",
+  "WaitOptions",
   "WebSocketTransportOptions",
   "WorldChange",
   "WorldInfo",
