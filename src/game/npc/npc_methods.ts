@@ -33,7 +33,7 @@ import { mergePatch } from "./merge_patch.ts";
 import { Npc, type NpcInit, type NpcWorld } from "./npc.ts";
 import { composeTools } from "./npc_tools.ts";
 import { emptyMemory, memoryJson, parseMemory } from "./npc_memory.ts";
-import { optionsJson, parseNpcOptions } from "./npc_options.ts";
+import { type NpcOptions, optionsJson, parseNpcOptions } from "./npc_options.ts";
 import { runBark, runTalk, type TalkHost } from "./npc_turn.ts";
 import { parsePersona, personaJson } from "./persona.ts";
 import { modelSpecWarnings } from "../../models/registry.ts";
@@ -73,6 +73,19 @@ function objectAt(value: JsonValue | undefined, path: string): JsonObject | unde
     throw BridgeError.invalidParams(`Parameter '${path}' must be an object; got ${showValue(value)}.`);
   }
   return value;
+}
+
+/** A warning when world options are set for an NPC without a world (they do nothing then), else none. */
+function worldOptionsWarning(options: NpcOptions, path: string): string[] {
+  const set = (["worldWritable", "worldContextPaths"] as const).filter((k) => options[k].length > 0);
+  if (set.length === 0) return [];
+  const named = set.map((k) => `'${path}.${k}'`).join(" and ");
+  return [
+    `${named} ${
+      set.length === 1 ? "has" : "have"
+    } no effect without 'world'. Pass 'world' (a world/create id) ` +
+    "to give the NPC one.",
+  ];
 }
 
 /** The parts of a new NPC its source gives (each with its warnings), checked in this order. */
@@ -230,6 +243,9 @@ export class NpcMethods {
     if (source.id !== undefined) checkObjectId(source.id, "npc");
     const parts = parseParts(source, { warnings, toolTimeoutSeconds: r.settings.toolTimeoutSeconds });
     const world = this.#worldOf(source, warnings);
+    if (world === null && source.world === null) {
+      warnings.push(...worldOptionsWarning(parts.options, source.optionsPath));
+    }
     const spec = r.parseModel(source.model);
     const model = r.createModel(spec);
     // Validate the tool set before the id and limit checks (a failed create must not use up an id).

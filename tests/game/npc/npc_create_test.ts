@@ -262,3 +262,38 @@ Deno.test("npc/create: decisions can act as the NPC through its persona", async 
   assert.equal(c.game.game.npcPersona("nobody"), undefined);
   await c.close();
 });
+
+Deno.test("npc/create: world options without a world are a warning (they would give no tool and no context)", async () => {
+  const c = new NpcClient();
+  const created = await c.call("npc/create", {
+    npc: "gorm",
+    persona: GORM,
+    options: { worldWritable: ["shop"], worldContextPaths: ["player"] },
+    model: scripted(),
+  });
+  assert.deepEqual(created, {
+    npc: "gorm",
+    tools: [],
+    warnings: [
+      "'options.worldWritable' and 'options.worldContextPaths' have no effect without 'world'. Pass 'world' " +
+      "(a world/create id) to give the NPC one.",
+    ],
+  });
+  // One of them alone is named alone; with a world there is nothing to say.
+  const alone = await c.call("npc/create", {
+    persona: GORM,
+    options: { worldWritable: ["shop"] },
+    model: scripted(),
+  });
+  assert.deepEqual(alone.warnings, [
+    "'options.worldWritable' has no effect without 'world'. Pass 'world' (a world/create id) to give the NPC one.",
+  ]);
+  await c.call("world/create", { world: "village", state: {} });
+  const withWorld = await c.call("npc/create", {
+    persona: GORM,
+    world: "village",
+    options: { worldWritable: ["shop"] },
+    model: scripted(),
+  });
+  assert.deepEqual(withWorld.warnings, []);
+});
