@@ -60,8 +60,9 @@ the prompt and the tool questions go to stdout if it is a terminal too, else to 
 When the NPC ends the conversation, the lines already typed are still read: commands run (/state, /world,
 …), and what you say gets a note until /reset starts a new conversation.
 
-A turn or a command that fails shows its error and the next line is read; when the input ends, oam exits
-with the code of the first failure (below), so a piped run tells a CI job that something failed.
+A turn, a command or a reply number that fails shows its error and the next line is read; when the input
+ends, oam exits with the code of the first failure (below), so a piped run tells a CI job that something
+failed.
 
 Commands:
   /state <file>   save the NPC and its world (load it with --restore)
@@ -355,6 +356,7 @@ class NpcCommand {
     const n = Number(text);
     if (n < 1 || n > this.#options.length) {
       writeErr(`${this.#err.red("Error:")} pick a reply from 1 to ${this.#options.length}. [usage]\n`);
+      this.#screen.failed(EXIT.usage); // the session goes on; the exit code says a line was refused
       return null;
     }
     const said = this.#options[n - 1];
