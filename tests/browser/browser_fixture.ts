@@ -134,6 +134,27 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: new URL(`${name}.png`, SCREENSHOTS).pathname });
 }
 
+/**
+ * Serves the playground, opens it and runs `test` on it; when `test` fails, the page's screenshot is saved as
+ * `<failure>.png` and the failure thrown again. The browser and the server are closed either way.
+ */
+export async function withPlayground(
+  failure: string,
+  test: (browser: Browser, served: Served) => Promise<void>,
+): Promise<void> {
+  const served = await servePlayground();
+  const browser = await openPage(served.url);
+  try {
+    await test(browser, served);
+  } catch (error) {
+    await screenshot(browser.page, failure).catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+}
+
 /** A file for an `<input type=file>`. */
 export function file(name: string, value: unknown): { name: string; mimeType: string; buffer: Buffer } {
   const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);

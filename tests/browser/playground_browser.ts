@@ -11,7 +11,7 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
-import { file, openPage, screenshot, servePlayground } from "./browser_fixture.ts";
+import { file, openPage, screenshot, servePlayground, withPlayground } from "./browser_fixture.ts";
 
 /** A persona with a client tool, a world the NPC may write and memory tools; text replies stream in pieces. */
 const PERSONA = `// The innkeeper, for the browser test.
@@ -99,10 +99,8 @@ async function seen(page: Page): Promise<{ emotion: string; line: string }[]> {
 }
 
 Deno.test("the designer's loop: edit, talk (streamed, emotion first), answer a tool by hand, see the world change, save, reload, restore, talk again", async () => {
-  const served = await servePlayground();
-  const browser = await openPage(served.url);
-  const { page } = browser;
-  try {
+  await withPlayground("failed-designers-loop", async (browser) => {
+    const { page } = browser;
     await screenshot(page, "01-first-visit");
     // Load the persona file and its script (one multi-file pick, as a designer does).
     await page.setInputFiles("#load-persona", [file("mira.jsonc", PERSONA), file("mira.steps.json", SCRIPT)]);
@@ -284,13 +282,7 @@ Deno.test("the designer's loop: edit, talk (streamed, emotion first), answer a t
     assert.equal(await text(page, '.turn[data-turn="1"] .tool-result'), "→ 2 ales");
     await screenshot(page, "04-restored-and-talking");
     assert.deepEqual(browser.errors, []);
-  } catch (error) {
-    await screenshot(page, "failed-designers-loop").catch(() => {});
-    throw error;
-  } finally {
-    await browser.close();
-    await served.stop();
-  }
+  });
 });
 
 /** Gorm at the gate: two client tools (one that times out after two seconds), structured replies. */
@@ -329,10 +321,8 @@ const GATE_SCRIPT = [
 ];
 
 Deno.test("turn controls: cancel mid-turn, let a call time out, answer with an error, pick a player option, the end of a conversation, a bark, the raw log", async () => {
-  const served = await servePlayground();
-  const browser = await openPage(served.url);
-  const { page } = browser;
-  try {
+  await withPlayground("failed-turn-controls", async (browser) => {
+    const { page } = browser;
     await page.setInputFiles("#load-persona", [
       file("gorm.json", GATE),
       file("gorm.steps.json", GATE_SCRIPT),
@@ -491,13 +481,7 @@ Deno.test("turn controls: cancel mid-turn, let a call time out, answer with an e
     );
     assert.equal(await text(page, ".rpc-log .hint"), "1 message");
     assert.deepEqual(browser.errors, []);
-  } catch (error) {
-    await screenshot(page, "failed-turn-controls").catch(() => {});
-    throw error;
-  } finally {
-    await browser.close();
-    await served.stop();
-  }
+  });
 });
 
 /** The conversation's entries as [class, text] (notes, turns). */
@@ -530,10 +514,8 @@ async function lastTalkId(page: Page): Promise<unknown> {
 }
 
 Deno.test("a reply still running when the NPC changes: a restore or a start cancels it first and says so in the new conversation; Apply waits until it is answered or cancelled", async () => {
-  const served = await servePlayground();
-  const browser = await openPage(served.url);
-  const { page } = browser;
-  try {
+  await withPlayground("failed-replace-mid-turn", async (browser) => {
+    const { page } = browser;
     await page.setInputFiles("#load-persona", [
       file("gorm.json", GATE),
       file("gorm.steps.json", GATE_SCRIPT),
@@ -617,13 +599,7 @@ Deno.test("a reply still running when the NPC changes: a restore or a start canc
       "note info",
     ]);
     assert.deepEqual(browser.errors, []);
-  } catch (error) {
-    await screenshot(page, "failed-replace-mid-turn").catch(() => {});
-    throw error;
-  } finally {
-    await browser.close();
-    await served.stop();
-  }
+  });
 });
 
 Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown field, a bad tool answer, a bridge that went away — a clear message by it, nothing typed lost", async () => {
@@ -787,10 +763,8 @@ Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown fi
 });
 
 Deno.test("accessible: every control has a label or a name, tabs work with the keyboard, a line is sent with Enter", async () => {
-  const served = await servePlayground();
-  const browser = await openPage(served.url);
-  const { page } = browser;
-  try {
+  await withPlayground("failed-accessible", async (browser) => {
+    const { page } = browser;
     for (const tab of ["persona", "options", "tools", "world", "memory", "model", "jsonc"]) {
       await page.click(`#tab-${tab}`);
       const { checked, unnamed } = await page.evaluate(() => {
@@ -856,13 +830,7 @@ Deno.test("accessible: every control has a label or a name, tabs work with the k
     await turnDone(page, 1);
     assert.equal(await text(page, '.turn[data-turn="1"] .tool-result'), "→ 3 ales");
     assert.deepEqual(browser.errors, []);
-  } catch (error) {
-    await screenshot(page, "failed-accessible").catch(() => {});
-    throw error;
-  } finally {
-    await browser.close();
-    await served.stop();
-  }
+  });
 });
 
 Deno.test("the model: a playground started with a model (--script, --model) runs new NPCs on it until the designer chooses; the on-device model's default is the page's script", async () => {

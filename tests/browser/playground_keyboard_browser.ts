@@ -11,7 +11,7 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
-import { openPage, screenshot, servePlayground } from "./browser_fixture.ts";
+import { withPlayground } from "./browser_fixture.ts";
 
 /** The focused element, as `tag#id` (`body#` when the focus was lost). */
 function focused(page: Page): Promise<string> {
@@ -62,10 +62,8 @@ async function startWithKeyboard(page: Page): Promise<void> {
 }
 
 Deno.test("keyboard: the focus stays on Start after it runs, goes to the player's line after an answered call and after Say; the end of a conversation is announced", async () => {
-  const served = await servePlayground();
-  const browser = await openPage(served.url);
-  const { page } = browser;
-  try {
+  await withPlayground("failed-keyboard-focus", async (browser) => {
+    const { page } = browser;
     await useScript(page);
     // Before: Start was disabled while it ran, so the focus fell to the page's body and stayed there.
     await startWithKeyboard(page);
@@ -105,20 +103,12 @@ Deno.test("keyboard: the focus stays on Start after it runs, goes to the player'
       "Mira (amused): Off with you, then. Come back when it rains. Mira ended the conversation.",
     );
     assert.deepEqual(browser.errors, []);
-  } catch (error) {
-    await screenshot(page, "failed-keyboard-focus").catch(() => {});
-    throw error;
-  } finally {
-    await browser.close();
-    await served.stop();
-  }
+  });
 });
 
 Deno.test("keyboard: Let it time out and Cancel reply hand the focus to the player's line; a failed bark is announced", async () => {
-  const served = await servePlayground();
-  const browser = await openPage(served.url);
-  const { page } = browser;
-  try {
+  await withPlayground("failed-keyboard-cancel", async (browser) => {
+    const { page } = browser;
     await useScript(page);
     await startWithKeyboard(page);
     await page.focus("#player-line");
@@ -149,13 +139,7 @@ Deno.test("keyboard: Let it time out and Cancel reply hand the focus to the play
     const announced = await page.locator("#conversation-body > p.visually-hidden[aria-live]").textContent();
     assert.match(announced ?? "", /^The bark failed: /);
     assert.deepEqual(browser.errors, []);
-  } catch (error) {
-    await screenshot(page, "failed-keyboard-cancel").catch(() => {});
-    throw error;
-  } finally {
-    await browser.close();
-    await served.stop();
-  }
+  });
 });
 
 /** WCAG's contrast ratio of two `rgb(…)` colours. */
@@ -172,10 +156,8 @@ function contrast(a: string, b: string): number {
 }
 
 Deno.test("keyboard: the focus ring stands out on the dark top bar and log; the status dots are not read out", async () => {
-  const served = await servePlayground();
-  const browser = await openPage(served.url);
-  const { page } = browser;
-  try {
+  await withPlayground("failed-keyboard-ring", async (browser) => {
+    const { page } = browser;
     await page.keyboard.press("Tab");
     assert.equal(await focused(page), "button#toggle-log");
     await page.keyboard.press("Enter"); // opens the log
@@ -205,22 +187,14 @@ Deno.test("keyboard: the focus ring stands out on the dark top bar and log; the 
     assert.match(header, /status: Connected to the bridge/);
     assert.doesNotMatch(header, /●/);
     assert.deepEqual(browser.errors, []);
-  } catch (error) {
-    await screenshot(page, "failed-keyboard-ring").catch(() => {});
-    throw error;
-  } finally {
-    await browser.close();
-    await served.stop();
-  }
+  });
 });
 
 Deno.test("keyboard: after editing a world value, removing one, editing the memory or removing a tool the focus lands on a control", async () => {
-  const served = await servePlayground();
-  const browser = await openPage(served.url);
-  const { page } = browser;
-  // Where the focus is after each step (all steps run, so one run shows every step that lost it).
-  const after: Record<string, string> = {};
-  try {
+  await withPlayground("failed-keyboard-edits", async (browser) => {
+    const { page } = browser;
+    // Where the focus is after each step (all steps run, so one run shows every step that lost it).
+    const after: Record<string, string> = {};
     await startWithKeyboard(page);
     await page.focus("#tab-state-world");
     await page.keyboard.press("Enter");
@@ -289,20 +263,12 @@ Deno.test("keyboard: after editing a world value, removing one, editing the memo
       "only tool removed": "Add a tool",
     });
     assert.deepEqual(browser.errors, []);
-  } catch (error) {
-    await screenshot(page, "failed-keyboard-edits").catch(() => {});
-    throw error;
-  } finally {
-    await browser.close();
-    await served.stop();
-  }
+  });
 });
 
 Deno.test("keyboard: after a restore, putting the restored persona into the editor and undoing it keep the focus on a control", async () => {
-  const served = await servePlayground();
-  const browser = await openPage(served.url);
-  const { page } = browser;
-  try {
+  await withPlayground("failed-keyboard-adopt", async (browser) => {
+    const { page } = browser;
     await startWithKeyboard(page);
     await page.reload(); // the page offers the last state it saw
     await page.locator("#connection-status[data-state=open]").waitFor();
@@ -321,11 +287,5 @@ Deno.test("keyboard: after a restore, putting the restored persona into the edit
       .waitFor();
     assert.equal(await focusName(page), "Start NPC");
     assert.deepEqual(browser.errors, []);
-  } catch (error) {
-    await screenshot(page, "failed-keyboard-adopt").catch(() => {});
-    throw error;
-  } finally {
-    await browser.close();
-    await served.stop();
-  }
+  });
 });
