@@ -187,9 +187,14 @@ static pid_t read_pid(const char *pid_file) {
     return 0;
 }
 
+/* Starts a bridge for the current test; when it does not start, the test fails and the recorder is freed. */
 static oam_bridge *start(recorder *r) {
     recorder_init(r);
     r->bridge = oam_bridge_create(on_message, r);
+    if (r->bridge == NULL) {
+        CHECK(0, "bridge did not start");
+        recorder_free(r);
+    }
     return r->bridge;
 }
 
@@ -248,10 +253,7 @@ static void test_plain_turn_and_invalid_input(void) {
     recorder r;
     char *response;
     current_test = "plain turn";
-    if (!start(&r)) {
-        CHECK(0, "bridge did not start");
-        return;
-    }
+    if (!start(&r)) return;
     CHECK(oam_bridge_send(r.bridge, NULL) == OAM_ERROR_INVALID_ARGUMENT, "NULL line");
     CHECK(oam_bridge_send(r.bridge, "{\"id\":\"\xC3\x28\"}") == OAM_ERROR_INVALID_UTF8, "invalid UTF-8");
 
@@ -315,10 +317,7 @@ static void test_tool_round_trip_streaming(void) {
     recorder r;
     char *response, *line;
     current_test = "tool round trip";
-    if (!start(&r)) {
-        CHECK(0, "bridge did not start");
-        return;
-    }
+    if (!start(&r)) return;
     r.tool_mode = TOOL_OK;
     response = call(&r, "{\"id\":1,\"method\":\"session/create\",\"params\":{\"session\":\"guard\",\"tools\":[" GATE_TOOL
                         "}],\"model\":{\"type\":\"scripted\",\"steps\":[{\"toolCalls\":[{\"name\":\"open_gate\","
@@ -376,10 +375,7 @@ static void test_blocking_timeout(void) {
     recorder r;
     char *response;
     current_test = "blocking timeout";
-    if (!start(&r)) {
-        CHECK(0, "bridge did not start");
-        return;
-    }
+    if (!start(&r)) return;
     response = call(&r, "{\"id\":1,\"method\":\"session/create\",\"params\":{\"session\":\"slow\",\"model\":{\"type\":"
                         "\"scripted\",\"steps\":[{\"text\":\"late\",\"delayMs\":3000},{\"text\":\"second\"}]}}}",
                     5000);
@@ -423,10 +419,7 @@ static void test_npc_world_decision(void) {
     recorder r;
     char *response, *line;
     current_test = "npc talk + world change";
-    if (!start(&r)) {
-        CHECK(0, "bridge did not start");
-        return;
-    }
+    if (!start(&r)) return;
     if (!has_method(r.bridge, "npc/talk") || !has_method(r.bridge, "world/subscribe")) {
         printf("SKIP npc talk + world change: the bridge does not serve npc/talk and world/subscribe yet\n");
     } else {
@@ -480,11 +473,7 @@ static void test_limits(void) {
     char *response, *request;
     size_t k, n;
     current_test = "nesting deeper than the bridge reads";
-    if (!start(&r)) {
-        CHECK(0, "bridge did not start");
-        recorder_free(&r);
-        return;
-    }
+    if (!start(&r)) return;
     /* The object is level 1 and params level 2, so 98 arrays reach level 100 (allowed) and 99 reach 101. */
     request = malloc(256);
     for (n = 98; n <= 99; n++) {
@@ -570,11 +559,7 @@ static void test_destroy_with_waiting_calls(void) {
     waiting_call calls[4];
     int k;
     current_test = "destroy while calls wait";
-    if (!start(&r)) {
-        CHECK(0, "bridge did not start");
-        recorder_free(&r);
-        return;
-    }
+    if (!start(&r)) return;
     response = call(&r, "{\"id\":1,\"method\":\"session/create\",\"params\":{\"session\":\"long\",\"model\":{\"type\":"
                         "\"scripted\",\"steps\":[{\"text\":\"never\",\"delayMs\":60000}]}}}",
                     5000);
@@ -611,11 +596,7 @@ static void test_big_response(void) {
     size_t k, n = 10u * 1024 * 1024;
     struct timespec a, b;
     current_test = "big response";
-    if (!start(&r)) {
-        CHECK(0, "bridge did not start");
-        recorder_free(&r);
-        return;
-    }
+    if (!start(&r)) return;
     response = call(&r, "{\"id\":1,\"method\":\"session/create\",\"params\":{\"session\":\"echo\",\"model\":{\"type\":"
                         "\"scripted\",\"steps\":[{\"template\":\"{prompt}\"}]}}}",
                     5000);
