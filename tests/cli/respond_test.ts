@@ -177,34 +177,19 @@ Deno.test("respond: client tools pause with exit 10; resume needs every output",
   assert.equal(pending.roundsUsed, 1);
   assert.equal(pending.callsUsed, 2);
 
-  const missing = await oam(["respond", "--script", resumed, "--resume", save, "--json"]);
+  /** `oam respond` resuming the saved turn with `args` (its tool outputs, flags, a prompt). */
+  const resume = (args: string[], options?: Parameters<typeof oam>[1]) =>
+    oam(["respond", "--script", resumed, "--resume", save, ...args], options);
+  const missing = await resume(["--json"]);
   assert.equal(missing.code, 2);
   assert.equal(JSON.parse(missing.stderr).error.code, "missing_tool_output");
-  const unknown = await oam(["respond", "--script", resumed, "--resume", save, "--tool-output", "call_x=1"]);
+  const unknown = await resume(["--tool-output", "call_x=1"]);
   assert.equal(unknown.code, 2);
   assert.match(unknown.stderr, /no pending tool call 'call_x'/);
-  const withPrompt = await oam([
-    "respond",
-    "--script",
-    resumed,
-    "--resume",
-    save,
-    "--tool-output",
-    `${id}=x`,
-    "hi",
-  ]);
+  const withPrompt = await resume(["--tool-output", `${id}=x`, "hi"]);
   assert.equal(withPrompt.code, 2);
 
-  const done = await oam([
-    "respond",
-    "--script",
-    resumed,
-    "--resume",
-    save,
-    "--json",
-    "--tool-output",
-    `${id}={"temp": 21}`,
-  ]);
+  const done = await resume(["--json", "--tool-output", `${id}={"temp": 21}`]);
   assert.equal(done.code, 0, done.stderr);
   const result = jsonLines(done.stdout)[0] as JsonObject;
   assert.equal(result.text, 'Outputs: {"temp":21}\n{"time":"12:00"}');
@@ -212,44 +197,15 @@ Deno.test("respond: client tools pause with exit 10; resume needs every output",
   assert.equal((result.steps as JsonObject[])[0].toolCallingMode, "allowed");
 
   const file = await fx.write("sunny.txt", "sunny\n");
-  const fromFile = await oam([
-    "respond",
-    "--script",
-    resumed,
-    "--resume",
-    save,
-    "--tool-output",
-    `${id}=@${file}`,
-  ]);
+  const fromFile = await resume(["--tool-output", `${id}=@${file}`]);
   assert.equal(fromFile.stdout, 'Outputs: sunny\n{"time":"12:00"}\n');
   // A file saved with a byte order mark (Windows Notepad): the mark is not part of the output.
   const marked = await fx.write("marked.txt", "\ufeff晴れ\r\n");
-  const fromMarked = await oam([
-    "respond",
-    "--script",
-    resumed,
-    "--resume",
-    save,
-    "--tool-output",
-    `${id}=@${marked}`,
-  ]);
+  const fromMarked = await resume(["--tool-output", `${id}=@${marked}`]);
   assert.equal(fromMarked.stdout, 'Outputs: 晴れ\n{"time":"12:00"}\n');
-  const asError = await oam([
-    "respond",
-    "--script",
-    resumed,
-    "--resume",
-    save,
-    "--tool-error",
-    `${id}=offline`,
-  ]);
+  const asError = await resume(["--tool-error", `${id}=offline`]);
   assert.equal(asError.stdout, 'Outputs: Error: offline\n{"time":"12:00"}\n');
-  const fromStdin = await oam(
-    ["respond", "--script", resumed, "--resume", save, "--tool-output", `${id}=@-`],
-    {
-      stdin: "rainy\n",
-    },
-  );
+  const fromStdin = await resume(["--tool-output", `${id}=@-`], { stdin: "rainy\n" });
   assert.equal(fromStdin.stdout, 'Outputs: rainy\n{"time":"12:00"}\n');
 });
 
