@@ -9,7 +9,7 @@ import { compactJson, type JsonObject, type JsonValue } from "../protocol/json.t
 import { isPermissionError } from "./cli_error.ts";
 import type { CommandSpec } from "./tools_file.ts";
 import { headCharacters } from "../util/text.ts";
-import { envVar } from "./tty.ts";
+import { envVar } from "../util/env.ts";
 
 /** What a tool produced. */
 export interface ToolAnswer {

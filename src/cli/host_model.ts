@@ -16,16 +16,7 @@ import { CliError } from "./cli_error.ts";
 import { readJsonInput } from "./input.ts";
 import { modelsCacheDir, resolveModelPath } from "../models/gguf_cache.ts";
 import { stderrStyle, writeErr } from "./tty.ts";
-
-/** Reads a variable only when the permission is already granted: never prompts (stdin may be the protocol). */
-function env(name: string): string | undefined {
-  try {
-    if (Deno.permissions.querySync({ name: "env", variable: name }).state !== "granted") return undefined;
-    return Deno.env.get(name);
-  } catch {
-    return undefined;
-  }
-}
+import { grantedEnvVar } from "../util/env.ts";
 
 /** The usage line of a model value. */
 export const MODEL_VALUE_USAGE = "openai:<baseURL>#<model> or gguf:<path|cached name>";
@@ -109,7 +100,7 @@ export async function hostModelFromEnvironment(
   warn: (message: string) => void = warnOnStderr,
 ): Promise<(() => LanguageModel) | undefined> {
   if (flag !== undefined) return await modelFromFlag(flag, { source: "--model", warn });
-  const scriptPath = env("OAM_SCRIPT");
+  const scriptPath = grantedEnvVar("OAM_SCRIPT");
   if (scriptPath) {
     if (Deno.permissions.querySync({ name: "read", path: scriptPath }).state !== "granted") {
       throw CliError.invalidInput(`OAM_SCRIPT=${scriptPath} needs --allow-read=${scriptPath}.`);
@@ -117,7 +108,7 @@ export async function hostModelFromEnvironment(
     const script = await readEnvScript(scriptPath, warn);
     return () => new ScriptedModel(structuredClone(script), "scripted (OAM_SCRIPT)");
   }
-  const fromEnv = env("OAM_MODEL");
+  const fromEnv = grantedEnvVar("OAM_MODEL");
   if (fromEnv) {
     try {
       return await modelFromFlag(fromEnv, { source: "OAM_MODEL", warn });
@@ -174,5 +165,5 @@ export async function readEnvScript(
 
 /** The `OAM_MODEL` value when it is set and readable (for labels). */
 export function modelFromEnvironmentValue(): string | undefined {
-  return env("OAM_MODEL") || undefined;
+  return grantedEnvVar("OAM_MODEL") || undefined;
 }

@@ -23,7 +23,7 @@ import {
 } from "./host_model.ts";
 import { CliError } from "./cli_error.ts";
 import { readJsonInput } from "./input.ts";
-import { envVar } from "./tty.ts";
+import { envVar } from "../util/env.ts";
 
 /** The script of a scripted model choice. */
 export interface ChoiceScript {

@@ -11,7 +11,7 @@
 import { createHash } from "node:crypto";
 import { CliError } from "./cli_error.ts";
 import { cachePath, type ModelNote, readModelNote } from "../models/gguf_cache.ts";
-import { envVar } from "./tty.ts";
+import { envVar } from "../util/env.ts";
 import { endSentence } from "../util/text.ts";
 import { fetchFailure } from "../util/fetch_failure.ts";
 

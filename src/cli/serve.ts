@@ -33,7 +33,8 @@ import {
 } from "./local_bridge.ts";
 import { onStopSignals } from "./stop_signals.ts";
 import { loadToolsFile, toolName } from "./tools_file.ts";
-import { envVar, writeErr, writeOut } from "./tty.ts";
+import { envVar } from "../util/env.ts";
+import { writeErr, writeOut } from "./tty.ts";
 
 /** Help text of `oam serve`. */
 export const SERVE_HELP = `oam serve — an OpenAI-compatible Chat Completions server with real tool calls

@@ -4,18 +4,10 @@
  * @module
  */
 
+import { envVar } from "../util/env.ts";
 import { characters, headCharacters } from "../util/text.ts";
 
 const encoder = new TextEncoder();
-
-/** Reads an environment variable; undefined when unset or when env access is not permitted. */
-export function envVar(name: string): string | undefined {
-  try {
-    return Deno.env.get(name);
-  } catch {
-    return undefined;
-  }
-}
 
 /** Writes all of `text`; false when the reader closed the pipe. */
 function writeAllSync(stream: { writeSync(p: Uint8Array): number }, text: string): boolean {

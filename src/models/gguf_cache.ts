@@ -6,15 +6,7 @@
  * (`~/Library/Caches/oam/models` on macOS, `%LOCALAPPDATA%\oam\models` on Windows, `~/.cache/oam/models`).
  * @module
  */
-
-/** An environment variable; undefined when unset or not permitted. */
-function envVar(name: string): string | undefined {
-  try {
-    return Deno.env.get(name);
-  } catch {
-    return undefined;
-  }
-}
+import { envVar } from "../util/env.ts";
 
 /** A cached model file. */
 export interface CachedModel {

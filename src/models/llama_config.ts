@@ -5,6 +5,7 @@
  */
 import { BridgeError } from "../protocol/errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue, ownValue } from "../protocol/json.ts";
+import { grantedEnvVar } from "../util/env.ts";
 
 /**
  * GPU choice: `"auto"` (Metal, CUDA or Vulkan when present, else CPU), a type, or `false` for CPU only.
@@ -134,21 +135,10 @@ export function llamaModelSpecWarnings(spec: JsonObject, path: string): string[]
   );
 }
 
-/** A variable's value when reading it is already allowed (never prompts). */
-function envValue(name: string): string | undefined {
-  try {
-    return Deno.permissions.querySync({ name: "env", variable: name }).state === "granted"
-      ? Deno.env.get(name)
-      : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** `~/…` as the home folder: the shell does not expand a `~` that follows `gguf:`. */
 function expandHome(path: string): string {
   if (!/^~[\\/]/.test(path)) return path;
-  const home = envValue("HOME") || envValue("USERPROFILE");
+  const home = grantedEnvVar("HOME") || grantedEnvVar("USERPROFILE");
   return home ? `${home.replace(/[\\/]$/, "")}${path.slice(1)}` : path;
 }
 
