@@ -518,6 +518,10 @@ Deno.test("wire: a llama model named neither by a file nor by a cached model say
           data: { code: "model_unavailable", path: "qwen" },
         },
       });
+      // The bridge goes on serving.
+      assert.deepEqual(((await client.call("session/list")).sessions as JsonObject[]).map((x) => x.session), [
+        "s",
+      ]);
     } finally {
       await client.close();
     }
