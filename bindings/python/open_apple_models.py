@@ -316,8 +316,10 @@ class Bridge:
     :param cwd: working directory for the child.
     :param initialize: send ``initialize`` on start (its result is in ``server_info``).
     :param client_name: the ``client.name`` sent in ``initialize``.
-    :param shutdown_timeout: seconds ``close()`` waits for the answer to ``shutdown``, and then again for the
-        process to exit, before killing it (a bridge that answers nothing is killed after twice this).
+    :param shutdown_timeout: seconds ``close()`` waits for the process to exit after sending ``shutdown`` and
+        closing its stdin, before terminating it (SIGTERM; on Windows this already kills it).
+    :param terminate_timeout: seconds ``close()`` then waits for a terminated process to exit before killing it
+        (SIGKILL). A bridge that answers nothing any more (stuck, or stopped) is gone after the two, 3 s by default.
     :param max_line_bytes: the longest line the bridge reads (default: the ``--max-line-bytes`` in the command,
         else the bridge's default, 16 MiB). A longer message is refused before it is sent, with a -32600
         ``invalid_message`` :class:`BridgeError`; a longer tool result becomes an error output the model sees.
@@ -331,7 +333,8 @@ class Bridge:
         cwd: Optional[str] = None,
         initialize: bool = True,
         client_name: str = "python",
-        shutdown_timeout: float = 5.0,
+        shutdown_timeout: float = 2.0,
+        terminate_timeout: float = 1.0,
         max_line_bytes: Optional[int] = None,
     ):
         self.command = bridge_command(command)
@@ -341,6 +344,7 @@ class Bridge:
         self._initialize = initialize
         self._client_name = client_name
         self._shutdown_timeout = shutdown_timeout
+        self._terminate_timeout = terminate_timeout
         self._process: Optional[asyncio.subprocess.Process] = None
         self._reader: Optional["asyncio.Task[None]"] = None
         self._ids = itertools.count(1)
@@ -388,14 +392,20 @@ class Bridge:
         return self
 
     async def close(self) -> None:
-        """Shuts the bridge down (cancelling its work), waits for the process to exit, kills it if needed."""
+        """Shuts the bridge down (cancelling its work) and waits for the process to exit, boundedly.
+
+        Sends ``shutdown`` and closes the bridge's stdin (the bridge answers what it has read, then exits); a
+        process still running after ``shutdown_timeout`` seconds is terminated, and killed after
+        ``terminate_timeout`` more. Waiting and later requests fail with -32023 "The bridge was closed."."""
         if self._process is None or self._closing:
             return
         self._closing = True
         process = self._process
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self._shutdown_timeout
         if self._dead is None and process.returncode is None:
-            try:
-                await asyncio.wait_for(self.request("shutdown"), self._shutdown_timeout)
+            try:  # the answer is not awaited: the exit is (a bridge that answers nothing must not hold close up)
+                await asyncio.wait_for(self._send_shutdown(), self._shutdown_timeout)
             except (BridgeError, asyncio.TimeoutError, ConnectionError, OSError):
                 pass
         try:
@@ -403,19 +413,44 @@ class Bridge:
                 process.stdin.close()
         except (ConnectionError, OSError):
             pass
-        try:
-            await asyncio.wait_for(process.wait(), self._shutdown_timeout)
-        except asyncio.TimeoutError:
-            process.kill()
-            await process.wait()
-        if self._reader is not None:
+        if not await self._wait_exit(process, deadline - loop.time()):
             try:
-                await asyncio.wait_for(self._reader, self._shutdown_timeout)
+                process.terminate()
+            except ProcessLookupError:
+                pass
+            if not await self._wait_exit(process, self._terminate_timeout):
+                try:
+                    process.kill()
+                except ProcessLookupError:
+                    pass
+                await process.wait()
+        if self._reader is not None:
+            try:  # the output ends with the process (unless a child of it still holds the pipe)
+                await asyncio.wait_for(asyncio.shield(self._reader), max(self._terminate_timeout, 0.1))
             except asyncio.TimeoutError:
                 self._reader.cancel()
         for task in list(self._tool_tasks.values()):
             task.cancel()
         self._fail_all(BridgeError(SHUT_DOWN, "shut_down", "The bridge was closed."))
+
+    async def _send_shutdown(self) -> None:
+        """Writes a ``shutdown`` request; its response (or the exit) settles it later, unawaited."""
+        request_id = "py-%d" % next(self._ids)
+        key = _id_key(request_id)
+        future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
+        _discard(future)
+        future.add_done_callback(lambda _: self._pending.pop(key, None))
+        self._pending[key] = _Pending(future, None, None)
+        await self._write(self._encode({"jsonrpc": "2.0", "id": request_id, "method": "shutdown"}))
+
+    @staticmethod
+    async def _wait_exit(process: "asyncio.subprocess.Process", timeout: float) -> bool:
+        """Whether ``process`` exits within ``timeout`` seconds."""
+        try:
+            await asyncio.wait_for(process.wait(), max(timeout, 0))
+            return True
+        except asyncio.TimeoutError:
+            return process.returncode is not None
 
     async def __aenter__(self) -> "Bridge":
         try:

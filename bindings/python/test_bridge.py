@@ -498,6 +498,43 @@ class LifecycleTests(unittest.IsolatedAsyncioTestCase):
         finally:
             await bridge.close()
 
+    async def test_close_of_a_stopped_bridge_is_quick(self):
+        bridge = Bridge(COMMAND)
+        await bridge.start()
+        os.kill(bridge.pid, signal.SIGSTOP)  # a bridge that answers nothing any more
+        started = time.monotonic()
+        try:
+            await bridge.close()
+        finally:
+            if bridge.returncode is None:
+                os.kill(bridge.pid, signal.SIGKILL)
+        self.assertEqual(bridge.returncode, -signal.SIGKILL)
+        self.assertLess(time.monotonic() - started, 5.0)  # generous: it used to take 10 s
+
+    async def test_close_terminates_a_silent_child_that_ignores_end_of_input(self):
+        bridge = Bridge([sys.executable, "-c", "import time; time.sleep(60)"], initialize=False,
+                        shutdown_timeout=0.2)
+        await bridge.start()
+        await bridge.close()
+        self.assertEqual(bridge.returncode, -signal.SIGTERM)  # terminated, not left to the kill
+
+    async def test_close_kills_a_silent_child_that_ignores_terminate(self):
+        bridge = Bridge([sys.executable, "-c", "import signal, sys, time\n"
+                         "signal.signal(signal.SIGTERM, signal.SIG_IGN)\nprint('ready', flush=True)\n"
+                         "time.sleep(60)"], initialize=False, shutdown_timeout=0.2, terminate_timeout=0.2)
+        ready = asyncio.get_running_loop().create_future()
+        bridge._dispatch = lambda line: ready.done() or ready.set_result(line)
+        await bridge.start()
+        await asyncio.wait_for(ready, 10)  # SIGTERM is ignored from here on
+        await bridge.close()
+        self.assertEqual(bridge.returncode, -signal.SIGKILL)
+
+    async def test_close_lets_a_child_that_exits_at_end_of_input_exit(self):
+        bridge = Bridge([sys.executable, "-c", "import sys; sys.stdin.read()"], initialize=False)
+        await bridge.start()
+        await bridge.close()
+        self.assertEqual(bridge.returncode, 0)
+
     async def test_missing_executable(self):
         with self.assertRaises(BridgeError) as caught:
             async with Bridge(["/nonexistent/oam-bridge", "stdio"]):
