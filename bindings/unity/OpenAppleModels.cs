@@ -1144,20 +1144,30 @@ namespace OpenAppleModels
             return new OamNpc(this, result.GetString("npc"));
         }
 
-        /// <summary>decision/decide: {optionID, reasoning, confidence, toolCalls, usage, isFallback}.</summary>
+        /// <summary>
+        /// decision/decide: {optionID, reasoning, confidence, toolCalls, usage, isFallback}. Cancelling the token
+        /// stops waiting (OperationCanceledException) and drops the late response; the protocol has no cancel for a
+        /// decision, so the bridge still finishes it (its client tool calls still reach the handlers).
+        /// </summary>
         public Task<JsonObject> DecideAsync(object situation, IEnumerable<object> options, object actor = null,
-            object context = null, string fallbackOptionId = null, object model = null)
+            object context = null, string fallbackOptionId = null, object model = null,
+            CancellationToken cancellationToken = default(CancellationToken))
         {
             return Call("decision/decide", Params("situation", situation, "options", new List<object>(options),
-                "actor", actor, "context", context, "fallbackOptionID", fallbackOptionId, "model", model));
+                "actor", actor, "context", context, "fallbackOptionID", fallbackOptionId, "model", model),
+                null, cancellationToken);
         }
 
-        /// <summary>content/generate: the generated content.</summary>
+        /// <summary>
+        /// content/generate: the generated content. Cancelling the token stops waiting (OperationCanceledException)
+        /// and drops the late response; the protocol has no cancel for it, so the bridge still finishes it.
+        /// </summary>
         public async Task<object> GenerateAsync(string prompt, object schema, string instructions = null,
-            object context = null, object model = null)
+            object context = null, object model = null, CancellationToken cancellationToken = default(CancellationToken))
         {
             var result = await Call("content/generate", Params("prompt", prompt, "schema", schema,
-                "instructions", instructions, "context", context, "model", model)).ConfigureAwait(false);
+                "instructions", instructions, "context", context, "model", model), null, cancellationToken)
+                .ConfigureAwait(false);
             return result.Get("content");
         }
 

@@ -338,11 +338,35 @@ static class OamBridgeTests
                 .With("properties", O().With("name", O().With("type", "string")))
                 .With("required", new List<object> { "name" }), model: Scripted(O().With("json", O().With("name", "Iron Sword")))));
             Check(content is JsonObject && ((JsonObject)content).GetString("name") == "Iron Sword", "" + content);
+
+            current = "decision and content stop waiting when their token is cancelled";
+            var slowDecision = Scripted(O().With("json", O().With("reasoning", "Hmm.").With("choice", "fight")
+                .With("confidence", 50)).With("delayMs", 5000));
+            var source = new CancellationTokenSource(150);
+            var error = WaitError(queue, bridge.DecideAsync("A wolf.", new object[] { "fight", "flee" }, model: slowDecision,
+                cancellationToken: source.Token), 4000);
+            Check(error is OperationCanceledException, "DecideAsync: expected OperationCanceledException, got " + error);
+            source = new CancellationTokenSource(150);
+            error = WaitError(queue, bridge.GenerateAsync("A sword.", O().With("type", "object"),
+                model: Scripted(O().With("json", O()).With("delayMs", 5000)), cancellationToken: source.Token), 4000);
+            Check(error is OperationCanceledException, "GenerateAsync: expected OperationCanceledException, got " + error);
+            Check(PendingCount(bridge) == 0, "cancelled requests still wait for their responses: " + PendingCount(bridge));
+            error = WaitError(queue, bridge.DecideAsync("A wolf.", new object[] { "fight" }, null, null, null, null,
+                new CancellationToken(true)));
+            Check(error is OperationCanceledException, "an already cancelled token: " + error);
+            Check(Wait(queue, bridge.RequestAsync("ping")) is JsonObject, "the bridge still answers after the cancellations");
         }
         finally
         {
             bridge.Dispose();
         }
+    }
+
+    static int PendingCount(OamBridge bridge)
+    {
+        var field = typeof(OamBridge).GetField("pending",
+            System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Instance);
+        return ((System.Collections.ICollection)field.GetValue(bridge)).Count;
     }
 
     static bool ProcessExists(int pid)
