@@ -531,7 +531,7 @@ struct oam_bridge {
     oam_cond changed;
     int closing;           /* destroy started: no more callbacks */
     int dead;              /* the bridge's output ended (exit_description is final once set) */
-    int reader_cleans_up;  /* destroy was called from inside the callback */
+    int reader_cleans_up;  /* destroy was called from inside the callback and could not start its teardown thread */
     int users;             /* threads inside oam_bridge_send() or oam_call_blocking(): destroy waits for them */
     double max_line_bytes; /* the longest line the bridge reads (--max-line-bytes of its argv, or 16 MiB) */
     char exit_description[64];
@@ -1120,16 +1120,33 @@ static void finish_destroy(oam_bridge *bridge) {
     free(bridge);
 }
 
-OAM_API void oam_bridge_destroy(oam_bridge *bridge) {
+/*
+ * Cancels everything on the bridge, ends its input (it exits after answering), gives it ~3 s, kills it otherwise,
+ * stops the reader and frees the handle. A bridge that stopped reading (frozen, stopped in a debugger) with a send
+ * stuck behind it gets the same 3 s, then is killed, which also ends the stuck send. Not on the reader thread.
+ */
+static void teardown(oam_bridge *bridge) {
     static const char shutdown_request[] =
         "{\"jsonrpc\":\"2.0\",\"id\":\"oam-destroy\",\"method\":\"shutdown\"}\n";
-    int from_callback;
-    int64_t deadline, left;
+    int64_t deadline = oam_now_ms() + SHUTDOWN_WAIT_MS, left;
+    oam_process_end_input(bridge->process, shutdown_request, sizeof shutdown_request - 1, SHUTDOWN_WAIT_MS);
+    /* The reader drains (and discards) output while the bridge shuts down. */
+    left = deadline - oam_now_ms();
+    if (!oam_process_wait(bridge->process, left > 0 ? (int)left : 0, NULL, 0)) {
+        oam_process_kill(bridge->process, 1);
+        oam_process_wait(bridge->process, -1, NULL, 0);
+    }
+    oam_process_wake_reader(bridge->process);
+    oam_thread_join(bridge->reader); /* from inside the callback: once the callback has returned */
+    finish_destroy(bridge);
+}
+
+static void teardown_main(void *argument) { teardown(argument); }
+
+OAM_API void oam_bridge_destroy(oam_bridge *bridge) {
     if (!bridge) return;
-    from_callback = oam_thread_equal(oam_thread_current(), oam_thread_id_of(bridge->reader));
     oam_mutex_lock(&bridge->lock);
     bridge->closing = 1;
-    bridge->reader_cleans_up = from_callback;
     {
         /* Calls waiting on other threads return now. */
         waiter *w;
@@ -1139,25 +1156,23 @@ OAM_API void oam_bridge_destroy(oam_bridge *bridge) {
     }
     oam_cond_broadcast(&bridge->changed);
     oam_mutex_unlock(&bridge->lock);
-    /*
-     * Cancel everything on the bridge, then end its input: it exits after answering. A bridge that stopped
-     * reading (frozen, stopped in a debugger) with a send stuck behind it gets the same 3 s, then is killed,
-     * which also ends the stuck send.
-     */
-    deadline = oam_now_ms() + SHUTDOWN_WAIT_MS;
-    oam_process_end_input(bridge->process, shutdown_request, sizeof shutdown_request - 1, SHUTDOWN_WAIT_MS);
-    if (from_callback) {
-        /* The reader keeps draining output until the bridge exits, then frees everything. */
+    if (oam_thread_equal(oam_thread_current(), oam_thread_id_of(bridge->reader))) {
+        /*
+         * From inside the callback: the reader cannot wait for the bridge (it must drain its output and return
+         * from the callback), so a thread of its own does the teardown and frees the handle after the callback.
+         */
+        oam_thread reaper;
+        if (oam_thread_start(&reaper, teardown_main, bridge) == 0) {
+            oam_thread_detach(reaper);
+            return;
+        }
+        /* No thread to be had: kill the bridge now; the reader frees the handle when its output ends. */
+        oam_mutex_lock(&bridge->lock);
+        bridge->reader_cleans_up = 1;
+        oam_mutex_unlock(&bridge->lock);
+        oam_process_kill(bridge->process, 1);
         oam_thread_detach(bridge->reader);
         return;
     }
-    /* The reader drains (and discards) output while the bridge shuts down. */
-    left = deadline - oam_now_ms();
-    if (!oam_process_wait(bridge->process, left > 0 ? (int)left : 0, NULL, 0)) {
-        oam_process_kill(bridge->process, 1);
-        oam_process_wait(bridge->process, -1, NULL, 0);
-    }
-    oam_process_wake_reader(bridge->process);
-    oam_thread_join(bridge->reader);
-    finish_destroy(bridge);
+    teardown(bridge);
 }

@@ -87,8 +87,11 @@
  *     the handle; a send or call that starts during destroy does nothing
  *     (a call returns the same error). This is how a worker thread blocked
  *     with timeout_ms <= 0 is released when the game ends.
- *   - Calling oam_bridge_destroy() from inside the callback is allowed; that
- *     callback invocation is the last one and the reader thread cleans up.
+ *   - Calling oam_bridge_destroy() from inside the callback is allowed: it
+ *     returns at once, that callback invocation is the last one, and a
+ *     thread of the library does the rest in the background (the same
+ *     shutdown, ~3 s and kill, so a frozen bridge is ended too) and frees
+ *     the handle once the callback has returned.
  *   - Using a handle after oam_bridge_destroy() has returned (or calling
  *     destroy twice) is undefined behavior: stop the threads that use it
  *     before destroy returns, and do not start new calls after it.

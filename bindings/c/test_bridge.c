@@ -53,6 +53,7 @@ typedef struct {
     oam_bridge *bridge;
     int destroy_on_line; /* destroy the bridge from inside the callback when a line contains "destroy-me" */
     int destroyed;       /* the callback has called destroy (and touches the recorder no more) */
+    pid_t stop_before_destroy; /* SIGSTOP this process (the bridge) in the callback right before destroying */
     char *blocking_result_in_callback;
 } recorder;
 
@@ -114,6 +115,7 @@ static void on_message(const char *json_line, void *user_data) {
         r->blocking_result_in_callback = oam_call_blocking(r->bridge, "{\"method\":\"ping\"}", 1000);
     }
     if (r->destroy_on_line && contains(json_line, "destroy-me")) {
+        if (r->stop_before_destroy > 0) kill(r->stop_before_destroy, SIGSTOP); /* a bridge that froze */
         oam_bridge_destroy(r->bridge);
         pthread_mutex_lock(&r->lock);
         r->destroyed = 1;
@@ -731,6 +733,38 @@ static void test_destroy_ends_process(void) {
         int waited;
         for (waited = 0; waited < 500 && pid > 0 && kill(pid, 0) == 0; waited++) usleep(10000);
         CHECK(pid > 0 && kill(pid, 0) != 0, "the bridge process %d still exists", (int)pid);
+        usleep(200000);
+    }
+    recorder_free(&r);
+    unlink(pid_file);
+
+    current_test = "destroy from inside the callback of a bridge that froze";
+    recorder_init(&r);
+    r.destroy_on_line = 1;
+    temp_template(pid_file, sizeof pid_file);
+    fd = mkstemp(pid_file);
+    if (fd >= 0) close(fd);
+    if (!start_with_pid(&r, pid_file)) {
+        CHECK(0, "bridge did not start");
+        recorder_free(&r);
+        return;
+    }
+    pid = read_pid(pid_file);
+    CHECK(pid > 0, "pid");
+    r.stop_before_destroy = pid;
+    oam_bridge_send(r.bridge, "{\"jsonrpc\":\"2.0\",\"id\":\"destroy-me\",\"method\":\"ping\"}");
+    {
+        char *line = wait_line(&r, 5000, "destroy-me", NULL);
+        int ran = line != NULL, waited;
+        CHECK(ran, "callback ran");
+        free(line);
+        pthread_mutex_lock(&r.lock);
+        while (ran && !r.destroyed) pthread_cond_wait(&r.changed, &r.lock);
+        pthread_mutex_unlock(&r.lock);
+        /* The frozen bridge answers nothing and never ends its output: it is killed after the ~3 s it gets. */
+        for (waited = 0; waited < 1000 && pid > 0 && kill(pid, 0) == 0; waited++) usleep(10000);
+        CHECK(pid > 0 && kill(pid, 0) != 0, "the frozen bridge process %d was left running", (int)pid);
+        if (pid > 0 && kill(pid, 0) == 0) kill(pid, SIGKILL);
         usleep(200000);
     }
     recorder_free(&r);
