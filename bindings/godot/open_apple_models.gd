@@ -83,6 +83,7 @@ var _tool_calls := {}         # tool/call id -> true while its handler runs
 var _subscriptions := {}      # subscription id -> Callable(change: Dictionary)
 var _dead_message := ""
 var _closed := false
+var _exit_deadline := -1      # once the output ended: until when poll() looks for the process's exit (ticks msec)
 # Godot before 4.5 gives the stderr pipe fd 0 (the game's stdin) as its write end and closes fd 0 when that pipe
 # is closed or freed; the next bridge's stdin pipe then gets fd 0 and the bridge starts without stdin
 # (godotengine/godot#109652, fixed by #109397). Such pipes are kept open for the life of the game instead.
@@ -136,6 +137,7 @@ func start(command: PackedStringArray = PackedStringArray()) -> Error:
 	_pid = info["pid"]
 	_argv0 = argv[0]
 	_dead_message = ""
+	_exit_deadline = -1
 	_reader = Thread.new()
 	_reader.start(_read_loop.bind(_pipe, false))
 	_err_reader = Thread.new()
@@ -200,7 +202,12 @@ func poll() -> void:
 			_dispatch(line)
 	_emit_logs(log_bytes, log_eof)
 	if eof and _dead_message.is_empty() and not _closed:
-		_on_exit()
+		# The process exits a moment after its output ends: each poll (frame) looks for the exit, for up to 2 s,
+		# instead of blocking the main thread until it comes.
+		if _exit_deadline < 0:
+			_exit_deadline = Time.get_ticks_msec() + 2000
+		if not OS.is_process_running(_pid) or Time.get_ticks_msec() >= _exit_deadline:
+			_on_exit()
 
 
 # Emits log_received for every whole stderr line (and for the rest once stderr has ended).
@@ -221,11 +228,8 @@ func _emit_logs(log_bytes: PackedByteArray, log_eof: bool) -> void:
 
 func _on_exit() -> void:
 	var description := "output closed"
-	var deadline := Time.get_ticks_msec() + 2000
-	while OS.is_process_running(_pid) and Time.get_ticks_msec() < deadline:
-		OS.delay_msec(5)
 	if not OS.is_process_running(_pid) and OS.has_method("get_process_exit_code"):
-		description = "exit status %d" % OS.get_process_exit_code(_pid)
+		description = _exit_description(OS.get_process_exit_code(_pid), OS.get_name() == "Windows")
 	_dead_message = "The bridge process exited (%s) before answering." % description
 	if not _received:
 		_dead_message += " Did '%s' start? (bridge_command, bridge_path, OAM_BRIDGE_COMMAND, OAM_BRIDGE_PATH, or 'oam' on PATH)" % _argv0
@@ -237,6 +241,22 @@ func _on_exit() -> void:
 	_emit_logs(log_bytes, true)
 	_fail_all(_dead_message)
 	bridge_exited.emit(_dead_message)
+
+
+## How the bridge ended, from OS.get_process_exit_code(). On Linux and macOS, Godot 4.3 and 4.4 give the raw wait
+## status once OS.is_process_running() has seen the exit (which this script checks before every write): the exit
+## code times 256, or the signal number (plus 128 with a core dump). Godot's own decoding gives the exit code, or
+## the raw status of a signal, so a value below 256 is either an exit code or a signal.
+static func _exit_description(code: int, windows: bool) -> String:
+	if code < 0:
+		return "output closed"
+	if windows or code == 0:
+		return "exit status %d" % code
+	if code >= 256 and (code & 0x7f) == 0:
+		return "exit status %d" % ((code >> 8) & 0xff)
+	if code < 256:
+		return "exit status %d or signal %d" % [code, code & 0x7f]
+	return "status %d" % code
 
 
 func _join_threads() -> void:
@@ -307,7 +327,7 @@ func _send(message: Dictionary) -> Dictionary:
 	var text := _json(message)
 	if text.is_empty():
 		return _error(INVALID_MESSAGE, "invalid_message", ("The message holds a value JSON cannot carry (NaN, infinity, " +
-				"or nesting deeper than %d levels); it was not sent.") % MAX_DEPTH)
+				"text with a lone UTF-16 surrogate, or nesting deeper than %d levels); it was not sent.") % MAX_DEPTH)
 	var line := (text + "\n").to_utf8_buffer()
 	if line.size() - 1 > max_line_bytes:
 		return _error(INVALID_MESSAGE, "invalid_message", ("The message is %d bytes, longer than the %d bytes the bridge " +
@@ -328,11 +348,12 @@ func _write_line(line: PackedByteArray) -> bool:
 	return _pipe.get_error() == OK
 
 
-# JSON text of value as the bridge reads it, or "" when it has none: NaN, infinity, nesting deeper than MAX_DEPTH
-# (or a cycle). Not JSON.stringify: that writes NaN as "nan", "\v" as an escape JSON does not have and other
-# control characters raw, and the bridge rejects such a line whole, with id null, so the request would wait
-# forever. Keys keep their order (the order of schema properties matters to the model). Whole numbers are written
-# as integers: JSON numbers Godot parsed are floats, so an id or a count goes back as it came ("3", not "3.0").
+# JSON text of value as the bridge reads it, or "" when it has none: NaN, infinity, text with a lone surrogate,
+# nesting deeper than MAX_DEPTH (or a cycle). Not JSON.stringify: that writes NaN as "nan", "\v" as an escape JSON
+# does not have and other control characters raw, and the bridge rejects such a line whole, with id null, so the
+# request would wait forever. Keys keep their order (the order of schema properties matters to the model). Whole
+# numbers are written as integers: JSON numbers Godot parsed are floats, so an id or a count goes back as it came
+# ("3", not "3.0").
 func _json(value: Variant, depth: int = 0) -> String:
 	match typeof(value):
 		TYPE_NIL:
@@ -360,9 +381,10 @@ func _json(value: Variant, depth: int = 0) -> String:
 			var members := PackedStringArray()
 			for key in object:
 				var member := _json(object[key], depth + 1)
-				if member.is_empty():
+				var key_text := _json_string(str(key))
+				if member.is_empty() or key_text.is_empty():
 					return ""
-				members.append(_json_string(str(key)) + ":" + member)
+				members.append(key_text + ":" + member)
 			return "{" + ",".join(members) + "}"
 		TYPE_ARRAY, TYPE_PACKED_BYTE_ARRAY, TYPE_PACKED_INT32_ARRAY, TYPE_PACKED_INT64_ARRAY, TYPE_PACKED_FLOAT32_ARRAY, TYPE_PACKED_FLOAT64_ARRAY, TYPE_PACKED_STRING_ARRAY:
 			if depth >= MAX_DEPTH:
@@ -378,10 +400,17 @@ func _json(value: Variant, depth: int = 0) -> String:
 	return _json_string(str(value))
 
 
-# A JSON string. json_escape() escapes the backslash, the quote and \b \f \n \r \t (valid JSON), writes \v as an
-# escape JSON does not have and leaves the other control characters raw; those (_control_chars) are written here,
-# each as \u00XX, and the text between them goes through json_escape().
+# A JSON string, or "" when text holds a lone UTF-16 surrogate. json_escape() escapes the backslash, the quote and
+# \b \f \n \r \t (valid JSON), writes \v as an escape JSON does not have and leaves the other control characters raw;
+# those (_control_chars) are written here, each as \u00XX, and the text between them goes through json_escape().
 func _json_string(text: String) -> String:
+	if text.to_utf8_buffer().get_string_from_utf8() != text:
+		# Rare: text that UTF-8 does not carry as it is (a surrogate; also a leading U+FEFF, which the round trip
+		# drops): each character is looked at.
+		var chars := _utf8_chars(text)
+		if chars.is_empty():
+			return ""
+		text = "".join(chars)
 	var parts := PackedStringArray()
 	var start := 0
 	for found in _control_chars.search_all(text):
@@ -391,6 +420,27 @@ func _json_string(text: String) -> String:
 		start = at + 1
 	parts.append(text.substr(start).json_escape())
 	return "\"" + "".join(parts) + "\""
+
+
+# The characters of text, a surrogate pair (text made of UTF-16 code units, e.g. String.chr(0xD83D)) joined into the
+# character it stands for; empty when text holds a lone surrogate (or a code point past U+10FFFF). UTF-8 cannot
+# carry those, written raw or as a \uD800 escape the bridge rejects the whole line with id null, so the request
+# would never be answered: the message is refused instead.
+static func _utf8_chars(text: String) -> PackedStringArray:
+	var chars := PackedStringArray()
+	var i := 0
+	while i < text.length():
+		var c: int = text.unicode_at(i)
+		var next: int = text.unicode_at(i + 1) if i + 1 < text.length() else 0
+		if c >= 0xd800 and c <= 0xdbff and next >= 0xdc00 and next <= 0xdfff:
+			chars.append(String.chr(0x10000 + ((c - 0xd800) << 10) + (next - 0xdc00)))
+			i += 2
+		elif (c >= 0xd800 and c <= 0xdfff) or c > 0x10ffff:
+			return PackedStringArray()
+		else:
+			chars.append(String.chr(c))
+			i += 1
+	return chars
 
 
 ## Sends a request; await it for the response Dictionary. on_event(event) receives the event of every

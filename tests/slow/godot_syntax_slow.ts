@@ -205,6 +205,27 @@ function wireProblems(parsed: Parsed): string[] {
     // Godot before 4.5 closes fd 0 with the stderr pipe: the next bridge would start without stdin.
     found.push("close() closes the stderr pipe on every Godot version (keep it open before 4.5)");
   }
+  const blocking = (callers.get("delay_msec") ?? []).filter((name) => name !== "close");
+  if (blocking.length > 0) {
+    // poll() runs on the main thread every frame: a wait there freezes the game (up to 2 s when the output ended).
+    found.push(
+      `only close() may wait with OS.delay_msec (also: ${blocking.join(", ")}); poll() looks once a frame`,
+    );
+  }
+  if (
+    !(bodies.get("_on_exit") ?? "").includes("_exit_description(OS.get_process_exit_code") ||
+    !(bodies.get("_exit_description") ?? "").includes(">> 8")
+  ) {
+    // Godot 4.3 and 4.4 hand back the raw wait status: exit code 1 would be shown as "exit status 256".
+    found.push("_on_exit must describe the exit with _exit_description, which decodes a raw wait status");
+  }
+  if (
+    !(bodies.get("_json_string") ?? "").includes("_utf8_chars(text)") ||
+    !(bodies.get("_utf8_chars") ?? "").includes("0xd800")
+  ) {
+    // A lone surrogate, raw or escaped, makes the bridge reject the whole line with id null: refuse it instead.
+    found.push("_json_string must look for surrogates (_utf8_chars) when the text does not survive UTF-8");
+  }
   if ((bodies.get("_read_loop") ?? "").includes("get_string_from_utf8")) {
     // A chunk may end inside a UTF-8 sequence: the reader thread hands bytes over; lines are decoded whole.
     found.push("_read_loop decodes chunks as UTF-8; a character split between two chunks would be garbled");
@@ -298,7 +319,7 @@ Deno.test({
 
 Deno.test({
   name: name(
-    "bindings/godot: one guarded write path, its own JSON encoder, stderr read by whole lines and kept open before 4.5",
+    "bindings/godot: one guarded write path, its own JSON encoder, stderr read by whole lines and kept open before 4.5, no wait in poll()",
   ),
   ignore: skip !== "",
   async fn() {
@@ -307,10 +328,17 @@ Deno.test({
     assert.deepEqual(wireProblems(parsed), []);
     // The same checks on a copy with the old habits put back.
     const old = text.replace(/func _read_loop\(([^)]*)\) -> void:\n/, (line) =>
-      `${line}\tvar _old := PackedByteArray().get_string_from_utf8()\n`) +
+      `${line}\tvar _old := PackedByteArray().get_string_from_utf8()\n`)
+      .replace(/func _on_exit\(\) -> void:\n/, (line) =>
+        `${line}\tOS.delay_msec(5)\n`)
+      .replace(
+        '_exit_description(OS.get_process_exit_code(_pid), OS.get_name() == "Windows")',
+        '"exit status %d" % OS.get_process_exit_code(_pid)',
+      )
+      .replace("var chars := _utf8_chars(text)", "var chars := PackedStringArray([text])") +
       "\nfunc _old_send(message: Dictionary) -> void:\n\t_pipe.store_buffer(JSON.stringify(message).to_utf8_buffer())\n";
     const [broken] = await parse([{ name: "old.gd", text: old }], { structure: STRUCTURE });
-    assert.equal(wireProblems(broken).length, 3, wireProblems(broken).join("\n"));
+    assert.equal(wireProblems(broken).length, 6, wireProblems(broken).join("\n"));
   },
 });
 
