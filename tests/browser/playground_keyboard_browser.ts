@@ -5,7 +5,8 @@
  * persona into the editor, the focus lands on a control next to what went away, not on the page's body
  * (where a screen reader loses its place). A call waiting for its answer reads its arguments from the
  * answer box; a failed bark and the end of a conversation are announced; the focus ring shows on the dark
- * top bar and log; the status dots are not read out.
+ * top bar and log; the status dots are not read out; a skip link reaches the player's line from the top of the
+ * page and from Start.
  *
  *   deno task test:browser      (needs Chromium: apt-get install -y chromium, or OAM_CHROMIUM=<path>)
  */
@@ -142,6 +143,48 @@ Deno.test("keyboard: Let it time out and Cancel reply hand the focus to the play
   });
 });
 
+/** Presses Tab until the focus is on the player's line (at most `max` times); returns how many it took. */
+async function tabsToLine(page: Page, max: number): Promise<number> {
+  for (let tabs = 1; tabs <= max; tabs++) {
+    await page.keyboard.press("Tab");
+    if (await focused(page) === "textarea#player-line") return tabs;
+    if (await focusName(page) === "Skip to your line") {
+      const shown = await page.evaluate(() =>
+        (document.activeElement as HTMLElement).getBoundingClientRect().width
+      );
+      assert.ok(shown > 1, "the skip link shows when it has the focus");
+      await page.keyboard.press("Enter");
+      assert.equal(await focused(page), "textarea#player-line", "the skip link puts the focus on the line");
+      return tabs;
+    }
+  }
+  return Infinity;
+}
+
+Deno.test("keyboard: the player's line is two Tabs from Start and one from the top of the page (a skip link)", async () => {
+  await withPlayground("failed-keyboard-skip", async (browser) => {
+    const { page } = browser;
+    // Before: 14 Tabs from Start (Apply, the editor's tabs, every persona field) to the player's line.
+    await startWithKeyboard(page);
+    assert.equal(await focused(page), "button#start");
+    assert.equal(await tabsToLine(page, 20), 2);
+    await page.keyboard.type("Hello");
+    assert.equal(await page.inputValue("#player-line"), "Hello");
+    // From the top of a freshly loaded page: the first Tab.
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    assert.equal(await tabsToLine(page, 20), 1);
+    // Hidden until it has the focus: it takes no room on the page.
+    await page.keyboard.press("Shift+Tab");
+    const hidden = await page.locator("a.skip-link").evaluateAll((links) =>
+      links.map((a) => a.getBoundingClientRect().width)
+    );
+    assert.ok(hidden.length > 0 && hidden.every((w) => w <= 1), `the skip links are hidden: ${hidden}`);
+    assert.equal(new URL(page.url()).hash, "", "the address stays the same");
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
 /** WCAG's contrast ratio of two `rgb(…)` colours. */
 function contrast(a: string, b: string): number {
   const luminance = (css: string) => {
@@ -159,6 +202,8 @@ Deno.test("keyboard: the focus ring stands out on the dark top bar and log; the 
   await withPlayground("failed-keyboard-ring", async (browser) => {
     const { page } = browser;
     await page.keyboard.press("Tab");
+    assert.equal(await focusName(page), "Skip to your line"); // shown over the top bar
+    await page.keyboard.press("Tab");
     assert.equal(await focused(page), "button#toggle-log");
     await page.keyboard.press("Enter"); // opens the log
     const rings = await page.evaluate(() => {
@@ -171,10 +216,14 @@ Deno.test("keyboard: the focus ring stands out on the dark top bar and log; the 
       const logButton = log.querySelector("button")!;
       logButton.focus({ focusVisible: true } as FocusOptions);
       const inLog = ring(logButton, log);
+      const skip = document.querySelector("a.skip-link.top") as HTMLElement;
+      skip.focus({ focusVisible: true } as FocusOptions);
+      const skipLink = ring(skip, document.querySelector(".topbar")!);
       (document.querySelector("#toggle-log") as HTMLElement).focus({ focusVisible: true } as FocusOptions);
       return {
         topbar: ring(document.querySelector("#toggle-log")!, document.querySelector(".topbar")!),
         inLog,
+        skipLink,
       };
     });
     for (const [where, ring] of Object.entries(rings)) {

@@ -185,6 +185,22 @@ export function fileButton(
   return h("span", { class: "file-button" }, input, h("label", { for: id, class: "button", text: label }));
 }
 
+/**
+ * Makes every link of class `skip-link` (`<a class="skip-link" href="#player-line">`) put the focus on its
+ * target without changing the page's address: a keyboard user gets past the controls in between with one
+ * Tab and Enter. The links are hidden until they have the focus (playground.css).
+ */
+export function followSkipLinks(doc: Document = document): void {
+  doc.addEventListener("click", (event) => {
+    const link = (event.target as Element | null)?.closest?.("a.skip-link");
+    const id = link?.getAttribute("href")?.replace(/^#/, "");
+    const target = id ? doc.getElementById(id) : null;
+    if (!target) return;
+    event.preventDefault();
+    target.focus();
+  });
+}
+
 /** No control has the focus (it fell to the page's body, e.g. when the focused button was disabled). */
 export function focusLost(): boolean {
   const active = document.activeElement;

@@ -13,7 +13,7 @@ import { BridgeError } from "../../../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
 import { Conversation, type TurnRecord } from "./conversation.ts";
 import { parseJsonc } from "./document.ts";
-import { byId, debounce, download, fileName, focusLost, h, pretty } from "./dom.ts";
+import { byId, debounce, download, fileName, focusLost, followSkipLinks, h, pretty } from "./dom.ts";
 import { Editor } from "./editor.ts";
 import { fetchServerInfo, Link, type ServerInfo } from "./link.ts";
 import { LogView } from "./log_view.ts";
@@ -753,5 +753,6 @@ class Playground {
 }
 
 const app = new Playground();
+followSkipLinks();
 (globalThis as unknown as { playground: Playground }).playground = app;
 void app.boot();
