@@ -4,15 +4,15 @@
  * call, a world or memory edit (saved, cancelled, Escape), a removed value or tool, and putting a restored
  * persona into the editor, the focus lands on a control next to what went away, not on the page's body
  * (where a screen reader loses its place). A call waiting for its answer reads its arguments from the
- * answer box; a failed bark and the end of a conversation are announced; the focus ring shows on the dark
- * top bar and log; the status dots are not read out; a skip link reaches the player's line from the top of the
- * page and from Start.
+ * answer box; a failed bark, the end of a conversation, a reply's warnings and a warning note are announced;
+ * the focus ring shows on the dark top bar and log; the status dots are not read out; a skip link reaches the
+ * player's line from the top of the page and from Start.
  *
  *   deno task test:browser      (needs Chromium: apt-get install -y chromium, or OAM_CHROMIUM=<path>)
  */
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
-import { withPlayground } from "./browser_fixture.ts";
+import { file, withPlayground } from "./browser_fixture.ts";
 
 /** The focused element, as `tag#id` (`body#` when the focus was lost). */
 function focused(page: Page): Promise<string> {
@@ -181,6 +181,45 @@ Deno.test("keyboard: the player's line is two Tabs from Start and one from the t
     );
     assert.ok(hidden.length > 0 && hidden.every((w) => w <= 1), `the skip links are hidden: ${hidden}`);
     assert.equal(new URL(page.url()).hash, "", "the address stays the same");
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+/** What the conversation's live region says now. */
+async function announced(page: Page): Promise<string> {
+  return (await page.locator("#conversation-body > p.visually-hidden[aria-live]").textContent()) ?? "";
+}
+
+Deno.test("screen reader: a reply's warnings and a warning note in the conversation are announced, not only shown", async () => {
+  await withPlayground("failed-keyboard-warnings", async (browser) => {
+    const { page } = browser;
+    const persona = { npc: "mira", persona: { name: "Mira" }, options: { replyFormat: "text" } };
+    const script = [
+      { text: "[hungover] What do you want?" }, // an unknown tag: the reply carries a warning
+      { text: "[happy] Hello again.", delayMs: 60_000 }, // still running when the NPC is started again
+    ];
+    await page.setInputFiles("#load-persona", [file("mira.jsonc", persona), file("mira.steps.json", script)]);
+    await startWithKeyboard(page);
+    await page.focus("#player-line");
+    await page.keyboard.type("Hello");
+    await page.keyboard.press("Enter");
+    await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
+    const warning = (await page.locator('.turn[data-turn="1"] li.warning').textContent()) ?? "";
+    assert.match(warning, /hungover/);
+    // Before: only the line was said; the warning under it was for sighted users alone.
+    assert.equal(await announced(page), `Mira (neutral): What do you want? Warning: ${warning}`);
+
+    // A warning note of the conversation: the running reply was cancelled by a new start.
+    await page.keyboard.type("Again");
+    await page.keyboard.press("Enter");
+    await page.locator('.turn[data-turn="2"]').waitFor();
+    await page.focus("#start");
+    await page.keyboard.press("Enter");
+    const note = page.locator("ol.turns li.note.warning");
+    await note.waitFor();
+    assert.match(await note.textContent() ?? "", /^The reply to “Again” was still running/);
+    // Before: "Reply cancelled." was the last thing said; the note that says why was not read.
+    assert.match(await announced(page), /The reply to “Again” was still running: it was cancelled/);
     assert.deepEqual(browser.errors, []);
   });
 });

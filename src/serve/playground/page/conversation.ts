@@ -225,9 +225,13 @@ export class Conversation {
     return this.#live !== null;
   }
 
-  /** Shows a line about the NPC's lifecycle (started, restored, the bridge went away). */
+  /**
+   * Shows a line about the NPC's lifecycle (started, restored, the bridge went away); a warning or an error
+   * is also said (the live region), as replies and failures are.
+   */
   note(text: string, kind: "info" | "error" | "warning" = "info"): void {
     this.#list.append(h("li", { class: `note ${kind}`, text }));
+    if (kind !== "info") this.#announce.textContent = text;
     this.#scroll();
   }
 
@@ -513,9 +517,11 @@ export class Conversation {
     }
     const name = this.#host.npcName();
     const ended = `${name} ended the conversation.`;
-    this.#announce.textContent = `${name} (${reply.emotion}): ${reply.line}${
-      reply.endsConversation ? ` ${ended}` : ""
-    }`;
+    this.#announce.textContent = [
+      `${name} (${reply.emotion}): ${reply.line}`,
+      reply.endsConversation ? ended : "",
+      ...(reply.warnings ?? []).map((w) => `Warning: ${w}`),
+    ].filter(Boolean).join(" ");
     if (reply.endsConversation) this.note(ended);
     this.#scroll();
   }
