@@ -224,6 +224,39 @@ Deno.test("screen reader: a reply's warnings and a warning note in the conversat
   });
 });
 
+Deno.test("screen reader: each file button is one control with a clear name, and opens the file chooser from the keyboard", async () => {
+  await withPlayground("failed-keyboard-file-buttons", async (browser) => {
+    const { page } = browser;
+    await page.focus("#tab-state-save");
+    await page.keyboard.press("Enter");
+    await page.focus("#tab-model");
+    await page.keyboard.press("Enter");
+    // Before: the visually hidden <input type=file> was a button "Load…" and its label was read again as text.
+    const controls = [
+      ["#load-persona", "Load persona file…"],
+      ["#load-script", "Load script…"],
+      ["#restore-state", "Restore from file…"],
+    ];
+    for (const [input, name] of controls) {
+      const snapshot = await page.locator(input).locator("xpath=..").ariaSnapshot();
+      assert.equal(snapshot, `- button "${name}"`, `${input} is one button`);
+    }
+    // One Tab stop each: Tab from the top bar's last button goes to Load, then to Save persona file.
+    await page.focus("#toggle-log");
+    await page.keyboard.press("Tab");
+    assert.equal(await focusName(page), "Load persona file…");
+    const chooser = page.waitForEvent("filechooser");
+    await page.keyboard.press("Enter");
+    const picked = await chooser;
+    assert.equal(picked.isMultiple(), true);
+    await picked.setFiles([file("gorm.jsonc", { npc: "gorm", persona: { name: "Gorm" } })]);
+    await page.locator("#start-result").filter({ hasText: "Loaded gorm.jsonc." }).waitFor();
+    await page.keyboard.press("Tab");
+    assert.equal(await focused(page), "button#save-persona");
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
 /** WCAG's contrast ratio of two `rgb(…)` colours. */
 function contrast(a: string, b: string): number {
   const luminance = (css: string) => {
