@@ -59,6 +59,8 @@ export interface ConversationHost {
   connected(): boolean;
   /** Something typed changed (persist it). */
   changed(): void;
+  /** What to add to a failed turn's error (why it failed and what to do), or null. */
+  failureHint(error: BridgeError): string | null;
 }
 
 function describeError(error: unknown): BridgeError {
@@ -535,6 +537,7 @@ export class Conversation {
         text: cancelled ? "cancelled" : "failed",
       }),
     );
+    const hint = cancelled ? null : this.#host.failureHint(error);
     live.meta.replaceChildren(
       h("span", {
         class: "error",
@@ -543,13 +546,16 @@ export class Conversation {
           : `${error.dataCode || error.code}: ${error.message}`,
       }),
     );
+    if (hint !== null) live.meta.append(h("span", { class: "hint", text: hint }));
     if (!cancelled && this.#lineInput.value.trim() === "") {
       // Give the line back so it can be sent again.
       this.#lineInput.value = line;
       this.#saved.line = line;
       this.#host.changed();
     }
-    this.#announce.textContent = cancelled ? "Reply cancelled." : `The turn failed: ${error.message}`;
+    this.#announce.textContent = cancelled
+      ? "Reply cancelled."
+      : `The turn failed: ${error.message}${hint === null ? "" : ` ${hint}`}`;
   }
 
   /** Cancels the running reply (`npc/cancel`; the turn answers -32009). */
