@@ -233,7 +233,7 @@ Deno.test("screen reader: each file button is one control with a clear name, and
     await page.keyboard.press("Enter");
     // Before: the visually hidden <input type=file> was a button "Load…" and its label was read again as text.
     const controls = [
-      ["#load-persona", "Load persona file…"],
+      ["#load-persona", "Load file…"],
       ["#load-script", "Load script…"],
       ["#restore-state", "Restore from file…"],
     ];
@@ -244,7 +244,7 @@ Deno.test("screen reader: each file button is one control with a clear name, and
     // One Tab stop each: Tab from the top bar's last button goes to Load, then to Save persona file.
     await page.focus("#toggle-log");
     await page.keyboard.press("Tab");
-    assert.equal(await focusName(page), "Load persona file…");
+    assert.equal(await focusName(page), "Load file…");
     const chooser = page.waitForEvent("filechooser");
     await page.keyboard.press("Enter");
     const picked = await chooser;

@@ -41,7 +41,7 @@ Deno.test("the shopkeeper's text script under a JSON persona: the hint says so, 
     scriptHint(error, run),
     "A text step played where Mira answers in JSON (reply format “automatic”): set Options → Reply format to " +
       "“text”, or make the step a json step. The bridge's model plays personas/shopkeeper.steps.json, " +
-      "written for its own persona (likely personas/shopkeeper.jsonc): load that one (Load persona file…), " +
+      "written for its own persona (likely personas/shopkeeper.jsonc): load that one (Load file…), " +
       "or run this persona on the Model tab's script.",
   );
   // On the Model tab's script: only the first sentence.
@@ -64,7 +64,7 @@ Deno.test("a reply step of the wrong shape (the guard's two options for Mira's t
       bridgeLabel: "scripted (OAM_SCRIPT=guard.steps.json)",
     }),
     "A reply step of the script does not fit Mira (docs/scripting.md, “The reply step”). The bridge's model " +
-      "plays guard.steps.json, written for its own persona (likely guard.jsonc): load that one (Load persona " +
+      "plays guard.steps.json, written for its own persona (likely guard.jsonc): load that one (Load " +
       "file…), or run this persona on the Model tab's script.",
   );
   const exhausted = await failure([]);

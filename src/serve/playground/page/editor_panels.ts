@@ -353,7 +353,7 @@ export function fileToolbar({ onLoad, onSave, onExport, undo }: FileToolbarOptio
     "div",
     { class: "toolbar" },
     fileButton("load-persona", {
-      label: "Load persona file…",
+      label: "Load file…",
       title: "A persona file (.jsonc); pick its script (.steps.json) with it, or a saved state (.state.json)",
       accept: ".json,.jsonc",
       onFiles: (files) => onLoad(files),

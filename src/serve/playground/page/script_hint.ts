@@ -46,7 +46,7 @@ export function scriptHint(error: BridgeError, run: ScriptedRun | null): string 
     parts.push(
       `The bridge's model plays ${file ?? "a script"}, written for its own persona` +
         (persona && persona !== file ? ` (likely ${persona})` : "") +
-        ": load that one (Load persona file…), or run this persona on the Model tab's script.",
+        ": load that one (Load file…), or run this persona on the Model tab's script.",
     );
   }
   return parts.join(" ");
