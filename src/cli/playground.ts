@@ -57,7 +57,7 @@ with --open (xdg-open or open).
 Examples:
   oam playground --open
   oam playground --port 0 --script personas/shopkeeper.steps.json
-                          (then Load… personas/shopkeeper.jsonc in the page: the page's own sample
+                          (then Load file… personas/shopkeeper.jsonc in the page: the page's own sample
                           persona answers in JSON and comes with its own script in the Model tab)
   oam playground --model openai:http://127.0.0.1:8080/v1#qwen
 `;

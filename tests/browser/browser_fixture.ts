@@ -5,7 +5,7 @@
  */
 import { Buffer } from "node:buffer";
 import { type BrowserContext, chromium, type Page } from "npm:playwright-core@1.65.2";
-import { ScriptedModel } from "../../src/models/scripted.ts";
+import { type Script, ScriptedModel } from "../../src/models/scripted.ts";
 import { OpenAIServer } from "../../src/serve/openai_server.ts";
 import { type PlaygroundModel, playgroundPages } from "../../src/serve/playground/site.ts";
 import { SERVE_DEFAULTS } from "../../src/serve/server_config.ts";
@@ -56,12 +56,13 @@ export interface Served {
 }
 
 /**
- * Serves the playground on `port` (0: a free one); the bridge's own model is a one-step script, which the
- * page is told is `info` (as `oam playground --script` tells it).
+ * Serves the playground on `port` (0: a free one); the bridge's own model plays `script` (by default a
+ * one-step script), and the page is told it is `info` (as `oam playground --script` tells it).
  */
 export async function servePlayground(
   port = 0,
   info: PlaygroundModel = { name: "scripted", label: "scripted (test)" },
+  script?: Script,
 ): Promise<Served> {
   const reply = {
     emotion: "neutral",
@@ -69,7 +70,7 @@ export async function servePlayground(
     player_options: ["One", "Two", "Three"],
     ends_conversation: false,
   };
-  const model = () => new ScriptedModel({ steps: [], fallback: { json: reply } });
+  const model = () => new ScriptedModel(script ?? { steps: [], fallback: { json: reply } });
   const server = new OpenAIServer({
     host: "127.0.0.1",
     port,

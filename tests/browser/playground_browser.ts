@@ -4,7 +4,8 @@
  * the line stream in with the emotion first, answers a tool call by hand, sees the NPC's world change
  * appear, saves the state, reloads the page, restores and talks again; cancels a reply mid-turn, lets a call
  * time out, answers one with an error, barks, picks a player option; and bad input (invalid JSON, an
- * unknown field, a bridge that went away) shows a clear inline message and loses nothing typed.
+ * unknown field, a bridge that went away, a `--script` written for another persona) shows a clear inline
+ * message and loses nothing typed.
  * Screenshots of the main states go to tests/browser/screenshots/ (git-ignored).
  *
  *   deno task test:browser      (needs Chromium: apt-get install -y chromium, or OAM_CHROMIUM=<path>)
@@ -905,6 +906,59 @@ Deno.test("the model: after the playground is restarted with another model, the 
     );
   } catch (error) {
     await screenshot(page, "failed-model-restart").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});
+
+Deno.test("the help's --script example: the page's sample persona fails on the shopkeeper's script and says why, then the shopkeeper's persona plays it", async () => {
+  const script = JSON.parse(
+    await Deno.readTextFile(new URL("../../personas/shopkeeper.steps.json", import.meta.url)),
+  );
+  const persona = await Deno.readTextFile(new URL("../../personas/shopkeeper.jsonc", import.meta.url));
+  // As `oam playground --script personas/shopkeeper.steps.json` serves it.
+  const served = await servePlayground(0, {
+    name: "scripted",
+    label: "scripted (personas/shopkeeper.steps.json)",
+  }, { steps: script });
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  const talk = async (turn: number) => {
+    await page.fill("#player-line", "An ale, please.");
+    await page.press("#player-line", "Enter");
+    await page.locator(`.turn[data-turn="${turn}"] .tool-call.pending textarea`).fill("3 ales at 4 gold.");
+    await page.locator(`.turn[data-turn="${turn}"]`).getByRole("button", { name: "Send answer" }).click();
+    await turnDone(page, turn);
+  };
+  try {
+    // The page's own sample (Mira, answering in JSON) on the bridge's script, as a first visit starts.
+    assert.equal(await page.isChecked("#model-bridge"), true);
+    await page.click("#start");
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await talk(1);
+    assert.match(
+      await text(page, '.turn[data-turn="1"] .meta .error'),
+      /the answer is not valid JSON: \[happy\]/,
+    );
+    // Before: the error alone; the help text of `oam playground` was the only place that said why.
+    const hint = await text(page, '.turn[data-turn="1"] .meta .hint');
+    assert.match(hint, /^A text step played where Mira answers in JSON \(reply format “automatic”\)/);
+    assert.match(hint, /personas\/shopkeeper\.steps\.json/);
+    assert.match(hint, /personas\/shopkeeper\.jsonc/);
+    const announced = await page.locator("#conversation-body > p.visually-hidden[aria-live]").textContent();
+    assert.ok(announced?.endsWith(hint), "the hint is announced with the failure");
+
+    // What the hint says to do: load the persona the script was written for.
+    await page.setInputFiles("#load-persona", file("shopkeeper.jsonc", persona));
+    await page.click("#start");
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await talk(1);
+    assert.equal(await text(page, '.turn[data-turn="1"] .line'), "We have 3 ales at 4 gold. What'll it be?");
+    assert.deepEqual(browser.errors, []);
+  } catch (error) {
+    await screenshot(page, "failed-script-mismatch").catch(() => {});
     throw error;
   } finally {
     await browser.close();

@@ -4,14 +4,15 @@
  * call, a world or memory edit (saved, cancelled, Escape), a removed value or tool, and putting a restored
  * persona into the editor, the focus lands on a control next to what went away, not on the page's body
  * (where a screen reader loses its place). A call waiting for its answer reads its arguments from the
- * answer box; a failed bark and the end of a conversation are announced; the focus ring shows on the dark
- * top bar and log; the status dots are not read out.
+ * answer box; a failed bark, the end of a conversation, a reply's warnings and a warning note are announced;
+ * the focus ring shows on the dark top bar and log; the status dots are not read out; a skip link reaches the
+ * player's line from the top of the page and from Start.
  *
  *   deno task test:browser      (needs Chromium: apt-get install -y chromium, or OAM_CHROMIUM=<path>)
  */
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
-import { withPlayground } from "./browser_fixture.ts";
+import { file, withPlayground } from "./browser_fixture.ts";
 
 /** The focused element, as `tag#id` (`body#` when the focus was lost). */
 function focused(page: Page): Promise<string> {
@@ -142,6 +143,120 @@ Deno.test("keyboard: Let it time out and Cancel reply hand the focus to the play
   });
 });
 
+/** Presses Tab until the focus is on the player's line (at most `max` times); returns how many it took. */
+async function tabsToLine(page: Page, max: number): Promise<number> {
+  for (let tabs = 1; tabs <= max; tabs++) {
+    await page.keyboard.press("Tab");
+    if (await focused(page) === "textarea#player-line") return tabs;
+    if (await focusName(page) === "Skip to your line") {
+      const shown = await page.evaluate(() =>
+        (document.activeElement as HTMLElement).getBoundingClientRect().width
+      );
+      assert.ok(shown > 1, "the skip link shows when it has the focus");
+      await page.keyboard.press("Enter");
+      assert.equal(await focused(page), "textarea#player-line", "the skip link puts the focus on the line");
+      return tabs;
+    }
+  }
+  return Infinity;
+}
+
+Deno.test("keyboard: the player's line is two Tabs from Start and one from the top of the page (a skip link)", async () => {
+  await withPlayground("failed-keyboard-skip", async (browser) => {
+    const { page } = browser;
+    // Before: 14 Tabs from Start (Apply, the editor's tabs, every persona field) to the player's line.
+    await startWithKeyboard(page);
+    assert.equal(await focused(page), "button#start");
+    assert.equal(await tabsToLine(page, 20), 2);
+    await page.keyboard.type("Hello");
+    assert.equal(await page.inputValue("#player-line"), "Hello");
+    // From the top of a freshly loaded page: the first Tab.
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    assert.equal(await tabsToLine(page, 20), 1);
+    // Hidden until it has the focus: it takes no room on the page.
+    await page.keyboard.press("Shift+Tab");
+    const hidden = await page.locator("a.skip-link").evaluateAll((links) =>
+      links.map((a) => a.getBoundingClientRect().width)
+    );
+    assert.ok(hidden.length > 0 && hidden.every((w) => w <= 1), `the skip links are hidden: ${hidden}`);
+    assert.equal(new URL(page.url()).hash, "", "the address stays the same");
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+/** What the conversation's live region says now. */
+async function announced(page: Page): Promise<string> {
+  return (await page.locator("#conversation-body > p.visually-hidden[aria-live]").textContent()) ?? "";
+}
+
+Deno.test("screen reader: a reply's warnings and a warning note in the conversation are announced, not only shown", async () => {
+  await withPlayground("failed-keyboard-warnings", async (browser) => {
+    const { page } = browser;
+    const persona = { npc: "mira", persona: { name: "Mira" }, options: { replyFormat: "text" } };
+    const script = [
+      { text: "[hungover] What do you want?" }, // an unknown tag: the reply carries a warning
+      { text: "[happy] Hello again.", delayMs: 60_000 }, // still running when the NPC is started again
+    ];
+    await page.setInputFiles("#load-persona", [file("mira.jsonc", persona), file("mira.steps.json", script)]);
+    await startWithKeyboard(page);
+    await page.focus("#player-line");
+    await page.keyboard.type("Hello");
+    await page.keyboard.press("Enter");
+    await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
+    const warning = (await page.locator('.turn[data-turn="1"] li.warning').textContent()) ?? "";
+    assert.match(warning, /hungover/);
+    // Before: only the line was said; the warning under it was for sighted users alone.
+    assert.equal(await announced(page), `Mira (neutral): What do you want? Warning: ${warning}`);
+
+    // A warning note of the conversation: the running reply was cancelled by a new start.
+    await page.keyboard.type("Again");
+    await page.keyboard.press("Enter");
+    await page.locator('.turn[data-turn="2"]').waitFor();
+    await page.focus("#start");
+    await page.keyboard.press("Enter");
+    const note = page.locator("ol.turns li.note.warning");
+    await note.waitFor();
+    assert.match(await note.textContent() ?? "", /^The reply to “Again” was still running/);
+    // Before: "Reply cancelled." was the last thing said; the note that says why was not read.
+    assert.match(await announced(page), /The reply to “Again” was still running: it was cancelled/);
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+Deno.test("screen reader: each file button is one control with a clear name, and opens the file chooser from the keyboard", async () => {
+  await withPlayground("failed-keyboard-file-buttons", async (browser) => {
+    const { page } = browser;
+    await page.focus("#tab-state-save");
+    await page.keyboard.press("Enter");
+    await page.focus("#tab-model");
+    await page.keyboard.press("Enter");
+    // Before: the visually hidden <input type=file> was a button "Load…" and its label was read again as text.
+    const controls = [
+      ["#load-persona", "Load file…"],
+      ["#load-script", "Load script…"],
+      ["#restore-state", "Restore from file…"],
+    ];
+    for (const [input, name] of controls) {
+      const snapshot = await page.locator(input).locator("xpath=..").ariaSnapshot();
+      assert.equal(snapshot, `- button "${name}"`, `${input} is one button`);
+    }
+    // One Tab stop each: Tab from the top bar's last button goes to Load, then to Save persona file.
+    await page.focus("#toggle-log");
+    await page.keyboard.press("Tab");
+    assert.equal(await focusName(page), "Load file…");
+    const chooser = page.waitForEvent("filechooser");
+    await page.keyboard.press("Enter");
+    const picked = await chooser;
+    assert.equal(picked.isMultiple(), true);
+    await picked.setFiles([file("gorm.jsonc", { npc: "gorm", persona: { name: "Gorm" } })]);
+    await page.locator("#start-result").filter({ hasText: "Loaded gorm.jsonc." }).waitFor();
+    await page.keyboard.press("Tab");
+    assert.equal(await focused(page), "button#save-persona");
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
 /** WCAG's contrast ratio of two `rgb(…)` colours. */
 function contrast(a: string, b: string): number {
   const luminance = (css: string) => {
@@ -159,6 +274,8 @@ Deno.test("keyboard: the focus ring stands out on the dark top bar and log; the 
   await withPlayground("failed-keyboard-ring", async (browser) => {
     const { page } = browser;
     await page.keyboard.press("Tab");
+    assert.equal(await focusName(page), "Skip to your line"); // shown over the top bar
+    await page.keyboard.press("Tab");
     assert.equal(await focused(page), "button#toggle-log");
     await page.keyboard.press("Enter"); // opens the log
     const rings = await page.evaluate(() => {
@@ -171,10 +288,14 @@ Deno.test("keyboard: the focus ring stands out on the dark top bar and log; the 
       const logButton = log.querySelector("button")!;
       logButton.focus({ focusVisible: true } as FocusOptions);
       const inLog = ring(logButton, log);
+      const skip = document.querySelector("a.skip-link.top") as HTMLElement;
+      skip.focus({ focusVisible: true } as FocusOptions);
+      const skipLink = ring(skip, document.querySelector(".topbar")!);
       (document.querySelector("#toggle-log") as HTMLElement).focus({ focusVisible: true } as FocusOptions);
       return {
         topbar: ring(document.querySelector("#toggle-log")!, document.querySelector(".topbar")!),
         inLog,
+        skipLink,
       };
     });
     for (const [where, ring] of Object.entries(rings)) {

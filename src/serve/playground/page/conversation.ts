@@ -59,6 +59,8 @@ export interface ConversationHost {
   connected(): boolean;
   /** Something typed changed (persist it). */
   changed(): void;
+  /** What to add to a failed turn's error (why it failed and what to do), or null. */
+  failureHint(error: BridgeError): string | null;
 }
 
 function describeError(error: unknown): BridgeError {
@@ -225,9 +227,13 @@ export class Conversation {
     return this.#live !== null;
   }
 
-  /** Shows a line about the NPC's lifecycle (started, restored, the bridge went away). */
+  /**
+   * Shows a line about the NPC's lifecycle (started, restored, the bridge went away); a warning or an error
+   * is also said (the live region), as replies and failures are.
+   */
   note(text: string, kind: "info" | "error" | "warning" = "info"): void {
     this.#list.append(h("li", { class: `note ${kind}`, text }));
+    if (kind !== "info") this.#announce.textContent = text;
     this.#scroll();
   }
 
@@ -513,9 +519,11 @@ export class Conversation {
     }
     const name = this.#host.npcName();
     const ended = `${name} ended the conversation.`;
-    this.#announce.textContent = `${name} (${reply.emotion}): ${reply.line}${
-      reply.endsConversation ? ` ${ended}` : ""
-    }`;
+    this.#announce.textContent = [
+      `${name} (${reply.emotion}): ${reply.line}`,
+      reply.endsConversation ? ended : "",
+      ...(reply.warnings ?? []).map((w) => `Warning: ${w}`),
+    ].filter(Boolean).join(" ");
     if (reply.endsConversation) this.note(ended);
     this.#scroll();
   }
@@ -529,6 +537,7 @@ export class Conversation {
         text: cancelled ? "cancelled" : "failed",
       }),
     );
+    const hint = cancelled ? null : this.#host.failureHint(error);
     live.meta.replaceChildren(
       h("span", {
         class: "error",
@@ -537,13 +546,16 @@ export class Conversation {
           : `${error.dataCode || error.code}: ${error.message}`,
       }),
     );
+    if (hint !== null) live.meta.append(h("span", { class: "hint", text: hint }));
     if (!cancelled && this.#lineInput.value.trim() === "") {
       // Give the line back so it can be sent again.
       this.#lineInput.value = line;
       this.#saved.line = line;
       this.#host.changed();
     }
-    this.#announce.textContent = cancelled ? "Reply cancelled." : `The turn failed: ${error.message}`;
+    this.#announce.textContent = cancelled
+      ? "Reply cancelled."
+      : `The turn failed: ${error.message}${hint === null ? "" : ` ${hint}`}`;
   }
 
   /** Cancels the running reply (`npc/cancel`; the turn answers -32009). */

@@ -158,7 +158,7 @@ export function download(name: string, { text, type = "application/json" }: Down
 
 /** The file input of {@link fileButton}. */
 export interface FileButtonOptions {
-  /** The button's text. */
+  /** The button's text (its accessible name). */
   label: string;
   /** The input's `accept` (`.json,.jsonc`). */
   accept: string;
@@ -166,23 +166,48 @@ export interface FileButtonOptions {
   onFiles: (files: File[]) => void;
   /** Whether several files may be chosen at once (default false). */
   multiple?: boolean;
+  /** The button's tooltip (and accessible description). */
+  title?: string;
 }
 
 /**
- * A button-like label for a visually hidden file input (keyboard-focusable, usable with a screen reader);
- * `onFiles` gets the chosen files. The input's id is `id`.
+ * A button that opens the file chooser of a hidden file input (`id`); `onFiles` gets the chosen files. Only
+ * the button is a control (one Tab stop, one node in the accessibility tree): the input is `hidden`.
  */
 export function fileButton(
   id: string,
-  { label, accept, onFiles, multiple = false }: FileButtonOptions,
+  { label, accept, onFiles, multiple = false, title }: FileButtonOptions,
 ): HTMLElement {
-  const input = h("input", { type: "file", id, accept, class: "visually-hidden", multiple });
+  const input = h("input", { type: "file", id, accept, hidden: true, multiple });
   input.addEventListener("change", () => {
     const files = [...(input.files ?? [])];
     input.value = "";
     if (files.length > 0) onFiles(files);
   });
-  return h("span", { class: "file-button" }, input, h("label", { for: id, class: "button", text: label }));
+  const button = h("button", {
+    type: "button",
+    id: `${id}-button`,
+    text: label,
+    title,
+    on: { click: () => input.click() },
+  });
+  return h("span", { class: "file-button" }, input, button);
+}
+
+/**
+ * Makes every link of class `skip-link` (`<a class="skip-link" href="#player-line">`) put the focus on its
+ * target without changing the page's address: a keyboard user gets past the controls in between with one
+ * Tab and Enter. The links are hidden until they have the focus (playground.css).
+ */
+export function followSkipLinks(doc: Document = document): void {
+  doc.addEventListener("click", (event) => {
+    const link = (event.target as Element | null)?.closest?.("a.skip-link");
+    const id = link?.getAttribute("href")?.replace(/^#/, "");
+    const target = id ? doc.getElementById(id) : null;
+    if (!target) return;
+    event.preventDefault();
+    target.focus();
+  });
 }
 
 /** No control has the focus (it fell to the page's body, e.g. when the focused button was disabled). */

@@ -353,7 +353,8 @@ export function fileToolbar({ onLoad, onSave, onExport, undo }: FileToolbarOptio
     "div",
     { class: "toolbar" },
     fileButton("load-persona", {
-      label: "Load…",
+      label: "Load file…",
+      title: "A persona file (.jsonc); pick its script (.steps.json) with it, or a saved state (.state.json)",
       accept: ".json,.jsonc",
       onFiles: (files) => onLoad(files),
       multiple: true,
@@ -375,7 +376,10 @@ export function fileToolbar({ onLoad, onSave, onExport, undo }: FileToolbarOptio
   );
 }
 
-/** Start the NPC (`onStart`), or apply the edits to the running one (`onApply`). */
+/**
+ * Start the NPC (`onStart`), or apply the edits to the running one (`onApply`); then a skip link to the
+ * player's line.
+ */
 export function startToolbar({ onStart, onApply }: { onStart(): void; onApply(): void }): HTMLElement {
   return h(
     "div",
@@ -394,5 +398,7 @@ export function startToolbar({ onStart, onApply }: { onStart(): void; onApply():
       title: "Rebuild the running NPC with this persona, options and tools; its conversation and memory stay",
       on: { click: () => onApply() },
     }),
+    // Past the persona form, to the player's line (hidden until it has the focus).
+    h("a", { class: "skip-link", href: "#player-line", text: "Skip to your line" }),
   );
 }

@@ -13,11 +13,12 @@ import { BridgeError } from "../../../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
 import { Conversation, type TurnRecord } from "./conversation.ts";
 import { parseJsonc } from "./document.ts";
-import { byId, debounce, download, fileName, focusLost, h, pretty } from "./dom.ts";
+import { byId, debounce, download, fileName, focusLost, followSkipLinks, h, pretty } from "./dom.ts";
 import { Editor } from "./editor.ts";
 import { fetchServerInfo, Link, type ServerInfo } from "./link.ts";
 import { LogView } from "./log_view.ts";
 import { SAMPLE_PERSONA, SAMPLE_SCRIPT } from "./samples.ts";
+import { type ScriptedRun, scriptHint } from "./script_hint.ts";
 import { relationshipReasons, StatePanel } from "./state_panel.ts";
 import { loadSaved, type Saved, storeSaved } from "./storage.ts";
 import { answerOf } from "./tool_editor.ts";
@@ -41,6 +42,8 @@ interface Running {
   timeouts: Map<string, number | null>;
   defaultTimeout: number | null;
   generation: number;
+  /** The script the NPC plays (the Model tab's or the bridge's), or null: it runs on a real model. */
+  scripted: ScriptedRun | null;
 }
 
 /** The `world` id the page uses for an NPC. */
@@ -164,6 +167,7 @@ class Playground {
       turnFinished: (record) => void this.#turnFinished(record),
       connected: () => this.link.state === "open",
       changed: () => this.persist(),
+      failureHint: (error) => scriptHint(error, this.running?.scripted ?? null),
     });
   }
 
@@ -430,6 +434,14 @@ class Playground {
     return { timeouts, defaultTimeout };
   }
 
+  /** The script an NPC started now plays (the Model tab's, or the bridge's `--script`), or null. */
+  #scriptedRun(name: string, options: JsonValue | undefined): ScriptedRun | null {
+    const replyFormat = isObject(options) ? options.replyFormat : undefined;
+    if (this.saved.useScript) return { name, replyFormat, bridgeLabel: null };
+    const model = this.info?.model;
+    return model?.name === "scripted" ? { name, replyFormat, bridgeLabel: model.label } : null;
+  }
+
   /** Starts (or restarts) the NPC from the editor: a fresh world, a fresh conversation. */
   start(force: boolean): Promise<void> {
     const editor = this.editor;
@@ -489,6 +501,7 @@ class Playground {
         world: worldParts?.world ?? null,
         subscription: worldParts?.subscription ?? null,
         generation: this.link.generation,
+        scripted: this.#scriptedRun(name, value.options),
         ...this.#timeouts(value.options, tools),
       };
       const memory = isObject(value.memory) ? value.memory : {};
@@ -548,7 +561,9 @@ class Playground {
       r.npc = npc;
       r.name = typeof next.persona.name === "string" ? next.persona.name : r.name;
       editor.setRunning(r.name);
-      Object.assign(r, this.#timeouts(value.options, tools));
+      Object.assign(r, this.#timeouts(value.options, tools), {
+        scripted: this.#scriptedRun(r.name, value.options),
+      });
       this.conversation.note(
         `Applied the editor's persona, options and tools to ${r.name}; the conversation goes on.`,
       );
@@ -689,6 +704,7 @@ class Playground {
         world: worldParts?.world ?? null,
         subscription: worldParts?.subscription ?? null,
         generation: this.link.generation,
+        scripted: this.#scriptedRun(name, state.options),
         ...this.#timeouts(state.options, tools),
       };
       const memory = isObject(state.memory) ? state.memory : {};
@@ -753,5 +769,6 @@ class Playground {
 }
 
 const app = new Playground();
+followSkipLinks();
 (globalThis as unknown as { playground: Playground }).playground = app;
 void app.boot();

@@ -1,0 +1,53 @@
+/**
+ * What the page adds to a turn that failed because a script's reply step does not fit the NPC: a script is
+ * written for one persona (`personas/shopkeeper.steps.json` for `personas/shopkeeper.jsonc`, which replies
+ * in text), and the page's sample persona replies in JSON. Pure: no DOM.
+ * @module
+ */
+import type { BridgeError } from "../../../protocol/errors.ts";
+
+/** The scripted model a running NPC plays. */
+export interface ScriptedRun {
+  /** The NPC's display name. */
+  name: string;
+  /** The NPC's `replyFormat` option as given (not a string: the default, `"automatic"`). */
+  replyFormat: unknown;
+  /**
+   * The bridge's model, as the server labels it (`scripted (personas/shopkeeper.steps.json)`), or null when
+   * the NPC plays the Model tab's script.
+   */
+  bridgeLabel: string | null;
+}
+
+/** The script file in the bridge's label (`--script <file>` or `OAM_SCRIPT=<file>`), or null. */
+export function scriptFileOf(label: string): string | null {
+  const file = /^scripted \((?:OAM_SCRIPT=)?(.+)\)$/.exec(label)?.[1];
+  return file && /\.json[c5]?$/i.test(file) ? file : null;
+}
+
+/**
+ * Why a turn of a scripted NPC failed with an invalid answer (`-32012` with `data.problem`), and what to do;
+ * null for any other failure, or an NPC that does not play a script (`run` null).
+ */
+export function scriptHint(error: BridgeError, run: ScriptedRun | null): string | null {
+  if (run === null || error.dataCode !== "generation_failed") return null;
+  const data = error.data as { problem?: unknown } | undefined;
+  if (typeof data?.problem !== "string") return null;
+  const format = typeof run.replyFormat === "string" ? run.replyFormat : "automatic";
+  const parts = [
+    data.problem.startsWith("the answer is not valid JSON") && format !== "text"
+      ? `A text step played where ${run.name} answers in JSON (reply format “${format}”): set Options → ` +
+        "Reply format to “text”, or make the step a json step."
+      : `A reply step of the script does not fit ${run.name} (docs/scripting.md, “The reply step”).`,
+  ];
+  if (run.bridgeLabel !== null) {
+    const file = scriptFileOf(run.bridgeLabel);
+    const persona = file?.replace(/\.steps\.json[c5]?$/i, ".jsonc");
+    parts.push(
+      `The bridge's model plays ${file ?? "a script"}, written for its own persona` +
+        (persona && persona !== file ? ` (likely ${persona})` : "") +
+        ": load that one (Load file…), or run this persona on the Model tab's script.",
+    );
+  }
+  return parts.join(" ");
+}
