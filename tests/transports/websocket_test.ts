@@ -80,6 +80,39 @@ Deno.test("closing the socket cancels the connection's running turn and frees th
   assert.deepEqual(socket.messages, [{ jsonrpc: "2.0", id: 1, result: { session: "a", warnings: [] } }]);
 });
 
+/** The `rpc_connections` that `GET /health` reports. */
+async function healthRpcConnections(base: string): Promise<number> {
+  const response = await fetch(`${base}/health`);
+  return (await response.json()).rpc_connections;
+}
+
+Deno.test("/health counts the open /rpc connections as sockets open and close", async () => {
+  const holding = new HoldingModel();
+  await using s = await serve(script(), { rpc: rpcWith(holding) });
+  assert.equal(await healthRpcConnections(s.base), 0);
+  const url = `ws://127.0.0.1:${s.server.port}/rpc`;
+  const sockets = [await Socket.open(url), await Socket.open(url)];
+  // Each socket runs a turn, so that its close is seen on the server when the turn is cancelled.
+  for (const [i, socket] of sockets.entries()) {
+    socket.send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "session/create",
+      params: { session: "a", model: { type: "holding" } },
+    });
+    socket.send({ jsonrpc: "2.0", id: 2, method: "session/respond", params: { session: "a", prompt: "x" } });
+    await holding.whenStarted(i + 1);
+  }
+  assert.equal(await healthRpcConnections(s.base), 2);
+  sockets[0].ws.close();
+  await holding.whenAborted(1);
+  assert.equal(await healthRpcConnections(s.base), 1);
+  sockets[1].ws.close();
+  await holding.whenAborted(2);
+  assert.equal(await healthRpcConnections(s.base), 0);
+  await Promise.all(sockets.map((socket) => socket.closed));
+});
+
 Deno.test("binary and oversized frames are answered with -32600 and the connection keeps serving", async () => {
   await using s = await serve(script(), { rpc: rpcWith(new HoldingModel(), { maxMessageBytes: 1024 }) });
   const socket = await Socket.open(`ws://127.0.0.1:${s.server.port}/rpc`);
