@@ -49,6 +49,8 @@ export interface WebSocketServeOptions {
   logger?: Logger;
   /** Called once, synchronously, when the connection ends (before its work is cancelled). */
   onClose?: () => void;
+  /** The connection's name in the log (default "WebSocket connection"). */
+  name?: string;
 }
 
 /** One served connection. */
@@ -125,6 +127,9 @@ class SocketConnection implements WebSocketConnection {
   readonly #maxBuffered: number;
   readonly #logger: Logger | undefined;
   readonly #onClose: (() => void) | undefined;
+  readonly #name: string;
+  /** True once this side closed the socket (a shutdown request, the server stopping, a client not reading). */
+  #closedHere = false;
   #ended = false;
   #resolveClosed!: () => void;
 
@@ -134,6 +139,7 @@ class SocketConnection implements WebSocketConnection {
     this.#maxBuffered = options.maxBufferedOutputBytes ?? DEFAULT_MAX_BUFFERED_OUTPUT_BYTES;
     this.#logger = options.logger;
     this.#onClose = options.onClose;
+    this.#name = options.name ?? "WebSocket connection";
     this.closed = new Promise<void>((resolve) => this.#resolveClosed = resolve);
     // The shutdown response has been sent: the connection ends, as a stdio bridge exits.
     this.engine = options.makeEngine(
@@ -141,7 +147,7 @@ class SocketConnection implements WebSocketConnection {
       () => queueMicrotask(() => this.#close(1000, MESSAGES.shutDown)),
     );
     socket.addEventListener("message", (event: MessageEvent) => this.#receive(event.data));
-    socket.addEventListener("close", () => this.#end());
+    socket.addEventListener("close", (event: Event) => this.#end((event as CloseEvent).code));
     socket.addEventListener("error", (event: Event) => this.#logError(event));
   }
 
@@ -211,6 +217,7 @@ class SocketConnection implements WebSocketConnection {
   }
 
   #close(code: number, reason: string): void {
+    this.#closedHere = true;
     try {
       this.#socket.close(code, reason);
     } catch {
@@ -218,15 +225,31 @@ class SocketConnection implements WebSocketConnection {
     }
   }
 
-  /** The connection is over (once): nobody can answer a tool/call or read a response any more. */
-  #end(): void {
+  /**
+   * The connection is over (once): nobody can answer a tool/call or read a response any more. `code` is the
+   * close code when the socket reported its close.
+   */
+  #end(code?: number): void {
     if (this.#ended) return;
     this.#ended = true;
+    if (!this.#closedHere) this.#logClientGone(code);
     this.#onClose?.();
     // Cancel everything at once.
     this.engine.markInputClosed("The client closed the connection.");
     this.engine.close();
     this.#resolveClosed();
+  }
+
+  /** Logs that the client ended the connection: a warning when that cancels requests in flight. */
+  #logClientGone(code: number | undefined): void {
+    const how = `the client closed it${code === undefined ? "" : ` (close code ${code})`}`;
+    const running = this.engine.inFlight;
+    if (running === 0) {
+      this.#logger?.info(`${this.#name} ended: ${how}.`);
+      return;
+    }
+    const requests = running === 1 ? "1 request" : `${running} requests`;
+    this.#logger?.warning(`${this.#name} dropped in the middle of its work: ${how}; ${requests} cancelled.`);
   }
 
   #logError(event: Event): void {

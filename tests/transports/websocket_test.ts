@@ -113,6 +113,41 @@ Deno.test("/health counts the open /rpc connections as sockets open and close", 
   await Promise.all(sockets.map((socket) => socket.closed));
 });
 
+Deno.test("a client that drops mid-turn is logged with its connection and the requests cancelled", async () => {
+  const holding = new HoldingModel();
+  const lines: string[] = [];
+  const at = (level: string) => (message: string) => {
+    if (message.startsWith("/rpc connection")) lines.push(`${level}: ${message}`);
+  };
+  const logger = { debug: at("debug"), info: at("info"), warning: at("warning"), error: at("error") };
+  await using s = await serve(script(), { rpc: rpcWith(holding), logger });
+  const url = `ws://127.0.0.1:${s.server.port}/rpc`;
+  const idle = await Socket.open(url);
+  const busy = await Socket.open(url);
+  busy.send({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "session/create",
+    params: { session: "a", model: { type: "holding" } },
+  });
+  for (const id of [2, 3]) {
+    busy.send({ jsonrpc: "2.0", id, method: "session/respond", params: { session: "a", prompt: "x" } });
+  }
+  await holding.whenStarted(1);
+  busy.ws.close();
+  await holding.whenAborted(1);
+  await busy.closed;
+  // A server stop closes the idle connection: not a client that went away.
+  await s.server.stop();
+  await idle.closed;
+  assert.deepEqual(lines, [
+    "info: /rpc connection 1 opened (1 open).",
+    "info: /rpc connection 2 opened (2 open).",
+    "warning: /rpc connection 2 dropped in the middle of its work: the client closed it (close code 1005); " +
+    "2 requests cancelled.",
+  ]);
+});
+
 Deno.test("binary and oversized frames are answered with -32600 and the connection keeps serving", async () => {
   await using s = await serve(script(), { rpc: rpcWith(new HoldingModel(), { maxMessageBytes: 1024 }) });
   const socket = await Socket.open(`ws://127.0.0.1:${s.server.port}/rpc`);
