@@ -5,7 +5,7 @@
  * response.
  * @module
  */
-import { MAX_MESSAGE_BYTES } from "../protocol/codec.ts";
+import { decodeLine, MAX_MESSAGE_BYTES } from "../protocol/codec.ts";
 import { BridgeError, MESSAGES } from "../protocol/errors.ts";
 import type { Logger } from "../util/logger.ts";
 import { settledWithin } from "../util/sleep.ts";
@@ -74,6 +74,20 @@ function overLimit(text: string, max: number): boolean {
   if (text.length * 3 <= max) return false;
   if (text.length > max) return true;
   return encoder.encode(text).length > max;
+}
+
+/** A frame whose JSON text is an array (a batch when it parses): "[" after a byte order mark and blanks. */
+const ARRAY_START = /^\uFEFF?\s*\[/;
+
+/**
+ * The error of a batch over WebSocket: the engine's own (`-32600 invalid_message`, id null) with wording that
+ * fits a WebSocket (the engine's says "send one message per line", which is how stdio separates messages).
+ */
+function batchError(): BridgeError {
+  return BridgeError.of(
+    "invalid_message",
+    "Batch requests are not supported; send each message as a WebSocket message of its own.",
+  );
 }
 
 /**
@@ -191,6 +205,14 @@ class SocketConnection implements WebSocketConnection {
         ),
       );
       return;
+    }
+    if (ARRAY_START.test(data)) {
+      // Only the wording differs from the engine's answer: the same code, the same id null.
+      const decoded = decodeLine(data);
+      if (decoded.kind === "invalid" && decoded.error.dataCode === "invalid_message") {
+        this.engine.reportInvalid(batchError());
+        return;
+      }
     }
     this.engine.receive(data);
   }

@@ -249,6 +249,34 @@ Deno.test("one message per text frame: two in a frame are a parse error, blank f
   await socket.closed;
 });
 
+Deno.test("a batch (a JSON array) is -32600 with id null and says to send one message per WebSocket message", async () => {
+  await using s = await serve(script(), { rpc: rpcWith(new HoldingModel()) });
+  const socket = await Socket.open(`ws://127.0.0.1:${s.server.port}/rpc`);
+  socket.send('[{"jsonrpc":"2.0","id":1,"method":"ping"}]');
+  socket.send(" [] ");
+  socket.send("\uFEFF[1, 2]");
+  // Not JSON: the parse error, as for any frame that is not JSON.
+  socket.send("[1,");
+  socket.send({ jsonrpc: "2.0", id: 2, method: "ping" });
+  await socket.nth(5);
+  const batch = {
+    jsonrpc: "2.0",
+    id: null,
+    error: {
+      code: -32600,
+      message: "Batch requests are not supported; send each message as a WebSocket message of its own.",
+      data: { code: "invalid_message" },
+    },
+  };
+  assert.deepEqual(socket.messages.slice(0, 3), [batch, batch, batch]);
+  assert.deepEqual(
+    [socket.messages[3].id, (socket.messages[3].error as JsonObject).code, socket.messages[4]],
+    [null, -32700, { jsonrpc: "2.0", id: 2, result: {} }],
+  );
+  socket.ws.close();
+  await socket.closed;
+});
+
 Deno.test("the /rpc endpoint is screened like the API: origin, API key, upgrade, connection limit, --no-rpc", async () => {
   await using s = await serve(script(), {
     apiKey: "k",
