@@ -264,7 +264,10 @@ class SocketConnection implements WebSocketConnection {
 
   /** Logs that the client ended the connection: a warning when that cancels requests in flight. */
   #logClientGone(code: number | undefined): void {
-    const how = `the client closed it${code === undefined ? "" : ` (close code ${code})`}`;
+    // No close frame came (a client process that died, a network failure): Deno says 0, RFC 6455 says 1006.
+    const how = code === 0 || code === 1006
+      ? "the connection broke (no close from the client)"
+      : `the client closed it${code === undefined ? "" : ` (close code ${code})`}`;
     const running = this.engine.inFlight;
     if (running === 0) {
       this.#logger?.info(`${this.#name} ended: ${how}.`);
