@@ -113,7 +113,7 @@ export { PROTOCOL_VERSION } from "./src/protocol/version.ts";
 export type { JsonObject, JsonValue } from "./src/protocol/json.ts";
 
 // The layers underneath, for custom transports and lower-level clients.
-export type { Transport } from "./src/client/transport.ts";
+export type { ConnectionEnd, Transport, TransportClose } from "./src/client/transport.ts";
 export type {
   JsonRpcError,
   JsonRpcErrorObject,

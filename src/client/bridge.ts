@@ -30,7 +30,7 @@ import { Session } from "./session.ts";
 import { StdioTransport, type StdioTransportOptions } from "./stdio.ts";
 import type { SchemaValue } from "./schema_value.ts";
 import type { ClientTool, ToolArgs, ToolHandler, ToolSpec } from "./tools.ts";
-import type { Transport } from "./transport.ts";
+import type { ConnectionEnd, Transport } from "./transport.ts";
 import type {
   InitializeResult,
   JsonSchema,
@@ -249,6 +249,12 @@ export interface DecisionFailure {
   error: BridgeError;
 }
 
+/** `end` without its `error`. */
+function withoutError(end: ConnectionEnd): ConnectionEnd {
+  const { error: _error, ...rest } = end;
+  return rest;
+}
+
 function printWarning(warning: string, method: string): void {
   // Warnings go to stderr (never stdout); a script can route them with `onWarning`.
   // deno-lint-ignore no-console
@@ -292,6 +298,8 @@ export class Bridge implements AsyncDisposable {
   readonly server: InitializeResult;
   readonly #c: Connection;
   #closing: Promise<void> | null = null;
+  /** True when close() was called while the connection was open (it ends it by asking for a shutdown). */
+  #closedHere = false;
 
   private constructor(connection: Connection, server: InitializeResult) {
     this.#c = connection;
@@ -350,9 +358,37 @@ export class Bridge implements AsyncDisposable {
     return this.#c.peer.closed;
   }
 
-  /** Resolves when the bridge is closed. */
+  /** Resolves when the bridge is closed ({@link Bridge.closeInfo} then says why). */
   get done(): Promise<void> {
     return this.#c.peer.done;
+  }
+
+  /**
+   * Why the bridge closed, once it has (when {@link Bridge.done} resolves); null while it is open. `by` is
+   * `"client"` (`close()`), `"server"` (the server is stopping, close code 1001; the bridge process exited…)
+   * or `"network"` (the connection broke, code 1006); a WebSocket also gives its close `code` and `reason`.
+   * See {@link ConnectionEnd}.
+   *
+   * @example Reconnecting a browser game when the server restarts
+   * ```ts
+   * import { Bridge, WebSocketTransport } from "@open-apple-models/bridge";
+   * async function connect(url = "ws://127.0.0.1:1976/rpc"): Promise<Bridge> {
+   *   const bridge = await Bridge.connect(new WebSocketTransport(url));
+   *   bridge.done.then(() => {
+   *     const { by, code, reason } = bridge.closeInfo!;
+   *     if (by === "client") return; // this game closed it
+   *     console.warn(`Bridge lost (${by}, code ${code}: ${reason}); reconnecting.`);
+   *     setTimeout(() => void connect(url), 1000);
+   *   });
+   *   return bridge;
+   * }
+   * ```
+   */
+  get closeInfo(): ConnectionEnd | null {
+    const end = this.#c.peer.closeInfo;
+    // close() sends `shutdown` first, so the bridge closes the connection: still this side's doing.
+    if (end === null || !this.#closedHere || end.by === "client") return end;
+    return withoutError({ ...end, by: "client" });
   }
 
   /** The system model's availability now. */
@@ -546,6 +582,7 @@ export class Bridge implements AsyncDisposable {
    * Calls still pending after that reject with `-32023 shut_down`.
    */
   close(): Promise<void> {
+    if (this.#closing === null && !this.#c.peer.closed) this.#closedHere = true;
     this.#closing ??= (async () => {
       const peer = this.#c.peer;
       if (!peer.closed) {

@@ -9,7 +9,7 @@ import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { shown } from "./checks.ts";
 import { classify, type JsonRpcErrorObject, type JsonRpcMessage, type RequestId } from "./messages.ts";
-import { SENT, type Transport } from "./transport.ts";
+import { type ConnectionEnd, SENT, type Transport, type TransportClose } from "./transport.ts";
 
 /**
  * Per-request options of {@link Peer.request}.
@@ -188,6 +188,18 @@ function optionsProblem(options: RequestOptions): string | null {
   return null;
 }
 
+/** Why the transport closed, from whether this side asked and what the transport reported. */
+function connectionEnd(requested: boolean, error?: Error, close?: TransportClose): ConnectionEnd {
+  const by = requested ? "client" : close?.network ? "network" : "server";
+  const end: ConnectionEnd = { by };
+  if (close) {
+    end.code = close.code;
+    end.reason = close.reason;
+  }
+  if (error && by !== "client") end.error = error;
+  return end;
+}
+
 /**
  * A JSON-RPC peer over a {@link Transport}.
  *
@@ -214,6 +226,9 @@ export class Peer {
   #started = false;
   #closed = false;
   #closeReason: Error | undefined;
+  /** True once `close()` was called: the end is this side's. */
+  #closeRequested = false;
+  #end: ConnectionEnd | null = null;
   readonly #closedSignal: Promise<void>;
   #markClosed!: () => void;
 
@@ -235,9 +250,14 @@ export class Peer {
     return this.#pending.size;
   }
 
-  /** Resolves when the transport has closed. */
+  /** Resolves when the transport has closed ({@link closeInfo} then says why). */
   get done(): Promise<void> {
     return this.#closedSignal;
+  }
+
+  /** Why the transport closed (see {@link ConnectionEnd}), once it has; null before. */
+  get closeInfo(): ConnectionEnd | null {
+    return this.#end;
   }
 
   /** Connects the transport's callbacks and starts it. */
@@ -246,7 +266,7 @@ export class Peer {
     this.#started = true;
     const t = this.#transport;
     t.onmessage = (message) => this.#receive(message);
-    t.onclose = (reason) => this.#handleClose(reason);
+    t.onclose = (reason, close) => this.#handleClose(reason, close);
     t.onerror = (error) => this.#onError(error);
     await t.start();
   }
@@ -368,6 +388,7 @@ export class Peer {
 
   /** Closes the transport; pending requests reject with `-32023 shut_down`. */
   async close(): Promise<void> {
+    this.#closeRequested = true;
     if (!this.#started) {
       this.#started = true;
       this.#handleClose();
@@ -594,10 +615,11 @@ export class Peer {
     });
   }
 
-  #handleClose(reason?: Error): void {
+  #handleClose(reason?: Error, close?: TransportClose): void {
     if (this.#closed) return;
     this.#closed = true;
     this.#closeReason = reason;
+    this.#end = connectionEnd(this.#closeRequested, reason, close);
     for (const [id, pending] of [...this.#pending]) {
       this.#settle(id, pending);
       pending.reject(this.#closedError(pending.method));

@@ -101,6 +101,62 @@ export function takeHandedOver(params: unknown): boolean {
 }
 
 /**
+ * How a WebSocket connection closed, as a transport reports it to `onclose` (see {@link ConnectionEnd}).
+ *
+ * @example
+ * ```ts
+ * import type { TransportClose } from "@open-apple-models/bridge";
+ * const stopping: TransportClose = { code: 1001, reason: "The server is stopping.", network: false };
+ * ```
+ */
+export interface TransportClose {
+  /** The close code (1000 normal, 1001 the server is stopping, 1006 the connection broke, …). */
+  code: number;
+  /** The close reason the other side sent ("" when none). */
+  reason: string;
+  /** True when the connection broke without a close from the other side (a network error: code 1006). */
+  network: boolean;
+}
+
+/**
+ * Why a connection to the bridge ended: `bridge.closeInfo` (and `peer.closeInfo`) once `done` resolved.
+ *
+ * - `"client"`: this side closed it (`bridge.close()`, `await using`, `peer.close()`).
+ * - `"server"`: the bridge ended it: the server is stopping (WebSocket close code 1001), it closed a client
+ *   that stopped reading (1008), it answered a `shutdown` request sent by hand, or the bridge process exited.
+ * - `"network"`: the connection broke without a close from the bridge (WebSocket close code 1006: the
+ *   network, a proxy, a server that was killed).
+ *
+ * @example Telling a player why the game lost its bridge
+ * ```ts
+ * import { Bridge, type ConnectionEnd, WebSocketTransport } from "@open-apple-models/bridge";
+ * function describe(end: ConnectionEnd): string {
+ *   if (end.by === "client") return "Disconnected.";
+ *   if (end.by === "network") return "Connection lost: check the network, then reconnect.";
+ *   return end.code === 1001 ? "The server is restarting: reconnect in a moment." : `Server closed: ${end.reason}`;
+ * }
+ * async function play(url = "ws://127.0.0.1:1976/rpc"): Promise<void> {
+ *   const bridge = await Bridge.connect(new WebSocketTransport(url));
+ *   await bridge.done;
+ *   console.log(describe(bridge.closeInfo!));
+ * }
+ * ```
+ */
+export interface ConnectionEnd {
+  /** Who ended the connection. */
+  by: "client" | "server" | "network";
+  /** The WebSocket close code, when the connection was a WebSocket that had opened. */
+  code?: number;
+  /** The WebSocket close reason (`"The server is stopping."`), when the connection was a WebSocket. */
+  reason?: string;
+  /**
+   * Why it ended when this side did not close it, as the transport said (requests still waiting were rejected
+   * with `-32023` naming it); absent for `"client"`.
+   */
+  error?: Error;
+}
+
+/**
  * A bidirectional message channel to the bridge.
  *
  * Contract: `start()` once before `send()`; messages reach `onmessage` in the order the bridge sent them,
@@ -132,8 +188,11 @@ export interface Transport {
   close(): Promise<void>;
   /** Receives each incoming message (parsed JSON; the peer validates its shape). */
   onmessage?: (message: JsonValue) => void;
-  /** Called once when the transport has closed; `reason` says why when it was not `close()`. */
-  onclose?: (reason?: Error) => void;
+  /**
+   * Called once when the transport has closed; `reason` says why when it was not `close()`. A WebSocket
+   * transport also passes how the socket closed (`close`), which `bridge.closeInfo` reports.
+   */
+  onclose?: (reason?: Error, close?: TransportClose) => void;
   /** Called for a problem that does not close the transport. */
   onerror?: (error: Error) => void;
 }

@@ -10,7 +10,7 @@
 import { encodeClientMessage, MAX_MESSAGE_BYTES } from "../protocol/codec.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import type { JsonValue } from "../protocol/json.ts";
-import { messageTooLong, type Transport } from "./transport.ts";
+import { messageTooLong, type Transport, type TransportClose } from "./transport.ts";
 
 /**
  * Options of a {@link WebSocketTransport}.
@@ -36,6 +36,8 @@ export interface WebSocketTransportOptions {
 }
 
 const OPEN = 1;
+/** The close code of a connection that broke without a close frame (RFC 6455: never sent on the wire). */
+const CLOSE_ABNORMAL = 1006;
 
 /** The origin of the page this runs in, or null outside a page (Deno without `--location`, a worker…). */
 function pageOrigin(): string | null {
@@ -91,8 +93,11 @@ function refusedDetail(code: number, reason: string): string {
 export class WebSocketTransport implements Transport {
   /** Receives each incoming message (parsed JSON). */
   onmessage?: (message: JsonValue) => void;
-  /** Called once when the connection has closed; `reason` says why when it was not `close()`. */
-  onclose?: (reason?: Error) => void;
+  /**
+   * Called once when the connection has closed; `reason` says why when it was not `close()`, and `close`
+   * gives the socket's close code and reason once it had opened.
+   */
+  onclose?: (reason?: Error, close?: TransportClose) => void;
   /** Called for a frame that is not JSON (the connection stays open). */
   onerror?: (error: Error) => void;
   /** The endpoint, without the API key. */
@@ -139,13 +144,23 @@ export class WebSocketTransport implements Transport {
           this.#finish();
           return;
         }
+        // No close frame came: browsers say 1006, Deno 0.
+        const network = event.code === CLOSE_ABNORMAL || event.code === 0;
+        const code = network ? CLOSE_ABNORMAL : event.code;
+        const close: TransportClose = { code, reason: event.reason, network };
+        if (this.#closing) {
+          this.#finish(undefined, close);
+          return;
+        }
+        const detail = `code ${code}${event.reason ? `: ${event.reason}` : ""}`;
         this.#finish(
-          this.#closing ? undefined : BridgeError.of(
+          BridgeError.of(
             "shut_down",
-            `The bridge closed the connection (code ${event.code}${
-              event.reason ? `: ${event.reason}` : ""
-            }).`,
+            network
+              ? `The connection to the bridge broke (${detail}).`
+              : `The bridge closed the connection (${detail}).`,
           ),
+          close,
         );
       });
     });
@@ -214,10 +229,10 @@ export class WebSocketTransport implements Transport {
     return BridgeError.of("shut_down", `Cannot connect to the bridge at ${this.url}: ${detail}.`);
   }
 
-  #finish(reason?: Error): void {
+  #finish(reason?: Error, close?: TransportClose): void {
     if (this.#closed) return;
     this.#closed = true;
-    this.onclose?.(reason);
+    this.onclose?.(reason, close);
     this.#resolveClosed();
   }
 }

@@ -6,7 +6,6 @@
 import type { JsonObject } from "../protocol/json.ts";
 import type { LanguageModel, ModelAvailability } from "../models/language_model.ts";
 import { errorResponse, jsonResponse } from "./http_response.ts";
-import type { ConcurrencyLimiter } from "./limiter.ts";
 import { OpenAIError } from "./openai_error.ts";
 import type { ServeConfiguration } from "./server_config.ts";
 
@@ -24,8 +23,23 @@ async function availabilityOf(model: LanguageModel): Promise<ModelAvailability> 
   }
 }
 
-/** `GET /health`: 200 `ok`, or 503 `unavailable` with the default model's reason. */
-export async function health(config: ServeConfiguration, limiter: ConcurrencyLimiter): Promise<Response> {
+/** What `GET /health` reports besides the models: the server's load and whether it is stopping. */
+export interface HealthCounts {
+  /** Completions holding a slot. */
+  activeRequests: number;
+  /** Completions waiting for a slot. */
+  queuedRequests: number;
+  /** Open `/rpc` WebSocket connections. */
+  rpcConnections: number;
+  /** True once the server has begun to stop. */
+  stopping: boolean;
+}
+
+/**
+ * `GET /health`: 200 `ok`; 503 `unavailable` with the default model's reason; 503 `stopping` (reason
+ * `server_shutting_down`) once the server has begun to stop, so a load balancer stops routing to it.
+ */
+export async function health(config: ServeConfiguration, counts: HealthCounts): Promise<Response> {
   const models: JsonObject = {};
   let defaultStatus: ModelAvailability | null = null;
   for (const name of [...config.models.keys()].sort()) {
@@ -34,15 +48,18 @@ export async function health(config: ServeConfiguration, limiter: ConcurrencyLim
     if (name === config.defaultModel) defaultStatus = status;
   }
   const available = defaultStatus?.available === true;
+  const ok = available && !counts.stopping;
   const body: JsonObject = {
-    status: available ? "ok" : "unavailable",
+    status: counts.stopping ? "stopping" : available ? "ok" : "unavailable",
     default_model: config.defaultModel,
     models,
-    active_requests: limiter.active,
-    queued_requests: limiter.queued,
+    active_requests: counts.activeRequests,
+    queued_requests: counts.queuedRequests,
+    rpc_connections: counts.rpcConnections,
   };
-  if (!available) body.reason = defaultStatus?.reason ?? "no_default_model";
-  return jsonResponse(body, { status: available ? 200 : 503 });
+  if (counts.stopping) body.reason = "server_shutting_down";
+  else if (!available) body.reason = defaultStatus?.reason ?? "no_default_model";
+  return jsonResponse(body, { status: ok ? 200 : 503 });
 }
 
 function modelObject(config: ServeConfiguration, created: number, id: string, parent?: string): JsonObject {

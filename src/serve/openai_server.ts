@@ -341,10 +341,15 @@ export class OpenAIServer {
     return checkApiKey(bearerToken(request.headers.get("authorization")), this.configuration.apiKey);
   }
 
-  /** Open without an API key. */
+  /** Open without an API key; 503 `stopping` once the server has begun to stop. */
   #health(route: Route): Response | Promise<Response> {
     if (!isRead(route.method)) return methodNotAllowed(route.method, route.path, "GET, HEAD");
-    return health(this.configuration, this.#limiter);
+    return health(this.configuration, {
+      activeRequests: this.#limiter.active,
+      queuedRequests: this.#limiter.queued,
+      rpcConnections: this.rpcConnections,
+      stopping: this.#stopping !== null,
+    });
   }
 
   #modelList(route: Route): Response {

@@ -25,6 +25,8 @@ export class RpcEndpoint {
   readonly #settings: RpcSettings;
   readonly #logger: Logger;
   readonly #connections = new Set<WebSocketConnection>();
+  /** Connections opened so far (each is named by its number in the log). */
+  #opened = 0;
 
   /** An endpoint serving connections with `settings`. */
   constructor(settings: RpcSettings, logger: Logger) {
@@ -60,13 +62,16 @@ export class RpcEndpoint {
       });
     }
     const { socket, response } = Deno.upgradeWebSocket(request);
+    const name = `/rpc connection ${++this.#opened}`;
     const connection: WebSocketConnection = serveWebSocket(socket, {
       makeEngine: (send, onShutdown) => new BridgeEngine({ ...this.#settings.engine, onShutdown }, send),
       maxMessageBytes: this.#settings.maxMessageBytes,
       logger: this.#logger,
       onClose: () => this.#connections.delete(connection),
+      name,
     });
     this.#connections.add(connection);
+    this.#logger.info(`${name} opened (${this.#connections.size} open).`);
     return response;
   }
 

@@ -5,7 +5,7 @@
  * response.
  * @module
  */
-import { MAX_MESSAGE_BYTES } from "../protocol/codec.ts";
+import { decodeLine, MAX_MESSAGE_BYTES } from "../protocol/codec.ts";
 import { BridgeError, MESSAGES } from "../protocol/errors.ts";
 import type { Logger } from "../util/logger.ts";
 import { settledWithin } from "../util/sleep.ts";
@@ -49,6 +49,8 @@ export interface WebSocketServeOptions {
   logger?: Logger;
   /** Called once, synchronously, when the connection ends (before its work is cancelled). */
   onClose?: () => void;
+  /** The connection's name in the log (default "WebSocket connection"). */
+  name?: string;
 }
 
 /** One served connection. */
@@ -72,6 +74,20 @@ function overLimit(text: string, max: number): boolean {
   if (text.length * 3 <= max) return false;
   if (text.length > max) return true;
   return encoder.encode(text).length > max;
+}
+
+/** A frame whose JSON text is an array (a batch when it parses): "[" after a byte order mark and blanks. */
+const ARRAY_START = /^\uFEFF?\s*\[/;
+
+/**
+ * The error of a batch over WebSocket: the engine's own (`-32600 invalid_message`, id null) with wording that
+ * fits a WebSocket (the engine's says "send one message per line", which is how stdio separates messages).
+ */
+function batchError(): BridgeError {
+  return BridgeError.of(
+    "invalid_message",
+    "Batch requests are not supported; send each message as a WebSocket message of its own.",
+  );
 }
 
 /**
@@ -125,6 +141,9 @@ class SocketConnection implements WebSocketConnection {
   readonly #maxBuffered: number;
   readonly #logger: Logger | undefined;
   readonly #onClose: (() => void) | undefined;
+  readonly #name: string;
+  /** True once this side closed the socket (a shutdown request, the server stopping, a client not reading). */
+  #closedHere = false;
   #ended = false;
   #resolveClosed!: () => void;
 
@@ -134,6 +153,7 @@ class SocketConnection implements WebSocketConnection {
     this.#maxBuffered = options.maxBufferedOutputBytes ?? DEFAULT_MAX_BUFFERED_OUTPUT_BYTES;
     this.#logger = options.logger;
     this.#onClose = options.onClose;
+    this.#name = options.name ?? "WebSocket connection";
     this.closed = new Promise<void>((resolve) => this.#resolveClosed = resolve);
     // The shutdown response has been sent: the connection ends, as a stdio bridge exits.
     this.engine = options.makeEngine(
@@ -141,7 +161,7 @@ class SocketConnection implements WebSocketConnection {
       () => queueMicrotask(() => this.#close(1000, MESSAGES.shutDown)),
     );
     socket.addEventListener("message", (event: MessageEvent) => this.#receive(event.data));
-    socket.addEventListener("close", () => this.#end());
+    socket.addEventListener("close", (event: Event) => this.#end((event as CloseEvent).code));
     socket.addEventListener("error", (event: Event) => this.#logError(event));
   }
 
@@ -186,6 +206,14 @@ class SocketConnection implements WebSocketConnection {
       );
       return;
     }
+    if (ARRAY_START.test(data)) {
+      // Only the wording differs from the engine's answer: the same code, the same id null.
+      const decoded = decodeLine(data);
+      if (decoded.kind === "invalid" && decoded.error.dataCode === "invalid_message") {
+        this.engine.reportInvalid(batchError());
+        return;
+      }
+    }
     this.engine.receive(data);
   }
 
@@ -211,6 +239,7 @@ class SocketConnection implements WebSocketConnection {
   }
 
   #close(code: number, reason: string): void {
+    this.#closedHere = true;
     try {
       this.#socket.close(code, reason);
     } catch {
@@ -218,15 +247,34 @@ class SocketConnection implements WebSocketConnection {
     }
   }
 
-  /** The connection is over (once): nobody can answer a tool/call or read a response any more. */
-  #end(): void {
+  /**
+   * The connection is over (once): nobody can answer a tool/call or read a response any more. `code` is the
+   * close code when the socket reported its close.
+   */
+  #end(code?: number): void {
     if (this.#ended) return;
     this.#ended = true;
+    if (!this.#closedHere) this.#logClientGone(code);
     this.#onClose?.();
     // Cancel everything at once.
     this.engine.markInputClosed("The client closed the connection.");
     this.engine.close();
     this.#resolveClosed();
+  }
+
+  /** Logs that the client ended the connection: a warning when that cancels requests in flight. */
+  #logClientGone(code: number | undefined): void {
+    // No close frame came (a client process that died, a network failure): Deno says 0, RFC 6455 says 1006.
+    const how = code === 0 || code === 1006
+      ? "the connection broke (no close from the client)"
+      : `the client closed it${code === undefined ? "" : ` (close code ${code})`}`;
+    const running = this.engine.inFlight;
+    if (running === 0) {
+      this.#logger?.info(`${this.#name} ended: ${how}.`);
+      return;
+    }
+    const requests = running === 1 ? "1 request" : `${running} requests`;
+    this.#logger?.warning(`${this.#name} dropped in the middle of its work: ${how}; ${requests} cancelled.`);
   }
 
   #logError(event: Event): void {

@@ -4,6 +4,9 @@
  * error names what to check, with the page's own origin when there is one.
  */
 import assert from "node:assert/strict";
+import { Bridge } from "../../src/client/bridge.ts";
+import { Peer } from "../../src/client/peer.ts";
+import type { ConnectionEnd } from "../../src/client/transport.ts";
 import { WebSocketTransport } from "../../src/client/websocket_transport.ts";
 import { script, serve } from "../serve/serve_fixture.ts";
 
@@ -64,4 +67,114 @@ Deno.test("outside a page the refused connection's hint names the flag without a
   );
   assert.match(error.message, /'oam serve --allow-origin <the page's origin>'/);
   assert.doesNotMatch(error.message, /api_key|wrong/);
+});
+
+/**
+ * A WebSocket server on a free port that completes the handshake and then drops the TCP connection without a
+ * close frame (a network failure, a killed server). Resolves with its URL.
+ */
+function droppingServer(): { url: string; done: Promise<void> } {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const done = (async () => {
+    const conn = await listener.accept();
+    listener.close();
+    const buffer = new Uint8Array(4096);
+    let request = "";
+    while (!request.includes("\r\n\r\n")) {
+      const n = await conn.read(buffer);
+      if (n === null) break;
+      request += new TextDecoder().decode(buffer.subarray(0, n));
+    }
+    const key = /sec-websocket-key: *(\S+)/i.exec(request)![1];
+    const digest = await crypto.subtle.digest(
+      "SHA-1",
+      new TextEncoder().encode(`${key}258EAFA5-E914-47DA-95CA-C5AB0DC85B11`),
+    );
+    const accept = btoa(String.fromCharCode(...new Uint8Array(digest)));
+    await conn.write(
+      new TextEncoder().encode(
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+          `Sec-WebSocket-Accept: ${accept}\r\n\r\n`,
+      ),
+    );
+    conn.close();
+  })();
+  return { url: `ws://127.0.0.1:${(listener.addr as Deno.NetAddr).port}/rpc`, done };
+}
+
+Deno.test("the transport's onclose says how the socket closed: the bridge's code and reason, or a broken connection", async () => {
+  await using s = await serve(script(), { rpc: { engine: {}, maxConnections: 4, maxMessageBytes: 1 << 20 } });
+  const stopping = new WebSocketTransport(`ws://127.0.0.1:${s.server.port}/rpc`);
+  const closes: unknown[][] = [];
+  stopping.onclose = (...args) => closes.push(args.map((a) => a instanceof Error ? a.message : a));
+  await stopping.start();
+  await s.server.stop();
+  await stopping.close();
+  assert.deepEqual(closes, [[
+    "The bridge closed the connection (code 1001: The server is stopping.).",
+    { code: 1001, reason: "The server is stopping.", network: false },
+  ]]);
+
+  const dropping = droppingServer();
+  const broken = new WebSocketTransport(dropping.url);
+  const brokenCloses: unknown[][] = [];
+  broken.onclose = (...args) => brokenCloses.push(args.map((a) => a instanceof Error ? a.message : a));
+  await broken.start();
+  await dropping.done;
+  await broken.close();
+  assert.deepEqual(brokenCloses, [[
+    "The connection to the bridge broke (code 1006).",
+    { code: 1006, reason: "", network: true },
+  ]]);
+});
+
+/** `end` with its error as its message, to compare whole. */
+function plain(end: ConnectionEnd): Record<string, unknown> {
+  return end.error ? { ...end, error: end.error.message } : { ...end };
+}
+
+Deno.test("bridge.closeInfo says why the connection ended: closed here, the server stopping, a broken connection", async () => {
+  await using s = await serve(script(), { rpc: { engine: {}, maxConnections: 4, maxMessageBytes: 1 << 20 } });
+  const url = `ws://127.0.0.1:${s.server.port}/rpc`;
+
+  const closedHere = await Bridge.connect(new WebSocketTransport(url));
+  assert.equal(closedHere.closeInfo, null);
+  await closedHere.close();
+  await closedHere.done;
+  assert.deepEqual(plain(closedHere.closeInfo!), {
+    by: "client",
+    code: 1000,
+    reason: "The bridge has shut down.",
+  });
+
+  const inProcess = await Bridge.open();
+  await inProcess.close();
+  await inProcess.done;
+  assert.deepEqual(inProcess.closeInfo, { by: "client" });
+
+  const stopped = await Bridge.connect(new WebSocketTransport(url));
+  await s.server.stop();
+  await stopped.done;
+  assert.deepEqual(plain(stopped.closeInfo!), {
+    by: "server",
+    code: 1001,
+    reason: "The server is stopping.",
+    error: "The bridge closed the connection (code 1001: The server is stopping.).",
+  });
+  // Closing it afterwards does not change why it ended.
+  await stopped.close();
+  assert.equal(stopped.closeInfo?.by, "server");
+
+  const dropping = droppingServer();
+  const peer = new Peer(new WebSocketTransport(dropping.url));
+  await peer.start();
+  await dropping.done;
+  await peer.done;
+  assert.deepEqual(plain(peer.closeInfo!), {
+    by: "network",
+    code: 1006,
+    reason: "",
+    error: "The connection to the bridge broke (code 1006).",
+  });
+  await peer.close();
 });

@@ -32,6 +32,7 @@ const MOD_VALUES = [
 const MOD_TYPES = [
   "BridgeMethods",
   "BridgeOptions",
+  "ConnectionEnd",
   "CreateNpcOptions",
   "CreateSessionOptions",
   "Decision",
@@ -106,6 +107,7 @@ const MOD_TYPES = [
   "ToolSpec",
   "Transcript",
   "Transport",
+  "TransportClose",
   "TurnOptions",
   "Usage",
   "WaitOptions",

@@ -164,6 +164,7 @@ Deno.test("health: ok with counts, or 503 with the unavailable model's reason", 
     models: { system: "available" },
     active_requests: 0,
     queued_requests: 0,
+    rpc_connections: 0,
   }]);
   await using down = await serve(new UnavailableModel("model_not_ready"));
   const unavailable = await fetch(`${down.base}/healthz`);
@@ -173,6 +174,7 @@ Deno.test("health: ok with counts, or 503 with the unavailable model's reason", 
     models: { system: "unavailable: model_not_ready" },
     active_requests: 0,
     queued_requests: 0,
+    rpc_connections: 0,
     reason: "model_not_ready",
   }]);
 });

@@ -198,6 +198,27 @@ Deno.test("a stopping server refuses new completions and bridge connections with
   assert.equal(chat.headers.get("x-should-retry"), "false");
   const rpc = await server.handle(new Request("http://localhost/rpc", { headers: { upgrade: "websocket" } }));
   assert.deepEqual([rpc.status, await rpc.json()], [500, shuttingDown]);
-  // What does no model work is still answered.
-  assert.equal((await server.handle(new Request("http://localhost/health"))).status, 200);
+});
+
+Deno.test("health: 503 'stopping' from the moment the server begins to stop, so a load balancer stops routing", async () => {
+  const server = new OpenAIServer({ models: new Map([["system", script({ text: "Hi." })]]) });
+  const healthy = await server.handle(new Request("http://localhost/health"));
+  assert.deepEqual([healthy.status, (await healthy.json()).status], [200, "ok"]);
+  const stopped = server.stop();
+  for (const path of ["/health", "/healthz", "/v1/health"]) {
+    const stopping = await server.handle(new Request(`http://localhost${path}`));
+    assert.deepEqual([stopping.status, await stopping.json()], [503, {
+      status: "stopping",
+      default_model: "system",
+      models: { system: "available" },
+      active_requests: 0,
+      queued_requests: 0,
+      rpc_connections: 0,
+      reason: "server_shutting_down",
+    }], path);
+  }
+  await stopped;
+  const head = await server.handle(new Request("http://localhost/health", { method: "HEAD" }));
+  assert.equal(head.status, 503);
+  await head.body?.cancel();
 });

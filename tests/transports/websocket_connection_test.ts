@@ -71,10 +71,10 @@ class ScriptedSocket implements WebSocketLike {
   }
 
   /** The connection is closed (the client closed it, or completed the server's close). */
-  clientClosed(): void {
+  clientClosed(code = 1000): void {
     if (this.readyState === 3) return;
     this.readyState = 3;
-    this.#dispatch(new CloseEvent("close", { code: 1000 }));
+    this.#dispatch(new CloseEvent("close", { code }));
   }
 
   /** The socket reports an error. */
@@ -183,6 +183,31 @@ Deno.test("socket errors are logged at debug level, with their message when they
   assert.deepEqual(logger.lines, ["debug: WebSocket error: connection reset.", "debug: WebSocket error."]);
   socket.clientClosed();
   await within(connection.closed, "the connection to end");
+});
+
+Deno.test("a client that goes away is logged: at info when idle, a warning with the count mid-turn", async () => {
+  const idle = served({ name: "/rpc connection 7" });
+  idle.socket.request({ id: 1, method: "ping" });
+  idle.socket.clientClosed();
+  await within(idle.connection.closed, "the idle connection to end");
+  assert.deepEqual(idle.logger.lines, [
+    "info: /rpc connection 7 ended: the client closed it (close code 1000).",
+  ]);
+
+  const busy = served();
+  busy.socket.request({
+    id: 1,
+    method: "session/create",
+    params: { session: "a", model: { type: "holding" } },
+  });
+  busy.socket.request({ id: 2, method: "session/respond", params: { session: "a", prompt: "x" } });
+  await busy.holding.whenStarted(1);
+  busy.socket.clientClosed(0);
+  await within(busy.connection.closed, "the busy connection to end");
+  assert.deepEqual(busy.logger.lines, [
+    "warning: WebSocket connection dropped in the middle of its work: the connection broke (no close from the " +
+    "client); 1 request cancelled.",
+  ]);
 });
 
 Deno.test("a shutdown notification closes the socket with 1000 and sends nothing", async () => {

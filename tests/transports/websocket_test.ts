@@ -80,6 +80,74 @@ Deno.test("closing the socket cancels the connection's running turn and frees th
   assert.deepEqual(socket.messages, [{ jsonrpc: "2.0", id: 1, result: { session: "a", warnings: [] } }]);
 });
 
+/** The `rpc_connections` that `GET /health` reports. */
+async function healthRpcConnections(base: string): Promise<number> {
+  const response = await fetch(`${base}/health`);
+  return (await response.json()).rpc_connections;
+}
+
+Deno.test("/health counts the open /rpc connections as sockets open and close", async () => {
+  const holding = new HoldingModel();
+  await using s = await serve(script(), { rpc: rpcWith(holding) });
+  assert.equal(await healthRpcConnections(s.base), 0);
+  const url = `ws://127.0.0.1:${s.server.port}/rpc`;
+  const sockets = [await Socket.open(url), await Socket.open(url)];
+  // Each socket runs a turn, so that its close is seen on the server when the turn is cancelled.
+  for (const [i, socket] of sockets.entries()) {
+    socket.send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "session/create",
+      params: { session: "a", model: { type: "holding" } },
+    });
+    socket.send({ jsonrpc: "2.0", id: 2, method: "session/respond", params: { session: "a", prompt: "x" } });
+    await holding.whenStarted(i + 1);
+  }
+  assert.equal(await healthRpcConnections(s.base), 2);
+  sockets[0].ws.close();
+  await holding.whenAborted(1);
+  assert.equal(await healthRpcConnections(s.base), 1);
+  sockets[1].ws.close();
+  await holding.whenAborted(2);
+  assert.equal(await healthRpcConnections(s.base), 0);
+  await Promise.all(sockets.map((socket) => socket.closed));
+});
+
+Deno.test("a client that drops mid-turn is logged with its connection and the requests cancelled", async () => {
+  const holding = new HoldingModel();
+  const lines: string[] = [];
+  const at = (level: string) => (message: string) => {
+    if (message.startsWith("/rpc connection")) lines.push(`${level}: ${message}`);
+  };
+  const logger = { debug: at("debug"), info: at("info"), warning: at("warning"), error: at("error") };
+  await using s = await serve(script(), { rpc: rpcWith(holding), logger });
+  const url = `ws://127.0.0.1:${s.server.port}/rpc`;
+  const idle = await Socket.open(url);
+  const busy = await Socket.open(url);
+  busy.send({
+    jsonrpc: "2.0",
+    id: 1,
+    method: "session/create",
+    params: { session: "a", model: { type: "holding" } },
+  });
+  for (const id of [2, 3]) {
+    busy.send({ jsonrpc: "2.0", id, method: "session/respond", params: { session: "a", prompt: "x" } });
+  }
+  await holding.whenStarted(1);
+  busy.ws.close();
+  await holding.whenAborted(1);
+  await busy.closed;
+  // A server stop closes the idle connection: not a client that went away.
+  await s.server.stop();
+  await idle.closed;
+  assert.deepEqual(lines, [
+    "info: /rpc connection 1 opened (1 open).",
+    "info: /rpc connection 2 opened (2 open).",
+    "warning: /rpc connection 2 dropped in the middle of its work: the client closed it (close code 1005); " +
+    "2 requests cancelled.",
+  ]);
+});
+
 Deno.test("binary and oversized frames are answered with -32600 and the connection keeps serving", async () => {
   await using s = await serve(script(), { rpc: rpcWith(new HoldingModel(), { maxMessageBytes: 1024 }) });
   const socket = await Socket.open(`ws://127.0.0.1:${s.server.port}/rpc`);
@@ -177,6 +245,34 @@ Deno.test("one message per text frame: two in a frame are a parse error, blank f
     { jsonrpc: "2.0", id: 4, result: {} },
     { jsonrpc: "2.0", id: 5, result: {} },
   ]);
+  socket.ws.close();
+  await socket.closed;
+});
+
+Deno.test("a batch (a JSON array) is -32600 with id null and says to send one message per WebSocket message", async () => {
+  await using s = await serve(script(), { rpc: rpcWith(new HoldingModel()) });
+  const socket = await Socket.open(`ws://127.0.0.1:${s.server.port}/rpc`);
+  socket.send('[{"jsonrpc":"2.0","id":1,"method":"ping"}]');
+  socket.send(" [] ");
+  socket.send("\uFEFF[1, 2]");
+  // Not JSON: the parse error, as for any frame that is not JSON.
+  socket.send("[1,");
+  socket.send({ jsonrpc: "2.0", id: 2, method: "ping" });
+  await socket.nth(5);
+  const batch = {
+    jsonrpc: "2.0",
+    id: null,
+    error: {
+      code: -32600,
+      message: "Batch requests are not supported; send each message as a WebSocket message of its own.",
+      data: { code: "invalid_message" },
+    },
+  };
+  assert.deepEqual(socket.messages.slice(0, 3), [batch, batch, batch]);
+  assert.deepEqual(
+    [socket.messages[3].id, (socket.messages[3].error as JsonObject).code, socket.messages[4]],
+    [null, -32700, { jsonrpc: "2.0", id: 2, result: {} }],
+  );
   socket.ws.close();
   await socket.closed;
 });
