@@ -426,6 +426,17 @@ for (const t of TRANSPORTS) {
       bridge.decideMany([{ situation: "Bad.", options: ["a", "b"], fallbackOptionID: "c" }]),
       isBridgeError(-32602, "invalid_params", /fallbackOptionID/),
     );
+    // The refused request's index is on the error: a program finds it among many.
+    const crowd = Array.from(
+      { length: 5 },
+      (_, i) => ({ situation: `Goblin ${i}.`, options: ["hit", "run"] }),
+    );
+    crowd[3] = { situation: "Goblin 3.", options: ["hit", "hit"] };
+    const refused = await bridge.decideMany(crowd).then(() => null, (error: unknown) => error);
+    isBridgeError(-32602, "invalid_params", /^Duplicate option id 'hit' in 'requests\[3\]\.options'\.$/)(
+      refused,
+    );
+    assert.equal((refused as BridgeError).data.index, 3);
   });
 
   Deno.test(`${t.name}: content and schema turns are typed by a generic parameter`, async () => {
