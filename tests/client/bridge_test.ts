@@ -542,6 +542,15 @@ for (const t of TRANSPORTS) {
     assert.equal(reply.warnings?.length, 1);
     assert.match(reply.warnings![0], /^The reply's emotion 'sarcastic' is not an emotion \(neutral, happy, /);
     assert.deepEqual(warnings, [...npc.warnings, ...reply.warnings!]);
+    // A world path that names nothing (yet) is warned about, and allowed.
+    warnings.length = 0;
+    const world = await bridge.createWorld({ quests: { dragon: "open" } });
+    const watch = await world.subscribe("quests.dragn", () => {});
+    assert.equal(watch.path, "quests.dragn");
+    assert.deepEqual(warnings, [
+      `'path' names 'quests.dragn', which does not exist in world '${world.id}' (yet): world/changed is sent ` +
+      "once it is created. 'quests' has keys: dragon.",
+    ]);
   });
 
   Deno.test(`${t.name}: params that are not JSON reject the call with the encoding's TypeError`, async () => {
