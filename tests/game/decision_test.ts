@@ -412,6 +412,25 @@ Deno.test("decideMany: every request is validated before any model call; an inva
       message: "No NPC with id 'ghost'.",
       data: { code: "npc_not_found", npc: "ghost", index: 1 },
     }],
+    // The error's own data members stay next to the index.
+    [[valid, valid, valid, {
+      situation: "s",
+      options: ["a", "b"],
+      tools: [{
+        name: "t",
+        description: "T.",
+        parameters: { type: "object", properties: { a: { type: "frob" } } },
+      }],
+    }], {
+      code: -32007,
+      message: "requests[3].tools[0].parameters: unsupported type 'frob' (at #/properties/a)",
+      data: {
+        code: "invalid_schema",
+        path: "requests[3].tools[0].parameters",
+        schemaPath: "#/properties/a",
+        index: 3,
+      },
+    }],
   ];
   for (const [requests, error] of cases) {
     const r = await c.response(c.request("decision/decideMany", {
