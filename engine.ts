@@ -83,6 +83,7 @@ export {
   BridgeError,
   ERROR_CODES,
   type ErrorName,
+  EXTENSION_ERROR_CODES,
 } from "./src/protocol/errors.ts";
 export { type Bounds, Params } from "./src/protocol/params.ts";
 export type { RequestId } from "./src/protocol/codec.ts";

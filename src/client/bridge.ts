@@ -504,8 +504,8 @@ export class Bridge implements AsyncDisposable {
    * Independent decisions with shared settings, in request order. A decision that fails while it runs (a
    * guardrail block without a fallback, an invalid answer) is a {@link DecisionFailure} in its place and does
    * not affect the others. A request the bridge refuses before any model call (duplicate or missing option
-   * ids, a `fallbackOptionID` outside the options) rejects the whole call with `-32602`, its message naming
-   * it (`'requests[7].options'`), and no decision runs.
+   * ids, a `fallbackOptionID` outside the options, an unknown NPC `actor`) rejects the whole call, its message
+   * naming it (`'requests[7].options'`) and `error.data.index` holding its index (7), and no decision runs.
    */
   async decideMany<const Id extends string>(
     requests: readonly DecisionRequest<Id>[],

@@ -278,7 +278,8 @@ export interface BridgeMethods {
   /** Subscribes to changes at, inside or above a path. */
   "world/subscribe": {
     params: { world: string; path?: string };
-    result: { subscription: string; world: string; path: string };
+    /** `warnings` when the path does not exist (yet): allowed, but often a typo. */
+    result: { subscription: string; world: string; path: string; warnings?: string[] };
   };
   /** Ends a subscription. */
   "world/unsubscribe": {

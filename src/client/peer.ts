@@ -156,10 +156,7 @@ function isRefusal(error: unknown): error is Error {
 
 /** The BridgeError of an error response. */
 export function errorFromResponse(error: JsonRpcErrorObject): BridgeError {
-  const data = isJsonObject(error.data) ? { ...error.data } : {};
-  const dataCode = typeof data.code === "string" ? data.code : "";
-  delete data.code;
-  return new BridgeError(error.code, dataCode, error.message, data);
+  return BridgeError.fromJson(error);
 }
 
 /** Longest timeout `setTimeout` keeps (a longer one would fire at once). */

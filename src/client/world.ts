@@ -144,7 +144,8 @@ export class World {
 
   /**
    * Calls `callback` for every change at, inside or above `path` (`""` = everything). Changes made by a
-   * request arrive before its response. Returns the subscription; `unsubscribe()` ends it.
+   * request arrive before its response. Returns the subscription; `unsubscribe()` ends it. A path that does
+   * not exist yet is allowed (its creation is a change), with a warning to `onWarning` naming what is there.
    */
   async subscribe(path: string, callback: WorldListener): Promise<Subscription> {
     if (typeof path === "function") {

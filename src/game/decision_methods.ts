@@ -10,7 +10,8 @@
  * each decision its own outcome: `[answer for requests[0], guardrail error for requests[1]]`.
  *
  * `decideMany` validates every request before any model call: one invalid request fails the whole call with
- * its error (`-32602` naming `requests[i]…`, or `-32050` for an unknown actor), as `decision/decide` would.
+ * its error (`-32602` naming `requests[i]…`, or `-32050` for an unknown actor), as `decision/decide` would,
+ * plus `data.index`: the index of the request.
  * @module
  */
 import { BridgeError, internalErrorReport, toBridgeError } from "../protocol/errors.ts";
@@ -46,6 +47,17 @@ export const DEFAULT_MAX_CONCURRENCY = 2;
 export const MAX_DECISIONS = 1024;
 /** Notification method name given to `drive` (decisions never stream, so it is never sent). */
 const EVENT_METHOD = "decision/event";
+
+/**
+ * `error` (a request of `decision/decideMany` refused before any model call) with `data.index`, the index of
+ * the request in `requests`: the message names it too, but a program finds it among many by the number.
+ * Code, `data.code`, message and the other data members stay as they were.
+ */
+function withRequestIndex(error: BridgeError, index: number): BridgeError {
+  if (Object.hasOwn(error.data, "index")) return error;
+  return new BridgeError(error.code, error.dataCode, error.message, { ...error.data, index })
+    .withCause(error.cause ?? error);
+}
 
 /** Runs a decision turn through `drive`: `tool/call` params are `{...context, requestId, call}`. */
 function decisionDriver(r: HandlerContext, context: JsonObject): TurnDriver {
@@ -116,17 +128,22 @@ export class DecisionMethods {
     }
     const maxConcurrency = p.optionalInteger("maxConcurrency", { min: 1 }) ?? DEFAULT_MAX_CONCURRENCY;
     const settings = parseEngineSettings(p, this.#defaults(r));
-    // Every request is validated before any model call; the first invalid one fails the whole call.
+    // Every request is validated before any model call; the first invalid one fails the whole call, its
+    // error's data naming it (`index`).
     const specs = requests.map((raw, index) => {
       const prefix = `requests[${index}]`;
-      if (!isJsonObject(raw)) throw BridgeError.invalidParams(`'${prefix}' must be an object.`);
-      const spec = parseDecision(new Params(raw, `${prefix}.`), {
-        extraKeys: [],
-        toolTimeoutMs: settings.toolTimeoutMs,
-        npcPersona: this.#persona,
-      });
-      warnings.push(...spec.keyWarnings, ...spec.toolWarnings.map((w) => `${prefix}: ${w}`));
-      return spec;
+      try {
+        if (!isJsonObject(raw)) throw BridgeError.invalidParams(`'${prefix}' must be an object.`);
+        const spec = parseDecision(new Params(raw, `${prefix}.`), {
+          extraKeys: [],
+          toolTimeoutMs: settings.toolTimeoutMs,
+          npcPersona: this.#persona,
+        });
+        warnings.push(...spec.keyWarnings, ...spec.toolWarnings.map((w) => `${prefix}: ${w}`));
+        return spec;
+      } catch (error) {
+        throw error instanceof BridgeError ? withRequestIndex(error, index) : error;
+      }
     });
     warnings.push(...modelSpecWarnings(settings.spec));
     // One model for the whole call (built only when a decision needs it).

@@ -4,7 +4,8 @@
  * observe a world synchronously; their `world/changed` notifications are sent during the mutation and so
  * precede the response of the request (or the `npc/talk` response of the NPC turn) that caused them.
  *
- * Unknown parameter keys are ignored silently (world methods are not in the §1 warning list).
+ * Unknown parameter keys are ignored silently (world methods are not in the §1 warning list). `world/subscribe`
+ * adds `warnings` to its result when its path does not exist (yet).
  * @module
  */
 import { copyJson } from "../protocol/codec.ts";
@@ -18,6 +19,7 @@ import type { MethodRegistry } from "../engine/extension.ts";
 import type { HandlerContext } from "../engine/context.ts";
 import type { GameContext, WorldEntry } from "./game_context.ts";
 import { formatWorldPath, parseWorldPath, type WorldChange, WorldError, WorldState } from "./world/mod.ts";
+import { missingPathWarning } from "./world/missing_path.ts";
 
 /** Most worlds a bridge holds. */
 export const MAX_WORLDS = 64;
@@ -232,7 +234,15 @@ export class WorldMethods {
     );
     const subscription: Subscription = { id, world: worldId, path: formatWorldPath(segments), end };
     this.#subscriptions.set(id, subscription);
-    return subscriptionJson(subscription);
+    // A path that does not exist yet is allowed (its creation is reported), but often a typo: warned.
+    const warning = missingPathWarning(entry.world, segments, {
+      id: worldId,
+      name: "path",
+      effect: "world/changed is sent once it is created",
+    });
+    return warning === null
+      ? subscriptionJson(subscription)
+      : { ...subscriptionJson(subscription), warnings: [warning] };
   }
 
   #unsubscribe(r: HandlerContext): JsonValue {

@@ -2,7 +2,7 @@
  * The bridge's one error type and the protocol's error table (§8).
  * @module
  */
-import type { JsonObject } from "./json.ts";
+import { isJsonObject, type JsonObject } from "./json.ts";
 
 /**
  * Stable `data.code` strings and their JSON-RPC numbers (PROTOCOL.md §8).
@@ -46,6 +46,65 @@ export const ERROR_CODES = {
   limit_reached: -32055,
   subscription_not_found: -32056,
 } as const;
+
+/**
+ * The codes PROTOCOL.md §8 leaves to extensions' own errors ("Codes -32050…-32056 belong to the game methods;
+ * other extensions use -32057…-32099"). A `BridgeError` with any other code must be one of
+ * {@link ERROR_CODES} (with its name), or it is refused when it is made.
+ *
+ * @example
+ * ```ts
+ * import { BridgeError, EXTENSION_ERROR_CODES } from "@open-apple-models/bridge/engine";
+ * const QUEST_NOT_FOUND = EXTENSION_ERROR_CODES.min + 9; // -32090
+ * new BridgeError(QUEST_NOT_FOUND, "quest_not_found", "No quest 'crypt'.", { quest: "crypt" });
+ * ```
+ */
+export const EXTENSION_ERROR_CODES = { min: -32099, max: -32057 } as const;
+
+/** The §8 name of each protocol code. */
+const NAME_OF_CODE: ReadonlyMap<number, string> = new Map(
+  Object.entries(ERROR_CODES).map(([name, code]) => [code, name]),
+);
+
+/** The range of {@link EXTENSION_ERROR_CODES} as the messages show it. */
+const EXTENSION_RANGE = `${EXTENSION_ERROR_CODES.max}…${EXTENSION_ERROR_CODES.min}`;
+
+/**
+ * What is wrong with a code and `data.code` made into a BridgeError, or null: the table's codes go with their
+ * names, and other codes are in {@link EXTENSION_ERROR_CODES} (so an extension cannot answer with a code that
+ * means something else to every client).
+ */
+function codeProblem(code: number, dataCode: string): string | null {
+  const named = typeof dataCode === "string" ? `'${dataCode}'` : String(dataCode);
+  if (!Number.isSafeInteger(code)) return `BridgeError code ${code} (${named}) is not an integer.`;
+  if (typeof dataCode !== "string" || dataCode === "") {
+    return `BridgeError code ${code} needs a data.code string such as 'quest_not_found'; got ${
+      typeof dataCode === "string" ? "''" : String(dataCode)
+    }.`;
+  }
+  const tableCode = Object.hasOwn(ERROR_CODES, dataCode) ? ERROR_CODES[dataCode as ErrorName] : undefined;
+  if (tableCode !== undefined) {
+    if (tableCode === code) return null;
+    return `BridgeError data.code '${dataCode}' is the protocol's code ${tableCode} (PROTOCOL.md §8); got ` +
+      `${code}. Use BridgeError.of("${dataCode}", message), or a name of your own.`;
+  }
+  const tableName = NAME_OF_CODE.get(code);
+  if (tableName !== undefined) {
+    const hint = tableName === "invalid_params"
+      ? "; for invalid params use BridgeError.invalidParams(message)"
+      : "";
+    return `BridgeError code ${code} (${named}) is the protocol's '${tableName}' (PROTOCOL.md §8). An ` +
+      `extension's own codes are ${EXTENSION_RANGE}${hint}.`;
+  }
+  if (code < EXTENSION_ERROR_CODES.min || code > EXTENSION_ERROR_CODES.max) {
+    return `BridgeError code ${code} (${named}) is outside ${EXTENSION_RANGE}, the codes PROTOCOL.md §8 ` +
+      "leaves to extensions.";
+  }
+  return null;
+}
+
+/** Set while {@link BridgeError.fromJson} makes an error as it was received (not checked). */
+let received = false;
 
 /**
  * A known `data.code` string.
@@ -149,13 +208,48 @@ export class BridgeError extends Error {
   /** Extra `data` members (besides `code`). */
   readonly data: JsonObject;
 
-  /** Creates an error with a JSON-RPC number, a `data.code` string, a message and extra data. */
+  /**
+   * Creates an error with a JSON-RPC number, a `data.code` string, a message and extra data. A code of the
+   * protocol's table (§8) goes with its name (use {@link BridgeError.of}); any other code must be in
+   * {@link EXTENSION_ERROR_CODES} (-32057…-32099).
+   *
+   * @throws {TypeError} for a code or `data.code` that breaks those rules (the message says which), so an
+   * extension's mistake shows where the error is made, not in a client that misreads it.
+   */
   constructor(code: number, dataCode: string, message: string, data: JsonObject = {}) {
+    if (!received) {
+      const problem = codeProblem(code, dataCode);
+      if (problem !== null) throw new TypeError(problem);
+    }
     super(message);
     this.name = "BridgeError";
     this.code = code;
     this.dataCode = dataCode;
     this.data = data;
+  }
+
+  /**
+   * The error a JSON-RPC `error` object stands for, as it was received (any code: a peer's errors are not
+   * the caller's to check); `data.code` becomes {@link BridgeError.dataCode} (`""` when absent) and the
+   * other `data` members {@link BridgeError.data}.
+   *
+   * @example
+   * ```ts
+   * import { BridgeError } from "@open-apple-models/bridge";
+   * const e = BridgeError.fromJson({ code: -32000, message: "Gate offline", data: { code: "gate_offline" } });
+   * e.dataCode; // "gate_offline"
+   * ```
+   */
+  static fromJson(error: { code: number; message: string; data?: unknown }): BridgeError {
+    const data: JsonObject = isJsonObject(error.data) ? { ...error.data } : {};
+    const dataCode = typeof data.code === "string" ? data.code : "";
+    delete data.code;
+    received = true;
+    try {
+      return new BridgeError(error.code, dataCode, error.message, data);
+    } finally {
+      received = false;
+    }
   }
 
   /** An error from the §8 table by its `data.code` name. */

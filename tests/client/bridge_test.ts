@@ -426,6 +426,17 @@ for (const t of TRANSPORTS) {
       bridge.decideMany([{ situation: "Bad.", options: ["a", "b"], fallbackOptionID: "c" }]),
       isBridgeError(-32602, "invalid_params", /fallbackOptionID/),
     );
+    // The refused request's index is on the error: a program finds it among many.
+    const crowd = Array.from(
+      { length: 5 },
+      (_, i) => ({ situation: `Goblin ${i}.`, options: ["hit", "run"] }),
+    );
+    crowd[3] = { situation: "Goblin 3.", options: ["hit", "hit"] };
+    const refused = await bridge.decideMany(crowd).then(() => null, (error: unknown) => error);
+    isBridgeError(-32602, "invalid_params", /^Duplicate option id 'hit' in 'requests\[3\]\.options'\.$/)(
+      refused,
+    );
+    assert.equal((refused as BridgeError).data.index, 3);
   });
 
   Deno.test(`${t.name}: content and schema turns are typed by a generic parameter`, async () => {
@@ -531,6 +542,15 @@ for (const t of TRANSPORTS) {
     assert.equal(reply.warnings?.length, 1);
     assert.match(reply.warnings![0], /^The reply's emotion 'sarcastic' is not an emotion \(neutral, happy, /);
     assert.deepEqual(warnings, [...npc.warnings, ...reply.warnings!]);
+    // A world path that names nothing (yet) is warned about, and allowed.
+    warnings.length = 0;
+    const world = await bridge.createWorld({ quests: { dragon: "open" } });
+    const watch = await world.subscribe("quests.dragn", () => {});
+    assert.equal(watch.path, "quests.dragn");
+    assert.deepEqual(warnings, [
+      `'path' names 'quests.dragn', which does not exist in world '${world.id}' (yet): world/changed is sent ` +
+      "once it is created. 'quests' has keys: dragon.",
+    ]);
   });
 
   Deno.test(`${t.name}: params that are not JSON reject the call with the encoding's TypeError`, async () => {

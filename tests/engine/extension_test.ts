@@ -303,3 +303,39 @@ Deno.test("overriding a built-in or an earlier extension's method works and is l
   assert.deepEqual(await c.response(2), { jsonrpc: "2.0", id: 2, result: { npcs: ["mine"] } });
   await c.close();
 });
+
+Deno.test("an extension error with a protocol code or outside -32057…-32099 is refused where it is made: -32603 naming the rule, stack in the log", async () => {
+  const logs: string[] = [];
+  const logger: Logger = { debug: () => {}, info: () => {}, warning: () => {}, error: (m) => logs.push(m) };
+  class Colliding implements BridgeExtension {
+    register(registry: MethodRegistry): void {
+      // -32050 is npc_not_found to every client; -32000 is outside the range left to extensions.
+      registry.register("quest/find", () => {
+        throw new BridgeError(-32050, "quest_not_found", "No quest 'crypt'.");
+      });
+      registry.register(
+        "quest/gate",
+        () => Promise.reject(new BridgeError(-32000, "gate_offline", "Offline.")),
+      );
+    }
+  }
+  const c = new WireClient({ extensions: [new Colliding()], logger });
+  c.request("quest/find", {}, 1);
+  c.request("quest/gate", {}, 2);
+  assert.deepEqual((await c.response(1)).error, {
+    code: -32603,
+    message:
+      "BridgeError code -32050 ('quest_not_found') is the protocol's 'npc_not_found' (PROTOCOL.md §8). " +
+      "An extension's own codes are -32057…-32099.",
+    data: { code: "internal_error" },
+  });
+  assert.deepEqual((await c.response(2)).error, {
+    code: -32603,
+    message: "BridgeError code -32000 ('gate_offline') is outside -32057…-32099, the codes PROTOCOL.md §8 " +
+      "leaves to extensions.",
+    data: { code: "internal_error" },
+  });
+  assert.equal(logs.length, 2);
+  assert.match(logs[0], /^Internal error in 'quest\/find' .*TypeError: BridgeError code -32050 .*\n +at /s);
+  await c.close();
+});

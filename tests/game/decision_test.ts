@@ -381,7 +381,7 @@ Deno.test("decide: cancelled when the bridge shuts down", async () => {
   assert.equal((r.error as JsonObject).code, -32009);
 });
 
-Deno.test("decideMany: every request is validated before any model call; an invalid one fails the call", async () => {
+Deno.test("decideMany: every request is validated before any model call; an invalid one fails the call, data.index names it", async () => {
   const p = new Probe();
   const c = new WireClient(p.config());
   const valid = { situation: "ok", options: ["a", "b"] };
@@ -389,28 +389,47 @@ Deno.test("decideMany: every request is validated before any model call; an inva
     [[valid, { situation: "two", options: ["a", "a"] }], {
       code: -32602,
       message: "Duplicate option id 'a' in 'requests[1].options'.",
-      data: { code: "invalid_params" },
+      data: { code: "invalid_params", index: 1 },
     }],
     [[valid, valid, "nope"], {
       code: -32602,
       message: "'requests[2]' must be an object.",
-      data: { code: "invalid_params" },
+      data: { code: "invalid_params", index: 2 },
     }],
     [[{ situation: "s", options: ["a", "b"], fallbackOptionID: "c" }], {
       code: -32602,
       message: "'requests[0].fallbackOptionID' must be one of the option ids (a, b); got 'c'.",
-      data: { code: "invalid_params" },
+      data: { code: "invalid_params", index: 0 },
     }],
     [[valid, { situation: "s", options: ["a", "b"], toolChoice: 7 }], {
       code: -32602,
       message:
         '\'requests[1].toolChoice\' must be "auto", "none", "required", "explicit" or {"tool": "<name>"}; got 7.',
-      data: { code: "invalid_params" },
+      data: { code: "invalid_params", index: 1 },
     }],
     [[valid, { situation: "five", options: ["x", "y"], actor: "ghost" }], {
       code: -32050,
       message: "No NPC with id 'ghost'.",
-      data: { code: "npc_not_found", npc: "ghost" },
+      data: { code: "npc_not_found", npc: "ghost", index: 1 },
+    }],
+    // The error's own data members stay next to the index.
+    [[valid, valid, valid, {
+      situation: "s",
+      options: ["a", "b"],
+      tools: [{
+        name: "t",
+        description: "T.",
+        parameters: { type: "object", properties: { a: { type: "frob" } } },
+      }],
+    }], {
+      code: -32007,
+      message: "requests[3].tools[0].parameters: unsupported type 'frob' (at #/properties/a)",
+      data: {
+        code: "invalid_schema",
+        path: "requests[3].tools[0].parameters",
+        schemaPath: "#/properties/a",
+        index: 3,
+      },
     }],
   ];
   for (const [requests, error] of cases) {

@@ -524,3 +524,34 @@ Deno.test("shutdown ends subscriptions and removes worlds", async () => {
   world.set("a", 1);
   assert.equal(c.messages.length, before);
 });
+
+Deno.test("world/subscribe to a path that does not exist (yet) is allowed with a warning saying what is there; it fires once created", async () => {
+  const c = new WireClient();
+  await c.call("world/create", { world: "v", state: { quests: { dragon: { status: "open" } } } });
+  assert.deepEqual(await c.call("world/subscribe", { world: "v", path: "quests.dragon" }), {
+    subscription: "sub1",
+    world: "v",
+    path: "quests.dragon",
+  });
+  assert.deepEqual(await c.call("world/subscribe", { world: "v", path: "/quests/dragn" }), {
+    subscription: "sub2",
+    world: "v",
+    path: "quests.dragn",
+    warnings: [
+      "'path' names 'quests.dragn', which does not exist in world 'v' (yet): world/changed is sent once it is " +
+      "created. 'quests' has keys: dragon.",
+    ],
+  });
+  assert.deepEqual((await c.call("world/subscribe", { world: "v", path: "ring" })).warnings, [
+    "'path' names 'ring', which does not exist in world 'v' (yet): world/changed is sent once it is created. " +
+    "The world has keys: quests.",
+  ]);
+  const messages = await exchange(c, "world/set", { world: "v", path: "quests.dragn", value: 1 });
+  assert.deepEqual(changes(messages), [{
+    world: "v",
+    subscription: "sub2",
+    path: "quests.dragn",
+    newValue: 1,
+  }]);
+  await c.close();
+});

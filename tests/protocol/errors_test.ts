@@ -4,7 +4,14 @@
  * value kept as `cause` (never a model failure that would be retried).
  */
 import assert from "node:assert/strict";
-import { BridgeError, internalError, internalErrorReport, toBridgeError } from "../../src/protocol/errors.ts";
+import {
+  BridgeError,
+  ERROR_CODES,
+  type ErrorName,
+  internalError,
+  internalErrorReport,
+  toBridgeError,
+} from "../../src/protocol/errors.ts";
 
 Deno.test("toBridgeError: BridgeError as is, abort → cancelled, deep recursion → invalid_params, the rest → internal_error", () => {
   const own = BridgeError.of("refusal", "No.");
@@ -60,4 +67,77 @@ Deno.test("withCause keeps the wrapped failure off the wire", () => {
     message: "Cannot reach the model server.",
     data: { code: "model_unavailable" },
   });
+});
+
+Deno.test("a custom error code outside -32057…-32099, or one that takes a protocol code or name, is a TypeError when the BridgeError is made", () => {
+  // What an extension may make: its own codes in the range §8 leaves to extensions, and the table's errors.
+  assert.equal(new BridgeError(-32090, "quest_not_found", "No quest.").code, -32090);
+  assert.equal(new BridgeError(-32057, "quest_a", "A.").code, -32057);
+  assert.equal(new BridgeError(-32099, "quest_b", "B.").code, -32099);
+  assert.equal(new BridgeError(-32050, "npc_not_found", "No NPC.").dataCode, "npc_not_found");
+  for (const [name, code] of Object.entries(ERROR_CODES)) {
+    assert.deepEqual(BridgeError.of(name as ErrorName, "x").toJson(), {
+      code,
+      message: "x",
+      data: { code: name },
+    });
+  }
+  const refused: Array<[number, string, RegExp]> = [
+    [
+      -32050,
+      "quest_not_found",
+      /^BridgeError code -32050 \('quest_not_found'\) is the protocol's 'npc_not_found' \(PROTOCOL\.md §8\)\. An extension's own codes are -32057…-32099\.$/,
+    ],
+    [
+      -32602,
+      "quest_bad",
+      /^BridgeError code -32602 \('quest_bad'\) is the protocol's 'invalid_params' \(PROTOCOL\.md §8\)\. An extension's own codes are -32057…-32099; for invalid params use BridgeError\.invalidParams\(message\)\.$/,
+    ],
+    [
+      -32090,
+      "npc_not_found",
+      /^BridgeError data\.code 'npc_not_found' is the protocol's code -32050 \(PROTOCOL\.md §8\); got -32090\. Use BridgeError\.of\("npc_not_found", message\), or a name of your own\.$/,
+    ],
+    [
+      -32000,
+      "gate_offline",
+      /^BridgeError code -32000 \('gate_offline'\) is outside -32057…-32099, the codes PROTOCOL\.md §8 leaves to extensions\.$/,
+    ],
+    [
+      -32100,
+      "quest_c",
+      /^BridgeError code -32100 \('quest_c'\) is outside -32057…-32099, the codes PROTOCOL\.md §8 leaves to extensions\.$/,
+    ],
+    [404, "quest_d", /^BridgeError code 404 \('quest_d'\) is outside -32057…-32099/],
+    [-32090.5, "quest_e", /^BridgeError code -32090\.5 \('quest_e'\) is not an integer\.$/],
+    [-32090, "", /^BridgeError code -32090 needs a data\.code string such as 'quest_not_found'; got ''\.$/],
+  ];
+  for (const [code, name, message] of refused) {
+    assert.throws(
+      () => new BridgeError(code, name, "x"),
+      (e: unknown) => e instanceof TypeError && message.test(e.message),
+    );
+  }
+});
+
+Deno.test("BridgeError.fromJson rebuilds a received error as it came (any code), and toJson gives it back", () => {
+  const wire = {
+    code: -32000,
+    message: "Gate subsystem offline",
+    data: { code: "gate_offline", gate: "north" },
+  };
+  const e = BridgeError.fromJson(wire);
+  assert.deepEqual([e.code, e.dataCode, e.message, e.data], [
+    -32000,
+    "gate_offline",
+    "Gate subsystem offline",
+    {
+      gate: "north",
+    },
+  ]);
+  assert.deepEqual(e.toJson(), wire);
+  const bare = BridgeError.fromJson({ code: 7, message: "Odd." });
+  assert.deepEqual([bare.code, bare.dataCode, bare.data], [7, "", {}]);
+  // Made afterwards, a BridgeError is checked again.
+  assert.throws(() => new BridgeError(-32000, "gate_offline", "x"), TypeError);
 });

@@ -129,6 +129,7 @@ const ENGINE_VALUES = [
   "DEFAULT_POLICY",
   "DEFAULT_SETTINGS",
   "ERROR_CODES",
+  "EXTENSION_ERROR_CODES",
   "EngineCore",
   "GameContext",
   "GameExtension",

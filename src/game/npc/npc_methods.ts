@@ -33,7 +33,13 @@ import { mergePatch } from "./merge_patch.ts";
 import { Npc, type NpcInit, type NpcWorld } from "./npc.ts";
 import { composeTools } from "./npc_tools.ts";
 import { emptyMemory, memoryJson, parseMemory } from "./npc_memory.ts";
-import { type NpcOptions, optionsJson, parseNpcOptions } from "./npc_options.ts";
+import {
+  type NpcOptions,
+  optionsJson,
+  parseNpcOptions,
+  WORLD_PATH_KEYS,
+  worldPathWarnings,
+} from "./npc_options.ts";
 import { runBark, runTalk, type TalkHost } from "./npc_turn.ts";
 import { parsePersona, personaJson } from "./persona.ts";
 import { modelSpecWarnings } from "../../models/registry.ts";
@@ -245,6 +251,11 @@ export class NpcMethods {
     const world = this.#worldOf(source, warnings);
     if (world === null && source.world === null) {
       warnings.push(...worldOptionsWarning(parts.options, source.optionsPath));
+    }
+    if (world !== null) {
+      warnings.push(
+        ...worldPathWarnings(parts.options, { world: world.state, id: world.id, path: source.optionsPath }),
+      );
     }
     const spec = r.parseModel(source.model);
     const model = r.createModel(spec);
@@ -464,6 +475,20 @@ export class NpcMethods {
         })
         : { value: npc.options, warnings: [] };
       out.push(...options.warnings);
+      // The world paths this update sets (the others were warned about when they were set).
+      const pathKeys = WORLD_PATH_KEYS.filter((k) =>
+        optionsPatch?.[k] !== undefined && optionsPatch[k] !== null
+      );
+      if (npc.world && pathKeys.length > 0) {
+        out.push(
+          ...worldPathWarnings(options.value, {
+            world: npc.world.state,
+            id: npc.world.id,
+            path: "options",
+            keys: pathKeys,
+          }),
+        );
+      }
       const memory = memoryPatch
         ? parseMemory(mergePatch(memoryJson(npc.memory), memoryPatch) as JsonObject, "memory")
         : { value: npc.memory, warnings: [] };

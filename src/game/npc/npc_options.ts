@@ -8,7 +8,8 @@ import { compactJson, type JsonObject, type JsonValue } from "../../protocol/jso
 import { Params } from "../../protocol/params.ts";
 import type { ToolChoice } from "../../agent/types.ts";
 import { parseToolChoice, toolChoiceJson } from "../../agent/tool_definitions.ts";
-import { parseWorldPath, WorldError } from "../world/mod.ts";
+import { parseWorldPath, WorldError, type WorldState } from "../world/mod.ts";
+import { missingPathWarning } from "../world/missing_path.ts";
 import type { Emotion } from "./emotions.ts";
 import { type Parsed, parseEmotionParam } from "./persona.ts";
 
@@ -155,6 +156,42 @@ export function parseMemoryTools(value: JsonValue, name: string): MemoryToolName
     throw BridgeError.invalidParams(`'${name}' ${MEMORY_LIST_MESSAGE}`);
   }
   return (["rememberFact", "changeRelationship"] as const).filter((t) => set.has(t));
+}
+
+/** The options that name world paths. */
+export const WORLD_PATH_KEYS = ["worldReadable", "worldWritable", "worldContextPaths"] as const;
+
+/** An option that names world paths. */
+export type WorldPathKey = typeof WORLD_PATH_KEYS[number];
+
+/** What a world path option does with a path once it exists (the end of its missing-path warning). */
+const WORLD_PATH_EFFECT: Record<WorldPathKey, string> = {
+  worldReadable: "read_world_state can read it once it is created",
+  worldWritable: "update_world_state may create it",
+  worldContextPaths: "the prompt shows it once it is created",
+};
+
+/**
+ * A warning for each path of the world path options (`keys`, default all three) that world `world.id` does
+ * not hold now: allowed, since the game or the NPC may create it later, but most often a typo
+ * (`quests.dragn`). Each names the option entry (`options.worldContextPaths[0]`) and what the world has there.
+ */
+export function worldPathWarnings(
+  o: NpcOptions,
+  at: { world: WorldState; id: string; path: string; keys?: readonly WorldPathKey[] },
+): string[] {
+  const warnings: string[] = [];
+  for (const key of at.keys ?? WORLD_PATH_KEYS) {
+    o[key].forEach((path, i) => {
+      const warning = missingPathWarning(at.world, path, {
+        id: at.id,
+        name: `${at.path}.${key}[${i}]`,
+        effect: WORLD_PATH_EFFECT[key],
+      });
+      if (warning !== null) warnings.push(warning);
+    });
+  }
+  return warnings;
 }
 
 function worldPaths(p: Params, key: string, fallback: string[]): string[] {

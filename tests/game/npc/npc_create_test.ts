@@ -288,7 +288,7 @@ Deno.test("npc/create: world options without a world are a warning (they would g
   assert.deepEqual(alone.warnings, [
     "'options.worldWritable' has no effect without 'world'. Pass 'world' (a world/create id) to give the NPC one.",
   ]);
-  await c.call("world/create", { world: "village", state: {} });
+  await c.call("world/create", { world: "village", state: { shop: {} } });
   const withWorld = await c.call("npc/create", {
     persona: GORM,
     world: "village",
@@ -296,4 +296,68 @@ Deno.test("npc/create: world options without a world are a warning (they would g
     model: scripted(),
   });
   assert.deepEqual(withWorld.warnings, []);
+});
+
+Deno.test("world path options that name no value in the NPC's world are a warning naming the entry and what is there; the NPC is made", async () => {
+  const c = new NpcClient();
+  await c.call("world/create", {
+    world: "village",
+    state: { quests: { dragon: { status: "open" } }, player: { gold: 5 }, party: ["Aria"] },
+  });
+  const created = await c.call("npc/create", {
+    npc: "gorm",
+    persona: GORM,
+    world: "village",
+    options: {
+      worldReadable: ["quests", "Player.gold"],
+      worldWritable: ["player.gold", "quests.ring.status"],
+      worldContextPaths: ["/quests/dragn", "party.0", "party.3", "player.gold.coins", "weather"],
+    },
+    model: scripted(),
+  });
+  assert.deepEqual(created.warnings, [
+    "'options.worldReadable[1]' names 'Player.gold', which does not exist in world 'village' (yet): " +
+    "read_world_state can read it once it is created. The world has keys: quests, player, party.",
+    "'options.worldWritable[1]' names 'quests.ring.status', which does not exist in world 'village' (yet): " +
+    "update_world_state may create it. 'quests' has keys: dragon.",
+    "'options.worldContextPaths[0]' names 'quests.dragn', which does not exist in world 'village' (yet): " +
+    "the prompt shows it once it is created. 'quests' has keys: dragon.",
+    "'options.worldContextPaths[2]' names 'party.3', which does not exist in world 'village' (yet): " +
+    "the prompt shows it once it is created. 'party' is a list of 1 item.",
+    "'options.worldContextPaths[3]' names 'player.gold.coins', which does not exist in world 'village' (yet): " +
+    "the prompt shows it once it is created. 'player.gold' holds a plain value, not an object.",
+    "'options.worldContextPaths[4]' names 'weather', which does not exist in world 'village' (yet): " +
+    "the prompt shows it once it is created. The world has keys: quests, player, party.",
+  ]);
+  assert.deepEqual(created.tools, ["read_world_state", "update_world_state"]);
+
+  // npc/update warns about the path options it sets, not again about the others.
+  const fixed = await c.call("npc/update", {
+    npc: "gorm",
+    options: { worldContextPaths: ["quests.dragon"] },
+  });
+  assert.deepEqual(fixed.warnings, []);
+  const typo = await c.call("npc/update", {
+    npc: "gorm",
+    options: { worldWritable: ["quests.dragon.stauts"] },
+  });
+  assert.deepEqual(typo.warnings, [
+    "'options.worldWritable[0]' names 'quests.dragon.stauts', which does not exist in world 'village' " +
+    "(yet): update_world_state may create it. 'quests.dragon' has keys: status.",
+  ]);
+  assert.deepEqual((await c.call("npc/update", { npc: "gorm", options: { maxFacts: 3 } })).warnings, []);
+
+  // npc/restore checks the saved paths against the world it attaches to, named where they come from.
+  const state = (await c.call("npc/state", { npc: "gorm" })).state as JsonObject;
+  const restored = await c.call("npc/restore", { state, npc: "gorm2", model: scripted() });
+  assert.deepEqual(restored.warnings, [
+    "'state.options.worldReadable[1]' names 'Player.gold', which does not exist in world 'village' (yet): " +
+    "read_world_state can read it once it is created. The world has keys: quests, player, party.",
+    "'state.options.worldWritable[0]' names 'quests.dragon.stauts', which does not exist in world 'village' " +
+    "(yet): update_world_state may create it. 'quests.dragon' has keys: status.",
+  ]);
+  // Once the game creates the value, nothing is said.
+  await c.call("world/set", { world: "village", path: "quests.dragon.stauts", value: "typo kept" });
+  await c.call("world/set", { world: "village", path: "Player", value: { gold: 1 } });
+  assert.deepEqual((await c.call("npc/restore", { state, npc: "gorm3", model: scripted() })).warnings, []);
 });
