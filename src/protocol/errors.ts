@@ -49,8 +49,9 @@ export const ERROR_CODES = {
 
 /**
  * The codes PROTOCOL.md §8 leaves to extensions' own errors ("Codes -32050…-32056 belong to the game methods;
- * other extensions use -32057…-32099"). A `BridgeError` with any other code must be one of
- * {@link ERROR_CODES} (with its name), or it is refused when it is made.
+ * other extensions use -32057…-32099"). A `BridgeError` a handler fails with must have one of these codes or
+ * one of {@link ERROR_CODES} (with its name); otherwise the request is answered `-32603 internal_error`
+ * naming the rule (see {@link toBridgeError}), since every client would read the code as something else.
  *
  * @example
  * ```ts
@@ -102,9 +103,6 @@ function codeProblem(code: number, dataCode: string): string | null {
   }
   return null;
 }
-
-/** Set while {@link BridgeError.fromJson} makes an error as it was received (not checked). */
-let received = false;
 
 /**
  * A known `data.code` string.
@@ -210,17 +208,12 @@ export class BridgeError extends Error {
 
   /**
    * Creates an error with a JSON-RPC number, a `data.code` string, a message and extra data. A code of the
-   * protocol's table (§8) goes with its name (use {@link BridgeError.of}); any other code must be in
-   * {@link EXTENSION_ERROR_CODES} (-32057…-32099).
-   *
-   * @throws {TypeError} for a code or `data.code` that breaks those rules (the message says which), so an
-   * extension's mistake shows where the error is made, not in a client that misreads it.
+   * protocol's table (§8) goes with its name (use {@link BridgeError.of}). An extension's own codes are in
+   * {@link EXTENSION_ERROR_CODES} (-32057…-32099): the bridge answers a request whose handler fails with any
+   * other code with `-32603 internal_error` naming the rule (see {@link toBridgeError}). A client's reply to
+   * a `tool/call` may use any code (the spec's example uses -32000).
    */
   constructor(code: number, dataCode: string, message: string, data: JsonObject = {}) {
-    if (!received) {
-      const problem = codeProblem(code, dataCode);
-      if (problem !== null) throw new TypeError(problem);
-    }
     super(message);
     this.name = "BridgeError";
     this.code = code;
@@ -244,12 +237,7 @@ export class BridgeError extends Error {
     const data: JsonObject = isJsonObject(error.data) ? { ...error.data } : {};
     const dataCode = typeof data.code === "string" ? data.code : "";
     delete data.code;
-    received = true;
-    try {
-      return new BridgeError(error.code, dataCode, error.message, data);
-    } finally {
-      received = false;
-    }
+    return new BridgeError(error.code, dataCode, error.message, data);
   }
 
   /** An error from the §8 table by its `data.code` name. */
@@ -298,22 +286,39 @@ export class BridgeError extends Error {
  * Maps any thrown value to a BridgeError at a boundary (a handler's result, a failed turn). Model backends map
  * their own failures to the model errors (`generation_failed`, `model_unavailable`, …) themselves, so whatever
  * else arrives here is a bug: `-32603 internal_error` (see {@link internalError}), never retried. An aborted
- * operation is `cancelled`; a stack overflow on deeply nested input is `invalid_params`.
+ * operation is `cancelled`; a stack overflow on deeply nested input is `invalid_params`. A BridgeError
+ * whose code breaks §8 (a protocol code under another name, or a code of its own outside
+ * {@link EXTENSION_ERROR_CODES}) is an extension's bug too: `internal_error` naming the rule, its stack the
+ * one of where the error was made.
  *
  * @example
  * ```ts
- * import { toBridgeError } from "./errors.ts";
+ * import { BridgeError, toBridgeError } from "./errors.ts";
  * toBridgeError(new TypeError("x is undefined")).dataCode; // "internal_error"
  * toBridgeError(new DOMException("stop", "AbortError")).dataCode; // "cancelled"
+ * toBridgeError(new BridgeError(-32000, "gate_offline", "Offline.")).dataCode; // "internal_error"
  * ```
  */
 export function toBridgeError(error: unknown): BridgeError {
-  if (error instanceof BridgeError) return error;
+  if (error instanceof BridgeError) {
+    const problem = codeProblem(error.code, error.dataCode);
+    return problem === null ? error : misnumbered(error, problem);
+  }
   if (error instanceof DOMException && error.name === "AbortError") return BridgeError.cancelled();
   if (error instanceof RangeError && /call stack/i.test(error.message)) {
     return BridgeError.invalidParams("The input nests too deeply.").withCause(error);
   }
   return internalError(error);
+}
+
+/** `internal_error` for a BridgeError whose code breaks §8: a TypeError naming `problem`, with its stack. */
+function misnumbered(error: BridgeError, problem: string): BridgeError {
+  const bug = new TypeError(problem, { cause: error });
+  // The place that matters is where the extension made the error, not this conversion.
+  const stack = error.stack ?? "";
+  const at = stack.indexOf("\n");
+  if (at !== -1) bug.stack = `TypeError: ${problem}${stack.slice(at)}`;
+  return internalError(bug);
 }
 
 /**

@@ -94,13 +94,16 @@ Deno.test("peer: bridge requests: handler result, unknown method -32601, a throw
   peer.setRequestHandler("tool/call", (params) => {
     if (params.mode === "ok") return { output: "fine" };
     if (params.mode === "bridge") throw BridgeError.of("busy", "Later.");
+    // The spec's own example of a tool's error reply: any code is the client's to choose.
+    if (params.mode === "gate") throw new BridgeError(-32000, "gate_offline", "Gate subsystem offline");
     throw new TypeError("broken handler");
   });
   t.deliver({ jsonrpc: "2.0", id: "t-1", method: "tool/call", params: { mode: "ok" } });
   t.deliver({ jsonrpc: "2.0", id: "t-2", method: "tool/call", params: { mode: "bridge" } });
   t.deliver({ jsonrpc: "2.0", id: "t-3", method: "tool/call", params: { mode: "type" } });
   t.deliver({ jsonrpc: "2.0", id: "t-4", method: "debug/eval", params: {} });
-  const sent = await t.sentCount(4);
+  t.deliver({ jsonrpc: "2.0", id: "t-5", method: "tool/call", params: { mode: "gate" } });
+  const sent = await t.sentCount(5);
   const byId = Object.fromEntries(sent.map((m) => ["id" in m ? String(m.id) : "", m]));
   assert.deepEqual(byId["t-1"], { jsonrpc: "2.0", id: "t-1", result: { output: "fine" } });
   assert.deepEqual(byId["t-2"], {
@@ -117,6 +120,11 @@ Deno.test("peer: bridge requests: handler result, unknown method -32601, a throw
     jsonrpc: "2.0",
     id: "t-4",
     error: { code: -32601, message: "This client does not handle 'debug/eval'." },
+  });
+  assert.deepEqual(byId["t-5"], {
+    jsonrpc: "2.0",
+    id: "t-5",
+    error: { code: -32000, message: "Gate subsystem offline", data: { code: "gate_offline" } },
   });
   await peer.close();
 });

@@ -304,7 +304,7 @@ Deno.test("overriding a built-in or an earlier extension's method works and is l
   await c.close();
 });
 
-Deno.test("an extension error with a protocol code or outside -32057…-32099 is refused where it is made: -32603 naming the rule, stack in the log", async () => {
+Deno.test("an extension error with a protocol code or outside -32057…-32099 is answered -32603 naming the rule, with the stack of where it was made in the log", async () => {
   const logs: string[] = [];
   const logger: Logger = { debug: () => {}, info: () => {}, warning: () => {}, error: (m) => logs.push(m) };
   class Colliding implements BridgeExtension {
