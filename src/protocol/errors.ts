@@ -352,5 +352,9 @@ export function internalErrorReport(error: BridgeError, where: string): string |
   if (error.code !== ERROR_CODES.internal_error) return null;
   const cause = error.cause ?? error;
   const detail = cause instanceof Error ? cause.stack ?? `${cause.name}: ${cause.message}` : String(cause);
-  return `Internal error in '${where}' (a bug; please report it): ${detail}`;
+  // A misnumbered BridgeError is the handler's author's to fix, not the bridge's to report.
+  const whose = cause instanceof TypeError && cause.cause instanceof BridgeError
+    ? "the handler's error code breaks PROTOCOL.md §8; fix it where the error is made"
+    : "a bug; please report it";
+  return `Internal error in '${where}' (${whose}): ${detail}`;
 }

@@ -336,6 +336,9 @@ Deno.test("an extension error with a protocol code or outside -32057…-32099 is
     data: { code: "internal_error" },
   });
   assert.equal(logs.length, 2);
-  assert.match(logs[0], /^Internal error in 'quest\/find' .*TypeError: BridgeError code -32050 .*\n +at /s);
+  assert.match(
+    logs[0],
+    /^Internal error in 'quest\/find' \(the handler's error code breaks PROTOCOL\.md §8; fix it where the error is made\): TypeError: BridgeError code -32050 .*\n +at .*extension_test\.ts/s,
+  );
   await c.close();
 });
