@@ -235,7 +235,8 @@ export class WorldMethods {
     const subscription: Subscription = { id, world: worldId, path: formatWorldPath(segments), end };
     this.#subscriptions.set(id, subscription);
     // A path that does not exist yet is allowed (its creation is reported), but often a typo: warned.
-    const warning = missingPathWarning(entry.world, segments, {
+    const warning = missingPathWarning(entry.world, {
+      path: segments,
       id: worldId,
       name: "path",
       effect: "world/changed is sent once it is created",

@@ -183,7 +183,8 @@ export function worldPathWarnings(
   const warnings: string[] = [];
   for (const key of at.keys ?? WORLD_PATH_KEYS) {
     o[key].forEach((path, i) => {
-      const warning = missingPathWarning(at.world, path, {
+      const warning = missingPathWarning(at.world, {
+        path,
         id: at.id,
         name: `${at.path}.${key}[${i}]`,
         effect: WORLD_PATH_EFFECT[key],

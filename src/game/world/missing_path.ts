@@ -31,23 +31,28 @@ export function existingNear(world: WorldState, segments: readonly string[]): st
 }
 
 /**
- * The warning for world path `path`, named `name` in the request, when world `id` holds no value there; null
- * when it does. `effect` says what happens once the path exists ("the NPC sees it once it is created").
+ * The warning for world path `at.path`, named `at.name` in the request, when world `at.id` holds no value
+ * there; null when it does. `at.effect` says what happens once the path exists ("the NPC sees it once it is
+ * created").
  *
  * @example
  * ```ts
  * import { WorldState } from "./world_state.ts";
  * const world = new WorldState({ quests: { dragon: { status: "open" } } });
- * missingPathWarning(world, "quests.dragn", { id: "village", name: "path", effect: "it applies once it is created" });
+ * missingPathWarning(world, {
+ *   path: "quests.dragn",
+ *   id: "village",
+ *   name: "path",
+ *   effect: "it applies once it is created",
+ * });
  * // "'path' names 'quests.dragn', which does not exist in world 'village' (yet): it applies once it is created. 'quests' has keys: dragon."
  * ```
  */
 export function missingPathWarning(
   world: WorldState,
-  path: WorldPathInput,
-  at: { id: string; name: string; effect: string },
+  at: { path: WorldPathInput; id: string; name: string; effect: string },
 ): string | null {
-  const segments = toSegments(path);
+  const segments = toSegments(at.path);
   if (world.has(segments)) return null;
   return `'${at.name}' names '${formatWorldPath(segments)}', which does not exist in world '${at.id}' ` +
     `(yet): ${at.effect}.${existingNear(world, segments)}`;
