@@ -3,7 +3,9 @@
 ## Spawns the bridge (`oam stdio`, or `deno run ... cli.ts stdio`) with OS.execute_with_pipe and speaks its
 ## JSON-RPC 2.0 protocol, one JSON object per line. Two threads block on the stdout/stderr pipes; everything
 ## else (signals, tool handlers, callbacks, awaited results) runs on the main thread in _process(), in protocol
-## order. Add the node to the scene tree (or call poll() yourself every frame).
+## order. Add the node to the scene tree (or call poll() yourself every frame). close() (called when the node
+## leaves the tree) returns at once; the bridge's exit is awaited, and a bridge that ignores shutdown killed, on
+## later frames.
 ##
 ## Requests are coroutines that return the JSON-RPC response as a Dictionary: {"result": ...} on success or
 ## {"error": {"code", "message", "data": {"code"}}} on failure (use is_error()/error_code()).
@@ -60,16 +62,119 @@ class _Call extends RefCounted:
 	var on_event: Callable = Callable()
 	var on_result: Callable = Callable()
 
+
+# What the reader threads share with the main thread. The threads run on this object, not on the node: after
+# close() they run until the bridge's output ends, and the node may be freed before that (a scene change frees it
+# right after close()); a thread still inside a method of a freed node would crash the game.
+class _Channel extends RefCounted:
+	var mutex := Mutex.new()
+	var chunks: Array[PackedByteArray] = []
+	var log_bytes := PackedByteArray()
+	var eof := false
+	var log_eof := false
+	var discard := false        # set by close(): what the bridge still writes is dropped
+
+	# Runs on a reader thread: blocks on the pipe and hands bytes to the main thread, which decodes whole lines (a
+	# chunk may end inside a UTF-8 sequence).
+	func _read_loop(pipe: FileAccess, is_log: bool) -> void:
+		while true:
+			var chunk := pipe.get_buffer(65536)
+			if chunk.is_empty():
+				break
+			mutex.lock()
+			if discard:
+				pass
+			elif is_log:
+				log_bytes.append_array(chunk)
+			else:
+				chunks.append(chunk)
+			mutex.unlock()
+		mutex.lock()
+		if is_log:
+			log_eof = true
+		else:
+			eof = true
+		mutex.unlock()
+
+
+# Ends a closed bridge without blocking the main thread. step() runs every frame (SceneTree.process_frame, also
+# while the game is paused): once the process has exited, or has been killed at the deadline, and the reader
+# threads have seen the end of its output, it joins them and closes the pipes. It holds all it needs (also the
+# _Channel the threads run on: a Thread's Callable does not keep its object alive) and nothing of the node, so it
+# goes on after the node is freed; OamBridge._reapers holds it (close() drops those done). When the
+# game quits no frame comes any more: the root's tree_exiting, emitted after every node's _exit_tree, runs
+# wait_for_exit(), which blocks until the process has exited (killing it at the deadline), so no bridge outlives
+# the game.
+class _Reaper extends RefCounted:
+	var pid := -1
+	var deadline := 0           # ticks msec: kill the process if it still runs then
+	var threads: Array[Thread] = []
+	var pipes: Array[FileAccess] = []
+	var channel: _Channel
+	var tree: SceneTree
+	var done := false
+
+	func _init(process_id: int, kill_at: int, reader_channel: _Channel, reader_threads: Array[Thread],
+			open_pipes: Array[FileAccess]) -> void:
+		pid = process_id
+		deadline = kill_at
+		channel = reader_channel
+		threads = reader_threads
+		pipes = open_pipes
+
+	# Steps once a frame from now on, and waits when the game quits.
+	func schedule(scene_tree: SceneTree) -> void:
+		tree = scene_tree
+		tree.process_frame.connect(step)
+		tree.root.tree_exiting.connect(wait_for_exit)
+
+	# One look, never a wait.
+	func step() -> void:
+		if done:
+			return
+		if OS.is_process_running(pid):
+			if Time.get_ticks_msec() < deadline:
+				return
+			OS.kill(pid)
+		for thread in threads:
+			if thread.is_alive():
+				return  # its pipe has not ended yet
+		_finish()
+
+	# Blocks until the process has exited (killing it at the deadline) and the reader threads have ended.
+	func wait_for_exit() -> void:
+		if done:
+			return
+		while OS.is_process_running(pid) and Time.get_ticks_msec() < deadline:
+			OS.delay_msec(10)
+		if OS.is_process_running(pid):
+			OS.kill(pid)
+		_finish()
+
+	# The pipes are closed only after the threads reading them have ended: a pipe closed under a blocked read does
+	# not end that read, and its file descriptor could be reused meanwhile.
+	func _finish() -> void:
+		done = true
+		for thread in threads:
+			if thread.is_started():
+				thread.wait_to_finish()
+		for pipe in pipes:
+			pipe.close()
+		if tree != null:
+			if tree.process_frame.is_connected(step):
+				tree.process_frame.disconnect(step)
+			if tree.root != null and tree.root.tree_exiting.is_connected(wait_for_exit):
+				tree.root.tree_exiting.disconnect(wait_for_exit)
+		threads.clear()
+		pipes.clear()
+		channel = null
+
 var _pipe: FileAccess
 var _stderr: FileAccess
 var _pid: int = -1
 var _reader: Thread
 var _err_reader: Thread
-var _mutex := Mutex.new()
-var _chunks: Array[PackedByteArray] = []
-var _log_bytes := PackedByteArray()
-var _eof := false
-var _log_eof := false
+var _channel := _Channel.new()
 var _buffer := PackedByteArray()
 var _scanned := 0               # bytes of _buffer known to hold no line break
 var _log_buffer := PackedByteArray()
@@ -88,6 +193,8 @@ var _exit_deadline := -1      # once the output ended: until when poll() looks f
 # is closed or freed; the next bridge's stdin pipe then gets fd 0 and the bridge starts without stdin
 # (godotengine/godot#109652, fixed by #109397). Such pipes are kept open for the life of the game instead.
 static var _kept_pipes: Array[FileAccess] = []
+# Reapers of closed bridges still running (see _Reaper), kept here because the node may be gone.
+static var _reapers: Array = []
 var _argv0 := ""
 
 
@@ -107,6 +214,12 @@ func _process(_delta: float) -> void:
 
 func _exit_tree() -> void:
 	close()
+
+
+func _notification(what: int) -> void:
+	# A node freed while outside the tree (used without adding it, poll() called by hand) gets no _exit_tree.
+	if what == NOTIFICATION_PREDELETE:
+		close()
 
 
 ## Resolves the argv (see bridge_command).
@@ -138,10 +251,11 @@ func start(command: PackedStringArray = PackedStringArray()) -> Error:
 	_argv0 = argv[0]
 	_dead_message = ""
 	_exit_deadline = -1
+	_channel = _Channel.new()
 	_reader = Thread.new()
-	_reader.start(_read_loop.bind(_pipe, false))
+	_reader.start(_channel._read_loop.bind(_pipe, false))
 	_err_reader = Thread.new()
-	_err_reader.start(_read_loop.bind(_stderr, true))
+	_err_reader.start(_channel._read_loop.bind(_stderr, true))
 	return OK
 
 
@@ -155,37 +269,18 @@ func is_running() -> bool:
 	return _pid > 0 and _dead_message.is_empty() and OS.is_process_running(_pid)
 
 
-# Runs on a reader thread: blocks on the pipe and hands bytes to the main thread, which decodes whole lines (a
-# chunk may end inside a UTF-8 sequence).
-func _read_loop(pipe: FileAccess, is_log: bool) -> void:
-	while true:
-		var chunk := pipe.get_buffer(65536)
-		if chunk.is_empty():
-			break
-		_mutex.lock()
-		if is_log:
-			_log_bytes.append_array(chunk)
-		else:
-			_chunks.append(chunk)
-		_mutex.unlock()
-	_mutex.lock()
-	if is_log:
-		_log_eof = true
-	else:
-		_eof = true
-	_mutex.unlock()
-
-
 ## Handles everything the bridge sent since the last call. _process() calls it every frame.
 func poll() -> void:
-	_mutex.lock()
-	var chunks := _chunks
-	_chunks = []
-	var log_bytes := _log_bytes
-	_log_bytes = PackedByteArray()
-	var eof := _eof
-	var log_eof := _log_eof
-	_mutex.unlock()
+	if _closed:
+		return
+	_channel.mutex.lock()
+	var chunks := _channel.chunks
+	_channel.chunks = []
+	var log_bytes := _channel.log_bytes
+	_channel.log_bytes = PackedByteArray()
+	var eof := _channel.eof
+	var log_eof := _channel.log_eof
+	_channel.mutex.unlock()
 	for chunk in chunks:
 		_buffer.append_array(chunk)
 		_received = true
@@ -234,10 +329,10 @@ func _on_exit() -> void:
 	if not _received:
 		_dead_message += " Did '%s' start? (bridge_command, bridge_path, OAM_BRIDGE_COMMAND, OAM_BRIDGE_PATH, or 'oam' on PATH)" % _argv0
 	_join_threads()
-	_mutex.lock()
-	var log_bytes := _log_bytes
-	_log_bytes = PackedByteArray()
-	_mutex.unlock()
+	_channel.mutex.lock()
+	var log_bytes := _channel.log_bytes
+	_channel.log_bytes = PackedByteArray()
+	_channel.mutex.unlock()
 	_emit_logs(log_bytes, true)
 	_fail_all(_dead_message)
 	bridge_exited.emit(_dead_message)
@@ -274,30 +369,47 @@ func _fail_all(message: String) -> void:
 		pending_call.completed.emit(_error(SHUT_DOWN, "shut_down", message))
 
 
-## Shuts the bridge down (cancelling its work), waits up to timeout_msec for it to exit and kills it otherwise.
-## Blocks the calling thread while it waits.
-func close(timeout_msec: int = 3000) -> void:
+## Shuts the bridge down (cancelling its work) and returns at once: waiting requests fail right away with a -32023
+## shut_down error "The bridge was closed.". The process gets timeout_msec to exit and is killed otherwise; that
+## wait runs on later frames (see _Reaper), also after the node has been freed. When the game quits there are no
+## later frames: the wait then happens during the quit (a bridge that ignores shutdown delays it by up to
+## timeout_msec, then is killed). wait = true blocks the calling thread until the process is gone, for a caller that
+## must know it is gone before going on; without a SceneTree main loop, close() always does. The stdin pipe is not
+## closed first: Godot has one pipe object for the bridge's stdin and stdout, and the reader thread is blocked on it;
+## the bridge exits by itself once it has answered shutdown.
+func close(wait: bool = false, timeout_msec: int = 3000) -> void:
 	if _pid <= 0 or _closed:
 		return
 	_closed = true
 	if _dead_message.is_empty():
 		_send({"jsonrpc": "2.0", "id": "gd-shutdown", "method": "shutdown"})
-	var deadline := Time.get_ticks_msec() + timeout_msec
-	while OS.is_process_running(_pid) and Time.get_ticks_msec() < deadline:
-		OS.delay_msec(10)
-	if OS.is_process_running(_pid):
-		OS.kill(_pid)
-	_join_threads()
-	if _pipe != null:
-		_pipe.close()
+		_dead_message = "The bridge was closed."
+	_channel.mutex.lock()
+	_channel.discard = true
+	_channel.mutex.unlock()
+	var pipes: Array[FileAccess] = [_pipe]
 	if _stderr != null:
 		var version := Engine.get_version_info()
 		if version["major"] == 4 and version["minor"] < 5:
 			_kept_pipes.append(_stderr)
 		else:
-			_stderr.close()
-	if _dead_message.is_empty():
-		_dead_message = "The bridge was closed."
+			pipes.append(_stderr)
+	var threads: Array[Thread] = []
+	for thread in [_reader, _err_reader]:
+		if thread != null and thread.is_started():
+			threads.append(thread)
+	var reaper := _Reaper.new(_pid, Time.get_ticks_msec() + timeout_msec, _channel, threads, pipes)
+	_reader = null
+	_err_reader = null
+	var tree := Engine.get_main_loop() as SceneTree
+	if wait or tree == null or tree.root == null:
+		reaper.wait_for_exit()
+	else:
+		for earlier in _reapers.duplicate():
+			if earlier.done:
+				_reapers.erase(earlier)
+		_reapers.append(reaper)
+		reaper.schedule(tree)
 	_fail_all("The bridge was closed.")
 
 

@@ -292,8 +292,12 @@ export class OpenAIServer {
     const stream = response.headers.get("content-type")?.startsWith("text/event-stream") ? " (stream)" : "";
     const line = `${request.method} ${printable(url.pathname)} → ${response.status}${stream} ${ms}ms`;
     const unread = unreadRefusal(request, response, this.configuration.allowedOrigins);
+    // A 503 from /health is its answer, not a failure: 'stopping' while the server stops (after the stop signal),
+    // 'unavailable' while the model cannot run (warned about at start, and each completion refused is a warning).
+    // A load balancer probes it every second or so, so as a warning it would bury the warnings that matter.
+    const healthAnswer = response.status === 503 && HEALTH_PATHS.has(trimTrailingSlashes(url.pathname));
     if (unread) this.configuration.logger.warning(`${line}: ${unread}`);
-    else if (response.status >= 500) this.configuration.logger.warning(line);
+    else if (response.status >= 500 && !healthAnswer) this.configuration.logger.warning(line);
     else this.configuration.logger.info(line);
     return response;
   }

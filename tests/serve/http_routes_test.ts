@@ -5,6 +5,7 @@
  * listener that is not on loopback, and a server that is stopping.
  */
 import assert from "node:assert/strict";
+import { UnavailableModel } from "../../src/models/unavailable.ts";
 import { OpenAIServer } from "../../src/serve/openai_server.ts";
 import { ask, rawHttp, script, serve } from "./serve_fixture.ts";
 
@@ -221,4 +222,42 @@ Deno.test("health: 503 'stopping' from the moment the server begins to stop, so 
   const head = await server.handle(new Request("http://localhost/health", { method: "HEAD" }));
   assert.equal(head.status, 503);
   await head.body?.cancel();
+});
+
+Deno.test("health: its 503 answers are logged at info (a load balancer probing every second fills no log with warnings); other 5xx stay warnings", async () => {
+  const logged: string[] = [];
+  const note = (level: string) => (message: string) =>
+    logged.push(`${level}: ${message.replace(/ \d+ms$/, "")}`);
+  const logger = { debug: note("debug"), info: note("info"), warning: note("warning"), error: note("error") };
+  const chat = () =>
+    new Request("http://localhost/v1/chat/completions", {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ messages: ask("x") }),
+    });
+  const server = new OpenAIServer({ models: new Map([["system", script({ text: "Hi." })]]), logger });
+  const stopped = server.stop();
+  for (const path of ["/health", "/healthz/", "/v1/health"]) {
+    await (await server.handle(new Request(`http://localhost${path}`))).body?.cancel();
+  }
+  await stopped;
+  await (await server.handle(new Request("http://localhost/health", { method: "HEAD" }))).body?.cancel();
+  await (await server.handle(chat())).body?.cancel();
+  // A model that cannot run: /health says so (503 'unavailable') at info, every completion refused is a warning.
+  const down = new OpenAIServer({
+    models: new Map([["system", new UnavailableModel("model_not_ready")]]),
+    logger,
+  });
+  const unavailable = await down.handle(new Request("http://localhost/health"));
+  assert.equal((await unavailable.json()).status, "unavailable");
+  await (await down.handle(chat())).body?.cancel();
+  assert.deepEqual(logged, [
+    "info: GET /health → 503",
+    "info: GET /healthz/ → 503",
+    "info: GET /v1/health → 503",
+    "info: HEAD /health → 503",
+    "warning: POST /v1/chat/completions → 500",
+    "info: GET /health → 503",
+    "warning: POST /v1/chat/completions → 503",
+  ]);
 });

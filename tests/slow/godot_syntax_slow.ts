@@ -6,7 +6,8 @@
  * packages stay out of deno.lock and out of `deno task test`). A parse error fails with file, line and text.
  * Queries then check what Godot 4 would reject at load time but the grammar accepts (`:=` from a value
  * without a type) and what the protocol needs from the source (one guarded write path, its own JSON encoder,
- * stderr decoded by whole lines). Each check is also run on a deliberately broken copy, to show that it can fail. The grammar
+ * stderr decoded by whole lines, a close() that returns at once and leaves the wait and the kill to a reaper that
+ * outlives the node). Each check is also run on a deliberately broken copy, to show that it can fail. The grammar
  * is more lenient than Godot's own parser (it accepts a function header without its colon and mixed
  * indentation), so a clean parse is necessary, not sufficient.
  */
@@ -145,10 +146,11 @@ const VARIANT_INFERENCE = `
   value: (await_expression (attribute (identifier) . (identifier))) @value)
 `;
 
-/** Functions by name with their whole text, and every call by method name. */
+/** Functions by name with their whole text, every call by method name, and inner classes by name. */
 const STRUCTURE = `
 (function_definition name: (name) @function) @body
 (attribute_call (identifier) @method)
+(class_definition name: (name) @class) @class_body
 `;
 
 interface Functions {
@@ -156,10 +158,13 @@ interface Functions {
   bodies: Map<string, string>;
   /** Method name → the functions calling it. */
   callers: Map<string, string[]>;
+  /** Inner class name → its text. */
+  classes: Map<string, string>;
 }
 
 function functions(parsed: Parsed): Functions {
   const bodies = new Map<string, string>();
+  const classes = new Map<string, string>();
   const spans: { name: string; from: number; to: number }[] = [];
   const caps = parsed.captures.structure;
   for (let i = 0; i < caps.length; i++) {
@@ -174,7 +179,11 @@ function functions(parsed: Parsed): Functions {
     const owner = spans.filter((s) => s.from <= c.line && c.line <= s.to).sort((a, b) => b.from - a.from)[0];
     callers.set(c.text, [...(callers.get(c.text) ?? []), owner?.name ?? "(top level)"]);
   }
-  return { bodies, callers };
+  for (let i = 0; i < caps.length; i++) {
+    if (caps[i].capture !== "class_body") continue;
+    classes.set(caps.slice(i + 1).find((c) => c.capture === "class")!.text, caps[i].text);
+  }
+  return { bodies, callers, classes };
 }
 
 /** What the protocol needs from the binding's source; empty when all holds. */
@@ -201,15 +210,18 @@ function wireProblems(parsed: Parsed): string[] {
     );
   }
   const close = bodies.get("close") ?? "";
-  if (close.includes("_stderr.close()") && !/\["minor"\] < 5[^]*_stderr\.close\(\)/.test(close)) {
+  if (!/\["minor"\] < 5:\n\t+_kept_pipes\.append\(_stderr\)/.test(close)) {
     // Godot before 4.5 closes fd 0 with the stderr pipe: the next bridge would start without stdin.
-    found.push("close() closes the stderr pipe on every Godot version (keep it open before 4.5)");
+    found.push("close() must keep the stderr pipe open before Godot 4.5 (in _kept_pipes)");
   }
-  const blocking = (callers.get("delay_msec") ?? []).filter((name) => name !== "close");
+  const blocking = (callers.get("delay_msec") ?? []).filter((name) => name !== "wait_for_exit");
   if (blocking.length > 0) {
-    // poll() runs on the main thread every frame: a wait there freezes the game (up to 2 s when the output ended).
+    // poll() and close() run on the main thread: a wait there freezes the game (poll: up to 2 s when the output
+    // ended; close: up to 3 s at every scene change).
     found.push(
-      `only close() may wait with OS.delay_msec (also: ${blocking.join(", ")}); poll() looks once a frame`,
+      `only _Reaper.wait_for_exit() may wait with OS.delay_msec (also: ${
+        blocking.join(", ")
+      }); poll() looks once a frame`,
     );
   }
   if (
@@ -232,6 +244,91 @@ function wireProblems(parsed: Parsed): string[] {
   }
   return found;
 }
+
+/**
+ * What close() needs so that it returns at once and still leaves no bridge running; empty when all holds. A scene
+ * change or a quit calls it (through _exit_tree), and the node is freed right after.
+ */
+function closeProblems(parsed: Parsed, text: string): string[] {
+  const { bodies, classes } = functions(parsed);
+  const found: string[] = [];
+  const close = bodies.get("close") ?? "";
+  if (!close.startsWith("func close(wait: bool = false")) {
+    found.push("close() must not block by default: close(wait: bool = false, ...)");
+  }
+  if (/delay_msec|while\s+OS\.is_process_running|wait_to_finish|_join_threads/.test(close)) {
+    // It froze the game for up to 3 s (waiting for the exit) at every scene change.
+    found.push("close() waits for the process (or the reader threads) itself; a _Reaper does that");
+  }
+  const schedule = bodies.get("schedule") ?? "";
+  if (
+    !/reaper\.schedule\(/.test(close) || !schedule.includes("process_frame.connect(step)") ||
+    !schedule.includes("tree_exiting.connect(wait_for_exit)")
+  ) {
+    // Frames drive the wait after close(); at quit no frame comes, and the root's tree_exiting (after every node's
+    // _exit_tree) is the last chance to kill a bridge that ignores shutdown.
+    found.push(
+      "close() must hand the bridge to a _Reaper stepped by process_frame and waited on the root's tree_exiting",
+    );
+  }
+  if (!/_Reaper\.new\(.*\b_channel\b/.test(close)) {
+    // A Thread's Callable does not keep its object alive: once the node is freed, only the reaper holds the channel.
+    found.push("close() must give the _Reaper the _Channel the reader threads run on");
+  }
+  const step = bodies.get("step") ?? "";
+  if (!/is_alive\(\)[^]*_finish\(\)/.test(step) || step.includes("delay_msec")) {
+    found.push(
+      "_Reaper.step() must not wait: it joins the reader threads only once they are no longer alive",
+    );
+  }
+  const finish = bodies.get("_finish") ?? "";
+  if (
+    !(finish.indexOf("wait_to_finish") >= 0 &&
+      finish.indexOf("wait_to_finish") < finish.indexOf("pipe.close()"))
+  ) {
+    // A pipe closed under a blocked read does not end the read, and its file descriptor may be reused meanwhile.
+    found.push("_Reaper._finish() must join the reader threads before it closes the pipes");
+  }
+  if (
+    !(classes.get("_Channel") ?? "").includes("func _read_loop(") || /^func _read_loop\(/m.test(text) ||
+    !text.includes(".start(_channel._read_loop.bind(")
+  ) {
+    // The threads outlive close(), and the node may be freed first: a thread inside its method would crash the game.
+    found.push("the reader threads must run _Channel._read_loop, not a method of the node");
+  }
+  return found;
+}
+
+/** close() as it was: it waited up to 3 s on the main thread (and the reader threads ran on the node). */
+const OLD_CLOSE =
+  `## Shuts the bridge down (cancelling its work), waits up to timeout_msec for it to exit and kills it otherwise.
+## Blocks the calling thread while it waits.
+func close(timeout_msec: int = 3000) -> void:
+\tif _pid <= 0 or _closed:
+\t\treturn
+\t_closed = true
+\tif _dead_message.is_empty():
+\t\t_send({"jsonrpc": "2.0", "id": "gd-shutdown", "method": "shutdown"})
+\tvar deadline := Time.get_ticks_msec() + timeout_msec
+\twhile OS.is_process_running(_pid) and Time.get_ticks_msec() < deadline:
+\t\tOS.delay_msec(10)
+\tif OS.is_process_running(_pid):
+\t\tOS.kill(_pid)
+\t_join_threads()
+\tif _pipe != null:
+\t\t_pipe.close()
+\tif _stderr != null:
+\t\tvar version := Engine.get_version_info()
+\t\tif version["major"] == 4 and version["minor"] < 5:
+\t\t\t_kept_pipes.append(_stderr)
+\t\telse:
+\t\t\t_stderr.close()
+\tif _dead_message.is_empty():
+\t\t_dead_message = "The bridge was closed."
+\t_fail_all("The bridge was closed.")
+
+
+`;
 
 let skip = "";
 try {
@@ -327,8 +424,8 @@ Deno.test({
     const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
     assert.deepEqual(wireProblems(parsed), []);
     // The same checks on a copy with the old habits put back.
-    const old = text.replace(/func _read_loop\(([^)]*)\) -> void:\n/, (line) =>
-      `${line}\tvar _old := PackedByteArray().get_string_from_utf8()\n`)
+    const old = text.replace(/(\t*)func _read_loop\(([^)]*)\) -> void:\n/, (line, indent) =>
+      `${line}${indent}\tvar _old := PackedByteArray().get_string_from_utf8()\n`)
       .replace(/func _on_exit\(\) -> void:\n/, (line) =>
         `${line}\tOS.delay_msec(5)\n`)
       .replace(
@@ -339,6 +436,38 @@ Deno.test({
       "\nfunc _old_send(message: Dictionary) -> void:\n\t_pipe.store_buffer(JSON.stringify(message).to_utf8_buffer())\n";
     const [broken] = await parse([{ name: "old.gd", text: old }], { structure: STRUCTURE });
     assert.equal(wireProblems(broken).length, 6, wireProblems(broken).join("\n"));
+  },
+});
+
+Deno.test({
+  name: name(
+    "bindings/godot: close() returns at once; a reaper stepped by frames (and waited at quit) kills a bridge that ignores shutdown",
+  ),
+  ignore: skip !== "",
+  async fn() {
+    const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+    const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
+    assert.deepEqual(closeProblems(parsed, text), []);
+    // The same checks on a copy with the old close() and the reader threads on the node put back.
+    const from = text.indexOf("## Shuts the bridge down");
+    const to = text.indexOf("# ----", from);
+    assert.ok(from > 0 && to > from, "close() and the section after it were not found");
+    const old = (text.slice(0, from) + OLD_CLOSE + text.slice(to))
+      .replaceAll(".start(_channel._read_loop.bind(", ".start(_read_loop.bind(") +
+      "\nfunc _read_loop(pipe: FileAccess, is_log: bool) -> void:\n\tpass\n";
+    const [broken] = await parse([{ name: "old.gd", text: old }], { structure: STRUCTURE });
+    assert.equal(describe([broken]), "", "the old copy does not parse");
+    assert.deepEqual(closeProblems(broken, old), [
+      "close() must not block by default: close(wait: bool = false, ...)",
+      "close() waits for the process (or the reader threads) itself; a _Reaper does that",
+      "close() must hand the bridge to a _Reaper stepped by process_frame and waited on the root's tree_exiting",
+      "close() must give the _Reaper the _Channel the reader threads run on",
+      "the reader threads must run _Channel._read_loop, not a method of the node",
+    ]);
+    assert.deepEqual(
+      wireProblems(broken),
+      ["only _Reaper.wait_for_exit() may wait with OS.delay_msec (also: close); poll() looks once a frame"],
+    );
   },
 });
 
