@@ -229,11 +229,12 @@ export class Conversation {
 
   /**
    * Shows a line about the NPC's lifecycle (started, restored, the bridge went away); a warning or an error
-   * is also said (the live region), as replies and failures are.
+   * is also said (the live region), as replies and failures are, unless `announced` says another live region
+   * (e.g. the page's alert banner) already says it.
    */
-  note(text: string, kind: "info" | "error" | "warning" = "info"): void {
+  note(text: string, kind: "info" | "error" | "warning" = "info", announced = false): void {
     this.#list.append(h("li", { class: `note ${kind}`, text }));
-    if (kind !== "info") this.#announce.textContent = text;
+    if (kind !== "info" && !announced) this.#announce.textContent = text;
     this.#scroll();
   }
 

@@ -292,7 +292,8 @@ class Playground {
       " (it also retries by itself)",
     );
     const why = (detail ?? "the connection closed").replace(/[.\s]+$/, "");
-    if (had) this.conversation.note(`The bridge went away: ${why}.`, "error");
+    // The banner (an alert) says it to a screen reader; the conversation's note is for the eye.
+    if (had) this.conversation.note(`The bridge went away: ${why}.`, "error", true);
     if (this.saved.lastState !== null) this.state.offerLast(this.#lastLabel());
     clearTimeout(this.#retry);
     this.#retry = setTimeout(() => void this.link.connect(), this.#retryDelay);
