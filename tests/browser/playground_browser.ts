@@ -913,6 +913,64 @@ Deno.test("the model: after the playground is restarted with another model, the 
   }
 });
 
+Deno.test("the model: with --script, the Model tab says the bridge plays that file and that the page's own script is not used until chosen", async () => {
+  // As `oam playground --script personas/shopkeeper.steps.json` serves it.
+  const served = await servePlayground(0, {
+    name: "scripted",
+    label: "scripted (personas/shopkeeper.steps.json)",
+    script: "personas/shopkeeper.steps.json",
+  });
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  const inUse = "New NPCs run on the bridge's model, which plays the script personas/shopkeeper.steps.json " +
+    "(given when the playground started). The page's script below is not used: choose “The page's script” " +
+    "above to edit and run it.";
+  try {
+    await page.click("#tab-model");
+    assert.equal(await page.isChecked("#model-bridge"), true);
+    // Before: the page's sample script stood in an editable box as if it were what runs.
+    assert.equal(await text(page, "#script-in-use"), inUse);
+    assert.equal(await page.locator("#script").isEditable(), false);
+    assert.match(
+      await accessibleDescription(page, "#script"),
+      /^New NPCs run on the bridge's model, which plays/,
+    );
+    // Choosing the page's script: the note goes, the box can be edited, and the header says which runs.
+    await page.check("#model-script");
+    assert.equal(await page.locator("#script-in-use").isVisible(), false);
+    assert.equal(await page.locator("#script").isEditable(), true);
+    assert.equal(
+      await text(page, "#model-status"),
+      "Model: scripted (the Model tab's script) · always available",
+    );
+    await page.check("#model-bridge");
+    assert.equal(await page.locator("#script").isEditable(), false);
+    assert.equal(await text(page, "#script-in-use"), inUse);
+    assert.deepEqual(browser.errors, []);
+  } catch (error) {
+    await screenshot(page, "failed-model-script-in-use").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+  // Another bridge model (--model): the note names it.
+  const openai = await servePlayground(0, { name: "openai", label: "openai: http://127.0.0.1:8080/v1#qwen" });
+  const other = await openPage(openai.url);
+  try {
+    await other.page.click("#tab-model");
+    assert.equal(
+      await text(other.page, "#script-in-use"),
+      "New NPCs run on the bridge's model (openai: http://127.0.0.1:8080/v1#qwen). The page's script below is " +
+        "not used: choose “The page's script” above to edit and run it.",
+    );
+    assert.equal(await other.page.locator("#script").isEditable(), false);
+  } finally {
+    await other.close();
+    await openai.stop();
+  }
+});
+
 Deno.test("the help's --script example: the page's sample persona fails on the shopkeeper's script and says why, then the shopkeeper's persona plays it", async () => {
   const script = JSON.parse(
     await Deno.readTextFile(new URL("../../personas/shopkeeper.steps.json", import.meta.url)),

@@ -329,7 +329,11 @@ class Playground {
       : `unavailable (${availability.reason ?? "unknown"}${
         availability.detail ? `: ${availability.detail}` : ""
       })`;
-    this.editor?.setBridgeModel(`${label}, ${avail}`, availability ? availability.available : null);
+    this.editor?.setBridgeModel(
+      `${label}, ${avail}`,
+      availability ? availability.available : null,
+      this.info?.model ?? null,
+    );
     const status = byId("model-status");
     if (this.saved.useScript) {
       status.textContent = "Model: scripted (the Model tab's script) · always available";
