@@ -6,13 +6,21 @@
  * time out, answers one with an error, barks, picks a player option; and bad input (invalid JSON, an
  * unknown field, a bridge that went away, a `--script` written for another persona) shows a clear inline
  * message and loses nothing typed.
- * Screenshots of the main states go to tests/browser/screenshots/ (git-ignored).
+ * Screenshots of the main states go to tests/browser/screenshots/ (git-ignored); `deno task screenshot:playground`
+ * also writes the world-change state as the README's docs/playground.png.
  *
  *   deno task test:browser      (needs Chromium: apt-get install -y chromium, or OAM_CHROMIUM=<path>)
  */
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
-import { file, openPage, screenshot, servePlayground, withPlayground } from "./browser_fixture.ts";
+import {
+  file,
+  openPage,
+  readmeScreenshot,
+  screenshot,
+  servePlayground,
+  withPlayground,
+} from "./browser_fixture.ts";
 
 /** A persona with a client tool, a world the NPC may write and memory tools; text replies stream in pieces. */
 const PERSONA = `// The innkeeper, for the browser test.
@@ -179,6 +187,7 @@ Deno.test("the designer's loop: edit, talk (streamed, emotion first), answer a t
     assert.equal(await text(page, '[data-path="player.gold"] button.value'), "16");
     assert.match(await text(page, ".world-log li"), /^player\.gold: 20 → 16 · the NPC, during a turn$/);
     await screenshot(page, "03-world-changed");
+    await readmeScreenshot(page);
     // The designer edits the world too: a value in place (Enter saves), and a new key.
     await page.click('[data-path="player.gold"] button.value');
     await page.fill('[aria-label="New value of player.gold"]', "30");
