@@ -440,6 +440,14 @@ Deno.test("screen reader: a bridge that goes away while an NPC runs is announced
     const told = live.filter((t) => /bridge went away|connection closed|closed the connection/i.test(t));
     assert.equal(told.length, 1, `announced once: ${JSON.stringify(live)}`);
     assert.match(told[0], /^The bridge went away\. /);
+    // The turn the bridge cancelled as it stopped: not "cancelled" by the designer, and the line is back.
+    // Before: "The reply was cancelled; the turn left no trace…", as after Cancel reply, and the line was gone.
+    await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
+    assert.equal(
+      await page.locator('.turn[data-turn="1"] .meta .error').textContent(),
+      "cancelled: The bridge cancelled the reply (it stopped, or the NPC was closed): The turn was cancelled.",
+    );
+    assert.equal(await page.inputValue("#player-line"), "An ale, please.");
     assert.deepEqual(browser.errors.filter((e) => !/WebSocket|ERR_CONNECTION_REFUSED/.test(e)), []);
   });
 });
