@@ -31,6 +31,8 @@ export interface ChoiceScript {
   digest: string;
   /** Steps every model made from now on skips (set when resuming a saved conversation). */
   start: number;
+  /** The script's file, as it was named (`--script <file>`, `OAM_SCRIPT=<file>`). */
+  file: string;
 }
 
 /** Which model "system" means for this command. */
@@ -64,10 +66,11 @@ export function scriptDigest(script: Script): string {
 /** A scripted choice: every model made plays a fresh copy of `script` from `script.start`. */
 function scriptedChoice(
   script: Script,
+  file: string,
   label: string,
   again: { flags: string[]; env: string[] },
 ): ModelChoice {
-  const state: ChoiceScript = { digest: scriptDigest(script), start: 0 };
+  const state: ChoiceScript = { digest: scriptDigest(script), start: 0, file };
   return {
     config: {
       systemModel: () => {
@@ -107,7 +110,7 @@ export async function resolveModelChoice(flags: { model?: string; script?: strin
       label: flags.script,
       warn: warnOnStderr,
     });
-    return scriptedChoice(script, `scripted (${flags.script})`, {
+    return scriptedChoice(script, flags.script, `scripted (${flags.script})`, {
       flags: ["--script", flags.script],
       env: [],
     });
@@ -115,7 +118,7 @@ export async function resolveModelChoice(flags: { model?: string; script?: strin
   const envScript = flags.model === undefined ? envVar("OAM_SCRIPT") : undefined;
   if (envScript) {
     const script = await readEnvScript(envScript);
-    return scriptedChoice(script, `scripted (OAM_SCRIPT=${envScript})`, {
+    return scriptedChoice(script, envScript, `scripted (OAM_SCRIPT=${envScript})`, {
       flags: [],
       env: [`OAM_SCRIPT=${envScript}`],
     });

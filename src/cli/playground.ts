@@ -132,7 +132,11 @@ async function playground(args: string[]): Promise<number> {
       maxConnections: SERVE_DEFAULTS.rpcMaxConnections,
       maxMessageBytes: SERVE_DEFAULTS.rpcMaxMessageBytes,
     },
-    pages: playgroundPages({ name: choice.name, label: modelLabel(choice) }),
+    pages: playgroundPages({
+      name: choice.name,
+      label: modelLabel(choice),
+      ...(choice.script ? { script: choice.script.file } : {}),
+    }),
     logger,
   });
   try {

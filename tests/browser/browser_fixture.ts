@@ -135,6 +135,19 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: new URL(`${name}.png`, SCREENSHOTS).pathname });
 }
 
+/** The README's picture of the playground. */
+export const README_SCREENSHOT = new URL("../../docs/playground.png", import.meta.url);
+
+/**
+ * Writes the page as the README's picture of the playground ({@link README_SCREENSHOT}) when
+ * `OAM_README_SCREENSHOT=1` (`deno task screenshot:playground`); else does nothing, so the browser tier leaves
+ * the repository's files alone.
+ */
+export async function readmeScreenshot(page: Page): Promise<void> {
+  if (Deno.env.get("OAM_README_SCREENSHOT") !== "1") return;
+  await page.screenshot({ path: README_SCREENSHOT.pathname });
+}
+
 /**
  * Serves the playground, opens it and runs `test` on it; when `test` fails, the page's screenshot is saved as
  * `<failure>.png` and the failure thrown again. The browser and the server are closed either way.

@@ -6,13 +6,21 @@
  * time out, answers one with an error, barks, picks a player option; and bad input (invalid JSON, an
  * unknown field, a bridge that went away, a `--script` written for another persona) shows a clear inline
  * message and loses nothing typed.
- * Screenshots of the main states go to tests/browser/screenshots/ (git-ignored).
+ * Screenshots of the main states go to tests/browser/screenshots/ (git-ignored); `deno task screenshot:playground`
+ * also writes the world-change state as the README's docs/playground.png.
  *
  *   deno task test:browser      (needs Chromium: apt-get install -y chromium, or OAM_CHROMIUM=<path>)
  */
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
-import { file, openPage, screenshot, servePlayground, withPlayground } from "./browser_fixture.ts";
+import {
+  file,
+  openPage,
+  readmeScreenshot,
+  screenshot,
+  servePlayground,
+  withPlayground,
+} from "./browser_fixture.ts";
 
 /** A persona with a client tool, a world the NPC may write and memory tools; text replies stream in pieces. */
 const PERSONA = `// The innkeeper, for the browser test.
@@ -179,6 +187,7 @@ Deno.test("the designer's loop: edit, talk (streamed, emotion first), answer a t
     assert.equal(await text(page, '[data-path="player.gold"] button.value'), "16");
     assert.match(await text(page, ".world-log li"), /^player\.gold: 20 → 16 · the NPC, during a turn$/);
     await screenshot(page, "03-world-changed");
+    await readmeScreenshot(page);
     // The designer edits the world too: a value in place (Enter saves), and a new key.
     await page.click('[data-path="player.gold"] button.value');
     await page.fill('[aria-label="New value of player.gold"]', "30");
@@ -910,6 +919,64 @@ Deno.test("the model: after the playground is restarted with another model, the 
   } finally {
     await browser.close();
     await served.stop();
+  }
+});
+
+Deno.test("the model: with --script, the Model tab says the bridge plays that file and that the page's own script is not used until chosen", async () => {
+  // As `oam playground --script personas/shopkeeper.steps.json` serves it.
+  const served = await servePlayground(0, {
+    name: "scripted",
+    label: "scripted (personas/shopkeeper.steps.json)",
+    script: "personas/shopkeeper.steps.json",
+  });
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  const inUse = "New NPCs run on the bridge's model, which plays the script personas/shopkeeper.steps.json " +
+    "(given when the playground started). The page's script below is not used: choose “The page's script” " +
+    "above to edit and run it.";
+  try {
+    await page.click("#tab-model");
+    assert.equal(await page.isChecked("#model-bridge"), true);
+    // Before: the page's sample script stood in an editable box as if it were what runs.
+    assert.equal(await text(page, "#script-in-use"), inUse);
+    assert.equal(await page.locator("#script").isEditable(), false);
+    assert.match(
+      await accessibleDescription(page, "#script"),
+      /^New NPCs run on the bridge's model, which plays/,
+    );
+    // Choosing the page's script: the note goes, the box can be edited, and the header says which runs.
+    await page.check("#model-script");
+    assert.equal(await page.locator("#script-in-use").isVisible(), false);
+    assert.equal(await page.locator("#script").isEditable(), true);
+    assert.equal(
+      await text(page, "#model-status"),
+      "Model: scripted (the Model tab's script) · always available",
+    );
+    await page.check("#model-bridge");
+    assert.equal(await page.locator("#script").isEditable(), false);
+    assert.equal(await text(page, "#script-in-use"), inUse);
+    assert.deepEqual(browser.errors, []);
+  } catch (error) {
+    await screenshot(page, "failed-model-script-in-use").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+  // Another bridge model (--model): the note names it.
+  const openai = await servePlayground(0, { name: "openai", label: "openai: http://127.0.0.1:8080/v1#qwen" });
+  const other = await openPage(openai.url);
+  try {
+    await other.page.click("#tab-model");
+    assert.equal(
+      await text(other.page, "#script-in-use"),
+      "New NPCs run on the bridge's model (openai: http://127.0.0.1:8080/v1#qwen). The page's script below is " +
+        "not used: choose “The page's script” above to edit and run it.",
+    );
+    assert.equal(await other.page.locator("#script").isEditable(), false);
+  } finally {
+    await other.close();
+    await openai.stop();
   }
 });
 

@@ -4,7 +4,8 @@
  * call, a world or memory edit (saved, cancelled, Escape), a removed value or tool, and putting a restored
  * persona into the editor, the focus lands on a control next to what went away, not on the page's body
  * (where a screen reader loses its place). A call waiting for its answer reads its arguments from the
- * answer box; a failed bark, the end of a conversation, a reply's warnings and a warning note are announced;
+ * answer box; a failed bark, the end of a conversation, a reply's warnings and a warning note are announced,
+ * and a bridge that went away once (by the alert banner);
  * the focus ring shows on the dark top bar and log; the status dots are not read out; a skip link reaches the
  * player's line from the top of the page and from Start.
  *
@@ -408,5 +409,45 @@ Deno.test("keyboard: after a restore, putting the restored persona into the edit
       .waitFor();
     assert.equal(await focusName(page), "Start NPC");
     assert.deepEqual(browser.errors, []);
+  });
+});
+
+/** The text of every live region on the page that a screen reader would read (not hidden). */
+function liveRegions(page: Page): Promise<string[]> {
+  return page.evaluate(() =>
+    [...document.querySelectorAll<HTMLElement>("[aria-live], [role=alert], [role=status]")]
+      .filter((el) => el.closest("[hidden]") === null && el.parentElement?.closest("[aria-live]") == null)
+      .map((el) => el.textContent ?? "")
+  );
+}
+
+Deno.test("screen reader: a bridge that goes away while an NPC runs is announced once (the alert banner), also in the middle of a turn", async () => {
+  await withPlayground("failed-keyboard-bridge-gone", async (browser, served) => {
+    const { page } = browser;
+    await useScript(page);
+    await startWithKeyboard(page);
+    // A turn waits for the designer's answer when the bridge goes.
+    await page.focus("#player-line");
+    await page.keyboard.type("An ale, please.");
+    await page.keyboard.press("Enter");
+    await page.locator(".tool-call.pending").waitFor();
+    await served.stop();
+    await page.locator("#banner").filter({ hasText: "The bridge went away." }).waitFor();
+    await page.locator("ol.turns li.note.error").filter({ hasText: "The bridge went away" }).waitFor();
+    assert.equal(await page.getAttribute("#banner", "role"), "alert");
+    // Before: the banner (an alert) and the conversation's live region both said the bridge went away.
+    const live = await liveRegions(page);
+    const told = live.filter((t) => /bridge went away|connection closed|closed the connection/i.test(t));
+    assert.equal(told.length, 1, `announced once: ${JSON.stringify(live)}`);
+    assert.match(told[0], /^The bridge went away\. /);
+    // The turn the bridge cancelled as it stopped: not "cancelled" by the designer, and the line is back.
+    // Before: "The reply was cancelled; the turn left no trace…", as after Cancel reply, and the line was gone.
+    await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
+    assert.equal(
+      await page.locator('.turn[data-turn="1"] .meta .error').textContent(),
+      "cancelled: The bridge cancelled the reply (it stopped, or the NPC was closed): The turn was cancelled.",
+    );
+    assert.equal(await page.inputValue("#player-line"), "An ale, please.");
+    assert.deepEqual(browser.errors.filter((e) => !/WebSocket|ERR_CONNECTION_REFUSED/.test(e)), []);
   });
 });

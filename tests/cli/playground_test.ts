@@ -96,7 +96,8 @@ Deno.test("oam playground: prints its URL on 127.0.0.1, serves the page, and the
     assert.equal(page.status, 200);
     assert.match(await page.text(), /<title>oam playground<\/title>/);
     const info = await (await fetch(`${p.url}playground/info.json`)).json();
-    assert.deepEqual(info.model, { name: "scripted", label: `scripted (${script})` });
+    // The page's Model tab names the file the bridge plays.
+    assert.deepEqual(info.model, { name: "scripted", label: `scripted (${script})`, script });
 
     const rpc = `${p.url.replace("http:", "ws:")}rpc`;
     const bridge = await Bridge.connect(new WebSocketTransport(rpc), { onWarning: () => {} });

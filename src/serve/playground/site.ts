@@ -15,6 +15,8 @@ export interface PlaygroundModel {
   name: string;
   /** e.g. "on-device model", "scripted (steps.json)", "http://127.0.0.1:8080/v1#qwen". */
   label: string;
+  /** A scripted model's script file, as it was named (`--script <file>`, `OAM_SCRIPT=<file>`). */
+  script?: string;
 }
 
 /** Content-Security-Policy of the page: scripts, styles and connections to this origin only. */

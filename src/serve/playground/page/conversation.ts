@@ -229,11 +229,12 @@ export class Conversation {
 
   /**
    * Shows a line about the NPC's lifecycle (started, restored, the bridge went away); a warning or an error
-   * is also said (the live region), as replies and failures are.
+   * is also said (the live region), as replies and failures are, unless `announced` says another live region
+   * (e.g. the page's alert banner) already says it.
    */
-  note(text: string, kind: "info" | "error" | "warning" = "info"): void {
+  note(text: string, kind: "info" | "error" | "warning" = "info", announced = false): void {
     this.#list.append(h("li", { class: `note ${kind}`, text }));
-    if (kind !== "info") this.#announce.textContent = text;
+    if (kind !== "info" && !announced) this.#announce.textContent = text;
     this.#scroll();
   }
 
@@ -529,7 +530,10 @@ export class Conversation {
   }
 
   #failed(live: LiveTurn, error: BridgeError, line: string): void {
-    const cancelled = error.dataCode === "cancelled";
+    // Cancelled by the designer (Cancel reply, a start or a restore); else the bridge cancelled it (it stopped,
+    // or the NPC was closed): that turn is a failure, and the line comes back to be said again.
+    const cancelled = error.dataCode === "cancelled" && live.abort.signal.aborted;
+    const byBridge = error.dataCode === "cancelled" && !cancelled;
     live.root.classList.add(cancelled ? "cancelled" : "failed");
     live.badges.replaceChildren(
       h("span", {
@@ -543,7 +547,9 @@ export class Conversation {
         class: "error",
         text: cancelled
           ? "The reply was cancelled; the turn left no trace in the NPC's history."
-          : `${error.dataCode || error.code}: ${error.message}`,
+          : `${error.dataCode || error.code}: ${
+            byBridge ? "The bridge cancelled the reply (it stopped, or the NPC was closed): " : ""
+          }${error.message}`,
       }),
     );
     if (hint !== null) live.meta.append(h("span", { class: "hint", text: hint }));
@@ -555,6 +561,8 @@ export class Conversation {
     }
     this.#announce.textContent = cancelled
       ? "Reply cancelled."
+      : byBridge
+      ? "The bridge cancelled the reply."
       : `The turn failed: ${error.message}${hint === null ? "" : ` ${hint}`}`;
   }
 

@@ -118,6 +118,9 @@ export class Editor {
   readonly #useScript: HTMLInputElement;
   readonly #useBridge: HTMLInputElement;
   readonly #bridgeModel: HTMLElement;
+  readonly #scriptInUse: HTMLElement;
+  /** What `"system"` is on this server (from its info), once known. */
+  #serverModel: { label: string; script?: string } | null = null;
   readonly #select: (id: string) => void;
   #undo: string | null = null;
   readonly #undoButton: HTMLButtonElement;
@@ -154,6 +157,7 @@ export class Editor {
     this.#bridgeModel = model.bridgeModel;
     this.#script = model.script;
     this.#scriptMessage = model.scriptMessage;
+    this.#scriptInUse = model.scriptInUse;
     const jsonc = jsoncPanel({
       text: this.doc.text,
       onInput: () => this.#jsoncInput(),
@@ -229,6 +233,7 @@ export class Editor {
       onModelKind: (useScript) => {
         this.saved.useScript = useScript;
         this.saved.modelChosen = true;
+        this.#showScriptInUse();
         this.#documentChanged("form");
       },
       onScriptInput: (text) => {
@@ -555,12 +560,42 @@ export class Editor {
     this.#result.replaceChildren(...items);
   }
 
-  /** Shows what `"system"` is on this server and whether it is available. */
-  setBridgeModel(text: string, available: boolean | null): void {
+  /**
+   * Shows what `"system"` is on this server (`model`: from its info, `text`: with its availability) and
+   * whether it is available.
+   */
+  setBridgeModel(
+    text: string,
+    available: boolean | null,
+    model: { label: string; script?: string } | null = null,
+  ): void {
     this.#bridgeModel.textContent = text;
     this.#bridgeModel.className = `model-detail ${
       available === true ? "ok" : available === false ? "bad" : ""
     }`;
+    this.#serverModel = model;
+    this.#showScriptInUse();
+  }
+
+  /**
+   * While the bridge's model is chosen, the page's script is not what runs: the Model tab says what does (the
+   * file the bridge plays, for `--script`) and the script box is read-only until the page's script is chosen.
+   */
+  #showScriptInUse(): void {
+    const bridge = !this.saved.useScript;
+    this.#scriptInUse.hidden = !bridge;
+    this.#script.readOnly = bridge;
+    if (!bridge) {
+      this.#scriptInUse.textContent = "";
+      return;
+    }
+    const model = this.#serverModel;
+    const runs = model?.script
+      ? `New NPCs run on the bridge's model, which plays the script ${model.script} (given when the ` +
+        "playground started)."
+      : `New NPCs run on the bridge's model (${model?.label ?? "system"}).`;
+    this.#scriptInUse.textContent =
+      `${runs} The page's script below is not used: choose “The page's script” above to edit and run it.`;
   }
 
   /** Why the script cannot be used, or null. */
@@ -609,6 +644,7 @@ export class Editor {
     this.#useScript.checked = useScript;
     this.#useBridge.checked = !useScript;
     this.saved.useScript = useScript;
+    this.#showScriptInUse();
     this.#documentChanged("form");
   }
 
@@ -712,6 +748,7 @@ export class Editor {
     this.#useScript.checked = true;
     this.saved.useScript = true;
     this.saved.modelChosen = true;
+    this.#showScriptInUse();
     this.#checkScript();
     this.#events.changed();
   }

@@ -163,14 +163,17 @@ export interface ModelPanel {
   script: HTMLTextAreaElement;
   /** Why the script cannot be used (or ""). */
   scriptMessage: HTMLElement;
+  /** Shown while the bridge's model is chosen: what runs instead of the script (the script box's description). */
+  scriptInUse: HTMLElement;
 }
 
 /** The Model tab: which model new NPCs run on, the script, its files, and the step types. */
 export function modelPanel(options: ModelPanelOptions): ModelPanel {
   const choice = modelChoice(options);
+  const scriptInUse = h("p", { class: "banner warning", id: "script-in-use", hidden: true });
   const script = scriptField(options);
-  const panel = h("div", {}, choice.fieldset, script.field, scriptFiles(options), stepHelp());
-  return { ...choice, ...script, panel };
+  const panel = h("div", {}, choice.fieldset, scriptInUse, script.field, scriptFiles(options), stepHelp());
+  return { ...choice, ...script, scriptInUse, panel };
 }
 
 /** The bridge's model or the script. */
@@ -216,7 +219,7 @@ function modelChoice(
       "label",
       { class: "check", for: "model-script" },
       useScript,
-      h("span", { text: "A script (the scripted model below): deterministic, works everywhere" }),
+      h("span", { text: "The page's script (the scripted model below): deterministic, works everywhere" }),
     ),
   );
   return { fieldset, useScript, useBridge, bridgeModel };
@@ -233,7 +236,7 @@ function scriptField(
     rows: 16,
     spellcheck: "false",
     value: text,
-    "aria-describedby": "script-message",
+    "aria-describedby": "script-in-use script-message",
   });
   const scriptMessage = h("p", { class: "message", id: "script-message", "aria-live": "polite" });
   script.addEventListener("input", () => onScriptInput(script.value));

@@ -20,8 +20,8 @@ export type LinkState = "connecting" | "open" | "closed";
 export interface ServerInfo {
   /** The bridge's version. */
   version: string;
-  /** What `"system"` means on this server. */
-  model: { name: string; label: string };
+  /** What `"system"` means on this server; `script`: a scripted model's file, as it was named. */
+  model: { name: string; label: string; script?: string };
 }
 
 /** Callbacks of a {@link Link}. */

@@ -292,7 +292,8 @@ class Playground {
       " (it also retries by itself)",
     );
     const why = (detail ?? "the connection closed").replace(/[.\s]+$/, "");
-    if (had) this.conversation.note(`The bridge went away: ${why}.`, "error");
+    // The banner (an alert) says it to a screen reader; the conversation's note is for the eye.
+    if (had) this.conversation.note(`The bridge went away: ${why}.`, "error", true);
     if (this.saved.lastState !== null) this.state.offerLast(this.#lastLabel());
     clearTimeout(this.#retry);
     this.#retry = setTimeout(() => void this.link.connect(), this.#retryDelay);
@@ -328,7 +329,11 @@ class Playground {
       : `unavailable (${availability.reason ?? "unknown"}${
         availability.detail ? `: ${availability.detail}` : ""
       })`;
-    this.editor?.setBridgeModel(`${label}, ${avail}`, availability ? availability.available : null);
+    this.editor?.setBridgeModel(
+      `${label}, ${avail}`,
+      availability ? availability.available : null,
+      this.info?.model ?? null,
+    );
     const status = byId("model-status");
     if (this.saved.useScript) {
       status.textContent = "Model: scripted (the Model tab's script) · always available";
