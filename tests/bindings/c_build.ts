@@ -22,9 +22,12 @@ export interface CBuild {
   testBridge: string;
 }
 
-/** Builds the library, `example` and `test_bridge`; `sanitizer: "thread"` builds everything with TSan. */
-export async function buildC(options: { sanitizer?: "thread" } = {}): Promise<CBuild> {
-  const dir = `${BUILD_DIR}/${options.sanitizer ? "c-tsan" : "c"}`;
+/**
+ * Builds the library, `example` and `test_bridge`; `sanitizer: "thread"` builds everything with TSan. `dir`
+ * names the output directory under .build/bindings (test files that run in parallel each need their own).
+ */
+export async function buildC(options: { sanitizer?: "thread"; dir?: string } = {}): Promise<CBuild> {
+  const dir = `${BUILD_DIR}/${options.dir ?? (options.sanitizer ? "c-tsan" : "c")}`;
   await Deno.mkdir(dir, { recursive: true });
   const warn = ["-Wall", "-Wextra", "-Werror"];
   const sanitize = options.sanitizer ? [`-fsanitize=${options.sanitizer}`] : [];
@@ -66,4 +69,41 @@ export async function buildC(options: { sanitizer?: "thread" } = {}): Promise<CB
     );
   }
   return { dir, example: `${dir}/example`, testBridge: `${dir}/test_bridge` };
+}
+
+/** True when g++ is on PATH. */
+export const hasGxx: boolean = onPath("g++");
+
+/** The flags a strict C++ project (an Unreal module, say) builds with. */
+export const STRICT_CXX: string[] = ["-Wall", "-Wextra", "-Wpedantic", "-Werror"];
+
+/**
+ * Builds `example_cpp.cpp` with g++ (`-std=<std>` and {@link STRICT_CXX}) against the library in `libDir`
+ * (from {@link buildC} or {@link buildCAsCpp}); returns the program's path.
+ */
+export async function buildCppExample(
+  libDir: string,
+  options: { std?: "c++17" | "c++20"; sanitizer?: "thread" } = {},
+): Promise<string> {
+  const std = options.std ?? "c++17";
+  const program = `${libDir}/example_cpp_${std.replaceAll("+", "x")}`;
+  assertSucceeded(
+    await run("g++", [
+      `-std=${std}`,
+      "-O1",
+      "-g",
+      ...STRICT_CXX,
+      ...(options.sanitizer ? [`-fsanitize=${options.sanitizer}`] : []),
+      `-I${C_SOURCES}`,
+      "-o",
+      program,
+      `${C_SOURCES}/example_cpp.cpp`,
+      `-L${libDir}`,
+      "-lopen_apple_models",
+      `-Wl,-rpath,${libDir}`,
+      "-pthread",
+    ]),
+    `g++ -std=${std} (example_cpp)`,
+  );
+  return program;
 }
