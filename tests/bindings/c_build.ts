@@ -107,3 +107,55 @@ export async function buildCppExample(
   );
   return program;
 }
+
+/**
+ * Builds the library from its sources compiled as C++ (`g++ -x c++ -std=c++17` with {@link STRICT_CXX}, as
+ * when a project renames them to .cpp), and `example` and `test_bridge` (C, gcc) against it.
+ */
+export async function buildCAsCpp(): Promise<CBuild> {
+  const dir = `${BUILD_DIR}/c-as-cpp`;
+  await Deno.mkdir(dir, { recursive: true });
+  assertSucceeded(
+    await run("g++", [
+      "-x",
+      "c++",
+      "-std=c++17",
+      "-shared",
+      "-fPIC",
+      "-O2",
+      "-g",
+      "-pthread",
+      ...STRICT_CXX,
+      "-fvisibility=hidden",
+      "-o",
+      `${dir}/libopen_apple_models.${LIB_EXT}`,
+      `${C_SOURCES}/open_apple_models.c`,
+      `${C_SOURCES}/platform_posix.c`,
+      "-x",
+      "none",
+      "-lm",
+    ]),
+    "g++ (library sources as C++)",
+  );
+  for (const program of ["example", "test_bridge"]) {
+    assertSucceeded(
+      await run("gcc", [
+        "-O1",
+        "-g",
+        "-Wall",
+        "-Wextra",
+        "-Werror",
+        `-I${C_SOURCES}`,
+        "-o",
+        `${dir}/${program}`,
+        `${C_SOURCES}/${program}.c`,
+        `-L${dir}`,
+        "-lopen_apple_models",
+        `-Wl,-rpath,${dir}`,
+        "-pthread",
+      ]),
+      `gcc (${program}, against the library built as C++)`,
+    );
+  }
+  return { dir, example: `${dir}/example`, testBridge: `${dir}/test_bridge` };
+}

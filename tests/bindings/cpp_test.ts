@@ -2,11 +2,12 @@
  * The C client from C++: `open_apple_models.h` included by C++17 and C++20 code built with strict warnings
  * (`-Wall -Wextra -Wpedantic -Werror`, as in an Unreal module), the C++ example (RAII handle, a queue the
  * reader-thread callback fills, a game tick that drains it and answers the tool/call) run against the real
- * bridge. The slow tier runs the C++ example under ThreadSanitizer.
+ * bridge, and the library's sources compiled as C++. The slow tier runs the C++ example under
+ * ThreadSanitizer.
  */
 import assert from "node:assert/strict";
 import { assertSucceeded, bridgeEnv, run } from "./toolchain.ts";
-import { buildC, buildCppExample, hasGcc, hasGxx } from "./c_build.ts";
+import { buildC, buildCAsCpp, buildCppExample, hasGcc, hasGxx } from "./c_build.ts";
 
 const hasBoth = hasGcc && hasGxx;
 
@@ -30,5 +31,23 @@ Deno.test({
     const example = await run(cpp17, [], { env: bridgeEnv(), timeoutMs: 60_000 });
     assertSucceeded(example, "example_cpp");
     assertExampleCppRan(example.stdout);
+  },
+});
+
+Deno.test({
+  name: hasBoth
+    ? "bindings/c compiled as C++: the sources build with g++ -x c++ strict; C and C++ programs link to them and run"
+    : "bindings/c compiled as C++: SKIPPED (gcc or g++ missing)",
+  ignore: !hasBoth,
+  sanitizeResources: false,
+  async fn() {
+    const build = await buildCAsCpp();
+    const env = bridgeEnv();
+    const example = await run(build.example, [], { env, timeoutMs: 60_000 });
+    assertSucceeded(example, "example (C) against the library built as C++");
+    assert.match(example.stdout, /portcullis chain is jammed/);
+    const cpp = await run(await buildCppExample(build.dir), [], { env, timeoutMs: 60_000 });
+    assertSucceeded(cpp, "example_cpp against the library built as C++");
+    assertExampleCppRan(cpp.stdout);
   },
 });

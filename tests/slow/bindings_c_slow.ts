@@ -5,11 +5,11 @@
  * "signal 9") 100 times in a row, which caught a race 8 times in 100 before the exit description was
  * recorded before the bridge was marked dead. `OAM_C_KILL_RUNS` changes the count. The time of a 10 MB
  * response is bounded here too (the unit tests do not time anything). The C++ example runs under
- * ThreadSanitizer.
+ * ThreadSanitizer, and test_bridge against the library compiled as C++.
  */
 import assert from "node:assert/strict";
 import { assertSucceeded, bridgeEnv, onPath, run } from "../bindings/toolchain.ts";
-import { buildC, buildCppExample, hasGcc, hasGxx } from "../bindings/c_build.ts";
+import { buildC, buildCAsCpp, buildCppExample, hasGcc, hasGxx } from "../bindings/c_build.ts";
 
 const hasValgrind = onPath("valgrind");
 
@@ -97,5 +97,19 @@ Deno.test({
     assertSucceeded(checked, "example_cpp (ThreadSanitizer)");
     assert.doesNotMatch(checked.stderr, /ThreadSanitizer/);
     assert.match(checked.stdout, /^ok$/m);
+  },
+});
+
+Deno.test({
+  name: hasGcc && hasGxx
+    ? "bindings/c: the library compiled as C++ passes test_bridge"
+    : "bindings/c: library as C++ SKIPPED (gcc or g++ missing)",
+  ignore: !hasGcc || !hasGxx,
+  sanitizeResources: false,
+  async fn() {
+    const build = await buildCAsCpp();
+    const tests = await run(build.testBridge, [], { env: bridgeEnv(), timeoutMs: 180_000 });
+    assertSucceeded(tests, "test_bridge (library built as C++)");
+    assert.match(tests.stdout, /^10 groups, \d+ checks, 0 failures$/m);
   },
 });
