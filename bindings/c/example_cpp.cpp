@@ -51,13 +51,11 @@ private:
 };
 
 /* The callback given to the C library. Reader thread; json_line is valid only during the call, so it is
- * copied. noexcept: an exception must not unwind into the library's thread. */
+ * copied. noexcept: an exception must not unwind into the library's thread; if the copy throws (out of
+ * memory), std::terminate ends the program there. (Unreal builds without exceptions; FString does not
+ * throw.) */
 void OnBridgeMessage(const char *json_line, void *user_data) noexcept {
-    try {
-        static_cast<MessageQueue *>(user_data)->Push(json_line);
-    } catch (...) {
-        /* Out of memory: the line is lost (a lost tool/call ends with the bridge's tool timeout). */
-    }
+    static_cast<MessageQueue *>(user_data)->Push(json_line);
 }
 
 /* Owns the handle. The queue must outlive it: oam_bridge_destroy() waits for a running callback, and none

@@ -78,21 +78,25 @@ export const hasGxx: boolean = onPath("g++");
 export const STRICT_CXX: string[] = ["-Wall", "-Wextra", "-Wpedantic", "-Werror"];
 
 /**
- * Builds `example_cpp.cpp` with g++ (`-std=<std>` and {@link STRICT_CXX}) against the library in `libDir`
- * (from {@link buildC} or {@link buildCAsCpp}); returns the program's path.
+ * Builds `example_cpp.cpp` with g++ (`-std=<std>` and {@link STRICT_CXX}; `unrealDefaults` adds
+ * `-fno-exceptions -fno-rtti`, as Unreal modules build by default) against the library in `libDir` (from
+ * {@link buildC} or {@link buildCAsCpp}); returns the program's path.
  */
 export async function buildCppExample(
   libDir: string,
-  options: { std?: "c++17" | "c++20"; sanitizer?: "thread" } = {},
+  options: { std?: "c++17" | "c++20"; sanitizer?: "thread"; unrealDefaults?: boolean } = {},
 ): Promise<string> {
   const std = options.std ?? "c++17";
-  const program = `${libDir}/example_cpp_${std.replaceAll("+", "x")}`;
+  const program = `${libDir}/example_cpp_${std.replaceAll("+", "x")}${
+    options.unrealDefaults ? "_noexc" : ""
+  }`;
   assertSucceeded(
     await run("g++", [
       `-std=${std}`,
       "-O1",
       "-g",
       ...STRICT_CXX,
+      ...(options.unrealDefaults ? ["-fno-exceptions", "-fno-rtti"] : []),
       ...(options.sanitizer ? [`-fsanitize=${options.sanitizer}`] : []),
       `-I${C_SOURCES}`,
       "-o",

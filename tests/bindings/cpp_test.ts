@@ -1,8 +1,8 @@
 /**
  * The C client from C++: `open_apple_models.h` included by C++17 and C++20 code built with strict warnings
- * (`-Wall -Wextra -Wpedantic -Werror`, as in an Unreal module), the C++ example (RAII handle, a queue the
- * reader-thread callback fills, a game tick that drains it and answers the tool/call) run against the real
- * bridge, and the library's sources compiled as C++. The slow tier runs the C++ example under
+ * (`-Wall -Wextra -Wpedantic -Werror`; also `-fno-exceptions -fno-rtti`, Unreal's defaults), the C++ example
+ * (RAII handle, a queue the reader-thread callback fills, a game tick that drains it and answers the
+ * tool/call) run against the real bridge, and the library's sources compiled as C++. The slow tier runs the C++ example under
  * ThreadSanitizer.
  */
 import assert from "node:assert/strict";
@@ -20,7 +20,7 @@ function assertExampleCppRan(stdout: string): void {
 
 Deno.test({
   name: hasBoth
-    ? "bindings/c from C++: the header and example_cpp.cpp build with g++ -std=c++17/c++20 strict; the example answers its tool/call on the game thread"
+    ? "bindings/c from C++: the header and example_cpp.cpp build with g++ -std=c++17/c++20 strict (also without exceptions and RTTI); the example answers its tool/call on the game thread"
     : "bindings/c from C++: SKIPPED (gcc or g++ missing)",
   ignore: !hasBoth,
   sanitizeResources: false,
@@ -28,9 +28,13 @@ Deno.test({
     const build = await buildC({ dir: "c-for-cpp" }); // c_test.ts builds "c" in parallel
     const cpp17 = await buildCppExample(build.dir, { std: "c++17" });
     await buildCppExample(build.dir, { std: "c++20" });
+    const noExceptions = await buildCppExample(build.dir, { std: "c++20", unrealDefaults: true });
     const example = await run(cpp17, [], { env: bridgeEnv(), timeoutMs: 60_000 });
     assertSucceeded(example, "example_cpp");
     assertExampleCppRan(example.stdout);
+    const unreal = await run(noExceptions, [], { env: bridgeEnv(), timeoutMs: 60_000 });
+    assertSucceeded(unreal, "example_cpp (-fno-exceptions -fno-rtti)");
+    assertExampleCppRan(unreal.stdout);
   },
 });
 
