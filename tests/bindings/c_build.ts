@@ -112,36 +112,54 @@ export async function buildCppExample(
   return program;
 }
 
+/** The library's two source files. */
+export type CSource = "open_apple_models.c" | "platform_posix.c";
+
 /**
- * Builds the library from its sources compiled as C++ (`g++ -x c++ -std=c++17` with {@link STRICT_CXX}, as
- * when a project renames them to .cpp), and `example` and `test_bridge` (C, gcc) against it.
+ * Builds the library with the sources in `asCpp` compiled as C++ (`g++ -x c++ -std=c++17` with
+ * {@link STRICT_CXX}, as when a project renames them to .cpp) and the others as C, linked with no undefined
+ * symbol left, and `example` (and with `testBridge`, `test_bridge`) (C, gcc) against it.
  */
-export async function buildCAsCpp(): Promise<CBuild> {
-  const dir = `${BUILD_DIR}/c-as-cpp`;
+export async function buildCAsCpp(
+  asCpp: CSource[] = ["open_apple_models.c", "platform_posix.c"],
+  options: { testBridge?: boolean } = {},
+): Promise<CBuild> {
+  const dir = `${BUILD_DIR}/c-as-cpp${asCpp.length === 1 ? `-${asCpp[0].replace(".c", "")}` : ""}`;
   await Deno.mkdir(dir, { recursive: true });
+  const objects: string[] = [];
+  for (const source of ["open_apple_models.c", "platform_posix.c"] as const) {
+    const object = `${dir}/${source.replace(".c", ".o")}`;
+    const cpp = asCpp.includes(source);
+    assertSucceeded(
+      await run(cpp ? "g++" : "gcc", [
+        ...(cpp ? ["-x", "c++", "-std=c++17", ...STRICT_CXX] : ["-Wall", "-Wextra", "-Werror"]),
+        "-c",
+        "-fPIC",
+        "-O2",
+        "-g",
+        "-pthread",
+        "-fvisibility=hidden",
+        "-o",
+        object,
+        `${C_SOURCES}/${source}`,
+      ]),
+      `${cpp ? "g++ (as C++)" : "gcc"} ${source}`,
+    );
+    objects.push(object);
+  }
   assertSucceeded(
     await run("g++", [
-      "-x",
-      "c++",
-      "-std=c++17",
       "-shared",
-      "-fPIC",
-      "-O2",
-      "-g",
       "-pthread",
-      ...STRICT_CXX,
-      "-fvisibility=hidden",
+      Deno.build.os === "darwin" ? "-Wl,-undefined,error" : "-Wl,--no-undefined",
       "-o",
       `${dir}/libopen_apple_models.${LIB_EXT}`,
-      `${C_SOURCES}/open_apple_models.c`,
-      `${C_SOURCES}/platform_posix.c`,
-      "-x",
-      "none",
+      ...objects,
       "-lm",
     ]),
-    "g++ (library sources as C++)",
+    `g++ (link the library, ${asCpp.join(" and ")} as C++)`,
   );
-  for (const program of ["example", "test_bridge"]) {
+  for (const program of options.testBridge ? ["example", "test_bridge"] : ["example"]) {
     assertSucceeded(
       await run("gcc", [
         "-O1",

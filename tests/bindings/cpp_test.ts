@@ -7,7 +7,7 @@
  */
 import assert from "node:assert/strict";
 import { assertSucceeded, bridgeEnv, run } from "./toolchain.ts";
-import { buildC, buildCAsCpp, buildCppExample, hasGcc, hasGxx } from "./c_build.ts";
+import { buildC, buildCAsCpp, buildCppExample, type CSource, hasGcc, hasGxx } from "./c_build.ts";
 
 const hasBoth = hasGcc && hasGxx;
 
@@ -40,18 +40,22 @@ Deno.test({
 
 Deno.test({
   name: hasBoth
-    ? "bindings/c compiled as C++: the sources build with g++ -x c++ strict; C and C++ programs link to them and run"
+    ? "bindings/c compiled as C++: the sources build with g++ -x c++ strict, also one as C++ and the other as C; C and C++ programs link to them and run"
     : "bindings/c compiled as C++: SKIPPED (gcc or g++ missing)",
   ignore: !hasBoth,
   sanitizeResources: false,
   async fn() {
-    const build = await buildCAsCpp();
     const env = bridgeEnv();
-    const example = await run(build.example, [], { env, timeoutMs: 60_000 });
-    assertSucceeded(example, "example (C) against the library built as C++");
-    assert.match(example.stdout, /portcullis chain is jammed/);
-    const cpp = await run(await buildCppExample(build.dir), [], { env, timeoutMs: 60_000 });
+    const allCpp = await buildCAsCpp();
+    const cpp = await run(await buildCppExample(allCpp.dir), [], { env, timeoutMs: 60_000 });
     assertSucceeded(cpp, "example_cpp against the library built as C++");
     assertExampleCppRan(cpp.stdout);
+    const both: CSource[] = ["open_apple_models.c", "platform_posix.c"];
+    for (const asCpp of [both, ["open_apple_models.c"], ["platform_posix.c"]] as CSource[][]) {
+      const build = asCpp === both ? allCpp : await buildCAsCpp(asCpp);
+      const example = await run(build.example, [], { env, timeoutMs: 60_000 });
+      assertSucceeded(example, `example (C) against the library with ${asCpp.join(" and ")} built as C++`);
+      assert.match(example.stdout, /portcullis chain is jammed/);
+    }
   },
 });

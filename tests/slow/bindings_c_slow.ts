@@ -107,7 +107,7 @@ Deno.test({
   ignore: !hasGcc || !hasGxx,
   sanitizeResources: false,
   async fn() {
-    const build = await buildCAsCpp();
+    const build = await buildCAsCpp(undefined, { testBridge: true });
     const tests = await run(build.testBridge, [], { env: bridgeEnv(), timeoutMs: 180_000 });
     assertSucceeded(tests, "test_bridge (library built as C++)");
     assert.match(tests.stdout, /^10 groups, \d+ checks, 0 failures$/m);
