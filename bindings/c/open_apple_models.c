@@ -34,6 +34,9 @@ typedef struct {
     int failed;
 } text;
 
+/* An empty text (all members spelled out: {0} warns in C++ with -Wextra). */
+#define TEXT_EMPTY {NULL, 0, 0, 0}
+
 static void text_reserve(text *t, size_t extra) {
     size_t need = t->length + extra + 1;
     char *grown;
@@ -41,7 +44,7 @@ static void text_reserve(text *t, size_t extra) {
     {
         size_t capacity = t->capacity ? t->capacity : 64;
         while (capacity < need) capacity *= 2;
-        grown = realloc(t->data, capacity);
+        grown = (char *)realloc(t->data, capacity);
         if (!grown) {
             t->failed = 1;
             return;
@@ -86,7 +89,7 @@ static char *text_take(text *t) {
 }
 
 static char *copy_span(const char *data, size_t length) {
-    char *copy = malloc(length + 1);
+    char *copy = (char *)malloc(length + 1);
     if (!copy) return NULL;
     memcpy(copy, data, length);
     copy[length] = '\0';
@@ -278,7 +281,7 @@ static int scan_value(scanner *sc, int depth) {
 
 /* Decodes a JSON string literal (with quotes) to UTF-8. Returns a heap string or NULL. */
 static char *decode_string(const char *raw, size_t length) {
-    text out = {0};
+    text out = TEXT_EMPTY;
     size_t i = 1;
     if (length < 2 || raw[0] != '"') return NULL;
     while (i < length - 1) {
@@ -448,7 +451,7 @@ static id_status make_id(const member *m, char **key, char **wire) {
     if (!m || is_null(m)) return ID_ABSENT;
     if (is_string(m)) {
         char *decoded = decode_string(m->value, m->value_length);
-        text k = {0};
+        text k = TEXT_EMPTY;
         if (!decoded) return ID_INVALID;
         text_put(&k, "s");
         text_put(&k, decoded);
@@ -471,7 +474,7 @@ static id_status make_id(const member *m, char **key, char **wire) {
             snprintf(buffer, sizeof buffer, "%.17g", x);
         }
         {
-            text k = {0};
+            text k = TEXT_EMPTY;
             text_put(&k, "n");
             text_put(&k, buffer);
             *key = text_take(&k);
@@ -488,7 +491,7 @@ static id_status make_id(const member *m, char **key, char **wire) {
  */
 static char *error_response_with(const char *wire_id, int code, const char *data_code, const char *message,
                                  const char *extra) {
-    text t = {0};
+    text t = TEXT_EMPTY;
     text_put(&t, "{\"jsonrpc\":\"2.0\",\"id\":");
     text_put(&t, wire_id ? wire_id : "null");
     text_printf(&t, ",\"error\":{\"code\":%d,\"message\":", code);
@@ -554,7 +557,7 @@ static void free_entries(entry *e) {
 }
 
 static int push_entry(entry **list, char *key, char *wire) {
-    entry *e = malloc(sizeof *e);
+    entry *e = (entry *)malloc(sizeof *e);
     if (!e) {
         free(key);
         free(wire);
@@ -583,7 +586,7 @@ static entry *take_entry(entry **list, const char *key) {
 
 /* Queues a message for delivery by the reader after the bridge died. Lock held. */
 static void enqueue_locked(oam_bridge *bridge, char *message) {
-    entry *e = malloc(sizeof *e);
+    entry *e = (entry *)malloc(sizeof *e);
     if (!e) {
         free(message);
         return;
@@ -630,7 +633,7 @@ static void deliver(oam_bridge *bridge, const char *line) {
 
 /* Replaces the id value of a response line with null. */
 static char *with_null_id(const char *line, const member *id) {
-    text t = {0};
+    text t = TEXT_EMPTY;
     size_t before = (size_t)(id->value - line);
     text_add(&t, line, before);
     text_put(&t, "null");
@@ -675,8 +678,8 @@ static void handle_line(oam_bridge *bridge, const char *line, size_t length) {
 static void finish_destroy(oam_bridge *bridge);
 
 static void reader_main(void *argument) {
-    oam_bridge *bridge = argument;
-    text pending = {0};
+    oam_bridge *bridge = (oam_bridge *)argument;
+    text pending = TEXT_EMPTY;
     char chunk[16384];
     waiter *w;
     entry *e;
@@ -769,7 +772,7 @@ static char **split_command(const char *command) {
         while (*p && *p != ' ' && *p != '\t') p++;
     }
     if (count == 0) return NULL;
-    argv = calloc(count + 1, sizeof *argv);
+    argv = (char **)calloc(count + 1, sizeof *argv);
     if (!argv) return NULL;
     p = command;
     while (*p) {
@@ -816,7 +819,7 @@ OAM_API oam_bridge *oam_bridge_create_with_command(const char *const *argv, oam_
     oam_bridge *bridge;
     char error[256];
     if (!callback || !argv || !argv[0]) return NULL;
-    bridge = calloc(1, sizeof *bridge);
+    bridge = (oam_bridge *)calloc(1, sizeof *bridge);
     if (!bridge) return NULL;
     bridge->callback = callback;
     bridge->user_data = user_data;
@@ -871,7 +874,7 @@ OAM_API oam_bridge *oam_bridge_create(oam_message_callback callback, void *user_
 
 /* Writes one message as a line: CR/LF become spaces, a newline is appended. */
 static int write_line(oam_bridge *bridge, const char *json, size_t length) {
-    char *line = malloc(length + 1);
+    char *line = (char *)malloc(length + 1);
     size_t k;
     int rc;
     if (!line) return -1;
@@ -923,7 +926,7 @@ static void cancel_on_bridge(oam_bridge *bridge, const char *method, const membe
     const char *kind = NULL, *cancel = NULL;
     object_view view;
     const member *target;
-    text t = {0};
+    text t = TEXT_EMPTY;
     if (strcmp(method, "session/respond") == 0) {
         kind = "session", cancel = "session/cancel";
     } else if (strcmp(method, "npc/talk") == 0) {
@@ -956,7 +959,7 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
     long bad_byte;
     id_status status;
     waiter w;
-    text line = {0};
+    text line = TEXT_EMPTY;
     int64_t deadline;
 
     if (!bridge || !request_json) return NULL;
@@ -1005,7 +1008,7 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
         snprintf(local, sizeof local, "local-%llu", ++bridge->next_local);
         oam_mutex_unlock(&bridge->lock);
         {
-            text k = {0}, v = {0};
+            text k = TEXT_EMPTY, v = TEXT_EMPTY;
             text_put(&k, "s");
             text_put(&k, local);
             text_json_string(&v, local);
@@ -1141,7 +1144,7 @@ static void teardown(oam_bridge *bridge) {
     finish_destroy(bridge);
 }
 
-static void teardown_main(void *argument) { teardown(argument); }
+static void teardown_main(void *argument) { teardown((oam_bridge *)argument); }
 
 OAM_API void oam_bridge_destroy(oam_bridge *bridge) {
     if (!bridge) return;

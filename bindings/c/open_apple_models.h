@@ -55,6 +55,9 @@
  *     its notifications and tool/call requests arrive before its response.
  *     Engines with a main-thread-only API (Unity, Godot, Unreal) should copy
  *     the line into a thread-safe queue and process it on the main thread.
+ *     example_cpp.cpp does this in C++ (a queue, a game tick that drains it).
+ *   - From C++, the callback must not throw (make it noexcept): an exception
+ *     must not unwind into the library's thread.
  *   - Keep the callback short. It may call oam_bridge_send() (for example to
  *     answer a tool/call right away); that does not deadlock.
  *   - Do not call oam_call_blocking() from inside the callback (it returns a

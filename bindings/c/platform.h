@@ -26,6 +26,11 @@ typedef pthread_t oam_thread;
 typedef pthread_t oam_thread_id;
 #endif
 
+/* C names also when only some of the sources are compiled as C++ (renamed to .cpp). */
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* A child process whose stdin and stdout are pipes; stderr is inherited. */
 typedef struct oam_process oam_process;
 
@@ -93,5 +98,9 @@ void oam_cond_wait_until(oam_cond *cond, oam_mutex *mutex, int64_t deadline_ms);
 
 /* Milliseconds of a monotonic clock. */
 int64_t oam_now_ms(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
 
 #endif /* OAM_PLATFORM_H */

@@ -4,7 +4,7 @@
  */
 #if !defined(_WIN32)
 
-#if defined(__linux__)
+#if defined(__linux__) && !defined(_GNU_SOURCE) /* g++ predefines it */
 #define _GNU_SOURCE
 #endif
 
@@ -95,7 +95,7 @@ int oam_process_spawn(const char *const *argv, oam_process **out, char *err, siz
         close_fd(&in_pipe[1]), close_fd(&out_pipe[0]), close_fd(&wake[0]), close_fd(&wake[1]);
         return rc;
     }
-    process = calloc(1, sizeof *process);
+    process = (oam_process *)calloc(1, sizeof *process);
     if (!process) {
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
@@ -314,7 +314,7 @@ static void *thread_main(void *raw) {
 }
 
 int oam_thread_start(oam_thread *thread, void (*entry)(void *), void *argument) {
-    thread_start *start = malloc(sizeof *start);
+    thread_start *start = (thread_start *)malloc(sizeof *start);
     sigset_t all, old;
     int rc;
     if (!start) return ENOMEM;

@@ -4,11 +4,12 @@
  * the caller), and the kill test (`test_bridge dies-mid-turn`, a killed bridge must be reported as
  * "signal 9") 100 times in a row, which caught a race 8 times in 100 before the exit description was
  * recorded before the bridge was marked dead. `OAM_C_KILL_RUNS` changes the count. The time of a 10 MB
- * response is bounded here too (the unit tests do not time anything).
+ * response is bounded here too (the unit tests do not time anything). The C++ example runs under
+ * ThreadSanitizer, and test_bridge against the library compiled as C++.
  */
 import assert from "node:assert/strict";
 import { assertSucceeded, bridgeEnv, onPath, run } from "../bindings/toolchain.ts";
-import { buildC, hasGcc } from "../bindings/c_build.ts";
+import { buildC, buildCAsCpp, buildCppExample, hasGcc, hasGxx } from "../bindings/c_build.ts";
 
 const hasValgrind = onPath("valgrind");
 
@@ -79,5 +80,36 @@ Deno.test({
     assertSucceeded(r, "test_bridge big-response");
     const ms = Number(/^big response: (\d+) ms$/m.exec(r.stdout)?.[1]);
     assert.ok(ms < 1500, `the 10 MB response took ${ms} ms:\n${r.stdout}`);
+  },
+});
+
+Deno.test({
+  name: hasGcc && hasGxx
+    ? "bindings/c: example_cpp (queue filled on the reader thread, drained by the game tick) under ThreadSanitizer: no data race"
+    : "bindings/c: example_cpp ThreadSanitizer SKIPPED (gcc or g++ missing)",
+  ignore: !hasGcc || !hasGxx,
+  sanitizeResources: false,
+  async fn() {
+    const build = await buildC({ sanitizer: "thread" });
+    const program = await buildCppExample(build.dir, { sanitizer: "thread" });
+    const env = { ...bridgeEnv(), TSAN_OPTIONS: "halt_on_error=1 exitcode=66" };
+    const checked = await run(program, [], { env, timeoutMs: 180_000 });
+    assertSucceeded(checked, "example_cpp (ThreadSanitizer)");
+    assert.doesNotMatch(checked.stderr, /ThreadSanitizer/);
+    assert.match(checked.stdout, /^ok$/m);
+  },
+});
+
+Deno.test({
+  name: hasGcc && hasGxx
+    ? "bindings/c: the library compiled as C++ passes test_bridge"
+    : "bindings/c: library as C++ SKIPPED (gcc or g++ missing)",
+  ignore: !hasGcc || !hasGxx,
+  sanitizeResources: false,
+  async fn() {
+    const build = await buildCAsCpp(undefined, { testBridge: true });
+    const tests = await run(build.testBridge, [], { env: bridgeEnv(), timeoutMs: 180_000 });
+    assertSucceeded(tests, "test_bridge (library built as C++)");
+    assert.match(tests.stdout, /^10 groups, \d+ checks, 0 failures$/m);
   },
 });
