@@ -2,6 +2,7 @@
  * Builds libopen_apple_models, its example and its test program with gcc: plain (`-O2`), or with
  * ThreadSanitizer (`-fsanitize=thread`, library and programs alike) into a directory of its own.
  */
+import assert from "node:assert/strict";
 import { assertSucceeded, BUILD_DIR, onPath, REPO_ROOT, run } from "./toolchain.ts";
 
 /** True when gcc is on PATH. */
@@ -180,4 +181,11 @@ export async function buildCAsCpp(
     );
   }
   return { dir, example: `${dir}/example`, testBridge: `${dir}/test_bridge` };
+}
+
+/** Checks the output of example_cpp: the tool/call was answered on the game thread, the turn finished. */
+export function assertExampleCppRan(stdout: string): void {
+  assert.match(stdout, /^ {2}\[game thread: yes\] "open_gate"\(\{"gate":"north"\}\)$/m);
+  assert.match(stdout, /^respond: \{"jsonrpc":"2.0","id":2,"result":.*portcullis chain is jammed/m);
+  assert.match(stdout, /^ok$/m);
 }
