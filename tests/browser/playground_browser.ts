@@ -68,12 +68,21 @@ async function text(page: Page, selector: string): Promise<string> {
  * its name), from the browser's accessibility tree.
  */
 async function accessibleDescription(page: Page, selector: string): Promise<string> {
+  return await accessible(page, selector, "description");
+}
+
+/** The accessible name Chromium computes for the element `selector` (from its label, as a screen reader reads it). */
+async function accessibleName(page: Page, selector: string): Promise<string> {
+  return await accessible(page, selector, "name");
+}
+
+async function accessible(page: Page, selector: string, what: "name" | "description"): Promise<string> {
   const cdp = await page.context().newCDPSession(page);
   try {
     const { root } = await cdp.send("DOM.getDocument", { depth: 0 });
     const { nodeId } = await cdp.send("DOM.querySelector", { nodeId: root.nodeId, selector });
     const { nodes } = await cdp.send("Accessibility.getPartialAXTree", { nodeId, fetchRelatives: false });
-    return String(nodes[0]?.description?.value ?? "");
+    return String(nodes[0]?.[what]?.value ?? "");
   } finally {
     await cdp.detach();
   }
@@ -937,6 +946,11 @@ Deno.test("the model: with --script, the Model tab says the bridge plays that fi
   try {
     await page.click("#tab-model");
     assert.equal(await page.isChecked("#model-bridge"), true);
+    // The box is named as the radio button that chooses it (before, its label began "Script:").
+    assert.equal(
+      await accessibleName(page, "#script"),
+      'The page\'s script: a list of steps, or {"steps": […], "fallback": step}',
+    );
     // Before: the page's sample script stood in an editable box as if it were what runs.
     assert.equal(await text(page, "#script-in-use"), inUse);
     assert.equal(await page.locator("#script").isEditable(), false);

@@ -243,7 +243,10 @@ function scriptField(
   const field = h(
     "div",
     { class: "field" },
-    h("label", { for: "script", text: 'Script: a list of steps, or {"steps": […], "fallback": step}' }),
+    h("label", {
+      for: "script",
+      text: 'The page\'s script: a list of steps, or {"steps": […], "fallback": step}',
+    }),
     script,
     scriptMessage,
   );
