@@ -68,12 +68,21 @@ async function text(page: Page, selector: string): Promise<string> {
  * its name), from the browser's accessibility tree.
  */
 async function accessibleDescription(page: Page, selector: string): Promise<string> {
+  return await accessible(page, selector, "description");
+}
+
+/** The accessible name Chromium computes for the element `selector` (from its label, as a screen reader reads it). */
+async function accessibleName(page: Page, selector: string): Promise<string> {
+  return await accessible(page, selector, "name");
+}
+
+async function accessible(page: Page, selector: string, what: "name" | "description"): Promise<string> {
   const cdp = await page.context().newCDPSession(page);
   try {
     const { root } = await cdp.send("DOM.getDocument", { depth: 0 });
     const { nodeId } = await cdp.send("DOM.querySelector", { nodeId: root.nodeId, selector });
     const { nodes } = await cdp.send("Accessibility.getPartialAXTree", { nodeId, fetchRelatives: false });
-    return String(nodes[0]?.description?.value ?? "");
+    return String(nodes[0]?.[what]?.value ?? "");
   } finally {
     await cdp.detach();
   }
@@ -772,6 +781,62 @@ Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown fi
   }
 });
 
+/** Where each button of the NPC panel's file toolbar is (rounded), and the NPC panel's right edge. */
+async function fileToolbar(page: Page): Promise<{
+  buttons: { name: string; top: number; left: number; right: number }[];
+  panelRight: number;
+  pageScrolls: boolean;
+}> {
+  return await page.evaluate(() => {
+    const bar = document.querySelector("#load-persona")!.closest(".toolbar")!;
+    const panel = document.querySelector("#editor")!;
+    const buttons = [...bar.children].filter((el) => (el as HTMLElement).offsetParent !== null).map((el) => {
+      const box = el.getBoundingClientRect();
+      return {
+        name: (el.textContent ?? "").trim(),
+        top: Math.round(box.top),
+        left: Math.round(box.left),
+        right: Math.round(box.right),
+      };
+    });
+    return {
+      buttons,
+      panelRight: Math.round(panel.getBoundingClientRect().right),
+      pageScrolls: document.documentElement.scrollWidth > document.documentElement.clientWidth,
+    };
+  });
+}
+
+Deno.test("layout: the NPC panel's file toolbar (Undo load shown) is one row on a 1440 px laptop and on a 1024 px screen, and wraps inside the panel on a 400 px phone", async () => {
+  await withPlayground("failed-file-toolbar", async (browser) => {
+    const { page } = browser;
+    await page.setInputFiles("#load-persona", [file("mira.jsonc", PERSONA)]);
+    await page.locator("#undo-load").waitFor();
+    const names = ["Load file…", "Save persona", "Export for the engine", "Undo load"];
+    // Before: at 1440 px "Undo load" sat alone on a second row.
+    for (const width of [1440, 1024]) {
+      await page.setViewportSize({ width, height: 900 });
+      const { buttons, pageScrolls } = await fileToolbar(page);
+      assert.deepEqual(buttons.map((b) => b.name), names);
+      assert.deepEqual(
+        buttons.map((b) => b.top),
+        buttons.map(() => buttons[0].top),
+        `one row at ${width} px: ${JSON.stringify(buttons)}`,
+      );
+      assert.equal(pageScrolls, false, `no sideways scrolling at ${width} px`);
+    }
+    await page.setViewportSize({ width: 400, height: 800 });
+    const { buttons, panelRight, pageScrolls } = await fileToolbar(page);
+    assert.deepEqual(buttons.map((b) => b.name), names);
+    assert.ok(new Set(buttons.map((b) => b.top)).size > 1, `wraps at 400 px: ${JSON.stringify(buttons)}`);
+    for (const button of buttons) {
+      assert.ok(button.right <= panelRight, `${button.name} inside the panel at 400 px`);
+    }
+    assert.equal(pageScrolls, false, "no sideways scrolling at 400 px");
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
 Deno.test("accessible: every control has a label or a name, tabs work with the keyboard, a line is sent with Enter", async () => {
   await withPlayground("failed-accessible", async (browser) => {
     const { page } = browser;
@@ -937,6 +1002,11 @@ Deno.test("the model: with --script, the Model tab says the bridge plays that fi
   try {
     await page.click("#tab-model");
     assert.equal(await page.isChecked("#model-bridge"), true);
+    // The box is named as the radio button that chooses it (before, its label began "Script:").
+    assert.equal(
+      await accessibleName(page, "#script"),
+      'The page\'s script: a list of steps, or {"steps": […], "fallback": step}',
+    );
     // Before: the page's sample script stood in an editable box as if it were what runs.
     assert.equal(await text(page, "#script-in-use"), inUse);
     assert.equal(await page.locator("#script").isEditable(), false);

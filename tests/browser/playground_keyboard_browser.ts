@@ -242,7 +242,7 @@ Deno.test("screen reader: each file button is one control with a clear name, and
       const snapshot = await page.locator(input).locator("xpath=..").ariaSnapshot();
       assert.equal(snapshot, `- button "${name}"`, `${input} is one button`);
     }
-    // One Tab stop each: Tab from the top bar's last button goes to Load, then to Save persona file.
+    // One Tab stop each: Tab from the top bar's last button goes to Load, then to Save persona.
     await page.focus("#toggle-log");
     await page.keyboard.press("Tab");
     assert.equal(await focusName(page), "Load file…");

@@ -243,7 +243,10 @@ function scriptField(
   const field = h(
     "div",
     { class: "field" },
-    h("label", { for: "script", text: 'Script: a list of steps, or {"steps": […], "fallback": step}' }),
+    h("label", {
+      for: "script",
+      text: 'The page\'s script: a list of steps, or {"steps": […], "fallback": step}',
+    }),
     script,
     scriptMessage,
   );
@@ -342,7 +345,7 @@ export function jsoncPanel({ text, onInput, onCaret }: JsoncPanelOptions): Jsonc
 export interface FileToolbarOptions {
   /** Persona or script files were chosen (several at once). */
   onLoad(files: File[]): void;
-  /** Save persona file was clicked. */
+  /** Save persona was clicked. */
   onSave(): void;
   /** Export for the engine was clicked. */
   onExport(): void;
@@ -365,7 +368,8 @@ export function fileToolbar({ onLoad, onSave, onExport, undo }: FileToolbarOptio
     h("button", {
       type: "button",
       id: "save-persona",
-      text: "Save persona file",
+      text: "Save persona",
+      title: "Download the persona file (.jsonc), as the JSONC tab shows it",
       on: { click: () => onSave() },
     }),
     h("button", {
