@@ -16,7 +16,11 @@
 #include <windows.h>
 typedef SRWLOCK oam_mutex;
 typedef CONDITION_VARIABLE oam_cond;
-typedef HANDLE oam_thread;
+/* The handle and the id: the id stays valid after oam_thread_join/detach close the handle. */
+typedef struct {
+    HANDLE handle;
+    DWORD id;
+} oam_thread;
 typedef DWORD oam_thread_id;
 #else
 #include <pthread.h>

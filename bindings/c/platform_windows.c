@@ -542,7 +542,7 @@ long oam_process_read(oam_process *process, char *buffer, size_t capacity) {
     ResetEvent(process->read_done);
     if (!ReadFile(process->stdout_pipe, buffer, chunk, NULL, &overlapped)) {
         DWORD code = GetLastError();
-        if (code == ERROR_BROKEN_PIPE) return 0; /* the child closed its stdout */
+        if (code == ERROR_BROKEN_PIPE || code == ERROR_PIPE_NOT_CONNECTED) return 0; /* the child closed its stdout */
         if (code != ERROR_IO_PENDING) return -1;
     }
     events[0] = process->read_done;
@@ -555,7 +555,7 @@ long oam_process_read(oam_process *process, char *buffer, size_t capacity) {
     }
     if (!GetOverlappedResult(process->stdout_pipe, &overlapped, &got, TRUE)) {
         DWORD code = GetLastError();
-        return code == ERROR_BROKEN_PIPE || code == ERROR_OPERATION_ABORTED ? 0 : -1;
+        return code == ERROR_BROKEN_PIPE || code == ERROR_PIPE_NOT_CONNECTED || code == ERROR_OPERATION_ABORTED ? 0 : -1;
     }
     if (WaitForSingleObject(process->wake, 0) == WAIT_OBJECT_0) return 0;
     return (long)got;
@@ -629,28 +629,30 @@ static unsigned __stdcall thread_main(void *raw) {
 int oam_thread_start(oam_thread *thread, void (*entry)(void *), void *argument) {
     thread_start *start = (thread_start *)malloc(sizeof *start);
     uintptr_t handle;
+    unsigned id = 0;
     if (!start) return ENOMEM;
     start->entry = entry;
     start->argument = argument;
     /* _beginthreadex (not CreateThread) sets up the C runtime for the thread. */
-    handle = _beginthreadex(NULL, 0, thread_main, start, 0, NULL);
+    handle = _beginthreadex(NULL, 0, thread_main, start, 0, &id);
     if (handle == 0) {
         int rc = errno ? errno : EAGAIN;
         free(start);
         return rc;
     }
-    *thread = (HANDLE)handle;
+    thread->handle = (HANDLE)handle;
+    thread->id = (DWORD)id;
     return 0;
 }
 
 void oam_thread_join(oam_thread thread) {
-    WaitForSingleObject(thread, INFINITE);
-    CloseHandle(thread);
+    WaitForSingleObject(thread.handle, INFINITE);
+    CloseHandle(thread.handle);
 }
-void oam_thread_detach(oam_thread thread) { CloseHandle(thread); }
+void oam_thread_detach(oam_thread thread) { CloseHandle(thread.handle); }
 oam_thread_id oam_thread_current(void) { return GetCurrentThreadId(); }
 int oam_thread_equal(oam_thread_id a, oam_thread_id b) { return a == b; }
-oam_thread_id oam_thread_id_of(oam_thread thread) { return GetThreadId(thread); }
+oam_thread_id oam_thread_id_of(oam_thread thread) { return thread.id; }
 
 /* ---- synchronization ---- */
 
