@@ -107,7 +107,16 @@
 extern "C" {
 #endif
 
-#if defined(_WIN32)
+/*
+ * OAM_API: on Windows, dllexport while building the DLL (OAM_BUILDING_LIBRARY, set by
+ * open_apple_models.c) and dllimport for its users. When the sources are compiled straight into your
+ * program or game module (no DLL), define OAM_STATIC for every file that includes this header and for
+ * the library's own sources (e.g. -DOAM_STATIC, /D OAM_STATIC, or PublicDefinitions in an Unreal
+ * Build.cs): OAM_API is then empty.
+ */
+#if defined(OAM_STATIC)
+#  define OAM_API
+#elif defined(_WIN32)
 #  if defined(OAM_BUILDING_LIBRARY)
 #    define OAM_API __declspec(dllexport)
 #  else

@@ -2,9 +2,10 @@
  * platform.h - the small OS layer of libopen_apple_models (internal).
  *
  * Processes with piped stdin/stdout, threads, a mutex, a condition variable
- * and a monotonic clock. platform_posix.c implements it for Linux and macOS;
- * a platform_windows.c (CreateProcess, anonymous pipes, SRWLOCK,
- * CONDITION_VARIABLE) can implement the same functions.
+ * and a monotonic clock. platform_posix.c implements it for Linux and macOS,
+ * platform_windows.c for Windows (CreateProcessW, pipes, SRWLOCK,
+ * CONDITION_VARIABLE); compile exactly one of them. test_platform.c checks
+ * either against test_echo_child.c.
  */
 #ifndef OAM_PLATFORM_H
 #define OAM_PLATFORM_H
@@ -16,7 +17,11 @@
 #include <windows.h>
 typedef SRWLOCK oam_mutex;
 typedef CONDITION_VARIABLE oam_cond;
-typedef HANDLE oam_thread;
+/* The handle and the id: the id stays valid after oam_thread_join/detach close the handle. */
+typedef struct {
+    HANDLE handle;
+    DWORD id;
+} oam_thread;
 typedef DWORD oam_thread_id;
 #else
 #include <pthread.h>

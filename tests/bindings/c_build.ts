@@ -189,3 +189,133 @@ export function assertExampleCppRan(stdout: string): void {
   assert.match(stdout, /^respond: \{"jsonrpc":"2.0","id":2,"result":.*portcullis chain is jammed/m);
   assert.match(stdout, /^ok$/m);
 }
+
+/** The MinGW-w64 cross compiler for 64-bit Windows (Debian: `apt-get install gcc-mingw-w64-x86-64-win32`). */
+export const MINGW_GCC = "x86_64-w64-mingw32-gcc";
+
+/** True when {@link MINGW_GCC} is on PATH. */
+export const hasMingw: boolean = onPath(MINGW_GCC);
+
+/** The warnings every C build here fails on. */
+const C_STRICT = ["-Wall", "-Wextra", "-Werror"];
+
+/** What {@link buildPlatformTest} produced. */
+export interface PlatformTestBuild {
+  /** The test program (`test_platform <child path> <child name on PATH>`). */
+  testPlatform: string;
+  /** Directory (its name has a space) of the echo child. */
+  childDir: string;
+  /** Path of the echo child. */
+  child: string;
+  /** Name to find the echo child on PATH with (no extension, also on Windows). */
+  childName: string;
+}
+
+/**
+ * Builds test_platform.c with the OS layer and the echo child it starts into `dir` (the child in a
+ * subdirectory whose name has a space): with gcc and platform_posix.c, or with `windows: true`, with
+ * {@link MINGW_GCC} and platform_windows.c (`.exe` files).
+ */
+export async function buildPlatformTest(
+  dir: string,
+  options: { windows?: boolean } = {},
+): Promise<PlatformTestBuild> {
+  const windows = options.windows ?? false;
+  const cc = windows ? MINGW_GCC : "gcc";
+  const exe = windows ? ".exe" : "";
+  const childDir = `${dir}/dir with space`;
+  await Deno.mkdir(childDir, { recursive: true });
+  const testPlatform = `${dir}/test_platform${exe}`;
+  const child = `${childDir}/oam_echo_child${exe}`;
+  assertSucceeded(
+    await run(cc, [
+      "-std=c99",
+      "-O1",
+      ...C_STRICT,
+      ...(windows ? [] : ["-pthread"]),
+      "-o",
+      testPlatform,
+      `${C_SOURCES}/test_platform.c`,
+      `${C_SOURCES}/platform_${windows ? "windows" : "posix"}.c`,
+    ]),
+    `${cc} (test_platform)`,
+  );
+  assertSucceeded(
+    await run(cc, [
+      "-std=c99",
+      ...C_STRICT,
+      "-o",
+      child,
+      `${C_SOURCES}/test_echo_child.c`,
+      ...(windows ? ["-lshell32"] : []),
+    ]),
+    `${cc} (test_echo_child)`,
+  );
+  return { testPlatform, childDir, child, childName: "oam_echo_child" };
+}
+
+/** What {@link buildCWindows} produced (Windows executables, not run here). */
+export interface CWindowsBuild {
+  dir: string;
+  /** open_apple_models.dll, with its import library libopen_apple_models.dll.a next to it. */
+  dll: string;
+  /** example.exe linked to the DLL. */
+  example: string;
+  /** example.exe with the sources compiled in (OAM_STATIC), as in a game module. */
+  exampleStatic: string;
+}
+
+/**
+ * Cross-compiles the library for 64-bit Windows with {@link MINGW_GCC} and strict warnings: the DLL (C99)
+ * and example.exe against it, and example.exe with the sources compiled straight in under `-DOAM_STATIC`
+ * (C11).
+ */
+export async function buildCWindows(): Promise<CWindowsBuild> {
+  const dir = `${BUILD_DIR}/c-windows`;
+  await Deno.mkdir(dir, { recursive: true });
+  const sources = [`${C_SOURCES}/open_apple_models.c`, `${C_SOURCES}/platform_windows.c`];
+  const dll = `${dir}/open_apple_models.dll`;
+  assertSucceeded(
+    await run(MINGW_GCC, [
+      "-std=c99",
+      "-O2",
+      ...C_STRICT,
+      "-shared",
+      "-o",
+      dll,
+      ...sources,
+      `-Wl,--out-implib,${dir}/libopen_apple_models.dll.a`,
+    ]),
+    `${MINGW_GCC} (open_apple_models.dll)`,
+  );
+  const example = `${dir}/example.exe`;
+  assertSucceeded(
+    await run(MINGW_GCC, [
+      "-std=c99",
+      "-O1",
+      ...C_STRICT,
+      `-I${C_SOURCES}`,
+      "-o",
+      example,
+      `${C_SOURCES}/example.c`,
+      `-L${dir}`,
+      "-lopen_apple_models",
+    ]),
+    `${MINGW_GCC} (example.exe against the DLL)`,
+  );
+  const exampleStatic = `${dir}/example_static.exe`;
+  assertSucceeded(
+    await run(MINGW_GCC, [
+      "-std=c11",
+      "-O1",
+      ...C_STRICT,
+      "-DOAM_STATIC",
+      "-o",
+      exampleStatic,
+      `${C_SOURCES}/example.c`,
+      ...sources,
+    ]),
+    `${MINGW_GCC} -DOAM_STATIC (example.exe with the sources compiled in)`,
+  );
+  return { dir, dll, example, exampleStatic };
+}

@@ -1,0 +1,268 @@
+/*
+ * test_platform.c - checks the OS layer (platform.h) against test_echo_child.c, with either
+ * platform_posix.c or platform_windows.c: spawning with awkward arguments (spaces, quotes, backslashes,
+ * UTF-8, empty) and a program path with spaces, PATH search, writing and reading lines, waking a blocked
+ * reader, ending input with a timeout, a write stuck until the child is killed, wait with a timeout, exit
+ * statuses, threads and the clock.
+ *
+ *   test_platform <path of the echo child> <name of the echo child on PATH>
+ *
+ * Prints "ok <check>" or "FAIL <check>: <detail>" per check and "passed N failed M"; exit status 1 on a
+ * failure.
+ */
+#include "platform.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed, failed;
+
+#define CHECK(condition, ...)                                                                                   \
+    do {                                                                                                         \
+        if (condition) {                                                                                         \
+            passed++;                                                                                            \
+            printf("ok %s\n", #condition);                                                                       \
+        } else {                                                                                                 \
+            failed++;                                                                                            \
+            printf("FAIL %s (line %d): ", #condition, __LINE__);                                                 \
+            printf(__VA_ARGS__);                                                                                 \
+            printf("\n");                                                                                        \
+        }                                                                                                        \
+        fflush(stdout);                                                                                          \
+    } while (0)
+
+static void pause_ms(int ms) {
+    oam_mutex mutex;
+    oam_cond cond;
+    int64_t deadline = oam_now_ms() + ms;
+    oam_mutex_init(&mutex);
+    oam_cond_init(&cond);
+    oam_mutex_lock(&mutex);
+    while (oam_now_ms() < deadline) oam_cond_wait_until(&cond, &mutex, deadline);
+    oam_mutex_unlock(&mutex);
+    oam_cond_destroy(&cond);
+    oam_mutex_destroy(&mutex);
+}
+
+/* Lines of a child's stdout. */
+typedef struct {
+    oam_process *process;
+    char buffer[8192];
+    size_t used;
+} lines;
+
+/* The next line without its newline (valid until the next call), or NULL at end of output. */
+static const char *next_line(lines *l) {
+    static char line[8192];
+    for (;;) {
+        char *newline = (char *)memchr(l->buffer, '\n', l->used);
+        long n;
+        if (newline) {
+            size_t length = (size_t)(newline - l->buffer);
+            memcpy(line, l->buffer, length);
+            line[length] = '\0';
+            memmove(l->buffer, newline + 1, l->used - length - 1);
+            l->used -= length + 1;
+            return line;
+        }
+        if (l->used == sizeof l->buffer) return NULL;
+        n = oam_process_read(l->process, l->buffer + l->used, sizeof l->buffer - l->used);
+        if (n <= 0) return NULL;
+        l->used += (size_t)n;
+    }
+}
+
+typedef struct {
+    oam_process *process;
+    long result;
+    char buffer[64];
+} read_call;
+
+static void read_main(void *raw) {
+    read_call *call = (read_call *)raw;
+    call->result = oam_process_read(call->process, call->buffer, sizeof call->buffer);
+}
+
+typedef struct {
+    oam_process *process;
+    const char *data;
+    size_t length;
+    int result;
+} write_call;
+
+static void write_main(void *raw) {
+    write_call *call = (write_call *)raw;
+    call->result = oam_process_write(call->process, call->data, call->length);
+}
+
+static const char *const AWKWARD[] = {
+    "two words", "say \"hi\"", "trailing\\", "C:\\dir with space\\", "a\\\\\"b", "\\\\server\\share", "", "tab\there",
+    "h\xc3\xa9llo \xe2\x9c\x93", "plain", NULL};
+
+static void check_arguments_and_echo(const char *child) {
+    const char *argv[16];
+    char err[256] = "", expected[256], description[64] = "";
+    oam_process *process = NULL;
+    lines out;
+    const char *line;
+    read_call blocked;
+    oam_thread reader;
+    int k, rc;
+
+    argv[0] = child;
+    for (k = 0; AWKWARD[k]; k++) argv[k + 1] = AWKWARD[k];
+    argv[k + 1] = NULL;
+    rc = oam_process_spawn(argv, &process, err, sizeof err);
+    CHECK(rc == 0 && process, "spawn '%s' failed: %d %s", child, rc, err);
+    if (!process) return;
+    memset(&out, 0, sizeof out);
+    out.process = process;
+    for (k = 0; AWKWARD[k]; k++) {
+        line = next_line(&out);
+        snprintf(expected, sizeof expected, "arg %d %s", k + 1, AWKWARD[k]);
+        CHECK(line && strcmp(line, expected) == 0, "argument %d: expected [%s], got [%s]", k + 1, expected,
+              line ? line : "(end of output)");
+    }
+    line = next_line(&out);
+    CHECK(line && strcmp(line, "ready") == 0, "expected [ready], got [%s]",
+          line ? line : "(end of output)");
+
+    CHECK(oam_process_write(process, "hello\n", 6) == 0, "write failed");
+    line = next_line(&out);
+    CHECK(line && strcmp(line, "hello") == 0, "echo: got [%s]", line ? line : "(end of output)");
+    CHECK(oam_process_wait(process, 50, description, sizeof description) == 0, "the child exited early: %s",
+          description);
+
+    /* A reader blocked on a silent child wakes up with 0, and so does every later read. */
+    memset(&blocked, 0, sizeof blocked);
+    blocked.process = process;
+    blocked.result = -2;
+    CHECK(oam_thread_start(&reader, read_main, &blocked) == 0, "thread start failed");
+    pause_ms(200);
+    oam_process_wake_reader(process);
+    oam_thread_join(reader);
+    CHECK(blocked.result == 0, "woken read returned %ld", blocked.result);
+    CHECK(oam_process_read(process, blocked.buffer, sizeof blocked.buffer) == 0, "a read after the wake did not return 0");
+
+    /* A last line and end of input: the child echoes it and exits with status 3. */
+    CHECK(oam_process_end_input(process, "bye\n", 4, 5000) == 0, "end_input gave up");
+    CHECK(oam_process_write(process, "late\n", 5) == -1, "a write after end_input did not fail");
+    description[0] = '\0';
+    CHECK(oam_process_wait(process, 10000, description, sizeof description) == 1, "the child did not exit");
+    CHECK(strcmp(description, "exit status 3") == 0, "description [%s]", description);
+    oam_process_close_stdin(process); /* idempotent */
+    oam_process_free(process);
+}
+
+static void check_exit_status_and_path_search(const char *name_on_path) {
+    const char *argv[2];
+    char err[256] = "", description[64] = "";
+    oam_process *process = NULL;
+    lines out;
+    const char *line;
+    int rc;
+
+    argv[0] = name_on_path;
+    argv[1] = NULL;
+    rc = oam_process_spawn(argv, &process, err, sizeof err);
+    CHECK(rc == 0 && process, "spawn '%s' (on PATH) failed: %d %s", name_on_path, rc, err);
+    if (!process) return;
+    memset(&out, 0, sizeof out);
+    out.process = process;
+    line = next_line(&out);
+    CHECK(line && strcmp(line, "ready") == 0, "got [%s]", line ? line : "(end of output)");
+    CHECK(oam_process_write(process, "exit 7\n", 7) == 0, "write failed");
+    line = next_line(&out);
+    CHECK(line == NULL, "expected end of output, got [%s]", line);
+    CHECK(oam_process_wait(process, -1, description, sizeof description) == 1, "wait failed");
+    CHECK(strcmp(description, "exit status 7") == 0, "description [%s]", description);
+    oam_process_kill(process, 1); /* after the exit: harmless */
+    CHECK(oam_process_write(process, "x\n", 2) == -1, "a write to an exited child did not fail");
+    oam_process_free(process);
+}
+
+static void check_stuck_writes_and_kill(const char *child) {
+    const char *argv[2];
+    char err[256] = "", description[64] = "";
+    oam_process *process = NULL;
+    lines out;
+    const char *line;
+    size_t big = 4 * 1024 * 1024;
+    char *data = (char *)malloc(big);
+    write_call stuck;
+    oam_thread writer;
+    int rc;
+
+    argv[0] = child;
+    argv[1] = NULL;
+    rc = oam_process_spawn(argv, &process, err, sizeof err);
+    CHECK(rc == 0 && process, "spawn failed: %d %s", rc, err);
+    if (!process || !data) return;
+    memset(data, 'x', big);
+    data[big - 1] = '\n';
+    memset(&out, 0, sizeof out);
+    out.process = process;
+    line = next_line(&out);
+    CHECK(line && strcmp(line, "ready") == 0, "got [%s]", line ? line : "(end of output)");
+    CHECK(oam_process_write(process, "hang\n", 5) == 0, "write failed");
+
+    /* The child stops reading: ending the input with more than a pipe holds gives up after the timeout. */
+    CHECK(oam_process_end_input(process, data, big, 300) == -1, "end_input did not give up");
+    /* A blocking write stays stuck until the child is killed, then fails. */
+    memset(&stuck, 0, sizeof stuck);
+    stuck.process = process;
+    stuck.data = data;
+    stuck.length = big;
+    stuck.result = 1;
+    CHECK(oam_thread_start(&writer, write_main, &stuck) == 0, "thread start failed");
+    pause_ms(200);
+    CHECK(oam_process_end_input(process, "bye\n", 4, 200) == -1, "end_input behind a stuck write did not give up");
+    CHECK(oam_process_wait(process, 0, description, sizeof description) == 0, "the child exited: %s", description);
+    oam_process_kill(process, 1);
+    oam_thread_join(writer);
+    CHECK(stuck.result == -1, "the stuck write returned %d after the kill", stuck.result);
+    CHECK(oam_process_wait(process, -1, description, sizeof description) == 1, "wait failed");
+#if defined(_WIN32)
+    CHECK(strcmp(description, "killed") == 0, "description [%s]", description);
+#else
+    CHECK(strcmp(description, "signal 9") == 0, "description [%s]", description);
+#endif
+    oam_process_free(process);
+    free(data);
+}
+
+static void check_missing_program(void) {
+    const char *argv[] = {"oam-no-such-program-here", NULL};
+    const char *argv_path[] = {"./no/such/dir/program", NULL};
+    char err[256] = "";
+    oam_process *process = (oam_process *)&err;
+    int rc = oam_process_spawn(argv, &process, err, sizeof err);
+    CHECK(rc != 0 && process == NULL && strstr(err, "oam-no-such-program-here"), "rc %d, err [%s]", rc, err);
+    err[0] = '\0';
+    rc = oam_process_spawn(argv_path, &process, err, sizeof err);
+    CHECK(rc != 0 && process == NULL && err[0], "rc %d, err [%s]", rc, err);
+}
+
+static void check_threads_and_clock(void) {
+    int64_t start = oam_now_ms(), end;
+    oam_thread_id self = oam_thread_current();
+    CHECK(oam_thread_equal(self, oam_thread_current()), "thread ids differ");
+    pause_ms(30);
+    end = oam_now_ms();
+    CHECK(end >= start + 30, "the clock moved %lld ms over a 30 ms wait", (long long)(end - start));
+}
+
+int main(int argc, char **argv) {
+    if (argc != 3) {
+        fprintf(stderr, "usage: test_platform <path of the echo child> <its name on PATH>\n");
+        return 2;
+    }
+    check_threads_and_clock();
+    check_arguments_and_echo(argv[1]);
+    check_exit_status_and_path_search(argv[2]);
+    check_stuck_writes_and_kill(argv[1]);
+    check_missing_program();
+    printf("passed %d failed %d\n", passed, failed);
+    return failed ? 1 : 0;
+}
