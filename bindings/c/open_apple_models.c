@@ -3,7 +3,7 @@
  * implemented by spawning the bridge (`oam stdio`) and talking JSON lines over
  * its stdin/stdout. One reader thread pumps the bridge's stdout into the
  * callback; responses to oam_call_blocking() are routed to their waiters.
- * OS specifics live in platform_posix.c (see platform.h).
+ * OS specifics live in platform_posix.c or platform_windows.c (see platform.h).
  */
 #define OAM_BUILDING_LIBRARY 1
 #include "open_apple_models.h"
@@ -843,33 +843,39 @@ OAM_API oam_bridge *oam_bridge_create_with_command(const char *const *argv, oam_
 }
 
 OAM_API oam_bridge *oam_bridge_create(oam_message_callback callback, void *user_data) {
-    const char *command = getenv("OAM_BRIDGE_COMMAND");
-    const char *path = getenv("OAM_BRIDGE_PATH");
-    const char *log = getenv("OAM_BRIDGE_LOG");
-    oam_bridge *bridge;
+    /* As UTF-8 also on Windows, where getenv would give the ANSI code page. */
+    char *command, *path, *log;
+    oam_bridge *bridge = NULL;
     if (!callback) return NULL;
-    if (command && *command) {
+    command = oam_getenv_utf8("OAM_BRIDGE_COMMAND");
+    if (command) {
         char **argv = split_command(command);
-        if (!argv) {
+        if (argv) {
+            bridge = oam_bridge_create_with_command((const char *const *)argv, callback, user_data);
+            free_argv(argv);
+        } else {
             fprintf(stderr, "[open-apple-models] error: OAM_BRIDGE_COMMAND is empty\n");
-            return NULL;
         }
-        bridge = oam_bridge_create_with_command((const char *const *)argv, callback, user_data);
-        free_argv(argv);
+        free(command);
         return bridge;
     }
+    path = oam_getenv_utf8("OAM_BRIDGE_PATH");
+    log = oam_getenv_utf8("OAM_BRIDGE_LOG");
     {
         const char *argv[5];
         int k = 0;
-        argv[k++] = path && *path ? path : "oam";
+        argv[k++] = path ? path : "oam";
         argv[k++] = "stdio";
-        if (log && *log) {
+        if (log) {
             argv[k++] = "--log-level";
             argv[k++] = log;
         }
         argv[k] = NULL;
-        return oam_bridge_create_with_command(argv, callback, user_data);
+        bridge = oam_bridge_create_with_command(argv, callback, user_data);
     }
+    free(path);
+    free(log);
+    return bridge;
 }
 
 /* Writes one message as a line: CR/LF become spaces, a newline is appended. */

@@ -27,6 +27,8 @@
  *     otherwise           "oam stdio", looked up on PATH
  *   With OAM_BRIDGE_PATH or the default, OAM_BRIDGE_LOG=debug|info|warning|error
  *   adds "--log-level <level>" (the bridge logs to stderr, which is inherited).
+ *   The values are taken as UTF-8, on Windows too (read as UTF-16 and
+ *   converted), so a path with non-ASCII characters works there.
  *   oam_bridge_create_with_command() takes the argv directly (paths with
  *   spaces, custom flags).
  *

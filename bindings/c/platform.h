@@ -1,8 +1,8 @@
 /*
  * platform.h - the small OS layer of libopen_apple_models (internal).
  *
- * Processes with piped stdin/stdout, threads, a mutex, a condition variable
- * and a monotonic clock. platform_posix.c implements it for Linux and macOS,
+ * Processes with piped stdin/stdout, threads, a mutex, a condition variable,
+ * a monotonic clock and environment variables as UTF-8. platform_posix.c implements it for Linux and macOS,
  * platform_windows.c for Windows (CreateProcessW, pipes, SRWLOCK,
  * CONDITION_VARIABLE); compile exactly one of them. test_platform.c checks
  * either against test_echo_child.c.
@@ -103,6 +103,14 @@ void oam_cond_wait_until(oam_cond *cond, oam_mutex *mutex, int64_t deadline_ms);
 
 /* Milliseconds of a monotonic clock. */
 int64_t oam_now_ms(void);
+
+/*
+ * The value of an environment variable as a new UTF-8 string (free() it), or NULL when it is unset, empty
+ * or out of memory. POSIX: getenv's bytes. Windows: read as UTF-16 from the process environment (what
+ * SetEnvironmentVariableW, _wputenv and _putenv set) and converted, where getenv would give the ANSI code
+ * page and lose what it cannot hold.
+ */
+char *oam_getenv_utf8(const char *name);
 
 #ifdef __cplusplus
 } /* extern "C" */

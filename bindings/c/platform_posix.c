@@ -385,4 +385,15 @@ int64_t oam_now_ms(void) {
     return (int64_t)now.tv_sec * 1000 + now.tv_nsec / 1000000;
 }
 
+char *oam_getenv_utf8(const char *name) {
+    const char *value = getenv(name);
+    size_t length;
+    char *copy;
+    if (!value || !*value) return NULL;
+    length = strlen(value);
+    copy = (char *)malloc(length + 1);
+    if (copy) memcpy(copy, value, length + 1);
+    return copy;
+}
+
 #endif /* !_WIN32 */

@@ -25,6 +25,7 @@
  *     child, so force = 0 does the same. The bridge ends by itself when its stdin closes.
  *   - oam_process_wait describes the exit as "exit status N", "exception 0xC0000005" (an unhandled
  *     exception) or "killed" (after oam_process_kill).
+ *   - oam_getenv_utf8 reads the variable with GetEnvironmentVariableW and converts it to UTF-8.
  */
 #if defined(_WIN32)
 
@@ -685,6 +686,38 @@ int64_t oam_now_ms(void) {
     QueryPerformanceCounter(&now);
     return (int64_t)(now.QuadPart / frequency.QuadPart) * 1000 +
            (int64_t)(now.QuadPart % frequency.QuadPart) * 1000 / frequency.QuadPart;
+}
+
+/*
+ * Read from the process environment as UTF-16, not with getenv: the C runtime's narrow copy is in the ANSI
+ * code page (a character it cannot hold becomes '?') and misses what SetEnvironmentVariableW set later.
+ */
+char *oam_getenv_utf8(const char *name) {
+    wchar_t *wide_name = to_wide(name), *value = NULL;
+    char *utf8 = NULL;
+    DWORD size = 0, needed;
+    int n;
+    if (!wide_name) return NULL;
+    /* Retried while another thread makes the value longer between the two calls. */
+    for (;;) {
+        needed = GetEnvironmentVariableW(wide_name, value, size);
+        if (needed == 0 || needed < size) break; /* unset or empty (0), or read (the length without the NUL) */
+        free(value);
+        size = needed;
+        value = (wchar_t *)malloc((size_t)size * sizeof *value);
+        if (!value) break;
+    }
+    if (value && needed > 0 && needed < size) {
+        n = WideCharToMultiByte(CP_UTF8, 0, value, -1, NULL, 0, NULL, NULL);
+        if (n > 0) utf8 = (char *)malloc((size_t)n);
+        if (utf8 && WideCharToMultiByte(CP_UTF8, 0, value, -1, utf8, n, NULL, NULL) != n) {
+            free(utf8);
+            utf8 = NULL;
+        }
+    }
+    free(value);
+    free(wide_name);
+    return utf8;
 }
 
 #endif /* _WIN32 */

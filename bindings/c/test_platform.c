@@ -3,13 +3,17 @@
  * platform_posix.c or platform_windows.c: spawning with awkward arguments (spaces, quotes, backslashes,
  * UTF-8, empty) and a program path with spaces, PATH search, writing and reading lines, waking a blocked
  * reader, ending input with a timeout, a write stuck until the child is killed, wait with a timeout, exit
- * statuses, threads and the clock.
+ * statuses, threads, the clock and environment variables read as UTF-8.
  *
  *   test_platform <path of the echo child> <name of the echo child on PATH>
  *
  * Prints "ok <check>" or "FAIL <check>: <detail>" per check and "passed N failed M"; exit status 1 on a
  * failure.
  */
+#if !defined(_WIN32) && !defined(_POSIX_C_SOURCE) && !defined(_GNU_SOURCE)
+#define _POSIX_C_SOURCE 200112L /* setenv, unsetenv */
+#endif
+
 #include "platform.h"
 
 #include <stdio.h>
@@ -253,12 +257,72 @@ static void check_threads_and_clock(void) {
     CHECK(end >= start + 30, "the clock moved %lld ms over a 30 ms wait", (long long)(end - start));
 }
 
+/*
+ * Sets (utf8_value != NULL) or removes an environment variable with the platform's own API: setenv or
+ * unsetenv; on Windows _wputenv (the C runtime's copy and the process environment), or for an empty value,
+ * which _wputenv cannot set, SetEnvironmentVariableW (the process environment only).
+ */
+static int set_variable(const char *name, const char *utf8_value) {
+#if defined(_WIN32)
+    char assignment[128];
+    wchar_t wide[128];
+    size_t equals = strlen(name);
+    snprintf(assignment, sizeof assignment, "%s=%s", name, utf8_value ? utf8_value : "");
+    if (!MultiByteToWideChar(CP_UTF8, 0, assignment, -1, wide, 128)) return -1;
+    if (utf8_value && !*utf8_value) {
+        wide[equals] = 0;
+        return SetEnvironmentVariableW(wide, L"") ? 0 : -1;
+    }
+    return _wputenv(wide);
+#else
+    return utf8_value ? setenv(name, utf8_value, 1) : unsetenv(name);
+#endif
+}
+
+static void check_environment(void) {
+    const char *name = "OAM_TEST_PLATFORM_VARIABLE";
+    const char *zoe = "C:\\Users\\Zo\xc3\xab\\\xe2\x9c\x93\\oam.exe"; /* no ANSI code page holds U+2713 */
+    char *value;
+
+    CHECK(set_variable(name, "C:\\plain\\oam.exe") == 0, "cannot set %s", name);
+    value = oam_getenv_utf8(name);
+    CHECK(value && strcmp(value, "C:\\plain\\oam.exe") == 0, "an ASCII value came back as [%s]",
+          value ? value : "(NULL)");
+    free(value);
+
+    CHECK(set_variable(name, zoe) == 0, "cannot set %s", name);
+    value = oam_getenv_utf8(name);
+    CHECK(value && strcmp(value, zoe) == 0, "a non-ASCII value came back as [%s]", value ? value : "(NULL)");
+    free(value);
+
+    CHECK(set_variable(name, "") == 0, "cannot set %s", name);
+    value = oam_getenv_utf8(name);
+    CHECK(value == NULL, "an empty variable gave [%s]", value);
+    free(value);
+
+    CHECK(set_variable(name, NULL) == 0, "cannot remove %s", name);
+    value = oam_getenv_utf8(name);
+    CHECK(value == NULL, "an unset variable gave [%s]", value);
+    free(value);
+
+#if defined(_WIN32)
+    /* A game may set the variable with SetEnvironmentVariableW, which the C runtime's copy never sees. */
+    CHECK(SetEnvironmentVariableW(L"OAM_TEST_PLATFORM_VARIABLE", L"set by the game"), "cannot set it");
+    value = oam_getenv_utf8(name);
+    CHECK(value && strcmp(value, "set by the game") == 0, "a value set with SetEnvironmentVariableW came back as [%s]",
+          value ? value : "(NULL)");
+    free(value);
+    SetEnvironmentVariableW(L"OAM_TEST_PLATFORM_VARIABLE", NULL);
+#endif
+}
+
 int main(int argc, char **argv) {
     if (argc != 3) {
         fprintf(stderr, "usage: test_platform <path of the echo child> <its name on PATH>\n");
         return 2;
     }
     check_threads_and_clock();
+    check_environment();
     check_arguments_and_echo(argv[1]);
     check_exit_status_and_path_search(argv[2]);
     check_stuck_writes_and_kill(argv[1]);
