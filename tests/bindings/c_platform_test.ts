@@ -2,7 +2,8 @@
  * The C client's OS layer (platform.h, here platform_posix.c) against a small echo child: argument passing
  * (spaces, quotes, backslashes, UTF-8, empty), a program path with a space, PATH search, reads and writes,
  * waking a blocked reader, ending input with a timeout, a write stuck until the child is killed, exit
- * statuses. The same test program runs with platform_windows.c under Wine in tests/slow/bindings_c_wine_slow.ts.
+ * statuses, environment variables read as UTF-8. The same test program runs with platform_windows.c under Wine
+ * in tests/slow/bindings_c_windows_slow.ts.
  */
 import assert from "node:assert/strict";
 import { assertSucceeded, BUILD_DIR, run } from "./toolchain.ts";
