@@ -135,10 +135,10 @@ export interface TransportClose {
  *   if (end.by === "network") return "Connection lost: check the network, then reconnect.";
  *   return end.code === 1001 ? "The server is restarting: reconnect in a moment." : `Server closed: ${end.reason}`;
  * }
- * async function play(url = "ws://127.0.0.1:1976/rpc"): Promise<void> {
+ * async function play(url = "ws://127.0.0.1:1976/rpc"): Promise<string> {
  *   const bridge = await Bridge.connect(new WebSocketTransport(url));
  *   await bridge.done;
- *   console.log(describe(bridge.closeInfo!));
+ *   return describe(bridge.closeInfo!); // show it in the game's UI
  * }
  * ```
  */

@@ -74,7 +74,7 @@ Deno.test("a reply step of the wrong shape (the guard's two options for Mira's t
 
 Deno.test("the script file in the bridge's model label: --script and OAM_SCRIPT, nothing for other labels", () => {
   assert.equal(scriptFileOf("scripted (personas/shopkeeper.steps.json)"), "personas/shopkeeper.steps.json");
-  assert.equal(scriptFileOf("scripted (OAM_SCRIPT=/tmp/a b.json)"), "/tmp/a b.json");
+  assert.equal(scriptFileOf("scripted (OAM_SCRIPT=scripts/a b.json)"), "scripts/a b.json");
   assert.equal(scriptFileOf("scripted (test)"), null);
   assert.equal(scriptFileOf("openai: http://127.0.0.1:8080/v1#qwen"), null);
 });
