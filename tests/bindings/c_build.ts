@@ -23,6 +23,9 @@ export interface CBuild {
   testBridge: string;
 }
 
+/** The warnings every C build here fails on. */
+const C_STRICT = ["-Wall", "-Wextra", "-Werror"];
+
 /**
  * Builds the library, `example` and `test_bridge`; `sanitizer: "thread"` builds everything with TSan. `dir`
  * names the output directory under .build/bindings (test files that run in parallel each need their own).
@@ -30,7 +33,6 @@ export interface CBuild {
 export async function buildC(options: { sanitizer?: "thread"; dir?: string } = {}): Promise<CBuild> {
   const dir = `${BUILD_DIR}/${options.dir ?? (options.sanitizer ? "c-tsan" : "c")}`;
   await Deno.mkdir(dir, { recursive: true });
-  const warn = ["-Wall", "-Wextra", "-Werror"];
   const sanitize = options.sanitizer ? [`-fsanitize=${options.sanitizer}`] : [];
   assertSucceeded(
     await run("gcc", [
@@ -39,7 +41,7 @@ export async function buildC(options: { sanitizer?: "thread"; dir?: string } = {
       options.sanitizer ? "-O1" : "-O2",
       "-g",
       "-pthread",
-      ...warn,
+      ...C_STRICT,
       ...sanitize,
       "-fvisibility=hidden",
       "-o",
@@ -51,25 +53,30 @@ export async function buildC(options: { sanitizer?: "thread"; dir?: string } = {
     "gcc (library)",
   );
   for (const program of ["example", "test_bridge"]) {
-    assertSucceeded(
-      await run("gcc", [
-        "-O1",
-        "-g",
-        ...warn,
-        ...sanitize,
-        `-I${C_SOURCES}`,
-        "-o",
-        `${dir}/${program}`,
-        `${C_SOURCES}/${program}.c`,
-        `-L${dir}`,
-        "-lopen_apple_models",
-        `-Wl,-rpath,${dir}`,
-        "-pthread",
-      ]),
-      `gcc (${program})`,
-    );
+    await buildCProgram(dir, program, { flags: sanitize, label: `gcc (${program})` });
   }
   return { dir, example: `${dir}/example`, testBridge: `${dir}/test_bridge` };
+}
+
+/** Builds the C program `<program>.c` with gcc into `dir`, against the library built there. */
+async function buildCProgram(dir: string, program: string, options: { flags: string[]; label: string }) {
+  assertSucceeded(
+    await run("gcc", [
+      "-O1",
+      "-g",
+      ...C_STRICT,
+      ...options.flags,
+      `-I${C_SOURCES}`,
+      "-o",
+      `${dir}/${program}`,
+      `${C_SOURCES}/${program}.c`,
+      `-L${dir}`,
+      "-lopen_apple_models",
+      `-Wl,-rpath,${dir}`,
+      "-pthread",
+    ]),
+    options.label,
+  );
 }
 
 /** True when g++ is on PATH. */
@@ -133,7 +140,7 @@ export async function buildCAsCpp(
     const cpp = asCpp.includes(source);
     assertSucceeded(
       await run(cpp ? "g++" : "gcc", [
-        ...(cpp ? ["-x", "c++", "-std=c++17", ...STRICT_CXX] : ["-Wall", "-Wextra", "-Werror"]),
+        ...(cpp ? ["-x", "c++", "-std=c++17", ...STRICT_CXX] : C_STRICT),
         "-c",
         "-fPIC",
         "-O2",
@@ -161,24 +168,10 @@ export async function buildCAsCpp(
     `g++ (link the library, ${asCpp.join(" and ")} as C++)`,
   );
   for (const program of options.testBridge ? ["example", "test_bridge"] : ["example"]) {
-    assertSucceeded(
-      await run("gcc", [
-        "-O1",
-        "-g",
-        "-Wall",
-        "-Wextra",
-        "-Werror",
-        `-I${C_SOURCES}`,
-        "-o",
-        `${dir}/${program}`,
-        `${C_SOURCES}/${program}.c`,
-        `-L${dir}`,
-        "-lopen_apple_models",
-        `-Wl,-rpath,${dir}`,
-        "-pthread",
-      ]),
-      `gcc (${program}, against the library built as C++)`,
-    );
+    await buildCProgram(dir, program, {
+      flags: [],
+      label: `gcc (${program}, against the library built as C++)`,
+    });
   }
   return { dir, example: `${dir}/example`, testBridge: `${dir}/test_bridge` };
 }
@@ -195,9 +188,6 @@ export const MINGW_GCC = "x86_64-w64-mingw32-gcc";
 
 /** True when {@link MINGW_GCC} is on PATH. */
 export const hasMingw: boolean = onPath(MINGW_GCC);
-
-/** The warnings every C build here fails on. */
-const C_STRICT = ["-Wall", "-Wextra", "-Werror"];
 
 /** What {@link buildPlatformTest} produced. */
 export interface PlatformTestBuild {
