@@ -340,5 +340,8 @@ Deno.test("an extension error with a protocol code or outside -32057…-32099 is
     logs[0],
     /^Internal error in 'quest\/find' \(the handler's error code breaks PROTOCOL\.md §8; fix it where the error is made\): TypeError: BridgeError code -32050 .*\n +at .*extension_test\.ts/s,
   );
+  // The bridge goes on serving.
+  c.request("ping", {}, 3);
+  assert.deepEqual(await c.response(3), { jsonrpc: "2.0", id: 3, result: {} });
   await c.close();
 });

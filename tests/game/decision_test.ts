@@ -440,6 +440,8 @@ Deno.test("decideMany: every request is validated before any model call; an inva
     assert.deepEqual(r.error, error, JSON.stringify(requests));
   }
   assert.equal(p.requests.length, 0, "no decision reached the model");
+  // The bridge goes on serving.
+  assert.deepEqual((await c.response(c.request("ping", {}, "after"))).result, {});
   await c.close();
 });
 
