@@ -13,7 +13,7 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
-import { file, withPlayground } from "./browser_fixture.ts";
+import { file, WAIT_MS, withPlayground } from "./browser_fixture.ts";
 
 /** The focused element, as `tag#id` (`body#` when the focus was lost). */
 function focused(page: Page): Promise<string> {
@@ -42,6 +42,41 @@ async function accessibleDescription(page: Page, selector: string): Promise<stri
     const { nodes } = await cdp.send("Accessibility.getPartialAXTree", { nodeId, fetchRelatives: false });
     return String(nodes[0]?.description?.value ?? "");
   } finally {
+    await cdp.detach();
+  }
+}
+
+/** The file chooser a page opened: the id of its `<input type=file>` and whether it takes several files. */
+interface OpenedChooser {
+  input: string;
+  multiple: boolean;
+}
+
+/**
+ * Runs `open` (which should make the page open a file chooser) and returns the chooser it opened. Chromium is
+ * told to intercept file choosers, and has confirmed it, before `open` runs. Playwright's
+ * `waitForEvent("filechooser")` switches the interception on without waiting for Chromium's answer: a key
+ * press sent right after it could reach the page first, headless Chromium then cancelled the chooser and the
+ * event never came.
+ */
+async function fileChooserOpenedBy(page: Page, open: () => Promise<void>): Promise<OpenedChooser> {
+  const cdp = await page.context().newCDPSession(page);
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    await cdp.send("Page.enable");
+    await cdp.send("Page.setInterceptFileChooserDialog", { enabled: true });
+    const opened = new Promise<{ backendNodeId?: number; mode: string }>((resolve, reject) => {
+      cdp.once("Page.fileChooserOpened", resolve);
+      timer = setTimeout(() => reject(new Error("No file chooser opened.")), WAIT_MS);
+    });
+    const [{ backendNodeId, mode }] = await Promise.all([opened, open()]);
+    const { node } = await cdp.send("DOM.describeNode", { backendNodeId });
+    const attributes = node.attributes ?? [];
+    const id = attributes[attributes.indexOf("id") + 1] ?? "";
+    return { input: id, multiple: mode === "selectMultiple" };
+  } finally {
+    clearTimeout(timer);
+    await cdp.send("Page.setInterceptFileChooserDialog", { enabled: false }).catch(() => {});
     await cdp.detach();
   }
 }
@@ -246,11 +281,11 @@ Deno.test("screen reader: each file button is one control with a clear name, and
     await page.focus("#toggle-log");
     await page.keyboard.press("Tab");
     assert.equal(await focusName(page), "Load file…");
-    const chooser = page.waitForEvent("filechooser");
-    await page.keyboard.press("Enter");
-    const picked = await chooser;
-    assert.equal(picked.isMultiple(), true);
-    await picked.setFiles([file("gorm.jsonc", { npc: "gorm", persona: { name: "Gorm" } })]);
+    const chooser = await fileChooserOpenedBy(page, () => page.keyboard.press("Enter"));
+    assert.deepEqual(chooser, { input: "load-persona", multiple: true });
+    await page.setInputFiles("#load-persona", [
+      file("gorm.jsonc", { npc: "gorm", persona: { name: "Gorm" } }),
+    ]);
     await page.locator("#start-result").filter({ hasText: "Loaded gorm.jsonc." }).waitFor();
     await page.keyboard.press("Tab");
     assert.equal(await focused(page), "button#save-persona");

@@ -130,9 +130,12 @@ Deno.test("plugin: aborting mid-stream rejects with cancelled and delivers no la
     const seen: string[] = [];
     const p = h.request({
       op: "step",
+      // Two snapshots queued back to back, each its own event: a coalescing plugin may merge snapshots that
+      // wait in its queue ("a" and "ab" became one "ab" whenever the poll came late), and then the
+      // listener never saw "a".
       "x-double": {
         events: [{ type: "text", text: "a" }, { type: "text", text: "ab" }],
-        delayMs: 5,
+        coalesce: false,
         hang: true,
       },
     }, {
