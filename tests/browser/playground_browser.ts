@@ -807,14 +807,14 @@ async function fileToolbar(page: Page): Promise<{
   });
 }
 
-Deno.test("layout: the NPC panel's file toolbar (Undo load shown) is one row on a 1440 px laptop and on a 1024 px screen, and wraps inside the panel on a 400 px phone", async () => {
+Deno.test("layout: the NPC panel's file toolbar (Undo load shown) is one row on 1440, 1366 and 1280 px laptops and on a 1024 px screen, and wraps inside the panel on a 400 px phone", async () => {
   await withPlayground("failed-file-toolbar", async (browser) => {
     const { page } = browser;
     await page.setInputFiles("#load-persona", [file("mira.jsonc", PERSONA)]);
     await page.locator("#undo-load").waitFor();
     const names = ["Load file…", "Save persona", "Export for the engine", "Undo load"];
-    // Before: at 1440 px "Undo load" sat alone on a second row.
-    for (const width of [1440, 1024]) {
+    // Before: at 1440 px, then at 1366 and 1280 px, "Undo load" sat alone on a second row.
+    for (const width of [1440, 1366, 1280, 1024]) {
       await page.setViewportSize({ width, height: 900 });
       const { buttons, pageScrolls } = await fileToolbar(page);
       assert.deepEqual(buttons.map((b) => b.name), names);
