@@ -837,6 +837,107 @@ Deno.test("layout: the NPC panel's file toolbar (Undo load shown) is one row on 
   });
 });
 
+/**
+ * The top bar's visible parts: each one's name, top, right edge and number of text lines (the distinct tops of
+ * its text's line boxes), with the bar's rows and height and whether the full text of each pill can still be read.
+ */
+async function topBar(page: Page): Promise<{
+  parts: {
+    name: string;
+    top: number;
+    bottom: number;
+    right: number;
+    lines: number;
+    clipped: boolean;
+    title: string;
+  }[];
+  rows: number;
+  height: number;
+  pageScrolls: boolean;
+}> {
+  return await page.evaluate(() => {
+    const bar = document.querySelector(".topbar")!;
+    const parts = [...bar.children].filter((el) =>
+      (el as HTMLElement).offsetParent !== null && (el.textContent ?? "").trim() !== ""
+    ).map((el) => {
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      const tops = new Set(
+        [...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)),
+      );
+      const box = el.getBoundingClientRect();
+      const html = el as HTMLElement;
+      return {
+        name: (el.textContent ?? "").trim(),
+        top: Math.round(box.top),
+        bottom: Math.round(box.bottom),
+        right: Math.round(box.right),
+        lines: tops.size,
+        clipped: html.scrollWidth > html.clientWidth,
+        title: html.title,
+      };
+    });
+    // Rows: a part that starts below every part of the row so far begins a new one.
+    let rows = 0;
+    let bottom = -Infinity;
+    for (const part of [...parts].sort((a, b) => a.top - b.top)) {
+      if (part.top >= bottom) {
+        rows++;
+        bottom = part.bottom;
+      } else bottom = Math.max(bottom, part.bottom);
+    }
+    return {
+      parts,
+      rows,
+      height: Math.round(bar.getBoundingClientRect().height),
+      pageScrolls: document.documentElement.scrollWidth > document.documentElement.clientWidth,
+    };
+  });
+}
+
+Deno.test("layout: the top bar is one row on a laptop; on a 400 px phone it is two short rows, each part on one line (also with Reconnect)", async () => {
+  await withPlayground("failed-top-bar", async (browser, served) => {
+    const { page } = browser;
+    const names = [
+      "oam playground",
+      "Model: scripted (test) · available",
+      "Connected to the bridge",
+      "JSON-RPC log",
+    ];
+    const wide = await topBar(page);
+    assert.deepEqual(wide.parts.map((p) => p.name), names);
+    assert.equal(wide.rows, 1, `one row at 1440 px: ${JSON.stringify(wide)}`);
+    // Before: at 400 px the title, both pills and the log button each took two or three lines (a bar 82 px
+    // high of squeezed words).
+    await page.setViewportSize({ width: 400, height: 800 });
+    const { parts, rows, height, pageScrolls } = await topBar(page);
+    for (const part of parts) {
+      assert.equal(part.lines, 1, `${part.name} on one line at 400 px: ${JSON.stringify(parts)}`);
+      assert.ok(part.right <= 400, `${part.name} inside the page at 400 px`);
+      // A pill cut short keeps its whole text in its tooltip (a screen reader reads the whole text anyway).
+      if (part.clipped) assert.equal(part.title, part.name, `${part.name}: the whole text in the tooltip`);
+    }
+    assert.ok(rows <= 2, `two rows at most: ${JSON.stringify(parts)}`);
+    assert.ok(height <= 80, `the bar is ${height} px high`);
+    assert.equal(pageScrolls, false, "no sideways scrolling at 400 px");
+    // The pills say the same as before to a screen reader.
+    assert.equal(await text(page, "#connection-status"), "Connected to the bridge");
+    assert.equal(await text(page, "#model-status"), "Model: scripted (test) · available");
+    await screenshot(page, "09-phone-top-bar");
+    // The bridge gone: "Not connected" and Reconnect join the second row.
+    await served.stop();
+    await page.locator("#connection-status[data-state=closed]").waitFor();
+    const closed = await topBar(page);
+    assert.ok(closed.parts.some((p) => p.name === "Reconnect"), JSON.stringify(closed.parts));
+    for (const part of closed.parts) {
+      assert.equal(part.lines, 1, `${part.name} on one line at 400 px: ${JSON.stringify(closed.parts)}`);
+      assert.ok(part.right <= 400, `${part.name} inside the page at 400 px`);
+    }
+    assert.ok(closed.rows <= 2, `two rows at most: ${JSON.stringify(closed.parts)}`);
+    assert.deepEqual(browser.errors.filter((e) => !/WebSocket|ERR_CONNECTION_REFUSED/.test(e)), []);
+  });
+});
+
 Deno.test("accessible: every control has a label or a name, tabs work with the keyboard, a line is sent with Enter", async () => {
   await withPlayground("failed-accessible", async (browser) => {
     const { page } = browser;

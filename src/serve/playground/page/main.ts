@@ -342,6 +342,8 @@ class Playground {
       status.textContent = `Model: ${label} · ${avail}`;
       status.dataset.available = String(availability?.available ?? "unknown");
     }
+    // On a phone the pill is cut short: its whole text in the tooltip.
+    status.title = status.textContent;
   }
 
   async #validateTools(): Promise<void> {
