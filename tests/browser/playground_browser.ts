@@ -938,6 +938,33 @@ Deno.test("layout: the top bar is one row on a laptop; on a 400 px phone it is t
   });
 });
 
+Deno.test("layout: on a phone (one column) a link by Start takes the designer down to the player's line, past the persona form", async () => {
+  await withPlayground("failed-phone-talk-link", async (browser) => {
+    const { page } = browser;
+    await page.setViewportSize({ width: 400, height: 800 });
+    await page.click("#start");
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    const line = page.locator("#player-line");
+    const inView = () =>
+      line.evaluate((el) => {
+        const box = el.getBoundingClientRect();
+        return box.top >= 0 && box.bottom <= innerHeight;
+      });
+    assert.equal(await inView(), false, "the player's line is far below the persona form");
+    // Before: the only way down was scrolling past every persona field (the link showed only to a keyboard).
+    const link = page.locator("#editor a.skip-link");
+    const box = await link.boundingBox();
+    assert.ok(box !== null && box.width > 20 && box.height > 10, `the link shows: ${JSON.stringify(box)}`);
+    assert.ok(box.y + box.height <= 800, "next to Start, on the first screen");
+    await link.click();
+    assert.equal(await page.evaluate(() => document.activeElement?.id), "player-line");
+    assert.equal(await inView(), true, "the player's line is on the screen");
+    assert.equal(new URL(page.url()).hash, "", "the address stays the same");
+    await screenshot(page, "10-phone-talk");
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
 Deno.test("accessible: every control has a label or a name, tabs work with the keyboard, a line is sent with Enter", async () => {
   await withPlayground("failed-accessible", async (browser) => {
     const { page } = browser;
