@@ -965,6 +965,25 @@ Deno.test("layout: on a phone (one column) a link by Start takes the designer do
   });
 });
 
+Deno.test("layout: on a phone, opening the JSON-RPC log brings it on the screen (it is below every panel)", async () => {
+  await withPlayground("failed-phone-log", async (browser) => {
+    const { page } = browser;
+    await page.setViewportSize({ width: 400, height: 800 });
+    await page.click("#toggle-log");
+    assert.equal(await page.getAttribute("#toggle-log", "aria-pressed"), "true");
+    // Before: the log opened at the foot of a page several screens long; the button seemed to do nothing.
+    const top = await page.locator(".rpc-log").evaluate((el) => Math.round(el.getBoundingClientRect().top));
+    assert.ok(top >= 0 && top < 800, `the log's top is on the screen: ${top}`);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), "toggle-log", "the focus stays");
+    // On a laptop the log is a drawer under the panels: nothing scrolls.
+    await page.click("#toggle-log");
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.click("#toggle-log");
+    assert.equal(await page.evaluate(() => scrollY), 0);
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
 Deno.test("accessible: every control has a label or a name, tabs work with the keyboard, a line is sent with Enter", async () => {
   await withPlayground("failed-accessible", async (browser) => {
     const { page } = browser;

@@ -197,6 +197,8 @@ class Playground {
     toggle.addEventListener("click", () => {
       setLog(!this.saved.logOpen);
       this.persist();
+      // In one column (a phone) the log opens below every panel: bring it on the screen.
+      if (this.saved.logOpen) this.log.root.scrollIntoView({ block: "nearest" });
     });
     setLog(this.saved.logOpen);
   }
