@@ -13,7 +13,7 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
-import { file, withPlayground } from "./browser_fixture.ts";
+import { file, WAIT_MS, withPlayground } from "./browser_fixture.ts";
 
 /** The focused element, as `tag#id` (`body#` when the focus was lost). */
 function focused(page: Page): Promise<string> {
@@ -228,6 +228,10 @@ Deno.test("screen reader: a reply's warnings and a warning note in the conversat
 Deno.test("screen reader: each file button is one control with a clear name, and opens the file chooser from the keyboard", async () => {
   await withPlayground("failed-keyboard-file-buttons", async (browser) => {
     const { page } = browser;
+    // Listening for the file chooser long before Enter: Playwright turns the interception on asynchronously,
+    // and a key pressed right after waitForEvent("filechooser") could open the chooser before it (the test then
+    // timed out now and then on a busy machine).
+    const chooser = page.waitForEvent("filechooser", { timeout: 2 * WAIT_MS }); // the steps before count too
     await page.focus("#tab-state-save");
     await page.keyboard.press("Enter");
     await page.focus("#tab-model");
@@ -246,7 +250,6 @@ Deno.test("screen reader: each file button is one control with a clear name, and
     await page.focus("#toggle-log");
     await page.keyboard.press("Tab");
     assert.equal(await focusName(page), "Load file…");
-    const chooser = page.waitForEvent("filechooser");
     await page.keyboard.press("Enter");
     const picked = await chooser;
     assert.equal(picked.isMultiple(), true);
