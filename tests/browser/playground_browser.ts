@@ -807,14 +807,14 @@ async function fileToolbar(page: Page): Promise<{
   });
 }
 
-Deno.test("layout: the NPC panel's file toolbar (Undo load shown) is one row on a 1440 px laptop and on a 1024 px screen, and wraps inside the panel on a 400 px phone", async () => {
+Deno.test("layout: the NPC panel's file toolbar (Undo load shown) is one row on 1440, 1366 and 1280 px laptops and on a 1024 px screen, and wraps inside the panel on a 400 px phone", async () => {
   await withPlayground("failed-file-toolbar", async (browser) => {
     const { page } = browser;
     await page.setInputFiles("#load-persona", [file("mira.jsonc", PERSONA)]);
     await page.locator("#undo-load").waitFor();
     const names = ["Load file…", "Save persona", "Export for the engine", "Undo load"];
-    // Before: at 1440 px "Undo load" sat alone on a second row.
-    for (const width of [1440, 1024]) {
+    // Before: at 1440 px, then at 1366 and 1280 px, "Undo load" sat alone on a second row.
+    for (const width of [1440, 1366, 1280, 1024]) {
       await page.setViewportSize({ width, height: 900 });
       const { buttons, pageScrolls } = await fileToolbar(page);
       assert.deepEqual(buttons.map((b) => b.name), names);
@@ -833,6 +833,153 @@ Deno.test("layout: the NPC panel's file toolbar (Undo load shown) is one row on 
       assert.ok(button.right <= panelRight, `${button.name} inside the panel at 400 px`);
     }
     assert.equal(pageScrolls, false, "no sideways scrolling at 400 px");
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+/**
+ * The top bar's visible parts: each one's name, top, right edge and number of text lines (the distinct tops of
+ * its text's line boxes), with the bar's rows and height and whether the full text of each pill can still be read.
+ */
+async function topBar(page: Page): Promise<{
+  parts: {
+    name: string;
+    top: number;
+    bottom: number;
+    right: number;
+    lines: number;
+    clipped: boolean;
+    title: string;
+  }[];
+  rows: number;
+  height: number;
+  pageScrolls: boolean;
+}> {
+  return await page.evaluate(() => {
+    const bar = document.querySelector(".topbar")!;
+    const parts = [...bar.children].filter((el) =>
+      (el as HTMLElement).offsetParent !== null && (el.textContent ?? "").trim() !== ""
+    ).map((el) => {
+      const range = document.createRange();
+      range.selectNodeContents(el);
+      const tops = new Set(
+        [...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)),
+      );
+      const box = el.getBoundingClientRect();
+      const html = el as HTMLElement;
+      return {
+        name: (el.textContent ?? "").trim(),
+        top: Math.round(box.top),
+        bottom: Math.round(box.bottom),
+        right: Math.round(box.right),
+        lines: tops.size,
+        clipped: html.scrollWidth > html.clientWidth,
+        title: html.title,
+      };
+    });
+    // Rows: a part that starts below every part of the row so far begins a new one.
+    let rows = 0;
+    let bottom = -Infinity;
+    for (const part of [...parts].sort((a, b) => a.top - b.top)) {
+      if (part.top >= bottom) {
+        rows++;
+        bottom = part.bottom;
+      } else bottom = Math.max(bottom, part.bottom);
+    }
+    return {
+      parts,
+      rows,
+      height: Math.round(bar.getBoundingClientRect().height),
+      pageScrolls: document.documentElement.scrollWidth > document.documentElement.clientWidth,
+    };
+  });
+}
+
+Deno.test("layout: the top bar is one row on a laptop; on a 400 px phone it is two short rows, each part on one line (also with Reconnect)", async () => {
+  await withPlayground("failed-top-bar", async (browser, served) => {
+    const { page } = browser;
+    const names = [
+      "oam playground",
+      "Model: scripted (test) · available",
+      "Connected to the bridge",
+      "JSON-RPC log",
+    ];
+    const wide = await topBar(page);
+    assert.deepEqual(wide.parts.map((p) => p.name), names);
+    assert.equal(wide.rows, 1, `one row at 1440 px: ${JSON.stringify(wide)}`);
+    // Before: at 400 px the title, both pills and the log button each took two or three lines (a bar 82 px
+    // high of squeezed words).
+    await page.setViewportSize({ width: 400, height: 800 });
+    const { parts, rows, height, pageScrolls } = await topBar(page);
+    for (const part of parts) {
+      assert.equal(part.lines, 1, `${part.name} on one line at 400 px: ${JSON.stringify(parts)}`);
+      assert.ok(part.right <= 400, `${part.name} inside the page at 400 px`);
+      // A pill cut short keeps its whole text in its tooltip (a screen reader reads the whole text anyway).
+      if (part.clipped) assert.equal(part.title, part.name, `${part.name}: the whole text in the tooltip`);
+    }
+    assert.ok(rows <= 2, `two rows at most: ${JSON.stringify(parts)}`);
+    assert.ok(height <= 80, `the bar is ${height} px high`);
+    assert.equal(pageScrolls, false, "no sideways scrolling at 400 px");
+    // The pills say the same as before to a screen reader.
+    assert.equal(await text(page, "#connection-status"), "Connected to the bridge");
+    assert.equal(await text(page, "#model-status"), "Model: scripted (test) · available");
+    await screenshot(page, "09-phone-top-bar");
+    // The bridge gone: "Not connected" and Reconnect join the second row.
+    await served.stop();
+    await page.locator("#connection-status[data-state=closed]").waitFor();
+    const closed = await topBar(page);
+    assert.ok(closed.parts.some((p) => p.name === "Reconnect"), JSON.stringify(closed.parts));
+    for (const part of closed.parts) {
+      assert.equal(part.lines, 1, `${part.name} on one line at 400 px: ${JSON.stringify(closed.parts)}`);
+      assert.ok(part.right <= 400, `${part.name} inside the page at 400 px`);
+    }
+    assert.ok(closed.rows <= 2, `two rows at most: ${JSON.stringify(closed.parts)}`);
+    assert.deepEqual(browser.errors.filter((e) => !/WebSocket|ERR_CONNECTION_REFUSED/.test(e)), []);
+  });
+});
+
+Deno.test("layout: on a phone (one column) a link by Start takes the designer down to the player's line, past the persona form", async () => {
+  await withPlayground("failed-phone-talk-link", async (browser) => {
+    const { page } = browser;
+    await page.setViewportSize({ width: 400, height: 800 });
+    await page.click("#start");
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    const line = page.locator("#player-line");
+    const inView = () =>
+      line.evaluate((el) => {
+        const box = el.getBoundingClientRect();
+        return box.top >= 0 && box.bottom <= innerHeight;
+      });
+    assert.equal(await inView(), false, "the player's line is far below the persona form");
+    // Before: the only way down was scrolling past every persona field (the link showed only to a keyboard).
+    const link = page.locator("#editor a.skip-link");
+    const box = await link.boundingBox();
+    assert.ok(box !== null && box.width > 20 && box.height > 10, `the link shows: ${JSON.stringify(box)}`);
+    assert.ok(box.y + box.height <= 800, "next to Start, on the first screen");
+    await link.click();
+    assert.equal(await page.evaluate(() => document.activeElement?.id), "player-line");
+    assert.equal(await inView(), true, "the player's line is on the screen");
+    assert.equal(new URL(page.url()).hash, "", "the address stays the same");
+    await screenshot(page, "10-phone-talk");
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+Deno.test("layout: on a phone, opening the JSON-RPC log brings it on the screen (it is below every panel)", async () => {
+  await withPlayground("failed-phone-log", async (browser) => {
+    const { page } = browser;
+    await page.setViewportSize({ width: 400, height: 800 });
+    await page.click("#toggle-log");
+    assert.equal(await page.getAttribute("#toggle-log", "aria-pressed"), "true");
+    // Before: the log opened at the foot of a page several screens long; the button seemed to do nothing.
+    const top = await page.locator(".rpc-log").evaluate((el) => Math.round(el.getBoundingClientRect().top));
+    assert.ok(top >= 0 && top < 800, `the log's top is on the screen: ${top}`);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), "toggle-log", "the focus stays");
+    // On a laptop the log is a drawer under the panels: nothing scrolls.
+    await page.click("#toggle-log");
+    await page.setViewportSize({ width: 1440, height: 900 });
+    await page.click("#toggle-log");
+    assert.equal(await page.evaluate(() => scrollY), 0);
     assert.deepEqual(browser.errors, []);
   });
 });

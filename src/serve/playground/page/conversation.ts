@@ -102,6 +102,8 @@ export class Conversation {
   readonly #portrait: HTMLElement;
   readonly #title: HTMLElement;
   #live: LiveTurn | null = null;
+  /** The last reply cut off by a bridge that stopped or went away (until the next turn or start). */
+  #cutOff: { line: string; back: boolean } | null = null;
   #turns = 0;
 
   /** Builds the panel in `root`: the header, the turns, and the composer (what was typed comes from `saved`). */
@@ -228,6 +230,16 @@ export class Conversation {
   }
 
   /**
+   * The reply a bridge that went away cut off, or null: the one still running, or the last one the bridge
+   * cancelled as it stopped; `back` says whether its line is (or will be) back in the player's box. The page's
+   * alert banner says it, so the conversation does not announce it again.
+   */
+  cutOff(): { line: string; back: boolean } | null {
+    if (this.#live) return { line: this.#live.record.line, back: this.#lineInput.value.trim() === "" };
+    return this.#cutOff;
+  }
+
+  /**
    * Shows a line about the NPC's lifecycle (started, restored, the bridge went away); a warning or an error
    * is also said (the live region), as replies and failures are, unless `announced` says another live region
    * (e.g. the page's alert banner) already says it.
@@ -247,6 +259,7 @@ export class Conversation {
     this.#title.textContent = title;
     this.#setEmotion(null);
     this.#message.textContent = "";
+    this.#cutOff = null;
   }
 
   /** Shows the turns of a restored conversation (from its transcript). */
@@ -329,6 +342,7 @@ export class Conversation {
 
   async #talk(npc: Npc, line: string, context: string): Promise<void> {
     const record: TurnRecord = { index: ++this.#turns, line, timings: {} };
+    this.#cutOff = null;
     let ended!: () => void;
     const live = this.#liveTurn(record, context, new Promise<void>((resolve) => ended = resolve));
     this.#list.append(live.root);
@@ -541,6 +555,8 @@ export class Conversation {
         text: cancelled ? "cancelled" : "failed",
       }),
     );
+    // The bridge cancelled it as it stopped, or the connection closed under it: the alert banner says so.
+    const gone = !cancelled && (byBridge || !this.#host.connected());
     const hint = cancelled ? null : this.#host.failureHint(error);
     live.meta.replaceChildren(
       h("span", {
@@ -553,16 +569,19 @@ export class Conversation {
       }),
     );
     if (hint !== null) live.meta.append(h("span", { class: "hint", text: hint }));
-    if (!cancelled && this.#lineInput.value.trim() === "") {
+    const back = !cancelled && this.#lineInput.value.trim() === "";
+    if (back) {
       // Give the line back so it can be sent again.
       this.#lineInput.value = line;
       this.#saved.line = line;
       this.#host.changed();
     }
+    if (gone) {
+      this.#cutOff = { line, back };
+      return;
+    }
     this.#announce.textContent = cancelled
       ? "Reply cancelled."
-      : byBridge
-      ? "The bridge cancelled the reply."
       : `The turn failed: ${error.message}${hint === null ? "" : ` ${hint}`}`;
   }
 

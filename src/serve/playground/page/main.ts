@@ -197,6 +197,8 @@ class Playground {
     toggle.addEventListener("click", () => {
       setLog(!this.saved.logOpen);
       this.persist();
+      // In one column (a phone) the log opens below every panel: bring it on the screen.
+      if (this.saved.logOpen) this.log.root.scrollIntoView({ block: "nearest" });
     });
     setLog(this.saved.logOpen);
   }
@@ -254,6 +256,8 @@ class Playground {
     const banner = byId("banner");
     const reconnect = byId<HTMLButtonElement>("reconnect");
     status.dataset.state = state;
+    // "Not connected" is shown, not said: the alert banner says the bridge went away (once).
+    status.setAttribute("aria-live", state === "closed" ? "off" : "polite");
     if (state === "open") {
       status.textContent = "Connected to the bridge";
       banner.hidden = true;
@@ -277,13 +281,18 @@ class Playground {
     status.textContent = "Not connected";
     reconnect.hidden = false;
     const had = this.running !== null;
+    const cut = had ? this.conversation.cutOff() : null;
     this.running = null;
     this.state.world.show(null, null);
     this.state.showMemory(null);
     banner.hidden = false;
     banner.replaceChildren(
       h("strong", { text: "The bridge went away. " }),
-      `${detail ?? ""} Everything you typed is kept in this page. `,
+      `${detail ?? ""} `,
+      cut === null
+        ? ""
+        : `The reply to “${cut.line}” was cut off${cut.back ? ": your line is back in the box" : ""}. `,
+      "Everything you typed is kept in this page. ",
       h("button", {
         type: "button",
         text: "Reconnect now",
@@ -342,6 +351,8 @@ class Playground {
       status.textContent = `Model: ${label} · ${avail}`;
       status.dataset.available = String(availability?.available ?? "unknown");
     }
+    // On a phone the pill is cut short: its whole text in the tooltip.
+    status.title = status.textContent;
   }
 
   async #validateTools(): Promise<void> {
