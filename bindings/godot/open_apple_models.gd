@@ -35,7 +35,9 @@ signal tool_call_received(id: Variant, params: Dictionary)
 signal tool_cancelled(params: Dictionary)
 ## One line the bridge wrote to stderr (its log), without the line break.
 signal log_received(text: String)
-## The bridge process ended; pending requests have failed with a -32023 shut_down error.
+## The bridge process ended by itself (crashed, exited, was killed); pending requests have failed with a -32023
+## shut_down error carrying the same message: how it ended, then its last stderr lines (get_last_log_lines() has
+## more). Emitted from poll() a moment after the exit, without the main thread ever waiting for the process.
 signal bridge_exited(message: String)
 
 const VERSION := "0.1.0"
@@ -44,6 +46,10 @@ const TIMEOUT := -32024
 const INVALID_MESSAGE := -32600
 ## Deepest nesting the bridge reads in a message.
 const MAX_DEPTH := 100
+## Lines of the bridge's stderr that get_last_log_lines() keeps.
+const LOG_LINES_KEPT := 20
+## Lines of the bridge's stderr that the message of a bridge that died by itself ends with.
+const EXIT_LOG_LINES := 3
 const _TOOL_ERROR_KEY := "__oam_tool_error__"
 
 ## Full argv of the bridge. Empty: bridge_path, then OAM_BRIDGE_COMMAND, OAM_BRIDGE_PATH, "oam stdio".
@@ -97,14 +103,16 @@ class _Channel extends RefCounted:
 		mutex.unlock()
 
 
-# Ends a closed bridge without blocking the main thread. step() runs every frame (SceneTree.process_frame, also
-# while the game is paused): once the process has exited, or has been killed at the deadline, and the reader
-# threads have seen the end of its output, it joins them and closes the pipes. It holds all it needs (also the
-# _Channel the threads run on: a Thread's Callable does not keep its object alive) and nothing of the node, so it
-# goes on after the node is freed; OamBridge._reapers holds it (close() drops those done). When the
-# game quits no frame comes any more: the root's tree_exiting, emitted after every node's _exit_tree, runs
-# wait_for_exit(), which blocks until the process has exited (killing it at the deadline), so no bridge outlives
-# the game.
+# Ends a bridge without blocking the main thread, after close() or once it has died by itself. step() runs every
+# frame (SceneTree.process_frame, also while the game is paused; poll() steps it when there is no SceneTree): once
+# the process has exited, or has been killed at the deadline, and the reader threads have seen the end of its
+# output, it joins them and closes the pipes. A thread is only joined once it has ended: a process the bridge
+# started (or a launcher script whose child outlives it) can hold the output open long after the bridge is gone,
+# and joining a thread blocked on it would freeze the game as long. It holds all it needs (also the _Channel the
+# threads run on: a Thread's Callable does not keep its object alive) and nothing of the node, so it goes on after
+# the node is freed; OamBridge._reapers holds it (dropped once done). When the game quits no frame comes any more:
+# the root's tree_exiting, emitted after every node's _exit_tree, runs wait_for_exit(), which waits until the
+# process has exited (killing it at the deadline), so no bridge outlives the game.
 class _Reaper extends RefCounted:
 	var pid := -1
 	var deadline := 0           # ticks msec: kill the process if it still runs then
@@ -136,12 +144,14 @@ class _Reaper extends RefCounted:
 			if Time.get_ticks_msec() < deadline:
 				return
 			OS.kill(pid)
-		for thread in threads:
-			if thread.is_alive():
-				return  # its pipe has not ended yet
+		if _readers_alive():
+			return  # a pipe has not ended yet
 		_finish()
 
-	# Blocks until the process has exited (killing it at the deadline) and the reader threads have ended.
+	# Blocks until the process has exited (killing it at the deadline), then at most 1 s more for the reader
+	# threads. A reader still blocked after that (its pipe is held open by a process the bridge started) is left
+	# running with its pipe open instead of being waited for: step() joins it once it ends (at quit, nothing does;
+	# Godot may warn that a Thread was not waited for).
 	func wait_for_exit() -> void:
 		if done:
 			return
@@ -149,10 +159,20 @@ class _Reaper extends RefCounted:
 			OS.delay_msec(10)
 		if OS.is_process_running(pid):
 			OS.kill(pid)
-		_finish()
+		var readers_until := Time.get_ticks_msec() + 1000
+		while _readers_alive() and Time.get_ticks_msec() < readers_until:
+			OS.delay_msec(10)
+		if not _readers_alive():
+			_finish()
 
-	# The pipes are closed only after the threads reading them have ended: a pipe closed under a blocked read does
-	# not end that read, and its file descriptor could be reused meanwhile.
+	func _readers_alive() -> bool:
+		for thread in threads:
+			if thread.is_alive():
+				return true
+		return false
+
+	# Called once no reader thread is alive, so joining them does not wait. The pipes are closed only after that:
+	# a pipe closed under a blocked read does not end that read, and its file descriptor could be reused meanwhile.
 	func _finish() -> void:
 		done = true
 		for thread in threads:
@@ -188,7 +208,9 @@ var _tool_calls := {}         # tool/call id -> true while its handler runs
 var _subscriptions := {}      # subscription id -> Callable(change: Dictionary)
 var _dead_message := ""
 var _closed := false
-var _exit_deadline := -1      # once the output ended: until when poll() looks for the process's exit (ticks msec)
+var _exit_deadline := -1      # once the output ended or the process is gone: until when poll() waits for the rest
+var _next_exit_check := 0     # when poll() next looks whether the process still runs (ticks msec)
+var _log_lines := PackedStringArray()   # the last LOG_LINES_KEPT lines of the bridge's stderr
 # Godot before 4.5 gives the stderr pipe fd 0 (the game's stdin) as its write end and closes fd 0 when that pipe
 # is closed or freed; the next bridge's stdin pipe then gets fd 0 and the bridge starts without stdin
 # (godotengine/godot#109652, fixed by #109397). Such pipes are kept open for the life of the game instead.
@@ -251,6 +273,8 @@ func start(command: PackedStringArray = PackedStringArray()) -> Error:
 	_argv0 = argv[0]
 	_dead_message = ""
 	_exit_deadline = -1
+	_next_exit_check = 0
+	_log_lines = PackedStringArray()
 	_channel = _Channel.new()
 	_reader = Thread.new()
 	_reader.start(_channel._read_loop.bind(_pipe, false))
@@ -269,8 +293,25 @@ func is_running() -> bool:
 	return _pid > 0 and _dead_message.is_empty() and OS.is_process_running(_pid)
 
 
+## Why the bridge is gone: the message of bridge_exited, "The bridge was closed." after close(), or why start()
+## failed; "" while it runs (and before start()).
+func get_exit_message() -> String:
+	return _dead_message
+
+
+## The last lines the bridge wrote to stderr (up to LOG_LINES_KEPT), oldest first: what a game can show when the
+## bridge died. Kept after it exited.
+func get_last_log_lines() -> PackedStringArray:
+	return _log_lines
+
+
 ## Handles everything the bridge sent since the last call. _process() calls it every frame.
 func poll() -> void:
+	if not (Engine.get_main_loop() is SceneTree):
+		# Without a SceneTree no frame steps the reapers of bridges that died by themselves: poll() does.
+		for reaper in _reapers:
+			if reaper.tree == null:
+				reaper.step()
 	if _closed:
 		return
 	_channel.mutex.lock()
@@ -296,13 +337,25 @@ func poll() -> void:
 		if not line.is_empty():
 			_dispatch(line)
 	_emit_logs(log_bytes, log_eof)
-	if eof and _dead_message.is_empty() and not _closed:
-		# The process exits a moment after its output ends: each poll (frame) looks for the exit, for up to 2 s,
-		# instead of blocking the main thread until it comes.
-		if _exit_deadline < 0:
-			_exit_deadline = Time.get_ticks_msec() + 2000
-		if not OS.is_process_running(_pid) or Time.get_ticks_msec() >= _exit_deadline:
-			_on_exit()
+	if _dead_message.is_empty() and not _closed:
+		_look_for_exit(eof, log_eof)
+
+
+# Notices that the bridge is gone, never waiting for it. Its output ends when it exits, but a process it started
+# (or the child of a launcher script) may hold the output open after that: the process itself is also looked at,
+# four times a second. From then on each poll (frame) looks for the rest of its stdout and stderr and for its exit,
+# for up to 2 s; then _on_exit() reports it, and whatever still is not there is no longer waited for.
+func _look_for_exit(eof: bool, log_eof: bool) -> void:
+	var now := Time.get_ticks_msec()
+	if _exit_deadline < 0:
+		if not eof and now < _next_exit_check:
+			return
+		_next_exit_check = now + 250
+		if not eof and OS.is_process_running(_pid):
+			return
+		_exit_deadline = now + 2000
+	if (eof and log_eof and not OS.is_process_running(_pid)) or now >= _exit_deadline:
+		_on_exit()
 
 
 # Emits log_received for every whole stderr line (and for the rest once stderr has ended).
@@ -314,26 +367,48 @@ func _emit_logs(log_bytes: PackedByteArray, log_eof: bool) -> void:
 			break
 		var text := _log_buffer.slice(0, newline).get_string_from_utf8().strip_edges(false, true)
 		_log_buffer = _log_buffer.slice(newline + 1)
+		_keep_log_line(text)
 		log_received.emit(text)
 	if log_eof and not _log_buffer.is_empty():
 		var rest := _log_buffer.get_string_from_utf8().strip_edges(false, true)
 		_log_buffer = PackedByteArray()
+		_keep_log_line(rest)
 		log_received.emit(rest)
 
 
+func _keep_log_line(text: String) -> void:
+	_log_lines.append(text)
+	if _log_lines.size() > LOG_LINES_KEPT:
+		_log_lines = _log_lines.slice(_log_lines.size() - LOG_LINES_KEPT)
+
+
+# The bridge is gone (or has closed its output): report it at once. The reader threads are not waited for here (a
+# pipe held open by a process the bridge started would freeze the game as long): a _Reaper joins them once they
+# end, and kills a bridge that closed its output but still runs.
 func _on_exit() -> void:
-	var description := "output closed"
-	if not OS.is_process_running(_pid) and OS.has_method("get_process_exit_code"):
-		description = _exit_description(OS.get_process_exit_code(_pid), OS.get_name() == "Windows")
-	_dead_message = "The bridge process exited (%s) before answering." % description
-	if not _received:
-		_dead_message += " Did '%s' start? (bridge_command, bridge_path, OAM_BRIDGE_COMMAND, OAM_BRIDGE_PATH, or 'oam' on PATH)" % _argv0
-	_join_threads()
+	if OS.is_process_running(_pid):
+		_dead_message = "The bridge closed its output but kept running; it was stopped."
+	else:
+		var description := "output closed"
+		if OS.has_method("get_process_exit_code"):
+			description = _exit_description(OS.get_process_exit_code(_pid), OS.get_name() == "Windows")
+		_dead_message = "The bridge process exited (%s) before answering." % description
 	_channel.mutex.lock()
 	var log_bytes := _channel.log_bytes
 	_channel.log_bytes = PackedByteArray()
+	_channel.discard = true
 	_channel.mutex.unlock()
+	_hand_to_reaper(Time.get_ticks_msec())
 	_emit_logs(log_bytes, true)
+	var tail := PackedStringArray()
+	for text in _log_lines.slice(-EXIT_LOG_LINES):
+		if not text.strip_edges().is_empty():
+			tail.append(text)
+	if not tail.is_empty():
+		# What it said last (e.g. "Error: Unknown option '--bogus'.") tells the player or the developer why.
+		_dead_message += " Its last lines on stderr:\n" + "\n".join(tail)
+	elif not _received:
+		_dead_message += " Did '%s' start? (bridge_command, bridge_path, OAM_BRIDGE_COMMAND, OAM_BRIDGE_PATH, or 'oam' on PATH)" % _argv0
 	_fail_all(_dead_message)
 	bridge_exited.emit(_dead_message)
 
@@ -354,13 +429,6 @@ static func _exit_description(code: int, windows: bool) -> String:
 	return "status %d" % code
 
 
-func _join_threads() -> void:
-	if _reader != null and _reader.is_started():
-		_reader.wait_to_finish()
-	if _err_reader != null and _err_reader.is_started():
-		_err_reader.wait_to_finish()
-
-
 func _fail_all(message: String) -> void:
 	var calls := _pending.values()
 	_pending.clear()
@@ -373,17 +441,30 @@ func _fail_all(message: String) -> void:
 ## shut_down error "The bridge was closed.". The process gets timeout_msec to exit and is killed otherwise; that
 ## wait runs on later frames (see _Reaper), also after the node has been freed. When the game quits there are no
 ## later frames: the wait then happens during the quit (a bridge that ignores shutdown delays it by up to
-## timeout_msec, then is killed). wait = true blocks the calling thread until the process is gone, for a caller that
-## must know it is gone before going on; without a SceneTree main loop, close() always does. The stdin pipe is not
+## timeout_msec, then is killed). wait = true blocks the calling thread until the process is gone (and at most 1 s
+## more for the reader threads, which are left running if a process the bridge started holds its output open), for a
+## caller that must know it is gone before going on; without a SceneTree main loop, close() always does. After the
+## bridge died by itself, close() only marks the node closed. The stdin pipe is not
 ## closed first: Godot has one pipe object for the bridge's stdin and stdout, and the reader thread is blocked on it;
 ## the bridge exits by itself once it has answered shutdown.
 func close(wait: bool = false, timeout_msec: int = 3000) -> void:
 	if _pid <= 0 or _closed:
 		return
 	_closed = true
+	if _pipe == null:
+		return  # it died by itself: a _Reaper already has it
 	if _dead_message.is_empty():
 		_send({"jsonrpc": "2.0", "id": "gd-shutdown", "method": "shutdown"})
 		_dead_message = "The bridge was closed."
+	var tree := Engine.get_main_loop() as SceneTree
+	_hand_to_reaper(Time.get_ticks_msec() + timeout_msec, wait or tree == null or tree.root == null)
+	_fail_all("The bridge was closed.")
+
+
+# Hands the process, its pipes and the reader threads to a _Reaper (what the bridge still writes is dropped): it
+# kills the process if it still runs at kill_at and joins the threads once their pipes have ended, stepped by
+# frames, or by poll() without a SceneTree. wait: wait_for_exit() first, blocking the calling thread.
+func _hand_to_reaper(kill_at: int, wait: bool = false) -> void:
 	_channel.mutex.lock()
 	_channel.discard = true
 	_channel.mutex.unlock()
@@ -398,19 +479,20 @@ func close(wait: bool = false, timeout_msec: int = 3000) -> void:
 	for thread in [_reader, _err_reader]:
 		if thread != null and thread.is_started():
 			threads.append(thread)
-	var reaper := _Reaper.new(_pid, Time.get_ticks_msec() + timeout_msec, _channel, threads, pipes)
+	var reaper := _Reaper.new(_pid, kill_at, _channel, threads, pipes)
 	_reader = null
 	_err_reader = null
-	var tree := Engine.get_main_loop() as SceneTree
-	if wait or tree == null or tree.root == null:
+	_pipe = null
+	_stderr = null
+	for earlier in _reapers.duplicate():
+		if earlier.done:
+			_reapers.erase(earlier)
+	_reapers.append(reaper)
+	if wait:
 		reaper.wait_for_exit()
-	else:
-		for earlier in _reapers.duplicate():
-			if earlier.done:
-				_reapers.erase(earlier)
-		_reapers.append(reaper)
+	var tree := Engine.get_main_loop() as SceneTree
+	if not reaper.done and tree != null and tree.root != null:
 		reaper.schedule(tree)
-	_fail_all("The bridge was closed.")
 
 
 # ---------------------------------------------------------------------------------------------- protocol

@@ -209,7 +209,7 @@ function wireProblems(parsed: Parsed): string[] {
       `JSON.stringify is used (in ${callers.get("stringify")!.join(", ")}); messages go through _json()`,
     );
   }
-  const close = bodies.get("close") ?? "";
+  const close = (bodies.get("close") ?? "") + (bodies.get("_hand_to_reaper") ?? "");
   if (!/\["minor"\] < 5:\n\t+_kept_pipes\.append\(_stderr\)/.test(close)) {
     // Godot before 4.5 closes fd 0 with the stderr pipe: the next bridge would start without stdin.
     found.push("close() must keep the stderr pipe open before Godot 4.5 (in _kept_pipes)");
@@ -260,9 +260,11 @@ function closeProblems(parsed: Parsed, text: string): string[] {
     // It froze the game for up to 3 s (waiting for the exit) at every scene change.
     found.push("close() waits for the process (or the reader threads) itself; a _Reaper does that");
   }
+  // close() hands the bridge over in _hand_to_reaper(), which _on_exit() uses too.
+  const handOver = close + (bodies.get("_hand_to_reaper") ?? "");
   const schedule = bodies.get("schedule") ?? "";
   if (
-    !/reaper\.schedule\(/.test(close) || !schedule.includes("process_frame.connect(step)") ||
+    !/reaper\.schedule\(/.test(handOver) || !schedule.includes("process_frame.connect(step)") ||
     !schedule.includes("tree_exiting.connect(wait_for_exit)")
   ) {
     // Frames drive the wait after close(); at quit no frame comes, and the root's tree_exiting (after every node's
@@ -271,11 +273,11 @@ function closeProblems(parsed: Parsed, text: string): string[] {
       "close() must hand the bridge to a _Reaper stepped by process_frame and waited on the root's tree_exiting",
     );
   }
-  if (!/_Reaper\.new\(.*\b_channel\b/.test(close)) {
+  if (!/_Reaper\.new\(.*\b_channel\b/.test(handOver)) {
     // A Thread's Callable does not keep its object alive: once the node is freed, only the reaper holds the channel.
     found.push("close() must give the _Reaper the _Channel the reader threads run on");
   }
-  const step = bodies.get("step") ?? "";
+  const step = (bodies.get("step") ?? "").replaceAll("_readers_alive()", bodies.get("_readers_alive") ?? "");
   if (!/is_alive\(\)[^]*_finish\(\)/.test(step) || step.includes("delay_msec")) {
     found.push(
       "_Reaper.step() must not wait: it joins the reader threads only once they are no longer alive",
@@ -298,6 +300,81 @@ function closeProblems(parsed: Parsed, text: string): string[] {
   }
   return found;
 }
+
+/**
+ * What a bridge that dies by itself (a bad flag, killed by the OS) needs so that the game sees it without its main
+ * thread ever waiting on a reader thread; empty when all holds. A reader thread ends only when its pipe ends, and a
+ * process the bridge started (or the child of a launcher script) can hold the pipe open long after the bridge
+ * died: joining it on the main thread froze the game that long.
+ */
+function exitProblems(parsed: Parsed): string[] {
+  const { bodies, callers } = functions(parsed);
+  const found: string[] = [];
+  const joiners = callers.get("wait_to_finish") ?? [];
+  if (joiners.some((name) => name !== "_finish")) {
+    found.push(`only _Reaper._finish() may join the reader threads (also: ${joiners.join(", ")})`);
+  }
+  const onExit = bodies.get("_on_exit") ?? "";
+  if (!onExit.includes("_hand_to_reaper(") || /_join_threads|wait_to_finish/.test(onExit)) {
+    found.push("_on_exit() must hand the reader threads to a _Reaper instead of joining them");
+  }
+  if (!/if not _readers_alive\(\):\n\t+_finish\(\)/.test(bodies.get("wait_for_exit") ?? "")) {
+    // Also at quit and in close(true): a reader still blocked after the process is gone is left, not joined.
+    found.push("_Reaper.wait_for_exit() must call _finish() only once no reader thread is alive");
+  }
+  if (!/not eof and OS\.is_process_running\(_pid\)/.test(bodies.get("_look_for_exit") ?? "")) {
+    // A dead bridge whose output is held open never ended its stdout: poll() must look at the process itself.
+    found.push("poll() must notice that the process is gone while its output is still open (_look_for_exit)");
+  }
+  const tail = onExit.indexOf("_log_lines");
+  if (tail < 0 || tail > onExit.indexOf("bridge_exited.emit") || !bodies.has("get_last_log_lines")) {
+    found.push(
+      "the message of bridge_exited must end with the bridge's last stderr lines (get_last_log_lines)",
+    );
+  }
+  return found;
+}
+
+/** How a bridge that died by itself was handled before: its reader threads were joined on the main thread. */
+const OLD_EXIT = {
+  _on_exit: `func _on_exit() -> void:
+	var description := "output closed"
+	if not OS.is_process_running(_pid) and OS.has_method("get_process_exit_code"):
+		description = _exit_description(OS.get_process_exit_code(_pid), OS.get_name() == "Windows")
+	_dead_message = "The bridge process exited (%s) before answering." % description
+	_join_threads()
+	_channel.mutex.lock()
+	var log_bytes := _channel.log_bytes
+	_channel.log_bytes = PackedByteArray()
+	_channel.mutex.unlock()
+	_emit_logs(log_bytes, true)
+	_fail_all(_dead_message)
+	bridge_exited.emit(_dead_message)
+
+
+func _join_threads() -> void:
+	if _reader != null and _reader.is_started():
+		_reader.wait_to_finish()
+	if _err_reader != null and _err_reader.is_started():
+		_err_reader.wait_to_finish()`,
+  _look_for_exit: `func _look_for_exit(eof: bool, _log_eof: bool) -> void:
+	if not eof:
+		return
+	if _exit_deadline < 0:
+		_exit_deadline = Time.get_ticks_msec() + 2000
+	if not OS.is_process_running(_pid) or Time.get_ticks_msec() >= _exit_deadline:
+		_on_exit()`,
+  wait_for_exit: `func wait_for_exit() -> void:
+		if done:
+			return
+		while OS.is_process_running(pid) and Time.get_ticks_msec() < deadline:
+			OS.delay_msec(10)
+		if OS.is_process_running(pid):
+			OS.kill(pid)
+		_finish()`,
+  get_last_log_lines: `func _unused() -> void:
+	pass`,
+};
 
 /** close() as it was: it waited up to 3 s on the main thread (and the reader threads ran on the node). */
 const OLD_CLOSE =
@@ -468,6 +545,35 @@ Deno.test({
       wireProblems(broken),
       ["only _Reaper.wait_for_exit() may wait with OS.delay_msec (also: close); poll() looks once a frame"],
     );
+  },
+});
+
+Deno.test({
+  name: name(
+    "bindings/godot: a bridge that dies by itself is reported (with its last stderr lines) without the main thread waiting for its reader threads",
+  ),
+  ignore: skip !== "",
+  async fn() {
+    const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+    const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
+    assert.deepEqual(exitProblems(parsed), []);
+    // The same checks on a copy with the old handling put back.
+    const { bodies } = functions(parsed);
+    let old = text;
+    for (const [fn, body] of Object.entries(OLD_EXIT)) {
+      const current = bodies.get(fn);
+      assert.ok(current !== undefined && old.includes(current), `${fn} was not found`);
+      old = old.replace(current, body);
+    }
+    const [broken] = await parse([{ name: "old.gd", text: old }], { structure: STRUCTURE });
+    assert.equal(describe([broken]), "", "the old copy does not parse");
+    assert.deepEqual(exitProblems(broken), [
+      "only _Reaper._finish() may join the reader threads (also: _finish, _join_threads, _join_threads)",
+      "_on_exit() must hand the reader threads to a _Reaper instead of joining them",
+      "_Reaper.wait_for_exit() must call _finish() only once no reader thread is alive",
+      "poll() must notice that the process is gone while its output is still open (_look_for_exit)",
+      "the message of bridge_exited must end with the bridge's last stderr lines (get_last_log_lines)",
+    ]);
   },
 });
 
