@@ -56,9 +56,8 @@ function refusedDetail(code: number, reason: string): string {
     ? "a browser page's origin must be allowed ('oam serve --allow-origin <the page's origin>')"
     : `this page's origin must be allowed ('oam serve --allow-origin ${origin}'; http://localhost and ` +
       "http://127.0.0.1 are different origins)";
-  return `the connection closed before it opened (code ${code}${
-    reason ? `: ${reason}` : ""
-  }; the WebSocket ` +
+  const said = reason.replace(/\.+$/, ""); // no full stop before the semicolon
+  return `the connection closed before it opened (code ${code}${said ? `: ${said}` : ""}; the WebSocket ` +
     `API does not say why). Either no server listens there, or the server refused the connection: ${allow}, ` +
     "and a server with an API key needs the apiKey option. The server's log names the reason";
 }
@@ -152,7 +151,9 @@ export class WebSocketTransport implements Transport {
           this.#finish(undefined, close);
           return;
         }
-        const detail = `code ${code}${event.reason ? `: ${event.reason}` : ""}`;
+        // The reason's own full stop would end up inside the brackets, before the sentence's: "(…: stopping.)."
+        const reason = event.reason.replace(/\.+$/, "");
+        const detail = `code ${code}${reason ? `: ${reason}` : ""}`;
         this.#finish(
           BridgeError.of(
             "shut_down",

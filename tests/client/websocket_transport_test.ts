@@ -111,7 +111,7 @@ Deno.test("the transport's onclose says how the socket closed: the bridge's code
   await s.server.stop();
   await stopping.close();
   assert.deepEqual(closes, [[
-    "The bridge closed the connection (code 1001: The server is stopping.).",
+    "The bridge closed the connection (code 1001: The server is stopping).",
     { code: 1001, reason: "The server is stopping.", network: false },
   ]]);
 
@@ -159,7 +159,7 @@ Deno.test("bridge.closeInfo says why the connection ended: closed here, the serv
     by: "server",
     code: 1001,
     reason: "The server is stopping.",
-    error: "The bridge closed the connection (code 1001: The server is stopping.).",
+    error: "The bridge closed the connection (code 1001: The server is stopping).",
   });
   // Closing it afterwards does not change why it ended.
   await stopped.close();
