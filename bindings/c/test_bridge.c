@@ -34,6 +34,32 @@ static const char *current_test = "";
         }                                                                                                     \
     } while (0)
 
+/*
+ * The bridge a test holds stopped (SIGSTOP), or 0. When this program is ended meanwhile (SIGTERM from a
+ * timeout, SIGINT, SIGHUP), the handler kills it: a stopped bridge would otherwise never read the end of
+ * its input and stay for ever, holding this program's stderr open. (A SIGKILL cannot be caught: the tests
+ * in tests/bindings/ kill the program's whole process group, this bridge included.)
+ */
+static volatile sig_atomic_t stopped_bridge = 0;
+
+static void stop_bridge(pid_t pid) {
+    stopped_bridge = (sig_atomic_t)pid;
+    kill(pid, SIGSTOP);
+}
+
+/* Kills the stopped bridge if it is still there; the tests call this once they no longer need it. */
+static void end_stopped_bridge(pid_t pid) {
+    if (pid > 0 && kill(pid, 0) == 0) kill(pid, SIGKILL);
+    stopped_bridge = 0;
+}
+
+static void on_ending_signal(int signal_number) {
+    pid_t pid = (pid_t)stopped_bridge;
+    if (pid > 0) kill(pid, SIGKILL);
+    signal(signal_number, SIG_DFL);
+    raise(signal_number);
+}
+
 static int contains(const char *haystack, const char *needle) { return haystack && strstr(haystack, needle); }
 
 /* printf("%s", NULL) may become fputs(NULL): never pass NULL to %s. */
@@ -115,7 +141,7 @@ static void on_message(const char *json_line, void *user_data) {
         r->blocking_result_in_callback = oam_call_blocking(r->bridge, "{\"method\":\"ping\"}", 1000);
     }
     if (r->destroy_on_line && contains(json_line, "destroy-me")) {
-        if (r->stop_before_destroy > 0) kill(r->stop_before_destroy, SIGSTOP); /* a bridge that froze */
+        if (r->stop_before_destroy > 0) stop_bridge(r->stop_before_destroy); /* a bridge that froze */
         oam_bridge_destroy(r->bridge);
         pthread_mutex_lock(&r->lock);
         r->destroyed = 1;
@@ -764,7 +790,7 @@ static void test_destroy_ends_process(void) {
         /* The frozen bridge answers nothing and never ends its output: it is killed after the ~3 s it gets. */
         for (waited = 0; waited < 1000 && pid > 0 && kill(pid, 0) == 0; waited++) usleep(10000);
         CHECK(pid > 0 && kill(pid, 0) != 0, "the frozen bridge process %d was left running", (int)pid);
-        if (pid > 0 && kill(pid, 0) == 0) kill(pid, SIGKILL);
+        end_stopped_bridge(pid);
         usleep(200000);
     }
     recorder_free(&r);
@@ -812,7 +838,8 @@ static void test_destroy_stuck_bridge(void) {
     CHECK(contains(response, "\"result\""), "%s", show(response));
     oam_string_free(response);
     CHECK(pid > 0, "pid");
-    if (pid > 0) kill(pid, SIGSTOP);
+    if (pid > 0) stop_bridge(pid);
+    printf("stopped the bridge (pid %d)\n", (int)pid); /* tests/bindings/c_test.ts signals this program now */
     s.bridge = r.bridge, s.rc = -99;
     pthread_create(&thread, NULL, send_big_line, &s);
     usleep(200000); /* let the send fill the pipe (a hang below, not a failed check, shows the bug) */
@@ -820,7 +847,7 @@ static void test_destroy_stuck_bridge(void) {
     pthread_join(thread, NULL);
     CHECK(s.rc == OAM_OK, "send returned %d", s.rc);
     CHECK(pid > 0 && kill(pid, 0) != 0 && errno == ESRCH, "the bridge process %d still exists", (int)pid);
-    if (pid > 0 && kill(pid, 0) == 0) kill(pid, SIGKILL);
+    end_stopped_bridge(pid);
     recorder_free(&r);
     unlink(pid_file);
 }
@@ -850,6 +877,9 @@ int main(int argc, char **argv) {
     size_t g;
     int a, ran = 0;
     setvbuf(stdout, NULL, _IONBF, 0);
+    signal(SIGTERM, on_ending_signal);
+    signal(SIGINT, on_ending_signal);
+    signal(SIGHUP, on_ending_signal);
     if (command && *command) {
         snprintf(bridge_command, sizeof bridge_command, "%s", command);
     } else if (path && *path) {

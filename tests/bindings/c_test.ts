@@ -4,8 +4,13 @@
  * the test program under valgrind and ThreadSanitizer and repeats the kill test.
  */
 import assert from "node:assert/strict";
+import { withDeadline } from "../helpers/deadline.ts";
 import { assertSucceeded, bridgeEnv, run } from "./toolchain.ts";
-import { buildC, hasGcc } from "./c_build.ts";
+import { buildC, type CBuild, hasGcc } from "./c_build.ts";
+
+let built: Promise<CBuild> | undefined;
+/** The build of this file's tests (made once). */
+const build = () => built ??= buildC();
 
 Deno.test({
   name: hasGcc
@@ -14,14 +19,76 @@ Deno.test({
   ignore: !hasGcc,
   sanitizeResources: false,
   async fn() {
-    const build = await buildC();
+    const { example, testBridge } = await build();
     const env = bridgeEnv();
-    const example = await run(build.example, [], { env, timeoutMs: 30_000 });
-    assertSucceeded(example, "example");
-    assert.match(example.stdout, /portcullis chain is jammed/);
-    const tests = await run(build.testBridge, [], { env, timeoutMs: 30_000 });
+    const exampleRun = await run(example, [], { env, timeoutMs: 30_000 });
+    assertSucceeded(exampleRun, "example");
+    assert.match(exampleRun.stdout, /portcullis chain is jammed/);
+    // A hang guard: test_bridge starts about a dozen bridges and waits out two ~3 s destroy grace periods; it
+    // took 10 s alone, 13 s beside two busy loops and 19 s beside four on 2 cores, and a loaded full run
+    // went past 30 s.
+    const tests = await run(testBridge, [], { env, timeoutMs: 120_000 });
     assertSucceeded(tests, "test_bridge");
     assert.match(tests.stdout, /^10 groups, \d+ checks, 0 failures$/m);
     assert.doesNotMatch(tests.stdout, /SKIP/, "game methods are served, so no test may be skipped");
+  },
+});
+
+/** True while `pid` is a process that is not a zombie (a stopped one counts) (Linux /proc). */
+function alive(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z /.test(Deno.readTextFileSync(`/proc/${pid}/stat`));
+  } catch {
+    return false;
+  }
+}
+
+Deno.test({
+  name: "bindings/c: test_bridge ended by SIGTERM while it holds a bridge stopped does not leave it stopped",
+  ignore: !hasGcc || Deno.build.os !== "linux",
+  sanitizeResources: false,
+  async fn() {
+    const { testBridge } = await build();
+    // Only test_bridge gets the signal (no process group of its own), as from `timeout` or a CI runner.
+    const child = new Deno.Command(testBridge, {
+      args: ["destroy-stuck"],
+      env: bridgeEnv(),
+      stdin: "null",
+      stdout: "piped",
+      stderr: "null",
+    }).spawn();
+    let bridge = 0;
+    try {
+      const decoder = new TextDecoder();
+      let stdout = "";
+      await withDeadline(
+        (async () => {
+          for await (const chunk of child.stdout) {
+            stdout += decoder.decode(chunk, { stream: true });
+            const m = /^stopped the bridge \(pid (\d+)\)$/m.exec(stdout);
+            if (m) return bridge = Number(m[1]);
+          }
+          throw new Error(`test_bridge ended without stopping a bridge:\n${stdout}`);
+        })(),
+        "test_bridge to stop its bridge",
+        30_000,
+      );
+      child.kill("SIGTERM");
+      await withDeadline(child.status, "test_bridge to end after SIGTERM");
+      let waited = 0;
+      while (alive(bridge) && waited < 5_000) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        waited += 20;
+      }
+      assert.equal(alive(bridge), false, `the stopped bridge (pid ${bridge}) was left behind`);
+    } finally {
+      if (bridge > 0 && alive(bridge)) Deno.kill(bridge, "SIGKILL");
+      try {
+        child.kill("SIGKILL");
+      } catch {
+        // ended
+      }
+      await child.status;
+    }
   },
 });
