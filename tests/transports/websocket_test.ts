@@ -406,6 +406,6 @@ Deno.test("WebSocketTransport: a wrong key cannot connect; a shutdown from the b
   assert.equal(reasons.length, 1);
   assert.equal(
     reasons[0]?.message,
-    "The bridge closed the connection (code 1000: The bridge has shut down.).",
+    "The bridge closed the connection (code 1000: The bridge has shut down).",
   );
 });
