@@ -651,23 +651,31 @@ static void temp_template(char *out, size_t size) {
     snprintf(out, size, "%s/oam-c-test-pid-XXXXXX", dir);
 }
 
+/* Starts r's bridge through start_with_pid with a fresh pid file (its path left in pid_file) and returns the
+ * bridge's pid (0 when it never wrote it); -1, after a failed check, with r freed, when the bridge did not start. */
+static pid_t start_recorded(recorder *r, char *pid_file, size_t size) {
+    int fd;
+    temp_template(pid_file, size);
+    fd = mkstemp(pid_file);
+    if (fd >= 0) close(fd);
+    if (!start_with_pid(r, pid_file)) {
+        CHECK(0, "bridge did not start");
+        recorder_free(r);
+        unlink(pid_file);
+        return -1;
+    }
+    return read_pid(pid_file);
+}
+
 static void test_bridge_dies_mid_turn(void) {
     recorder r;
     char pid_file[4096];
-    temp_template(pid_file, sizeof pid_file);
     char *response, *line;
     pid_t pid;
-    int fd;
     current_test = "bridge dies mid-turn";
     recorder_init(&r);
-    fd = mkstemp(pid_file);
-    if (fd >= 0) close(fd);
-    if (!start_with_pid(&r, pid_file)) {
-        CHECK(0, "bridge did not start");
-        recorder_free(&r);
-        return;
-    }
-    pid = read_pid(pid_file);
+    pid = start_recorded(&r, pid_file, sizeof pid_file);
+    if (pid < 0) return;
     CHECK(pid > 0, "pid");
     response = call(&r, "{\"id\":1,\"method\":\"session/create\",\"params\":{\"session\":\"doomed\",\"model\":{\"type\":"
                         "\"scripted\",\"steps\":[{\"text\":\"never\",\"delayMs\":10000}]}}}",
@@ -697,20 +705,12 @@ static void test_bridge_dies_mid_turn(void) {
 static void test_destroy_ends_process(void) {
     recorder r;
     char pid_file[4096];
-    temp_template(pid_file, sizeof pid_file);
     char *response;
     pid_t pid;
-    int fd;
     current_test = "destroy ends the bridge";
     recorder_init(&r);
-    fd = mkstemp(pid_file);
-    if (fd >= 0) close(fd);
-    if (!start_with_pid(&r, pid_file)) {
-        CHECK(0, "bridge did not start");
-        recorder_free(&r);
-        return;
-    }
-    pid = read_pid(pid_file);
+    pid = start_recorded(&r, pid_file, sizeof pid_file);
+    if (pid < 0) return;
     response = call(&r, "{\"id\":1,\"method\":\"session/create\",\"params\":{\"session\":\"busy\",\"model\":{\"type\":"
                         "\"scripted\",\"steps\":[{\"text\":\"never\",\"delayMs\":20000}]}}}",
                     5000);
@@ -734,15 +734,8 @@ static void test_destroy_ends_process(void) {
     current_test = "destroy from inside the callback";
     recorder_init(&r);
     r.destroy_on_line = 1;
-    temp_template(pid_file, sizeof pid_file);
-    fd = mkstemp(pid_file);
-    if (fd >= 0) close(fd);
-    if (!start_with_pid(&r, pid_file)) {
-        CHECK(0, "bridge did not start");
-        recorder_free(&r);
-        return;
-    }
-    pid = read_pid(pid_file);
+    pid = start_recorded(&r, pid_file, sizeof pid_file);
+    if (pid < 0) return;
     oam_bridge_send(r.bridge, "{\"jsonrpc\":\"2.0\",\"id\":\"destroy-me\",\"method\":\"ping\"}");
     {
         char *line = wait_line(&r, 5000, "destroy-me", NULL);
@@ -767,15 +760,8 @@ static void test_destroy_ends_process(void) {
     current_test = "destroy from inside the callback of a bridge that froze";
     recorder_init(&r);
     r.destroy_on_line = 1;
-    temp_template(pid_file, sizeof pid_file);
-    fd = mkstemp(pid_file);
-    if (fd >= 0) close(fd);
-    if (!start_with_pid(&r, pid_file)) {
-        CHECK(0, "bridge did not start");
-        recorder_free(&r);
-        return;
-    }
-    pid = read_pid(pid_file);
+    pid = start_recorded(&r, pid_file, sizeof pid_file);
+    if (pid < 0) return;
     CHECK(pid > 0, "pid");
     r.stop_before_destroy = pid;
     oam_bridge_send(r.bridge, "{\"jsonrpc\":\"2.0\",\"id\":\"destroy-me\",\"method\":\"ping\"}");
@@ -820,20 +806,12 @@ static void test_destroy_stuck_bridge(void) {
     char pid_file[4096];
     char *response;
     pid_t pid;
-    int fd;
     pthread_t thread;
     stuck_send s;
     current_test = "destroy a bridge that stopped reading";
-    temp_template(pid_file, sizeof pid_file);
     recorder_init(&r);
-    fd = mkstemp(pid_file);
-    if (fd >= 0) close(fd);
-    if (!start_with_pid(&r, pid_file)) {
-        CHECK(0, "bridge did not start");
-        recorder_free(&r);
-        return;
-    }
-    pid = read_pid(pid_file);
+    pid = start_recorded(&r, pid_file, sizeof pid_file);
+    if (pid < 0) return;
     response = call(&r, "{\"id\":1,\"method\":\"ping\"}", 5000);
     CHECK(contains(response, "\"result\""), "%s", show(response));
     oam_string_free(response);
