@@ -3,6 +3,7 @@
  * and running a subprocess with a deadline.
  */
 import { fileURLToPath } from "node:url";
+import { settledWithin } from "../../src/util/sleep.ts";
 
 /** Absolute path of the repository root. */
 export const REPO_ROOT: string = fileURLToPath(new URL("../../", import.meta.url)).replace(/\/$/, "");
@@ -76,13 +77,15 @@ export async function run(
   }).spawn();
   const stdout = collect(child.stdout);
   const stderr = collect(child.stderr);
-  const timedOut = !await settlesWithin(child.status, options.timeoutMs ?? 60_000);
+  const timedOut = !await settledWithin(child.status, { ms: options.timeoutMs ?? 60_000 });
   if (timedOut) killGroup(child);
   const status = await child.status;
   const outputEnded = Promise.all([stdout.ended, stderr.ended]);
-  if (!await settlesWithin(outputEnded, DRAIN_MS)) {
+  if (!await settledWithin(outputEnded, { ms: DRAIN_MS })) {
     killGroup(child); // what the command started and left running with the pipes open
-    if (!await settlesWithin(outputEnded, DRAIN_MS)) await Promise.all([stdout.stop(), stderr.stop()]);
+    if (!await settledWithin(outputEnded, { ms: DRAIN_MS })) {
+      await Promise.all([stdout.stop(), stderr.stop()]);
+    }
   }
   return { code: status.code, stdout: stdout.text(), stderr: stderr.text(), timedOut };
 }
@@ -94,17 +97,6 @@ function killGroup(child: Deno.ChildProcess): void {
     else Deno.kill(-child.pid, "SIGKILL");
   } catch {
     // the group is gone
-  }
-}
-
-/** True when `promise` settles within `ms`. */
-async function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = new Promise<false>((resolve) => timer = setTimeout(() => resolve(false), ms));
-  try {
-    return await Promise.race([promise.then(() => true, () => true), late]);
-  } finally {
-    clearTimeout(timer);
   }
 }
 
