@@ -3,8 +3,9 @@
  * `oam serve` `/rpc` endpoint. It has the shape of the typed client's transports (`start`/`send`/`close` and
  * the `onmessage`/`onclose`/`onerror` callbacks), so the same client classes run over it; it works in Deno
  * and in browsers (the API key travels as `?api_key=`, since browsers cannot set headers on a WebSocket). A
- * page gets the client as one module with `deno bundle --platform browser mod.ts`, and its origin must be
- * allowed by the server (`oam serve --allow-origin <origin>`); see the README's `oam serve` section.
+ * page gets the client with `deno bundle --platform browser --code-splitting mod.ts` (the in-process engine
+ * then stays in a chunk of its own, loaded only by `Bridge.open()`), and its origin must be allowed by the
+ * server (`oam serve --allow-origin <origin>`); see the README's `oam serve` section.
  * @module
  */
 import { encodeClientMessage, MAX_MESSAGE_BYTES } from "../protocol/codec.ts";
