@@ -130,19 +130,39 @@ Deno.test("a game page on another origin uses the bundled typed client; a refuse
         player_options: ["A", "B", "C"],
         ends_conversation: false,
       };
+      const pour = bridge.tool({
+        name: "pour_ale",
+        description: "Pour an ale.",
+        parameters: { type: "object", properties: {} },
+      }, () => ({ poured: true }));
       const npc = await bridge.createNpc({ name: "Mira" }, {
         world,
-        model: { type: "scripted", steps: [], fallback: { json: reply } },
+        tools: [pour],
+        model: {
+          type: "scripted",
+          steps: [{ toolCalls: [{ name: "pour_ale", arguments: {} }] }],
+          fallback: { json: reply },
+        },
       });
-      const line = (await npc.talk("Hello")).line;
+      let spoken = "";
+      const talked = await npc.talk("Hello", { onLine: (delta: string) => spoken += delta });
       await bridge.close();
-      return { text: turn.text, streamed, changes, line };
+      return {
+        text: turn.text,
+        streamed,
+        changes,
+        line: talked.line,
+        spoken,
+        npcTool: talked.toolCalls.map((c) => c.output),
+      };
     }, rpc);
     assert.deepEqual(played, {
       text: 'Chest: {"chest":"oak","gold":7}',
       streamed: 'Chest: {"chest":"oak","gold":7}',
       changes: [{ world: "w1", subscription: "sub1", path: "player.gold", oldValue: 20, newValue: 15 }],
       line: "Welcome!",
+      spoken: "Welcome!",
+      npcTool: [{ poured: true }],
     });
 
     // A reload while the page owes the bridge a tool call: the connection and its work are freed.
