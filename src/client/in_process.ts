@@ -14,7 +14,6 @@
  *   does everything with an engine that only takes lines.
  * @module
  */
-import { BridgeEngine } from "../composition.ts";
 import { copyIncoming, encodeClientMessage } from "../protocol/codec.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { BridgeError } from "../protocol/errors.ts";
@@ -62,8 +61,15 @@ export interface InProcessEngine {
  */
 export type EngineFactory = (send: (line: string) => void, onShutdown: () => void) => InProcessEngine;
 
-/** The default engine: every standard method set and model type. */
-const defaultEngine: EngineFactory = (send, onShutdown) => new BridgeEngine({ onShutdown }, send);
+/**
+ * The default engine: every standard method set and model type. Loaded when a transport without a factory
+ * starts, so a program that only connects over WebSocket or stdio does not carry the engine (a bundler puts
+ * it in a chunk of its own, loaded only by `Bridge.open()`).
+ */
+async function defaultEngine(): Promise<EngineFactory> {
+  const { BridgeEngine } = await import("../composition.ts");
+  return (send, onShutdown) => new BridgeEngine({ onShutdown }, send);
+}
 
 /**
  * A transport to an engine in this process. Outgoing lines are delivered to `onmessage` on a microtask, in
@@ -87,31 +93,32 @@ export class InProcessTransport implements Transport {
   onclose?: (reason?: Error) => void;
   /** Called for a line that is not JSON (an engine bug). */
   onerror?: (error: Error) => void;
-  readonly #factory: EngineFactory;
+  readonly #factory: EngineFactory | null;
   #engine: InProcessEngine | null = null;
   /** The engine's entry for messages as values (null: it takes lines only). */
   #receive: ((message: JsonObject) => void) | null = null;
   /** Lines and message values from the engine, in the order it sent them. */
   #outbox: Array<string | JsonObject> = [];
+  #started = false;
   #scheduled = false;
   #delivering = false;
   #closed = false;
 
   /** A transport for the engine `factory` makes (default: a `BridgeEngine` with every default). */
-  constructor(factory: EngineFactory = defaultEngine) {
-    this.#factory = factory;
+  constructor(factory?: EngineFactory) {
+    this.#factory = factory ?? null;
   }
 
-  /** Creates the engine. */
-  start(): Promise<void> {
-    if (this.#engine !== null || this.#closed) {
-      return Promise.reject(new Error("The in-process transport was already started."));
-    }
+  /** Creates the engine (the default one is loaded first). */
+  async start(): Promise<void> {
+    if (this.#started || this.#closed) throw new Error("The in-process transport was already started.");
+    this.#started = true;
+    const factory = this.#factory ?? await defaultEngine();
+    if (this.#closed) return; // closed while the engine loaded
     const send = (line: string) => this.#enqueue(line);
-    const engine = this.#factory(send, () => this.#closeSoon());
+    const engine = factory(send, () => this.#closeSoon());
     this.#engine = engine;
     this.#receive = engine.connectInProcess?.(send, (message) => this.#enqueue(message)) ?? null;
-    return Promise.resolve();
   }
 
   /** Hands one message to the engine: a copy of it, or its line. */

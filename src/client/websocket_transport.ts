@@ -3,8 +3,9 @@
  * `oam serve` `/rpc` endpoint. It has the shape of the typed client's transports (`start`/`send`/`close` and
  * the `onmessage`/`onclose`/`onerror` callbacks), so the same client classes run over it; it works in Deno
  * and in browsers (the API key travels as `?api_key=`, since browsers cannot set headers on a WebSocket). A
- * page gets the client as one module with `deno bundle --platform browser mod.ts`, and its origin must be
- * allowed by the server (`oam serve --allow-origin <origin>`); see the README's `oam serve` section.
+ * page gets the client with `deno bundle --platform browser --code-splitting mod.ts` (the in-process engine
+ * then stays in a chunk of its own, loaded only by `Bridge.open()`), and its origin must be allowed by the
+ * server (`oam serve --allow-origin <origin>`); see the README's `oam serve` section.
  * @module
  */
 import { encodeClientMessage, MAX_MESSAGE_BYTES } from "../protocol/codec.ts";
@@ -43,6 +44,37 @@ const CLOSE_ABNORMAL = 1006;
 function pageOrigin(): string | null {
   const origin = (globalThis as { location?: { origin?: unknown } }).location?.origin;
   return typeof origin === "string" && origin !== "null" && origin !== "" ? origin : null;
+}
+
+/** The URL of the page this runs in, or null outside a page. */
+function pageHref(): string | null {
+  const href = (globalThis as { location?: { href?: unknown } }).location?.href;
+  return typeof href === "string" && href !== "" ? href : null;
+}
+
+/** WebSocket URL schemes, and the HTTP ones a WebSocket URL may be written with (`http:` is `ws:`). */
+const SOCKET_SCHEMES: Record<string, string> = {
+  "ws:": "ws:",
+  "wss:": "wss:",
+  "http:": "ws:",
+  "https:": "wss:",
+};
+
+/**
+ * The socket's URL: `url` resolved against the page's (a page may give a path such as `/rpc`, as to a
+ * `WebSocket`), with `http(s):` as `ws(s):`; null when it is not such a URL.
+ */
+function socketUrl(url: string): URL | null {
+  let target: URL;
+  try {
+    target = new URL(url, pageHref() ?? undefined);
+  } catch {
+    return null;
+  }
+  const scheme = SOCKET_SCHEMES[target.protocol];
+  if (scheme === undefined) return null;
+  target.protocol = scheme;
+  return target;
 }
 
 /**
@@ -108,7 +140,10 @@ export class WebSocketTransport implements Transport {
   #resolveClosed!: () => void;
   readonly #closedPromise: Promise<void> = new Promise((resolve) => this.#resolveClosed = resolve);
 
-  /** A transport to `url` (`ws://host:port/rpc`). Nothing connects before `start()`. */
+  /**
+   * A transport to `url` (`ws://host:port/rpc`; `http(s):` counts as `ws(s):`, and in a page a path such as
+   * `/rpc` is resolved against the page's address). Nothing connects before `start()`.
+   */
   constructor(url: string | URL, options: WebSocketTransportOptions = {}) {
     this.url = String(url);
     this.#options = options;
@@ -119,7 +154,16 @@ export class WebSocketTransport implements Transport {
     if (this.#socket || this.#closed) {
       return Promise.reject(new Error("The WebSocket transport was already started."));
     }
-    const target = new URL(this.url);
+    const target = socketUrl(this.url);
+    if (target === null) {
+      this.#finish();
+      return Promise.reject(
+        this.#cannotConnect(
+          "this is not a WebSocket URL. Write the endpoint as oam serve's banner prints it: " +
+            "ws://<host>:<port>/rpc (in a page, a path such as /rpc is resolved against the page's address)",
+        ),
+      );
+    }
     if (this.#options.apiKey !== undefined) target.searchParams.set("api_key", this.#options.apiKey);
     const Socket = this.#options.webSocket ?? WebSocket;
     let socket: WebSocket;

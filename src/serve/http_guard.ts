@@ -95,12 +95,15 @@ export function checkApiKey(token: string, apiKey: string | null): OpenAIError |
   });
 }
 
-/** CORS headers for a response to an allowed origin (none for requests without `Origin`). */
+/**
+ * CORS headers for a response to an allowed origin (none for requests without `Origin`). The exposed headers
+ * are those an SDK in a page reads to decide on a retry: a browser hides the others.
+ */
 export function corsHeaders(origin: string | null, allowedOrigins: string[]): Record<string, string> {
   if (origin === null || !originAllowed(origin, allowedOrigins)) return {};
   return {
     "access-control-allow-origin": allowedOrigins.includes("*") ? "*" : origin,
     "vary": "Origin",
-    "access-control-expose-headers": "Retry-After",
+    "access-control-expose-headers": "Retry-After, x-should-retry",
   };
 }

@@ -1,7 +1,7 @@
 /**
  * A browser game on its own origin talking to `oam serve`'s `/rpc`, as the README tells a web developer to:
- * the typed client bundled with `deno bundle --platform browser mod.ts`, a page served from another port,
- * `--allow-origin` for that page. Also what a developer gets wrong: a page whose origin is not allowed, and a
+ * the typed client bundled with `deno bundle --platform browser --code-splitting mod.ts`, a page served from
+ * another port, `--allow-origin` for that page; the page never loads the in-process engine's chunk. Also what a developer gets wrong: a page whose origin is not allowed, and a
  * reload while a tool call waits (the server frees the connection and the next page works).
  */
 import assert from "node:assert/strict";
@@ -22,32 +22,50 @@ const ROOT = new URL("../../", import.meta.url).pathname;
 
 const PAGE = `<!doctype html><meta charset="utf-8"><title>game</title>
 <script type="module">
-import { Bridge, WebSocketTransport } from "./oam-client.js";
+import { Bridge, WebSocketTransport } from "./oam-client/mod.js";
 globalThis.Bridge = Bridge;
 globalThis.WebSocketTransport = WebSocketTransport;
 globalThis.ready = true;
 </script>`;
 
-/** The game's page and the client bundle, served by a server of its own (another origin than the bridge). */
-async function serveGame(): Promise<{ port: number; server: Deno.HttpServer }> {
+/** The game's page and the client's modules, served by a server of its own (another origin than the bridge). */
+async function serveGame(): Promise<{ port: number; server: Deno.HttpServer; fetched: string[] }> {
   const dir = await Deno.makeTempDir({ prefix: "oam-web-game-" });
-  const out = `${dir}/oam-client.js`;
   const bundled = await new Deno.Command(Deno.execPath(), {
-    args: ["bundle", "--quiet", "--platform", "browser", "--minify", "--output", out, "mod.ts"],
+    args: [
+      "bundle",
+      "--quiet",
+      "--platform",
+      "browser",
+      "--minify",
+      "--code-splitting",
+      "--outdir",
+      dir,
+      "mod.ts",
+    ],
     cwd: ROOT,
   }).output();
   assert.equal(bundled.code, 0, new TextDecoder().decode(bundled.stderr));
-  const client = await Deno.readFile(out);
+  const modules = new Map<string, Uint8Array<ArrayBuffer>>();
+  for await (const entry of Deno.readDir(dir)) {
+    modules.set(entry.name, await Deno.readFile(`${dir}/${entry.name}`));
+  }
   await Deno.remove(dir, { recursive: true });
+  assert.ok([...modules.keys()].some((name) => name.startsWith("composition-")), [...modules.keys()].join());
+  const fetched: string[] = [];
   const server = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (request) => {
     const path = new URL(request.url).pathname;
-    if (path === "/oam-client.js") {
-      return new Response(client, { headers: { "content-type": "text/javascript" } });
+    const module = path.startsWith("/oam-client/")
+      ? modules.get(path.slice("/oam-client/".length))
+      : undefined;
+    if (module) {
+      fetched.push(path.slice("/oam-client/".length));
+      return new Response(module, { headers: { "content-type": "text/javascript" } });
     }
     if (path === "/") return new Response(PAGE, { headers: { "content-type": "text/html" } });
     return new Response("not found", { status: 404 });
   });
-  return { port: server.addr.port, server };
+  return { port: server.addr.port, server, fetched };
 }
 
 Deno.test("a game page on another origin uses the bundled typed client; a refused origin and a reload mid-turn are handled", async () => {
@@ -112,19 +130,39 @@ Deno.test("a game page on another origin uses the bundled typed client; a refuse
         player_options: ["A", "B", "C"],
         ends_conversation: false,
       };
+      const pour = bridge.tool({
+        name: "pour_ale",
+        description: "Pour an ale.",
+        parameters: { type: "object", properties: {} },
+      }, () => ({ poured: true }));
       const npc = await bridge.createNpc({ name: "Mira" }, {
         world,
-        model: { type: "scripted", steps: [], fallback: { json: reply } },
+        tools: [pour],
+        model: {
+          type: "scripted",
+          steps: [{ toolCalls: [{ name: "pour_ale", arguments: {} }] }],
+          fallback: { json: reply },
+        },
       });
-      const line = (await npc.talk("Hello")).line;
+      let spoken = "";
+      const talked = await npc.talk("Hello", { onLine: (delta: string) => spoken += delta });
       await bridge.close();
-      return { text: turn.text, streamed, changes, line };
+      return {
+        text: turn.text,
+        streamed,
+        changes,
+        line: talked.line,
+        spoken,
+        npcTool: talked.toolCalls.map((c) => c.output),
+      };
     }, rpc);
     assert.deepEqual(played, {
       text: 'Chest: {"chest":"oak","gold":7}',
       streamed: 'Chest: {"chest":"oak","gold":7}',
       changes: [{ world: "w1", subscription: "sub1", path: "player.gold", oldValue: 20, newValue: 15 }],
       line: "Welcome!",
+      spoken: "Welcome!",
+      npcTool: [{ poured: true }],
     });
 
     // A reload while the page owes the bridge a tool call: the connection and its work are freed.
@@ -161,6 +199,9 @@ Deno.test("a game page on another origin uses the bundled typed client; a refuse
     }, rpc);
     assert.equal(pinged, "pong");
     assert.deepEqual(errors, []);
+    // Sessions, NPCs, worlds and tools over WebSocket: the in-process engine's chunk was never loaded.
+    assert.deepEqual(game.fetched.filter((name) => name.startsWith("composition-")), []);
+    assert.ok(game.fetched.includes("mod.js"), game.fetched.join());
 
     // The same page on http://localhost is another origin: the error says which flag admits it.
     const refused = await browser.newPage();

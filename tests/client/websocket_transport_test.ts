@@ -178,3 +178,53 @@ Deno.test("bridge.closeInfo says why the connection ended: closed here, the serv
   });
   await peer.close();
 });
+
+Deno.test("an endpoint that is not a WebSocket URL is refused with what to write, not 'Invalid URL'", async () => {
+  // Before: "TypeError: Failed to construct 'URL': Invalid URL" (a browser) or "Invalid URL: '…'" (Deno),
+  // thrown by start() itself, not the bridge's -32023.
+  for (const url of ["127.0.0.1:1976/rpc", "localhost:1976/rpc", "/rpc", "ftp://127.0.0.1:1976/rpc"]) {
+    const transport = new WebSocketTransport(url, {
+      webSocket: class {
+        constructor() {
+          throw new Error("no socket may be made");
+        }
+      } as unknown as new (url: string) => WebSocket,
+    });
+    let closes = 0;
+    transport.onclose = () => closes++;
+    const error = await connectError(transport);
+    assert.equal(
+      error.message,
+      `Cannot connect to the bridge at ${url}: this is not a WebSocket URL. Write the endpoint as oam serve's ` +
+        "banner prints it: ws://<host>:<port>/rpc (in a page, a path such as /rpc is resolved against the " +
+        "page's address).",
+    );
+    assert.equal((error as { code?: number }).code, -32023);
+    assert.equal(closes, 1);
+  }
+});
+
+Deno.test("in a page, a path such as /rpc and an http:// URL reach the page's server, as with a WebSocket", async () => {
+  await using s = await serve(script(), { rpc: { engine: {}, maxConnections: 4, maxMessageBytes: 1 << 20 } });
+  const page = `http://127.0.0.1:${s.server.port}/game/index.html`;
+  const opened: string[] = [];
+  const recording = class extends WebSocket {
+    constructor(url: string) {
+      opened.push(url);
+      super(url);
+    }
+  };
+  Object.defineProperty(globalThis, "location", {
+    value: { href: page, origin: new URL(page).origin },
+    configurable: true,
+  });
+  try {
+    for (const url of ["/rpc", "../rpc", `http://127.0.0.1:${s.server.port}/rpc`]) {
+      await using bridge = await Bridge.connect(new WebSocketTransport(url, { webSocket: recording }));
+      await bridge.ping();
+    }
+  } finally {
+    delete (globalThis as { location?: unknown }).location;
+  }
+  assert.deepEqual(opened, Array(3).fill(`ws://127.0.0.1:${s.server.port}/rpc`));
+});

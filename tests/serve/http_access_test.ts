@@ -55,7 +55,7 @@ Deno.test("CORS: preflight of an allowed origin is 204 with the allow headers; o
     "access-control-allow-headers": "content-type, authorization",
     "access-control-allow-methods": "GET, POST, OPTIONS",
     "access-control-allow-origin": "http://game.local:8080",
-    "access-control-expose-headers": "Retry-After",
+    "access-control-expose-headers": "Retry-After, x-should-retry",
     "access-control-max-age": "600",
     allow: "GET, POST, OPTIONS",
     date: preflight.headers.get("date")!,
@@ -83,6 +83,21 @@ Deno.test("CORS: '*' allows any origin and answers with '*'", async () => {
   assert.equal(post.status, 200);
   assert.equal(post.headers.get("access-control-allow-origin"), "*");
   await post.body?.cancel();
+});
+
+Deno.test("CORS: a page can read the headers that tell its SDK whether to retry (x-should-retry, Retry-After)", async () => {
+  // A browser hides every response header not listed in Access-Control-Expose-Headers (except a few such as
+  // Content-Type). Before, x-should-retry was hidden: openai's SDK in a page retried a model that cannot
+  // become available twice, with back-off, instead of failing at once as it does outside a browser.
+  const origin = "http://game.local:8080";
+  await using down = await serve(new UnavailableModel("device_not_eligible"), { allowedOrigins: [origin] });
+  const refused = await postChat(down.base, { messages: ask("x") }, { origin });
+  await refused.body?.cancel();
+  assert.equal(refused.status, 503);
+  assert.equal(refused.headers.get("x-should-retry"), "false");
+  const exposed = (refused.headers.get("access-control-expose-headers") ?? "").toLowerCase().split(/\s*,\s*/);
+  assert.ok(exposed.includes("x-should-retry"), `exposed: ${exposed.join(", ")}`);
+  assert.ok(exposed.includes("retry-after"), `exposed: ${exposed.join(", ")}`);
 });
 
 Deno.test("Host check: a loopback listener serves only loopback names (DNS rebinding) unless allowed", async () => {

@@ -152,7 +152,7 @@ Deno.test("preflight: answered before the API key and the route; CORS headers on
     "access-control-allow-headers": "Authorization, Content-Type",
     "access-control-allow-methods": "GET, POST, OPTIONS",
     "access-control-allow-origin": "http://game.local",
-    "access-control-expose-headers": "Retry-After",
+    "access-control-expose-headers": "Retry-After, x-should-retry",
     "access-control-max-age": "600",
     allow: "GET, POST, OPTIONS",
     date: browser.headers.get("date")!,
