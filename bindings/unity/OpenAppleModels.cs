@@ -1280,7 +1280,16 @@ namespace OpenAppleModels
 
         public Task<JsonObject> CancelAsync() { return Bridge.Call("session/cancel", new JsonObject().With("session", Id)); }
         public Task<JsonObject> DeleteAsync() { return Bridge.Call("session/delete", new JsonObject().With("session", Id)); }
-        public Task<JsonObject> ResetAsync() { return Bridge.Call("session/reset", new JsonObject().With("session", Id)); }
+
+        /// <summary>
+        /// session/reset, queued behind the session's earlier turns. Cancelling the token stops waiting
+        /// (OperationCanceledException) and drops the late response; the reset still happens when its turn comes
+        /// (CancelAsync first to drop the queued turns instead).
+        /// </summary>
+        public Task<JsonObject> ResetAsync(CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return Bridge.Call("session/reset", new JsonObject().With("session", Id), null, cancellationToken);
+        }
 
         /// <summary>session/transcript: save it and pass it as history to CreateSessionAsync to resume.</summary>
         public async Task<object> TranscriptAsync()
@@ -1335,28 +1344,44 @@ namespace OpenAppleModels
                 () => Bridge.Notify("npc/cancel", new JsonObject().With("npc", id)), timeoutMs);
         }
 
-        /// <summary>npc/bark: a short ambient line.</summary>
-        public async Task<string> BarkAsync(object situation = null)
+        /// <summary>
+        /// npc/bark: a short ambient line. Cancelling the token stops waiting (OperationCanceledException) and
+        /// drops the late response; the protocol has no cancel for a bark (npc/cancel does not reach it; DeleteAsync
+        /// ends it), so the bridge still finishes it.
+        /// </summary>
+        public async Task<string> BarkAsync(object situation = null,
+            CancellationToken cancellationToken = default(CancellationToken))
         {
             var parameters = new JsonObject().With("npc", Id);
             if (situation != null) parameters.With("situation", situation);
-            return (await Bridge.Call("npc/bark", parameters).ConfigureAwait(false)).GetString("line");
+            return (await Bridge.Call("npc/bark", parameters, null, cancellationToken).ConfigureAwait(false))
+                .GetString("line");
         }
 
-        /// <summary>npc/state: the save state (store it whole; restore with OamBridge.RestoreNpcAsync).</summary>
-        public async Task<JsonObject> StateAsync()
+        /// <summary>
+        /// npc/state: the save state (store it whole; restore with OamBridge.RestoreNpcAsync). It waits for the
+        /// NPC's earlier talks. Cancelling the token stops waiting (OperationCanceledException) and drops the late
+        /// response; the NPC's talks go on (CancelAsync cancels them).
+        /// </summary>
+        public async Task<JsonObject> StateAsync(CancellationToken cancellationToken = default(CancellationToken))
         {
-            return (await Bridge.Call("npc/state", new JsonObject().With("npc", Id)).ConfigureAwait(false)).GetObject("state");
+            return (await Bridge.Call("npc/state", new JsonObject().With("npc", Id), null, cancellationToken)
+                .ConfigureAwait(false)).GetObject("state");
         }
 
-        /// <summary>npc/update with merge patches.</summary>
-        public Task<JsonObject> UpdateAsync(object persona = null, object options = null, object memory = null)
+        /// <summary>
+        /// npc/update with merge patches, queued behind the NPC's earlier talks. Cancelling the token stops waiting
+        /// (OperationCanceledException) and drops the late response; the update is still applied when its turn
+        /// comes (CancelAsync first to drop it with the queued talks).
+        /// </summary>
+        public Task<JsonObject> UpdateAsync(object persona = null, object options = null, object memory = null,
+            CancellationToken cancellationToken = default(CancellationToken))
         {
             var parameters = new JsonObject().With("npc", Id);
             if (persona != null) parameters.With("persona", persona);
             if (options != null) parameters.With("options", options);
             if (memory != null) parameters.With("memory", memory);
-            return Bridge.Call("npc/update", parameters);
+            return Bridge.Call("npc/update", parameters, null, cancellationToken);
         }
 
         public Task<JsonObject> CancelAsync() { return Bridge.Call("npc/cancel", new JsonObject().With("npc", Id)); }

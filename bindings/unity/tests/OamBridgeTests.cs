@@ -355,6 +355,35 @@ static class OamBridgeTests
                 new CancellationToken(true)));
             Check(error is OperationCanceledException, "an already cancelled token: " + error);
             Check(Wait(queue, bridge.RequestAsync("ping")) is JsonObject, "the bridge still answers after the cancellations");
+
+            current = "bark, save, update and session reset stop waiting when their token is cancelled";
+            var everyStepSlow = O().With("type", "scripted").With("steps", new List<object>())
+                .With("fallback", O().With("text", "[neutral] Hm.").With("delayMs", 60000));
+            var snik = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Snik"), npc: "snik", model: everyStepSlow));
+            var snikTalk = snik.TalkAsync("Hello?"); // holds the NPC's queue until it is cancelled below
+            var sleeper = Wait(queue, bridge.CreateSessionAsync(model: everyStepSlow));
+            var sleeperTurn = sleeper.RespondAsync("Wake up.");
+            source = new CancellationTokenSource();
+            var bark = snik.BarkAsync("Rain.", source.Token);
+            var save = snik.StateAsync(source.Token);
+            var update = snik.UpdateAsync(memory: O().With("relationship", 5), cancellationToken: source.Token);
+            var reset = sleeper.ResetAsync(source.Token);
+            source.Cancel();
+            error = WaitError(queue, bark);
+            Check(error is OperationCanceledException, "BarkAsync: expected OperationCanceledException, got " + error);
+            error = WaitError(queue, save);
+            Check(error is OperationCanceledException, "StateAsync: expected OperationCanceledException, got " + error);
+            error = WaitError(queue, update);
+            Check(error is OperationCanceledException, "UpdateAsync: expected OperationCanceledException, got " + error);
+            error = WaitError(queue, reset);
+            Check(error is OperationCanceledException, "ResetAsync: expected OperationCanceledException, got " + error);
+            Check(PendingCount(bridge) == 2, "only the talk and the turn still wait: " + PendingCount(bridge));
+            Wait(queue, snik.CancelAsync());
+            Wait(queue, sleeper.CancelAsync());
+            var talkError = WaitError(queue, snikTalk) as OamBridgeException;
+            Check(talkError != null && talkError.Code == -32009, "the talk: " + talkError);
+            Check(WaitError(queue, sleeperTurn) is OamBridgeException, "the turn");
+            Check(PendingCount(bridge) == 0, "cancelled requests still wait for their responses: " + PendingCount(bridge));
         }
         finally
         {
