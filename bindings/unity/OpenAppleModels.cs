@@ -1291,6 +1291,45 @@ namespace OpenAppleModels
             return Bridge.Call("session/reset", new JsonObject().With("session", Id), null, cancellationToken);
         }
 
+        /// <summary>session/setInstructions (null removes them); applies from the next turn.</summary>
+        public Task<JsonObject> SetInstructionsAsync(string instructions)
+        {
+            return Bridge.Call("session/setInstructions", new JsonObject().With("session", Id).With("instructions", instructions));
+        }
+
+        /// <summary>
+        /// session/setContextNote: extra context after the instructions (world facts, quest state; null removes it);
+        /// applies from the next turn.
+        /// </summary>
+        public Task<JsonObject> SetContextNoteAsync(string note)
+        {
+            return Bridge.Call("session/setContextNote", new JsonObject().With("session", Id).With("note", note));
+        }
+
+        /// <summary>session/setTools: replaces the tools (names registered with RegisterTool) from the next turn.</summary>
+        public Task<JsonObject> SetToolsAsync(IEnumerable<string> tools)
+        {
+            return Bridge.Call("session/setTools", new JsonObject().With("session", Id)
+                .With("tools", Bridge.ToolDefinitions(tools ?? new string[0])));
+        }
+
+        /// <summary>
+        /// session/compact: summarizes all but the last keepRecentTurns turns (default 2) into the context note (one
+        /// model call, queued behind the session's turns). Returns the summary, or null when there was nothing to
+        /// compact. Cancelling the token sends session/cancel like RespondAsync (the history stays as it was).
+        /// </summary>
+        public async Task<string> CompactAsync(int? keepRecentTurns = null, string summaryInstructions = null,
+            CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var parameters = new JsonObject().With("session", Id);
+            if (keepRecentTurns.HasValue) parameters.With("keepRecentTurns", keepRecentTurns.Value);
+            if (summaryInstructions != null) parameters.With("summaryInstructions", summaryInstructions);
+            string id = Id;
+            var result = await Bridge.Call("session/compact", parameters, null, cancellationToken,
+                () => Bridge.Notify("session/cancel", new JsonObject().With("session", id))).ConfigureAwait(false);
+            return result.GetString("summary");
+        }
+
         /// <summary>session/transcript: save it and pass it as history to CreateSessionAsync to resume.</summary>
         public async Task<object> TranscriptAsync()
         {
@@ -1384,6 +1423,19 @@ namespace OpenAppleModels
             return Bridge.Call("npc/update", parameters, null, cancellationToken);
         }
 
+        /// <summary>
+        /// npc/reset: clears the conversation (and with clearMemory the facts, relationship and summary), queued
+        /// behind the NPC's earlier talks. Cancelling the token stops waiting (OperationCanceledException); the
+        /// reset still happens when its turn comes.
+        /// </summary>
+        public Task<JsonObject> ResetAsync(bool clearMemory = false,
+            CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var parameters = new JsonObject().With("npc", Id);
+            if (clearMemory) parameters.With("clearMemory", true);
+            return Bridge.Call("npc/reset", parameters, null, cancellationToken);
+        }
+
         public Task<JsonObject> CancelAsync() { return Bridge.Call("npc/cancel", new JsonObject().With("npc", Id)); }
         public Task<JsonObject> DeleteAsync() { return Bridge.Call("npc/delete", new JsonObject().With("npc", Id)); }
     }
@@ -1395,6 +1447,9 @@ namespace OpenAppleModels
         public string Id { get; private set; }
 
         internal OamWorld(OamBridge bridge, string id) { Bridge = bridge; Id = id; }
+
+        /// <summary>An OamWorld goes where a world id goes (CreateNpcAsync(..., world: village)).</summary>
+        public static implicit operator string(OamWorld world) { return world == null ? null : world.Id; }
 
         /// <summary>The value at path (null when absent).</summary>
         public async Task<object> GetAsync(string path = "")
@@ -1416,6 +1471,15 @@ namespace OpenAppleModels
             return (await Bridge.Call("world/merge", new JsonObject().With("world", Id).With("path", path).With("patch", patch))
                 .ConfigureAwait(false)).GetLong("version");
         }
+
+        /// <summary>world/remove: {world, path, removed, oldValue?, version}.</summary>
+        public Task<JsonObject> RemoveAsync(string path)
+        {
+            return Bridge.Call("world/remove", new JsonObject().With("world", Id).With("path", path));
+        }
+
+        /// <summary>world/delete: {world, deleted, endedSubscriptions}. NPCs created with it keep using it.</summary>
+        public Task<JsonObject> DeleteAsync() { return Bridge.Call("world/delete", new JsonObject().With("world", Id)); }
 
         /// <summary>world/snapshot: the whole state.</summary>
         public async Task<JsonObject> SnapshotAsync()

@@ -328,6 +328,34 @@ static class OamBridgeTests
             var restored = Wait(queue, bridge.RestoreNpcAsync(state, "gorm2", Scripted(O().With("text", "[neutral] Back again?"))));
             Check(restored.Id == "gorm2", restored.Id);
 
+            current = "world remove and delete, npc reset, session settings and compaction";
+            var village = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Hilda"), world: world));
+            Check(village.Id != null, "an OamWorld where a world id goes");
+            var removed = Wait(queue, world.RemoveAsync("player.gold"));
+            Check(removed.GetBool("removed") && removed.GetLong("oldValue") == 45, removed.ToString());
+            Check(Wait(queue, world.GetAsync("player.gold")) == null, "removed value");
+            Check(changes.Count == 2 && changes[1].Get("newValue") == null && !changes[1].ContainsKey("newValue"),
+                changes.Count > 1 ? changes[1].ToString() : "no change for the removal");
+            Wait(queue, npc.ResetAsync(clearMemory: true));
+            var afterReset = Wait(queue, npc.StateAsync());
+            Check(afterReset.GetObject("memory").GetLong("relationship", -1) == 0, afterReset.ToString());
+            var scribe = Wait(queue, bridge.CreateSessionAsync("Be brief.", model: Scripted(
+                O().With("text", "One."), O().With("text", "Two."), O().With("text", "They counted to two."))));
+            Wait(queue, scribe.RespondAsync("Count."));
+            Wait(queue, scribe.RespondAsync("Again."));
+            Wait(queue, scribe.SetInstructionsAsync("Be verbose."));
+            Wait(queue, scribe.SetContextNoteAsync("It is night."));
+            var toolsSet = Wait(queue, scribe.SetToolsAsync(new string[0]));
+            Check(toolsSet.GetString("session") == scribe.Id && toolsSet.GetArray("warnings") != null, toolsSet.ToString());
+            Check(Wait(queue, scribe.CompactAsync(keepRecentTurns: 0)) == "They counted to two.", "summary");
+            Wait(queue, scribe.SetContextNoteAsync(null));
+            Wait(queue, scribe.SetInstructionsAsync(null));
+            var listed = (JsonObject)Wait(queue, bridge.RequestAsync("session/list"));
+            var entry = (JsonObject)listed.GetArray("sessions").Find(x => ((JsonObject)x).GetString("session") == scribe.Id);
+            Check(entry != null && !entry.ContainsKey("instructions") && entry.GetLong("entries") == 0, "" + entry);
+            var ended = Wait(queue, world.DeleteAsync());
+            Check(ended.GetBool("deleted") && ended.GetLong("endedSubscriptions") == 1, ended.ToString());
+
             current = "decision";
             var decision = Wait(queue, bridge.DecideAsync("A wolf blocks the path.", new object[] { "fight", "flee" },
                 model: Scripted(O().With("json", O().With("reasoning", "Too dangerous.").With("choice", "flee").With("confidence", 80)))));
