@@ -68,8 +68,8 @@ namespace OpenAppleModels
     /// Minimal JSON: Parse gives JsonObject, List&lt;object&gt;, string, long (integers), double, bool or null.
     /// Serialize accepts those plus any number type, IDictionary, IEnumerable, DateTime/DateTimeOffset (ISO 8601
     /// strings), Guid, TimeSpan and (via reflection) the public properties and fields of other objects, e.g.
-    /// anonymous types; structs with public fields (Vector3, Color, Quaternion) write only those fields. NaN and
-    /// Infinity throw ArgumentException (a tool handler returning one gives the model an error output).
+    /// anonymous types; structs with public fields (Vector3, Color, Quaternion) write only those fields. NaN,
+    /// Infinity and a Task throw ArgumentException (a tool handler returning one gives the model an error output).
     /// </summary>
     public static class Json
     {
@@ -100,6 +100,7 @@ namespace OpenAppleModels
             var s = value as string;
             if (s != null) { WriteString(b, s); return; }
             if (value is bool) { b.Append((bool)value ? "true" : "false"); return; }
+            if (value is Task) throw new ArgumentException("A Task is not a JSON value: await it and use its result.");
             if (value is char) { WriteString(b, value.ToString()); return; }
             if (value is int || value is long || value is short || value is byte || value is sbyte || value is uint
                 || value is ushort || value is ulong)
@@ -955,7 +956,10 @@ namespace OpenAppleModels
             lock (gate) tools[name] = new Tool { Definition = definition, Handler = handler };
         }
 
-        /// <summary>Registers a synchronous client tool.</summary>
+        /// <summary>
+        /// Registers a client tool whose handler takes only the arguments. It may return a Task (args =&gt;
+        /// OpenGateAsync(args)): the output is the Task's result once it finishes (null for a plain Task).
+        /// </summary>
         public void RegisterTool(string name, string description, object parameters, Func<JsonObject, object> handler,
             double? timeoutSeconds = null)
         {
@@ -1031,6 +1035,14 @@ namespace OpenAppleModels
                 FinishTool(id, null, e, cancellation);
                 return;
             }
+            FinishWhenDone(id, task, context, cancellation);
+        }
+
+        // A handler's value may itself be a Task (a one-argument handler written args => OpenGateAsync(args) binds to
+        // the synchronous overload): the output is what that Task gives, once it has finished. Serializing the Task
+        // would give the model its Status and Id, and read its Result on a waiting thread.
+        void FinishWhenDone(object id, Task task, ToolCallContext context, CancellationTokenSource cancellation)
+        {
             task.ContinueWith(t =>
             {
                 if (t.IsCanceled) FinishTool(id, null, new OperationCanceledException(), cancellation);
@@ -1040,8 +1052,26 @@ namespace OpenAppleModels
                     ReportToolException(context.Name, e, cancellation);
                     FinishTool(id, null, e, cancellation);
                 }
-                else FinishTool(id, t.Result, null, cancellation);
+                else
+                {
+                    object value = TaskResult(t);
+                    var inner = value as Task;
+                    if (inner != null) FinishWhenDone(id, inner, context, cancellation);
+                    else FinishTool(id, value, null, cancellation);
+                }
             }, TaskScheduler.Default);
+        }
+
+        // The result of a finished Task<T>; null for a plain Task (an async method's Task is a Task<VoidTaskResult>).
+        static object TaskResult(Task task)
+        {
+            for (var type = task.GetType(); type != null && type != typeof(Task); type = type.BaseType)
+            {
+                if (!type.IsGenericType || type.GetGenericTypeDefinition() != typeof(Task<>)) continue;
+                if (type.GetGenericArguments()[0].FullName == "System.Threading.Tasks.VoidTaskResult") return null;
+                return type.GetProperty("Result").GetValue(task, null);
+            }
+            return null;
         }
 
         // The model gets one line ("NullReferenceException: …"); the developer gets the exception with its stack, as

@@ -186,6 +186,33 @@ static class OamBridgeTests
             var record = (JsonObject)result.GetArray("toolCalls")[0];
             Check(!record.GetBool("isError"), record.ToString());
 
+            current = "a one-argument tool handler that returns a Task";
+            // A handler written args => OpenGateAsync(args): its result is the output, awaited, not the Task itself.
+            bridge.RegisterTool("lower_bridge", "Lower the drawbridge.", null, args =>
+            {
+                var lowered = new TaskCompletionSource<JsonObject>();
+                queue.Post(() => lowered.SetResult(O().With("lowered", true))); // finishes on a later frame
+                return lowered.Task;
+            });
+            bridge.RegisterTool("nested_task", "A value holding a Task.", null,
+                args => O().With("pending", Task.FromResult(1)));
+            bridge.RegisterTool("sound_horn", "Sound the horn.", null, args => Task.Run(() => { }));
+            var keeper = Wait(queue, bridge.CreateSessionAsync(tools: new[] { "lower_bridge", "nested_task", "sound_horn" },
+                model: Scripted(O().With("toolCalls", new List<object> {
+                    O().With("name", "lower_bridge").With("arguments", O()),
+                    O().With("name", "nested_task").With("arguments", O()),
+                    O().With("name", "sound_horn").With("arguments", O()) }), O().With("text", "Done."))));
+            var keeperResult = Wait(queue, keeper.RespondAsync("Let them in."));
+            var taskOutputs = new Dictionary<string, JsonObject>();
+            foreach (JsonObject call in keeperResult.GetArray("toolCalls"))
+                taskOutputs[call.GetObject("call").GetString("name")] = call;
+            Check(Json.Serialize(taskOutputs["lower_bridge"].Get("output")) == "{\"lowered\":true}"
+                && !taskOutputs["lower_bridge"].GetBool("isError"), taskOutputs["lower_bridge"].ToString());
+            Check(taskOutputs["nested_task"].GetBool("isError")
+                && ("" + taskOutputs["nested_task"].Get("output")).Contains("Task"), taskOutputs["nested_task"].ToString());
+            Check(!taskOutputs["sound_horn"].GetBool("isError") && !("" + Json.Serialize(taskOutputs["sound_horn"].Get("output"))).Contains("Status"),
+                taskOutputs["sound_horn"].ToString());
+
             current = "streaming events";
             Check(texts.Count >= 2 && texts[texts.Count - 1] == result.GetString("text"), string.Join("|", texts.ToArray()));
             Check(eventTypes.Contains("modelStep") && eventTypes.Contains("toolCallCompleted"), string.Join(",", eventTypes.ToArray()));
