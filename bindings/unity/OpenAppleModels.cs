@@ -1177,26 +1177,32 @@ namespace OpenAppleModels
         /// <summary>
         /// decision/decide: {optionID, reasoning, confidence, toolCalls, usage, isFallback}. Cancelling the token
         /// stops waiting (OperationCanceledException) and drops the late response; the protocol has no cancel for a
-        /// decision, so the bridge still finishes it (its client tool calls still reach the handlers).
+        /// decision, so the bridge still finishes it (its client tool calls still reach the handlers). tools are
+        /// names registered with RegisterTool (toolChoice "required" forces a lookup before deciding).
         /// </summary>
         public Task<JsonObject> DecideAsync(object situation, IEnumerable<object> options, object actor = null,
             object context = null, string fallbackOptionId = null, object model = null,
-            CancellationToken cancellationToken = default(CancellationToken))
+            CancellationToken cancellationToken = default(CancellationToken), IEnumerable<string> tools = null,
+            object toolChoice = null, string instructions = null, double? temperature = null)
         {
             return Call("decision/decide", Params("situation", situation, "options", new List<object>(options),
-                "actor", actor, "context", context, "fallbackOptionID", fallbackOptionId, "model", model),
-                null, cancellationToken);
+                "actor", actor, "context", context, "fallbackOptionID", fallbackOptionId, "model", model,
+                "tools", tools != null ? ToolDefinitions(tools) : null, "toolChoice", toolChoice,
+                "instructions", instructions, "temperature", temperature), null, cancellationToken);
         }
 
         /// <summary>
         /// content/generate: the generated content. Cancelling the token stops waiting (OperationCanceledException)
-        /// and drops the late response; the protocol has no cancel for it, so the bridge still finishes it.
+        /// and drops the late response; the protocol has no cancel for it, so the bridge still finishes it. tools are
+        /// names registered with RegisterTool.
         /// </summary>
         public async Task<object> GenerateAsync(string prompt, object schema, string instructions = null,
-            object context = null, object model = null, CancellationToken cancellationToken = default(CancellationToken))
+            object context = null, object model = null, CancellationToken cancellationToken = default(CancellationToken),
+            IEnumerable<string> tools = null, double? temperature = null)
         {
             var result = await Call("content/generate", Params("prompt", prompt, "schema", schema,
-                "instructions", instructions, "context", context, "model", model), null, cancellationToken)
+                "instructions", instructions, "context", context, "model", model,
+                "tools", tools != null ? ToolDefinitions(tools) : null, "temperature", temperature), null, cancellationToken)
                 .ConfigureAwait(false);
             return result.Get("content");
         }
@@ -1381,11 +1387,12 @@ namespace OpenAppleModels
         /// isFallback, usage}. onLine gets the whole line so far after every lineDelta/lineReset (typewriter),
         /// onEmotion the emotion as soon as it is chosen. Cancelling the token (or timeoutMs passing) sends npc/cancel
         /// and throws OperationCanceledException (timeout: OamBridgeException -32024); npc/cancel also fails the
-        /// NPC's other queued talks with -32009 cancelled.
+        /// NPC's other queued talks with -32009 cancelled. toolChoice overrides the NPC's for this turn ("none",
+        /// "required", new JsonObject().With("tool", name); a tool the NPC lacks fails with -32011).
         /// </summary>
         public Task<JsonObject> TalkAsync(string line, Action<string> onLine = null, Action<string> onEmotion = null,
             Action<JsonObject> onEvent = null, object context = null,
-            CancellationToken cancellationToken = default(CancellationToken), int timeoutMs = 0)
+            CancellationToken cancellationToken = default(CancellationToken), int timeoutMs = 0, object toolChoice = null)
         {
             Action<JsonObject> handler = null;
             if (onLine != null || onEmotion != null || onEvent != null)
@@ -1407,6 +1414,7 @@ namespace OpenAppleModels
             }
             var parameters = new JsonObject().With("npc", Id).With("line", line);
             if (context != null) parameters.With("context", context);
+            if (toolChoice != null) parameters.With("toolChoice", toolChoice);
             if (handler != null) parameters.With("stream", true);
             string id = Id;
             return Bridge.Call("npc/talk", parameters, handler, cancellationToken,

@@ -388,6 +388,28 @@ static class OamBridgeTests
                 model: Scripted(O().With("json", O().With("reasoning", "Too dangerous.").With("choice", "flee").With("confidence", 80)))));
             Check(decision.GetString("optionID") == "flee" && decision.GetLong("confidence") == 80, decision.ToString());
 
+            current = "decision and content with a client tool, talk with a per-turn tool choice";
+            int lookups = 0;
+            bridge.RegisterTool("check_health", "The actor's health.", null, args => { lookups++; return O().With("hp", 3); });
+            var cornered = Wait(queue, bridge.DecideAsync("A wolf blocks the path.", new object[] { "fight", "flee" },
+                tools: new[] { "check_health" }, toolChoice: "required", instructions: "Decide as a coward.", temperature: 0.5,
+                model: Scripted(O().With("toolCalls", new List<object> { O().With("name", "check_health").With("arguments", O()) }),
+                    O().With("json", O().With("reasoning", "Only 3 hp.").With("choice", "flee").With("confidence", 90)))));
+            Check(lookups == 1 && cornered.GetString("optionID") == "flee" && cornered.GetArray("toolCalls").Count == 1,
+                cornered.ToString());
+            var loot = Wait(queue, bridge.GenerateAsync("Loot for a weak player.", O().With("type", "object")
+                .With("properties", O().With("item", O().With("type", "string"))).With("required", new List<object> { "item" }),
+                tools: new[] { "check_health" }, model: Scripted(
+                    O().With("toolCalls", new List<object> { O().With("name", "check_health").With("arguments", O()) }),
+                    O().With("json", O().With("item", "Potion")))));
+            Check(lookups == 2 && ((JsonObject)loot).GetString("item") == "Potion", "" + loot);
+            var medic = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Medic"), tools: new[] { "check_health" },
+                options: O().With("replyFormat", "text"), model: Scripted(O().With("text", "[worried] Rest a while."))));
+            var advice = Wait(queue, medic.TalkAsync("How am I?", toolChoice: "none"));
+            Check(lookups == 2 && advice.GetString("line") == "Rest a while.", advice.ToString());
+            var refused = WaitError(queue, medic.TalkAsync("Again?", toolChoice: O().With("tool", "no_such_tool"))) as OamBridgeException;
+            Check(refused != null && refused.Code == -32011, "a per-turn tool the NPC lacks: " + refused);
+
             current = "content";
             var content = Wait(queue, bridge.GenerateAsync("A sword.", O().With("type", "object")
                 .With("properties", O().With("name", O().With("type", "string")))
