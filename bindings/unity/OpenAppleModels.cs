@@ -68,7 +68,8 @@ namespace OpenAppleModels
     /// Minimal JSON: Parse gives JsonObject, List&lt;object&gt;, string, long (integers), double, bool or null.
     /// Serialize accepts those plus any number type, IDictionary, IEnumerable, DateTime/DateTimeOffset (ISO 8601
     /// strings), Guid, TimeSpan and (via reflection) the public properties and fields of other objects, e.g.
-    /// anonymous types; structs with public fields (Vector3, Color, Quaternion) write only those fields. NaN,
+    /// anonymous types; structs with public fields (Vector3, Color, Quaternion) write only those fields; an OamNpc,
+    /// OamWorld or OamSession writes its id (DecideAsync(actor: gorm) decides as that NPC). NaN,
     /// Infinity and a Task throw ArgumentException (a tool handler returning one gives the model an error output).
     /// </summary>
     public static class Json
@@ -101,6 +102,10 @@ namespace OpenAppleModels
             if (s != null) { WriteString(b, s); return; }
             if (value is bool) { b.Append((bool)value ? "true" : "false"); return; }
             if (value is Task) throw new ArgumentException("A Task is not a JSON value: await it and use its result.");
+            // Handles stand for their ids: DecideAsync(actor: gorm), RequestAsync(..., O().With("world", village)).
+            if (value is OamNpc) { WriteString(b, ((OamNpc)value).Id); return; }
+            if (value is OamWorld) { WriteString(b, ((OamWorld)value).Id); return; }
+            if (value is OamSession) { WriteString(b, ((OamSession)value).Id); return; }
             if (value is char) { WriteString(b, value.ToString()); return; }
             if (value is int || value is long || value is short || value is byte || value is sbyte || value is uint
                 || value is ushort || value is ulong)
@@ -1178,7 +1183,8 @@ namespace OpenAppleModels
         /// decision/decide: {optionID, reasoning, confidence, toolCalls, usage, isFallback}. Cancelling the token
         /// stops waiting (OperationCanceledException) and drops the late response; the protocol has no cancel for a
         /// decision, so the bridge still finishes it (its client tool calls still reach the handlers). tools are
-        /// names registered with RegisterTool (toolChoice "required" forces a lookup before deciding).
+        /// names registered with RegisterTool (toolChoice "required" forces a lookup before deciding). actor is a
+        /// persona (JsonObject), or an NPC (OamNpc or its id) to decide as.
         /// </summary>
         public Task<JsonObject> DecideAsync(object situation, IEnumerable<object> options, object actor = null,
             object context = null, string fallbackOptionId = null, object model = null,

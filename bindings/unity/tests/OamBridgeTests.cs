@@ -397,6 +397,11 @@ static class OamBridgeTests
                     O().With("json", O().With("reasoning", "Only 3 hp.").With("choice", "flee").With("confidence", 90)))));
             Check(lookups == 1 && cornered.GetString("optionID") == "flee" && cornered.GetArray("toolCalls").Count == 1,
                 cornered.ToString());
+            var asGorm = Wait(queue, bridge.DecideAsync("A wolf blocks the path.", new object[] { "fight", "flee" }, actor: npc,
+                model: Scripted(O().With("json", O().With("reasoning", "A smith fights.").With("choice", "fight").With("confidence", 60)))));
+            Check(asGorm.GetString("optionID") == "fight", "an OamNpc as the actor: " + asGorm);
+            Check(Json.Serialize(O().With("npc", npc).With("world", world)) == "{\"npc\":\"gorm\",\"world\":\"village\"}",
+                Json.Serialize(O().With("npc", npc).With("world", world)));
             var loot = Wait(queue, bridge.GenerateAsync("Loot for a weak player.", O().With("type", "object")
                 .With("properties", O().With("item", O().With("type", "string"))).With("required", new List<object> { "item" }),
                 tools: new[] { "check_health" }, model: Scripted(
