@@ -459,6 +459,8 @@ namespace OpenAppleModels
         public object RequestId { get; internal set; }
         public string Session { get; internal set; }
         public string Npc { get; internal set; }
+        /// <summary>The decision's position in DecideManyAsync's requests (decision/decideMany), else null.</summary>
+        public long? Index { get; internal set; }
         public JsonObject Params { get; internal set; }
         public CancellationToken CancellationToken { get; internal set; }
     }
@@ -1020,6 +1022,7 @@ namespace OpenAppleModels
                 RequestId = parameters.Get("requestId"),
                 Session = parameters.GetString("session"),
                 Npc = parameters.GetString("npc"),
+                Index = parameters.Get("index") is long ? (long?)(long)parameters.Get("index") : null,
                 Params = parameters,
                 CancellationToken = cancellation.Token,
             };
@@ -1195,6 +1198,23 @@ namespace OpenAppleModels
                 "actor", actor, "context", context, "fallbackOptionID", fallbackOptionId, "model", model,
                 "tools", tools != null ? ToolDefinitions(tools) : null, "toolChoice", toolChoice,
                 "instructions", instructions, "temperature", temperature), null, cancellationToken);
+        }
+
+        /// <summary>
+        /// decision/decideMany: independent decisions (a crowd), each a JsonObject of DecideAsync's parameters as the
+        /// protocol names them (situation, options, actor, context, tools, toolChoice, fallbackOptionID), sharing
+        /// the engine settings given here. Returns the results in request order; a failed decision's result is
+        /// {error: {code, message, data}}. Tool handlers see the decision's position in ToolCallContext.Index.
+        /// Cancelling the token stops waiting, as for DecideAsync.
+        /// </summary>
+        public async Task<List<object>> DecideManyAsync(IEnumerable<object> requests, int? maxConcurrency = null,
+            object model = null, string instructions = null, double? temperature = null,
+            CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var result = await Call("decision/decideMany", Params("requests", new List<object>(requests),
+                "maxConcurrency", maxConcurrency, "model", model, "instructions", instructions,
+                "temperature", temperature), null, cancellationToken).ConfigureAwait(false);
+            return result.GetArray("results") ?? new List<object>();
         }
 
         /// <summary>

@@ -397,6 +397,22 @@ static class OamBridgeTests
                     O().With("json", O().With("reasoning", "Only 3 hp.").With("choice", "flee").With("confidence", 90)))));
             Check(lookups == 1 && cornered.GetString("optionID") == "flee" && cornered.GetArray("toolCalls").Count == 1,
                 cornered.ToString());
+            var indexes = new List<long>();
+            bridge.RegisterTool("count_wolves", "How many wolves.", null, (args, ctx) =>
+            {
+                indexes.Add(ctx.Index ?? -1);
+                return Task.FromResult<object>(2);
+            });
+            var crowd = Wait(queue, bridge.DecideManyAsync(new object[] {
+                    O().With("situation", "A wolf.").With("options", new List<object> { "fight", "flee" })
+                        .With("tools", bridge.ToolDefinitions(new[] { "count_wolves" })).With("toolChoice", "required"),
+                    O().With("situation", "Alone.").With("options", new List<object> { "wait" }) },
+                maxConcurrency: 1, model: Scripted(
+                    O().With("toolCalls", new List<object> { O().With("name", "count_wolves").With("arguments", O()) }),
+                    O().With("json", O().With("reasoning", "Two wolves.").With("choice", "flee").With("confidence", 80)))));
+            Check(crowd.Count == 2 && ((JsonObject)crowd[0]).GetString("optionID") == "flee"
+                && ((JsonObject)crowd[1]).GetString("optionID") == "wait", Json.Serialize(crowd));
+            Check(indexes.Count == 1 && indexes[0] == 0, "tool call index: " + string.Join(",", indexes.ConvertAll(i => "" + i).ToArray()));
             var asGorm = Wait(queue, bridge.DecideAsync("A wolf blocks the path.", new object[] { "fight", "flee" }, actor: npc,
                 model: Scripted(O().With("json", O().With("reasoning", "A smith fights.").With("choice", "fight").With("confidence", 60)))));
             Check(asGorm.GetString("optionID") == "fight", "an OamNpc as the actor: " + asGorm);
