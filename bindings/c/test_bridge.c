@@ -781,6 +781,39 @@ static void test_destroy_ends_process(void) {
     }
     recorder_free(&r);
     unlink(pid_file);
+
+    /* A game that quits from its tool/call handler while the main thread waits for the turn. */
+    current_test = "destroy from inside the callback ends a call waiting on another thread";
+    recorder_init(&r);
+    r.destroy_on_line = 1;
+    r.tool_mode = TOOL_IGNORE;
+    pid = start_recorded(&r, pid_file, sizeof pid_file);
+    if (pid < 0) return;
+    response = call(&r, "{\"id\":1,\"method\":\"session/create\",\"params\":{\"session\":\"quit\",\"tools\":[" GATE_TOOL
+                        "}],\"model\":{\"type\":\"scripted\",\"steps\":[{\"toolCalls\":[{\"name\":\"open_gate\","
+                        "\"arguments\":{\"gate\":\"north\"}}]}]}}}",
+                    5000);
+    CHECK(contains(response, "\"result\""), "%s", show(response));
+    oam_string_free(response);
+    /* Its tool/call carries "requestId":"destroy-me": the callback destroys the bridge, this call returns. */
+    response = call(&r, "{\"id\":\"destroy-me\",\"method\":\"session/respond\",\"params\":{\"session\":\"quit\","
+                        "\"prompt\":\"Open the gate.\"}}",
+                    0);
+    CHECK(contains(response, "\"id\":\"destroy-me\"") && contains(response, "-32023") &&
+              contains(response, "The bridge was closed."),
+          "%s", show(response));
+    oam_string_free(response);
+    {
+        int waited;
+        pthread_mutex_lock(&r.lock);
+        while (!r.destroyed) pthread_cond_wait(&r.changed, &r.lock);
+        pthread_mutex_unlock(&r.lock);
+        for (waited = 0; waited < 500 && pid > 0 && kill(pid, 0) == 0; waited++) usleep(10000);
+        CHECK(pid > 0 && kill(pid, 0) != 0, "the bridge process %d still exists", (int)pid);
+        usleep(200000);
+    }
+    recorder_free(&r);
+    unlink(pid_file);
 }
 
 typedef struct {

@@ -177,7 +177,8 @@ def bridge_command(command: Union[str, Sequence[str], None] = None) -> List[str]
 
 
 def _jsonable(value: Any) -> JSON:
-    """Converts common Python values (sets, tuples, Decimal, dataclasses, numpy) to JSON data."""
+    """Converts common Python values (sets, tuples, Decimal, dataclasses, numpy; a Session, Npc, World or
+    Subscription as its id) to JSON data."""
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
     if isinstance(value, Mapping):
@@ -192,6 +193,8 @@ def _jsonable(value: Any) -> JSON:
             return items
     if isinstance(value, decimal.Decimal):
         return int(value) if value == value.to_integral_value() else float(value)
+    if isinstance(value, (Session, Npc, World, Subscription)):  # a handle stands for its id (decide(actor=gorm))
+        return value.id
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         return _jsonable(dataclasses.asdict(value))
     if hasattr(value, "tolist"):  # numpy arrays and scalars
@@ -941,7 +944,8 @@ class Bridge:
         model: Any = None,
     ) -> Dict[str, Any]:
         """``decision/decide``: returns ``{"optionID", "reasoning", "confidence", "toolCalls", "usage", "isFallback"}``.
-        ``options`` is a list of option ids and/or option objects (``{"id", "description"?}``)."""
+        ``options`` is a list of option ids and/or option objects (``{"id", "description"?}``). ``actor`` is a
+        persona dict, or an NPC to decide as (an :class:`Npc` or its id)."""
         if isinstance(options, (str, bytes, Mapping)):
             raise TypeError("options must be a list of option ids or option objects; got %s %r (options=[%r])"
                             % (type(options).__name__, options, options))

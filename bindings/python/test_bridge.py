@@ -328,6 +328,17 @@ class GameTests(BridgeTestCase):
             model=scripted({"json": {"reasoning": "Hurt.", "choice": "heal", "confidence": 90}}))
         self.assertEqual([r["optionID"] for r in results], ["heal", "wait"])
 
+    async def test_a_handle_goes_where_its_id_goes(self):
+        gorm = await self.bridge.create_npc({"name": "Gorm", "role": "the village smith"}, npc="gorm-actor",
+                                            model=scripted())
+        decision = await self.bridge.decide(
+            "A wolf blocks the path.", ["fight", "flee"], actor=gorm,
+            model=scripted({"json": {"reasoning": "A smith fights.", "choice": "fight", "confidence": 60}}))
+        self.assertEqual(decision["optionID"], "fight")
+        world = await self.bridge.create_world({"gold": 1}, world="handles")
+        value = await self.bridge.request("world/get", {"world": world, "path": "gold"})
+        self.assertEqual(value["value"], 1)
+
     async def test_content_generate(self):
         schema = {"type": "object", "properties": {"name": {"type": "string"}, "price": {"type": "integer"}},
                   "required": ["name", "price"]}

@@ -68,8 +68,9 @@ namespace OpenAppleModels
     /// Minimal JSON: Parse gives JsonObject, List&lt;object&gt;, string, long (integers), double, bool or null.
     /// Serialize accepts those plus any number type, IDictionary, IEnumerable, DateTime/DateTimeOffset (ISO 8601
     /// strings), Guid, TimeSpan and (via reflection) the public properties and fields of other objects, e.g.
-    /// anonymous types; structs with public fields (Vector3, Color, Quaternion) write only those fields. NaN and
-    /// Infinity throw ArgumentException (a tool handler returning one gives the model an error output).
+    /// anonymous types; structs with public fields (Vector3, Color, Quaternion) write only those fields; an OamNpc,
+    /// OamWorld or OamSession writes its id (DecideAsync(actor: gorm) decides as that NPC). NaN,
+    /// Infinity and a Task throw ArgumentException (a tool handler returning one gives the model an error output).
     /// </summary>
     public static class Json
     {
@@ -100,6 +101,11 @@ namespace OpenAppleModels
             var s = value as string;
             if (s != null) { WriteString(b, s); return; }
             if (value is bool) { b.Append((bool)value ? "true" : "false"); return; }
+            if (value is Task) throw new ArgumentException("A Task is not a JSON value: await it and use its result.");
+            // Handles stand for their ids: DecideAsync(actor: gorm), RequestAsync(..., O().With("world", village)).
+            if (value is OamNpc) { WriteString(b, ((OamNpc)value).Id); return; }
+            if (value is OamWorld) { WriteString(b, ((OamWorld)value).Id); return; }
+            if (value is OamSession) { WriteString(b, ((OamSession)value).Id); return; }
             if (value is char) { WriteString(b, value.ToString()); return; }
             if (value is int || value is long || value is short || value is byte || value is sbyte || value is uint
                 || value is ushort || value is ulong)
@@ -453,6 +459,8 @@ namespace OpenAppleModels
         public object RequestId { get; internal set; }
         public string Session { get; internal set; }
         public string Npc { get; internal set; }
+        /// <summary>The decision's position in DecideManyAsync's requests (decision/decideMany), else null.</summary>
+        public long? Index { get; internal set; }
         public JsonObject Params { get; internal set; }
         public CancellationToken CancellationToken { get; internal set; }
     }
@@ -955,7 +963,10 @@ namespace OpenAppleModels
             lock (gate) tools[name] = new Tool { Definition = definition, Handler = handler };
         }
 
-        /// <summary>Registers a synchronous client tool.</summary>
+        /// <summary>
+        /// Registers a client tool whose handler takes only the arguments. It may return a Task (args =&gt;
+        /// OpenGateAsync(args)): the output is the Task's result once it finishes (null for a plain Task).
+        /// </summary>
         public void RegisterTool(string name, string description, object parameters, Func<JsonObject, object> handler,
             double? timeoutSeconds = null)
         {
@@ -1011,6 +1022,7 @@ namespace OpenAppleModels
                 RequestId = parameters.Get("requestId"),
                 Session = parameters.GetString("session"),
                 Npc = parameters.GetString("npc"),
+                Index = parameters.Get("index") is long ? (long?)(long)parameters.Get("index") : null,
                 Params = parameters,
                 CancellationToken = cancellation.Token,
             };
@@ -1031,6 +1043,14 @@ namespace OpenAppleModels
                 FinishTool(id, null, e, cancellation);
                 return;
             }
+            FinishWhenDone(id, task, context, cancellation);
+        }
+
+        // A handler's value may itself be a Task (a one-argument handler written args => OpenGateAsync(args) binds to
+        // the synchronous overload): the output is what that Task gives, once it has finished. Serializing the Task
+        // would give the model its Status and Id, and read its Result on a waiting thread.
+        void FinishWhenDone(object id, Task task, ToolCallContext context, CancellationTokenSource cancellation)
+        {
             task.ContinueWith(t =>
             {
                 if (t.IsCanceled) FinishTool(id, null, new OperationCanceledException(), cancellation);
@@ -1040,8 +1060,26 @@ namespace OpenAppleModels
                     ReportToolException(context.Name, e, cancellation);
                     FinishTool(id, null, e, cancellation);
                 }
-                else FinishTool(id, t.Result, null, cancellation);
+                else
+                {
+                    object value = TaskResult(t);
+                    var inner = value as Task;
+                    if (inner != null) FinishWhenDone(id, inner, context, cancellation);
+                    else FinishTool(id, value, null, cancellation);
+                }
             }, TaskScheduler.Default);
+        }
+
+        // The result of a finished Task<T>; null for a plain Task (an async method's Task is a Task<VoidTaskResult>).
+        static object TaskResult(Task task)
+        {
+            for (var type = task.GetType(); type != null && type != typeof(Task); type = type.BaseType)
+            {
+                if (!type.IsGenericType || type.GetGenericTypeDefinition() != typeof(Task<>)) continue;
+                if (type.GetGenericArguments()[0].FullName == "System.Threading.Tasks.VoidTaskResult") return null;
+                return type.GetProperty("Result").GetValue(task, null);
+            }
+            return null;
         }
 
         // The model gets one line ("NullReferenceException: …"); the developer gets the exception with its stack, as
@@ -1147,26 +1185,50 @@ namespace OpenAppleModels
         /// <summary>
         /// decision/decide: {optionID, reasoning, confidence, toolCalls, usage, isFallback}. Cancelling the token
         /// stops waiting (OperationCanceledException) and drops the late response; the protocol has no cancel for a
-        /// decision, so the bridge still finishes it (its client tool calls still reach the handlers).
+        /// decision, so the bridge still finishes it (its client tool calls still reach the handlers). tools are
+        /// names registered with RegisterTool (toolChoice "required" forces a lookup before deciding). actor is a
+        /// persona (JsonObject), or an NPC (OamNpc or its id) to decide as.
         /// </summary>
         public Task<JsonObject> DecideAsync(object situation, IEnumerable<object> options, object actor = null,
             object context = null, string fallbackOptionId = null, object model = null,
-            CancellationToken cancellationToken = default(CancellationToken))
+            CancellationToken cancellationToken = default(CancellationToken), IEnumerable<string> tools = null,
+            object toolChoice = null, string instructions = null, double? temperature = null)
         {
             return Call("decision/decide", Params("situation", situation, "options", new List<object>(options),
-                "actor", actor, "context", context, "fallbackOptionID", fallbackOptionId, "model", model),
-                null, cancellationToken);
+                "actor", actor, "context", context, "fallbackOptionID", fallbackOptionId, "model", model,
+                "tools", tools != null ? ToolDefinitions(tools) : null, "toolChoice", toolChoice,
+                "instructions", instructions, "temperature", temperature), null, cancellationToken);
+        }
+
+        /// <summary>
+        /// decision/decideMany: independent decisions (a crowd), each a JsonObject of DecideAsync's parameters as the
+        /// protocol names them (situation, options, actor, context, tools, toolChoice, fallbackOptionID), sharing
+        /// the engine settings given here. Returns the results in request order; a failed decision's result is
+        /// {error: {code, message, data}}. Tool handlers see the decision's position in ToolCallContext.Index.
+        /// Cancelling the token stops waiting, as for DecideAsync.
+        /// </summary>
+        public async Task<List<object>> DecideManyAsync(IEnumerable<object> requests, int? maxConcurrency = null,
+            object model = null, string instructions = null, double? temperature = null,
+            CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var result = await Call("decision/decideMany", Params("requests", new List<object>(requests),
+                "maxConcurrency", maxConcurrency, "model", model, "instructions", instructions,
+                "temperature", temperature), null, cancellationToken).ConfigureAwait(false);
+            return result.GetArray("results") ?? new List<object>();
         }
 
         /// <summary>
         /// content/generate: the generated content. Cancelling the token stops waiting (OperationCanceledException)
-        /// and drops the late response; the protocol has no cancel for it, so the bridge still finishes it.
+        /// and drops the late response; the protocol has no cancel for it, so the bridge still finishes it. tools are
+        /// names registered with RegisterTool.
         /// </summary>
         public async Task<object> GenerateAsync(string prompt, object schema, string instructions = null,
-            object context = null, object model = null, CancellationToken cancellationToken = default(CancellationToken))
+            object context = null, object model = null, CancellationToken cancellationToken = default(CancellationToken),
+            IEnumerable<string> tools = null, double? temperature = null)
         {
             var result = await Call("content/generate", Params("prompt", prompt, "schema", schema,
-                "instructions", instructions, "context", context, "model", model), null, cancellationToken)
+                "instructions", instructions, "context", context, "model", model,
+                "tools", tools != null ? ToolDefinitions(tools) : null, "temperature", temperature), null, cancellationToken)
                 .ConfigureAwait(false);
             return result.Get("content");
         }
@@ -1280,7 +1342,55 @@ namespace OpenAppleModels
 
         public Task<JsonObject> CancelAsync() { return Bridge.Call("session/cancel", new JsonObject().With("session", Id)); }
         public Task<JsonObject> DeleteAsync() { return Bridge.Call("session/delete", new JsonObject().With("session", Id)); }
-        public Task<JsonObject> ResetAsync() { return Bridge.Call("session/reset", new JsonObject().With("session", Id)); }
+
+        /// <summary>
+        /// session/reset, queued behind the session's earlier turns. Cancelling the token stops waiting
+        /// (OperationCanceledException) and drops the late response; the reset still happens when its turn comes
+        /// (CancelAsync first to drop the queued turns instead).
+        /// </summary>
+        public Task<JsonObject> ResetAsync(CancellationToken cancellationToken = default(CancellationToken))
+        {
+            return Bridge.Call("session/reset", new JsonObject().With("session", Id), null, cancellationToken);
+        }
+
+        /// <summary>session/setInstructions (null removes them); applies from the next turn.</summary>
+        public Task<JsonObject> SetInstructionsAsync(string instructions)
+        {
+            return Bridge.Call("session/setInstructions", new JsonObject().With("session", Id).With("instructions", instructions));
+        }
+
+        /// <summary>
+        /// session/setContextNote: extra context after the instructions (world facts, quest state; null removes it);
+        /// applies from the next turn.
+        /// </summary>
+        public Task<JsonObject> SetContextNoteAsync(string note)
+        {
+            return Bridge.Call("session/setContextNote", new JsonObject().With("session", Id).With("note", note));
+        }
+
+        /// <summary>session/setTools: replaces the tools (names registered with RegisterTool) from the next turn.</summary>
+        public Task<JsonObject> SetToolsAsync(IEnumerable<string> tools)
+        {
+            return Bridge.Call("session/setTools", new JsonObject().With("session", Id)
+                .With("tools", Bridge.ToolDefinitions(tools ?? new string[0])));
+        }
+
+        /// <summary>
+        /// session/compact: summarizes all but the last keepRecentTurns turns (default 2) into the context note (one
+        /// model call, queued behind the session's turns). Returns the summary, or null when there was nothing to
+        /// compact. Cancelling the token sends session/cancel like RespondAsync (the history stays as it was).
+        /// </summary>
+        public async Task<string> CompactAsync(int? keepRecentTurns = null, string summaryInstructions = null,
+            CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var parameters = new JsonObject().With("session", Id);
+            if (keepRecentTurns.HasValue) parameters.With("keepRecentTurns", keepRecentTurns.Value);
+            if (summaryInstructions != null) parameters.With("summaryInstructions", summaryInstructions);
+            string id = Id;
+            var result = await Bridge.Call("session/compact", parameters, null, cancellationToken,
+                () => Bridge.Notify("session/cancel", new JsonObject().With("session", id))).ConfigureAwait(false);
+            return result.GetString("summary");
+        }
 
         /// <summary>session/transcript: save it and pass it as history to CreateSessionAsync to resume.</summary>
         public async Task<object> TranscriptAsync()
@@ -1303,11 +1413,12 @@ namespace OpenAppleModels
         /// isFallback, usage}. onLine gets the whole line so far after every lineDelta/lineReset (typewriter),
         /// onEmotion the emotion as soon as it is chosen. Cancelling the token (or timeoutMs passing) sends npc/cancel
         /// and throws OperationCanceledException (timeout: OamBridgeException -32024); npc/cancel also fails the
-        /// NPC's other queued talks with -32009 cancelled.
+        /// NPC's other queued talks with -32009 cancelled. toolChoice overrides the NPC's for this turn ("none",
+        /// "required", new JsonObject().With("tool", name); a tool the NPC lacks fails with -32011).
         /// </summary>
         public Task<JsonObject> TalkAsync(string line, Action<string> onLine = null, Action<string> onEmotion = null,
             Action<JsonObject> onEvent = null, object context = null,
-            CancellationToken cancellationToken = default(CancellationToken), int timeoutMs = 0)
+            CancellationToken cancellationToken = default(CancellationToken), int timeoutMs = 0, object toolChoice = null)
         {
             Action<JsonObject> handler = null;
             if (onLine != null || onEmotion != null || onEvent != null)
@@ -1329,34 +1440,64 @@ namespace OpenAppleModels
             }
             var parameters = new JsonObject().With("npc", Id).With("line", line);
             if (context != null) parameters.With("context", context);
+            if (toolChoice != null) parameters.With("toolChoice", toolChoice);
             if (handler != null) parameters.With("stream", true);
             string id = Id;
             return Bridge.Call("npc/talk", parameters, handler, cancellationToken,
                 () => Bridge.Notify("npc/cancel", new JsonObject().With("npc", id)), timeoutMs);
         }
 
-        /// <summary>npc/bark: a short ambient line.</summary>
-        public async Task<string> BarkAsync(object situation = null)
+        /// <summary>
+        /// npc/bark: a short ambient line. Cancelling the token stops waiting (OperationCanceledException) and
+        /// drops the late response; the protocol has no cancel for a bark (npc/cancel does not reach it; DeleteAsync
+        /// ends it), so the bridge still finishes it.
+        /// </summary>
+        public async Task<string> BarkAsync(object situation = null,
+            CancellationToken cancellationToken = default(CancellationToken))
         {
             var parameters = new JsonObject().With("npc", Id);
             if (situation != null) parameters.With("situation", situation);
-            return (await Bridge.Call("npc/bark", parameters).ConfigureAwait(false)).GetString("line");
+            return (await Bridge.Call("npc/bark", parameters, null, cancellationToken).ConfigureAwait(false))
+                .GetString("line");
         }
 
-        /// <summary>npc/state: the save state (store it whole; restore with OamBridge.RestoreNpcAsync).</summary>
-        public async Task<JsonObject> StateAsync()
+        /// <summary>
+        /// npc/state: the save state (store it whole; restore with OamBridge.RestoreNpcAsync). It waits for the
+        /// NPC's earlier talks. Cancelling the token stops waiting (OperationCanceledException) and drops the late
+        /// response; the NPC's talks go on (CancelAsync cancels them).
+        /// </summary>
+        public async Task<JsonObject> StateAsync(CancellationToken cancellationToken = default(CancellationToken))
         {
-            return (await Bridge.Call("npc/state", new JsonObject().With("npc", Id)).ConfigureAwait(false)).GetObject("state");
+            return (await Bridge.Call("npc/state", new JsonObject().With("npc", Id), null, cancellationToken)
+                .ConfigureAwait(false)).GetObject("state");
         }
 
-        /// <summary>npc/update with merge patches.</summary>
-        public Task<JsonObject> UpdateAsync(object persona = null, object options = null, object memory = null)
+        /// <summary>
+        /// npc/update with merge patches, queued behind the NPC's earlier talks. Cancelling the token stops waiting
+        /// (OperationCanceledException) and drops the late response; the update is still applied when its turn
+        /// comes (CancelAsync first to drop it with the queued talks).
+        /// </summary>
+        public Task<JsonObject> UpdateAsync(object persona = null, object options = null, object memory = null,
+            CancellationToken cancellationToken = default(CancellationToken))
         {
             var parameters = new JsonObject().With("npc", Id);
             if (persona != null) parameters.With("persona", persona);
             if (options != null) parameters.With("options", options);
             if (memory != null) parameters.With("memory", memory);
-            return Bridge.Call("npc/update", parameters);
+            return Bridge.Call("npc/update", parameters, null, cancellationToken);
+        }
+
+        /// <summary>
+        /// npc/reset: clears the conversation (and with clearMemory the facts, relationship and summary), queued
+        /// behind the NPC's earlier talks. Cancelling the token stops waiting (OperationCanceledException); the
+        /// reset still happens when its turn comes.
+        /// </summary>
+        public Task<JsonObject> ResetAsync(bool clearMemory = false,
+            CancellationToken cancellationToken = default(CancellationToken))
+        {
+            var parameters = new JsonObject().With("npc", Id);
+            if (clearMemory) parameters.With("clearMemory", true);
+            return Bridge.Call("npc/reset", parameters, null, cancellationToken);
         }
 
         public Task<JsonObject> CancelAsync() { return Bridge.Call("npc/cancel", new JsonObject().With("npc", Id)); }
@@ -1370,6 +1511,9 @@ namespace OpenAppleModels
         public string Id { get; private set; }
 
         internal OamWorld(OamBridge bridge, string id) { Bridge = bridge; Id = id; }
+
+        /// <summary>An OamWorld goes where a world id goes (CreateNpcAsync(..., world: village)).</summary>
+        public static implicit operator string(OamWorld world) { return world == null ? null : world.Id; }
 
         /// <summary>The value at path (null when absent).</summary>
         public async Task<object> GetAsync(string path = "")
@@ -1391,6 +1535,15 @@ namespace OpenAppleModels
             return (await Bridge.Call("world/merge", new JsonObject().With("world", Id).With("path", path).With("patch", patch))
                 .ConfigureAwait(false)).GetLong("version");
         }
+
+        /// <summary>world/remove: {world, path, removed, oldValue?, version}.</summary>
+        public Task<JsonObject> RemoveAsync(string path)
+        {
+            return Bridge.Call("world/remove", new JsonObject().With("world", Id).With("path", path));
+        }
+
+        /// <summary>world/delete: {world, deleted, endedSubscriptions}. NPCs created with it keep using it.</summary>
+        public Task<JsonObject> DeleteAsync() { return Bridge.Call("world/delete", new JsonObject().With("world", Id)); }
 
         /// <summary>world/snapshot: the whole state.</summary>
         public async Task<JsonObject> SnapshotAsync()

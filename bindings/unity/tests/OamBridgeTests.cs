@@ -186,6 +186,33 @@ static class OamBridgeTests
             var record = (JsonObject)result.GetArray("toolCalls")[0];
             Check(!record.GetBool("isError"), record.ToString());
 
+            current = "a one-argument tool handler that returns a Task";
+            // A handler written args => OpenGateAsync(args): its result is the output, awaited, not the Task itself.
+            bridge.RegisterTool("lower_bridge", "Lower the drawbridge.", null, args =>
+            {
+                var lowered = new TaskCompletionSource<JsonObject>();
+                queue.Post(() => lowered.SetResult(O().With("lowered", true))); // finishes on a later frame
+                return lowered.Task;
+            });
+            bridge.RegisterTool("nested_task", "A value holding a Task.", null,
+                args => O().With("pending", Task.FromResult(1)));
+            bridge.RegisterTool("sound_horn", "Sound the horn.", null, args => Task.Run(() => { }));
+            var keeper = Wait(queue, bridge.CreateSessionAsync(tools: new[] { "lower_bridge", "nested_task", "sound_horn" },
+                model: Scripted(O().With("toolCalls", new List<object> {
+                    O().With("name", "lower_bridge").With("arguments", O()),
+                    O().With("name", "nested_task").With("arguments", O()),
+                    O().With("name", "sound_horn").With("arguments", O()) }), O().With("text", "Done."))));
+            var keeperResult = Wait(queue, keeper.RespondAsync("Let them in."));
+            var taskOutputs = new Dictionary<string, JsonObject>();
+            foreach (JsonObject call in keeperResult.GetArray("toolCalls"))
+                taskOutputs[call.GetObject("call").GetString("name")] = call;
+            Check(Json.Serialize(taskOutputs["lower_bridge"].Get("output")) == "{\"lowered\":true}"
+                && !taskOutputs["lower_bridge"].GetBool("isError"), taskOutputs["lower_bridge"].ToString());
+            Check(taskOutputs["nested_task"].GetBool("isError")
+                && ("" + taskOutputs["nested_task"].Get("output")).Contains("Task"), taskOutputs["nested_task"].ToString());
+            Check(!taskOutputs["sound_horn"].GetBool("isError") && !("" + Json.Serialize(taskOutputs["sound_horn"].Get("output"))).Contains("Status"),
+                taskOutputs["sound_horn"].ToString());
+
             current = "streaming events";
             Check(texts.Count >= 2 && texts[texts.Count - 1] == result.GetString("text"), string.Join("|", texts.ToArray()));
             Check(eventTypes.Contains("modelStep") && eventTypes.Contains("toolCallCompleted"), string.Join(",", eventTypes.ToArray()));
@@ -328,10 +355,81 @@ static class OamBridgeTests
             var restored = Wait(queue, bridge.RestoreNpcAsync(state, "gorm2", Scripted(O().With("text", "[neutral] Back again?"))));
             Check(restored.Id == "gorm2", restored.Id);
 
+            current = "world remove and delete, npc reset, session settings and compaction";
+            var village = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Hilda"), world: world));
+            Check(village.Id != null, "an OamWorld where a world id goes");
+            var removed = Wait(queue, world.RemoveAsync("player.gold"));
+            Check(removed.GetBool("removed") && removed.GetLong("oldValue") == 45, removed.ToString());
+            Check(Wait(queue, world.GetAsync("player.gold")) == null, "removed value");
+            Check(changes.Count == 2 && changes[1].Get("newValue") == null && !changes[1].ContainsKey("newValue"),
+                changes.Count > 1 ? changes[1].ToString() : "no change for the removal");
+            Wait(queue, npc.ResetAsync(clearMemory: true));
+            var afterReset = Wait(queue, npc.StateAsync());
+            Check(afterReset.GetObject("memory").GetLong("relationship", -1) == 0, afterReset.ToString());
+            var scribe = Wait(queue, bridge.CreateSessionAsync("Be brief.", model: Scripted(
+                O().With("text", "One."), O().With("text", "Two."), O().With("text", "They counted to two."))));
+            Wait(queue, scribe.RespondAsync("Count."));
+            Wait(queue, scribe.RespondAsync("Again."));
+            Wait(queue, scribe.SetInstructionsAsync("Be verbose."));
+            Wait(queue, scribe.SetContextNoteAsync("It is night."));
+            var toolsSet = Wait(queue, scribe.SetToolsAsync(new string[0]));
+            Check(toolsSet.GetString("session") == scribe.Id && toolsSet.GetArray("warnings") != null, toolsSet.ToString());
+            Check(Wait(queue, scribe.CompactAsync(keepRecentTurns: 0)) == "They counted to two.", "summary");
+            Wait(queue, scribe.SetContextNoteAsync(null));
+            Wait(queue, scribe.SetInstructionsAsync(null));
+            var listed = (JsonObject)Wait(queue, bridge.RequestAsync("session/list"));
+            var entry = (JsonObject)listed.GetArray("sessions").Find(x => ((JsonObject)x).GetString("session") == scribe.Id);
+            Check(entry != null && !entry.ContainsKey("instructions") && entry.GetLong("entries") == 0, "" + entry);
+            var ended = Wait(queue, world.DeleteAsync());
+            Check(ended.GetBool("deleted") && ended.GetLong("endedSubscriptions") == 1, ended.ToString());
+
             current = "decision";
             var decision = Wait(queue, bridge.DecideAsync("A wolf blocks the path.", new object[] { "fight", "flee" },
                 model: Scripted(O().With("json", O().With("reasoning", "Too dangerous.").With("choice", "flee").With("confidence", 80)))));
             Check(decision.GetString("optionID") == "flee" && decision.GetLong("confidence") == 80, decision.ToString());
+
+            current = "decision and content with a client tool, talk with a per-turn tool choice";
+            int lookups = 0;
+            bridge.RegisterTool("check_health", "The actor's health.", null, args => { lookups++; return O().With("hp", 3); });
+            var cornered = Wait(queue, bridge.DecideAsync("A wolf blocks the path.", new object[] { "fight", "flee" },
+                tools: new[] { "check_health" }, toolChoice: "required", instructions: "Decide as a coward.", temperature: 0.5,
+                model: Scripted(O().With("toolCalls", new List<object> { O().With("name", "check_health").With("arguments", O()) }),
+                    O().With("json", O().With("reasoning", "Only 3 hp.").With("choice", "flee").With("confidence", 90)))));
+            Check(lookups == 1 && cornered.GetString("optionID") == "flee" && cornered.GetArray("toolCalls").Count == 1,
+                cornered.ToString());
+            var indexes = new List<long>();
+            bridge.RegisterTool("count_wolves", "How many wolves.", null, (args, ctx) =>
+            {
+                indexes.Add(ctx.Index ?? -1);
+                return Task.FromResult<object>(2);
+            });
+            var crowd = Wait(queue, bridge.DecideManyAsync(new object[] {
+                    O().With("situation", "A wolf.").With("options", new List<object> { "fight", "flee" })
+                        .With("tools", bridge.ToolDefinitions(new[] { "count_wolves" })).With("toolChoice", "required"),
+                    O().With("situation", "Alone.").With("options", new List<object> { "wait" }) },
+                maxConcurrency: 1, model: Scripted(
+                    O().With("toolCalls", new List<object> { O().With("name", "count_wolves").With("arguments", O()) }),
+                    O().With("json", O().With("reasoning", "Two wolves.").With("choice", "flee").With("confidence", 80)))));
+            Check(crowd.Count == 2 && ((JsonObject)crowd[0]).GetString("optionID") == "flee"
+                && ((JsonObject)crowd[1]).GetString("optionID") == "wait", Json.Serialize(crowd));
+            Check(indexes.Count == 1 && indexes[0] == 0, "tool call index: " + string.Join(",", indexes.ConvertAll(i => "" + i).ToArray()));
+            var asGorm = Wait(queue, bridge.DecideAsync("A wolf blocks the path.", new object[] { "fight", "flee" }, actor: npc,
+                model: Scripted(O().With("json", O().With("reasoning", "A smith fights.").With("choice", "fight").With("confidence", 60)))));
+            Check(asGorm.GetString("optionID") == "fight", "an OamNpc as the actor: " + asGorm);
+            Check(Json.Serialize(O().With("npc", npc).With("world", world)) == "{\"npc\":\"gorm\",\"world\":\"village\"}",
+                Json.Serialize(O().With("npc", npc).With("world", world)));
+            var loot = Wait(queue, bridge.GenerateAsync("Loot for a weak player.", O().With("type", "object")
+                .With("properties", O().With("item", O().With("type", "string"))).With("required", new List<object> { "item" }),
+                tools: new[] { "check_health" }, model: Scripted(
+                    O().With("toolCalls", new List<object> { O().With("name", "check_health").With("arguments", O()) }),
+                    O().With("json", O().With("item", "Potion")))));
+            Check(lookups == 2 && ((JsonObject)loot).GetString("item") == "Potion", "" + loot);
+            var medic = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Medic"), tools: new[] { "check_health" },
+                options: O().With("replyFormat", "text"), model: Scripted(O().With("text", "[worried] Rest a while."))));
+            var advice = Wait(queue, medic.TalkAsync("How am I?", toolChoice: "none"));
+            Check(lookups == 2 && advice.GetString("line") == "Rest a while.", advice.ToString());
+            var refused = WaitError(queue, medic.TalkAsync("Again?", toolChoice: O().With("tool", "no_such_tool"))) as OamBridgeException;
+            Check(refused != null && refused.Code == -32011, "a per-turn tool the NPC lacks: " + refused);
 
             current = "content";
             var content = Wait(queue, bridge.GenerateAsync("A sword.", O().With("type", "object")
@@ -355,6 +453,35 @@ static class OamBridgeTests
                 new CancellationToken(true)));
             Check(error is OperationCanceledException, "an already cancelled token: " + error);
             Check(Wait(queue, bridge.RequestAsync("ping")) is JsonObject, "the bridge still answers after the cancellations");
+
+            current = "bark, save, update and session reset stop waiting when their token is cancelled";
+            var everyStepSlow = O().With("type", "scripted").With("steps", new List<object>())
+                .With("fallback", O().With("text", "[neutral] Hm.").With("delayMs", 60000));
+            var snik = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Snik"), npc: "snik", model: everyStepSlow));
+            var snikTalk = snik.TalkAsync("Hello?"); // holds the NPC's queue until it is cancelled below
+            var sleeper = Wait(queue, bridge.CreateSessionAsync(model: everyStepSlow));
+            var sleeperTurn = sleeper.RespondAsync("Wake up.");
+            source = new CancellationTokenSource();
+            var bark = snik.BarkAsync("Rain.", source.Token);
+            var save = snik.StateAsync(source.Token);
+            var update = snik.UpdateAsync(memory: O().With("relationship", 5), cancellationToken: source.Token);
+            var reset = sleeper.ResetAsync(source.Token);
+            source.Cancel();
+            error = WaitError(queue, bark);
+            Check(error is OperationCanceledException, "BarkAsync: expected OperationCanceledException, got " + error);
+            error = WaitError(queue, save);
+            Check(error is OperationCanceledException, "StateAsync: expected OperationCanceledException, got " + error);
+            error = WaitError(queue, update);
+            Check(error is OperationCanceledException, "UpdateAsync: expected OperationCanceledException, got " + error);
+            error = WaitError(queue, reset);
+            Check(error is OperationCanceledException, "ResetAsync: expected OperationCanceledException, got " + error);
+            Check(PendingCount(bridge) == 2, "only the talk and the turn still wait: " + PendingCount(bridge));
+            Wait(queue, snik.CancelAsync());
+            Wait(queue, sleeper.CancelAsync());
+            var talkError = WaitError(queue, snikTalk) as OamBridgeException;
+            Check(talkError != null && talkError.Code == -32009, "the talk: " + talkError);
+            Check(WaitError(queue, sleeperTurn) is OamBridgeException, "the turn");
+            Check(PendingCount(bridge) == 0, "cancelled requests still wait for their responses: " + PendingCount(bridge));
         }
         finally
         {
