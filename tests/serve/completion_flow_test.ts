@@ -256,28 +256,47 @@ Deno.test("under --max-concurrent pressure requests run, queue in order or get 4
   await idle(s.server);
 });
 
-Deno.test("time limits: 504 while queued or generating; once streaming, an error event then [DONE]", async () => {
-  const holding = new HoldingModel();
+const TIMEOUT = {
+  message: "The request did not finish within 0.3 seconds.",
+  type: "server_error",
+  param: null,
+  code: "timeout",
+};
+
+Deno.test("time limits: 504 while generating, and 504 for a request that waited its whole limit for the slot", async () => {
+  // The model keeps going after its turn is cancelled, so the one slot stays taken until `release()`: the
+  // second request's limit surely ends while it waits. (Without that, which of the two happened first, the
+  // first turn ending or the second request's limit, depended on how busy the machine was.)
+  const holding = new HoldingModel("Once upon", " a time.", { holdThroughAbort: true });
   await using s = await serve(holding, { maxConcurrentRequests: 1, requestTimeoutMs: 300 });
   const generating = postChat(s.base, { messages: ask("x") });
   await holding.whenStarted(1);
   const queued = await postChat(s.base, { messages: ask("x") });
-  const timeout = {
-    message: "The request did not finish within 0.3 seconds.",
+  assert.deepEqual([queued.status, (await queued.json()).error], [504, {
+    message:
+      "The request waited 0.3 seconds for a free slot and did not start: 1 completion runs at a time " +
+      "and the time limit includes the wait. Retry later, or start the server with a higher " +
+      "--max-concurrent or --timeout.",
     type: "server_error",
     param: null,
     code: "timeout",
-  };
-  assert.deepEqual([queued.status, (await queued.json()).error], [504, timeout]);
-  const first = await generating;
-  assert.deepEqual([first.status, (await first.json()).error], [504, timeout]);
+  }]);
   await holding.whenAborted(1);
+  holding.release();
+  const first = await generating;
+  assert.deepEqual([first.status, (await first.json()).error], [504, TIMEOUT]);
+  assert.equal(holding.started, 1); // the queued request never reached the model
+});
+
+Deno.test("time limits: once streaming, a timeout is an error event then [DONE]", async () => {
+  const holding = new HoldingModel();
+  await using s = await serve(holding, { maxConcurrentRequests: 1, requestTimeoutMs: 300 });
   const streamed = await postChat(s.base, { messages: ask("x"), stream: true });
   assert.equal(streamed.status, 200);
   const data = await sseData(streamed);
-  assert.deepEqual(data.slice(-2), [JSON.stringify({ error: timeout }), "[DONE]"]);
+  assert.deepEqual(data.slice(-2), [JSON.stringify({ error: TIMEOUT }), "[DONE]"]);
   assert.equal(JSON.parse(data[1]).choices[0].delta.content, "Once upon");
-  await holding.whenAborted(2);
+  await holding.whenAborted(1);
 });
 
 Deno.test("a request that times out waiting for a slot says it never started, and what to change", async () => {

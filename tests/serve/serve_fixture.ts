@@ -85,7 +85,9 @@ export class RecordingModel implements LanguageModel {
 
 /**
  * A model whose steps stream `first` and then wait until {@link release} (answering `first + rest`) or until
- * they are aborted. `started` and `aborted` count the steps, with promises to wait for the next one.
+ * they are aborted. `started` and `aborted` count the steps, with promises to wait for the next one. With
+ * `holdThroughAbort`, an aborted step is counted but still waits for {@link release} (a backend slow to stop;
+ * its turn, and the server slot it holds, end only then).
  */
 export class HoldingModel implements LanguageModel {
   readonly kind = "holding";
@@ -98,10 +100,12 @@ export class HoldingModel implements LanguageModel {
   #releases: Array<() => void> = [];
   #startWaiters: Array<() => void> = [];
   #abortWaiters: Array<() => void> = [];
+  readonly #holdThroughAbort: boolean;
 
-  constructor(first = "Once upon", rest = " a time.") {
+  constructor(first = "Once upon", rest = " a time.", options: { holdThroughAbort?: boolean } = {}) {
     this.#first = first;
     this.#rest = rest;
+    this.#holdThroughAbort = options.holdThroughAbort ?? false;
   }
 
   availability(): Promise<ModelAvailability> {
@@ -146,8 +150,9 @@ export class HoldingModel implements LanguageModel {
         resolve({ kind: "text", text: this.#first + this.#rest, usage: null });
       };
       const onAbort = () => {
-        this.#releases = this.#releases.filter((r) => r !== release);
         this.aborted++;
+        if (this.#holdThroughAbort) return this.#wake(this.#abortWaiters);
+        this.#releases = this.#releases.filter((r) => r !== release);
         this.#wake(this.#abortWaiters);
         reject(BridgeError.cancelled("The turn was cancelled."));
       };
