@@ -81,7 +81,9 @@ function describeStatus(status: Deno.CommandStatus): string {
  * `close()` closes the child's stdin (the bridge answers what it has read, then exits), waits up to
  * `exitTimeoutMs`, then sends SIGTERM, and after 2 s more SIGKILL. The child keeps this process alive only
  * while a request waits for its answer (and while closing): a script that ends without `close()` exits, and
- * the bridge then reads the end of its stdin and stops.
+ * the bridge then reads the end of its stdin and stops. The bridge is started with `OAM_EXIT_WITH_PARENT=1`
+ * (unless the variable is set already): when this process is killed or crashes, the bridge cancels its turns
+ * and exits instead of running them on for nobody (Linux and macOS).
  *
  * @example
  * ```ts
