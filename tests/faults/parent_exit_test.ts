@@ -14,6 +14,9 @@ import { withDeadline } from "../helpers/deadline.ts";
 import { BridgeProcess, STDIO_FLAGS } from "../helpers/process.ts";
 
 const LAUNCHER = new URL("./bridge_parent.ts", import.meta.url).pathname;
+/** The permission flags of `deno task stdio` (deno.json), whose --allow-env list must include the variable. */
+const TASK_FLAGS: string[] = JSON.parse(Deno.readTextFileSync(new URL("../../deno.json", import.meta.url)))
+  .tasks.stdio.split(" ").filter((word: string) => word.startsWith("--allow-"));
 const CANCELLED = { code: -32009, message: "The turn was cancelled.", data: { code: "cancelled" } };
 
 /** Whether `pid` has ended (no such process, or a zombie nobody reaped yet). */
@@ -68,13 +71,14 @@ function killBridge(pid: number | undefined): void {
 }
 
 Deno.test({
-  name: "OAM_EXIT_WITH_PARENT=1: the launcher is killed; the running turn is cancelled and the bridge exits",
+  name:
+    "OAM_EXIT_WITH_PARENT=1 (deno task stdio's permissions): the launcher is killed; the running turn is cancelled and the bridge exits",
   ignore: Deno.build.os === "windows",
   fn: async () => {
     let bridge: number | undefined;
     let launcher: BridgeProcess | undefined;
     try {
-      const { p, pid } = await launchWithTurn({ OAM_EXIT_WITH_PARENT: "1" }, 600_000);
+      const { p, pid } = await launchWithTurn({ OAM_EXIT_WITH_PARENT: "1" }, 600_000, TASK_FLAGS);
       launcher = p;
       bridge = pid;
       p.child.kill("SIGKILL");
