@@ -42,7 +42,11 @@ typedef struct oam_process oam_process;
 /*
  * Starts argv (NULL-terminated; argv[0] searched on PATH when it has no
  * slash). Returns 0 and sets *out, or an errno-style code; on failure a
- * message is written to err (err_size bytes).
+ * message is written to err (err_size bytes). The child inherits this
+ * process's environment; on POSIX OAM_EXIT_WITH_PARENT=1 is added when that
+ * variable is unset, so the bridge stops when the game exits or crashes. On
+ * Windows nothing is added: the bridge cannot see its parent exit there, and
+ * the job object it runs in ends it with the game instead.
  */
 int oam_process_spawn(const char *const *argv, oam_process **out, char *err, size_t err_size);
 

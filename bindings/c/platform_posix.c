@@ -55,6 +55,22 @@ static void close_fd(int *fd) {
     }
 }
 
+/* The child's environment: ours plus OAM_EXIT_WITH_PARENT=1 when that variable is unset (a value the game
+ * set, "0" included, is kept). NULL means ours as it is (also when out of memory). free() the array only. */
+static char **child_environment(void) {
+    static char exit_with_parent[] = "OAM_EXIT_WITH_PARENT=1";
+    size_t n = 0;
+    char **env;
+    if (getenv("OAM_EXIT_WITH_PARENT")) return NULL;
+    while (environ[n]) n++;
+    env = (char **)malloc((n + 2) * sizeof *env);
+    if (!env) return NULL;
+    memcpy(env, environ, n * sizeof *env);
+    env[n] = exit_with_parent;
+    env[n + 1] = NULL;
+    return env;
+}
+
 int oam_process_spawn(const char *const *argv, oam_process **out, char *err, size_t err_size) {
     int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1}, wake[2] = {-1, -1};
     posix_spawn_file_actions_t actions;
@@ -63,6 +79,7 @@ int oam_process_spawn(const char *const *argv, oam_process **out, char *err, siz
     int rc;
     pid_t pid;
     oam_process *process;
+    char **env;
 
     *out = NULL;
     if (make_pipe(in_pipe) != 0 || make_pipe(out_pipe) != 0 || make_pipe(wake) != 0) {
@@ -85,7 +102,9 @@ int oam_process_spawn(const char *const *argv, oam_process **out, char *err, siz
     sigaddset(&signals, SIGTERM);
     posix_spawnattr_setsigdefault(&attributes, &signals);
     posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-    rc = posix_spawnp(&pid, argv[0], &actions, &attributes, (char *const *)argv, environ);
+    env = child_environment();
+    rc = posix_spawnp(&pid, argv[0], &actions, &attributes, (char *const *)argv, env ? env : environ);
+    free(env);
     posix_spawnattr_destroy(&attributes);
     posix_spawn_file_actions_destroy(&actions);
     close_fd(&in_pipe[0]);

@@ -23,6 +23,10 @@
  *     started through a launcher does not leave its real process behind. oam_process_kill terminates the
  *     job (or the process when it could not be put in one); Windows has no polite stop signal for a piped
  *     child, so force = 0 does the same. The bridge ends by itself when its stdin closes.
+ *   - The environment is inherited as it is. The POSIX layer adds OAM_EXIT_WITH_PARENT=1 (the bridge stops
+ *     when the game exits); here the game's end closes its handle to the job, which kills the bridge at
+ *     once, and the bridge could not act on the variable anyway (a Windows process's parent pid never
+ *     changes).
  *   - oam_process_wait describes the exit as "exit status N", "exception 0xC0000005" (an unhandled
  *     exception) or "killed" (after oam_process_kill).
  *   - oam_getenv_utf8 reads the variable with GetEnvironmentVariableW and converts it to UTF-8.

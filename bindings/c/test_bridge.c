@@ -816,6 +816,62 @@ static void test_destroy_ends_process(void) {
     unlink(pid_file);
 }
 
+/* The value of OAM_EXIT_WITH_PARENT in the environment of process pid (Linux /proc) into out; 0 when the
+ * process has no such variable, -1 when the environment cannot be read. */
+static int environment_value(pid_t pid, const char *name, char *out, size_t size) {
+    char path[64], data[65536];
+    size_t n, k, name_length = strlen(name);
+    FILE *f;
+    snprintf(path, sizeof path, "/proc/%d/environ", (int)pid);
+    f = fopen(path, "rb");
+    if (!f) return -1;
+    n = fread(data, 1, sizeof data - 1, f);
+    fclose(f);
+    data[n] = '\0';
+    for (k = 0; k < n; k += strlen(data + k) + 1) {
+        if (strncmp(data + k, name, name_length) == 0 && data[k + name_length] == '=') {
+            snprintf(out, size, "%s", data + k + name_length + 1);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The bridge is started with OAM_EXIT_WITH_PARENT=1 (it stops when the game exits), unless the game set it. */
+static void test_exit_with_parent(void) {
+    static const char *const values[] = {NULL, "0"};
+    size_t v;
+    for (v = 0; v < sizeof values / sizeof values[0]; v++) {
+        recorder r;
+        char pid_file[4096], value[256] = "";
+        pid_t pid;
+        int found;
+        current_test = values[v] ? "OAM_EXIT_WITH_PARENT set by the game is kept" : "OAM_EXIT_WITH_PARENT=1";
+        if (values[v]) setenv("OAM_EXIT_WITH_PARENT", values[v], 1);
+        recorder_init(&r);
+        pid = start_recorded(&r, pid_file, sizeof pid_file);
+        if (values[v]) unsetenv("OAM_EXIT_WITH_PARENT");
+        if (pid < 0) return;
+        CHECK(pid > 0, "pid");
+        /* Answered: the shell has become the bridge (during the exec its environment reads as empty). */
+        {
+            char *response = call(&r, "{\"id\":1,\"method\":\"ping\"}", 10000);
+            CHECK(contains(response, "\"result\""), "%s", show(response));
+            oam_string_free(response);
+        }
+        found = pid > 0 ? environment_value(pid, "OAM_EXIT_WITH_PARENT", value, sizeof value) : -1;
+#if defined(__linux__)
+        CHECK(found == 1 && strcmp(value, values[v] ? values[v] : "1") == 0, "OAM_EXIT_WITH_PARENT is '%s' (%d)",
+              value, found);
+#else
+        (void)found; /* no /proc to read another process's environment */
+#endif
+        oam_bridge_destroy(r.bridge);
+        recorder_free(&r);
+        unlink(pid_file);
+    }
+}
+
 typedef struct {
     oam_bridge *bridge;
     int rc;
@@ -879,6 +935,7 @@ static const struct {
     {"limits", test_limits, 0},
     {"destroy-waiting", test_destroy_with_waiting_calls, 0},
     {"destroy-stuck", test_destroy_stuck_bridge, 0},
+    {"exit-with-parent", test_exit_with_parent, 0},
     {"big-response", test_big_response, 1},
 };
 

@@ -51,6 +51,8 @@ const LOG_LINES_KEPT := 20
 ## Lines of the bridge's stderr that the message of a bridge that died by itself ends with.
 const EXIT_LOG_LINES := 3
 const _TOOL_ERROR_KEY := "__oam_tool_error__"
+## The variable that makes the bridge stop when the game exits or crashes (see _pass_exit_with_parent()).
+const EXIT_WITH_PARENT := "OAM_EXIT_WITH_PARENT"
 
 ## Full argv of the bridge. Empty: bridge_path, then OAM_BRIDGE_COMMAND, OAM_BRIDGE_PATH, "oam stdio".
 @export var bridge_command: PackedStringArray = PackedStringArray()
@@ -262,6 +264,7 @@ func start(command: PackedStringArray = PackedStringArray()) -> Error:
 	if _pid > 0:
 		return OK
 	var argv := command if not command.is_empty() else resolve_command()
+	_pass_exit_with_parent()
 	var info := OS.execute_with_pipe(argv[0], argv.slice(1))
 	if info.is_empty():
 		_dead_message = "Cannot start the bridge '%s'." % " ".join(argv)
@@ -281,6 +284,15 @@ func start(command: PackedStringArray = PackedStringArray()) -> Error:
 	_err_reader = Thread.new()
 	_err_reader.start(_channel._read_loop.bind(_stderr, true))
 	return OK
+
+
+## The bridge is started with OAM_EXIT_WITH_PARENT=1 unless the game's environment has the variable already
+## (OS.set_environment("OAM_EXIT_WITH_PARENT", "0") before start() turns it off): when the game is killed or
+## crashes, the bridge cancels its turns and exits instead of running them on for nobody (Linux and macOS).
+## OS.execute_with_pipe takes no environment, so it is set in the game's own, which the bridge inherits.
+static func _pass_exit_with_parent() -> void:
+	if not OS.has_environment(EXIT_WITH_PARENT):
+		OS.set_environment(EXIT_WITH_PARENT, "1")
 
 
 ## Process id of the bridge (-1 before start).

@@ -29,6 +29,11 @@ Which bridge is started: ``Bridge(command=[...])`` (an argv list, or a string sp
 else the environment: ``OAM_BRIDGE_COMMAND`` (whole command line, split on whitespace),
 ``OAM_BRIDGE_PATH`` (path of a compiled ``oam``; runs ``<path> stdio``), else ``oam stdio`` from PATH.
 
+The bridge is started with ``OAM_EXIT_WITH_PARENT=1`` unless the variable is already set (in ``env`` when
+given, else in ``os.environ``): when this process is killed or crashes, the bridge cancels its turns and exits
+instead of running them on for nobody (Linux and macOS). ``env={..., "OAM_EXIT_WITH_PARENT": "0"}`` (or the
+variable set to ``0`` in the environment) turns that off.
+
 What the bridge could not read is refused before anything is sent: values that are not JSON
 (``TypeError`` / ``ValueError``), text with a lone surrogate (a ``ValueError`` naming where it is), a message
 longer than the bridge reads (a -32600 ``invalid_message`` :class:`BridgeError`; see ``max_line_bytes``). A
@@ -66,6 +71,7 @@ __all__ = [
     "ToolError",
     "World",
     "bridge_command",
+    "bridge_environment",
     "VERSION",
 ]
 
@@ -174,6 +180,21 @@ def bridge_command(command: Union[str, Sequence[str], None] = None) -> List[str]
     if log:
         argv += ["--log-level", log]
     return argv
+
+
+EXIT_WITH_PARENT = "OAM_EXIT_WITH_PARENT"
+
+
+def bridge_environment(env: Optional[Mapping[str, str]] = None) -> Optional[Dict[str, str]]:
+    """The environment the bridge is started with: ``env`` (else this process's, inherited) plus
+    ``OAM_EXIT_WITH_PARENT=1`` unless the variable is set there already. None means "inherit as it is"."""
+    if env is None:
+        if EXIT_WITH_PARENT in os.environ:
+            return None
+        return {**os.environ, EXIT_WITH_PARENT: "1"}
+    if EXIT_WITH_PARENT in env:
+        return dict(env)
+    return {**env, EXIT_WITH_PARENT: "1"}
 
 
 def _jsonable(value: Any) -> JSON:
@@ -315,7 +336,7 @@ class Bridge:
     """A running bridge process. Use as ``async with Bridge() as bridge:`` (or ``await start()`` / ``await close()``).
 
     :param command: argv list or whitespace-separated command line; default from the environment.
-    :param env: environment for the child (default: inherited).
+    :param env: environment for the child (default: inherited); ``OAM_EXIT_WITH_PARENT=1`` is added unless set.
     :param cwd: working directory for the child.
     :param initialize: send ``initialize`` on start (its result is in ``server_info``).
     :param client_name: the ``client.name`` sent in ``initialize``.
@@ -376,7 +397,7 @@ class Bridge:
                 *self.command,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
-                env=self._env,
+                env=bridge_environment(self._env),
                 cwd=self._cwd,
                 limit=LINE_LIMIT,
             )

@@ -7,6 +7,7 @@ cli.ts is run with `deno`.
 
 import asyncio
 import decimal
+import json
 import math
 import os
 import signal
@@ -17,7 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from open_apple_models import Bridge, BridgeError, ToolContext, ToolError, bridge_command  # noqa: E402
+from open_apple_models import (  # noqa: E402
+    Bridge, BridgeError, ToolContext, ToolError, bridge_command, bridge_environment)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -561,6 +563,41 @@ class LifecycleTests(unittest.IsolatedAsyncioTestCase):
             await bridge.start()
         self.assertEqual(caught.exception.data_code, "shut_down")
         self.assertIn("new Bridge", caught.exception.message)
+
+    async def _exit_with_parent_seen(self, env=None):
+        """The OAM_EXIT_WITH_PARENT a child started by Bridge(env=env) sees (None when unset)."""
+        bridge = Bridge([sys.executable, "-c", "import json, os\n"
+                         "print(json.dumps({'value': os.environ.get('OAM_EXIT_WITH_PARENT')}), flush=True)\n"
+                         "import sys; sys.stdin.read()"], env=env, initialize=False)
+        seen = asyncio.get_running_loop().create_future()
+        bridge._dispatch = lambda line: seen.done() or seen.set_result(line)
+        await bridge.start()
+        try:
+            line = await asyncio.wait_for(seen, 10)
+        finally:
+            await bridge.close()
+        return json.loads(line)["value"]
+
+    async def test_the_bridge_is_started_with_exit_with_parent_unless_it_is_set(self):
+        saved = os.environ.pop("OAM_EXIT_WITH_PARENT", None)
+        try:
+            self.assertEqual(await self._exit_with_parent_seen(), "1")
+            self.assertEqual(await self._exit_with_parent_seen({"PATH": os.environ.get("PATH", "")}), "1")
+            self.assertEqual(await self._exit_with_parent_seen({"OAM_EXIT_WITH_PARENT": "0"}), "0")
+            os.environ["OAM_EXIT_WITH_PARENT"] = "0"
+            self.assertEqual(await self._exit_with_parent_seen(), "0")
+            self.assertIsNone(bridge_environment())  # inherited as it is
+        finally:
+            os.environ.pop("OAM_EXIT_WITH_PARENT", None)
+            if saved is not None:
+                os.environ["OAM_EXIT_WITH_PARENT"] = saved
+
+    @unittest.skipUnless(Path("/proc/self/environ").exists(), "needs /proc")
+    async def test_the_real_bridge_gets_exit_with_parent(self):
+        async with Bridge(COMMAND) as bridge:
+            entries = Path("/proc/%d/environ" % bridge.pid).read_bytes().split(b"\0")
+        values = [e.partition(b"=")[2] for e in entries if e.startswith(b"OAM_EXIT_WITH_PARENT=")]
+        self.assertEqual(values, [b"1"])
 
     def test_command_configuration(self):
         saved = {k: os.environ.pop(k, None) for k in ("OAM_BRIDGE_COMMAND", "OAM_BRIDGE_PATH", "OAM_BRIDGE_LOG")}

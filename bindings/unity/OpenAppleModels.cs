@@ -15,6 +15,12 @@
 // Which bridge is started: the command passed to the constructor, else OAM_BRIDGE_COMMAND (whole command
 // line, split on whitespace), else OAM_BRIDGE_PATH (a compiled `oam`; runs "<path> stdio"), else "oam stdio".
 // Spawning processes works on desktop platforms (macOS editor and standalone), not on iOS or consoles.
+//
+// The bridge is started with OAM_EXIT_WITH_PARENT=1 unless the game's environment has the variable already
+// (Environment.SetEnvironmentVariable("OAM_EXIT_WITH_PARENT", "0") before Start() turns it off): when the
+// editor or the game is killed or crashes, the bridge cancels its turns and exits instead of running them on
+// for nobody and taking CPU from the relaunched game (macOS and Linux; on Windows the bridge cannot see its
+// parent exit, and ends as at end of input).
 
 using System;
 using System.Collections;
@@ -578,6 +584,12 @@ namespace OpenAppleModels
         /// <summary>The result of initialize (set by InitializeAsync).</summary>
         public JsonObject ServerInfo { get; private set; }
 
+        /// <summary>
+        /// The variable the bridge is started with ("1") unless the game's environment has it: the bridge then stops
+        /// when the process that started it exits (see the file header).
+        /// </summary>
+        public const string ExitWithParentVariable = "OAM_EXIT_WITH_PARENT";
+
         /// <summary>The argv from an explicit command or the environment.</summary>
         public static string[] ResolveCommand(string[] command)
         {
@@ -616,6 +628,9 @@ namespace OpenAppleModels
                 StandardErrorEncoding = new UTF8Encoding(false),
                 CreateNoWindow = true,
             };
+            // EnvironmentVariables starts as a copy of this process's environment.
+            if (!info.EnvironmentVariables.ContainsKey(ExitWithParentVariable))
+                info.EnvironmentVariables[ExitWithParentVariable] = "1";
             try
             {
                 process = Process.Start(info);

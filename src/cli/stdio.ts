@@ -16,7 +16,7 @@ import {
   parseFlags,
   stringFlag,
 } from "./args.ts";
-import { onStopSignals } from "./stop_signals.ts";
+import { onParentExit, onStopSignals } from "./stop_signals.ts";
 import { CliError, reportError } from "./cli_error.ts";
 import { stderrStyle } from "./tty.ts";
 
@@ -44,6 +44,9 @@ Environment:
   OAM_SCRIPT=<file>       every "system" session plays this scripted model (JSON array or {steps, fallback})
   OAM_MODEL=<spec>        default for --model (OAM_SCRIPT wins over it)
   OAM_FM_LIBRARY=<path>   FoundationModels plugin to load for the system model
+  OAM_EXIT_WITH_PARENT=1  when the process that started the bridge exits (is killed, crashes), stop as on
+                          SIGTERM: cancel what is in flight, flush, exit 0 (Linux and macOS; the engine
+                          bindings set it)
 
 Example:
   echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | oam stdio
@@ -112,8 +115,15 @@ export async function runStdio(args: string[]): Promise<number> {
     { logger, ...(maxLineBytes ? { maxLineBytes } : {}) },
   );
   const removeSignalListeners = onStopSignals(() => server.stop());
+  // OAM_EXIT_WITH_PARENT=1: the engine that started the bridge was killed or crashed; nobody will read the
+  // answers, so stop as on SIGTERM instead of finishing turns for up to the end-of-input grace.
+  const stopWatchingParent = onParentExit(() => {
+    logger.info("The process that started the bridge has exited (OAM_EXIT_WITH_PARENT=1); stopping.");
+    server.stop();
+  }, { warn: (m) => logger.warning(m) });
   const code = await server.run();
   removeSignalListeners();
+  stopWatchingParent();
   return code;
 }
 

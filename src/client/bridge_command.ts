@@ -58,3 +58,27 @@ export function bridgeCommandSource(
   for (const name of ["OAM_BRIDGE_COMMAND", "OAM_BRIDGE_PATH"] as const) if (env(name)?.trim()) return name;
   return null;
 }
+
+/**
+ * The environment a client gives the bridge it starts: `env` plus `OAM_EXIT_WITH_PARENT=1` (the bridge stops
+ * when this process goes away, instead of running turns nobody will read), unless the variable is already
+ * set in `env` or, as `inherited` reads it, in the environment the child inherits. Returns `env` itself when
+ * nothing is added.
+ *
+ * @example
+ * ```ts
+ * import { bridgeEnvironment } from "./bridge_command.ts";
+ * bridgeEnvironment(undefined, () => undefined); // { OAM_EXIT_WITH_PARENT: "1" }
+ * bridgeEnvironment({ OAM_EXIT_WITH_PARENT: "0" }, () => undefined); // { OAM_EXIT_WITH_PARENT: "0" }
+ * bridgeEnvironment(undefined, () => "0"); // undefined: the inherited "0" stays
+ * ```
+ */
+export function bridgeEnvironment(
+  env: Record<string, string> | undefined,
+  inherited: (name: string) => string | undefined,
+): Record<string, string> | undefined {
+  const name = "OAM_EXIT_WITH_PARENT";
+  if (env !== undefined && name in env) return env;
+  if (inherited(name) !== undefined) return env;
+  return { ...env, [name]: "1" };
+}

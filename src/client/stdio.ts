@@ -7,7 +7,8 @@ import type { JsonValue } from "../protocol/json.ts";
 import { encodeClientMessage, MAX_MESSAGE_BYTES } from "../protocol/codec.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import { settledWithin } from "../util/sleep.ts";
-import { bridgeCommand, bridgeCommandSource } from "./bridge_command.ts";
+import { grantedEnvVar } from "../util/env.ts";
+import { bridgeCommand, bridgeCommandSource, bridgeEnvironment } from "./bridge_command.ts";
 import type { JsonRpcMessage } from "./messages.ts";
 import { messageTooLong, type Transport } from "./transport.ts";
 
@@ -29,7 +30,11 @@ import { messageTooLong, type Transport } from "./transport.ts";
 export interface StdioTransportOptions {
   /** The bridge's argv (default: {@link bridgeCommand}: `OAM_BRIDGE_COMMAND`, `OAM_BRIDGE_PATH`, `oam stdio`). */
   command?: readonly string[];
-  /** Extra environment variables for the child. */
+  /**
+   * Extra environment variables for the child. `OAM_EXIT_WITH_PARENT=1` is added (the bridge stops when this
+   * process exits or is killed) unless it is set here or in the inherited environment (as far as
+   * `--allow-env` lets this process read it): `{ OAM_EXIT_WITH_PARENT: "0" }` turns it off.
+   */
   env?: Record<string, string>;
   /** Start the child with only {@link StdioTransportOptions.env}, not this process's environment. */
   clearEnv?: boolean;
@@ -76,7 +81,9 @@ function describeStatus(status: Deno.CommandStatus): string {
  * `close()` closes the child's stdin (the bridge answers what it has read, then exits), waits up to
  * `exitTimeoutMs`, then sends SIGTERM, and after 2 s more SIGKILL. The child keeps this process alive only
  * while a request waits for its answer (and while closing): a script that ends without `close()` exits, and
- * the bridge then reads the end of its stdin and stops.
+ * the bridge then reads the end of its stdin and stops. The bridge is started with `OAM_EXIT_WITH_PARENT=1`
+ * (unless the variable is set already): when this process is killed or crashes, the bridge cancels its turns
+ * and exits instead of running them on for nobody (Linux and macOS).
  *
  * @example
  * ```ts
@@ -147,13 +154,17 @@ export class StdioTransport implements Transport {
     }
     const [program, ...args] = this.command;
     const stderr = this.#options.stderr ?? "inherit";
+    const env = bridgeEnvironment(
+      this.#options.env,
+      this.#options.clearEnv ? () => undefined : grantedEnvVar,
+    );
     try {
       this.#child = new Deno.Command(program, {
         args,
         stdin: "piped",
         stdout: "piped",
         stderr,
-        ...(this.#options.env ? { env: this.#options.env } : {}),
+        ...(env ? { env } : {}),
         ...(this.#options.clearEnv ? { clearEnv: true } : {}),
         ...(this.#options.cwd ? { cwd: this.#options.cwd } : {}),
       }).spawn();

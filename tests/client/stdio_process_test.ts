@@ -1,10 +1,13 @@
 /**
  * The stdio transport against the real `cli.ts stdio` process: when the process dies, every pending call
  * rejects at once with a clear error (and later calls too); a command that cannot start is a clear error;
- * the command comes from the environment the way the other bindings read it.
+ * the command comes from the environment the way the other bindings read it; the bridge gets
+ * OAM_EXIT_WITH_PARENT=1 unless the caller set the variable.
  */
 import assert from "node:assert/strict";
 import { Bridge, bridgeCommand, BridgeError, StdioTransport } from "../../mod.ts";
+import { bridgeEnvironment } from "../../src/client/bridge_command.ts";
+import { withDeadline } from "../helpers/deadline.ts";
 import { stdioCommand } from "./transports.ts";
 
 const quiet = { onWarning: () => {} };
@@ -210,4 +213,37 @@ Deno.test("stdio: a line longer than the bridge's --max-line-bytes is refused be
   });
   await using bridge = await Bridge.connect(transport, quiet);
   await assert.rejects(bridge.request("ping", { pad: "x".repeat(1500) }), /longer than the 1024 bytes/);
+});
+
+/** The OAM_EXIT_WITH_PARENT a process started by a StdioTransport with `options` sees (null when unset). */
+async function exitWithParentSeen(options: { env?: Record<string, string>; clearEnv?: boolean }) {
+  const code = 'console.log(JSON.stringify({ jsonrpc: "2.0", method: "env", params: ' +
+    '{ value: Deno.env.get("OAM_EXIT_WITH_PARENT") ?? null } }))';
+  const transport = new StdioTransport({
+    command: [Deno.execPath(), "eval", code],
+    stderr: "piped",
+    ...options,
+  });
+  const seen: unknown[] = [];
+  transport.onmessage = (m) => seen.push(m);
+  const closed = new Promise<void>((r) => transport.onclose = () => r());
+  await transport.start();
+  // The transport does not keep this process alive without a request: the deadline's timer does.
+  await withDeadline(closed, "the child to end");
+  assert.equal(seen.length, 1);
+  return (seen[0] as { params: { value: string | null } }).params.value;
+}
+
+Deno.test("stdio: the spawned bridge gets OAM_EXIT_WITH_PARENT=1 unless the caller set it", async () => {
+  assert.equal(await exitWithParentSeen({}), "1");
+  assert.equal(await exitWithParentSeen({ env: { NO_COLOR: "1" } }), "1");
+  assert.equal(await exitWithParentSeen({ env: { OAM_EXIT_WITH_PARENT: "0" } }), "0");
+  const path = Deno.env.get("PATH") ?? "";
+  assert.equal(await exitWithParentSeen({ clearEnv: true, env: { PATH: path } }), "1");
+  // Set in this process's environment (readable): the child inherits it as it is.
+  assert.equal(
+    bridgeEnvironment(undefined, (name) => name === "OAM_EXIT_WITH_PARENT" ? "0" : undefined),
+    undefined,
+  );
+  assert.deepEqual(bridgeEnvironment({ A: "b" }, () => undefined), { A: "b", OAM_EXIT_WITH_PARENT: "1" });
 });

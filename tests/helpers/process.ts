@@ -44,6 +44,11 @@ export interface BridgeProcessOptions {
   tolerateBadLines?: boolean;
   /** Do not keep lines and messages (long runs that consume them through `onLine`). */
   discard?: boolean;
+  /**
+   * A Deno script that starts the bridge (`deno run <its arguments>`) with its own stdin and stdout, like a
+   * game would; `child` is then that script's process (tests/faults/bridge_parent.ts).
+   */
+  launcher?: string;
 }
 
 /** A spawned bridge. */
@@ -73,8 +78,11 @@ export class BridgeProcess {
   constructor(args: readonly string[] = [], options: BridgeProcessOptions = {}) {
     this.#options = options;
     const flags = [...(options.flags ?? STDIO_FLAGS), ...(UNSAFE_PROTO ? ["--unstable-unsafe-proto"] : [])];
+    const bridge = ["--quiet", "--no-prompt", ...flags, CLI, "stdio", ...args];
     this.child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "--quiet", "--no-prompt", ...flags, CLI, "stdio", ...args],
+      args: options.launcher === undefined
+        ? ["run", ...bridge]
+        : ["run", "--quiet", "--allow-run", "--allow-read", "--allow-env", options.launcher, ...bridge],
       stdin: "piped",
       stdout: "piped",
       stderr: "piped",

@@ -23,7 +23,7 @@ import { completion, json, MockServer } from "../models/openai_mock_server.ts";
 /** The flags recommended for the `stdio` and `compile` tasks. */
 export const TASK_FLAGS = [
   "--no-prompt",
-  "--allow-env=OAM_FM_LIBRARY,OAM_SCRIPT,OAM_MODEL",
+  "--allow-env=OAM_FM_LIBRARY,OAM_SCRIPT,OAM_MODEL,OAM_EXIT_WITH_PARENT",
   "--allow-read",
   "--allow-ffi",
 ];

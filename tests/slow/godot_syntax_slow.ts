@@ -335,6 +335,27 @@ function exitProblems(parsed: Parsed): string[] {
   return found;
 }
 
+/** The bridge must be started with OAM_EXIT_WITH_PARENT=1 unless the game set the variable; empty when so. */
+function exitWithParentProblems(parsed: Parsed, text: string): string[] {
+  const { bodies } = functions(parsed);
+  const found: string[] = [];
+  const start = bodies.get("start") ?? "";
+  const passed = start.indexOf("_pass_exit_with_parent()");
+  if (passed < 0 || passed > start.indexOf("OS.execute_with_pipe(")) {
+    found.push("start() must call _pass_exit_with_parent() before OS.execute_with_pipe()");
+  }
+  if (
+    !/if not OS\.has_environment\(EXIT_WITH_PARENT\):\n\t+OS\.set_environment\(EXIT_WITH_PARENT, "1"\)/.test(
+      bodies.get("_pass_exit_with_parent") ?? "",
+    ) || !/^const EXIT_WITH_PARENT := "OAM_EXIT_WITH_PARENT"$/m.test(text)
+  ) {
+    found.push(
+      '_pass_exit_with_parent() must set OAM_EXIT_WITH_PARENT to "1" only when the game has not set it',
+    );
+  }
+  return found;
+}
+
 /** How a bridge that died by itself was handled before: its reader threads were joined on the main thread. */
 const OLD_EXIT = {
   _on_exit: `func _on_exit() -> void:
@@ -573,6 +594,36 @@ Deno.test({
       "_Reaper.wait_for_exit() must call _finish() only once no reader thread is alive",
       "poll() must notice that the process is gone while its output is still open (_look_for_exit)",
       "the message of bridge_exited must end with the bridge's last stderr lines (get_last_log_lines)",
+    ]);
+  },
+});
+
+Deno.test({
+  name: name(
+    "bindings/godot: the bridge is started with OAM_EXIT_WITH_PARENT=1 unless the game set the variable",
+  ),
+  ignore: skip !== "",
+  async fn() {
+    const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+    const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
+    assert.deepEqual(exitWithParentProblems(parsed, text), []);
+    // The same checks on copies without the call, and with the variable set even when the game set it.
+    const uncalled = text.replace("\t_pass_exit_with_parent()\n", "");
+    const forced = text.replace("\tif not OS.has_environment(EXIT_WITH_PARENT):\n\t\t", "\t");
+    assert.notEqual(uncalled, text);
+    assert.notEqual(forced, text);
+    const [a, b] = await parse(
+      [{ name: "uncalled.gd", text: uncalled }, { name: "forced.gd", text: forced }],
+      {
+        structure: STRUCTURE,
+      },
+    );
+    assert.equal(describe([a, b]), "", "the broken copies do not parse");
+    assert.deepEqual(exitWithParentProblems(a, uncalled), [
+      "start() must call _pass_exit_with_parent() before OS.execute_with_pipe()",
+    ]);
+    assert.deepEqual(exitWithParentProblems(b, forced), [
+      '_pass_exit_with_parent() must set OAM_EXIT_WITH_PARENT to "1" only when the game has not set it',
     ]);
   },
 });

@@ -578,6 +578,24 @@ static class OamBridgeTests
             "the handler's exception goes to OnError: " + callbackErrors.Count);
         chatty.Dispose();
 
+        current = "the bridge is started with OAM_EXIT_WITH_PARENT=1";
+        if (System.IO.File.Exists("/proc/self/environ"))
+        {
+            Check(BridgeEnvironmentValue(OamBridge.ExitWithParentVariable) == "1",
+                "OAM_EXIT_WITH_PARENT is " + BridgeEnvironmentValue(OamBridge.ExitWithParentVariable));
+            current = "OAM_EXIT_WITH_PARENT set by the game is kept";
+            Environment.SetEnvironmentVariable(OamBridge.ExitWithParentVariable, "0");
+            try
+            {
+                string kept = BridgeEnvironmentValue(OamBridge.ExitWithParentVariable);
+                Check(kept == "0", "OAM_EXIT_WITH_PARENT is " + kept);
+            }
+            finally
+            {
+                Environment.SetEnvironmentVariable(OamBridge.ExitWithParentVariable, null);
+            }
+        }
+
         current = "missing executable";
         var missing = new OamBridge(new[] { "/nonexistent/oam-bridge", "stdio" });
         OamBridgeException startError = null;
@@ -590,6 +608,24 @@ static class OamBridgeTests
         Check(requestError != null && requestError.DataCode == "shut_down" && startError != null &&
               requestError.Message == startError.Message, "" + requestError);
         missing.Dispose();
+    }
+
+    /// The value of `name` in the environment of a freshly started bridge (Linux /proc), or "(unset)".
+    static string BridgeEnvironmentValue(string name)
+    {
+        var queue = new OamMainThreadQueue();
+        var bridge = Start(queue);
+        try
+        {
+            string environ = System.IO.File.ReadAllText("/proc/" + bridge.ProcessId + "/environ");
+            foreach (string entry in environ.Split('\0'))
+                if (entry.StartsWith(name + "=", StringComparison.Ordinal)) return entry.Substring(name.Length + 1);
+            return "(unset)";
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
     }
 
     static int Main()
