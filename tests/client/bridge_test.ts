@@ -112,6 +112,36 @@ for (const t of TRANSPORTS) {
     assert.match(warnings[0], /bridge_test\.ts:\d+:\d+/);
   });
 
+  Deno.test(`${t.name}: a tool passed as a bare definition, with no handler, is a warning when it is called`, async () => {
+    const { warnings, options } = collecting();
+    await using bridge = await t.open(options);
+    const npc = await bridge.createNpc({ name: "Hilda" }, {
+      // a definition (as a persona file holds it) that was never given a handler with bridge.tool
+      tools: [{ name: "give_item", description: "Hand over an item.", parameters: ITEM_SCHEMA }],
+      model: scripted(
+        { toolCalls: [{ name: "give_item", arguments: { item: "key" } }] },
+        { toolCalls: [{ name: "give_item", arguments: { item: "ale" } }] },
+        {
+          json: {
+            emotion: "happy",
+            line: "There.",
+            player_options: ["a", "b", "c"],
+            ends_conversation: false,
+          },
+        },
+      ),
+    });
+    const reply = await npc.talk("A room, please.");
+    assert.deepEqual(reply.toolCalls.map((r) => [r.output, r.isError]), [
+      ["No handler for tool 'give_item' in this client.", true],
+      ["No handler for tool 'give_item' in this client.", true],
+    ]);
+    assert.deepEqual(warnings, [
+      "Tool 'give_item' was called, but this client has no handler for it, so the model got an error " +
+      "output: register it with bridge.tool(definition, handler) and pass the handle, or its name, in 'tools'.",
+    ]);
+  });
+
   Deno.test(`${t.name}: a tool timeout aborts the handler's signal and the model sees the timeout`, async () => {
     await using bridge = await t.open(quiet);
     const aborted = signal<string>();
