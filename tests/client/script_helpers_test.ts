@@ -103,6 +103,31 @@ Deno.test("loadPersona: a broken file, a file without a persona name, bad steps 
   }
 });
 
+Deno.test("loadPersona: a missing file is NotFound saying where it looked; a relative path is told to use import.meta.url", async () => {
+  const missing = await loadPersona("no_such_npc.jsonc").then(() => null, (e: unknown) => e);
+  assert.ok(missing instanceof Deno.errors.NotFound, String(missing));
+  assert.equal(
+    missing.message,
+    `loadPersona: there is no file 'no_such_npc.jsonc' in ${Deno.cwd()}, the folder deno runs in. A relative ` +
+      `path starts there, not beside your script: new URL("./no_such_npc.jsonc", import.meta.url) names the ` +
+      "file beside it.",
+  );
+  const dir = await Deno.makeTempDir();
+  try {
+    const absolute = await loadPersona(`${dir}/missing.json`).then(() => null, (e: unknown) => e);
+    assert.ok(absolute instanceof Deno.errors.NotFound, String(absolute));
+    assert.equal(absolute.message, `loadPersona: there is no file '${dir}/missing.json'.`);
+    const url = await loadPersona(new URL(`file://${dir}/missing.json`)).then(() => null, (e: unknown) => e);
+    assert.ok(url instanceof Deno.errors.NotFound, String(url));
+    assert.equal(url.message, `loadPersona: there is no file 'file://${dir}/missing.json'.`);
+    // a persona without a .steps.json beside it still loads, with no steps
+    await Deno.writeTextFile(`${dir}/alone.json`, '{"persona": {"name": "Alone"}}');
+    assert.deepEqual((await loadPersona(`${dir}/alone.json`)).steps, []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("loadPersona: a key of the wrong kind is a TypeError naming it; an unknown key is ignored with a warning that guesses the key meant", async () => {
   const dir = await Deno.makeTempDir();
   try {
