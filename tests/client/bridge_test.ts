@@ -523,6 +523,38 @@ for (const t of TRANSPORTS) {
     );
   });
 
+  Deno.test(`${t.name}: a BridgeError's stack names the script's line that made the call, not the client's internals`, async () => {
+    await using bridge = await t.open(quiet);
+    // An error a script does not catch is printed with its stack: it should point at the call that failed.
+    async function guardDecides() {
+      return await bridge.decide("A traveller comes.", ["let_pass", "raise_alarm"]); // the system model
+    }
+    const cases: Array<[string, () => Promise<unknown>]> = [
+      ["decide", () => guardDecides()],
+      ["talk", () => bridge.npc("nobody").talk("Hi.")],
+      ["world get", () => bridge.world("nowhere").get("x")],
+    ];
+    for (const [name, call] of cases) {
+      let error: unknown;
+      try {
+        await call();
+      } catch (e) {
+        error = e;
+      }
+      assert.ok(error instanceof BridgeError, `${name}: ${error}`);
+      const stack = error.stack ?? "";
+      assert.ok(stack.startsWith(`BridgeError: ${error.message}\n`), `${name}: ${stack}`);
+      const frames = stack.split("\n").slice(1);
+      assert.match(frames.join("\n"), /bridge_test\.ts:\d+:\d+/, `${name}: ${stack}`);
+      // the first frame is not where the client rebuilt the error from the bridge's answer
+      assert.doesNotMatch(
+        frames[0] ?? "",
+        /errors\.ts|peer\.ts|in_process\.ts|stdio\.ts|websocket/,
+        `${name}: ${stack}`,
+      );
+    }
+  });
+
   Deno.test(`${t.name}: session housekeeping: tools, instructions, note, compact, transcript, reset, delete`, async () => {
     await using bridge = await t.open(quiet);
     bridge.tool({ name: "ring_bell", description: "Rings the bell." }, () => "Dong.");
