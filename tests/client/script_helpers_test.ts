@@ -29,7 +29,14 @@ Deno.test("modelFromArgs: scripted by default, --system, --model openai:… / gg
     path: "m.gguf",
   });
   assert.throws(() => modelFromArgs(["--model"], STEPS), /--model takes system, scripted, .*; got nothing\./);
-  assert.throws(() => modelFromArgs(["--model", "gpt-4"], STEPS), /; got 'gpt-4'\./);
+  assert.throws(() => modelFromArgs(["--model", "gpt-4"], STEPS), /; got 'gpt-4'\.$/);
+  // a GGUF file without its gguf: prefix: the error says the form to use
+  for (const file of ["/models/tiny.gguf", "tiny.GGUF"]) {
+    assert.throws(
+      () => modelFromArgs(["--model", file], STEPS),
+      (error: Error) => error.message.endsWith(`; got '${file}'. For a GGUF file: --model gguf:${file}`),
+    );
+  }
   assert.throws(() => modelFromArgs(["--model", "{oops"], STEPS), /the JSON is invalid/);
   assert.throws(() => modelFromArgs(["--model", "openai:http://x/v1"], STEPS), /missing '#<model>'/);
 });
