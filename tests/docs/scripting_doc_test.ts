@@ -183,6 +183,16 @@ Deno.test("docs/scripting.md: built-in tools come with the options it names, and
   ];
   assert.deepEqual(titles, ["One", "One"]);
   assert.ok(DOC.includes("so one script passed to two `decide` calls plays its first step twice"));
+  // "An `actor` that names an NPC lends the decision its persona, not its model"
+  const bram = await bridge.createNpc({ name: "Bram" }, { model });
+  const asBram = await bridge.decide("A traveller comes.", options, { actor: bram.id })
+    .then(() => null, (e: unknown) => e);
+  assert.ok(asBram instanceof BridgeError && asBram.dataCode === "model_unavailable", String(asBram));
+  assert.equal(
+    (await bridge.decide("A traveller comes.", options, { actor: bram.id, model })).optionID,
+    "ask_papers",
+  );
+  assert.ok(DOC.includes("An `actor` that names an\nNPC lends the decision its persona, not its model"));
 });
 
 Deno.test("docs/scripting.md: decision and content steps are held as it says", async () => {
