@@ -20,10 +20,10 @@ export const AVAILABLE_HELP = `oam available — check whether the model can run
 Usage: oam available [options]
 
 Options:
-  --json          print {"available", "reason"?, "model", "contextSize", "variant"?, "supportedLanguages"}
-  --compact       with --json: one line (implies --json)
+  --json                  print {"available", "reason"?, "model", "contextSize", "variant"?, "supportedLanguages"}
+  --compact               with --json: one line (implies --json)
 ${MODEL_FLAGS_HELP}
-  -h, --help      show this help
+  -h, --help              show this help
 
 Exit codes: 0 available, 3 unavailable (the output says why and what to do), 2 usage.
 

@@ -18,7 +18,7 @@ import {
 import { CliError, EXIT, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
 import { type ConversationFile, readConversation, writeConversation } from "./conversation_file.ts";
 import { LineReader, refuseStdinFiles } from "./input.ts";
-import { LocalBridge, MODEL_ENV_HELP, MODEL_FLAGS_HELP, resolveModelChoice } from "./local_bridge.ts";
+import { LocalBridge, MODEL_ENV_HELP, modelFlagsHelp, resolveModelChoice } from "./local_bridge.ts";
 import { formatUsage } from "./render.ts";
 import { addSigint, checkToolChoice, parseToolChoiceFlag, removeSigint } from "./respond.ts";
 import { type LoadedTools, loadToolsFile, toolDescription, toolName, toolsFromValue } from "./tools_file.ts";
@@ -70,7 +70,7 @@ Options:
   -g, --greedy                greedy sampling
   --resume <file>             continue a saved conversation (from /save, --save-transcript or oam respond)
   --save-transcript <file>    save the conversation after every turn
-${MODEL_FLAGS_HELP}
+${modelFlagsHelp(30)}
   -h, --help                  show this help
 
 ${EXIT_CODES_HELP}

@@ -57,7 +57,8 @@ export function refuseStdinFiles(command: string, files: Record<string, string |
 
 /**
  * Reads a file, or stdin for `-`, without a leading byte order mark. An input file that cannot be read (missing, a directory, no permission) is
- * `invalid_input` (exit 2) with the path in the message, like one that is not valid JSON.
+ * `invalid_input` (exit 2) with the path in the message, after the `flag` that named it when one did, like
+ * one that is not valid JSON.
  */
 export async function readInputText(path: string, flag?: string): Promise<string> {
   if (path === "-") return await readStdinText(flag === undefined ? "'-'" : `${flag} -`);
@@ -67,14 +68,16 @@ export async function readInputText(path: string, flag?: string): Promise<string
     // stdin's decoder drops it too.
     return text.startsWith("\ufeff") ? text.slice(1) : text;
   } catch (error) {
-    if (error instanceof Deno.errors.NotFound) throw CliError.invalidInput(`No such file: '${path}'.`);
+    // The flag that named the file, when one did: "--script: No such file: 'steps.json'."
+    const by = flag === undefined ? "" : `${flag}: `;
+    if (error instanceof Deno.errors.NotFound) throw CliError.invalidInput(`${by}No such file: '${path}'.`);
     if (error instanceof Deno.errors.IsADirectory) {
-      throw CliError.invalidInput(`'${path}' is a directory, not a file.`);
+      throw CliError.invalidInput(`${by}'${path}' is a directory, not a file.`);
     }
     if (isPermissionError(error)) {
-      throw CliError.invalidInput(`Cannot read '${path}': permission denied (run with --allow-read).`);
+      throw CliError.invalidInput(`${by}Cannot read '${path}': permission denied (run with --allow-read).`);
     }
-    throw CliError.invalidInput(`Cannot read '${path}': ${(error as Error).message}`);
+    throw CliError.invalidInput(`${by}Cannot read '${path}': ${(error as Error).message}`);
   }
 }
 

@@ -86,11 +86,23 @@ function scriptedChoice(
   };
 }
 
-/** Help lines describing the model flags. */
-export const MODEL_FLAGS_HELP =
-  `  --model <spec>          use openai:<baseURL>#<model> (a server) or gguf:<path|cached name> (a local
-                          GGUF file run in-process) instead of the on-device model
-  --script <file>         use a scripted model (JSON array of steps or {steps, fallback}; see PROTOCOL.md §10)`;
+/**
+ * Help lines describing the model flags, their descriptions starting at `column` (where the command's other
+ * options have theirs).
+ */
+export function modelFlagsHelp(column = 26): string {
+  const option = (flag: string) => `  ${flag}`.padEnd(column);
+  return `${
+    option("--model <spec>")
+  }use openai:<baseURL>#<model> (a server) or gguf:<path|cached name> (a local
+${" ".repeat(column)}GGUF file run in-process) instead of the on-device model
+${
+    option("--script <file>")
+  }use a scripted model (JSON array of steps or {steps, fallback}; see PROTOCOL.md §10)`;
+}
+
+/** {@link modelFlagsHelp} for commands whose descriptions start at column 26. */
+export const MODEL_FLAGS_HELP: string = modelFlagsHelp();
 
 /** Help lines about the environment. */
 export const MODEL_ENV_HELP = `Environment:

@@ -77,7 +77,18 @@ export function resolveModelSource(source: string, name?: string): ModelSource {
     try {
       url = new URL(source);
     } catch {
-      throw CliError.usage(`'${source}' is not a URL or an hf:<user>/<repo>/<file.gguf> name.`);
+      // A path to a GGUF file: what to do with it instead of pulling it.
+      const local = source.toLowerCase().endsWith(".gguf")
+        ? `; a GGUF file on this machine needs no pull: ${useWhereItIs(source)}`
+        : "";
+      throw CliError.usage(`'${source}' is not a URL or an hf:<user>/<repo>/<file.gguf> name${local}.`);
+    }
+    if (url.protocol === "file:") {
+      throw CliError.usage(
+        `'${source}' is a file on this machine, which needs no pull: ${
+          useWhereItIs(decodeURIComponent(url.pathname))
+        }.`,
+      );
     }
     if (url.protocol !== "http:" && url.protocol !== "https:") {
       throw CliError.usage(`'${source}' must be an http(s) URL or an hf: name.`);
@@ -91,6 +102,11 @@ export function resolveModelSource(source: string, name?: string): ModelSource {
     );
   }
   return { url: url.href, name: file };
+}
+
+/** The hint for a model file that is already on this machine. */
+function useWhereItIs(path: string): string {
+  return `use it where it is, with --model gguf:${path}`;
 }
 
 function headersFor(url: string, offset: number): Headers {

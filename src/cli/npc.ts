@@ -73,9 +73,9 @@ Commands:
   /exit           quit (or Ctrl-D); Ctrl-C stops the NPC's reply
 
 Options:
-  --restore <file>    continue from a /state save (or a saved npc/state result)
+  --restore <file>        continue from a /state save (or a saved npc/state result)
 ${MODEL_FLAGS_HELP}
-  -h, --help          show this help
+  -h, --help              show this help
 
 ${EXIT_CODES_HELP}
 ${MODEL_ENV_HELP}

@@ -32,8 +32,8 @@ import { readInputText, readJsonInput, readStdinText, stdinReadBy } from "./inpu
 import {
   LocalBridge,
   MODEL_ENV_HELP,
-  MODEL_FLAGS_HELP,
   type ModelChoice,
+  modelFlagsHelp,
   resolveModelChoice,
 } from "./local_bridge.ts";
 import { RespondTurn, SESSION, type TurnBudget } from "./respond_turn.ts";
@@ -81,7 +81,7 @@ Options:
   --tool-output <id>=<value>  output of a pending tool call: text, @file or @- (stdin); repeatable
   --tool-error <id>=<message> error output of a pending tool call; repeatable
   -v, --verbose               show warnings and tool calls on stderr
-${MODEL_FLAGS_HELP}
+${modelFlagsHelp(30)}
   -h, --help                  show this help
 
 Client tools (tools without "x-oam"): when the model calls one, oam finishes the round (command tools

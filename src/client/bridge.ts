@@ -535,8 +535,26 @@ export class Bridge implements AsyncDisposable {
   /**
    * Generates JSON matching `schema` (keys in schema order). The result is typed from a schema written
    * inline ({@link SchemaValue}: `required` members, string enums, arrays, nested objects); `T` names the
-   * type you expect instead (`generate<Quest>(questSchema, …)`), for a schema held in a variable or using
-   * `$ref`.
+   * type you expect instead (`generate<Quest>(questSchema, …)`), for a schema using `$ref`. A schema held in a
+   * variable keeps its types with `as const`; without it TypeScript widens `"object"` to `string`, the result
+   * is any {@link JsonValue}, and `quest.title` does not compile ("Property 'title' does not exist on type
+   * 'string | number | boolean | JsonValue[] | JsonObject'").
+   *
+   * @example
+   * ```ts
+   * import { Bridge } from "@open-apple-models/bridge";
+   * await using bridge = await Bridge.open();
+   * const questSchema = {
+   *   type: "object",
+   *   properties: { title: { type: "string" }, gold: { type: "integer", minimum: 10 } },
+   *   required: ["title", "gold"],
+   * } as const; // keeps "object", "string" and the required names for the result's type
+   * const quest = await bridge.generate(questSchema, "A side quest for the tavern.", {
+   *   model: { type: "scripted", steps: [{ json: { title: "The Missing Cask", gold: 40 } }] },
+   * });
+   * const title: string = quest.title; // "The Missing Cask"
+   * quest.gold + 5; // 45
+   * ```
    */
   async generate<T = never, const S extends JsonSchema = JsonSchema>(
     schema: S,

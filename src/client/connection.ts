@@ -3,6 +3,7 @@
  * and the reporting of warnings. Every handle method is one call through here.
  * @module
  */
+import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import type { WorldChange } from "./game_types.ts";
 import type { MethodName, ParamsOf, ResultOf } from "./methods.ts";
@@ -57,6 +58,25 @@ const NO_OPTIONS: RequestOptions = Object.freeze({});
 export type WorldListener = (change: WorldChange) => void;
 
 /** The shared state of one bridge connection. */
+/**
+ * `request`, whose BridgeError gets the stack of the code that awaits it. The error is rebuilt from the
+ * bridge's answer where the transport delivers it, so its own stack names only the client's internals (and
+ * an uncaught one printed the line `return new BridgeError(…)`, as if the client had failed). Taken again
+ * here, after the await, V8's async stack names the awaiting functions: the script's line that made the
+ * call. Only a failure pays for it.
+ */
+async function withCallerStack<T>(request: Promise<T>): Promise<T> {
+  try {
+    return await request;
+  } catch (error) {
+    // (Error.captureStackTrace is V8's: Deno and Chromium have it; a browser without it keeps the old stack.)
+    if (error instanceof BridgeError && typeof Error.captureStackTrace === "function") {
+      Error.captureStackTrace(error, withCallerStack);
+    }
+    throw error;
+  }
+}
+
 export class Connection {
   /** The JSON-RPC peer. */
   readonly peer: Peer;
@@ -93,7 +113,7 @@ export class Connection {
   /** Calls any method (an extension's); `T` is the result type you expect. */
   request<T = JsonValue>(method: string, params?: object, options?: RequestOptions): Promise<T>;
   request(method: string, params?: object, options?: RequestOptions): Promise<unknown> {
-    return this.peer.request(method, params, options);
+    return withCallerStack(this.peer.request(method, params, options));
   }
 
   /**

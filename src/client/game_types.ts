@@ -337,7 +337,10 @@ export interface DecisionSettings {
  * ```
  */
 export interface DecisionDetails<Id extends string = string> {
-  /** A persona, or an NPC id to decide as that NPC. */
+  /**
+   * A persona, or an NPC id to decide as that NPC: its persona's name, role, personality and goals, not its
+   * model (the decision runs on this call's `model`, `"system"` by default).
+   */
   actor?: Persona | string;
   /** Facts, e.g. `{hp: 3}`. */
   context?: JsonValue;

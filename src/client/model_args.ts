@@ -65,5 +65,7 @@ export function modelFromArgs(args: readonly string[], steps: readonly ScriptSte
     }
     if (isJsonObject(value) && typeof value.type === "string") return { ...value, type: value.type };
   }
-  throw new Error(`${USAGE}; got '${flag}'.`);
+  // A model file given without its prefix: say the form that runs it.
+  const gguf = flag.toLowerCase().endsWith(".gguf") ? ` For a GGUF file: --model gguf:${flag}` : "";
+  throw new Error(`${USAGE}; got '${flag}'.${gguf}`);
 }

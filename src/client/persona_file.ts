@@ -66,6 +66,25 @@ async function readText(path: string | URL): Promise<string> {
   return await response.text();
 }
 
+/**
+ * The NotFound of a missing local NPC file, saying where a relative path was looked for: the folder deno runs
+ * in, not the script's, which a designer running `deno run game/tavern.ts` from another folder does not expect.
+ */
+function missingFile(path: string | URL): Deno.errors.NotFound {
+  const relative = typeof path === "string" && !/^([a-z][a-z0-9+.-]*:|[/\\])/i.test(path);
+  let where = "";
+  if (relative) {
+    const beside = path.startsWith(".") ? path : `./${path}`;
+    let cwd = "the current folder";
+    try {
+      cwd = Deno.cwd();
+    } catch { /* no read permission for it: name it in words */ }
+    where = ` in ${cwd}, the folder deno runs in. A relative path starts there, not beside your script: ` +
+      `new URL("${beside}", import.meta.url) names the file beside it`;
+  }
+  return new Deno.errors.NotFound(`loadPersona: there is no file '${path}'${where}.`);
+}
+
 async function readJsonc(path: string | URL): Promise<JsonValue> {
   const read = await readText(path);
   // A byte order mark (Windows Notepad and some editors save UTF-8 with one) is not part of the JSON.
@@ -149,7 +168,8 @@ function printWarning(warning: string): void {
  * ignored with a warning to `options.onWarning` (default: stderr), as `oam npc` does. Needs `--allow-read`.
  *
  * `path` is a local file (a path or a `file:` URL) or an `http:`/`https:` URL (needs `--allow-net` for its
- * host). The package's own `personas/` load either way:
+ * host). A relative path starts in the folder deno runs in; `new URL("./mira.jsonc", import.meta.url)` names
+ * a file beside the script wherever it is run from. A missing file is `Deno.errors.NotFound`. The package's own `personas/` load either way:
  * `new URL("./personas/guard.jsonc", import.meta.resolve("@open-apple-models/bridge"))` is a file in a
  * checkout and an `https:` URL when the package comes from JSR.
  *
@@ -165,7 +185,11 @@ export async function loadPersona(
   path: string | URL,
   options: LoadPersonaOptions = {},
 ): Promise<PersonaFile> {
-  const value = await readJsonc(path);
+  const value = await readJsonc(path).catch((error) => {
+    throw error instanceof Deno.errors.NotFound && !/^https?:/i.test(String(path))
+      ? missingFile(path)
+      : error;
+  });
   if (!hasPersona(value)) {
     // A persona written at the top level ({"name": "Mira", "role": …}) is the likely mistake.
     const flat = isJsonObject(value) && value.persona === undefined && typeof value.name === "string";

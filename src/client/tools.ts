@@ -160,6 +160,8 @@ function collectionPath(value: unknown, path: string, depth: number): { path: st
 export class ToolRegistry {
   readonly #tools = new Map<string, { definition: ToolDefinition; handler: ToolHandler<never> }>();
   #onBug: ((message: string) => void) | null = null;
+  /** Names called without a handler, each told to `onBug` once. */
+  readonly #unhandled = new Set<string>();
 
   /** Registers (or replaces) a tool. */
   add<S extends JsonSchema>(definition: ToolSpec<S>, handler: ToolHandler<ToolArgs<S>>): ClientTool {
@@ -192,7 +194,8 @@ export class ToolRegistry {
   /**
    * Answers the peer's `tool/call` requests and aborts handlers on `tool/cancel`. A handler that throws what
    * only a bug throws (see {@link isBugError}) is also told to `onBug`, with the stack: the model gets only
-   * the message.
+   * the message. So is, once per name, a call of a tool this client has no handler for (a definition passed
+   * in `tools` without `bridge.tool`): the model gets an error output and nothing else would say why.
    */
   install(peer: Peer, options: { onBug?: (message: string) => void } = {}): void {
     this.#onBug = options.onBug ?? null;
@@ -213,7 +216,16 @@ export class ToolRegistry {
       arguments: isJsonObject(raw.arguments) ? raw.arguments : {},
     };
     const tool = this.#tools.get(call.name);
-    if (!tool) return { output: `No handler for tool '${call.name}' in this client.`, isError: true };
+    if (!tool) {
+      if (!this.#unhandled.has(call.name)) {
+        this.#unhandled.add(call.name);
+        this.#onBug?.(
+          `Tool '${call.name}' was called, but this client has no handler for it, so the model got an error ` +
+            "output: register it with bridge.tool(definition, handler) and pass the handle, or its name, in 'tools'.",
+        );
+      }
+      return { output: `No handler for tool '${call.name}' in this client.`, isError: true };
+    }
     const context: ToolContext = {
       signal,
       call,

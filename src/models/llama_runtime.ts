@@ -35,9 +35,12 @@ const PACKAGE = ["npm:node-llama-cpp", NODE_LLAMA_CPP_VERSION].join("@");
 
 /** Permissions node-llama-cpp needs under Deno (it checks its native binary in a child process). */
 export const LLAMA_PERMISSIONS = "--allow-read --allow-env --allow-sys --allow-ffi --allow-run";
-/** Where to get them in this repository: the narrow tasks (`serve`, `stdio`, `playground`) leave them out. */
-const LLAMA_TASK_HINT =
-  "(deno task oam and oam:local pass them; e.g. deno task oam:local serve --model gguf:…)";
+/**
+ * Where to give them: a script's own `deno run`, or in this repository the tasks that pass them (the narrow
+ * `serve`, `stdio` and `playground` tasks leave them out).
+ */
+const LLAMA_TASK_HINT = `(a script: deno run ${LLAMA_PERMISSIONS} --no-lock your_script.ts; ` +
+  "deno task oam and oam:local pass them, e.g. deno task oam:local serve --model gguf:…)";
 
 /** Grammars kept per loaded model (by schema). */
 const MAX_GRAMMARS = 64;

@@ -169,6 +169,39 @@ Deno.test("models: hf: names and URLs resolve to a URL and a safe file name", ()
   assert.throws(() => resolveModelSource("http://h/m.gguf", "../evil.gguf"), /cannot be a model file name/);
 });
 
+Deno.test("models: a file of this machine is not pulled; the error says how to use it as it is", () => {
+  const useIt = (path: string) => `use it where it is, with --model gguf:${path}`;
+  for (const source of ["/home/me/models/tiny.gguf", "./tiny.gguf", "tiny.gguf"]) {
+    assert.throws(
+      () => resolveModelSource(source),
+      (error: Error) => {
+        assert.equal(
+          error.message,
+          `'${source}' is not a URL or an hf:<user>/<repo>/<file.gguf> name; a GGUF file on this machine ` +
+            `needs no pull: ${useIt(source)}.`,
+        );
+        return true;
+      },
+    );
+  }
+  assert.throws(
+    () => resolveModelSource("file:///home/me/models/tiny.gguf"),
+    (error: Error) => {
+      assert.equal(
+        error.message,
+        `'file:///home/me/models/tiny.gguf' is a file on this machine, which needs no pull: ` +
+          `${useIt("/home/me/models/tiny.gguf")}.`,
+      );
+      return true;
+    },
+  );
+  // not a file name: the message stays as it was
+  assert.throws(() => resolveModelSource("qwen"), (error: Error) => {
+    assert.equal(error.message, "'qwen' is not a URL or an hf:<user>/<repo>/<file.gguf> name.");
+    return true;
+  });
+});
+
 Deno.test("models: a full download is checked, renamed into place and noted", async () => {
   const model = fakeModel(300_000);
   const server = serve({ "/m.gguf": model });

@@ -153,6 +153,14 @@ Deno.test("npc: bad files and flags are usage errors", async () => {
   const missing = await oam(["npc", fx.path("nope.jsonc")]);
   assert.equal(missing.code, 2);
   assert.equal(missing.stderr, `Error: No such file: '${fx.path("nope.jsonc")}'. [invalid_input]\n`);
+  // A missing file named by a flag says which flag: the NPC file was there, the script was not.
+  const persona = await fx.write("here.jsonc", { persona: { name: "Here" } });
+  const noScript = await oam(["npc", persona, "--script", fx.path("nope.steps.json")]);
+  assert.equal(noScript.code, 2);
+  assert.equal(
+    noScript.stderr,
+    `Error: --script: No such file: '${fx.path("nope.steps.json")}'. [invalid_input]\n`,
+  );
   const script = await fx.write("empty.json", []);
   const badPersona = await fx.write("bad_persona.json", { persona: { name: "" } });
   const bp = await oam(["npc", badPersona, "--script", script]);

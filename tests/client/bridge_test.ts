@@ -112,6 +112,36 @@ for (const t of TRANSPORTS) {
     assert.match(warnings[0], /bridge_test\.ts:\d+:\d+/);
   });
 
+  Deno.test(`${t.name}: a tool passed as a bare definition, with no handler, is a warning when it is called`, async () => {
+    const { warnings, options } = collecting();
+    await using bridge = await t.open(options);
+    const npc = await bridge.createNpc({ name: "Hilda" }, {
+      // a definition (as a persona file holds it) that was never given a handler with bridge.tool
+      tools: [{ name: "give_item", description: "Hand over an item.", parameters: ITEM_SCHEMA }],
+      model: scripted(
+        { toolCalls: [{ name: "give_item", arguments: { item: "key" } }] },
+        { toolCalls: [{ name: "give_item", arguments: { item: "ale" } }] },
+        {
+          json: {
+            emotion: "happy",
+            line: "There.",
+            player_options: ["a", "b", "c"],
+            ends_conversation: false,
+          },
+        },
+      ),
+    });
+    const reply = await npc.talk("A room, please.");
+    assert.deepEqual(reply.toolCalls.map((r) => [r.output, r.isError]), [
+      ["No handler for tool 'give_item' in this client.", true],
+      ["No handler for tool 'give_item' in this client.", true],
+    ]);
+    assert.deepEqual(warnings, [
+      "Tool 'give_item' was called, but this client has no handler for it, so the model got an error " +
+      "output: register it with bridge.tool(definition, handler) and pass the handle, or its name, in 'tools'.",
+    ]);
+  });
+
   Deno.test(`${t.name}: a tool timeout aborts the handler's signal and the model sees the timeout`, async () => {
     await using bridge = await t.open(quiet);
     const aborted = signal<string>();
@@ -491,6 +521,38 @@ for (const t of TRANSPORTS) {
       bridge.createSession({ tools: ["never_registered"] }),
       /No tool named 'never_registered'/,
     );
+  });
+
+  Deno.test(`${t.name}: a BridgeError's stack names the script's line that made the call, not the client's internals`, async () => {
+    await using bridge = await t.open(quiet);
+    // An error a script does not catch is printed with its stack: it should point at the call that failed.
+    async function guardDecides() {
+      return await bridge.decide("A traveller comes.", ["let_pass", "raise_alarm"]); // the system model
+    }
+    const cases: Array<[string, () => Promise<unknown>]> = [
+      ["decide", () => guardDecides()],
+      ["talk", () => bridge.npc("nobody").talk("Hi.")],
+      ["world get", () => bridge.world("nowhere").get("x")],
+    ];
+    for (const [name, call] of cases) {
+      let error: unknown;
+      try {
+        await call();
+      } catch (e) {
+        error = e;
+      }
+      assert.ok(error instanceof BridgeError, `${name}: ${error}`);
+      const stack = error.stack ?? "";
+      assert.ok(stack.startsWith(`BridgeError: ${error.message}\n`), `${name}: ${stack}`);
+      const frames = stack.split("\n").slice(1);
+      assert.match(frames.join("\n"), /bridge_test\.ts:\d+:\d+/, `${name}: ${stack}`);
+      // the first frame is not where the client rebuilt the error from the bridge's answer
+      assert.doesNotMatch(
+        frames[0] ?? "",
+        /errors\.ts|peer\.ts|in_process\.ts|stdio\.ts|websocket/,
+        `${name}: ${stack}`,
+      );
+    }
   });
 
   Deno.test(`${t.name}: session housekeeping: tools, instructions, note, compact, transcript, reset, delete`, async () => {

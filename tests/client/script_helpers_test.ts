@@ -29,7 +29,14 @@ Deno.test("modelFromArgs: scripted by default, --system, --model openai:… / gg
     path: "m.gguf",
   });
   assert.throws(() => modelFromArgs(["--model"], STEPS), /--model takes system, scripted, .*; got nothing\./);
-  assert.throws(() => modelFromArgs(["--model", "gpt-4"], STEPS), /; got 'gpt-4'\./);
+  assert.throws(() => modelFromArgs(["--model", "gpt-4"], STEPS), /; got 'gpt-4'\.$/);
+  // a GGUF file without its gguf: prefix: the error says the form to use
+  for (const file of ["/models/tiny.gguf", "tiny.GGUF"]) {
+    assert.throws(
+      () => modelFromArgs(["--model", file], STEPS),
+      (error: Error) => error.message.endsWith(`; got '${file}'. For a GGUF file: --model gguf:${file}`),
+    );
+  }
   assert.throws(() => modelFromArgs(["--model", "{oops"], STEPS), /the JSON is invalid/);
   assert.throws(() => modelFromArgs(["--model", "openai:http://x/v1"], STEPS), /missing '#<model>'/);
 });
@@ -98,6 +105,31 @@ Deno.test("loadPersona: a broken file, a file without a persona name, bad steps 
     );
     await assert.rejects(loadPersona(`${dir}/b.json`), /tools\[1\] is not a tool definition/);
     await assert.rejects(loadPersona(`${dir}/missing.json`), Deno.errors.NotFound);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("loadPersona: a missing file is NotFound saying where it looked; a relative path is told to use import.meta.url", async () => {
+  const missing = await loadPersona("no_such_npc.jsonc").then(() => null, (e: unknown) => e);
+  assert.ok(missing instanceof Deno.errors.NotFound, String(missing));
+  assert.equal(
+    missing.message,
+    `loadPersona: there is no file 'no_such_npc.jsonc' in ${Deno.cwd()}, the folder deno runs in. A relative ` +
+      `path starts there, not beside your script: new URL("./no_such_npc.jsonc", import.meta.url) names the ` +
+      "file beside it.",
+  );
+  const dir = await Deno.makeTempDir();
+  try {
+    const absolute = await loadPersona(`${dir}/missing.json`).then(() => null, (e: unknown) => e);
+    assert.ok(absolute instanceof Deno.errors.NotFound, String(absolute));
+    assert.equal(absolute.message, `loadPersona: there is no file '${dir}/missing.json'.`);
+    const url = await loadPersona(new URL(`file://${dir}/missing.json`)).then(() => null, (e: unknown) => e);
+    assert.ok(url instanceof Deno.errors.NotFound, String(url));
+    assert.equal(url.message, `loadPersona: there is no file 'file://${dir}/missing.json'.`);
+    // a persona without a .steps.json beside it still loads, with no steps
+    await Deno.writeTextFile(`${dir}/alone.json`, '{"persona": {"name": "Alone"}}');
+    assert.deepEqual((await loadPersona(`${dir}/alone.json`)).steps, []);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

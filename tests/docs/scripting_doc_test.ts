@@ -135,6 +135,66 @@ Deno.test("docs/scripting.md: a cancelled turn has used the steps it started, an
   assert.equal((await gorm.talk("And?")).line, "After the wait.");
 });
 
+Deno.test("docs/scripting.md: built-in tools come with the options it names, and each decide or generate plays its script from the start", async () => {
+  await using bridge = await Bridge.open({ onWarning: () => {} });
+  const remember: ScriptStep = {
+    toolCalls: [{ name: "remember_fact", arguments: { fact: "The player is Arn." } }],
+  };
+  const off = await bridge.createNpc({ name: "Hilda" }, {
+    model: { type: "scripted", steps: [remember, REPLY("Hm.")] },
+  });
+  assert.ok(!off.tools.includes("remember_fact"), off.tools.join(", "));
+  const offReply = await off.talk("I'm Arn.");
+  assert.deepEqual(offReply.toolCalls.map((r) => [r.output, r.isError]), [[
+    "There is no tool named 'remember_fact'.",
+    true,
+  ]]);
+  assert.deepEqual((await off.state()).memory.facts, []);
+  const on = await bridge.createNpc({ name: "Hilda" }, {
+    options: { memoryTools: ["rememberFact"] },
+    model: { type: "scripted", steps: [remember, REPLY("Arn.")] },
+  });
+  assert.ok(on.tools.includes("remember_fact"), on.tools.join(", "));
+  await on.talk("I'm Arn.");
+  assert.deepEqual((await on.state()).memory.facts, ["The player is Arn."]);
+  assert.ok(DOC.includes('(`memoryTools: ["rememberFact", "changeRelationship"]` or `"all"`, default none)'));
+  assert.ok(DOC.includes("| `There is no tool named 'remember_fact'.` as a tool call's output"));
+
+  // "one script passed to two decide calls plays its first step twice"
+  const model = {
+    type: "scripted" as const,
+    steps: [
+      { json: { reasoning: "Quiet night.", choice: "ask_papers", confidence: 60 } },
+      { json: { reasoning: "The alarm rings.", choice: "raise_alarm", confidence: 95 } },
+    ],
+  };
+  const options = ["let_pass", "ask_papers", "raise_alarm"];
+  const first = await bridge.decide("A traveller comes.", options, { model });
+  const second = await bridge.decide("A traveller comes; the alarm rings.", options, { model });
+  assert.deepEqual([first.optionID, second.optionID], ["ask_papers", "ask_papers"]);
+  const schema = { type: "object", properties: { title: { type: "string" } }, required: ["title"] } as const;
+  const quests = {
+    type: "scripted" as const,
+    steps: [{ json: { title: "One" } }, { json: { title: "Two" } }],
+  };
+  const titles = [
+    (await bridge.generate(schema, "A quest.", { model: quests })).title,
+    (await bridge.generate(schema, "Another.", { model: quests })).title,
+  ];
+  assert.deepEqual(titles, ["One", "One"]);
+  assert.ok(DOC.includes("so one script passed to two `decide` calls plays its first step twice"));
+  // "An `actor` that names an NPC lends the decision its persona, not its model"
+  const bram = await bridge.createNpc({ name: "Bram" }, { model });
+  const asBram = await bridge.decide("A traveller comes.", options, { actor: bram.id })
+    .then(() => null, (e: unknown) => e);
+  assert.ok(asBram instanceof BridgeError && asBram.dataCode === "model_unavailable", String(asBram));
+  assert.equal(
+    (await bridge.decide("A traveller comes.", options, { actor: bram.id, model })).optionID,
+    "ask_papers",
+  );
+  assert.ok(DOC.includes("An `actor` that names an\nNPC lends the decision its persona, not its model"));
+});
+
 Deno.test("docs/scripting.md: decision and content steps are held as it says", async () => {
   await using bridge = await Bridge.open({ onWarning: () => {} });
   const model = (...steps: ScriptStep[]) => ({ type: "scripted" as const, steps });

@@ -37,8 +37,9 @@ async function ggufLookalike(dir: string): Promise<string> {
   return path;
 }
 
-const HINT = "It needs --allow-read --allow-env --allow-sys --allow-ffi --allow-run (deno task oam and " +
-  "oam:local pass them; e.g. deno task oam:local serve --model gguf:…).";
+const HINT = "It needs --allow-read --allow-env --allow-sys --allow-ffi --allow-run (a script: deno run " +
+  "--allow-read --allow-env --allow-sys --allow-ffi --allow-run --no-lock your_script.ts; deno task oam and " +
+  "oam:local pass them, e.g. deno task oam:local serve --model gguf:…).";
 
 for (
   const [missing, permissions] of [

@@ -1,0 +1,51 @@
+/**
+ * Every command's `--help` lists its options with their descriptions in one column: the model flags that
+ * several commands share were written for one column and showed out of line in the others.
+ */
+import assert from "node:assert/strict";
+import { AVAILABLE_HELP } from "../../src/cli/available.ts";
+import { CHAT_HELP } from "../../src/cli/chat.ts";
+import { DEMO_HELP } from "../../src/cli/demo.ts";
+import { MODELS_HELP } from "../../src/cli/models.ts";
+import { NPC_HELP } from "../../src/cli/npc.ts";
+import { PLAYGROUND_HELP } from "../../src/cli/playground.ts";
+import { RESPOND_HELP } from "../../src/cli/respond.ts";
+import { SCHEMA_HELP } from "../../src/cli/schema_convert.ts";
+import { SERVE_HELP } from "../../src/cli/serve.ts";
+import { STDIO_HELP } from "../../src/cli/stdio.ts";
+import { TOOLS_HELP } from "../../src/cli/tools_validate.ts";
+
+const HELPS = {
+  available: AVAILABLE_HELP,
+  chat: CHAT_HELP,
+  demo: DEMO_HELP,
+  models: MODELS_HELP,
+  npc: NPC_HELP,
+  playground: PLAYGROUND_HELP,
+  respond: RESPOND_HELP,
+  "schema convert": SCHEMA_HELP,
+  serve: SERVE_HELP,
+  stdio: STDIO_HELP,
+  "tools validate": TOOLS_HELP,
+};
+
+Deno.test("every command's --help has its option descriptions in one column", () => {
+  for (const [command, help] of Object.entries(HELPS)) {
+    const columns = new Map<number, string[]>();
+    for (const line of help.split("\n")) {
+      // "  --flag <value>   description": the column is where the description starts
+      const option = line.match(/^( {2}-\S.*?\S)( {2,})\S/);
+      if (!option) continue;
+      const column = option[1].length + option[2].length;
+      columns.set(column, [...(columns.get(column) ?? []), option[1].trim()]);
+    }
+    assert.ok(columns.size > 0, `oam ${command} --help lists no option`);
+    assert.equal(
+      columns.size,
+      1,
+      `oam ${command} --help: descriptions start in columns ${
+        [...columns].map(([column, flags]) => `${column} (${flags.join(", ")})`).join(" and ")
+      }`,
+    );
+  }
+});
