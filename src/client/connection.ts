@@ -57,7 +57,6 @@ const NO_OPTIONS: RequestOptions = Object.freeze({});
  */
 export type WorldListener = (change: WorldChange) => void;
 
-/** The shared state of one bridge connection. */
 /**
  * `request`, whose BridgeError gets the stack of the code that awaits it. The error is rebuilt from the
  * bridge's answer where the transport delivers it, so its own stack names only the client's internals (and
@@ -77,6 +76,7 @@ async function withCallerStack<T>(request: Promise<T>): Promise<T> {
   }
 }
 
+/** The shared state of one bridge connection. */
 export class Connection {
   /** The JSON-RPC peer. */
   readonly peer: Peer;
