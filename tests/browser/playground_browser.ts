@@ -838,6 +838,56 @@ Deno.test("layout: the NPC panel's file toolbar (Undo load shown) is one row on 
 });
 
 /**
+ * The conversation panel's header and Bark row: the lines of the title's text, the title's whole text, and
+ * whether the Bark box shows its whole hint (the hint's width in the box's font against the box's inside).
+ */
+async function conversationHead(page: Page): Promise<{ title: string; lines: number; hintFits: boolean }> {
+  return await page.evaluate(() => {
+    const title = document.querySelector(".npc-title")!;
+    const range = document.createRange();
+    range.selectNodeContents(title);
+    // Lines: boxes of the text that overlap in height are on one line (its parts differ in size).
+    const boxes = [...range.getClientRects()].filter((r) => r.width > 0).sort((a, b) => a.top - b.top);
+    let lines = 0;
+    let bottom = -Infinity;
+    for (const box of boxes) {
+      if (box.top >= bottom) lines++;
+      bottom = Math.max(box.top >= bottom ? -Infinity : bottom, box.bottom);
+    }
+    const input = document.querySelector<HTMLInputElement>("#bark-situation")!;
+    const style = getComputedStyle(input);
+    const canvas = document.createElement("canvas").getContext("2d")!;
+    canvas.font = style.font;
+    const inside = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return {
+      title: title.textContent ?? "",
+      lines,
+      hintFits: canvas.measureText(input.placeholder).width <= inside,
+    };
+  });
+}
+
+Deno.test("layout: on 1280 and 1366 px laptops the conversation's title is one line and the Bark box shows its whole hint", async () => {
+  await withPlayground("failed-conversation-head", async (browser) => {
+    const { page } = browser;
+    await page.click("#tab-model");
+    await page.check("#model-script");
+    await page.click("#start");
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    // Before: at 1280 and 1366 px the title took two lines and the hint read "the greeting, or e.g. It starts".
+    for (const width of [1440, 1366, 1280]) {
+      await page.setViewportSize({ width, height: 800 });
+      const head = await conversationHead(page);
+      assert.equal(head.title, "Mira (mira) · scripted (the Model tab's script)");
+      assert.equal(head.lines, 1, `the title on one line at ${width} px`);
+      assert.equal(head.hintFits, true, `the Bark box's whole hint shows at ${width} px`);
+    }
+    await screenshot(page, "11-laptop-1280");
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+/**
  * The top bar's visible parts: each one's name, top, right edge and number of text lines (the distinct tops of
  * its text's line boxes), with the bar's rows and height and whether the full text of each pill can still be read.
  */

@@ -101,6 +101,8 @@ export class Conversation {
   readonly #announce: HTMLElement;
   readonly #portrait: HTMLElement;
   readonly #title: HTMLElement;
+  readonly #titleName: HTMLElement;
+  readonly #titleModel: HTMLElement;
   #live: LiveTurn | null = null;
   /** The last reply cut off by a bridge that stopped or went away (until the next turn or start). */
   #cutOff: { line: string; back: boolean } | null = null;
@@ -110,7 +112,10 @@ export class Conversation {
   constructor(root: HTMLElement, saved: Saved, host: ConversationHost) {
     this.#host = host;
     this.#saved = saved;
-    this.#title = h("span", { class: "npc-title", text: "No NPC yet" });
+    // The NPC's name in bold; the model it runs on after it, smaller (one line on a 1280 px laptop).
+    this.#titleName = h("span", { class: "npc-name", text: "No NPC yet" });
+    this.#titleModel = h("span", { class: "npc-model" });
+    this.#title = h("span", { class: "npc-title" }, this.#titleName, this.#titleModel);
     this.#portrait = h("span", {
       class: "portrait emotion",
       "data-emotion": "none",
@@ -216,10 +221,10 @@ export class Conversation {
       this.#message,
       h(
         "div",
-        { class: "row bark-row" },
+        { class: "field" },
+        // The label above the box (as the turn's context), so the box is wide enough for its whole hint.
         h("label", { for: "bark-situation", text: "Bark situation" }),
-        this.#situation,
-        this.#bark,
+        h("div", { class: "row bark-row" }, this.#situation, this.#bark),
       ),
     );
   }
@@ -250,13 +255,14 @@ export class Conversation {
     this.#scroll();
   }
 
-  /** A new NPC is running: the header shows it; `clear` empties the conversation. */
-  started(title: string, clear: boolean): void {
+  /** A new NPC is running: the header shows its name and the model it runs on; `clear` empties the conversation. */
+  started(name: string, model: string, clear: boolean): void {
     if (clear) {
       this.#list.replaceChildren();
       this.#turns = 0;
     }
-    this.#title.textContent = title;
+    this.#titleName.textContent = name;
+    this.#titleModel.textContent = ` · ${model}`;
     this.#setEmotion(null);
     this.#message.textContent = "";
     this.#cutOff = null;

@@ -522,7 +522,7 @@ class Playground {
       };
       const memory = isObject(value.memory) ? value.memory : {};
       this.state.resetHistory(typeof memory.relationship === "number" ? Math.round(memory.relationship) : 0);
-      this.conversation.started(`${name} (${result.npc}) · ${editor.modelLabel()}`, true);
+      this.conversation.started(`${name} (${result.npc})`, editor.modelLabel(), true);
       this.#noteCancelled(cancelled, "to start the NPC again");
       this.conversation.note(`Started ${name}: tools ${result.tools.join(", ") || "none"}.`);
       editor.showResult({ warnings: result.warnings, note: `Started ${name} (${result.npc}).` });
@@ -725,7 +725,7 @@ class Playground {
       };
       const memory = isObject(state.memory) ? state.memory : {};
       this.state.resetHistory(typeof memory.relationship === "number" ? memory.relationship : 0, "restored");
-      this.conversation.started(`${name} (${result.npc}) · ${this.editor.modelLabel()}`, true);
+      this.conversation.started(`${name} (${result.npc})`, this.editor.modelLabel(), true);
       this.#noteCancelled(cancelled, `to restore from ${source}`);
       this.conversation.note(`Restored ${name} from ${source}.`);
       this.conversation.history(historyOf(state.transcript));
