@@ -251,7 +251,7 @@ export class Conversation {
    */
   note(text: string, kind: "info" | "error" | "warning" = "info", announced = false): void {
     this.#list.append(h("li", { class: `note ${kind}`, text }));
-    if (kind !== "info" && !announced) this.#announce.textContent = text;
+    if (kind !== "info" && !announced) this.#say(text);
     this.#scroll();
   }
 
@@ -266,6 +266,7 @@ export class Conversation {
     this.#setEmotion(null);
     this.#message.textContent = "";
     this.#cutOff = null;
+    this.#quiet();
   }
 
   /** Shows the turns of a restored conversation (from its transcript). */
@@ -297,6 +298,20 @@ export class Conversation {
       ),
     );
     this.#scroll();
+  }
+
+  /**
+   * Says `text` in the conversation's live region, after what it said since the designer's last turn, bark
+   * or start: a screen reader reads what is added, so a note that follows a reply (e.g. the state could not
+   * be read after the turn) is said after the reply instead of taking its place before it was read.
+   */
+  #say(text: string): void {
+    this.#announce.append(h("span", { text: this.#announce.hasChildNodes() ? ` ${text}` : text }));
+  }
+
+  /** The designer did something new: what the live region said before goes (a removal is not read out). */
+  #quiet(): void {
+    this.#announce.replaceChildren();
   }
 
   #setEmotion(emotion: string | null): void {
@@ -349,6 +364,7 @@ export class Conversation {
   async #talk(npc: Npc, line: string, context: string): Promise<void> {
     const record: TurnRecord = { index: ++this.#turns, line, timings: {} };
     this.#cutOff = null;
+    this.#quiet();
     let ended!: () => void;
     const live = this.#liveTurn(record, context, new Promise<void>((resolve) => ended = resolve));
     this.#list.append(live.root);
@@ -540,11 +556,13 @@ export class Conversation {
     }
     const name = this.#host.npcName();
     const ended = `${name} ended the conversation.`;
-    this.#announce.textContent = [
-      `${name} (${reply.emotion}): ${reply.line}`,
-      reply.endsConversation ? ended : "",
-      ...(reply.warnings ?? []).map((w) => `Warning: ${w}`),
-    ].filter(Boolean).join(" ");
+    this.#say(
+      [
+        `${name} (${reply.emotion}): ${reply.line}`,
+        reply.endsConversation ? ended : "",
+        ...(reply.warnings ?? []).map((w) => `Warning: ${w}`),
+      ].filter(Boolean).join(" "),
+    );
     if (reply.endsConversation) this.note(ended);
     this.#scroll();
   }
@@ -586,9 +604,9 @@ export class Conversation {
       this.#cutOff = { line, back };
       return;
     }
-    this.#announce.textContent = cancelled
-      ? "Reply cancelled."
-      : `The turn failed: ${error.message}${hint === null ? "" : ` ${hint}`}`;
+    this.#say(
+      cancelled ? "Reply cancelled." : `The turn failed: ${error.message}${hint === null ? "" : ` ${hint}`}`,
+    );
   }
 
   /** Cancels the running reply (`npc/cancel`; the turn answers -32009). */
@@ -621,6 +639,7 @@ export class Conversation {
     const pending = this.#host.pending();
     if (pending !== null) return this.#fail(`${pending}: wait a moment.`);
     this.#fail("");
+    this.#quiet();
     const situation = this.#situation.value.trim() || this.#host.greeting();
     const entry = h(
       "li",
@@ -637,13 +656,13 @@ export class Conversation {
       const line = await npc.bark(situation === "" ? undefined : situation);
       text.textContent = line;
       entry.append(h("p", { class: "meta", text: `done in ${ms(performance.now() - started)}` }));
-      this.#announce.textContent = `${this.#host.npcName()} barks: ${line}`;
+      this.#say(`${this.#host.npcName()} barks: ${line}`);
     } catch (error) {
       const e = describeError(error);
       text.textContent = "";
       entry.classList.add("failed");
       entry.append(h("p", { class: "error", text: `${e.dataCode || e.code}: ${e.message}` }));
-      this.#announce.textContent = `The bark failed: ${e.message}`;
+      this.#say(`The bark failed: ${e.message}`);
     } finally {
       text.classList.remove("streaming");
       this.#scroll();

@@ -622,7 +622,13 @@ class Playground {
       this.persist();
     } catch (error) {
       if (!(error instanceof BridgeError && error.dataCode === "shut_down")) {
-        this.conversation.note(`Could not read the NPC's state: ${message(error)}`, "warning");
+        this.conversation.note(
+          `Could not read the NPC's state: ${
+            message(error)
+          } The Memory tab may be out of date: its Refresh ` +
+            "tries again.",
+          "warning",
+        );
       }
     }
   }
@@ -729,7 +735,9 @@ class Playground {
       this.#noteCancelled(cancelled, `to restore from ${source}`);
       this.conversation.note(`Restored ${name} from ${source}.`);
       this.conversation.history(historyOf(state.transcript));
-      for (const n of notes) this.conversation.note(n, "warning");
+      // The result under Start (an alert) lists these notes with the bridge's warnings and says them; the
+      // conversation's live region keeps saying what it said last (e.g. that a running reply was cancelled).
+      for (const n of notes) this.conversation.note(n, "warning", true);
       this.state.saveMessage(`Restored ${name} from ${source}.`);
       this.editor.showResult({
         warnings: [...result.warnings, ...notes],
