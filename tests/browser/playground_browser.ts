@@ -304,6 +304,29 @@ Deno.test("the designer's loop: edit, talk (streamed, emotion first), answer a t
   });
 });
 
+Deno.test("a bark on the page's sample script: the line is the turn's JSON step it played, and the page says so and what to do", async () => {
+  await withPlayground("failed-sample-bark", async (browser) => {
+    const { page } = browser;
+    await page.click("#tab-model");
+    await page.check("#model-script");
+    await page.click("#start");
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await page.click("#bark");
+    await page.locator("li.bark .meta").waitFor();
+    // The bridge gives the step's text back as the line (the sample script's steps are all for turns).
+    assert.match(await text(page, "li.bark .line"), /^\{"emotion":"happy","line":"Ale's on tap/);
+    // Before: the JSON alone, with nothing to say why or what to do.
+    assert.equal(
+      await text(page, "li.bark .hint"),
+      "This bark played the script's next step, a json reply written for a turn (that reply is used up): " +
+        'a bark takes a text step, e.g. {"text": "Rain again."}. Put one in the Model tab\'s script where the ' +
+        "bark comes.",
+    );
+    await screenshot(page, "12-sample-bark");
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
 /** Gorm at the gate: two client tools (one that times out after two seconds), structured replies. */
 const GATE = {
   npc: "gorm",

@@ -61,6 +61,8 @@ export interface ConversationHost {
   changed(): void;
   /** What to add to a failed turn's error (why it failed and what to do), or null. */
   failureHint(error: BridgeError): string | null;
+  /** What to add to a bark's line (e.g. it played a script step written for a turn), or null. */
+  barkHint(line: string): string | null;
 }
 
 function describeError(error: unknown): BridgeError {
@@ -656,7 +658,9 @@ export class Conversation {
       const line = await npc.bark(situation === "" ? undefined : situation);
       text.textContent = line;
       entry.append(h("p", { class: "meta", text: `done in ${ms(performance.now() - started)}` }));
-      this.#say(`${this.#host.npcName()} barks: ${line}`);
+      const hint = this.#host.barkHint(line);
+      if (hint !== null) entry.append(h("p", { class: "hint", text: hint }));
+      this.#say(`${this.#host.npcName()} barks: ${line}${hint === null ? "" : ` ${hint}`}`);
     } catch (error) {
       const e = describeError(error);
       text.textContent = "";

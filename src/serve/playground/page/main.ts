@@ -18,7 +18,7 @@ import { Editor } from "./editor.ts";
 import { fetchServerInfo, Link, type ServerInfo } from "./link.ts";
 import { LogView } from "./log_view.ts";
 import { SAMPLE_PERSONA, SAMPLE_SCRIPT } from "./samples.ts";
-import { type ScriptedRun, scriptHint } from "./script_hint.ts";
+import { barkHint, type ScriptedRun, scriptHint } from "./script_hint.ts";
 import { relationshipReasons, StatePanel } from "./state_panel.ts";
 import { loadSaved, type Saved, storeSaved } from "./storage.ts";
 import { answerOf } from "./tool_editor.ts";
@@ -168,6 +168,7 @@ class Playground {
       connected: () => this.link.state === "open",
       changed: () => this.persist(),
       failureHint: (error) => scriptHint(error, this.running?.scripted ?? null),
+      barkHint: (line) => barkHint(line, this.running?.scripted ?? null),
     });
   }
 
