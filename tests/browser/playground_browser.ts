@@ -890,21 +890,31 @@ async function conversationHead(page: Page): Promise<{ title: string; lines: num
   });
 }
 
-Deno.test("layout: on 1280 and 1366 px laptops the conversation's title is one line and the Bark box shows its whole hint", async () => {
+Deno.test("layout: on 1280 and 1366 px laptops the conversation's title is one line (also by a long emotion) and the Bark box shows its whole hint", async () => {
   await withPlayground("failed-conversation-head", async (browser) => {
     const { page } = browser;
-    await page.click("#tab-model");
-    await page.check("#model-script");
+    const persona = { npc: "mira", persona: { name: "Mira" } };
+    const reply = { emotion: "suspicious", line: "Who sent you?", player_options: ["A", "B", "C"] };
+    const script = [{ json: { ...reply, ends_conversation: false } }];
+    await page.setInputFiles("#load-persona", [file("mira.jsonc", persona), file("mira.steps.json", script)]);
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
-    // Before: at 1280 and 1366 px the title took two lines and the hint read "the greeting, or e.g. It starts".
-    for (const width of [1440, 1366, 1280]) {
-      await page.setViewportSize({ width, height: 800 });
-      const head = await conversationHead(page);
-      assert.equal(head.title, "Mira (mira) · scripted (the Model tab's script)");
-      assert.equal(head.lines, 1, `the title on one line at ${width} px`);
-      assert.equal(head.hintFits, true, `the Bark box's whole hint shows at ${width} px`);
-    }
+    const check = async (emotion: string) => {
+      // Before: at 1280 and 1366 px the title took two lines and the hint read "the greeting, or e.g. It starts".
+      for (const width of [1440, 1366, 1280]) {
+        await page.setViewportSize({ width, height: 800 });
+        const head = await conversationHead(page);
+        assert.equal(head.title, "Mira (mira) · scripted (the Model tab's script)");
+        assert.equal(head.lines, 1, `the title on one line at ${width} px by the emotion ${emotion}`);
+        assert.equal(head.hintFits, true, `the Bark box's whole hint shows at ${width} px`);
+      }
+    };
+    await check("–");
+    await page.fill("#player-line", "Hello.");
+    await page.press("#player-line", "Enter");
+    await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
+    assert.equal(await text(page, ".portrait"), "suspicious");
+    await check("suspicious");
     await screenshot(page, "11-laptop-1280");
     assert.deepEqual(browser.errors, []);
   });
