@@ -804,6 +804,65 @@ Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown fi
   }
 });
 
+Deno.test("the bridge gone for a while, then back: the banner says to start the playground again, the header and Download state say the NPC went with it, and nothing stale stays after Reconnect", async () => {
+  let served = await servePlayground();
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    await page.click("#start");
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    assert.equal(await text(page, ".npc-title"), "Mira (mira) · the bridge's model");
+    await served.stop();
+    await page.locator("#banner").filter({ hasText: "The bridge went away." }).waitFor();
+    // Before: the header still named Mira on her model, as if she ran.
+    assert.equal(await text(page, ".npc-title"), "Mira (mira) · not running (the bridge went away)");
+    // The page tries again and finds no server. Before: the banner gave a game's advice (allow this page's
+    // origin with --allow-origin, an apiKey option), which the playground's own page never needs.
+    await page.click("#reconnect");
+    await page.locator("#banner").filter({ hasText: "Could not reach" }).waitFor();
+    const banner = await text(page, "#banner");
+    assert.match(
+      banner,
+      new RegExp(
+        `^The bridge went away\\. Could not reach the playground's server at 127\\.0\\.0\\.1:${served.port}: ` +
+          "is `oam playground` still running\\? Start it again on the same port\\. Everything you typed is kept",
+      ),
+    );
+    assert.doesNotMatch(banner, /allow-origin|apiKey/);
+    await page.fill("#player-line", "Are you still there?");
+    await page.press("#player-line", "Enter");
+    assert.equal(
+      await text(page, "#conversation-message"),
+      "The bridge is not connected: use Reconnect above. Your line is kept.",
+    );
+    await page.click("#tab-state-save");
+    await page.click("#download-state");
+    // Before: "Start the NPC first: there is no state to save.", with the NPC's name still in the header.
+    assert.equal(
+      await text(page, "#state-body .status"),
+      "The NPC went with the bridge: there is no state to save. After Reconnect, restore the last state seen.",
+    );
+    served = await servePlayground(served.port);
+    // Reconnect, unless the page's own retry got there first (the button then hides).
+    await page.locator("#reconnect").click({ timeout: 1000 }).catch(() => {});
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    // Before: "The bridge is not connected…" and the failed save stayed on the page after it connected.
+    assert.equal(await text(page, "#conversation-message"), "");
+    assert.equal(await text(page, "#state-body .status"), "");
+    await page.click("#restore-last");
+    await page.locator("ol.turns li.note").filter({ hasText: "Restored Mira from the last state seen." })
+      .waitFor();
+    assert.equal(await text(page, ".npc-title"), "Mira (mira) · the bridge's model");
+    assert.deepEqual(browser.errors.filter((e) => !/WebSocket|ERR_CONNECTION_REFUSED/.test(e)), []);
+  } catch (error) {
+    await screenshot(page, "failed-bridge-gone-a-while").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});
+
 /** Where each button of the NPC panel's file toolbar is (rounded), and the NPC panel's right edge. */
 async function fileToolbar(page: Page): Promise<{
   buttons: { name: string; top: number; left: number; right: number }[];

@@ -271,6 +271,17 @@ export class Conversation {
     this.#quiet();
   }
 
+  /** The NPC went with the connection: the header says it no longer runs; the message under Say goes. */
+  stopped(why: string): void {
+    this.#titleModel.textContent = ` · not running (${why})`;
+    this.#setEmotion(null);
+  }
+
+  /** The connection is back: a message about the old one (e.g. "not connected") no longer holds. */
+  reconnected(): void {
+    this.#message.textContent = "";
+  }
+
   /** Shows the turns of a restored conversation (from its transcript). */
   history(entries: { who: "player" | "npc" | "tool"; text: string; emotion?: string }[]): void {
     if (entries.length === 0) return;

@@ -85,6 +85,8 @@ class Playground {
   changing: string | null = null;
   info: ServerInfo | null = null;
   #worldEditsByUser = 0;
+  /** The NPC went with a connection that closed (until the next start or restore). */
+  #lost = false;
   #retry: ReturnType<typeof setTimeout> | undefined;
   #retryDelay = 1000;
   #validated = "";
@@ -97,6 +99,7 @@ class Playground {
 
   set running(running: Running | null) {
     this.#running = running;
+    if (running !== null) this.#lost = false;
     this.editor.setRunning(running?.name ?? null);
   }
 
@@ -268,6 +271,8 @@ class Playground {
       this.#validated = "";
       void this.#validateTools();
       if (this.link.generation > 1) {
+        this.conversation.reconnected();
+        this.state.saveMessage("");
         this.conversation.note(
           "Connected again. The NPC lived in the old connection: start it again, or restore the last state " +
             "seen (State → Save).",
@@ -303,7 +308,11 @@ class Playground {
     );
     const why = (detail ?? "the connection closed").replace(/[.\s]+$/, "");
     // The banner (an alert) says it to a screen reader; the conversation's note is for the eye.
-    if (had) this.conversation.note(`The bridge went away: ${why}.`, "error", true);
+    if (had) {
+      this.#lost = true;
+      this.conversation.stopped("the bridge went away");
+      this.conversation.note(`The bridge went away: ${why}.`, "error", true);
+    }
     if (this.saved.lastState !== null) this.state.offerLast(this.#lastLabel());
     clearTimeout(this.#retry);
     this.#retry = setTimeout(() => void this.link.connect(), this.#retryDelay);
@@ -638,7 +647,15 @@ class Playground {
   async downloadState(): Promise<void> {
     const r = this.running;
     if (!r) {
-      this.state.saveMessage("Start the NPC first: there is no state to save.", "error");
+      const connected = this.link.state === "open";
+      this.state.saveMessage(
+        !this.#lost
+          ? "Start the NPC first: there is no state to save."
+          : `The NPC went with the bridge: there is no state to save. ${
+            connected ? "Restore the last state seen" : "After Reconnect, restore the last state seen"
+          }.`,
+        "error",
+      );
       return;
     }
     try {
