@@ -14,7 +14,7 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
-import { file, WAIT_MS, withPlayground } from "./browser_fixture.ts";
+import { file, screenshot, WAIT_MS, withPlayground } from "./browser_fixture.ts";
 
 /** The focused element, as `tag#id` (`body#` when the focus was lost). */
 function focused(page: Page): Promise<string> {
@@ -488,6 +488,15 @@ Deno.test("screen reader: a restore's warnings are each announced once (a reply 
     assert.match(notes[0], /^The reply to “Again” was still running: it was cancelled to restore/);
     // Before: the conversation's live region said only the last note (the world's), which the result under
     // Start (an alert) said as well; that the reply was cancelled was not said at all.
+    // The result under Start lists it as the page's, not under "The bridge's warnings:" (before, it was).
+    const result = await page.locator("#start-result").evaluate((el) =>
+      [...el.querySelectorAll("li")].map((li) => ({
+        text: li.textContent,
+        bridge: li.closest("div.warning")?.firstElementChild?.textContent === "The bridge's warnings:",
+      }))
+    );
+    assert.deepEqual(result, [{ text: notes[1], bridge: false }]);
+    await screenshot(page, "13-restore-warnings");
     const live = await liveRegions(page);
     for (const note of notes) {
       const saying = live.filter((text) => text.includes(note));

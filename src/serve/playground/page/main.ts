@@ -758,7 +758,8 @@ class Playground {
       for (const n of notes) this.conversation.note(n, "warning", true);
       this.state.saveMessage(`Restored ${name} from ${source}.`);
       this.editor.showResult({
-        warnings: [...result.warnings, ...notes],
+        warnings: result.warnings,
+        pageWarnings: notes,
         note: `Restored ${name}. The editor still shows your persona text.`,
       });
       this.#offerAdopt(state);
