@@ -304,6 +304,29 @@ Deno.test("the designer's loop: edit, talk (streamed, emotion first), answer a t
   });
 });
 
+Deno.test("a bark on the page's sample script: the line is the turn's JSON step it played, and the page says so and what to do", async () => {
+  await withPlayground("failed-sample-bark", async (browser) => {
+    const { page } = browser;
+    await page.click("#tab-model");
+    await page.check("#model-script");
+    await page.click("#start");
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await page.click("#bark");
+    await page.locator("li.bark .meta").waitFor();
+    // The bridge gives the step's text back as the line (the sample script's steps are all for turns).
+    assert.match(await text(page, "li.bark .line"), /^\{"emotion":"happy","line":"Ale's on tap/);
+    // Before: the JSON alone, with nothing to say why or what to do.
+    assert.equal(
+      await text(page, "li.bark .hint"),
+      "This bark played the script's next step, a json reply written for a turn (that reply is used up): " +
+        'a bark takes a text step, e.g. {"text": "Rain again."}. Put one in the Model tab\'s script where the ' +
+        "bark comes.",
+    );
+    await screenshot(page, "12-sample-bark");
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
 /** Gorm at the gate: two client tools (one that times out after two seconds), structured replies. */
 const GATE = {
   npc: "gorm",
@@ -781,6 +804,65 @@ Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown fi
   }
 });
 
+Deno.test("the bridge gone for a while, then back: the banner says to start the playground again, the header and Download state say the NPC went with it, and nothing stale stays after Reconnect", async () => {
+  let served = await servePlayground();
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    await page.click("#start");
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    assert.equal(await text(page, ".npc-title"), "Mira (mira) · the bridge's model");
+    await served.stop();
+    await page.locator("#banner").filter({ hasText: "The bridge went away." }).waitFor();
+    // Before: the header still named Mira on her model, as if she ran.
+    assert.equal(await text(page, ".npc-title"), "Mira (mira) · not running (the bridge went away)");
+    // The page tries again and finds no server. Before: the banner gave a game's advice (allow this page's
+    // origin with --allow-origin, an apiKey option), which the playground's own page never needs.
+    await page.click("#reconnect");
+    await page.locator("#banner").filter({ hasText: "Could not reach" }).waitFor();
+    const banner = await text(page, "#banner");
+    assert.match(
+      banner,
+      new RegExp(
+        `^The bridge went away\\. Could not reach the playground's server at 127\\.0\\.0\\.1:${served.port}: ` +
+          "is `oam playground` still running\\? Start it again on the same port\\. Everything you typed is kept",
+      ),
+    );
+    assert.doesNotMatch(banner, /allow-origin|apiKey/);
+    await page.fill("#player-line", "Are you still there?");
+    await page.press("#player-line", "Enter");
+    assert.equal(
+      await text(page, "#conversation-message"),
+      "The bridge is not connected: use Reconnect above. Your line is kept.",
+    );
+    await page.click("#tab-state-save");
+    await page.click("#download-state");
+    // Before: "Start the NPC first: there is no state to save.", with the NPC's name still in the header.
+    assert.equal(
+      await text(page, "#state-body .status"),
+      "The NPC went with the bridge: there is no state to save. After Reconnect, restore the last state seen.",
+    );
+    served = await servePlayground(served.port);
+    // Reconnect, unless the page's own retry got there first (the button then hides).
+    await page.locator("#reconnect").click({ timeout: 1000 }).catch(() => {});
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    // Before: "The bridge is not connected…" and the failed save stayed on the page after it connected.
+    assert.equal(await text(page, "#conversation-message"), "");
+    assert.equal(await text(page, "#state-body .status"), "");
+    await page.click("#restore-last");
+    await page.locator("ol.turns li.note").filter({ hasText: "Restored Mira from the last state seen." })
+      .waitFor();
+    assert.equal(await text(page, ".npc-title"), "Mira (mira) · the bridge's model");
+    assert.deepEqual(browser.errors.filter((e) => !/WebSocket|ERR_CONNECTION_REFUSED/.test(e)), []);
+  } catch (error) {
+    await screenshot(page, "failed-bridge-gone-a-while").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});
+
 /** Where each button of the NPC panel's file toolbar is (rounded), and the NPC panel's right edge. */
 async function fileToolbar(page: Page): Promise<{
   buttons: { name: string; top: number; left: number; right: number }[];
@@ -833,6 +915,66 @@ Deno.test("layout: the NPC panel's file toolbar (Undo load shown) is one row on 
       assert.ok(button.right <= panelRight, `${button.name} inside the panel at 400 px`);
     }
     assert.equal(pageScrolls, false, "no sideways scrolling at 400 px");
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+/**
+ * The conversation panel's header and Bark row: the lines of the title's text, the title's whole text, and
+ * whether the Bark box shows its whole hint (the hint's width in the box's font against the box's inside).
+ */
+async function conversationHead(page: Page): Promise<{ title: string; lines: number; hintFits: boolean }> {
+  return await page.evaluate(() => {
+    const title = document.querySelector(".npc-title")!;
+    const range = document.createRange();
+    range.selectNodeContents(title);
+    // Lines: boxes of the text that overlap in height are on one line (its parts differ in size).
+    const boxes = [...range.getClientRects()].filter((r) => r.width > 0).sort((a, b) => a.top - b.top);
+    let lines = 0;
+    let bottom = -Infinity;
+    for (const box of boxes) {
+      if (box.top >= bottom) lines++;
+      bottom = Math.max(box.top >= bottom ? -Infinity : bottom, box.bottom);
+    }
+    const input = document.querySelector<HTMLInputElement>("#bark-situation")!;
+    const style = getComputedStyle(input);
+    const canvas = document.createElement("canvas").getContext("2d")!;
+    canvas.font = style.font;
+    const inside = input.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    return {
+      title: title.textContent ?? "",
+      lines,
+      hintFits: canvas.measureText(input.placeholder).width <= inside,
+    };
+  });
+}
+
+Deno.test("layout: on 1280 and 1366 px laptops the conversation's title is one line (also by a long emotion) and the Bark box shows its whole hint", async () => {
+  await withPlayground("failed-conversation-head", async (browser) => {
+    const { page } = browser;
+    const persona = { npc: "mira", persona: { name: "Mira" } };
+    const reply = { emotion: "suspicious", line: "Who sent you?", player_options: ["A", "B", "C"] };
+    const script = [{ json: { ...reply, ends_conversation: false } }];
+    await page.setInputFiles("#load-persona", [file("mira.jsonc", persona), file("mira.steps.json", script)]);
+    await page.click("#start");
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    const check = async (emotion: string) => {
+      // Before: at 1280 and 1366 px the title took two lines and the hint read "the greeting, or e.g. It starts".
+      for (const width of [1440, 1366, 1280]) {
+        await page.setViewportSize({ width, height: 800 });
+        const head = await conversationHead(page);
+        assert.equal(head.title, "Mira (mira) · scripted (the Model tab's script)");
+        assert.equal(head.lines, 1, `the title on one line at ${width} px by the emotion ${emotion}`);
+        assert.equal(head.hintFits, true, `the Bark box's whole hint shows at ${width} px`);
+      }
+    };
+    await check("–");
+    await page.fill("#player-line", "Hello.");
+    await page.press("#player-line", "Enter");
+    await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
+    assert.equal(await text(page, ".portrait"), "suspicious");
+    await check("suspicious");
+    await screenshot(page, "11-laptop-1280");
     assert.deepEqual(browser.errors, []);
   });
 });

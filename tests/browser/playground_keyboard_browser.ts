@@ -4,8 +4,9 @@
  * call, a world or memory edit (saved, cancelled, Escape), a removed value or tool, and putting a restored
  * persona into the editor, the focus lands on a control next to what went away, not on the page's body
  * (where a screen reader loses its place). A call waiting for its answer reads its arguments from the
- * answer box; a failed bark, the end of a conversation, a reply's warnings and a warning note are announced,
- * and a bridge that went away once (by the alert banner);
+ * answer box; a failed bark, the end of a conversation, a reply's warnings and a warning note are announced
+ * (a restore's warnings once each, a note after a reply after it), and a bridge that went away once (by the
+ * alert banner);
  * the focus ring shows on the dark top bar and log; the status dots are not read out; a skip link reaches the
  * player's line from the top of the page and from Start.
  *
@@ -13,7 +14,7 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
-import { file, WAIT_MS, withPlayground } from "./browser_fixture.ts";
+import { file, screenshot, WAIT_MS, withPlayground } from "./browser_fixture.ts";
 
 /** The focused element, as `tag#id` (`body#` when the focus was lost). */
 function focused(page: Page): Promise<string> {
@@ -456,6 +457,88 @@ function liveRegions(page: Page): Promise<string[]> {
       .map((el) => el.textContent ?? "")
   );
 }
+
+Deno.test("screen reader: a restore's warnings are each announced once (a reply it cancelled, a file with no world snapshot)", async () => {
+  await withPlayground("failed-keyboard-restore-warnings", async (browser) => {
+    const { page } = browser;
+    const persona = {
+      npc: "mira",
+      persona: { name: "Mira" },
+      options: { replyFormat: "text" },
+      world: { player: { gold: 20 } },
+    };
+    const script = [{ text: "[happy] Hello.", delayMs: 60_000 }]; // still running when the restore comes
+    await page.setInputFiles("#load-persona", [file("mira.jsonc", persona), file("mira.steps.json", script)]);
+    await startWithKeyboard(page);
+    // The state the page kept (a bare npc/state result: it names the NPC's world but holds no snapshot of it).
+    const state = await page.waitForFunction(() => {
+      const saved = JSON.parse(localStorage.getItem("oam-playground/v1") ?? "{}");
+      return saved.lastState?.state ?? null;
+    }).then((handle) => handle.jsonValue());
+    assert.equal(typeof state.world, "string");
+    await page.focus("#player-line");
+    await page.keyboard.type("Again");
+    await page.keyboard.press("Enter");
+    await page.locator('.turn[data-turn="1"]').waitFor();
+    await page.setInputFiles("#restore-state", file("mira.state.json", state));
+    const noSnapshot = page.locator("ol.turns li.note.warning").filter({ hasText: "no world snapshot" });
+    await noSnapshot.waitFor();
+    const cancelledNote = page.locator("ol.turns li.note.warning").filter({ hasText: "still running" });
+    const notes = [await cancelledNote.textContent() ?? "", await noSnapshot.textContent() ?? ""];
+    assert.match(notes[0], /^The reply to “Again” was still running: it was cancelled to restore/);
+    // Before: the conversation's live region said only the last note (the world's), which the result under
+    // Start (an alert) said as well; that the reply was cancelled was not said at all.
+    // The result under Start lists it as the page's, not under "The bridge's warnings:" (before, it was).
+    const result = await page.locator("#start-result").evaluate((el) =>
+      [...el.querySelectorAll("li")].map((li) => ({
+        text: li.textContent,
+        bridge: li.closest("div.warning")?.firstElementChild?.textContent === "The bridge's warnings:",
+      }))
+    );
+    assert.deepEqual(result, [{ text: notes[1], bridge: false }]);
+    await screenshot(page, "13-restore-warnings");
+    const live = await liveRegions(page);
+    for (const note of notes) {
+      const saying = live.filter((text) => text.includes(note));
+      assert.equal(saying.length, 1, `“${note}” announced once: ${JSON.stringify(live)}`);
+    }
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+Deno.test("screen reader: a warning note that follows a reply (the NPC's state could not be read) is said after the reply, not in its place", async () => {
+  await withPlayground("failed-keyboard-state-unread", async (browser) => {
+    const { page } = browser;
+    // The bridge answers every read of the NPC's state after a turn (npc/state, settle: false) with an error.
+    await page.routeWebSocket(/\/rpc$/, (ws) => {
+      const server = ws.connectToServer();
+      ws.onMessage((message) => {
+        const request = JSON.parse(String(message));
+        if (request.method === "npc/state" && request.params?.settle === false) {
+          const error = { code: -32603, message: "Internal error.", data: { code: "internal" } };
+          ws.send(JSON.stringify({ jsonrpc: "2.0", id: request.id, error }));
+        } else server.send(message);
+      });
+    });
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    await startWithKeyboard(page);
+    await page.focus("#player-line");
+    await page.keyboard.type("Hello");
+    await page.keyboard.press("Enter");
+    await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
+    const notes = page.locator("ol.turns li.note.warning").filter({
+      hasText: "Could not read the NPC's state",
+    });
+    await notes.nth(1).waitFor(); // the first came after Start
+    const note = await notes.nth(1).textContent() ?? "";
+    assert.match(note, /Internal error\. The Memory tab may be out of date: its Refresh tries again\.$/);
+    // Before: the note took the reply's place in the live region (a screen reader heard the note alone); and
+    // it did not say what was out of date or what to do.
+    assert.equal(await announced(page), `Mira (neutral): (the bridge's model) ${note}`);
+    assert.deepEqual(browser.errors, []);
+  });
+});
 
 Deno.test("screen reader: a bridge that goes away while an NPC runs is announced once (the alert banner), also in the middle of a turn", async () => {
   await withPlayground("failed-keyboard-bridge-gone", async (browser, served) => {

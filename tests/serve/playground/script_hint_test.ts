@@ -2,12 +2,12 @@
  * What the playground adds to a turn that failed on a script's reply step, from the errors the bridge really
  * sends: a text step where the NPC answers in JSON (the shopkeeper's script under the page's sample persona),
  * a reply of the wrong shape (the guard's two options where three are due), and nothing for other failures
- * or for an NPC on a real model.
+ * or for an NPC on a real model; and what it adds to a bark that played a turn's json step.
  */
 import assert from "node:assert/strict";
 import { Bridge, BridgeError } from "../../../mod.ts";
 import type { ScriptStep } from "../../../src/models/scripted.ts";
-import { scriptFileOf, scriptHint } from "../../../src/serve/playground/page/script_hint.ts";
+import { barkHint, scriptFileOf, scriptHint } from "../../../src/serve/playground/page/script_hint.ts";
 
 /** The error of Mira's first turn on `steps` (her one tool answers "3 left"). */
 async function failure(steps: ScriptStep[], options: Record<string, unknown> = {}): Promise<BridgeError> {
@@ -77,4 +77,32 @@ Deno.test("the script file in the bridge's model label: --script and OAM_SCRIPT,
   assert.equal(scriptFileOf("scripted (OAM_SCRIPT=scripts/a b.json)"), "scripts/a b.json");
   assert.equal(scriptFileOf("scripted (test)"), null);
   assert.equal(scriptFileOf("openai: http://127.0.0.1:8080/v1#qwen"), null);
+});
+
+Deno.test("a bark that played a turn's json step gets a hint naming the script to fix; a text bark, or a real model, none", async () => {
+  await using bridge = await Bridge.open({ onWarning: () => {} });
+  const reply = {
+    emotion: "happy",
+    line: "Ale's on tap.",
+    player_options: ["A", "B", "C"],
+    ends_conversation: false,
+  };
+  const npc = await bridge.createNpc({ name: "Mira" }, {
+    model: { type: "scripted", steps: [{ json: reply }, { text: "Rain again." }] },
+  });
+  const line = await npc.bark();
+  assert.deepEqual(JSON.parse(line), reply, "the bridge gives the step's text back as the line");
+  const page = { name: "Mira", replyFormat: undefined, bridgeLabel: null };
+  assert.equal(
+    barkHint(line, page),
+    "This bark played the script's next step, a json reply written for a turn (that reply is used up): a " +
+      'bark takes a text step, e.g. {"text": "Rain again."}. Put one in the Model tab\'s script where the bark ' +
+      "comes.",
+  );
+  assert.match(
+    barkHint(line, { ...page, bridgeLabel: "scripted (personas/guard.steps.json)" }) ?? "",
+    /Put one in the script the bridge plays \(personas\/guard\.steps\.json\) where the bark comes\.$/,
+  );
+  assert.equal(barkHint(await npc.bark(), page), null, "a text step");
+  assert.equal(barkHint(line, null), null, "not a script");
 });

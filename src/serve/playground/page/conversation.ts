@@ -61,6 +61,8 @@ export interface ConversationHost {
   changed(): void;
   /** What to add to a failed turn's error (why it failed and what to do), or null. */
   failureHint(error: BridgeError): string | null;
+  /** What to add to a bark's line (e.g. it played a script step written for a turn), or null. */
+  barkHint(line: string): string | null;
 }
 
 function describeError(error: unknown): BridgeError {
@@ -101,6 +103,8 @@ export class Conversation {
   readonly #announce: HTMLElement;
   readonly #portrait: HTMLElement;
   readonly #title: HTMLElement;
+  readonly #titleName: HTMLElement;
+  readonly #titleModel: HTMLElement;
   #live: LiveTurn | null = null;
   /** The last reply cut off by a bridge that stopped or went away (until the next turn or start). */
   #cutOff: { line: string; back: boolean } | null = null;
@@ -110,7 +114,10 @@ export class Conversation {
   constructor(root: HTMLElement, saved: Saved, host: ConversationHost) {
     this.#host = host;
     this.#saved = saved;
-    this.#title = h("span", { class: "npc-title", text: "No NPC yet" });
+    // The NPC's name in bold; the model it runs on after it, smaller (one line on a 1280 px laptop).
+    this.#titleName = h("span", { class: "npc-name", text: "No NPC yet" });
+    this.#titleModel = h("span", { class: "npc-model" });
+    this.#title = h("span", { class: "npc-title" }, this.#titleName, this.#titleModel);
     this.#portrait = h("span", {
       class: "portrait emotion",
       "data-emotion": "none",
@@ -216,10 +223,10 @@ export class Conversation {
       this.#message,
       h(
         "div",
-        { class: "row bark-row" },
+        { class: "field" },
+        // The label above the box (as the turn's context), so the box is wide enough for its whole hint.
         h("label", { for: "bark-situation", text: "Bark situation" }),
-        this.#situation,
-        this.#bark,
+        h("div", { class: "row bark-row" }, this.#situation, this.#bark),
       ),
     );
   }
@@ -246,20 +253,33 @@ export class Conversation {
    */
   note(text: string, kind: "info" | "error" | "warning" = "info", announced = false): void {
     this.#list.append(h("li", { class: `note ${kind}`, text }));
-    if (kind !== "info" && !announced) this.#announce.textContent = text;
+    if (kind !== "info" && !announced) this.#say(text);
     this.#scroll();
   }
 
-  /** A new NPC is running: the header shows it; `clear` empties the conversation. */
-  started(title: string, clear: boolean): void {
+  /** A new NPC is running: the header shows its name and the model it runs on; `clear` empties the conversation. */
+  started(name: string, model: string, clear: boolean): void {
     if (clear) {
       this.#list.replaceChildren();
       this.#turns = 0;
     }
-    this.#title.textContent = title;
+    this.#titleName.textContent = name;
+    this.#titleModel.textContent = ` · ${model}`;
     this.#setEmotion(null);
     this.#message.textContent = "";
     this.#cutOff = null;
+    this.#quiet();
+  }
+
+  /** The NPC went with the connection: the header says it no longer runs; the message under Say goes. */
+  stopped(why: string): void {
+    this.#titleModel.textContent = ` · not running (${why})`;
+    this.#setEmotion(null);
+  }
+
+  /** The connection is back: a message about the old one (e.g. "not connected") no longer holds. */
+  reconnected(): void {
+    this.#message.textContent = "";
   }
 
   /** Shows the turns of a restored conversation (from its transcript). */
@@ -291,6 +311,20 @@ export class Conversation {
       ),
     );
     this.#scroll();
+  }
+
+  /**
+   * Says `text` in the conversation's live region, after what it said since the designer's last turn, bark
+   * or start: a screen reader reads what is added, so a note that follows a reply (e.g. the state could not
+   * be read after the turn) is said after the reply instead of taking its place before it was read.
+   */
+  #say(text: string): void {
+    this.#announce.append(h("span", { text: this.#announce.hasChildNodes() ? ` ${text}` : text }));
+  }
+
+  /** The designer did something new: what the live region said before goes (a removal is not read out). */
+  #quiet(): void {
+    this.#announce.replaceChildren();
   }
 
   #setEmotion(emotion: string | null): void {
@@ -343,6 +377,7 @@ export class Conversation {
   async #talk(npc: Npc, line: string, context: string): Promise<void> {
     const record: TurnRecord = { index: ++this.#turns, line, timings: {} };
     this.#cutOff = null;
+    this.#quiet();
     let ended!: () => void;
     const live = this.#liveTurn(record, context, new Promise<void>((resolve) => ended = resolve));
     this.#list.append(live.root);
@@ -534,11 +569,13 @@ export class Conversation {
     }
     const name = this.#host.npcName();
     const ended = `${name} ended the conversation.`;
-    this.#announce.textContent = [
-      `${name} (${reply.emotion}): ${reply.line}`,
-      reply.endsConversation ? ended : "",
-      ...(reply.warnings ?? []).map((w) => `Warning: ${w}`),
-    ].filter(Boolean).join(" ");
+    this.#say(
+      [
+        `${name} (${reply.emotion}): ${reply.line}`,
+        reply.endsConversation ? ended : "",
+        ...(reply.warnings ?? []).map((w) => `Warning: ${w}`),
+      ].filter(Boolean).join(" "),
+    );
     if (reply.endsConversation) this.note(ended);
     this.#scroll();
   }
@@ -580,9 +617,9 @@ export class Conversation {
       this.#cutOff = { line, back };
       return;
     }
-    this.#announce.textContent = cancelled
-      ? "Reply cancelled."
-      : `The turn failed: ${error.message}${hint === null ? "" : ` ${hint}`}`;
+    this.#say(
+      cancelled ? "Reply cancelled." : `The turn failed: ${error.message}${hint === null ? "" : ` ${hint}`}`,
+    );
   }
 
   /** Cancels the running reply (`npc/cancel`; the turn answers -32009). */
@@ -615,6 +652,7 @@ export class Conversation {
     const pending = this.#host.pending();
     if (pending !== null) return this.#fail(`${pending}: wait a moment.`);
     this.#fail("");
+    this.#quiet();
     const situation = this.#situation.value.trim() || this.#host.greeting();
     const entry = h(
       "li",
@@ -631,13 +669,15 @@ export class Conversation {
       const line = await npc.bark(situation === "" ? undefined : situation);
       text.textContent = line;
       entry.append(h("p", { class: "meta", text: `done in ${ms(performance.now() - started)}` }));
-      this.#announce.textContent = `${this.#host.npcName()} barks: ${line}`;
+      const hint = this.#host.barkHint(line);
+      if (hint !== null) entry.append(h("p", { class: "hint", text: hint }));
+      this.#say(`${this.#host.npcName()} barks: ${line}${hint === null ? "" : ` ${hint}`}`);
     } catch (error) {
       const e = describeError(error);
       text.textContent = "";
       entry.classList.add("failed");
       entry.append(h("p", { class: "error", text: `${e.dataCode || e.code}: ${e.message}` }));
-      this.#announce.textContent = `The bark failed: ${e.message}`;
+      this.#say(`The bark failed: ${e.message}`);
     } finally {
       text.classList.remove("streaming");
       this.#scroll();

@@ -514,8 +514,17 @@ export class Editor {
       !(this.saved.useScript && this.scriptProblem() !== null);
   }
 
-  /** Shows the outcome of a start, restore or apply: an error (mapped to its field when it names one), warnings, or a note. */
-  showResult(result: { error?: string; warnings?: readonly string[]; note?: string; force?: boolean }): void {
+  /**
+   * Shows the outcome of a start, restore or apply: an error (mapped to its field when it names one), the
+   * bridge's warnings, the page's own (`pageWarnings`, e.g. a state file with no world snapshot), or a note.
+   */
+  showResult(result: {
+    error?: string;
+    warnings?: readonly string[];
+    pageWarnings?: readonly string[];
+    note?: string;
+    force?: boolean;
+  }): void {
     const items: Node[] = [];
     if (result.error) {
       const error = result.error;
@@ -553,6 +562,15 @@ export class Editor {
             { class: "messages" },
             ...result.warnings.map((w) => h("li", { class: "warning", text: w })),
           ),
+        ),
+      );
+    }
+    if (result.pageWarnings && result.pageWarnings.length > 0) {
+      items.push(
+        h(
+          "ul",
+          { class: "messages warning" },
+          ...result.pageWarnings.map((w) => h("li", { class: "warning", text: w })),
         ),
       );
     }

@@ -76,14 +76,25 @@ export class Link {
       onWarning: (warning, method) => this.#events.onWarning(warning, method),
       onError: (error) => this.#events.onProblem(error),
     });
+    // Until it is open, a failure is the catch's below (one report, with the reason that says what to do).
+    let opened = false;
     connection.peer.onclose = (reason) => {
-      if (this.generation !== generation) return;
+      if (this.generation !== generation || !opened) return;
       this.connection = null;
       this.server = null;
       this.#set("closed", reason?.message ?? "The connection was closed.");
     };
     try {
-      await connection.peer.start();
+      await connection.peer.start().catch((error) => {
+        // The page came from this server, so its origin and key are right: the server is not there.
+        throw new Error(
+          `Could not reach the playground's server at ${
+            new URL(this.#url).host
+          }: is \`oam playground\` still ` +
+            "running? Start it again on the same port.",
+          { cause: error },
+        );
+      });
       const server = await connection.request("initialize", {
         client: { name: "oam playground", version: "1" },
         protocolVersion: PROTOCOL_VERSION,
@@ -91,6 +102,7 @@ export class Link {
       if (this.generation !== generation) return;
       this.connection = connection;
       this.server = server;
+      opened = true;
       this.#set("open");
     } catch (error) {
       await connection.peer.close().catch(() => {});

@@ -18,7 +18,7 @@ import { Editor } from "./editor.ts";
 import { fetchServerInfo, Link, type ServerInfo } from "./link.ts";
 import { LogView } from "./log_view.ts";
 import { SAMPLE_PERSONA, SAMPLE_SCRIPT } from "./samples.ts";
-import { type ScriptedRun, scriptHint } from "./script_hint.ts";
+import { barkHint, type ScriptedRun, scriptHint } from "./script_hint.ts";
 import { relationshipReasons, StatePanel } from "./state_panel.ts";
 import { loadSaved, type Saved, storeSaved } from "./storage.ts";
 import { answerOf } from "./tool_editor.ts";
@@ -85,6 +85,8 @@ class Playground {
   changing: string | null = null;
   info: ServerInfo | null = null;
   #worldEditsByUser = 0;
+  /** The NPC went with a connection that closed (until the next start or restore). */
+  #lost = false;
   #retry: ReturnType<typeof setTimeout> | undefined;
   #retryDelay = 1000;
   #validated = "";
@@ -97,6 +99,7 @@ class Playground {
 
   set running(running: Running | null) {
     this.#running = running;
+    if (running !== null) this.#lost = false;
     this.editor.setRunning(running?.name ?? null);
   }
 
@@ -168,6 +171,7 @@ class Playground {
       connected: () => this.link.state === "open",
       changed: () => this.persist(),
       failureHint: (error) => scriptHint(error, this.running?.scripted ?? null),
+      barkHint: (line) => barkHint(line, this.running?.scripted ?? null),
     });
   }
 
@@ -267,6 +271,8 @@ class Playground {
       this.#validated = "";
       void this.#validateTools();
       if (this.link.generation > 1) {
+        this.conversation.reconnected();
+        this.state.saveMessage("");
         this.conversation.note(
           "Connected again. The NPC lived in the old connection: start it again, or restore the last state " +
             "seen (State → Save).",
@@ -302,7 +308,11 @@ class Playground {
     );
     const why = (detail ?? "the connection closed").replace(/[.\s]+$/, "");
     // The banner (an alert) says it to a screen reader; the conversation's note is for the eye.
-    if (had) this.conversation.note(`The bridge went away: ${why}.`, "error", true);
+    if (had) {
+      this.#lost = true;
+      this.conversation.stopped("the bridge went away");
+      this.conversation.note(`The bridge went away: ${why}.`, "error", true);
+    }
     if (this.saved.lastState !== null) this.state.offerLast(this.#lastLabel());
     clearTimeout(this.#retry);
     this.#retry = setTimeout(() => void this.link.connect(), this.#retryDelay);
@@ -522,7 +532,7 @@ class Playground {
       };
       const memory = isObject(value.memory) ? value.memory : {};
       this.state.resetHistory(typeof memory.relationship === "number" ? Math.round(memory.relationship) : 0);
-      this.conversation.started(`${name} (${result.npc}) · ${editor.modelLabel()}`, true);
+      this.conversation.started(`${name} (${result.npc})`, editor.modelLabel(), true);
       this.#noteCancelled(cancelled, "to start the NPC again");
       this.conversation.note(`Started ${name}: tools ${result.tools.join(", ") || "none"}.`);
       editor.showResult({ warnings: result.warnings, note: `Started ${name} (${result.npc}).` });
@@ -622,7 +632,13 @@ class Playground {
       this.persist();
     } catch (error) {
       if (!(error instanceof BridgeError && error.dataCode === "shut_down")) {
-        this.conversation.note(`Could not read the NPC's state: ${message(error)}`, "warning");
+        this.conversation.note(
+          `Could not read the NPC's state: ${
+            message(error)
+          } The Memory tab may be out of date: its Refresh ` +
+            "tries again.",
+          "warning",
+        );
       }
     }
   }
@@ -631,7 +647,15 @@ class Playground {
   async downloadState(): Promise<void> {
     const r = this.running;
     if (!r) {
-      this.state.saveMessage("Start the NPC first: there is no state to save.", "error");
+      const connected = this.link.state === "open";
+      this.state.saveMessage(
+        !this.#lost
+          ? "Start the NPC first: there is no state to save."
+          : `The NPC went with the bridge: there is no state to save. ${
+            connected ? "Restore the last state seen" : "After Reconnect, restore the last state seen"
+          }.`,
+        "error",
+      );
       return;
     }
     try {
@@ -725,14 +749,17 @@ class Playground {
       };
       const memory = isObject(state.memory) ? state.memory : {};
       this.state.resetHistory(typeof memory.relationship === "number" ? memory.relationship : 0, "restored");
-      this.conversation.started(`${name} (${result.npc}) · ${this.editor.modelLabel()}`, true);
+      this.conversation.started(`${name} (${result.npc})`, this.editor.modelLabel(), true);
       this.#noteCancelled(cancelled, `to restore from ${source}`);
       this.conversation.note(`Restored ${name} from ${source}.`);
       this.conversation.history(historyOf(state.transcript));
-      for (const n of notes) this.conversation.note(n, "warning");
+      // The result under Start (an alert) lists these notes with the bridge's warnings and says them; the
+      // conversation's live region keeps saying what it said last (e.g. that a running reply was cancelled).
+      for (const n of notes) this.conversation.note(n, "warning", true);
       this.state.saveMessage(`Restored ${name} from ${source}.`);
       this.editor.showResult({
-        warnings: [...result.warnings, ...notes],
+        warnings: result.warnings,
+        pageWarnings: notes,
         note: `Restored ${name}. The editor still shows your persona text.`,
       });
       this.#offerAdopt(state);

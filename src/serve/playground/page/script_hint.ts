@@ -1,7 +1,8 @@
 /**
  * What the page adds to a turn that failed because a script's reply step does not fit the NPC: a script is
  * written for one persona (`personas/shopkeeper.steps.json` for `personas/shopkeeper.jsonc`, which replies
- * in text), and the page's sample persona replies in JSON. Pure: no DOM.
+ * in text), and the page's sample persona replies in JSON; and to a bark that played a turn's json step
+ * (the sample script's steps are all for turns). Pure: no DOM.
  * @module
  */
 import type { BridgeError } from "../../../protocol/errors.ts";
@@ -50,4 +51,26 @@ export function scriptHint(error: BridgeError, run: ScriptedRun | null): string 
     );
   }
   return parts.join(" ");
+}
+
+/**
+ * What to add to a bark of a scripted NPC whose line is a JSON object: the bark played the script's next
+ * step, a json reply step written for a turn (a bark takes a text step, PROTOCOL.md §10), and the bridge gave
+ * its text back as the line. Null for any other line, or an NPC that does not play a script (`run` null).
+ */
+export function barkHint(line: string, run: ScriptedRun | null): string | null {
+  if (run === null) return null;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return null;
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) return null;
+  const file = run.bridgeLabel === null ? null : scriptFileOf(run.bridgeLabel);
+  const script = run.bridgeLabel === null
+    ? "the Model tab's script"
+    : `the script the bridge plays${file === null ? "" : ` (${file})`}`;
+  return "This bark played the script's next step, a json reply written for a turn (that reply is used up): " +
+    `a bark takes a text step, e.g. {"text": "Rain again."}. Put one in ${script} where the bark comes.`;
 }

@@ -377,6 +377,7 @@ export class StatePanel {
 
   /** Shows a save/restore message. */
   saveMessage(text: string, kind: "info" | "error" = "info"): void {
+    if (text === "") return this.#saveMessage.replaceChildren();
     this.#saveMessage.replaceChildren(h("p", { class: kind === "error" ? "error" : "note", text }));
   }
 
