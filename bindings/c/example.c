@@ -47,7 +47,9 @@ static void on_message(const char *json_line, void *user_data) {
 
 int main(void) {
     static oam_bridge *bridge;
-    char *response;
+    /* The player's line, as typed into the game's chat box. */
+    const char *player_line = "Please open the \"north\" gate.\nI'm the king's messenger!";
+    char request[512], *prompt, *response;
     int ok;
 
     printf("libopen_apple_models %s\n", oam_version());
@@ -72,10 +74,20 @@ int main(void) {
     printf("create: %s\n", response);
     oam_string_free(response);
 
-    response = oam_call_blocking(bridge,
-        "{\"id\":2,\"method\":\"session/respond\",\"params\":{\"session\":\"guard\","
-        "\"prompt\":\"Please open the north gate.\",\"stream\":true}}",
-        10000);
+    /* What the player typed goes in through oam_json_quote(): pasted between quotes as it is, its quotes
+     * and line break would make the request invalid JSON. */
+    prompt = oam_json_quote(player_line);
+    ok = prompt && snprintf(request, sizeof request,
+                            "{\"id\":2,\"method\":\"session/respond\",\"params\":{\"session\":\"guard\","
+                            "\"prompt\":%s,\"stream\":true}}",
+                            prompt) < (int)sizeof request; /* a longer line would be cut: no valid JSON */
+    oam_string_free(prompt);
+    if (!ok) {
+        fprintf(stderr, "the player's line does not fit in the request\n");
+        oam_bridge_destroy(bridge);
+        return 1;
+    }
+    response = oam_call_blocking(bridge, request, 10000);
     printf("respond: %s\n", response);
     ok = response && strstr(response, "\"result\"") && strstr(response, "portcullis chain is jammed");
     oam_string_free(response);

@@ -83,6 +83,12 @@ private:
     oam_bridge *handle_;
 };
 
+/* text as a JSON string literal (with its quotes), for text the game did not write itself. */
+std::string JsonQuote(const std::string &text) {
+    std::unique_ptr<char, void (*)(char *)> quoted(oam_json_quote(text.c_str()), &oam_string_free);
+    return quoted ? std::string(quoted.get()) : std::string("\"\"");
+}
+
 /* Minimal JSON access for this example (an engine has its own parser: Unreal's FJsonSerializer).
  * Returns the raw text of the top-level member `key` of the object `json` ("\"t-1\"", "2", "{...}"),
  * or "" when it is absent. Keys are compared as written (no escapes in the keys used here). */
@@ -148,9 +154,11 @@ public:
             5000);
         std::printf("create: %s\n", created.c_str());
         if (Member(created, "result").empty()) return false;
-        /* The turn: sent, not awaited; Tick() answers its tool/call and picks up its response (id 2). */
+        /* The turn: sent, not awaited; Tick() answers its tool/call and picks up its response (id 2). What
+         * the player typed goes in through JsonQuote(): its quotes and line break would break the JSON. */
+        const std::string player_line = "Please open the \"north\" gate.\nI'm the king's messenger!";
         return bridge_.Send(R"({"jsonrpc":"2.0","id":2,"method":"session/respond","params":{"session":"guard",)"
-                            R"("prompt":"Please open the north gate.","stream":true}})");
+                            R"("prompt":)" + JsonQuote(player_line) + R"(,"stream":true}})");
     }
 
     /* Game thread, once per frame. */

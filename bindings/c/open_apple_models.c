@@ -122,33 +122,93 @@ static void text_json_string(text *t, const char *s) {
 /* UTF-8 and a validating JSON scanner                                 */
 /* ------------------------------------------------------------------ */
 
+/* The length (1 to 4) of the valid UTF-8 sequence at s, or 0 when s does not begin one. s is not at its NUL. */
+static int utf8_sequence_length(const unsigned char *s) {
+    unsigned char c = *s;
+    int extra, k;
+    unsigned int cp, min;
+    if (c < 0x80) return 1;
+    if ((c & 0xE0) == 0xC0) {
+        extra = 1, cp = c & 0x1F, min = 0x80;
+    } else if ((c & 0xF0) == 0xE0) {
+        extra = 2, cp = c & 0x0F, min = 0x800;
+    } else if ((c & 0xF8) == 0xF0) {
+        extra = 3, cp = c & 0x07, min = 0x10000;
+    } else {
+        return 0;
+    }
+    for (k = 1; k <= extra; k++) { /* stops at a NUL: it is no continuation byte */
+        if ((s[k] & 0xC0) != 0x80) return 0;
+        cp = (cp << 6) | (s[k] & 0x3F);
+    }
+    if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
+    return extra + 1;
+}
+
+OAM_API size_t oam_json_escape(const char *text, char *out, size_t out_size) {
+    const unsigned char *s = (const unsigned char *)(text ? text : "");
+    size_t needed = 0, written = 0;
+    int full = 0; /* a piece did not fit: nothing more is written */
+    while (*s) {
+        char escape[8];
+        const char *piece = escape;
+        size_t length;
+        int sequence = utf8_sequence_length(s);
+        switch (*s) {
+        case '"': piece = "\\\""; length = 2; break;
+        case '\\': piece = "\\\\"; length = 2; break;
+        case '\b': piece = "\\b"; length = 2; break;
+        case '\f': piece = "\\f"; length = 2; break;
+        case '\n': piece = "\\n"; length = 2; break;
+        case '\r': piece = "\\r"; length = 2; break;
+        case '\t': piece = "\\t"; length = 2; break;
+        default:
+            if (*s < 0x20) {
+                snprintf(escape, sizeof escape, "\\u%04x", (unsigned int)*s);
+                length = 6;
+            } else if (sequence == 0) {
+                piece = "\xEF\xBF\xBD"; /* U+FFFD for a byte that does not begin a valid sequence */
+                length = 3;
+                sequence = 1;
+            } else {
+                piece = (const char *)s;
+                length = (size_t)sequence;
+            }
+        }
+        s += sequence;
+        needed += length;
+        if (!full && out && written + length < out_size) {
+            memcpy(out + written, piece, length);
+            written += length;
+        } else {
+            full = 1;
+        }
+    }
+    if (out && out_size > 0) out[written] = '\0';
+    return needed;
+}
+
+OAM_API char *oam_json_quote(const char *text) {
+    size_t length;
+    char *quoted;
+    if (!text) return NULL;
+    length = oam_json_escape(text, NULL, 0);
+    quoted = (char *)malloc(length + 3);
+    if (!quoted) return NULL;
+    quoted[0] = '"';
+    oam_json_escape(text, quoted + 1, length + 1);
+    quoted[length + 1] = '"';
+    quoted[length + 2] = '\0';
+    return quoted;
+}
+
 /* -1 when s is valid UTF-8, else the offset of the first byte of the first bad sequence. */
 static long invalid_utf8_at(const unsigned char *start) {
     const unsigned char *s = start;
     while (*s) {
-        const unsigned char *sequence = s;
-        unsigned char c = *s;
-        int extra;
-        unsigned int cp, min;
-        if (c < 0x80) {
-            s++;
-            continue;
-        } else if ((c & 0xE0) == 0xC0) {
-            extra = 1, cp = c & 0x1F, min = 0x80;
-        } else if ((c & 0xF0) == 0xE0) {
-            extra = 2, cp = c & 0x0F, min = 0x800;
-        } else if ((c & 0xF8) == 0xF0) {
-            extra = 3, cp = c & 0x07, min = 0x10000;
-        } else {
-            return (long)(sequence - start);
-        }
-        s++;
-        while (extra-- > 0) {
-            if ((*s & 0xC0) != 0x80) return (long)(sequence - start);
-            cp = (cp << 6) | (*s & 0x3F);
-            s++;
-        }
-        if (cp < min || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return (long)(sequence - start);
+        int sequence = utf8_sequence_length(s);
+        if (sequence == 0) return (long)(s - start);
+        s += sequence;
     }
     return -1;
 }

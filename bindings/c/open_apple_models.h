@@ -37,8 +37,9 @@
  *     the duration of the call; the library copies what it needs.
  *   - The json_line passed to your callback is valid ONLY until the callback
  *     returns. Copy it if you need it later. Do not free it.
- *   - oam_call_blocking() returns a heap string you own: release it with
- *     oam_string_free() (not free(): the host may use another allocator).
+ *   - oam_call_blocking() and oam_json_quote() return a heap string you
+ *     own: release it with oam_string_free() (not free(): the host may use
+ *     another allocator).
  *     One you forget shows up in a leak checker as allocated on the
  *     library's reader thread (reader_main), which copied the response.
  *   - oam_version() returns a static string. Do not free it.
@@ -104,6 +105,8 @@
 
 #ifndef OPEN_APPLE_MODELS_H
 #define OPEN_APPLE_MODELS_H
+
+#include <stddef.h> /* size_t */
 
 #ifdef __cplusplus
 extern "C" {
@@ -178,7 +181,9 @@ OAM_API oam_bridge *oam_bridge_create_with_command(const char *const *argv, oam_
  * arrives as a space. The bridge answers a line it cannot read whole (not
  * JSON, nested deeper than 100 levels, longer than 16 MiB) with "id":null,
  * so such an error names no request; oam_call_blocking() refuses those
- * requests itself, with their id.
+ * requests itself, with their id. Text the player typed goes into a request
+ * through oam_json_quote() or oam_json_escape() (JSON STRINGS IN HAND-BUILT
+ * REQUESTS, below).
  */
 OAM_API int oam_bridge_send(oam_bridge *bridge, const char *json_line);
 
@@ -225,8 +230,51 @@ OAM_API const char *oam_version(void);
  */
 OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, int timeout_ms);
 
-/* Frees a string returned by oam_call_blocking(). NULL is ignored. */
+/* Frees a string returned by oam_call_blocking() or oam_json_quote(). NULL is ignored. */
 OAM_API void oam_string_free(char *string);
+
+/*
+ * JSON STRINGS IN HAND-BUILT REQUESTS
+ *   Text the player typed (or any text not written by you) must not be
+ *   pasted into a request between quotes as it is: a quote or a backslash in
+ *   it makes the line invalid JSON, which the bridge answers with "id":null
+ *   (so the request's own response never comes), and a line break is sent
+ *   as a space (oam_call_blocking() refuses both). Write it with one of these
+ *   instead:
+ *
+ *     char *prompt = oam_json_quote(player_text);   // "Say \"hi\"\n" with its quotes
+ *     snprintf(request, sizeof request,
+ *              "{\"id\":2,\"method\":\"session/respond\","
+ *              "\"params\":{\"session\":\"guard\",\"prompt\":%s}}", prompt);
+ *     oam_string_free(prompt);
+ *
+ *   Both escape '"' and '\' (as \" and \\), line breaks, tabs, backspace
+ *   and form feed (\n \r \t \b \f) and the other control characters
+ *   below U+0020 (\u0001 ... \u001f), the way the bridge writes JSON. Valid
+ *   UTF-8 (accents, CJK, emoji) is copied unchanged. Invalid UTF-8 (e.g.
+ *   Latin-1 bytes, a sequence cut off) is not refused: each byte that does
+ *   not begin a valid UTF-8 sequence (overlong forms, UTF-16 surrogates and
+ *   code points past U+10FFFF included) becomes U+FFFD (EF BF BD), so the
+ *   result is always valid UTF-8 that oam_bridge_send() accepts.
+ */
+
+/*
+ * Returns text as a JSON string literal, with its quotes: a heap string
+ * you release with oam_string_free(). NULL if text is NULL or memory ran
+ * out.
+ */
+OAM_API char *oam_json_quote(const char *text);
+
+/*
+ * Writes text escaped as above, WITHOUT the surrounding quotes, into out
+ * (out_size bytes, always NUL-terminated when out_size > 0), like
+ * snprintf: returns the length of the whole escaped text (without the
+ * NUL), so a result >= out_size means it was cut short. A cut-short result
+ * ends between two whole escapes or characters, never inside one (it is
+ * still valid inside quotes, just shorter). oam_json_escape(text, NULL, 0)
+ * only measures. A NULL text counts as "". Allocates nothing.
+ */
+OAM_API size_t oam_json_escape(const char *text, char *out, size_t out_size);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -919,6 +919,85 @@ static void test_destroy_stuck_bridge(void) {
     unlink(pid_file);
 }
 
+/* Checks oam_json_escape(text) into a buffer of every size from 0 to one past the full length, and oam_json_quote. */
+static void check_escape(const char *text, const char *expected) {
+    char buffer[256];
+    size_t size, full = strlen(expected);
+    char *quoted;
+    CHECK(oam_json_escape(text, NULL, 0) == full, "length of the escaped '%s': %lu, expected %lu", text,
+          (unsigned long)oam_json_escape(text, NULL, 0), (unsigned long)full);
+    for (size = 1; size <= full + 1 && size <= sizeof buffer; size++) {
+        size_t n;
+        memset(buffer, 'X', sizeof buffer);
+        n = oam_json_escape(text, buffer, size);
+        CHECK(n == full, "escape of '%s' into %lu bytes returned %lu", text, (unsigned long)size, (unsigned long)n);
+        /* What fits is a prefix that ends between two escapes (never half of one, or half a character). */
+        CHECK(strlen(buffer) < size && strncmp(buffer, expected, strlen(buffer)) == 0 &&
+                  (size <= full || strcmp(buffer, expected) == 0),
+              "escape of '%s' into %lu bytes: '%s', expected '%s'", text, (unsigned long)size, buffer, expected);
+        CHECK(strlen(buffer) + 6 >= size - 1 || size > full, "escape of '%s' into %lu bytes stopped early: '%s'", text,
+              (unsigned long)size, buffer);
+    }
+    quoted = oam_json_quote(text);
+    CHECK(quoted && quoted[0] == '"' && strncmp(quoted + 1, expected, full) == 0 && quoted[full + 1] == '"' &&
+              quoted[full + 2] == '\0',
+          "quote of '%s': %s", text, show(quoted));
+    oam_string_free(quoted);
+}
+
+static void test_json_escape(void) {
+    recorder r;
+    char request[1024], *response, *line, *prompt, *expected;
+    /* What a player may type: quotes, a backslash, a line break, a tab, an emoji, accents, CJK. */
+    const char *player = "Say \"open\" \\ now!\nTab:\there \xF0\x9F\x97\x9D\xEF\xB8\x8F caf\xC3\xA9 \xE9\x96\x80";
+    current_test = "json escape";
+    check_escape("", "");
+    check_escape("plain text", "plain text");
+    check_escape("a \"quoted\" word", "a \\\"quoted\\\" word");
+    check_escape("back\\slash and /slash", "back\\\\slash and /slash");
+    check_escape("line\nbreak\r\ttab\b\f", "line\\nbreak\\r\\ttab\\b\\f");
+    check_escape("\x01\x1F\x7F", "\\u0001\\u001f\x7F");
+    check_escape("\xF0\x9F\x98\x80 caf\xC3\xA9 \xE2\x80\xA8", "\xF0\x9F\x98\x80 caf\xC3\xA9 \xE2\x80\xA8");
+    /* Invalid UTF-8: every byte that does not begin a valid sequence becomes U+FFFD. */
+    check_escape("a\xC3(b", "a\xEF\xBF\xBD(b");
+    check_escape("\xFF\xFE", "\xEF\xBF\xBD\xEF\xBF\xBD");
+    check_escape("\xC0\xAF", "\xEF\xBF\xBD\xEF\xBF\xBD");               /* overlong '/' */
+    check_escape("\xED\xA0\x80", "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"); /* a UTF-16 surrogate */
+    check_escape("\xF4\x90\x80\x80", "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD"); /* past U+10FFFF */
+    check_escape("end\xE2\x82", "end\xEF\xBF\xBD\xEF\xBF\xBD");          /* cut off */
+    CHECK(oam_json_quote(NULL) == NULL, "quote of NULL");
+    {
+        char buffer[4] = "abc";
+        CHECK(oam_json_escape(NULL, buffer, sizeof buffer) == 0 && buffer[0] == '\0', "escape of NULL: '%s'", buffer);
+    }
+
+    /* The player's line in a request built by hand reaches the model as typed, and the response names the request. */
+    current_test = "json escape round trip";
+    if (!start(&r)) return;
+    response = call(&r, "{\"id\":\"esc1\",\"method\":\"session/create\",\"params\":{\"session\":\"echo\","
+                        "\"model\":{\"type\":\"scripted\",\"steps\":[{\"template\":\"{prompt}\"}]}}}",
+                    5000);
+    CHECK(contains(response, "\"session\":\"echo\""), "%s", show(response));
+    oam_string_free(response);
+    prompt = oam_json_quote(player);
+    CHECK(prompt != NULL, "quote");
+    snprintf(request, sizeof request,
+             "{\"jsonrpc\":\"2.0\",\"id\":\"esc2\",\"method\":\"session/respond\",\"params\":{\"session\":\"echo\","
+             "\"prompt\":%s}}",
+             show(prompt));
+    CHECK(oam_bridge_send(r.bridge, request) == OAM_OK, "send %s", request);
+    line = wait_line(&r, 10000, "\"id\":\"esc2\"", NULL);
+    /* The bridge writes JSON as JSON.stringify does, which escapes the same way. */
+    expected = malloc(strlen(show(prompt)) + 16);
+    sprintf(expected, "\"text\":%s", show(prompt));
+    CHECK(contains(line, "\"result\"") && contains(line, expected), "%s\n  expected %s", show(line), expected);
+    free(expected);
+    free(line);
+    oam_string_free(prompt);
+    oam_bridge_destroy(r.bridge);
+    recorder_free(&r);
+}
+
 /* The test groups; `test_bridge [name...]` runs only the named ones (e.g. `test_bridge dies-mid-turn`). */
 static const struct {
     const char *name;
@@ -936,6 +1015,7 @@ static const struct {
     {"destroy-waiting", test_destroy_with_waiting_calls, 0},
     {"destroy-stuck", test_destroy_stuck_bridge, 0},
     {"exit-with-parent", test_exit_with_parent, 0},
+    {"json-escape", test_json_escape, 0},
     {"big-response", test_big_response, 1},
 };
 

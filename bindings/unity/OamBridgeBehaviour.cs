@@ -1,21 +1,33 @@
 // OamBridgeBehaviour.cs - a thin MonoBehaviour around OamBridge (OpenAppleModels.cs).
 //
-// Add it to a GameObject (one per scene or a DontDestroyOnLoad singleton). It starts the bridge in Awake (or
-// when another script reads Bridge first: Unity does not order Awake across scripts), pumps callbacks on the main
-// thread in Update, and shuts the bridge down in OnDestroy / OnApplicationQuit; after that, calls fail with
-// OamBridgeException -32023 "The bridge was closed.". Register tools in Awake of your own scripts (before they
-// are used) and await the async API:
+// Add it to a root GameObject. It starts the bridge in Awake (or when another script reads Bridge first: Unity
+// does not order Awake across scripts unless told to, see DefaultExecutionOrder below), pumps callbacks on the
+// main thread in Update, and shuts the bridge down in OnDestroy / OnApplicationQuit; after that, calls fail with
+// OamBridgeException -32023 "The bridge was closed.".
 //
-//     var oam = GetComponent<OamBridgeBehaviour>();
+// One bridge for the game (dontDestroyOnLoad on, the default): the behaviour survives scene loads, and when a
+// scene that also holds a bridge object is loaded (the first scene again, another scene with the same prefab),
+// that copy destroys its GameObject in Awake without starting a bridge; until it is gone, its Bridge is the live
+// one. Find the live behaviour with OamBridgeBehaviour.Instance.
+// One bridge per scene (dontDestroyOnLoad off): each behaviour runs its own bridge and shuts it down with its
+// scene, also when several scenes are loaded at once (additively); Instance is the one that started first.
+//
+// Register tools in Awake of your own scripts (before they are used) and await the async API:
+//
+//     var oam = OamBridgeBehaviour.Instance;   // or GetComponent<OamBridgeBehaviour>() on the same object
 //     oam.Bridge.RegisterTool("open_gate", "Open a named gate.", gateSchema, args => OpenGate(args.GetString("gate")));
 //     var guard = await oam.Bridge.CreateSessionAsync("You are a castle guard.", new[] { "open_gate" });
 //     var reply = await guard.RespondAsync("Open the north gate.", onText: text => label.text = text);
 
 using System;
+using System.Collections.Generic;
 using UnityEngine;
 
 namespace OpenAppleModels
 {
+    // Runs Awake (and Update) before scripts of the default order in the same scene load, so that their Awake
+    // finds Instance set.
+    [DefaultExecutionOrder(-1000)]
     public sealed class OamBridgeBehaviour : MonoBehaviour
     {
         [Tooltip("Path of the compiled `oam` executable. Empty: OAM_BRIDGE_COMMAND / OAM_BRIDGE_PATH / `oam` on PATH.")]
@@ -24,28 +36,71 @@ namespace OpenAppleModels
         [Tooltip("Extra arguments after `stdio`, e.g. --tool-timeout 30 (also appended to OAM_BRIDGE_COMMAND / OAM_BRIDGE_PATH / `oam`).")]
         public string extraArguments = "";
 
-        [Tooltip("Keep the bridge alive across scene loads.")]
+        [Tooltip("Keep the bridge alive across scene loads, as the one bridge of the game: a copy in a scene loaded later destroys itself.")]
         public bool dontDestroyOnLoad = true;
+
+        // Behaviours that have awoken and are not destroyed, oldest first (duplicates never enter).
+        static readonly List<OamBridgeBehaviour> live = new List<OamBridgeBehaviour>();
 
         readonly OamMainThreadQueue queue = new OamMainThreadQueue();
 
         OamBridge bridge;
 
         /// <summary>
+        /// The live behaviour: the one with dontDestroyOnLoad on, else the first of the scene-bound ones still
+        /// there; null before any has awoken (its Awake runs before default-order scripts' Awake in the same scene
+        /// load) and once all are destroyed.
+        /// </summary>
+        public static OamBridgeBehaviour Instance
+        {
+            get
+            {
+                var persistent = Persistent();
+                if (persistent != null) return persistent;
+                return live.Count > 0 ? live[0] : null;
+            }
+        }
+
+        static OamBridgeBehaviour Persistent()
+        {
+            foreach (var behaviour in live) if (behaviour.dontDestroyOnLoad) return behaviour;
+            return null;
+        }
+
+        // The live persistent behaviour this one would duplicate, or null.
+        OamBridgeBehaviour Original()
+        {
+            if (!dontDestroyOnLoad || live.Contains(this)) return null;
+            return Persistent();
+        }
+
+        /// <summary>
         /// The bridge, started on first use (also from another script's Awake that runs before this one). If it could
-        /// not start, the error is logged and every request fails with it.
+        /// not start, the error is logged and every request fails with it. On a copy that destroys itself (see
+        /// dontDestroyOnLoad), the live behaviour's bridge.
         /// </summary>
         public OamBridge Bridge
         {
             get
             {
-                if (bridge == null) Create();
+                if (bridge != null) return bridge;
+                var original = Original();
+                if (original != null) return original.Bridge;
+                Create();
                 return bridge;
             }
         }
 
         void Awake()
         {
+            if (Original() != null)
+            {
+                // A scene with the bridge object was loaded again: the live one stays, this copy goes before it
+                // starts anything (OnDestroy then has nothing to shut down).
+                Destroy(gameObject);
+                return;
+            }
+            live.Add(this);
             if (dontDestroyOnLoad) DontDestroyOnLoad(gameObject);
             if (bridge == null) Create();
         }
@@ -93,12 +148,15 @@ namespace OpenAppleModels
 
         void OnDestroy()
         {
+            live.Remove(this);
             Shutdown();
         }
 
         void Shutdown()
         {
             if (bridge == null) return;
+            // Waits on the main thread (a few ms; at most ~3 s and a kill for a bridge that does not exit): a wait
+            // moved to another thread could be cut off by the quit and leave a frozen bridge running.
             bridge.Dispose(); // kept: later calls fail with "The bridge was closed." rather than a NullReferenceException
             queue.Pump(); // deliver the shut_down errors to awaiting code
         }

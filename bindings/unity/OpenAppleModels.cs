@@ -1269,8 +1269,9 @@ namespace OpenAppleModels
 
         /// <summary>
         /// Shuts the bridge down (cancelling its work), waits up to about 3 s for the process to exit and kills it
-        /// otherwise. Waiting requests, and any made later, fail with a -32023 shut_down error "The bridge was
-        /// closed." (delivered through the dispatcher: pump it once more).
+        /// otherwise, also when the bridge stopped reading its input (a send blocked on it then returns). Waiting
+        /// requests, and any made later, fail with a -32023 shut_down error "The bridge was closed." (delivered
+        /// through the dispatcher: pump it once more).
         /// </summary>
         public void Dispose()
         {
@@ -1290,16 +1291,23 @@ namespace OpenAppleModels
                 if (!process.HasExited)
                 {
                     var shutdown = new JsonObject().With("jsonrpc", "2.0").With("id", "cs-shutdown").With("method", "shutdown");
-                    WriteLine(Json.Serialize(shutdown));
-                    lock (writeGate)
+                    // Written on a thread of its own: on a bridge that stopped reading with its input pipe full, the
+                    // write (or another thread's, holding writeGate) blocks until the kill below ends the process.
+                    var closer = new Thread(() =>
                     {
-                        try { input.Close(); } catch (Exception) { }
-                    }
+                        WriteLine(Json.Serialize(shutdown));
+                        lock (writeGate)
+                        {
+                            try { input.Close(); } catch (Exception) { }
+                        }
+                    }) { IsBackground = true, Name = "open-apple-models shutdown" };
+                    closer.Start();
                     if (!process.WaitForExit(3000))
                     {
                         try { process.Kill(); } catch (Exception) { }
                         process.WaitForExit(2000);
                     }
+                    closer.Join(2000);
                 }
             }
             catch (Exception) { }

@@ -105,6 +105,120 @@ static class OamBridgeBehaviourTests
         }
     }
 
+    // The bridge an OamBridgeBehaviour started itself (null: none), whatever its Bridge property returns.
+    static OamBridge OwnBridge(OamBridgeBehaviour behaviour)
+    {
+        return (OamBridge)typeof(OamBridgeBehaviour).GetField("bridge", BindingFlags.Instance | BindingFlags.NonPublic)
+            .GetValue(behaviour);
+    }
+
+    static bool Pings(OamBridgeBehaviour behaviour)
+    {
+        var ping = behaviour.Bridge.RequestAsync("ping");
+        Exception error = Frames(behaviour, ping);
+        Check(error == null, "ping: " + error);
+        return error == null;
+    }
+
+    static void TestSceneReloaded()
+    {
+        current = "the scene with the bridge object is loaded again (dontDestroyOnLoad)";
+        UnityEngine.Object.DestroyCalls.Clear();
+        var first = new OamBridgeBehaviour();
+        var copy = new OamBridgeBehaviour();
+        try
+        {
+            Message(first, "Awake");
+            Check(OamBridgeBehaviour.Instance == first, "Instance is not the behaviour that started");
+            Check(UnityEngine.Object.DontDestroyOnLoadCalls.Contains(first.gameObject), "DontDestroyOnLoad was not called");
+
+            // The scene's copy: a script of the reloaded scene reads Bridge before the copy's Awake ran.
+            OamBridge early = copy.Bridge;
+            Check(early == first.Bridge, "the copy's Bridge is not the live one (a second bridge was started)");
+            Message(copy, "Awake");
+            Check(OwnBridge(copy) == null, "the copy started a second bridge process");
+            Check(UnityEngine.Object.DestroyCalls.Contains(copy.gameObject), "the copy's GameObject was not destroyed");
+            Check(!UnityEngine.Object.DontDestroyOnLoadCalls.Contains(copy.gameObject), "the copy was made persistent too");
+            Check(copy.Bridge == first.Bridge, "the copy's Bridge is not the live one after Awake");
+            Check(OamBridgeBehaviour.Instance == first, "Instance is not the live behaviour");
+            Message(copy, "Update");
+            Message(copy, "OnDestroy"); // what Unity does at the end of the frame
+            Check(!first.Bridge.HasExited, "destroying the copy shut the live bridge down");
+            Check(OamBridgeBehaviour.Instance == first, "Instance changed when the copy was destroyed");
+            Pings(first);
+
+            current = "a new persistent behaviour once the first is gone";
+            Message(first, "OnDestroy");
+            Check(OamBridgeBehaviour.Instance == null, "Instance is a destroyed behaviour");
+            var next = new OamBridgeBehaviour();
+            try
+            {
+                Message(next, "Awake");
+                Check(OwnBridge(next) != null && OwnBridge(next) != OwnBridge(first), "the new one did not start its bridge");
+                Check(!UnityEngine.Object.DestroyCalls.Contains(next.gameObject), "the new one was destroyed");
+                Check(OamBridgeBehaviour.Instance == next, "Instance is not the new one");
+                Pings(next);
+            }
+            finally
+            {
+                Message(next, "OnDestroy");
+            }
+            Check(OamBridgeBehaviour.Instance == null, "Instance is a destroyed behaviour");
+        }
+        finally
+        {
+            Message(copy, "OnDestroy");
+            Message(first, "OnDestroy");
+        }
+    }
+
+    static void TestSceneBound()
+    {
+        current = "behaviours without dontDestroyOnLoad in two scenes";
+        UnityEngine.Object.DestroyCalls.Clear();
+        var a = new OamBridgeBehaviour { dontDestroyOnLoad = false };
+        var b = new OamBridgeBehaviour { dontDestroyOnLoad = false };
+        try
+        {
+            Message(a, "Awake");
+            Message(b, "Awake");
+            Check(UnityEngine.Object.DestroyCalls.Count == 0, "a scene-bound behaviour was destroyed");
+            Check(!UnityEngine.Object.DontDestroyOnLoadCalls.Contains(a.gameObject) && !UnityEngine.Object.DontDestroyOnLoadCalls.Contains(b.gameObject),
+                "a scene-bound behaviour was made persistent");
+            Check(OwnBridge(a) != null && OwnBridge(b) != null && a.Bridge != b.Bridge, "each should run its own bridge");
+            Check(OamBridgeBehaviour.Instance == a, "Instance is not the first one");
+            Pings(a);
+            Pings(b);
+
+            current = "a persistent behaviour beside scene-bound ones";
+            var persistent = new OamBridgeBehaviour();
+            try
+            {
+                Message(persistent, "Awake");
+                Check(OwnBridge(persistent) != null && !UnityEngine.Object.DestroyCalls.Contains(persistent.gameObject),
+                    "the persistent one did not start");
+                Check(OamBridgeBehaviour.Instance == persistent, "Instance is not the persistent one");
+            }
+            finally
+            {
+                Message(persistent, "OnDestroy");
+            }
+            Check(OamBridgeBehaviour.Instance == a, "Instance is not the first scene-bound one again");
+
+            current = "the first scene is unloaded";
+            Message(a, "OnDestroy");
+            Check(OamBridgeBehaviour.Instance == b, "Instance is not the one left");
+            Check(!b.Bridge.HasExited, "unloading one scene shut the other's bridge down");
+            Pings(b);
+        }
+        finally
+        {
+            Message(a, "OnDestroy");
+            Message(b, "OnDestroy");
+        }
+        Check(OamBridgeBehaviour.Instance == null, "Instance is a destroyed behaviour");
+    }
+
     static int Main()
     {
         try { TestExtraArguments(); }
@@ -114,6 +228,18 @@ static class OamBridgeBehaviourTests
             Console.Error.WriteLine("FAIL " + current + ": " + e);
         }
         try { TestAwakeOrder(); }
+        catch (Exception e)
+        {
+            failures++;
+            Console.Error.WriteLine("FAIL " + current + ": " + e);
+        }
+        try { TestSceneReloaded(); }
+        catch (Exception e)
+        {
+            failures++;
+            Console.Error.WriteLine("FAIL " + current + ": " + e);
+        }
+        try { TestSceneBound(); }
         catch (Exception e)
         {
             failures++;

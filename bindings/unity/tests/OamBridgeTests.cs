@@ -628,10 +628,48 @@ static class OamBridgeTests
         }
     }
 
+    static void Signal(int pid, string signal)
+    {
+        using (var kill = Process.Start(new ProcessStartInfo("kill", "-" + signal + " " + pid) { UseShellExecute = false }))
+            kill.WaitForExit();
+    }
+
+    // A bridge that stopped reading (frozen: SIGSTOP here) while the game's requests filled its input pipe.
+    static void TestDisposeFrozenBridge()
+    {
+        current = "dispose of a frozen bridge whose input is full";
+        if (Environment.OSVersion.Platform != PlatformID.Unix) return;
+        var queue = new OamMainThreadQueue();
+        var bridge = Start(queue);
+        int pid = bridge.ProcessId;
+        Signal(pid, "STOP");
+        try
+        {
+            // A worker thread keeps sending until its write blocks on the full pipe.
+            var sender = new Thread(() =>
+            {
+                string padding = new string('x', 100000);
+                for (int i = 0; i < 4; i++) bridge.RequestAsync("ping", O().With("padding", padding));
+            }) { IsBackground = true };
+            sender.Start();
+            Check(!sender.Join(2000), "the sends did not block: the pipe never filled");
+            var disposer = new Thread(() => bridge.Dispose()) { IsBackground = true };
+            disposer.Start();
+            // A hang guard, far above the ~3 s grace period and the kill: Dispose used to wait here for ever.
+            Check(disposer.Join(30000), "Dispose did not return");
+            Check(!ProcessExists(pid), "the frozen bridge still exists");
+            Check(sender.Join(5000), "the blocked send did not return after Dispose");
+        }
+        finally
+        {
+            if (ProcessExists(pid)) Signal(pid, "KILL");
+        }
+    }
+
     static int Main()
     {
         mainThread = Thread.CurrentThread.ManagedThreadId;
-        var tests = new Action[] { TestJson, TestSessions, TestGame, TestLifecycle };
+        var tests = new Action[] { TestJson, TestSessions, TestGame, TestLifecycle, TestDisposeFrozenBridge };
         foreach (var test in tests)
         {
             try { test(); }

@@ -6,14 +6,24 @@ namespace UnityEngine
 {
     public class Object
     {
-        public static void DontDestroyOnLoad(Object target) { }
+        /// <summary>What Destroy was called on (Unity destroys at the end of the frame; tests send OnDestroy).</summary>
+        public static readonly System.Collections.Generic.List<Object> DestroyCalls = new System.Collections.Generic.List<Object>();
+
+        /// <summary>What DontDestroyOnLoad was called on.</summary>
+        public static readonly System.Collections.Generic.List<Object> DontDestroyOnLoadCalls = new System.Collections.Generic.List<Object>();
+
+        public static void DontDestroyOnLoad(Object target) { DontDestroyOnLoadCalls.Add(target); }
+
+        public static void Destroy(Object target) { DestroyCalls.Add(target); }
     }
 
     public class GameObject : Object { }
 
     public class Component : Object
     {
-        public GameObject gameObject { get { return null; } }
+        GameObject owner;
+
+        public GameObject gameObject { get { return owner ?? (owner = new GameObject()); } }
     }
 
     public class Behaviour : Component { }
@@ -26,6 +36,12 @@ namespace UnityEngine
         public static void LogWarning(object message) { Console.Error.WriteLine(message); }
         public static void LogError(object message) { Console.Error.WriteLine(message); }
         public static void LogException(Exception exception) { Console.Error.WriteLine(exception); }
+    }
+
+    [AttributeUsage(AttributeTargets.Class)]
+    public sealed class DefaultExecutionOrder : Attribute
+    {
+        public DefaultExecutionOrder(int order) { }
     }
 
     [AttributeUsage(AttributeTargets.Field)]
