@@ -88,7 +88,7 @@ export class CompletionRun {
         instructions: plan.instructions,
         tools: plan.tools,
         entries: plan.conversation.history,
-        settings: { options: plan.options, trimHistory: false },
+        settings: { options: plan.options, trimHistory: false, maxAttempts: plan.maxAttempts },
       });
       const sink: TurnSink = {
         event: (event) => this.#onEvent(event),
