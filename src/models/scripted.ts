@@ -80,13 +80,44 @@ export function cutToTokens(text: string, maxTokens: number): string | null {
   return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
 }
 
-/** The invalid answer of a structured answer or tool call the token limit cut off. */
-function cutOff(what: string, maxTokens: number, text: string): BridgeError {
-  return invalidAnswer(
-    `${what}: it was cut off at the token limit (${maxTokens} tokens): ${
-      shorten(cutToTokens(text, maxTokens)!)
-    }`,
-  );
+/** A tool call as far as the model wrote it before the token limit: its name, and its arguments' text. */
+export interface CutToolCall {
+  name: string;
+  /** The start of the arguments' JSON (not valid JSON; `""` when the cut came right after the name). */
+  argumentsText: string;
+}
+
+/**
+ * The invalid answer of a structured answer or tool call the token limit cut off (`-32012 generation_failed`
+ * with `data.problem`, like any invalid answer on the wire). In-process it also holds what was written before
+ * the cut, for a server that answers with it as OpenAI does (cut-off JSON with `finish_reason: "length"`).
+ */
+export class CutOffAnswer extends BridgeError {
+  /** What the model wrote before the cut: the answer's text, or the tool calls whose names it finished. */
+  readonly written: { text: string } | { toolCalls: CutToolCall[] };
+
+  /** The error of `written`, cut at `maxTokens`; `what` leads the problem. */
+  constructor(what: string, maxTokens: number, cut: string, written: CutOffAnswer["written"]) {
+    const problem = `${what}: it was cut off at the token limit (${maxTokens} tokens): ${shorten(cut)}`;
+    const base = invalidAnswer(problem);
+    super(base.code, base.dataCode, base.message, base.data);
+    this.written = written;
+  }
+}
+
+/** The tool calls written in `length` characters of their names and arguments, one after another. */
+function cutCalls(calls: Array<{ name: string; arguments: JsonObject }>, length: number): CutToolCall[] {
+  const out: CutToolCall[] = [];
+  let left = length;
+  for (const call of calls) {
+    if (left < call.name.length) break;
+    left -= call.name.length;
+    const args = compactJson(call.arguments);
+    out.push({ name: call.name, argumentsText: args.slice(0, left) });
+    if (left < args.length) break;
+    left -= args.length;
+  }
+  return out;
 }
 
 /** Context size the scripted model reports. */
@@ -126,9 +157,8 @@ function checkAnswer(value: JsonValue, schema: ResponseSchema): void {
 /** Fails a structured answer `text` that does not fit in the step's token limit. */
 function checkLength(text: string, req: StepRequest): void {
   const limit = req.options.maximumResponseTokens;
-  if (limit !== undefined && cutToTokens(text, limit) !== null) {
-    throw cutOff("the answer is not valid JSON", limit, text);
-  }
+  const cut = limit === undefined ? null : cutToTokens(text, limit);
+  if (cut !== null) throw new CutOffAnswer("the answer is not valid JSON", limit!, cut, { text: cut });
 }
 
 /** The invalid-answer problem of a failed step, or null. */
@@ -473,8 +503,11 @@ export class ScriptedModel implements LanguageModel {
       if (limit !== undefined) {
         // What a real model writes for the calls: each name and its arguments.
         const written = step.toolCalls.map((c) => c.name + compactJson(c.arguments)).join("");
-        if (cutToTokens(written, limit) !== null) {
-          throw cutOff("the model did not complete its tool call", limit, written);
+        const cut = cutToTokens(written, limit);
+        if (cut !== null) {
+          throw new CutOffAnswer("the model did not complete its tool call", limit, cut, {
+            toolCalls: cutCalls(step.toolCalls, cut.length),
+          });
         }
       }
       const ids = this.#callIds ??= { taken: callIdsIn(req.history), n: 0 };

@@ -52,3 +52,62 @@ Deno.test("a scripted rate_limited or generation_failed step answers its own req
   const last = await (await postChat(s.base, { messages: ask("x") })).json();
   assert.equal(last.choices[0].message.content, "after the 500");
 });
+
+const ITEM = { name: "Oakcleaver", price: 45, lore: "Forged in the old mines under the mountain." };
+const ITEM_SCHEMA = {
+  type: "json_schema",
+  json_schema: {
+    name: "item",
+    schema: {
+      type: "object",
+      properties: { name: { type: "string" }, price: { type: "integer" }, lore: { type: "string" } },
+      required: ["name", "price", "lore"],
+    },
+  },
+};
+
+Deno.test("a scripted JSON answer cut by max_completion_tokens is cut-off JSON with finish_reason length, as OpenAI sends it", async () => {
+  await using s = await serve(script({ json: ITEM }, { json: ITEM }, { json: ITEM }));
+  const cut = JSON.stringify(ITEM).slice(0, 32);
+  const body = await (await postChat(s.base, {
+    messages: ask("x"),
+    max_completion_tokens: 8,
+    response_format: ITEM_SCHEMA,
+  })).json();
+  assert.equal(body.choices[0].message.content, cut);
+  assert.equal(body.choices[0].finish_reason, "length");
+  assert.equal(body.usage.completion_tokens, 8);
+
+  const streamed = await postChat(s.base, {
+    messages: ask("x"),
+    max_completion_tokens: 8,
+    response_format: ITEM_SCHEMA,
+    stream: true,
+  });
+  const chunks = (await sseData(streamed)).slice(0, -1).map((d) => JSON.parse(d));
+  assert.equal(chunks.map((c) => c.choices[0].delta.content ?? "").join(""), cut);
+  assert.equal(chunks.at(-1).choices[0].finish_reason, "length");
+
+  const object = await (await postChat(s.base, {
+    messages: ask("x"),
+    max_completion_tokens: 8,
+    response_format: { type: "json_object" },
+  })).json();
+  assert.equal(object.choices[0].message.content, cut);
+  assert.equal(object.choices[0].finish_reason, "length");
+});
+
+Deno.test("a scripted tool call cut by max_completion_tokens comes back cut, with finish_reason length", async () => {
+  await using s = await serve(script({
+    toolCalls: [{ name: "get_weather", arguments: { city: "Paris, the capital of France" } }],
+  }));
+  const tools = [{ type: "function", function: { name: "get_weather", parameters: { type: "object" } } }];
+  const body = await (await postChat(s.base, { messages: ask("x"), tools, max_completion_tokens: 5 })).json();
+  const message = body.choices[0].message;
+  assert.equal(body.choices[0].finish_reason, "length");
+  assert.equal(message.tool_calls.length, 1);
+  assert.equal(message.tool_calls[0].function.name, "get_weather");
+  assert.equal(message.tool_calls[0].function.arguments, '{"city":"');
+  assert.match(message.tool_calls[0].id, /^call_[A-Za-z0-9]{24}$/);
+  assert.equal(body.usage.completion_tokens, 5);
+});
