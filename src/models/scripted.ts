@@ -58,6 +58,68 @@ export interface Script {
   fallback?: ScriptStep;
 }
 
+/** Characters per token of the scripted model's token estimate (the agent's usage estimate uses the same). */
+export const SCRIPTED_CHARS_PER_TOKEN = 4;
+
+/**
+ * `text` cut to what fits in `maxTokens` by the estimate of four characters (UTF-16 code units) a token, or
+ * null when it fits whole. The cut never splits a surrogate pair, so the usage estimate of what is left is
+ * exactly `maxTokens`; like a real model's cut, it may end inside an emoji sequence or before an accent.
+ *
+ * @example
+ * ```ts
+ * import { cutToTokens } from "./scripted.ts";
+ * cutToTokens("The quick brown fox.", 3); // "The quick br"
+ * cutToTokens("Hi.", 3); // null
+ * ```
+ */
+export function cutToTokens(text: string, maxTokens: number): string | null {
+  const max = maxTokens * SCRIPTED_CHARS_PER_TOKEN;
+  if (text.length <= max) return null;
+  const last = text.charCodeAt(max - 1);
+  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
+}
+
+/** A tool call as far as the model wrote it before the token limit: its name, and its arguments' text. */
+export interface CutToolCall {
+  name: string;
+  /** The start of the arguments' JSON (not valid JSON; `""` when the cut came right after the name). */
+  argumentsText: string;
+}
+
+/**
+ * The invalid answer of a structured answer or tool call the token limit cut off (`-32012 generation_failed`
+ * with `data.problem`, like any invalid answer on the wire). In-process it also holds what was written before
+ * the cut, for a server that answers with it as OpenAI does (cut-off JSON with `finish_reason: "length"`).
+ */
+export class CutOffAnswer extends BridgeError {
+  /** What the model wrote before the cut: the answer's text, or the tool calls whose names it finished. */
+  readonly written: { text: string } | { toolCalls: CutToolCall[] };
+
+  /** The error of `written`, cut at `maxTokens`; `what` leads the problem. */
+  constructor(what: string, maxTokens: number, cut: string, written: CutOffAnswer["written"]) {
+    const problem = `${what}: it was cut off at the token limit (${maxTokens} tokens): ${shorten(cut)}`;
+    const base = invalidAnswer(problem);
+    super(base.code, base.dataCode, base.message, base.data);
+    this.written = written;
+  }
+}
+
+/** The tool calls written in `length` characters of their names and arguments, one after another. */
+function cutCalls(calls: Array<{ name: string; arguments: JsonObject }>, length: number): CutToolCall[] {
+  const out: CutToolCall[] = [];
+  let left = length;
+  for (const call of calls) {
+    if (left < call.name.length) break;
+    left -= call.name.length;
+    const args = compactJson(call.arguments);
+    out.push({ name: call.name, argumentsText: args.slice(0, left) });
+    if (left < args.length) break;
+    left -= args.length;
+  }
+  return out;
+}
+
 /** Context size the scripted model reports. */
 export const SCRIPTED_CONTEXT_SIZE = 8192;
 
@@ -90,6 +152,13 @@ function shorten(text: string): string {
 function checkAnswer(value: JsonValue, schema: ResponseSchema): void {
   const problem = compileValidator(schema.generationSchema)(value);
   if (problem !== null) throw invalidAnswer(`the answer does not match the response schema: ${problem}`);
+}
+
+/** Fails a structured answer `text` that does not fit in the step's token limit. */
+function checkLength(text: string, req: StepRequest): void {
+  const limit = req.options.maximumResponseTokens;
+  const cut = limit === undefined ? null : cutToTokens(text, limit);
+  if (cut !== null) throw new CutOffAnswer("the answer is not valid JSON", limit!, cut, { text: cut });
 }
 
 /** The invalid-answer problem of a failed step, or null. */
@@ -430,6 +499,17 @@ export class ScriptedModel implements LanguageModel {
       throw BridgeError.of(step.error as never, step.message ?? `Scripted ${step.error}.`);
     }
     if ("toolCalls" in step) {
+      const limit = req.options.maximumResponseTokens;
+      if (limit !== undefined) {
+        // What a real model writes for the calls: each name and its arguments.
+        const written = step.toolCalls.map((c) => c.name + compactJson(c.arguments)).join("");
+        const cut = cutToTokens(written, limit);
+        if (cut !== null) {
+          throw new CutOffAnswer("the model did not complete its tool call", limit, cut, {
+            toolCalls: cutCalls(step.toolCalls, cut.length),
+          });
+        }
+      }
       const ids = this.#callIds ??= { taken: callIdsIn(req.history), n: 0 };
       for (const c of step.toolCalls) if (c.id !== undefined) ids.taken.add(c.id);
       const calls: StepToolCall[] = step.toolCalls.map((c) => ({
@@ -442,12 +522,12 @@ export class ScriptedModel implements LanguageModel {
     if ("json" in step) {
       const text = compactJson(step.json);
       if (req.responseSchema) {
+        checkLength(text, req);
         checkAnswer(step.json, req.responseSchema);
         req.onPartial?.(step.json);
         return { kind: "structured", value: step.json, text, usage: null };
       }
-      req.onText?.(text);
-      return { kind: "text", text, usage: null };
+      return this.#text(text, 1, req);
     }
     let text: string;
     let chunks = 3;
@@ -464,6 +544,7 @@ export class ScriptedModel implements LanguageModel {
     if (req.responseSchema) {
       if (step === DEFAULT_FALLBACK) throw this.#exhausted();
       // A text step in a schema turn: the text must be the JSON answer.
+      checkLength(text, req);
       let value: JsonValue;
       try {
         value = JSON.parse(text);
@@ -474,15 +555,26 @@ export class ScriptedModel implements LanguageModel {
       req.onPartial?.(value);
       return { kind: "structured", value, text, usage: null };
     }
+    return this.#text(text, chunks, req);
+  }
+
+  /**
+   * A text answer, streamed in about `chunks` pieces; cut at the step's token limit when it does not fit (its
+   * usage, estimated by the agent at four characters a token, is then the limit).
+   */
+  #text(whole: string, chunks: number, req: StepRequest): StepResult {
+    const limit = req.options.maximumResponseTokens;
+    const text = (limit === undefined ? null : cutToTokens(whole, limit)) ?? whole;
+    const usage = null;
     const onText = req.onText;
-    if (onText === undefined) return { kind: "text", text, usage: null }; // nobody streams
+    if (onText === undefined) return { kind: "text", text, usage }; // nobody streams
     let snapshot = "";
     for (const piece of splitChunks(text, chunks)) {
       if (req.signal.aborted) throw abortError();
       snapshot += piece;
       onText(snapshot);
     }
-    return { kind: "text", text, usage: null };
+    return { kind: "text", text, usage };
   }
 }
 

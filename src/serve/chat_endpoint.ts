@@ -6,12 +6,12 @@
  * completion and frees its slot.
  * @module
  */
-import type { ToolCallInfo } from "../agent/types.ts";
 import { BridgeError, internalErrorReport } from "../protocol/errors.ts";
 import type { JsonObject } from "../protocol/json.ts";
 import { parseChatRequestText } from "./chat_request.ts";
 import {
   CompletionEncoder,
+  type CompletionToolCall,
   type CompletionUsage,
   type FinishReason,
   SSE_DONE,
@@ -132,7 +132,7 @@ function collected(
   const encoder = new CompletionEncoder(plan.modelId);
   let content = "";
   let refusal: string | null = null;
-  let toolCalls: ToolCallInfo[] = [];
+  let toolCalls: CompletionToolCall[] = [];
   return new Promise<Response>((resolve) => {
     const run = new CompletionRun(plan, {
       event: (event) => {

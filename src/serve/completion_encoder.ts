@@ -42,13 +42,16 @@ export function usageJson(usage: CompletionUsage): JsonObject {
   };
 }
 
-/** A tool call as `{id, type: "function", function: {name, arguments: "<JSON text>"}}`. */
-export function toolCallJson(call: ToolCallInfo): JsonObject {
-  return {
-    id: call.id,
-    type: "function",
-    function: { name: call.name, arguments: compactJson(call.arguments) },
-  };
+/** A tool call of a completion: the model's, or one the token limit cut off (its arguments' text as written). */
+export type CompletionToolCall = ToolCallInfo | { id: string; name: string; argumentsText: string };
+
+/**
+ * A tool call as `{id, type: "function", function: {name, arguments: "<JSON text>"}}` (a cut-off call's
+ * `arguments` are its text as far as it was written, not valid JSON, as OpenAI sends them).
+ */
+export function toolCallJson(call: CompletionToolCall): JsonObject {
+  const args = "argumentsText" in call ? call.argumentsText : compactJson(call.arguments);
+  return { id: call.id, type: "function", function: { name: call.name, arguments: args } };
 }
 
 /** Frames a value as one server-sent event. */
@@ -89,7 +92,7 @@ export class CompletionEncoder {
   completion(parts: {
     content: string | null;
     refusal: string | null;
-    toolCalls: ToolCallInfo[];
+    toolCalls: CompletionToolCall[];
     finishReason: FinishReason;
     usage: CompletionUsage;
   }): JsonObject {
@@ -135,7 +138,7 @@ export class CompletionEncoder {
   }
 
   /** Tool calls streamed as one delta carrying every call with its index and full arguments. */
-  static toolCallsDelta(calls: ToolCallInfo[]): JsonObject {
+  static toolCallsDelta(calls: CompletionToolCall[]): JsonObject {
     return { tool_calls: calls.map((call, index) => ({ index, ...toolCallJson(call) })) };
   }
 }

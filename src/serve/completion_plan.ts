@@ -4,7 +4,7 @@
  * tool policy, the answer format and the generation options.
  * @module
  */
-import type { AgentTool, ToolPolicy } from "../agent/types.ts";
+import { type AgentTool, DEFAULT_SETTINGS, type ToolPolicy } from "../agent/types.ts";
 import { RESPOND_DIRECTLY } from "../agent/step_policy.ts";
 import type { GenerationOptions, LanguageModel, ResponseSchema, Sampling } from "../models/language_model.ts";
 import { convertSchema, SchemaError } from "../schema/convert.ts";
@@ -49,6 +49,11 @@ export interface CompletionPlan {
   stop: string[];
   /** Token limit (for `finish_reason: "length"`), or null. */
   maxTokens: number | null;
+  /**
+   * Attempts of the turn: the agent's default (a transient failure is tried again), but 1 with a scripted
+   * model, whose retry would play the next step: a scripted error is the answer of its own request.
+   */
+  maxAttempts: number;
   /** False: report only the first tool call. */
   parallelToolCalls: boolean;
   /** Stream server-sent events. */
@@ -112,6 +117,7 @@ export function planCompletion(request: ChatRequest, config: ServeConfiguration)
     options: generationOptions(request),
     stop: request.stop,
     maxTokens: request.maxTokens,
+    maxAttempts: config.models.get(resolved)!.kind === "scripted" ? 1 : DEFAULT_SETTINGS.maxAttempts,
     parallelToolCalls: request.parallelToolCalls,
     stream: request.stream,
     includeUsage: request.includeUsage,

@@ -12,8 +12,10 @@ import { historyLength } from "../agent/entry_text.ts";
 import type { AgentEvent, ToolCallInfo, ToolOutcome, TurnResult, TurnSink } from "../agent/types.ts";
 import { toBridgeError } from "../protocol/errors.ts";
 import { compactJson } from "../protocol/json.ts";
+import { CutOffAnswer } from "../models/scripted.ts";
 import { compileValidator } from "../schema/validate.ts";
-import type { CompletionUsage, FinishReason } from "./completion_encoder.ts";
+import { newCallId } from "../util/ids.ts";
+import type { CompletionToolCall, CompletionUsage, FinishReason } from "./completion_encoder.ts";
 import type { CompletionPlan } from "./completion_plan.ts";
 import { extractJsonObject } from "./json_object.ts";
 import { fromAgentError, OpenAIError } from "./openai_error.ts";
@@ -23,7 +25,7 @@ import { StopFilter } from "./stop_filter.ts";
 export type CompletionEvent =
   | { type: "content"; text: string }
   | { type: "refusal"; text: string }
-  | { type: "toolCalls"; calls: ToolCallInfo[] }
+  | { type: "toolCalls"; calls: CompletionToolCall[] }
   | { type: "finished"; reason: FinishReason; usage: CompletionUsage };
 
 /** Receives a run's events, then either one `finished` event or one `fail`. */
@@ -88,7 +90,7 @@ export class CompletionRun {
         instructions: plan.instructions,
         tools: plan.tools,
         entries: plan.conversation.history,
-        settings: { options: plan.options, trimHistory: false },
+        settings: { options: plan.options, trimHistory: false, maxAttempts: plan.maxAttempts },
       });
       const sink: TurnSink = {
         event: (event) => this.#onEvent(event),
@@ -222,7 +224,10 @@ export class CompletionRun {
       this.#sink.event({ type: "content", text: result.text });
     } else {
       const json = extractJsonObject(result.text);
-      if (json === null) {
+      if (json === null && reason === "length") {
+        // Cut off at the token limit: what was written, as OpenAI sends it (not valid JSON).
+        this.#sink.event({ type: "content", text: result.text });
+      } else if (json === null) {
         this.cancel(
           OpenAIError.server(
             `The model did not produce a valid JSON object. Consider response_format json_schema, which constrains generation. Output was: ${
@@ -232,8 +237,7 @@ export class CompletionRun {
           ),
         );
         return;
-      }
-      this.#sink.event({ type: "content", text: json });
+      } else this.#sink.event({ type: "content", text: json });
     }
     this.#end(reason, usage);
   }
@@ -246,6 +250,11 @@ export class CompletionRun {
       this.#end("stop", this.#estimate(e.message));
       return;
     }
+    if (e instanceof CutOffAnswer) {
+      // A scripted answer the token limit cut off: what was written, with finish_reason length (as OpenAI).
+      this.#cutOff(e);
+      return;
+    }
     if (e.dataCode === "guardrail_violation" && this.#filter.released !== "") {
       // Blocked after part of the answer was produced: what was produced stands, cut off by the filter.
       if (!this.#plan.stream) this.#sink.event({ type: "content", text: this.#filter.released });
@@ -255,6 +264,22 @@ export class CompletionRun {
     this.#finished = true;
     this.#controller.abort();
     this.#sink.fail(fromAgentError(e));
+  }
+
+  /** Ends with what a cut-off answer wrote: its text, or its tool calls (arguments cut) with fresh ids. */
+  #cutOff(e: CutOffAnswer): void {
+    const written = e.written;
+    // The model wrote up to the limit.
+    const usage = { ...this.#estimate(""), completionTokens: this.#plan.maxTokens ?? 0 };
+    if ("text" in written) this.#sink.event({ type: "content", text: written.text });
+    else {
+      // The server's own tools never surface, cut or not.
+      const all = written.toolCalls.filter((c) => this.#plan.clientToolNames.has(c.name))
+        .map((c) => ({ id: newCallId(), ...c }));
+      const calls = this.#plan.parallelToolCalls ? all : all.slice(0, 1);
+      if (calls.length > 0) this.#sink.event({ type: "toolCalls", calls });
+    }
+    this.#end("length", usage);
   }
 
   #end(reason: FinishReason, usage: CompletionUsage): void {
