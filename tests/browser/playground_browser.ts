@@ -806,6 +806,36 @@ Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown fi
   }
 });
 
+Deno.test("layout: on a 400 px phone the conversation's title is tidy: the name on one line, the model on its own line", async () => {
+  await withPlayground("failed-phone-title", async (browser) => {
+    const { page } = browser;
+    await page.setViewportSize({ width: 400, height: 800 });
+    await page.click("#tab-model");
+    await page.check("#model-script"); // the longest model part: "scripted (the Model tab's script)"
+    await page.click("#start");
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await page.locator("#conversation").scrollIntoViewIfNeeded();
+    await screenshot(page, "13-phone-title");
+    const parts = await page.evaluate(() =>
+      [".npc-name", ".npc-model"].map((selector) => {
+        const el = document.querySelector(selector)!;
+        const range = document.createRange();
+        range.selectNodeContents(el);
+        const tops = new Set(
+          [...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)),
+        );
+        const box = el.getBoundingClientRect();
+        const panel = document.querySelector("#conversation")!.getBoundingClientRect();
+        return { lines: tops.size, top: Math.round(box.top), inside: box.right <= panel.right + 0.5 };
+      })
+    );
+    // Before: "Mira (mira) · scripted (the Model tab's" / "script)": the model broke across two lines.
+    assert.deepEqual(parts.map((p) => [p.lines, p.inside]), [[1, true], [1, true]], JSON.stringify(parts));
+    assert.ok(parts[1].top > parts[0].top, "the model is on its own line, under the name");
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
 Deno.test("the bridge gone for a while, then back: the banner says to start the playground again, the header and Download state say the NPC went with it, and nothing stale stays after Reconnect", async () => {
   let served = await servePlayground();
   const browser = await openPage(served.url);
