@@ -806,6 +806,50 @@ Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown fi
   }
 });
 
+Deno.test("a loaded persona with misspelt fields: the load says it has problems (as a warning, not a success), the list and the field say which name was meant", async () => {
+  await withPlayground("failed-misspelt-load", async (browser) => {
+    const { page } = browser;
+    const persona = { npc: "mira", persona: { nmae: "Mira" }, options: { replyFormt: "text" } };
+    await page.setInputFiles("#load-persona", [file("mira.jsonc", persona)]);
+    // Before: "Loaded mira.jsonc." in green, the color of "all good", above a list of problems.
+    const result = page.locator("#start-result p").last();
+    assert.equal(
+      await result.textContent(),
+      "Loaded mira.jsonc with 1 problem and 1 warning: see the list above.",
+    );
+    assert.equal(await result.getAttribute("class"), "warning");
+    // Before: only "Unknown fields: persona.nmae, options.replyFormt."
+    assert.equal(
+      await text(page, "#editor-status li.unknown-fields"),
+      "Unknown fields: persona.nmae (did you mean 'name'?), options.replyFormt (did you mean 'replyFormat'?). " +
+        "The bridge ignores them (with a warning); check the spelling.",
+    );
+    await page.click("#tab-persona");
+    assert.equal(
+      await text(page, "#panel-persona .field.has-error .message"),
+      "Name is required. The file has 'nmae' (ignored): did you mean this field, 'name'?",
+    );
+    await page.click("#tab-options");
+    assert.match(
+      await page.locator(".field", { has: page.locator("[name='options.replyFormat']") }).locator(".message")
+        .textContent() ?? "",
+      /^The file has 'replyFormt' \(ignored\): did you mean this field, 'replyFormat'\?$/,
+    );
+    await screenshot(page, "12-misspelt-load");
+    // Started anyway: the bridge's own warning stays as it came, the page's hint follows it.
+    await page.click("#tab-persona");
+    await page.fill("[name='persona.name']", "Mira");
+    await page.click("#start");
+    await page.locator("#start-result li.warning").filter({
+      hasText: "Unknown parameter 'options.replyFormt' was ignored. Did you mean 'replyFormat'?",
+    }).waitFor();
+    // A clean file loads as a success, as before.
+    await page.setInputFiles("#load-persona", [file("gorm.jsonc", { persona: { name: "Gorm" } })]);
+    await page.locator("#start-result p.note").filter({ hasText: "Loaded gorm.jsonc." }).waitFor();
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
 Deno.test("layout: on a 400 px phone the conversation's title is tidy: the name on one line, the model on its own line", async () => {
   await withPlayground("failed-phone-title", async (browser) => {
     const { page } = browser;

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import {
   errorCount,
+  nearestKey,
   npcToolNames,
   parseJsonc,
   PersonaDocument,
@@ -165,4 +166,27 @@ Deno.test("the NPC's tools: client tools plus the built-in ones its world and me
   assert.deepEqual(npcToolNames({ options: { memoryTools: ["change_relationship"] } }), [
     "change_relationship",
   ]);
+});
+
+Deno.test("a misspelt field gets a 'did you mean' hint when one known name is clearly close, at every level", () => {
+  const review = reviewDocument({
+    persnoa: { name: "Mira" },
+    persona: { nmae: "Mira", mood: "fine", Role: "x" },
+    options: { replyFormt: "text", maxTokns: 3 },
+    tools: [{ name: "a", descripton: "x" }],
+    memory: { relationshp: 5 },
+  });
+  assert.deepEqual(Object.fromEntries(review.hints), {
+    "persnoa": "persona",
+    "persona.nmae": "name",
+    "persona.Role": "role",
+    "options.replyFormt": "replyFormat",
+    "tools[0].descripton": "description",
+    "memory.relationshp": "relationship",
+  });
+  // No hint for a name far from every field, or between two equally close ones.
+  assert.equal(review.hints.has("persona.mood"), false);
+  assert.equal(nearestKey("goal", ["goals", "goad"]), undefined);
+  assert.equal(nearestKey("goal", ["goals", "role"]), "goals");
+  assert.equal(nearestKey("xy", ["npc"]), undefined);
 });

@@ -17,6 +17,7 @@ import {
   printParseErrorCode,
 } from "npm:jsonc-parser@3.3.1";
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
+import { editDistance } from "../../../util/edit_distance.ts";
 import {
   BUILTIN_TOOLS,
   type Check,
@@ -322,6 +323,37 @@ export interface Review {
   file: Check[];
   /** Keys the bridge does not know (it ignores them with a warning), as paths. */
   unknown: string[];
+  /** The known key an unknown one most likely misspells, by the unknown key's path (`persona.nmae` → `name`). */
+  hints: Map<string, string>;
+}
+
+/**
+ * The name in `known` that `key` most likely misspells: the same letters in another case, or the one name
+ * clearly closest (at most one edit away, two for names of six letters or more; a swap of neighbouring
+ * letters is one edit); undefined when none is, or when two are equally close.
+ *
+ * @example
+ * ```ts
+ * nearestKey("nmae", ["name", "role"]); // "name"
+ * nearestKey("mood", ["name", "role"]); // undefined
+ * ```
+ */
+export function nearestKey(key: string, known: readonly string[]): string | undefined {
+  const lower = key.toLowerCase();
+  const same = known.filter((k) => k.toLowerCase() === lower);
+  if (same.length > 0) return same.length === 1 ? same[0] : undefined;
+  let best: string[] = [];
+  let bestDistance = Infinity;
+  for (const name of known) {
+    if (name.length < 3 || lower.length < 3) continue; // too short to tell a misspelling from another name
+    const distance = editDistance(lower, name.toLowerCase());
+    if (distance > (name.length >= 6 ? 2 : 1)) continue;
+    if (distance < bestDistance) {
+      best = [name];
+      bestDistance = distance;
+    } else if (distance === bestDistance) best.push(name);
+  }
+  return best.length === 1 ? best[0] : undefined;
 }
 
 /** The tools an NPC made from `value` will have: its client tools and the built-in ones its options add. */
@@ -349,11 +381,13 @@ export function npcToolNames(value: JsonObject): string[] {
   return names;
 }
 
-function checkTool(tool: JsonValue, index: number, seen: Set<string>, unknown: string[]): Check[] {
+function checkTool(tool: JsonValue, index: number, seen: Set<string>, review: Review): Check[] {
   if (!isObject(tool)) return [{ error: `Tool ${index + 1} must be an object with a name.` }];
   const checks: Check[] = [];
   for (const key of Object.keys(tool)) {
-    if (!(TOOL_KEYS as readonly string[]).includes(key)) unknown.push(`tools[${index}].${key}`);
+    if (!(TOOL_KEYS as readonly string[]).includes(key)) {
+      unknownKey(review, `tools[${index}].${key}`, key, TOOL_KEYS);
+    }
   }
   const name = tool.name;
   if (typeof name !== "string" || !TOOL_NAME.test(name)) {
@@ -385,11 +419,21 @@ function checkTool(tool: JsonValue, index: number, seen: Set<string>, unknown: s
   return checks;
 }
 
-/** Reviews a persona file's value: field checks, tool checks, file problems and unknown keys. */
+/** Adds the unknown key `key` (at `path`) to the review, with the name of `known` it most likely misspells. */
+function unknownKey(review: Review, path: string, key: string, known: readonly string[]): void {
+  review.unknown.push(path);
+  const meant = nearestKey(key, known);
+  if (meant !== undefined) review.hints.set(path, meant);
+}
+
+/**
+ * Reviews a persona file's value: field checks, tool checks, file problems and unknown keys (with the known
+ * key each most likely misspells).
+ */
 export function reviewDocument(value: JsonObject): Review {
-  const review: Review = { fields: new Map(), tools: [], file: [], unknown: [] };
+  const review: Review = { fields: new Map(), tools: [], file: [], unknown: [], hints: new Map() };
   for (const key of Object.keys(value)) {
-    if (!(FILE_KEYS as readonly string[]).includes(key)) review.unknown.push(key);
+    if (!(FILE_KEYS as readonly string[]).includes(key)) unknownKey(review, key, key, FILE_KEYS);
   }
   const tools = npcToolNames(value);
   for (const spec of FIELDS.filter((f) => f.section === "file")) {
@@ -410,7 +454,7 @@ export function reviewDocument(value: JsonObject): Review {
     }
     const known = keysOf(section);
     for (const key of Object.keys(object)) {
-      if (!known.includes(key)) review.unknown.push(`${section}.${key}`);
+      if (!known.includes(key)) unknownKey(review, `${section}.${key}`, key, known);
     }
     for (const spec of FIELDS.filter((f) => f.section === section)) {
       const check = checkField(spec, {
@@ -424,7 +468,7 @@ export function reviewDocument(value: JsonObject): Review {
     review.file.push({ error: "'tools' must be a list of tool definitions." });
   } else if (Array.isArray(value.tools)) {
     const seen = new Set<string>();
-    review.tools = value.tools.map((tool, i) => checkTool(tool, i, seen, review.unknown));
+    review.tools = value.tools.map((tool, i) => checkTool(tool, i, seen, review));
   }
   if (value.world !== undefined && value.world !== null && !isObject(value.world)) {
     review.file.push({ error: "'world' (the initial world) must be an object." });
