@@ -156,3 +156,29 @@ Deno.test("a required field, an empty name and null are told apart", () => {
   const emotion = FIELDS.find((f) => f.key === "defaultEmotion")!;
   assert.match(checkField(emotion, { value: "banana" }).warning ?? "", /not a known emotion/);
 });
+
+Deno.test("a value of the wrong kind that is easy to fix says what to write: a text for a list, a number or true in quotes", () => {
+  const field = (key: string) => FIELDS.find((f) => f.key === key)!;
+  assert.equal(
+    checkField(field("goals"), { value: "get rich" }).error,
+    'Must be a list of texts, e.g. ["get rich"]; got "get rich".',
+  );
+  assert.equal(
+    checkField(field("worldReadable"), { value: "player.gold" }).error,
+    'Must be a list of world paths, e.g. ["player.gold"]; got "player.gold".',
+  );
+  assert.equal(
+    checkField(field("maxSentences"), { value: "3" }).error,
+    'Must be a whole number from 1 to 1000; got "3", a text: write 3 without quotes.',
+  );
+  assert.equal(
+    checkField(field("canEndConversation"), { value: "false" }).error,
+    'Must be true or false; got "false", a text: write false without quotes.',
+  );
+  // Others as before.
+  assert.equal(checkField(field("goals"), { value: 3 }).error, "Must be a list of texts; got 3.");
+  assert.equal(
+    checkField(field("maxSentences"), { value: "many" }).error,
+    'Must be a whole number from 1 to 1000; got "many".',
+  );
+});
