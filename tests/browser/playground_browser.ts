@@ -850,6 +850,30 @@ Deno.test("a loaded persona with misspelt fields: the load says it has problems 
   });
 });
 
+Deno.test("a persona written from scratch with its fields at the top level: the list and the Name field say to move them into 'persona'", async () => {
+  await withPlayground("failed-fields-at-top", async (browser) => {
+    const { page } = browser;
+    await page.click("#tab-jsonc");
+    await page.fill(
+      "#jsonc",
+      '{\n  "name": "Gorm",\n  "role": "the smith",\n  "persona": {"replyFormat": "text"}\n}\n',
+    );
+    // Before: "Unknown fields: name, role, persona.replyFormat. … check the spelling." (the spelling was right).
+    assert.equal(
+      await text(page, "#editor-status li.unknown-fields"),
+      "Unknown fields: name (belongs in 'persona'), role (belongs in 'persona'), " +
+        "persona.replyFormat (belongs in 'options'). The bridge ignores them (with a warning); " +
+        "move each into the section it belongs in.",
+    );
+    await page.click("#tab-persona");
+    assert.equal(
+      await text(page, "#panel-persona .field.has-error .message"),
+      "Name is required. The file has 'name' at the top level (ignored): move it into 'persona'.",
+    );
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
 Deno.test("layout: on a 400 px phone the conversation's title is tidy: the name on one line, the model on its own line", async () => {
   await withPlayground("failed-phone-title", async (browser) => {
     const { page } = browser;

@@ -142,7 +142,7 @@ Deno.test("tool problems: names, duplicates, schemas, timeouts; a missing descri
     ],
   });
   assert.deepEqual(review.tools, [
-    [{ error: 'Name must be 1–64 of A–Z a–z 0–9 _ - . ; got "bad name".' }],
+    [{ error: 'Name must be 1–64 of A–Z a–z 0–9 _ - . ; got "bad name" (e.g. "bad_name").' }],
     [{ warning: "No description: the model decides from it (the bridge warns)." }],
     [
       { error: "Two tools are named 'ok'; names are unique per NPC." },
@@ -152,7 +152,8 @@ Deno.test("tool problems: names, duplicates, schemas, timeouts; a missing descri
   ]);
   assert.equal(errorCount(review), 4);
   assert.deepEqual(reviewDocument({}).file, [{
-    error: "A persona file needs a 'persona' object with at least a 'name'.",
+    error:
+      'A persona file needs a \'persona\' object with at least a \'name\', e.g. "persona": {"name": "Gorm"}.',
   }]);
 });
 
@@ -189,4 +190,47 @@ Deno.test("a misspelt field gets a 'did you mean' hint when one known name is cl
   assert.equal(nearestKey("goal", ["goals", "goad"]), undefined);
   assert.equal(nearestKey("goal", ["goals", "role"]), "goals");
   assert.equal(nearestKey("xy", ["npc"]), undefined);
+});
+
+Deno.test("a known key in the wrong section: the review says where it belongs (not to check its spelling)", () => {
+  const review = reviewDocument({
+    name: "Gorm",
+    role: "smith",
+    persona: { name: "G", replyFormat: "text" },
+    options: { facts: [] },
+  });
+  assert.deepEqual(Object.fromEntries(review.moves), {
+    name: "persona",
+    role: "persona",
+    "persona.replyFormat": "options",
+    "options.facts": "memory",
+  });
+  assert.equal(review.hints.size, 0, "a key that is right elsewhere is not a misspelling");
+});
+
+Deno.test("JSON's usual slips from a designer: single quotes, names and texts without quotes say what to write", () => {
+  assert.equal(
+    parseJsonc("{'persona': {}}", "The persona file").problem?.message,
+    "The persona file is not valid JSON: single quotes on line 1, column 2. " +
+      "JSON takes double quotes: \"persona\", not 'persona'.",
+  );
+  assert.equal(
+    parseJsonc("{\n  persona: {}}", "The persona file").problem?.message,
+    "The persona file is not valid JSON: a name without quotes on line 2, column 3. " +
+      'Put names and texts in double quotes: "persona", not persona.',
+  );
+  assert.equal(
+    parseJsonc('{"name": Gorm}', "The persona file").problem?.message,
+    "The persona file is not valid JSON: a text without quotes on line 1, column 10. " +
+      'Put names and texts in double quotes: "Gorm", not Gorm.',
+  );
+});
+
+Deno.test("a file without a persona (in the test above), and a tool name with spaces, say what to write", () => {
+  assert.deepEqual(
+    reviewDocument({ persona: { name: "G" }, tools: [{ name: "open door", description: "x" }] }).tools,
+    [
+      [{ error: 'Name must be 1–64 of A–Z a–z 0–9 _ - . ; got "open door" (e.g. "open_door").' }],
+    ],
+  );
 });

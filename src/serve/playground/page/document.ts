@@ -72,6 +72,30 @@ function position(text: string, offset: number): { line: number; column: number 
 }
 
 /**
+ * The quoting slip of someone new to JSON at `offset` (where the parser stopped): a name or text in single
+ * quotes, or one without quotes; with what to write instead. Null for any other problem.
+ */
+function quoteSlip(text: string, offset: number, code: string): { what: string; fix: string } | null {
+  if (code !== "InvalidSymbol" && code !== "PropertyNameExpected" && code !== "ValueExpected") return null;
+  const single = /^'([^'\n]*)'/.exec(text.slice(offset));
+  if (single) {
+    return {
+      what: "single quotes",
+      fix: `JSON takes double quotes: ${JSON.stringify(single[1])}, not '${single[1]}'.`,
+    };
+  }
+  const word = /^[A-Za-z_][\w-]*/.exec(text.slice(offset))?.[0];
+  if (!word || ["true", "false", "null"].includes(word)) return null;
+  // A name comes after `{` or `,`; a text after `:` or `[`.
+  const before = text.slice(0, offset).replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\//g, "").trimEnd();
+  const kind = before.endsWith(":") || before.endsWith("[") ? "a text" : "a name";
+  return {
+    what: `${kind} without quotes`,
+    fix: `Put names and texts in double quotes: ${JSON.stringify(word)}, not ${word}.`,
+  };
+}
+
+/**
  * Parses JSON with comments and trailing commas. `what` names the text in messages ("The JSONC text").
  * Returns the value or the first problem with its line and column.
  */
@@ -88,11 +112,14 @@ export function parseJsonc(
     const e = errors[0];
     const code = printParseErrorCode(e.error);
     const { line, column } = position(text, e.offset);
-    const why = EXPLANATIONS[code] ?? code;
+    const slip = quoteSlip(text, e.offset, code);
+    const why = slip?.what ?? EXPLANATIONS[code] ?? code;
     return {
       value: undefined,
       problem: {
-        message: `${what} is not valid JSON: ${why} on line ${line}, column ${column}.`,
+        message: `${what} is not valid JSON: ${why} on line ${line}, column ${column}.${
+          slip ? ` ${slip.fix}` : ""
+        }`,
         line,
         column,
         offset: e.offset,
@@ -325,6 +352,11 @@ export interface Review {
   unknown: string[];
   /** The known key an unknown one most likely misspells, by the unknown key's path (`persona.nmae` → `name`). */
   hints: Map<string, string>;
+  /**
+   * The section an unknown key belongs in when it is a key of another one (`name` at the top level →
+   * `persona`; `persona.replyFormat` → `options`), by the unknown key's path.
+   */
+  moves: Map<string, Section>;
 }
 
 /**
@@ -386,12 +418,16 @@ function checkTool(tool: JsonValue, index: number, seen: Set<string>, review: Re
   const checks: Check[] = [];
   for (const key of Object.keys(tool)) {
     if (!(TOOL_KEYS as readonly string[]).includes(key)) {
-      unknownKey(review, `tools[${index}].${key}`, key, TOOL_KEYS);
+      unknownKey(review, `tools[${index}].${key}`, key, TOOL_KEYS, null);
     }
   }
   const name = tool.name;
   if (typeof name !== "string" || !TOOL_NAME.test(name)) {
-    checks.push({ error: `Name must be 1–64 of A–Z a–z 0–9 _ - . ; got ${JSON.stringify(name ?? null)}.` });
+    const fixed = typeof name === "string" ? name.trim().replace(/[^A-Za-z0-9_.-]+/g, "_") : "";
+    const example = TOOL_NAME.test(fixed) ? ` (e.g. ${JSON.stringify(fixed)})` : "";
+    checks.push({
+      error: `Name must be 1–64 of A–Z a–z 0–9 _ - . ; got ${JSON.stringify(name ?? null)}${example}.`,
+    });
   } else if (seen.has(name)) {
     checks.push({ error: `Two tools are named '${name}'; names are unique per NPC.` });
   } else if (BUILTIN_TOOLS.includes(name)) {
@@ -419,9 +455,25 @@ function checkTool(tool: JsonValue, index: number, seen: Set<string>, review: Re
   return checks;
 }
 
-/** Adds the unknown key `key` (at `path`) to the review, with the name of `known` it most likely misspells. */
-function unknownKey(review: Review, path: string, key: string, known: readonly string[]): void {
+/**
+ * Adds the unknown key `key` (at `path`, in section `from`; a tool's keys have none) to the review, with the
+ * section it belongs in when it is another section's key, else the name of `known` it most likely misspells.
+ */
+function unknownKey(
+  review: Review,
+  path: string,
+  key: string,
+  known: readonly string[],
+  from: Section | null,
+): void {
   review.unknown.push(path);
+  const home = from === null
+    ? undefined
+    : (["persona", "options", "memory"] as const).find((s) => s !== from && keysOf(s).includes(key));
+  if (home !== undefined) {
+    review.moves.set(path, home);
+    return;
+  }
   const meant = nearestKey(key, known);
   if (meant !== undefined) review.hints.set(path, meant);
 }
@@ -431,9 +483,16 @@ function unknownKey(review: Review, path: string, key: string, known: readonly s
  * key each most likely misspells).
  */
 export function reviewDocument(value: JsonObject): Review {
-  const review: Review = { fields: new Map(), tools: [], file: [], unknown: [], hints: new Map() };
+  const review: Review = {
+    fields: new Map(),
+    tools: [],
+    file: [],
+    unknown: [],
+    hints: new Map(),
+    moves: new Map(),
+  };
   for (const key of Object.keys(value)) {
-    if (!(FILE_KEYS as readonly string[]).includes(key)) unknownKey(review, key, key, FILE_KEYS);
+    if (!(FILE_KEYS as readonly string[]).includes(key)) unknownKey(review, key, key, FILE_KEYS, "file");
   }
   const tools = npcToolNames(value);
   for (const spec of FIELDS.filter((f) => f.section === "file")) {
@@ -450,11 +509,14 @@ export function reviewDocument(value: JsonObject): Review {
     }
     const object = isObject(raw) ? raw : {};
     if (section === "persona" && (raw === undefined || raw === null)) {
-      review.file.push({ error: "A persona file needs a 'persona' object with at least a 'name'." });
+      review.file.push({
+        error:
+          `A persona file needs a 'persona' object with at least a 'name', e.g. "persona": {"name": "Gorm"}.`,
+      });
     }
     const known = keysOf(section);
     for (const key of Object.keys(object)) {
-      if (!known.includes(key)) unknownKey(review, `${section}.${key}`, key, known);
+      if (!known.includes(key)) unknownKey(review, `${section}.${key}`, key, known, section);
     }
     for (const spec of FIELDS.filter((f) => f.section === section)) {
       const check = checkField(spec, {

@@ -404,18 +404,31 @@ export class Editor {
 
   /**
    * The check shown by the field at `path` (`persona.name`): the review's, plus a hint when the file has an
-   * unknown key that most likely misspells this field's (the value the designer meant for it is ignored).
+   * unknown key meant for this field (the value the designer meant for it is ignored): the field's key in
+   * another section (`name` at the top level), or a misspelling of it (`persona.nmae`).
    */
   #fieldCheck(path: string): Check | undefined {
     const check = this.review.fields.get(path);
     const [section, key] = path.split(".");
-    const misspelt = [...this.review.hints].find(([unknown, meant]) =>
-      meant === key && unknown.startsWith(`${section}.`) && unknown.indexOf(".", section.length + 1) === -1
-    );
-    if (!misspelt) return check;
-    const hint = `The file has '${
-      misspelt[0].slice(section.length + 1)
-    }' (ignored): did you mean this field, '${key}'?`;
+    /** An unknown key's section ("file" at the top level; null in a tool) and key. */
+    const split = (unknown: string): [string | null, string] => {
+      const dot = unknown.indexOf(".");
+      if (dot === -1) return ["file", unknown];
+      return unknown.startsWith("tools[") ? [null, ""] : [unknown.slice(0, dot), unknown.slice(dot + 1)];
+    };
+    let hint: string | null = null;
+    for (const [unknown, home] of this.review.moves) {
+      const [from, name] = split(unknown);
+      if (home !== section || name !== key) continue;
+      const where = from === "file" ? "at the top level" : `in '${from}'`;
+      hint = `The file has '${key}' ${where} (ignored): move it into '${section}'.`;
+    }
+    for (const [unknown, meant] of this.review.hints) {
+      const [from, name] = split(unknown);
+      if (from !== section || meant !== key) continue;
+      hint = `The file has '${name}' (ignored): did you mean this field, '${key}'?`;
+    }
+    if (hint === null) return check;
     if (check?.error) return { error: `${check.error} ${hint}` };
     return { warning: check?.warning ? `${check.warning} ${hint}` : hint };
   }
@@ -505,10 +518,17 @@ export class Editor {
           `Unknown field${review.unknown.length > 1 ? "s" : ""}: ${
             review.unknown.map((path) => {
               const meant = review.hints.get(path);
+              const home = review.moves.get(path);
+              if (home !== undefined) return `${path} (belongs in '${home}')`;
               return meant === undefined ? path : `${path} (did you mean '${meant}'?)`;
             }).join(", ")
-          }. ` +
-            "The bridge ignores them (with a warning); check the spelling.",
+          }. The bridge ignores them (with a warning); ${
+            review.moves.size === 0
+              ? "check the spelling."
+              : review.moves.size === review.unknown.length
+              ? "move each into the section it belongs in."
+              : "check the spelling, and move the ones that belong elsewhere."
+          }`,
         ),
       );
     }
