@@ -151,10 +151,15 @@ Deno.test("tool problems: names, duplicates, schemas, timeouts; a missing descri
     ],
   ]);
   assert.equal(errorCount(review), 4);
-  assert.deepEqual(reviewDocument({}).file, [{
-    error:
-      'A persona file needs a \'persona\' object with at least a \'name\', e.g. "persona": {"name": "Gorm"}.',
-  }]);
+  // No persona: one problem (typing a name fixes it), said by the Name field, with what the file needs.
+  const empty = reviewDocument({});
+  assert.deepEqual(empty.file, []);
+  assert.deepEqual(Object.fromEntries(empty.fields), {
+    "persona.name": {
+      error: 'Name is required: type one here, or write "persona": {"name": "Gorm"} in the JSONC text.',
+    },
+  });
+  assert.equal(errorCount(empty), 1);
 });
 
 Deno.test("the NPC's tools: client tools plus the built-in ones its world and memory options add", () => {

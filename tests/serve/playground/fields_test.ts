@@ -11,7 +11,13 @@ import { defaultOptions, OPTION_KEYS } from "../../../src/game/npc/npc_options.t
 import { MEMORY_KEYS } from "../../../src/game/npc/npc_memory.ts";
 import type { JsonObject, JsonValue } from "../../../src/protocol/json.ts";
 import { BridgeError } from "../../../src/protocol/errors.ts";
-import { checkField, FIELDS, FILE_KEYS, keysOf } from "../../../src/serve/playground/page/fields.ts";
+import {
+  checkField,
+  fieldHint,
+  FIELDS,
+  FILE_KEYS,
+  keysOf,
+} from "../../../src/serve/playground/page/fields.ts";
 
 Deno.test("the form has exactly the persona fields, NPC options and memory keys of the bridge, in its order", () => {
   assert.deepEqual(keysOf("persona"), [...PERSONA_KEYS]);
@@ -181,4 +187,13 @@ Deno.test("a value of the wrong kind that is easy to fix says what to write: a t
     checkField(field("maxSentences"), { value: "many" }).error,
     'Must be a whole number from 1 to 1000; got "many".',
   );
+});
+
+Deno.test("the hint under a field: an optional text or list says 'Optional' (not the JSON of its default, \"\" or [])", () => {
+  const hint = (key: string) => fieldHint(FIELDS.find((f) => f.key === key)!);
+  assert.equal(hint("role"), "Optional. e.g. “the village blacksmith”.");
+  assert.equal(hint("goals"), "Optional. What the NPC wants; one per line.");
+  assert.equal(hint("name"), "Required. Only required field, e.g. “Gorm”.");
+  assert.equal(hint("maxSentences"), "Default: 2 · 1–1000. Reply length limit.");
+  assert.equal(hint("greeting"), "Default: none. An opening situation: the default situation of a bark.");
 });

@@ -508,12 +508,6 @@ export function reviewDocument(value: JsonObject): Review {
       review.file.push({ error: `'${section}' must be an object; got ${JSON.stringify(raw)}.` });
     }
     const object = isObject(raw) ? raw : {};
-    if (section === "persona" && (raw === undefined || raw === null)) {
-      review.file.push({
-        error:
-          `A persona file needs a 'persona' object with at least a 'name', e.g. "persona": {"name": "Gorm"}.`,
-      });
-    }
     const known = keysOf(section);
     for (const key of Object.keys(object)) {
       if (!known.includes(key)) unknownKey(review, `${section}.${key}`, key, known, section);
@@ -524,6 +518,12 @@ export function reviewDocument(value: JsonObject): Review {
         tools,
       });
       if (check.error || check.warning) review.fields.set(`${section}.${spec.key}`, check);
+    }
+    if (section === "persona" && (raw === undefined || raw === null)) {
+      // One problem, said where it is fixed (typing a name creates the section), with what the file needs.
+      review.fields.set("persona.name", {
+        error: 'Name is required: type one here, or write "persona": {"name": "Gorm"} in the JSONC text.',
+      });
     }
   }
   if (value.tools !== undefined && value.tools !== null && !Array.isArray(value.tools)) {

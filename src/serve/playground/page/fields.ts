@@ -322,6 +322,20 @@ export function fieldOf(section: string, key: string): FieldSpec | undefined {
   return FIELDS.find((f) => f.section === section && f.key === key);
 }
 
+/**
+ * The hint under a field: "Required", its default (an optional text or list: "Optional", not the JSON of its
+ * empty default) and its limits, then its help.
+ */
+export function fieldHint(spec: FieldSpec): string {
+  const limits: string[] = [];
+  if (spec.min !== undefined && spec.max !== undefined) limits.push(`${spec.min}–${spec.max}`);
+  else if (spec.min !== undefined) limits.push(`≥ ${spec.min}`);
+  else if (spec.max !== undefined) limits.push(`≤ ${spec.max}`);
+  const empty = spec.defaultText === '""' || spec.defaultText === "[]";
+  const head = spec.required ? "Required" : empty ? "Optional" : `Default: ${spec.defaultText}`;
+  return [head, ...limits].join(" · ") + `. ${spec.help}`;
+}
+
 /** The keys of a section, in order. */
 export function keysOf(section: Section): string[] {
   return FIELDS.filter((f) => f.section === section).map((f) => f.key);
