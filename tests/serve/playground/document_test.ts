@@ -4,6 +4,7 @@
  * valid value and says where it is, and the review finds unknown fields and tool problems.
  */
 import assert from "node:assert/strict";
+import type { JsonObject } from "../../../src/protocol/json.ts";
 import {
   errorCount,
   nearestKey,
@@ -238,4 +239,25 @@ Deno.test("a file without a persona (in the test above), and a tool name with sp
       [{ error: 'Name must be 1–64 of A–Z a–z 0–9 _ - . ; got "open door" (e.g. "open_door").' }],
     ],
   );
+});
+
+Deno.test("a tool parameter written as its type ('door': 'string') is a problem that says how to write it", () => {
+  const tool = (properties: JsonObject, name = Object.keys(properties)[0]) => ({
+    name,
+    description: "Opens a door.",
+    parameters: { type: "object", properties },
+  });
+  const review = reviewDocument({
+    persona: { name: "G" },
+    tools: [
+      tool({ door: "string", count: { type: "integer" } }),
+      tool({ where: 3 }),
+      tool({ ok: { type: "string" }, any: true }),
+    ],
+  });
+  assert.deepEqual(review.tools, [
+    [{ error: `Parameter 'door' must be a schema object: write "door": {"type": "string"}; got "string".` }],
+    [{ error: `Parameter 'where' must be a schema object, e.g. "where": {"type": "string"}; got 3.` }],
+    [],
+  ]);
 });

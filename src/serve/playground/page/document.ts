@@ -441,6 +441,18 @@ function checkTool(tool: JsonValue, index: number, seen: Set<string>, review: Re
   }
   if (tool.parameters !== undefined && tool.parameters !== null && !isObject(tool.parameters)) {
     checks.push({ error: 'Parameters must be a JSON Schema object, e.g. {"type": "object", …}.' });
+  } else if (isObject(tool.parameters) && isObject(tool.parameters.properties)) {
+    // A parameter written as its type ("door": "string"): the bridge says "expected a schema object".
+    const types = ["string", "number", "integer", "boolean", "array", "object"];
+    for (const [name, schema] of Object.entries(tool.parameters.properties)) {
+      if (isObject(schema) || schema === true) continue;
+      const fix = typeof schema === "string" && types.includes(schema)
+        ? `: write ${JSON.stringify(name)}: {"type": ${JSON.stringify(schema)}}`
+        : `, e.g. ${JSON.stringify(name)}: {"type": "string"}`;
+      checks.push({
+        error: `Parameter '${name}' must be a schema object${fix}; got ${JSON.stringify(schema)}.`,
+      });
+    }
   }
   const timeout = tool.timeoutSeconds;
   if (
