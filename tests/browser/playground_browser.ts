@@ -794,6 +794,9 @@ Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown fi
     await page.click("#restore-last");
     await page.locator("ol.turns li.note").filter({ hasText: "Restored Mira from the last state seen." })
       .waitFor();
+    // The restore ends after its note (it reads the restored memory last; Start is enabled again then): a line
+    // sent before is kept with "wait a moment" (seen under load).
+    await page.locator("#start:enabled").waitFor();
     await page.press("#player-line", "Enter");
     await page.locator(".turn .said").filter({ hasText: "Are you still there?" }).waitFor();
     assert.deepEqual(browser.errors.filter((e) => !/WebSocket|ERR_CONNECTION_REFUSED/.test(e)), []);
