@@ -794,6 +794,9 @@ Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown fi
     await page.click("#restore-last");
     await page.locator("ol.turns li.note").filter({ hasText: "Restored Mira from the last state seen." })
       .waitFor();
+    // The restore ends after its note (it reads the restored memory last; Start is enabled again then): a line
+    // sent before is kept with "wait a moment" (seen under load).
+    await page.locator("#start:enabled").waitFor();
     await page.press("#player-line", "Enter");
     await page.locator(".turn .said").filter({ hasText: "Are you still there?" }).waitFor();
     assert.deepEqual(browser.errors.filter((e) => !/WebSocket|ERR_CONNECTION_REFUSED/.test(e)), []);
@@ -804,6 +807,104 @@ Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown fi
     await browser.close();
     await served.stop();
   }
+});
+
+Deno.test("a loaded persona with misspelt fields: the load says it has problems (as a warning, not a success), the list and the field say which name was meant", async () => {
+  await withPlayground("failed-misspelt-load", async (browser) => {
+    const { page } = browser;
+    const persona = { npc: "mira", persona: { nmae: "Mira" }, options: { replyFormt: "text" } };
+    await page.setInputFiles("#load-persona", [file("mira.jsonc", persona)]);
+    // Before: "Loaded mira.jsonc." in green, the color of "all good", above a list of problems.
+    const result = page.locator("#start-result p").last();
+    assert.equal(
+      await result.textContent(),
+      "Loaded mira.jsonc with 1 problem and 1 warning: see the list above.",
+    );
+    assert.equal(await result.getAttribute("class"), "warning");
+    // Before: only "Unknown fields: persona.nmae, options.replyFormt."
+    assert.equal(
+      await text(page, "#editor-status li.unknown-fields"),
+      "Unknown fields: persona.nmae (did you mean 'name'?), options.replyFormt (did you mean 'replyFormat'?). " +
+        "The bridge ignores them (with a warning); check the spelling.",
+    );
+    await page.click("#tab-persona");
+    assert.equal(
+      await text(page, "#panel-persona .field.has-error .message"),
+      "Name is required. The file has 'nmae' (ignored): did you mean this field, 'name'?",
+    );
+    await page.click("#tab-options");
+    assert.match(
+      await page.locator(".field", { has: page.locator("[name='options.replyFormat']") }).locator(".message")
+        .textContent() ?? "",
+      /^The file has 'replyFormt' \(ignored\): did you mean this field, 'replyFormat'\?$/,
+    );
+    await screenshot(page, "12-misspelt-load");
+    // Started anyway: the bridge's own warning stays as it came, the page's hint follows it.
+    await page.click("#tab-persona");
+    await page.fill("[name='persona.name']", "Mira");
+    await page.click("#start");
+    await page.locator("#start-result li.warning").filter({
+      hasText: "Unknown parameter 'options.replyFormt' was ignored. Did you mean 'replyFormat'?",
+    }).waitFor();
+    // A clean file loads as a success, as before.
+    await page.setInputFiles("#load-persona", [file("gorm.jsonc", { persona: { name: "Gorm" } })]);
+    await page.locator("#start-result p.note").filter({ hasText: "Loaded gorm.jsonc." }).waitFor();
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+Deno.test("a persona written from scratch with its fields at the top level: the list and the Name field say to move them into 'persona'", async () => {
+  await withPlayground("failed-fields-at-top", async (browser) => {
+    const { page } = browser;
+    await page.click("#tab-jsonc");
+    await page.fill(
+      "#jsonc",
+      '{\n  "name": "Gorm",\n  "role": "the smith",\n  "persona": {"replyFormat": "text"}\n}\n',
+    );
+    // Before: "Unknown fields: name, role, persona.replyFormat. … check the spelling." (the spelling was right).
+    assert.equal(
+      await text(page, "#editor-status li.unknown-fields"),
+      "Unknown fields: name (belongs in 'persona'), role (belongs in 'persona'), " +
+        "persona.replyFormat (belongs in 'options'). The bridge ignores them (with a warning); " +
+        "move each into the section it belongs in.",
+    );
+    await page.click("#tab-persona");
+    assert.equal(
+      await text(page, "#panel-persona .field.has-error .message"),
+      "Name is required. The file has 'name' at the top level (ignored): move it into 'persona'.",
+    );
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+Deno.test("layout: on a 400 px phone the conversation's title is tidy: the name on one line, the model on its own line", async () => {
+  await withPlayground("failed-phone-title", async (browser) => {
+    const { page } = browser;
+    await page.setViewportSize({ width: 400, height: 800 });
+    await page.click("#tab-model");
+    await page.check("#model-script"); // the longest model part: "scripted (the Model tab's script)"
+    await page.click("#start");
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await page.locator("#conversation").scrollIntoViewIfNeeded();
+    await screenshot(page, "13-phone-title");
+    const parts = await page.evaluate(() =>
+      [".npc-name", ".npc-model"].map((selector) => {
+        const el = document.querySelector(selector)!;
+        const range = document.createRange();
+        range.selectNodeContents(el);
+        const tops = new Set(
+          [...range.getClientRects()].filter((r) => r.width > 0).map((r) => Math.round(r.top)),
+        );
+        const box = el.getBoundingClientRect();
+        const panel = document.querySelector("#conversation")!.getBoundingClientRect();
+        return { lines: tops.size, top: Math.round(box.top), inside: box.right <= panel.right + 0.5 };
+      })
+    );
+    // Before: "Mira (mira) · scripted (the Model tab's" / "script)": the model broke across two lines.
+    assert.deepEqual(parts.map((p) => [p.lines, p.inside]), [[1, true], [1, true]], JSON.stringify(parts));
+    assert.ok(parts[1].top > parts[0].top, "the model is on its own line, under the name");
+    assert.deepEqual(browser.errors, []);
+  });
 });
 
 Deno.test("the bridge gone for a while, then back: the banner says to start the playground again, the header and Download state say the NPC went with it, and nothing stale stays after Reconnect", async () => {

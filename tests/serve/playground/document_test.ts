@@ -4,8 +4,10 @@
  * valid value and says where it is, and the review finds unknown fields and tool problems.
  */
 import assert from "node:assert/strict";
+import type { JsonObject } from "../../../src/protocol/json.ts";
 import {
   errorCount,
+  nearestKey,
   npcToolNames,
   parseJsonc,
   PersonaDocument,
@@ -141,7 +143,7 @@ Deno.test("tool problems: names, duplicates, schemas, timeouts; a missing descri
     ],
   });
   assert.deepEqual(review.tools, [
-    [{ error: 'Name must be 1–64 of A–Z a–z 0–9 _ - . ; got "bad name".' }],
+    [{ error: 'Name must be 1–64 of A–Z a–z 0–9 _ - . ; got "bad name" (e.g. "bad_name").' }],
     [{ warning: "No description: the model decides from it (the bridge warns)." }],
     [
       { error: "Two tools are named 'ok'; names are unique per NPC." },
@@ -150,9 +152,15 @@ Deno.test("tool problems: names, duplicates, schemas, timeouts; a missing descri
     ],
   ]);
   assert.equal(errorCount(review), 4);
-  assert.deepEqual(reviewDocument({}).file, [{
-    error: "A persona file needs a 'persona' object with at least a 'name'.",
-  }]);
+  // No persona: one problem (typing a name fixes it), said by the Name field, with what the file needs.
+  const empty = reviewDocument({});
+  assert.deepEqual(empty.file, []);
+  assert.deepEqual(Object.fromEntries(empty.fields), {
+    "persona.name": {
+      error: 'Name is required: type one here, or write "persona": {"name": "Gorm"} in the JSONC text.',
+    },
+  });
+  assert.equal(errorCount(empty), 1);
 });
 
 Deno.test("the NPC's tools: client tools plus the built-in ones its world and memory options add", () => {
@@ -164,5 +172,92 @@ Deno.test("the NPC's tools: client tools plus the built-in ones its world and me
   );
   assert.deepEqual(npcToolNames({ options: { memoryTools: ["change_relationship"] } }), [
     "change_relationship",
+  ]);
+});
+
+Deno.test("a misspelt field gets a 'did you mean' hint when one known name is clearly close, at every level", () => {
+  const review = reviewDocument({
+    persnoa: { name: "Mira" },
+    persona: { nmae: "Mira", mood: "fine", Role: "x" },
+    options: { replyFormt: "text", maxTokns: 3 },
+    tools: [{ name: "a", descripton: "x" }],
+    memory: { relationshp: 5 },
+  });
+  assert.deepEqual(Object.fromEntries(review.hints), {
+    "persnoa": "persona",
+    "persona.nmae": "name",
+    "persona.Role": "role",
+    "options.replyFormt": "replyFormat",
+    "tools[0].descripton": "description",
+    "memory.relationshp": "relationship",
+  });
+  // No hint for a name far from every field, or between two equally close ones.
+  assert.equal(review.hints.has("persona.mood"), false);
+  assert.equal(nearestKey("goal", ["goals", "goad"]), undefined);
+  assert.equal(nearestKey("goal", ["goals", "role"]), "goals");
+  assert.equal(nearestKey("xy", ["npc"]), undefined);
+});
+
+Deno.test("a known key in the wrong section: the review says where it belongs (not to check its spelling)", () => {
+  const review = reviewDocument({
+    name: "Gorm",
+    role: "smith",
+    persona: { name: "G", replyFormat: "text" },
+    options: { facts: [] },
+  });
+  assert.deepEqual(Object.fromEntries(review.moves), {
+    name: "persona",
+    role: "persona",
+    "persona.replyFormat": "options",
+    "options.facts": "memory",
+  });
+  assert.equal(review.hints.size, 0, "a key that is right elsewhere is not a misspelling");
+});
+
+Deno.test("JSON's usual slips from a designer: single quotes, names and texts without quotes say what to write", () => {
+  assert.equal(
+    parseJsonc("{'persona': {}}", "The persona file").problem?.message,
+    "The persona file is not valid JSON: single quotes on line 1, column 2. " +
+      "JSON takes double quotes: \"persona\", not 'persona'.",
+  );
+  assert.equal(
+    parseJsonc("{\n  persona: {}}", "The persona file").problem?.message,
+    "The persona file is not valid JSON: a name without quotes on line 2, column 3. " +
+      'Put names and texts in double quotes: "persona", not persona.',
+  );
+  assert.equal(
+    parseJsonc('{"name": Gorm}', "The persona file").problem?.message,
+    "The persona file is not valid JSON: a text without quotes on line 1, column 10. " +
+      'Put names and texts in double quotes: "Gorm", not Gorm.',
+  );
+});
+
+Deno.test("a file without a persona (in the test above), and a tool name with spaces, say what to write", () => {
+  assert.deepEqual(
+    reviewDocument({ persona: { name: "G" }, tools: [{ name: "open door", description: "x" }] }).tools,
+    [
+      [{ error: 'Name must be 1–64 of A–Z a–z 0–9 _ - . ; got "open door" (e.g. "open_door").' }],
+    ],
+  );
+});
+
+Deno.test("a tool parameter written as its type ('door': 'string') is a problem that says how to write it", () => {
+  const tool = (properties: JsonObject, name = Object.keys(properties)[0]) => ({
+    name,
+    description: "Opens a door.",
+    parameters: { type: "object", properties },
+  });
+  const review = reviewDocument({
+    persona: { name: "G" },
+    tools: [
+      tool({ door: "string", count: { type: "integer" } }),
+      tool({ where: 3 }),
+      tool({ ok: { type: "string" }, any: true }),
+    ],
+  });
+  assert.deepEqual(review.tools, [
+    [{ error: `Parameter 'door' must be a schema object: write "door": {"type": "string"}; got "string".` }],
+    [{ error: `Parameter 'where' must be a schema object, e.g. "where": {"type": "string"}; got 3.` }],
+    [],
   ]);
 });

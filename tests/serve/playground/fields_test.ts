@@ -11,7 +11,13 @@ import { defaultOptions, OPTION_KEYS } from "../../../src/game/npc/npc_options.t
 import { MEMORY_KEYS } from "../../../src/game/npc/npc_memory.ts";
 import type { JsonObject, JsonValue } from "../../../src/protocol/json.ts";
 import { BridgeError } from "../../../src/protocol/errors.ts";
-import { checkField, FIELDS, FILE_KEYS, keysOf } from "../../../src/serve/playground/page/fields.ts";
+import {
+  checkField,
+  fieldHint,
+  FIELDS,
+  FILE_KEYS,
+  keysOf,
+} from "../../../src/serve/playground/page/fields.ts";
 
 Deno.test("the form has exactly the persona fields, NPC options and memory keys of the bridge, in its order", () => {
   assert.deepEqual(keysOf("persona"), [...PERSONA_KEYS]);
@@ -155,4 +161,39 @@ Deno.test("a required field, an empty name and null are told apart", () => {
   assert.equal(checkField(count, { value: 7 }).error, "Must be a whole number from 0 to 4; got 7.");
   const emotion = FIELDS.find((f) => f.key === "defaultEmotion")!;
   assert.match(checkField(emotion, { value: "banana" }).warning ?? "", /not a known emotion/);
+});
+
+Deno.test("a value of the wrong kind that is easy to fix says what to write: a text for a list, a number or true in quotes", () => {
+  const field = (key: string) => FIELDS.find((f) => f.key === key)!;
+  assert.equal(
+    checkField(field("goals"), { value: "get rich" }).error,
+    'Must be a list of texts, e.g. ["get rich"]; got "get rich".',
+  );
+  assert.equal(
+    checkField(field("worldReadable"), { value: "player.gold" }).error,
+    'Must be a list of world paths, e.g. ["player.gold"]; got "player.gold".',
+  );
+  assert.equal(
+    checkField(field("maxSentences"), { value: "3" }).error,
+    'Must be a whole number from 1 to 1000; got "3", a text: write 3 without quotes.',
+  );
+  assert.equal(
+    checkField(field("canEndConversation"), { value: "false" }).error,
+    'Must be true or false; got "false", a text: write false without quotes.',
+  );
+  // Others as before.
+  assert.equal(checkField(field("goals"), { value: 3 }).error, "Must be a list of texts; got 3.");
+  assert.equal(
+    checkField(field("maxSentences"), { value: "many" }).error,
+    'Must be a whole number from 1 to 1000; got "many".',
+  );
+});
+
+Deno.test("the hint under a field: an optional text or list says 'Optional' (not the JSON of its default, \"\" or [])", () => {
+  const hint = (key: string) => fieldHint(FIELDS.find((f) => f.key === key)!);
+  assert.equal(hint("role"), "Optional. e.g. “the village blacksmith”.");
+  assert.equal(hint("goals"), "Optional. What the NPC wants; one per line.");
+  assert.equal(hint("name"), "Required. Only required field, e.g. “Gorm”.");
+  assert.equal(hint("maxSentences"), "Default: 2 · 1–1000. Reply length limit.");
+  assert.equal(hint("greeting"), "Default: none. An opening situation: the default situation of a bark.");
 });

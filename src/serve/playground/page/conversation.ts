@@ -114,7 +114,8 @@ export class Conversation {
   constructor(root: HTMLElement, saved: Saved, host: ConversationHost) {
     this.#host = host;
     this.#saved = saved;
-    // The NPC's name in bold; the model it runs on after it, smaller (one line on a 1280 px laptop).
+    // The NPC's name in bold; the model it runs on after it, smaller (one line on a 1280 px laptop; on a
+    // phone the model goes on its own line under the name, cut with "…" if it must, its whole text the title).
     this.#titleName = h("span", { class: "npc-name", text: "No NPC yet" });
     this.#titleModel = h("span", { class: "npc-model" });
     this.#title = h("span", { class: "npc-title" }, this.#titleName, this.#titleModel);
@@ -264,16 +265,22 @@ export class Conversation {
       this.#turns = 0;
     }
     this.#titleName.textContent = name;
-    this.#titleModel.textContent = ` · ${model}`;
+    this.#setModel(model);
     this.#setEmotion(null);
     this.#message.textContent = "";
     this.#cutOff = null;
     this.#quiet();
   }
 
+  /** The model part of the title: " · " (hidden on a phone, where the model has its own line), then `model`. */
+  #setModel(model: string): void {
+    this.#titleModel.replaceChildren(h("span", { class: "npc-sep", text: " · " }), model);
+    this.#titleModel.title = model;
+  }
+
   /** The NPC went with the connection: the header says it no longer runs; the message under Say goes. */
   stopped(why: string): void {
-    this.#titleModel.textContent = ` · not running (${why})`;
+    this.#setModel(`not running (${why})`);
     this.#setEmotion(null);
   }
 

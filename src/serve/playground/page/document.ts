@@ -17,6 +17,7 @@ import {
   printParseErrorCode,
 } from "npm:jsonc-parser@3.3.1";
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
+import { editDistance } from "../../../util/edit_distance.ts";
 import {
   BUILTIN_TOOLS,
   type Check,
@@ -71,6 +72,30 @@ function position(text: string, offset: number): { line: number; column: number 
 }
 
 /**
+ * The quoting slip of someone new to JSON at `offset` (where the parser stopped): a name or text in single
+ * quotes, or one without quotes; with what to write instead. Null for any other problem.
+ */
+function quoteSlip(text: string, offset: number, code: string): { what: string; fix: string } | null {
+  if (code !== "InvalidSymbol" && code !== "PropertyNameExpected" && code !== "ValueExpected") return null;
+  const single = /^'([^'\n]*)'/.exec(text.slice(offset));
+  if (single) {
+    return {
+      what: "single quotes",
+      fix: `JSON takes double quotes: ${JSON.stringify(single[1])}, not '${single[1]}'.`,
+    };
+  }
+  const word = /^[A-Za-z_][\w-]*/.exec(text.slice(offset))?.[0];
+  if (!word || ["true", "false", "null"].includes(word)) return null;
+  // A name comes after `{` or `,`; a text after `:` or `[`.
+  const before = text.slice(0, offset).replace(/\/\/[^\n]*|\/\*[\s\S]*?\*\//g, "").trimEnd();
+  const kind = before.endsWith(":") || before.endsWith("[") ? "a text" : "a name";
+  return {
+    what: `${kind} without quotes`,
+    fix: `Put names and texts in double quotes: ${JSON.stringify(word)}, not ${word}.`,
+  };
+}
+
+/**
  * Parses JSON with comments and trailing commas. `what` names the text in messages ("The JSONC text").
  * Returns the value or the first problem with its line and column.
  */
@@ -87,11 +112,14 @@ export function parseJsonc(
     const e = errors[0];
     const code = printParseErrorCode(e.error);
     const { line, column } = position(text, e.offset);
-    const why = EXPLANATIONS[code] ?? code;
+    const slip = quoteSlip(text, e.offset, code);
+    const why = slip?.what ?? EXPLANATIONS[code] ?? code;
     return {
       value: undefined,
       problem: {
-        message: `${what} is not valid JSON: ${why} on line ${line}, column ${column}.`,
+        message: `${what} is not valid JSON: ${why} on line ${line}, column ${column}.${
+          slip ? ` ${slip.fix}` : ""
+        }`,
         line,
         column,
         offset: e.offset,
@@ -322,6 +350,42 @@ export interface Review {
   file: Check[];
   /** Keys the bridge does not know (it ignores them with a warning), as paths. */
   unknown: string[];
+  /** The known key an unknown one most likely misspells, by the unknown key's path (`persona.nmae` → `name`). */
+  hints: Map<string, string>;
+  /**
+   * The section an unknown key belongs in when it is a key of another one (`name` at the top level →
+   * `persona`; `persona.replyFormat` → `options`), by the unknown key's path.
+   */
+  moves: Map<string, Section>;
+}
+
+/**
+ * The name in `known` that `key` most likely misspells: the same letters in another case, or the one name
+ * clearly closest (at most one edit away, two for names of six letters or more; a swap of neighbouring
+ * letters is one edit); undefined when none is, or when two are equally close.
+ *
+ * @example
+ * ```ts
+ * nearestKey("nmae", ["name", "role"]); // "name"
+ * nearestKey("mood", ["name", "role"]); // undefined
+ * ```
+ */
+export function nearestKey(key: string, known: readonly string[]): string | undefined {
+  const lower = key.toLowerCase();
+  const same = known.filter((k) => k.toLowerCase() === lower);
+  if (same.length > 0) return same.length === 1 ? same[0] : undefined;
+  let best: string[] = [];
+  let bestDistance = Infinity;
+  for (const name of known) {
+    if (name.length < 3 || lower.length < 3) continue; // too short to tell a misspelling from another name
+    const distance = editDistance(lower, name.toLowerCase());
+    if (distance > (name.length >= 6 ? 2 : 1)) continue;
+    if (distance < bestDistance) {
+      best = [name];
+      bestDistance = distance;
+    } else if (distance === bestDistance) best.push(name);
+  }
+  return best.length === 1 ? best[0] : undefined;
 }
 
 /** The tools an NPC made from `value` will have: its client tools and the built-in ones its options add. */
@@ -349,15 +413,21 @@ export function npcToolNames(value: JsonObject): string[] {
   return names;
 }
 
-function checkTool(tool: JsonValue, index: number, seen: Set<string>, unknown: string[]): Check[] {
+function checkTool(tool: JsonValue, index: number, seen: Set<string>, review: Review): Check[] {
   if (!isObject(tool)) return [{ error: `Tool ${index + 1} must be an object with a name.` }];
   const checks: Check[] = [];
   for (const key of Object.keys(tool)) {
-    if (!(TOOL_KEYS as readonly string[]).includes(key)) unknown.push(`tools[${index}].${key}`);
+    if (!(TOOL_KEYS as readonly string[]).includes(key)) {
+      unknownKey(review, `tools[${index}].${key}`, key, TOOL_KEYS, null);
+    }
   }
   const name = tool.name;
   if (typeof name !== "string" || !TOOL_NAME.test(name)) {
-    checks.push({ error: `Name must be 1–64 of A–Z a–z 0–9 _ - . ; got ${JSON.stringify(name ?? null)}.` });
+    const fixed = typeof name === "string" ? name.trim().replace(/[^A-Za-z0-9_.-]+/g, "_") : "";
+    const example = TOOL_NAME.test(fixed) ? ` (e.g. ${JSON.stringify(fixed)})` : "";
+    checks.push({
+      error: `Name must be 1–64 of A–Z a–z 0–9 _ - . ; got ${JSON.stringify(name ?? null)}${example}.`,
+    });
   } else if (seen.has(name)) {
     checks.push({ error: `Two tools are named '${name}'; names are unique per NPC.` });
   } else if (BUILTIN_TOOLS.includes(name)) {
@@ -371,6 +441,18 @@ function checkTool(tool: JsonValue, index: number, seen: Set<string>, unknown: s
   }
   if (tool.parameters !== undefined && tool.parameters !== null && !isObject(tool.parameters)) {
     checks.push({ error: 'Parameters must be a JSON Schema object, e.g. {"type": "object", …}.' });
+  } else if (isObject(tool.parameters) && isObject(tool.parameters.properties)) {
+    // A parameter written as its type ("door": "string"): the bridge says "expected a schema object".
+    const types = ["string", "number", "integer", "boolean", "array", "object"];
+    for (const [name, schema] of Object.entries(tool.parameters.properties)) {
+      if (isObject(schema) || schema === true) continue;
+      const fix = typeof schema === "string" && types.includes(schema)
+        ? `: write ${JSON.stringify(name)}: {"type": ${JSON.stringify(schema)}}`
+        : `, e.g. ${JSON.stringify(name)}: {"type": "string"}`;
+      checks.push({
+        error: `Parameter '${name}' must be a schema object${fix}; got ${JSON.stringify(schema)}.`,
+      });
+    }
   }
   const timeout = tool.timeoutSeconds;
   if (
@@ -385,11 +467,44 @@ function checkTool(tool: JsonValue, index: number, seen: Set<string>, unknown: s
   return checks;
 }
 
-/** Reviews a persona file's value: field checks, tool checks, file problems and unknown keys. */
+/**
+ * Adds the unknown key `key` (at `path`, in section `from`; a tool's keys have none) to the review, with the
+ * section it belongs in when it is another section's key, else the name of `known` it most likely misspells.
+ */
+function unknownKey(
+  review: Review,
+  path: string,
+  key: string,
+  known: readonly string[],
+  from: Section | null,
+): void {
+  review.unknown.push(path);
+  const home = from === null
+    ? undefined
+    : (["persona", "options", "memory"] as const).find((s) => s !== from && keysOf(s).includes(key));
+  if (home !== undefined) {
+    review.moves.set(path, home);
+    return;
+  }
+  const meant = nearestKey(key, known);
+  if (meant !== undefined) review.hints.set(path, meant);
+}
+
+/**
+ * Reviews a persona file's value: field checks, tool checks, file problems and unknown keys (with the known
+ * key each most likely misspells).
+ */
 export function reviewDocument(value: JsonObject): Review {
-  const review: Review = { fields: new Map(), tools: [], file: [], unknown: [] };
+  const review: Review = {
+    fields: new Map(),
+    tools: [],
+    file: [],
+    unknown: [],
+    hints: new Map(),
+    moves: new Map(),
+  };
   for (const key of Object.keys(value)) {
-    if (!(FILE_KEYS as readonly string[]).includes(key)) review.unknown.push(key);
+    if (!(FILE_KEYS as readonly string[]).includes(key)) unknownKey(review, key, key, FILE_KEYS, "file");
   }
   const tools = npcToolNames(value);
   for (const spec of FIELDS.filter((f) => f.section === "file")) {
@@ -405,12 +520,9 @@ export function reviewDocument(value: JsonObject): Review {
       review.file.push({ error: `'${section}' must be an object; got ${JSON.stringify(raw)}.` });
     }
     const object = isObject(raw) ? raw : {};
-    if (section === "persona" && (raw === undefined || raw === null)) {
-      review.file.push({ error: "A persona file needs a 'persona' object with at least a 'name'." });
-    }
     const known = keysOf(section);
     for (const key of Object.keys(object)) {
-      if (!known.includes(key)) review.unknown.push(`${section}.${key}`);
+      if (!known.includes(key)) unknownKey(review, `${section}.${key}`, key, known, section);
     }
     for (const spec of FIELDS.filter((f) => f.section === section)) {
       const check = checkField(spec, {
@@ -419,12 +531,18 @@ export function reviewDocument(value: JsonObject): Review {
       });
       if (check.error || check.warning) review.fields.set(`${section}.${spec.key}`, check);
     }
+    if (section === "persona" && (raw === undefined || raw === null)) {
+      // One problem, said where it is fixed (typing a name creates the section), with what the file needs.
+      review.fields.set("persona.name", {
+        error: 'Name is required: type one here, or write "persona": {"name": "Gorm"} in the JSONC text.',
+      });
+    }
   }
   if (value.tools !== undefined && value.tools !== null && !Array.isArray(value.tools)) {
     review.file.push({ error: "'tools' must be a list of tool definitions." });
   } else if (Array.isArray(value.tools)) {
     const seen = new Set<string>();
-    review.tools = value.tools.map((tool, i) => checkTool(tool, i, seen, review.unknown));
+    review.tools = value.tools.map((tool, i) => checkTool(tool, i, seen, review));
   }
   if (value.world !== undefined && value.world !== null && !isObject(value.world)) {
     review.file.push({ error: "'world' (the initial world) must be an object." });

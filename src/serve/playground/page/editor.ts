@@ -390,7 +390,7 @@ export class Editor {
   /** Re-checks the document and shows the checks by the fields and in the status line. */
   refresh(): void {
     this.review = reviewDocument(this.doc.value);
-    for (const widget of this.#widgets) widget.mark(this.review.fields.get(widget.path));
+    for (const widget of this.#widgets) widget.mark(this.#fieldCheck(widget.path));
     this.#tools.mark(this.review.tools);
     this.#renderStatus();
   }
@@ -400,6 +400,45 @@ export class Editor {
     if (name === this.#running) return;
     this.#running = name;
     this.#renderStatus();
+  }
+
+  /**
+   * The check shown by the field at `path` (`persona.name`): the review's, plus a hint when the file has an
+   * unknown key meant for this field (the value the designer meant for it is ignored): the field's key in
+   * another section (`name` at the top level), or a misspelling of it (`persona.nmae`).
+   */
+  #fieldCheck(path: string): Check | undefined {
+    const check = this.review.fields.get(path);
+    const [section, key] = path.split(".");
+    /** An unknown key's section ("file" at the top level; null in a tool) and key. */
+    const split = (unknown: string): [string | null, string] => {
+      const dot = unknown.indexOf(".");
+      if (dot === -1) return ["file", unknown];
+      return unknown.startsWith("tools[") ? [null, ""] : [unknown.slice(0, dot), unknown.slice(dot + 1)];
+    };
+    let hint: string | null = null;
+    for (const [unknown, home] of this.review.moves) {
+      const [from, name] = split(unknown);
+      if (home !== section || name !== key) continue;
+      const where = from === "file" ? "at the top level" : `in '${from}'`;
+      hint = `The file has '${key}' ${where} (ignored): move it into '${section}'.`;
+    }
+    for (const [unknown, meant] of this.review.hints) {
+      const [from, name] = split(unknown);
+      if (from !== section || meant !== key) continue;
+      hint = `The file has '${name}' (ignored): did you mean this field, '${key}'?`;
+    }
+    if (hint === null) return check;
+    if (check?.error) return { error: `${check.error} ${hint}` };
+    return { warning: check?.warning ? `${check.warning} ${hint}` : hint };
+  }
+
+  /** The number of problems (the JSONC syntax, errors of the review, the script's) and of warnings listed. */
+  #counts(): { problems: number; warnings: number } {
+    const scriptProblem = this.saved.useScript ? this.scriptProblem() : null;
+    const listed = this.#reviewItems().length + (scriptProblem ? 1 : 0);
+    const problems = errorCount(this.review) + (scriptProblem ? 1 : 0);
+    return { problems: problems + (this.doc.problem ? 1 : 0), warnings: listed - problems };
   }
 
   /** Sets the bridge's notes on the tools (from `tools/validate`) and shows them. */
@@ -476,8 +515,20 @@ export class Editor {
         h(
           "li",
           { class: "warning unknown-fields" },
-          `Unknown field${review.unknown.length > 1 ? "s" : ""}: ${review.unknown.join(", ")}. ` +
-            "The bridge ignores them (with a warning); check the spelling.",
+          `Unknown field${review.unknown.length > 1 ? "s" : ""}: ${
+            review.unknown.map((path) => {
+              const meant = review.hints.get(path);
+              const home = review.moves.get(path);
+              if (home !== undefined) return `${path} (belongs in '${home}')`;
+              return meant === undefined ? path : `${path} (did you mean '${meant}'?)`;
+            }).join(", ")
+          }. The bridge ignores them (with a warning); ${
+            review.moves.size === 0
+              ? "check the spelling."
+              : review.moves.size === review.unknown.length
+              ? "move each into the section it belongs in."
+              : "check the spelling, and move the ones that belong elsewhere."
+          }`,
         ),
       );
     }
@@ -516,13 +567,16 @@ export class Editor {
 
   /**
    * Shows the outcome of a start, restore or apply: an error (mapped to its field when it names one), the
-   * bridge's warnings, the page's own (`pageWarnings`, e.g. a state file with no world snapshot), or a note.
+   * bridge's warnings (with the page's "did you mean" after one about a misspelt key), the page's own
+   * (`pageWarnings`, e.g. a state file with no world snapshot), a note, or a note in the warning's colour
+   * (`warningNote`, e.g. a loaded file with problems).
    */
   showResult(result: {
     error?: string;
     warnings?: readonly string[];
     pageWarnings?: readonly string[];
     note?: string;
+    warningNote?: string;
     force?: boolean;
   }): void {
     const items: Node[] = [];
@@ -560,7 +614,7 @@ export class Editor {
           h(
             "ul",
             { class: "messages" },
-            ...result.warnings.map((w) => h("li", { class: "warning", text: w })),
+            ...result.warnings.map((w) => h("li", { class: "warning" }, w, this.#misspeltHint(w))),
           ),
         ),
       );
@@ -575,7 +629,18 @@ export class Editor {
       );
     }
     if (result.note) items.push(h("p", { class: "note", text: result.note }));
+    if (result.warningNote) items.push(h("p", { class: "warning", text: result.warningNote }));
     this.#result.replaceChildren(...items);
+  }
+
+  /**
+   * The page's own hint after a bridge warning about an unknown key ("Unknown parameter 'persona.nmae' was
+   * ignored."): the known key it most likely misspells, or null. The bridge's text stays as it came.
+   */
+  #misspeltHint(warning: string): HTMLElement | null {
+    const path = /^Unknown parameter '([^']+)' was ignored\.$/.exec(warning)?.[1];
+    const meant = path === undefined ? undefined : this.review.hints.get(path);
+    return meant === undefined ? null : h("span", { class: "hint", text: ` Did you mean '${meant}'?` });
   }
 
   /**
@@ -752,7 +817,17 @@ export class Editor {
         notes.push(file.name);
       }
     }
-    if (notes.length > 0) this.showResult({ note: `Loaded ${notes.join(" and ")}.` });
+    if (notes.length === 0) return;
+    // A file with problems is not "all good": the note says how many, in the warning's colour, and where.
+    const { problems, warnings } = this.#counts();
+    const counted = [
+      problems > 0 ? `${problems} problem${problems > 1 ? "s" : ""}` : "",
+      warnings > 0 ? `${warnings} warning${warnings > 1 ? "s" : ""}` : "",
+    ].filter(Boolean).join(" and ");
+    if (counted === "") this.showResult({ note: `Loaded ${notes.join(" and ")}.` });
+    else {this.showResult({
+        warningNote: `Loaded ${notes.join(" and ")} with ${counted}: see the list above.`,
+      });}
   }
 
   async #loadScript(file: File): Promise<void> {

@@ -8,7 +8,7 @@
  */
 import type { JsonValue } from "../../../protocol/json.ts";
 import { h, uid } from "./dom.ts";
-import { EMOTION_NAMES, type FieldKind, type FieldSpec, MEMORY_TOOLS } from "./fields.ts";
+import { EMOTION_NAMES, fieldHint, type FieldKind, type FieldSpec, MEMORY_TOOLS } from "./fields.ts";
 import { listFrom, numberFrom } from "./values.ts";
 
 /** A field's widget. */
@@ -42,15 +42,6 @@ function listText(value: JsonValue | undefined): string {
   if (value === undefined || value === null) return "";
   if (!Array.isArray(value)) return JSON.stringify(value);
   return value.map((item) => typeof item === "string" ? item : JSON.stringify(item)).join("\n");
-}
-
-function hintText(spec: FieldSpec): string {
-  const limits: string[] = [];
-  if (spec.min !== undefined && spec.max !== undefined) limits.push(`${spec.min}–${spec.max}`);
-  else if (spec.min !== undefined) limits.push(`≥ ${spec.min}`);
-  else if (spec.max !== undefined) limits.push(`≤ ${spec.max}`);
-  const head = spec.required ? "Required" : `Default: ${spec.defaultText}`;
-  return [head, ...limits].join(" · ") + `. ${spec.help}`;
 }
 
 function selectOptions(select: HTMLSelectElement, options: [string, string][], current: string): void {
@@ -306,7 +297,7 @@ export function fieldWidget(spec: FieldSpec, onInput: (widget: FieldWidget) => v
   const hintId = `${id}-hint`;
   const messageId = `${id}-message`;
   const describedBy = `${hintId} ${messageId}`;
-  const hint = h("p", { class: "hint", id: hintId, text: hintText(spec) });
+  const hint = h("p", { class: "hint", id: hintId, text: fieldHint(spec) });
   const message = h("p", { class: "message", id: messageId, "aria-live": "polite" });
   const common = { id, name: `${spec.section}.${spec.key}`, "aria-describedby": describedBy };
   const parts = BUILDERS[spec.kind](spec, { id, describedBy, common, fire: () => onInput(widget) });

@@ -322,6 +322,20 @@ export function fieldOf(section: string, key: string): FieldSpec | undefined {
   return FIELDS.find((f) => f.section === section && f.key === key);
 }
 
+/**
+ * The hint under a field: "Required", its default (an optional text or list: "Optional", not the JSON of its
+ * empty default) and its limits, then its help.
+ */
+export function fieldHint(spec: FieldSpec): string {
+  const limits: string[] = [];
+  if (spec.min !== undefined && spec.max !== undefined) limits.push(`${spec.min}–${spec.max}`);
+  else if (spec.min !== undefined) limits.push(`≥ ${spec.min}`);
+  else if (spec.max !== undefined) limits.push(`≤ ${spec.max}`);
+  const empty = spec.defaultText === '""' || spec.defaultText === "[]";
+  const head = spec.required ? "Required" : empty ? "Optional" : `Default: ${spec.defaultText}`;
+  return [head, ...limits].join(" · ") + `. ${spec.help}`;
+}
+
 /** The keys of a section, in order. */
 export function keysOf(section: Section): string[] {
   return FIELDS.filter((f) => f.section === section).map((f) => f.key);
@@ -342,7 +356,9 @@ function checkNumber(spec: FieldSpec, value: JsonValue, integer: boolean): strin
   const what = integer ? "a whole number" : "a number";
   const limits = range(spec);
   const expected = limits === "" ? what : `${what} ${limits}`;
-  if (typeof value !== "number" || !Number.isFinite(value)) return `Must be ${expected}; got ${show(value)}.`;
+  if (typeof value !== "number" || !Number.isFinite(value)) {
+    return `Must be ${expected}; got ${quoted(value)}.`;
+  }
   if (integer && !Number.isInteger(value)) return `Must be ${expected}; got ${value}.`;
   if ((spec.min !== undefined && value < spec.min) || (spec.max !== undefined && value > spec.max)) {
     return `Must be ${expected}; got ${value}.`;
@@ -350,7 +366,21 @@ function checkNumber(spec: FieldSpec, value: JsonValue, integer: boolean): strin
   return null;
 }
 
+/**
+ * `value` as JSON; a text that reads as a number, `true` or `false` adds what to write instead (a designer new
+ * to JSON writes `"3"` for 3).
+ */
+function quoted(value: JsonValue): string {
+  if (typeof value === "string" && /^\s*(-?\d+(\.\d+)?|true|false)\s*$/.test(value)) {
+    return `${show(value)}, a text: write ${value.trim()} without quotes`;
+  }
+  return show(value);
+}
+
 function checkStrings(value: JsonValue, what: string): string | null {
+  if (typeof value === "string") {
+    return `Must be a list of ${what}, e.g. ${show([value])}; got ${show(value)}.`;
+  }
   if (!Array.isArray(value)) return `Must be a list of ${what}; got ${show(value)}.`;
   const bad = value.findIndex((item) => typeof item !== "string");
   return bad === -1 ? null : `Item ${bad + 1} must be text; got ${show(value[bad])}.`;
@@ -409,7 +439,7 @@ export function checkField(spec: FieldSpec, { value, tools = [] }: CheckFieldOpt
     case "seconds":
       return checkNumeric(spec, value);
     case "boolean":
-      return typeof value === "boolean" ? {} : { error: `Must be true or false; got ${show(value)}.` };
+      return typeof value === "boolean" ? {} : { error: `Must be true or false; got ${quoted(value)}.` };
     case "choice":
       return typeof value === "string" && spec.choices?.includes(value)
         ? {}
@@ -463,7 +493,7 @@ function checkNumeric(spec: FieldSpec, value: JsonValue): Check {
   const problem = checkNumber(spec, value, spec.kind === "integer");
   if (problem && spec.kind === "seconds") {
     return {
-      error: `Must be a number of seconds from 0 to 86400 (0 means no limit); got ${show(value)}.`,
+      error: `Must be a number of seconds from 0 to 86400 (0 means no limit); got ${quoted(value)}.`,
     };
   }
   return errorOf(problem);
