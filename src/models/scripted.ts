@@ -88,9 +88,10 @@ export interface CutToolCall {
 }
 
 /**
- * The invalid answer of a structured answer or tool call the token limit cut off (`-32012 generation_failed`
- * with `data.problem`, like any invalid answer on the wire). In-process it also holds what was written before
- * the cut, for a server that answers with it as OpenAI does (cut-off JSON with `finish_reason: "length"`).
+ * The invalid answer of a structured answer or tool call that {@link ScriptedModel.tokenLimited} cut off at the
+ * token limit (`-32012 generation_failed` with `data.problem`, like any invalid answer). It also holds what was
+ * written before the cut, which `oam serve` answers with as OpenAI does (cut-off JSON with
+ * `finish_reason: "length"`).
  */
 export class CutOffAnswer extends BridgeError {
   /** What the model wrote before the cut: the answer's text, or the tool calls whose names it finished. */
@@ -154,9 +155,8 @@ function checkAnswer(value: JsonValue, schema: ResponseSchema): void {
   if (problem !== null) throw invalidAnswer(`the answer does not match the response schema: ${problem}`);
 }
 
-/** Fails a structured answer `text` that does not fit in the step's token limit. */
-function checkLength(text: string, req: StepRequest): void {
-  const limit = req.options.maximumResponseTokens;
+/** Fails a structured answer `text` that does not fit in `limit` tokens (none: no limit is held to). */
+function checkLength(text: string, limit: number | undefined): void {
   const cut = limit === undefined ? null : cutToTokens(text, limit);
   if (cut !== null) throw new CutOffAnswer("the answer is not valid JSON", limit!, cut, { text: cut });
 }
@@ -395,6 +395,7 @@ export class ScriptedModel implements LanguageModel {
   /** Ids for tool calls the script leaves unnamed (made at the first tool-call step). */
   #callIds: CallIds | null = null;
   readonly #availability: ModelAvailability;
+  #tokenLimited: LanguageModel | null = null;
 
   /** A model playing `script`; `variant` names it in availability. */
   constructor(script: Script, variant = "scripted") {
@@ -439,6 +440,40 @@ export class ScriptedModel implements LanguageModel {
    * runs to its first real wait without a promise per step.
    */
   stepNow(req: StepRequest): Promise<StepResult> | StepResult {
+    return this.#stepNow(req, undefined);
+  }
+
+  /**
+   * This model as `oam serve` plays it for OpenAI-style chat completions: the same script and the same place in
+   * it, but each answer is held to the request's token limit (`max_completion_tokens`), as OpenAI's answers
+   * are, at four characters a token (the usage estimate). A longer text is cut there (so text, usage and
+   * `finish_reason: "length"` agree); a structured answer or tool call that does not fit fails with a
+   * {@link CutOffAnswer} holding what was written. Everywhere else (the bridge protocol) a script plays its
+   * steps whole whatever the limit, as the reference's scripted model does.
+   *
+   * @example
+   * ```ts
+   * import { ScriptedModel } from "@open-apple-models/bridge/engine";
+   * const model = new ScriptedModel({ steps: [{ text: "The quick brown fox." }] });
+   * const served = model.tokenLimited(); // plays the same steps, cut at each request's limit
+   * ```
+   */
+  tokenLimited(): LanguageModel {
+    return this.#tokenLimited ??= {
+      kind: this.kind,
+      contextSize: this.contextSize,
+      trimsHistory: this.trimsHistory,
+      availability: () => this.availability(),
+      availabilityNow: () => this.availabilityNow(),
+      step: (req) => {
+        const result = this.#stepNow(req, req.options.maximumResponseTokens);
+        return result instanceof Promise ? result : Promise.resolve(result);
+      },
+    };
+  }
+
+  /** Plays the next step, its answers held to `limit` tokens (undefined: played whole). */
+  #stepNow(req: StepRequest, limit: number | undefined): Promise<StepResult> | StepResult {
     const index = this.#next;
     const step = index < this.#script.steps.length
       ? this.#script.steps[index]
@@ -446,19 +481,19 @@ export class ScriptedModel implements LanguageModel {
     this.#next++;
     if (req.signal.aborted) return Promise.reject(abortError());
     if (step.delayMs) {
-      return abortableSleep(step.delayMs, req.signal).then(() => this.#playChecked(step, req, index));
+      return abortableSleep(step.delayMs, req.signal).then(() => this.#playChecked(step, req, index, limit));
     }
     try {
-      return this.#playChecked(step, req, index);
+      return this.#playChecked(step, req, index, limit);
     } catch (error) {
       return Promise.reject(error);
     }
   }
 
   /** {@link #play}, remembering whether the step (`index` in the script) gave an invalid answer. */
-  #playChecked(step: ScriptStep, req: StepRequest, index: number): StepResult {
+  #playChecked(step: ScriptStep, req: StepRequest, index: number, limit: number | undefined): StepResult {
     try {
-      const result = this.#play(step, req);
+      const result = this.#play(step, req, limit);
       this.#lastProblem = null;
       return result;
     } catch (error) {
@@ -494,12 +529,11 @@ export class ScriptedModel implements LanguageModel {
     );
   }
 
-  #play(step: ScriptStep, req: StepRequest): StepResult {
+  #play(step: ScriptStep, req: StepRequest, limit: number | undefined): StepResult {
     if ("error" in step) {
       throw BridgeError.of(step.error as never, step.message ?? `Scripted ${step.error}.`);
     }
     if ("toolCalls" in step) {
-      const limit = req.options.maximumResponseTokens;
       if (limit !== undefined) {
         // What a real model writes for the calls: each name and its arguments.
         const written = step.toolCalls.map((c) => c.name + compactJson(c.arguments)).join("");
@@ -522,12 +556,12 @@ export class ScriptedModel implements LanguageModel {
     if ("json" in step) {
       const text = compactJson(step.json);
       if (req.responseSchema) {
-        checkLength(text, req);
+        checkLength(text, limit);
         checkAnswer(step.json, req.responseSchema);
         req.onPartial?.(step.json);
         return { kind: "structured", value: step.json, text, usage: null };
       }
-      return this.#text(text, 1, req);
+      return this.#text(text, 1, req, limit);
     }
     let text: string;
     let chunks = 3;
@@ -544,7 +578,7 @@ export class ScriptedModel implements LanguageModel {
     if (req.responseSchema) {
       if (step === DEFAULT_FALLBACK) throw this.#exhausted();
       // A text step in a schema turn: the text must be the JSON answer.
-      checkLength(text, req);
+      checkLength(text, limit);
       let value: JsonValue;
       try {
         value = JSON.parse(text);
@@ -555,15 +589,14 @@ export class ScriptedModel implements LanguageModel {
       req.onPartial?.(value);
       return { kind: "structured", value, text, usage: null };
     }
-    return this.#text(text, chunks, req);
+    return this.#text(text, chunks, req, limit);
   }
 
   /**
-   * A text answer, streamed in about `chunks` pieces; cut at the step's token limit when it does not fit (its
-   * usage, estimated by the agent at four characters a token, is then the limit).
+   * A text answer, streamed in about `chunks` pieces; cut at `limit` tokens when it does not fit (its usage,
+   * estimated by the agent at four characters a token, is then the limit).
    */
-  #text(whole: string, chunks: number, req: StepRequest): StepResult {
-    const limit = req.options.maximumResponseTokens;
+  #text(whole: string, chunks: number, req: StepRequest, limit: number | undefined): StepResult {
     const text = (limit === undefined ? null : cutToTokens(whole, limit)) ?? whole;
     const usage = null;
     const onText = req.onText;

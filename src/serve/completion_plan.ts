@@ -7,6 +7,7 @@
 import { type AgentTool, DEFAULT_SETTINGS, type ToolPolicy } from "../agent/types.ts";
 import { RESPOND_DIRECTLY } from "../agent/step_policy.ts";
 import type { GenerationOptions, LanguageModel, ResponseSchema, Sampling } from "../models/language_model.ts";
+import { ScriptedModel } from "../models/scripted.ts";
 import { convertSchema, SchemaError } from "../schema/convert.ts";
 import { sanitizeTypeName, toolArgumentsTypeName } from "../schema/names.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
@@ -107,7 +108,7 @@ export function planCompletion(request: ChatRequest, config: ServeConfiguration)
   if (format.kind === "json_object") parts.push(JSON_OBJECT_INSTRUCTION);
   return {
     modelId: request.model ?? config.defaultModel,
-    model: config.models.get(resolved)!,
+    model: servedModel(config.models.get(resolved)!),
     conversation,
     instructions: parts.length === 0 ? null : parts.join("\n\n"),
     tools,
@@ -244,4 +245,12 @@ function generationOptions(request: ChatRequest): GenerationOptions {
 /** OpenAI seeds may be negative; the sampling seed is unsigned (two's complement, as the reference does). */
 function seedValue(seed: number): number {
   return seed >= 0 ? seed : Number(BigInt.asUintN(53, BigInt(seed)));
+}
+
+/**
+ * The model a completion runs on: a scripted one held to the request's token limit as OpenAI's answers are
+ * (over the bridge protocol a script plays its steps whole, as the reference's does).
+ */
+function servedModel(model: LanguageModel): LanguageModel {
+  return model instanceof ScriptedModel ? model.tokenLimited() : model;
 }
