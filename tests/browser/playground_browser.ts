@@ -765,6 +765,7 @@ Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown fi
       await text(page, "#editor-status .summary"),
       "Mira is running; ready to apply or restart (1 warning):",
     );
+    await lastStateKept(page); // else there is no last state to restore below
     await served.stop();
     await page.locator("#banner").filter({ hasText: "The bridge went away." }).waitFor();
     assert.equal(
@@ -915,6 +916,7 @@ Deno.test("the bridge gone for a while, then back: the banner says to start the 
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
     assert.equal(await text(page, ".npc-title"), "Mira (mira) · the bridge's model");
+    await lastStateKept(page); // else there is no last state to restore below
     await served.stop();
     await page.locator("#banner").filter({ hasText: "The bridge went away." }).waitFor();
     // Before: the header still named Mira on her model, as if she ran.
@@ -965,6 +967,17 @@ Deno.test("the bridge gone for a while, then back: the banner says to start the 
     await served.stop();
   }
 });
+
+/**
+ * Waits until the page has kept a last state seen. It reads the NPC's state after Start and after each turn
+ * without holding anything up, so on a busy machine a bridge stopped right after "Started Mira" could go
+ * before it did, and "Restore the last state seen" was then never offered.
+ */
+async function lastStateKept(page: Page): Promise<void> {
+  await page.waitForFunction(() =>
+    JSON.parse(localStorage.getItem("oam-playground/v1") ?? "{}").lastState != null
+  );
+}
 
 /** Where each button of the NPC panel's file toolbar is (rounded), and the NPC panel's right edge. */
 async function fileToolbar(page: Page): Promise<{
