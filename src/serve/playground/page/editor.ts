@@ -449,7 +449,9 @@ export class Editor {
 
   /**
    * The status line: the JSONC syntax problem (with a link that shows it), a summary (problems that block a
-   * start, warnings), and the list of checks. The JSONC text box is described by its syntax problem too.
+   * start, warnings), and the list of checks; while the text has a syntax problem, the summary counts only it
+   * and the checks follow as those of the last valid version. The JSONC text box is described by its syntax
+   * problem too.
    */
   #renderStatus(): void {
     const problem = this.doc.problem;
@@ -462,16 +464,29 @@ export class Editor {
     }
     const listed = errorCount(this.review) + (scriptProblem ? 1 : 0);
     const items: Node[] = [];
-    if (problem) items.push(this.#syntaxProblem(problem.message));
-    items.push(
-      statusSummary({
-        problems: listed + (problem ? 1 : 0),
-        warnings: list.length - listed,
-        more: list.length > 0,
-        running: this.#running,
-      }),
-    );
-    if (list.length > 0) items.push(h("ul", { class: "messages" }, ...list));
+    if (problem) {
+      // The checks are of the last valid version (the form shows it): the text is checked again once valid.
+      items.push(
+        this.#syntaxProblem(problem.message),
+        statusSummary({ problems: 1, warnings: 0, more: false, running: this.#running }),
+      );
+      if (list.length > 0) {
+        items.push(
+          h("p", { class: "stale-note", text: "The last valid version (the one the form shows) had:" }),
+          h("ul", { class: "messages stale" }, ...list),
+        );
+      }
+    } else {
+      items.push(
+        statusSummary({
+          problems: listed,
+          warnings: list.length - listed,
+          more: list.length > 0,
+          running: this.#running,
+        }),
+      );
+      if (list.length > 0) items.push(h("ul", { class: "messages" }, ...list));
+    }
     this.#status.replaceChildren(...items);
     this.#jsoncProblem.textContent = problem?.message ?? "";
   }
