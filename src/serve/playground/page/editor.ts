@@ -16,6 +16,7 @@ import {
   PersonaDocument,
   type Review,
   reviewDocument,
+  unknownFieldsText,
 } from "./document.ts";
 import { download, fileName, h, pretty, tabs } from "./dom.ts";
 import {
@@ -530,20 +531,7 @@ export class Editor {
         h(
           "li",
           { class: "warning unknown-fields" },
-          `Unknown field${review.unknown.length > 1 ? "s" : ""}: ${
-            review.unknown.map((path) => {
-              const meant = review.hints.get(path);
-              const home = review.moves.get(path);
-              if (home !== undefined) return `${path} (belongs in '${home}')`;
-              return meant === undefined ? path : `${path} (did you mean '${meant}'?)`;
-            }).join(", ")
-          }. The bridge ignores them (with a warning); ${
-            review.moves.size === 0
-              ? "check the spelling."
-              : review.moves.size === review.unknown.length
-              ? "move each into the section it belongs in."
-              : "check the spelling, and move the ones that belong elsewhere."
-          }`,
+          unknownFieldsText(review),
         ),
       );
     }
