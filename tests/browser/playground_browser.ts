@@ -719,6 +719,11 @@ Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown fi
     await page.fill("#jsonc", good.replace('"name": "Mira",', '"name": "Mira",\n    "mood": "cheerful",'));
     await page.locator("#editor-status li.unknown-fields").filter({ hasText: "Unknown field: persona.mood." })
       .waitFor();
+    // Before: "… The bridge ignores them …" for the one field.
+    assert.equal(
+      await text(page, "#editor-status li.unknown-fields"),
+      "Unknown field: persona.mood. The bridge ignores it (with a warning); check the spelling.",
+    );
     await page.click("#tab-tools");
     await page.locator(".tool-card textarea.code").first().fill(
       '{"type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]}',

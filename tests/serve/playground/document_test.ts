@@ -12,6 +12,7 @@ import {
   parseJsonc,
   PersonaDocument,
   reviewDocument,
+  unknownFieldsText,
 } from "../../../src/serve/playground/page/document.ts";
 
 const TEXT = `// Gorm, the blacksmith.
@@ -260,4 +261,27 @@ Deno.test("a tool parameter written as its type ('door': 'string') is a problem 
     [{ error: `Parameter 'where' must be a schema object, e.g. "where": {"type": "string"}; got 3.` }],
     [],
   ]);
+});
+
+Deno.test("the unknown fields' line says 'it' for one field and 'them' for more", () => {
+  assert.equal(
+    unknownFieldsText(reviewDocument({ persona: { name: "Gorm", mood: "grim" } })),
+    "Unknown field: persona.mood. The bridge ignores it (with a warning); check the spelling.",
+  );
+  assert.equal(
+    unknownFieldsText(reviewDocument({ persona: { name: "Gorm", replyFormat: "text" } })),
+    "Unknown field: persona.replyFormat (belongs in 'options'). The bridge ignores it (with a warning); " +
+      "move it into the section it belongs in.",
+  );
+  assert.equal(
+    unknownFieldsText(reviewDocument({ persona: { nmae: "Gorm" }, role: "the smith" })),
+    "Unknown fields: role (belongs in 'persona'), persona.nmae (did you mean 'name'?). " +
+      "The bridge ignores them (with a warning); check the spelling, and move the ones that belong elsewhere.",
+  );
+  assert.equal(
+    unknownFieldsText(reviewDocument({ name: "Gorm", role: "the smith" })),
+    "Unknown fields: name (belongs in 'persona'), role (belongs in 'persona'). " +
+      "The bridge ignores them (with a warning); move each into the section it belongs in.",
+  );
+  assert.equal(unknownFieldsText(reviewDocument({ persona: { name: "Gorm" } })), "");
 });

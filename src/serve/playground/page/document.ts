@@ -550,6 +550,29 @@ export function reviewDocument(value: JsonObject): Review {
   return review;
 }
 
+/**
+ * The status list's line about the unknown fields of `review` (each with the section it belongs in or the
+ * name it most likely misspells, and what to do); empty when there are none.
+ */
+export function unknownFieldsText(review: Review): string {
+  if (review.unknown.length === 0) return "";
+  const one = review.unknown.length === 1;
+  return `Unknown field${one ? "" : "s"}: ${
+    review.unknown.map((path) => {
+      const meant = review.hints.get(path);
+      const home = review.moves.get(path);
+      if (home !== undefined) return `${path} (belongs in '${home}')`;
+      return meant === undefined ? path : `${path} (did you mean '${meant}'?)`;
+    }).join(", ")
+  }. The bridge ignores ${one ? "it" : "them"} (with a warning); ${
+    review.moves.size === 0
+      ? "check the spelling."
+      : review.moves.size === review.unknown.length
+      ? `move ${one ? "it" : "each"} into the section it belongs in.`
+      : "check the spelling, and move the ones that belong elsewhere."
+  }`;
+}
+
 /** The number of errors (not warnings) in a review. */
 export function errorCount(review: Review): number {
   let n = review.file.filter((c) => c.error).length;

@@ -16,6 +16,7 @@ import {
   PersonaDocument,
   type Review,
   reviewDocument,
+  unknownFieldsText,
 } from "./document.ts";
 import { download, fileName, h, pretty, tabs } from "./dom.ts";
 import {
@@ -449,7 +450,9 @@ export class Editor {
 
   /**
    * The status line: the JSONC syntax problem (with a link that shows it), a summary (problems that block a
-   * start, warnings), and the list of checks. The JSONC text box is described by its syntax problem too.
+   * start, warnings), and the list of checks; while the text has a syntax problem, the summary counts only it
+   * and the checks follow as those of the last valid version. The JSONC text box is described by its syntax
+   * problem too.
    */
   #renderStatus(): void {
     const problem = this.doc.problem;
@@ -462,16 +465,29 @@ export class Editor {
     }
     const listed = errorCount(this.review) + (scriptProblem ? 1 : 0);
     const items: Node[] = [];
-    if (problem) items.push(this.#syntaxProblem(problem.message));
-    items.push(
-      statusSummary({
-        problems: listed + (problem ? 1 : 0),
-        warnings: list.length - listed,
-        more: list.length > 0,
-        running: this.#running,
-      }),
-    );
-    if (list.length > 0) items.push(h("ul", { class: "messages" }, ...list));
+    if (problem) {
+      // The checks are of the last valid version (the form shows it): the text is checked again once valid.
+      items.push(
+        this.#syntaxProblem(problem.message),
+        statusSummary({ problems: 1, warnings: 0, more: false, running: this.#running }),
+      );
+      if (list.length > 0) {
+        items.push(
+          h("p", { class: "stale-note", text: "The last valid version (the one the form shows) had:" }),
+          h("ul", { class: "messages stale" }, ...list),
+        );
+      }
+    } else {
+      items.push(
+        statusSummary({
+          problems: listed,
+          warnings: list.length - listed,
+          more: list.length > 0,
+          running: this.#running,
+        }),
+      );
+      if (list.length > 0) items.push(h("ul", { class: "messages" }, ...list));
+    }
     this.#status.replaceChildren(...items);
     this.#jsoncProblem.textContent = problem?.message ?? "";
   }
@@ -515,20 +531,7 @@ export class Editor {
         h(
           "li",
           { class: "warning unknown-fields" },
-          `Unknown field${review.unknown.length > 1 ? "s" : ""}: ${
-            review.unknown.map((path) => {
-              const meant = review.hints.get(path);
-              const home = review.moves.get(path);
-              if (home !== undefined) return `${path} (belongs in '${home}')`;
-              return meant === undefined ? path : `${path} (did you mean '${meant}'?)`;
-            }).join(", ")
-          }. The bridge ignores them (with a warning); ${
-            review.moves.size === 0
-              ? "check the spelling."
-              : review.moves.size === review.unknown.length
-              ? "move each into the section it belongs in."
-              : "check the spelling, and move the ones that belong elsewhere."
-          }`,
+          unknownFieldsText(review),
         ),
       );
     }

@@ -123,7 +123,9 @@ export class ToolEditor {
     while (names.has(`tool_${n}`)) n++;
     const tool = {
       name: `tool_${n}`,
-      description: "What it does and what it returns.",
+      // Empty, not placeholder text the model would read: the box's placeholder says what to write, and the
+      // status list warns until it is written (the bridge warns too).
+      description: "",
       parameters: { type: "object", properties: {}, required: [] },
     };
     if (this.#host.doc.get(["tools"]) === undefined) this.#host.doc.set(["tools"], [tool]);
@@ -251,6 +253,7 @@ class ToolCard {
     const input = h("textarea", {
       id: `${this.#id}-description`,
       rows: 2,
+      placeholder: "What it does and what it returns.",
       value: typeof value === "string" ? value : value === undefined ? "" : pretty(value),
     });
     input.addEventListener(

@@ -1,0 +1,69 @@
+/// <reference lib="dom" />
+/**
+ * The persona editor's status list in a real headless Chromium: while the JSONC text has a syntax error, the
+ * checks listed are said to be those of the last valid version; a tool added with "Add a tool" has an empty
+ * description (a hint shows what to write), and the list warns about it before Start.
+ *
+ *   deno test --allow-all tests/browser/playground_status_browser.ts   (needs Chromium, see playground_browser.ts)
+ */
+import assert from "node:assert/strict";
+import { withPlayground } from "./browser_fixture.ts";
+
+Deno.test("a syntax error in the JSONC text: the summary counts only it, and the older checks are said to be of the last valid version", async () => {
+  await withPlayground("failed-stale-status", async (browser) => {
+    const { page } = browser;
+    await page.click("#tab-jsonc");
+    const good = '{\n  "persona": {"name": "Gorm", "mood": "grim"}\n}\n';
+    await page.fill("#jsonc", good);
+    await page.locator("#editor-status li.unknown-fields").waitFor();
+    await page.fill("#jsonc", good.replace('"Gorm",', '"Gorm"'));
+    const status = page.locator("#editor-status");
+    await status.locator("p.error").filter({ hasText: "not valid JSON" }).waitFor();
+    // Before: "1 problem to fix before starting (1 warning):" above the unknown field of the text before the
+    // error, as if it were about the text shown.
+    assert.equal(await status.locator(".summary").textContent(), "1 problem to fix before starting.");
+    assert.equal(
+      await status.locator(".stale-note").textContent(),
+      "The last valid version (the one the form shows) had:",
+    );
+    assert.match(
+      await status.locator("ul.messages.stale li.unknown-fields").textContent() ?? "",
+      /^Unknown field: persona\.mood\./,
+    );
+    // Fixed: the checks are the text's own again.
+    await page.fill("#jsonc", good.replace('"mood": "grim"', '"role": "the smith"'));
+    assert.equal(await status.locator(".summary").textContent(), "Ready to start.");
+    assert.equal(await status.locator(".stale-note, ul.stale").count(), 0);
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+Deno.test("Add a tool: the description is left empty with a hint of what to write, and the list warns about it before Start", async () => {
+  await withPlayground("failed-add-tool", async (browser) => {
+    const { page } = browser;
+    await page.click("#tab-jsonc");
+    await page.fill("#jsonc", '{\n  "persona": {"name": "Gorm"}\n}\n');
+    await page.click("#tab-tools");
+    await page.getByRole("button", { name: "Add a tool" }).click();
+    const description = page.locator(".tool-card textarea").first();
+    // Before: the text "What it does and what it returns." was written into the file as the description.
+    assert.equal(await description.inputValue(), "");
+    assert.equal(await description.getAttribute("placeholder"), "What it does and what it returns.");
+    await page.click("#tab-jsonc");
+    assert.doesNotMatch(await page.inputValue("#jsonc"), /What it does/);
+    assert.match(await page.inputValue("#jsonc"), /"description": ""/);
+    assert.match(
+      await page.locator("#editor-status ul.messages li.warning").filter({ hasText: "No description" })
+        .textContent() ?? "",
+      /^Tool 1: No description/,
+    );
+    // Typed: the warning goes.
+    await page.click("#tab-tools");
+    await description.fill("Opens the forge's door. Returns whether it opened.");
+    assert.equal(
+      await page.locator("#editor-status li").filter({ hasText: "No description" }).count(),
+      0,
+    );
+    assert.deepEqual(browser.errors, []);
+  });
+});
