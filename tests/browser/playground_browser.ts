@@ -1500,8 +1500,12 @@ Deno.test("the help's --script example: the page's sample persona fails on the s
 
     // What the hint says to do: load the persona the script was written for.
     await page.setInputFiles("#load-persona", file("shopkeeper.jsonc", persona));
+    // The page reads the file asynchronously: Start before it is read would restart the sample persona.
+    await page.locator("#start-result").filter({ hasText: "Loaded shopkeeper.jsonc" }).waitFor();
     await page.click("#start");
-    await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    // Both personas are named Mira and the first start's note stays until the restart is done: the start's
+    // result (it replaced the load's note) says when the new NPC runs and the conversation is fresh.
+    await page.locator("#start-result .note").filter({ hasText: "Started Mira (mira)." }).waitFor();
     await talk(1);
     assert.equal(await text(page, '.turn[data-turn="1"] .line'), "We have 3 ales at 4 gold. What'll it be?");
     assert.deepEqual(browser.errors, []);
