@@ -369,6 +369,7 @@ Deno.test("turn controls: cancel mid-turn, let a call time out, answer with an e
       file("gorm.json", GATE),
       file("gorm.steps.json", GATE_SCRIPT),
     ]);
+    await loaded(page, "gorm.json");
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Gorm" }).waitFor();
 
@@ -562,6 +563,7 @@ Deno.test("a reply still running when the NPC changes: a restore or a start canc
       file("gorm.json", GATE),
       file("gorm.steps.json", GATE_SCRIPT),
     ]);
+    await loaded(page, "gorm.json");
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Gorm" }).waitFor();
     await page.click("#tab-state-save");
@@ -974,6 +976,14 @@ Deno.test("the bridge gone for a while, then back: the banner says to start the 
 });
 
 /**
+ * Waits until the page has read a loaded file (`name`): it reads files asynchronously, so a Start clicked
+ * before would start the persona the editor held before.
+ */
+async function loaded(page: Page, name: string): Promise<void> {
+  await page.locator("#start-result").filter({ hasText: `Loaded ${name}` }).waitFor();
+}
+
+/**
  * Waits until the page has kept a last state seen. It reads the NPC's state after Start and after each turn
  * without holding anything up, so on a busy machine a bridge stopped right after "Started Mira" could go
  * before it did, and "Restore the last state seen" was then never offered.
@@ -1077,6 +1087,7 @@ Deno.test("layout: on 1280 and 1366 px laptops the conversation's title is one l
     const reply = { emotion: "suspicious", line: "Who sent you?", player_options: ["A", "B", "C"] };
     const script = [{ json: { ...reply, ends_conversation: false } }];
     await page.setInputFiles("#load-persona", [file("mira.jsonc", persona), file("mira.steps.json", script)]);
+    await loaded(page, "mira.jsonc");
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
     const check = async (emotion: string) => {
