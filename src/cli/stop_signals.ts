@@ -5,6 +5,7 @@
  * @module
  */
 import { grantedEnvVar } from "../util/env.ts";
+import { EXIT_WITH_PARENT_VARIABLE } from "../client/bridge_command.ts";
 
 /**
  * Calls `stop` on SIGINT or SIGTERM (SIGINT only on Windows; nothing where signals are unavailable). Returns a
@@ -32,9 +33,6 @@ export function onStopSignals(stop: () => void): () => void {
     for (const s of added) Deno.removeSignalListener(s, stop);
   };
 }
-
-/** The variable that makes `oam stdio` stop when the process that started it goes away. */
-export const EXIT_WITH_PARENT_VARIABLE = "OAM_EXIT_WITH_PARENT";
 
 /** How often {@link onParentExit} looks at the parent pid (ms). */
 export const PARENT_POLL_MS = 500;

@@ -59,6 +59,9 @@ export function bridgeCommandSource(
   return null;
 }
 
+/** The variable that makes `oam stdio` stop when the process that started it goes away. */
+export const EXIT_WITH_PARENT_VARIABLE = "OAM_EXIT_WITH_PARENT";
+
 /**
  * The environment a client gives the bridge it starts: `env` plus `OAM_EXIT_WITH_PARENT=1` (the bridge stops
  * when this process goes away, instead of running turns nobody will read), unless the variable is already
@@ -77,7 +80,7 @@ export function bridgeEnvironment(
   env: Record<string, string> | undefined,
   inherited: (name: string) => string | undefined,
 ): Record<string, string> | undefined {
-  const name = "OAM_EXIT_WITH_PARENT";
+  const name = EXIT_WITH_PARENT_VARIABLE;
   if (env !== undefined && name in env) return env;
   if (inherited(name) !== undefined) return env;
   return { ...env, [name]: "1" };
