@@ -430,8 +430,7 @@ export class ScriptedModel implements LanguageModel {
 
   /** Plays the next step. */
   step(req: StepRequest): Promise<StepResult> {
-    const result = this.stepNow(req);
-    return result instanceof Promise ? result : Promise.resolve(result);
+    return this.#step(req, undefined);
   }
 
   /**
@@ -465,11 +464,14 @@ export class ScriptedModel implements LanguageModel {
       trimsHistory: this.trimsHistory,
       availability: () => this.availability(),
       availabilityNow: () => this.availabilityNow(),
-      step: (req) => {
-        const result = this.#stepNow(req, req.options.maximumResponseTokens);
-        return result instanceof Promise ? result : Promise.resolve(result);
-      },
+      step: (req) => this.#step(req, req.options.maximumResponseTokens),
     };
+  }
+
+  /** {@link #stepNow} as a promise. */
+  #step(req: StepRequest, limit: number | undefined): Promise<StepResult> {
+    const result = this.#stepNow(req, limit);
+    return result instanceof Promise ? result : Promise.resolve(result);
   }
 
   /** Plays the next step, its answers held to `limit` tokens (undefined: played whole). */

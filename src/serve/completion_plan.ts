@@ -106,9 +106,10 @@ export function planCompletion(request: ChatRequest, config: ServeConfiguration)
   const format = answerFormat(request);
   const parts = [config.serverInstructions, conversation.instructions].filter((p): p is string => !!p);
   if (format.kind === "json_object") parts.push(JSON_OBJECT_INSTRUCTION);
+  const model = config.models.get(resolved)!;
   return {
     modelId: request.model ?? config.defaultModel,
-    model: servedModel(config.models.get(resolved)!),
+    model: servedModel(model),
     conversation,
     instructions: parts.length === 0 ? null : parts.join("\n\n"),
     tools,
@@ -118,7 +119,7 @@ export function planCompletion(request: ChatRequest, config: ServeConfiguration)
     options: generationOptions(request),
     stop: request.stop,
     maxTokens: request.maxTokens,
-    maxAttempts: config.models.get(resolved)!.kind === "scripted" ? 1 : DEFAULT_SETTINGS.maxAttempts,
+    maxAttempts: model.kind === "scripted" ? 1 : DEFAULT_SETTINGS.maxAttempts,
     parallelToolCalls: request.parallelToolCalls,
     stream: request.stream,
     includeUsage: request.includeUsage,
