@@ -6,16 +6,9 @@
  * @module
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import {
-  boolFlag,
-  intFlag,
-  numberFlag,
-  type ParsedFlags,
-  parseFlags,
-  stringFlag,
-  wantsHelp,
-} from "./args.ts";
+import { boolFlag, intFlag, numberFlag, type ParsedFlags, parseFlags, stringFlag } from "./args.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
+import { runSubcommand } from "./subcommand.ts";
 import { type ConversationFile, readConversation, writeConversation } from "./conversation_file.ts";
 import { LineReader, refuseStdinFiles } from "./input.ts";
 import { LocalBridge, MODEL_ENV_HELP, modelFlagsHelp, resolveModelChoice } from "./local_bridge.ts";
@@ -100,16 +93,8 @@ const FLAGS = {
 const SESSION = "chat";
 
 /** Runs `oam chat`; resolves with the exit code. */
-export async function runChat(args: string[]): Promise<number> {
-  if (wantsHelp(args)) {
-    writeOut(CHAT_HELP);
-    return EXIT.ok;
-  }
-  try {
-    return await new ChatCommand().run(args);
-  } catch (error) {
-    return reportError(error, { mode: "human", style: stderrStyle() });
-  }
+export function runChat(args: string[]): Promise<number> {
+  return runSubcommand(args, { help: CHAT_HELP, run: () => new ChatCommand().run(args) });
 }
 
 /** A conversation `--resume` continues. */

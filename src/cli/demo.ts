@@ -10,8 +10,9 @@ import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { Peer } from "../client/peer.ts";
 import { StdioTransport } from "../client/stdio.ts";
-import { boolFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
-import { CliError, EXIT, isPermissionError, reportError } from "./cli_error.ts";
+import { boolFlag, parseFlags, stringFlag } from "./args.ts";
+import { CliError, EXIT, isPermissionError } from "./cli_error.ts";
+import { runSubcommand } from "./subcommand.ts";
 import { firstCachedModel } from "../models/gguf_cache.ts";
 import { isTerminal, Spinner, stderrStyle, stdoutStyle, type Style, writeOut } from "./tty.ts";
 
@@ -233,16 +234,8 @@ export function stdioCommand(extra: string[], options: { gguf?: boolean } = {}):
 }
 
 /** Runs `oam demo`; resolves with the exit code. */
-export async function runDemo(args: string[]): Promise<number> {
-  if (wantsHelp(args)) {
-    writeOut(DEMO_HELP);
-    return EXIT.ok;
-  }
-  try {
-    return await playTavern(args);
-  } catch (error) {
-    return reportError(error, { mode: "human", style: stderrStyle() });
-  }
+export function runDemo(args: string[]): Promise<number> {
+  return runSubcommand(args, { help: DEMO_HELP, run: () => playTavern(args) });
 }
 
 /** What the scene is played with. */

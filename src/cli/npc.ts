@@ -6,8 +6,9 @@
  */
 import { dirname as folderOf, relative, resolve } from "node:path";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import { parseFlags, stringFlag, wantsHelp } from "./args.ts";
+import { parseFlags, stringFlag } from "./args.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
+import { runSubcommand } from "./subcommand.ts";
 import { writeError } from "./conversation_file.ts";
 import { LineReader, readJsonInput, refuseStdinFiles } from "./input.ts";
 import {
@@ -28,7 +29,6 @@ import {
   stdoutStyle,
   type Style,
   writeErr,
-  writeOut,
 } from "./tty.ts";
 import { TurnScreen } from "./turn_screen.ts";
 
@@ -95,16 +95,8 @@ const FILE_KEYS = ["npc", "persona", "options", "tools", "memory", "world", "gre
 const WORLD = "world";
 
 /** Runs `oam npc`; resolves with the exit code. */
-export async function runNpc(args: string[]): Promise<number> {
-  if (wantsHelp(args)) {
-    writeOut(NPC_HELP);
-    return EXIT.ok;
-  }
-  try {
-    return await new NpcCommand().run(args);
-  } catch (error) {
-    return reportError(error, { mode: "human", style: stderrStyle() });
-  }
+export function runNpc(args: string[]): Promise<number> {
+  return runSubcommand(args, { help: NPC_HELP, run: () => new NpcCommand().run(args) });
 }
 
 /** Where the NPC comes from: a persona file, or a `/state` save (`--restore`). */

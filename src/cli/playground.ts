@@ -9,9 +9,10 @@ import { OpenAIServer } from "../serve/openai_server.ts";
 import { playgroundPages } from "../serve/playground/site.ts";
 import { SERVE_DEFAULTS } from "../serve/server_config.ts";
 import { stderrLogger } from "../util/logger.ts";
-import { boolFlag, intFlag, logLevelFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
+import { boolFlag, intFlag, logLevelFlag, parseFlags, stringFlag } from "./args.ts";
 import { onStopSignals } from "./stop_signals.ts";
-import { CliError, EXIT, reportError } from "./cli_error.ts";
+import { CliError, EXIT } from "./cli_error.ts";
+import { runSubcommand } from "./subcommand.ts";
 import {
   availabilityOf,
   MODEL_FLAGS_HELP,
@@ -89,16 +90,8 @@ function modelLabel(choice: ModelChoice): string {
 }
 
 /** Runs `oam playground` with the arguments after the subcommand; resolves with the exit code. */
-export async function runPlayground(args: string[]): Promise<number> {
-  if (wantsHelp(args)) {
-    writeOut(PLAYGROUND_HELP);
-    return EXIT.ok;
-  }
-  try {
-    return await playground(args);
-  } catch (error) {
-    return reportError(error, { mode: "human" });
-  }
+export function runPlayground(args: string[]): Promise<number> {
+  return runSubcommand(args, { help: PLAYGROUND_HELP, run: () => playground(args) });
 }
 
 async function playground(args: string[]): Promise<number> {

@@ -6,17 +6,9 @@
  * @module
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import {
-  boolFlag,
-  intFlag,
-  listFlag,
-  numberFlag,
-  type ParsedFlags,
-  parseFlags,
-  stringFlag,
-  wantsHelp,
-} from "./args.ts";
-import { CliError, EXIT, EXIT_CODES_HELP, type OutputMode, reportError } from "./cli_error.ts";
+import { boolFlag, intFlag, listFlag, numberFlag, type ParsedFlags, parseFlags, stringFlag } from "./args.ts";
+import { CliError, EXIT, EXIT_CODES_HELP, type OutputMode } from "./cli_error.ts";
+import { runSubcommand } from "./subcommand.ts";
 import type { ToolAnswer } from "./command_tools.ts";
 import {
   appendEntries,
@@ -139,19 +131,11 @@ export function parseToolChoiceFlag(value: string | undefined): JsonValue | unde
 }
 
 /** Runs `oam respond`; resolves with the exit code. */
-export async function runRespond(args: string[]): Promise<number> {
-  if (wantsHelp(args)) {
-    writeOut(RESPOND_HELP);
-    return EXIT.ok;
-  }
+export function runRespond(args: string[]): Promise<number> {
   const end = args.indexOf("--");
   const head = end === -1 ? args : args.slice(0, end);
   const mode: OutputMode = head.includes("--events") ? "events" : head.includes("--json") ? "json" : "human";
-  try {
-    return await new RespondCommand(mode).run(args);
-  } catch (error) {
-    return reportError(error, { mode, style: stderrStyle() });
-  }
+  return runSubcommand(args, { help: RESPOND_HELP, mode, run: () => new RespondCommand(mode).run(args) });
 }
 
 /** The conversation a run resumes (`--resume`), if any, and the tool calls it waits for. */

@@ -20,9 +20,9 @@ import {
   type ParsedFlags,
   parseFlags,
   stringFlag,
-  wantsHelp,
 } from "./args.ts";
-import { CliError, EXIT, reportError } from "./cli_error.ts";
+import { CliError, EXIT } from "./cli_error.ts";
+import { runSubcommand } from "./subcommand.ts";
 import { runCommandTool } from "./command_tools.ts";
 import {
   availabilityOf,
@@ -194,16 +194,8 @@ function absolute(path: string): string {
 }
 
 /** Runs `oam serve` with the arguments after the subcommand; resolves with the exit code. */
-export async function runServe(args: string[]): Promise<number> {
-  if (wantsHelp(args)) {
-    writeOut(SERVE_HELP);
-    return EXIT.ok;
-  }
-  try {
-    return await serve(args);
-  } catch (error) {
-    return reportError(error, { mode: "human" });
-  }
+export function runServe(args: string[]): Promise<number> {
+  return runSubcommand(args, { help: SERVE_HELP, run: () => serve(args) });
 }
 
 /** The flags of `oam serve` (see {@link SERVE_HELP}). */
