@@ -6,6 +6,7 @@
  * @module
  */
 import type { NpcMemory, NpcState } from "../../../client/game_types.ts";
+import type { Connection } from "../../../client/connection.ts";
 import { Npc } from "../../../client/npc.ts";
 import { World } from "../../../client/world.ts";
 import type { Subscription } from "../../../client/world.ts";
@@ -460,6 +461,40 @@ class Playground {
     return { timeouts, defaultTimeout };
   }
 
+  /**
+   * Records the NPC the bridge just created (from the editor's persona or a saved state, `from`) as the one
+   * running, and starts its relationship history; returns its name.
+   */
+  #nowRunning(
+    from: JsonObject,
+    parts: {
+      connection: Connection;
+      created: { npc: string; tools: string[]; warnings: string[] };
+      worldParts: { world: World; subscription: Subscription } | null;
+      tools: JsonObject[];
+    },
+    label: "start" | "restored",
+  ): string {
+    const { connection, created, worldParts } = parts;
+    const persona = isObject(from.persona) ? from.persona : {};
+    const name = typeof persona.name === "string" ? persona.name : created.npc;
+    this.running = {
+      npc: new Npc(connection, created.npc, { tools: created.tools, warnings: created.warnings }),
+      name,
+      world: worldParts?.world ?? null,
+      subscription: worldParts?.subscription ?? null,
+      generation: this.link.generation,
+      scripted: this.#scriptedRun(name, from.options),
+      ...this.#timeouts(from.options, parts.tools),
+    };
+    const memory = isObject(from.memory) ? from.memory : {};
+    this.state.resetHistory(
+      typeof memory.relationship === "number" ? Math.round(memory.relationship) : 0,
+      label,
+    );
+    return name;
+  }
+
   /** The script an NPC started now plays (the Model tab's, or the bridge's `--script`), or null. */
   #scriptedRun(name: string, options: JsonValue | undefined): ScriptedRun | null {
     const replyFormat = isObject(options) ? options.replyFormat : undefined;
@@ -519,19 +554,7 @@ class Playground {
       const params = editor.npcParams(worldParts?.world.id);
       const connection = this.link.require();
       const result = await connection.request("npc/create", params as never);
-      const persona = isObject(value.persona) ? value.persona : {};
-      const name = typeof persona.name === "string" ? persona.name : result.npc;
-      this.running = {
-        npc: new Npc(connection, result.npc, { tools: result.tools, warnings: result.warnings }),
-        name,
-        world: worldParts?.world ?? null,
-        subscription: worldParts?.subscription ?? null,
-        generation: this.link.generation,
-        scripted: this.#scriptedRun(name, value.options),
-        ...this.#timeouts(value.options, tools),
-      };
-      const memory = isObject(value.memory) ? value.memory : {};
-      this.state.resetHistory(typeof memory.relationship === "number" ? Math.round(memory.relationship) : 0);
+      const name = this.#nowRunning(value, { connection, created: result, worldParts, tools }, "start");
       this.conversation.started(`${name} (${result.npc})`, editor.modelLabel(), true);
       this.#noteCancelled(cancelled, "to start the NPC again");
       this.conversation.note(`Started ${name}: tools ${result.tools.join(", ") || "none"}.`);
@@ -736,19 +759,7 @@ class Playground {
         world: worldParts?.world.id ?? null,
         ...(model !== undefined ? { model: model as never } : {}),
       });
-      const persona = isObject(state.persona) ? state.persona : {};
-      const name = typeof persona.name === "string" ? persona.name : result.npc;
-      this.running = {
-        npc: new Npc(connection, result.npc, { tools: result.tools, warnings: result.warnings }),
-        name,
-        world: worldParts?.world ?? null,
-        subscription: worldParts?.subscription ?? null,
-        generation: this.link.generation,
-        scripted: this.#scriptedRun(name, state.options),
-        ...this.#timeouts(state.options, tools),
-      };
-      const memory = isObject(state.memory) ? state.memory : {};
-      this.state.resetHistory(typeof memory.relationship === "number" ? memory.relationship : 0, "restored");
+      const name = this.#nowRunning(state, { connection, created: result, worldParts, tools }, "restored");
       this.conversation.started(`${name} (${result.npc})`, this.editor.modelLabel(), true);
       this.#noteCancelled(cancelled, `to restore from ${source}`);
       this.conversation.note(`Restored ${name} from ${source}.`);
