@@ -12,8 +12,11 @@
  * @module
  */
 import { runCli } from "./src/cli/main.ts";
+import { stderrQueue } from "./src/util/stderr_queue.ts";
 
 if (import.meta.main) {
   const code = await runCli(Deno.args);
+  // Log lines still queued reach stderr first, unless nobody reads it (then exiting matters more).
+  await stderrQueue.flush(500);
   Deno.exit(code);
 }

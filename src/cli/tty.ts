@@ -6,6 +6,7 @@
 
 import { envVar } from "../util/env.ts";
 import { characters, headCharacters } from "../util/text.ts";
+import { stderrQueue } from "../util/stderr_queue.ts";
 
 const encoder = new TextEncoder();
 
@@ -56,8 +57,15 @@ export function writeOut(text: string): void {
   }
 }
 
-/** Writes `text` to stderr (synchronously, all of it; never throws). */
+/**
+ * Writes `text` to stderr (synchronously, all of it; never throws) — after the log lines still queued for it
+ * (see {@link stderrQueue}), so lines keep their order.
+ */
 export function writeErr(text: string): void {
+  if (stderrQueue.pendingBytes > 0) {
+    stderrQueue.push(text);
+    return;
+  }
   try {
     writeAllSync(Deno.stderr, text);
   } catch {

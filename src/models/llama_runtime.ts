@@ -28,6 +28,7 @@ import {
 import { findCachedModel, modelsCacheDir } from "./gguf_cache.ts";
 import { SequencePool } from "./llama_pool.ts";
 import { endSentence } from "../util/text.ts";
+import { stderrQueue } from "../util/stderr_queue.ts";
 
 /** The npm package and version the backend loads. */
 export const NODE_LLAMA_CPP_VERSION = "3.21.1";
@@ -105,11 +106,7 @@ function unavailable(text: string, data: Record<string, string> = {}, cause?: un
 }
 
 function stderrLine(text: string): void {
-  try {
-    Deno.stderr.writeSync(new TextEncoder().encode(`[node-llama-cpp] ${text.trimEnd()}\n`));
-  } catch {
-    // stderr closed
-  }
+  stderrQueue.push(`[node-llama-cpp] ${text.trimEnd()}\n`);
 }
 
 function granted(descriptor: Deno.PermissionDescriptor): boolean {

@@ -2,6 +2,7 @@
  * A leveled logger that writes to stderr only (stdout is the protocol).
  * @module
  */
+import { stderrQueue } from "./stderr_queue.ts";
 
 /**
  * Log levels, most verbose first.
@@ -65,14 +66,10 @@ export interface Logger {
  */
 export function stderrLogger(level: LogLevel, tag = "open-apple-models"): Logger {
   const min = LOG_LEVELS.indexOf(level);
-  const encoder = new TextEncoder();
+  // Queued, never a blocking write: a game that pipes stderr and never reads it must not stop the bridge.
   const write = (l: LogLevel) => (message: string) => {
     if (LOG_LEVELS.indexOf(l) < min) return;
-    try {
-      Deno.stderr.writeSync(encoder.encode(`[${tag}] ${l}: ${message}\n`));
-    } catch {
-      // stderr closed: nothing to do
-    }
+    stderrQueue.push(`[${tag}] ${l}: ${message}\n`);
   };
   return { debug: write("debug"), info: write("info"), warning: write("warning"), error: write("error") };
 }

@@ -38,6 +38,8 @@ export interface BridgeProcessOptions {
   env?: Record<string, string>;
   /** Do not read stdout until {@link BridgeProcess.startReading} (backpressure tests). */
   paused?: boolean;
+  /** Do not read stderr until {@link BridgeProcess.startReadingStderr} (a client that never reads it). */
+  stderrPaused?: boolean;
   /** Called with every stdout line as it arrives (before it is stored). */
   onLine?: (line: string) => void;
   /** Keep output lines that are not one JSON object in `badLines` instead of failing the next wait. */
@@ -70,7 +72,7 @@ export class BridgeProcess {
   #waiters: Array<() => void> = [];
   #reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
   #reading: Promise<void> | null = null;
-  readonly #stderrDone: Promise<void>;
+  #stderrDone: Promise<void> | null = null;
   #stdoutClosed = false;
   #status: Deno.CommandStatus | null = null;
 
@@ -94,7 +96,7 @@ export class BridgeProcess {
       this.#wake();
     });
     this.#writer = this.child.stdin.getWriter();
-    this.#stderrDone = this.#readStderr();
+    if (!options.stderrPaused) this.startReadingStderr();
     if (!options.paused) this.startReading();
   }
 
@@ -106,6 +108,11 @@ export class BridgeProcess {
   /** Starts consuming stdout (idempotent). */
   startReading(): void {
     this.#reading ??= this.#readStdout();
+  }
+
+  /** Starts consuming stderr into {@link stderr} (idempotent). */
+  startReadingStderr(): void {
+    this.#stderrDone ??= this.#readStderr();
   }
 
   /** Stops reading stdout and closes it: the bridge's next writes fail (a client that went away). */
@@ -271,6 +278,7 @@ export class BridgeProcess {
       await this.child.status;
     }
     this.startReading();
+    this.startReadingStderr();
     await this.#reading;
     await this.#stderrDone;
     if (status === null) throw new Error(`the bridge did not exit within ${timeoutMs} ms\n${this.tail()}`);
@@ -297,6 +305,7 @@ export class BridgeProcess {
     await this.closeInput();
     await this.child.status;
     this.startReading();
+    this.startReadingStderr();
     await this.#reading;
     await this.#stderrDone;
   }
