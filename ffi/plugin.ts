@@ -134,7 +134,11 @@ export class FmLibrary {
       try {
         lib = Deno.dlopen(path, FM_SYMBOLS);
       } catch (error) {
-        const why = error instanceof Error ? error.message : String(error);
+        // Deno's message says "Could not open library: " twice before the system's reason.
+        const why = (error instanceof Error ? error.message : String(error)).replace(
+          /^(?:Could not open library: )+/,
+          "Could not open library: ",
+        );
         throw new FmLoadError(`Could not load the plugin library '${path}': ${why}`, { cause: error });
       }
       libraries.set(path, lib);

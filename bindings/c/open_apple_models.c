@@ -1052,8 +1052,8 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
     }
     if (status == ID_TOO_LARGE) {
         return error_response(NULL, -32600, "invalid_message",
-                              "A numeric 'id' must be an integer of magnitude at most 2^53-1 "
-                              "(9007199254740991) so it can be echoed exactly; use a string id.");
+                              "A numeric 'id' must be finite and at most 2^53-1 (9007199254740991) "
+                              "in magnitude so it can be echoed exactly; use a string id.");
     }
     if (view.deepest > BRIDGE_MAX_DEPTH) {
         result = too_deep_error(status == ID_OK ? wire : NULL);

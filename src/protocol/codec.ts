@@ -47,7 +47,7 @@ function idError(id: unknown): BridgeError {
   if (typeof id === "number") {
     return BridgeError.of(
       "invalid_message",
-      "A numeric 'id' must be an integer of magnitude at most 2^53-1 (9007199254740991) so it can be echoed exactly; use a string id.",
+      "A numeric 'id' must be finite and at most 2^53-1 (9007199254740991) in magnitude so it can be echoed exactly; use a string id.",
     );
   }
   return BridgeError.of("invalid_message", "'id' must be a string or a number.");

@@ -14,7 +14,7 @@ function invalidMessage(id: string | number | null, message: string): JsonObject
 
 const ID_TYPE = "'id' must be a string or a number.";
 const ID_RANGE =
-  "A numeric 'id' must be an integer of magnitude at most 2^53-1 (9007199254740991) so it can be echoed exactly; use a string id.";
+  "A numeric 'id' must be finite and at most 2^53-1 (9007199254740991) in magnitude so it can be echoed exactly; use a string id.";
 const JSONRPC = `Missing or unsupported 'jsonrpc' version; expected "2.0".`;
 
 Deno.test("blank and whitespace-only lines are ignored", async () => {
