@@ -95,13 +95,20 @@ Deno.test("planCompletion: answer format, instructions and sampling options", ()
   }).format;
   assert.equal(schema.kind, "json_schema");
   assert.equal(schema.kind === "json_schema" && schema.schema.name, "questoffer");
-  assert.deepEqual(plan({ temperature: 0, seed: 7 }).options, { sampling: { mode: "greedy" } });
+  assert.deepEqual(plan({ temperature: 0, seed: 7 }).options, {
+    sampling: { mode: "greedy" },
+    reportCutOff: true,
+  });
   assert.deepEqual(plan({ temperature: 0.7, top_p: 0.9, max_tokens: 40 }).options, {
     temperature: 0.7,
     sampling: { mode: "topP", p: 0.9 },
     maximumResponseTokens: 40,
+    reportCutOff: true,
   });
-  assert.deepEqual(plan({ seed: -1 }).options, { sampling: { mode: "topP", p: 1, seed: 2 ** 53 - 1 } });
+  assert.deepEqual(plan({ seed: -1 }).options, {
+    sampling: { mode: "topP", p: 1, seed: 2 ** 53 - 1 },
+    reportCutOff: true,
+  });
 });
 
 Deno.test("planCompletion: each problem's error, and the first problem's when there are several", () => {
