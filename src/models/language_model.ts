@@ -202,7 +202,9 @@ export interface StepToolCall {
 }
 
 /**
- * The terminal result of a step: text, a structured value (with its text), or tool calls.
+ * The terminal result of a step: text, a structured value (with its text), or tool calls. With the options'
+ * `reportCutOff`, a backend that knows says in `cutOff` whether an answer stopped at `maximumResponseTokens`
+ * (true) or ended on its own (false).
  *
  * @example
  * ```ts
@@ -213,8 +215,8 @@ export interface StepToolCall {
  * ```
  */
 export type StepResult =
-  | { kind: "text"; text: string; usage: StepUsage | null }
-  | { kind: "structured"; value: JsonValue; text: string; usage: StepUsage | null }
+  | { kind: "text"; text: string; usage: StepUsage | null; cutOff?: boolean }
+  | { kind: "structured"; value: JsonValue; text: string; usage: StepUsage | null; cutOff?: boolean }
   | { kind: "toolCalls"; calls: StepToolCall[]; usage: StepUsage | null };
 
 /**

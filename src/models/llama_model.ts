@@ -393,7 +393,8 @@ class LlamaBackend implements LanguageModel {
         }
         text = text.trimEnd();
       }
-      return { result: { kind: "text", text, usage: null } };
+      const cutOff = request.options.reportCutOff === true ? { cutOff: cut } : {};
+      return { result: { kind: "text", text, usage: null, ...cutOff } };
     } finally {
       chat.dispose();
     }
@@ -516,7 +517,8 @@ class LlamaBackend implements LanguageModel {
     if (!checked.ok) return { problem: checked.problem };
     const value: JsonValue = checked.value;
     this.#memory.rememberAnswer(JSON.stringify(value), response.response);
-    return { result: { kind: "structured", value, text: compactJson(value), usage: null } };
+    const cutOff = request.options.reportCutOff === true ? { cutOff: cut } : {};
+    return { result: { kind: "structured", value, text: compactJson(value), usage: null, ...cutOff } };
   }
 
   #calls(response: ChatResponse, request: StepRequest): Interpretation {

@@ -244,14 +244,17 @@ class OpenAIModel implements LanguageModel {
       return { problem: "the model answered with text although a tool call was required" };
     }
     const truncated = output.finishReason === "length" ? " (the answer was cut off at the token limit)" : "";
+    // Whether the answer stopped at the token limit, when asked for and the server said.
+    const cutOff = request.options.reportCutOff === true && output.finishReason !== null
+      ? { cutOff: output.finishReason === "length" }
+      : {};
     if (request.responseSchema !== null) {
       const checked = checkStructured(output.content, request.responseSchema.jsonSchema);
       if (!checked.ok) return { problem: checked.problem + truncated };
-      return {
-        result: { kind: "structured", value: checked.value, text: compactJson(checked.value), usage: null },
-      };
+      const text = compactJson(checked.value);
+      return { result: { kind: "structured", value: checked.value, text, usage: null, ...cutOff } };
     }
-    return { result: { kind: "text", text: output.content, usage: null } };
+    return { result: { kind: "text", text: output.content, usage: null, ...cutOff } };
   }
 
   /** The request body of a step, with what was learned about the server applied. */

@@ -187,8 +187,10 @@ export class CompletionRun {
       completionTokens: result.usage.outputTokens,
       cachedTokens: result.usage.cachedInputTokens,
     };
+    // The model's word where it gave one, else the usage: an answer that used up the limit was cut there.
     let reason: FinishReason = "stop";
-    if (plan.maxTokens !== null && usage.completionTokens >= plan.maxTokens) reason = "length";
+    if (result.cutOff !== undefined) reason = result.cutOff ? "length" : "stop";
+    else if (plan.maxTokens !== null && usage.completionTokens >= plan.maxTokens) reason = "length";
     const format = plan.format;
     if (format.kind === "text") {
       if (plan.stream) {

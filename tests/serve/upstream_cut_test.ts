@@ -201,3 +201,50 @@ Deno.test("the backend reports a cut answer only when asked to: elsewhere it sta
     await up.close();
   }
 });
+
+Deno.test("finish_reason is the upstream's: an answer that ends exactly at the limit is stop, a cut one length", async () => {
+  const WHOLE = "Hello! How can I help you today?";
+  // Ten tokens with the end token: the model finished on its own within a limit of ten.
+  const whole = (request: { stream?: boolean }, server: MockServer) =>
+    request.stream === true
+      ? server.sse([
+        chunk({ role: "assistant", content: "" }),
+        chunk({ content: WHOLE }),
+        chunk({}, "stop"),
+        usageChunk(17, 10),
+      ])
+      : json(completion(WHOLE, { finish: "stop", usage: { prompt_tokens: 17, completion_tokens: 10 } }));
+  // Cut at three tokens by a server that reports no usage (the estimate, 2 tokens, is under the limit).
+  const cut = (request: { stream?: boolean }, server: MockServer) =>
+    request.stream === true
+      ? server.sse([
+        chunk({ role: "assistant", content: "" }),
+        chunk({ content: "1, 2, " }),
+        chunk({}, "length"),
+      ])
+      : json({ ...(completion("1, 2, ", { finish: "length" }) as object), usage: null });
+  const up = new MockServer((request, _i, server) => {
+    if (request.path.endsWith("/models")) return json({ object: "list", data: [{ id: "tiny" }] });
+    const body = request.body as { stream?: boolean; max_tokens?: number; max_completion_tokens?: number };
+    return (body.max_tokens ?? body.max_completion_tokens) === 10 ? whole(body, server) : cut(body, server);
+  });
+  try {
+    await using s = await serve(createOpenAIModel({ baseURL: up.baseURL, model: "tiny" }));
+    for (const stream of [false, true]) {
+      for (const [limit, expected] of [[10, "stop"], [3, "length"]] as const) {
+        const response = await postChat(s.base, {
+          messages: ask("Hello"),
+          max_completion_tokens: limit,
+          stream,
+        });
+        assert.equal(response.status, 200);
+        const reason = stream
+          ? (await sseData(response)).slice(0, -1).map((d) => JSON.parse(d)).at(-1).choices[0].finish_reason
+          : (await response.json()).choices[0].finish_reason;
+        assert.equal(reason, expected, `max_completion_tokens ${limit}, stream ${stream}`);
+      }
+    }
+  } finally {
+    await up.close();
+  }
+});
