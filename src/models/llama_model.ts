@@ -2,8 +2,9 @@
  * The in-process GGUF backend (`{"type": "llama", "path": …}`): one {@link LanguageModel} step = one
  * `LlamaChat.generateResponse` of node-llama-cpp on a pooled context sequence.
  *
- * - Each model instance (one per session, NPC or one-off use) gets its sequence back when it is free, and
- *   node-llama-cpp evaluates only the tokens after the prefix already in that sequence's KV cache.
+ * - Each model instance (one per session, NPC or one-off use; `forRequest()` makes one for an `oam serve`
+ *   completion) gets its sequence back when it is free, and node-llama-cpp evaluates only the tokens after
+ *   the prefix already in that sequence's KV cache.
  * - Tool calls use node-llama-cpp's function calling: a grammar admits only the step's tools and their
  *   argument schemas; `required` forces a call, `disallowed` offers none (see `llama_tools.ts`).
  * - Structured answers are generated under a JSON-Schema grammar; when tools may be called first, the
@@ -222,6 +223,13 @@ class LlamaBackend implements LanguageModel {
 
   get contextSize(): number {
     return this.#contextSize;
+  }
+
+  /** Another instance of the same file and settings: nothing documented or remembered yet. */
+  forRequest(): LanguageModel {
+    const fresh = new LlamaBackend(this.#config);
+    fresh.#contextSize = this.#contextSize;
+    return fresh;
   }
 
   async #runtime(): Promise<LlamaRuntime> {

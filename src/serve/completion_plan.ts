@@ -256,8 +256,11 @@ function seedValue(seed: number): number {
 
 /**
  * The model a completion runs on: a scripted one held to the request's token limit as OpenAI's answers are
- * (over the bridge protocol a script plays its steps whole, as the reference's does).
+ * (over the bridge protocol a script plays its steps whole, as the reference's does, and its place in the
+ * script is the server's); others on their own instance where they keep per-conversation state, so no
+ * request sees another's (a GGUF model's prompt shows the tools of earlier requests otherwise).
  */
 function servedModel(model: LanguageModel): LanguageModel {
-  return model instanceof ScriptedModel ? model.tokenLimited() : model;
+  if (model instanceof ScriptedModel) return model.tokenLimited();
+  return model.forRequest?.() ?? model;
 }

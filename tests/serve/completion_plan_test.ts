@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import type { AgentTool } from "../../src/agent/types.ts";
+import type { LanguageModel } from "../../src/models/language_model.ts";
 import { ScriptedModel } from "../../src/models/scripted.ts";
 import { parseChatRequest } from "../../src/serve/chat_request.ts";
 import { planCompletion } from "../../src/serve/completion_plan.ts";
@@ -165,4 +166,29 @@ Deno.test("planCompletion: each problem's error, and the first problem's when th
     "unknown_tool",
   );
   assert.throws(() => plan({ response_format: badSchema }), /response_format|schema/i);
+});
+
+Deno.test("planCompletion: each completion runs on the model's own instance for one request, when it has one", () => {
+  const made: LanguageModel[] = [];
+  const shared: LanguageModel = {
+    kind: "stateful",
+    contextSize: 4096,
+    trimsHistory: false,
+    availability: () => Promise.resolve({ available: true, contextSize: 4096, supportedLanguages: [] }),
+    step: () => Promise.resolve({ kind: "text", text: "shared", usage: null }),
+    forRequest() {
+      const fresh = { ...shared, forRequest: undefined };
+      made.push(fresh);
+      return fresh;
+    },
+  };
+  const stateful = resolveServeConfiguration({ models: new Map([["system", shared]]) });
+  const request = () => parseChatRequest({ messages: [{ role: "user", content: "Hi" }] });
+  const first = planCompletion(request(), stateful).model;
+  const second = planCompletion(request(), stateful).model;
+  assert.deepEqual([first, second], made);
+  assert.notEqual(first, second);
+  assert.notEqual(first, shared);
+  // A model without per-conversation state is shared.
+  assert.equal(planCompletion(request(), config).model.kind, "scripted");
 });

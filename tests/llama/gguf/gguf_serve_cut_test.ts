@@ -1,7 +1,8 @@
 /**
  * `oam serve` on the in-process GGUF backend with the fixture model: a json_schema answer or a tool call cut
  * by `max_completion_tokens` comes back as OpenAI sends it (200, `finish_reason: "length"`, the JSON or the
- * call's arguments cut), streamed or not. Runs with OAM_GGUF_TESTS=1 (`deno task test:gguf`).
+ * call's arguments cut), streamed or not; each request's prompt shows its own tools only. Runs with
+ * OAM_GGUF_TESTS=1 (`deno task test:gguf`).
  */
 import assert from "node:assert/strict";
 import { createLlamaModel } from "../../../src/models/llama_model.ts";
@@ -65,6 +66,17 @@ Deno.test({
     await server.start();
     const base = `http://127.0.0.1:${server.port}`;
     try {
+      await t.step("a request without tools is not shown the tools of an earlier request", async () => {
+        const plain = { messages: [{ role: "user", content: "Hello" }], max_completion_tokens: 4 };
+        const before = await (await post(base, plain)).json();
+        const withTools = await post(base, { ...plain, tools: [WEATHER] });
+        assert.equal(withTools.status, 200);
+        const toolsPrompt = (await withTools.json()).usage.prompt_tokens;
+        assert.ok(toolsPrompt > before.usage.prompt_tokens, "the tool list is in the prompt");
+        const after = await (await post(base, plain)).json();
+        assert.equal(after.usage.prompt_tokens, before.usage.prompt_tokens, "the same prompt as before");
+      });
+
       await t.step("json_schema, not streamed and streamed", async () => {
         const request = {
           messages: [{ role: "user", content: "What is the capital of France?" }],
