@@ -283,10 +283,10 @@ export interface LanguageModel {
   /** Counts tokens of a step request, when the backend can. */
   countTokens?(request: Omit<StepRequest, "signal">): Promise<number>;
   /**
-   * Optional: the same backend (the same loaded model) for one unrelated conversation, without the state this
-   * instance keeps for its own (a GGUF model keeps showing the tools its earlier steps offered, so its prompt
-   * stays the same). `oam serve` runs each chat completion on one, so no request sees another's tools. A
-   * backend without such state leaves it out.
+   * Optional: this model for one request of a conversation it knows nothing about: what only makes it faster
+   * is shared (a GGUF model's cached prompts), what its prompt shows is not (a GGUF model keeps showing the
+   * tools its earlier steps offered, so its prompt stays the same from step to step). `oam serve` runs each
+   * chat completion on one, so no request sees another's tools. A backend without such state leaves it out.
    */
   forRequest?(): LanguageModel;
 }

@@ -2,9 +2,9 @@
  * The in-process GGUF backend (`{"type": "llama", "path": …}`): one {@link LanguageModel} step = one
  * `LlamaChat.generateResponse` of node-llama-cpp on a pooled context sequence.
  *
- * - Each model instance (one per session, NPC or one-off use; `forRequest()` makes one for an `oam serve`
- *   completion) gets its sequence back when it is free, and node-llama-cpp evaluates only the tokens after
- *   the prefix already in that sequence's KV cache.
+ * - Each model instance (one per session, NPC or one-off use) gets its sequence back when it is free, and
+ *   node-llama-cpp evaluates only the tokens after the prefix already in that sequence's KV cache
+ *   (`forRequest()` views, one per `oam serve` completion, share their instance's sequences).
  * - Tool calls use node-llama-cpp's function calling: a grammar admits only the step's tools and their
  *   argument schemas; `required` forces a call, `disallowed` offers none (see `llama_tools.ts`).
  * - Structured answers are generated under a JSON-Schema grammar; when tools may be called first, the
@@ -212,24 +212,31 @@ class LlamaBackend implements LanguageModel {
   readonly kind = "llama";
   readonly trimsHistory = false;
   readonly #config: LlamaModelConfig;
-  readonly #memory = new RawMemory();
+  readonly #memory: RawMemory;
   readonly #documented = new DocumentedTools();
+  /** Who the pool hands "its" sequence back to (this instance, or the one {@link forRequest} was called on). */
+  readonly #owner: object;
   #contextSize: number;
 
-  constructor(config: LlamaModelConfig) {
+  constructor(config: LlamaModelConfig, shared?: { memory: RawMemory; owner: object }) {
     this.#config = config;
     this.#contextSize = config.contextSize ?? 4096;
+    this.#memory = shared?.memory ?? new RawMemory();
+    this.#owner = shared?.owner ?? this;
   }
 
   get contextSize(): number {
     return this.#contextSize;
   }
 
-  /** Another instance of the same file and settings: nothing documented or remembered yet. */
+  /**
+   * This model for one request: its own tool list to document, but this instance's sequences (their KV cache
+   * holds the conversation's earlier requests) and the raw text of the calls and answers it wrote.
+   */
   forRequest(): LanguageModel {
-    const fresh = new LlamaBackend(this.#config);
-    fresh.#contextSize = this.#contextSize;
-    return fresh;
+    const view = new LlamaBackend(this.#config, { memory: this.#memory, owner: this.#owner });
+    view.#contextSize = this.#contextSize;
+    return view;
   }
 
   async #runtime(): Promise<LlamaRuntime> {
@@ -288,7 +295,7 @@ class LlamaBackend implements LanguageModel {
       throw BridgeError.of("invalid_request", "Tool calling mode 'required' needs at least one tool.");
     }
     const runtime = await this.#openRuntime();
-    const lease = await runtime.pool.acquire(this, request.signal);
+    const lease = await runtime.pool.acquire(this.#owner, request.signal);
     try {
       let usage: StepUsage | null = null;
       let problem = "";

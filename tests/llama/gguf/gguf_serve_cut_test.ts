@@ -1,8 +1,8 @@
 /**
  * `oam serve` on the in-process GGUF backend with the fixture model: a json_schema answer or a tool call cut
  * by `max_completion_tokens` comes back as OpenAI sends it (200, `finish_reason: "length"`, the JSON or the
- * call's arguments cut), streamed or not; each request's prompt shows its own tools only. Runs with
- * OAM_GGUF_TESTS=1 (`deno task test:gguf`).
+ * call's arguments cut), streamed or not; each request's prompt shows its own tools only, and a conversation's
+ * next request still reuses the cached prompt. Runs with OAM_GGUF_TESTS=1 (`deno task test:gguf`).
  */
 import assert from "node:assert/strict";
 import { createLlamaModel } from "../../../src/models/llama_model.ts";
@@ -66,6 +66,21 @@ Deno.test({
     await server.start();
     const base = `http://127.0.0.1:${server.port}`;
     try {
+      await t.step(
+        "the next request of a conversation reuses the prompt the last one left in the cache",
+        async () => {
+          const first = [{ role: "user", content: "Hello" }];
+          const answer = (await (await post(base, { messages: first, max_completion_tokens: 12 })).json())
+            .choices[0].message;
+          const next = [...first, { role: "assistant", content: answer.content }, {
+            role: "user",
+            content: "Count to five.",
+          }];
+          const body = await (await post(base, { messages: next, max_completion_tokens: 4 })).json();
+          assert.ok(body.usage.prompt_tokens_details.cached_tokens > 0, JSON.stringify(body.usage));
+        },
+      );
+
       await t.step("a request without tools is not shown the tools of an earlier request", async () => {
         const plain = { messages: [{ role: "user", content: "Hello" }], max_completion_tokens: 4 };
         const before = await (await post(base, plain)).json();
