@@ -591,6 +591,7 @@ export class Agent {
     usage.totalTokens = usage.inputTokens + usage.outputTokens;
     const out: TurnResult = { text, toolCalls: a.records, usage, steps: a.steps };
     if (structured !== undefined) out.structured = structured;
+    if (result.cutOff !== undefined) out.cutOff = result.cutOff;
     a.run.response = response;
     return out;
   }

@@ -5,12 +5,15 @@
  *
  * - an invalid answer the backend already retried itself (`data.attempts` > 1: the OpenAI-compatible and
  *   GGUF backends feed the problem back or sample differently) fails the turn at once;
+ * - an answer the token limit cut off (a `CutOffAnswer`, reported when the options ask for it) fails the
+ *   turn at once: the same limit would cut it off again;
  * - any other invalid answer (`data.problem`) is retried with different sampling ({@link variedOptions});
  * - other transient failures (no answer came back: a dropped connection, a rate limit) are retried as they
  *   were.
  * @module
  */
 import type { BridgeError } from "../protocol/errors.ts";
+import { CutOffAnswer } from "../models/cut_off.ts";
 import type { GenerationOptions } from "../models/language_model.ts";
 
 /** Base delay before the first retry (ms); doubles each attempt. */
@@ -39,7 +42,8 @@ export function retryDecision(
   turn: { attempt: number; maxAttempts: number; admitted: boolean },
 ): RetryDecision {
   const { attempt, maxAttempts, admitted } = turn;
-  if (attempt >= maxAttempts || admitted) return { retry: false };
+  // The same token limit would cut the answer off again.
+  if (attempt >= maxAttempts || admitted || error instanceof CutOffAnswer) return { retry: false };
   let minDelay = 0;
   let vary = false;
   if (error.dataCode === "generation_failed") {

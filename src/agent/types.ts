@@ -419,6 +419,11 @@ export interface TurnResult {
   usage: Usage;
   /** Every model step of the turn. */
   steps: StepInfo[];
+  /**
+   * Whether the answer stopped at the token limit (true) or ended on its own (false), when the model said so
+   * (see `StepResult`; not part of the protocol's result).
+   */
+  cutOff?: boolean;
 }
 
 /**

@@ -81,6 +81,13 @@ export interface GenerationOptions {
   maximumResponseTokens?: number;
   /** Sampling mode. */
   sampling?: Sampling;
+  /**
+   * True: a structured answer or tool call that `maximumResponseTokens` cut off fails at once with a
+   * `CutOffAnswer` (`src/models/cut_off.ts`) holding what was written, instead of being asked for again as an
+   * invalid answer. `oam serve` sets it, since OpenAI answers such a request with the cut JSON and
+   * `finish_reason: "length"`; the bridge protocol never does (a cut answer there is `generation_failed`).
+   */
+  reportCutOff?: boolean;
 }
 
 /**
@@ -195,7 +202,9 @@ export interface StepToolCall {
 }
 
 /**
- * The terminal result of a step: text, a structured value (with its text), or tool calls.
+ * The terminal result of a step: text, a structured value (with its text), or tool calls. With the options'
+ * `reportCutOff`, a backend that knows says in `cutOff` whether an answer stopped at `maximumResponseTokens`
+ * (true) or ended on its own (false).
  *
  * @example
  * ```ts
@@ -206,8 +215,8 @@ export interface StepToolCall {
  * ```
  */
 export type StepResult =
-  | { kind: "text"; text: string; usage: StepUsage | null }
-  | { kind: "structured"; value: JsonValue; text: string; usage: StepUsage | null }
+  | { kind: "text"; text: string; usage: StepUsage | null; cutOff?: boolean }
+  | { kind: "structured"; value: JsonValue; text: string; usage: StepUsage | null; cutOff?: boolean }
   | { kind: "toolCalls"; calls: StepToolCall[]; usage: StepUsage | null };
 
 /**
@@ -273,4 +282,11 @@ export interface LanguageModel {
   availabilityNow?(): ModelAvailability | undefined;
   /** Counts tokens of a step request, when the backend can. */
   countTokens?(request: Omit<StepRequest, "signal">): Promise<number>;
+  /**
+   * Optional: this model for one request of a conversation it knows nothing about: what only makes it faster
+   * is shared (a GGUF model's cached prompts), what its prompt shows is not (a GGUF model keeps showing the
+   * tools its earlier steps offered, so its prompt stays the same from step to step). `oam serve` runs each
+   * chat completion on one, so no request sees another's tools. A backend without such state leaves it out.
+   */
+  forRequest?(): LanguageModel;
 }

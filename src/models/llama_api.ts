@@ -181,6 +181,10 @@ export interface GenerateOptions {
   functions?: ChatFunctions;
   documentFunctionParams?: boolean;
   maxParallelFunctionCalls?: number;
+  /** Each piece of a function call's parameters (JSON text) as it is generated. */
+  onFunctionCallParamsChunk?: (
+    chunk: { callIndex: number; functionName: string; paramsChunk: string; done: boolean },
+  ) => void;
   contextShift?: {
     strategy?: (options: { chatHistory: readonly ChatItem[]; maxTokensCount: number }) => {
       chatHistory: ChatItem[];

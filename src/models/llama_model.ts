@@ -3,14 +3,17 @@
  * `LlamaChat.generateResponse` of node-llama-cpp on a pooled context sequence.
  *
  * - Each model instance (one per session, NPC or one-off use) gets its sequence back when it is free, and
- *   node-llama-cpp evaluates only the tokens after the prefix already in that sequence's KV cache.
+ *   node-llama-cpp evaluates only the tokens after the prefix already in that sequence's KV cache
+ *   (`forRequest()` views, one per `oam serve` completion, share their instance's sequences).
  * - Tool calls use node-llama-cpp's function calling: a grammar admits only the step's tools and their
  *   argument schemas; `required` forces a call, `disallowed` offers none (see `llama_tools.ts`).
  * - Structured answers are generated under a JSON-Schema grammar; when tools may be called first, the
  *   model gets the tools, and as soon as it starts writing text instead, that text is dropped and the
  *   answer is generated under the grammar.
  * - Every call and answer is still validated against the client's JSON Schema; an invalid one is
- *   generated once more with different sampling, then the step fails with `generation_failed`.
+ *   generated once more with different sampling, then the step fails with `generation_failed` (with the
+ *   options' `reportCutOff`, set by `oam serve`, one the token limit cut off fails at once with a
+ *   `CutOffAnswer` holding what was written).
  * - A prompt that does not fit the context fails with `context_size_exceeded` (no silent context shift).
  * @module
  */
@@ -38,6 +41,7 @@ import type {
   StepToolCall,
   StepUsage,
 } from "./language_model.ts";
+import { CutOffAnswer, type CutOffWritten, type CutToolCall } from "./cut_off.ts";
 import { parsePartialJson } from "./openai_partial_json.ts";
 import { checkStructured, checkToolCalls } from "./openai_validate.ts";
 import { newCallId } from "../util/ids.ts";
@@ -48,8 +52,44 @@ export const LLAMA_STEP_ATTEMPTS = 2;
 /** Temperature used when sampling is top-k/top-p without a temperature. */
 const DEFAULT_SAMPLING_TEMPERATURE = 0.8;
 
-/** A result, or why the answer was unusable (and whether the retry should leave the tools undocumented). */
-type Interpretation = { result: StepResult } | { problem: string; hideTools?: boolean };
+/**
+ * A result, or why the answer was unusable (and whether the retry should leave the tools undocumented, and
+ * what was written when the token limit cut the answer off).
+ */
+type Interpretation = { result: StepResult } | {
+  problem: string;
+  hideTools?: boolean;
+  cutOff?: CutOffWritten;
+};
+
+/**
+ * The function calls of a generation as far as they were written (collected only when the step reports cut
+ * answers): each call's name and parameters text, in order, and whether the last one was cut off.
+ */
+class CallWriting {
+  readonly #calls = new Map<number, { name: string; argumentsText: string; done: boolean }>();
+
+  readonly onChunk = (
+    chunk: { callIndex: number; functionName: string; paramsChunk: string; done: boolean },
+  ): void => {
+    const call = this.#calls.get(chunk.callIndex) ??
+      { name: chunk.functionName, argumentsText: "", done: false };
+    call.argumentsText += chunk.paramsChunk;
+    call.done = chunk.done;
+    this.#calls.set(chunk.callIndex, call);
+  };
+
+  /** True when a call was started but not finished. */
+  get unfinished(): boolean {
+    return [...this.#calls.values()].some((c) => !c.done);
+  }
+
+  /** The calls written, in order. */
+  written(): CutToolCall[] {
+    return [...this.#calls.entries()].sort((a, b) => a[0] - b[0])
+      .map(([, c]) => ({ name: c.name, argumentsText: c.argumentsText }));
+  }
+}
 
 /**
  * The generation's abort signal: the caller's, plus an overflow stop. node-llama-cpp shifts the context
@@ -172,17 +212,31 @@ class LlamaBackend implements LanguageModel {
   readonly kind = "llama";
   readonly trimsHistory = false;
   readonly #config: LlamaModelConfig;
-  readonly #memory = new RawMemory();
+  readonly #memory: RawMemory;
   readonly #documented = new DocumentedTools();
+  /** Who the pool hands "its" sequence back to (this instance, or the one {@link forRequest} was called on). */
+  readonly #owner: object;
   #contextSize: number;
 
-  constructor(config: LlamaModelConfig) {
+  constructor(config: LlamaModelConfig, shared?: { memory: RawMemory; owner: object }) {
     this.#config = config;
     this.#contextSize = config.contextSize ?? 4096;
+    this.#memory = shared?.memory ?? new RawMemory();
+    this.#owner = shared?.owner ?? this;
   }
 
   get contextSize(): number {
     return this.#contextSize;
+  }
+
+  /**
+   * This model for one request: its own tool list to document, but this instance's sequences (their KV cache
+   * holds the conversation's earlier requests) and the raw text of the calls and answers it wrote.
+   */
+  forRequest(): LanguageModel {
+    const view = new LlamaBackend(this.#config, { memory: this.#memory, owner: this.#owner });
+    view.#contextSize = this.#contextSize;
+    return view;
   }
 
   async #runtime(): Promise<LlamaRuntime> {
@@ -241,7 +295,7 @@ class LlamaBackend implements LanguageModel {
       throw BridgeError.of("invalid_request", "Tool calling mode 'required' needs at least one tool.");
     }
     const runtime = await this.#openRuntime();
-    const lease = await runtime.pool.acquire(this, request.signal);
+    const lease = await runtime.pool.acquire(this.#owner, request.signal);
     try {
       let usage: StepUsage | null = null;
       let problem = "";
@@ -262,6 +316,14 @@ class LlamaBackend implements LanguageModel {
         usage = addUsage(usage, meter.usage(lease.sequence));
         if ("result" in outcome) return { ...outcome.result, usage } as StepResult;
         problem = outcome.problem;
+        if (outcome.cutOff !== undefined && request.options.reportCutOff === true) {
+          const error = BridgeError.of(
+            "generation_failed",
+            `The model gave an invalid answer: ${endSentence(problem)}`,
+            { attempts: attempt, problem },
+          );
+          throw new CutOffAnswer(error, outcome.cutOff, usage);
+        }
         hideTools = outcome.hideTools === true;
       }
       throw BridgeError.of(
@@ -311,18 +373,31 @@ class LlamaBackend implements LanguageModel {
       // No tool may be called: a call the model starts anyway ends the answer there.
       const blocked = mode === "disallowed";
       const bias = blocked && documented !== undefined ? toolCallBias(runtime) : undefined;
+      const writing = request.options.reportCutOff === true && callable.length > 0 ? new CallWriting() : null;
       const response = await this.#generate(chat, history, guard, {
         ...base,
         ...(callable.length > 0 ? { functions: chatFunctions(callable), documentFunctionParams: true } : {}),
+        ...(writing !== null ? { onFunctionCallParamsChunk: writing.onChunk } : {}),
         ...(bias !== undefined ? { tokenBias: bias } : {}),
         ...(blocked ? { customStopTriggers: [callPrefix(runtime)] } : {}),
         ...(mode === "required" ? {} : { onTextChunk: this.#textStreamer(request) }),
       });
+      const cut = response.metadata.stopReason === "maxTokens";
+      if (writing !== null && cut && writing.unfinished) {
+        return {
+          problem: "the model did not complete its tool call (cut off at the token limit)",
+          cutOff: { toolCalls: writing.written() },
+        };
+      }
       if (response.functionCalls !== undefined && response.functionCalls.length > 0) {
         return this.#calls(response, request);
       }
       if (mode === "required") {
-        return { problem: `the model did not complete a tool call (${response.metadata.stopReason})` };
+        return {
+          problem: `the model did not complete a tool call (${response.metadata.stopReason})`,
+          // Cut off before a call's name was written: no call to show.
+          ...(cut ? { cutOff: { toolCalls: writing?.written() ?? [] } } : {}),
+        };
       }
       let text = response.response;
       if (blocked && response.metadata.stopReason === "customStopTrigger") {
@@ -333,7 +408,8 @@ class LlamaBackend implements LanguageModel {
         }
         text = text.trimEnd();
       }
-      return { result: { kind: "text", text, usage: null } };
+      const cutOff = request.options.reportCutOff === true ? { cutOff: cut } : {};
+      return { result: { kind: "text", text, usage: null, ...cutOff } };
     } finally {
       chat.dispose();
     }
@@ -445,12 +521,19 @@ class LlamaBackend implements LanguageModel {
         }
         : {}),
     });
-    const truncated = response.metadata.stopReason === "maxTokens" ? " (cut off at the token limit)" : "";
+    const cut = response.metadata.stopReason === "maxTokens";
     const checked = checkStructured(response.response, schema.jsonSchema);
-    if (!checked.ok) return { problem: checked.problem + truncated };
+    if (!checked.ok && cut) {
+      return {
+        problem: `${checked.problem} (cut off at the token limit)`,
+        cutOff: { text: response.response },
+      };
+    }
+    if (!checked.ok) return { problem: checked.problem };
     const value: JsonValue = checked.value;
     this.#memory.rememberAnswer(JSON.stringify(value), response.response);
-    return { result: { kind: "structured", value, text: compactJson(value), usage: null } };
+    const cutOff = request.options.reportCutOff === true ? { cutOff: cut } : {};
+    return { result: { kind: "structured", value, text: compactJson(value), usage: null, ...cutOff } };
   }
 
   #calls(response: ChatResponse, request: StepRequest): Interpretation {

@@ -6,7 +6,9 @@
  * and an invalid answer is requested again, up to {@link OPENAI_STEP_ATTEMPTS} times in all, before the step
  * fails with `generation_failed`. A retry is never the same request: it carries the invalid answer and what
  * was wrong with it (`retryMessages`), appended to the conversation so the server's prompt cache still
- * covers the rest. HTTP and network failures are not retried here (the agent's `maxAttempts` policy
+ * covers the rest. With the options' `reportCutOff` (`oam serve`), an invalid answer the token limit cut off
+ * (`finish_reason: "length"`) is not asked for again: the step fails at once with a `CutOffAnswer` holding what
+ * was written. HTTP and network failures are not retried here (the agent's `maxAttempts` policy
  * decides); they map to protocol errors as described in `openai_errors.ts`.
  *
  * Every step of a turn sends the turn's whole tool list (`offeredTools`) and restricts the callable ones by
@@ -24,6 +26,7 @@ import type {
   StepUsage,
 } from "./language_model.ts";
 import { type ChatOutput, CompletionAccumulator, parseJsonText } from "./openai_completion.ts";
+import { CutOffAnswer } from "./cut_off.ts";
 import { DEFAULT_OPENAI_TIMEOUT_MS, type OpenAIModelConfig } from "./openai_config.ts";
 import { FieldCompatibility } from "./openai_compat.ts";
 import {
@@ -147,6 +150,26 @@ async function readServerError(response: Response): Promise<ServerErrorInfo> {
   return serverErrorInfo(parsed, text);
 }
 
+/**
+ * The invalid answer `output` that the token limit cut off, with what it wrote: its tool calls (arguments as
+ * sent, cut), or its text; none when a call was required and the cut came before one was written.
+ */
+function cutOffAnswer(
+  output: ChatOutput,
+  request: StepRequest,
+  at: { problem: string; attempt: number; usage: StepUsage | null },
+): CutOffAnswer {
+  const error = BridgeError.of(
+    "generation_failed",
+    `The model gave an invalid answer: ${endSentence(at.problem)}`,
+    { attempts: at.attempt, problem: at.problem },
+  );
+  const written = output.toolCalls.length > 0 || request.toolCallingMode === "required"
+    ? { toolCalls: output.toolCalls.map((c) => ({ name: c.name, argumentsText: c.arguments })) }
+    : { text: output.content };
+  return new CutOffAnswer(error, written, at.usage);
+}
+
 /** The OpenAI-compatible backend (see {@link createOpenAIModel}). */
 class OpenAIModel implements LanguageModel {
   readonly kind = "openai";
@@ -190,6 +213,9 @@ class OpenAIModel implements LanguageModel {
       const outcome = this.#interpret(request, output);
       if ("result" in outcome) return { ...outcome.result, usage } as StepResult;
       problem = outcome.problem;
+      if (request.options.reportCutOff === true && output.finishReason === "length") {
+        throw cutOffAnswer(output, request, { problem, attempt, usage });
+      }
       (body.messages as JsonObject[]).push(...retryMessages(output, { problem, request, attempt }));
     }
     throw BridgeError.of(
@@ -218,14 +244,17 @@ class OpenAIModel implements LanguageModel {
       return { problem: "the model answered with text although a tool call was required" };
     }
     const truncated = output.finishReason === "length" ? " (the answer was cut off at the token limit)" : "";
+    // Whether the answer stopped at the token limit, when asked for and the server said.
+    const cutOff = request.options.reportCutOff === true && output.finishReason !== null
+      ? { cutOff: output.finishReason === "length" }
+      : {};
     if (request.responseSchema !== null) {
       const checked = checkStructured(output.content, request.responseSchema.jsonSchema);
       if (!checked.ok) return { problem: checked.problem + truncated };
-      return {
-        result: { kind: "structured", value: checked.value, text: compactJson(checked.value), usage: null },
-      };
+      const text = compactJson(checked.value);
+      return { result: { kind: "structured", value: checked.value, text, usage: null, ...cutOff } };
     }
-    return { result: { kind: "text", text: output.content, usage: null } };
+    return { result: { kind: "text", text: output.content, usage: null, ...cutOff } };
   }
 
   /** The request body of a step, with what was learned about the server applied. */

@@ -164,13 +164,24 @@ function retryHint(request: StepRequest): string {
   return `Call only ${list}, or ${answer}.`;
 }
 
+/** Whether `text` parses as JSON. */
+function isJsonText(text: string): boolean {
+  try {
+    JSON.parse(text);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The messages that carry an invalid answer and the problem back to the model, appended to the request for
  * the next attempt. The conversation only grows, so the server's prompt cache still covers everything before
  * it, and the retried request is never the one that just failed.
  *
  * - an answer with tool calls → the assistant message with those calls, then one `tool` message per call
- *   saying what was wrong;
+ *   saying what was wrong (arguments that are not JSON are sent as `{}`: llama.cpp's server fails a request
+ *   whose history has unparsable arguments; the problem quotes what the model wrote);
  * - a text answer → the assistant message, then a `user` message saying what was wrong.
  */
 export function retryMessages(
@@ -188,7 +199,7 @@ export function retryMessages(
   const calls = output.toolCalls.map((call, i) => ({
     id: call.id !== undefined && call.id !== "" ? call.id : `call_retry_${attempt}_${i}`,
     type: "function",
-    function: { name: call.name, arguments: call.arguments.trim() === "" ? "{}" : call.arguments },
+    function: { name: call.name, arguments: isJsonText(call.arguments) ? call.arguments : "{}" },
   }));
   return [
     { role: "assistant", content: output.content === "" ? null : output.content, tool_calls: calls },

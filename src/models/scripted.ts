@@ -10,6 +10,8 @@ import { type ConversationEntry, isToolCallsEntry, segmentsText } from "../proto
 import { compileValidator } from "../schema/validate.ts";
 import { abortableSleep } from "../util/sleep.ts";
 import { characters, endSentence, headCharacters } from "../util/text.ts";
+import { CutOffAnswer, type CutOffWritten, type CutToolCall } from "./cut_off.ts";
+export { CutOffAnswer, type CutToolCall };
 import type {
   LanguageModel,
   ModelAvailability,
@@ -80,30 +82,13 @@ export function cutToTokens(text: string, maxTokens: number): string | null {
   return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
 }
 
-/** A tool call as far as the model wrote it before the token limit: its name, and its arguments' text. */
-export interface CutToolCall {
-  name: string;
-  /** The start of the arguments' JSON (not valid JSON; `""` when the cut came right after the name). */
-  argumentsText: string;
-}
-
 /**
- * The invalid answer of a structured answer or tool call that {@link ScriptedModel.tokenLimited} cut off at the
- * token limit (`-32012 generation_failed` with `data.problem`, like any invalid answer). It also holds what was
- * written before the cut, which `oam serve` answers with as OpenAI does (cut-off JSON with
- * `finish_reason: "length"`).
+ * The error of a structured answer or tool call that {@link ScriptedModel.tokenLimited} cut off at
+ * `maxTokens` (the cut text `cut` leads the problem after `what`), holding what was written.
  */
-export class CutOffAnswer extends BridgeError {
-  /** What the model wrote before the cut: the answer's text, or the tool calls whose names it finished. */
-  readonly written: { text: string } | { toolCalls: CutToolCall[] };
-
-  /** The error of `written`, cut at `maxTokens`; `what` leads the problem. */
-  constructor(what: string, maxTokens: number, cut: string, written: CutOffAnswer["written"]) {
-    const problem = `${what}: it was cut off at the token limit (${maxTokens} tokens): ${shorten(cut)}`;
-    const base = invalidAnswer(problem);
-    super(base.code, base.dataCode, base.message, base.data);
-    this.written = written;
-  }
+function cutOffAnswer(what: string, maxTokens: number, cut: string, written: CutOffWritten): CutOffAnswer {
+  const problem = `${what}: it was cut off at the token limit (${maxTokens} tokens): ${shorten(cut)}`;
+  return new CutOffAnswer(invalidAnswer(problem), written, null);
 }
 
 /** The tool calls written in `length` characters of their names and arguments, one after another. */
@@ -158,7 +143,7 @@ function checkAnswer(value: JsonValue, schema: ResponseSchema): void {
 /** Fails a structured answer `text` that does not fit in `limit` tokens (none: no limit is held to). */
 function checkLength(text: string, limit: number | undefined): void {
   const cut = limit === undefined ? null : cutToTokens(text, limit);
-  if (cut !== null) throw new CutOffAnswer("the answer is not valid JSON", limit!, cut, { text: cut });
+  if (cut !== null) throw cutOffAnswer("the answer is not valid JSON", limit!, cut, { text: cut });
 }
 
 /** The invalid-answer problem of a failed step, or null. */
@@ -541,7 +526,7 @@ export class ScriptedModel implements LanguageModel {
         const written = step.toolCalls.map((c) => c.name + compactJson(c.arguments)).join("");
         const cut = cutToTokens(written, limit);
         if (cut !== null) {
-          throw new CutOffAnswer("the model did not complete its tool call", limit, cut, {
+          throw cutOffAnswer("the model did not complete its tool call", limit, cut, {
             toolCalls: cutCalls(step.toolCalls, cut.length),
           });
         }

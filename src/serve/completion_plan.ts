@@ -227,7 +227,10 @@ function answerFormat(request: ChatRequest): AnswerFormat {
   return { kind: "json_schema", schema: { name, generationSchema, jsonSchema } };
 }
 
-/** Sampling options of `temperature`, `top_p`, `seed` and `max_tokens` (temperature 0 is greedy). */
+/**
+ * Sampling options of `temperature`, `top_p`, `seed` and `max_tokens` (temperature 0 is greedy); a cut-off
+ * answer is reported, not retried.
+ */
 function generationOptions(request: ChatRequest): GenerationOptions {
   const options: GenerationOptions = {};
   if (request.temperature === 0) options.sampling = { mode: "greedy" };
@@ -240,6 +243,9 @@ function generationOptions(request: ChatRequest): GenerationOptions {
     if (sampling) options.sampling = sampling;
   }
   if (request.maxTokens !== null) options.maximumResponseTokens = request.maxTokens;
+  // JSON the token limit cut off (the request's, or the backend's own) is answered as OpenAI does (200 with
+  // `finish_reason: "length"`), not asked for again.
+  options.reportCutOff = true;
   return options;
 }
 
@@ -250,8 +256,11 @@ function seedValue(seed: number): number {
 
 /**
  * The model a completion runs on: a scripted one held to the request's token limit as OpenAI's answers are
- * (over the bridge protocol a script plays its steps whole, as the reference's does).
+ * (over the bridge protocol a script plays its steps whole, as the reference's does, and its place in the
+ * script is the server's); others on their own instance where they keep per-conversation state, so no
+ * request sees another's (a GGUF model's prompt shows the tools of earlier requests otherwise).
  */
 function servedModel(model: LanguageModel): LanguageModel {
-  return model instanceof ScriptedModel ? model.tokenLimited() : model;
+  if (model instanceof ScriptedModel) return model.tokenLimited();
+  return model.forRequest?.() ?? model;
 }

@@ -12,7 +12,7 @@ import { historyLength } from "../agent/entry_text.ts";
 import type { AgentEvent, ToolCallInfo, ToolOutcome, TurnResult, TurnSink } from "../agent/types.ts";
 import { toBridgeError } from "../protocol/errors.ts";
 import { compactJson } from "../protocol/json.ts";
-import { CutOffAnswer } from "../models/scripted.ts";
+import { CutOffAnswer } from "../models/cut_off.ts";
 import { compileValidator } from "../schema/validate.ts";
 import { newCallId } from "../util/ids.ts";
 import type { CompletionToolCall, CompletionUsage, FinishReason } from "./completion_encoder.ts";
@@ -187,8 +187,10 @@ export class CompletionRun {
       completionTokens: result.usage.outputTokens,
       cachedTokens: result.usage.cachedInputTokens,
     };
+    // The model's word where it gave one, else the usage: an answer that used up the limit was cut there.
     let reason: FinishReason = "stop";
-    if (plan.maxTokens !== null && usage.completionTokens >= plan.maxTokens) reason = "length";
+    if (result.cutOff !== undefined) reason = result.cutOff ? "length" : "stop";
+    else if (plan.maxTokens !== null && usage.completionTokens >= plan.maxTokens) reason = "length";
     const format = plan.format;
     if (format.kind === "text") {
       if (plan.stream) {
@@ -251,7 +253,7 @@ export class CompletionRun {
       return;
     }
     if (e instanceof CutOffAnswer) {
-      // A scripted answer the token limit cut off: what was written, with finish_reason length (as OpenAI).
+      // An answer the token limit cut off: what was written, with finish_reason length (as OpenAI).
       this.#cutOff(e);
       return;
     }
@@ -269,8 +271,14 @@ export class CompletionRun {
   /** Ends with what a cut-off answer wrote: its text, or its tool calls (arguments cut) with fresh ids. */
   #cutOff(e: CutOffAnswer): void {
     const written = e.written;
-    // The model wrote up to the limit.
-    const usage = { ...this.#estimate(""), completionTokens: this.#plan.maxTokens ?? 0 };
+    // The backend's count, else the estimate: the model wrote up to the limit.
+    const usage: CompletionUsage = e.usage === null
+      ? { ...this.#estimate(""), completionTokens: this.#plan.maxTokens ?? 0 }
+      : {
+        promptTokens: e.usage.inputTokens,
+        completionTokens: e.usage.outputTokens,
+        cachedTokens: e.usage.cachedInputTokens,
+      };
     if ("text" in written) this.#sink.event({ type: "content", text: written.text });
     else {
       // The server's own tools never surface, cut or not.

@@ -378,6 +378,38 @@ Deno.test("openai model: required mode sends tool_choice required; invalid argum
   );
 });
 
+Deno.test("openai model: a call whose arguments are not JSON is retried with JSON arguments, which llama.cpp can read", async () => {
+  // llama.cpp's server renders each tool call of the history from its parsed arguments, and answers a
+  // request whose arguments do not parse with HTTP 500.
+  const strict: MockHandler = (request) => {
+    const messages =
+      (request.body as { messages: Array<{ tool_calls?: Array<{ function: { arguments: string } }> }> })
+        .messages;
+    for (const call of messages.flatMap((m) => m.tool_calls ?? [])) {
+      try {
+        JSON.parse(call.function.arguments);
+      } catch {
+        return json({ error: { code: 500, message: "Failed to parse tool call arguments as JSON" } }, 500);
+      }
+    }
+    return json(completion(null, { toolCalls: [toolCall("c2", "get_weather", '{"city":"Oslo"}')] }));
+  };
+  await withServer(
+    [() => json(completion(null, { toolCalls: [toolCall("c1", "get_weather", '{"city": "Os')] })), strict],
+    async (server, config) => {
+      const result = await createOpenAIModel(config).step(
+        stepRequest({ tools: [WEATHER], toolCallingMode: "required" }),
+      );
+      assert.equal(result.kind, "toolCalls");
+      assert.deepEqual(result.kind === "toolCalls" && result.calls[0].arguments, { city: "Oslo" });
+      assert.equal(server.chatBodies.length, 2);
+      // The problem, which the retry carries, quotes what the model wrote.
+      const retry = (server.chatBodies[1] as { messages: JsonObject[] }).messages.at(-1)!;
+      assert.match(String(retry.content), /not valid JSON: \{"city": "Os/);
+    },
+  );
+});
+
 Deno.test("openai model: required mode with a plain-text answer fails after the retries", async () => {
   await withServer(okText, async (server, config) => {
     const error = await rejection(

@@ -183,16 +183,17 @@ Deno.test("max_completion_tokens reached is finish_reason length; sampling optio
   await using s = await serve(model);
   const limited = await completion(s.base, { max_completion_tokens: 3, max_tokens: 100 });
   assert.equal(limited.choices[0].finish_reason, "length");
-  assert.deepEqual(model.steps[0].options, { maximumResponseTokens: 3 });
+  assert.deepEqual(model.steps[0].options, { maximumResponseTokens: 3, reportCutOff: true });
   await completion(s.base, { temperature: 0, top_p: 0.5 });
-  assert.deepEqual(model.steps[1].options, { sampling: { mode: "greedy" } });
+  assert.deepEqual(model.steps[1].options, { sampling: { mode: "greedy" }, reportCutOff: true });
   await completion(s.base, { temperature: 0.7, top_p: 0.9, seed: 42 });
   assert.deepEqual(model.steps[2].options, {
     temperature: 0.7,
     sampling: { mode: "topP", p: 0.9, seed: 42 },
+    reportCutOff: true,
   });
   await completion(s.base, { seed: 7 });
-  assert.deepEqual(model.steps[3].options, { sampling: { mode: "topP", p: 1, seed: 7 } });
+  assert.deepEqual(model.steps[3].options, { sampling: { mode: "topP", p: 1, seed: 7 }, reportCutOff: true });
 });
 
 Deno.test("client disconnect mid-stream: generation stops and the slot is freed", async () => {

@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import type { AgentTool } from "../../src/agent/types.ts";
+import type { LanguageModel } from "../../src/models/language_model.ts";
 import { ScriptedModel } from "../../src/models/scripted.ts";
 import { parseChatRequest } from "../../src/serve/chat_request.ts";
 import { planCompletion } from "../../src/serve/completion_plan.ts";
@@ -95,13 +96,20 @@ Deno.test("planCompletion: answer format, instructions and sampling options", ()
   }).format;
   assert.equal(schema.kind, "json_schema");
   assert.equal(schema.kind === "json_schema" && schema.schema.name, "questoffer");
-  assert.deepEqual(plan({ temperature: 0, seed: 7 }).options, { sampling: { mode: "greedy" } });
+  assert.deepEqual(plan({ temperature: 0, seed: 7 }).options, {
+    sampling: { mode: "greedy" },
+    reportCutOff: true,
+  });
   assert.deepEqual(plan({ temperature: 0.7, top_p: 0.9, max_tokens: 40 }).options, {
     temperature: 0.7,
     sampling: { mode: "topP", p: 0.9 },
     maximumResponseTokens: 40,
+    reportCutOff: true,
   });
-  assert.deepEqual(plan({ seed: -1 }).options, { sampling: { mode: "topP", p: 1, seed: 2 ** 53 - 1 } });
+  assert.deepEqual(plan({ seed: -1 }).options, {
+    sampling: { mode: "topP", p: 1, seed: 2 ** 53 - 1 },
+    reportCutOff: true,
+  });
 });
 
 Deno.test("planCompletion: each problem's error, and the first problem's when there are several", () => {
@@ -158,4 +166,29 @@ Deno.test("planCompletion: each problem's error, and the first problem's when th
     "unknown_tool",
   );
   assert.throws(() => plan({ response_format: badSchema }), /response_format|schema/i);
+});
+
+Deno.test("planCompletion: each completion runs on the model's own instance for one request, when it has one", () => {
+  const made: LanguageModel[] = [];
+  const shared: LanguageModel = {
+    kind: "stateful",
+    contextSize: 4096,
+    trimsHistory: false,
+    availability: () => Promise.resolve({ available: true, contextSize: 4096, supportedLanguages: [] }),
+    step: () => Promise.resolve({ kind: "text", text: "shared", usage: null }),
+    forRequest() {
+      const fresh = { ...shared, forRequest: undefined };
+      made.push(fresh);
+      return fresh;
+    },
+  };
+  const stateful = resolveServeConfiguration({ models: new Map([["system", shared]]) });
+  const request = () => parseChatRequest({ messages: [{ role: "user", content: "Hi" }] });
+  const first = planCompletion(request(), stateful).model;
+  const second = planCompletion(request(), stateful).model;
+  assert.deepEqual([first, second], made);
+  assert.notEqual(first, second);
+  assert.notEqual(first, shared);
+  // A model without per-conversation state is shared.
+  assert.equal(planCompletion(request(), config).model.kind, "scripted");
 });
