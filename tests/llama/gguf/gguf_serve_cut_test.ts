@@ -9,50 +9,7 @@ import { createLlamaModel } from "../../../src/models/llama_model.ts";
 import { closeLlamaModels } from "../../../src/models/llama_runtime.ts";
 import { OpenAIServer } from "../../../src/serve/openai_server.ts";
 import { fixtureConfig, GGUF_ENABLED } from "./fixture.ts";
-
-const SCHEMA_FORMAT = {
-  type: "json_schema",
-  json_schema: {
-    name: "place",
-    schema: {
-      type: "object",
-      properties: { city: { type: "string" }, country: { type: "string" } },
-      required: ["city", "country"],
-      additionalProperties: false,
-    },
-  },
-};
-const WEATHER = {
-  type: "function",
-  function: {
-    name: "get_weather",
-    description: "Get the current weather for a city.",
-    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-  },
-};
-
-async function post(base: string, body: Record<string, unknown>): Promise<Response> {
-  return await fetch(`${base}/v1/chat/completions`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ model: "system", temperature: 0, ...body }),
-  });
-}
-
-/** A streamed chunk, as far as these tests read it. */
-interface Chunk {
-  choices: Array<{
-    delta: { content?: string; tool_calls?: Array<{ function: { name?: string; arguments?: string } }> };
-    finish_reason: string | null;
-  }>;
-}
-
-/** The `data:` payloads of a streamed answer, parsed (without `[DONE]`). */
-async function chunks(response: Response): Promise<Chunk[]> {
-  const text = await response.text();
-  return text.split("\n\n").filter((e) => e.startsWith("data: ") && e !== "data: [DONE]")
-    .map((e) => JSON.parse(e.slice(6)));
-}
+import { checkCutJson, checkCutToolCall, post, WEATHER } from "../serve_cut_checks.ts";
 
 Deno.test({
   name: "gguf serve: JSON and tool calls cut by max_completion_tokens are 200s with finish_reason length",
@@ -92,52 +49,12 @@ Deno.test({
         assert.equal(after.usage.prompt_tokens, before.usage.prompt_tokens, "the same prompt as before");
       });
 
-      await t.step("json_schema, not streamed and streamed", async () => {
-        const request = {
-          messages: [{ role: "user", content: "What is the capital of France?" }],
-          max_completion_tokens: 4,
-          response_format: SCHEMA_FORMAT,
-        };
-        const response = await post(base, request);
-        const body = await response.json();
-        assert.equal(response.status, 200, JSON.stringify(body));
-        assert.equal(body.choices[0].finish_reason, "length");
-        const content: string = body.choices[0].message.content;
-        assert.ok(content.startsWith("{"), content);
-        assert.throws(() => JSON.parse(content));
-        assert.equal(body.usage.completion_tokens, 4);
+      await t.step("json_schema, not streamed and streamed", () => checkCutJson(base, 4));
 
-        const streamed = await post(base, { ...request, stream: true });
-        assert.equal(streamed.status, 200);
-        const events = await chunks(streamed);
-        assert.equal(events.map((c) => c.choices[0]?.delta.content ?? "").join(""), content);
-        assert.equal(events.at(-1)!.choices[0].finish_reason, "length");
-      });
-
-      await t.step("a required tool call, not streamed and streamed", async () => {
-        const request = {
-          messages: [{ role: "user", content: "What is the weather in Oslo?" }],
-          max_completion_tokens: 4,
-          tools: [WEATHER],
-          tool_choice: "required",
-        };
-        const response = await post(base, request);
-        const body = await response.json();
-        assert.equal(response.status, 200, JSON.stringify(body));
-        assert.equal(body.choices[0].finish_reason, "length");
-        const calls = body.choices[0].message.tool_calls;
-        assert.equal(calls.length, 1, JSON.stringify(body));
-        assert.equal(calls[0].function.name, "get_weather");
-        const args: string = calls[0].function.arguments;
-        assert.throws(() => JSON.parse(args), `cut arguments: ${args}`);
-
-        const streamed = await post(base, { ...request, stream: true });
-        assert.equal(streamed.status, 200);
-        const events = await chunks(streamed);
-        const deltas = events.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
-        assert.equal(deltas[0].function.name, "get_weather");
-        assert.equal(events.at(-1)!.choices[0].finish_reason, "length");
-      });
+      await t.step(
+        "a required tool call, not streamed and streamed",
+        () => checkCutToolCall(base, { max_completion_tokens: 4, tool_choice: "required" }),
+      );
     } finally {
       await server.stop();
       await closeLlamaModels();
