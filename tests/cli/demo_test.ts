@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { assertInOrder } from "../helpers/messages.ts";
 import { oam } from "./cli_helper.ts";
 
 Deno.test("demo: the tavern scene runs against the stdio bridge and exits 0", async () => {
@@ -24,12 +25,7 @@ Deno.test("demo: the tavern scene runs against the stdio bridge and exits 0", as
     "◆ world player.gold 22 → 10",
     "Aria pays 12 gold and sleeps dry tonight. (gold left: 10)",
   ];
-  let at = 0;
-  for (const beat of beats) {
-    const i = r.stdout.indexOf(beat, at);
-    assert.ok(i >= 0, `missing or out of order: ${beat}\n${r.stdout}`);
-    at = i + beat.length;
-  }
+  assertInOrder(r.stdout, beats);
   assert.ok(!r.stdout.includes("\x1b["), "no colors when stdout is not a terminal");
 });
 

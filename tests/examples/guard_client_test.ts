@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { assertInOrder } from "../helpers/messages.ts";
 
 Deno.test("examples/guard_client.ts (the README demo) drives the stdio bridge with a client tool and exits 0", async () => {
   const script = new URL("../../examples/guard_client.ts", import.meta.url).pathname;
@@ -18,10 +19,5 @@ Deno.test("examples/guard_client.ts (the README demo) drives the stdio bridge wi
     "The south gate is open. Move along, traveller.",
     "bridge exited with code 0",
   ];
-  let at = 0;
-  for (const piece of expected) {
-    const i = text.indexOf(piece, at);
-    assert.ok(i >= 0, `missing or out of order: ${piece}\n${text}`);
-    at = i + piece.length;
-  }
+  assertInOrder(text, expected);
 });

@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { assertInOrder } from "../helpers/messages.ts";
 import { onPath } from "../bindings/toolchain.ts";
 
 const hasPython = onPath("python3");
@@ -33,11 +34,6 @@ Deno.test({
       "cancelled: 1 turn; its error: cancelled",
       "bridge exited with code 0",
     ];
-    let at = 0;
-    for (const piece of expected) {
-      const i = text.indexOf(piece, at);
-      assert.ok(i >= 0, `missing or out of order: ${piece}\n${text}`);
-      at = i + piece.length;
-    }
+    assertInOrder(text, expected);
   },
 });

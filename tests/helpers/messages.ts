@@ -1,7 +1,8 @@
 /**
  * Small builders and readers of wire messages shared by the tests: a client tool definition, the `-32602`
- * error object, and the events of one request.
+ * error object, the events of one request, and pieces of output in order.
  */
+import assert from "node:assert/strict";
 import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
 
 /** A client tool definition `{name, description: "<name> tool.", …extra}`. */
@@ -24,4 +25,14 @@ export function eventsOf(c: RelatedMessages, id: JsonValue, method = "session/ev
   return c.related(id).filter((m) => m.method === method).map((m) =>
     (m.params as JsonObject).event as JsonObject
   );
+}
+
+/** Asserts that each of `pieces` occurs in `text`, each after the one before it. */
+export function assertInOrder(text: string, pieces: string[]): void {
+  let at = 0;
+  for (const piece of pieces) {
+    const i = text.indexOf(piece, at);
+    assert.ok(i >= 0, `missing or out of order: ${piece}\n${text}`);
+    at = i + piece.length;
+  }
 }
