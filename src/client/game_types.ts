@@ -407,7 +407,8 @@ export interface Decision<Id extends string = string> {
 }
 
 /**
- * A world change (`world/changed`); `oldValue` is absent when created, `newValue` when removed.
+ * A world change (`world/changed`); `oldValue` is absent when created, `newValue` when removed. `T` is the
+ * type you expect at the path (`world.subscribe<number>("player.gold", …)`), as for `world.get<T>`.
  *
  * @example
  * ```ts
@@ -420,7 +421,7 @@ export interface Decision<Id extends string = string> {
  * changes[0]; // { world: "w1", subscription: "sub1", path: "player.gold", oldValue: 60, newValue: 45 }
  * ```
  */
-export interface WorldChange {
+export interface WorldChange<T = JsonValue> {
   /** The world's id. */
   world: string;
   /** The subscription that matched. */
@@ -428,9 +429,9 @@ export interface WorldChange {
   /** The changed path. */
   path: string;
   /** The value before. */
-  oldValue?: JsonValue;
+  oldValue?: T;
   /** The value after. */
-  newValue?: JsonValue;
+  newValue?: T;
 }
 
 /**
