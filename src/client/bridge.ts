@@ -193,6 +193,14 @@ export interface WaitOptions {
   timeoutMs?: number;
 }
 
+/** A decision's `actor` as sent: an NPC handle (an object with an `id` and no `name`) becomes its id. */
+function actorParam(actor: NonNullable<DecisionRequest["actor"]>): Persona | string {
+  if (typeof actor === "object" && actor !== null && !("name" in actor) && typeof actor.id === "string") {
+    return actor.id;
+  }
+  return actor as Persona | string;
+}
+
 /** The wait options of `options`, and the rest (what is sent). */
 function splitWait<T extends WaitOptions>(
   options: T,
@@ -531,7 +539,10 @@ export class Bridge implements AsyncDisposable {
   }
 
   #decision(r: DecisionRequest & DecisionSettings): DecisionParams {
-    return { ...r, tools: this.#c.definitions(r.tools) };
+    const { actor, ...rest } = r;
+    const params: DecisionParams = { ...rest, tools: this.#c.definitions(r.tools) };
+    if (actor !== undefined) params.actor = actorParam(actor);
+    return params;
   }
 
   /**

@@ -338,10 +338,11 @@ export interface DecisionSettings {
  */
 export interface DecisionDetails<Id extends string = string> {
   /**
-   * A persona, or an NPC id to decide as that NPC: its persona's name, role, personality and goals, not its
-   * model (the decision runs on this call's `model`, `"system"` by default).
+   * A persona, or an NPC (its handle from `bridge.createNpc`, or its id) to decide as that NPC: its persona's
+   * name, role, personality and goals, not its model (the decision runs on this call's `model`, `"system"` by
+   * default).
    */
-  actor?: Persona | string;
+  actor?: Persona | string | { readonly id: string };
   /** Facts, e.g. `{hp: 3}`. */
   context?: JsonValue;
   /** Client tools (handles, registered names or definitions). */
