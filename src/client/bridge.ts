@@ -6,7 +6,7 @@
 import { BridgeError } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { PROTOCOL_VERSION, SERVER_INFO } from "../protocol/version.ts";
-import { nonFiniteProblem, shown } from "./checks.ts";
+import { lossyJsonProblem, shown } from "./checks.ts";
 import { Connection } from "./connection.ts";
 import type {
   Decision,
@@ -193,6 +193,14 @@ export interface WaitOptions {
   timeoutMs?: number;
 }
 
+/** A decision's `actor` as sent: an NPC handle (an object with an `id` and no `name`) becomes its id. */
+function actorParam(actor: NonNullable<DecisionRequest["actor"]>): Persona | string {
+  if (typeof actor === "object" && actor !== null && !("name" in actor) && typeof actor.id === "string") {
+    return actor.id;
+  }
+  return actor as Persona | string;
+}
+
 /** The wait options of `options`, and the rest (what is sent). */
 function splitWait<T extends WaitOptions>(
   options: T,
@@ -202,7 +210,8 @@ function splitWait<T extends WaitOptions>(
 }
 
 /**
- * Options of {@link Bridge.generate}.
+ * Options of {@link Bridge.generate}: the engine settings of a decision but `maxToolRounds` (`content/generate`
+ * has no such limit).
  *
  * @example
  * ```ts
@@ -216,7 +225,7 @@ function splitWait<T extends WaitOptions>(
  * rumor.rumor; // "The mill is haunted."
  * ```
  */
-export interface GenerateOptions extends DecisionSettings, WaitOptions {
+export interface GenerateOptions extends Omit<DecisionSettings, "maxToolRounds">, WaitOptions {
   /** Facts for the generation. */
   context?: JsonValue;
   /** Client tools. */
@@ -464,10 +473,11 @@ export class Bridge implements AsyncDisposable {
 
   /**
    * Creates a world with an initial state (an object; a `NaN` or `Infinity` in it is a TypeError, since JSON
-   * would send `null`). `options.world` picks the id (default `w1`, `w2`, …).
+   * would send `null`, and so is a `Map` or a `Set`, which JSON sends as `{}`). `options.world` picks the id
+   * (default `w1`, `w2`, …).
    */
   async createWorld(state: object = {}, options: { world?: string } = {}): Promise<World> {
-    const problem = nonFiniteProblem(state, { where: "bridge.createWorld()", what: "state" });
+    const problem = lossyJsonProblem(state, { where: "bridge.createWorld()", what: "state" });
     if (problem !== null) throw problem;
     const result = await this.#c.request<{ world: string }>("world/create", { world: options.world, state });
     return new World(this.#c, result.world);
@@ -529,7 +539,10 @@ export class Bridge implements AsyncDisposable {
   }
 
   #decision(r: DecisionRequest & DecisionSettings): DecisionParams {
-    return { ...r, tools: this.#c.definitions(r.tools) };
+    const { actor, ...rest } = r;
+    const params: DecisionParams = { ...rest, tools: this.#c.definitions(r.tools) };
+    if (actor !== undefined) params.actor = actorParam(actor);
+    return params;
   }
 
   /**

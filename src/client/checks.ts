@@ -75,37 +75,54 @@ export function callbackProblem(
 }
 
 /**
- * A TypeError when `value` is or holds a number JSON cannot carry (`NaN`, `Infinity`, `-Infinity`: JSON
- * writes them as `null`, so the bridge would store `null` without a word), or null. `where` names the call
+ * A TypeError when `value` is or holds what JSON would silently change, or null: a number JSON cannot carry
+ * (`NaN`, `Infinity`, `-Infinity`: JSON writes them as `null`, so the bridge would store `null` without a
+ * word), or a `Map` or a `Set` (JSON writes each as `{}`, its entries lost). `where` names the call
  * (`world.set("player.gold")`) and `what` the argument (`value`, `patch`, `state`).
  *
  * @example
  * ```ts
- * import { nonFiniteProblem } from "./checks.ts";
- * nonFiniteProblem({ gold: 20 }, { where: "world.merge()", what: "patch" }); // null
- * nonFiniteProblem({ gold: NaN }, { where: "world.merge()", what: "patch" })?.message;
+ * import { lossyJsonProblem } from "./checks.ts";
+ * lossyJsonProblem({ gold: 20 }, { where: "world.merge()", what: "patch" }); // null
+ * lossyJsonProblem({ gold: NaN }, { where: "world.merge()", what: "patch" })?.message;
  * // "world.merge(): the patch's 'gold' is NaN, which JSON sends as null; pass a finite number (or null)."
+ * lossyJsonProblem({ bag: new Map([["ale", 2]]) }, { where: "world.merge()", what: "patch" })?.message;
+ * // "world.merge(): the patch's 'bag' is a Map, which JSON sends as {}; pass an object (Object.fromEntries(map))."
  * ```
  */
-export function nonFiniteProblem(
+export function lossyJsonProblem(
   value: unknown,
   { where, what }: { where: string; what: string },
 ): TypeError | null {
-  const found = findNonFinite(value, [], new Set());
+  const found = findLossy(value, [], new Set());
   if (found === null) return null;
   const subject = found.path.length === 0 ? `the ${what}` : `the ${what}'s '${found.path.join(".")}'`;
-  return new TypeError(
-    `${where}: ${subject} is ${found.number}, which JSON sends as null; pass a finite number (or null).`,
-  );
+  return new TypeError(`${where}: ${subject} is ${found.problem}.`);
 }
 
-/** The first non-finite number in plain arrays and objects (depth first), with its path; cycles are skipped. */
-function findNonFinite(
+/** What JSON would change in a value: a non-finite number, or a Map or Set. */
+function lossOf(value: unknown): string | null {
+  if (typeof value === "number") {
+    return Number.isFinite(value)
+      ? null
+      : `${value}, which JSON sends as null; pass a finite number (or null)`;
+  }
+  if (value instanceof Map) return "a Map, which JSON sends as {}; pass an object (Object.fromEntries(map))";
+  if (value instanceof Set) return "a Set, which JSON sends as {}; pass an array ([...set])";
+  return null;
+}
+
+/**
+ * The first value JSON would change (see {@link lossOf}) in plain arrays and objects (depth first), with its
+ * path; cycles and objects with a `toJSON` (a `Date`) are skipped.
+ */
+function findLossy(
   value: unknown,
   path: string[],
   seen: Set<object>,
-): { path: string[]; number: number } | null {
-  if (typeof value === "number") return Number.isFinite(value) ? null : { path, number: value };
+): { path: string[]; problem: string } | null {
+  const problem = lossOf(value);
+  if (problem !== null) return { path, problem };
   if (typeof value !== "object" || value === null || seen.has(value)) return null;
   if (!Array.isArray(value) && typeof (value as { toJSON?: unknown }).toJSON === "function") return null;
   seen.add(value);
@@ -113,7 +130,7 @@ function findNonFinite(
     ? value.map((item, i) => [String(i), item])
     : Object.entries(value);
   for (const [key, item] of entries) {
-    const found = findNonFinite(item, [...path, key], seen);
+    const found = findLossy(item, [...path, key], seen);
     if (found !== null) return found;
   }
   return null;

@@ -43,7 +43,8 @@ export interface Cancel {
 const NO_OPTIONS: RequestOptions = Object.freeze({});
 
 /**
- * Receives each `world/changed` of a subscription.
+ * Receives each `world/changed` of a subscription; `T` is the type you expect at the path (see
+ * {@link WorldChange}).
  *
  * @example
  * ```ts
@@ -55,7 +56,7 @@ const NO_OPTIONS: RequestOptions = Object.freeze({});
  * await world.subscribe("player.gold", gold);
  * ```
  */
-export type WorldListener = (change: WorldChange) => void;
+export type WorldListener<T = JsonValue> = (change: WorldChange<T>) => void;
 
 /**
  * `request`, whose BridgeError gets the stack of the code that awaits it. The error is rebuilt from the

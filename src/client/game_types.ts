@@ -338,10 +338,11 @@ export interface DecisionSettings {
  */
 export interface DecisionDetails<Id extends string = string> {
   /**
-   * A persona, or an NPC id to decide as that NPC: its persona's name, role, personality and goals, not its
-   * model (the decision runs on this call's `model`, `"system"` by default).
+   * A persona, or an NPC (its handle from `bridge.createNpc`, or its id) to decide as that NPC: its persona's
+   * name, role, personality and goals, not its model (the decision runs on this call's `model`, `"system"` by
+   * default).
    */
-  actor?: Persona | string;
+  actor?: Persona | string | { readonly id: string };
   /** Facts, e.g. `{hp: 3}`. */
   context?: JsonValue;
   /** Client tools (handles, registered names or definitions). */
@@ -407,7 +408,8 @@ export interface Decision<Id extends string = string> {
 }
 
 /**
- * A world change (`world/changed`); `oldValue` is absent when created, `newValue` when removed.
+ * A world change (`world/changed`); `oldValue` is absent when created, `newValue` when removed. `T` is the
+ * type you expect at the path (`world.subscribe<number>("player.gold", …)`), as for `world.get<T>`.
  *
  * @example
  * ```ts
@@ -420,7 +422,7 @@ export interface Decision<Id extends string = string> {
  * changes[0]; // { world: "w1", subscription: "sub1", path: "player.gold", oldValue: 60, newValue: 45 }
  * ```
  */
-export interface WorldChange {
+export interface WorldChange<T = JsonValue> {
   /** The world's id. */
   world: string;
   /** The subscription that matched. */
@@ -428,9 +430,9 @@ export interface WorldChange {
   /** The changed path. */
   path: string;
   /** The value before. */
-  oldValue?: JsonValue;
+  oldValue?: T;
   /** The value after. */
-  newValue?: JsonValue;
+  newValue?: T;
 }
 
 /**

@@ -4,7 +4,7 @@
  */
 import { BridgeError } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
-import { nonFiniteProblem, requireFunction, shown } from "./checks.ts";
+import { lossyJsonProblem, requireFunction, shown } from "./checks.ts";
 import type { Connection, WorldListener } from "./connection.ts";
 import type { WorldRemoval } from "./game_types.ts";
 
@@ -99,10 +99,11 @@ export class World {
 
   /**
    * Writes `value` at `path` (missing objects are created; `null` is a value, use {@link World.remove} to
-   * delete); returns the new version. A `NaN` or `Infinity` in `value` is a TypeError (JSON would send `null`).
+   * delete); returns the new version. A `NaN` or `Infinity` in `value` is a TypeError (JSON would send `null`),
+   * and so is a `Map` or a `Set` (JSON would send `{}`): pass `Object.fromEntries(map)` or `[...set]`.
    */
   async set(path: string, value: unknown): Promise<number> {
-    const problem = nonFiniteProblem(value, { where: `world.set(${JSON.stringify(path)})`, what: "value" });
+    const problem = lossyJsonProblem(value, { where: `world.set(${JSON.stringify(path)})`, what: "value" });
     if (problem !== null) throw problem;
     return (await this.#c.request<{ version: number }>("world/set", { world: this.id, path, value })).version;
   }
@@ -110,14 +111,14 @@ export class World {
   /**
    * Applies an RFC 7386 merge patch at `path` (default the root; `null` members delete): `merge({ gold: 5 },
    * "player")`. Returns the new version. The patch comes first: a string there is a TypeError, and so is a
-   * `NaN` or `Infinity` in the patch (JSON would send `null`).
+   * `NaN` or `Infinity` in the patch (JSON would send `null`), or a `Map` or a `Set` (JSON would send `{}`).
    */
   async merge(patch: object, path = ""): Promise<number> {
     if (typeof patch === "string") {
       const example = typeof path === "object" && path !== null ? shown(path) : "patch";
       throw new TypeError(`world.merge takes the patch first: merge(${example}, ${JSON.stringify(patch)}).`);
     }
-    const problem = nonFiniteProblem(patch, {
+    const problem = lossyJsonProblem(patch, {
       where: `world.merge(${path === "" ? "" : JSON.stringify(path)})`,
       what: "patch",
     });
@@ -146,15 +147,29 @@ export class World {
    * Calls `callback` for every change at, inside or above `path` (`""` = everything). Changes made by a
    * request arrive before its response. Returns the subscription; `unsubscribe()` ends it. A path that does
    * not exist yet is allowed (its creation is a change), with a warning to `onWarning` naming what is there.
+   * `T` is the type you expect there, as for {@link World.get}: `subscribe<number>("player.gold", (change) =>
+   * …)` gives `change.newValue` as a number (or `undefined`, when the value was removed).
+   *
+   * @example A guard who reacts when the player runs low on gold
+   * ```ts
+   * import { Bridge } from "@open-apple-models/bridge";
+   * await using bridge = await Bridge.open();
+   * const world = await bridge.createWorld({ player: { gold: 20 } });
+   * const said: string[] = [];
+   * await world.subscribe<number>("player.gold", (change) => {
+   *   if ((change.newValue ?? 0) < 10) said.push("Bram: No coin, no entry.");
+   * });
+   * await world.set("player.gold", 5); // said: ["Bram: No coin, no entry."]
+   * ```
    */
-  async subscribe(path: string, callback: WorldListener): Promise<Subscription> {
+  async subscribe<T = JsonValue>(path: string, callback: WorldListener<T>): Promise<Subscription> {
     if (typeof path === "function") {
       throw new TypeError(
         `world.subscribe takes the path first: subscribe("player.gold", callback) ("" for every change).`,
       );
     }
     requireFunction(callback, `The callback of world.subscribe("${path}")`);
-    const result = await this.#c.subscribe(this.id, path, callback);
+    const result = await this.#c.subscribe(this.id, path, callback as WorldListener);
     return new Subscription(this.#c, result.subscription, result.path);
   }
 

@@ -6,12 +6,18 @@
  */
 import type { LanguageModel, ModelAvailability } from "./language_model.ts";
 
-/** The create warning of an unavailable system model, or null when it is available. */
+/**
+ * The create warning of an unavailable system model, or null when it is available. On a device that cannot
+ * run it (`device_not_eligible` without a load problem in `detail`) waiting does not help: the warning names
+ * the models to use instead.
+ */
 export function unavailableWarning(a: ModelAvailability): string | null {
   if (a.available) return null;
-  return `The system model is unavailable (${
-    a.reason ?? "unknown"
-  }); turns will fail with model_unavailable until it is ready.`;
+  const reason = a.reason ?? "unknown";
+  const outcome = reason === "device_not_eligible" && a.detail === undefined
+    ? `: this device cannot run it, so give another model ({"type": "scripted", …}, "openai" or "llama")`
+    : " until it is ready";
+  return `The system model is unavailable (${reason}); turns will fail with model_unavailable${outcome}.`;
 }
 
 /**

@@ -239,7 +239,11 @@ export async function checkModelFile(path: string): Promise<string> {
       const magic = new Uint8Array(4);
       const n = await file.read(magic);
       if (n !== 4 || new TextDecoder().decode(magic) !== "GGUF") {
-        throw unavailable(`The model file '${path}' is not a GGUF file.`, { path });
+        const gzip = n !== null && n >= 2 && magic[0] === 0x1f && magic[1] === 0x8b;
+        const how = gzip
+          ? `: it is gzip-compressed. Unpack it first (gunzip -k '${path}') and give the .gguf file.`
+          : ".";
+        throw unavailable(`The model file '${path}' is not a GGUF file${how}`, { path });
       }
     } finally {
       file.close();

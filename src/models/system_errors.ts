@@ -82,8 +82,8 @@ export function pluginErrorToBridge(
 
 /** What a turn on a device that cannot run the on-device model can do instead. */
 const ELSEWHERE =
-  "Apple's on-device model runs on Apple silicon Macs with Apple Intelligence only; give the " +
-  `session or NPC another model: {"type": "scripted", …}, "openai" or "llama".`;
+  "Apple's on-device model runs on Apple silicon Macs with Apple Intelligence only; give the session, NPC, " +
+  `decision or generation another model: {"type": "scripted", …}, "openai" or "llama".`;
 
 /**
  * `-32001 model_unavailable` naming the reason (and the load problem, when there was one; on a device that

@@ -45,11 +45,14 @@ export function notFoundError(kind: ObjectKind, id: string): BridgeError {
   return BridgeError.of(`${kind.key}_not_found`, `No ${kind.noun} with id '${id}'.`, { [kind.key]: id });
 }
 
-/** `<key>_exists`: "<Article> <noun> with id '<id>' already exists." with `data.<key>`. */
-export function existsError(kind: ObjectKind, id: string): BridgeError {
+/**
+ * `<key>_exists`: "<Article> <noun> with id '<id>' already exists." with `data.<key>`; a `hint` (what to do
+ * instead) follows a colon: "… already exists: delete it first …".
+ */
+export function existsError(kind: ObjectKind, id: string, hint?: string): BridgeError {
   return BridgeError.of(
     `${kind.key}_exists`,
-    `${kind.article} ${kind.noun} with id '${id}' already exists.`,
+    `${kind.article} ${kind.noun} with id '${id}' already exists${hint === undefined ? "" : `: ${hint}`}.`,
     {
       [kind.key]: id,
     },

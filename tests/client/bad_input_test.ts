@@ -260,6 +260,33 @@ Deno.test("world.set, world.merge and createWorld with NaN or Infinity (which JS
   await bridge.close();
 });
 
+Deno.test("world.set, world.merge and createWorld with a Map or a Set (which JSON sends as {}) are TypeErrors saying what to pass; nothing is sent and the world keeps its value", async () => {
+  const { bridge, sent } = await recorded();
+  const world = await bridge.createWorld({ player: { gold: 20, bag: { ale: 1 } } });
+  sent.length = 0;
+  await assert.rejects(
+    world.set("player.bag", new Map([["ale", 2]])),
+    typeError(
+      /^world\.set\("player\.bag"\): the value is a Map, which JSON sends as \{\}; pass an object \(Object\.fromEntries\(map\)\)\.$/,
+    ),
+  );
+  await assert.rejects(
+    world.merge({ player: { seen: new Set(["wolf"]) } }),
+    typeError(
+      /^world\.merge\(\): the patch's 'player\.seen' is a Set, which JSON sends as \{\}; pass an array \(\[\.\.\.set\]\)\.$/,
+    ),
+  );
+  await assert.rejects(
+    bridge.createWorld({ quests: [new Map()] }),
+    typeError(/^bridge\.createWorld\(\): the state's 'quests\.0' is a Map,/),
+  );
+  assert.deepEqual(sent, []);
+  assert.deepEqual(await world.get("player.bag"), { ale: 1 });
+  await world.set("player.bag", Object.fromEntries(new Map([["ale", 2]])));
+  assert.deepEqual(await world.get("player.bag"), { ale: 2 });
+  await bridge.close();
+});
+
 Deno.test("world.merge with the path first is a TypeError saying the patch comes first; nothing is sent", async () => {
   const { bridge, sent } = await recorded();
   const world = await bridge.createWorld({ player: { gold: 20 } });

@@ -113,3 +113,27 @@ Deno.test("a decision's optionID is typed from its options, and a fallbackOption
   };
   void typed;
 });
+
+Deno.test("a world subscription's values are typed by the type argument, as world.get's are", () => {
+  // Compiled only: the calls are never run (no bridge is opened).
+  const typed = async (bridge: Bridge) => {
+    const world = await bridge.createWorld({ player: { gold: 20 } });
+    await world.subscribe<number>("player.gold", (change) => {
+      same<typeof change.newValue, number | undefined>(true); // undefined when removed
+      same<typeof change.oldValue, number | undefined>(true); // undefined when created
+      if ((change.newValue ?? 0) < 10) change.path;
+    });
+    await world.subscribe("player", (change) => same<typeof change.newValue, JsonValue | undefined>(true));
+  };
+  void typed;
+});
+
+Deno.test("generate's options are content/generate's: no maxToolRounds (a decision's setting)", () => {
+  // Compiled only: the calls are never run (no bridge is opened).
+  const typed = async (bridge: Bridge) => {
+    await bridge.generate({ type: "object" }, "A rumor.", { instructions: "Short.", temperature: 0 });
+    // @ts-expect-error: content/generate has no tool-round limit; the bridge would ignore it with a warning
+    await bridge.generate({ type: "object" }, "A rumor.", { maxToolRounds: 1 });
+  };
+  void typed;
+});

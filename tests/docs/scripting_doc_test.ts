@@ -7,7 +7,7 @@
  * order decideMany plays them, what of a content schema a step is held to, nullable values left out).
  */
 import assert from "node:assert/strict";
-import { Bridge, BridgeError, type NpcReply, type ScriptStep } from "../../mod.ts";
+import { Bridge, BridgeError, type NpcOptions, type NpcReply, type ScriptStep } from "../../mod.ts";
 
 const DOC = await Deno.readTextFile(new URL("../../docs/scripting.md", import.meta.url));
 const MOD = new URL("../../mod.ts", import.meta.url).href;
@@ -98,6 +98,29 @@ Deno.test("docs/scripting.md: what it says about scripts that go wrong is what t
   assert.deepEqual(unknownTool.toolCalls.map((r) => [r.output, r.isError]), [
     ["There is no tool named 'check_inventory'.", true],
   ]);
+});
+
+Deno.test("docs/scripting.md: a save after compactAfterTurns turns plays a step for the summary, '(script exhausted)' when none is left", async () => {
+  await using bridge = await Bridge.open({ onWarning: () => {} });
+  const lines = Array.from({ length: 8 }, (_, i) => ({
+    json: { emotion: "neutral", line: `Line ${i + 1}.`, ends_conversation: false },
+  }));
+  const saveAfterEight = async (options: NpcOptions, extra: ScriptStep[] = []) => {
+    const npc = await bridge.createNpc({ name: "Gorm" }, {
+      options: { playerOptionCount: 0, ...options },
+      model: { type: "scripted", steps: [...lines, ...extra] },
+    });
+    for (let i = 0; i < 8; i++) await npc.talk(`Hello ${i}.`);
+    return (await npc.state()).memory.summary;
+  };
+  assert.equal(await saveAfterEight({}), "(script exhausted)");
+  assert.equal(await saveAfterEight({}, [{ text: "Gorm sold an axe." }]), "Gorm sold an axe.");
+  assert.equal(await saveAfterEight({ compactAfterTurns: 0 }), undefined);
+  assert.ok(
+    DOC.includes(
+      '| `"summary": "(script exhausted)"` in a save (`npc.state()`) after eight turns or more |',
+    ),
+  );
 });
 
 Deno.test("docs/scripting.md: a cancelled turn has used the steps it started, and the next turn plays the one after", async () => {

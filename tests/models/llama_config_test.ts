@@ -502,6 +502,31 @@ Deno.test("a llama model's path may be a cached model's name (as `oam models pul
   });
 });
 
+Deno.test("a gzip-compressed GGUF file (the fixture ships as tiny-chat.gguf.gz) is refused with how to unpack it", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const path = `${dir}/tiny.gguf.gz`;
+    const gz = new Blob(["GGUF and the rest"]).stream().pipeThrough(new CompressionStream("gzip"));
+    await Deno.writeFile(path, gz);
+    await assert.rejects(
+      () => checkModelFile(path),
+      (error) => {
+        assert.ok(error instanceof BridgeError);
+        assert.equal(error.dataCode, "model_unavailable");
+        assert.equal(
+          error.message,
+          `The model file '${path}' is not a GGUF file: it is gzip-compressed. Unpack it first ` +
+            `(gunzip -k '${path}') and give the .gguf file.`,
+        );
+        assert.deepEqual(error.data, { path });
+        return true;
+      },
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("wire: a llama model named neither by a file nor by a cached model says where it looked", async () => {
   await withModelsDir({ "other.gguf": "GGUF" }, async (dir) => {
     const client = new WireClient();

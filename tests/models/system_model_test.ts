@@ -640,8 +640,8 @@ Deno.test({
         assert.equal(
           e.message,
           "The system model is unavailable (device_not_eligible). Apple's on-device model runs on Apple silicon " +
-            `Macs with Apple Intelligence only; give the session or NPC another model: {"type": "scripted", …}, ` +
-            `"openai" or "llama".`,
+            `Macs with Apple Intelligence only; give the session, NPC, decision or generation another model: ` +
+            `{"type": "scripted", …}, "openai" or "llama".`,
         );
         assert.deepEqual(e.data, { reason: "device_not_eligible" });
       }),

@@ -71,7 +71,13 @@ interface NpcSource {
   worldFromSave: boolean;
   entries: ConversationEntry[];
   model: JsonValue | undefined;
+  /** What the error of an id in use says to do (a save loaded twice can be restored anyway). */
+  existsHint?: string;
 }
+
+/** The hint of `npc/restore` under an id in use. */
+const RESTORE_EXISTS_HINT =
+  "delete it first (npc/delete) to replace it with the save, or pass another 'npc' to restore a copy";
 
 function objectAt(value: JsonValue | undefined, path: string): JsonObject | undefined {
   if (value === undefined || value === null) return undefined;
@@ -262,7 +268,7 @@ export class NpcMethods {
     // Validate the tool set before the id and limit checks (a failed create must not use up an id).
     checkToolSet(parts, { world, warnings });
     warnings.push(...modelSpecWarnings(spec));
-    const id = this.#newId(source.id);
+    const id = this.#newId(source.id, source.existsHint);
     const npc = this.#add({ ...parts, id, world, model, entries: source.entries });
     const result = () => ({ npc: id, tools: npc.toolNames, warnings });
     if (spec.type !== "system") return result();
@@ -287,8 +293,8 @@ export class NpcMethods {
   }
 
   /** The id of a new NPC: the one asked for unless in use, else a generated one; none past the limit. */
-  #newId(asked: string | undefined): string {
-    if (asked !== undefined && this.#npcs.has(asked)) throw existsError(NPC_KIND, asked);
+  #newId(asked: string | undefined, existsHint?: string): string {
+    if (asked !== undefined && this.#npcs.has(asked)) throw existsError(NPC_KIND, asked, existsHint);
     if (this.#npcs.size >= MAX_NPCS) throw limitReachedError(MAX_NPCS, "NPCs");
     return asked ?? this.#ids.next((x) => this.#npcs.has(x));
   }
@@ -402,6 +408,7 @@ export class NpcMethods {
       worldFromSave: !p.has("world"),
       entries,
       model: p.get("model"),
+      existsHint: RESTORE_EXISTS_HINT,
     }, warnings);
   }
 

@@ -144,9 +144,12 @@ Deno.test("npc/restore: keys sent win (even null or []), a missing saved world i
   const generated = await c.call("npc/restore", { state: saved, npc: null, model: "scripted", bogus: 1 });
   assert.equal(generated.npc, "npc1");
   assert.deepEqual(generated.warnings, ["Unknown parameter 'bogus' was ignored."]);
+  // Loading a save twice: the message says how to restore anyway.
   assert.deepEqual(await c.error("npc/restore", { state: saved, model: "scripted" }), {
     code: -32051,
-    message: "An NPC with id 'gorm' already exists.",
+    message:
+      "An NPC with id 'gorm' already exists: delete it first (npc/delete) to replace it with the save, " +
+      "or pass another 'npc' to restore a copy.",
     data: { code: "npc_exists", npc: "gorm" },
   });
   await c.call("world/delete", { world: "village" });
