@@ -4,29 +4,17 @@
  * with it, verbatim.
  */
 import assert from "node:assert/strict";
+import { assertNoCasts, deno, ROOT } from "./example_run.ts";
 import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
 import { chunk, completion, json, MockServer, toolCall, usageChunk } from "../models/openai_mock_server.ts";
 
-const ROOT = new URL("../../", import.meta.url);
 const QUICKSTART = new URL("examples/quickstart.ts", ROOT);
-
-async function deno(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args,
-    cwd: ROOT.pathname,
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const text = (b: Uint8Array) => new TextDecoder().decode(b);
-  return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
-}
 
 Deno.test("quickstart: at most 25 lines, no casts, deno check passes", async () => {
   const source = await Deno.readTextFile(QUICKSTART);
   const lines = source.replace(/\n$/, "").split("\n");
   assert.ok(lines.length <= 25, `${lines.length} lines`);
-  assert.doesNotMatch(source, /\bas\s+(const|[A-Z{]|unknown|never|any|string|number)|<[A-Z]\w*>\s*\w|!\./);
+  assertNoCasts(source);
   const check = await deno(["check", "--quiet", QUICKSTART.pathname]);
   assert.equal(check.code, 0, check.stderr);
 });

@@ -12,26 +12,8 @@ import type { StepRequest } from "../../src/models/language_model.ts";
 import type { JsonValue } from "../../src/protocol/json.ts";
 import { chunk, completion, json, MockServer, usageChunk } from "../models/openai_mock_server.ts";
 import { ask, postChat, serve, sseData } from "./serve_fixture.ts";
+import { SCHEMA_FORMAT, WEATHER } from "../llama/serve_cut_checks.ts";
 
-const SCHEMA_FORMAT = {
-  type: "json_schema",
-  json_schema: {
-    name: "place",
-    schema: {
-      type: "object",
-      properties: { city: { type: "string" }, country: { type: "string" } },
-      required: ["city", "country"],
-      additionalProperties: false,
-    },
-  },
-};
-const WEATHER = {
-  type: "function",
-  function: {
-    name: "get_weather",
-    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
-  },
-};
 const CUT_JSON = '{"city": "Pa';
 const CUT_ARGS = '{"city": "';
 
