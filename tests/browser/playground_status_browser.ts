@@ -1,16 +1,16 @@
 /// <reference lib="dom" />
 /**
  * The persona editor's status list in a real headless Chromium: while the JSONC text has a syntax error, the
- * checks listed are said to be those of the last valid version; a tool added with "Add a tool" has an empty
- * description (a hint shows what to write), and the list warns about it before Start.
+ * list shows only it and says the other checks are paused until it is fixed; a tool added with "Add a tool"
+ * has an empty description (a hint shows what to write), and the list warns about it before Start.
  *
  *   deno test --allow-all tests/browser/playground_status_browser.ts   (needs Chromium, see playground_browser.ts)
  */
 import assert from "node:assert/strict";
 import { withPlayground } from "./browser_fixture.ts";
 
-Deno.test("a syntax error in the JSONC text: the summary counts only it, and the older checks are said to be of the last valid version", async () => {
-  await withPlayground("failed-stale-status", async (browser) => {
+Deno.test("a syntax error in the JSONC text: the list shows only it and says the other checks are paused until it is fixed", async () => {
+  await withPlayground("failed-paused-status", async (browser) => {
     const { page } = browser;
     await page.click("#tab-jsonc");
     const good = '{\n  "persona": {"name": "Gorm", "mood": "grim"}\n}\n';
@@ -19,21 +19,26 @@ Deno.test("a syntax error in the JSONC text: the summary counts only it, and the
     await page.fill("#jsonc", good.replace('"Gorm",', '"Gorm"'));
     const status = page.locator("#editor-status");
     await status.locator("p.error").filter({ hasText: "not valid JSON" }).waitFor();
-    // Before: "1 problem to fix before starting (1 warning):" above the unknown field of the text before the
-    // error, as if it were about the text shown.
-    assert.equal(await status.locator(".summary").textContent(), "1 problem to fix before starting.");
-    assert.equal(
-      await status.locator(".stale-note").textContent(),
-      "The last valid version (the one the form shows) had:",
-    );
     assert.match(
-      await status.locator("ul.messages.stale li.unknown-fields").textContent() ?? "",
-      /^Unknown field: persona\.mood\./,
+      await status.locator("p.error").first().textContent() ?? "",
+      /^The persona file is not valid JSON: a comma was expected on line 2, column \d+\. Show it$/,
     );
+    assert.equal(await status.locator(".summary").textContent(), "1 problem to fix before starting.");
+    // Before: the unknown field of the last valid text followed under "The last valid version (the one the
+    // form shows) had:", possibly already fixed in the text shown.
+    assert.equal(
+      await status.locator(".paused-note").textContent(),
+      "The other checks are paused until the syntax error is fixed.",
+    );
+    assert.equal(await status.locator("li").count(), 0, "no checks of an older text");
     // Fixed: the checks are the text's own again.
     await page.fill("#jsonc", good.replace('"mood": "grim"', '"role": "the smith"'));
     assert.equal(await status.locator(".summary").textContent(), "Ready to start.");
-    assert.equal(await status.locator(".stale-note, ul.stale").count(), 0);
+    assert.equal(await status.locator(".paused-note, li").count(), 0);
+    // A new mistake shows once the text is valid: the unknown field, not before.
+    await page.fill("#jsonc", good);
+    await status.locator("li.unknown-fields").waitFor();
+    assert.equal(await status.locator(".paused-note").count(), 0);
     assert.deepEqual(browser.errors, []);
   });
 });

@@ -6,6 +6,7 @@
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../../src/protocol/json.ts";
 import {
+  DESCRIPTION_PLACEHOLDER,
   errorCount,
   nearestKey,
   npcToolNames,
@@ -162,6 +163,36 @@ Deno.test("tool problems: names, duplicates, schemas, timeouts; a missing descri
     },
   });
   assert.equal(errorCount(empty), 1);
+});
+
+Deno.test("a tool description of only spaces or line breaks is warned about as missing, like an empty one", () => {
+  const review = reviewDocument({
+    persona: { name: "Mira" },
+    tools: [{ name: "a", description: "   " }, { name: "b", description: "\n\t" }, {
+      name: "c",
+      description: " x ",
+    }],
+  });
+  const missing = { warning: "No description: the model decides from it (the bridge warns)." };
+  assert.deepEqual(review.tools, [[missing], [missing], []]);
+  assert.equal(errorCount(review), 0);
+});
+
+Deno.test("a tool description still the box's placeholder text (as Add a tool once wrote it) is warned about", () => {
+  const review = reviewDocument({
+    persona: { name: "Mira" },
+    tools: [
+      { name: "a", description: DESCRIPTION_PLACEHOLDER },
+      { name: "b", description: ` ${DESCRIPTION_PLACEHOLDER}\n` },
+      { name: "c", description: `${DESCRIPTION_PLACEHOLDER} Opens the gate.` },
+    ],
+  });
+  const placeholder = {
+    warning: `The description is still the placeholder "${DESCRIPTION_PLACEHOLDER}": ` +
+      "write what this tool does, since the model decides from it.",
+  };
+  assert.deepEqual(review.tools, [[placeholder], [placeholder], []]);
+  assert.equal(errorCount(review), 0);
 });
 
 Deno.test("the NPC's tools: client tools plus the built-in ones its world and memory options add", () => {

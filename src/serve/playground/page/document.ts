@@ -30,6 +30,12 @@ import {
   TOOL_NAME,
 } from "./fields.ts";
 
+/**
+ * What the tool card's description box shows while it is empty. "Add a tool" once wrote this text as the
+ * description, so a file may still have it: the review warns until it is replaced.
+ */
+export const DESCRIPTION_PLACEHOLDER = "What it does and what it returns.";
+
 /** Where the text stops being JSONC. */
 export interface SyntaxProblem {
   /** e.g. "CommaExpected on line 4, column 7". */
@@ -434,10 +440,20 @@ function checkTool(tool: JsonValue, index: number, seen: Set<string>, review: Re
     checks.push({ warning: `'${name}' is a built-in tool name; the bridge may reject the duplicate.` });
   }
   if (typeof name === "string") seen.add(name);
-  if (tool.description === undefined || tool.description === null || tool.description === "") {
+  const description = tool.description;
+  if (
+    description === undefined || description === null ||
+    (typeof description === "string" && description.trim() === "")
+  ) {
+    // Only spaces or line breaks tell the model nothing either (the bridge trims before it warns).
     checks.push({ warning: "No description: the model decides from it (the bridge warns)." });
-  } else if (typeof tool.description !== "string") {
+  } else if (typeof description !== "string") {
     checks.push({ error: "The description must be text." });
+  } else if (description.trim() === DESCRIPTION_PLACEHOLDER) {
+    checks.push({
+      warning: `The description is still the placeholder "${DESCRIPTION_PLACEHOLDER}": ` +
+        "write what this tool does, since the model decides from it.",
+    });
   }
   if (tool.parameters !== undefined && tool.parameters !== null && !isObject(tool.parameters)) {
     checks.push({ error: 'Parameters must be a JSON Schema object, e.g. {"type": "object", …}.' });

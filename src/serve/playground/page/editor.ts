@@ -434,12 +434,16 @@ export class Editor {
     return { warning: check?.warning ? `${check.warning} ${hint}` : hint };
   }
 
-  /** The number of problems (the JSONC syntax, errors of the review, the script's) and of warnings listed. */
+  /**
+   * The number of problems (the JSONC syntax, errors of the review, the script's) and of warnings listed; while
+   * the text has a syntax problem, the review's are not listed (see #renderStatus) and not counted.
+   */
   #counts(): { problems: number; warnings: number } {
     const scriptProblem = this.saved.useScript ? this.scriptProblem() : null;
+    if (this.doc.problem) return { problems: 1 + (scriptProblem ? 1 : 0), warnings: 0 };
     const listed = this.#reviewItems().length + (scriptProblem ? 1 : 0);
     const problems = errorCount(this.review) + (scriptProblem ? 1 : 0);
-    return { problems: problems + (this.doc.problem ? 1 : 0), warnings: listed - problems };
+    return { problems, warnings: listed - problems };
   }
 
   /** Sets the bridge's notes on the tools (from `tools/validate`) and shows them. */
@@ -450,34 +454,38 @@ export class Editor {
 
   /**
    * The status line: the JSONC syntax problem (with a link that shows it), a summary (problems that block a
-   * start, warnings), and the list of checks; while the text has a syntax problem, the summary counts only it
-   * and the checks follow as those of the last valid version. The JSONC text box is described by its syntax
-   * problem too.
+   * start, warnings), and the list of checks; while the text has a syntax problem, the checks of the file are
+   * paused (those of its last valid version may no longer hold): the summary counts the syntax problem (and
+   * the script's, which does not depend on the file) and a note says the others come back once it is fixed.
+   * The JSONC text box is described by its syntax problem too.
    */
   #renderStatus(): void {
     const problem = this.doc.problem;
     const scriptProblem = this.saved.useScript ? this.scriptProblem() : null;
-    const list = this.#reviewItems();
-    if (scriptProblem) {
-      list.push(
-        checkItem({ error: scriptProblem }, this.#jump("Script", "model", () => this.#script.focus())),
-      );
-    }
-    const listed = errorCount(this.review) + (scriptProblem ? 1 : 0);
+    const scriptItem = () =>
+      checkItem({ error: scriptProblem! }, this.#jump("Script", "model", () => this.#script.focus()));
     const items: Node[] = [];
     if (problem) {
-      // The checks are of the last valid version (the form shows it): the text is checked again once valid.
       items.push(
         this.#syntaxProblem(problem.message),
-        statusSummary({ problems: 1, warnings: 0, more: false, running: this.#running }),
+        statusSummary({
+          problems: 1 + (scriptProblem ? 1 : 0),
+          warnings: 0,
+          more: scriptProblem !== null,
+          running: this.#running,
+        }),
       );
-      if (list.length > 0) {
-        items.push(
-          h("p", { class: "stale-note", text: "The last valid version (the one the form shows) had:" }),
-          h("ul", { class: "messages stale" }, ...list),
-        );
-      }
+      if (scriptProblem) items.push(h("ul", { class: "messages" }, scriptItem()));
+      items.push(
+        h("p", {
+          class: "paused-note",
+          text: "The other checks are paused until the syntax error is fixed.",
+        }),
+      );
     } else {
+      const list = this.#reviewItems();
+      if (scriptProblem) list.push(scriptItem());
+      const listed = errorCount(this.review) + (scriptProblem ? 1 : 0);
       items.push(
         statusSummary({
           problems: listed,

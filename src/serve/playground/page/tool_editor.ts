@@ -7,7 +7,7 @@
  */
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
 import type { Check } from "./fields.ts";
-import { parseJsonc, type PersonaDocument } from "./document.ts";
+import { DESCRIPTION_PLACEHOLDER, parseJsonc, type PersonaDocument } from "./document.ts";
 import { focusLost, h, pretty, uid } from "./dom.ts";
 import { numberFrom } from "./values.ts";
 import type { Draft, ToolAnswer } from "./storage.ts";
@@ -253,7 +253,7 @@ class ToolCard {
     const input = h("textarea", {
       id: `${this.#id}-description`,
       rows: 2,
-      placeholder: "What it does and what it returns.",
+      placeholder: DESCRIPTION_PLACEHOLDER,
       value: typeof value === "string" ? value : value === undefined ? "" : pretty(value),
     });
     input.addEventListener(
