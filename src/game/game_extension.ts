@@ -77,7 +77,7 @@ export class GameExtension implements BridgeExtension {
    */
   addWorld(world: WorldState, id: string): void {
     checkObjectId(id, "world");
-    if (this.game.worlds.has(id)) throw existsError(WORLD_KIND, id);
+    if (this.game.worlds.has(id)) throw existsError({ kind: WORLD_KIND, id });
     if (this.game.worlds.size >= MAX_WORLDS) throw limitReachedError(MAX_WORLDS, "worlds");
     this.game.worlds.set(id, { id, world, createdAt: new Date().toISOString(), npcCount: 0 });
   }

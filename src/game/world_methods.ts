@@ -118,7 +118,9 @@ export class WorldMethods {
       throw BridgeError.invalidParams("'state' must be a JSON object (the world root).");
     }
     const worlds = this.#game.worlds;
-    if (requested !== undefined && worlds.has(requested)) throw existsError(WORLD_KIND, requested);
+    if (requested !== undefined && worlds.has(requested)) {
+      throw existsError({ kind: WORLD_KIND, id: requested });
+    }
     if (worlds.size >= MAX_WORLDS) throw limitReachedError(MAX_WORLDS, "worlds");
     const id = requested ?? this.#worldIds.next((x) => worlds.has(x));
     const logger = r.logger;

@@ -279,7 +279,9 @@ export class SessionMethods implements BridgeExtension {
     const instructions = p.has("instructions")
       ? p.optionalString("instructions") ?? null
       : history?.instructions ?? null;
-    if (requested !== undefined && this.#sessions.has(requested)) throw existsError(SESSION_KIND, requested);
+    if (requested !== undefined && this.#sessions.has(requested)) {
+      throw existsError({ kind: SESSION_KIND, id: requested });
+    }
     const limit = r.settings.maxSessions;
     if (this.#sessions.size >= limit) {
       throw BridgeError.of(

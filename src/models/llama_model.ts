@@ -21,6 +21,7 @@ import { BridgeError } from "../protocol/errors.ts";
 import { compactJson, type JsonValue } from "../protocol/json.ts";
 import { orderBySchema } from "../schema/order.ts";
 import type {
+  ChatFunctions,
   ChatItem,
   ChatResponse,
   GenerateOptions,
@@ -61,6 +62,19 @@ type Interpretation = { result: StepResult } | {
   hideTools?: boolean;
   cutOff?: CutOffWritten;
 };
+
+/** One attempt of a step as {@link LlamaModel}'s free answer reads it. */
+interface FreeStep {
+  runtime: LlamaRuntime;
+  chat: LlamaChat;
+  history: ChatItem[];
+  request: StepRequest;
+  base: GenerateOptions;
+  guard: StepGuard;
+  attempt: number;
+  /** The tools the prompt documents (undefined: none shown, e.g. hidden after a blocked call). */
+  documented: ChatFunctions | undefined;
+}
 
 /**
  * The function calls of a generation as far as they were written (collected only when the step reports cut
@@ -370,49 +384,64 @@ class LlamaBackend implements LanguageModel {
         }
         return await this.#structured(runtime, chat, history, request, base, guard);
       }
-      // No tool may be called: a call the model starts anyway ends the answer there.
-      const blocked = mode === "disallowed";
-      const bias = blocked && documented !== undefined ? toolCallBias(runtime) : undefined;
-      const writing = request.options.reportCutOff === true && callable.length > 0 ? new CallWriting() : null;
-      const response = await this.#generate(chat, history, guard, {
-        ...base,
-        ...(callable.length > 0 ? { functions: chatFunctions(callable), documentFunctionParams: true } : {}),
-        ...(writing !== null ? { onFunctionCallParamsChunk: writing.onChunk } : {}),
-        ...(bias !== undefined ? { tokenBias: bias } : {}),
-        ...(blocked ? { customStopTriggers: [callPrefix(runtime)] } : {}),
-        ...(mode === "required" ? {} : { onTextChunk: this.#textStreamer(request) }),
-      });
-      const cut = response.metadata.stopReason === "maxTokens";
-      if (writing !== null && cut && writing.unfinished) {
-        return {
-          problem: "the model did not complete its tool call (cut off at the token limit)",
-          cutOff: { toolCalls: writing.written() },
-        };
-      }
-      if (response.functionCalls !== undefined && response.functionCalls.length > 0) {
-        return this.#calls(response, request);
-      }
-      if (mode === "required") {
-        return {
-          problem: `the model did not complete a tool call (${response.metadata.stopReason})`,
-          // Cut off before a call's name was written: no call to show.
-          ...(cut ? { cutOff: { toolCalls: writing?.written() ?? [] } } : {}),
-        };
-      }
-      let text = response.response;
-      if (blocked && response.metadata.stopReason === "customStopTrigger") {
-        const prefix = callPrefix(runtime);
-        if (text.endsWith(prefix)) text = text.slice(0, -prefix.length);
-        if (text.trim() === "" && attempt < LLAMA_STEP_ATTEMPTS) {
-          return { problem: "the model tried to call a tool where tools are disabled", hideTools: true };
-        }
-        text = text.trimEnd();
-      }
-      const cutOff = request.options.reportCutOff === true ? { cutOff: cut } : {};
-      return { result: { kind: "text", text, usage: null, ...cutOff } };
+      return await this.#freeAnswer({ runtime, chat, history, request, base, guard, attempt, documented });
     } finally {
       chat.dispose();
     }
+  }
+
+  /** A step without a response schema (or with a tool call required): text or tool calls. */
+  async #freeAnswer(step: FreeStep): Promise<Interpretation> {
+    const { runtime, request } = step;
+    const mode = request.toolCallingMode;
+    const callable = mode === "disallowed" ? [] : request.tools;
+    // No tool may be called: a call the model starts anyway ends the answer there.
+    const blocked = mode === "disallowed";
+    const bias = blocked && step.documented !== undefined ? toolCallBias(runtime) : undefined;
+    const writing = request.options.reportCutOff === true && callable.length > 0 ? new CallWriting() : null;
+    const response = await this.#generate(step.chat, step.history, step.guard, {
+      ...step.base,
+      ...(callable.length > 0 ? { functions: chatFunctions(callable), documentFunctionParams: true } : {}),
+      ...(writing !== null ? { onFunctionCallParamsChunk: writing.onChunk } : {}),
+      ...(bias !== undefined ? { tokenBias: bias } : {}),
+      ...(blocked ? { customStopTriggers: [callPrefix(runtime)] } : {}),
+      ...(mode === "required" ? {} : { onTextChunk: this.#textStreamer(request) }),
+    });
+    return this.#readFreeAnswer(step, response, writing);
+  }
+
+  /** What a generation of {@link #freeAnswer} came to: its calls, its text, or the problem to retry on. */
+  #readFreeAnswer(step: FreeStep, response: ChatResponse, writing: CallWriting | null): Interpretation {
+    const { runtime, request } = step;
+    const mode = request.toolCallingMode;
+    const cut = response.metadata.stopReason === "maxTokens";
+    if (writing !== null && cut && writing.unfinished) {
+      return {
+        problem: "the model did not complete its tool call (cut off at the token limit)",
+        cutOff: { toolCalls: writing.written() },
+      };
+    }
+    if (response.functionCalls !== undefined && response.functionCalls.length > 0) {
+      return this.#calls(response, request);
+    }
+    if (mode === "required") {
+      return {
+        problem: `the model did not complete a tool call (${response.metadata.stopReason})`,
+        // Cut off before a call's name was written: no call to show.
+        ...(cut ? { cutOff: { toolCalls: writing?.written() ?? [] } } : {}),
+      };
+    }
+    let text = response.response;
+    if (mode === "disallowed" && response.metadata.stopReason === "customStopTrigger") {
+      const prefix = callPrefix(runtime);
+      if (text.endsWith(prefix)) text = text.slice(0, -prefix.length);
+      if (text.trim() === "" && step.attempt < LLAMA_STEP_ATTEMPTS) {
+        return { problem: "the model tried to call a tool where tools are disabled", hideTools: true };
+      }
+      text = text.trimEnd();
+    }
+    const cutOff = request.options.reportCutOff === true ? { cutOff: cut } : {};
+    return { result: { kind: "text", text, usage: null, ...cutOff } };
   }
 
   /** Runs a generation, mapping stops to `cancelled`/`context_size_exceeded` and failures to `generation_failed`. */

@@ -49,7 +49,9 @@ export function notFoundError(kind: ObjectKind, id: string): BridgeError {
  * `<key>_exists`: "<Article> <noun> with id '<id>' already exists." with `data.<key>`; a `hint` (what to do
  * instead) follows a colon: "… already exists: delete it first …".
  */
-export function existsError(kind: ObjectKind, id: string, hint?: string): BridgeError {
+export function existsError(
+  { kind, id, hint }: { kind: ObjectKind; id: string; hint?: string },
+): BridgeError {
   return BridgeError.of(
     `${kind.key}_exists`,
     `${kind.article} ${kind.noun} with id '${id}' already exists${hint === undefined ? "" : `: ${hint}`}.`,

@@ -294,7 +294,9 @@ export class NpcMethods {
 
   /** The id of a new NPC: the one asked for unless in use, else a generated one; none past the limit. */
   #newId(asked: string | undefined, existsHint?: string): string {
-    if (asked !== undefined && this.#npcs.has(asked)) throw existsError(NPC_KIND, asked, existsHint);
+    if (asked !== undefined && this.#npcs.has(asked)) {
+      throw existsError({ kind: NPC_KIND, id: asked, hint: existsHint });
+    }
     if (this.#npcs.size >= MAX_NPCS) throw limitReachedError(MAX_NPCS, "NPCs");
     return asked ?? this.#ids.next((x) => this.#npcs.has(x));
   }
