@@ -459,3 +459,36 @@ Deno.test("decide, decideMany and generate with a Map, a Set or NaN in the situa
   });
   assert.equal(decision.optionID, "flee");
 });
+
+Deno.test("a tool that returns NaN or Infinity (which JSON writes as null) gives the model an error output naming it, not null", async () => {
+  await using bridge = await Bridge.open({ onWarning: () => {} });
+  bridge.tool({ name: "distance", description: "Distance." }, () => ({ to: "mill", km: 0 / 0 }));
+  bridge.tool({ name: "far", description: "Far." }, () => [{ km: Infinity }]);
+  bridge.tool({ name: "fine", description: "Fine." }, () => ({ km: null, list: [1.5] }));
+  const session = await bridge.createSession({
+    tools: ["distance", "far", "fine"],
+    model: {
+      type: "scripted",
+      steps: [{
+        toolCalls: [
+          { name: "distance", arguments: {} },
+          { name: "far", arguments: {} },
+          { name: "fine", arguments: {} },
+        ],
+      }, { text: "Done." }],
+    },
+  });
+  const result = await session.respond("How far?");
+  const byName = Object.fromEntries(result.toolCalls.map((r) => [r.call.name, [r.output, r.isError]]));
+  assert.deepEqual(byName, {
+    distance: [
+      "The tool's result is not JSON: 'output.km' is NaN, which JSON writes as null (return a finite number or null instead).",
+      true,
+    ],
+    far: [
+      "The tool's result is not JSON: 'output[0].km' is Infinity, which JSON writes as null (return a finite number or null instead).",
+      true,
+    ],
+    fine: [{ km: null, list: [1.5] }, false],
+  });
+});
