@@ -6,7 +6,7 @@
 import { BridgeError } from "../protocol/errors.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { PROTOCOL_VERSION, SERVER_INFO } from "../protocol/version.ts";
-import { lossyJsonProblem, shown } from "./checks.ts";
+import { lossyJsonProblem, shown, throwIfLossy } from "./checks.ts";
 import { Connection } from "./connection.ts";
 import type {
   Decision,
@@ -226,7 +226,7 @@ function splitWait<T extends WaitOptions>(
  * ```
  */
 export interface GenerateOptions extends Omit<DecisionSettings, "maxToolRounds">, WaitOptions {
-  /** Facts for the generation. */
+  /** Facts for the generation (a `NaN`, `Infinity`, `Map` or `Set` in them is a TypeError, as in `decide`). */
   context?: JsonValue;
   /** Client tools. */
   tools?: readonly ToolRef[];
@@ -422,12 +422,14 @@ export class Bridge implements AsyncDisposable {
     return this.#c.tools.add(definition, handler);
   }
 
-  /** Creates an agent session. */
+  /**
+   * Creates an agent session. A `NaN`, `Infinity`, `Map` or `Set` in the options (JSON would send `null` or
+   * `{}`) is a TypeError naming its path, and nothing is sent.
+   */
   async createSession(options: CreateSessionOptions = {}): Promise<Session> {
-    const result = await this.#c.request("session/create", {
-      ...options,
-      tools: this.#c.definitions(options.tools),
-    });
+    const params = { ...options, tools: this.#c.definitions(options.tools) };
+    throwIfLossy(params, "bridge.createSession()");
+    const result = await this.#c.request("session/create", params);
     return new Session(this.#c, result.session, result.warnings);
   }
 
@@ -441,14 +443,19 @@ export class Bridge implements AsyncDisposable {
     return (await this.#c.request("session/list", {})).sessions;
   }
 
-  /** Creates an NPC from a persona. */
+  /**
+   * Creates an NPC from a persona. A `NaN`, `Infinity`, `Map` or `Set` in the persona or the options (memory,
+   * options, model) is a TypeError naming its path (JSON would send `null` or `{}`), and nothing is sent.
+   */
   async createNpc(persona: Persona, options: CreateNpcOptions = {}): Promise<Npc> {
-    const result = await this.#c.request("npc/create", {
+    const params = {
       ...options,
       persona,
       tools: this.#c.definitions(options.tools),
       world: worldId(options.world) ?? undefined,
-    });
+    };
+    throwIfLossy(params, "bridge.createNpc()");
+    const result = await this.#c.request("npc/create", params);
     return new Npc(this.#c, result.npc, {
       tools: result.tools,
       warnings: result.warnings,
@@ -456,7 +463,10 @@ export class Bridge implements AsyncDisposable {
     });
   }
 
-  /** Rebuilds an NPC from a save ({@link Npc.state}); send `model` again unless it is the system model. */
+  /**
+   * Rebuilds an NPC from a save ({@link Npc.state}); send `model` again unless it is the system model. A
+   * `NaN`, `Infinity`, `Map` or `Set` in the save (a field edited by the game) is a TypeError naming its path.
+   */
   restoreNpc(state: NpcState, options: RestoreOptions = {}): Promise<Npc> {
     return restoreNpc(this.#c, { ...options, state });
   }
@@ -495,19 +505,19 @@ export class Bridge implements AsyncDisposable {
 
   /**
    * Picks one of `options` (ids, or `{id, description}`); `optionID` is typed as one of the ids. With a
-   * single option the answer comes at once without a model call.
+   * single option the answer comes at once without a model call. A `NaN`, `Infinity`, `Map` or `Set` in the
+   * situation, `context` or settings is a TypeError naming its path (`bridge.decide(): the context's 'hp' is
+   * NaN, …`; JSON would send `null` or `{}`), and nothing is sent; so it is in `decideMany` and `generate`.
    */
-  decide<const Id extends string>(
+  async decide<const Id extends string>(
     situation: string | JsonValue,
     options: readonly DecisionOption<Id>[],
     details: DecisionDetails<Id> & DecisionSettings & WaitOptions = {},
   ): Promise<Decision<Id>> {
     const [sent, wait] = splitWait(details);
-    return this.#c.request<Decision<Id>>(
-      "decision/decide",
-      this.#decision({ ...sent, situation, options }),
-      wait,
-    );
+    const params = this.#decision({ ...sent, situation, options });
+    throwIfLossy(params, "bridge.decide()");
+    return await this.#c.request<Decision<Id>>("decision/decide", params, wait);
   }
 
   /**
@@ -526,10 +536,9 @@ export class Bridge implements AsyncDisposable {
     }
     type Results = { results: (Decision<Id> | { error: JsonRpcErrorObject })[] };
     const [sent, wait] = splitWait(settings);
-    const { results } = await this.#c.request<Results>("decision/decideMany", {
-      ...sent,
-      requests: requests.map((r) => this.#decision(r)),
-    }, wait);
+    const params = { ...sent, requests: requests.map((r) => this.#decision(r)) };
+    throwIfLossy(params, "bridge.decideMany()");
+    const { results } = await this.#c.request<Results>("decision/decideMany", params, wait);
     const out: (Decision<Id> | DecisionFailure)[] = [];
     for (const r of results) {
       if ("error" in r) out.push({ error: errorFromResponse(r.error) });
@@ -576,12 +585,9 @@ export class Bridge implements AsyncDisposable {
   ): Promise<[T] extends [never] ? SchemaValue<S> : T> {
     type Content = [T] extends [never] ? SchemaValue<S> : T;
     const [sent, wait] = splitWait(options);
-    const result = await this.#c.request<{ content: Content }>("content/generate", {
-      ...sent,
-      prompt,
-      schema,
-      tools: this.#c.definitions(options.tools),
-    }, wait);
+    const params = { ...sent, prompt, schema, tools: this.#c.definitions(options.tools) };
+    throwIfLossy(params, "bridge.generate()");
+    const result = await this.#c.request<{ content: Content }>("content/generate", params, wait);
     return result.content;
   }
 

@@ -94,44 +94,123 @@ export function lossyJsonProblem(
   value: unknown,
   { where, what }: { where: string; what: string },
 ): TypeError | null {
-  const found = findLossy(value, [], new Set());
+  const found = lossyJsonAt(value);
   if (found === null) return null;
-  const subject = found.path.length === 0 ? `the ${what}` : `the ${what}'s '${found.path.join(".")}'`;
-  return new TypeError(`${where}: ${subject} is ${found.problem}.`);
+  const owner = what.endsWith("s") ? `the ${what}'` : `the ${what}'s`;
+  const subject = found.path.length === 0 ? `the ${what}` : `${owner} '${found.path.join(".")}'`;
+  return new TypeError(`${where}: ${subject} is ${lossOf(found.lossy)}.`);
 }
 
-/** What JSON would change in a value: a non-finite number, or a Map or Set. */
-function lossOf(value: unknown): string | null {
-  if (typeof value === "number") {
-    return Number.isFinite(value)
-      ? null
-      : `${value}, which JSON sends as null; pass a finite number (or null)`;
+/**
+ * {@link lossyJsonProblem} for each member of a call's params, each named by its key: `npc.talk(): the
+ * context's 'player.hp' is NaN, …`, `bridge.decide(): the temperature is Infinity, …`. Strings, booleans and
+ * finite numbers cost one `typeof`: only objects are walked.
+ *
+ * @example
+ * ```ts
+ * import { paramsLossProblem } from "./checks.ts";
+ * paramsLossProblem({ npc: "gorm", line: "Hi.", context: { hp: 3 } }, "npc.talk()"); // null
+ * paramsLossProblem({ npc: "gorm", context: { hp: NaN } }, "npc.talk()")?.message;
+ * // "npc.talk(): the context's 'hp' is NaN, which JSON sends as null; pass a finite number (or null)."
+ * ```
+ */
+export function paramsLossProblem(params: object, where: string): TypeError | null {
+  const members = params as Record<string, unknown>;
+  for (const key of Object.keys(members)) {
+    const value = members[key];
+    if (typeof value === "object" ? value === null : typeof value !== "number" || Number.isFinite(value)) {
+      continue;
+    }
+    const problem = lossyJsonProblem(value, { where, what: key });
+    if (problem !== null) return problem;
   }
-  if (value instanceof Map) return "a Map, which JSON sends as {}; pass an object (Object.fromEntries(map))";
-  if (value instanceof Set) return "a Set, which JSON sends as {}; pass an array ([...set])";
   return null;
 }
 
 /**
- * The first value JSON would change (see {@link lossOf}) in plain arrays and objects (depth first), with its
- * path; cycles and objects with a `toJSON` (a `Date`) are skipped.
+ * Throws the TypeError of {@link paramsLossProblem}, if any: what JSON would change in a call's params.
+ *
+ * @example
+ * ```ts
+ * import { throwIfLossy } from "./checks.ts";
+ * throwIfLossy({ npc: "gorm", situation: "Rain." }, "npc.bark()"); // fine
+ * try {
+ *   throwIfLossy({ npc: "gorm", memory: { relationship: Infinity } }, "npc.update()");
+ * } catch (error) {
+ *   (error as Error).message; // "npc.update(): the memory's 'relationship' is Infinity, which JSON sends as null; …"
+ * }
+ * ```
  */
-function findLossy(
+export function throwIfLossy(params: object, where: string): void {
+  const problem = paramsLossProblem(params, where);
+  if (problem !== null) throw problem;
+}
+
+/**
+ * Where JSON would first change `value` (depth first, as `JSON.stringify` walks it), or null: the path
+ * (array indexes as numbers) and the value there, a non-finite number, a `Map` or a `Set`. Plain arrays
+ * and objects are walked; cycles and objects with a `toJSON` (a `Date`) are skipped. Nothing is allocated
+ * for a value without a problem but the set of objects seen.
+ *
+ * @example
+ * ```ts
+ * import { lossyJsonAt } from "./checks.ts";
+ * lossyJsonAt({ party: [{ hp: 3 }] }); // null
+ * lossyJsonAt({ party: [{ hp: 3 }, { tags: new Set() }] })?.path; // ["party", 1, "tags"]
+ * ```
+ */
+export function lossyJsonAt(
   value: unknown,
-  path: string[],
+): { path: (string | number)[]; lossy: number | Map<unknown, unknown> | Set<unknown> } | null {
+  if (typeof value === "number") return Number.isFinite(value) ? null : { path: [], lossy: value };
+  if (typeof value !== "object" || value === null) return null;
+  const path: (string | number)[] = [];
+  const lossy = walk(value, path, new Set());
+  return lossy === null ? null : { path, lossy };
+}
+
+/** What JSON would change in `value` (a non-finite number, a Map or a Set), said for a TypeError. */
+function lossOf(value: number | Map<unknown, unknown> | Set<unknown>): string {
+  if (value instanceof Map) return "a Map, which JSON sends as {}; pass an object (Object.fromEntries(map))";
+  if (value instanceof Set) return "a Set, which JSON sends as {}; pass an array ([...set])";
+  return `${value}, which JSON sends as null; pass a finite number (or null)`;
+}
+
+/**
+ * The first lossy value in `value` (see {@link lossyJsonAt}), or null; `path` ends up holding its path (keys
+ * are pushed on the way down and popped on the way back, so a clean value leaves it empty).
+ */
+function walk(
+  value: unknown,
+  path: (string | number)[],
   seen: Set<object>,
-): { path: string[]; problem: string } | null {
-  const problem = lossOf(value);
-  if (problem !== null) return { path, problem };
-  if (typeof value !== "object" || value === null || seen.has(value)) return null;
-  if (!Array.isArray(value) && typeof (value as { toJSON?: unknown }).toJSON === "function") return null;
+): number | Map<unknown, unknown> | Set<unknown> | null {
+  if (typeof value === "number") return Number.isFinite(value) ? null : value;
+  if (typeof value !== "object" || value === null) return null;
+  if (value instanceof Map || value instanceof Set) return value;
+  if (seen.has(value)) return null;
+  if (Array.isArray(value)) {
+    seen.add(value);
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item !== "object" && typeof item !== "number") continue;
+      path.push(i);
+      const found = walk(item, path, seen);
+      if (found !== null) return found;
+      path.pop();
+    }
+    return null;
+  }
+  if (typeof (value as { toJSON?: unknown }).toJSON === "function") return null; // JSON writes what it returns
   seen.add(value);
-  const entries: [string, unknown][] = Array.isArray(value)
-    ? value.map((item, i) => [String(i), item])
-    : Object.entries(value);
-  for (const [key, item] of entries) {
-    const found = findLossy(item, [...path, key], seen);
+  const members = value as Record<string, unknown>;
+  for (const key of Object.keys(members)) {
+    const item = members[key];
+    if (typeof item !== "object" && typeof item !== "number") continue;
+    path.push(key);
+    const found = walk(item, path, seen);
     if (found !== null) return found;
+    path.pop();
   }
   return null;
 }

@@ -7,7 +7,7 @@ import type { Cancel, Connection, TurnOptions } from "./connection.ts";
 import type { Emotion, NpcEvent, NpcMemory, NpcOptions, NpcReply, NpcState, Persona } from "./game_types.ts";
 import { TurnStream } from "./turn_stream.ts";
 import type { ParamsOf } from "./methods.ts";
-import { callbackProblem, shown } from "./checks.ts";
+import { callbackProblem, paramsLossProblem, shown, throwIfLossy } from "./checks.ts";
 import { isFlatValue } from "./transport.ts";
 import type { Model, ToolChoice, ToolRef } from "./types.ts";
 
@@ -33,7 +33,11 @@ import type { Model, ToolChoice, ToolRef } from "./types.ts";
  * ```
  */
 export interface TalkOptions extends TurnOptions {
-  /** What is happening right now ("The player just paid 45 gold."); this turn only. */
+  /**
+   * What is happening right now ("The player just paid 45 gold.", or facts as JSON); this turn only. A
+   * `NaN` or `Infinity` in it (JSON would send `null`), a `Map` or a `Set` (JSON would send `{}`) is a
+   * TypeError naming its path, and nothing is sent.
+   */
   context?: string | JsonValue;
   /**
    * Receives the line as it streams (typewriter): the new piece, the whole line so far, and whether the
@@ -160,6 +164,9 @@ export class Npc {
     const flat = isFlatValue(line) && isFlatValue(stream) &&
       (context === undefined || isFlatValue(context)) &&
       (toolChoice === undefined || isFlatValue(toolChoice));
+    // Flat params hold nothing JSON would change: only a context (or tool choice) object is walked.
+    const lossy = flat ? null : paramsLossProblem(params, "npc.talk()");
+    if (lossy !== null) return Promise.reject(lossy);
     return this.#c.turn<NpcReply>(
       "npc/talk",
       params,
@@ -198,9 +205,14 @@ export class Npc {
     );
   }
 
-  /** A short ambient line (no history, memory or tools; runs even while a turn is in progress). */
+  /**
+   * A short ambient line (no history, memory or tools; runs even while a turn is in progress). A `NaN`,
+   * `Infinity`, `Map` or `Set` in `situation` is a TypeError (JSON would send `null` or `{}`).
+   */
   async bark(situation?: string | JsonValue): Promise<string> {
-    return (await this.#c.request("npc/bark", { npc: this.id, situation })).line;
+    const params = { npc: this.id, situation };
+    throwIfLossy(params, "npc.bark()");
+    return (await this.#c.request("npc/bark", params)).line;
   }
 
   /**
@@ -215,11 +227,16 @@ export class Npc {
    * Replaces this NPC with a save (`npc/delete`, then `npc/restore` under this id). The model is not
    * saved: it defaults to the one this handle was created with. When the bridge refuses the save (say a
    * field edited by hand), the promise rejects with its error and the NPC is put back as it was before the
-   * call (its completed turns, memory, tools and world; a turn that was running is cancelled).
+   * call (its completed turns, memory, tools and world; a turn that was running is cancelled). A `NaN`,
+   * `Infinity`, `Map` or `Set` in the save is a TypeError naming its path, before anything is sent.
    */
   async restore(state: NpcState, options: Omit<RestoreOptions, "npc"> = {}): Promise<Npc> {
     // Checked before the delete: a world or tool the client refuses must not cost the NPC.
-    const params = restoreParams(this.#c, { model: this.#model, ...options, npc: this.id, state });
+    const params = restoreParams(
+      this.#c,
+      { model: this.#model, ...options, npc: this.id, state },
+      "npc.restore()",
+    );
     // Pipelined in order: the NPC as it is now (answered at once), the delete, the restore.
     const current = this.#c.request("npc/state", { npc: this.id, settle: false });
     current.catch(() => {});
@@ -237,7 +254,11 @@ export class Npc {
     }
   }
 
-  /** Merge patches for the persona, options and memory; `tools` replaces the client tools. Returns warnings. */
+  /**
+   * Merge patches for the persona, options and memory; `tools` replaces the client tools. Returns warnings.
+   * A `NaN`, `Infinity`, `Map` or `Set` in them is a TypeError naming its path (JSON would send `null` or
+   * `{}`), and nothing is sent.
+   */
   async update(
     changes: {
       persona?: Partial<Persona>;
@@ -246,8 +267,9 @@ export class Npc {
       tools?: readonly ToolRef[];
     },
   ): Promise<string[]> {
-    const tools = this.#c.definitions(changes.tools);
-    return (await this.#c.request("npc/update", { npc: this.id, ...changes, tools })).warnings;
+    const params = { npc: this.id, ...changes, tools: this.#c.definitions(changes.tools) };
+    throwIfLossy(params, "npc.update()");
+    return (await this.#c.request("npc/update", params)).warnings;
   }
 
   /** Clears the conversation (and the memory with `clearMemory`). */
@@ -271,16 +293,20 @@ export async function restoreNpc(
   connection: Connection,
   request: RestoreOptions & { state: NpcState },
 ): Promise<Npc> {
-  return await sendRestore(connection, restoreParams(connection, request));
+  return await sendRestore(connection, restoreParams(connection, request, "bridge.restoreNpc()"));
 }
 
-/** The `npc/restore` params of a request (throws a TypeError for a world or tool reference it cannot use). */
+/**
+ * The `npc/restore` params of a request (throws a TypeError for a world or tool reference it cannot use, or
+ * for what JSON would change in the save or options, naming `where`).
+ */
 function restoreParams(
   connection: Connection,
   request: RestoreOptions & { state: NpcState },
+  where: string,
 ): ParamsOf<"npc/restore"> {
   const { state, ...options } = request;
-  return {
+  const params = {
     state,
     npc: options.npc,
     tools: connection.definitions(options.tools),
@@ -288,6 +314,8 @@ function restoreParams(
     world: worldId(options.world),
     model: options.model,
   };
+  throwIfLossy(params, where);
+  return params;
 }
 
 /** Sends `npc/restore`; the handle keeps the model for its own restores. */

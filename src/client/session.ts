@@ -3,7 +3,7 @@
  * @module
  */
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
-import { callbackProblem } from "./checks.ts";
+import { callbackProblem, paramsLossProblem, throwIfLossy } from "./checks.ts";
 import type { Cancel, Connection, TurnOptions } from "./connection.ts";
 import type { RespondParams } from "./methods.ts";
 import { isFlatValue } from "./transport.ts";
@@ -84,7 +84,11 @@ export class Session {
     this.#cancel = { method: "session/cancel", params: { session: id } };
   }
 
-  /** Runs one turn; streams to `onText` / `onEvent` when given. `T` types `structured` for schema turns. */
+  /**
+   * Runs one turn; streams to `onText` / `onEvent` when given. `T` types `structured` for schema turns. A
+   * `NaN`, `Infinity`, `Map` or `Set` in the options sent (a schema, a numeric override) is a TypeError naming
+   * it (JSON would send `null` or `{}`), and the turn is not sent.
+   */
   respond<T = JsonValue>(prompt: string, options: RespondOptions = {}): Promise<RespondResult<T>> {
     // Checked before sending: a bad callback would fail after the turn, which would count all the same.
     const problem = callbackProblem(options, { names: ["onText", "onEvent"], where: "session.respond" });
@@ -93,6 +97,9 @@ export class Session {
     const watched = onText !== undefined || onEvent !== undefined;
     const stream = options.stream ?? watched;
     const { params, flat } = this.#params(prompt, options, stream);
+    // Flat params hold nothing JSON would change: only a turn with an object (a schema…) is walked.
+    const lossy = flat ? null : paramsLossProblem(params, "session.respond()");
+    if (lossy !== null) return Promise.reject(lossy);
     return this.#c.turn<RespondResult<T>>(
       "session/respond",
       params,
@@ -174,17 +181,23 @@ export class Session {
     await this.#c.request("session/setContextNote", { session: this.id, note });
   }
 
-  /** Replaces the tools from the next turn; returns the warnings. */
+  /**
+   * Replaces the tools from the next turn; returns the warnings. A `NaN`, `Infinity`, `Map` or `Set` in a
+   * definition is a TypeError naming its path.
+   */
   async setTools(tools: readonly ToolRef[]): Promise<string[]> {
-    const definitions = this.#c.tools.definitions(tools);
-    return (await this.#c.request("session/setTools", { session: this.id, tools: definitions })).warnings;
+    const params = { session: this.id, tools: this.#c.tools.definitions(tools) };
+    throwIfLossy(params, "session.setTools()");
+    return (await this.#c.request("session/setTools", params)).warnings;
   }
 
   /** Summarizes all but the most recent turns into the context note; returns the summary (or null). */
   async compact(
     options: { keepRecentTurns?: number; summaryInstructions?: string } = {},
   ): Promise<string | null> {
-    return (await this.#c.request("session/compact", { session: this.id, ...options })).summary;
+    const params = { session: this.id, ...options };
+    throwIfLossy(params, "session.compact()");
+    return (await this.#c.request("session/compact", params)).summary;
   }
 
   /** Cancels the session's work and frees it. */

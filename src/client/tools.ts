@@ -5,7 +5,7 @@
  * @module
  */
 import { isJsonObject, type JsonObject } from "../protocol/json.ts";
-import { requireFunction, shown } from "./checks.ts";
+import { lossyJsonAt, requireFunction, shown } from "./checks.ts";
 import type { RequestId } from "./messages.ts";
 import type { Peer } from "./peer.ts";
 import type { SchemaValue } from "./schema_value.ts";
@@ -140,20 +140,22 @@ function errorText(error: unknown): string {
   return String(error);
 }
 
-/** The path of the first Map or Set in `value` (as JSON would walk it), or null. */
-function collectionPath(value: unknown, path: string, depth: number): { path: string; kind: string } | null {
-  if (value instanceof Map) return { path, kind: "Map" };
-  if (value instanceof Set) return { path, kind: "Set" };
-  if (typeof value !== "object" || value === null || depth > 64) return null;
-  if (typeof (value as { toJSON?: unknown }).toJSON === "function") return null; // JSON writes what it returns
-  const entries: [string, unknown][] = Array.isArray(value)
-    ? value.map((v, i) => [`[${i}]`, v])
-    : Object.entries(value).map(([k, v]) => [`.${k}`, v]);
-  for (const [key, item] of entries) {
-    const found = collectionPath(item, `${path}${key}`, depth + 1);
-    if (found) return found;
-  }
-  return null;
+/**
+ * The error output for a result JSON would change (see `lossyJsonAt`), or null: a Map or a Set, which JSON
+ * writes as `{}`, or a `NaN` or `Infinity`, which it writes as `null`. The path reads as JavaScript:
+ * `'output.tags[0].kinds'`.
+ */
+function lossyOutput(value: unknown): string | null {
+  const found = lossyJsonAt(value);
+  if (found === null) return null;
+  const path = found.path.map((key) => typeof key === "number" ? `[${key}]` : `.${key}`).join("");
+  const { lossy } = found;
+  const what = lossy instanceof Map
+    ? "a Map, which JSON writes as {} (return Object.fromEntries(map) instead)"
+    : lossy instanceof Set
+    ? "a Set, which JSON writes as {} (return [...set] instead)"
+    : `${lossy}, which JSON writes as null (return a finite number or null instead)`;
+  return `The tool's result is not JSON: 'output${path}' is ${what}.`;
 }
 
 /** The registered tools of one bridge, and the answering of `tool/call`. */
@@ -260,17 +262,9 @@ export class ToolRegistry {
     if (json === undefined) {
       return { output: `The tool's result is not JSON (${typeof value}).`, isError: true };
     }
-    // JSON writes a Map or a Set as {}: only a result with an empty object can hold one.
-    const collection = json.includes("{}") ? collectionPath(value, "output", 0) : null;
-    if (collection !== null) {
-      return {
-        output: `The tool's result is not JSON: '${collection.path}' is a ${collection.kind}, which JSON ` +
-          `writes as {} (return ${
-            collection.kind === "Map" ? "Object.fromEntries(map)" : "[...set]"
-          } instead).`,
-        isError: true,
-      };
-    }
+    // JSON writes a Map or a Set as {} and NaN or Infinity as null: only a result with one can hold them.
+    const lossy = json.includes("{}") || json.includes("null") ? lossyOutput(value) : null;
+    if (lossy !== null) return { output: lossy, isError: true };
     return { output: JSON.parse(json) };
   }
 }

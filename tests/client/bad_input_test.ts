@@ -300,3 +300,195 @@ Deno.test("world.merge with the path first is a TypeError saying the patch comes
   assert.equal(await world.get("player.gold"), 5);
   await bridge.close();
 });
+
+Deno.test("npc.talk, npc.bark and npc.update with a Map, a Set or NaN in what they send are TypeErrors naming the call and the path; nothing is sent", async () => {
+  const { bridge, sent } = await recorded();
+  await using _ = bridge;
+  const gorm = await bridge.createNpc({ name: "Gorm" }, {
+    memory: { relationship: 10 },
+    model: { type: "scripted", steps: [REPLY, { text: "Fine weather." }] },
+  });
+  sent.length = 0;
+  const hp = ({} as { hp?: number }).hp;
+  await assert.rejects(
+    gorm.talk("Hello.", { context: { player: { hp: 10 - (hp as number) } } }),
+    typeError(
+      /^npc\.talk\(\): the context's 'player\.hp' is NaN, which JSON sends as null; pass a finite number \(or null\)\.$/,
+    ),
+  );
+  await assert.rejects(
+    gorm.talk("Hello.", { context: { inventory: new Map([["ale", 2]]) } as never, onLine: () => {} }),
+    typeError(
+      /^npc\.talk\(\): the context's 'inventory' is a Map, which JSON sends as \{\}; pass an object \(Object\.fromEntries\(map\)\)\.$/,
+    ),
+  );
+  await assert.rejects(
+    gorm.talkStream("Hello.", { context: [1, Infinity] }).result,
+    typeError(/^npc\.talk\(\): the context's '1' is Infinity, which JSON sends as null;/),
+  );
+  await assert.rejects(
+    gorm.talk("Hello.", { context: NaN }),
+    typeError(/^npc\.talk\(\): the context is NaN, which JSON sends as null;/),
+  );
+  await assert.rejects(
+    gorm.bark({ seen: new Set(["wolf"]) } as never),
+    typeError(/^npc\.bark\(\): the situation's 'seen' is a Set, which JSON sends as \{\}; pass an array/),
+  );
+  await assert.rejects(
+    gorm.update({ memory: { relationship: 10 / 0 } }),
+    typeError(/^npc\.update\(\): the memory's 'relationship' is Infinity, which JSON sends as null;/),
+  );
+  await assert.rejects(
+    gorm.update({ persona: { goals: new Set(["sell"]) as never } }),
+    typeError(/^npc\.update\(\): the persona's 'goals' is a Set,/),
+  );
+  assert.deepEqual(sent, [], "nothing was sent");
+  assert.equal((await gorm.talk("Hello.", { context: { player: { hp: 10 } } })).line, "Welcome!");
+  assert.equal((await gorm.state()).memory.relationship, 10, "the memory kept its value");
+});
+
+Deno.test("createNpc, restoreNpc and npc.restore with a Map, a Set or NaN in the persona, memory or save are TypeErrors naming the call and the path; nothing is sent and the NPC is kept", async () => {
+  const { bridge, sent } = await recorded();
+  await using _ = bridge;
+  await assert.rejects(
+    bridge.createNpc({ name: "Gorm", goals: new Set(["sell"]) as never }, { model: "scripted" }),
+    typeError(
+      /^bridge\.createNpc\(\): the persona's 'goals' is a Set, which JSON sends as \{\}; pass an array/,
+    ),
+  );
+  await assert.rejects(
+    bridge.createNpc({ name: "Gorm" }, { memory: { relationship: NaN }, model: "scripted" }),
+    typeError(/^bridge\.createNpc\(\): the memory's 'relationship' is NaN, which JSON sends as null;/),
+  );
+  await assert.rejects(
+    bridge.createNpc({ name: "Gorm" }, { options: { playerOptionCount: Infinity }, model: "scripted" }),
+    typeError(/^bridge\.createNpc\(\): the options' 'playerOptionCount' is Infinity,/),
+  );
+  assert.deepEqual(sent, [], "nothing was sent");
+  const gorm = await bridge.createNpc({ name: "Gorm" }, {
+    npc: "gorm",
+    memory: { relationship: 10 },
+    model: "scripted",
+  });
+  const save = await gorm.state();
+  sent.length = 0;
+  const edited = { ...save, memory: { ...save.memory, relationship: NaN } };
+  await assert.rejects(
+    bridge.restoreNpc(edited, { npc: "gorm-2", model: "scripted" }),
+    typeError(/^bridge\.restoreNpc\(\): the state's 'memory\.relationship' is NaN,/),
+  );
+  await assert.rejects(
+    gorm.restore({ ...save, persona: { ...save.persona, likes: new Map() } as never }),
+    typeError(/^npc\.restore\(\): the state's 'persona\.likes' is a Map,/),
+  );
+  assert.deepEqual(sent, [], "nothing was sent (no npc/delete either)");
+  assert.deepEqual((await bridge.listNpcs()).map((n) => n.npc), ["gorm"]);
+  assert.equal((await gorm.state()).memory.relationship, 10);
+});
+
+Deno.test("createSession, session.respond, session.setTools and session.compact with a Map, a Set or NaN in what they send are TypeErrors naming the call and the path; nothing is sent", async () => {
+  const { bridge, sent } = await recorded();
+  await using _ = bridge;
+  await assert.rejects(
+    bridge.createSession({ options: { temperature: NaN }, model: "scripted" }),
+    typeError(/^bridge\.createSession\(\): the options' 'temperature' is NaN, which JSON sends as null;/),
+  );
+  await assert.rejects(
+    bridge.createSession({ model: { type: "scripted", steps: [{ json: { hp: -Infinity } }] } }),
+    typeError(/^bridge\.createSession\(\): the model's 'steps\.0\.json\.hp' is -Infinity,/),
+  );
+  const session = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Aye." }] } });
+  sent.length = 0;
+  await assert.rejects(
+    session.respond("Hello.", { maxToolRounds: NaN }),
+    typeError(/^session\.respond\(\): the maxToolRounds is NaN, which JSON sends as null;/),
+  );
+  await assert.rejects(
+    session.respond("Hello.", { schema: { type: "object", enum: new Set(["a"]) as never } }),
+    typeError(/^session\.respond\(\): the schema's 'enum' is a Set,/),
+  );
+  await assert.rejects(
+    session.setTools([{
+      name: "roll",
+      description: "Rolls a die.",
+      parameters: { type: "object", properties: { sides: { type: "integer", maximum: NaN } } },
+    }]),
+    typeError(/^session\.setTools\(\): the tools' '0\.parameters\.properties\.sides\.maximum' is NaN,/),
+  );
+  await assert.rejects(
+    session.compact({ keepRecentTurns: Infinity }),
+    typeError(/^session\.compact\(\): the keepRecentTurns is Infinity,/),
+  );
+  assert.deepEqual(sent, [], "nothing was sent");
+  assert.equal((await session.respond("Hello.", { maxToolRounds: 2 })).text, "Aye.");
+});
+
+Deno.test("decide, decideMany and generate with a Map, a Set or NaN in the situation, context or settings are TypeErrors naming the call and the path; nothing is sent", async () => {
+  const { bridge, sent } = await recorded();
+  await using _ = bridge;
+  const hp = ({} as { hp?: number }).hp;
+  await assert.rejects(
+    bridge.decide("A wolf growls.", ["fight", "flee"], { context: { hp: (hp as number) * 2 } }),
+    typeError(/^bridge\.decide\(\): the context's 'hp' is NaN, which JSON sends as null;/),
+  );
+  await assert.rejects(
+    bridge.decide({ enemies: new Set(["wolf"]) } as never, ["fight", "flee"]),
+    typeError(/^bridge\.decide\(\): the situation's 'enemies' is a Set, which JSON sends as \{\};/),
+  );
+  await assert.rejects(
+    bridge.decide("A wolf growls.", ["fight", "flee"], { temperature: Infinity }),
+    typeError(/^bridge\.decide\(\): the temperature is Infinity,/),
+  );
+  await assert.rejects(
+    bridge.decideMany([
+      { situation: "A wolf growls.", options: ["fight", "flee"] },
+      { situation: "A troll.", options: ["fight", "flee"], context: { seen: new Map() } as never },
+    ]),
+    typeError(
+      /^bridge\.decideMany\(\): the requests' '1\.context\.seen' is a Map, which JSON sends as \{\};/,
+    ),
+  );
+  await assert.rejects(
+    bridge.generate({ type: "object" }, "A rumor.", { context: { town: "Ashford", day: NaN } }),
+    typeError(/^bridge\.generate\(\): the context's 'day' is NaN,/),
+  );
+  assert.deepEqual(sent, [], "nothing was sent");
+  const decision = await bridge.decide("A wolf growls.", ["fight", "flee"], {
+    context: { hp: 3 },
+    model: { type: "scripted", steps: [{ json: { reasoning: "Weak.", choice: "flee", confidence: 70 } }] },
+  });
+  assert.equal(decision.optionID, "flee");
+});
+
+Deno.test("a tool that returns NaN or Infinity (which JSON writes as null) gives the model an error output naming it, not null", async () => {
+  await using bridge = await Bridge.open({ onWarning: () => {} });
+  bridge.tool({ name: "distance", description: "Distance." }, () => ({ to: "mill", km: 0 / 0 }));
+  bridge.tool({ name: "far", description: "Far." }, () => [{ km: Infinity }]);
+  bridge.tool({ name: "fine", description: "Fine." }, () => ({ km: null, list: [1.5] }));
+  const session = await bridge.createSession({
+    tools: ["distance", "far", "fine"],
+    model: {
+      type: "scripted",
+      steps: [{
+        toolCalls: [
+          { name: "distance", arguments: {} },
+          { name: "far", arguments: {} },
+          { name: "fine", arguments: {} },
+        ],
+      }, { text: "Done." }],
+    },
+  });
+  const result = await session.respond("How far?");
+  const byName = Object.fromEntries(result.toolCalls.map((r) => [r.call.name, [r.output, r.isError]]));
+  assert.deepEqual(byName, {
+    distance: [
+      "The tool's result is not JSON: 'output.km' is NaN, which JSON writes as null (return a finite number or null instead).",
+      true,
+    ],
+    far: [
+      "The tool's result is not JSON: 'output[0].km' is Infinity, which JSON writes as null (return a finite number or null instead).",
+      true,
+    ],
+    fine: [{ km: null, list: [1.5] }, false],
+  });
+});
