@@ -169,6 +169,15 @@ export async function withPlayground(
   }
 }
 
+/**
+ * Waits until the page has read a loaded file (`name`): it reads files asynchronously, so a Start pressed
+ * before would start the persona the editor held before (the sample persona is Mira too, so "Started Mira"
+ * does not tell the two apart).
+ */
+export async function loaded(page: Page, name: string): Promise<void> {
+  await page.locator("#start-result").filter({ hasText: `Loaded ${name}` }).waitFor();
+}
+
 /** A file for an `<input type=file>`. */
 export function file(name: string, value: unknown): { name: string; mimeType: string; buffer: Buffer } {
   const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);

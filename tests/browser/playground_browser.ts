@@ -15,6 +15,7 @@ import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
 import {
   file,
+  loaded,
   openPage,
   readmeScreenshot,
   screenshot,
@@ -974,14 +975,6 @@ Deno.test("the bridge gone for a while, then back: the banner says to start the 
     await served.stop();
   }
 });
-
-/**
- * Waits until the page has read a loaded file (`name`): it reads files asynchronously, so a Start clicked
- * before would start the persona the editor held before.
- */
-async function loaded(page: Page, name: string): Promise<void> {
-  await page.locator("#start-result").filter({ hasText: `Loaded ${name}` }).waitFor();
-}
 
 /**
  * Waits until the page has kept a last state seen. It reads the NPC's state after Start and after each turn

@@ -14,7 +14,7 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
-import { file, screenshot, WAIT_MS, withPlayground } from "./browser_fixture.ts";
+import { file, loaded, screenshot, WAIT_MS, withPlayground } from "./browser_fixture.ts";
 
 /** The focused element, as `tag#id` (`body#` when the focus was lost). */
 function focused(page: Page): Promise<string> {
@@ -236,6 +236,7 @@ Deno.test("screen reader: a reply's warnings and a warning note in the conversat
       { text: "[happy] Hello again.", delayMs: 60_000 }, // still running when the NPC is started again
     ];
     await page.setInputFiles("#load-persona", [file("mira.jsonc", persona), file("mira.steps.json", script)]);
+    await loaded(page, "mira.jsonc");
     await startWithKeyboard(page);
     await page.focus("#player-line");
     await page.keyboard.type("Hello");
@@ -469,6 +470,7 @@ Deno.test("screen reader: a restore's warnings are each announced once (a reply 
     };
     const script = [{ text: "[happy] Hello.", delayMs: 60_000 }]; // still running when the restore comes
     await page.setInputFiles("#load-persona", [file("mira.jsonc", persona), file("mira.steps.json", script)]);
+    await loaded(page, "mira.jsonc");
     await startWithKeyboard(page);
     // The state the page kept (a bare npc/state result: it names the NPC's world but holds no snapshot of it).
     const state = await page.waitForFunction(() => {
