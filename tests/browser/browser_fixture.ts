@@ -178,6 +178,17 @@ export async function loaded(page: Page, name: string): Promise<void> {
   await page.locator("#start-result").filter({ hasText: `Loaded ${name}` }).waitFor();
 }
 
+/**
+ * Waits until the Start, Apply or restore pressed before has finished. The page shows its result (the
+ * conversation's "Started Mira" note, the bridge's warnings under Start) before it reads the new NPC's state,
+ * and until that is done it keeps a line or a bark with "Starting the NPC: wait a moment" and refuses another
+ * start; Start is enabled again when it is done. Under load a line sent right after the note was kept and the
+ * test waited for a turn that never came.
+ */
+export async function npcReady(page: Page): Promise<void> {
+  await page.locator("#start:enabled").waitFor();
+}
+
 /** A file for an `<input type=file>`. */
 export function file(name: string, value: unknown): { name: string; mimeType: string; buffer: Buffer } {
   const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);

@@ -16,6 +16,7 @@ import type { Page } from "npm:playwright-core@1.65.2";
 import {
   file,
   loaded,
+  npcReady,
   openPage,
   readmeScreenshot,
   screenshot,
@@ -140,6 +141,7 @@ Deno.test("the designer's loop: edit, talk (streamed, emotion first), answer a t
     assert.equal(await text(page, "#editor-status .summary"), "Ready to start.");
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mirabel" }).waitFor();
+    await npcReady(page);
     assert.equal(
       await text(page, "#editor-status .summary"),
       "Mirabel is running; ready to apply or restart.",
@@ -264,6 +266,7 @@ Deno.test("the designer's loop: edit, talk (streamed, emotion first), answer a t
     await page.setInputFiles("#restore-state", file("mira.state.json", savedText));
     await page.locator("ol.turns li.note").filter({ hasText: "Restored Mirabel from mira.state.json." })
       .waitFor();
+    await npcReady(page);
     assert.equal(
       await text(page, "#editor-status .summary"),
       "Mirabel is running; ready to apply or restart.",
@@ -312,6 +315,7 @@ Deno.test("a bark on the page's sample script: the line is the turn's JSON step 
     await page.check("#model-script");
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
     await page.click("#bark");
     await page.locator("li.bark .meta").waitFor();
     // The bridge gives the step's text back as the line (the sample script's steps are all for turns).
@@ -373,6 +377,7 @@ Deno.test("turn controls: cancel mid-turn, let a call time out, answer with an e
     await loaded(page, "gorm.json");
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Gorm" }).waitFor();
+    await npcReady(page);
 
     // Turn 1: cancelled (Escape in the player's line) while the NPC waits for the game's answer.
     await page.fill("#player-line", "Open up!");
@@ -567,6 +572,7 @@ Deno.test("a reply still running when the NPC changes: a restore or a start canc
     await loaded(page, "gorm.json");
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Gorm" }).waitFor();
+    await npcReady(page);
     await page.click("#tab-state-save");
     const [download] = await Promise.all([page.waitForEvent("download"), page.click("#download-state")]);
     const savedText = await Deno.readTextFile(await download.path());
@@ -579,6 +585,7 @@ Deno.test("a reply still running when the NPC changes: a restore or a start canc
     await page.setInputFiles("#restore-state", file("gorm.state.json", savedText));
     await page.locator("ol.turns li.note").filter({ hasText: "Restored Gorm from gorm.state.json." })
       .waitFor();
+    await npcReady(page);
     assert.deepEqual(await entries(page), [
       [
         "note warning",
@@ -613,6 +620,7 @@ Deno.test("a reply still running when the NPC changes: a restore or a start canc
     const second = await lastTalkId(page);
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Gorm" }).waitFor();
+    await npcReady(page);
     assert.deepEqual(await entries(page), [
       [
         "note warning",
@@ -736,6 +744,7 @@ Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown fi
       hasText: "Unknown parameter 'persona.mood' was ignored.",
     })
       .waitFor();
+    await npcReady(page);
 
     // A tool answer that is not JSON, sent as JSON: nothing is sent, the text stays, then a fixed one goes.
     await page.fill("#player-line", "Hello!");
@@ -803,9 +812,9 @@ Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown fi
     await page.click("#restore-last");
     await page.locator("ol.turns li.note").filter({ hasText: "Restored Mira from the last state seen." })
       .waitFor();
-    // The restore ends after its note (it reads the restored memory last; Start is enabled again then): a line
-    // sent before is kept with "wait a moment" (seen under load).
-    await page.locator("#start:enabled").waitFor();
+    // The restore ends after its note (it reads the restored memory last): a line sent before is kept with
+    // "wait a moment" (seen under load).
+    await npcReady(page);
     await page.press("#player-line", "Enter");
     await page.locator(".turn .said").filter({ hasText: "Are you still there?" }).waitFor();
     assert.deepEqual(browser.errors.filter((e) => !/WebSocket|ERR_CONNECTION_REFUSED/.test(e)), []);
@@ -855,6 +864,7 @@ Deno.test("a loaded persona with misspelt fields: the load says it has problems 
     await page.locator("#start-result li.warning").filter({
       hasText: "Unknown parameter 'options.replyFormt' was ignored. Did you mean 'replyFormat'?",
     }).waitFor();
+    await npcReady(page);
     // A clean file loads as a success, as before.
     await page.setInputFiles("#load-persona", [file("gorm.jsonc", { persona: { name: "Gorm" } })]);
     await page.locator("#start-result p.note").filter({ hasText: "Loaded gorm.jsonc." }).waitFor();
@@ -894,6 +904,7 @@ Deno.test("layout: on a 400 px phone the conversation's title is tidy: the name 
     await page.check("#model-script"); // the longest model part: "scripted (the Model tab's script)"
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
     await page.locator("#conversation").scrollIntoViewIfNeeded();
     await screenshot(page, "13-phone-title");
     const parts = await page.evaluate(() =>
@@ -923,6 +934,7 @@ Deno.test("the bridge gone for a while, then back: the banner says to start the 
   try {
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
     assert.equal(await text(page, ".npc-title"), "Mira (mira) · the bridge's model");
     await lastStateKept(page); // else there is no last state to restore below
     await served.stop();
@@ -1083,6 +1095,7 @@ Deno.test("layout: on 1280 and 1366 px laptops the conversation's title is one l
     await loaded(page, "mira.jsonc");
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
     const check = async (emotion: string) => {
       // Before: at 1280 and 1366 px the title took two lines and the hint read "the greeting, or e.g. It starts".
       for (const width of [1440, 1366, 1280]) {
@@ -1211,6 +1224,7 @@ Deno.test("layout: on a phone (one column) a link by Start takes the designer do
     await page.setViewportSize({ width: 400, height: 800 });
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
     const line = page.locator("#player-line");
     const inView = () =>
       line.evaluate((el) => {
@@ -1289,6 +1303,7 @@ Deno.test("accessible: every control has a label or a name, tabs work with the k
     await page.focus("#start");
     await page.keyboard.press("Enter");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
     await page.focus("#player-line");
     await page.keyboard.type("Hello");
     await page.keyboard.press("Enter");
@@ -1303,6 +1318,7 @@ Deno.test("accessible: every control has a label or a name, tabs work with the k
     await page.keyboard.press("Enter");
     // (The first start's note is still there until the restart clears the conversation: wait for the result.)
     await page.locator("#start-result .note").filter({ hasText: "Started Mira (mira)." }).waitFor();
+    await npcReady(page);
     await page.focus("#player-line");
     await page.keyboard.type("Hello again");
     await page.keyboard.press("Enter");
@@ -1333,6 +1349,7 @@ Deno.test("the model: a playground started with a model (--script, --model) runs
     assert.equal(await text(page, "#model-status"), "Model: scripted (test) · available");
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
     await page.fill("#player-line", "Hello");
     await page.press("#player-line", "Enter");
     await turnDone(page, 1);
@@ -1489,6 +1506,7 @@ Deno.test("the help's --script example: the page's sample persona fails on the s
     assert.equal(await page.isChecked("#model-bridge"), true);
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
     await talk(1);
     assert.match(
       await text(page, '.turn[data-turn="1"] .meta .error'),
@@ -1510,6 +1528,7 @@ Deno.test("the help's --script example: the page's sample persona fails on the s
     // Both personas are named Mira and the first start's note stays until the restart is done: the start's
     // result (it replaced the load's note) says when the new NPC runs and the conversation is fresh.
     await page.locator("#start-result .note").filter({ hasText: "Started Mira (mira)." }).waitFor();
+    await npcReady(page);
     await talk(1);
     assert.equal(await text(page, '.turn[data-turn="1"] .line'), "We have 3 ales at 4 gold. What'll it be?");
     assert.deepEqual(browser.errors, []);

@@ -14,7 +14,7 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
-import { file, loaded, screenshot, WAIT_MS, withPlayground } from "./browser_fixture.ts";
+import { file, loaded, npcReady, screenshot, WAIT_MS, withPlayground } from "./browser_fixture.ts";
 
 /** The focused element, as `tag#id` (`body#` when the focus was lost). */
 function focused(page: Page): Promise<string> {
@@ -96,7 +96,7 @@ async function startWithKeyboard(page: Page): Promise<void> {
   await page.focus("#start");
   await page.keyboard.press("Enter");
   await page.locator("#start-result .note").filter({ hasText: "Started Mira (mira)." }).waitFor();
-  await page.locator("#start:not([disabled])").waitFor();
+  await npcReady(page);
 }
 
 Deno.test("keyboard: the focus stays on Start after it runs, goes to the player's line after an answered call and after Say; the end of a conversation is announced", async () => {
