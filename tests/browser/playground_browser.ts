@@ -66,6 +66,34 @@ async function text(page: Page, selector: string): Promise<string> {
 }
 
 /**
+ * Waits until the last element `selector` matches has the text `expected` (or matches it), for text the page
+ * fills in from an answer of the bridge that comes after what the test waited for: the model's availability
+ * is asked for once the connection is open, so "· availability unknown" shows until its answer is in (seen
+ * with the page's messages delayed). Fails with the text it had when the wait ran out.
+ */
+async function textBecomes(page: Page, selector: string, expected: string | RegExp): Promise<void> {
+  try {
+    await page.waitForFunction(
+      ([sel, want, isRegExp]) => {
+        const found = document.querySelectorAll(sel);
+        const actual = found.length === 0 ? "" : found[found.length - 1].textContent ?? "";
+        return isRegExp ? new RegExp(want).test(actual) : actual === want;
+      },
+      [
+        selector,
+        typeof expected === "string" ? expected : expected.source,
+        typeof expected !== "string",
+      ] as const,
+    );
+  } catch (error) {
+    const actual = await text(page, selector);
+    if (typeof expected === "string") assert.equal(actual, expected);
+    else assert.match(actual, expected);
+    throw error; // (the text came just now)
+  }
+}
+
+/**
  * The accessible description Chromium computes for the element `selector` (what a screen reader reads after
  * its name), from the browser's accessibility tree.
  */
@@ -1184,6 +1212,7 @@ Deno.test("layout: the top bar is one row on a laptop; on a 400 px phone it is t
       "Connected to the bridge",
       "JSON-RPC log",
     ];
+    await textBecomes(page, "#model-status", names[1]); // its width is measured
     const wide = await topBar(page);
     assert.deepEqual(wide.parts.map((p) => p.name), names);
     assert.equal(wide.rows, 1, `one row at 1440 px: ${JSON.stringify(wide)}`);
@@ -1202,7 +1231,7 @@ Deno.test("layout: the top bar is one row on a laptop; on a 400 px phone it is t
     assert.equal(pageScrolls, false, "no sideways scrolling at 400 px");
     // The pills say the same as before to a screen reader.
     assert.equal(await text(page, "#connection-status"), "Connected to the bridge");
-    assert.equal(await text(page, "#model-status"), "Model: scripted (test) · available");
+    await textBecomes(page, "#model-status", "Model: scripted (test) · available");
     await screenshot(page, "09-phone-top-bar");
     // The bridge gone: "Not connected" and Reconnect join the second row.
     await served.stop();
@@ -1297,8 +1326,8 @@ Deno.test("accessible: every control has a label or a name, tabs work with the k
     await page.focus("#model-script");
     await page.keyboard.press("ArrowUp");
     assert.equal(await page.isChecked("#model-bridge"), true);
-    assert.equal(await text(page, "#model-status"), "Model: scripted (test) · available");
-    assert.match(await text(page, "#bridge-model-detail"), /^scripted \(test\), available$/);
+    await textBecomes(page, "#model-status", "Model: scripted (test) · available");
+    await textBecomes(page, "#bridge-model-detail", /^scripted \(test\), available$/);
     // Start with the keyboard, then talk with Enter.
     await page.focus("#start");
     await page.keyboard.press("Enter");
@@ -1346,7 +1375,7 @@ Deno.test("the model: a playground started with a model (--script, --model) runs
   const { page } = browser;
   try {
     assert.equal(await page.isChecked("#model-bridge"), true);
-    assert.equal(await text(page, "#model-status"), "Model: scripted (test) · available");
+    await textBecomes(page, "#model-status", "Model: scripted (test) · available");
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
     await npcReady(page);
@@ -1392,7 +1421,7 @@ Deno.test("the model: after the playground is restarted with another model, the 
   const browser = await openPage(served.url);
   const { page } = browser;
   try {
-    assert.equal(await text(page, "#model-status"), "Model: scripted (test) · available");
+    await textBecomes(page, "#model-status", "Model: scripted (test) · available");
     const port = served.port;
     await served.stop();
     await page.locator("#connection-status[data-state=closed]").waitFor();
@@ -1402,12 +1431,10 @@ Deno.test("the model: after the playground is restarted with another model, the 
     await page.locator("#connection-status[data-state=open]").waitFor();
     await page.locator("#model-status").filter({ hasText: "openai: http://127.0.0.1:8080/v1#qwen" })
       .waitFor();
-    assert.equal(
-      await text(page, "#model-status"),
-      "Model: openai: http://127.0.0.1:8080/v1#qwen · available",
-    );
-    assert.match(
-      await text(page, "#bridge-model-detail"),
+    await textBecomes(page, "#model-status", "Model: openai: http://127.0.0.1:8080/v1#qwen · available");
+    await textBecomes(
+      page,
+      "#bridge-model-detail",
       /^openai: http:\/\/127\.0\.0\.1:8080\/v1#qwen, available$/,
     );
   } catch (error) {
