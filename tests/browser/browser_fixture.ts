@@ -169,6 +169,26 @@ export async function withPlayground(
   }
 }
 
+/**
+ * Waits until the page has read a loaded file (`name`): it reads files asynchronously, so a Start pressed
+ * before would start the persona the editor held before (the sample persona is Mira too, so "Started Mira"
+ * does not tell the two apart).
+ */
+export async function loaded(page: Page, name: string): Promise<void> {
+  await page.locator("#start-result").filter({ hasText: `Loaded ${name}` }).waitFor();
+}
+
+/**
+ * Waits until the Start, Apply or restore pressed before has finished. The page shows its result (the
+ * conversation's "Started Mira" note, the bridge's warnings under Start) before it reads the new NPC's state,
+ * and until that is done it keeps a line or a bark with "Starting the NPC: wait a moment" and refuses another
+ * start; Start is enabled again when it is done. Under load a line sent right after the note was kept and the
+ * test waited for a turn that never came.
+ */
+export async function npcReady(page: Page): Promise<void> {
+  await page.locator("#start:enabled").waitFor();
+}
+
 /** A file for an `<input type=file>`. */
 export function file(name: string, value: unknown): { name: string; mimeType: string; buffer: Buffer } {
   const text = typeof value === "string" ? value : JSON.stringify(value, null, 2);

@@ -15,6 +15,8 @@ import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
 import {
   file,
+  loaded,
+  npcReady,
   openPage,
   readmeScreenshot,
   screenshot,
@@ -61,6 +63,34 @@ const SCRIPT = [
 
 async function text(page: Page, selector: string): Promise<string> {
   return (await page.locator(selector).last().textContent()) ?? "";
+}
+
+/**
+ * Waits until the last element `selector` matches has the text `expected` (or matches it), for text the page
+ * fills in from an answer of the bridge that comes after what the test waited for: the model's availability
+ * is asked for once the connection is open, so "· availability unknown" shows until its answer is in (seen
+ * with the page's messages delayed). Fails with the text it had when the wait ran out.
+ */
+async function textBecomes(page: Page, selector: string, expected: string | RegExp): Promise<void> {
+  try {
+    await page.waitForFunction(
+      ([sel, want, isRegExp]) => {
+        const found = document.querySelectorAll(sel);
+        const actual = found.length === 0 ? "" : found[found.length - 1].textContent ?? "";
+        return isRegExp ? new RegExp(want).test(actual) : actual === want;
+      },
+      [
+        selector,
+        typeof expected === "string" ? expected : expected.source,
+        typeof expected !== "string",
+      ] as const,
+    );
+  } catch (error) {
+    const actual = await text(page, selector);
+    if (typeof expected === "string") assert.equal(actual, expected);
+    else assert.match(actual, expected);
+    throw error; // (the text came just now)
+  }
 }
 
 /**
@@ -139,6 +169,7 @@ Deno.test("the designer's loop: edit, talk (streamed, emotion first), answer a t
     assert.equal(await text(page, "#editor-status .summary"), "Ready to start.");
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mirabel" }).waitFor();
+    await npcReady(page);
     assert.equal(
       await text(page, "#editor-status .summary"),
       "Mirabel is running; ready to apply or restart.",
@@ -263,6 +294,7 @@ Deno.test("the designer's loop: edit, talk (streamed, emotion first), answer a t
     await page.setInputFiles("#restore-state", file("mira.state.json", savedText));
     await page.locator("ol.turns li.note").filter({ hasText: "Restored Mirabel from mira.state.json." })
       .waitFor();
+    await npcReady(page);
     assert.equal(
       await text(page, "#editor-status .summary"),
       "Mirabel is running; ready to apply or restart.",
@@ -311,6 +343,7 @@ Deno.test("a bark on the page's sample script: the line is the turn's JSON step 
     await page.check("#model-script");
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
     await page.click("#bark");
     await page.locator("li.bark .meta").waitFor();
     // The bridge gives the step's text back as the line (the sample script's steps are all for turns).
@@ -372,6 +405,7 @@ Deno.test("turn controls: cancel mid-turn, let a call time out, answer with an e
     await loaded(page, "gorm.json");
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Gorm" }).waitFor();
+    await npcReady(page);
 
     // Turn 1: cancelled (Escape in the player's line) while the NPC waits for the game's answer.
     await page.fill("#player-line", "Open up!");
@@ -566,6 +600,7 @@ Deno.test("a reply still running when the NPC changes: a restore or a start canc
     await loaded(page, "gorm.json");
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Gorm" }).waitFor();
+    await npcReady(page);
     await page.click("#tab-state-save");
     const [download] = await Promise.all([page.waitForEvent("download"), page.click("#download-state")]);
     const savedText = await Deno.readTextFile(await download.path());
@@ -578,6 +613,7 @@ Deno.test("a reply still running when the NPC changes: a restore or a start canc
     await page.setInputFiles("#restore-state", file("gorm.state.json", savedText));
     await page.locator("ol.turns li.note").filter({ hasText: "Restored Gorm from gorm.state.json." })
       .waitFor();
+    await npcReady(page);
     assert.deepEqual(await entries(page), [
       [
         "note warning",
@@ -612,6 +648,7 @@ Deno.test("a reply still running when the NPC changes: a restore or a start canc
     const second = await lastTalkId(page);
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Gorm" }).waitFor();
+    await npcReady(page);
     assert.deepEqual(await entries(page), [
       [
         "note warning",
@@ -735,6 +772,7 @@ Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown fi
       hasText: "Unknown parameter 'persona.mood' was ignored.",
     })
       .waitFor();
+    await npcReady(page);
 
     // A tool answer that is not JSON, sent as JSON: nothing is sent, the text stays, then a fixed one goes.
     await page.fill("#player-line", "Hello!");
@@ -802,9 +840,9 @@ Deno.test("bad input: invalid JSON in a schema and in the persona, an unknown fi
     await page.click("#restore-last");
     await page.locator("ol.turns li.note").filter({ hasText: "Restored Mira from the last state seen." })
       .waitFor();
-    // The restore ends after its note (it reads the restored memory last; Start is enabled again then): a line
-    // sent before is kept with "wait a moment" (seen under load).
-    await page.locator("#start:enabled").waitFor();
+    // The restore ends after its note (it reads the restored memory last): a line sent before is kept with
+    // "wait a moment" (seen under load).
+    await npcReady(page);
     await page.press("#player-line", "Enter");
     await page.locator(".turn .said").filter({ hasText: "Are you still there?" }).waitFor();
     assert.deepEqual(browser.errors.filter((e) => !/WebSocket|ERR_CONNECTION_REFUSED/.test(e)), []);
@@ -854,6 +892,7 @@ Deno.test("a loaded persona with misspelt fields: the load says it has problems 
     await page.locator("#start-result li.warning").filter({
       hasText: "Unknown parameter 'options.replyFormt' was ignored. Did you mean 'replyFormat'?",
     }).waitFor();
+    await npcReady(page);
     // A clean file loads as a success, as before.
     await page.setInputFiles("#load-persona", [file("gorm.jsonc", { persona: { name: "Gorm" } })]);
     await page.locator("#start-result p.note").filter({ hasText: "Loaded gorm.jsonc." }).waitFor();
@@ -893,6 +932,7 @@ Deno.test("layout: on a 400 px phone the conversation's title is tidy: the name 
     await page.check("#model-script"); // the longest model part: "scripted (the Model tab's script)"
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
     await page.locator("#conversation").scrollIntoViewIfNeeded();
     await screenshot(page, "13-phone-title");
     const parts = await page.evaluate(() =>
@@ -922,6 +962,7 @@ Deno.test("the bridge gone for a while, then back: the banner says to start the 
   try {
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
     assert.equal(await text(page, ".npc-title"), "Mira (mira) · the bridge's model");
     await lastStateKept(page); // else there is no last state to restore below
     await served.stop();
@@ -974,14 +1015,6 @@ Deno.test("the bridge gone for a while, then back: the banner says to start the 
     await served.stop();
   }
 });
-
-/**
- * Waits until the page has read a loaded file (`name`): it reads files asynchronously, so a Start clicked
- * before would start the persona the editor held before.
- */
-async function loaded(page: Page, name: string): Promise<void> {
-  await page.locator("#start-result").filter({ hasText: `Loaded ${name}` }).waitFor();
-}
 
 /**
  * Waits until the page has kept a last state seen. It reads the NPC's state after Start and after each turn
@@ -1090,6 +1123,7 @@ Deno.test("layout: on 1280 and 1366 px laptops the conversation's title is one l
     await loaded(page, "mira.jsonc");
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
     const check = async (emotion: string) => {
       // Before: at 1280 and 1366 px the title took two lines and the hint read "the greeting, or e.g. It starts".
       for (const width of [1440, 1366, 1280]) {
@@ -1178,6 +1212,7 @@ Deno.test("layout: the top bar is one row on a laptop; on a 400 px phone it is t
       "Connected to the bridge",
       "JSON-RPC log",
     ];
+    await textBecomes(page, "#model-status", names[1]); // its width is measured
     const wide = await topBar(page);
     assert.deepEqual(wide.parts.map((p) => p.name), names);
     assert.equal(wide.rows, 1, `one row at 1440 px: ${JSON.stringify(wide)}`);
@@ -1196,7 +1231,7 @@ Deno.test("layout: the top bar is one row on a laptop; on a 400 px phone it is t
     assert.equal(pageScrolls, false, "no sideways scrolling at 400 px");
     // The pills say the same as before to a screen reader.
     assert.equal(await text(page, "#connection-status"), "Connected to the bridge");
-    assert.equal(await text(page, "#model-status"), "Model: scripted (test) · available");
+    await textBecomes(page, "#model-status", "Model: scripted (test) · available");
     await screenshot(page, "09-phone-top-bar");
     // The bridge gone: "Not connected" and Reconnect join the second row.
     await served.stop();
@@ -1218,6 +1253,7 @@ Deno.test("layout: on a phone (one column) a link by Start takes the designer do
     await page.setViewportSize({ width: 400, height: 800 });
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
     const line = page.locator("#player-line");
     const inView = () =>
       line.evaluate((el) => {
@@ -1290,12 +1326,13 @@ Deno.test("accessible: every control has a label or a name, tabs work with the k
     await page.focus("#model-script");
     await page.keyboard.press("ArrowUp");
     assert.equal(await page.isChecked("#model-bridge"), true);
-    assert.equal(await text(page, "#model-status"), "Model: scripted (test) · available");
-    assert.match(await text(page, "#bridge-model-detail"), /^scripted \(test\), available$/);
+    await textBecomes(page, "#model-status", "Model: scripted (test) · available");
+    await textBecomes(page, "#bridge-model-detail", /^scripted \(test\), available$/);
     // Start with the keyboard, then talk with Enter.
     await page.focus("#start");
     await page.keyboard.press("Enter");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
     await page.focus("#player-line");
     await page.keyboard.type("Hello");
     await page.keyboard.press("Enter");
@@ -1310,6 +1347,7 @@ Deno.test("accessible: every control has a label or a name, tabs work with the k
     await page.keyboard.press("Enter");
     // (The first start's note is still there until the restart clears the conversation: wait for the result.)
     await page.locator("#start-result .note").filter({ hasText: "Started Mira (mira)." }).waitFor();
+    await npcReady(page);
     await page.focus("#player-line");
     await page.keyboard.type("Hello again");
     await page.keyboard.press("Enter");
@@ -1337,9 +1375,10 @@ Deno.test("the model: a playground started with a model (--script, --model) runs
   const { page } = browser;
   try {
     assert.equal(await page.isChecked("#model-bridge"), true);
-    assert.equal(await text(page, "#model-status"), "Model: scripted (test) · available");
+    await textBecomes(page, "#model-status", "Model: scripted (test) · available");
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
     await page.fill("#player-line", "Hello");
     await page.press("#player-line", "Enter");
     await turnDone(page, 1);
@@ -1382,7 +1421,7 @@ Deno.test("the model: after the playground is restarted with another model, the 
   const browser = await openPage(served.url);
   const { page } = browser;
   try {
-    assert.equal(await text(page, "#model-status"), "Model: scripted (test) · available");
+    await textBecomes(page, "#model-status", "Model: scripted (test) · available");
     const port = served.port;
     await served.stop();
     await page.locator("#connection-status[data-state=closed]").waitFor();
@@ -1392,12 +1431,10 @@ Deno.test("the model: after the playground is restarted with another model, the 
     await page.locator("#connection-status[data-state=open]").waitFor();
     await page.locator("#model-status").filter({ hasText: "openai: http://127.0.0.1:8080/v1#qwen" })
       .waitFor();
-    assert.equal(
-      await text(page, "#model-status"),
-      "Model: openai: http://127.0.0.1:8080/v1#qwen · available",
-    );
-    assert.match(
-      await text(page, "#bridge-model-detail"),
+    await textBecomes(page, "#model-status", "Model: openai: http://127.0.0.1:8080/v1#qwen · available");
+    await textBecomes(
+      page,
+      "#bridge-model-detail",
       /^openai: http:\/\/127\.0\.0\.1:8080\/v1#qwen, available$/,
     );
   } catch (error) {
@@ -1496,6 +1533,7 @@ Deno.test("the help's --script example: the page's sample persona fails on the s
     assert.equal(await page.isChecked("#model-bridge"), true);
     await page.click("#start");
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
     await talk(1);
     assert.match(
       await text(page, '.turn[data-turn="1"] .meta .error'),
@@ -1517,6 +1555,7 @@ Deno.test("the help's --script example: the page's sample persona fails on the s
     // Both personas are named Mira and the first start's note stays until the restart is done: the start's
     // result (it replaced the load's note) says when the new NPC runs and the conversation is fresh.
     await page.locator("#start-result .note").filter({ hasText: "Started Mira (mira)." }).waitFor();
+    await npcReady(page);
     await talk(1);
     assert.equal(await text(page, '.turn[data-turn="1"] .line'), "We have 3 ales at 4 gold. What'll it be?");
     assert.deepEqual(browser.errors, []);

@@ -14,7 +14,7 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
-import { file, screenshot, WAIT_MS, withPlayground } from "./browser_fixture.ts";
+import { file, loaded, npcReady, screenshot, WAIT_MS, withPlayground } from "./browser_fixture.ts";
 
 /** The focused element, as `tag#id` (`body#` when the focus was lost). */
 function focused(page: Page): Promise<string> {
@@ -96,7 +96,7 @@ async function startWithKeyboard(page: Page): Promise<void> {
   await page.focus("#start");
   await page.keyboard.press("Enter");
   await page.locator("#start-result .note").filter({ hasText: "Started Mira (mira)." }).waitFor();
-  await page.locator("#start:not([disabled])").waitFor();
+  await npcReady(page);
 }
 
 Deno.test("keyboard: the focus stays on Start after it runs, goes to the player's line after an answered call and after Say; the end of a conversation is announced", async () => {
@@ -236,6 +236,7 @@ Deno.test("screen reader: a reply's warnings and a warning note in the conversat
       { text: "[happy] Hello again.", delayMs: 60_000 }, // still running when the NPC is started again
     ];
     await page.setInputFiles("#load-persona", [file("mira.jsonc", persona), file("mira.steps.json", script)]);
+    await loaded(page, "mira.jsonc");
     await startWithKeyboard(page);
     await page.focus("#player-line");
     await page.keyboard.type("Hello");
@@ -435,6 +436,9 @@ Deno.test("keyboard: after a restore, putting the restored persona into the edit
     await page.focus("#restore-last");
     await page.keyboard.press("Enter");
     await page.locator("#adopt-state").waitFor();
+    // The restore goes on after it offers the button (it reads the restored NPC's state, Start disabled):
+    // the test is about a finished restore.
+    await npcReady(page);
     await page.focus("#adopt-state");
     await page.keyboard.press("Enter");
     await page.locator("#adopt-state").waitFor({ state: "detached" });
@@ -469,6 +473,7 @@ Deno.test("screen reader: a restore's warnings are each announced once (a reply 
     };
     const script = [{ text: "[happy] Hello.", delayMs: 60_000 }]; // still running when the restore comes
     await page.setInputFiles("#load-persona", [file("mira.jsonc", persona), file("mira.steps.json", script)]);
+    await loaded(page, "mira.jsonc");
     await startWithKeyboard(page);
     // The state the page kept (a bare npc/state result: it names the NPC's world but holds no snapshot of it).
     const state = await page.waitForFunction(() => {

@@ -788,15 +788,24 @@ Deno.test("openai model: a 400 about a field's value is not adapted", async () =
 });
 
 Deno.test("openai model: 429 Retry-After as an HTTP date gives seconds and an ISO 8601 time", async () => {
-  const when = new Date(Date.now() + 30_000);
+  const header = new Date(Date.now() + 30_000).toUTCString(); // whole seconds
+  const at = Date.parse(header);
   await withServer(
-    () => json({ error: { message: "later" } }, 429, { "retry-after": when.toUTCString() }),
+    () => json({ error: { message: "later" } }, 429, { "retry-after": header }),
     async (_server, config) => {
+      // The bridge reads the clock when the answer comes; the test brackets that moment with its own reads,
+      // so a step that runs late on a loaded machine is no failure.
+      const before = Date.now();
       const error = await rejection(createOpenAIModel(config).step(stepRequest()));
+      const after = Date.now();
       assert.equal(error.dataCode, "rate_limited");
       const seconds = error.data.retryAfterSeconds as number;
-      assert.ok(seconds >= 28 && seconds <= 31, String(seconds));
+      const least = Math.max(0, Math.ceil((at - after) / 1000));
+      const most = Math.ceil((at - before) / 1000);
+      assert.ok(seconds >= least && seconds <= most, `${seconds} is not within ${least}…${most}`);
       assert.match(String(error.data.retryAfter), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      const retryAt = Date.parse(String(error.data.retryAfter));
+      assert.ok(retryAt >= before + seconds * 1000 && retryAt <= after + seconds * 1000, String(retryAt));
     },
   );
 });

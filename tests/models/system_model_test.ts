@@ -479,35 +479,38 @@ Deno.test("system model: every plugin error code maps to its §8 error", async (
 });
 
 Deno.test("system model: rate_limited with only seconds (or only a date) fills in the other", async () => {
+  // The bridge reads the clock when it maps the error; the test brackets that moment with its own reads
+  // (before the step, after its rejection), so a step that runs late on a loaded machine is no failure.
+  const at = Date.now() + 9500;
   const { model } = scripted({
     step: [
       { error: { code: "rate_limited", message: "r", detail: { retryAfterSeconds: 5 } } },
-      {
-        error: {
-          code: "rate_limited",
-          message: "r",
-          detail: { retryAfter: new Date(Date.now() + 9500).toISOString() },
-        },
-      },
+      { error: { code: "rate_limited", message: "r", detail: { retryAfter: new Date(at).toISOString() } } },
       { error: { code: "rate_limited", message: "r", detail: { retryAfter: "not a date" } } },
     ],
   });
   try {
+    let before = Date.now();
     await assert.rejects(
       model.step(request()),
       isBridge("rate_limited", (e) => {
+        const after = Date.now();
         assert.equal(e.data.retryAfterSeconds, 5);
-        assert.ok(Math.abs(Date.parse(e.data.retryAfter as string) - Date.now() - 5000) < 2000);
+        const retryAt = Date.parse(e.data.retryAfter as string);
+        assert.ok(retryAt >= before + 5000 && retryAt <= after + 5000, `${e.data.retryAfter}`);
       }),
     );
+    before = Date.now();
     await assert.rejects(
       model.step(request()),
       isBridge("rate_limited", (e) => {
-        assert.ok(
-          e.data.retryAfterSeconds === 9 || e.data.retryAfterSeconds === 10,
-          String(e.data.retryAfterSeconds),
-        );
-        assert.equal(typeof e.data.retryAfter, "string");
+        const after = Date.now();
+        // Rounded up: 9.5 s left (less the time the step took) is 10 s.
+        const least = Math.max(0, Math.ceil((at - after) / 1000));
+        const most = Math.ceil((at - before) / 1000);
+        const seconds = e.data.retryAfterSeconds as number;
+        assert.ok(seconds >= least && seconds <= most, `${seconds} is not within ${least}…${most}`);
+        assert.equal(e.data.retryAfter, new Date(at).toISOString());
       }),
     );
     await assert.rejects(
