@@ -448,6 +448,17 @@ Deno.test("keyboard: after a restore, putting the restored persona into the edit
     await page.locator("#start-result").filter({ hasText: "The persona text from before the load is back." })
       .waitFor();
     assert.equal(await focusName(page), "Start NPC");
+    // Undo load pressed while Start is disabled (a start or restore still finishing): the focus goes to the
+    // editor's open tab, not to the page's body (before: to the disabled Start, which dropped it).
+    await page.setInputFiles("#load-persona", [
+      file("other.jsonc", { npc: "other", persona: { name: "Other" } }),
+    ]);
+    await page.locator("#undo-load").waitFor();
+    await page.evaluate(() => (document.getElementById("start") as HTMLButtonElement).disabled = true);
+    await page.focus("#undo-load");
+    await page.keyboard.press("Enter");
+    await page.locator("#undo-load").waitFor({ state: "hidden" });
+    assert.equal(await page.evaluate(() => document.activeElement?.getAttribute("role")), "tab");
     assert.deepEqual(browser.errors, []);
   });
 });

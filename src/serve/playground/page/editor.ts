@@ -800,10 +800,17 @@ export class Editor {
     if (this.#undo === null) return;
     const text = this.#undo;
     this.#undo = null;
-    // The button hides: the focus goes on to the next control (Start) instead of the page's body.
+    // The button hides: the focus goes on to the next control (Start) instead of the page's body, or to the
+    // editor's open tab while Start is disabled (a start or restore still finishing).
     const hadFocus = document.activeElement === this.#undoButton;
     this.#undoButton.hidden = true;
-    if (hadFocus) document.getElementById("start")?.focus();
+    if (hadFocus) {
+      const start = document.getElementById("start") as HTMLButtonElement | null;
+      const next = start !== null && !start.disabled
+        ? start
+        : document.querySelector<HTMLElement>('#editor [role="tab"][aria-selected="true"]');
+      next?.focus();
+    }
     this.doc.setText(text);
     this.#jsonc.value = text;
     this.#documentChanged("load");
