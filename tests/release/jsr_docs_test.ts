@@ -67,3 +67,28 @@ for (const entry of ["mod.ts", "engine.ts"]) {
     assert.deepEqual(without, []);
   });
 }
+
+/** The properties of object types in a `deno doc --json` tree that the reference shows with no type at all. */
+function untypedProperties(value: unknown, where: string, out: string[] = []): string[] {
+  if (Array.isArray(value)) {
+    for (const v of value) untypedProperties(v, where, out);
+  } else if (value !== null && typeof value === "object") {
+    const node = value as Record<string, unknown>;
+    if (node.kind === "typeLiteral") {
+      const properties = (node.value as { properties?: { name: string; tsType?: unknown }[] }).properties ??
+        [];
+      for (const p of properties) if (p.tsType == null) out.push(`${where}.${p.name}`);
+    }
+    for (const [key, v] of Object.entries(node)) {
+      if (key !== "location" && key !== "jsDoc") untypedProperties(v, where, out);
+    }
+  }
+  return out;
+}
+
+for (const entry of ["mod.ts", "engine.ts"]) {
+  Deno.test(`the reference of ${entry} shows every property with its type (an \`as const\` table's codes)`, async () => {
+    const { symbols } = await docOf(entry);
+    assert.deepEqual(symbols.flatMap((symbol) => untypedProperties(symbol, symbol.name)), []);
+  });
+}
