@@ -92,3 +92,30 @@ for (const entry of ["mod.ts", "engine.ts"]) {
     assert.deepEqual(symbols.flatMap((symbol) => untypedProperties(symbol, symbol.name)), []);
   });
 }
+
+/** The public members of the exported classes that the reference lists with no description. */
+function undocumentedMembers(symbols: { name: string }[]): string[] {
+  const out: string[] = [];
+  for (const symbol of symbols as { name: string; declarations?: { kind: string; def?: unknown }[] }[]) {
+    for (const declaration of symbol.declarations ?? []) {
+      if (declaration.kind !== "class") continue;
+      const def = declaration.def as Record<
+        string,
+        { name: string; accessibility?: string; jsDoc?: { doc?: string } }[]
+      >;
+      const members = [...def.methods ?? [], ...def.properties ?? []].filter((m) =>
+        m.accessibility !== "private"
+      );
+      // An overload's implementation signature has no doc of its own; the overloads have.
+      const documented = new Set(members.filter((m) => m.jsDoc?.doc?.trim()).map((m) => m.name));
+      for (const m of members) if (!documented.has(m.name)) out.push(`${symbol.name}.${m.name}`);
+    }
+  }
+  return [...new Set(out)];
+}
+
+for (const entry of ["mod.ts", "engine.ts"]) {
+  Deno.test(`the reference of ${entry} describes every public member of its classes`, async () => {
+    assert.deepEqual(undocumentedMembers((await docOf(entry)).symbols), []);
+  });
+}
