@@ -119,3 +119,35 @@ for (const entry of ["mod.ts", "engine.ts"]) {
     assert.deepEqual(undocumentedMembers((await docOf(entry)).symbols), []);
   });
 }
+
+/** The package's names that `code` uses but neither imports nor declares (comments and strings left out). */
+function unimported(example: string, names: ReadonlySet<string>): string[] {
+  const code = [...example.matchAll(/```[^\n]*\n([\s\S]*?)```/g)].map((m) => m[1]).join("\n");
+  const imported = new Set(
+    [...code.matchAll(/import\s*(?:type\s*)?\{([^}]*)\}/g)].flatMap((m) =>
+      m[1].split(",").map((n) => n.replace(/\btype\s+/, "").split(/\s+as\s+/).at(-1)!.trim())
+    ),
+  );
+  const bare = code.replace(/\/\/[^\n]*/g, "").replace(
+    /"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`]*`/g,
+    '""',
+  );
+  const declared = new Set(
+    [...bare.matchAll(/\b(?:const|let|var|function|class|type|interface)\s+(\w+)/g)].map((m) => m[1]),
+  );
+  const used = new Set([...bare.matchAll(/(?<![.\w])([A-Za-z_]\w*)\b/g)].map((m) => m[1]));
+  return [...used].filter((n) => names.has(n) && !imported.has(n) && !declared.has(n)).sort();
+}
+
+Deno.test("every example of the reference imports the package's names it uses (a reader copies it whole)", async () => {
+  const docs = await Promise.all(["mod.ts", "engine.ts"].map(docOf));
+  const names = new Set(docs.flatMap((doc) => doc.symbols.map((s) => s.name)));
+  const problems = new Set<string>();
+  for (const [i, doc] of docs.entries()) {
+    for (const { where, code } of examples([doc.moduleDoc, doc.symbols], i === 0 ? "mod.ts" : "engine.ts")) {
+      const missing = unimported(code, names);
+      if (missing.length > 0) problems.add(`${where}: ${missing.join(", ")}`);
+    }
+  }
+  assert.deepEqual([...problems], []);
+});
