@@ -52,6 +52,9 @@ for (const entry of ["mod.ts", "engine.ts"]) {
       }
     }
     assert.deepEqual([...new Set(byPath)], []);
+    // Nor a file by its place in the repository (`new URL("../../personas/…", import.meta.url)`).
+    const repositoryFiles = found.filter(({ code }) => /["'`]\.\.\//.test(code)).map(({ where }) => where);
+    assert.deepEqual([...new Set(repositoryFiles)], []);
     const modulePackage = entry === "mod.ts" ? NAME : `${NAME}/engine`;
     assert.ok(
       examples(doc.moduleDoc, entry).some(({ code }) => code.includes(`from "${modulePackage}"`)),
