@@ -129,7 +129,11 @@ export class Npc {
   /** What cancels its turn. */
   readonly #cancel: Cancel;
 
-  /** A handle for NPC `id` (it is not created here; see `bridge.createNpc`). */
+  /**
+   * A handle for NPC `id` (it is not created here). Made by the client: get one from `bridge.createNpc`,
+   * `bridge.restoreNpc`, or `bridge.npc(id)` for an existing NPC (`Connection` is the client's own link to
+   * the bridge, not part of the package's API).
+   */
   constructor(
     connection: Connection,
     id: string,

@@ -16,7 +16,9 @@ import type { ScriptStep, ToolDefinition } from "./types.ts";
  * @example
  * ```ts
  * import { Bridge, type PersonaFile, loadPersona } from "@open-apple-models/bridge";
- * const sage: PersonaFile = await loadPersona(new URL("../../personas/sage.jsonc", import.meta.url));
+ * // The package's personas/ folder (from JSR an https: URL: run with --allow-net=jsr.io)
+ * const personas = new URL("./personas/", import.meta.resolve("@open-apple-models/bridge"));
+ * const sage: PersonaFile = await loadPersona(new URL("sage.jsonc", personas));
  * await using bridge = await Bridge.open();
  * const wenna = await bridge.createNpc(sage.persona, {
  *   memory: sage.memory,
@@ -146,7 +148,8 @@ function expect(
  * import { loadPersona, type LoadPersonaOptions } from "@open-apple-models/bridge";
  * const warnings: string[] = [];
  * const options: LoadPersonaOptions = { onWarning: (warning) => warnings.push(warning) };
- * await loadPersona(new URL("../../personas/guard.jsonc", import.meta.url), options);
+ * const personas = new URL("./personas/", import.meta.resolve("@open-apple-models/bridge"));
+ * await loadPersona(new URL("guard.jsonc", personas), options);
  * warnings; // []
  * ```
  */
@@ -176,7 +179,9 @@ function printWarning(warning: string): void {
  * @example
  * ```ts
  * import { loadPersona } from "@open-apple-models/bridge";
- * const shopkeeper = await loadPersona(new URL("../../personas/shopkeeper.jsonc", import.meta.url));
+ * // The package's personas/ folder (from JSR an https: URL: run with --allow-net=jsr.io)
+ * const personas = new URL("./personas/", import.meta.resolve("@open-apple-models/bridge"));
+ * const shopkeeper = await loadPersona(new URL("shopkeeper.jsonc", personas));
  * shopkeeper.persona.name; // "Mira"
  * shopkeeper.steps.length > 0; // true
  * ```

@@ -76,7 +76,11 @@ export class Session {
   /** What cancels its turn. */
   readonly #cancel: Cancel;
 
-  /** A handle for session `id` (it is not created here; see `bridge.createSession`). */
+  /**
+   * A handle for session `id` (it is not created here). Made by the client: get one from
+   * `bridge.createSession`, or `bridge.session(id)` for an existing session (`Connection` is the client's own
+   * link to the bridge, not part of the package's API).
+   */
   constructor(connection: Connection, id: string, warnings: readonly string[] = []) {
     this.#c = connection;
     this.id = id;

@@ -32,7 +32,10 @@ export class Subscription implements AsyncDisposable {
   readonly #c: Connection;
   #ended = false;
 
-  /** A handle for subscription `id` (see `world.subscribe`). */
+  /**
+   * A handle for subscription `id`. Made by the client: `world.subscribe` returns one (`Connection` is the
+   * client's own link to the bridge, not part of the package's API).
+   */
   constructor(connection: Connection, id: string, path: string) {
     this.#c = connection;
     this.id = id;
@@ -82,7 +85,11 @@ export class World {
   readonly id: string;
   readonly #c: Connection;
 
-  /** A handle for world `id` (it is not created here; see `bridge.createWorld`). */
+  /**
+   * A handle for world `id` (it is not created here). Made by the client: get one from `bridge.createWorld`,
+   * or `bridge.world(id)` for an existing world (`Connection` is the client's own link to the bridge, not
+   * part of the package's API).
+   */
   constructor(connection: Connection, id: string) {
     this.#c = connection;
     this.id = id;

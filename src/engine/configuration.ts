@@ -59,13 +59,20 @@ const defaultLogger: Logger = stderrLogger("error");
  * DEFAULTS.toolTimeoutSeconds; // 120
  * ```
  */
-export const DEFAULTS = {
+// The type spells the values out: the package's generated reference shows no value of an `as const` object.
+export const DEFAULTS: {
+  readonly maxSessions: 64;
+  readonly toolTimeoutSeconds: 120;
+  readonly maxPendingClientRequests: 1024;
+  readonly maxQueuedOperations: 256;
+  readonly maxInFlightRequests: 16384;
+} = {
   maxSessions: 64,
   toolTimeoutSeconds: 120,
   maxPendingClientRequests: 1024,
   maxQueuedOperations: 256,
   maxInFlightRequests: 16384,
-} as const;
+};
 
 /** Fills in defaults. */
 export function resolveConfiguration(

@@ -74,7 +74,9 @@ function lower(name: string): string {
 }
 
 /**
- * Lifecycle phase.
+ * The engine's lifecycle phase ({@link EngineCore.phase}): `"running"` serves requests; `"shut_down"` after
+ * {@link EngineCore.shutdown} (a `shutdown` request): every later request is answered `-32023 shut_down`;
+ * `"closed"` after {@link EngineCore.close}: nothing more is sent.
  *
  * @example
  * ```ts

@@ -15,7 +15,38 @@ import { isJsonObject, type JsonObject } from "./json.ts";
  * }
  * ```
  */
-export const ERROR_CODES = {
+// The type spells the values out: the package's generated reference shows no value of an `as const` object.
+export const ERROR_CODES: {
+  readonly parse_error: -32700;
+  readonly invalid_message: -32600;
+  readonly method_not_found: -32601;
+  readonly invalid_params: -32602;
+  readonly internal_error: -32603;
+  readonly model_unavailable: -32001;
+  readonly guardrail_violation: -32002;
+  readonly refusal: -32003;
+  readonly context_size_exceeded: -32004;
+  readonly rate_limited: -32005;
+  readonly unsupported_language: -32006;
+  readonly invalid_schema: -32007;
+  readonly tool_failed: -32008;
+  readonly cancelled: -32009;
+  readonly busy: -32010;
+  readonly invalid_request: -32011;
+  readonly generation_failed: -32012;
+  readonly session_not_found: -32020;
+  readonly session_exists: -32021;
+  readonly session_limit: -32022;
+  readonly shut_down: -32023;
+  readonly timeout: -32024;
+  readonly npc_not_found: -32050;
+  readonly npc_exists: -32051;
+  readonly world_not_found: -32052;
+  readonly world_exists: -32053;
+  readonly world_error: -32054;
+  readonly limit_reached: -32055;
+  readonly subscription_not_found: -32056;
+} = {
   parse_error: -32700,
   invalid_message: -32600,
   method_not_found: -32601,
@@ -45,7 +76,7 @@ export const ERROR_CODES = {
   world_error: -32054,
   limit_reached: -32055,
   subscription_not_found: -32056,
-} as const;
+};
 
 /**
  * The codes PROTOCOL.md §8 leaves to extensions' own errors ("Codes -32050…-32056 belong to the game methods;
@@ -60,7 +91,11 @@ export const ERROR_CODES = {
  * new BridgeError(QUEST_NOT_FOUND, "quest_not_found", "No quest 'crypt'.", { quest: "crypt" });
  * ```
  */
-export const EXTENSION_ERROR_CODES = { min: -32099, max: -32057 } as const;
+// The type spells the values out: the package's generated reference shows no value of an `as const` object.
+export const EXTENSION_ERROR_CODES: { readonly min: -32099; readonly max: -32057 } = {
+  min: -32099,
+  max: -32057,
+};
 
 /** The §8 name of each protocol code. */
 const NAME_OF_CODE: ReadonlyMap<number, string> = new Map(

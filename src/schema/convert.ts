@@ -82,6 +82,8 @@ export interface SchemaConversion {
  *
  * @example
  * ```ts
+ * import { convertSchema } from "@open-apple-models/bridge/engine";
+ *
  * const { generationSchema, warnings } = convertSchema(
  *   { type: "object", properties: { gate: { type: "string" } }, required: ["gate"] },
  *   "OpenGateArguments",

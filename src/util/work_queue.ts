@@ -85,6 +85,23 @@ export class Pending<T> {
 }
 
 /**
+ * What {@link WorkQueue} does to the operations it runs, set by Operation's static block: the state stays in
+ * private fields, so an operation's public surface is only what its work may use.
+ */
+interface OperationInternals {
+  /** Binds the work and the outcome of a queued operation. */
+  bind(op: Operation, work: (op: Operation) => unknown, outcome: Pending<unknown>): void;
+  /** Runs the bound work (once). */
+  run(op: Operation): unknown;
+  /** The bound outcome. */
+  outcome(op: Operation): Pending<unknown>;
+  markStarted(op: Operation): void;
+  markSettled(op: Operation): void;
+}
+
+let internals: OperationInternals;
+
+/**
  * The handle a running operation uses to observe cancellation and to commit.
  *
  * @example
@@ -160,32 +177,25 @@ export class Operation {
     return true;
   }
 
-  /** @internal Binds the work and the outcome of a queued operation. */
-  bind(work: (op: Operation) => unknown, outcome: Pending<unknown>): void {
-    this.#work = work;
-    this.#outcome = outcome;
-  }
-
-  /** @internal Runs the bound work (once). */
-  runWork(): unknown {
-    const work = this.#work!;
-    this.#work = null;
-    return work(this);
-  }
-
-  /** @internal The bound outcome. */
-  get outcome(): Pending<unknown> {
-    return this.#outcome!;
-  }
-
-  /** @internal */
-  markStarted(): void {
-    this.#started = true;
-  }
-
-  /** @internal */
-  markSettled(): void {
-    this.#settled = true;
+  static {
+    internals = {
+      bind: (op, work, outcome) => {
+        op.#work = work;
+        op.#outcome = outcome;
+      },
+      run: (op) => {
+        const work = op.#work!;
+        op.#work = null;
+        return work(op);
+      },
+      outcome: (op) => op.#outcome!,
+      markStarted: (op) => {
+        op.#started = true;
+      },
+      markSettled: (op) => {
+        op.#settled = true;
+      },
+    };
   }
 }
 
@@ -235,7 +245,7 @@ export class WorkQueue {
   enqueue<T>(work: (op: Operation) => Promise<T> | T): { op: Operation; outcome: Pending<T> } {
     const op = new Operation();
     const outcome = new Pending<T>();
-    op.bind(work, outcome as Pending<unknown>);
+    internals.bind(op, work, outcome as Pending<unknown>);
     this.#items.push(op);
     if (!this.#running) {
       // Start on a microtask: the handler that scheduled the work finishes first (arrival order).
@@ -254,16 +264,16 @@ export class WorkQueue {
         this.#head = 0;
       }
       if (op.cancelled) {
-        op.markSettled();
-        op.outcome.reject(BridgeError.cancelled("The request was cancelled before it started."));
+        internals.markSettled(op);
+        internals.outcome(op).reject(BridgeError.cancelled("The request was cancelled before it started."));
         continue;
       }
       this.#current = op;
-      op.markStarted();
+      internals.markStarted(op);
       let failed = false;
       let result: unknown;
       try {
-        result = op.runWork();
+        result = internals.run(op);
         if (result instanceof Promise) result = await result;
       } catch (error) {
         failed = true;
@@ -271,9 +281,9 @@ export class WorkQueue {
       }
       this.#settle(op);
       // The consumer runs here (outside the try: its own failures are not the work's).
-      if (failed) op.outcome.reject(result);
-      else if (op.cancelled && !op.committed) op.outcome.reject(BridgeError.cancelled());
-      else op.outcome.resolve(result);
+      if (failed) internals.outcome(op).reject(result);
+      else if (op.cancelled && !op.committed) internals.outcome(op).reject(BridgeError.cancelled());
+      else internals.outcome(op).resolve(result);
     }
     this.#items = [];
     this.#head = 0;
@@ -282,7 +292,7 @@ export class WorkQueue {
   }
 
   #settle(op: Operation): void {
-    op.markSettled();
+    internals.markSettled(op);
     this.#current = null;
   }
 

@@ -84,7 +84,8 @@ Deno.test("the module resolves relative imports and import.meta against the docu
     [
       'import { add } from "file:///repo/src/math.ts";',
       'import { sub } from "file:///repo/src/math.ts";',
-      'const __docMeta = { url: "file:///repo/src/math.ts", main: false, resolve: (s: string) => new URL(s, "file:///repo/src/math.ts").href };',
+      'const __docMeta = { url: "file:///repo/src/math.ts", main: false, resolve: (s: string) => ' +
+      '/^(\\.{0,2}\\/|[a-z][a-z0-9+.-]*:)/i.test(s) ? new URL(s, "file:///repo/src/math.ts").href : import.meta.resolve(s) };',
       "export default async function example(): Promise<void> {",
       'const u = new URL("x.json", __docMeta.url);',
       "}",
@@ -109,4 +110,21 @@ Deno.test("an example module runs from its data: URL, and a throwing example rej
     moduleUrl(exampleModule({ startLine: 1, endLine: 2, code: 'throw new Error("ünïcode");' }, here, []))
   );
   await assert.rejects(bad.default(), /ünïcode/);
+});
+
+Deno.test("import.meta.resolve in an example resolves the package's name as Deno does, relative paths beside the file", async () => {
+  const file = new URL("../../src/client/persona_file.ts", import.meta.url).href;
+  const example = await import(moduleUrl(exampleModule(
+    {
+      startLine: 1,
+      endLine: 3,
+      code: 'return [import.meta.resolve("@open-apple-models/bridge"), import.meta.resolve("./x.ts")];',
+    },
+    file,
+    [],
+  )));
+  assert.deepEqual(await example.default(), [
+    new URL("../../mod.ts", import.meta.url).href,
+    new URL("../../src/client/x.ts", import.meta.url).href,
+  ]);
 });

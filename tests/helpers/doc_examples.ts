@@ -114,7 +114,8 @@ function boundNames(clause: string): string[] {
  * The module that runs one example of the file at `fileUrl`: its imports hoisted (relative ones resolved
  * against the documented file, as if the module sat beside it), the documented module's runtime exports that
  * the example does not import itself, and the rest as the default-exported async function. `import.meta`
- * in the example reads as the documented file's.
+ * in the example reads as the documented file's (`import.meta.resolve` of a bare specifier, such as the
+ * package's name, goes through the import map).
  */
 export function exampleModule(example: DocExample, fileUrl: string, exportNames: string[]): string {
   const { imports, body } = splitImports(example.code);
@@ -126,9 +127,12 @@ export function exampleModule(example: DocExample, fileUrl: string, exportNames:
   );
   const implicit = exportNames.filter((n) => n !== "default" && !own.has(n));
   if (implicit.length) hoisted.push(`import { ${implicit.join(", ")} } from ${JSON.stringify(fileUrl)};`);
-  const meta = `{ url: ${JSON.stringify(fileUrl)}, main: false, resolve: (s: string) => new URL(s, ${
-    JSON.stringify(fileUrl)
-  }).href }`;
+  // A relative or absolute specifier resolves against the documented file; a bare one (the package's name)
+  // through the import map and the package's exports, as Deno resolves it in the documented file.
+  const meta = `{ url: ${JSON.stringify(fileUrl)}, main: false, resolve: (s: string) => ` +
+    `/^(\\.{0,2}\\/|[a-z][a-z0-9+.-]*:)/i.test(s) ? new URL(s, ${
+      JSON.stringify(fileUrl)
+    }).href : import.meta.resolve(s) }`;
   return [
     ...hoisted,
     `const __docMeta = ${meta};`,

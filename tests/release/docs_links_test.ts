@@ -57,3 +57,39 @@ Deno.test("docs: every relative link of README.md and docs/*.md names an existin
   assert.deepEqual(problems, []);
   assert.ok(checked > 10, `only ${checked} links found`);
 });
+
+/** Whether repository-relative `path` is left out of the JSR package by a `publish.exclude` pattern. */
+function excluded(path: string, patterns: readonly string[]): boolean {
+  const file = path.replace(/\/$/, "");
+  return patterns.some((pattern) => {
+    const glob = pattern.replace(/\/$/, "");
+    const source = glob.split("*").map((part) => part.replace(/[.+?^${}()|[\]\\]/g, "\\$&")).join("[^/]*");
+    return new RegExp(`^${source}(/.*)?$`).test(file);
+  });
+}
+
+Deno.test("docs: the published documents link only to files the JSR package has", async () => {
+  const config = JSON.parse(await Deno.readTextFile(new URL("deno.json", ROOT)));
+  const patterns: string[] = config.publish.exclude;
+  assert.ok(excluded("examples/village.ts", patterns) && excluded("ffi/oam.h", patterns));
+  assert.ok(!excluded("ffi/README.md", patterns) && !excluded("personas/", patterns));
+  const documents = ["README.md", "CHANGELOG.md", "ffi/README.md"];
+  for await (const entry of Deno.readDir(new URL("docs/", ROOT))) {
+    if (entry.name.endsWith(".md")) documents.push(`docs/${entry.name}`);
+  }
+  const problems: string[] = [];
+  for (const document of documents) {
+    assert.ok(!excluded(document, patterns), `${document} is published`);
+    for (const target of links(await Deno.readTextFile(new URL(document, ROOT)))) {
+      const path = target.split("#")[0];
+      if (path === "") continue;
+      const url = new URL(path, new URL(document, ROOT));
+      if (!url.href.startsWith(ROOT.href)) {
+        problems.push(`${document}: ${target} is outside the package`);
+      } else if (excluded(url.href.slice(ROOT.href.length), patterns)) {
+        problems.push(`${document}: ${target} is not published (deno.json publish.exclude)`);
+      }
+    }
+  }
+  assert.deepEqual(problems, []);
+});

@@ -52,6 +52,9 @@ for (const entry of ["mod.ts", "engine.ts"]) {
       }
     }
     assert.deepEqual([...new Set(byPath)], []);
+    // Nor a file by its place in the repository (`new URL("../../personas/…", import.meta.url)`).
+    const repositoryFiles = found.filter(({ code }) => /["'`]\.\.\//.test(code)).map(({ where }) => where);
+    assert.deepEqual([...new Set(repositoryFiles)], []);
     const modulePackage = entry === "mod.ts" ? NAME : `${NAME}/engine`;
     assert.ok(
       examples(doc.moduleDoc, entry).some(({ code }) => code.includes(`from "${modulePackage}"`)),
@@ -67,3 +70,87 @@ for (const entry of ["mod.ts", "engine.ts"]) {
     assert.deepEqual(without, []);
   });
 }
+
+/** The properties of object types in a `deno doc --json` tree that the reference shows with no type at all. */
+function untypedProperties(value: unknown, where: string, out: string[] = []): string[] {
+  if (Array.isArray(value)) {
+    for (const v of value) untypedProperties(v, where, out);
+  } else if (value !== null && typeof value === "object") {
+    const node = value as Record<string, unknown>;
+    if (node.kind === "typeLiteral") {
+      const properties = (node.value as { properties?: { name: string; tsType?: unknown }[] }).properties ??
+        [];
+      for (const p of properties) if (p.tsType == null) out.push(`${where}.${p.name}`);
+    }
+    for (const [key, v] of Object.entries(node)) {
+      if (key !== "location" && key !== "jsDoc") untypedProperties(v, where, out);
+    }
+  }
+  return out;
+}
+
+for (const entry of ["mod.ts", "engine.ts"]) {
+  Deno.test(`the reference of ${entry} shows every property with its type (an \`as const\` table's codes)`, async () => {
+    const { symbols } = await docOf(entry);
+    assert.deepEqual(symbols.flatMap((symbol) => untypedProperties(symbol, symbol.name)), []);
+  });
+}
+
+/** The public members of the exported classes that the reference lists with no description. */
+function undocumentedMembers(symbols: { name: string }[]): string[] {
+  const out: string[] = [];
+  for (const symbol of symbols as { name: string; declarations?: { kind: string; def?: unknown }[] }[]) {
+    for (const declaration of symbol.declarations ?? []) {
+      if (declaration.kind !== "class") continue;
+      const def = declaration.def as Record<
+        string,
+        { name: string; accessibility?: string; jsDoc?: { doc?: string } }[]
+      >;
+      const members = [...def.methods ?? [], ...def.properties ?? []].filter((m) =>
+        m.accessibility !== "private"
+      );
+      // An overload's implementation signature has no doc of its own; the overloads have.
+      const documented = new Set(members.filter((m) => m.jsDoc?.doc?.trim()).map((m) => m.name));
+      for (const m of members) if (!documented.has(m.name)) out.push(`${symbol.name}.${m.name}`);
+    }
+  }
+  return [...new Set(out)];
+}
+
+for (const entry of ["mod.ts", "engine.ts"]) {
+  Deno.test(`the reference of ${entry} describes every public member of its classes`, async () => {
+    assert.deepEqual(undocumentedMembers((await docOf(entry)).symbols), []);
+  });
+}
+
+/** The package's names that `code` uses but neither imports nor declares (comments and strings left out). */
+function unimported(example: string, names: ReadonlySet<string>): string[] {
+  const code = [...example.matchAll(/```[^\n]*\n([\s\S]*?)```/g)].map((m) => m[1]).join("\n");
+  const imported = new Set(
+    [...code.matchAll(/import\s*(?:type\s*)?\{([^}]*)\}/g)].flatMap((m) =>
+      m[1].split(",").map((n) => n.replace(/\btype\s+/, "").split(/\s+as\s+/).at(-1)!.trim())
+    ),
+  );
+  const bare = code.replace(/\/\/[^\n]*/g, "").replace(
+    /"(?:[^"\\\n]|\\.)*"|'(?:[^'\\\n]|\\.)*'|`[^`]*`/g,
+    '""',
+  );
+  const declared = new Set(
+    [...bare.matchAll(/\b(?:const|let|var|function|class|type|interface)\s+(\w+)/g)].map((m) => m[1]),
+  );
+  const used = new Set([...bare.matchAll(/(?<![.\w])([A-Za-z_]\w*)\b/g)].map((m) => m[1]));
+  return [...used].filter((n) => names.has(n) && !imported.has(n) && !declared.has(n)).sort();
+}
+
+Deno.test("every example of the reference imports the package's names it uses (a reader copies it whole)", async () => {
+  const docs = await Promise.all(["mod.ts", "engine.ts"].map(docOf));
+  const names = new Set(docs.flatMap((doc) => doc.symbols.map((s) => s.name)));
+  const problems = new Set<string>();
+  for (const [i, doc] of docs.entries()) {
+    for (const { where, code } of examples([doc.moduleDoc, doc.symbols], i === 0 ? "mod.ts" : "engine.ts")) {
+      const missing = unimported(code, names);
+      if (missing.length > 0) problems.add(`${where}: ${missing.join(", ")}`);
+    }
+  }
+  assert.deepEqual([...problems], []);
+});

@@ -172,6 +172,8 @@ type Container = JsonObject | JsonValue[];
  *
  * @example
  * ```ts
+ * import { WorldState } from "@open-apple-models/bridge/engine";
+ *
  * const world = new WorldState({ player: { gold: 60 } });
  * world.observe("player", (c) => console.error(c.path, c.oldValue, c.newValue));
  * world.set("player.gold", 45); // [{ path: "player.gold", oldValue: 60, newValue: 45 }]
