@@ -143,6 +143,7 @@ export {
 export type * from "./src/models/language_model.ts";
 export { parseScript, type Script, ScriptedModel, type ScriptStep } from "./src/models/scripted.ts";
 export { UnavailableModel } from "./src/models/unavailable.ts";
+export { CutOffAnswer, type CutOffWritten, type CutToolCall } from "./src/models/cut_off.ts";
 export {
   createModel,
   type ModelFactories,

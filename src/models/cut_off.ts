@@ -9,7 +9,15 @@
 import { BridgeError } from "../protocol/errors.ts";
 import type { StepUsage } from "./language_model.ts";
 
-/** A tool call as far as the model wrote it before the token limit: its name, and its arguments' text. */
+/**
+ * A tool call as far as the model wrote it before the token limit: its name, and its arguments' text.
+ *
+ * @example
+ * ```ts
+ * import type { CutToolCall } from "@open-apple-models/bridge/engine";
+ * const call: CutToolCall = { name: "get_weather", argumentsText: '{"city": "Os' };
+ * ```
+ */
 export interface CutToolCall {
   /** Function name. */
   name: string;
@@ -17,7 +25,16 @@ export interface CutToolCall {
   argumentsText: string;
 }
 
-/** What the model wrote before the cut: the answer's text, or the tool calls whose names it finished. */
+/**
+ * What the model wrote before the cut: the answer's text, or the tool calls whose names it finished.
+ *
+ * @example
+ * ```ts
+ * import type { CutOffWritten } from "@open-apple-models/bridge/engine";
+ * const json: CutOffWritten = { text: '{"city": "Pa' };
+ * const calls: CutOffWritten = { toolCalls: [{ name: "get_weather", argumentsText: "" }] };
+ * ```
+ */
 export type CutOffWritten = { text: string } | { toolCalls: CutToolCall[] };
 
 /**
@@ -27,8 +44,7 @@ export type CutOffWritten = { text: string } | { toolCalls: CutToolCall[] };
  *
  * @example
  * ```ts
- * import { CutOffAnswer } from "./cut_off.ts";
- * import { BridgeError } from "../protocol/errors.ts";
+ * import { BridgeError, CutOffAnswer } from "@open-apple-models/bridge/engine";
  * const error = BridgeError.of("generation_failed", "The model gave an invalid answer: cut off.", {
  *   problem: "cut off",
  * });

@@ -83,8 +83,8 @@ export interface GenerationOptions {
   sampling?: Sampling;
   /**
    * True: a structured answer or tool call that `maximumResponseTokens` cut off fails at once with a
-   * `CutOffAnswer` (`src/models/cut_off.ts`) holding what was written, instead of being asked for again as an
-   * invalid answer. `oam serve` sets it, since OpenAI answers such a request with the cut JSON and
+   * `CutOffAnswer` (exported by the engine API) holding what was written, instead of being asked for again as
+   * an invalid answer. `oam serve` sets it, since OpenAI answers such a request with the cut JSON and
    * `finish_reason: "length"`; the bridge protocol never does (a cut answer there is `generation_failed`).
    */
   reportCutOff?: boolean;
