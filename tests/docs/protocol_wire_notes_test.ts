@@ -92,6 +92,20 @@ Deno.test("PROTOCOL.md §7: a tool reply without jsonrpc gets -32600 under the t
   await c.close();
 });
 
+Deno.test("PROTOCOL.md §7: a tool reply with both result and error counts as the error", async () => {
+  const c = new WireClient();
+  await c.call("session/create", {
+    session: "s",
+    tools: [{ name: "open_gate", description: "Opens the gate." }],
+    model: scripted({ toolCalls: [{ name: "open_gate", arguments: {} }] }, { template: "{toolOutput}" }),
+  });
+  const turn = c.request("session/respond", { session: "s", prompt: "Open." });
+  const call = await c.toolCall();
+  c.send({ id: call.id, result: { output: "opened" }, error: { code: -32000, message: "Gate offline" } });
+  assert.equal(((await c.response(turn)).result as JsonObject).text, "Error: Gate offline");
+  await c.close();
+});
+
 Deno.test("PROTOCOL.md §5: a request right after shutdown gets -32023 before the shutdown response", async () => {
   const c = new WireClient();
   await c.call("session/create", { session: "s", model: scripted({ text: "slow", delayMs: 60_000 }) });
