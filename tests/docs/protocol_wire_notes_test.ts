@@ -75,7 +75,8 @@ Deno.test("PROTOCOL.md §5: compaction folds the note in as the summary so far a
   await c.close();
 });
 
-Deno.test("PROTOCOL.md §7: a tool reply without jsonrpc gets -32600 under the tool/call's id, and the call keeps waiting", async () => {
+/** A turn whose model calls `open_gate` once and then says the tool's output; waits for the tool/call. */
+async function gateTurn() {
   const c = new WireClient();
   await c.call("session/create", {
     session: "s",
@@ -84,6 +85,11 @@ Deno.test("PROTOCOL.md §7: a tool reply without jsonrpc gets -32600 under the t
   });
   const turn = c.request("session/respond", { session: "s", prompt: "Open." });
   const call = await c.toolCall();
+  return { c, turn, call };
+}
+
+Deno.test("PROTOCOL.md §7: a tool reply without jsonrpc gets -32600 under the tool/call's id, and the call keeps waiting", async () => {
+  const { c, turn, call } = await gateTurn();
   c.sendLine(JSON.stringify({ id: call.id, result: { output: "forgot jsonrpc" } }));
   const rejected = await c.waitFor((m) => m.id === call.id && "error" in m);
   assert.equal((rejected.error as JsonObject).code, -32600);
@@ -93,14 +99,7 @@ Deno.test("PROTOCOL.md §7: a tool reply without jsonrpc gets -32600 under the t
 });
 
 Deno.test("PROTOCOL.md §7: a tool reply with both result and error counts as the error", async () => {
-  const c = new WireClient();
-  await c.call("session/create", {
-    session: "s",
-    tools: [{ name: "open_gate", description: "Opens the gate." }],
-    model: scripted({ toolCalls: [{ name: "open_gate", arguments: {} }] }, { template: "{toolOutput}" }),
-  });
-  const turn = c.request("session/respond", { session: "s", prompt: "Open." });
-  const call = await c.toolCall();
+  const { c, turn, call } = await gateTurn();
   c.send({ id: call.id, result: { output: "opened" }, error: { code: -32000, message: "Gate offline" } });
   assert.equal(((await c.response(turn)).result as JsonObject).text, "Error: Gate offline");
   await c.close();
