@@ -8,6 +8,7 @@
  */
 import { BridgeError } from "../protocol/errors.ts";
 import type { StepUsage } from "./language_model.ts";
+import { endSentence } from "../util/text.ts";
 
 /**
  * A tool call as far as the model wrote it before the token limit: its name, and its arguments' text.
@@ -63,5 +64,35 @@ export class CutOffAnswer extends BridgeError {
     super(error.code, error.dataCode, error.message, error.data);
     this.written = written;
     this.usage = usage;
+  }
+
+  /**
+   * The cut-off answer as a backend reports it: `generation_failed` "The model gave an invalid answer:
+   * <problem>." with `data.attempts` and `data.problem`, like any invalid answer, holding what was written.
+   *
+   * @example
+   * ```ts
+   * import { CutOffAnswer } from "@open-apple-models/bridge/engine";
+   * const cut = CutOffAnswer.invalid("the JSON was cut off", {
+   *   attempts: 1,
+   *   written: { text: '{"city": "Pa' },
+   *   usage: null,
+   * });
+   * cut.message; // "The model gave an invalid answer: the JSON was cut off."
+   * ```
+   */
+  static invalid(
+    problem: string,
+    cut: { attempts: number; written: CutOffWritten; usage: StepUsage | null },
+  ): CutOffAnswer {
+    const error = BridgeError.of(
+      "generation_failed",
+      `The model gave an invalid answer: ${endSentence(problem)}`,
+      {
+        attempts: cut.attempts,
+        problem,
+      },
+    );
+    return new CutOffAnswer(error, cut.written, cut.usage);
   }
 }

@@ -331,12 +331,7 @@ class LlamaBackend implements LanguageModel {
         if ("result" in outcome) return { ...outcome.result, usage } as StepResult;
         problem = outcome.problem;
         if (outcome.cutOff !== undefined && request.options.reportCutOff === true) {
-          const error = BridgeError.of(
-            "generation_failed",
-            `The model gave an invalid answer: ${endSentence(problem)}`,
-            { attempts: attempt, problem },
-          );
-          throw new CutOffAnswer(error, outcome.cutOff, usage);
+          throw CutOffAnswer.invalid(problem, { attempts: attempt, written: outcome.cutOff, usage });
         }
         hideTools = outcome.hideTools === true;
       }

@@ -159,15 +159,10 @@ function cutOffAnswer(
   request: StepRequest,
   at: { problem: string; attempt: number; usage: StepUsage | null },
 ): CutOffAnswer {
-  const error = BridgeError.of(
-    "generation_failed",
-    `The model gave an invalid answer: ${endSentence(at.problem)}`,
-    { attempts: at.attempt, problem: at.problem },
-  );
   const written = output.toolCalls.length > 0 || request.toolCallingMode === "required"
     ? { toolCalls: output.toolCalls.map((c) => ({ name: c.name, argumentsText: c.arguments })) }
     : { text: output.content };
-  return new CutOffAnswer(error, written, at.usage);
+  return CutOffAnswer.invalid(at.problem, { attempts: at.attempt, written, usage: at.usage });
 }
 
 /** The OpenAI-compatible backend (see {@link createOpenAIModel}). */

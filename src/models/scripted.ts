@@ -88,7 +88,7 @@ export function cutToTokens(text: string, maxTokens: number): string | null {
  */
 function cutOffAnswer(what: string, maxTokens: number, cut: string, written: CutOffWritten): CutOffAnswer {
   const problem = `${what}: it was cut off at the token limit (${maxTokens} tokens): ${shorten(cut)}`;
-  return new CutOffAnswer(invalidAnswer(problem), written, null);
+  return CutOffAnswer.invalid(problem, { attempts: 1, written, usage: null });
 }
 
 /** The tool calls written in `length` characters of their names and arguments, one after another. */
