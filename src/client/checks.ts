@@ -192,12 +192,8 @@ function walk(
   if (Array.isArray(value)) {
     seen.add(value);
     for (let i = 0; i < value.length; i++) {
-      const item: unknown = value[i];
-      if (typeof item !== "object" && typeof item !== "number") continue;
-      path.push(i);
-      const found = walk(item, path, seen);
+      const found = walkMember(value[i], i, path, seen);
       if (found !== null) return found;
-      path.pop();
     }
     return null;
   }
@@ -205,12 +201,22 @@ function walk(
   seen.add(value);
   const members = value as Record<string, unknown>;
   for (const key of Object.keys(members)) {
-    const item = members[key];
-    if (typeof item !== "object" && typeof item !== "number") continue;
-    path.push(key);
-    const found = walk(item, path, seen);
+    const found = walkMember(members[key], key, path, seen);
     if (found !== null) return found;
-    path.pop();
   }
   return null;
+}
+
+/** {@link walk} of one member `key` of an array or object: only numbers and objects can be lossy. */
+function walkMember(
+  item: unknown,
+  key: string | number,
+  path: (string | number)[],
+  seen: Set<object>,
+): number | Map<unknown, unknown> | Set<unknown> | null {
+  if (typeof item !== "object" && typeof item !== "number") return null;
+  path.push(key);
+  const found = walk(item, path, seen);
+  if (found === null) path.pop();
+  return found;
 }
