@@ -43,6 +43,82 @@ interface Run {
   errors: number;
 }
 
+/**
+ * Counts a bridge's responses on its stdout (a notification or tool call is not a response) and the errors
+ * among them. The counter must stay cheaper than what it measures (both processes share the machine's cores):
+ * it counts lines on the bytes and only looks into a chunk's text when an error or a notification appears in it.
+ */
+class ResponseCounter {
+  received = 0;
+  errors = 0;
+  #wake: (() => void) | null = null;
+  readonly #decoder = new TextDecoder();
+
+  /** Reads `stdout` until `expected` responses arrived (or it ends). */
+  async read(stdout: ReadableStream<Uint8Array>, expected: number): Promise<void> {
+    let partial = "";
+    for await (const chunk of stdout) {
+      let lines = 0;
+      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
+      const text = partial + this.#decoder.decode(chunk, { stream: true });
+      if (text.includes('"error"') || text.includes('"method"')) {
+        const parts = text.split("\n");
+        partial = parts.pop() ?? "";
+        for (const p of parts) {
+          if (p === "") continue;
+          if (p.includes('"error"')) this.errors++;
+          if (p.includes('"method"')) lines--;
+        }
+      } else {
+        const nl = text.lastIndexOf("\n");
+        partial = nl === -1 ? text : text.slice(nl + 1);
+      }
+      this.received += lines;
+      this.#wake?.();
+      if (this.received >= expected) break;
+    }
+  }
+
+  /** Resolves at the next chunk of responses. */
+  next(): Promise<void> {
+    return new Promise<void>((r) => this.#wake = r);
+  }
+
+  /** Resolves when `count` responses in all have arrived. */
+  async until(count: number): Promise<void> {
+    while (this.received < count) await this.next();
+  }
+}
+
+/**
+ * Sends `lines` pipelined, with at most WINDOW requests outstanding, in writes of at most 512 lines; resolves
+ * when all of them are answered.
+ */
+async function pipeline(
+  writer: WritableStreamDefaultWriter<Uint8Array>,
+  counter: ResponseCounter,
+  lines: string[],
+): Promise<void> {
+  const encoder = new TextEncoder();
+  const base = counter.received;
+  let sent = 0;
+  while (sent < lines.length) {
+    const room = WINDOW - (sent - (counter.received - base));
+    if (room <= 0) {
+      await counter.next();
+      continue;
+    }
+    const batch = lines.slice(sent, sent + Math.min(room, 512));
+    sent += batch.length;
+    await writer.write(encoder.encode(batch.join("\n") + "\n"));
+  }
+  await counter.until(base + lines.length);
+}
+
+/**
+ * Starts `args`, answers `setup` (in chunks of 200, below the per-session queue bound, each answered before the
+ * next), then `warm` untimed and `lines` timed, both pipelined.
+ */
 async function drive(args: string[], setup: string[], warm: string[], lines: string[]): Promise<Run> {
   const child = new Deno.Command(Deno.execPath(), {
     args,
@@ -52,72 +128,30 @@ async function drive(args: string[], setup: string[], warm: string[], lines: str
     stderr: "inherit",
   }).spawn();
   const writer = child.stdin.getWriter();
+  const counter = new ResponseCounter();
+  const reading = counter.read(child.stdout, setup.length + warm.length + lines.length);
   const encoder = new TextEncoder();
-  const decoder = new TextDecoder();
-  let received = 0;
-  let errors = 0;
-  let wake = null as (() => void) | null;
-  const expected = setup.length + warm.length + lines.length;
-  // The driver must stay cheaper than what it measures (both processes share the machine's cores): it counts
-  // lines on the bytes and only looks into a chunk's text when an error or a notification appears in it.
-  const reading = (async () => {
-    let partial = "";
-    for await (const chunk of child.stdout) {
-      let lines = 0;
-      for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
-      const text = partial + decoder.decode(chunk, { stream: true });
-      if (text.includes('"error"') || text.includes('"method"')) {
-        const parts = text.split("\n");
-        partial = parts.pop() ?? "";
-        for (const p of parts) {
-          if (p === "") continue;
-          if (p.includes('"error"')) errors++;
-          if (p.includes('"method"')) lines--; // a notification or tool call is not a response
-        }
-      } else {
-        const nl = text.lastIndexOf("\n");
-        partial = nl === -1 ? text : text.slice(nl + 1);
-      }
-      received += lines;
-      wake?.();
-      if (received >= expected) break;
-    }
-  })();
-  // Setup in chunks of 200 (below the per-session queue bound), each answered before the next.
   for (let i = 0; i < setup.length; i += 200) {
     const chunk = setup.slice(i, i + 200);
     await writer.write(encoder.encode(chunk.join("\n") + "\n"));
-    while (received < i + chunk.length) await new Promise<void>((r) => wake = r);
+    await counter.until(i + chunk.length);
   }
-  // Pipelined with at most WINDOW requests outstanding, in writes of at most 512 lines; resolves when all
-  // of `batchLines` are answered.
-  const pipeline = async (batchLines: string[]) => {
-    const base = received;
-    let sent = 0;
-    while (sent < batchLines.length) {
-      const room = WINDOW - (sent - (received - base));
-      if (room <= 0) {
-        await new Promise<void>((r) => wake = r);
-        continue;
-      }
-      const batch = batchLines.slice(sent, sent + Math.min(room, 512));
-      sent += batch.length;
-      await writer.write(encoder.encode(batch.join("\n") + "\n"));
-    }
-    while (received < base + batchLines.length) await new Promise<void>((r) => wake = r);
-  };
-  // Untimed warm-up: the measured traffic itself, driven the same way.
-  await pipeline(warm);
-  errors = 0;
+  await pipeline(writer, counter, warm);
+  counter.errors = 0;
   const start = performance.now();
   const cpuStart = cpuSeconds(child.pid);
-  await pipeline(lines);
+  await pipeline(writer, counter, lines);
   const seconds = (performance.now() - start) / 1000;
   const cpu = cpuSeconds(child.pid) - cpuStart;
   await writer.close();
   await reading;
   await child.status;
-  return { seconds, perSecond: lines.length / seconds, perCpuSecond: lines.length / cpu, errors };
+  return {
+    seconds,
+    perSecond: lines.length / seconds,
+    perCpuSecond: lines.length / cpu,
+    errors: counter.errors,
+  };
 }
 
 const bridge = [
