@@ -4,7 +4,8 @@
  * @module
  */
 import { BridgeError } from "../protocol/errors.ts";
-import { compactJson, isJsonObject, type JsonObject, type JsonValue, ownValue } from "../protocol/json.ts";
+import { isJsonObject, type JsonObject, type JsonValue, ownValue, presentValue } from "../protocol/json.ts";
+import { showValue } from "../protocol/params.ts";
 import { grantedEnvVar } from "../util/env.ts";
 
 /**
@@ -52,16 +53,6 @@ export const DEFAULT_LLAMA_SEQUENCES = 4;
 const KNOWN_KEYS = ["type", "path", "contextSize", "gpu", "threads", "sequences", "batchSize"];
 const GPU_VALUES: JsonValue[] = ["auto", false, "cuda", "vulkan", "metal"];
 
-function shown(value: JsonValue): string {
-  const text = compactJson(value);
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
-}
-
-function member(spec: JsonObject, key: string): JsonValue | undefined {
-  const value = ownValue(spec, key);
-  return value === null ? undefined : value;
-}
-
 function integer(value: JsonValue, min: number, max: number): number | undefined {
   return typeof value === "number" && Number.isInteger(value) && value >= min && value <= max
     ? value
@@ -92,26 +83,26 @@ const BOUNDS: Record<"contextSize" | "threads" | "sequences" | "batchSize", [num
 export function parseLlamaModelSpec(spec: JsonObject, path: string): LlamaModelConfig {
   if (!isJsonObject(spec)) throw BridgeError.invalidParams(`'${path}' must be an object.`);
   const at = (key: string) => `${path}.${key}`;
-  const type = member(spec, "type");
+  const type = presentValue(spec, "type");
   if (type !== undefined && type !== "llama") {
-    throw BridgeError.invalidParams(`Parameter '${at("type")}' must be "llama"; got ${shown(type)}.`);
+    throw BridgeError.invalidParams(`Parameter '${at("type")}' must be "llama"; got ${showValue(type)}.`);
   }
-  const file = member(spec, "path");
+  const file = presentValue(spec, "path");
   if (file === undefined) throw BridgeError.invalidParams(`Missing required parameter '${at("path")}'.`);
   if (typeof file !== "string" || file.trim() === "" || file.includes("\0")) {
     throw BridgeError.invalidParams(
-      `Parameter '${at("path")}' must be the path of a .gguf file; got ${shown(file)}.`,
+      `Parameter '${at("path")}' must be the path of a .gguf file; got ${showValue(file)}.`,
     );
   }
   const config: LlamaModelConfig = { path: file };
   for (const key of Object.keys(BOUNDS) as (keyof typeof BOUNDS)[]) {
-    const value = member(spec, key);
+    const value = presentValue(spec, key);
     if (value === undefined) continue;
     const [min, max] = BOUNDS[key];
     const n = integer(value, min, max);
     if (n === undefined) {
       throw BridgeError.invalidParams(
-        `Parameter '${at(key)}' must be an integer from ${min} to ${max}; got ${shown(value)}.`,
+        `Parameter '${at(key)}' must be an integer from ${min} to ${max}; got ${showValue(value)}.`,
       );
     }
     config[key] = n;
@@ -120,7 +111,7 @@ export function parseLlamaModelSpec(spec: JsonObject, path: string): LlamaModelC
   if (gpu !== undefined && gpu !== null) {
     if (!GPU_VALUES.includes(gpu)) {
       throw BridgeError.invalidParams(
-        `Parameter '${at("gpu")}' must be "auto", false, "cuda", "vulkan" or "metal"; got ${shown(gpu)}.`,
+        `Parameter '${at("gpu")}' must be "auto", false, "cuda", "vulkan" or "metal"; got ${showValue(gpu)}.`,
       );
     }
     config.gpu = gpu as LlamaGpu;

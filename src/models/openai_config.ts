@@ -4,7 +4,8 @@
  * @module
  */
 import { BridgeError } from "../protocol/errors.ts";
-import { compactJson, isJsonObject, type JsonObject, type JsonValue, ownValue } from "../protocol/json.ts";
+import { isJsonObject, type JsonObject, type JsonValue, presentValue } from "../protocol/json.ts";
+import { showValue } from "../protocol/params.ts";
 
 /**
  * Connection settings of an OpenAI-compatible Chat Completions server.
@@ -36,17 +37,6 @@ export interface OpenAIModelConfig {
 export const DEFAULT_OPENAI_TIMEOUT_MS = 120_000;
 
 const KNOWN_KEYS = ["type", "baseURL", "model", "apiKey", "headers", "timeoutSeconds"];
-
-function shown(value: JsonValue): string {
-  const text = compactJson(value);
-  return text.length > 80 ? `${text.slice(0, 77)}...` : text;
-}
-
-/** Value of a member, `null` counting as absent (the bridge's parameter rule). */
-function member(spec: JsonObject, key: string): JsonValue | undefined {
-  const value = ownValue(spec, key);
-  return value === null ? undefined : value;
-}
 
 /**
  * Normalises and checks a base URL: `http:` or `https:`, no credentials, query or fragment; the trailing
@@ -101,18 +91,18 @@ export function parseOpenAIModelSpec(spec: JsonObject, path: string): OpenAIMode
 type MemberPath = (key: string) => string;
 
 function notAString(where: string, value: JsonValue): BridgeError {
-  return BridgeError.invalidParams(`Parameter '${where}' must be a string; got ${shown(value)}.`);
+  return BridgeError.invalidParams(`Parameter '${where}' must be a string; got ${showValue(value)}.`);
 }
 
 function checkType(spec: JsonObject, at: MemberPath): void {
-  const type = member(spec, "type");
+  const type = presentValue(spec, "type");
   if (type !== undefined && type !== "openai") {
-    throw BridgeError.invalidParams(`Parameter '${at("type")}' must be "openai"; got ${shown(type)}.`);
+    throw BridgeError.invalidParams(`Parameter '${at("type")}' must be "openai"; got ${showValue(type)}.`);
   }
 }
 
 function requiredString(spec: JsonObject, key: string, at: MemberPath): string {
-  const value = member(spec, key);
+  const value = presentValue(spec, key);
   if (value === undefined) throw BridgeError.invalidParams(`Missing required parameter '${at(key)}'.`);
   if (typeof value !== "string") throw notAString(at(key), value);
   return value;
@@ -124,7 +114,7 @@ function parseBaseURL(spec: JsonObject, at: MemberPath): string {
   const normalised = normaliseBaseURL(baseURL.trim());
   if ("problem" in normalised) {
     throw BridgeError.invalidParams(
-      `Parameter '${at("baseURL")}' ${normalised.problem}; got ${shown(baseURL)}.`,
+      `Parameter '${at("baseURL")}' ${normalised.problem}; got ${showValue(baseURL)}.`,
     );
   }
   return normalised.url;
@@ -139,7 +129,7 @@ function parseModelId(spec: JsonObject, at: MemberPath): string {
 
 /** `apiKey`; an empty key is no key. */
 function parseApiKey(spec: JsonObject, at: MemberPath): string | undefined {
-  const apiKey = member(spec, "apiKey");
+  const apiKey = presentValue(spec, "apiKey");
   if (apiKey === undefined) return undefined;
   if (typeof apiKey !== "string") throw notAString(at("apiKey"), apiKey);
   if (!isHeaderValue(apiKey)) {
@@ -152,10 +142,12 @@ function parseApiKey(spec: JsonObject, at: MemberPath): string | undefined {
 
 /** `headers`, each checked in the order sent. */
 function parseHeaders(spec: JsonObject, at: MemberPath): Record<string, string> | undefined {
-  const headers = member(spec, "headers");
+  const headers = presentValue(spec, "headers");
   if (headers === undefined) return undefined;
   if (!isJsonObject(headers)) {
-    throw BridgeError.invalidParams(`Parameter '${at("headers")}' must be an object; got ${shown(headers)}.`);
+    throw BridgeError.invalidParams(
+      `Parameter '${at("headers")}' must be an object; got ${showValue(headers)}.`,
+    );
   }
   const entries = Object.keys(headers).map((name): [string, string] => [
     name,
@@ -182,12 +174,12 @@ function checkHeader(name: string, value: JsonValue, where: string): string {
  * 0 it would mean no limit, the opposite of what a tiny timeout asks for.
  */
 function parseTimeoutMs(spec: JsonObject, at: MemberPath): number | undefined {
-  const timeout = member(spec, "timeoutSeconds");
+  const timeout = presentValue(spec, "timeoutSeconds");
   if (timeout === undefined) return undefined;
   if (typeof timeout !== "number" || !Number.isFinite(timeout) || timeout < 0 || timeout > 86400) {
     throw BridgeError.invalidParams(
       `Parameter '${at("timeoutSeconds")}' must be a number of seconds from 0 to 86400 (0 means no limit); ` +
-        `got ${shown(timeout)}.`,
+        `got ${showValue(timeout)}.`,
     );
   }
   return timeout === 0 ? 0 : Math.max(1, Math.round(timeout * 1000));

@@ -44,6 +44,12 @@ export function ownValue(object: JsonObject, key: string): JsonValue | undefined
   return Object.hasOwn(object, key) ? object[key] : undefined;
 }
 
+/** {@link ownValue} with `null` counting as absent (the bridge's rule for optional members). */
+export function presentValue(object: JsonObject, key: string): JsonValue | undefined {
+  const value = ownValue(object, key);
+  return value === null ? undefined : value;
+}
+
 /** Deep copy of a JSON value that defines every key as an own data property (safe for `__proto__`). */
 export function cloneJson<T extends JsonValue>(value: T): T {
   if (Array.isArray(value)) return value.map((v) => cloneJson(v)) as T;
