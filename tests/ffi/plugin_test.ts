@@ -193,13 +193,26 @@ Deno.test("plugin: a throwing listener fails its own request after the plugin co
 });
 
 Deno.test("plugin: close rejects in-flight requests, wakes the pump; later requests fail fast", async () => {
-  const h = openHandle();
-  const p = h.request({ op: "step", "x-double": { hang: true } });
-  // Give the pump's poll time to block in the plugin's thread (the ABI reports no such moment).
+  // Polls that would wait a minute: only close waking the plugin's blocked poll lets the pump end.
+  const h = FmLibrary.load(PATH).open({}, { pollTimeoutMs: 60_000 });
+  const first = Promise.withResolvers<void>();
+  const p = h.request({ op: "step", "x-double": { events: [{ type: "text", text: "a" }], hang: true } }, {
+    onEvent: () => first.resolve(),
+  });
+  // The first event came from a returned poll; the pump then issues the next one, which blocks in the plugin.
+  await first.promise;
   await new Promise((r) => setTimeout(r, 10));
+  const polls = h.stats.polls;
   h.close();
   await assert.rejects(p, (e) => e instanceof FmRemoteError && e.code === "cancelled");
-  await h.whenIdle();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const idle = await Promise.race([
+    h.whenIdle().then(() => "idle"),
+    new Promise((r) => timer = setTimeout(() => r("still polling after 15 s"), 15_000)),
+  ]);
+  clearTimeout(timer);
+  assert.equal(idle, "idle");
+  assert.equal(h.stats.polls, polls + 1, "the blocked poll returned once, woken by close");
   assert.equal(h.pumping, false);
   assert.equal(h.closed, true);
   await assert.rejects(
