@@ -666,10 +666,56 @@ static class OamBridgeTests
         }
     }
 
+    // Dispose waits for a bridge that is still answering (it may be finishing cancelled work) but not for one that
+    // answers nothing after the shutdown (frozen): that one is killed at once instead of after the grace period.
+    static void TestDisposeWaitsOnlyForALiveBridge()
+    {
+        current = "dispose of a frozen bridge does not wait out the grace period";
+        if (Environment.OSVersion.Platform != PlatformID.Unix) return;
+        var queue = new OamMainThreadQueue();
+        var bridge = Start(queue);
+        bridge.ShutdownGraceMs = 60000; // far above the hang guard below: waiting it out fails the check
+        int pid = bridge.ProcessId;
+        Signal(pid, "STOP");
+        try
+        {
+            var watch = Stopwatch.StartNew();
+            var disposer = new Thread(() => bridge.Dispose()) { IsBackground = true };
+            disposer.Start();
+            Check(disposer.Join(20000), "Dispose waited for a frozen bridge (grace period 60 s)");
+            Console.WriteLine("dispose of a frozen bridge: " + watch.ElapsedMilliseconds + " ms");
+            Check(!ProcessExists(pid), "the frozen bridge still exists");
+        }
+        finally
+        {
+            if (ProcessExists(pid)) Signal(pid, "KILL");
+        }
+
+        current = "dispose waits for a bridge that answers but exits late";
+        // Answers every line, and exits normally 1.5 s after its input ends (leaving a mark): not killed.
+        string mark = System.IO.Path.Combine(System.IO.Path.GetTempPath(), "oam-late-exit-" + Guid.NewGuid().ToString("N"));
+        var slow = new OamBridge(new[] { "sh", "-c",
+            "while IFS= read -r line; do echo '{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":{}}'; done; " +
+            "sleep 1.5; echo done > \"$0\"", mark }, queue);
+        slow.Start();
+        try
+        {
+            var slowDisposer = new Thread(() => slow.Dispose()) { IsBackground = true };
+            slowDisposer.Start();
+            Check(slowDisposer.Join(20000), "Dispose did not return");
+            Check(System.IO.File.Exists(mark), "the bridge was killed before it could exit on its own");
+        }
+        finally
+        {
+            try { System.IO.File.Delete(mark); } catch (Exception) { }
+        }
+    }
+
     static int Main()
     {
         mainThread = Thread.CurrentThread.ManagedThreadId;
-        var tests = new Action[] { TestJson, TestSessions, TestGame, TestLifecycle, TestDisposeFrozenBridge };
+        var tests = new Action[] { TestJson, TestSessions, TestGame, TestLifecycle, TestDisposeFrozenBridge,
+            TestDisposeWaitsOnlyForALiveBridge };
         foreach (var test in tests)
         {
             try { test(); }
