@@ -851,7 +851,7 @@ namespace OpenAppleModels
             string description = "output closed";
             try
             {
-                if (process.WaitForExit(2000)) description = "exit status " + process.ExitCode;
+                if (process.WaitForExit(2000)) description = DescribeExit(process.ExitCode);
             }
             catch (Exception) { }
             OamBridgeException error;
@@ -864,6 +864,15 @@ namespace OpenAppleModels
                 outstanding = TakeOutstandingLocked();
             }
             FailOutstanding(outstanding, error);
+        }
+
+        // Mono and .NET report a process ended by a signal as exit status 128 + the signal on Unix; it is named as
+        // the C and Python clients name it ("signal 9" for a kill).
+        static string DescribeExit(int code)
+        {
+            bool unix = Environment.OSVersion.Platform == PlatformID.Unix || Environment.OSVersion.Platform == PlatformID.MacOSX;
+            if (unix && code > 128 && code < 128 + 65) return "signal " + (code - 128);
+            return "exit status " + code;
         }
 
         // Every waiting request and running tool call, taken out under gate in the same lock that sets `dead`, so

@@ -525,8 +525,23 @@ static class OamBridgeTests
             using (var p = Process.GetProcessById(bridge.ProcessId)) p.Kill();
             var error = WaitError(queue, turn, 5000) as OamBridgeException;
             Check(error != null && error.Code == -32023 && error.Message.StartsWith("The bridge process exited"), "" + error);
+            if (Environment.OSVersion.Platform == PlatformID.Unix) // as the C and Python clients say it
+                Check(error != null && error.Message.Contains("(signal 9)"), "the kill is named: " + error);
             var again = WaitError(queue, bridge.RequestAsync("ping"), 2000) as OamBridgeException;
             Check(again != null && again.DataCode == "shut_down", "" + again);
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+
+        current = "bridge exits with a status mid-request";
+        bridge = new OamBridge(new[] { "sh", "-c", "read line; exit 3" }, queue);
+        bridge.Start();
+        try
+        {
+            var error = WaitError(queue, bridge.RequestAsync("ping"), 5000) as OamBridgeException;
+            Check(error != null && error.Message == "The bridge process exited (exit status 3) before answering.", "" + error);
         }
         finally
         {
