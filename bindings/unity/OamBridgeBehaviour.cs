@@ -126,6 +126,7 @@ namespace OpenAppleModels
             }
             bridge = new OamBridge(command, queue);
             bridge.LogReceived += line => Debug.LogWarning("[open-apple-models] " + line);
+            bridge.Exited += error => Debug.LogError("[open-apple-models] " + error.Message);
             try
             {
                 bridge.Start();

@@ -565,6 +565,13 @@ namespace OpenAppleModels
         /// <summary>Lines the bridge writes to stderr (its log), on the dispatcher. Default: Console.Error.</summary>
         public event Action<string> LogReceived;
 
+        /// <summary>
+        /// The bridge process ended by itself (crashed, killed, exited), also while no request waited, with the
+        /// -32023 error every waiting and later request fails with ("The bridge process exited (signal 9) before
+        /// answering."). On the dispatcher, once; not after Dispose. Start a new OamBridge to go on.
+        /// </summary>
+        public event Action<OamBridgeException> Exited;
+
         /// <param name="command">argv of the bridge (null: from the environment, see the file header).</param>
         /// <param name="dispatcher">where callbacks run (null: immediately on the reader thread).</param>
         public OamBridge(string[] command = null, IOamDispatcher dispatcher = null)
@@ -856,14 +863,18 @@ namespace OpenAppleModels
             catch (Exception) { }
             OamBridgeException error;
             Outstanding outstanding;
+            bool byItself;
             lock (gate)
             {
+                byItself = dead == null; // not Dispose
                 error = dead ?? new OamBridgeException(OamBridgeException.ShutDown, "shut_down",
                     "The bridge process exited (" + description + ") before answering.");
                 dead = error;
                 outstanding = TakeOutstandingLocked();
             }
             FailOutstanding(outstanding, error);
+            var exited = Exited;
+            if (byItself && exited != null) Post(() => exited(error));
         }
 
         // Mono and .NET report a process ended by a signal as exit status 128 + the signal on Unix; it is named as

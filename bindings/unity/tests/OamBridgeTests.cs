@@ -548,10 +548,37 @@ static class OamBridgeTests
             bridge.Dispose();
         }
 
+        current = "a bridge that dies while idle is reported (Exited)";
+        bridge = Start(queue);
+        var exits = new List<string>();
+        var exitThreads = new List<int>();
+        bridge.Exited += e =>
+        {
+            exitThreads.Add(Thread.CurrentThread.ManagedThreadId);
+            exits.Add(e.Code + " " + e.Message);
+        };
+        try
+        {
+            using (var p = Process.GetProcessById(bridge.ProcessId)) p.Kill();
+            var exitWatch = Stopwatch.StartNew(); // a hang guard, not a bound
+            while (exits.Count == 0 && exitWatch.ElapsedMilliseconds < 10000) { queue.Pump(); Thread.Sleep(1); }
+            Check(exits.Count == 1 && exits[0].StartsWith("-32023 The bridge process exited ("),
+                "Exited: " + string.Join(" | ", exits.ToArray()));
+            Check(exitThreads.TrueForAll(id => id == mainThread), "Exited ran on the dispatcher (the main thread)");
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+        queue.Pump();
+        Check(exits.Count == 1, "Exited once: " + exits.Count);
+
         current = "dispose ends the bridge";
         queue = new OamMainThreadQueue();
         bridge = Start(queue);
         int pid = bridge.ProcessId;
+        bool exitedAfterDispose = false;
+        bridge.Exited += e => exitedAfterDispose = true;
         var busy = Wait(queue, bridge.CreateSessionAsync(model: Scripted(O().With("text", "never").With("delayMs", 20000))));
         var running = busy.RespondAsync("x");
         var watch = Stopwatch.StartNew();
@@ -560,6 +587,8 @@ static class OamBridgeTests
         Check(!ProcessExists(pid), "the bridge process still runs");
         var failed = WaitError(queue, running, 3000) as OamBridgeException;
         Check(failed != null && failed.Code == -32023 && failed.Message == "The bridge was closed.", "" + failed);
+        queue.Pump();
+        Check(!exitedAfterDispose, "Exited is for a bridge that ended by itself, not after Dispose");
 
         current = "use after dispose";
         Check(Safe(() => bridge.HasExited) == "True", "HasExited after Dispose: " + Safe(() => bridge.HasExited));
