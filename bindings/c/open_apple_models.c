@@ -18,7 +18,17 @@
 #define OAM_VERSION "0.1.0"
 #define MAX_SAFE_INTEGER 9007199254740991.0
 #define MAX_JSON_DEPTH 512
-#define SHUTDOWN_WAIT_MS 3000
+/* How long destroy waits for the bridge to exit after asking it to shut down, before killing it. */
+#ifndef OAM_SHUTDOWN_WAIT_MS
+#define OAM_SHUTDOWN_WAIT_MS 3000
+#endif
+#define SHUTDOWN_WAIT_MS OAM_SHUTDOWN_WAIT_MS
+/*
+ * How long destroy waits for the bridge's first output after the shutdown: a ping follows it, which a live bridge
+ * fails at once (PROTOCOL.md, shutdown), also while the shutdown waits for cancelled work. A bridge that writes
+ * nothing in that time (frozen, stopped, not reading its input) is killed then instead of after SHUTDOWN_WAIT_MS.
+ */
+#define SHUTDOWN_ANSWER_MS 500
 /* What the bridge reads (PROTOCOL.md, README "Limits"): it answers a deeper or longer line with id null. */
 #define BRIDGE_MAX_DEPTH 100
 #define BRIDGE_MAX_LINE_BYTES 16777216.0
@@ -593,6 +603,7 @@ struct oam_bridge {
     oam_mutex lock;
     oam_cond changed;
     int closing;           /* destroy started: no more callbacks */
+    int heard_closing;     /* the bridge wrote something after destroy started */
     int dead;              /* the bridge's output ended (exit_description is final once set) */
     int reader_cleans_up;  /* destroy was called from inside the callback and could not start its teardown thread */
     int users;             /* threads inside oam_bridge_send() or oam_call_blocking(): destroy waits for them */
@@ -749,6 +760,12 @@ static void reader_main(void *argument) {
         /* Only the new bytes are searched for a newline: a long line arrives in many chunks. */
         size_t start = 0, k = pending.length;
         if (n <= 0) break;
+        oam_mutex_lock(&bridge->lock);
+        if (bridge->closing && !bridge->heard_closing) {
+            bridge->heard_closing = 1; /* teardown: the bridge is alive */
+            oam_cond_broadcast(&bridge->changed);
+        }
+        oam_mutex_unlock(&bridge->lock);
         text_add(&pending, chunk, (size_t)n);
         if (pending.failed) break;
         for (; k < pending.length; k++) {
@@ -1191,16 +1208,25 @@ static void finish_destroy(oam_bridge *bridge) {
 
 /*
  * Cancels everything on the bridge, ends its input (it exits after answering), gives it ~3 s, kills it otherwise,
- * stops the reader and frees the handle. A bridge that stopped reading (frozen, stopped in a debugger) with a send
- * stuck behind it gets the same 3 s, then is killed, which also ends the stuck send. Not on the reader thread.
+ * stops the reader and frees the handle. A bridge that writes nothing within SHUTDOWN_ANSWER_MS (frozen, stopped
+ * in a debugger, not reading its input, maybe with a send stuck behind it) is killed then, which also ends the
+ * stuck send. Not on the reader thread.
  */
 static void teardown(oam_bridge *bridge) {
     static const char shutdown_request[] =
-        "{\"jsonrpc\":\"2.0\",\"id\":\"oam-destroy\",\"method\":\"shutdown\"}\n";
-    int64_t deadline = oam_now_ms() + SHUTDOWN_WAIT_MS, left;
-    oam_process_end_input(bridge->process, shutdown_request, sizeof shutdown_request - 1, SHUTDOWN_WAIT_MS);
-    /* The reader drains (and discards) output while the bridge shuts down. */
-    left = deadline - oam_now_ms();
+        "{\"jsonrpc\":\"2.0\",\"id\":\"oam-destroy\",\"method\":\"shutdown\"}\n"
+        "{\"jsonrpc\":\"2.0\",\"id\":\"oam-destroy-ping\",\"method\":\"ping\"}\n";
+    int64_t now = oam_now_ms(), deadline = now + SHUTDOWN_WAIT_MS, answer_by = now + SHUTDOWN_ANSWER_MS, left;
+    int answered;
+    oam_process_end_input(bridge->process, shutdown_request, sizeof shutdown_request - 1, SHUTDOWN_ANSWER_MS);
+    /* The reader drains (and discards) output while the bridge shuts down; the first of it shows it is alive. */
+    oam_mutex_lock(&bridge->lock);
+    while (!bridge->heard_closing && !bridge->dead && oam_now_ms() < answer_by) {
+        oam_cond_wait_until(&bridge->changed, &bridge->lock, answer_by);
+    }
+    answered = bridge->heard_closing || bridge->dead;
+    oam_mutex_unlock(&bridge->lock);
+    left = answered ? deadline - oam_now_ms() : 0;
     if (!oam_process_wait(bridge->process, left > 0 ? (int)left : 0, NULL, 0)) {
         oam_process_kill(bridge->process, 1);
         oam_process_wait(bridge->process, -1, NULL, 0);

@@ -80,10 +80,14 @@
  *     receives an error response with code -32023 ("shut_down") whose message
  *     names the exit status; later requests get the same error. Nothing hangs.
  *   - oam_bridge_destroy() asks the bridge to shut down (a "shutdown"
- *     request, which cancels running turns and pending tool calls), closes its
- *     stdin, waits up to about 3 s for it to exit and kills it otherwise
- *     (also when the bridge stopped reading and the request cannot be
- *     written; a send stuck on such a bridge then returns). It
+ *     request, which cancels running turns and pending tool calls, then a
+ *     "ping", which a live bridge fails at once), closes its stdin and waits
+ *     for it to exit: a few milliseconds usually, up to about 3 s for a
+ *     bridge still answering, then it is killed. A bridge that writes nothing
+ *     within 0.5 s (frozen, stopped, not reading its input so the request
+ *     cannot be written; a send stuck on such a bridge then returns) is
+ *     killed then. Build with -DOAM_SHUTDOWN_WAIT_MS=<ms> for another
+ *     limit than 3000. It
  *     waits for an in-flight callback to finish. Once it returns, the callback
  *     is never called again and the handle is invalid.
  *     So do not hold a lock that your callback takes while you call it.
@@ -96,7 +100,7 @@
  *   - Calling oam_bridge_destroy() from inside the callback is allowed: it
  *     returns at once, that callback invocation is the last one, and a
  *     thread of the library does the rest in the background (the same
- *     shutdown, ~3 s and kill, so a frozen bridge is ended too) and frees
+ *     shutdown, wait and kill, so a frozen bridge is ended too) and frees
  *     the handle once the callback has returned.
  *   - Using a handle after oam_bridge_destroy() has returned (or calling
  *     destroy twice) is undefined behavior: stop the threads that use it

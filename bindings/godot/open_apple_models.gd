@@ -854,7 +854,8 @@ func respond(session_id: String, prompt: String, on_text: Callable = Callable(),
 	return response
 
 
-## session/cancel.
+## session/cancel: cancels the session's running turn (its respond() answers a -32009 cancelled error) and its
+## queued work. Result: {session, cancelled}.
 func cancel_session(session_id: String) -> Dictionary:
 	return await request("session/cancel", {"session": session_id})
 
@@ -906,6 +907,12 @@ func talk(npc_id: String, line: String, on_line: Callable = Callable(), on_emoti
 	if error_code(response) == "timeout":
 		notify("npc/cancel", {"npc": npc_id})
 	return response
+
+
+## npc/cancel: cancels the NPC's running talk (its talk() answers a -32009 cancelled error, e.g. when the player
+## walks away) and its queued requests. Result: {npc, cancelled}.
+func cancel_npc(npc_id: String) -> Dictionary:
+	return await request("npc/cancel", {"npc": npc_id})
 
 
 ## npc/bark.

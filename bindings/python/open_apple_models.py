@@ -341,13 +341,19 @@ class Bridge:
     :param initialize: send ``initialize`` on start (its result is in ``server_info``).
     :param client_name: the ``client.name`` sent in ``initialize``.
     :param shutdown_timeout: seconds ``close()`` waits for the process to exit after sending ``shutdown`` and
-        closing its stdin, before terminating it (SIGTERM; on Windows this already kills it).
+        closing its stdin, before terminating it (SIGTERM; on Windows this already kills it). A bridge that writes
+        nothing within ``SHUTDOWN_ANSWER_TIMEOUT`` (0.5 s) of the ``shutdown`` (a ``ping`` follows it, which a live
+        bridge fails at once) is terminated then instead.
     :param terminate_timeout: seconds ``close()`` then waits for a terminated process to exit before killing it
-        (SIGKILL). A bridge that answers nothing any more (stuck, or stopped) is gone after the two, 3 s by default.
+        (SIGKILL). A bridge that answers nothing any more (stuck, or stopped) is gone after 0.5 s and this, 1.5 s
+        by default.
     :param max_line_bytes: the longest line the bridge reads (default: the ``--max-line-bytes`` in the command,
         else the bridge's default, 16 MiB). A longer message is refused before it is sent, with a -32600
         ``invalid_message`` :class:`BridgeError`; a longer tool result becomes an error output the model sees.
     """
+
+    #: Seconds ``close()`` waits for the bridge's first line after ``shutdown`` before terminating it.
+    SHUTDOWN_ANSWER_TIMEOUT = 0.5
 
     def __init__(
         self,
@@ -381,6 +387,7 @@ class Bridge:
         self._write_lock: Optional[asyncio.Lock] = None
         self._dead: Optional[BridgeError] = None
         self._closing = False
+        self._heard_while_closing: Optional[asyncio.Event] = None  # a line (or the end of output) after close()
         self.server_info: Dict[str, Any] = {}
 
     # ------------------------------------------------------------------ lifecycle
@@ -418,18 +425,24 @@ class Bridge:
     async def close(self) -> None:
         """Shuts the bridge down (cancelling its work) and waits for the process to exit, boundedly.
 
-        Sends ``shutdown`` and closes the bridge's stdin (the bridge answers what it has read, then exits); a
-        process still running after ``shutdown_timeout`` seconds is terminated, and killed after
-        ``terminate_timeout`` more. Waiting and later requests fail with -32023 "The bridge was closed."."""
+        Sends ``shutdown`` (and a ``ping``) and closes the bridge's stdin (the bridge answers what it has read,
+        then exits); a process still running after ``shutdown_timeout`` seconds, or one that has written nothing
+        0.5 s after the ``shutdown``, is terminated, and killed after ``terminate_timeout`` more. Waiting and later
+        requests fail with -32023 "The bridge was closed."."""
         if self._process is None or self._closing:
             return
         self._closing = True
+        heard = self._heard_while_closing = asyncio.Event()
         process = self._process
+        if process.stdout is None or process.stdout.at_eof():
+            heard.set()
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self._shutdown_timeout
-        if self._dead is None and process.returncode is None:
+        answer_deadline = loop.time() + min(self.SHUTDOWN_ANSWER_TIMEOUT, self._shutdown_timeout)
+        alive = self._dead is None and process.returncode is None
+        if alive:
             try:  # the answer is not awaited: the exit is (a bridge that answers nothing must not hold close up)
-                await asyncio.wait_for(self._send_shutdown(), self._shutdown_timeout)
+                await asyncio.wait_for(self._send_shutdown(), max(answer_deadline - loop.time(), 0))
             except (BridgeError, asyncio.TimeoutError, ConnectionError, OSError):
                 pass
         try:
@@ -437,6 +450,11 @@ class Bridge:
                 process.stdin.close()
         except (ConnectionError, OSError):
             pass
+        if alive:  # a bridge that writes nothing (frozen, stopped, not reading) gets no more than the answer wait
+            try:
+                await asyncio.wait_for(heard.wait(), max(answer_deadline - loop.time(), 0))
+            except asyncio.TimeoutError:
+                deadline = loop.time()
         if not await self._wait_exit(process, deadline - loop.time()):
             try:
                 process.terminate()
@@ -458,7 +476,9 @@ class Bridge:
         self._fail_all(BridgeError(SHUT_DOWN, "shut_down", "The bridge was closed."))
 
     async def _send_shutdown(self) -> None:
-        """Writes a ``shutdown`` request; its response (or the exit) settles it later, unawaited."""
+        """Writes a ``shutdown`` request; its response (or the exit) settles it later, unawaited. A ``ping``
+        follows it: after ``shutdown`` a live bridge fails every request at once (PROTOCOL.md), so its answer shows
+        the bridge is alive even while the shutdown waits for cancelled work."""
         request_id = "py-%d" % next(self._ids)
         key = _id_key(request_id)
         future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
@@ -466,6 +486,7 @@ class Bridge:
         future.add_done_callback(lambda _: self._pending.pop(key, None))
         self._pending[key] = _Pending(future, None, None)
         await self._write(self._encode({"jsonrpc": "2.0", "id": request_id, "method": "shutdown"}))
+        await self._write(self._encode({"jsonrpc": "2.0", "id": "py-%d" % next(self._ids), "method": "ping"}))
 
     @staticmethod
     async def _wait_exit(process: "asyncio.subprocess.Process", timeout: float) -> bool:
@@ -608,11 +629,15 @@ class Bridge:
                     continue
                 if not line:
                     break
+                if self._heard_while_closing is not None:
+                    self._heard_while_closing.set()
                 self._dispatch(line)
         except asyncio.CancelledError:
             raise
         except Exception:  # pragma: no cover - defensive
             logger.exception("open_apple_models: reader failed")
+        if self._heard_while_closing is not None:
+            self._heard_while_closing.set()
         try:
             status = await asyncio.wait_for(process.wait(), 2.0)
             description = ("exit status %d" % status) if status >= 0 else ("signal %d" % -status)

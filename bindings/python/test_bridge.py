@@ -524,6 +524,26 @@ class LifecycleTests(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(bridge.returncode, -signal.SIGKILL)
         self.assertLess(time.monotonic() - started, 5.0)  # generous: it used to take 10 s
 
+    async def test_close_of_a_stopped_bridge_does_not_wait_out_shutdown_timeout(self):
+        bridge = Bridge(COMMAND, shutdown_timeout=60)  # waiting it out fails the hang guard below
+        await bridge.start()
+        os.kill(bridge.pid, signal.SIGSTOP)  # answers nothing, not even the ping that follows the shutdown
+        try:
+            await asyncio.wait_for(bridge.close(), 20)
+        finally:
+            if bridge.returncode is None:
+                os.kill(bridge.pid, signal.SIGKILL)
+        self.assertEqual(bridge.returncode, -signal.SIGKILL)
+
+    async def test_close_waits_for_a_bridge_that_answers_but_exits_late(self):
+        # Answers every line, then exits on its own 1 s after its input ends: not terminated.
+        bridge = Bridge([sys.executable, "-c", "import sys, time\nfor line in sys.stdin:\n"
+                         "    print('{\"jsonrpc\": \"2.0\", \"id\": \"x\", \"result\": {}}', flush=True)\n"
+                         "time.sleep(1)"], initialize=False, shutdown_timeout=10)
+        await bridge.start()
+        await bridge.close()
+        self.assertEqual(bridge.returncode, 0)
+
     async def test_close_terminates_a_silent_child_that_ignores_end_of_input(self):
         bridge = Bridge([sys.executable, "-c", "import time; time.sleep(60)"], initialize=False,
                         shutdown_timeout=0.2)

@@ -126,6 +126,7 @@ namespace OpenAppleModels
             }
             bridge = new OamBridge(command, queue);
             bridge.LogReceived += line => Debug.LogWarning("[open-apple-models] " + line);
+            bridge.Exited += error => Debug.LogError("[open-apple-models] " + error.Message);
             try
             {
                 bridge.Start();
@@ -155,8 +156,9 @@ namespace OpenAppleModels
         void Shutdown()
         {
             if (bridge == null) return;
-            // Waits on the main thread (a few ms; at most ~3 s and a kill for a bridge that does not exit): a wait
-            // moved to another thread could be cut off by the quit and leave a frozen bridge running.
+            // Waits on the main thread (a few ms; 0.5 s and a kill for a frozen bridge that answers nothing; at most
+            // ~3 s and a kill for one that still answers but does not exit): a wait moved to another thread could be
+            // cut off by the quit (or a domain reload) and leave a frozen bridge running.
             bridge.Dispose(); // kept: later calls fail with "The bridge was closed." rather than a NullReferenceException
             queue.Pump(); // deliver the shut_down errors to awaiting code
         }

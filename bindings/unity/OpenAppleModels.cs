@@ -550,11 +550,27 @@ namespace OpenAppleModels
         OamBridgeException dead;
         bool disposed;
 
+        // How long Dispose waits for the bridge to exit after asking it to shut down, before killing it.
+        internal int ShutdownGraceMs = 3000;
+        // How long Dispose waits for the bridge's first line after asking it to shut down (it answers a ping at once,
+        // even while cancelled work winds down); a bridge that writes nothing in that time is frozen and is killed.
+        internal int ShutdownAnswerMs = 500;
+        // Set by the reader when the bridge writes a line after Dispose began, or its output ends.
+        readonly ManualResetEvent heardDuringShutdown = new ManualResetEvent(false);
+        volatile bool shuttingDown;
+
         /// <summary>Every notification (method, params), after the built-in routing.</summary>
         public event Action<string, JsonObject> NotificationReceived;
 
         /// <summary>Lines the bridge writes to stderr (its log), on the dispatcher. Default: Console.Error.</summary>
         public event Action<string> LogReceived;
+
+        /// <summary>
+        /// The bridge process ended by itself (crashed, killed, exited), also while no request waited, with the
+        /// -32023 error every waiting and later request fails with ("The bridge process exited (signal 9) before
+        /// answering."). On the dispatcher, once; not after Dispose. Start a new OamBridge to go on.
+        /// </summary>
+        public event Action<OamBridgeException> Exited;
 
         /// <param name="command">argv of the bridge (null: from the environment, see the file header).</param>
         /// <param name="dispatcher">where callbacks run (null: immediately on the reader thread).</param>
@@ -828,6 +844,7 @@ namespace OpenAppleModels
                 string line;
                 while ((line = output.ReadLine()) != null)
                 {
+                    if (shuttingDown) heardDuringShutdown.Set();
                     if (line.Length == 0) continue;
                     try { Dispatch(line); }
                     catch (Exception e) { Console.Error.WriteLine("[open-apple-models] " + e); }
@@ -837,22 +854,36 @@ namespace OpenAppleModels
             {
                 // stream closed
             }
+            heardDuringShutdown.Set();
             string description = "output closed";
             try
             {
-                if (process.WaitForExit(2000)) description = "exit status " + process.ExitCode;
+                if (process.WaitForExit(2000)) description = DescribeExit(process.ExitCode);
             }
             catch (Exception) { }
             OamBridgeException error;
             Outstanding outstanding;
+            bool byItself;
             lock (gate)
             {
+                byItself = dead == null; // not Dispose
                 error = dead ?? new OamBridgeException(OamBridgeException.ShutDown, "shut_down",
                     "The bridge process exited (" + description + ") before answering.");
                 dead = error;
                 outstanding = TakeOutstandingLocked();
             }
             FailOutstanding(outstanding, error);
+            var exited = Exited;
+            if (byItself && exited != null) Post(() => exited(error));
+        }
+
+        // Mono and .NET report a process ended by a signal as exit status 128 + the signal on Unix; it is named as
+        // the C and Python clients name it ("signal 9" for a kill).
+        static string DescribeExit(int code)
+        {
+            bool unix = Environment.OSVersion.Platform == PlatformID.Unix || Environment.OSVersion.Platform == PlatformID.MacOSX;
+            if (unix && code > 128 && code < 128 + 65) return "signal " + (code - 128);
+            return "exit status " + code;
         }
 
         // Every waiting request and running tool call, taken out under gate in the same lock that sets `dead`, so
@@ -1268,8 +1299,10 @@ namespace OpenAppleModels
         // ---------------------------------------------------------------------------------------- shutdown
 
         /// <summary>
-        /// Shuts the bridge down (cancelling its work), waits up to about 3 s for the process to exit and kills it
-        /// otherwise, also when the bridge stopped reading its input (a send blocked on it then returns). Waiting
+        /// Shuts the bridge down (cancelling its work) and waits for the process to exit: a few milliseconds
+        /// usually. A bridge that writes nothing within 0.5 s of the shutdown (frozen, stopped in a debugger, not
+        /// reading its input: a send blocked on it then returns) is killed then; one that still answers (a ping sent
+        /// after the shutdown) gets up to about 3 s to finish its cancelled work and is killed after that. Waiting
         /// requests, and any made later, fail with a -32023 shut_down error "The bridge was closed." (delivered
         /// through the dispatcher: pump it once more).
         /// </summary>
@@ -1291,18 +1324,30 @@ namespace OpenAppleModels
                 if (!process.HasExited)
                 {
                     var shutdown = new JsonObject().With("jsonrpc", "2.0").With("id", "cs-shutdown").With("method", "shutdown");
+                    // After shutdown every request fails at once (PROTOCOL.md, shutdown): the answer to this ping
+                    // shows the bridge is alive even while the shutdown waits for its cancelled work.
+                    var probe = new JsonObject().With("jsonrpc", "2.0").With("id", "cs-shutdown-ping").With("method", "ping");
+                    shuttingDown = true;
                     // Written on a thread of its own: on a bridge that stopped reading with its input pipe full, the
                     // write (or another thread's, holding writeGate) blocks until the kill below ends the process.
                     var closer = new Thread(() =>
                     {
                         WriteLine(Json.Serialize(shutdown));
+                        WriteLine(Json.Serialize(probe));
                         lock (writeGate)
                         {
                             try { input.Close(); } catch (Exception) { }
                         }
                     }) { IsBackground = true, Name = "open-apple-models shutdown" };
+                    var watch = Stopwatch.StartNew();
                     closer.Start();
-                    if (!process.WaitForExit(3000))
+                    // A bridge that writes nothing (frozen, stopped) is killed now; one that answers gets the grace.
+                    // (Disposed from a callback on the reader thread, nothing reads its answer: it gets the grace.)
+                    bool answered = reader == Thread.CurrentThread || heardDuringShutdown.WaitOne(ShutdownAnswerMs);
+                    bool exited = answered
+                        ? process.WaitForExit((int)Math.Max(0, ShutdownGraceMs - watch.ElapsedMilliseconds))
+                        : process.WaitForExit(0);
+                    if (!exited)
                     {
                         try { process.Kill(); } catch (Exception) { }
                         process.WaitForExit(2000);

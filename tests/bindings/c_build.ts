@@ -28,9 +28,12 @@ const C_STRICT = ["-Wall", "-Wextra", "-Werror"];
 
 /**
  * Builds the library, `example` and `test_bridge`; `sanitizer: "thread"` builds everything with TSan. `dir`
- * names the output directory under .build/bindings (test files that run in parallel each need their own).
+ * names the output directory under .build/bindings (test files that run in parallel each need their own);
+ * `defines` (`NAME=value`) are passed to the library's build as `-D`.
  */
-export async function buildC(options: { sanitizer?: "thread"; dir?: string } = {}): Promise<CBuild> {
+export async function buildC(
+  options: { sanitizer?: "thread"; dir?: string; defines?: string[] } = {},
+): Promise<CBuild> {
   const dir = `${BUILD_DIR}/${options.dir ?? (options.sanitizer ? "c-tsan" : "c")}`;
   await Deno.mkdir(dir, { recursive: true });
   const sanitize = options.sanitizer ? [`-fsanitize=${options.sanitizer}`] : [];
@@ -44,6 +47,7 @@ export async function buildC(options: { sanitizer?: "thread"; dir?: string } = {
       ...C_STRICT,
       ...sanitize,
       "-fvisibility=hidden",
+      ...(options.defines ?? []).map((define) => `-D${define}`),
       "-o",
       `${dir}/libopen_apple_models.${LIB_EXT}`,
       `${C_SOURCES}/open_apple_models.c`,

@@ -24,13 +24,32 @@ Deno.test({
     const exampleRun = await run(example, [], { env, timeoutMs: 30_000 });
     assertSucceeded(exampleRun, "example");
     assert.match(exampleRun.stdout, /portcullis chain is jammed/);
-    // A hang guard: test_bridge starts about a dozen bridges and waits out two ~3 s destroy grace periods; it
-    // took 10 s alone, 13 s beside two busy loops and 19 s beside four on 2 cores, and a loaded full run
+    // A hang guard: test_bridge starts about a dozen bridges (and waited out two ~3 s destroy grace periods, now
+    // 0.5 s each); it took 10 s alone, 13 s beside two busy loops and 19 s beside four on 2 cores, and a loaded full run
     // went past 30 s.
     const tests = await run(testBridge, [], { env, timeoutMs: 120_000 });
     assertSucceeded(tests, "test_bridge");
     assert.match(tests.stdout, /^12 groups, \d+ checks, 0 failures$/m);
     assert.doesNotMatch(tests.stdout, /SKIP/, "game methods are served, so no test may be skipped");
+  },
+});
+
+Deno.test({
+  name: hasGcc
+    ? "bindings/c: destroy kills a frozen bridge without waiting out the shutdown grace period"
+    : "bindings/c: SKIPPED (gcc missing)",
+  ignore: !hasGcc,
+  sanitizeResources: false,
+  async fn() {
+    // A grace period of 60 s: a destroy that waited it out for the stopped bridges of these groups (one stuck
+    // behind a full pipe, one destroyed from inside the callback) would pass the hang guard below.
+    const { testBridge } = await buildC({ dir: "c-long-grace", defines: ["OAM_SHUTDOWN_WAIT_MS=60000"] });
+    const tests = await run(testBridge, ["destroy-stuck", "destroy-waiting"], {
+      env: bridgeEnv(),
+      timeoutMs: 45_000,
+    });
+    assertSucceeded(tests, "test_bridge destroy-stuck destroy-waiting (60 s grace)");
+    assert.match(tests.stdout, /^2 groups, \d+ checks, 0 failures$/m);
   },
 });
 

@@ -632,3 +632,24 @@ Deno.test("bindings/godot: deno.lock pins no tree-sitter package (the parser run
   const lock = Deno.readTextFileSync(`${REPO_ROOT}/deno.lock`);
   assert.ok(!lock.includes("tree-sitter"), "the GDScript parser must stay out of deno.lock");
 });
+
+Deno.test("bindings/godot: a running turn can be cancelled at any moment, a session's and an NPC's alike", () => {
+  const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+  for (
+    const [fn, method, param] of [["cancel_session", "session/cancel", "session"], [
+      "cancel_npc",
+      "npc/cancel",
+      "npc",
+    ]]
+  ) {
+    const body = text.match(
+      new RegExp(`^func ${fn}\\(\\w+: String\\) -> Dictionary:\\n((?:\\t.*\\n)+)`, "m"),
+    );
+    assert.ok(body, `no func ${fn}(id: String) -> Dictionary`);
+    assert.match(
+      body[1],
+      new RegExp(`return await request\\("${method}", \\{"${param}": \\w+\\}\\)`),
+      `${fn} sends ${method}`,
+    );
+  }
+});

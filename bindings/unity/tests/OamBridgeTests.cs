@@ -525,6 +525,8 @@ static class OamBridgeTests
             using (var p = Process.GetProcessById(bridge.ProcessId)) p.Kill();
             var error = WaitError(queue, turn, 5000) as OamBridgeException;
             Check(error != null && error.Code == -32023 && error.Message.StartsWith("The bridge process exited"), "" + error);
+            if (Environment.OSVersion.Platform == PlatformID.Unix) // as the C and Python clients say it
+                Check(error != null && error.Message.Contains("(signal 9)"), "the kill is named: " + error);
             var again = WaitError(queue, bridge.RequestAsync("ping"), 2000) as OamBridgeException;
             Check(again != null && again.DataCode == "shut_down", "" + again);
         }
@@ -533,10 +535,50 @@ static class OamBridgeTests
             bridge.Dispose();
         }
 
+        current = "bridge exits with a status mid-request";
+        bridge = new OamBridge(new[] { "sh", "-c", "read line; exit 3" }, queue);
+        bridge.Start();
+        try
+        {
+            var error = WaitError(queue, bridge.RequestAsync("ping"), 5000) as OamBridgeException;
+            Check(error != null && error.Message == "The bridge process exited (exit status 3) before answering.", "" + error);
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+
+        current = "a bridge that dies while idle is reported (Exited)";
+        bridge = Start(queue);
+        var exits = new List<string>();
+        var exitThreads = new List<int>();
+        bridge.Exited += e =>
+        {
+            exitThreads.Add(Thread.CurrentThread.ManagedThreadId);
+            exits.Add(e.Code + " " + e.Message);
+        };
+        try
+        {
+            using (var p = Process.GetProcessById(bridge.ProcessId)) p.Kill();
+            var exitWatch = Stopwatch.StartNew(); // a hang guard, not a bound
+            while (exits.Count == 0 && exitWatch.ElapsedMilliseconds < 10000) { queue.Pump(); Thread.Sleep(1); }
+            Check(exits.Count == 1 && exits[0].StartsWith("-32023 The bridge process exited ("),
+                "Exited: " + string.Join(" | ", exits.ToArray()));
+            Check(exitThreads.TrueForAll(id => id == mainThread), "Exited ran on the dispatcher (the main thread)");
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+        queue.Pump();
+        Check(exits.Count == 1, "Exited once: " + exits.Count);
+
         current = "dispose ends the bridge";
         queue = new OamMainThreadQueue();
         bridge = Start(queue);
         int pid = bridge.ProcessId;
+        bool exitedAfterDispose = false;
+        bridge.Exited += e => exitedAfterDispose = true;
         var busy = Wait(queue, bridge.CreateSessionAsync(model: Scripted(O().With("text", "never").With("delayMs", 20000))));
         var running = busy.RespondAsync("x");
         var watch = Stopwatch.StartNew();
@@ -545,6 +587,8 @@ static class OamBridgeTests
         Check(!ProcessExists(pid), "the bridge process still runs");
         var failed = WaitError(queue, running, 3000) as OamBridgeException;
         Check(failed != null && failed.Code == -32023 && failed.Message == "The bridge was closed.", "" + failed);
+        queue.Pump();
+        Check(!exitedAfterDispose, "Exited is for a bridge that ended by itself, not after Dispose");
 
         current = "use after dispose";
         Check(Safe(() => bridge.HasExited) == "True", "HasExited after Dispose: " + Safe(() => bridge.HasExited));
@@ -666,10 +710,56 @@ static class OamBridgeTests
         }
     }
 
+    // Dispose waits for a bridge that is still answering (it may be finishing cancelled work) but not for one that
+    // answers nothing after the shutdown (frozen): that one is killed at once instead of after the grace period.
+    static void TestDisposeWaitsOnlyForALiveBridge()
+    {
+        current = "dispose of a frozen bridge does not wait out the grace period";
+        if (Environment.OSVersion.Platform != PlatformID.Unix) return;
+        var queue = new OamMainThreadQueue();
+        var bridge = Start(queue);
+        bridge.ShutdownGraceMs = 60000; // far above the hang guard below: waiting it out fails the check
+        int pid = bridge.ProcessId;
+        Signal(pid, "STOP");
+        try
+        {
+            var watch = Stopwatch.StartNew();
+            var disposer = new Thread(() => bridge.Dispose()) { IsBackground = true };
+            disposer.Start();
+            Check(disposer.Join(20000), "Dispose waited for a frozen bridge (grace period 60 s)");
+            Console.WriteLine("dispose of a frozen bridge: " + watch.ElapsedMilliseconds + " ms");
+            Check(!ProcessExists(pid), "the frozen bridge still exists");
+        }
+        finally
+        {
+            if (ProcessExists(pid)) Signal(pid, "KILL");
+        }
+
+        current = "dispose waits for a bridge that answers but exits late";
+        // Answers every line, and exits normally 1.5 s after its input ends (leaving a mark): not killed.
+        string mark = System.IO.Path.Combine(System.IO.Path.GetTempPath(), "oam-late-exit-" + Guid.NewGuid().ToString("N"));
+        var slow = new OamBridge(new[] { "sh", "-c",
+            "while IFS= read -r line; do echo '{\"jsonrpc\":\"2.0\",\"id\":\"x\",\"result\":{}}'; done; " +
+            "sleep 1.5; echo done > \"$0\"", mark }, queue);
+        slow.Start();
+        try
+        {
+            var slowDisposer = new Thread(() => slow.Dispose()) { IsBackground = true };
+            slowDisposer.Start();
+            Check(slowDisposer.Join(20000), "Dispose did not return");
+            Check(System.IO.File.Exists(mark), "the bridge was killed before it could exit on its own");
+        }
+        finally
+        {
+            try { System.IO.File.Delete(mark); } catch (Exception) { }
+        }
+    }
+
     static int Main()
     {
         mainThread = Thread.CurrentThread.ManagedThreadId;
-        var tests = new Action[] { TestJson, TestSessions, TestGame, TestLifecycle, TestDisposeFrozenBridge };
+        var tests = new Action[] { TestJson, TestSessions, TestGame, TestLifecycle, TestDisposeFrozenBridge,
+            TestDisposeWaitsOnlyForALiveBridge };
         foreach (var test in tests)
         {
             try { test(); }
