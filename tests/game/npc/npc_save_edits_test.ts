@@ -5,6 +5,7 @@
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../../src/protocol/json.ts";
 import { NpcClient, tool } from "./npc_helpers.ts";
+import { BridgeProcess } from "../../helpers/process.ts";
 
 const GORM = { name: "Gorm", role: "the village blacksmith" };
 
@@ -78,4 +79,93 @@ Deno.test("npc/restore of a save whose groundingTool the game removed: the error
   });
   assert.deepEqual(fixed.tools, ["check_stock"]);
   await c.close();
+});
+
+Deno.test("over stdio: bad saves get the spec's errors naming what is wrong, the NPC and the bridge stay as they were", async () => {
+  const p = new BridgeProcess();
+  let id = 0;
+  const call = async (method: string, params: JsonObject) => {
+    await p.request(++id, method, params);
+    return await p.response(id);
+  };
+  await call("world/create", { world: "village", state: { gold: 5 } });
+  await call("npc/create", {
+    npc: "gorm",
+    persona: GORM,
+    world: "village",
+    memory: { facts: ["Aria likes axes."], relationship: 20 },
+    model: { type: "scripted", steps: [{ json: { emotion: "happy", line: "Hm." } }] },
+    options: { playerOptionCount: 0, canEndConversation: false },
+  });
+  await call("npc/talk", { npc: "gorm", line: "Hello" });
+  const saved = (await call("npc/state", { npc: "gorm" })).result as JsonObject;
+  const state = saved.state as JsonObject;
+  const error = async (method: string, params: JsonObject) =>
+    (await call(method, params)).error as JsonObject;
+
+  // A save file cut short, pasted into the request line.
+  const line = JSON.stringify({ jsonrpc: "2.0", id: "cut", method: "npc/restore", params: { state: saved } });
+  await p.send(line.slice(0, 200));
+  const cut = await p.waitFor((m) => m.id === null && "error" in m);
+  assert.deepEqual([(cut.error as JsonObject).code, ((cut.error as JsonObject).data as JsonObject).code], [
+    -32700,
+    "parse_error",
+  ]);
+  assert.match((cut.error as JsonObject).message as string, /^Invalid JSON at byte \d+/);
+
+  // Restoring into an id in use (a save loaded twice).
+  assert.deepEqual(await error("npc/restore", { state: saved, model: "scripted" }), {
+    code: -32051,
+    message:
+      "An NPC with id 'gorm' already exists: delete it first (npc/delete) to replace it with the save, " +
+      "or pass another 'npc' to restore a copy.",
+    data: { code: "npc_exists", npc: "gorm" },
+  });
+  // Hand edits the bridge cannot use: each error names the field.
+  const edited = (change: (s: JsonObject) => void) => {
+    const copy = structuredClone(state);
+    change(copy);
+    return { state: copy, npc: "edited", model: "scripted" };
+  };
+  const cases: Array<[JsonObject, string]> = [
+    [
+      edited((s) => (s.memory as JsonObject).relationship = "friendly"),
+      "Parameter 'state.memory.relationship' must be a number; got \"friendly\".",
+    ],
+    [
+      edited((s) => (s.memory as JsonObject).facts = "Aria likes axes."),
+      `Parameter 'state.memory.facts' must be an array; got "Aria likes axes.".`,
+    ],
+    [
+      edited((s) => ((s.transcript as JsonObject).transcript as JsonObject).entries = [{ role: "bot" }]),
+      `'state.transcript' is not a valid transcript: entries[0].role must be "instructions", "user", "response" or "tool"`,
+    ],
+    [edited((s) => s.version = 2), "'state.version' must be 1; got 2."],
+    [edited((s) => delete s.persona), "'state.persona' must be an object with at least a 'name'."],
+  ];
+  for (const [params, message] of cases) {
+    const e = await error("npc/restore", params);
+    assert.deepEqual([e.code, e.message, (e.data as JsonObject).code], [-32602, message, "invalid_params"]);
+  }
+  // A world or session restored into an id in use.
+  assert.deepEqual(
+    (await error("world/create", { world: "village", state: { gold: 1 } })).data,
+    { code: "world_exists", world: "village" },
+  );
+  await call("session/create", { session: "s", model: "scripted" });
+  const transcript = (await call("session/transcript", { session: "s" })).result as JsonObject;
+  assert.deepEqual((await error("session/create", { session: "s", history: transcript })).data, {
+    code: "session_exists",
+    session: "s",
+  });
+
+  // Nothing of the NPC changed, and the bridge goes on serving: the save restores as a copy.
+  assert.deepEqual(((await call("npc/state", { npc: "gorm" })).result as JsonObject).state, state);
+  assert.deepEqual((await call("npc/restore", { state: saved, npc: "copy", model: "scripted" })).result, {
+    npc: "copy",
+    tools: ["read_world_state"],
+    warnings: [],
+  });
+  await p.closeInput();
+  assert.equal(await p.exit(), 0);
 });
