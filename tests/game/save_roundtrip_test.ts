@@ -489,3 +489,22 @@ Deno.test("a save made in one bridge restores in a new `oam stdio` process over 
   assert.deepEqual(await npc.state(), saves.npc);
   assert.deepEqual(await session.transcript(), saves.session);
 });
+
+Deno.test("world snapshot → world/create: index-like keys come first, the version starts at 0, subscriptions are not saved", async () => {
+  await using first = await Bridge.open(quiet);
+  const world = await first.createWorld({ z: 1, "10": 2, a: { "2": true, b: null, "1": [3] }, "2": "x" });
+  const seen: unknown[] = [];
+  await world.subscribe("z", (change) => seen.push(change.newValue));
+  await world.set("z", 5);
+  assert.deepEqual(seen, [5]);
+  const snapshot = throughFile(await world.snapshot());
+  // As documented in docs/PROTOCOL.md (Saving a world): array-index keys first, in numeric order.
+  assert.deepEqual(JSON.stringify(snapshot), '{"2":"x","10":2,"z":5,"a":{"1":[3],"2":true,"b":null}}');
+  assert.equal(await world.version(), 1);
+
+  await using second = await Bridge.open(quiet);
+  const restored = await second.createWorld(snapshot, { world: world.id });
+  assert.equal(JSON.stringify(await restored.snapshot()), JSON.stringify(snapshot));
+  assert.equal(await restored.version(), 0);
+  assert.deepEqual((await second.listWorlds())[0].subscriptions, []);
+});
