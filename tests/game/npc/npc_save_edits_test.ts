@@ -169,3 +169,50 @@ Deno.test("over stdio: bad saves get the spec's errors naming what is wrong, the
   await p.closeInput();
   assert.equal(await p.exit(), 0);
 });
+
+Deno.test("a save while a turn waits for its tool: settle:false has the completed turns and committed memory, the default waits for the turn", async () => {
+  const c = new NpcClient();
+  await c.call("npc/create", {
+    npc: "gorm",
+    persona: GORM,
+    tools: [tool("check_inventory")],
+    memory: { facts: ["Aria likes axes."], relationship: 20 },
+    options: { memoryTools: "all", playerOptionCount: 0, canEndConversation: false },
+    model: {
+      type: "scripted",
+      steps: [
+        {
+          toolCalls: [
+            { name: "check_inventory", arguments: {} },
+            { name: "remember_fact", arguments: { fact: "Aria wants a sword." } },
+            { name: "change_relationship", arguments: { reason: "polite", delta: 5 } },
+          ],
+        },
+        { json: { emotion: "happy", line: "Two swords." } },
+      ],
+    },
+  });
+  const before = (await c.call("npc/state", { npc: "gorm" })).state as JsonObject;
+  const talk = c.request("npc/talk", { npc: "gorm", line: "Swords?" });
+  const call = await c.toolCall(1);
+  const settled = c.request("npc/state", { npc: "gorm" });
+  const now = await c.result(c.request("npc/state", { npc: "gorm", settle: false }));
+  assert.deepEqual(now.state, before, "the turn in progress and its staged memory are not in it");
+  assert.equal(c.messages.some((m) => m.id === settled), false, "the settled save waits for the turn");
+  c.reply(call.id as string, { output: { swords: 2 } });
+  assert.equal((await c.result(talk)).line, "Two swords.");
+  const after = (await c.result(settled)).state as JsonObject;
+  assert.deepEqual(after.memory, { facts: ["Aria likes axes.", "Aria wants a sword."], relationship: 25 });
+  const roles = (((after.transcript as JsonObject).transcript as JsonObject).entries as JsonObject[]).map((
+    e,
+  ) => e.role);
+  assert.deepEqual(roles, ["instructions", "user", "response", "tool", "tool", "tool", "response"]);
+  // The settled save restores with the turn, its tool outputs and the memory.
+  const copy = await c.call("npc/restore", { state: after, npc: "copy", model: "scripted" });
+  assert.deepEqual(copy.warnings, []);
+  assert.deepEqual(
+    ((await c.call("npc/state", { npc: "copy" })).state as JsonObject).transcript,
+    after.transcript,
+  );
+  await c.close();
+});
