@@ -513,3 +513,33 @@ Deno.test("world snapshot → world/create: index-like keys come first, the vers
   assert.equal(await restored.version(), 0);
   assert.deepEqual((await second.listWorlds())[0].subscriptions, []);
 });
+
+Deno.test("loading a world save in the same bridge: world/set at the root keeps its NPCs and subscriptions attached", async () => {
+  await using bridge = await Bridge.open(quiet);
+  const world = await bridge.createWorld({ gate: "open", player: { gold: 20 } }, { world: "village" });
+  const changes: unknown[] = [];
+  await world.subscribe("player", (change) => changes.push(change.path));
+  const save = throughFile(await world.snapshot());
+  const guard = await bridge.createNpc({ name: "Bram" }, {
+    world,
+    options: { worldContextPaths: ["gate"], playerOptionCount: 0, canEndConversation: false },
+    model: {
+      type: "scripted",
+      steps: [
+        { toolCalls: [{ name: "read_world_state", arguments: { path: "gate" } }] },
+        { json: { emotion: "neutral", line: "Hm." } },
+      ],
+    },
+  });
+  await world.set("gate", "closed");
+  await world.set("player.gold", 5);
+  changes.length = 0;
+  await world.set("", save);
+  assert.equal(JSON.stringify(await world.snapshot()), JSON.stringify(save));
+  assert.deepEqual(changes, [""]);
+  assert.equal(await world.version(), 3);
+  assert.equal((await bridge.listWorlds())[0].npcs, 1);
+  // The NPC reads the loaded world.
+  const reply = await guard.talk("Is the gate open?");
+  assert.deepEqual(reply.toolCalls.map((c) => [c.call.name, c.output]), [["read_world_state", "open"]]);
+});
