@@ -3,7 +3,8 @@
  * the bridge says about it. Nothing in a save may be dropped without a word.
  */
 import assert from "node:assert/strict";
-import type { JsonObject } from "../../../src/protocol/json.ts";
+import type { JsonObject, JsonValue } from "../../../src/protocol/json.ts";
+import { Rng } from "../../fuzz/rng.ts";
 import { NpcClient, tool } from "./npc_helpers.ts";
 import { BridgeProcess } from "../../helpers/process.ts";
 
@@ -214,5 +215,81 @@ Deno.test("a save while a turn waits for its tool: settle:false has the complete
     ((await c.call("npc/state", { npc: "copy" })).state as JsonObject).transcript,
     after.transcript,
   );
+  await c.close();
+});
+
+/** Every path of a JSON value (its members and items, depth first). */
+function paths(value: unknown, at: Array<string | number> = [], out: Array<Array<string | number>> = []) {
+  out.push(at);
+  if (Array.isArray(value)) value.forEach((item, i) => paths(item, [...at, i], out));
+  else if (value !== null && typeof value === "object") {
+    for (const [k, v] of Object.entries(value)) paths(v, [...at, k], out);
+  }
+  return out;
+}
+
+Deno.test("a save edited at random: the spec's error naming the save, or an NPC whose own save restores to the same", async () => {
+  const c = new NpcClient();
+  const answer = { emotion: "happy", line: "Hm.", player_options: ["a", "b", "c"], ends_conversation: false };
+  await c.call("world/create", { world: "village", state: { shop: { swords: 3 } } });
+  await c.call("npc/create", {
+    npc: "gorm",
+    persona: { ...GORM, goals: ["sell"], secrets: ["He deserted."] },
+    tools: [tool("check_inventory")],
+    world: "village",
+    memory: { facts: ["Aria likes axes."], relationship: 20, summary: "They met." },
+    options: { memoryTools: "all", worldWritable: ["shop"] },
+    model: {
+      type: "scripted",
+      steps: [
+        { toolCalls: [{ name: "check_inventory", arguments: { item: "sword" } }] },
+        { json: answer },
+      ],
+    },
+  });
+  const talk = c.request("npc/talk", { npc: "gorm", line: "Swords?" });
+  c.reply((await c.toolCall(1)).id as string, { output: { swords: 3 } });
+  await c.result(talk);
+  const saved = (await c.call("npc/state", { npc: "gorm" })).state as JsonObject;
+  const rng = new Rng(11);
+  const odd: JsonValue[] = [null, 0, -1, 1.5, 1e300, "", "x", "🗡️", true, [], {}, [1], { x: 1 }];
+  const model = { type: "scripted", steps: [{ json: answer }] };
+  for (let i = 0; i < 400; i++) {
+    const edited = structuredClone(saved);
+    for (let n = rng.range(1, 2); n > 0; n--) {
+      const all = paths(edited).filter((p) => p.length > 0);
+      const at = rng.pick(all);
+      let parent = edited as unknown as Record<string | number, JsonValue>;
+      for (const k of at.slice(0, -1)) parent = parent[k] as unknown as Record<string | number, JsonValue>;
+      const last = at[at.length - 1];
+      const change = rng.pick(["delete", "replace", "repeat"]);
+      if (change === "delete") {
+        if (Array.isArray(parent)) parent.splice(last as number, 1);
+        else delete parent[last];
+      } else if (change === "replace") parent[last] = structuredClone(rng.pick(odd));
+      else if (Array.isArray(parent)) parent.push(structuredClone(parent[last as number]));
+    }
+    const id = `n${i}`;
+    const response = await c.response(c.request("npc/restore", { state: edited, npc: id, model }));
+    const what = `edit #${i}: ${JSON.stringify(edited).slice(0, 200)}`;
+    if ("error" in response) {
+      const e = response.error as JsonObject;
+      assert.ok(e.code === -32602 || e.code === -32007, `${what}\n${JSON.stringify(e)}`);
+      // The message names the field of the save (a repeated client tool name names the tool).
+      assert.match(e.message as string, /'state[.[]|^Duplicate tool name '/, what);
+      continue;
+    }
+    const state = (await c.call("npc/state", { npc: id })).state as JsonObject;
+    const again = await c.call("npc/restore", { state, npc: `${id}b`, model });
+    // The bridge's own save holds nothing it does not know.
+    assert.deepEqual((again.warnings as string[]).filter((w) => w.startsWith("Unknown parameter")), [], what);
+    const restated = (await c.call("npc/state", { npc: `${id}b` })).state as JsonObject;
+    assert.deepEqual({ ...restated, npc: id }, state, what);
+    const turn = await c.response(c.request("npc/talk", { npc: `${id}b`, line: "Again?" }));
+    assert.notEqual((turn.error as JsonObject | undefined)?.code, -32603, what);
+    await c.call("npc/delete", { npc: id });
+    await c.call("npc/delete", { npc: `${id}b` });
+  }
+  assert.deepEqual(await c.call("ping"), {});
   await c.close();
 });
