@@ -1,10 +1,10 @@
 // The game methods besides dialogue, from a script: a shared world two NPCs change while the game reacts,
 // decisions (one as an NPC, several at once), a generated quest, and an NPC saved and loaded in a new bridge.
 // Scripted model by default; --system or --model openai:<baseURL>#<model> / gguf:<path> for a real one.
-import { Bridge, modelFromArgs, type NpcState } from "../mod.ts";
+import { Bridge, type JsonObject, modelFromArgs, type NpcState } from "../mod.ts";
 
 const say = (text: string) => Deno.stdout.writeSync(new TextEncoder().encode(`${text}\n`));
-let save: NpcState;
+let save: { bram: NpcState; world: JsonObject };
 {
   await using bridge = await Bridge.open();
   const world = await bridge.createWorld({ village: { alarm: false, gate: "open" }, player: { gold: 20 } });
@@ -80,19 +80,24 @@ let save: NpcState;
     },
   );
   say(`Quest: ${quest.title} (${quest.reward} gold): ${quest.steps.join(" → ")}`);
-  save = await bram.state(); // store it with the game's save
+  // Store both with the game's save: the NPC's save holds only the id of its world.
+  save = { bram: await bram.state(), world: await world.snapshot() };
 }
 {
-  // Later, in a new bridge: the world first (the save holds only its id), then the NPC; its script starts
-  // afresh (the model is not part of the save).
+  // Later, in a new bridge: the world first (under its saved id, which the NPC's save names), then the
+  // NPC; its script starts afresh (the model is not part of the save). Subscriptions are not saved either.
   await using bridge = await Bridge.open();
-  const world = await bridge.createWorld({ village: { alarm: false, gate: "closed" } });
-  const bram = await bridge.restoreNpc(save, {
-    world,
+  const world = await bridge.createWorld(save.world, { world: save.bram.world ?? undefined });
+  const bram = await bridge.restoreNpc(save.bram, {
     model: modelFromArgs(Deno.args, [
       { json: { emotion: "happy", line: "Dawn. Off you go, miller's friend.", ends_conversation: true } },
     ]),
   });
   const reply = await bram.talk("Morning, Bram.");
-  say(`Bram: ${reply.line} (remembers ${(await bram.state()).memory.facts?.length} fact)`);
+  const village = await world.get<{ alarm: boolean; gate: string }>("village");
+  const gold = await world.get<number>("player.gold");
+  say(
+    `Bram: ${reply.line} (remembers ${(await bram.state()).memory.facts?.length} fact; ` +
+      `alarm: ${village?.alarm}, gate: ${village?.gate}, gold: ${gold})`,
+  );
 }

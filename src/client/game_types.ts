@@ -232,7 +232,7 @@ export interface NpcState {
   tools: ToolDefinition[];
   /** The world id, if any. */
   world?: string | null;
-  /** Any other member a newer bridge saves. */
+  /** Any other member a newer bridge saves (a bridge that does not know it ignores it, with a warning). */
   [key: string]: unknown;
 }
 

@@ -29,7 +29,8 @@ Deno.test("village: on the scripted model, with no permission, the game reacts t
       "Bram decides to refuse (80%): Wolves first.",
       "Villagers: hide, help",
       "Quest: Teeth in the Dark (40 gold): Find the den → Drive the pack off",
-      "Bram: Dawn. Off you go, miller's friend. (remembers 1 fact)",
+      // The world comes back as it was saved: the alarm Edda raised still rings, the player's gold is there.
+      "Bram: Dawn. Off you go, miller's friend. (remembers 1 fact; alarm: true, gate: closed, gold: 20)",
       "",
     ].join("\n"),
   );

@@ -4,7 +4,7 @@
  */
 import { BridgeError } from "../../protocol/errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../../protocol/json.ts";
-import { type Params, showValue } from "../../protocol/params.ts";
+import { Params, showValue } from "../../protocol/params.ts";
 import { type ConversationEntry, isResponseEntry } from "../../protocol/transcript.ts";
 import { importTranscript } from "../../agent/transcript_codec.ts";
 import type { AgentTool, ToolChoice } from "../../agent/types.ts";
@@ -51,6 +51,19 @@ export const NPC_EVENT = "npc/event";
 
 const CREATE_KEYS = ["npc", "persona", "tools", "world", "memory", "options", "model"] as const;
 const RESTORE_KEYS = ["state", "npc", "tools", "options", "world", "model"] as const;
+/** Members of an `npc/state` save (the `state` of its result). */
+const STATE_KEYS = [
+  "version",
+  "persona",
+  "memory",
+  "transcript",
+  "npc",
+  "options",
+  "tools",
+  "world",
+] as const;
+/** Members of a whole `npc/state` result passed as `state`. */
+const STATE_RESULT_KEYS = ["npc", "state"] as const;
 const TALK_KEYS = ["npc", "line", "context", "stream", "toolChoice"] as const;
 const UPDATE_KEYS = ["npc", "persona", "options", "memory", "tools"] as const;
 const BARK_KEYS = ["npc", "situation"] as const;
@@ -124,10 +137,14 @@ function parseParts(source: NpcSource, to: { warnings: string[]; toolTimeoutSeco
 }
 
 /** Checks the whole tool set the model would see (names unique, the options' tools exist); warns past five. */
-function checkToolSet(parts: NpcParts, context: { world: NpcWorld | null; warnings: string[] }): void {
+function checkToolSet(
+  parts: NpcParts,
+  context: { world: NpcWorld | null; warnings: string[]; optionsPath: string },
+): void {
   const toolNames = composeTools(parts.clientTools, {
     world: context.world?.state ?? null,
     options: parts.options,
+    optionsPath: context.optionsPath,
     host: {
       memory: () => parts.memory,
       stage: () => null,
@@ -266,7 +283,7 @@ export class NpcMethods {
     const spec = r.parseModel(source.model);
     const model = r.createModel(spec);
     // Validate the tool set before the id and limit checks (a failed create must not use up an id).
-    checkToolSet(parts, { world, warnings });
+    checkToolSet(parts, { world, warnings, optionsPath: source.optionsPath });
     warnings.push(...modelSpecWarnings(spec));
     const id = this.#newId(source.id, source.existsHint);
     const npc = this.#add({ ...parts, id, world, model, entries: source.entries });
@@ -361,9 +378,12 @@ export class NpcMethods {
     if (state === undefined) throw BridgeError.invalidParams("Missing required parameter 'state'.");
     let path = "state";
     if (!Object.hasOwn(state, "persona") && isJsonObject(state.state)) {
+      warnings.push(...new Params(state, "state.").unknownKeys(STATE_RESULT_KEYS));
       state = state.state;
       path = "state.state";
     }
+    // A member the save does not have is most often a hand edit's typo ('transcipt'): what it held is lost.
+    warnings.push(...new Params(state, `${path}.`).unknownKeys(STATE_KEYS));
     const saved = (key: string): JsonValue | undefined =>
       Object.hasOwn(state, key) && state[key] !== null ? state[key] : undefined;
     const version = saved("version");

@@ -43,13 +43,20 @@ export function worldAgentTool(tool: WorldTool): AgentTool {
 /**
  * Every tool the model sees, in order: `clientTools`, world tools (`worldReadable`/`worldWritable`, only with
  * a world), memory tools. Throws -32602 for a client tool named like a built-in one, a `groundingTool` or
- * `toolChoice` naming a missing tool.
+ * `toolChoice` naming a missing tool (the message names the option at `npc.optionsPath`).
  */
 export function composeTools(
   clientTools: AgentTool[],
-  npc: { world: WorldState | null; options: NpcOptions; host: MemoryToolHost },
+  npc: {
+    world: WorldState | null;
+    options: NpcOptions;
+    host: MemoryToolHost;
+    /** Where the options came from, for error messages (default `options`; a save's are `state.options`). */
+    optionsPath?: string;
+  },
 ): AgentTool[] {
   const { world, options, host } = npc;
+  const at = npc.optionsPath ?? "options";
   const builtIn: AgentTool[] = [];
   if (world) {
     for (const t of worldTools(world, { readable: options.worldReadable, writable: options.worldWritable })) {
@@ -69,14 +76,14 @@ export function composeTools(
   const names = all.map((t) => t.name);
   if (options.groundingTool !== null && !names.includes(options.groundingTool)) {
     throw BridgeError.invalidParams(
-      `groundingTool '${options.groundingTool}' is not one of the NPC's tools: ${
+      `'${at}.groundingTool' names '${options.groundingTool}', which is not one of the NPC's tools: ${
         names.length === 0 ? "(none)" : names.join(", ")
       }.`,
     );
   }
   const choice = options.toolChoice;
   if (typeof choice === "object" && !names.includes(choice.tool)) {
-    throw BridgeError.invalidParams(`toolChoice names unknown tool '${choice.tool}'.`);
+    throw BridgeError.invalidParams(`'${at}.toolChoice' names unknown tool '${choice.tool}'.`);
   }
   return all;
 }

@@ -14,7 +14,10 @@ import {
   stripNulls,
 } from "./world_values.ts";
 
-/** Default maximum size of one world, in bytes of compact JSON (approximate: every number counts 8). */
+/**
+ * Default maximum size of one world, in bytes of compact JSON (approximate: a string counts its UTF-16 length
+ * and every number 8, so the UTF-8 JSON of a full world can be larger, about 3× for CJK text).
+ */
 export const MAX_WORLD_SIZE = 8 * 1024 * 1024;
 /**
  * Default maximum bytes of change notifications one write may cause: observers × (old + new value size).

@@ -136,11 +136,11 @@ Deno.test("npc/create: validation errors name the parameter and change nothing",
     ],
     [
       { persona: GORM, tools: [tool("ask")], options: { groundingTool: "check_inventory" } },
-      "groundingTool 'check_inventory' is not one of the NPC's tools: ask.",
+      "'options.groundingTool' names 'check_inventory', which is not one of the NPC's tools: ask.",
     ],
     [
       { persona: GORM, options: { toolChoice: { tool: "ask" } } },
-      "toolChoice names unknown tool 'ask'.",
+      "'options.toolChoice' names unknown tool 'ask'.",
     ],
     [
       { persona: GORM, world: "village", tools: [tool("read_world_state")] },
@@ -205,7 +205,7 @@ Deno.test("npc/create: the validation order: the first bad parameter is the one 
       `Unknown model type 'bogus'. Supported: "system", "scripted", "openai", "llama", and the types of this bridge's host.`, // NpcClient has a modelFactory
     ],
     [{ model: 5 }, `'model' must be "system" or an object with a 'type'.`],
-    [{ model: "scripted" }, "toolChoice names unknown tool 'ask'."],
+    [{ model: "scripted" }, "'options.toolChoice' names unknown tool 'ask'."],
     [{ options: {} }, "An NPC with id 'gorm' already exists.", -32051],
   ];
   for (const [mend, message, code] of steps) {

@@ -129,7 +129,10 @@ Deno.test("npc/update: merge patches, null resets a field, tools replaced, all-o
   });
   assert.equal(bad.message, "'options.playerOptionCount' must be between 0 and 4.");
   const badTools = await c.error("npc/update", { npc: "gorm", tools: [tool("ask_price")] });
-  assert.equal(badTools.message, "groundingTool 'check_inventory' is not one of the NPC's tools: ask_price.");
+  assert.equal(
+    badTools.message,
+    "'options.groundingTool' names 'check_inventory', which is not one of the NPC's tools: ask_price.",
+  );
   let state = await stateOf(c);
   assert.equal((state.persona as JsonObject).personality, "");
   assert.deepEqual((state.tools as JsonObject[]).map((t) => t.name), ["check_inventory"]);
