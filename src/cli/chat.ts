@@ -11,7 +11,13 @@ import { CliError, EXIT, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
 import { type ConversationFile, readConversation, writeConversation } from "./conversation_file.ts";
 import { LineReader, refuseStdinFiles } from "./input.ts";
-import { LocalBridge, MODEL_ENV_HELP, modelFlagsHelp, resolveModelChoice } from "./local_bridge.ts";
+import {
+  choiceSessionOptions,
+  LocalBridge,
+  MODEL_ENV_HELP,
+  modelFlagsHelp,
+  resolveModelChoice,
+} from "./local_bridge.ts";
 import { formatUsage } from "./render.ts";
 import { addSigint, checkToolChoice, parseToolChoiceFlag, removeSigint } from "./respond.ts";
 import { type LoadedTools, loadToolsFile, toolDescription, toolName, toolsFromValue } from "./tools_file.ts";
@@ -192,7 +198,11 @@ class ChatCommand {
     this.#modelName = model.name;
     this.#bridge = new LocalBridge(model);
     await this.#bridge.requireAvailable();
-    await this.#createSession({ options, instructions: stringFlag(values, "instructions"), resume });
+    await this.#createSession({
+      options: { ...options, ...choiceSessionOptions(model) },
+      instructions: stringFlag(values, "instructions"),
+      resume,
+    });
     const onSigint = () => this.#sigint();
     const sigint = addSigint(onSigint);
     try {

@@ -22,6 +22,7 @@ import {
 } from "./conversation_file.ts";
 import { readInputText, readJsonInput, readStdinText, stdinReadBy } from "./input.ts";
 import {
+  choiceSessionOptions,
   LocalBridge,
   MODEL_ENV_HELP,
   type ModelChoice,
@@ -467,7 +468,11 @@ class RespondCommand {
         pending.calls.map((c) => toolOutputEntry(c, answers.get(c.id)!)),
       );
     }
-    const create: JsonObject = { session: SESSION, options: session.options, model: "system" };
+    const create: JsonObject = {
+      session: SESSION,
+      options: { ...session.options, ...choiceSessionOptions(choice) },
+      model: "system",
+    };
     const instructions = stringFlag(values, "instructions");
     if (instructions !== undefined) create.instructions = instructions;
     if (tools) create.tools = tools.definitions;
