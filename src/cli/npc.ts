@@ -10,7 +10,7 @@ import { parseFlags, stringFlag } from "./args.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
 import { writeError } from "./conversation_file.ts";
-import { LineReader, readJsonInput, refuseStdinFiles } from "./input.ts";
+import { readJsonInput, refuseStdinFiles } from "./input.ts";
 import {
   LocalBridge,
   MODEL_ENV_HELP,
@@ -18,19 +18,9 @@ import {
   type ModelChoice,
   resolveModelChoice,
 } from "./local_bridge.ts";
-import { addSigint, removeSigint } from "./respond.ts";
+import { PromptLoop } from "./prompt_loop.ts";
 import { dirname, type LoadedTools, noTools, toolsFromValue } from "./tools_file.ts";
-import {
-  isTerminal,
-  oneLine,
-  OutputError,
-  stderrStyle,
-  stdoutClosed,
-  stdoutStyle,
-  type Style,
-  writeErr,
-} from "./tty.ts";
-import { TurnScreen } from "./turn_screen.ts";
+import { oneLine, OutputError, stderrStyle, stdoutStyle, type Style, writeErr } from "./tty.ts";
 
 /** Help text of `oam npc`. */
 export const NPC_HELP = `oam npc — talk to a game character defined in a file
@@ -229,15 +219,12 @@ function show(value: JsonValue | undefined): string {
 class NpcCommand {
   readonly #out: Style = stdoutStyle();
   readonly #err: Style = stderrStyle();
-  readonly #interactive = isTerminal(Deno.stdin);
-  readonly #reader = new LineReader();
-  readonly #screen = new TurnScreen({
+  readonly #loop = new PromptLoop({
     out: this.#out,
     err: this.#err,
-    interactive: this.#interactive,
-    reader: this.#reader,
     label: () => `${this.#name} is thinking`,
   });
+  readonly #screen = this.#loop.screen;
   #bridge!: LocalBridge;
   #npc = "";
   #name = "NPC";
@@ -245,7 +232,6 @@ class NpcCommand {
   #tools: LoadedTools = noTools();
   #options: string[] = [];
   #relationship = 0;
-  #quit = false;
   /** True once the NPC ended the conversation (until /reset). */
   #ended = false;
   /** True when the model is a scripted one (the greeting then plays a script step). */
@@ -273,16 +259,16 @@ class NpcCommand {
     const greeting = file.persona !== null
       ? await this.#create(file.persona)
       : await this.#restore(source.path, file.save);
-    const onSigint = () => this.#sigint();
-    const sigint = addSigint(onSigint);
-    try {
-      if (this.#interactive) this.#showBanner(model.label);
-      if (greeting !== null) await this.#bark(greeting, true);
-      await this.#readLoop();
-    } finally {
-      removeSigint(sigint, onSigint);
-    }
-    return this.#screen.exitCode; // the first failure's, when a turn or a command failed
+    // The first failure's exit code, when a turn or a command failed.
+    return await this.#loop.run({
+      banner: `Talking to ${this.#name} (${model.label}). Type what you say, or a number to pick a reply. ` +
+        `/help for commands, Ctrl-D to quit.`,
+      start: async () => {
+        if (greeting !== null) await this.#bark(greeting, true);
+      },
+      command: (name, arg) => this.#command(name, arg),
+      say: (line) => this.#say(line),
+    });
   }
 
   /** The in-process bridge on the model (world changes shown as they come); fails when it is unavailable. */
@@ -293,52 +279,16 @@ class NpcCommand {
     await this.#bridge.requireAvailable();
   }
 
-  /** Ctrl-C: stops the running turn; between turns, on a terminal, a hint and the prompt again. */
-  #sigint(): void {
-    if (!this.#screen.cancelTurn() && this.#interactive) {
-      this.#screen.prompt(`\n${this.#screen.promptStyle.dim("(Ctrl-D or /exit to quit)")}\n`);
-      this.#prompt();
+  /** What the player typed (not a command): said to the NPC, unless the NPC ended the conversation. */
+  async #say(line: string): Promise<void> {
+    if (this.#ended) {
+      this.#screen.write(
+        this.#out.dim(`(${this.#name} has ended the conversation: /reset starts a new one, /exit quits.)\n`),
+      );
+      return;
     }
-  }
-
-  /** The first line on a terminal: who, the model, the keys. */
-  #showBanner(modelLabel: string): void {
-    this.#screen.prompt(
-      this.#screen.promptStyle.dim(
-        `Talking to ${this.#name} (${modelLabel}). Type what you say, or a number to pick a reply. ` +
-          `/help for commands, Ctrl-D to quit.\n`,
-      ),
-    );
-  }
-
-  /** Reads a line at a time until the input ends or /exit: a command, or what the player says. */
-  async #readLoop(): Promise<void> {
-    // Until the input ends, /exit, or stdout's reader is gone.
-    while (!this.#quit && !stdoutClosed()) {
-      this.#prompt();
-      const line = await this.#reader.readLine();
-      if (line === null || line === undefined) {
-        if (this.#interactive) this.#screen.prompt("\n");
-        return;
-      }
-      this.#screen.lineStarted();
-      const text = line.trim();
-      if (text === "") continue;
-      if (text.startsWith("/")) {
-        await this.#command(text);
-        continue;
-      }
-      if (this.#ended) {
-        this.#screen.write(
-          this.#out.dim(
-            `(${this.#name} has ended the conversation: /reset starts a new one, /exit quits.)\n`,
-          ),
-        );
-        continue;
-      }
-      const said = this.#said(line);
-      if (said !== null) await this.#talk(said);
-    }
+    const said = this.#said(line);
+    if (said !== null) await this.#talk(said);
   }
 
   /** What a typed line says: a number picks a suggested reply (null, with an error, when out of range). */
@@ -354,11 +304,6 @@ class NpcCommand {
     const said = this.#options[n - 1];
     this.#screen.write(`${this.#out.dim(`you: ${said}`)}\n`);
     return said;
-  }
-
-  #prompt(): void {
-    const s = this.#screen.promptStyle;
-    if (this.#interactive) this.#screen.prompt(s.bold(s.green("you› ")));
   }
 
   /** `npc/create` from a checked persona file (its tools, its world seeded); the greeting to bark, if any. */
@@ -455,51 +400,41 @@ class NpcCommand {
     );
   }
 
-  async #command(text: string): Promise<void> {
-    const [name, ...rest] = text.split(/\s+/);
-    const arg = rest.join(" ");
+  /** A slash command (an error it throws is reported, and the conversation goes on). */
+  async #command(name: string, arg: string): Promise<void> {
     const o = this.#out;
-    try {
-      switch (name) {
-        case "/exit":
-        case "/quit":
-          this.#quit = true;
+    switch (name) {
+      case "/help":
+        this.#screen.write(
+          "/state <file> · /world · /bark [situation] · /reset · /exit — a number picks a suggested reply; " +
+            "Ctrl-C stops a reply, Ctrl-D quits.\n",
+        );
+        return;
+      case "/state":
+        if (arg === "") throw CliError.usage("/state needs a file name, e.g. /state mira_save.json");
+        await this.#save(arg);
+        this.#screen.write(o.dim(`(saved to ${arg})\n`));
+        return;
+      case "/world":
+        if (!this.#world) {
+          this.#screen.write(o.dim("(this NPC has no world)\n"));
           return;
-        case "/help":
-          this.#screen.write(
-            "/state <file> · /world · /bark [situation] · /reset · /exit — a number picks a suggested reply; " +
-              "Ctrl-C stops a reply, Ctrl-D quits.\n",
-          );
-          return;
-        case "/state":
-          if (arg === "") throw CliError.usage("/state needs a file name, e.g. /state mira_save.json");
-          await this.#save(arg);
-          this.#screen.write(o.dim(`(saved to ${arg})\n`));
-          return;
-        case "/world":
-          if (!this.#world) {
-            this.#screen.write(o.dim("(this NPC has no world)\n"));
-            return;
-          } else {
-            const snap = await this.#bridge.call("world/snapshot", { world: this.#world }) as JsonObject;
-            this.#screen.write(`${JSON.stringify(snap.state ?? {}, null, 2)}\n`);
-          }
-          return;
-        case "/bark":
-          await this.#bark(arg);
-          return;
-        case "/reset":
-          await this.#bridge.call("npc/reset", { npc: this.#npc });
-          this.#options = [];
-          this.#ended = false;
-          this.#screen.write(o.dim("(conversation forgotten)\n"));
-          return;
-        default:
-          throw CliError.usage(`unknown command '${name}'; type /help.`);
-      }
-    } catch (error) {
-      if (error instanceof OutputError) throw error; // stdout is gone: the command ends
-      this.#screen.failed(reportError(error, { mode: "human", style: this.#err }));
+        } else {
+          const snap = await this.#bridge.call("world/snapshot", { world: this.#world }) as JsonObject;
+          this.#screen.write(`${JSON.stringify(snap.state ?? {}, null, 2)}\n`);
+        }
+        return;
+      case "/bark":
+        await this.#bark(arg);
+        return;
+      case "/reset":
+        await this.#bridge.call("npc/reset", { npc: this.#npc });
+        this.#options = [];
+        this.#ended = false;
+        this.#screen.write(o.dim("(conversation forgotten)\n"));
+        return;
+      default:
+        throw CliError.usage(`unknown command '${name}'; type /help.`);
     }
   }
 
@@ -547,9 +482,7 @@ class NpcCommand {
       onEvent: (event) => this.#turnEvent(turn, event),
       onResult: (result) => this.#showReply(turn, result),
       // Ctrl-D while a tool waits: the turn stops and the command ends.
-      onInputEnded: () => {
-        this.#quit = true;
-      },
+      onInputEnded: () => this.#loop.quit(),
     });
   }
 
