@@ -19,7 +19,7 @@ import {
   resolveModelChoice,
 } from "./local_bridge.ts";
 import { formatUsage } from "./render.ts";
-import { PromptLoop } from "./prompt_loop.ts";
+import { PromptLoop, unknownSlashCommand } from "./prompt_loop.ts";
 import { checkToolChoice, parseToolChoiceFlag } from "./respond.ts";
 import { type LoadedTools, loadToolsFile, toolDescription, toolName, toolsFromValue } from "./tools_file.ts";
 import { stderrStyle, stdoutStyle, type Style, writeErr, writeOut } from "./tty.ts";
@@ -265,7 +265,9 @@ class ChatCommand {
         return;
       default:
         // As in oam npc: the session goes on, the exit code says it.
-        throw CliError.usage(`unknown command '${name}'; type /help.`);
+        throw unknownSlashCommand(name, ["/help", "/tools", "/reset", "/save", "/usage"], {
+          "/state": "/save",
+        });
     }
   }
 

@@ -5,6 +5,7 @@
 import { SERVER_INFO } from "../protocol/version.ts";
 import { reportError } from "./cli_error.ts";
 import { stderrStyle, writeErr, writeOut } from "./tty.ts";
+import { nearestName } from "../util/edit_distance.ts";
 
 /** Top-level help. */
 export const MAIN_HELP = `oam ${SERVER_INFO.version} — drive LLM agents with real tool calls from game engines
@@ -99,7 +100,9 @@ export async function runCli(args: string[]): Promise<number> {
     const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
     if (!run) {
       const what = command.startsWith("-") ? "Unknown option" : "Unknown command";
-      writeErr(`Error: ${what} '${command}'. Run 'oam --help'. [usage]\n`);
+      const meant = command.startsWith("-") ? undefined : nearestName(command, Object.keys(COMMANDS));
+      const hint = meant === undefined ? "." : `; did you mean '${meant}'?`;
+      writeErr(`Error: ${what} '${command}'${hint} Run 'oam --help'. [usage]\n`);
       return 2;
     }
     return await run(rest);

@@ -18,7 +18,8 @@ import {
   type ModelChoice,
   resolveModelChoice,
 } from "./local_bridge.ts";
-import { PromptLoop } from "./prompt_loop.ts";
+import { PromptLoop, unknownSlashCommand } from "./prompt_loop.ts";
+import { nearestName } from "../util/edit_distance.ts";
 import { dirname, type LoadedTools, noTools, toolsFromValue } from "./tools_file.ts";
 import { oneLine, OutputError, stderrStyle, stdoutStyle, type Style, writeErr } from "./tty.ts";
 
@@ -311,7 +312,9 @@ class NpcCommand {
     const { path, value } = file;
     for (const key of Object.keys(value)) {
       if (!FILE_KEYS.includes(key)) {
-        writeErr(this.#err.yellow(`warning: ${path}: unknown key '${key}' was ignored.\n`));
+        const meant = nearestName(key, FILE_KEYS);
+        const hint = meant === undefined ? "" : ` (did you mean '${meant}'?)`;
+        writeErr(this.#err.yellow(`warning: ${path}: unknown key '${key}' was ignored${hint}.\n`));
       }
     }
     if (file.world) await this.#openWorld(WORLD, file.world);
@@ -434,7 +437,9 @@ class NpcCommand {
         this.#screen.write(o.dim("(conversation forgotten)\n"));
         return;
       default:
-        throw CliError.usage(`unknown command '${name}'; type /help.`);
+        throw unknownSlashCommand(name, ["/help", "/state", "/world", "/bark", "/reset"], {
+          "/save": "/state",
+        });
     }
   }
 

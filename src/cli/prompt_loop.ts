@@ -4,7 +4,8 @@
  * the command, and Ctrl-C between turns. Each command keeps its own commands and turns.
  * @module
  */
-import { reportError } from "./cli_error.ts";
+import { CliError, reportError } from "./cli_error.ts";
+import { nearestName } from "../util/edit_distance.ts";
 import { LineReader } from "./input.ts";
 import { addSigint, removeSigint } from "./respond.ts";
 import { isTerminal, OutputError, stdoutClosed, type Style } from "./tty.ts";
@@ -34,6 +35,33 @@ export interface PromptLoopHandlers {
   banner: string;
   /** Runs after the banner, before the first prompt, with Ctrl-C handled as in a turn (`oam npc`'s greeting). */
   start?: () => Promise<void>;
+}
+
+/**
+ * The error of a slash command `name` that is not one of `known` (`/exit` and `/quit` are added): with the
+ * command a misspelt name most likely meant, or the one `otherNames` gives for a name another command uses
+ * (`/save` in `oam npc` is `/state`).
+ *
+ * @example
+ * ```ts
+ * import { unknownSlashCommand } from "./prompt_loop.ts";
+ * unknownSlashCommand("/tols", ["/tools", "/help"]).message;
+ * // "unknown command '/tols'; did you mean /tools? Type /help."
+ * ```
+ */
+export function unknownSlashCommand(
+  name: string,
+  known: readonly string[],
+  otherNames: Record<string, string> = {},
+): CliError {
+  const meant = Object.hasOwn(otherNames, name)
+    ? otherNames[name]
+    : nearestName(name, [...known, "/exit", "/quit"]);
+  return CliError.usage(
+    meant === undefined
+      ? `unknown command '${name}'; type /help.`
+      : `unknown command '${name}'; did you mean ${meant}? Type /help.`,
+  );
 }
 
 /**
