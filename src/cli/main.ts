@@ -34,7 +34,7 @@ Serve:
   stdio                serve the JSON-RPC bridge on stdin/stdout (for engines)
   serve                OpenAI-compatible HTTP server with real tool calls, and the bridge over WebSocket
 
-Run 'oam <command> --help' for a command's options, exit codes and an example.
+Run 'oam <command> --help' (or 'oam help <command>') for a command's options, exit codes and an example.
 Colors only on a terminal; NO_COLOR=1 turns them off. OAM_SCRIPT=<file> swaps in a scripted model.
 `;
 
@@ -80,10 +80,12 @@ export function withoutTaskSeparator(args: string[]): string[] {
  * Runs `oam` with `args`; returns the exit code. Usage errors print one line on stderr and return 2. What a
  * command does not catch (a help that cannot be written, …) is reported like a command's error, `Error:
  * <message> [<code>]`, with its exit code. The `--` that `deno task … -- <args>` passes through is dropped
- * (see {@link withoutTaskSeparator}).
+ * (see {@link withoutTaskSeparator}). `oam help <command>` runs `oam <command> --help`.
  */
 export async function runCli(args: string[]): Promise<number> {
-  const [command, ...rest] = withoutTaskSeparator(args);
+  const words = withoutTaskSeparator(args);
+  // `oam help <command>` is `oam <command> --help`.
+  const [command, ...rest] = words[0] === "help" && words.length > 1 ? [words[1], "--help"] : words;
   try {
     if (command === undefined) {
       writeErr(MAIN_HELP); // no command: a usage error, so the help goes to stderr
