@@ -5,6 +5,7 @@
  * @module
  */
 import { dirname as folderOf, relative, resolve } from "node:path";
+import { BridgeError } from "../protocol/errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { parseFlags, stringFlag } from "./args.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
@@ -323,8 +324,8 @@ class NpcCommand {
     if (value.options !== undefined) params.options = value.options;
     if (value.memory !== undefined) params.memory = value.memory;
     if (this.#world) params.world = this.#world;
-    const created = await this.#bridge.call("npc/create", params) as JsonObject;
-    this.#met(created, { persona: file.persona, memory: value.memory });
+    const created = await this.#fromFile(path, "npc/create", params);
+    this.#met(created, { path, persona: file.persona, memory: value.memory });
     if (value.greeting === true) return "";
     return typeof value.greeting === "string" ? value.greeting : null;
   }
@@ -332,16 +333,29 @@ class NpcCommand {
   /** `npc/restore` from a `/state` save (its tools and world again); never a greeting. */
   async #restore(path: string, save: NpcSave): Promise<null> {
     if (save.world) await this.#openWorld(save.world.id, save.world.state);
-    const restored = await this.#bridge.call("npc/restore", {
+    const restored = await this.#fromFile(path, "npc/restore", {
       state: save.state,
       tools: this.#tools.definitions,
       // Without a world snapshot the saved world is asked for, and the bridge warns that it is gone.
       ...(this.#world ? { world: this.#world } : {}),
       model: "system",
-    }) as JsonObject;
-    this.#met(restored, { persona: save.state.persona, memory: save.state.memory });
+    });
+    this.#met(restored, { path, persona: save.state.persona, memory: save.state.memory });
     this.#screen.write(this.#out.dim(`(restored ${this.#name} from ${path})\n`));
     return null;
+  }
+
+  /**
+   * `npc/create` or `npc/restore` with what the file at `path` holds: an `invalid_params` error names the file
+   * ("mira.jsonc: Parameter 'options.playerOptionCount' must be an integer; …"), as its warnings do.
+   */
+  async #fromFile(path: string, method: string, params: JsonObject): Promise<JsonObject> {
+    try {
+      return await this.#bridge.call(method, params) as JsonObject;
+    } catch (error) {
+      if (!(error instanceof BridgeError) || error.dataCode !== "invalid_params") throw error;
+      throw new CliError(error.dataCode, `${path}: ${error.message}`, { ...error.data });
+    }
   }
 
   /** Creates the world `id` with `state`, and subscribes to all of its changes. */
@@ -351,20 +365,22 @@ class NpcCommand {
     await this.#bridge.call("world/subscribe", { world: id, path: "" });
   }
 
-  /** The NPC `npc/create` or `npc/restore` answered: its id, its name, the relationship; its warnings. */
-  #met(answer: JsonObject, from: { persona: JsonValue | undefined; memory: JsonValue | undefined }): void {
+  /**
+   * The NPC `npc/create` or `npc/restore` answered: its id, its name, the relationship; its warnings, about
+   * the file at `from.path`.
+   */
+  #met(
+    answer: JsonObject,
+    from: { path: string; persona: JsonValue | undefined; memory: JsonValue | undefined },
+  ): void {
     this.#npc = String(answer.npc);
     const persona = isJsonObject(from.persona) ? from.persona : {};
     this.#name = typeof persona.name === "string" ? persona.name : this.#npc;
     if (isJsonObject(from.memory) && typeof from.memory.relationship === "number") {
       this.#relationship = from.memory.relationship;
     }
-    this.#warn(answer.warnings);
-  }
-
-  #warn(warnings: JsonValue | undefined): void {
-    if (!Array.isArray(warnings)) return;
-    for (const w of warnings) writeErr(this.#err.yellow(`warning: ${w}\n`));
+    if (!Array.isArray(answer.warnings)) return;
+    for (const w of answer.warnings) writeErr(this.#err.yellow(`warning: ${from.path}: ${w}\n`));
   }
 
   async #save(path: string): Promise<void> {
