@@ -32,8 +32,8 @@ Usage: oam chat [options]
 Type a message and press Enter; the answer streams in. When the model calls a tool you answer it at the
 prompt (text, or JSON; "/error <message>" reports a failure); command tools ("x-oam" in the tools file)
 run by themselves. Piped input works too: one line per message or tool answer.
-A turn or a save that fails shows its error and the next line is read; when the input ends, oam exits
-with the code of the first failure (below), so a piped run tells a CI job that something failed.
+A turn, a command or a save that fails shows its error and the next line is read; when the input ends,
+oam exits with the code of the first failure (below), so a piped run tells a CI job that something failed.
 
 When you type at a terminal, the prompt and the tool questions go to stdout if it is a terminal too,
 else to stderr: with 'oam chat > chat.log' you are asked on the terminal and the file gets only the
