@@ -30,8 +30,8 @@ export const CHAT_HELP = `oam chat — talk to the model in your terminal
 Usage: oam chat [options]
 
 Type a message and press Enter; the answer streams in. When the model calls a tool you answer it at the
-prompt (text, or JSON; "/error <message>" reports a failure); command tools ("x-oam" in the tools file)
-run by themselves. Piped input works too: one line per message or tool answer.
+prompt (text, or JSON; "/error <message>" reports a failure, "/exit" quits); command tools ("x-oam" in the
+tools file) run by themselves. Piped input works too: one line per message or tool answer.
 A turn, a command or a save that fails shows its error and the next line is read; when the input ends,
 oam exits with the code of the first failure (below), so a piped run tells a CI job that something failed.
 
@@ -227,7 +227,7 @@ class ChatCommand {
       case "/help":
         writeOut(
           "/tools · /reset · /save <file> · /usage · /exit — Ctrl-C stops an answer, Ctrl-D quits.\n" +
-            "Answer a tool call with text or JSON; '/error <message>' reports a failure.\n",
+            "Answer a tool call with text or JSON; '/error <message>' reports a failure, '/exit' quits.\n",
         );
         return;
       case "/tools": {

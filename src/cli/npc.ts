@@ -45,8 +45,8 @@ The greeting is a model call (npc/bark): with --script it plays the script's fir
 script with a {"text": …} step for it (a json step is an npc/talk reply and is reported, not spoken).
 
 Type what you say, or a number to pick one of the suggested replies. When the NPC calls one of your
-tools, type its output (text or JSON; "/error <message>" for a failure). When you type at a terminal,
-the prompt and the tool questions go to stdout if it is a terminal too, else to stderr: with
+tools, type its output (text or JSON; "/error <message>" for a failure; "/exit" quits). When you type at
+a terminal, the prompt and the tool questions go to stdout if it is a terminal too, else to stderr: with
 'oam npc mira.jsonc > talk.log' you are asked on the terminal and the file gets only the conversation.
 
 When the NPC ends the conversation, the lines already typed are still read: commands run (/state, /world,

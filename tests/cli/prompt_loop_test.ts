@@ -55,3 +55,30 @@ Deno.test("chat and npc: an unknown /command is reported, the session goes on, t
     );
   }
 });
+
+Deno.test("chat and npc: /exit typed at a tool question ends the session as Ctrl-D does; it is no tool output", async () => {
+  const tool = {
+    name: "get_weather",
+    description: "Weather for a city",
+    parameters: { type: "object", properties: { city: { type: "string" } } },
+  };
+  const tools = await fx.write("tools.json", [tool]);
+  const call = { toolCalls: [{ name: "get_weather", arguments: { city: "Oslo" } }] };
+  const chat = await fx.write("chat_tool.json", [call, { template: "Output: {toolOutput}" }]);
+  const npcTools = await fx.write("gorm_tools.jsonc", {
+    persona: { name: "Gorm", role: "the smith" },
+    options: { replyFormat: "text" },
+    tools: [tool],
+  });
+  const npc = await fx.write("npc_tool.json", [call, { template: "[happy] Output: {toolOutput}" }]);
+  const runs: Array<[string[], string]> = [
+    [["chat", "--tools", tools, "--script", chat], '  ⚙ get_weather {"city":"Oslo"}\n(stopped)\n'],
+    [["npc", npcTools, "--script", npc], '  ⚙ get_weather {"city":"Oslo"}\n(stopped)\n'],
+  ];
+  for (const [args, stdout] of runs) {
+    for (const exit of ["/exit", "/quit"]) {
+      const r = await oam(args, { stdin: `Weather?\n${exit}\nmore\n` });
+      assert.deepEqual([r.code, r.stdout, r.stderr], [0, stdout, ""], `${args[0]} ${exit}`);
+    }
+  }
+});
