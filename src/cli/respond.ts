@@ -293,6 +293,12 @@ class RespondCommand {
     const resumePath = stringFlag(values, "resume");
     const resume = resumePath !== undefined ? await readConversation(resumePath) : null;
     const saved: Saved = { resume, resumePath, pending: resume?.oam.pending ?? null };
+    // A prompt cannot continue a paused turn: said before the tool outputs are asked for.
+    if (saved.pending && positionals.join(" ").trim() !== "") {
+      throw CliError.usage(
+        "The saved conversation is waiting for tool outputs; continue it without a prompt (just --tool-output).",
+      );
+    }
     const tools = await this.#tools(values, saved);
     const answers = await this.#answers(values, saved);
     const prompt = await this.#prompt(values, { positionals, pending: saved.pending });
@@ -371,14 +377,7 @@ class RespondCommand {
     from: { positionals: string[]; pending: PendingState | null },
   ): Promise<string> {
     const prompt = from.positionals.join(" ");
-    if (from.pending) {
-      if (prompt.trim() !== "") {
-        throw CliError.usage(
-          "The saved conversation is waiting for tool outputs; continue it without a prompt (just --tool-output).",
-        );
-      }
-      return "";
-    }
+    if (from.pending) return ""; // (a prompt was refused at the start)
     let text = prompt;
     // Piped stdin adds to the prompt, unless a flag read it (--resume -, --tools -, …).
     const usesStdin = values.stdin !== false && !isTerminal(Deno.stdin) && stdinReadBy() === null;
