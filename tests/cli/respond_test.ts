@@ -405,3 +405,13 @@ Deno.test("respond: --help lists flags, exit codes and an example", async () => 
     assert.ok(r.stdout.includes(s), s);
   }
 });
+
+Deno.test("respond: --verbose shows tool calls on stderr with the marks of oam chat and oam npc", async () => {
+  const script = await fx.write("now.json", [
+    { toolCalls: [{ name: "now", arguments: {} }] },
+    { template: "It is {toolOutput}." },
+  ]);
+  const r = await oam(["respond", "-v", "--tools", tools, "--script", script, "Time?"]);
+  assert.deepEqual([r.code, r.stdout], [0, 'It is {"time":"12:00"}.\n'], r.stderr);
+  assert.equal(r.stderr, '  ⚙ now {}\n  ↳ {"time":"12:00"}\n');
+});
