@@ -42,6 +42,7 @@ import { isTerminal, Spinner, stderrStyle, writeErr, writeOut } from "./tty.ts";
 import { outputValue } from "./command_tools.ts";
 import { ScriptedModel } from "../models/scripted.ts";
 import { oamCommand, shellWord } from "./invocation.ts";
+import { nearestName } from "../util/edit_distance.ts";
 
 /** Help text of `oam respond`. */
 export const RESPOND_HELP = `oam respond — run one turn and print the answer (for shell scripts)
@@ -122,11 +123,14 @@ const FLAGS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
+/** The `--tool-choice` values that are no tool's name. */
+const TOOL_CHOICE_KEYWORDS = ["auto", "none", "required", "explicit"];
+
 /** Parses `--tool-choice`. */
 export function parseToolChoiceFlag(value: string | undefined): JsonValue | undefined {
   if (value === undefined) return undefined;
   if (value === "any") return "required";
-  if (["auto", "none", "required", "explicit"].includes(value)) return value;
+  if (TOOL_CHOICE_KEYWORDS.includes(value)) return value;
   if (value === "") throw CliError.usage("--tool-choice must not be empty.");
   return { tool: value };
 }
@@ -174,7 +178,8 @@ export function checkNamedToolChoice(choice: JsonValue | undefined, toolNames: s
  * `--tool-choice` must name a tool the run has, and `required` needs tools: checked before the model is touched,
  * the same way in `oam respond` and `oam chat`. `tools` is null when no flag gave tools and no saved conversation
  * had any; a resumed conversation may still bring tools in its transcript, so it is not refused then.
- * `toolFlags` names the command's tool flags for the message (`--tools or --tool-json`).
+ * `toolFlags` names the command's tool flags for the message (`--tools or --tool-json`). A name that is no
+ * tool's but a misspelt keyword (`requried`) is refused as such.
  *
  * @example
  * ```ts
@@ -190,8 +195,19 @@ export function checkToolChoice(
 ): void {
   if (choice === undefined) return;
   const { tools, resumed, toolFlags } = context;
+  const toolNames = tools?.definitions.map(toolName) ?? [];
+  // "requried": a misspelt keyword, not the name of a tool (a resumed transcript's own tools are not known).
+  if (isJsonObject(choice) && !toolNames.includes(String(choice.tool)) && (tools !== null || !resumed)) {
+    // Not auto and none: a four-letter tool name one letter from them (nope, note) is as likely.
+    const meant = nearestName(String(choice.tool), ["required", "explicit"]);
+    if (meant !== undefined) {
+      throw CliError.usage(
+        `--tool-choice '${choice.tool}' is none of ${TOOL_CHOICE_KEYWORDS.join(", ")} and no tool's name; ` +
+          `did you mean '${meant}'?`,
+      );
+    }
+  }
   if (tools !== null) {
-    const toolNames = tools.definitions.map(toolName);
     if (choice === "required" && toolNames.length === 0) {
       throw CliError.usage(`--tool-choice required needs tools (${toolFlags}).`);
     }

@@ -81,3 +81,25 @@ Deno.test("npc: a misspelt key of the persona file is named with the key it most
       `warning: ${path}: unknown key 'colour' was ignored.\n`,
   );
 });
+
+Deno.test("respond and chat: a misspelt --tool-choice keyword is named as such, not taken for a tool", async () => {
+  const tools = await fx.write("tools.json", [{ name: "get_weather", description: "Weather" }]);
+  const hint =
+    "Error: --tool-choice 'requried' is none of auto, none, required, explicit and no tool's name; " +
+    "did you mean 'required'? [usage]\n";
+  for (const command of [["respond", "hi"], ["chat"]]) {
+    for (const withTools of [[], ["--tools", tools]]) {
+      const args = [
+        command[0],
+        ...withTools,
+        "--tool-choice",
+        "requried",
+        "--script",
+        chatScript,
+        ...command.slice(1),
+      ];
+      const r = await oam(args, { stdin: "" });
+      assert.deepEqual([r.code, r.stdout, r.stderr], [2, "", hint], args.join(" "));
+    }
+  }
+});
