@@ -10,7 +10,7 @@ import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../p
 import { parseFlags, stringFlag } from "./args.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
-import { writeError } from "./conversation_file.ts";
+import { npcSaveGiven, writeError } from "./conversation_file.ts";
 import { readJsonInput, refuseStdinFiles } from "./input.ts";
 import {
   LocalBridge,
@@ -123,6 +123,13 @@ interface PersonaFile {
 /** Checks the shape of a persona file (before the model is touched). */
 function checkPersonaFile(path: string, value: JsonValue): PersonaFile {
   if (!isJsonObject(value)) throw CliError.invalidInput(`${path}: expected an object with a 'persona'.`);
+  // A save of oam npc or of oam chat / oam respond given for a persona file: the command that loads it.
+  if (isJsonObject(value.oam) && value.oam.kind === "npc") throw npcSaveGiven(path);
+  if (isJsonObject(value.oam) && isJsonObject(value.transcript)) {
+    throw CliError.invalidInput(
+      `${path} is a saved conversation (from oam chat or oam respond): continue it with 'oam chat --resume ${path}'.`,
+    );
+  }
   if (!isJsonObject(value.persona)) {
     throw CliError.invalidInput(`${path}: 'persona' must be an object with a 'name'.`);
   }

@@ -482,3 +482,45 @@ Deno.test("npc: what the bridge refuses or warns about in the persona file names
     `warning: ${warned}: give: no description; the model may not know when to call it.\n`,
   ]);
 });
+
+Deno.test("npc, chat and respond: a save of the other kind names the command that reads it", async () => {
+  const script = await fx.write("kinds.json", [{ text: "[happy] Hi." }]);
+  const persona = await fx.write("kinds.jsonc", {
+    persona: { name: "Gorm" },
+    options: { replyFormat: "text" },
+  });
+  const npcSave = fx.path("kinds_npc_save.json");
+  const chatSave = fx.path("kinds_chat_save.json");
+  assert.equal(
+    (await oam(["npc", persona, "--script", script], { stdin: `hi\n/state ${npcSave}\n` })).code,
+    0,
+  );
+  assert.equal((await oam(["chat", "--script", script], { stdin: `hi\n/save ${chatSave}\n` })).code, 0);
+  const cases: Array<[string[], string]> = [
+    [
+      ["npc", npcSave],
+      `${npcSave} is an NPC save (from /state): load it with 'oam npc --restore ${npcSave}'.`,
+    ],
+    [
+      ["npc", chatSave],
+      `${chatSave} is a saved conversation (from oam chat or oam respond): continue it with ` +
+      `'oam chat --resume ${chatSave}'.`,
+    ],
+    [
+      ["chat", "--resume", npcSave],
+      `${npcSave} is an NPC save (from /state): load it with 'oam npc --restore ${npcSave}'.`,
+    ],
+    [
+      ["respond", "--resume", npcSave, "hi"],
+      `${npcSave} is an NPC save (from /state): load it with 'oam npc --restore ${npcSave}'.`,
+    ],
+  ];
+  for (const [args, message] of cases) {
+    const r = await oam([...args, "--script", script], { stdin: "" });
+    assert.deepEqual(
+      [r.code, r.stdout, r.stderr],
+      [2, "", `Error: ${message} [invalid_input]\n`],
+      args.join(" "),
+    );
+  }
+});
