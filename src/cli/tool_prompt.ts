@@ -140,7 +140,7 @@ export class ToolPrompter {
         const line = await this.#reader.readLine(this.#over.signal);
         if (line === undefined) return; // the turn ended meanwhile
         // The end of the input (Ctrl-D), or /exit as at the prompt: the turn stops and the command ends.
-        if (line === null || /^\/(exit|quit)$/.test(line.trim())) {
+        if (line === null || /^\/(exit|quit)(\s|$)/.test(line.trim())) {
           this.#hooks.inputEnded();
           return;
         }

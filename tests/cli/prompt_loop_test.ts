@@ -76,7 +76,7 @@ Deno.test("chat and npc: /exit typed at a tool question ends the session as Ctrl
     [["npc", npcTools, "--script", npc], '  ⚙ get_weather {"city":"Oslo"}\n(stopped)\n'],
   ];
   for (const [args, stdout] of runs) {
-    for (const exit of ["/exit", "/quit"]) {
+    for (const exit of ["/exit", "/quit", " /exit now"]) {
       const r = await oam(args, { stdin: `Weather?\n${exit}\nmore\n` });
       assert.deepEqual([r.code, r.stdout, r.stderr], [0, stdout, ""], `${args[0]} ${exit}`);
     }
