@@ -6,6 +6,7 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { CliError } from "./cli_error.ts";
 import { LOG_LEVELS, type LogLevel } from "../util/logger.ts";
+import { nearestName } from "../util/edit_distance.ts";
 
 /** Options in the `node:util` parseArgs format. */
 export type FlagSpec = NonNullable<ParseArgsConfig["options"]>;
@@ -29,7 +30,8 @@ export interface FlagsSyntax {
 
 /**
  * Parses `args` against `syntax.flags` (`--no-<flag>` negates booleans). Problems become `usage` errors that
- * name the command: "Unknown option '--foo'. Run 'oam respond --help'."
+ * name the command: "Unknown option '--foo'. Run 'oam respond --help'.", with the flag a misspelt one most
+ * likely meant: "Unknown option '--jsno'; did you mean '--json'? Run 'oam respond --help'."
  */
 export function parseFlags(args: string[], syntax: FlagsSyntax): ParsedFlags {
   const { command, flags: options, positionals: allowPositionals } = syntax;
@@ -54,7 +56,10 @@ export function parseFlags(args: string[], syntax: FlagsSyntax): ParsedFlags {
       "$1 needs a value (write $1=<value> for a value that starts with '-').",
     );
     message = message.replace(/^Unexpected argument '(.*)'.*$/s, "Unexpected argument '$1'.");
-    if (!message.endsWith(".")) message += ".";
+    const unknown = /^Unknown option '--([^'=]+)'/.exec(message)?.[1];
+    const meant = unknown === undefined ? undefined : nearestName(unknown, Object.keys(options));
+    if (meant !== undefined) message = `Unknown option '--${unknown}'; did you mean '--${meant}'?`;
+    if (!/[.?]$/.test(message)) message += ".";
     throw CliError.usage(`${message} Run 'oam ${command} --help'.`);
   }
 }

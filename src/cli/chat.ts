@@ -7,25 +7,22 @@
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { boolFlag, intFlag, numberFlag, type ParsedFlags, parseFlags, stringFlag } from "./args.ts";
-import { CliError, EXIT, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
+import { CliError, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
 import { type ConversationFile, readConversation, writeConversation } from "./conversation_file.ts";
-import { LineReader, refuseStdinFiles } from "./input.ts";
-import { LocalBridge, MODEL_ENV_HELP, modelFlagsHelp, resolveModelChoice } from "./local_bridge.ts";
-import { formatUsage } from "./render.ts";
-import { addSigint, checkToolChoice, parseToolChoiceFlag, removeSigint } from "./respond.ts";
-import { type LoadedTools, loadToolsFile, toolDescription, toolName, toolsFromValue } from "./tools_file.ts";
+import { refuseStdinFiles } from "./input.ts";
 import {
-  isTerminal,
-  OutputError,
-  stderrStyle,
-  stdoutClosed,
-  stdoutStyle,
-  type Style,
-  writeErr,
-  writeOut,
-} from "./tty.ts";
-import { TurnScreen } from "./turn_screen.ts";
+  choiceSessionOptions,
+  LocalBridge,
+  MODEL_ENV_HELP,
+  modelFlagsHelp,
+  resolveModelChoice,
+} from "./local_bridge.ts";
+import { formatUsage } from "./render.ts";
+import { PromptLoop, unknownSlashCommand } from "./prompt_loop.ts";
+import { checkToolChoice, parseToolChoiceFlag } from "./respond.ts";
+import { type LoadedTools, loadToolsFile, toolDescription, toolName, toolsFromValue } from "./tools_file.ts";
+import { stderrStyle, stdoutStyle, type Style, writeErr, writeOut } from "./tty.ts";
 
 /** Help text of `oam chat`. */
 export const CHAT_HELP = `oam chat — talk to the model in your terminal
@@ -33,10 +30,10 @@ export const CHAT_HELP = `oam chat — talk to the model in your terminal
 Usage: oam chat [options]
 
 Type a message and press Enter; the answer streams in. When the model calls a tool you answer it at the
-prompt (text, or JSON; "/error <message>" reports a failure); command tools ("x-oam" in the tools file)
-run by themselves. Piped input works too: one line per message or tool answer.
-A turn or a save that fails shows its error and the next line is read; when the input ends, oam exits
-with the code of the first failure (below), so a piped run tells a CI job that something failed.
+prompt (text, or JSON; "/error <message>" reports a failure, "/exit" quits); command tools ("x-oam" in the
+tools file) run by themselves. Piped input works too: one line per message or tool answer.
+A turn, a command or a save that fails shows its error and the next line is read; when the input ends,
+oam exits with the code of the first failure (below), so a piped run tells a CI job that something failed.
 
 When you type at a terminal, the prompt and the tool questions go to stdout if it is a terminal too,
 else to stderr: with 'oam chat > chat.log' you are asked on the terminal and the file gets only the
@@ -151,22 +148,14 @@ interface TurnView {
 class ChatCommand {
   readonly #out: Style = stdoutStyle();
   readonly #err: Style = stderrStyle();
-  readonly #interactive = isTerminal(Deno.stdin);
-  readonly #reader = new LineReader();
-  readonly #screen = new TurnScreen({
-    out: this.#out,
-    err: this.#err,
-    interactive: this.#interactive,
-    reader: this.#reader,
-    label: () => "thinking",
-  });
+  readonly #loop = new PromptLoop({ out: this.#out, err: this.#err, label: () => "thinking" });
+  readonly #screen = this.#loop.screen;
   #bridge!: LocalBridge;
   #tools: LoadedTools | null = null;
   #modelName = "system";
   #savePath: string | undefined;
   #lastUsage: JsonValue = null;
   #total = { inputTokens: 0, outputTokens: 0, totalTokens: 0, turns: 0 };
-  #quit = false;
 
   /** The command: flags, saved conversation and tools, the model and the session, then the chat loop. */
   async run(args: string[]): Promise<number> {
@@ -192,16 +181,17 @@ class ChatCommand {
     this.#modelName = model.name;
     this.#bridge = new LocalBridge(model);
     await this.#bridge.requireAvailable();
-    await this.#createSession({ options, instructions: stringFlag(values, "instructions"), resume });
-    const onSigint = () => this.#sigint();
-    const sigint = addSigint(onSigint);
-    try {
-      if (this.#interactive) this.#showBanner(model.label);
-      await this.#readLoop();
-    } finally {
-      removeSigint(sigint, onSigint);
-    }
-    return this.#screen.exitCode; // the first failure's, when a turn or a command failed
+    await this.#createSession({
+      options: { ...options, ...choiceSessionOptions(model) },
+      instructions: stringFlag(values, "instructions"),
+      resume,
+    });
+    // The first failure's exit code, when a turn or a command failed.
+    return await this.#loop.run({
+      banner: this.#banner(model.label),
+      command: (name, arg) => this.#command(name, arg),
+      say: (line) => this.#turn(line),
+    });
   }
 
   /** `session/create` with the options, instructions, tools and saved history; its warnings on stderr. */
@@ -219,65 +209,25 @@ class ChatCommand {
     }
   }
 
-  /** Ctrl-C: stops the running turn; between turns, on a terminal, a hint and the prompt again. */
-  #sigint(): void {
-    if (!this.#screen.cancelTurn() && this.#interactive) {
-      this.#screen.prompt(`\n${this.#screen.promptStyle.dim("(Ctrl-D or /exit to quit)")}\n`);
-      this.#prompt();
-    }
-  }
-
   /** The first line on a terminal: the model, the tools, the keys. */
-  #showBanner(modelLabel: string): void {
+  #banner(modelLabel: string): string {
     const names = this.#toolNames();
-    this.#screen.prompt(
-      this.#screen.promptStyle.dim(
-        `oam chat · ${modelLabel}${names.length > 0 ? ` · tools: ${names.join(", ")}` : ""}` +
-          ` · /help for commands · Ctrl-D to quit\n`,
-      ),
-    );
-  }
-
-  /** Reads a line at a time until the input ends or /exit: a command, or a prompt (sent as typed). */
-  async #readLoop(): Promise<void> {
-    // Until the input ends, /exit, or stdout's reader is gone.
-    while (!this.#quit && !stdoutClosed()) {
-      this.#prompt();
-      const line = await this.#reader.readLine();
-      if (line === null || line === undefined) {
-        if (this.#interactive) this.#screen.prompt("\n");
-        return;
-      }
-      this.#screen.lineStarted();
-      const text = line.trim();
-      if (text === "") continue;
-      if (text.startsWith("/")) await this.#command(text);
-      else await this.#turn(line);
-    }
-  }
-
-  #prompt(): void {
-    const s = this.#screen.promptStyle;
-    if (this.#interactive) this.#screen.prompt(s.bold(s.green("you› ")));
+    return `oam chat · ${modelLabel}${names.length > 0 ? ` · tools: ${names.join(", ")}` : ""}` +
+      ` · /help for commands · Ctrl-D to quit`;
   }
 
   #toolNames(): string[] {
     return this.#tools ? this.#tools.definitions.map(toolName) : [];
   }
 
-  async #command(text: string): Promise<void> {
-    const [name, ...rest] = text.split(/\s+/);
-    const arg = rest.join(" ");
+  /** A slash command (an error it throws is reported, and the chat goes on). */
+  async #command(name: string, arg: string): Promise<void> {
     const o = this.#out;
     switch (name) {
-      case "/exit":
-      case "/quit":
-        this.#quit = true;
-        return;
       case "/help":
         writeOut(
           "/tools · /reset · /save <file> · /usage · /exit — Ctrl-C stops an answer, Ctrl-D quits.\n" +
-            "Answer a tool call with text or JSON; '/error <message>' reports a failure.\n",
+            "Answer a tool call with text or JSON; '/error <message>' reports a failure, '/exit' quits.\n",
         );
         return;
       case "/tools": {
@@ -301,17 +251,9 @@ class ChatCommand {
         await this.#autosave();
         return;
       case "/save":
-        if (arg === "") {
-          writeErr(`${this.#err.red("Error:")} /save needs a file name, e.g. /save chat.json [usage]\n`);
-          return;
-        }
-        try {
-          await this.#save(arg);
-          writeOut(o.dim(`(saved to ${arg})\n`));
-        } catch (error) {
-          if (error instanceof OutputError) throw error; // stdout is gone: the command ends
-          this.#screen.failed(reportError(error, { mode: "human", style: this.#err }));
-        }
+        if (arg === "") throw CliError.usage("/save needs a file name, e.g. /save chat.json");
+        await this.#save(arg);
+        writeOut(o.dim(`(saved to ${arg})\n`));
         return;
       case "/usage":
         writeOut(
@@ -322,8 +264,10 @@ class ChatCommand {
         );
         return;
       default:
-        writeErr(`${this.#err.red("Error:")} unknown command '${name}'; type /help. [usage]\n`);
-        this.#screen.failed(EXIT.usage); // as in oam npc: the session goes on, the exit code says it
+        // As in oam npc: the session goes on, the exit code says it.
+        throw unknownSlashCommand(name, ["/help", "/tools", "/reset", "/save", "/usage"], {
+          "/state": "/save",
+        });
     }
   }
 
@@ -362,9 +306,7 @@ class ChatCommand {
         await this.#autosave();
       },
       // Ctrl-D while a tool waits: the turn stops and the chat ends.
-      onInputEnded: () => {
-        this.#quit = true;
-      },
+      onInputEnded: () => this.#loop.quit(),
     });
   }
 

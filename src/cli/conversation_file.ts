@@ -147,13 +147,25 @@ function parsePending(value: JsonValue, label: string): PendingState {
 }
 
 /**
+ * The error of an NPC save (`oam npc`'s `/state`) given where another file was expected (a conversation, a
+ * persona file): it names the command that loads it.
+ */
+export function npcSaveGiven(label: string): CliError {
+  return CliError.invalidInput(
+    `${label} is an NPC save (from /state): load it with 'oam npc --restore ${label}'.`,
+  );
+}
+
+/**
  * Reads a conversation file. Also accepts a bare transcript (`session/transcript` result or its
- * `transcript` value), which resumes with the tools saved in it.
+ * `transcript` value), which resumes with the tools saved in it. An NPC save is refused with the command
+ * that loads it.
  */
 export async function readConversation(path: string): Promise<ConversationFile> {
   const value = await readJsonInput(path, "--resume");
   const label = path === "-" ? "<stdin>" : path;
   if (!isJsonObject(value)) throw CliError.invalidInput(`${label}: expected a saved conversation object.`);
+  if (isJsonObject(value.oam) && value.oam.kind === "npc") throw npcSaveGiven(label);
   if (!isJsonObject(value.oam)) {
     checkEntries(value, label);
     return { transcript: value, modelName: "", oam: { version: 1 } };

@@ -87,6 +87,22 @@ function scriptedChoice(
 }
 
 /**
+ * The `session/create` options a model choice adds: a scripted model's turn is tried once (`maxAttempts: 1`).
+ * A script's error step, or an invalid answer it plays, is the answer of that turn, not a transient failure:
+ * a retry would play the next step in its place and the script would run a step early from then on (`oam
+ * serve` does not retry a scripted error either).
+ *
+ * @example
+ * ```ts
+ * import { choiceSessionOptions } from "./local_bridge.ts";
+ * choiceSessionOptions({ config: {}, name: "system", label: "on-device model" }); // {}
+ * ```
+ */
+export function choiceSessionOptions(choice: ModelChoice): JsonObject {
+  return choice.name === "scripted" ? { maxAttempts: 1 } : {};
+}
+
+/**
  * Help lines describing the model flags, their descriptions starting at `column` (where the command's other
  * options have theirs).
  */

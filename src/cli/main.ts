@@ -5,6 +5,7 @@
 import { SERVER_INFO } from "../protocol/version.ts";
 import { reportError } from "./cli_error.ts";
 import { stderrStyle, writeErr, writeOut } from "./tty.ts";
+import { nearestName } from "../util/edit_distance.ts";
 
 /** Top-level help. */
 export const MAIN_HELP = `oam ${SERVER_INFO.version} — drive LLM agents with real tool calls from game engines
@@ -33,7 +34,7 @@ Serve:
   stdio                serve the JSON-RPC bridge on stdin/stdout (for engines)
   serve                OpenAI-compatible HTTP server with real tool calls, and the bridge over WebSocket
 
-Run 'oam <command> --help' for a command's options, exit codes and an example.
+Run 'oam <command> --help' (or 'oam help <command>') for a command's options, exit codes and an example.
 Colors only on a terminal; NO_COLOR=1 turns them off. OAM_SCRIPT=<file> swaps in a scripted model.
 `;
 
@@ -79,10 +80,12 @@ export function withoutTaskSeparator(args: string[]): string[] {
  * Runs `oam` with `args`; returns the exit code. Usage errors print one line on stderr and return 2. What a
  * command does not catch (a help that cannot be written, …) is reported like a command's error, `Error:
  * <message> [<code>]`, with its exit code. The `--` that `deno task … -- <args>` passes through is dropped
- * (see {@link withoutTaskSeparator}).
+ * (see {@link withoutTaskSeparator}). `oam help <command>` runs `oam <command> --help`.
  */
 export async function runCli(args: string[]): Promise<number> {
-  const [command, ...rest] = withoutTaskSeparator(args);
+  const words = withoutTaskSeparator(args);
+  // `oam help <command>` is `oam <command> --help`.
+  const [command, ...rest] = words[0] === "help" && words.length > 1 ? [words[1], "--help"] : words;
   try {
     if (command === undefined) {
       writeErr(MAIN_HELP); // no command: a usage error, so the help goes to stderr
@@ -99,7 +102,9 @@ export async function runCli(args: string[]): Promise<number> {
     const run = Object.hasOwn(COMMANDS, command) ? COMMANDS[command] : undefined;
     if (!run) {
       const what = command.startsWith("-") ? "Unknown option" : "Unknown command";
-      writeErr(`Error: ${what} '${command}'. Run 'oam --help'. [usage]\n`);
+      const meant = command.startsWith("-") ? undefined : nearestName(command, Object.keys(COMMANDS));
+      const hint = meant === undefined ? "." : `; did you mean '${meant}'?`;
+      writeErr(`Error: ${what} '${command}'${hint} Run 'oam --help'. [usage]\n`);
       return 2;
     }
     return await run(rest);

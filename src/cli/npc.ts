@@ -5,12 +5,13 @@
  * @module
  */
 import { dirname as folderOf, relative, resolve } from "node:path";
+import { BridgeError } from "../protocol/errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { parseFlags, stringFlag } from "./args.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
-import { writeError } from "./conversation_file.ts";
-import { LineReader, readJsonInput, refuseStdinFiles } from "./input.ts";
+import { npcSaveGiven, writeError } from "./conversation_file.ts";
+import { readJsonInput, refuseStdinFiles } from "./input.ts";
 import {
   LocalBridge,
   MODEL_ENV_HELP,
@@ -18,19 +19,10 @@ import {
   type ModelChoice,
   resolveModelChoice,
 } from "./local_bridge.ts";
-import { addSigint, removeSigint } from "./respond.ts";
+import { PromptLoop, unknownSlashCommand } from "./prompt_loop.ts";
+import { nearestName } from "../util/edit_distance.ts";
 import { dirname, type LoadedTools, noTools, toolsFromValue } from "./tools_file.ts";
-import {
-  isTerminal,
-  oneLine,
-  OutputError,
-  stderrStyle,
-  stdoutClosed,
-  stdoutStyle,
-  type Style,
-  writeErr,
-} from "./tty.ts";
-import { TurnScreen } from "./turn_screen.ts";
+import { oneLine, OutputError, stderrStyle, stdoutStyle, type Style, writeErr } from "./tty.ts";
 
 /** Help text of `oam npc`. */
 export const NPC_HELP = `oam npc — talk to a game character defined in a file
@@ -53,8 +45,8 @@ The greeting is a model call (npc/bark): with --script it plays the script's fir
 script with a {"text": …} step for it (a json step is an npc/talk reply and is reported, not spoken).
 
 Type what you say, or a number to pick one of the suggested replies. When the NPC calls one of your
-tools, type its output (text or JSON; "/error <message>" for a failure). When you type at a terminal,
-the prompt and the tool questions go to stdout if it is a terminal too, else to stderr: with
+tools, type its output (text or JSON; "/error <message>" for a failure; "/exit" quits). When you type at
+a terminal, the prompt and the tool questions go to stdout if it is a terminal too, else to stderr: with
 'oam npc mira.jsonc > talk.log' you are asked on the terminal and the file gets only the conversation.
 
 When the NPC ends the conversation, the lines already typed are still read: commands run (/state, /world,
@@ -131,6 +123,13 @@ interface PersonaFile {
 /** Checks the shape of a persona file (before the model is touched). */
 function checkPersonaFile(path: string, value: JsonValue): PersonaFile {
   if (!isJsonObject(value)) throw CliError.invalidInput(`${path}: expected an object with a 'persona'.`);
+  // A save of oam npc or of oam chat / oam respond given for a persona file: the command that loads it.
+  if (isJsonObject(value.oam) && value.oam.kind === "npc") throw npcSaveGiven(path);
+  if (isJsonObject(value.oam) && isJsonObject(value.transcript)) {
+    throw CliError.invalidInput(
+      `${path} is a saved conversation (from oam chat or oam respond): continue it with 'oam chat --resume ${path}'.`,
+    );
+  }
   if (!isJsonObject(value.persona)) {
     throw CliError.invalidInput(`${path}: 'persona' must be an object with a 'name'.`);
   }
@@ -229,15 +228,12 @@ function show(value: JsonValue | undefined): string {
 class NpcCommand {
   readonly #out: Style = stdoutStyle();
   readonly #err: Style = stderrStyle();
-  readonly #interactive = isTerminal(Deno.stdin);
-  readonly #reader = new LineReader();
-  readonly #screen = new TurnScreen({
+  readonly #loop = new PromptLoop({
     out: this.#out,
     err: this.#err,
-    interactive: this.#interactive,
-    reader: this.#reader,
     label: () => `${this.#name} is thinking`,
   });
+  readonly #screen = this.#loop.screen;
   #bridge!: LocalBridge;
   #npc = "";
   #name = "NPC";
@@ -245,7 +241,6 @@ class NpcCommand {
   #tools: LoadedTools = noTools();
   #options: string[] = [];
   #relationship = 0;
-  #quit = false;
   /** True once the NPC ended the conversation (until /reset). */
   #ended = false;
   /** True when the model is a scripted one (the greeting then plays a script step). */
@@ -273,16 +268,16 @@ class NpcCommand {
     const greeting = file.persona !== null
       ? await this.#create(file.persona)
       : await this.#restore(source.path, file.save);
-    const onSigint = () => this.#sigint();
-    const sigint = addSigint(onSigint);
-    try {
-      if (this.#interactive) this.#showBanner(model.label);
-      if (greeting !== null) await this.#bark(greeting, true);
-      await this.#readLoop();
-    } finally {
-      removeSigint(sigint, onSigint);
-    }
-    return this.#screen.exitCode; // the first failure's, when a turn or a command failed
+    // The first failure's exit code, when a turn or a command failed.
+    return await this.#loop.run({
+      banner: `Talking to ${this.#name} (${model.label}). Type what you say, or a number to pick a reply. ` +
+        `/help for commands, Ctrl-D to quit.`,
+      start: async () => {
+        if (greeting !== null) await this.#bark(greeting, true);
+      },
+      command: (name, arg) => this.#command(name, arg),
+      say: (line) => this.#say(line),
+    });
   }
 
   /** The in-process bridge on the model (world changes shown as they come); fails when it is unavailable. */
@@ -293,52 +288,16 @@ class NpcCommand {
     await this.#bridge.requireAvailable();
   }
 
-  /** Ctrl-C: stops the running turn; between turns, on a terminal, a hint and the prompt again. */
-  #sigint(): void {
-    if (!this.#screen.cancelTurn() && this.#interactive) {
-      this.#screen.prompt(`\n${this.#screen.promptStyle.dim("(Ctrl-D or /exit to quit)")}\n`);
-      this.#prompt();
+  /** What the player typed (not a command): said to the NPC, unless the NPC ended the conversation. */
+  async #say(line: string): Promise<void> {
+    if (this.#ended) {
+      this.#screen.write(
+        this.#out.dim(`(${this.#name} has ended the conversation: /reset starts a new one, /exit quits.)\n`),
+      );
+      return;
     }
-  }
-
-  /** The first line on a terminal: who, the model, the keys. */
-  #showBanner(modelLabel: string): void {
-    this.#screen.prompt(
-      this.#screen.promptStyle.dim(
-        `Talking to ${this.#name} (${modelLabel}). Type what you say, or a number to pick a reply. ` +
-          `/help for commands, Ctrl-D to quit.\n`,
-      ),
-    );
-  }
-
-  /** Reads a line at a time until the input ends or /exit: a command, or what the player says. */
-  async #readLoop(): Promise<void> {
-    // Until the input ends, /exit, or stdout's reader is gone.
-    while (!this.#quit && !stdoutClosed()) {
-      this.#prompt();
-      const line = await this.#reader.readLine();
-      if (line === null || line === undefined) {
-        if (this.#interactive) this.#screen.prompt("\n");
-        return;
-      }
-      this.#screen.lineStarted();
-      const text = line.trim();
-      if (text === "") continue;
-      if (text.startsWith("/")) {
-        await this.#command(text);
-        continue;
-      }
-      if (this.#ended) {
-        this.#screen.write(
-          this.#out.dim(
-            `(${this.#name} has ended the conversation: /reset starts a new one, /exit quits.)\n`,
-          ),
-        );
-        continue;
-      }
-      const said = this.#said(line);
-      if (said !== null) await this.#talk(said);
-    }
+    const said = this.#said(line);
+    if (said !== null) await this.#talk(said);
   }
 
   /** What a typed line says: a number picks a suggested reply (null, with an error, when out of range). */
@@ -356,17 +315,14 @@ class NpcCommand {
     return said;
   }
 
-  #prompt(): void {
-    const s = this.#screen.promptStyle;
-    if (this.#interactive) this.#screen.prompt(s.bold(s.green("you› ")));
-  }
-
   /** `npc/create` from a checked persona file (its tools, its world seeded); the greeting to bark, if any. */
   async #create(file: PersonaFile): Promise<string | null> {
     const { path, value } = file;
     for (const key of Object.keys(value)) {
       if (!FILE_KEYS.includes(key)) {
-        writeErr(this.#err.yellow(`warning: ${path}: unknown key '${key}' was ignored.\n`));
+        const meant = nearestName(key, FILE_KEYS);
+        const hint = meant === undefined ? "" : ` (did you mean '${meant}'?)`;
+        writeErr(this.#err.yellow(`warning: ${path}: unknown key '${key}' was ignored${hint}.\n`));
       }
     }
     if (file.world) await this.#openWorld(WORLD, file.world);
@@ -375,8 +331,8 @@ class NpcCommand {
     if (value.options !== undefined) params.options = value.options;
     if (value.memory !== undefined) params.memory = value.memory;
     if (this.#world) params.world = this.#world;
-    const created = await this.#bridge.call("npc/create", params) as JsonObject;
-    this.#met(created, { persona: file.persona, memory: value.memory });
+    const created = await this.#fromFile(path, "npc/create", params);
+    this.#met(created, { path, persona: file.persona, memory: value.memory });
     if (value.greeting === true) return "";
     return typeof value.greeting === "string" ? value.greeting : null;
   }
@@ -384,16 +340,29 @@ class NpcCommand {
   /** `npc/restore` from a `/state` save (its tools and world again); never a greeting. */
   async #restore(path: string, save: NpcSave): Promise<null> {
     if (save.world) await this.#openWorld(save.world.id, save.world.state);
-    const restored = await this.#bridge.call("npc/restore", {
+    const restored = await this.#fromFile(path, "npc/restore", {
       state: save.state,
       tools: this.#tools.definitions,
       // Without a world snapshot the saved world is asked for, and the bridge warns that it is gone.
       ...(this.#world ? { world: this.#world } : {}),
       model: "system",
-    }) as JsonObject;
-    this.#met(restored, { persona: save.state.persona, memory: save.state.memory });
+    });
+    this.#met(restored, { path, persona: save.state.persona, memory: save.state.memory });
     this.#screen.write(this.#out.dim(`(restored ${this.#name} from ${path})\n`));
     return null;
+  }
+
+  /**
+   * `npc/create` or `npc/restore` with what the file at `path` holds: an `invalid_params` error names the file
+   * ("mira.jsonc: Parameter 'options.playerOptionCount' must be an integer; …"), as its warnings do.
+   */
+  async #fromFile(path: string, method: string, params: JsonObject): Promise<JsonObject> {
+    try {
+      return await this.#bridge.call(method, params) as JsonObject;
+    } catch (error) {
+      if (!(error instanceof BridgeError) || error.dataCode !== "invalid_params") throw error;
+      throw new CliError(error.dataCode, `${path}: ${error.message}`, { ...error.data });
+    }
   }
 
   /** Creates the world `id` with `state`, and subscribes to all of its changes. */
@@ -403,20 +372,22 @@ class NpcCommand {
     await this.#bridge.call("world/subscribe", { world: id, path: "" });
   }
 
-  /** The NPC `npc/create` or `npc/restore` answered: its id, its name, the relationship; its warnings. */
-  #met(answer: JsonObject, from: { persona: JsonValue | undefined; memory: JsonValue | undefined }): void {
+  /**
+   * The NPC `npc/create` or `npc/restore` answered: its id, its name, the relationship; its warnings, about
+   * the file at `from.path`.
+   */
+  #met(
+    answer: JsonObject,
+    from: { path: string; persona: JsonValue | undefined; memory: JsonValue | undefined },
+  ): void {
     this.#npc = String(answer.npc);
     const persona = isJsonObject(from.persona) ? from.persona : {};
     this.#name = typeof persona.name === "string" ? persona.name : this.#npc;
     if (isJsonObject(from.memory) && typeof from.memory.relationship === "number") {
       this.#relationship = from.memory.relationship;
     }
-    this.#warn(answer.warnings);
-  }
-
-  #warn(warnings: JsonValue | undefined): void {
-    if (!Array.isArray(warnings)) return;
-    for (const w of warnings) writeErr(this.#err.yellow(`warning: ${w}\n`));
+    if (!Array.isArray(answer.warnings)) return;
+    for (const w of answer.warnings) writeErr(this.#err.yellow(`warning: ${from.path}: ${w}\n`));
   }
 
   async #save(path: string): Promise<void> {
@@ -455,51 +426,43 @@ class NpcCommand {
     );
   }
 
-  async #command(text: string): Promise<void> {
-    const [name, ...rest] = text.split(/\s+/);
-    const arg = rest.join(" ");
+  /** A slash command (an error it throws is reported, and the conversation goes on). */
+  async #command(name: string, arg: string): Promise<void> {
     const o = this.#out;
-    try {
-      switch (name) {
-        case "/exit":
-        case "/quit":
-          this.#quit = true;
+    switch (name) {
+      case "/help":
+        this.#screen.write(
+          "/state <file> · /world · /bark [situation] · /reset · /exit — a number picks a suggested reply; " +
+            "Ctrl-C stops a reply, Ctrl-D quits.\n",
+        );
+        return;
+      case "/state":
+        if (arg === "") throw CliError.usage("/state needs a file name, e.g. /state mira_save.json");
+        await this.#save(arg);
+        this.#screen.write(o.dim(`(saved to ${arg})\n`));
+        return;
+      case "/world":
+        if (!this.#world) {
+          this.#screen.write(o.dim("(this NPC has no world)\n"));
           return;
-        case "/help":
-          this.#screen.write(
-            "/state <file> · /world · /bark [situation] · /reset · /exit — a number picks a suggested reply; " +
-              "Ctrl-C stops a reply, Ctrl-D quits.\n",
-          );
-          return;
-        case "/state":
-          if (arg === "") throw CliError.usage("/state needs a file name, e.g. /state mira_save.json");
-          await this.#save(arg);
-          this.#screen.write(o.dim(`(saved to ${arg})\n`));
-          return;
-        case "/world":
-          if (!this.#world) {
-            this.#screen.write(o.dim("(this NPC has no world)\n"));
-            return;
-          } else {
-            const snap = await this.#bridge.call("world/snapshot", { world: this.#world }) as JsonObject;
-            this.#screen.write(`${JSON.stringify(snap.state ?? {}, null, 2)}\n`);
-          }
-          return;
-        case "/bark":
-          await this.#bark(arg);
-          return;
-        case "/reset":
-          await this.#bridge.call("npc/reset", { npc: this.#npc });
-          this.#options = [];
-          this.#ended = false;
-          this.#screen.write(o.dim("(conversation forgotten)\n"));
-          return;
-        default:
-          throw CliError.usage(`unknown command '${name}'; type /help.`);
-      }
-    } catch (error) {
-      if (error instanceof OutputError) throw error; // stdout is gone: the command ends
-      this.#screen.failed(reportError(error, { mode: "human", style: this.#err }));
+        } else {
+          const snap = await this.#bridge.call("world/snapshot", { world: this.#world }) as JsonObject;
+          this.#screen.write(`${JSON.stringify(snap.state ?? {}, null, 2)}\n`);
+        }
+        return;
+      case "/bark":
+        await this.#bark(arg);
+        return;
+      case "/reset":
+        await this.#bridge.call("npc/reset", { npc: this.#npc });
+        this.#options = [];
+        this.#ended = false;
+        this.#screen.write(o.dim("(conversation forgotten)\n"));
+        return;
+      default:
+        throw unknownSlashCommand(name, ["/help", "/state", "/world", "/bark", "/reset"], {
+          "/save": "/state",
+        });
     }
   }
 
@@ -547,9 +510,7 @@ class NpcCommand {
       onEvent: (event) => this.#turnEvent(turn, event),
       onResult: (result) => this.#showReply(turn, result),
       // Ctrl-D while a tool waits: the turn stops and the command ends.
-      onInputEnded: () => {
-        this.#quit = true;
-      },
+      onInputEnded: () => this.#loop.quit(),
     });
   }
 

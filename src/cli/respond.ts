@@ -22,6 +22,7 @@ import {
 } from "./conversation_file.ts";
 import { readInputText, readJsonInput, readStdinText, stdinReadBy } from "./input.ts";
 import {
+  choiceSessionOptions,
   LocalBridge,
   MODEL_ENV_HELP,
   type ModelChoice,
@@ -41,6 +42,7 @@ import { isTerminal, Spinner, stderrStyle, writeErr, writeOut } from "./tty.ts";
 import { outputValue } from "./command_tools.ts";
 import { ScriptedModel } from "../models/scripted.ts";
 import { oamCommand, shellWord } from "./invocation.ts";
+import { nearestName } from "../util/edit_distance.ts";
 
 /** Help text of `oam respond`. */
 export const RESPOND_HELP = `oam respond — run one turn and print the answer (for shell scripts)
@@ -121,11 +123,14 @@ const FLAGS = {
   help: { type: "boolean", short: "h" },
 } as const;
 
+/** The `--tool-choice` values that are no tool's name. */
+const TOOL_CHOICE_KEYWORDS = ["auto", "none", "required", "explicit"];
+
 /** Parses `--tool-choice`. */
 export function parseToolChoiceFlag(value: string | undefined): JsonValue | undefined {
   if (value === undefined) return undefined;
   if (value === "any") return "required";
-  if (["auto", "none", "required", "explicit"].includes(value)) return value;
+  if (TOOL_CHOICE_KEYWORDS.includes(value)) return value;
   if (value === "") throw CliError.usage("--tool-choice must not be empty.");
   return { tool: value };
 }
@@ -173,7 +178,8 @@ export function checkNamedToolChoice(choice: JsonValue | undefined, toolNames: s
  * `--tool-choice` must name a tool the run has, and `required` needs tools: checked before the model is touched,
  * the same way in `oam respond` and `oam chat`. `tools` is null when no flag gave tools and no saved conversation
  * had any; a resumed conversation may still bring tools in its transcript, so it is not refused then.
- * `toolFlags` names the command's tool flags for the message (`--tools or --tool-json`).
+ * `toolFlags` names the command's tool flags for the message (`--tools or --tool-json`). A name that is no
+ * tool's but a misspelt keyword (`requried`) is refused as such.
  *
  * @example
  * ```ts
@@ -189,8 +195,19 @@ export function checkToolChoice(
 ): void {
   if (choice === undefined) return;
   const { tools, resumed, toolFlags } = context;
+  const toolNames = tools?.definitions.map(toolName) ?? [];
+  // "requried": a misspelt keyword, not the name of a tool (a resumed transcript's own tools are not known).
+  if (isJsonObject(choice) && !toolNames.includes(String(choice.tool)) && (tools !== null || !resumed)) {
+    // Not auto and none: a four-letter tool name one letter from them (nope, note) is as likely.
+    const meant = nearestName(String(choice.tool), ["required", "explicit"]);
+    if (meant !== undefined) {
+      throw CliError.usage(
+        `--tool-choice '${choice.tool}' is none of ${TOOL_CHOICE_KEYWORDS.join(", ")} and no tool's name; ` +
+          `did you mean '${meant}'?`,
+      );
+    }
+  }
   if (tools !== null) {
-    const toolNames = tools.definitions.map(toolName);
     if (choice === "required" && toolNames.length === 0) {
       throw CliError.usage(`--tool-choice required needs tools (${toolFlags}).`);
     }
@@ -292,6 +309,12 @@ class RespondCommand {
     const resumePath = stringFlag(values, "resume");
     const resume = resumePath !== undefined ? await readConversation(resumePath) : null;
     const saved: Saved = { resume, resumePath, pending: resume?.oam.pending ?? null };
+    // A prompt cannot continue a paused turn: said before the tool outputs are asked for.
+    if (saved.pending && positionals.join(" ").trim() !== "") {
+      throw CliError.usage(
+        "The saved conversation is waiting for tool outputs; continue it without a prompt (just --tool-output).",
+      );
+    }
     const tools = await this.#tools(values, saved);
     const answers = await this.#answers(values, saved);
     const prompt = await this.#prompt(values, { positionals, pending: saved.pending });
@@ -370,14 +393,7 @@ class RespondCommand {
     from: { positionals: string[]; pending: PendingState | null },
   ): Promise<string> {
     const prompt = from.positionals.join(" ");
-    if (from.pending) {
-      if (prompt.trim() !== "") {
-        throw CliError.usage(
-          "The saved conversation is waiting for tool outputs; continue it without a prompt (just --tool-output).",
-        );
-      }
-      return "";
-    }
+    if (from.pending) return ""; // (a prompt was refused at the start)
     let text = prompt;
     // Piped stdin adds to the prompt, unless a flag read it (--resume -, --tools -, …).
     const usesStdin = values.stdin !== false && !isTerminal(Deno.stdin) && stdinReadBy() === null;
@@ -467,7 +483,11 @@ class RespondCommand {
         pending.calls.map((c) => toolOutputEntry(c, answers.get(c.id)!)),
       );
     }
-    const create: JsonObject = { session: SESSION, options: session.options, model: "system" };
+    const create: JsonObject = {
+      session: SESSION,
+      options: { ...session.options, ...choiceSessionOptions(choice) },
+      model: "system",
+    };
     const instructions = stringFlag(values, "instructions");
     if (instructions !== undefined) create.instructions = instructions;
     if (tools) create.tools = tools.definitions;

@@ -143,7 +143,8 @@ export class RespondTurn {
     this.#totalStarted++;
     if (this.#o.showTools) {
       this.#o.spinner.stop();
-      writeErr(`${this.#o.style.cyan("→")} ${formatCall(call, this.#o.style)}\n`);
+      // The marks of oam chat and oam npc (→ and ← are the protocol's messages in oam demo --show-protocol).
+      writeErr(`  ${this.#o.style.cyan("⚙")} ${formatCall(call, this.#o.style)}\n`);
     }
     this.#schedule();
   }
@@ -155,7 +156,7 @@ export class RespondTurn {
     if (this.#o.showTools) {
       const s = this.#o.style;
       this.#o.spinner.stop();
-      writeErr(`  ${s.dim("←")} ${formatOutput(outcome, s)}\n`);
+      writeErr(`  ${s.dim("↳")} ${formatOutput(outcome, s)}\n`);
       this.#o.spinner.start("thinking");
     }
     this.#schedule();

@@ -18,7 +18,7 @@ import {
 } from "./args.ts";
 import { onParentExit, onStopSignals } from "./stop_signals.ts";
 import { CliError, reportError } from "./cli_error.ts";
-import { stderrStyle } from "./tty.ts";
+import { isTerminal, stderrStyle, writeErr } from "./tty.ts";
 
 /** Help text of `oam stdio`. */
 export const STDIO_HELP = `oam stdio — serve the open-apple-models JSON-RPC bridge on stdin/stdout
@@ -26,7 +26,7 @@ export const STDIO_HELP = `oam stdio — serve the open-apple-models JSON-RPC br
 Usage: oam stdio [options]
 
 Reads one JSON-RPC 2.0 message per line on stdin and writes one per line on stdout.
-Logs go to stderr. At end of input it answers every request already read, then exits 0;
+Logs go to stderr (and, when stdin is a terminal, a line saying what it waits for). At end of input it answers every request already read, then exits 0;
 a "shutdown" request exits 0 after its response.
 
 Options:
@@ -51,6 +51,11 @@ Environment:
 Example:
   echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | oam stdio
 `;
+
+/** The line `oam stdio` writes on stderr when stdin is a terminal: a person started it, not a game engine. */
+const TERMINAL_HINT =
+  "oam stdio: the JSON-RPC bridge for game engines, waiting for one request per line on " +
+  "stdin (Ctrl-D ends it). To talk to the model yourself: 'oam chat', 'oam npc <persona.jsonc>', 'oam --help'.";
 
 const FLAGS: FlagSpec = {
   "max-sessions": { type: "string" },
@@ -110,6 +115,8 @@ export async function runStdio(args: string[]): Promise<number> {
   } catch (error) {
     return reportError(error, { mode: "human", style: stderrStyle() });
   }
+  // Started by hand at a terminal (an engine gives it a pipe): say what it waits for, on stderr.
+  if (isTerminal(Deno.stdin)) writeErr(`${stderrStyle().dim(TERMINAL_HINT)}\n`);
   const server = createStdioServer(
     (send, onShutdown) => new BridgeEngine({ ...config, onShutdown }, send),
     { logger, ...(maxLineBytes ? { maxLineBytes } : {}) },

@@ -19,7 +19,10 @@ export interface ToolPromptHooks {
   ask(text: string): void;
   /** After the user answered. */
   answered(): void;
-  /** The input ended while a tool waited (Ctrl-D): the turn should be cancelled and the command end. */
+  /**
+   * The input ended while a tool waited (Ctrl-D), or `/exit` (`/quit`) was its answer: the turn should be
+   * cancelled and the command end.
+   */
   inputEnded(): void;
 }
 
@@ -136,7 +139,8 @@ export class ToolPrompter {
         if (this.#interactive) this.#hooks.ask(`  ${s.yellow("?")} ${formatCall(call, s)} output› `);
         const line = await this.#reader.readLine(this.#over.signal);
         if (line === undefined) return; // the turn ended meanwhile
-        if (line === null) {
+        // The end of the input (Ctrl-D), or /exit as at the prompt: the turn stops and the command ends.
+        if (line === null || /^\/(exit|quit)(\s|$)/.test(line.trim())) {
           this.#hooks.inputEnded();
           return;
         }

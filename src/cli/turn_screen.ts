@@ -43,7 +43,7 @@ export interface TurnRequest {
   onEvent(event: JsonObject): void;
   /** Shows the result of a turn that succeeded (the spinner is stopped). */
   onResult(result: JsonObject): void | Promise<void>;
-  /** The input ended while a tool waited (Ctrl-D): the turn is cancelled; the command should end. */
+  /** The input ended while a tool waited (Ctrl-D), or `/exit` answered it: the turn is cancelled; the command should end. */
   onInputEnded(): void;
 }
 

@@ -30,3 +30,34 @@ export function editDistance(a: string, b: string): number {
   }
   return d[a.length][b.length];
 }
+
+/**
+ * The one name of `known` that `name` most likely misspells: the same letters in another case, or else the
+ * clearly closest name at most one edit away (two for names of six letters or more, a swap of neighbouring
+ * letters counting as one); undefined when none is, or when two are equally close. Names shorter than three
+ * letters are never guessed at.
+ *
+ * @example
+ * ```ts
+ * import { nearestName } from "./edit_distance.ts";
+ * nearestName("scirpt", ["script", "model"]); // "script"
+ * nearestName("mood", ["name", "role"]); // undefined
+ * ```
+ */
+export function nearestName(name: string, known: readonly string[]): string | undefined {
+  const lower = name.toLowerCase();
+  const same = known.filter((k) => k.toLowerCase() === lower);
+  if (same.length > 0) return same.length === 1 ? same[0] : undefined;
+  let best: string[] = [];
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    if (candidate.length < 3 || lower.length < 3) continue; // too short to tell a misspelling from a name
+    const distance = editDistance(lower, candidate.toLowerCase());
+    if (distance > (candidate.length >= 6 ? 2 : 1)) continue;
+    if (distance < bestDistance) {
+      best = [candidate];
+      bestDistance = distance;
+    } else if (distance === bestDistance) best.push(candidate);
+  }
+  return best.length === 1 ? best[0] : undefined;
+}

@@ -354,6 +354,19 @@ Deno.test("chat: a failed turn ends a piped session with its exit code; the line
   assert.equal(clean.code, 0, clean.stderr);
 });
 
+Deno.test("chat: a scripted error step fails its turn only; the next line plays the next step", async () => {
+  const script = await fx.write("error_once.json", [
+    { error: "generation_failed", message: "The forge is cold." },
+    { text: "Second answer." },
+  ]);
+  const r = await oam(["chat", "--script", script], { stdin: "first\nsecond\n" });
+  assert.deepEqual([r.code, r.stdout, r.stderr], [
+    1,
+    "Second answer.\n",
+    "Error: The forge is cold. [generation_failed]\n",
+  ]);
+});
+
 Deno.test("chat: a saved conversation holds its toolsDir relative to the file; resumed after the folder moved", async () => {
   const home = await Deno.makeTempDir({ dir: fx.dir, prefix: "checkout-" });
   await Deno.mkdir(`${home}/tools`);

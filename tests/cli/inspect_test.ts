@@ -182,3 +182,17 @@ Deno.test({
     }
   },
 });
+
+Deno.test("main: 'oam help <command>' prints that command's help, as 'oam <command> --help' does", async () => {
+  for (const command of ["chat", "npc", "models"]) {
+    const help = await oam(["help", command]);
+    const asked = await oam([command, "--help"]);
+    assert.deepEqual([help.code, help.stdout, help.stderr], [0, asked.stdout, ""], command);
+    assert.ok(help.stdout.startsWith(`oam ${command}`), help.stdout);
+  }
+  const unknown = await oam(["help", "chta"]);
+  assert.deepEqual(
+    [unknown.code, unknown.stdout, unknown.stderr],
+    [2, "", "Error: Unknown command 'chta'; did you mean 'chat'? Run 'oam --help'. [usage]\n"],
+  );
+});

@@ -328,7 +328,7 @@ Deno.test("npc: unknown file keys and npc/create's warnings; the memory's relati
   assert.equal(
     r.stderr,
     `warning: ${path}: unknown key 'colour' was ignored.\n` +
-      "warning: Unknown parameter 'options.sparkle' was ignored.\n" +
+      `warning: ${path}: Unknown parameter 'options.sparkle' was ignored.\n` +
       "note: the greeting is a model call: it played step 1 of the script.\n",
   );
 });
@@ -412,7 +412,7 @@ Deno.test("npc: --restore also loads a game's own save of npc/state (the state, 
     );
     assert.equal(
       r.stderr,
-      "warning: The saved world 'world' does not exist; the NPC was restored without a world. " +
+      `warning: ${save}: The saved world 'world' does not exist; the NPC was restored without a world. ` +
         "Pass 'world' to attach one.\n",
     );
   }
@@ -453,4 +453,74 @@ Deno.test("npc: a /state save holds its toolsDir relative to the save, so the fo
   });
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stdout, /↳ stew 8\n/);
+});
+
+Deno.test("npc: what the bridge refuses or warns about in the persona file names the file", async () => {
+  const script = await fx.write("named.json", [{ text: "[happy] Hi." }]);
+  const cases: Array<[JsonObject, string]> = [
+    [
+      { persona: { name: "Gorm" }, options: { playerOptionCount: "two" } },
+      `Parameter 'options.playerOptionCount' must be an integer; got "two". [invalid_params]`,
+    ],
+    [{ persona: { nme: "Gorm" } }, "Missing required parameter 'persona.name'. [invalid_params]"],
+  ];
+  for (const [value, message] of cases) {
+    const path = await fx.write("named.jsonc", value);
+    const r = await oam(["npc", path, "--script", script], { stdin: "hi\n" });
+    assert.deepEqual([r.code, r.stdout, r.stderr], [2, "", `Error: ${path}: ${message}\n`]);
+  }
+  const warned = await fx.write("warned.jsonc", {
+    persona: { name: "Gorm" },
+    options: { replyFormat: "text", replyFormt: "text" },
+    tools: [{ name: "give", parameters: { type: "object" } }],
+  });
+  const r = await oam(["npc", warned, "--script", script], { stdin: "hi\n" });
+  assert.deepEqual([r.code, r.stdout, r.stderr], [
+    0,
+    "Gorm [happy]: Hi.\n",
+    `warning: ${warned}: Unknown parameter 'options.replyFormt' was ignored.\n` +
+    `warning: ${warned}: give: no description; the model may not know when to call it.\n`,
+  ]);
+});
+
+Deno.test("npc, chat and respond: a save of the other kind names the command that reads it", async () => {
+  const script = await fx.write("kinds.json", [{ text: "[happy] Hi." }]);
+  const persona = await fx.write("kinds.jsonc", {
+    persona: { name: "Gorm" },
+    options: { replyFormat: "text" },
+  });
+  const npcSave = fx.path("kinds_npc_save.json");
+  const chatSave = fx.path("kinds_chat_save.json");
+  assert.equal(
+    (await oam(["npc", persona, "--script", script], { stdin: `hi\n/state ${npcSave}\n` })).code,
+    0,
+  );
+  assert.equal((await oam(["chat", "--script", script], { stdin: `hi\n/save ${chatSave}\n` })).code, 0);
+  const cases: Array<[string[], string]> = [
+    [
+      ["npc", npcSave],
+      `${npcSave} is an NPC save (from /state): load it with 'oam npc --restore ${npcSave}'.`,
+    ],
+    [
+      ["npc", chatSave],
+      `${chatSave} is a saved conversation (from oam chat or oam respond): continue it with ` +
+      `'oam chat --resume ${chatSave}'.`,
+    ],
+    [
+      ["chat", "--resume", npcSave],
+      `${npcSave} is an NPC save (from /state): load it with 'oam npc --restore ${npcSave}'.`,
+    ],
+    [
+      ["respond", "--resume", npcSave, "hi"],
+      `${npcSave} is an NPC save (from /state): load it with 'oam npc --restore ${npcSave}'.`,
+    ],
+  ];
+  for (const [args, message] of cases) {
+    const r = await oam([...args, "--script", script], { stdin: "" });
+    assert.deepEqual(
+      [r.code, r.stdout, r.stderr],
+      [2, "", `Error: ${message} [invalid_input]\n`],
+      args.join(" "),
+    );
+  }
 });

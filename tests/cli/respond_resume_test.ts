@@ -143,3 +143,25 @@ Deno.test("respond --save-transcript: a resumed conversation continues the same 
   const third = await oam(["respond", "--script", other, "--resume", save, "Once more"]);
   assert.equal(third.stdout, "Other.\n", third.stderr);
 });
+
+Deno.test("respond: a prompt for a conversation waiting for tool outputs is refused first, with or without them", async () => {
+  const path = fx.path("prompted.json");
+  const paused = await oam([
+    "respond",
+    "--tools",
+    tools,
+    "--script",
+    weather,
+    "--save-transcript",
+    path,
+    "Hi",
+  ]);
+  assert.equal(paused.code, 10, paused.stderr);
+  const id = ((JSON.parse(paused.stdout) as JsonObject).calls as JsonObject[])[0].id;
+  const refused = "Error: The saved conversation is waiting for tool outputs; continue it without a prompt " +
+    "(just --tool-output). [usage]\n";
+  for (const outputs of [[], ["--tool-output", `${id}=sunny`]]) {
+    const r = await oam(["respond", "--resume", path, "--script", weather, ...outputs, "And tomorrow?"]);
+    assert.deepEqual([r.code, r.stdout, r.stderr], [2, "", refused], outputs.join(" "));
+  }
+});

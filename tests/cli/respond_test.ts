@@ -103,15 +103,37 @@ Deno.test("respond: error classes map to stable exit codes", async () => {
     const lines = jsonLines(r.stdout) as JsonObject[];
     assert.equal(lines[lines.length - 1].type, "error");
   }));
-  // Transient failures are retried once, so both steps fail.
-  const limited = await fx.write("rate.json", [{ error: "rate_limited" }, { error: "rate_limited" }]);
+  const limited = await fx.write("rate.json", [{ error: "rate_limited" }]);
   const r = await oam(["respond", "--script", limited, "x"]);
   assert.equal(r.code, 6);
   assert.match(r.stderr, /^Error: Scripted rate_limited\. \[rate_limited\]\n$/);
-  const failed = await fx.write("failed.json", [{ error: "generation_failed" }, {
-    error: "generation_failed",
-  }]);
+  const failed = await fx.write("failed.json", [{ error: "generation_failed" }]);
   assert.equal((await oam(["respond", "--script", failed, "x"])).code, 1);
+});
+
+Deno.test("respond: a scripted error step fails its turn; it is not retried with the next step", async () => {
+  // A real model's transient failure is tried again; a script's error is the answer the script gives, so a
+  // retry would only play the next step in its place (and the script would run one step early from then on).
+  for (const error of ["generation_failed", "rate_limited"]) {
+    const script = await fx.write(`once_${error}.json`, [{ error }, { text: "Next step." }]);
+    const r = await oam(["respond", "--script", script, "x"]);
+    assert.equal(r.stdout, "", error);
+    assert.equal(r.stderr, `Error: Scripted ${error}. [${error}]\n`);
+    assert.equal(r.code, error === "rate_limited" ? 6 : 1);
+  }
+  // An invalid structured answer too: the step after it is not played as the retry.
+  const schema = await fx.write("n.schema.json", {
+    type: "object",
+    properties: { n: { type: "integer" } },
+    required: ["n"],
+  });
+  const invalid = await fx.write("invalid.json", [{ json: { n: "one" } }, { json: { n: 2 } }]);
+  const bad = await oam(["respond", "--script", invalid, "--schema", schema, "x"]);
+  assert.equal(bad.code, 1, bad.stdout);
+  assert.match(
+    bad.stderr,
+    /^Error: The model gave an invalid answer: .*must be integer.*\[generation_failed\]\n$/,
+  );
 });
 
 Deno.test("respond: an unavailable model exits 3 with advice", async () => {
@@ -382,4 +404,14 @@ Deno.test("respond: --help lists flags, exit codes and an example", async () => 
   for (const s of ["--tool-output", "--events", "Exit codes:", "10   client tool calls", "Examples:"]) {
     assert.ok(r.stdout.includes(s), s);
   }
+});
+
+Deno.test("respond: --verbose shows tool calls on stderr with the marks of oam chat and oam npc", async () => {
+  const script = await fx.write("now.json", [
+    { toolCalls: [{ name: "now", arguments: {} }] },
+    { template: "It is {toolOutput}." },
+  ]);
+  const r = await oam(["respond", "-v", "--tools", tools, "--script", script, "Time?"]);
+  assert.deepEqual([r.code, r.stdout], [0, 'It is {"time":"12:00"}.\n'], r.stderr);
+  assert.equal(r.stderr, '  ⚙ now {}\n  ↳ {"time":"12:00"}\n');
 });

@@ -1,0 +1,105 @@
+/**
+ * What a misspelt command, option, slash command or persona file key gets: the name it most likely meant, in
+ * the one-line error (or warning) it already had.
+ */
+import assert from "node:assert/strict";
+import { nearestName } from "../../src/util/edit_distance.ts";
+import { Fixtures, oam } from "./cli_helper.ts";
+
+const fx = await Fixtures.create();
+Deno.test.afterAll(() => fx.remove());
+const chatScript = await fx.write("chat.json", [{ text: "Hi." }]);
+const npcScript = await fx.write("npc.json", [{ text: "[happy] Hi." }]);
+const persona = await fx.write("gorm.jsonc", {
+  persona: { name: "Gorm", role: "the smith" },
+  options: { replyFormat: "text" },
+});
+
+Deno.test("nearestName: the one name a typo is closest to, if it is close enough", () => {
+  assert.equal(nearestName("scirpt", ["script", "model"]), "script");
+  assert.equal(nearestName("chta", ["chat", "npc"]), "chat");
+  assert.equal(nearestName("Options", ["options"]), "options");
+  assert.equal(nearestName("frobnicate", ["chat", "npc"]), undefined);
+  assert.equal(nearestName("mdl", ["model", "models"]), undefined); // two edits from a five-letter name
+  assert.equal(nearestName("ab", ["abc"]), undefined); // too short to tell
+  assert.equal(nearestName("cat", ["bat", "hat"]), undefined); // two as close: none is meant
+});
+
+Deno.test("a misspelt command or option names the one it most likely meant", async () => {
+  const cases: Array<[string[], string]> = [
+    [["chta"], "Error: Unknown command 'chta'; did you mean 'chat'? Run 'oam --help'. [usage]\n"],
+    [["frobnicate"], "Error: Unknown command 'frobnicate'. Run 'oam --help'. [usage]\n"],
+    [
+      ["chat", "--scirpt", chatScript],
+      "Error: Unknown option '--scirpt'; did you mean '--script'? Run 'oam chat --help'. [usage]\n",
+    ],
+    [
+      ["respond", "--jsn", "hi"],
+      "Error: Unknown option '--jsn'; did you mean '--json'? Run 'oam respond --help'. [usage]\n",
+    ],
+    [
+      ["npc", persona, "--restor", "x.json"],
+      "Error: Unknown option '--restor'; did you mean '--restore'? Run 'oam npc --help'. [usage]\n",
+    ],
+    [["chat", "--bogus"], "Error: Unknown option '--bogus'. Run 'oam chat --help'. [usage]\n"],
+  ];
+  for (const [args, stderr] of cases) {
+    const r = await oam(args, { stdin: "" });
+    assert.deepEqual([r.code, r.stdout, r.stderr], [2, "", stderr], args.join(" "));
+  }
+});
+
+Deno.test("chat and npc: a misspelt slash command, or the other command's name for saving, gets a hint", async () => {
+  const chat = await oam(["chat", "--script", chatScript], { stdin: "/tols\n/state x.json\n" });
+  assert.deepEqual([chat.code, chat.stdout], [2, ""]);
+  assert.equal(
+    chat.stderr,
+    "Error: unknown command '/tols'; did you mean /tools? Type /help. [usage]\n" +
+      "Error: unknown command '/state'; did you mean /save? Type /help. [usage]\n",
+  );
+  const npc = await oam(["npc", persona, "--script", npcScript], { stdin: "/wrold\n/save x.json\n" });
+  assert.deepEqual([npc.code, npc.stdout], [2, ""]);
+  assert.equal(
+    npc.stderr,
+    "Error: unknown command '/wrold'; did you mean /world? Type /help. [usage]\n" +
+      "Error: unknown command '/save'; did you mean /state? Type /help. [usage]\n",
+  );
+});
+
+Deno.test("npc: a misspelt key of the persona file is named with the key it most likely meant", async () => {
+  const path = await fx.write("typos.jsonc", {
+    persona: { name: "Gorm" },
+    optons: { replyFormat: "text" },
+    greting: "hi",
+    colour: "red",
+  });
+  const r = await oam(["npc", path, "--script", npcScript], { stdin: "" });
+  assert.equal(
+    r.stderr,
+    `warning: ${path}: unknown key 'optons' was ignored (did you mean 'options'?).\n` +
+      `warning: ${path}: unknown key 'greting' was ignored (did you mean 'greeting'?).\n` +
+      `warning: ${path}: unknown key 'colour' was ignored.\n`,
+  );
+});
+
+Deno.test("respond and chat: a misspelt --tool-choice keyword is named as such, not taken for a tool", async () => {
+  const tools = await fx.write("tools.json", [{ name: "get_weather", description: "Weather" }]);
+  const hint =
+    "Error: --tool-choice 'requried' is none of auto, none, required, explicit and no tool's name; " +
+    "did you mean 'required'? [usage]\n";
+  for (const command of [["respond", "hi"], ["chat"]]) {
+    for (const withTools of [[], ["--tools", tools]]) {
+      const args = [
+        command[0],
+        ...withTools,
+        "--tool-choice",
+        "requried",
+        "--script",
+        chatScript,
+        ...command.slice(1),
+      ];
+      const r = await oam(args, { stdin: "" });
+      assert.deepEqual([r.code, r.stdout, r.stderr], [2, "", hint], args.join(" "));
+    }
+  }
+});
