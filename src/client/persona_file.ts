@@ -6,7 +6,7 @@
 import type { ParseError } from "npm:jsonc-parser@3.3.1";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { shown } from "./checks.ts";
-import { editDistance } from "../util/edit_distance.ts";
+import { nearestName } from "../util/edit_distance.ts";
 import type { NpcMemory, NpcOptions, Persona } from "./game_types.ts";
 import type { ScriptStep, ToolDefinition } from "./types.ts";
 
@@ -122,7 +122,7 @@ const FILE_KEYS = ["npc", "persona", "options", "tools", "memory", "world", "gre
 
 /** The warning of an unknown key, with the file key it most likely meant. */
 function unknownKeyWarning(path: string | URL, key: string): string {
-  const meant = FILE_KEYS.find((k) => editDistance(key.toLowerCase(), k) <= 2);
+  const meant = nearestName(key, FILE_KEYS);
   return `${path}: unknown key '${key}' was ignored${meant ? ` (did you mean '${meant}'?)` : ""}; ` +
     `an NPC file's keys are ${FILE_KEYS.join(", ")}.`;
 }

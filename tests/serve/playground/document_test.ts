@@ -8,13 +8,13 @@ import type { JsonObject } from "../../../src/protocol/json.ts";
 import {
   DESCRIPTION_PLACEHOLDER,
   errorCount,
-  nearestKey,
   npcToolNames,
   parseJsonc,
   PersonaDocument,
   reviewDocument,
   unknownFieldsText,
 } from "../../../src/serve/playground/page/document.ts";
+import { nearestName } from "../../../src/util/edit_distance.ts";
 
 const TEXT = `// Gorm, the blacksmith.
 {
@@ -225,9 +225,9 @@ Deno.test("a misspelt field gets a 'did you mean' hint when one known name is cl
   });
   // No hint for a name far from every field, or between two equally close ones.
   assert.equal(review.hints.has("persona.mood"), false);
-  assert.equal(nearestKey("goal", ["goals", "goad"]), undefined);
-  assert.equal(nearestKey("goal", ["goals", "role"]), "goals");
-  assert.equal(nearestKey("xy", ["npc"]), undefined);
+  assert.equal(nearestName("goal", ["goals", "goad"]), undefined);
+  assert.equal(nearestName("goal", ["goals", "role"]), "goals");
+  assert.equal(nearestName("xy", ["npc"]), undefined);
 });
 
 Deno.test("a known key in the wrong section: the review says where it belongs (not to check its spelling)", () => {

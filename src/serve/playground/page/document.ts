@@ -17,7 +17,7 @@ import {
   printParseErrorCode,
 } from "npm:jsonc-parser@3.3.1";
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
-import { editDistance } from "../../../util/edit_distance.ts";
+import { nearestName } from "../../../util/edit_distance.ts";
 import {
   BUILTIN_TOOLS,
   type Check,
@@ -365,35 +365,6 @@ export interface Review {
   moves: Map<string, Section>;
 }
 
-/**
- * The name in `known` that `key` most likely misspells: the same letters in another case, or the one name
- * clearly closest (at most one edit away, two for names of six letters or more; a swap of neighbouring
- * letters is one edit); undefined when none is, or when two are equally close.
- *
- * @example
- * ```ts
- * nearestKey("nmae", ["name", "role"]); // "name"
- * nearestKey("mood", ["name", "role"]); // undefined
- * ```
- */
-export function nearestKey(key: string, known: readonly string[]): string | undefined {
-  const lower = key.toLowerCase();
-  const same = known.filter((k) => k.toLowerCase() === lower);
-  if (same.length > 0) return same.length === 1 ? same[0] : undefined;
-  let best: string[] = [];
-  let bestDistance = Infinity;
-  for (const name of known) {
-    if (name.length < 3 || lower.length < 3) continue; // too short to tell a misspelling from another name
-    const distance = editDistance(lower, name.toLowerCase());
-    if (distance > (name.length >= 6 ? 2 : 1)) continue;
-    if (distance < bestDistance) {
-      best = [name];
-      bestDistance = distance;
-    } else if (distance === bestDistance) best.push(name);
-  }
-  return best.length === 1 ? best[0] : undefined;
-}
-
 /** The tools an NPC made from `value` will have: its client tools and the built-in ones its options add. */
 export function npcToolNames(value: JsonObject): string[] {
   const names: string[] = [];
@@ -502,7 +473,7 @@ function unknownKey(
     review.moves.set(path, home);
     return;
   }
-  const meant = nearestKey(key, known);
+  const meant = nearestName(key, known);
   if (meant !== undefined) review.hints.set(path, meant);
 }
 
