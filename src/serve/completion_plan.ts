@@ -20,11 +20,40 @@ import { resolveModelId, type ServeConfiguration } from "./server_config.ts";
 export const JSON_OBJECT_INSTRUCTION =
   "Respond with a single valid JSON object and nothing else: no prose, no Markdown, no code fences.";
 
+/**
+ * The response schema of `response_format: json_object` on a backend that constrains answers to a schema: any
+ * JSON object (for the GGUF grammar, an object of any members; for a server, `{"type": "object"}`).
+ */
+export const JSON_OBJECT_SCHEMA: ResponseSchema = {
+  name: "JsonObject",
+  generationSchema: {
+    title: "JsonObject",
+    type: "object",
+    properties: {},
+    required: [],
+    "x-order": [],
+    additionalProperties: true,
+  },
+  jsonSchema: { type: "object" },
+};
+
 /** How the answer is shaped. */
 export type AnswerFormat =
   | { kind: "text" }
-  | { kind: "json_object" }
+  /**
+   * Any JSON object: generated under {@link JSON_OBJECT_SCHEMA} where the backend can constrain an answer to a
+   * schema, else asked for by an instruction only (the object is then taken out of the answer's text).
+   */
+  | { kind: "json_object"; schema?: ResponseSchema }
   | { kind: "json_schema"; schema: ResponseSchema };
+
+/**
+ * Backends that constrain an answer to a schema (`kind`): an OpenAI-compatible server (`response_format`
+ * json_schema; llama.cpp's server enforces it with a grammar, while its json_object without a schema is not
+ * enforced at all) and the in-process GGUF model (a grammar). The on-device model's generation schemas cannot
+ * express an object of any members, and a script plays its steps as written.
+ */
+const CONSTRAINS_JSON = new Set(["openai", "llama"]);
 
 /** A completion ready to run. */
 export interface CompletionPlan {
@@ -103,10 +132,10 @@ export function planCompletion(request: ChatRequest, config: ServeConfiguration)
   tools.push(...config.serverTools);
   // Checked in this order: a request with several problems gets the first one's error.
   const policy = toolPolicy(request, config, new Set(tools.map((t) => t.name)));
-  const format = answerFormat(request);
+  const model = config.models.get(resolved)!;
+  const format = answerFormat(request, model);
   const parts = [config.serverInstructions, conversation.instructions].filter((p): p is string => !!p);
   if (format.kind === "json_object") parts.push(JSON_OBJECT_INSTRUCTION);
-  const model = config.models.get(resolved)!;
   return {
     modelId: request.model ?? config.defaultModel,
     model: servedModel(model),
@@ -210,10 +239,14 @@ function toolPolicy(request: ChatRequest, config: ServeConfiguration, allNames: 
   return policy;
 }
 
-/** What `response_format` asks for: text, any JSON object, or a converted JSON schema. */
-function answerFormat(request: ChatRequest): AnswerFormat {
+/** What `response_format` asks for of `model`: text, any JSON object, or a converted JSON schema. */
+function answerFormat(request: ChatRequest, model: LanguageModel): AnswerFormat {
   const responseFormat = request.responseFormat;
-  if (responseFormat.kind === "json_object") return { kind: "json_object" };
+  if (responseFormat.kind === "json_object") {
+    return CONSTRAINS_JSON.has(model.kind)
+      ? { kind: "json_object", schema: JSON_OBJECT_SCHEMA }
+      : { kind: "json_object" };
+  }
   if (responseFormat.kind !== "json_schema") return { kind: "text" };
   const raw = responseFormat.name.replace(/[^\p{L}\p{N}_]/gu, "");
   const name = raw === "" ? "Response" : sanitizeTypeName(raw);

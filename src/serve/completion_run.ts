@@ -99,7 +99,7 @@ export class CompletionRun {
       result = await agent.runTurn(
         {
           prompt: plan.conversation.prompt,
-          schema: plan.format.kind === "json_schema" ? plan.format.schema : null,
+          schema: plan.format.kind === "text" ? null : plan.format.schema ?? null,
           policy: plan.policy,
           stream: plan.stream,
         },
@@ -223,6 +223,9 @@ export class CompletionRun {
         );
         return;
       }
+      this.#sink.event({ type: "content", text: result.text });
+    } else if (format.schema !== undefined) {
+      // Generated under the any-object schema, and checked against it: the object, as compact JSON.
       this.#sink.event({ type: "content", text: result.text });
     } else {
       const json = extractJsonObject(result.text);

@@ -103,3 +103,58 @@ export async function checkCutToolCall(base: string, request: Record<string, unk
   assert.equal(deltas[0]?.function.name, "get_weather", JSON.stringify(events));
   assert.equal(events.at(-1)!.choices[0].finish_reason, "length");
 }
+
+/**
+ * `response_format: json_object` with a model that answers this question in prose ("Paris."): a 200 whose
+ * content is a JSON object, streamed or not (the streamed deltas make the same text).
+ */
+export async function checkJsonObject(base: string): Promise<void> {
+  const request = {
+    messages: [{ role: "user", content: "What is the capital of France?" }],
+    response_format: { type: "json_object" },
+    max_completion_tokens: 48,
+  };
+  const response = await post(base, request);
+  const body = await response.json();
+  assert.equal(response.status, 200, JSON.stringify(body));
+  const content: string = body.choices[0].message.content;
+  if (body.choices[0].finish_reason === "stop") {
+    const value = JSON.parse(content);
+    assert.ok(value !== null && typeof value === "object" && !Array.isArray(value), content);
+  } else {
+    // The tiny model may run on inside the object: cut JSON, as OpenAI sends it.
+    assert.equal(body.choices[0].finish_reason, "length");
+    assert.ok(content.startsWith("{"), content);
+  }
+
+  const streamed = await post(base, { ...request, stream: true });
+  assert.equal(streamed.status, 200);
+  const events = await chunks(streamed);
+  assert.equal(events.map((c) => c.choices[0]?.delta.content ?? "").join(""), content);
+  assert.equal(events.at(-1)!.choices[0].finish_reason, body.choices[0].finish_reason);
+}
+
+/**
+ * A streamed json_schema answer arrives in several content deltas as it is generated, and they make the same
+ * text as the answer not streamed: JSON valid for the schema.
+ */
+export async function checkSchemaStreams(base: string): Promise<void> {
+  const request = {
+    messages: [{ role: "user", content: "What is the capital of France?" }],
+    response_format: SCHEMA_FORMAT,
+    max_completion_tokens: 200,
+  };
+  const body = await (await post(base, request)).json();
+  assert.equal(body.choices[0].finish_reason, "stop", JSON.stringify(body));
+  const content: string = body.choices[0].message.content;
+  const value = JSON.parse(content);
+  assert.deepEqual(Object.keys(value), ["city", "country"]);
+
+  const streamed = await post(base, { ...request, stream: true });
+  assert.equal(streamed.status, 200);
+  const events = await chunks(streamed);
+  const deltas = events.map((c) => c.choices[0]?.delta.content ?? "").filter((d) => d !== "");
+  assert.equal(deltas.join(""), content);
+  assert.ok(deltas.length >= 3, `streamed in ${deltas.length} deltas: ${JSON.stringify(deltas)}`);
+  assert.equal(events.at(-1)!.choices[0].finish_reason, "stop");
+}
