@@ -89,7 +89,8 @@ Deno.test("a json_schema answer the upstream cut at max_completion_tokens is a 2
     assert.equal(streamed.status, 200);
     const chunks = (await sseData(streamed)).slice(0, -1).map((d) => JSON.parse(d));
     const text = chunks.map((c) => c.choices[0]?.delta.content ?? "").join("");
-    assert.equal(text, CUT_JSON);
+    // Streamed JSON is sent as it is generated, in the compact form of the finished answer: the same cut.
+    assert.equal(text, CUT_JSON.replace(": ", ":"));
     assert.equal(chunks.at(-2).choices[0].finish_reason, "length");
     assert.equal(chunks.at(-1).usage.completion_tokens, 5);
     assert.equal(up.chatBodies.length, 2);
