@@ -10,7 +10,7 @@ import type { GenerationOptions, LanguageModel, ResponseSchema, Sampling } from 
 import { ScriptedModel } from "../models/scripted.ts";
 import { convertSchema, SchemaError } from "../schema/convert.ts";
 import { sanitizeTypeName, toolArgumentsTypeName } from "../schema/names.ts";
-import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import type { ChatRequest } from "./chat_request.ts";
 import { mapMessages, type MappedConversation } from "./message_mapper.ts";
 import { OpenAIError } from "./openai_error.ts";
@@ -251,13 +251,35 @@ function answerFormat(request: ChatRequest, model: LanguageModel): AnswerFormat 
   const raw = responseFormat.name.replace(/[^\p{L}\p{N}_]/gu, "");
   const name = raw === "" ? "Response" : sanitizeTypeName(raw);
   const jsonSchema = responseFormat.schema;
-  const generationSchema = convert(
+  let generationSchema = convert(
     jsonSchema,
     name,
     "Invalid JSON schema in response_format",
     "response_format.json_schema.schema",
   );
+  // Generation schemas have no object of any members (`{"type": "object"}` becomes `{}` only); a backend that
+  // can generate one gets json_object's schema, and the answer is still checked against the client's.
+  if (CONSTRAINS_JSON.has(model.kind) && isAnyObject(jsonSchema)) {
+    generationSchema = { ...JSON_OBJECT_SCHEMA.generationSchema, title: name };
+  }
   return { kind: "json_schema", schema: { name, generationSchema, jsonSchema } };
+}
+
+/** Keywords that leave an object schema open to any members. */
+const ANY_OBJECT_KEYWORDS = new Set([
+  "type",
+  "additionalProperties",
+  "title",
+  "description",
+  "$schema",
+  "$id",
+]);
+
+/** Whether `schema` is an object of any members: `{"type": "object"}`, perhaps with a title or description. */
+function isAnyObject(schema: JsonValue): boolean {
+  if (!isJsonObject(schema) || schema.type !== "object") return false;
+  if (Object.hasOwn(schema, "additionalProperties") && schema.additionalProperties !== true) return false;
+  return Object.keys(schema).every((key) => ANY_OBJECT_KEYWORDS.has(key));
 }
 
 /**

@@ -115,3 +115,29 @@ Deno.test("json_object over a server that still answers prose: tried again, then
     await up.close();
   }
 });
+
+Deno.test("a json_schema of any object ({type: object}) is not narrowed to {} where the backend constrains answers", () => {
+  const gguf = resolveServeConfiguration({
+    models: new Map([["system", createLlamaModel({ path: "/nonexistent/tiny.gguf" })]]),
+  });
+  const planned = (schema: JsonObject) => {
+    const request = parseChatRequest({
+      messages: [{ role: "user", content: "Hi" }],
+      response_format: { type: "json_schema", json_schema: { name: "any", schema } },
+    });
+    const format = planCompletion(request, gguf).format;
+    assert.equal(format.kind, "json_schema");
+    return format.kind === "json_schema" ? format.schema : JSON_OBJECT_SCHEMA;
+  };
+  const anyObject: JsonObject[] = [
+    { type: "object" },
+    { type: "object", additionalProperties: true, description: "Any." },
+  ];
+  for (const schema of anyObject) {
+    const { generationSchema, jsonSchema } = planned(schema);
+    assert.equal((grammarSchema(generationSchema) as JsonObject).additionalProperties, true);
+    assert.deepEqual(jsonSchema, schema, "answers are still checked against the client's schema");
+  }
+  const closed = planned({ type: "object", additionalProperties: false });
+  assert.equal((grammarSchema(closed.generationSchema) as JsonObject).additionalProperties, false);
+});
