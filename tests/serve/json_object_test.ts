@@ -5,6 +5,8 @@
  * answer's object is taken out of any prose or code fence around it.
  */
 import assert from "node:assert/strict";
+// deno-lint-ignore no-import-prefix -- a test-only dependency, pinned here rather than in the import map
+import OpenAI from "npm:openai@7.55.0";
 import { createLlamaModel } from "../../src/models/llama_model.ts";
 import { grammarSchema } from "../../src/models/llama_schema.ts";
 import { createOpenAIModel } from "../../src/models/openai_model.ts";
@@ -111,6 +113,17 @@ Deno.test("json_object over a server that still answers prose: tried again, then
     assert.deepEqual([error.type, error.code], ["server_error", "invalid_json_output"]);
     assert.match(error.message, /JSON/);
     assert.equal(up.chatBodies.length, 3, "three attempts, each telling the model what was wrong");
+    // The server tried already: an SDK's own retries would only run the same attempts again.
+    assert.equal(response.headers.get("x-should-retry"), "false");
+
+    const client = new OpenAI({ baseURL: `${s.base}/v1`, apiKey: "x" });
+    const failed = await client.chat.completions.create({
+      model: "system",
+      messages: [{ role: "user", content: "Capital of France?" }],
+      response_format: { type: "json_object" },
+    }).then(() => null, (e) => e);
+    assert.ok(failed instanceof OpenAI.InternalServerError, String(failed));
+    assert.equal(up.chatBodies.length, 6, "one request of the SDK's: three attempts, not nine");
   } finally {
     await up.close();
   }
