@@ -271,7 +271,8 @@ export class CompletionRun {
     if (rest === null) {
       this.cancel(
         OpenAIError.server(
-          "The model restarted its answer after a transient failure; retry the request.",
+          "The model's answer changed after part of it was streamed (an invalid answer was generated again); " +
+            "retry the request.",
           "generation_restarted",
         ),
       );
