@@ -55,6 +55,13 @@ export type AnswerFormat =
  */
 const CONSTRAINS_JSON = new Set(["openai", "llama"]);
 
+/**
+ * Of those, the ones whose schema would stop the model from calling tools: llama.cpp's server lets a
+ * `response_format` grammar replace its tool-call grammar. A json_object request there with tools the model
+ * may call gets the instruction only, as before, so tool calling keeps working.
+ */
+const SCHEMA_DISABLES_TOOLS = new Set(["openai"]);
+
 /** A completion ready to run. */
 export interface CompletionPlan {
   /** The model id reported in responses (as requested, or the default). */
@@ -133,7 +140,8 @@ export function planCompletion(request: ChatRequest, config: ServeConfiguration)
   // Checked in this order: a request with several problems gets the first one's error.
   const policy = toolPolicy(request, config, new Set(tools.map((t) => t.name)));
   const model = config.models.get(resolved)!;
-  const format = answerFormat(request, model);
+  const toolsCallable = tools.length > 0 && policy.choice !== "none" && policy.enabledTools?.length !== 0;
+  const format = answerFormat(request, model, toolsCallable);
   const parts = [config.serverInstructions, conversation.instructions].filter((p): p is string => !!p);
   if (format.kind === "json_object") parts.push(JSON_OBJECT_INSTRUCTION);
   return {
@@ -239,13 +247,16 @@ function toolPolicy(request: ChatRequest, config: ServeConfiguration, allNames: 
   return policy;
 }
 
-/** What `response_format` asks for of `model`: text, any JSON object, or a converted JSON schema. */
-function answerFormat(request: ChatRequest, model: LanguageModel): AnswerFormat {
+/**
+ * What `response_format` asks for of `model` (`toolsCallable`: the model may call tools): text, any JSON
+ * object, or a converted JSON schema.
+ */
+function answerFormat(request: ChatRequest, model: LanguageModel, toolsCallable: boolean): AnswerFormat {
   const responseFormat = request.responseFormat;
   if (responseFormat.kind === "json_object") {
-    return CONSTRAINS_JSON.has(model.kind)
-      ? { kind: "json_object", schema: JSON_OBJECT_SCHEMA }
-      : { kind: "json_object" };
+    const constrained = CONSTRAINS_JSON.has(model.kind) &&
+      !(toolsCallable && SCHEMA_DISABLES_TOOLS.has(model.kind));
+    return constrained ? { kind: "json_object", schema: JSON_OBJECT_SCHEMA } : { kind: "json_object" };
   }
   if (responseFormat.kind !== "json_schema") return { kind: "text" };
   const raw = responseFormat.name.replace(/[^\p{L}\p{N}_]/gu, "");

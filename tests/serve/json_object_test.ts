@@ -43,6 +43,35 @@ Deno.test("json_object constrains the answer where the backend can: an OpenAI-co
   assert.deepEqual(planFor(new ScriptedModel({ steps: [] })).format, { kind: "json_object" });
 });
 
+Deno.test("json_object with tools the model may call: a server is not sent the schema, which would disable tool calling on llama.cpp", () => {
+  const weather = {
+    type: "function",
+    function: {
+      name: "get_weather",
+      parameters: { type: "object", properties: { city: { type: "string" } } },
+    },
+  };
+  const formatOf = (model: LanguageModel, extra: JsonObject) =>
+    planCompletion(
+      parseChatRequest({
+        messages: [{ role: "user", content: "Hi" }],
+        response_format: JSON_OBJECT,
+        tools: [weather],
+        ...extra,
+      }),
+      resolveServeConfiguration({ models: new Map([["system", model]]) }),
+    ).format;
+  const server = createOpenAIModel({ baseURL: "http://127.0.0.1:9/v1", model: "tiny" });
+  assert.deepEqual(formatOf(server, {}), { kind: "json_object" });
+  assert.deepEqual(formatOf(server, { tool_choice: "none" }), {
+    kind: "json_object",
+    schema: JSON_OBJECT_SCHEMA,
+  });
+  // The GGUF backend calls tools first and then generates the answer under the grammar.
+  const gguf = createLlamaModel({ path: "/nonexistent/tiny.gguf" });
+  assert.deepEqual(formatOf(gguf, {}), { kind: "json_object", schema: JSON_OBJECT_SCHEMA });
+});
+
 Deno.test("the GGUF grammar of json_object's schema admits any object", () => {
   assert.deepEqual(JSON_OBJECT_SCHEMA.jsonSchema, { type: "object" });
   assert.deepEqual(grammarSchema(JSON_OBJECT_SCHEMA.generationSchema), {
