@@ -3,10 +3,10 @@
  * Schema subset node-llama-cpp compiles into a grammar (`GbnfJsonSchema`).
  *
  * What the grammar enforces: object shapes with properties in generation order and the required ones
- * present, no other properties, string enums, unions, arrays with item counts, integer vs number, booleans,
- * named and recursive types, and integer ranges of up to 257 values (as the list of values). Wider numeric
- * bounds are not expressible there; the backend validates every answer against the client's JSON Schema
- * afterwards.
+ * present, no other properties (any, when `additionalProperties` is `true`), string enums, unions, arrays
+ * with item counts, integer vs number, booleans, named and recursive types, and integer ranges of up to 257
+ * values (as the list of values). Wider numeric bounds are not expressible there; the backend validates every
+ * answer against the client's JSON Schema afterwards.
  * @module
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
@@ -61,7 +61,8 @@ function convert(schema: JsonValue, usesRoot: { value: boolean }): GbnfSchema {
         type: "object",
         properties: out,
         required: Array.isArray(required) ? required.filter((n) => typeof n === "string" && n in out) : names,
-        additionalProperties: false,
+        // Converted client schemas never allow other members; `oam serve`'s json_object schema does.
+        additionalProperties: own(schema, "additionalProperties") === true,
       }, schema);
     }
     case "array": {

@@ -40,6 +40,7 @@ import {
 } from "./openai_errors.ts";
 import { orderBySchema } from "../schema/order.ts";
 import { parsePartialJson } from "./openai_partial_json.ts";
+import { withoutCutToolMarkup } from "./tool_markup.ts";
 import { buildChatRequest, retryMessages } from "./openai_request.ts";
 import { SseParser } from "./openai_sse.ts";
 import { checkStructured, checkToolCalls } from "./openai_validate.ts";
@@ -161,8 +162,19 @@ function cutOffAnswer(
 ): CutOffAnswer {
   const written = output.toolCalls.length > 0 || request.toolCallingMode === "required"
     ? { toolCalls: output.toolCalls.map((c) => ({ name: c.name, argumentsText: c.arguments })) }
-    : { text: output.content };
+    : { text: answerText(output, request) };
   return CutOffAnswer.invalid(at.problem, { attempts: at.attempt, written, usage: at.usage });
+}
+
+/**
+ * The answer text of `output`: a tool call the token limit cut before the server could parse it (llama.cpp
+ * then sends the chat template's markup, `<tool_call>\n{"name`, as content) is not part of it.
+ */
+function answerText(output: ChatOutput, request: StepRequest): string {
+  const toolsOffered = (request.offeredTools ?? request.tools).length > 0;
+  return toolsOffered && output.finishReason === "length"
+    ? withoutCutToolMarkup(output.content)
+    : output.content;
 }
 
 /** The OpenAI-compatible backend (see {@link createOpenAIModel}). */
@@ -249,7 +261,7 @@ class OpenAIModel implements LanguageModel {
       const text = compactJson(checked.value);
       return { result: { kind: "structured", value: checked.value, text, usage: null, ...cutOff } };
     }
-    return { result: { kind: "text", text: output.content, usage: null, ...cutOff } };
+    return { result: { kind: "text", text: answerText(output, request), usage: null, ...cutOff } };
   }
 
   /** The request body of a step, with what was learned about the server applied. */

@@ -77,6 +77,31 @@ function orderValue(
   return out;
 }
 
+/** How {@link orderBySchema} orders the members of a schema node (after `$ref` and `allOf`). */
+export interface SchemaOrder {
+  /** Property names in output order (`x-order`, then the properties' order); other keys follow. */
+  order: string[];
+  /** The subschema of each property. */
+  properties: Map<string, JsonValue>;
+  /** Array items (`items`, or the tuple's `prefixItems`). */
+  items?: JsonValue;
+  prefixItems?: JsonValue[];
+  /** `anyOf`/`oneOf` branches: the order then depends on which branch a value matches best. */
+  branches?: JsonValue[];
+}
+
+/**
+ * The ordering view of `schema` inside the document `root` (its root resolves local `$ref`s).
+ *
+ * @example
+ * ```ts
+ * schemaOrder({ type: "object", properties: { b: {}, a: {} }, "x-order": ["a", "b"] }, {}).order; // ["a", "b"]
+ * ```
+ */
+export function schemaOrder(schema: JsonValue, root: JsonObject): SchemaOrder {
+  return viewOf(schema, root);
+}
+
 /** The branch whose properties contain most of the value's keys (first wins ties). */
 function bestBranch(value: JsonObject, branches: JsonValue[], root: JsonObject): JsonValue | undefined {
   const keys = Object.keys(value);

@@ -10,7 +10,7 @@ import type { GenerationOptions, LanguageModel, ResponseSchema, Sampling } from 
 import { ScriptedModel } from "../models/scripted.ts";
 import { convertSchema, SchemaError } from "../schema/convert.ts";
 import { sanitizeTypeName, toolArgumentsTypeName } from "../schema/names.ts";
-import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import type { ChatRequest } from "./chat_request.ts";
 import { mapMessages, type MappedConversation } from "./message_mapper.ts";
 import { OpenAIError } from "./openai_error.ts";
@@ -20,11 +20,47 @@ import { resolveModelId, type ServeConfiguration } from "./server_config.ts";
 export const JSON_OBJECT_INSTRUCTION =
   "Respond with a single valid JSON object and nothing else: no prose, no Markdown, no code fences.";
 
+/**
+ * The response schema of `response_format: json_object` on a backend that constrains answers to a schema: any
+ * JSON object (for the GGUF grammar, an object of any members; for a server, `{"type": "object"}`).
+ */
+export const JSON_OBJECT_SCHEMA: ResponseSchema = {
+  name: "JsonObject",
+  generationSchema: {
+    title: "JsonObject",
+    type: "object",
+    properties: {},
+    required: [],
+    "x-order": [],
+    additionalProperties: true,
+  },
+  jsonSchema: { type: "object" },
+};
+
 /** How the answer is shaped. */
 export type AnswerFormat =
   | { kind: "text" }
-  | { kind: "json_object" }
+  /**
+   * Any JSON object: generated under {@link JSON_OBJECT_SCHEMA} where the backend can constrain an answer to a
+   * schema, else asked for by an instruction only (the object is then taken out of the answer's text).
+   */
+  | { kind: "json_object"; schema?: ResponseSchema }
   | { kind: "json_schema"; schema: ResponseSchema };
+
+/**
+ * Backends that constrain an answer to a schema (`kind`): an OpenAI-compatible server (`response_format`
+ * json_schema; llama.cpp's server enforces it with a grammar, while its json_object without a schema is not
+ * enforced at all) and the in-process GGUF model (a grammar). The on-device model's generation schemas cannot
+ * express an object of any members, and a script plays its steps as written.
+ */
+const CONSTRAINS_JSON = new Set(["openai", "llama"]);
+
+/**
+ * Of those, the ones whose schema would stop the model from calling tools: llama.cpp's server lets a
+ * `response_format` grammar replace its tool-call grammar. A json_object request there with tools the model
+ * may call gets the instruction only, as before, so tool calling keeps working.
+ */
+const SCHEMA_DISABLES_TOOLS = new Set(["openai"]);
 
 /** A completion ready to run. */
 export interface CompletionPlan {
@@ -103,10 +139,11 @@ export function planCompletion(request: ChatRequest, config: ServeConfiguration)
   tools.push(...config.serverTools);
   // Checked in this order: a request with several problems gets the first one's error.
   const policy = toolPolicy(request, config, new Set(tools.map((t) => t.name)));
-  const format = answerFormat(request);
+  const model = config.models.get(resolved)!;
+  const toolsCallable = tools.length > 0 && policy.choice !== "none" && policy.enabledTools?.length !== 0;
+  const format = answerFormat(request, model, toolsCallable);
   const parts = [config.serverInstructions, conversation.instructions].filter((p): p is string => !!p);
   if (format.kind === "json_object") parts.push(JSON_OBJECT_INSTRUCTION);
-  const model = config.models.get(resolved)!;
   return {
     modelId: request.model ?? config.defaultModel,
     model: servedModel(model),
@@ -210,21 +247,50 @@ function toolPolicy(request: ChatRequest, config: ServeConfiguration, allNames: 
   return policy;
 }
 
-/** What `response_format` asks for: text, any JSON object, or a converted JSON schema. */
-function answerFormat(request: ChatRequest): AnswerFormat {
+/**
+ * What `response_format` asks for of `model` (`toolsCallable`: the model may call tools): text, any JSON
+ * object, or a converted JSON schema.
+ */
+function answerFormat(request: ChatRequest, model: LanguageModel, toolsCallable: boolean): AnswerFormat {
   const responseFormat = request.responseFormat;
-  if (responseFormat.kind === "json_object") return { kind: "json_object" };
+  if (responseFormat.kind === "json_object") {
+    const constrained = CONSTRAINS_JSON.has(model.kind) &&
+      !(toolsCallable && SCHEMA_DISABLES_TOOLS.has(model.kind));
+    return constrained ? { kind: "json_object", schema: JSON_OBJECT_SCHEMA } : { kind: "json_object" };
+  }
   if (responseFormat.kind !== "json_schema") return { kind: "text" };
   const raw = responseFormat.name.replace(/[^\p{L}\p{N}_]/gu, "");
   const name = raw === "" ? "Response" : sanitizeTypeName(raw);
   const jsonSchema = responseFormat.schema;
-  const generationSchema = convert(
+  let generationSchema = convert(
     jsonSchema,
     name,
     "Invalid JSON schema in response_format",
     "response_format.json_schema.schema",
   );
+  // Generation schemas have no object of any members (`{"type": "object"}` becomes `{}` only); a backend that
+  // can generate one gets json_object's schema, and the answer is still checked against the client's.
+  if (CONSTRAINS_JSON.has(model.kind) && isAnyObject(jsonSchema)) {
+    generationSchema = { ...JSON_OBJECT_SCHEMA.generationSchema, title: name };
+  }
   return { kind: "json_schema", schema: { name, generationSchema, jsonSchema } };
+}
+
+/** Keywords that leave an object schema open to any members. */
+const ANY_OBJECT_KEYWORDS = new Set([
+  "type",
+  "additionalProperties",
+  "title",
+  "description",
+  "$schema",
+  "$id",
+]);
+
+/** Whether `schema` is an object of any members: `{"type": "object"}`, perhaps with a title or description. */
+function isAnyObject(schema: JsonValue): boolean {
+  if (!isJsonObject(schema) || schema.type !== "object") return false;
+  if (Object.hasOwn(schema, "additionalProperties") && schema.additionalProperties !== true) return false;
+  return Object.keys(schema).every((key) => ANY_OBJECT_KEYWORDS.has(key));
 }
 
 /**

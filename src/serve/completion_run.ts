@@ -19,6 +19,7 @@ import type { CompletionToolCall, CompletionUsage, FinishReason } from "./comple
 import type { CompletionPlan } from "./completion_plan.ts";
 import { extractJsonObject } from "./json_object.ts";
 import { fromAgentError, OpenAIError } from "./openai_error.ts";
+import { JsonAnswerStream } from "./json_stream.ts";
 import { StopFilter } from "./stop_filter.ts";
 
 /** What a completion produces, in order. */
@@ -60,6 +61,8 @@ export class CompletionRun {
   #finished = false;
   #filter: StopFilter;
   #streamedAny = false;
+  /** A streamed JSON answer (json_schema, or json_object under a schema): what was sent of it. */
+  readonly #json: JsonAnswerStream | null;
   #calls: ToolCallInfo[] = [];
   #callsScheduled = false;
 
@@ -68,6 +71,8 @@ export class CompletionRun {
     this.#plan = plan;
     this.#sink = sink;
     this.#filter = new StopFilter(plan.stop);
+    const schema = plan.format.kind === "text" ? undefined : plan.format.schema;
+    this.#json = plan.stream && schema !== undefined ? new JsonAnswerStream(schema.jsonSchema) : null;
   }
 
   /** True once the completion has its outcome (the turn may still be winding down). */
@@ -99,7 +104,7 @@ export class CompletionRun {
       result = await agent.runTurn(
         {
           prompt: plan.conversation.prompt,
-          schema: plan.format.kind === "json_schema" ? plan.format.schema : null,
+          schema: plan.format.kind === "text" ? null : plan.format.schema ?? null,
           policy: plan.policy,
           stream: plan.stream,
         },
@@ -128,7 +133,13 @@ export class CompletionRun {
   }
 
   #onEvent(event: AgentEvent): void {
-    if (this.#finished || event.type !== "text" || this.#plan.format.kind !== "text") return;
+    if (this.#finished) return;
+    if (event.type === "partial" && this.#json !== null) {
+      const delta = this.#json.update(event.value);
+      if (delta !== "") this.#sink.event({ type: "content", text: delta });
+      return;
+    }
+    if (event.type !== "text" || this.#plan.format.kind !== "text") return;
     let released = this.#filter.update(event.text);
     if (released === null) {
       // The model restarted its answer (a retried attempt).
@@ -223,7 +234,10 @@ export class CompletionRun {
         );
         return;
       }
-      this.#sink.event({ type: "content", text: result.text });
+      if (!this.#jsonContent(result.text)) return;
+    } else if (format.schema !== undefined) {
+      // Generated under the any-object schema, and checked against it: the object, as compact JSON.
+      if (!this.#jsonContent(result.text)) return;
     } else {
       const json = extractJsonObject(result.text);
       if (json === null && reason === "length") {
@@ -242,6 +256,30 @@ export class CompletionRun {
       } else this.#sink.event({ type: "content", text: json });
     }
     this.#end(reason, usage);
+  }
+
+  /**
+   * A JSON answer's content: whole, or the rest of what was streamed. False when the stream sent a start the
+   * answer does not have (a retried attempt wrote something else): the completion then failed.
+   */
+  #jsonContent(text: string): boolean {
+    if (this.#json === null) {
+      this.#sink.event({ type: "content", text });
+      return true;
+    }
+    const rest = this.#json.finish(text);
+    if (rest === null) {
+      this.cancel(
+        OpenAIError.server(
+          "The model's answer changed after part of it was streamed (an invalid answer was generated again); " +
+            "retry the request.",
+          "generation_restarted",
+        ),
+      );
+      return false;
+    }
+    if (rest !== "") this.#sink.event({ type: "content", text: rest });
+    return true;
   }
 
   #failed(error: unknown): void {
@@ -279,8 +317,11 @@ export class CompletionRun {
         completionTokens: e.usage.outputTokens,
         cachedTokens: e.usage.cachedInputTokens,
       };
-    if ("text" in written) this.#sink.event({ type: "content", text: written.text });
-    else {
+    if ("text" in written) {
+      // Streamed JSON continues from what was sent: the stream then ends as the model's text did.
+      const text = this.#json === null ? written.text : this.#json.cut(written.text);
+      if (this.#json === null || text !== "") this.#sink.event({ type: "content", text });
+    } else {
       // The server's own tools never surface, cut or not.
       const all = written.toolCalls.filter((c) => this.#plan.clientToolNames.has(c.name))
         .map((c) => ({ id: newCallId(), ...c }));

@@ -239,12 +239,21 @@ function openAIErrorOf(e: BridgeError): OpenAIError {
       return new OpenAIError({ status: 504, message, type: "server_error", code: "timeout" });
     case "tool_failed":
       return OpenAIError.server(message, "tool_failed");
-    case "generation_failed":
+    case "generation_failed": {
       // An answer that is not JSON or misses the response schema (a backend's or a script's invalid answer).
-      if (typeof e.data.problem === "string" && /response schema|not valid JSON/.test(e.data.problem)) {
-        return OpenAIError.server(message, "invalid_json_output");
-      }
-      return OpenAIError.server(message);
+      const json = typeof e.data.problem === "string" &&
+        /response schema|not valid JSON/.test(e.data.problem);
+      // Invalid answers the backend already asked for again (each time saying what was wrong): an SDK's retry
+      // would only run the same attempts again, so `x-should-retry: false`. A scripted error stays retryable.
+      const retried = typeof e.data.attempts === "number" && e.data.attempts > 1;
+      return new OpenAIError({
+        status: 500,
+        message,
+        type: "server_error",
+        code: json ? "invalid_json_output" : null,
+        retryable: !retried,
+      });
+    }
     case "cancelled":
     case "shut_down":
       return OpenAIError.server(message, "cancelled");

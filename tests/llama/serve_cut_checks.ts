@@ -53,7 +53,28 @@ async function chunks(response: Response): Promise<Chunk[]> {
     .map((e) => JSON.parse(e.slice(6)));
 }
 
-/** A json_schema answer cut at `maxTokens`: 200, "length", cut JSON; streamed, the same text in deltas. */
+/** `text` (JSON, possibly cut) without the whitespace between its tokens. */
+export function withoutJsonSpace(text: string): string {
+  let out = "";
+  let inString = false;
+  let escape = false;
+  for (const ch of text) {
+    if (inString) {
+      if (escape) escape = false;
+      else if (ch === "\\") escape = true;
+      else if (ch === '"') inString = false;
+    } else if (ch === '"') inString = true;
+    else if (/\s/.test(ch)) continue;
+    out += ch;
+  }
+  return out;
+}
+
+/**
+ * A json_schema answer cut at `maxTokens`: 200, "length", cut JSON; streamed, deltas in the compact form of
+ * the answer (JSON is streamed as the finished answer is written), up to where the cut JSON's last complete
+ * part ends.
+ */
 export async function checkCutJson(base: string, maxTokens: number): Promise<void> {
   const request = {
     messages: [{ role: "user", content: "What is the capital of France?" }],
@@ -72,7 +93,8 @@ export async function checkCutJson(base: string, maxTokens: number): Promise<voi
   const streamed = await post(base, { ...request, stream: true });
   assert.equal(streamed.status, 200);
   const events = await chunks(streamed);
-  assert.equal(events.map((c) => c.choices[0]?.delta.content ?? "").join(""), content);
+  const text = events.map((c) => c.choices[0]?.delta.content ?? "").join("");
+  assert.ok(text.startsWith("{") && withoutJsonSpace(content).startsWith(text), `${text} | ${content}`);
   assert.equal(events.at(-1)!.choices[0].finish_reason, "length");
 }
 
@@ -102,4 +124,62 @@ export async function checkCutToolCall(base: string, request: Record<string, unk
   const deltas = events.flatMap((c) => c.choices[0]?.delta.tool_calls ?? []);
   assert.equal(deltas[0]?.function.name, "get_weather", JSON.stringify(events));
   assert.equal(events.at(-1)!.choices[0].finish_reason, "length");
+}
+
+/**
+ * `response_format: json_object` with a model that answers this question in prose ("Paris."): a 200 whose
+ * content is a JSON object, streamed or not (the streamed deltas make the same text; cut by the limit, their
+ * compact form).
+ */
+export async function checkJsonObject(base: string): Promise<void> {
+  const request = {
+    messages: [{ role: "user", content: "What is the capital of France?" }],
+    response_format: { type: "json_object" },
+    max_completion_tokens: 48,
+  };
+  const response = await post(base, request);
+  const body = await response.json();
+  assert.equal(response.status, 200, JSON.stringify(body));
+  const content: string = body.choices[0].message.content;
+  if (body.choices[0].finish_reason === "stop") {
+    const value = JSON.parse(content);
+    assert.ok(value !== null && typeof value === "object" && !Array.isArray(value), content);
+  } else {
+    // The tiny model may run on inside the object: cut JSON, as OpenAI sends it.
+    assert.equal(body.choices[0].finish_reason, "length");
+    assert.ok(content.startsWith("{"), content);
+  }
+
+  const streamed = await post(base, { ...request, stream: true });
+  assert.equal(streamed.status, 200);
+  const events = await chunks(streamed);
+  const text = events.map((c) => c.choices[0]?.delta.content ?? "").join("");
+  if (body.choices[0].finish_reason === "stop") assert.equal(text, content);
+  else assert.ok(text.startsWith("{") && withoutJsonSpace(content).startsWith(text), `${text} | ${content}`);
+  assert.equal(events.at(-1)!.choices[0].finish_reason, body.choices[0].finish_reason);
+}
+
+/**
+ * A streamed json_schema answer arrives in several content deltas as it is generated, and they make the same
+ * text as the answer not streamed: JSON valid for the schema.
+ */
+export async function checkSchemaStreams(base: string): Promise<void> {
+  const request = {
+    messages: [{ role: "user", content: "What is the capital of France?" }],
+    response_format: SCHEMA_FORMAT,
+    max_completion_tokens: 200,
+  };
+  const body = await (await post(base, request)).json();
+  assert.equal(body.choices[0].finish_reason, "stop", JSON.stringify(body));
+  const content: string = body.choices[0].message.content;
+  const value = JSON.parse(content);
+  assert.deepEqual(Object.keys(value), ["city", "country"]);
+
+  const streamed = await post(base, { ...request, stream: true });
+  assert.equal(streamed.status, 200);
+  const events = await chunks(streamed);
+  const deltas = events.map((c) => c.choices[0]?.delta.content ?? "").filter((d) => d !== "");
+  assert.equal(deltas.join(""), content);
+  assert.ok(deltas.length >= 3, `streamed in ${deltas.length} deltas: ${JSON.stringify(deltas)}`);
+  assert.equal(events.at(-1)!.choices[0].finish_reason, "stop");
 }

@@ -89,7 +89,8 @@ Deno.test("a json_schema answer the upstream cut at max_completion_tokens is a 2
     assert.equal(streamed.status, 200);
     const chunks = (await sseData(streamed)).slice(0, -1).map((d) => JSON.parse(d));
     const text = chunks.map((c) => c.choices[0]?.delta.content ?? "").join("");
-    assert.equal(text, CUT_JSON);
+    // Streamed JSON is sent as it is generated, in the compact form of the finished answer: the same cut.
+    assert.equal(text, CUT_JSON.replace(": ", ":"));
     assert.equal(chunks.at(-2).choices[0].finish_reason, "length");
     assert.equal(chunks.at(-1).usage.completion_tokens, 5);
     assert.equal(up.chatBodies.length, 2);
@@ -226,6 +227,50 @@ Deno.test("finish_reason is the upstream's: an answer that ends exactly at the l
         assert.equal(reason, expected, `max_completion_tokens ${limit}, stream ${stream}`);
       }
     }
+  } finally {
+    await up.close();
+  }
+});
+
+Deno.test("a tool call the upstream cut before its name was complete leaves no tool-call markup in the content", async () => {
+  // What llama.cpp's server answers (not streamed) when the limit falls inside a Qwen/Hermes tool call: the
+  // chat template's markup as text, since it could not parse a call out of it. Streamed, it sends nothing.
+  const cases = [
+    { content: '<tool_call>\n{"name', expected: "" },
+    { content: "<tool_ca", expected: "" },
+    { content: "Let me look.\n<tool_call>\n{", expected: "Let me look.\n" },
+    { content: '[TOOL_CALLS][{"name": "get_', expected: "" },
+    { content: "Oslo is < 5", expected: "Oslo is < 5" },
+  ];
+  for (const { content, expected } of cases) {
+    const up = upstream({
+      body: completion(content, { finish: "length", usage: { prompt_tokens: 40, completion_tokens: 6 } }),
+      chunks: [],
+    });
+    try {
+      await using s = await serve(createOpenAIModel({ baseURL: up.baseURL, model: "tiny" }));
+      const response = await postChat(s.base, {
+        messages: ask("Weather in Oslo?"),
+        max_completion_tokens: 6,
+        tools: [WEATHER],
+      });
+      const body = await response.json();
+      assert.equal(response.status, 200, JSON.stringify(body));
+      assert.equal(body.choices[0].finish_reason, "length");
+      assert.equal(body.choices[0].message.content, expected, content);
+      assert.equal(body.choices[0].message.tool_calls, undefined);
+    } finally {
+      await up.close();
+    }
+  }
+});
+
+Deno.test("without tools in the request, text that looks like tool-call markup is the answer", async () => {
+  const up = upstream({ body: completion("<tool_call> is a tag", { finish: "length" }), chunks: [] });
+  try {
+    await using s = await serve(createOpenAIModel({ baseURL: up.baseURL, model: "tiny" }));
+    const body = await (await postChat(s.base, { messages: ask("Tag?"), max_completion_tokens: 6 })).json();
+    assert.equal(body.choices[0].message.content, "<tool_call> is a tag");
   } finally {
     await up.close();
   }
