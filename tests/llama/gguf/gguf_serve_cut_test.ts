@@ -5,10 +5,8 @@
  * next request still reuses the cached prompt. Runs with OAM_GGUF_TESTS=1 (`deno task test:gguf`).
  */
 import assert from "node:assert/strict";
-import { createLlamaModel } from "../../../src/models/llama_model.ts";
-import { closeLlamaModels } from "../../../src/models/llama_runtime.ts";
-import { OpenAIServer } from "../../../src/serve/openai_server.ts";
-import { fixtureConfig, GGUF_ENABLED } from "./fixture.ts";
+import { GGUF_ENABLED } from "./fixture.ts";
+import { withFixtureServer } from "./serve_fixture.ts";
 import { checkCutJson, checkCutToolCall, post, WEATHER } from "../serve_cut_checks.ts";
 
 Deno.test({
@@ -18,11 +16,7 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    const model = createLlamaModel(await fixtureConfig());
-    const server = new OpenAIServer({ port: 0, models: new Map([["system", model]]) });
-    await server.start();
-    const base = `http://127.0.0.1:${server.port}`;
-    try {
+    await withFixtureServer(async (base) => {
       await t.step(
         "the next request of a conversation reuses the prompt the last one left in the cache",
         async () => {
@@ -55,9 +49,6 @@ Deno.test({
         "a required tool call, not streamed and streamed",
         () => checkCutToolCall(base, { max_completion_tokens: 4, tool_choice: "required" }),
       );
-    } finally {
-      await server.stop();
-      await closeLlamaModels();
-    }
+    });
   },
 });

@@ -3,10 +3,8 @@
  * JSON object (the model answers this question in prose otherwise), and a json_schema answer streams as it is
  * generated. Runs with OAM_GGUF_TESTS=1 (`deno task test:gguf`).
  */
-import { createLlamaModel } from "../../../src/models/llama_model.ts";
-import { closeLlamaModels } from "../../../src/models/llama_runtime.ts";
-import { OpenAIServer } from "../../../src/serve/openai_server.ts";
-import { fixtureConfig, GGUF_ENABLED } from "./fixture.ts";
+import { GGUF_ENABLED } from "./fixture.ts";
+import { withFixtureServer } from "./serve_fixture.ts";
 import { checkJsonObject, checkSchemaStreams } from "../serve_cut_checks.ts";
 
 Deno.test({
@@ -16,16 +14,9 @@ Deno.test({
   sanitizeOps: false,
   sanitizeResources: false,
   async fn(t) {
-    const model = createLlamaModel(await fixtureConfig());
-    const server = new OpenAIServer({ port: 0, models: new Map([["system", model]]) });
-    await server.start();
-    const base = `http://127.0.0.1:${server.port}`;
-    try {
+    await withFixtureServer(async (base) => {
       await t.step("json_object, not streamed and streamed", () => checkJsonObject(base));
       await t.step("json_schema streamed in deltas", () => checkSchemaStreams(base));
-    } finally {
-      await server.stop();
-      await closeLlamaModels();
-    }
+    });
   },
 });
