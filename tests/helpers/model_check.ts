@@ -4,7 +4,8 @@
  * reference model's expectations (own `__proto__` keys included).
  *
  * Replay a failure with `OAM_MODEL_SEED=<seed> deno test --allow-all <file>`; `OAM_MODEL_STEPS=<n>` changes the
- * number of steps per run.
+ * number of steps per run, `OAM_MODEL_TRACE=<n>` how many of the last steps a failure shows (12), and
+ * `OAM_MODEL_DEBUG=1` adds the model's expectations to the trace (where a test supports it).
  */
 import { Rng } from "../fuzz/rng.ts";
 
@@ -32,7 +33,7 @@ export class Trace {
   }
 
   /** The last `n` steps, one a line. */
-  tail(n = 12): string {
+  tail(n = Number(Deno.env.get("OAM_MODEL_TRACE") ?? 12)): string {
     return this.#lines.slice(-n).join("\n");
   }
 
