@@ -47,6 +47,8 @@ interface Op {
   instructions?: string | null;
   badTool?: boolean;
   warned?: boolean;
+  /** `enabledTools: []` for this turn. */
+  noTools?: boolean;
 }
 
 interface Running {
@@ -143,8 +145,8 @@ class SessionModel {
     const step: JsonObject = {
       index: run.steps.length,
       completedToolRounds: run.rounds,
-      toolCallingMode: "allowed",
-      enabledTools: ["ask"],
+      toolCallingMode: op.noTools ? "disallowed" : "allowed",
+      enabledTools: op.noTools ? [] : ["ask"],
       trimmedEntries: 0,
     };
     run.steps.push(step);
@@ -153,6 +155,24 @@ class SessionModel {
     const kind: StepKind = s.script[s.pointer++] ?? "text";
     if (kind === "error") {
       this.#finish(s, op, { kind: "error", code: -32002, data: { code: "guardrail_violation" } });
+      return;
+    }
+    if (kind === "tool" && op.noTools) {
+      // `enabledTools: []`: the call is not offered, so it never reaches the client (docs/scripting.md).
+      const call = { id: `${CALL}${this.#nextCall++}`, name: "ask", arguments: { k } };
+      if (op.stream) {
+        this.expect(op.owner, {
+          kind: "event",
+          event: { type: "toolCallStarted", call, execution: "local" },
+        });
+      }
+      const record = { call, output: "There is no tool named 'ask'.", isError: true };
+      run.records.push(record);
+      if (op.stream) this.expect(op.owner, { kind: "event", event: { type: "toolCallCompleted", record } });
+      run.rounds++;
+      run.lastOutput = "Error: There is no tool named 'ask'.";
+      run.outputs.push(run.lastOutput);
+      this.#infer(s);
       return;
     }
     if (kind === "tool") {
@@ -311,6 +331,7 @@ class SessionModel {
           stream: p.stream === true,
           badTool,
           warned: Object.hasOwn(p, "unknownMember"),
+          noTools: Array.isArray(p.enabledTools) && p.enabledTools.length === 0,
         });
       }
       case "session/setInstructions": {
@@ -730,6 +751,7 @@ async function run(rng: Rng, trace: Trace, steps: number): Promise<void> {
           if (rng.chance(0.05)) params.prompt = "long ".repeat(20000);
           if (rng.chance(0.05)) params.toolChoice = { tool: "nope" };
           if (rng.chance(0.05)) params.unknownMember = 1;
+          if (rng.chance(0.1)) params.enabledTools = [];
           send("session/respond", params);
           break;
         }
