@@ -3,7 +3,9 @@
  * sequences of `npc/*` requests — talks whose scripted model calls the memory tools, succeeds, fails or is
  * blocked by the guardrails, memory updates good and bad, saves, resets — are pipelined per NPC, and every reply
  * is compared with a small reference model of the memory (facts, relationship), the turn count and the per-NPC
- * order. Streamed talks also check that their `npc/event`s come before the response and add up to it.
+ * order. Streamed talks also check that their `npc/event`s come before the response and add up to it, and the
+ * NPCs' `update_world_state` writes to a shared world must reach a subscriber as `world/changed` before the
+ * response of the talk that made them (§7), blocked turns included.
  */
 import assert from "node:assert/strict";
 import { WireClient } from "../../helpers/wire.ts";
@@ -44,6 +46,8 @@ interface ModelNpc {
   turns: number;
   maxFacts: number;
   maxChange: number;
+  /** Its part of the shared world: `npcs.<token>`. */
+  token: string;
 }
 
 /** The expected response of one request (`null` members of a result are not compared: see `check`). */
@@ -58,6 +62,10 @@ class NpcModel {
   #next = 1;
   /** Per NPC, the ids of its ordered requests in arrival order. */
   readonly order: Array<{ npc: string; id: number }> = [];
+  /** The shared world "w" (subscribed at the root as sub1): gold per NPC token. */
+  readonly gold = new Map<string, number>();
+  /** The world/changed params each talk causes, by request id. */
+  readonly changes = new Map<number, JsonObject[]>();
 
   #invalid(): Expected {
     return { kind: "error", code: -32602, data: { code: "invalid_params" } };
@@ -91,10 +99,15 @@ class NpcModel {
           turns: 0,
           maxFacts: options.maxFacts as number,
           maxChange: options.maxRelationshipChange as number,
+          token: p.token as string,
         });
         return {
           kind: "result",
-          result: { npc, tools: ["remember_fact", "change_relationship"], warnings: [] },
+          result: {
+            npc,
+            tools: ["update_world_state", "remember_fact", "change_relationship"],
+            warnings: [],
+          },
         };
       }
       case "npc/talk": {
@@ -102,7 +115,9 @@ class NpcModel {
         if (!("id" in n)) return n;
         if (typeof p.line !== "string") return this.#invalid();
         this.order.push({ npc: n.id, id });
-        return this.#talk(n, p.stream === true);
+        const changes: JsonObject[] = [];
+        this.changes.set(id, changes);
+        return this.#talk(n, p.stream === true, changes);
       }
       case "npc/update": {
         const n = this.#lookup(p);
@@ -185,7 +200,7 @@ class NpcModel {
   }
 
   /** One talk: plays steps until a reply, an error or a block. Memory changes are staged and kept on success. */
-  #talk(n: ModelNpc, stream: boolean): Expected {
+  #talk(n: ModelNpc, stream: boolean, changes: JsonObject[]): Expected {
     const facts = [...n.facts];
     let added = false;
     let relationship = n.relationship;
@@ -216,7 +231,19 @@ class NpcModel {
       if (step.kind === "memory") {
         for (const call of step.calls) {
           toolCalls.push({ call: { name: call.name, arguments: call.arguments }, isError: false });
-          if (call.name === "remember_fact") {
+          if (call.name === "update_world_state") {
+            // World writes happen at once (they stay even when the turn is blocked afterwards).
+            const path = call.arguments.path as string;
+            const value = call.arguments.value as number;
+            const old = this.gold.get(n.token);
+            if (old !== value) {
+              const change: JsonObject = { world: "w", subscription: "sub1", path };
+              if (old !== undefined) change.oldValue = old;
+              change.newValue = value;
+              changes.push(change);
+              this.gold.set(n.token, value);
+            }
+          } else if (call.name === "remember_fact") {
             const fact = call.arguments.fact as string;
             if (!facts.includes(fact)) {
               facts.push(fact);
@@ -268,18 +295,21 @@ function scriptJson(script: Step[]): JsonValue[] {
   });
 }
 
-function genScript(rng: Rng, maxChange: number): Step[] {
+function genScript(rng: Rng, maxChange: number, token: string): Step[] {
   const steps: Step[] = [];
   const reply = (): Step => ({ kind: "reply", emotion: rng.pick(EMOTIONS), line: `line ${steps.length}` });
   const memory = (): Step => {
     const calls: Array<{ name: string; arguments: JsonObject }> = [];
     const n = rng.range(1, 3);
     for (let i = 0; i < n; i++) {
+      const roll = rng.int(3);
       calls.push(
-        rng.chance(0.5) ? { name: "remember_fact", arguments: { fact: rng.pick(FACTS) } } : {
-          name: "change_relationship",
-          arguments: { reason: "r", delta: rng.range(-maxChange, maxChange) },
-        },
+        roll === 0 ? { name: "remember_fact", arguments: { fact: rng.pick(FACTS) } } : roll === 1
+          ? {
+            name: "change_relationship",
+            arguments: { reason: "r", delta: rng.range(-maxChange, maxChange) },
+          }
+          : { name: "update_world_state", arguments: { path: `npcs.${token}.gold`, value: rng.range(0, 3) } },
       );
     }
     return { kind: "memory", calls };
@@ -383,6 +413,9 @@ function checkStreamIf(expected: Expected, events: JsonObject[], result: JsonObj
 async function run(rng: Rng, trace: Trace, steps: number): Promise<void> {
   const c = new WireClient();
   const model = new NpcModel();
+  await c.call("world/create", { world: "w" });
+  await c.call("world/subscribe", { world: "w" });
+  let tokens = 1;
   let ids = 1;
   let step = 0;
   const pickNpc = (): string => {
@@ -390,6 +423,7 @@ async function run(rng: Rng, trace: Trace, steps: number): Promise<void> {
     return known.length === 0 || rng.chance(0.08) ? rng.pick([...NPC_IDS, "nobody"]) : rng.pick(known);
   };
   while (step < steps) {
+    const start = c.messages.length;
     const batch: Array<{ id: number; method: string; params: Record<string, unknown>; expected: Expected }> =
       [];
     const send = (method: string, params: Record<string, unknown>) => {
@@ -398,6 +432,7 @@ async function run(rng: Rng, trace: Trace, steps: number): Promise<void> {
       if (method === "npc/create") {
         wire.model = { type: "scripted", steps: scriptJson(params.script as Step[]) };
         delete wire.script;
+        delete wire.token;
       }
       const line = JSON.stringify({ jsonrpc: "2.0", id, method, params: wire });
       trace.add(`→ ${id} ${method} ${JSON.stringify(params).slice(0, 200)}`);
@@ -428,15 +463,19 @@ async function run(rng: Rng, trace: Trace, steps: number): Promise<void> {
           const params: Record<string, unknown> = {
             persona: { name: rng.pick(["Gorm", "Mira", "__proto__"]) },
             memory: { facts: FACTS.slice(0, rng.int(maxFacts + 1)), relationship: rng.range(-100, 100) },
+            world: "w",
             options: {
               replyFormat: "text",
+              worldReadable: [],
+              worldWritable: [""],
               memoryTools: "all",
               toolChoice: "auto",
               compactAfterTurns: 0,
               maxFacts,
               maxRelationshipChange: maxChange,
             },
-            script: genScript(rng, maxChange),
+            script: genScript(rng, maxChange, `k${tokens}`),
+            token: `k${tokens++}`,
           };
           if (rng.chance(0.7)) params.npc = rng.pick(NPC_IDS);
           send("npc/create", params);
@@ -512,6 +551,34 @@ async function run(rng: Rng, trace: Trace, steps: number): Promise<void> {
         `request ${r.id} ${r.method}`,
       );
     }
+    // world/changed from the NPCs' update_world_state: per path as the model says, each before its talk's response.
+    const notes = new Map<string, number[]>(); // path → positions of world/changed notifications
+    for (let i = start; i < c.messages.length; i++) {
+      const m = c.messages[i];
+      if (m.method !== "world/changed") continue;
+      const path = (m.params as JsonObject).path as string;
+      if (!notes.has(path)) notes.set(path, []);
+      notes.get(path)!.push(i);
+    }
+    const wanted = new Map<string, Array<{ id: number; change: JsonObject }>>();
+    for (const r of batch) {
+      for (const change of model.changes.get(r.id) ?? []) {
+        const path = change.path as string;
+        if (!wanted.has(path)) wanted.set(path, []);
+        wanted.get(path)!.push({ id: r.id, change });
+      }
+    }
+    for (const path of new Set([...notes.keys(), ...wanted.keys()])) {
+      const got = (notes.get(path) ?? []).map((i) => c.messages[i].params);
+      const want = (wanted.get(path) ?? []).map((w) => w.change);
+      assertSame(got, want, `world/changed for ${path}`);
+      (wanted.get(path) ?? []).forEach((w, k) => {
+        assert.ok(
+          notes.get(path)![k] < positions.get(w.id)!,
+          `world/changed for ${path} after the response to ${w.id}`,
+        );
+      });
+    }
     // Per-NPC order: responses of one NPC's ordered requests in arrival order.
     const last = new Map<string, number>();
     for (const { npc, id } of model.order) {
@@ -521,10 +588,16 @@ async function run(rng: Rng, trace: Trace, steps: number): Promise<void> {
       last.set(npc, at);
     }
   }
+  // The shared world holds what the NPCs wrote.
+  const npcs: JsonObject = {};
+  for (const [token, gold] of model.gold) npcs[token] = { gold };
+  const snapshot = await c.call("world/snapshot", { world: "w" });
+  assertSame(snapshot.state, model.gold.size === 0 ? {} : { npcs }, "the world after the run");
+  assert.ok(model.gold.size > 0 || steps < 50, "some world writes happened");
   // No message without a request, nothing after the responses.
   await new Promise((resolve) => setTimeout(resolve, 0));
   for (const m of c.messages) {
-    if (m.method === "npc/event") continue;
+    if (m.method === "npc/event" || m.method === "world/changed") continue;
     assert.ok(!("method" in m), `unexpected ${JSON.stringify(m).slice(0, 200)}`);
   }
   await c.close();
