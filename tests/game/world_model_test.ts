@@ -5,7 +5,9 @@
  * protocol text. Replay a failure with the seed it prints.
  */
 import assert from "node:assert/strict";
-import { WireClient } from "../helpers/wire.ts";
+import { WireClient, WireConnection } from "../helpers/wire.ts";
+import { BridgeEngine } from "../../src/composition.ts";
+import { createStdioServer } from "../../src/transports/stdio.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
 import {
   assertSame,
@@ -681,6 +683,37 @@ function genOp(rng: Rng, model: WorldModel): Op[] {
 // ---------------------------------------------------------------------------------------------------------
 // The run
 
+/** A connection through the stdio transport's byte framing (in-process, as `oam stdio` runs it). */
+function stdioConnection(): WireConnection {
+  const input = new TransformStream<Uint8Array, Uint8Array>();
+  const decoder = new TextDecoder();
+  let partial = "";
+  const output = new WritableStream<Uint8Array>({
+    write(chunk) {
+      const text = partial + decoder.decode(chunk, { stream: true });
+      const lines = text.split("\n");
+      partial = lines.pop()!;
+      for (const line of lines) connection.deliver(line);
+    },
+  });
+  const server = createStdioServer(
+    (send, onShutdown) => new BridgeEngine({ onShutdown }, send),
+    { input: input.readable, output },
+  );
+  const ended = server.run().then(() => {});
+  const writer = input.writable.getWriter();
+  const encoder = new TextEncoder();
+  const connection: WireConnection = new WireConnection(
+    (line) => void writer.write(encoder.encode(`${line}\n`)).catch(() => {}),
+    async () => {
+      await writer.close().catch(() => {});
+      await ended;
+    },
+    ended,
+  );
+  return connection;
+}
+
 function describe(message: JsonObject): string {
   return JSON.stringify(message).slice(0, 300);
 }
@@ -727,8 +760,13 @@ function check(actual: JsonObject, expected: Expected, id: unknown, what: string
   assertSame(rest, expected.result, `${what}: result`);
 }
 
-async function run(rng: Rng, trace: Trace, steps: number): Promise<void> {
-  const c = new WireClient();
+async function run(
+  rng: Rng,
+  trace: Trace,
+  steps: number,
+  open: () => WireConnection = () => new WireClient(),
+): Promise<void> {
+  const c = open();
   const model = new WorldModel();
   let ids = 0;
   let step = 0;
@@ -795,4 +833,12 @@ async function run(rng: Rng, trace: Trace, steps: number): Promise<void> {
 
 Deno.test("world/* model: random good and bad requests match the reference model, notifications and all", async () => {
   await forEachSeed(FILE, modelSeeds([1, 2, 3, 4, 5, 6]), (rng, trace) => run(rng, trace, modelSteps(250)));
+});
+
+Deno.test("world/* model over the stdio transport's line framing", async () => {
+  await forEachSeed(
+    FILE,
+    modelSeeds([7, 8]),
+    (rng, trace) => run(rng, trace, modelSteps(150), stdioConnection),
+  );
 });
