@@ -832,7 +832,7 @@ async function run(
 }
 
 Deno.test("world/* model: random good and bad requests match the reference model, notifications and all", async () => {
-  await forEachSeed(FILE, modelSeeds([1, 2, 3, 4, 5, 6]), (rng, trace) => run(rng, trace, modelSteps(250)));
+  await forEachSeed(FILE, modelSeeds([1, 2, 3, 4]), (rng, trace) => run(rng, trace, modelSteps(250)));
 });
 
 Deno.test("world/* model over the stdio transport's line framing", async () => {

@@ -307,13 +307,17 @@ class SessionModel {
           if (!this.sessions.has(candidate)) id = candidate;
         }
         const script = p.script as StepKind[];
+        // `history` (a transcript of an idle session): its entries and instructions carry over.
+        const from = p.restore as
+          | { entries: number; instructions: string | null; last: ModelSession["last"] }
+          | undefined;
         this.sessions.set(id, {
           id,
           script,
           pointer: 0,
-          entries: 0,
-          instructions: null,
-          last: null,
+          entries: from?.entries ?? 0,
+          instructions: from?.instructions ?? null,
+          last: from?.last ?? null,
           queue: [],
         });
         return reply({ kind: "result", result: { session: id, warnings: [] } });
@@ -356,6 +360,11 @@ class SessionModel {
         // The cancelled turn unwinds on its own: until it has, session/list may still count it (not specified).
         if (n > 0) this.freeRunning = true;
         return reply({ kind: "result", result: { session: s.id, cancelled: n } });
+      }
+      case "session/transcript": {
+        const s = lookup();
+        if (!s) return;
+        return reply({ kind: "result", result: { session: s.id, transcript: ANY_STRING } });
       }
       case "session/delete": {
         const s = lookup();
@@ -606,6 +615,11 @@ class Checker {
             } else assert.ok(!("warnings" in result), `${at}: no warnings member without warnings`);
             delete result.warnings;
           }
+          if ((item.result as JsonObject).transcript === ANY_STRING) {
+            const transcript = result.transcript as JsonObject;
+            assert.equal(transcript.type, "FoundationModels.Transcript", `${at}: transcript`);
+            result.transcript = ANY_STRING;
+          }
           if (Array.isArray(result.sessions)) {
             result.sessions = (result.sessions as JsonObject[]).map((s) => {
               assert.equal(typeof s.createdAt, "string");
@@ -695,13 +709,14 @@ async function run(rng: Rng, trace: Trace, steps: number): Promise<void> {
       }
     }
   };
-  const send = (method: string, params: Record<string, unknown>, notification = false): void => {
+  const send = (method: string, params: Record<string, unknown>, notification = false): string => {
     const id = notification ? undefined : pickId();
     const wire = { ...params };
     if (method === "session/create") {
       wire.tools = [{ name: "ask", description: "Ask the game." }];
       wire.model = { type: "scripted", steps: scriptJson(params.script as StepKind[]) };
       delete wire.script;
+      delete wire.restore;
     }
     const line = JSON.stringify({
       jsonrpc: "2.0",
@@ -711,7 +726,9 @@ async function run(rng: Rng, trace: Trace, steps: number): Promise<void> {
     });
     trace.add(`→ ${method} ${JSON.stringify(id)} ${JSON.stringify(params).slice(0, 160)}`);
     c.sendLine(line);
-    model.request(id === undefined ? "notification" : ownerKey(id), method, params, notification);
+    const owner = id === undefined ? "notification" : ownerKey(id);
+    model.request(owner, method, params, notification);
+    return owner;
   };
 
   let step = 0;
@@ -732,6 +749,7 @@ async function run(rng: Rng, trace: Trace, steps: number): Promise<void> {
         [2, "setInstructions"],
         [2, "reset"],
         [3, "bad"],
+        [1.5, "restore"],
         [0.2, "limit"],
       ]);
       switch (op) {
@@ -804,6 +822,25 @@ async function run(rng: Rng, trace: Trace, steps: number): Promise<void> {
         case "reset":
           send("session/reset", { session: pickSession() });
           break;
+        case "restore": {
+          // session/transcript of an idle session, then a new session from it (`history`), in the next batch.
+          const idle = [...model.sessions.values()].filter((s) => s.queue.length === 0);
+          if (idle.length === 0 || model.sessions.size >= MAX_SESSIONS) break;
+          const source = rng.pick(idle);
+          const owner = send("session/transcript", { session: source.id });
+          await checker.settle();
+          batchIds.clear();
+          const response = c.messages.findLast((m) =>
+            !("method" in m) && ownerKey(m.id as JsonValue) === owner
+          )!;
+          const history = (response.result as JsonObject).transcript;
+          send("session/create", {
+            script: genScript(rng),
+            history: rng.chance(0.5) ? history : response.result,
+            restore: { entries: source.entries, instructions: source.instructions, last: source.last },
+          });
+          break;
+        }
         case "bad":
           rng.pick<() => void>([
             () => send("session/respond", { session: pickSession() }),
