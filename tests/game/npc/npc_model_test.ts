@@ -1,7 +1,7 @@
 /**
  * Model-based test of NPC memory, relationship and state across talks (PROTOCOL.md §6 "NPCs"): random, seeded
  * sequences of `npc/*` requests — talks whose scripted model calls the memory tools, succeeds, fails or is
- * blocked by the guardrails, memory updates good and bad, saves, resets — are pipelined per NPC, and every reply
+ * blocked by the guardrails, memory updates good and bad, saves, restores, resets — are pipelined per NPC, and every reply
  * is compared with a small reference model of the memory (facts, relationship), the turn count and the per-NPC
  * order. Streamed talks also check that their `npc/event`s come before the response and add up to it, and the
  * NPCs' `update_world_state` writes to a shared world must reach a subscriber as `world/changed` before the
@@ -174,6 +174,20 @@ class NpcModel {
         const n = this.#lookup(p);
         if (!("id" in n)) return n;
         return { kind: "result", result: { npc: n.id, cancelled: 0 } };
+      }
+      case "npc/restore": {
+        // A save of a deleted NPC, with the rest of its script as the new model: memory, turns and options
+        // come back from the save.
+        const saved = p.restoreOf as ModelNpc;
+        this.npcs.set(saved.id, { ...saved, script: p.script as Step[], pointer: 0 });
+        return {
+          kind: "result",
+          result: {
+            npc: saved.id,
+            tools: ["update_world_state", "remember_fact", "change_relationship"],
+            warnings: [],
+          },
+        };
       }
       case "npc/delete": {
         const n = this.#lookup(p);
@@ -429,20 +443,34 @@ async function run(rng: Rng, trace: Trace, steps: number): Promise<void> {
     const send = (method: string, params: Record<string, unknown>) => {
       const id = ids++;
       const wire = { ...params };
-      if (method === "npc/create") {
+      if (method === "npc/create" || method === "npc/restore") {
         wire.model = { type: "scripted", steps: scriptJson(params.script as Step[]) };
         delete wire.script;
         delete wire.token;
+        delete wire.restoreOf;
       }
       const line = JSON.stringify({ jsonrpc: "2.0", id, method, params: wire });
       trace.add(`→ ${id} ${method} ${JSON.stringify(params).slice(0, 200)}`);
       c.sendLine(line);
       batch.push({ id, method, params, expected: model.apply(id, method, structuredClone(params)) });
       step++;
+      return id;
     };
     // Immediate requests whose answer depends on timing go first, when every NPC is idle.
-    const first = rng.weighted<string>([[2, "list"], [1, "delete"], [1, "cancel"], [6, "none"]]);
-    if (first === "list") send("npc/list", {});
+    const first = rng.weighted<string>([[2, "list"], [1, "delete"], [1, "cancel"], [1, "restore"], [
+      6,
+      "none",
+    ]]);
+    if (first === "restore" && model.npcs.size > 0) {
+      // Save, delete and restore an NPC (the save as the `state` value or the whole result).
+      const npc = model.npcs.get(rng.pick([...model.npcs.keys()]))!;
+      const saved = { ...npc, facts: [...npc.facts] };
+      const rest = npc.script.slice(npc.pointer);
+      const stateId = send("npc/state", { npc: npc.id });
+      const result = (await c.response(stateId)).result as JsonObject;
+      send("npc/delete", { npc: npc.id });
+      send("npc/restore", { state: rng.chance(0.5) ? result.state : result, script: rest, restoreOf: saved });
+    } else if (first === "list") send("npc/list", {});
     else if (first === "delete") send("npc/delete", { npc: pickNpc() });
     else if (first === "cancel") send("npc/cancel", { npc: pickNpc() });
     const size = rng.range(1, 6);
