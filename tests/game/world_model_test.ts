@@ -200,7 +200,10 @@ class WorldModel {
   }
 
   /** Applies one request; returns the messages it should cause, in order. */
-  apply(method: string, params: Record<string, unknown>): Expected[] {
+  apply(method: string, params: unknown): Expected[] {
+    // Params are by name (§1): an object; absent or null means {}.
+    if (params === null) params = {};
+    if (!isObject(params)) return [{ kind: "error", code: -32602, data: { code: "invalid_params" } }];
     try {
       return this.#apply(method, params);
     } catch (error) {
@@ -629,6 +632,11 @@ function genOp(rng: Rng, model: WorldModel): Op[] {
     case "bad":
       return [rng.pick<Op>([
         { method: "world/nope", params: { world } },
+        {
+          method: "world/get",
+          params: rng.pick<unknown>([[world], "w1", 5, true]) as Record<string, unknown>,
+        },
+        { method: "world/list", params: null as unknown as Record<string, unknown> },
         { method: "world/get", params: { world: rng.pick([1, true, ["w1"], { w: 1 }]) } },
         { method: "world/set", params: { path: "a", value: 1 } },
         { method: "world/merge", params: { world, patch: "not an object", path: "" } },
@@ -785,7 +793,7 @@ async function run(
         if (victim === undefined || model.worlds.size <= 6) continue;
         op.params.world = victim;
       }
-      if (op.params.subscription === "#all-limit") {
+      if (op.params?.subscription === "#all-limit") {
         for (const s of model.subscriptions.filter((s) => s.path.join(".") === "limit")) {
           const id = rng.chance(0.5) ? ids++ : `r${ids++ % 3}`;
           c.request(op.method, { subscription: s.id }, id);
