@@ -486,11 +486,15 @@ export class Agent {
     }
   }
 
-  /** Runs a step's tool calls. */
+  /**
+   * Runs a step's tool calls. Only the tools the turn offers can run: a call of a tool that `enabledTools`
+   * leaves out gets "There is no tool named …" like an unknown one (a backend that does not restrict its calls,
+   * such as the scripted model, must not reach the engine with it).
+   */
   #toolBatch(a: Attempt, result: StepResult & { kind: "toolCalls" }): Promise<BatchResult> {
     const run = a.run;
     return runToolBatch(result.calls, {
-      tools: this.tools,
+      tools: a.offered,
       sink: run.sink,
       signal: run.signal,
       callsSoFar: a.calls,

@@ -278,3 +278,29 @@ Deno.test("respond: a {tool} the session lacks is -32602, checked at turn start 
   );
   await c.close();
 });
+
+Deno.test("respond: a call of a tool that enabledTools leaves out is not sent to the engine; the model gets 'There is no tool named'", async () => {
+  const c = new WireClient();
+  const call = { toolCalls: [{ name: "ask", arguments: {} }] };
+  await c.call("session/create", {
+    session: "v",
+    tools: [tool("ask"), tool("other")],
+    options: { enabledTools: ["other"] },
+    model: scripted(call, { template: "{toolOutput}" }, call, { template: "{toolOutput}" }),
+  });
+  // The session's enabledTools, then a per-turn override.
+  for (const params of [{}, { enabledTools: [] }] as JsonObject[]) {
+    const id = c.request("session/respond", { session: "v", prompt: "p", ...params });
+    const r = await c.response(id);
+    assert.ok(
+      !c.messages.some((m) => m.method === "tool/call"),
+      "no tool/call for a tool the turn leaves out",
+    );
+    const result = r.result as JsonObject;
+    assert.equal(result.text, "Error: There is no tool named 'ask'.");
+    assert.deepEqual((result.toolCalls as JsonObject[]).map((t) => [t.output, t.isError]), [
+      ["There is no tool named 'ask'.", true],
+    ]);
+  }
+  await c.close();
+});
