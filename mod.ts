@@ -102,6 +102,7 @@ export {
 } from "./src/client/game_types.ts";
 export type {
   BridgeMethods,
+  BridgeNotifications,
   DecisionParams,
   MethodName,
   ParamsOf,

@@ -23,7 +23,7 @@ import type {
 } from "./game_types.ts";
 import { type EngineFactory, InProcessTransport } from "./in_process.ts";
 import type { JsonRpcErrorObject } from "./messages.ts";
-import type { DecisionParams, MethodName, ParamsOf, ResultOf } from "./methods.ts";
+import type { BridgeNotifications, DecisionParams, MethodName, ParamsOf, ResultOf } from "./methods.ts";
 import { Npc, restoreNpc, type RestoreOptions, worldId } from "./npc.ts";
 import { errorFromResponse, type NotificationHandler, type RequestOptions } from "./peer.ts";
 import { Session } from "./session.ts";
@@ -591,26 +591,91 @@ export class Bridge implements AsyncDisposable {
     return result.content;
   }
 
-  /** Calls a protocol method with typed params and result. */
+  /**
+   * Calls a protocol method: its params and result are typed from `BridgeMethods` (`"npc/list"` gives
+   * `{npcs}`), so a misspelled or missing param does not compile. Params may be left out when they are all
+   * optional (`request("shutdown")`).
+   *
+   * @example
+   * ```ts
+   * import { Bridge } from "@open-apple-models/bridge";
+   * await using bridge = await Bridge.open();
+   * const { npcs } = await bridge.request("npc/list", {});
+   * npcs.length; // 0
+   * ```
+   */
   request<M extends MethodName>(
     method: M,
-    params: ParamsOf<M>,
-    options?: RequestOptions,
+    // The params may be left out when every member is optional.
+    ...args: Record<never, never> extends ParamsOf<M> ? [params?: ParamsOf<M>, options?: RequestOptions]
+      : [params: ParamsOf<M>, options?: RequestOptions]
   ): Promise<ResultOf<M>>;
-  /** Calls any method (e.g. an extension's); `T` is the result type you expect. */
-  request<T = JsonValue>(method: string, params?: object, options?: RequestOptions): Promise<T>;
+  /**
+   * Calls a method the protocol does not define (an extension's, e.g. `"quest/narrate"`); `T` is the result
+   * type you expect (not checked). The protocol's own methods are typed by the other overload: for them, a
+   * `T` alone does not check the params, so leave it out.
+   *
+   * @example
+   * ```ts
+   * import { Bridge, BridgeError } from "@open-apple-models/bridge";
+   * await using bridge = await Bridge.open();
+   * const error = await bridge.request<{ text: string }>("quest/narrate", { quest: "crypt" }).catch((e) => e);
+   * (error as BridgeError).dataCode; // "method_not_found": no extension serves it here
+   * ```
+   */
+  request<T = JsonValue, const M extends string = string>(
+    // A protocol method whose params the overload above refused is not taken here: the editor says why.
+    method: M extends MethodName
+      ? `'${M}' is a protocol method: its params must be BridgeMethods['${M}']['params']`
+      : M,
+    params?: object,
+    options?: RequestOptions,
+  ): Promise<T>;
   request(method: string, params?: object, options?: RequestOptions): Promise<unknown> {
     return this.#c.request(method, params, options);
   }
 
-  /** Sends a notification (e.g. `session/cancel`). */
-  notify(method: string, params?: JsonObject): Promise<void> {
-    return this.#c.peer.notify(method, params);
+  /**
+   * Sends a notification: a request without an id, which the bridge never answers (so a mistake in it is
+   * never reported). For a protocol method (`session/cancel`, `npc/cancel`, …) the params are typed from
+   * `BridgeMethods`, as for {@link Bridge.request}, and a misspelled one does not compile.
+   *
+   * @example
+   * ```ts
+   * import { Bridge } from "@open-apple-models/bridge";
+   * await using bridge = await Bridge.open();
+   * const guard = await bridge.createSession({ model: "scripted" });
+   * await bridge.notify("session/cancel", { session: guard.id }); // cancels its turn and queued work
+   * ```
+   */
+  notify<M extends MethodName>(
+    method: M,
+    ...params: Record<never, never> extends ParamsOf<M> ? [params?: ParamsOf<M>] : [params: ParamsOf<M>]
+  ): Promise<void>;
+  /** Sends a notification of a method the protocol does not define (an extension's, e.g. `"quest/cancel"`). */
+  notify<const M extends string>(
+    method: M extends MethodName
+      ? `'${M}' is a protocol method: its params must be BridgeMethods['${M}']['params']`
+      : M,
+    params?: JsonObject,
+  ): Promise<void>;
+  notify(method: string, params?: object): Promise<void> {
+    return this.#c.peer.notify(method, params as JsonObject | undefined);
   }
 
-  /** Calls `handler` for every notification `method` (`"*"`: all). Returns a function that removes it. */
-  onNotification(method: string, handler: NotificationHandler): () => void {
-    return this.#c.peer.onNotification(method, handler);
+  /**
+   * Calls `handler` for every notification `method`. Returns a function that removes it. The bridge's own
+   * notifications (`world/changed`, `session/event`, `npc/event`, `tool/cancel`) give `params` their
+   * {@link BridgeNotifications} type.
+   */
+  onNotification<M extends keyof BridgeNotifications>(
+    method: M,
+    handler: (params: BridgeNotifications[M], method: M) => void,
+  ): () => void;
+  /** Calls `handler` for every notification `method` (an extension's; `"*"`: all). Returns its remover. */
+  onNotification(method: string, handler: NotificationHandler): () => void;
+  onNotification(method: string, handler: (params: never, method: never) => void): () => void {
+    return this.#c.peer.onNotification(method, handler as NotificationHandler);
   }
 
   /**

@@ -1,16 +1,23 @@
 /**
  * Compile-time checks of the typed client: `deno test` type-checks this file, so a wrong type fails the suite
- * (`same<A, B>(true)` compiles only when A and B are the same type). Tool arguments typed from an inline
- * schema, a plain JSON object otherwise.
+ * (`same<A, B>(true)` compiles only when A and B are the same type, and each `@ts-expect-error` line must
+ * fail to compile). Tool arguments typed from an inline schema, a plain JSON object otherwise; raw calls,
+ * schema turns, tool handlers, world values, decisions and saves as a script writes them.
  */
 import type {
   Bridge,
+  Emotion,
   JsonObject,
   JsonSchema,
   JsonValue,
+  NpcInfo,
+  NpcReply,
+  RequestId,
   SchemaValue,
+  SessionEvent,
   ToolArgs,
   ToolDefinition,
+  WorldChange,
 } from "../../mod.ts";
 
 /** True when A and B are the same type. */
@@ -134,6 +141,50 @@ Deno.test("generate's options are content/generate's: no maxToolRounds (a decisi
     await bridge.generate({ type: "object" }, "A rumor.", { instructions: "Short.", temperature: 0 });
     // @ts-expect-error: content/generate has no tool-round limit; the bridge would ignore it with a warning
     await bridge.generate({ type: "object" }, "A rumor.", { maxToolRounds: 1 });
+  };
+  void typed;
+});
+
+Deno.test("bridge.request types the protocol's methods: wrong or missing params do not compile, and extensions' methods stay open", () => {
+  // Compiled only: the calls are never run (no bridge is opened).
+  const typed = async (bridge: Bridge) => {
+    const { npcs } = await bridge.request("npc/list", {});
+    same<typeof npcs, NpcInfo[]>(true);
+    await bridge.request("shutdown"); // params may be left out when every member is optional
+    const reply = await bridge.request("npc/talk", { npc: "gorm", line: "Hello." });
+    same<typeof reply, NpcReply>(true);
+    // @ts-expect-error: 'lin' is not a param of npc/talk (the bridge answers -32602)
+    await bridge.request("npc/talk", { npc: "gorm", lin: "Hello." });
+    // @ts-expect-error: session/respond needs its session
+    await bridge.request("session/respond", { prompt: "Hello." });
+    // @ts-expect-error: npc/talk has required params
+    await bridge.request("npc/talk");
+    // An extension's method: any params, the result type the caller names.
+    const narration = await bridge.request<{ text: string }>("quest/narrate", { quest: "crypt" });
+    same<typeof narration, { text: string }>(true);
+    const untyped = await bridge.request("quest/narrate", { quest: "crypt" });
+    same<typeof untyped, JsonValue>(true);
+    await bridge.notify("session/cancel", { session: "guard" });
+    await bridge.notify("quest/cancel", { quest: "crypt" });
+    // @ts-expect-error: a notification is never answered, so a misspelled param would go unnoticed
+    await bridge.notify("session/cancel", { sesion: "guard" });
+  };
+  void typed;
+});
+
+Deno.test("the bridge's own notifications give their handler typed params; others stay JSON objects", () => {
+  // Compiled only: the handlers are never called (no bridge is opened).
+  const typed = (bridge: Bridge) => {
+    bridge.onNotification("world/changed", (change) => same<typeof change, WorldChange>(true));
+    bridge.onNotification("npc/event", ({ event }) => {
+      if (event.type === "emotion") same<typeof event.emotion, Emotion>(true);
+    });
+    bridge.onNotification("session/event", ({ event }) => same<typeof event, SessionEvent>(true));
+    bridge.onNotification("tool/cancel", ({ id }) => same<typeof id, RequestId>(true));
+    bridge.onNotification("quest/event", (params) => same<typeof params, JsonObject>(true));
+    bridge.onNotification("*", (_params, method) => same<typeof method, string>(true));
+    // @ts-expect-error: a world change has no 'value' (it has oldValue and newValue)
+    bridge.onNotification("world/changed", (change) => change.value);
   };
   void typed;
 });

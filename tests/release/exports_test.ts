@@ -31,6 +31,7 @@ const MOD_VALUES = [
 /** Types and interfaces exported by mod.ts (names that exist only at type level), sorted. */
 const MOD_TYPES = [
   "BridgeMethods",
+  "BridgeNotifications",
   "BridgeOptions",
   "ConnectionEnd",
   "CreateNpcOptions",
