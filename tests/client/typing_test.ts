@@ -13,7 +13,10 @@ import type {
   NpcInfo,
   NpcReply,
   RequestId,
+  RespondOptions,
+  RespondResult,
   SchemaValue,
+  Session,
   SessionEvent,
   ToolArgs,
   ToolDefinition,
@@ -168,6 +171,39 @@ Deno.test("bridge.request types the protocol's methods: wrong or missing params 
     await bridge.notify("quest/cancel", { quest: "crypt" });
     // @ts-expect-error: a notification is never answered, so a misspelled param would go unnoticed
     await bridge.notify("session/cancel", { sesion: "guard" });
+  };
+  void typed;
+});
+
+Deno.test("a schema turn's structured answer is typed from an inline schema; a type argument still names it", () => {
+  // Compiled only: the calls are never run (no bridge is opened).
+  const typed = async (session: Session) => {
+    const inline = await session.respond("Any omens?", {
+      schema: {
+        type: "object",
+        properties: { omen: { enum: ["rain", "sun"] }, days: { type: "integer" } },
+        required: ["omen"],
+      },
+    });
+    same<typeof inline.structured, { omen: "rain" | "sun"; days?: number } | undefined>(true);
+    const schema = { type: "object", properties: { omen: { type: "string" } }, required: ["omen"] } as const;
+    const held = await session.respond("Any omens?", { schema, timeoutMs: 1000 });
+    same<typeof held.structured, { omen: string } | undefined>(true);
+    const named = await session.respond<{ omen: string }>("Any omens?", { schema: { type: "object" } });
+    same<typeof named, RespondResult<{ omen: string }>>(true);
+    const plain = await session.respond("Hello.");
+    same<typeof plain, RespondResult>(true);
+    const declared: JsonSchema = { type: "object" };
+    const loose = await session.respond("Hi.", { schema: declared });
+    same<typeof loose.structured, JsonValue | undefined>(true);
+    const options: RespondOptions = { onText: () => {} };
+    const watched = await session.respond("Hi.", options);
+    same<typeof watched.structured, JsonValue | undefined>(true);
+    const stream = session.respondStream("Any omens?", {
+      schema: { type: "object", properties: { omen: { type: "string" } }, required: ["omen"] },
+    });
+    const streamed = await stream.result;
+    same<typeof streamed.structured, { omen: string } | undefined>(true);
   };
   void typed;
 });
