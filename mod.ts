@@ -73,6 +73,7 @@ export {
   type ToolArgs,
   type ToolContext,
   type ToolHandler,
+  type ToolHandlerFor,
   type ToolSpec,
 } from "./src/client/tools.ts";
 export type { SchemaRequired, SchemaTypeValue, SchemaValue } from "./src/client/schema_value.ts";

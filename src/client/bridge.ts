@@ -29,7 +29,7 @@ import { errorFromResponse, type NotificationHandler, type RequestOptions } from
 import { Session } from "./session.ts";
 import { StdioTransport, type StdioTransportOptions } from "./stdio.ts";
 import type { SchemaValue } from "./schema_value.ts";
-import type { ClientTool, ToolArgs, ToolHandler, ToolSpec } from "./tools.ts";
+import type { ClientTool, ToolHandlerFor, ToolSpec } from "./tools.ts";
 import type { ConnectionEnd, Transport } from "./transport.ts";
 import type {
   InitializeResult,
@@ -412,12 +412,13 @@ export class Bridge implements AsyncDisposable {
 
   /**
    * Registers a client tool: a definition with its JSON Schema, and a handler `(args, ctx) => output`.
-   * Written inline, the schema types `args`. Returns a handle to pass in `tools`. Registering a name again
-   * replaces the handler.
+   * Written inline, the schema types `args`, and a handler that needs more than it promises (a member the
+   * schema leaves optional, another type) does not compile (see {@link ToolHandlerFor}). Returns a handle to
+   * pass in `tools`. Registering a name again replaces the handler.
    */
   tool<const S extends JsonSchema>(
     definition: ToolSpec<S>,
-    handler: ToolHandler<ToolArgs<S>>,
+    handler: ToolHandlerFor<S>,
   ): ClientTool {
     return this.#c.tools.add(definition, handler);
   }

@@ -20,6 +20,7 @@ import type {
   SessionEvent,
   ToolArgs,
   ToolDefinition,
+  ToolHandler,
   WorldChange,
 } from "../../mod.ts";
 
@@ -204,6 +205,29 @@ Deno.test("a schema turn's structured answer is typed from an inline schema; a t
     });
     const streamed = await stream.result;
     same<typeof streamed.structured, { omen: string } | undefined>(true);
+  };
+  void typed;
+});
+
+Deno.test("a tool handler given an inline schema cannot need more than the schema promises; for a schema the compiler cannot see it names its own type", () => {
+  // Compiled only: the calls are never run (no bridge is opened).
+  const typed = (bridge: Bridge, loaded: ToolDefinition, handlers: Record<string, ToolHandler<never>>) => {
+    const parameters = { type: "object", properties: { item: { type: "string" } } } as const;
+    bridge.tool({ name: "look", parameters }, ({ item }) => item ?? "nothing");
+    bridge.tool({ name: "look", parameters }, (args: { item?: string; extra?: number }) => args.item);
+    bridge.tool({ name: "look", parameters }, () => "nothing"); // taking less is fine
+    // @ts-expect-error: 'item' is optional in the schema, so the model may leave it out
+    bridge.tool({ name: "look", parameters }, (args: { item: string }) => args.item.length);
+    // @ts-expect-error: 'item' is a string
+    bridge.tool({ name: "look", parameters }, (args: { item?: number }) => args.item);
+    bridge.tool(loaded, ({ gate }: { gate: string }) => gate); // the handler's own type
+    bridge.tool(loaded, (args) => same<typeof args, JsonObject>(true));
+    bridge.tool(loaded, handlers.look); // a table of handlers for definitions from a file
+    const ring: ToolHandler<{ times: number }> = ({ times }) => "Dong! ".repeat(times);
+    bridge.tool({
+      name: "ring",
+      parameters: { type: "object", properties: { times: { type: "integer" } }, required: ["times"] },
+    }, ring);
   };
   void typed;
 });

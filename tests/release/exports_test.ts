@@ -103,6 +103,7 @@ const MOD_TYPES = [
   "ToolContext",
   "ToolDefinition",
   "ToolHandler",
+  "ToolHandlerFor",
   "ToolRecord",
   "ToolRef",
   "ToolSpec",
