@@ -77,6 +77,7 @@ export {
   type ToolSpec,
 } from "./src/client/tools.ts";
 export type { SchemaRequired, SchemaTypeValue, SchemaValue } from "./src/client/schema_value.ts";
+export type { JsonInput, JsonMemberInput, JsonObjectInput } from "./src/client/json_input.ts";
 export { modelFromArgs } from "./src/client/model_args.ts";
 export { loadPersona, type LoadPersonaOptions, type PersonaFile } from "./src/client/persona_file.ts";
 

@@ -22,6 +22,7 @@ import type {
   WorldInfo,
 } from "./game_types.ts";
 import { type EngineFactory, InProcessTransport } from "./in_process.ts";
+import type { JsonObjectInput } from "./json_input.ts";
 import type { JsonRpcErrorObject } from "./messages.ts";
 import type { BridgeNotifications, DecisionParams, MethodName, ParamsOf, ResultOf } from "./methods.ts";
 import { Npc, restoreNpc, type RestoreOptions, worldId } from "./npc.ts";
@@ -483,14 +484,22 @@ export class Bridge implements AsyncDisposable {
   }
 
   /**
-   * Creates a world with an initial state (an object; a `NaN` or `Infinity` in it is a TypeError, since JSON
-   * would send `null`, and so is a `Map` or a `Set`, which JSON sends as `{}`). `options.world` picks the id
-   * (default `w1`, `w2`, …).
+   * Creates a world with an initial state (an object, default `{}`; an array, or a `bigint`, `Map` or `Set`
+   * in it, does not compile, see {@link JsonObjectInput}; a `NaN` or `Infinity` in it is a TypeError, since
+   * JSON would send `null`, and so is a `Map` or a `Set`, which JSON sends as `{}`). `options.world` picks the
+   * id (default `w1`, `w2`, …).
    */
-  async createWorld(state: object = {}, options: { world?: string } = {}): Promise<World> {
-    const problem = lossyJsonProblem(state, { where: "bridge.createWorld()", what: "state" });
+  async createWorld<T extends object = JsonObject>(
+    state?: T & JsonObjectInput<T>,
+    options: { world?: string } = {},
+  ): Promise<World> {
+    const initial: object = state ?? {};
+    const problem = lossyJsonProblem(initial, { where: "bridge.createWorld()", what: "state" });
     if (problem !== null) throw problem;
-    const result = await this.#c.request<{ world: string }>("world/create", { world: options.world, state });
+    const result = await this.#c.request<{ world: string }>("world/create", {
+      world: options.world,
+      state: initial,
+    });
     return new World(this.#c, result.world);
   }
 

@@ -12,6 +12,7 @@ import type {
   JsonValue,
   NpcInfo,
   NpcReply,
+  NpcState,
   RequestId,
   RespondOptions,
   RespondResult,
@@ -228,6 +229,56 @@ Deno.test("a tool handler given an inline schema cannot need more than the schem
       name: "ring",
       parameters: { type: "object", properties: { times: { type: "integer" } }, required: ["times"] },
     }, ring);
+  };
+  void typed;
+});
+
+Deno.test("world values are JSON: interfaces and class instances compile, what JSON would refuse or change does not", () => {
+  interface Player {
+    gold: number;
+    bag: string[];
+    title?: string;
+  }
+  class Stats {
+    hp = 10;
+    heal(): void {
+      this.hp = 10;
+    }
+  }
+  // Compiled only: the calls are never run (no bridge is opened).
+  const typed = async (
+    bridge: Bridge,
+    player: Player,
+    save: NpcState,
+    anything: unknown,
+    json: JsonValue,
+  ) => {
+    const world = await bridge.createWorld({ player });
+    await bridge.createWorld();
+    await bridge.createWorld({ save }, { world: "saves" });
+    await world.set("player", player);
+    await world.set("stats", new Stats()); // JSON writes its fields
+    await world.set("saves.gorm", save);
+    await world.set("when", new Date(0)); // JSON writes its ISO string
+    await world.set("note", anything); // nothing to check
+    await world.set("json", json);
+    await world.set("player.title", null);
+    await world.merge({ player: { gold: 5, title: undefined } }, "");
+    await world.merge(player, "player");
+    // @ts-expect-error: JSON sends nothing: the bridge answers "Missing required parameter 'value'" (use remove)
+    await world.set("player.title", undefined);
+    // @ts-expect-error: a function is not JSON either
+    await world.set("player.title", () => "Sir");
+    // @ts-expect-error: JSON cannot write a bigint
+    await world.set("player.gold", 10n);
+    // @ts-expect-error: JSON writes a Map as {}
+    await world.set("player.bag", new Map([["ale", 2]]));
+    // @ts-expect-error: JSON writes a Set as {}, here inside the patch
+    await world.merge({ player: { bag: new Set(["ale"]) } });
+    // @ts-expect-error: a world's state is an object
+    await bridge.createWorld(["ale"]);
+    // @ts-expect-error: JSON writes a Map as {}
+    await bridge.createWorld({ quests: [new Map()] });
   };
   void typed;
 });
