@@ -531,16 +531,40 @@ export class Bridge implements AsyncDisposable {
   }
 
   /**
-   * Independent decisions with shared settings, in request order. A decision that fails while it runs (a
+   * Independent decisions with shared settings, in request order; each result's `optionID` is typed as one of
+   * its own request's ids (in the example, `"fight" | "run"`, then `"listen" | "leave"`), and a
+   * `fallbackOptionID` outside the options does not compile. A decision that fails while it runs (a
    * guardrail block without a fallback, an invalid answer) is a {@link DecisionFailure} in its place and does
    * not affect the others. A request the bridge refuses before any model call (duplicate or missing option
    * ids, a `fallbackOptionID` outside the options, an unknown NPC `actor`) rejects the whole call, its message
    * naming it (`'requests[7].options'`) and `error.data.index` holding its index (7), and no decision runs.
+   *
+   * @example
+   * ```ts
+   * import { Bridge } from "@open-apple-models/bridge";
+   * await using bridge = await Bridge.open();
+   * const [troll, stranger] = await bridge.decideMany([
+   *   { situation: "A troll charges.", options: ["fight", "run"] },
+   *   { situation: "A stranger waves.", options: ["listen", "leave"], fallbackOptionID: "leave" },
+   * ], {
+   *   model: {
+   *     type: "scripted", // one step per decision, in order
+   *     steps: [
+   *       { json: { reasoning: "Cornered.", choice: "fight", confidence: 60 } },
+   *       { json: { reasoning: "Curious.", choice: "listen", confidence: 70 } },
+   *     ],
+   *   },
+   * });
+   * const first: "fight" | "run" | null = "error" in troll ? null : troll.optionID; // "fight"
+   * const second: "listen" | "leave" | null = "error" in stranger ? null : stranger.optionID; // "listen"
+   * ```
    */
-  async decideMany<const Id extends string>(
-    requests: readonly DecisionRequest<Id>[],
+  async decideMany<const Id extends string, const R extends readonly DecisionRequest<Id>[]>(
+    requests: R & readonly DecisionRequest<Id>[],
     settings: DecisionSettings & WaitOptions & { maxConcurrency?: number } = {},
-  ): Promise<(Decision<Id> | DecisionFailure)[]> {
+  ): Promise<
+    { -readonly [K in keyof R]: Decision<R[K] extends DecisionRequest<infer I> ? I : Id> | DecisionFailure }
+  > {
     if (!Array.isArray(requests)) {
       throw new TypeError(`'requests' must be an array of {situation, options}; got ${shown(requests)}.`);
     }
@@ -554,7 +578,10 @@ export class Bridge implements AsyncDisposable {
       if ("error" in r) out.push({ error: errorFromResponse(r.error) });
       else out.push(r);
     }
-    return out;
+    // In request order: each decision's optionID is one of its own request's ids.
+    return out as {
+      -readonly [K in keyof R]: Decision<R[K] extends DecisionRequest<infer I> ? I : Id> | DecisionFailure;
+    };
   }
 
   #decision(r: DecisionRequest & DecisionSettings): DecisionParams {

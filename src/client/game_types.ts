@@ -202,7 +202,8 @@ export type NpcEvent =
   | { type: "toolCallCompleted"; record: ToolRecord };
 
 /**
- * An NPC's save state (`npc/state`): store it whole, restore it with `npc/restore`.
+ * An NPC's save state (`npc/state`): store it whole, restore it with `npc/restore` (a member a newer bridge
+ * adds is kept as it is, though this type does not name it).
  *
  * @example
  * ```ts
@@ -232,8 +233,6 @@ export interface NpcState {
   tools: ToolDefinition[];
   /** The world id, if any. */
   world?: string | null;
-  /** Any other member a newer bridge saves. */
-  [key: string]: unknown;
 }
 
 /**

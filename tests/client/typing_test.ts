@@ -6,10 +6,14 @@
  */
 import type {
   Bridge,
+  Decision,
+  DecisionFailure,
+  DecisionRequest,
   Emotion,
   JsonObject,
   JsonSchema,
   JsonValue,
+  Npc,
   NpcInfo,
   NpcReply,
   NpcState,
@@ -279,6 +283,34 @@ Deno.test("world values are JSON: interfaces and class instances compile, what J
     await bridge.createWorld(["ale"]);
     // @ts-expect-error: JSON writes a Map as {}
     await bridge.createWorld({ quests: [new Map()] });
+  };
+  void typed;
+});
+
+Deno.test("decideMany types each result from its own request's options", () => {
+  // Compiled only: the calls are never run (no bridge is opened).
+  const typed = async (bridge: Bridge, requests: DecisionRequest<"a" | "b">[]) => {
+    const [wolf, merchant] = await bridge.decideMany([
+      { situation: "A wolf growls.", options: ["fight", { id: "flee" }], fallbackOptionID: "flee" },
+      { situation: "A merchant waves.", options: ["greet", "ignore"] },
+    ]);
+    if (!("error" in wolf)) same<typeof wolf.optionID, "fight" | "flee">(true);
+    if (!("error" in merchant)) same<typeof merchant.optionID, "greet" | "ignore">(true);
+    const all: (Decision | DecisionFailure)[] = await bridge.decideMany(requests);
+    const many = await bridge.decideMany(requests);
+    for (const d of many) if (!("error" in d)) same<typeof d.optionID, "a" | "b">(true);
+    void all;
+  };
+  void typed;
+});
+
+Deno.test("an NPC save has the members the bridge saves, so a misspelled one does not compile", () => {
+  // Compiled only: the calls are never run (no bridge is opened).
+  const typed = async (npc: Npc) => {
+    const save = await npc.state();
+    same<typeof save.memory.relationship, number | undefined>(true);
+    // @ts-expect-error: the relationship is in 'memory'
+    save.relationship;
   };
   void typed;
 });
