@@ -22,7 +22,7 @@ import type {
   WorldInfo,
 } from "./game_types.ts";
 import { type EngineFactory, InProcessTransport } from "./in_process.ts";
-import type { JsonObjectInput } from "./json_input.ts";
+import type { JsonInput, JsonObjectInput } from "./json_input.ts";
 import type { JsonRpcErrorObject } from "./messages.ts";
 import type { BridgeNotifications, DecisionParams, MethodName, ParamsOf, ResultOf } from "./methods.ts";
 import { Npc, restoreNpc, type RestoreOptions, worldId } from "./npc.ts";
@@ -226,9 +226,12 @@ function splitWait<T extends WaitOptions>(
  * rumor.rumor; // "The mill is haunted."
  * ```
  */
-export interface GenerateOptions extends Omit<DecisionSettings, "maxToolRounds">, WaitOptions {
-  /** Facts for the generation (a `NaN`, `Infinity`, `Map` or `Set` in them is a TypeError, as in `decide`). */
-  context?: JsonValue;
+export interface GenerateOptions<C = JsonValue> extends Omit<DecisionSettings, "maxToolRounds">, WaitOptions {
+  /**
+   * Facts for the generation: any JSON value, an interface's included (`C`; `bridge.generate` checks it
+   * with {@link JsonInput}); a `NaN` or `Infinity` in them is a TypeError when it runs, as in `decide`.
+   */
+  context?: C;
   /** Client tools. */
   tools?: readonly ToolRef[];
 }
@@ -519,13 +522,15 @@ export class Bridge implements AsyncDisposable {
    * situation, `context` or settings is a TypeError naming its path (`bridge.decide(): the context's 'hp' is
    * NaN, …`; JSON would send `null` or `{}`), and nothing is sent; so it is in `decideMany` and `generate`.
    */
-  async decide<const Id extends string>(
+  async decide<const Id extends string, C = JsonValue>(
     situation: string | JsonValue,
     options: readonly DecisionOption<Id>[],
-    details: DecisionDetails<Id> & DecisionSettings & WaitOptions = {},
+    details: DecisionDetails<Id, C> & { context?: JsonInput<NoInfer<C>> } & DecisionSettings & WaitOptions =
+      {},
   ): Promise<Decision<Id>> {
     const [sent, wait] = splitWait(details);
-    const params = this.#decision({ ...sent, situation, options });
+    // `context` is JSON (JsonInput checked it); the walk below finds a NaN the types cannot.
+    const params = this.#decision({ ...sent, situation, options } as DecisionRequest);
     throwIfLossy(params, "bridge.decide()");
     return await this.#c.request<Decision<Id>>("decision/decide", params, wait);
   }
@@ -615,10 +620,10 @@ export class Bridge implements AsyncDisposable {
    * quest.gold + 5; // 45
    * ```
    */
-  async generate<T = never, const S extends JsonSchema = JsonSchema>(
+  async generate<T = never, const S extends JsonSchema = JsonSchema, C = JsonValue>(
     schema: S,
     prompt: string,
-    options: GenerateOptions = {},
+    options: GenerateOptions<C> & { context?: JsonInput<NoInfer<C>> } = {},
   ): Promise<[T] extends [never] ? SchemaValue<S> : T> {
     type Content = [T] extends [never] ? SchemaValue<S> : T;
     const [sent, wait] = splitWait(options);

@@ -23,6 +23,7 @@ import type {
   SchemaValue,
   Session,
   SessionEvent,
+  TalkOptions,
   ToolArgs,
   ToolDefinition,
   ToolHandler,
@@ -328,6 +329,52 @@ Deno.test("the bridge's own notifications give their handler typed params; other
     bridge.onNotification("*", (_params, method) => same<typeof method, string>(true));
     // @ts-expect-error: a world change has no 'value' (it has oldValue and newValue)
     bridge.onNotification("world/changed", (change) => change.value);
+  };
+  void typed;
+});
+
+Deno.test("facts given as context (a talk's, a bark's, a decision's, a generation's) may be an interface, and are checked as JSON", () => {
+  interface Facts {
+    hp: number;
+    foes: string[];
+  }
+  // Compiled only: the calls are never run (no bridge is opened).
+  const typed = async (
+    bridge: Bridge,
+    npc: Npc,
+    facts: Facts,
+    json: JsonValue,
+    options: TalkOptions,
+    maybe: string | undefined,
+  ) => {
+    await npc.talk("Hello.", { context: facts });
+    await npc.talk("Hello.", { context: "The player holds 60 gold." });
+    await npc.talk("Hello.", { context: json, onLine: () => {} });
+    await npc.talk("Hello.", options);
+    for await (const event of npc.talkStream("Hello.", { context: facts })) void event;
+    await npc.bark(facts);
+    await npc.bark("It rains.");
+    await npc.bark();
+    await npc.bark(maybe);
+    await npc.bark(json);
+    const d = await bridge.decide("A wolf.", ["fight", "flee"], { context: facts, fallbackOptionID: "flee" });
+    same<typeof d.optionID, "fight" | "flee">(true);
+    const loot = await bridge.generate(
+      { type: "object", properties: { gold: { type: "integer" } } },
+      "Loot.",
+      {
+        context: facts,
+      },
+    );
+    same<typeof loot, { gold?: number }>(true);
+    // @ts-expect-error: JSON writes a Map as {}
+    await npc.talk("Hello.", { context: { bag: new Map<string, number>() } });
+    // @ts-expect-error: JSON cannot write a bigint
+    await npc.bark({ gold: 10n });
+    // @ts-expect-error: JSON writes a Set as {}
+    await bridge.decide("A wolf.", ["fight", "flee"], { context: { seen: new Set(["wolf"]) } });
+    // @ts-expect-error: a function is not JSON
+    await bridge.generate({ type: "object" }, "Loot.", { context: () => facts });
   };
   void typed;
 });
