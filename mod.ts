@@ -73,9 +73,11 @@ export {
   type ToolArgs,
   type ToolContext,
   type ToolHandler,
+  type ToolHandlerFor,
   type ToolSpec,
 } from "./src/client/tools.ts";
 export type { SchemaRequired, SchemaTypeValue, SchemaValue } from "./src/client/schema_value.ts";
+export type { JsonInput, JsonMemberInput, JsonObjectInput } from "./src/client/json_input.ts";
 export { modelFromArgs } from "./src/client/model_args.ts";
 export { loadPersona, type LoadPersonaOptions, type PersonaFile } from "./src/client/persona_file.ts";
 
@@ -102,6 +104,7 @@ export {
 } from "./src/client/game_types.ts";
 export type {
   BridgeMethods,
+  BridgeNotifications,
   DecisionParams,
   MethodName,
   ParamsOf,

@@ -22,14 +22,15 @@ import type {
   WorldInfo,
 } from "./game_types.ts";
 import { type EngineFactory, InProcessTransport } from "./in_process.ts";
+import type { JsonInput, JsonObjectInput } from "./json_input.ts";
 import type { JsonRpcErrorObject } from "./messages.ts";
-import type { DecisionParams, MethodName, ParamsOf, ResultOf } from "./methods.ts";
+import type { BridgeNotifications, DecisionParams, MethodName, ParamsOf, ResultOf } from "./methods.ts";
 import { Npc, restoreNpc, type RestoreOptions, worldId } from "./npc.ts";
 import { errorFromResponse, type NotificationHandler, type RequestOptions } from "./peer.ts";
 import { Session } from "./session.ts";
 import { StdioTransport, type StdioTransportOptions } from "./stdio.ts";
 import type { SchemaValue } from "./schema_value.ts";
-import type { ClientTool, ToolArgs, ToolHandler, ToolSpec } from "./tools.ts";
+import type { ClientTool, ToolHandlerFor, ToolSpec } from "./tools.ts";
 import type { ConnectionEnd, Transport } from "./transport.ts";
 import type {
   InitializeResult,
@@ -225,9 +226,12 @@ function splitWait<T extends WaitOptions>(
  * rumor.rumor; // "The mill is haunted."
  * ```
  */
-export interface GenerateOptions extends Omit<DecisionSettings, "maxToolRounds">, WaitOptions {
-  /** Facts for the generation (a `NaN`, `Infinity`, `Map` or `Set` in them is a TypeError, as in `decide`). */
-  context?: JsonValue;
+export interface GenerateOptions<C = JsonValue> extends Omit<DecisionSettings, "maxToolRounds">, WaitOptions {
+  /**
+   * Facts for the generation: any JSON value, an interface's included (`C`; `bridge.generate` checks it
+   * with {@link JsonInput}); a `NaN` or `Infinity` in them is a TypeError when it runs, as in `decide`.
+   */
+  context?: C;
   /** Client tools. */
   tools?: readonly ToolRef[];
 }
@@ -412,12 +416,13 @@ export class Bridge implements AsyncDisposable {
 
   /**
    * Registers a client tool: a definition with its JSON Schema, and a handler `(args, ctx) => output`.
-   * Written inline, the schema types `args`. Returns a handle to pass in `tools`. Registering a name again
-   * replaces the handler.
+   * Written inline, the schema types `args`, and a handler that needs more than it promises (a member the
+   * schema leaves optional, another type) does not compile (see {@link ToolHandlerFor}). Returns a handle to
+   * pass in `tools`. Registering a name again replaces the handler.
    */
   tool<const S extends JsonSchema>(
     definition: ToolSpec<S>,
-    handler: ToolHandler<ToolArgs<S>>,
+    handler: ToolHandlerFor<S>,
   ): ClientTool {
     return this.#c.tools.add(definition, handler);
   }
@@ -482,14 +487,22 @@ export class Bridge implements AsyncDisposable {
   }
 
   /**
-   * Creates a world with an initial state (an object; a `NaN` or `Infinity` in it is a TypeError, since JSON
-   * would send `null`, and so is a `Map` or a `Set`, which JSON sends as `{}`). `options.world` picks the id
-   * (default `w1`, `w2`, …).
+   * Creates a world with an initial state (an object, default `{}`; an array, or a `bigint`, `Map` or `Set`
+   * in it, does not compile, see {@link JsonObjectInput}; a `NaN` or `Infinity` in it is a TypeError, since
+   * JSON would send `null`, and so is a `Map` or a `Set`, which JSON sends as `{}`). `options.world` picks the
+   * id (default `w1`, `w2`, …).
    */
-  async createWorld(state: object = {}, options: { world?: string } = {}): Promise<World> {
-    const problem = lossyJsonProblem(state, { where: "bridge.createWorld()", what: "state" });
+  async createWorld<T extends object = JsonObject>(
+    state?: T & JsonObjectInput<T>,
+    options: { world?: string } = {},
+  ): Promise<World> {
+    const initial: object = state ?? {};
+    const problem = lossyJsonProblem(initial, { where: "bridge.createWorld()", what: "state" });
     if (problem !== null) throw problem;
-    const result = await this.#c.request<{ world: string }>("world/create", { world: options.world, state });
+    const result = await this.#c.request<{ world: string }>("world/create", {
+      world: options.world,
+      state: initial,
+    });
     return new World(this.#c, result.world);
   }
 
@@ -509,28 +522,54 @@ export class Bridge implements AsyncDisposable {
    * situation, `context` or settings is a TypeError naming its path (`bridge.decide(): the context's 'hp' is
    * NaN, …`; JSON would send `null` or `{}`), and nothing is sent; so it is in `decideMany` and `generate`.
    */
-  async decide<const Id extends string>(
+  async decide<const Id extends string, C = JsonValue>(
     situation: string | JsonValue,
     options: readonly DecisionOption<Id>[],
-    details: DecisionDetails<Id> & DecisionSettings & WaitOptions = {},
+    details: DecisionDetails<Id, C> & { context?: JsonInput<NoInfer<C>> } & DecisionSettings & WaitOptions =
+      {},
   ): Promise<Decision<Id>> {
     const [sent, wait] = splitWait(details);
-    const params = this.#decision({ ...sent, situation, options });
+    // `context` is JSON (JsonInput checked it); the walk below finds a NaN the types cannot.
+    const params = this.#decision({ ...sent, situation, options } as DecisionRequest);
     throwIfLossy(params, "bridge.decide()");
     return await this.#c.request<Decision<Id>>("decision/decide", params, wait);
   }
 
   /**
-   * Independent decisions with shared settings, in request order. A decision that fails while it runs (a
+   * Independent decisions with shared settings, in request order; each result's `optionID` is typed as one of
+   * its own request's ids (in the example, `"fight" | "run"`, then `"listen" | "leave"`), and a
+   * `fallbackOptionID` outside the options does not compile. A decision that fails while it runs (a
    * guardrail block without a fallback, an invalid answer) is a {@link DecisionFailure} in its place and does
    * not affect the others. A request the bridge refuses before any model call (duplicate or missing option
    * ids, a `fallbackOptionID` outside the options, an unknown NPC `actor`) rejects the whole call, its message
    * naming it (`'requests[7].options'`) and `error.data.index` holding its index (7), and no decision runs.
+   *
+   * @example
+   * ```ts
+   * import { Bridge } from "@open-apple-models/bridge";
+   * await using bridge = await Bridge.open();
+   * const [troll, stranger] = await bridge.decideMany([
+   *   { situation: "A troll charges.", options: ["fight", "run"] },
+   *   { situation: "A stranger waves.", options: ["listen", "leave"], fallbackOptionID: "leave" },
+   * ], {
+   *   model: {
+   *     type: "scripted", // one step per decision, in order
+   *     steps: [
+   *       { json: { reasoning: "Cornered.", choice: "fight", confidence: 60 } },
+   *       { json: { reasoning: "Curious.", choice: "listen", confidence: 70 } },
+   *     ],
+   *   },
+   * });
+   * const first: "fight" | "run" | null = "error" in troll ? null : troll.optionID; // "fight"
+   * const second: "listen" | "leave" | null = "error" in stranger ? null : stranger.optionID; // "listen"
+   * ```
    */
-  async decideMany<const Id extends string>(
-    requests: readonly DecisionRequest<Id>[],
+  async decideMany<const Id extends string, const R extends readonly DecisionRequest<Id>[]>(
+    requests: R & readonly DecisionRequest<Id>[],
     settings: DecisionSettings & WaitOptions & { maxConcurrency?: number } = {},
-  ): Promise<(Decision<Id> | DecisionFailure)[]> {
+  ): Promise<
+    { -readonly [K in keyof R]: Decision<R[K] extends DecisionRequest<infer I> ? I : Id> | DecisionFailure }
+  > {
     if (!Array.isArray(requests)) {
       throw new TypeError(`'requests' must be an array of {situation, options}; got ${shown(requests)}.`);
     }
@@ -544,7 +583,10 @@ export class Bridge implements AsyncDisposable {
       if ("error" in r) out.push({ error: errorFromResponse(r.error) });
       else out.push(r);
     }
-    return out;
+    // In request order: each decision's optionID is one of its own request's ids.
+    return out as {
+      -readonly [K in keyof R]: Decision<R[K] extends DecisionRequest<infer I> ? I : Id> | DecisionFailure;
+    };
   }
 
   #decision(r: DecisionRequest & DecisionSettings): DecisionParams {
@@ -578,10 +620,10 @@ export class Bridge implements AsyncDisposable {
    * quest.gold + 5; // 45
    * ```
    */
-  async generate<T = never, const S extends JsonSchema = JsonSchema>(
+  async generate<T = never, const S extends JsonSchema = JsonSchema, C = JsonValue>(
     schema: S,
     prompt: string,
-    options: GenerateOptions = {},
+    options: GenerateOptions<C> & { context?: JsonInput<NoInfer<C>> } = {},
   ): Promise<[T] extends [never] ? SchemaValue<S> : T> {
     type Content = [T] extends [never] ? SchemaValue<S> : T;
     const [sent, wait] = splitWait(options);
@@ -591,26 +633,91 @@ export class Bridge implements AsyncDisposable {
     return result.content;
   }
 
-  /** Calls a protocol method with typed params and result. */
+  /**
+   * Calls a protocol method: its params and result are typed from `BridgeMethods` (`"npc/list"` gives
+   * `{npcs}`), so a misspelled or missing param does not compile. Params may be left out when they are all
+   * optional (`request("shutdown")`).
+   *
+   * @example
+   * ```ts
+   * import { Bridge } from "@open-apple-models/bridge";
+   * await using bridge = await Bridge.open();
+   * const { npcs } = await bridge.request("npc/list", {});
+   * npcs.length; // 0
+   * ```
+   */
   request<M extends MethodName>(
     method: M,
-    params: ParamsOf<M>,
-    options?: RequestOptions,
+    // The params may be left out when every member is optional.
+    ...args: Record<never, never> extends ParamsOf<M> ? [params?: ParamsOf<M>, options?: RequestOptions]
+      : [params: ParamsOf<M>, options?: RequestOptions]
   ): Promise<ResultOf<M>>;
-  /** Calls any method (e.g. an extension's); `T` is the result type you expect. */
-  request<T = JsonValue>(method: string, params?: object, options?: RequestOptions): Promise<T>;
+  /**
+   * Calls a method the protocol does not define (an extension's, e.g. `"quest/narrate"`); `T` is the result
+   * type you expect (not checked). The protocol's own methods are typed by the other overload: for them, a
+   * `T` alone does not check the params, so leave it out.
+   *
+   * @example
+   * ```ts
+   * import { Bridge, BridgeError } from "@open-apple-models/bridge";
+   * await using bridge = await Bridge.open();
+   * const error = await bridge.request<{ text: string }>("quest/narrate", { quest: "crypt" }).catch((e) => e);
+   * (error as BridgeError).dataCode; // "method_not_found": no extension serves it here
+   * ```
+   */
+  request<T = JsonValue, const M extends string = string>(
+    // A protocol method whose params the overload above refused is not taken here: the editor says why.
+    method: M extends MethodName
+      ? `'${M}' is a protocol method: its params must be BridgeMethods['${M}']['params']`
+      : M,
+    params?: object,
+    options?: RequestOptions,
+  ): Promise<T>;
   request(method: string, params?: object, options?: RequestOptions): Promise<unknown> {
     return this.#c.request(method, params, options);
   }
 
-  /** Sends a notification (e.g. `session/cancel`). */
-  notify(method: string, params?: JsonObject): Promise<void> {
-    return this.#c.peer.notify(method, params);
+  /**
+   * Sends a notification: a request without an id, which the bridge never answers (so a mistake in it is
+   * never reported). For a protocol method (`session/cancel`, `npc/cancel`, …) the params are typed from
+   * `BridgeMethods`, as for {@link Bridge.request}, and a misspelled one does not compile.
+   *
+   * @example
+   * ```ts
+   * import { Bridge } from "@open-apple-models/bridge";
+   * await using bridge = await Bridge.open();
+   * const guard = await bridge.createSession({ model: "scripted" });
+   * await bridge.notify("session/cancel", { session: guard.id }); // cancels its turn and queued work
+   * ```
+   */
+  notify<M extends MethodName>(
+    method: M,
+    ...params: Record<never, never> extends ParamsOf<M> ? [params?: ParamsOf<M>] : [params: ParamsOf<M>]
+  ): Promise<void>;
+  /** Sends a notification of a method the protocol does not define (an extension's, e.g. `"quest/cancel"`). */
+  notify<const M extends string>(
+    method: M extends MethodName
+      ? `'${M}' is a protocol method: its params must be BridgeMethods['${M}']['params']`
+      : M,
+    params?: JsonObject,
+  ): Promise<void>;
+  notify(method: string, params?: object): Promise<void> {
+    return this.#c.peer.notify(method, params as JsonObject | undefined);
   }
 
-  /** Calls `handler` for every notification `method` (`"*"`: all). Returns a function that removes it. */
-  onNotification(method: string, handler: NotificationHandler): () => void {
-    return this.#c.peer.onNotification(method, handler);
+  /**
+   * Calls `handler` for every notification `method`. Returns a function that removes it. The bridge's own
+   * notifications (`world/changed`, `session/event`, `npc/event`, `tool/cancel`) give `params` their
+   * {@link BridgeNotifications} type.
+   */
+  onNotification<M extends keyof BridgeNotifications>(
+    method: M,
+    handler: (params: BridgeNotifications[M], method: M) => void,
+  ): () => void;
+  /** Calls `handler` for every notification `method` (an extension's; `"*"`: all). Returns its remover. */
+  onNotification(method: string, handler: NotificationHandler): () => void;
+  onNotification(method: string, handler: (params: never, method: never) => void): () => void {
+    return this.#c.peer.onNotification(method, handler as NotificationHandler);
   }
 
   /**

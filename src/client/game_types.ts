@@ -202,7 +202,8 @@ export type NpcEvent =
   | { type: "toolCallCompleted"; record: ToolRecord };
 
 /**
- * An NPC's save state (`npc/state`): store it whole, restore it with `npc/restore`.
+ * An NPC's save state (`npc/state`): store it whole, restore it with `npc/restore` (a member a newer bridge
+ * adds is kept as it is, though this type does not name it).
  *
  * @example
  * ```ts
@@ -232,8 +233,6 @@ export interface NpcState {
   tools: ToolDefinition[];
   /** The world id, if any. */
   world?: string | null;
-  /** Any other member a newer bridge saves (a bridge that does not know it ignores it, with a warning). */
-  [key: string]: unknown;
 }
 
 /**
@@ -336,15 +335,18 @@ export interface DecisionSettings {
  * decision.optionID; // "laugh"
  * ```
  */
-export interface DecisionDetails<Id extends string = string> {
+export interface DecisionDetails<Id extends string = string, C = JsonValue> {
   /**
    * A persona, or an NPC (its handle from `bridge.createNpc`, or its id) to decide as that NPC: its persona's
    * name, role, personality and goals, not its model (the decision runs on this call's `model`, `"system"` by
    * default).
    */
   actor?: Persona | string | { readonly id: string };
-  /** Facts, e.g. `{hp: 3}`. */
-  context?: JsonValue;
+  /**
+   * Facts, e.g. `{hp: 3}`: any JSON value, an interface's included (`C`; `bridge.decide` checks it with
+   * `JsonInput`).
+   */
+  context?: C;
   /** Client tools (handles, registered names or definitions). */
   tools?: readonly ToolRef[];
   /** Default `"auto"`. */

@@ -4,15 +4,18 @@
  * @module
  */
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import type { RequestId } from "./messages.ts";
 import type {
   Decision,
   DecisionSettings,
+  NpcEvent,
   NpcInfo,
   NpcMemory,
   NpcOptions,
   NpcReply,
   NpcState,
   Persona,
+  WorldChange,
   WorldInfo,
 } from "./game_types.ts";
 import type {
@@ -21,6 +24,7 @@ import type {
   Model,
   ModelAvailability,
   RespondResult,
+  SessionEvent,
   SessionInfo,
   SessionOptions,
   ToolChoice,
@@ -285,6 +289,44 @@ export interface BridgeMethods {
   "world/unsubscribe": {
     params: { subscription: string };
     result: { subscription: string; world: string; path: string; unsubscribed: boolean };
+  };
+}
+
+/**
+ * The params of every notification the bridge sends (PROTOCOL.md §7), by method.
+ *
+ * @example
+ * ```ts
+ * import { Bridge } from "@open-apple-models/bridge";
+ * await using bridge = await Bridge.open();
+ * const gold: number[] = [];
+ * bridge.onNotification("world/changed", (change) => { // change: BridgeNotifications["world/changed"]
+ *   if (change.path === "player.gold" && typeof change.newValue === "number") gold.push(change.newValue);
+ * });
+ * const world = await bridge.createWorld({ player: { gold: 20 } });
+ * await world.subscribe("player", () => {});
+ * await world.set("player.gold", 15); // gold: [15]
+ * ```
+ */
+export interface BridgeNotifications {
+  /** An event of a streamed `session/respond` turn. */
+  "session/event": { session: string; requestId: RequestId; event: SessionEvent };
+  /** An event of a streamed `npc/talk` turn. */
+  "npc/event": { npc: string; requestId: RequestId; event: NpcEvent };
+  /** A change a `world/subscribe` subscription matched. */
+  "world/changed": WorldChange;
+  /** The bridge no longer needs the output of `tool/call` `id` (the client's tools abort its `signal`). */
+  "tool/cancel": {
+    /** The id of the `tool/call` request. */
+    id: RequestId;
+    /** The model's id of the call. */
+    callId?: string;
+    /** Why (a timeout, a cancelled or finished turn). */
+    reason?: string;
+    /** The id of the request whose turn made the call. */
+    requestId?: RequestId;
+    /** The call's context fields (`session`, `npc`, an extension's own). */
+    [context: string]: JsonValue | undefined;
   };
 }
 

@@ -8,6 +8,7 @@ import type { Emotion, NpcEvent, NpcMemory, NpcOptions, NpcReply, NpcState, Pers
 import { TurnStream } from "./turn_stream.ts";
 import type { ParamsOf } from "./methods.ts";
 import { callbackProblem, paramsLossProblem, shown, throwIfLossy } from "./checks.ts";
+import type { JsonInput } from "./json_input.ts";
 import { isFlatValue } from "./transport.ts";
 import type { Model, ToolChoice, ToolRef } from "./types.ts";
 
@@ -32,13 +33,13 @@ import type { Model, ToolChoice, ToolRef } from "./types.ts";
  * [portrait, shown]; // ["proud", "Finest steel in the valley."]
  * ```
  */
-export interface TalkOptions extends TurnOptions {
+export interface TalkOptions<C = JsonValue> extends TurnOptions {
   /**
-   * What is happening right now ("The player just paid 45 gold.", or facts as JSON); this turn only. A
-   * `NaN` or `Infinity` in it (JSON would send `null`), a `Map` or a `Set` (JSON would send `{}`) is a
-   * TypeError naming its path, and nothing is sent.
+   * What is happening right now ("The player just paid 45 gold.", or facts as JSON, an interface's included:
+   * `C`, checked by {@link JsonInput}); this turn only. A `NaN` or `Infinity` in it (JSON would send `null`),
+   * a `Map` or a `Set` (JSON would send `{}`) is a TypeError naming its path, and nothing is sent.
    */
-  context?: string | JsonValue;
+  context?: C;
   /**
    * Receives the line as it streams (typewriter): the new piece, the whole line so far, and whether the
    * line was replaced (then `delta` is the whole new line).
@@ -148,7 +149,10 @@ export class Npc {
   }
 
   /** One dialogue turn: the NPC may call tools, then replies with an emotion, a line and player options. */
-  talk(line: string, options: TalkOptions = {}): Promise<NpcReply> {
+  talk<C = JsonValue>(
+    line: string,
+    options: TalkOptions<C> & { context?: JsonInput<NoInfer<C>> } = {},
+  ): Promise<NpcReply> {
     // Checked before sending: a bad callback would fail after the turn, which would count all the same.
     const problem = callbackProblem(options, {
       names: ["onLine", "onEmotion", "onEvent"],
@@ -162,7 +166,7 @@ export class Npc {
     // Without undefined members: made here for this call, flat ones are handed over as they are.
     const { context, toolChoice } = options;
     const params: ParamsOf<"npc/talk"> = { npc: this.id, line };
-    if (context !== undefined) params.context = context;
+    if (context !== undefined) params.context = context as string | JsonValue;
     params.stream = stream;
     if (toolChoice !== undefined) params.toolChoice = toolChoice;
     const flat = isFlatValue(line) && isFlatValue(stream) &&
@@ -196,9 +200,12 @@ export class Npc {
   }
 
   /** One dialogue turn whose events are yielded as they arrive; `.result` is the reply. */
-  talkStream(line: string, options: Omit<TalkOptions, "stream"> = {}): TurnStream<NpcEvent, NpcReply> {
+  talkStream<C = JsonValue>(
+    line: string,
+    options: Omit<TalkOptions<C>, "stream"> & { context?: JsonInput<NoInfer<C>> } = {},
+  ): TurnStream<NpcEvent, NpcReply> {
     return new TurnStream((push) =>
-      this.talk(line, {
+      this.talk<C>(line, {
         ...options,
         stream: true,
         onEvent: (event) => {
@@ -210,11 +217,26 @@ export class Npc {
   }
 
   /**
-   * A short ambient line (no history, memory or tools; runs even while a turn is in progress). A `NaN`,
-   * `Infinity`, `Map` or `Set` in `situation` is a TypeError (JSON would send `null` or `{}`).
+   * A short ambient line (no history, memory or tools; runs even while a turn is in progress). `situation`
+   * is text or facts as JSON, an interface's included (checked by {@link JsonInput}; `undefined` sends
+   * none). A `NaN`, `Infinity`, `Map` or `Set` in `situation` is a TypeError (JSON would send `null` or `{}`).
+   *
+   * @example
+   * ```ts
+   * import { Bridge } from "@open-apple-models/bridge";
+   * await using bridge = await Bridge.open();
+   * const gorm = await bridge.createNpc({ name: "Gorm" }, { model: { type: "scripted", steps: [{ text: "Rain again." }] } });
+   * await gorm.bark({ weather: "rain" }); // "Rain again."
+   * ```
    */
-  async bark(situation?: string | JsonValue): Promise<string> {
-    const params = { npc: this.id, situation };
+  bark(): Promise<string>;
+  /**
+   * A short ambient line about `situation`: text or facts as JSON, an interface's included (checked by
+   * {@link JsonInput}; `undefined` sends none). A `NaN`, `Infinity`, `Map` or `Set` in it is a TypeError.
+   */
+  bark<S = JsonValue>(situation: S & (S extends undefined ? S : JsonInput<S>)): Promise<string>;
+  async bark(situation?: unknown): Promise<string> {
+    const params = { npc: this.id, situation: situation as string | JsonValue | undefined };
     throwIfLossy(params, "npc.bark()");
     return (await this.#c.request("npc/bark", params)).line;
   }

@@ -7,6 +7,7 @@ import { callbackProblem, paramsLossProblem, throwIfLossy } from "./checks.ts";
 import type { Cancel, Connection, TurnOptions } from "./connection.ts";
 import type { RespondParams } from "./methods.ts";
 import { isFlatValue } from "./transport.ts";
+import type { SchemaValue } from "./schema_value.ts";
 import { TurnStream } from "./turn_stream.ts";
 import type { JsonSchema, RespondResult, SessionEvent, ToolChoice, ToolRef, Transcript } from "./types.ts";
 
@@ -27,7 +28,10 @@ import type { JsonSchema, RespondResult, SessionEvent, ToolChoice, ToolRef, Tran
  * ```
  */
 export interface RespondOptions extends TurnOptions {
-  /** Structured output: the answer is JSON matching it, typed by `respond<T>`. */
+  /**
+   * Structured output: the answer is JSON matching it, in `structured` (typed from the schema when it is
+   * written inline, or by `respond<T>`).
+   */
   schema?: JsonSchema;
   /** Receives the text as it streams: the new piece, the whole text so far, and whether it was rewritten. */
   onText?: (delta: string, text: string, isReset: boolean) => void;
@@ -89,11 +93,27 @@ export class Session {
   }
 
   /**
-   * Runs one turn; streams to `onText` / `onEvent` when given. `T` types `structured` for schema turns. A
-   * `NaN`, `Infinity`, `Map` or `Set` in the options sent (a schema, a numeric override) is a TypeError naming
-   * it (JSON would send `null` or `{}`), and the turn is not sent.
+   * Runs one turn; streams to `onText` / `onEvent` when given. For a schema turn, `structured` is typed from
+   * a schema written inline (or held in an `as const` variable), as {@link SchemaValue} says; `T` names the
+   * type instead (`respond<Omen>(…)`), for a schema using `$ref`. Without either it is any
+   * {@link JsonValue}. A `NaN`, `Infinity`, `Map` or `Set` in the options sent (a schema, a numeric override)
+   * is a TypeError naming it (JSON would send `null` or `{}`), and the turn is not sent.
+   *
+   * @example A schema turn whose answer is typed from its schema
+   * ```ts
+   * import { Bridge } from "@open-apple-models/bridge";
+   * await using bridge = await Bridge.open();
+   * const oracle = await bridge.createSession({ model: { type: "scripted", steps: [{ json: { omen: "rain" } }] } });
+   * const { structured } = await oracle.respond("Any omens?", {
+   *   schema: { type: "object", properties: { omen: { enum: ["rain", "sun"] } }, required: ["omen"] },
+   * });
+   * const omen: "rain" | "sun" | undefined = structured?.omen; // "rain"
+   * ```
    */
-  respond<T = JsonValue>(prompt: string, options: RespondOptions = {}): Promise<RespondResult<T>> {
+  respond<T = never, const S extends JsonSchema = JsonSchema>(
+    prompt: string,
+    options: RespondOptions & { schema?: S } = {},
+  ): Promise<RespondResult<[T] extends [never] ? SchemaValue<S> : T>> {
     // Checked before sending: a bad callback would fail after the turn, which would count all the same.
     const problem = callbackProblem(options, { names: ["onText", "onEvent"], where: "session.respond" });
     if (problem !== null) return Promise.reject(problem);
@@ -104,7 +124,7 @@ export class Session {
     // Flat params hold nothing JSON would change: only a turn with an object (a schema…) is walked.
     const lossy = flat ? null : paramsLossProblem(params, "session.respond()");
     if (lossy !== null) return Promise.reject(lossy);
-    return this.#c.turn<RespondResult<T>>(
+    return this.#c.turn<RespondResult<[T] extends [never] ? SchemaValue<S> : T>>(
       "session/respond",
       params,
       this.#cancel,
@@ -121,13 +141,16 @@ export class Session {
     );
   }
 
-  /** Runs one turn and yields its events as they arrive; `.result` is the turn's result. */
-  respondStream<T = JsonValue>(
+  /**
+   * Runs one turn and yields its events as they arrive; `.result` is the turn's result (`structured` typed as
+   * for {@link Session.respond}).
+   */
+  respondStream<T = never, const S extends JsonSchema = JsonSchema>(
     prompt: string,
-    options: Omit<RespondOptions, "stream"> = {},
-  ): TurnStream<SessionEvent, RespondResult<T>> {
+    options: Omit<RespondOptions, "stream"> & { schema?: S } = {},
+  ): TurnStream<SessionEvent, RespondResult<[T] extends [never] ? SchemaValue<S> : T>> {
     return new TurnStream((push) =>
-      this.respond<T>(prompt, {
+      this.respond<T, S>(prompt, {
         ...options,
         stream: true,
         onEvent: (event) => {

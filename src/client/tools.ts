@@ -50,7 +50,9 @@ export interface ToolContext {
 
 /**
  * A tool handler: gets the arguments and a {@link ToolContext}; returns the output (text or any JSON
- * value; nothing = `""`), or throws to give the model an error output with the error's message.
+ * value; nothing = `""`), or throws to give the model an error output with the error's message. A handler
+ * may take less than `Args` (ignore members, or take a wider type), never more: given to `bridge.tool` with
+ * an inline schema, a handler that needs a member the schema leaves optional does not compile.
  *
  * @example
  * ```ts
@@ -64,9 +66,34 @@ export interface ToolContext {
  * }, ring);
  * ```
  */
-export type ToolHandler<Args> = {
-  bivarianceHack(args: Args, context: ToolContext): unknown;
-}["bivarianceHack"];
+export type ToolHandler<Args> = (args: Args, context: ToolContext) => unknown;
+
+/**
+ * The handler `bridge.tool` takes for a tool whose `parameters` schema is `S`. For a schema written inline
+ * it is a {@link ToolHandler} of the schema's value ({@link ToolArgs}): a handler that needs more than the
+ * schema promises (a member it leaves optional, another type) does not compile. For a schema the compiler
+ * cannot see (a `ToolDefinition` from a file, a widened const), the arguments are a JSON object, and a
+ * handler may still name the type it expects (`({ gate }: { gate: string }) => …`): nothing checks it
+ * either way (the bridge holds the model to the schema at run time).
+ *
+ * @example
+ * ```ts
+ * import { Bridge, type ToolDefinition } from "@open-apple-models/bridge";
+ * await using bridge = await Bridge.open();
+ * // Inline: `gate` is a string, and required.
+ * bridge.tool({
+ *   name: "open_gate",
+ *   parameters: { type: "object", properties: { gate: { type: "string" } }, required: ["gate"] },
+ * }, ({ gate }) => `${gate} gate opened`);
+ * // Loaded: the handler says what it expects.
+ * const loaded: ToolDefinition = { name: "ring_bell", parameters: { type: "object" } };
+ * bridge.tool(loaded, ({ times }: { times?: number }) => "Dong! ".repeat(times ?? 1).trim());
+ * ```
+ */
+export type ToolHandlerFor<S> = S extends { type: "object"; properties: object } ? ToolHandler<SchemaValue<S>>
+  // A method's parameters are compared both ways: a handler's own argument type is accepted for a schema
+  // the compiler cannot see.
+  : { handler(args: JsonObject, context: ToolContext): unknown }["handler"];
 
 /**
  * The type of a tool's arguments: from its `parameters` schema when that is written inline (an object
@@ -166,7 +193,7 @@ export class ToolRegistry {
   readonly #unhandled = new Set<string>();
 
   /** Registers (or replaces) a tool. */
-  add<S extends JsonSchema>(definition: ToolSpec<S>, handler: ToolHandler<ToolArgs<S>>): ClientTool {
+  add<S extends JsonSchema>(definition: ToolSpec<S>, handler: ToolHandlerFor<S>): ClientTool {
     if (typeof definition?.name !== "string" || definition.name === "") {
       throw new TypeError("A tool needs a non-empty 'name'.");
     }

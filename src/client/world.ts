@@ -7,6 +7,7 @@ import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { lossyJsonProblem, requireFunction, shown } from "./checks.ts";
 import type { Connection, WorldListener } from "./connection.ts";
 import type { WorldRemoval } from "./game_types.ts";
+import type { JsonInput } from "./json_input.ts";
 
 /**
  * A `world/subscribe` subscription.
@@ -95,7 +96,11 @@ export class World {
     this.id = id;
   }
 
-  /** The value at `path` (`undefined` when absent). `T` is the type you expect there. */
+  /**
+   * The value at `path` (`undefined` when absent). `T` is the type you expect there: it is not checked (NPC
+   * tools and other clients write to the world too), so a value the game cannot trust is better read as the
+   * default {@link JsonValue} and narrowed.
+   */
   async get<T = JsonValue>(path = ""): Promise<T | undefined> {
     const result = await this.#c.request<{ value: T; exists: boolean }>("world/get", {
       world: this.id,
@@ -106,10 +111,12 @@ export class World {
 
   /**
    * Writes `value` at `path` (missing objects are created; `null` is a value, use {@link World.remove} to
-   * delete); returns the new version. A `NaN` or `Infinity` in `value` is a TypeError (JSON would send `null`),
-   * and so is a `Map` or a `Set` (JSON would send `{}`): pass `Object.fromEntries(map)` or `[...set]`.
+   * delete); returns the new version. `value` is any JSON value, an interface or class instance included
+   * ({@link JsonInput}): `undefined`, a function, a `bigint`, a `Map` or a `Set` in it does not compile. A
+   * `NaN` or `Infinity` in `value` is a TypeError when it runs (JSON would send `null`), and so is a `Map` or
+   * a `Set` (JSON would send `{}`): pass `Object.fromEntries(map)` or `[...set]`.
    */
-  async set(path: string, value: unknown): Promise<number> {
+  async set<T>(path: string, value: T & JsonInput<T>): Promise<number> {
     const problem = lossyJsonProblem(value, { where: `world.set(${JSON.stringify(path)})`, what: "value" });
     if (problem !== null) throw problem;
     return (await this.#c.request<{ version: number }>("world/set", { world: this.id, path, value })).version;
@@ -118,9 +125,10 @@ export class World {
   /**
    * Applies an RFC 7386 merge patch at `path` (default the root; `null` members delete): `merge({ gold: 5 },
    * "player")`. Returns the new version. The patch comes first: a string there is a TypeError, and so is a
-   * `NaN` or `Infinity` in the patch (JSON would send `null`), or a `Map` or a `Set` (JSON would send `{}`).
+   * `NaN` or `Infinity` in the patch (JSON would send `null`), or a `Map` or a `Set` (JSON would send `{}`;
+   * with a `bigint`, it does not compile either, see {@link JsonInput}).
    */
-  async merge(patch: object, path = ""): Promise<number> {
+  async merge<T extends object>(patch: T & JsonInput<T>, path = ""): Promise<number> {
     if (typeof patch === "string") {
       const example = typeof path === "object" && path !== null ? shown(path) : "patch";
       throw new TypeError(`world.merge takes the patch first: merge(${example}, ${JSON.stringify(patch)}).`);
@@ -140,7 +148,7 @@ export class World {
     return removed ? { removed, oldValue, version } : { removed, version };
   }
 
-  /** The whole state. `T` is the type you expect. */
+  /** The whole state. `T` is the type you expect (not checked, as for {@link World.get}). */
   async snapshot<T = JsonObject>(): Promise<T> {
     return (await this.#c.request<{ state: T }>("world/snapshot", { world: this.id })).state;
   }

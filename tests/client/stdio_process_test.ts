@@ -212,7 +212,10 @@ Deno.test("stdio: a line longer than the bridge's --max-line-bytes is refused be
     maxLineBytes: 1024,
   });
   await using bridge = await Bridge.connect(transport, quiet);
-  await assert.rejects(bridge.request("ping", { pad: "x".repeat(1500) }), /longer than the 1024 bytes/);
+  await assert.rejects(
+    bridge.request("session/create", { instructions: "x".repeat(1500), model: "scripted" }),
+    /longer than the 1024 bytes/,
+  );
 });
 
 /** The OAM_EXIT_WITH_PARENT a process started by a StdioTransport with `options` sees (null when unset). */

@@ -1,16 +1,33 @@
 /**
  * Compile-time checks of the typed client: `deno test` type-checks this file, so a wrong type fails the suite
- * (`same<A, B>(true)` compiles only when A and B are the same type). Tool arguments typed from an inline
- * schema, a plain JSON object otherwise.
+ * (`same<A, B>(true)` compiles only when A and B are the same type, and each `@ts-expect-error` line must
+ * fail to compile). Tool arguments typed from an inline schema, a plain JSON object otherwise; raw calls,
+ * schema turns, tool handlers, world values, decisions and saves as a script writes them.
  */
 import type {
   Bridge,
+  Decision,
+  DecisionFailure,
+  DecisionRequest,
+  Emotion,
   JsonObject,
   JsonSchema,
   JsonValue,
+  Npc,
+  NpcInfo,
+  NpcReply,
+  NpcState,
+  RequestId,
+  RespondOptions,
+  RespondResult,
   SchemaValue,
+  Session,
+  SessionEvent,
+  TalkOptions,
   ToolArgs,
   ToolDefinition,
+  ToolHandler,
+  WorldChange,
 } from "../../mod.ts";
 
 /** True when A and B are the same type. */
@@ -134,6 +151,230 @@ Deno.test("generate's options are content/generate's: no maxToolRounds (a decisi
     await bridge.generate({ type: "object" }, "A rumor.", { instructions: "Short.", temperature: 0 });
     // @ts-expect-error: content/generate has no tool-round limit; the bridge would ignore it with a warning
     await bridge.generate({ type: "object" }, "A rumor.", { maxToolRounds: 1 });
+  };
+  void typed;
+});
+
+Deno.test("bridge.request types the protocol's methods: wrong or missing params do not compile, and extensions' methods stay open", () => {
+  // Compiled only: the calls are never run (no bridge is opened).
+  const typed = async (bridge: Bridge) => {
+    const { npcs } = await bridge.request("npc/list", {});
+    same<typeof npcs, NpcInfo[]>(true);
+    await bridge.request("shutdown"); // params may be left out when every member is optional
+    const reply = await bridge.request("npc/talk", { npc: "gorm", line: "Hello." });
+    same<typeof reply, NpcReply>(true);
+    // @ts-expect-error: 'lin' is not a param of npc/talk (the bridge answers -32602)
+    await bridge.request("npc/talk", { npc: "gorm", lin: "Hello." });
+    // @ts-expect-error: session/respond needs its session
+    await bridge.request("session/respond", { prompt: "Hello." });
+    // @ts-expect-error: npc/talk has required params
+    await bridge.request("npc/talk");
+    // An extension's method: any params, the result type the caller names.
+    const narration = await bridge.request<{ text: string }>("quest/narrate", { quest: "crypt" });
+    same<typeof narration, { text: string }>(true);
+    const untyped = await bridge.request("quest/narrate", { quest: "crypt" });
+    same<typeof untyped, JsonValue>(true);
+    await bridge.notify("session/cancel", { session: "guard" });
+    await bridge.notify("quest/cancel", { quest: "crypt" });
+    // @ts-expect-error: a notification is never answered, so a misspelled param would go unnoticed
+    await bridge.notify("session/cancel", { sesion: "guard" });
+  };
+  void typed;
+});
+
+Deno.test("a schema turn's structured answer is typed from an inline schema; a type argument still names it", () => {
+  // Compiled only: the calls are never run (no bridge is opened).
+  const typed = async (session: Session) => {
+    const inline = await session.respond("Any omens?", {
+      schema: {
+        type: "object",
+        properties: { omen: { enum: ["rain", "sun"] }, days: { type: "integer" } },
+        required: ["omen"],
+      },
+    });
+    same<typeof inline.structured, { omen: "rain" | "sun"; days?: number } | undefined>(true);
+    const schema = { type: "object", properties: { omen: { type: "string" } }, required: ["omen"] } as const;
+    const held = await session.respond("Any omens?", { schema, timeoutMs: 1000 });
+    same<typeof held.structured, { omen: string } | undefined>(true);
+    const named = await session.respond<{ omen: string }>("Any omens?", { schema: { type: "object" } });
+    same<typeof named, RespondResult<{ omen: string }>>(true);
+    const plain = await session.respond("Hello.");
+    same<typeof plain, RespondResult>(true);
+    const declared: JsonSchema = { type: "object" };
+    const loose = await session.respond("Hi.", { schema: declared });
+    same<typeof loose.structured, JsonValue | undefined>(true);
+    const options: RespondOptions = { onText: () => {} };
+    const watched = await session.respond("Hi.", options);
+    same<typeof watched.structured, JsonValue | undefined>(true);
+    const stream = session.respondStream("Any omens?", {
+      schema: { type: "object", properties: { omen: { type: "string" } }, required: ["omen"] },
+    });
+    const streamed = await stream.result;
+    same<typeof streamed.structured, { omen: string } | undefined>(true);
+  };
+  void typed;
+});
+
+Deno.test("a tool handler given an inline schema cannot need more than the schema promises; for a schema the compiler cannot see it names its own type", () => {
+  // Compiled only: the calls are never run (no bridge is opened).
+  const typed = (bridge: Bridge, loaded: ToolDefinition, handlers: Record<string, ToolHandler<never>>) => {
+    const parameters = { type: "object", properties: { item: { type: "string" } } } as const;
+    bridge.tool({ name: "look", parameters }, ({ item }) => item ?? "nothing");
+    bridge.tool({ name: "look", parameters }, (args: { item?: string; extra?: number }) => args.item);
+    bridge.tool({ name: "look", parameters }, () => "nothing"); // taking less is fine
+    // @ts-expect-error: 'item' is optional in the schema, so the model may leave it out
+    bridge.tool({ name: "look", parameters }, (args: { item: string }) => args.item.length);
+    // @ts-expect-error: 'item' is a string
+    bridge.tool({ name: "look", parameters }, (args: { item?: number }) => args.item);
+    bridge.tool(loaded, ({ gate }: { gate: string }) => gate); // the handler's own type
+    bridge.tool(loaded, (args) => same<typeof args, JsonObject>(true));
+    bridge.tool(loaded, handlers.look); // a table of handlers for definitions from a file
+    const ring: ToolHandler<{ times: number }> = ({ times }) => "Dong! ".repeat(times);
+    bridge.tool({
+      name: "ring",
+      parameters: { type: "object", properties: { times: { type: "integer" } }, required: ["times"] },
+    }, ring);
+  };
+  void typed;
+});
+
+Deno.test("world values are JSON: interfaces and class instances compile, what JSON would refuse or change does not", () => {
+  interface Player {
+    gold: number;
+    bag: string[];
+    title?: string;
+  }
+  class Stats {
+    hp = 10;
+    heal(): void {
+      this.hp = 10;
+    }
+  }
+  // Compiled only: the calls are never run (no bridge is opened).
+  const typed = async (
+    bridge: Bridge,
+    player: Player,
+    save: NpcState,
+    anything: unknown,
+    json: JsonValue,
+  ) => {
+    const world = await bridge.createWorld({ player });
+    await bridge.createWorld();
+    await bridge.createWorld({ save }, { world: "saves" });
+    await world.set("player", player);
+    await world.set("stats", new Stats()); // JSON writes its fields
+    await world.set("saves.gorm", save);
+    await world.set("when", new Date(0)); // JSON writes its ISO string
+    await world.set("note", anything); // nothing to check
+    await world.set("json", json);
+    await world.set("player.title", null);
+    await world.merge({ player: { gold: 5, title: undefined } }, "");
+    await world.merge(player, "player");
+    // @ts-expect-error: JSON sends nothing: the bridge answers "Missing required parameter 'value'" (use remove)
+    await world.set("player.title", undefined);
+    // @ts-expect-error: a function is not JSON either
+    await world.set("player.title", () => "Sir");
+    // @ts-expect-error: JSON cannot write a bigint
+    await world.set("player.gold", 10n);
+    // @ts-expect-error: JSON writes a Map as {}
+    await world.set("player.bag", new Map([["ale", 2]]));
+    // @ts-expect-error: JSON writes a Set as {}, here inside the patch
+    await world.merge({ player: { bag: new Set(["ale"]) } });
+    // @ts-expect-error: a world's state is an object
+    await bridge.createWorld(["ale"]);
+    // @ts-expect-error: JSON writes a Map as {}
+    await bridge.createWorld({ quests: [new Map()] });
+  };
+  void typed;
+});
+
+Deno.test("decideMany types each result from its own request's options", () => {
+  // Compiled only: the calls are never run (no bridge is opened).
+  const typed = async (bridge: Bridge, requests: DecisionRequest<"a" | "b">[]) => {
+    const [wolf, merchant] = await bridge.decideMany([
+      { situation: "A wolf growls.", options: ["fight", { id: "flee" }], fallbackOptionID: "flee" },
+      { situation: "A merchant waves.", options: ["greet", "ignore"] },
+    ]);
+    if (!("error" in wolf)) same<typeof wolf.optionID, "fight" | "flee">(true);
+    if (!("error" in merchant)) same<typeof merchant.optionID, "greet" | "ignore">(true);
+    const all: (Decision | DecisionFailure)[] = await bridge.decideMany(requests);
+    const many = await bridge.decideMany(requests);
+    for (const d of many) if (!("error" in d)) same<typeof d.optionID, "a" | "b">(true);
+    void all;
+  };
+  void typed;
+});
+
+Deno.test("an NPC save has the members the bridge saves, so a misspelled one does not compile", () => {
+  // Compiled only: the calls are never run (no bridge is opened).
+  const typed = async (npc: Npc) => {
+    const save = await npc.state();
+    same<typeof save.memory.relationship, number | undefined>(true);
+    // @ts-expect-error: the relationship is in 'memory'
+    save.relationship;
+  };
+  void typed;
+});
+
+Deno.test("the bridge's own notifications give their handler typed params; others stay JSON objects", () => {
+  // Compiled only: the handlers are never called (no bridge is opened).
+  const typed = (bridge: Bridge) => {
+    bridge.onNotification("world/changed", (change) => same<typeof change, WorldChange>(true));
+    bridge.onNotification("npc/event", ({ event }) => {
+      if (event.type === "emotion") same<typeof event.emotion, Emotion>(true);
+    });
+    bridge.onNotification("session/event", ({ event }) => same<typeof event, SessionEvent>(true));
+    bridge.onNotification("tool/cancel", ({ id }) => same<typeof id, RequestId>(true));
+    bridge.onNotification("quest/event", (params) => same<typeof params, JsonObject>(true));
+    bridge.onNotification("*", (_params, method) => same<typeof method, string>(true));
+    // @ts-expect-error: a world change has no 'value' (it has oldValue and newValue)
+    bridge.onNotification("world/changed", (change) => change.value);
+  };
+  void typed;
+});
+
+Deno.test("facts given as context (a talk's, a bark's, a decision's, a generation's) may be an interface, and are checked as JSON", () => {
+  interface Facts {
+    hp: number;
+    foes: string[];
+  }
+  // Compiled only: the calls are never run (no bridge is opened).
+  const typed = async (
+    bridge: Bridge,
+    npc: Npc,
+    facts: Facts,
+    json: JsonValue,
+    options: TalkOptions,
+    maybe: string | undefined,
+  ) => {
+    await npc.talk("Hello.", { context: facts });
+    await npc.talk("Hello.", { context: "The player holds 60 gold." });
+    await npc.talk("Hello.", { context: json, onLine: () => {} });
+    await npc.talk("Hello.", options);
+    for await (const event of npc.talkStream("Hello.", { context: facts })) void event;
+    await npc.bark(facts);
+    await npc.bark("It rains.");
+    await npc.bark();
+    await npc.bark(maybe);
+    await npc.bark(json);
+    const d = await bridge.decide("A wolf.", ["fight", "flee"], { context: facts, fallbackOptionID: "flee" });
+    same<typeof d.optionID, "fight" | "flee">(true);
+    const loot = await bridge.generate(
+      { type: "object", properties: { gold: { type: "integer" } } },
+      "Loot.",
+      {
+        context: facts,
+      },
+    );
+    same<typeof loot, { gold?: number }>(true);
+    // @ts-expect-error: JSON writes a Map as {}
+    await npc.talk("Hello.", { context: { bag: new Map<string, number>() } });
+    // @ts-expect-error: JSON cannot write a bigint
+    await npc.bark({ gold: 10n });
+    // @ts-expect-error: JSON writes a Set as {}
+    await bridge.decide("A wolf.", ["fight", "flee"], { context: { seen: new Set(["wolf"]) } });
+    // @ts-expect-error: a function is not JSON
+    await bridge.generate({ type: "object" }, "Loot.", { context: () => facts });
   };
   void typed;
 });

@@ -31,6 +31,7 @@ const MOD_VALUES = [
 /** Types and interfaces exported by mod.ts (names that exist only at type level), sorted. */
 const MOD_TYPES = [
   "BridgeMethods",
+  "BridgeNotifications",
   "BridgeOptions",
   "ConnectionEnd",
   "CreateNpcOptions",
@@ -49,7 +50,10 @@ const MOD_TYPES = [
   "InProcessEngine",
   "IncomingRequest",
   "InitializeResult",
+  "JsonInput",
+  "JsonMemberInput",
   "JsonObject",
+  "JsonObjectInput",
   "JsonRpcError",
   "JsonRpcErrorObject",
   "JsonRpcMessage",
@@ -102,6 +106,7 @@ const MOD_TYPES = [
   "ToolContext",
   "ToolDefinition",
   "ToolHandler",
+  "ToolHandlerFor",
   "ToolRecord",
   "ToolRef",
   "ToolSpec",
