@@ -265,8 +265,9 @@ class ChatCommand {
         return;
       default:
         // As in oam npc: the session goes on, the exit code says it.
-        throw unknownSlashCommand(name, ["/help", "/tools", "/reset", "/save", "/usage"], {
-          "/state": "/save",
+        throw unknownSlashCommand(name, {
+          known: ["/help", "/tools", "/reset", "/save", "/usage"],
+          otherNames: { "/state": "/save" },
         });
     }
   }

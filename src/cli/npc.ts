@@ -460,8 +460,9 @@ class NpcCommand {
         this.#screen.write(o.dim("(conversation forgotten)\n"));
         return;
       default:
-        throw unknownSlashCommand(name, ["/help", "/state", "/world", "/bark", "/reset"], {
-          "/save": "/state",
+        throw unknownSlashCommand(name, {
+          known: ["/help", "/state", "/world", "/bark", "/reset"],
+          otherNames: { "/save": "/state" },
         });
     }
   }

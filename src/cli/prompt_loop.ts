@@ -38,22 +38,22 @@ export interface PromptLoopHandlers {
 }
 
 /**
- * The error of a slash command `name` that is not one of `known` (`/exit` and `/quit` are added): with the
- * command a misspelt name most likely meant, or the one `otherNames` gives for a name another command uses
- * (`/save` in `oam npc` is `/state`).
+ * The error of a slash command `name` that is not one of `commands.known` (`/exit` and `/quit` are added): with
+ * the command a misspelt name most likely meant, or the one `commands.otherNames` gives for a name another
+ * command uses (`/save` in `oam npc` is `/state`).
  *
  * @example
  * ```ts
  * import { unknownSlashCommand } from "./prompt_loop.ts";
- * unknownSlashCommand("/tols", ["/tools", "/help"]).message;
+ * unknownSlashCommand("/tols", { known: ["/tools", "/help"] }).message;
  * // "unknown command '/tols'; did you mean /tools? Type /help."
  * ```
  */
 export function unknownSlashCommand(
   name: string,
-  known: readonly string[],
-  otherNames: Record<string, string> = {},
+  commands: { known: readonly string[]; otherNames?: Record<string, string> },
 ): CliError {
+  const { known, otherNames = {} } = commands;
   const meant = Object.hasOwn(otherNames, name)
     ? otherNames[name]
     : nearestName(name, [...known, "/exit", "/quit"]);
