@@ -5,14 +5,18 @@
  */
 import { BridgeError } from "./errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "./json.ts";
+import { headUnits } from "../util/text.ts";
 
 /** Longest JSON shown in a "got …" message before it is cut. */
 const SHOWN = 80;
 
-/** A short rendering of a value for error messages (cut to 77 chars + "..." past 80). */
+/**
+ * A short rendering of a value for error messages (cut to 77 UTF-16 units + "..." past 80; 76 when the 77th
+ * is the first half of an emoji, so no half character is quoted).
+ */
 export function showValue(value: JsonValue): string {
   const text = compactJson(value);
-  return text.length > SHOWN ? text.slice(0, 77) + "..." : text;
+  return text.length > SHOWN ? headUnits(text, 77) + "..." : text;
 }
 
 /** Largest safe integer magnitude for integer params. */
