@@ -100,3 +100,19 @@ export function utf8Length(text: string): number {
   }
   return n;
 }
+
+/**
+ * `text` without a first half of a surrogate pair at its end: a streamed snapshot that stops between the two
+ * halves of an emoji shows the text before it, and the emoji whole with the next snapshot.
+ *
+ * @example
+ * ```ts
+ * import { withoutTrailingHalf } from "./text.ts";
+ * withoutTrailingHalf("ab\ud83d"); // "ab"
+ * withoutTrailingHalf("ab😀"); // "ab😀"
+ * ```
+ */
+export function withoutTrailingHalf(text: string): string {
+  const last = text.charCodeAt(text.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? text.slice(0, -1) : text;
+}
