@@ -5,7 +5,6 @@
  */
 import { BridgeError } from "./errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "./json.ts";
-import { headUnits } from "../util/text.ts";
 
 /** Longest JSON shown in a "got …" message before it is cut. */
 const SHOWN = 80;
@@ -16,7 +15,9 @@ const SHOWN = 80;
  */
 export function showValue(value: JsonValue): string {
   const text = compactJson(value);
-  return text.length > SHOWN ? headUnits(text, 77) + "..." : text;
+  if (text.length <= SHOWN) return text;
+  const half = text.charCodeAt(76) >= 0xd800 && text.charCodeAt(76) <= 0xdbff; // an emoji's first half
+  return text.slice(0, half ? 76 : 77) + "...";
 }
 
 /** Largest safe integer magnitude for integer params. */
