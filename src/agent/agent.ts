@@ -30,7 +30,8 @@ import { offeredTools, planStep, RESPOND_DIRECTLY, type StepPlan, type TurnProgr
 import { TextTracker } from "./text_tracker.ts";
 import { type BatchResult, runToolBatch } from "./tool_runtime.ts";
 import { needsTrim, trimHistory, type TrimResult } from "./trim.ts";
-import { entryLength, estimateTokens, historyLength } from "./entry_text.ts";
+import { entryLength, entryText, estimateTokens, historyLength } from "./entry_text.ts";
+import { utf8Length } from "../util/text.ts";
 import { historyCut, MAX_HISTORY_CHARS, MAX_HISTORY_ENTRIES } from "./history_bound.ts";
 import {
   type AgentSettings,
@@ -242,6 +243,9 @@ export class Agent {
   #lengthOf: ConversationEntry[] | null = null;
   #lengths: number[] = [];
   #lengthSum = 0;
+  /** The UTF-8 length of each entry `#lengths` measures (context estimates), and their sum. */
+  #bytes: number[] = [];
+  #byteSum = 0;
 
   /** Entries of the turn in progress (prompt, tool calls and outputs so far), without respond_directly. */
   get inProgress(): ConversationEntry[] {
@@ -445,7 +449,7 @@ export class Agent {
       instructions: a.instructions,
       tools: plan.tools,
       entries: this.entries,
-      entriesChars: this.#entriesLength(),
+      entriesBytes: this.historyBytes(),
     });
   }
 
@@ -633,11 +637,23 @@ export class Agent {
     this.#lengthOf = this.entries;
     this.#lengths = lengths.slice(cut.start);
     this.#lengthSum = cut.chars;
+    const bytes = this.#bytes;
+    this.#bytes = bytes.slice(cut.start);
+    for (let i = 0; i < cut.start; i++) this.#byteSum -= bytes[i];
   }
 
   /** Text length of the committed history (kept up to date incrementally: cheap on every turn). */
   historyChars(): number {
     return this.#entriesLength();
+  }
+
+  /**
+   * UTF-8 length of the committed history's text, kept up to date like {@link historyChars}: context estimates
+   * divide it by 3, so Japanese or Chinese (about a token a character) is not taken for a third of its size.
+   */
+  historyBytes(): number {
+    this.#entriesLength();
+    return this.#byteSum;
   }
 
   /**
@@ -651,11 +667,17 @@ export class Agent {
       this.#lengthOf = entries;
       lengths = this.#lengths = [];
       this.#lengthSum = 0;
+      this.#bytes = [];
+      this.#byteSum = 0;
     }
     for (let i = lengths.length; i < entries.length; i++) {
-      const n = entryLength(entries[i]);
+      const text = entryText(entries[i]);
+      const n = text.length;
       lengths.push(n);
       this.#lengthSum += n;
+      const b = utf8Length(text);
+      this.#bytes.push(b);
+      this.#byteSum += b;
     }
     return this.#lengthSum;
   }

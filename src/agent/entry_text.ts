@@ -4,10 +4,19 @@
  * @module
  */
 import { type ConversationEntry, isToolCallsEntry, segmentsText } from "../protocol/transcript.ts";
+import { utf8Length } from "../util/text.ts";
 
 /** Length of an entry's text. */
 export function entryLength(entry: ConversationEntry): number {
   return entryText(entry).length;
+}
+
+/**
+ * Length of an entry's text in UTF-8 bytes: what context estimates divide by 3 (about a token for every 3
+ * characters of English, a token a character of Japanese or Chinese).
+ */
+export function entryBytes(entry: ConversationEntry): number {
+  return utf8Length(entryText(entry));
 }
 
 /**

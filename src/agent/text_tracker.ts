@@ -1,8 +1,10 @@
 /**
  * Turns cumulative text snapshots into `text` events: `delta` is the new suffix, or the whole text with
- * `isReset: true` when the snapshot does not extend what was shown.
+ * `isReset: true` when the snapshot does not extend what was shown. A snapshot that ends between the two
+ * halves of an emoji is shown without the first half (the next snapshot brings the emoji whole).
  * @module
  */
+import { withoutTrailingHalf } from "../util/text.ts";
 
 /** One text event's fields. */
 export interface TextUpdate {
@@ -37,7 +39,8 @@ export class TextTracker {
   }
 
   /** Computes the update for a new snapshot, or null when nothing changed. */
-  update(snapshot: string): TextUpdate | null {
+  update(whole: string): TextUpdate | null {
+    const snapshot = withoutTrailingHalf(whole);
     if (snapshot === this.#shown && !this.#forceReset) return null;
     if (snapshot === "" && this.#forceReset) return null;
     let update: TextUpdate;

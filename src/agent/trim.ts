@@ -7,7 +7,8 @@ import { compactJson } from "../protocol/json.ts";
 import type { ConversationEntry } from "../protocol/transcript.ts";
 import type { LanguageModel } from "../models/language_model.ts";
 import type { AgentSettings, AgentTool } from "./types.ts";
-import { entryLength } from "./entry_text.ts";
+import { entryBytes } from "./entry_text.ts";
+import { utf8Length } from "../util/text.ts";
 
 /** Trimmed history and how many entries were hidden. */
 export interface TrimResult {
@@ -36,10 +37,10 @@ export interface TrimInput {
   /** The committed history. */
   entries: ConversationEntry[];
   /**
-   * The text length of `entries` when the caller keeps it (the agent does, incrementally): the cheap first
-   * estimate then reads no entry, and a turn does not cost as much as the whole conversation.
+   * The UTF-8 length of `entries`' text when the caller keeps it (the agent does, incrementally): the cheap
+   * first estimate then reads no entry, and a turn does not cost as much as the whole conversation.
    */
-  entriesChars?: number;
+  entriesBytes?: number;
 }
 
 /** True when the steps of `model` go through {@link trimHistory}: the model asks for it and the agent has it on. */
@@ -48,24 +49,25 @@ export function needsTrim(model: LanguageModel, settings: AgentSettings): boolea
 }
 
 /**
- * The history the model should see. Cheap estimate first (characters / 3); only when it exceeds 60% of the
- * budget are tokens counted (the backend's counter, else the estimate), and the oldest complete turns cut
- * until it fits, keeping at least the most recent turn.
+ * The history the model should see. Cheap estimate first (UTF-8 bytes / 3: a token for every 3 characters of
+ * English, a token a character of Japanese or Chinese); only when it exceeds 60% of the budget are tokens
+ * counted (the backend's counter, else the estimate), and the oldest complete turns cut until it fits, keeping
+ * at least the most recent turn.
  */
 export async function trimHistory(input: TrimInput): Promise<TrimResult> {
   const { model, settings, instructions, tools, entries } = input;
   const budget = model.contextSize - settings.reservedResponseTokens;
-  const fixed = (instructions ?? "").length +
+  const fixed = utf8Length(instructions ?? "") +
     tools.reduce(
-      (n, t) => n + t.name.length + t.description.length + compactJson(t.generationSchema).length,
+      (n, t) => n + t.name.length + utf8Length(t.description) + utf8Length(compactJson(t.generationSchema)),
       0,
     );
-  let chars = input.entriesChars;
-  if (chars === undefined) {
-    chars = 0;
-    for (const e of entries) chars += entryLength(e);
+  let bytes = input.entriesBytes;
+  if (bytes === undefined) {
+    bytes = 0;
+    for (const e of entries) bytes += entryBytes(e);
   }
-  const total = fixed + chars + 16 * entries.length;
+  const total = fixed + bytes + 16 * entries.length;
   if (total / 3 <= budget * 0.6) return { history: entries, trimmedEntries: 0 };
   const count = async (history: ConversationEntry[]): Promise<number> => {
     if (model.countTokens) {
@@ -89,9 +91,9 @@ export async function trimHistory(input: TrimInput): Promise<TrimResult> {
         // fall back to the estimate
       }
     }
-    let chars = fixed;
-    for (const e of history) chars += entryLength(e) + 16;
-    return Math.ceil(chars / 3);
+    let estimate = fixed;
+    for (const e of history) estimate += entryBytes(e) + 16;
+    return Math.ceil(estimate / 3);
   };
   if (await count(entries) <= budget) return { history: entries, trimmedEntries: 0 };
   const starts = turnStarts(entries).filter((i) => i > 0);

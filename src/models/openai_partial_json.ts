@@ -5,6 +5,7 @@
  * @module
  */
 import type { JsonValue } from "../protocol/json.ts";
+import { withoutTrailingHalf } from "../util/text.ts";
 
 interface Frame {
   close: "}" | "]";
@@ -94,8 +95,14 @@ export function parsePartialJson(text: string): JsonValue | undefined {
   if (inString && !stringIsKey) {
     let body = text.slice(0, text.length);
     if (escape) body = body.slice(0, -1);
-    // Drop an incomplete \uXXXX escape.
+    // Drop an incomplete \uXXXX escape, and the first half of a surrogate pair whose second half is still to
+    // come (escaped or not): a partial value never holds half an emoji.
     body = body.replace(/\\u[0-9a-fA-F]{0,3}$/, "");
+    const half = /\\u[dD][89abAB][0-9a-fA-F]{2}$/.exec(body);
+    if (half !== null && /(^|[^\\])(\\\\)*$/.test(body.slice(0, half.index))) {
+      body = body.slice(0, half.index);
+    }
+    body = withoutTrailingHalf(body);
     if (body.length > stringStart) candidates.push(`${body}"${closers(stack)}`);
   }
   if (!inString) candidates.push(text + closers(stack));

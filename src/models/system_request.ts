@@ -14,6 +14,7 @@ import type {
   StepToolCall,
   StepUsage,
 } from "./language_model.ts";
+import { utf8Length } from "../util/text.ts";
 
 /** Context size assumed until the plugin reports one (and whenever it reports a value ≤ 0). */
 export const DEFAULT_CONTEXT_SIZE = 4096;
@@ -110,15 +111,18 @@ export function countTokensRequestBody(request: Omit<StepRequest, "signal">): Js
   };
 }
 
-/** A cheap token estimate (~3 characters per token) for when the plugin cannot count. */
+/**
+ * A cheap token estimate for when the plugin cannot count: 3 bytes of UTF-8 per token (about 3 characters of
+ * English, 1 of Japanese or Chinese).
+ */
 export function estimateTokens(request: Omit<StepRequest, "signal">): number {
-  let chars = (request.instructions ?? "").length + request.prompt.length;
+  let bytes = utf8Length(request.instructions ?? "") + utf8Length(request.prompt);
   for (const tool of request.tools) {
-    chars += tool.name.length + tool.description.length + JSON.stringify(tool.parameters).length;
+    bytes += tool.name.length + utf8Length(tool.description) + utf8Length(JSON.stringify(tool.parameters));
   }
-  for (const entry of request.history) chars += JSON.stringify(entry).length;
-  if (request.responseSchema) chars += JSON.stringify(request.responseSchema.generationSchema).length;
-  return Math.ceil(chars / 3);
+  for (const entry of request.history) bytes += utf8Length(JSON.stringify(entry));
+  if (request.responseSchema) bytes += utf8Length(JSON.stringify(request.responseSchema.generationSchema));
+  return Math.ceil(bytes / 3);
 }
 
 /** Availability when the plugin cannot be asked (absent library, load failure). */

@@ -9,10 +9,15 @@ import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "./js
 /** Longest JSON shown in a "got …" message before it is cut. */
 const SHOWN = 80;
 
-/** A short rendering of a value for error messages (cut to 77 chars + "..." past 80). */
+/**
+ * A short rendering of a value for error messages (cut to 77 UTF-16 units + "..." past 80; 76 when the 77th
+ * is the first half of an emoji, so no half character is quoted).
+ */
 export function showValue(value: JsonValue): string {
   const text = compactJson(value);
-  return text.length > SHOWN ? text.slice(0, 77) + "..." : text;
+  if (text.length <= SHOWN) return text;
+  const half = text.charCodeAt(76) >= 0xd800 && text.charCodeAt(76) <= 0xdbff; // an emoji's first half
+  return text.slice(0, half ? 76 : 77) + "...";
 }
 
 /** Largest safe integer magnitude for integer params. */

@@ -21,6 +21,7 @@ import { extractJsonObject } from "./json_object.ts";
 import { fromAgentError, OpenAIError } from "./openai_error.ts";
 import { JsonAnswerStream } from "./json_stream.ts";
 import { StopFilter } from "./stop_filter.ts";
+import { headUnits } from "../util/text.ts";
 
 /** What a completion produces, in order. */
 export type CompletionEvent =
@@ -227,7 +228,7 @@ export class CompletionRun {
         this.cancel(
           OpenAIError.server(
             `The model's answer does not match the response_format schema (${problem}). Output was: ${
-              result.text.slice(0, 200)
+              headUnits(result.text, 200)
             }`,
             "invalid_json_output",
           ),
@@ -247,7 +248,7 @@ export class CompletionRun {
         this.cancel(
           OpenAIError.server(
             `The model did not produce a valid JSON object. Consider response_format json_schema, which constrains generation. Output was: ${
-              result.text.slice(0, 200)
+              headUnits(result.text, 200)
             }`,
             "invalid_json_output",
           ),

@@ -23,6 +23,7 @@ import type {
 import { NO_ASSETS, NO_OPTIONS } from "../agent/shared_values.ts";
 import { JsonParams } from "./json_params.ts";
 import { OpenAIError } from "./openai_error.ts";
+import { headUnits } from "../util/text.ts";
 
 /** A conversation ready for the agent. */
 export interface MappedConversation {
@@ -314,7 +315,7 @@ function toolCalls(message: JsonParams, knownIds: Set<string>): ToolCallsEntry["
         if (!isJsonObject(parsed)) {
           throw fn.invalid(
             "arguments",
-            `'arguments' must be a JSON-encoded object, got: ${text.slice(0, 80)}`,
+            `'arguments' must be a JSON-encoded object, got: ${headUnits(text, 80)}`,
           );
         }
         args = parsed;

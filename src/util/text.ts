@@ -56,3 +56,63 @@ export function headCharacters(text: string, max: number): string | null {
   }
   return null;
 }
+
+/**
+ * The first `max` UTF-16 code units of `text`, one fewer when the last would be the first half of a surrogate
+ * pair (an emoji, a rare kanji), so the cut never leaves half a character. Text that fits is returned whole.
+ *
+ * @example
+ * ```ts
+ * import { headUnits } from "./text.ts";
+ * headUnits("ab😀", 3); // "ab"
+ * headUnits("ab😀", 4); // "ab😀"
+ * ```
+ */
+export function headUnits(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = Math.max(0, max);
+  const code = text.charCodeAt(end - 1);
+  if (end > 0 && code >= 0xd800 && code <= 0xdbff) end -= 1;
+  return text.slice(0, end);
+}
+
+/**
+ * The length of `text` in UTF-8 bytes, counted without encoding it: 1 for ASCII, 2 for Latin accents, Greek,
+ * Cyrillic, Hebrew and Arabic, 3 for kana, CJK and most other BMP characters, 4 for a surrogate pair (emoji).
+ * Token estimates divide it, so text in Japanese or Chinese (about a token a character) is not counted as
+ * if it were English (about a token for every 3–4 characters).
+ *
+ * @example
+ * ```ts
+ * import { utf8Length } from "./text.ts";
+ * utf8Length("abc"); // 3
+ * utf8Length("鍛冶屋"); // 9
+ * utf8Length("😀"); // 4
+ * ```
+ */
+export function utf8Length(text: string): number {
+  let n = text.length;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 0x80) continue;
+    if (c < 0x800 || (c >= 0xd800 && c <= 0xdfff)) n += 1; // each half of a pair: 2 of its 4 bytes
+    else n += 2;
+  }
+  return n;
+}
+
+/**
+ * `text` without a first half of a surrogate pair at its end: a streamed snapshot that stops between the two
+ * halves of an emoji shows the text before it, and the emoji whole with the next snapshot.
+ *
+ * @example
+ * ```ts
+ * import { withoutTrailingHalf } from "./text.ts";
+ * withoutTrailingHalf("ab\ud83d"); // "ab"
+ * withoutTrailingHalf("ab😀"); // "ab😀"
+ * ```
+ */
+export function withoutTrailingHalf(text: string): string {
+  const last = text.charCodeAt(text.length - 1);
+  return last >= 0xd800 && last <= 0xdbff ? text.slice(0, -1) : text;
+}

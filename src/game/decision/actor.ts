@@ -10,6 +10,7 @@ import { Params, showValue } from "../../protocol/params.ts";
 import { notFoundError } from "../../util/object_ids.ts";
 import { NPC_KIND } from "../game_kinds.ts";
 import { parsePersonaHead } from "../npc/persona.ts";
+import { listSentence, sentence } from "../npc/prose.ts";
 
 /** What a decision needs to know about its actor. */
 export interface Actor {
@@ -70,12 +71,6 @@ export function actorFromPersona(persona: JsonObject, fallbackName: string): Act
   return { name: text("name") || fallbackName, role: text("role"), personality: text("personality"), goals };
 }
 
-/** Ends `text` with a period unless it already ends with a sentence mark or a quote. */
-export function sentence(text: string): string {
-  const t = text.trim();
-  return /[.!?"']$/.test(t) ? t : `${t}.`;
-}
-
 /**
  * The lines that tell the model whose decision it is:
  * "You decide for <name>, <role>.", "Personality: …", "Goals: a; b."
@@ -87,7 +82,7 @@ export function actorLines(actor: Actor): string[] {
     ),
   ];
   if (actor.personality !== "") lines.push(`Personality: ${sentence(actor.personality)}`);
-  const goals = actor.goals.map((g) => g.trim().replace(/\.+$/, "").trim()).filter((g) => g !== "");
-  if (goals.length > 0) lines.push(`Goals: ${goals.join("; ")}.`);
+  const goals = listSentence(actor.goals);
+  if (goals !== "") lines.push(`Goals: ${goals}`);
   return lines;
 }

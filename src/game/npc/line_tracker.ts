@@ -9,6 +9,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from "../../protocol/js
 import type { Emotion } from "./emotions.ts";
 import { parseEmotion } from "./emotions.ts";
 import { chooseEmotion, type ReplySettings, splitTag, visibleLine } from "./reply_format.ts";
+import { withoutTrailingHalf } from "../../util/text.ts";
 
 /**
  * Tracks what the player has been shown.
@@ -90,7 +91,8 @@ export class LineTracker {
     this.#emit({ type: "emotion", emotion });
   }
 
-  #show(visible: string): void {
+  #show(partial: string): void {
+    const visible = withoutTrailingHalf(partial); // the emoji comes whole with the next snapshot
     if (visible === this.#shown || visible === "") return;
     if (visible.startsWith(this.#shown)) {
       this.#emit({ type: "lineDelta", delta: visible.slice(this.#shown.length) });

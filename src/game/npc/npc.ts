@@ -36,6 +36,7 @@ import { type Persona, personaJson } from "./persona.ts";
 import { replySchema, type ReplySettings } from "./reply_format.ts";
 import type { ResponseSchema } from "../../models/language_model.ts";
 import { composeTools } from "./npc_tools.ts";
+import { utf8Length } from "../../util/text.ts";
 
 /** The world an NPC uses. */
 export interface NpcWorld {
@@ -89,7 +90,7 @@ export const STATE_VERSION = 1;
 
 /**
  * Share of the context (after the room kept for the answer) that instructions, tools and history may take
- * (estimated at 3 characters per token) before a due compaction summarizes older turns, in the background
+ * (estimated at 3 bytes of UTF-8 per token: 3 characters of English, 1 of Japanese or Chinese) before a due compaction summarizes older turns, in the background
  * after a turn.
  */
 export const SUMMARIZE_AT_ROOM = 0.5;
@@ -325,11 +326,11 @@ export class Npc {
   #roomUsed(): number {
     const agent = this.agent;
     const budget = Math.max(1, agent.model.contextSize - agent.settings.reservedResponseTokens);
-    let chars = (agent.instructions ?? "").length + agent.historyChars();
+    let bytes = utf8Length(agent.instructions ?? "") + agent.historyBytes();
     for (const t of agent.tools) {
-      chars += t.name.length + t.description.length + compactJson(t.jsonSchema).length;
+      bytes += t.name.length + utf8Length(t.description) + utf8Length(compactJson(t.jsonSchema));
     }
-    return chars / 3 / budget;
+    return bytes / 3 / budget;
   }
 
   /** Settings of reply parsing and the reply schema. */

@@ -106,13 +106,21 @@ export function chooseEmotion(word: string, s: ReplySettings): Emotion {
   return emotion;
 }
 
-/** Speaker labels a model may put before a line, in matching order. */
+/** Speaker labels a model may put before a line, in matching order (`：` is the full-width colon of Japanese). */
 function speakerLabels(name: string): string[] {
-  return [`${name} says:`, `**${name}**:`, `**${name}:**`, `*${name}*:`, `${name}:`];
+  return [
+    `${name} says:`,
+    `**${name}**:`,
+    `**${name}:**`,
+    `*${name}*:`,
+    `${name}:`,
+    `**${name}**：`,
+    `${name}：`,
+  ];
 }
 
-const OPENING_QUOTES = new Map([['"', '"'], ["“", "”"], ["«", "»"], ["„", "“"]]);
-const DOUBLE_QUOTES = /["“”«»„]/;
+const OPENING_QUOTES = new Map([['"', '"'], ["“", "”"], ["«", "»"], ["„", "“"], ["「", "」"], ["『", "』"]]);
+const DOUBLE_QUOTES = /["“”«»„「」『』]/;
 
 /** Case-insensitive prefix test that keeps lengths aligned with the original text. */
 function startsWithLabel(text: string, label: string): boolean {
@@ -165,7 +173,7 @@ export function visibleLine(text: string, name: string): string {
   }
   if (!labelled && speakerLabels(name).some((l) => l.toLowerCase().startsWith(lower))) return "";
   if (OPENING_QUOTES.has(t[0] ?? "")) t = t.slice(1).trimStart();
-  return t.replace(/[\s"”»]+$/u, "");
+  return t.replace(/[\s"”»」』]+$/u, "");
 }
 
 const LIST_MARKER = /^(?:[-*•]|\d+[.)])\s+/u;

@@ -56,6 +56,9 @@ Deno.test("every option shows the bridge's default (numbers, booleans and names 
 const SAMPLES: JsonValue[] = [
   "",
   "abc",
+  "😀".repeat(100), // 100 characters in 200 UTF-16 units: an id the bridge takes
+  "鍛".repeat(129), // one character too many
+  "ゲン\u0085", // a C1 control character
   "happy",
   "banana",
   "automatic",

@@ -167,6 +167,7 @@ export class Conversation {
       rows: 2,
       value: this.#saved.line,
       placeholder: "What the player says…",
+      dir: "auto", // Arabic or Hebrew is typed right to left
       "aria-describedby": "player-line-hint conversation-message",
     });
     input.addEventListener("input", () => {
@@ -190,7 +191,14 @@ export class Conversation {
     key: "context" | "situation",
     { id, placeholder }: { id: string; placeholder: string },
   ): HTMLInputElement {
-    const input = h("input", { id, type: "text", value: this.#saved[key], placeholder, autocomplete: "off" });
+    const input = h("input", {
+      id,
+      type: "text",
+      value: this.#saved[key],
+      placeholder,
+      autocomplete: "off",
+      dir: "auto",
+    });
     input.addEventListener("input", () => {
       this.#saved[key] = input.value;
       this.#host.changed();
@@ -303,7 +311,8 @@ export class Conversation {
             text: e.who === "player" ? "Player" : e.who === "npc" ? this.#host.npcName() : "tool",
           }),
           e.emotion ? h("span", { class: "emotion", "data-emotion": e.emotion, text: e.emotion }) : null,
-          ` ${e.text}`,
+          " ",
+          h("bdi", { text: e.text }),
         ),
       );
     }
@@ -425,7 +434,8 @@ export class Conversation {
       text: "…",
       "aria-label": "emotion",
     });
-    const line = h("p", { class: "line streaming" });
+    // dir=auto: each line reads in its own direction (Arabic right to left) in the left-to-right page.
+    const line = h("p", { class: "line streaming", dir: "auto" });
     const calls = new ToolCalls();
     const badges = h("span", { class: "badges" });
     const meta = h("p", { class: "meta" });
@@ -437,7 +447,7 @@ export class Conversation {
         "div",
         { class: "player" },
         h("span", { class: "who", text: "Player" }),
-        h("p", { class: "said", text: record.line }),
+        h("p", { class: "said", dir: "auto", text: record.line }),
         context ? h("p", { class: "context", text: `Context: ${context}` }) : null,
       ),
       h(
@@ -446,7 +456,7 @@ export class Conversation {
         h(
           "div",
           { class: "npc-head" },
-          h("span", { class: "who", text: this.#host.npcName() }),
+          h("span", { class: "who", dir: "auto", text: this.#host.npcName() }),
           emotion,
           badges,
         ),
@@ -561,7 +571,13 @@ export class Conversation {
     live.badges.replaceChildren(...badges);
     live.options.replaceChildren(
       ...reply.playerOptions.map((option) =>
-        h("button", { type: "button", class: "option", text: option, on: { click: () => this.say(option) } })
+        h("button", {
+          type: "button",
+          class: "option",
+          dir: "auto",
+          text: option,
+          on: { click: () => this.say(option) },
+        })
       ),
     );
     const t = live.record.timings;
@@ -666,7 +682,7 @@ export class Conversation {
       { class: "bark" },
       h("span", { class: "who", text: `${this.#host.npcName()} (bark)` }),
     );
-    const text = h("p", { class: "line streaming", text: "…" });
+    const text = h("p", { class: "line streaming", dir: "auto", text: "…" });
     entry.append(text);
     if (situation) entry.append(h("p", { class: "context", text: `Situation: ${situation}` }));
     this.#list.append(entry);

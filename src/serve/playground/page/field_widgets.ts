@@ -87,8 +87,8 @@ interface WidgetParts {
 function textWidget(spec: FieldSpec, { common, fire }: WidgetContext): WidgetParts {
   const multi = spec.kind !== "text" && spec.kind !== "id";
   const control = multi
-    ? h("textarea", { ...common, rows: spec.kind === "longtext" ? 2 : 3, spellcheck: "true" })
-    : h("input", { ...common, type: "text", autocomplete: "off" });
+    ? h("textarea", { ...common, rows: spec.kind === "longtext" ? 2 : 3, spellcheck: "true", dir: "auto" })
+    : h("input", { ...common, type: "text", autocomplete: "off", dir: "auto" }); // Arabic reads right to left
   if (spec.required) control.setAttribute("aria-required", "true");
   control.placeholder = spec.kind === "list" || spec.kind === "paths" ? "one per line" : "";
   control.addEventListener("input", fire);

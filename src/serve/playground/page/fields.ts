@@ -7,6 +7,7 @@
  */
 import { EMOTIONS } from "../../../game/npc/emotions.ts";
 import type { JsonValue } from "../../../protocol/json.ts";
+import { isPrintableId } from "../../../util/ids.ts";
 
 /** Where a field lives in the persona file (`file`: a top-level key). */
 export type Section = "file" | "persona" | "options" | "memory";
@@ -553,10 +554,10 @@ function checkToolName(name: string, tools: readonly string[]): Check {
     : { error: `The NPC has no tool '${name}' (it has: ${tools.join(", ") || "none"}).` };
 }
 
-/** An id: 1–128 printable characters. */
+/** An id: 1–128 printable characters (counted as the bridge counts them: an emoji is one). */
 function checkId(value: JsonValue): Check {
   if (typeof value !== "string") return { error: `Must be text; got ${show(value)}.` };
-  if (value.length < 1 || value.length > 128 || [...value].some((c) => c < " " || c === "\u007f")) {
+  if (!isPrintableId(value)) {
     return { error: "Must be 1–128 printable characters." };
   }
   return {};

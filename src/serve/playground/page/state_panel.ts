@@ -271,11 +271,12 @@ export class StatePanel {
       ),
       h("h3", { text: `Facts (${facts.length})` }),
       facts.length
-        ? h("ul", { class: "facts" }, ...facts.map((f) => h("li", { text: f })))
+        ? h("ul", { class: "facts" }, ...facts.map((f) => h("li", { dir: "auto", text: f })))
         : h("p", { class: "hint", text: "No facts yet (memory tools let the NPC store them)." }),
       h("h3", { text: "Summary" }),
       h("p", {
         class: memory.summary ? "" : "hint",
+        dir: memory.summary ? "auto" : null,
         text: memory.summary ||
           "None yet (older turns are summarized once the conversation needs the room, or when the NPC is saved).",
       }),
@@ -294,8 +295,18 @@ export class StatePanel {
       class: "short",
       value: String(memory.relationship ?? 0),
     });
-    const facts = h("textarea", { id: "memory-facts", rows: 4, value: (memory.facts ?? []).join("\n") });
-    const summary = h("textarea", { id: "memory-summary", rows: 3, value: memory.summary ?? "" });
+    const facts = h("textarea", {
+      id: "memory-facts",
+      rows: 4,
+      dir: "auto",
+      value: (memory.facts ?? []).join("\n"),
+    });
+    const summary = h("textarea", {
+      id: "memory-summary",
+      rows: 3,
+      dir: "auto",
+      value: memory.summary ?? "",
+    });
     const message = h("p", { class: "message", role: "alert" });
     const form = h(
       "form",
