@@ -12,11 +12,21 @@ import type { RawToolCall } from "./openai_completion.ts";
 import { orderBySchema } from "../schema/order.ts";
 import { headCharacters } from "../util/text.ts";
 
-// One validator instance, made on first use (not at every process's start); `addUsedSchema: false` lets
-// schemas with equal `$id`s coexist.
-let ajv: Ajv | undefined;
-const newAjv = () =>
-  new Ajv({ strict: false, allErrors: false, logger: false, addUsedSchema: false, validateFormats: true });
+// An instance per schema: an instance keeps every schema it compiled (its cache and the scope of its
+// generated code), so a shared one grew with every schema of a long game. Schemas are checked against the
+// meta-schema by one shared instance (made on first use), which compiles only the meta-schema: compiling it
+// anew per schema would cost ten times the compile. `addUsedSchema: false` lets schemas with equal `$id`s
+// coexist.
+const newAjv = (validateSchema: boolean) =>
+  new Ajv({
+    strict: false,
+    allErrors: false,
+    logger: false,
+    addUsedSchema: false,
+    validateFormats: true,
+    validateSchema,
+  });
+let metaChecker: Ajv | undefined;
 const compiled = new WeakMap<JsonObject, ValidateFunction>();
 
 /** A compiled validator for a client schema (cached per schema object). */
@@ -28,7 +38,8 @@ export function validatorFor(schema: JsonObject, what: string): ValidateFunction
   if (Object.hasOwn(copy, "$schema")) delete copy.$schema;
   let validate: ValidateFunction;
   try {
-    validate = (ajv ??= newAjv()).compile(copy);
+    (metaChecker ??= newAjv(true)).validateSchema(copy, true);
+    validate = newAjv(false).compile(copy);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     throw BridgeError.of("invalid_schema", `The JSON Schema of ${what} cannot be used: ${message}`);

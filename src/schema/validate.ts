@@ -19,7 +19,6 @@ const cache = new WeakMap<JsonObject, Validator>();
 const byText = new Map<string, Validator>();
 const MAX_BY_TEXT = 256;
 const acceptAll: Validator = () => null;
-let shared: Ajv | undefined;
 
 const OPTIONS = {
   strict: false,
@@ -29,19 +28,16 @@ const OPTIONS = {
   validateSchema: false,
 } as const;
 
-function ajv(): Ajv {
-  // Never keep compiled schemas (or their `$id`s) in the shared instance: each schema is independent.
-  shared ??= new Ajv({ ...OPTIONS, addUsedSchema: false });
-  return shared;
-}
-
 /**
- * Compiles with the shared instance. A reference to the whole schema (`"$ref": "#"`) resolves only against a
- * schema the instance keeps, so a schema whose reference is missing there gets an instance of its own.
+ * Compiles with an instance of its own. An instance keeps every schema it compiled (in the scope of its
+ * generated code, which each of its validators refers to), so a shared one grew with every new schema of a
+ * long game; a new instance costs less than a compile. A reference to the whole schema (`"$ref": "#"`)
+ * resolves only against a schema the instance keeps, so a schema whose reference is missing gets an
+ * instance that keeps it.
  */
-function compile(instance: Ajv, schema: JsonObject): ValidateFunction {
+function compile(schema: JsonObject): ValidateFunction {
   try {
-    return instance.compile(schema);
+    return new Ajv({ ...OPTIONS, addUsedSchema: false }).compile(schema);
   } catch (error) {
     if ((error as { missingRef?: unknown }).missingRef === undefined) throw error;
     return new Ajv({ ...OPTIONS, addUsedSchema: true }).compile(schema);
@@ -81,9 +77,8 @@ export function compileValidator(schema: JsonObject): Validator {
     prepared = { ...prepared };
     delete prepared.$schema;
   }
-  const instance = ajv();
   try {
-    const compiled = compile(instance, prepared);
+    const compiled = compile(prepared);
     validator = (value) => {
       try {
         if (compiled(renames ? renameProtoKeys(value, false) : value)) return null;
@@ -97,12 +92,6 @@ export function compileValidator(schema: JsonObject): Validator {
     };
   } catch {
     validator = acceptAll;
-  } finally {
-    try {
-      instance.removeSchema(prepared);
-    } catch {
-      // Nothing was cached.
-    }
   }
   cache.set(schema, validator);
   if (byText.size >= MAX_BY_TEXT) byText.clear();
