@@ -2,8 +2,11 @@
  * Load and soak run against the real `deno run cli.ts stdio` process (issue #7): 64 sessions and 128 NPCs run
  * pipelined scripted turns with client tools, NPCs write a shared world that has subscriptions, the client
  * writes it too, and sessions and NPCs are recycled (delete + create) every few turns like a game loading
- * levels. Checks that no response is lost or duplicated, that the process exits 0, and that its RSS
- * (sampled from /proc) stays flat.
+ * levels. Every 50 ms the client also makes a decision and generates content, each with a schema it has not
+ * used lately (option ids and field names rotate through 600), and creates, subscribes to, writes and
+ * deletes a short-lived world. Checks that no response is lost or duplicated, that the process exits 0,
+ * that only the shared world and its 4 subscriptions are left, and that its RSS (sampled from /proc) stays
+ * flat.
  *
  * ```sh
  * deno run -A scripts/soak.ts                 # 600 s
@@ -71,6 +74,8 @@ interface Pending {
 const encoder = new TextEncoder();
 const SESSION_TURNS = 12;
 const NPC_TALKS = 8;
+/** Distinct decision and content schemas the churn rotates through (more than the validator cache holds). */
+const SCHEMA_ROTATION = 600;
 
 const mb = (kb: number) => Math.round(kb / 102.4) / 10;
 const mean = (xs: number[]) => xs.length === 0 ? 0 : xs.reduce((a, b) => a + b, 0) / xs.length;
@@ -83,6 +88,7 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   for (let i = 0; i < options.npcs; i++) run.startNpc(`smith${i}`, i);
   const loadSeconds = await run.load(options);
   const lost = await run.drain();
+  await run.checkWorlds();
   const exit = await run.shutDown();
   run.checkExit(exit);
   const rss = run.checkRss(options);
@@ -356,7 +362,10 @@ class SoakRun {
     create();
   }
 
-  /** The client writes the world too: a set, a merge and a get every 50 ms. */
+  /**
+   * Every 50 ms the client writes the world too (a set, a merge and a get), and churns: a decision and a
+   * generation with a schema not used lately, and a world that lives for one tick with a subscription.
+   */
   startWorldWriter(): ReturnType<typeof setInterval> {
     let tick = 0;
     return setInterval(() => {
@@ -369,7 +378,34 @@ class SoakRun {
         "world",
       );
       this.request("world/get", { world: "town", path: "gold" }, "world");
+      this.churn(tick);
     }, 50);
+  }
+
+  /** One tick of churn: new schemas (rotating through SCHEMA_ROTATION) and a short-lived world. */
+  churn(tick: number): void {
+    const n = tick % SCHEMA_ROTATION;
+    const options = [`attack${n}`, `flee${n}`];
+    this.request("decision/decide", {
+      situation: "A wolf blocks the road.",
+      actor: { name: "Snik", role: "a goblin scout" },
+      options,
+      model: {
+        type: "scripted",
+        steps: [{ json: { reasoning: "It is hungry.", choice: options[1], confidence: 60 } }],
+      },
+    }, "decide");
+    const field = `rumor${n}`;
+    this.request("content/generate", {
+      prompt: "A rumor.",
+      schema: { type: "object", properties: { [field]: { type: "string" } }, required: [field] },
+      model: { type: "scripted", steps: [{ json: { [field]: "The mill is haunted." } }] },
+    }, "content");
+    const world = `camp${tick}`;
+    this.request("world/create", { world, state: { fire: false } }, "world");
+    this.request("world/subscribe", { world, path: "fire" }, "world");
+    this.request("world/set", { world, path: "fire", value: true }, "world");
+    this.request("world/delete", { world }, "world");
   }
 
   // ---- the load phase, with RSS samples ----
@@ -415,6 +451,19 @@ class SoakRun {
       this.failures.push(`no response to ${id} (${p.kind})`);
     }
     return lost;
+  }
+
+  /** After the drain, the bridge holds only the shared world, with the 4 subscriptions made at set-up. */
+  async checkWorlds(): Promise<void> {
+    const listed = await new Promise<Record<string, unknown>>((resolve) =>
+      this.request("world/list", {}, "list", resolve)
+    );
+    if (this.flushing) await this.flushing;
+    type Listed = { worlds?: { world: string; subscriptions: { path: string }[] }[] };
+    const worlds = ((listed.result ?? {}) as Listed).worlds;
+    const left = JSON.stringify(worlds?.map((w) => [w.world, w.subscriptions.map((s) => s.path)]));
+    const expected = JSON.stringify([["town", ["", "gold", "stock", "log"]]]);
+    if (left !== expected) this.failures.push(`worlds left after the run: ${left}`);
   }
 
   /** Sends `shutdown`, closes stdin and waits for the process to exit. */

@@ -1,7 +1,7 @@
 /**
  * The short soak (issue #7): scripts/soak.ts for 30 seconds against the real process — 64 sessions and 128
- * NPCs with pipelined turns, client tools, world writes and recycling; no response lost or duplicated,
- * exit 0, RSS flat. Slow tier (`deno task test:slow`); the long run: `deno run -A scripts/soak.ts` (600 s).
+ * NPCs with pipelined turns, client tools, world writes and recycling, plus decisions, generations and
+ * short-lived worlds churning; no response lost or duplicated, only the shared world left, exit 0, RSS flat. Slow tier (`deno task test:slow`); the long run: `deno run -A scripts/soak.ts` (600 s).
  */
 import assert from "node:assert/strict";
 import { runSoak } from "../../scripts/soak.ts";
