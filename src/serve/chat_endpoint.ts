@@ -63,10 +63,15 @@ export async function chatCompletions(
   const deadline = Date.now() + config.requestTimeoutMs;
   let plan: CompletionPlan;
   try {
-    const text = await readBodyText(request, config.maxRequestBodyBytes);
+    const text = await readBodyText(request, config.maxRequestBodyBytes, {
+      deadline,
+      timeoutMs: config.requestTimeoutMs,
+    });
     plan = planCompletion(parseChatRequestText(text), config);
   } catch (error) {
-    return errorResponse(asOpenAIError(error, config));
+    const e = asOpenAIError(error, config);
+    // The rest of a body that never came is not read: the connection cannot carry another request.
+    return errorResponse(e, e.code === "request_timeout" ? { connection: "close" } : {});
   }
   try {
     const availability = await plan.model.availability();
