@@ -296,7 +296,9 @@ export class OpenAIServer {
     // 'unavailable' while the model cannot run (warned about at start, and each completion refused is a warning).
     // A load balancer probes it every second or so, so as a warning it would bury the warnings that matter.
     const healthAnswer = response.status === 503 && HEALTH_PATHS.has(trimTrailingSlashes(url.pathname));
-    if (unread) this.configuration.logger.warning(`${line}: ${unread}`);
+    // The reason may quote what the client sent (its Origin, its Host): printable, so a header cannot bring
+    // terminal escapes (C1 controls in obs-text) or bidi overrides into the log.
+    if (unread) this.configuration.logger.warning(`${line}: ${printable(unread)}`);
     else if (response.status >= 500 && !healthAnswer) this.configuration.logger.warning(line);
     else this.configuration.logger.info(line);
     return response;

@@ -89,3 +89,23 @@ Deno.test("a client that goes away in the middle of its body is an info line, no
   assert.match(line, /^info: POST \/v1\/chat\/completions → 400 /);
   assert.deepEqual(log.lines.filter((l) => !l.startsWith("info")), []);
 });
+
+Deno.test("control and bidi characters a client puts in Origin or Host do not reach the log as they are", async () => {
+  const log = recordingLogger();
+  await using s = await serve(script({ text: "never" }), { logger: log.logger, allowedHosts: ["game.lan"] });
+  // obs-text bytes: 0x9B is C1 CSI (a terminal escape), E2 80 AE is U+202E in UTF-8 read as Latin-1.
+  for (const header of ["Origin: http://e\x9b31mRED\xe2\x80\xae", "Host: e\x9b31m"]) {
+    const conn = await Deno.connect({ hostname: "127.0.0.1", port: s.server.port! });
+    const host = header.startsWith("Host") ? "" : "Host: 127.0.0.1\r\n";
+    await conn.write(
+      latin1(`GET /rpc HTTP/1.1\r\n${host}${header}\r\nUpgrade: websocket\r\nConnection: close\r\n\r\n`),
+    );
+    assert.match(await within(readResponse(conn), "the refusal"), /^HTTP\/1\.1 4(03|21) /);
+    conn.close();
+  }
+  await log.seen(/origin 'http:\/\/e/);
+  await log.seen(/host 'e/);
+  const logged = log.lines.join("\n");
+  assert.doesNotMatch(logged, /[\u0080-\u009f\u202e]/);
+  assert.match(logged, /http:\/\/e%9B31mRED/);
+});
