@@ -109,3 +109,12 @@ Deno.test("control and bidi characters a client puts in Origin or Host do not re
   assert.doesNotMatch(logged, /[\u0080-\u009f\u202e]/);
   assert.match(logged, /http:\/\/e%9B31mRED/);
 });
+
+Deno.test("a 'null' origin is refused without advice to allow it (any sandboxed page sends it)", async () => {
+  await using s = await serve(script({ text: "never" }));
+  const response = await fetch(`${s.base}/v1/models`, { headers: { origin: "null" } });
+  const { error } = await response.json();
+  assert.equal(response.status, 403);
+  assert.doesNotMatch(error.message, /--allow-origin null/);
+  assert.match(error.message, /'null'/);
+});
