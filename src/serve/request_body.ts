@@ -35,10 +35,14 @@ function cutOff(): OpenAIError {
   );
 }
 
-/** When a body must have arrived: `deadline` (epoch ms) and the time limit it came from (for the message). */
+/**
+ * When a body must have arrived: `deadline` (epoch ms) and the time limit it came from (for the message);
+ * `stop` aborts the read when the server stops (a 503 `server_shutting_down`).
+ */
 export interface BodyDeadline {
   deadline: number;
   timeoutMs: number;
+  stop?: AbortSignal;
 }
 
 /**
@@ -56,20 +60,24 @@ export async function readBodyText(request: Request, limit: number, time?: BodyD
   const parts: Uint8Array[] = [];
   let size = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  const late = time === undefined ? null : new Promise<"late">((resolve) => {
+  let onStop: (() => void) | undefined;
+  const late = time === undefined ? null : new Promise<"late" | "stopping">((resolve) => {
     timer = setTimeout(() => resolve("late"), Math.max(0, time.deadline - Date.now()));
+    onStop = () => resolve("stopping");
+    if (time.stop?.aborted) onStop();
+    else time.stop?.addEventListener("abort", onStop, { once: true });
   });
   try {
     for (;;) {
-      let read: ReadableStreamReadResult<Uint8Array> | "late";
+      let read: ReadableStreamReadResult<Uint8Array> | "late" | "stopping";
       try {
         read = await (late === null ? reader.read() : Promise.race([reader.read(), late]));
       } catch {
         throw cutOff();
       }
-      if (read === "late") {
+      if (read === "late" || read === "stopping") {
         reader.cancel().catch(() => {});
-        throw tooSlow(time!.timeoutMs);
+        throw read === "late" ? tooSlow(time!.timeoutMs) : OpenAIError.shuttingDown(503);
       }
       const { value, done } = read;
       if (done) break;
@@ -82,6 +90,7 @@ export async function readBodyText(request: Request, limit: number, time?: BodyD
     }
   } finally {
     clearTimeout(timer);
+    if (onStop) time?.stop?.removeEventListener("abort", onStop);
   }
   const bytes = new Uint8Array(size);
   let offset = 0;

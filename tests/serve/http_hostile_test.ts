@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import type { Logger } from "../../src/util/logger.ts";
+import { STOP_GRACE_MS } from "../../src/serve/openai_server.ts";
 import { RecordingModel, script, serve, within } from "./serve_fixture.ts";
 
 /** A logger that keeps `level: message` lines and tells when one matches. */
@@ -117,4 +118,24 @@ Deno.test("a 'null' origin is refused without advice to allow it (any sandboxed 
   assert.equal(response.status, 403);
   assert.doesNotMatch(error.message, /--allow-origin null/);
   assert.match(error.message, /'null'/);
+});
+
+Deno.test("stopping the server while a client is in the middle of its body ends cleanly", async () => {
+  const log = recordingLogger();
+  const s = await serve(script({ text: "never" }), { logger: log.logger });
+  const conn = await Deno.connect({ hostname: "127.0.0.1", port: s.server.port! });
+  await conn.write(latin1(
+    "POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n" +
+      "Content-Length: 100\r\n\r\n{",
+  ));
+  // Another request answered: the first one's handler is reading its body by now.
+  assert.equal((await fetch(`${s.base}/health`)).status, 200);
+  const stopped = s.server.stop();
+  const answer = await within(readResponse(conn), "the answer to the cut request");
+  assert.match(answer, /^HTTP\/1\.1 503 /);
+  assert.match(answer, /server_shutting_down/);
+  // The client keeps the connection with its body unfinished. Before: after the grace period the forced close
+  // threw an uncaught BadResource, which ended the process (`oam serve` exited 1 with a stack on SIGTERM).
+  await within(stopped, "the server to stop", 3 * STOP_GRACE_MS);
+  conn.close();
 });
