@@ -61,7 +61,7 @@ Options:
   -i, --instructions <t>  instructions put before every request's system messages
   --max-concurrent <n>    completions generated at once (default ${SERVE_DEFAULTS.maxConcurrentRequests}); others queue
   --max-queued <n>        completions waiting for a slot (default ${SERVE_DEFAULTS.maxQueuedRequests}); more get 429
-  --timeout <s>           time limit per completion in seconds, queueing included (default 120)
+  --timeout <s>           time limit per completion in seconds, body and queueing included (default 120)
   --max-body-bytes <n>    largest request body (default ${SERVE_DEFAULTS.maxRequestBodyBytes}); larger is 413
   --no-rpc                do not serve the WebSocket bridge at /rpc
   --tool-timeout <s>      /rpc: seconds a client has to answer a tool/call (default 120; 0 = forever)
