@@ -61,7 +61,7 @@ Options:
   -i, --instructions <t>  instructions put before every request's system messages
   --max-concurrent <n>    completions generated at once (default ${SERVE_DEFAULTS.maxConcurrentRequests}); others queue
   --max-queued <n>        completions waiting for a slot (default ${SERVE_DEFAULTS.maxQueuedRequests}); more get 429
-  --timeout <s>           time limit per completion in seconds, queueing included (default 120)
+  --timeout <s>           time limit per completion in seconds, body and queueing included (default 120)
   --max-body-bytes <n>    largest request body (default ${SERVE_DEFAULTS.maxRequestBodyBytes}); larger is 413
   --no-rpc                do not serve the WebSocket bridge at /rpc
   --tool-timeout <s>      /rpc: seconds a client has to answer a tool/call (default 120; 0 = forever)
@@ -224,6 +224,50 @@ const SERVE_FLAGS = {
 } as const;
 
 /**
+ * What to tell the operator about `--allow-origin` values: `*` without an API key (any page in a browser on
+ * this machine may then drive the model and the server's tools), `null` (any site can send it), and a value
+ * no browser sends (a path, a default port, capitals), which silently matches nothing.
+ */
+export function originWarnings(allowedOrigins: string[], apiKey: boolean): string[] {
+  const warnings: string[] = [];
+  for (const origin of allowedOrigins) {
+    if (origin === "*") {
+      if (!apiKey) {
+        warnings.push(
+          "--allow-origin * without an API key: any web page open in a browser on this machine can use this " +
+            "server (its model and its --tools). Allow the game's own origin, or set --api-key.",
+        );
+      }
+      continue;
+    }
+    if (origin === "null") {
+      warnings.push(
+        "--allow-origin null: sandboxed frames and local files of any site send 'null', so this allows them " +
+          "all. Serve the page from an http(s) origin and allow that one.",
+      );
+      continue;
+    }
+    let serialized: string | null = null;
+    try {
+      const url = new URL(origin);
+      if (url.origin !== "null") serialized = url.origin;
+    } catch {
+      // not a URL at all
+    }
+    if (serialized !== origin) {
+      warnings.push(
+        `--allow-origin ${origin} matches no page: ${
+          serialized === null
+            ? "an origin is scheme://host[:port], e.g. http://localhost:5173"
+            : `a browser sends ${serialized}`
+        }.`,
+      );
+    }
+  }
+  return warnings;
+}
+
+/**
  * Why the listener could not start, with the address it tried and what to do: a busy port names another
  * one; a missing net grant names the flag (the `serve` task grants its default address only).
  */
@@ -261,6 +305,9 @@ async function serve(args: string[]): Promise<number> {
     tools: config.serverTools.map((t) => t.name),
     allowedOrigins: server.configuration.allowedOrigins,
   }));
+  for (const warning of originWarnings(config.allowedOrigins ?? [], config.apiKey !== null)) {
+    writeErr(`warning: ${warning}\n`);
+  }
   const availability = await availabilityOf(model);
   if (!availability.available) {
     writeErr(

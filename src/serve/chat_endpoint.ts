@@ -33,6 +33,8 @@ export interface ChatContext {
   limiter: ConcurrencyLimiter;
   /** Completions in flight (the server cancels them when it stops). */
   runs: Set<CompletionRun>;
+  /** Aborts when the server begins to stop (a body still arriving is then refused). */
+  stopping?: AbortSignal;
 }
 
 const utf8 = new TextEncoder();
@@ -63,10 +65,17 @@ export async function chatCompletions(
   const deadline = Date.now() + config.requestTimeoutMs;
   let plan: CompletionPlan;
   try {
-    const text = await readBodyText(request, config.maxRequestBodyBytes);
+    const text = await readBodyText(request, config.maxRequestBodyBytes, {
+      deadline,
+      timeoutMs: config.requestTimeoutMs,
+      ...(context.stopping ? { stop: context.stopping } : {}),
+    });
     plan = planCompletion(parseChatRequestText(text), config);
   } catch (error) {
-    return errorResponse(asOpenAIError(error, config));
+    const e = asOpenAIError(error, config);
+    // The rest of a body that never came is not read: the connection cannot carry another request.
+    const unread = e.code === "request_timeout" || e.code === "server_shutting_down";
+    return errorResponse(e, unread ? { connection: "close" } : {});
   }
   try {
     const availability = await plan.model.availability();

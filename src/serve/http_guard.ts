@@ -53,10 +53,14 @@ export function originAllowed(origin: string, allowedOrigins: string[]): boolean
 /** 403 for a browser origin that is not allowed. */
 export function checkOrigin(origin: string | null, allowedOrigins: string[]): OpenAIError | null {
   if (origin === null || originAllowed(origin, allowedOrigins)) return null;
+  // 'null' is what sandboxed frames, file:// pages and some redirects send: any site can make one, so it is
+  // no page of yours to allow.
+  const advice = origin === "null"
+    ? "Sandboxed frames and local files send it, so any site can: serve the page from an http(s) origin and allow that one."
+    : `Start the server with --allow-origin ${origin} to permit browser access.`;
   return new OpenAIError({
     status: 403,
-    message:
-      `Requests from origin '${origin}' are not allowed. Start the server with --allow-origin ${origin} to permit browser access.`,
+    message: `Requests from origin '${origin}' are not allowed. ${advice}`,
     type: "invalid_request_error",
     code: "origin_not_allowed",
   });

@@ -137,6 +137,8 @@ export class OpenAIServer {
   readonly #tcpLoopback: boolean;
   readonly #servers: Deno.HttpServer[] = [];
   readonly #hardStop = new AbortController();
+  /** Aborted when the server begins to stop: bodies still arriving are refused then. */
+  readonly #stopRequested = new AbortController();
   #port: number | null = null;
   #stopping: Promise<void> | null = null;
   #resolveStopped!: () => void;
@@ -239,19 +241,28 @@ export class OpenAIServer {
 
   async #stop(): Promise<void> {
     const shuttingDown = OpenAIError.shuttingDown(503);
+    this.#stopRequested.abort();
     for (const run of [...this.#runs]) run.cancel(shuttingDown);
     await this.#rpc?.stop();
     const closed = await settledWithin(Promise.all(this.#servers.map((s) => s.shutdown())), {
       ms: STOP_GRACE_MS,
     });
     if (!closed) {
-      // Connections that would not finish: close them.
+      // Connections that would not finish: close them. A connection whose client never finishes its request
+      // body keeps shutdown() waiting, and then Deno's own abort listener throws BadResource (reported as
+      // uncaught, it would end the process): that is swallowed, and the wait for it is bounded too.
+      const swallow = (event: ErrorEvent) => {
+        if (event.error instanceof Deno.errors.BadResource) event.preventDefault();
+      };
+      globalThis.addEventListener("error", swallow);
       try {
         this.#hardStop.abort();
       } catch {
         // the listeners closed meanwhile
+      } finally {
+        globalThis.removeEventListener("error", swallow);
       }
-      await Promise.allSettled(this.#servers.map((s) => s.finished));
+      await settledWithin(Promise.allSettled(this.#servers.map((s) => s.finished)), { ms: STOP_GRACE_MS });
     }
     if (this.configuration.socketPath !== null) {
       await Deno.remove(this.configuration.socketPath).catch(() => {});
@@ -296,7 +307,9 @@ export class OpenAIServer {
     // 'unavailable' while the model cannot run (warned about at start, and each completion refused is a warning).
     // A load balancer probes it every second or so, so as a warning it would bury the warnings that matter.
     const healthAnswer = response.status === 503 && HEALTH_PATHS.has(trimTrailingSlashes(url.pathname));
-    if (unread) this.configuration.logger.warning(`${line}: ${unread}`);
+    // The reason may quote what the client sent (its Origin, its Host): printable, so a header cannot bring
+    // terminal escapes (C1 controls in obs-text) or bidi overrides into the log.
+    if (unread) this.configuration.logger.warning(`${line}: ${printable(unread)}`);
     else if (response.status >= 500 && !healthAnswer) this.configuration.logger.warning(line);
     else this.configuration.logger.info(line);
     return response;
@@ -380,7 +393,12 @@ export class OpenAIServer {
     const type = (request.headers.get("content-type") ?? "").split(";")[0].trim().toLowerCase();
     if (type !== "application/json") return errorResponse(unsupportedMediaType());
     if (this.#stopping) return errorResponse(OpenAIError.shuttingDown(500));
-    const context: ChatContext = { config: this.configuration, limiter: this.#limiter, runs: this.#runs };
+    const context: ChatContext = {
+      config: this.configuration,
+      limiter: this.#limiter,
+      runs: this.#runs,
+      stopping: this.#stopRequested.signal,
+    };
     return chatCompletions(request, { ...context, clientGone: request.signal });
   }
 

@@ -55,7 +55,7 @@ export interface ServeConfiguration {
   maxConcurrentRequests: number;
   /** Completions waiting for a slot (default 64); more get 429. */
   maxQueuedRequests: number;
-  /** Time limit of a completion in ms, queueing included (default 120 000). */
+  /** Time limit of a completion in ms, the arrival of its body and queueing included (default 120 000). */
   requestTimeoutMs: number;
   /** Largest request body in bytes (default 4 MiB); larger is 413. */
   maxRequestBodyBytes: number;

@@ -54,8 +54,21 @@ export interface Logger {
   error(message: string): void;
 }
 
+/** Control characters (but newline and tab) and bidi controls: what a terminal would act on. */
+// deno-lint-ignore no-control-regex -- control characters are what it looks for
+const UNPRINTABLE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
 /**
- * A logger printing "[<tag>] <level>: <message>" to stderr for levels at or above `level`.
+ * `message` with control and bidi characters written as `\uXXXX` (newlines and tabs stay): log lines quote
+ * what clients sent (an id, an origin), which must not reach the terminal as escape sequences.
+ */
+function terminalSafe(message: string): string {
+  return message.replace(UNPRINTABLE, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/**
+ * A logger printing "[<tag>] <level>: <message>" to stderr for levels at or above `level`, control and bidi
+ * characters in the message written as `\uXXXX` (newlines and tabs stay).
  *
  * @example
  * ```ts
@@ -69,7 +82,7 @@ export function stderrLogger(level: LogLevel, tag = "open-apple-models"): Logger
   // Queued, never a blocking write: a game that pipes stderr and never reads it must not stop the bridge.
   const write = (l: LogLevel) => (message: string) => {
     if (LOG_LEVELS.indexOf(l) < min) return;
-    stderrQueue.push(`[${tag}] ${l}: ${message}\n`);
+    stderrQueue.push(`[${tag}] ${l}: ${terminalSafe(message)}\n`);
   };
   return { debug: write("debug"), info: write("info"), warning: write("warning"), error: write("error") };
 }

@@ -272,6 +272,50 @@ Deno.test("oam serve: refuses a network bind without an API key, a busy port, an
   }
 });
 
+Deno.test("oam serve warns at start about --allow-origin values that open it to any page or match no page", async () => {
+  const dir = await tempDir();
+  try {
+    const scriptPath = await writeJson(dir, "steps.json", [{ text: "x" }]);
+    const p = await ServeProcess.spawn(
+      [
+        "--port",
+        "0",
+        "--allow-origin",
+        "*",
+        "--allow-origin",
+        "null",
+        "--allow-origin",
+        "http://Game.example:80/",
+      ],
+      { OAM_SCRIPT: scriptPath },
+    ).ready();
+    await p.logged(/http:\/\/Game/);
+    p.child.kill("SIGTERM");
+    const { stderr } = await p.exit();
+    // Before: not a word, and a page on http://game.example was refused with no hint why.
+    assert.match(
+      stderr,
+      /warning: --allow-origin \* without an API key: any web page open in a browser on this machine can use this server/,
+    );
+    assert.match(
+      stderr,
+      /warning: --allow-origin null: sandboxed frames and local files of any site send 'null'/,
+    );
+    assert.match(
+      stderr,
+      /warning: --allow-origin http:\/\/Game\.example:80\/ matches no page: a browser sends http:\/\/game\.example/,
+    );
+    const keyed = await ServeProcess.spawn(
+      ["--port", "0", "--allow-origin", "*", "--allow-origin", "http://localhost:5173"],
+      { OAM_SCRIPT: scriptPath, OAM_API_KEY: "k" },
+    ).ready();
+    keyed.child.kill("SIGTERM");
+    assert.doesNotMatch((await keyed.exit()).stderr, /warning: --allow-origin/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("oam serve --socket: serves over a Unix socket only, mode 0600, Host checked; removed at stop", async () => {
   const dir = await tempDir();
   try {
