@@ -30,8 +30,7 @@ import { offeredTools, planStep, RESPOND_DIRECTLY, type StepPlan, type TurnProgr
 import { TextTracker } from "./text_tracker.ts";
 import { type BatchResult, runToolBatch } from "./tool_runtime.ts";
 import { needsTrim, trimHistory, type TrimResult } from "./trim.ts";
-import { entryLength, entryText, estimateTokens, historyLength } from "./entry_text.ts";
-import { utf8Length } from "../util/text.ts";
+import { entryBytes, entryLength, estimateTokens, historyLength } from "./entry_text.ts";
 import { historyCut, MAX_HISTORY_CHARS, MAX_HISTORY_ENTRIES } from "./history_bound.ts";
 import {
   type AgentSettings,
@@ -243,7 +242,10 @@ export class Agent {
   #lengthOf: ConversationEntry[] | null = null;
   #lengths: number[] = [];
   #lengthSum = 0;
-  /** The UTF-8 length of each entry `#lengths` measures (context estimates), and their sum. */
+  /**
+   * The UTF-8 length of the first entries of `#lengthOf` (context estimates), and their sum: measured only when
+   * asked for ({@link historyBytes}), since most turns never need it.
+   */
   #bytes: number[] = [];
   #byteSum = 0;
 
@@ -638,8 +640,9 @@ export class Agent {
     this.#lengths = lengths.slice(cut.start);
     this.#lengthSum = cut.chars;
     const bytes = this.#bytes;
-    this.#bytes = bytes.slice(cut.start);
-    for (let i = 0; i < cut.start; i++) this.#byteSum -= bytes[i];
+    const dropped = Math.min(cut.start, bytes.length);
+    for (let i = 0; i < dropped; i++) this.#byteSum -= bytes[i];
+    this.#bytes = bytes.slice(dropped);
   }
 
   /** Text length of the committed history (kept up to date incrementally: cheap on every turn). */
@@ -653,6 +656,13 @@ export class Agent {
    */
   historyBytes(): number {
     this.#entriesLength();
+    const entries = this.entries;
+    const bytes = this.#bytes;
+    for (let i = bytes.length; i < entries.length; i++) {
+      const n = entryBytes(entries[i]);
+      bytes.push(n);
+      this.#byteSum += n;
+    }
     return this.#byteSum;
   }
 
@@ -671,13 +681,9 @@ export class Agent {
       this.#byteSum = 0;
     }
     for (let i = lengths.length; i < entries.length; i++) {
-      const text = entryText(entries[i]);
-      const n = text.length;
+      const n = entryLength(entries[i]);
       lengths.push(n);
       this.#lengthSum += n;
-      const b = utf8Length(text);
-      this.#bytes.push(b);
-      this.#byteSum += b;
     }
     return this.#lengthSum;
   }
