@@ -109,6 +109,26 @@ Deno.test("agent: the UTF-8 length it keeps for context estimates follows the hi
   assert.ok(agent.droppedEntries > 0);
 });
 
+Deno.test("agent: the UTF-8 length measured only now and then is right after bounds cut unmeasured entries", async () => {
+  const agent = new Agent({
+    model: new ScriptedModel({ steps: [], fallback: { text: "はい、そうです。🙂" } }),
+  });
+  agent.maxEntries = 10;
+  const policy = { choice: "auto" as const, maxToolRounds: 4, maxToolCalls: 12, enabledTools: null };
+  const sink = { event: () => {}, callClientTool: () => Promise.resolve({ output: "", isError: false }) };
+  const measure = () => agent.entries.reduce((n, e) => n + new TextEncoder().encode(entryText(e)).length, 0);
+  // Measured after turns 2, 9 and 15: bounds cut in between, some of what they drop was never measured.
+  for (let i = 0; i < 16; i++) {
+    await agent.runTurn(
+      { prompt: `${i} مرحبا 鍛冶屋 Grüße`, schema: null, policy, stream: false },
+      sink,
+      new AbortController().signal,
+    );
+    if (i === 2 || i === 9 || i === 15) assert.equal(agent.historyBytes(), measure(), `turn ${i}`);
+  }
+  assert.ok(agent.droppedEntries > 10);
+});
+
 Deno.test("system model: the token estimate used when the plugin cannot count takes a kanji for a token", () => {
   const line = "鍛冶屋のゲンは今日も鉄を打つ。".repeat(20); // 300 characters
   const estimate = estimateTokens({
