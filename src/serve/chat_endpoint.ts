@@ -65,10 +65,13 @@ export async function chatCompletions(
   const deadline = Date.now() + config.requestTimeoutMs;
   let plan: CompletionPlan;
   try {
-    const text = await readBodyText(request, config.maxRequestBodyBytes, {
-      deadline,
-      timeoutMs: config.requestTimeoutMs,
-      ...(context.stopping ? { stop: context.stopping } : {}),
+    const text = await readBodyText(request, {
+      limit: config.maxRequestBodyBytes,
+      time: {
+        deadline,
+        timeoutMs: config.requestTimeoutMs,
+        ...(context.stopping ? { stop: context.stopping } : {}),
+      },
     });
     plan = planCompletion(parseChatRequestText(text), config);
   } catch (error) {

@@ -46,10 +46,14 @@ export interface BodyDeadline {
 }
 
 /**
- * The body of `request` as UTF-8 text, or a 413 {@link OpenAIError} past `limit` bytes, a 408 when it is
- * still arriving at `time.deadline`, a 400 for invalid UTF-8 or a connection that broke in the middle.
+ * The body of `request` as UTF-8 text, or a 413 {@link OpenAIError} past `body.limit` bytes, a 408 when it is
+ * still arriving at `body.time.deadline`, a 400 for invalid UTF-8 or a connection that broke in the middle.
  */
-export async function readBodyText(request: Request, limit: number, time?: BodyDeadline): Promise<string> {
+export async function readBodyText(
+  request: Request,
+  body: { limit: number; time?: BodyDeadline },
+): Promise<string> {
+  const { limit, time } = body;
   const declared = request.headers.get("content-length");
   if (declared !== null && Number(declared) > limit) {
     await request.body?.cancel().catch(() => {});
