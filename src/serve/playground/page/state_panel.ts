@@ -339,29 +339,38 @@ export class StatePanel {
         cancel();
       }
     });
-    form.addEventListener("submit", async (event) => {
+    form.addEventListener("submit", (event) => {
       event.preventDefault();
-      const value = numberFrom(relationship.value);
-      if (typeof value !== "number" || value < -100 || value > 100) {
-        message.textContent = "The relationship must be a number from -100 to 100.";
-        return;
-      }
-      try {
-        await this.#actions.updateMemory({
-          relationship: value,
-          facts: listFrom(facts.value) ?? [],
-          ...(summary.value.trim() ? { summary: summary.value.trim() } : {}),
-        });
-        this.#editing = false;
-        this.#refocusEdit = true; // once the memory read again is shown
-        this.addPoint({ label: "you", value, reasons: ["edited by hand"] });
-        this.#actions.refresh();
-      } catch (error) {
-        message.textContent = (error as Error).message;
-      }
+      void this.#saveMemory({ relationship, facts, summary }, message);
     });
     this.#memory.replaceChildren(form);
     relationship.focus();
+  }
+
+  /** Saves the memory form's values (`message` shows what is wrong with them, or the bridge's refusal). */
+  async #saveMemory(
+    fields: { relationship: HTMLInputElement; facts: HTMLTextAreaElement; summary: HTMLTextAreaElement },
+    message: HTMLElement,
+  ): Promise<void> {
+    const value = numberFrom(fields.relationship.value);
+    if (typeof value !== "number" || value < -100 || value > 100) {
+      message.textContent = "The relationship must be a number from -100 to 100.";
+      return;
+    }
+    const summary = fields.summary.value.trim();
+    try {
+      await this.#actions.updateMemory({
+        relationship: value,
+        facts: listFrom(fields.facts.value) ?? [],
+        ...(summary ? { summary } : {}),
+      });
+      this.#editing = false;
+      this.#refocusEdit = true; // once the memory read again is shown
+      this.addPoint({ label: "you", value, reasons: ["edited by hand"] });
+      this.#actions.refresh();
+    } catch (error) {
+      message.textContent = (error as Error).message;
+    }
   }
 
   /** Adds a turn to the table. */
