@@ -5,9 +5,8 @@
  * protocol text. Replay a failure with the seed it prints.
  */
 import assert from "node:assert/strict";
-import { WireClient, WireConnection } from "../helpers/wire.ts";
-import { BridgeEngine } from "../../src/composition.ts";
-import { createStdioServer } from "../../src/transports/stdio.ts";
+import { WireClient, type WireConnection } from "../helpers/wire.ts";
+import { stdioConnection } from "../helpers/stdio_connection.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
 import {
   assertSame,
@@ -690,37 +689,6 @@ function genOp(rng: Rng, model: WorldModel): Op[] {
 
 // ---------------------------------------------------------------------------------------------------------
 // The run
-
-/** A connection through the stdio transport's byte framing (in-process, as `oam stdio` runs it). */
-function stdioConnection(): WireConnection {
-  const input = new TransformStream<Uint8Array, Uint8Array>();
-  const decoder = new TextDecoder();
-  let partial = "";
-  const output = new WritableStream<Uint8Array>({
-    write(chunk) {
-      const text = partial + decoder.decode(chunk, { stream: true });
-      const lines = text.split("\n");
-      partial = lines.pop()!;
-      for (const line of lines) connection.deliver(line);
-    },
-  });
-  const server = createStdioServer(
-    (send, onShutdown) => new BridgeEngine({ onShutdown }, send),
-    { input: input.readable, output },
-  );
-  const ended = server.run().then(() => {});
-  const writer = input.writable.getWriter();
-  const encoder = new TextEncoder();
-  const connection: WireConnection = new WireConnection(
-    (line) => void writer.write(encoder.encode(`${line}\n`)).catch(() => {}),
-    async () => {
-      await writer.close().catch(() => {});
-      await ended;
-    },
-    ended,
-  );
-  return connection;
-}
 
 function describe(message: JsonObject): string {
   return JSON.stringify(message).slice(0, 300);
