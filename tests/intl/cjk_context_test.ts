@@ -90,7 +90,11 @@ Deno.test("NPC compaction: a conversation in Japanese is summarized when it fill
   }
 });
 
-Deno.test("agent: the UTF-8 length it keeps for context estimates follows the history through a bound's cut", async () => {
+/**
+ * Plays `turns` mixed-script turns on an agent bounded to 10 entries, checking its kept UTF-8 length against
+ * a fresh measure after each turn `measuredAfter` picks; returns the entries the bounds dropped.
+ */
+async function checkHistoryBytes(turns: number, measuredAfter: (turn: number) => boolean): Promise<number> {
   const agent = new Agent({
     model: new ScriptedModel({ steps: [], fallback: { text: "はい、そうです。🙂" } }),
   });
@@ -98,35 +102,24 @@ Deno.test("agent: the UTF-8 length it keeps for context estimates follows the hi
   const policy = { choice: "auto" as const, maxToolRounds: 4, maxToolCalls: 12, enabledTools: null };
   const sink = { event: () => {}, callClientTool: () => Promise.resolve({ output: "", isError: false }) };
   const measure = () => agent.entries.reduce((n, e) => n + new TextEncoder().encode(entryText(e)).length, 0);
-  for (let i = 0; i < 8; i++) {
+  for (let i = 0; i < turns; i++) {
     await agent.runTurn(
       { prompt: `${i} مرحبا 鍛冶屋 Grüße`, schema: null, policy, stream: false },
       sink,
       new AbortController().signal,
     );
-    assert.equal(agent.historyBytes(), measure(), `turn ${i}`);
+    if (measuredAfter(i)) assert.equal(agent.historyBytes(), measure(), `turn ${i}`);
   }
-  assert.ok(agent.droppedEntries > 0);
+  return agent.droppedEntries;
+}
+
+Deno.test("agent: the UTF-8 length it keeps for context estimates follows the history through a bound's cut", async () => {
+  assert.ok(await checkHistoryBytes(8, () => true) > 0);
 });
 
 Deno.test("agent: the UTF-8 length measured only now and then is right after bounds cut unmeasured entries", async () => {
-  const agent = new Agent({
-    model: new ScriptedModel({ steps: [], fallback: { text: "はい、そうです。🙂" } }),
-  });
-  agent.maxEntries = 10;
-  const policy = { choice: "auto" as const, maxToolRounds: 4, maxToolCalls: 12, enabledTools: null };
-  const sink = { event: () => {}, callClientTool: () => Promise.resolve({ output: "", isError: false }) };
-  const measure = () => agent.entries.reduce((n, e) => n + new TextEncoder().encode(entryText(e)).length, 0);
   // Measured after turns 2, 9 and 15: bounds cut in between, some of what they drop was never measured.
-  for (let i = 0; i < 16; i++) {
-    await agent.runTurn(
-      { prompt: `${i} مرحبا 鍛冶屋 Grüße`, schema: null, policy, stream: false },
-      sink,
-      new AbortController().signal,
-    );
-    if (i === 2 || i === 9 || i === 15) assert.equal(agent.historyBytes(), measure(), `turn ${i}`);
-  }
-  assert.ok(agent.droppedEntries > 10);
+  assert.ok(await checkHistoryBytes(16, (i) => i === 2 || i === 9 || i === 15) > 10);
 });
 
 Deno.test("system model: the token estimate used when the plugin cannot count takes a kanji for a token", () => {
