@@ -400,22 +400,28 @@ function sessionTools(bridge: Bridge, setup: ReturnType<typeof sessionSetup>) {
   return { handles, answer: (outputs: typeof queue) => queue.push(...outputs) };
 }
 
+/** Plays `setup`'s turns on a new scripted session of `bridge`, its client tools answered from the setup. */
+async function playSession(bridge: Bridge, setup: ReturnType<typeof sessionSetup>, id?: string) {
+  const tools = sessionTools(bridge, setup);
+  const session = await bridge.createSession({
+    ...(id === undefined ? {} : { session: id }),
+    instructions: setup.instructions,
+    tools: tools.handles,
+    model: { type: "scripted", steps: setup.turns.flatMap((t) => t.steps) },
+  });
+  for (const t of setup.turns) {
+    tools.answer(t.outputs);
+    await session.respond(t.prompt, { schema: t.schema });
+  }
+  return { session, tools };
+}
+
 for (const seed of SEEDS) {
   Deno.test(`session transcript → file → history in a new bridge: the same transcript, the same next turn (seed ${seed})`, async () => {
     const rng = new Rng(seed);
     const setup = sessionSetup(rng);
     await using first = await Bridge.open(quiet);
-    const a = sessionTools(first, setup);
-    const session = await first.createSession({
-      session: "guard",
-      instructions: setup.instructions,
-      tools: a.handles,
-      model: { type: "scripted", steps: setup.turns.flatMap((t) => t.steps) },
-    });
-    for (const t of setup.turns) {
-      a.answer(t.outputs);
-      await session.respond(t.prompt, { schema: t.schema });
-    }
+    const { session, tools: a } = await playSession(first, setup, "guard");
     const saved = throughFile(await session.transcript());
     const entries = (saved.transcript as JsonObject).entries as JsonObject[];
     assert.equal(entries.filter((e) => e.role === "user").length, setup.turns.length);
@@ -466,16 +472,7 @@ Deno.test("a save made in one bridge restores in a new `oam stdio` process over 
   {
     await using first = await Bridge.open(quiet);
     const a = await playNpc(first, setup, worldState);
-    const s = sessionTools(first, talk);
-    const session = await first.createSession({
-      instructions: talk.instructions,
-      tools: s.handles,
-      model: { type: "scripted", steps: talk.turns.flatMap((t) => t.steps) },
-    });
-    for (const t of talk.turns) {
-      s.answer(t.outputs);
-      await session.respond(t.prompt, { schema: t.schema });
-    }
+    const { session } = await playSession(first, talk);
     saves = throughFile({
       npc: await a.npc.state(),
       world: await a.world.snapshot(),
