@@ -5,7 +5,7 @@
 import assert from "node:assert/strict";
 import type { Logger } from "../../src/util/logger.ts";
 import { STOP_GRACE_MS } from "../../src/serve/openai_server.ts";
-import { RecordingModel, script, serve, within } from "./serve_fixture.ts";
+import { ask, postChat, RecordingModel, script, serve, within } from "./serve_fixture.ts";
 
 /** A logger that keeps `level: message` lines and tells when one matches. */
 function recordingLogger(): { logger: Logger; lines: string[]; seen(pattern: RegExp): Promise<string> } {
@@ -73,6 +73,10 @@ Deno.test("a chunked body that never ends is answered 408 at the request's time 
   });
   assert.equal(model.steps.length, 0);
   assert.deepEqual(log.lines.filter((l) => l.startsWith("error")), []);
+  // The server goes on serving: the next request is answered.
+  const next = await postChat(s.base, { messages: ask("Hello") });
+  assert.equal(next.status, 200);
+  assert.equal((await next.json()).choices[0].message.content, "never");
 });
 
 Deno.test("a client that goes away in the middle of its body is an info line, not an internal error", async () => {
@@ -89,6 +93,10 @@ Deno.test("a client that goes away in the middle of its body is an info line, no
   // 500 warning, for every client that hangs up.
   assert.match(line, /^info: POST \/v1\/chat\/completions → 400 /);
   assert.deepEqual(log.lines.filter((l) => !l.startsWith("info")), []);
+  // The server goes on serving: the next request is answered.
+  const next = await postChat(s.base, { messages: ask("Hello") });
+  assert.equal(next.status, 200);
+  assert.equal((await next.json()).choices[0].message.content, "never");
 });
 
 Deno.test("control and bidi characters a client puts in Origin or Host do not reach the log as they are", async () => {

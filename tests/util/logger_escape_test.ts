@@ -16,9 +16,12 @@ Deno.test("oam stdio logs a response id with terminal escapes in it escaped", as
     stderr: "piped",
   }).spawn();
   const writer = child.stdin.getWriter();
-  await writer.write(new TextEncoder().encode(JSON.stringify({ jsonrpc: "2.0", id, result: {} }) + "\n"));
+  const lines = [{ jsonrpc: "2.0", id, result: {} }, { jsonrpc: "2.0", id: 1, method: "ping" }];
+  await writer.write(new TextEncoder().encode(lines.map((l) => JSON.stringify(l) + "\n").join("")));
   await writer.close();
-  const { stderr } = await child.output();
+  const { stdout, stderr } = await child.output();
+  // The bridge goes on serving: the ping after the reply it ignored is answered.
+  assert.equal(new TextDecoder().decode(stdout), '{"jsonrpc":"2.0","id":1,"result":{}}\n');
   const text = new TextDecoder().decode(stderr);
   // Before: the ESC, BEL, CSI, RLO and CR went to the terminal as they were.
   assert.match(text, /Ignoring a response to unknown or finished request 't-\\u001b\]0;owned\\u0007/);
