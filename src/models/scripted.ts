@@ -9,7 +9,7 @@ import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../p
 import { type ConversationEntry, isToolCallsEntry, segmentsText } from "../protocol/transcript.ts";
 import { compileValidator } from "../schema/validate.ts";
 import { abortableSleep } from "../util/sleep.ts";
-import { characters, endSentence, headCharacters } from "../util/text.ts";
+import { characters, endSentence, headCharacters, headUnits } from "../util/text.ts";
 import { CutOffAnswer, type CutOffWritten, type CutToolCall } from "./cut_off.ts";
 export { CutOffAnswer, type CutToolCall };
 import type {
@@ -77,9 +77,7 @@ export const SCRIPTED_CHARS_PER_TOKEN = 4;
  */
 export function cutToTokens(text: string, maxTokens: number): string | null {
   const max = maxTokens * SCRIPTED_CHARS_PER_TOKEN;
-  if (text.length <= max) return null;
-  const last = text.charCodeAt(max - 1);
-  return text.slice(0, last >= 0xd800 && last <= 0xdbff ? max - 1 : max);
+  return text.length <= max ? null : headUnits(text, max);
 }
 
 /**

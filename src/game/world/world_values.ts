@@ -6,6 +6,7 @@
 
 import type { JsonObject, JsonValue } from "../../protocol/json.ts";
 import { WorldError } from "./world_error.ts";
+import { headUnits } from "../../util/text.ts";
 
 /**
  * Deepest allowed nesting of containers in a world, the root object included: a value written at a path of
@@ -93,11 +94,7 @@ export function counted(count: number, noun: string): string {
  * surrogate pair). Text that fits is returned unchanged.
  */
 export function truncateText(text: string, max: number): string {
-  if (text.length <= max) return text;
-  let end = Math.max(0, max - 3);
-  const code = text.charCodeAt(end - 1);
-  if (end > 0 && code >= 0xd800 && code <= 0xdbff) end -= 1;
-  return text.slice(0, end) + "...";
+  return text.length <= max ? text : headUnits(text, max - 3) + "...";
 }
 
 /**
