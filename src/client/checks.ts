@@ -4,7 +4,7 @@
  * inside the client or a silent no-op.
  * @module
  */
-import { headUnits } from "../util/text.ts";
+import { truncateText } from "../util/text.ts";
 
 /** Longest rendering of a value in a message before it is cut. */
 const SHOWN = 60;
@@ -29,7 +29,7 @@ export function shown(value: unknown): string {
   } catch {
     text = Object.prototype.toString.call(value); // a cycle
   }
-  return text.length > SHOWN ? `${headUnits(text, SHOWN - 3)}...` : text;
+  return truncateText(text, SHOWN);
 }
 
 /**

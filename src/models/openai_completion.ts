@@ -7,7 +7,7 @@
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import type { StepUsage } from "./language_model.ts";
 import { malformed, serverErrorInfo, streamError } from "./openai_errors.ts";
-import { headUnits } from "../util/text.ts";
+import { truncateText } from "../util/text.ts";
 
 /** A tool call as the server sent it (arguments still JSON text). */
 export interface RawToolCall {
@@ -197,7 +197,7 @@ export function parseJsonText(text: string, what: string): JsonValue {
   try {
     return JSON.parse(text) as JsonValue;
   } catch {
-    const shown = text.length > 200 ? `${headUnits(text, 197)}...` : text;
+    const shown = truncateText(text, 200);
     throw malformed(`${what} is not valid JSON`, { serverMessage: shown } as JsonObject);
   }
 }

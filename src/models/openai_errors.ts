@@ -21,7 +21,7 @@
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { fetchFailure } from "../util/fetch_failure.ts";
-import { headUnits } from "../util/text.ts";
+import { truncateText } from "../util/text.ts";
 
 const MAX_SERVER_MESSAGE = 1000;
 
@@ -39,7 +39,7 @@ export interface ServerErrorInfo {
 
 function cut(text: string): string {
   const trimmed = text.trim();
-  return trimmed.length > MAX_SERVER_MESSAGE ? `${headUnits(trimmed, MAX_SERVER_MESSAGE - 3)}...` : trimmed;
+  return truncateText(trimmed, MAX_SERVER_MESSAGE);
 }
 
 /** Reads the error envelope from a parsed body (`{"error": {...}}`, `{"error": "..."}`, `{"message": ...}`). */

@@ -77,6 +77,21 @@ export function headUnits(text: string, max: number): string {
 }
 
 /**
+ * `text` cut to at most `max` UTF-16 units for a preview: the first `max - 3` units (never half a surrogate
+ * pair, see {@link headUnits}) plus `"..."`. Text that fits is returned unchanged.
+ *
+ * @example
+ * ```ts
+ * import { truncateText } from "./text.ts";
+ * truncateText("abcdef", 5); // "ab..."
+ * truncateText("abcd", 5); // "abcd"
+ * ```
+ */
+export function truncateText(text: string, max: number): string {
+  return text.length <= max ? text : headUnits(text, max - 3) + "...";
+}
+
+/**
  * The length of `text` in UTF-8 bytes, counted without encoding it: 1 for ASCII, 2 for Latin accents, Greek,
  * Cyrillic, Hebrew and Arabic, 3 for kana, CJK and most other BMP characters, 4 for a surrogate pair (emoji).
  * Token estimates divide it, so text in Japanese or Chinese (about a token a character) is not counted as

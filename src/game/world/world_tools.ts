@@ -23,8 +23,8 @@ import {
   ownChild,
   type ReadonlyJsonValue,
   scalarTypePhrase,
-  truncateText,
 } from "./world_values.ts";
+import { truncateText } from "../../util/text.ts";
 
 /** Name of the read tool. */
 export const READ_WORLD_STATE_TOOL = "read_world_state";

@@ -6,7 +6,6 @@
 
 import type { JsonObject, JsonValue } from "../../protocol/json.ts";
 import { WorldError } from "./world_error.ts";
-import { headUnits } from "../../util/text.ts";
 
 /**
  * Deepest allowed nesting of containers in a world, the root object included: a value written at a path of
@@ -87,14 +86,6 @@ export function scalarTypePhrase(value: ReadonlyJsonValue): string {
 /** `count` and the noun, singular for 1: `counted(1, "item")` is `"1 item"`, `counted(2, "item")` `"2 items"`. */
 export function counted(count: number, noun: string): string {
   return `${count} ${noun}${count === 1 ? "" : "s"}`;
-}
-
-/**
- * Cuts `text` to at most `max` UTF-16 units: the first `max - 3` units plus `"..."` (never splitting a
- * surrogate pair). Text that fits is returned unchanged.
- */
-export function truncateText(text: string, max: number): string {
-  return text.length <= max ? text : headUnits(text, max - 3) + "...";
 }
 
 /**
