@@ -4,9 +4,11 @@
 // its JSON-RPC 2.0 protocol, one JSON object per line. No UnityEngine types and no third-party JSON library:
 // this file compiles on plain Mono (`mcs`) and .NET. OamBridgeBehaviour.cs adapts it to a MonoBehaviour.
 //
-// Threading: a background thread reads the bridge's stdout. Every callback (tool handlers, a tool's cancellation
-// token, text/line/event callbacks, world changes, notifications, LogReceived) and every request's completion is
-// posted to the bridge's dispatcher. In Unity use an OamMainThreadQueue and call Pump() from Update()
+// Threading: a background thread reads the bridge's stdout, another writes its stdin: sending a request or
+// notification only queues the line, so it never blocks the caller, even on a bridge that stopped reading (frozen,
+// stopped in a debugger) with its input pipe full (the lines wait in memory until it reads again or is closed).
+// Every callback (tool handlers, a tool's cancellation token, text/line/event callbacks, world changes,
+// notifications, LogReceived) and every request's completion is posted to the bridge's dispatcher. In Unity use an OamMainThreadQueue and call Pump() from Update()
 // (OamBridgeBehaviour does), so callbacks run on the main thread, in protocol order (a request's events before
 // its response); code after `await` resumes on the main thread through Unity's SynchronizationContext (a plain
 // ContinueWith runs on the thread pool). Never block the main thread on a bridge Task (.Result / .Wait()): the
@@ -538,7 +540,6 @@ namespace OpenAppleModels
         readonly string[] command;
         readonly IOamDispatcher dispatcher;
         readonly object gate = new object();
-        readonly object writeGate = new object();
         readonly Dictionary<string, Pending> pending = new Dictionary<string, Pending>();
         readonly Dictionary<string, Tool> tools = new Dictionary<string, Tool>();
         readonly Dictionary<string, CancellationTokenSource> toolCalls = new Dictionary<string, CancellationTokenSource>();
@@ -546,6 +547,12 @@ namespace OpenAppleModels
         Process process;
         Stream input;
         Thread reader;
+        // Lines waiting for the writer thread, in the order they were sent; a null closes the bridge's input. Sending
+        // only queues, so a bridge that stops reading (frozen, stopped in a debugger) with its input pipe full never
+        // blocks the caller (the game's main thread); the lines wait here until it reads again or Dispose kills it.
+        readonly Queue<byte[]> outbox = new Queue<byte[]>();
+        bool outboxClosed; // under outbox: later lines are dropped
+        Thread writer;
         long nextId;
         OamBridgeException dead;
         bool disposed;
@@ -670,6 +677,8 @@ namespace OpenAppleModels
                 else Console.Error.WriteLine(line);
             };
             process.BeginErrorReadLine();
+            writer = new Thread(WriteLoop) { IsBackground = true, Name = "open-apple-models writer" };
+            writer.Start();
             reader = new Thread(ReadLoop) { IsBackground = true, Name = "open-apple-models reader" };
             reader.Start();
         }
@@ -819,21 +828,54 @@ namespace OpenAppleModels
             WriteLine(Json.Serialize(message));
         }
 
+        // Queues a line for the writer thread; never blocks on the bridge.
         void WriteLine(string line)
         {
             byte[] bytes = new UTF8Encoding(false).GetBytes(line + "\n");
-            lock (writeGate)
+            lock (outbox)
             {
+                if (outboxClosed) return; // shut down or gone: the reader or Dispose fails the waiting requests
+                outbox.Enqueue(bytes);
+                Monitor.Pulse(outbox);
+            }
+        }
+
+        // The writer closes the bridge's input after the lines queued before this.
+        void CloseInput()
+        {
+            lock (outbox)
+            {
+                if (outboxClosed) return;
+                outboxClosed = true;
+                outbox.Enqueue(null);
+                Monitor.Pulse(outbox);
+            }
+        }
+
+        void WriteLoop()
+        {
+            bool broken = false;
+            while (true)
+            {
+                byte[] bytes;
+                lock (outbox)
+                {
+                    while (outbox.Count == 0) Monitor.Wait(outbox);
+                    bytes = outbox.Dequeue();
+                }
+                if (bytes == null) break;
+                if (broken) continue;
                 try
                 {
-                    input.Write(bytes, 0, bytes.Length);
+                    input.Write(bytes, 0, bytes.Length); // blocks while the bridge does not read: only this thread
                     input.Flush();
                 }
                 catch (Exception)
                 {
-                    // The process is gone: the reader reports it to every waiting request.
+                    broken = true; // the process is gone: the reader reports it to every waiting request
                 }
             }
+            try { input.Close(); } catch (Exception) { }
         }
 
         void ReadLoop()
@@ -855,6 +897,7 @@ namespace OpenAppleModels
                 // stream closed
             }
             heardDuringShutdown.Set();
+            CloseInput(); // ends the writer thread
             string description = "output closed";
             try
             {
@@ -1301,7 +1344,7 @@ namespace OpenAppleModels
         /// <summary>
         /// Shuts the bridge down (cancelling its work) and waits for the process to exit: a few milliseconds
         /// usually. A bridge that writes nothing within 0.5 s of the shutdown (frozen, stopped in a debugger, not
-        /// reading its input: a send blocked on it then returns) is killed then; one that still answers (a ping sent
+        /// reading its input: the lines still queued for it are dropped) is killed then; one that still answers (a ping sent
         /// after the shutdown) gets up to about 3 s to finish its cancelled work and is killed after that. Waiting
         /// requests, and any made later, fail with a -32023 shut_down error "The bridge was closed." (delivered
         /// through the dispatcher: pump it once more).
@@ -1328,19 +1371,12 @@ namespace OpenAppleModels
                     // shows the bridge is alive even while the shutdown waits for its cancelled work.
                     var probe = new JsonObject().With("jsonrpc", "2.0").With("id", "cs-shutdown-ping").With("method", "ping");
                     shuttingDown = true;
-                    // Written on a thread of its own: on a bridge that stopped reading with its input pipe full, the
-                    // write (or another thread's, holding writeGate) blocks until the kill below ends the process.
-                    var closer = new Thread(() =>
-                    {
-                        WriteLine(Json.Serialize(shutdown));
-                        WriteLine(Json.Serialize(probe));
-                        lock (writeGate)
-                        {
-                            try { input.Close(); } catch (Exception) { }
-                        }
-                    }) { IsBackground = true, Name = "open-apple-models shutdown" };
+                    // Queued behind the lines sent before: on a bridge that stopped reading with its input pipe full,
+                    // the writer thread stays blocked until the kill below ends the process.
                     var watch = Stopwatch.StartNew();
-                    closer.Start();
+                    WriteLine(Json.Serialize(shutdown));
+                    WriteLine(Json.Serialize(probe));
+                    CloseInput();
                     // A bridge that writes nothing (frozen, stopped) is killed now; one that answers gets the grace.
                     // (Disposed from a callback on the reader thread, nothing reads its answer: it gets the grace.)
                     bool answered = reader == Thread.CurrentThread || heardDuringShutdown.WaitOne(ShutdownAnswerMs);
@@ -1352,10 +1388,11 @@ namespace OpenAppleModels
                         try { process.Kill(); } catch (Exception) { }
                         process.WaitForExit(2000);
                     }
-                    closer.Join(2000);
                 }
             }
             catch (Exception) { }
+            CloseInput(); // a bridge that had exited already: ends the writer thread
+            if (writer != null) writer.Join(2000);
             if (reader != null && reader != Thread.CurrentThread) reader.Join(3000);
             try { process.Dispose(); } catch (Exception) { }
         }

@@ -678,6 +678,28 @@ static class OamBridgeTests
             kill.WaitForExit();
     }
 
+    // Sends requests far past the 64 KiB of a pipe the bridge does not read, from a thread of its own (the game's
+    // main thread in Unity): each RequestAsync must return its Task at once. Returns the Tasks, or null when the
+    // sends blocked (the hang guard is far above what four sends take).
+    static List<Task<object>> SendPastAFullPipe(OamBridge bridge)
+    {
+        var sent = new List<Task<object>>();
+        var sender = new Thread(() =>
+        {
+            string padding = new string('x', 100000);
+            for (int i = 0; i < 4; i++)
+            {
+                var task = bridge.RequestAsync("ping", O().With("padding", padding));
+                lock (sent) sent.Add(task);
+            }
+            bridge.Notify("session/cancel", O().With("session", "s")); // a notification does not block either
+        }) { IsBackground = true };
+        sender.Start();
+        bool returned = sender.Join(10000);
+        Check(returned, "RequestAsync blocked the caller on the full input pipe (" + sent.Count + " of 4 sent)");
+        return returned ? sent : null;
+    }
+
     // A bridge that stopped reading (frozen: SIGSTOP here) while the game's requests filled its input pipe.
     static void TestDisposeFrozenBridge()
     {
@@ -689,20 +711,43 @@ static class OamBridgeTests
         Signal(pid, "STOP");
         try
         {
-            // A worker thread keeps sending until its write blocks on the full pipe.
-            var sender = new Thread(() =>
-            {
-                string padding = new string('x', 100000);
-                for (int i = 0; i < 4; i++) bridge.RequestAsync("ping", O().With("padding", padding));
-            }) { IsBackground = true };
-            sender.Start();
-            Check(!sender.Join(2000), "the sends did not block: the pipe never filled");
+            var sent = SendPastAFullPipe(bridge);
             var disposer = new Thread(() => bridge.Dispose()) { IsBackground = true };
             disposer.Start();
             // A hang guard, far above the ~3 s grace period and the kill: Dispose used to wait here for ever.
             Check(disposer.Join(30000), "Dispose did not return");
             Check(!ProcessExists(pid), "the frozen bridge still exists");
-            Check(sender.Join(5000), "the blocked send did not return after Dispose");
+            if (sent != null)
+            {
+                var error = WaitError(queue, sent[sent.Count - 1], 5000) as OamBridgeException;
+                Check(error != null && error.Message == "The bridge was closed.", "the last request: " + error);
+            }
+        }
+        finally
+        {
+            if (ProcessExists(pid)) Signal(pid, "KILL");
+        }
+
+        current = "requests to a bridge that never reads its input";
+        // Not a bridge: `sleep` never reads its stdin and writes nothing.
+        bridge = new OamBridge(new[] { "sleep", "600" }, queue);
+        bridge.Start();
+        pid = bridge.ProcessId;
+        try
+        {
+            var sent = SendPastAFullPipe(bridge);
+            var disposer = new Thread(() => bridge.Dispose()) { IsBackground = true };
+            disposer.Start();
+            Check(disposer.Join(20000), "Dispose did not return");
+            Check(!ProcessExists(pid), "the process that does not read still exists");
+            if (sent != null)
+            {
+                foreach (var task in sent)
+                {
+                    var error = WaitError(queue, task, 5000) as OamBridgeException;
+                    Check(error != null && error.Code == -32023 && error.Message == "The bridge was closed.", "" + error);
+                }
+            }
         }
         finally
         {
