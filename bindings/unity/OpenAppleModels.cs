@@ -1035,6 +1035,18 @@ namespace OpenAppleModels
         // ---------------------------------------------------------------------------------------- tools
 
         /// <summary>
+        /// Registers every tool registered on another bridge (a crashed one being replaced) with the same definition
+        /// and handler; tools registered here under the same name are replaced.
+        /// </summary>
+        public void RegisterToolsFrom(OamBridge other)
+        {
+            if (other == null || other == this) return;
+            List<KeyValuePair<string, Tool>> copied;
+            lock (other.gate) copied = new List<KeyValuePair<string, Tool>>(other.tools);
+            lock (gate) foreach (var entry in copied) tools[entry.Key] = entry.Value;
+        }
+
+        /// <summary>
         /// Registers a client tool. The handler runs on the dispatcher (the main thread in Unity) and returns the
         /// output (text or JSON data) or a ToolReply; throwing, or returning a value Json.Serialize rejects (NaN),
         /// returns an error output the model sees. Do not block in it: return a Task for actions that take frames.
@@ -1396,6 +1408,107 @@ namespace OpenAppleModels
             if (reader != null && reader != Thread.CurrentThread) reader.Join(3000);
             try { process.Dispose(); } catch (Exception) { }
         }
+    }
+
+    /// <summary>
+    /// Starts a new bridge when the running one ends by itself (OamBridge.Exited: a crash, a kill; not Dispose),
+    /// after backoffSeconds, doubled for each restart in a row (1 s, 2 s, 4 s), at most maxRestarts times in a row:
+    /// then GaveUp gets the last error and it stops. A bridge that ran StableSeconds (60) before it ended starts a new
+    /// count. Call Tick(now) on the main thread every frame (OamBridgeBehaviour does with restartOnCrash on); the
+    /// restart happens there. The tools registered on the old bridge are registered on the new one (create makes it,
+    /// not started; Tick starts it); sessions, NPCs, worlds, subscriptions and event handlers lived with the old
+    /// process or object and are gone: re-create them in Restarted. Requests made on the old bridge keep failing with
+    /// -32023. A bridge that could not start (Start() threw) counts as a crash of the restart. A bridge that never
+    /// started (Start() threw before it was given here) raises no Exited and is not restarted.
+    /// </summary>
+    public sealed class OamBridgeRestarter
+    {
+        readonly Func<OamBridge> create;
+        readonly int maxRestarts;
+        readonly double backoffSeconds;
+        volatile OamBridgeException crash; // set by the bridge's Exited (on its dispatcher), taken by Tick
+        double startedAt = -1;              // Tick's clock when the bridge was given or started; -1: not yet seen
+        double dueAt = -1;                  // when the restart is due; -1: none
+        bool stopped;
+
+        /// <summary>How long a bridge must have run before it ended for its restart to count as the first in a row.</summary>
+        public double StableSeconds = 60;
+
+        /// <param name="bridge">the running bridge (its Exited is watched).</param>
+        /// <param name="create">makes the next bridge, not started (same command and dispatcher).</param>
+        public OamBridgeRestarter(OamBridge bridge, Func<OamBridge> create, int maxRestarts = 3, double backoffSeconds = 1)
+        {
+            if (bridge == null) throw new ArgumentNullException("bridge");
+            if (create == null) throw new ArgumentNullException("create");
+            this.create = create;
+            this.maxRestarts = maxRestarts;
+            this.backoffSeconds = backoffSeconds;
+            Watch(bridge);
+        }
+
+        /// <summary>The current bridge: the last one started (also when it has died and no restart follows).</summary>
+        public OamBridge Bridge { get; private set; }
+
+        /// <summary>Restarts since the last bridge that ran StableSeconds.</summary>
+        public int RestartsInARow { get; private set; }
+
+        /// <summary>A new bridge was started and replaces the old one (raised by Tick, on the main thread).</summary>
+        public event Action<OamBridge> Restarted;
+
+        /// <summary>The bridge ended once more after maxRestarts restarts in a row: no more restarts.</summary>
+        public event Action<OamBridgeException> GaveUp;
+
+        void Watch(OamBridge bridge)
+        {
+            Bridge = bridge;
+            bridge.Exited += error =>
+            {
+                if (bridge == Bridge) crash = error;
+            };
+        }
+
+        /// <summary>Call every frame with a clock in seconds (Time.realtimeSinceStartup): restarts when due.</summary>
+        public void Tick(double now)
+        {
+            if (stopped) return;
+            if (startedAt < 0) startedAt = now;
+            if (crash != null && dueAt < 0)
+            {
+                if (now - startedAt >= StableSeconds) RestartsInARow = 0;
+                if (RestartsInARow >= maxRestarts)
+                {
+                    stopped = true;
+                    var gaveUp = GaveUp;
+                    if (gaveUp != null) gaveUp(crash);
+                    return;
+                }
+                dueAt = now + backoffSeconds * Math.Pow(2, RestartsInARow);
+            }
+            if (dueAt < 0 || now < dueAt) return;
+            dueAt = -1;
+            crash = null;
+            RestartsInARow++;
+            OamBridge old = Bridge;
+            OamBridge next = create();
+            next.RegisterToolsFrom(old);
+            old.Dispose(); // its process is gone: this only ends its threads
+            Watch(next);
+            startedAt = now;
+            try
+            {
+                next.Start();
+            }
+            catch (OamBridgeException error)
+            {
+                crash = error; // the next Tick schedules the next try (or gives up)
+                return;
+            }
+            var restarted = Restarted;
+            if (restarted != null) restarted(next);
+        }
+
+        /// <summary>No restart from now on (the game quits, the owner is destroyed).</summary>
+        public void Stop() { stopped = true; }
     }
 
     // ------------------------------------------------------------------------------------------------

@@ -800,11 +800,132 @@ static class OamBridgeTests
         }
     }
 
+    // Kills the bridge's process and pumps until its Exited has been delivered (a hang guard, not a bound).
+    static void Crash(OamMainThreadQueue queue, OamBridge bridge)
+    {
+        bool exited = false;
+        bridge.Exited += e => exited = true;
+        using (var p = Process.GetProcessById(bridge.ProcessId)) p.Kill();
+        var watch = Stopwatch.StartNew();
+        while (!exited && watch.ElapsedMilliseconds < 10000) { queue.Pump(); Thread.Sleep(1); }
+        Check(exited, "Exited was not raised after the kill");
+    }
+
+    // OamBridgeRestarter is driven with made-up times (Tick(now)): nothing here depends on how fast the machine is.
+    static void TestRestarter()
+    {
+        current = "a crashed bridge is restarted after the backoff, with its tools";
+        var queue = new OamMainThreadQueue();
+        var first = Start(queue);
+        first.RegisterTool("open_gate", "Open a named gate.", GateSchema, args => "opened " + args.GetString("gate"));
+        var restarter = new OamBridgeRestarter(first, () => new OamBridge(null, queue), maxRestarts: 2, backoffSeconds: 1);
+        var restarted = new List<OamBridge>();
+        var gaveUp = new List<OamBridgeException>();
+        restarter.Restarted += b => restarted.Add(b);
+        restarter.GaveUp += e => gaveUp.Add(e);
+        var all = new List<OamBridge> { first };
+        try
+        {
+            restarter.Tick(0);
+            Check(restarter.Bridge == first && restarted.Count == 0, "restarted a live bridge");
+            Crash(queue, first);
+            restarter.Tick(10); // the crash is seen: the restart is due at 11
+            restarter.Tick(10.9);
+            Check(restarted.Count == 0, "restarted before the backoff (1 s) had passed");
+            restarter.Tick(11);
+            Check(restarted.Count == 1 && restarter.Bridge == restarted[0] && restarter.Bridge != first,
+                "not restarted once the backoff had passed: " + restarted.Count);
+            if (restarted.Count != 1) return;
+            var second = restarter.Bridge;
+            all.Add(second);
+            Check(restarter.RestartsInARow == 1, "RestartsInARow " + restarter.RestartsInARow);
+            Check(!second.HasExited, "the new bridge does not run");
+            Wait(queue, second.InitializeAsync("tests"));
+            var session = Wait(queue, second.CreateSessionAsync(tools: new[] { "open_gate" },
+                model: Scripted(GateStep("north"), O().With("template", "{toolOutput}"))));
+            Check(Wait(queue, session.RespondAsync("Open it.")).GetString("text") == "opened north",
+                "the tool registered on the first bridge does not answer on the new one");
+
+            current = "the backoff doubles for each restart in a row";
+            Crash(queue, second);
+            restarter.Tick(20); // due at 22 (2 s: the second restart in a row)
+            restarter.Tick(21.9);
+            Check(restarted.Count == 1, "restarted before the doubled backoff (2 s) had passed");
+            restarter.Tick(22);
+            Check(restarted.Count == 2 && restarter.RestartsInARow == 2, "not restarted: " + restarted.Count);
+            if (restarted.Count != 2) return;
+            var third = restarter.Bridge;
+            all.Add(third);
+
+            current = "it gives up after maxRestarts restarts in a row";
+            Crash(queue, third);
+            restarter.Tick(30);
+            restarter.Tick(1000);
+            Check(restarted.Count == 2, "restarted a third time (maxRestarts 2)");
+            Check(gaveUp.Count == 1 && gaveUp[0].Code == -32023 && gaveUp[0].Message.StartsWith("The bridge process exited"),
+                "GaveUp: " + gaveUp.Count);
+            Check(restarter.Bridge == third && third.HasExited, "Bridge is not the last, dead one");
+        }
+        finally
+        {
+            foreach (var b in all) b.Dispose();
+        }
+
+        current = "a bridge that ran stably before it crashed starts a new count";
+        queue = new OamMainThreadQueue();
+        first = Start(queue);
+        all = new List<OamBridge> { first };
+        restarter = new OamBridgeRestarter(first, () => new OamBridge(null, queue), maxRestarts: 1, backoffSeconds: 1);
+        restarted.Clear();
+        gaveUp.Clear();
+        restarter.Restarted += b => { restarted.Add(b); all.Add(b); };
+        restarter.GaveUp += e => gaveUp.Add(e);
+        try
+        {
+            restarter.Tick(0);
+            Crash(queue, first);
+            restarter.Tick(1);
+            restarter.Tick(2);
+            Check(restarted.Count == 1, "not restarted: " + restarted.Count);
+            if (restarted.Count != 1) return;
+            Wait(queue, restarter.Bridge.InitializeAsync("tests"));
+            restarter.Tick(100); // ran 98 s (StableSeconds 60) before it crashes
+            Crash(queue, restarter.Bridge);
+            restarter.Tick(101);
+            restarter.Tick(102);
+            Check(restarted.Count == 2 && gaveUp.Count == 0, "after a stable run: restarts " + restarted.Count + ", gave up " + gaveUp.Count);
+
+            current = "Stop(): no restart after it (the game quits, the scene unloads)";
+            if (restarted.Count != 2) return;
+            Wait(queue, restarter.Bridge.InitializeAsync("tests"));
+            restarter.Stop();
+            Crash(queue, restarter.Bridge);
+            restarter.Tick(500);
+            restarter.Tick(1000);
+            Check(restarted.Count == 2 && gaveUp.Count == 0, "restarted after Stop(): " + restarted.Count);
+
+            current = "a bridge ended by Dispose is not restarted";
+            var disposed = Start(queue);
+            all.Add(disposed);
+            var watcher = new OamBridgeRestarter(disposed, () => new OamBridge(null, queue));
+            watcher.Restarted += b => all.Add(b);
+            watcher.Tick(0);
+            disposed.Dispose();
+            queue.Pump();
+            watcher.Tick(1000);
+            Check(watcher.Bridge == disposed && watcher.RestartsInARow == 0, "Dispose was taken for a crash");
+        }
+        finally
+        {
+            foreach (var b in all) b.Dispose();
+        }
+    }
+
     static int Main()
     {
         mainThread = Thread.CurrentThread.ManagedThreadId;
         var tests = new Action[] { TestJson, TestSessions, TestGame, TestLifecycle, TestDisposeFrozenBridge,
-            TestDisposeWaitsOnlyForALiveBridge };
+            TestDisposeWaitsOnlyForALiveBridge, TestRestarter };
         foreach (var test in tests)
         {
             try { test(); }
