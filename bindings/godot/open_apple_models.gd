@@ -159,10 +159,10 @@ class _Reaper extends RefCounted:
 			return  # a pipe has not ended yet
 		_finish()
 
-	# Blocks until the process has exited (killing it at the deadline), then at most 1 s more for the reader
-	# threads. A reader still blocked after that (its pipe is held open by a process the bridge started) is left
-	# running with its pipe open instead of being waited for: step() joins it once it ends (at quit, nothing does;
-	# Godot may warn that a Thread was not waited for).
+	# Blocks until the process has exited (killing it at the deadline, or once it counts as frozen), then at most 1 s
+	# more for the reader threads. A reader still blocked after that (its pipe is held open by a process the bridge
+	# started) is left running with its pipe open instead of being waited for: step() joins it once it ends (at quit,
+	# nothing does; Godot may warn that a Thread was not waited for).
 	func wait_for_exit() -> void:
 		if done:
 			return
@@ -473,12 +473,12 @@ func _fail_all(message: String) -> void:
 ## SHUTDOWN_ANSWER_MSEC (0.5 s; frozen, stopped, not reading its input) is killed then; one that still answers gets
 ## timeout_msec to exit and is killed otherwise. That wait runs on later frames (see _Reaper), also after the node
 ## has been freed. When the game quits there are no later frames: the wait then happens during the quit (a frozen
-## bridge delays it by 0.5 s, one that answers but does not exit by up to timeout_msec, then is killed). wait = true blocks the calling thread until the process is gone (and at most 1 s
-## more for the reader threads, which are left running if a process the bridge started holds its output open), for a
-## caller that must know it is gone before going on; without a SceneTree main loop, close() always does. After the
-## bridge died by itself, close() only marks the node closed. The stdin pipe is not
-## closed first: Godot has one pipe object for the bridge's stdin and stdout, and the reader thread is blocked on it;
-## the bridge exits by itself once it has answered shutdown.
+## bridge delays it by 0.5 s, one that answers but does not exit by up to timeout_msec, then is killed). wait = true
+## blocks the calling thread until the process is gone (and at most 1 s more for the reader threads, which are left
+## running if a process the bridge started holds its output open), for a caller that must know it is gone before
+## going on; without a SceneTree main loop, close() always does. After the bridge died by itself, close() only
+## marks the node closed. The stdin pipe is not closed first: Godot has one pipe object for the bridge's stdin and
+## stdout, and the reader thread is blocked on it; the bridge exits by itself once it has answered shutdown.
 func close(wait: bool = false, timeout_msec: int = 3000) -> void:
 	if _pid <= 0 or _closed:
 		return

@@ -161,7 +161,8 @@ namespace OpenAppleModels
             restarter.Restarted += next =>
             {
                 bridge = next;
-                Debug.LogWarning("[open-apple-models] The bridge was restarted (" + restarter.RestartsInARow + " in a row).");
+                Debug.LogWarning("[open-apple-models] The bridge was restarted (" + restarter.RestartsInARow +
+                    " in a row).");
                 var restarted = BridgeRestarted;
                 if (restarted != null) restarted(next);
             };
