@@ -53,6 +53,10 @@ const EXIT_LOG_LINES := 3
 const _TOOL_ERROR_KEY := "__oam_tool_error__"
 ## The variable that makes the bridge stop when the game exits or crashes (see _pass_exit_with_parent()).
 const EXIT_WITH_PARENT := "OAM_EXIT_WITH_PARENT"
+## How long close() gives the bridge to write anything after the shutdown (a live bridge fails the ping sent after
+## it at once, even while the shutdown waits for cancelled work): one that stays silent (frozen, stopped, not
+## reading its input) is killed then instead of after the whole timeout_msec. As the C and C# clients do.
+const SHUTDOWN_ANSWER_MSEC := 500
 
 ## Full argv of the bridge. Empty: bridge_path, then OAM_BRIDGE_COMMAND, OAM_BRIDGE_PATH, "oam stdio".
 @export var bridge_command: PackedStringArray = PackedStringArray()
@@ -81,6 +85,7 @@ class _Channel extends RefCounted:
 	var eof := false
 	var log_eof := false
 	var discard := false        # set by close(): what the bridge still writes is dropped
+	var heard := false          # the bridge wrote to stdout after discard was set, or its stdout ended
 
 	# Runs on a reader thread: blocks on the pipe and hands bytes to the main thread, which decodes whole lines (a
 	# chunk may end inside a UTF-8 sequence).
@@ -91,7 +96,8 @@ class _Channel extends RefCounted:
 				break
 			mutex.lock()
 			if discard:
-				pass
+				if not is_log:
+					heard = true
 			elif is_log:
 				log_bytes.append_array(chunk)
 			else:
@@ -102,6 +108,7 @@ class _Channel extends RefCounted:
 			log_eof = true
 		else:
 			eof = true
+			heard = true
 		mutex.unlock()
 
 
@@ -118,6 +125,7 @@ class _Channel extends RefCounted:
 class _Reaper extends RefCounted:
 	var pid := -1
 	var deadline := 0           # ticks msec: kill the process if it still runs then
+	var answer_deadline := -1   # ticks msec: kill it then if it has written nothing since close() (-1: no check)
 	var threads: Array[Thread] = []
 	var pipes: Array[FileAccess] = []
 	var channel: _Channel
@@ -125,9 +133,10 @@ class _Reaper extends RefCounted:
 	var done := false
 
 	func _init(process_id: int, kill_at: int, reader_channel: _Channel, reader_threads: Array[Thread],
-			open_pipes: Array[FileAccess]) -> void:
+			open_pipes: Array[FileAccess], answer_at: int = -1) -> void:
 		pid = process_id
 		deadline = kill_at
+		answer_deadline = answer_at
 		channel = reader_channel
 		threads = reader_threads
 		pipes = open_pipes
@@ -143,21 +152,21 @@ class _Reaper extends RefCounted:
 		if done:
 			return
 		if OS.is_process_running(pid):
-			if Time.get_ticks_msec() < deadline:
+			if Time.get_ticks_msec() < deadline and not _silent():
 				return
 			OS.kill(pid)
 		if _readers_alive():
 			return  # a pipe has not ended yet
 		_finish()
 
-	# Blocks until the process has exited (killing it at the deadline), then at most 1 s more for the reader
-	# threads. A reader still blocked after that (its pipe is held open by a process the bridge started) is left
-	# running with its pipe open instead of being waited for: step() joins it once it ends (at quit, nothing does;
-	# Godot may warn that a Thread was not waited for).
+	# Blocks until the process has exited (killing it at the deadline, or once it counts as frozen), then at most 1 s
+	# more for the reader threads. A reader still blocked after that (its pipe is held open by a process the bridge
+	# started) is left running with its pipe open instead of being waited for: step() joins it once it ends (at quit,
+	# nothing does; Godot may warn that a Thread was not waited for).
 	func wait_for_exit() -> void:
 		if done:
 			return
-		while OS.is_process_running(pid) and Time.get_ticks_msec() < deadline:
+		while OS.is_process_running(pid) and Time.get_ticks_msec() < deadline and not _silent():
 			OS.delay_msec(10)
 		if OS.is_process_running(pid):
 			OS.kill(pid)
@@ -166,6 +175,16 @@ class _Reaper extends RefCounted:
 			OS.delay_msec(10)
 		if not _readers_alive():
 			_finish()
+
+	# True once the bridge counts as frozen: answer_deadline has passed and it wrote nothing since close() (a line,
+	# or the end of its output, shows it alive: it then gets until deadline to exit).
+	func _silent() -> bool:
+		if answer_deadline < 0 or Time.get_ticks_msec() < answer_deadline:
+			return false
+		channel.mutex.lock()
+		var alive := channel.heard
+		channel.mutex.unlock()
+		return not alive
 
 	func _readers_alive() -> bool:
 		for thread in threads:
@@ -450,33 +469,44 @@ func _fail_all(message: String) -> void:
 
 
 ## Shuts the bridge down (cancelling its work) and returns at once: waiting requests fail right away with a -32023
-## shut_down error "The bridge was closed.". The process gets timeout_msec to exit and is killed otherwise; that
-## wait runs on later frames (see _Reaper), also after the node has been freed. When the game quits there are no
-## later frames: the wait then happens during the quit (a bridge that ignores shutdown delays it by up to
-## timeout_msec, then is killed). wait = true blocks the calling thread until the process is gone (and at most 1 s
-## more for the reader threads, which are left running if a process the bridge started holds its output open), for a
-## caller that must know it is gone before going on; without a SceneTree main loop, close() always does. After the
-## bridge died by itself, close() only marks the node closed. The stdin pipe is not
-## closed first: Godot has one pipe object for the bridge's stdin and stdout, and the reader thread is blocked on it;
-## the bridge exits by itself once it has answered shutdown.
+## shut_down error "The bridge was closed.". A ping follows the shutdown: a bridge that writes nothing within
+## SHUTDOWN_ANSWER_MSEC (0.5 s; frozen, stopped, not reading its input) is killed then; one that still answers gets
+## timeout_msec to exit and is killed otherwise. That wait runs on later frames (see _Reaper), also after the node
+## has been freed. When the game quits there are no later frames: the wait then happens during the quit (a frozen
+## bridge delays it by 0.5 s, one that answers but does not exit by up to timeout_msec, then is killed). wait = true
+## blocks the calling thread until the process is gone (and at most 1 s more for the reader threads, which are left
+## running if a process the bridge started holds its output open), for a caller that must know it is gone before
+## going on; without a SceneTree main loop, close() always does. After the bridge died by itself, close() only
+## marks the node closed. The stdin pipe is not closed first: Godot has one pipe object for the bridge's stdin and
+## stdout, and the reader thread is blocked on it; the bridge exits by itself once it has answered shutdown.
 func close(wait: bool = false, timeout_msec: int = 3000) -> void:
 	if _pid <= 0 or _closed:
 		return
 	_closed = true
 	if _pipe == null:
 		return  # it died by itself: a _Reaper already has it
+	var answer_at := -1
 	if _dead_message.is_empty():
+		# From here on what the bridge writes is dropped, and marks it as alive (_Channel.heard).
+		_channel.mutex.lock()
+		_channel.discard = true
+		_channel.mutex.unlock()
 		_send({"jsonrpc": "2.0", "id": "gd-shutdown", "method": "shutdown"})
+		# After shutdown every request fails at once (PROTOCOL.md, shutdown): the answer to this ping shows the
+		# bridge is alive even while the shutdown waits for its cancelled work.
+		_send({"jsonrpc": "2.0", "id": "gd-shutdown-ping", "method": "ping"})
+		answer_at = Time.get_ticks_msec() + SHUTDOWN_ANSWER_MSEC
 		_dead_message = "The bridge was closed."
 	var tree := Engine.get_main_loop() as SceneTree
-	_hand_to_reaper(Time.get_ticks_msec() + timeout_msec, wait or tree == null or tree.root == null)
+	_hand_to_reaper(Time.get_ticks_msec() + timeout_msec, wait or tree == null or tree.root == null, answer_at)
 	_fail_all("The bridge was closed.")
 
 
 # Hands the process, its pipes and the reader threads to a _Reaper (what the bridge still writes is dropped): it
 # kills the process if it still runs at kill_at and joins the threads once their pipes have ended, stepped by
-# frames, or by poll() without a SceneTree. wait: wait_for_exit() first, blocking the calling thread.
-func _hand_to_reaper(kill_at: int, wait: bool = false) -> void:
+# frames, or by poll() without a SceneTree. wait: wait_for_exit() first, blocking the calling thread. answer_at:
+# when a bridge that has written nothing since close() is killed (-1: only at kill_at).
+func _hand_to_reaper(kill_at: int, wait: bool = false, answer_at: int = -1) -> void:
 	_channel.mutex.lock()
 	_channel.discard = true
 	_channel.mutex.unlock()
@@ -491,7 +521,7 @@ func _hand_to_reaper(kill_at: int, wait: bool = false) -> void:
 	for thread in [_reader, _err_reader]:
 		if thread != null and thread.is_started():
 			threads.append(thread)
-	var reaper := _Reaper.new(_pid, kill_at, _channel, threads, pipes)
+	var reaper := _Reaper.new(_pid, kill_at, _channel, threads, pipes, answer_at)
 	_reader = null
 	_err_reader = null
 	_pipe = null

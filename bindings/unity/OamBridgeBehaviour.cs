@@ -12,6 +12,11 @@
 // One bridge per scene (dontDestroyOnLoad off): each behaviour runs its own bridge and shuts it down with its
 // scene, also when several scenes are loaded at once (additively); Instance is the one that started first.
 //
+// A bridge that ends by itself (a crash, a kill) stays dead unless restartOnCrash is on (read when the bridge starts):
+// then OamBridgeRestarter starts a new one after 1 s, 2 s, 4 s (restartBackoffSeconds, doubled), at most maxRestarts
+// times in a row, with the tools registered so far; sessions, NPCs and worlds were in the old process: create them
+// again in BridgeRestarted. A bridge that could not start at all (wrong command) is not retried.
+//
 // Register tools in Awake of your own scripts (before they are used) and await the async API:
 //
 //     var oam = OamBridgeBehaviour.Instance;   // or GetComponent<OamBridgeBehaviour>() on the same object
@@ -39,12 +44,29 @@ namespace OpenAppleModels
         [Tooltip("Keep the bridge alive across scene loads, as the one bridge of the game: a copy in a scene loaded later destroys itself.")]
         public bool dontDestroyOnLoad = true;
 
+        [Tooltip("Start a new bridge when the process ends by itself (a crash, a kill), after 1 s, 2 s, 4 s ... (restartBackoffSeconds, doubled), at most maxRestarts times in a row. Registered tools carry over; sessions, NPCs and worlds do not: re-create them in BridgeRestarted.")]
+        public bool restartOnCrash = false;
+
+        [Tooltip("With restartOnCrash: restarts in a row before giving up (a bridge that ran 60 s before it ended starts a new count).")]
+        public int maxRestarts = 3;
+
+        [Tooltip("With restartOnCrash: the wait before the first restart in a row, doubled for each next one.")]
+        public float restartBackoffSeconds = 1f;
+
+        /// <summary>
+        /// With restartOnCrash: a new bridge replaced the one that ended by itself (Bridge returns it from now on).
+        /// Its tools are those registered on the old one; sessions, NPCs, worlds, world subscriptions and handlers of
+        /// the old bridge's events are gone: create them again here. On the main thread, in Update.
+        /// </summary>
+        public event Action<OamBridge> BridgeRestarted;
+
         // Behaviours that have awoken and are not destroyed, oldest first (duplicates never enter).
         static readonly List<OamBridgeBehaviour> live = new List<OamBridgeBehaviour>();
 
         readonly OamMainThreadQueue queue = new OamMainThreadQueue();
 
         OamBridge bridge;
+        OamBridgeRestarter restarter; // with restartOnCrash
 
         /// <summary>
         /// The live behaviour: the one with dontDestroyOnLoad on, else the first of the scene-bound ones still
@@ -124,9 +146,7 @@ namespace OpenAppleModels
                 Array.Copy(resolved, command, resolved.Length);
                 Array.Copy(extra, 0, command, resolved.Length, extra.Length);
             }
-            bridge = new OamBridge(command, queue);
-            bridge.LogReceived += line => Debug.LogWarning("[open-apple-models] " + line);
-            bridge.Exited += error => Debug.LogError("[open-apple-models] " + error.Message);
+            bridge = NewBridge(command);
             try
             {
                 bridge.Start();
@@ -134,12 +154,35 @@ namespace OpenAppleModels
             catch (OamBridgeException e)
             {
                 Debug.LogError(e.Message);
+                return; // not restarted: the command is wrong, not the bridge
             }
+            if (!restartOnCrash) return;
+            restarter = new OamBridgeRestarter(bridge, () => NewBridge(command), maxRestarts, restartBackoffSeconds);
+            restarter.Restarted += next =>
+            {
+                bridge = next;
+                Debug.LogWarning("[open-apple-models] The bridge was restarted (" + restarter.RestartsInARow +
+                    " in a row).");
+                var restarted = BridgeRestarted;
+                if (restarted != null) restarted(next);
+            };
+            restarter.GaveUp += error => Debug.LogError("[open-apple-models] The bridge ended again after " + maxRestarts +
+                " restarts in a row; it is not restarted any more.");
+        }
+
+        OamBridge NewBridge(string[] command)
+        {
+            var created = new OamBridge(command, queue);
+            created.LogReceived += line => Debug.LogWarning("[open-apple-models] " + line);
+            created.Exited += error => Debug.LogError("[open-apple-models] " + error.Message);
+            return created;
         }
 
         void Update()
         {
             queue.Pump();
+            // Before a restart, Pump has delivered the old bridge's Exited and failed its requests.
+            if (restarter != null) restarter.Tick(Time.realtimeSinceStartup);
         }
 
         void OnApplicationQuit()
@@ -155,6 +198,7 @@ namespace OpenAppleModels
 
         void Shutdown()
         {
+            if (restarter != null) restarter.Stop();
             if (bridge == null) return;
             // Waits on the main thread (a few ms; 0.5 s and a kill for a frozen bridge that answers nothing; at most
             // ~3 s and a kill for one that still answers but does not exit): a wait moved to another thread could be

@@ -4,9 +4,11 @@
 // its JSON-RPC 2.0 protocol, one JSON object per line. No UnityEngine types and no third-party JSON library:
 // this file compiles on plain Mono (`mcs`) and .NET. OamBridgeBehaviour.cs adapts it to a MonoBehaviour.
 //
-// Threading: a background thread reads the bridge's stdout. Every callback (tool handlers, a tool's cancellation
-// token, text/line/event callbacks, world changes, notifications, LogReceived) and every request's completion is
-// posted to the bridge's dispatcher. In Unity use an OamMainThreadQueue and call Pump() from Update()
+// Threading: a background thread reads the bridge's stdout, another writes its stdin: sending a request or
+// notification only queues the line, so it never blocks the caller, even on a bridge that stopped reading (frozen,
+// stopped in a debugger) with its input pipe full (the lines wait in memory until it reads again or is closed).
+// Every callback (tool handlers, a tool's cancellation token, text/line/event callbacks, world changes,
+// notifications, LogReceived) and every request's completion is posted to the bridge's dispatcher. In Unity use an OamMainThreadQueue and call Pump() from Update()
 // (OamBridgeBehaviour does), so callbacks run on the main thread, in protocol order (a request's events before
 // its response); code after `await` resumes on the main thread through Unity's SynchronizationContext (a plain
 // ContinueWith runs on the thread pool). Never block the main thread on a bridge Task (.Result / .Wait()): the
@@ -538,7 +540,6 @@ namespace OpenAppleModels
         readonly string[] command;
         readonly IOamDispatcher dispatcher;
         readonly object gate = new object();
-        readonly object writeGate = new object();
         readonly Dictionary<string, Pending> pending = new Dictionary<string, Pending>();
         readonly Dictionary<string, Tool> tools = new Dictionary<string, Tool>();
         readonly Dictionary<string, CancellationTokenSource> toolCalls = new Dictionary<string, CancellationTokenSource>();
@@ -546,6 +547,12 @@ namespace OpenAppleModels
         Process process;
         Stream input;
         Thread reader;
+        // Lines waiting for the writer thread, in the order they were sent; a null closes the bridge's input. Sending
+        // only queues, so a bridge that stops reading (frozen, stopped in a debugger) with its input pipe full never
+        // blocks the caller (the game's main thread); the lines wait here until it reads again or Dispose kills it.
+        readonly Queue<byte[]> outbox = new Queue<byte[]>();
+        bool outboxClosed; // under outbox: later lines are dropped
+        Thread writer;
         long nextId;
         OamBridgeException dead;
         bool disposed;
@@ -670,6 +677,8 @@ namespace OpenAppleModels
                 else Console.Error.WriteLine(line);
             };
             process.BeginErrorReadLine();
+            writer = new Thread(WriteLoop) { IsBackground = true, Name = "open-apple-models writer" };
+            writer.Start();
             reader = new Thread(ReadLoop) { IsBackground = true, Name = "open-apple-models reader" };
             reader.Start();
         }
@@ -819,21 +828,54 @@ namespace OpenAppleModels
             WriteLine(Json.Serialize(message));
         }
 
+        // Queues a line for the writer thread; never blocks on the bridge.
         void WriteLine(string line)
         {
             byte[] bytes = new UTF8Encoding(false).GetBytes(line + "\n");
-            lock (writeGate)
+            lock (outbox)
             {
+                if (outboxClosed) return; // shut down or gone: the reader or Dispose fails the waiting requests
+                outbox.Enqueue(bytes);
+                Monitor.Pulse(outbox);
+            }
+        }
+
+        // The writer closes the bridge's input after the lines queued before this.
+        void CloseInput()
+        {
+            lock (outbox)
+            {
+                if (outboxClosed) return;
+                outboxClosed = true;
+                outbox.Enqueue(null);
+                Monitor.Pulse(outbox);
+            }
+        }
+
+        void WriteLoop()
+        {
+            bool broken = false;
+            while (true)
+            {
+                byte[] bytes;
+                lock (outbox)
+                {
+                    while (outbox.Count == 0) Monitor.Wait(outbox);
+                    bytes = outbox.Dequeue();
+                }
+                if (bytes == null) break;
+                if (broken) continue;
                 try
                 {
-                    input.Write(bytes, 0, bytes.Length);
+                    input.Write(bytes, 0, bytes.Length); // blocks while the bridge does not read: only this thread
                     input.Flush();
                 }
                 catch (Exception)
                 {
-                    // The process is gone: the reader reports it to every waiting request.
+                    broken = true; // the process is gone: the reader reports it to every waiting request
                 }
             }
+            try { input.Close(); } catch (Exception) { }
         }
 
         void ReadLoop()
@@ -855,6 +897,7 @@ namespace OpenAppleModels
                 // stream closed
             }
             heardDuringShutdown.Set();
+            CloseInput(); // ends the writer thread
             string description = "output closed";
             try
             {
@@ -990,6 +1033,18 @@ namespace OpenAppleModels
         }
 
         // ---------------------------------------------------------------------------------------- tools
+
+        /// <summary>
+        /// Registers every tool registered on another bridge (a crashed one being replaced) with the same definition
+        /// and handler; tools registered here under the same name are replaced.
+        /// </summary>
+        public void RegisterToolsFrom(OamBridge other)
+        {
+            if (other == null || other == this) return;
+            List<KeyValuePair<string, Tool>> copied;
+            lock (other.gate) copied = new List<KeyValuePair<string, Tool>>(other.tools);
+            lock (gate) foreach (var entry in copied) tools[entry.Key] = entry.Value;
+        }
 
         /// <summary>
         /// Registers a client tool. The handler runs on the dispatcher (the main thread in Unity) and returns the
@@ -1301,7 +1356,7 @@ namespace OpenAppleModels
         /// <summary>
         /// Shuts the bridge down (cancelling its work) and waits for the process to exit: a few milliseconds
         /// usually. A bridge that writes nothing within 0.5 s of the shutdown (frozen, stopped in a debugger, not
-        /// reading its input: a send blocked on it then returns) is killed then; one that still answers (a ping sent
+        /// reading its input: the lines still queued for it are dropped) is killed then; one that still answers (a ping sent
         /// after the shutdown) gets up to about 3 s to finish its cancelled work and is killed after that. Waiting
         /// requests, and any made later, fail with a -32023 shut_down error "The bridge was closed." (delivered
         /// through the dispatcher: pump it once more).
@@ -1328,19 +1383,12 @@ namespace OpenAppleModels
                     // shows the bridge is alive even while the shutdown waits for its cancelled work.
                     var probe = new JsonObject().With("jsonrpc", "2.0").With("id", "cs-shutdown-ping").With("method", "ping");
                     shuttingDown = true;
-                    // Written on a thread of its own: on a bridge that stopped reading with its input pipe full, the
-                    // write (or another thread's, holding writeGate) blocks until the kill below ends the process.
-                    var closer = new Thread(() =>
-                    {
-                        WriteLine(Json.Serialize(shutdown));
-                        WriteLine(Json.Serialize(probe));
-                        lock (writeGate)
-                        {
-                            try { input.Close(); } catch (Exception) { }
-                        }
-                    }) { IsBackground = true, Name = "open-apple-models shutdown" };
+                    // Queued behind the lines sent before: on a bridge that stopped reading with its input pipe full,
+                    // the writer thread stays blocked until the kill below ends the process.
                     var watch = Stopwatch.StartNew();
-                    closer.Start();
+                    WriteLine(Json.Serialize(shutdown));
+                    WriteLine(Json.Serialize(probe));
+                    CloseInput();
                     // A bridge that writes nothing (frozen, stopped) is killed now; one that answers gets the grace.
                     // (Disposed from a callback on the reader thread, nothing reads its answer: it gets the grace.)
                     bool answered = reader == Thread.CurrentThread || heardDuringShutdown.WaitOne(ShutdownAnswerMs);
@@ -1352,13 +1400,115 @@ namespace OpenAppleModels
                         try { process.Kill(); } catch (Exception) { }
                         process.WaitForExit(2000);
                     }
-                    closer.Join(2000);
                 }
             }
             catch (Exception) { }
+            CloseInput(); // a bridge that had exited already: ends the writer thread
+            if (writer != null) writer.Join(2000);
             if (reader != null && reader != Thread.CurrentThread) reader.Join(3000);
             try { process.Dispose(); } catch (Exception) { }
         }
+    }
+
+    /// <summary>
+    /// Starts a new bridge when the running one ends by itself (OamBridge.Exited: a crash, a kill; not Dispose),
+    /// after backoffSeconds, doubled for each restart in a row (1 s, 2 s, 4 s), at most maxRestarts times in a row:
+    /// then GaveUp gets the last error and it stops. A bridge that ran StableSeconds (60) before it ended starts a new
+    /// count. Call Tick(now) on the main thread every frame (OamBridgeBehaviour does with restartOnCrash on); the
+    /// restart happens there. The tools registered on the old bridge are registered on the new one (create makes it,
+    /// not started; Tick starts it); sessions, NPCs, worlds, subscriptions and event handlers lived with the old
+    /// process or object and are gone: re-create them in Restarted. Requests made on the old bridge keep failing with
+    /// -32023. A bridge that could not start (Start() threw) counts as a crash of the restart. A bridge that never
+    /// started (Start() threw before it was given here) raises no Exited and is not restarted.
+    /// </summary>
+    public sealed class OamBridgeRestarter
+    {
+        readonly Func<OamBridge> create;
+        readonly int maxRestarts;
+        readonly double backoffSeconds;
+        volatile OamBridgeException crash; // set by the bridge's Exited (on its dispatcher), taken by Tick
+        double startedAt = -1;              // Tick's clock when the bridge was given or started; -1: not yet seen
+        double dueAt = -1;                  // when the restart is due; -1: none
+        bool stopped;
+
+        /// <summary>How long a bridge must have run before it ended for its restart to count as the first in a row.</summary>
+        public double StableSeconds = 60;
+
+        /// <param name="bridge">the running bridge (its Exited is watched).</param>
+        /// <param name="create">makes the next bridge, not started (same command and dispatcher).</param>
+        public OamBridgeRestarter(OamBridge bridge, Func<OamBridge> create, int maxRestarts = 3, double backoffSeconds = 1)
+        {
+            if (bridge == null) throw new ArgumentNullException("bridge");
+            if (create == null) throw new ArgumentNullException("create");
+            this.create = create;
+            this.maxRestarts = maxRestarts;
+            this.backoffSeconds = backoffSeconds;
+            Watch(bridge);
+        }
+
+        /// <summary>The current bridge: the last one started (also when it has died and no restart follows).</summary>
+        public OamBridge Bridge { get; private set; }
+
+        /// <summary>Restarts since the last bridge that ran StableSeconds.</summary>
+        public int RestartsInARow { get; private set; }
+
+        /// <summary>A new bridge was started and replaces the old one (raised by Tick, on the main thread).</summary>
+        public event Action<OamBridge> Restarted;
+
+        /// <summary>The bridge ended once more after maxRestarts restarts in a row: no more restarts.</summary>
+        public event Action<OamBridgeException> GaveUp;
+
+        void Watch(OamBridge bridge)
+        {
+            Bridge = bridge;
+            bridge.Exited += error =>
+            {
+                if (bridge == Bridge) crash = error;
+            };
+        }
+
+        /// <summary>Call every frame with a clock in seconds (Time.realtimeSinceStartup): restarts when due.</summary>
+        public void Tick(double now)
+        {
+            if (stopped) return;
+            if (startedAt < 0) startedAt = now;
+            if (crash != null && dueAt < 0)
+            {
+                if (now - startedAt >= StableSeconds) RestartsInARow = 0;
+                if (RestartsInARow >= maxRestarts)
+                {
+                    stopped = true;
+                    var gaveUp = GaveUp;
+                    if (gaveUp != null) gaveUp(crash);
+                    return;
+                }
+                dueAt = now + backoffSeconds * Math.Pow(2, RestartsInARow);
+            }
+            if (dueAt < 0 || now < dueAt) return;
+            dueAt = -1;
+            crash = null;
+            RestartsInARow++;
+            OamBridge old = Bridge;
+            OamBridge next = create();
+            next.RegisterToolsFrom(old);
+            old.Dispose(); // its process is gone: this only ends its threads
+            Watch(next);
+            startedAt = now;
+            try
+            {
+                next.Start();
+            }
+            catch (OamBridgeException error)
+            {
+                crash = error; // the next Tick schedules the next try (or gives up)
+                return;
+            }
+            var restarted = Restarted;
+            if (restarted != null) restarted(next);
+        }
+
+        /// <summary>No restart from now on (the game quits, the owner is destroyed).</summary>
+        public void Stop() { stopped = true; }
     }
 
     // ------------------------------------------------------------------------------------------------

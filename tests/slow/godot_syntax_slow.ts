@@ -302,6 +302,43 @@ function closeProblems(parsed: Parsed, text: string): string[] {
 }
 
 /**
+ * What close() needs so that a frozen bridge (stopped, not reading, writing nothing) is killed after 0.5 s, as the
+ * C# client's Dispose does (tested there: bindings/unity/tests/OamBridgeTests.cs), instead of delaying the quit
+ * by the whole 3 s grace; empty when all holds. The shutdown is followed by a ping (a live bridge fails it at
+ * once, even while the shutdown waits for cancelled work); what the bridge writes after close() (or the end of
+ * its output) marks it as alive; the reaper, stepped by frames and waited at quit, kills one that stayed silent
+ * past SHUTDOWN_ANSWER_MSEC.
+ */
+function frozenCloseProblems(parsed: Parsed, text: string): string[] {
+  const { bodies, classes } = functions(parsed);
+  const found: string[] = [];
+  const close = bodies.get("close") ?? "";
+  const shutdown = close.indexOf('"method": "shutdown"');
+  const ping = close.indexOf('"method": "ping"');
+  const marked = close.indexOf("_channel.discard = true");
+  if (shutdown < 0 || ping < shutdown) found.push("close() must send a ping after the shutdown");
+  if (marked < 0 || marked > shutdown) {
+    // Else an answer read before the reaper takes over goes to the dropped chunks and is not seen.
+    found.push("close() must mark the channel (discard) before it sends the shutdown");
+  }
+  if (!/^const SHUTDOWN_ANSWER_MSEC := 500$/m.test(text) || !/_hand_to_reaper\([^\n]*answer_at/.test(close)) {
+    found.push(
+      "close() must give the reaper the time by which the bridge must have written something (0.5 s)",
+    );
+  }
+  if (!/if discard:\n\t+if not is_log:\n\t+heard = true/.test(classes.get("_Channel") ?? "")) {
+    found.push("a line the bridge writes after close() must mark it as heard (_Channel.heard)");
+  }
+  if (
+    !/not _silent\(\)/.test(bodies.get("step") ?? "") ||
+    !/not _silent\(\)/.test(bodies.get("wait_for_exit") ?? "")
+  ) {
+    found.push("_Reaper.step() and wait_for_exit() must kill a bridge that stayed silent (_silent())");
+  }
+  return found;
+}
+
+/**
  * What a bridge that dies by itself (a bad flag, killed by the OS) needs so that the game sees it without its main
  * thread ever waiting on a reader thread; empty when all holds. A reader thread ends only when its pipe ends, and a
  * process the bridge started (or the child of a launcher script) can hold the pipe open long after the bridge
@@ -566,6 +603,24 @@ Deno.test({
       wireProblems(broken),
       ["only _Reaper.wait_for_exit() may wait with OS.delay_msec (also: close); poll() looks once a frame"],
     );
+  },
+});
+
+Deno.test({
+  name: name(
+    "bindings/godot: close() pings after the shutdown and the reaper kills a bridge that wrote nothing within 0.5 s",
+  ),
+  ignore: skip !== "",
+  async fn() {
+    const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+    const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
+    assert.deepEqual(frozenCloseProblems(parsed, text), []);
+    // The same checks on a copy without the ping.
+    const unpinged = text.replace(/\n\t+_send\(\{[^\n]*"method": "ping"\}\)/, "");
+    assert.notEqual(unpinged, text, "the ping was not found");
+    const [broken] = await parse([{ name: "unpinged.gd", text: unpinged }], { structure: STRUCTURE });
+    assert.equal(describe([broken]), "", "the copy does not parse");
+    assert.deepEqual(frozenCloseProblems(broken, unpinged), ["close() must send a ping after the shutdown"]);
   },
 });
 

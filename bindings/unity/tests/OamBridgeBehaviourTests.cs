@@ -219,6 +219,90 @@ static class OamBridgeBehaviourTests
         Check(OamBridgeBehaviour.Instance == null, "Instance is a destroyed behaviour");
     }
 
+    // Runs frames, the clock moving on by step seconds each, until done() or the hang guard (wall clock).
+    static void FramesUntil(OamBridgeBehaviour behaviour, Func<bool> done, float step, int atMostFrames = 100000)
+    {
+        var watch = Stopwatch.StartNew();
+        for (int i = 0; i < atMostFrames && !done() && watch.ElapsedMilliseconds < 15000; i++)
+        {
+            UnityEngine.Time.realtimeSinceStartup += step;
+            Message(behaviour, "Update");
+            Thread.Sleep(1);
+        }
+    }
+
+    static void Kill(OamBridge bridge)
+    {
+        using (var p = Process.GetProcessById(bridge.ProcessId)) p.Kill();
+    }
+
+    static void TestRestartOnCrash()
+    {
+        current = "restartOnCrash off (the default): a crashed bridge stays dead";
+        var oam = new OamBridgeBehaviour { dontDestroyOnLoad = false };
+        Check(!oam.restartOnCrash, "restartOnCrash is on by default");
+        Message(oam, "Awake");
+        var first = oam.Bridge;
+        try
+        {
+            bool exited = false;
+            first.Exited += e => exited = true;
+            Kill(first);
+            FramesUntil(oam, () => exited, 0f);
+            Check(exited, "Exited was not raised");
+            FramesUntil(oam, () => false, 1f, 100); // 100 s later
+            Check(oam.Bridge == first, "restarted although restartOnCrash is off");
+        }
+        finally
+        {
+            Message(oam, "OnDestroy");
+        }
+
+        current = "restartOnCrash on: a new bridge after a crash, with the tools, and BridgeRestarted";
+        oam = new OamBridgeBehaviour { dontDestroyOnLoad = false, restartOnCrash = true };
+        Message(oam, "Awake");
+        first = oam.Bridge;
+        OamBridge second = null;
+        try
+        {
+            first.RegisterTool("open_gate", "Open a gate.", null, args => "opened");
+            var restarts = new System.Collections.Generic.List<OamBridge>();
+            oam.BridgeRestarted += b => restarts.Add(b);
+            Kill(first);
+            FramesUntil(oam, () => restarts.Count > 0, 0.1f);
+            Check(restarts.Count == 1 && oam.Bridge == restarts[0] && oam.Bridge != first,
+                "no restart (BridgeRestarted " + restarts.Count + ")");
+            second = oam.Bridge;
+            Check(OamBridgeBehaviour.Instance == oam, "Instance changed");
+            if (Pings(oam))
+            {
+                var session = oam.Bridge.CreateSessionAsync(tools: new[] { "open_gate" }, model: O().With("type", "scripted")
+                    .With("steps", new System.Collections.Generic.List<object> {
+                        O().With("toolCalls", new System.Collections.Generic.List<object> { O().With("name", "open_gate").With("arguments", O()) }),
+                        O().With("template", "{toolOutput}") }));
+                Exception error = Frames(oam, session);
+                Check(error == null, "session/create on the new bridge: " + error);
+                if (error == null)
+                {
+                    var turn = session.Result.RespondAsync("Open it.");
+                    error = Frames(oam, turn);
+                    Check(error == null && turn.Result.GetString("text") == "opened", "the tool on the new bridge: " + error);
+                }
+            }
+
+            current = "OnDestroy ends the restarted bridge, and none starts after it";
+            Message(oam, "OnDestroy");
+            Check(second.HasExited, "the restarted bridge still runs");
+            FramesUntil(oam, () => false, 1f, 50);
+            Check(oam.Bridge == second, "a bridge was started after OnDestroy");
+        }
+        finally
+        {
+            Message(oam, "OnDestroy");
+            if (second != null) second.Dispose();
+        }
+    }
+
     static int Main()
     {
         try { TestExtraArguments(); }
@@ -234,6 +318,12 @@ static class OamBridgeBehaviourTests
             Console.Error.WriteLine("FAIL " + current + ": " + e);
         }
         try { TestSceneReloaded(); }
+        catch (Exception e)
+        {
+            failures++;
+            Console.Error.WriteLine("FAIL " + current + ": " + e);
+        }
+        try { TestRestartOnCrash(); }
         catch (Exception e)
         {
             failures++;

@@ -678,6 +678,28 @@ static class OamBridgeTests
             kill.WaitForExit();
     }
 
+    // Sends requests far past the 64 KiB of a pipe the bridge does not read, from a thread of its own (the game's
+    // main thread in Unity): each RequestAsync must return its Task at once. Returns the Tasks, or null when the
+    // sends blocked (the hang guard is far above what four sends take).
+    static List<Task<object>> SendPastAFullPipe(OamBridge bridge)
+    {
+        var sent = new List<Task<object>>();
+        var sender = new Thread(() =>
+        {
+            string padding = new string('x', 100000);
+            for (int i = 0; i < 4; i++)
+            {
+                var task = bridge.RequestAsync("ping", O().With("padding", padding));
+                lock (sent) sent.Add(task);
+            }
+            bridge.Notify("session/cancel", O().With("session", "s")); // a notification does not block either
+        }) { IsBackground = true };
+        sender.Start();
+        bool returned = sender.Join(10000);
+        Check(returned, "RequestAsync blocked the caller on the full input pipe (" + sent.Count + " of 4 sent)");
+        return returned ? sent : null;
+    }
+
     // A bridge that stopped reading (frozen: SIGSTOP here) while the game's requests filled its input pipe.
     static void TestDisposeFrozenBridge()
     {
@@ -689,20 +711,43 @@ static class OamBridgeTests
         Signal(pid, "STOP");
         try
         {
-            // A worker thread keeps sending until its write blocks on the full pipe.
-            var sender = new Thread(() =>
-            {
-                string padding = new string('x', 100000);
-                for (int i = 0; i < 4; i++) bridge.RequestAsync("ping", O().With("padding", padding));
-            }) { IsBackground = true };
-            sender.Start();
-            Check(!sender.Join(2000), "the sends did not block: the pipe never filled");
+            var sent = SendPastAFullPipe(bridge);
             var disposer = new Thread(() => bridge.Dispose()) { IsBackground = true };
             disposer.Start();
             // A hang guard, far above the ~3 s grace period and the kill: Dispose used to wait here for ever.
             Check(disposer.Join(30000), "Dispose did not return");
             Check(!ProcessExists(pid), "the frozen bridge still exists");
-            Check(sender.Join(5000), "the blocked send did not return after Dispose");
+            if (sent != null)
+            {
+                var error = WaitError(queue, sent[sent.Count - 1], 5000) as OamBridgeException;
+                Check(error != null && error.Message == "The bridge was closed.", "the last request: " + error);
+            }
+        }
+        finally
+        {
+            if (ProcessExists(pid)) Signal(pid, "KILL");
+        }
+
+        current = "requests to a bridge that never reads its input";
+        // Not a bridge: `sleep` never reads its stdin and writes nothing.
+        bridge = new OamBridge(new[] { "sleep", "600" }, queue);
+        bridge.Start();
+        pid = bridge.ProcessId;
+        try
+        {
+            var sent = SendPastAFullPipe(bridge);
+            var disposer = new Thread(() => bridge.Dispose()) { IsBackground = true };
+            disposer.Start();
+            Check(disposer.Join(20000), "Dispose did not return");
+            Check(!ProcessExists(pid), "the process that does not read still exists");
+            if (sent != null)
+            {
+                foreach (var task in sent)
+                {
+                    var error = WaitError(queue, task, 5000) as OamBridgeException;
+                    Check(error != null && error.Code == -32023 && error.Message == "The bridge was closed.", "" + error);
+                }
+            }
         }
         finally
         {
@@ -755,11 +800,132 @@ static class OamBridgeTests
         }
     }
 
+    // Kills the bridge's process and pumps until its Exited has been delivered (a hang guard, not a bound).
+    static void Crash(OamMainThreadQueue queue, OamBridge bridge)
+    {
+        bool exited = false;
+        bridge.Exited += e => exited = true;
+        using (var p = Process.GetProcessById(bridge.ProcessId)) p.Kill();
+        var watch = Stopwatch.StartNew();
+        while (!exited && watch.ElapsedMilliseconds < 10000) { queue.Pump(); Thread.Sleep(1); }
+        Check(exited, "Exited was not raised after the kill");
+    }
+
+    // OamBridgeRestarter is driven with made-up times (Tick(now)): nothing here depends on how fast the machine is.
+    static void TestRestarter()
+    {
+        current = "a crashed bridge is restarted after the backoff, with its tools";
+        var queue = new OamMainThreadQueue();
+        var first = Start(queue);
+        first.RegisterTool("open_gate", "Open a named gate.", GateSchema, args => "opened " + args.GetString("gate"));
+        var restarter = new OamBridgeRestarter(first, () => new OamBridge(null, queue), maxRestarts: 2, backoffSeconds: 1);
+        var restarted = new List<OamBridge>();
+        var gaveUp = new List<OamBridgeException>();
+        restarter.Restarted += b => restarted.Add(b);
+        restarter.GaveUp += e => gaveUp.Add(e);
+        var all = new List<OamBridge> { first };
+        try
+        {
+            restarter.Tick(0);
+            Check(restarter.Bridge == first && restarted.Count == 0, "restarted a live bridge");
+            Crash(queue, first);
+            restarter.Tick(10); // the crash is seen: the restart is due at 11
+            restarter.Tick(10.9);
+            Check(restarted.Count == 0, "restarted before the backoff (1 s) had passed");
+            restarter.Tick(11);
+            Check(restarted.Count == 1 && restarter.Bridge == restarted[0] && restarter.Bridge != first,
+                "not restarted once the backoff had passed: " + restarted.Count);
+            if (restarted.Count != 1) return;
+            var second = restarter.Bridge;
+            all.Add(second);
+            Check(restarter.RestartsInARow == 1, "RestartsInARow " + restarter.RestartsInARow);
+            Check(!second.HasExited, "the new bridge does not run");
+            Wait(queue, second.InitializeAsync("tests"));
+            var session = Wait(queue, second.CreateSessionAsync(tools: new[] { "open_gate" },
+                model: Scripted(GateStep("north"), O().With("template", "{toolOutput}"))));
+            Check(Wait(queue, session.RespondAsync("Open it.")).GetString("text") == "opened north",
+                "the tool registered on the first bridge does not answer on the new one");
+
+            current = "the backoff doubles for each restart in a row";
+            Crash(queue, second);
+            restarter.Tick(20); // due at 22 (2 s: the second restart in a row)
+            restarter.Tick(21.9);
+            Check(restarted.Count == 1, "restarted before the doubled backoff (2 s) had passed");
+            restarter.Tick(22);
+            Check(restarted.Count == 2 && restarter.RestartsInARow == 2, "not restarted: " + restarted.Count);
+            if (restarted.Count != 2) return;
+            var third = restarter.Bridge;
+            all.Add(third);
+
+            current = "it gives up after maxRestarts restarts in a row";
+            Crash(queue, third);
+            restarter.Tick(30);
+            restarter.Tick(1000);
+            Check(restarted.Count == 2, "restarted a third time (maxRestarts 2)");
+            Check(gaveUp.Count == 1 && gaveUp[0].Code == -32023 && gaveUp[0].Message.StartsWith("The bridge process exited"),
+                "GaveUp: " + gaveUp.Count);
+            Check(restarter.Bridge == third && third.HasExited, "Bridge is not the last, dead one");
+        }
+        finally
+        {
+            foreach (var b in all) b.Dispose();
+        }
+
+        current = "a bridge that ran stably before it crashed starts a new count";
+        queue = new OamMainThreadQueue();
+        first = Start(queue);
+        all = new List<OamBridge> { first };
+        restarter = new OamBridgeRestarter(first, () => new OamBridge(null, queue), maxRestarts: 1, backoffSeconds: 1);
+        restarted.Clear();
+        gaveUp.Clear();
+        restarter.Restarted += b => { restarted.Add(b); all.Add(b); };
+        restarter.GaveUp += e => gaveUp.Add(e);
+        try
+        {
+            restarter.Tick(0);
+            Crash(queue, first);
+            restarter.Tick(1);
+            restarter.Tick(2);
+            Check(restarted.Count == 1, "not restarted: " + restarted.Count);
+            if (restarted.Count != 1) return;
+            Wait(queue, restarter.Bridge.InitializeAsync("tests"));
+            restarter.Tick(100); // ran 98 s (StableSeconds 60) before it crashes
+            Crash(queue, restarter.Bridge);
+            restarter.Tick(101);
+            restarter.Tick(102);
+            Check(restarted.Count == 2 && gaveUp.Count == 0, "after a stable run: restarts " + restarted.Count + ", gave up " + gaveUp.Count);
+
+            current = "Stop(): no restart after it (the game quits, the scene unloads)";
+            if (restarted.Count != 2) return;
+            Wait(queue, restarter.Bridge.InitializeAsync("tests"));
+            restarter.Stop();
+            Crash(queue, restarter.Bridge);
+            restarter.Tick(500);
+            restarter.Tick(1000);
+            Check(restarted.Count == 2 && gaveUp.Count == 0, "restarted after Stop(): " + restarted.Count);
+
+            current = "a bridge ended by Dispose is not restarted";
+            var disposed = Start(queue);
+            all.Add(disposed);
+            var watcher = new OamBridgeRestarter(disposed, () => new OamBridge(null, queue));
+            watcher.Restarted += b => all.Add(b);
+            watcher.Tick(0);
+            disposed.Dispose();
+            queue.Pump();
+            watcher.Tick(1000);
+            Check(watcher.Bridge == disposed && watcher.RestartsInARow == 0, "Dispose was taken for a crash");
+        }
+        finally
+        {
+            foreach (var b in all) b.Dispose();
+        }
+    }
+
     static int Main()
     {
         mainThread = Thread.CurrentThread.ManagedThreadId;
         var tests = new Action[] { TestJson, TestSessions, TestGame, TestLifecycle, TestDisposeFrozenBridge,
-            TestDisposeWaitsOnlyForALiveBridge };
+            TestDisposeWaitsOnlyForALiveBridge, TestRestarter };
         foreach (var test in tests)
         {
             try { test(); }

@@ -30,6 +30,12 @@ namespace UnityEngine
 
     public class MonoBehaviour : Behaviour { }
 
+    public static class Time
+    {
+        /// <summary>Seconds since the game started; the tests set it (Unity's is read-only).</summary>
+        public static float realtimeSinceStartup { get; set; }
+    }
+
     public static class Debug
     {
         public static void Log(object message) { Console.WriteLine(message); }
