@@ -226,7 +226,10 @@ Deno.test("session/create tool definition errors", async () => {
         "'tools[0].name' must be 1-64 ASCII letters, digits, '_', '-' or '.' (write other languages in its description); got 'null'.",
       data: { code: "invalid_params" },
     }],
-    [[TOOL, TOOL], invalidParams("Duplicate tool name 'open_gate'.")],
+    [
+      [TOOL, TOOL],
+      invalidParams("'tools[1].name' must be unique: 'open_gate' is also the name of 'tools[0]'."),
+    ],
     [
       [{ name: "respond_directly" }],
       invalidParams("'respond_directly' is reserved for ToolChoice.explicit."),

@@ -139,12 +139,13 @@ function parseParts(source: NpcSource, to: { warnings: string[]; toolTimeoutSeco
 /** Checks the whole tool set the model would see (names unique, the options' tools exist); warns past five. */
 function checkToolSet(
   parts: NpcParts,
-  context: { world: NpcWorld | null; warnings: string[]; optionsPath: string },
+  context: { world: NpcWorld | null; warnings: string[]; optionsPath: string; toolsPath: string },
 ): void {
   const toolNames = composeTools(parts.clientTools, {
     world: context.world?.state ?? null,
     options: parts.options,
     optionsPath: context.optionsPath,
+    toolsPath: context.toolsPath,
     host: {
       memory: () => parts.memory,
       stage: () => null,
@@ -283,7 +284,7 @@ export class NpcMethods {
     const spec = r.parseModel(source.model);
     const model = r.createModel(spec);
     // Validate the tool set before the id and limit checks (a failed create must not use up an id).
-    checkToolSet(parts, { world, warnings, optionsPath: source.optionsPath });
+    checkToolSet(parts, { world, warnings, optionsPath: source.optionsPath, toolsPath: source.toolsPath });
     warnings.push(...modelSpecWarnings(spec));
     const id = this.#newId(source.id, source.existsHint);
     const npc = this.#add({ ...parts, id, world, model, entries: source.entries });

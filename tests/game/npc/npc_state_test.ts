@@ -199,6 +199,20 @@ Deno.test("npc/restore: keys sent win (even null or []), a missing saved world i
       "'tools' must be an array of tool definitions.",
     ],
     [{ state: { ...saved, npc: "t8", tools: "x" } }, "'state.tools' must be an array of tool definitions."],
+    // A repeated tool name names the definition, in the save or in the key sent.
+    [
+      { state: { ...saved, npc: "t11", tools: [tool("a"), tool("a")] } },
+      "'state.tools[1].name' must be unique: 'a' is also the name of 'state.tools[0]'.",
+    ],
+    [
+      { state: { ...saved, npc: "t12" }, tools: [tool("a"), tool("a")] },
+      "'tools[1].name' must be unique: 'a' is also the name of 'tools[0]'.",
+    ],
+    [
+      { state: { ...saved, npc: "t13", tools: [tool("remember_fact")], options: { memoryTools: "all" } } },
+      "'state.tools[0].name' must not be 'remember_fact': the built-in world and memory tools use " +
+      "read_world_state, update_world_state, remember_fact and change_relationship.",
+    ],
     // The saved persona is checked before the saved options, and those before the memory.
     [
       { state: { ...saved, npc: "t9", persona: {}, options: 5, memory: 5 } },
