@@ -155,6 +155,21 @@ function checkToolSet(
   if (countWarning) context.warnings.push(countWarning);
 }
 
+/**
+ * A warning when the prompt every turn of `npc` needs (instructions, tools, memory: {@link Npc.promptEstimate})
+ * is estimated larger than its model's whole context, else null. `memoryPath` names the memory as sent.
+ */
+function contextWarning(npc: Npc, memoryPath: string): string | null {
+  const size = npc.agent.model.contextSize;
+  const estimate = npc.promptEstimate();
+  if (estimate.tokens <= size) return null;
+  return `The NPC's prompt takes about ${estimate.tokens} tokens (estimated; ${estimate.memory} of them ` +
+    `'${memoryPath}'), more than the model's ${size}-token context: its turns will not fit. ` +
+    (estimate.memory * 2 >= estimate.tokens
+      ? "Keep fewer or shorter facts."
+      : "Shorten the persona, the tools or the memory.");
+}
+
 /** The conversation up to its last answer (drops a trailing unanswered prompt or tool round). */
 function completeTurns(entries: ConversationEntry[]): ConversationEntry[] {
   for (let i = entries.length - 1; i >= 0; i--) {
@@ -288,7 +303,12 @@ export class NpcMethods {
     warnings.push(...modelSpecWarnings(spec));
     const id = this.#newId(source.id, source.existsHint);
     const npc = this.#add({ ...parts, id, world, model, entries: source.entries });
-    const result = () => ({ npc: id, tools: npc.toolNames, warnings });
+    // Read when answering: the system model's context size is known once its availability is.
+    const result = () => {
+      const tooBig = contextWarning(npc, source.memoryPath);
+      if (tooBig !== null) warnings.push(tooBig);
+      return { npc: id, tools: npc.toolNames, warnings };
+    };
     if (spec.type !== "system") return result();
     return this.#afterAvailability(npc, model, (a) => {
       const warning = unavailableWarning(a);
@@ -545,6 +565,8 @@ export class NpcMethods {
         { persona: persona.value, options: options.value, memory: memory.value, clientTools },
         tools,
       );
+      const tooBig = contextWarning(npc, "memory");
+      if (tooBig !== null) out.push(tooBig);
       return { npc: npc.id, warnings: out };
     });
   }
