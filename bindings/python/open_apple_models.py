@@ -72,11 +72,35 @@ __all__ = [
     "World",
     "bridge_command",
     "bridge_environment",
+    "NULL",
     "VERSION",
 ]
 
 VERSION = "0.1.0"
 PROTOCOL_VERSION = "1.0"
+
+
+class _Null:
+    """The type of :data:`NULL`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "NULL"
+
+    def __bool__(self) -> bool:
+        return False
+
+    def __reduce__(self) -> str:
+        return "NULL"
+
+
+NULL: Any = _Null()
+"""Sends JSON ``null`` where a keyword argument's ``None`` leaves the parameter out. Use it where the bridge
+gives ``null`` a meaning of its own: ``restore_npc(save, world=NULL)`` restores without the saved world (and
+``tools=NULL`` / ``options=NULL`` / ``npc=NULL`` without the saved tools, with default options, under a new
+id); ``create_session(NULL, history=saved, tools=NULL)`` resumes without the saved instructions and tools.
+Elsewhere the bridge reads ``null`` as absent."""
 
 logger = logging.getLogger("open_apple_models")
 
@@ -202,6 +226,8 @@ def _jsonable(value: Any) -> JSON:
     Subscription as its id) to JSON data."""
     if value is None or isinstance(value, (str, bool, int, float)):
         return value
+    if value is NULL:
+        return None
     if isinstance(value, Mapping):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
@@ -290,8 +316,8 @@ def _check_callable(value: Any, name: str) -> None:
 
 
 def _world_id(world: Any) -> Optional[str]:
-    """The id to send for a ``world`` argument (a :class:`World`, an id or None)."""
-    if world is None or isinstance(world, str):
+    """The id to send for a ``world`` argument (a :class:`World`, an id, None or :data:`NULL`)."""
+    if world is None or world is NULL or isinstance(world, str):
         return world
     if isinstance(world, World):
         return world.id
@@ -300,7 +326,7 @@ def _world_id(world: Any) -> Optional[str]:
 
 
 def _params(**values: Any) -> Dict[str, Any]:
-    """Params without the ``None`` values."""
+    """Params without the ``None`` values (:data:`NULL` stays, and is sent as ``null``)."""
     return {k: v for k, v in values.items() if v is not None}
 
 
@@ -877,7 +903,7 @@ class Bridge:
         return definitions
 
     def _tools_param(self, tools: Optional[Iterable[Any]]) -> Optional[List[Dict[str, Any]]]:
-        return None if tools is None else self.tool_definitions(tools)
+        return tools if tools is None or tools is NULL else self.tool_definitions(tools)
 
     # ------------------------------------------------------------------ sessions
 
@@ -891,7 +917,9 @@ class Bridge:
         model: Any = None,
         history: Any = None,
     ) -> "Session":
-        """``session/create``. ``tools`` are registered tool names or handlers, or definitions."""
+        """``session/create``. ``tools`` are registered tool names or handlers, or definitions. With ``history``,
+        the saved instructions and tools are used unless given; :data:`NULL` for ``instructions`` or ``tools``
+        resumes without them."""
         result = await self.request("session/create", _params(
             session=session, instructions=instructions, tools=self._tools_param(tools), options=options,
             model=model, history=history))
@@ -954,7 +982,9 @@ class Bridge:
         options: Optional[Dict[str, Any]] = None,
         model: Any = None,
     ) -> "Npc":
-        """``npc/restore`` from a save made with :meth:`Npc.state`."""
+        """``npc/restore`` from a save made with :meth:`Npc.state`. ``npc``, ``tools``, ``world`` and ``options``
+        default to the saved ones (None leaves them out); :data:`NULL` sends ``null``, which wins over the save:
+        ``world=NULL`` restores the NPC without a world."""
         result = await self.request("npc/restore", _params(
             state=state, npc=npc, tools=self._tools_param(tools),
             world=_world_id(world), options=options, model=model))

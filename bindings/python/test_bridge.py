@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from open_apple_models import (  # noqa: E402
-    Bridge, BridgeError, ToolContext, ToolError, bridge_command, bridge_environment)
+    NULL, Bridge, BridgeError, ToolContext, ToolError, bridge_command, bridge_environment)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -316,6 +316,44 @@ class GameTests(BridgeTestCase):
         with self.assertRaises(BridgeError) as caught:
             await self.bridge.npc("nobody").talk("Hi")
         self.assertEqual(caught.exception.data_code, "npc_not_found")
+
+    async def test_restore_npc_sends_null_for_null_and_leaves_out_none(self):
+        world = await self.bridge.create_world({"gold": 1}, world="village")
+        gorm = await self.bridge.create_npc({"name": "Gorm"}, npc="gorm", world=world,
+                                            options={"replyFormat": "text"}, model=scripted())
+        save = await gorm.state()
+        self.assertEqual(save["world"], "village")
+        # None leaves the key out: the saved world and options come back.
+        kept = await self.bridge.restore_npc(save, npc="kept", world=None, options=None, model=scripted())
+        kept_save = await kept.state()
+        self.assertEqual((kept_save["world"], kept_save["options"]["replyFormat"]), ("village", "text"))
+        # NULL sends null: no world, default options (the spec: a key sent, even null, wins over the save).
+        detached = await self.bridge.restore_npc(save, npc="detached", world=NULL, options=NULL, model=scripted())
+        self.assertEqual(detached.warnings, [])
+        detached_save = await detached.state()
+        self.assertEqual((detached_save["world"], detached_save["options"]["replyFormat"]), (None, "automatic"))
+        listed = {n["npc"]: n["world"] for n in await self.bridge.list_npcs()}
+        self.assertEqual(listed, {"gorm": "village", "kept": "village", "detached": None})
+        self.assertIs(bool(NULL), False)
+        self.assertEqual(repr(NULL), "NULL")
+
+    async def test_create_session_from_history_with_null_instructions_and_tools(self):
+        @self.bridge.tool(description="Open a named gate.", parameters=GATE)
+        def open_gate(args):
+            return {"opened": True}
+
+        guard = await self.bridge.create_session("You are a guard.", session="guard", tools=["open_gate"],
+                                                 model=scripted({"text": "Halt."}))
+        await guard.respond("Hello")
+        history = await guard.transcript()
+        again = await self.bridge.create_session(session="again", history=history, model=scripted())
+        bare = await self.bridge.create_session(NULL, session="bare", history=history, tools=NULL,
+                                                model=scripted())
+        sessions = {s["session"]: s for s in await self.bridge.list_sessions()}
+        self.assertEqual((sessions["again"].get("instructions"), sessions["again"]["tools"]),
+                         ("You are a guard.", ["open_gate"]))
+        self.assertEqual((sessions["bare"].get("instructions"), sessions["bare"]["tools"]), (None, []))
+        self.assertEqual((again.warnings, bare.warnings), ([], []))
 
     async def test_decisions(self):
         decision = await self.bridge.decide(

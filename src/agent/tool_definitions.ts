@@ -98,7 +98,8 @@ export function parseToolDefinitions(value: JsonValue | undefined, param: ToolDe
   }
   const tools: AgentTool[] = [];
   const warnings: string[] = [];
-  const seen = new Set<string>();
+  /** The index of each name seen so far. */
+  const seen = new Map<string, number>();
   value.forEach((raw, i) => {
     const at = `${path}[${i}]`;
     if (!isJsonObject(raw)) throw BridgeError.invalidParams(`'${at}' must be an object.`);
@@ -113,8 +114,13 @@ export function parseToolDefinitions(value: JsonValue | undefined, param: ToolDe
     if (name === RESPOND_DIRECTLY) {
       throw BridgeError.invalidParams(`'${RESPOND_DIRECTLY}' is reserved for ToolChoice.explicit.`);
     }
-    if (seen.has(name)) throw BridgeError.invalidParams(`Duplicate tool name '${name}'.`);
-    seen.add(name);
+    const first = seen.get(name);
+    if (first !== undefined) {
+      throw BridgeError.invalidParams(
+        `'${at}.name' must be unique: '${name}' is also the name of '${path}[${first}]'.`,
+      );
+    }
+    seen.set(name, i);
     const execution = raw.execution ?? def.execution;
     if (execution !== undefined && execution !== null && execution !== "client") {
       throw BridgeError.invalidParams(

@@ -264,6 +264,15 @@ export class SessionMethods implements BridgeExtension {
     warnings.push(...options.warnings);
     const historyValue = p.get("history");
     const history = historyValue === undefined ? null : importTranscript(historyValue, "history");
+    if (history !== null && history.entries.at(-1)?.role === "user") {
+      // A transcript read during a turn ends with its prompt: resumed as it is, the next turn's prompt would
+      // follow it unanswered (NPC restores drop such a turn too).
+      history.entries.pop();
+      warnings.push(
+        "The last prompt in 'history' was never answered (the transcript was read while its turn ran); it " +
+          "was left out. Send it again with session/respond.",
+      );
+    }
     const tools = createTools(p, { history, toolTimeoutMs: options.toolTimeoutMs, warnings });
     const choice = options.policy.choice;
     if (typeof choice === "object" && !tools.some((t) => t.name === choice.tool)) {

@@ -104,7 +104,10 @@ Deno.test("tools validate: command and client tools, JSON, and what makes a file
 
   const dup = await oam(["tools", "validate", "-"], { stdin: '[{"name": "a"}, {"name": "a"}]' });
   assert.equal(dup.code, 2);
-  assert.equal(dup.stderr, "Error: Duplicate tool name 'a'. [invalid_params]\n");
+  assert.equal(
+    dup.stderr,
+    "Error: 'tools[1].name' must be unique: 'a' is also the name of 'tools[0]'. [invalid_params]\n",
+  );
   const missing = await oam(["tools", "validate", "-"], {
     stdin: '[{"name": "a", "x-oam": {"command": ["./nope.sh"]}}]',
   });

@@ -268,7 +268,10 @@ Deno.test("tools/validate: per-tool warnings unprefixed, top-level warnings pref
   c.request("tools/validate", { tools: [{ name: "a" }, { name: "a" }] }, 2);
   c.request("tools/validate", { tools: [{ name: "x", parameters: { type: "frob" } }] }, 3);
   assert.deepEqual((await c.response(1)).error, invalidParams("Missing required parameter 'tools'."));
-  assert.deepEqual((await c.response(2)).error, invalidParams("Duplicate tool name 'a'."));
+  assert.deepEqual(
+    (await c.response(2)).error,
+    invalidParams("'tools[1].name' must be unique: 'a' is also the name of 'tools[0]'."),
+  );
   assert.deepEqual((await c.response(3)).error, {
     code: -32007,
     message: "tools[0].parameters: unsupported type 'frob' (at #)",

@@ -226,7 +226,10 @@ Deno.test("session/create tool definition errors", async () => {
         "'tools[0].name' must be 1-64 ASCII letters, digits, '_', '-' or '.' (write other languages in its description); got 'null'.",
       data: { code: "invalid_params" },
     }],
-    [[TOOL, TOOL], invalidParams("Duplicate tool name 'open_gate'.")],
+    [
+      [TOOL, TOOL],
+      invalidParams("'tools[1].name' must be unique: 'open_gate' is also the name of 'tools[0]'."),
+    ],
     [
       [{ name: "respond_directly" }],
       invalidParams("'respond_directly' is reserved for ToolChoice.explicit."),
@@ -552,6 +555,49 @@ Deno.test("history: create from a transcript continues the conversation; instruc
   const r = await listEntry(c, "replaced");
   assert.equal(r.instructions, "New.");
   assert.deepEqual(r.tools, ["ring_bell"]);
+  await c.close();
+});
+
+Deno.test("history: a transcript saved mid-turn resumes without its unanswered prompt, with a warning", async () => {
+  const c = new WireClient();
+  await c.call("session/create", {
+    session: "orig",
+    instructions: "You are a guard.",
+    tools: [TOOL],
+    model: scripted({ text: "Halt." }, { toolCalls: [{ name: "open_gate", arguments: {} }] }, {
+      text: "Opened.",
+    }),
+  });
+  await c.call("session/respond", { session: "orig", prompt: "Who goes there?" });
+  // The game saves while the second turn waits for its tool.
+  const second = c.request("session/respond", { session: "orig", prompt: "Open it." });
+  const call = await c.toolCall(1);
+  const saved = await c.call("session/transcript", { session: "orig" });
+  const roles = (t: JsonObject) =>
+    (((t.transcript as JsonObject).transcript as JsonObject).entries as JsonObject[]).map((e) => e.role);
+  // The spec: reading during a running turn returns the in-progress state (the prompt is in the save).
+  assert.deepEqual(roles(saved), ["instructions", "user", "response", "user"]);
+  c.reply(call.id, { output: { opened: true } });
+  await c.response(second);
+  const resumed = await c.call("session/create", {
+    session: "resumed",
+    history: saved,
+    model: scripted({ template: "again: {prompt}" }),
+  });
+  assert.deepEqual(resumed.warnings, [
+    "The last prompt in 'history' was never answered (the transcript was read while its turn ran); it was " +
+    "left out. Send it again with session/respond.",
+  ]);
+  assert.equal((await listEntry(c, "resumed")).entries, 2);
+  assert.equal(
+    (await c.call("session/respond", { session: "resumed", prompt: "Open it." })).text,
+    "again: Open it.",
+  );
+  const after = await c.call("session/transcript", { session: "resumed" });
+  assert.deepEqual(roles(after), ["instructions", "user", "response", "user", "response"]);
+  // A complete transcript resumes without a warning.
+  const whole = await c.call("session/create", { history: after, model: "scripted" });
+  assert.deepEqual(whole.warnings, []);
   await c.close();
 });
 

@@ -258,7 +258,10 @@ Deno.test("setTools: replaces the tool set; warnings; errors change nothing", as
   c.request("session/setTools", { session: "t", tools: [tool("x"), tool("x")] }, 3);
   c.request("session/setTools", { session: "t", tools: [{ name: "y", parameters: { type: "frob" } }] }, 4);
   assert.deepEqual((await c.response(2)).error, invalidParams("Missing required parameter 'tools'."));
-  assert.deepEqual((await c.response(3)).error, invalidParams("Duplicate tool name 'x'."));
+  assert.deepEqual(
+    (await c.response(3)).error,
+    invalidParams("'tools[1].name' must be unique: 'x' is also the name of 'tools[0]'."),
+  );
   assert.equal(((await c.response(4)).error as JsonObject).code, -32007);
   assert.deepEqual((await listEntry(c, "t")).tools, ["a", "b", "c", "d", "e", "f"]);
   assert.deepEqual(await c.call("session/setTools", { session: "t", tools: [] }), {

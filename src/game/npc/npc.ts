@@ -27,7 +27,13 @@ import { BridgeError, toBridgeError } from "../../protocol/errors.ts";
 import { compactJson } from "../../protocol/json.ts";
 import { Operation, WorkQueue } from "../../util/work_queue.ts";
 import { summarizeWorld, type WorldState } from "../world/mod.ts";
-import { renderInstructions, secretSentence, secretVisibility, summaryRequest } from "./instructions.ts";
+import {
+  framePrompt,
+  renderInstructions,
+  secretSentence,
+  secretVisibility,
+  summaryRequest,
+} from "./instructions.ts";
 import { CHANGE_RELATIONSHIP_TOOL, REMEMBER_FACT_TOOL } from "./memory_tools.ts";
 import { NpcContext, type NpcStateView } from "./npc_context.ts";
 import { applyStage, memoryJson, MemoryStage, type NpcMemory } from "./npc_memory.ts";
@@ -326,11 +332,26 @@ export class Npc {
   #roomUsed(): number {
     const agent = this.agent;
     const budget = Math.max(1, agent.model.contextSize - agent.settings.reservedResponseTokens);
-    let bytes = utf8Length(agent.instructions ?? "") + agent.historyBytes();
-    for (const t of agent.tools) {
-      bytes += t.name.length + utf8Length(t.description) + utf8Length(compactJson(t.jsonSchema));
-    }
+    const bytes = utf8Length(agent.instructions ?? "") + toolBytes(agent.tools) + agent.historyBytes();
     return bytes / 3 / budget;
+  }
+
+  /**
+   * The tokens of the prompt every turn needs whatever the history (estimated like {@link #roomUsed}, at 3
+   * bytes of UTF-8 a token): the instructions, the tools and the state a prompt carries in full (memory and
+   * world context, as after a restore); `memory` is the memory block's share. Trimming and compaction shorten
+   * the history only, so when this exceeds the model's context no turn fits.
+   */
+  promptEstimate(): { tokens: number; memory: number } {
+    const state = new NpcContext().compose(this.stateView(), [], 0);
+    const memoryBytes = utf8Length(
+      framePrompt({ memory: state.memory, world: [], situation: null, line: "" }),
+    );
+    const stateBytes = utf8Length(
+      framePrompt({ memory: state.memory, world: state.world, situation: null, line: "" }),
+    );
+    const bytes = utf8Length(this.instructions()) + toolBytes(this.agent.tools) + stateBytes;
+    return { tokens: Math.ceil(bytes / 3), memory: Math.ceil(memoryBytes / 3) };
   }
 
   /** Settings of reply parsing and the reply schema. */
@@ -495,6 +516,15 @@ export class Npc {
       world: this.world?.id ?? null,
     };
   }
+}
+
+/** UTF-8 length of the tools' names, descriptions and argument schemas (context estimates). */
+function toolBytes(tools: readonly AgentTool[]): number {
+  let bytes = 0;
+  for (const t of tools) {
+    bytes += t.name.length + utf8Length(t.description) + utf8Length(compactJson(t.jsonSchema));
+  }
+  return bytes;
 }
 
 /** True when both options give the world tools the same paths. */

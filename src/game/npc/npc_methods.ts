@@ -139,12 +139,13 @@ function parseParts(source: NpcSource, to: { warnings: string[]; toolTimeoutSeco
 /** Checks the whole tool set the model would see (names unique, the options' tools exist); warns past five. */
 function checkToolSet(
   parts: NpcParts,
-  context: { world: NpcWorld | null; warnings: string[]; optionsPath: string },
+  context: { world: NpcWorld | null; warnings: string[]; optionsPath: string; toolsPath: string },
 ): void {
   const toolNames = composeTools(parts.clientTools, {
     world: context.world?.state ?? null,
     options: parts.options,
     optionsPath: context.optionsPath,
+    toolsPath: context.toolsPath,
     host: {
       memory: () => parts.memory,
       stage: () => null,
@@ -152,6 +153,21 @@ function checkToolSet(
   }).map((t) => t.name);
   const countWarning = toolCountWarning(toolNames.length);
   if (countWarning) context.warnings.push(countWarning);
+}
+
+/**
+ * A warning when the prompt every turn of `npc` needs (instructions, tools, memory: {@link Npc.promptEstimate})
+ * is estimated larger than its model's whole context, else null. `memoryPath` names the memory as sent.
+ */
+function contextWarning(npc: Npc, memoryPath: string): string | null {
+  const size = npc.agent.model.contextSize;
+  const estimate = npc.promptEstimate();
+  if (estimate.tokens <= size) return null;
+  return `The NPC's prompt takes about ${estimate.tokens} tokens (estimated; ${estimate.memory} of them ` +
+    `'${memoryPath}'), more than the model's ${size}-token context: its turns will not fit. ` +
+    (estimate.memory * 2 >= estimate.tokens
+      ? "Keep fewer or shorter facts."
+      : "Shorten the persona, the tools or the memory.");
 }
 
 /** The conversation up to its last answer (drops a trailing unanswered prompt or tool round). */
@@ -283,11 +299,16 @@ export class NpcMethods {
     const spec = r.parseModel(source.model);
     const model = r.createModel(spec);
     // Validate the tool set before the id and limit checks (a failed create must not use up an id).
-    checkToolSet(parts, { world, warnings, optionsPath: source.optionsPath });
+    checkToolSet(parts, { world, warnings, optionsPath: source.optionsPath, toolsPath: source.toolsPath });
     warnings.push(...modelSpecWarnings(spec));
     const id = this.#newId(source.id, source.existsHint);
     const npc = this.#add({ ...parts, id, world, model, entries: source.entries });
-    const result = () => ({ npc: id, tools: npc.toolNames, warnings });
+    // Read when answering: the system model's context size is known once its availability is.
+    const result = () => {
+      const tooBig = contextWarning(npc, source.memoryPath);
+      if (tooBig !== null) warnings.push(tooBig);
+      return { npc: id, tools: npc.toolNames, warnings };
+    };
     if (spec.type !== "system") return result();
     return this.#afterAvailability(npc, model, (a) => {
       const warning = unavailableWarning(a);
@@ -544,6 +565,8 @@ export class NpcMethods {
         { persona: persona.value, options: options.value, memory: memory.value, clientTools },
         tools,
       );
+      const tooBig = contextWarning(npc, "memory");
+      if (tooBig !== null) out.push(tooBig);
       return { npc: npc.id, warnings: out };
     });
   }

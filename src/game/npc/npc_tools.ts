@@ -53,6 +53,8 @@ export function composeTools(
     host: MemoryToolHost;
     /** Where the options came from, for error messages (default `options`; a save's are `state.options`). */
     optionsPath?: string;
+    /** Where the client tools came from, for error messages (default `tools`; a save's are `state.tools`). */
+    toolsPath?: string;
   },
 ): AgentTool[] {
   const { world, options, host } = npc;
@@ -65,10 +67,12 @@ export function composeTools(
   }
   builtIn.push(...memoryTools(options.memoryTools, { host, maxChange: options.maxRelationshipChange }));
   for (const t of builtIn) {
-    if (clientTools.some((c) => c.name === t.name)) {
+    const index = clientTools.findIndex((c) => c.name === t.name);
+    if (index >= 0) {
+      const tools = npc.toolsPath ?? "tools";
       throw BridgeError.invalidParams(
-        `Duplicate tool name '${t.name}' (built-in world and memory tools use read_world_state, ` +
-          `update_world_state, remember_fact and change_relationship).`,
+        `'${tools}[${index}].name' must not be '${t.name}': the built-in world and memory ` +
+          "tools use read_world_state, update_world_state, remember_fact and change_relationship.",
       );
     }
   }

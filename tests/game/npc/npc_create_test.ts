@@ -144,10 +144,13 @@ Deno.test("npc/create: validation errors name the parameter and change nothing",
     ],
     [
       { persona: GORM, world: "village", tools: [tool("read_world_state")] },
-      "Duplicate tool name 'read_world_state' (built-in world and memory tools use read_world_state, " +
-      "update_world_state, remember_fact and change_relationship).",
+      "'tools[0].name' must not be 'read_world_state': the built-in world and memory tools use " +
+      "read_world_state, update_world_state, remember_fact and change_relationship.",
     ],
-    [{ persona: GORM, tools: [tool("a"), tool("a")] }, "Duplicate tool name 'a'."],
+    [
+      { persona: GORM, tools: [tool("b"), tool("a"), tool("a")] },
+      "'tools[2].name' must be unique: 'a' is also the name of 'tools[1]'.",
+    ],
     [
       { persona: GORM, memory: { relationship: 101 } },
       "Parameter 'memory.relationship' must be at most 100.",

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../../src/protocol/json.ts";
 import { segmentsText } from "../../../src/protocol/transcript.ts";
-import { capture, FnModel, NpcClient, reply, tool } from "./npc_helpers.ts";
+import { capture, captureWithContext, FnModel, NpcClient, reply, tool } from "./npc_helpers.ts";
 
 const GORM = { name: "Gorm", role: "the village blacksmith", secrets: ["He deserted."] };
 
@@ -199,6 +199,20 @@ Deno.test("npc/restore: keys sent win (even null or []), a missing saved world i
       "'tools' must be an array of tool definitions.",
     ],
     [{ state: { ...saved, npc: "t8", tools: "x" } }, "'state.tools' must be an array of tool definitions."],
+    // A repeated tool name names the definition, in the save or in the key sent.
+    [
+      { state: { ...saved, npc: "t11", tools: [tool("a"), tool("a")] } },
+      "'state.tools[1].name' must be unique: 'a' is also the name of 'state.tools[0]'.",
+    ],
+    [
+      { state: { ...saved, npc: "t12" }, tools: [tool("a"), tool("a")] },
+      "'tools[1].name' must be unique: 'a' is also the name of 'tools[0]'.",
+    ],
+    [
+      { state: { ...saved, npc: "t13", tools: [tool("remember_fact")], options: { memoryTools: "all" } } },
+      "'state.tools[0].name' must not be 'remember_fact': the built-in world and memory tools use " +
+      "read_world_state, update_world_state, remember_fact and change_relationship.",
+    ],
     // The saved persona is checked before the saved options, and those before the memory.
     [
       { state: { ...saved, npc: "t9", persona: {}, options: 5, memory: 5 } },
@@ -236,5 +250,44 @@ Deno.test("npc/restore: the model is not saved (system model by default); the tr
   const list = ((await c.call("npc/list")).npcs as JsonObject[]).find((n) => n.npc === "again")!;
   assert.deepEqual([list.model, list.turnCount], ["system", 1]);
   assert.equal((await c.result(c.request("npc/talk", { npc: "again", line: "2" }))).line, "System.");
+  await c.close();
+});
+
+Deno.test("a memory too big for the model's context is a warning where it is set: npc/restore, npc/create, npc/update", async () => {
+  const c = new NpcClient();
+  const facts = Array.from(
+    { length: 3000 },
+    (_, i) => `The player told you about quest number ${i} in the northern hills.`,
+  );
+  const overflow = (path: string, size: number) =>
+    new RegExp(
+      `^The NPC's prompt takes about \\d+ tokens \\(estimated; \\d+ of them '${
+        path.replace(".", "\\.")
+      }'\\), ` +
+        `more than the model's ${size}-token context: its turns will not fit\\. Keep fewer or shorter facts\\.$`,
+    );
+  const save = { version: 1, persona: GORM, memory: { facts, relationship: 0 }, npc: "gorm" };
+  const restored = await c.call("npc/restore", { state: save, model: "scripted" });
+  assert.equal((restored.warnings as string[]).length, 1, JSON.stringify(restored.warnings));
+  assert.match((restored.warnings as string[])[0], overflow("state.memory", 8192));
+  // The whole npc/state result as the save names its memory 'state.state.memory'.
+  const whole = await c.call("npc/restore", { state: { state: save }, npc: "whole", model: "scripted" });
+  assert.match((whole.warnings as string[])[0], overflow("state.state.memory", 8192));
+  const created = await c.call("npc/create", {
+    npc: "made",
+    persona: GORM,
+    memory: { facts },
+    model: "scripted",
+  });
+  assert.match((created.warnings as string[])[0], overflow("memory", 8192));
+  await c.call("npc/create", { npc: "small", persona: GORM, model: "scripted" });
+  const updated = await c.call("npc/update", { npc: "small", memory: { facts } });
+  assert.match((updated.warnings as string[])[0], overflow("memory", 8192));
+  // The model's own context size counts: ten facts fit 8192 tokens, not 256.
+  const ten = { ...save, memory: { facts: facts.slice(0, 10), relationship: 0 } };
+  const fits = await c.call("npc/restore", { state: ten, npc: "ten", model: "scripted" });
+  assert.deepEqual(fits.warnings, []);
+  const tight = await c.call("npc/restore", { state: ten, npc: "tight", model: captureWithContext(256) });
+  assert.match((tight.warnings as string[])[0], overflow("state.memory", 256));
   await c.close();
 });
