@@ -177,6 +177,13 @@ Deno.test("bridge.request types the protocol's methods: wrong or missing params 
     await bridge.request("session/respond", { prompt: "Hello." });
     // @ts-expect-error: npc/talk has required params
     await bridge.request("npc/talk");
+    // A protocol method's result named by annotating the variable (checked), not by a type argument (which
+    // TypeScript would take for an extension's method, unchecked).
+    const annotated: NpcReply = await bridge.request("npc/talk", { npc: "gorm", line: "Hello." });
+    void annotated;
+    // @ts-expect-error: npc/talk answers an NpcReply (its line is in 'line')
+    const misnamed: { text: string } = await bridge.request("npc/talk", { npc: "gorm", line: "Hello." });
+    void misnamed;
     // An extension's method: any params, the result type the caller names.
     const narration = await bridge.request<{ text: string }>("quest/narrate", { quest: "crypt" });
     same<typeof narration, { text: string }>(true);
