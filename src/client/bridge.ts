@@ -654,8 +654,12 @@ export class Bridge implements AsyncDisposable {
   ): Promise<ResultOf<M>>;
   /**
    * Calls a method the protocol does not define (an extension's, e.g. `"quest/narrate"`); `T` is the result
-   * type you expect (not checked). The protocol's own methods are typed by the other overload: for them, a
-   * `T` alone does not check the params, so leave it out.
+   * type you expect (not checked). The protocol's own methods are typed by the other overload: leave `T` out
+   * for them. Given a `T`, a call is taken by this overload whatever its method (TypeScript cannot see the
+   * method's name once a type argument is written), so neither its params nor its result are checked:
+   * `request<{ text: string }>("npc/talk", …)` compiles. To name the result of a protocol method, annotate
+   * the variable instead, which is checked: `const reply: NpcReply = await bridge.request("npc/talk", …)`
+   * (or `ResultOf<"npc/talk">`).
    *
    * @example
    * ```ts

@@ -63,7 +63,8 @@ export function modelFromArgs(args: readonly string[], steps: readonly ScriptSte
     } catch (error) {
       throw new Error(`${USAGE}; the JSON is invalid: ${error instanceof Error ? error.message : error}`);
     }
-    if (isJsonObject(value) && typeof value.type === "string") return { ...value, type: value.type };
+    // Any type, a host's included: the bridge checks the spec when a method names it.
+    if (isJsonObject(value) && typeof value.type === "string") return { ...value, type: value.type } as Model;
   }
   // A model file given without its prefix: say the form that runs it.
   const gguf = flag.toLowerCase().endsWith(".gguf") ? ` For a GGUF file: --model gguf:${flag}` : "";

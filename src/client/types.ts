@@ -183,8 +183,89 @@ export interface OpenAIModelSpec {
 }
 
 /**
+ * A GGUF model run inside the bridge process by node-llama-cpp (`{"type": "llama", …}`; README "A local model
+ * in two commands").
+ *
+ * @example
+ * ```ts
+ * import { type LlamaModelSpec } from "@open-apple-models/bridge";
+ * const local: LlamaModelSpec = { type: "llama", path: "models/qwen2.5-1.5b-instruct-q4_k_m.gguf", contextSize: 8192 };
+ * ```
+ */
+export interface LlamaModelSpec {
+  /** `"llama"`. */
+  type: "llama";
+  /** Path of the `.gguf` file. */
+  path: string;
+  /** Tokens each session can hold (64 to 1048576; default 4096, capped at the model's training size). */
+  contextSize?: number;
+  /** GPU use (default `"auto"`; `false` = CPU only). */
+  gpu?: "auto" | false | "cuda" | "vulkan" | "metal";
+  /** CPU threads for evaluation (1 to 1024). */
+  threads?: number;
+  /** Sessions served at once with their cache kept (1 to 64; default 4). */
+  sequences?: number;
+  /** Tokens evaluated per batch (1 to 65536; default 512). */
+  batchSize?: number;
+}
+
+/**
+ * The object form of `"system"`: the on-device model, or the host's replacement.
+ *
+ * @example
+ * ```ts
+ * import { type SystemModelSpec } from "@open-apple-models/bridge";
+ * const onDevice: SystemModelSpec = { type: "system" };
+ * ```
+ */
+export interface SystemModelSpec {
+  /** `"system"`. */
+  type: "system";
+}
+
+/**
+ * The model types the typed client knows, by their `type`: the bridge's own, and those a host adds. A host
+ * whose engine serves a type of its own (`modelFactory`, docs/extending.md) registers it here by declaration
+ * merging, once in its project, and `{"type": "echo", …}` then compiles in every `model` option, held to the
+ * members it declares. The `type` of an entry is its key.
+ *
+ * @example The spec of a type
+ * ```ts
+ * import { type ModelSpecRegistry } from "@open-apple-models/bridge";
+ * const local: ModelSpecRegistry["llama"] = { type: "llama", path: "models/qwen.gguf", threads: 4 };
+ * ```
+ *
+ * @example A host's own model type (at the top level of a module of the host's project; docs/extending.md)
+ * ```ts ignore
+ * import { Bridge } from "@open-apple-models/bridge";
+ *
+ * declare module "@open-apple-models/bridge" {
+ *   interface ModelSpecRegistry {
+ *     echo: { type: "echo"; prefix?: string };
+ *   }
+ * }
+ *
+ * await using bridge = await Bridge.open({ engine: myEngine }); // an engine whose modelFactory serves "echo"
+ * await bridge.createSession({ model: { type: "echo", prefix: "You said: " } });
+ * ```
+ */
+export interface ModelSpecRegistry {
+  /** `{"type": "system"}`, the same as `"system"`. */
+  system: SystemModelSpec;
+  /** A deterministic script (§10). */
+  scripted: ScriptedModelSpec;
+  /** An OpenAI-compatible server. */
+  openai: OpenAIModelSpec;
+  /** A GGUF model inside the bridge process. */
+  llama: LlamaModelSpec;
+}
+
+/**
  * The `model` parameter: `"system"` (the default: the on-device model, or the host's replacement),
- * `"scripted"` (an empty script), a scripted or OpenAI model, or a type the host registered.
+ * `"scripted"` (an empty script), or a spec of a type in {@link ModelSpecRegistry}: scripted, OpenAI, llama, or
+ * a type the host registered there. A spec's members are checked: a misspelled one (`step`, `baseUrl`,
+ * `apikey`) does not compile, where the bridge would ignore it with a warning. A spec only known at run time
+ * (read from a settings file) is given as `spec as Model`: the bridge checks it (`-32602`).
  *
  * @example
  * ```ts
@@ -193,13 +274,14 @@ export interface OpenAIModelSpec {
  *   "system",
  *   { type: "scripted", steps: [{ text: "Hi." }] },
  *   { type: "openai", baseURL: "http://127.0.0.1:11434/v1", model: "qwen2.5:7b" },
+ *   { type: "llama", path: "models/qwen.gguf", gpu: false },
  * ];
  * ```
  */
-export type Model = "system" | "scripted" | ScriptedModelSpec | OpenAIModelSpec | {
-  type: string;
-  [key: string]: JsonValue;
-};
+export type Model =
+  | "system"
+  | "scripted"
+  | { [Type in keyof ModelSpecRegistry]: ModelSpecRegistry[Type] & { type: Type } }[keyof ModelSpecRegistry];
 
 /**
  * Session options (§5 `session/create` `options`).

@@ -13,6 +13,7 @@ import type {
   JsonObject,
   JsonSchema,
   JsonValue,
+  Model,
   Npc,
   NpcInfo,
   NpcReply,
@@ -29,6 +30,13 @@ import type {
   ToolHandler,
   WorldChange,
 } from "../../mod.ts";
+
+// A host's own model type (made by its engine's `modelFactory`), registered for the typed client.
+declare module "../../mod.ts" {
+  interface ModelSpecRegistry {
+    mimic: { type: "mimic"; prefix?: string };
+  }
+}
 
 /** True when A and B are the same type. */
 type Same<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false;
@@ -169,6 +177,13 @@ Deno.test("bridge.request types the protocol's methods: wrong or missing params 
     await bridge.request("session/respond", { prompt: "Hello." });
     // @ts-expect-error: npc/talk has required params
     await bridge.request("npc/talk");
+    // A protocol method's result named by annotating the variable (checked), not by a type argument (which
+    // TypeScript would take for an extension's method, unchecked).
+    const annotated: NpcReply = await bridge.request("npc/talk", { npc: "gorm", line: "Hello." });
+    void annotated;
+    // @ts-expect-error: npc/talk answers an NpcReply (its line is in 'line')
+    const misnamed: { text: string } = await bridge.request("npc/talk", { npc: "gorm", line: "Hello." });
+    void misnamed;
     // An extension's method: any params, the result type the caller names.
     const narration = await bridge.request<{ text: string }>("quest/narrate", { quest: "crypt" });
     same<typeof narration, { text: string }>(true);
@@ -375,6 +390,77 @@ Deno.test("facts given as context (a talk's, a bark's, a decision's, a generatio
     await bridge.decide("A wolf.", ["fight", "flee"], { context: { seen: new Set(["wolf"]) } });
     // @ts-expect-error: a function is not JSON
     await bridge.generate({ type: "object" }, "Loot.", { context: () => facts });
+  };
+  void typed;
+});
+
+Deno.test("a model spec of a built-in type has its members, so a misspelled one does not compile, wherever a model is given", () => {
+  // Compiled only: the calls are never run (no bridge is opened).
+  const typed = async (bridge: Bridge, npc: Npc, save: NpcState) => {
+    const steps = [{ text: "Hi." }];
+    await bridge.createSession({ model: { type: "scripted", steps } });
+    // @ts-expect-error: 'step' is not a member of a scripted model ('steps'): the script would be empty
+    await bridge.createSession({ model: { type: "scripted", step: steps } });
+    // @ts-expect-error: 'fallbak' is not a member of a scripted model ('fallback')
+    await bridge.createNpc({ name: "Gorm" }, { model: { type: "scripted", steps, fallbak: { text: "…" } } });
+    await npc.restore(save, {
+      model: { type: "openai", baseURL: "http://127.0.0.1:8080/v1", model: "qwen" },
+    });
+    await npc.restore(save, {
+      // @ts-expect-error: 'baseUrl' is not a member of an OpenAI model ('baseURL')
+      model: { type: "openai", baseUrl: "http://127.0.0.1:8080/v1", model: "qwen" },
+    });
+    await bridge.decide("A wolf.", ["fight", "flee"], {
+      model: { type: "openai", baseURL: "http://127.0.0.1:8080/v1", model: "qwen", apiKey: "k" },
+    });
+    await bridge.decide("A wolf.", ["fight", "flee"], {
+      // @ts-expect-error: 'apikey' is not a member of an OpenAI model ('apiKey'): no key would be sent
+      model: { type: "openai", baseURL: "http://127.0.0.1:8080/v1", model: "qwen", apikey: "k" },
+    });
+    await bridge.decideMany([{ situation: "A wolf.", options: ["fight", "flee"] }], {
+      // @ts-expect-error: an OpenAI model needs the server's model name
+      model: { type: "openai", baseURL: "http://127.0.0.1:8080/v1" },
+    });
+    // @ts-expect-error: 'contextsize' is not a member of a llama model ('contextSize')
+    await bridge.request("decision/decide", {
+      situation: "A wolf.",
+      options: ["fight", "flee"],
+      model: { type: "llama", path: "m.gguf", contextsize: 4096 },
+    });
+    await bridge.generate({ type: "object" }, "Loot.", {
+      model: { type: "llama", path: "m.gguf", gpu: false },
+    });
+    // @ts-expect-error: 'step' is not a member of a scripted model ('steps')
+    await bridge.generate({ type: "object" }, "Loot.", { model: { type: "scripted", step: steps } });
+    await bridge.request("session/create", { model: { type: "system" } });
+    // @ts-expect-error: 'step' is not a member of a scripted model ('steps')
+    await bridge.request("session/create", { model: { type: "scripted", step: steps } });
+    // @ts-expect-error: 'step' is not a member of a scripted model ('steps')
+    await bridge.request("npc/create", {
+      persona: { name: "Gorm" },
+      model: { type: "scripted", step: steps },
+    });
+    // @ts-expect-error: 'baseUrl' is not a member of an OpenAI model ('baseURL')
+    const model: Model = { type: "openai", baseUrl: "http://127.0.0.1:8080/v1", model: "qwen" };
+    void model;
+  };
+  void typed;
+});
+
+Deno.test("a host's own model type compiles once registered in ModelSpecRegistry, and is then held to its members", () => {
+  // Compiled only: the calls are never run (no bridge is opened).
+  const typed = async (bridge: Bridge, fromFile: JsonObject) => {
+    await bridge.createSession({ model: { type: "mimic", prefix: "You said: " } });
+    await bridge.createNpc({ name: "Gorm" }, { model: { type: "mimic" } });
+    await bridge.request("npc/create", { persona: { name: "Gorm" }, model: { type: "mimic" } });
+    const models: Model[] = ["system", "scripted", { type: "mimic" }, { type: "scripted", steps: [] }];
+    void models;
+    // @ts-expect-error: 'prefx' is not a member of the registered mimic model ('prefix')
+    await bridge.createSession({ model: { type: "mimic", prefx: "You said: " } });
+    // @ts-expect-error: a type nobody registered (the bridge would answer -32602 Unknown model type)
+    await bridge.createSession({ model: { type: "mine" } });
+    // A spec only known when the game runs (read from a settings file): the bridge checks it.
+    await bridge.createSession({ model: fromFile as Model });
   };
   void typed;
 });

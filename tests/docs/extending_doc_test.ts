@@ -4,7 +4,14 @@
  * output and `capabilities.models` is what the bridge does, in session/create and npc/create alike.
  */
 import assert from "node:assert/strict";
-import { Bridge, BridgeError, type JsonValue, type Transport } from "../../mod.ts";
+import {
+  Bridge,
+  BridgeError,
+  type JsonObject,
+  type JsonValue,
+  type Model,
+  type Transport,
+} from "../../mod.ts";
 import {
   BridgeEngine,
   type BridgeExtension,
@@ -14,6 +21,17 @@ import {
   silentLogger,
   standardExtensions,
 } from "../../engine.ts";
+
+// The host's model types of these tests, registered for the typed client as the page says.
+declare module "../../mod.ts" {
+  interface ModelSpecRegistry {
+    echo: { type: "echo"; prefix?: string };
+    failing: { type: "failing"; error?: "guardrail" | "unavailable" };
+  }
+}
+
+/** A spec sent as it is, unchecked by the compiler (a wrong one on purpose: the bridge's answer is tested). */
+const unchecked = (spec: JsonObject): Model => spec as Model;
 
 const DOC = await Deno.readTextFile(new URL("../../docs/extending.md", import.meta.url));
 const ENGINE = new URL("../../engine.ts", import.meta.url).href;
@@ -25,7 +43,7 @@ async function modelExample(): Promise<{ echoModels: (spec: ModelSpec) => Langua
   const snippet = section?.match(/```ts\n([\s\S]*?)```/)?.[1];
   assert.ok(snippet, "the section has a ts example");
   assert.ok(snippet.includes('from "./engine.ts"') && snippet.includes('from "./mod.ts"'));
-  const source = snippet.replace('"./engine.ts"', `"${ENGINE}"`).replace('"./mod.ts"', `"${MOD}"`)
+  const source = snippet.replace('"./engine.ts"', `"${ENGINE}"`).replaceAll('"./mod.ts"', `"${MOD}"`)
     .replace(
       '(await echo.respond("hello")).text; // "You said: hello"',
       'export const said = (await echo.respond("hello")).text;',
@@ -97,13 +115,15 @@ Deno.test("docs/extending.md: a custom model type in session/create and npc/crea
   // A bad spec fails the create with -32602 naming the path; a factory's plain Error is -32603.
   const fail = (p: Promise<unknown>) =>
     p.then(() => assert.fail("no error"), (e: unknown) => e as BridgeError);
-  const bad = await fail(bridge.createSession({ model: { type: "echo", prefix: 3 } }));
+  const bad = await fail(bridge.createSession({ model: unchecked({ type: "echo", prefix: 3 }) }));
   assert.deepEqual([bad.code, bad.message], [-32602, "'model.prefix' must be a string."]);
-  const badNpc = await fail(bridge.createNpc({ name: "Gorm" }, { model: { type: "echo", prefix: 3 } }));
+  const badNpc = await fail(
+    bridge.createNpc({ name: "Gorm" }, { model: unchecked({ type: "echo", prefix: 3 }) }),
+  );
   assert.deepEqual([badNpc.code, badNpc.message], [-32602, "'model.prefix' must be a string."]);
-  const broken = await fail(bridge.createSession({ model: { type: "broken" } }));
+  const broken = await fail(bridge.createSession({ model: unchecked({ type: "broken" }) }));
   assert.deepEqual([broken.code, broken.dataCode, broken.message], [-32603, "internal_error", "factory bug"]);
-  const hollow = await fail(bridge.createNpc({ name: "Gorm" }, { model: { type: "hollow" } }));
+  const hollow = await fail(bridge.createNpc({ name: "Gorm" }, { model: unchecked({ type: "hollow" }) }));
   assert.deepEqual([hollow.code, hollow.message], [
     -32603,
     "The modelFactory made no LanguageModel for type 'hollow' (it needs step() and availability()).",
@@ -138,7 +158,7 @@ Deno.test("docs/extending.md: a custom model type in session/create and npc/crea
   assert.deepEqual((await typed.respond("hi", { schema: mood })).structured, { line: "hi" });
   // An unknown type names the built-in ones and says the host adds its own (a bridge without a factory:
   // tests/methods/session_create_test.ts).
-  const unknown = await fail(bridge.createSession({ model: { type: "nope" } }));
+  const unknown = await fail(bridge.createSession({ model: unchecked({ type: "nope" }) }));
   assert.deepEqual([unknown.code, unknown.message], [
     -32602,
     `Unknown model type 'nope'. Supported: "system", "scripted", "openai", "llama", and the types of this bridge's host.`,
@@ -240,7 +260,7 @@ Deno.test("docs/extending.md: the typed client example calls the quest methods a
   const example = new URL("../../examples/quest_extension.ts", import.meta.url).href;
   const last = 'narration.text; // "You see cobwebs (asked by quest crypt)."';
   assert.ok(snippet.includes(last));
-  const source = snippet.replace('"./engine.ts"', `"${ENGINE}"`).replace('"./mod.ts"', `"${MOD}"`)
+  const source = snippet.replace('"./engine.ts"', `"${ENGINE}"`).replaceAll('"./mod.ts"', `"${MOD}"`)
     .replace('"./examples/quest_extension.ts"', `"${example}"`)
     .replace(
       "console.log(method, params.event)",
@@ -277,7 +297,7 @@ Deno.test("docs/extending.md: the page's whole-program examples type-check as wr
       const file = `${dir}/example_${i}.ts`;
       await Deno.writeTextFile(
         file,
-        snippet.replace('"./engine.ts"', `"${ENGINE}"`).replace('"./mod.ts"', `"${MOD}"`).replace(
+        snippet.replace('"./engine.ts"', `"${ENGINE}"`).replaceAll('"./mod.ts"', `"${MOD}"`).replace(
           '"./examples/quest_extension.ts"',
           `"${new URL("../../examples/quest_extension.ts", import.meta.url).href}"`,
         ),

@@ -14,6 +14,7 @@ import {
   type BridgeOptions,
   type ClientTool,
   type NpcState,
+  type ScriptStep,
   StdioTransport,
   type Transcript,
 } from "../../mod.ts";
@@ -204,11 +205,11 @@ function npcSetup(rng: Rng) {
   }));
   /** One turn: the player's line, the steps the model plays, and what the tools answer. */
   const turn = () => {
-    const steps: JsonValue[] = [];
+    const steps: ScriptStep[] = [];
     const told: string[] = [];
     let delta = 0;
     if (rng.chance(0.6)) {
-      const calls: JsonObject[] = [];
+      const calls: { name: string; arguments: JsonObject }[] = [];
       for (let i = rng.range(1, 2); i > 0; i--) {
         calls.push({ name: rng.pick(tools).name, arguments: { item: text(rng), count: number(rng) } });
       }
@@ -352,7 +353,7 @@ function sessionSetup(rng: Rng) {
     required: ["reason", "choice"],
   };
   const turn = () => {
-    const steps: JsonValue[] = [];
+    const steps: ScriptStep[] = [];
     const outputs: Array<{ value: JsonValue; fails: boolean }> = [];
     for (let round = rng.int(3); round > 0; round--) {
       const calls = Array.from({ length: rng.range(1, 2) }, () => ({
