@@ -47,6 +47,7 @@ Commands:
   /help           show the commands
   /exit           quit (or Ctrl-D)
   Ctrl-C          stop the answer
+  //text          say "/text" (a message that starts with a slash)
 
 Options:
   -i, --instructions <text>   system instructions
@@ -227,6 +228,7 @@ class ChatCommand {
       case "/help":
         writeOut(
           "/tools · /reset · /save <file> · /usage · /exit — Ctrl-C stops an answer, Ctrl-D quits.\n" +
+            "Start a line with // to say one that begins with a slash: //shrug says /shrug.\n" +
             "Answer a tool call with text or JSON; '/error <message>' reports a failure, '/exit' quits.\n",
         );
         return;

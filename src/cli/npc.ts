@@ -63,6 +63,7 @@ Commands:
   /reset          forget the conversation (keeps the memory)
   /help           show the commands
   /exit           quit (or Ctrl-D); Ctrl-C stops the NPC's reply
+  //text          say "/text" (a line that starts with a slash)
 
 Options:
   --restore <file>        continue from a /state save (or a saved npc/state result)
@@ -433,7 +434,8 @@ class NpcCommand {
       case "/help":
         this.#screen.write(
           "/state <file> · /world · /bark [situation] · /reset · /exit — a number picks a suggested reply; " +
-            "Ctrl-C stops a reply, Ctrl-D quits.\n",
+            "Ctrl-C stops a reply, Ctrl-D quits.\n" +
+            "Start a line with // to say one that begins with a slash: //shrug says /shrug.\n",
         );
         return;
       case "/state":

@@ -1,7 +1,7 @@
 /**
  * The read loop of the interactive commands (`oam chat`, `oam npc`): the banner and the `you›` prompt on a
  * terminal, a line at a time until the input ends or `/exit`, slash commands and what the user says handed to
- * the command, and Ctrl-C between turns. Each command keeps its own commands and turns.
+ * the command (`//text` says `/text`), and Ctrl-C between turns. Each command keeps its own commands and turns.
  * @module
  */
 import { CliError, reportError } from "./cli_error.ts";
@@ -24,12 +24,15 @@ export interface PromptLoopOptions {
 /** What the command does with the lines {@link PromptLoop.run} reads. */
 export interface PromptLoopHandlers {
   /**
-   * A line starting with `/` (other than `/exit` and `/quit`, which end the loop): the command's name (`/save`)
+   * A line starting with one `/` (other than `/exit` and `/quit`, which end the loop): the command's name (`/save`)
    * and the rest of the line (`chat.json`). An error it throws is reported on stderr and counted as a failure
    * (see {@link TurnScreen.failed}); the loop goes on. Stdout failing ({@link OutputError}) ends the command.
    */
   command(name: string, arg: string): Promise<void>;
-  /** Any other line that is not blank, as typed: what the user says. */
+  /**
+   * Any other line that is not blank, as typed: what the user says. A line starting with `//` is said with its
+   * first slash taken off (`//shrug` says `/shrug`): the way to say something that starts with a slash.
+   */
   say(line: string): Promise<void>;
   /** The first line on a terminal (the command, the model, the keys); written dim, only when typed at. */
   banner: string;
@@ -136,8 +139,9 @@ export class PromptLoop {
       this.screen.lineStarted();
       const text = line.trim();
       if (text === "") continue;
-      if (!text.startsWith("/")) {
-        await handlers.say(line);
+      if (!text.startsWith("/") || text.startsWith("//")) {
+        // `//text` says `/text`: the escape of a line that starts with a slash (as in chat clients).
+        await handlers.say(text.startsWith("//") ? line.replace("/", "") : line);
         continue;
       }
       const [name, ...rest] = text.split(/\s+/);
