@@ -43,7 +43,7 @@ export interface PromptLoopHandlers {
 /**
  * The error of a slash command `name` that is not one of `commands.known` (`/exit` and `/quit` are added): with
  * the command a misspelt name most likely meant, or the one `commands.otherNames` gives for a name another
- * command uses (`/save` in `oam npc` is `/state`).
+ * command uses (`/save` in `oam npc` is `/state`); else with the escape of a line meant to be said (`//`).
  *
  * @example
  * ```ts
@@ -62,7 +62,7 @@ export function unknownSlashCommand(
     : nearestName(name, [...known, "/exit", "/quit"]);
   return CliError.usage(
     meant === undefined
-      ? `unknown command '${name}'; type /help.`
+      ? `unknown command '${name}'; type /help, or start the line with // to say it.`
       : `unknown command '${name}'; did you mean ${meant}? Type /help.`,
   );
 }

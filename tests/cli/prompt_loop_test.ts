@@ -50,7 +50,11 @@ Deno.test("chat and npc: an unknown /command is reported, the session goes on, t
     const r = await oam(args, { stdin: "/bogus now\nhello\n" });
     assert.deepEqual(
       [r.code, r.stdout, r.stderr],
-      [2, answer, "Error: unknown command '/bogus'; type /help. [usage]\n"],
+      [
+        2,
+        answer,
+        "Error: unknown command '/bogus'; type /help, or start the line with // to say it. [usage]\n",
+      ],
       name,
     );
   }
