@@ -8,7 +8,7 @@ import { dirname as folderOf, relative, resolve } from "node:path";
 import { BridgeError } from "../protocol/errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { parseFlags, stringFlag } from "./args.ts";
-import { CliError, EXIT, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
+import { CliError, EXIT, EXIT_CODES_HELP } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
 import { npcSaveGiven, writeError } from "./conversation_file.ts";
 import { readJsonInput, refuseStdinFiles } from "./input.ts";
@@ -22,7 +22,7 @@ import {
 import { PromptLoop, unknownSlashCommand } from "./prompt_loop.ts";
 import { nearestName } from "../util/edit_distance.ts";
 import { dirname, type LoadedTools, noTools, toolsFromValue } from "./tools_file.ts";
-import { oneLine, OutputError, stderrStyle, stdoutStyle, type Style, writeErr } from "./tty.ts";
+import { oneLine, stderrStyle, stdoutStyle, type Style, writeErr } from "./tty.ts";
 
 /** Help text of `oam npc`. */
 export const NPC_HELP = `oam npc — talk to a game character defined in a file
@@ -62,7 +62,7 @@ Commands:
   /bark [text]    an ambient line (optionally in a situation)
   /reset          forget the conversation (keeps the memory)
   /help           show the commands
-  /exit           quit (or Ctrl-D); Ctrl-C stops the NPC's reply
+  /exit           quit (or Ctrl-D); Ctrl-C stops the NPC's reply or bark
   //text          say "/text" (a line that starts with a slash)
 
 Options:
@@ -434,7 +434,7 @@ class NpcCommand {
       case "/help":
         this.#screen.write(
           "/state <file> · /world · /bark [situation] · /reset · /exit — a number picks a suggested reply; " +
-            "Ctrl-C stops a reply, Ctrl-D quits.\n" +
+            "Ctrl-C stops a reply or a bark, Ctrl-D quits.\n" +
             "Start a line with // to say one that begins with a slash: //shrug says /shrug.\n",
         );
         return;
@@ -469,31 +469,26 @@ class NpcCommand {
     }
   }
 
+  /** An ambient line (`/bark`, the greeting); Ctrl-C stops it as it stops a turn. */
   async #bark(situation: string, greeting = false): Promise<void> {
-    this.#screen.showThinking();
-    try {
-      const params: JsonObject = { npc: this.#npc };
-      if (situation !== "") params.situation = situation;
-      const result = await this.#bridge.call("npc/bark", params) as JsonObject;
-      this.#screen.hideThinking();
-      if (greeting && this.#scripted) {
-        if (isJsonText(String(result.line))) {
-          writeErr(this.#err.yellow(
-            "warning: the greeting played step 1 of the script, a json step (an npc/talk reply), so it is not " +
-              "spoken; start the script with a {\"text\": …} step for the greeting, or drop 'greeting'.\n",
-          ));
-          return;
-        }
-        writeErr(this.#err.dim("note: the greeting is a model call: it played step 1 of the script.\n"));
+    const params: JsonObject = { npc: this.#npc };
+    if (situation !== "") params.situation = situation;
+    // A failure is shown (stderr, or "(stopped)") and counted by the screen; the conversation goes on.
+    const result = await this.#screen.request(this.#bridge, "npc/bark", params);
+    if (result === null) return;
+    if (greeting && this.#scripted) {
+      if (isJsonText(String(result.line))) {
+        writeErr(this.#err.yellow(
+          "warning: the greeting played step 1 of the script, a json step (an npc/talk reply), so it is not " +
+            "spoken; start the script with a {\"text\": …} step for the greeting, or drop 'greeting'.\n",
+        ));
+        return;
       }
-      this.#screen.write(
-        `${this.#out.bold(this.#name)}${this.#out.dim(":")} ${this.#out.italic(String(result.line))}\n`,
-      );
-    } catch (error) {
-      this.#screen.hideThinking();
-      if (error instanceof OutputError) throw error; // stdout is gone: the command ends
-      this.#screen.failed(reportError(error, { mode: "human", style: this.#err }));
+      writeErr(this.#err.dim("note: the greeting is a model call: it played step 1 of the script.\n"));
     }
+    this.#screen.write(
+      `${this.#out.bold(this.#name)}${this.#out.dim(":")} ${this.#out.italic(String(result.line))}\n`,
+    );
   }
 
   #header(emotion: string | null): string {
