@@ -48,6 +48,8 @@ Type what you say, or a number to pick one of the suggested replies. When the NP
 tools, type its output (text or JSON; "/error <message>" for a failure; "/exit" quits). When you type at
 a terminal, the prompt and the tool questions go to stdout if it is a terminal too, else to stderr: with
 'oam npc mira.jsonc > talk.log' you are asked on the terminal and the file gets only the conversation.
+Piped input works too, one line at a time; the conversation ends when the input does (Ctrl-C between
+replies does not quit it).
 
 When the NPC ends the conversation, the lines already typed are still read: commands run (/state, /world,
 …), and what you say gets a note until /reset starts a new conversation.

@@ -71,7 +71,8 @@ export function unknownSlashCommand(
  * The line-by-line session of an interactive command, on its {@link TurnScreen} and stdin's {@link LineReader}.
  *
  * Ctrl-C stops the running turn. Between turns, on a terminal, it shows a hint and the prompt again; with piped
- * input it does nothing (a Ctrl-C meant for a turn that has just ended does not end the session).
+ * input it does not end the session either (a Ctrl-C meant for a turn that has just ended), and shows a hint
+ * when the output is on a terminal.
  *
  * @example
  * ```ts ignore
@@ -91,6 +92,8 @@ export class PromptLoop {
   /** Where the command shows its turns. */
   readonly screen: TurnScreen;
   readonly #err: Style;
+  /** Whether a terminal shows the output (stdout or stderr): the Ctrl-C hint of piped input is shown only then. */
+  readonly #watched: boolean = isTerminal(Deno.stdout) || isTerminal(Deno.stderr);
   #quit = false;
 
   /** A loop on stdin, with the screen its turns are shown on. */
@@ -160,11 +163,22 @@ export class PromptLoop {
     if (this.interactive) this.screen.prompt(s.bold(s.green("you› ")));
   }
 
-  /** Ctrl-C: stops the running turn; between turns, on a terminal, a hint and the prompt again. */
+  /**
+   * Ctrl-C: stops the running turn. Between turns, typing at a terminal: a hint and the prompt again. With
+   * other input (a pipe, a file) it does not quit either: a program that pipes the lines and sends SIGINT to
+   * stop a turn may send it just as the turn ends (and a person's Ctrl-C at a terminal ends a writer such as
+   * `cat` too, so the input ends); only a hint, when a terminal shows the output.
+   */
   #sigint(): void {
-    if (!this.screen.cancelTurn() && this.interactive) {
-      this.screen.prompt(`\n${this.screen.promptStyle.dim("(Ctrl-D or /exit to quit)")}\n`);
+    if (this.screen.cancelTurn()) return;
+    const s = this.screen.promptStyle;
+    if (this.interactive) {
+      this.screen.prompt(`\n${s.dim("(Ctrl-D or /exit to quit)")}\n`);
       this.#prompt();
+    } else if (this.#watched) {
+      this.screen.prompt(
+        `\n${s.dim("(Ctrl-C stops a turn; the input is not a terminal: oam quits when it ends)")}\n`,
+      );
     }
   }
 }
