@@ -31,7 +31,8 @@ Usage: oam chat [options]
 
 Type a message and press Enter; the answer streams in. When the model calls a tool you answer it at the
 prompt (text, or JSON; "/error <message>" reports a failure, "/exit" quits); command tools ("x-oam" in the
-tools file) run by themselves. Piped input works too: one line per message or tool answer.
+tools file) run by themselves. Piped input works too: one line per message or tool answer; the chat
+ends when the input does (Ctrl-C between answers does not quit it).
 A turn, a command or a save that fails shows its error and the next line is read; when the input ends,
 oam exits with the code of the first failure (below), so a piped run tells a CI job that something failed.
 
@@ -47,6 +48,7 @@ Commands:
   /help           show the commands
   /exit           quit (or Ctrl-D)
   Ctrl-C          stop the answer
+  //text          say "/text" (a message that starts with a slash)
 
 Options:
   -i, --instructions <text>   system instructions
@@ -227,6 +229,7 @@ class ChatCommand {
       case "/help":
         writeOut(
           "/tools · /reset · /save <file> · /usage · /exit — Ctrl-C stops an answer, Ctrl-D quits.\n" +
+            "Start a line with // to say one that begins with a slash: //shrug says /shrug.\n" +
             "Answer a tool call with text or JSON; '/error <message>' reports a failure, '/exit' quits.\n",
         );
         return;

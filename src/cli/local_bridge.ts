@@ -289,9 +289,12 @@ export class LocalBridge {
     return this.#engine!;
   }
 
-  /** Calls a method without handlers. */
-  call(method: string, params: JsonObject = {}): Promise<JsonValue> {
-    return this.#peer.request(method, params);
+  /**
+   * Calls a method without handlers. Aborting `options.signal` stops the wait (the call rejects with
+   * `cancelled`); the bridge is not asked to stop the work, and its late answer is dropped.
+   */
+  call(method: string, params: JsonObject = {}, options: { signal?: AbortSignal } = {}): Promise<JsonValue> {
+    return this.#peer.request(method, params, options.signal ? { signal: options.signal } : {});
   }
 
   /** Calls `method` and routes the events and tool calls it causes to `handlers` until it finishes. */

@@ -8,7 +8,7 @@ import { dirname as folderOf, relative, resolve } from "node:path";
 import { BridgeError } from "../protocol/errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { parseFlags, stringFlag } from "./args.ts";
-import { CliError, EXIT, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
+import { CliError, EXIT, EXIT_CODES_HELP } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
 import { npcSaveGiven, writeError } from "./conversation_file.ts";
 import { readJsonInput, refuseStdinFiles } from "./input.ts";
@@ -22,7 +22,7 @@ import {
 import { PromptLoop, unknownSlashCommand } from "./prompt_loop.ts";
 import { nearestName } from "../util/edit_distance.ts";
 import { dirname, type LoadedTools, noTools, toolsFromValue } from "./tools_file.ts";
-import { oneLine, OutputError, stderrStyle, stdoutStyle, type Style, writeErr } from "./tty.ts";
+import { oneLine, stderrStyle, stdoutStyle, type Style, writeErr } from "./tty.ts";
 
 /** Help text of `oam npc`. */
 export const NPC_HELP = `oam npc — talk to a game character defined in a file
@@ -48,6 +48,8 @@ Type what you say, or a number to pick one of the suggested replies. When the NP
 tools, type its output (text or JSON; "/error <message>" for a failure; "/exit" quits). When you type at
 a terminal, the prompt and the tool questions go to stdout if it is a terminal too, else to stderr: with
 'oam npc mira.jsonc > talk.log' you are asked on the terminal and the file gets only the conversation.
+Piped input works too, one line at a time; the conversation ends when the input does (Ctrl-C between
+replies does not quit it).
 
 When the NPC ends the conversation, the lines already typed are still read: commands run (/state, /world,
 …), and what you say gets a note until /reset starts a new conversation.
@@ -62,7 +64,8 @@ Commands:
   /bark [text]    an ambient line (optionally in a situation)
   /reset          forget the conversation (keeps the memory)
   /help           show the commands
-  /exit           quit (or Ctrl-D); Ctrl-C stops the NPC's reply
+  /exit           quit (or Ctrl-D); Ctrl-C stops the NPC's reply or bark
+  //text          say "/text" (a line that starts with a slash)
 
 Options:
   --restore <file>        continue from a /state save (or a saved npc/state result)
@@ -433,7 +436,8 @@ class NpcCommand {
       case "/help":
         this.#screen.write(
           "/state <file> · /world · /bark [situation] · /reset · /exit — a number picks a suggested reply; " +
-            "Ctrl-C stops a reply, Ctrl-D quits.\n",
+            "Ctrl-C stops a reply or a bark, Ctrl-D quits.\n" +
+            "Start a line with // to say one that begins with a slash: //shrug says /shrug.\n",
         );
         return;
       case "/state":
@@ -467,31 +471,26 @@ class NpcCommand {
     }
   }
 
+  /** An ambient line (`/bark`, the greeting); Ctrl-C stops it as it stops a turn. */
   async #bark(situation: string, greeting = false): Promise<void> {
-    this.#screen.showThinking();
-    try {
-      const params: JsonObject = { npc: this.#npc };
-      if (situation !== "") params.situation = situation;
-      const result = await this.#bridge.call("npc/bark", params) as JsonObject;
-      this.#screen.hideThinking();
-      if (greeting && this.#scripted) {
-        if (isJsonText(String(result.line))) {
-          writeErr(this.#err.yellow(
-            "warning: the greeting played step 1 of the script, a json step (an npc/talk reply), so it is not " +
-              "spoken; start the script with a {\"text\": …} step for the greeting, or drop 'greeting'.\n",
-          ));
-          return;
-        }
-        writeErr(this.#err.dim("note: the greeting is a model call: it played step 1 of the script.\n"));
+    const params: JsonObject = { npc: this.#npc };
+    if (situation !== "") params.situation = situation;
+    // A failure is shown (stderr, or "(stopped)") and counted by the screen; the conversation goes on.
+    const result = await this.#screen.request(this.#bridge, "npc/bark", params);
+    if (result === null) return;
+    if (greeting && this.#scripted) {
+      if (isJsonText(String(result.line))) {
+        writeErr(this.#err.yellow(
+          "warning: the greeting played step 1 of the script, a json step (an npc/talk reply), so it is not " +
+            "spoken; start the script with a {\"text\": …} step for the greeting, or drop 'greeting'.\n",
+        ));
+        return;
       }
-      this.#screen.write(
-        `${this.#out.bold(this.#name)}${this.#out.dim(":")} ${this.#out.italic(String(result.line))}\n`,
-      );
-    } catch (error) {
-      this.#screen.hideThinking();
-      if (error instanceof OutputError) throw error; // stdout is gone: the command ends
-      this.#screen.failed(reportError(error, { mode: "human", style: this.#err }));
+      writeErr(this.#err.dim("note: the greeting is a model call: it played step 1 of the script.\n"));
     }
+    this.#screen.write(
+      `${this.#out.bold(this.#name)}${this.#out.dim(":")} ${this.#out.italic(String(result.line))}\n`,
+    );
   }
 
   #header(emotion: string | null): string {

@@ -1,7 +1,7 @@
 /**
  * The read loop of the interactive commands (`oam chat`, `oam npc`): the banner and the `you›` prompt on a
  * terminal, a line at a time until the input ends or `/exit`, slash commands and what the user says handed to
- * the command, and Ctrl-C between turns. Each command keeps its own commands and turns.
+ * the command (`//text` says `/text`), and Ctrl-C between turns. Each command keeps its own commands and turns.
  * @module
  */
 import { CliError, reportError } from "./cli_error.ts";
@@ -24,12 +24,15 @@ export interface PromptLoopOptions {
 /** What the command does with the lines {@link PromptLoop.run} reads. */
 export interface PromptLoopHandlers {
   /**
-   * A line starting with `/` (other than `/exit` and `/quit`, which end the loop): the command's name (`/save`)
+   * A line starting with one `/` (other than `/exit` and `/quit`, which end the loop): the command's name (`/save`)
    * and the rest of the line (`chat.json`). An error it throws is reported on stderr and counted as a failure
    * (see {@link TurnScreen.failed}); the loop goes on. Stdout failing ({@link OutputError}) ends the command.
    */
   command(name: string, arg: string): Promise<void>;
-  /** Any other line that is not blank, as typed: what the user says. */
+  /**
+   * Any other line that is not blank, as typed: what the user says. A line starting with `//` is said with its
+   * first slash taken off (`//shrug` says `/shrug`): the way to say something that starts with a slash.
+   */
   say(line: string): Promise<void>;
   /** The first line on a terminal (the command, the model, the keys); written dim, only when typed at. */
   banner: string;
@@ -40,7 +43,7 @@ export interface PromptLoopHandlers {
 /**
  * The error of a slash command `name` that is not one of `commands.known` (`/exit` and `/quit` are added): with
  * the command a misspelt name most likely meant, or the one `commands.otherNames` gives for a name another
- * command uses (`/save` in `oam npc` is `/state`).
+ * command uses (`/save` in `oam npc` is `/state`); else with the escape of a line meant to be said (`//`).
  *
  * @example
  * ```ts
@@ -59,7 +62,7 @@ export function unknownSlashCommand(
     : nearestName(name, [...known, "/exit", "/quit"]);
   return CliError.usage(
     meant === undefined
-      ? `unknown command '${name}'; type /help.`
+      ? `unknown command '${name}'; type /help, or start the line with // to say it.`
       : `unknown command '${name}'; did you mean ${meant}? Type /help.`,
   );
 }
@@ -68,7 +71,8 @@ export function unknownSlashCommand(
  * The line-by-line session of an interactive command, on its {@link TurnScreen} and stdin's {@link LineReader}.
  *
  * Ctrl-C stops the running turn. Between turns, on a terminal, it shows a hint and the prompt again; with piped
- * input it does nothing (a Ctrl-C meant for a turn that has just ended does not end the session).
+ * input it does not end the session either (a Ctrl-C meant for a turn that has just ended), and shows a hint
+ * when the output is on a terminal.
  *
  * @example
  * ```ts ignore
@@ -88,6 +92,8 @@ export class PromptLoop {
   /** Where the command shows its turns. */
   readonly screen: TurnScreen;
   readonly #err: Style;
+  /** Whether a terminal shows the output (stdout or stderr): the Ctrl-C hint of piped input is shown only then. */
+  readonly #watched: boolean = isTerminal(Deno.stdout) || isTerminal(Deno.stderr);
   #quit = false;
 
   /** A loop on stdin, with the screen its turns are shown on. */
@@ -136,8 +142,9 @@ export class PromptLoop {
       this.screen.lineStarted();
       const text = line.trim();
       if (text === "") continue;
-      if (!text.startsWith("/")) {
-        await handlers.say(line);
+      if (!text.startsWith("/") || text.startsWith("//")) {
+        // `//text` says `/text`: the escape of a line that starts with a slash (as in chat clients).
+        await handlers.say(text.startsWith("//") ? line.replace("/", "") : line);
         continue;
       }
       const [name, ...rest] = text.split(/\s+/);
@@ -156,11 +163,22 @@ export class PromptLoop {
     if (this.interactive) this.screen.prompt(s.bold(s.green("you› ")));
   }
 
-  /** Ctrl-C: stops the running turn; between turns, on a terminal, a hint and the prompt again. */
+  /**
+   * Ctrl-C: stops the running turn. Between turns, typing at a terminal: a hint and the prompt again. With
+   * other input (a pipe, a file) it does not quit either: a program that pipes the lines and sends SIGINT to
+   * stop a turn may send it just as the turn ends (and a person's Ctrl-C at a terminal ends a writer such as
+   * `cat` too, so the input ends); only a hint, when a terminal shows the output.
+   */
   #sigint(): void {
-    if (!this.screen.cancelTurn() && this.interactive) {
-      this.screen.prompt(`\n${this.screen.promptStyle.dim("(Ctrl-D or /exit to quit)")}\n`);
+    if (this.screen.cancelTurn()) return;
+    const s = this.screen.promptStyle;
+    if (this.interactive) {
+      this.screen.prompt(`\n${s.dim("(Ctrl-D or /exit to quit)")}\n`);
       this.#prompt();
+    } else if (this.#watched) {
+      this.screen.prompt(
+        `\n${s.dim("(Ctrl-C stops a turn; the input is not a terminal: oam quits when it ends)")}\n`,
+      );
     }
   }
 }

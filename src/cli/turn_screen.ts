@@ -152,7 +152,7 @@ export class TurnScreen {
     return this.#failure;
   }
 
-  /** Ctrl-C: cancels the running turn; false when no turn runs. */
+  /** Ctrl-C: cancels the running turn (or {@link request}); false when none runs. */
   cancelTurn(): boolean {
     if (!this.#cancelTurn) return false;
     this.#cancelTurn();
@@ -201,6 +201,33 @@ export class TurnScreen {
     if (outputFailed !== null) {
       this.#spinner.stop();
       throw outputFailed;
+    }
+  }
+
+  /**
+   * A request that is no streamed turn (`npc/bark`), stopped by Ctrl-C as a turn is ({@link cancelTurn}): the
+   * spinner while it runs; its result, or null when it failed: `(stopped)` when it was stopped, else the error
+   * on stderr. No request of the bridge cancels such a call, so a stop ends the wait only: the answer that
+   * comes later is dropped (the model call, a short one for a bark, runs to its end).
+   */
+  async request(bridge: LocalBridge, method: string, params: JsonObject): Promise<JsonObject | null> {
+    this.#question = null;
+    this.#cancelled = false;
+    const stop = new AbortController();
+    this.#cancelTurn = () => {
+      this.#cancelled = true;
+      stop.abort();
+    };
+    this.showThinking();
+    try {
+      const result = await bridge.call(method, params, { signal: stop.signal }) as JsonObject;
+      this.#spinner.stop();
+      return result;
+    } catch (error) {
+      this.#showFailure(error);
+      return null;
+    } finally {
+      this.#cancelTurn = null;
     }
   }
 

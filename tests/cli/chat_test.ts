@@ -62,7 +62,10 @@ Deno.test("chat: a piped session with a tool answered at the prompt and slash co
       "",
     ].join("\n"),
   );
-  assert.equal(r.stderr, "Error: unknown command '/bogus'; type /help. [usage]\n");
+  assert.equal(
+    r.stderr,
+    "Error: unknown command '/bogus'; type /help, or start the line with // to say it. [usage]\n",
+  );
   const saved = await fx.read("chat.json") as JsonObject;
   assert.equal(entries(saved).filter((e) => e.role === "user").length, 3);
   assert.deepEqual(((saved.oam as JsonObject).tools as JsonObject[]).map((t) => t.name), [

@@ -209,7 +209,7 @@ Deno.test("chat: Ctrl-C (SIGINT) while text streams stops the model's answer; th
   }
 });
 
-Deno.test("chat: Ctrl-C (SIGINT) between turns with piped input changes nothing; the chat goes on", async () => {
+Deno.test("chat: Ctrl-C (SIGINT) between turns with piped input and output changes nothing; the chat goes on", async () => {
   const script = await fx.write("sigint_idle.json", [{ text: "One." }, { text: "Two." }]);
   const c = new Conversation(["chat", "--script", script]);
   try {
@@ -224,6 +224,36 @@ Deno.test("chat: Ctrl-C (SIGINT) between turns with piped input changes nothing;
   } finally {
     await c.kill();
   }
+});
+
+Deno.test({
+  name: "chat: Ctrl-C between turns with piped input and a terminal to see: a hint, and the chat goes on",
+  ignore: Deno.build.os !== "linux", // the pseudo-terminal comes from util-linux `script`
+  fn: async () => {
+    const script = await fx.write("sigint_piped.json", [{ text: "One." }, { text: "Two." }]);
+    const fifo = await makeFifo(fx.path("sigint_piped.fifo"));
+    const t = new Terminal(["chat", "--script", script], { stdin: fifo });
+    let input: Deno.FsFile | null = null;
+    try {
+      input = await withDeadline(Deno.open(fifo, { write: true }), "oam chat to open its input");
+      await input.write(new TextEncoder().encode("first\n"));
+      await t.out.until((screen) => screen.includes("One.\r\n"));
+      await t.type("\x03"); // Ctrl-C: the terminal sends SIGINT; the turn before is over
+      await t.out.until((screen) => screen.includes("quits when it ends)\r\n"));
+      await input.write(new TextEncoder().encode("second\n"));
+      input.close();
+      input = null;
+      const r = await t.exit();
+      assert.equal(r.code, 0);
+      assert.equal(
+        withoutSpinner(r.stdout),
+        "One.\r\n^C\r\n(Ctrl-C stops a turn; the input is not a terminal: oam quits when it ends)\r\nTwo.\r\n",
+      );
+    } finally {
+      input?.close();
+      await t.kill();
+    }
+  },
 });
 
 Deno.test("chat: the input ending while a tool waits for its output stops the turn and the command", async () => {

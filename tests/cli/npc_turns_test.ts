@@ -229,6 +229,65 @@ Deno.test("npc: Ctrl-C (SIGINT) while a line streams stops the model's answer; t
   }
 });
 
+Deno.test("npc: Ctrl-C (SIGINT) stops a /bark waiting for the model; the next line is a new turn", async () => {
+  const barking = gate();
+  const server = modelServer([
+    (s) => {
+      barking.open(); // the bark reached the model, which never answers it
+      return s.sse([], { done: false, hang: true });
+    },
+    (s) => s.sse([text("[happy] Yes.", "stop")]),
+  ]);
+  const persona = await mira("sigint_bark.json", { replyFormat: "text", toolChoice: "none" });
+  const c = new Conversation(["npc", persona, "--model", `openai:${server.baseURL}#m`]);
+  try {
+    await c.say("/bark rain");
+    await withDeadline(barking.opened, "the bark to reach the model");
+    c.child.kill("SIGINT");
+    await c.until("(stopped)");
+    await c.say("Still there?");
+    const r = await c.end();
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "(stopped)\nMira [happy]: Yes.\n");
+    assert.equal(r.stderr, "");
+  } finally {
+    barking.open();
+    await c.kill();
+    await server.close();
+  }
+});
+
+Deno.test("npc: Ctrl-C (SIGINT) stops the greeting waiting for the model; the first line is a turn", async () => {
+  const greeting = gate();
+  const server = modelServer([
+    (s) => {
+      greeting.open(); // the greeting reached the model, which never answers it
+      return s.sse([], { done: false, hang: true });
+    },
+    (s) => s.sse([text("[happy] Welcome.", "stop")]),
+  ]);
+  const persona = await fx.write("sigint_greeting.json", {
+    persona: { name: "Mira" },
+    options: { playerOptionCount: 0, replyFormat: "text" },
+    greeting: "The player walks in.",
+  });
+  const c = new Conversation(["npc", persona, "--model", `openai:${server.baseURL}#m`]);
+  try {
+    await withDeadline(greeting.opened, "the greeting to reach the model");
+    c.child.kill("SIGINT");
+    await c.until("(stopped)");
+    await c.say("Hello?");
+    const r = await c.end();
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, "(stopped)\nMira [happy]: Welcome.\n");
+    assert.equal(r.stderr, "");
+  } finally {
+    greeting.open();
+    await c.kill();
+    await server.close();
+  }
+});
+
 Deno.test("npc: the input ending while a tool waits for its output stops the turn and the command", async () => {
   const script = await fx.write("eof_tool.json", [
     { toolCalls: [{ name: "ask_cook", arguments: { q: "hot?" } }] },

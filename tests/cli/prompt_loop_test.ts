@@ -50,7 +50,11 @@ Deno.test("chat and npc: an unknown /command is reported, the session goes on, t
     const r = await oam(args, { stdin: "/bogus now\nhello\n" });
     assert.deepEqual(
       [r.code, r.stdout, r.stderr],
-      [2, answer, "Error: unknown command '/bogus'; type /help. [usage]\n"],
+      [
+        2,
+        answer,
+        "Error: unknown command '/bogus'; type /help, or start the line with // to say it. [usage]\n",
+      ],
       name,
     );
   }
@@ -80,5 +84,35 @@ Deno.test("chat and npc: /exit typed at a tool question ends the session as Ctrl
       const r = await oam(args, { stdin: `Weather?\n${exit}\nmore\n` });
       assert.deepEqual([r.code, r.stdout, r.stderr], [0, stdout, ""], `${args[0]} ${exit}`);
     }
+  }
+});
+
+Deno.test("chat and npc: a line starting with // says the line with one slash less; it is no command", async () => {
+  const heard = { template: "Heard: {prompt}" };
+  const chat = await fx.write("chat_slash.json", [heard, heard]);
+  const npcHeard = { template: "[happy] Heard: {prompt}" };
+  const npc = await fx.write("npc_slash.json", [npcHeard, npcHeard]);
+  const runs: Array<[string[], string]> = [
+    [["chat", "--script", chat], "Heard: /shrug\nHeard:   //two slashes\n"],
+    [
+      ["npc", persona, "--script", npc],
+      "Gorm [happy]: Heard: Player: /shrug\nGorm [happy]: Heard: Player:   //two slashes\n",
+    ],
+  ];
+  for (const [args, stdout] of runs) {
+    const r = await oam(args, { stdin: "//shrug\n  ///two slashes\n" });
+    assert.deepEqual([r.code, r.stdout, r.stderr], [0, stdout, ""], args[0]);
+  }
+});
+
+Deno.test("chat and npc: /help tells how to say a line that starts with a slash", async () => {
+  for (const { name, args } of COMMANDS) {
+    const r = await oam(args, { stdin: "/help\n" });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stdout,
+      /^Start a line with \/\/ to say one that begins with a slash: \/\/shrug says \/shrug\.$/m,
+      name,
+    );
   }
 });

@@ -141,13 +141,18 @@ function shQuote(word: string): string {
 /** Where {@link Terminal} sends the command's stdout or stderr instead of the terminal (one of them). */
 export type TerminalOptions =
   /** stderr goes to this file (so no spinner is drawn); stdout is the terminal. */
-  | { stderr: string; stdout?: undefined }
+  | { stderr: string; stdout?: undefined; stdin?: undefined }
   /**
    * stdout goes to `file`, directly or (`pipe`) through a pipe to `cat` (which ignores Ctrl-C, like
    * `tee -i`: the terminal sends SIGINT to both); stderr is the terminal (a spinner may be drawn there: see
    * {@link withoutSpinner}).
    */
-  | { stdout: { file: string; pipe?: boolean }; stderr?: undefined };
+  | { stdout: { file: string; pipe?: boolean }; stderr?: undefined; stdin?: undefined }
+  /**
+   * stdin is read from this file, a FIFO the test writes to (piped input: the command prompts for nothing);
+   * stdout and stderr are the terminal, where Ctrl-C is typed.
+   */
+  | { stdin: string; stdout?: undefined; stderr?: undefined };
 
 /** The terminal output without the spinner's frames and their erasing (drawn on stderr after 150 ms). */
 export function withoutSpinner(screen: string): string {
@@ -156,7 +161,8 @@ export function withoutSpinner(screen: string): string {
 
 /**
  * `oam <args>` on a pseudo-terminal (util-linux `script`): stdin a terminal; stdout the terminal and stderr a
- * file, or stdout a file (or a pipe to one) and stderr the terminal; no colors. The terminal echoes what is
+ * file, or stdout a file (or a pipe to one) and stderr the terminal; or stdin a FIFO and both outputs the
+ * terminal; no colors. The terminal echoes what is
  * typed, and ends lines with CRLF.
  */
 export class Terminal {
@@ -171,7 +177,9 @@ export class Terminal {
     this.#stderrPath = options.stderr;
     const argv = [Deno.execPath(), "run", "--quiet", "-A", CLI, ...args].map(shQuote).join(" ");
     const out = options.stdout;
-    const line = out === undefined
+    const line = options.stdin !== undefined
+      ? `exec ${argv} <${shQuote(options.stdin)}`
+      : out === undefined
       ? `exec ${argv} 2>${shQuote(options.stderr)}`
       : out.pipe
       ? `${argv} | (trap '' INT; exec cat >${shQuote(out.file)})`
