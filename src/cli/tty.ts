@@ -243,7 +243,7 @@ export function terminalColumns(): number | undefined {
 export interface SpinnerFrame {
   frame: string;
   seconds: number;
-  /** The terminal's width in columns; undefined when there is none (nothing is shortened). */
+  /** The terminal's width in columns; undefined or 0 when there is none or it is not known (nothing is shortened). */
   columns: number | undefined;
   style: Style;
 }
@@ -255,7 +255,10 @@ export interface SpinnerFrame {
 export function spinnerLine(label: string, { frame, seconds, columns, style }: SpinnerFrame): string {
   const time = `${seconds.toFixed(1)}s`;
   // The last column stays free: writing into it makes some terminals wrap.
-  const room = columns === undefined ? undefined : columns - 1 - displayWidth(`${frame}  ${time}`);
+  // 0 columns is a terminal that does not know its width (a bare pseudo-terminal): nothing is shortened.
+  const room = columns === undefined || columns <= 0
+    ? undefined
+    : columns - 1 - displayWidth(`${frame}  ${time}`);
   const shown = room === undefined ? label : fitColumns(label, Math.max(room, 0));
   return `${style.cyan(frame)} ${shown} ${style.dim(time)}`;
 }

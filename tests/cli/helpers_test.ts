@@ -313,6 +313,12 @@ Deno.test("spinner: its line fits the terminal, full-width characters and emoji 
     spinnerLine(name, { frame: "⠋", seconds: 0.2, columns: undefined, style: plain }),
     `⠋ ${name} 0.2s`,
   );
+  // A terminal that reports no width (0 columns: some terminal emulators, a bare pseudo-terminal) is one whose
+  // width is not known: the label is shown whole, not cut to "…".
+  assert.equal(
+    spinnerLine("Gen is thinking", { frame: "⠋", seconds: 0.2, columns: 0, style: plain }),
+    "⠋ Gen is thinking 0.2s",
+  );
   assert.equal(displayWidth("Grüße e\u0301 مرحبا"), 13);
   assert.equal(displayWidth("全角ＡＢ👍🏽🇯🇵"), 12);
 });
