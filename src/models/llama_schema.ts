@@ -3,14 +3,17 @@
  * Schema subset node-llama-cpp compiles into a grammar (`GbnfJsonSchema`).
  *
  * What the grammar enforces: object shapes with properties in generation order and the required ones
- * present, no other properties (any, when `additionalProperties` is `true`), string enums, unions, arrays
+ * present, no other properties (any, when `additionalProperties` is `true`; an answer's object that the
+ * client's JSON Schema leaves open, `{"type": "object"}`, takes any members), string enums, unions, arrays
  * with item counts, integer vs number, booleans, named and recursive types, and integer ranges of up to 257
  * values (as the list of values). Wider numeric bounds are not expressible there; the backend validates every
  * answer against the client's JSON Schema afterwards.
  * @module
  */
-import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { convertSchemaWithOpenObjects } from "../schema/convert.ts";
 import type { GbnfSchema } from "./llama_api.ts";
+import type { ResponseSchema } from "./language_model.ts";
 
 /** Name of the `$defs` entry that stands for the root when the schema refers to itself (`{"$ref": "#"}`). */
 const ROOT_DEF = "Root__";
@@ -28,19 +31,27 @@ function withDescription(out: Record<string, unknown>, schema: JsonObject): Gbnf
   return out;
 }
 
-function convert(schema: JsonValue, usesRoot: { value: boolean }): GbnfSchema {
+/** What one grammar conversion carries along. */
+interface Context {
+  /** Set when the schema refers to its root. */
+  usesRoot: boolean;
+  /** Object types generated as any object (see {@link responseGrammarSchema}). */
+  openObjects: ReadonlySet<string>;
+}
+
+function convert(schema: JsonValue, context: Context): GbnfSchema {
   if (!isJsonObject(schema)) return {};
   const ref = own(schema, "$ref");
   if (typeof ref === "string") {
     if (ref === "#") {
-      usesRoot.value = true;
+      context.usesRoot = true;
       return { $ref: `${DEF_PREFIX}${ROOT_DEF}` };
     }
     return { $ref: ref };
   }
   const union = own(schema, "anyOf") ?? own(schema, "oneOf");
   if (Array.isArray(union)) {
-    return withDescription({ oneOf: union.map((branch) => convert(branch, usesRoot)) }, schema);
+    return withDescription({ oneOf: union.map((branch) => convert(branch, context)) }, schema);
   }
   const values = own(schema, "enum");
   if (Array.isArray(values)) return withDescription({ enum: values }, schema);
@@ -54,8 +65,15 @@ function convert(schema: JsonValue, usesRoot: { value: boolean }): GbnfSchema {
       const names = Array.isArray(order)
         ? order.filter((n): n is string => typeof n === "string" && Object.hasOwn(props, n))
         : Object.keys(props);
+      const title = own(schema, "title");
+      if (names.length === 0 && typeof title === "string" && context.openObjects.has(title)) {
+        return withDescription(
+          { type: "object", properties: {}, required: [], additionalProperties: true },
+          schema,
+        );
+      }
       const out: Record<string, unknown> = {};
-      for (const name of names) out[name] = convert(props[name], usesRoot);
+      for (const name of names) out[name] = convert(props[name], context);
       const required = own(schema, "required");
       return withDescription({
         type: "object",
@@ -68,7 +86,7 @@ function convert(schema: JsonValue, usesRoot: { value: boolean }): GbnfSchema {
     case "array": {
       const out: Record<string, unknown> = { type: "array" };
       const items = own(schema, "items");
-      if (items !== undefined) out.items = convert(items, usesRoot);
+      if (items !== undefined) out.items = convert(items, context);
       const min = own(schema, "minItems");
       const max = own(schema, "maxItems");
       if (typeof min === "number") out.minItems = min;
@@ -100,7 +118,8 @@ function convert(schema: JsonValue, usesRoot: { value: boolean }): GbnfSchema {
 }
 
 /**
- * The grammar schema of a generation schema (tool arguments or a structured answer).
+ * The grammar schema of a generation schema (tool arguments or a structured answer); the object types named
+ * in `openObjects` take any members.
  *
  * @example
  * ```ts
@@ -109,16 +128,55 @@ function convert(schema: JsonValue, usesRoot: { value: boolean }): GbnfSchema {
  * // { type: "object", properties: { id: { enum: ["a", "b"] } }, required: ["id"], additionalProperties: false }
  * ```
  */
-export function grammarSchema(generationSchema: JsonObject): GbnfSchema {
-  const usesRoot = { value: false };
+export function grammarSchema(
+  generationSchema: JsonObject,
+  openObjects: ReadonlySet<string> = new Set(),
+): GbnfSchema {
+  const context: Context = { usesRoot: false, openObjects };
   const defs: Record<string, GbnfSchema> = {};
   const sourceDefs = own(generationSchema, "$defs");
   if (isJsonObject(sourceDefs)) {
-    for (const [name, def] of Object.entries(sourceDefs)) defs[name] = convert(def, usesRoot);
+    for (const [name, def] of Object.entries(sourceDefs)) defs[name] = convert(def, context);
   }
-  const root = convert(generationSchema, usesRoot);
-  if (usesRoot.value) defs[ROOT_DEF] = root;
+  const root = convert(generationSchema, context);
+  if (context.usesRoot) defs[ROOT_DEF] = root;
   return Object.keys(defs).length === 0 ? root : { ...root, $defs: defs };
+}
+
+/**
+ * The grammar schema of a structured answer. An object type the client's JSON Schema leaves open to any
+ * members (`{"type": "object"}` without properties, anywhere in the schema) is generated as any object: the
+ * generation schema holds it empty (the protocol's conversion, the form FoundationModels decodes), and the
+ * answer is checked against the client's schema either way. Only when the generation schema is the
+ * conversion of the client's schema (a backend's own generation schema is taken as it is).
+ *
+ * @example
+ * ```ts
+ * import { convertSchema } from "../schema/convert.ts";
+ * import { responseGrammarSchema } from "./llama_schema.ts";
+ * const jsonSchema = { type: "object", properties: { extra: { type: "object" } }, required: ["extra"] };
+ * const { generationSchema } = convertSchema(jsonSchema, "Response");
+ * responseGrammarSchema({ name: "Response", generationSchema, jsonSchema });
+ * // $defs.Response_extra: { type: "object", properties: {}, required: [], additionalProperties: true }
+ * ```
+ */
+export function responseGrammarSchema(schema: ResponseSchema): GbnfSchema {
+  return grammarSchema(schema.generationSchema, openObjectsOf(schema));
+}
+
+/** The open object types of a generation schema that is the conversion of the client's schema (else none). */
+function openObjectsOf(schema: ResponseSchema): ReadonlySet<string> {
+  const title = own(schema.generationSchema, "title");
+  if (typeof title !== "string") return new Set();
+  let conversion;
+  try {
+    conversion = convertSchemaWithOpenObjects(schema.jsonSchema, title);
+  } catch {
+    return new Set();
+  }
+  if (conversion.openObjects.length === 0) return new Set();
+  const same = compactJson(conversion.generationSchema) === compactJson(schema.generationSchema);
+  return same ? new Set(conversion.openObjects) : new Set();
 }
 
 /** Whether a tool's argument schema takes no arguments at all (`{}` or an object without properties). */

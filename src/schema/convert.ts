@@ -93,6 +93,31 @@ export interface SchemaConversion {
  * ```
  */
 export function convertSchema(schema: JsonValue, rootName: string): SchemaConversion {
+  const { generationSchema, warnings } = new Converter(schema).run(rootName);
+  return { generationSchema, warnings };
+}
+
+/** A {@link SchemaConversion} and the named object types the JSON Schema leaves open to any members. */
+export interface OpenObjectsConversion extends SchemaConversion {
+  /**
+   * The names (`title`s) of the generation schema's object types that the JSON Schema leaves open to any
+   * members (`{"type": "object"}`): the generation schema holds them empty (FoundationModels generates no
+   * free-form object), a backend that can generate any object (the GGUF grammar) may.
+   */
+  openObjects: string[];
+}
+
+/**
+ * {@link convertSchema}, also naming the object types the JSON Schema leaves open to any members.
+ *
+ * @example
+ * ```ts
+ * import { convertSchemaWithOpenObjects } from "./convert.ts";
+ * const schema = { type: "object", properties: { extra: { type: "object" } } };
+ * convertSchemaWithOpenObjects(schema, "Response").openObjects; // ["Response_extra"]
+ * ```
+ */
+export function convertSchemaWithOpenObjects(schema: JsonValue, rootName: string): OpenObjectsConversion {
   return new Converter(schema).run(rootName);
 }
 
@@ -106,13 +131,14 @@ class Converter implements Walk {
   /** Non-root named types in creation order. */
   readonly #defs = new Map<string, JsonObject>();
   #rootDef: JsonObject | undefined;
+  readonly #openObjects: string[] = [];
   #nodes = 0;
 
   constructor(root: JsonValue) {
     this.root = root;
   }
 
-  run(rootName: string): SchemaConversion {
+  run(rootName: string): OpenObjectsConversion {
     const title = isJsonObject(this.root) ? nonEmptyString(this.root, "title") : undefined;
     const base = title ?? rootName;
     const rootSlot: Slot = { base, isRoot: true, used: false, name: this.#names.allocate(base) };
@@ -130,7 +156,7 @@ class Converter implements Walk {
       for (const [name, def] of this.#defs) setOwn(defs, name, def);
       setOwn(top, "$defs", defs);
     }
-    return { generationSchema: top, warnings: this.#warnings };
+    return { generationSchema: top, warnings: this.#warnings, openObjects: this.#openObjects };
   }
 
   // ---- Walk -----------------------------------------------------------------------------------------
@@ -146,6 +172,10 @@ class Converter implements Walk {
     if (++this.#nodes > MAX_NODES) {
       throw new SchemaError(`the schema has more than ${MAX_NODES} nodes`, path);
     }
+  }
+
+  noteOpenObject(name: string): void {
+    this.#openObjects.push(name);
   }
 
   newSlot(base: string): Slot {

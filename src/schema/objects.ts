@@ -57,7 +57,43 @@ export function convertObject(walk: Walk, { schema, pos, nullable, sentences }: 
   setOwn(def, "required", requiredOut);
   setOwn(def, "x-order", order);
   setOwn(def, "additionalProperties", false);
+  if (isOpenObject(schema)) walk.noteOpenObject(name);
   return { node: walk.refNode(slot), description, nullable };
+}
+
+/** Keywords an object may have and still take any members: its type, annotations, no properties. */
+const OPEN_OBJECT_KEYWORDS = new Set([
+  "type",
+  "properties",
+  "required",
+  "additionalProperties",
+  "title",
+  "description",
+  "$schema",
+  "$id",
+  "$comment",
+  "examples",
+  "default",
+  "deprecated",
+  "readOnly",
+  "writeOnly",
+  "x-order",
+]);
+
+/**
+ * Whether an object schema takes any members: no properties, no required ones, `additionalProperties`
+ * absent or `true`, and nothing else that constrains its members (`minProperties`, `patternProperties`, …).
+ */
+function isOpenObject(schema: JsonObject): boolean {
+  if (!Object.keys(schema).every((key) => OPEN_OBJECT_KEYWORDS.has(key))) return false;
+  const properties = ownValue(schema, "properties");
+  if (properties !== undefined && !(isJsonObject(properties) && Object.keys(properties).length === 0)) {
+    return false;
+  }
+  const required = ownValue(schema, "required");
+  if (required !== undefined && !(Array.isArray(required) && required.length === 0)) return false;
+  const additional = ownValue(schema, "additionalProperties");
+  return additional === undefined || additional === true;
 }
 
 /** The declared properties in generation order: those named in `x-order` first, then the rest. */

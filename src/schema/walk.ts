@@ -87,4 +87,9 @@ export interface Walk {
   refNode(slot: Slot): JsonObject;
   /** Throws when a slot reached recursively did not become a named type (an inline cycle). */
   checkPending(slot: Slot): void;
+  /**
+   * Notes a named object type the JSON Schema leaves open to any members (no properties): the generation
+   * schema holds it empty, a backend that can generate any object may.
+   */
+  noteOpenObject(name: string): void;
 }

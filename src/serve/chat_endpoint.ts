@@ -19,7 +19,7 @@ import {
 } from "./completion_encoder.ts";
 import { type CompletionPlan, planCompletion } from "./completion_plan.ts";
 import { type CompletionEvent, CompletionRun, type CompletionSink } from "./completion_run.ts";
-import { errorResponse, jsonResponse } from "./http_response.ts";
+import { errorResponse, eventStreamResponse, jsonResponse } from "./http_response.ts";
 import type { ConcurrencyLimiter } from "./limiter.ts";
 import { fromAgentError, OpenAIError } from "./openai_error.ts";
 import { readBodyText } from "./request_body.ts";
@@ -194,12 +194,6 @@ function streamed(
   });
 }
 
-const SSE_HEADERS = {
-  "content-type": "text/event-stream; charset=utf-8",
-  "cache-control": "no-cache",
-  "x-accel-buffering": "no",
-};
-
 /** The body of a streamed answer: takes text until it ends or the client cancels it, then ignores writes. */
 class EventStream {
   readonly body: ReadableStream<Uint8Array>;
@@ -300,7 +294,7 @@ class StreamedAnswer implements CompletionSink {
     this.#started = true;
     // From here on the client's disconnect is seen by the stream itself.
     this.#stopWatching();
-    this.#respond(new Response(this.#stream.body, { status: 200, headers: SSE_HEADERS }));
+    this.#respond(eventStreamResponse(this.#stream.body));
     this.#chunk({ role: "assistant", content: "" });
   }
 

@@ -247,7 +247,8 @@ function parseResponseFormat(p: JsonParams): ResponseFormatSpec {
   if (type === "json_object") return { kind: "json_object" };
   if (type === "json_schema") {
     const spec = format.requiredChild("json_schema");
-    const name = spec.string("name") ?? "Response";
+    // Required, as on OpenAI (its SDKs' types require it too): a request this server takes, OpenAI takes.
+    const name = spec.requiredString("name");
     const schema = spec.value("schema");
     if (schema === undefined) throw spec.missing("schema");
     if (typeof schema !== "object" || Array.isArray(schema)) {

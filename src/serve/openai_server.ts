@@ -9,7 +9,7 @@
  * its content type.
  * @module
  */
-import { errorOf, errorResponse } from "./http_response.ts";
+import { errorOf, errorResponse, plainResponse } from "./http_response.ts";
 import { chatCompletions, type ChatContext } from "./chat_endpoint.ts";
 import type { CompletionRun } from "./completion_run.ts";
 import {
@@ -450,6 +450,6 @@ export class OpenAIServer {
         "Authorization, Content-Type";
       headers["access-control-max-age"] = "600";
     }
-    return new Response(null, { status: 204, headers });
+    return plainResponse(null, { status: 204, headers });
   }
 }

@@ -59,6 +59,7 @@ Deno.test("CORS: preflight of an allowed origin is 204 with the allow headers; o
     "access-control-max-age": "600",
     allow: "GET, POST, OPTIONS",
     date: preflight.headers.get("date")!,
+    "x-content-type-options": "nosniff",
     vary: "Origin",
   });
   const post = await postChat(s.base, { messages: ask("x") }, { origin: "http://game.local:8080" });

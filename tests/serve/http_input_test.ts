@@ -146,6 +146,31 @@ Deno.test("raw HTTP: malformed bodies get 400 with the field named; the model is
       "invalid_value",
     ),
   );
+  // `name` is required, as on OpenAI: a request this server takes, OpenAI takes too.
+  await rejects(
+    b,
+    {
+      messages: ask("x"),
+      response_format: { type: "json_schema", json_schema: { schema: { type: "object" } } },
+    },
+    invalid(
+      "Missing required parameter: 'response_format.json_schema.name'.",
+      "response_format.json_schema.name",
+      "missing_required_parameter",
+    ),
+  );
+  await rejects(
+    b,
+    {
+      messages: ask("x"),
+      response_format: { type: "json_schema", json_schema: { name: 5, schema: { type: "object" } } },
+    },
+    invalid(
+      "Invalid type for 'response_format.json_schema.name': expected a string.",
+      "response_format.json_schema.name",
+      "invalid_type",
+    ),
+  );
   await rejects(
     b,
     { messages: ask("x"), functions: [] },

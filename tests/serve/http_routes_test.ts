@@ -142,6 +142,7 @@ Deno.test("preflight: answered before the API key and the route; CORS headers on
   assert.deepEqual(Object.fromEntries(bare.headers), {
     allow: "GET, POST, OPTIONS",
     date: bare.headers.get("date")!,
+    "x-content-type-options": "nosniff",
   });
   const browser = await fetch(`${s.base}/anything/at/all`, {
     method: "OPTIONS",
@@ -156,6 +157,7 @@ Deno.test("preflight: answered before the API key and the route; CORS headers on
     "access-control-max-age": "600",
     allow: "GET, POST, OPTIONS",
     date: browser.headers.get("date")!,
+    "x-content-type-options": "nosniff",
     vary: "Origin",
   });
 });

@@ -299,6 +299,19 @@ Deno.test("openai SDK: errors are the SDK's own classes with the right status, c
     "invalid_json_output",
     null,
   );
+  // The SDK's types require the schema's name, and so does OpenAI's API: without one it is a 400 here too.
+  await expect(
+    openai.chat.completions.create({
+      model: "system",
+      messages,
+      // @ts-expect-error: a json_schema without its name
+      response_format: { type: "json_schema", json_schema: { schema: { type: "object" } } },
+    }),
+    OpenAI.BadRequestError,
+    400,
+    "missing_required_parameter",
+    "response_format.json_schema.name",
+  );
 });
 
 Deno.test("openai SDK: a full queue is a RateLimitError (429) and an unavailable model a 503", async () => {

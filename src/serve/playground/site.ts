@@ -7,6 +7,7 @@
  */
 import type { PageRoutes } from "../server_config.ts";
 import { SERVER_INFO } from "../../protocol/version.ts";
+import { plainResponse } from "../http_response.ts";
 import { INDEX_HTML, PLAYGROUND_CSS, PLAYGROUND_JS } from "./assets.generated.ts";
 
 /** What the page shows about the server's model. */
@@ -32,11 +33,10 @@ export const CONTENT_SECURITY_POLICY = [
 ].join("; ");
 
 function asset(body: string, type: string, head: boolean): Response {
-  return new Response(head ? null : body, {
+  return plainResponse(head ? null : body, {
     headers: {
       "content-type": type,
       "cache-control": "no-store",
-      "x-content-type-options": "nosniff",
       "content-security-policy": CONTENT_SECURITY_POLICY,
       "referrer-policy": "no-referrer",
     },
