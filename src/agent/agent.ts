@@ -56,29 +56,6 @@ export const MAX_DISALLOWED_TOOL_ROUNDS = 2;
 type MaybePromise<T> = T | Promise<T>;
 
 /**
- * Runs the generator `steps` to its end: it yields what it waits for, and gets the value back. While what
- * it yields is a plain value (a scripted model's step) it continues synchronously, so a scripted turn runs
- * to its first real wait (a client tool, a delay) inside the call that started it — its events and
- * `tool/call`s come before anything read after its request — and costs no promise per step; from the
- * first promise on, it continues when that settles.
- */
-function runSteps<T>(
-  steps: Generator<unknown, T, unknown>,
-  input?: unknown,
-  failed = false,
-): MaybePromise<T> {
-  for (;;) {
-    const next = failed ? steps.throw(input) : steps.next(input);
-    if (next.done) return next.value;
-    if (next.value instanceof Promise) {
-      return next.value.then((value) => runSteps(steps, value), (error) => runSteps(steps, error, true));
-    }
-    input = next.value;
-    failed = false;
-  }
-}
-
-/**
  * Options of a new agent.
  *
  * @example
@@ -367,37 +344,55 @@ export class Agent {
     });
   }
 
-  /** One attempt (see {@link runSteps}). */
+  /**
+   * One attempt: model steps until an answer, running each round of tool calls in between. It goes on
+   * synchronously while nothing waits, so a scripted turn runs to its first real wait (a client tool, a delay)
+   * inside the call that started it — its events and `tool/call`s come before anything read after its
+   * request — and costs no promise per step; from the first promise on, it goes on when that settles. (Plain
+   * methods, not a generator: making and resuming one cost a sixth of the agent's time on a scripted turn.)
+   */
   #attempt(run: TurnRun): MaybePromise<TurnResult> {
-    return runSteps(this.#attemptSteps(run));
+    return this.#stepFrom(this.#newAttempt(run), 0);
   }
 
-  /**
-   * One attempt: model steps until an answer, running each round of tool calls in between. The generator
-   * only yields what it waits for; the work of each step is in plain methods, so its saved frame is small.
-   */
-  *#attemptSteps(run: TurnRun): Generator<unknown, TurnResult, unknown> {
-    const attempt = this.#newAttempt(run);
-    for (let index = 0;; index++) {
-      const plan = planStep({
-        policy: run.input.policy,
-        tools: this.tools,
-        progress: attempt,
-        offered: attempt.offered,
-      });
-      const trimmed = this.entries.length > 0 && needsTrim(this.model, this.settings)
-        ? (yield this.#trim(attempt, plan)) as TrimResult
-        : null;
-      const request = this.#stepRequest(attempt, index, plan, trimmed);
-      // The scripted model answers at once: its step needs no promise (see runSteps).
-      const model = this.model;
-      const result =
-        (yield model instanceof ScriptedModel ? model.stepNow(request) : model.step(request)) as StepResult;
-      this.#stepUsage(attempt, index, trimmed, result);
-      if (result.kind !== "toolCalls") return this.#finish(attempt, result);
-      this.#checkToolRound(attempt, index, plan);
-      this.#addBatch(attempt, (yield this.#toolBatch(attempt, result)) as BatchResult);
+  /** Step `index` of attempt `a` and the steps after it. */
+  #stepFrom(a: Attempt, index: number): MaybePromise<TurnResult> {
+    const plan = planStep({ policy: a.run.input.policy, tools: this.tools, progress: a, offered: a.offered });
+    if (this.entries.length > 0 && needsTrim(this.model, this.settings)) {
+      return this.#trim(a, plan).then((trimmed) => this.#modelStep(a, index, plan, trimmed));
     }
+    return this.#modelStep(a, index, plan, null);
+  }
+
+  /** The model's step `index`: only the scripted model answers at once (its step needs no promise). */
+  #modelStep(
+    a: Attempt,
+    index: number,
+    plan: StepPlan,
+    trimmed: TrimResult | null,
+  ): MaybePromise<TurnResult> {
+    const request = this.#stepRequest(a, index, plan, trimmed);
+    const model = this.model;
+    const result = model instanceof ScriptedModel ? model.stepNow(request) : model.step(request);
+    if (result instanceof Promise) return result.then((r) => this.#afterStep(a, index, plan, trimmed, r));
+    return this.#afterStep(a, index, plan, trimmed, result);
+  }
+
+  /** The answer, or the round of tool calls and the next step. */
+  #afterStep(
+    a: Attempt,
+    index: number,
+    plan: StepPlan,
+    trimmed: TrimResult | null,
+    result: StepResult,
+  ): MaybePromise<TurnResult> {
+    this.#stepUsage(a, index, trimmed, result);
+    if (result.kind !== "toolCalls") return this.#finish(a, result);
+    this.#checkToolRound(a, index, plan);
+    return this.#toolBatch(a, result).then((batch) => {
+      this.#addBatch(a, batch);
+      return this.#stepFrom(a, index + 1);
+    });
   }
 
   /** A new attempt of `run` (its prompt entry, and nothing done yet). */

@@ -249,7 +249,8 @@ export class Params {
   /** Warnings for keys not in `allowed`, in request order: "Unknown parameter '<prefix><key>' was ignored." */
   unknownKeys(allowed: readonly string[]): string[] {
     const warnings: string[] = [];
-    for (const key of Object.keys(this.raw)) {
+    // for…in, not Object.keys: no array of keys per request (JSON objects have no inherited enumerable keys)
+    for (const key in this.raw) {
       if (!allowed.includes(key)) warnings.push(`Unknown parameter '${this.name(key)}' was ignored.`);
     }
     return warnings;
