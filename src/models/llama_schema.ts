@@ -3,17 +3,18 @@
  * Schema subset node-llama-cpp compiles into a grammar (`GbnfJsonSchema`).
  *
  * What the grammar enforces: object shapes with properties in generation order and the required ones
- * present, no other properties (any, when `additionalProperties` is `true`; an answer's object that the
- * client's JSON Schema leaves open, `{"type": "object"}`, takes any members), string enums, unions, arrays
- * with item counts, integer vs number, booleans, named and recursive types, and integer ranges of up to 257
- * values (as the list of values). Wider numeric bounds are not expressible there; the backend validates every
- * answer against the client's JSON Schema afterwards.
+ * present, no other properties (any, when `additionalProperties` is `true`; an object of an answer or of a
+ * tool's arguments that the client's JSON Schema leaves open, `{"type": "object"}`, takes any members),
+ * string enums, unions, arrays with item counts, integer vs number, booleans, named and recursive types, and
+ * integer ranges of up to 257 values (as the list of values). Wider numeric bounds are not expressible there;
+ * the backend validates every answer and every tool call's arguments against the client's JSON Schema
+ * afterwards.
  * @module
  */
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { convertSchemaWithOpenObjects } from "../schema/convert.ts";
 import type { GbnfSchema } from "./llama_api.ts";
-import type { ResponseSchema } from "./language_model.ts";
+import type { ResponseSchema, StepTool } from "./language_model.ts";
 
 /** Name of the `$defs` entry that stands for the root when the schema refers to itself (`{"$ref": "#"}`). */
 const ROOT_DEF = "Root__";
@@ -161,21 +162,40 @@ export function grammarSchema(
  * ```
  */
 export function responseGrammarSchema(schema: ResponseSchema): GbnfSchema {
-  return grammarSchema(schema.generationSchema, openObjectsOf(schema));
+  return grammarSchema(schema.generationSchema, openObjectsOf(schema.generationSchema, schema.jsonSchema));
+}
+
+/**
+ * The grammar schema of a tool's arguments: as {@link responseGrammarSchema}, an object type the client's
+ * argument schema leaves open to any members is generated as any object (the tool's generation schema holds
+ * it empty; the arguments are checked against the client's schema either way).
+ *
+ * @example
+ * ```ts
+ * import { convertSchema } from "../schema/convert.ts";
+ * import { toolGrammarSchema } from "./llama_schema.ts";
+ * const jsonSchema = { type: "object", properties: { extra: { type: "object" } }, required: ["extra"] };
+ * const { generationSchema } = convertSchema(jsonSchema, "GiveArguments");
+ * toolGrammarSchema({ name: "give", description: "", parameters: generationSchema, jsonSchema });
+ * // $defs.GiveArguments_extra: { type: "object", properties: {}, required: [], additionalProperties: true }
+ * ```
+ */
+export function toolGrammarSchema(tool: StepTool): GbnfSchema {
+  return grammarSchema(tool.parameters, openObjectsOf(tool.parameters, tool.jsonSchema));
 }
 
 /** The open object types of a generation schema that is the conversion of the client's schema (else none). */
-function openObjectsOf(schema: ResponseSchema): ReadonlySet<string> {
-  const title = own(schema.generationSchema, "title");
+function openObjectsOf(generationSchema: JsonObject, jsonSchema: JsonObject): ReadonlySet<string> {
+  const title = own(generationSchema, "title");
   if (typeof title !== "string") return new Set();
   let conversion;
   try {
-    conversion = convertSchemaWithOpenObjects(schema.jsonSchema, title);
+    conversion = convertSchemaWithOpenObjects(jsonSchema, title);
   } catch {
     return new Set();
   }
   if (conversion.openObjects.length === 0) return new Set();
-  const same = compactJson(conversion.generationSchema) === compactJson(schema.generationSchema);
+  const same = compactJson(conversion.generationSchema) === compactJson(generationSchema);
   return same ? new Set(conversion.openObjects) : new Set();
 }
 

@@ -10,18 +10,28 @@
  * `disallowed` offers none and forbids the token that opens a call ({@link toolCallBias}).
  * @module
  */
-import type { ChatFunctions, ChatWrapper, ContextState, LlamaModule, TokenBias } from "./llama_api.ts";
+import type {
+  ChatFunctions,
+  ChatWrapper,
+  ContextState,
+  GbnfSchema,
+  LlamaModule,
+  TokenBias,
+} from "./llama_api.ts";
 import type { LlamaRuntime } from "./llama_runtime.ts";
-import { grammarSchema, takesNoArguments } from "./llama_schema.ts";
+import { takesNoArguments, toolGrammarSchema } from "./llama_schema.ts";
 import type { StepTool } from "./language_model.ts";
 
-/** The step's tools as node-llama-cpp functions (argument schemas as grammar schemas). */
+/**
+ * The step's tools as node-llama-cpp functions (argument schemas as grammar schemas; a nested object the
+ * client's argument schema leaves open takes any members, see {@link toolGrammarSchema}).
+ */
 export function chatFunctions(tools: StepTool[]): ChatFunctions {
-  const functions: Record<string, { description?: string; params?: ReturnType<typeof grammarSchema> }> = {};
+  const functions: Record<string, { description?: string; params?: GbnfSchema }> = {};
   for (const tool of tools) {
     functions[tool.name] = {
       ...(tool.description !== "" ? { description: tool.description } : {}),
-      ...(takesNoArguments(tool.parameters) ? {} : { params: grammarSchema(tool.parameters) }),
+      ...(takesNoArguments(tool.parameters) ? {} : { params: toolGrammarSchema(tool) }),
     };
   }
   return functions;

@@ -1,11 +1,14 @@
 /**
- * The GGUF grammar of a structured answer: an object the client's JSON Schema leaves open to any members
- * (`{"type": "object"}`, nested anywhere) is generated as any object, while the generation schema the
- * protocol hands out keeps it empty and the answer is still checked against the client's schema.
+ * The GGUF grammar of a structured answer and of a tool's arguments: an object the client's JSON Schema
+ * leaves open to any members (`{"type": "object"}`, nested anywhere) is generated as any object, while the
+ * generation schema the protocol hands out keeps it empty and the answer or the arguments are still checked
+ * against the client's schema.
  */
 import assert from "node:assert/strict";
-import type { ResponseSchema } from "../../src/models/language_model.ts";
+import { parseToolDefinitions } from "../../src/agent/tool_definitions.ts";
+import type { ResponseSchema, StepTool } from "../../src/models/language_model.ts";
 import { responseGrammarSchema } from "../../src/models/llama_schema.ts";
+import { chatFunctions } from "../../src/models/llama_tools.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
 import { convertSchema } from "../../src/schema/convert.ts";
 
@@ -98,4 +101,55 @@ Deno.test("GGUF grammar: the generation schema the protocol hands out is unchang
   }) as JsonObject;
   const grammarDefs = grammar.$defs as Record<string, JsonObject>;
   assert.deepEqual(Object.values(grammarDefs).map((def) => def.additionalProperties), [false]);
+});
+
+/** A client tool as the agent hands it to a backend (parsed from its definition like `session/new`'s tools). */
+function clientTool(name: string, parameters: JsonObject): StepTool {
+  const [tool] = parseToolDefinitions([{ name, description: "A tool.", parameters }], {
+    path: "tools",
+    defaultTimeoutMs: null,
+  }).tools;
+  return {
+    name,
+    description: tool.description,
+    parameters: tool.generationSchema,
+    jsonSchema: tool.jsonSchema,
+  };
+}
+
+Deno.test("GGUF tool call: a nested object without properties in a tool's arguments is any object, not {}", () => {
+  const parameters: JsonObject = {
+    type: "object",
+    properties: { item: { type: "string" }, extra: { type: "object" } },
+    required: ["item", "extra"],
+  };
+  const tool = clientTool("give_item", parameters);
+  const params = chatFunctions([tool]).give_item.params as JsonObject;
+  const ref = ((params.properties as JsonObject).extra as JsonObject).$ref as string;
+  assert.deepEqual((params.$defs as JsonObject)[ref.slice("#/$defs/".length)], {
+    type: "object",
+    properties: {},
+    required: [],
+    additionalProperties: true,
+  });
+  // The tool's generation schema (what the protocol hands out) still holds it empty, and the client's own
+  // schema is what the arguments are checked against.
+  const defs = tool.parameters.$defs as Record<string, JsonObject>;
+  assert.deepEqual(Object.values(defs).map((def) => [def.properties, def.additionalProperties]), [[
+    {},
+    false,
+  ]]);
+  assert.equal(tool.jsonSchema, parameters);
+  // Closed or constrained objects stay closed; a tool without arguments still has no params.
+  const closed = clientTool("close", withMember({ type: "object", additionalProperties: false }));
+  const closedParams = chatFunctions([closed]).close.params as JsonObject;
+  assert.deepEqual(
+    Object.values(closedParams.$defs as JsonObject).map((def) => (def as JsonObject).additionalProperties),
+    [
+      false,
+    ],
+  );
+  assert.deepEqual(chatFunctions([clientTool("wave", { type: "object" })]), {
+    wave: { description: "A tool." },
+  });
 });

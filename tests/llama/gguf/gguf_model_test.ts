@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { Ajv } from "ajv";
+import { parseToolDefinitions } from "../../../src/agent/tool_definitions.ts";
 import type { LanguageModel, StepRequest, StepTool } from "../../../src/models/language_model.ts";
 import { createLlamaModel } from "../../../src/models/llama_model.ts";
 import {
@@ -39,6 +40,24 @@ const ADD: StepTool = {
   parameters: { ...ADD_SCHEMA, "x-order": ["a", "b"], additionalProperties: false },
   jsonSchema: ADD_SCHEMA,
 };
+/** get_weather with a member any object (`{"type": "object"}`), parsed as a client's tool definition is. */
+const WEATHER_DETAILS: StepTool = (() => {
+  const [tool] = parseToolDefinitions([{
+    name: "get_weather",
+    description: "Get the current weather for a city.",
+    parameters: {
+      type: "object",
+      properties: { city: { type: "string" }, details: { type: "object" } },
+      required: ["city", "details"],
+    },
+  }], { path: "tools", defaultTimeoutMs: null }).tools;
+  return {
+    name: tool.name,
+    description: tool.description,
+    parameters: tool.generationSchema,
+    jsonSchema: tool.jsonSchema,
+  };
+})();
 const DECISION_SCHEMA: JsonObject = {
   title: "Decision",
   type: "object",
@@ -172,6 +191,27 @@ Deno.test({
           assert.ok(Number.isInteger(call.arguments.a) && Number.isInteger(call.arguments.b));
         }
       });
+
+      await t.step(
+        "a member any object in a tool's arguments is written with members, not as {}",
+        async () => {
+          // Greedy, so always the same call.
+          const result = await model.step(
+            stepRequest({ tools: [WEATHER_DETAILS], prompt: "What is the weather in Oslo?" }),
+          );
+          assert.equal(result.kind, "toolCalls", JSON.stringify(result));
+          if (result.kind !== "toolCalls") return;
+          const [call] = result.calls;
+          assert.equal(call.name, "get_weather");
+          assert.deepEqual(Object.keys(call.arguments), ["city", "details"]);
+          const details = call.arguments.details;
+          assert.ok(
+            typeof details === "object" && details !== null && !Array.isArray(details),
+            JSON.stringify(call.arguments),
+          );
+          assert.ok(Object.keys(details).length > 0, `details is ${JSON.stringify(details)}`);
+        },
+      );
 
       await t.step("required with no tools is rejected before generation", async () => {
         const error = await rejection(model.step(stepRequest({ toolCallingMode: "required" })));
