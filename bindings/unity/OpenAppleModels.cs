@@ -84,6 +84,18 @@ namespace OpenAppleModels
     {
         const int MaxDepth = 256;
 
+        /// <summary>
+        /// A value written as JSON null. A request argument left at C# null is left out of the request; where the
+        /// bridge gives null a meaning of its own, send this: RestoreNpcAsync(save, world: Json.Null) restores the
+        /// NPC without its saved world, options: Json.Null with default options. (Parse gives C# null for null.)
+        /// </summary>
+        public static readonly object Null = new JsonNull();
+
+        sealed class JsonNull
+        {
+            public override string ToString() { return "null"; }
+        }
+
         public static object Parse(string text)
         {
             if (text == null) throw new FormatException("JSON text is null.");
@@ -105,7 +117,7 @@ namespace OpenAppleModels
         static void Write(StringBuilder b, object value, int depth)
         {
             if (depth > MaxDepth) throw new ArgumentException("The value nests too deeply (or contains a cycle).");
-            if (value == null) { b.Append("null"); return; }
+            if (value == null || value == Null) { b.Append("null"); return; }
             var s = value as string;
             if (s != null) { WriteString(b, s); return; }
             if (value is bool) { b.Append((bool)value ? "true" : "false"); return; }
@@ -1276,10 +1288,18 @@ namespace OpenAppleModels
             return new OamNpc(this, result.GetString("npc"));
         }
 
-        /// <summary>npc/restore from a save made with OamNpc.StateAsync.</summary>
-        public async Task<OamNpc> RestoreNpcAsync(object state, string npc = null, object model = null)
+        /// <summary>
+        /// npc/restore from a save made with OamNpc.StateAsync. The id, world, tools and options default to the saved
+        /// ones (an argument left at null is not sent); one you give wins over the save: world is an OamWorld or a
+        /// world id (another world), or Json.Null to restore the NPC without a world; tools are names registered with
+        /// RegisterTool (an empty list: no client tools); options a JsonObject (or any serializable object), or
+        /// Json.Null for the default options. The model is not saved: give it again unless it is the system model.
+        /// </summary>
+        public async Task<OamNpc> RestoreNpcAsync(object state, string npc = null, object model = null,
+            object world = null, IEnumerable<string> tools = null, object options = null)
         {
-            var result = await Call("npc/restore", Params("state", state, "npc", npc, "model", model)).ConfigureAwait(false);
+            var result = await Call("npc/restore", Params("state", state, "npc", npc, "model", model, "world", world,
+                "tools", tools != null ? ToolDefinitions(tools) : null, "options", options)).ConfigureAwait(false);
             return new OamNpc(this, result.GetString("npc"));
         }
 

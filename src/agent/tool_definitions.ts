@@ -75,6 +75,81 @@ export interface ToolDefinitionsParam {
   path: string;
   /** The timeout of tools without `timeoutSeconds`, in ms (null = wait forever). */
   defaultTimeoutMs: number | null;
+  /**
+   * When given, a definition that fails its own checks (its name, `execution`, `parameters`, timeout) is left
+   * out and passed here with its index, instead of failing the whole array. A repeated name still fails: the
+   * set is checked as one.
+   */
+  skipInvalid?: (error: unknown, index: number) => void;
+}
+
+/** A definition's name (`raw` at `at`), checked: 1–64 allowed characters, not the reserved one. */
+function toolName(raw: JsonValue, at: string): string {
+  if (!isJsonObject(raw)) throw BridgeError.invalidParams(`'${at}' must be an object.`);
+  const def = isJsonObject(raw.function) ? raw.function : raw;
+  const name = def.name;
+  if (typeof name !== "string" || !TOOL_NAME.test(name)) {
+    throw BridgeError.invalidParams(
+      `'${at}.name' must be 1-64 ASCII letters, digits, '_', '-' or '.' (write other languages in its ` +
+        `description); got '${typeof name === "string" ? name : showValue(name ?? null)}'.`,
+    );
+  }
+  if (name === RESPOND_DIRECTLY) {
+    throw BridgeError.invalidParams(`'${RESPOND_DIRECTLY}' is reserved for ToolChoice.explicit.`);
+  }
+  return name;
+}
+
+/** The tool a definition with a checked name describes, and its warnings. */
+function toolOf(
+  raw: JsonObject,
+  place: { name: string; at: string; defaultTimeoutMs: number | null },
+): { tool: AgentTool; warnings: string[] } {
+  const { name, at, defaultTimeoutMs } = place;
+  const def = isJsonObject(raw.function) ? raw.function : raw;
+  const execution = raw.execution ?? def.execution;
+  if (execution !== undefined && execution !== null && execution !== "client") {
+    throw BridgeError.invalidParams(
+      `'${at}.execution' must be "client" (the engine executes the tool via tool/call); got '${
+        typeof execution === "string" ? execution : showValue(execution)
+      }'.`,
+    );
+  }
+  let parameters: JsonValue = def.parameters ?? { type: "object", properties: {} };
+  if (typeof parameters === "string") {
+    try {
+      parameters = JSON.parse(parameters);
+    } catch {
+      throw BridgeError.invalidParams(`'${at}.parameters' must be a JSON Schema object.`);
+    }
+  }
+  if (!isJsonObject(parameters)) {
+    throw BridgeError.invalidParams(`'${at}.parameters' must be a JSON Schema object.`);
+  }
+  const description = typeof def.description === "string" ? def.description : "";
+  const defParams = new Params(def, `${at}.`);
+  const rawParams = new Params(raw, `${at}.`);
+  const timeout = defParams.optionalSeconds("timeoutSeconds") ??
+    rawParams.optionalSeconds("timeoutSeconds");
+  const conversion = convertForParam(parameters, {
+    rootName: toolArgumentsTypeName(name),
+    path: `${at}.parameters`,
+  });
+  const warnings: string[] = [];
+  if (description.trim() === "") {
+    warnings.push(`${name}: no description; the model may not know when to call it.`);
+  }
+  for (const w of conversion.warnings) warnings.push(`${name}: ${w}`);
+  const tool: AgentTool = {
+    name,
+    description,
+    jsonSchema: parameters,
+    generationSchema: conversion.generationSchema,
+    execution: "client",
+    timeoutMs: timeout === undefined ? defaultTimeoutMs : timeout,
+    definition: raw,
+  };
+  return { tool, warnings };
 }
 
 /**
@@ -91,7 +166,7 @@ export interface ToolDefinitionsParam {
  * ```
  */
 export function parseToolDefinitions(value: JsonValue | undefined, param: ToolDefinitionsParam): ParsedTools {
-  const { path, defaultTimeoutMs } = param;
+  const { path, defaultTimeoutMs, skipInvalid } = param;
   if (value === undefined || value === null) return { tools: [], warnings: [] };
   if (!Array.isArray(value)) {
     throw BridgeError.invalidParams(`'${path}' must be an array of tool definitions.`);
@@ -102,18 +177,18 @@ export function parseToolDefinitions(value: JsonValue | undefined, param: ToolDe
   const seen = new Map<string, number>();
   value.forEach((raw, i) => {
     const at = `${path}[${i}]`;
-    if (!isJsonObject(raw)) throw BridgeError.invalidParams(`'${at}' must be an object.`);
-    const def = isJsonObject(raw.function) ? raw.function : raw;
-    const name = def.name;
-    if (typeof name !== "string" || !TOOL_NAME.test(name)) {
-      throw BridgeError.invalidParams(
-        `'${at}.name' must be 1-64 ASCII letters, digits, '_', '-' or '.' (write other languages in its ` +
-          `description); got '${typeof name === "string" ? name : showValue(name ?? null)}'.`,
-      );
-    }
-    if (name === RESPOND_DIRECTLY) {
-      throw BridgeError.invalidParams(`'${RESPOND_DIRECTLY}' is reserved for ToolChoice.explicit.`);
-    }
+    /** Runs a check; with `skipInvalid`, a failing definition is left out (returns null). */
+    const checked = <T>(check: () => T): T | null => {
+      if (skipInvalid === undefined) return check();
+      try {
+        return check();
+      } catch (error) {
+        skipInvalid(error, i);
+        return null;
+      }
+    };
+    const name = checked(() => toolName(raw, at));
+    if (name === null) return;
     const first = seen.get(name);
     if (first !== undefined) {
       throw BridgeError.invalidParams(
@@ -121,47 +196,10 @@ export function parseToolDefinitions(value: JsonValue | undefined, param: ToolDe
       );
     }
     seen.set(name, i);
-    const execution = raw.execution ?? def.execution;
-    if (execution !== undefined && execution !== null && execution !== "client") {
-      throw BridgeError.invalidParams(
-        `'${at}.execution' must be "client" (the engine executes the tool via tool/call); got '${
-          typeof execution === "string" ? execution : showValue(execution)
-        }'.`,
-      );
-    }
-    let parameters: JsonValue = def.parameters ?? { type: "object", properties: {} };
-    if (typeof parameters === "string") {
-      try {
-        parameters = JSON.parse(parameters);
-      } catch {
-        throw BridgeError.invalidParams(`'${at}.parameters' must be a JSON Schema object.`);
-      }
-    }
-    if (!isJsonObject(parameters)) {
-      throw BridgeError.invalidParams(`'${at}.parameters' must be a JSON Schema object.`);
-    }
-    const description = typeof def.description === "string" ? def.description : "";
-    const defParams = new Params(def, `${at}.`);
-    const rawParams = new Params(raw, `${at}.`);
-    const timeout = defParams.optionalSeconds("timeoutSeconds") ??
-      rawParams.optionalSeconds("timeoutSeconds");
-    const conversion = convertForParam(parameters, {
-      rootName: toolArgumentsTypeName(name),
-      path: `${at}.parameters`,
-    });
-    if (description.trim() === "") {
-      warnings.push(`${name}: no description; the model may not know when to call it.`);
-    }
-    for (const w of conversion.warnings) warnings.push(`${name}: ${w}`);
-    tools.push({
-      name,
-      description,
-      jsonSchema: parameters,
-      generationSchema: conversion.generationSchema,
-      execution: "client",
-      timeoutMs: timeout === undefined ? defaultTimeoutMs : timeout,
-      definition: raw,
-    });
+    const parsed = checked(() => toolOf(raw as JsonObject, { name, at, defaultTimeoutMs }));
+    if (parsed === null) return;
+    warnings.push(...parsed.warnings);
+    tools.push(parsed.tool);
   });
   return { tools, warnings };
 }

@@ -126,22 +126,23 @@ function createTools(
     warnings.push(...parsed.warnings);
     return parsed.tools;
   }
-  const tools: AgentTool[] = [];
-  for (const def of history?.tools ?? []) {
-    try {
-      const parsed = parseToolDefinitions([def.function as unknown as JsonValue], {
-        path: "history.tools",
-        defaultTimeoutMs: toolTimeoutMs,
-      });
-      tools.push(...parsed.tools);
-    } catch (error) {
+  const saved = history?.tools ?? [];
+  // Checked as one set, like sent tools (a repeated name fails); a definition that cannot be restored on its
+  // own is left out with a warning.
+  const parsed = parseToolDefinitions(saved.map((def) => def.function as unknown as JsonValue), {
+    path: "history.tools",
+    defaultTimeoutMs: toolTimeoutMs,
+    skipInvalid: (error, i) => {
       const message = error instanceof Error ? error.message : String(error);
       warnings.push(
-        `${def.function.name}: could not be restored from 'history' (${message}); send its definition in 'tools'.`,
+        `${
+          saved[i].function.name
+        }: could not be restored from 'history' (${message}); send its definition in 'tools'.`,
       );
-    }
-  }
-  return tools;
+    },
+  });
+  // Their description and schema warnings were given when they were first sent.
+  return parsed.tools;
 }
 
 /**

@@ -738,3 +738,50 @@ Deno.test("history: a saved tool whose 'parameters' was edited into a non-object
   assert.deepEqual((await listEntry(c, "copy")).tools, ["open_gate", "ring_bell"]);
   await c.close();
 });
+
+Deno.test("history: restored tools are checked as a set: a repeated name fails naming both, a bad one is named by its index", async () => {
+  const c = new WireClient();
+  await c.call("session/create", {
+    session: "orig",
+    tools: [tool("open_gate"), tool("ring_bell"), tool("light_torch")],
+    model: "scripted",
+  });
+  const saved = await c.call("session/transcript", { session: "orig" }) as JsonObject;
+  const entries = ((saved.transcript as JsonObject).transcript as JsonObject).entries as JsonObject[];
+  const definitions = entries[0].tools as JsonObject[];
+  // An edited save repeats a name: refused like the same tools sent in 'tools', naming where they are.
+  (definitions[2].function as JsonObject).name = "open_gate";
+  assert.deepEqual(
+    await createError(c, { history: saved, model: "scripted" }),
+    invalidParams(
+      "'history.tools[2].name' must be unique: 'open_gate' is also the name of 'history.tools[0]'.",
+    ),
+  );
+  // A repeated name fails even when the first of them could not be restored.
+  (definitions[0].function as JsonObject).parameters = { type: "frob" };
+  assert.deepEqual(
+    await createError(c, { history: saved, model: "scripted" }),
+    invalidParams(
+      "'history.tools[2].name' must be unique: 'open_gate' is also the name of 'history.tools[0]'.",
+    ),
+  );
+  // Sent 'tools' win: the saved ones are not read.
+  const sent = await c.call("session/create", {
+    session: "sent",
+    history: saved,
+    tools: [],
+    model: "scripted",
+  });
+  assert.deepEqual(sent.warnings, []);
+  // A saved tool that cannot be restored is left out with a warning naming its own index.
+  (definitions[0].function as JsonObject).parameters = { type: "object", properties: {} };
+  (definitions[2].function as JsonObject).name = "light_torch";
+  (definitions[1].function as JsonObject).parameters = { type: "frob" };
+  const copy = await c.call("session/create", { session: "copy", history: saved, model: "scripted" });
+  assert.deepEqual(copy.warnings, [
+    "ring_bell: could not be restored from 'history' (history.tools[1].parameters: unsupported type 'frob' " +
+    "(at #)); send its definition in 'tools'.",
+  ]);
+  assert.deepEqual((await listEntry(c, "copy")).tools, ["open_gate", "light_torch"]);
+  await c.close();
+});

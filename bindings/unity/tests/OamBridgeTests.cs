@@ -921,11 +921,67 @@ static class OamBridgeTests
         }
     }
 
+    /// npc/restore: a key sent (even null or []) wins over the save; one left at null keeps the saved value.
+    static void TestRestoreNpcKeys()
+    {
+        var queue = new OamMainThreadQueue();
+        var bridge = Start(queue);
+        try
+        {
+            current = "RestoreNpcAsync world, tools, options";
+            bridge.RegisterTool("open_gate", "Open a named gate.", GateSchema, args => O().With("opened", true));
+            bridge.RegisterTool("ring_bell", "Ring the bell.", null, args => O().With("rang", true));
+            var village = Wait(queue, bridge.CreateWorldAsync(O().With("gold", 1), "village"));
+            Wait(queue, bridge.CreateWorldAsync(O().With("gold", 2), "harbor"));
+            var gorm = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Gorm"), npc: "gorm", world: village,
+                tools: new[] { "open_gate" }, options: O().With("replyFormat", "text")));
+            var save = Wait(queue, gorm.StateAsync());
+            Func<string, JsonObject> stateOf = id =>
+                ((JsonObject)Wait(queue, bridge.RequestAsync("npc/state", O().With("npc", id)))).GetObject("state");
+            Func<JsonObject, string> toolsOf = state => string.Join(",",
+                state.GetArray("tools").ConvertAll(t => ((JsonObject)t).GetString("name")).ToArray());
+
+            // Left out: the saved world, tools and options come back.
+            Wait(queue, bridge.RestoreNpcAsync(save, "kept"));
+            var kept = stateOf("kept");
+            Check(kept.GetString("world") == "village" && toolsOf(kept) == "open_gate"
+                && kept.GetObject("options").GetString("replyFormat") == "text", kept.ToString());
+
+            // Sent: another world (an id or an OamWorld), other registered tools, other options.
+            Wait(queue, bridge.RestoreNpcAsync(save, "moved", world: "harbor", tools: new[] { "ring_bell" },
+                options: O().With("replyFormat", "structured")));
+            var moved = stateOf("moved");
+            Check(moved.GetString("world") == "harbor" && toolsOf(moved) == "ring_bell"
+                && moved.GetObject("options").GetString("replyFormat") == "structured", moved.ToString());
+            Wait(queue, bridge.RestoreNpcAsync(save, "moved2", world: village));
+            Check(stateOf("moved2").GetString("world") == "village", "an OamWorld as the world");
+
+            // Json.Null sends null: no world, default options; no tools with an empty list.
+            Wait(queue, bridge.RestoreNpcAsync(save, "detached", world: Json.Null, tools: new string[0],
+                options: Json.Null));
+            var detached = stateOf("detached");
+            Check(detached.ContainsKey("world") && detached.Get("world") == null && toolsOf(detached) == ""
+                && detached.GetObject("options").GetString("replyFormat") == "automatic", detached.ToString());
+            Check(Json.Serialize(O().With("world", Json.Null)) == "{\"world\":null}" && Json.Null.ToString() == "null",
+                "Json.Null writes null");
+
+            // A tool name not registered is refused before anything is sent, as for CreateNpcAsync.
+            bool threw = false;
+            try { bridge.RestoreNpcAsync(save, "unknown", tools: new[] { "nope" }).GetAwaiter().GetResult(); }
+            catch (ArgumentException) { threw = true; }
+            Check(threw, "unknown tool name rejected");
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+    }
+
     static int Main()
     {
         mainThread = Thread.CurrentThread.ManagedThreadId;
         var tests = new Action[] { TestJson, TestSessions, TestGame, TestLifecycle, TestDisposeFrozenBridge,
-            TestDisposeWaitsOnlyForALiveBridge, TestRestarter };
+            TestDisposeWaitsOnlyForALiveBridge, TestRestarter, TestRestoreNpcKeys };
         foreach (var test in tests)
         {
             try { test(); }

@@ -175,14 +175,20 @@ export class Npc {
   }
 
   /**
-   * Every tool the model sees for these client tools and options (validated). A world tool whose options did
+   * Every tool the model sees for these client tools and options (validated; `toolsPath` as in
+   * {@link composeTools}: null for the NPC's own client tools). A world tool whose options did
    * not change keeps the description the model has seen (the read tool's list of top-level keys is not
    * refreshed by an update of something else), so the tool list stays the same.
    */
-  composeTools(clientTools: AgentTool[], options: NpcOptions): AgentTool[] {
+  composeTools(
+    clientTools: AgentTool[],
+    options: NpcOptions,
+    toolsPath: string | null = "tools",
+  ): AgentTool[] {
     const tools = composeTools(clientTools, {
       world: this.world?.state ?? null,
       options,
+      toolsPath,
       host: {
         memory: () => this.memory,
         stage: () => this.#stage,

@@ -557,7 +557,8 @@ export class NpcMethods {
           parseToolDefinitions(definitions, { path: "tools", defaultTimeoutMs: options.value.toolTimeoutMs })
             .tools;
       }
-      const tools = npc.composeTools(clientTools, options.value);
+      // Without 'tools' in this update, a clash is with the NPC's own client tools: the options name it.
+      const tools = npc.composeTools(clientTools, options.value, toolsValue === undefined ? null : "tools");
       const countWarning = toolCountWarning(tools.length);
       if (countWarning) out.push(countWarning);
       op.commit();

@@ -18,6 +18,14 @@ export const BUILT_IN_TOOLS = [
   "change_relationship",
 ];
 
+/** The option that turns each built-in tool on. */
+const BUILT_IN_OPTION: Record<string, string> = {
+  read_world_state: "worldReadable",
+  update_world_state: "worldWritable",
+  remember_fact: "memoryTools",
+  change_relationship: "memoryTools",
+};
+
 /**
  * Wraps a world tool as a local agent tool. Its description is read once, here: the read tool names the
  * world's top-level keys as they are when the NPC's tools are composed (create, restore, an update of tools
@@ -42,7 +50,8 @@ export function worldAgentTool(tool: WorldTool): AgentTool {
 
 /**
  * Every tool the model sees, in order: `clientTools`, world tools (`worldReadable`/`worldWritable`, only with
- * a world), memory tools. Throws -32602 for a client tool named like a built-in one, a `groundingTool` or
+ * a world), memory tools. Throws -32602 for a client tool named like a built-in one (naming the client tool
+ * at `npc.toolsPath`, or, when that is null, the option turning the built-in one on), a `groundingTool` or
  * `toolChoice` naming a missing tool (the message names the option at `npc.optionsPath`).
  */
 export function composeTools(
@@ -53,8 +62,11 @@ export function composeTools(
     host: MemoryToolHost;
     /** Where the options came from, for error messages (default `options`; a save's are `state.options`). */
     optionsPath?: string;
-    /** Where the client tools came from, for error messages (default `tools`; a save's are `state.tools`). */
-    toolsPath?: string;
+    /**
+     * Where the client tools came from, for error messages (default `tools`; a save's are `state.tools`);
+     * null when they are the NPC's own, not sent with this request (an `npc/update` of options only).
+     */
+    toolsPath?: string | null;
   },
 ): AgentTool[] {
   const { world, options, host } = npc;
@@ -68,6 +80,14 @@ export function composeTools(
   builtIn.push(...memoryTools(options.memoryTools, { host, maxChange: options.maxRelationshipChange }));
   for (const t of builtIn) {
     const index = clientTools.findIndex((c) => c.name === t.name);
+    if (index >= 0 && npc.toolsPath === null) {
+      throw BridgeError.invalidParams(
+        `'${at}.${
+          BUILT_IN_OPTION[t.name]
+        }' cannot turn on the built-in tool '${t.name}': the NPC already has ` +
+          `a client tool of that name (its tools[${index}]); send 'tools' without it in the same npc/update.`,
+      );
+    }
     if (index >= 0) {
       const tools = npc.toolsPath ?? "tools";
       throw BridgeError.invalidParams(

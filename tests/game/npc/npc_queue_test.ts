@@ -173,6 +173,56 @@ Deno.test("npc/update: merge patches, null resets a field, tools replaced, all-o
   await c.close();
 });
 
+Deno.test("npc/update: options turning on a built-in tool named like one of the NPC's client tools name that option, not a 'tools' the update did not send", async () => {
+  const c = new NpcClient();
+  await c.call("world/create", { world: "village", state: { shop: { swords: 3 } } });
+  await c.call("npc/create", {
+    npc: "gorm",
+    persona: GORM,
+    world: "village",
+    tools: [tool("check_inventory"), tool("remember_fact"), tool("update_world_state")],
+    options: { replyFormat: "text" },
+    model: "scripted",
+  });
+  const memory = await c.error("npc/update", { npc: "gorm", options: { memoryTools: "all" } });
+  assert.deepEqual([memory.code, memory.message], [
+    -32602,
+    "'options.memoryTools' cannot turn on the built-in tool 'remember_fact': the NPC already has a client " +
+    "tool of that name (its tools[1]); send 'tools' without it in the same npc/update.",
+  ]);
+  const world = await c.error("npc/update", { npc: "gorm", options: { worldWritable: ["shop"] } });
+  assert.equal(
+    world.message,
+    "'options.worldWritable' cannot turn on the built-in tool 'update_world_state': the NPC already has a " +
+      "client tool of that name (its tools[2]); send 'tools' without it in the same npc/update.",
+  );
+  // Tools sent with the update are named where they are sent.
+  const sent = await c.error("npc/update", {
+    npc: "gorm",
+    options: { memoryTools: "all" },
+    tools: [tool("change_relationship")],
+  });
+  assert.equal(
+    sent.message,
+    "'tools[0].name' must not be 'change_relationship': the built-in world and memory tools use " +
+      "read_world_state, update_world_state, remember_fact and change_relationship.",
+  );
+  // Nothing changed; sending the tools without the clashing one makes the update.
+  const state = (await c.call("npc/state", { npc: "gorm" })).state as JsonObject;
+  assert.deepEqual((state.tools as JsonObject[]).map((t) => t.name), [
+    "check_inventory",
+    "remember_fact",
+    "update_world_state",
+  ]);
+  await c.call("npc/update", {
+    npc: "gorm",
+    options: { memoryTools: "all" },
+    tools: [tool("check_inventory")],
+  });
+  assert.deepEqual(((await c.call("npc/list")).npcs as JsonObject[])[0].tools, ["check_inventory"]);
+  await c.close();
+});
+
 Deno.test("prototype pollution: npc/update patches and update_world_state keep Object.prototype clean", async () => {
   const c = new NpcClient();
   await c.call("world/create", { world: "w", state: { a: 1 } });
