@@ -3,6 +3,9 @@
  * implemented by spawning the bridge (`oam stdio`) and talking JSON lines over
  * its stdin/stdout. One reader thread pumps the bridge's stdout into the
  * callback; responses to oam_call_blocking() are routed to their waiters.
+ * One writer thread writes the bridge's stdin from a queue: sending only
+ * queues the line, so it never blocks the caller on a bridge that stopped
+ * reading with its input pipe full.
  * OS specifics live in platform_posix.c or platform_windows.c (see platform.h).
  */
 #define OAM_BUILDING_LIBRARY 1
@@ -595,18 +598,27 @@ typedef struct entry {
     struct entry *next;
 } entry;
 
+/* A line waiting for the writer thread (with its newline). */
+typedef struct outgoing {
+    char *data;
+    size_t length;
+    struct outgoing *next;
+} outgoing;
+
 struct oam_bridge {
     oam_message_callback callback;
     void *user_data;
     oam_process *process;
     oam_thread reader;
+    oam_thread writer;
     oam_mutex lock;
     oam_cond changed;
+    oam_cond outbox_changed; /* a line was queued or input_ending set (under lock) */
     int closing;           /* destroy started: no more callbacks */
     int heard_closing;     /* the bridge wrote something after destroy started */
     int dead;              /* the bridge's output ended (exit_description is final once set) */
     int reader_cleans_up;  /* destroy was called from inside the callback and could not start its teardown thread */
-    int users;             /* threads inside oam_bridge_send() or oam_call_blocking(): destroy waits for them */
+    int users;             /* threads inside oam_call_blocking(): destroy waits for them */
     double max_line_bytes; /* the longest line the bridge reads (--max-line-bytes of its argv, or 16 MiB) */
     char exit_description[64];
     waiter *waiters;       /* blocking calls waiting for a response */
@@ -614,8 +626,80 @@ struct oam_bridge {
     entry *pending;        /* ids of requests sent with oam_bridge_send() */
     entry *queue_head;     /* messages synthesized after the bridge died */
     entry *queue_tail;
+    /*
+     * Lines waiting for the writer thread, in the order they were sent. Sending only queues (under lock), so a
+     * bridge that stops reading (frozen, stopped in a debugger) with its input pipe full never blocks the
+     * caller (the game's main thread): the writer thread is the one stuck in the write, and the lines wait
+     * here until the bridge reads again or destroy kills it.
+     */
+    outgoing *outbox_head;
+    outgoing *outbox_tail;
+    int input_ending; /* the writer closes the bridge's stdin once the outbox is empty, then ends */
     unsigned long long next_local;
 };
+
+static void free_outgoing(outgoing *o) {
+    while (o) {
+        outgoing *next = o->next;
+        free(o->data);
+        free(o);
+        o = next;
+    }
+}
+
+/* Queues a line made by make_line for the writer thread (which frees it). Lock held. */
+static void post_line_locked(oam_bridge *bridge, outgoing *line) {
+    if (!line) return;
+    if (bridge->outbox_tail) {
+        bridge->outbox_tail->next = line;
+    } else {
+        bridge->outbox_head = line;
+    }
+    bridge->outbox_tail = line;
+    oam_cond_broadcast(&bridge->outbox_changed);
+}
+
+/* The writer closes the bridge's stdin after the lines queued before this, and ends. Lock held. */
+static void end_input_locked(oam_bridge *bridge) {
+    bridge->input_ending = 1;
+    oam_cond_broadcast(&bridge->outbox_changed);
+}
+
+/*
+ * Writes the queued lines to the bridge's stdin, one at a time, outside the lock: a write blocks while the
+ * bridge does not read (only this thread waits then). Once a write failed (the bridge is gone: the reader
+ * reports it to every waiting request), later lines are dropped. Ends after closing stdin.
+ */
+static void writer_main(void *argument) {
+    oam_bridge *bridge = (oam_bridge *)argument;
+    int broken = 0;
+    oam_mutex_lock(&bridge->lock);
+    for (;;) {
+        outgoing *line;
+        while (!bridge->outbox_head && !bridge->input_ending) {
+            oam_cond_wait_until(&bridge->outbox_changed, &bridge->lock, -1);
+        }
+        line = bridge->outbox_head;
+        if (!line) break; /* input_ending, and every line written */
+        bridge->outbox_head = line->next;
+        if (!bridge->outbox_head) bridge->outbox_tail = NULL;
+        line->next = NULL;
+        oam_mutex_unlock(&bridge->lock);
+        if (!broken) broken = oam_process_write(bridge->process, line->data, line->length) != 0;
+        free_outgoing(line);
+        oam_mutex_lock(&bridge->lock);
+    }
+    oam_mutex_unlock(&bridge->lock);
+    oam_process_close_stdin(bridge->process);
+}
+
+/* Ends the writer thread after it has written (or dropped) the queued lines. Not under lock. */
+static void stop_writer(oam_bridge *bridge) {
+    oam_mutex_lock(&bridge->lock);
+    end_input_locked(bridge);
+    oam_mutex_unlock(&bridge->lock);
+    oam_thread_join(bridge->writer);
+}
 
 static void free_entries(entry *e) {
     while (e) {
@@ -687,7 +771,7 @@ static char *closed_error(const char *wire_id) {
     return error_response(wire_id, OAM_CODE_SHUT_DOWN, "shut_down", "The bridge was closed.");
 }
 
-/* A thread leaves oam_bridge_send() or oam_call_blocking(); destroy may be waiting for it. Lock held. */
+/* A thread leaves oam_call_blocking(); destroy may be waiting for it. Lock held. */
 static void leave_locked(oam_bridge *bridge) {
     bridge->users--;
     if (bridge->closing) oam_cond_broadcast(&bridge->changed);
@@ -908,9 +992,21 @@ OAM_API oam_bridge *oam_bridge_create_with_command(const char *const *argv, oam_
     }
     oam_mutex_init(&bridge->lock);
     oam_cond_init(&bridge->changed);
+    oam_cond_init(&bridge->outbox_changed);
+    if (oam_thread_start(&bridge->writer, writer_main, bridge) != 0) {
+        fprintf(stderr, "[open-apple-models] error: cannot start the writer thread\n");
+        oam_process_free(bridge->process);
+        oam_cond_destroy(&bridge->outbox_changed);
+        oam_cond_destroy(&bridge->changed);
+        oam_mutex_destroy(&bridge->lock);
+        free(bridge);
+        return NULL;
+    }
     if (oam_thread_start(&bridge->reader, reader_main, bridge) != 0) {
         fprintf(stderr, "[open-apple-models] error: cannot start the reader thread\n");
+        stop_writer(bridge); /* nothing was queued: it closes the bridge's stdin and ends */
         oam_process_free(bridge->process);
+        oam_cond_destroy(&bridge->outbox_changed);
         oam_cond_destroy(&bridge->changed);
         oam_mutex_destroy(&bridge->lock);
         free(bridge);
@@ -955,23 +1051,28 @@ OAM_API oam_bridge *oam_bridge_create(oam_message_callback callback, void *user_
     return bridge;
 }
 
-/* Writes one message as a line: CR/LF become spaces, a newline is appended. */
-static int write_line(oam_bridge *bridge, const char *json, size_t length) {
-    char *line = (char *)malloc(length + 1);
+/* One message as a line for the outbox: CR/LF become spaces, a newline is appended. NULL when out of memory. */
+static outgoing *make_line(const char *json, size_t length) {
+    outgoing *line = (outgoing *)malloc(sizeof *line);
     size_t k;
-    int rc;
-    if (!line) return -1;
-    for (k = 0; k < length; k++) line[k] = (json[k] == '\n' || json[k] == '\r') ? ' ' : json[k];
-    line[length] = '\n';
-    rc = oam_process_write(bridge->process, line, length + 1);
-    free(line);
-    return rc;
+    if (!line) return NULL;
+    line->data = (char *)malloc(length + 1);
+    if (!line->data) {
+        free(line);
+        return NULL;
+    }
+    for (k = 0; k < length; k++) line->data[k] = (json[k] == '\n' || json[k] == '\r') ? ' ' : json[k];
+    line->data[length] = '\n';
+    line->length = length + 1;
+    line->next = NULL;
+    return line;
 }
 
 OAM_API int oam_bridge_send(oam_bridge *bridge, const char *json_line) {
     object_view view;
     size_t length;
     char *key = NULL, *wire = NULL;
+    outgoing *line;
     if (!bridge || !json_line) return OAM_ERROR_INVALID_ARGUMENT;
     if (invalid_utf8_at((const unsigned char *)json_line) >= 0) return OAM_ERROR_INVALID_UTF8;
     length = strlen(json_line);
@@ -981,21 +1082,20 @@ OAM_API int oam_bridge_send(oam_bridge *bridge, const char *json_line) {
         /* make_id allocates only when it returns ID_OK. */
         if (is_string(method) && make_id(find_member(&view, "id"), &key, &wire) != ID_OK) key = wire = NULL;
     }
+    line = make_line(json_line, length); /* out of memory: not sent (as a write that failed) */
     oam_mutex_lock(&bridge->lock);
     if (bridge->closing || bridge->dead) {
         /* Closing: no callback will come, so the message is dropped. */
         if (key && !bridge->closing) enqueue_locked(bridge, exited_error(bridge, wire));
         oam_mutex_unlock(&bridge->lock);
+        free_outgoing(line);
         free(key);
         free(wire);
         return OAM_OK;
     }
     if (key) push_entry(&bridge->pending, key, wire);
-    bridge->users++;
-    oam_mutex_unlock(&bridge->lock);
-    write_line(bridge, json_line, length); /* a broken pipe shows up as end of output */
-    oam_mutex_lock(&bridge->lock);
-    leave_locked(bridge);
+    /* Queued for the writer thread: never waits for the bridge to read. A broken pipe shows up as end of output. */
+    post_line_locked(bridge, line);
     oam_mutex_unlock(&bridge->lock);
     return OAM_OK;
 }
@@ -1023,7 +1123,16 @@ static void cancel_on_bridge(oam_bridge *bridge, const char *method, const membe
     text_printf(&t, "{\"jsonrpc\":\"2.0\",\"method\":\"%s\",\"params\":{\"%s\":", cancel, kind);
     text_add(&t, target->value, target->value_length);
     text_put(&t, "}}");
-    if (!t.failed) write_line(bridge, t.data, t.length);
+    if (!t.failed) {
+        outgoing *line = make_line(t.data, t.length);
+        oam_mutex_lock(&bridge->lock);
+        if (!bridge->closing && !bridge->dead) {
+            post_line_locked(bridge, line);
+            line = NULL;
+        }
+        oam_mutex_unlock(&bridge->lock);
+        free_outgoing(line);
+    }
     free(text_take(&t));
 }
 
@@ -1043,6 +1152,7 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
     id_status status;
     waiter w;
     text line = TEXT_EMPTY;
+    outgoing *queued = NULL;
     int64_t deadline;
 
     if (!bridge || !request_json) return NULL;
@@ -1126,6 +1236,11 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
         goto done;
     }
 
+    queued = make_line(line.data, line.length);
+    if (!queued) {
+        result = error_response(null_id ? NULL : wire, -32603, "internal_error", "Out of memory.");
+        goto done;
+    }
     memset(&w, 0, sizeof w);
     w.key = key;
     w.wire = wire;
@@ -1144,9 +1259,9 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
     w.next = bridge->waiters;
     bridge->waiters = &w;
     bridge->users++;
+    post_line_locked(bridge, queued); /* the writer thread writes it; a broken pipe shows up as end of output */
+    queued = NULL;
     oam_mutex_unlock(&bridge->lock);
-
-    write_line(bridge, line.data, line.length);
 
     deadline = timeout_ms > 0 ? oam_now_ms() + timeout_ms : -1;
     oam_mutex_lock(&bridge->lock);
@@ -1177,6 +1292,7 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
     leave_locked(bridge);
     oam_mutex_unlock(&bridge->lock);
 done:
+    free_outgoing(queued);
     free(text_take(&line));
     free(key);
     free(wire);
@@ -1193,6 +1309,8 @@ static void finish_destroy(oam_bridge *bridge) {
     if (!oam_process_wait(bridge->process, SHUTDOWN_WAIT_MS, NULL, 0)) {
         oam_process_kill(bridge->process, 1);
     }
+    /* The bridge has ended or is killed, which also ends a write it left stuck: the writer finishes. */
+    stop_writer(bridge);
     oam_process_free(bridge->process);
     {
         waiter *w;
@@ -1201,6 +1319,8 @@ static void finish_destroy(oam_bridge *bridge) {
     free_entries(bridge->dropped);
     free_entries(bridge->pending);
     free_entries(bridge->queue_head);
+    free_outgoing(bridge->outbox_head); /* none left: the writer drained it */
+    oam_cond_destroy(&bridge->outbox_changed);
     oam_cond_destroy(&bridge->changed);
     oam_mutex_destroy(&bridge->lock);
     free(bridge);
@@ -1208,17 +1328,23 @@ static void finish_destroy(oam_bridge *bridge) {
 
 /*
  * Cancels everything on the bridge, ends its input (it exits after answering), gives it ~3 s, kills it otherwise,
- * stops the reader and frees the handle. A bridge that writes nothing within SHUTDOWN_ANSWER_MS (frozen, stopped
- * in a debugger, not reading its input, maybe with a send stuck behind it) is killed then, which also ends the
- * stuck send. Not on the reader thread.
+ * stops the reader and the writer and frees the handle. A bridge that writes nothing within SHUTDOWN_ANSWER_MS
+ * (frozen, stopped in a debugger, not reading its input, maybe with the writer thread stuck behind it) is killed
+ * then, which also ends the stuck write; the lines still queued for it are dropped. Not on the reader thread.
  */
 static void teardown(oam_bridge *bridge) {
-    static const char shutdown_request[] =
-        "{\"jsonrpc\":\"2.0\",\"id\":\"oam-destroy\",\"method\":\"shutdown\"}\n"
-        "{\"jsonrpc\":\"2.0\",\"id\":\"oam-destroy-ping\",\"method\":\"ping\"}\n";
+    static const char shutdown_request[] = "{\"jsonrpc\":\"2.0\",\"id\":\"oam-destroy\",\"method\":\"shutdown\"}";
+    static const char ping_request[] = "{\"jsonrpc\":\"2.0\",\"id\":\"oam-destroy-ping\",\"method\":\"ping\"}";
     int64_t now = oam_now_ms(), deadline = now + SHUTDOWN_WAIT_MS, answer_by = now + SHUTDOWN_ANSWER_MS, left;
     int answered;
-    oam_process_end_input(bridge->process, shutdown_request, sizeof shutdown_request - 1, SHUTDOWN_ANSWER_MS);
+    outgoing *shutdown_line = make_line(shutdown_request, sizeof shutdown_request - 1);
+    outgoing *ping_line = make_line(ping_request, sizeof ping_request - 1);
+    /* Behind the lines sent before (out of memory: stdin closes without them, and the bridge exits on that). */
+    oam_mutex_lock(&bridge->lock);
+    post_line_locked(bridge, shutdown_line);
+    post_line_locked(bridge, ping_line);
+    end_input_locked(bridge);
+    oam_mutex_unlock(&bridge->lock);
     /* The reader drains (and discards) output while the bridge shuts down; the first of it shows it is alive. */
     oam_mutex_lock(&bridge->lock);
     while (!bridge->heard_closing && !bridge->dead && oam_now_ms() < answer_by) {

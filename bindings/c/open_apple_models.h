@@ -48,11 +48,15 @@
  *
  * THREADING
  *   - All functions may be called from any thread.
- *   - oam_bridge_send() never waits for model work: it writes one line to the
- *     bridge's stdin and returns. (It waits only while the bridge does not
- *     read its input, e.g. a frozen bridge with a full pipe; destroy ends
- *     that wait.) Requests are handled in the order they were
- *     sent; long ones (session/respond) run concurrently with later ones.
+ *   - oam_bridge_send() never blocks: it queues one line and returns, and a
+ *     writer thread owned by the library writes the queue to the bridge's
+ *     stdin. Also a bridge that stopped reading its input (frozen, stopped
+ *     in a debugger) with its pipe full does not hold the calling thread
+ *     (the game thread): the lines wait in memory until it reads again or
+ *     is destroyed. The same goes for the request of oam_call_blocking()
+ *     (its timeout counts also while the line waits). Requests are handled
+ *     in the order they were sent; long ones (session/respond) run
+ *     concurrently with later ones.
  *   - The callback runs on one reader thread owned by the library, never
  *     concurrently with itself and never re-entered. For any request, all of
  *     its notifications and tool/call requests arrive before its response.
@@ -83,20 +87,22 @@
  *     request, which cancels running turns and pending tool calls, then a
  *     "ping", which a live bridge fails at once), closes its stdin and waits
  *     for it to exit: a few milliseconds usually, up to about 3 s for a
- *     bridge still answering, then it is killed. A bridge that writes nothing
- *     within 0.5 s (frozen, stopped, not reading its input so the request
- *     cannot be written; a send stuck on such a bridge then returns) is
- *     killed then. Build with -DOAM_SHUTDOWN_WAIT_MS=<ms> for another
+ *     bridge still answering, then it is killed. The shutdown goes after the
+ *     lines sent before it. A bridge that writes nothing within 0.5 s
+ *     (frozen, stopped, not reading its input so the request cannot be
+ *     written) is killed then, and the lines still queued for it are
+ *     dropped. Build with -DOAM_SHUTDOWN_WAIT_MS=<ms> for another
  *     limit than 3000. It
  *     waits for an in-flight callback to finish. Once it returns, the callback
  *     is never called again and the handle is invalid.
  *     So do not hold a lock that your callback takes while you call it.
  *   - Calls of oam_call_blocking() waiting on other threads return at once
- *     with a -32023 error response ("The bridge was closed."), and destroy
- *     waits until they (and sends in progress) have returned before it frees
- *     the handle; a send or call that starts during destroy does nothing
- *     (a call returns the same error). This is how a worker thread blocked
- *     with timeout_ms <= 0 is released when the game ends.
+ *     with a -32023 error response ("The bridge was closed."), also when
+ *     their request still waits to be written, and destroy waits until they
+ *     have returned before it frees the handle; a send or call that starts
+ *     during destroy does nothing (a call returns the same error). This is
+ *     how a worker thread blocked with timeout_ms <= 0 is released when the
+ *     game ends.
  *   - Calling oam_bridge_destroy() from inside the callback is allowed: it
  *     returns at once, that callback invocation is the last one, and a
  *     thread of the library does the rest in the background (the same

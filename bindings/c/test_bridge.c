@@ -190,11 +190,11 @@ static int count_lines(recorder *r, const char *needle, const char *needle2) {
 
 static char bridge_command[4096];
 
-/* The configured command, prefixed so the shell writes the bridge's pid to pid_file. */
-static oam_bridge *start_with_pid(recorder *r, const char *pid_file) {
+/* command (the configured one when NULL), prefixed so the shell writes the process's pid to pid_file. */
+static oam_bridge *start_command_with_pid(recorder *r, const char *pid_file, const char *command) {
     char script[4600];
     const char *argv[4];
-    snprintf(script, sizeof script, "echo $$ > '%s'; exec %s", pid_file, bridge_command);
+    snprintf(script, sizeof script, "echo $$ > '%s'; exec %s", pid_file, command ? command : bridge_command);
     argv[0] = "/bin/sh", argv[1] = "-c", argv[2] = script, argv[3] = NULL;
     r->bridge = oam_bridge_create_with_command(argv, on_message, r);
     return r->bridge;
@@ -651,20 +651,26 @@ static void temp_template(char *out, size_t size) {
     snprintf(out, size, "%s/oam-c-test-pid-XXXXXX", dir);
 }
 
-/* Starts r's bridge through start_with_pid with a fresh pid file (its path left in pid_file) and returns the
- * bridge's pid (0 when it never wrote it); -1, after a failed check, with r freed, when the bridge did not start. */
-static pid_t start_recorded(recorder *r, char *pid_file, size_t size) {
+/* Starts r's bridge (command, or the configured one when NULL) with a fresh pid file (its path left in
+ * pid_file) and returns the bridge's pid (0 when it never wrote it); -1, after a failed check, with r freed,
+ * when the bridge did not start. */
+static pid_t start_recorded_command(recorder *r, char *pid_file, size_t size, const char *command) {
     int fd;
     temp_template(pid_file, size);
     fd = mkstemp(pid_file);
     if (fd >= 0) close(fd);
-    if (!start_with_pid(r, pid_file)) {
+    if (!start_command_with_pid(r, pid_file, command)) {
         CHECK(0, "bridge did not start");
         recorder_free(r);
         unlink(pid_file);
         return -1;
     }
     return read_pid(pid_file);
+}
+
+/* start_recorded_command with the configured bridge. */
+static pid_t start_recorded(recorder *r, char *pid_file, size_t size) {
+    return start_recorded_command(r, pid_file, size, NULL);
 }
 
 static void test_bridge_dies_mid_turn(void) {
@@ -889,7 +895,8 @@ static void *send_big_line(void *raw) {
     return NULL;
 }
 
-/* A bridge that stopped reading (frozen, or stopped in a debugger) while a send waits on the full pipe. */
+/* A bridge that stopped reading (frozen, or stopped in a debugger) while a 1 MB line waits on the full pipe
+ * (in the library's writer thread; a send on the caller's thread used to). */
 static void test_destroy_stuck_bridge(void) {
     recorder r;
     char pid_file[4096];
@@ -909,7 +916,7 @@ static void test_destroy_stuck_bridge(void) {
     printf("stopped the bridge (pid %d)\n", (int)pid); /* tests/bindings/c_test.ts signals this program now */
     s.bridge = r.bridge, s.rc = -99;
     pthread_create(&thread, NULL, send_big_line, &s);
-    usleep(200000); /* let the send fill the pipe (a hang below, not a failed check, shows the bug) */
+    usleep(200000); /* let the line fill the pipe (a hang below, not a failed check, shows the bug) */
     oam_bridge_destroy(r.bridge); /* it answers nothing: killed after 0.5 s */
     pthread_join(thread, NULL);
     CHECK(s.rc == OAM_OK, "send returned %d", s.rc);
@@ -917,6 +924,208 @@ static void test_destroy_stuck_bridge(void) {
     end_stopped_bridge(pid);
     recorder_free(&r);
     unlink(pid_file);
+}
+
+/*
+ * A hang guard for the calling thread (the game's main thread): when watchdog_disarm() has not been called
+ * within WATCHDOG_MS, the test fails and the program exits, after killing the process the test holds (a stopped
+ * bridge or one that does not read). Far above what the guarded calls take: only a call that never returns
+ * (blocked on a bridge that does not read its input) reaches it.
+ */
+#define WATCHDOG_MS 20000
+
+typedef struct {
+    pthread_mutex_t lock;
+    pthread_cond_t changed;
+    int disarmed;
+    const char *what;
+    pthread_t thread;
+} watchdog;
+
+static void *watchdog_main(void *raw) {
+    watchdog *w = raw;
+    struct timespec deadline;
+    int fired = 0;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += WATCHDOG_MS / 1000;
+    pthread_mutex_lock(&w->lock);
+    while (!w->disarmed && !fired) fired = pthread_cond_timedwait(&w->changed, &w->lock, &deadline) == ETIMEDOUT;
+    fired = !w->disarmed;
+    pthread_mutex_unlock(&w->lock);
+    if (fired) {
+        pid_t pid = (pid_t)stopped_bridge;
+        fprintf(stderr, "FAIL %s: %s did not return (the calling thread is stuck)\n", current_test, w->what);
+        if (pid > 0) kill(pid, SIGKILL);
+        printf("%d groups, %d checks, %d failures\n", 0, checks, failures + 1);
+        _exit(1);
+    }
+    return NULL;
+}
+
+static void watchdog_arm(watchdog *w, const char *what) {
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->changed, NULL);
+    w->disarmed = 0;
+    w->what = what;
+    pthread_create(&w->thread, NULL, watchdog_main, w);
+}
+
+static void watchdog_disarm(watchdog *w) {
+    pthread_mutex_lock(&w->lock);
+    w->disarmed = 1;
+    pthread_cond_broadcast(&w->changed);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
+    pthread_mutex_destroy(&w->lock);
+    pthread_cond_destroy(&w->changed);
+}
+
+#define PADDED_REQUESTS 4
+#define PADDING_BYTES 100000
+
+/*
+ * Sends PADDED_REQUESTS requests of 100 KB ("id":"<prefix>-<k>"), far past the 64 KiB of a pipe nobody reads,
+ * and a notification, on this thread (the game's main thread) under the watchdog: each send must return OAM_OK.
+ */
+static void send_past_a_full_pipe(oam_bridge *bridge, const char *prefix) {
+    watchdog w;
+    char *line = malloc(PADDING_BYTES + 256);
+    int k, rc;
+    watchdog_arm(&w, "oam_bridge_send to a bridge that does not read its input");
+    for (k = 0; k < PADDED_REQUESTS; k++) {
+        size_t n = (size_t)sprintf(line, "{\"jsonrpc\":\"2.0\",\"id\":\"%s-%d\",\"method\":\"ping\","
+                                         "\"params\":{\"padding\":\"",
+                                   prefix, k);
+        memset(line + n, 'x', PADDING_BYTES);
+        strcpy(line + n + PADDING_BYTES, "\"}}");
+        rc = oam_bridge_send(bridge, line);
+        CHECK(rc == OAM_OK, "send %d returned %d", k, rc);
+    }
+    rc = oam_bridge_send(bridge, "{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{\"session\":\"s\"}}");
+    CHECK(rc == OAM_OK, "the notification returned %d", rc);
+    watchdog_disarm(&w);
+    free(line);
+}
+
+typedef struct {
+    oam_bridge *bridge;
+    char *response;
+} blocking_ping;
+
+static void *call_ping_forever(void *raw) {
+    blocking_ping *c = raw;
+    c->response = oam_call_blocking(c->bridge, "{\"id\":\"queued-call\",\"method\":\"ping\"}", 0 /* forever */);
+    return NULL;
+}
+
+/* Sending never blocks the caller on a bridge that stopped reading its input with the pipe full. */
+static void test_send_to_bridge_not_reading(void) {
+    recorder r;
+    char pid_file[4096];
+    char *response;
+    pid_t pid;
+    int k;
+
+    current_test = "sends to a frozen bridge return at once";
+    recorder_init(&r);
+    pid = start_recorded(&r, pid_file, sizeof pid_file);
+    if (pid < 0) return;
+    response = call(&r, "{\"id\":1,\"method\":\"ping\"}", 5000);
+    CHECK(contains(response, "\"result\""), "%s", show(response));
+    oam_string_free(response);
+    CHECK(pid > 0, "pid");
+    if (pid > 0) {
+        pthread_t thread;
+        blocking_ping c;
+        watchdog w;
+        stop_bridge(pid);
+        {
+            /* A call whose request is larger than the pipe holds times out instead of hanging in the write. */
+            size_t padding = 1024 * 1024;
+            char *request = malloc(padding + 256);
+            size_t n = (size_t)sprintf(request, "{\"id\":\"timed\",\"method\":\"ping\",\"params\":{\"padding\":\"");
+            memset(request + n, 'x', padding);
+            strcpy(request + n + padding, "\"}}");
+            watchdog_arm(&w, "oam_call_blocking with a timeout on a frozen bridge");
+            response = call(&r, request, 300);
+            watchdog_disarm(&w);
+            CHECK(contains(response, "\"id\":\"timed\",\"error\":{\"code\":-32024"), "%.300s", show(response));
+            oam_string_free(response);
+            free(request);
+        }
+        send_past_a_full_pipe(r.bridge, "frozen");
+        /* A call waiting on another thread, its request queued behind the others, is ended by destroy. */
+        c.bridge = r.bridge, c.response = NULL;
+        pthread_create(&thread, NULL, call_ping_forever, &c);
+        watchdog_arm(&w, "oam_bridge_destroy of a frozen bridge");
+        oam_bridge_destroy(r.bridge); /* it answers nothing: killed after 0.5 s */
+        watchdog_disarm(&w);
+        pthread_join(thread, NULL);
+        CHECK(contains(c.response, "\"id\":\"queued-call\",\"error\":{\"code\":-32023") &&
+                  contains(c.response, "The bridge was closed."),
+              "%s", show(c.response));
+        oam_string_free(c.response);
+        CHECK(kill(pid, 0) != 0 && errno == ESRCH, "the frozen bridge %d still exists", (int)pid);
+        CHECK(count_lines(&r, "frozen-", NULL) == 0, "a callback after destroy");
+        end_stopped_bridge(pid);
+    } else {
+        oam_bridge_destroy(r.bridge);
+    }
+    recorder_free(&r);
+    unlink(pid_file);
+
+    /* Not a bridge: `sleep` never reads its stdin and writes nothing. */
+    current_test = "requests to a process that never reads its input";
+    recorder_init(&r);
+    pid = start_recorded_command(&r, pid_file, sizeof pid_file, "sleep 600");
+    if (pid < 0) return;
+    CHECK(pid > 0, "pid");
+    stopped_bridge = (sig_atomic_t)pid; /* killed if this program is ended meanwhile */
+    send_past_a_full_pipe(r.bridge, "unread");
+    /* It ends by itself (killed here): the queued requests fail through the callback. */
+    if (pid > 0) kill(pid, SIGKILL);
+    for (k = 0; k < PADDED_REQUESTS; k++) {
+        char id[64];
+        char *line;
+        snprintf(id, sizeof id, "\"id\":\"unread-%d\"", k);
+        line = wait_line(&r, 10000, id, "-32023");
+        CHECK(contains(line, "The bridge process exited (signal 9) before answering."), "%s: %s", id, show(line));
+        free(line);
+    }
+    {
+        watchdog w;
+        watchdog_arm(&w, "oam_bridge_destroy after the process was killed");
+        oam_bridge_destroy(r.bridge);
+        watchdog_disarm(&w);
+    }
+    CHECK(pid > 0 && kill(pid, 0) != 0 && errno == ESRCH, "the process %d still exists", (int)pid);
+    stopped_bridge = 0;
+    recorder_free(&r);
+    unlink(pid_file);
+
+    current_test = "destroy a process that never reads its input";
+    recorder_init(&r);
+    pid = start_recorded_command(&r, pid_file, sizeof pid_file, "sleep 600");
+    if (pid < 0) return;
+    CHECK(pid > 0, "pid");
+    stopped_bridge = (sig_atomic_t)pid;
+    send_past_a_full_pipe(r.bridge, "never");
+    {
+        watchdog w;
+        watchdog_arm(&w, "oam_bridge_destroy of a process that does not read");
+        oam_bridge_destroy(r.bridge); /* it writes nothing: killed after 0.5 s */
+        watchdog_disarm(&w);
+    }
+    CHECK(pid > 0 && kill(pid, 0) != 0 && errno == ESRCH, "the process %d still exists", (int)pid);
+    end_stopped_bridge(pid);
+    recorder_free(&r);
+    unlink(pid_file);
+}
+
+/* A bridge that stopped reading: destroy ends it, and sends to it return at once. */
+static void test_bridge_not_reading(void) {
+    test_destroy_stuck_bridge();
+    test_send_to_bridge_not_reading();
 }
 
 /* Checks oam_json_escape(text) into a buffer of every size from 0 to one past the full length, and oam_json_quote. */
@@ -1013,7 +1222,7 @@ static const struct {
     {"destroy", test_destroy_ends_process, 0},
     {"limits", test_limits, 0},
     {"destroy-waiting", test_destroy_with_waiting_calls, 0},
-    {"destroy-stuck", test_destroy_stuck_bridge, 0},
+    {"destroy-stuck", test_bridge_not_reading, 0},
     {"exit-with-parent", test_exit_with_parent, 0},
     {"json-escape", test_json_escape, 0},
     {"big-response", test_big_response, 1},

@@ -41,8 +41,9 @@ Deno.test({
   ignore: !hasGcc,
   sanitizeResources: false,
   async fn() {
-    // A grace period of 60 s: a destroy that waited it out for the stopped bridges of these groups (one stuck
-    // behind a full pipe, one destroyed from inside the callback) would pass the hang guard below.
+    // A grace period of 60 s: a destroy that waited it out for the stopped bridges of these groups (stuck behind
+    // a full pipe, a process that never reads its input, one destroyed from inside the callback) would pass the
+    // hang guard below.
     const { testBridge } = await buildC({ dir: "c-long-grace", defines: ["OAM_SHUTDOWN_WAIT_MS=60000"] });
     const tests = await run(testBridge, ["destroy-stuck", "destroy-waiting"], {
       env: bridgeEnv(),
