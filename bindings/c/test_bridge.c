@@ -673,6 +673,18 @@ static pid_t start_recorded(recorder *r, char *pid_file, size_t size) {
     return start_recorded_command(r, pid_file, size, NULL);
 }
 
+/* start_recorded, then checks that the bridge answers a ping (before a test stops it from reading). */
+static pid_t start_answering(recorder *r, char *pid_file, size_t size) {
+    char *response;
+    pid_t pid = start_recorded(r, pid_file, size);
+    if (pid < 0) return pid;
+    response = call(r, "{\"id\":1,\"method\":\"ping\"}", 5000);
+    CHECK(contains(response, "\"result\""), "%s", show(response));
+    oam_string_free(response);
+    CHECK(pid > 0, "pid");
+    return pid;
+}
+
 static void test_bridge_dies_mid_turn(void) {
     recorder r;
     char pid_file[4096];
@@ -900,18 +912,13 @@ static void *send_big_line(void *raw) {
 static void test_destroy_stuck_bridge(void) {
     recorder r;
     char pid_file[4096];
-    char *response;
     pid_t pid;
     pthread_t thread;
     stuck_send s;
     current_test = "destroy a bridge that stopped reading";
     recorder_init(&r);
-    pid = start_recorded(&r, pid_file, sizeof pid_file);
+    pid = start_answering(&r, pid_file, sizeof pid_file);
     if (pid < 0) return;
-    response = call(&r, "{\"id\":1,\"method\":\"ping\"}", 5000);
-    CHECK(contains(response, "\"result\""), "%s", show(response));
-    oam_string_free(response);
-    CHECK(pid > 0, "pid");
     if (pid > 0) stop_bridge(pid);
     printf("stopped the bridge (pid %d)\n", (int)pid); /* tests/bindings/c_test.ts signals this program now */
     s.bridge = r.bridge, s.rc = -99;
@@ -1028,12 +1035,8 @@ static void test_send_to_bridge_not_reading(void) {
 
     current_test = "sends to a frozen bridge return at once";
     recorder_init(&r);
-    pid = start_recorded(&r, pid_file, sizeof pid_file);
+    pid = start_answering(&r, pid_file, sizeof pid_file);
     if (pid < 0) return;
-    response = call(&r, "{\"id\":1,\"method\":\"ping\"}", 5000);
-    CHECK(contains(response, "\"result\""), "%s", show(response));
-    oam_string_free(response);
-    CHECK(pid > 0, "pid");
     if (pid > 0) {
         pthread_t thread;
         blocking_ping c;
