@@ -78,9 +78,9 @@ export interface ToolDefinitionsParam {
   /**
    * When given, a definition that fails its own checks (its name, `execution`, `parameters`, timeout) is left
    * out and passed here with its index, instead of failing the whole array. A repeated name still fails: the
-   * set is checked as one.
+   * set is checked as one. Only the checks' errors are passed; anything else thrown (a bug) is not caught.
    */
-  skipInvalid?: (error: unknown, index: number) => void;
+  skipInvalid?: (error: BridgeError, index: number) => void;
 }
 
 /** A definition's name (`raw` at `at`), checked: 1–64 allowed characters, not the reserved one. */
@@ -183,6 +183,7 @@ export function parseToolDefinitions(value: JsonValue | undefined, param: ToolDe
       try {
         return check();
       } catch (error) {
+        if (!(error instanceof BridgeError)) throw error;
         skipInvalid(error, i);
         return null;
       }

@@ -133,11 +133,9 @@ function createTools(
     path: "history.tools",
     defaultTimeoutMs: toolTimeoutMs,
     skipInvalid: (error, i) => {
-      const message = error instanceof Error ? error.message : String(error);
       warnings.push(
-        `${
-          saved[i].function.name
-        }: could not be restored from 'history' (${message}); send its definition in 'tools'.`,
+        `${saved[i].function.name}: could not be restored from 'history' (${error.message}); send its ` +
+          "definition in 'tools'.",
       );
     },
   });
