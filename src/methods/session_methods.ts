@@ -128,18 +128,21 @@ function createTools(
   }
   const saved = history?.tools ?? [];
   // Checked as one set, like sent tools (a repeated name fails); a definition that cannot be restored on its
-  // own is left out with a warning.
+  // own is left out with a warning, after the warnings of the restored tools.
+  const skipped: string[] = [];
   const parsed = parseToolDefinitions(saved.map((def) => def.function as unknown as JsonValue), {
     path: "history.tools",
     defaultTimeoutMs: toolTimeoutMs,
     skipInvalid: (error, i) => {
-      warnings.push(
+      skipped.push(
         `${saved[i].function.name}: could not be restored from 'history' (${error.message}); send its ` +
           "definition in 'tools'.",
       );
     },
   });
-  // Their description and schema warnings were given when they were first sent.
+  // The restored tools are the session's tools: warned about as when they were sent (the save may come from
+  // another run of the game, or have been edited), as npc/restore does for a save's tools.
+  warnings.push(...parsed.warnings, ...skipped);
   return parsed.tools;
 }
 

@@ -785,3 +785,34 @@ Deno.test("history: restored tools are checked as a set: a repeated name fails n
   assert.deepEqual((await listEntry(c, "copy")).tools, ["open_gate", "light_torch"]);
   await c.close();
 });
+
+Deno.test("history: restored tools are warned about like sent ones (no description, an unenforced constraint)", async () => {
+  const c = new WireClient();
+  const nodesc = {
+    name: "read_sign",
+    parameters: { type: "object", properties: { code: { type: "string", pattern: "^[A-Z]+$" } } },
+  };
+  const first = await c.call("session/create", {
+    session: "orig",
+    tools: [nodesc, tool("open_gate")],
+    model: "scripted",
+  });
+  const warned = [
+    "read_sign: no description; the model may not know when to call it.",
+    "read_sign: #/properties/code: pattern '^[A-Z]+$' is described to the model but not enforced",
+  ];
+  assert.deepEqual(first.warnings, warned);
+  const saved = await c.call("session/transcript", { session: "orig" });
+  // The save is loaded in a later run of the game: the restored session has the same tools, so the same warnings.
+  const copy = await c.call("session/create", { session: "copy", history: saved, model: "scripted" });
+  assert.deepEqual(copy.warnings, warned);
+  // Tools sent with the history replace the saved ones: only theirs are warned about.
+  const sent = await c.call("session/create", {
+    session: "sent",
+    history: saved,
+    tools: [tool("open_gate")],
+    model: "scripted",
+  });
+  assert.deepEqual(sent.warnings, []);
+  await c.close();
+});
