@@ -170,6 +170,23 @@ function contextWarning(npc: Npc, memoryPath: string): string | null {
       : "Shorten the persona, the tools or the memory.");
 }
 
+/**
+ * A warning when the memory holds more facts than `options.maxFacts`, else null: they are trimmed only when a
+ * turn changes the memory, so until then the model sees them all. `paths` name the memory and options as sent.
+ */
+function factsOverLimitWarning(
+  npc: { memory: { facts: string[] }; options: { maxFacts: number } },
+  paths: { memory: string; options: string },
+): string | null {
+  const count = npc.memory.facts.length;
+  const max = npc.options.maxFacts;
+  if (count <= max) return null;
+  const dropped = count - max;
+  return `'${paths.memory}' holds ${count} facts, more than '${paths.options}.maxFacts' (${max}): the model ` +
+    `sees all of them until a memory tool next changes the memory in a turn, which drops the oldest ${dropped}. ` +
+    "Send the facts to keep in npc/update 'memory.facts' to drop the others now.";
+}
+
 /** The conversation up to its last answer (drops a trailing unanswered prompt or tool round). */
 function completeTurns(entries: ConversationEntry[]): ConversationEntry[] {
   for (let i = entries.length - 1; i >= 0; i--) {
@@ -304,6 +321,11 @@ export class NpcMethods {
     const id = this.#newId(source.id, source.existsHint);
     const npc = this.#add({ ...parts, id, world, model, entries: source.entries });
     // Read when answering: the system model's context size is known once its availability is.
+    const overLimit = factsOverLimitWarning(parts, {
+      memory: source.memoryPath,
+      options: source.optionsPath,
+    });
+    if (overLimit !== null) warnings.push(overLimit);
     const result = () => {
       const tooBig = contextWarning(npc, source.memoryPath);
       if (tooBig !== null) warnings.push(tooBig);
@@ -566,6 +588,11 @@ export class NpcMethods {
         { persona: persona.value, options: options.value, memory: memory.value, clientTools },
         tools,
       );
+      // Said when this update lowers maxFacts or sets the facts (not again on every later update).
+      if (optionsPatch?.maxFacts !== undefined || memoryPatch?.facts !== undefined) {
+        const overLimit = factsOverLimitWarning(npc, { memory: "memory", options: "options" });
+        if (overLimit !== null) out.push(overLimit);
+      }
       const tooBig = contextWarning(npc, "memory");
       if (tooBig !== null) out.push(tooBig);
       return { npc: npc.id, warnings: out };

@@ -103,3 +103,51 @@ Deno.test("memory tools: changes survive the automatic text retry but not a fall
   assert.equal(((await c.call("npc/list")).npcs as JsonObject[])[0].turnCount, 1);
   await c.close();
 });
+
+Deno.test("more facts than maxFacts (create, restore, lowering it with npc/update) is a warning naming both", async () => {
+  const c = new NpcClient();
+  const facts = ["Aria likes axes.", "Aria owes 5 gold.", "Aria saved the mill."];
+  const created = await c.call("npc/create", {
+    npc: "gorm",
+    persona: GORM,
+    memory: { facts },
+    options: { maxFacts: 3 },
+    model: "scripted",
+  });
+  assert.deepEqual(created.warnings, []);
+  const lowered = await c.call("npc/update", { npc: "gorm", options: { maxFacts: 1 } });
+  const over = (memory: string, options: string, max: number) =>
+    `'${memory}' holds 3 facts, more than '${options}.maxFacts' (${max}): the model sees all of them until a ` +
+    `memory tool next changes the memory in a turn, which drops the oldest ${
+      3 - max
+    }. Send the facts to keep ` +
+    `in npc/update 'memory.facts' to drop the others now.`;
+  assert.deepEqual(lowered.warnings, [over("memory", "options", 1)]);
+  // The facts stay until a turn changes the memory (the save holds them all).
+  const saved = await c.call("npc/state", { npc: "gorm" });
+  assert.deepEqual(((saved.state as JsonObject).memory as JsonObject).facts, facts);
+  // An update that changes neither the facts nor maxFacts does not repeat it.
+  assert.deepEqual((await c.call("npc/update", { npc: "gorm", persona: { role: "smith" } })).warnings, []);
+  // More facts sent than maxFacts allows.
+  const sent = await c.call("npc/update", { npc: "gorm", options: { maxFacts: 2 }, memory: { facts } });
+  assert.deepEqual(sent.warnings, [over("memory", "options", 2)]);
+  // A save with more facts than its maxFacts, and one restored with a lower maxFacts.
+  const restored = await c.call("npc/restore", { npc: "copy", state: saved, model: "scripted" });
+  assert.deepEqual(restored.warnings, [over("state.state.memory", "state.state.options", 1)]);
+  const lower = await c.call("npc/restore", {
+    npc: "copy2",
+    state: saved,
+    options: { maxFacts: 2 },
+    model: "scripted",
+  });
+  assert.deepEqual(lower.warnings, [over("state.state.memory", "options", 2)]);
+  const fits = await c.call("npc/create", {
+    npc: "fits",
+    persona: GORM,
+    memory: { facts },
+    options: { maxFacts: 2 },
+    model: "scripted",
+  });
+  assert.deepEqual(fits.warnings, [over("memory", "options", 2)]);
+  await c.close();
+});

@@ -147,7 +147,9 @@ class NpcModel {
         return {
           kind: "result",
           result: { npc: n.id },
-          warned: Object.keys(patch).some((k) => k !== "facts" && k !== "relationship"),
+          // Unknown members, and facts sent beyond maxFacts (kept until a turn changes the memory).
+          warned: Object.keys(patch).some((k) => k !== "facts" && k !== "relationship") ||
+            (Object.hasOwn(patch, "facts") && facts.length > n.maxFacts),
         };
       }
       case "npc/state": {
@@ -185,8 +187,9 @@ class NpcModel {
           result: {
             npc: saved.id,
             tools: ["update_world_state", "remember_fact", "change_relationship"],
-            warnings: [],
           },
+          // A save holding more facts than its maxFacts (an update stored them) is warned about.
+          warned: saved.facts.length > saved.maxFacts,
         };
       }
       case "npc/delete": {
