@@ -1261,10 +1261,28 @@ namespace OpenAppleModels
             return result;
         }
 
-        /// <summary>session/create. tools are names registered with RegisterTool.</summary>
-        public async Task<OamSession> CreateSessionAsync(string instructions = null, IEnumerable<string> tools = null,
+        /// <summary>
+        /// Checks an argument that is text or Json.Null (sent as null) or C# null (left out); anything else throws
+        /// ArgumentException before a request is sent.
+        /// </summary>
+        static object TextOrNull(object value, string name)
+        {
+            if (value == null || value == Json.Null || value is string) return value;
+            throw new ArgumentException("'" + name + "' must be a string or Json.Null; got " + value.GetType().Name + ".",
+                name);
+        }
+
+        /// <summary>
+        /// session/create. tools are names registered with RegisterTool. With history, the instructions and tools
+        /// saved in it are used for each argument left at null; instructions: Json.Null resumes without the saved
+        /// instructions, tools: new string[0] without the saved tools:
+        /// <code>await oam.CreateSessionAsync(Json.Null, history: saved);</code>
+        /// instructions is text or Json.Null (anything else throws ArgumentException).
+        /// </summary>
+        public async Task<OamSession> CreateSessionAsync(object instructions = null, IEnumerable<string> tools = null,
             object options = null, object model = null, string session = null, object history = null)
         {
+            instructions = TextOrNull(instructions, "instructions");
             var result = await Call("session/create", Params("session", session, "instructions", instructions,
                 "tools", tools != null ? ToolDefinitions(tools) : null, "options", options, "model", model,
                 "history", history)).ConfigureAwait(false);
@@ -1293,11 +1311,15 @@ namespace OpenAppleModels
         /// ones (an argument left at null is not sent); one you give wins over the save: world is an OamWorld or a
         /// world id (another world), or Json.Null to restore the NPC without a world; tools are names registered with
         /// RegisterTool (an empty list: no client tools); options a JsonObject (or any serializable object), or
-        /// Json.Null for the default options. The model is not saved: give it again unless it is the system model.
+        /// Json.Null for the default options; npc an id, or Json.Null for a new generated id (a second copy of a save
+        /// whose id is in use). The model is not saved: give it again unless it is the system model.
+        /// <code>var twin = await oam.RestoreNpcAsync(save, npc: Json.Null);</code>
         /// </summary>
-        public async Task<OamNpc> RestoreNpcAsync(object state, string npc = null, object model = null,
+        public async Task<OamNpc> RestoreNpcAsync(object state, object npc = null, object model = null,
             object world = null, IEnumerable<string> tools = null, object options = null)
         {
+            if (npc is OamNpc) npc = ((OamNpc)npc).Id;
+            npc = TextOrNull(npc, "npc");
             var result = await Call("npc/restore", Params("state", state, "npc", npc, "model", model, "world", world,
                 "tools", tools != null ? ToolDefinitions(tools) : null, "options", options)).ConfigureAwait(false);
             return new OamNpc(this, result.GetString("npc"));
@@ -1711,17 +1733,22 @@ namespace OpenAppleModels
         }
 
         /// <summary>
-        /// npc/update with merge patches, queued behind the NPC's earlier talks. Cancelling the token stops waiting
-        /// (OperationCanceledException) and drops the late response; the update is still applied when its turn
-        /// comes (CancelAsync first to drop it with the queued talks).
+        /// npc/update with merge patches, queued behind the NPC's earlier talks: persona, options and memory hold the
+        /// fields to change, and a field set to null (JsonObject.With("summary", null), Json.Null) is reset to its
+        /// default; tools (names registered with RegisterTool; new string[0]: none) replace the client tools. An
+        /// argument left at null changes nothing. Cancelling the token stops waiting (OperationCanceledException)
+        /// and drops the late response; the update is still applied when its turn comes (CancelAsync first to drop
+        /// it with the queued talks). Returns {npc, warnings}.
+        /// <code>await gorm.UpdateAsync(memory: new JsonObject().With("relationship", 40), tools: new[] { "open_gate" });</code>
         /// </summary>
         public Task<JsonObject> UpdateAsync(object persona = null, object options = null, object memory = null,
-            CancellationToken cancellationToken = default(CancellationToken))
+            CancellationToken cancellationToken = default(CancellationToken), IEnumerable<string> tools = null)
         {
             var parameters = new JsonObject().With("npc", Id);
             if (persona != null) parameters.With("persona", persona);
             if (options != null) parameters.With("options", options);
             if (memory != null) parameters.With("memory", memory);
+            if (tools != null) parameters.With("tools", Bridge.ToolDefinitions(tools));
             return Bridge.Call("npc/update", parameters, null, cancellationToken);
         }
 

@@ -977,11 +977,75 @@ static class OamBridgeTests
         }
     }
 
+    static void TestNullArguments()
+    {
+        var queue = new OamMainThreadQueue();
+        var bridge = Start(queue);
+        try
+        {
+            current = "Json.Null where the bridge gives null a meaning";
+            bridge.RegisterTool("open_gate", "Open a named gate.", GateSchema, args => O().With("opened", true));
+            Func<string, JsonObject> sessionEntry = id =>
+            {
+                var list = (JsonObject)Wait(queue, bridge.RequestAsync("session/list"));
+                return (JsonObject)list.GetArray("sessions").Find(e => ((JsonObject)e).GetString("session") == id);
+            };
+            var guard = Wait(queue, bridge.CreateSessionAsync("You are a guard.", new[] { "open_gate" },
+                model: "scripted", session: "guard"));
+            var saved = Wait(queue, guard.TranscriptAsync());
+
+            // Left at null: the saved instructions and tools come back.
+            Wait(queue, bridge.CreateSessionAsync(history: saved, model: "scripted", session: "kept"));
+            var kept = sessionEntry("kept");
+            Check(kept.GetString("instructions") == "You are a guard." && kept.GetArray("tools").Count == 1,
+                kept.ToString());
+            // Json.Null: resumed without the saved instructions (a string still works positionally).
+            Wait(queue, bridge.CreateSessionAsync(Json.Null, history: saved, model: "scripted", session: "bare"));
+            var bare = sessionEntry("bare");
+            Check(!bare.ContainsKey("instructions") && bare.GetArray("tools").Count == 1, bare.ToString());
+            Wait(queue, bridge.CreateSessionAsync("You are a bell ringer.", new string[0], history: saved,
+                model: "scripted", session: "other"));
+            var other = sessionEntry("other");
+            Check(other.GetString("instructions") == "You are a bell ringer." && other.GetArray("tools").Count == 0,
+                other.ToString());
+            bool threw = false;
+            try { bridge.CreateSessionAsync(42).GetAwaiter().GetResult(); }
+            catch (ArgumentException) { threw = true; }
+            Check(threw, "instructions that are neither text nor Json.Null are refused");
+
+            // RestoreNpcAsync(npc: Json.Null): the save under a new generated id (the saved one is in use).
+            var gorm = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Gorm"), npc: "gorm", model: "scripted"));
+            var save = Wait(queue, gorm.StateAsync());
+            var twin = Wait(queue, bridge.RestoreNpcAsync(save, npc: Json.Null, model: "scripted"));
+            Check(twin.Id != "gorm" && twin.Id.StartsWith("npc"), "a generated id: " + twin.Id);
+            var copy = Wait(queue, bridge.RestoreNpcAsync(save, gorm.Id == "gorm" ? "copy" : null, "scripted"));
+            Check(copy.Id == "copy", "an id as text still works: " + copy.Id);
+
+            // UpdateAsync(tools: ...) replaces the client tools (an empty list: none).
+            Func<string> npcTools = () =>
+            {
+                var list = (JsonObject)Wait(queue, bridge.RequestAsync("npc/list"));
+                var entry = (JsonObject)list.GetArray("npcs").Find(e => ((JsonObject)e).GetString("npc") == "gorm");
+                return string.Join(",", entry.GetArray("tools").ConvertAll(t => (string)t).ToArray());
+            };
+            Wait(queue, gorm.UpdateAsync(tools: new[] { "open_gate" }));
+            Check(npcTools() == "open_gate", "tools after update: " + npcTools());
+            Wait(queue, gorm.UpdateAsync(O().With("role", "smith"), tools: null));
+            Check(npcTools() == "open_gate", "tools left at null are kept: " + npcTools());
+            Wait(queue, gorm.UpdateAsync(tools: new string[0]));
+            Check(npcTools() == "", "no tools after an empty list: " + npcTools());
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+    }
+
     static int Main()
     {
         mainThread = Thread.CurrentThread.ManagedThreadId;
         var tests = new Action[] { TestJson, TestSessions, TestGame, TestLifecycle, TestDisposeFrozenBridge,
-            TestDisposeWaitsOnlyForALiveBridge, TestRestarter, TestRestoreNpcKeys };
+            TestDisposeWaitsOnlyForALiveBridge, TestRestarter, TestRestoreNpcKeys, TestNullArguments };
         foreach (var test in tests)
         {
             try { test(); }
