@@ -32,6 +32,15 @@
  * nothing in that time (frozen, stopped, not reading its input) is killed then instead of after SHUTDOWN_WAIT_MS.
  */
 #define SHUTDOWN_ANSWER_MS 500
+/*
+ * Bytes that may wait in the outbox for a bridge that does not read its input (frozen, stopped in a debugger):
+ * past them a request or notification is refused (OAM_ERROR_QUEUE_FULL, or a -32010 busy response) instead of
+ * growing the game's memory without end. A line is always taken when none waits, and answers to the bridge's
+ * tool/calls are always taken (as many as it sent). Four of the longest lines the bridge reads.
+ */
+#ifndef OAM_MAX_QUEUED_BYTES
+#define OAM_MAX_QUEUED_BYTES 67108864
+#endif
 /* What the bridge reads (PROTOCOL.md, README "Limits"): it answers a deeper or longer line with id null. */
 #define BRIDGE_MAX_DEPTH 100
 #define BRIDGE_MAX_LINE_BYTES 16777216.0
@@ -634,6 +643,7 @@ struct oam_bridge {
      */
     outgoing *outbox_head;
     outgoing *outbox_tail;
+    size_t outbox_bytes; /* bytes of the lines in the outbox (not the one being written) */
     int input_ending; /* the writer closes the bridge's stdin once the outbox is empty, then ends */
     unsigned long long next_local;
 };
@@ -656,7 +666,13 @@ static void post_line_locked(oam_bridge *bridge, outgoing *line) {
         bridge->outbox_head = line;
     }
     bridge->outbox_tail = line;
+    bridge->outbox_bytes += line->length;
     oam_cond_broadcast(&bridge->outbox_changed);
+}
+
+/* True when a line of `length` bytes would take the outbox past OAM_MAX_QUEUED_BYTES (never when it is empty). Lock held. */
+static int outbox_full_locked(const oam_bridge *bridge, size_t length) {
+    return bridge->outbox_head && bridge->outbox_bytes + length > (size_t)OAM_MAX_QUEUED_BYTES;
 }
 
 /* The writer closes the bridge's stdin after the lines queued before this, and ends. Lock held. */
@@ -683,6 +699,7 @@ static void writer_main(void *argument) {
         if (!line) break; /* input_ending, and every line written */
         bridge->outbox_head = line->next;
         if (!bridge->outbox_head) bridge->outbox_tail = NULL;
+        bridge->outbox_bytes -= line->length;
         line->next = NULL;
         oam_mutex_unlock(&bridge->lock);
         if (!broken) broken = oam_process_write(bridge->process, line->data, line->length) != 0;
@@ -1072,6 +1089,7 @@ OAM_API int oam_bridge_send(oam_bridge *bridge, const char *json_line) {
     object_view view;
     size_t length;
     char *key = NULL, *wire = NULL;
+    int answer = 0; /* a response to a tool/call: never refused by the queue limit */
     outgoing *line;
     if (!bridge || !json_line) return OAM_ERROR_INVALID_ARGUMENT;
     if (invalid_utf8_at((const unsigned char *)json_line) >= 0) return OAM_ERROR_INVALID_UTF8;
@@ -1081,6 +1099,7 @@ OAM_API int oam_bridge_send(oam_bridge *bridge, const char *json_line) {
         const member *method = find_member(&view, "method");
         /* make_id allocates only when it returns ID_OK. */
         if (is_string(method) && make_id(find_member(&view, "id"), &key, &wire) != ID_OK) key = wire = NULL;
+        answer = !method && find_member(&view, "id") != NULL;
     }
     line = make_line(json_line, length); /* out of memory: not sent (as a write that failed) */
     oam_mutex_lock(&bridge->lock);
@@ -1092,6 +1111,14 @@ OAM_API int oam_bridge_send(oam_bridge *bridge, const char *json_line) {
         free(key);
         free(wire);
         return OAM_OK;
+    }
+    if (!answer && outbox_full_locked(bridge, length + 1)) {
+        /* The bridge has not read what was sent before: refused, so the caller knows it was not sent. */
+        oam_mutex_unlock(&bridge->lock);
+        free_outgoing(line);
+        free(key);
+        free(wire);
+        return OAM_ERROR_QUEUE_FULL;
     }
     if (key) push_entry(&bridge->pending, key, wire);
     /* Queued for the writer thread: never waits for the bridge to read. A broken pipe shows up as end of output. */
@@ -1134,6 +1161,21 @@ static void cancel_on_bridge(oam_bridge *bridge, const char *method, const membe
         free_outgoing(line);
     }
     free(text_take(&t));
+}
+
+/* The answer to a request refused because the bridge has not read OAM_MAX_QUEUED_BYTES sent before it. */
+static char *queue_full_error(const char *wire_id, const char *method) {
+    char extra[64], *result, *message;
+    text t = TEXT_EMPTY;
+    text_printf(&t, "The bridge is not reading its input (frozen or stopped?): %lu bytes sent before wait to be "
+                    "written to it; '", (unsigned long)OAM_MAX_QUEUED_BYTES);
+    text_put(&t, method);
+    text_put(&t, "' was not sent.");
+    message = text_take(&t);
+    snprintf(extra, sizeof extra, ",\"limit\":%lu", (unsigned long)OAM_MAX_QUEUED_BYTES);
+    result = error_response_with(wire_id, OAM_CODE_BUSY, "busy", message ? message : "Not sent.", extra);
+    free(message);
+    return result;
 }
 
 /* The bridge's own answer to a line nested too deeply (it could not echo the id; this does). */
@@ -1254,6 +1296,11 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
     if (bridge->dead) {
         result = exited_error(bridge, null_id ? NULL : wire);
         oam_mutex_unlock(&bridge->lock);
+        goto done;
+    }
+    if (outbox_full_locked(bridge, queued->length)) {
+        oam_mutex_unlock(&bridge->lock);
+        result = queue_full_error(null_id ? NULL : wire, method);
         goto done;
     }
     w.next = bridge->waiters;

@@ -54,7 +54,16 @@
  *     in a debugger) with its pipe full does not hold the calling thread
  *     (the game thread): the lines wait in memory until it reads again or
  *     is destroyed. The same goes for the request of oam_call_blocking()
- *     (its timeout counts also while the line waits). Requests are handled
+ *     (its timeout counts also while the line waits). The waiting lines are
+ *     limited to 64 MiB (build with -DOAM_MAX_QUEUED_BYTES=<bytes> for
+ *     another limit): a request or notification that would go past it is
+ *     not sent, and oam_bridge_send() returns OAM_ERROR_QUEUE_FULL, or
+ *     oam_call_blocking() returns at once a -32010 error response (data.code
+ *     "busy", data.limit the limit in bytes, the message "The bridge is not
+ *     reading its input (frozen or stopped?): ... '<method>' was not sent.").
+ *     A line is always taken when none waits, and a response (the answer to
+ *     a tool/call) is always taken. Once the bridge reads again, sends go
+ *     again. Requests are handled
  *     in the order they were sent; long ones (session/respond) run
  *     concurrently with later ones.
  *   - The callback runs on one reader thread owned by the library, never
@@ -161,10 +170,12 @@ typedef void (*oam_message_callback)(const char *json_line, void *user_data);
 #define OAM_OK 0
 #define OAM_ERROR_INVALID_ARGUMENT (-1) /* NULL bridge or json_line */
 #define OAM_ERROR_INVALID_UTF8 (-2)     /* json_line is not valid UTF-8 */
+#define OAM_ERROR_QUEUE_FULL (-3)       /* not sent: the bridge has not read 64 MiB sent before (see THREADING) */
 
 /* JSON-RPC error codes the library itself produces. */
 #define OAM_CODE_SHUT_DOWN (-32023) /* the bridge process exited / was destroyed */
 #define OAM_CODE_TIMEOUT (-32024)   /* oam_call_blocking() timed out */
+#define OAM_CODE_BUSY (-32010)      /* oam_call_blocking(): not sent, the bridge is not reading (see THREADING) */
 
 /*
  * Starts the bridge process (see WHICH BRIDGE IS STARTED) and its reader
@@ -184,7 +195,9 @@ OAM_API oam_bridge *oam_bridge_create_with_command(const char *const *argv, oam_
 
 /*
  * Sends one JSON-RPC message (request, notification, or response to a
- * tool/call). Returns OAM_OK when the message was accepted; malformed JSON is
+ * tool/call). Returns OAM_OK when the message was accepted (queued), or
+ * OAM_ERROR_QUEUE_FULL when it was not sent because the bridge has not read
+ * the 64 MiB sent before (see THREADING); malformed JSON is
  * reported asynchronously as a JSON-RPC error (-32700) through the callback.
  * Line breaks in the text (pretty-printed JSON) are sent as spaces, also a
  * raw line break inside a string (invalid JSON: write it as \n), which then

@@ -1131,6 +1131,88 @@ static void test_bridge_not_reading(void) {
     test_send_to_bridge_not_reading();
 }
 
+/*
+ * A bridge that stopped reading does not let the lines wait without end: past the queue limit (64 MiB waiting
+ * to be written) requests and notifications are refused with an error the caller sees, answers to the bridge's
+ * tool/calls still go; once it reads again, sending works again.
+ */
+static void test_queue_limit(void) {
+    recorder r;
+    char pid_file[4096];
+    char *response, *line;
+    pid_t pid;
+    int k, rc = OAM_OK, accepted = 0;
+    size_t padding = 1024 * 1024;
+    char *request;
+    char last_id[64];
+    watchdog w;
+
+    current_test = "sends past the queue limit of a frozen bridge are refused";
+    recorder_init(&r);
+    pid = start_answering(&r, pid_file, sizeof pid_file);
+    if (pid <= 0) {
+        if (pid == 0) oam_bridge_destroy(r.bridge);
+        recorder_free(&r);
+        return;
+    }
+    stop_bridge(pid);
+    request = malloc(padding + 256);
+    watchdog_arm(&w, "sends to a frozen bridge up to the queue limit");
+    /* 1 MiB requests until one is refused: a bound far below this loop's end is what is checked. */
+    for (k = 0; k < 1000 && rc == OAM_OK; k++) {
+        size_t n = (size_t)sprintf(request, "{\"jsonrpc\":\"2.0\",\"id\":\"full-%d\",\"method\":\"ping\","
+                                            "\"params\":{\"padding\":\"", k);
+        memset(request + n, 'x', padding);
+        strcpy(request + n + padding, "\"}}");
+        rc = oam_bridge_send(r.bridge, request);
+        if (rc == OAM_OK) accepted = k + 1;
+    }
+    watchdog_disarm(&w);
+    CHECK(rc == OAM_ERROR_QUEUE_FULL, "the send after %d accepted ones returned %d", accepted, rc);
+    /* 64 MiB wait in the queue, a little more in the pipe and the line being written. */
+    CHECK(accepted >= 64 && accepted <= 70, "%d requests of 1 MiB were queued", accepted);
+    snprintf(last_id, sizeof last_id, "\"id\":\"full-%d\"", accepted - 1);
+    /* The limit counts bytes: short lines fill what is left of it (less than 1 MiB), then they are refused too. */
+    watchdog_arm(&w, "short sends up to the queue limit");
+    for (k = 0, rc = OAM_OK; k < 100000 && rc == OAM_OK; k++) {
+        rc = oam_bridge_send(r.bridge, "{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}");
+    }
+    watchdog_disarm(&w);
+    CHECK(rc == OAM_ERROR_QUEUE_FULL && k <= 1048576 / 34 + 1, "a 34-byte send %d returned %d", k, rc);
+    /* A longer notification is refused; an answer to a tool/call the bridge is waiting for still goes. */
+    rc = oam_bridge_send(r.bridge, "{\"jsonrpc\":\"2.0\",\"method\":\"session/cancel\",\"params\":{\"session\":\"s\"}}");
+    CHECK(rc == OAM_ERROR_QUEUE_FULL, "the notification returned %d", rc);
+    rc = oam_bridge_send(r.bridge, "{\"jsonrpc\":\"2.0\",\"id\":\"t-999\",\"result\":{\"output\":\"ok\"}}");
+    CHECK(rc == OAM_OK, "the tool/call answer returned %d", rc);
+    /* A blocking call answers at once with its id, -32010 busy and the limit. */
+    watchdog_arm(&w, "oam_call_blocking past the queue limit");
+    response = call(&r, "{\"id\":\"over\",\"method\":\"ping\"}", 0 /* forever: it must not wait */);
+    watchdog_disarm(&w);
+    CHECK(contains(response, "\"id\":\"over\",\"error\":{\"code\":-32010") &&
+              contains(response, "\"data\":{\"code\":\"busy\",\"limit\":67108864}") &&
+              contains(response, "'ping' was not sent"),
+          "%s", show(response));
+    oam_string_free(response);
+    /* Reading again, the bridge answers every accepted request (none of the refused ones), and sends go again. */
+    kill(pid, SIGCONT);
+    stopped_bridge = 0;
+    line = wait_line(&r, 60000, last_id, "\"result\"");
+    CHECK(line != NULL, "no response to the last accepted request %s", last_id);
+    free(line);
+    CHECK(count_lines(&r, "\"id\":\"full-", NULL) == accepted, "%d responses to %d accepted requests",
+          count_lines(&r, "\"id\":\"full-", NULL), accepted);
+    CHECK(count_lines(&r, "\"id\":\"over\"", NULL) == 0, "the refused call reached the bridge");
+    rc = oam_bridge_send(r.bridge, "{\"jsonrpc\":\"2.0\",\"id\":\"again\",\"method\":\"ping\"}");
+    CHECK(rc == OAM_OK, "a send after the bridge read again returned %d", rc);
+    line = wait_line(&r, 10000, "\"id\":\"again\"", "\"result\"");
+    CHECK(line != NULL, "no response to the request sent after the bridge read again");
+    free(line);
+    oam_bridge_destroy(r.bridge);
+    free(request);
+    recorder_free(&r);
+    unlink(pid_file);
+}
+
 /* Checks oam_json_escape(text) into a buffer of every size from 0 to one past the full length, and oam_json_quote. */
 static void check_escape(const char *text, const char *expected) {
     char buffer[256];
@@ -1228,6 +1310,7 @@ static const struct {
     {"destroy-stuck", test_bridge_not_reading, 0},
     {"exit-with-parent", test_exit_with_parent, 0},
     {"json-escape", test_json_escape, 0},
+    {"queue-limit", test_queue_limit, 0},
     {"big-response", test_big_response, 1},
 };
 

@@ -6,7 +6,8 @@
 //
 // Threading: a background thread reads the bridge's stdout, another writes its stdin: sending a request or
 // notification only queues the line, so it never blocks the caller, even on a bridge that stopped reading (frozen,
-// stopped in a debugger) with its input pipe full (the lines wait in memory until it reads again or is closed).
+// stopped in a debugger) with its input pipe full (the lines wait in memory until it reads again or is closed, up to
+// 64 MiB: past it a request fails with -32010 busy and Notify throws it).
 // Every callback (tool handlers, a tool's cancellation token, text/line/event callbacks, world changes,
 // notifications, LogReceived) and every request's completion is posted to the bridge's dispatcher. In Unity use an OamMainThreadQueue and call Pump() from Update()
 // (OamBridgeBehaviour does), so callbacks run on the main thread, in protocol order (a request's events before
@@ -564,6 +565,11 @@ namespace OpenAppleModels
         // blocks the caller (the game's main thread); the lines wait here until it reads again or Dispose kills it.
         readonly Queue<byte[]> outbox = new Queue<byte[]>();
         bool outboxClosed; // under outbox: later lines are dropped
+        long outboxBytes; // under outbox: bytes of the lines waiting (not the one being written)
+        // Bytes that may wait for a bridge that does not read: past them a request fails with -32010 busy and a
+        // notification throws it, instead of the game's memory growing without end. A line is always taken when
+        // none waits, and answers to the bridge's tool/calls always go. Four of the longest lines the bridge reads.
+        internal long MaxQueuedBytes = 64L * 1024 * 1024;
         Thread writer;
         long nextId;
         OamBridgeException dead;
@@ -784,7 +790,11 @@ namespace OpenAppleModels
                 if (dead != null) return FailedTask(dead); // closed meanwhile
                 pending[id] = entry;
             }
-            WriteLine(line);
+            if (!WriteLine(line, true))
+            {
+                Forget(id);
+                return FailedTask(QueueFull(method));
+            }
             if (cancellationToken.CanBeCanceled)
             {
                 var registration = cancellationToken.Register(() =>
@@ -832,24 +842,47 @@ namespace OpenAppleModels
             return completion.Task;
         }
 
-        /// <summary>Sends a notification (no response).</summary>
+        /// <summary>
+        /// Sends a notification (no response). Like a request, it only queues the line; when the bridge has not read
+        /// the 64 MiB sent before (frozen, stopped in a debugger) it is not sent and throws OamBridgeException -32010
+        /// busy.
+        /// </summary>
         public void Notify(string method, object parameters = null)
         {
             var message = new JsonObject().With("jsonrpc", "2.0").With("method", method);
             if (parameters != null) message.With("params", parameters);
-            WriteLine(Json.Serialize(message));
+            if (!WriteLine(Json.Serialize(message), true)) throw QueueFull(method);
         }
 
-        // Queues a line for the writer thread; never blocks on the bridge.
-        void WriteLine(string line)
+        // A cancel the library sends for a request it gave up on: never refused (there are no more than requests).
+        internal void NotifyCancel(string method, JsonObject parameters)
+        {
+            WriteLine(Json.Serialize(new JsonObject().With("jsonrpc", "2.0").With("method", method)
+                .With("params", parameters)));
+        }
+
+        OamBridgeException QueueFull(string method)
+        {
+            return new OamBridgeException(-32010, "busy", "The bridge is not reading its input (frozen or stopped?): "
+                + MaxQueuedBytes + " bytes sent before wait to be written to it; '" + method + "' was not sent.",
+                new JsonObject().With("code", "busy").With("limit", MaxQueuedBytes));
+        }
+
+        // Queues a line for the writer thread; never blocks on the bridge. With limited, a line that would take the
+        // waiting lines past MaxQueuedBytes is refused (false); answers to the bridge and the library's own lines
+        // are not limited.
+        bool WriteLine(string line, bool limited = false)
         {
             byte[] bytes = new UTF8Encoding(false).GetBytes(line + "\n");
             lock (outbox)
             {
-                if (outboxClosed) return; // shut down or gone: the reader or Dispose fails the waiting requests
+                if (outboxClosed) return true; // shut down or gone: the reader or Dispose fails the waiting requests
+                if (limited && outbox.Count > 0 && outboxBytes + bytes.Length > MaxQueuedBytes) return false;
                 outbox.Enqueue(bytes);
+                outboxBytes += bytes.Length;
                 Monitor.Pulse(outbox);
             }
+            return true;
         }
 
         // The writer closes the bridge's input after the lines queued before this.
@@ -874,6 +907,7 @@ namespace OpenAppleModels
                 {
                     while (outbox.Count == 0) Monitor.Wait(outbox);
                     bytes = outbox.Dequeue();
+                    if (bytes != null) outboxBytes -= bytes.Length;
                 }
                 if (bytes == null) break;
                 if (broken) continue;
@@ -1597,7 +1631,7 @@ namespace OpenAppleModels
             if (toolChoice != null) parameters.With("toolChoice", toolChoice);
             string id = Id;
             return Bridge.Call("session/respond", parameters, handler, cancellationToken,
-                () => Bridge.Notify("session/cancel", new JsonObject().With("session", id)), timeoutMs);
+                () => Bridge.NotifyCancel("session/cancel", new JsonObject().With("session", id)), timeoutMs);
         }
 
         public Task<JsonObject> CancelAsync() { return Bridge.Call("session/cancel", new JsonObject().With("session", Id)); }
@@ -1648,7 +1682,7 @@ namespace OpenAppleModels
             if (summaryInstructions != null) parameters.With("summaryInstructions", summaryInstructions);
             string id = Id;
             var result = await Bridge.Call("session/compact", parameters, null, cancellationToken,
-                () => Bridge.Notify("session/cancel", new JsonObject().With("session", id))).ConfigureAwait(false);
+                () => Bridge.NotifyCancel("session/cancel", new JsonObject().With("session", id))).ConfigureAwait(false);
             return result.GetString("summary");
         }
 
@@ -1704,7 +1738,7 @@ namespace OpenAppleModels
             if (handler != null) parameters.With("stream", true);
             string id = Id;
             return Bridge.Call("npc/talk", parameters, handler, cancellationToken,
-                () => Bridge.Notify("npc/cancel", new JsonObject().With("npc", id)), timeoutMs);
+                () => Bridge.NotifyCancel("npc/cancel", new JsonObject().With("npc", id)), timeoutMs);
         }
 
         /// <summary>

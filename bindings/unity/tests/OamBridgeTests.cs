@@ -1041,11 +1041,81 @@ static class OamBridgeTests
         }
     }
 
+    // A bridge that stopped reading does not let the lines wait without end: past the queue limit (64 MiB waiting
+    // to be written) a request fails with -32010 busy and a notification throws it; the answer to a tool/call the
+    // bridge waits for still goes; once it reads again, requests go again.
+    static void TestQueueLimit()
+    {
+        current = "sends past the queue limit of a frozen bridge are refused";
+        if (Environment.OSVersion.Platform != PlatformID.Unix) return;
+        var queue = new OamMainThreadQueue();
+        var bridge = Start(queue);
+        int pid = bridge.ProcessId;
+        try
+        {
+            var gate = new TaskCompletionSource<object>();
+            bool called = false;
+            bridge.RegisterTool("open_gate", "Open a named gate.", GateSchema, args => { called = true; return gate.Task; });
+            var guard = Wait(queue, bridge.CreateSessionAsync("You are a guard.", new[] { "open_gate" },
+                model: Scripted(GateStep("north"), O().With("template", "Gate: {toolOutput}"))));
+            var turn = guard.RespondAsync("Open the north gate.");
+            var watch = Stopwatch.StartNew();
+            while (!called && watch.ElapsedMilliseconds < 15000) { queue.Pump(); Thread.Sleep(1); }
+            Check(called, "the tool/call did not arrive");
+            Signal(pid, "STOP");
+
+            string padding = new string('x', 1024 * 1024);
+            var accepted = new List<Task<object>>();
+            Task<object> refused = null;
+            for (int i = 0; i < 1000 && refused == null; i++)
+            {
+                var task = bridge.RequestAsync("ping", O().With("padding", padding));
+                if (task.IsFaulted) refused = task;
+                else accepted.Add(task);
+            }
+            // 64 MiB wait in the queue, a little more in the pipe and the line being written.
+            Check(accepted.Count >= 64 && accepted.Count <= 70, accepted.Count + " requests of 1 MiB were queued");
+            var error = refused == null ? null : WaitError(queue, refused) as OamBridgeException;
+            Check(error != null && error.Code == -32010 && error.DataCode == "busy"
+                && error.ErrorData.GetLong("limit") == 64L * 1024 * 1024
+                && error.Message.Contains("'ping' was not sent"), "the refused request: " + error);
+            // The limit counts bytes: short notifications fill what is left of it, then they throw too.
+            OamBridgeException thrown = null;
+            int notes = 0;
+            for (; notes < 100000 && thrown == null; notes++)
+            {
+                try { bridge.Notify("ping"); }
+                catch (OamBridgeException e) { thrown = e; }
+            }
+            Check(thrown != null && thrown.Code == -32010 && notes <= 1024 * 1024 / 34 + 1,
+                "a short notification " + notes + ": " + thrown);
+            thrown = null;
+            try { bridge.Notify("session/cancel", O().With("session", "other")); }
+            catch (OamBridgeException e) { thrown = e; }
+            Check(thrown != null && thrown.Message.Contains("'session/cancel' was not sent"), "a longer notification: " + thrown);
+
+            // The tool's answer goes all the same, and the bridge gets it once it reads again.
+            gate.SetResult("opened");
+            queue.Pump();
+            Signal(pid, "CONT");
+            foreach (var task in accepted) Wait(queue, task, 60000);
+            var reply = Wait(queue, turn, 60000);
+            Check(reply.GetString("text") == "Gate: opened", "the turn: " + reply);
+            Check(Wait(queue, bridge.RequestAsync("ping")) != null, "a request after the bridge read again");
+        }
+        finally
+        {
+            if (ProcessExists(pid)) Signal(pid, "CONT");
+            bridge.Dispose();
+        }
+    }
+
     static int Main()
     {
         mainThread = Thread.CurrentThread.ManagedThreadId;
         var tests = new Action[] { TestJson, TestSessions, TestGame, TestLifecycle, TestDisposeFrozenBridge,
-            TestDisposeWaitsOnlyForALiveBridge, TestRestarter, TestRestoreNpcKeys, TestNullArguments };
+            TestDisposeWaitsOnlyForALiveBridge, TestRestarter, TestRestoreNpcKeys, TestNullArguments,
+            TestQueueLimit };
         foreach (var test in tests)
         {
             try { test(); }
