@@ -29,7 +29,7 @@ static int string_field(const char *json, const char *key, char *out, size_t siz
 /* Runs on the library's reader thread, never concurrently with itself. */
 static void on_message(const char *json_line, void *user_data) {
     oam_bridge **bridge = user_data;
-    char id[64], reply[256];
+    char id[64], gate[64], reply[256];
     if (strstr(json_line, "\"method\":\"session/event\"") && strstr(json_line, "\"type\":\"text\"")) {
         char delta[256];
         if (string_field(json_line, "delta", delta, sizeof delta)) printf("  [stream] %s\n", delta);
@@ -38,7 +38,8 @@ static void on_message(const char *json_line, void *user_data) {
     if (!strstr(json_line, "\"method\":\"tool/call\"")) return;
     /* The game engine acts here: play the gate animation, then report back. */
     if (!string_field(json_line, "id", id, sizeof id)) return;
-    printf("  [engine] open_gate called: %s\n", strstr(json_line, "\"arguments\""));
+    if (!string_field(json_line, "gate", gate, sizeof gate)) gate[0] = '\0';
+    printf("  [engine] open_gate(gate: \"%s\")\n", gate);
     snprintf(reply, sizeof reply,
              "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"result\":{\"output\":\"the portcullis chain is jammed\"}}",
              id);

@@ -24,6 +24,8 @@ Deno.test({
     const exampleRun = await run(example, [], { env, timeoutMs: 30_000 });
     assertSucceeded(exampleRun, "example");
     assert.match(exampleRun.stdout, /portcullis chain is jammed/);
+    // The engine's line shows the call as the game would log it (it printed the rest of the JSON line: `}}}}`).
+    assert.match(exampleRun.stdout, /^ {2}\[engine\] open_gate\(gate: "north"\)$/m);
     // A hang guard: test_bridge starts about a dozen bridges (and waited out two ~3 s destroy grace periods, now
     // 0.5 s each); it took 10 s alone, 13 s beside two busy loops and 19 s beside four on 2 cores, and a loaded full run
     // went past 30 s.
