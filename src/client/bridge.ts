@@ -202,6 +202,38 @@ function actorParam(actor: NonNullable<DecisionRequest["actor"]>): Persona | str
   return actor as Persona | string;
 }
 
+/**
+ * What `decideMany` shares between its decisions: the engine settings, the wait options and `maxConcurrency`.
+ * The bridge reads them only beside `requests` (one model per call, spec §6); inside a request it would warn
+ * and drop them, so a request's `model` would leave its decision on the default model.
+ */
+const SHARED_DECISION_SETTINGS = [
+  "model",
+  "instructions",
+  "temperature",
+  "maxToolRounds",
+  "toolTimeoutSeconds",
+  "maxConcurrency",
+  "timeoutMs",
+  "signal",
+] as const;
+
+/** The TypeError message for the first shared setting given inside a request of `decideMany`, or null. */
+function sharedSettingInRequest(requests: readonly unknown[]): string | null {
+  for (const [index, request] of requests.entries()) {
+    if (typeof request !== "object" || request === null) continue;
+    const key = SHARED_DECISION_SETTINGS.find((k) => Object.hasOwn(request, k));
+    if (key === undefined) continue;
+    const scripted = key === "model"
+      ? " A scripted model there plays one step per decision, in request order."
+      : "";
+    return `bridge.decideMany(): 'requests[${index}].${key}' is not read per decision: one decideMany call ` +
+      `shares its settings among its decisions, so pass it beside the requests: bridge.decideMany(requests, ` +
+      `{ ${key} }).${scripted} For a different one per decision, call bridge.decide for each.`;
+  }
+  return null;
+}
+
 /** The wait options of `options`, and the rest (what is sent). */
 function splitWait<T extends WaitOptions>(
   options: T,
@@ -543,6 +575,8 @@ export class Bridge implements AsyncDisposable {
    * not affect the others. A request the bridge refuses before any model call (duplicate or missing option
    * ids, a `fallbackOptionID` outside the options, an unknown NPC `actor`) rejects the whole call, its message
    * naming it (`'requests[7].options'`) and `error.data.index` holding its index (7), and no decision runs.
+   * The `model` and the other settings are the call's, in `settings`: one model plays every decision (the
+   * protocol has none per decision), and a request that holds one is a TypeError before anything is sent.
    *
    * @example
    * ```ts
@@ -573,6 +607,8 @@ export class Bridge implements AsyncDisposable {
     if (!Array.isArray(requests)) {
       throw new TypeError(`'requests' must be an array of {situation, options}; got ${shown(requests)}.`);
     }
+    const misplaced = sharedSettingInRequest(requests);
+    if (misplaced !== null) throw new TypeError(misplaced);
     type Results = { results: (Decision<Id> | { error: JsonRpcErrorObject })[] };
     const [sent, wait] = splitWait(settings);
     const params = { ...sent, requests: requests.map((r) => this.#decision(r)) };

@@ -495,3 +495,39 @@ Deno.test("a tool that returns NaN or Infinity (which JSON writes as null) gives
     fine: [{ km: null, list: [1.5] }, false],
   });
 });
+
+Deno.test("decideMany with a model (or another shared setting) inside a request is a TypeError that says to pass it in the settings; nothing is sent", async () => {
+  const { bridge, sent } = await recorded();
+  await using _ = bridge;
+  const flee = {
+    type: "scripted" as const,
+    steps: [{ json: { reasoning: "Hurt.", choice: "run", confidence: 60 } }],
+  };
+  // Without `deno check` the request's model used to be dropped with a warning, and the decision ran on the
+  // system model: "The system model is unavailable … give the … decision … another model".
+  await assert.rejects(
+    bridge.decideMany([
+      { situation: "A troll charges.", options: ["fight", "run"] },
+      { situation: "A wolf howls.", options: ["fight", "run"], model: flee } as never,
+    ]),
+    typeError(
+      /^bridge\.decideMany\(\): 'requests\[1\]\.model' is not read per decision: one decideMany call shares its settings among its decisions, so pass it beside the requests: bridge\.decideMany\(requests, \{ model \}\)\. A scripted model there plays one step per decision, in request order\. For a different one per decision, call bridge\.decide for each\.$/,
+    ),
+  );
+  for (const key of ["instructions", "temperature", "maxToolRounds", "toolTimeoutSeconds", "timeoutMs"]) {
+    await assert.rejects(
+      bridge.decideMany([{ situation: "A troll charges.", options: ["fight", "run"], [key]: 1 } as never]),
+      typeError(
+        new RegExp(
+          `^bridge\\.decideMany\\(\\): 'requests\\[0\\]\\.${key}' is not read per decision: .*bridge\\.decideMany\\(requests, \\{ ${key} \\}\\)`,
+        ),
+      ),
+    );
+  }
+  assert.deepEqual(sent, [], "nothing was sent");
+  // In the settings, the same model plays.
+  const [decision] = await bridge.decideMany([{ situation: "A wolf howls.", options: ["fight", "run"] }], {
+    model: flee,
+  });
+  assert.ok(!("error" in decision) && decision.optionID === "run");
+});
