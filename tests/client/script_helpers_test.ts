@@ -11,7 +11,10 @@ Deno.test("modelFromArgs: scripted by default, --system, --model openai:… / gg
   assert.deepEqual(modelFromArgs([], STEPS), { type: "scripted", steps: STEPS });
   assert.deepEqual(modelFromArgs(["--verbose"], STEPS), { type: "scripted", steps: STEPS });
   assert.equal(modelFromArgs(["--system"], STEPS), "system");
-  assert.equal(modelFromArgs(["--model", "scripted"], STEPS), "scripted");
+  // `--model scripted` plays the script's steps, as no flag does (it played an empty script: "Script exhausted:
+  // all 0 steps were played").
+  assert.deepEqual(modelFromArgs(["--model", "scripted"], STEPS), { type: "scripted", steps: STEPS });
+  assert.deepEqual(modelFromArgs(["--model=scripted"], STEPS), { type: "scripted", steps: STEPS });
   assert.deepEqual(modelFromArgs(["--model", "openai:http://127.0.0.1:8080/v1/#qwen2.5:7b"], STEPS), {
     type: "openai",
     baseURL: "http://127.0.0.1:8080/v1",
@@ -39,6 +42,28 @@ Deno.test("modelFromArgs: scripted by default, --system, --model openai:… / gg
   }
   assert.throws(() => modelFromArgs(["--model", "{oops"], STEPS), /the JSON is invalid/);
   assert.throws(() => modelFromArgs(["--model", "openai:http://x/v1"], STEPS), /missing '#<model>'/);
+});
+
+Deno.test("modelFromArgs: a misspelt --model or --system is an Error naming the flag it meant, not the scripted model", () => {
+  const meant = (flag: string, wanted: string) => (error: Error) => {
+    assert.equal(
+      error.message,
+      `modelFromArgs: '${flag}' is not an option it reads; did you mean '${wanted}'? (Without it the scripted ` +
+        `model plays.)`,
+    );
+    return true;
+  };
+  assert.throws(() => modelFromArgs(["--sytem"], STEPS), meant("--sytem", "--system"));
+  assert.throws(() => modelFromArgs(["-system"], STEPS), meant("-system", "--system"));
+  assert.throws(() => modelFromArgs(["--modle", "gguf:tiny.gguf"], STEPS), meant("--modle", "--model"));
+  assert.throws(() => modelFromArgs(["--models=openai:http://x/v1#m"], STEPS), meant("--models", "--model"));
+  assert.throws(() => modelFromArgs(["-model", "system"], STEPS), meant("-model", "--model"));
+  // A script's own flags stay its own: one that is not followed by a model, or not near either name.
+  assert.deepEqual(modelFromArgs(["--mode", "fast"], STEPS), { type: "scripted", steps: STEPS });
+  assert.deepEqual(modelFromArgs(["--modal"], STEPS), { type: "scripted", steps: STEPS });
+  assert.deepEqual(modelFromArgs(["--seed", "7", "--verbose"], STEPS), { type: "scripted", steps: STEPS });
+  // With the real flag there too, nothing is guessed.
+  assert.equal(modelFromArgs(["--system", "--sytem"], STEPS), "system");
 });
 
 Deno.test("loadPersona: JSONC with the steps beside it; no steps file means no steps", async () => {
