@@ -234,6 +234,22 @@ function sharedSettingInRequest(requests: readonly unknown[]): string | null {
   return null;
 }
 
+/**
+ * The TypeError message for a whole persona file (from `loadPersona`) passed where its `persona` goes: an
+ * object with no `name` but a `persona` object. The bridge would say the persona's name is missing, of a file
+ * that has one.
+ */
+function wholePersonaFile(persona: unknown): string | null {
+  if (typeof persona !== "object" || persona === null || "name" in persona) return null;
+  const inner = (persona as { persona?: unknown }).persona;
+  if (typeof inner !== "object" || inner === null) return null;
+  const name = (inner as { name?: unknown }).name;
+  const named = typeof name === "string" ? ` named ${shown(name)}` : "";
+  return `bridge.createNpc(): the persona has no 'name' but a 'persona'${named}: it looks like a ` +
+    `whole persona file. Pass its parts: bridge.createNpc(file.persona, { options: file.options, tools: ` +
+    `file.tools, memory: file.memory, model: modelFromArgs(Deno.args, file.steps) }).`;
+}
+
 /** The wait options of `options`, and the rest (what is sent). */
 function splitWait<T extends WaitOptions>(
   options: T,
@@ -485,6 +501,8 @@ export class Bridge implements AsyncDisposable {
    * options, model) is a TypeError naming its path (JSON would send `null` or `{}`), and nothing is sent.
    */
   async createNpc(persona: Persona, options: CreateNpcOptions = {}): Promise<Npc> {
+    const file = wholePersonaFile(persona);
+    if (file !== null) throw new TypeError(file);
     const params = {
       ...options,
       persona,

@@ -79,7 +79,9 @@ export function modelFromArgs(args: readonly string[], steps: readonly ScriptSte
     const misspelt = misspeltFlag(args);
     if (misspelt !== null) {
       throw new Error(
-        `modelFromArgs: '${misspelt[0]}' is not an option it reads; did you mean '${misspelt[1]}'? (Without it ` +
+        `modelFromArgs: '${misspelt[0]}' is not an option it reads; did you mean '${
+          misspelt[1]
+        }'? (Without it ` +
           `the scripted model plays.)`,
       );
     }

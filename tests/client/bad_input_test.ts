@@ -531,3 +531,25 @@ Deno.test("decideMany with a model (or another shared setting) inside a request 
   });
   assert.ok(!("error" in decision) && decision.optionID === "run");
 });
+
+Deno.test("createNpc given a whole loaded persona file is a TypeError saying which parts go where; nothing is sent", async () => {
+  const { bridge, sent } = await recorded();
+  await using _ = bridge;
+  const guard = await loadPersona(new URL("../../personas/guard.jsonc", import.meta.url));
+  // It was sent, and the bridge answered "Missing required parameter 'persona.name'." for a file that has one.
+  await assert.rejects(
+    bridge.createNpc(guard as never, { model: { type: "scripted", steps: guard.steps } }),
+    typeError(
+      /^bridge\.createNpc\(\): the persona has no 'name' but a 'persona' named "Bram": it looks like a whole persona file\. Pass its parts: bridge\.createNpc\(file\.persona, \{ options: file\.options, tools: file\.tools, memory: file\.memory, model: modelFromArgs\(Deno\.args, file\.steps\) \}\)\.$/,
+    ),
+  );
+  assert.deepEqual(sent, [], "nothing was sent");
+  // Its parts work.
+  for (const tool of guard.tools ?? []) bridge.tool(tool, () => ({ opened: true }));
+  const bram = await bridge.createNpc(guard.persona, {
+    options: guard.options,
+    tools: guard.tools,
+    model: { type: "scripted", steps: guard.steps },
+  });
+  assert.equal((await bram.talk("Hello.")).line, "State your business at the north gate.");
+});
