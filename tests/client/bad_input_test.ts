@@ -4,7 +4,14 @@
  * of a silent no-op or a failure deep inside the client. Values the bridge checks are its own tests'.
  */
 import assert from "node:assert/strict";
-import { Bridge, InProcessTransport, type JsonRpcMessage, loadPersona, type ScriptStep } from "../../mod.ts";
+import {
+  Bridge,
+  BridgeError,
+  InProcessTransport,
+  type JsonRpcMessage,
+  loadPersona,
+  type ScriptStep,
+} from "../../mod.ts";
 
 const REPLY: ScriptStep = {
   json: {
@@ -552,4 +559,34 @@ Deno.test("createNpc given a whole loaded persona file is a TypeError saying whi
     model: { type: "scripted", steps: guard.steps },
   });
   assert.equal((await bram.talk("Hello.")).line, "State your business at the north gate.");
+});
+
+Deno.test("a handle used after its bridge closed says who closed it: this script (close() or the end of its 'await using' block), or the bridge", async () => {
+  // A designer's setup function: `await using` closes the bridge when the function returns its NPC.
+  async function setUp() {
+    await using bridge = await Bridge.open();
+    return await bridge.createNpc({ name: "Gorm" }, { model: { type: "scripted", steps: [REPLY] } });
+  }
+  const gorm = await setUp();
+  await assert.rejects(gorm.talk("Hello."), (error: unknown) => {
+    assert.ok(error instanceof BridgeError && error.dataCode === "shut_down", String(error));
+    assert.equal(
+      error.message,
+      "The bridge is closed; 'npc/talk' was not sent. This program closed it (close(), or the end of the block " +
+        "or function that opened it with 'await using'): its NPCs, sessions and worlds went with it. Keep it " +
+        "open while you use them, or save them (npc.state(), world.snapshot()) and restore them in a new bridge.",
+    );
+    return true;
+  });
+  // Closed by the other side: the message says why instead.
+  const transport = new InProcessTransport();
+  const bridge = await Bridge.connect(transport, { onWarning: () => {} });
+  const ended = bridge.done;
+  transport.onclose?.(new Error("The bridge process exited (exit code 3)."));
+  await ended;
+  await assert.rejects(
+    bridge.ping(),
+    /^BridgeError: The bridge is closed; 'ping' was not sent\. It stopped: The bridge process exited \(exit code 3\)\.$/,
+  );
+  await bridge.close();
 });
