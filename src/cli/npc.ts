@@ -240,6 +240,8 @@ class NpcCommand {
   #bridge!: LocalBridge;
   #npc = "";
   #name = "NPC";
+  /** The NPC's tools as `npc/create` or `npc/restore` listed them (client and built-in); null before. */
+  #npcTools: string[] | null = null;
   #world: string | null = null;
   #tools: LoadedTools = noTools();
   #options: string[] = [];
@@ -384,6 +386,7 @@ class NpcCommand {
     from: { path: string; persona: JsonValue | undefined; memory: JsonValue | undefined },
   ): void {
     this.#npc = String(answer.npc);
+    if (Array.isArray(answer.tools)) this.#npcTools = answer.tools.map(String);
     const persona = isJsonObject(from.persona) ? from.persona : {};
     this.#name = typeof persona.name === "string" ? persona.name : this.#npc;
     if (isJsonObject(from.memory) && typeof from.memory.relationship === "number") {
@@ -547,10 +550,16 @@ class NpcCommand {
         this.#screen.write(turn.spoken);
         break;
       case "toolCallStarted": {
-        // A line being spoken ends first; a tool the bridge runs itself is marked.
+        // A line being spoken ends first; a tool the bridge runs itself is marked, and so is a call of a tool
+        // the NPC does not have (a script written for another persona): the bridge answers it as unknown.
         turn.lineOpen = false;
-        const builtIn = event.execution === "local" ? this.#out.dim(" (built-in)") : "";
-        this.#screen.toolCallStarted(event, builtIn);
+        const name = isJsonObject(event.call) ? String(event.call.name) : "";
+        const note = this.#npcTools !== null && !this.#npcTools.includes(name)
+          ? " (not one of its tools)"
+          : event.execution === "local"
+          ? " (built-in)"
+          : "";
+        this.#screen.toolCallStarted(event, note === "" ? "" : this.#out.dim(note));
         break;
       }
       case "toolCallCompleted":
