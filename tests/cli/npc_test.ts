@@ -246,7 +246,9 @@ Deno.test("npc: usage errors exit 2; the file is checked before the model, an un
     [[plain, plain], needsOne],
     [
       ["--restore", plain, plain],
-      "Error: Use either a persona file or --restore <save>, not both. [usage]\n",
+      // The natural try (the persona file for its tools, the save for the conversation) says the save is enough.
+      `Error: Use either a persona file or --restore <save>, not both: the save holds the NPC's persona, ` +
+      `options and tools, so 'oam npc --restore ${plain}' goes on with it alone. [usage]\n`,
     ],
     [["--bogus", plain], "Error: Unknown option '--bogus'. Run 'oam npc --help'. [usage]\n"],
     [
