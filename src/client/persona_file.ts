@@ -8,6 +8,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.
 import { shown } from "./checks.ts";
 import { nearestName } from "../util/edit_distance.ts";
 import type { NpcMemory, NpcOptions, Persona } from "./game_types.ts";
+import { MEMORY_FIELDS, NPC_OPTION_KEYS, PERSONA_FIELDS } from "./npc_keys.ts";
 import type { ScriptStep, ToolDefinition } from "./types.ts";
 
 /**
@@ -127,6 +128,39 @@ function unknownKeyWarning(path: string | URL, key: string): string {
     `an NPC file's keys are ${FILE_KEYS.join(", ")}.`;
 }
 
+/** The keys the bridge reads in each section of an NPC file that holds named fields. */
+const SECTION_KEYS: Record<"persona" | "options" | "memory", readonly string[]> = {
+  persona: PERSONA_FIELDS,
+  options: NPC_OPTION_KEYS,
+  memory: MEMORY_FIELDS,
+};
+
+/**
+ * `section` without the keys the bridge does not read, each a warning naming the file and the key it most
+ * likely meant (`persona.personalty` → `personality`). Left out here, so the bridge does not warn about them
+ * again, without the file's name or the hint, when the NPC is created.
+ */
+function knownKeys(
+  path: string | URL,
+  name: keyof typeof SECTION_KEYS,
+  section: object,
+  onWarning: (warning: string) => void,
+): JsonObject {
+  const known = SECTION_KEYS[name];
+  const out: JsonObject = {};
+  for (const [key, value] of Object.entries(section)) {
+    if (known.includes(key)) {
+      out[key] = value;
+      continue;
+    }
+    const meant = nearestName(key, known);
+    onWarning(
+      `${path}: unknown key '${name}.${key}' was ignored${meant ? ` (did you mean '${meant}'?)` : ""}.`,
+    );
+  }
+  return out;
+}
+
 /** Throws a TypeError unless the file's `key` is absent or passes `ok`. */
 function expect(
   path: string | URL,
@@ -168,7 +202,10 @@ function printWarning(warning: string): void {
  * and the step script beside it (`shopkeeper.jsonc` → `shopkeeper.steps.json`: an array of steps, or
  * `{"steps": […]}`). The bridge validates the values when the NPC is created; a key of the wrong kind (e.g.
  * `options` that is not an object) is a TypeError here, and an unknown key (a typo such as `optoins`) is
- * ignored with a warning to `options.onWarning` (default: stderr), as `oam npc` does. Needs `--allow-read`.
+ * ignored with a warning to `options.onWarning` (default: stderr), as `oam npc` does. So is an unknown key of
+ * `persona`, `options` or `memory` (`persona.personalty`): it is left out of the result, with a warning that
+ * names the file and the key it most likely meant, and the bridge does not warn about it again. Needs
+ * `--allow-read`.
  *
  * `path` is a local file (a path or a `file:` URL) or an `http:`/`https:` URL (needs `--allow-net` for its
  * host). A relative path starts in the folder deno runs in; `new URL("./mira.jsonc", import.meta.url)` names
@@ -232,15 +269,18 @@ export async function loadPersona(
     }
     steps = list;
   }
-  const out: PersonaFile = { persona: value.persona, steps };
+  const out: PersonaFile = {
+    persona: knownKeys(path, "persona", value.persona, onWarning) as JsonObject & Persona, // has its name
+    steps,
+  };
   if (typeof value.npc === "string") out.npc = value.npc;
-  if (isJsonObject(value.options)) out.options = value.options;
+  if (isJsonObject(value.options)) out.options = knownKeys(path, "options", value.options, onWarning);
   if (Array.isArray(value.tools)) {
     const bad = value.tools.findIndex((t) => !isTool(t));
     if (bad >= 0) throw new TypeError(`${path}: tools[${bad}] is not a tool definition with a 'name'.`);
     out.tools = value.tools.filter(isTool);
   }
-  if (isJsonObject(value.memory)) out.memory = value.memory;
+  if (isJsonObject(value.memory)) out.memory = knownKeys(path, "memory", value.memory, onWarning);
   if (isJsonObject(value.world)) out.world = value.world;
   if (typeof value.greeting === "string") out.greeting = value.greeting;
   else if (value.greeting === true) out.greeting = ""; // as `oam npc` reads it: a bark with no situation

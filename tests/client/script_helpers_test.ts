@@ -3,7 +3,7 @@
  * `loadPersona` (an NPC file and the step script beside it), including what they say about bad input.
  */
 import assert from "node:assert/strict";
-import { loadPersona, modelFromArgs } from "../../mod.ts";
+import { Bridge, loadPersona, modelFromArgs } from "../../mod.ts";
 
 const STEPS = [{ text: "Hi." }];
 
@@ -98,6 +98,39 @@ Deno.test("loadPersona: JSONC with the steps beside it; no steps file means no s
       persona: { name: "Bram" },
       steps: [],
     });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("loadPersona: a misspelt persona, option or memory field is left out with one warning that names the file and the field it meant", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      `${dir}/gorm.jsonc`,
+      JSON.stringify({
+        persona: { name: "Gorm", personalty: "Gruff.", role: "the smith" },
+        options: { replyFormt: "text", playerOptionCount: 0, zzz: 1 },
+        memory: { fact: ["Owes the player."] },
+      }),
+    );
+    const warnings: string[] = [];
+    const gorm = await loadPersona(`${dir}/gorm.jsonc`, { onWarning: (w) => warnings.push(w) });
+    // The bridge only said "Unknown parameter 'persona.personalty' was ignored." at npc/create: no file, no hint.
+    assert.deepEqual(warnings, [
+      `${dir}/gorm.jsonc: unknown key 'persona.personalty' was ignored (did you mean 'personality'?).`,
+      `${dir}/gorm.jsonc: unknown key 'options.replyFormt' was ignored (did you mean 'replyFormat'?).`,
+      `${dir}/gorm.jsonc: unknown key 'options.zzz' was ignored.`,
+      `${dir}/gorm.jsonc: unknown key 'memory.fact' was ignored (did you mean 'facts'?).`,
+    ]);
+    assert.deepEqual(gorm.persona, { name: "Gorm", role: "the smith" });
+    assert.deepEqual(gorm.options, { playerOptionCount: 0 });
+    assert.deepEqual(gorm.memory, {});
+    // Left out, so the bridge does not warn about them a second time.
+    const bridgeWarnings: string[] = [];
+    await using bridge = await Bridge.open({ onWarning: (w) => bridgeWarnings.push(w) });
+    await bridge.createNpc(gorm.persona, { options: gorm.options, memory: gorm.memory, model: "scripted" });
+    assert.deepEqual(bridgeWarnings, []);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -209,4 +242,14 @@ Deno.test("loadPersona: a key of the wrong kind is a TypeError naming it; an unk
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("the persona, option and memory keys loadPersona checks are the ones the bridge reads", async () => {
+  const { PERSONA_FIELDS, NPC_OPTION_KEYS, MEMORY_FIELDS } = await import("../../src/client/npc_keys.ts");
+  const { PERSONA_KEYS } = await import("../../src/game/npc/persona.ts");
+  const { OPTION_KEYS } = await import("../../src/game/npc/npc_options.ts");
+  const { MEMORY_KEYS } = await import("../../src/game/npc/npc_memory.ts");
+  assert.deepEqual(PERSONA_FIELDS, [...PERSONA_KEYS]);
+  assert.deepEqual(NPC_OPTION_KEYS, [...OPTION_KEYS]);
+  assert.deepEqual(MEMORY_FIELDS, [...MEMORY_KEYS]);
 });
