@@ -118,6 +118,28 @@ function isSteps(value: JsonValue): value is JsonObject[] & ScriptStep[] {
   return Array.isArray(value) && value.every(isJsonObject);
 }
 
+/** What a step plays: every step holds one of these (spec §10). */
+const STEP_KINDS = ["text", "toolCalls", "json", "template", "error"];
+
+/**
+ * Throws a TypeError naming the steps file, the step (counted from 1) and the kind its keys most likely
+ * misspell, for a step that holds none of {@link STEP_KINDS} (`{"txt": …}`); the bridge would refuse it when
+ * the NPC is created, naming `model.steps[1]` and neither the file nor the kind.
+ */
+function checkStepKinds(path: string | URL, steps: readonly JsonObject[]): void {
+  for (const [index, step] of steps.entries()) {
+    const kind = STEP_KINDS.some((k) =>
+      k === "json" ? Object.hasOwn(step, k) : step[k] !== undefined && step[k] !== null
+    );
+    if (kind) continue;
+    const meant = Object.keys(step).map((key) => nearestName(key, STEP_KINDS)).find((k) => k !== undefined);
+    throw new TypeError(
+      `${path}: step ${index + 1} has none of 'text', 'toolCalls', 'json', 'template' or 'error'` +
+        `${meant ? ` (did you mean '${meant}'?)` : ""}; got ${shown(step)}.`,
+    );
+  }
+}
+
 /** The keys of an NPC file (those of `npc/create`, a world seed and a greeting), as `oam npc` reads them. */
 const FILE_KEYS = ["npc", "persona", "options", "tools", "memory", "world", "greeting"];
 
@@ -204,7 +226,9 @@ function printWarning(warning: string): void {
  * `options` that is not an object) is a TypeError here, and an unknown key (a typo such as `optoins`) is
  * ignored with a warning to `options.onWarning` (default: stderr), as `oam npc` does. So is an unknown key of
  * `persona`, `options` or `memory` (`persona.personalty`): it is left out of the result, with a warning that
- * names the file and the key it most likely meant, and the bridge does not warn about it again. Needs
+ * names the file and the key it most likely meant, and the bridge does not warn about it again. A step
+ * with none of `text`, `toolCalls`, `json`, `template` or `error` (`{"txt": …}`) is a TypeError naming the
+ * steps file, the step and the kind it meant. Needs
  * `--allow-read`.
  *
  * `path` is a local file (a path or a `file:` URL) or an `http:`/`https:` URL (needs `--allow-net` for its
@@ -267,6 +291,7 @@ export async function loadPersona(
     if (list === undefined || !isSteps(list)) {
       throw new TypeError(`${scriptPath}: expected an array of steps or {"steps": […]}.`);
     }
+    checkStepKinds(scriptPath, list);
     steps = list;
   }
   const out: PersonaFile = {

@@ -157,6 +157,31 @@ Deno.test("loadPersona: a broken file, a file without a persona name, bad steps 
       loadPersona(`${dir}/a.json`),
       /a\.steps\.json: expected an array of steps or \{"steps": \[…\]\}/,
     );
+    // A step with no kind: the bridge said "'model.steps[1]' must contain one of …" when the NPC was created,
+    // naming neither the file nor what was meant.
+    await Deno.writeTextFile(
+      `${dir}/a.steps.json`,
+      '[{"text": "Hi."}, {"txt": "[happy] Hello.", "chunks": 2}]',
+    );
+    await assert.rejects(
+      loadPersona(`${dir}/a.json`),
+      (error: unknown) => {
+        assert.ok(error instanceof TypeError, String(error));
+        assert.equal(
+          error.message,
+          `${dir}/a.steps.json: step 2 has none of 'text', 'toolCalls', 'json', 'template' or 'error' (did you ` +
+            `mean 'text'?); got {"txt":"[happy] Hello.","chunks":2}.`,
+        );
+        return true;
+      },
+    );
+    await Deno.writeTextFile(`${dir}/a.steps.json`, '[{"delayMs": 5}]');
+    await assert.rejects(
+      loadPersona(`${dir}/a.json`),
+      /step 1 has none of .* or 'error'; got \{"delayMs":5\}\.$/,
+    );
+    await Deno.writeTextFile(`${dir}/a.steps.json`, '[{"json": null}, {"error": "guardrail_violation"}]');
+    assert.equal((await loadPersona(`${dir}/a.json`)).steps.length, 2);
     await Deno.writeTextFile(
       `${dir}/b.json`,
       '{"persona": {"name": "B"}, "tools": [{"name": "ok"}, "check_stock"]}',
