@@ -466,13 +466,27 @@ export class Bridge implements AsyncDisposable {
    * Registers a client tool: a definition with its JSON Schema, and a handler `(args, ctx) => output`.
    * Written inline, the schema types `args`, and a handler that needs more than it promises (a member the
    * schema leaves optional, another type) does not compile (see {@link ToolHandlerFor}). Returns a handle to
-   * pass in `tools`. Registering a name again replaces the handler.
+   * pass in `tools`. Registering a name again replaces the handler for every NPC, session and decision that
+   * has the tool (one handler per name; `ctx.npc` tells NPCs apart), with a warning when it is another one.
    */
   tool<const S extends JsonSchema>(
     definition: ToolSpec<S>,
     handler: ToolHandlerFor<S>,
   ): ClientTool {
-    return this.#c.tools.add(definition, handler);
+    const previous = typeof definition?.name === "string"
+      ? this.#c.tools.handlerOf(definition.name)
+      : undefined;
+    const tool = this.#c.tools.add(definition, handler);
+    if (previous !== undefined && previous !== handler) {
+      // Two persona files with the same tool, each registered with its own handler: the last one answers all.
+      this.#c.warn(
+        `Tool '${definition.name}' already had a handler; the new one answers every call of it from now on, ` +
+          "whichever NPC, session or decision makes it (one handler per name: to answer each NPC its own way, " +
+          "look at ctx.npc in one handler).",
+        "bridge.tool",
+      );
+    }
+    return tool;
   }
 
   /**

@@ -590,3 +590,35 @@ Deno.test("a handle used after its bridge closed says who closed it: this script
   );
   await bridge.close();
 });
+
+Deno.test("bridge.tool with a name that already has another handler warns that the new one answers every NPC's calls", async () => {
+  const warnings: string[] = [];
+  await using bridge = await Bridge.open({ onWarning: (w, method) => warnings.push(`${method}: ${w}`) });
+  // Two persona files that both have check_stock, each registered with its own inventory.
+  const definition = { name: "check_stock", description: "Stock." };
+  const reply = { text: "[happy] {toolOutput}" };
+  const call = { toolCalls: [{ name: "check_stock", arguments: {} }] };
+  const answer = { template: "[happy] {toolOutput}" };
+  const mira = bridge.tool(definition, () => "3 ales");
+  const npcs = [];
+  for (const name of ["Mira", "Tom"]) {
+    npcs.push(
+      await bridge.createNpc({ name }, {
+        tools: [mira],
+        options: { replyFormat: "text" },
+        model: { type: "scripted", steps: [call, answer, reply] },
+      }),
+    );
+  }
+  assert.deepEqual(warnings, []);
+  const tom = () => "9 ciders";
+  bridge.tool(definition, tom);
+  bridge.tool(definition, tom); // the same handler again: nothing new to say
+  assert.deepEqual(warnings, [
+    "bridge.tool: Tool 'check_stock' already had a handler; the new one answers every call of it from now on, " +
+    "whichever NPC, session or decision makes it (one handler per name: to answer each NPC its own way, look " +
+    "at ctx.npc in one handler).",
+  ]);
+  // As it says: Mira's calls get Tom's answer.
+  assert.equal((await npcs[0].talk("Ale?")).line, "9 ciders");
+});
