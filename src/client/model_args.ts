@@ -32,8 +32,9 @@ function looksLikeModel(value: string | undefined): boolean {
 }
 
 /**
- * The flag `args` misspells in place of `--model` or `--system`, as `[typed, meant]`, or null. Close to
- * `--system` is enough; close to `--model` only with a model after it (`--mode fast` is a script's own flag).
+ * The flag `args` misspells in place of `--model` or `--system`, as `[typed, meant]`, or null. One edit from
+ * `--system` is enough (`--stem`, two, may be a script's own flag); close to `--model` only with a model after
+ * it (`--mode fast` is a script's own flag).
  */
 function misspeltFlag(args: readonly string[]): [string, string] | null {
   for (let i = 0; i < args.length; i++) {
@@ -41,7 +42,7 @@ function misspeltFlag(args: readonly string[]): [string, string] | null {
     if (!arg.startsWith("-")) continue;
     const eq = arg.indexOf("=");
     const name = eq < 0 ? arg : arg.slice(0, eq);
-    if (editDistance(name, "--system") <= 2) return [name, "--system"];
+    if (editDistance(name, "--system") <= 1) return [name, "--system"];
     const value = eq < 0 ? args[i + 1] : arg.slice(eq + 1);
     if (editDistance(name, "--model") <= 2 && looksLikeModel(value)) return [name, "--model"];
   }

@@ -61,6 +61,7 @@ Deno.test("modelFromArgs: a misspelt --model or --system is an Error naming the 
   // A script's own flags stay its own: one that is not followed by a model, or not near either name.
   assert.deepEqual(modelFromArgs(["--mode", "fast"], STEPS), { type: "scripted", steps: STEPS });
   assert.deepEqual(modelFromArgs(["--modal"], STEPS), { type: "scripted", steps: STEPS });
+  assert.deepEqual(modelFromArgs(["--stem", "--systems2"], STEPS), { type: "scripted", steps: STEPS });
   assert.deepEqual(modelFromArgs(["--seed", "7", "--verbose"], STEPS), { type: "scripted", steps: STEPS });
   // With the real flag there too, nothing is guessed.
   assert.equal(modelFromArgs(["--system", "--sytem"], STEPS), "system");
