@@ -100,6 +100,29 @@ interface NpcFile {
   restore: boolean;
 }
 
+/**
+ * `error` (the on-device model unavailable, with its advice) followed by the command that plays the script
+ * beside the persona file (`guard.jsonc` → `guard.steps.json`, the file `loadPersona` reads), when there is one
+ * and no model was chosen: a designer whose script loads the pair runs `oam npc guard.jsonc` and expects it.
+ */
+function withScriptBeside(error: unknown, path: string, model: ModelChoice): unknown {
+  if (!(error instanceof CliError) || error.code !== "model_unavailable" || model.name !== "system") {
+    return error;
+  }
+  const script = /\.jsonc?$/.test(path) ? path.replace(/\.jsonc?$/, ".steps.json") : `${path}.steps.json`;
+  try {
+    if (!Deno.statSync(script).isFile) return error;
+  } catch {
+    return error;
+  }
+  return new CliError(
+    error.code,
+    `${error.message} The persona file has its script beside it: 'oam npc ${path} --script ${script}' plays it.`,
+    error.data,
+    error.exitCode,
+  );
+}
+
 /** The persona file or the save the flags name: exactly one of them. */
 function npcFile(restorePath: string | undefined, positionals: string[]): NpcFile {
   if (restorePath === undefined && positionals.length !== 1) {
@@ -272,7 +295,9 @@ class NpcCommand {
       model: stringFlag(values, "model"),
       script: stringFlag(values, "script"),
     });
-    await this.#openBridge(model);
+    await this.#openBridge(model).catch((error) => {
+      throw source.restore ? error : withScriptBeside(error, source.path, model);
+    });
     const greeting = file.persona !== null
       ? await this.#create(file.persona)
       : await this.#restore(source.path, file.save);

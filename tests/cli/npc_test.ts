@@ -526,3 +526,32 @@ Deno.test("npc, chat and respond: a save of the other kind names the command tha
     );
   }
 });
+
+Deno.test("npc: on the unavailable on-device model, a persona file with its script beside it says how to play it", async () => {
+  // loadPersona reads guard.steps.json beside guard.jsonc; oam npc needs --script for it, and said only
+  // "--script <file> … for a scripted model".
+  const persona = await fx.write("beside.jsonc", {
+    persona: { name: "Bram" },
+    options: { replyFormat: "text" },
+  });
+  await fx.write("beside.steps.json", [{ text: "[neutral] Halt." }]);
+  const env = { OAM_FM_LIBRARY: fx.path("no_plugin.dylib") }; // the on-device model is unavailable anywhere
+  const r = await oam(["npc", persona], { stdin: "Hello.\n", env });
+  assert.equal(r.code, 3, r.stderr);
+  assert.ok(
+    r.stderr.endsWith(
+      ` The persona file has its script beside it: 'oam npc ${persona} --script ${
+        fx.path("beside.steps.json")
+      }' plays it. [model_unavailable]\n`,
+    ),
+    r.stderr,
+  );
+  // Without a script beside it, the advice is as it was.
+  const alone = await fx.write("alone.jsonc", { persona: { name: "Bram" } });
+  const a = await oam(["npc", alone], { stdin: "Hello.\n", env });
+  assert.equal(a.code, 3, a.stderr);
+  assert.ok(!a.stderr.includes("beside it"), a.stderr);
+  // And with --script, it plays.
+  const played = await oam(["npc", persona, "--script", fx.path("beside.steps.json")], { stdin: "Hello.\n" });
+  assert.deepEqual([played.code, played.stdout], [0, "Bram [neutral]: Halt.\n"], played.stderr);
+});
