@@ -21,6 +21,7 @@ import {
 } from "./local_bridge.ts";
 import { PromptLoop, unknownSlashCommand } from "./prompt_loop.ts";
 import { nearestName } from "../util/edit_distance.ts";
+import { withKnownKeys } from "../client/npc_keys.ts";
 import { dirname, type LoadedTools, noTools, toolsFromValue } from "./tools_file.ts";
 import { oneLine, stderrStyle, stdoutStyle, type Style, writeErr } from "./tty.ts";
 
@@ -358,11 +359,22 @@ class NpcCommand {
         writeErr(this.#err.yellow(`warning: ${path}: unknown key '${key}' was ignored${hint}.\n`));
       }
     }
+    // A misspelt field is left out with the field it meant, as loadPersona does (the bridge's warning names none).
+    const known = (name: "persona" | "options" | "memory", section: JsonValue | undefined) => {
+      if (!isJsonObject(section)) return section; // the bridge refuses it, naming the file (#fromFile)
+      const { known, warnings } = withKnownKeys(name, section);
+      for (const w of warnings) writeErr(this.#err.yellow(`warning: ${path}: ${w}\n`));
+      return known as JsonObject;
+    };
     if (file.world) await this.#openWorld(WORLD, file.world);
-    const params: JsonObject = { persona: file.persona, tools: this.#tools.definitions, model: "system" };
+    const params: JsonObject = {
+      persona: known("persona", file.persona) ?? null,
+      tools: this.#tools.definitions,
+      model: "system",
+    };
     if (typeof value.npc === "string") params.npc = value.npc;
-    if (value.options !== undefined) params.options = value.options;
-    if (value.memory !== undefined) params.memory = value.memory;
+    if (value.options !== undefined) params.options = known("options", value.options) ?? null;
+    if (value.memory !== undefined) params.memory = known("memory", value.memory) ?? null;
     if (this.#world) params.world = this.#world;
     const created = await this.#fromFile(path, "npc/create", params);
     this.#met(created, { path, persona: file.persona, memory: value.memory });

@@ -8,7 +8,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.
 import { shown } from "./checks.ts";
 import { nearestName } from "../util/edit_distance.ts";
 import type { NpcMemory, NpcOptions, Persona } from "./game_types.ts";
-import { MEMORY_FIELDS, NPC_OPTION_KEYS, PERSONA_FIELDS } from "./npc_keys.ts";
+import { withKnownKeys } from "./npc_keys.ts";
 import type { ScriptStep, ToolDefinition } from "./types.ts";
 
 /**
@@ -150,37 +150,16 @@ function unknownKeyWarning(path: string | URL, key: string): string {
     `an NPC file's keys are ${FILE_KEYS.join(", ")}.`;
 }
 
-/** The keys the bridge reads in each section of an NPC file that holds named fields. */
-const SECTION_KEYS: Record<"persona" | "options" | "memory", readonly string[]> = {
-  persona: PERSONA_FIELDS,
-  options: NPC_OPTION_KEYS,
-  memory: MEMORY_FIELDS,
-};
-
-/**
- * `section` without the keys the bridge does not read, each a warning naming the file and the key it most
- * likely meant (`persona.personalty` → `personality`). Left out here, so the bridge does not warn about them
- * again, without the file's name or the hint, when the NPC is created.
- */
+/** `section` without the keys the bridge does not read, each a warning naming the file ({@link withKnownKeys}). */
 function knownKeys(
   path: string | URL,
-  name: keyof typeof SECTION_KEYS,
+  name: "persona" | "options" | "memory",
   section: object,
   onWarning: (warning: string) => void,
 ): JsonObject {
-  const known = SECTION_KEYS[name];
-  const out: JsonObject = {};
-  for (const [key, value] of Object.entries(section)) {
-    if (known.includes(key)) {
-      out[key] = value;
-      continue;
-    }
-    const meant = nearestName(key, known);
-    onWarning(
-      `${path}: unknown key '${name}.${key}' was ignored${meant ? ` (did you mean '${meant}'?)` : ""}.`,
-    );
-  }
-  return out;
+  const { known, warnings } = withKnownKeys(name, section);
+  for (const warning of warnings) onWarning(`${path}: ${warning}`);
+  return known as JsonObject;
 }
 
 /** Throws a TypeError unless the file's `key` is absent or passes `ok`. */

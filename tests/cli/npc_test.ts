@@ -330,7 +330,7 @@ Deno.test("npc: unknown file keys and npc/create's warnings; the memory's relati
   assert.equal(
     r.stderr,
     `warning: ${path}: unknown key 'colour' was ignored.\n` +
-      `warning: ${path}: Unknown parameter 'options.sparkle' was ignored.\n` +
+      `warning: ${path}: unknown key 'options.sparkle' was ignored.\n` +
       "note: the greeting is a model call: it played step 1 of the script.\n",
   );
 });
@@ -459,17 +459,24 @@ Deno.test("npc: a /state save holds its toolsDir relative to the save, so the fo
 
 Deno.test("npc: what the bridge refuses or warns about in the persona file names the file", async () => {
   const script = await fx.write("named.json", [{ text: "[happy] Hi." }]);
-  const cases: Array<[JsonObject, string]> = [
+  const cases: Array<[JsonObject, string, string]> = [
     [
       { persona: { name: "Gorm" }, options: { playerOptionCount: "two" } },
+      "",
       `Parameter 'options.playerOptionCount' must be an integer; got "two". [invalid_params]`,
     ],
-    [{ persona: { nme: "Gorm" } }, "Missing required parameter 'persona.name'. [invalid_params]"],
+    [
+      { persona: { nme: "Gorm" } },
+      // The misspelt field is said first, with the one it meant.
+      "unknown key 'persona.nme' was ignored (did you mean 'name'?).",
+      "Missing required parameter 'persona.name'. [invalid_params]",
+    ],
   ];
-  for (const [value, message] of cases) {
+  for (const [value, warning, message] of cases) {
     const path = await fx.write("named.jsonc", value);
     const r = await oam(["npc", path, "--script", script], { stdin: "hi\n" });
-    assert.deepEqual([r.code, r.stdout, r.stderr], [2, "", `Error: ${path}: ${message}\n`]);
+    const warned = warning === "" ? "" : `warning: ${path}: ${warning}\n`;
+    assert.deepEqual([r.code, r.stdout, r.stderr], [2, "", `${warned}Error: ${path}: ${message}\n`]);
   }
   const warned = await fx.write("warned.jsonc", {
     persona: { name: "Gorm" },
@@ -480,7 +487,8 @@ Deno.test("npc: what the bridge refuses or warns about in the persona file names
   assert.deepEqual([r.code, r.stdout, r.stderr], [
     0,
     "Gorm [happy]: Hi.\n",
-    `warning: ${warned}: Unknown parameter 'options.replyFormt' was ignored.\n` +
+    // As loadPersona says it: the field it meant (the bridge's own warning named none).
+    `warning: ${warned}: unknown key 'options.replyFormt' was ignored (did you mean 'replyFormat'?).\n` +
     `warning: ${warned}: give: no description; the model may not know when to call it.\n`,
   ]);
 });
