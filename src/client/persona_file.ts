@@ -238,10 +238,16 @@ export async function loadPersona(
   if (!hasPersona(value)) {
     // A persona written at the top level ({"name": "Mira", "role": …}) is the likely mistake.
     const flat = isJsonObject(value) && value.persona === undefined && typeof value.name === "string";
+    // A misspelt name (`"nme"`) is the other.
+    const misspelt = isJsonObject(value) && isJsonObject(value.persona)
+      ? Object.keys(value.persona).find((key) => nearestName(key, ["name"]) === "name")
+      : undefined;
     throw new TypeError(
       `${path}: expected an object with a 'persona' that has a 'name'` +
         (flat
           ? ` (the persona's fields go under 'persona': {"persona": {"name": "${value.name}", …}}).`
+          : misspelt !== undefined
+          ? ` (did you mean 'name' for 'persona.${misspelt}'?).`
           : "."),
     );
   }

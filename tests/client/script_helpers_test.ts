@@ -147,6 +147,11 @@ Deno.test("loadPersona: a broken file, a file without a persona name, bad steps 
       loadPersona(`${dir}/nameless.json`),
       /expected an object with a 'persona' that has a 'name'/,
     );
+    await Deno.writeTextFile(`${dir}/nme.json`, '{"persona": {"nme": "Gorm", "role": "the smith"}}');
+    await assert.rejects(
+      loadPersona(`${dir}/nme.json`),
+      /nme\.json: expected an object with a 'persona' that has a 'name' \(did you mean 'name' for 'persona\.nme'\?\)\.$/,
+    );
     await Deno.writeTextFile(`${dir}/flat.json`, '{"name": "Mira", "role": "the innkeeper"}');
     await assert.rejects(
       loadPersona(`${dir}/flat.json`),
