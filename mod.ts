@@ -44,7 +44,10 @@
  *     ],
  *   },
  * });
- * const reply = await mira.talk("Any ale?", { onLine: (delta) => say(delta) });
+ * // A typewriter: each new piece; a line replaced while it streamed (isReset) is shown again in full.
+ * const reply = await mira.talk("Any ale?", {
+ *   onLine: (delta, _line, isReset) => say(isReset ? `\nMira: ${delta}` : delta),
+ * });
  * reply.emotion; // "happy"
  * reply.toolCalls[0].output; // { item: "ale", count: 3 }
  * ```

@@ -18,7 +18,7 @@ let mira = await bridge.createNpc(shop.persona, { tools: [checkStock], world, op
 
 for (const line of ["An ale, please.", "Another one!"]) {
   say(`Player: ${line}\nMira: `);
-  await mira.talk(line, { onLine: (delta) => say(delta) });
+  await mira.talk(line, { onLine: (delta, _line, isReset) => say(isReset ? `\nMira: ${delta}` : delta) });
   stock.ale--;
   await world.set("player.gold", (await world.get<number>("player.gold") ?? 0) - 4);
   mira = await mira.restore(await mira.state()); // save with the game, load it back

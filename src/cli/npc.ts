@@ -21,6 +21,7 @@ import {
 } from "./local_bridge.ts";
 import { PromptLoop, unknownSlashCommand } from "./prompt_loop.ts";
 import { nearestName } from "../util/edit_distance.ts";
+import { withKnownKeys } from "../client/npc_keys.ts";
 import { dirname, type LoadedTools, noTools, toolsFromValue } from "./tools_file.ts";
 import { oneLine, stderrStyle, stdoutStyle, type Style, writeErr } from "./tty.ts";
 
@@ -100,6 +101,29 @@ interface NpcFile {
   restore: boolean;
 }
 
+/**
+ * `error` (the on-device model unavailable, with its advice) followed by the command that plays the script
+ * beside the persona file (`guard.jsonc` → `guard.steps.json`, the file `loadPersona` reads), when there is one
+ * and no model was chosen: a designer whose script loads the pair runs `oam npc guard.jsonc` and expects it.
+ */
+function withScriptBeside(error: unknown, path: string, model: ModelChoice): unknown {
+  if (!(error instanceof CliError) || error.code !== "model_unavailable" || model.name !== "system") {
+    return error;
+  }
+  const script = /\.jsonc?$/.test(path) ? path.replace(/\.jsonc?$/, ".steps.json") : `${path}.steps.json`;
+  try {
+    if (!Deno.statSync(script).isFile) return error;
+  } catch {
+    return error;
+  }
+  return new CliError(
+    error.code,
+    `${error.message} The persona file has its script beside it: 'oam npc ${path} --script ${script}' plays it.`,
+    error.data,
+    error.exitCode,
+  );
+}
+
 /** The persona file or the save the flags name: exactly one of them. */
 function npcFile(restorePath: string | undefined, positionals: string[]): NpcFile {
   if (restorePath === undefined && positionals.length !== 1) {
@@ -108,7 +132,10 @@ function npcFile(restorePath: string | undefined, positionals: string[]): NpcFil
     );
   }
   if (restorePath !== undefined && positionals.length > 0) {
-    throw CliError.usage("Use either a persona file or --restore <save>, not both.");
+    throw CliError.usage(
+      "Use either a persona file or --restore <save>, not both: the save holds the NPC's persona, options " +
+        `and tools, so 'oam npc --restore ${restorePath}' goes on with it alone.`,
+    );
   }
   return restorePath !== undefined
     ? { path: restorePath, restore: true }
@@ -240,6 +267,8 @@ class NpcCommand {
   #bridge!: LocalBridge;
   #npc = "";
   #name = "NPC";
+  /** The NPC's tools as `npc/create` or `npc/restore` listed them (client and built-in); null before. */
+  #npcTools: string[] | null = null;
   #world: string | null = null;
   #tools: LoadedTools = noTools();
   #options: string[] = [];
@@ -267,7 +296,9 @@ class NpcCommand {
       model: stringFlag(values, "model"),
       script: stringFlag(values, "script"),
     });
-    await this.#openBridge(model);
+    await this.#openBridge(model).catch((error) => {
+      throw source.restore ? error : withScriptBeside(error, source.path, model);
+    });
     const greeting = file.persona !== null
       ? await this.#create(file.persona)
       : await this.#restore(source.path, file.save);
@@ -328,11 +359,22 @@ class NpcCommand {
         writeErr(this.#err.yellow(`warning: ${path}: unknown key '${key}' was ignored${hint}.\n`));
       }
     }
+    // A misspelt field is left out with the field it meant, as loadPersona does (the bridge's warning names none).
+    const known = (name: "persona" | "options" | "memory", section: JsonValue | undefined) => {
+      if (!isJsonObject(section)) return section; // the bridge refuses it, naming the file (#fromFile)
+      const { known, warnings } = withKnownKeys(name, section);
+      for (const w of warnings) writeErr(this.#err.yellow(`warning: ${path}: ${w}\n`));
+      return known as JsonObject;
+    };
     if (file.world) await this.#openWorld(WORLD, file.world);
-    const params: JsonObject = { persona: file.persona, tools: this.#tools.definitions, model: "system" };
+    const params: JsonObject = {
+      persona: known("persona", file.persona) ?? null,
+      tools: this.#tools.definitions,
+      model: "system",
+    };
     if (typeof value.npc === "string") params.npc = value.npc;
-    if (value.options !== undefined) params.options = value.options;
-    if (value.memory !== undefined) params.memory = value.memory;
+    if (value.options !== undefined) params.options = known("options", value.options) ?? null;
+    if (value.memory !== undefined) params.memory = known("memory", value.memory) ?? null;
     if (this.#world) params.world = this.#world;
     const created = await this.#fromFile(path, "npc/create", params);
     this.#met(created, { path, persona: file.persona, memory: value.memory });
@@ -384,6 +426,7 @@ class NpcCommand {
     from: { path: string; persona: JsonValue | undefined; memory: JsonValue | undefined },
   ): void {
     this.#npc = String(answer.npc);
+    if (Array.isArray(answer.tools)) this.#npcTools = answer.tools.map(String);
     const persona = isJsonObject(from.persona) ? from.persona : {};
     this.#name = typeof persona.name === "string" ? persona.name : this.#npc;
     if (isJsonObject(from.memory) && typeof from.memory.relationship === "number") {
@@ -547,10 +590,16 @@ class NpcCommand {
         this.#screen.write(turn.spoken);
         break;
       case "toolCallStarted": {
-        // A line being spoken ends first; a tool the bridge runs itself is marked.
+        // A line being spoken ends first; a tool the bridge runs itself is marked, and so is a call of a tool
+        // the NPC does not have (a script written for another persona): the bridge answers it as unknown.
         turn.lineOpen = false;
-        const builtIn = event.execution === "local" ? this.#out.dim(" (built-in)") : "";
-        this.#screen.toolCallStarted(event, builtIn);
+        const name = isJsonObject(event.call) ? String(event.call.name) : "";
+        const note = this.#npcTools !== null && !this.#npcTools.includes(name)
+          ? " (not one of its tools)"
+          : event.execution === "local"
+          ? " (built-in)"
+          : "";
+        this.#screen.toolCallStarted(event, note === "" ? "" : this.#out.dim(note));
         break;
       }
       case "toolCallCompleted":

@@ -202,6 +202,54 @@ function actorParam(actor: NonNullable<DecisionRequest["actor"]>): Persona | str
   return actor as Persona | string;
 }
 
+/**
+ * What `decideMany` shares between its decisions: the engine settings, the wait options and `maxConcurrency`.
+ * The bridge reads them only beside `requests` (one model per call, spec §6); inside a request it would warn
+ * and drop them, so a request's `model` would leave its decision on the default model.
+ */
+const SHARED_DECISION_SETTINGS = [
+  "model",
+  "instructions",
+  "temperature",
+  "maxToolRounds",
+  "toolTimeoutSeconds",
+  "maxConcurrency",
+  "timeoutMs",
+  "signal",
+] as const;
+
+/** The TypeError message for the first shared setting given inside a request of `decideMany`, or null. */
+function sharedSettingInRequest(requests: readonly unknown[]): string | null {
+  for (const [index, request] of requests.entries()) {
+    if (typeof request !== "object" || request === null) continue;
+    const key = SHARED_DECISION_SETTINGS.find((k) => Object.hasOwn(request, k));
+    if (key === undefined) continue;
+    const scripted = key === "model"
+      ? " A scripted model there plays one step per decision, in request order."
+      : "";
+    return `bridge.decideMany(): 'requests[${index}].${key}' is not read per decision: one decideMany call ` +
+      `shares its settings among its decisions, so pass it beside the requests: bridge.decideMany(requests, ` +
+      `{ ${key} }).${scripted} For a different one per decision, call bridge.decide for each.`;
+  }
+  return null;
+}
+
+/**
+ * The TypeError message for a whole persona file (from `loadPersona`) passed where its `persona` goes: an
+ * object with no `name` but a `persona` object. The bridge would say the persona's name is missing, of a file
+ * that has one.
+ */
+function wholePersonaFile(persona: unknown): string | null {
+  if (typeof persona !== "object" || persona === null || "name" in persona) return null;
+  const inner = (persona as { persona?: unknown }).persona;
+  if (typeof inner !== "object" || inner === null) return null;
+  const name = (inner as { name?: unknown }).name;
+  const named = typeof name === "string" ? ` named ${shown(name)}` : "";
+  return `bridge.createNpc(): the persona has no 'name' but a 'persona'${named}: it looks like a ` +
+    `whole persona file. Pass its parts: bridge.createNpc(file.persona, { options: file.options, tools: ` +
+    `file.tools, memory: file.memory, model: modelFromArgs(Deno.args, file.steps) }).`;
+}
+
 /** The wait options of `options`, and the rest (what is sent). */
 function splitWait<T extends WaitOptions>(
   options: T,
@@ -418,13 +466,27 @@ export class Bridge implements AsyncDisposable {
    * Registers a client tool: a definition with its JSON Schema, and a handler `(args, ctx) => output`.
    * Written inline, the schema types `args`, and a handler that needs more than it promises (a member the
    * schema leaves optional, another type) does not compile (see {@link ToolHandlerFor}). Returns a handle to
-   * pass in `tools`. Registering a name again replaces the handler.
+   * pass in `tools`. Registering a name again replaces the handler for every NPC, session and decision that
+   * has the tool (one handler per name; `ctx.npc` tells NPCs apart), with a warning when it is another one.
    */
   tool<const S extends JsonSchema>(
     definition: ToolSpec<S>,
     handler: ToolHandlerFor<S>,
   ): ClientTool {
-    return this.#c.tools.add(definition, handler);
+    const previous = typeof definition?.name === "string"
+      ? this.#c.tools.handlerOf(definition.name)
+      : undefined;
+    const tool = this.#c.tools.add(definition, handler);
+    if (previous !== undefined && previous !== handler) {
+      // Two persona files with the same tool, each registered with its own handler: the last one answers all.
+      this.#c.warn(
+        `Tool '${definition.name}' already had a handler; the new one answers every call of it from now on, ` +
+          "whichever NPC, session or decision makes it (one handler per name: to answer each NPC its own way, " +
+          "look at ctx.npc in one handler).",
+        "bridge.tool",
+      );
+    }
+    return tool;
   }
 
   /**
@@ -453,6 +515,8 @@ export class Bridge implements AsyncDisposable {
    * options, model) is a TypeError naming its path (JSON would send `null` or `{}`), and nothing is sent.
    */
   async createNpc(persona: Persona, options: CreateNpcOptions = {}): Promise<Npc> {
+    const file = wholePersonaFile(persona);
+    if (file !== null) throw new TypeError(file);
     const params = {
       ...options,
       persona,
@@ -543,6 +607,8 @@ export class Bridge implements AsyncDisposable {
    * not affect the others. A request the bridge refuses before any model call (duplicate or missing option
    * ids, a `fallbackOptionID` outside the options, an unknown NPC `actor`) rejects the whole call, its message
    * naming it (`'requests[7].options'`) and `error.data.index` holding its index (7), and no decision runs.
+   * The `model` and the other settings are the call's, in `settings`: one model plays every decision (the
+   * protocol has none per decision), and a request that holds one is a TypeError before anything is sent.
    *
    * @example
    * ```ts
@@ -573,6 +639,8 @@ export class Bridge implements AsyncDisposable {
     if (!Array.isArray(requests)) {
       throw new TypeError(`'requests' must be an array of {situation, options}; got ${shown(requests)}.`);
     }
+    const misplaced = sharedSettingInRequest(requests);
+    if (misplaced !== null) throw new TypeError(misplaced);
     type Results = { results: (Decision<Id> | { error: JsonRpcErrorObject })[] };
     const [sent, wait] = splitWait(settings);
     const params = { ...sent, requests: requests.map((r) => this.#decision(r)) };

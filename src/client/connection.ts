@@ -175,6 +175,11 @@ export class Connection {
     await this.request("world/unsubscribe", { subscription });
   }
 
+  /** Passes a warning of the client's own to `onWarning`, labelled with the call that caused it. */
+  warn(warning: string, method: string): void {
+    this.#onWarning(warning, method);
+  }
+
   /** Passes a result's warnings to `onWarning` (the peer calls it for every result). */
   reportWarnings(method: string, result: JsonValue): void {
     if (!isJsonObject(result) || !Array.isArray(result.warnings)) return;

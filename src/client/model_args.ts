@@ -6,6 +6,7 @@
 import { parseGgufModelFlag } from "../models/llama_config.ts";
 import { parseOpenAIModelFlag } from "../models/openai_config.ts";
 import { isJsonObject } from "../protocol/json.ts";
+import { editDistance } from "../util/edit_distance.ts";
 import type { Model, ScriptStep } from "./types.ts";
 
 const USAGE =
@@ -23,6 +24,31 @@ function modelFlag(args: readonly string[]): string | undefined {
   return undefined;
 }
 
+/** A `--model` value (so a flag before it that is close to `--model` was meant to be `--model`). */
+function looksLikeModel(value: string | undefined): boolean {
+  if (value === undefined) return false;
+  const v = value.trim();
+  return /^(openai:|gguf:|\{)/.test(v) || v === "system" || v === "scripted" || /\.gguf$/i.test(v);
+}
+
+/**
+ * The flag `args` misspells in place of `--model` or `--system`, as `[typed, meant]`, or null. One edit from
+ * `--system` is enough (`--stem`, two, may be a script's own flag); close to `--model` only with a model after
+ * it (`--mode fast` is a script's own flag).
+ */
+function misspeltFlag(args: readonly string[]): [string, string] | null {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i];
+    if (!arg.startsWith("-")) continue;
+    const eq = arg.indexOf("=");
+    const name = eq < 0 ? arg : arg.slice(0, eq);
+    if (editDistance(name, "--system") <= 1) return [name, "--system"];
+    const value = eq < 0 ? args[i + 1] : arg.slice(eq + 1);
+    if (editDistance(name, "--model") <= 2 && looksLikeModel(value)) return [name, "--model"];
+  }
+  return null;
+}
+
 /**
  * The `model` for a script's NPCs and sessions from its arguments:
  *
@@ -31,10 +57,12 @@ function modelFlag(args: readonly string[]): string | undefined {
  * - `--model gguf:<path|cached name>[#contextSize=…,threads=…]`: a local GGUF model through the llama backend: a
  *   file, or the name of a model `oam models pull` saved (the bridge looks a name without a slash up in its cache);
  * - `--model '<JSON object>'`: any model type the bridge supports, e.g. `{"type": "openai", …, "apiKey": …}`;
- * - `--model system` / `--model scripted`;
+ * - `--model system`; `--model scripted` (as no flag: the scripted model playing `steps`);
  * - otherwise the scripted model playing `steps` (deterministic; works everywhere).
  *
- * Other arguments are ignored. Throws an `Error` with the accepted forms for a `--model` it cannot read.
+ * Other arguments are ignored. Throws an `Error` with the accepted forms for a `--model` it cannot read, and
+ * one naming the flag it meant for a misspelt one (`--sytem`, `-system`, `--modle gguf:…`) instead of letting
+ * the scripted model play unasked.
  *
  * @example
  * ```ts
@@ -47,8 +75,21 @@ function modelFlag(args: readonly string[]): string | undefined {
  */
 export function modelFromArgs(args: readonly string[], steps: readonly ScriptStep[]): Model {
   const flag = modelFlag(args)?.trim();
-  if (flag === undefined) return args.includes("--system") ? "system" : { type: "scripted", steps };
-  if (flag === "system" || flag === "scripted") return flag;
+  if (flag === undefined) {
+    if (args.includes("--system")) return "system";
+    const misspelt = misspeltFlag(args);
+    if (misspelt !== null) {
+      throw new Error(
+        `modelFromArgs: '${misspelt[0]}' is not an option it reads; did you mean '${
+          misspelt[1]
+        }'? (Without it ` +
+          `the scripted model plays.)`,
+      );
+    }
+    return { type: "scripted", steps };
+  }
+  if (flag === "system") return flag;
+  if (flag === "scripted") return { type: "scripted", steps };
   if (flag.startsWith("openai:")) {
     const { baseURL, model } = parseOpenAIModelFlag(flag);
     return { type: "openai", baseURL, model };

@@ -42,7 +42,10 @@ export interface TalkOptions<C = JsonValue> extends TurnOptions {
   context?: C;
   /**
    * Receives the line as it streams (typewriter): the new piece, the whole line so far, and whether the
-   * line was replaced (then `delta` is the whole new line).
+   * line was replaced (then `delta` is the whole new line). A line is replaced when the bridge changes what it
+   * already streamed (quotes around the whole line kept after all, a retry): a typewriter that only appends
+   * `delta` would print the new line straight after the old one, so show it again in full when `isReset`
+   * (`(delta, _line, isReset) => say(isReset ? "\n" + delta : delta)`), or redraw `line` each time.
    */
   onLine?: (delta: string, line: string, isReset: boolean) => void;
   /** Receives the emotion as soon as the model has chosen it (a later one replaces it). */
@@ -114,7 +117,7 @@ export function worldId(
  *   model: { type: "scripted", steps: [{ json: { emotion: "proud", line: "Finest steel in the valley." } }] },
  * });
  * let shown = "";
- * const reply = await gorm.talk("Nice sword.", { onLine: (delta) => shown += delta });
+ * const reply = await gorm.talk("Nice sword.", { onLine: (_delta, line) => shown = line }); // the line so far
  * reply.emotion; // "proud"
  * ```
  */

@@ -225,6 +225,8 @@ export class Peer {
   #closeReason: Error | undefined;
   /** True once `close()` was called: the end is this side's. */
   #closeRequested = false;
+  /** A `shutdown` request was sent: the bridge that then closed the connection was asked to by this side. */
+  #shutdownSent = false;
   #end: ConnectionEnd | null = null;
   readonly #closedSignal: Promise<void>;
   #markClosed!: () => void;
@@ -274,14 +276,7 @@ export class Peer {
    * shut_down` naming the method.
    */
   request(method: string, params?: object, options: RequestOptions = {}): Promise<JsonValue> {
-    if (this.#closed || !this.#started) {
-      return Promise.reject(
-        BridgeError.of(
-          "shut_down",
-          `The bridge is ${this.#started ? "closed" : "not started"}; '${method}' was not sent.`,
-        ),
-      );
-    }
+    if (this.#closed || !this.#started) return Promise.reject(this.#notSent(method));
     const problem = optionsProblem(options);
     if (problem !== null) return Promise.reject(new TypeError(`'${method}' was not sent: ${problem}`));
     const signal = options.signal;
@@ -291,6 +286,7 @@ export class Peer {
       );
     }
     const id = ++this.#next;
+    if (method === "shutdown") this.#shutdownSent = true;
     return new Promise<JsonValue>((resolve, reject) => {
       const pending: Pending = {
         method,
@@ -341,9 +337,7 @@ export class Peer {
 
   /** Sends a notification (no response). */
   async notify(method: string, params?: object): Promise<void> {
-    if (this.#closed || !this.#started) {
-      throw BridgeError.of("shut_down", `The bridge is closed; '${method}' was not sent.`);
-    }
+    if (this.#closed || !this.#started) throw this.#notSent(method);
     try {
       await this.#transport.send(
         params === undefined ? { jsonrpc: "2.0", method } : { jsonrpc: "2.0", method, params },
@@ -404,6 +398,25 @@ export class Peer {
     );
     e.cause = error;
     return e;
+  }
+
+  /**
+   * `-32023` for a message sent before start or after the close, saying who closed it: a script that uses an
+   * NPC after the `await using` block (or function) that opened its bridge ended is told so.
+   */
+  #notSent(method: string): BridgeError {
+    if (!this.#started) {
+      return BridgeError.of("shut_down", `The bridge is not started; '${method}' was not sent.`);
+    }
+    const end = this.#end;
+    const why = end?.by === "client" || this.#shutdownSent
+      ? " This program closed it (close(), or the end of the block or function that opened it with 'await " +
+        "using'): its NPCs, sessions and worlds went with it. Keep it open while you use them, or save them " +
+        "(npc.state(), world.snapshot()) and restore them in a new bridge."
+      : end?.error
+      ? ` It stopped: ${end.error.message}`
+      : "";
+    return BridgeError.of("shut_down", `The bridge is closed; '${method}' was not sent.${why}`);
   }
 
   #closedError(method: string): BridgeError {

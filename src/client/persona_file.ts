@@ -8,6 +8,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.
 import { shown } from "./checks.ts";
 import { nearestName } from "../util/edit_distance.ts";
 import type { NpcMemory, NpcOptions, Persona } from "./game_types.ts";
+import { withKnownKeys } from "./npc_keys.ts";
 import type { ScriptStep, ToolDefinition } from "./types.ts";
 
 /**
@@ -117,6 +118,28 @@ function isSteps(value: JsonValue): value is JsonObject[] & ScriptStep[] {
   return Array.isArray(value) && value.every(isJsonObject);
 }
 
+/** What a step plays: every step holds one of these (spec §10). */
+const STEP_KINDS = ["text", "toolCalls", "json", "template", "error"];
+
+/**
+ * Throws a TypeError naming the steps file, the step (counted from 1) and the kind its keys most likely
+ * misspell, for a step that holds none of {@link STEP_KINDS} (`{"txt": …}`); the bridge would refuse it when
+ * the NPC is created, naming `model.steps[1]` and neither the file nor the kind.
+ */
+function checkStepKinds(path: string | URL, steps: readonly JsonObject[]): void {
+  for (const [index, step] of steps.entries()) {
+    const kind = STEP_KINDS.some((k) =>
+      k === "json" ? Object.hasOwn(step, k) : step[k] !== undefined && step[k] !== null
+    );
+    if (kind) continue;
+    const meant = Object.keys(step).map((key) => nearestName(key, STEP_KINDS)).find((k) => k !== undefined);
+    throw new TypeError(
+      `${path}: step ${index + 1} has none of 'text', 'toolCalls', 'json', 'template' or 'error'` +
+        `${meant ? ` (did you mean '${meant}'?)` : ""}; got ${shown(step)}.`,
+    );
+  }
+}
+
 /** The keys of an NPC file (those of `npc/create`, a world seed and a greeting), as `oam npc` reads them. */
 const FILE_KEYS = ["npc", "persona", "options", "tools", "memory", "world", "greeting"];
 
@@ -125,6 +148,18 @@ function unknownKeyWarning(path: string | URL, key: string): string {
   const meant = nearestName(key, FILE_KEYS);
   return `${path}: unknown key '${key}' was ignored${meant ? ` (did you mean '${meant}'?)` : ""}; ` +
     `an NPC file's keys are ${FILE_KEYS.join(", ")}.`;
+}
+
+/** `section` without the keys the bridge does not read, each a warning naming the file ({@link withKnownKeys}). */
+function knownKeys(
+  path: string | URL,
+  name: "persona" | "options" | "memory",
+  section: object,
+  onWarning: (warning: string) => void,
+): JsonObject {
+  const { known, warnings } = withKnownKeys(name, section);
+  for (const warning of warnings) onWarning(`${path}: ${warning}`);
+  return known as JsonObject;
 }
 
 /** Throws a TypeError unless the file's `key` is absent or passes `ok`. */
@@ -168,7 +203,12 @@ function printWarning(warning: string): void {
  * and the step script beside it (`shopkeeper.jsonc` → `shopkeeper.steps.json`: an array of steps, or
  * `{"steps": […]}`). The bridge validates the values when the NPC is created; a key of the wrong kind (e.g.
  * `options` that is not an object) is a TypeError here, and an unknown key (a typo such as `optoins`) is
- * ignored with a warning to `options.onWarning` (default: stderr), as `oam npc` does. Needs `--allow-read`.
+ * ignored with a warning to `options.onWarning` (default: stderr), as `oam npc` does. So is an unknown key of
+ * `persona`, `options` or `memory` (`persona.personalty`): it is left out of the result, with a warning that
+ * names the file and the key it most likely meant, and the bridge does not warn about it again. A step
+ * with none of `text`, `toolCalls`, `json`, `template` or `error` (`{"txt": …}`) is a TypeError naming the
+ * steps file, the step and the kind it meant. Needs
+ * `--allow-read`.
  *
  * `path` is a local file (a path or a `file:` URL) or an `http:`/`https:` URL (needs `--allow-net` for its
  * host). A relative path starts in the folder deno runs in; `new URL("./mira.jsonc", import.meta.url)` names
@@ -198,10 +238,16 @@ export async function loadPersona(
   if (!hasPersona(value)) {
     // A persona written at the top level ({"name": "Mira", "role": …}) is the likely mistake.
     const flat = isJsonObject(value) && value.persona === undefined && typeof value.name === "string";
+    // A misspelt name (`"nme"`) is the other.
+    const misspelt = isJsonObject(value) && isJsonObject(value.persona)
+      ? Object.keys(value.persona).find((key) => nearestName(key, ["name"]) === "name")
+      : undefined;
     throw new TypeError(
       `${path}: expected an object with a 'persona' that has a 'name'` +
         (flat
           ? ` (the persona's fields go under 'persona': {"persona": {"name": "${value.name}", …}}).`
+          : misspelt !== undefined
+          ? ` (did you mean 'name' for 'persona.${misspelt}'?).`
           : "."),
     );
   }
@@ -230,17 +276,21 @@ export async function loadPersona(
     if (list === undefined || !isSteps(list)) {
       throw new TypeError(`${scriptPath}: expected an array of steps or {"steps": […]}.`);
     }
+    checkStepKinds(scriptPath, list);
     steps = list;
   }
-  const out: PersonaFile = { persona: value.persona, steps };
+  const out: PersonaFile = {
+    persona: knownKeys(path, "persona", value.persona, onWarning) as JsonObject & Persona, // has its name
+    steps,
+  };
   if (typeof value.npc === "string") out.npc = value.npc;
-  if (isJsonObject(value.options)) out.options = value.options;
+  if (isJsonObject(value.options)) out.options = knownKeys(path, "options", value.options, onWarning);
   if (Array.isArray(value.tools)) {
     const bad = value.tools.findIndex((t) => !isTool(t));
     if (bad >= 0) throw new TypeError(`${path}: tools[${bad}] is not a tool definition with a 'name'.`);
     out.tools = value.tools.filter(isTool);
   }
-  if (isJsonObject(value.memory)) out.memory = value.memory;
+  if (isJsonObject(value.memory)) out.memory = knownKeys(path, "memory", value.memory, onWarning);
   if (isJsonObject(value.world)) out.world = value.world;
   if (typeof value.greeting === "string") out.greeting = value.greeting;
   else if (value.greeting === true) out.greeting = ""; // as `oam npc` reads it: a bark with no situation

@@ -13,6 +13,24 @@ import type { JsonRpcMessage } from "./messages.ts";
 import { messageTooLong, type Transport } from "./transport.ts";
 
 /**
+ * The path of the checkout's `cli.ts` when this client was imported from a local checkout (a script that
+ * imports `mod.ts` by path), so the hint of a missing `oam` names the command to paste; null when the client
+ * came from JSR or elsewhere (or the file is not there, when reading is granted; nothing is asked for).
+ */
+function checkoutCli(): string | null {
+  const url = new URL("../../cli.ts", import.meta.url);
+  if (url.protocol !== "file:") return null;
+  let path = decodeURIComponent(url.pathname);
+  if (Deno.build.os === "windows") path = path.replace(/^\/([A-Za-z]:)/, "$1").replaceAll("/", "\\");
+  try {
+    if (Deno.permissions.querySync({ name: "read", path }).state === "granted") Deno.statSync(path);
+  } catch {
+    return null;
+  }
+  return path;
+}
+
+/**
  * Options of a {@link StdioTransport}.
  *
  * @example
@@ -141,10 +159,14 @@ export class StdioTransport implements Transport {
     if (this.#options.command && this.#options.command.length > 0) return `. '${program}' was not found.`;
     const source = bridgeCommandSource();
     if (source !== null) return `. '${program}' (from ${source}) was not found.`;
+    const cli = checkoutCli();
+    const fromCheckout = cli === null
+      ? `from a checkout: ["deno", "run", "-A", "<checkout>/cli.ts", "stdio"]`
+      : `from this checkout: ["deno", "run", "-A", ${JSON.stringify(cli)}, "stdio"]`;
     return `. '${program}' was not found: install it (deno install -g -n oam --allow-read --allow-env ` +
       `--allow-ffi jsr:@open-apple-models/bridge/cli), give the command, Bridge.spawn({ command: [...] }) ` +
-      `(from a checkout: ["deno", "run", "-A", "<checkout>/cli.ts", "stdio"]), or set OAM_BRIDGE_PATH (a ` +
-      "compiled oam) or OAM_BRIDGE_COMMAND and grant --allow-env to read them.";
+      `(${fromCheckout}), or set OAM_BRIDGE_PATH (a compiled oam) or OAM_BRIDGE_COMMAND and grant ` +
+      "--allow-env to read them.";
   }
 
   /** Spawns the process. Rejects with `-32023 shut_down` when it cannot be started. */

@@ -203,6 +203,11 @@ export class ToolRegistry {
     return new ClientTool(copy);
   }
 
+  /** The handler registered for `name`, if any. */
+  handlerOf(name: string): ToolHandler<never> | undefined {
+    return this.#tools.get(name)?.handler;
+  }
+
   /** The definitions for `refs` (handles, registered names or definitions). */
   definitions(refs: readonly ToolRef[]): ToolDefinition[] {
     const kinds = "handles from bridge.tool, registered names or definitions";

@@ -246,7 +246,9 @@ Deno.test("npc: usage errors exit 2; the file is checked before the model, an un
     [[plain, plain], needsOne],
     [
       ["--restore", plain, plain],
-      "Error: Use either a persona file or --restore <save>, not both. [usage]\n",
+      // The natural try (the persona file for its tools, the save for the conversation) says the save is enough.
+      `Error: Use either a persona file or --restore <save>, not both: the save holds the NPC's persona, ` +
+      `options and tools, so 'oam npc --restore ${plain}' goes on with it alone. [usage]\n`,
     ],
     [["--bogus", plain], "Error: Unknown option '--bogus'. Run 'oam npc --help'. [usage]\n"],
     [
@@ -328,7 +330,7 @@ Deno.test("npc: unknown file keys and npc/create's warnings; the memory's relati
   assert.equal(
     r.stderr,
     `warning: ${path}: unknown key 'colour' was ignored.\n` +
-      `warning: ${path}: Unknown parameter 'options.sparkle' was ignored.\n` +
+      `warning: ${path}: unknown key 'options.sparkle' was ignored.\n` +
       "note: the greeting is a model call: it played step 1 of the script.\n",
   );
 });
@@ -457,17 +459,24 @@ Deno.test("npc: a /state save holds its toolsDir relative to the save, so the fo
 
 Deno.test("npc: what the bridge refuses or warns about in the persona file names the file", async () => {
   const script = await fx.write("named.json", [{ text: "[happy] Hi." }]);
-  const cases: Array<[JsonObject, string]> = [
+  const cases: Array<[JsonObject, string, string]> = [
     [
       { persona: { name: "Gorm" }, options: { playerOptionCount: "two" } },
+      "",
       `Parameter 'options.playerOptionCount' must be an integer; got "two". [invalid_params]`,
     ],
-    [{ persona: { nme: "Gorm" } }, "Missing required parameter 'persona.name'. [invalid_params]"],
+    [
+      { persona: { nme: "Gorm" } },
+      // The misspelt field is said first, with the one it meant.
+      "unknown key 'persona.nme' was ignored (did you mean 'name'?).",
+      "Missing required parameter 'persona.name'. [invalid_params]",
+    ],
   ];
-  for (const [value, message] of cases) {
+  for (const [value, warning, message] of cases) {
     const path = await fx.write("named.jsonc", value);
     const r = await oam(["npc", path, "--script", script], { stdin: "hi\n" });
-    assert.deepEqual([r.code, r.stdout, r.stderr], [2, "", `Error: ${path}: ${message}\n`]);
+    const warned = warning === "" ? "" : `warning: ${path}: ${warning}\n`;
+    assert.deepEqual([r.code, r.stdout, r.stderr], [2, "", `${warned}Error: ${path}: ${message}\n`]);
   }
   const warned = await fx.write("warned.jsonc", {
     persona: { name: "Gorm" },
@@ -478,7 +487,8 @@ Deno.test("npc: what the bridge refuses or warns about in the persona file names
   assert.deepEqual([r.code, r.stdout, r.stderr], [
     0,
     "Gorm [happy]: Hi.\n",
-    `warning: ${warned}: Unknown parameter 'options.replyFormt' was ignored.\n` +
+    // As loadPersona says it: the field it meant (the bridge's own warning named none).
+    `warning: ${warned}: unknown key 'options.replyFormt' was ignored (did you mean 'replyFormat'?).\n` +
     `warning: ${warned}: give: no description; the model may not know when to call it.\n`,
   ]);
 });
@@ -523,4 +533,33 @@ Deno.test("npc, chat and respond: a save of the other kind names the command tha
       args.join(" "),
     );
   }
+});
+
+Deno.test("npc: on the unavailable on-device model, a persona file with its script beside it says how to play it", async () => {
+  // loadPersona reads guard.steps.json beside guard.jsonc; oam npc needs --script for it, and said only
+  // "--script <file> … for a scripted model".
+  const persona = await fx.write("beside.jsonc", {
+    persona: { name: "Bram" },
+    options: { replyFormat: "text" },
+  });
+  await fx.write("beside.steps.json", [{ text: "[neutral] Halt." }]);
+  const env = { OAM_FM_LIBRARY: fx.path("no_plugin.dylib") }; // the on-device model is unavailable anywhere
+  const r = await oam(["npc", persona], { stdin: "Hello.\n", env });
+  assert.equal(r.code, 3, r.stderr);
+  assert.ok(
+    r.stderr.endsWith(
+      ` The persona file has its script beside it: 'oam npc ${persona} --script ${
+        fx.path("beside.steps.json")
+      }' plays it. [model_unavailable]\n`,
+    ),
+    r.stderr,
+  );
+  // Without a script beside it, the advice is as it was.
+  const alone = await fx.write("alone.jsonc", { persona: { name: "Bram" } });
+  const a = await oam(["npc", alone], { stdin: "Hello.\n", env });
+  assert.equal(a.code, 3, a.stderr);
+  assert.ok(!a.stderr.includes("beside it"), a.stderr);
+  // And with --script, it plays.
+  const played = await oam(["npc", persona, "--script", fx.path("beside.steps.json")], { stdin: "Hello.\n" });
+  assert.deepEqual([played.code, played.stdout], [0, "Bram [neutral]: Halt.\n"], played.stderr);
 });

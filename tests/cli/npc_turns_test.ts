@@ -558,3 +558,21 @@ Deno.test({
   ignore: Deno.build.os !== "linux", // the pseudo-terminal comes from util-linux `script`
   fn: () => stdoutElsewhere(true),
 });
+
+Deno.test("npc: a scripted call of a tool the NPC does not have is not shown as built-in", async () => {
+  // The shopkeeper's script calls check_stock; a persona without that tool got "⚙ check_stock … (built-in)"
+  // and then "There is no tool named 'check_stock'", as if the bridge had such a tool of its own.
+  const script = await fx.write("stranger_steps.json", [
+    { toolCalls: [{ name: "check_stock", arguments: { item: "ale" } }] },
+    { text: "[happy] Welcome." },
+  ]);
+  const persona = await mira("stranger.jsonc", { replyFormat: "text" }, []);
+  const r = await oam(["npc", persona, "--script", script], { stdin: "Ale?\n" });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(
+    r.stdout,
+    '  ⚙ check_stock {"item":"ale"} (not one of its tools)\n' +
+      "  ↳ error: There is no tool named 'check_stock'.\n" +
+      "Mira [happy]: Welcome.\n",
+  );
+});

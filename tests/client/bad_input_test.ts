@@ -4,7 +4,14 @@
  * of a silent no-op or a failure deep inside the client. Values the bridge checks are its own tests'.
  */
 import assert from "node:assert/strict";
-import { Bridge, InProcessTransport, type JsonRpcMessage, loadPersona, type ScriptStep } from "../../mod.ts";
+import {
+  Bridge,
+  BridgeError,
+  InProcessTransport,
+  type JsonRpcMessage,
+  loadPersona,
+  type ScriptStep,
+} from "../../mod.ts";
 
 const REPLY: ScriptStep = {
   json: {
@@ -494,4 +501,124 @@ Deno.test("a tool that returns NaN or Infinity (which JSON writes as null) gives
     ],
     fine: [{ km: null, list: [1.5] }, false],
   });
+});
+
+Deno.test("decideMany with a model (or another shared setting) inside a request is a TypeError that says to pass it in the settings; nothing is sent", async () => {
+  const { bridge, sent } = await recorded();
+  await using _ = bridge;
+  const flee = {
+    type: "scripted" as const,
+    steps: [{ json: { reasoning: "Hurt.", choice: "run", confidence: 60 } }],
+  };
+  // Without `deno check` the request's model used to be dropped with a warning, and the decision ran on the
+  // system model: "The system model is unavailable … give the … decision … another model".
+  await assert.rejects(
+    bridge.decideMany([
+      { situation: "A troll charges.", options: ["fight", "run"] },
+      { situation: "A wolf howls.", options: ["fight", "run"], model: flee } as never,
+    ]),
+    typeError(
+      /^bridge\.decideMany\(\): 'requests\[1\]\.model' is not read per decision: one decideMany call shares its settings among its decisions, so pass it beside the requests: bridge\.decideMany\(requests, \{ model \}\)\. A scripted model there plays one step per decision, in request order\. For a different one per decision, call bridge\.decide for each\.$/,
+    ),
+  );
+  for (const key of ["instructions", "temperature", "maxToolRounds", "toolTimeoutSeconds", "timeoutMs"]) {
+    await assert.rejects(
+      bridge.decideMany([{ situation: "A troll charges.", options: ["fight", "run"], [key]: 1 } as never]),
+      typeError(
+        new RegExp(
+          `^bridge\\.decideMany\\(\\): 'requests\\[0\\]\\.${key}' is not read per decision: .*bridge\\.decideMany\\(requests, \\{ ${key} \\}\\)`,
+        ),
+      ),
+    );
+  }
+  assert.deepEqual(sent, [], "nothing was sent");
+  // In the settings, the same model plays.
+  const [decision] = await bridge.decideMany([{ situation: "A wolf howls.", options: ["fight", "run"] }], {
+    model: flee,
+  });
+  assert.ok(!("error" in decision) && decision.optionID === "run");
+});
+
+Deno.test("createNpc given a whole loaded persona file is a TypeError saying which parts go where; nothing is sent", async () => {
+  const { bridge, sent } = await recorded();
+  await using _ = bridge;
+  const guard = await loadPersona(new URL("../../personas/guard.jsonc", import.meta.url));
+  // It was sent, and the bridge answered "Missing required parameter 'persona.name'." for a file that has one.
+  await assert.rejects(
+    bridge.createNpc(guard as never, { model: { type: "scripted", steps: guard.steps } }),
+    typeError(
+      /^bridge\.createNpc\(\): the persona has no 'name' but a 'persona' named "Bram": it looks like a whole persona file\. Pass its parts: bridge\.createNpc\(file\.persona, \{ options: file\.options, tools: file\.tools, memory: file\.memory, model: modelFromArgs\(Deno\.args, file\.steps\) \}\)\.$/,
+    ),
+  );
+  assert.deepEqual(sent, [], "nothing was sent");
+  // Its parts work.
+  for (const tool of guard.tools ?? []) bridge.tool(tool, () => ({ opened: true }));
+  const bram = await bridge.createNpc(guard.persona, {
+    options: guard.options,
+    tools: guard.tools,
+    model: { type: "scripted", steps: guard.steps },
+  });
+  assert.equal((await bram.talk("Hello.")).line, "State your business at the north gate.");
+});
+
+Deno.test("a handle used after its bridge closed says who closed it: this script (close() or the end of its 'await using' block), or the bridge", async () => {
+  // A designer's setup function: `await using` closes the bridge when the function returns its NPC.
+  async function setUp() {
+    await using bridge = await Bridge.open();
+    return await bridge.createNpc({ name: "Gorm" }, { model: { type: "scripted", steps: [REPLY] } });
+  }
+  const gorm = await setUp();
+  await assert.rejects(gorm.talk("Hello."), (error: unknown) => {
+    assert.ok(error instanceof BridgeError && error.dataCode === "shut_down", String(error));
+    assert.equal(
+      error.message,
+      "The bridge is closed; 'npc/talk' was not sent. This program closed it (close(), or the end of the block " +
+        "or function that opened it with 'await using'): its NPCs, sessions and worlds went with it. Keep it " +
+        "open while you use them, or save them (npc.state(), world.snapshot()) and restore them in a new bridge.",
+    );
+    return true;
+  });
+  // Closed by the other side: the message says why instead.
+  const transport = new InProcessTransport();
+  const bridge = await Bridge.connect(transport, { onWarning: () => {} });
+  const ended = bridge.done;
+  transport.onclose?.(new Error("The bridge process exited (exit code 3)."));
+  await ended;
+  await assert.rejects(
+    bridge.ping(),
+    /^BridgeError: The bridge is closed; 'ping' was not sent\. It stopped: The bridge process exited \(exit code 3\)\.$/,
+  );
+  await bridge.close();
+});
+
+Deno.test("bridge.tool with a name that already has another handler warns that the new one answers every NPC's calls", async () => {
+  const warnings: string[] = [];
+  await using bridge = await Bridge.open({ onWarning: (w, method) => warnings.push(`${method}: ${w}`) });
+  // Two persona files that both have check_stock, each registered with its own inventory.
+  const definition = { name: "check_stock", description: "Stock." };
+  const reply = { text: "[happy] {toolOutput}" };
+  const call = { toolCalls: [{ name: "check_stock", arguments: {} }] };
+  const answer = { template: "[happy] {toolOutput}" };
+  const mira = bridge.tool(definition, () => "3 ales");
+  const npcs = [];
+  for (const name of ["Mira", "Tom"]) {
+    npcs.push(
+      await bridge.createNpc({ name }, {
+        tools: [mira],
+        options: { replyFormat: "text" },
+        model: { type: "scripted", steps: [call, answer, reply] },
+      }),
+    );
+  }
+  assert.deepEqual(warnings, []);
+  const tom = () => "9 ciders";
+  bridge.tool(definition, tom);
+  bridge.tool(definition, tom); // the same handler again: nothing new to say
+  assert.deepEqual(warnings, [
+    "bridge.tool: Tool 'check_stock' already had a handler; the new one answers every call of it from now on, " +
+    "whichever NPC, session or decision makes it (one handler per name: to answer each NPC its own way, look " +
+    "at ctx.npc in one handler).",
+  ]);
+  // As it says: Mira's calls get Tom's answer.
+  assert.equal((await npcs[0].talk("Ale?")).line, "9 ciders");
 });

@@ -3,7 +3,7 @@
  * `loadPersona` (an NPC file and the step script beside it), including what they say about bad input.
  */
 import assert from "node:assert/strict";
-import { loadPersona, modelFromArgs } from "../../mod.ts";
+import { Bridge, loadPersona, modelFromArgs } from "../../mod.ts";
 
 const STEPS = [{ text: "Hi." }];
 
@@ -11,7 +11,10 @@ Deno.test("modelFromArgs: scripted by default, --system, --model openai:… / gg
   assert.deepEqual(modelFromArgs([], STEPS), { type: "scripted", steps: STEPS });
   assert.deepEqual(modelFromArgs(["--verbose"], STEPS), { type: "scripted", steps: STEPS });
   assert.equal(modelFromArgs(["--system"], STEPS), "system");
-  assert.equal(modelFromArgs(["--model", "scripted"], STEPS), "scripted");
+  // `--model scripted` plays the script's steps, as no flag does (it played an empty script: "Script exhausted:
+  // all 0 steps were played").
+  assert.deepEqual(modelFromArgs(["--model", "scripted"], STEPS), { type: "scripted", steps: STEPS });
+  assert.deepEqual(modelFromArgs(["--model=scripted"], STEPS), { type: "scripted", steps: STEPS });
   assert.deepEqual(modelFromArgs(["--model", "openai:http://127.0.0.1:8080/v1/#qwen2.5:7b"], STEPS), {
     type: "openai",
     baseURL: "http://127.0.0.1:8080/v1",
@@ -39,6 +42,29 @@ Deno.test("modelFromArgs: scripted by default, --system, --model openai:… / gg
   }
   assert.throws(() => modelFromArgs(["--model", "{oops"], STEPS), /the JSON is invalid/);
   assert.throws(() => modelFromArgs(["--model", "openai:http://x/v1"], STEPS), /missing '#<model>'/);
+});
+
+Deno.test("modelFromArgs: a misspelt --model or --system is an Error naming the flag it meant, not the scripted model", () => {
+  const meant = (flag: string, wanted: string) => (error: Error) => {
+    assert.equal(
+      error.message,
+      `modelFromArgs: '${flag}' is not an option it reads; did you mean '${wanted}'? (Without it the scripted ` +
+        `model plays.)`,
+    );
+    return true;
+  };
+  assert.throws(() => modelFromArgs(["--sytem"], STEPS), meant("--sytem", "--system"));
+  assert.throws(() => modelFromArgs(["-system"], STEPS), meant("-system", "--system"));
+  assert.throws(() => modelFromArgs(["--modle", "gguf:tiny.gguf"], STEPS), meant("--modle", "--model"));
+  assert.throws(() => modelFromArgs(["--models=openai:http://x/v1#m"], STEPS), meant("--models", "--model"));
+  assert.throws(() => modelFromArgs(["-model", "system"], STEPS), meant("-model", "--model"));
+  // A script's own flags stay its own: one that is not followed by a model, or not near either name.
+  assert.deepEqual(modelFromArgs(["--mode", "fast"], STEPS), { type: "scripted", steps: STEPS });
+  assert.deepEqual(modelFromArgs(["--modal"], STEPS), { type: "scripted", steps: STEPS });
+  assert.deepEqual(modelFromArgs(["--stem", "--systems2"], STEPS), { type: "scripted", steps: STEPS });
+  assert.deepEqual(modelFromArgs(["--seed", "7", "--verbose"], STEPS), { type: "scripted", steps: STEPS });
+  // With the real flag there too, nothing is guessed.
+  assert.equal(modelFromArgs(["--system", "--sytem"], STEPS), "system");
 });
 
 Deno.test("loadPersona: JSONC with the steps beside it; no steps file means no steps", async () => {
@@ -78,6 +104,39 @@ Deno.test("loadPersona: JSONC with the steps beside it; no steps file means no s
   }
 });
 
+Deno.test("loadPersona: a misspelt persona, option or memory field is left out with one warning that names the file and the field it meant", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(
+      `${dir}/gorm.jsonc`,
+      JSON.stringify({
+        persona: { name: "Gorm", personalty: "Gruff.", role: "the smith" },
+        options: { replyFormt: "text", playerOptionCount: 0, zzz: 1 },
+        memory: { fact: ["Owes the player."] },
+      }),
+    );
+    const warnings: string[] = [];
+    const gorm = await loadPersona(`${dir}/gorm.jsonc`, { onWarning: (w) => warnings.push(w) });
+    // The bridge only said "Unknown parameter 'persona.personalty' was ignored." at npc/create: no file, no hint.
+    assert.deepEqual(warnings, [
+      `${dir}/gorm.jsonc: unknown key 'persona.personalty' was ignored (did you mean 'personality'?).`,
+      `${dir}/gorm.jsonc: unknown key 'options.replyFormt' was ignored (did you mean 'replyFormat'?).`,
+      `${dir}/gorm.jsonc: unknown key 'options.zzz' was ignored.`,
+      `${dir}/gorm.jsonc: unknown key 'memory.fact' was ignored (did you mean 'facts'?).`,
+    ]);
+    assert.deepEqual(gorm.persona, { name: "Gorm", role: "the smith" });
+    assert.deepEqual(gorm.options, { playerOptionCount: 0 });
+    assert.deepEqual(gorm.memory, {});
+    // Left out, so the bridge does not warn about them a second time.
+    const bridgeWarnings: string[] = [];
+    await using bridge = await Bridge.open({ onWarning: (w) => bridgeWarnings.push(w) });
+    await bridge.createNpc(gorm.persona, { options: gorm.options, memory: gorm.memory, model: "scripted" });
+    assert.deepEqual(bridgeWarnings, []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("loadPersona: a broken file, a file without a persona name, bad steps or tools are clear errors", async () => {
   const dir = await Deno.makeTempDir();
   try {
@@ -87,6 +146,11 @@ Deno.test("loadPersona: a broken file, a file without a persona name, bad steps 
     await assert.rejects(
       loadPersona(`${dir}/nameless.json`),
       /expected an object with a 'persona' that has a 'name'/,
+    );
+    await Deno.writeTextFile(`${dir}/nme.json`, '{"persona": {"nme": "Gorm", "role": "the smith"}}');
+    await assert.rejects(
+      loadPersona(`${dir}/nme.json`),
+      /nme\.json: expected an object with a 'persona' that has a 'name' \(did you mean 'name' for 'persona\.nme'\?\)\.$/,
     );
     await Deno.writeTextFile(`${dir}/flat.json`, '{"name": "Mira", "role": "the innkeeper"}');
     await assert.rejects(
@@ -99,6 +163,31 @@ Deno.test("loadPersona: a broken file, a file without a persona name, bad steps 
       loadPersona(`${dir}/a.json`),
       /a\.steps\.json: expected an array of steps or \{"steps": \[…\]\}/,
     );
+    // A step with no kind: the bridge said "'model.steps[1]' must contain one of …" when the NPC was created,
+    // naming neither the file nor what was meant.
+    await Deno.writeTextFile(
+      `${dir}/a.steps.json`,
+      '[{"text": "Hi."}, {"txt": "[happy] Hello.", "chunks": 2}]',
+    );
+    await assert.rejects(
+      loadPersona(`${dir}/a.json`),
+      (error: unknown) => {
+        assert.ok(error instanceof TypeError, String(error));
+        assert.equal(
+          error.message,
+          `${dir}/a.steps.json: step 2 has none of 'text', 'toolCalls', 'json', 'template' or 'error' (did you ` +
+            `mean 'text'?); got {"txt":"[happy] Hello.","chunks":2}.`,
+        );
+        return true;
+      },
+    );
+    await Deno.writeTextFile(`${dir}/a.steps.json`, '[{"delayMs": 5}]');
+    await assert.rejects(
+      loadPersona(`${dir}/a.json`),
+      /step 1 has none of .* or 'error'; got \{"delayMs":5\}\.$/,
+    );
+    await Deno.writeTextFile(`${dir}/a.steps.json`, '[{"json": null}, {"error": "guardrail_violation"}]');
+    assert.equal((await loadPersona(`${dir}/a.json`)).steps.length, 2);
     await Deno.writeTextFile(
       `${dir}/b.json`,
       '{"persona": {"name": "B"}, "tools": [{"name": "ok"}, "check_stock"]}',
@@ -184,4 +273,14 @@ Deno.test("loadPersona: a key of the wrong kind is a TypeError naming it; an unk
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("the persona, option and memory keys loadPersona checks are the ones the bridge reads", async () => {
+  const { PERSONA_FIELDS, NPC_OPTION_KEYS, MEMORY_FIELDS } = await import("../../src/client/npc_keys.ts");
+  const { PERSONA_KEYS } = await import("../../src/game/npc/persona.ts");
+  const { OPTION_KEYS } = await import("../../src/game/npc/npc_options.ts");
+  const { MEMORY_KEYS } = await import("../../src/game/npc/npc_memory.ts");
+  assert.deepEqual(PERSONA_FIELDS, [...PERSONA_KEYS]);
+  assert.deepEqual(NPC_OPTION_KEYS, [...OPTION_KEYS]);
+  assert.deepEqual(MEMORY_FIELDS, [...MEMORY_KEYS]);
 });

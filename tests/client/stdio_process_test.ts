@@ -91,7 +91,10 @@ Deno.test("stdio: Bridge.spawn() with no oam on PATH and no command says how to 
     );
     assert.ok(
       text.endsWith(
-        `Bridge.spawn({ command: [...] }) (from a checkout: ["deno", "run", "-A", "<checkout>/cli.ts", "stdio"]), ` +
+        // The client was imported from this checkout: the command names its cli.ts, ready to paste.
+        `Bridge.spawn({ command: [...] }) (from this checkout: ["deno", "run", "-A", ${
+          JSON.stringify(new URL("../../cli.ts", import.meta.url).pathname)
+        }, "stdio"]), ` +
           "or set OAM_BRIDGE_PATH (a compiled oam) or OAM_BRIDGE_COMMAND and grant --allow-env to read them.",
       ),
       text,
