@@ -601,8 +601,14 @@ class LifecycleTests(unittest.IsolatedAsyncioTestCase):
         self.assertEqual(bridge.returncode, -signal.SIGKILL)
 
     async def test_close_lets_a_child_that_exits_at_end_of_input_exit(self):
-        bridge = Bridge([sys.executable, "-c", "import sys; sys.stdin.read()"], initialize=False)
+        # It says it is reading first: a child still starting when close() waits (a loaded machine) is not
+        # what this tests.
+        bridge = Bridge([sys.executable, "-c", "import sys\nprint('ready', flush=True)\nsys.stdin.read()"],
+                        initialize=False)
+        ready = asyncio.get_running_loop().create_future()
+        bridge._dispatch = lambda line: ready.done() or ready.set_result(line)
         await bridge.start()
+        await asyncio.wait_for(ready, 10)
         await bridge.close()
         self.assertEqual(bridge.returncode, 0)
 
