@@ -1567,3 +1567,73 @@ Deno.test("the help's --script example: the page's sample persona fails on the s
     await served.stop();
   }
 });
+
+Deno.test("layout: a long word (a URL, a made-up name) in a reply, a line or a tool's arguments wraps inside its bubble", async () => {
+  const word = "Supercalifragilistic".repeat(12);
+  const reply = {
+    emotion: "happy",
+    line: `Try ${word}.`,
+    player_options: ["A", "B", "C"],
+    ends_conversation: false,
+  };
+  const served = await servePlayground(0, { name: "scripted", label: "scripted (test)" }, {
+    steps: [],
+    fallback: { json: reply },
+  });
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    await page.click("#start");
+    await npcReady(page);
+    await page.fill("#player-line", `Is it ${word}?`);
+    await page.press("#player-line", "Enter");
+    await turnDone(page, 1);
+    const overflows = await page.evaluate(() =>
+      [...document.querySelectorAll<HTMLElement>(".turn .player, .turn .npc")]
+        .filter((box) => box.scrollWidth > box.clientWidth)
+        .map((box) => `${box.className}: ${box.scrollWidth} > ${box.clientWidth}`)
+    );
+    // Before: the word ran out of the bubble (and out of the conversation, clipped at its edge).
+    assert.deepEqual(overflows, []);
+    assert.deepEqual(browser.errors, []);
+  } catch (error) {
+    await screenshot(page, "failed-long-word").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});
+
+Deno.test("reload: the conversation says the last NPC can be brought back, and its Restore button brings it back", async () => {
+  await withPlayground("failed-reload-restore", async (browser) => {
+    const { page } = browser;
+    await page.click("#start");
+    await npcReady(page);
+    await page.fill("#player-line", "Hello, Mira.");
+    await page.press("#player-line", "Enter");
+    await turnDone(page, 1);
+    // The page keeps the NPC's state once it has read it after the turn.
+    await page.waitForFunction(() => JSON.parse(localStorage.getItem("oam-playground/v1") ?? "{}").lastState);
+
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    // Before: only "Start the NPC…": the way back was a button in the State panel's Save tab.
+    const offer = page.locator("ol.turns li.note").filter({ hasText: "The NPC of your last visit" });
+    assert.match(
+      (await offer.textContent()) ?? "",
+      /^The NPC of your last visit \(Mira, .+\) went with the page's old connection\. Restore it$/,
+    );
+    await offer.getByRole("button", { name: "Restore it" }).click();
+    await page.locator("ol.turns li.note").filter({ hasText: "Restored Mira from the last state seen." })
+      .waitFor();
+    await npcReady(page);
+    const history = await page.locator("li.restored ol.history li").evaluateAll((items) =>
+      items.map((li) => [...li.childNodes].map((n) => n.textContent?.trim()).filter((t) => t).join(" | "))
+    );
+    assert.deepEqual(history, ["Player | Hello, Mira.", "Mira | neutral | (the bridge's model)"]);
+    // The offer went with the restore: a second click cannot restore again over the running NPC.
+    assert.equal(await offer.getByRole("button").count(), 0);
+    assert.deepEqual(browser.errors, []);
+  });
+});

@@ -266,6 +266,21 @@ export class Conversation {
     this.#scroll();
   }
 
+  /**
+   * Shows a note that offers an action, with its button (`label`): the button goes once it is used, and with
+   * the conversation when a new NPC starts.
+   */
+  offer(text: string, label: string, action: () => void): void {
+    const button = h("button", { type: "button", class: "small", text: label });
+    const li = h("li", { class: "note info offer" }, `${text} `, button);
+    button.addEventListener("click", () => {
+      button.remove();
+      action();
+    });
+    this.#list.append(li);
+    this.#scroll();
+  }
+
   /** A new NPC is running: the header shows its name and the model it runs on; `clear` empties the conversation. */
   started(name: string, model: string, clear: boolean): void {
     if (clear) {

@@ -119,6 +119,16 @@ class Playground {
       "Start the NPC (Start NPC, left), then talk to it here. New NPCs run on the Model tab's script " +
         "(deterministic, works everywhere) or on the bridge's own model.",
     );
+    // A reload (or a tab opened again) starts a new connection: the NPC of the last visit is not running,
+    // but its last state is kept, and the designer sees that here rather than in the State panel's Save tab.
+    const last = this.#lastLabel();
+    if (last !== "") {
+      this.conversation.offer(
+        `The NPC of your last visit (${last}) went with the page's old connection.`,
+        "Restore it",
+        () => void this.restoreLast(),
+      );
+    }
   }
 
   /** The connection to this server's `/rpc` (not opened yet: see {@link Playground.boot}). */
