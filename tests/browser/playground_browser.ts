@@ -1637,3 +1637,68 @@ Deno.test("reload: the conversation says the last NPC can be brought back, and i
     assert.deepEqual(browser.errors, []);
   });
 });
+
+Deno.test("long replies: a designer who scrolled up to read an earlier turn stays there while a reply comes in; at the bottom, the conversation follows it", async () => {
+  const long = (n: number) => ({
+    json: {
+      emotion: "happy",
+      line: `Reply ${n}. ${
+        "The rain has not stopped for three days, and the road to the mill is mud. ".repeat(8)
+      }`,
+      player_options: ["More", "Go on", "Bye"],
+      ends_conversation: false,
+    },
+  });
+  const served = await servePlayground(0, { name: "scripted", label: "scripted (test)" }, {
+    steps: [
+      long(1),
+      long(2),
+      long(3),
+      { toolCalls: [{ name: "check_stock", arguments: { item: "ale" } }] },
+      long(4),
+      { toolCalls: [{ name: "check_stock", arguments: { item: "stew" } }] },
+      long(5),
+    ],
+  });
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  const list = page.locator("ol.turns");
+  const atBottom = () => list.evaluate((ol) => ol.scrollHeight - ol.scrollTop - ol.clientHeight < 2);
+  try {
+    await page.click("#start");
+    await npcReady(page);
+    for (let n = 1; n <= 4; n++) {
+      await page.fill("#player-line", `Line ${n}`);
+      await page.press("#player-line", "Enter");
+      if (n < 4) await turnDone(page, n);
+    }
+    // Turn 4 waits for check_stock (a reply that takes its time): the designer scrolls up to read turn 1, and
+    // the answer is sent without scrolling the conversation back to it.
+    await page.locator(".tool-call.pending").waitFor();
+    await list.evaluate((ol) => ol.scrollTop = 0);
+    await page.locator(".tool-call.pending button", { hasText: "Send answer" }).evaluate((b) =>
+      (b as HTMLButtonElement).click()
+    );
+    await turnDone(page, 4);
+    // Before: every streamed piece and the end of the reply scrolled the conversation to its bottom.
+    assert.equal(await list.evaluate((ol) => ol.scrollTop), 0);
+
+    // At the bottom, the conversation follows the reply as it grows.
+    await list.evaluate((ol) => ol.scrollTop = ol.scrollHeight);
+    await page.fill("#player-line", "Line 5");
+    await page.press("#player-line", "Enter");
+    await page.locator(".tool-call.pending").waitFor();
+    await page.locator(".tool-call.pending button", { hasText: "Send answer" }).evaluate((b) =>
+      (b as HTMLButtonElement).click()
+    );
+    await turnDone(page, 5);
+    assert.equal(await atBottom(), true);
+    assert.deepEqual(browser.errors, []);
+  } catch (error) {
+    await screenshot(page, "failed-scrolled-up").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});

@@ -109,6 +109,8 @@ export class Conversation {
   /** The last reply cut off by a bridge that stopped or went away (until the next turn or start). */
   #cutOff: { line: string; back: boolean } | null = null;
   #turns = 0;
+  /** Whether the conversation is scrolled to its bottom (else the designer scrolled up to read). */
+  #pinned = true;
 
   /** Builds the panel in `root`: the header, the turns, and the composer (what was typed comes from `saved`). */
   constructor(root: HTMLElement, saved: Saved, host: ConversationHost) {
@@ -126,6 +128,10 @@ export class Conversation {
       title: "Current emotion",
     });
     this.#list = h("ol", { class: "turns", "aria-label": "Conversation" });
+    this.#list.addEventListener("scroll", () => {
+      const list = this.#list;
+      this.#pinned = list.scrollHeight - list.scrollTop - list.clientHeight < 24;
+    }, { passive: true });
     this.#announce = h("p", { class: "visually-hidden", "aria-live": "polite" });
     this.#lineInput = this.#playerLine();
     this.#context = this.#savedInput("context", {
@@ -365,6 +371,15 @@ export class Conversation {
 
   #scroll(): void {
     this.#list.scrollTop = this.#list.scrollHeight;
+    this.#pinned = true;
+  }
+
+  /**
+   * Keeps the newest part of a growing reply in view, unless the designer scrolled up to read an earlier turn:
+   * then the conversation stays where they are (a new turn, a note or a restore scrolls down again).
+   */
+  #follow(): void {
+    if (this.#pinned) this.#scroll();
   }
 
   #fail(text: string): void {
@@ -531,7 +546,7 @@ export class Conversation {
         live.calls.completed(event.record);
         break;
     }
-    this.#scroll();
+    this.#follow();
   }
 
   /**
@@ -614,8 +629,9 @@ export class Conversation {
         ...(reply.warnings ?? []).map((w) => `Warning: ${w}`),
       ].filter(Boolean).join(" "),
     );
-    if (reply.endsConversation) this.note(ended);
-    this.#scroll();
+    // (The note is part of the reply: it is followed, not scrolled to, as the reply is.)
+    if (reply.endsConversation) this.#list.append(h("li", { class: "note info", text: ended }));
+    this.#follow();
   }
 
   #failed(live: LiveTurn, error: BridgeError, line: string): void {
