@@ -273,16 +273,12 @@ export class Conversation {
   }
 
   /**
-   * Shows a note that offers an action, with its button (`label`): the button goes once it is used, and with
-   * the conversation when a new NPC starts.
+   * Shows a note that offers an action, with its button (`label`); it goes with the conversation when an NPC
+   * starts or is restored (a failed action leaves it, to try again).
    */
   offer(text: string, label: string, action: () => void): void {
-    const button = h("button", { type: "button", class: "small", text: label });
+    const button = h("button", { type: "button", class: "small", text: label, on: { click: action } });
     const li = h("li", { class: "note info offer" }, `${text} `, button);
-    button.addEventListener("click", () => {
-      button.remove();
-      action();
-    });
     this.#list.append(li);
     this.#scroll();
   }
