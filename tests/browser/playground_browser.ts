@@ -1702,3 +1702,32 @@ Deno.test("long replies: a designer who scrolled up to read an earlier turn stay
     await served.stop();
   }
 });
+
+Deno.test("reload in the middle of a turn: the line that was being answered is back in the player's box, and the conversation says so", async () => {
+  await withPlayground("failed-reload-mid-turn", async (browser) => {
+    const { page } = browser;
+    await page.click("#tab-model");
+    await page.check("#model-script"); // the sample script: the first turn waits for check_stock
+    await page.click("#start");
+    await npcReady(page);
+    await page.fill("#player-line", "An ale, please, and the news.");
+    await page.press("#player-line", "Enter");
+    await page.locator(".tool-call.pending").waitFor();
+    assert.equal(await page.inputValue("#player-line"), "");
+
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    // Before: the box was empty; the line had left it when it was said, and the reload cut its turn off.
+    assert.equal(await page.inputValue("#player-line"), "An ale, please, and the news.");
+    await page.locator("ol.turns li.note").filter({
+      hasText:
+        "The reload cut off the reply to “An ale, please, and the news.”: your line is back in the box.",
+    }).waitFor();
+    // Only once: a second reload has nothing to say about it.
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    assert.equal(await page.locator("ol.turns li.note").filter({ hasText: "The reload cut off" }).count(), 0);
+    assert.equal(await page.inputValue("#player-line"), "An ale, please, and the news.");
+    assert.deepEqual(browser.errors, []);
+  });
+});

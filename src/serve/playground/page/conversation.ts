@@ -672,6 +672,17 @@ export class Conversation {
     );
   }
 
+  /**
+   * The page is going away (a reload, a closed tab) with a reply running: its line goes back in the player's
+   * box (when the box is empty) and is kept as cut off, as when the bridge goes away mid-turn.
+   */
+  keepLiveLine(): void {
+    const live = this.#live;
+    if (!live || this.#lineInput.value.trim() !== "") return;
+    this.#saved.line = live.record.line;
+    this.#saved.cutLine = live.record.line;
+  }
+
   /** Cancels the running reply (`npc/cancel`; the turn answers -32009). */
   cancel(): void {
     this.#live?.abort.abort();
