@@ -1688,6 +1688,13 @@ Deno.test("long replies: a designer who scrolled up to read an earlier turn stay
     await page.fill("#player-line", "Line 5");
     await page.press("#player-line", "Enter");
     await page.locator(".tool-call.pending").waitFor();
+    // The answer box took the focus; the page has drawn it (its scroll events are in) before the answer goes.
+    await page.evaluate(() =>
+      new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))
+    );
+    // Before: the answer form was added below the bottom and the focus scrolled only its box into view, which
+    // read as "scrolled up": the reply after the answer was not followed.
+    assert.equal(await atBottom(), true, "the whole answer form is in view");
     await page.locator(".tool-call.pending button", { hasText: "Send answer" }).evaluate((b) =>
       (b as HTMLButtonElement).click()
     );

@@ -570,6 +570,9 @@ export class Conversation {
       timeout: this.#host.toolTimeout(name),
       signal,
       focusNext: () => this.#focusAfterAnswer(),
+      // The whole form in view (its buttons too) when the conversation follows the turn; the focus alone would
+      // scroll only the box into view, which reads as the designer scrolling up.
+      shown: () => this.#follow(),
     });
   }
 

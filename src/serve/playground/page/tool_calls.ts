@@ -137,6 +137,8 @@ export interface HandAnswer {
   signal: AbortSignal;
   /** Moves the focus on when the answer form goes away with the focus in it (answered, timed out, left). */
   focusNext: () => void;
+  /** Called once the answer form is in the page, before its box takes the focus (to bring it into view). */
+  shown?: () => void;
 }
 
 /**
@@ -145,7 +147,7 @@ export interface HandAnswer {
  */
 export function answerByHand(
   row: ToolRow,
-  { name, answer, timeout, signal, focusNext }: HandAnswer,
+  { name, answer, timeout, signal, focusNext, shown }: HandAnswer,
 ): Promise<unknown> {
   const box = answerBox(answer, row.args.id);
   startCountdown(row, timeout);
@@ -186,6 +188,7 @@ export function answerByHand(
         },
       }),
     );
+    shown?.();
     box.text.focus();
   });
 }
