@@ -240,7 +240,8 @@ class EventStream {
 
 /**
  * A completion answered as server-sent events. Status 200 goes out with the first event (with the role
- * chunk); a failure before it is an error response with its own status, a failure after it an error event.
+ * chunk, or the role in the tool calls' chunk); a failure before it is an error response with its own status,
+ * a failure after it an error event.
  */
 class StreamedAnswer implements CompletionSink {
   readonly #encoder: CompletionEncoder;
@@ -268,6 +269,16 @@ class StreamedAnswer implements CompletionSink {
   }
 
   event(event: CompletionEvent): void {
+    if (!this.#started && event.type === "toolCalls") {
+      // An answer that starts with tool calls starts as OpenAI streams one: the role, `content: null` and the
+      // calls in one delta (the SDKs' accumulated message then has `content: null`, as when not streamed).
+      this.#begin(false);
+      return this.#chunk({
+        role: "assistant",
+        content: null,
+        ...CompletionEncoder.toolCallsDelta(event.calls),
+      });
+    }
     this.#begin();
     switch (event.type) {
       case "content":
@@ -288,14 +299,14 @@ class StreamedAnswer implements CompletionSink {
     this.#close();
   }
 
-  /** On the first event: the response, then the role chunk. */
-  #begin(): void {
+  /** On the first event: the response, then the role chunk (unless `roleChunk` is false: the caller sends it). */
+  #begin(roleChunk = true): void {
     if (this.#started) return;
     this.#started = true;
     // From here on the client's disconnect is seen by the stream itself.
     this.#stopWatching();
     this.#respond(eventStreamResponse(this.#stream.body));
-    this.#chunk({ role: "assistant", content: "" });
+    if (roleChunk) this.#chunk({ role: "assistant", content: "" });
   }
 
   /** A failure before the first event: an error response instead of the stream. */

@@ -10,7 +10,7 @@ import { OpenAIError } from "./openai_error.ts";
 
 /** A client function tool. */
 export interface FunctionTool {
-  /** Name: 1–64 ASCII letters, digits, `_` or `-`. */
+  /** Name: 1–64 ASCII letters, digits, `_` or `-` (OpenAI's rule, with its errors). */
   name: string;
   /** What it does. */
   description: string;
@@ -50,7 +50,7 @@ export interface ChatRequest {
   parallelToolCalls: boolean;
   /** 0…2. */
   temperature: number | null;
-  /** (0, 1]. */
+  /** [0, 1] (0 is greedy). */
   topP: number | null;
   /** Sampling seed. */
   seed: number | null;
@@ -61,8 +61,6 @@ export interface ChatRequest {
   /** Answer format. */
   responseFormat: ResponseFormatSpec;
 }
-
-const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** Parses the request body text. Invalid JSON is 400 `invalid_json`. */
 export function parseChatRequestText(text: string): ChatRequest {
@@ -92,9 +90,8 @@ export function parseChatRequestText(text: string): ChatRequest {
 export function parseChatRequest(body: JsonValue): ChatRequest {
   const p = JsonParams.of(body, "");
   const model = p.string("model") ?? null;
-  const messages = p.array("messages");
+  const messages = p.nonEmptyArray("messages");
   if (messages === undefined) throw p.missing("messages");
-  if (messages.length === 0) throw p.invalid("messages", "'messages' must contain at least one message.");
   const stream = p.bool("stream") ?? false;
   const streamOptions = p.child("stream_options");
   if (streamOptions !== undefined && !stream) {
@@ -116,24 +113,16 @@ export function parseChatRequest(body: JsonValue): ChatRequest {
       throw p.invalid(legacy, "The legacy 'functions' API is not supported; use 'tools' and 'tool_choice'.");
     }
   }
-  const temperature = p.number("temperature") ?? null;
-  if (temperature !== null && !(temperature >= 0 && temperature <= 2)) {
-    throw p.invalid("temperature", "'temperature' must be between 0 and 2.");
-  }
-  const topP = p.number("top_p") ?? null;
-  if (topP !== null && !(topP > 0 && topP <= 1)) {
-    throw p.invalid("top_p", "'top_p' must be greater than 0 and at most 1.");
-  }
+  const temperature = p.numberIn("temperature", 0, 2) ?? null;
+  const topP = p.numberIn("top_p", 0, 1) ?? null;
+  // Checked as OpenAI checks them, though they do not change generation here: a request this server takes,
+  // OpenAI takes too.
+  p.numberIn("frequency_penalty", -2, 2);
+  p.numberIn("presence_penalty", -2, 2);
   const seed = p.integer("seed") ?? null;
-  const maxCompletion = p.integer("max_completion_tokens");
-  const legacyMax = p.integer("max_tokens");
+  const maxCompletion = p.integerAtLeast("max_completion_tokens", 1);
+  const legacyMax = p.integerAtLeast("max_tokens", 1);
   const maxTokens = maxCompletion ?? legacyMax ?? null;
-  if (maxTokens !== null && maxTokens < 1) {
-    throw p.invalid(
-      maxCompletion !== undefined ? "max_completion_tokens" : "max_tokens",
-      "The token limit must be at least 1.",
-    );
-  }
   return {
     model,
     messages,
@@ -173,7 +162,7 @@ function parseStop(p: JsonParams): string[] {
 }
 
 function parseTools(p: JsonParams): FunctionTool[] {
-  const list = p.array("tools");
+  const list = p.nonEmptyArray("tools");
   if (list === undefined) return [];
   const names = new Set<string>();
   return list.map((value, i) => {
@@ -183,14 +172,7 @@ function parseTools(p: JsonParams): FunctionTool[] {
       throw tool.invalid("type", `Unsupported tool type '${type}'. Only 'function' tools are supported.`);
     }
     const fn = tool.requiredChild("function");
-    const name = fn.requiredString("name");
-    if (!TOOL_NAME.test(name)) {
-      throw fn.invalid(
-        "name",
-        `Invalid tool name '${name}': use 1-64 ASCII letters, digits, underscores or dashes (write other ` +
-          "languages in its description).",
-      );
-    }
+    const name = fn.name("name", "Write other languages in the tool's description.");
     if (names.has(name)) throw fn.invalid("name", `Duplicate tool name '${name}'.`);
     names.add(name);
     const description = fn.string("description") ?? "";
@@ -248,7 +230,7 @@ function parseResponseFormat(p: JsonParams): ResponseFormatSpec {
   if (type === "json_schema") {
     const spec = format.requiredChild("json_schema");
     // Required, as on OpenAI (its SDKs' types require it too): a request this server takes, OpenAI takes.
-    const name = spec.requiredString("name");
+    const name = spec.name("name");
     const schema = spec.value("schema");
     if (schema === undefined) throw spec.missing("schema");
     if (typeof schema !== "object" || Array.isArray(schema)) {

@@ -294,12 +294,13 @@ function isAnyObject(schema: JsonValue): boolean {
 }
 
 /**
- * Sampling options of `temperature`, `top_p`, `seed` and `max_tokens` (temperature 0 is greedy); a cut-off
+ * Sampling options of `temperature`, `top_p`, `seed` and `max_tokens` (temperature or top_p 0 is greedy); a cut-off
  * answer is reported, not retried.
  */
 function generationOptions(request: ChatRequest): GenerationOptions {
   const options: GenerationOptions = {};
-  if (request.temperature === 0) options.sampling = { mode: "greedy" };
+  // Temperature 0, or top_p 0 (only the likeliest token), is greedy.
+  if (request.temperature === 0 || request.topP === 0) options.sampling = { mode: "greedy" };
   else {
     if (request.temperature !== null) options.temperature = request.temperature;
     const seed = request.seed === null ? {} : { seed: seedValue(request.seed) };

@@ -7,6 +7,10 @@
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { OpenAIError } from "./openai_error.ts";
 
+/** OpenAI's limits on a tool or schema name. */
+const NAME_PATTERN = /^[a-zA-Z0-9_-]+$/;
+const MAX_NAME_LENGTH = 64;
+
 /**
  * One object of a request body and its path.
  *
@@ -117,6 +121,89 @@ export class JsonParams {
     const c = this.child(key);
     if (c === undefined) throw this.missing(key);
     return c;
+  }
+
+  /**
+   * A required name as OpenAI checks one (tool and schema names): 1–64 ASCII letters, digits, `_` or `-`,
+   * refused with OpenAI's own messages and codes (`empty_string`, `string_above_max_length`, `invalid_value`).
+   * `hint` follows the message of a name with other characters.
+   */
+  name(key: string, hint = ""): string {
+    const name = this.requiredString(key);
+    const field = `Invalid '${this.param(key)}'`;
+    if (name === "") {
+      throw this.#refuse(
+        key,
+        `${field}: empty string. Expected a string with minimum length 1, but got an empty string instead.`,
+        "empty_string",
+      );
+    }
+    if (name.length > MAX_NAME_LENGTH) {
+      throw this.#refuse(
+        key,
+        `${field}: string too long. Expected a string with maximum length ${MAX_NAME_LENGTH}, but got a ` +
+          `string with length ${name.length} instead.`,
+        "string_above_max_length",
+      );
+    }
+    if (!NAME_PATTERN.test(name)) {
+      throw this.#refuse(
+        key,
+        `${field}: string does not match pattern. Expected a string that matches the pattern ` +
+          `'^[a-zA-Z0-9_-]+$'.${hint === "" ? "" : ` ${hint}`}`,
+        "invalid_value",
+      );
+    }
+    return name;
+  }
+
+  /** An optional array of at least one item (OpenAI's `empty_array` otherwise). */
+  nonEmptyArray(key: string): JsonValue[] | undefined {
+    const list = this.array(key);
+    if (list?.length === 0) {
+      throw this.#refuse(
+        key,
+        `Invalid '${
+          this.param(key)
+        }': empty array. Expected an array with minimum length 1, but got an empty ` +
+          "array instead.",
+        "empty_array",
+      );
+    }
+    return list;
+  }
+
+  /** An optional number within `[min, max]`, refused as OpenAI does (`decimal_above_max_value`, …). */
+  numberIn(key: string, min: number, max: number): number | undefined {
+    const v = this.number(key);
+    if (v !== undefined) this.#checkBounds(key, v, "decimal", min, max);
+    return v;
+  }
+
+  /** An optional integer of at least `min`, refused as OpenAI does (`integer_below_min_value`). */
+  integerAtLeast(key: string, min: number): number | undefined {
+    const v = this.integer(key);
+    if (v !== undefined) this.#checkBounds(key, v, "integer", min, Infinity);
+    return v;
+  }
+
+  #checkBounds(key: string, v: number, kind: "decimal" | "integer", min: number, max: number): void {
+    const [side, word, bound] = v < min
+      ? ["below_min", "minimum", `>= ${min}`]
+      : ["above_max", "maximum", `<= ${max}`];
+    if (v >= min && v <= max) return;
+    throw this.#refuse(
+      key,
+      `Invalid '${this.param(key)}': ${kind} ${
+        side.split("_")[0]
+      } ${word} value. Expected a value ${bound}, but ` +
+        `got ${v} instead.`,
+      `${kind}_${side}_value`,
+    );
+  }
+
+  #refuse(key: string, message: string, code: string): OpenAIError {
+    return OpenAIError.invalidRequest(message, this.param(key), code);
   }
 
   /** 400 `missing_required_parameter`. */

@@ -1567,3 +1567,174 @@ Deno.test("the help's --script example: the page's sample persona fails on the s
     await served.stop();
   }
 });
+
+Deno.test("layout: a long word (a URL, a made-up name) in a reply, a line or a tool's arguments wraps inside its bubble", async () => {
+  const word = "Supercalifragilistic".repeat(12);
+  const reply = {
+    emotion: "happy",
+    line: `Try ${word}.`,
+    player_options: ["A", "B", "C"],
+    ends_conversation: false,
+  };
+  const served = await servePlayground(0, { name: "scripted", label: "scripted (test)" }, {
+    steps: [],
+    fallback: { json: reply },
+  });
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    await page.click("#start");
+    await npcReady(page);
+    await page.fill("#player-line", `Is it ${word}?`);
+    await page.press("#player-line", "Enter");
+    await turnDone(page, 1);
+    const overflows = await page.evaluate(() =>
+      [...document.querySelectorAll<HTMLElement>(".turn .player, .turn .npc")]
+        .filter((box) => box.scrollWidth > box.clientWidth)
+        .map((box) => `${box.className}: ${box.scrollWidth} > ${box.clientWidth}`)
+    );
+    // Before: the word ran out of the bubble (and out of the conversation, clipped at its edge).
+    assert.deepEqual(overflows, []);
+    assert.deepEqual(browser.errors, []);
+  } catch (error) {
+    await screenshot(page, "failed-long-word").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});
+
+Deno.test("reload: the conversation says the last NPC can be brought back, and its Restore button brings it back", async () => {
+  await withPlayground("failed-reload-restore", async (browser) => {
+    const { page } = browser;
+    await page.click("#start");
+    await npcReady(page);
+    await page.fill("#player-line", "Hello, Mira.");
+    await page.press("#player-line", "Enter");
+    await turnDone(page, 1);
+    // The page keeps the NPC's state once it has read it after the turn.
+    await page.waitForFunction(() => JSON.parse(localStorage.getItem("oam-playground/v1") ?? "{}").lastState);
+
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    // Before: only "Start the NPC…": the way back was a button in the State panel's Save tab.
+    const offer = page.locator("ol.turns li.note").filter({ hasText: "The NPC of your last visit" });
+    assert.match(
+      (await offer.textContent()) ?? "",
+      /^The NPC of your last visit \(Mira, .+\) went with the page's old connection\. Restore it$/,
+    );
+    await offer.getByRole("button", { name: "Restore it" }).click();
+    await page.locator("ol.turns li.note").filter({ hasText: "Restored Mira from the last state seen." })
+      .waitFor();
+    await npcReady(page);
+    const history = await page.locator("li.restored ol.history li").evaluateAll((items) =>
+      items.map((li) => [...li.childNodes].map((n) => n.textContent?.trim()).filter((t) => t).join(" | "))
+    );
+    assert.deepEqual(history, ["Player | Hello, Mira.", "Mira | neutral | (the bridge's model)"]);
+    // The offer went with the restore: a second click cannot restore again over the running NPC.
+    assert.equal(await offer.count(), 0);
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+Deno.test("long replies: a designer who scrolled up to read an earlier turn stays there while a reply comes in; at the bottom, the conversation follows it", async () => {
+  const long = (n: number) => ({
+    json: {
+      emotion: "happy",
+      line: `Reply ${n}. ${
+        "The rain has not stopped for three days, and the road to the mill is mud. ".repeat(8)
+      }`,
+      player_options: ["More", "Go on", "Bye"],
+      ends_conversation: false,
+    },
+  });
+  const served = await servePlayground(0, { name: "scripted", label: "scripted (test)" }, {
+    steps: [
+      long(1),
+      long(2),
+      long(3),
+      { toolCalls: [{ name: "check_stock", arguments: { item: "ale" } }] },
+      long(4),
+      { toolCalls: [{ name: "check_stock", arguments: { item: "stew" } }] },
+      long(5),
+    ],
+  });
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  const list = page.locator("ol.turns");
+  const atBottom = () => list.evaluate((ol) => ol.scrollHeight - ol.scrollTop - ol.clientHeight < 2);
+  try {
+    await page.click("#start");
+    await npcReady(page);
+    for (let n = 1; n <= 4; n++) {
+      await page.fill("#player-line", `Line ${n}`);
+      await page.press("#player-line", "Enter");
+      if (n < 4) await turnDone(page, n);
+    }
+    // Turn 4 waits for check_stock (a reply that takes its time): the designer scrolls up to read turn 1, and
+    // the answer is sent without scrolling the conversation back to it.
+    await page.locator(".tool-call.pending").waitFor();
+    await list.evaluate((ol) => ol.scrollTop = 0);
+    await page.locator(".tool-call.pending button", { hasText: "Send answer" }).evaluate((b) =>
+      (b as HTMLButtonElement).click()
+    );
+    await turnDone(page, 4);
+    // Before: every streamed piece and the end of the reply scrolled the conversation to its bottom.
+    assert.equal(await list.evaluate((ol) => ol.scrollTop), 0);
+
+    // At the bottom, the conversation follows the reply as it grows.
+    await list.evaluate((ol) => ol.scrollTop = ol.scrollHeight);
+    await page.fill("#player-line", "Line 5");
+    await page.press("#player-line", "Enter");
+    await page.locator(".tool-call.pending").waitFor();
+    // The answer box took the focus; the page has drawn it (its scroll events are in) before the answer goes.
+    await page.evaluate(() =>
+      new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))
+    );
+    // Before: the answer form was added below the bottom and the focus scrolled only its box into view, which
+    // read as "scrolled up": the reply after the answer was not followed.
+    assert.equal(await atBottom(), true, "the whole answer form is in view");
+    await page.locator(".tool-call.pending button", { hasText: "Send answer" }).evaluate((b) =>
+      (b as HTMLButtonElement).click()
+    );
+    await turnDone(page, 5);
+    assert.equal(await atBottom(), true);
+    assert.deepEqual(browser.errors, []);
+  } catch (error) {
+    await screenshot(page, "failed-scrolled-up").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});
+
+Deno.test("reload in the middle of a turn: the line that was being answered is back in the player's box, and the conversation says so", async () => {
+  await withPlayground("failed-reload-mid-turn", async (browser) => {
+    const { page } = browser;
+    await page.click("#tab-model");
+    await page.check("#model-script"); // the sample script: the first turn waits for check_stock
+    await page.click("#start");
+    await npcReady(page);
+    await page.fill("#player-line", "An ale, please, and the news.");
+    await page.press("#player-line", "Enter");
+    await page.locator(".tool-call.pending").waitFor();
+    assert.equal(await page.inputValue("#player-line"), "");
+
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    // Before: the box was empty; the line had left it when it was said, and the reload cut its turn off.
+    assert.equal(await page.inputValue("#player-line"), "An ale, please, and the news.");
+    await page.locator("ol.turns li.note").filter({
+      hasText:
+        "The reload cut off the reply to “An ale, please, and the news.”: your line is back in the box.",
+    }).waitFor();
+    // Only once: a second reload has nothing to say about it.
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    assert.equal(await page.locator("ol.turns li.note").filter({ hasText: "The reload cut off" }).count(), 0);
+    assert.equal(await page.inputValue("#player-line"), "An ale, please, and the news.");
+    assert.deepEqual(browser.errors, []);
+  });
+});

@@ -593,3 +593,45 @@ Deno.test("screen reader: a bridge that goes away while an NPC runs is announced
     assert.deepEqual(browser.errors.filter((e) => !/WebSocket|ERR_CONNECTION_REFUSED/.test(e)), []);
   });
 });
+
+Deno.test("keyboard: Enter in a call's answer box sends the answer, as it says the player's line; Shift+Enter starts a new line", async () => {
+  await withPlayground("failed-keyboard-answer-enter", async (browser) => {
+    const { page } = browser;
+    await useScript(page);
+    await startWithKeyboard(page);
+    await page.focus("#player-line");
+    await page.keyboard.type("An ale, please.");
+    await page.keyboard.press("Enter");
+    await page.locator(".tool-call.pending").waitFor();
+    const box = await page.evaluate(() => document.activeElement?.id ?? "");
+    assert.match(box, /^answer-/, "focus is in the answer box");
+    // The box says how to send, as the player's line does.
+    assert.match(
+      await accessibleDescription(page, `#${box}`),
+      /Enter sends it, Shift\+Enter starts a new line\./,
+    );
+    // An answer that must be JSON but is not stays in the box with the problem, as with Send answer.
+    await page.selectOption(`#${box}-as`, "json");
+    await page.focus(`#${box}`);
+    await page.keyboard.type("three");
+    await page.keyboard.press("Enter");
+    assert.match((await page.textContent(`#${box}-message`)) ?? "", /JSON/);
+    assert.equal(await page.inputValue(`#${box}`), "three");
+    assert.equal(await page.locator(".tool-call.pending").count(), 1);
+
+    await page.fill(`#${box}`, "");
+    await page.keyboard.type('{"left": 3,');
+    await page.keyboard.press("Shift+Enter");
+    await page.keyboard.type('"price": 4}');
+    assert.equal(await page.inputValue(`#${box}`), '{"left": 3,\n"price": 4}');
+    // Before: Enter put a new line in the box and nothing was sent; the call waited for its timeout.
+    await page.keyboard.press("Enter");
+    await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
+    assert.equal(
+      await page.locator('.tool-call[data-tool="check_stock"] .tool-result code').textContent(),
+      '{"left":3,"price":4}',
+    );
+    assert.equal(await focused(page), "textarea#player-line");
+    assert.deepEqual(browser.errors, []);
+  });
+});

@@ -2,7 +2,8 @@
 /**
  * The persona editor's status list in a real headless Chromium: while the JSONC text has a syntax error, the
  * list shows only it and says the other checks are paused until it is fixed; a tool added with "Add a tool"
- * has an empty description (a hint shows what to write), and the list warns about it before Start.
+ * has an empty description (a hint shows what to write), and the list warns about it before Start; Start
+ * refused for a listed problem reads as two sentences with its Start anyway link.
  *
  *   deno test --allow-all tests/browser/playground_status_browser.ts   (needs Chromium, see playground_browser.ts)
  */
@@ -69,6 +70,28 @@ Deno.test("Add a tool: the description is left empty with a hint of what to writ
       await page.locator("#editor-status li").filter({ hasText: "No description" }).count(),
       0,
     );
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+Deno.test("Start with a problem listed: the refusal and its Start anyway link read as two sentences, and the link starts the NPC", async () => {
+  await withPlayground("failed-start-anyway", async (browser) => {
+    const { page } = browser;
+    await page.click("#tab-jsonc");
+    await page.fill("#jsonc", '{\n  "persona": {"name": "Gorm"},\n  "options": {}\n}\n');
+    await page.locator("#editor-status .summary").filter({ hasText: "Ready to start." }).waitFor();
+    await page.fill("#jsonc", '{\n  "persona": {"name": "Gorm"}\n  "options": {}\n}\n');
+    await page.locator("#editor-status .summary").filter({ hasText: "1 problem to fix" }).waitFor();
+    await page.click("#start");
+    const refusal = page.locator("#start-result p.error");
+    // Before: "…what the bridge says).Start anyway", the space lost at the start of the link's text.
+    assert.equal(
+      await refusal.evaluate((p) => (p as HTMLElement).innerText),
+      "Fix the problems listed above first (or start anyway to see what the bridge says). Start anyway",
+    );
+    // The link still starts the NPC as the form shows it (the last valid version of the text).
+    await refusal.getByRole("button", { name: "Start anyway" }).click();
+    await page.locator("#start-result .note").filter({ hasText: "Started Gorm" }).waitFor();
     assert.deepEqual(browser.errors, []);
   });
 });

@@ -89,7 +89,7 @@ Deno.test("planCompletion: answer format, instructions and sampling options", ()
     response_format: {
       type: "json_schema",
       json_schema: {
-        name: "quest-offer!",
+        name: "quest-offer",
         schema: { type: "object", properties: { gold: { type: "integer" } } },
       },
     },
@@ -121,7 +121,7 @@ Deno.test("planCompletion: each problem's error, and the first problem's when th
   );
   rejects({ tools: [tool("respond_directly")] }, "tools[0].function.name", "invalid_value", /reserved/);
   rejects(
-    { tools: [], tool_choice: { type: "function", function: { name: "nope" } } },
+    { tool_choice: { type: "function", function: { name: "nope" } } },
     "tool_choice",
     "unknown_tool",
   );

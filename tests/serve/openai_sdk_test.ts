@@ -210,14 +210,14 @@ Deno.test("openai SDK: parallel calls stream as one delta with indexes; parallel
   });
   const chunks: OpenAI.Chat.ChatCompletionChunk[] = [];
   for await (const chunk of stream) chunks.push(chunk);
-  assert.equal(chunks.length, 3);
-  const delta = chunks[1].choices[0].delta.tool_calls!;
+  assert.equal(chunks.length, 2);
+  const delta = chunks[0].choices[0].delta.tool_calls!;
   assert.deepEqual(delta.map((c) => [c.index, c.type, c.function?.name, c.function?.arguments]), [
     [0, "function", "get_weather", '{"city":"Paris"}'],
     [1, "function", "get_weather", '{"city":"Tokyo"}'],
   ]);
   assert.notEqual(delta[0].id, delta[1].id);
-  assert.equal(chunks[2].choices[0].finish_reason, "tool_calls");
+  assert.equal(chunks[1].choices[0].finish_reason, "tool_calls");
   const single = await openai.chat.completions.create({
     model: "system",
     messages: [{ role: "user", content: "Paris and Tokyo?" }],
@@ -436,4 +436,31 @@ Deno.test("openai SDK: server tools run in the server and never show; only the a
   assert.equal(completion.choices[0].finish_reason, "stop");
   assert.deepEqual(seen, [{ item: "ale" }]);
   assert.deepEqual(model.steps[0].tools.map((t) => t.name), ["get_weather", "lookup_price"]);
+});
+
+Deno.test("openai SDK: a streamed tool call starts with the role in the calls' chunk, so the SDK's final message has content null as when not streamed", async () => {
+  const step = { toolCalls: [{ name: "get_weather", arguments: { city: "Paris" } }] };
+  await using s = await serve(script(step, step));
+  const openai = client(s.base);
+  const request = {
+    model: "system",
+    messages: [{ role: "user" as const, content: "Weather in Paris?" }],
+    tools: [WEATHER],
+  };
+  const plain = (await openai.chat.completions.create(request)).choices[0].message;
+  const stream = openai.chat.completions.stream(request);
+  const chunks: OpenAI.Chat.ChatCompletionChunk[] = [];
+  stream.on("chunk", (chunk) => chunks.push(chunk));
+  const streamed = (await stream.finalChatCompletion()).choices[0].message;
+  // As OpenAI streams a tool call: the first delta is the role, `content: null` and the calls.
+  assert.deepEqual(Object.keys(chunks[0].choices[0].delta), ["role", "content", "tool_calls"]);
+  assert.equal(chunks[0].choices[0].delta.content, null);
+  // Before: a role chunk with `content: ""` came first, and the streamed message's content was "" (null not
+  // streamed).
+  assert.equal(streamed.content, null);
+  assert.equal(plain.content, null);
+  assert.deepEqual(
+    streamed.tool_calls?.map((c) => c.type === "function" && [c.function.name, c.function.arguments]),
+    plain.tool_calls?.map((c) => c.type === "function" && [c.function.name, c.function.arguments]),
+  );
 });

@@ -109,6 +109,8 @@ export class Conversation {
   /** The last reply cut off by a bridge that stopped or went away (until the next turn or start). */
   #cutOff: { line: string; back: boolean } | null = null;
   #turns = 0;
+  /** Whether the conversation is scrolled to its bottom (else the designer scrolled up to read). */
+  #pinned = true;
 
   /** Builds the panel in `root`: the header, the turns, and the composer (what was typed comes from `saved`). */
   constructor(root: HTMLElement, saved: Saved, host: ConversationHost) {
@@ -126,6 +128,10 @@ export class Conversation {
       title: "Current emotion",
     });
     this.#list = h("ol", { class: "turns", "aria-label": "Conversation" });
+    this.#list.addEventListener("scroll", () => {
+      const list = this.#list;
+      this.#pinned = list.scrollHeight - list.scrollTop - list.clientHeight < 24;
+    }, { passive: true });
     this.#announce = h("p", { class: "visually-hidden", "aria-live": "polite" });
     this.#lineInput = this.#playerLine();
     this.#context = this.#savedInput("context", {
@@ -266,6 +272,17 @@ export class Conversation {
     this.#scroll();
   }
 
+  /**
+   * Shows a note that offers an action, with its button (`label`); it goes with the conversation when an NPC
+   * starts or is restored (a failed action leaves it, to try again).
+   */
+  offer(text: string, label: string, action: () => void): void {
+    const button = h("button", { type: "button", class: "small", text: label, on: { click: action } });
+    const li = h("li", { class: "note info offer" }, `${text} `, button);
+    this.#list.append(li);
+    this.#scroll();
+  }
+
   /** A new NPC is running: the header shows its name and the model it runs on; `clear` empties the conversation. */
   started(name: string, model: string, clear: boolean): void {
     if (clear) {
@@ -350,6 +367,15 @@ export class Conversation {
 
   #scroll(): void {
     this.#list.scrollTop = this.#list.scrollHeight;
+    this.#pinned = true;
+  }
+
+  /**
+   * Keeps the newest part of a growing reply in view, unless the designer scrolled up to read an earlier turn:
+   * then the conversation stays where they are (a new turn, a note or a restore scrolls down again).
+   */
+  #follow(): void {
+    if (this.#pinned) this.#scroll();
   }
 
   #fail(text: string): void {
@@ -516,7 +542,7 @@ export class Conversation {
         live.calls.completed(event.record);
         break;
     }
-    this.#scroll();
+    this.#follow();
   }
 
   /**
@@ -544,6 +570,9 @@ export class Conversation {
       timeout: this.#host.toolTimeout(name),
       signal,
       focusNext: () => this.#focusAfterAnswer(),
+      // The whole form in view (its buttons too) when the conversation follows the turn; the focus alone would
+      // scroll only the box into view, which reads as the designer scrolling up.
+      shown: () => this.#follow(),
     });
   }
 
@@ -599,8 +628,9 @@ export class Conversation {
         ...(reply.warnings ?? []).map((w) => `Warning: ${w}`),
       ].filter(Boolean).join(" "),
     );
-    if (reply.endsConversation) this.note(ended);
-    this.#scroll();
+    // (The note is part of the reply: it is followed, not scrolled to, as the reply is.)
+    if (reply.endsConversation) this.#list.append(h("li", { class: "note info", text: ended }));
+    this.#follow();
   }
 
   #failed(live: LiveTurn, error: BridgeError, line: string): void {
@@ -643,6 +673,17 @@ export class Conversation {
     this.#say(
       cancelled ? "Reply cancelled." : `The turn failed: ${error.message}${hint === null ? "" : ` ${hint}`}`,
     );
+  }
+
+  /**
+   * The page is going away (a reload, a closed tab) with a reply running: its line goes back in the player's
+   * box (when the box is empty) and is kept as cut off, as when the bridge goes away mid-turn.
+   */
+  keepLiveLine(): void {
+    const live = this.#live;
+    if (!live || this.#lineInput.value.trim() !== "") return;
+    this.#saved.line = live.record.line;
+    this.#saved.cutLine = live.record.line;
   }
 
   /** Cancels the running reply (`npc/cancel`; the turn answers -32009). */

@@ -599,11 +599,13 @@ export class Editor {
           "p",
           { class: "error" },
           error,
+          // The space between the two sentences goes before the link: one at the start of its text is lost.
+          result.force ? " " : null,
           result.force
             ? h("button", {
               type: "button",
               class: "link",
-              text: " Start anyway",
+              text: "Start anyway",
               on: { click: () => this.#events.start(true) },
             })
             : null,

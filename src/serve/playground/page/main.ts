@@ -107,7 +107,10 @@ class Playground {
   constructor() {
     this.saved = loadSaved(firstVisit());
     this.persist = debounce(() => storeSaved(this.saved), 150);
-    addEventListener("pagehide", () => storeSaved(this.saved));
+    addEventListener("pagehide", () => {
+      this.conversation?.keepLiveLine();
+      storeSaved(this.saved);
+    });
     this.link = this.#createLink();
     this.editor = this.#createEditor();
     this.conversation = this.#createConversation();
@@ -119,6 +122,22 @@ class Playground {
       "Start the NPC (Start NPC, left), then talk to it here. New NPCs run on the Model tab's script " +
         "(deterministic, works everywhere) or on the bridge's own model.",
     );
+    const cut = this.saved.cutLine;
+    if (cut !== undefined) {
+      delete this.saved.cutLine;
+      this.persist();
+      this.conversation.note(`The reload cut off the reply to “${cut}”: your line is back in the box.`);
+    }
+    // A reload (or a tab opened again) starts a new connection: the NPC of the last visit is not running,
+    // but its last state is kept, and the designer sees that here rather than in the State panel's Save tab.
+    const last = this.#lastLabel();
+    if (last !== "") {
+      this.conversation.offer(
+        `The NPC of your last visit (${last}) went with the page's old connection.`,
+        "Restore it",
+        () => void this.restoreLast(),
+      );
+    }
   }
 
   /** The connection to this server's `/rpc` (not opened yet: see {@link Playground.boot}). */

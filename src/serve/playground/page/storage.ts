@@ -47,6 +47,8 @@ export interface Saved {
   drafts: Record<string, Draft>;
   /** The player's line being typed. */
   line: string;
+  /** The line of a turn a reload cut off: back in the player's box, and said once by the next page. */
+  cutLine?: string;
   /** The turn context being typed. */
   context: string;
   /** The bark situation being typed. */

@@ -137,6 +137,8 @@ export interface HandAnswer {
   signal: AbortSignal;
   /** Moves the focus on when the answer form goes away with the focus in it (answered, timed out, left). */
   focusNext: () => void;
+  /** Called once the answer form is in the page, before its box takes the focus (to bring it into view). */
+  shown?: () => void;
 }
 
 /**
@@ -145,7 +147,7 @@ export interface HandAnswer {
  */
 export function answerByHand(
   row: ToolRow,
-  { name, answer, timeout, signal, focusNext }: HandAnswer,
+  { name, answer, timeout, signal, focusNext, shown }: HandAnswer,
 ): Promise<unknown> {
   const box = answerBox(answer, row.args.id);
   startCountdown(row, timeout);
@@ -186,6 +188,7 @@ export function answerByHand(
         },
       }),
     );
+    shown?.();
     box.text.focus();
   });
 }
@@ -213,7 +216,7 @@ function answerBox(answer: ToolAnswer, argsId: string): AnswerBox {
     spellcheck: "false",
     value: answer.text,
     placeholder: '{"stock": 3} or plain text',
-    "aria-describedby": `${argsId} ${id}-hint ${id}-message`,
+    "aria-describedby": `${argsId} ${id}-hint ${id}-keys ${id}-message`,
   });
   const as = h(
     "select",
@@ -271,8 +274,8 @@ interface AnswerForm {
 }
 
 /**
- * The answer form: Send answer (a text that must be JSON but is not stays, with the problem), Send as
- * error, and Let it time out (the form goes, the call waits for the bridge's timeout).
+ * The answer form: Send answer (a text that must be JSON but is not stays, with the problem; Enter in the box
+ * sends too), Send as error, and Let it time out (the form goes, the call waits for the bridge's timeout).
  */
 function answerForm(row: ToolRow, { name, box, onAnswer, onError, focusNext }: AnswerForm): HTMLElement[] {
   const { id, text, as, hint, message } = box;
@@ -289,6 +292,12 @@ function answerForm(row: ToolRow, { name, box, onAnswer, onError, focusNext }: A
     }
     onAnswer(v.value);
   });
+  // As in the player's line: Enter sends, Shift+Enter starts a new line (not while an IME composes).
+  text.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" || event.shiftKey || event.isComposing) return;
+    event.preventDefault();
+    send.click();
+  });
   asError.addEventListener("click", () => onError(text.value));
   wait.addEventListener("click", () => {
     row.controls.replaceChildren(
@@ -303,6 +312,7 @@ function answerForm(row: ToolRow, { name, box, onAnswer, onError, focusNext }: A
     h("label", { for: id, text: `Answer ${name} (JSON or text)` }),
     text,
     hint,
+    h("p", { class: "hint", id: `${id}-keys`, text: "Enter sends it, Shift+Enter starts a new line." }),
     message,
     h("div", { class: "row" }, as, send, asError, wait),
   ];
