@@ -639,6 +639,9 @@ export class Conversation {
     const cancelled = error.dataCode === "cancelled" && live.abort.signal.aborted;
     const byBridge = error.dataCode === "cancelled" && !cancelled;
     live.root.classList.add(cancelled ? "cancelled" : "failed");
+    // No emotion is coming: the pending "…" (or one that came before the failure: the turn left no trace) gives
+    // its place to the badge that says what became of the turn.
+    live.emotion.remove();
     live.badges.replaceChildren(
       h("span", {
         class: `badge ${cancelled ? "cancelled" : "error"}`,

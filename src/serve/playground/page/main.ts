@@ -293,10 +293,17 @@ class Playground {
       if (this.link.generation > 1) {
         this.conversation.reconnected();
         this.state.saveMessage("");
-        this.conversation.note(
-          "Connected again. The NPC lived in the old connection: start it again, or restore the last state " +
-            "seen (State → Save).",
-        );
+        // The way back is offered where the designer looks, as after a reload (not only in State → Save).
+        const last = this.#lastLabel();
+        if (last === "") {
+          this.conversation.note("Connected again. The NPC lived in the old connection: start it again.");
+        } else {
+          this.conversation.offer(
+            `Connected again. The NPC (${last}) lived in the old connection: start it again, or restore it.`,
+            "Restore it",
+            () => void this.restoreLast(),
+          );
+        }
       }
       return;
     }
@@ -330,6 +337,8 @@ class Playground {
     // The banner (an alert) says it to a screen reader; the conversation's note is for the eye.
     if (had) {
       this.#lost = true;
+      // "Started Mira (mira)." under Start no longer holds.
+      this.editor.showResult({});
       this.conversation.stopped("the bridge went away");
       this.conversation.note(`The bridge went away: ${why}.`, "error", true);
     }

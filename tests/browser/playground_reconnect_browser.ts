@@ -1,0 +1,83 @@
+/// <reference lib="dom" />
+/**
+ * The playground in a real headless Chromium when the bridge goes away and comes back, and when a turn fails:
+ * nothing of the NPC that went stays on the page as if it ran, the conversation offers the way back, and a
+ * failed turn says it failed.
+ *
+ *   deno test --allow-all tests/browser/playground_reconnect_browser.ts   (needs Chromium, see playground_browser.ts)
+ */
+import assert from "node:assert/strict";
+import type { Page } from "npm:playwright-core@1.65.2";
+import { npcReady, openPage, screenshot, servePlayground } from "./browser_fixture.ts";
+
+/** Waits until the page has kept a last state seen (it reads the NPC's state after Start without waiting). */
+async function lastStateKept(page: Page): Promise<void> {
+  await page.waitForFunction(() =>
+    JSON.parse(localStorage.getItem("oam-playground/v1") ?? "{}").lastState != null
+  );
+}
+
+Deno.test("reconnect: 'Started Mira' goes from under Start, and the conversation's note offers Restore it, which brings her back", async () => {
+  let served = await servePlayground();
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    await page.click("#start");
+    await page.locator("#start-result .note").filter({ hasText: "Started Mira (mira)." }).waitFor();
+    await npcReady(page);
+    await lastStateKept(page);
+    await served.stop();
+    await page.locator("#banner").filter({ hasText: "The bridge went away." }).waitFor();
+    served = await servePlayground(served.port);
+    await page.locator("#reconnect").click({ timeout: 1000 }).catch(() => {});
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    const note = page.locator("ol.turns li.note").filter({ hasText: "Connected again." });
+    await note.waitFor();
+    // Before: "Started Mira (mira)." stayed in green under "Ready to start.", though she no longer ran.
+    assert.equal(await page.locator("#start-result").textContent(), "");
+    // Before: "…or restore the last state seen (State → Save).", with no button in the conversation.
+    assert.match(
+      (await note.textContent()) ?? "",
+      /^Connected again\. The NPC \(Mira, .+\) lived in the old connection: start it again, or restore it\. Restore it$/,
+    );
+    await note.getByRole("button", { name: "Restore it" }).click();
+    await page.locator("ol.turns li.note").filter({ hasText: "Restored Mira from the last state seen." })
+      .waitFor();
+    await npcReady(page);
+    assert.equal(await note.count(), 0, "the offer goes with the restore");
+    assert.deepEqual(browser.errors.filter((e) => !/WebSocket|ERR_CONNECTION_REFUSED/.test(e)), []);
+  } catch (error) {
+    await screenshot(page, "failed-reconnect").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});
+
+Deno.test("a failed turn: no pending '…' emotion pill stays by the name, the badge says it failed", async () => {
+  const served = await servePlayground(0, { name: "scripted", label: "scripted (test)" }, {
+    steps: [{ error: "rate_limited", message: "Too many requests." }],
+    fallback: { error: "rate_limited", message: "Too many requests." },
+  });
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    await page.click("#start");
+    await npcReady(page);
+    await page.fill("#player-line", "Hello?");
+    await page.press("#player-line", "Enter");
+    const turn = page.locator('.turn[data-turn="1"]');
+    await turn.locator(".badge.error").waitFor();
+    // Before: a pending "…" pill stayed by the name, as if the emotion were still to come.
+    assert.equal(await turn.locator(".emotion").count(), 0);
+    assert.deepEqual(await turn.locator(".npc-head > *").allTextContents(), ["Mira", "failed"]);
+    assert.deepEqual(browser.errors, []);
+  } catch (error) {
+    await screenshot(page, "failed-failed-turn").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});
