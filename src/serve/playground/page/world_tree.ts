@@ -28,6 +28,20 @@ interface Editing {
   key: string;
   value: string;
   message: string;
+  /** The text the designer was asked about and saves again to keep as text (see {@link textInsteadOf}). */
+  asked?: string;
+}
+
+/**
+ * The question to ask before an edit replaces a number or a boolean with text (`2o` typed for `20` would
+ * be saved as the text "2o"), or null when `typed` keeps the kind or is meant as text.
+ */
+function textInsteadOf(path: string, old: JsonValue | undefined, typed: string): string | null {
+  const kind = typeof old === "number" ? "a number" : typeof old === "boolean" ? "true or false" : null;
+  if (kind === null || typeof typedValue(typed) !== "string") return null;
+  const one = kind === "a number" ? "is not one" : "is neither";
+  return `${path} is ${kind}; ${typed} ${one} and would be saved as the text ${JSON.stringify(typed)}. ` +
+    `Save again to keep it as text, or write ${kind === "a number" ? "a number" : "true or false"}.`;
 }
 
 function join(path: string, key: string | number): string {
@@ -98,8 +112,9 @@ export class WorldTree {
       void row.offsetWidth; // restart the animation
       row.classList.add("changed");
     }
-    const before = "oldValue" in change ? brief(change.oldValue, 60) : "(new)";
-    const after = "newValue" in change ? brief(change.newValue, 60) : "(removed)";
+    // As JSON, as the tree shows values: text in quotes (20 → "twenty" is not 20 → 20).
+    const before = "oldValue" in change ? brief(JSON.stringify(change.oldValue), 60) : "(new)";
+    const after = "newValue" in change ? brief(JSON.stringify(change.newValue), 60) : "(removed)";
     this.#log.prepend(
       h(
         "li",
@@ -327,6 +342,13 @@ export class WorldTree {
         }
         target = join(e.path, key);
       }
+    }
+    const question = e.kind === "edit" ? textInsteadOf(e.path, this.#at(e.path), e.value) : null;
+    if (question !== null && e.asked !== e.value) {
+      e.asked = e.value;
+      e.message = question;
+      this.#render();
+      return;
     }
     try {
       await this.#actions.set(target, typedValue(e.value));

@@ -1,14 +1,14 @@
 /// <reference lib="dom" />
 /**
- * The playground in a real headless Chromium when the bridge goes away and comes back, and when a turn fails:
- * nothing of the NPC that went stays on the page as if it ran, the conversation offers the way back, and a
- * failed turn says it failed.
+ * The playground in a real headless Chromium as a designer meets it: when the bridge goes away and comes back
+ * nothing of the NPC that went stays on the page as if it ran and the conversation offers the way back; a
+ * failed turn says it failed; a mistyped world value is caught before it changes the value's kind.
  *
- *   deno test --allow-all tests/browser/playground_reconnect_browser.ts   (needs Chromium, see playground_browser.ts)
+ *   deno test --allow-all tests/browser/playground_designer_browser.ts   (needs Chromium, see playground_browser.ts)
  */
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
-import { npcReady, openPage, screenshot, servePlayground } from "./browser_fixture.ts";
+import { npcReady, openPage, screenshot, servePlayground, withPlayground } from "./browser_fixture.ts";
 
 /** Waits until the page has kept a last state seen (it reads the NPC's state after Start without waiting). */
 async function lastStateKept(page: Page): Promise<void> {
@@ -80,4 +80,37 @@ Deno.test("a failed turn: no pending '…' emotion pill stays by the name, the b
     await browser.close();
     await served.stop();
   }
+});
+
+Deno.test("a world value mistyped: a number that would become text asks first, and the change log shows text in quotes", async () => {
+  await withPlayground("failed-world-typo", async (browser) => {
+    const { page } = browser;
+    await page.click("#start");
+    await npcReady(page);
+    await page.click("#tab-state-world");
+    await page.getByRole("button", { name: /^player\.gold is 20; change it/ }).click();
+    const value = page.getByRole("textbox", { name: "New value of player.gold" });
+    await value.fill("2o");
+    await value.press("Enter");
+    // Before: the gold silently became the text "2o".
+    const message = page.locator("#state-body .world-edit .message");
+    await message.waitFor();
+    assert.equal(
+      await message.textContent(),
+      'player.gold is a number; 2o is not one and would be saved as the text "2o". Save again to keep it as text, or write a number.',
+    );
+    assert.equal(await value.inputValue(), "2o", "the typed value stays to be fixed");
+    await value.fill("16");
+    await value.press("Enter");
+    await page.locator("#state-body .world-log li").filter({ hasText: "player.gold: 20 → 16" }).waitFor();
+    // Text saved on purpose (the second Save): the log shows it in quotes, as the tree does.
+    await page.getByRole("button", { name: /^player\.gold is 16; change it/ }).click();
+    await value.fill("sixteen");
+    await value.press("Enter");
+    await message.waitFor();
+    await value.press("Enter");
+    await page.locator("#state-body .world-log li").filter({ hasText: 'player.gold: 16 → "sixteen"' })
+      .waitFor();
+    assert.deepEqual(browser.errors, []);
+  });
 });
