@@ -114,3 +114,28 @@ Deno.test("a world value mistyped: a number that would become text asks first, a
     assert.deepEqual(browser.errors, []);
   });
 });
+
+Deno.test("a narrow window (700 px, one column): the way to Start is named by its panel, not as 'left' of the conversation", async () => {
+  await withPlayground("failed-narrow-start-hint", async (browser) => {
+    const { page } = browser;
+    await page.setViewportSize({ width: 700, height: 900 });
+    const start = await page.locator("#start").boundingBox();
+    const conversation = await page.locator("#conversation-body").boundingBox();
+    assert.ok(
+      start && conversation && start.y + start.height <= conversation.y,
+      "Start is above the conversation",
+    );
+    // Before: "Start the NPC (Start NPC, left), …" and "Start the NPC first (Start NPC, left).", with Start above.
+    assert.match(
+      (await page.locator("ol.turns li.note").first().textContent()) ?? "",
+      /^Start the NPC \(Start NPC, in the NPC panel\), then talk to it here\./,
+    );
+    await page.fill("#player-line", "Hello?");
+    await page.press("#player-line", "Enter");
+    assert.equal(
+      await page.locator("#conversation-message").textContent(),
+      "Start the NPC first (Start NPC, in the NPC panel). Your line is kept.",
+    );
+    assert.deepEqual(browser.errors, []);
+  });
+});

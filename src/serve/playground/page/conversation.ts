@@ -400,7 +400,7 @@ export class Conversation {
     }
     const npc = this.#host.npc();
     if (!npc) {
-      this.#fail("Start the NPC first (Start NPC, left). Your line is kept.");
+      this.#fail("Start the NPC first (Start NPC, in the NPC panel). Your line is kept.");
       return;
     }
     if (line.trim() === "" && picked === undefined) {
@@ -715,7 +715,7 @@ export class Conversation {
   async bark(): Promise<void> {
     const npc = this.#host.npc();
     if (!this.#host.connected()) return this.#fail("The bridge is not connected: use Reconnect above.");
-    if (!npc) return this.#fail("Start the NPC first (Start NPC, left).");
+    if (!npc) return this.#fail("Start the NPC first (Start NPC, in the NPC panel).");
     const pending = this.#host.pending();
     if (pending !== null) return this.#fail(`${pending}: wait a moment.`);
     this.#fail("");

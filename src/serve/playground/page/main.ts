@@ -119,7 +119,7 @@ class Playground {
     byId("reconnect").addEventListener("click", () => this.#reconnect());
     if (this.saved.lastState !== null) this.state.offerLast(this.#lastLabel());
     this.conversation.note(
-      "Start the NPC (Start NPC, left), then talk to it here. New NPCs run on the Model tab's script " +
+      "Start the NPC (Start NPC, in the NPC panel), then talk to it here. New NPCs run on the Model tab's script " +
         "(deterministic, works everywhere) or on the bridge's own model.",
     );
     const cut = this.saved.cutLine;
