@@ -139,3 +139,32 @@ Deno.test("a narrow window (700 px, one column): the way to Start is named by it
     assert.deepEqual(browser.errors, []);
   });
 });
+
+Deno.test("a tool whose parameters the bridge refuses: the list above Start says so before Start, and the fix clears it", async () => {
+  await withPlayground("failed-bridge-tool-check", async (browser) => {
+    const { page } = browser;
+    await page.click("#tab-jsonc");
+    const persona = (type: string) =>
+      `{\n  "persona": {"name": "Bram", "role": "a ferryman"},\n  "tools": [{"name": "take_fare", ` +
+      `"description": "Takes the fare.", "parameters": {"type": "object", "properties": {"amount": {"type": "${type}"}}}}]\n}\n`;
+    await page.fill("#jsonc", persona("numbr"));
+    const status = page.locator("#editor-status");
+    // Before: "Ready to start." (the bridge's refusal showed only in the Tools tab), and Start then failed.
+    const item = status.locator("li.error").filter({ hasText: "unsupported type 'numbr'" });
+    await item.waitFor();
+    assert.equal(
+      await item.textContent(),
+      "Tool 1: tools[0].parameters: unsupported type 'numbr' (at #/properties/amount)",
+    );
+    assert.equal(await status.locator(".summary").textContent(), "1 problem to fix before starting:");
+    await page.click("#start");
+    await page.locator("#start-result p.error").filter({ hasText: "Fix the problems listed above first" })
+      .waitFor();
+    await page.fill("#jsonc", persona("number"));
+    await status.locator(".summary").filter({ hasText: "Ready to start." }).waitFor();
+    assert.equal(await status.locator("li").count(), 0);
+    await page.click("#start");
+    await page.locator("#start-result .note").filter({ hasText: "Started Bram" }).waitFor();
+    assert.deepEqual(browser.errors, []);
+  });
+});

@@ -104,6 +104,8 @@ export class Editor {
   readonly #widgets: FieldWidget[] = [];
   readonly #synced = new Map<string, string>();
   readonly #tools: ToolEditor;
+  /** The bridge's checks of the tools (see {@link Editor.setToolNotes}), with the tools it checked. */
+  #bridgeChecks: { tools: string[]; notes: Map<number, Check[]> } = { tools: [], notes: new Map() };
   readonly #jsonc: HTMLTextAreaElement;
   readonly #jsoncCaret: HTMLElement;
   readonly #jsoncProblem: HTMLElement;
@@ -392,6 +394,12 @@ export class Editor {
   refresh(): void {
     this.review = reviewDocument(this.doc.value);
     for (const widget of this.#widgets) widget.mark(this.#fieldCheck(widget.path));
+    this.#renderChecks();
+  }
+
+  /** Shows the tools' checks (the page's and the bridge's) by each tool and in the status line. */
+  #renderChecks(): void {
+    this.#tools.setBridgeNotes(this.#bridgeNotes());
     this.#tools.mark(this.review.tools);
     this.#renderStatus();
   }
@@ -442,14 +450,33 @@ export class Editor {
     const scriptProblem = this.saved.useScript ? this.scriptProblem() : null;
     if (this.doc.problem) return { problems: 1 + (scriptProblem ? 1 : 0), warnings: 0 };
     const listed = this.#reviewItems().length + (scriptProblem ? 1 : 0);
-    const problems = errorCount(this.review) + (scriptProblem ? 1 : 0);
+    const problems = errorCount(this.review) + this.#bridgeErrors() + (scriptProblem ? 1 : 0);
     return { problems, warnings: listed - problems };
   }
 
-  /** Sets the bridge's notes on the tools (from `tools/validate`) and shows them. */
-  setToolNotes(notes: Map<number, string[]>): void {
-    this.#tools.setBridgeNotes(notes);
-    this.#tools.mark(this.review.tools);
+  /**
+   * Sets the bridge's checks of the tools (from `tools/validate` of `tools`, by index) and shows them by each
+   * tool and in the status list; an error there blocks Start as the page's own do. A check holds while its
+   * tool is as it was validated (an edit drops it until the bridge has checked the new one).
+   */
+  setToolNotes(notes: Map<number, Check[]>, tools: JsonObject[]): void {
+    this.#bridgeChecks = { tools: tools.map((t) => JSON.stringify(t)), notes };
+    this.#renderChecks();
+  }
+
+  /** The bridge's checks of the tools as they are now, by index (see {@link setToolNotes}). */
+  #bridgeNotes(): Map<number, Check[]> {
+    const now = this.toolDefinitions();
+    const notes = new Map<number, Check[]>();
+    for (const [i, checks] of this.#bridgeChecks.notes) {
+      if (JSON.stringify(now[i]) === this.#bridgeChecks.tools[i]) notes.set(i, checks);
+    }
+    return notes;
+  }
+
+  /** The errors among the bridge's checks of the tools as they are now. */
+  #bridgeErrors(): number {
+    return [...this.#bridgeNotes().values()].flat().filter((c) => c.error).length;
   }
 
   /**
@@ -485,7 +512,7 @@ export class Editor {
     } else {
       const list = this.#reviewItems();
       if (scriptProblem) list.push(scriptItem());
-      const listed = errorCount(this.review) + (scriptProblem ? 1 : 0);
+      const listed = errorCount(this.review) + this.#bridgeErrors() + (scriptProblem ? 1 : 0);
       items.push(
         statusSummary({
           problems: listed,
@@ -534,6 +561,11 @@ export class Editor {
         items.push(checkItem(c, this.#jump(`Tool ${i + 1}`, "tools", () => this.#tools.focus(i))));
       }
     });
+    for (const [i, checks] of this.#bridgeNotes()) {
+      for (const c of checks) {
+        items.push(checkItem(c, this.#jump(`Tool ${i + 1}`, "tools", () => this.#tools.focus(i))));
+      }
+    }
     if (review.unknown.length > 0) {
       items.push(
         h(
@@ -572,7 +604,7 @@ export class Editor {
 
   /** True when the page found no problem that blocks a start. */
   get canStart(): boolean {
-    return this.doc.problem === null && errorCount(this.review) === 0 &&
+    return this.doc.problem === null && errorCount(this.review) === 0 && this.#bridgeErrors() === 0 &&
       !(this.saved.useScript && this.scriptProblem() !== null);
   }
 

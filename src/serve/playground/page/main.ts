@@ -16,6 +16,7 @@ import { Conversation, type TurnRecord } from "./conversation.ts";
 import { parseJsonc } from "./document.ts";
 import { byId, debounce, download, fileName, focusLost, followSkipLinks, h, pretty } from "./dom.ts";
 import { Editor } from "./editor.ts";
+import type { Check } from "./fields.ts";
 import { fetchServerInfo, Link, type ServerInfo } from "./link.ts";
 import { LogView } from "./log_view.ts";
 import { SAMPLE_PERSONA, SAMPLE_SCRIPT } from "./samples.ts";
@@ -401,23 +402,27 @@ class Playground {
     const key = JSON.stringify(tools);
     if (key === this.#validated) return;
     this.#validated = key;
-    const notes = new Map<number, string[]>();
+    const notes = new Map<number, Check[]>();
     await Promise.all(tools.map(async (tool, i) => {
       if (this.editor.review.tools[i]?.some((c) => c.error)) return;
       try {
         const result = await connection.request("tools/validate", { tools: [tool] as never });
         const warnings = result.tools[0]?.warnings ?? [];
-        if (warnings.length > 0) notes.set(i, warnings);
+        if (warnings.length > 0) notes.set(i, warnings.map((warning) => ({ warning })));
       } catch (error) {
         if (error instanceof BridgeError && error.dataCode === "shut_down") {
           this.#validated = ""; // check again once connected
           return;
         }
-        notes.set(i, [message(error).replace(/^tools\[0\]/, `tools[${i}]`)]);
+        // The bridge refuses the tool (Start would fail on it): a problem; anything else only a warning.
+        const text = message(error).replace(/^tools\[0\]/, `tools[${i}]`);
+        const refused = error instanceof BridgeError &&
+          (error.dataCode === "invalid_params" || error.dataCode === "invalid_schema");
+        notes.set(i, [refused ? { error: text } : { warning: text }]);
       }
     }));
     if (key !== this.#validated) return;
-    this.editor.setToolNotes(notes);
+    this.editor.setToolNotes(notes, tools);
   }
 
   /**

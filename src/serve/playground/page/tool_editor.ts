@@ -41,7 +41,7 @@ export class ToolEditor {
   readonly #list: HTMLElement;
   readonly #add: HTMLButtonElement;
   #cards: ToolCard[] = [];
-  #bridge: Map<number, string[]> = new Map();
+  #bridge: Map<number, Check[]> = new Map();
 
   /** A tools tab editing `host.doc`. */
   constructor(host: ToolEditorHost) {
@@ -100,8 +100,8 @@ export class ToolEditor {
     this.#cards.forEach((card, i) => card.mark(checks[i] ?? [], this.#bridge.get(i) ?? []));
   }
 
-  /** Sets the bridge's warnings or error for tool `index` (from `tools/validate`). */
-  setBridgeNotes(notes: Map<number, string[]>): void {
+  /** Sets the bridge's warnings or error for each tool, by index (from `tools/validate`). */
+  setBridgeNotes(notes: Map<number, Check[]>): void {
     this.#bridge = notes;
   }
 
@@ -198,15 +198,17 @@ class ToolCard {
   }
 
   /** Shows the review's checks of the tool and the bridge's warnings. */
-  mark(checks: Check[], bridge: string[]): void {
+  mark(checks: Check[], bridge: Check[]): void {
     const items = [
       ...checks.map((c) =>
         h("li", { class: c.error ? "error" : "warning", text: c.error ?? c.warning ?? "" })
       ),
-      ...bridge.map((b) => h("li", { class: "warning", text: `Bridge: ${b}` })),
+      ...bridge.map((b) =>
+        h("li", { class: b.error ? "error" : "warning", text: `Bridge: ${b.error ?? b.warning ?? ""}` })
+      ),
     ];
     this.#problem.replaceChildren(...items);
-    this.root.classList.toggle("has-error", checks.some((c) => c.error));
+    this.root.classList.toggle("has-error", [...checks, ...bridge].some((c) => c.error));
   }
 
   /** Enables or disables every control of the card. */
