@@ -300,7 +300,11 @@ Deno.test("content/generate: an invalid answer's message names the schema's warn
 Deno.test("content/generate: an object schema without properties, at the root or inside, is warned about: it is generated as {}", async () => {
   const c = new WireClient();
   assert.deepEqual(
-    await c.call("content/generate", { prompt: "A sword.", schema: { type: "object" }, model: scripted({ json: {} }) }),
+    await c.call("content/generate", {
+      prompt: "A sword.",
+      schema: { type: "object" },
+      model: scripted({ json: {} }),
+    }),
     {
       content: {},
       warnings: ["#: object without 'properties' is generated as {}; list the properties it should have"],
@@ -329,6 +333,9 @@ Deno.test("content/generate: an object schema without properties, at the root or
     schema: { type: "object", additionalProperties: { type: "integer" } },
     model: scripted({ json: {} }),
   });
-  assert.equal((free.warnings as string[]).filter((w) => w.includes("empty object") || w.includes("{}")).length, 1);
+  assert.equal(
+    (free.warnings as string[]).filter((w) => w.includes("empty object") || w.includes("{}")).length,
+    1,
+  );
   await c.close();
 });

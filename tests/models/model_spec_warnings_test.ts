@@ -47,7 +47,10 @@ Deno.test("model warnings: session/create reports the members an openai or llama
     {
       jsonrpc: "2.0",
       id: 1,
-      result: { session: "s", warnings: ["Unknown parameter 'model.contextsize' was ignored (did you mean 'contextSize'?)."] },
+      result: {
+        session: "s",
+        warnings: ["Unknown parameter 'model.contextsize' was ignored (did you mean 'contextSize'?)."],
+      },
     },
   );
   // The system and scripted models, and well-spelt specs, warn about nothing.

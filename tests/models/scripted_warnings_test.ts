@@ -59,7 +59,10 @@ Deno.test("scripted warnings: session/create names every unknown member of the s
     {
       jsonrpc: "2.0",
       id: 1,
-      result: { session: "s", warnings: ["Unknown parameter 'model.step' was ignored (did you mean 'steps'?)."] },
+      result: {
+        session: "s",
+        warnings: ["Unknown parameter 'model.step' was ignored (did you mean 'steps'?)."],
+      },
     },
   );
   // A script that only uses known keys warns about nothing.
@@ -132,7 +135,11 @@ Deno.test("scripted warnings: npc/create and npc/restore, after their unknown ke
     assert.deepEqual(await wire.response(7), {
       jsonrpc: "2.0",
       id: 7,
-      result: { npc: "bram", tools: [], warnings: ["Unknown parameter 'model.fallbak' was ignored (did you mean 'fallback'?)."] },
+      result: {
+        npc: "bram",
+        tools: [],
+        warnings: ["Unknown parameter 'model.fallbak' was ignored (did you mean 'fallback'?)."],
+      },
     });
   } finally {
     await wire.engine.shutdown();

@@ -36,7 +36,9 @@ function visit(schema: JsonValue | undefined, path: string, depth: number, warni
     ownValue(schema, "type") === "object" && Object.keys(props).length === 0 &&
     ownValue(schema, "additionalProperties") === undefined
   ) {
-    warnings.push(`${path}: object without 'properties' is generated as {}; list the properties it should have`);
+    warnings.push(
+      `${path}: object without 'properties' is generated as {}; list the properties it should have`,
+    );
   }
   for (const key of Object.keys(props)) {
     visit(props[key], `${path}/properties/${escapePointerSegment(key)}`, depth + 1, warnings);
