@@ -5,7 +5,7 @@
  */
 import { BridgeError } from "./errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "./json.ts";
-import { nearestName } from "../util/edit_distance.ts";
+import { nearestName } from "./edit_distance.ts";
 
 /**
  * The warning of an unknown member `key`, named `name` with its path, of an object whose members are `known`:
