@@ -9,8 +9,7 @@
  *   deno run --allow-run --allow-read --allow-env examples/guard_client.ts            # system model if available, else a cached GGUF model, else scripted
  *   deno run --allow-run --allow-read --allow-env examples/guard_client.ts --scripted # always the scripted model
  */
-import { type JsonObject, type JsonValue, Peer, StdioTransport } from "../mod.ts";
-import { firstCachedModel } from "../src/models/gguf_cache.ts";
+import { firstCachedModel, type JsonObject, type JsonValue, Peer, StdioTransport } from "../mod.ts";
 
 const forceScripted = Deno.args.includes("--scripted");
 const cliPath = new URL("../cli.ts", import.meta.url).pathname;

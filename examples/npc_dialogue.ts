@@ -11,8 +11,14 @@
  *   deno run -A examples/npc_dialogue.ts --model openai:<baseURL>#<model>
  */
 // deno-lint-ignore-file no-console
-import { Bridge, type Model, modelFromArgs, type NpcReply, type ScriptStep } from "../mod.ts";
-import { firstCachedModel } from "../src/models/gguf_cache.ts";
+import {
+  Bridge,
+  firstCachedModel,
+  type Model,
+  modelFromArgs,
+  type NpcReply,
+  type ScriptStep,
+} from "../mod.ts";
 
 // A GGUF model from `oam models pull` plays Gorm unless the arguments choose a model (or --scripted).
 const chooses = ["--scripted", "--system", "--model"].some((flag) =>

@@ -14,8 +14,8 @@ const checkStock = bridge.tool({
 }, ({ item }) => `${stock[item] ?? 0} ${item} left, 4 gold each.`);
 const world = await bridge.createWorld(shop.world);
 await world.subscribe("player.gold", (c) => say(`\n  (gold: ${c.oldValue} → ${c.newValue})\n`));
-let mira = await bridge.createNpc(shop.persona, { tools: [checkStock], world, options: shop.options, model });
-
+const { npc, options } = shop; // npc: the file's id, "mira" (without it the bridge names her npc1)
+let mira = await bridge.createNpc(shop.persona, { npc, tools: [checkStock], world, options, model });
 for (const line of ["An ale, please.", "Another one!"]) {
   say(`Player: ${line}\nMira: `);
   await mira.talk(line, { onLine: (delta, _line, isReset) => say(isReset ? `\nMira: ${delta}` : delta) });

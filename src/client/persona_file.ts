@@ -22,6 +22,7 @@ import type { ScriptStep, ToolDefinition } from "./types.ts";
  * const sage: PersonaFile = await loadPersona(new URL("sage.jsonc", personas));
  * await using bridge = await Bridge.open();
  * const wenna = await bridge.createNpc(sage.persona, {
+ *   npc: sage.npc, // "wenna": the file's id, as `oam npc` gives it
  *   memory: sage.memory,
  *   options: sage.options,
  *   model: { type: "scripted", steps: sage.steps },
@@ -30,7 +31,10 @@ import type { ScriptStep, ToolDefinition } from "./types.ts";
  * ```
  */
 export interface PersonaFile {
-  /** The NPC id to use, if the file names one. */
+  /**
+   * The NPC id the file names (`"npc": "mira"`), which `oam npc` gives the NPC. `bridge.createNpc(file.persona,
+   * …)` keeps it when it is passed as `npc: file.npc`; without it the bridge names the NPC (`npc1`).
+   */
   npc?: string;
   /** Who the NPC is. */
   persona: Persona;

@@ -18,6 +18,7 @@ import {
 } from "../agent/tool_definitions.ts";
 import { orderBySchema } from "../schema/mod.ts";
 import { CONTENT_SCHEMA_NAME, contentInstructions, contentPrompt } from "./content/content_prompt.ts";
+import { emptyObjectWarnings } from "./content/empty_objects.ts";
 import type { GameContext } from "./game_context.ts";
 import { modelSpecWarnings } from "../models/registry.ts";
 
@@ -64,6 +65,7 @@ export class ContentMethods {
     if (schema === undefined) throw BridgeError.invalidParams("Missing required parameter 'schema'.");
     const conversion = convertForParam(schema, { rootName: CONTENT_SCHEMA_NAME, path: p.name("schema") });
     warnings.push(...conversion.warnings);
+    const schemaWarningsEnd = warnings.length;
     const instructions = contentInstructions(p.optionalString("instructions"));
     const context = p.get("context");
     const timeout = p.optionalSeconds("toolTimeoutSeconds");
@@ -77,6 +79,8 @@ export class ContentMethods {
     const temperature = p.optionalNumber("temperature", { min: 0 });
     const spec = r.parseModel(p.get("model"), p.name("model"));
     warnings.push(...modelSpecWarnings(spec));
+    // The llama backend generates an object without properties as any object; the others as {}.
+    if (spec.type !== "llama") warnings.splice(schemaWarningsEnd, 0, ...emptyObjectWarnings(schema));
     const model = r.createModel(spec);
     const agent = new Agent({
       model,

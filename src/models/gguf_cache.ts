@@ -8,7 +8,16 @@
  */
 import { envVar } from "../util/env.ts";
 
-/** A cached model file. */
+/**
+ * A cached model file.
+ *
+ * @example
+ * ```ts
+ * import { type CachedModel, firstCachedModel } from "@open-apple-models/bridge";
+ * const cached: CachedModel | null = await firstCachedModel();
+ * const label = cached ? `${cached.name} (${(cached.size / 1e9).toFixed(1)} GB)` : "no cached model";
+ * ```
+ */
 export interface CachedModel {
   /** File name (`qwen2.5-1.5b-instruct-q4_k_m.gguf`). */
   name: string;

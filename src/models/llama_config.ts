@@ -5,7 +5,7 @@
  */
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue, ownValue, presentValue } from "../protocol/json.ts";
-import { showValue } from "../protocol/params.ts";
+import { showValue, unknownParameter } from "../protocol/params.ts";
 import { grantedEnvVar } from "../util/env.ts";
 
 /**
@@ -122,7 +122,7 @@ export function parseLlamaModelSpec(spec: JsonObject, path: string): LlamaModelC
 /** Warnings for members of a `llama` model parameter that {@link parseLlamaModelSpec} ignores. */
 export function llamaModelSpecWarnings(spec: JsonObject, path: string): string[] {
   return Object.keys(spec).filter((key) => !KNOWN_KEYS.includes(key)).map((key) =>
-    `Unknown parameter '${path}.${key}' was ignored.`
+    unknownParameter(`${path}.${key}`, key, KNOWN_KEYS)
   );
 }
 

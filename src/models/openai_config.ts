@@ -5,7 +5,7 @@
  */
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue, presentValue } from "../protocol/json.ts";
-import { showValue } from "../protocol/params.ts";
+import { showValue, unknownParameter } from "../protocol/params.ts";
 
 /**
  * Connection settings of an OpenAI-compatible Chat Completions server.
@@ -188,7 +188,7 @@ function parseTimeoutMs(spec: JsonObject, at: MemberPath): number | undefined {
 /** Warnings for members of an `openai` model parameter that {@link parseOpenAIModelSpec} ignores. */
 export function openAIModelSpecWarnings(spec: JsonObject, path: string): string[] {
   return Object.keys(spec).filter((key) => !KNOWN_KEYS.includes(key)).map((key) =>
-    `Unknown parameter '${path}.${key}' was ignored.`
+    unknownParameter(`${path}.${key}`, key, KNOWN_KEYS)
   );
 }
 

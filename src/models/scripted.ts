@@ -7,6 +7,7 @@
 import { AGENT_ERROR_CODES, BridgeError, isAgentErrorCode } from "../protocol/errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { type ConversationEntry, isToolCallsEntry, segmentsText } from "../protocol/transcript.ts";
+import { unknownParameter } from "../protocol/params.ts";
 import { compileValidator } from "../schema/validate.ts";
 import { abortableSleep } from "../util/sleep.ts";
 import { characters, endSentence, headCharacters, headUnits } from "../util/text.ts";
@@ -235,9 +236,9 @@ const STEP_KEYS: ReadonlySet<string> = new Set([
 ]);
 const CALL_KEYS: ReadonlySet<string> = new Set(["name", "arguments", "id"]);
 
-/** The warning of a member nobody reads, worded like the other model parameters'. */
-function unknownMember(path: string, key: string): string {
-  return `Unknown parameter '${path}.${key}' was ignored.`;
+/** The warning of a member nobody reads, worded like the other model parameters', with the one it meant. */
+function unknownMember(path: string, key: string, known: ReadonlySet<string>): string {
+  return unknownParameter(`${path}.${key}`, key, known);
 }
 
 /** Pushes the unknown members of step `value` at `path`, which parsed (so it is an object), to `warnings`. */
@@ -246,12 +247,12 @@ function stepWarnings(value: JsonObject, path: string, warnings: string[]): void
   // Tool calls are only read when no `text` takes precedence over them.
   const playsCalls = !(Object.hasOwn(value, "text") && value.text !== null);
   for (const key of Object.keys(value)) {
-    if (!STEP_KEYS.has(key)) warnings.push(unknownMember(path, key));
+    if (!STEP_KEYS.has(key)) warnings.push(unknownMember(path, key, STEP_KEYS));
     else if (key === "toolCalls" && playsCalls && Array.isArray(value.toolCalls)) {
       value.toolCalls.forEach((call, i) => {
         if (!isJsonObject(call)) return;
         for (const k of Object.keys(call)) {
-          if (!CALL_KEYS.has(k)) warnings.push(unknownMember(`${path}.toolCalls[${i}]`, k));
+          if (!CALL_KEYS.has(k)) warnings.push(unknownMember(`${path}.toolCalls[${i}]`, k, CALL_KEYS));
         }
       });
     }
@@ -307,7 +308,7 @@ export function scriptWarnings(value: JsonValue, path: string): string[] {
       value.steps.forEach((s, i) => stepWarnings(s as JsonObject, `${path}.steps[${i}]`, warnings));
     } else if (key === "fallback") {
       if (isJsonObject(value.fallback)) stepWarnings(value.fallback, `${path}.fallback`, warnings);
-    } else if (!SCRIPT_KEYS.has(key)) warnings.push(unknownMember(path, key));
+    } else if (!SCRIPT_KEYS.has(key)) warnings.push(unknownMember(path, key, SCRIPT_KEYS));
   }
   return warnings;
 }

@@ -5,6 +5,25 @@
  */
 import { BridgeError } from "./errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "./json.ts";
+import { nearestName } from "./edit_distance.ts";
+
+/**
+ * The warning of an unknown member `key`, named `name` with its path, of an object whose members are `known`:
+ * "Unknown parameter '<name>' was ignored.", with "(did you mean '<known key>'?)" before the period when `key`
+ * is a near miss of one (the rule of {@link nearestName}, as the client's persona files are checked).
+ *
+ * @example
+ * ```ts
+ * import { unknownParameter } from "./params.ts";
+ * unknownParameter("persona.personalty", "personalty", ["name", "personality"]);
+ * // "Unknown parameter 'persona.personalty' was ignored (did you mean 'personality'?)."
+ * unknownParameter("colour", "colour", ["session", "model"]); // "Unknown parameter 'colour' was ignored."
+ * ```
+ */
+export function unknownParameter(name: string, key: string, known: Iterable<string>): string {
+  const meant = nearestName(key, [...known]);
+  return `Unknown parameter '${name}' was ignored${meant ? ` (did you mean '${meant}'?)` : ""}.`;
+}
 
 /** Longest JSON shown in a "got …" message before it is cut. */
 const SHOWN = 80;
@@ -246,12 +265,15 @@ export class Params {
     return v === 0 ? null : Math.round(v * 1000);
   }
 
-  /** Warnings for keys not in `allowed`, in request order: "Unknown parameter '<prefix><key>' was ignored." */
+  /**
+   * Warnings for keys not in `allowed`, in request order: "Unknown parameter '<prefix><key>' was ignored.", with
+   * the allowed key a near miss most likely meant (see {@link unknownParameter}).
+   */
   unknownKeys(allowed: readonly string[]): string[] {
     const warnings: string[] = [];
     // for…in, not Object.keys: no array of keys per request (JSON objects have no inherited enumerable keys)
     for (const key in this.raw) {
-      if (!allowed.includes(key)) warnings.push(`Unknown parameter '${this.name(key)}' was ignored.`);
+      if (!allowed.includes(key)) warnings.push(unknownParameter(this.name(key), key, allowed));
     }
     return warnings;
   }

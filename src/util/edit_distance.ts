@@ -1,63 +1,6 @@
 /**
- * Edit distance for "did you mean" hints: how many insertions, deletions, substitutions or swaps of
- * neighbouring letters turn one short name into another.
+ * Edit distance for "did you mean" hints: the functions live in `src/protocol/edit_distance.ts`, where the
+ * bridge's own unknown-parameter warnings use them (protocol/ imports nothing from util/).
  * @module
  */
-
-/**
- * Optimal string alignment distance (Levenshtein with adjacent swaps) of two short names. A pair whose lengths
- * differ by more than 2 is reported as 3 without comparing them: hints never look further than 2 edits.
- *
- * @example
- * ```ts
- * import { editDistance } from "./edit_distance.ts";
- * editDistance("requried", "required"); // 1 (a swap)
- * editDistance("optoins", "options"); // 1
- * ```
- */
-export function editDistance(a: string, b: string): number {
-  if (Math.abs(a.length - b.length) > 2) return 3;
-  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) => [i]);
-  for (let j = 1; j <= b.length; j++) d[0][j] = j;
-  for (let i = 1; i <= a.length; i++) {
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) {
-        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.length][b.length];
-}
-
-/**
- * The one name of `known` that `name` most likely misspells: the same letters in another case, or else the
- * clearly closest name at most one edit away (two for names of six letters or more, a swap of neighbouring
- * letters counting as one); undefined when none is, or when two are equally close. Names shorter than three
- * letters are never guessed at.
- *
- * @example
- * ```ts
- * import { nearestName } from "./edit_distance.ts";
- * nearestName("scirpt", ["script", "model"]); // "script"
- * nearestName("mood", ["name", "role"]); // undefined
- * ```
- */
-export function nearestName(name: string, known: readonly string[]): string | undefined {
-  const lower = name.toLowerCase();
-  const same = known.filter((k) => k.toLowerCase() === lower);
-  if (same.length > 0) return same.length === 1 ? same[0] : undefined;
-  let best: string[] = [];
-  let bestDistance = Infinity;
-  for (const candidate of known) {
-    if (candidate.length < 3 || lower.length < 3) continue; // too short to tell a misspelling from a name
-    const distance = editDistance(lower, candidate.toLowerCase());
-    if (distance > (candidate.length >= 6 ? 2 : 1)) continue;
-    if (distance < bestDistance) {
-      best = [candidate];
-      bestDistance = distance;
-    } else if (distance === bestDistance) best.push(candidate);
-  }
-  return best.length === 1 ? best[0] : undefined;
-}
+export { editDistance, nearestName } from "../protocol/edit_distance.ts";

@@ -18,9 +18,9 @@ Deno.test("OAM_SCRIPT and --script: unknown members of the script file are warni
     assert.deepEqual([r.code, r.stdout, r.stderr], [
       0,
       "Hi.\n",
-      `warning: OAM_SCRIPT=${typos}: Unknown parameter 'OAM_SCRIPT.steps[0].delay' was ignored.\n` +
+      `warning: OAM_SCRIPT=${typos}: Unknown parameter 'OAM_SCRIPT.steps[0].delay' was ignored (did you mean 'delayMs'?).\n` +
       `warning: OAM_SCRIPT=${typos}: Unknown parameter 'OAM_SCRIPT.steps[1].toolCalls[0].args' was ignored.\n` +
-      `warning: OAM_SCRIPT=${typos}: Unknown parameter 'OAM_SCRIPT.fallbak' was ignored.\n`,
+      `warning: OAM_SCRIPT=${typos}: Unknown parameter 'OAM_SCRIPT.fallbak' was ignored (did you mean 'fallback'?).\n`,
     ]);
     // A file that is no script at all ({"a": 1}) is an empty script: it says why it answers as it does.
     const empty = await fx.write("empty.json", { a: 1 });
@@ -36,7 +36,7 @@ Deno.test("OAM_SCRIPT and --script: unknown members of the script file are warni
     assert.deepEqual([bare.code, bare.stdout, bare.stderr], [
       0,
       "Hi.\n",
-      `warning: OAM_SCRIPT=${list}: Unknown parameter 'OAM_SCRIPT[0].chunk' was ignored.\n`,
+      `warning: OAM_SCRIPT=${list}: Unknown parameter 'OAM_SCRIPT[0].chunk' was ignored (did you mean 'chunks'?).\n`,
     ]);
   } finally {
     await fx.remove();
@@ -61,8 +61,8 @@ Deno.test("oam stdio with OAM_SCRIPT: the script's unknown members are logged on
     assert.equal(r.code, 0, r.stderr);
     assert.equal(
       r.stderr,
-      `[oam stdio] warning: OAM_SCRIPT=${script}: Unknown parameter 'OAM_SCRIPT.step' was ignored.\n` +
-        `[oam stdio] warning: OAM_SCRIPT=${script}: Unknown parameter 'OAM_SCRIPT.fallback.chunk' was ignored.\n`,
+      `[oam stdio] warning: OAM_SCRIPT=${script}: Unknown parameter 'OAM_SCRIPT.step' was ignored (did you mean 'steps'?).\n` +
+        `[oam stdio] warning: OAM_SCRIPT=${script}: Unknown parameter 'OAM_SCRIPT.fallback.chunk' was ignored (did you mean 'chunks'?).\n`,
     );
     const lines = r.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
     // The script's warnings are the host's: session/create on "system" does not repeat them.

@@ -85,7 +85,9 @@ Deno.test("docs/scripting.md: what it says about scripts that go wrong is what t
   const delayed = await bridge.createNpc({ name: "Gorm" }, {
     model: { type: "scripted", steps: [{ ...REPLY("One."), delay: 500 } as never] },
   });
-  assert.deepEqual(delayed.warnings, ["Unknown parameter 'model.steps[0].delay' was ignored."]);
+  assert.deepEqual(delayed.warnings, [
+    "Unknown parameter 'model.steps[0].delay' was ignored (did you mean 'delayMs'?).",
+  ]);
   assert.ok(DOC.includes(`| \`${delayed.warnings[0]}\` in the \`warnings\` of \`npc/create\``));
   assert.ok(DOC.includes("A key the scripted model does not know is ignored, with a warning"));
   assert.ok(!DOC.includes("ignored without a warning"));

@@ -296,3 +296,46 @@ Deno.test("content/generate: an invalid answer's message names the schema's warn
   assert.ok(!String(plain.message).includes("warnings"), String(plain.message));
   await c.close();
 });
+
+Deno.test("content/generate: an object schema without properties, at the root or inside, is warned about: it is generated as {}", async () => {
+  const c = new WireClient();
+  assert.deepEqual(
+    await c.call("content/generate", {
+      prompt: "A sword.",
+      schema: { type: "object" },
+      model: scripted({ json: {} }),
+    }),
+    {
+      content: {},
+      warnings: ["#: object without 'properties' is generated as {}; list the properties it should have"],
+    },
+  );
+  const nested = await c.call("content/generate", {
+    prompt: "A sword.",
+    schema: {
+      type: "object",
+      properties: {
+        name: { type: "string" },
+        stats: { type: "object", properties: {} },
+        tags: { type: "array", items: { type: "object", description: "A tag." } },
+        owner: { type: "object", properties: { name: { type: "string" } } },
+      },
+    },
+    model: scripted({ json: { name: "Sword", stats: {}, tags: [], owner: { name: "Gorm" } } }),
+  });
+  assert.deepEqual(nested.warnings, [
+    "#/properties/stats: object without 'properties' is generated as {}; list the properties it should have",
+    "#/properties/tags/items: object without 'properties' is generated as {}; list the properties it should have",
+  ]);
+  // A free-form object (additionalProperties) has the converter's own warning, once.
+  const free = await c.call("content/generate", {
+    prompt: "Loot.",
+    schema: { type: "object", additionalProperties: { type: "integer" } },
+    model: scripted({ json: {} }),
+  });
+  assert.equal(
+    (free.warnings as string[]).filter((w) => w.includes("empty object") || w.includes("{}")).length,
+    1,
+  );
+  await c.close();
+});

@@ -14,7 +14,7 @@ function misspelt(baseURL = "http://127.0.0.1:9/v1"): JsonObject {
 }
 
 const MISSPELT_WARNINGS = [
-  "Unknown parameter 'model.apikey' was ignored.",
+  "Unknown parameter 'model.apikey' was ignored (did you mean 'apiKey'?).",
   "Unknown parameter 'model.temprature' was ignored.",
 ];
 
@@ -47,7 +47,10 @@ Deno.test("model warnings: session/create reports the members an openai or llama
     {
       jsonrpc: "2.0",
       id: 1,
-      result: { session: "s", warnings: ["Unknown parameter 'model.contextsize' was ignored."] },
+      result: {
+        session: "s",
+        warnings: ["Unknown parameter 'model.contextsize' was ignored (did you mean 'contextSize'?)."],
+      },
     },
   );
   // The system and scripted models, and well-spelt specs, warn about nothing.

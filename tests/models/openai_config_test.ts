@@ -125,7 +125,10 @@ Deno.test("openai config: unknown members are reported as warnings", () => {
       { type: "openai", baseURL: "u", model: "m", apikey: "x", temperature: 1 },
       "model",
     ),
-    ["Unknown parameter 'model.apikey' was ignored.", "Unknown parameter 'model.temperature' was ignored."],
+    [
+      "Unknown parameter 'model.apikey' was ignored (did you mean 'apiKey'?).",
+      "Unknown parameter 'model.temperature' was ignored.",
+    ],
   );
 });
 

@@ -177,7 +177,7 @@ Deno.test("openai model parameter: a valid spec creates the session; unknown mem
     [`{"type":"openai",${OK},"apiKey":"","headers":{},"timeoutSeconds":0}`, []],
     [`{"type":"openai",${OK},"timeoutSeconds":86400,"temperature":2,"apikey":"x"}`, [
       "Unknown parameter 'model.temperature' was ignored.",
-      "Unknown parameter 'model.apikey' was ignored.",
+      "Unknown parameter 'model.apikey' was ignored (did you mean 'apiKey'?).",
     ]],
     [`{"type":"openai",${OK},"__proto__":{"apiKey":1,"timeoutSeconds":-1}}`, [
       "Unknown parameter 'model.__proto__' was ignored.",

@@ -36,15 +36,15 @@ const TYPOS: JsonObject = {
   fallback: { template: "{prompt}", chunk: 1 },
 };
 const TYPO_WARNINGS = [
-  "Unknown parameter 'model.stpes' was ignored.",
-  "Unknown parameter 'model.steps[0].delay' was ignored.",
-  "Unknown parameter 'model.steps[0].chunk' was ignored.",
+  "Unknown parameter 'model.stpes' was ignored (did you mean 'steps'?).",
+  "Unknown parameter 'model.steps[0].delay' was ignored (did you mean 'delayMs'?).",
+  "Unknown parameter 'model.steps[0].chunk' was ignored (did you mean 'chunks'?).",
   "Unknown parameter 'model.steps[1].toolCalls[0].args' was ignored.",
-  "Unknown parameter 'model.steps[1].toolCalls[1].argument' was ignored.",
-  "Unknown parameter 'model.steps[1].toolCalls[1].ID' was ignored.",
-  "Unknown parameter 'model.steps[2].dalayMs' was ignored.",
-  "Unknown parameter 'model.fallbak' was ignored.",
-  "Unknown parameter 'model.fallback.chunk' was ignored.",
+  "Unknown parameter 'model.steps[1].toolCalls[1].argument' was ignored (did you mean 'arguments'?).",
+  "Unknown parameter 'model.steps[1].toolCalls[1].ID' was ignored (did you mean 'id'?).",
+  "Unknown parameter 'model.steps[2].dalayMs' was ignored (did you mean 'delayMs'?).",
+  "Unknown parameter 'model.fallbak' was ignored (did you mean 'fallback'?).",
+  "Unknown parameter 'model.fallback.chunk' was ignored (did you mean 'chunks'?).",
 ];
 
 Deno.test("scripted warnings: session/create names every unknown member of the script, in key order, after its own; none for a script without typos", async () => {
@@ -59,7 +59,10 @@ Deno.test("scripted warnings: session/create names every unknown member of the s
     {
       jsonrpc: "2.0",
       id: 1,
-      result: { session: "s", warnings: ["Unknown parameter 'model.step' was ignored."] },
+      result: {
+        session: "s",
+        warnings: ["Unknown parameter 'model.step' was ignored (did you mean 'steps'?)."],
+      },
     },
   );
   // A script that only uses known keys warns about nothing.
@@ -118,7 +121,7 @@ Deno.test("scripted warnings: npc/create and npc/restore, after their unknown ke
         tools: [],
         warnings: [
           "Unknown parameter 'persona.hair' was ignored.",
-          "Unknown parameter 'model.fallbak' was ignored.",
+          "Unknown parameter 'model.fallbak' was ignored (did you mean 'fallback'?).",
         ],
       },
     },
@@ -132,7 +135,11 @@ Deno.test("scripted warnings: npc/create and npc/restore, after their unknown ke
     assert.deepEqual(await wire.response(7), {
       jsonrpc: "2.0",
       id: 7,
-      result: { npc: "bram", tools: [], warnings: ["Unknown parameter 'model.fallbak' was ignored."] },
+      result: {
+        npc: "bram",
+        tools: [],
+        warnings: ["Unknown parameter 'model.fallbak' was ignored (did you mean 'fallback'?)."],
+      },
     });
   } finally {
     await wire.engine.shutdown();
@@ -149,7 +156,7 @@ Deno.test("scripted warnings: decision/decide, decision/decideMany and content/g
   });
   assert.deepEqual((decide.result as JsonObject).warnings, [
     "Unknown parameter 'mood' was ignored.",
-    "Unknown parameter 'model.steps[0].delay' was ignored.",
+    "Unknown parameter 'model.steps[0].delay' was ignored (did you mean 'delayMs'?).",
   ], JSON.stringify(decide));
   assert.equal((decide.result as JsonObject).optionID, "wait", JSON.stringify(decide));
   const many = await answer("decision/decideMany", {
@@ -158,7 +165,7 @@ Deno.test("scripted warnings: decision/decide, decision/decideMany and content/g
   });
   assert.deepEqual((many.result as JsonObject).warnings, [
     "Unknown parameter 'requests[0].mood' was ignored.",
-    "Unknown parameter 'model.step' was ignored.",
+    "Unknown parameter 'model.step' was ignored (did you mean 'steps'?).",
   ], JSON.stringify(many));
   const content = await answer("content/generate", {
     prompt: "A sword.",
@@ -170,7 +177,7 @@ Deno.test("scripted warnings: decision/decide, decision/decideMany and content/g
   const warnings = result.warnings as string[];
   assert.equal(warnings.length, 2, JSON.stringify(warnings));
   assert.ok(warnings[0].includes("format"), JSON.stringify(warnings));
-  assert.equal(warnings[1], "Unknown parameter 'model.steps[0].chunk' was ignored.");
+  assert.equal(warnings[1], "Unknown parameter 'model.steps[0].chunk' was ignored (did you mean 'chunks'?).");
 });
 
 Deno.test("scripted warnings: the script plays as before: a warned-about 'args' leaves the call's arguments empty", async () => {

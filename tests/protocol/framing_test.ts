@@ -327,7 +327,7 @@ Deno.test("unknown params of session/create and session/respond are ignored and 
       "Unknown parameter 'colour' was ignored.",
       "Unknown parameter 'zzz' was ignored.",
       "Unknown parameter 'options.speed' was ignored.",
-      "Unknown parameter 'options.toolchoice' was ignored.",
+      "Unknown parameter 'options.toolchoice' was ignored (did you mean 'toolChoice'?).",
     ],
   });
   c.request("session/respond", { session: "u", prompt: "x", temperature: 2, extra: { a: 1 } }, 1);

@@ -24,6 +24,7 @@ const MOD_VALUES = [
   "WebSocketTransport",
   "World",
   "bridgeCommand",
+  "firstCachedModel",
   "loadPersona",
   "modelFromArgs",
 ];
@@ -33,6 +34,7 @@ const MOD_TYPES = [
   "BridgeMethods",
   "BridgeNotifications",
   "BridgeOptions",
+  "CachedModel",
   "ConnectionEnd",
   "CreateNpcOptions",
   "CreateSessionOptions",

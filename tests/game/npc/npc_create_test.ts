@@ -90,8 +90,8 @@ Deno.test("npc/create: unknown keys and options are warned about, in request ord
     tools: ["a", "b", "c", "d", "e", "f", "remember_fact"],
     warnings: [
       "Unknown parameter 'bogus' was ignored.",
-      "Unknown parameter 'persona.personalty' was ignored.",
-      "Unknown parameter 'options.replyFormt' was ignored.",
+      "Unknown parameter 'persona.personalty' was ignored (did you mean 'personality'?).",
+      "Unknown parameter 'options.replyFormt' was ignored (did you mean 'replyFormat'?).",
       `'options.emotions[1]' is not a known emotion ('banana'); using "neutral".`,
       "f: no description; the model may not know when to call it.",
       "7 tools: Apple recommends at most 3-5 tools per request on-device; narrow them per turn with 'enabledTools'.",

@@ -29,8 +29,8 @@ Deno.test("npc/restore warns about a save's unknown members (a misspelt 'transcr
   const edited = { ...rest, Memory: memory, transcipt: transcript, savedAt: "day 3" };
   const restored = await c.call("npc/restore", { state: edited, npc: "copy", model: "scripted" });
   assert.deepEqual(restored.warnings, [
-    "Unknown parameter 'state.Memory' was ignored.",
-    "Unknown parameter 'state.transcipt' was ignored.",
+    "Unknown parameter 'state.Memory' was ignored (did you mean 'memory'?).",
+    "Unknown parameter 'state.transcipt' was ignored (did you mean 'transcript'?).",
     "Unknown parameter 'state.savedAt' was ignored.",
   ]);
   // The whole npc/state result, with the game's own member next to it.
