@@ -6,7 +6,7 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { CliError } from "./cli_error.ts";
 import { LOG_LEVELS, type LogLevel } from "../util/logger.ts";
-import { nearestName } from "../util/edit_distance.ts";
+import { nearestName } from "../protocol/edit_distance.ts";
 
 /** Options in the `node:util` parseArgs format. */
 export type FlagSpec = NonNullable<ParseArgsConfig["options"]>;

@@ -5,7 +5,7 @@
 import { SERVER_INFO } from "../protocol/version.ts";
 import { reportError } from "./cli_error.ts";
 import { stderrStyle, writeErr, writeOut } from "./tty.ts";
-import { nearestName } from "../util/edit_distance.ts";
+import { nearestName } from "../protocol/edit_distance.ts";
 
 /** Top-level help. */
 export const MAIN_HELP = `oam ${SERVER_INFO.version} — drive LLM agents with real tool calls from game engines

@@ -20,7 +20,7 @@ import {
   resolveModelChoice,
 } from "./local_bridge.ts";
 import { PromptLoop, unknownSlashCommand } from "./prompt_loop.ts";
-import { nearestName } from "../util/edit_distance.ts";
+import { nearestName } from "../protocol/edit_distance.ts";
 import { withKnownKeys } from "../client/npc_keys.ts";
 import { dirname, type LoadedTools, noTools, toolsFromValue } from "./tools_file.ts";
 import { oneLine, stderrStyle, stdoutStyle, type Style, writeErr } from "./tty.ts";

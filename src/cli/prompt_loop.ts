@@ -5,7 +5,7 @@
  * @module
  */
 import { CliError, reportError } from "./cli_error.ts";
-import { nearestName } from "../util/edit_distance.ts";
+import { nearestName } from "../protocol/edit_distance.ts";
 import { LineReader } from "./input.ts";
 import { addSigint, removeSigint } from "./respond.ts";
 import { isTerminal, OutputError, stdoutClosed, type Style } from "./tty.ts";

@@ -42,7 +42,7 @@ import { isTerminal, Spinner, stderrStyle, writeErr, writeOut } from "./tty.ts";
 import { outputValue } from "./command_tools.ts";
 import { ScriptedModel } from "../models/scripted.ts";
 import { oamCommand, shellWord } from "./invocation.ts";
-import { nearestName } from "../util/edit_distance.ts";
+import { nearestName } from "../protocol/edit_distance.ts";
 
 /** Help text of `oam respond`. */
 export const RESPOND_HELP = `oam respond — run one turn and print the answer (for shell scripts)

@@ -6,7 +6,7 @@
 import { parseGgufModelFlag } from "../models/llama_config.ts";
 import { parseOpenAIModelFlag } from "../models/openai_config.ts";
 import { isJsonObject } from "../protocol/json.ts";
-import { editDistance } from "../util/edit_distance.ts";
+import { editDistance } from "../protocol/edit_distance.ts";
 import type { Model, ScriptStep } from "./types.ts";
 
 const USAGE =

@@ -1,67 +1,22 @@
 /**
- * The keys the bridge reads in an NPC's `persona`, `options` and `memory` (spec §6 `npc/create`), for the
- * client's own checks of what a persona file holds. The same lists as the engine's (a test keeps them so),
- * without loading the engine.
+ * The client's check of the keys of an NPC file's `persona`, `options` and `memory` against the lists the
+ * bridge reads (`src/game/npc/keys.ts`, a leaf module: the NPC engine is not loaded).
  *
  * @example
  * ```ts
- * import { PERSONA_FIELDS } from "./npc_keys.ts";
- * PERSONA_FIELDS.includes("personality"); // true
+ * import { withKnownKeys } from "./npc_keys.ts";
+ * withKnownKeys("options", { maxFact: 3 }).warnings.length; // 1
  * ```
  * @module
  */
-import { nearestName } from "../util/edit_distance.ts";
-
-/** The fields of a persona. */
-export const PERSONA_FIELDS: readonly string[] = [
-  "name",
-  "role",
-  "personality",
-  "speakingStyle",
-  "backstory",
-  "goals",
-  "knowledge",
-  "secrets",
-  "defaultEmotion",
-  "maxSentences",
-];
-
-/** The NPC options. */
-export const NPC_OPTION_KEYS: readonly string[] = [
-  "replyFormat",
-  "groundingTool",
-  "toolChoice",
-  "maxToolRounds",
-  "maxToolCalls",
-  "toolTimeoutSeconds",
-  "worldReadable",
-  "worldWritable",
-  "worldContextPaths",
-  "memoryTools",
-  "maxFacts",
-  "maxRelationshipChange",
-  "secretsUnlockAtRelationship",
-  "emotions",
-  "playerOptionCount",
-  "canEndConversation",
-  "extraInstructions",
-  "compactAfterTurns",
-  "keepRecentTurns",
-  "fallbackOnGuardrail",
-  "fallbackLines",
-  "temperature",
-  "maximumResponseTokens",
-  "barkMaximumTokens",
-];
-
-/** The fields of an NPC's memory. */
-export const MEMORY_FIELDS: readonly string[] = ["facts", "relationship", "summary"];
+import { nearestName } from "../protocol/edit_distance.ts";
+import { MEMORY_KEYS, OPTION_KEYS, PERSONA_KEYS } from "../game/npc/keys.ts";
 
 /** The keys the bridge reads in each section of an NPC file that holds named fields. */
 const SECTION_KEYS: Record<"persona" | "options" | "memory", readonly string[]> = {
-  persona: PERSONA_FIELDS,
-  options: NPC_OPTION_KEYS,
-  memory: MEMORY_FIELDS,
+  persona: PERSONA_KEYS,
+  options: OPTION_KEYS,
+  memory: MEMORY_KEYS,
 };
 
 /**

@@ -6,7 +6,7 @@
  */
 import { isJsonObject, type JsonObject, ownValue } from "../protocol/json.ts";
 import type { Walk } from "./walk.ts";
-import { editDistance } from "../util/edit_distance.ts";
+import { editDistance } from "../protocol/edit_distance.ts";
 
 /** Every keyword of JSON Schema (drafts 4 to 2020-12) and the annotations the conversion reads. */
 const KNOWN = new Set([

@@ -3,7 +3,7 @@
  * the one-line error (or warning) it already had.
  */
 import assert from "node:assert/strict";
-import { nearestName } from "../../src/util/edit_distance.ts";
+import { nearestName } from "../../src/protocol/edit_distance.ts";
 import { Fixtures, oam } from "./cli_helper.ts";
 
 const fx = await Fixtures.create();

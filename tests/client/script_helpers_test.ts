@@ -274,13 +274,3 @@ Deno.test("loadPersona: a key of the wrong kind is a TypeError naming it; an unk
     await Deno.remove(dir, { recursive: true });
   }
 });
-
-Deno.test("the persona, option and memory keys loadPersona checks are the ones the bridge reads", async () => {
-  const { PERSONA_FIELDS, NPC_OPTION_KEYS, MEMORY_FIELDS } = await import("../../src/client/npc_keys.ts");
-  const { PERSONA_KEYS } = await import("../../src/game/npc/persona.ts");
-  const { OPTION_KEYS } = await import("../../src/game/npc/npc_options.ts");
-  const { MEMORY_KEYS } = await import("../../src/game/npc/npc_memory.ts");
-  assert.deepEqual(PERSONA_FIELDS, [...PERSONA_KEYS]);
-  assert.deepEqual(NPC_OPTION_KEYS, [...OPTION_KEYS]);
-  assert.deepEqual(MEMORY_FIELDS, [...MEMORY_KEYS]);
-});

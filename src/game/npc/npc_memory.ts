@@ -7,9 +7,9 @@
 import type { JsonObject } from "../../protocol/json.ts";
 import { Params } from "../../protocol/params.ts";
 import type { Parsed } from "./persona.ts";
+import { MEMORY_KEYS } from "./keys.ts";
 
-/** Memory keys, in the order of their JSON form. */
-export const MEMORY_KEYS = ["facts", "relationship", "summary"] as const;
+export { MEMORY_KEYS };
 
 /** Lowest relationship. */
 export const RELATIONSHIP_MIN: number = -100;

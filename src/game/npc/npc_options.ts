@@ -12,40 +12,15 @@ import { parseWorldPath, WorldError, type WorldState } from "../world/mod.ts";
 import { missingPathWarning } from "../world/missing_path.ts";
 import type { Emotion } from "./emotions.ts";
 import { type Parsed, parseEmotionParam } from "./persona.ts";
+import { OPTION_KEYS } from "./keys.ts";
+
+export { OPTION_KEYS };
 
 /** How the NPC's reply is generated (see the `replyFormat` trade-off in §6). */
 export type ReplyFormat = "automatic" | "structured" | "text";
 
 /** A memory tool, by its option name. */
 export type MemoryToolName = "rememberFact" | "changeRelationship";
-
-/** Option keys, in the order of their JSON form. */
-export const OPTION_KEYS = [
-  "replyFormat",
-  "groundingTool",
-  "toolChoice",
-  "maxToolRounds",
-  "maxToolCalls",
-  "toolTimeoutSeconds",
-  "worldReadable",
-  "worldWritable",
-  "worldContextPaths",
-  "memoryTools",
-  "maxFacts",
-  "maxRelationshipChange",
-  "secretsUnlockAtRelationship",
-  "emotions",
-  "playerOptionCount",
-  "canEndConversation",
-  "extraInstructions",
-  "compactAfterTurns",
-  "keepRecentTurns",
-  "fallbackOnGuardrail",
-  "fallbackLines",
-  "temperature",
-  "maximumResponseTokens",
-  "barkMaximumTokens",
-] as const;
 
 /** Every NPC option. */
 export interface NpcOptions {

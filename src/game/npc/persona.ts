@@ -6,20 +6,9 @@ import { BridgeError } from "../../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../../protocol/json.ts";
 import { Params, showValue } from "../../protocol/params.ts";
 import { type Emotion, parseEmotion } from "./emotions.ts";
+import { PERSONA_KEYS } from "./keys.ts";
 
-/** Persona fields, in the order of their JSON form. */
-export const PERSONA_KEYS = [
-  "name",
-  "role",
-  "personality",
-  "speakingStyle",
-  "backstory",
-  "goals",
-  "knowledge",
-  "secrets",
-  "defaultEmotion",
-  "maxSentences",
-] as const;
+export { PERSONA_KEYS };
 
 /** Who the NPC is. */
 export interface Persona {

@@ -14,7 +14,7 @@ import {
   reviewDocument,
   unknownFieldsText,
 } from "../../../src/serve/playground/page/document.ts";
-import { nearestName } from "../../../src/util/edit_distance.ts";
+import { nearestName } from "../../../src/protocol/edit_distance.ts";
 
 const TEXT = `// Gorm, the blacksmith.
 {

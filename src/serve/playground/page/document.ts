@@ -17,7 +17,7 @@ import {
   printParseErrorCode,
 } from "npm:jsonc-parser@3.3.1";
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
-import { nearestName } from "../../../util/edit_distance.ts";
+import { nearestName } from "../../../protocol/edit_distance.ts";
 import {
   BUILTIN_TOOLS,
   type Check,
