@@ -122,7 +122,7 @@ export function parseLlamaModelSpec(spec: JsonObject, path: string): LlamaModelC
 /** Warnings for members of a `llama` model parameter that {@link parseLlamaModelSpec} ignores. */
 export function llamaModelSpecWarnings(spec: JsonObject, path: string): string[] {
   return Object.keys(spec).filter((key) => !KNOWN_KEYS.includes(key)).map((key) =>
-    unknownParameter(`${path}.${key}`, key, KNOWN_KEYS)
+    unknownParameter({ name: `${path}.${key}`, key }, KNOWN_KEYS)
   );
 }
 

@@ -188,7 +188,7 @@ function parseTimeoutMs(spec: JsonObject, at: MemberPath): number | undefined {
 /** Warnings for members of an `openai` model parameter that {@link parseOpenAIModelSpec} ignores. */
 export function openAIModelSpecWarnings(spec: JsonObject, path: string): string[] {
   return Object.keys(spec).filter((key) => !KNOWN_KEYS.includes(key)).map((key) =>
-    unknownParameter(`${path}.${key}`, key, KNOWN_KEYS)
+    unknownParameter({ name: `${path}.${key}`, key }, KNOWN_KEYS)
   );
 }
 

@@ -238,7 +238,7 @@ const CALL_KEYS: ReadonlySet<string> = new Set(["name", "arguments", "id"]);
 
 /** The warning of a member nobody reads, worded like the other model parameters', with the one it meant. */
 function unknownMember(path: string, key: string, known: ReadonlySet<string>): string {
-  return unknownParameter(`${path}.${key}`, key, known);
+  return unknownParameter({ name: `${path}.${key}`, key }, known);
 }
 
 /** Pushes the unknown members of step `value` at `path`, which parsed (so it is an object), to `warnings`. */

@@ -8,19 +8,21 @@ import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "./js
 import { nearestName } from "./edit_distance.ts";
 
 /**
- * The warning of an unknown member `key`, named `name` with its path, of an object whose members are `known`:
+ * The warning of an unknown member `member.key`, named `member.name` with its path, of an object whose members
+ * are `known`:
  * "Unknown parameter '<name>' was ignored.", with "(did you mean '<known key>'?)" before the period when `key`
  * is a near miss of one (the rule of {@link nearestName}, as the client's persona files are checked).
  *
  * @example
  * ```ts
  * import { unknownParameter } from "./params.ts";
- * unknownParameter("persona.personalty", "personalty", ["name", "personality"]);
+ * unknownParameter({ name: "persona.personalty", key: "personalty" }, ["name", "personality"]);
  * // "Unknown parameter 'persona.personalty' was ignored (did you mean 'personality'?)."
- * unknownParameter("colour", "colour", ["session", "model"]); // "Unknown parameter 'colour' was ignored."
+ * unknownParameter({ name: "colour", key: "colour" }, ["session", "model"]); // "Unknown parameter 'colour' was ignored."
  * ```
  */
-export function unknownParameter(name: string, key: string, known: Iterable<string>): string {
+export function unknownParameter(member: { name: string; key: string }, known: Iterable<string>): string {
+  const { name, key } = member;
   const meant = nearestName(key, [...known]);
   return `Unknown parameter '${name}' was ignored${meant ? ` (did you mean '${meant}'?)` : ""}.`;
 }
@@ -273,7 +275,7 @@ export class Params {
     const warnings: string[] = [];
     // for…in, not Object.keys: no array of keys per request (JSON objects have no inherited enumerable keys)
     for (const key in this.raw) {
-      if (!allowed.includes(key)) warnings.push(unknownParameter(this.name(key), key, allowed));
+      if (!allowed.includes(key)) warnings.push(unknownParameter({ name: this.name(key), key }, allowed));
     }
     return warnings;
   }
