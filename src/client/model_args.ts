@@ -34,7 +34,7 @@ function looksLikeModel(value: string | undefined): boolean {
 /**
  * The flag `args` misspells in place of `--model` or `--system`, as `[typed, meant]`, or null. One edit from
  * `--system` is enough (`--stem`, two, may be a script's own flag); close to `--model` only with a model after
- * it (`--mode fast` is a script's own flag).
+ * it (`--mode fast` is a script's own flag). Throws for `--system=<value>` (the flag takes none).
  */
 function misspeltFlag(args: readonly string[]): [string, string] | null {
   for (let i = 0; i < args.length; i++) {
@@ -42,6 +42,11 @@ function misspeltFlag(args: readonly string[]): [string, string] | null {
     if (!arg.startsWith("-")) continue;
     const eq = arg.indexOf("=");
     const name = eq < 0 ? arg : arg.slice(0, eq);
+    if (name === "--system") {
+      throw new Error(
+        `modelFromArgs: '${arg}': --system takes no value (write --system, or --model system).`,
+      );
+    }
     if (editDistance(name, "--system") <= 1) return [name, "--system"];
     const value = eq < 0 ? args[i + 1] : arg.slice(eq + 1);
     if (editDistance(name, "--model") <= 2 && looksLikeModel(value)) return [name, "--model"];
@@ -61,8 +66,8 @@ function misspeltFlag(args: readonly string[]): [string, string] | null {
  * - otherwise the scripted model playing `steps` (deterministic; works everywhere).
  *
  * Other arguments are ignored. Throws an `Error` with the accepted forms for a `--model` it cannot read, and
- * one naming the flag it meant for a misspelt one (`--sytem`, `-system`, `--modle gguf:…`) instead of letting
- * the scripted model play unasked.
+ * one naming the flag it meant for a misspelt one (`--sytem`, `-system`, `--modle gguf:…`) or saying that
+ * `--system` takes no value (`--system=yes`), instead of letting the scripted model play unasked.
  *
  * @example
  * ```ts

@@ -67,6 +67,19 @@ Deno.test("modelFromArgs: a misspelt --model or --system is an Error naming the 
   assert.equal(modelFromArgs(["--system", "--sytem"], STEPS), "system");
 });
 
+Deno.test("modelFromArgs: --system with a value is an Error saying it takes none, not a guess of itself", () => {
+  assert.throws(
+    () => modelFromArgs(["--system=yes"], STEPS),
+    (error: Error) => {
+      assert.equal(
+        error.message,
+        "modelFromArgs: '--system=yes': --system takes no value (write --system, or --model system).",
+      );
+      return true;
+    },
+  );
+});
+
 Deno.test("loadPersona: JSONC with the steps beside it; no steps file means no steps", async () => {
   const dir = await Deno.makeTempDir();
   try {
