@@ -679,8 +679,9 @@ export class Editor {
   }
 
   /**
-   * The page's own hint after a bridge warning about an unknown key ("Unknown parameter 'persona.nmae' was
-   * ignored."): the known key it most likely misspells, or null. The bridge's text stays as it came.
+   * The page's own hint after a bridge warning about an unknown key that names no field meant ("Unknown
+   * parameter 'persona.nmae' was ignored."): the known key it most likely misspells, or null. The bridge's text
+   * stays as it came; a warning where the bridge names the field itself ("… (did you mean 'name'?).") gets none.
    */
   #misspeltHint(warning: string): HTMLElement | null {
     const path = /^Unknown parameter '([^']+)' was ignored\.$/.exec(warning)?.[1];
