@@ -992,6 +992,15 @@ static double max_line_bytes_of(const char *const *argv) {
     return limit;
 }
 
+/* Frees a bridge whose threads did not all start (the writer, if started, has been stopped). */
+static void discard_unstarted(oam_bridge *bridge) {
+    oam_process_free(bridge->process);
+    oam_cond_destroy(&bridge->outbox_changed);
+    oam_cond_destroy(&bridge->changed);
+    oam_mutex_destroy(&bridge->lock);
+    free(bridge);
+}
+
 OAM_API oam_bridge *oam_bridge_create_with_command(const char *const *argv, oam_message_callback callback,
                                                    void *user_data) {
     oam_bridge *bridge;
@@ -1012,21 +1021,13 @@ OAM_API oam_bridge *oam_bridge_create_with_command(const char *const *argv, oam_
     oam_cond_init(&bridge->outbox_changed);
     if (oam_thread_start(&bridge->writer, writer_main, bridge) != 0) {
         fprintf(stderr, "[open-apple-models] error: cannot start the writer thread\n");
-        oam_process_free(bridge->process);
-        oam_cond_destroy(&bridge->outbox_changed);
-        oam_cond_destroy(&bridge->changed);
-        oam_mutex_destroy(&bridge->lock);
-        free(bridge);
+        discard_unstarted(bridge);
         return NULL;
     }
     if (oam_thread_start(&bridge->reader, reader_main, bridge) != 0) {
         fprintf(stderr, "[open-apple-models] error: cannot start the reader thread\n");
         stop_writer(bridge); /* nothing was queued: it closes the bridge's stdin and ends */
-        oam_process_free(bridge->process);
-        oam_cond_destroy(&bridge->outbox_changed);
-        oam_cond_destroy(&bridge->changed);
-        oam_mutex_destroy(&bridge->lock);
-        free(bridge);
+        discard_unstarted(bridge);
         return NULL;
     }
     return bridge;
