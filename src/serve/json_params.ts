@@ -161,14 +161,10 @@ export class JsonParams {
   nonEmptyArray(key: string): JsonValue[] | undefined {
     const list = this.array(key);
     if (list?.length === 0) {
-      throw this.#refuse(
-        key,
-        `Invalid '${
-          this.param(key)
-        }': empty array. Expected an array with minimum length 1, but got an empty ` +
-          "array instead.",
-        "empty_array",
-      );
+      const message =
+        `Invalid '${this.param(key)}': empty array. Expected an array with minimum length 1, but ` +
+        "got an empty array instead.";
+      throw this.#refuse(key, message, "empty_array");
     }
     return list;
   }
@@ -188,17 +184,16 @@ export class JsonParams {
   }
 
   #checkBounds(key: string, v: number, kind: "decimal" | "integer", min: number, max: number): void {
-    const [side, word, bound] = v < min
-      ? ["below_min", "minimum", `>= ${min}`]
-      : ["above_max", "maximum", `<= ${max}`];
     if (v >= min && v <= max) return;
+    const below = v < min;
+    const expected = below ? `>= ${min}` : `<= ${max}`;
     throw this.#refuse(
       key,
       `Invalid '${this.param(key)}': ${kind} ${
-        side.split("_")[0]
-      } ${word} value. Expected a value ${bound}, but ` +
-        `got ${v} instead.`,
-      `${kind}_${side}_value`,
+        below ? "below minimum" : "above maximum"
+      } value. Expected a ` +
+        `value ${expected}, but got ${v} instead.`,
+      `${kind}_${below ? "below_min" : "above_max"}_value`,
     );
   }
 
