@@ -371,7 +371,7 @@ Deno.test("raw HTTP: a 10 MB body is refused with 413, declared or chunked, befo
 });
 
 Deno.test("raw HTTP: names, empty arrays and out-of-range numbers get OpenAI's own messages and codes", async () => {
-  const model = new RecordingModel(script({ text: "never" }));
+  const model = new RecordingModel(script({ text: "still serving" }));
   await using s = await serve(model);
   const b = s.base;
   const PATTERN =
@@ -473,6 +473,9 @@ Deno.test("raw HTTP: names, empty arrays and out-of-range numbers get OpenAI's o
     invalid("Invalid type for 'presence_penalty': expected a number.", "presence_penalty", "invalid_type"),
   );
   assert.equal(model.steps.length, 0);
+  // After every refusal, the server still answers the next request.
+  const after = await postChat(b, { messages: ask("x") });
+  assert.deepEqual([after.status, (await after.json()).choices[0].message.content], [200, "still serving"]);
 });
 
 Deno.test("raw HTTP: a valid json_schema name of 64 characters and top_p 0 (greedy, as OpenAI takes it) are served", async () => {
