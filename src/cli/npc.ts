@@ -22,6 +22,7 @@ import {
 import { PromptLoop, unknownSlashCommand } from "./prompt_loop.ts";
 import { nearestName } from "../protocol/edit_distance.ts";
 import { withKnownKeys } from "../client/npc_keys.ts";
+import { stepsPath } from "../client/persona_file.ts";
 import { dirname, type LoadedTools, noTools, toolsFromValue } from "./tools_file.ts";
 import { oneLine, stderrStyle, stdoutStyle, type Style, writeErr } from "./tty.ts";
 
@@ -110,7 +111,7 @@ function withScriptBeside(error: unknown, path: string, model: ModelChoice): unk
   if (!(error instanceof CliError) || error.code !== "model_unavailable" || model.name !== "system") {
     return error;
   }
-  const script = /\.jsonc?$/.test(path) ? path.replace(/\.jsonc?$/, ".steps.json") : `${path}.steps.json`;
+  const script = String(stepsPath(path));
   try {
     if (!Deno.statSync(script).isFile) return error;
   } catch {

@@ -108,7 +108,17 @@ async function readJsonc(path: string | URL): Promise<JsonValue> {
   return value;
 }
 
-function stepsPath(path: string | URL): string | URL {
+/**
+ * The scripted steps file beside a persona file: `guard.jsonc` → `guard.steps.json` (also `.json`; another name
+ * gets `.steps.json` added), as a URL for a URL.
+ *
+ * @example
+ * ```ts
+ * import { stepsPath } from "./persona_file.ts";
+ * stepsPath("personas/guard.jsonc"); // "personas/guard.steps.json"
+ * ```
+ */
+export function stepsPath(path: string | URL): string | URL {
   const text = String(path);
   const replaced = /\.jsonc?$/.test(text) ? text.replace(/\.jsonc?$/, ".steps.json") : `${text}.steps.json`;
   return path instanceof URL ? new URL(replaced) : replaced;
