@@ -11,7 +11,7 @@ import type { ToolContext } from "../../../client/tools.ts";
 import type { NpcEvent, NpcReply } from "../../../client/game_types.ts";
 import type { Npc } from "../../../client/npc.ts";
 import { BridgeError } from "../../../protocol/errors.ts";
-import { h } from "./dom.ts";
+import { h, isSendKey } from "./dom.ts";
 import type { Saved, ToolAnswer } from "./storage.ts";
 import { answerByHand, cannedAnswer, ToolCalls } from "./tool_calls.ts";
 
@@ -181,7 +181,7 @@ export class Conversation {
       this.#host.changed();
     });
     input.addEventListener("keydown", (event) => {
-      if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
+      if (isSendKey(event)) {
         event.preventDefault();
         this.say();
       } else if (event.key === "Escape" && this.#live) {

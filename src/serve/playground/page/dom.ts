@@ -216,6 +216,11 @@ export function focusLost(): boolean {
   return active === null || active === document.body;
 }
 
+/** Enter that sends a line from a text box: not Shift+Enter (a new line), not while an input method composes. */
+export function isSendKey(event: KeyboardEvent): boolean {
+  return event.key === "Enter" && !event.shiftKey && !event.isComposing;
+}
+
 /** Pretty JSON (2 spaces). */
 export function pretty(value: unknown): string {
   return JSON.stringify(value, null, 2);

@@ -8,7 +8,7 @@
  */
 import type { ToolRecord } from "../../../client/types.ts";
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
-import { brief, h, uid } from "./dom.ts";
+import { brief, h, isSendKey, uid } from "./dom.ts";
 import type { ToolAnswer } from "./storage.ts";
 import { answerValue, notAnswered } from "./values.ts";
 
@@ -294,7 +294,7 @@ function answerForm(row: ToolRow, { name, box, onAnswer, onError, focusNext }: A
   });
   // As in the player's line: Enter sends, Shift+Enter starts a new line (not while an IME composes).
   text.addEventListener("keydown", (event) => {
-    if (event.key !== "Enter" || event.shiftKey || event.isComposing) return;
+    if (!isSendKey(event)) return;
     event.preventDefault();
     send.click();
   });
