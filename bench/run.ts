@@ -15,6 +15,10 @@
  * moved the ratio by up to ±30 %; ten times as many make the medians steady (about 30 s for the whole run).
  *
  * Targets (issue #2): pings ≥ 0.6 × floor throughput, scripted turns ≥ 0.25 × floor.
+ *
+ * Turns are also measured against a second floor that answers with the bridge's own result for a turn
+ * (`bench/floor.ts --answer`, the "same bytes" line): the same parse-and-answer loop, writing as many bytes as
+ * the bridge does, so the line shows the bridge's own cost apart from the cost of its answers' size.
  */
 import { parseArgs } from "node:util";
 import { cpuSeconds } from "./proc.ts";
@@ -216,15 +220,48 @@ function median(runs: Run[]): Run {
 // Warm up the module cache once so compile time is not measured.
 await drive(bridge, [], [], pings.slice(0, 10));
 await drive(floor, [], [], pings.slice(0, 10));
-/** Runs floor and bridge alternately `REPEAT` times; reports the median of each and the paired ratios' range. */
-async function measure(name: string, setup: string[], warm: string[], lines: string[]): Promise<void> {
+/**
+ * Runs floor and bridge alternately `REPEAT` times; reports the median of each and the paired ratios' range.
+ * With `sameBytes`, a third program runs in each round, and the bridge is also reported against it.
+ */
+async function measure(
+  name: string,
+  traffic: { setup: string[]; warm: string[]; lines: string[] },
+  sameBytes?: string[],
+): Promise<void> {
+  const { setup, warm, lines } = traffic;
   const bridgeRuns: Run[] = [];
   const floorRuns: Run[] = [];
+  const sameBytesRuns: Run[] = [];
   for (let i = 0; i < REPEAT; i++) {
     floorRuns.push(await drive(floor, setup, warm, lines));
+    if (sameBytes) sameBytesRuns.push(await drive(sameBytes, setup, warm, lines));
     bridgeRuns.push(await drive(bridge, setup, warm, lines));
   }
   report(name, bridgeRuns, floorRuns);
+  if (sameBytes) report("  same bytes", bridgeRuns, sameBytesRuns);
+}
+
+/**
+ * The result the bridge answers a benchmark turn with (one turn on a fresh bridge), so the floor can write the
+ * same bytes.
+ */
+async function turnAnswer(): Promise<unknown> {
+  const input = [sessionSetup[0], turns[0]].join("\n") + "\n";
+  const child = new Deno.Command(Deno.execPath(), {
+    args: bridge,
+    cwd: root,
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "inherit",
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(input));
+  await writer.close();
+  const output = new TextDecoder().decode((await child.output()).stdout);
+  const answer = JSON.parse(output.trim().split("\n")[1]);
+  if (answer.result === undefined) throw new Error(`The bridge did not answer the benchmark turn: ${output}`);
+  return answer.result;
 }
 
 // Untimed warm-up, the same for bridge and floor: the measured traffic itself (same methods, same 16 sessions),
@@ -245,5 +282,8 @@ const warmTurns = Array.from({ length: WARM }, (_, i) =>
 console.log(
   `median of ${REPEAT} runs each, window ${WINDOW} outstanding requests, ${WARM} untimed warm-up requests`,
 );
-await measure(`${N} pings`, [], warmPings, pings);
-await measure(`${N} turns/16 s`, sessionSetup, warmTurns, turns);
+await measure(`${N} pings`, { setup: [], warm: warmPings, lines: pings });
+// The floor answers `{}`; a turn's answer is about ten times as long. The second floor writes the bridge's own
+// answer bytes, to show how much of the gap is writing (and the driver reading) them.
+const sameBytes = [...floor, "--answer", JSON.stringify(await turnAnswer())];
+await measure(`${N} turns/16 s`, { setup: sessionSetup, warm: warmTurns, lines: turns }, sameBytes);
