@@ -75,4 +75,6 @@ Deno.test("deno task fuzz / soak / bench -- <flags>: the flags override the task
   ]);
   assert.equal(bench.code, 0, bench.stderr);
   assert.match(bench.stdout, /200 pings/);
+  // The second floor answers turns with the bridge's own result, parsed from a real turn.
+  assert.match(bench.stdout, /same bytes .*\(errors 0\)/);
 });
