@@ -23,6 +23,7 @@ import { PromptLoop, unknownSlashCommand } from "./prompt_loop.ts";
 import { nearestName } from "../protocol/edit_distance.ts";
 import { withKnownKeys } from "../client/npc_keys.ts";
 import { stepsPath } from "../client/persona_file.ts";
+import { oamCommand } from "./invocation.ts";
 import { dirname, type LoadedTools, noTools, toolsFromValue } from "./tools_file.ts";
 import { oneLine, stderrStyle, stdoutStyle, type Style, writeErr } from "./tty.ts";
 
@@ -106,6 +107,7 @@ interface NpcFile {
  * `error` (the on-device model unavailable, with its advice) followed by the command that plays the script
  * beside the persona file (`guard.jsonc` → `guard.steps.json`, the file `loadPersona` reads), when there is one
  * and no model was chosen: a designer whose script loads the pair runs `oam npc guard.jsonc` and expects it.
+ * The command is the one that runs where it is printed (`deno task oam npc …` in the repository's folder).
  */
 function withScriptBeside(error: unknown, path: string, model: ModelChoice): unknown {
   if (!(error instanceof CliError) || error.code !== "model_unavailable" || model.name !== "system") {
@@ -119,7 +121,7 @@ function withScriptBeside(error: unknown, path: string, model: ModelChoice): unk
   }
   return new CliError(
     error.code,
-    `${error.message} The persona file has its script beside it: 'oam npc ${path} --script ${script}' plays it.`,
+    `${error.message} The persona file has its script beside it: '${oamCommand()} npc ${path} --script ${script}' plays it.`,
     error.data,
     error.exitCode,
   );

@@ -35,7 +35,8 @@ Options:
   --log-level <level>     debug | info | warning | error | off (default warning)
   --max-line-bytes <n>    longest accepted input line in bytes (default 16777216)
   --model <spec>          host default for "system": openai:<baseURL>#<model>, or gguf:<path|cached name>
-                          for a GGUF file run in-process (needs --allow-sys --allow-ffi --allow-run too)
+                          for a GGUF file run in-process (needs --allow-read --allow-env --allow-sys
+                          --allow-ffi --allow-run, the whole --allow-env, and --no-lock)
   --no-scripted-models    reject {"type": "scripted"} models
   --version               print the version
   -h, --help              show this help

@@ -66,9 +66,11 @@ function isEvent(value: JsonValue | undefined): value is JsonObject & SessionEve
  *   instructions: "You are a castle guard.",
  *   model: { type: "scripted", steps: [{ text: "Halt! Who goes there?" }] },
  * });
- * const deltas: string[] = [];
- * const result = await guard.respond("Hello", { onText: (delta) => deltas.push(delta) });
- * result.text; // "Halt! Who goes there?"
+ * const shown: string[] = [];
+ * // `text` is the whole answer so far; `delta` the new part, or the whole answer again when `isReset` says the
+ * // model rewrote it.
+ * const result = await guard.respond("Hello", { onText: (_delta, text) => shown.push(text) });
+ * result.text; // "Halt! Who goes there?", also the last of `shown`
  * ```
  */
 export class Session {

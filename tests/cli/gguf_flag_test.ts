@@ -4,6 +4,8 @@
  */
 import assert from "node:assert/strict";
 import { oam } from "./cli_helper.ts";
+import { STDIO_HELP } from "../../src/cli/stdio.ts";
+import { LLAMA_PERMISSIONS } from "../../src/models/llama_runtime.ts";
 
 Deno.test("--model gguf:<missing file>: exit 3 naming the file", async () => {
   const dir = await Deno.makeTempDir();
@@ -147,4 +149,16 @@ Deno.test("a bad OAM_SCRIPT or OAM_MODEL: oam stdio and oam respond name the var
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
+});
+
+Deno.test("oam stdio --help names every permission a GGUF model needs, beyond the stdio task's narrow grants", () => {
+  // The help said "needs --allow-sys --allow-ffi --allow-run too"; the stdio task narrows --allow-env to four
+  // variables, so those flags added to it left node-llama-cpp unable to run: "cannot run without --allow-env".
+  const entry = STDIO_HELP.slice(
+    STDIO_HELP.indexOf("--model <spec>"),
+    STDIO_HELP.indexOf("--no-scripted-models"),
+  );
+  const named = new Set(entry.match(/--[a-z-]+/g));
+  const missing = [...LLAMA_PERMISSIONS.split(" "), "--no-lock"].filter((flag) => !named.has(flag));
+  assert.deepEqual(missing, [], entry);
 });

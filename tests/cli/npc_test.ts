@@ -544,11 +544,13 @@ Deno.test("npc: on the unavailable on-device model, a persona file with its scri
   });
   await fx.write("beside.steps.json", [{ text: "[neutral] Halt." }]);
   const env = { OAM_FM_LIBRARY: fx.path("no_plugin.dylib") }; // the on-device model is unavailable anywhere
-  const r = await oam(["npc", persona], { stdin: "Hello.\n", env });
+  // Run as `deno task oam` runs it, the command is that task's (a bare 'oam npc …' is no command there).
+  const task = ["--allow-read", "--allow-env", "--allow-sys", "--allow-ffi", "--allow-run", "--allow-write"];
+  const r = await oam(["npc", persona], { stdin: "Hello.\n", env, permissions: task });
   assert.equal(r.code, 3, r.stderr);
   assert.ok(
     r.stderr.endsWith(
-      ` The persona file has its script beside it: 'oam npc ${persona} --script ${
+      ` The persona file has its script beside it: 'deno task oam npc ${persona} --script ${
         fx.path("beside.steps.json")
       }' plays it. [model_unavailable]\n`,
     ),

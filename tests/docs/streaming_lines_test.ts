@@ -4,21 +4,37 @@
  * kept, a guardrail retry), and a callback that only appends `delta` printed the new line straight after the
  * old one (`Aye," she laughs, "the stew."Aye," she laughs, "the stew."`). So every `onLine` the docs and
  * examples write takes `isReset`, and the README quickstart's, run on such a turn, ends with the final line.
+ * A session's `onText` is the same: it takes the whole answer so far (`text`) or `isReset`.
  */
 import assert from "node:assert/strict";
 import { Bridge } from "../../mod.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 
-/** README.md, docs/*.md, examples/*.ts, mod.ts and the client's sources (its JSDoc examples). */
+/** README.md, docs/*.md, bindings/README.md, examples/*.ts, mod.ts and the client's sources (its JSDoc examples). */
 function documented(): [string, string][] {
-  const files = ["README.md", "mod.ts"];
+  const files = ["README.md", "bindings/README.md", "mod.ts"];
   for (const dir of ["docs", "examples", "src/client"]) {
     for (const entry of Deno.readDirSync(new URL(`${dir}/`, ROOT))) {
       if (entry.isFile && /\.(md|ts)$/.test(entry.name)) files.push(`${dir}/${entry.name}`);
     }
   }
-  return files.sort().map((f) => [f, Deno.readTextFileSync(new URL(f, ROOT))]);
+  return files.sort().map((f) => {
+    const text = Deno.readTextFileSync(new URL(f, ROOT));
+    return [f, f.startsWith("bindings/") ? typeScriptOnly(text) : text];
+  });
+}
+
+/** The TypeScript code blocks of a Markdown page (the other clients' callbacks get the whole text), other lines blank. */
+function typeScriptOnly(markdown: string): string {
+  let inTs = false;
+  return markdown.split("\n").map((line) => {
+    if (line.startsWith("```")) {
+      inTs = !inTs && line.trim() === "```ts";
+      return "";
+    }
+    return inTs ? line : "";
+  }).join("\n");
 }
 
 Deno.test("every onLine the docs and examples write takes isReset (a one-parameter one prints a replaced line after the old)", () => {
@@ -26,6 +42,18 @@ Deno.test("every onLine the docs and examples write takes isReset (a one-paramet
   for (const [file, text] of documented()) {
     for (const [i, line] of text.split("\n").entries()) {
       if (/onLine:\s*\(?\s*\w+\s*\)?\s*=>/.test(line)) naive.push(`${file}:${i + 1}: ${line.trim()}`);
+    }
+  }
+  assert.deepEqual(naive, []);
+});
+
+Deno.test("every onText the docs and examples write takes the whole text or isReset (a rewritten answer is sent whole in delta)", () => {
+  // A session's `text` event with `isReset` carries the whole new answer in `delta`: a callback that only
+  // takes `delta` shows it after the old text. The other clients' examples show the whole answer so far.
+  const naive: string[] = [];
+  for (const [file, text] of documented()) {
+    for (const [i, line] of text.split("\n").entries()) {
+      if (/onText:\s*\(?\s*\w+\s*\)?\s*=>/.test(line)) naive.push(`${file}:${i + 1}: ${line.trim()}`);
     }
   }
   assert.deepEqual(naive, []);
