@@ -575,10 +575,14 @@ class LifecycleTests(unittest.IsolatedAsyncioTestCase):
 
     async def test_close_waits_for_a_bridge_that_answers_but_exits_late(self):
         # Answers every line, then exits on its own 1 s after its input ends: not terminated.
-        bridge = Bridge([sys.executable, "-c", "import sys, time\nfor line in sys.stdin:\n"
-                         "    print('{\"jsonrpc\": \"2.0\", \"id\": \"x\", \"result\": {}}', flush=True)\n"
+        bridge = Bridge([sys.executable, "-c", "import json, sys, time\nfor line in sys.stdin:\n"
+                         "    print(json.dumps({'jsonrpc': '2.0', 'id': json.loads(line)['id'], 'result': {}}),"
+                         " flush=True)\n"
                          "time.sleep(1)"], initialize=False, shutdown_timeout=10)
         await bridge.start()
+        # Answered first, so the child is running before close's answer wait (0.5 s) starts: on a loaded
+        # machine Python's own start-up could take longer than that.
+        await asyncio.wait_for(bridge.request("ping", {}), 30)
         await bridge.close()
         self.assertEqual(bridge.returncode, 0)
 
