@@ -7,6 +7,7 @@
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { boolFlag, intFlag, numberFlag, type ParsedFlags, parseFlags, stringFlag } from "./args.ts";
+import { oamCommand } from "./invocation.ts";
 import { CliError, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
 import { type ConversationFile, readConversation, writeConversation } from "./conversation_file.ts";
@@ -108,7 +109,7 @@ async function readResume(path: string | undefined): Promise<Resumed | null> {
   const file = await readConversation(path);
   if (file.oam.pending) {
     throw CliError.usage(
-      `${path} is waiting for tool outputs; finish that turn with 'oam respond --resume ${path} --tool-output …' first.`,
+      `${path} is waiting for tool outputs; finish that turn with '${oamCommand()} respond --resume ${path} --tool-output …' first.`,
     );
   }
   return { path, file };

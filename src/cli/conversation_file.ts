@@ -9,6 +9,7 @@ import { dirname as folderOf, relative, resolve } from "node:path";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { assignMissingIds, type TranscriptEntry } from "../protocol/transcript.ts";
 import { modelVisibleOutput } from "../agent/tool_runtime.ts";
+import { oamCommand } from "./invocation.ts";
 import { CliError, isPermissionError } from "./cli_error.ts";
 import type { ToolAnswer } from "./command_tools.ts";
 import { readJsonInput } from "./input.ts";
@@ -152,7 +153,7 @@ function parsePending(value: JsonValue, label: string): PendingState {
  */
 export function npcSaveGiven(label: string): CliError {
   return CliError.invalidInput(
-    `${label} is an NPC save (from /state): load it with 'oam npc --restore ${label}'.`,
+    `${label} is an NPC save (from /state): load it with '${oamCommand()} npc --restore ${label}'.`,
   );
 }
 

@@ -13,6 +13,7 @@ import { StdioTransport } from "../client/stdio.ts";
 import { boolFlag, parseFlags, stringFlag } from "./args.ts";
 import { CliError, EXIT, isPermissionError } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
+import { oamCommand } from "./invocation.ts";
 import { firstCachedModel } from "../models/gguf_cache.ts";
 import { isTerminal, Spinner, stderrStyle, stdoutStyle, type Style, writeOut } from "./tty.ts";
 
@@ -384,10 +385,12 @@ class Tavern {
     const o = this.#o;
     await p.flush();
     p.print(`\n${o.italic(ending)} ${o.dim(`(gold left: ${await this.#gold()})`)}\n\n`);
+    // The command that runs where the demo ran (`deno task oam` in the checkout), not a bare `oam`.
+    const oam = oamCommand();
     p.print(
       o.dim(
-        "Next: 'oam npc <persona.jsonc>' to talk to your own character, 'oam chat', 'oam respond --help',\n" +
-          "or 'oam stdio' to drive all of this from your engine (PROTOCOL.md). Add --show-protocol to see the wire.\n",
+        `Next: '${oam} npc <persona.jsonc>' to talk to your own character, '${oam} chat', '${oam} respond --help',\n` +
+          `or '${oam} stdio' to drive all of this from your engine (PROTOCOL.md). Add --show-protocol to see the wire.\n`,
       ),
     );
     await p.flush();

@@ -3,6 +3,7 @@
  * @module
  */
 import { boolFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
+import { oamCommand } from "./invocation.ts";
 import { CliError, EXIT, reportError } from "./cli_error.ts";
 import { listCachedModels, listPartialDownloads, modelsCacheDir } from "../models/gguf_cache.ts";
 import { expectedSha256, pullModel, type PullProgress, resolveModelSource } from "./models_pull.ts";
@@ -138,8 +139,9 @@ async function list(args: string[]): Promise<number> {
     return EXIT.ok;
   }
   const o = stdoutStyle();
-  if (models.length === 0) writeOut(`No models in ${dir}. Get one with 'oam models pull <url>'.\n`);
-  else writeOut(`${o.dim(dir)}\n`);
+  if (models.length === 0) {
+    writeOut(`No models in ${dir}. Get one with '${oamCommand()} models pull <url>'.\n`);
+  } else writeOut(`${o.dim(dir)}\n`);
   for (const m of models) {
     writeOut(`${o.bold(m.name)}  ${megabytes(m.size)}${m.source ? `  ${o.dim(m.source)}` : ""}\n`);
   }

@@ -137,7 +137,7 @@ function npcFile(restorePath: string | undefined, positionals: string[]): NpcFil
   if (restorePath !== undefined && positionals.length > 0) {
     throw CliError.usage(
       "Use either a persona file or --restore <save>, not both: the save holds the NPC's persona, options " +
-        `and tools, so 'oam npc --restore ${restorePath}' goes on with it alone.`,
+        `and tools, so '${oamCommand()} npc --restore ${restorePath}' goes on with it alone.`,
     );
   }
   return restorePath !== undefined

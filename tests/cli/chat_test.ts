@@ -181,7 +181,7 @@ Deno.test("chat: --resume of a conversation waiting for tool outputs exits 2 and
   assert.equal(r.stdout, "");
   assert.equal(
     r.stderr,
-    `Error: ${save} is waiting for tool outputs; finish that turn with 'oam respond --resume ${save} ` +
+    `Error: ${save} is waiting for tool outputs; finish that turn with 'deno run -A cli.ts respond --resume ${save} ` +
       "--tool-output …' first. [usage]\n",
   );
 });

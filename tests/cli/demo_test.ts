@@ -24,6 +24,8 @@ Deno.test("demo: the tavern scene runs against the stdio bridge and exits 0", as
     "Mira decides (decision/decide): full_price — 72% sure",
     "◆ world player.gold 22 → 10",
     "Aria pays 12 gold and sleeps dry tonight. (gold left: 10)",
+    // The next commands, as they run in the checkout (there is no `oam` on the PATH here).
+    "Next: 'deno task oam npc <persona.jsonc>' to talk to your own character, 'deno task oam chat'",
   ];
   assertInOrder(r.stdout, beats);
   assert.ok(!r.stdout.includes("\x1b["), "no colors when stdout is not a terminal");

@@ -248,7 +248,7 @@ Deno.test("npc: usage errors exit 2; the file is checked before the model, an un
       ["--restore", plain, plain],
       // The natural try (the persona file for its tools, the save for the conversation) says the save is enough.
       `Error: Use either a persona file or --restore <save>, not both: the save holds the NPC's persona, ` +
-      `options and tools, so 'oam npc --restore ${plain}' goes on with it alone. [usage]\n`,
+      `options and tools, so 'deno run -A cli.ts npc --restore ${plain}' goes on with it alone. [usage]\n`,
     ],
     [["--bogus", plain], "Error: Unknown option '--bogus'. Run 'oam npc --help'. [usage]\n"],
     [
@@ -509,7 +509,7 @@ Deno.test("npc, chat and respond: a save of the other kind names the command tha
   const cases: Array<[string[], string]> = [
     [
       ["npc", npcSave],
-      `${npcSave} is an NPC save (from /state): load it with 'oam npc --restore ${npcSave}'.`,
+      `${npcSave} is an NPC save (from /state): load it with 'deno run -A cli.ts npc --restore ${npcSave}'.`,
     ],
     [
       ["npc", chatSave],
@@ -518,11 +518,11 @@ Deno.test("npc, chat and respond: a save of the other kind names the command tha
     ],
     [
       ["chat", "--resume", npcSave],
-      `${npcSave} is an NPC save (from /state): load it with 'oam npc --restore ${npcSave}'.`,
+      `${npcSave} is an NPC save (from /state): load it with 'deno run -A cli.ts npc --restore ${npcSave}'.`,
     ],
     [
       ["respond", "--resume", npcSave, "hi"],
-      `${npcSave} is an NPC save (from /state): load it with 'oam npc --restore ${npcSave}'.`,
+      `${npcSave} is an NPC save (from /state): load it with 'deno run -A cli.ts npc --restore ${npcSave}'.`,
     ],
   ];
   for (const [args, message] of cases) {
