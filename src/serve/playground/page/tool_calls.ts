@@ -149,7 +149,7 @@ export function answerByHand(
   row: ToolRow,
   { name, answer, timeout, signal, focusNext, shown }: HandAnswer,
 ): Promise<unknown> {
-  const box = answerBox(answer, row.args.id);
+  const box = answerBox(name, answer, row.args.id);
   startCountdown(row, timeout);
   return new Promise((resolve, reject) => {
     const done = (status: string) => {
@@ -175,7 +175,6 @@ export function answerByHand(
     }
     row.controls.replaceChildren(
       ...answerForm(row, {
-        name,
         box,
         focusNext,
         onAnswer: (value) => {
@@ -197,17 +196,27 @@ export function answerByHand(
 interface AnswerBox {
   /** The textarea's id (the other parts' ids start with it). */
   id: string;
+  /** Names the box with what it accepts, as `as` says: "Answer check_stock (JSON or text)". */
+  label: HTMLLabelElement;
   text: HTMLTextAreaElement;
   as: HTMLSelectElement;
   hint: HTMLElement;
   message: HTMLElement;
 }
 
+/** What an answer sent `as` accepts (the label says it), and the example its empty box shows. */
+const ACCEPTS: Record<string, { accepts: string; example: string }> = {
+  auto: { accepts: "JSON or text", example: '{"stock": 3} or plain text' },
+  json: { accepts: "JSON", example: '{"stock": 3}' },
+  text: { accepts: "text", example: "plain text" },
+};
+
 /**
- * The answer's text and how it is sent, with a hint saying what it would be sent as. The text box is
- * described by the call's arguments (`argsId`), so a screen reader reads them when the box gets the focus.
+ * The answer's text and how it is sent, with a label and a hint saying what it accepts and what it would be
+ * sent as. The text box is described by the call's arguments (`argsId`), so a screen reader reads them when
+ * the box gets the focus.
  */
-function answerBox(answer: ToolAnswer, argsId: string): AnswerBox {
+function answerBox(name: string, answer: ToolAnswer, argsId: string): AnswerBox {
   const id = uid("answer");
   const text = h("textarea", {
     id,
@@ -215,9 +224,9 @@ function answerBox(answer: ToolAnswer, argsId: string): AnswerBox {
     rows: 2,
     spellcheck: "false",
     value: answer.text,
-    placeholder: '{"stock": 3} or plain text',
     "aria-describedby": `${argsId} ${id}-hint ${id}-keys ${id}-message`,
   });
+  const label = h("label", { for: id });
   const as = h(
     "select",
     { id: `${id}-as`, "aria-label": "Send the answer as" },
@@ -228,6 +237,9 @@ function answerBox(answer: ToolAnswer, argsId: string): AnswerBox {
   const hint = h("p", { class: "hint", id: `${id}-hint` });
   const message = h("p", { class: "message", id: `${id}-message`, "aria-live": "assertive" });
   const showHint = () => {
+    const { accepts, example } = ACCEPTS[as.value] ?? ACCEPTS.auto;
+    label.textContent = `Answer ${name} (${accepts})`;
+    text.placeholder = example;
     const v = answerValue(text.value, as.value as "auto");
     hint.textContent = "problem" in v
       ? ""
@@ -240,7 +252,7 @@ function answerBox(answer: ToolAnswer, argsId: string): AnswerBox {
   text.addEventListener("input", showHint);
   as.addEventListener("change", showHint);
   showHint();
-  return { id, text, as, hint, message };
+  return { id, label, text, as, hint, message };
 }
 
 /** Marks the row as waiting and counts down the `timeout` seconds the bridge waits (until the row closes). */
@@ -261,8 +273,6 @@ function startCountdown(row: ToolRow, timeout: number | null): void {
 
 /** The answer form of a call, and what its buttons do. */
 interface AnswerForm {
-  /** The tool's name. */
-  name: string;
   /** The answer box. */
   box: AnswerBox;
   /** Send answer, with the answer's value. */
@@ -277,8 +287,8 @@ interface AnswerForm {
  * The answer form: Send answer (a text that must be JSON but is not stays, with the problem; Enter in the box
  * sends too), Send as error, and Let it time out (the form goes, the call waits for the bridge's timeout).
  */
-function answerForm(row: ToolRow, { name, box, onAnswer, onError, focusNext }: AnswerForm): HTMLElement[] {
-  const { id, text, as, hint, message } = box;
+function answerForm(row: ToolRow, { box, onAnswer, onError, focusNext }: AnswerForm): HTMLElement[] {
+  const { id, label, text, as, hint, message } = box;
   const send = h("button", { type: "button", class: "primary small", text: "Send answer" });
   const asError = h("button", { type: "button", class: "small", text: "Send as error" });
   const wait = h("button", { type: "button", class: "small", text: "Let it time out" });
@@ -309,7 +319,7 @@ function answerForm(row: ToolRow, { name, box, onAnswer, onError, focusNext }: A
     focusNext();
   });
   return [
-    h("label", { for: id, text: `Answer ${name} (JSON or text)` }),
+    label,
     text,
     hint,
     h("p", { class: "hint", id: `${id}-keys`, text: "Enter sends it, Shift+Enter starts a new line." }),
