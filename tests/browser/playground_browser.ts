@@ -619,7 +619,11 @@ Deno.test("a reply still running when the NPC changes: a restore or a start canc
         "note warning",
         "The reply to “Open up!” was still running: it was cancelled to restore from gorm.state.json.",
       ],
-      ["note info", "Restored Gorm from gorm.state.json."],
+      [
+        "note info",
+        "Restored Gorm from gorm.state.json. Its script starts from its first step (a restored NPC gets a new " +
+        "model).",
+      ],
     ]);
     // On the wire: the cancel, the bridge's tool/cancel and the talk's -32009, all before the NPC is deleted.
     let wire = await wireOf(page);

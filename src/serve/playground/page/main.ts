@@ -46,6 +46,11 @@ interface Running {
   generation: number;
   /** The script the NPC plays (the Model tab's or the bridge's), or null: it runs on a real model. */
   scripted: ScriptedRun | null;
+  /**
+   * The `settingsKey` of what it was started or applied with (the editor says when it differs), or null when
+   * unknown: a restored NPC runs on the saved persona, options and tools, which the bridge wrote out in full.
+   */
+  settings: string | null;
 }
 
 /** The `world` id the page uses for an NPC. */
@@ -102,7 +107,7 @@ class Playground {
   set running(running: Running | null) {
     this.#running = running;
     if (running !== null) this.#lost = false;
-    this.editor.setRunning(running?.name ?? null);
+    this.editor.setRunning(running?.name ?? null, running?.settings ?? null);
   }
 
   constructor() {
@@ -505,10 +510,12 @@ class Playground {
       created: { npc: string; tools: string[]; warnings: string[] };
       worldParts: { world: World; subscription: Subscription } | null;
       tools: JsonObject[];
+      /** The `settingsKey` of what it was created with, or null (unknown). */
+      settings: string | null;
     },
     label: "start" | "restored",
   ): string {
-    const { connection, created, worldParts } = parts;
+    const { connection, created, worldParts, settings } = parts;
     const persona = isObject(from.persona) ? from.persona : {};
     const name = typeof persona.name === "string" ? persona.name : created.npc;
     this.running = {
@@ -518,8 +525,12 @@ class Playground {
       subscription: worldParts?.subscription ?? null,
       generation: this.link.generation,
       scripted: this.#scriptedRun(name, from.options),
+      settings,
       ...this.#timeouts(from.options, parts.tools),
     };
+    // The last state seen is this NPC's from now on: the way back to an NPC that went is offered again when
+    // this one goes with the connection.
+    this.state.offerLast(null);
     const memory = isObject(from.memory) ? from.memory : {};
     this.state.resetHistory(
       typeof memory.relationship === "number" ? Math.round(memory.relationship) : 0,
@@ -585,9 +596,14 @@ class Playground {
       if (isObject(value.world)) worldParts = await this.#openWorld(worldIdFor(value.npc), value.world);
       else this.state.world.show(null, null);
       const params = editor.npcParams(worldParts?.world.id);
+      const settings = editor.settingsKey();
       const connection = this.link.require();
       const result = await connection.request("npc/create", params as never);
-      const name = this.#nowRunning(value, { connection, created: result, worldParts, tools }, "start");
+      const name = this.#nowRunning(
+        value,
+        { connection, created: result, worldParts, tools, settings },
+        "start",
+      );
       this.conversation.started(`${name} (${result.npc})`, editor.modelLabel(), true);
       this.#noteCancelled(cancelled, "to start the NPC again");
       this.conversation.note(`Started ${name}: tools ${result.tools.join(", ") || "none"}.`);
@@ -636,18 +652,24 @@ class Playground {
         tools: tools as never,
       };
       this.#registerTools(tools);
+      const settings = editor.settingsKey();
       const npc = await r.npc.restore(next, {
         model: editor.model() as never,
         world: r.world?.id ?? null,
       });
       r.npc = npc;
       r.name = typeof next.persona.name === "string" ? next.persona.name : r.name;
-      editor.setRunning(r.name);
+      r.settings = settings;
+      editor.setRunning(r.name, settings);
       Object.assign(r, this.#timeouts(value.options, tools), {
         scripted: this.#scriptedRun(r.name, value.options),
       });
       this.conversation.note(
-        `Applied the editor's persona, options and tools to ${r.name}; the conversation goes on.`,
+        `Applied the editor's persona, options and tools to ${r.name}; the conversation goes on.${
+          r.scripted === null
+            ? ""
+            : " The script starts again from its first step (the NPC gets a new model)."
+        }`,
       );
       editor.showResult({ warnings: npc.warnings, note: `Applied to ${r.name}.` });
       await this.refreshState();
@@ -792,10 +814,20 @@ class Playground {
         world: worldParts?.world.id ?? null,
         ...(model !== undefined ? { model: model as never } : {}),
       });
-      const name = this.#nowRunning(state, { connection, created: result, worldParts, tools }, "restored");
+      const name = this.#nowRunning(
+        state,
+        { connection, created: result, worldParts, tools, settings: null },
+        "restored",
+      );
       this.conversation.started(`${name} (${result.npc})`, this.editor.modelLabel(), true);
       this.#noteCancelled(cancelled, `to restore from ${source}`);
-      this.conversation.note(`Restored ${name} from ${source}.`);
+      this.conversation.note(
+        `Restored ${name} from ${source}.${
+          this.running?.scripted
+            ? " Its script starts from its first step (a restored NPC gets a new model)."
+            : ""
+        }`,
+      );
       this.conversation.history(historyOf(state.transcript));
       // The result under Start (an alert) lists these notes with the bridge's warnings and says them; the
       // conversation's live region keeps saying what it said last (e.g. that a running reply was cancelled).
@@ -825,6 +857,12 @@ class Playground {
         on: {
           click: (event) => {
             this.editor.adoptState(state);
+            // The editor now has what the restored NPC runs on (unless Apply or Start replaced it meanwhile).
+            const r = this.running;
+            if (r !== null && r.settings === null) {
+              r.settings = this.editor.settingsKey();
+              this.editor.setRunning(r.name, r.settings);
+            }
             (event.target as HTMLElement).remove();
             // The focus went with the button: "Undo load" (shown now) takes it back the other way.
             if (focusLost()) byId("undo-load").focus();

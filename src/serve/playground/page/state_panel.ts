@@ -401,9 +401,16 @@ export class StatePanel {
     this.#saveMessage.replaceChildren(h("p", { class: kind === "error" ? "error" : "note", text }));
   }
 
-  /** Offers (or hides) restoring the last state seen. */
+  /**
+   * Offers (or hides) restoring the last state seen. Hidden with the focus on it (it was pressed), it hands the
+   * focus to Download state beside it, not to the page's body.
+   */
   offerLast(label: string | null): void {
+    const hadFocus = document.activeElement === this.#restoreLast;
     this.#restoreLast.hidden = label === null;
+    if (hadFocus && label === null) {
+      this.#restoreLast.parentElement?.querySelector<HTMLElement>("#download-state")?.focus();
+    }
     if (label !== null) this.#restoreLast.textContent = `Restore the last state seen (${label})`;
   }
 }

@@ -1,0 +1,121 @@
+/// <reference lib="dom" />
+/**
+ * A designer's session in a real headless Chromium, across edits, saves and reloads: the editor says when
+ * the running NPC is not as the editor has it (a tool added or changed, the script edited) until Apply or
+ * Start gives it the changes, and Apply says a scripted NPC's script starts again from its first step.
+ *
+ *   deno test --allow-all tests/browser/playground_session_browser.ts   (needs Chromium, see playground_browser.ts)
+ */
+import assert from "node:assert/strict";
+import type { Page } from "npm:playwright-core@1.65.2";
+import { file, npcReady, withPlayground } from "./browser_fixture.ts";
+
+/** The editor's status summary (the line above Start's result). */
+async function summary(page: Page): Promise<string> {
+  return await page.locator("#editor-status .summary").textContent() ?? "";
+}
+
+Deno.test("tools edited while an NPC runs: the status says it runs without them until Apply, and Apply says the script starts again", async () => {
+  await withPlayground("failed-session-stale", async (browser) => {
+    const { page } = browser;
+    await page.click("#start");
+    await npcReady(page);
+    assert.equal(await summary(page), "Mira is running; ready to apply or restart.");
+
+    await page.click("#tab-tools");
+    const description = page.locator(".tool-card").first().getByLabel("Description");
+    const before = await description.inputValue();
+    await description.fill("How many of an item the inn has left.");
+    // Before: "Mira is running; ready to apply or restart.", as if she had the new description; a designer who
+    // talked on got the old tool (an added one: "There is no tool named 'open_door'").
+    assert.equal(
+      await summary(page),
+      "Mira is running, not as the editor has it now; ready to apply or restart.",
+    );
+    await description.fill(before);
+    assert.equal(await summary(page), "Mira is running; ready to apply or restart.");
+
+    await page.getByRole("button", { name: "Add a tool" }).click();
+    const card = page.locator(".tool-card").nth(1);
+    await card.getByLabel("Name").fill("open_door");
+    await card.getByLabel("Description").fill("Opens a door of the inn. Returns whether it opened.");
+    assert.equal(
+      await summary(page),
+      "Mira is running, not as the editor has it now; ready to apply or restart.",
+    );
+    await page.click("#apply");
+    await npcReady(page);
+    assert.equal(await summary(page), "Mira is running; ready to apply or restart.");
+    // Before: "…; the conversation goes on." and the script's first step played again at the next turn.
+    await page.locator("ol.turns li.note").filter({
+      hasText: "Applied the editor's persona, options and tools to Mira; the conversation goes on. " +
+        "The script starts again from its first step (the NPC gets a new model).",
+    }).waitFor();
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+Deno.test("a saved state restored after a reload: the old 'Restore the last state seen' goes while the restored NPC runs, and the editor follows it once adopted", async () => {
+  await withPlayground("failed-session-restore", async (browser) => {
+    const { page } = browser;
+    await page.click("#start");
+    await npcReady(page);
+    await page.fill("#player-line", "Hello there.");
+    await page.press("#player-line", "Enter");
+    await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
+    await page.click("#tab-state-save");
+    const [download] = await Promise.all([page.waitForEvent("download"), page.click("#download-state")]);
+    const saved = await Deno.readTextFile(await download.path());
+    await page.waitForFunction(() =>
+      JSON.parse(localStorage.getItem("oam-playground/v1") ?? "{}").lastState != null
+    );
+
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    await page.click("#tab-state-save");
+    const last = page.locator("#restore-last");
+    await last.waitFor();
+    await page.setInputFiles("#restore-state", file("mira.state.json", saved));
+    await page.locator("ol.turns li.note").filter({ hasText: "Restored Mira from mira.state.json." })
+      .waitFor();
+    await npcReady(page);
+    // Before: "Restore the last state seen (Mira, <the time of the last visit>)" stayed beside the NPC now
+    // running, though the page's last state seen was the restored NPC's by then.
+    assert.equal(await last.isHidden(), true);
+    // The restored NPC runs on the saved persona, options and tools, which the editor may not have: the status
+    // makes no claim, until the designer puts them into the editor.
+    assert.equal(await summary(page), "Mira is running; ready to apply or restart.");
+    await page.getByRole("button", { name: "Put the restored persona, options and tools into the editor" })
+      .click();
+    assert.equal(await summary(page), "Mira is running; ready to apply or restart.");
+    await page.click("#tab-persona");
+    await page.getByLabel("Role", { exact: true }).fill("the innkeeper, retired");
+    assert.equal(
+      await summary(page),
+      "Mira is running, not as the editor has it now; ready to apply or restart.",
+    );
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+Deno.test("keyboard: 'Restore the last state seen' pressed after a reload hands the focus to Download state as it goes", async () => {
+  await withPlayground("failed-session-restore-last-focus", async (browser) => {
+    const { page } = browser;
+    await page.click("#start");
+    await npcReady(page);
+    await page.waitForFunction(() =>
+      JSON.parse(localStorage.getItem("oam-playground/v1") ?? "{}").lastState != null
+    );
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    await page.click("#tab-state-save");
+    await page.focus("#restore-last");
+    await page.keyboard.press("Enter");
+    await page.locator("ol.turns li.note").filter({ hasText: "Restored Mira from the last state seen." })
+      .waitFor();
+    await npcReady(page);
+    assert.equal(await page.locator("#restore-last").isHidden(), true);
+    assert.equal(await page.evaluate(() => document.activeElement?.id), "download-state");
+    assert.deepEqual(browser.errors, []);
+  });
+});
