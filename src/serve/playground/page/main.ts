@@ -91,7 +91,8 @@ class Playground {
   /** What start, apply or restore is running, or null. */
   changing: string | null = null;
   info: ServerInfo | null = null;
-  #worldEditsByUser = 0;
+  /** The world paths of the designer's edits still running (their changes are logged as theirs). */
+  readonly #worldEdits: string[] = [];
   /** The NPC went with a connection that closed (until the next start or restore). */
   #lost = false;
   #retry: ReturnType<typeof setTimeout> | undefined;
@@ -204,8 +205,8 @@ class Playground {
   /** The state panel: world edits, memory edits, save and restore. */
   #createStatePanel(): StatePanel {
     return new StatePanel(byId("state-body"), {
-      set: (path, value) => this.#worldEdit(() => this.#world().set(path, value)),
-      remove: (path) => this.#worldEdit(() => this.#world().remove(path)),
+      set: (path, value) => this.#worldEdit(path, () => this.#world().set(path, value)),
+      remove: (path) => this.#worldEdit(path, () => this.#world().remove(path)),
       download: () => void this.downloadState(),
       restore: (name, text) => void this.restore(name, text),
       restoreLast: () => void this.restoreLast(),
@@ -253,15 +254,27 @@ class Playground {
     return world;
   }
 
-  async #worldEdit(run: () => Promise<unknown>): Promise<void> {
-    this.#worldEditsByUser++;
+  /** Runs the designer's edit of the world at `path` (its changes arrive before its response). */
+  async #worldEdit(path: string, run: () => Promise<unknown>): Promise<void> {
+    this.#worldEdits.push(path);
     try {
       this.link.require();
       await run();
     } finally {
-      this.#worldEditsByUser--;
+      this.#worldEdits.splice(this.#worldEdits.indexOf(path), 1);
     }
     void this.refreshState();
+  }
+
+  /**
+   * Who made a world change at `path`: the designer when one of their edits still running is at, inside or
+   * above it (also while a turn runs: a call may wait for its answer meanwhile), else the NPC during a turn,
+   * else the bridge.
+   */
+  #changedBy(path: string): string {
+    const under = (a: string, b: string) => b === "" || a === b || a.startsWith(`${b}.`);
+    if (this.#worldEdits.some((edit) => under(path, edit) || under(edit, path))) return "you";
+    return this.conversation.busy ? "the NPC, during a turn" : "the bridge";
   }
 
   async #updateMemory(memory: NpcMemory): Promise<void> {
@@ -473,12 +486,7 @@ class Playground {
     const created = await connection.request<{ world: string }>("world/create", { world: id, state: seed });
     const world = new World(connection, created.world);
     const subscription = await world.subscribe("", (change) => {
-      const turn = this.conversation.busy
-        ? "the NPC, during a turn"
-        : this.#worldEditsByUser > 0
-        ? "you"
-        : "the bridge";
-      this.state.world.change(change, turn);
+      this.state.world.change(change, this.#changedBy(change.path));
     });
     this.state.world.show(created.world, await world.snapshot());
     return { world, subscription };
