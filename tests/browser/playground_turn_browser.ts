@@ -154,3 +154,28 @@ Deno.test("a call's answer box says what it accepts: JSON or text, JSON only, te
     await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
   });
 });
+
+Deno.test("keyboard: Escape in a call's answer box cancels the reply, as in the player's line, and the box says so", async () => {
+  const script: Script = {
+    steps: [{ toolCalls: [{ name: "check_stock", arguments: { item: "ale" } }] }, reply("happy", "Here.")],
+  };
+  await withScript("failed-answer-escape", script, async (page) => {
+    await page.click("#start");
+    await npcReady(page);
+    await page.focus("#player-line");
+    await page.keyboard.type("An ale?");
+    await page.keyboard.press("Enter");
+    const box = page.locator(".tool-call.pending .tool-answer textarea");
+    await box.waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.closest(".tool-answer") !== null), true);
+    const id = await box.getAttribute("id");
+    assert.equal(
+      await page.textContent(`#${id}-keys`),
+      "Enter sends it, Shift+Enter starts a new line, Escape cancels the reply.",
+    );
+    // Before: Escape did nothing there; the way to cancel was six Tabs away (Cancel reply).
+    await page.keyboard.press("Escape");
+    await page.locator('.turn[data-turn="1"] .badge.cancelled').waitFor();
+    assert.equal(await page.evaluate(() => document.activeElement?.id), "player-line");
+  });
+});

@@ -580,6 +580,7 @@ export class Conversation {
       // The whole form in view (its buttons too) when the conversation follows the turn; the focus alone would
       // scroll only the box into view, which reads as the designer scrolling up.
       shown: () => this.#follow(),
+      cancelTurn: () => this.cancel(),
     });
   }
 

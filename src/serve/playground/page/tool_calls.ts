@@ -139,6 +139,8 @@ export interface HandAnswer {
   focusNext: () => void;
   /** Called once the answer form is in the page, before its box takes the focus (to bring it into view). */
   shown?: () => void;
+  /** Cancels the turn (Escape in the box, as in the player's line). */
+  cancelTurn?: () => void;
 }
 
 /**
@@ -147,7 +149,7 @@ export interface HandAnswer {
  */
 export function answerByHand(
   row: ToolRow,
-  { name, answer, timeout, signal, focusNext, shown }: HandAnswer,
+  { name, answer, timeout, signal, focusNext, shown, cancelTurn }: HandAnswer,
 ): Promise<unknown> {
   const box = answerBox(name, answer, row.args.id);
   startCountdown(row, timeout);
@@ -177,6 +179,7 @@ export function answerByHand(
       ...answerForm(row, {
         box,
         focusNext,
+        cancelTurn,
         onAnswer: (value) => {
           done("answered by hand");
           resolve(value);
@@ -281,13 +284,19 @@ interface AnswerForm {
   onError(text: string): void;
   /** Moves the focus on when "Let it time out" removes the form. */
   focusNext: () => void;
+  /** Cancels the turn (Escape in the box), if the page can. */
+  cancelTurn?: () => void;
 }
 
 /**
  * The answer form: Send answer (a text that must be JSON but is not stays, with the problem; Enter in the box
- * sends too), Send as error, and Let it time out (the form goes, the call waits for the bridge's timeout).
+ * sends too), Send as error, and Let it time out (the form goes, the call waits for the bridge's timeout);
+ * Escape in the box cancels the turn.
  */
-function answerForm(row: ToolRow, { box, onAnswer, onError, focusNext }: AnswerForm): HTMLElement[] {
+function answerForm(
+  row: ToolRow,
+  { box, onAnswer, onError, focusNext, cancelTurn }: AnswerForm,
+): HTMLElement[] {
   const { id, label, text, as, hint, message } = box;
   const send = h("button", { type: "button", class: "primary small", text: "Send answer" });
   const asError = h("button", { type: "button", class: "small", text: "Send as error" });
@@ -304,6 +313,11 @@ function answerForm(row: ToolRow, { box, onAnswer, onError, focusNext }: AnswerF
   });
   // As in the player's line: Enter sends, Shift+Enter starts a new line (not while an IME composes).
   text.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && cancelTurn) {
+      event.preventDefault();
+      cancelTurn();
+      return;
+    }
     if (!isSendKey(event)) return;
     event.preventDefault();
     send.click();
@@ -322,7 +336,11 @@ function answerForm(row: ToolRow, { box, onAnswer, onError, focusNext }: AnswerF
     label,
     text,
     hint,
-    h("p", { class: "hint", id: `${id}-keys`, text: "Enter sends it, Shift+Enter starts a new line." }),
+    h("p", {
+      class: "hint",
+      id: `${id}-keys`,
+      text: `Enter sends it, Shift+Enter starts a new line${cancelTurn ? ", Escape cancels the reply" : ""}.`,
+    }),
     message,
     h("div", { class: "row" }, as, send, asError, wait),
   ];
