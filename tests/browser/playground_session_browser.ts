@@ -2,7 +2,8 @@
 /**
  * A designer's session in a real headless Chromium, across edits, saves and reloads: the editor says when
  * the running NPC is not as the editor has it (a tool added or changed, the script edited) until Apply or
- * Start gives it the changes, and Apply says a scripted NPC's script starts again from its first step.
+ * Start gives it the changes, and Apply says a scripted NPC's script starts again from its first step; after a
+ * reload, the restore buttons go as they are used and hand the focus on.
  *
  *   deno test --allow-all tests/browser/playground_session_browser.ts   (needs Chromium, see playground_browser.ts)
  */
@@ -116,6 +117,27 @@ Deno.test("keyboard: 'Restore the last state seen' pressed after a reload hands 
     await npcReady(page);
     assert.equal(await page.locator("#restore-last").isHidden(), true);
     assert.equal(await page.evaluate(() => document.activeElement?.id), "download-state");
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+Deno.test("keyboard: 'Restore it' in the conversation after a reload hands the focus to the player's line as the conversation starts again", async () => {
+  await withPlayground("failed-session-restore-it-focus", async (browser) => {
+    const { page } = browser;
+    await page.click("#start");
+    await npcReady(page);
+    await page.waitForFunction(() =>
+      JSON.parse(localStorage.getItem("oam-playground/v1") ?? "{}").lastState != null
+    );
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    await page.locator("ol.turns li.offer").getByRole("button", { name: "Restore it" }).focus();
+    await page.keyboard.press("Enter");
+    await page.locator("ol.turns li.note").filter({ hasText: "Restored Mira from the last state seen." })
+      .waitFor();
+    await npcReady(page);
+    // Before: the button went with the old conversation and the focus fell to the page's body.
+    assert.equal(await page.evaluate(() => document.activeElement?.id), "player-line");
     assert.deepEqual(browser.errors, []);
   });
 });

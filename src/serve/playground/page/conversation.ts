@@ -287,11 +287,17 @@ export class Conversation {
     this.#scroll();
   }
 
-  /** A new NPC is running: the header shows its name and the model it runs on; `clear` empties the conversation. */
+  /**
+   * A new NPC is running: the header shows its name and the model it runs on; `clear` empties the conversation.
+   * The focus in the old conversation (on its Restore it, pressed) goes to the player's line, not to the page's
+   * body.
+   */
   started(name: string, model: string, clear: boolean): void {
     if (clear) {
+      const hadFocus = this.#list.contains(document.activeElement);
       this.#list.replaceChildren();
       this.#turns = 0;
+      if (hadFocus) this.#lineInput.focus();
     }
     this.#titleName.textContent = name;
     this.#setModel(model);
