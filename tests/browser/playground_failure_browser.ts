@@ -2,13 +2,13 @@
 /**
  * What the playground shows in a real headless Chromium when the bridge's model cannot answer: the top bar stays
  * one row on a laptop however long the model's unavailability reads (the pill is cut short, its whole text in
- * its tooltip).
+ * its tooltip), and a turn that fails for it says where to look and how to go on without it.
  *
  *   deno test --allow-all tests/browser/playground_failure_browser.ts   (needs Chromium, see playground_browser.ts)
  */
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
-import { openPage, screenshot, servePlayground } from "./browser_fixture.ts";
+import { npcReady, openPage, screenshot, servePlayground } from "./browser_fixture.ts";
 
 /** The top bar's visible parts: their text, their top and bottom, and whether their text is cut short. */
 function topBarParts(page: Page): Promise<{ name: string; top: number; bottom: number; clipped: boolean }[]> {
@@ -53,6 +53,39 @@ Deno.test("layout: a model whose label or unavailability is long keeps the top b
     assert.deepEqual(browser.errors, []);
   } catch (error) {
     await screenshot(page, "failed-long-model-top-bar").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});
+
+Deno.test("a turn on the bridge's model fails as unavailable: the turn says where to look and that the page's script runs anyway", async () => {
+  // As `oam playground --model openai:http://127.0.0.1:9/v1#qwen` with no server there: every turn fails with
+  // model_unavailable ("Cannot reach the model server at …").
+  const message = "Cannot reach the model server at http://127.0.0.1:9/v1/chat/completions: Fetch failed.";
+  const served = await servePlayground(0, { name: "openai", label: "openai: http://127.0.0.1:9/v1#qwen" }, {
+    steps: [],
+    fallback: { error: "model_unavailable", message },
+  });
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    await page.click("#start");
+    await npcReady(page);
+    await page.fill("#player-line", "Hello?");
+    await page.press("#player-line", "Enter");
+    const turn = page.locator('.turn[data-turn="1"]');
+    await turn.locator(".badge.error").waitFor();
+    // Before: the error alone; the way round it (the page's script) was only in the first note of the page.
+    assert.deepEqual(await turn.locator(".meta > *").allTextContents(), [
+      `model_unavailable: ${message}`,
+      "The bridge's model cannot answer (the Model pill at the top says why): start it, or run this NPC on " +
+      "the page's script (Model tab → The page's script, then Start NPC).",
+    ]);
+    assert.deepEqual(browser.errors, []);
+  } catch (error) {
+    await screenshot(page, "failed-model-unavailable-turn").catch(() => {});
     throw error;
   } finally {
     await browser.close();

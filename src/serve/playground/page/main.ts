@@ -20,7 +20,7 @@ import type { Check } from "./fields.ts";
 import { fetchServerInfo, Link, type ServerInfo } from "./link.ts";
 import { LogView } from "./log_view.ts";
 import { SAMPLE_PERSONA, SAMPLE_SCRIPT } from "./samples.ts";
-import { barkHint, type ScriptedRun, scriptHint } from "./script_hint.ts";
+import { barkHint, type ScriptedRun, scriptHint, unavailableHint } from "./script_hint.ts";
 import { relationshipReasons, StatePanel } from "./state_panel.ts";
 import { loadSaved, type Saved, storeSaved } from "./storage.ts";
 import { answerOf } from "./tool_editor.ts";
@@ -197,7 +197,10 @@ class Playground {
       turnFinished: (record) => void this.#turnFinished(record),
       connected: () => this.link.state === "open",
       changed: () => this.persist(),
-      failureHint: (error) => scriptHint(error, this.running?.scripted ?? null),
+      failureHint: (error) => {
+        const run = this.running?.scripted ?? null;
+        return scriptHint(error, run) ?? unavailableHint(error, run);
+      },
       barkHint: (line) => barkHint(line, this.running?.scripted ?? null),
     });
   }
