@@ -141,3 +141,39 @@ Deno.test("keyboard: 'Restore it' in the conversation after a reload hands the f
     assert.deepEqual(browser.errors, []);
   });
 });
+
+Deno.test("Download state while a call waits for its answer: the Save tab says it saves once the reply ends, and two clicks save once", async () => {
+  await withPlayground("failed-session-save-mid-turn", async (browser) => {
+    const { page } = browser;
+    // The page's sample script: the first turn calls check_stock, answered by hand.
+    await page.click("#tab-model");
+    await page.check("#model-script");
+    await page.click("#start");
+    await npcReady(page);
+    await page.fill("#player-line", "An ale?");
+    await page.press("#player-line", "Enter");
+    await page.locator(".tool-call.pending").waitFor();
+    await page.click("#tab-state-save");
+    const downloads: string[] = [];
+    page.on("download", (download) => downloads.push(download.suggestedFilename()));
+    await page.click("#download-state");
+    // Before: nothing at all until the reply ended (the save waits for the turn), so the designer clicked again
+    // and got a file per click.
+    const status = page.locator("#state-body .status");
+    await status.filter({ hasText: "Waiting for the running reply to end" }).waitFor();
+    assert.equal(
+      await status.textContent(),
+      "Waiting for the running reply to end (answer or cancel it), then saving…",
+    );
+    await page.click("#download-state");
+    await page.locator(".tool-call.pending textarea").fill("3");
+    await page.locator(".tool-call.pending textarea").press("Enter");
+    await status.filter({ hasText: "Saved mira.state.json" }).waitFor();
+    await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
+    // One more save after the turn: its file comes after any other the clicks during the turn made (the saves
+    // are queued per NPC), so the two clicks during the turn made one.
+    await Promise.all([page.waitForEvent("download"), page.click("#download-state")]);
+    assert.deepEqual(downloads, ["mira.state.json", "mira.state.json"]);
+    assert.deepEqual(browser.errors, []);
+  });
+});

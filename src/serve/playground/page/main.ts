@@ -98,6 +98,8 @@ class Playground {
   #retry: ReturnType<typeof setTimeout> | undefined;
   #retryDelay = 1000;
   #validated = "";
+  /** A Download state is running (one waiting for a reply to end takes no second click). */
+  #saving = false;
   readonly persist: () => void;
 
   /** What runs on the bridge now, or null; the editor's status line says which NPC runs. */
@@ -747,6 +749,12 @@ class Playground {
       );
       return;
     }
+    if (this.#saving) return;
+    this.#saving = true;
+    if (this.conversation.busy) {
+      // The save waits for the running reply (npc/state settles), which may wait for the designer's answer.
+      this.state.saveMessage("Waiting for the running reply to end (answer or cancel it), then saving…");
+    }
     try {
       this.link.require();
       const state = await r.npc.state();
@@ -757,6 +765,8 @@ class Playground {
       this.state.saveMessage(`Saved ${name} (${r.name}, relationship ${state.memory.relationship ?? 0}).`);
     } catch (error) {
       this.state.saveMessage(`Could not save: ${message(error)}`, "error");
+    } finally {
+      this.#saving = false;
     }
   }
 
