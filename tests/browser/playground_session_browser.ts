@@ -177,3 +177,33 @@ Deno.test("Download state while a call waits for its answer: the Save tab says i
     assert.deepEqual(browser.errors, []);
   });
 });
+
+Deno.test("Save memory while a call waits for its answer: the form says it saves once the reply ends, and its Save waits", async () => {
+  await withPlayground("failed-session-memory-mid-turn", async (browser) => {
+    const { page } = browser;
+    await page.click("#tab-model");
+    await page.check("#model-script");
+    await page.click("#start");
+    await npcReady(page);
+    await page.fill("#player-line", "An ale?");
+    await page.press("#player-line", "Enter");
+    await page.locator(".tool-call.pending").waitFor();
+    await page.click("#tab-state-memory");
+    await page.getByRole("button", { name: "Edit memory" }).click();
+    await page.fill("#memory-relationship", "40");
+    await page.getByRole("button", { name: "Save memory" }).click();
+    // Before: nothing changed until the reply ended (npc/update waits for the turn), as if Save did nothing.
+    const message = page.locator("#state-body .memory-edit .message");
+    await message.filter({ hasText: "Waiting" }).waitFor();
+    assert.equal(
+      await message.textContent(),
+      "Waiting for the running reply to end (answer or cancel it), then saving…",
+    );
+    const save = page.getByRole("button", { name: "Save memory" });
+    assert.equal(await save.getAttribute("aria-disabled"), "true");
+    await page.locator(".tool-call.pending textarea").fill("3");
+    await page.locator(".tool-call.pending textarea").press("Enter");
+    await page.locator("#state-body .relationship-value").filter({ hasText: "40" }).waitFor();
+    assert.deepEqual(browser.errors, []);
+  });
+});

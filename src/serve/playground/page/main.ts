@@ -217,6 +217,7 @@ class Playground {
       restoreLast: () => void this.restoreLast(),
       updateMemory: (memory) => this.#updateMemory(memory),
       refresh: () => void this.refreshState(),
+      replyRunning: () => this.conversation.busy,
     });
   }
 
