@@ -175,9 +175,10 @@ Deno.test("the designer's loop: edit, talk (streamed, emotion first), answer a t
       "Mirabel is running; ready to apply or restart.",
     );
     await page.fill("[name='persona.name']", "");
+    // (The name emptied: the editor no longer has her as she runs, and cannot be applied as it is.)
     assert.equal(
       await text(page, "#editor-status .summary"),
-      "Mirabel is running; 1 problem to fix before applying or restarting:",
+      "Mirabel is running, not as the editor has it now; 1 problem to fix before applying or restarting:",
     );
     await page.fill("[name='persona.name']", "Mirabel");
     assert.equal(
