@@ -175,9 +175,10 @@ Deno.test("the designer's loop: edit, talk (streamed, emotion first), answer a t
       "Mirabel is running; ready to apply or restart.",
     );
     await page.fill("[name='persona.name']", "");
+    // (The name emptied: the editor no longer has her as she runs, and cannot be applied as it is.)
     assert.equal(
       await text(page, "#editor-status .summary"),
-      "Mirabel is running; 1 problem to fix before applying or restarting:",
+      "Mirabel is running, not as the editor has it now; 1 problem to fix before applying or restarting:",
     );
     await page.fill("[name='persona.name']", "Mirabel");
     assert.equal(
@@ -619,7 +620,11 @@ Deno.test("a reply still running when the NPC changes: a restore or a start canc
         "note warning",
         "The reply to “Open up!” was still running: it was cancelled to restore from gorm.state.json.",
       ],
-      ["note info", "Restored Gorm from gorm.state.json."],
+      [
+        "note info",
+        "Restored Gorm from gorm.state.json. Its script starts from its first step (a restored NPC gets a new " +
+        "model).",
+      ],
     ]);
     // On the wire: the cancel, the bridge's tool/cancel and the talk's -32009, all before the NPC is deleted.
     let wire = await wireOf(page);

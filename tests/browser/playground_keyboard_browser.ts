@@ -608,7 +608,7 @@ Deno.test("keyboard: Enter in a call's answer box sends the answer, as it says t
     // The box says how to send, as the player's line does.
     assert.match(
       await accessibleDescription(page, `#${box}`),
-      /Enter sends it, Shift\+Enter starts a new line\./,
+      /Enter sends it, Shift\+Enter starts a new line, Escape cancels the reply\./,
     );
     // An answer that must be JSON but is not stays in the box with the problem, as with Send answer.
     await page.selectOption(`#${box}-as`, "json");

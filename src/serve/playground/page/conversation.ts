@@ -84,6 +84,8 @@ interface LiveTurn {
   meta: HTMLElement;
   options: HTMLElement;
   abort: AbortController;
+  /** The header's emotion when the turn began (null: none), shown again when the turn leaves no trace. */
+  emotionBefore: string | null;
   /** Settles once the turn ended and its entry is final. */
   ended: Promise<void>;
 }
@@ -106,6 +108,8 @@ export class Conversation {
   readonly #titleName: HTMLElement;
   readonly #titleModel: HTMLElement;
   #live: LiveTurn | null = null;
+  /** The turn whose streamed emotion the header shows, until something else sets it. */
+  #emotionOf: LiveTurn | null = null;
   /** The last reply cut off by a bridge that stopped or went away (until the next turn or start). */
   #cutOff: { line: string; back: boolean } | null = null;
   #turns = 0;
@@ -283,11 +287,17 @@ export class Conversation {
     this.#scroll();
   }
 
-  /** A new NPC is running: the header shows its name and the model it runs on; `clear` empties the conversation. */
+  /**
+   * A new NPC is running: the header shows its name and the model it runs on; `clear` empties the conversation.
+   * The focus in the old conversation (on its Restore it, pressed) goes to the player's line, not to the page's
+   * body.
+   */
   started(name: string, model: string, clear: boolean): void {
     if (clear) {
+      const hadFocus = this.#list.contains(document.activeElement);
       this.#list.replaceChildren();
       this.#turns = 0;
+      if (hadFocus) this.#lineInput.focus();
     }
     this.#titleName.textContent = name;
     this.#setModel(model);
@@ -361,6 +371,7 @@ export class Conversation {
   }
 
   #setEmotion(emotion: string | null): void {
+    this.#emotionOf = null;
     this.#portrait.dataset.emotion = emotion ?? "none";
     this.#portrait.textContent = emotion ?? "–";
   }
@@ -502,6 +513,7 @@ export class Conversation {
       meta,
       options,
       abort: new AbortController(),
+      emotionBefore: this.#portrait.dataset.emotion === "none" ? null : this.#portrait.textContent,
       ended,
     };
   }
@@ -526,6 +538,7 @@ export class Conversation {
         live.emotion.dataset.emotion = event.emotion;
         live.emotion.textContent = event.emotion;
         this.#setEmotion(event.emotion);
+        this.#emotionOf = live;
         break;
       case "lineDelta":
         live.record.timings.firstLine ??= at;
@@ -573,6 +586,7 @@ export class Conversation {
       // The whole form in view (its buttons too) when the conversation follows the turn; the focus alone would
       // scroll only the box into view, which reads as the designer scrolling up.
       shown: () => this.#follow(),
+      cancelTurn: () => this.cancel(),
     });
   }
 
@@ -642,6 +656,8 @@ export class Conversation {
     // No emotion is coming: the pending "…" (or one that came before the failure: the turn left no trace) gives
     // its place to the badge that says what became of the turn.
     live.emotion.remove();
+    // The header goes back to the emotion of before the turn (unless a start or the bridge going away set it).
+    if (this.#emotionOf === live) this.#setEmotion(live.emotionBefore);
     live.badges.replaceChildren(
       h("span", {
         class: `badge ${cancelled ? "cancelled" : "error"}`,

@@ -66,17 +66,39 @@ function checkItem(check: Check, link: HTMLElement): HTMLElement {
 }
 
 /**
- * The status summary: whether an NPC is running (`running`, its name), then how many problems block a start
- * (or an apply and a restart, while one runs) or "Ready to start" ("ready to apply or restart"), and how many
- * warnings.
+ * What Apply gives a running NPC (its persona, options and client tools) and the model it runs on, as one
+ * text with the objects' keys sorted: an NPC started or applied from settings with the same text runs as the
+ * editor has it.
  */
-function statusSummary({ problems, warnings, more, running }: {
+function settingsKey(
+  from: { persona?: JsonValue; options?: JsonValue; tools?: JsonValue },
+  model: JsonValue | undefined,
+): string {
+  const sorted = (v: JsonValue): JsonValue =>
+    Array.isArray(v)
+      ? v.map(sorted)
+      : isObject(v)
+      ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted(v[k])]))
+      : v;
+  return JSON.stringify(
+    sorted([from.persona ?? {}, from.options ?? {}, from.tools ?? [], model ?? null] as JsonValue),
+  );
+}
+
+/**
+ * The status summary: whether an NPC is running (`running`, its name) and whether as the editor has it now
+ * (`stale`: not), then how many problems block a start (or an apply and a restart, while one runs) or "Ready to
+ * start" ("ready to apply or restart"), and how many warnings.
+ */
+function statusSummary({ problems, warnings, more, running, stale }: {
   problems: number;
   warnings: number;
   /** A list of checks follows. */
   more: boolean;
   /** The name of the NPC running now, or null. */
   running: string | null;
+  /** The NPC running now is not as the editor has it (its persona, options, tools or model differ). */
+  stale: boolean;
 }): HTMLElement {
   const blocked = (what: string) => `${problems} problem${problems > 1 ? "s" : ""} to fix before ${what}`;
   const ready = problems > 0 ? blocked("starting") : "Ready to start";
@@ -84,7 +106,9 @@ function statusSummary({ problems, warnings, more, running }: {
   return h(
     "p",
     { class: problems > 0 ? "error summary" : "summary" },
-    running === null ? ready : `${running || "The NPC"} is running; ${readyAgain}`,
+    running === null
+      ? ready
+      : `${running || "The NPC"} is running${stale ? ", not as the editor has it now" : ""}; ${readyAgain}`,
     warnings > 0 ? ` (${warnings} warning${warnings > 1 ? "s" : ""})` : "",
     more ? ":" : ".",
   );
@@ -112,6 +136,8 @@ export class Editor {
   readonly #status: HTMLElement;
   /** The name of the NPC running now (the status line says so), or null. */
   #running: string | null = null;
+  /** The {@link settingsKey} of what the running NPC was started or applied with (null: unknown). */
+  #runningKey: string | null = null;
   readonly #result: HTMLElement;
   readonly #staleBanners: HTMLElement[] = [];
   readonly #world: HTMLTextAreaElement;
@@ -404,11 +430,27 @@ export class Editor {
     this.#renderStatus();
   }
 
-  /** The NPC running now (its name), or null once it stopped or the connection dropped: the status line follows. */
-  setRunning(name: string | null): void {
-    if (name === this.#running) return;
+  /**
+   * The NPC running now (its name, and the {@link settingsKey} of what it was started or applied with, when
+   * known), or null once it stopped or the connection dropped: the status line follows, and says while the
+   * editor differs from it.
+   */
+  setRunning(name: string | null, key: string | null = null): void {
+    if (name === this.#running && key === this.#runningKey) return;
     this.#running = name;
+    this.#runningKey = name === null ? null : key;
     this.#renderStatus();
+  }
+
+  /** The {@link settingsKey} of the editor now: what Start or Apply would give the NPC. */
+  settingsKey(): string {
+    const v = this.doc.value;
+    return settingsKey({ ...v, tools: this.toolDefinitions() }, this.model());
+  }
+
+  /** Whether the NPC running now is not as the editor has it (the syntax problem aside: its last valid text). */
+  #stale(): boolean {
+    return this.#running !== null && this.#runningKey !== null && this.#runningKey !== this.settingsKey();
   }
 
   /**
@@ -500,6 +542,7 @@ export class Editor {
           warnings: 0,
           more: scriptProblem !== null,
           running: this.#running,
+          stale: this.#stale(),
         }),
       );
       if (scriptProblem) items.push(h("ul", { class: "messages" }, scriptItem()));
@@ -519,6 +562,7 @@ export class Editor {
           warnings: list.length - listed,
           more: list.length > 0,
           running: this.#running,
+          stale: this.#stale(),
         }),
       );
       if (list.length > 0) items.push(h("ul", { class: "messages" }, ...list));

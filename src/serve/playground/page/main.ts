@@ -20,7 +20,7 @@ import type { Check } from "./fields.ts";
 import { fetchServerInfo, Link, type ServerInfo } from "./link.ts";
 import { LogView } from "./log_view.ts";
 import { SAMPLE_PERSONA, SAMPLE_SCRIPT } from "./samples.ts";
-import { barkHint, type ScriptedRun, scriptHint } from "./script_hint.ts";
+import { barkHint, type ScriptedRun, scriptHint, unavailableHint } from "./script_hint.ts";
 import { relationshipReasons, StatePanel } from "./state_panel.ts";
 import { loadSaved, type Saved, storeSaved } from "./storage.ts";
 import { answerOf } from "./tool_editor.ts";
@@ -46,6 +46,11 @@ interface Running {
   generation: number;
   /** The script the NPC plays (the Model tab's or the bridge's), or null: it runs on a real model. */
   scripted: ScriptedRun | null;
+  /**
+   * The `settingsKey` of what it was started or applied with (the editor says when it differs), or null when
+   * unknown: a restored NPC runs on the saved persona, options and tools, which the bridge wrote out in full.
+   */
+  settings: string | null;
 }
 
 /** The `world` id the page uses for an NPC. */
@@ -86,12 +91,15 @@ class Playground {
   /** What start, apply or restore is running, or null. */
   changing: string | null = null;
   info: ServerInfo | null = null;
-  #worldEditsByUser = 0;
+  /** The world paths of the designer's edits still running (their changes are logged as theirs). */
+  readonly #worldEdits: string[] = [];
   /** The NPC went with a connection that closed (until the next start or restore). */
   #lost = false;
   #retry: ReturnType<typeof setTimeout> | undefined;
   #retryDelay = 1000;
   #validated = "";
+  /** A Download state is running (one waiting for a reply to end takes no second click). */
+  #saving = false;
   readonly persist: () => void;
 
   /** What runs on the bridge now, or null; the editor's status line says which NPC runs. */
@@ -102,7 +110,7 @@ class Playground {
   set running(running: Running | null) {
     this.#running = running;
     if (running !== null) this.#lost = false;
-    this.editor.setRunning(running?.name ?? null);
+    this.editor.setRunning(running?.name ?? null, running?.settings ?? null);
   }
 
   constructor() {
@@ -191,7 +199,10 @@ class Playground {
       turnFinished: (record) => void this.#turnFinished(record),
       connected: () => this.link.state === "open",
       changed: () => this.persist(),
-      failureHint: (error) => scriptHint(error, this.running?.scripted ?? null),
+      failureHint: (error) => {
+        const run = this.running?.scripted ?? null;
+        return scriptHint(error, run) ?? unavailableHint(error, run);
+      },
       barkHint: (line) => barkHint(line, this.running?.scripted ?? null),
     });
   }
@@ -199,13 +210,14 @@ class Playground {
   /** The state panel: world edits, memory edits, save and restore. */
   #createStatePanel(): StatePanel {
     return new StatePanel(byId("state-body"), {
-      set: (path, value) => this.#worldEdit(() => this.#world().set(path, value)),
-      remove: (path) => this.#worldEdit(() => this.#world().remove(path)),
+      set: (path, value) => this.#worldEdit(path, () => this.#world().set(path, value)),
+      remove: (path) => this.#worldEdit(path, () => this.#world().remove(path)),
       download: () => void this.downloadState(),
       restore: (name, text) => void this.restore(name, text),
       restoreLast: () => void this.restoreLast(),
       updateMemory: (memory) => this.#updateMemory(memory),
       refresh: () => void this.refreshState(),
+      replyRunning: () => this.conversation.busy,
     });
   }
 
@@ -248,15 +260,27 @@ class Playground {
     return world;
   }
 
-  async #worldEdit(run: () => Promise<unknown>): Promise<void> {
-    this.#worldEditsByUser++;
+  /** Runs the designer's edit of the world at `path` (its changes arrive before its response). */
+  async #worldEdit(path: string, run: () => Promise<unknown>): Promise<void> {
+    this.#worldEdits.push(path);
     try {
       this.link.require();
       await run();
     } finally {
-      this.#worldEditsByUser--;
+      this.#worldEdits.splice(this.#worldEdits.indexOf(path), 1);
     }
     void this.refreshState();
+  }
+
+  /**
+   * Who made a world change at `path`: the designer when one of their edits still running is at, inside or
+   * above it (also while a turn runs: a call may wait for its answer meanwhile), else the NPC during a turn,
+   * else the bridge.
+   */
+  #changedBy(path: string): string {
+    const under = (a: string, b: string) => b === "" || a === b || a.startsWith(`${b}.`);
+    if (this.#worldEdits.some((edit) => under(path, edit) || under(edit, path))) return "you";
+    return this.conversation.busy ? "the NPC, during a turn" : "the bridge";
   }
 
   async #updateMemory(memory: NpcMemory): Promise<void> {
@@ -468,12 +492,7 @@ class Playground {
     const created = await connection.request<{ world: string }>("world/create", { world: id, state: seed });
     const world = new World(connection, created.world);
     const subscription = await world.subscribe("", (change) => {
-      const turn = this.conversation.busy
-        ? "the NPC, during a turn"
-        : this.#worldEditsByUser > 0
-        ? "you"
-        : "the bridge";
-      this.state.world.change(change, turn);
+      this.state.world.change(change, this.#changedBy(change.path));
     });
     this.state.world.show(created.world, await world.snapshot());
     return { world, subscription };
@@ -505,10 +524,12 @@ class Playground {
       created: { npc: string; tools: string[]; warnings: string[] };
       worldParts: { world: World; subscription: Subscription } | null;
       tools: JsonObject[];
+      /** The `settingsKey` of what it was created with, or null (unknown). */
+      settings: string | null;
     },
     label: "start" | "restored",
   ): string {
-    const { connection, created, worldParts } = parts;
+    const { connection, created, worldParts, settings } = parts;
     const persona = isObject(from.persona) ? from.persona : {};
     const name = typeof persona.name === "string" ? persona.name : created.npc;
     this.running = {
@@ -518,8 +539,12 @@ class Playground {
       subscription: worldParts?.subscription ?? null,
       generation: this.link.generation,
       scripted: this.#scriptedRun(name, from.options),
+      settings,
       ...this.#timeouts(from.options, parts.tools),
     };
+    // The last state seen is this NPC's from now on: the way back to an NPC that went is offered again when
+    // this one goes with the connection.
+    this.state.offerLast(null);
     const memory = isObject(from.memory) ? from.memory : {};
     this.state.resetHistory(
       typeof memory.relationship === "number" ? Math.round(memory.relationship) : 0,
@@ -585,9 +610,14 @@ class Playground {
       if (isObject(value.world)) worldParts = await this.#openWorld(worldIdFor(value.npc), value.world);
       else this.state.world.show(null, null);
       const params = editor.npcParams(worldParts?.world.id);
+      const settings = editor.settingsKey();
       const connection = this.link.require();
       const result = await connection.request("npc/create", params as never);
-      const name = this.#nowRunning(value, { connection, created: result, worldParts, tools }, "start");
+      const name = this.#nowRunning(
+        value,
+        { connection, created: result, worldParts, tools, settings },
+        "start",
+      );
       this.conversation.started(`${name} (${result.npc})`, editor.modelLabel(), true);
       this.#noteCancelled(cancelled, "to start the NPC again");
       this.conversation.note(`Started ${name}: tools ${result.tools.join(", ") || "none"}.`);
@@ -636,18 +666,24 @@ class Playground {
         tools: tools as never,
       };
       this.#registerTools(tools);
+      const settings = editor.settingsKey();
       const npc = await r.npc.restore(next, {
         model: editor.model() as never,
         world: r.world?.id ?? null,
       });
       r.npc = npc;
       r.name = typeof next.persona.name === "string" ? next.persona.name : r.name;
-      editor.setRunning(r.name);
+      r.settings = settings;
+      editor.setRunning(r.name, settings);
       Object.assign(r, this.#timeouts(value.options, tools), {
         scripted: this.#scriptedRun(r.name, value.options),
       });
       this.conversation.note(
-        `Applied the editor's persona, options and tools to ${r.name}; the conversation goes on.`,
+        `Applied the editor's persona, options and tools to ${r.name}; the conversation goes on.${
+          r.scripted === null
+            ? ""
+            : " The script starts again from its first step (the NPC gets a new model)."
+        }`,
       );
       editor.showResult({ warnings: npc.warnings, note: `Applied to ${r.name}.` });
       await this.refreshState();
@@ -714,6 +750,12 @@ class Playground {
       );
       return;
     }
+    if (this.#saving) return;
+    this.#saving = true;
+    if (this.conversation.busy) {
+      // The save waits for the running reply (npc/state settles), which may wait for the designer's answer.
+      this.state.saveMessage("Waiting for the running reply to end (answer or cancel it), then saving…");
+    }
     try {
       this.link.require();
       const state = await r.npc.state();
@@ -724,6 +766,8 @@ class Playground {
       this.state.saveMessage(`Saved ${name} (${r.name}, relationship ${state.memory.relationship ?? 0}).`);
     } catch (error) {
       this.state.saveMessage(`Could not save: ${message(error)}`, "error");
+    } finally {
+      this.#saving = false;
     }
   }
 
@@ -792,10 +836,20 @@ class Playground {
         world: worldParts?.world.id ?? null,
         ...(model !== undefined ? { model: model as never } : {}),
       });
-      const name = this.#nowRunning(state, { connection, created: result, worldParts, tools }, "restored");
+      const name = this.#nowRunning(
+        state,
+        { connection, created: result, worldParts, tools, settings: null },
+        "restored",
+      );
       this.conversation.started(`${name} (${result.npc})`, this.editor.modelLabel(), true);
       this.#noteCancelled(cancelled, `to restore from ${source}`);
-      this.conversation.note(`Restored ${name} from ${source}.`);
+      this.conversation.note(
+        `Restored ${name} from ${source}.${
+          this.running?.scripted
+            ? " Its script starts from its first step (a restored NPC gets a new model)."
+            : ""
+        }`,
+      );
       this.conversation.history(historyOf(state.transcript));
       // The result under Start (an alert) lists these notes with the bridge's warnings and says them; the
       // conversation's live region keeps saying what it said last (e.g. that a running reply was cancelled).
@@ -825,6 +879,12 @@ class Playground {
         on: {
           click: (event) => {
             this.editor.adoptState(state);
+            // The editor now has what the restored NPC runs on (unless Apply or Start replaced it meanwhile).
+            const r = this.running;
+            if (r !== null && r.settings === null) {
+              r.settings = this.editor.settingsKey();
+              this.editor.setRunning(r.name, r.settings);
+            }
             (event.target as HTMLElement).remove();
             // The focus went with the button: "Undo load" (shown now) takes it back the other way.
             if (focusLost()) byId("undo-load").focus();

@@ -1,8 +1,9 @@
 /**
  * What the page adds to a turn that failed because a script's reply step does not fit the NPC: a script is
  * written for one persona (`personas/shopkeeper.steps.json` for `personas/shopkeeper.jsonc`, which replies
- * in text), and the page's sample persona replies in JSON; and to a bark that played a turn's json step
- * (the sample script's steps are all for turns). Pure: no DOM.
+ * in text), and the page's sample persona replies in JSON; to a bark that played a turn's json step (the
+ * sample script's steps are all for turns); and to a turn the bridge's model could not answer (the page's
+ * script runs anyway). Pure: no DOM.
  * @module
  */
 import type { BridgeError } from "../../../protocol/errors.ts";
@@ -73,4 +74,15 @@ export function barkHint(line: string, run: ScriptedRun | null): string | null {
     : `the script the bridge plays${file === null ? "" : ` (${file})`}`;
   return "This bark played the script's next step, a json reply written for a turn (that reply is used up): " +
     `a bark takes a text step, e.g. {"text": "Rain again."}. Put one in ${script} where the bark comes.`;
+}
+
+/**
+ * What to add to a turn that failed because the bridge's model cannot answer (`model_unavailable`: an
+ * unreachable server, the on-device model not ready): where the page says why, and the way round it, the page's
+ * script. Null for any other failure, or an NPC that plays a script (`run` not null).
+ */
+export function unavailableHint(error: BridgeError, run: ScriptedRun | null): string | null {
+  if (run !== null || error.dataCode !== "model_unavailable") return null;
+  return "The bridge's model cannot answer (the Model pill at the top says why): start it, or run this NPC " +
+    "on the page's script (Model tab → The page's script, then Start NPC).";
 }

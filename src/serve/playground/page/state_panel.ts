@@ -33,6 +33,8 @@ export interface StateActions extends WorldActions {
   updateMemory(memory: NpcMemory): Promise<void>;
   /** Read the memory again. */
   refresh(): void;
+  /** A reply is running (a memory update waits until it ends). */
+  replyRunning(): boolean;
 }
 
 function attitude(value: number): string {
@@ -308,6 +310,7 @@ export class StatePanel {
       value: memory.summary ?? "",
     });
     const message = h("p", { class: "message", role: "alert" });
+    const save = h("button", { type: "submit", class: "primary small", text: "Save memory" });
     const form = h(
       "form",
       { class: "memory-edit" },
@@ -323,7 +326,7 @@ export class StatePanel {
       h(
         "div",
         { class: "row" },
-        h("button", { type: "submit", class: "primary small", text: "Save memory" }),
+        save,
         h("button", { type: "button", class: "small", text: "Cancel", on: { click: () => cancel() } }),
       ),
     );
@@ -341,16 +344,21 @@ export class StatePanel {
     });
     form.addEventListener("submit", (event) => {
       event.preventDefault();
-      void this.#saveMemory({ relationship, facts, summary }, message);
+      if (save.ariaDisabled === "true") return; // a save waits (a second click or Enter in a field)
+      void this.#saveMemory({ relationship, facts, summary }, { message, save });
     });
     this.#memory.replaceChildren(form);
     relationship.focus();
   }
 
-  /** Saves the memory form's values (`message` shows what is wrong with them, or the bridge's refusal). */
+  /**
+   * Saves the memory form's values (`message` shows what is wrong with them, or the bridge's refusal). While a
+   * reply runs the update waits for it to end (a call may wait for the designer's answer): the form says so
+   * and `save` is marked disabled meanwhile (aria-disabled: a disabled button would drop the focus).
+   */
   async #saveMemory(
     fields: { relationship: HTMLInputElement; facts: HTMLTextAreaElement; summary: HTMLTextAreaElement },
-    message: HTMLElement,
+    { message, save }: { message: HTMLElement; save: HTMLButtonElement },
   ): Promise<void> {
     const value = numberFrom(fields.relationship.value);
     if (typeof value !== "number" || value < -100 || value > 100) {
@@ -358,6 +366,10 @@ export class StatePanel {
       return;
     }
     const summary = fields.summary.value.trim();
+    message.textContent = this.#actions.replyRunning()
+      ? "Waiting for the running reply to end (answer or cancel it), then saving…"
+      : "";
+    save.ariaDisabled = "true";
     try {
       await this.#actions.updateMemory({
         relationship: value,
@@ -370,6 +382,8 @@ export class StatePanel {
       this.#actions.refresh();
     } catch (error) {
       message.textContent = (error as Error).message;
+    } finally {
+      save.ariaDisabled = null;
     }
   }
 
@@ -401,9 +415,16 @@ export class StatePanel {
     this.#saveMessage.replaceChildren(h("p", { class: kind === "error" ? "error" : "note", text }));
   }
 
-  /** Offers (or hides) restoring the last state seen. */
+  /**
+   * Offers (or hides) restoring the last state seen. Hidden with the focus on it (it was pressed), it hands the
+   * focus to Download state beside it, not to the page's body.
+   */
   offerLast(label: string | null): void {
+    const hadFocus = document.activeElement === this.#restoreLast;
     this.#restoreLast.hidden = label === null;
+    if (hadFocus && label === null) {
+      this.#restoreLast.parentElement?.querySelector<HTMLElement>("#download-state")?.focus();
+    }
     if (label !== null) this.#restoreLast.textContent = `Restore the last state seen (${label})`;
   }
 }

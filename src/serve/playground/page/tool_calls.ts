@@ -139,6 +139,8 @@ export interface HandAnswer {
   focusNext: () => void;
   /** Called once the answer form is in the page, before its box takes the focus (to bring it into view). */
   shown?: () => void;
+  /** Cancels the turn (Escape in the box, as in the player's line). */
+  cancelTurn?: () => void;
 }
 
 /**
@@ -147,9 +149,9 @@ export interface HandAnswer {
  */
 export function answerByHand(
   row: ToolRow,
-  { name, answer, timeout, signal, focusNext, shown }: HandAnswer,
+  { name, answer, timeout, signal, focusNext, shown, cancelTurn }: HandAnswer,
 ): Promise<unknown> {
-  const box = answerBox(answer, row.args.id);
+  const box = answerBox(name, answer, row.args.id);
   startCountdown(row, timeout);
   return new Promise((resolve, reject) => {
     const done = (status: string) => {
@@ -175,9 +177,9 @@ export function answerByHand(
     }
     row.controls.replaceChildren(
       ...answerForm(row, {
-        name,
         box,
         focusNext,
+        cancelTurn,
         onAnswer: (value) => {
           done("answered by hand");
           resolve(value);
@@ -197,17 +199,27 @@ export function answerByHand(
 interface AnswerBox {
   /** The textarea's id (the other parts' ids start with it). */
   id: string;
+  /** Names the box with what it accepts, as `as` says: "Answer check_stock (JSON or text)". */
+  label: HTMLLabelElement;
   text: HTMLTextAreaElement;
   as: HTMLSelectElement;
   hint: HTMLElement;
   message: HTMLElement;
 }
 
+/** What an answer sent `as` accepts (the label says it), and the example its empty box shows. */
+const ACCEPTS: Record<string, { accepts: string; example: string }> = {
+  auto: { accepts: "JSON or text", example: '{"stock": 3} or plain text' },
+  json: { accepts: "JSON", example: '{"stock": 3}' },
+  text: { accepts: "text", example: "plain text" },
+};
+
 /**
- * The answer's text and how it is sent, with a hint saying what it would be sent as. The text box is
- * described by the call's arguments (`argsId`), so a screen reader reads them when the box gets the focus.
+ * The answer's text and how it is sent, with a label and a hint saying what it accepts and what it would be
+ * sent as. The text box is described by the call's arguments (`argsId`), so a screen reader reads them when
+ * the box gets the focus.
  */
-function answerBox(answer: ToolAnswer, argsId: string): AnswerBox {
+function answerBox(name: string, answer: ToolAnswer, argsId: string): AnswerBox {
   const id = uid("answer");
   const text = h("textarea", {
     id,
@@ -215,9 +227,9 @@ function answerBox(answer: ToolAnswer, argsId: string): AnswerBox {
     rows: 2,
     spellcheck: "false",
     value: answer.text,
-    placeholder: '{"stock": 3} or plain text',
     "aria-describedby": `${argsId} ${id}-hint ${id}-keys ${id}-message`,
   });
+  const label = h("label", { for: id });
   const as = h(
     "select",
     { id: `${id}-as`, "aria-label": "Send the answer as" },
@@ -228,6 +240,9 @@ function answerBox(answer: ToolAnswer, argsId: string): AnswerBox {
   const hint = h("p", { class: "hint", id: `${id}-hint` });
   const message = h("p", { class: "message", id: `${id}-message`, "aria-live": "assertive" });
   const showHint = () => {
+    const { accepts, example } = ACCEPTS[as.value] ?? ACCEPTS.auto;
+    label.textContent = `Answer ${name} (${accepts})`;
+    text.placeholder = example;
     const v = answerValue(text.value, as.value as "auto");
     hint.textContent = "problem" in v
       ? ""
@@ -240,7 +255,7 @@ function answerBox(answer: ToolAnswer, argsId: string): AnswerBox {
   text.addEventListener("input", showHint);
   as.addEventListener("change", showHint);
   showHint();
-  return { id, text, as, hint, message };
+  return { id, label, text, as, hint, message };
 }
 
 /** Marks the row as waiting and counts down the `timeout` seconds the bridge waits (until the row closes). */
@@ -261,8 +276,6 @@ function startCountdown(row: ToolRow, timeout: number | null): void {
 
 /** The answer form of a call, and what its buttons do. */
 interface AnswerForm {
-  /** The tool's name. */
-  name: string;
   /** The answer box. */
   box: AnswerBox;
   /** Send answer, with the answer's value. */
@@ -271,14 +284,20 @@ interface AnswerForm {
   onError(text: string): void;
   /** Moves the focus on when "Let it time out" removes the form. */
   focusNext: () => void;
+  /** Cancels the turn (Escape in the box), if the page can. */
+  cancelTurn?: () => void;
 }
 
 /**
  * The answer form: Send answer (a text that must be JSON but is not stays, with the problem; Enter in the box
- * sends too), Send as error, and Let it time out (the form goes, the call waits for the bridge's timeout).
+ * sends too), Send as error, and Let it time out (the form goes, the call waits for the bridge's timeout);
+ * Escape in the box cancels the turn.
  */
-function answerForm(row: ToolRow, { name, box, onAnswer, onError, focusNext }: AnswerForm): HTMLElement[] {
-  const { id, text, as, hint, message } = box;
+function answerForm(
+  row: ToolRow,
+  { box, onAnswer, onError, focusNext, cancelTurn }: AnswerForm,
+): HTMLElement[] {
+  const { id, label, text, as, hint, message } = box;
   const send = h("button", { type: "button", class: "primary small", text: "Send answer" });
   const asError = h("button", { type: "button", class: "small", text: "Send as error" });
   const wait = h("button", { type: "button", class: "small", text: "Let it time out" });
@@ -294,6 +313,11 @@ function answerForm(row: ToolRow, { name, box, onAnswer, onError, focusNext }: A
   });
   // As in the player's line: Enter sends, Shift+Enter starts a new line (not while an IME composes).
   text.addEventListener("keydown", (event) => {
+    if (event.key === "Escape" && cancelTurn) {
+      event.preventDefault();
+      cancelTurn();
+      return;
+    }
     if (!isSendKey(event)) return;
     event.preventDefault();
     send.click();
@@ -309,10 +333,14 @@ function answerForm(row: ToolRow, { name, box, onAnswer, onError, focusNext }: A
     focusNext();
   });
   return [
-    h("label", { for: id, text: `Answer ${name} (JSON or text)` }),
+    label,
     text,
     hint,
-    h("p", { class: "hint", id: `${id}-keys`, text: "Enter sends it, Shift+Enter starts a new line." }),
+    h("p", {
+      class: "hint",
+      id: `${id}-keys`,
+      text: `Enter sends it, Shift+Enter starts a new line${cancelTurn ? ", Escape cancels the reply" : ""}.`,
+    }),
     message,
     h("div", { class: "row" }, as, send, asError, wait),
   ];

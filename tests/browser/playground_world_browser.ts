@@ -1,0 +1,50 @@
+/// <reference lib="dom" />
+/**
+ * The World tab in a real headless Chromium while the NPC's turn runs: a value the designer edits while a
+ * call waits for its answer is logged as the designer's change, the NPC's own writes as the NPC's.
+ *
+ *   deno test --allow-all tests/browser/playground_world_browser.ts   (needs Chromium, see playground_browser.ts)
+ */
+import assert from "node:assert/strict";
+import { npcReady, withPlayground } from "./browser_fixture.ts";
+
+Deno.test("world edits while a call waits for its answer: the change log says the designer made them, and the NPC's write as the NPC's", async () => {
+  await withPlayground("failed-world-during-turn", async (browser) => {
+    const { page } = browser;
+    // The page's sample script: turn 1 calls check_stock (answered by hand), turn 2 writes player.gold.
+    await page.click("#tab-model");
+    await page.check("#model-script");
+    await page.click("#start");
+    await npcReady(page);
+    await page.click("#tab-state-world");
+    await page.fill("#player-line", "An ale?");
+    await page.press("#player-line", "Enter");
+    await page.locator(".tool-call.pending").waitFor();
+
+    await page.getByRole("button", { name: /^player\.gold is 20; change it/ }).click();
+    const value = page.getByRole("textbox", { name: "New value of player.gold" });
+    await value.fill("30");
+    await value.press("Enter");
+    const log = page.locator("#state-body .world-log li");
+    await log.filter({ hasText: "player.gold: 20 → 30" }).waitFor();
+    await page.getByRole("button", { name: "Add a value in player" }).click();
+    await page.getByRole("textbox", { name: "Key to add in player" }).fill("items");
+    await page.getByRole("textbox", { name: "Value to add in player" }).fill('["sword"]');
+    await page.getByRole("textbox", { name: "Value to add in player" }).press("Enter");
+    await log.filter({ hasText: "player.items" }).waitFor();
+    // Before: both read "· the NPC, during a turn", as if the NPC had changed the gold while it waited.
+    assert.deepEqual(await log.allTextContents(), [
+      'player.items: (new) → ["sword"] · you',
+      "player.gold: 20 → 30 · you",
+    ]);
+
+    await page.locator(".tool-call.pending textarea").fill("3");
+    await page.locator(".tool-call.pending textarea").press("Enter");
+    await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
+    await page.fill("#player-line", "One ale, please.");
+    await page.press("#player-line", "Enter");
+    await log.filter({ hasText: "player.gold: 30 → 16" }).waitFor();
+    assert.equal(await log.first().textContent(), "player.gold: 30 → 16 · the NPC, during a turn");
+    assert.deepEqual(browser.errors, []);
+  });
+});
