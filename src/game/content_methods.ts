@@ -17,8 +17,8 @@ import {
   toolTimeoutMsOf,
 } from "../agent/tool_definitions.ts";
 import { orderBySchema } from "../schema/mod.ts";
+import { freeFormWarnings } from "../schema/free_form.ts";
 import { CONTENT_SCHEMA_NAME, contentInstructions, contentPrompt } from "./content/content_prompt.ts";
-import { emptyObjectWarnings } from "./content/empty_objects.ts";
 import type { GameContext } from "./game_context.ts";
 import { modelSpecWarnings } from "../models/registry.ts";
 
@@ -79,9 +79,10 @@ export class ContentMethods {
     const temperature = p.optionalNumber("temperature", { min: 0 });
     const spec = r.parseModel(p.get("model"), p.name("model"));
     warnings.push(...modelSpecWarnings(spec));
-    // The llama backend generates an object without properties as any object; the others as {}.
-    if (spec.type !== "llama") warnings.splice(schemaWarningsEnd, 0, ...emptyObjectWarnings(schema));
     const model = r.createModel(spec);
+    // Objects without properties, for the model that runs (a host's default model may be a llama or openai one).
+    const freeForm = freeFormWarnings(conversion.freeForm, { model: model.kind, plainObjects: true });
+    warnings.splice(schemaWarningsEnd, 0, ...freeForm);
     const agent = new Agent({
       model,
       instructions,
@@ -108,7 +109,7 @@ export class ContentMethods {
       if (warnings.length > 0) out.warnings = warnings;
       return out;
     }, (error) => {
-      throw withSchemaWarnings(error, conversion.warnings);
+      throw withSchemaWarnings(error, [...conversion.warnings, ...freeForm]);
     });
   }
 }

@@ -31,6 +31,7 @@ import {
   toolTimeoutMsOf,
 } from "../agent/tool_definitions.ts";
 import { modelSpecWarnings } from "../models/registry.ts";
+import { freeFormWarnings } from "../schema/free_form.ts";
 
 const CREATE_KEYS = ["session", "instructions", "tools", "options", "history", "model"] as const;
 const RESPOND_KEYS = [
@@ -175,8 +176,11 @@ function answerWithAvailability(
   return answer;
 }
 
-/** Converts a session/respond `schema` param (`warnings` must not be mutated). */
-function responseSchemaParam(p: Params): {
+/**
+ * Converts a session/respond `schema` param for the session's model (`model`, its kind: an object without
+ * properties is warned about when that model generates it as `{}`). `warnings` must not be mutated.
+ */
+function responseSchemaParam(p: Params, model: string): {
   schema: ResponseSchema | null;
   warnings: string[];
 } {
@@ -185,7 +189,7 @@ function responseSchemaParam(p: Params): {
   const conversion = convertForParam(schema, { rootName: "Response", path: p.name("schema") });
   return {
     schema: { name: "Response", generationSchema: conversion.generationSchema, jsonSchema: schema },
-    warnings: conversion.warnings,
+    warnings: [...conversion.warnings, ...freeFormWarnings(conversion.freeForm, { model, plainObjects: true })],
   };
 }
 
@@ -322,7 +326,7 @@ export class SessionMethods implements BridgeExtension {
     const warnings = p.unknownKeys(RESPOND_KEYS);
     const session = this.#lookup(r);
     const prompt = p.string("prompt");
-    const { schema, warnings: schemaWarnings } = responseSchemaParam(p);
+    const { schema, warnings: schemaWarnings } = responseSchemaParam(p, session.modelKind);
     warnings.push(...schemaWarnings);
     const stream = p.optionalBool("stream") ?? false;
     const input: TurnInput = { prompt, schema, policy: parsePolicy(p, session.policy), stream };
