@@ -189,7 +189,10 @@ function responseSchemaParam(p: Params, model: string): {
   const conversion = convertForParam(schema, { rootName: "Response", path: p.name("schema") });
   return {
     schema: { name: "Response", generationSchema: conversion.generationSchema, jsonSchema: schema },
-    warnings: [...conversion.warnings, ...freeFormWarnings(conversion.freeForm, { model, plainObjects: true })],
+    warnings: [
+      ...conversion.warnings,
+      ...freeFormWarnings(conversion.freeForm, { model, plainObjects: true }),
+    ],
   };
 }
 

@@ -95,7 +95,10 @@ export interface SchemaConversion {
  */
 export function convertSchema(schema: JsonValue, rootName: string): SchemaConversion {
   const { generationSchema, warnings, freeForm } = new Converter(schema).run(rootName);
-  return { generationSchema, warnings: [...warnings, ...freeFormWarnings(freeForm, { plainObjects: false })] };
+  return {
+    generationSchema,
+    warnings: [...warnings, ...freeFormWarnings(freeForm, { plainObjects: false })],
+  };
 }
 
 /** A {@link SchemaConversion} and the named object types the JSON Schema leaves open to any members. */

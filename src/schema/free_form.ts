@@ -55,11 +55,16 @@ function fills(model: string | undefined, object: FreeFormObject): "empty" | "fi
  * freeFormWarnings([stats], { model: "llama", plainObjects: true }); // []
  * ```
  */
-export function freeFormWarnings(objects: readonly FreeFormObject[], options: FreeFormWarningOptions): string[] {
+export function freeFormWarnings(
+  objects: readonly FreeFormObject[],
+  options: FreeFormWarningOptions,
+): string[] {
   const out: string[] = [];
   for (const object of objects) {
     if (!object.additional && !options.plainObjects) continue;
-    const what = object.additional ? "free-form object (additionalProperties without properties)" : "object without 'properties'";
+    const what = object.additional
+      ? "free-form object (additionalProperties without properties)"
+      : "object without 'properties'";
     switch (fills(options.model, object)) {
       case "empty":
         out.push(`${object.path}: ${what} is generated as {}; list the properties it should have`);

@@ -51,11 +51,17 @@ Deno.test("session/respond: an openai model, which gets the schema as written, i
       session: "s",
       model: { type: "openai", baseURL: server.baseURL, model: "mock-model" },
     });
-    const result = await c.call("session/respond", { session: "s", prompt: "Loot.", schema: { type: "object" } });
+    const result = await c.call("session/respond", {
+      session: "s",
+      prompt: "Loot.",
+      schema: { type: "object" },
+    });
     assert.deepEqual(result.structured, { gold: 3 });
     assert.equal(result.warnings, undefined, JSON.stringify(result.warnings));
     const body = server.chatBodies[0] as JsonObject;
-    assert.deepEqual(((body.response_format as JsonObject).json_schema as JsonObject).schema, { type: "object" });
+    assert.deepEqual(((body.response_format as JsonObject).json_schema as JsonObject).schema, {
+      type: "object",
+    });
   } finally {
     await c.close();
     await server.close();

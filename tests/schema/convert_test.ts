@@ -131,7 +131,7 @@ Deno.test("convert: free-form objects warn, truthfully for any model, and produc
     });
     assert.deepEqual(warnings, [
       "#/properties/p: free-form object (additionalProperties without properties): the on-device and scripted " +
-        "models generate it as {}; list the properties it should have",
+      "models generate it as {}; list the properties it should have",
     ]);
   }
   assert.deepEqual(convert({ type: "object" }).warnings, []);
