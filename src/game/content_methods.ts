@@ -16,6 +16,7 @@ import {
   toolCountWarning,
   toolTimeoutMsOf,
 } from "../agent/tool_definitions.ts";
+import { withSchemaWarnings } from "../agent/schema_warnings.ts";
 import { orderBySchema } from "../schema/mod.ts";
 import { freeFormWarnings } from "../schema/free_form.ts";
 import { CONTENT_SCHEMA_NAME, contentInstructions, contentPrompt } from "./content/content_prompt.ts";
@@ -112,21 +113,4 @@ export class ContentMethods {
       throw withSchemaWarnings(error, [...conversion.warnings, ...freeForm]);
     });
   }
-}
-
-/**
- * An invalid answer's error with the schema's conversion warnings added to its message: they explain the
- * schema the answer was held to (a property without a type is a string, `not` is ignored), and a failed
- * request has no `warnings` to show them. Other errors are returned as they are.
- */
-function withSchemaWarnings(error: unknown, schemaWarnings: readonly string[]): unknown {
-  if (
-    schemaWarnings.length === 0 || !(error instanceof BridgeError) ||
-    error.dataCode !== "generation_failed" ||
-    typeof error.data.problem !== "string"
-  ) {
-    return error;
-  }
-  const message = `${error.message} The schema's warnings: ${schemaWarnings.join("; ")}.`;
-  return new BridgeError(error.code, error.dataCode, message, error.data).withCause(error);
 }

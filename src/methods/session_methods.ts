@@ -32,6 +32,7 @@ import {
 } from "../agent/tool_definitions.ts";
 import { modelSpecWarnings } from "../models/registry.ts";
 import { freeFormWarnings } from "../schema/free_form.ts";
+import { withSchemaWarnings } from "../agent/schema_warnings.ts";
 
 const CREATE_KEYS = ["session", "instructions", "tools", "options", "history", "model"] as const;
 const RESPOND_KEYS = [
@@ -340,13 +341,21 @@ export class SessionMethods implements BridgeExtension {
           `'toolChoice' names tool '${choice.tool}', which session '${session.id}' does not have.`,
         );
       }
-      // A turn that needs no waiting (scripted) finishes right here, without a promise per layer.
-      const result = r.drive(
-        (sink) => session.agent.runTurnNow(input, sink, op.signal, () => op.commit()),
-        stream ? session.streamingDrive : session.quietDrive,
-      );
+      // A turn that needs no waiting (scripted) finishes right here, without a promise per layer. An invalid
+      // answer's error names the schema's warnings, which the failed request cannot return.
+      let result;
+      try {
+        result = r.drive(
+          (sink) => session.agent.runTurnNow(input, sink, op.signal, () => op.commit()),
+          stream ? session.streamingDrive : session.quietDrive,
+        );
+      } catch (error) {
+        throw withSchemaWarnings(error, schemaWarnings);
+      }
       return result instanceof Promise
-        ? result.then((r) => respondResult(r, session.id, warnings))
+        ? result.then((r) => respondResult(r, session.id, warnings), (error) => {
+          throw withSchemaWarnings(error, schemaWarnings);
+        })
         : respondResult(result, session.id, warnings);
     });
   }

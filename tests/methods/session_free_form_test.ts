@@ -67,3 +67,29 @@ Deno.test("session/respond: an openai model, which gets the schema as written, i
     await server.close();
   }
 });
+
+Deno.test("session/respond: an invalid answer's message names the schema's warnings, as content/generate's does", async () => {
+  const c = new WireClient();
+  await c.call("session/create", { session: "s", model: scripted({ json: { bag: { gold: 3 } } }) });
+  c.request("session/respond", {
+    session: "s",
+    prompt: "Loot.",
+    schema: { type: "object", properties: { bag: { type: "object" } } },
+  }, 1);
+  const error = (await c.response(1)).error as JsonObject;
+  assert.equal(error.code, -32012);
+  assert.ok(
+    String(error.message).endsWith(`The schema's warnings: #/properties/bag: ${PLAIN}.`),
+    String(error.message),
+  );
+  // A turn without schema warnings keeps the model's message alone.
+  await c.call("session/create", { session: "t", model: scripted({ json: { a: 1 } }) });
+  c.request("session/respond", {
+    session: "t",
+    prompt: "A.",
+    schema: { type: "object", properties: { a: { type: "string" } } },
+  }, 2);
+  const plain = (await c.response(2)).error as JsonObject;
+  assert.ok(!String(plain.message).includes("warnings"), String(plain.message));
+  await c.close();
+});
