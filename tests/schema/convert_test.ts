@@ -824,3 +824,15 @@ Deno.test("convert: the input schema is not modified", () => {
   convert(schema);
   assert.equal(JSON.stringify(schema), before);
 });
+
+Deno.test("convert: OpenAPI's 'nullable: true' is not read, and says how to write a value that may be null", () => {
+  assert.deepEqual(property({ type: "string", nullable: true }, true).warnings, [
+    `#/properties/p: 'nullable' is OpenAPI's keyword, not JSON Schema's: the on-device, scripted and llama ` +
+    `models never give null here; write "type": ["string", "null"] for a value that may be null`,
+  ]);
+  assert.deepEqual(property({ nullable: true, enum: ["a", "b"] }).warnings, [
+    `#/properties/p: 'nullable' is OpenAPI's keyword, not JSON Schema's: the on-device, scripted and llama ` +
+    `models never give null here; give it a "null" type for a value that may be null`,
+  ]);
+  assert.deepEqual(property({ type: "string", nullable: false }).warnings, []);
+});
