@@ -136,7 +136,8 @@ function shorten(text: string): string {
  * only sees described (`pattern`, `minLength`, …) are not in that schema and are not checked.
  */
 function checkAnswer(value: JsonValue, schema: ResponseSchema): void {
-  const problem = compileValidator(schema.generationSchema)(value);
+  // The generation schema's `$defs` are the bridge's: the problem names the place in the designer's terms.
+  const problem = compileValidator(schema.generationSchema, { locateByValue: true })(value);
   if (problem !== null) throw invalidAnswer(`the answer does not match the response schema: ${problem}`);
 }
 

@@ -93,3 +93,29 @@ Deno.test("session/respond: an invalid answer's message names the schema's warni
   assert.ok(!String(plain.message).includes("warnings"), String(plain.message));
   await c.close();
 });
+
+Deno.test("session/respond: a scripted answer's failure names the place in the designer's schema, not the generation schema's $defs", async () => {
+  const c = new WireClient();
+  await c.call("session/create", { session: "s", model: scripted({ json: { reward: { amount: 9999 } } }) });
+  c.request("session/respond", {
+    session: "s",
+    prompt: "A reward.",
+    schema: {
+      type: "object",
+      properties: { reward: { type: "object", properties: { amount: { type: "integer", maximum: 500 } } } },
+    },
+  }, 1);
+  const error = (await c.response(1)).error as JsonObject;
+  assert.ok(
+    String(error.message).startsWith(
+      "The model gave an invalid answer: the answer does not match the response schema: " +
+        "#/properties/reward/properties/amount: must be <= 500. It was step 1 of 1",
+    ),
+    String(error.message),
+  );
+  assert.equal(
+    (error.data as JsonObject).problem,
+    "the answer does not match the response schema: #/properties/reward/properties/amount: must be <= 500",
+  );
+  await c.close();
+});
