@@ -7,7 +7,7 @@ import type { ParseError } from "npm:jsonc-parser@3.3.1";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { shown } from "./checks.ts";
 import { nearestName } from "../protocol/edit_distance.ts";
-import { knownStepMembers } from "../models/script_keys.ts";
+import { knownStepMembers } from "../protocol/script_keys.ts";
 import type { NpcMemory, NpcOptions, Persona } from "./game_types.ts";
 import { withKnownKeys } from "./npc_keys.ts";
 import type { ScriptStep, ToolDefinition } from "./types.ts";

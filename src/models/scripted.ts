@@ -8,7 +8,7 @@ import { AGENT_ERROR_CODES, BridgeError, isAgentErrorCode } from "../protocol/er
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { type ConversationEntry, isToolCallsEntry, segmentsText } from "../protocol/transcript.ts";
 import { unknownParameter } from "../protocol/params.ts";
-import { knownStepMembers } from "./script_keys.ts";
+import { knownStepMembers } from "../protocol/script_keys.ts";
 import { compileValidator } from "../schema/validate.ts";
 import { abortableSleep } from "../util/sleep.ts";
 import { characters, endSentence, headCharacters, headUnits } from "../util/text.ts";

@@ -4,8 +4,8 @@
  * warning that names the file (the scripted model is not loaded for that).
  * @module
  */
-import { isJsonObject, type JsonObject } from "../protocol/json.ts";
-import { nearestName } from "../protocol/edit_distance.ts";
+import { isJsonObject, type JsonObject } from "./json.ts";
+import { nearestName } from "./edit_distance.ts";
 
 /** The members of a step. */
 export const STEP_KEYS: readonly string[] = [
