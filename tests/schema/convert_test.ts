@@ -836,3 +836,14 @@ Deno.test("convert: OpenAPI's 'nullable: true' is not read, and says how to writ
   ]);
   assert.deepEqual(property({ type: "string", nullable: false }).warnings, []);
 });
+
+Deno.test("convert: an enum of booleans or of numbers is not called mixed-type; the warning says what the answer holds", () => {
+  const booleans = property({ enum: [true, false] });
+  assert.deepEqual(booleans.node, { type: "string", enum: ["true", "false"] });
+  assert.deepEqual(booleans.warnings, [
+    `#/properties/p: boolean enum is generated as strings: the answer holds the string "true", not true`,
+  ]);
+  assert.deepEqual(property({ type: "number", enum: [1.5, 2] }).warnings, [
+    `#/properties/p: number enum is generated as strings: the answer holds the string "1.5", not 1.5`,
+  ]);
+});
