@@ -64,10 +64,10 @@ export function convertConst(walk: Walk, { schema, pos, value }: SchemaAt & { va
 function stringifiedEnumWarning(values: readonly JsonValue[]): string {
   const kinds = new Set(values.map((v) => Array.isArray(v) ? "array" : v === null ? "null" : typeof v));
   if (kinds.size === 1 && (kinds.has("boolean") || kinds.has("number"))) {
+    const [kind] = kinds;
     const first = safeJson(values[0]);
-    return `${
-      [...kinds][0]
-    } enum is generated as strings: the answer holds the string "${first}", not ${first}`;
+    return `${kind} enum is generated as strings: the on-device, scripted and llama models answer the string ` +
+      `"${first}", not ${first}`;
   }
   return "mixed-type enum is generated as strings";
 }
