@@ -66,7 +66,7 @@ function stringifiedEnumWarning(values: readonly JsonValue[]): string {
   if (kinds.size === 1 && (kinds.has("boolean") || kinds.has("number"))) {
     const [kind] = kinds;
     const first = safeJson(values[0]);
-    return `${kind} enum is generated as strings: the on-device, scripted and llama models answer the string ` +
+    return `${kind} enum is generated as strings: the on-device and scripted models answer the string ` +
       `"${first}", not ${first}`;
   }
   return "mixed-type enum is generated as strings";

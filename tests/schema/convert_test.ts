@@ -841,11 +841,11 @@ Deno.test("convert: an enum of booleans or of numbers is not called mixed-type; 
   const booleans = property({ enum: [true, false] });
   assert.deepEqual(booleans.node, { type: "string", enum: ["true", "false"] });
   assert.deepEqual(booleans.warnings, [
-    `#/properties/p: boolean enum is generated as strings: the on-device, scripted and llama models answer ` +
+    `#/properties/p: boolean enum is generated as strings: the on-device and scripted models answer ` +
     `the string "true", not true`,
   ]);
   assert.deepEqual(property({ type: "number", enum: [1.5, 2] }).warnings, [
-    `#/properties/p: number enum is generated as strings: the on-device, scripted and llama models answer ` +
+    `#/properties/p: number enum is generated as strings: the on-device and scripted models answer ` +
     `the string "1.5", not 1.5`,
   ]);
 });
