@@ -5,7 +5,8 @@
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { Params, showValue } from "../protocol/params.ts";
-import { convertSchema, SchemaError, toolArgumentsTypeName } from "../schema/convert.ts";
+import { convertSchemaWithOpenObjects, SchemaError, toolArgumentsTypeName } from "../schema/convert.ts";
+import { type FreeFormObject, freeFormWarnings } from "../schema/free_form.ts";
 import { RESPOND_DIRECTLY } from "./step_policy.ts";
 import type { AgentTool, ToolChoice } from "./types.ts";
 
@@ -33,15 +34,17 @@ export interface ParsedTools {
 
 /**
  * Converts a schema for a param path (`where.path`, its root named `where.rootName`); a conversion error
- * becomes -32007 with `data.path`/`data.schemaPath`.
+ * becomes -32007 with `data.path`/`data.schemaPath`. The warnings about objects without properties are not in
+ * `warnings`: they depend on the model, so the caller adds `freeFormWarnings(freeForm, …)` for the one it uses.
  */
 export function convertForParam(
   schema: JsonValue,
   where: { rootName: string; path: string },
-): { generationSchema: JsonObject; warnings: string[] } {
+): { generationSchema: JsonObject; warnings: string[]; freeForm: FreeFormObject[] } {
   const { rootName, path } = where;
   try {
-    return convertSchema(schema, rootName);
+    const { generationSchema, warnings, freeForm } = convertSchemaWithOpenObjects(schema, rootName);
+    return { generationSchema, warnings, freeForm };
   } catch (error) {
     if (error instanceof SchemaError) {
       throw BridgeError.of("invalid_schema", `${path}: ${error.message} (at ${error.schemaPath})`, {
@@ -139,7 +142,9 @@ function toolOf(
   if (description.trim() === "") {
     warnings.push(`${name}: no description; the model may not know when to call it.`);
   }
-  for (const w of conversion.warnings) warnings.push(`${name}: ${w}`);
+  // A tool's `{"type": "object"}` is a tool without arguments; its model is not known here.
+  const freeForm = freeFormWarnings(conversion.freeForm, { plainObjects: false });
+  for (const w of [...conversion.warnings, ...freeForm]) warnings.push(`${name}: ${w}`);
   const tool: AgentTool = {
     name,
     description,

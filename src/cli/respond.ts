@@ -554,13 +554,18 @@ class RespondCommand {
     const response: JsonObject = { status: "completed" };
     for (const [k, v] of Object.entries(result)) if (k !== "session" && k !== "warnings") response[k] = v;
     if (savedAt !== undefined) response.transcript = savedAt;
-    const allWarnings = [...warnings, ...(Array.isArray(result.warnings) ? result.warnings.map(String) : [])];
+    const turnWarnings = Array.isArray(result.warnings) ? result.warnings.map(String) : [];
+    const allWarnings = [...warnings, ...turnWarnings];
     if (allWarnings.length > 0) response.warnings = allWarnings;
     if (this.#mode === "json") writeOut(`${JSON.stringify(response)}\n`);
     else if (this.#mode === "events") writeOut(`${JSON.stringify({ type: "completed", response })}\n`);
     else if (result.structured !== undefined) writeOut(`${JSON.stringify(result.structured, null, 2)}\n`);
     else if (!stream || outcome.printed === "") writeOut(`${result.text}\n`);
     else if (streamedLineOpen) writeOut("\n");
+    // The session's warnings were shown when it was created; the turn's (a schema's) after its answer.
+    if (this.#verbose && this.#mode === "human") {
+      for (const w of turnWarnings) writeErr(this.#err.yellow(`warning: ${w}\n`));
+    }
     return EXIT.ok;
   }
 

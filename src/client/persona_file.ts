@@ -7,6 +7,7 @@ import type { ParseError } from "npm:jsonc-parser@3.3.1";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { shown } from "./checks.ts";
 import { nearestName } from "../protocol/edit_distance.ts";
+import { knownStepMembers } from "../protocol/script_keys.ts";
 import type { NpcMemory, NpcOptions, Persona } from "./game_types.ts";
 import { withKnownKeys } from "./npc_keys.ts";
 import type { ScriptStep, ToolDefinition } from "./types.ts";
@@ -154,6 +155,29 @@ function checkStepKinds(path: string | URL, steps: readonly JsonObject[]): void 
   }
 }
 
+/**
+ * The steps without the members the bridge does not read, each a warning naming the steps file and the step
+ * (counted from 1, as {@link checkStepKinds} counts them): the bridge would name `model.steps[0].delay`, a path
+ * the designer never wrote.
+ */
+function knownSteps(
+  path: string | URL,
+  steps: readonly JsonObject[],
+  onWarning: (warning: string) => void,
+): ScriptStep[] {
+  return steps.map((step, index) => {
+    const known = knownStepMembers(step);
+    for (const { member, meant } of known.unknown) {
+      onWarning(
+        `${path}: step ${index + 1}: unknown key '${member}' was ignored${
+          meant ? ` (did you mean '${meant}'?)` : ""
+        }.`,
+      );
+    }
+    return known.step as ScriptStep;
+  });
+}
+
 /** The keys of an NPC file (those of `npc/create`, a world seed and a greeting), as `oam npc` reads them. */
 const FILE_KEYS = ["npc", "persona", "options", "tools", "memory", "world", "greeting"];
 
@@ -219,9 +243,10 @@ function printWarning(warning: string): void {
  * `options` that is not an object) is a TypeError here, and an unknown key (a typo such as `optoins`) is
  * ignored with a warning to `options.onWarning` (default: stderr), as `oam npc` does. So is an unknown key of
  * `persona`, `options` or `memory` (`persona.personalty`): it is left out of the result, with a warning that
- * names the file and the key it most likely meant, and the bridge does not warn about it again. A step
- * with none of `text`, `toolCalls`, `json`, `template` or `error` (`{"txt": …}`) is a TypeError naming the
- * steps file, the step and the kind it meant. Needs
+ * names the file and the key it most likely meant, and the bridge does not warn about it again. So is a
+ * step member nothing reads (`{"text": "Hi", "delay": 500}`: `guard.steps.json: step 1: unknown key 'delay'
+ * was ignored (did you mean 'delayMs'?).`). A step with none of `text`, `toolCalls`, `json`, `template` or
+ * `error` (`{"txt": …}`) is a TypeError naming the steps file, the step and the kind it meant. Needs
  * `--allow-read`.
  *
  * `path` is a local file (a path or a `file:` URL) or an `http:`/`https:` URL (needs `--allow-net` for its
@@ -291,7 +316,7 @@ export async function loadPersona(
       throw new TypeError(`${scriptPath}: expected an array of steps or {"steps": […]}.`);
     }
     checkStepKinds(scriptPath, list);
-    steps = list;
+    steps = knownSteps(scriptPath, list, onWarning);
   }
   const out: PersonaFile = {
     persona: knownKeys(path, "persona", value.persona, onWarning) as JsonObject & Persona, // has its name

@@ -16,9 +16,10 @@ import {
   toolCountWarning,
   toolTimeoutMsOf,
 } from "../agent/tool_definitions.ts";
+import { withSchemaWarnings } from "../agent/schema_warnings.ts";
 import { orderBySchema } from "../schema/mod.ts";
+import { freeFormWarnings } from "../schema/free_form.ts";
 import { CONTENT_SCHEMA_NAME, contentInstructions, contentPrompt } from "./content/content_prompt.ts";
-import { emptyObjectWarnings } from "./content/empty_objects.ts";
 import type { GameContext } from "./game_context.ts";
 import { modelSpecWarnings } from "../models/registry.ts";
 
@@ -79,9 +80,10 @@ export class ContentMethods {
     const temperature = p.optionalNumber("temperature", { min: 0 });
     const spec = r.parseModel(p.get("model"), p.name("model"));
     warnings.push(...modelSpecWarnings(spec));
-    // The llama backend generates an object without properties as any object; the others as {}.
-    if (spec.type !== "llama") warnings.splice(schemaWarningsEnd, 0, ...emptyObjectWarnings(schema));
     const model = r.createModel(spec);
+    // Objects without properties, for the model that runs (a host's default model may be a llama or openai one).
+    const freeForm = freeFormWarnings(conversion.freeForm, { model: model.kind, plainObjects: true });
+    warnings.splice(schemaWarningsEnd, 0, ...freeForm);
     const agent = new Agent({
       model,
       instructions,
@@ -108,24 +110,7 @@ export class ContentMethods {
       if (warnings.length > 0) out.warnings = warnings;
       return out;
     }, (error) => {
-      throw withSchemaWarnings(error, conversion.warnings);
+      throw withSchemaWarnings(error, [...conversion.warnings, ...freeForm]);
     });
   }
-}
-
-/**
- * An invalid answer's error with the schema's conversion warnings added to its message: they explain the
- * schema the answer was held to (a property without a type is a string, `not` is ignored), and a failed
- * request has no `warnings` to show them. Other errors are returned as they are.
- */
-function withSchemaWarnings(error: unknown, schemaWarnings: readonly string[]): unknown {
-  if (
-    schemaWarnings.length === 0 || !(error instanceof BridgeError) ||
-    error.dataCode !== "generation_failed" ||
-    typeof error.data.problem !== "string"
-  ) {
-    return error;
-  }
-  const message = `${error.message} The schema's warnings: ${schemaWarnings.join("; ")}.`;
-  return new BridgeError(error.code, error.dataCode, message, error.data).withCause(error);
 }

@@ -9,6 +9,7 @@ import { PROTOCOL_VERSION, SERVER_INFO } from "../protocol/version.ts";
 import type { BridgeExtension, ExtensionHost, MethodRegistry } from "../engine/extension.ts";
 import type { HandlerContext } from "../engine/context.ts";
 import { convertForParam, parseToolDefinitions } from "../agent/tool_definitions.ts";
+import { freeFormWarnings } from "../schema/free_form.ts";
 
 /** The availability object in the spec's key order. */
 export function availabilityJson(a: ModelAvailability): JsonObject {
@@ -117,7 +118,9 @@ export class CoreMethods implements BridgeExtension {
     const schema = r.params.value("schema");
     const name = r.params.optionalString("name") ?? "Response";
     const conversion = convertForParam(schema, { rootName: name, path: "schema" });
-    return { warnings: conversion.warnings, generationSchema: conversion.generationSchema };
+    // No model runs here: objects without properties are warned about as the on-device model generates them.
+    const freeForm = freeFormWarnings(conversion.freeForm, { plainObjects: true });
+    return { warnings: [...conversion.warnings, ...freeForm], generationSchema: conversion.generationSchema };
   }
 
   #toolsValidate(r: HandlerContext): JsonValue {

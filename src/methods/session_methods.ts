@@ -31,6 +31,8 @@ import {
   toolTimeoutMsOf,
 } from "../agent/tool_definitions.ts";
 import { modelSpecWarnings } from "../models/registry.ts";
+import { freeFormWarnings } from "../schema/free_form.ts";
+import { withSchemaWarnings } from "../agent/schema_warnings.ts";
 
 const CREATE_KEYS = ["session", "instructions", "tools", "options", "history", "model"] as const;
 const RESPOND_KEYS = [
@@ -175,8 +177,11 @@ function answerWithAvailability(
   return answer;
 }
 
-/** Converts a session/respond `schema` param (`warnings` must not be mutated). */
-function responseSchemaParam(p: Params): {
+/**
+ * Converts a session/respond `schema` param for the session's model (`model`, its kind: an object without
+ * properties is warned about when that model generates it as `{}`). `warnings` must not be mutated.
+ */
+function responseSchemaParam(p: Params, model: string): {
   schema: ResponseSchema | null;
   warnings: string[];
 } {
@@ -185,7 +190,10 @@ function responseSchemaParam(p: Params): {
   const conversion = convertForParam(schema, { rootName: "Response", path: p.name("schema") });
   return {
     schema: { name: "Response", generationSchema: conversion.generationSchema, jsonSchema: schema },
-    warnings: conversion.warnings,
+    warnings: [
+      ...conversion.warnings,
+      ...freeFormWarnings(conversion.freeForm, { model, plainObjects: true }),
+    ],
   };
 }
 
@@ -322,7 +330,7 @@ export class SessionMethods implements BridgeExtension {
     const warnings = p.unknownKeys(RESPOND_KEYS);
     const session = this.#lookup(r);
     const prompt = p.string("prompt");
-    const { schema, warnings: schemaWarnings } = responseSchemaParam(p);
+    const { schema, warnings: schemaWarnings } = responseSchemaParam(p, session.modelKind);
     warnings.push(...schemaWarnings);
     const stream = p.optionalBool("stream") ?? false;
     const input: TurnInput = { prompt, schema, policy: parsePolicy(p, session.policy), stream };
@@ -333,13 +341,21 @@ export class SessionMethods implements BridgeExtension {
           `'toolChoice' names tool '${choice.tool}', which session '${session.id}' does not have.`,
         );
       }
-      // A turn that needs no waiting (scripted) finishes right here, without a promise per layer.
-      const result = r.drive(
-        (sink) => session.agent.runTurnNow(input, sink, op.signal, () => op.commit()),
-        stream ? session.streamingDrive : session.quietDrive,
-      );
+      // A turn that needs no waiting (scripted) finishes right here, without a promise per layer. An invalid
+      // answer's error names the schema's warnings, which the failed request cannot return.
+      let result;
+      try {
+        result = r.drive(
+          (sink) => session.agent.runTurnNow(input, sink, op.signal, () => op.commit()),
+          stream ? session.streamingDrive : session.quietDrive,
+        );
+      } catch (error) {
+        throw withSchemaWarnings(error, schemaWarnings);
+      }
       return result instanceof Promise
-        ? result.then((r) => respondResult(r, session.id, warnings))
+        ? result.then((r) => respondResult(r, session.id, warnings), (error) => {
+          throw withSchemaWarnings(error, schemaWarnings);
+        })
         : respondResult(result, session.id, warnings);
     });
   }

@@ -8,6 +8,7 @@ import { AGENT_ERROR_CODES, BridgeError, isAgentErrorCode } from "../protocol/er
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { type ConversationEntry, isToolCallsEntry, segmentsText } from "../protocol/transcript.ts";
 import { unknownParameter } from "../protocol/params.ts";
+import { knownStepMembers } from "../protocol/script_keys.ts";
 import { compileValidator } from "../schema/validate.ts";
 import { abortableSleep } from "../util/sleep.ts";
 import { characters, endSentence, headCharacters, headUnits } from "../util/text.ts";
@@ -135,7 +136,8 @@ function shorten(text: string): string {
  * only sees described (`pattern`, `minLength`, …) are not in that schema and are not checked.
  */
 function checkAnswer(value: JsonValue, schema: ResponseSchema): void {
-  const problem = compileValidator(schema.generationSchema)(value);
+  // The generation schema's `$defs` are the bridge's: the problem names the place in the designer's terms.
+  const problem = compileValidator(schema.generationSchema, { locateByValue: true })(value);
   if (problem !== null) throw invalidAnswer(`the answer does not match the response schema: ${problem}`);
 }
 
@@ -222,40 +224,16 @@ export function parseScriptStep(value: JsonValue, path: string): ScriptStep {
   throw invalid(`'${path}' must contain one of 'text', 'toolCalls', 'json', 'template' or 'error'.`);
 }
 
-/** The members of a scripted `model` object, of a step and of a step's tool call; any other is ignored. */
+/** The members of a scripted `model` object; any other is ignored (a step's are in `script_keys.ts`). */
 const SCRIPT_KEYS: ReadonlySet<string> = new Set(["type", "steps", "fallback"]);
-const STEP_KEYS: ReadonlySet<string> = new Set([
-  "text",
-  "chunks",
-  "toolCalls",
-  "json",
-  "template",
-  "error",
-  "message",
-  "delayMs",
-]);
-const CALL_KEYS: ReadonlySet<string> = new Set(["name", "arguments", "id"]);
-
-/** The warning of a member nobody reads, worded like the other model parameters', with the one it meant. */
-function unknownMember(path: string, key: string, known: ReadonlySet<string>): string {
-  return unknownParameter({ name: `${path}.${key}`, key }, known);
-}
 
 /** Pushes the unknown members of step `value` at `path`, which parsed (so it is an object), to `warnings`. */
 function stepWarnings(value: JsonObject, path: string, warnings: string[]): void {
   if (!isJsonObject(value)) return;
-  // Tool calls are only read when no `text` takes precedence over them.
-  const playsCalls = !(Object.hasOwn(value, "text") && value.text !== null);
-  for (const key of Object.keys(value)) {
-    if (!STEP_KEYS.has(key)) warnings.push(unknownMember(path, key, STEP_KEYS));
-    else if (key === "toolCalls" && playsCalls && Array.isArray(value.toolCalls)) {
-      value.toolCalls.forEach((call, i) => {
-        if (!isJsonObject(call)) return;
-        for (const k of Object.keys(call)) {
-          if (!CALL_KEYS.has(k)) warnings.push(unknownMember(`${path}.toolCalls[${i}]`, k, CALL_KEYS));
-        }
-      });
-    }
+  for (const { member, meant } of knownStepMembers(value).unknown) {
+    warnings.push(
+      `Unknown parameter '${path}.${member}' was ignored${meant ? ` (did you mean '${meant}'?)` : ""}.`,
+    );
   }
 }
 
@@ -308,7 +286,9 @@ export function scriptWarnings(value: JsonValue, path: string): string[] {
       value.steps.forEach((s, i) => stepWarnings(s as JsonObject, `${path}.steps[${i}]`, warnings));
     } else if (key === "fallback") {
       if (isJsonObject(value.fallback)) stepWarnings(value.fallback, `${path}.fallback`, warnings);
-    } else if (!SCRIPT_KEYS.has(key)) warnings.push(unknownMember(path, key, SCRIPT_KEYS));
+    } else if (!SCRIPT_KEYS.has(key)) {
+      warnings.push(unknownParameter({ name: `${path}.${key}`, key }, SCRIPT_KEYS));
+    }
   }
   return warnings;
 }

@@ -37,6 +37,7 @@ import { convertConst, convertEnum } from "./literals.ts";
 import { TypeNameRegistry } from "./names.ts";
 import { escapePointerSegment } from "./pointer.ts";
 import { checkKeywords } from "./keywords.ts";
+import { type FreeFormObject, freeFormWarnings } from "./free_form.ts";
 import { convertRef } from "./refs.ts";
 import { SchemaError } from "./schema_error.ts";
 import { convertTyped } from "./typed.ts";
@@ -93,8 +94,11 @@ export interface SchemaConversion {
  * ```
  */
 export function convertSchema(schema: JsonValue, rootName: string): SchemaConversion {
-  const { generationSchema, warnings } = new Converter(schema).run(rootName);
-  return { generationSchema, warnings };
+  const { generationSchema, warnings, freeForm } = new Converter(schema).run(rootName);
+  return {
+    generationSchema,
+    warnings: [...warnings, ...freeFormWarnings(freeForm, { plainObjects: false })],
+  };
 }
 
 /** A {@link SchemaConversion} and the named object types the JSON Schema leaves open to any members. */
@@ -105,10 +109,16 @@ export interface OpenObjectsConversion extends SchemaConversion {
    * free-form object), a backend that can generate any object (the GGUF grammar) may.
    */
   openObjects: string[];
+  /**
+   * The objects with no properties whose members are not forbidden, which the generation schema holds empty.
+   * Their warnings are not in `warnings`: they depend on the model ({@link freeFormWarnings}).
+   */
+  freeForm: FreeFormObject[];
 }
 
 /**
- * {@link convertSchema}, also naming the object types the JSON Schema leaves open to any members.
+ * {@link convertSchema}, also naming the object types the JSON Schema leaves open to any members, and listing
+ * the objects without properties apart from the other warnings.
  *
  * @example
  * ```ts
@@ -132,6 +142,7 @@ class Converter implements Walk {
   readonly #defs = new Map<string, JsonObject>();
   #rootDef: JsonObject | undefined;
   readonly #openObjects: string[] = [];
+  readonly #freeForm: FreeFormObject[] = [];
   #nodes = 0;
 
   constructor(root: JsonValue) {
@@ -156,7 +167,12 @@ class Converter implements Walk {
       for (const [name, def] of this.#defs) setOwn(defs, name, def);
       setOwn(top, "$defs", defs);
     }
-    return { generationSchema: top, warnings: this.#warnings, openObjects: this.#openObjects };
+    return {
+      generationSchema: top,
+      warnings: this.#warnings,
+      openObjects: this.#openObjects,
+      freeForm: this.#freeForm,
+    };
   }
 
   // ---- Walk -----------------------------------------------------------------------------------------
@@ -176,6 +192,10 @@ class Converter implements Walk {
 
   noteOpenObject(name: string): void {
     this.#openObjects.push(name);
+  }
+
+  noteFreeForm(object: FreeFormObject): void {
+    if (!this.#freeForm.some((seen) => seen.path === object.path)) this.#freeForm.push(object);
   }
 
   newSlot(base: string): Slot {

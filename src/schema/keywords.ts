@@ -1,7 +1,8 @@
 /**
  * Keywords a schema object holds that the conversion would otherwise drop in silence: a misspelt keyword
  * (`requried`, `maxium`, `item`), a keyword the conversion does not support at all (`not`, `if`), a
- * `required` name that is no property and an empty `enum`. Each is a warning; the schema still converts.
+ * `required` name that is no property, an empty `enum` and OpenAPI's `nullable: true`. Each is a warning; the
+ * schema still converts.
  * @module
  */
 import { isJsonObject, type JsonObject, ownValue } from "../protocol/json.ts";
@@ -103,6 +104,7 @@ export function checkKeywords(walk: Walk, at: { schema: JsonObject; path: string
       );
     }
   }
+  if (ownValue(schema, "nullable") === true) walk.warn(path, nullableWarning(ownValue(schema, "type")));
   const required = ownValue(schema, "required");
   const properties = ownValue(schema, "properties");
   if (Array.isArray(required) && isJsonObject(properties) && !Object.hasOwn(schema, "allOf")) {
@@ -118,6 +120,18 @@ export function checkKeywords(walk: Walk, at: { schema: JsonObject; path: string
   if (Array.isArray(values) && values.length === 0) {
     walk.warn(path, "'enum' is empty, so no value could match; it is ignored");
   }
+}
+
+/**
+ * The warning of OpenAPI's `nullable: true`, which JSON Schema (and so the conversion) does not read: the
+ * value stays of its type, never null, on the models that follow the generation schema.
+ */
+function nullableWarning(type: unknown): string {
+  const how = typeof type === "string" && type !== "null"
+    ? `write "type": ["${type}", "null"]`
+    : `give it a "null" type`;
+  return `'nullable' is OpenAPI's keyword, not JSON Schema's: the on-device, scripted and llama models never ` +
+    `give null here; ${how} for a value that may be null`;
 }
 
 /**

@@ -1,7 +1,7 @@
 /**
  * `enum` and `const` in the conversion: string values become a string `enum`; an integer `enum` is enforced
  * as its range with the exact values described; any other value is described instead of enforced (with a
- * warning).
+ * warning), and any other `enum` is generated as strings (with a warning that says what the answer holds).
  * @module
  */
 import type { JsonValue } from "../protocol/json.ts";
@@ -38,7 +38,7 @@ export function convertEnum(
     const description = describe(walk, { schema, path: pos.path, sentences: [sentence] });
     return { node: { type: "integer", minimum: min, maximum: max }, description, nullable };
   }
-  walk.warn(pos.path, "mixed-type enum is generated as strings");
+  walk.warn(pos.path, stringifiedEnumWarning(present));
   const description = describe(walk, { schema, path: pos.path });
   return { node: { type: "string", enum: unique(present.map(describeValue)) }, description, nullable };
 }
@@ -55,4 +55,19 @@ export function convertConst(walk: Walk, { schema, pos, value }: SchemaAt & { va
   if (typeof value === "boolean") fallbackType = "boolean";
   else if (typeof value === "number") fallbackType = Number.isInteger(value) ? "integer" : "number";
   return convertTyped(walk, { schema, pos, fallbackType, sentences: [`Must be exactly ${text}.`] });
+}
+
+/**
+ * The warning of an enum generated as strings: "mixed-type" (the reference's text) only when its values are
+ * of several types; an enum of booleans or of numbers says what the answer then holds.
+ */
+function stringifiedEnumWarning(values: readonly JsonValue[]): string {
+  const kinds = new Set(values.map((v) => Array.isArray(v) ? "array" : v === null ? "null" : typeof v));
+  if (kinds.size === 1 && (kinds.has("boolean") || kinds.has("number"))) {
+    const [kind] = kinds;
+    const first = safeJson(values[0]);
+    return `${kind} enum is generated as strings: the on-device and scripted models answer the string ` +
+      `"${first}", not ${first}`;
+  }
+  return "mixed-type enum is generated as strings";
 }

@@ -20,11 +20,8 @@ export function convertObject(walk: Walk, { schema, pos, nullable, sentences }: 
   const props: JsonObject = isJsonObject(declared) ? declared : {};
   const keys = Object.keys(props);
   const additional = ownValue(schema, "additionalProperties");
-  if (keys.length === 0 && additional !== undefined && additional !== false) {
-    walk.warn(
-      pos.path,
-      "free-form objects (additionalProperties without properties) cannot be generated; producing an empty object",
-    );
+  if (keys.length === 0 && additional !== false) {
+    walk.noteFreeForm({ path: pos.path, additional: additional !== undefined, open: isOpenObject(schema) });
   }
   const description = describe(walk, { schema, path: pos.path, described: OBJECT_DESCRIBED, sentences });
   slot.description = description;

@@ -6,17 +6,44 @@
  */
 // ajv bundled into one ES module (scripts/build_ajv.ts): its CommonJS files took a third of a process's start.
 import { Ajv, type ErrorObject, type ValidateFunction } from "./ajv.generated.js";
-import { compactJson, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { compactJson, isJsonObject, type JsonObject, type JsonValue, ownValue } from "../protocol/json.ts";
+import { escapePointerSegment, unescapePointerSegment } from "./pointer.ts";
 
 /** A compiled validator: `null` when the value is valid, else a short message. */
 export type Validator = (value: JsonValue) => string | null;
 
-const cache = new WeakMap<JsonObject, Validator>();
 /**
- * Validators by schema text, so equal schemas built anew per request (a decision's, a turn's) compile once.
- * Bounded: cleared when it reaches {@link MAX_BY_TEXT} entries.
+ * How a validator's messages name the place a value failed.
+ *
+ * @example
+ * ```ts
+ * import { compileValidator, type ValidatorOptions } from "./validate.ts";
+ * const options: ValidatorOptions = { locateByValue: true };
+ * compileValidator({ type: "object", properties: { x: { type: "integer" } } }, options);
+ * ```
  */
-const byText = new Map<string, Validator>();
+export interface ValidatorOptions {
+  /**
+   * Name it by the value's path laid over the schema's properties and items
+   * (`#/properties/reward/properties/amount`) instead of by a path through the schema's `$defs`
+   * (`#/$defs/reward/properties/amount (at /reward/amount)`): for a schema the bridge made (a generation
+   * schema), whose `$defs` the designer never wrote. Default false.
+   */
+  locateByValue?: boolean;
+}
+
+/** Compiled validators of one kind of message. */
+interface Caches {
+  /** By schema object. */
+  bySchema: WeakMap<JsonObject, Validator>;
+  /**
+   * By schema text, so equal schemas built anew per request (a decision's, a turn's) compile once. Bounded:
+   * cleared when it reaches {@link MAX_BY_TEXT} entries.
+   */
+  byText: Map<string, Validator>;
+}
+const SCHEMA_LOCATED: Caches = { bySchema: new WeakMap(), byText: new Map() };
+const VALUE_LOCATED: Caches = { bySchema: new WeakMap(), byText: new Map() };
 const MAX_BY_TEXT = 256;
 const acceptAll: Validator = () => null;
 
@@ -55,7 +82,9 @@ function compile(schema: JsonObject): ValidateFunction {
  * validate({ x: 1.5 }); // "#/properties/x: must be integer"
  * ```
  */
-export function compileValidator(schema: JsonObject): Validator {
+export function compileValidator(schema: JsonObject, options: ValidatorOptions = {}): Validator {
+  const locateByValue = options.locateByValue === true;
+  const { bySchema: cache, byText } = locateByValue ? VALUE_LOCATED : SCHEMA_LOCATED;
   const cached = cache.get(schema);
   if (cached !== undefined) return cached;
   // Annotations do not change what is valid: schemas that differ only in them (every NPC's reply schema
@@ -83,7 +112,8 @@ export function compileValidator(schema: JsonObject): Validator {
       try {
         if (compiled(renames ? renameProtoKeys(value, false) : value)) return null;
         const error = compiled.errors?.[0];
-        return error === undefined ? "#: is invalid" : formatError(error);
+        if (error === undefined) return "#: is invalid";
+        return (locateByValue ? valueLocatedError(prepared, error) : null) ?? formatError(error);
       } catch (error) {
         return `#: the value could not be validated (${
           error instanceof Error ? error.message : String(error)
@@ -203,6 +233,63 @@ function renameProtoKeys(value: JsonValue, schema: boolean): JsonValue {
   return out;
 }
 
+/**
+ * `"<the value's place>: <message>"` for an error whose schema path goes through `$defs` (not through a union,
+ * whose branch the place would not name), the place being the value's path laid over the schema's properties
+ * and items; null when the error has no such path or the value's path does not lead through the schema.
+ */
+function valueLocatedError(root: JsonObject, error: ErrorObject): string | null {
+  if (!error.schemaPath.startsWith("#/$defs/") || /\/(anyOf|oneOf)\//.test(error.schemaPath)) return null;
+  let node: JsonValue | undefined = root;
+  let place = "#";
+  for (const segment of error.instancePath.split("/").slice(1).map(unescapePointerSegment)) {
+    node = followRefs(root, node);
+    if (!isJsonObject(node)) return null;
+    const properties = ownValue(node, "properties");
+    const items = ownValue(node, "items");
+    if (isJsonObject(properties) && Object.hasOwn(properties, segment)) {
+      node = properties[segment];
+      place += `/properties/${escapePointerSegment(segment)}`;
+    } else if (isJsonObject(items) && /^\d+$/.test(segment)) {
+      node = items;
+      place += "/items";
+    } else return null;
+  }
+  return `${place}: ${ajvMessage(error)}`.replaceAll(encodeURIComponent(PROTO_STAND_IN), PROTO)
+    .replaceAll(PROTO_STAND_IN, PROTO);
+}
+
+/** `node` with its local `$ref`s (`#`, `#/$defs/<name>`) followed, as a generation schema uses them. */
+function followRefs(root: JsonObject, node: JsonValue | undefined): JsonValue | undefined {
+  for (let hops = 0; hops < 32 && isJsonObject(node); hops++) {
+    const ref = ownValue(node, "$ref");
+    if (typeof ref !== "string") return node;
+    if (ref === "#") {
+      node = root;
+      continue;
+    }
+    if (!ref.startsWith("#/$defs/")) return node;
+    const defs = ownValue(root, "$defs");
+    node = isJsonObject(defs)
+      ? ownValue(defs, unescapePointerSegment(ref.slice("#/$defs/".length)))
+      : undefined;
+  }
+  return node;
+}
+
+/** ajv's message with the detail it leaves in `params` (the extra property's name, the allowed values). */
+function ajvMessage(error: ErrorObject): string {
+  const message = error.message ?? "is invalid";
+  const params = error.params as Record<string, unknown>;
+  if (error.keyword === "additionalProperties" && typeof params.additionalProperty === "string") {
+    return `${message} '${params.additionalProperty}'`;
+  }
+  if (error.keyword === "enum" && Array.isArray(params.allowedValues)) {
+    return `${message}: ${params.allowedValues.map((v) => compactJson(v)).join(", ")}`;
+  }
+  return message;
+}
+
 /** `"<schema location>: <message>"`, plus the value location when it is not obvious from the schema path. */
 function formatError(error: ErrorObject): string {
   // Schema paths carry the stand-in URI-encoded, value paths as it is.
@@ -215,13 +302,7 @@ function formatError(error: ErrorObject): string {
 function formatAjvError(error: ErrorObject): string {
   const cut = error.schemaPath.lastIndexOf("/");
   const location = cut > 0 ? error.schemaPath.slice(0, cut) : "#";
-  let message = error.message ?? "is invalid";
-  const params = error.params as Record<string, unknown>;
-  if (error.keyword === "additionalProperties" && typeof params.additionalProperty === "string") {
-    message += ` '${params.additionalProperty}'`;
-  } else if (error.keyword === "enum" && Array.isArray(params.allowedValues)) {
-    message += `: ${params.allowedValues.map((v) => compactJson(v)).join(", ")}`;
-  }
+  const message = ajvMessage(error);
   const mirror = "#" + error.instancePath.split("/").slice(1).map((s) => `/properties/${s}`).join("");
   if (error.instancePath === "" || location === mirror) return `${location}: ${message}`;
   return `${location}: ${message} (at ${error.instancePath})`;

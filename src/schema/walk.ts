@@ -5,6 +5,7 @@
  * @module
  */
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import type { FreeFormObject } from "./free_form.ts";
 
 /** Maximum nesting (and `$ref` chain) depth. */
 export const MAX_DEPTH = 32;
@@ -92,4 +93,9 @@ export interface Walk {
    * schema holds it empty, a backend that can generate any object may.
    */
   noteOpenObject(name: string): void;
+  /**
+   * Notes an object with no properties whose members are not forbidden: the generation schema holds it empty;
+   * whether that deserves a warning depends on the model ({@link FreeFormObject}).
+   */
+  noteFreeForm(object: FreeFormObject): void;
 }

@@ -415,3 +415,22 @@ Deno.test("respond: --verbose shows tool calls on stderr with the marks of oam c
   assert.deepEqual([r.code, r.stdout], [0, 'It is {"time":"12:00"}.\n'], r.stderr);
   assert.equal(r.stderr, '  ⚙ now {}\n  ↳ {"time":"12:00"}\n');
 });
+
+Deno.test("respond: --verbose shows the turn's warnings too (a schema's), not only the session's", async () => {
+  const schema = await fx.write("bare_schema.json", {
+    type: "object",
+    properties: { bag: { type: "object" } },
+  });
+  const script = await fx.write("bare_answer.json", [{ json: { bag: {} } }]);
+  const r = await oam(["respond", "-v", "--schema", schema, "--script", script, "Loot?"]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.deepEqual(JSON.parse(r.stdout), { bag: {} });
+  assert.equal(
+    r.stderr,
+    "warning: #/properties/bag: object without 'properties' is generated as {}; list the properties it should " +
+      "have\n",
+  );
+  // Without --verbose the answer alone, as before.
+  const quiet = await oam(["respond", "--schema", schema, "--script", script, "Loot?"]);
+  assert.deepEqual([quiet.code, quiet.stderr], [0, ""]);
+});

@@ -150,6 +150,41 @@ Deno.test("loadPersona: a misspelt persona, option or memory field is left out w
   }
 });
 
+Deno.test("loadPersona: a step member nothing reads is left out with a warning that names the steps file and the step", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/gorm.jsonc`, JSON.stringify({ persona: { name: "Gorm" } }));
+    await Deno.writeTextFile(
+      `${dir}/gorm.steps.json`,
+      JSON.stringify([
+        { text: "Halt!", chunk: 2 },
+        { toolCalls: [{ name: "look", argument: { at: "gate" } }], delay: 5 },
+        { json: { emotion: "neutral", line: "Go." } },
+      ]),
+    );
+    const warnings: string[] = [];
+    const gorm = await loadPersona(`${dir}/gorm.jsonc`, { onWarning: (w) => warnings.push(w) });
+    // The bridge said "Unknown parameter 'model.steps[0].chunk' was ignored …" at npc/create: not the file.
+    assert.deepEqual(warnings, [
+      `${dir}/gorm.steps.json: step 1: unknown key 'chunk' was ignored (did you mean 'chunks'?).`,
+      `${dir}/gorm.steps.json: step 2: unknown key 'toolCalls[0].argument' was ignored (did you mean 'arguments'?).`,
+      `${dir}/gorm.steps.json: step 2: unknown key 'delay' was ignored (did you mean 'delayMs'?).`,
+    ]);
+    assert.deepEqual(gorm.steps, [
+      { text: "Halt!" },
+      { toolCalls: [{ name: "look" }] },
+      { json: { emotion: "neutral", line: "Go." } },
+    ]);
+    // Left out, so the bridge does not warn about them a second time with the model's path.
+    const bridgeWarnings: string[] = [];
+    await using bridge = await Bridge.open({ onWarning: (w) => bridgeWarnings.push(w) });
+    await bridge.createNpc(gorm.persona, { model: { type: "scripted", steps: gorm.steps } });
+    assert.deepEqual(bridgeWarnings, []);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("loadPersona: a broken file, a file without a persona name, bad steps or tools are clear errors", async () => {
   const dir = await Deno.makeTempDir();
   try {

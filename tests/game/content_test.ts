@@ -4,6 +4,7 @@ import type { BridgeConfiguration } from "../../src/engine/configuration.ts";
 import type { LanguageModel, StepRequest } from "../../src/models/language_model.ts";
 import { parseScript, ScriptedModel } from "../../src/models/scripted.ts";
 import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
+import { completion, json, MockServer } from "../models/openai_mock_server.ts";
 
 /** A "probe" model type: plays a script like the scripted model and records every step request. */
 function probeConfig(requests: StepRequest[]): Partial<BridgeConfiguration> {
@@ -337,5 +338,40 @@ Deno.test("content/generate: an object schema without properties, at the root or
     (free.warnings as string[]).filter((w) => w.includes("empty object") || w.includes("{}")).length,
     1,
   );
+  await c.close();
+});
+
+Deno.test("content/generate: an openai model, which gets the schema as written, is not told an object is {}", async () => {
+  const server = new MockServer(() => json(completion('{"gold": 3}')));
+  const c = new WireClient();
+  try {
+    const result = await c.call("content/generate", {
+      prompt: "Loot.",
+      schema: { type: "object" },
+      model: { type: "openai", baseURL: server.baseURL, model: "mock-model" },
+    });
+    assert.deepEqual(result, { content: { gold: 3 } });
+  } finally {
+    await c.close();
+    await server.close();
+  }
+});
+
+Deno.test("content/generate: the warning follows the model that runs, not the spec (a host's default model)", async () => {
+  // `oam stdio --model gguf:…` answers a request without `model` with its llama model.
+  const script = parseScript([{ json: { gold: 3 } }], "script");
+  const llama = (): LanguageModel => {
+    const inner = new ScriptedModel(structuredClone(script));
+    return {
+      kind: "llama",
+      contextSize: 8192,
+      trimsHistory: false,
+      availability: () => inner.availability(),
+      step: (request) => inner.step({ ...request, responseSchema: null }),
+    };
+  };
+  const c = new WireClient({ systemModel: llama });
+  const result = await c.call("content/generate", { prompt: "Loot.", schema: { type: "object" } });
+  assert.deepEqual(result, { content: { gold: 3 } });
   await c.close();
 });

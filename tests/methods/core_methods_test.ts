@@ -219,6 +219,11 @@ Deno.test("schema/validate: warnings and generation schema; errors -32007 with p
   });
   const named = await c.call("schema/validate", { schema: { type: "object", properties: {} }, name: "Loot" });
   assert.equal((named.generationSchema as JsonObject).title, "Loot");
+  // No model runs here: an object without properties is warned about as the on-device model generates it.
+  assert.deepEqual(named.warnings, [
+    "#: object without 'properties': the on-device and scripted models generate it as {}; list the properties it " +
+    "should have",
+  ]);
   c.request("schema/validate", { schema: { type: "frob" } }, 1);
   c.request("schema/validate", {}, 2);
   c.request(

@@ -117,7 +117,7 @@ Deno.test("convert: nested objects become named $defs `<parent>_<key>`", () => {
   });
 });
 
-Deno.test("convert: free-form objects warn and produce an empty object", () => {
+Deno.test("convert: free-form objects warn, truthfully for any model, and produce an empty object", () => {
   for (const additional of [true, {}, { type: "string" }] as JsonValue[]) {
     const { node, gs, warnings } = property({ type: "object", additionalProperties: additional });
     assert.deepEqual(node, { $ref: "#/$defs/Response_p" });
@@ -130,7 +130,8 @@ Deno.test("convert: free-form objects warn and produce an empty object", () => {
       additionalProperties: false,
     });
     assert.deepEqual(warnings, [
-      "#/properties/p: free-form objects (additionalProperties without properties) cannot be generated; producing an empty object",
+      "#/properties/p: free-form object (additionalProperties without properties): the on-device and scripted " +
+      "models generate it as {}; list the properties it should have",
     ]);
   }
   assert.deepEqual(convert({ type: "object" }).warnings, []);
@@ -822,4 +823,29 @@ Deno.test("convert: the input schema is not modified", () => {
   const before = JSON.stringify(schema);
   convert(schema);
   assert.equal(JSON.stringify(schema), before);
+});
+
+Deno.test("convert: OpenAPI's 'nullable: true' is not read, and says how to write a value that may be null", () => {
+  assert.deepEqual(property({ type: "string", nullable: true }, true).warnings, [
+    `#/properties/p: 'nullable' is OpenAPI's keyword, not JSON Schema's: the on-device, scripted and llama ` +
+    `models never give null here; write "type": ["string", "null"] for a value that may be null`,
+  ]);
+  assert.deepEqual(property({ nullable: true, enum: ["a", "b"] }).warnings, [
+    `#/properties/p: 'nullable' is OpenAPI's keyword, not JSON Schema's: the on-device, scripted and llama ` +
+    `models never give null here; give it a "null" type for a value that may be null`,
+  ]);
+  assert.deepEqual(property({ type: "string", nullable: false }).warnings, []);
+});
+
+Deno.test("convert: an enum of booleans or of numbers is not called mixed-type; the warning says what the answer holds", () => {
+  const booleans = property({ enum: [true, false] });
+  assert.deepEqual(booleans.node, { type: "string", enum: ["true", "false"] });
+  assert.deepEqual(booleans.warnings, [
+    `#/properties/p: boolean enum is generated as strings: the on-device and scripted models answer ` +
+    `the string "true", not true`,
+  ]);
+  assert.deepEqual(property({ type: "number", enum: [1.5, 2] }).warnings, [
+    `#/properties/p: number enum is generated as strings: the on-device and scripted models answer ` +
+    `the string "1.5", not 1.5`,
+  ]);
 });

@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
 import { compileValidator } from "../../src/schema/validate.ts";
+import { convertSchema } from "../../src/schema/convert.ts";
 
 Deno.test("validate: valid values give null", () => {
   const validate = compileValidator({
@@ -191,5 +192,32 @@ Deno.test("validate: only annotation keywords go; properties, enum and const val
   assert.equal(
     validate({ description: "ok", title: { description: "exact" }, kind: "other" }),
     '#/properties/kind: must be equal to one of the allowed values: "description", "title"',
+  );
+});
+
+Deno.test("validate: a generation schema's failures are named by the value's place, not by $defs the designer never wrote", () => {
+  const generation = convertSchema({
+    type: "object",
+    properties: {
+      reward: { title: "reward", type: "object", properties: { amount: { type: "integer", maximum: 500 } } },
+      bag: { type: "object" },
+      loot: { type: "array", items: { type: "object", properties: { name: { type: "string" } } } },
+    },
+  }, "Content").generationSchema;
+  const validate = compileValidator(generation, { locateByValue: true });
+  assert.equal(
+    validate({ reward: { amount: 9999 } }),
+    "#/properties/reward/properties/amount: must be <= 500",
+  );
+  assert.equal(
+    validate({ bag: { gold: 3 } }),
+    "#/properties/bag: must NOT have additional properties 'gold'",
+  );
+  assert.equal(validate({ loot: [{ name: 5 }] }), "#/properties/loot/items/properties/name: must be string");
+  assert.equal(validate({ extra: 1 }), "#: must NOT have additional properties 'extra'");
+  // The schema's own paths otherwise (a designer's $defs are theirs).
+  assert.equal(
+    compileValidator(generation)({ reward: { amount: 9999 } }),
+    "#/$defs/Content_reward/properties/amount: must be <= 500 (at /reward/amount)",
   );
 });
