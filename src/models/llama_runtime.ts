@@ -25,10 +25,12 @@ import {
   type LlamaGpu,
   type LlamaModelConfig,
 } from "./llama_config.ts";
-import { findCachedModel, modelsCacheDir } from "./gguf_cache.ts";
+import { checkModelFile } from "./gguf_file.ts";
 import { SequencePool } from "./llama_pool.ts";
 import { endSentence } from "../util/text.ts";
 import { stderrQueue } from "../util/stderr_queue.ts";
+
+export { checkModelFile };
 
 /** The npm package and version the backend loads. */
 export const NODE_LLAMA_CPP_VERSION = "3.21.1";
@@ -217,53 +219,6 @@ function getLlamaFor(gpu: LlamaGpu): Promise<Llama> {
     llamas.set(key, promise);
   }
   return promise;
-}
-
-/**
- * Checks that `path` is a readable GGUF file and returns its real path; cheap, no package needed. A `path`
- * without a slash that is no file names a model in the cache of `oam models pull` (see gguf_cache.ts).
- */
-export async function checkModelFile(path: string): Promise<string> {
-  let real: string;
-  try {
-    real = await Deno.realPath(path).catch(async (error) => {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-      const cached = await findCachedModel(path);
-      if (cached === null) throw error;
-      return await Deno.realPath(cached.path);
-    });
-    const info = await Deno.stat(real);
-    if (!info.isFile) throw unavailable(`The model path '${path}' is not a file.`, { path });
-    const file = await Deno.open(real, { read: true });
-    try {
-      const magic = new Uint8Array(4);
-      const n = await file.read(magic);
-      if (n !== 4 || new TextDecoder().decode(magic) !== "GGUF") {
-        const gzip = n !== null && n >= 2 && magic[0] === 0x1f && magic[1] === 0x8b;
-        const how = gzip
-          ? `: it is gzip-compressed. Unpack it first (gunzip -k '${path}') and give the .gguf file.`
-          : ".";
-        throw unavailable(`The model file '${path}' is not a GGUF file${how}`, { path });
-      }
-    } finally {
-      file.close();
-    }
-  } catch (error) {
-    if (error instanceof BridgeError) throw error;
-    if (error instanceof Deno.errors.NotFound) {
-      const dir = /[\\/]/.test(path) ? null : modelsCacheDir();
-      const where = dir === null
-        ? ""
-        : `, and no cached model is called that (in ${dir}: 'oam models list' shows ` +
-          "them, 'oam models pull <url>' downloads one)";
-      throw unavailable(`The model file '${path}' does not exist${where}.`, { path });
-    }
-    if (isPermissionError(error)) {
-      throw unavailable(`Reading the model file '${path}' needs --allow-read.`, { path });
-    }
-    throw unavailable(`The model file '${path}' cannot be read: ${message(error)}`, { path }, error);
-  }
-  return real;
 }
 
 function loadModelFile(real: string, gpu: LlamaGpu, shownPath: string): Promise<LlamaModel> {
