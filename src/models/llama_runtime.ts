@@ -45,6 +45,14 @@ export const LLAMA_PERMISSIONS = "--allow-read --allow-env --allow-sys --allow-f
 const LLAMA_TASK_HINT = `(a script: deno run ${LLAMA_PERMISSIONS} --no-lock your_script.ts; ` +
   "deno task oam and oam:local pass them, e.g. deno task oam:local serve --model gguf:…)";
 
+/**
+ * What to do when the package cannot be imported for another reason than a permission: Deno fetches it from
+ * the npm registry on first use, so the registry was unreachable (or refused it).
+ */
+const FETCH_HINT = ` Deno downloads node-llama-cpp ${NODE_LLAMA_CPP_VERSION} (≈ 730 MB, once) from the npm ` +
+  "registry the first time a GGUF model is used: check the connection to the registry (or NPM_CONFIG_REGISTRY, " +
+  `for a mirror), or download it ahead with 'deno cache --no-lock ${PACKAGE}'.`;
+
 /** Grammars kept per loaded model (by schema). */
 const MAX_GRAMMARS = 64;
 
@@ -159,8 +167,10 @@ export function loadLlamaModule(): Promise<LlamaModule> {
   }
   modulePromise ??= (import(PACKAGE) as Promise<LlamaModule>).catch((error) => {
     modulePromise = undefined;
-    const hint = isPermissionError(error) ? ` It needs ${LLAMA_PERMISSIONS} ${LLAMA_TASK_HINT}.` : "";
-    throw unavailable(`node-llama-cpp could not be loaded: ${message(error)}.${hint}`, {}, error);
+    const hint = isPermissionError(error) ? ` It needs ${LLAMA_PERMISSIONS} ${LLAMA_TASK_HINT}.` : FETCH_HINT;
+    // Deno's fetch failure is a chain of causes, one per line ("…\n    0: error sending request …").
+    const why = message(error).replace(/\s*\n\s*(\d+: )?/g, ": ");
+    throw unavailable(`node-llama-cpp could not be loaded: ${endSentence(why)}${hint}`, {}, error);
   });
   return modulePromise;
 }
