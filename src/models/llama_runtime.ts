@@ -252,6 +252,24 @@ function loadModelFile(real: string, gpu: LlamaGpu, shownPath: string): Promise<
   return promise;
 }
 
+/** Model files already said to have no chat template (by real path). */
+const warnedWithoutTemplate = new Set<string>();
+
+/**
+ * Says on stderr, once per file, that a model has no chat template node-llama-cpp knows: it then falls back
+ * to its general format (`General`), which the model was not trained on, and the answers and tool calls come
+ * out poor without a word otherwise.
+ */
+function warnWithoutTemplate(chatWrapper: ChatWrapper, real: string, shownPath: string): void {
+  if (chatWrapper.wrapperName !== "General" || warnedWithoutTemplate.has(real)) return;
+  warnedWithoutTemplate.add(real);
+  stderrQueue.push(
+    `[oam] The model '${shownPath}' has no chat template node-llama-cpp knows: it writes the prompts in a ` +
+      "general format the model was not trained on, so answers and tool calls may be poor. Use an instruct " +
+      "(chat) model with a template, such as Qwen2.5-1.5B-Instruct (README: A local model in two commands).\n",
+  );
+}
+
 async function createRuntime(config: LlamaModelConfig, real: string): Promise<LlamaRuntime> {
   const gpu = config.gpu ?? "auto";
   const [module, llama, model] = await Promise.all([
@@ -278,6 +296,8 @@ async function createRuntime(config: LlamaModelConfig, real: string): Promise<Ll
     );
   }
   const grammars = new Map<string, Promise<LlamaGrammar>>();
+  const chatWrapper = module.resolveChatWrapper(model);
+  warnWithoutTemplate(chatWrapper, real, config.path);
   const name = model.fileInfo.metadata.general?.name;
   return {
     module,
@@ -285,7 +305,7 @@ async function createRuntime(config: LlamaModelConfig, real: string): Promise<Ll
     model,
     context,
     pool: new SequencePool(sequences, () => context.getSequence()),
-    chatWrapper: module.resolveChatWrapper(model),
+    chatWrapper,
     contextSize: context.contextSize,
     variant: typeof name === "string" && name !== "" ? name : real.split(/[\\/]/).pop() ?? real,
     grammar(schema) {
