@@ -270,6 +270,20 @@ function warnWithoutTemplate(chatWrapper: ChatWrapper, real: string, shownPath: 
   );
 }
 
+/** Contexts already said to be capped at the training size (file and size asked for). */
+const notedCaps = new Set<string>();
+
+/** Says on stderr, once per file and size, that a `contextSize` larger than the training size was capped. */
+function noteCappedContext(real: string, shownPath: string, asked: number, got: number): void {
+  const key = JSON.stringify([real, asked]);
+  if (notedCaps.has(key)) return;
+  notedCaps.add(key);
+  stderrQueue.push(
+    `[oam] The model '${shownPath}' was trained for ${got} tokens of context: its contextSize is ${got}, not ` +
+      `the ${asked} asked for.\n`,
+  );
+}
+
 async function createRuntime(config: LlamaModelConfig, real: string): Promise<LlamaRuntime> {
   const gpu = config.gpu ?? "auto";
   const [module, llama, model] = await Promise.all([
@@ -277,7 +291,9 @@ async function createRuntime(config: LlamaModelConfig, real: string): Promise<Ll
     getLlamaFor(gpu),
     loadModelFile(real, gpu, config.path),
   ]);
-  const wanted = Math.min(config.contextSize ?? DEFAULT_LLAMA_CONTEXT_SIZE, model.trainContextSize);
+  const asked = config.contextSize ?? DEFAULT_LLAMA_CONTEXT_SIZE;
+  const wanted = Math.min(asked, model.trainContextSize);
+  if (config.contextSize !== undefined && wanted < asked) noteCappedContext(real, config.path, asked, wanted);
   const sequences = config.sequences ?? DEFAULT_LLAMA_SEQUENCES;
   let context: LlamaContext;
   try {

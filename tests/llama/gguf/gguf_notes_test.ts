@@ -1,8 +1,13 @@
 /**
+ * What the bridge says on stderr about a GGUF model that runs, but not as the designer expects.
+ *
  * A GGUF model without a chat template (a base model, or a file converted without one): node-llama-cpp then
  * writes its prompts in a general format the model was not trained on, and the answers and tool calls come
  * out poor without a word. The bridge says so on stderr, once, with what to use instead; a model with a
  * template hears nothing. The fixture with its template key renamed stands in for such a model.
+ *
+ * A `contextSize` larger than the model was trained for is capped at the training size: the designer who asked
+ * for 100000 tokens hears that the model has 4096.
  * Runs with OAM_GGUF_TESTS=1 (`deno task test:gguf`).
  */
 import assert from "node:assert/strict";
@@ -12,9 +17,12 @@ const CLI = new URL("../../../cli.ts", import.meta.url).pathname;
 const FLAGS = ["--no-lock", "--allow-read", "--allow-env", "--allow-sys", "--allow-ffi", "--allow-run"];
 const SETTINGS = "#gpu=false,threads=1,contextSize=512";
 
-async function respond(path: string): Promise<{ code: number; stdout: string; stderr: string }> {
+async function respond(
+  path: string,
+  settings = SETTINGS,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   const output = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", ...FLAGS, CLI, "respond", "--model", `gguf:${path}${SETTINGS}`, "Hello"],
+    args: ["run", "--quiet", ...FLAGS, CLI, "respond", "--model", `gguf:${path}${settings}`, "Hello"],
     env: { NO_COLOR: "1" },
     stdin: "null",
     stdout: "piped",
@@ -66,5 +74,20 @@ Deno.test({
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
+  },
+});
+
+Deno.test({
+  name: "gguf: a contextSize larger than the model was trained for is said to be capped, on stderr",
+  ignore: !GGUF_ENABLED,
+  async fn() {
+    const fixture = await fixtureModelPath();
+    const r = await respond(fixture, "#gpu=false,threads=1,contextSize=100000");
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(
+      r.stderr,
+      `[oam] The model '${fixture}' was trained for 4096 tokens of context: its contextSize is 4096, not the ` +
+        "100000 asked for.\n",
+    );
   },
 });
