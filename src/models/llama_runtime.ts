@@ -39,11 +39,14 @@ const PACKAGE = ["npm:node-llama-cpp", NODE_LLAMA_CPP_VERSION].join("@");
 /** Permissions node-llama-cpp needs under Deno (it checks its native binary in a child process). */
 export const LLAMA_PERMISSIONS = "--allow-read --allow-env --allow-sys --allow-ffi --allow-run";
 /**
- * Where to give them: a script's own `deno run`, or in this repository the tasks that pass them (the narrow
- * `serve`, `stdio` and `playground` tasks leave them out).
+ * Where to give them: a script's own `deno run`, in this repository the tasks that pass them (the narrow
+ * `serve`, `stdio` and `playground` tasks leave them out), or an `oam` installed again with them (the README's
+ * install command gives `oam stdio`'s permissions only).
  */
 const LLAMA_TASK_HINT = `(a script: deno run ${LLAMA_PERMISSIONS} --no-lock your_script.ts; ` +
-  "deno task oam and oam:local pass them, e.g. deno task oam:local serve --model gguf:…)";
+  "deno task oam and oam:local pass them, e.g. deno task oam:local serve --model gguf:…; an oam from deno " +
+  `install: install it again with them, deno install -g -f -n oam ${LLAMA_PERMISSIONS} --allow-write ` +
+  "jsr:@open-apple-models/bridge/cli)";
 
 /**
  * What to do when the package cannot be imported for another reason than a permission: Deno fetches it from
