@@ -120,15 +120,21 @@ class StepGuard {
   /** The sequence's generated tokens when the current generation started. */
   #outputAtStart: number;
   overflowAt = 0;
-  /** Tokens of the answer written when it overflowed (0: the prompt itself did not fit). */
+  /** Tokens generated when it overflowed (0: the prompt itself did not fit). */
   answerTokens = 0;
+  /** The step's token limit, for the advice. */
+  readonly #tokenLimit: number | undefined;
 
   /**
-   * `contextSize`, whether the request has no history yet, and the sequence's token meter, for the overflow
-   * message.
+   * `contextSize`, whether the request has no history yet, the sequence's token meter and the step's token
+   * limit, for the overflow message.
    */
-  constructor(caller: AbortSignal, at: { contextSize: number; firstTurn: boolean; meter: TokenMeter }) {
+  constructor(
+    caller: AbortSignal,
+    at: { contextSize: number; firstTurn: boolean; meter: TokenMeter; tokenLimit: number | undefined },
+  ) {
     this.#caller = caller;
+    this.#tokenLimit = at.tokenLimit;
     this.#contextSize = at.contextSize;
     this.#firstTurn = at.firstTurn;
     this.#meter = at.meter;
@@ -152,8 +158,11 @@ class StepGuard {
    * shift with its own strategy).
    */
   readonly strategy = ({ maxTokensCount }: { chatHistory: readonly ChatItem[]; maxTokensCount: number }) => {
-    this.overflowAt = maxTokensCount;
-    this.answerTokens = this.#meter.usedOutputTokens - this.#outputAtStart;
+    if (this.overflowAt === 0) {
+      // The first overflow: node-llama-cpp may shift again before it sees the abort.
+      this.overflowAt = maxTokensCount;
+      this.answerTokens = this.#meter.usedOutputTokens - this.#outputAtStart;
+    }
     this.#controller.abort();
     return { chatHistory: [], metadata: null };
   };
@@ -168,11 +177,14 @@ class StepGuard {
     const data = { contextTokens: this.overflowAt };
     if (this.answerTokens > 0) {
       // The prompt fitted; the answer did not end before the context was full.
+      const limit = this.#tokenLimit === undefined
+        ? "give it a token limit"
+        : `lower its token limit (${this.#tokenLimit})`;
       return BridgeError.of(
         "context_size_exceeded",
-        `The answer outgrew the model's ${this.#contextSize}-token context after ${this.answerTokens} tokens; ` +
-          "give it a token limit (maxResponseTokens in a session's options, maximumResponseTokens in an NPC's) " +
-          "or use a larger contextSize (a gguf: model's '#contextSize=8192').",
+        `The answer outgrew the model's ${this.#contextSize}-token context; ${limit} (maxResponseTokens in a ` +
+          "session's options, maximumResponseTokens in an NPC's) or use a larger contextSize (a gguf: model's " +
+          "'#contextSize=8192').",
         data,
       );
     }
@@ -350,6 +362,7 @@ class LlamaBackend implements LanguageModel {
         const guard = new StepGuard(request.signal, {
           contextSize: runtime.contextSize,
           meter: lease.sequence.tokenMeter,
+          tokenLimit: request.options.maximumResponseTokens,
           // No answer yet in the history (tool calls aside): the first turn, its own tool rounds included.
           firstTurn: !request.history.some((entry) => entry.role === "response" && !("toolCalls" in entry)),
         });

@@ -434,10 +434,17 @@ Deno.test({
           // deno-lint-ignore no-console
           console.error = (...args: unknown[]) => warnings.push(args);
           let error: BridgeError;
+          let limited: BridgeError;
           try {
             error = await rejection(small.step(stepRequest({
               prompt: "Hello",
               options: { sampling: { mode: "greedy" } },
+              responseSchema: { name: "Words", generationSchema: WORDS, jsonSchema: WORDS },
+            })));
+            // A token limit larger than the context: the advice is to lower it.
+            limited = await rejection(small.step(stepRequest({
+              prompt: "Hello",
+              options: { sampling: { mode: "greedy" }, maximumResponseTokens: 3000 },
               responseSchema: { name: "Words", generationSchema: WORDS, jsonSchema: WORDS },
             })));
             // A prompt that does not fit does not make node-llama-cpp print either.
@@ -451,7 +458,12 @@ Deno.test({
           assert.equal(error.dataCode, "context_size_exceeded", error.message);
           assert.match(
             error.message,
-            /^The answer outgrew the model's 256-token context after \d+ tokens; give it a token limit \(/,
+            /^The answer outgrew the model's 256-token context; give it a token limit \(maxResponseTokens /,
+          );
+          // A token limit larger than the context: lower it.
+          assert.match(
+            limited.message,
+            /^The answer outgrew the model's 256-token context; lower its token limit \(3000\) \(maxResponseTokens /,
           );
           assert.ok(
             error.message.endsWith(
