@@ -161,8 +161,8 @@ export class StdioTransport implements Transport {
     if (source !== null) return `. '${program}' (from ${source}) was not found.`;
     const cli = checkoutCli();
     const fromCheckout = cli === null
-      ? `from a checkout: ["deno", "run", "-A", "<checkout>/cli.ts", "stdio"]`
-      : `from this checkout: ["deno", "run", "-A", ${JSON.stringify(cli)}, "stdio"]`;
+      ? `from a checkout: ["deno", "run", "-A", "--no-lock", "<checkout>/cli.ts", "stdio"]`
+      : `from this checkout: ["deno", "run", "-A", "--no-lock", ${JSON.stringify(cli)}, "stdio"]`;
     return `. '${program}' was not found: install it (deno install -g -n oam --allow-read --allow-env ` +
       `--allow-ffi jsr:@open-apple-models/bridge/cli), give the command, Bridge.spawn({ command: [...] }) ` +
       `(${fromCheckout}), or set OAM_BRIDGE_PATH (a compiled oam) or OAM_BRIDGE_COMMAND and grant ` +

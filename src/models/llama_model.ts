@@ -116,13 +116,29 @@ class StepGuard {
   readonly #onAbort = () => this.#controller.abort();
   readonly #contextSize: number;
   readonly #firstTurn: boolean;
+  readonly #meter: TokenMeter;
+  /** The sequence's generated tokens when the current generation started. */
+  #outputAtStart: number;
   overflowAt = 0;
+  /** Tokens generated when it overflowed (0: the prompt itself did not fit). */
+  answerTokens = 0;
+  /** The step's token limit, for the advice. */
+  readonly #tokenLimit: number | undefined;
 
-  /** `contextSize` and whether the request has no history yet, for the overflow message. */
-  constructor(caller: AbortSignal, at: { contextSize: number; firstTurn: boolean }) {
+  /**
+   * `contextSize`, whether the request has no history yet, the sequence's token meter and the step's token
+   * limit, for the overflow message.
+   */
+  constructor(
+    caller: AbortSignal,
+    at: { contextSize: number; firstTurn: boolean; meter: TokenMeter; tokenLimit: number | undefined },
+  ) {
     this.#caller = caller;
+    this.#tokenLimit = at.tokenLimit;
     this.#contextSize = at.contextSize;
     this.#firstTurn = at.firstTurn;
+    this.#meter = at.meter;
+    this.#outputAtStart = at.meter.usedOutputTokens;
     if (caller.aborted) this.#controller.abort();
     else caller.addEventListener("abort", this.#onAbort, { once: true });
   }
@@ -131,31 +147,58 @@ class StepGuard {
     return this.#controller.signal;
   }
 
-  /** The context-shift strategy: remember the limit, stop, and hand back a history that fits. */
-  readonly strategy = (
-    { chatHistory, maxTokensCount }: { chatHistory: readonly ChatItem[]; maxTokensCount: number },
-  ) => {
-    this.overflowAt = maxTokensCount;
+  /** Marks the start of a generation (an overflow after it has written tokens is the answer's). */
+  starting(): void {
+    this.#outputAtStart = this.#meter.usedOutputTokens;
+  }
+
+  /**
+   * The context-shift strategy: remember the limit and how much of the answer was written, stop, and hand
+   * back an empty history, which fits (a history that does not fit makes node-llama-cpp print a warning and
+   * shift with its own strategy).
+   */
+  readonly strategy = ({ maxTokensCount }: { chatHistory: readonly ChatItem[]; maxTokensCount: number }) => {
+    if (this.overflowAt === 0) {
+      // The first overflow: node-llama-cpp may shift again before it sees the abort.
+      this.overflowAt = maxTokensCount;
+      this.answerTokens = this.#meter.usedOutputTokens - this.#outputAtStart;
+    }
     this.#controller.abort();
-    return { chatHistory: chatHistory.slice(-1), metadata: null };
+    return { chatHistory: [], metadata: null };
   };
 
   /** Throws `cancelled` or `context_size_exceeded` when the generation was stopped for either. */
   check(): void {
-    if (this.overflowAt > 0) {
-      // Nothing to compact or start over on a first turn: only a larger context helps.
-      const what = this.#firstTurn ? "The instructions, tools and prompt do" : "The conversation does";
-      const advice = this.#firstTurn
-        ? "use a larger contextSize (a gguf: model's '#contextSize=8192')"
-        : "start a new session, compact it, or use a larger contextSize";
-      throw BridgeError.of(
+    if (this.overflowAt > 0) throw this.#overflow();
+    if (this.#caller.aborted) throw BridgeError.cancelled();
+  }
+
+  #overflow(): BridgeError {
+    const data = { contextTokens: this.overflowAt };
+    if (this.answerTokens > 0) {
+      // The prompt fitted; the answer did not end before the context was full.
+      const limit = this.#tokenLimit === undefined
+        ? "give it a token limit"
+        : `lower its token limit (${this.#tokenLimit})`;
+      return BridgeError.of(
         "context_size_exceeded",
-        `${what} not fit the model's ${this.#contextSize}-token context (${this.overflowAt} tokens after the ` +
-          `room kept for the answer); ${advice}.`,
-        { contextTokens: this.overflowAt },
+        `The answer outgrew the model's ${this.#contextSize}-token context; ${limit} (maxResponseTokens in a ` +
+          "session's options, maximumResponseTokens in an NPC's) or use a larger contextSize (a gguf: model's " +
+          "'#contextSize=8192').",
+        data,
       );
     }
-    if (this.#caller.aborted) throw BridgeError.cancelled();
+    // Nothing to compact or start over on a first turn: only a larger context helps.
+    const what = this.#firstTurn ? "The instructions, tools and prompt do" : "The conversation does";
+    const advice = this.#firstTurn
+      ? "use a larger contextSize (a gguf: model's '#contextSize=8192')"
+      : "start a new session, compact it, or use a larger contextSize";
+    return BridgeError.of(
+      "context_size_exceeded",
+      `${what} not fit the model's ${this.#contextSize}-token context (${this.overflowAt} tokens after the ` +
+        `room kept for the answer); ${advice}.`,
+      data,
+    );
   }
 
   dispose(): void {
@@ -318,6 +361,8 @@ class LlamaBackend implements LanguageModel {
         const meter = new Meter(lease.sequence);
         const guard = new StepGuard(request.signal, {
           contextSize: runtime.contextSize,
+          meter: lease.sequence.tokenMeter,
+          tokenLimit: request.options.maximumResponseTokens,
           // No answer yet in the history (tool calls aside): the first turn, its own tool rounds included.
           firstTurn: !request.history.some((entry) => entry.role === "response" && !("toolCalls" in entry)),
         });
@@ -448,6 +493,7 @@ class LlamaBackend implements LanguageModel {
   ): Promise<ChatResponse> {
     let response: ChatResponse;
     try {
+      guard.starting();
       response = await chat.generateResponse(history, { signal: guard.signal, ...options });
     } catch (error) {
       guard.check();
@@ -480,6 +526,7 @@ class LlamaBackend implements LanguageModel {
     try {
       let response: ChatResponse;
       try {
+        guard.starting();
         response = await chat.generateResponse(history, {
           ...base,
           signal: textStarted.signal,

@@ -25,10 +25,12 @@ import {
   type LlamaGpu,
   type LlamaModelConfig,
 } from "./llama_config.ts";
-import { findCachedModel, modelsCacheDir } from "./gguf_cache.ts";
+import { checkModelFile } from "./gguf_file.ts";
 import { SequencePool } from "./llama_pool.ts";
 import { endSentence } from "../util/text.ts";
 import { stderrQueue } from "../util/stderr_queue.ts";
+
+export { checkModelFile };
 
 /** The npm package and version the backend loads. */
 export const NODE_LLAMA_CPP_VERSION = "3.21.1";
@@ -37,11 +39,22 @@ const PACKAGE = ["npm:node-llama-cpp", NODE_LLAMA_CPP_VERSION].join("@");
 /** Permissions node-llama-cpp needs under Deno (it checks its native binary in a child process). */
 export const LLAMA_PERMISSIONS = "--allow-read --allow-env --allow-sys --allow-ffi --allow-run";
 /**
- * Where to give them: a script's own `deno run`, or in this repository the tasks that pass them (the narrow
- * `serve`, `stdio` and `playground` tasks leave them out).
+ * Where to give them: a script's own `deno run`, in this repository the tasks that pass them (the narrow
+ * `serve`, `stdio` and `playground` tasks leave them out), or an `oam` installed again with them (the README's
+ * install command gives `oam stdio`'s permissions only).
  */
 const LLAMA_TASK_HINT = `(a script: deno run ${LLAMA_PERMISSIONS} --no-lock your_script.ts; ` +
-  "deno task oam and oam:local pass them, e.g. deno task oam:local serve --model gguf:…)";
+  "deno task oam and oam:local pass them, e.g. deno task oam:local serve --model gguf:…; an oam from deno " +
+  `install: install it again with them, deno install -g -f -n oam ${LLAMA_PERMISSIONS} --allow-write ` +
+  "jsr:@open-apple-models/bridge/cli)";
+
+/**
+ * What to do when the package cannot be imported for another reason than a permission: Deno fetches it from
+ * the npm registry on first use, so the registry was unreachable (or refused it).
+ */
+const FETCH_HINT = ` Deno downloads node-llama-cpp ${NODE_LLAMA_CPP_VERSION} (≈ 730 MB, once) from the npm ` +
+  "registry the first time a GGUF model is used: check the connection to the registry (or NPM_CONFIG_REGISTRY, " +
+  `for a mirror), or download it ahead with 'deno cache --no-lock ${PACKAGE}'.`;
 
 /** Grammars kept per loaded model (by schema). */
 const MAX_GRAMMARS = 64;
@@ -157,8 +170,10 @@ export function loadLlamaModule(): Promise<LlamaModule> {
   }
   modulePromise ??= (import(PACKAGE) as Promise<LlamaModule>).catch((error) => {
     modulePromise = undefined;
-    const hint = isPermissionError(error) ? ` It needs ${LLAMA_PERMISSIONS} ${LLAMA_TASK_HINT}.` : "";
-    throw unavailable(`node-llama-cpp could not be loaded: ${message(error)}.${hint}`, {}, error);
+    const hint = isPermissionError(error) ? ` It needs ${LLAMA_PERMISSIONS} ${LLAMA_TASK_HINT}.` : FETCH_HINT;
+    // Deno's fetch failure is a chain of causes, one per line ("…\n    0: error sending request …").
+    const why = message(error).replace(/\s*\n\s*(\d+: )?/g, ": ");
+    throw unavailable(`node-llama-cpp could not be loaded: ${endSentence(why)}${hint}`, {}, error);
   });
   return modulePromise;
 }
@@ -219,53 +234,6 @@ function getLlamaFor(gpu: LlamaGpu): Promise<Llama> {
   return promise;
 }
 
-/**
- * Checks that `path` is a readable GGUF file and returns its real path; cheap, no package needed. A `path`
- * without a slash that is no file names a model in the cache of `oam models pull` (see gguf_cache.ts).
- */
-export async function checkModelFile(path: string): Promise<string> {
-  let real: string;
-  try {
-    real = await Deno.realPath(path).catch(async (error) => {
-      if (!(error instanceof Deno.errors.NotFound)) throw error;
-      const cached = await findCachedModel(path);
-      if (cached === null) throw error;
-      return await Deno.realPath(cached.path);
-    });
-    const info = await Deno.stat(real);
-    if (!info.isFile) throw unavailable(`The model path '${path}' is not a file.`, { path });
-    const file = await Deno.open(real, { read: true });
-    try {
-      const magic = new Uint8Array(4);
-      const n = await file.read(magic);
-      if (n !== 4 || new TextDecoder().decode(magic) !== "GGUF") {
-        const gzip = n !== null && n >= 2 && magic[0] === 0x1f && magic[1] === 0x8b;
-        const how = gzip
-          ? `: it is gzip-compressed. Unpack it first (gunzip -k '${path}') and give the .gguf file.`
-          : ".";
-        throw unavailable(`The model file '${path}' is not a GGUF file${how}`, { path });
-      }
-    } finally {
-      file.close();
-    }
-  } catch (error) {
-    if (error instanceof BridgeError) throw error;
-    if (error instanceof Deno.errors.NotFound) {
-      const dir = /[\\/]/.test(path) ? null : modelsCacheDir();
-      const where = dir === null
-        ? ""
-        : `, and no cached model is called that (in ${dir}: 'oam models list' shows ` +
-          "them, 'oam models pull <url>' downloads one)";
-      throw unavailable(`The model file '${path}' does not exist${where}.`, { path });
-    }
-    if (isPermissionError(error)) {
-      throw unavailable(`Reading the model file '${path}' needs --allow-read.`, { path });
-    }
-    throw unavailable(`The model file '${path}' cannot be read: ${message(error)}`, { path }, error);
-  }
-  return real;
-}
-
 function loadModelFile(real: string, gpu: LlamaGpu, shownPath: string): Promise<LlamaModel> {
   const key = JSON.stringify([real, gpu]);
   let promise = models.get(key);
@@ -287,6 +255,38 @@ function loadModelFile(real: string, gpu: LlamaGpu, shownPath: string): Promise<
   return promise;
 }
 
+/** Model files already said to have no chat template (by real path). */
+const warnedWithoutTemplate = new Set<string>();
+
+/**
+ * Says on stderr, once per file, that a model has no chat template node-llama-cpp knows: it then falls back
+ * to its general format (`General`), which the model was not trained on, and the answers and tool calls come
+ * out poor without a word otherwise.
+ */
+function warnWithoutTemplate(chatWrapper: ChatWrapper, real: string, shownPath: string): void {
+  if (chatWrapper.wrapperName !== "General" || warnedWithoutTemplate.has(real)) return;
+  warnedWithoutTemplate.add(real);
+  stderrQueue.push(
+    `[oam] The model '${shownPath}' has no chat template node-llama-cpp knows: it writes the prompts in a ` +
+      "general format the model was not trained on, so answers and tool calls may be poor. Use an instruct " +
+      "(chat) model with a template, such as Qwen2.5-1.5B-Instruct (README: A local model in two commands).\n",
+  );
+}
+
+/** Contexts already said to be capped at the training size (file and size asked for). */
+const notedCaps = new Set<string>();
+
+/** Says on stderr, once per file and size, that a `contextSize` larger than the training size was capped. */
+function noteCappedContext(real: string, shownPath: string, asked: number, got: number): void {
+  const key = JSON.stringify([real, asked]);
+  if (notedCaps.has(key)) return;
+  notedCaps.add(key);
+  stderrQueue.push(
+    `[oam] The model '${shownPath}' was trained for ${got} tokens of context: its contextSize is ${got}, not ` +
+      `the ${asked} asked for.\n`,
+  );
+}
+
 async function createRuntime(config: LlamaModelConfig, real: string): Promise<LlamaRuntime> {
   const gpu = config.gpu ?? "auto";
   const [module, llama, model] = await Promise.all([
@@ -294,7 +294,9 @@ async function createRuntime(config: LlamaModelConfig, real: string): Promise<Ll
     getLlamaFor(gpu),
     loadModelFile(real, gpu, config.path),
   ]);
-  const wanted = Math.min(config.contextSize ?? DEFAULT_LLAMA_CONTEXT_SIZE, model.trainContextSize);
+  const asked = config.contextSize ?? DEFAULT_LLAMA_CONTEXT_SIZE;
+  const wanted = Math.min(asked, model.trainContextSize);
+  if (config.contextSize !== undefined && wanted < asked) noteCappedContext(real, config.path, asked, wanted);
   const sequences = config.sequences ?? DEFAULT_LLAMA_SEQUENCES;
   let context: LlamaContext;
   try {
@@ -313,6 +315,8 @@ async function createRuntime(config: LlamaModelConfig, real: string): Promise<Ll
     );
   }
   const grammars = new Map<string, Promise<LlamaGrammar>>();
+  const chatWrapper = module.resolveChatWrapper(model);
+  warnWithoutTemplate(chatWrapper, real, config.path);
   const name = model.fileInfo.metadata.general?.name;
   return {
     module,
@@ -320,7 +324,7 @@ async function createRuntime(config: LlamaModelConfig, real: string): Promise<Ll
     model,
     context,
     pool: new SequencePool(sequences, () => context.getSequence()),
-    chatWrapper: module.resolveChatWrapper(model),
+    chatWrapper,
     contextSize: context.contextSize,
     variant: typeof name === "string" && name !== "" ? name : real.split(/[\\/]/).pop() ?? real,
     grammar(schema) {

@@ -14,7 +14,8 @@ Deno.test("--model gguf:<missing file>: exit 3 naming the file", async () => {
     assert.equal(r.code, 3, r.stderr);
     assert.equal(
       r.stderr,
-      `Error: The model ${dir}/none.gguf is unavailable (unknown): The model file '${dir}/none.gguf' does not exist. ` +
+      `Error: The model ${dir}/none.gguf is unavailable (unknown): The model file '${dir}/none.gguf' does not ` +
+        `exist; the folder ${dir} has no .gguf file. ` +
         "[model_unavailable]\n",
     );
     assert.equal(r.stdout, "");
@@ -61,7 +62,10 @@ Deno.test("OAM_MODEL is the default for --model; OAM_SCRIPT wins over it; a bad 
     assert.equal(fromEnv.code, 3, fromEnv.stderr);
     const availability = JSON.parse(fromEnv.stdout);
     assert.equal(availability.available, false);
-    assert.equal(availability.detail, `The model file '${dir}/none.gguf' does not exist.`);
+    assert.equal(
+      availability.detail,
+      `The model file '${dir}/none.gguf' does not exist; the folder ${dir} has no .gguf file.`,
+    );
 
     const script = `${dir}/script.json`;
     await Deno.writeTextFile(script, JSON.stringify([{ text: "Scripted." }]));
@@ -107,7 +111,11 @@ Deno.test("gguf:<name> finds a model in OAM_MODELS_DIR", async () => {
     await Deno.writeTextFile(`${dir}/pet.gguf`, "not a model");
     const r = await oam(["available", "--json", "--model", "gguf:pet"], { env: { OAM_MODELS_DIR: dir } });
     assert.equal(r.code, 3, r.stderr);
-    assert.equal(JSON.parse(r.stdout).detail, `The model file '${dir}/pet.gguf' is not a GGUF file.`);
+    assert.equal(
+      JSON.parse(r.stdout).detail,
+      `The model file '${dir}/pet.gguf' is not a GGUF file: it does not start with 'GGUF'. Give a model in ` +
+        "GGUF format (a .gguf file, such as one 'oam models pull <url>' downloads).",
+    );
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

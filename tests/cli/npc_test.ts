@@ -277,7 +277,8 @@ Deno.test("npc: usage errors exit 2; the file is checked before the model, an un
     unavailable.stderr,
     `Error: The model ${fx.path("none.gguf")} is unavailable (unknown): The model file '${
       fx.path("none.gguf")
-    }' does not exist. [model_unavailable]\n`,
+    }' does not exist; the folder ${fx.path("none.gguf").slice(0, -"/none.gguf".length)} has no .gguf ` +
+      "file. [model_unavailable]\n",
   );
   assert.equal(unavailable.stdout, "");
   // Bad tools and a file that is not a save are file problems too: reported before the model is looked at.

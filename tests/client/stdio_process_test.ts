@@ -91,8 +91,9 @@ Deno.test("stdio: Bridge.spawn() with no oam on PATH and no command says how to 
     );
     assert.ok(
       text.endsWith(
-        // The client was imported from this checkout: the command names its cli.ts, ready to paste.
-        `Bridge.spawn({ command: [...] }) (from this checkout: ["deno", "run", "-A", ${
+        // The client was imported from this checkout: the command names its cli.ts, ready to paste, with
+        // --no-lock (a GGUF model run through it would otherwise pin node-llama-cpp in the checkout's lock).
+        `Bridge.spawn({ command: [...] }) (from this checkout: ["deno", "run", "-A", "--no-lock", ${
           JSON.stringify(new URL("../../cli.ts", import.meta.url).pathname)
         }, "stdio"]), ` +
           "or set OAM_BRIDGE_PATH (a compiled oam) or OAM_BRIDGE_COMMAND and grant --allow-env to read them.",

@@ -39,7 +39,9 @@ async function ggufLookalike(dir: string): Promise<string> {
 
 const HINT = "It needs --allow-read --allow-env --allow-sys --allow-ffi --allow-run (a script: deno run " +
   "--allow-read --allow-env --allow-sys --allow-ffi --allow-run --no-lock your_script.ts; deno task oam and " +
-  "oam:local pass them, e.g. deno task oam:local serve --model gguf:…).";
+  "oam:local pass them, e.g. deno task oam:local serve --model gguf:…; an oam from deno install: install it " +
+  "again with them, deno install -g -f -n oam --allow-read --allow-env --allow-sys --allow-ffi --allow-run " +
+  "--allow-write jsr:@open-apple-models/bridge/cli).";
 
 for (
   const [missing, permissions] of [

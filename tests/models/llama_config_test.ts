@@ -12,7 +12,7 @@ import {
 } from "../../src/models/llama_config.ts";
 import { chatHistory, RawMemory } from "../../src/models/llama_history.ts";
 import { SequencePool } from "../../src/models/llama_pool.ts";
-import { checkModelFile } from "../../src/models/llama_runtime.ts";
+import { checkModelFile } from "../../src/models/gguf_file.ts";
 import { grammarSchema } from "../../src/models/llama_schema.ts";
 import { chatFunctions, DocumentedTools } from "../../src/models/llama_tools.ts";
 import type { StepTool } from "../../src/models/language_model.ts";
@@ -368,7 +368,7 @@ Deno.test("wire: a llama session on a missing file is created; its turn fails wi
       id,
       error: {
         code: -32001,
-        message: `The model file '${missing}' does not exist.`,
+        message: `The model file '${missing}' does not exist; the folder ${dir} has no .gguf file.`,
         data: { code: "model_unavailable", path: missing },
       },
     });
@@ -381,7 +381,8 @@ Deno.test("wire: a llama session on a missing file is created; its turn fails wi
     const id2 = client.request("session/respond", { session: "t", prompt: "Hi" });
     assert.equal(
       ((await client.response(id2)).error as JsonObject).message,
-      `The model file '${text}' is not a GGUF file.`,
+      `The model file '${text}' is not a GGUF file: it does not start with 'GGUF'. Give a model in GGUF ` +
+        "format (a .gguf file, such as one 'oam models pull <url>' downloads).",
     );
   } finally {
     await client.close();
@@ -414,7 +415,7 @@ Deno.test("model/availability of a GGUF host default with a missing file says wh
       reason: "unknown",
       contextSize: 4096,
       supportedLanguages: [],
-      detail: "The model file '/nonexistent/m.gguf' does not exist.",
+      detail: "The model file '/nonexistent/m.gguf' does not exist; there is no folder /nonexistent.",
     });
   } finally {
     await client.close();
@@ -497,7 +498,7 @@ Deno.test("a llama model's path may be a cached model's name (as `oam models pul
     // A path is a path: it is not looked up in the cache.
     await assert.rejects(
       () => checkModelFile("./tiny-chat"),
-      /The model file '\.\/tiny-chat' does not exist\./,
+      /The model file '\.\/tiny-chat' \(.*\/tiny-chat\) does not exist; /,
     );
   });
 });

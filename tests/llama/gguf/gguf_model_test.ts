@@ -58,6 +58,14 @@ const WEATHER_DETAILS: StepTool = (() => {
     jsonSchema: tool.jsonSchema,
   };
 })();
+/** An answer that cannot end before it has far more tokens than a small context holds. */
+const WORDS: JsonObject = {
+  type: "object",
+  properties: { words: { type: "array", items: { type: "string" }, minItems: 400 } },
+  required: ["words"],
+  "x-order": ["words"],
+  additionalProperties: false,
+};
 const DECISION_SCHEMA: JsonObject = {
   title: "Decision",
   type: "object",
@@ -413,6 +421,62 @@ Deno.test({
             `after the room kept for the answer); start a new session, compact it, or use a larger contextSize.`,
         );
       });
+
+      await t.step(
+        "an answer that outgrows the context says so, and node-llama-cpp prints nothing",
+        async () => {
+          const small = createLlamaModel(await fixtureConfig({ contextSize: 256 }));
+          const warnings: unknown[][] = [];
+          // node-llama-cpp prints its warnings with console.warn and console.error: catch them.
+          const { warn, error: printError } = console;
+          // deno-lint-ignore no-console
+          console.warn = (...args: unknown[]) => warnings.push(args);
+          // deno-lint-ignore no-console
+          console.error = (...args: unknown[]) => warnings.push(args);
+          let error: BridgeError;
+          let limited: BridgeError;
+          try {
+            error = await rejection(small.step(stepRequest({
+              prompt: "Hello",
+              options: { sampling: { mode: "greedy" } },
+              responseSchema: { name: "Words", generationSchema: WORDS, jsonSchema: WORDS },
+            })));
+            // A token limit larger than the context: the advice is to lower it.
+            limited = await rejection(small.step(stepRequest({
+              prompt: "Hello",
+              options: { sampling: { mode: "greedy" }, maximumResponseTokens: 3000 },
+              responseSchema: { name: "Words", generationSchema: WORDS, jsonSchema: WORDS },
+            })));
+            // A prompt that does not fit does not make node-llama-cpp print either.
+            await rejection(small.step(stepRequest({ prompt: "tell me about the city ".repeat(200) })));
+          } finally {
+            // deno-lint-ignore no-console
+            console.warn = warn;
+            // deno-lint-ignore no-console
+            console.error = printError;
+          }
+          assert.equal(error.dataCode, "context_size_exceeded", error.message);
+          assert.match(
+            error.message,
+            /^The answer outgrew the model's 256-token context; give it a token limit \(maxResponseTokens /,
+          );
+          // A token limit larger than the context: lower it.
+          assert.match(
+            limited.message,
+            /^The answer outgrew the model's 256-token context; lower its token limit \(3000\) \(maxResponseTokens /,
+          );
+          assert.ok(
+            error.message.endsWith(
+              "(maxResponseTokens in a session's options, maximumResponseTokens in an NPC's) or use a larger " +
+                "contextSize (a gguf: model's '#contextSize=8192').",
+            ),
+            error.message,
+          );
+          assert.deepEqual(warnings, []);
+          // The model still serves prompts that fit.
+          assert.equal((await small.step(stepRequest())).kind, "text");
+        },
+      );
     } finally {
       await closeLlamaModels();
     }

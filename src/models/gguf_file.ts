@@ -1,0 +1,187 @@
+/**
+ * Checking the file a GGUF model names before node-llama-cpp loads it: that it exists (a name without a slash
+ * may be a model in the cache of `oam models pull`), is a file, and starts with the GGUF header. What is wrong
+ * is a `model_unavailable` BridgeError naming the problem and what to do.
+ * @module
+ */
+import { BridgeError } from "../protocol/errors.ts";
+import { findCachedModel, modelsCacheDir } from "./gguf_cache.ts";
+
+function message(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+function isPermissionError(error: unknown): boolean {
+  return error instanceof Error &&
+    (error.name === "NotCapable" || error.name === "PermissionDenied" ||
+      /Requires \w+ access/.test(error.message));
+}
+
+function unavailable(text: string, data: Record<string, string> = {}, cause?: unknown): BridgeError {
+  const e = BridgeError.of("model_unavailable", text, data);
+  return cause === undefined ? e : e.withCause(cause);
+}
+
+/** At most this many file names in a message; the rest are counted. */
+const LISTED_FILES = 3;
+
+/** The `.gguf` files in `dir` as `a.gguf, b.gguf and 2 more`, `""` for none, null when `dir` cannot be read. */
+async function ggufFilesIn(dir: string): Promise<string | null> {
+  const names: string[] = [];
+  try {
+    for await (const entry of Deno.readDir(dir)) {
+      if (!entry.isDirectory && entry.name.toLowerCase().endsWith(".gguf")) names.push(entry.name);
+    }
+  } catch {
+    return null;
+  }
+  names.sort();
+  const shown = names.slice(0, LISTED_FILES).join(", ");
+  return names.length > LISTED_FILES ? `${shown} and ${names.length - LISTED_FILES} more` : shown;
+}
+
+/** `path` without `.` and `..` segments (`/a/./b/../c` is `/a/c`), with `/` between segments. */
+function normalize(path: string): string {
+  const root = /^([A-Za-z]:)?[\\/]/.exec(path)?.[0] ?? "";
+  const parts: string[] = [];
+  for (const part of path.slice(root.length).split(/[\\/]+/)) {
+    if (part === "" || part === ".") continue;
+    if (part === ".." && parts.length > 0 && parts[parts.length - 1] !== "..") parts.pop();
+    else if (part !== ".." || root === "") parts.push(part);
+  }
+  return `${root.replace(/\\$/, "/")}${parts.join("/")}`;
+}
+
+/** `path` made absolute against the working folder (null when the working folder cannot be read). */
+function absolute(path: string): string | null {
+  if (/^([A-Za-z]:)?[\\/]/.test(path)) return normalize(path);
+  try {
+    return normalize(`${Deno.cwd()}/${path}`);
+  } catch {
+    return null;
+  }
+}
+
+/** The folder of an absolute path. */
+function parent(path: string): string {
+  const cut = path.lastIndexOf("/");
+  return cut <= 0
+    ? "/"
+    : /^[A-Za-z]:$/.test(path.slice(0, cut))
+    ? path.slice(0, cut + 1)
+    : path.slice(0, cut);
+}
+
+/**
+ * The message for a missing model file at `path` (with a slash): where it was looked for when `path` is
+ * relative, and what the folder it names holds, so a typo or the wrong working folder shows at once.
+ */
+async function missingFileMessage(path: string): Promise<string> {
+  const full = absolute(path);
+  if (full === null) return `The model file '${path}' does not exist.`;
+  const shown = full === path ? `'${path}'` : `'${path}' (${full})`;
+  const dir = parent(full);
+  const files = await ggufFilesIn(dir);
+  const folder = files === null
+    ? `there is no folder ${dir}`
+    : files === ""
+    ? `the folder ${dir} has no .gguf file`
+    : `the folder ${dir} has: ${files}`;
+  const tilde = /^~[\\/]/.test(path) ? " A '~' is not your home folder here: write the full path." : "";
+  return `The model file ${shown} does not exist; ${folder}.${tilde}`;
+}
+
+/** What a file that does not start with `GGUF` is instead, from its first bytes, and what to do. */
+function notGgufReason(path: string, head: Uint8Array): string {
+  if (head.length === 0) return "it is empty (an interrupted download?). Download it again.";
+  if (head[0] === 0x1f && head[1] === 0x8b) {
+    return `it is gzip-compressed. Unpack it first (gunzip -k '${path}') and give the .gguf file.`;
+  }
+  if (head[0] === 0x50 && head[1] === 0x4b && head[2] === 0x03 && head[3] === 0x04) {
+    return "it is a zip archive. Unpack it first and give the .gguf file inside.";
+  }
+  // safetensors: an 8-byte little-endian header length, then the JSON header.
+  if (head.length > 8 && head[8] === 0x7b && head[6] === 0 && head[7] === 0) {
+    return "it is a safetensors model, which llama.cpp cannot load. Use the model's GGUF build (on Hugging " +
+      "Face, a repository named …-GGUF).";
+  }
+  const text = new TextDecoder().decode(head).trimStart();
+  if (text.startsWith("version https://git-lfs")) {
+    return "it is a Git LFS pointer, not the model. Fetch the model itself (git lfs pull), or download it " +
+      "with 'oam models pull <url>'.";
+  }
+  if (/^<(!doctype html|html|\?xml|head|body)/i.test(text)) {
+    return "it is a web page (HTML), such as an error or sign-in page a download saved. Download the model " +
+      "again ('oam models pull <url>' checks what it saves).";
+  }
+  return "it does not start with 'GGUF'. Give a model in GGUF format (a .gguf file, such as one 'oam models " +
+    "pull <url>' downloads).";
+}
+
+/** The first bytes of an open file (as many as one read gives, up to 64). */
+async function firstBytes(file: Deno.FsFile): Promise<Uint8Array> {
+  const head = new Uint8Array(64);
+  const n = await file.read(head);
+  return head.subarray(0, n ?? 0);
+}
+
+/**
+ * Checks that `path` is a readable GGUF file and returns its real path; cheap, no package needed. A `path`
+ * without a slash that is no file names a model in the cache of `oam models pull` (see gguf_cache.ts).
+ * Otherwise fails with a `model_unavailable` BridgeError (`data.path`) that names the problem and what to do:
+ * a missing file with the folder it was looked for in and the `.gguf` files there, a folder with the
+ * `.gguf` files in it, a file that is not GGUF with what it is instead (gzip, zip, safetensors, a Git LFS
+ * pointer, a web page, empty).
+ *
+ * @example
+ * ```ts
+ * import { checkModelFile } from "./gguf_file.ts";
+ * await checkModelFile("/models/tiny-chat.gguf").catch((error) => error.message);
+ * // "The model file '/models/tiny-chat.gguf' does not exist; there is no folder /models."
+ * ```
+ */
+export async function checkModelFile(path: string): Promise<string> {
+  let real: string;
+  try {
+    real = await Deno.realPath(path).catch(async (error) => {
+      if (!(error instanceof Deno.errors.NotFound)) throw error;
+      const cached = await findCachedModel(path);
+      if (cached === null) throw error;
+      return await Deno.realPath(cached.path);
+    });
+    const info = await Deno.stat(real);
+    if (info.isDirectory) {
+      const files = await ggufFilesIn(real);
+      const inside = files ? `give a .gguf file in it (it has: ${files})` : "give a .gguf file (it has none)";
+      throw unavailable(`The model path '${path}' is a folder, not a file: ${inside}.`, { path });
+    }
+    if (!info.isFile) throw unavailable(`The model path '${path}' is not a file.`, { path });
+    const file = await Deno.open(real, { read: true });
+    try {
+      const head = await firstBytes(file);
+      if (new TextDecoder().decode(head.subarray(0, 4)) !== "GGUF") {
+        throw unavailable(`The model file '${path}' is not a GGUF file: ${notGgufReason(path, head)}`, {
+          path,
+        });
+      }
+    } finally {
+      file.close();
+    }
+  } catch (error) {
+    if (error instanceof BridgeError) throw error;
+    if (error instanceof Deno.errors.NotFound) {
+      if (/[\\/]/.test(path)) throw unavailable(await missingFileMessage(path), { path });
+      const dir = modelsCacheDir();
+      const where = dir === null
+        ? ""
+        : `, and no cached model is called that (in ${dir}: 'oam models list' shows ` +
+          "them, 'oam models pull <url>' downloads one)";
+      throw unavailable(`The model file '${path}' does not exist${where}.`, { path });
+    }
+    if (isPermissionError(error)) {
+      throw unavailable(`Reading the model file '${path}' needs --allow-read.`, { path });
+    }
+    throw unavailable(`The model file '${path}' cannot be read: ${message(error)}`, { path }, error);
+  }
+  return real;
+}
