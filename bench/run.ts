@@ -119,18 +119,23 @@ async function pipeline(
   await counter.until(base + lines.length);
 }
 
-/**
- * Starts `args`, answers `setup` (in chunks of 200, below the per-session queue bound, each answered before the
- * next), then `warm` untimed and `lines` timed, both pipelined.
- */
-async function drive(args: string[], setup: string[], warm: string[], lines: string[]): Promise<Run> {
-  const child = new Deno.Command(Deno.execPath(), {
+/** Starts `deno <args>` in the repository with piped input and output. */
+function startDeno(args: string[]): Deno.ChildProcess {
+  return new Deno.Command(Deno.execPath(), {
     args,
     cwd: root,
     stdin: "piped",
     stdout: "piped",
     stderr: "inherit",
   }).spawn();
+}
+
+/**
+ * Starts `args`, answers `setup` (in chunks of 200, below the per-session queue bound, each answered before the
+ * next), then `warm` untimed and `lines` timed, both pipelined.
+ */
+async function drive(args: string[], setup: string[], warm: string[], lines: string[]): Promise<Run> {
+  const child = startDeno(args);
   const writer = child.stdin.getWriter();
   const counter = new ResponseCounter();
   const reading = counter.read(child.stdout, setup.length + warm.length + lines.length);
@@ -248,13 +253,7 @@ async function measure(
  */
 async function turnAnswer(): Promise<unknown> {
   const input = [sessionSetup[0], turns[0]].join("\n") + "\n";
-  const child = new Deno.Command(Deno.execPath(), {
-    args: bridge,
-    cwd: root,
-    stdin: "piped",
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
+  const child = startDeno(bridge);
   const writer = child.stdin.getWriter();
   await writer.write(new TextEncoder().encode(input));
   await writer.close();

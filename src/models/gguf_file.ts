@@ -7,17 +7,20 @@
 import { BridgeError } from "../protocol/errors.ts";
 import { findCachedModel, modelsCacheDir } from "./gguf_cache.ts";
 
-function message(error: unknown): string {
+/** The message of anything thrown. */
+export function message(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
-function isPermissionError(error: unknown): boolean {
+/** A missing Deno permission, by its name or by its message (node-llama-cpp rethrows some as plain errors). */
+export function isPermissionError(error: unknown): boolean {
   return error instanceof Error &&
     (error.name === "NotCapable" || error.name === "PermissionDenied" ||
       /Requires \w+ access/.test(error.message));
 }
 
-function unavailable(text: string, data: Record<string, string> = {}, cause?: unknown): BridgeError {
+/** A `model_unavailable` error with `text`, its `data`, and the error that caused it. */
+export function unavailable(text: string, data: Record<string, string> = {}, cause?: unknown): BridgeError {
   const e = BridgeError.of("model_unavailable", text, data);
   return cause === undefined ? e : e.withCause(cause);
 }

@@ -25,7 +25,7 @@ import {
   type LlamaGpu,
   type LlamaModelConfig,
 } from "./llama_config.ts";
-import { checkModelFile } from "./gguf_file.ts";
+import { checkModelFile, isPermissionError, message, unavailable } from "./gguf_file.ts";
 import { SequencePool } from "./llama_pool.ts";
 import { endSentence } from "../util/text.ts";
 import { stderrQueue } from "../util/stderr_queue.ts";
@@ -102,21 +102,6 @@ let runtimeClock = 0;
  * file no context uses any more with them.
  */
 export const MAX_LLAMA_CONTEXTS = 4;
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function isPermissionError(error: unknown): boolean {
-  return error instanceof Error &&
-    (error.name === "NotCapable" || error.name === "PermissionDenied" ||
-      /Requires \w+ access/.test(error.message));
-}
-
-function unavailable(text: string, data: Record<string, string> = {}, cause?: unknown): BridgeError {
-  const e = BridgeError.of("model_unavailable", text, data);
-  return cause === undefined ? e : e.withCause(cause);
-}
 
 function stderrLine(text: string): void {
   stderrQueue.push(`[node-llama-cpp] ${text.trimEnd()}\n`);
