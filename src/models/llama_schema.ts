@@ -2,9 +2,11 @@
  * Generation schema (the bridge's normalised JSON Schema dialect, see `src/schema/convert.ts`) → the JSON
  * Schema subset node-llama-cpp compiles into a grammar (`GbnfJsonSchema`).
  *
- * What the grammar enforces: object shapes with properties in generation order and the required ones
- * present, no other properties (any, when `additionalProperties` is `true`; an object of an answer or of a
- * tool's arguments that the client's JSON Schema leaves open, `{"type": "object"}`, takes any members),
+ * What the grammar enforces: object shapes with properties in generation order, every one present
+ * (node-llama-cpp's grammar generates each listed property, `required` or not: an optional member is filled,
+ * which the client's schema allows), no other properties (any, when `additionalProperties` is `true`; an
+ * object of an answer or of a tool's arguments that the client's JSON Schema leaves open, `{"type":
+ * "object"}`, takes any members),
  * enums and consts (of strings, and — when the generation schema is the conversion of the client's schema —
  * of the client's numbers and booleans too: FoundationModels' generation schema holds those as strings, a
  * range or a described type, the grammar generates the values themselves), unions, arrays with item counts,
