@@ -192,3 +192,21 @@ Deno.test("GGUF tool call: a tool's non-string enum arguments are generated as n
   const generated = tool.parameters.properties as Record<string, JsonObject>;
   assert.deepEqual(generated.loud.enum, ["true", "false"]);
 });
+
+Deno.test("GGUF grammar: non-string enums in array items, `$ref`s and union branches keep their values", () => {
+  const jsonSchema: JsonObject = {
+    type: "object",
+    properties: {
+      a: { type: "array", items: { enum: [1, 2] } },
+      b: { $ref: "#/$defs/L" },
+      c: { anyOf: [{ enum: [true] }, { type: "string" }] },
+    },
+    required: ["a", "b", "c"],
+    $defs: { L: { enum: [0.5, 2] } },
+  };
+  const grammar = responseGrammarSchema(responseSchema(jsonSchema)) as JsonObject;
+  const properties = grammar.properties as Record<string, JsonObject>;
+  assert.deepEqual((properties.a.items as JsonObject).enum, [1, 2]);
+  assert.deepEqual(properties.b.enum, [0.5, 2]);
+  assert.deepEqual(memberGrammar(jsonSchema, "c").oneOf, [{ const: true }, { type: "string" }]);
+});
