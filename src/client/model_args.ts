@@ -63,7 +63,8 @@ function misspeltFlag(args: readonly string[]): [string, string] | null {
  *   file, or the name of a model `oam models pull` saved (the bridge looks a name without a slash up in its cache);
  * - `--model '<JSON object>'`: any model type the bridge supports, e.g. `{"type": "openai", …, "apiKey": …}`;
  * - `--model system`; `--model scripted` (as no flag: the scripted model playing `steps`);
- * - otherwise the scripted model playing `steps` (deterministic; works everywhere).
+ * - otherwise the scripted model playing `steps` (deterministic; works everywhere), then `fallback` when it is
+ *   given (a steps file's `fallback`, as `loadPersona` reads it) once they run out.
  *
  * Other arguments are ignored. Throws an `Error` with the accepted forms for a `--model` it cannot read, and
  * one naming the flag it meant for a misspelt one (`--sytem`, `-system`, `--modle gguf:…`) or saying that
@@ -73,12 +74,23 @@ function misspeltFlag(args: readonly string[]): [string, string] | null {
  * ```ts
  * import { modelFromArgs } from "@open-apple-models/bridge";
  * modelFromArgs([], [{ text: "Hi." }]); // { type: "scripted", steps: [{ text: "Hi." }] }
+ * modelFromArgs([], [{ text: "Hi." }], { text: "Bye." });
+ * // { type: "scripted", steps: [{ text: "Hi." }], fallback: { text: "Bye." } }
  * modelFromArgs(["--system"], []); // "system"
  * modelFromArgs(["--model", "openai:http://127.0.0.1:8080/v1#qwen"], []);
  * // { type: "openai", baseURL: "http://127.0.0.1:8080/v1", model: "qwen" }
  * ```
  */
-export function modelFromArgs(args: readonly string[], steps: readonly ScriptStep[]): Model {
+export function modelFromArgs(
+  args: readonly string[],
+  steps: readonly ScriptStep[],
+  fallback?: ScriptStep,
+): Model {
+  const scripted = (): Model => ({
+    type: "scripted",
+    steps,
+    ...(fallback === undefined ? {} : { fallback }),
+  });
   const flag = modelFlag(args)?.trim();
   if (flag === undefined) {
     if (args.includes("--system")) return "system";
@@ -91,10 +103,10 @@ export function modelFromArgs(args: readonly string[], steps: readonly ScriptSte
           `the scripted model plays.)`,
       );
     }
-    return { type: "scripted", steps };
+    return scripted();
   }
   if (flag === "system") return flag;
-  if (flag === "scripted") return { type: "scripted", steps };
+  if (flag === "scripted") return scripted();
   if (flag.startsWith("openai:")) {
     const { baseURL, model } = parseOpenAIModelFlag(flag);
     return { type: "openai", baseURL, model };

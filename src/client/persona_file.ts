@@ -26,7 +26,7 @@ import type { ScriptStep, ToolDefinition } from "./types.ts";
  *   npc: sage.npc, // "wenna": the file's id, as `oam npc` gives it
  *   memory: sage.memory,
  *   options: sage.options,
- *   model: { type: "scripted", steps: sage.steps },
+ *   model: { type: "scripted", steps: sage.steps, fallback: sage.fallback },
  * });
  * (await wenna.talk("Hi, I am Aria.")).line; // "Aria, is it? Sit, mind the nettles."
  * ```
@@ -51,6 +51,12 @@ export interface PersonaFile {
   greeting?: string;
   /** The matching scripted model's steps (`[]` when there is no `.steps.json` beside the file). */
   steps: ScriptStep[];
+  /**
+   * The steps file's `fallback` (`{"steps": […], "fallback": step}`), which the scripted model plays when the
+   * steps run out: pass it on with the steps, `model: {type: "scripted", steps: file.steps, fallback:
+   * file.fallback}` (absent when the file has none).
+   */
+  fallback?: ScriptStep;
 }
 
 /**
@@ -141,7 +147,7 @@ const STEP_KINDS = ["text", "toolCalls", "json", "template", "error"];
  * misspell, for a step that holds none of {@link STEP_KINDS} (`{"txt": …}`); the bridge would refuse it when
  * the NPC is created, naming `model.steps[1]` and neither the file nor the kind.
  */
-function checkStepKinds(path: string | URL, steps: readonly JsonObject[]): void {
+function checkStepKinds(path: string | URL, steps: readonly JsonObject[], label = stepLabel): void {
   for (const [index, step] of steps.entries()) {
     const kind = STEP_KINDS.some((k) =>
       k === "json" ? Object.hasOwn(step, k) : step[k] !== undefined && step[k] !== null
@@ -149,11 +155,19 @@ function checkStepKinds(path: string | URL, steps: readonly JsonObject[]): void 
     if (kind) continue;
     const meant = Object.keys(step).map((key) => nearestName(key, STEP_KINDS)).find((k) => k !== undefined);
     throw new TypeError(
-      `${path}: step ${index + 1} has none of 'text', 'toolCalls', 'json', 'template' or 'error'` +
+      `${path}: ${label(index)} has none of 'text', 'toolCalls', 'json', 'template' or 'error'` +
         `${meant ? ` (did you mean '${meant}'?)` : ""}; got ${shown(step)}.`,
     );
   }
 }
+
+/** How the messages name the step at `index`: counted from 1. */
+function stepLabel(index: number): string {
+  return `step ${index + 1}`;
+}
+
+/** How the messages name the steps file's `fallback`. */
+const fallbackLabel = (): string => "fallback";
 
 /**
  * The steps without the members the bridge does not read, each a warning naming the steps file and the step
@@ -164,12 +178,13 @@ function knownSteps(
   path: string | URL,
   steps: readonly JsonObject[],
   onWarning: (warning: string) => void,
+  label = stepLabel,
 ): ScriptStep[] {
   return steps.map((step, index) => {
     const known = knownStepMembers(step);
     for (const { member, meant } of known.unknown) {
       onWarning(
-        `${path}: step ${index + 1}: unknown key '${member}' was ignored${
+        `${path}: ${label(index)}: unknown key '${member}' was ignored${
           meant ? ` (did you mean '${meant}'?)` : ""
         }.`,
       );
@@ -310,11 +325,13 @@ export async function loadPersona(
   } catch (error) {
     if (!(error instanceof Deno.errors.NotFound)) throw error;
   }
+  let fallback: ScriptStep | undefined;
   if (script !== undefined) {
     const list = isJsonObject(script) ? script.steps : script;
     if (list === undefined || !isSteps(list)) {
       throw new TypeError(`${scriptPath}: expected an array of steps or {"steps": […]}.`);
     }
+    if (isJsonObject(script)) fallback = scriptFallback(scriptPath, script, onWarning);
     checkStepKinds(scriptPath, list);
     steps = knownSteps(scriptPath, list, onWarning);
   }
@@ -322,6 +339,7 @@ export async function loadPersona(
     persona: knownKeys(path, "persona", value.persona, onWarning) as JsonObject & Persona, // has its name
     steps,
   };
+  if (fallback !== undefined) out.fallback = fallback;
   if (typeof value.npc === "string") out.npc = value.npc;
   if (isJsonObject(value.options)) out.options = knownKeys(path, "options", value.options, onWarning);
   if (Array.isArray(value.tools)) {
@@ -334,6 +352,36 @@ export async function loadPersona(
   if (typeof value.greeting === "string") out.greeting = value.greeting;
   else if (value.greeting === true) out.greeting = ""; // as `oam npc` reads it: a bark with no situation
   return out;
+}
+
+/** The keys of a steps file written as an object (PROTOCOL.md §10's scripted model). */
+const SCRIPT_KEYS = ["steps", "fallback"];
+
+/**
+ * The `fallback` of a steps file written as `{"steps": […], "fallback": step}`, checked as a step is (a
+ * TypeError naming the file when it is not a step, a warning for a member nothing reads); a warning for any
+ * other key of the file (`fallbak`), which nothing reads.
+ */
+function scriptFallback(
+  path: string | URL,
+  script: JsonObject,
+  onWarning: (warning: string) => void,
+): ScriptStep | undefined {
+  for (const key of Object.keys(script)) {
+    if (SCRIPT_KEYS.includes(key)) continue;
+    const meant = nearestName(key, SCRIPT_KEYS);
+    onWarning(
+      `${path}: unknown key '${key}' was ignored${meant ? ` (did you mean '${meant}'?)` : ""}; ` +
+        `a steps file is an array of steps or {"steps": […], "fallback"?: step}.`,
+    );
+  }
+  const fallback = script.fallback;
+  if (fallback === undefined) return undefined;
+  if (!isJsonObject(fallback)) {
+    throw new TypeError(`${path}: 'fallback' must be a step object; got ${shown(fallback)}.`);
+  }
+  checkStepKinds(path, [fallback], fallbackLabel);
+  return knownSteps(path, [fallback], onWarning, fallbackLabel)[0];
 }
 
 function isTool(value: JsonValue): value is JsonObject & ToolDefinition {

@@ -2,13 +2,17 @@
  * Generation schema (the bridge's normalised JSON Schema dialect, see `src/schema/convert.ts`) → the JSON
  * Schema subset node-llama-cpp compiles into a grammar (`GbnfJsonSchema`).
  *
- * What the grammar enforces: object shapes with properties in generation order and the required ones
- * present, no other properties (any, when `additionalProperties` is `true`; an object of an answer or of a
- * tool's arguments that the client's JSON Schema leaves open, `{"type": "object"}`, takes any members),
- * string enums, unions, arrays with item counts, integer vs number, booleans, named and recursive types, and
- * integer ranges of up to 257 values (as the list of values). Wider numeric bounds are not expressible there;
- * the backend validates every answer and every tool call's arguments against the client's JSON Schema
- * afterwards.
+ * What the grammar enforces: object shapes with properties in generation order, every one present
+ * (node-llama-cpp's grammar generates each listed property, `required` or not: an optional member is filled,
+ * which the client's schema allows), no other properties (any, when `additionalProperties` is `true`; an
+ * object of an answer or of a tool's arguments that the client's JSON Schema leaves open, `{"type":
+ * "object"}`, takes any members),
+ * enums and consts (of strings, and — when the generation schema is the conversion of the client's schema —
+ * of the client's numbers and booleans too: FoundationModels' generation schema holds those as strings, a
+ * range or a described type, the grammar generates the values themselves), unions, arrays with item counts,
+ * integer vs number, booleans, named and recursive types, and integer ranges of up to 257 values (as the list
+ * of values). Wider numeric bounds are not expressible there; the backend validates every answer and every
+ * tool call's arguments against the client's JSON Schema afterwards.
  * @module
  */
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
@@ -38,10 +42,24 @@ interface Context {
   usesRoot: boolean;
   /** Object types generated as any object (see {@link responseGrammarSchema}). */
   openObjects: ReadonlySet<string>;
+  /** Nodes generated as the client's enum or const values (see {@link responseGrammarSchema}). */
+  literals: ReadonlyMap<JsonObject, readonly JsonValue[]>;
+}
+
+/** What a backend's grammar may generate beyond its generation schema (see {@link clientConversion}). */
+interface Widening {
+  /** The generation schema to convert (a conversion of the client's schema equal to the one given). */
+  generationSchema: JsonObject;
+  openObjects: ReadonlySet<string>;
+  literals: ReadonlyMap<JsonObject, readonly JsonValue[]>;
 }
 
 function convert(schema: JsonValue, context: Context): GbnfSchema {
   if (!isJsonObject(schema)) return {};
+  const literal = context.literals.get(schema);
+  if (literal !== undefined) {
+    return withDescription(literal.length === 1 ? { const: literal[0] } : { enum: [...literal] }, schema);
+  }
   const ref = own(schema, "$ref");
   if (typeof ref === "string") {
     if (ref === "#") {
@@ -132,8 +150,9 @@ function convert(schema: JsonValue, context: Context): GbnfSchema {
 export function grammarSchema(
   generationSchema: JsonObject,
   openObjects: ReadonlySet<string> = new Set(),
+  literals: ReadonlyMap<JsonObject, readonly JsonValue[]> = new Map(),
 ): GbnfSchema {
-  const context: Context = { usesRoot: false, openObjects };
+  const context: Context = { usesRoot: false, openObjects, literals };
   const defs: Record<string, GbnfSchema> = {};
   const sourceDefs = own(generationSchema, "$defs");
   if (isJsonObject(sourceDefs)) {
@@ -162,7 +181,11 @@ export function grammarSchema(
  * ```
  */
 export function responseGrammarSchema(schema: ResponseSchema): GbnfSchema {
-  return grammarSchema(schema.generationSchema, openObjectsOf(schema.generationSchema, schema.jsonSchema));
+  const { generationSchema, openObjects, literals } = clientConversion(
+    schema.generationSchema,
+    schema.jsonSchema,
+  );
+  return grammarSchema(generationSchema, openObjects, literals);
 }
 
 /**
@@ -181,22 +204,32 @@ export function responseGrammarSchema(schema: ResponseSchema): GbnfSchema {
  * ```
  */
 export function toolGrammarSchema(tool: StepTool): GbnfSchema {
-  return grammarSchema(tool.parameters, openObjectsOf(tool.parameters, tool.jsonSchema));
+  const { generationSchema, openObjects, literals } = clientConversion(tool.parameters, tool.jsonSchema);
+  return grammarSchema(generationSchema, openObjects, literals);
 }
 
-/** The open object types of a generation schema that is the conversion of the client's schema (else none). */
-function openObjectsOf(generationSchema: JsonObject, jsonSchema: JsonObject): ReadonlySet<string> {
+/**
+ * When a generation schema is the conversion of the client's schema: that conversion (equal to it), with
+ * its open object types and the nodes that stand for the client's non-string enum and const values; else
+ * the generation schema as it is, widened nowhere.
+ */
+function clientConversion(generationSchema: JsonObject, jsonSchema: JsonObject): Widening {
+  const asItIs: Widening = { generationSchema, openObjects: new Set(), literals: new Map() };
   const title = own(generationSchema, "title");
-  if (typeof title !== "string") return new Set();
+  if (typeof title !== "string") return asItIs;
   let conversion;
   try {
     conversion = convertSchemaWithOpenObjects(jsonSchema, title);
   } catch {
-    return new Set();
+    return asItIs;
   }
-  if (conversion.openObjects.length === 0) return new Set();
-  const same = compactJson(conversion.generationSchema) === compactJson(generationSchema);
-  return same ? new Set(conversion.openObjects) : new Set();
+  if (conversion.openObjects.length === 0 && conversion.literals.size === 0) return asItIs;
+  if (compactJson(conversion.generationSchema) !== compactJson(generationSchema)) return asItIs;
+  return {
+    generationSchema: conversion.generationSchema,
+    openObjects: new Set(conversion.openObjects),
+    literals: conversion.literals,
+  };
 }
 
 /** Whether a tool's argument schema takes no arguments at all (`{}` or an object without properties). */

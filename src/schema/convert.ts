@@ -114,6 +114,13 @@ export interface OpenObjectsConversion extends SchemaConversion {
    * Their warnings are not in `warnings`: they depend on the model ({@link freeFormWarnings}).
    */
   freeForm: FreeFormObject[];
+  /**
+   * The generation schema's nodes (by identity, within `generationSchema`) that stand for the JSON Schema's
+   * non-string `enum` or `const` values, with those values (`null` left out of an enum: it makes the member
+   * optional). FoundationModels generates them as strings, a range or a described type; a backend whose
+   * grammar takes any JSON value (the GGUF grammar) may generate the values themselves.
+   */
+  literals: ReadonlyMap<JsonObject, readonly JsonValue[]>;
 }
 
 /**
@@ -143,6 +150,7 @@ class Converter implements Walk {
   #rootDef: JsonObject | undefined;
   readonly #openObjects: string[] = [];
   readonly #freeForm: FreeFormObject[] = [];
+  readonly #literals = new Map<JsonObject, readonly JsonValue[]>();
   #nodes = 0;
 
   constructor(root: JsonValue) {
@@ -172,6 +180,7 @@ class Converter implements Walk {
       warnings: this.#warnings,
       openObjects: this.#openObjects,
       freeForm: this.#freeForm,
+      literals: this.#literals,
     };
   }
 
@@ -196,6 +205,10 @@ class Converter implements Walk {
 
   noteFreeForm(object: FreeFormObject): void {
     if (!this.#freeForm.some((seen) => seen.path === object.path)) this.#freeForm.push(object);
+  }
+
+  noteLiterals(node: JsonObject, values: readonly JsonValue[]): void {
+    this.#literals.set(node, values);
   }
 
   newSlot(base: string): Slot {

@@ -2,6 +2,8 @@
  * `enum` and `const` in the conversion: string values become a string `enum`; an integer `enum` is enforced
  * as its range with the exact values described; any other value is described instead of enforced (with a
  * warning), and any other `enum` is generated as strings (with a warning that says what the answer holds).
+ * The node of a non-string `enum` or `const` of primitive values is noted with those values
+ * ({@link Walk.noteLiterals}): the GGUF grammar generates the values themselves.
  * @module
  */
 import type { JsonValue } from "../protocol/json.ts";
@@ -36,11 +38,25 @@ export function convertEnum(
     walk.warn(pos.path, `integer enum is enforced as a range ${min}...${max}; exact values are described`);
     const sentence = `One of: ${numbers.map(String).join(", ")}.`;
     const description = describe(walk, { schema, path: pos.path, sentences: [sentence] });
-    return { node: { type: "integer", minimum: min, maximum: max }, description, nullable };
+    const node = { type: "integer", minimum: min, maximum: max };
+    walk.noteLiterals(node, uniqueValues(numbers));
+    return { node, description, nullable };
   }
   walk.warn(pos.path, stringifiedEnumWarning(present));
   const description = describe(walk, { schema, path: pos.path });
-  return { node: { type: "string", enum: unique(present.map(describeValue)) }, description, nullable };
+  const node = { type: "string", enum: unique(present.map(describeValue)) };
+  if (present.every(isPrimitive)) walk.noteLiterals(node, uniqueValues(present));
+  return { node, description, nullable };
+}
+
+/** A string, number or boolean (what a grammar's `enum` takes besides `null`). */
+function isPrimitive(value: JsonValue): boolean {
+  return typeof value === "string" || typeof value === "number" || typeof value === "boolean";
+}
+
+/** The values without repeats, in their first order. */
+function uniqueValues(values: readonly JsonValue[]): JsonValue[] {
+  return [...new Set(values)];
 }
 
 /** Converts a schema with `const`. */
@@ -54,7 +70,14 @@ export function convertConst(walk: Walk, { schema, pos, value }: SchemaAt & { va
   let fallbackType = "string";
   if (typeof value === "boolean") fallbackType = "boolean";
   else if (typeof value === "number") fallbackType = Number.isInteger(value) ? "integer" : "number";
-  return convertTyped(walk, { schema, pos, fallbackType, sentences: [`Must be exactly ${text}.`] });
+  const converted = convertTyped(walk, {
+    schema,
+    pos,
+    fallbackType,
+    sentences: [`Must be exactly ${text}.`],
+  });
+  if (value === null || isPrimitive(value)) walk.noteLiterals(converted.node, [value]);
+  return converted;
 }
 
 /**

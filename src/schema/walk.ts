@@ -98,4 +98,10 @@ export interface Walk {
    * whether that deserves a warning depends on the model ({@link FreeFormObject}).
    */
   noteFreeForm(object: FreeFormObject): void;
+  /**
+   * Notes a generation-schema node that stands for the JSON Schema's non-string `enum` or `const` values
+   * (generated as strings, as a range, or only described there): a backend whose grammar takes any JSON
+   * value (the GGUF grammar) generates the values themselves.
+   */
+  noteLiterals(node: JsonObject, values: readonly JsonValue[]): void;
 }

@@ -322,3 +322,63 @@ Deno.test("loadPersona: a key of the wrong kind is a TypeError naming it; an unk
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("loadPersona: a steps file's fallback comes back with the steps, checked as a step; an unknown key of the file is named", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/guard.jsonc`, '{"persona": {"name": "Bram"}}');
+    await Deno.writeTextFile(
+      `${dir}/guard.steps.json`,
+      JSON.stringify({ steps: [{ text: "Halt." }], fallback: { text: "Move along.", delay: 5 }, fallbak: 1 }),
+    );
+    const warnings: string[] = [];
+    const guard = await loadPersona(`${dir}/guard.jsonc`, { onWarning: (w) => warnings.push(w) });
+    assert.deepEqual(guard, {
+      persona: { name: "Bram" },
+      steps: [{ text: "Halt." }],
+      fallback: { text: "Move along." },
+    });
+    assert.deepEqual(warnings, [
+      `${dir}/guard.steps.json: unknown key 'fallbak' was ignored (did you mean 'fallback'?); ` +
+      `a steps file is an array of steps or {"steps": […], "fallback"?: step}.`,
+      `${dir}/guard.steps.json: fallback: unknown key 'delay' was ignored (did you mean 'delayMs'?).`,
+    ]);
+    await Deno.writeTextFile(
+      `${dir}/guard.steps.json`,
+      JSON.stringify({ steps: [], fallback: { txt: "Move along." } }),
+    );
+    await assert.rejects(
+      loadPersona(`${dir}/guard.jsonc`),
+      new TypeError(
+        `${dir}/guard.steps.json: fallback has none of 'text', 'toolCalls', 'json', 'template' or 'error' ` +
+          `(did you mean 'text'?); got {"txt":"Move along."}.`,
+      ),
+    );
+    await Deno.writeTextFile(
+      `${dir}/guard.steps.json`,
+      JSON.stringify({ steps: [], fallback: "Move along." }),
+    );
+    await assert.rejects(
+      loadPersona(`${dir}/guard.jsonc`),
+      new TypeError(`${dir}/guard.steps.json: 'fallback' must be a step object; got "Move along.".`),
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("modelFromArgs: a steps file's fallback (loadPersona's) goes to the scripted model with the steps", () => {
+  const fallback = { text: "Move along." };
+  assert.deepEqual(modelFromArgs([], [{ text: "Halt." }], fallback), {
+    type: "scripted",
+    steps: [{ text: "Halt." }],
+    fallback,
+  });
+  assert.deepEqual(modelFromArgs(["--model", "scripted"], [], fallback), {
+    type: "scripted",
+    steps: [],
+    fallback,
+  });
+  assert.deepEqual(modelFromArgs([], [], undefined), { type: "scripted", steps: [] });
+  assert.equal(modelFromArgs(["--system"], [], fallback), "system");
+});

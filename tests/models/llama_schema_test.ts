@@ -153,3 +153,60 @@ Deno.test("GGUF tool call: a nested object without properties in a tool's argume
     wave: { description: "A tool." },
   });
 });
+
+Deno.test("GGUF grammar: non-string enums and consts are generated as the JSON values they are", () => {
+  const cases: [JsonObject, JsonObject][] = [
+    [{ enum: [1, 2, 3] }, { enum: [1, 2, 3] }],
+    // A sparse integer enum: the values, not the range 1…10 the generation schema enforces.
+    [{ type: "integer", enum: [1, 5, 10] }, { enum: [1, 5, 10] }],
+    [{ enum: [0.5, 1.5] }, { enum: [0.5, 1.5] }],
+    [{ enum: [true, false] }, { enum: [true, false] }],
+    [{ enum: ["calm", 2, true] }, { enum: ["calm", 2, true] }],
+    // `null` makes the member optional (generated as one of the other values).
+    [{ enum: [1, 2, null] }, { enum: [1, 2] }],
+    [{ const: 7 }, { const: 7 }],
+    [{ const: false }, { const: false }],
+    [{ const: null }, { const: null }],
+    // String enums stay as they are.
+    [{ enum: ["a", "b"] }, { enum: ["a", "b"] }],
+  ];
+  for (const [member, expected] of cases) {
+    const grammar = { ...memberGrammar(withMember(member), "extra") };
+    delete grammar.description;
+    assert.deepEqual(grammar, expected, JSON.stringify(member));
+  }
+});
+
+Deno.test("GGUF tool call: a tool's non-string enum arguments are generated as numbers and booleans", () => {
+  const tool = clientTool("set_level", {
+    type: "object",
+    properties: { level: { enum: [1, 2, 3] }, loud: { enum: [true, false] }, unit: { const: 3 } },
+    required: ["level", "loud", "unit"],
+  });
+  const params = chatFunctions([tool]).set_level.params as JsonObject;
+  const properties = params.properties as Record<string, JsonObject>;
+  assert.deepEqual(properties.level.enum, [1, 2, 3]);
+  assert.deepEqual(properties.loud.enum, [true, false]);
+  assert.equal(properties.unit.const, 3);
+  // The generation schema the protocol hands out is unchanged.
+  const generated = tool.parameters.properties as Record<string, JsonObject>;
+  assert.deepEqual(generated.loud.enum, ["true", "false"]);
+});
+
+Deno.test("GGUF grammar: non-string enums in array items, `$ref`s and union branches keep their values", () => {
+  const jsonSchema: JsonObject = {
+    type: "object",
+    properties: {
+      a: { type: "array", items: { enum: [1, 2] } },
+      b: { $ref: "#/$defs/L" },
+      c: { anyOf: [{ enum: [true] }, { type: "string" }] },
+    },
+    required: ["a", "b", "c"],
+    $defs: { L: { enum: [0.5, 2] } },
+  };
+  const grammar = responseGrammarSchema(responseSchema(jsonSchema)) as JsonObject;
+  const properties = grammar.properties as Record<string, JsonObject>;
+  assert.deepEqual((properties.a.items as JsonObject).enum, [1, 2]);
+  assert.deepEqual(properties.b.enum, [0.5, 2]);
+  assert.deepEqual(memberGrammar(jsonSchema, "c").oneOf, [{ const: true }, { type: "string" }]);
+});
