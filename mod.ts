@@ -81,7 +81,7 @@ export {
 } from "./src/client/tools.ts";
 export type { SchemaRequired, SchemaTypeValue, SchemaValue } from "./src/client/schema_value.ts";
 export type { JsonInput, JsonMemberInput, JsonObjectInput } from "./src/client/json_input.ts";
-export { modelFromArgs } from "./src/client/model_args.ts";
+export { modelFromArgs, type StepScript } from "./src/client/model_args.ts";
 export { type CachedModel, firstCachedModel } from "./src/client/cached_model.ts";
 export { loadPersona, type LoadPersonaOptions, type PersonaFile } from "./src/client/persona_file.ts";
 

@@ -3,7 +3,7 @@
 import { Bridge, loadPersona, modelFromArgs } from "../mod.ts";
 
 const shop = await loadPersona(new URL("../personas/shopkeeper.jsonc", import.meta.url));
-const model = modelFromArgs(Deno.args, shop.steps);
+const model = modelFromArgs(Deno.args, shop);
 const stock: Record<string, number> = { ale: 3, stew: 1 };
 const say = (text: string) => Deno.stdout.writeSync(new TextEncoder().encode(text));
 await using bridge = await Bridge.open();

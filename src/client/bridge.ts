@@ -247,7 +247,7 @@ function wholePersonaFile(persona: unknown): string | null {
   const named = typeof name === "string" ? ` named ${shown(name)}` : "";
   return `bridge.createNpc(): the persona has no 'name' but a 'persona'${named}: it looks like a ` +
     `whole persona file. Pass its parts: bridge.createNpc(file.persona, { npc: file.npc, options: file.options, tools: ` +
-    `file.tools, memory: file.memory, model: modelFromArgs(Deno.args, file.steps) }).`;
+    `file.tools, memory: file.memory, model: modelFromArgs(Deno.args, file) }).`;
 }
 
 /** The wait options of `options`, and the rest (what is sent). */

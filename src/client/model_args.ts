@@ -54,6 +54,18 @@ function misspeltFlag(args: readonly string[]): [string, string] | null {
   return null;
 }
 
+/** A scripted model's steps and the step it plays once they run out (`loadPersona`'s result is one). */
+export interface StepScript {
+  /** The steps, played in order. */
+  steps: readonly ScriptStep[];
+  /** Played for every turn after the steps run out (a steps file's `fallback`). */
+  fallback?: ScriptStep;
+}
+
+function isStepList(script: readonly ScriptStep[] | StepScript): script is readonly ScriptStep[] {
+  return Array.isArray(script);
+}
+
 /**
  * The `model` for a script's NPCs and sessions from its arguments:
  *
@@ -63,8 +75,9 @@ function misspeltFlag(args: readonly string[]): [string, string] | null {
  *   file, or the name of a model `oam models pull` saved (the bridge looks a name without a slash up in its cache);
  * - `--model '<JSON object>'`: any model type the bridge supports, e.g. `{"type": "openai", …, "apiKey": …}`;
  * - `--model system`; `--model scripted` (as no flag: the scripted model playing `steps`);
- * - otherwise the scripted model playing `steps` (deterministic; works everywhere), then `fallback` when it is
- *   given (a steps file's `fallback`, as `loadPersona` reads it) once they run out.
+ * - otherwise the scripted model playing the script (deterministic; works everywhere): its steps, then its
+ *   `fallback` once they run out when `script` has one (pass `loadPersona`'s result itself, which carries a
+ *   steps file's `fallback`, or a list of steps).
  *
  * Other arguments are ignored. Throws an `Error` with the accepted forms for a `--model` it cannot read, and
  * one naming the flag it meant for a misspelt one (`--sytem`, `-system`, `--modle gguf:…`) or saying that
@@ -74,18 +87,15 @@ function misspeltFlag(args: readonly string[]): [string, string] | null {
  * ```ts
  * import { modelFromArgs } from "@open-apple-models/bridge";
  * modelFromArgs([], [{ text: "Hi." }]); // { type: "scripted", steps: [{ text: "Hi." }] }
- * modelFromArgs([], [{ text: "Hi." }], { text: "Bye." });
+ * modelFromArgs([], { steps: [{ text: "Hi." }], fallback: { text: "Bye." } });
  * // { type: "scripted", steps: [{ text: "Hi." }], fallback: { text: "Bye." } }
  * modelFromArgs(["--system"], []); // "system"
  * modelFromArgs(["--model", "openai:http://127.0.0.1:8080/v1#qwen"], []);
  * // { type: "openai", baseURL: "http://127.0.0.1:8080/v1", model: "qwen" }
  * ```
  */
-export function modelFromArgs(
-  args: readonly string[],
-  steps: readonly ScriptStep[],
-  fallback?: ScriptStep,
-): Model {
+export function modelFromArgs(args: readonly string[], script: readonly ScriptStep[] | StepScript): Model {
+  const { steps, fallback } = isStepList(script) ? { steps: script, fallback: undefined } : script;
   const scripted = (): Model => ({
     type: "scripted",
     steps,

@@ -53,8 +53,8 @@ export interface PersonaFile {
   steps: ScriptStep[];
   /**
    * The steps file's `fallback` (`{"steps": […], "fallback": step}`), which the scripted model plays when the
-   * steps run out: pass it on with the steps, `model: {type: "scripted", steps: file.steps, fallback:
-   * file.fallback}` (absent when the file has none).
+   * steps run out (absent when the file has none): `modelFromArgs(Deno.args, file)` passes it on with the
+   * steps, as does `model: {type: "scripted", steps: file.steps, fallback: file.fallback}`.
    */
   fallback?: ScriptStep;
 }

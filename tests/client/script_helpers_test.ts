@@ -369,16 +369,16 @@ Deno.test("loadPersona: a steps file's fallback comes back with the steps, check
 
 Deno.test("modelFromArgs: a steps file's fallback (loadPersona's) goes to the scripted model with the steps", () => {
   const fallback = { text: "Move along." };
-  assert.deepEqual(modelFromArgs([], [{ text: "Halt." }], fallback), {
+  assert.deepEqual(modelFromArgs([], { steps: [{ text: "Halt." }], fallback }), {
     type: "scripted",
     steps: [{ text: "Halt." }],
     fallback,
   });
-  assert.deepEqual(modelFromArgs(["--model", "scripted"], [], fallback), {
+  assert.deepEqual(modelFromArgs(["--model", "scripted"], { steps: [], fallback }), {
     type: "scripted",
     steps: [],
     fallback,
   });
-  assert.deepEqual(modelFromArgs([], [], undefined), { type: "scripted", steps: [] });
-  assert.equal(modelFromArgs(["--system"], [], fallback), "system");
+  assert.deepEqual(modelFromArgs([], { steps: [] }), { type: "scripted", steps: [] });
+  assert.equal(modelFromArgs(["--system"], { steps: [], fallback }), "system");
 });
