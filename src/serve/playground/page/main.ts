@@ -18,6 +18,7 @@ import { byId, debounce, download, fileName, focusLost, followSkipLinks, h, pret
 import { Editor } from "./editor.ts";
 import type { Check } from "./fields.ts";
 import { fetchServerInfo, Link, type ServerInfo } from "./link.ts";
+import { seenNow, visitTime } from "./last_visit.ts";
 import { LogView } from "./log_view.ts";
 import { SAMPLE_PERSONA, SAMPLE_SCRIPT } from "./samples.ts";
 import { barkHint, type ScriptedRun, scriptHint, unavailableHint } from "./script_hint.ts";
@@ -294,9 +295,7 @@ class Playground {
     const last = this.saved.lastState;
     if (!isObject(last) || !isObject(last.state)) return "";
     const persona = isObject(last.state.persona) ? last.state.persona : {};
-    return `${typeof persona.name === "string" ? persona.name : "NPC"}, ${
-      typeof last.savedAt === "string" ? last.savedAt : ""
-    }`
+    return `${typeof persona.name === "string" ? persona.name : "NPC"}, ${visitTime(last.savedAt)}`
       .replace(/, $/, "");
   }
 
@@ -719,7 +718,7 @@ class Playground {
         npc: r.npc.id,
         state: state as unknown as JsonValue,
         world: r.world ? { world: r.world.id, state: world as JsonValue } : null,
-        savedAt: new Date().toLocaleTimeString(),
+        savedAt: seenNow(),
       };
       this.persist();
     } catch (error) {
