@@ -88,6 +88,26 @@ Deno.test("an edit form left open while the NPC changes its value says so, keeps
       0,
       "the note goes with the new value taken",
     );
+
+    // Removed meanwhile (a tool, the bridge): the form stays with the draft, and says so.
+    await value.fill("12");
+    await page.evaluate(() =>
+      (globalThis as unknown as {
+        playground: { running: { world: { remove(p: string): Promise<unknown> } } };
+      })
+        .playground.running.world.remove("player.gold")
+    );
+    await page.locator("#state-body .world-log li").filter({ hasText: "player.gold: 16 → (removed)" })
+      .waitFor();
+    assert.equal(await value.inputValue(), "12");
+    assert.equal(
+      await form.locator(".changed-underneath").textContent(),
+      "player.gold was removed meanwhile (the bridge). Save writes your 12 back.",
+    );
+    await value.press("Enter");
+    await page.locator("#state-body .world-log li").filter({ hasText: "player.gold: (new) → 12 · you" })
+      .waitFor();
+    assert.equal(await form.count(), 0);
     assert.deepEqual(browser.errors, []);
   });
 });

@@ -157,8 +157,14 @@ export class WorldTree {
     if (isObject(this.#state)) {
       for (const [key, value] of Object.entries(this.#state)) list.append(this.#node(key, key, value));
     }
+    // An edit whose value was removed meanwhile keeps its form (and the draft) below the tree, where it says so.
+    const e = this.#editing;
+    const removed = e?.kind === "edit" && e.path !== "" && this.#at(e.path) === undefined;
     this.#tree.replaceChildren(
       list,
+      removed
+        ? h("div", { class: "row" }, h("code", { text: e.path }), ": ", this.#editForm(e.path, false))
+        : "",
       this.#editForm("", false),
       h("div", { class: "row" }, this.#addButton("")),
     );
