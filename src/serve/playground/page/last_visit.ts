@@ -1,8 +1,14 @@
 /**
- * When the page last saw the NPC's state, as the "last visit" labels show it: the time alone on the same day,
- * the date and time on another (a time alone read as today's).
+ * The NPC's last state the page saw, as the "last visit" labels name it ("Mira, 9:49:51 AM"): the persona's
+ * name, and when it was seen, the time alone on the same day, the date and time on another (a time alone read
+ * as today's).
  * @module
  */
+import type { JsonValue } from "../../../protocol/json.ts";
+
+function isObject(value: unknown): value is { [key: string]: JsonValue } {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}
 
 /** When the state was seen, as kept in the page's storage (`savedAt`): an ISO date and time. */
 export function seenNow(now: Date = new Date()): string {
@@ -28,4 +34,20 @@ export function visitTime(savedAt: unknown, now: Date = new Date()): string {
   return sameDay
     ? at.toLocaleTimeString()
     : at.toLocaleString(undefined, { dateStyle: "medium", timeStyle: "medium" });
+}
+
+/**
+ * The label of the last state seen (`{npc, state, world, savedAt}`, as the page keeps it): "Mira, 9:49:51 AM"
+ * (the persona's name, "NPC" without one, and {@link visitTime}); `""` when there is none.
+ *
+ * @example
+ * ```ts
+ * lastVisitLabel({ state: { persona: { name: "Mira" } }, savedAt: "9:49:51 AM" }); // "Mira, 9:49:51 AM"
+ * ```
+ */
+export function lastVisitLabel(last: JsonValue | null, now: Date = new Date()): string {
+  if (!isObject(last) || !isObject(last.state)) return "";
+  const persona = isObject(last.state.persona) ? last.state.persona : {};
+  return `${typeof persona.name === "string" ? persona.name : "NPC"}, ${visitTime(last.savedAt, now)}`
+    .replace(/, $/, "");
 }
