@@ -19,11 +19,9 @@ function isObject(value: unknown): value is JsonObject {
  * text with the objects' keys sorted: an NPC started or applied from settings with the same text runs as the
  * editor has it.
  *
- * @example
- * ```ts
- * settingsKey({ persona: { role: "innkeeper", name: "Mira" } }, undefined) ===
- *   settingsKey({ persona: { name: "Mira", role: "innkeeper" }, tools: [] }, null); // true
- * ```
+ * For example (not a doc test: this module needs the DOM):
+ *   settingsKey({ persona: { role: "innkeeper", name: "Mira" } }, undefined) ===
+ *     settingsKey({ persona: { name: "Mira", role: "innkeeper" }, tools: [] }, null); // true
  */
 export function settingsKey(
   from: { persona?: JsonValue; options?: JsonValue; tools?: JsonValue },
@@ -44,12 +42,10 @@ export function settingsKey(
  * The NPC running now, as the status line knows it: its name, and the {@link settingsKey} of what it was
  * started or applied with (null when unknown: a restored NPC runs on its saved settings).
  *
- * @example
- * ```ts
- * const running = new RunningNpc();
- * running.set("Mira", settingsKey({ persona: { name: "Mira" } }, null));
- * running.stale(settingsKey({ persona: { name: "Mira", role: "innkeeper" } }, null)); // true
- * ```
+ * For example (not a doc test: this module needs the DOM):
+ *   const running = new RunningNpc();
+ *   running.set("Mira", settingsKey({ persona: { name: "Mira" } }, null));
+ *   running.stale(settingsKey({ persona: { name: "Mira", role: "innkeeper" } }, null)); // true
  */
 export class RunningNpc {
   #name: string | null = null;

@@ -17,11 +17,9 @@ export interface CutReply {
 /**
  * The connection pill, Reconnect, the retries and the banner; `connect` opens a fresh connection.
  *
- * @example
- * ```ts ignore
- * const bar = new ConnectionBar(() => void link.connect());
- * bar.closed("The server stopped.", null); // "Not connected", the banner, a retry in 1 s
- * ```
+ * For example (not a doc test: this module needs the DOM):
+ *   const bar = new ConnectionBar(() => void link.connect());
+ *   bar.closed("The server stopped.", null); // "Not connected", the banner, a retry in 1 s
  */
 export class ConnectionBar {
   readonly #connect: () => void;
@@ -98,11 +96,9 @@ export class ConnectionBar {
 /**
  * How the model's availability reads: "available", "unavailable (reason: detail)", or "availability unknown".
  *
- * @example
- * ```ts
- * availabilityText({ available: false, reason: "unknown", detail: "Cannot reach the model server" });
- * // "unavailable (unknown: Cannot reach the model server)"
- * ```
+ * For example (not a doc test: this module needs the DOM):
+ *   availabilityText({ available: false, reason: "unknown", detail: "Cannot reach the model server" });
+ *   // "unavailable (unknown: Cannot reach the model server)"
  */
 export function availabilityText(availability: ModelAvailability | undefined): string {
   return availability === undefined
