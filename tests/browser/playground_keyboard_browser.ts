@@ -99,7 +99,7 @@ async function startWithKeyboard(page: Page): Promise<void> {
   await npcReady(page);
 }
 
-Deno.test("keyboard: the focus stays on Start after it runs, goes to the player's line after an answered call and after Say; the end of a conversation is announced", async () => {
+Deno.test("keyboard: the focus stays on Start after it runs, goes to the player's line after an answered call, after Say and after a picked player option; the end of a conversation is announced", async () => {
   await withPlayground("failed-keyboard-focus", async (browser) => {
     const { page } = browser;
     await useScript(page);
@@ -135,7 +135,11 @@ Deno.test("keyboard: the focus stays on Start after it runs, goes to the player'
     // Turn 3 from a player option: its reply ends the conversation, and the announcement says so too.
     await page.focus('.turn[data-turn="2"] .player-options button');
     await page.keyboard.press("Enter");
+    // Before: the focus stayed on the picked option, back in turn 2; like Say, the pick hands it to the
+    // player's line, where the designer goes on.
+    assert.equal(await focused(page), "textarea#player-line");
     await page.locator('.turn[data-turn="3"] .npc[aria-busy="false"]').waitFor();
+    assert.equal(await focused(page), "textarea#player-line");
     assert.equal(
       await page.locator("#conversation-body > p.visually-hidden[aria-live]").textContent(),
       "Mira (amused): Off with you, then. Come back when it rains. Mira ended the conversation.",

@@ -207,3 +207,43 @@ Deno.test("Save memory while a call waits for its answer: the form says it saves
     assert.deepEqual(browser.errors, []);
   });
 });
+
+Deno.test("the last visit's label shows only the time on the same day, and the date on a later day", async () => {
+  await withPlayground("failed-session-last-visit-date", async (browser) => {
+    const { page } = browser;
+    // The page's clock: the visit on 1 March, the reloads on the same day and then on the next one.
+    await page.clock.setFixedTime(new Date("2026-03-01T09:49:51Z"));
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    await page.click("#start");
+    await npcReady(page);
+    await page.fill("#player-line", "Hello there.");
+    await page.press("#player-line", "Enter");
+    await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
+    await page.waitForFunction(() =>
+      JSON.parse(localStorage.getItem("oam-playground/v1") ?? "{}").lastState != null
+    );
+    const offer = page.locator("ol.turns li.note").filter({ hasText: "The NPC of your last visit" });
+    const label = async () => /\(Mira, ([^)]*)\) went with/.exec(await offer.textContent() ?? "")?.[1] ?? "";
+
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    const sameDay = await label();
+    assert.match(sameDay, /\d:\d\d:\d\d/);
+    assert.doesNotMatch(sameDay, /2026/, "the same day: the time alone");
+
+    await page.clock.setFixedTime(new Date("2026-03-02T10:00:00Z"));
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    // Before: "Mira, 9:49:51 AM" the next day too, which reads as a time of today.
+    const nextDay = await label();
+    assert.match(nextDay, /2026/, `the date is shown: ${nextDay}`);
+    assert.match(nextDay, /\d:\d\d:\d\d/);
+    await page.click("#tab-state-save");
+    assert.equal(
+      await page.locator("#restore-last").textContent(),
+      `Restore the last state seen (Mira, ${nextDay})`,
+    );
+    assert.deepEqual(browser.errors, []);
+  });
+});

@@ -1,11 +1,13 @@
 /// <reference lib="dom" />
 /**
  * The World tab in a real headless Chromium while the NPC's turn runs: a value the designer edits while a
- * call waits for its answer is logged as the designer's change, the NPC's own writes as the NPC's.
+ * call waits for its answer is logged as the designer's change, the NPC's own writes as the NPC's; an edit
+ * form left open while the NPC changes its value says so, keeps the draft, and offers the new value.
  *
  *   deno test --allow-all tests/browser/playground_world_browser.ts   (needs Chromium, see playground_browser.ts)
  */
 import assert from "node:assert/strict";
+import type { Page } from "npm:playwright-core@1.65.2";
 import { npcReady, withPlayground } from "./browser_fixture.ts";
 
 Deno.test("world edits while a call waits for its answer: the change log says the designer made them, and the NPC's write as the NPC's", async () => {
@@ -48,3 +50,69 @@ Deno.test("world edits while a call waits for its answer: the change log says th
     assert.deepEqual(browser.errors, []);
   });
 });
+
+Deno.test("an edit form left open while the NPC changes its value says so, keeps the draft, and offers the new value", async () => {
+  await withPlayground("failed-world-changed-underneath", async (browser) => {
+    const { page } = browser;
+    // The page's sample script: turn 1 calls check_stock (answered by hand), turn 2 sets player.gold to 16.
+    await page.click("#tab-model");
+    await page.check("#model-script");
+    await page.click("#start");
+    await npcReady(page);
+    await page.click("#tab-state-world");
+    await page.getByRole("button", { name: /^player\.gold is 20; change it/ }).click();
+    const value = page.getByRole("textbox", { name: "New value of player.gold" });
+    await value.fill("25");
+
+    await page.fill("#player-line", "An ale?");
+    await page.press("#player-line", "Enter");
+    await page.locator(".tool-call.pending textarea").fill("3");
+    await page.locator(".tool-call.pending textarea").press("Enter");
+    await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
+    await page.fill("#player-line", "One ale, please.");
+    await page.press("#player-line", "Enter");
+    await page.locator("#state-body .world-log li").filter({ hasText: "player.gold: 20 → 16" }).waitFor();
+
+    // Before: the form still read 25 and said nothing; Save wrote 25 over the NPC's 16 unknowingly.
+    const form = page.locator("#state-body form.world-edit");
+    assert.equal(await value.inputValue(), "25", "the draft is kept");
+    assert.equal(
+      await form.locator(".changed-underneath").textContent(),
+      "player.gold changed meanwhile (the NPC, during a turn): it is 16 now, not 20. Save writes your 25 over it. Use 16",
+    );
+    await form.getByRole("button", { name: "Use 16" }).click();
+    assert.equal(await value.inputValue(), "16");
+    assert.equal(await focusedLabel(page), "New value of player.gold");
+    assert.equal(
+      await form.locator(".changed-underneath").count(),
+      0,
+      "the note goes with the new value taken",
+    );
+
+    // Removed meanwhile (a tool, the bridge): the form stays with the draft, and says so.
+    await value.fill("12");
+    await page.evaluate(() =>
+      (globalThis as unknown as {
+        playground: { running: { world: { remove(p: string): Promise<unknown> } } };
+      })
+        .playground.running.world.remove("player.gold")
+    );
+    await page.locator("#state-body .world-log li").filter({ hasText: "player.gold: 16 → (removed)" })
+      .waitFor();
+    assert.equal(await value.inputValue(), "12");
+    assert.equal(
+      await form.locator(".changed-underneath").textContent(),
+      "player.gold was removed meanwhile (the bridge). Save writes your 12 back.",
+    );
+    await value.press("Enter");
+    await page.locator("#state-body .world-log li").filter({ hasText: "player.gold: (new) → 12 · you" })
+      .waitFor();
+    assert.equal(await form.count(), 0);
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+/** The aria-label of the focused control. */
+function focusedLabel(page: Page): Promise<string> {
+  return page.evaluate(() => document.activeElement?.getAttribute("aria-label") ?? "");
+}

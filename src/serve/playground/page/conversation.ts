@@ -423,6 +423,10 @@ export class Conversation {
       this.#lineInput.value = "";
       this.#saved.line = "";
       this.#host.changed();
+    } else if (this.#list.contains(document.activeElement)) {
+      // Like Say, a picked option hands the focus to the player's line, where the designer goes on: left on
+      // the option, it stays in an earlier turn (and the next pick would answer that turn's options again).
+      this.#lineInput.focus();
     }
     void this.#talk(npc, line, this.#context.value.trim());
   }

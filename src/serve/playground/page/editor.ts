@@ -4,8 +4,9 @@
  * inline), the client tools, the initial world and memory, the model (the bridge's or a script), and the
  * raw JSONC text, all editing one persona document so they stay in sync. Loads and saves persona files.
  *
- * editor_panels.ts builds the tabs' panels and the toolbars; this module keeps the document, the form's
- * field widgets, the syncing between the views, the checks and the status line, loads and saves.
+ * editor_panels.ts builds the tabs' panels and the toolbars, editor_status.ts the status line (the running NPC
+ * compared with the editor, the summary and the list of checks); this module keeps the document, the form's
+ * field widgets, the syncing between the views, the checks, loads and saves.
  * @module
  */
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
@@ -16,7 +17,6 @@ import {
   PersonaDocument,
   type Review,
   reviewDocument,
-  unknownFieldsText,
 } from "./document.ts";
 import { download, fileName, h, pretty, tabs } from "./dom.ts";
 import {
@@ -31,6 +31,7 @@ import {
   startToolbar,
   worldPanel,
 } from "./editor_panels.ts";
+import { checkItem, reviewItems, RunningNpc, settingsKey, statusLine } from "./editor_status.ts";
 import { type FieldWidget, fieldWidget } from "./field_widgets.ts";
 import { type Check, FIELDS, type Section } from "./fields.ts";
 import type { Saved } from "./storage.ts";
@@ -60,60 +61,6 @@ export function pathsIn(message: string): string[] {
     .map((m) => m[0]);
 }
 
-/** A check in the status list: `link` (to the field, tool or script it is about), then its text. */
-function checkItem(check: Check, link: HTMLElement): HTMLElement {
-  return h("li", { class: check.error ? "error" : "warning" }, link, `: ${check.error ?? check.warning}`);
-}
-
-/**
- * What Apply gives a running NPC (its persona, options and client tools) and the model it runs on, as one
- * text with the objects' keys sorted: an NPC started or applied from settings with the same text runs as the
- * editor has it.
- */
-function settingsKey(
-  from: { persona?: JsonValue; options?: JsonValue; tools?: JsonValue },
-  model: JsonValue | undefined,
-): string {
-  const sorted = (v: JsonValue): JsonValue =>
-    Array.isArray(v)
-      ? v.map(sorted)
-      : isObject(v)
-      ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted(v[k])]))
-      : v;
-  return JSON.stringify(
-    sorted([from.persona ?? {}, from.options ?? {}, from.tools ?? [], model ?? null] as JsonValue),
-  );
-}
-
-/**
- * The status summary: whether an NPC is running (`running`, its name) and whether as the editor has it now
- * (`stale`: not), then how many problems block a start (or an apply and a restart, while one runs) or "Ready to
- * start" ("ready to apply or restart"), and how many warnings.
- */
-function statusSummary({ problems, warnings, more, running, stale }: {
-  problems: number;
-  warnings: number;
-  /** A list of checks follows. */
-  more: boolean;
-  /** The name of the NPC running now, or null. */
-  running: string | null;
-  /** The NPC running now is not as the editor has it (its persona, options, tools or model differ). */
-  stale: boolean;
-}): HTMLElement {
-  const blocked = (what: string) => `${problems} problem${problems > 1 ? "s" : ""} to fix before ${what}`;
-  const ready = problems > 0 ? blocked("starting") : "Ready to start";
-  const readyAgain = problems > 0 ? blocked("applying or restarting") : "ready to apply or restart";
-  return h(
-    "p",
-    { class: problems > 0 ? "error summary" : "summary" },
-    running === null
-      ? ready
-      : `${running || "The NPC"} is running${stale ? ", not as the editor has it now" : ""}; ${readyAgain}`,
-    warnings > 0 ? ` (${warnings} warning${warnings > 1 ? "s" : ""})` : "",
-    more ? ":" : ".",
-  );
-}
-
 /** The persona editor. */
 export class Editor {
   /** The persona document. */
@@ -135,9 +82,7 @@ export class Editor {
   readonly #jsoncProblem: HTMLElement;
   readonly #status: HTMLElement;
   /** The name of the NPC running now (the status line says so), or null. */
-  #running: string | null = null;
-  /** The {@link settingsKey} of what the running NPC was started or applied with (null: unknown). */
-  #runningKey: string | null = null;
+  readonly #running = new RunningNpc();
   readonly #result: HTMLElement;
   readonly #staleBanners: HTMLElement[] = [];
   readonly #world: HTMLTextAreaElement;
@@ -436,10 +381,7 @@ export class Editor {
    * editor differs from it.
    */
   setRunning(name: string | null, key: string | null = null): void {
-    if (name === this.#running && key === this.#runningKey) return;
-    this.#running = name;
-    this.#runningKey = name === null ? null : key;
-    this.#renderStatus();
+    if (this.#running.set(name, key)) this.#renderStatus();
   }
 
   /** The {@link settingsKey} of the editor now: what Start or Apply would give the NPC. */
@@ -450,7 +392,7 @@ export class Editor {
 
   /** Whether the NPC running now is not as the editor has it (the syntax problem aside: its last valid text). */
   #stale(): boolean {
-    return this.#running !== null && this.#runningKey !== null && this.#runningKey !== this.settingsKey();
+    return this.#running.stale(this.settingsKey());
   }
 
   /**
@@ -521,53 +463,20 @@ export class Editor {
     return [...this.#bridgeNotes().values()].flat().filter((c) => c.error).length;
   }
 
-  /**
-   * The status line: the JSONC syntax problem (with a link that shows it), a summary (problems that block a
-   * start, warnings), and the list of checks; while the text has a syntax problem, the checks of the file are
-   * paused (those of its last valid version may no longer hold): the summary counts the syntax problem (and
-   * the script's, which does not depend on the file) and a note says the others come back once it is fixed.
-   * The JSONC text box is described by its syntax problem too.
-   */
+  /** The status line ({@link statusLine}); the JSONC text box is described by its syntax problem too. */
   #renderStatus(): void {
     const problem = this.doc.problem;
     const scriptProblem = this.saved.useScript ? this.scriptProblem() : null;
-    const scriptItem = () =>
-      checkItem({ error: scriptProblem! }, this.#jump("Script", "model", () => this.#script.focus()));
-    const items: Node[] = [];
-    if (problem) {
-      items.push(
-        this.#syntaxProblem(problem.message),
-        statusSummary({
-          problems: 1 + (scriptProblem ? 1 : 0),
-          warnings: 0,
-          more: scriptProblem !== null,
-          running: this.#running,
-          stale: this.#stale(),
-        }),
-      );
-      if (scriptProblem) items.push(h("ul", { class: "messages" }, scriptItem()));
-      items.push(
-        h("p", {
-          class: "paused-note",
-          text: "The other checks are paused until the syntax error is fixed.",
-        }),
-      );
-    } else {
-      const list = this.#reviewItems();
-      if (scriptProblem) list.push(scriptItem());
-      const listed = errorCount(this.review) + this.#bridgeErrors() + (scriptProblem ? 1 : 0);
-      items.push(
-        statusSummary({
-          problems: listed,
-          warnings: list.length - listed,
-          more: list.length > 0,
-          running: this.#running,
-          stale: this.#stale(),
-        }),
-      );
-      if (list.length > 0) items.push(h("ul", { class: "messages" }, ...list));
-    }
-    this.#status.replaceChildren(...items);
+    this.#status.replaceChildren(...statusLine({
+      syntax: problem ? this.#syntaxProblem(problem.message) : null,
+      script: scriptProblem
+        ? checkItem({ error: scriptProblem }, this.#jump("Script", "model", () => this.#script.focus()))
+        : null,
+      checks: problem ? [] : this.#reviewItems(),
+      errors: errorCount(this.review) + this.#bridgeErrors(),
+      running: this.#running.name,
+      stale: this.#stale(),
+    }));
     this.#jsoncProblem.textContent = problem?.message ?? "";
   }
 
@@ -586,40 +495,16 @@ export class Editor {
     );
   }
 
-  /**
-   * The review's checks as list items, in order: the file's, each field's and each tool's (with a link to
-   * it), and the unknown fields.
-   */
+  /** The review's checks as list items ({@link reviewItems}), each with a link to its field or tool. */
   #reviewItems(): HTMLElement[] {
-    const review = this.review;
-    const items: HTMLElement[] = review.file.map((c) =>
-      h("li", { class: c.error ? "error" : "warning", text: c.error ?? c.warning ?? "" })
-    );
-    for (const [path, check] of review.fields) {
-      const widget = this.#widgets.find((w) => w.path === path)!;
-      const tab = widget.spec.section === "file" ? "persona" : widget.spec.section;
-      items.push(checkItem(check, this.#jump(widget.spec.label, tab, () => widget.focusable.focus())));
-    }
-    review.tools.forEach((checks, i) => {
-      for (const c of checks) {
-        items.push(checkItem(c, this.#jump(`Tool ${i + 1}`, "tools", () => this.#tools.focus(i))));
-      }
+    return reviewItems(this.review, this.#bridgeNotes(), {
+      field: (path) => {
+        const widget = this.#widgets.find((w) => w.path === path)!;
+        const tab = widget.spec.section === "file" ? "persona" : widget.spec.section;
+        return this.#jump(widget.spec.label, tab, () => widget.focusable.focus());
+      },
+      tool: (i) => this.#jump(`Tool ${i + 1}`, "tools", () => this.#tools.focus(i)),
     });
-    for (const [i, checks] of this.#bridgeNotes()) {
-      for (const c of checks) {
-        items.push(checkItem(c, this.#jump(`Tool ${i + 1}`, "tools", () => this.#tools.focus(i))));
-      }
-    }
-    if (review.unknown.length > 0) {
-      items.push(
-        h(
-          "li",
-          { class: "warning unknown-fields" },
-          unknownFieldsText(review),
-        ),
-      );
-    }
-    return items;
   }
 
   /** A link that selects editor tab `tab` and then calls `focus`. */

@@ -18,12 +18,14 @@ import { byId, debounce, download, fileName, focusLost, followSkipLinks, h, pret
 import { Editor } from "./editor.ts";
 import type { Check } from "./fields.ts";
 import { fetchServerInfo, Link, type ServerInfo } from "./link.ts";
+import { lastVisitLabel, seenNow } from "./last_visit.ts";
 import { LogView } from "./log_view.ts";
 import { SAMPLE_PERSONA, SAMPLE_SCRIPT } from "./samples.ts";
 import { barkHint, type ScriptedRun, scriptHint, unavailableHint } from "./script_hint.ts";
 import { relationshipReasons, StatePanel } from "./state_panel.ts";
 import { loadSaved, type Saved, storeSaved } from "./storage.ts";
 import { answerOf } from "./tool_editor.ts";
+import { availabilityText, ConnectionBar, showModelPill } from "./top_bar.ts";
 import { historyOf } from "./transcript.ts";
 
 function isObject(value: unknown): value is JsonObject {
@@ -95,8 +97,7 @@ class Playground {
   readonly #worldEdits: string[] = [];
   /** The NPC went with a connection that closed (until the next start or restore). */
   #lost = false;
-  #retry: ReturnType<typeof setTimeout> | undefined;
-  #retryDelay = 1000;
+  readonly #bar: ConnectionBar;
   #validated = "";
   /** A Download state is running (one waiting for a reply to end takes no second click). */
   #saving = false;
@@ -125,7 +126,7 @@ class Playground {
     this.conversation = this.#createConversation();
     this.state = this.#createStatePanel();
     this.#mountLog();
-    byId("reconnect").addEventListener("click", () => this.#reconnect());
+    this.#bar = new ConnectionBar(() => void this.link.connect());
     if (this.saved.lastState !== null) this.state.offerLast(this.#lastLabel());
     this.conversation.note(
       "Start the NPC (Start NPC, in the NPC panel), then talk to it here. New NPCs run on the Model tab's script " +
@@ -240,13 +241,6 @@ class Playground {
     setLog(this.saved.logOpen);
   }
 
-  /** The Reconnect button: connect now, and start the retry delay over. */
-  #reconnect(): void {
-    clearTimeout(this.#retry);
-    this.#retryDelay = 1000;
-    void this.link.connect();
-  }
-
   async boot(): Promise<void> {
     this.info = await fetchServerInfo();
     if (this.info) this.editor.followServerModel(this.info.model.name);
@@ -291,27 +285,12 @@ class Playground {
   }
 
   #lastLabel(): string {
-    const last = this.saved.lastState;
-    if (!isObject(last) || !isObject(last.state)) return "";
-    const persona = isObject(last.state.persona) ? last.state.persona : {};
-    return `${typeof persona.name === "string" ? persona.name : "NPC"}, ${
-      typeof last.savedAt === "string" ? last.savedAt : ""
-    }`
-      .replace(/, $/, "");
+    return lastVisitLabel(this.saved.lastState);
   }
 
   #linkState(state: string, detail?: string): void {
-    const status = byId("connection-status");
-    const banner = byId("banner");
-    const reconnect = byId<HTMLButtonElement>("reconnect");
-    status.dataset.state = state;
-    // "Not connected" is shown, not said: the alert banner says the bridge went away (once).
-    status.setAttribute("aria-live", state === "closed" ? "off" : "polite");
     if (state === "open") {
-      status.textContent = "Connected to the bridge";
-      banner.hidden = true;
-      reconnect.hidden = true;
-      this.#retryDelay = 1000;
+      this.#bar.open();
       void this.#availability();
       this.#validated = "";
       void this.#validateTools();
@@ -333,31 +312,15 @@ class Playground {
       return;
     }
     if (state === "connecting") {
-      status.textContent = "Connecting…";
+      this.#bar.connecting();
       return;
     }
-    status.textContent = "Not connected";
-    reconnect.hidden = false;
     const had = this.running !== null;
     const cut = had ? this.conversation.cutOff() : null;
     this.running = null;
     this.state.world.show(null, null);
     this.state.showMemory(null);
-    banner.hidden = false;
-    banner.replaceChildren(
-      h("strong", { text: "The bridge went away. " }),
-      `${detail ?? ""} `,
-      cut === null
-        ? ""
-        : `The reply to “${cut.line}” was cut off${cut.back ? ": your line is back in the box" : ""}. `,
-      "Everything you typed is kept in this page. ",
-      h("button", {
-        type: "button",
-        text: "Reconnect now",
-        on: { click: () => byId("reconnect").click() },
-      }),
-      " (it also retries by itself)",
-    );
+    this.#bar.closed(detail, cut);
     const why = (detail ?? "the connection closed").replace(/[.\s]+$/, "");
     // The banner (an alert) says it to a screen reader; the conversation's note is for the eye.
     if (had) {
@@ -368,9 +331,7 @@ class Playground {
       this.conversation.note(`The bridge went away: ${why}.`, "error", true);
     }
     if (this.saved.lastState !== null) this.state.offerLast(this.#lastLabel());
-    clearTimeout(this.#retry);
-    this.#retry = setTimeout(() => void this.link.connect(), this.#retryDelay);
-    this.#retryDelay = Math.min(this.#retryDelay * 2, 10_000);
+    this.#bar.retryLater();
   }
 
   async #availability(): Promise<void> {
@@ -391,32 +352,16 @@ class Playground {
     this.#header();
   }
 
+  /** The bridge's model and its availability, in the editor's Model tab and the top bar's model pill. */
   #header(): void {
-    const server = this.link.server;
     const label = this.info ? `${this.info.model.label}` : "system";
-    const availability = server?.model;
-    const avail = availability === undefined
-      ? "availability unknown"
-      : availability.available
-      ? "available"
-      : `unavailable (${availability.reason ?? "unknown"}${
-        availability.detail ? `: ${availability.detail}` : ""
-      })`;
+    const availability = this.link.server?.model;
     this.editor?.setBridgeModel(
-      `${label}, ${avail}`,
+      `${label}, ${availabilityText(availability)}`,
       availability ? availability.available : null,
       this.info?.model ?? null,
     );
-    const status = byId("model-status");
-    if (this.saved.useScript) {
-      status.textContent = "Model: scripted (the Model tab's script) · always available";
-      status.dataset.available = "true";
-    } else {
-      status.textContent = `Model: ${label} · ${avail}`;
-      status.dataset.available = String(availability?.available ?? "unknown");
-    }
-    // On a phone the pill is cut short: its whole text in the tooltip.
-    status.title = status.textContent;
+    showModelPill(this.saved.useScript, label, availability);
   }
 
   async #validateTools(): Promise<void> {
@@ -719,7 +664,7 @@ class Playground {
         npc: r.npc.id,
         state: state as unknown as JsonValue,
         world: r.world ? { world: r.world.id, state: world as JsonValue } : null,
-        savedAt: new Date().toLocaleTimeString(),
+        savedAt: seenNow(),
       };
       this.persist();
     } catch (error) {

@@ -30,6 +30,21 @@ interface Editing {
   message: string;
   /** The text the designer was asked about and saves again to keep as text (see {@link textInsteadOf}). */
   asked?: string;
+  /** The value the edit started from (or the one taken since with "Use …"): an edit's only. */
+  seen?: JsonValue;
+  /** Who last changed the value while the form was open ("the NPC, during a turn"). */
+  changedBy?: string;
+}
+
+/** The same JSON value. */
+function same(a: JsonValue | undefined, b: JsonValue | undefined): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** A path is `other` or inside it, or the other way round. */
+function overlaps(path: string, other: string): boolean {
+  const under = (a: string, b: string) => b === "" || a === b || a.startsWith(`${b}.`);
+  return under(path, other) || under(other, path);
 }
 
 /**
@@ -105,6 +120,8 @@ export class WorldTree {
   change(change: WorldChange, source: string): void {
     if (this.#state === null) return;
     this.#state = applyChange(this.#state, change);
+    const e = this.#editing;
+    if (e?.kind === "edit" && overlaps(e.path, change.path)) e.changedBy = source;
     this.#render();
     const row = this.#tree.querySelector<HTMLElement>(`[data-path="${CSS.escape(change.path)}"]`);
     if (row) {
@@ -140,8 +157,14 @@ export class WorldTree {
     if (isObject(this.#state)) {
       for (const [key, value] of Object.entries(this.#state)) list.append(this.#node(key, key, value));
     }
+    // An edit whose value was removed meanwhile keeps its form (and the draft) below the tree, where it says so.
+    const e = this.#editing;
+    const removed = e?.kind === "edit" && e.path !== "" && this.#at(e.path) === undefined;
     this.#tree.replaceChildren(
       list,
+      removed
+        ? h("div", { class: "row" }, h("code", { text: e.path }), ": ", this.#editForm(e.path, false))
+        : "",
       this.#editForm("", false),
       h("div", { class: "row" }, this.#addButton("")),
     );
@@ -159,7 +182,10 @@ export class WorldTree {
     const kind = name.slice(0, colon);
     const path = name.slice(colon + 1);
     const candidates = [name];
-    if (["value", "key", "save", "cancel"].includes(kind)) candidates.push(`edit:${path}`, `add:${path}`);
+    if (kind === "use") candidates.push(`value:${path}`);
+    if (["value", "key", "save", "cancel", "use"].includes(kind)) {
+      candidates.push(`edit:${path}`, `add:${path}`);
+    }
     if (kind === "remove") candidates.push(`add:${parentOf(path)}`, "add:");
     for (const candidate of candidates) {
       const el = find(candidate);
@@ -256,7 +282,14 @@ export class WorldTree {
         disabled: !addressable,
         on: {
           click: () => {
-            this.#editing = { path, kind: "edit", key, value: JSON.stringify(value), message: "" };
+            this.#editing = {
+              path,
+              kind: "edit",
+              key,
+              value: JSON.stringify(value),
+              message: "",
+              seen: value,
+            };
             this.#render();
             this.#tree.querySelector<HTMLElement>(`[data-focus="value:${CSS.escape(path)}"]`)?.focus();
           },
@@ -310,6 +343,7 @@ export class WorldTree {
         on: { click: cancel },
       }),
       h("p", { class: "hint", text: "JSON (42, true, null, {…}, […]) or plain text." }),
+      this.#changedUnderneath(e, valueInput),
       e.message ? h("p", { class: "message", role: "alert", text: e.message }) : null,
     );
     form.addEventListener("keydown", (event) => {
@@ -323,6 +357,56 @@ export class WorldTree {
       void this.#commit(isList);
     });
     return form;
+  }
+
+  /**
+   * What an edit form says when its value changed while it was open (the NPC wrote it, the bridge or a tool
+   * did): the value now, with a button that takes it into the form. The draft stays until the designer takes
+   * the new value; null when the value is still the one the edit started from, or what the draft says.
+   */
+  #changedUnderneath(e: Editing, valueInput: HTMLInputElement): HTMLElement | null {
+    if (e.kind !== "edit") return null;
+    const now = this.#at(e.path);
+    if (same(now, e.seen) || same(now, typedValue(e.value))) return null;
+    const by = e.changedBy ? ` (${e.changedBy})` : "";
+    if (now === undefined) {
+      return h("p", {
+        class: "changed-underneath",
+        role: "status",
+        text: `${e.path} was removed meanwhile${by}. Save writes your ${e.value} back.`,
+      });
+    }
+    const shown = brief(JSON.stringify(now), 60);
+    return h(
+      "p",
+      {
+        class: "changed-underneath",
+        role: "status",
+        text: `${e.path} changed meanwhile${by}: it is ${shown} now, not ${
+          brief(JSON.stringify(e.seen), 60)
+        }. Save writes your ${e.value} over it.`,
+      },
+      " ",
+      h("button", {
+        type: "button",
+        class: "small",
+        text: `Use ${shown}`,
+        "aria-label": `Use ${shown}, the value of ${e.path} now, in place of your draft`,
+        "data-focus": `use:${e.path}`,
+        on: {
+          click: () => {
+            e.value = JSON.stringify(now);
+            e.seen = now;
+            e.message = "";
+            delete e.asked;
+            delete e.changedBy;
+            valueInput.value = e.value;
+            this.#render();
+            this.#tree.querySelector<HTMLElement>(`[data-focus="value:${CSS.escape(e.path)}"]`)?.focus();
+          },
+        },
+      }),
+    );
   }
 
   async #commit(isList: boolean): Promise<void> {
