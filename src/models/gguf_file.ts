@@ -19,10 +19,9 @@ export function isPermissionError(error: unknown): boolean {
       /Requires \w+ access/.test(error.message));
 }
 
-/** A `model_unavailable` error with `text`, its `data`, and the error that caused it. */
-export function unavailable(text: string, data: Record<string, string> = {}, cause?: unknown): BridgeError {
-  const e = BridgeError.of("model_unavailable", text, data);
-  return cause === undefined ? e : e.withCause(cause);
+/** A `model_unavailable` error with `text` and its `data` (`.withCause(error)` keeps what caused it). */
+export function unavailable(text: string, data: Record<string, string> = {}): BridgeError {
+  return BridgeError.of("model_unavailable", text, data);
 }
 
 /** At most this many file names in a message; the rest are counted. */
@@ -184,7 +183,9 @@ export async function checkModelFile(path: string): Promise<string> {
     if (isPermissionError(error)) {
       throw unavailable(`Reading the model file '${path}' needs --allow-read.`, { path });
     }
-    throw unavailable(`The model file '${path}' cannot be read: ${message(error)}`, { path }, error);
+    throw unavailable(`The model file '${path}' cannot be read: ${message(error)}`, { path }).withCause(
+      error,
+    );
   }
   return real;
 }

@@ -158,7 +158,7 @@ export function loadLlamaModule(): Promise<LlamaModule> {
     const hint = isPermissionError(error) ? ` It needs ${LLAMA_PERMISSIONS} ${LLAMA_TASK_HINT}.` : FETCH_HINT;
     // Deno's fetch failure is a chain of causes, one per line ("…\n    0: error sending request …").
     const why = message(error).replace(/\s*\n\s*(\d+: )?/g, ": ");
-    throw unavailable(`node-llama-cpp could not be loaded: ${endSentence(why)}${hint}`, {}, error);
+    throw unavailable(`node-llama-cpp could not be loaded: ${endSentence(why)}${hint}`).withCause(error);
   });
   return modulePromise;
 }
@@ -210,9 +210,9 @@ function getLlamaFor(gpu: LlamaGpu): Promise<Llama> {
     }).catch((error) => {
       llamas.delete(key);
       if (error instanceof BridgeError) throw error;
-      if (isNoBinaryError(error)) throw unavailable(noBinaryMessage(gpu), {}, error);
+      if (isNoBinaryError(error)) throw unavailable(noBinaryMessage(gpu)).withCause(error);
       const hint = isPermissionError(error) ? ` It needs ${LLAMA_PERMISSIONS} ${LLAMA_TASK_HINT}.` : "";
-      throw unavailable(`llama.cpp could not start: ${message(error)}.${hint}`, {}, error);
+      throw unavailable(`llama.cpp could not start: ${message(error)}.${hint}`).withCause(error);
     });
     llamas.set(key, promise);
   }
@@ -232,8 +232,7 @@ function loadModelFile(real: string, gpu: LlamaGpu, shownPath: string): Promise<
           `incomplete or damaged (download it again: 'oam models pull --force <url>'), or its model ` +
           `architecture may be newer than this llama.cpp (node-llama-cpp ${NODE_LLAMA_CPP_VERSION}).`,
         { path: shownPath },
-        error,
-      );
+      ).withCause(error);
     });
     models.set(key, promise);
   }
@@ -296,8 +295,7 @@ async function createRuntime(config: LlamaModelConfig, real: string): Promise<Ll
       `node-llama-cpp could not create a ${wanted}-token context with ${sequences} sequences for ` +
         `'${config.path}': ${message(error)}`,
       { path: config.path },
-      error,
-    );
+    ).withCause(error);
   }
   const grammars = new Map<string, Promise<LlamaGrammar>>();
   const chatWrapper = module.resolveChatWrapper(model);

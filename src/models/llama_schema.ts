@@ -138,7 +138,7 @@ function convert(schema: JsonValue, context: Context): GbnfSchema {
 
 /**
  * The grammar schema of a generation schema (tool arguments or a structured answer); the object types named
- * in `openObjects` take any members.
+ * in `openObjects` take any members, and the nodes in `literals` are generated as the client's values.
  *
  * @example
  * ```ts
@@ -149,8 +149,7 @@ function convert(schema: JsonValue, context: Context): GbnfSchema {
  */
 export function grammarSchema(
   generationSchema: JsonObject,
-  openObjects: ReadonlySet<string> = new Set(),
-  literals: ReadonlyMap<JsonObject, readonly JsonValue[]> = new Map(),
+  { openObjects = new Set(), literals = new Map() }: Partial<Omit<Widening, "generationSchema">> = {},
 ): GbnfSchema {
   const context: Context = { usesRoot: false, openObjects, literals };
   const defs: Record<string, GbnfSchema> = {};
@@ -185,7 +184,7 @@ export function responseGrammarSchema(schema: ResponseSchema): GbnfSchema {
     schema.generationSchema,
     schema.jsonSchema,
   );
-  return grammarSchema(generationSchema, openObjects, literals);
+  return grammarSchema(generationSchema, { openObjects, literals });
 }
 
 /**
@@ -205,7 +204,7 @@ export function responseGrammarSchema(schema: ResponseSchema): GbnfSchema {
  */
 export function toolGrammarSchema(tool: StepTool): GbnfSchema {
   const { generationSchema, openObjects, literals } = clientConversion(tool.parameters, tool.jsonSchema);
-  return grammarSchema(generationSchema, openObjects, literals);
+  return grammarSchema(generationSchema, { openObjects, literals });
 }
 
 /**

@@ -497,13 +497,16 @@ export class Editor {
 
   /** The review's checks as list items ({@link reviewItems}), each with a link to its field or tool. */
   #reviewItems(): HTMLElement[] {
-    return reviewItems(this.review, this.#bridgeNotes(), {
-      field: (path) => {
-        const widget = this.#widgets.find((w) => w.path === path)!;
-        const tab = widget.spec.section === "file" ? "persona" : widget.spec.section;
-        return this.#jump(widget.spec.label, tab, () => widget.focusable.focus());
+    return reviewItems(this.review, {
+      toolNotes: this.#bridgeNotes(),
+      links: {
+        field: (path) => {
+          const widget = this.#widgets.find((w) => w.path === path)!;
+          const tab = widget.spec.section === "file" ? "persona" : widget.spec.section;
+          return this.#jump(widget.spec.label, tab, () => widget.focusable.focus());
+        },
+        tool: (i) => this.#jump(`Tool ${i + 1}`, "tools", () => this.#tools.focus(i)),
       },
-      tool: (i) => this.#jump(`Tool ${i + 1}`, "tools", () => this.#tools.focus(i)),
     });
   }
 

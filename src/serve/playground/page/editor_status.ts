@@ -89,8 +89,12 @@ export interface CheckLinks {
  */
 export function reviewItems(
   review: Review,
-  toolNotes: Map<number, Check[]>,
-  links: CheckLinks,
+  { toolNotes, links }: {
+    /** The bridge's notes on each tool, by its index. */
+    toolNotes: Map<number, Check[]>;
+    /** Where each check's link goes. */
+    links: CheckLinks;
+  },
 ): HTMLElement[] {
   const items: HTMLElement[] = review.file.map((c) =>
     h("li", { class: c.error ? "error" : "warning", text: c.error ?? c.warning ?? "" })

@@ -361,7 +361,7 @@ class Playground {
       availability ? availability.available : null,
       this.info?.model ?? null,
     );
-    showModelPill(this.saved.useScript, label, availability);
+    showModelPill({ useScript: this.saved.useScript, label, availability });
   }
 
   async #validateTools(): Promise<void> {

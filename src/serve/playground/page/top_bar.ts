@@ -115,9 +115,14 @@ export function availabilityText(availability: ModelAvailability | undefined): s
  * (`label`) and its availability. On a phone the pill is cut short: its whole text is its tooltip.
  */
 export function showModelPill(
-  useScript: boolean,
-  label: string,
-  availability: ModelAvailability | undefined,
+  { useScript, label, availability }: {
+    /** The NPC plays the page's script rather than the bridge's model. */
+    useScript: boolean;
+    /** The model's label. */
+    label: string;
+    /** What the bridge said about the model (undefined before it answered). */
+    availability: ModelAvailability | undefined;
+  },
 ): void {
   const status = byId("model-status");
   if (useScript) {
