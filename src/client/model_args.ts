@@ -54,7 +54,17 @@ function misspeltFlag(args: readonly string[]): [string, string] | null {
   return null;
 }
 
-/** A scripted model's steps and the step it plays once they run out (`loadPersona`'s result is one). */
+/**
+ * A scripted model's steps and the step it plays once they run out, for {@link modelFromArgs}
+ * (`loadPersona`'s result is one).
+ *
+ * @example
+ * ```ts
+ * import { modelFromArgs, type StepScript } from "@open-apple-models/bridge";
+ * const script: StepScript = { steps: [{ text: "Halt." }], fallback: { text: "Move along." } };
+ * const model = modelFromArgs(Deno.args, script);
+ * ```
+ */
 export interface StepScript {
   /** The steps, played in order. */
   steps: readonly ScriptStep[];

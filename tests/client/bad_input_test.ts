@@ -547,7 +547,7 @@ Deno.test("createNpc given a whole loaded persona file is a TypeError saying whi
   await assert.rejects(
     bridge.createNpc(guard as never, { model: { type: "scripted", steps: guard.steps } }),
     typeError(
-      /^bridge\.createNpc\(\): the persona has no 'name' but a 'persona' named "Bram": it looks like a whole persona file\. Pass its parts: bridge\.createNpc\(file\.persona, \{ npc: file\.npc, options: file\.options, tools: file\.tools, memory: file\.memory, model: modelFromArgs\(Deno\.args, file\.steps\) \}\)\.$/,
+      /^bridge\.createNpc\(\): the persona has no 'name' but a 'persona' named "Bram": it looks like a whole persona file\. Pass its parts: bridge\.createNpc\(file\.persona, \{ npc: file\.npc, options: file\.options, tools: file\.tools, memory: file\.memory, model: modelFromArgs\(Deno\.args, file\) \}\)\.$/,
     ),
   );
   assert.deepEqual(sent, [], "nothing was sent");

@@ -103,6 +103,7 @@ const MOD_TYPES = [
   "SpawnOptions",
   "StdioTransportOptions",
   "Step",
+  "StepScript",
   "SystemModelSpec",
   "TalkOptions",
   "ToolArgs",
