@@ -73,8 +73,16 @@ Deno.test("docs/scripting.md: what it says about scripts that go wrong is what t
   assert.ok(DOC.includes("#: must have required property\n'player_options'"));
   // The table's rows.
   const twice = await failure([{ text: "[happy] Hello." }, { text: "[happy] Again." }]);
-  assert.match(twice.message, /the answer is not valid JSON: \[happy\] Again\./);
-  assert.ok(DOC.includes("`-32012` `… the answer is not valid JSON: [happy] Hello.`"));
+  assert.match(
+    twice.message,
+    /the answer is not valid JSON: \[happy\] Again\. A text step played where the NPC replies in JSON \(reply format 'automatic'\): /,
+  );
+  assert.ok(
+    DOC.includes(
+      "`-32012` `… the answer is not valid JSON: [happy] Hello. A text step played where the NPC replies in JSON " +
+        "(reply format 'automatic'): …`",
+    ),
+  );
   const typo = await bridge.createNpc({ name: "Gorm" }, {
     model: { type: "scripted", steps: [REPLY("One."), REPLY("Two."), { tollCalls: [] } as never] },
   }).then(() => null, (e: unknown) => e);

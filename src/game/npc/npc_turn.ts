@@ -69,6 +69,28 @@ export interface TalkHost {
   handOver<T extends JsonValue>(value: T): T;
 }
 
+/** What a scripted NPC's invalid answer adds when a text step played where the NPC replies in JSON. */
+const TEXT_STEP_HINT = "A text step played where the NPC replies in JSON";
+
+/**
+ * A scripted NPC whose text step played where its reply is JSON (the default reply format starts structured):
+ * the invalid answer's error says what to change, as the script's author reads it in a `deno run` script or
+ * `oam npc`. Any other error is returned as it is.
+ */
+function textStepHint(npc: Npc, error: BridgeError): BridgeError {
+  const problem = error.data.problem;
+  if (
+    error.dataCode !== "generation_failed" || typeof problem !== "string" ||
+    !problem.startsWith("the answer is not valid JSON") || !npc.agent.model.kind.startsWith("scripted")
+  ) {
+    return error;
+  }
+  const message =
+    `${error.message} ${TEXT_STEP_HINT} (reply format '${npc.options.replyFormat}'): make the ` +
+    `step a json reply step, or give the NPC options.replyFormat "text" (docs/scripting.md, "The reply step").`;
+  return new BridgeError(error.code, error.dataCode, message, error.data).withCause(error);
+}
+
 /** True for the errors that a fallback line or the plain-text retry answers. */
 function isBlocked(error: BridgeError): boolean {
   return error.dataCode === "guardrail_violation" || error.dataCode === "refusal";
@@ -231,7 +253,7 @@ async function reply(talk: Talk, sink: TurnSink): Promise<Replied> {
     return await structuredReply(talk, sink);
   } catch (error) {
     const e = toBridgeError(error);
-    if (format !== "automatic" || !isBlocked(e) || talk.op.signal.aborted) throw e;
+    if (format !== "automatic" || !isBlocked(e) || talk.op.signal.aborted) throw textStepHint(talk.npc, e);
     talk.mode = "text";
     // Tools off, but the same tool list shown (showRespondDirectly and the offered tools are kept).
     const policy: ToolPolicy = { ...talk.policy, choice: "none" };

@@ -384,3 +384,29 @@ Deno.test("npc/talk instructions: persona fields, secrets by relationship; memor
   );
   await c.close();
 });
+
+Deno.test("npc/talk: a scripted NPC's text step where it replies in JSON says what to change; the bridge keeps serving", async () => {
+  const c = new NpcClient();
+  // A designer's first steps file: plain lines, and the default reply format, which starts structured.
+  await c.call("npc/create", {
+    npc: "gorm",
+    persona: GORM,
+    model: { type: "scripted", steps: [{ text: "Halt." }, { text: "Move along." }] },
+  });
+  const error = await c.error("npc/talk", { npc: "gorm", line: "Hello." });
+  assert.equal(error.code, -32012);
+  assert.equal(
+    error.message,
+    "The model gave an invalid answer: the answer is not valid JSON: Move along. A text step played where the " +
+      "NPC replies in JSON (reply format 'automatic'): make the step a json reply step, or give the NPC " +
+      `options.replyFormat "text" (docs/scripting.md, "The reply step").`,
+  );
+  // The same steps with the text reply format play as written.
+  await c.call("npc/create", {
+    npc: "bram",
+    persona: { name: "Bram" },
+    options: { replyFormat: "text" },
+    model: { type: "scripted", steps: [{ text: "Halt." }] },
+  });
+  assert.equal((await c.call("npc/talk", { npc: "bram", line: "Hello." })).line, "Halt.");
+});

@@ -7,7 +7,12 @@
 import assert from "node:assert/strict";
 import { Bridge, BridgeError } from "../../../mod.ts";
 import type { ScriptStep } from "../../../src/models/scripted.ts";
-import { barkHint, scriptFileOf, scriptHint } from "../../../src/serve/playground/page/script_hint.ts";
+import {
+  barkHint,
+  scriptFileOf,
+  scriptHint,
+  withoutBridgeHint,
+} from "../../../src/serve/playground/page/script_hint.ts";
 
 /** The error of Mira's first turn on `steps` (her one tool answers "3 left"). */
 async function failure(steps: ScriptStep[], options: Record<string, unknown> = {}): Promise<BridgeError> {
@@ -32,6 +37,15 @@ async function personaSteps(name: string): Promise<ScriptStep[]> {
 Deno.test("the shopkeeper's text script under a JSON persona: the hint says so, and names the persona the bridge's script is for", async () => {
   const error = await failure(await personaSteps("shopkeeper"));
   assert.match(error.message, /the answer is not valid JSON/);
+  // The bridge says it in the wire's terms; the page shows its message without that, and its own hint.
+  assert.match(
+    error.message,
+    /A text step played where the NPC replies in JSON \(reply format 'automatic'\)/,
+  );
+  assert.equal(
+    withoutBridgeHint(error.message),
+    "The model gave an invalid answer: the answer is not valid JSON: [happy] We have 3 left What'll it be?",
+  );
   const run = {
     name: "Mira",
     replyFormat: undefined,

@@ -14,6 +14,7 @@ import { BridgeError } from "../../../protocol/errors.ts";
 import { h, isSendKey } from "./dom.ts";
 import type { Saved, ToolAnswer } from "./storage.ts";
 import { answerByHand, cannedAnswer, ToolCalls } from "./tool_calls.ts";
+import { withoutBridgeHint } from "./script_hint.ts";
 
 /** Timings of a turn, in ms after it was sent. */
 export interface TurnTimings {
@@ -678,7 +679,7 @@ export class Conversation {
           ? "The reply was cancelled; the turn left no trace in the NPC's history."
           : `${error.dataCode || error.code}: ${
             byBridge ? "The bridge cancelled the reply (it stopped, or the NPC was closed): " : ""
-          }${error.message}`,
+          }${hint === null ? error.message : withoutBridgeHint(error.message)}`,
       }),
     );
     if (hint !== null) live.meta.append(h("span", { class: "hint", text: hint }));

@@ -27,6 +27,25 @@ export function scriptFileOf(label: string): string | null {
   return file && /\.json[c5]?$/i.test(file) ? file : null;
 }
 
+/** Where the bridge's own advice about a text step starts in an invalid answer's message (`npc/talk`). */
+const BRIDGE_TEXT_STEP_HINT = " A text step played where the NPC replies in JSON";
+
+/**
+ * `message` without the bridge's advice about a text step (in the wire's terms: `options.replyFormat`), for a
+ * turn the page gives its own hint (in the page's: Options → Reply format), so it is said once.
+ *
+ * @example
+ * ```ts
+ * import { withoutBridgeHint } from "./script_hint.ts";
+ * withoutBridgeHint("… not valid JSON: Hi. A text step played where the NPC replies in JSON (…).");
+ * // "… not valid JSON: Hi."
+ * ```
+ */
+export function withoutBridgeHint(message: string): string {
+  const at = message.indexOf(BRIDGE_TEXT_STEP_HINT);
+  return at === -1 ? message : message.slice(0, at);
+}
+
 /**
  * Why a turn of a scripted NPC failed with an invalid answer (`-32012` with `data.problem`), and what to do;
  * null for any other failure, or an NPC that does not play a script (`run` null).
