@@ -352,11 +352,12 @@ export class SessionMethods implements BridgeExtension {
       } catch (error) {
         throw withSchemaWarnings(error, schemaWarnings);
       }
-      return result instanceof Promise
-        ? result.then((r) => respondResult(r, session.id, warnings), (error) => {
-          throw withSchemaWarnings(error, schemaWarnings);
-        })
-        : respondResult(result, session.id, warnings);
+      if (!(result instanceof Promise)) return respondResult(result, session.id, warnings);
+      const done = result.then((r) => respondResult(r, session.id, warnings));
+      // Most turns have no schema warnings: no rejection handler for them.
+      return schemaWarnings.length === 0 ? done : done.catch((error) => {
+        throw withSchemaWarnings(error, schemaWarnings);
+      });
     });
   }
 
