@@ -5,6 +5,7 @@
  * @module
  */
 import { compactJson, type JsonObject, type JsonValue, ownValue } from "../protocol/json.ts";
+import { grammarEnforces } from "./grammar_rules.ts";
 import { nonEmptyString } from "./keyword_values.ts";
 import type { Walk } from "./walk.ts";
 
@@ -52,7 +53,7 @@ export function describe(walk: Walk, parts: DescriptionParts): string | undefine
     if (!Object.hasOwn(schema, key)) continue;
     const value = schema[key];
     if (key === "uniqueItems" && value === false) continue;
-    walk.warn(path, `'${key}' is described to the model but not enforced`);
+    walk.note({ kind: "described", path, key, value, grammar: grammarEnforces(schema, key) });
     notes.push(`${key}: ${describeValue(value)}`);
   }
   const examples = ownValue(schema, "examples");
