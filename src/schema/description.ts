@@ -4,9 +4,9 @@
  * enforce (each also reported as a warning), `examples` and `default`.
  * @module
  */
-import { compactJson, type JsonObject, type JsonValue, ownValue } from "../protocol/json.ts";
+import { type JsonObject, ownValue } from "../protocol/json.ts";
 import { grammarEnforces } from "./grammar_rules.ts";
-import { nonEmptyString } from "./keyword_values.ts";
+import { describeValue, nonEmptyString } from "./keyword_values.ts";
 import type { Walk } from "./walk.ts";
 
 /** String keywords that are described but not enforced. */
@@ -28,21 +28,6 @@ export interface DescriptionParts {
   described?: readonly string[];
   /** Full sentences appended to the schema's description. */
   sentences?: readonly string[];
-}
-
-/** Text of a value inside a description: strings as-is, everything else compact JSON. */
-export function describeValue(value: JsonValue): string {
-  if (typeof value === "string") return value;
-  return safeJson(value);
-}
-
-/** Compact JSON of a value, or `…` when it cannot be serialised. */
-export function safeJson(value: JsonValue): string {
-  try {
-    return compactJson(value);
-  } catch {
-    return "…";
-  }
 }
 
 /** The node's description (undefined when empty); warns for each described-but-not-enforced keyword. */

@@ -8,8 +8,8 @@
  * @module
  */
 import type { JsonValue } from "../protocol/json.ts";
-import { describe, describeValue, safeJson } from "./description.ts";
-import { clampInteger, unique } from "./keyword_values.ts";
+import { describe } from "./description.ts";
+import { clampInteger, describeValue, safeJson, unique } from "./keyword_values.ts";
 import { convertTyped } from "./typed.ts";
 import type { Converted, SchemaAt, Walk } from "./walk.ts";
 

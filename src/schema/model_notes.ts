@@ -9,7 +9,7 @@
  * @module
  */
 import type { JsonValue } from "../protocol/json.ts";
-import { describeValue, safeJson } from "./description.ts";
+import { describeValue, safeJson } from "./keyword_values.ts";
 import { enumeratesRange, GRAMMAR_FORMATS, MAX_GRAMMAR_LENGTH } from "./grammar_rules.ts";
 
 /** A warning whose text depends on the model (see the module). */
