@@ -7,6 +7,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.
 import { Params, showValue } from "../protocol/params.ts";
 import { convertSchemaWithOpenObjects, SchemaError, toolArgumentsTypeName } from "../schema/convert.ts";
 import { type FreeFormObject, freeFormWarnings } from "../schema/free_form.ts";
+import type { SchemaWarning } from "../schema/model_notes.ts";
 import { RESPOND_DIRECTLY } from "./step_policy.ts";
 import type { AgentTool, ToolChoice } from "./types.ts";
 
@@ -36,15 +37,25 @@ export interface ParsedTools {
  * Converts a schema for a param path (`where.path`, its root named `where.rootName`); a conversion error
  * becomes -32007 with `data.path`/`data.schemaPath`. The warnings about objects without properties are not in
  * `warnings`: they depend on the model, so the caller adds `freeFormWarnings(freeForm, …)` for the one it uses.
+ * `warnings` are worded for no model in particular; `warningsFor(warningNotes, model)` words them for one
+ * (a `llama` model enforces more of the schema than the on-device one).
  */
 export function convertForParam(
   schema: JsonValue,
   where: { rootName: string; path: string },
-): { generationSchema: JsonObject; warnings: string[]; freeForm: FreeFormObject[] } {
+): {
+  generationSchema: JsonObject;
+  warnings: string[];
+  freeForm: FreeFormObject[];
+  warningNotes: readonly SchemaWarning[];
+} {
   const { rootName, path } = where;
   try {
-    const { generationSchema, warnings, freeForm } = convertSchemaWithOpenObjects(schema, rootName);
-    return { generationSchema, warnings, freeForm };
+    const { generationSchema, warnings, freeForm, warningNotes } = convertSchemaWithOpenObjects(
+      schema,
+      rootName,
+    );
+    return { generationSchema, warnings, freeForm, warningNotes };
   } catch (error) {
     if (error instanceof SchemaError) {
       throw BridgeError.of("invalid_schema", `${path}: ${error.message} (at ${error.schemaPath})`, {

@@ -19,6 +19,7 @@ import {
 import { withSchemaWarnings } from "../agent/schema_warnings.ts";
 import { orderBySchema } from "../schema/mod.ts";
 import { freeFormWarnings } from "../schema/free_form.ts";
+import { warningsFor } from "../schema/model_notes.ts";
 import { CONTENT_SCHEMA_NAME, contentInstructions, contentPrompt } from "./content/content_prompt.ts";
 import type { GameContext } from "./game_context.ts";
 import { modelSpecWarnings } from "../models/registry.ts";
@@ -65,8 +66,7 @@ export class ContentMethods {
     const schema = p.optionalObject("schema");
     if (schema === undefined) throw BridgeError.invalidParams("Missing required parameter 'schema'.");
     const conversion = convertForParam(schema, { rootName: CONTENT_SCHEMA_NAME, path: p.name("schema") });
-    warnings.push(...conversion.warnings);
-    const schemaWarningsEnd = warnings.length;
+    const schemaWarningsAt = warnings.length;
     const instructions = contentInstructions(p.optionalString("instructions"));
     const context = p.get("context");
     const timeout = p.optionalSeconds("toolTimeoutSeconds");
@@ -81,9 +81,13 @@ export class ContentMethods {
     const spec = r.parseModel(p.get("model"), p.name("model"));
     warnings.push(...modelSpecWarnings(spec));
     const model = r.createModel(spec);
-    // Objects without properties, for the model that runs (a host's default model may be a llama or openai one).
-    const freeForm = freeFormWarnings(conversion.freeForm, { model: model.kind, plainObjects: true });
-    warnings.splice(schemaWarningsEnd, 0, ...freeForm);
+    // The schema's warnings for the model that runs (a host's default model may be a llama or openai one):
+    // objects without properties, and what a llama model's grammar enforces.
+    const schemaWarnings = [
+      ...warningsFor(conversion.warningNotes, model.kind),
+      ...freeFormWarnings(conversion.freeForm, { model: model.kind, plainObjects: true }),
+    ];
+    warnings.splice(schemaWarningsAt, 0, ...schemaWarnings);
     const agent = new Agent({
       model,
       instructions,
@@ -110,7 +114,7 @@ export class ContentMethods {
       if (warnings.length > 0) out.warnings = warnings;
       return out;
     }, (error) => {
-      throw withSchemaWarnings(error, [...conversion.warnings, ...freeForm]);
+      throw withSchemaWarnings(error, schemaWarnings);
     });
   }
 }

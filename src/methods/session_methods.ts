@@ -32,6 +32,7 @@ import {
 } from "../agent/tool_definitions.ts";
 import { modelSpecWarnings } from "../models/registry.ts";
 import { freeFormWarnings } from "../schema/free_form.ts";
+import { warningsFor } from "../schema/model_notes.ts";
 import { withSchemaWarnings } from "../agent/schema_warnings.ts";
 
 const CREATE_KEYS = ["session", "instructions", "tools", "options", "history", "model"] as const;
@@ -179,7 +180,8 @@ function answerWithAvailability(
 
 /**
  * Converts a session/respond `schema` param for the session's model (`model`, its kind: an object without
- * properties is warned about when that model generates it as `{}`). `warnings` must not be mutated.
+ * properties is warned about when that model generates it as `{}`, and a `llama` model's warnings say what its
+ * grammar enforces). `warnings` must not be mutated.
  */
 function responseSchemaParam(p: Params, model: string): {
   schema: ResponseSchema | null;
@@ -191,7 +193,7 @@ function responseSchemaParam(p: Params, model: string): {
   return {
     schema: { name: "Response", generationSchema: conversion.generationSchema, jsonSchema: schema },
     warnings: [
-      ...conversion.warnings,
+      ...warningsFor(conversion.warningNotes, model),
       ...freeFormWarnings(conversion.freeForm, { model, plainObjects: true }),
     ],
   };

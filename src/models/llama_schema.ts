@@ -10,21 +10,23 @@
  * enums and consts (of strings, and — when the generation schema is the conversion of the client's schema —
  * of the client's numbers and booleans too: FoundationModels' generation schema holds those as strings, a
  * range or a described type, the grammar generates the values themselves), unions, arrays with item counts,
- * integer vs number, booleans, named and recursive types, and integer ranges of up to 257 values (as the list
- * of values). Wider numeric bounds are not expressible there; the backend validates every answer and every
- * tool call's arguments against the client's JSON Schema afterwards.
+ * integer vs number, booleans, named and recursive types, integer ranges of up to 257 values (as the list
+ * of values), and — when the generation schema is the conversion of the client's schema, which only describes
+ * them — a string's `minLength`/`maxLength` (up to 500) or its `date`, `time` or `date-time` format (the rules
+ * are in `src/schema/grammar_rules.ts`). Other numeric bounds are not expressible there (node-llama-cpp's
+ * grammar has no numeric bounds); the backend validates every answer and every tool call's arguments against
+ * the client's JSON Schema afterwards.
  * @module
  */
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { convertSchemaWithOpenObjects } from "../schema/convert.ts";
+import { enumeratesRange, type GrammarStringLimits } from "../schema/grammar_rules.ts";
 import type { GbnfSchema } from "./llama_api.ts";
 import type { ResponseSchema, StepTool } from "./language_model.ts";
 
 /** Name of the `$defs` entry that stands for the root when the schema refers to itself (`{"$ref": "#"}`). */
 const ROOT_DEF = "Root__";
 const DEF_PREFIX = "#/$defs/";
-/** Integer ranges up to this span become an enum of their values (`0…100` for a confidence). */
-const MAX_ENUMERATED_RANGE = 256;
 
 function own(schema: JsonObject, key: string): JsonValue | undefined {
   return Object.hasOwn(schema, key) ? schema[key] : undefined;
@@ -44,6 +46,8 @@ interface Context {
   openObjects: ReadonlySet<string>;
   /** Nodes generated as the client's enum or const values (see {@link responseGrammarSchema}). */
   literals: ReadonlyMap<JsonObject, readonly JsonValue[]>;
+  /** String nodes generated with the client's length bounds or format (see {@link responseGrammarSchema}). */
+  strings: ReadonlyMap<JsonObject, GrammarStringLimits>;
 }
 
 /** What a backend's grammar may generate beyond its generation schema (see {@link clientConversion}). */
@@ -52,6 +56,7 @@ interface Widening {
   generationSchema: JsonObject;
   openObjects: ReadonlySet<string>;
   literals: ReadonlyMap<JsonObject, readonly JsonValue[]>;
+  strings: ReadonlyMap<JsonObject, GrammarStringLimits>;
 }
 
 function convert(schema: JsonValue, context: Context): GbnfSchema {
@@ -116,9 +121,7 @@ function convert(schema: JsonValue, context: Context): GbnfSchema {
       // A small closed range is enforced as the list of its values; wider ones are validated afterwards.
       const min = own(schema, "minimum");
       const max = own(schema, "maximum");
-      if (
-        typeof min === "number" && typeof max === "number" && max >= min && max - min <= MAX_ENUMERATED_RANGE
-      ) {
+      if (typeof min === "number" && typeof max === "number" && enumeratesRange(min, max)) {
         const values: number[] = [];
         for (let n = Math.ceil(min); n <= max; n++) values.push(n);
         return withDescription({ enum: values }, schema);
@@ -126,6 +129,7 @@ function convert(schema: JsonValue, context: Context): GbnfSchema {
       return withDescription({ type }, schema);
     }
     case "string":
+      return withDescription({ type, ...context.strings.get(schema) }, schema);
     case "number":
     case "boolean":
     case "null":
@@ -149,9 +153,11 @@ function convert(schema: JsonValue, context: Context): GbnfSchema {
  */
 export function grammarSchema(
   generationSchema: JsonObject,
-  { openObjects = new Set(), literals = new Map() }: Partial<Omit<Widening, "generationSchema">> = {},
+  { openObjects = new Set(), literals = new Map(), strings = new Map() }: Partial<
+    Omit<Widening, "generationSchema">
+  > = {},
 ): GbnfSchema {
-  const context: Context = { usesRoot: false, openObjects, literals };
+  const context: Context = { usesRoot: false, openObjects, literals, strings };
   const defs: Record<string, GbnfSchema> = {};
   const sourceDefs = own(generationSchema, "$defs");
   if (isJsonObject(sourceDefs)) {
@@ -166,8 +172,10 @@ export function grammarSchema(
  * The grammar schema of a structured answer. An object type the client's JSON Schema leaves open to any
  * members (`{"type": "object"}` without properties, anywhere in the schema) is generated as any object: the
  * generation schema holds it empty (the protocol's conversion, the form FoundationModels decodes), and the
- * answer is checked against the client's schema either way. Only when the generation schema is the
- * conversion of the client's schema (a backend's own generation schema is taken as it is).
+ * answer is checked against the client's schema either way. A string's `minLength`/`maxLength` or its
+ * `date`/`time`/`date-time` format, which the generation schema only describes, is generated as the client's
+ * schema says. Only when the generation schema is the conversion of the client's schema (a backend's own
+ * generation schema is taken as it is).
  *
  * @example
  * ```ts
@@ -180,11 +188,8 @@ export function grammarSchema(
  * ```
  */
 export function responseGrammarSchema(schema: ResponseSchema): GbnfSchema {
-  const { generationSchema, openObjects, literals } = clientConversion(
-    schema.generationSchema,
-    schema.jsonSchema,
-  );
-  return grammarSchema(generationSchema, { openObjects, literals });
+  const { generationSchema, ...widening } = clientConversion(schema.generationSchema, schema.jsonSchema);
+  return grammarSchema(generationSchema, widening);
 }
 
 /**
@@ -203,17 +208,23 @@ export function responseGrammarSchema(schema: ResponseSchema): GbnfSchema {
  * ```
  */
 export function toolGrammarSchema(tool: StepTool): GbnfSchema {
-  const { generationSchema, openObjects, literals } = clientConversion(tool.parameters, tool.jsonSchema);
-  return grammarSchema(generationSchema, { openObjects, literals });
+  const { generationSchema, ...widening } = clientConversion(tool.parameters, tool.jsonSchema);
+  return grammarSchema(generationSchema, widening);
 }
 
 /**
  * When a generation schema is the conversion of the client's schema: that conversion (equal to it), with
- * its open object types and the nodes that stand for the client's non-string enum and const values; else
- * the generation schema as it is, widened nowhere.
+ * its open object types, the nodes that stand for the client's non-string enum and const values, and the
+ * string nodes whose length bounds or format the grammar enforces; else the generation schema as it is,
+ * widened nowhere.
  */
 function clientConversion(generationSchema: JsonObject, jsonSchema: JsonObject): Widening {
-  const asItIs: Widening = { generationSchema, openObjects: new Set(), literals: new Map() };
+  const asItIs: Widening = {
+    generationSchema,
+    openObjects: new Set(),
+    literals: new Map(),
+    strings: new Map(),
+  };
   const title = own(generationSchema, "title");
   if (typeof title !== "string") return asItIs;
   let conversion;
@@ -222,12 +233,17 @@ function clientConversion(generationSchema: JsonObject, jsonSchema: JsonObject):
   } catch {
     return asItIs;
   }
-  if (conversion.openObjects.length === 0 && conversion.literals.size === 0) return asItIs;
+  if (
+    conversion.openObjects.length === 0 && conversion.literals.size === 0 && conversion.strings.size === 0
+  ) {
+    return asItIs;
+  }
   if (compactJson(conversion.generationSchema) !== compactJson(generationSchema)) return asItIs;
   return {
     generationSchema: conversion.generationSchema,
     openObjects: new Set(conversion.openObjects),
     literals: conversion.literals,
+    strings: conversion.strings,
   };
 }
 

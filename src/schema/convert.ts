@@ -30,7 +30,14 @@
  * @module
  */
 
-import { isJsonObject, type JsonObject, type JsonValue, ownValue, setOwn } from "../protocol/json.ts";
+import {
+  compactJson,
+  isJsonObject,
+  type JsonObject,
+  type JsonValue,
+  ownValue,
+  setOwn,
+} from "../protocol/json.ts";
 import { mergeAllOf } from "./all_of.ts";
 import { nonEmptyString } from "./keyword_values.ts";
 import { convertConst, convertEnum } from "./literals.ts";
@@ -38,6 +45,8 @@ import { TypeNameRegistry } from "./names.ts";
 import { escapePointerSegment } from "./pointer.ts";
 import { checkKeywords } from "./keywords.ts";
 import { type FreeFormObject, freeFormWarnings } from "./free_form.ts";
+import type { GrammarStringLimits } from "./grammar_rules.ts";
+import { type ModelNote, type SchemaWarning, warningsFor } from "./model_notes.ts";
 import { convertRef } from "./refs.ts";
 import { SchemaError } from "./schema_error.ts";
 import { convertTyped } from "./typed.ts";
@@ -121,6 +130,17 @@ export interface OpenObjectsConversion extends SchemaConversion {
    * grammar takes any JSON value (the GGUF grammar) may generate the values themselves.
    */
   literals: ReadonlyMap<JsonObject, readonly JsonValue[]>;
+  /**
+   * The generation schema's string nodes (by identity) whose JSON Schema has constraints the GGUF grammar
+   * enforces (`minLength`/`maxLength`, a `date`/`time`/`date-time` format); the generation schema only
+   * describes them.
+   */
+  strings: ReadonlyMap<JsonObject, GrammarStringLimits>;
+  /**
+   * `warnings` before they are worded for a model: some depend on it (`model_notes.ts`); `warnings` holds
+   * them as worded when no model is known, {@link warningsFor}`(warningNotes, model)` for the model in use.
+   */
+  warningNotes: readonly SchemaWarning[];
 }
 
 /**
@@ -140,7 +160,7 @@ export function convertSchemaWithOpenObjects(schema: JsonValue, rootName: string
 
 class Converter implements Walk {
   readonly root: JsonValue;
-  readonly #warnings: string[] = [];
+  readonly #warnings: SchemaWarning[] = [];
   readonly #seenWarnings = new Set<string>();
   readonly #names = new TypeNameRegistry();
   /** Schema object → the named type it denotes (or is being converted into). Identity-keyed: never a prototype lookup. */
@@ -151,6 +171,7 @@ class Converter implements Walk {
   readonly #openObjects: string[] = [];
   readonly #freeForm: FreeFormObject[] = [];
   readonly #literals = new Map<JsonObject, readonly JsonValue[]>();
+  readonly #strings = new Map<JsonObject, GrammarStringLimits>();
   #nodes = 0;
 
   constructor(root: JsonValue) {
@@ -177,10 +198,12 @@ class Converter implements Walk {
     }
     return {
       generationSchema: top,
-      warnings: this.#warnings,
+      warnings: warningsFor(this.#warnings),
       openObjects: this.#openObjects,
       freeForm: this.#freeForm,
       literals: this.#literals,
+      strings: this.#strings,
+      warningNotes: this.#warnings,
     };
   }
 
@@ -191,6 +214,22 @@ class Converter implements Walk {
     if (this.#seenWarnings.has(text)) return;
     this.#seenWarnings.add(text);
     this.#warnings.push(text);
+  }
+
+  note(note: ModelNote): void {
+    let key: string;
+    try {
+      key = compactJson(note);
+    } catch {
+      key = `${note.path}: ${note.kind}`; // a value that cannot be serialised (a cycle built in code)
+    }
+    if (this.#seenWarnings.has(key)) return;
+    this.#seenWarnings.add(key);
+    this.#warnings.push(note);
+  }
+
+  noteString(node: JsonObject, limits: GrammarStringLimits): void {
+    this.#strings.set(node, limits);
   }
 
   countNode(path: string): void {

@@ -4,8 +4,9 @@
  * enforce (each also reported as a warning), `examples` and `default`.
  * @module
  */
-import { compactJson, type JsonObject, type JsonValue, ownValue } from "../protocol/json.ts";
-import { nonEmptyString } from "./keyword_values.ts";
+import { type JsonObject, ownValue } from "../protocol/json.ts";
+import { grammarEnforces } from "./grammar_rules.ts";
+import { describeValue, nonEmptyString } from "./keyword_values.ts";
 import type { Walk } from "./walk.ts";
 
 /** String keywords that are described but not enforced. */
@@ -29,21 +30,6 @@ export interface DescriptionParts {
   sentences?: readonly string[];
 }
 
-/** Text of a value inside a description: strings as-is, everything else compact JSON. */
-export function describeValue(value: JsonValue): string {
-  if (typeof value === "string") return value;
-  return safeJson(value);
-}
-
-/** Compact JSON of a value, or `…` when it cannot be serialised. */
-export function safeJson(value: JsonValue): string {
-  try {
-    return compactJson(value);
-  } catch {
-    return "…";
-  }
-}
-
 /** The node's description (undefined when empty); warns for each described-but-not-enforced keyword. */
 export function describe(walk: Walk, parts: DescriptionParts): string | undefined {
   const { schema, path, described = [], sentences = [] } = parts;
@@ -52,7 +38,7 @@ export function describe(walk: Walk, parts: DescriptionParts): string | undefine
     if (!Object.hasOwn(schema, key)) continue;
     const value = schema[key];
     if (key === "uniqueItems" && value === false) continue;
-    walk.warn(path, `'${key}' is described to the model but not enforced`);
+    walk.note({ kind: "described", path, key, value, grammar: grammarEnforces(schema, key) });
     notes.push(`${key}: ${describeValue(value)}`);
   }
   const examples = ownValue(schema, "examples");

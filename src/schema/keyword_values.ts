@@ -3,7 +3,7 @@
  * converters share.
  * @module
  */
-import { type JsonObject, type JsonValue, ownValue } from "../protocol/json.ts";
+import { compactJson, type JsonObject, type JsonValue, ownValue } from "../protocol/json.ts";
 
 /** Integer bounds are clamped to what every consumer (JS numbers, Swift `Int`) represents exactly. */
 const MAX_INTEGER = Number.MAX_SAFE_INTEGER;
@@ -33,4 +33,19 @@ export function clampInteger(value: number): number {
 /** True for a finite number. */
 export function isFiniteNumber(value: JsonValue | undefined): value is number {
   return typeof value === "number" && Number.isFinite(value);
+}
+
+/** Text of a value inside a description: strings as-is, everything else compact JSON. */
+export function describeValue(value: JsonValue): string {
+  if (typeof value === "string") return value;
+  return safeJson(value);
+}
+
+/** Compact JSON of a value, or `…` when it cannot be serialised. */
+export function safeJson(value: JsonValue): string {
+  try {
+    return compactJson(value);
+  } catch {
+    return "…";
+  }
 }

@@ -3,12 +3,13 @@
  * as its range with the exact values described; any other value is described instead of enforced (with a
  * warning), and any other `enum` is generated as strings (with a warning that says what the answer holds).
  * The node of a non-string `enum` or `const` of primitive values is noted with those values
- * ({@link Walk.noteLiterals}): the GGUF grammar generates the values themselves.
+ * ({@link Walk.noteLiterals}): the GGUF grammar generates the values themselves, so the warnings are notes
+ * worded for the model in use (`model_notes.ts`).
  * @module
  */
 import type { JsonValue } from "../protocol/json.ts";
-import { describe, describeValue, safeJson } from "./description.ts";
-import { clampInteger, unique } from "./keyword_values.ts";
+import { describe } from "./description.ts";
+import { clampInteger, describeValue, safeJson, unique } from "./keyword_values.ts";
 import { convertTyped } from "./typed.ts";
 import type { Converted, SchemaAt, Walk } from "./walk.ts";
 
@@ -35,17 +36,18 @@ export function convertEnum(
     }
     min = clampInteger(min);
     max = clampInteger(max);
-    walk.warn(pos.path, `integer enum is enforced as a range ${min}...${max}; exact values are described`);
+    walk.note({ kind: "integer-enum", path: pos.path, min, max });
     const sentence = `One of: ${numbers.map(String).join(", ")}.`;
     const description = describe(walk, { schema, path: pos.path, sentences: [sentence] });
     const node = { type: "integer", minimum: min, maximum: max };
     walk.noteLiterals(node, uniqueValues(numbers));
     return { node, description, nullable };
   }
-  walk.warn(pos.path, stringifiedEnumWarning(present));
+  const literal = present.every(isPrimitive);
+  walk.note({ kind: "stringified-enum", path: pos.path, values: present, literal });
   const description = describe(walk, { schema, path: pos.path });
   const node = { type: "string", enum: unique(present.map(describeValue)) };
-  if (present.every(isPrimitive)) walk.noteLiterals(node, uniqueValues(present));
+  if (literal) walk.noteLiterals(node, uniqueValues(present));
   return { node, description, nullable };
 }
 
@@ -66,7 +68,8 @@ export function convertConst(walk: Walk, { schema, pos, value }: SchemaAt & { va
     return { node: { type: "string", enum: [value] }, description, nullable: false };
   }
   const text = safeJson(value);
-  walk.warn(pos.path, `non-string const ${text} is described instead of enforced`);
+  const literal = value === null || isPrimitive(value);
+  walk.note({ kind: "non-string-const", path: pos.path, value, literal });
   let fallbackType = "string";
   if (typeof value === "boolean") fallbackType = "boolean";
   else if (typeof value === "number") fallbackType = Number.isInteger(value) ? "integer" : "number";
@@ -76,21 +79,6 @@ export function convertConst(walk: Walk, { schema, pos, value }: SchemaAt & { va
     fallbackType,
     sentences: [`Must be exactly ${text}.`],
   });
-  if (value === null || isPrimitive(value)) walk.noteLiterals(converted.node, [value]);
+  if (literal) walk.noteLiterals(converted.node, [value]);
   return converted;
-}
-
-/**
- * The warning of an enum generated as strings: "mixed-type" (the reference's text) only when its values are
- * of several types; an enum of booleans or of numbers says what the answer then holds.
- */
-function stringifiedEnumWarning(values: readonly JsonValue[]): string {
-  const kinds = new Set(values.map((v) => Array.isArray(v) ? "array" : v === null ? "null" : typeof v));
-  if (kinds.size === 1 && (kinds.has("boolean") || kinds.has("number"))) {
-    const [kind] = kinds;
-    const first = safeJson(values[0]);
-    return `${kind} enum is generated as strings: the on-device and scripted models answer the string ` +
-      `"${first}", not ${first}`;
-  }
-  return "mixed-type enum is generated as strings";
 }

@@ -37,7 +37,7 @@ export function convertNumber(walk: Walk, typed: TypedSchema): Converted {
   const exclusive =
     (isFiniteNumber(exclusiveMinimum) || (exclusiveMinimum === true && isFiniteNumber(minimum))) ||
     (isFiniteNumber(exclusiveMaximum) || (exclusiveMaximum === true && isFiniteNumber(maximum)));
-  if (exclusive) walk.warn(typed.pos.path, "exclusive number bounds are enforced as inclusive");
+  if (exclusive) walk.note({ kind: "exclusive-bounds", path: typed.pos.path });
   if (isFiniteNumber(exclusiveMinimum)) lows.push(exclusiveMinimum);
   if (isFiniteNumber(exclusiveMaximum)) highs.push(exclusiveMaximum);
   return ranged(walk, { ...typed, type: "number", lows, highs });
@@ -77,6 +77,8 @@ function ranged(
   const node: JsonObject = { type };
   if (low !== undefined) node.minimum = low;
   if (high !== undefined) node.maximum = high;
+  // Enforced by the on-device model; the GGUF grammar enforces only a short integer range.
+  if (low !== undefined || high !== undefined) walk.note({ kind: "range", path: pos.path, type, low, high });
   const description = describe(walk, { schema, path: pos.path, described: NUMBER_DESCRIBED, sentences });
   return { node, description, nullable };
 }

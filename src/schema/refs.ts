@@ -4,8 +4,7 @@
  * @module
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import { safeJson } from "./description.ts";
-import { nonEmptyString } from "./keyword_values.ts";
+import { nonEmptyString, safeJson } from "./keyword_values.ts";
 import { resolveLocalRef, unescapePointerSegment } from "./pointer.ts";
 import { SchemaError } from "./schema_error.ts";
 import type { Converted, SchemaAt, Slot, Walk } from "./walk.ts";

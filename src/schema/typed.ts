@@ -8,6 +8,7 @@ import { ownValue } from "../protocol/json.ts";
 import { describe, STRING_DESCRIBED } from "./description.ts";
 import { stringValue, unique } from "./keyword_values.ts";
 import { convertArray } from "./arrays.ts";
+import { grammarStringLimits } from "./grammar_rules.ts";
 import { convertInteger, convertNumber } from "./numbers.ts";
 import { convertObject } from "./objects.ts";
 import { SchemaError } from "./schema_error.ts";
@@ -97,5 +98,8 @@ function convertString(walk: Walk, { schema, pos, nullable, sentences }: TypedSc
     described: STRING_DESCRIBED,
     sentences: extra,
   });
-  return { node: { type: "string" }, description, nullable };
+  const node = { type: "string" };
+  const limits = grammarStringLimits(schema);
+  if (limits !== undefined) walk.noteString(node, limits);
+  return { node, description, nullable };
 }

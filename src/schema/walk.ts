@@ -6,6 +6,8 @@
  */
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import type { FreeFormObject } from "./free_form.ts";
+import type { GrammarStringLimits } from "./grammar_rules.ts";
+import type { ModelNote } from "./model_notes.ts";
 
 /** Maximum nesting (and `$ref` chain) depth. */
 export const MAX_DEPTH = 32;
@@ -76,6 +78,8 @@ export interface Walk {
   convert(schema: JsonValue, pos: Position): Converted;
   /** Adds the warning `"<path>: <message>"` (once). */
   warn(path: string, message: string): void;
+  /** Adds a warning whose text depends on the model (once; see `model_notes.ts`). */
+  note(note: ModelNote): void;
   /** Counts one schema node; throws a `SchemaError` past {@link MAX_NODES}. */
   countNode(path: string): void;
   /** A fresh unnamed slot whose type name would be `base`. */
@@ -104,4 +108,9 @@ export interface Walk {
    * value (the GGUF grammar) generates the values themselves.
    */
   noteLiterals(node: JsonObject, values: readonly JsonValue[]): void;
+  /**
+   * Notes a generation-schema string node whose JSON Schema has constraints the GGUF grammar enforces
+   * (`minLength`/`maxLength` or a `date`/`time`/`date-time` format) that the generation schema only describes.
+   */
+  noteString(node: JsonObject, limits: GrammarStringLimits): void;
 }

@@ -210,3 +210,62 @@ Deno.test("GGUF grammar: non-string enums in array items, `$ref`s and union bran
   assert.deepEqual(properties.b.enum, [0.5, 2]);
   assert.deepEqual(memberGrammar(jsonSchema, "c").oneOf, [{ const: true }, { type: "string" }]);
 });
+
+Deno.test("GGUF grammar: a string's minLength/maxLength and date, time and date-time formats are enforced", () => {
+  const cases: [JsonObject, JsonObject][] = [
+    [{ type: "string", minLength: 3 }, { type: "string", minLength: 3 }],
+    [{ type: "string", maxLength: 20 }, { type: "string", maxLength: 20 }],
+    [{ type: "string", minLength: 3, maxLength: 20 }, { type: "string", minLength: 3, maxLength: 20 }],
+    [{ type: ["string", "null"], minLength: 2 }, { type: "string", minLength: 2 }],
+    [{ type: "string", format: "date" }, { type: "string", format: "date" }],
+    [{ type: "string", format: "time" }, { type: "string", format: "time" }],
+    [{ type: "string", format: "date-time" }, { type: "string", format: "date-time" }],
+    // A format without a type is a string; a format node-llama-cpp does not know would be "" there: left out.
+    [{ format: "date" }, { type: "string", format: "date" }],
+    [{ type: "string", format: "email" }, { type: "string" }],
+    // A format has its own length: the lengths beside it are left to validation.
+    [{ type: "string", format: "date", minLength: 10 }, { type: "string", format: "date" }],
+    // Lengths llama.cpp's grammar cannot repeat, and bounds no string meets, are left to validation.
+    [{ type: "string", maxLength: 5000 }, { type: "string" }],
+    [{ type: "string", minLength: 600, maxLength: 700 }, { type: "string" }],
+    [{ type: "string", minLength: 3, maxLength: 5000 }, { type: "string", minLength: 3 }],
+    [{ type: "string", minLength: 5, maxLength: 2 }, { type: "string" }],
+    [{ type: "string", minLength: 2.5 }, { type: "string" }],
+    [{ type: "string", minLength: 0 }, { type: "string" }],
+  ];
+  for (const [member, expected] of cases) {
+    const grammar = { ...memberGrammar(withMember(member), "extra") };
+    delete grammar.description;
+    assert.deepEqual(grammar, expected, JSON.stringify(member));
+  }
+});
+
+Deno.test("GGUF grammar: string limits hold in array items, `$ref`s, union branches and tool arguments", () => {
+  const name = { type: "string", minLength: 3, maxLength: 12 };
+  const jsonSchema: JsonObject = {
+    type: "object",
+    $defs: { Day: { type: "string", format: "date" } },
+    properties: {
+      names: { type: "array", items: name },
+      day: { $ref: "#/$defs/Day" },
+      either: { anyOf: [{ type: "string", format: "time" }, { type: "integer" }] },
+    },
+    required: ["names", "day", "either"],
+  };
+  const text = JSON.stringify(responseGrammarSchema(responseSchema(jsonSchema)));
+  assert.match(text, /"items":\{"type":"string","minLength":3,"maxLength":12/);
+  assert.match(text, /"day":\{"type":"string","format":"date"/);
+  assert.match(text, /"oneOf":\[\{"type":"string","format":"time"/);
+  // The generation schema the protocol hands out only describes them.
+  assert.doesNotMatch(JSON.stringify(responseSchema(jsonSchema).generationSchema), /"format":|"minLength":/);
+
+  const tool = clientTool("name_npc", {
+    type: "object",
+    properties: { name, born: { type: "string", format: "date" } },
+    required: ["name", "born"],
+  });
+  const params = chatFunctions([tool]).name_npc.params as JsonObject;
+  const properties = params.properties as Record<string, JsonObject>;
+  assert.deepEqual([properties.name.minLength, properties.name.maxLength], [3, 12]);
+  assert.equal(properties.born.format, "date");
+});

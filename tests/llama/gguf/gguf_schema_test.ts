@@ -2,8 +2,9 @@
  * A designer's schemas on a llama model, through the wire with the fixture model: non-string `enum`s and
  * `const`s in a `session/respond` schema and in a client tool's parameters come back as the JSON values the
  * schema names (numbers, booleans), and the structural features the GGUF grammar enforces (nested objects,
- * array item counts, optional members, closed objects, unions) give answers valid against the client's
- * schema. Structure, not wording. Runs with OAM_GGUF_TESTS=1 (`deno task test:gguf`).
+ * array item counts, optional members, closed objects, unions, string lengths and the date, time and
+ * date-time formats) give answers valid against the client's schema. Structure, not wording. Runs with
+ * OAM_GGUF_TESTS=1 (`deno task test:gguf`).
  */
 import assert from "node:assert/strict";
 import { Ajv } from "ajv";
@@ -63,6 +64,19 @@ const SHAPES: JsonObject = {
     mood: { anyOf: [{ type: "string", enum: ["calm", "angry"] }, { type: "integer" }] },
   },
   required: ["npc", "items", "mood"],
+};
+
+/** A designer's string constraints: a name of at least 12 characters, a short tag, a date, a time, a stamp. */
+const STRING_LIMITS: JsonObject = {
+  type: "object",
+  properties: {
+    name: { type: "string", minLength: 12 },
+    tag: { type: "string", minLength: 2, maxLength: 3 },
+    when: { type: "string", format: "date" },
+    at: { type: "string", format: "time" },
+    stamp: { type: "string", format: "date-time" },
+  },
+  required: ["name", "tag", "when", "at", "stamp"],
 };
 
 Deno.test({
@@ -128,6 +142,34 @@ Deno.test({
           client.reply(call.id!, { output: "done" });
           const response = await client.response(id, SLOW_MS);
           assert.ok("result" in response, JSON.stringify(response));
+        },
+      );
+
+      await t.step(
+        "string lengths and date, time and date-time formats are enforced, without a warning",
+        async () => {
+          await callSlow(client, "session/create", { session: "v", model: llama });
+          const validate = ajv.compile(STRING_LIMITS);
+          for (const prompt of ["Hello", "What is the capital of France?"]) {
+            const result = await callSlow(client, "session/respond", {
+              session: "v",
+              prompt,
+              schema: STRING_LIMITS,
+            });
+            const structured = result.structured as JsonObject;
+            assert.ok(
+              validate(structured),
+              `${JSON.stringify(validate.errors)} in ${JSON.stringify(structured)}`,
+            );
+            // ajv here checks no format: the shapes the grammar writes (RFC 3339, milliseconds optional).
+            assert.match(structured.when as string, /^\d{4}-\d{2}-\d{2}$/);
+            assert.match(structured.at as string, /^\d{2}:\d{2}:\d{2}(\.\d{3})?(Z|[+-]\d{2}:\d{2})$/);
+            assert.match(
+              structured.stamp as string,
+              /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{3})?(Z|[+-]\d{2}:\d{2})$/,
+            );
+            assert.equal(result.warnings, undefined, JSON.stringify(result.warnings));
+          }
         },
       );
 

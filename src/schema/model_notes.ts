@@ -1,0 +1,164 @@
+/**
+ * Schema warnings whose truth depends on the model that generates the schema. The on-device and scripted
+ * models follow the generation schema: a number `enum` comes back as strings, `minLength` is only described.
+ * A `llama` (GGUF) model's grammar generates the client's enum and const values themselves, and enforces
+ * string lengths and the `date`, `time` and `date-time` formats, but no numeric bound other than a short
+ * integer range (`grammar_rules.ts`). The conversion records these warnings as notes; {@link warningsFor}
+ * words them for the model in use: the on-device model's words when the model is not `llama` or not known
+ * (`schema/validate`, a tool definition), the llama model's own or none when it loses nothing.
+ * @module
+ */
+import type { JsonValue } from "../protocol/json.ts";
+import { describeValue, safeJson } from "./keyword_values.ts";
+import { enumeratesRange, GRAMMAR_FORMATS, MAX_GRAMMAR_LENGTH } from "./grammar_rules.ts";
+
+/** A warning whose text depends on the model (see the module). */
+export type ModelNote =
+  | {
+    /** An integer `enum`, generated as its range on the on-device model. */
+    kind: "integer-enum";
+    path: string;
+    min: number;
+    max: number;
+  }
+  | {
+    /** An `enum` of other values than strings and integers, generated as strings on the on-device model. */
+    kind: "stringified-enum";
+    path: string;
+    values: readonly JsonValue[];
+    /** True when a grammar that takes any JSON value generates the values themselves (all primitive). */
+    literal: boolean;
+  }
+  | {
+    /** A `const` that is no string, described on the on-device model. */
+    kind: "non-string-const";
+    path: string;
+    value: JsonValue;
+    /** True when a grammar that takes any JSON value generates the value itself (a primitive or null). */
+    literal: boolean;
+  }
+  | {
+    /** A keyword described to the on-device model but not enforced (`minLength`, `format`, `uniqueItems`…). */
+    kind: "described";
+    path: string;
+    key: string;
+    value: JsonValue;
+    /** True when the GGUF grammar enforces it (`grammar_rules.ts`). */
+    grammar: boolean;
+  }
+  | {
+    /** A `number`'s exclusive bound, enforced as inclusive by the on-device model. */
+    kind: "exclusive-bounds";
+    path: string;
+  }
+  | {
+    /** An `integer` or `number` bound: enforced by the on-device model, by the GGUF grammar only as a short range. */
+    kind: "range";
+    path: string;
+    type: "integer" | "number";
+    low?: number;
+    high?: number;
+  };
+
+/** One warning of a conversion: its text, or a note worded for the model ({@link warningsFor}). */
+export type SchemaWarning = string | ModelNote;
+
+/**
+ * The warnings of a conversion for the model in use (`LanguageModel.kind`; undefined when none is known), in
+ * their order, each once.
+ *
+ * @example
+ * ```ts
+ * import { warningsFor } from "./model_notes.ts";
+ * const note = { kind: "integer-enum", path: "#/properties/level", min: 1, max: 3 } as const;
+ * warningsFor([note], "system");
+ * // ["#/properties/level: integer enum is enforced as a range 1...3; exact values are described"]
+ * warningsFor([note], "llama"); // []: a llama model generates 1, 2 or 3
+ * ```
+ */
+export function warningsFor(warnings: readonly SchemaWarning[], model?: string): string[] {
+  const out = new Set<string>();
+  for (const warning of warnings) {
+    if (typeof warning === "string") {
+      out.add(warning);
+      continue;
+    }
+    const text = model === "llama" ? llamaText(warning) : onDeviceText(warning);
+    if (text !== null) out.add(`${warning.path}: ${text}`);
+  }
+  return [...out];
+}
+
+/** A note's text for the on-device and scripted models (and when the model is not known). */
+function onDeviceText(note: ModelNote): string | null {
+  switch (note.kind) {
+    case "integer-enum":
+      return `integer enum is enforced as a range ${note.min}...${note.max}; exact values are described`;
+    case "stringified-enum":
+      return stringifiedEnumText(note.values);
+    case "non-string-const":
+      return `non-string const ${safeJson(note.value)} is described instead of enforced`;
+    case "described":
+      return `'${note.key}' is described to the model but not enforced`;
+    case "exclusive-bounds":
+      return "exclusive number bounds are enforced as inclusive";
+    case "range":
+      return null;
+  }
+}
+
+/** A note's text for a `llama` model; null where its grammar enforces what the schema asks. */
+function llamaText(note: ModelNote): string | null {
+  switch (note.kind) {
+    case "integer-enum":
+      return null;
+    case "stringified-enum":
+      return note.literal ? null : onDeviceText(note);
+    case "non-string-const":
+      return note.literal ? null : onDeviceText(note);
+    case "described":
+      return note.grammar ? null : describedText(note.key, note.value);
+    case "exclusive-bounds":
+      return null; // the range note says the bound is not enforced at all
+    case "range":
+      if (note.type === "integer" && enumeratesRange(note.low, note.high)) return null;
+      return `${note.type} ${rangeText(note.low, note.high)} is not enforced on a llama model (its grammar ` +
+        "enforces only integer ranges of up to 257 values): an answer outside it fails validation and is " +
+        "generated once more";
+  }
+}
+
+/** The llama text of a keyword its grammar does not enforce. */
+function describedText(key: string, value: JsonValue): string {
+  const shown = typeof value === "string" ? JSON.stringify(value) : describeValue(value);
+  if (key === "format") {
+    return `'format' ${shown} is not enforced on a llama model (its grammar enforces the formats ` +
+      `${GRAMMAR_FORMATS.join(", ")}; other formats are not checked)`;
+  }
+  if (key === "minLength" || key === "maxLength") {
+    return `'${key}' ${shown} is not enforced on a llama model (its grammar enforces lengths up to ` +
+      `${MAX_GRAMMAR_LENGTH} characters, and none beside a format): an answer outside it fails validation`;
+  }
+  return `'${key}' is not enforced on a llama model`;
+}
+
+/** `range 0...1`, `minimum 0`, `maximum 9`. */
+function rangeText(low: number | undefined, high: number | undefined): string {
+  if (low !== undefined && high !== undefined) return `range ${low}...${high}`;
+  return low !== undefined ? `minimum ${low}` : `maximum ${high}`;
+}
+
+/**
+ * The warning of an enum generated as strings: "mixed-type" (the reference's text) only when its values are
+ * of several types; an enum of booleans or of numbers says what the answer then holds.
+ */
+function stringifiedEnumText(values: readonly JsonValue[]): string {
+  const kinds = new Set(values.map((v) => Array.isArray(v) ? "array" : v === null ? "null" : typeof v));
+  if (kinds.size === 1 && (kinds.has("boolean") || kinds.has("number"))) {
+    const [kind] = kinds;
+    const first = safeJson(values[0]);
+    return `${kind} enum is generated as strings: the on-device and scripted models answer the string ` +
+      `"${first}", not ${first}`;
+  }
+  return "mixed-type enum is generated as strings";
+}

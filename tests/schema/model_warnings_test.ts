@@ -1,0 +1,239 @@
+/**
+ * A schema's warnings are true for the model that generates it: a llama (GGUF) model's grammar generates the
+ * client's enum and const values themselves, enforces `minLength`/`maxLength` and the `date`, `time` and
+ * `date-time` formats, and enforces no numeric bound but a short integer range; the on-device and scripted
+ * models (and `schema/validate`, with no model) keep their wording. Through the wire: `session/respond` and
+ * `content/generate` on a model of kind `llama` (a scripted model under that kind: the warnings depend on the
+ * kind only).
+ */
+import assert from "node:assert/strict";
+import { WireClient } from "../helpers/wire.ts";
+import type { LanguageModel } from "../../src/models/language_model.ts";
+import { parseScript, ScriptedModel } from "../../src/models/scripted.ts";
+import type { JsonObject } from "../../src/protocol/json.ts";
+
+/** A model of kind `llama` that answers `answer` (the scripted model's step, without the schema). */
+function llamaKind(answer: JsonObject): () => LanguageModel {
+  const script = parseScript([{ json: answer }, { json: answer }], "script");
+  return () => {
+    const inner = new ScriptedModel(structuredClone(script));
+    return {
+      kind: "llama",
+      contextSize: 8192,
+      trimsHistory: false,
+      availability: () => inner.availability(),
+      step: (request) => inner.step({ ...request, responseSchema: null }),
+    };
+  };
+}
+
+const LITERALS: JsonObject = {
+  type: "object",
+  properties: {
+    level: { enum: [1, 2, 3] },
+    hostile: { enum: [true, false] },
+    weight: { enum: [0.5, 1.5] },
+    mood: { enum: ["calm", 2, true] },
+    version: { const: 7 },
+    loot: { enum: ["coin", { gem: 1 }] },
+    origin: { const: { x: 0 } },
+  },
+  required: ["level", "hostile", "weight", "mood", "version", "loot", "origin"],
+};
+const LITERALS_ANSWER = {
+  level: 2,
+  hostile: true,
+  weight: 0.5,
+  mood: 2,
+  version: 7,
+  loot: "coin",
+  origin: { x: 0 },
+};
+
+const STRINGS: JsonObject = {
+  type: "object",
+  properties: {
+    name: { type: "string", minLength: 3, maxLength: 20 },
+    when: { type: "string", format: "date" },
+    at: { type: "string", format: "time" },
+    stamp: { type: ["string", "null"], format: "date-time" },
+    mail: { type: "string", format: "email" },
+    essay: { type: "string", maxLength: 5000 },
+    code: { type: "string", format: "date", minLength: 10 },
+  },
+  required: ["name", "when", "at", "mail", "essay", "code"],
+};
+const STRINGS_ANSWER = {
+  name: "Gorm",
+  when: "2024-05-01",
+  at: "13:45:00Z",
+  mail: "gorm@example.com",
+  essay: "Short.",
+  code: "2024-05-01",
+};
+
+const NUMBERS: JsonObject = {
+  type: "object",
+  properties: {
+    gold: { type: "integer", minimum: 0 },
+    dice: { type: "integer", minimum: 1, maximum: 6 },
+    ratio: { type: "number", minimum: 0, maximum: 1 },
+    chance: { type: "number", exclusiveMinimum: 0, maximum: 1 },
+    big: { type: "integer", minimum: 0, maximum: 100000 },
+  },
+  required: ["gold", "dice", "ratio", "chance", "big"],
+};
+const NUMBERS_ANSWER = { gold: 5, dice: 3, ratio: 0.5, chance: 0.5, big: 7 };
+
+const ON_DEVICE_LITERALS = [
+  "#/properties/level: integer enum is enforced as a range 1...3; exact values are described",
+  `#/properties/hostile: boolean enum is generated as strings: the on-device and scripted models answer the ` +
+  `string "true", not true`,
+  `#/properties/weight: number enum is generated as strings: the on-device and scripted models answer the ` +
+  `string "0.5", not 0.5`,
+  "#/properties/mood: mixed-type enum is generated as strings",
+  "#/properties/version: non-string const 7 is described instead of enforced",
+  "#/properties/loot: mixed-type enum is generated as strings",
+  `#/properties/origin: non-string const {"x":0} is described instead of enforced`,
+];
+
+async function respondWarnings(
+  client: WireClient,
+  schema: JsonObject,
+  session: string,
+): Promise<unknown> {
+  await client.call("session/create", { session });
+  const result = await client.call("session/respond", { session, prompt: "Go.", schema }) as JsonObject;
+  return result.warnings ?? [];
+}
+
+Deno.test("model warnings: a llama model is not told its number, boolean and const values become strings", async () => {
+  const c = new WireClient({ systemModel: llamaKind(LITERALS_ANSWER) });
+  try {
+    // Only the values its grammar cannot generate (an object among the enum's values, an object const).
+    assert.deepEqual(await respondWarnings(c, LITERALS, "s"), [
+      "#/properties/loot: mixed-type enum is generated as strings",
+      `#/properties/origin: non-string const {"x":0} is described instead of enforced`,
+    ]);
+  } finally {
+    await c.close();
+  }
+});
+
+Deno.test("model warnings: the on-device and scripted models keep the literal warnings", async () => {
+  const c = new WireClient();
+  try {
+    await c.call("session/create", {
+      session: "s",
+      // The scripted model follows the generation schema: the values as strings, the range, the described type.
+      model: {
+        type: "scripted",
+        steps: [{
+          json: {
+            level: 2,
+            hostile: "true",
+            weight: "0.5",
+            mood: "2",
+            version: 7,
+            loot: "coin",
+            origin: "x",
+          },
+        }],
+      },
+    });
+    const result = await c.call("session/respond", { session: "s", prompt: "Go.", schema: LITERALS });
+    assert.deepEqual((result as JsonObject).warnings, ON_DEVICE_LITERALS);
+    const validated = await c.call("schema/validate", { schema: LITERALS }) as JsonObject;
+    assert.deepEqual(validated.warnings, ON_DEVICE_LITERALS);
+  } finally {
+    await c.close();
+  }
+});
+
+Deno.test("model warnings: a llama model is warned only about the string constraints its grammar leaves out", async () => {
+  const c = new WireClient({ systemModel: llamaKind(STRINGS_ANSWER) });
+  try {
+    assert.deepEqual(await respondWarnings(c, STRINGS, "s"), [
+      `#/properties/mail: 'format' "email" is not enforced on a llama model (its grammar enforces the formats ` +
+      "date, time, date-time; other formats are not checked)",
+      "#/properties/essay: 'maxLength' 5000 is not enforced on a llama model (its grammar enforces lengths up " +
+      "to 500 characters, and none beside a format): an answer outside it fails validation",
+      "#/properties/code: 'minLength' 10 is not enforced on a llama model (its grammar enforces lengths up " +
+      "to 500 characters, and none beside a format): an answer outside it fails validation",
+    ]);
+  } finally {
+    await c.close();
+  }
+});
+
+Deno.test("model warnings: the scripted model is still told minLength and format are only described", async () => {
+  const c = new WireClient();
+  try {
+    await c.call("session/create", {
+      session: "s",
+      model: { type: "scripted", steps: [{ json: STRINGS_ANSWER }] },
+    });
+    const result = await c.call("session/respond", { session: "s", prompt: "Go.", schema: STRINGS });
+    const described = (path: string, key: string) =>
+      `#/properties/${path}: '${key}' is described to the model but not enforced`;
+    assert.deepEqual((result as JsonObject).warnings, [
+      described("name", "minLength"),
+      described("name", "maxLength"),
+      described("when", "format"),
+      described("at", "format"),
+      described("stamp", "format"),
+      described("mail", "format"),
+      described("essay", "maxLength"),
+      described("code", "format"),
+      described("code", "minLength"),
+    ]);
+  } finally {
+    await c.close();
+  }
+});
+
+Deno.test("model warnings: a llama model is told which numeric bounds its grammar does not enforce", async () => {
+  const c = new WireClient({ systemModel: llamaKind(NUMBERS_ANSWER) });
+  try {
+    const outside =
+      "is not enforced on a llama model (its grammar enforces only integer ranges of up to 257 " +
+      "values): an answer outside it fails validation and is generated once more";
+    const expected = [
+      `#/properties/gold: integer minimum 0 ${outside}`,
+      `#/properties/ratio: number range 0...1 ${outside}`,
+      `#/properties/chance: number range 0...1 ${outside}`,
+      `#/properties/big: integer range 0...100000 ${outside}`,
+    ];
+    assert.deepEqual(await respondWarnings(c, NUMBERS, "s"), expected);
+    // content/generate on the host's default llama model says the same.
+    const content = await c.call("content/generate", { prompt: "Loot.", schema: NUMBERS }) as JsonObject;
+    assert.deepEqual(content.warnings, expected);
+  } finally {
+    await c.close();
+  }
+  // The on-device wording: bounds are enforced there; only the exclusive one is changed.
+  const s = new WireClient();
+  try {
+    const validated = await s.call("schema/validate", { schema: NUMBERS }) as JsonObject;
+    assert.deepEqual(validated.warnings, [
+      "#/properties/chance: exclusive number bounds are enforced as inclusive",
+    ]);
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("model warnings: content/generate on a llama model words the literal and string warnings for it", async () => {
+  const c = new WireClient({ systemModel: llamaKind({ level: 2, name: "Gorm" }) });
+  try {
+    const schema: JsonObject = {
+      type: "object",
+      properties: { level: { enum: [1, 2, 3] }, name: { type: "string", minLength: 3 } },
+      required: ["level", "name"],
+    };
+    const content = await c.call("content/generate", { prompt: "Loot.", schema }) as JsonObject;
+    assert.deepEqual(content, { content: { level: 2, name: "Gorm" } });
+  } finally {
+    await c.close();
+  }
+});
