@@ -119,6 +119,8 @@ class Playground {
     this.persist = debounce(() => storeSaved(this.saved), 150);
     addEventListener("pagehide", () => {
       this.conversation?.keepLiveLine();
+      // A form edit still waiting for a pause in typing (a long document) goes into what is kept.
+      this.editor?.flush();
       storeSaved(this.saved);
     });
     this.link = this.#createLink();
