@@ -128,10 +128,10 @@ export class Editor {
     const options = optionsPanel(form);
     const memory = memoryPanel(form);
     // (The tools tab reads the document through the getter: a form edit still pending is written first.)
-    const editor = this;
+    const doc = () => this.doc;
     this.#tools = new ToolEditor({
       get doc() {
-        return editor.doc;
+        return doc();
       },
       drafts: saved.drafts,
       answers: saved.answers,
