@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
-import { npcReady, withPlayground } from "./browser_fixture.ts";
+import { npcReady, openPage, screenshot, servePlayground, withPlayground } from "./browser_fixture.ts";
 
 /** A backstory of 36,000 characters (a designer's long one). */
 const LONG = "Born in the mill town of Harrow, she learned the trade of her father. ".repeat(520).slice(
@@ -91,4 +91,57 @@ Deno.test("typing in a 36,000-character backstory: the document is not re-synced
     assert.equal(await backstory.inputValue(), `${LONG}${typed} The end.`);
     assert.deepEqual(browser.errors, []);
   });
+});
+
+Deno.test("an answer typed into a tool call's box when the bridge goes away is kept, and the row says the call ended with it", async () => {
+  let served = await servePlayground();
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    // The page's sample script: turn 1 calls check_stock, answered by hand.
+    await page.click("#tab-model");
+    await page.check("#model-script");
+    await page.click("#start");
+    await npcReady(page);
+    await page.fill("#player-line", "An ale?");
+    await page.press("#player-line", "Enter");
+    const answer = '{"stock": 7, "note": "the last barrel"}';
+    await page.locator(".tool-call.pending textarea").fill(answer);
+    await served.stop();
+    await page.locator("#banner").filter({ hasText: "The bridge went away." }).waitFor();
+    const row = page.locator('.tool-call[data-tool="check_stock"]');
+    // Before: the answer form went, and the answer typed with it; the row read "not answered: the bridge no
+    // longer needs it (The bridge was closed.)".
+    assert.equal(await row.locator("textarea").inputValue(), answer, "the answer typed is kept");
+    assert.equal(await row.locator("textarea").getAttribute("readonly"), "", "read-only: the call ended");
+    // (A bridge that stops cancels the turn first; a connection that drops ends the call with it.)
+    assert.match(
+      await row.locator(".tool-status").textContent() ?? "",
+      /^not answered: (the turn was cancelled|the bridge went away, and the call with it)/,
+    );
+    assert.match(await row.textContent() ?? "", /Your answer was not sent: the call ended\./);
+
+    await row.scrollIntoViewIfNeeded();
+    await screenshot(page, "answer-kept-bridge-gone");
+    served = await servePlayground(served.port);
+    await page.locator("#reconnect").click({ timeout: 1000 }).catch(() => {});
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    assert.equal(await row.locator("textarea").inputValue(), answer, "still there once connected again");
+    // Restored, the NPC calls check_stock again (its script starts over): the new call's box has the answer.
+    await page.getByRole("button", { name: "Restore it" }).last().click();
+    await page.locator("ol.turns li.note").filter({ hasText: "Restored Mira" }).waitFor();
+    await npcReady(page);
+    await page.press("#player-line", "Enter"); // the line the bridge cut off is back in the box
+    const box = page.locator(".tool-call.pending textarea");
+    assert.equal(await box.inputValue(), answer, "the next call of check_stock starts with it");
+    await box.press("Enter");
+    await page.locator('.tool-call[data-how="answered by hand"]').waitFor();
+    assert.deepEqual(browser.errors.filter((e) => !/WebSocket|ERR_CONNECTION_REFUSED/.test(e)), []);
+  } catch (error) {
+    await screenshot(page, "failed-answer-bridge-gone").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
 });
