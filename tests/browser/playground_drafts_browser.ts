@@ -145,3 +145,36 @@ Deno.test("an answer typed into a tool call's box when the bridge goes away is k
     await served.stop();
   }
 });
+
+Deno.test("a world change while the designer types in a world edit form keeps the form's text, focus and caret", async () => {
+  await withPlayground("failed-world-caret", async (browser) => {
+    const { page } = browser;
+    await page.click("#tab-model");
+    await page.check("#model-script");
+    await page.click("#start");
+    await npcReady(page);
+    await page.click("#tab-state-world");
+    await page.getByRole("button", { name: /^player\.name is "Aria"; change it/ }).click();
+    const value = page.getByRole("textbox", { name: "New value of player.name" });
+    await value.fill('"Ariadne"');
+    await value.evaluate((input: HTMLInputElement) => input.setSelectionRange(3, 6, "backward"));
+    await page.evaluate(() =>
+      (globalThis as unknown as {
+        playground: { running: { world: { set(p: string, v: unknown): Promise<unknown> } } };
+      }).playground.running.world.set("inn.open", false)
+    );
+    await page.locator("#state-body .world-log li").filter({ hasText: "inn.open: true → false" }).waitFor();
+    // Before: the caret went to the end (the form was built again), the selection lost.
+    assert.deepEqual(
+      await value.evaluate((input: HTMLInputElement) => ({
+        value: input.value,
+        focused: document.activeElement === input,
+        selection: [input.selectionStart, input.selectionEnd, input.selectionDirection],
+      })),
+      { value: '"Ariadne"', focused: true, selection: [3, 6, "backward"] },
+    );
+    await page.keyboard.type("X");
+    assert.equal(await value.inputValue(), '"ArXne"', "typing goes on where the designer was");
+    assert.deepEqual(browser.errors, []);
+  });
+});
