@@ -178,3 +178,29 @@ Deno.test("a world change while the designer types in a world edit form keeps th
     assert.deepEqual(browser.errors, []);
   });
 });
+
+Deno.test("a persona larger than the model's context: the status list says so before Start, with a link to the field to shorten", async () => {
+  await withPlayground("failed-context-warning", async (browser) => {
+    const { page } = browser;
+    await page.locator("[name='persona.backstory']").fill(LONG);
+    await page.click("#tab-jsonc"); // leaves the field
+    // Before: nothing until Start, then the bridge's warning under it.
+    const item = page.locator("#editor-status li.warning").filter({ hasText: "more than the model's" });
+    await item.waitFor();
+    assert.match(
+      await item.textContent() ?? "",
+      /^Backstory: The persona takes at least about 12,\d{3} tokens \(estimated\), more than the model's 8192-token context: its turns will not fit\. Shorten the backstory\.$/,
+    );
+    await item.getByRole("button", { name: "Backstory" }).click();
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.getAttribute("name")),
+      "persona.backstory",
+    );
+    // Shortened, the warning goes.
+    await page.locator("[name='persona.backstory']").fill("Born in Harrow.");
+    await page.click("#tab-jsonc");
+    await page.locator("#editor-status").filter({ hasText: "Ready to start" }).waitFor();
+    assert.equal(await item.count(), 0);
+    assert.deepEqual(browser.errors, []);
+  });
+});

@@ -34,6 +34,7 @@ import {
 import { checkItem, reviewItems, RunningNpc, settingsKey, statusLine } from "./editor_status.ts";
 import { type FieldWidget, fieldWidget } from "./field_widgets.ts";
 import { type Check, FIELDS, type Section } from "./fields.ts";
+import { contextWarning, SCRIPT_CONTEXT_SIZE } from "./prompt_size.ts";
 import type { Saved } from "./storage.ts";
 import { ToolEditor } from "./tool_editor.ts";
 
@@ -107,6 +108,8 @@ export class Editor {
   readonly #scriptInUse: HTMLElement;
   /** What `"system"` is on this server (from its info), once known. */
   #serverModel: { label: string; script?: string } | null = null;
+  /** The context size of the bridge's model (from its availability), once known. */
+  #bridgeContext: number | null = null;
   readonly #select: (id: string) => void;
   #undo: string | null = null;
   readonly #undoButton: HTMLButtonElement;
@@ -547,8 +550,33 @@ export class Editor {
     );
   }
 
-  /** The review's checks as list items ({@link reviewItems}), each with a link to its field or tool. */
+  /**
+   * The context size of the model new NPCs run on: the page's script's, or the bridge's model's once its
+   * availability is known (else null).
+   */
+  #contextSize(): number | null {
+    return this.saved.useScript ? SCRIPT_CONTEXT_SIZE : this.#bridgeContext;
+  }
+
+  /**
+   * The review's checks as list items ({@link reviewItems}), each with a link to its field or tool, then a
+   * persona too large for the model's context ({@link contextWarning}).
+   */
   #reviewItems(): HTMLElement[] {
+    const items = this.#checkItems();
+    const tooLarge = contextWarning(this.doc.value, this.#contextSize());
+    if (tooLarge !== null) {
+      const widget = this.#widgets.find((w) => w.path === tooLarge.path);
+      const link = widget
+        ? this.#jump(widget.spec.label, widget.spec.section, () => widget.focusable.focus())
+        : this.#jump("Tools", "tools", () => this.#tools.focus(0));
+      items.push(checkItem({ warning: tooLarge.warning }, link));
+    }
+    return items;
+  }
+
+  /** The review's checks as list items ({@link reviewItems}), each with a link to its field or tool. */
+  #checkItems(): HTMLElement[] {
     return reviewItems(this.review, {
       toolNotes: this.#bridgeNotes(),
       links: {
@@ -688,6 +716,16 @@ export class Editor {
     }`;
     this.#serverModel = model;
     this.#showScriptInUse();
+  }
+
+  /**
+   * The context size of the bridge's model (its availability's `contextSize`; null while unknown): a persona
+   * larger than the model new NPCs run on takes is listed before Start.
+   */
+  setBridgeContext(contextSize: number | null): void {
+    if (contextSize === this.#bridgeContext) return;
+    this.#bridgeContext = contextSize;
+    this.#renderStatus();
   }
 
   /**

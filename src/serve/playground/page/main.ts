@@ -363,6 +363,7 @@ class Playground {
       availability ? availability.available : null,
       this.info?.model ?? null,
     );
+    this.editor?.setBridgeContext(availability?.contextSize ?? null);
     showModelPill({ useScript: this.saved.useScript, label, availability });
   }
 
