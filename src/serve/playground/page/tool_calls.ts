@@ -167,10 +167,12 @@ export function answerByHand(
     const onAbort = () => {
       const reason = signal.reason;
       const { status, output } = notAnswered(reason);
+      // (Not after "Let it time out": the designer chose not to answer, and the box went then.)
+      const boxShown = row.controls.contains(box.text);
       done(status);
       if (output !== null) showOutput(row, output, true);
       row.root.classList.add("cancelled");
-      if (keepUnsent(row, name, box.text, answer.text)) unsent?.(box.text.value);
+      if (boxShown && keepUnsent(row, name, box.text, answer.text)) unsent?.(box.text.value);
       reject(reason);
     };
     signal.addEventListener("abort", onAbort, { once: true });
