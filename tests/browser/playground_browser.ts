@@ -436,8 +436,11 @@ Deno.test("turn controls: cancel mid-turn, let a call time out, answer with an e
       await waiting.locator(".tool-status").textContent() ?? "",
       /waiting for your answer: [12] s left/,
     );
+    await waiting.locator("textarea").fill('{"rope": 1}');
     await waiting.getByRole("button", { name: "Let it time out" }).click();
     await turnDone(page, 2);
+    // The designer chose not to answer: nothing typed is kept as an unsent answer.
+    assert.equal(await page.locator('.turn[data-turn="2"] .tool-unsent').count(), 0);
     // The row says the model got an error output instead, and shows it (not the raw "Error: …" it reads).
     assert.match(
       await text(page, '.turn[data-turn="2"] .tool-status'),

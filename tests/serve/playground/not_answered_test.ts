@@ -63,11 +63,14 @@ Deno.test("a call whose turn was cancelled: says the turn was cancelled", async 
   });
 });
 
-Deno.test("any other reason (a closed connection, a bridge that gave none) is shown as it is", () => {
+Deno.test("a closed connection (shut_down): the call went with the bridge, and the row says so", () => {
   assert.deepEqual(notAnswered(BridgeError.of("shut_down", "The bridge was closed.")), {
-    status: "not answered: the bridge no longer needs it (The bridge was closed.)",
+    status: "not answered: the bridge went away, and the call with it",
     output: null,
   });
+});
+
+Deno.test("any other reason (a bridge that gave none) is shown as it is", () => {
   assert.deepEqual(notAnswered(BridgeError.cancelled("The bridge no longer needs this result.")), {
     status: "not answered: the bridge no longer needs it (The bridge no longer needs this result.)",
     output: null,

@@ -111,6 +111,8 @@ export class Conversation {
   #live: LiveTurn | null = null;
   /** The turn whose streamed emotion the header shows, until something else sets it. */
   #emotionOf: LiveTurn | null = null;
+  /** Answers typed but not sent (their call ended first), by tool name: the next call's box starts with one. */
+  readonly #unsent = new Map<string, string>();
   /** The last reply cut off by a bridge that stopped or went away (until the next turn or start). */
   #cutOff: { line: string; back: boolean } | null = null;
   #turns = 0;
@@ -582,9 +584,12 @@ export class Conversation {
       row.root.dataset.how = "answered automatically";
       return cannedAnswer(answer);
     }
+    // An answer typed for this tool but not sent (its call ended: the bridge went away) starts the box.
+    const unsent = this.#unsent.get(name);
+    this.#unsent.delete(name);
     return answerByHand(row, {
       name,
-      answer,
+      answer: unsent === undefined ? answer : { ...answer, text: unsent },
       timeout: this.#host.toolTimeout(name),
       signal,
       focusNext: () => this.#focusAfterAnswer(),
@@ -592,6 +597,7 @@ export class Conversation {
       // scroll only the box into view, which reads as the designer scrolling up.
       shown: () => this.#follow(),
       cancelTurn: () => this.cancel(),
+      unsent: (text) => this.#unsent.set(name, text),
     });
   }
 

@@ -34,6 +34,7 @@ import {
 import { checkItem, reviewItems, RunningNpc, settingsKey, statusLine } from "./editor_status.ts";
 import { type FieldWidget, fieldWidget } from "./field_widgets.ts";
 import { type Check, FIELDS, type Section } from "./fields.ts";
+import { contextWarning, SCRIPT_CONTEXT_SIZE } from "./prompt_size.ts";
 import type { Saved } from "./storage.ts";
 import { ToolEditor } from "./tool_editor.ts";
 
@@ -55,6 +56,16 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
+/**
+ * Above this many characters of persona text, a form edit is written into the document after a pause in
+ * typing ({@link SYNC_PAUSE_MS}) rather than on every key: each write re-parses the whole text and re-syncs
+ * every view, which a long backstory made slow enough to lag behind the keys.
+ */
+export const DEFER_SYNC_ABOVE = 8000;
+
+/** The pause in typing after which a deferred form edit is written into a long document. */
+export const SYNC_PAUSE_MS = 300;
+
 /** The bridge paths a message names (`'options.playerOptionCount'`, `tools[1].name`, `model.steps[0]`). */
 export function pathsIn(message: string): string[] {
   return [...message.matchAll(/\b(file|persona|options|memory|tools\[\d+\]|model)(\.[A-Za-z_]+|\[\d+\])?/g)]
@@ -63,8 +74,10 @@ export function pathsIn(message: string): string[] {
 
 /** The persona editor. */
 export class Editor {
-  /** The persona document. */
-  readonly doc: PersonaDocument;
+  readonly #doc: PersonaDocument;
+  /** Form fields edited since the document was last written (see {@link DEFER_SYNC_ABOVE}). */
+  readonly #pending = new Set<FieldWidget>();
+  #pendingTimer: ReturnType<typeof setTimeout> | undefined;
   /** What the page saves. */
   readonly saved: Saved;
   /** The editor's element. */
@@ -95,6 +108,8 @@ export class Editor {
   readonly #scriptInUse: HTMLElement;
   /** What `"system"` is on this server (from its info), once known. */
   #serverModel: { label: string; script?: string } | null = null;
+  /** The context size of the bridge's model (from its availability), once known. */
+  #bridgeContext: number | null = null;
   readonly #select: (id: string) => void;
   #undo: string | null = null;
   readonly #undoButton: HTMLButtonElement;
@@ -103,7 +118,7 @@ export class Editor {
   constructor(host: HTMLElement, saved: Saved, events: EditorEvents) {
     this.saved = saved;
     this.#events = events;
-    this.doc = new PersonaDocument(saved.validDoc ?? saved.doc);
+    this.#doc = new PersonaDocument(saved.validDoc ?? saved.doc);
     if (this.doc.text !== saved.doc) this.doc.setText(saved.doc);
     this.review = reviewDocument(this.doc.value);
     this.root = host;
@@ -115,8 +130,12 @@ export class Editor {
     const persona = personaPanel(form);
     const options = optionsPanel(form);
     const memory = memoryPanel(form);
+    // (The tools tab reads the document through the getter: a form edit still pending is written first.)
+    const doc = () => this.doc;
     this.#tools = new ToolEditor({
-      doc: this.doc,
+      get doc() {
+        return doc();
+      },
       drafts: saved.drafts,
       answers: saved.answers,
       changed: () => this.#documentChanged("form"),
@@ -169,11 +188,22 @@ export class Editor {
     this.#restoreWorldDraft();
   }
 
+  /**
+   * The persona document, with every form edit written into it: an edit still waiting for a pause in typing
+   * (see {@link DEFER_SYNC_ABOVE}) is written first, so Start, Apply, Save and every other reader get every key.
+   */
+  get doc(): PersonaDocument {
+    this.flush();
+    return this.#doc;
+  }
+
   /** The widgets of a section's fields (only `keys`, when given), kept for syncing and checks. */
   #fieldWidgets(section: Section, keys?: readonly string[]): HTMLElement[] {
     const onField = (widget: FieldWidget) => this.#fieldInput(widget);
     return FIELDS.filter((f) => f.section === section && (!keys || keys.includes(f.key))).map((spec) => {
       const widget = fieldWidget(spec, onField);
+      // Leaving a field writes its edit at once (the JSONC tab, a click elsewhere).
+      widget.root.addEventListener("focusout", () => this.flush());
       this.#widgets.push(widget);
       return widget.root;
     });
@@ -233,19 +263,44 @@ export class Editor {
     this.#select(id);
   }
 
-  /** A form field edit: write it into the document. */
+  /**
+   * A form field edit: written into the document at once, or, in a long document, after a pause in typing
+   * (or when the field is left, or the document is read: see {@link Editor.doc}).
+   */
   #fieldInput(widget: FieldWidget): void {
+    this.#pending.add(widget);
+    clearTimeout(this.#pendingTimer);
+    if (this.#doc.text.length > DEFER_SYNC_ABOVE) {
+      this.#pendingTimer = setTimeout(() => this.flush(), SYNC_PAUSE_MS);
+      return;
+    }
+    this.flush();
+  }
+
+  /** Writes the form edits not written yet into the document (and re-syncs the other views once). */
+  flush(): void {
+    clearTimeout(this.#pendingTimer);
+    if (this.#pending.size === 0) return;
+    const widgets = [...this.#pending];
+    this.#pending.clear();
+    let changed = false;
+    for (const widget of widgets) changed = this.#writeField(widget) || changed;
+    if (changed) this.#documentChanged("form");
+  }
+
+  /** Writes a field's value into the document; false (the field says why) when it could not. */
+  #writeField(widget: FieldWidget): boolean {
     const { section, key } = widget.spec;
     const value = widget.read();
     const path = section === "file" ? [key] : [section, key];
     try {
-      this.doc.set(path, value);
+      this.#doc.set(path, value);
     } catch (error) {
       widget.mark({ error: `Not saved: ${(error as Error).message}` });
-      return;
+      return false;
     }
     this.#synced.set(widget.path, JSON.stringify(value ?? null));
-    this.#documentChanged("form");
+    return true;
   }
 
   #jsoncInput(): void {
@@ -495,8 +550,33 @@ export class Editor {
     );
   }
 
-  /** The review's checks as list items ({@link reviewItems}), each with a link to its field or tool. */
+  /**
+   * The context size of the model new NPCs run on: the page's script's, or the bridge's model's once its
+   * availability is known (else null).
+   */
+  #contextSize(): number | null {
+    return this.saved.useScript ? SCRIPT_CONTEXT_SIZE : this.#bridgeContext;
+  }
+
+  /**
+   * The review's checks as list items ({@link reviewItems}), each with a link to its field or tool, then a
+   * persona too large for the model's context ({@link contextWarning}).
+   */
   #reviewItems(): HTMLElement[] {
+    const items = this.#checkItems();
+    const tooLarge = contextWarning(this.doc.value, this.#contextSize());
+    if (tooLarge !== null) {
+      const widget = this.#widgets.find((w) => w.path === tooLarge.path);
+      const link = widget
+        ? this.#jump(widget.spec.label, widget.spec.section, () => widget.focusable.focus())
+        : this.#jump("Tools", "tools", () => this.#tools.focus(0));
+      items.push(checkItem({ warning: tooLarge.warning }, link));
+    }
+    return items;
+  }
+
+  /** The review's checks as list items ({@link reviewItems}), each with a link to its field or tool. */
+  #checkItems(): HTMLElement[] {
     return reviewItems(this.review, {
       toolNotes: this.#bridgeNotes(),
       links: {
@@ -636,6 +716,16 @@ export class Editor {
     }`;
     this.#serverModel = model;
     this.#showScriptInUse();
+  }
+
+  /**
+   * The context size of the bridge's model (its availability's `contextSize`; null while unknown): a persona
+   * larger than the model new NPCs run on takes is listed before Start.
+   */
+  setBridgeContext(contextSize: number | null): void {
+    if (contextSize === this.#bridgeContext) return;
+    this.#bridgeContext = contextSize;
+    this.#renderStatus();
   }
 
   /**

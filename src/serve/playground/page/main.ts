@@ -119,6 +119,8 @@ class Playground {
     this.persist = debounce(() => storeSaved(this.saved), 150);
     addEventListener("pagehide", () => {
       this.conversation?.keepLiveLine();
+      // A form edit still waiting for a pause in typing (a long document) goes into what is kept.
+      this.editor?.flush();
       storeSaved(this.saved);
     });
     this.link = this.#createLink();
@@ -361,6 +363,7 @@ class Playground {
       availability ? availability.available : null,
       this.info?.model ?? null,
     );
+    this.editor?.setBridgeContext(availability?.contextSize ?? null);
     showModelPill({ useScript: this.saved.useScript, label, availability });
   }
 

@@ -141,6 +141,8 @@ export interface HandAnswer {
   shown?: () => void;
   /** Cancels the turn (Escape in the box, as in the player's line). */
   cancelTurn?: () => void;
+  /** The call ended with an answer typed but not sent (kept in its row): `text`, to offer on the next call. */
+  unsent?: (text: string) => void;
 }
 
 /**
@@ -149,7 +151,7 @@ export interface HandAnswer {
  */
 export function answerByHand(
   row: ToolRow,
-  { name, answer, timeout, signal, focusNext, shown, cancelTurn }: HandAnswer,
+  { name, answer, timeout, signal, focusNext, shown, cancelTurn, unsent }: HandAnswer,
 ): Promise<unknown> {
   const box = answerBox(name, answer, row.args.id);
   startCountdown(row, timeout);
@@ -165,9 +167,12 @@ export function answerByHand(
     const onAbort = () => {
       const reason = signal.reason;
       const { status, output } = notAnswered(reason);
+      // (Not after "Let it time out": the designer chose not to answer, and the box went then.)
+      const boxShown = row.controls.contains(box.text);
       done(status);
       if (output !== null) showOutput(row, output, true);
       row.root.classList.add("cancelled");
+      if (boxShown && keepUnsent(row, name, box.text, answer.text)) unsent?.(box.text.value);
       reject(reason);
     };
     signal.addEventListener("abort", onAbort, { once: true });
@@ -193,6 +198,32 @@ export function answerByHand(
     shown?.();
     box.text.focus();
   });
+}
+
+/**
+ * A call that ended before the designer sent the answer they typed (`typed`: the box, which started with
+ * `start`): the answer stays in its row, read-only, with a note that it was not sent. False (nothing kept) when
+ * the box holds only what it started with.
+ */
+function keepUnsent(row: ToolRow, name: string, typed: HTMLTextAreaElement, start: string): boolean {
+  if (typed.value.trim() === "" || typed.value === start) return false;
+  typed.readOnly = true;
+  typed.removeAttribute("aria-describedby");
+  typed.removeAttribute("aria-invalid");
+  typed.setAttribute("aria-label", `Your answer to ${name}, not sent`);
+  row.controls.after(
+    h(
+      "div",
+      { class: "tool-unsent" },
+      h("p", {
+        class: "hint",
+        text: "Your answer was not sent: the call ended. It is kept here (read-only), and the next call of " +
+          `${name} starts with it.`,
+      }),
+      typed,
+    ),
+  );
+  return true;
 }
 
 /** The answer box of a call answered by hand. */

@@ -101,8 +101,8 @@ export interface NotAnswered {
 /**
  * What a call the bridge stopped waiting for shows, from the abort `reason`. A `tool/cancel`'s reason is the
  * tool output the model got instead of an answer, as the model reads it ("Error: Tool 'check_stock' timed out
- * after 2s."): shown as that error output, without the prefix (a cancelled turn says just that). Any other
- * reason (the connection closed, a bridge that gave none) is shown as it is.
+ * after 2s."): shown as that error output, without the prefix (a cancelled turn says just that). A closed
+ * connection (`shut_down`) took the NPC and its call with it; any other reason is shown as it is.
  */
 export function notAnswered(reason: unknown): NotAnswered {
   const text = reason instanceof Error ? reason.message : String(reason);
@@ -113,6 +113,10 @@ export function notAnswered(reason: unknown): NotAnswered {
       return { status: "not answered: the turn was cancelled", output: null };
     }
     return { status: "not answered: the model got an error output instead", output };
+  }
+  if (reason instanceof BridgeError && reason.dataCode === "shut_down") {
+    // The connection closed: the NPC lived in it, so no call of its turn can be answered any more.
+    return { status: "not answered: the bridge went away, and the call with it", output: null };
   }
   return { status: `not answered: the bridge no longer needs it (${text})`, output: null };
 }

@@ -36,6 +36,14 @@ interface Editing {
   changedBy?: string;
 }
 
+/** Where the caret of a text box was: its selection (and direction) and how far it was scrolled. */
+interface Caret {
+  start: number | null;
+  end: number | null;
+  direction: "forward" | "backward" | "none" | undefined;
+  scroll: number;
+}
+
 /** The same JSON value. */
 function same(a: JsonValue | undefined, b: JsonValue | undefined): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
@@ -149,6 +157,16 @@ export class WorldTree {
       ? (document.activeElement as HTMLElement)
       : null;
     const focusName = focused?.dataset.focus ?? null;
+    // A world change arriving while the designer types in an edit form rebuilds the form: its caret and
+    // selection go back where they were (the text is kept by the form's state).
+    const caret = focused instanceof HTMLInputElement
+      ? {
+        start: focused.selectionStart,
+        end: focused.selectionEnd,
+        direction: focused.selectionDirection ?? undefined,
+        scroll: focused.scrollLeft,
+      }
+      : null;
     if (this.#state === null) {
       this.#tree.replaceChildren();
       return;
@@ -168,15 +186,16 @@ export class WorldTree {
       this.#editForm("", false),
       h("div", { class: "row" }, this.#addButton("")),
     );
-    if (focusName) this.#refocus(focusName);
+    if (focusName) this.#refocus(focusName, caret);
   }
 
   /**
    * Gives the focus back to the control named `name` (`data-focus`) after a render, or, when it is gone,
    * to the one next to it: a closed edit form's value (Escape, Cancel, Save), else the Add button it was
-   * opened from; a removed value's parent's Add button. Without this the focus fell to the page's body.
+   * opened from; a removed value's parent's Add button. Without this the focus fell to the page's body. The
+   * same text box found again gets its `caret` (selection and scroll) back.
    */
-  #refocus(name: string): void {
+  #refocus(name: string, caret: Caret | null = null): void {
     const find = (n: string) => this.#tree.querySelector<HTMLElement>(`[data-focus="${CSS.escape(n)}"]`);
     const colon = name.indexOf(":");
     const kind = name.slice(0, colon);
@@ -189,7 +208,13 @@ export class WorldTree {
     if (kind === "remove") candidates.push(`add:${parentOf(path)}`, "add:");
     for (const candidate of candidates) {
       const el = find(candidate);
-      if (el && !(el as HTMLButtonElement).disabled) return el.focus();
+      if (!el || (el as HTMLButtonElement).disabled) continue;
+      el.focus();
+      if (candidate === name && caret !== null && el instanceof HTMLInputElement) {
+        el.setSelectionRange(caret.start, caret.end, caret.direction);
+        el.scrollLeft = caret.scroll;
+      }
+      return;
     }
   }
 

@@ -1,0 +1,206 @@
+/// <reference lib="dom" />
+/**
+ * What the designer types stays where they typed it, in a real headless Chromium: a long backstory typed key
+ * by key (the whole persona document is not re-synced on every key, yet Start and a reload right after typing
+ * get every key), an answer typed into a tool call's box when the bridge goes away (kept, and the row says the
+ * call ended), the caret of a world edit form when a world change arrives, and a persona larger than the
+ * model's context (said before Start).
+ *
+ *   deno test --allow-all tests/browser/playground_drafts_browser.ts   (needs Chromium, see playground_browser.ts)
+ */
+import assert from "node:assert/strict";
+import type { Page } from "npm:playwright-core@1.65.2";
+import { npcReady, openPage, screenshot, servePlayground, withPlayground } from "./browser_fixture.ts";
+
+/** A backstory of 36,000 characters (a designer's long one). */
+const LONG = "Born in the mill town of Harrow, she learned the trade of her father. ".repeat(520).slice(
+  0,
+  36_000,
+);
+
+type PageGlobals = {
+  jsoncWrites: () => number;
+  playground: {
+    running: { npc: { state(): Promise<{ persona: { backstory?: string } }> } } | null;
+    editor: { doc: { value: { persona: { backstory?: string } } } };
+  };
+};
+
+/** Counts from now on the page's writes of the JSONC text box (one per re-sync of the whole document). */
+async function countJsoncWrites(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    const box = document.getElementById("jsonc") as HTMLTextAreaElement;
+    const value = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value")!;
+    let writes = 0;
+    Object.defineProperty(box, "value", {
+      configurable: true,
+      get() {
+        return value.get!.call(this);
+      },
+      set(text: string) {
+        writes++;
+        value.set!.call(this, text);
+      },
+    });
+    (globalThis as unknown as PageGlobals).jsoncWrites = () => writes;
+  });
+}
+
+/** Puts the caret at the end of the field named `name` (its focus too). */
+async function caretAtEnd(page: Page, name: string): Promise<void> {
+  await page.evaluate((name) => {
+    const box = document.querySelector(`[name="${name}"]`) as HTMLTextAreaElement;
+    box.focus();
+    box.setSelectionRange(box.value.length, box.value.length);
+  }, name);
+}
+
+Deno.test("typing in a 36,000-character backstory: the document is not re-synced on every key, yet Start and a reload right after typing get every key", async () => {
+  await withPlayground("failed-long-backstory", async (browser) => {
+    const { page } = browser;
+    const backstory = page.locator("[name='persona.backstory']");
+    await backstory.fill(LONG);
+    await caretAtEnd(page, "persona.backstory");
+    await countJsoncWrites(page);
+    const typed = " She never forgave the miller, nor the river.";
+    await page.keyboard.type(typed);
+    const writes = await page.evaluate(() => (globalThis as unknown as PageGlobals).jsoncWrites());
+    // Before: 45 writes for 45 keys, each re-syncing the whole 36 KB document (about 44 ms a key).
+    assert.ok(
+      writes < typed.length / 3,
+      `the whole document was re-synced ${writes} times for ${typed.length} keys`,
+    );
+
+    // Start right after the last key, the focus still in the field (a click on Start by script: no blur).
+    await page.evaluate(() => document.getElementById("start")!.click());
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
+    const started = await page.evaluate(async () =>
+      (await (globalThis as unknown as PageGlobals).playground.running!.npc.state()).persona.backstory
+    );
+    assert.equal(started, LONG + typed, "the NPC got every key");
+    await page.click("#tab-jsonc");
+    assert.ok((await page.inputValue("#jsonc")).includes(`nor the river."`), "the JSONC text has every key");
+
+    // A reload right after typing keeps every key too.
+    await page.click("#tab-persona");
+    await caretAtEnd(page, "persona.backstory");
+    await page.keyboard.type(" The end.");
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    assert.equal(await backstory.inputValue(), `${LONG}${typed} The end.`);
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+Deno.test("an answer typed into a tool call's box when the bridge goes away is kept, and the row says the call ended with it", async () => {
+  let served = await servePlayground();
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    // The page's sample script: turn 1 calls check_stock, answered by hand.
+    await page.click("#tab-model");
+    await page.check("#model-script");
+    await page.click("#start");
+    await npcReady(page);
+    await page.fill("#player-line", "An ale?");
+    await page.press("#player-line", "Enter");
+    const answer = '{"stock": 7, "note": "the last barrel"}';
+    await page.locator(".tool-call.pending textarea").fill(answer);
+    await served.stop();
+    await page.locator("#banner").filter({ hasText: "The bridge went away." }).waitFor();
+    const row = page.locator('.tool-call[data-tool="check_stock"]');
+    // Before: the answer form went, and the answer typed with it; the row read "not answered: the bridge no
+    // longer needs it (The bridge was closed.)".
+    assert.equal(await row.locator("textarea").inputValue(), answer, "the answer typed is kept");
+    assert.equal(await row.locator("textarea").getAttribute("readonly"), "", "read-only: the call ended");
+    // (A bridge that stops cancels the turn first; a connection that drops ends the call with it.)
+    assert.match(
+      await row.locator(".tool-status").textContent() ?? "",
+      /^not answered: (the turn was cancelled|the bridge went away, and the call with it)/,
+    );
+    assert.match(await row.textContent() ?? "", /Your answer was not sent: the call ended\./);
+
+    await row.scrollIntoViewIfNeeded();
+    await screenshot(page, "answer-kept-bridge-gone");
+    served = await servePlayground(served.port);
+    await page.locator("#reconnect").click({ timeout: 1000 }).catch(() => {});
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    assert.equal(await row.locator("textarea").inputValue(), answer, "still there once connected again");
+    // Restored, the NPC calls check_stock again (its script starts over): the new call's box has the answer.
+    await page.getByRole("button", { name: "Restore it" }).last().click();
+    await page.locator("ol.turns li.note").filter({ hasText: "Restored Mira" }).waitFor();
+    await npcReady(page);
+    await page.press("#player-line", "Enter"); // the line the bridge cut off is back in the box
+    const box = page.locator(".tool-call.pending textarea");
+    assert.equal(await box.inputValue(), answer, "the next call of check_stock starts with it");
+    await box.press("Enter");
+    await page.locator('.tool-call[data-how="answered by hand"]').waitFor();
+    assert.deepEqual(browser.errors.filter((e) => !/WebSocket|ERR_CONNECTION_REFUSED/.test(e)), []);
+  } catch (error) {
+    await screenshot(page, "failed-answer-bridge-gone").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});
+
+Deno.test("a world change while the designer types in a world edit form keeps the form's text, focus and caret", async () => {
+  await withPlayground("failed-world-caret", async (browser) => {
+    const { page } = browser;
+    await page.click("#tab-model");
+    await page.check("#model-script");
+    await page.click("#start");
+    await npcReady(page);
+    await page.click("#tab-state-world");
+    await page.getByRole("button", { name: /^player\.name is "Aria"; change it/ }).click();
+    const value = page.getByRole("textbox", { name: "New value of player.name" });
+    await value.fill('"Ariadne"');
+    await value.evaluate((input: HTMLInputElement) => input.setSelectionRange(3, 6, "backward"));
+    await page.evaluate(() =>
+      (globalThis as unknown as {
+        playground: { running: { world: { set(p: string, v: unknown): Promise<unknown> } } };
+      }).playground.running.world.set("inn.open", false)
+    );
+    await page.locator("#state-body .world-log li").filter({ hasText: "inn.open: true → false" }).waitFor();
+    // Before: the caret went to the end (the form was built again), the selection lost.
+    assert.deepEqual(
+      await value.evaluate((input: HTMLInputElement) => ({
+        value: input.value,
+        focused: document.activeElement === input,
+        selection: [input.selectionStart, input.selectionEnd, input.selectionDirection],
+      })),
+      { value: '"Ariadne"', focused: true, selection: [3, 6, "backward"] },
+    );
+    await page.keyboard.type("X");
+    assert.equal(await value.inputValue(), '"ArXne"', "typing goes on where the designer was");
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+Deno.test("a persona larger than the model's context: the status list says so before Start, with a link to the field to shorten", async () => {
+  await withPlayground("failed-context-warning", async (browser) => {
+    const { page } = browser;
+    await page.locator("[name='persona.backstory']").fill(LONG);
+    await page.click("#tab-jsonc"); // leaves the field
+    // Before: nothing until Start, then the bridge's warning under it.
+    const item = page.locator("#editor-status li.warning").filter({ hasText: "more than the model's" });
+    await item.waitFor();
+    assert.match(
+      await item.textContent() ?? "",
+      /^Backstory: The persona takes at least about 12,\d{3} tokens \(estimated\), more than the model's 8192-token context: its turns will not fit\. Shorten the backstory\.$/,
+    );
+    await item.getByRole("button", { name: "Backstory" }).click();
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.getAttribute("name")),
+      "persona.backstory",
+    );
+    // Shortened, the warning goes.
+    await page.locator("[name='persona.backstory']").fill("Born in Harrow.");
+    await page.click("#tab-jsonc");
+    await page.locator("#editor-status").filter({ hasText: "Ready to start" }).waitFor();
+    assert.equal(await item.count(), 0);
+    assert.deepEqual(browser.errors, []);
+  });
+});
