@@ -14,7 +14,7 @@ Deno.test("--model gguf:<missing file>: exit 3 naming the file", async () => {
     assert.equal(r.code, 3, r.stderr);
     assert.equal(
       r.stderr,
-      `Error: The model ${dir}/none.gguf is unavailable (unknown): The model file '${dir}/none.gguf' does not ` +
+      `Error: The model ${dir}/none.gguf is unavailable: The model file '${dir}/none.gguf' does not ` +
         `exist; the folder ${dir} has no .gguf file. ` +
         "[model_unavailable]\n",
     );
@@ -39,7 +39,7 @@ Deno.test("--model gguf:<name> neither a file nor cached: a warning says where i
       r.stderr,
       `warning: --model: 'qwen' is neither a file in ${real} nor a cached model in ${dir}; '${oamRun} models list' ` +
         `shows the cached models, '${oamRun} models pull <url>' downloads one.\n` +
-        "Error: The model qwen is unavailable (unknown): The model file 'qwen' does not exist, and no cached model " +
+        "Error: The model qwen is unavailable: The model file 'qwen' does not exist, and no cached model " +
         `is called that (in ${dir}: '${oamRun} models list' shows them, '${oamRun} models pull <url>' downloads ` +
         "one). [model_unavailable]\n",
     );
