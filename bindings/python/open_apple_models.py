@@ -373,6 +373,11 @@ class Bridge:
     :param terminate_timeout: seconds ``close()`` then waits for a terminated process to exit before killing it
         (SIGKILL). A bridge that answers nothing any more (stuck, or stopped) is gone after 0.5 s and this, 1.5 s
         by default.
+    :param write_timeout: seconds a message may wait to be written to the bridge (default 10; None: for ever).
+        A bridge that stopped reading its input (a stopped or hung process) fills the pipe, and a write cannot
+        finish: past this time the bridge is given up, that call, every call waiting for an answer and every
+        later call fail with a -32023 ``shut_down`` :class:`BridgeError` "The bridge stopped reading its input",
+        at once rather than queued behind the write. ``close()`` then ends the process.
     :param max_line_bytes: the longest line the bridge reads (default: the ``--max-line-bytes`` in the command,
         else the bridge's default, 16 MiB). A longer message is refused before it is sent, with a -32600
         ``invalid_message`` :class:`BridgeError`; a longer tool result becomes an error output the model sees.
@@ -392,6 +397,7 @@ class Bridge:
         shutdown_timeout: float = 2.0,
         terminate_timeout: float = 1.0,
         max_line_bytes: Optional[int] = None,
+        write_timeout: Optional[float] = 10.0,
     ):
         self.command = bridge_command(command)
         self.max_line_bytes = max_line_bytes or _max_line_bytes_of(self.command) or MAX_LINE_BYTES
@@ -401,6 +407,7 @@ class Bridge:
         self._client_name = client_name
         self._shutdown_timeout = shutdown_timeout
         self._terminate_timeout = terminate_timeout
+        self._write_timeout = write_timeout
         self._process: Optional[asyncio.subprocess.Process] = None
         self._reader: Optional["asyncio.Task[None]"] = None
         self._ids = itertools.count(1)
@@ -412,6 +419,7 @@ class Bridge:
         self._subscriptions: Dict[str, Callback] = {}
         self._write_lock: Optional[asyncio.Lock] = None
         self._dead: Optional[BridgeError] = None
+        self._gave_up = False  # the bridge stopped reading its input (see write_timeout)
         self._closing = False
         self._heard_while_closing: Optional[asyncio.Event] = None  # a line (or the end of output) after close()
         self.server_info: Dict[str, Any] = {}
@@ -466,6 +474,8 @@ class Bridge:
         deadline = loop.time() + self._shutdown_timeout
         answer_deadline = loop.time() + min(self.SHUTDOWN_ANSWER_TIMEOUT, self._shutdown_timeout)
         alive = self._dead is None and process.returncode is None
+        if self._gave_up:  # it reads nothing, not even the end of its input: terminated at once
+            deadline = loop.time()
         if alive:
             try:  # the answer is not awaited: the exit is (a bridge that answers nothing must not hold close up)
                 await asyncio.wait_for(self._send_shutdown(), max(answer_deadline - loop.time(), 0))
@@ -576,12 +586,12 @@ class Bridge:
         pending = _Pending(future, on_event, _on_result)
         self._pending[key] = pending
         try:
-            await self._write(line)
             if timeout is None:
+                await self._write(line)
                 result = await asyncio.shield(future)
             else:
-                try:
-                    result = await asyncio.wait_for(asyncio.shield(future), timeout)
+                try:  # the timeout counts the write too (a bridge that stopped reading holds it up)
+                    result = await asyncio.wait_for(self._write_and_wait(line, future), timeout)
                 except asyncio.TimeoutError:
                     target = _CANCELS.get(method)
                     if target is not None and isinstance(params, Mapping) and isinstance(params.get(target[1]), str):
@@ -596,6 +606,11 @@ class Bridge:
         if pending.callback_error is not None:
             raise pending.callback_error
         return result
+
+    async def _write_and_wait(self, line: bytes, future: "asyncio.Future[Any]") -> Any:
+        """Writes a request's line, then waits for its answer (the future survives a cancelled wait)."""
+        await self._write(line)
+        return await asyncio.shield(future)
 
     async def notify(self, method: str, params: Optional[Mapping[str, Any]] = None) -> None:
         """Sends a notification (no response)."""
@@ -636,12 +651,34 @@ class Bridge:
         process = self._process
         assert process is not None and process.stdin is not None and self._write_lock is not None
         async with self._write_lock:
+            if self._dead is not None:  # given up while this write waited for its turn: nothing is queued
+                raise self._dead
             try:
                 process.stdin.write(line)
-                await process.stdin.drain()
+                if self._write_timeout is None:
+                    await process.stdin.drain()
+                else:
+                    await asyncio.wait_for(process.stdin.drain(), self._write_timeout)
+            except asyncio.TimeoutError:
+                raise self._stopped_reading() from None
             except (ConnectionError, OSError) as error:
                 # The reader reports the exit; until then, fail this write clearly.
                 raise self._dead or BridgeError(SHUT_DOWN, "shut_down", "The bridge process is gone: %s" % error)
+
+    def _stopped_reading(self) -> BridgeError:
+        """Gives up a bridge whose input is full for ``write_timeout``: every waiting and later call fails."""
+        process = self._process
+        error = BridgeError(
+            SHUT_DOWN, "shut_down",
+            "The bridge stopped reading its input: a message waited %g s to be written (the process %s is "
+            "stopped or hung). Close this Bridge and start another." % (
+                self._write_timeout, process.pid if process is not None else "?"))
+        self._dead = error
+        self._gave_up = True
+        self._fail_all(error)
+        for task in list(self._tool_tasks.values()):
+            task.cancel()
+        return error
 
     async def _read_loop(self) -> None:
         process = self._process
@@ -673,7 +710,7 @@ class Bridge:
             error = BridgeError(SHUT_DOWN, "shut_down", "The bridge was closed.")
         else:
             error = BridgeError(SHUT_DOWN, "shut_down", "The bridge process exited (%s) before answering." % description)
-        self._dead = error
+        self._dead = self._dead or error  # a bridge given up earlier (it stopped reading) keeps that error
         self._fail_all(error)
         for task in list(self._tool_tasks.values()):
             task.cancel()
@@ -1093,10 +1130,19 @@ _CANCELS = {"session/respond": ("session/cancel", "session"), "npc/talk": ("npc/
 
 
 async def _send_cancel(bridge: Bridge, method: str, params: Dict[str, Any]) -> None:
-    try:
-        await bridge.notify(method, params)
-    except BridgeError:
-        pass
+    """Sends a cancel notification; while another write waits (a bridge that stopped reading, a long message),
+    it is sent after that one, and the caller's timeout or cancellation is not held up by it."""
+    async def send() -> None:
+        try:
+            await bridge.notify(method, params)
+        except BridgeError:
+            pass
+
+    lock = bridge._write_lock
+    if lock is not None and lock.locked():
+        _discard(asyncio.ensure_future(send()))
+        return
+    await send()
 
 
 def _discard(task: "asyncio.Future[Any]") -> None:

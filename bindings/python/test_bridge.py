@@ -549,6 +549,54 @@ class LifecycleTests(unittest.IsolatedAsyncioTestCase):
         finally:
             await bridge.close()
 
+    async def test_writing_to_a_stopped_bridge_fails_fast_and_clearly(self):
+        # A game loop goes on sending to a bridge that stopped (SIGSTOP here; a hung process alike): once the
+        # pipe is full a write cannot finish, and every call used to wait behind it for ever (a call's own
+        # timeout too: cancelling it writes a cancel notification).
+        bridge = Bridge(COMMAND, write_timeout=1)
+        await bridge.start()
+        try:
+            session = await bridge.create_session(model=scripted({"text": "Halt."}))
+            os.kill(bridge.pid, signal.SIGSTOP)
+            unanswered = asyncio.ensure_future(session.respond("Hello"))  # sent; the bridge never reads it
+            with self.assertRaises(BridgeError) as caught:  # more than the pipe holds: it waits to be written
+                await asyncio.wait_for(session.respond("x" * 1_000_000), 30)
+            error = caught.exception
+            self.assertEqual((error.code, error.data_code), (-32023, "shut_down"))
+            self.assertIn("The bridge stopped reading its input", error.message)
+            # What waited for an answer fails with it, and a later call fails at once.
+            with self.assertRaises(BridgeError) as waited:
+                await asyncio.wait_for(unanswered, 30)
+            self.assertIs(waited.exception, error)
+            with self.assertRaises(BridgeError) as later:
+                await asyncio.wait_for(session.respond("Again"), 30)
+            self.assertIs(later.exception, error)
+        finally:
+            if bridge.returncode is None:
+                os.kill(bridge.pid, signal.SIGKILL)
+            await bridge.close()
+
+    async def test_a_call_timeout_is_kept_while_a_write_waits_on_a_stopped_bridge(self):
+        bridge = Bridge(COMMAND, write_timeout=60)  # waiting it out fails the hang guards below
+        await bridge.start()
+        try:
+            session = await bridge.create_session(model=scripted({"text": "Halt."}))
+            os.kill(bridge.pid, signal.SIGSTOP)
+            stuck = asyncio.ensure_future(session.respond("x" * 1_000_000))  # its write cannot finish
+            # The next call's timeout fires; its cancel notification does not wait behind the stuck write.
+            with self.assertRaises(BridgeError) as caught:
+                await asyncio.wait_for(session.respond("Hello", timeout=0.2), 30)
+            self.assertEqual(caught.exception.data_code, "timeout")
+            with self.assertRaises(BridgeError) as caught:
+                await asyncio.wait_for(bridge.request("session/respond", {"session": session.id, "prompt": "Hi"},
+                                                      timeout=0.2), 30)
+            self.assertEqual(caught.exception.data_code, "timeout")
+        finally:
+            os.kill(bridge.pid, signal.SIGKILL)
+            await bridge.close()
+        with self.assertRaises(BridgeError):
+            await stuck
+
     async def test_close_of_a_stopped_bridge_is_quick(self):
         bridge = Bridge(COMMAND)
         await bridge.start()

@@ -552,6 +552,7 @@ export class Agent {
       signal: run.signal,
       onText: a.onText,
       onPartial: a.onPartial,
+      attempt: run.attempt,
     };
   }
 

@@ -7,7 +7,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.
 import { Params, showValue } from "../protocol/params.ts";
 import { convertSchemaWithOpenObjects, SchemaError, toolArgumentsTypeName } from "../schema/convert.ts";
 import { type FreeFormObject, freeFormWarnings } from "../schema/free_form.ts";
-import type { SchemaWarning } from "../schema/model_notes.ts";
+import { type SchemaWarning, warningsFor } from "../schema/model_notes.ts";
 import { RESPOND_DIRECTLY } from "./step_policy.ts";
 import type { AgentTool, ToolChoice } from "./types.ts";
 
@@ -29,8 +29,75 @@ const TOOL_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 export interface ParsedTools {
   /** The tools, in the order given. */
   tools: AgentTool[];
-  /** Description and schema warnings, prefixed with the tool name. */
+  /**
+   * Description and schema warnings, prefixed with the tool name; an object without properties and what only
+   * some models enforce are worded for no model known (what the on-device and scripted models make of it).
+   */
   warnings: string[];
+  /**
+   * {@link ParsedTools.warnings} worded for the model (`LanguageModel.kind`) that will call the tools, once it
+   * is known: the same warnings in the same order, except that an object the model fills is not warned about
+   * (see `freeFormWarnings`), and a `llama` model's are worded for what its grammar enforces (`model_notes.ts`). For a method that reads the tools before its model, as `session/create` does.
+   */
+  warningsFor(model: string): string[];
+}
+
+/**
+ * One tool's warnings: its description's, then its schema's (some worded per model: `model_notes.ts`), then its
+ * objects without properties (worded per model).
+ */
+interface ToolWarnings {
+  name: string;
+  fixed: string[];
+  notes: readonly SchemaWarning[];
+  freeForm: FreeFormObject[];
+}
+
+/** The warnings of `tools` in order, the objects without properties worded for `model` (undefined: none known). */
+function renderWarnings(tools: readonly ToolWarnings[], model: string | undefined): string[] {
+  const out: string[] = [];
+  for (const { name, fixed, notes, freeForm } of tools) {
+    out.push(...fixed);
+    for (const w of warningsFor(notes, model)) out.push(`${name}: ${w}`);
+    // A tool's `{"type": "object"}` is a tool without arguments (plainObjects false).
+    for (const w of freeFormWarnings(freeForm, { model, plainObjects: false })) out.push(`${name}: ${w}`);
+  }
+  return out;
+}
+
+/**
+ * Pushes `parsed`'s warnings onto `warnings`, worded for no model known, and returns what words them for the
+ * model once it is known, in their place: for a method that reads its tools before its model (the order of
+ * its checks is the wire contract's). Call it before anything is inserted ahead of them.
+ *
+ * @example
+ * ```ts
+ * import { parseToolDefinitions, placeToolWarnings } from "./tool_definitions.ts";
+ * const stats = { type: "object", properties: { stats: { type: "object", additionalProperties: true } } };
+ * const parsed = parseToolDefinitions([{ name: "set", description: "Sets.", parameters: stats }], {
+ *   path: "tools",
+ *   defaultTimeoutMs: null,
+ * });
+ * const warnings: string[] = [];
+ * const forModel = placeToolWarnings(warnings, parsed); // "…: the on-device and scripted models generate it as {}; …"
+ * forModel("scripted"); // warnings: ["set: #/properties/stats: free-form object (…) is generated as {}; …"]
+ * ```
+ */
+export function placeToolWarnings(
+  warnings: string[],
+  parsed: Pick<ParsedTools, "warnings" | "warningsFor">,
+): (model: string) => void {
+  const at = warnings.length;
+  const count = parsed.warnings.length;
+  warnings.push(...parsed.warnings);
+  return (model) => {
+    if (count > 0) warnings.splice(at, count, ...parsed.warningsFor(model));
+  };
+}
+
+/** The parsed tools with nothing to warn about. */
+function noWarnings(tools: AgentTool[]): ParsedTools {
+  return { tools, warnings: [], warningsFor: () => [] };
 }
 
 /**
@@ -118,7 +185,7 @@ function toolName(raw: JsonValue, at: string): string {
 function toolOf(
   raw: JsonObject,
   place: { name: string; at: string; defaultTimeoutMs: number | null },
-): { tool: AgentTool; warnings: string[] } {
+): { tool: AgentTool; warnings: ToolWarnings } {
   const { name, at, defaultTimeoutMs } = place;
   const def = isJsonObject(raw.function) ? raw.function : raw;
   const execution = raw.execution ?? def.execution;
@@ -149,13 +216,10 @@ function toolOf(
     rootName: toolArgumentsTypeName(name),
     path: `${at}.parameters`,
   });
-  const warnings: string[] = [];
+  const fixed: string[] = [];
   if (description.trim() === "") {
-    warnings.push(`${name}: no description; the model may not know when to call it.`);
+    fixed.push(`${name}: no description; the model may not know when to call it.`);
   }
-  // A tool's `{"type": "object"}` is a tool without arguments; its model is not known here.
-  const freeForm = freeFormWarnings(conversion.freeForm, { plainObjects: false });
-  for (const w of [...conversion.warnings, ...freeForm]) warnings.push(`${name}: ${w}`);
   const tool: AgentTool = {
     name,
     description,
@@ -165,7 +229,7 @@ function toolOf(
     timeoutMs: timeout === undefined ? defaultTimeoutMs : timeout,
     definition: raw,
   };
-  return { tool, warnings };
+  return { tool, warnings: { name, fixed, notes: conversion.warningNotes, freeForm: conversion.freeForm } };
 }
 
 /**
@@ -183,12 +247,12 @@ function toolOf(
  */
 export function parseToolDefinitions(value: JsonValue | undefined, param: ToolDefinitionsParam): ParsedTools {
   const { path, defaultTimeoutMs, skipInvalid } = param;
-  if (value === undefined || value === null) return { tools: [], warnings: [] };
+  if (value === undefined || value === null) return noWarnings([]);
   if (!Array.isArray(value)) {
     throw BridgeError.invalidParams(`'${path}' must be an array of tool definitions.`);
   }
   const tools: AgentTool[] = [];
-  const warnings: string[] = [];
+  const warnings: ToolWarnings[] = [];
   /** The index of each name seen so far. */
   const seen = new Map<string, number>();
   value.forEach((raw, i) => {
@@ -215,10 +279,18 @@ export function parseToolDefinitions(value: JsonValue | undefined, param: ToolDe
     seen.set(name, i);
     const parsed = checked(() => toolOf(raw as JsonObject, { name, at, defaultTimeoutMs }));
     if (parsed === null) return;
-    warnings.push(...parsed.warnings);
+    const w = parsed.warnings;
+    if (w.fixed.length > 0 || w.notes.length > 0 || w.freeForm.length > 0) {
+      warnings.push(parsed.warnings);
+    }
     tools.push(parsed.tool);
   });
-  return { tools, warnings };
+  if (warnings.length === 0) return noWarnings(tools);
+  return {
+    tools,
+    warnings: renderWarnings(warnings, undefined),
+    warningsFor: (m) => renderWarnings(warnings, m),
+  };
 }
 
 /** A configured default tool timeout in seconds as milliseconds; 0 (or less) means none (null). */

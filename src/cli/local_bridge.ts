@@ -22,6 +22,7 @@ import {
   warnOnStderr,
 } from "./host_model.ts";
 import { CliError } from "./cli_error.ts";
+import { oamCommand } from "./invocation.ts";
 import { readJsonInput } from "./input.ts";
 import { envVar } from "../util/env.ts";
 
@@ -172,17 +173,35 @@ export async function resolveModelChoice(flags: { model?: string; script?: strin
   };
 }
 
-const ADVICE: Record<string, string> = {
+/** Why the on-device model is unavailable, in words, for each of the protocol's reason values. */
+const ON_DEVICE_WHY: Record<string, string> = {
   device_not_eligible: "this device cannot run Apple Intelligence",
-  apple_intelligence_not_enabled: "turn on Apple Intelligence in System Settings",
+  apple_intelligence_not_enabled: "Apple Intelligence is turned off; turn it on in System Settings",
   model_not_ready: "the model is still downloading; try again in a few minutes",
 };
 
-/** The advice printed when the on-device model is unavailable. */
+/** Why another model is unavailable, in words (`unknown` says nothing: its detail says why). */
+const MODEL_WHY: Record<string, string> = {
+  device_not_eligible: "this device cannot run it",
+  apple_intelligence_not_enabled: "Apple Intelligence is turned off",
+  model_not_ready: "it is not ready yet",
+};
+
+/**
+ * The advice printed when the on-device model is unavailable: why in words (the reason value stays in
+ * `oam available --json`), then the other models to use.
+ *
+ * @example
+ * ```ts
+ * import { unavailableAdvice } from "./local_bridge.ts";
+ * unavailableAdvice("device_not_eligible");
+ * // "The on-device model is unavailable: this device cannot run Apple Intelligence. Use --model gguf:…"
+ * ```
+ */
 export function unavailableAdvice(reason: string): string {
-  const why = Object.hasOwn(ADVICE, reason) ? ADVICE[reason] : "the model did not say why";
-  return `The on-device model is unavailable (${reason}): ${why}. Use --model gguf:<file.gguf> for a local ` +
-    `GGUF model ('oam models pull <url>' downloads one), --model openai:<baseURL>#<model> ` +
+  const why = Object.hasOwn(ON_DEVICE_WHY, reason) ? ON_DEVICE_WHY[reason] : "it did not say why";
+  return `The on-device model is unavailable: ${why}. Use --model gguf:<file.gguf> for a local ` +
+    `GGUF model ('${oamCommand()} models pull <url>' downloads one), --model openai:<baseURL>#<model> ` +
     `for an OpenAI-compatible server, or --script <file> (or OAM_SCRIPT=<file>) for a scripted model.`;
 }
 
@@ -219,7 +238,18 @@ export function availabilityOf(
   }));
 }
 
-/** Why the command's model cannot run, with advice. */
+/**
+ * Why the command's model cannot run, with advice: the reason in words (none for `unknown`, whose detail says
+ * why), never the protocol's reason value.
+ *
+ * @example
+ * ```ts
+ * import { unavailableMessage } from "./local_bridge.ts";
+ * unavailableMessage("unknown", { detail: "The model file 'a.gguf' does not exist." });
+ * // the on-device model's advice (no choice given); with a GGUF choice:
+ * // "The model a.gguf is unavailable: The model file 'a.gguf' does not exist."
+ * ```
+ */
 export function unavailableMessage(
   reason: string,
   context: { detail: string | undefined; choice?: ModelChoice | undefined },
@@ -228,7 +258,10 @@ export function unavailableMessage(
   if (choice && choice.name !== "system") {
     const advice = detail === undefined ? null : netAccessAdvice(detail);
     const why = detail ? `: ${detail}${/[.!?]$/.test(detail) ? "" : "."}` : ".";
-    return `The model ${choice.label} is unavailable (${reason})${why}${advice === null ? "" : ` ${advice}`}`;
+    const words = reason === "unknown"
+      ? ""
+      : ` (${Object.hasOwn(MODEL_WHY, reason) ? MODEL_WHY[reason] : `reason '${reason}'`})`;
+    return `The model ${choice.label} is unavailable${words}${why}${advice === null ? "" : ` ${advice}`}`;
   }
   return unavailableAdvice(reason);
 }

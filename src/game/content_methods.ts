@@ -13,6 +13,7 @@ import type { HandlerContext } from "../engine/context.ts";
 import {
   convertForParam,
   parseToolDefinitions,
+  placeToolWarnings,
   toolCountWarning,
   toolTimeoutMsOf,
 } from "../agent/tool_definitions.ts";
@@ -74,13 +75,14 @@ export class ContentMethods {
       path: p.name("tools"),
       defaultTimeoutMs: timeout === undefined ? toolTimeoutMsOf(r.settings.toolTimeoutSeconds) : timeout,
     });
-    warnings.push(...tools.warnings);
+    const toolWarningsFor = placeToolWarnings(warnings, tools);
     const countWarning = toolCountWarning(tools.tools.length);
     if (countWarning) warnings.push(countWarning);
     const temperature = p.optionalNumber("temperature", { min: 0 });
     const spec = r.parseModel(p.get("model"), p.name("model"));
     warnings.push(...modelSpecWarnings(spec));
     const model = r.createModel(spec);
+    toolWarningsFor(model.kind); // before the insertion below, which moves them
     // The schema's warnings for the model that runs (a host's default model may be a llama or openai one):
     // objects without properties, and what a llama model's grammar enforces.
     const schemaWarnings = [

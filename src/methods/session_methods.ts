@@ -8,7 +8,7 @@ import type { Params } from "../protocol/params.ts";
 import { Agent } from "../agent/agent.ts";
 import { compactAgent } from "../agent/compaction.ts";
 import { exportTranscript, type ImportedTranscript, importTranscript } from "../agent/transcript_codec.ts";
-import type { AgentTool, ToolPolicy, TurnInput, TurnResult } from "../agent/types.ts";
+import type { ToolPolicy, TurnInput, TurnResult } from "../agent/types.ts";
 import type { LanguageModel, ModelAvailability, ResponseSchema } from "../models/language_model.ts";
 import { availabilityOf, unavailableWarning } from "../models/availability.ts";
 import { IdGenerator } from "../util/ids.ts";
@@ -26,7 +26,9 @@ import { turnResultJson } from "../agent/result_json.ts";
 import { parsePolicy, parseSessionOptions } from "./session_options.ts";
 import {
   convertForParam,
+  type ParsedTools,
   parseToolDefinitions,
+  placeToolWarnings,
   toolCountWarning,
   toolTimeoutMsOf,
 } from "../agent/tool_definitions.ts";
@@ -117,17 +119,15 @@ const NO_SCHEMA: { schema: null; warnings: string[] } = Object.freeze({
 
 /**
  * The tools of `session/create`: its `tools`, else the ones a `history` was saved with (a definition that no
- * longer parses is left out with a warning).
+ * longer parses is left out with a warning, after the restored tools' warnings).
  */
 function createTools(
   p: Params,
-  from: { history: ImportedTranscript | null; toolTimeoutMs: number | null; warnings: string[] },
-): AgentTool[] {
-  const { history, toolTimeoutMs, warnings } = from;
+  from: { history: ImportedTranscript | null; toolTimeoutMs: number | null },
+): ParsedTools {
+  const { history, toolTimeoutMs } = from;
   if (p.has("tools")) {
-    const parsed = parseToolDefinitions(p.get("tools"), { path: "tools", defaultTimeoutMs: toolTimeoutMs });
-    warnings.push(...parsed.warnings);
-    return parsed.tools;
+    return parseToolDefinitions(p.get("tools"), { path: "tools", defaultTimeoutMs: toolTimeoutMs });
   }
   const saved = history?.tools ?? [];
   // Checked as one set, like sent tools (a repeated name fails); a definition that cannot be restored on its
@@ -145,8 +145,11 @@ function createTools(
   });
   // The restored tools are the session's tools: warned about as when they were sent (the save may come from
   // another run of the game, or have been edited), as npc/restore does for a save's tools.
-  warnings.push(...parsed.warnings, ...skipped);
-  return parsed.tools;
+  return {
+    tools: parsed.tools,
+    warnings: [...parsed.warnings, ...skipped],
+    warningsFor: (model) => [...parsed.warningsFor(model), ...skipped],
+  };
 }
 
 /**
@@ -285,7 +288,11 @@ export class SessionMethods implements BridgeExtension {
           "was left out. Send it again with session/respond.",
       );
     }
-    const tools = createTools(p, { history, toolTimeoutMs: options.toolTimeoutMs, warnings });
+    const created = createTools(p, { history, toolTimeoutMs: options.toolTimeoutMs });
+    // Worded for the model once it is known (reading it first would change which error a request with a bad
+    // tool and a bad model gets).
+    const toolWarningsFor = placeToolWarnings(warnings, created);
+    const tools = created.tools;
     const choice = options.policy.choice;
     if (typeof choice === "object" && !tools.some((t) => t.name === choice.tool)) {
       throw BridgeError.invalidParams(
@@ -297,6 +304,7 @@ export class SessionMethods implements BridgeExtension {
     const spec = r.parseModel(p.get("model"));
     warnings.push(...modelSpecWarnings(spec));
     const model = r.createModel(spec);
+    toolWarningsFor(model.kind);
     const instructions = p.has("instructions")
       ? p.optionalString("instructions") ?? null
       : history?.instructions ?? null;
@@ -442,7 +450,7 @@ export class SessionMethods implements BridgeExtension {
       path: "tools",
       defaultTimeoutMs: session.toolTimeoutMs,
     });
-    const warnings = [...parsed.warnings];
+    const warnings = parsed.warningsFor(session.modelKind);
     const countWarning = toolCountWarning(parsed.tools.length);
     if (countWarning) warnings.push(countWarning);
     return this.#schedule(r, session, (op) => {

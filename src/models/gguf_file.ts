@@ -6,6 +6,7 @@
  */
 import { BridgeError } from "../protocol/errors.ts";
 import { findCachedModel, modelsCacheDir } from "./gguf_cache.ts";
+import { oamCommandLine } from "./oam_hint.ts";
 
 /** The message of anything thrown. */
 export function message(error: unknown): string {
@@ -110,14 +111,14 @@ function notGgufReason(path: string, head: Uint8Array): string {
   const text = new TextDecoder().decode(head).trimStart();
   if (text.startsWith("version https://git-lfs")) {
     return "it is a Git LFS pointer, not the model. Fetch the model itself (git lfs pull), or download it " +
-      "with 'oam models pull <url>'.";
+      `with ${oamCommandLine("models pull <url>")}.`;
   }
   if (/^<(!doctype html|html|\?xml|head|body)/i.test(text)) {
     return "it is a web page (HTML), such as an error or sign-in page a download saved. Download the model " +
-      "again ('oam models pull <url>' checks what it saves).";
+      `again (${oamCommandLine("models pull <url>")} checks what it saves).`;
   }
-  return "it does not start with 'GGUF'. Give a model in GGUF format (a .gguf file, such as one 'oam models " +
-    "pull <url>' downloads).";
+  return "it does not start with 'GGUF'. Give a model in GGUF format (a .gguf file, such as one " +
+    `${oamCommandLine("models pull <url>")} downloads).`;
 }
 
 /** The first bytes of an open file (as many as one read gives, up to 64). */
@@ -176,8 +177,8 @@ export async function checkModelFile(path: string): Promise<string> {
       const dir = modelsCacheDir();
       const where = dir === null
         ? ""
-        : `, and no cached model is called that (in ${dir}: 'oam models list' shows ` +
-          "them, 'oam models pull <url>' downloads one)";
+        : `, and no cached model is called that (in ${dir}: ${oamCommandLine("models list")} shows ` +
+          `them, ${oamCommandLine("models pull <url>")} downloads one)`;
       throw unavailable(`The model file '${path}' does not exist${where}.`, { path });
     }
     if (isPermissionError(error)) {

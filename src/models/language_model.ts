@@ -180,6 +180,11 @@ export interface StepRequest {
   onText?: (snapshot: string) => void;
   /** Receives the partial structured value so far (schema turns). */
   onPartial?: (value: JsonValue) => void;
+  /**
+   * The attempt of the turn this step belongs to, from 1: above 1 when the turn's previous attempt failed and
+   * the turn is tried again (after an invalid answer, with other sampling). Absent: the first attempt.
+   */
+  attempt?: number;
 }
 
 /**

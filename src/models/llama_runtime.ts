@@ -27,6 +27,7 @@ import {
 } from "./llama_config.ts";
 import { checkModelFile, isPermissionError, message, unavailable } from "./gguf_file.ts";
 import { SequencePool } from "./llama_pool.ts";
+import { oamCommandLine } from "./oam_hint.ts";
 import { endSentence } from "../util/text.ts";
 import { stderrQueue } from "../util/stderr_queue.ts";
 
@@ -229,7 +230,9 @@ function loadModelFile(real: string, gpu: LlamaGpu, shownPath: string): Promise<
       // llama.cpp says only "Failed to load model": name the usual causes and the fix.
       throw unavailable(
         `node-llama-cpp could not load '${shownPath}': ${endSentence(message(error))} The file may be ` +
-          `incomplete or damaged (download it again: 'oam models pull --force <url>'), or its model ` +
+          `incomplete or damaged (download it again: ${
+            oamCommandLine("models pull --force <url>")
+          }), or its model ` +
           `architecture may be newer than this llama.cpp (node-llama-cpp ${NODE_LLAMA_CPP_VERSION}).`,
         { path: shownPath },
       ).withCause(error);

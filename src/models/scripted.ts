@@ -353,7 +353,8 @@ export class ScriptedModel implements LanguageModel {
   #next = 0;
   /**
    * The invalid answer of the last step played and that step's number (from 1), named when a retry then
-   * finds the script exhausted.
+   * finds the script exhausted or gives an invalid answer too: after such a retry it stays the first bad step
+   * of the turn, the one to fix first.
    */
   #lastProblem: { problem: string; step: number } | null = null;
   /** Ids for tool calls the script leaves unnamed (made at the first tool-call step). */
@@ -464,11 +465,40 @@ export class ScriptedModel implements LanguageModel {
       return result;
     } catch (error) {
       const problem = problemOf(error);
+      const first = this.#lastProblem;
       if (problem === null) this.#lastProblem = null;
-      // The exhausted script's error repeats the problem before it: that step stays the one named.
-      else if (step !== DEFAULT_FALLBACK) this.#lastProblem = { problem, step: index + 1 };
+      else if (step !== DEFAULT_FALLBACK) {
+        // A retry of an invalid step that is invalid too: the step to fix first is the turn's first bad one.
+        if (first !== null && (req.attempt ?? 1) > 1 && !(error instanceof CutOffAnswer)) {
+          throw this.#retryInvalidToo(first, index + 1, problem, error as BridgeError);
+        }
+        // The exhausted script's error repeats the problem before it: that step stays the one named.
+        this.#lastProblem = { problem, step: index + 1 };
+      }
       throw error;
     }
+  }
+
+  /**
+   * The error of a retry (step `step`, with `problem`) of an invalid step `first` that is invalid too: it leads
+   * with the first bad step's answer and names that step, as the script's author fixes it first; `data.problem`
+   * is that step's, so what reads it (an NPC's text-step advice) speaks of the same step.
+   */
+  #retryInvalidToo(
+    first: { problem: string; step: number },
+    step: number,
+    problem: string,
+    error: BridgeError,
+  ): BridgeError {
+    const n = this.#script.steps.length;
+    return BridgeError.of(
+      "generation_failed",
+      `The model gave an invalid answer: ${
+        endSentence(first.problem)
+      } It was step ${first.step} of ${n}, and ` +
+        `its retry, step ${step}, was invalid too: ${endSentence(problem)} Fix step ${first.step} first.`,
+      { ...error.data, problem: first.problem },
+    );
   }
 
   /**

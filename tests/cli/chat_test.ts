@@ -287,7 +287,7 @@ Deno.test("chat: Ctrl-C stops the answer and the chat goes on", async () => {
 Deno.test("chat: an unavailable model exits 3; bad flags exit 2", async () => {
   const r = await oam(["chat", "--model", "openai:http://127.0.0.1:9/v1#m"], { stdin: "hi\n" });
   assert.equal(r.code, 3);
-  assert.match(r.stderr, /^Error: The model .* is unavailable .*\[model_unavailable\]\n$/);
+  assert.match(r.stderr, /^Error: The model .* is unavailable: .*\[model_unavailable\]\n$/);
   const ambiguous = await oam(["chat", "--max-tool-rounds", "-1"]);
   assert.equal(ambiguous.code, 2);
   assert.match(ambiguous.stderr, /--max-tool-rounds needs a value \(write --max-tool-rounds=<value>/);

@@ -3,7 +3,7 @@
  * bad value, precedence). Runs with the real model are in the GGUF tier (`tests/llama/gguf/`).
  */
 import assert from "node:assert/strict";
-import { oam } from "./cli_helper.ts";
+import { CLI, oam } from "./cli_helper.ts";
 import { STDIO_HELP } from "../../src/cli/stdio.ts";
 import { LLAMA_PERMISSIONS } from "../../src/models/llama_runtime.ts";
 
@@ -14,7 +14,7 @@ Deno.test("--model gguf:<missing file>: exit 3 naming the file", async () => {
     assert.equal(r.code, 3, r.stderr);
     assert.equal(
       r.stderr,
-      `Error: The model ${dir}/none.gguf is unavailable (unknown): The model file '${dir}/none.gguf' does not ` +
+      `Error: The model ${dir}/none.gguf is unavailable: The model file '${dir}/none.gguf' does not ` +
         `exist; the folder ${dir} has no .gguf file. ` +
         "[model_unavailable]\n",
     );
@@ -33,13 +33,15 @@ Deno.test("--model gguf:<name> neither a file nor cached: a warning says where i
     });
     assert.equal(r.code, 3, r.stderr);
     const real = await Deno.realPath(dir);
+    // Run as `deno run -A <path>/cli.ts` from another folder, the hints name that command.
+    const oamRun = `deno run -A ${CLI}`;
     assert.equal(
       r.stderr,
-      `warning: --model: 'qwen' is neither a file in ${real} nor a cached model in ${dir}; 'oam models list' ` +
-        "shows the cached models, 'oam models pull <url>' downloads one.\n" +
-        "Error: The model qwen is unavailable (unknown): The model file 'qwen' does not exist, and no cached model " +
-        `is called that (in ${dir}: 'oam models list' shows them, 'oam models pull <url>' downloads one). ` +
-        "[model_unavailable]\n",
+      `warning: --model: 'qwen' is neither a file in ${real} nor a cached model in ${dir}; '${oamRun} models list' ` +
+        `shows the cached models, '${oamRun} models pull <url>' downloads one.\n` +
+        "Error: The model qwen is unavailable: The model file 'qwen' does not exist, and no cached model " +
+        `is called that (in ${dir}: '${oamRun} models list' shows them, '${oamRun} models pull <url>' downloads ` +
+        "one). [model_unavailable]\n",
     );
     // The same from OAM_MODEL, in oam stdio (whose warnings are log lines): named by the variable.
     const stdio = await oam(["stdio"], {
@@ -49,6 +51,42 @@ Deno.test("--model gguf:<name> neither a file nor cached: a warning says where i
     });
     assert.equal(stdio.code, 0, stdio.stderr);
     assert.match(stdio.stderr, /OAM_MODEL: 'qwen' is neither a file in .* nor a cached model in /);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("--model gguf:<name> run as 'deno task oam': the hints name the command its user types", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // The permissions `deno task oam` grants, run from the repository's folder: its user types that task.
+    const task = [
+      "--allow-read",
+      "--allow-env",
+      "--allow-sys",
+      "--allow-ffi",
+      "--allow-run",
+      "--allow-write",
+    ];
+    const repo = new URL("../../", import.meta.url).pathname;
+    const r = await oam(["respond", "--model", "gguf:qwen", "Hello"], {
+      env: { OAM_MODELS_DIR: dir },
+      cwd: repo,
+      permissions: task,
+    });
+    assert.equal(r.code, 3, r.stderr);
+    // The CLI's warning and the model's own error (the model layer does not know how oam was started).
+    assert.match(
+      r.stderr,
+      /^warning: .*; 'deno task oam models list' shows the cached models, 'deno task oam models pull <url>' downloads one\.\n/,
+    );
+    assert.ok(
+      r.stderr.includes(
+        `(in ${dir}: 'deno task oam models list' shows them, 'deno task oam models pull <url>' downloads one).`,
+      ),
+      r.stderr,
+    );
+    assert.ok(!/'oam models/.test(r.stderr), r.stderr);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
@@ -114,7 +152,8 @@ Deno.test("gguf:<name> finds a model in OAM_MODELS_DIR", async () => {
     assert.equal(
       JSON.parse(r.stdout).detail,
       `The model file '${dir}/pet.gguf' is not a GGUF file: it does not start with 'GGUF'. Give a model in ` +
-        "GGUF format (a .gguf file, such as one 'oam models pull <url>' downloads).",
+        // Run as `deno run -A cli.ts` from the repository, the command is that one.
+        "GGUF format (a .gguf file, such as one 'deno run -A cli.ts models pull <url>' downloads).",
     );
   } finally {
     await Deno.remove(dir, { recursive: true });

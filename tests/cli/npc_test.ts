@@ -275,7 +275,7 @@ Deno.test("npc: usage errors exit 2; the file is checked before the model, an un
   assert.equal(unavailable.code, 3, unavailable.stderr);
   assert.equal(
     unavailable.stderr,
-    `Error: The model ${fx.path("none.gguf")} is unavailable (unknown): The model file '${
+    `Error: The model ${fx.path("none.gguf")} is unavailable: The model file '${
       fx.path("none.gguf")
     }' does not exist; the folder ${fx.path("none.gguf").slice(0, -"/none.gguf".length)} has no .gguf ` +
       "file. [model_unavailable]\n",

@@ -75,12 +75,24 @@ Deno.test("docs/scripting.md: what it says about scripts that go wrong is what t
   const twice = await failure([{ text: "[happy] Hello." }, { text: "[happy] Again." }]);
   assert.match(
     twice.message,
-    /the answer is not valid JSON: \[happy\] Again\. A text step played where the NPC replies in JSON \(reply format 'automatic'\): /,
+    /the answer is not valid JSON: \[happy\] Hello\. It was step 1 of 2, .* Fix step 1 first\. A text step played where the NPC replies in JSON \(reply format 'automatic'\): /,
   );
   assert.ok(
     DOC.includes(
-      "`-32012` `… the answer is not valid JSON: [happy] Hello. A text step played where the NPC replies in JSON " +
-        "(reply format 'automatic'): …`",
+      "`-32012` `… the answer is not valid JSON: [happy] Hello. … A text step played where the NPC replies in " +
+        "JSON (reply format 'automatic'): …`",
+    ),
+  );
+  // "When its retry is invalid too, the message leads with the first bad step"
+  const both = await failure([badKeys, { text: "[happy] Again." }]);
+  assert.match(
+    both.message,
+    /^The model gave an invalid answer: .*'player_options'\. It was step 1 of 2, and its retry, step 2, was invalid too: the answer is not valid JSON: \[happy\] Again\. Fix step 1 first\.$/,
+  );
+  assert.ok(
+    DOC.includes(
+      "| `-32012` `The model gave an invalid answer: … It was step 1 of 2, and its retry, step 2, was invalid " +
+        "too: … Fix step 1 first.` |",
     ),
   );
   const typo = await bridge.createNpc({ name: "Gorm" }, {

@@ -816,3 +816,46 @@ Deno.test("history: restored tools are warned about like sent ones (no descripti
   assert.deepEqual(sent.warnings, []);
   await c.close();
 });
+
+Deno.test("tool parameter warnings are worded for the session's model (tools are read before it), in their place", async () => {
+  const c = new WireClient();
+  const stats = {
+    name: "set_stats",
+    description: "Sets stats.",
+    parameters: {
+      type: "object",
+      properties: { stats: { type: "object", additionalProperties: { type: "number" } } },
+    },
+  };
+  const free = "#/properties/stats: free-form object (additionalProperties without properties)";
+  const scriptedCreate = await c.call("session/create", {
+    session: "a",
+    bogus: 1, // an unknown key's warning comes first, then the tools', then the tool count's
+    tools: [stats, { name: "t2" }, { name: "t3" }, { name: "t4" }, { name: "t5" }, { name: "t6" }],
+    model: scripted(),
+  });
+  const warnings = scriptedCreate.warnings as string[];
+  assert.equal(warnings[0].startsWith("Unknown parameter 'bogus'"), true, warnings[0]);
+  assert.equal(warnings[1], `set_stats: ${free} is generated as {}; list the properties it should have`);
+  assert.equal(warnings[2], "t2: no description; the model may not know when to call it.");
+  assert.equal(warnings.at(-1)!.startsWith("6 tools:"), true, warnings.at(-1));
+  // An openai model gets the schema as written: nothing to warn about.
+  const openai = await c.call("session/create", {
+    session: "b",
+    tools: [stats],
+    model: { type: "openai", baseURL: "http://127.0.0.1:9/v1", model: "m" },
+  });
+  assert.deepEqual(openai.warnings, []);
+  // session/setTools knows the session's model too.
+  const set = await c.call("session/setTools", { session: "a", tools: [stats] });
+  assert.deepEqual(set.warnings, [
+    `set_stats: ${free} is generated as {}; list the properties it should have`,
+  ]);
+  // The model is still checked after the tools: a bad tool fails before a bad model.
+  const error = await createError(c, {
+    tools: [{ name: "bad name" }],
+    model: { type: "nope" },
+  }) as JsonObject;
+  assert.match(error.message as string, /'tools\[0\]\.name' must be/);
+  await c.close();
+});

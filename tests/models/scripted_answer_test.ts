@@ -188,6 +188,40 @@ Deno.test("a script exhausted in a structured turn says so; after an invalid ans
   await c.close();
 });
 
+Deno.test("an invalid step whose retry is invalid too: the message leads with the first bad step and names it", async () => {
+  const c = new WireClient();
+  await c.call("session/create", {
+    session: "s",
+    model: scripted({ json: { reasoning: "r", choice: "maybe" } }, { text: "Only two left." }),
+  });
+  const r = await c.response(c.request("session/respond", { session: "s", prompt: "Open?", schema: CHOICE }));
+  assert.deepEqual(r.error, {
+    code: -32012,
+    message:
+      `The model gave an invalid answer: ${OUTSIDE_ENUM}. It was step 1 of 2, and its retry, step 2, ` +
+      "was invalid too: the answer is not valid JSON: Only two left. Fix step 1 first.",
+    data: { code: "generation_failed", attempts: 1, problem: OUTSIDE_ENUM },
+  });
+  // Without a retry, each turn's invalid step is its own: the second turn's message is not tied to the first.
+  await c.call("session/create", {
+    session: "t",
+    options: { maxAttempts: 1 },
+    model: scripted({ json: { reasoning: "r", choice: "maybe" } }, { text: "Only two left." }),
+  });
+  const first = await c.response(
+    c.request("session/respond", { session: "t", prompt: "Open?", schema: CHOICE }),
+  );
+  assert.equal((first.error as JsonObject).message, `The model gave an invalid answer: ${OUTSIDE_ENUM}.`);
+  const second = await c.response(
+    c.request("session/respond", { session: "t", prompt: "Open?", schema: CHOICE }),
+  );
+  assert.equal(
+    (second.error as JsonObject).message,
+    "The model gave an invalid answer: the answer is not valid JSON: Only two left.",
+  );
+  await c.close();
+});
+
 Deno.test("an answer that ends a sentence ends the message once, from the OpenAI-compatible backend too", async () => {
   const server = new MockServer(() => json(completion("Only two left.")));
   try {

@@ -237,3 +237,45 @@ Deno.test("model warnings: content/generate on a llama model words the literal a
     await c.close();
   }
 });
+
+Deno.test("model warnings: a tool's parameters are worded for the llama model that calls it, in their place", async () => {
+  const tool = {
+    name: "give",
+    description: "Gives an item.",
+    parameters: {
+      type: "object",
+      properties: {
+        count: { enum: [1, 2, 3] },
+        item: { type: "string", minLength: 3 },
+        ratio: { type: "number", minimum: 0, maximum: 1 },
+      },
+      required: ["count", "item"],
+    },
+  };
+  const c = new WireClient({ systemModel: llamaKind({ level: 2 }) });
+  const s = new WireClient();
+  try {
+    const created = await c.call("session/create", {
+      session: "s",
+      tools: [tool, { name: "look" }],
+    }) as JsonObject;
+    assert.deepEqual(created.warnings, [
+      "give: #/properties/ratio: number range 0...1 is not enforced on a llama model (its grammar enforces only " +
+      "integer ranges of up to 257 values): an answer outside it fails validation and is generated once more",
+      "look: no description; the model may not know when to call it.",
+    ]);
+    // The scripted model keeps the on-device wording.
+    const scripted = await s.call("session/create", {
+      session: "s",
+      tools: [tool],
+      model: { type: "scripted", steps: [] },
+    }) as JsonObject;
+    assert.deepEqual(scripted.warnings, [
+      "give: #/properties/count: integer enum is enforced as a range 1...3; exact values are described",
+      "give: #/properties/item: 'minLength' is described to the model but not enforced",
+    ]);
+  } finally {
+    await c.close();
+    await s.close();
+  }
+});

@@ -25,6 +25,7 @@ import type { HandlerContext } from "../../engine/context.ts";
 import {
   parseToolChoice,
   parseToolDefinitions,
+  placeToolWarnings,
   toolCountWarning,
   toolTimeoutMsOf,
 } from "../../agent/tool_definitions.ts";
@@ -116,8 +117,14 @@ function worldOptionsWarning(options: NpcOptions, path: string): string[] {
 /** The parts of a new NPC its source gives (each with its warnings), checked in this order. */
 type NpcParts = Pick<NpcInit, "persona" | "options" | "memory" | "clientTools">;
 
-/** Parses the persona, options, memory and tools of a source; their warnings go to `to.warnings`. */
-function parseParts(source: NpcSource, to: { warnings: string[]; toolTimeoutSeconds: number }): NpcParts {
+/**
+ * Parses the persona, options, memory and tools of a source; their warnings go to `to.warnings` (the tools'
+ * worded for no model known: `toolWarningsFor` words them for the NPC's model, in their place).
+ */
+function parseParts(
+  source: NpcSource,
+  to: { warnings: string[]; toolTimeoutSeconds: number },
+): { parts: NpcParts; toolWarningsFor: (model: string) => void } {
   const { warnings } = to;
   const persona = parsePersona(source.persona, source.personaPath);
   warnings.push(...persona.warnings);
@@ -132,8 +139,11 @@ function parseParts(source: NpcSource, to: { warnings: string[]; toolTimeoutSeco
     path: source.toolsPath,
     defaultTimeoutMs: options.value.toolTimeoutMs,
   });
-  warnings.push(...tools.warnings);
-  return { persona: persona.value, options: options.value, memory: memory.value, clientTools: tools.tools };
+  const toolWarningsFor = placeToolWarnings(warnings, tools);
+  return {
+    parts: { persona: persona.value, options: options.value, memory: memory.value, clientTools: tools.tools },
+    toolWarningsFor,
+  };
 }
 
 /** Checks the whole tool set the model would see (names unique, the options' tools exist); warns past five. */
@@ -303,7 +313,10 @@ export class NpcMethods {
    */
   #build(r: HandlerContext, source: NpcSource, warnings: string[]): JsonValue | Pending<JsonValue> {
     if (source.id !== undefined) checkObjectId(source.id, "npc");
-    const parts = parseParts(source, { warnings, toolTimeoutSeconds: r.settings.toolTimeoutSeconds });
+    const { parts, toolWarningsFor } = parseParts(source, {
+      warnings,
+      toolTimeoutSeconds: r.settings.toolTimeoutSeconds,
+    });
     const world = this.#worldOf(source, warnings);
     if (world === null && source.world === null) {
       warnings.push(...worldOptionsWarning(parts.options, source.optionsPath));
@@ -315,6 +328,7 @@ export class NpcMethods {
     }
     const spec = r.parseModel(source.model);
     const model = r.createModel(spec);
+    toolWarningsFor(model.kind);
     // Validate the tool set before the id and limit checks (a failed create must not use up an id).
     checkToolSet(parts, { world, warnings, optionsPath: source.optionsPath, toolsPath: source.toolsPath });
     warnings.push(...modelSpecWarnings(spec));
@@ -572,7 +586,7 @@ export class NpcMethods {
           defaultTimeoutMs: options.value.toolTimeoutMs,
         });
         clientTools = parsed.tools;
-        out.push(...parsed.warnings);
+        out.push(...parsed.warningsFor(npc.agent.model.kind));
       } else if (options.value.toolTimeoutMs !== npc.options.toolTimeoutMs) {
         const definitions = npc.clientTools.map((t): JsonValue => t.definition ?? {});
         clientTools =

@@ -397,8 +397,10 @@ Deno.test("npc/talk: a scripted NPC's text step where it replies in JSON says wh
   assert.equal(error.code, -32012);
   assert.equal(
     error.message,
-    "The model gave an invalid answer: the answer is not valid JSON: Move along. A text step played where the " +
-      "NPC replies in JSON (reply format 'automatic'): make the step a json reply step, or give the NPC " +
+    // Both steps are text: the message names the first, the one to change first.
+    "The model gave an invalid answer: the answer is not valid JSON: Halt. It was step 1 of 2, and its retry, " +
+      "step 2, was invalid too: the answer is not valid JSON: Move along. Fix step 1 first. " +
+      "A text step played where the NPC replies in JSON (reply format 'automatic'): make the step a json reply step, or give the NPC " +
       `options.replyFormat "text" (docs/scripting.md, "The reply step").`,
   );
   // The same steps with the text reply format play as written.

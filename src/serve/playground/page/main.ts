@@ -25,7 +25,8 @@ import { barkHint, type ScriptedRun, scriptHint, unavailableHint } from "./scrip
 import { relationshipReasons, StatePanel } from "./state_panel.ts";
 import { loadSaved, type Saved, storeSaved } from "./storage.ts";
 import { answerOf } from "./tool_editor.ts";
-import { availabilityText, ConnectionBar, showModelPill } from "./top_bar.ts";
+import { ConnectionBar, showModelPill } from "./top_bar.ts";
+import { availabilityText } from "./availability_text.ts";
 import { historyOf } from "./transcript.ts";
 
 function isObject(value: unknown): value is JsonObject {

@@ -7,6 +7,7 @@
  */
 import type { ModelAvailability } from "../../../client/types.ts";
 import { byId, h } from "./dom.ts";
+import { availabilityText } from "./availability_text.ts";
 
 /** A reply the bridge cut off when it went away: its line, and whether it is back in the player's box. */
 export interface CutReply {
@@ -91,23 +92,6 @@ export class ConnectionBar {
     status.setAttribute("aria-live", state === "closed" ? "off" : "polite");
     status.textContent = text;
   }
-}
-
-/**
- * How the model's availability reads: "available", "unavailable (reason: detail)", or "availability unknown".
- *
- * For example (not a doc test: this module needs the DOM):
- *   availabilityText({ available: false, reason: "unknown", detail: "Cannot reach the model server" });
- *   // "unavailable (unknown: Cannot reach the model server)"
- */
-export function availabilityText(availability: ModelAvailability | undefined): string {
-  return availability === undefined
-    ? "availability unknown"
-    : availability.available
-    ? "available"
-    : `unavailable (${availability.reason ?? "unknown"}${
-      availability.detail ? `: ${availability.detail}` : ""
-    })`;
 }
 
 /**
