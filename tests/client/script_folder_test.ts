@@ -1,0 +1,50 @@
+/**
+ * A `deno run` script in a folder of its own that imports this checkout's `mod.ts` by path (README's
+ * Quickstart): what it is told when something is missing must be what its author can type there.
+ */
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+
+const MOD = new URL("../../mod.ts", import.meta.url).href;
+const CLI = fileURLToPath(new URL("../../cli.ts", import.meta.url));
+
+/** Runs `source` as `game.ts` in a fresh folder with `flags`, the cache under that folder; returns its output. */
+async function runScript(source: string, flags: string[], args: string[] = []) {
+  const dir = await Deno.makeTempDir({ prefix: "oam-game-" });
+  try {
+    await Deno.writeTextFile(`${dir}/game.ts`, source);
+    const output = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "--no-prompt", ...flags, "game.ts", ...args],
+      cwd: dir,
+      clearEnv: true,
+      env: { PATH: Deno.env.get("PATH") ?? "", HOME: dir, XDG_CACHE_HOME: `${dir}/cache`, NO_COLOR: "1" },
+      stdin: "null",
+    }).output();
+    return {
+      code: output.code,
+      stdout: new TextDecoder().decode(output.stdout),
+      stderr: new TextDecoder().decode(output.stderr),
+      dir,
+    };
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+}
+
+Deno.test("a script of its own that names a GGUF model nobody cached is told the checkout's command for the cache, not 'oam'", async () => {
+  const r = await runScript(
+    `import { Bridge, modelFromArgs } from "${MOD}";\n` +
+      "await using bridge = await Bridge.open({ onWarning: () => {} });\n" +
+      "const npc = await bridge.createNpc({ name: 'Gorm' }, { model: modelFromArgs(Deno.args, []) });\n" +
+      "await npc.talk('Hello.').then(() => console.log('talked'), (e) => console.log(e.message));\n",
+    ["-A", "--no-lock"],
+    ["--model", "gguf:no-such-model"],
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const command = `deno run -A --no-lock ${CLI}`;
+  assert.equal(
+    r.stdout.trim(),
+    `The model file 'no-such-model' does not exist, and no cached model is called that (in ${r.dir}/cache/oam/models: ` +
+      `'${command} models list' shows them, '${command} models pull <url>' downloads one).`,
+  );
+});
