@@ -48,3 +48,40 @@ Deno.test("a script of its own that names a GGUF model nobody cached is told the
       `'${command} models list' shows them, '${command} models pull <url>' downloads one).`,
   );
 });
+
+/** A script that talks once to an NPC on `--model …` and prints the error's message. */
+const TALK = `import { Bridge, modelFromArgs } from "${MOD}";\n` +
+  "await using bridge = await Bridge.open({ onWarning: () => {} });\n" +
+  "const npc = await bridge.createNpc({ name: 'Gorm' }, { model: modelFromArgs(Deno.args, []) });\n" +
+  "await npc.talk('Hello.').then(() => console.log('talked'), (e) => console.log(e.message));\n";
+/** The GGUF header: enough for the file check, which comes before node-llama-cpp's permissions. */
+const GGUF_HEADER = new Uint8Array([...new TextEncoder().encode("GGUF"), 3, 0, 0, 0]);
+const FLAGS = "--allow-read --allow-env --allow-sys --allow-ffi --allow-run";
+const ADD =
+  `add them to this script's command, deno run ${FLAGS} --no-lock game.ts (or deno run -A --no-lock game.ts).`;
+
+Deno.test("a script of its own run on a GGUF model without its permissions is told all of them, with its own command", async (t) => {
+  const model = `${await Deno.makeTempDir({ prefix: "oam-model-" })}/model.gguf`;
+  try {
+    await Deno.writeFile(model, GGUF_HEADER);
+    await t.step("with --allow-read only", async () => {
+      const r = await runScript(TALK, ["--allow-read"], ["--model", `gguf:${model}`]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(
+        r.stdout.trim(),
+        `node-llama-cpp cannot run without --allow-env --allow-sys --allow-ffi --allow-run. It needs ${FLAGS}: ${ADD}`,
+      );
+    });
+    await t.step("with no flag: reading the file is not the only one missing", async () => {
+      const r = await runScript(TALK, [], ["--model", `gguf:${model}`]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(
+        r.stdout.trim(),
+        `Reading the model file '${model}' needs --allow-read, and node-llama-cpp needs --allow-env --allow-sys ` +
+          `--allow-ffi --allow-run: ${ADD}`,
+      );
+    });
+  } finally {
+    await Deno.remove(model.slice(0, model.lastIndexOf("/")), { recursive: true });
+  }
+});
