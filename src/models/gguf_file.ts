@@ -26,6 +26,15 @@ export function unavailable(text: string, data: Record<string, string> = {}): Br
   return BridgeError.of("model_unavailable", text, data);
 }
 
+/** Whether this process may read the environment (asked without prompting). */
+function envGranted(): boolean {
+  try {
+    return Deno.permissions.querySync({ name: "env" }).state === "granted";
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The model file cannot be read for want of `--allow-read`: with the other permissions node-llama-cpp lacks
  * too, so that one run of the fix is enough, and where to give them.
@@ -189,6 +198,14 @@ export async function checkModelFile(path: string): Promise<string> {
     if (error instanceof Deno.errors.NotFound) {
       if (/[\\/]/.test(path)) throw unavailable(await missingFileMessage(path), { path });
       const dir = modelsCacheDir();
+      if (dir === null && !envGranted()) {
+        // The cache folder comes from the environment: without it the name cannot be looked up at all.
+        throw unavailable(
+          `The model file '${path}' does not exist, and without --allow-env no cached model can be looked up ` +
+            `by that name.${llamaPermissionAdvice()}`,
+          { path },
+        );
+      }
       const where = dir === null
         ? ""
         : `, and no cached model is called that (in ${dir}: ${oamCommandLine("models list")} shows ` +

@@ -8,11 +8,23 @@ import { fileURLToPath } from "node:url";
 const MOD = new URL("../../mod.ts", import.meta.url).href;
 const CLI = fileURLToPath(new URL("../../cli.ts", import.meta.url));
 
-/** Runs `source` as `game.ts` in a fresh folder with `flags`, the cache under that folder; returns its output. */
-async function runScript(source: string, flags: string[], args: string[] = []) {
+/**
+ * Runs `source` as `game.ts` in a fresh folder (with `files` in it) with `flags`, the model cache under that
+ * folder (`cache/oam/models`); returns its output.
+ */
+async function runScript(
+  source: string,
+  flags: string[],
+  args: string[] = [],
+  files: Record<string, Uint8Array> = {},
+) {
   const dir = await Deno.makeTempDir({ prefix: "oam-game-" });
   try {
     await Deno.writeTextFile(`${dir}/game.ts`, source);
+    for (const [name, bytes] of Object.entries(files)) {
+      await Deno.mkdir(`${dir}/${name.slice(0, name.lastIndexOf("/"))}`, { recursive: true });
+      await Deno.writeFile(`${dir}/${name}`, bytes);
+    }
     const output = await new Deno.Command(Deno.execPath(), {
       args: ["run", "--quiet", "--no-prompt", ...flags, "game.ts", ...args],
       cwd: dir,
@@ -84,4 +96,16 @@ Deno.test("a script of its own run on a GGUF model without its permissions is to
   } finally {
     await Deno.remove(model.slice(0, model.lastIndexOf("/")), { recursive: true });
   }
+});
+
+Deno.test("a script of its own that names a cached GGUF model without --allow-env is told the cache needs it, not that there is no model", async () => {
+  const r = await runScript(TALK, ["--allow-read"], ["--model", "gguf:tiny"], {
+    "cache/oam/models/tiny.gguf": GGUF_HEADER,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(
+    r.stdout.trim(),
+    "The model file 'tiny' does not exist, and without --allow-env no cached model can be looked up by that " +
+      `name. It needs ${FLAGS}: ${ADD}`,
+  );
 });
