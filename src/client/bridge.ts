@@ -465,7 +465,9 @@ export class Bridge implements AsyncDisposable {
   /**
    * Registers a client tool: a definition with its JSON Schema, and a handler `(args, ctx) => output`.
    * Written inline, the schema types `args`, and a handler that needs more than it promises (a member the
-   * schema leaves optional, another type) does not compile (see {@link ToolHandlerFor}). Returns a handle to
+   * schema leaves optional, another type) does not compile (see {@link ToolHandlerFor}). A definition held in a
+   * variable keeps its types with `as const`; without it `args` are any JSON values (`item.toUpperCase()` does
+   * not compile: "Property 'toUpperCase' does not exist on type 'string | number | …'"). Returns a handle to
    * pass in `tools`. Registering a name again replaces the handler for every NPC, session and decision that
    * has the tool (one handler per name; `ctx.npc` tells NPCs apart), with a warning when it is another one.
    */

@@ -104,16 +104,24 @@ export class DecisionMethods {
       toolTimeoutMs: settings.toolTimeoutMs,
       npcPersona: this.#persona,
     });
-    const warnings = [...spec.keyWarnings, ...spec.toolWarnings, ...modelSpecWarnings(settings.spec)];
-    if (spec.options.length === 1) return decisionJson(onlyOptionDecision(spec.options[0]), warnings);
+    const warnings = (toolWarnings: string[]) => [
+      ...spec.keyWarnings,
+      ...toolWarnings,
+      ...modelSpecWarnings(settings.spec),
+    ];
+    if (spec.options.length === 1) {
+      return decisionJson(onlyOptionDecision(spec.options[0]), warnings(spec.toolWarnings));
+    }
     const model = r.createModel(settings.spec);
+    // The tools' warnings are worded for the model that runs the decision (a host's default may be a llama one).
+    const shown = warnings(spec.toolWarningsFor(model.kind));
     return runDecision(spec, {
       drive: decisionDriver(r, {}),
       signal: r.signal,
       settings: settings,
       model: model,
     })
-      .then((decision) => decisionJson(decision, warnings));
+      .then((decision) => decisionJson(decision, shown));
   }
 
   #decideMany(r: HandlerContext): Promise<JsonValue> {
@@ -128,6 +136,7 @@ export class DecisionMethods {
     }
     const maxConcurrency = p.optionalInteger("maxConcurrency", { min: 1 }) ?? DEFAULT_MAX_CONCURRENCY;
     const settings = parseEngineSettings(p, this.#defaults(r));
+    const toolWarnings: { at: number; spec: DecisionSpec; prefix: string }[] = [];
     // Every request is validated before any model call; the first invalid one fails the whole call, its
     // error's data naming it (`index`).
     const specs = requests.map((raw, index) => {
@@ -139,7 +148,9 @@ export class DecisionMethods {
           toolTimeoutMs: settings.toolTimeoutMs,
           npcPersona: this.#persona,
         });
-        warnings.push(...spec.keyWarnings, ...spec.toolWarnings.map((w) => `${prefix}: ${w}`));
+        warnings.push(...spec.keyWarnings);
+        // The tools' warnings go here, worded once the call's model is known (below).
+        toolWarnings.push({ at: warnings.length, spec, prefix });
         return spec;
       } catch (error) {
         throw error instanceof BridgeError ? withRequestIndex(error, index) : error;
@@ -149,6 +160,12 @@ export class DecisionMethods {
     // One model for the whole call (built only when a decision needs it).
     const needsModel = specs.some((spec) => spec.options.length > 1);
     const model = needsModel ? r.createModel(settings.spec) : null;
+    // Each request's tool warnings in its place, worded for the model that runs the call (none known when no
+    // decision needs one), from the last place back so the earlier places stay where they are.
+    for (const { at, spec, prefix } of toolWarnings.reverse()) {
+      const worded = model === null ? spec.toolWarnings : spec.toolWarningsFor(model.kind);
+      warnings.splice(at, 0, ...worded.map((w) => `${prefix}: ${w}`));
+    }
     return this.#runMany(r, specs, settings, model, maxConcurrency).then((results) => {
       const out: JsonObject = { results };
       if (warnings.length > 0) out.warnings = warnings;

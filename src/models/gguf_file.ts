@@ -7,6 +7,7 @@
 import { BridgeError } from "../protocol/errors.ts";
 import { findCachedModel, modelsCacheDir } from "./gguf_cache.ts";
 import { oamCommandLine } from "./oam_hint.ts";
+import { llamaPermissionAdvice, missingLlamaPermissions, scriptPermissionHint } from "./llama_permissions.ts";
 
 /** The message of anything thrown. */
 export function message(error: unknown): string {
@@ -23,6 +24,28 @@ export function isPermissionError(error: unknown): boolean {
 /** A `model_unavailable` error with `text` and its `data` (`.withCause(error)` keeps what caused it). */
 export function unavailable(text: string, data: Record<string, string> = {}): BridgeError {
   return BridgeError.of("model_unavailable", text, data);
+}
+
+/** Whether this process may read the environment (asked without prompting). */
+function envGranted(): boolean {
+  try {
+    return Deno.permissions.querySync({ name: "env" }).state === "granted";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The model file cannot be read for want of `--allow-read`: with the other permissions node-llama-cpp lacks
+ * too, so that one run of the fix is enough, and where to give them.
+ */
+function readPermissionMessage(path: string): string {
+  const text = `Reading the model file '${path}' needs --allow-read`;
+  const missing = missingLlamaPermissions();
+  if (missing.length === 0) return `${text}.`;
+  const also = `${text}, and node-llama-cpp needs ${missing.join(" ")}`;
+  const script = scriptPermissionHint();
+  return script === null ? `${also}.${llamaPermissionAdvice()}` : `${also}: ${script}.`;
 }
 
 /** At most this many file names in a message; the rest are counted. */
@@ -175,6 +198,14 @@ export async function checkModelFile(path: string): Promise<string> {
     if (error instanceof Deno.errors.NotFound) {
       if (/[\\/]/.test(path)) throw unavailable(await missingFileMessage(path), { path });
       const dir = modelsCacheDir();
+      if (dir === null && !envGranted()) {
+        // The cache folder comes from the environment: without it the name cannot be looked up at all.
+        throw unavailable(
+          `The model file '${path}' does not exist, and without --allow-env no cached model can be looked up ` +
+            `by that name.${llamaPermissionAdvice()}`,
+          { path },
+        );
+      }
       const where = dir === null
         ? ""
         : `, and no cached model is called that (in ${dir}: ${oamCommandLine("models list")} shows ` +
@@ -182,7 +213,7 @@ export async function checkModelFile(path: string): Promise<string> {
       throw unavailable(`The model file '${path}' does not exist${where}.`, { path });
     }
     if (isPermissionError(error)) {
-      throw unavailable(`Reading the model file '${path}' needs --allow-read.`, { path });
+      throw unavailable(readPermissionMessage(path), { path });
     }
     throw unavailable(`The model file '${path}' cannot be read: ${message(error)}`, { path }).withCause(
       error,

@@ -28,26 +28,15 @@ import {
 import { checkModelFile, isPermissionError, message, unavailable } from "./gguf_file.ts";
 import { SequencePool } from "./llama_pool.ts";
 import { oamCommandLine } from "./oam_hint.ts";
+import { LLAMA_PERMISSIONS, llamaPermissionAdvice, missingLlamaPermissions } from "./llama_permissions.ts";
 import { endSentence } from "../util/text.ts";
 import { stderrQueue } from "../util/stderr_queue.ts";
 
-export { checkModelFile };
+export { checkModelFile, LLAMA_PERMISSIONS, missingLlamaPermissions };
 
 /** The npm package and version the backend loads. */
 export const NODE_LLAMA_CPP_VERSION = "3.21.1";
 const PACKAGE = ["npm:node-llama-cpp", NODE_LLAMA_CPP_VERSION].join("@");
-
-/** Permissions node-llama-cpp needs under Deno (it checks its native binary in a child process). */
-export const LLAMA_PERMISSIONS = "--allow-read --allow-env --allow-sys --allow-ffi --allow-run";
-/**
- * Where to give them: a script's own `deno run`, in this repository the tasks that pass them (the narrow
- * `serve`, `stdio` and `playground` tasks leave them out), or an `oam` installed again with them (the README's
- * install command gives `oam stdio`'s permissions only).
- */
-const LLAMA_TASK_HINT = `(a script: deno run ${LLAMA_PERMISSIONS} --no-lock your_script.ts; ` +
-  "deno task oam and oam:local pass them, e.g. deno task oam:local serve --model gguf:…; an oam from deno " +
-  `install: install it again with them, deno install -g -f -n oam ${LLAMA_PERMISSIONS} --allow-write ` +
-  "jsr:@open-apple-models/bridge/cli)";
 
 /**
  * What to do when the package cannot be imported for another reason than a permission: Deno fetches it from
@@ -108,55 +97,17 @@ function stderrLine(text: string): void {
   stderrQueue.push(`[node-llama-cpp] ${text.trimEnd()}\n`);
 }
 
-function granted(descriptor: Deno.PermissionDescriptor): boolean {
-  try {
-    return Deno.permissions.querySync(descriptor).state === "granted";
-  } catch {
-    return false;
-  }
-}
-
-/** The command node-llama-cpp runs to test its native binary: this executable (`process.execPath`). */
-function runDescriptor(): Deno.PermissionDescriptor {
-  try {
-    return { name: "run", command: Deno.execPath() };
-  } catch {
-    return { name: "run" };
-  }
-}
-
-/**
- * The flags of {@link LLAMA_PERMISSIONS} this process was not given (asked without prompting), e.g.
- * `["--allow-run"]`. node-llama-cpp needs them before it reads any model; without `--allow-run` its test of the
- * native binary throws where no caller can catch it and the whole process exits, so the backend checks first.
- *
- * @example
- * ```ts
- * import { missingLlamaPermissions } from "./llama_runtime.ts";
- * missingLlamaPermissions(); // [] under --allow-all
- * ```
- */
-export function missingLlamaPermissions(): string[] {
-  const missing: string[] = [];
-  if (!granted({ name: "env" })) missing.push("--allow-env");
-  if (!granted({ name: "sys" })) missing.push("--allow-sys");
-  if (!granted({ name: "ffi" })) missing.push("--allow-ffi");
-  if (!granted(runDescriptor())) missing.push("--allow-run");
-  return missing;
-}
-
 /** Imports node-llama-cpp (once). */
 export function loadLlamaModule(): Promise<LlamaModule> {
   const missing = missingLlamaPermissions();
   if (missing.length > 0) {
     return Promise.reject(unavailable(
-      `node-llama-cpp cannot run without ${missing.join(" ")}. It needs ${LLAMA_PERMISSIONS} ` +
-        `${LLAMA_TASK_HINT}.`,
+      `node-llama-cpp cannot run without ${missing.join(" ")}.${llamaPermissionAdvice()}`,
     ));
   }
   modulePromise ??= (import(PACKAGE) as Promise<LlamaModule>).catch((error) => {
     modulePromise = undefined;
-    const hint = isPermissionError(error) ? ` It needs ${LLAMA_PERMISSIONS} ${LLAMA_TASK_HINT}.` : FETCH_HINT;
+    const hint = isPermissionError(error) ? llamaPermissionAdvice() : FETCH_HINT;
     // Deno's fetch failure is a chain of causes, one per line ("…\n    0: error sending request …").
     const why = message(error).replace(/\s*\n\s*(\d+: )?/g, ": ");
     throw unavailable(`node-llama-cpp could not be loaded: ${endSentence(why)}${hint}`).withCause(error);
@@ -212,7 +163,7 @@ function getLlamaFor(gpu: LlamaGpu): Promise<Llama> {
       llamas.delete(key);
       if (error instanceof BridgeError) throw error;
       if (isNoBinaryError(error)) throw unavailable(noBinaryMessage(gpu)).withCause(error);
-      const hint = isPermissionError(error) ? ` It needs ${LLAMA_PERMISSIONS} ${LLAMA_TASK_HINT}.` : "";
+      const hint = isPermissionError(error) ? llamaPermissionAdvice() : "";
       throw unavailable(`llama.cpp could not start: ${message(error)}.${hint}`).withCause(error);
     });
     llamas.set(key, promise);

@@ -59,3 +59,24 @@ Deno.test("content/generate: tool parameter warnings are worded for its model, a
   ]);
   await c.close();
 });
+
+Deno.test("decision/decide and decision/decideMany: tool parameter warnings are worded for the decision's model", async () => {
+  const c = new WireClient();
+  const step = { json: { reasoning: "Tired.", choice: "greet", confidence: 60 } };
+  const decided = await c.call("decision/decide", {
+    situation: "A stranger walks in.",
+    options: ["greet", "ignore"],
+    tools: [STATS],
+    model: scripted(step),
+  });
+  assert.deepEqual(decided.warnings, [SCRIPTED_WARNING]);
+  const many = await c.call("decision/decideMany", {
+    requests: [
+      { situation: "A stranger walks in.", options: ["greet", "ignore"], tools: [STATS] },
+      { situation: "Still there.", options: ["wait"], tools: [STATS] },
+    ],
+    model: scripted(step),
+  });
+  assert.deepEqual(many.warnings, [`requests[0]: ${SCRIPTED_WARNING}`, `requests[1]: ${SCRIPTED_WARNING}`]);
+  await c.close();
+});

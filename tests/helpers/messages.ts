@@ -3,7 +3,16 @@
  * error object, the events of one request, and pieces of output in order.
  */
 import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
 import type { JsonObject, JsonValue } from "../../src/protocol/json.ts";
+
+/**
+ * How the model layer's messages name `oam` in a process that did not set it (tests, `deno run` scripts):
+ * the command that runs this checkout's `cli.ts` from any folder.
+ */
+export const CHECKOUT_OAM = `deno run -A --no-lock ${
+  fileURLToPath(new URL("../../cli.ts", import.meta.url))
+}`;
 
 /** A client tool definition `{name, description: "<name> tool.", …extra}`. */
 export function tool(name: string, extra: JsonObject = {}): JsonObject {

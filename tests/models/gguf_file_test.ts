@@ -5,6 +5,7 @@
  * safetensors model, an empty file). Each message names the problem and what to do.
  */
 import assert from "node:assert/strict";
+import { CHECKOUT_OAM } from "../helpers/messages.ts";
 import { relative } from "node:path";
 import { checkModelFile } from "../../src/models/gguf_file.ts";
 import { BridgeError } from "../../src/protocol/errors.ts";
@@ -106,12 +107,12 @@ Deno.test("gguf file: a file that is not GGUF says what it is instead and what t
     assert.equal(
       await refusal(`${dir}/page.gguf`),
       `The model file '${dir}/page.gguf' is not a GGUF file: it is a web page (HTML), such as an error or ` +
-        "sign-in page a download saved. Download the model again ('oam models pull <url>' checks what it saves).",
+        `sign-in page a download saved. Download the model again ('${CHECKOUT_OAM} models pull <url>' checks what it saves).`,
     );
     assert.equal(
       await refusal(`${dir}/pointer.gguf`),
       `The model file '${dir}/pointer.gguf' is not a GGUF file: it is a Git LFS pointer, not the model. Fetch ` +
-        "the model itself (git lfs pull), or download it with 'oam models pull <url>'.",
+        `the model itself (git lfs pull), or download it with '${CHECKOUT_OAM} models pull <url>'.`,
     );
     assert.equal(
       await refusal(`${dir}/model.zip`),
@@ -131,7 +132,7 @@ Deno.test("gguf file: a file that is not GGUF says what it is instead and what t
     assert.equal(
       await refusal(`${dir}/notes.txt`),
       `The model file '${dir}/notes.txt' is not a GGUF file: it does not start with 'GGUF'. Give a model in ` +
-        "GGUF format (a .gguf file, such as one 'oam models pull <url>' downloads).",
+        `GGUF format (a .gguf file, such as one '${CHECKOUT_OAM} models pull <url>' downloads).`,
     );
   });
 });

@@ -5,6 +5,7 @@
  * `tests/llama/gguf/` (`deno task test:gguf`).
  */
 import assert from "node:assert/strict";
+import { CHECKOUT_OAM } from "../helpers/messages.ts";
 import {
   llamaModelSpecWarnings,
   parseGgufModelFlag,
@@ -382,7 +383,7 @@ Deno.test("wire: a llama session on a missing file is created; its turn fails wi
     assert.equal(
       ((await client.response(id2)).error as JsonObject).message,
       `The model file '${text}' is not a GGUF file: it does not start with 'GGUF'. Give a model in GGUF ` +
-        "format (a .gguf file, such as one 'oam models pull <url>' downloads).",
+        `format (a .gguf file, such as one '${CHECKOUT_OAM} models pull <url>' downloads).`,
     );
   } finally {
     await client.close();
@@ -540,7 +541,7 @@ Deno.test("wire: a llama model named neither by a file nor by a cached model say
         error: {
           code: -32001,
           message: `The model file 'qwen' does not exist, and no cached model is called that (in ${dir}: ` +
-            "'oam models list' shows them, 'oam models pull <url>' downloads one).",
+            `'${CHECKOUT_OAM} models list' shows them, '${CHECKOUT_OAM} models pull <url>' downloads one).`,
           data: { code: "model_unavailable", path: "qwen" },
         },
       });

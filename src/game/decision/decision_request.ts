@@ -75,8 +75,13 @@ export interface DecisionSpec {
   fallbackOptionID: string | null;
   /** Unknown-key warnings; they name the parameter with its full path ("Unknown parameter '…' was ignored."). */
   keyWarnings: string[];
-  /** Tool warnings ("<tool>: …" and the tool-count warning); `decideMany` prefixes them with "requests[i]: ". */
+  /**
+   * Tool warnings ("<tool>: …" and the tool-count warning) worded for no model known; `decideMany` prefixes
+   * them with "requests[i]: ". A decision that runs a model shows {@link DecisionSpec.toolWarningsFor} instead.
+   */
   toolWarnings: string[];
+  /** {@link DecisionSpec.toolWarnings} worded for the model (`LanguageModel.kind`) that runs the decision. */
+  toolWarningsFor(model: string): string[];
 }
 
 /** What the engine settings of a decision default to: the host's configuration. */
@@ -169,7 +174,6 @@ export function parseDecision(
     path: p.name("tools"),
     defaultTimeoutMs: toolTimeoutMs,
   });
-  const toolWarnings = [...tools.warnings];
   const choiceValue = p.get("toolChoice");
   const toolChoice = choiceValue === undefined ? "auto" : parseToolChoice(choiceValue, p.name("toolChoice"));
   if (typeof toolChoice === "object" && !tools.tools.some((t) => t.name === toolChoice.tool)) {
@@ -178,7 +182,7 @@ export function parseDecision(
     );
   }
   const countWarning = toolCountWarning(tools.tools.length);
-  if (countWarning) toolWarnings.push(countWarning);
+  const withCount = (warnings: string[]) => countWarning ? [...warnings, countWarning] : warnings;
   const fallback = p.optionalString("fallbackOptionID");
   let fallbackOptionID: string | null = null;
   if (fallback !== undefined) {
@@ -201,7 +205,8 @@ export function parseDecision(
     toolChoice,
     fallbackOptionID,
     keyWarnings,
-    toolWarnings,
+    toolWarnings: withCount(tools.warnings),
+    toolWarningsFor: (model) => withCount(tools.warningsFor(model)),
   };
 }
 

@@ -4,6 +4,7 @@
  * schema validity, token accounting), never wording. Runs with OAM_GGUF_TESTS=1 (`deno task test:gguf`).
  */
 import assert from "node:assert/strict";
+import { CHECKOUT_OAM } from "../../helpers/messages.ts";
 import { Ajv } from "ajv";
 import { parseToolDefinitions } from "../../../src/agent/tool_definitions.ts";
 import type { LanguageModel, StepRequest, StepTool } from "../../../src/models/language_model.ts";
@@ -501,7 +502,7 @@ Deno.test({
       assert.equal(
         availability.detail,
         `node-llama-cpp could not load '${truncated}': Failed to load model. The file may be incomplete or ` +
-          `damaged (download it again: 'oam models pull --force <url>'), or its model architecture may be ` +
+          `damaged (download it again: '${CHECKOUT_OAM} models pull --force <url>'), or its model architecture may be ` +
           `newer than this llama.cpp (node-llama-cpp 3.21.1).`,
       );
       const error = await rejection(model.step(stepRequest()));

@@ -113,6 +113,37 @@ Deno.test({
         }
       });
 
+      await t.step(
+        "a decision's tool warnings are the llama model's: a free-form object it fills is not one",
+        async () => {
+          // The llama grammar fills an object that takes any members; the on-device model's {} is not its.
+          const inspect = {
+            name: "inspect",
+            description: "Looks at the stranger.",
+            parameters: {
+              type: "object",
+              properties: { notes: { type: "object", additionalProperties: true } },
+            },
+          };
+          const request = {
+            situation: "A stranger walks in.",
+            options: ["greet", "ignore"],
+            tools: [inspect],
+          };
+          const decision = await callSlow(client, "decision/decide", {
+            ...request,
+            toolChoice: "none",
+            model: llama,
+          });
+          assert.equal(decision.warnings, undefined, JSON.stringify(decision.warnings));
+          const many = await callSlow(client, "decision/decideMany", {
+            requests: [{ ...request, toolChoice: "none" }],
+            model: llama,
+          });
+          assert.equal(many.warnings, undefined, JSON.stringify(many.warnings));
+        },
+      );
+
       await t.step("npc/talk answers with a line and an emotion from the list", async () => {
         await callSlow(client, "npc/create", {
           npc: "gorm",
