@@ -32,7 +32,8 @@ import {
   worldPanel,
 } from "./editor_panels.ts";
 import { checkItem, reviewItems, RunningNpc, settingsKey, statusLine } from "./editor_status.ts";
-import { type FieldWidget, fieldWidget } from "./field_widgets.ts";
+import { DEFER_SYNC_ABOVE, DeferredWrites } from "./deferred_writes.ts";
+import { CHECKING, type FieldWidget, fieldWidget } from "./field_widgets.ts";
 import { type Check, FIELDS, type Section } from "./fields.ts";
 import { contextWarning, SCRIPT_CONTEXT_SIZE } from "./prompt_size.ts";
 import type { Saved } from "./storage.ts";
@@ -56,16 +57,6 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/**
- * Above this many characters of persona text, a form edit is written into the document after a pause in
- * typing ({@link SYNC_PAUSE_MS}) rather than on every key: each write re-parses the whole text and re-syncs
- * every view, which a long backstory made slow enough to lag behind the keys.
- */
-export const DEFER_SYNC_ABOVE = 8000;
-
-/** The pause in typing after which a deferred form edit is written into a long document. */
-export const SYNC_PAUSE_MS = 300;
-
 /** The bridge paths a message names (`'options.playerOptionCount'`, `tools[1].name`, `model.steps[0]`). */
 export function pathsIn(message: string): string[] {
   return [...message.matchAll(/\b(file|persona|options|memory|tools\[\d+\]|model)(\.[A-Za-z_]+|\[\d+\])?/g)]
@@ -75,9 +66,10 @@ export function pathsIn(message: string): string[] {
 /** The persona editor. */
 export class Editor {
   readonly #doc: PersonaDocument;
-  /** Form fields edited since the document was last written (see {@link DEFER_SYNC_ABOVE}). */
+  /** Edits not written into the document yet: a long one's wait for a pause in typing (see {@link DEFER_SYNC_ABOVE}). */
+  readonly #writes = new DeferredWrites((pending) => pending && this.#showChecking());
+  /** Form fields edited since the document was last written. */
   readonly #pending = new Set<FieldWidget>();
-  #pendingTimer: ReturnType<typeof setTimeout> | undefined;
   /** What the page saves. */
   readonly saved: Saved;
   /** The editor's element. */
@@ -143,6 +135,7 @@ export class Editor {
     const tools = h("div", {}, form.banner(), this.#tools.root);
     const world = worldPanel(form, { onInput: () => this.#worldInput() });
     this.#world = world.input;
+    this.#world.addEventListener("focusout", () => this.flush());
     this.#worldMessage = world.message;
     const model = modelPanel(this.#modelPanelOptions());
     this.#useScript = model.useScript;
@@ -157,6 +150,7 @@ export class Editor {
       onCaret: () => this.#showCaret(),
     });
     this.#jsonc = jsonc.input;
+    this.#jsonc.addEventListener("focusout", () => this.flush());
     this.#jsoncCaret = jsonc.caret;
     this.#jsoncProblem = jsonc.problem;
 
@@ -263,29 +257,44 @@ export class Editor {
     this.#select(id);
   }
 
+  /** Whether an edit to a document of `length` characters waits for a pause in typing. */
+  #defer(length = this.#doc.text.length): boolean {
+    return length > DEFER_SYNC_ABOVE;
+  }
+
   /**
    * A form field edit: written into the document at once, or, in a long document, after a pause in typing
    * (or when the field is left, or the document is read: see {@link Editor.doc}).
    */
   #fieldInput(widget: FieldWidget): void {
     this.#pending.add(widget);
-    clearTimeout(this.#pendingTimer);
-    if (this.#doc.text.length > DEFER_SYNC_ABOVE) {
-      this.#pendingTimer = setTimeout(() => this.flush(), SYNC_PAUSE_MS);
-      return;
-    }
-    this.flush();
+    const defer = this.#defer();
+    if (defer) widget.checking();
+    this.#writes.edit("form", () => this.#writeFields(), defer);
   }
 
-  /** Writes the form edits not written yet into the document (and re-syncs the other views once). */
+  /** Writes the edits not written yet (form, JSONC text, world) into the document, re-syncing the views once. */
   flush(): void {
-    clearTimeout(this.#pendingTimer);
-    if (this.#pending.size === 0) return;
+    this.#writes.flush();
+  }
+
+  /** Writes the form fields edited into the document (and re-syncs the other views once). */
+  #writeFields(): void {
     const widgets = [...this.#pending];
     this.#pending.clear();
     let changed = false;
     for (const widget of widgets) changed = this.#writeField(widget) || changed;
     if (changed) this.#documentChanged("form");
+  }
+
+  /**
+   * While an edit waits for a pause in typing, the status list says its checks are those of the document
+   * before it (they may no longer hold); the next sync shows them again.
+   */
+  #showChecking(): void {
+    this.#status.setAttribute("aria-busy", "true");
+    this.#status.replaceChildren(h("p", { class: "note checking", text: CHECKING }));
+    if (this.#jsoncProblem.textContent !== "") this.#jsoncProblem.textContent = CHECKING;
   }
 
   /** Writes a field's value into the document; false (the field says why) when it could not. */
@@ -303,10 +312,13 @@ export class Editor {
     return true;
   }
 
+  /** A JSONC text edit: written into the document at once, or, in a long text, after a pause in typing. */
   #jsoncInput(): void {
-    this.doc.setText(this.#jsonc.value);
     this.#showCaret();
-    this.#documentChanged("jsonc");
+    this.#writes.edit("jsonc", () => {
+      this.#doc.setText(this.#jsonc.value);
+      this.#documentChanged("jsonc");
+    }, this.#defer(this.#jsonc.value.length));
   }
 
   #showCaret(): void {
@@ -315,7 +327,19 @@ export class Editor {
     this.#jsoncCaret.textContent = `Line ${line}, column ${before.length - before.lastIndexOf("\n")}.`;
   }
 
+  /** A World tab edit: written into the document at once, or, in a long document, after a pause in typing. */
   #worldInput(): void {
+    const defer = this.#defer();
+    if (defer) {
+      this.#worldMessage.textContent = CHECKING;
+      this.#world.setAttribute("aria-invalid", "false");
+      this.#world.closest(".field")?.classList.remove("has-error");
+    }
+    this.#writes.edit("world", () => this.#writeWorld(), defer);
+  }
+
+  /** Writes the World tab's box into the document (when it is a JSON object), or keeps it as a draft. */
+  #writeWorld(): void {
     const text = this.#world.value.trim();
     if (text === "") {
       delete this.saved.drafts.world;
@@ -352,7 +376,7 @@ export class Editor {
     const draft = this.saved.drafts.world;
     if (draft && draft.base === JSON.stringify(this.doc.get(["world"]) ?? null)) {
       this.#world.value = draft.text;
-      this.#worldInput();
+      this.#writeWorld();
     }
   }
 
@@ -532,6 +556,7 @@ export class Editor {
       running: this.#running.name,
       stale: this.#stale(),
     }));
+    this.#status.removeAttribute("aria-busy");
     this.#jsoncProblem.textContent = problem?.message ?? "";
   }
 
