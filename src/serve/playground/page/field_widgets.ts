@@ -28,8 +28,8 @@ export interface FieldWidget {
   /** Shows a check's message (error or warning) or clears it. */
   mark(check: { error?: string; warning?: string } | undefined): void;
   /**
-   * Says the field is checked again once the designer pauses typing (a long document): its last check, which
-   * may no longer hold, is not shown meanwhile.
+   * Says the field is checked again once the designer pauses typing (a long document): the check it shows,
+   * which may no longer hold, is not shown meanwhile.
    */
   checking(): void;
   /** Updates the tool names a tool field offers. */
@@ -328,13 +328,17 @@ export function fieldWidget(spec: FieldSpec, onInput: (widget: FieldWidget) => v
     mark(check) {
       const text = check?.error ?? check?.warning ?? "";
       message.textContent = text;
+      message.classList.remove("checking");
       root.classList.toggle("has-error", Boolean(check?.error));
       root.classList.toggle("has-warning", !check?.error && Boolean(check?.warning));
       for (const c of parts.controls) c.setAttribute("aria-invalid", String(Boolean(check?.error)));
     },
     checking() {
+      // Only a check shown now is replaced (a field with none gets no line that comes and goes while typing).
+      if (message.textContent === "") return;
       widget.mark(undefined);
       message.textContent = CHECKING;
+      message.classList.add("checking");
     },
     setTools(names) {
       parts.setTools?.(names);
