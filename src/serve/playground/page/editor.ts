@@ -5,8 +5,10 @@
  * raw JSONC text, all editing one persona document so they stay in sync. Loads and saves persona files.
  *
  * editor_panels.ts builds the tabs' panels and the toolbars, editor_status.ts the status line (the running NPC
- * compared with the editor, the summary and the list of checks); this module keeps the document, the form's
- * field widgets, the syncing between the views, the checks, loads and saves.
+ * compared with the editor, the summary and the list of checks), deferred_writes.ts holds a long document's
+ * edits until a pause in typing, field_check.ts and script_check.ts check a field and the script,
+ * start_result.ts shows the outcome of a start; this module keeps the document, the form's field widgets, the
+ * syncing between the views, the checks, loads and saves.
  * @module
  */
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
