@@ -33,6 +33,8 @@ export class DeferredWrites {
   readonly #pauseMs: number;
   /** Whether `onPending(true)` was told (and `onPending(false)` not yet). */
   #told = false;
+  /** Whether a flush is writing now. */
+  #writing = false;
 
   /** `onPending` is told when edits start waiting (true) and once they are all written (false). */
   constructor(onPending: (pending: boolean) => void = () => {}, pauseMs = SYNC_PAUSE_MS) {
@@ -63,14 +65,24 @@ export class DeferredWrites {
     }
   }
 
-  /** Writes every edit waiting now, in order. */
+  /**
+   * Writes every edit waiting now, in order (and those a write makes meanwhile); a flush while writing (a
+   * write that reads the document) returns at once: the edits after it are written next.
+   */
   flush(): void {
     clearTimeout(this.#timer);
-    if (this.#pending.size === 0) return;
-    const writes = [...this.#pending.values()];
-    this.#pending.clear();
-    for (const write of writes) write();
-    if (this.#pending.size === 0 && this.#told) {
+    if (this.#writing) return;
+    this.#writing = true;
+    try {
+      while (this.#pending.size > 0) {
+        const writes = [...this.#pending.values()];
+        this.#pending.clear();
+        for (const write of writes) write();
+      }
+    } finally {
+      this.#writing = false;
+    }
+    if (this.#told) {
       this.#told = false;
       this.#onPending(false);
     }
