@@ -204,3 +204,138 @@ Deno.test("a persona larger than the model's context: the status list says so be
     assert.deepEqual(browser.errors, []);
   });
 });
+
+/** Counts from now on the page's writes of the form's backstory box (one per re-sync of the form from the text). */
+async function countBackstoryWrites(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    const box = document.querySelector("[name='persona.backstory']") as HTMLTextAreaElement;
+    const value = Object.getOwnPropertyDescriptor(HTMLTextAreaElement.prototype, "value")!;
+    let writes = 0;
+    Object.defineProperty(box, "value", {
+      configurable: true,
+      get() {
+        return value.get!.call(this);
+      },
+      set(text: string) {
+        writes++;
+        value.set!.call(this, text);
+      },
+    });
+    (globalThis as unknown as { backstoryWrites: () => number }).backstoryWrites = () => writes;
+  });
+}
+
+/** Puts the caret in the text box `selector` right after the first `after` in its text (its focus too). */
+async function caretAfter(page: Page, selector: string, after: string): Promise<void> {
+  await page.evaluate(({ selector, after }) => {
+    const box = document.querySelector(selector) as HTMLTextAreaElement;
+    box.focus();
+    const at = box.value.indexOf(after) + after.length;
+    box.setSelectionRange(at, at);
+  }, { selector, after });
+}
+
+Deno.test("typing in the JSONC tab of a 36,000-character document: the form is not re-synced on every key, yet Start, the form and a reload right after typing get every key", async () => {
+  await withPlayground("failed-long-jsonc", async (browser) => {
+    const { page } = browser;
+    await page.locator("[name='persona.backstory']").fill(LONG);
+    await page.click("#tab-jsonc");
+    await caretAfter(page, "#jsonc", LONG);
+    await countBackstoryWrites(page);
+    const typed = " She never forgave the miller, nor the river.";
+    await page.keyboard.type(typed);
+    const writes = await page.evaluate(() =>
+      (globalThis as unknown as { backstoryWrites: () => number }).backstoryWrites()
+    );
+    // Before: the whole text was parsed and every view re-synced on each key.
+    assert.ok(writes < typed.length / 3, `the form was re-synced ${writes} times for ${typed.length} keys`);
+
+    // Start right after the last key, the focus still in the text box (a click by script: no blur).
+    await page.evaluate(() => document.getElementById("start")!.click());
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
+    const started = await page.evaluate(async () =>
+      (await (globalThis as unknown as PageGlobals).playground.running!.npc.state()).persona.backstory
+    );
+    assert.equal(started, LONG + typed, "the NPC got every key");
+    await page.click("#tab-persona");
+    assert.equal(await page.inputValue("[name='persona.backstory']"), LONG + typed, "the form agrees");
+
+    // A reload right after typing keeps every key too.
+    await page.click("#tab-jsonc");
+    await caretAfter(page, "#jsonc", typed);
+    await page.keyboard.type(" The end.");
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    assert.equal(await page.inputValue("[name='persona.backstory']"), `${LONG}${typed} The end.`);
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+Deno.test("typing in the World tab's box of a 36,000-character document: the document is not re-synced on every key, yet Start and the JSONC text right after typing get every key", async () => {
+  await withPlayground("failed-long-world", async (browser) => {
+    const { page } = browser;
+    await page.locator("[name='persona.backstory']").fill(LONG);
+    await page.click("#tab-world");
+    await caretAfter(page, "#world-seed", '"Aria');
+    await countJsoncWrites(page);
+    const typed = "dne of the Western Reach";
+    await page.keyboard.type(typed);
+    const writes = await page.evaluate(() => (globalThis as unknown as PageGlobals).jsoncWrites());
+    // Before: the world was parsed and the whole document re-synced on each key.
+    assert.ok(
+      writes < typed.length / 3,
+      `the whole document was re-synced ${writes} times for ${typed.length} keys`,
+    );
+
+    await page.evaluate(() => document.getElementById("start")!.click());
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
+    await page.click("#tab-state-world");
+    await page.getByRole("button", { name: `player.name is "Aria${typed}"; change it` }).waitFor();
+    await page.click("#tab-jsonc");
+    assert.ok((await page.inputValue("#jsonc")).includes(`"Aria${typed}"`), "the JSONC text has every key");
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+Deno.test("a long persona's checks are not shown as current while an edit waits for the pause in typing, and Start right after the fix starts", async () => {
+  await withPlayground("failed-long-stale-check", async (browser) => {
+    const { page } = browser;
+    await page.locator("[name='persona.backstory']").fill(LONG);
+    const name = page.locator("[name='persona.name']");
+    const message = page.locator("[data-field='persona.name'] .message");
+    await name.fill("");
+    await page.click("#tab-jsonc"); // leaves the field: its check is shown
+    await page.click("#tab-persona");
+    assert.equal(await message.textContent(), "Name is required.");
+    await page.locator("#editor-status").filter({ hasText: "Name is required." }).waitFor();
+
+    await name.focus();
+    await page.keyboard.type("Gorm");
+    // Before: the field and the status list still said the name was empty (for the pause in typing).
+    assert.notEqual(await message.textContent(), "Name is required.", "the field's check is not stale");
+    // (What the status line shows as current: not what is dimmed and hidden from assistive technology.)
+    const current = () =>
+      page.evaluate(() =>
+        [...document.querySelectorAll("#editor-status > :not([aria-hidden=true])")].map((e) => e.textContent)
+          .join(" ")
+      );
+    assert.doesNotMatch(await current(), /Name is required/, "the status list is not stale");
+    // After the pause, the checks are back, current.
+    await page.locator("#editor-status").filter({ hasText: "Ready to start" }).waitFor();
+    assert.equal(await message.textContent(), "");
+
+    // Start right after fixing it, the focus still in the field.
+    await name.fill("");
+    await page.click("#tab-jsonc");
+    await page.click("#tab-persona");
+    await name.focus();
+    await page.keyboard.type("Gorm");
+    await page.evaluate(() => document.getElementById("start")!.click());
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Gorm" }).waitFor();
+    assert.equal(await message.textContent(), "");
+    assert.doesNotMatch(await page.locator("#start-result").textContent() ?? "", /Fix the problems/);
+    assert.deepEqual(browser.errors, []);
+  });
+});

@@ -5,8 +5,10 @@
  * raw JSONC text, all editing one persona document so they stay in sync. Loads and saves persona files.
  *
  * editor_panels.ts builds the tabs' panels and the toolbars, editor_status.ts the status line (the running NPC
- * compared with the editor, the summary and the list of checks); this module keeps the document, the form's
- * field widgets, the syncing between the views, the checks, loads and saves.
+ * compared with the editor, the summary and the list of checks), deferred_writes.ts holds a long document's
+ * edits until a pause in typing, field_check.ts and script_check.ts check a field and the script,
+ * start_result.ts shows the outcome of a start; this module keeps the document, the form's field widgets, the
+ * syncing between the views, the checks, loads and saves.
  * @module
  */
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
@@ -31,10 +33,21 @@ import {
   startToolbar,
   worldPanel,
 } from "./editor_panels.ts";
-import { checkItem, reviewItems, RunningNpc, settingsKey, statusLine } from "./editor_status.ts";
-import { type FieldWidget, fieldWidget } from "./field_widgets.ts";
+import {
+  checkItem,
+  reviewItems,
+  RunningNpc,
+  settingsKey,
+  showChecking,
+  statusLine,
+} from "./editor_status.ts";
+import { DEFER_SYNC_ABOVE, DeferredWrites } from "./deferred_writes.ts";
+import { fieldCheck } from "./field_check.ts";
+import { CHECKING, type FieldWidget, fieldWidget } from "./field_widgets.ts";
 import { type Check, FIELDS, type Section } from "./fields.ts";
 import { contextWarning, SCRIPT_CONTEXT_SIZE } from "./prompt_size.ts";
+import { scriptModel, scriptProblem } from "./script_check.ts";
+import { pathsIn, resultItems, type StartResult } from "./start_result.ts";
 import type { Saved } from "./storage.ts";
 import { ToolEditor } from "./tool_editor.ts";
 
@@ -56,28 +69,13 @@ function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/**
- * Above this many characters of persona text, a form edit is written into the document after a pause in
- * typing ({@link SYNC_PAUSE_MS}) rather than on every key: each write re-parses the whole text and re-syncs
- * every view, which a long backstory made slow enough to lag behind the keys.
- */
-export const DEFER_SYNC_ABOVE = 8000;
-
-/** The pause in typing after which a deferred form edit is written into a long document. */
-export const SYNC_PAUSE_MS = 300;
-
-/** The bridge paths a message names (`'options.playerOptionCount'`, `tools[1].name`, `model.steps[0]`). */
-export function pathsIn(message: string): string[] {
-  return [...message.matchAll(/\b(file|persona|options|memory|tools\[\d+\]|model)(\.[A-Za-z_]+|\[\d+\])?/g)]
-    .map((m) => m[0]);
-}
-
 /** The persona editor. */
 export class Editor {
   readonly #doc: PersonaDocument;
-  /** Form fields edited since the document was last written (see {@link DEFER_SYNC_ABOVE}). */
+  /** Edits not written into the document yet: a long one's wait for a pause in typing (see {@link DEFER_SYNC_ABOVE}). */
+  readonly #writes = new DeferredWrites((pending) => pending && this.#showChecking());
+  /** Form fields edited since the document was last written. */
   readonly #pending = new Set<FieldWidget>();
-  #pendingTimer: ReturnType<typeof setTimeout> | undefined;
   /** What the page saves. */
   readonly saved: Saved;
   /** The editor's element. */
@@ -143,6 +141,7 @@ export class Editor {
     const tools = h("div", {}, form.banner(), this.#tools.root);
     const world = worldPanel(form, { onInput: () => this.#worldInput() });
     this.#world = world.input;
+    this.#world.addEventListener("focusout", () => this.flush());
     this.#worldMessage = world.message;
     const model = modelPanel(this.#modelPanelOptions());
     this.#useScript = model.useScript;
@@ -157,6 +156,7 @@ export class Editor {
       onCaret: () => this.#showCaret(),
     });
     this.#jsonc = jsonc.input;
+    this.#jsonc.addEventListener("focusout", () => this.flush());
     this.#jsoncCaret = jsonc.caret;
     this.#jsoncProblem = jsonc.problem;
 
@@ -263,29 +263,43 @@ export class Editor {
     this.#select(id);
   }
 
+  /** Whether an edit to a document of `length` characters waits for a pause in typing. */
+  #defer(length = this.#doc.text.length): boolean {
+    return length > DEFER_SYNC_ABOVE;
+  }
+
   /**
    * A form field edit: written into the document at once, or, in a long document, after a pause in typing
    * (or when the field is left, or the document is read: see {@link Editor.doc}).
    */
   #fieldInput(widget: FieldWidget): void {
     this.#pending.add(widget);
-    clearTimeout(this.#pendingTimer);
-    if (this.#doc.text.length > DEFER_SYNC_ABOVE) {
-      this.#pendingTimer = setTimeout(() => this.flush(), SYNC_PAUSE_MS);
-      return;
-    }
-    this.flush();
+    const defer = this.#defer();
+    if (defer) widget.checking();
+    this.#writes.edit("form", () => this.#writeFields(), defer);
   }
 
-  /** Writes the form edits not written yet into the document (and re-syncs the other views once). */
+  /** Writes the edits not written yet (form, JSONC text, world) into the document, re-syncing the views once. */
   flush(): void {
-    clearTimeout(this.#pendingTimer);
-    if (this.#pending.size === 0) return;
+    this.#writes.flush();
+  }
+
+  /** Writes the form fields edited into the document (and re-syncs the other views once). */
+  #writeFields(): void {
     const widgets = [...this.#pending];
     this.#pending.clear();
     let changed = false;
     for (const widget of widgets) changed = this.#writeField(widget) || changed;
     if (changed) this.#documentChanged("form");
+  }
+
+  /**
+   * While an edit waits for a pause in typing, the status list says its checks are those of the document
+   * before it (they may no longer hold); the next sync shows them again.
+   */
+  #showChecking(): void {
+    showChecking(this.#status, CHECKING);
+    if (this.#jsoncProblem.textContent !== "") this.#jsoncProblem.textContent = CHECKING;
   }
 
   /** Writes a field's value into the document; false (the field says why) when it could not. */
@@ -303,10 +317,13 @@ export class Editor {
     return true;
   }
 
+  /** A JSONC text edit: written into the document at once, or, in a long text, after a pause in typing. */
   #jsoncInput(): void {
-    this.doc.setText(this.#jsonc.value);
     this.#showCaret();
-    this.#documentChanged("jsonc");
+    this.#writes.edit("jsonc", () => {
+      this.#doc.setText(this.#jsonc.value);
+      this.#documentChanged("jsonc");
+    }, this.#defer(this.#jsonc.value.length));
   }
 
   #showCaret(): void {
@@ -315,7 +332,21 @@ export class Editor {
     this.#jsoncCaret.textContent = `Line ${line}, column ${before.length - before.lastIndexOf("\n")}.`;
   }
 
+  /** A World tab edit: written into the document at once, or, in a long document, after a pause in typing. */
   #worldInput(): void {
+    const defer = this.#defer();
+    if (defer && this.#worldMessage.textContent !== "") {
+      this.#worldMessage.textContent = CHECKING;
+      this.#worldMessage.classList.add("checking");
+      this.#world.setAttribute("aria-invalid", "false");
+      this.#world.closest(".field")?.classList.remove("has-error");
+    }
+    this.#writes.edit("world", () => this.#writeWorld(), defer);
+  }
+
+  /** Writes the World tab's box into the document (when it is a JSON object), or keeps it as a draft. */
+  #writeWorld(): void {
+    this.#worldMessage.classList.remove("checking");
     const text = this.#world.value.trim();
     if (text === "") {
       delete this.saved.drafts.world;
@@ -352,7 +383,7 @@ export class Editor {
     const draft = this.saved.drafts.world;
     if (draft && draft.base === JSON.stringify(this.doc.get(["world"]) ?? null)) {
       this.#world.value = draft.text;
-      this.#worldInput();
+      this.#writeWorld();
     }
   }
 
@@ -419,7 +450,7 @@ export class Editor {
   /** Re-checks the document and shows the checks by the fields and in the status line. */
   refresh(): void {
     this.review = reviewDocument(this.doc.value);
-    for (const widget of this.#widgets) widget.mark(this.#fieldCheck(widget.path));
+    for (const widget of this.#widgets) widget.mark(fieldCheck(this.review, widget.path));
     this.#renderChecks();
   }
 
@@ -448,37 +479,6 @@ export class Editor {
   /** Whether the NPC running now is not as the editor has it (the syntax problem aside: its last valid text). */
   #stale(): boolean {
     return this.#running.stale(this.settingsKey());
-  }
-
-  /**
-   * The check shown by the field at `path` (`persona.name`): the review's, plus a hint when the file has an
-   * unknown key meant for this field (the value the designer meant for it is ignored): the field's key in
-   * another section (`name` at the top level), or a misspelling of it (`persona.nmae`).
-   */
-  #fieldCheck(path: string): Check | undefined {
-    const check = this.review.fields.get(path);
-    const [section, key] = path.split(".");
-    /** An unknown key's section ("file" at the top level; null in a tool) and key. */
-    const split = (unknown: string): [string | null, string] => {
-      const dot = unknown.indexOf(".");
-      if (dot === -1) return ["file", unknown];
-      return unknown.startsWith("tools[") ? [null, ""] : [unknown.slice(0, dot), unknown.slice(dot + 1)];
-    };
-    let hint: string | null = null;
-    for (const [unknown, home] of this.review.moves) {
-      const [from, name] = split(unknown);
-      if (home !== section || name !== key) continue;
-      const where = from === "file" ? "at the top level" : `in '${from}'`;
-      hint = `The file has '${key}' ${where} (ignored): move it into '${section}'.`;
-    }
-    for (const [unknown, meant] of this.review.hints) {
-      const [from, name] = split(unknown);
-      if (from !== section || meant !== key) continue;
-      hint = `The file has '${name}' (ignored): did you mean this field, '${key}'?`;
-    }
-    if (hint === null) return check;
-    if (check?.error) return { error: `${check.error} ${hint}` };
-    return { warning: check?.warning ? `${check.warning} ${hint}` : hint };
   }
 
   /**
@@ -532,6 +532,7 @@ export class Editor {
       running: this.#running.name,
       stale: this.#stale(),
     }));
+    this.#status.removeAttribute("aria-busy");
     this.#jsoncProblem.textContent = problem?.message ?? "";
   }
 
@@ -621,84 +622,21 @@ export class Editor {
   }
 
   /**
-   * Shows the outcome of a start, restore or apply: an error (mapped to its field when it names one), the
-   * bridge's warnings (with the page's "did you mean" after one about a misspelt key), the page's own
-   * (`pageWarnings`, e.g. a state file with no world snapshot), a note, or a note in the warning's colour
-   * (`warningNote`, e.g. a loaded file with problems).
+   * Shows the outcome of a start, restore or apply ({@link resultItems}); an error that names a field is shown
+   * by the field (and the script's, by the script) too.
    */
-  showResult(result: {
-    error?: string;
-    warnings?: readonly string[];
-    pageWarnings?: readonly string[];
-    note?: string;
-    warningNote?: string;
-    force?: boolean;
-  }): void {
-    const items: Node[] = [];
+  showResult(result: StartResult): void {
     if (result.error) {
-      const error = result.error;
-      const paths = pathsIn(error);
-      items.push(
-        h(
-          "p",
-          { class: "error" },
-          error,
-          // The space between the two sentences goes before the link: one at the start of its text is lost.
-          result.force ? " " : null,
-          result.force
-            ? h("button", {
-              type: "button",
-              class: "link",
-              text: "Start anyway",
-              on: { click: () => this.#events.start(true) },
-            })
-            : null,
-        ),
-      );
-      for (const path of paths) {
+      for (const path of pathsIn(result.error)) {
         const [section, key] = path.split(".");
         const widget = this.#widgets.find((w) => w.spec.section === section && w.spec.key === key);
-        if (widget) widget.mark({ error: `Bridge: ${error}` });
-        if (section === "model") this.#scriptMessage.textContent = `Bridge: ${error}`;
+        if (widget) widget.mark({ error: `Bridge: ${result.error}` });
+        if (section === "model") this.#scriptMessage.textContent = `Bridge: ${result.error}`;
       }
     }
-    if (result.warnings && result.warnings.length > 0) {
-      items.push(
-        h(
-          "div",
-          { class: "warning" },
-          h("p", { text: "The bridge's warnings:" }),
-          h(
-            "ul",
-            { class: "messages" },
-            ...result.warnings.map((w) => h("li", { class: "warning" }, w, this.#misspeltHint(w))),
-          ),
-        ),
-      );
-    }
-    if (result.pageWarnings && result.pageWarnings.length > 0) {
-      items.push(
-        h(
-          "ul",
-          { class: "messages warning" },
-          ...result.pageWarnings.map((w) => h("li", { class: "warning", text: w })),
-        ),
-      );
-    }
-    if (result.note) items.push(h("p", { class: "note", text: result.note }));
-    if (result.warningNote) items.push(h("p", { class: "warning", text: result.warningNote }));
-    this.#result.replaceChildren(...items);
-  }
-
-  /**
-   * The page's own hint after a bridge warning about an unknown key that names no field meant ("Unknown
-   * parameter 'persona.nmae' was ignored."): the known key it most likely misspells, or null. The bridge's text
-   * stays as it came; a warning where the bridge names the field itself ("… (did you mean 'name'?).") gets none.
-   */
-  #misspeltHint(warning: string): HTMLElement | null {
-    const path = /^Unknown parameter '([^']+)' was ignored\.$/.exec(warning)?.[1];
-    const meant = path === undefined ? undefined : this.review.hints.get(path);
-    return meant === undefined ? null : h("span", { class: "hint", text: ` Did you mean '${meant}'?` });
+    this.#result.replaceChildren(
+      ...resultItems(result, { startAnyway: () => this.#events.start(true), hints: this.review.hints }),
+    );
   }
 
   /**
@@ -751,19 +689,7 @@ export class Editor {
 
   /** Why the script cannot be used, or null. */
   scriptProblem(): string | null {
-    const text = this.#script.value;
-    if (text.trim() === "") return "The script is empty: add steps, or use the bridge's model.";
-    const parsed = parseJsonc(text, "The script");
-    if (parsed.problem) return parsed.problem.message;
-    const value = parsed.value;
-    const steps = Array.isArray(value) ? value : isObject(value) ? value.steps : undefined;
-    if (!Array.isArray(steps)) {
-      return 'The script must be a list of steps or {"steps": […], "fallback": step}.';
-    }
-    const kinds = ["text", "toolCalls", "json", "template", "error"];
-    const bad = steps.findIndex((step) => !isObject(step) || !kinds.some((k) => Object.hasOwn(step, k)));
-    if (bad >= 0) return `Step ${bad + 1} must be an object with one of ${kinds.join(", ")}.`;
-    return null;
+    return scriptProblem(this.#script.value);
   }
 
   #checkScript(): void {
@@ -776,12 +702,7 @@ export class Editor {
 
   /** The model of new NPCs: the script when chosen, else undefined (the bridge's `system`). */
   model(): JsonValue | undefined {
-    if (!this.saved.useScript) return undefined;
-    const parsed = parseJsonc(this.#script.value);
-    const value = parsed.value;
-    if (Array.isArray(value)) return { type: "scripted", steps: value };
-    if (isObject(value)) return { type: "scripted", ...value };
-    return undefined;
+    return this.saved.useScript ? scriptModel(this.#script.value) : undefined;
   }
 
   /**

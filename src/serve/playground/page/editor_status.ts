@@ -179,3 +179,23 @@ export function statusLine({ syntax, script, checks, errors, running, stale }: S
     ...(list.length > 0 ? [h("ul", { class: "messages" }, ...list)] : []),
   ];
 }
+
+/**
+ * Marks the status line `status` as waiting for an edit to be checked (a long document's edits are written
+ * after a pause in typing): the summary says so, and the list of checks, which may no longer hold, is dimmed
+ * and hidden from assistive technology until the next {@link statusLine} replaces it. Nothing changes height,
+ * so the field being typed in does not move.
+ *
+ * @example
+ * ```ts ignore
+ * showChecking(document.getElementById("editor-status")!, "Checked when you pause typing.");
+ * ```
+ */
+export function showChecking(status: HTMLElement, text: string): void {
+  status.setAttribute("aria-busy", "true");
+  status.querySelector(".summary")?.replaceWith(h("p", { class: "summary checking", text }));
+  for (const stale of status.querySelectorAll(":scope > :not(.summary)")) {
+    stale.classList.add("checking");
+    stale.setAttribute("aria-hidden", "true");
+  }
+}

@@ -27,11 +27,19 @@ export interface FieldWidget {
   write(value: JsonValue | undefined): void;
   /** Shows a check's message (error or warning) or clears it. */
   mark(check: { error?: string; warning?: string } | undefined): void;
+  /**
+   * Says the field is checked again once the designer pauses typing (a long document): the check it shows,
+   * which may no longer hold, is not shown meanwhile.
+   */
+  checking(): void;
   /** Updates the tool names a tool field offers. */
   setTools(names: readonly string[]): void;
   /** Enables or disables the control(s). */
   setDisabled(disabled: boolean): void;
 }
+
+/** What a field or the status list says while an edit waits for a pause in typing to be checked. */
+export const CHECKING = "Checked when you pause typing.";
 
 function textOf(value: JsonValue | undefined): string {
   if (value === undefined || value === null) return "";
@@ -320,9 +328,17 @@ export function fieldWidget(spec: FieldSpec, onInput: (widget: FieldWidget) => v
     mark(check) {
       const text = check?.error ?? check?.warning ?? "";
       message.textContent = text;
+      message.classList.remove("checking");
       root.classList.toggle("has-error", Boolean(check?.error));
       root.classList.toggle("has-warning", !check?.error && Boolean(check?.warning));
       for (const c of parts.controls) c.setAttribute("aria-invalid", String(Boolean(check?.error)));
+    },
+    checking() {
+      // Only a check shown now is replaced (a field with none gets no line that comes and goes while typing).
+      if (message.textContent === "") return;
+      widget.mark(undefined);
+      message.textContent = CHECKING;
+      message.classList.add("checking");
     },
     setTools(names) {
       parts.setTools?.(names);

@@ -20,7 +20,8 @@ import type { Check } from "./fields.ts";
 import { fetchServerInfo, Link, type ServerInfo } from "./link.ts";
 import { lastVisitLabel, seenNow } from "./last_visit.ts";
 import { LogView } from "./log_view.ts";
-import { SAMPLE_PERSONA, SAMPLE_SCRIPT } from "./samples.ts";
+import { firstVisit } from "./samples.ts";
+import { engineExport, worldIdFor } from "./engine_export.ts";
 import { barkHint, type ScriptedRun, scriptHint, unavailableHint } from "./script_hint.ts";
 import { relationshipReasons, StatePanel } from "./state_panel.ts";
 import { loadSaved, type Saved, storeSaved } from "./storage.ts";
@@ -56,31 +57,9 @@ interface Running {
   settings: string | null;
 }
 
-/** The `world` id the page uses for an NPC. */
-function worldIdFor(npc: JsonValue | undefined): string {
-  return `${typeof npc === "string" && npc !== "" ? npc : "npc"}-world`;
-}
-
 function seconds(value: JsonValue | undefined, fallback: number | null): number | null {
   if (typeof value !== "number") return fallback;
   return value === 0 ? null : value;
-}
-
-/** What the page starts with on a first visit (a sample persona on its script); a new object each time. */
-function firstVisit(): Saved {
-  return {
-    doc: SAMPLE_PERSONA,
-    script: SAMPLE_SCRIPT,
-    useScript: true,
-    modelChosen: false,
-    answers: {},
-    drafts: {},
-    line: "",
-    context: "",
-    situation: "",
-    lastState: null,
-    logOpen: false,
-  };
 }
 
 class Playground {
@@ -851,16 +830,10 @@ class Playground {
       return;
     }
     const value = editor.doc.value;
-    const out: JsonObject = {};
-    let world: string | undefined;
-    if (isObject(value.world)) {
-      world = worldIdFor(value.npc);
-      out["world/create"] = { world, state: value.world };
-    }
-    out["npc/create"] = editor.npcParams(world);
+    const params = engineExport(value, (world) => editor.npcParams(world));
     const name = fileName(typeof value.npc === "string" ? value.npc : "npc", ".npc-create.json");
-    download(name, { text: `${pretty(out)}\n` });
-    editor.showResult({ note: `Exported ${name}: the params of ${Object.keys(out).join(" and ")}.` });
+    download(name, { text: `${pretty(params)}\n` });
+    editor.showResult({ note: `Exported ${name}: the params of ${Object.keys(params).join(" and ")}.` });
   }
 }
 

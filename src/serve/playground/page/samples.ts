@@ -3,6 +3,7 @@
  * answers, a world she can write to, memory tools, and a three-turn script that exercises all of it.
  * @module
  */
+import type { Saved } from "./storage.ts";
 
 /** The starting persona file (JSONC, as `personas/*.jsonc`). */
 export const SAMPLE_PERSONA =
@@ -88,3 +89,20 @@ export const SAMPLE_SCRIPT = `{
   }
 }
 `;
+
+/** What the page starts with on a first visit (a sample persona on its script); a new object each time. */
+export function firstVisit(): Saved {
+  return {
+    doc: SAMPLE_PERSONA,
+    script: SAMPLE_SCRIPT,
+    useScript: true,
+    modelChosen: false,
+    answers: {},
+    drafts: {},
+    line: "",
+    context: "",
+    situation: "",
+    lastState: null,
+    logOpen: false,
+  };
+}

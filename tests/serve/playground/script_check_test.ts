@@ -1,0 +1,28 @@
+/** The Model tab's script: why it cannot be used, and the `model` it gives new NPCs. */
+import assert from "node:assert/strict";
+import { scriptModel, scriptProblem } from "../../../src/serve/playground/page/script_check.ts";
+
+Deno.test("scriptProblem says why a script cannot be used, and null for one that can", () => {
+  assert.equal(scriptProblem('[{"text": "Hello."}]'), null);
+  assert.equal(scriptProblem('{"steps": [{"json": {}}], "fallback": {"text": "…"}}'), null);
+  assert.equal(scriptProblem("  "), "The script is empty: add steps, or use the bridge's model.");
+  assert.equal(
+    scriptProblem('{"step": []}'),
+    'The script must be a list of steps or {"steps": […], "fallback": step}.',
+  );
+  assert.equal(
+    scriptProblem('[{"text": "a"}, {"say": "b"}]'),
+    "Step 2 must be an object with one of text, toolCalls, json, template, error.",
+  );
+  assert.match(scriptProblem("[{") ?? "", /^The script /);
+});
+
+Deno.test("scriptModel gives a list of steps or a script object as a scripted model", () => {
+  assert.deepEqual(scriptModel('[{"text": "Hi."}]'), { type: "scripted", steps: [{ text: "Hi." }] });
+  assert.deepEqual(scriptModel('{"steps": [], "fallback": {"text": "…"}}'), {
+    type: "scripted",
+    steps: [],
+    fallback: { text: "…" },
+  });
+  assert.equal(scriptModel('"just text"'), undefined);
+});
