@@ -849,6 +849,15 @@ static void handle_line(oam_bridge *bridge, const char *line, size_t length) {
 
 static void finish_destroy(oam_bridge *bridge);
 
+#ifdef OAM_COUNT_SCANNED
+/*
+ * Test builds only (-DOAM_COUNT_SCANNED): how many bytes the reader has searched for a newline, so a test can
+ * check that a long line's bytes are each searched once, not again with every chunk that extends it.
+ */
+static size_t scanned_bytes;
+OAM_API size_t oam_debug_scanned_bytes(void) { return __atomic_load_n(&scanned_bytes, __ATOMIC_RELAXED); }
+#endif
+
 static void reader_main(void *argument) {
     oam_bridge *bridge = (oam_bridge *)argument;
     text pending = TEXT_EMPTY;
@@ -869,6 +878,9 @@ static void reader_main(void *argument) {
         oam_mutex_unlock(&bridge->lock);
         text_add(&pending, chunk, (size_t)n);
         if (pending.failed) break;
+#ifdef OAM_COUNT_SCANNED
+        __atomic_add_fetch(&scanned_bytes, pending.length - k, __ATOMIC_RELAXED);
+#endif
         for (; k < pending.length; k++) {
             if (pending.data[k] == '\n') {
                 size_t end = k;

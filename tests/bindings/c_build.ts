@@ -29,7 +29,7 @@ const C_STRICT = ["-Wall", "-Wextra", "-Werror"];
 /**
  * Builds the library, `example` and `test_bridge`; `sanitizer: "thread"` builds everything with TSan. `dir`
  * names the output directory under .build/bindings (test files that run in parallel each need their own);
- * `defines` (`NAME=value`) are passed to the library's build as `-D`.
+ * `defines` (`NAME=value`) are passed to the library's and the programs' builds as `-D`.
  */
 export async function buildC(
   options: { sanitizer?: "thread"; dir?: string; defines?: string[] } = {},
@@ -37,6 +37,7 @@ export async function buildC(
   const dir = `${BUILD_DIR}/${options.dir ?? (options.sanitizer ? "c-tsan" : "c")}`;
   await Deno.mkdir(dir, { recursive: true });
   const sanitize = options.sanitizer ? [`-fsanitize=${options.sanitizer}`] : [];
+  const defines = (options.defines ?? []).map((define) => `-D${define}`);
   assertSucceeded(
     await run("gcc", [
       "-shared",
@@ -47,7 +48,7 @@ export async function buildC(
       ...C_STRICT,
       ...sanitize,
       "-fvisibility=hidden",
-      ...(options.defines ?? []).map((define) => `-D${define}`),
+      ...defines,
       "-o",
       `${dir}/libopen_apple_models.${LIB_EXT}`,
       `${C_SOURCES}/open_apple_models.c`,
@@ -57,7 +58,7 @@ export async function buildC(
     "gcc (library)",
   );
   for (const program of ["example", "test_bridge"]) {
-    await buildCProgram(dir, program, { flags: sanitize, label: `gcc (${program})` });
+    await buildCProgram(dir, program, { flags: [...sanitize, ...defines], label: `gcc (${program})` });
   }
   return { dir, example: `${dir}/example`, testBridge: `${dir}/test_bridge` };
 }
