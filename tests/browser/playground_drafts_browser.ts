@@ -2,9 +2,9 @@
 /**
  * What the designer types stays where they typed it, in a real headless Chromium: a long backstory typed key
  * by key (the whole persona document is not re-synced on every key, yet Start and a reload right after typing
- * get every key), an answer typed into a tool call's box when the bridge goes away (kept, and the row says the
- * call ended), the caret of a world edit form when a world change arrives, and a persona larger than the
- * model's context (said before Start).
+ * get every key; the same in the JSONC tab, the World box and the Tools tab), an answer typed into a tool
+ * call's box when the bridge goes away (kept, and the row says the call ended), the caret of a world edit
+ * form when a world change arrives, and a persona larger than the model's context (said before Start).
  *
  *   deno test --allow-all tests/browser/playground_drafts_browser.ts   (needs Chromium, see playground_browser.ts)
  */
@@ -336,6 +336,90 @@ Deno.test("a long persona's checks are not shown as current while an edit waits 
     await page.locator("ol.turns li.note").filter({ hasText: "Started Gorm" }).waitFor();
     assert.equal(await message.textContent(), "");
     assert.doesNotMatch(await page.locator("#start-result").textContent() ?? "", /Fix the problems/);
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+Deno.test("typing in the Tools tab of a 36,000-character document: the document is not re-synced on every key, yet Start, the JSONC tab and a reload right after typing get every key", async () => {
+  await withPlayground("failed-long-tools", async (browser) => {
+    const { page } = browser;
+    const card = ".tool-card[data-tool='0']";
+    const writes = () => page.evaluate(() => (globalThis as unknown as PageGlobals).jsoncWrites());
+    // A short persona: written on every key, as before.
+    await page.click("#tab-tools");
+    await caretAfter(page, `${card} textarea[id$='-description']`, "in gold");
+    await countJsoncWrites(page);
+    await page.keyboard.type("!?");
+    assert.equal(await writes(), 2, "a short persona is written on every key");
+    await page.keyboard.press("Backspace");
+    await page.keyboard.press("Backspace");
+
+    await page.click("#tab-persona");
+    await page.locator("[name='persona.backstory']").fill(LONG);
+    await page.click("#tab-tools");
+    await caretAfter(page, `${card} textarea[id$='-description']`, "in gold");
+    await countJsoncWrites(page);
+    const typed = ", and whether it is fresh";
+    await page.keyboard.type(typed);
+    // Before: each key wrote the whole document and re-synced every view (25 writes for 25 keys).
+    assert.ok(
+      await writes() < typed.length / 3,
+      `the whole document was re-synced ${await writes()} times for ${typed.length} keys`,
+    );
+
+    // The parameters box and the canned answer: not re-synced on every key either.
+    await caretAfter(page, `${card} textarea[id$='-parameters']`, "e.g. 'ale'");
+    const more = ", 'mead'";
+    const before = await writes();
+    await page.keyboard.type(more);
+    assert.ok(
+      await writes() - before < more.length / 3,
+      `the whole document was re-synced ${await writes() - before} times for ${more.length} keys`,
+    );
+    await caretAfter(page, `${card} textarea[id$='-canned']`, "");
+    const canned = '{"stock": 3}';
+    const beforeCanned = await writes();
+    await page.keyboard.type(canned);
+    assert.ok(
+      await writes() - beforeCanned < canned.length / 3,
+      `the whole document was re-synced ${await writes() - beforeCanned} times for ${canned.length} keys`,
+    );
+
+    // Start right after the last key, the focus still in the card (a click by script: no blur).
+    await page.keyboard.type(" ");
+    await page.evaluate(() => document.getElementById("start")!.click());
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
+    const tool = await page.evaluate(async () =>
+      // deno-lint-ignore no-explicit-any
+      ((await (globalThis as unknown as PageGlobals).playground.running!.npc.state()) as any).tools[0]
+    );
+    assert.equal(tool.description, `How many of an item the inn has left and its price in gold${typed}.`);
+    assert.equal(tool.parameters.properties.item.description, `e.g. 'ale'${more}, 'stew'`);
+
+    // Switching to the JSONC tab right after typing (by script: no blur).
+    await caretAfter(page, `${card} textarea[id$='-description']`, typed);
+    await page.keyboard.type(" or stale");
+    await page.evaluate(() => document.getElementById("tab-jsonc")!.click());
+    assert.ok(
+      (await page.inputValue("#jsonc")).includes(`${typed} or stale.`),
+      "the JSONC text has every key",
+    );
+
+    // A reload right after typing keeps every key too.
+    await page.click("#tab-tools");
+    await caretAfter(page, `${card} textarea[id$='-description']`, " or stale");
+    await page.keyboard.type(", by the barrel");
+    await caretAfter(page, `${card} textarea[id$='-canned']`, canned);
+    await page.keyboard.type("!");
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    await page.click("#tab-tools");
+    assert.equal(
+      await page.inputValue(`${card} textarea[id$='-description']`),
+      `How many of an item the inn has left and its price in gold${typed} or stale, by the barrel.`,
+    );
+    assert.equal(await page.inputValue(`${card} textarea[id$='-canned']`), `${canned}! `);
     assert.deepEqual(browser.errors, []);
   });
 });

@@ -6,8 +6,9 @@
  */
 
 /**
- * Above this many characters of persona text, an edit (a form field, the JSONC text, the World tab's box) is
- * written into the document after a pause in typing ({@link SYNC_PAUSE_MS}) rather than on every key.
+ * Above this many characters of persona text, an edit (a form field, the JSONC text, the World tab's box,
+ * a tool's card) is written into the document after a pause in typing ({@link SYNC_PAUSE_MS}) rather than
+ * on every key.
  */
 export const DEFER_SYNC_ABOVE = 8000;
 

@@ -137,6 +137,8 @@ export class Editor {
       drafts: saved.drafts,
       answers: saved.answers,
       changed: () => this.#documentChanged("form"),
+      edit: (key, write) => this.#writes.edit(key, write, this.#defer()),
+      flush: () => this.flush(),
     });
     const tools = h("div", {}, form.banner(), this.#tools.root);
     const world = worldPanel(form, { onInput: () => this.#worldInput() });
@@ -173,6 +175,8 @@ export class Editor {
     host.append(...this.#toolbars(), this.#status, this.#result, tabHost);
     this.#select = tabs(tabHost, {
       name: "Persona editor",
+      // Another tab shows what was typed: an edit still waiting for a pause in typing is written first.
+      onSelect: () => this.flush(),
       items: [
         { id: "persona", label: "Persona", panel: persona },
         { id: "options", label: "Options", panel: options },

@@ -3,6 +3,8 @@
  * The Tools tab: the NPC's client tools (name, description, JSON Schema of the arguments, timeout) as cards
  * that edit the persona document, and how the page answers each tool (by hand, or automatically with a
  * canned answer). A schema that is not valid JSON stays in its box as typed, with the problem beside it.
+ * In a long document, what is typed in a card is written into it after a pause in typing (see
+ * {@link ToolEditorHost.edit}).
  * @module
  */
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
@@ -22,6 +24,14 @@ export interface ToolEditorHost {
   answers: Record<string, ToolAnswer>;
   /** The document or a setting changed. */
   changed(): void;
+  /**
+   * An edit typed in a card, under `key` (a later edit under the same key replaces it): `write` runs at once,
+   * or, in a long document, after a pause in typing (or at the next {@link ToolEditorHost.flush}, or when the
+   * document is read).
+   */
+  edit(key: string, write: () => void): void;
+  /** Writes the edits still waiting for a pause in typing (a card's control is left). */
+  flush(): void;
 }
 
 function isObject(value: unknown): value is JsonObject {
@@ -194,6 +204,8 @@ class ToolCard {
       this.#problem,
       remove,
     );
+    // Leaving a control writes what was typed in it at once (a click elsewhere, another tab).
+    this.root.addEventListener("focusout", () => host.flush());
     if (schema.fromDraft) schema.check();
   }
 
@@ -216,7 +228,15 @@ class ToolCard {
     for (const c of this.#controls) c.disabled = disabled;
   }
 
-  /** Writes `tools[index][key]` into the document (a failure shows under the card). */
+  /**
+   * Writes `tools[index][key]` into the document, at once or after a pause in typing (see
+   * {@link ToolEditorHost.edit}): `value` is read when it is written.
+   */
+  #edit(key: string, value: () => JsonValue | undefined): void {
+    this.#host.edit(`${this.#id}.${key}`, () => this.#write(key, value()));
+  }
+
+  /** Writes `tools[index][key]` into the document now (a failure shows under the card). */
   #write(key: string, value: JsonValue | undefined): void {
     const doc = this.#host.doc;
     try {
@@ -246,7 +266,7 @@ class ToolCard {
         answers[name] = answers[old];
         delete answers[old];
       }
-      this.#write("name", name);
+      this.#edit("name", () => input.value);
     });
     return input;
   }
@@ -260,7 +280,7 @@ class ToolCard {
     });
     input.addEventListener(
       "input",
-      () => this.#write("description", input.value === "" ? undefined : input.value),
+      () => this.#edit("description", () => input.value === "" ? undefined : input.value),
     );
     return input;
   }
@@ -304,7 +324,9 @@ class ToolCard {
       input.closest(".field")?.classList.toggle("has-error", parsed.problem !== null);
       return parsed.problem === null;
     };
-    input.addEventListener("input", () => {
+    // The box says at once whether its text is JSON; the text goes into the document (or the drafts) at
+    // once or, in a long document, after a pause in typing.
+    const write = () => {
       if (!check()) {
         host.drafts[draftKey] = {
           text: input.value,
@@ -316,6 +338,10 @@ class ToolCard {
       delete host.drafts[draftKey];
       const text = input.value.trim();
       this.#write("parameters", text === "" ? undefined : parseJsonc(text).value);
+    };
+    input.addEventListener("input", () => {
+      check();
+      host.edit(`${id}.parameters`, write);
     });
     return { field: field(input, "Parameters (JSON Schema)", message), input, draftKey, fromDraft, check };
   }
@@ -329,7 +355,7 @@ class ToolCard {
       placeholder: "NPC's",
       value: value === undefined || value === null ? "" : String(value),
     });
-    input.addEventListener("input", () => this.#write("timeoutSeconds", numberFrom(input.value)));
+    input.addEventListener("input", () => this.#edit("timeoutSeconds", () => numberFrom(input.value)));
     return input;
   }
 
@@ -338,11 +364,13 @@ class ToolCard {
     const host = this.#host;
     const id = this.#id;
     const answer = answerOf(host.answers, this.#name);
+    // The setting is kept at once (the conversation answers with it); the page is told (it re-syncs the views
+    // and stores what was typed) at once or, in a long document, after a pause in typing.
     const setAnswer = (change: Partial<ToolAnswer>) => {
       const name = this.#name;
       host.answers[name] = { ...answerOf(host.answers, name), ...change };
       canned.closest(".canned")?.classList.toggle("active", host.answers[name].mode === "auto");
-      host.changed();
+      host.edit(`${id}.answer`, () => host.changed());
     };
     const manual = h("input", {
       type: "radio",
