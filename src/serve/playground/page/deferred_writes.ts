@@ -22,9 +22,10 @@ export const SYNC_PAUSE_MS = 300;
  *
  * @example
  * ```ts
- * const writes = new DeferredWrites((pending) => console.log(pending ? "checking soon" : "checked"));
- * writes.edit("jsonc", () => console.log("written"), true); // long document: after the pause
- * writes.flush(); // "written" now
+ * const seen: string[] = [];
+ * const writes = new DeferredWrites((pending) => seen.push(pending ? "checking soon" : "checked"));
+ * writes.edit("jsonc", () => seen.push("written"), true); // long document: after the pause
+ * writes.flush(); // seen: ["checking soon", "written", "checked"]
  * ```
  */
 export class DeferredWrites {
