@@ -13,7 +13,7 @@ import { createOpenAIModel } from "../models/openai_model.ts";
 import { parseScript, type Script, ScriptedModel, scriptWarnings } from "../models/scripted.ts";
 import type { JsonValue } from "../protocol/json.ts";
 import { CliError } from "./cli_error.ts";
-import { oamCommand } from "./invocation.ts";
+import { oamCommandLineFor } from "./invocation.ts";
 import { readJsonInput } from "./input.ts";
 import { modelsCacheDir, resolveModelPath } from "../models/gguf_cache.ts";
 import { stderrStyle, writeErr } from "./tty.ts";
@@ -47,7 +47,9 @@ export async function modelFromFlag(
       warn(
         `${source}: '${given}' is neither a file in ${workingDir()} nor a cached model` +
           `${dir === null ? "" : ` in ${dir}`}; ` +
-          `'${oamCommand()} models list' shows the cached models, '${oamCommand()} models pull <url>' downloads one.`,
+          `'${oamCommandLineFor("models list")}' shows the cached models, '${
+            oamCommandLineFor("models pull <url>")
+          }' downloads one.`,
       );
     }
     return () => createLlamaModel(config);

@@ -44,18 +44,65 @@ export interface ProcessFacts {
  * ```
  */
 export function oamCommand(facts: ProcessFacts = currentProcess()): string {
-  const name = facts.execPath.split(/[\\/]/).pop() ?? "";
-  if (!/^deno(\.exe)?$/i.test(name)) return name.replace(/\.exe$/i, "") || "oam";
+  if (!runByDeno(facts)) return executableName(facts).replace(/\.exe$/i, "") || "oam";
   const task = repositoryTask(facts);
   if (task !== null) return `deno task ${task}`;
   return ["deno", "run", ...permissionFlags(facts), moduleWord(facts.mainModule, facts.cwd)].join(" ");
 }
 
+/**
+ * What an `oam` command needs beyond what this process may have been started with: `models pull` downloads
+ * (network) and saves (write). A printed hint for it grants those too.
+ */
+const COMMAND_NEEDS: ReadonlyArray<readonly [string, readonly PermissionName[]]> = [
+  ["models pull", ["net", "write"]],
+];
+
+/**
+ * `oam <args>` as a command a user can type where this process runs: {@link oamCommand} with `args`, with the
+ * permissions the command needs (`models pull` needs the network and writes) added when this process lacks
+ * them. In the repository's folder that is `deno task models …`, which grants them.
+ *
+ * @example
+ * ```ts
+ * import { oamCommandLineFor } from "./invocation.ts";
+ * oamCommandLineFor("models pull <url>"); // e.g. "deno run --allow-read --allow-write --allow-net cli.ts models pull <url>"
+ * ```
+ */
+export function oamCommandLineFor(args: string, facts: ProcessFacts = currentProcess()): string {
+  const needs = COMMAND_NEEDS.find(([command]) => args === command || args.startsWith(`${command} `))?.[1] ??
+    [];
+  // A compiled oam's permissions were fixed when it was compiled: its name is all a hint can give.
+  const missing = runByDeno(facts) ? needs.filter((name) => !facts.granted(name)) : [];
+  if (missing.length === 0) return `${oamCommand(facts)} ${args}`;
+  if (args.startsWith("models ") && runsRepositoryCli(facts) && facts.tasks().includes("models")) {
+    return `deno task models ${args.slice("models ".length)}`;
+  }
+  const granted: ProcessFacts["granted"] = (name, scope) =>
+    missing.includes(name) || facts.granted(name, scope);
+  return `${oamCommand({ ...facts, granted })} ${args}`;
+}
+
+/** The file name of the executable running this process. */
+function executableName(facts: ProcessFacts): string {
+  return facts.execPath.split(/[\\/]/).pop() ?? "";
+}
+
+/** Whether this process is `deno` running a module (else a compiled executable). */
+function runByDeno(facts: ProcessFacts): boolean {
+  return /^deno(\.exe)?$/i.test(executableName(facts));
+}
+
+/** Whether this process runs the `cli.ts` of its working directory (the repository's own, run from its folder). */
+function runsRepositoryCli(facts: ProcessFacts): boolean {
+  if (facts.cwd === "" || !facts.mainModule.startsWith("file:")) return false;
+  const main = fileURLToPath(facts.mainModule);
+  return basename(main) === "cli.ts" && dirname(main) === resolve(facts.cwd);
+}
+
 /** `oam` or `oam:local` when this is the repository's own `cli.ts` run from its folder, else null. */
 function repositoryTask(facts: ProcessFacts): string | null {
-  if (facts.cwd === "" || !facts.mainModule.startsWith("file:")) return null;
-  const main = fileURLToPath(facts.mainModule);
-  if (basename(main) !== "cli.ts" || dirname(main) !== resolve(facts.cwd)) return null;
+  if (!runsRepositoryCli(facts)) return null;
   const tasks = facts.tasks();
   // Both tasks grant everything but the network; oam:local adds this machine's hosts.
   if (facts.granted("net")) return null;

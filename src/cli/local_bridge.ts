@@ -22,7 +22,7 @@ import {
   warnOnStderr,
 } from "./host_model.ts";
 import { CliError } from "./cli_error.ts";
-import { oamCommand } from "./invocation.ts";
+import { oamCommandLineFor } from "./invocation.ts";
 import { readJsonInput } from "./input.ts";
 import { envVar } from "../util/env.ts";
 
@@ -201,7 +201,9 @@ const MODEL_WHY: Record<string, string> = {
 export function unavailableAdvice(reason: string): string {
   const why = Object.hasOwn(ON_DEVICE_WHY, reason) ? ON_DEVICE_WHY[reason] : "it did not say why";
   return `The on-device model is unavailable: ${why}. Use --model gguf:<file.gguf> for a local ` +
-    `GGUF model ('${oamCommand()} models pull <url>' downloads one), --model openai:<baseURL>#<model> ` +
+    `GGUF model ('${
+      oamCommandLineFor("models pull <url>")
+    }' downloads one), --model openai:<baseURL>#<model> ` +
     `for an OpenAI-compatible server, or --script <file> (or OAM_SCRIPT=<file>) for a scripted model.`;
 }
 

@@ -7,7 +7,7 @@ import { reportError } from "./cli_error.ts";
 import { stderrStyle, writeErr, writeOut } from "./tty.ts";
 import { nearestName } from "../protocol/edit_distance.ts";
 import { setOamCommand } from "../models/oam_hint.ts";
-import { oamCommand } from "./invocation.ts";
+import { oamCommandLineFor } from "./invocation.ts";
 
 /** Top-level help. */
 export const MAIN_HELP = `oam ${SERVER_INFO.version} — drive LLM agents with real tool calls from game engines
@@ -89,7 +89,7 @@ export async function runCli(args: string[]): Promise<number> {
   // `oam help <command>` is `oam <command> --help`.
   const [command, ...rest] = words[0] === "help" && words.length > 1 ? [words[1], "--help"] : words;
   // The model layer's messages ('oam models list') name the command this user types.
-  setOamCommand(() => oamCommand());
+  setOamCommand((args) => oamCommandLineFor(args));
   try {
     if (command === undefined) {
       writeErr(MAIN_HELP); // no command: a usage error, so the help goes to stderr

@@ -9,9 +9,9 @@
  */
 import { fileURLToPath } from "node:url";
 
-/** What gives the command; called at most once, when a message first needs it. */
-let source: () => string = () => defaultOamCommand(import.meta.url);
-let command: string | null = null;
+/** What gives the command line for some arguments; called once per arguments, when a message first needs it. */
+let source: (args: string) => string = (args) => `${defaultOamCommand(import.meta.url)} ${args}`;
+const lines = new Map<string, string>();
 
 /**
  * The command that runs the `cli.ts` of the copy of this package `moduleUrl` (this module's URL) is in, for a
@@ -38,19 +38,21 @@ export function defaultOamCommand(moduleUrl: string): string {
 }
 
 /**
- * Sets how the model layer's messages name `oam`: `get` is called once, when a message first names it (so a
- * command that never fails pays nothing), and a `get` that throws leaves it `oam`.
+ * Sets how the model layer's messages write `oam <args>`: `get` returns the whole command line for `args` (so
+ * a command that needs more permissions than this process has, such as `models pull`, can say so). It is
+ * called once per `args`, when a message first names them (a command that never fails pays nothing); a `get`
+ * that throws gives `oam <args>`.
  *
  * @example
  * ```ts
  * import { oamCommandLine, setOamCommand } from "./oam_hint.ts";
- * setOamCommand(() => "deno task oam");
+ * setOamCommand((args) => `deno task oam ${args}`);
  * oamCommandLine("models list"); // "'deno task oam models list'"
  * ```
  */
-export function setOamCommand(get: () => string): void {
+export function setOamCommand(get: (args: string) => string): void {
   source = get;
-  command = null;
+  lines.clear();
 }
 
 /**
@@ -63,12 +65,14 @@ export function setOamCommand(get: () => string): void {
  * ```
  */
 export function oamCommandLine(args: string): string {
-  if (command === null) {
+  let line = lines.get(args);
+  if (line === undefined) {
     try {
-      command = source() || "oam";
+      line = source(args) || `oam ${args}`;
     } catch {
-      command = "oam";
+      line = `oam ${args}`;
     }
+    lines.set(args, line);
   }
-  return `'${command} ${args}'`;
+  return `'${line}'`;
 }

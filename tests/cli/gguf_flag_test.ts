@@ -78,11 +78,11 @@ Deno.test("--model gguf:<name> run as 'deno task oam': the hints name the comman
     // The CLI's warning and the model's own error (the model layer does not know how oam was started).
     assert.match(
       r.stderr,
-      /^warning: .*; 'deno task oam models list' shows the cached models, 'deno task oam models pull <url>' downloads one\.\n/,
+      /^warning: .*; 'deno task oam models list' shows the cached models, 'deno task models pull <url>' downloads one\.\n/,
     );
     assert.ok(
       r.stderr.includes(
-        `(in ${dir}: 'deno task oam models list' shows them, 'deno task oam models pull <url>' downloads one).`,
+        `(in ${dir}: 'deno task oam models list' shows them, 'deno task models pull <url>' downloads one).`,
       ),
       r.stderr,
     );

@@ -4,7 +4,7 @@
  * printed (a user's own folder, a `jsr:` run). The last test runs a printed hint from a fresh folder.
  */
 import assert from "node:assert/strict";
-import { oamCommand, type ProcessFacts } from "../../src/cli/invocation.ts";
+import { oamCommand, oamCommandLineFor, type ProcessFacts } from "../../src/cli/invocation.ts";
 import { Fixtures, oam } from "./cli_helper.ts";
 
 /** Facts of a process run by `deno` with `grants` (name or name:scope), in `cwd`, with `tasks` there. */
@@ -112,6 +112,61 @@ Deno.test("respond paused in a user's own folder: the printed command, run there
     const stderr = new TextDecoder().decode(resumed.stderr);
     assert.equal(resumed.code, 0, stderr);
     assert.equal(new TextDecoder().decode(resumed.stdout), "Weather: sunny\n");
+  } finally {
+    await fx.remove();
+  }
+});
+
+Deno.test("a hint to run `models pull` grants the network and writing, which it needs, where this process lacks them", () => {
+  const grants = ["read", "env", "ffi"];
+  // A bridge an engine started with only what it needs: the printed download command still works.
+  assert.equal(
+    oamCommandLineFor(
+      "models pull <url>",
+      facts({ main: "file:///src/oam/cli.ts", cwd: "/home/me/game", grants }),
+    ),
+    "deno run --allow-read --allow-write --allow-net --allow-env --allow-ffi /src/oam/cli.ts models pull <url>",
+  );
+  // Other commands keep this process's permissions.
+  assert.equal(
+    oamCommandLineFor("models list", facts({ main: "file:///src/oam/cli.ts", cwd: "/home/me/game", grants })),
+    "deno run --allow-read --allow-env --allow-ffi /src/oam/cli.ts models list",
+  );
+  // The repository's folder: its `models` task grants them (the oam task does not grant the network).
+  const repo = { main: "file:///src/oam/cli.ts", cwd: "/src/oam", tasks: ["oam", "oam:local", "models"] };
+  assert.equal(
+    oamCommandLineFor("models pull --force <url>", facts({ ...repo, grants: TASK_GRANTS })),
+    "deno task models pull --force <url>",
+  );
+  assert.equal(
+    oamCommandLineFor("models list", facts({ ...repo, grants: TASK_GRANTS })),
+    "deno task oam models list",
+  );
+  // Granted already (or a compiled oam, which has every permission): the command as it is.
+  assert.equal(
+    oamCommandLineFor("models pull <url>", facts({ ...repo, grants: ALL })),
+    "deno run -A cli.ts models pull <url>",
+  );
+  assert.equal(
+    oamCommandLineFor("models pull <url>", facts({ ...repo, grants: [], exec: "/opt/game/oam" })),
+    "oam models pull <url>",
+  );
+});
+
+Deno.test("a bridge started with few permissions names a download command that has the ones it needs", async () => {
+  const fx = await Fixtures.create();
+  try {
+    // A sign-in page a download saved in place of the model.
+    await fx.write("npc.gguf", "<html><body>Sign in</body></html>");
+    const run = await oam(["respond", "--model", "gguf:./npc.gguf", "Hello?"], {
+      cwd: fx.dir,
+      permissions: ["--allow-read", "--allow-env", "--allow-ffi"],
+    });
+    assert.equal(run.code, 3, run.stderr);
+    assert.match(
+      run.stderr,
+      /\('deno run --allow-read --allow-write --allow-net --allow-env --allow-ffi \/\S+\/cli\.ts models pull <url>' checks what it saves\)/,
+    );
   } finally {
     await fx.remove();
   }
