@@ -21,6 +21,7 @@
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { convertSchemaWithOpenObjects } from "../schema/convert.ts";
 import { enumeratesRange, type GrammarStringLimits } from "../schema/grammar_rules.ts";
+import { gbnfLiteral, integerRangeGbnf, numberRangeGbnf } from "../schema/grammar_numbers.ts";
 import type { GbnfSchema } from "./llama_api.ts";
 import type { ResponseSchema, StepTool } from "./language_model.ts";
 
@@ -48,6 +49,54 @@ interface Context {
   literals: ReadonlyMap<JsonObject, readonly JsonValue[]>;
   /** String nodes generated with the client's length bounds or format (see {@link responseGrammarSchema}). */
   strings: ReadonlyMap<JsonObject, GrammarStringLimits>;
+  /** Rules of our own by placeholder, when the grammar is built from text (see {@link responseGrammarPlan}). */
+  rules?: Placeholders;
+}
+
+/** The placeholder `const`s of a grammar schema and the GBNF rule each stands for. */
+class Placeholders {
+  readonly rules = new Map<string, string>();
+  readonly #prefix: string;
+
+  /** `taken`: the schemas' text, which no placeholder may occur in. */
+  constructor(taken: string) {
+    let prefix = "oam-rule-";
+    while (taken.includes(prefix)) prefix = `oam-${prefix}`;
+    this.#prefix = prefix;
+  }
+
+  /** A placeholder `const` for `rule`. */
+  add(rule: string): GbnfSchema {
+    const placeholder = `${this.#prefix}${this.rules.size}`;
+    this.rules.set(placeholder, rule);
+    return { const: placeholder };
+  }
+}
+
+/** A value node-llama-cpp's grammar writes as a `const` or `enum` member (not an object or array). */
+function isPrimitive(value: JsonValue): boolean {
+  return value === null || typeof value !== "object";
+}
+
+/** A numeric node's grammar: its range as a rule of our own when there is one and it can be written. */
+function numeric(schema: JsonObject, type: "integer" | "number", context: Context): GbnfSchema | undefined {
+  const min = own(schema, "minimum");
+  const max = own(schema, "maximum");
+  const low = typeof min === "number" ? min : undefined;
+  const high = typeof max === "number" ? max : undefined;
+  if (low === undefined && high === undefined) return undefined;
+  if (context.rules !== undefined) {
+    const rule = type === "integer" ? integerRangeGbnf(low, high) : numberRangeGbnf(low, high);
+    if (rule !== undefined) return withDescription({ ...context.rules.add(rule) }, schema);
+    return undefined;
+  }
+  // node-llama-cpp's own grammar: a small closed integer range as the list of its values.
+  if (type === "integer" && low !== undefined && high !== undefined && enumeratesRange(low, high)) {
+    const values: number[] = [];
+    for (let n = Math.ceil(low); n <= high; n++) values.push(n);
+    return withDescription({ enum: values }, schema);
+  }
+  return undefined;
 }
 
 /** What a backend's grammar may generate beyond its generation schema (see {@link clientConversion}). */
@@ -62,8 +111,13 @@ interface Widening {
 function convert(schema: JsonValue, context: Context): GbnfSchema {
   if (!isJsonObject(schema)) return {};
   const literal = context.literals.get(schema);
-  if (literal !== undefined) {
+  if (literal !== undefined && literal.every(isPrimitive)) {
     return withDescription(literal.length === 1 ? { const: literal[0] } : { enum: [...literal] }, schema);
+  }
+  if (literal !== undefined && context.rules !== undefined) {
+    // Objects and arrays among the values: each written as its JSON text.
+    const rule = [...new Set(literal.map((value) => gbnfLiteral(compactJson(value))))].join(" | ");
+    return withDescription({ ...context.rules.add(rule) }, schema);
   }
   const ref = own(schema, "$ref");
   if (typeof ref === "string") {
@@ -117,20 +171,11 @@ function convert(schema: JsonValue, context: Context): GbnfSchema {
       if (typeof max === "number") out.maxItems = max;
       return withDescription(out, schema);
     }
-    case "integer": {
-      // A small closed range is enforced as the list of its values; wider ones are validated afterwards.
-      const min = own(schema, "minimum");
-      const max = own(schema, "maximum");
-      if (typeof min === "number" && typeof max === "number" && enumeratesRange(min, max)) {
-        const values: number[] = [];
-        for (let n = Math.ceil(min); n <= max; n++) values.push(n);
-        return withDescription({ enum: values }, schema);
-      }
-      return withDescription({ type }, schema);
-    }
+    case "integer":
+    case "number":
+      return numeric(schema, type, context) ?? withDescription({ type }, schema);
     case "string":
       return withDescription({ type, ...context.strings.get(schema) }, schema);
-    case "number":
     case "boolean":
     case "null":
       return withDescription({ type }, schema);
@@ -157,7 +202,16 @@ export function grammarSchema(
     Omit<Widening, "generationSchema">
   > = {},
 ): GbnfSchema {
-  const context: Context = { usesRoot: false, openObjects, literals, strings };
+  return build(generationSchema, { openObjects, literals, strings });
+}
+
+/** {@link grammarSchema}, with the placeholders of a {@link GrammarPlan} when `rules` is given. */
+function build(
+  generationSchema: JsonObject,
+  { openObjects, literals, strings }: Omit<Widening, "generationSchema">,
+  rules?: Placeholders,
+): GbnfSchema {
+  const context: Context = { usesRoot: false, openObjects, literals, strings, rules };
   const defs: Record<string, GbnfSchema> = {};
   const sourceDefs = own(generationSchema, "$defs");
   if (isJsonObject(sourceDefs)) {
@@ -190,6 +244,46 @@ export function grammarSchema(
 export function responseGrammarSchema(schema: ResponseSchema): GbnfSchema {
   const { generationSchema, ...widening } = clientConversion(schema.generationSchema, schema.jsonSchema);
   return grammarSchema(generationSchema, widening);
+}
+
+/**
+ * How a structured answer's grammar is built: `schema` for node-llama-cpp to turn into GBNF text, holding a
+ * placeholder string `const` for each node it cannot express, whose literal in that text is then replaced by
+ * its rule in `rules` (`llama_grammar.ts`); `plain` is node-llama-cpp's own grammar schema
+ * ({@link responseGrammarSchema}), for when there are no rules or the text cannot be made.
+ */
+export interface GrammarPlan {
+  /** The grammar schema with placeholders (equal to `plain` when `rules` is empty). */
+  schema: GbnfSchema;
+  /** GBNF expression by placeholder. */
+  rules: ReadonlyMap<string, string>;
+  /** The grammar schema without placeholders. */
+  plain: GbnfSchema;
+}
+
+/**
+ * The {@link GrammarPlan} of a structured answer: beyond {@link responseGrammarSchema}, every `integer` or
+ * `number` bound (`minimum`/`maximum`, one-sided or both, any size the grammar's 16 digits can write; the
+ * generation schema holds exclusive ones as inclusive) and every `const`/`enum` of objects or arrays (written
+ * as their JSON text) is a rule of its own.
+ *
+ * @example
+ * ```ts
+ * import { convertSchema } from "../schema/convert.ts";
+ * import { responseGrammarPlan } from "./llama_schema.ts";
+ * const jsonSchema = { type: "object", properties: { gold: { type: "integer", minimum: 0 } }, required: ["gold"] };
+ * const { generationSchema } = convertSchema(jsonSchema, "Response");
+ * const plan = responseGrammarPlan({ name: "Response", generationSchema, jsonSchema });
+ * // plan.schema.properties.gold: { const: "oam-rule-0" }; plan.rules.get("oam-rule-0"): the integers ≥ 0
+ * ```
+ */
+export function responseGrammarPlan(schema: ResponseSchema): GrammarPlan {
+  const { generationSchema, ...widening } = clientConversion(schema.generationSchema, schema.jsonSchema);
+  const plain = build(generationSchema, widening);
+  const placeholders = new Placeholders(compactJson(generationSchema) + compactJson(schema.jsonSchema));
+  const withRules = build(generationSchema, widening, placeholders);
+  if (placeholders.rules.size === 0) return { schema: plain, rules: placeholders.rules, plain };
+  return { schema: withRules, rules: placeholders.rules, plain };
 }
 
 /**

@@ -220,10 +220,14 @@ function magnitudes(low: Decimal, high: Decimal | undefined): string {
 export function numberRangeGbnf(low: number | undefined, high: number | undefined): string | undefined {
   if (low !== undefined && high !== undefined && low > high) return undefined;
   const open = (value: number | undefined, side: "low" | "high"): boolean =>
-    value === undefined || (side === "low" ? value <= -MAX_GRAMMAR_MAGNITUDE : value >= MAX_GRAMMAR_MAGNITUDE);
+    value === undefined ||
+    (side === "low" ? value <= -MAX_GRAMMAR_MAGNITUDE : value >= MAX_GRAMMAR_MAGNITUDE);
   const from = open(low, "low") ? undefined : low!;
   const to = open(high, "high") ? undefined : high!;
-  if ((from !== undefined && from >= MAX_GRAMMAR_MAGNITUDE) || (to !== undefined && to <= -MAX_GRAMMAR_MAGNITUDE)) {
+  if (
+    (from !== undefined && from >= MAX_GRAMMAR_MAGNITUDE) ||
+    (to !== undefined && to <= -MAX_GRAMMAR_MAGNITUDE)
+  ) {
     return undefined;
   }
   const zero: Decimal = { int: 0n, frac: "" };
