@@ -3,11 +3,7 @@
  * checked exhaustively on small windows by reading each rule as a RegExp (no model needed).
  */
 import assert from "node:assert/strict";
-import {
-  gbnfLiteral,
-  integerRangeGbnf,
-  numberRangeGbnf,
-} from "../../src/schema/grammar_numbers.ts";
+import { gbnfLiteral, integerRangeGbnf, numberRangeGbnf } from "../../src/schema/grammar_numbers.ts";
 import { gbnfToRegExp } from "../helpers/gbnf_regexp.ts";
 
 function integerRule(low: number | undefined, high: number | undefined): RegExp {
@@ -24,8 +20,21 @@ function numberRule(low: number | undefined, high: number | undefined): RegExp {
 
 Deno.test("integer ranges: exactly the integers between the bounds, as JSON writes them", () => {
   const ranges: [number, number][] = [
-    [0, 0], [1, 1000], [0, 9], [5, 5], [7, 123], [-3, 3], [-120, -7], [-1, 0], [99, 101], [10, 1999],
-    [0, 100], [-1000, 1000], [37, 4521], [1, 10], [0, 1],
+    [0, 0],
+    [1, 1000],
+    [0, 9],
+    [5, 5],
+    [7, 123],
+    [-3, 3],
+    [-120, -7],
+    [-1, 0],
+    [99, 101],
+    [10, 1999],
+    [0, 100],
+    [-1000, 1000],
+    [37, 4521],
+    [1, 10],
+    [0, 1],
   ];
   for (const [low, high] of ranges) {
     const rule = integerRule(low, high);
@@ -69,8 +78,19 @@ Deno.test("integer ranges: half-open, non-integer and huge bounds", () => {
 
 Deno.test("number ranges: the numbers between the bounds, with a fraction", () => {
   const ranges: [number, number][] = [
-    [0, 1], [0.25, 0.75], [-1.5, 2.25], [-10, -0.5], [0.05, 0.3], [1, 1], [2.5, 2.5], [0.3, 0.31],
-    [-0.75, -0.25], [9.99, 10.01], [0, 100], [1.5, 3], [0.1, 0.19],
+    [0, 1],
+    [0.25, 0.75],
+    [-1.5, 2.25],
+    [-10, -0.5],
+    [0.05, 0.3],
+    [1, 1],
+    [2.5, 2.5],
+    [0.3, 0.31],
+    [-0.75, -0.25],
+    [9.99, 10.01],
+    [0, 100],
+    [1.5, 3],
+    [0.1, 0.19],
   ];
   for (const [low, high] of ranges) {
     const rule = numberRule(low, high);
