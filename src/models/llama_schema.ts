@@ -21,7 +21,12 @@
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { convertSchemaWithOpenObjects } from "../schema/convert.ts";
 import { enumeratesRange, type GrammarStringLimits } from "../schema/grammar_rules.ts";
-import { gbnfLiteral, integerRangeGbnf, numberRangeGbnf } from "../schema/grammar_numbers.ts";
+import {
+  type ExclusiveBounds,
+  gbnfLiteral,
+  integerRangeGbnf,
+  numberRangeGbnf,
+} from "../schema/grammar_numbers.ts";
 import type { GbnfSchema } from "./llama_api.ts";
 import type { ResponseSchema, StepTool } from "./language_model.ts";
 
@@ -49,6 +54,8 @@ interface Context {
   literals: ReadonlyMap<JsonObject, readonly JsonValue[]>;
   /** String nodes generated with the client's length bounds or format (see {@link responseGrammarSchema}). */
   strings: ReadonlyMap<JsonObject, GrammarStringLimits>;
+  /** Number nodes whose bounds are exclusive (see {@link responseGrammarPlan}). */
+  exclusive: ReadonlyMap<JsonObject, ExclusiveBounds>;
   /** Rules of our own by placeholder, when the grammar is built from text (see {@link responseGrammarPlan}). */
   rules?: Placeholders;
 }
@@ -86,7 +93,9 @@ function numeric(schema: JsonObject, type: "integer" | "number", context: Contex
   const high = typeof max === "number" ? max : undefined;
   if (low === undefined && high === undefined) return undefined;
   if (context.rules !== undefined) {
-    const rule = type === "integer" ? integerRangeGbnf(low, high) : numberRangeGbnf(low, high);
+    const rule = type === "integer"
+      ? integerRangeGbnf(low, high)
+      : numberRangeGbnf(low, high, context.exclusive.get(schema));
     if (rule !== undefined) return withDescription({ ...context.rules.add(rule) }, schema);
     return undefined;
   }
@@ -106,6 +115,7 @@ interface Widening {
   openObjects: ReadonlySet<string>;
   literals: ReadonlyMap<JsonObject, readonly JsonValue[]>;
   strings: ReadonlyMap<JsonObject, GrammarStringLimits>;
+  exclusive: ReadonlyMap<JsonObject, ExclusiveBounds>;
 }
 
 function convert(schema: JsonValue, context: Context): GbnfSchema {
@@ -198,20 +208,20 @@ function convert(schema: JsonValue, context: Context): GbnfSchema {
  */
 export function grammarSchema(
   generationSchema: JsonObject,
-  { openObjects = new Set(), literals = new Map(), strings = new Map() }: Partial<
+  { openObjects = new Set(), literals = new Map(), strings = new Map(), exclusive = new Map() }: Partial<
     Omit<Widening, "generationSchema">
   > = {},
 ): GbnfSchema {
-  return build(generationSchema, { openObjects, literals, strings });
+  return build(generationSchema, { openObjects, literals, strings, exclusive });
 }
 
 /** {@link grammarSchema}, with the placeholders of a {@link GrammarPlan} when `rules` is given. */
 function build(
   generationSchema: JsonObject,
-  { openObjects, literals, strings }: Omit<Widening, "generationSchema">,
+  { openObjects, literals, strings, exclusive }: Omit<Widening, "generationSchema">,
   rules?: Placeholders,
 ): GbnfSchema {
-  const context: Context = { usesRoot: false, openObjects, literals, strings, rules };
+  const context: Context = { usesRoot: false, openObjects, literals, strings, exclusive, rules };
   const defs: Record<string, GbnfSchema> = {};
   const sourceDefs = own(generationSchema, "$defs");
   if (isJsonObject(sourceDefs)) {
@@ -318,6 +328,7 @@ function clientConversion(generationSchema: JsonObject, jsonSchema: JsonObject):
     openObjects: new Set(),
     literals: new Map(),
     strings: new Map(),
+    exclusive: new Map(),
   };
   const title = own(generationSchema, "title");
   if (typeof title !== "string") return asItIs;
@@ -328,7 +339,8 @@ function clientConversion(generationSchema: JsonObject, jsonSchema: JsonObject):
     return asItIs;
   }
   if (
-    conversion.openObjects.length === 0 && conversion.literals.size === 0 && conversion.strings.size === 0
+    conversion.openObjects.length === 0 && conversion.literals.size === 0 && conversion.strings.size === 0 &&
+    conversion.exclusive.size === 0
   ) {
     return asItIs;
   }
@@ -338,6 +350,7 @@ function clientConversion(generationSchema: JsonObject, jsonSchema: JsonObject):
     openObjects: new Set(conversion.openObjects),
     literals: conversion.literals,
     strings: conversion.strings,
+    exclusive: conversion.exclusive,
   };
 }
 

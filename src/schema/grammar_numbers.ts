@@ -147,78 +147,148 @@ function decimal(value: number): Decimal | null {
   return { int: BigInt(digits.slice(0, point)), frac };
 }
 
+/** Fraction digits that may follow freely (none included). */
 const FREE = `[0-9]{0,${FREE_FRACTION}}`;
-const ZEROS = `"0"{0,${FREE_FRACTION}}`;
 
-/** Fraction digits (at least one) whose value is at least `0.low` (`low` without trailing zeros, not ""). */
-function atLeast(low: string): string {
-  const first = Number(low[0]);
-  const rest = low.slice(1);
-  if (rest === "") return seq(digitClass(first, 9), FREE);
-  const parts: string[] = [];
-  if (first < 9) parts.push(seq(digitClass(first + 1, 9), FREE));
-  parts.push(seq(literal(low[0]), atLeast(rest)));
-  return alt(parts);
+/**
+ * A bound on the fraction digits still to write: the digits of `0.digits` ("" for 0), and whether the bound
+ * is exclusive. A missing lower bound (null) is met already; a missing upper bound is below 1.
+ */
+interface FractionBound {
+  digits: string;
+  strict: boolean;
 }
 
-/** Fraction digits (at least one) whose value is at most `0.high` ("" for 0: zeros only). */
-function atMost(high: string): string {
-  if (high === "") return `"0"{1,${FREE_FRACTION}}`;
-  const first = Number(high[0]);
-  const rest = high.slice(1);
-  const parts: string[] = [];
-  if (first > 0) parts.push(seq(digitClass(0, first - 1), FREE));
-  parts.push(seq(literal(high[0]), rest === "" ? ZEROS : `( ${atMost(rest)} )?`));
-  return alt(parts);
-}
-
-/** Fraction digits (at least one) from `0.low` to `0.high` (`low` not "", `0.low` ≤ `0.high`). */
-function between(low: string, high: string): string {
-  if (low === high) return seq(literal(low), ZEROS);
-  const first = Number(low[0]);
-  const last = Number(high[0]);
-  const restLow = low.slice(1);
-  const restHigh = high.slice(1);
-  const upTo = restHigh === "" ? ZEROS : `( ${atMost(restHigh)} )?`;
-  if (first === last) return seq(literal(low[0]), restLow === "" ? upTo : between(restLow, restHigh));
-  const parts: string[] = [];
-  if (first + 1 <= last - 1) parts.push(seq(digitClass(first + 1, last - 1), FREE));
-  parts.push(seq(literal(low[0]), restLow === "" ? FREE : atLeast(restLow)));
-  parts.push(seq(literal(high[0]), upTo));
-  return alt(parts);
-}
-
-/** The JSON digits (no sign) of the numbers from `low` to `high` (missing: up to the grammar's digits). */
-function magnitudes(low: Decimal, high: Decimal | undefined): string {
-  const int = (value: bigint) => literal(String(value));
-  const anyFraction = `( "." [0-9]{1,${FREE_FRACTION + 1}} )?`;
-  if (high !== undefined && low.int === high.int) {
-    if (low.frac === "") return seq(int(low.int), `( "." ${atMost(high.frac)} )?`);
-    return seq(int(low.int), literal("."), between(low.frac, high.frac));
-  }
-  const parts: string[] = [];
-  if (low.frac !== "") parts.push(seq(int(low.int), literal("."), atLeast(low.frac)));
-  const from = low.frac === "" ? low.int : low.int + 1n;
-  const to = high === undefined ? LARGEST : high.int - 1n;
-  if (from <= to) parts.push(seq(naturals(from, to), anyFraction));
-  if (high !== undefined) parts.push(seq(int(high.int), `( "." ${atMost(high.frac)} )?`));
-  return alt(parts);
+/** What fraction digits a state admits: an expression for one or more digits, and whether none will do. */
+interface Fraction {
+  expr?: string;
+  empty: boolean;
 }
 
 /**
- * A GBNF expression for the JSON numbers from `low` to `high`, fraction allowed, no exponent (a missing
- * bound: as many integer digits as node-llama-cpp's number rule writes); undefined when none fits or a bound
- * is one the grammar cannot honour (see the module).
+ * The fraction digits whose value `0.F` is above `low` and below `high` (see {@link FractionBound}); built one
+ * digit at a time, the digits with the same bounds after them in one class.
+ */
+function fraction(low: FractionBound | null, high: FractionBound | null): Fraction {
+  if (low !== null && low.digits === "" && !low.strict) low = null; // ≥ 0 always holds
+  if (low === null && high === null) return { expr: `[0-9]{1,${FREE_FRACTION + 1}}`, empty: true };
+  if (high !== null && high.digits === "") {
+    // At most 0: zeros, when neither bound is strict.
+    const zeros = low === null && !high.strict;
+    return zeros ? { expr: `"0"{1,${FREE_FRACTION}}`, empty: true } : { empty: false };
+  }
+  if (low !== null && low.digits === "" && high === null) {
+    // Above 0: a digit other than 0 somewhere.
+    return { expr: `"0"{0,${FREE_FRACTION - 1}} [1-9] ${FREE}`, empty: false };
+  }
+  const empty = low === null && (high === null || high.digits !== "" || !high.strict);
+  const groups = new Map<
+    string,
+    { from: number; to: number; low: FractionBound | null; high: FractionBound | null }
+  >();
+  for (let d = 0; d <= 9; d++) {
+    let nextLow: FractionBound | null;
+    if (low === null) nextLow = null;
+    else if (low.digits === "") nextLow = d > 0 ? null : low; // strictly above 0 (the other case is above)
+    else {
+      const a = Number(low.digits[0]);
+      if (d < a) continue;
+      nextLow = d > a ? null : { digits: low.digits.slice(1), strict: low.strict };
+    }
+    let nextHigh: FractionBound | null;
+    if (high === null) nextHigh = null;
+    else {
+      const b = Number(high.digits[0]);
+      if (d > b) continue;
+      nextHigh = d < b ? null : { digits: high.digits.slice(1), strict: high.strict };
+    }
+    const key = JSON.stringify([nextLow, nextHigh]);
+    const group = groups.get(key);
+    if (group === undefined) groups.set(key, { from: d, to: d, low: nextLow, high: nextHigh });
+    else group.to = d;
+  }
+  const parts: string[] = [];
+  for (const group of groups.values()) {
+    const rest = group.low === null && group.high === null
+      ? { expr: FREE, empty: false }
+      : fraction(group.low, group.high);
+    if (rest.expr === undefined) {
+      if (rest.empty) parts.push(digitClass(group.from, group.to));
+      continue;
+    }
+    parts.push(seq(digitClass(group.from, group.to), rest.empty ? `( ${rest.expr} )?` : rest.expr));
+  }
+  return { expr: parts.length === 0 ? undefined : alt(parts), empty };
+}
+
+/** One whole number `int` followed by the fraction digits `fraction` admits; undefined when none. */
+function withFraction(int: string, digits: Fraction): string | undefined {
+  if (digits.expr === undefined) return digits.empty ? int : undefined;
+  return digits.empty ? seq(int, `( "." ${digits.expr} )?`) : seq(int, literal("."), digits.expr);
+}
+
+/**
+ * The JSON digits (no sign) of the numbers from `low` to `high` (missing: up to the grammar's digits), each
+ * bound inclusive unless marked strict; undefined when none.
+ */
+function magnitudes(
+  low: Decimal,
+  lowStrict: boolean,
+  high: Decimal | undefined,
+  highStrict: boolean,
+): string | undefined {
+  const int = (value: bigint) => literal(String(value));
+  const lowBound: FractionBound = { digits: low.frac, strict: lowStrict };
+  const highBound: FractionBound | null = high === undefined
+    ? null
+    : { digits: high.frac, strict: highStrict };
+  if (high !== undefined && low.int === high.int) {
+    return withFraction(int(low.int), fraction(lowBound, highBound));
+  }
+  const parts: (string | undefined)[] = [];
+  const lowOpen = low.frac === "" && !lowStrict; // every fraction of the lowest whole number will do
+  if (!lowOpen) parts.push(withFraction(int(low.int), fraction(lowBound, null)));
+  const from = lowOpen ? low.int : low.int + 1n;
+  const to = high === undefined ? LARGEST : high.int - 1n;
+  if (from <= to) parts.push(withFraction(naturals(from, to), fraction(null, null)));
+  if (high !== undefined) parts.push(withFraction(int(high.int), fraction(null, highBound)));
+  const found = parts.filter((p): p is string => p !== undefined);
+  return found.length === 0 ? undefined : alt(found);
+}
+
+/** Whether the bounds of {@link numberRangeGbnf} are exclusive. */
+export interface ExclusiveBounds {
+  /** `low` itself is not in the range. */
+  low?: boolean;
+  /** `high` itself is not in the range. */
+  high?: boolean;
+}
+
+/**
+ * A GBNF expression for the JSON numbers from `low` to `high` (each inclusive unless `exclusive` says so),
+ * fraction allowed, no exponent (a missing bound: as many integer digits as node-llama-cpp's number rule
+ * writes); undefined when none fits or a bound is one the grammar cannot honour (see the module).
  *
  * @example
  * ```ts
  * import { numberRangeGbnf } from "./grammar_numbers.ts";
  * numberRangeGbnf(0, 1); // '( "0" ( "." [0-9]{1,16} )? | "1" ( "." "0"{1,15} )? )'
+ * numberRangeGbnf(0, 1, { high: true }); // below 1: '"0" ( "." [0-9]{1,16} )?'
  * numberRangeGbnf(1e300, undefined); // undefined: no number of 16 digits is that large
  * ```
  */
-export function numberRangeGbnf(low: number | undefined, high: number | undefined): string | undefined {
-  if (low !== undefined && high !== undefined && low > high) return undefined;
+export function numberRangeGbnf(
+  low: number | undefined,
+  high: number | undefined,
+  exclusive: ExclusiveBounds = {},
+): string | undefined {
+  const lowStrict = exclusive.low === true;
+  const highStrict = exclusive.high === true;
+  if (
+    low !== undefined && high !== undefined && (low > high || (low === high && (lowStrict || highStrict)))
+  ) {
+    return undefined;
+  }
   const open = (value: number | undefined, side: "low" | "high"): boolean =>
     value === undefined ||
     (side === "low" ? value <= -MAX_GRAMMAR_MAGNITUDE : value >= MAX_GRAMMAR_MAGNITUDE);
@@ -231,20 +301,24 @@ export function numberRangeGbnf(low: number | undefined, high: number | undefine
     return undefined;
   }
   const zero: Decimal = { int: 0n, frac: "" };
-  const parts: string[] = [];
+  const parts: (string | undefined)[] = [];
   if (to === undefined || to >= 0) {
-    const bottom = from === undefined || from <= 0 ? zero : decimal(from);
+    // 0 and above: from the lower bound when it is not negative.
+    const bottom = from === undefined || from < 0 ? zero : decimal(from);
     const top = to === undefined ? undefined : decimal(to);
     if (bottom === null || top === null) return undefined;
-    parts.push(magnitudes(bottom, top));
+    parts.push(magnitudes(bottom, from !== undefined && from >= 0 && lowStrict, top, highStrict));
   }
   if (from === undefined || from < 0) {
-    const bottom = to === undefined || to >= 0 ? zero : decimal(to);
+    // Below 0: the magnitudes from the upper bound's (0 when it is not negative) to the lower bound's.
+    const bottom = to === undefined || to > 0 ? zero : decimal(to);
     const top = from === undefined ? undefined : decimal(from);
     if (bottom === null || top === null) return undefined;
-    parts.push(seq(literal("-"), magnitudes(bottom, top)));
+    const magnitude = magnitudes(bottom, to !== undefined && to <= 0 && highStrict, top, lowStrict);
+    parts.push(magnitude === undefined ? undefined : seq(literal("-"), magnitude));
   }
-  return alt(parts);
+  const found = parts.filter((p): p is string => p !== undefined);
+  return found.length === 0 ? undefined : alt(found);
 }
 
 /** A GBNF string literal for `text` (any characters). */

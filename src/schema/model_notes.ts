@@ -2,8 +2,8 @@
  * Schema warnings whose truth depends on the model that generates the schema. The on-device and scripted
  * models follow the generation schema: a number `enum` comes back as strings, `minLength` is only described.
  * A `llama` (GGUF) model's grammar generates the client's enum and const values themselves, and enforces
- * string lengths and the `date`, `time` and `date-time` formats; in an answer also numeric bounds (as
- * inclusive ones, up to 16 integer digits) and object or array values, in a tool's arguments only a short
+ * string lengths and the `date`, `time` and `date-time` formats; in an answer also numeric bounds (exclusive
+ * ones too, up to 16 integer digits) and object or array values, in a tool's arguments only a short
  * integer range (`grammar_rules.ts`). The conversion records these warnings as notes; {@link warningsFor}
  * words them for the model in use: the on-device model's words when the model is not `llama` or not known
  * (`schema/validate`), the llama model's own or none when it loses nothing.
@@ -58,12 +58,9 @@ export type ModelNote =
     grammar: boolean;
   }
   | {
-    /** A `number`'s exclusive bound, enforced as inclusive by the on-device model (and a llama answer's grammar). */
+    /** A `number`'s exclusive bound, enforced as inclusive by the on-device model (as it is by the GGUF grammar). */
     kind: "exclusive-bounds";
     path: string;
-    /** The tightest bounds (as for `range`), when the range is not empty. */
-    low?: number;
-    high?: number;
   }
   | {
     /** An `integer` or `number` bound: enforced by the on-device model, by the GGUF grammar as far as it can write it. */
@@ -137,8 +134,8 @@ function llamaText(note: ModelNote, target: GrammarTarget): string | null {
     case "described":
       return note.grammar ? null : describedText(note.key, note.value);
     case "exclusive-bounds":
-      // Where the range is not enforced at all, its own note says so.
-      return grammarEnforcesRange("number", note.low, note.high, target) ? onDeviceText(note) : null;
+      // Enforced as exclusive where the range is enforced; where it is not, the range's own note says so.
+      return null;
     case "range":
       if (grammarEnforcesRange(note.type, note.low, note.high, target)) return null;
       if (target === "arguments") {

@@ -59,6 +59,29 @@ Deno.test("GGUF grammar plan: numeric bounds of any size are rules of their own"
   assert.deepEqual((plan.schema.properties as JsonObject).name, { type: "string" });
 });
 
+Deno.test("GGUF grammar plan: exclusive bounds, in draft 6's form and draft 4's, stay exclusive", () => {
+  const jsonSchema: JsonObject = {
+    type: "object",
+    properties: {
+      above: { type: "number", exclusiveMinimum: 0, exclusiveMaximum: 1 },
+      draft4: { type: "number", minimum: 0, exclusiveMinimum: true, maximum: 1 },
+      count: { type: "integer", minimum: 0, exclusiveMinimum: true, maximum: 10, exclusiveMaximum: true },
+      // The inclusive bound is the tighter one: inclusive.
+      mixed: { type: "number", minimum: 0.5, exclusiveMinimum: 0, maximum: 1 },
+    },
+    required: ["above", "draft4", "count", "mixed"],
+  };
+  const plan = responseGrammarPlan(responseSchema(jsonSchema));
+  const above = memberRule(plan, "above");
+  assert.ok(above.test("0.5") && !above.test("0") && !above.test("1") && !above.test("0.000"));
+  const draft4 = memberRule(plan, "draft4");
+  assert.ok(draft4.test("0.5") && draft4.test("1") && !draft4.test("0"));
+  const count = memberRule(plan, "count");
+  assert.ok(count.test("1") && count.test("9") && !count.test("0") && !count.test("10"));
+  const mixed = memberRule(plan, "mixed");
+  assert.ok(mixed.test("0.5") && !mixed.test("0.4"));
+});
+
 Deno.test("GGUF grammar plan: object and array consts and enum members are written as JSON", () => {
   const plan = responseGrammarPlan(responseSchema(LOOT));
   const loot = memberRule(plan, "loot");

@@ -12,8 +12,12 @@ function integerRule(low: number | undefined, high: number | undefined): RegExp 
   return gbnfToRegExp(rule);
 }
 
-function numberRule(low: number | undefined, high: number | undefined): RegExp {
-  const rule = numberRangeGbnf(low, high);
+function numberRule(
+  low: number | undefined,
+  high: number | undefined,
+  exclusive: { low?: boolean; high?: boolean } = {},
+): RegExp {
+  const rule = numberRangeGbnf(low, high, exclusive);
   assert.ok(rule !== undefined, `no rule for ${low}...${high}`);
   return gbnfToRegExp(rule);
 }
@@ -93,19 +97,42 @@ Deno.test("number ranges: the numbers between the bounds, with a fraction", () =
     [0.1, 0.19],
   ];
   for (const [low, high] of ranges) {
-    const rule = numberRule(low, high);
-    const span = high - low + 2;
-    for (let k = -100; k <= 300; k++) {
-      const value = low - 1 + (span * k) / 200;
-      for (const digits of [0, 1, 2, 3]) {
-        const text = value.toFixed(digits);
-        const parsed = Number(text);
-        if (text === "-0" || /^-0\.0*$/.test(text)) continue; // -0 is 0: either way valid
-        assert.equal(rule.test(text), parsed >= low && parsed <= high, `${text} in ${low}...${high}`);
+    for (const exclusive of [{}, { low: true }, { high: true }, { low: true, high: true }]) {
+      if (low === high && (exclusive.low === true || exclusive.high === true)) {
+        assert.equal(numberRangeGbnf(low, high, exclusive), undefined);
+        continue;
       }
+      const rule = numberRule(low, high, exclusive);
+      const above = (n: number) => exclusive.low === true ? n > low : n >= low;
+      const below = (n: number) => exclusive.high === true ? n < high : n <= high;
+      const span = high - low + 2;
+      for (let k = -100; k <= 300; k++) {
+        const value = low - 1 + (span * k) / 200;
+        for (
+          const text of [0, 1, 2, 3].map((digits) => value.toFixed(digits)).concat([`${value.toFixed(2)}0`])
+        ) {
+          const parsed = Number(text);
+          // -0 is 0: the grammar may write either where 0 is in the range
+          if (/^-0(\.0*)?$/.test(text) && above(0) && below(0)) continue;
+          const name = `${text} in ${low}...${high} ${JSON.stringify(exclusive)}`;
+          assert.equal(rule.test(text), above(parsed) && below(parsed), name);
+        }
+      }
+      assert.equal(rule.test(`${low}e0`), false, "no exponent");
     }
-    assert.equal(rule.test(`${low}e0`), false, "no exponent");
   }
+});
+
+Deno.test("number ranges: exclusive bounds at 0 and 1 (a positive amount, a confidence below 1)", () => {
+  const positive = numberRule(0, undefined, { low: true });
+  assert.ok(positive.test("0.001") && positive.test("3") && !positive.test("0") && !positive.test("0.000"));
+  assert.ok(!positive.test("-0") && !positive.test("-1"));
+  const confidence = numberRule(0, 1, { high: true });
+  assert.ok(
+    confidence.test("0.99") && confidence.test("0") && !confidence.test("1") && !confidence.test("1.0"),
+  );
+  const negative = numberRule(undefined, 0, { high: true });
+  assert.ok(negative.test("-0.5") && !negative.test("0") && !negative.test("-0") && !negative.test("-0.00"));
 });
 
 Deno.test("number ranges: half-open, tiny and huge bounds", () => {
