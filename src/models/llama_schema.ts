@@ -27,6 +27,7 @@ import {
   integerRangeGbnf,
   numberRangeGbnf,
 } from "../schema/grammar_numbers.ts";
+import { dateFormatGbnf } from "../schema/grammar_dates.ts";
 import type { GbnfSchema } from "./llama_api.ts";
 import type { ResponseSchema, StepTool } from "./language_model.ts";
 
@@ -184,8 +185,15 @@ function convert(schema: JsonValue, context: Context): GbnfSchema {
     case "integer":
     case "number":
       return numeric(schema, type, context) ?? withDescription({ type }, schema);
-    case "string":
-      return withDescription({ type, ...context.strings.get(schema) }, schema);
+    case "string": {
+      const limits = context.strings.get(schema);
+      // A date as the calendar has them (node-llama-cpp's rule takes 2024-02-30).
+      const date = limits?.format === undefined ? undefined : dateFormatGbnf(limits.format);
+      if (date !== undefined && context.rules !== undefined) {
+        return withDescription({ ...context.rules.add(date) }, schema);
+      }
+      return withDescription({ type, ...limits }, schema);
+    }
     case "boolean":
     case "null":
       return withDescription({ type }, schema);

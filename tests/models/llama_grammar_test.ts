@@ -82,6 +82,26 @@ Deno.test("GGUF grammar plan: exclusive bounds, in draft 6's form and draft 4's,
   assert.ok(mixed.test("0.5") && !mixed.test("0.4"));
 });
 
+Deno.test("GGUF grammar plan: a date or date-time is a real calendar date", () => {
+  const jsonSchema: JsonObject = {
+    type: "object",
+    properties: {
+      when: { type: "string", format: "date" },
+      stamp: { type: "string", format: "date-time" },
+      at: { type: "string", format: "time" },
+    },
+    required: ["when", "stamp", "at"],
+  };
+  const plan = responseGrammarPlan(responseSchema(jsonSchema));
+  const when = memberRule(plan, "when");
+  assert.ok(when.test('"2024-02-29"') && !when.test('"2024-02-30"') && !when.test('"2023-02-29"'));
+  const stamp = memberRule(plan, "stamp");
+  assert.ok(stamp.test('"2024-04-30T10:00:00Z"') && !stamp.test('"2024-04-31T10:00:00Z"'));
+  // node-llama-cpp's own time rule is right as it is.
+  const at = (plan.schema.properties as JsonObject).at as JsonObject;
+  assert.deepEqual([at.type, at.format], ["string", "time"]);
+});
+
 Deno.test("GGUF grammar plan: object and array consts and enum members are written as JSON", () => {
   const plan = responseGrammarPlan(responseSchema(LOOT));
   const loot = memberRule(plan, "loot");

@@ -1,7 +1,7 @@
 /**
  * A designer's numeric bounds and object literals on a llama model, through the wire with the fixture model:
  * integer ranges of any size, one-sided bounds, a number range with a fraction, bounds past what the grammar
- * writes or not whole, draft 4's and draft 6's exclusive bounds, and object and array `const`/`enum` values
+ * writes or not whole, exclusive bounds, a date that exists, and object and array `const`/`enum` values
  * all come back valid against the client's schema on the first try, without a warning for what the grammar
  * enforces. Runs with OAM_GGUF_TESTS=1 (`deno task test:gguf`).
  */
@@ -26,8 +26,9 @@ const BOUNDED: JsonObject = {
     temperature: { type: "number", minimum: -12.5, maximum: 40.25 },
     loot: { const: { item: "sword", qty: 1 } },
     route: { enum: [["north", "east"], ["south"]] },
+    due: { type: "string", format: "date" },
   },
-  required: ["gold", "price", "debt", "confidence", "temperature", "loot", "route"],
+  required: ["gold", "price", "debt", "confidence", "temperature", "loot", "route", "due"],
 };
 
 /**
@@ -78,6 +79,9 @@ Deno.test({
             const answer = result.structured as JsonObject;
             assert.ok(validate(answer), `${JSON.stringify(validate.errors)} in ${JSON.stringify(answer)}`);
             assert.deepEqual(answer.loot, { item: "sword", qty: 1 });
+            // A day the calendar has (ajv here checks no format): the date reads back as itself.
+            const due = answer.due as string;
+            assert.equal(new Date(`${due}T00:00:00Z`).toISOString().slice(0, 10), due);
             assert.equal(result.warnings, undefined, JSON.stringify(result.warnings));
           }
         },
