@@ -4,18 +4,24 @@
  *
  * What the grammar enforces: object shapes with properties in generation order, every one present
  * (node-llama-cpp's grammar generates each listed property, `required` or not: an optional member is filled,
- * which the client's schema allows), no other properties (any, when `additionalProperties` is `true`; an
- * object of an answer or of a tool's arguments that the client's JSON Schema leaves open, `{"type":
- * "object"}`, takes any members),
+ * which the client's schema allows; one the client's schema lets be null may be null), no other properties
+ * (any, when `additionalProperties` is `true`; an object of an answer or of a tool's arguments that the
+ * client's JSON Schema leaves open, `{"type": "object"}`, takes any members),
  * enums and consts (of strings, and — when the generation schema is the conversion of the client's schema —
  * of the client's numbers and booleans too: FoundationModels' generation schema holds those as strings, a
  * range or a described type, the grammar generates the values themselves), unions, arrays with item counts,
- * integer vs number, booleans, named and recursive types, integer ranges of up to 257 values (as the list
- * of values), and — when the generation schema is the conversion of the client's schema, which only describes
- * them — a string's `minLength`/`maxLength` (up to 500) or its `date`, `time` or `date-time` format (the rules
- * are in `src/schema/grammar_rules.ts`). Other numeric bounds are not expressible there (node-llama-cpp's
- * grammar has no numeric bounds); the backend validates every answer and every tool call's arguments against
- * the client's JSON Schema afterwards.
+ * integer vs number, booleans, named and recursive types, and — when the generation schema is the conversion
+ * of the client's schema, which only describes them — a string's `minLength`/`maxLength` (up to 500) or its
+ * `date`, `time` or `date-time` format (the rules are in `src/schema/grammar_rules.ts`).
+ *
+ * A structured answer's grammar ({@link responseGrammarPlan}) enforces besides what node-llama-cpp's grammar
+ * cannot express, as rules of our own put in its grammar text (`llama_grammar.ts`): `integer` and `number`
+ * bounds of any size the 16 integer digits of its numbers can write, one-sided or exclusive ones too
+ * (`src/schema/grammar_numbers.ts`), `const`/`enum` values that are objects or arrays (as their JSON text), and
+ * dates the calendar has (`src/schema/grammar_dates.ts`). A tool's arguments get node-llama-cpp's grammar only
+ * (its function calling builds the grammar from the schema): there an integer range of up to 257 values is
+ * enforced as the list of its values, and other numeric bounds are not. The backend validates every answer and
+ * every tool call's arguments against the client's JSON Schema afterwards.
  * @module
  */
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
@@ -57,6 +63,8 @@ interface Context {
   strings: ReadonlyMap<JsonObject, GrammarStringLimits>;
   /** Number nodes whose bounds are exclusive (see {@link responseGrammarPlan}). */
   exclusive: ReadonlyMap<JsonObject, ExclusiveBounds>;
+  /** Nodes whose value may be null (see {@link grammarSchema}). */
+  nullable: ReadonlySet<JsonObject>;
   /** Rules of our own by placeholder, when the grammar is built from text (see {@link responseGrammarPlan}). */
   rules?: Placeholders;
 }
@@ -117,9 +125,16 @@ interface Widening {
   literals: ReadonlyMap<JsonObject, readonly JsonValue[]>;
   strings: ReadonlyMap<JsonObject, GrammarStringLimits>;
   exclusive: ReadonlyMap<JsonObject, ExclusiveBounds>;
+  nullable: ReadonlySet<JsonObject>;
 }
 
 function convert(schema: JsonValue, context: Context): GbnfSchema {
+  const node = convertNode(schema, context);
+  // A member or item the client's schema lets be null: its type or null.
+  return isJsonObject(schema) && context.nullable.has(schema) ? { oneOf: [node, { type: "null" }] } : node;
+}
+
+function convertNode(schema: JsonValue, context: Context): GbnfSchema {
   if (!isJsonObject(schema)) return {};
   const literal = context.literals.get(schema);
   if (literal !== undefined && literal.every(isPrimitive)) {
@@ -216,20 +231,24 @@ function convert(schema: JsonValue, context: Context): GbnfSchema {
  */
 export function grammarSchema(
   generationSchema: JsonObject,
-  { openObjects = new Set(), literals = new Map(), strings = new Map(), exclusive = new Map() }: Partial<
-    Omit<Widening, "generationSchema">
-  > = {},
+  {
+    openObjects = new Set(),
+    literals = new Map(),
+    strings = new Map(),
+    exclusive = new Map(),
+    nullable = new Set(),
+  }: Partial<Omit<Widening, "generationSchema">> = {},
 ): GbnfSchema {
-  return build(generationSchema, { openObjects, literals, strings, exclusive });
+  return build(generationSchema, { openObjects, literals, strings, exclusive, nullable });
 }
 
 /** {@link grammarSchema}, with the placeholders of a {@link GrammarPlan} when `rules` is given. */
 function build(
   generationSchema: JsonObject,
-  { openObjects, literals, strings, exclusive }: Omit<Widening, "generationSchema">,
+  { openObjects, literals, strings, exclusive, nullable }: Omit<Widening, "generationSchema">,
   rules?: Placeholders,
 ): GbnfSchema {
-  const context: Context = { usesRoot: false, openObjects, literals, strings, exclusive, rules };
+  const context: Context = { usesRoot: false, openObjects, literals, strings, exclusive, nullable, rules };
   const defs: Record<string, GbnfSchema> = {};
   const sourceDefs = own(generationSchema, "$defs");
   if (isJsonObject(sourceDefs)) {
@@ -337,6 +356,7 @@ function clientConversion(generationSchema: JsonObject, jsonSchema: JsonObject):
     literals: new Map(),
     strings: new Map(),
     exclusive: new Map(),
+    nullable: new Set(),
   };
   const title = own(generationSchema, "title");
   if (typeof title !== "string") return asItIs;
@@ -348,7 +368,7 @@ function clientConversion(generationSchema: JsonObject, jsonSchema: JsonObject):
   }
   if (
     conversion.openObjects.length === 0 && conversion.literals.size === 0 && conversion.strings.size === 0 &&
-    conversion.exclusive.size === 0
+    conversion.exclusive.size === 0 && conversion.nullable.size === 0
   ) {
     return asItIs;
   }
@@ -359,6 +379,7 @@ function clientConversion(generationSchema: JsonObject, jsonSchema: JsonObject):
     literals: conversion.literals,
     strings: conversion.strings,
     exclusive: conversion.exclusive,
+    nullable: conversion.nullable,
   };
 }
 

@@ -143,6 +143,12 @@ export interface OpenObjectsConversion extends SchemaConversion {
    */
   exclusive: ReadonlyMap<JsonObject, ExclusiveBounds>;
   /**
+   * The generation schema's nodes (by identity) of object members and array items the JSON Schema lets be
+   * null (the generation schema leaves a member out of `required`, an item as its type); the GGUF grammar
+   * generates them as their type or null.
+   */
+  nullable: ReadonlySet<JsonObject>;
+  /**
    * `warnings` before they are worded for a model: some depend on it (`model_notes.ts`); `warnings` holds
    * them as worded when no model is known, {@link warningsFor}`(warningNotes, model)` for the model in use.
    */
@@ -179,6 +185,7 @@ class Converter implements Walk {
   readonly #literals = new Map<JsonObject, readonly JsonValue[]>();
   readonly #strings = new Map<JsonObject, GrammarStringLimits>();
   readonly #exclusive = new Map<JsonObject, ExclusiveBounds>();
+  readonly #nullable = new Set<JsonObject>();
   #nodes = 0;
 
   constructor(root: JsonValue) {
@@ -211,6 +218,7 @@ class Converter implements Walk {
       literals: this.#literals,
       strings: this.#strings,
       exclusive: this.#exclusive,
+      nullable: this.#nullable,
       warningNotes: this.#warnings,
     };
   }
@@ -242,6 +250,10 @@ class Converter implements Walk {
 
   noteExclusive(node: JsonObject, exclusive: ExclusiveBounds): void {
     this.#exclusive.set(node, exclusive);
+  }
+
+  noteNullable(node: JsonObject): void {
+    this.#nullable.add(node);
   }
 
   countNode(path: string): void {

@@ -119,4 +119,9 @@ export interface Walk {
    * generation schema holds it as inclusive; the GGUF grammar of an answer enforces it as it is).
    */
   noteExclusive(node: JsonObject, exclusive: ExclusiveBounds): void;
+  /**
+   * Notes a generation-schema node that stands for a value that may be null (an object member left out of
+   * `required`, an array item generated as its type): the GGUF grammar generates it as the type or null.
+   */
+  noteNullable(node: JsonObject): void;
 }

@@ -162,3 +162,33 @@ Deno.test("GGUF grammar plan: a tool's arguments keep node-llama-cpp's own schem
   assert.ok(!JSON.stringify(grammar).includes("oam-rule"));
   assert.deepEqual((grammar.properties as JsonObject).dice, { enum: [1, 2, 3, 4, 5, 6] });
 });
+
+Deno.test("GGUF grammar: a nullable member or item may be null, in an answer and in a tool's arguments", () => {
+  const jsonSchema: JsonObject = {
+    type: "object",
+    properties: {
+      target: { type: ["string", "null"] },
+      level: { anyOf: [{ type: "integer", minimum: 1, maximum: 3 }, { type: "null" }] },
+      mood: { enum: ["calm", "angry", null] },
+      tags: { type: "array", items: { type: ["string", "null"] } },
+      name: { type: "string" },
+    },
+    required: ["target", "level", "mood", "tags", "name"],
+  };
+  const plan = responseGrammarPlan(responseSchema(jsonSchema));
+  const props = plan.schema.properties as Record<string, JsonObject>;
+  const nullBranch = (node: JsonObject) => (node.oneOf as JsonObject[] | undefined)?.at(-1);
+  for (const key of ["target", "level", "mood"]) {
+    assert.deepEqual(nullBranch(props[key]), { type: "null" }, key);
+  }
+  assert.deepEqual(nullBranch(props.tags.items as JsonObject), { type: "null" });
+  assert.equal(props.name.oneOf, undefined);
+  const tool: StepTool = {
+    name: "aim",
+    description: "",
+    parameters: convertSchema(jsonSchema, "AimArguments").generationSchema,
+    jsonSchema,
+  };
+  const params = toolGrammarSchema(tool) as JsonObject;
+  assert.deepEqual(nullBranch((params.properties as Record<string, JsonObject>).target), { type: "null" });
+});
