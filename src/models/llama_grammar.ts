@@ -22,8 +22,9 @@ export function placeholderGbnf(placeholder: string): string {
 
 /**
  * `text` (node-llama-cpp's GBNF for a schema holding the placeholders) with each placeholder's literal
- * replaced by its rule (`rules`: placeholder → GBNF expression); undefined when a placeholder is not in the
- * text (the caller then uses node-llama-cpp's grammar of the schema without placeholders).
+ * replaced by its rule (`rules`: placeholder → GBNF expression); undefined when none is in the text (the
+ * caller then uses node-llama-cpp's grammar of the schema without placeholders). A placeholder missing from
+ * the text stood for a node the grammar never reaches.
  *
  * @example
  * ```ts
@@ -34,10 +35,12 @@ export function placeholderGbnf(placeholder: string): string {
  */
 export function grammarWithRules(text: string, rules: ReadonlyMap<string, string>): string | undefined {
   let out = text;
+  let replaced = 0;
   for (const [placeholder, rule] of rules) {
     const literal = placeholderGbnf(placeholder);
-    if (!out.includes(literal)) return undefined;
+    if (!out.includes(literal)) continue;
     out = out.replaceAll(literal, `( ${rule} )`);
+    replaced++;
   }
-  return out;
+  return replaced === 0 ? undefined : out;
 }

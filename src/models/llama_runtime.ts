@@ -292,7 +292,7 @@ async function planGrammar(llama: Llama, plan: GrammarPlan): Promise<LlamaGramma
   try {
     const base = await llama.createGrammarForJsonSchema(plan.schema);
     const text = grammarWithRules(base.grammar, plan.rules);
-    if (text === undefined) throw new Error("a placeholder is missing from node-llama-cpp's grammar text");
+    if (text === undefined) throw new Error("no placeholder is in node-llama-cpp's grammar text");
     return await llama.createGrammar({
       grammar: text,
       stopGenerationTriggers: base.stopGenerationTriggers,

@@ -25,7 +25,10 @@ export const GRAMMAR_FORMATS: readonly string[] = ["date", "time", "date-time"];
  */
 export const MAX_GRAMMAR_LENGTH = 500;
 
-/** Integer ranges up to this span are generated as the list of their values (`0…100` for a confidence). */
+/**
+ * In a tool's arguments (node-llama-cpp's own grammar), integer ranges up to this span are generated as the
+ * list of their values (`0…100` for a percentage); an answer's grammar has a rule for any range.
+ */
 export const MAX_ENUMERATED_RANGE = 256;
 
 /** What the grammar enforces of one string schema: a format, or its length bounds. */
@@ -98,7 +101,8 @@ export function grammarEnforces(schema: JsonObject, key: string): boolean {
 }
 
 /**
- * Whether the grammar enforces an integer range (both bounds, at most {@link MAX_ENUMERATED_RANGE} apart).
+ * Whether node-llama-cpp's own grammar (a tool's arguments) enforces an integer range, as the list of its
+ * values: both bounds, at most {@link MAX_ENUMERATED_RANGE} apart.
  *
  * @example
  * ```ts

@@ -147,7 +147,10 @@ Deno.test("GGUF grammar plan: the placeholders' literals in node-llama-cpp's GBN
   assert.ok(patched !== undefined);
   for (const p of placeholders) assert.ok(!patched.includes(p), patched);
   for (const rule of plan.rules.values()) assert.ok(patched.includes(rule));
-  // A placeholder missing from the text: no grammar (the caller falls back to the plain one).
+  // A placeholder missing from the text (a node the grammar never reaches) is left out; none at all: no
+  // grammar (the caller falls back to the plain one).
+  const partial = grammarWithRules(text.split("\n").slice(0, 2).join("\n"), plan.rules);
+  assert.ok(partial !== undefined && partial.includes(plan.rules.get(placeholders[0])!));
   assert.equal(grammarWithRules(text.split("\n")[0], plan.rules), undefined);
 });
 
