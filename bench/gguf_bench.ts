@@ -23,7 +23,7 @@ import type { LlamaContextSequence } from "../src/models/llama_api.ts";
 import type { LlamaModelConfig } from "../src/models/llama_config.ts";
 import { createLlamaModel } from "../src/models/llama_model.ts";
 import { closeLlamaModels, openLlamaRuntime } from "../src/models/llama_runtime.ts";
-import { grammarSchema } from "../src/models/llama_schema.ts";
+import { responseGrammarPlan } from "../src/models/llama_schema.ts";
 import type { JsonObject } from "../src/protocol/json.ts";
 
 const { values } = parseArgs({
@@ -193,7 +193,7 @@ async function directSession(instructions: string | null) {
       const outputBefore = sequence.tokenMeter.usedOutputTokens;
       const started = performance.now();
       const schema = request.responseSchema;
-      const grammar = schema ? await runtime.grammar(grammarSchema(schema.generationSchema)) : undefined;
+      const grammar = schema ? await runtime.grammar(responseGrammarPlan(schema)) : undefined;
       await session.prompt(request.prompt, {
         temperature: 0,
         maxTokens: request.options.maximumResponseTokens ?? MAX_TOKENS,

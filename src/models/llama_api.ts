@@ -85,6 +85,10 @@ export interface ContextState {
 export interface LlamaGrammar {
   /** The GBNF text. */
   readonly grammar: string;
+  /** Texts that end the generation (a JSON-schema grammar's: four newlines). */
+  readonly stopGenerationTriggers: readonly unknown[];
+  /** Whether trailing whitespace is trimmed from the answer. */
+  readonly trimWhitespaceSuffix: boolean;
 }
 
 /** Counters of a sequence: tokens evaluated as input and generated as output, cumulative. */
@@ -151,6 +155,12 @@ export interface Llama {
   loadModel(options: { modelPath: string; gpuLayers?: "auto" | number }): Promise<LlamaModel>;
   /** A grammar that makes the model write JSON valid against a schema. */
   createGrammarForJsonSchema(schema: GbnfSchema): Promise<LlamaGrammar>;
+  /** A grammar from GBNF text (throws when llama.cpp cannot parse it). */
+  createGrammar(options: {
+    grammar: string;
+    stopGenerationTriggers?: readonly unknown[];
+    trimWhitespaceSuffix?: boolean;
+  }): Promise<LlamaGrammar>;
   /** Frees the binding. */
   dispose(): Promise<void>;
 }

@@ -32,7 +32,7 @@ import type {
 import type { LlamaModelConfig } from "./llama_config.ts";
 import { chatHistory, RawMemory } from "./llama_history.ts";
 import { type LlamaRuntime, openLlamaRuntime } from "./llama_runtime.ts";
-import { responseGrammarSchema } from "./llama_schema.ts";
+import { responseGrammarPlan } from "./llama_schema.ts";
 import { callPrefix, chatFunctions, DocumentedTools, stepChatWrapper, toolCallBias } from "./llama_tools.ts";
 import type {
   LanguageModel,
@@ -562,7 +562,7 @@ class LlamaBackend implements LanguageModel {
     const schema = request.responseSchema!;
     let grammar;
     try {
-      grammar = await runtime.grammar(responseGrammarSchema(schema));
+      grammar = await runtime.grammar(responseGrammarPlan(schema));
     } catch (error) {
       throw BridgeError.of(
         "invalid_schema",

@@ -10,7 +10,6 @@
 import { BridgeError } from "../protocol/errors.ts";
 import type {
   ChatWrapper,
-  GbnfSchema,
   Llama,
   LlamaContext,
   LlamaContextSequence,
@@ -27,6 +26,8 @@ import {
 } from "./llama_config.ts";
 import { checkModelFile, isPermissionError, message, unavailable } from "./gguf_file.ts";
 import { SequencePool } from "./llama_pool.ts";
+import { grammarWithRules } from "./llama_grammar.ts";
+import type { GrammarPlan } from "./llama_schema.ts";
 import { oamCommandLine } from "./oam_hint.ts";
 import { LLAMA_PERMISSIONS, llamaPermissionAdvice, missingLlamaPermissions } from "./llama_permissions.ts";
 import { endSentence } from "../util/text.ts";
@@ -67,8 +68,12 @@ export interface LlamaRuntime {
   readonly contextSize: number;
   /** Model name (GGUF `general.name`, else the file name). */
   readonly variant: string;
-  /** A grammar for a JSON schema (cached). */
-  grammar(schema: GbnfSchema): Promise<LlamaGrammar>;
+  /**
+   * The grammar of a structured answer (cached): node-llama-cpp's JSON-schema grammar with the plan's rules
+   * in place of their placeholders, or its grammar of the plain schema when there are none or llama.cpp
+   * refuses the text (the answer is validated either way).
+   */
+  grammar(plan: GrammarPlan): Promise<LlamaGrammar>;
 }
 
 let modulePromise: Promise<LlamaModule> | undefined;
@@ -264,11 +269,11 @@ async function createRuntime(config: LlamaModelConfig, real: string): Promise<Ll
     chatWrapper,
     contextSize: context.contextSize,
     variant: typeof name === "string" && name !== "" ? name : real.split(/[\\/]/).pop() ?? real,
-    grammar(schema) {
-      const key = JSON.stringify(schema);
+    grammar(plan) {
+      const key = JSON.stringify([plan.schema, [...plan.rules]]);
       let grammar = grammars.get(key);
       if (grammar === undefined) {
-        grammar = llama.createGrammarForJsonSchema(schema);
+        grammar = planGrammar(llama, plan);
         grammar.catch(() => grammars.delete(key));
         if (grammars.size >= MAX_GRAMMARS) grammars.delete(grammars.keys().next().value!);
       } else grammars.delete(key);
@@ -276,6 +281,31 @@ async function createRuntime(config: LlamaModelConfig, real: string): Promise<Ll
       return grammar;
     },
   };
+}
+
+/** Plans whose grammar text llama.cpp refused (said once each on stderr). */
+const refusedPlans = new Set<string>();
+
+/** The grammar of a plan (see {@link LlamaRuntime.grammar}). */
+async function planGrammar(llama: Llama, plan: GrammarPlan): Promise<LlamaGrammar> {
+  if (plan.rules.size === 0) return await llama.createGrammarForJsonSchema(plan.plain);
+  try {
+    const base = await llama.createGrammarForJsonSchema(plan.schema);
+    const text = grammarWithRules(base.grammar, plan.rules);
+    if (text === undefined) throw new Error("no placeholder is in node-llama-cpp's grammar text");
+    return await llama.createGrammar({
+      grammar: text,
+      stopGenerationTriggers: base.stopGenerationTriggers,
+      trimWhitespaceSuffix: base.trimWhitespaceSuffix,
+    });
+  } catch (error) {
+    const key = JSON.stringify(plan.schema);
+    if (!refusedPlans.has(key)) {
+      refusedPlans.add(key);
+      stderrLine(`numeric ranges and literals are left to validation for one schema: ${message(error)}`);
+    }
+    return await llama.createGrammarForJsonSchema(plan.plain);
+  }
 }
 
 /**

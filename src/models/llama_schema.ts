@@ -4,23 +4,36 @@
  *
  * What the grammar enforces: object shapes with properties in generation order, every one present
  * (node-llama-cpp's grammar generates each listed property, `required` or not: an optional member is filled,
- * which the client's schema allows), no other properties (any, when `additionalProperties` is `true`; an
- * object of an answer or of a tool's arguments that the client's JSON Schema leaves open, `{"type":
- * "object"}`, takes any members),
+ * which the client's schema allows; one the client's schema lets be null may be null), no other properties
+ * (any, when `additionalProperties` is `true`; an object of an answer or of a tool's arguments that the
+ * client's JSON Schema leaves open, `{"type": "object"}`, takes any members),
  * enums and consts (of strings, and — when the generation schema is the conversion of the client's schema —
  * of the client's numbers and booleans too: FoundationModels' generation schema holds those as strings, a
  * range or a described type, the grammar generates the values themselves), unions, arrays with item counts,
- * integer vs number, booleans, named and recursive types, integer ranges of up to 257 values (as the list
- * of values), and — when the generation schema is the conversion of the client's schema, which only describes
- * them — a string's `minLength`/`maxLength` (up to 500) or its `date`, `time` or `date-time` format (the rules
- * are in `src/schema/grammar_rules.ts`). Other numeric bounds are not expressible there (node-llama-cpp's
- * grammar has no numeric bounds); the backend validates every answer and every tool call's arguments against
- * the client's JSON Schema afterwards.
+ * integer vs number, booleans, named and recursive types, and — when the generation schema is the conversion
+ * of the client's schema, which only describes them — a string's `minLength`/`maxLength` (up to 500) or its
+ * `date`, `time` or `date-time` format (the rules are in `src/schema/grammar_rules.ts`).
+ *
+ * A structured answer's grammar ({@link responseGrammarPlan}) enforces besides what node-llama-cpp's grammar
+ * cannot express, as rules of our own put in its grammar text (`llama_grammar.ts`): `integer` and `number`
+ * bounds of any size the 16 integer digits of its numbers can write, one-sided or exclusive ones too
+ * (`src/schema/grammar_numbers.ts`), `const`/`enum` values that are objects or arrays (as their JSON text), and
+ * dates the calendar has (`src/schema/grammar_dates.ts`). A tool's arguments get node-llama-cpp's grammar only
+ * (its function calling builds the grammar from the schema): there an integer range of up to 257 values is
+ * enforced as the list of its values, and other numeric bounds are not. The backend validates every answer and
+ * every tool call's arguments against the client's JSON Schema afterwards.
  * @module
  */
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { convertSchemaWithOpenObjects } from "../schema/convert.ts";
 import { enumeratesRange, type GrammarStringLimits } from "../schema/grammar_rules.ts";
+import {
+  type ExclusiveBounds,
+  gbnfLiteral,
+  integerRangeGbnf,
+  numberRangeGbnf,
+} from "../schema/grammar_numbers.ts";
+import { dateFormatGbnf } from "../schema/grammar_dates.ts";
 import type { GbnfSchema } from "./llama_api.ts";
 import type { ResponseSchema, StepTool } from "./language_model.ts";
 
@@ -48,6 +61,60 @@ interface Context {
   literals: ReadonlyMap<JsonObject, readonly JsonValue[]>;
   /** String nodes generated with the client's length bounds or format (see {@link responseGrammarSchema}). */
   strings: ReadonlyMap<JsonObject, GrammarStringLimits>;
+  /** Number nodes whose bounds are exclusive (see {@link responseGrammarPlan}). */
+  exclusive: ReadonlyMap<JsonObject, ExclusiveBounds>;
+  /** Nodes whose value may be null (see {@link grammarSchema}). */
+  nullable: ReadonlySet<JsonObject>;
+  /** Rules of our own by placeholder, when the grammar is built from text (see {@link responseGrammarPlan}). */
+  rules?: Placeholders;
+}
+
+/** The placeholder `const`s of a grammar schema and the GBNF rule each stands for. */
+class Placeholders {
+  readonly rules = new Map<string, string>();
+  readonly #prefix: string;
+
+  /** `taken`: the schemas' text, which no placeholder may occur in. */
+  constructor(taken: string) {
+    let prefix = "oam-rule-";
+    while (taken.includes(prefix)) prefix = `oam-${prefix}`;
+    this.#prefix = prefix;
+  }
+
+  /** A placeholder `const` for `rule`. */
+  add(rule: string): GbnfSchema {
+    const placeholder = `${this.#prefix}${this.rules.size}`;
+    this.rules.set(placeholder, rule);
+    return { const: placeholder };
+  }
+}
+
+/** A value node-llama-cpp's grammar writes as a `const` or `enum` member (not an object or array). */
+function isPrimitive(value: JsonValue): boolean {
+  return value === null || typeof value !== "object";
+}
+
+/** A numeric node's grammar: its range as a rule of our own when there is one and it can be written. */
+function numeric(schema: JsonObject, type: "integer" | "number", context: Context): GbnfSchema | undefined {
+  const min = own(schema, "minimum");
+  const max = own(schema, "maximum");
+  const low = typeof min === "number" ? min : undefined;
+  const high = typeof max === "number" ? max : undefined;
+  if (low === undefined && high === undefined) return undefined;
+  if (context.rules !== undefined) {
+    const rule = type === "integer"
+      ? integerRangeGbnf(low, high)
+      : numberRangeGbnf(low, high, context.exclusive.get(schema));
+    if (rule !== undefined) return withDescription({ ...context.rules.add(rule) }, schema);
+    return undefined;
+  }
+  // node-llama-cpp's own grammar: a small closed integer range as the list of its values.
+  if (type === "integer" && low !== undefined && high !== undefined && enumeratesRange(low, high)) {
+    const values: number[] = [];
+    for (let n = Math.ceil(low); n <= high; n++) values.push(n);
+    return withDescription({ enum: values }, schema);
+  }
+  return undefined;
 }
 
 /** What a backend's grammar may generate beyond its generation schema (see {@link clientConversion}). */
@@ -57,13 +124,26 @@ interface Widening {
   openObjects: ReadonlySet<string>;
   literals: ReadonlyMap<JsonObject, readonly JsonValue[]>;
   strings: ReadonlyMap<JsonObject, GrammarStringLimits>;
+  exclusive: ReadonlyMap<JsonObject, ExclusiveBounds>;
+  nullable: ReadonlySet<JsonObject>;
 }
 
 function convert(schema: JsonValue, context: Context): GbnfSchema {
+  const node = convertNode(schema, context);
+  // A member or item the client's schema lets be null: its type or null.
+  return isJsonObject(schema) && context.nullable.has(schema) ? { oneOf: [node, { type: "null" }] } : node;
+}
+
+function convertNode(schema: JsonValue, context: Context): GbnfSchema {
   if (!isJsonObject(schema)) return {};
   const literal = context.literals.get(schema);
-  if (literal !== undefined) {
+  if (literal !== undefined && literal.every(isPrimitive)) {
     return withDescription(literal.length === 1 ? { const: literal[0] } : { enum: [...literal] }, schema);
+  }
+  if (literal !== undefined && context.rules !== undefined) {
+    // Objects and arrays among the values: each written as its JSON text.
+    const rule = [...new Set(literal.map((value) => gbnfLiteral(compactJson(value))))].join(" | ");
+    return withDescription({ ...context.rules.add(rule) }, schema);
   }
   const ref = own(schema, "$ref");
   if (typeof ref === "string") {
@@ -117,20 +197,18 @@ function convert(schema: JsonValue, context: Context): GbnfSchema {
       if (typeof max === "number") out.maxItems = max;
       return withDescription(out, schema);
     }
-    case "integer": {
-      // A small closed range is enforced as the list of its values; wider ones are validated afterwards.
-      const min = own(schema, "minimum");
-      const max = own(schema, "maximum");
-      if (typeof min === "number" && typeof max === "number" && enumeratesRange(min, max)) {
-        const values: number[] = [];
-        for (let n = Math.ceil(min); n <= max; n++) values.push(n);
-        return withDescription({ enum: values }, schema);
-      }
-      return withDescription({ type }, schema);
-    }
-    case "string":
-      return withDescription({ type, ...context.strings.get(schema) }, schema);
+    case "integer":
     case "number":
+      return numeric(schema, type, context) ?? withDescription({ type }, schema);
+    case "string": {
+      const limits = context.strings.get(schema);
+      // A date as the calendar has them (node-llama-cpp's rule takes 2024-02-30).
+      const date = limits?.format === undefined ? undefined : dateFormatGbnf(limits.format);
+      if (date !== undefined && context.rules !== undefined) {
+        return withDescription({ ...context.rules.add(date) }, schema);
+      }
+      return withDescription({ type, ...limits }, schema);
+    }
     case "boolean":
     case "null":
       return withDescription({ type }, schema);
@@ -153,11 +231,24 @@ function convert(schema: JsonValue, context: Context): GbnfSchema {
  */
 export function grammarSchema(
   generationSchema: JsonObject,
-  { openObjects = new Set(), literals = new Map(), strings = new Map() }: Partial<
-    Omit<Widening, "generationSchema">
-  > = {},
+  {
+    openObjects = new Set(),
+    literals = new Map(),
+    strings = new Map(),
+    exclusive = new Map(),
+    nullable = new Set(),
+  }: Partial<Omit<Widening, "generationSchema">> = {},
 ): GbnfSchema {
-  const context: Context = { usesRoot: false, openObjects, literals, strings };
+  return build(generationSchema, { openObjects, literals, strings, exclusive, nullable });
+}
+
+/** {@link grammarSchema}, with the placeholders of a {@link GrammarPlan} when `rules` is given. */
+function build(
+  generationSchema: JsonObject,
+  { openObjects, literals, strings, exclusive, nullable }: Omit<Widening, "generationSchema">,
+  rules?: Placeholders,
+): GbnfSchema {
+  const context: Context = { usesRoot: false, openObjects, literals, strings, exclusive, nullable, rules };
   const defs: Record<string, GbnfSchema> = {};
   const sourceDefs = own(generationSchema, "$defs");
   if (isJsonObject(sourceDefs)) {
@@ -193,6 +284,46 @@ export function responseGrammarSchema(schema: ResponseSchema): GbnfSchema {
 }
 
 /**
+ * How a structured answer's grammar is built: `schema` for node-llama-cpp to turn into GBNF text, holding a
+ * placeholder string `const` for each node it cannot express, whose literal in that text is then replaced by
+ * its rule in `rules` (`llama_grammar.ts`); `plain` is node-llama-cpp's own grammar schema
+ * ({@link responseGrammarSchema}), for when there are no rules or the text cannot be made.
+ */
+export interface GrammarPlan {
+  /** The grammar schema with placeholders (equal to `plain` when `rules` is empty). */
+  schema: GbnfSchema;
+  /** GBNF expression by placeholder. */
+  rules: ReadonlyMap<string, string>;
+  /** The grammar schema without placeholders. */
+  plain: GbnfSchema;
+}
+
+/**
+ * The {@link GrammarPlan} of a structured answer: beyond {@link responseGrammarSchema}, every `integer` or
+ * `number` bound (`minimum`/`maximum`, one-sided or both, any size the grammar's 16 digits can write; the
+ * generation schema holds exclusive ones as inclusive) and every `const`/`enum` of objects or arrays (written
+ * as their JSON text) is a rule of its own.
+ *
+ * @example
+ * ```ts
+ * import { convertSchema } from "../schema/convert.ts";
+ * import { responseGrammarPlan } from "./llama_schema.ts";
+ * const jsonSchema = { type: "object", properties: { gold: { type: "integer", minimum: 0 } }, required: ["gold"] };
+ * const { generationSchema } = convertSchema(jsonSchema, "Response");
+ * const plan = responseGrammarPlan({ name: "Response", generationSchema, jsonSchema });
+ * // plan.schema.properties.gold: { const: "oam-rule-0" }; plan.rules.get("oam-rule-0"): the integers ≥ 0
+ * ```
+ */
+export function responseGrammarPlan(schema: ResponseSchema): GrammarPlan {
+  const { generationSchema, ...widening } = clientConversion(schema.generationSchema, schema.jsonSchema);
+  const plain = build(generationSchema, widening);
+  const placeholders = new Placeholders(compactJson(generationSchema) + compactJson(schema.jsonSchema));
+  const withRules = build(generationSchema, widening, placeholders);
+  if (placeholders.rules.size === 0) return { schema: plain, rules: placeholders.rules, plain };
+  return { schema: withRules, rules: placeholders.rules, plain };
+}
+
+/**
  * The grammar schema of a tool's arguments: as {@link responseGrammarSchema}, an object type the client's
  * argument schema leaves open to any members is generated as any object (the tool's generation schema holds
  * it empty; the arguments are checked against the client's schema either way).
@@ -224,6 +355,8 @@ function clientConversion(generationSchema: JsonObject, jsonSchema: JsonObject):
     openObjects: new Set(),
     literals: new Map(),
     strings: new Map(),
+    exclusive: new Map(),
+    nullable: new Set(),
   };
   const title = own(generationSchema, "title");
   if (typeof title !== "string") return asItIs;
@@ -234,7 +367,8 @@ function clientConversion(generationSchema: JsonObject, jsonSchema: JsonObject):
     return asItIs;
   }
   if (
-    conversion.openObjects.length === 0 && conversion.literals.size === 0 && conversion.strings.size === 0
+    conversion.openObjects.length === 0 && conversion.literals.size === 0 && conversion.strings.size === 0 &&
+    conversion.exclusive.size === 0 && conversion.nullable.size === 0
   ) {
     return asItIs;
   }
@@ -244,6 +378,8 @@ function clientConversion(generationSchema: JsonObject, jsonSchema: JsonObject):
     openObjects: new Set(conversion.openObjects),
     literals: conversion.literals,
     strings: conversion.strings,
+    exclusive: conversion.exclusive,
+    nullable: conversion.nullable,
   };
 }
 

@@ -39,6 +39,7 @@ export function convertArray(walk: Walk, { schema, pos, nullable, sentences }: T
     // Items take the array's type name (`Root_cats` for the elements of property `cats`).
     const name = pos.slot?.isRoot ? `${pos.name}_item` : pos.name;
     item = walk.convert(itemSchema, { path: itemPath, name, depth: pos.depth + 1 });
+    if (item.nullable) walk.noteNullable(item.node);
   }
   const extra = [...sentences];
   if (item.description !== undefined) extra.push(`Each item: ${item.description}`);

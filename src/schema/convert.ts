@@ -39,6 +39,7 @@ import {
   setOwn,
 } from "../protocol/json.ts";
 import { mergeAllOf } from "./all_of.ts";
+import type { ExclusiveBounds } from "./grammar_numbers.ts";
 import { nonEmptyString } from "./keyword_values.ts";
 import { convertConst, convertEnum } from "./literals.ts";
 import { TypeNameRegistry } from "./names.ts";
@@ -137,6 +138,17 @@ export interface OpenObjectsConversion extends SchemaConversion {
    */
   strings: ReadonlyMap<JsonObject, GrammarStringLimits>;
   /**
+   * The generation schema's `number` nodes (by identity) whose `minimum`/`maximum` stands for the JSON
+   * Schema's exclusive bound, which the GGUF grammar of an answer enforces as exclusive.
+   */
+  exclusive: ReadonlyMap<JsonObject, ExclusiveBounds>;
+  /**
+   * The generation schema's nodes (by identity) of object members and array items the JSON Schema lets be
+   * null (the generation schema leaves a member out of `required`, an item as its type); the GGUF grammar
+   * generates them as their type or null.
+   */
+  nullable: ReadonlySet<JsonObject>;
+  /**
    * `warnings` before they are worded for a model: some depend on it (`model_notes.ts`); `warnings` holds
    * them as worded when no model is known, {@link warningsFor}`(warningNotes, model)` for the model in use.
    */
@@ -172,6 +184,8 @@ class Converter implements Walk {
   readonly #freeForm: FreeFormObject[] = [];
   readonly #literals = new Map<JsonObject, readonly JsonValue[]>();
   readonly #strings = new Map<JsonObject, GrammarStringLimits>();
+  readonly #exclusive = new Map<JsonObject, ExclusiveBounds>();
+  readonly #nullable = new Set<JsonObject>();
   #nodes = 0;
 
   constructor(root: JsonValue) {
@@ -203,6 +217,8 @@ class Converter implements Walk {
       freeForm: this.#freeForm,
       literals: this.#literals,
       strings: this.#strings,
+      exclusive: this.#exclusive,
+      nullable: this.#nullable,
       warningNotes: this.#warnings,
     };
   }
@@ -230,6 +246,14 @@ class Converter implements Walk {
 
   noteString(node: JsonObject, limits: GrammarStringLimits): void {
     this.#strings.set(node, limits);
+  }
+
+  noteExclusive(node: JsonObject, exclusive: ExclusiveBounds): void {
+    this.#exclusive.set(node, exclusive);
+  }
+
+  noteNullable(node: JsonObject): void {
+    this.#nullable.add(node);
   }
 
   countNode(path: string): void {

@@ -1,11 +1,19 @@
 /**
  * What the GGUF backend's grammar (node-llama-cpp 3.21's JSON-schema grammar) can enforce beyond the generation
- * schema: string lengths, the `date`, `time` and `date-time` formats, and integer ranges short enough to list.
+ * schema: string lengths, the `date`, `time` and `date-time` formats; in an answer, numeric bounds its rules
+ * can write (`grammar_numbers.ts`), in a tool's arguments only integer ranges short enough to list.
  * One place for the rules, read by the grammar conversion (`src/models/llama_schema.ts`) and by the warnings
  * a `llama` model's schema gets (`model_notes.ts`), so each warning says what that grammar does.
  * @module
  */
 import { type JsonObject, ownValue } from "../protocol/json.ts";
+import { integerRangeGbnf, numberRangeGbnf } from "./grammar_numbers.ts";
+
+/**
+ * What a grammar is for: a structured answer (node-llama-cpp's grammar text with rules of our own) or a
+ * tool's arguments (node-llama-cpp's function calling, which builds its grammar from the schema alone).
+ */
+export type GrammarTarget = "answer" | "arguments";
 
 /** The `format`s the grammar generates (`2024-05-01`, `13:45:00Z`, `2024-05-01T13:45:00.000+02:00`). */
 export const GRAMMAR_FORMATS: readonly string[] = ["date", "time", "date-time"];
@@ -17,7 +25,10 @@ export const GRAMMAR_FORMATS: readonly string[] = ["date", "time", "date-time"];
  */
 export const MAX_GRAMMAR_LENGTH = 500;
 
-/** Integer ranges up to this span are generated as the list of their values (`0…100` for a confidence). */
+/**
+ * In a tool's arguments (node-llama-cpp's own grammar), integer ranges up to this span are generated as the
+ * list of their values (`0…100` for a percentage); an answer's grammar has a rule for any range.
+ */
 export const MAX_ENUMERATED_RANGE = 256;
 
 /** What the grammar enforces of one string schema: a format, or its length bounds. */
@@ -90,7 +101,8 @@ export function grammarEnforces(schema: JsonObject, key: string): boolean {
 }
 
 /**
- * Whether the grammar enforces an integer range (both bounds, at most {@link MAX_ENUMERATED_RANGE} apart).
+ * Whether node-llama-cpp's own grammar (a tool's arguments) enforces an integer range, as the list of its
+ * values: both bounds, at most {@link MAX_ENUMERATED_RANGE} apart.
  *
  * @example
  * ```ts
@@ -101,4 +113,27 @@ export function grammarEnforces(schema: JsonObject, key: string): boolean {
  */
 export function enumeratesRange(low: number | undefined, high: number | undefined): boolean {
   return low !== undefined && high !== undefined && high >= low && high - low <= MAX_ENUMERATED_RANGE;
+}
+
+/**
+ * Whether the grammar enforces the numeric bounds `low`…`high` (either may be missing) of an `integer` or
+ * `number`: in an answer, any the grammar's 16 integer digits can write (`grammar_numbers.ts`); in a tool's
+ * arguments, only an integer range of up to {@link MAX_ENUMERATED_RANGE} + 1 values.
+ *
+ * @example
+ * ```ts
+ * import { grammarEnforcesRange } from "./grammar_rules.ts";
+ * grammarEnforcesRange("number", 0, 1, "answer"); // true
+ * grammarEnforcesRange("number", 0, 1, "arguments"); // false
+ * grammarEnforcesRange("integer", 1e300, undefined, "answer"); // false
+ * ```
+ */
+export function grammarEnforcesRange(
+  type: "integer" | "number",
+  low: number | undefined,
+  high: number | undefined,
+  target: GrammarTarget,
+): boolean {
+  if (target === "arguments") return type === "integer" && enumeratesRange(low, high);
+  return (type === "integer" ? integerRangeGbnf(low, high) : numberRangeGbnf(low, high)) !== undefined;
 }

@@ -2,9 +2,9 @@
  * `enum` and `const` in the conversion: string values become a string `enum`; an integer `enum` is enforced
  * as its range with the exact values described; any other value is described instead of enforced (with a
  * warning), and any other `enum` is generated as strings (with a warning that says what the answer holds).
- * The node of a non-string `enum` or `const` of primitive values is noted with those values
- * ({@link Walk.noteLiterals}): the GGUF grammar generates the values themselves, so the warnings are notes
- * worded for the model in use (`model_notes.ts`).
+ * The node of a non-string `enum` or `const` is noted with its values ({@link Walk.noteLiterals}): the GGUF
+ * grammar of an answer generates the values themselves (objects and arrays as their JSON text; a tool's
+ * arguments only primitive ones), so the warnings are notes worded for the model in use (`model_notes.ts`).
  * @module
  */
 import type { JsonValue } from "../protocol/json.ts";
@@ -47,7 +47,7 @@ export function convertEnum(
   walk.note({ kind: "stringified-enum", path: pos.path, values: present, literal });
   const description = describe(walk, { schema, path: pos.path });
   const node = { type: "string", enum: unique(present.map(describeValue)) };
-  if (literal) walk.noteLiterals(node, uniqueValues(present));
+  walk.noteLiterals(node, uniqueValues(present));
   return { node, description, nullable };
 }
 
@@ -79,6 +79,6 @@ export function convertConst(walk: Walk, { schema, pos, value }: SchemaAt & { va
     fallbackType,
     sentences: [`Must be exactly ${text}.`],
   });
-  if (literal) walk.noteLiterals(converted.node, [value]);
+  walk.noteLiterals(converted.node, [value]);
   return converted;
 }

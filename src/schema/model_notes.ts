@@ -2,15 +2,23 @@
  * Schema warnings whose truth depends on the model that generates the schema. The on-device and scripted
  * models follow the generation schema: a number `enum` comes back as strings, `minLength` is only described.
  * A `llama` (GGUF) model's grammar generates the client's enum and const values themselves, and enforces
- * string lengths and the `date`, `time` and `date-time` formats, but no numeric bound other than a short
+ * string lengths and the `date`, `time` and `date-time` formats; in an answer also numeric bounds (exclusive
+ * ones too, up to 16 integer digits) and object or array values, in a tool's arguments only a short
  * integer range (`grammar_rules.ts`). The conversion records these warnings as notes; {@link warningsFor}
  * words them for the model in use: the on-device model's words when the model is not `llama` or not known
- * (`schema/validate`, a tool definition), the llama model's own or none when it loses nothing.
+ * (`schema/validate`), the llama model's own or none when it loses nothing.
  * @module
  */
 import type { JsonValue } from "../protocol/json.ts";
 import { describeValue, safeJson } from "./keyword_values.ts";
-import { enumeratesRange, GRAMMAR_FORMATS, MAX_GRAMMAR_LENGTH } from "./grammar_rules.ts";
+import {
+  GRAMMAR_FORMATS,
+  grammarEnforcesRange,
+  type GrammarTarget,
+  MAX_ENUMERATED_RANGE,
+  MAX_GRAMMAR_LENGTH,
+} from "./grammar_rules.ts";
+import { MAX_GRAMMAR_DIGITS } from "./grammar_numbers.ts";
 
 /** A warning whose text depends on the model (see the module). */
 export type ModelNote =
@@ -26,7 +34,10 @@ export type ModelNote =
     kind: "stringified-enum";
     path: string;
     values: readonly JsonValue[];
-    /** True when a grammar that takes any JSON value generates the values themselves (all primitive). */
+    /**
+     * True when all are primitive: node-llama-cpp's grammar generates them (a tool's arguments); an answer's
+     * grammar generates objects and arrays too.
+     */
     literal: boolean;
   }
   | {
@@ -34,7 +45,7 @@ export type ModelNote =
     kind: "non-string-const";
     path: string;
     value: JsonValue;
-    /** True when a grammar that takes any JSON value generates the value itself (a primitive or null). */
+    /** True for a primitive or null, which node-llama-cpp's grammar generates (see `stringified-enum`). */
     literal: boolean;
   }
   | {
@@ -47,12 +58,12 @@ export type ModelNote =
     grammar: boolean;
   }
   | {
-    /** A `number`'s exclusive bound, enforced as inclusive by the on-device model. */
+    /** A `number`'s exclusive bound, enforced as inclusive by the on-device model (as it is by the GGUF grammar). */
     kind: "exclusive-bounds";
     path: string;
   }
   | {
-    /** An `integer` or `number` bound: enforced by the on-device model, by the GGUF grammar only as a short range. */
+    /** An `integer` or `number` bound: enforced by the on-device model, by the GGUF grammar as far as it can write it. */
     kind: "range";
     path: string;
     type: "integer" | "number";
@@ -65,7 +76,8 @@ export type SchemaWarning = string | ModelNote;
 
 /**
  * The warnings of a conversion for the model in use (`LanguageModel.kind`; undefined when none is known), in
- * their order, each once.
+ * their order, each once; `target` says whether the schema is an answer's or a tool's arguments (a llama
+ * model's grammar enforces more in an answer).
  *
  * @example
  * ```ts
@@ -76,14 +88,18 @@ export type SchemaWarning = string | ModelNote;
  * warningsFor([note], "llama"); // []: a llama model generates 1, 2 or 3
  * ```
  */
-export function warningsFor(warnings: readonly SchemaWarning[], model?: string): string[] {
+export function warningsFor(
+  warnings: readonly SchemaWarning[],
+  model?: string,
+  target: GrammarTarget = "answer",
+): string[] {
   const out = new Set<string>();
   for (const warning of warnings) {
     if (typeof warning === "string") {
       out.add(warning);
       continue;
     }
-    const text = model === "llama" ? llamaText(warning) : onDeviceText(warning);
+    const text = model === "llama" ? llamaText(warning, target) : onDeviceText(warning);
     if (text !== null) out.add(`${warning.path}: ${text}`);
   }
   return [...out];
@@ -108,23 +124,28 @@ function onDeviceText(note: ModelNote): string | null {
 }
 
 /** A note's text for a `llama` model; null where its grammar enforces what the schema asks. */
-function llamaText(note: ModelNote): string | null {
+function llamaText(note: ModelNote, target: GrammarTarget): string | null {
   switch (note.kind) {
     case "integer-enum":
       return null;
     case "stringified-enum":
-      return note.literal ? null : onDeviceText(note);
     case "non-string-const":
-      return note.literal ? null : onDeviceText(note);
+      return note.literal || target === "answer" ? null : onDeviceText(note);
     case "described":
       return note.grammar ? null : describedText(note.key, note.value);
     case "exclusive-bounds":
-      return null; // the range note says the bound is not enforced at all
+      // Enforced as exclusive where the range is enforced; where it is not, the range's own note says so.
+      return null;
     case "range":
-      if (note.type === "integer" && enumeratesRange(note.low, note.high)) return null;
+      if (grammarEnforcesRange(note.type, note.low, note.high, target)) return null;
+      if (target === "arguments") {
+        return `${note.type} ${rangeText(note.low, note.high)} is not enforced in a llama model's tool ` +
+          `arguments (its grammar there enforces only integer ranges of up to ${MAX_ENUMERATED_RANGE + 1} ` +
+          "values): arguments outside it fail validation and are generated once more";
+      }
       return `${note.type} ${rangeText(note.low, note.high)} is not enforced on a llama model (its grammar ` +
-        "enforces only integer ranges of up to 257 values): an answer outside it fails validation and is " +
-        "generated once more";
+        `writes numbers of up to ${MAX_GRAMMAR_DIGITS} integer digits and no exponent): an answer outside it ` +
+        "fails validation and is generated once more";
   }
 }
 

@@ -31,16 +31,32 @@ export function convertInteger(walk: Walk, typed: TypedSchema): Converted {
 export function convertNumber(walk: Walk, typed: TypedSchema): Converted {
   const lows: number[] = [];
   const highs: number[] = [];
+  /** The exclusive ones among them (draft 4's `exclusiveMinimum: true` makes `minimum` one). */
+  const strictLows: number[] = [];
+  const strictHighs: number[] = [];
   const { minimum, maximum, exclusiveMinimum, exclusiveMaximum } = numericBounds(typed.schema);
-  if (isFiniteNumber(minimum)) lows.push(minimum);
-  if (isFiniteNumber(maximum)) highs.push(maximum);
-  const exclusive =
-    (isFiniteNumber(exclusiveMinimum) || (exclusiveMinimum === true && isFiniteNumber(minimum))) ||
-    (isFiniteNumber(exclusiveMaximum) || (exclusiveMaximum === true && isFiniteNumber(maximum)));
-  if (exclusive) walk.note({ kind: "exclusive-bounds", path: typed.pos.path });
-  if (isFiniteNumber(exclusiveMinimum)) lows.push(exclusiveMinimum);
-  if (isFiniteNumber(exclusiveMaximum)) highs.push(exclusiveMaximum);
-  return ranged(walk, { ...typed, type: "number", lows, highs });
+  if (isFiniteNumber(minimum)) (exclusiveMinimum === true ? strictLows : lows).push(minimum);
+  if (isFiniteNumber(maximum)) (exclusiveMaximum === true ? strictHighs : highs).push(maximum);
+  if (isFiniteNumber(exclusiveMinimum)) strictLows.push(exclusiveMinimum);
+  if (isFiniteNumber(exclusiveMaximum)) strictHighs.push(exclusiveMaximum);
+  const exclusive = strictLows.length > 0 || strictHighs.length > 0;
+  const converted = ranged(walk, {
+    ...typed,
+    type: "number",
+    lows: [...lows, ...strictLows],
+    highs: [...highs, ...strictHighs],
+    exclusive,
+  });
+  // The bound the node holds is exclusive when an exclusive one is the tightest.
+  const low = lows.length > 0 ? Math.max(...lows) : -Infinity;
+  const high = highs.length > 0 ? Math.min(...highs) : Infinity;
+  const strictLow = strictLows.length > 0 && Math.max(...strictLows) >= low;
+  const strictHigh = strictHighs.length > 0 && Math.min(...strictHighs) <= high;
+  const node = converted.node;
+  const exclusiveLow = strictLow && Object.hasOwn(node, "minimum");
+  const exclusiveHigh = strictHigh && Object.hasOwn(node, "maximum");
+  if (exclusiveLow || exclusiveHigh) walk.noteExclusive(node, { low: exclusiveLow, high: exclusiveHigh });
+  return converted;
 }
 
 /** The own `minimum`, `maximum`, `exclusiveMinimum` and `exclusiveMaximum` of a numeric schema. */
@@ -64,21 +80,33 @@ function numericBounds(schema: JsonObject): {
  */
 function ranged(
   walk: Walk,
-  range: TypedSchema & { type: "integer" | "number"; lows: number[]; highs: number[] },
+  range: TypedSchema & { type: "integer" | "number"; lows: number[]; highs: number[]; exclusive?: boolean },
 ): Converted {
   const { type, lows, highs, schema, pos, nullable, sentences } = range;
   const fit = type === "integer" ? clampInteger : (value: number) => value;
-  let low = lows.length > 0 ? fit(Math.max(...lows)) : undefined;
-  let high = highs.length > 0 ? fit(Math.min(...highs)) : undefined;
+  // The tightest bounds as asked (the notes say these), and as the generation schema holds them (clamped).
+  let asked: [number | undefined, number | undefined] = [
+    lows.length > 0 ? Math.max(...lows) : undefined,
+    highs.length > 0 ? Math.min(...highs) : undefined,
+  ];
+  let low = asked[0] === undefined ? undefined : fit(asked[0]);
+  let high = asked[1] === undefined ? undefined : fit(asked[1]);
   if (low !== undefined && high !== undefined && low > high) {
     walk.warn(pos.path, `empty ${type} range is ignored`);
     low = high = undefined;
+    asked = [undefined, undefined];
   }
   const node: JsonObject = { type };
   if (low !== undefined) node.minimum = low;
   if (high !== undefined) node.maximum = high;
-  // Enforced by the on-device model; the GGUF grammar enforces only a short integer range.
-  if (low !== undefined || high !== undefined) walk.note({ kind: "range", path: pos.path, type, low, high });
+  const [askedLow, askedHigh] = asked;
+  if (range.exclusive === true) {
+    walk.note({ kind: "exclusive-bounds", path: pos.path });
+  }
+  // Enforced by the on-device model; by the GGUF grammar as far as its rules can write them (`model_notes.ts`).
+  if (low !== undefined || high !== undefined) {
+    walk.note({ kind: "range", path: pos.path, type, low: askedLow, high: askedHigh });
+  }
   const description = describe(walk, { schema, path: pos.path, described: NUMBER_DESCRIBED, sentences });
   return { node, description, nullable };
 }

@@ -45,6 +45,7 @@ export function convertObject(walk: Walk, { schema, pos, nullable, sentences }: 
     if (text !== undefined) setOwn(result.node, "description", text);
     setOwn(properties, key, result.node);
     if (required.has(key) && !result.nullable) requiredOut.push(key);
+    if (result.nullable) walk.noteNullable(result.node);
   }
 
   setOwn(def, "title", name);

@@ -7,6 +7,7 @@
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import type { FreeFormObject } from "./free_form.ts";
 import type { GrammarStringLimits } from "./grammar_rules.ts";
+import type { ExclusiveBounds } from "./grammar_numbers.ts";
 import type { ModelNote } from "./model_notes.ts";
 
 /** Maximum nesting (and `$ref` chain) depth. */
@@ -113,4 +114,14 @@ export interface Walk {
    * (`minLength`/`maxLength` or a `date`/`time`/`date-time` format) that the generation schema only describes.
    */
   noteString(node: JsonObject, limits: GrammarStringLimits): void;
+  /**
+   * Notes a generation-schema `number` node whose `minimum` or `maximum` stands for an exclusive bound (the
+   * generation schema holds it as inclusive; the GGUF grammar of an answer enforces it as it is).
+   */
+  noteExclusive(node: JsonObject, exclusive: ExclusiveBounds): void;
+  /**
+   * Notes a generation-schema node that stands for a value that may be null (an object member left out of
+   * `required`, an array item generated as its type): the GGUF grammar generates it as the type or null.
+   */
+  noteNullable(node: JsonObject): void;
 }

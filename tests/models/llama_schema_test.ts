@@ -19,7 +19,10 @@ function responseSchema(jsonSchema: JsonObject, name = "Response"): ResponseSche
 /** The grammar of `jsonSchema`'s member `key` (a `$ref` into `$defs` followed). */
 function memberGrammar(jsonSchema: JsonObject, key: string): JsonObject {
   const grammar = responseGrammarSchema(responseSchema(jsonSchema)) as JsonObject;
-  const member = (grammar.properties as JsonObject)[key] as JsonObject;
+  let member = (grammar.properties as JsonObject)[key] as JsonObject;
+  // A member that may be null is its type or null: its type.
+  const branches = member.oneOf as JsonObject[] | undefined;
+  if (branches?.length === 2 && branches[1].type === "null") member = branches[0];
   const ref = member.$ref;
   if (typeof ref !== "string") return member;
   return (grammar.$defs as JsonObject)[ref.slice("#/$defs/".length)] as JsonObject;

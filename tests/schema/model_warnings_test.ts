@@ -80,10 +80,12 @@ const NUMBERS: JsonObject = {
     ratio: { type: "number", minimum: 0, maximum: 1 },
     chance: { type: "number", exclusiveMinimum: 0, maximum: 1 },
     big: { type: "integer", minimum: 0, maximum: 100000 },
+    huge: { type: "number", minimum: 1e300 },
+    hugeCount: { type: "integer", minimum: 1e300 },
   },
-  required: ["gold", "dice", "ratio", "chance", "big"],
+  required: ["gold", "dice", "ratio", "chance", "big", "huge", "hugeCount"],
 };
-const NUMBERS_ANSWER = { gold: 5, dice: 3, ratio: 0.5, chance: 0.5, big: 7 };
+const NUMBERS_ANSWER = { gold: 5, dice: 3, ratio: 0.5, chance: 0.5, big: 7, huge: 2e300, hugeCount: 2e300 };
 
 const ON_DEVICE_LITERALS = [
   "#/properties/level: integer enum is enforced as a range 1...3; exact values are described",
@@ -110,11 +112,8 @@ async function respondWarnings(
 Deno.test("model warnings: a llama model is not told its number, boolean and const values become strings", async () => {
   const c = new WireClient({ systemModel: llamaKind(LITERALS_ANSWER) });
   try {
-    // Only the values its grammar cannot generate (an object among the enum's values, an object const).
-    assert.deepEqual(await respondWarnings(c, LITERALS, "s"), [
-      "#/properties/loot: mixed-type enum is generated as strings",
-      `#/properties/origin: non-string const {"x":0} is described instead of enforced`,
-    ]);
+    // Its grammar generates every value, objects and arrays too (written as JSON).
+    assert.deepEqual(await respondWarnings(c, LITERALS, "s"), []);
   } finally {
     await c.close();
   }
@@ -195,14 +194,14 @@ Deno.test("model warnings: the scripted model is still told minLength and format
 Deno.test("model warnings: a llama model is told which numeric bounds its grammar does not enforce", async () => {
   const c = new WireClient({ systemModel: llamaKind(NUMBERS_ANSWER) });
   try {
+    // Its grammar enforces ranges of any size and one-sided bounds, numbers with a fraction and exclusive
+    // bounds included; not a bound past the 16 integer digits it writes.
     const outside =
-      "is not enforced on a llama model (its grammar enforces only integer ranges of up to 257 " +
-      "values): an answer outside it fails validation and is generated once more";
+      "is not enforced on a llama model (its grammar writes numbers of up to 16 integer digits " +
+      "and no exponent): an answer outside it fails validation and is generated once more";
     const expected = [
-      `#/properties/gold: integer minimum 0 ${outside}`,
-      `#/properties/ratio: number range 0...1 ${outside}`,
-      `#/properties/chance: number range 0...1 ${outside}`,
-      `#/properties/big: integer range 0...100000 ${outside}`,
+      `#/properties/huge: number minimum 1e+300 ${outside}`,
+      `#/properties/hugeCount: integer minimum 1e+300 ${outside}`,
     ];
     assert.deepEqual(await respondWarnings(c, NUMBERS, "s"), expected);
     // content/generate on the host's default llama model says the same.
@@ -248,6 +247,7 @@ Deno.test("model warnings: a tool's parameters are worded for the llama model th
         count: { enum: [1, 2, 3] },
         item: { type: "string", minLength: 3 },
         ratio: { type: "number", minimum: 0, maximum: 1 },
+        loot: { enum: ["coin", { gem: 1 }] },
       },
       required: ["count", "item"],
     },
@@ -260,8 +260,10 @@ Deno.test("model warnings: a tool's parameters are worded for the llama model th
       tools: [tool, { name: "look" }],
     }) as JsonObject;
     assert.deepEqual(created.warnings, [
-      "give: #/properties/ratio: number range 0...1 is not enforced on a llama model (its grammar enforces only " +
-      "integer ranges of up to 257 values): an answer outside it fails validation and is generated once more",
+      "give: #/properties/ratio: number range 0...1 is not enforced in a llama model's tool arguments (its " +
+      "grammar there enforces only integer ranges of up to 257 values): arguments outside it fail validation " +
+      "and are generated once more",
+      "give: #/properties/loot: mixed-type enum is generated as strings",
       "look: no description; the model may not know when to call it.",
     ]);
     // The scripted model keeps the on-device wording.
@@ -273,6 +275,7 @@ Deno.test("model warnings: a tool's parameters are worded for the llama model th
     assert.deepEqual(scripted.warnings, [
       "give: #/properties/count: integer enum is enforced as a range 1...3; exact values are described",
       "give: #/properties/item: 'minLength' is described to the model but not enforced",
+      "give: #/properties/loot: mixed-type enum is generated as strings",
     ]);
   } finally {
     await c.close();
