@@ -117,7 +117,7 @@ Deno.test("an answer typed into a tool call's box when the bridge goes away is k
     // (A bridge that stops cancels the turn first; a connection that drops ends the call with it.)
     assert.match(
       await row.locator(".tool-status").textContent() ?? "",
-      /^not answered: (the turn was cancelled|the bridge went away, and the call with it)/,
+      /^not answered: (the server stopped|the bridge went away, and the call with it)/,
     );
     assert.match(await row.textContent() ?? "", /Your answer was not sent: the call ended\./);
 

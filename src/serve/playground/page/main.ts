@@ -19,6 +19,7 @@ import { Editor } from "./editor.ts";
 import type { Check } from "./fields.ts";
 import { fetchServerInfo, Link, type ServerInfo } from "./link.ts";
 import { lastVisitLabel, seenNow } from "./last_visit.ts";
+import { KeptAnswers } from "./kept_answers.ts";
 import { LogView } from "./log_view.ts";
 import { firstVisit } from "./samples.ts";
 import { engineExport, worldIdFor } from "./engine_export.ts";
@@ -82,6 +83,8 @@ class Playground {
   /** A Download state is running (one waiting for a reply to end takes no second click). */
   #saving = false;
   readonly persist: () => void;
+  /** Answers typed to tool calls but not sent, kept for the tab (by persona and tool): a reload keeps them. */
+  readonly kept = new KeptAnswers(sessionStorageOrNull());
 
   /** What runs on the bridge now, or null; the editor's status line says which NPC runs. */
   get running(): Running | null {
@@ -120,6 +123,7 @@ class Playground {
       this.persist();
       this.conversation.note(`The reload cut off the reply to “${cut}”: your line is back in the box.`);
     }
+    this.#noteKeptAnswers();
     // A reload (or a tab opened again) starts a new connection: the NPC of the last visit is not running,
     // but its last state is kept, and the designer sees that here rather than in the State panel's Save tab.
     const last = this.#lastLabel();
@@ -130,6 +134,34 @@ class Playground {
         () => void this.restoreLast(),
       );
     }
+  }
+
+  /** The persona's id (the editor's `npc`), under which answers typed but not sent are kept. */
+  #persona(): string {
+    const npc = this.editor.doc.value.npc;
+    return typeof npc === "string" ? npc : "";
+  }
+
+  /**
+   * After a reload: the answers typed to calls of the old page's turn (which went with its connection) are
+   * kept for the next call of their tool, and the conversation says so. Those of tools the persona no longer
+   * has go.
+   */
+  #noteKeptAnswers(): void {
+    const persona = this.#persona();
+    this.kept.prune(persona, this.#toolNames(this.editor.toolDefinitions()));
+    const tools = this.kept.tools(persona);
+    if (tools.length === 0) return;
+    const names = tools.join(", ");
+    this.conversation.note(
+      `Your answer to ${names}, typed before the page was reloaded, is kept: the next call of ${
+        tools.length === 1 ? "it" : "each"
+      } starts with it.`,
+    );
+  }
+
+  #toolNames(definitions: JsonObject[]): string[] {
+    return definitions.flatMap((def) => typeof def.name === "string" ? [def.name] : []);
   }
 
   /** The connection to this server's `/rpc` (not opened yet: see {@link Playground.boot}). */
@@ -187,6 +219,8 @@ class Playground {
         return scriptHint(error, run) ?? unavailableHint(error, run);
       },
       barkHint: (line) => barkHint(line, this.running?.scripted ?? null),
+      persona: () => this.#persona(),
+      kept: this.kept,
     });
   }
 
@@ -310,6 +344,7 @@ class Playground {
       // "Started Mira (mira)." under Start no longer holds.
       this.editor.showResult({});
       this.conversation.stopped("the bridge went away");
+      if (this.link.serverStopped) this.conversation.serverStopped();
       this.conversation.note(`The bridge went away: ${why}.`, "error", true);
     }
     if (this.saved.lastState !== null) this.state.offerLast(this.#lastLabel());
@@ -405,6 +440,8 @@ class Playground {
   /** Registers the client tools with the connection: each call goes to the conversation. */
   #registerTools(definitions: JsonObject[]): void {
     const connection = this.link.require();
+    // An answer kept for a tool the NPC no longer has would never be asked for.
+    this.kept.prune(this.#persona(), this.#toolNames(definitions));
     for (const def of definitions) {
       if (typeof def.name !== "string") continue;
       // (The connection runs the handler of the tool the call names: `ctx.call` has the name and arguments.)
@@ -834,6 +871,15 @@ class Playground {
     const name = fileName(typeof value.npc === "string" ? value.npc : "npc", ".npc-create.json");
     download(name, { text: `${pretty(params)}\n` });
     editor.showResult({ note: `Exported ${name}: the params of ${Object.keys(params).join(" and ")}.` });
+  }
+}
+
+/** The tab's session storage, or null when the browser keeps none (a private window may refuse it). */
+function sessionStorageOrNull(): Storage | null {
+  try {
+    return globalThis.sessionStorage ?? null;
+  } catch {
+    return null;
   }
 }
 
