@@ -88,6 +88,10 @@ export class WorldTree {
   #state: JsonValue | null = null;
   #closed = new Set<string>();
   #editing: Editing | null = null;
+  /** An input method is composing text in a field of the tree (compositionstart, until compositionend). */
+  #composing = false;
+  /** A render was put off until the composition ends. */
+  #renderLater = false;
 
   /** A tree that edits through `actions`. */
   constructor(actions: WorldActions) {
@@ -98,6 +102,16 @@ export class WorldTree {
     });
     this.#tree = h("div", { class: "world-tree" });
     this.#log = h("ol", { class: "world-log", "aria-label": "World changes, newest first" });
+    // A world change that arrives while an input method composes in an edit form (Japanese, Chinese, Korean…)
+    // waits for the composition to end: building the form again would replace the field and end it.
+    this.#tree.addEventListener("compositionstart", () => this.#composing = true);
+    this.#tree.addEventListener("compositionend", () => {
+      this.#composing = false;
+      if (!this.#renderLater) return;
+      this.#renderLater = false;
+      // After the input event that follows compositionend (the composed text is in the form's state then).
+      queueMicrotask(() => this.#render());
+    });
     this.root = h(
       "div",
       {},
@@ -130,7 +144,11 @@ export class WorldTree {
     this.#state = applyChange(this.#state, change);
     const e = this.#editing;
     if (e?.kind === "edit" && overlaps(e.path, change.path)) e.changedBy = source;
-    this.#render();
+    if (this.#composing && this.#tree.isConnected) {
+      this.#renderLater = true;
+    } else {
+      this.#render();
+    }
     const row = this.#tree.querySelector<HTMLElement>(`[data-path="${CSS.escape(change.path)}"]`);
     if (row) {
       row.classList.remove("changed");
@@ -153,6 +171,9 @@ export class WorldTree {
   }
 
   #render(): void {
+    // Building the tree again replaces every field: a composition in one of them ends with it.
+    this.#composing = false;
+    this.#renderLater = false;
     const focused = this.#tree.contains(document.activeElement)
       ? (document.activeElement as HTMLElement)
       : null;
@@ -338,6 +359,8 @@ export class WorldTree {
       "aria-invalid": String(e.message !== ""),
     });
     valueInput.addEventListener("input", () => e.value = valueInput.value);
+    // (The composed text is the form's before a render put off until the composition ended runs.)
+    valueInput.addEventListener("compositionend", () => e.value = valueInput.value);
     const keyInput = e.kind === "add" && !isList
       ? h("input", {
         type: "text",
@@ -350,6 +373,7 @@ export class WorldTree {
       })
       : null;
     keyInput?.addEventListener("input", () => e.key = keyInput.value);
+    keyInput?.addEventListener("compositionend", () => e.key = keyInput.value);
     const cancel = () => {
       this.#editing = null;
       this.#render();
