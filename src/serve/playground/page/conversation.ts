@@ -67,6 +67,8 @@ export interface ConversationHost {
   barkHint(line: string): string | null;
   /** The persona's id (answers typed but not sent are kept by persona and tool). */
   persona(): string;
+  /** The editor's name now of the tool the running NPC calls `name` (it may have been renamed since). */
+  toolNameNow(name: string): string;
   /** Answers typed but not sent, kept for the tab (a reload keeps them). */
   kept: KeptAnswers;
 }
@@ -609,7 +611,8 @@ export class Conversation {
     // off) starts the box; it stays kept while the box holds it, until it is sent (or emptied).
     const kept = this.#host.kept;
     const persona = this.#host.persona();
-    const unsent = kept.get(persona, name);
+    const keptAs = this.#host.toolNameNow(name);
+    const unsent = kept.get(persona, keptAs);
     return answerByHand(row, {
       name,
       answer: unsent === undefined ? answer : { ...answer, text: unsent },
@@ -621,8 +624,8 @@ export class Conversation {
       shown: () => this.#follow(),
       cancelTurn: () => this.cancel(),
       cancelledByDesigner: () => live.abort.signal.aborted,
-      typed: (text) => kept.set(persona, name, text),
-      unsent: (text) => kept.set(persona, name, text),
+      typed: (text) => kept.set(persona, keptAs, text),
+      unsent: (text) => kept.set(persona, keptAs, text),
     });
   }
 

@@ -27,6 +27,7 @@ import { barkHint, type ScriptedRun, scriptHint, unavailableHint } from "./scrip
 import { relationshipReasons, StatePanel } from "./state_panel.ts";
 import { loadSaved, type Saved, storeSaved } from "./storage.ts";
 import { answerOf } from "./tool_editor.ts";
+import { ToolRenames } from "./tool_renames.ts";
 import { ConnectionBar, showModelPill } from "./top_bar.ts";
 import { availabilityText } from "./availability_text.ts";
 import { historyOf } from "./transcript.ts";
@@ -85,6 +86,8 @@ class Playground {
   readonly persist: () => void;
   /** Answers typed to tool calls but not sent, kept for the tab (by persona and tool): a reload keeps them. */
   readonly kept = new KeptAnswers(sessionStorageOrNull());
+  /** Tools renamed in the editor since the running NPC took its tools (it calls them by the old names). */
+  readonly #renames = new ToolRenames();
 
   /** What runs on the bridge now, or null; the editor's status line says which NPC runs. */
   get running(): Running | null {
@@ -102,6 +105,8 @@ class Playground {
     this.persist = debounce(() => storeSaved(this.saved), 150);
     addEventListener("pagehide", () => {
       this.conversation?.keepLiveLine();
+      // A tool's name still being typed: its answer settings go with the name the document keeps.
+      this.editor?.commitRenames();
       // A form edit still waiting for a pause in typing (a long document) goes into what is kept.
       this.editor?.flush();
       storeSaved(this.saved);
@@ -192,6 +197,12 @@ class Playground {
         void this.restore(name, text);
       },
       exportForEngine: () => this.exportForEngine(),
+      toolRenamed: (old, name) => {
+        this.#renames.renamed(old, name);
+        const kept = this.kept.take(this.#persona(), old);
+        if (kept !== undefined) this.kept.set(this.#persona(), name, kept);
+        this.persist();
+      },
     });
   }
 
@@ -210,7 +221,8 @@ class Playground {
         if (!r) return 120;
         return r.timeouts.has(name) ? r.timeouts.get(name)! : r.defaultTimeout;
       },
-      answerOf: (name) => answerOf(this.saved.answers, name),
+      // (The running NPC calls a tool renamed since by its old name: the settings are under the new one.)
+      answerOf: (name) => answerOf(this.saved.answers, this.#renames.nameNow(name)),
       turnFinished: (record) => void this.#turnFinished(record),
       connected: () => this.link.state === "open",
       changed: () => this.persist(),
@@ -220,6 +232,7 @@ class Playground {
       },
       barkHint: (line) => barkHint(line, this.running?.scripted ?? null),
       persona: () => this.#persona(),
+      toolNameNow: (name) => this.#renames.nameNow(name),
       kept: this.kept,
     });
   }
@@ -440,6 +453,7 @@ class Playground {
   /** Registers the client tools with the connection: each call goes to the conversation. */
   #registerTools(definitions: JsonObject[]): void {
     const connection = this.link.require();
+    this.#renames.reset();
     // An answer kept for a tool the NPC no longer has would never be asked for.
     this.kept.prune(this.#persona(), this.#toolNames(definitions));
     for (const def of definitions) {
@@ -536,6 +550,7 @@ class Playground {
       });
       return Promise.resolve();
     }
+    editor.commitRenames();
     return this.#lifecycle("Starting the NPC", () => this.#start());
   }
 
@@ -597,6 +612,7 @@ class Playground {
 
   /** Rebuilds the running NPC with the editor's persona, options and tools; conversation and memory stay. */
   apply(): Promise<void> {
+    this.editor.commitRenames();
     return this.#lifecycle("Applying the editor to the NPC", () => this.#apply());
   }
 
