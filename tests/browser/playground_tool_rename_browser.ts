@@ -15,7 +15,9 @@ import { startScriptNpc } from "./script_npc.ts";
 /** The names the page keeps answer settings under. */
 function answerNames(page: Page): Promise<string[]> {
   return page.evaluate(() =>
-    Object.keys((globalThis as unknown as { playground: { saved: { answers: object } } }).playground.saved.answers)
+    Object.keys(
+      (globalThis as unknown as { playground: { saved: { answers: object } } }).playground.saved.answers,
+    )
   );
 }
 

@@ -8,21 +8,16 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
-import { npcReady, withPlayground } from "./browser_fixture.ts";
-import { startScriptNpc } from "./script_npc.ts";
+import { withPlayground } from "./browser_fixture.ts";
+import { answerCall, sayUntilCall, startScriptNpc } from "./script_npc.ts";
 
 Deno.test("world edits while a call waits for its answer: the change log says the designer made them, and the NPC's write as the NPC's", async () => {
   await withPlayground("failed-world-during-turn", async (browser) => {
     const { page } = browser;
     // The page's sample script: turn 1 calls check_stock (answered by hand), turn 2 writes player.gold.
-    await page.click("#tab-model");
-    await page.check("#model-script");
-    await page.click("#start");
-    await npcReady(page);
+    await startScriptNpc(page);
     await page.click("#tab-state-world");
-    await page.fill("#player-line", "An ale?");
-    await page.press("#player-line", "Enter");
-    await page.locator(".tool-call.pending").waitFor();
+    await sayUntilCall(page, "An ale?");
 
     await page.getByRole("button", { name: /^player\.gold is 20; change it/ }).click();
     const value = page.getByRole("textbox", { name: "New value of player.gold" });
@@ -41,8 +36,7 @@ Deno.test("world edits while a call waits for its answer: the change log says th
       "player.gold: 20 → 30 · you",
     ]);
 
-    await page.locator(".tool-call.pending textarea").fill("3");
-    await page.locator(".tool-call.pending textarea").press("Enter");
+    await answerCall(page, "3");
     await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
     await page.fill("#player-line", "One ale, please.");
     await page.press("#player-line", "Enter");
@@ -56,10 +50,7 @@ Deno.test("an edit form left open while the NPC changes its value says so, keeps
   await withPlayground("failed-world-changed-underneath", async (browser) => {
     const { page } = browser;
     // The page's sample script: turn 1 calls check_stock (answered by hand), turn 2 sets player.gold to 16.
-    await page.click("#tab-model");
-    await page.check("#model-script");
-    await page.click("#start");
-    await npcReady(page);
+    await startScriptNpc(page);
     await page.click("#tab-state-world");
     await page.getByRole("button", { name: /^player\.gold is 20; change it/ }).click();
     const value = page.getByRole("textbox", { name: "New value of player.gold" });
@@ -67,8 +58,7 @@ Deno.test("an edit form left open while the NPC changes its value says so, keeps
 
     await page.fill("#player-line", "An ale?");
     await page.press("#player-line", "Enter");
-    await page.locator(".tool-call.pending textarea").fill("3");
-    await page.locator(".tool-call.pending textarea").press("Enter");
+    await answerCall(page, "3");
     await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
     await page.fill("#player-line", "One ale, please.");
     await page.press("#player-line", "Enter");

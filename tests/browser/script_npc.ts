@@ -14,8 +14,8 @@ import { npcReady } from "./browser_fixture.ts";
  * @example
  * ```ts
  * await startScriptNpc(page);
- * const box = await sayUntilCall(page, "An ale?");
- * await answerCall(box, '{"stock": 3}');
+ * await sayUntilCall(page, "An ale?");
+ * await answerCall(page, '{"stock": 3}');
  * ```
  */
 export async function startScriptNpc(page: Page): Promise<void> {
@@ -34,8 +34,9 @@ export async function sayUntilCall(page: Page, line: string): Promise<Locator> {
   return box;
 }
 
-/** Answers the waiting call of `box` with `text` (typed, then Enter, as a designer sends it). */
-export async function answerCall(box: Locator, text: string): Promise<void> {
+/** Answers the call waiting for its answer with `text` (typed in its box, then Enter, as a designer sends it). */
+export async function answerCall(page: Page, text: string): Promise<void> {
+  const box = page.locator(".tool-call.pending .tool-answer textarea");
   await box.fill(text);
   await box.press("Enter");
 }
