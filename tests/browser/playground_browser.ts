@@ -23,6 +23,7 @@ import {
   servePlayground,
   withPlayground,
 } from "./browser_fixture.ts";
+import { sayUntilCall, startScriptNpc } from "./script_npc.ts";
 
 /** A persona with a client tool, a world the NPC may write and memory tools; text replies stream in pieces. */
 const PERSONA = `// The innkeeper, for the browser test.
