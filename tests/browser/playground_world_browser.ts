@@ -138,6 +138,13 @@ Deno.test("a world change while an input method composes in a world edit form: t
     });
     // Once it ended, the tree shows the change, and the form keeps what was composed, with the focus.
     await page.getByRole("button", { name: /^inn\.open is false; change it/ }).waitFor();
+    // The changed value flashes then, as any change does (not in the tree that went).
+    assert.equal(
+      await page.locator('#state-body [data-path="inn.open"]').evaluate((row) =>
+        row.classList.contains("changed")
+      ),
+      true,
+    );
     assert.equal(await value.inputValue(), '"Ariあ"');
     assert.equal(await value.evaluate((input) => document.activeElement === input), true);
     assert.deepEqual(browser.errors, []);

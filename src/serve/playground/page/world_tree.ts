@@ -92,6 +92,8 @@ export class WorldTree {
   #composing = false;
   /** A render was put off until the composition ends. */
   #renderLater = false;
+  /** The paths changed meanwhile: they flash once the tree shows them. */
+  #flashLater: string[] = [];
 
   /** A tree that edits through `actions`. */
   constructor(actions: WorldActions) {
@@ -109,8 +111,11 @@ export class WorldTree {
       this.#composing = false;
       if (!this.#renderLater) return;
       this.#renderLater = false;
-      // After the input event that follows compositionend (the composed text is in the form's state then).
-      queueMicrotask(() => this.#render());
+      const paths = this.#flashLater;
+      queueMicrotask(() => {
+        this.#render();
+        for (const path of paths) this.#flash(path);
+      });
     });
     this.root = h(
       "div",
@@ -146,14 +151,10 @@ export class WorldTree {
     if (e?.kind === "edit" && overlaps(e.path, change.path)) e.changedBy = source;
     if (this.#composing && this.#tree.isConnected) {
       this.#renderLater = true;
+      this.#flashLater.push(change.path);
     } else {
       this.#render();
-    }
-    const row = this.#tree.querySelector<HTMLElement>(`[data-path="${CSS.escape(change.path)}"]`);
-    if (row) {
-      row.classList.remove("changed");
-      void row.offsetWidth; // restart the animation
-      row.classList.add("changed");
+      this.#flash(change.path);
     }
     // As JSON, as the tree shows values: text in quotes (20 → "twenty" is not 20 → 20).
     const before = "oldValue" in change ? brief(JSON.stringify(change.oldValue), 60) : "(new)";
@@ -170,10 +171,20 @@ export class WorldTree {
     while (this.#log.children.length > 50) this.#log.lastElementChild?.remove();
   }
 
+  /** Flashes the row of `path`, if the tree shows it. */
+  #flash(path: string): void {
+    const row = this.#tree.querySelector<HTMLElement>(`[data-path="${CSS.escape(path)}"]`);
+    if (!row) return;
+    row.classList.remove("changed");
+    void row.offsetWidth; // restart the animation
+    row.classList.add("changed");
+  }
+
   #render(): void {
     // Building the tree again replaces every field: a composition in one of them ends with it.
     this.#composing = false;
     this.#renderLater = false;
+    this.#flashLater = [];
     const focused = this.#tree.contains(document.activeElement)
       ? (document.activeElement as HTMLElement)
       : null;
