@@ -23,6 +23,7 @@ import {
   servePlayground,
   withPlayground,
 } from "./browser_fixture.ts";
+import { sayUntilCall, startScriptNpc } from "./script_npc.ts";
 
 /** A persona with a client tool, a world the NPC may write and memory tools; text replies stream in pieces. */
 const PERSONA = `// The innkeeper, for the browser test.
@@ -340,11 +341,8 @@ Deno.test("the designer's loop: edit, talk (streamed, emotion first), answer a t
 Deno.test("a bark on the page's sample script: the line is the turn's JSON step it played, and the page says so and what to do", async () => {
   await withPlayground("failed-sample-bark", async (browser) => {
     const { page } = browser;
-    await page.click("#tab-model");
-    await page.check("#model-script");
-    await page.click("#start");
+    await startScriptNpc(page);
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
-    await npcReady(page);
     await page.click("#bark");
     await page.locator("li.bark .meta").waitFor();
     // The bridge gives the step's text back as the line (the sample script's steps are all for turns).
@@ -938,11 +936,8 @@ Deno.test("layout: on a 400 px phone the conversation's title is tidy: the name 
   await withPlayground("failed-phone-title", async (browser) => {
     const { page } = browser;
     await page.setViewportSize({ width: 400, height: 800 });
-    await page.click("#tab-model");
-    await page.check("#model-script"); // the longest model part: "scripted (the Model tab's script)"
-    await page.click("#start");
+    await startScriptNpc(page); // the longest model part: "scripted (the Model tab's script)"
     await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
-    await npcReady(page);
     await page.locator("#conversation").scrollIntoViewIfNeeded();
     await screenshot(page, "13-phone-title");
     const parts = await page.evaluate(() =>
@@ -1695,9 +1690,7 @@ Deno.test("long replies: a designer who scrolled up to read an earlier turn stay
 
     // At the bottom, the conversation follows the reply as it grows.
     await list.evaluate((ol) => ol.scrollTop = ol.scrollHeight);
-    await page.fill("#player-line", "Line 5");
-    await page.press("#player-line", "Enter");
-    await page.locator(".tool-call.pending").waitFor();
+    await sayUntilCall(page, "Line 5");
     // The answer box took the focus; the page has drawn it (its scroll events are in) before the answer goes.
     await page.evaluate(() =>
       new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))
@@ -1723,13 +1716,8 @@ Deno.test("long replies: a designer who scrolled up to read an earlier turn stay
 Deno.test("reload in the middle of a turn: the line that was being answered is back in the player's box, and the conversation says so", async () => {
   await withPlayground("failed-reload-mid-turn", async (browser) => {
     const { page } = browser;
-    await page.click("#tab-model");
-    await page.check("#model-script"); // the sample script: the first turn waits for check_stock
-    await page.click("#start");
-    await npcReady(page);
-    await page.fill("#player-line", "An ale, please, and the news.");
-    await page.press("#player-line", "Enter");
-    await page.locator(".tool-call.pending").waitFor();
+    await startScriptNpc(page); // the sample script: the first turn waits for check_stock
+    await sayUntilCall(page, "An ale, please, and the news.");
     assert.equal(await page.inputValue("#player-line"), "");
 
     await page.reload();

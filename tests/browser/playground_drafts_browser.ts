@@ -11,6 +11,7 @@
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
 import { npcReady, openPage, screenshot, servePlayground, withPlayground } from "./browser_fixture.ts";
+import { startScriptNpc } from "./script_npc.ts";
 
 /** A backstory of 36,000 characters (a designer's long one). */
 const LONG = "Born in the mill town of Harrow, she learned the trade of her father. ".repeat(520).slice(
@@ -99,10 +100,7 @@ Deno.test("an answer typed into a tool call's box when the bridge goes away is k
   const { page } = browser;
   try {
     // The page's sample script: turn 1 calls check_stock, answered by hand.
-    await page.click("#tab-model");
-    await page.check("#model-script");
-    await page.click("#start");
-    await npcReady(page);
+    await startScriptNpc(page);
     await page.fill("#player-line", "An ale?");
     await page.press("#player-line", "Enter");
     const answer = '{"stock": 7, "note": "the last barrel"}';
@@ -117,7 +115,7 @@ Deno.test("an answer typed into a tool call's box when the bridge goes away is k
     // (A bridge that stops cancels the turn first; a connection that drops ends the call with it.)
     assert.match(
       await row.locator(".tool-status").textContent() ?? "",
-      /^not answered: (the turn was cancelled|the bridge went away, and the call with it)/,
+      /^not answered: (the server stopped|the bridge went away, and the call with it)/,
     );
     assert.match(await row.textContent() ?? "", /Your answer was not sent: the call ended\./);
 
@@ -149,10 +147,7 @@ Deno.test("an answer typed into a tool call's box when the bridge goes away is k
 Deno.test("a world change while the designer types in a world edit form keeps the form's text, focus and caret", async () => {
   await withPlayground("failed-world-caret", async (browser) => {
     const { page } = browser;
-    await page.click("#tab-model");
-    await page.check("#model-script");
-    await page.click("#start");
-    await npcReady(page);
+    await startScriptNpc(page);
     await page.click("#tab-state-world");
     await page.getByRole("button", { name: /^player\.name is "Aria"; change it/ }).click();
     const value = page.getByRole("textbox", { name: "New value of player.name" });

@@ -589,9 +589,10 @@ Deno.test("screen reader: a bridge that goes away while an NPC runs is announced
     assert.equal(await page.locator("#connection-status").textContent(), "Not connected");
     // The turn the bridge cancelled as it stopped: not "cancelled" by the designer, and the line is back.
     // Before: "The reply was cancelled; the turn left no trace…", as after Cancel reply, and the line was gone.
+    // (It closed with 1001, the server stopping: the turn says so.)
     assert.equal(
       await page.locator('.turn[data-turn="1"] .meta .error').textContent(),
-      "cancelled: The bridge cancelled the reply (it stopped, or the NPC was closed): The turn was cancelled.",
+      "cancelled: The server stopped, and cancelled the reply with it.",
     );
     assert.equal(await page.inputValue("#player-line"), "An ale, please.");
     assert.deepEqual(browser.errors.filter((e) => !/WebSocket|ERR_CONNECTION_REFUSED/.test(e)), []);

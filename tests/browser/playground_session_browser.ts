@@ -10,6 +10,7 @@
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
 import { file, npcReady, withPlayground } from "./browser_fixture.ts";
+import { answerCall, sayUntilCall, startScriptNpc } from "./script_npc.ts";
 
 /** The editor's status summary (the line above Start's result). */
 async function summary(page: Page): Promise<string> {
@@ -146,13 +147,8 @@ Deno.test("Download state while a call waits for its answer: the Save tab says i
   await withPlayground("failed-session-save-mid-turn", async (browser) => {
     const { page } = browser;
     // The page's sample script: the first turn calls check_stock, answered by hand.
-    await page.click("#tab-model");
-    await page.check("#model-script");
-    await page.click("#start");
-    await npcReady(page);
-    await page.fill("#player-line", "An ale?");
-    await page.press("#player-line", "Enter");
-    await page.locator(".tool-call.pending").waitFor();
+    await startScriptNpc(page);
+    await sayUntilCall(page, "An ale?");
     await page.click("#tab-state-save");
     const downloads: string[] = [];
     page.on("download", (download) => downloads.push(download.suggestedFilename()));
@@ -166,8 +162,7 @@ Deno.test("Download state while a call waits for its answer: the Save tab says i
       "Waiting for the running reply to end (answer or cancel it), then saving…",
     );
     await page.click("#download-state");
-    await page.locator(".tool-call.pending textarea").fill("3");
-    await page.locator(".tool-call.pending textarea").press("Enter");
+    await answerCall(page, "3");
     await status.filter({ hasText: "Saved mira.state.json" }).waitFor();
     await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
     // One more save after the turn: its file comes after any other the clicks during the turn made (the saves
@@ -181,13 +176,8 @@ Deno.test("Download state while a call waits for its answer: the Save tab says i
 Deno.test("Save memory while a call waits for its answer: the form says it saves once the reply ends, and its Save waits", async () => {
   await withPlayground("failed-session-memory-mid-turn", async (browser) => {
     const { page } = browser;
-    await page.click("#tab-model");
-    await page.check("#model-script");
-    await page.click("#start");
-    await npcReady(page);
-    await page.fill("#player-line", "An ale?");
-    await page.press("#player-line", "Enter");
-    await page.locator(".tool-call.pending").waitFor();
+    await startScriptNpc(page);
+    await sayUntilCall(page, "An ale?");
     await page.click("#tab-state-memory");
     await page.getByRole("button", { name: "Edit memory" }).click();
     await page.fill("#memory-relationship", "40");
@@ -201,8 +191,7 @@ Deno.test("Save memory while a call waits for its answer: the form says it saves
     );
     const save = page.getByRole("button", { name: "Save memory" });
     assert.equal(await save.getAttribute("aria-disabled"), "true");
-    await page.locator(".tool-call.pending textarea").fill("3");
-    await page.locator(".tool-call.pending textarea").press("Enter");
+    await answerCall(page, "3");
     await page.locator("#state-body .relationship-value").filter({ hasText: "40" }).waitFor();
     assert.deepEqual(browser.errors, []);
   });

@@ -8,20 +8,16 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
-import { npcReady, withPlayground } from "./browser_fixture.ts";
+import { withPlayground } from "./browser_fixture.ts";
+import { answerCall, sayUntilCall, startScriptNpc } from "./script_npc.ts";
 
 Deno.test("world edits while a call waits for its answer: the change log says the designer made them, and the NPC's write as the NPC's", async () => {
   await withPlayground("failed-world-during-turn", async (browser) => {
     const { page } = browser;
     // The page's sample script: turn 1 calls check_stock (answered by hand), turn 2 writes player.gold.
-    await page.click("#tab-model");
-    await page.check("#model-script");
-    await page.click("#start");
-    await npcReady(page);
+    await startScriptNpc(page);
     await page.click("#tab-state-world");
-    await page.fill("#player-line", "An ale?");
-    await page.press("#player-line", "Enter");
-    await page.locator(".tool-call.pending").waitFor();
+    await sayUntilCall(page, "An ale?");
 
     await page.getByRole("button", { name: /^player\.gold is 20; change it/ }).click();
     const value = page.getByRole("textbox", { name: "New value of player.gold" });
@@ -40,8 +36,7 @@ Deno.test("world edits while a call waits for its answer: the change log says th
       "player.gold: 20 → 30 · you",
     ]);
 
-    await page.locator(".tool-call.pending textarea").fill("3");
-    await page.locator(".tool-call.pending textarea").press("Enter");
+    await answerCall(page, "3");
     await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
     await page.fill("#player-line", "One ale, please.");
     await page.press("#player-line", "Enter");
@@ -55,10 +50,7 @@ Deno.test("an edit form left open while the NPC changes its value says so, keeps
   await withPlayground("failed-world-changed-underneath", async (browser) => {
     const { page } = browser;
     // The page's sample script: turn 1 calls check_stock (answered by hand), turn 2 sets player.gold to 16.
-    await page.click("#tab-model");
-    await page.check("#model-script");
-    await page.click("#start");
-    await npcReady(page);
+    await startScriptNpc(page);
     await page.click("#tab-state-world");
     await page.getByRole("button", { name: /^player\.gold is 20; change it/ }).click();
     const value = page.getByRole("textbox", { name: "New value of player.gold" });
@@ -66,8 +58,7 @@ Deno.test("an edit form left open while the NPC changes its value says so, keeps
 
     await page.fill("#player-line", "An ale?");
     await page.press("#player-line", "Enter");
-    await page.locator(".tool-call.pending textarea").fill("3");
-    await page.locator(".tool-call.pending textarea").press("Enter");
+    await answerCall(page, "3");
     await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
     await page.fill("#player-line", "One ale, please.");
     await page.press("#player-line", "Enter");
@@ -115,4 +106,58 @@ Deno.test("an edit form left open while the NPC changes its value says so, keeps
 /** The aria-label of the focused control. */
 function focusedLabel(page: Page): Promise<string> {
   return page.evaluate(() => document.activeElement?.getAttribute("aria-label") ?? "");
+}
+
+Deno.test("a world change while an input method composes in a world edit form: the field stays until the composition ends, then the tree shows the change", async () => {
+  await withPlayground("failed-world-ime", async (browser) => {
+    const { page } = browser;
+    await startScriptNpc(page);
+    await page.click("#tab-state-world");
+    await page.getByRole("button", { name: /^player\.name is "Aria"; change it/ }).click();
+    const value = page.getByRole("textbox", { name: "New value of player.name" });
+    await value.fill('"Ari');
+    const field = await value.elementHandle();
+    assert.ok(field);
+    // An input method starts composing in the field (e.g. kana being turned into kanji).
+    await field.evaluate((input) =>
+      input.dispatchEvent(new CompositionEvent("compositionstart", { bubbles: true, data: "" }))
+    );
+    await setWorld(page, "inn.open", false);
+    await page.locator("#state-body .world-log li").filter({ hasText: "inn.open: true → false" }).waitFor();
+    // Before: the form was built again: the field composed in was replaced, which ends the composition.
+    assert.equal(await field.evaluate((input) => input.isConnected), true, "the field composed in stays");
+    assert.equal(
+      await page.getByRole("button", { name: /^inn\.open is true; change it/ }).count(),
+      1,
+      "the tree waits for the composition to end",
+    );
+    await field.evaluate((input: HTMLInputElement) => {
+      input.value = '"Ariあ"';
+      input.dispatchEvent(new CompositionEvent("compositionend", { bubbles: true, data: "あ" }));
+      input.dispatchEvent(new InputEvent("input", { bubbles: true, data: "あ", inputType: "insertText" }));
+    });
+    // Once it ended, the tree shows the change, and the form keeps what was composed, with the focus.
+    await page.getByRole("button", { name: /^inn\.open is false; change it/ }).waitFor();
+    // The changed value flashes then, as any change does (not in the tree that went).
+    assert.equal(
+      await page.locator('#state-body [data-path="inn.open"]').evaluate((row) =>
+        row.classList.contains("changed")
+      ),
+      true,
+    );
+    assert.equal(await value.inputValue(), '"Ariあ"');
+    assert.equal(await value.evaluate((input) => document.activeElement === input), true);
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+/** `world/set` of `path` from the page's running NPC's world (as the NPC or a game would write it). */
+async function setWorld(page: Page, path: string, value: unknown): Promise<void> {
+  await page.evaluate(
+    ([p, v]) =>
+      (globalThis as unknown as {
+        playground: { running: { world: { set(p: string, v: unknown): Promise<unknown> } } };
+      }).playground.running.world.set(p as string, v),
+    [path, value] as const,
+  );
 }

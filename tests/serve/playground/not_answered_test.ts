@@ -63,6 +63,19 @@ Deno.test("a call whose turn was cancelled: says the turn was cancelled", async 
   });
 });
 
+Deno.test("a call whose turn the bridge cancelled by itself (the designer did not): says the bridge cancelled it", async () => {
+  await using bridge = await Bridge.open({ onWarning: () => {} });
+  const { npc, reason, calling } = await waitingNpc(bridge, 0);
+  const turn = npc.talk("Any ale?");
+  await calling;
+  await npc.cancel();
+  await assert.rejects(turn, (e: unknown) => e instanceof BridgeError && e.dataCode === "cancelled");
+  assert.deepEqual(notAnswered(await reason, false), {
+    status: "not answered: the bridge cancelled the turn",
+    output: null,
+  });
+});
+
 Deno.test("a closed connection (shut_down): the call went with the bridge, and the row says so", () => {
   assert.deepEqual(notAnswered(BridgeError.of("shut_down", "The bridge was closed.")), {
     status: "not answered: the bridge went away, and the call with it",

@@ -7,6 +7,7 @@ import { Connection } from "../../../src/client/connection.ts";
 import { InProcessTransport } from "../../../src/client/in_process.ts";
 import { Npc } from "../../../src/client/npc.ts";
 import type { JsonObject } from "../../../src/protocol/json.ts";
+import type { Transport } from "../../../src/client/transport.ts";
 import { LoggingTransport, type RpcEntry } from "../../../src/serve/playground/page/rpc_log.ts";
 
 Deno.test("every message of a talk with a client tool call, in wire order, both directions", async () => {
@@ -54,4 +55,19 @@ Deno.test("every message of a talk with a client tool call, in wire order, both 
   ]);
   assert.deepEqual(entries[5].message, { jsonrpc: "2.0", id: "t-1", result: { output: { stock: 3 } } });
   assert.ok(entries.every((e, i) => i === 0 || e.at >= entries[i - 1].at), "times never go back");
+});
+
+Deno.test("the close code of the wrapped transport reaches the peer (1001: the server is stopping)", async () => {
+  const inner: Transport = {
+    start: () => Promise.resolve(),
+    send: () => Promise.resolve(),
+    close: () => Promise.resolve(),
+  };
+  const logging = new LoggingTransport(inner, () => {});
+  const seen: unknown[] = [];
+  logging.onclose = (_reason, close) => seen.push(close);
+  await logging.start();
+  const close = { code: 1001, reason: "The server is stopping.", network: false };
+  inner.onclose?.(undefined, close);
+  assert.deepEqual(seen, [close]);
 });

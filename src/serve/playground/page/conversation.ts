@@ -13,6 +13,7 @@ import type { Npc } from "../../../client/npc.ts";
 import { BridgeError } from "../../../protocol/errors.ts";
 import { h, isSendKey } from "./dom.ts";
 import type { Saved, ToolAnswer } from "./storage.ts";
+import type { KeptAnswers } from "./kept_answers.ts";
 import { answerByHand, cannedAnswer, ToolCalls } from "./tool_calls.ts";
 import { withoutBridgeHint } from "./script_hint.ts";
 
@@ -64,6 +65,12 @@ export interface ConversationHost {
   failureHint(error: BridgeError): string | null;
   /** What to add to a bark's line (e.g. it played a script step written for a turn), or null. */
   barkHint(line: string): string | null;
+  /** The persona's id (answers typed but not sent are kept by persona and tool). */
+  persona(): string;
+  /** The editor's name now of the tool the running NPC calls `name` (it may have been renamed since). */
+  toolNameNow(name: string): string;
+  /** Answers typed but not sent, kept for the tab (a reload keeps them). */
+  kept: KeptAnswers;
 }
 
 function describeError(error: unknown): BridgeError {
@@ -111,10 +118,10 @@ export class Conversation {
   #live: LiveTurn | null = null;
   /** The turn whose streamed emotion the header shows, until something else sets it. */
   #emotionOf: LiveTurn | null = null;
-  /** Answers typed but not sent (their call ended first), by tool name: the next call's box starts with one. */
-  readonly #unsent = new Map<string, string>();
   /** The last reply cut off by a bridge that stopped or went away (until the next turn or start). */
   #cutOff: { line: string; back: boolean } | null = null;
+  /** The last turn the bridge cancelled by itself (until the next turn): the server may be stopping. */
+  #bridgeCancelled: LiveTurn | null = null;
   #turns = 0;
   /** Whether the conversation is scrolled to its bottom (else the designer scrolled up to read). */
   #pinned = true;
@@ -322,6 +329,21 @@ export class Conversation {
     this.#setEmotion(null);
   }
 
+  /**
+   * The connection closed because the server is stopping (Ctrl-C): the turn the bridge cancelled just before
+   * (every turn is cancelled first) says the server stopped, in its calls' rows and under it; it was not the
+   * designer's cancel, nor an NPC closed.
+   */
+  serverStopped(): void {
+    const live = this.#bridgeCancelled;
+    this.#bridgeCancelled = null;
+    if (live === null) return;
+    live.calls.serverStopped();
+    live.meta.replaceChildren(
+      h("span", { class: "error", text: "cancelled: The server stopped, and cancelled the reply with it." }),
+    );
+  }
+
   /** The connection is back: a message about the old one (e.g. "not connected") no longer holds. */
   reconnected(): void {
     this.#message.textContent = "";
@@ -437,6 +459,7 @@ export class Conversation {
   async #talk(npc: Npc, line: string, context: string): Promise<void> {
     const record: TurnRecord = { index: ++this.#turns, line, timings: {} };
     this.#cutOff = null;
+    this.#bridgeCancelled = null;
     this.#quiet();
     let ended!: () => void;
     const live = this.#liveTurn(record, context, new Promise<void>((resolve) => ended = resolve));
@@ -584,9 +607,12 @@ export class Conversation {
       row.root.dataset.how = "answered automatically";
       return cannedAnswer(answer);
     }
-    // An answer typed for this tool but not sent (its call ended: the bridge went away) starts the box.
-    const unsent = this.#unsent.get(name);
-    this.#unsent.delete(name);
+    // An answer typed for this tool but not sent (its call ended: the bridge went away, a reload cut the turn
+    // off) starts the box; it stays kept while the box holds it, until it is sent (or emptied).
+    const kept = this.#host.kept;
+    const persona = this.#host.persona();
+    const keptAs = this.#host.toolNameNow(name);
+    const unsent = kept.get(persona, keptAs);
     return answerByHand(row, {
       name,
       answer: unsent === undefined ? answer : { ...answer, text: unsent },
@@ -597,7 +623,9 @@ export class Conversation {
       // scroll only the box into view, which reads as the designer scrolling up.
       shown: () => this.#follow(),
       cancelTurn: () => this.cancel(),
-      unsent: (text) => this.#unsent.set(name, text),
+      cancelledByDesigner: () => live.abort.signal.aborted,
+      typed: (text) => kept.set(persona, keptAs, text),
+      unsent: (text) => kept.set(persona, keptAs, text),
     });
   }
 
@@ -696,6 +724,7 @@ export class Conversation {
       this.#saved.line = line;
       this.#host.changed();
     }
+    if (byBridge) this.#bridgeCancelled = live;
     if (gone) {
       this.#cutOff = { line, back };
       return;

@@ -63,6 +63,8 @@ export interface EditorEvents {
   restoreFile(name: string, text: string): void;
   /** Export the NPC as the JSON an engine sends. */
   exportForEngine(): void;
+  /** A tool's rename was committed (its answer settings moved from `old` to `name`). */
+  toolRenamed(old: string, name: string): void;
 }
 
 function isObject(value: unknown): value is JsonObject {
@@ -139,6 +141,7 @@ export class Editor {
       changed: () => this.#documentChanged("form"),
       edit: (key, write) => this.#writes.edit(key, write, this.#defer()),
       flush: () => this.flush(),
+      renamed: (old, name) => this.#events.toolRenamed(old, name),
     });
     const tools = h("div", {}, form.banner(), this.#tools.root);
     const world = worldPanel(form, { onInput: () => this.#worldInput() });
@@ -281,6 +284,11 @@ export class Editor {
     const defer = this.#defer();
     if (defer) widget.checking();
     this.#writes.edit("form", () => this.#writeFields(), defer);
+  }
+
+  /** Commits the tool renames still being typed (their answer settings move): before Start, Apply, a reload. */
+  commitRenames(): void {
+    this.#tools.commitRenames();
   }
 
   /** Writes the edits not written yet (form, JSONC text, world) into the document, re-syncing the views once. */

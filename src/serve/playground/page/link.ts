@@ -37,6 +37,9 @@ export interface LinkEvents {
 }
 
 /** The bridge connection of the page. */
+/** The WebSocket close code of a server that is stopping. */
+const CLOSE_SERVER_STOPPING = 1001;
+
 export class Link {
   /** The live connection, or null while there is none. */
   connection: Connection | null = null;
@@ -46,6 +49,11 @@ export class Link {
   state: LinkState = "closed";
   /** Counts connections made (a new one invalidates NPC and world handles of the old). */
   generation = 0;
+  /**
+   * The last connection closed because the server is stopping (close code 1001: Ctrl-C, a restart), which
+   * cancels every turn just before it closes; false while connected, or when it closed another way.
+   */
+  serverStopped = false;
   readonly #url: string;
   readonly #events: LinkEvents;
 
@@ -69,6 +77,7 @@ export class Link {
   /** Opens a new connection and sends `initialize`. */
   async connect(): Promise<void> {
     if (this.state === "connecting") return;
+    this.serverStopped = false;
     this.#set("connecting");
     const generation = ++this.generation;
     const transport = new LoggingTransport(new WebSocketTransport(this.#url), (e) => this.#events.onEntry(e));
@@ -82,6 +91,7 @@ export class Link {
       if (this.generation !== generation || !opened) return;
       this.connection = null;
       this.server = null;
+      this.serverStopped = connection.peer.closeInfo?.code === CLOSE_SERVER_STOPPING;
       this.#set("closed", reason?.message ?? "The connection was closed.");
     };
     try {

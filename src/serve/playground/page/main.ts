@@ -19,6 +19,7 @@ import { Editor } from "./editor.ts";
 import type { Check } from "./fields.ts";
 import { fetchServerInfo, Link, type ServerInfo } from "./link.ts";
 import { lastVisitLabel, seenNow } from "./last_visit.ts";
+import { KeptAnswers } from "./kept_answers.ts";
 import { LogView } from "./log_view.ts";
 import { firstVisit } from "./samples.ts";
 import { engineExport, worldIdFor } from "./engine_export.ts";
@@ -26,6 +27,7 @@ import { barkHint, type ScriptedRun, scriptHint, unavailableHint } from "./scrip
 import { relationshipReasons, StatePanel } from "./state_panel.ts";
 import { loadSaved, type Saved, storeSaved } from "./storage.ts";
 import { answerOf } from "./tool_editor.ts";
+import { ToolRenames } from "./tool_renames.ts";
 import { ConnectionBar, showModelPill } from "./top_bar.ts";
 import { availabilityText } from "./availability_text.ts";
 import { historyOf } from "./transcript.ts";
@@ -82,6 +84,10 @@ class Playground {
   /** A Download state is running (one waiting for a reply to end takes no second click). */
   #saving = false;
   readonly persist: () => void;
+  /** Answers typed to tool calls but not sent, kept for the tab (by persona and tool): a reload keeps them. */
+  readonly kept = new KeptAnswers(sessionStorageOrNull());
+  /** Tools renamed in the editor since the running NPC took its tools (it calls them by the old names). */
+  readonly #renames = new ToolRenames();
 
   /** What runs on the bridge now, or null; the editor's status line says which NPC runs. */
   get running(): Running | null {
@@ -99,6 +105,8 @@ class Playground {
     this.persist = debounce(() => storeSaved(this.saved), 150);
     addEventListener("pagehide", () => {
       this.conversation?.keepLiveLine();
+      // A tool's name still being typed: its answer settings go with the name the document keeps.
+      this.editor?.commitRenames();
       // A form edit still waiting for a pause in typing (a long document) goes into what is kept.
       this.editor?.flush();
       storeSaved(this.saved);
@@ -120,6 +128,7 @@ class Playground {
       this.persist();
       this.conversation.note(`The reload cut off the reply to “${cut}”: your line is back in the box.`);
     }
+    this.#noteKeptAnswers();
     // A reload (or a tab opened again) starts a new connection: the NPC of the last visit is not running,
     // but its last state is kept, and the designer sees that here rather than in the State panel's Save tab.
     const last = this.#lastLabel();
@@ -130,6 +139,34 @@ class Playground {
         () => void this.restoreLast(),
       );
     }
+  }
+
+  /** The persona's id (the editor's `npc`), under which answers typed but not sent are kept. */
+  #persona(): string {
+    const npc = this.editor.doc.value.npc;
+    return typeof npc === "string" ? npc : "";
+  }
+
+  /**
+   * After a reload: the answers typed to calls of the old page's turn (which went with its connection) are
+   * kept for the next call of their tool, and the conversation says so. Those of tools the persona no longer
+   * has go.
+   */
+  #noteKeptAnswers(): void {
+    const persona = this.#persona();
+    this.kept.prune(persona, this.#toolNames(this.editor.toolDefinitions()));
+    const tools = this.kept.tools(persona);
+    if (tools.length === 0) return;
+    const names = tools.join(", ");
+    this.conversation.note(
+      `Your answer to ${names}, typed before the page was reloaded, is kept: the next call of ${
+        tools.length === 1 ? "it" : "each"
+      } starts with it.`,
+    );
+  }
+
+  #toolNames(definitions: JsonObject[]): string[] {
+    return definitions.flatMap((def) => typeof def.name === "string" ? [def.name] : []);
   }
 
   /** The connection to this server's `/rpc` (not opened yet: see {@link Playground.boot}). */
@@ -160,6 +197,12 @@ class Playground {
         void this.restore(name, text);
       },
       exportForEngine: () => this.exportForEngine(),
+      toolRenamed: (old, name) => {
+        this.#renames.renamed(old, name);
+        const kept = this.kept.take(this.#persona(), old);
+        if (kept !== undefined) this.kept.set(this.#persona(), name, kept);
+        this.persist();
+      },
     });
   }
 
@@ -178,7 +221,8 @@ class Playground {
         if (!r) return 120;
         return r.timeouts.has(name) ? r.timeouts.get(name)! : r.defaultTimeout;
       },
-      answerOf: (name) => answerOf(this.saved.answers, name),
+      // (The running NPC calls a tool renamed since by its old name: the settings are under the new one.)
+      answerOf: (name) => answerOf(this.saved.answers, this.#renames.nameNow(name)),
       turnFinished: (record) => void this.#turnFinished(record),
       connected: () => this.link.state === "open",
       changed: () => this.persist(),
@@ -187,6 +231,9 @@ class Playground {
         return scriptHint(error, run) ?? unavailableHint(error, run);
       },
       barkHint: (line) => barkHint(line, this.running?.scripted ?? null),
+      persona: () => this.#persona(),
+      toolNameNow: (name) => this.#renames.nameNow(name),
+      kept: this.kept,
     });
   }
 
@@ -310,6 +357,7 @@ class Playground {
       // "Started Mira (mira)." under Start no longer holds.
       this.editor.showResult({});
       this.conversation.stopped("the bridge went away");
+      if (this.link.serverStopped) this.conversation.serverStopped();
       this.conversation.note(`The bridge went away: ${why}.`, "error", true);
     }
     if (this.saved.lastState !== null) this.state.offerLast(this.#lastLabel());
@@ -405,6 +453,9 @@ class Playground {
   /** Registers the client tools with the connection: each call goes to the conversation. */
   #registerTools(definitions: JsonObject[]): void {
     const connection = this.link.require();
+    this.#renames.reset();
+    // An answer kept for a tool the NPC no longer has would never be asked for.
+    this.kept.prune(this.#persona(), this.#toolNames(definitions));
     for (const def of definitions) {
       if (typeof def.name !== "string") continue;
       // (The connection runs the handler of the tool the call names: `ctx.call` has the name and arguments.)
@@ -499,6 +550,7 @@ class Playground {
       });
       return Promise.resolve();
     }
+    editor.commitRenames();
     return this.#lifecycle("Starting the NPC", () => this.#start());
   }
 
@@ -560,6 +612,7 @@ class Playground {
 
   /** Rebuilds the running NPC with the editor's persona, options and tools; conversation and memory stay. */
   apply(): Promise<void> {
+    this.editor.commitRenames();
     return this.#lifecycle("Applying the editor to the NPC", () => this.#apply());
   }
 
@@ -834,6 +887,15 @@ class Playground {
     const name = fileName(typeof value.npc === "string" ? value.npc : "npc", ".npc-create.json");
     download(name, { text: `${pretty(params)}\n` });
     editor.showResult({ note: `Exported ${name}: the params of ${Object.keys(params).join(" and ")}.` });
+  }
+}
+
+/** The tab's session storage, or null when the browser keeps none (a private window may refuse it). */
+function sessionStorageOrNull(): Storage | null {
+  try {
+    return globalThis.sessionStorage ?? null;
+  } catch {
+    return null;
   }
 }
 

@@ -5,7 +5,7 @@
  */
 import type { JsonValue } from "../../../protocol/json.ts";
 import type { JsonRpcMessage } from "../../../client/messages.ts";
-import type { Transport } from "../../../client/transport.ts";
+import type { Transport, TransportClose } from "../../../client/transport.ts";
 
 /** One message on the wire. */
 export interface RpcEntry {
@@ -35,8 +35,8 @@ export interface RpcEntry {
 export class LoggingTransport implements Transport {
   /** Receives each incoming message. */
   onmessage?: (message: JsonValue) => void;
-  /** Called once when the transport has closed. */
-  onclose?: (reason?: Error) => void;
+  /** Called once when the transport has closed (with the WebSocket's close code, as the inner one says). */
+  onclose?: (reason?: Error, close?: TransportClose) => void;
   /** Called for problems that do not close the transport. */
   onerror?: (error: Error) => void;
   readonly #inner: Transport;
@@ -54,7 +54,7 @@ export class LoggingTransport implements Transport {
       this.#record({ direction: "in", at: performance.now(), message });
       this.onmessage?.(message);
     };
-    this.#inner.onclose = (reason) => this.onclose?.(reason);
+    this.#inner.onclose = (reason, close) => this.onclose?.(reason, close);
     this.#inner.onerror = (error) => this.onerror?.(error);
     return this.#inner.start();
   }

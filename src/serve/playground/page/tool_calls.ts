@@ -10,7 +10,7 @@ import type { ToolRecord } from "../../../client/types.ts";
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
 import { brief, h, isSendKey, uid } from "./dom.ts";
 import type { ToolAnswer } from "./storage.ts";
-import { answerValue, notAnswered } from "./values.ts";
+import { answerValue, BRIDGE_CANCELLED, notAnswered, SERVER_STOPPED } from "./values.ts";
 
 /** A call's row. */
 export interface ToolRow {
@@ -95,6 +95,19 @@ export class ToolCalls {
     showOutput(row, record.output, record.isError);
   }
 
+  /**
+   * The server stopped: the rows of calls whose turn the bridge cancelled ({@link BRIDGE_CANCELLED}) say the
+   * server stopped (it cancels every turn just before it closes the connection).
+   */
+  serverStopped(): void {
+    for (const row of this.#rows.values()) {
+      const how = row.root.dataset.how;
+      if (how !== BRIDGE_CANCELLED) continue;
+      row.root.dataset.how = SERVER_STOPPED;
+      row.status.textContent = SERVER_STOPPED + (row.status.textContent ?? "").slice(how.length);
+    }
+  }
+
   /** The turn ended: no row waits any longer. */
   closeAll(): void {
     for (const row of this.#rows.values()) closeRow(row, null);
@@ -141,8 +154,15 @@ export interface HandAnswer {
   shown?: () => void;
   /** Cancels the turn (Escape in the box, as in the player's line). */
   cancelTurn?: () => void;
+  /** Whether the designer cancelled the turn (else a cancelled turn was cancelled by the bridge). */
+  cancelledByDesigner?: () => boolean;
   /** The call ended with an answer typed but not sent (kept in its row): `text`, to offer on the next call. */
   unsent?: (text: string) => void;
+  /**
+   * What the box holds, as it is typed (to keep it across a reload), and "" once it no longer needs keeping:
+   * the answer was sent, or the designer let the call time out.
+   */
+  typed?: (text: string) => void;
 }
 
 /**
@@ -151,9 +171,11 @@ export interface HandAnswer {
  */
 export function answerByHand(
   row: ToolRow,
-  { name, answer, timeout, signal, focusNext, shown, cancelTurn, unsent }: HandAnswer,
+  { name, answer, timeout, signal, focusNext, shown, cancelTurn, unsent, typed, cancelledByDesigner }:
+    HandAnswer,
 ): Promise<unknown> {
   const box = answerBox(name, answer, row.args.id);
+  if (typed) box.text.addEventListener("input", () => typed(box.text.value));
   startCountdown(row, timeout);
   return new Promise((resolve, reject) => {
     const done = (status: string) => {
@@ -166,7 +188,7 @@ export function answerByHand(
     };
     const onAbort = () => {
       const reason = signal.reason;
-      const { status, output } = notAnswered(reason);
+      const { status, output } = notAnswered(reason, cancelledByDesigner?.() ?? true);
       // (Not after "Let it time out": the designer chose not to answer, and the box went then.)
       const boxShown = row.controls.contains(box.text);
       done(status);
@@ -186,13 +208,16 @@ export function answerByHand(
         focusNext,
         cancelTurn,
         onAnswer: (value) => {
+          typed?.("");
           done("answered by hand");
           resolve(value);
         },
         onError: (text) => {
+          typed?.("");
           done("answered with an error");
           reject(new Error(text || "error"));
         },
+        onWait: () => typed?.(""),
       }),
     );
     shown?.();
@@ -317,6 +342,8 @@ interface AnswerForm {
   focusNext: () => void;
   /** Cancels the turn (Escape in the box), if the page can. */
   cancelTurn?: () => void;
+  /** Let it time out was pressed (the form goes). */
+  onWait?: () => void;
 }
 
 /**
@@ -326,7 +353,7 @@ interface AnswerForm {
  */
 function answerForm(
   row: ToolRow,
-  { box, onAnswer, onError, focusNext, cancelTurn }: AnswerForm,
+  { box, onAnswer, onError, focusNext, cancelTurn, onWait }: AnswerForm,
 ): HTMLElement[] {
   const { id, label, text, as, hint, message } = box;
   const send = h("button", { type: "button", class: "primary small", text: "Send answer" });
@@ -355,6 +382,7 @@ function answerForm(
   });
   asError.addEventListener("click", () => onError(text.value));
   wait.addEventListener("click", () => {
+    onWait?.();
     row.controls.replaceChildren(
       h("p", {
         class: "hint",

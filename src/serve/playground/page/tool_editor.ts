@@ -32,7 +32,12 @@ export interface ToolEditorHost {
   edit(key: string, write: () => void): void;
   /** Writes the edits still waiting for a pause in typing (a card's control is left). */
   flush(): void;
+  /** A tool's rename was committed: its answer settings moved from `old` to `name` (keep them). */
+  renamed?(old: string, name: string): void;
 }
+
+/** The pause in typing a tool's name after which the rename is committed (its answer settings move). */
+export const RENAME_PAUSE_MS = 1000;
 
 function isObject(value: unknown): value is JsonObject {
   return typeof value === "object" && value !== null && !Array.isArray(value);
@@ -89,6 +94,7 @@ export class ToolEditor {
       // A card with the focus (its Remove button) goes: the focus moves to the card now at its place, else
       // the one before, else "Add a tool" (not to the page's body).
       const focused = this.#cards.findIndex((c) => c.root.contains(document.activeElement));
+      this.commitRenames();
       this.#cards = tools.map((tool, index) => new ToolCard(this.#host, { tool, index }));
       this.#list.replaceChildren(...this.#cards.map((c) => c.root));
       if (focused >= 0 && focusLost()) {
@@ -99,10 +105,16 @@ export class ToolEditor {
     }
     tools.forEach((tool, i) => {
       if (JSON.stringify(tool) === this.#cards[i].synced) return;
+      this.#cards[i].commitRename();
       const card = new ToolCard(this.#host, { tool, index: i });
       this.#cards[i].root.replaceWith(card.root);
       this.#cards[i] = card;
     });
+  }
+
+  /** Commits the renames still being typed (their answer settings move now): before Start, Apply, a reload. */
+  commitRenames(): void {
+    for (const card of this.#cards) card.commitRename();
   }
 
   /** Shows checks per tool (from the review) and the bridge's warnings from `tools/validate`. */
@@ -164,8 +176,11 @@ class ToolCard {
   readonly #host: ToolEditorHost;
   readonly #index: number;
   readonly #id: string;
-  /** The tool's name as typed (answer settings are kept by name). */
+  /** The tool's name as typed. */
   #name: string;
+  /** The name its answer settings are kept under: the name as typed once the rename is committed. */
+  #owner: string;
+  #renamePause: ReturnType<typeof setTimeout> | undefined;
   readonly #problem = h("ul", { class: "messages", "aria-live": "polite" });
   readonly #controls: (HTMLInputElement | HTMLTextAreaElement | HTMLButtonElement)[];
 
@@ -175,6 +190,7 @@ class ToolCard {
     this.synced = JSON.stringify(tool);
     const t = isObject(tool) ? tool : {};
     this.#name = typeof t.name === "string" ? t.name : "";
+    this.#owner = this.#name;
     this.#id = uid(`tool-${index}`);
     const legend = h("legend", { text: legendText(index, this.#name) });
     const name = this.#nameInput(legend);
@@ -249,9 +265,12 @@ class ToolCard {
     this.#host.changed();
   }
 
-  /** The name: renaming updates the legend and moves the tool's answer settings to the new name. */
+  /**
+   * The name: renaming updates the legend at once; the tool's answer settings move to the new name when the
+   * rename is committed ({@link ToolCard.commitRename}: the box is left, Enter, a pause in typing), not on
+   * every key, where a name typed on the way (another tool's) would take them.
+   */
   #nameInput(legend: HTMLElement): HTMLInputElement {
-    const answers = this.#host.answers;
     const input = h("input", {
       type: "text",
       id: `${this.#id}-name`,
@@ -259,16 +278,37 @@ class ToolCard {
       autocomplete: "off",
     });
     input.addEventListener("input", () => {
-      const old = this.#name;
       const name = this.#name = input.value;
       legend.textContent = legendText(this.#index, name);
-      if (Object.hasOwn(answers, old) && !Object.hasOwn(answers, name)) {
-        answers[name] = answers[old];
-        delete answers[old];
-      }
       this.#edit("name", () => input.value);
+      clearTimeout(this.#renamePause);
+      this.#renamePause = setTimeout(() => this.commitRename(), RENAME_PAUSE_MS);
+    });
+    // Left, or Enter: committed at once.
+    input.addEventListener("blur", () => this.commitRename());
+    input.addEventListener("keydown", (event) => {
+      if (event.key === "Enter" && !event.isComposing) this.commitRename();
     });
     return input;
+  }
+
+  /**
+   * Commits a rename: the answer settings move from the name they were kept under to the name typed (unless
+   * another tool's settings are kept under it), and the page is told (the running NPC still calls the tool
+   * by its old name until Apply).
+   */
+  commitRename(): void {
+    clearTimeout(this.#renamePause);
+    const old = this.#owner;
+    const name = this.#name;
+    if (old === name) return;
+    this.#owner = name;
+    const answers = this.#host.answers;
+    if (Object.hasOwn(answers, old) && !Object.hasOwn(answers, name)) {
+      answers[name] = answers[old];
+      delete answers[old];
+    }
+    this.#host.renamed?.(old, name);
   }
 
   #descriptionInput(value: JsonValue | undefined): HTMLTextAreaElement {
@@ -363,11 +403,12 @@ class ToolCard {
   #answerMode(): { fieldset: HTMLElement; controls: (HTMLInputElement | HTMLTextAreaElement)[] } {
     const host = this.#host;
     const id = this.#id;
-    const answer = answerOf(host.answers, this.#name);
+    const answer = answerOf(host.answers, this.#owner);
     // The setting is kept at once (the conversation answers with it); the page is told (it re-syncs the views
     // and stores what was typed) at once or, in a long document, after a pause in typing.
     const setAnswer = (change: Partial<ToolAnswer>) => {
-      const name = this.#name;
+      this.commitRename();
+      const name = this.#owner;
       host.answers[name] = { ...answerOf(host.answers, name), ...change };
       canned.closest(".canned")?.classList.toggle("active", host.answers[name].mode === "auto");
       host.edit(`${id}.answer`, () => host.changed());

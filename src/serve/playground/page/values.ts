@@ -90,6 +90,12 @@ export function applyChange(state: JsonValue, change: { path: string; newValue?:
 /** How the bridge marks an error output in the text the model sees ("Error: Tool 'x' timed out after 2s."). */
 const MODEL_ERROR_PREFIX = "Error: ";
 
+/** The status of a call whose turn the bridge cancelled by itself (it is stopping, or the NPC was closed). */
+export const BRIDGE_CANCELLED = "not answered: the bridge cancelled the turn";
+
+/** What that status becomes once the connection closed because the server is stopping. */
+export const SERVER_STOPPED = "not answered: the server stopped";
+
 /** What a call the bridge stopped waiting for shows: its status, and the error output the model got, if any. */
 export interface NotAnswered {
   /** The row's status ("not answered: …"). */
@@ -101,16 +107,20 @@ export interface NotAnswered {
 /**
  * What a call the bridge stopped waiting for shows, from the abort `reason`. A `tool/cancel`'s reason is the
  * tool output the model got instead of an answer, as the model reads it ("Error: Tool 'check_stock' timed out
- * after 2s."): shown as that error output, without the prefix (a cancelled turn says just that). A closed
- * connection (`shut_down`) took the NPC and its call with it; any other reason is shown as it is.
+ * after 2s."): shown as that error output, without the prefix (a cancelled turn says just that, and who
+ * cancelled it: the designer, or, when `byDesigner` is false, the bridge). A closed connection (`shut_down`)
+ * took the NPC and its call with it; any other reason is shown as it is.
  */
-export function notAnswered(reason: unknown): NotAnswered {
+export function notAnswered(reason: unknown, byDesigner = true): NotAnswered {
   const text = reason instanceof Error ? reason.message : String(reason);
   const cancel = reason instanceof BridgeError && reason.dataCode === "cancelled";
   if (cancel && text.startsWith(MODEL_ERROR_PREFIX)) {
     const output = text.slice(MODEL_ERROR_PREFIX.length);
     if (output === MESSAGES.turnCancelled) {
-      return { status: "not answered: the turn was cancelled", output: null };
+      return {
+        status: byDesigner ? "not answered: the turn was cancelled" : BRIDGE_CANCELLED,
+        output: null,
+      };
     }
     return { status: "not answered: the model got an error output instead", output };
   }

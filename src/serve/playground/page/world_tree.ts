@@ -88,6 +88,12 @@ export class WorldTree {
   #state: JsonValue | null = null;
   #closed = new Set<string>();
   #editing: Editing | null = null;
+  /** An input method is composing text in a field of the tree (compositionstart, until compositionend). */
+  #composing = false;
+  /** A render was put off until the composition ends. */
+  #renderLater = false;
+  /** The paths changed meanwhile: they flash once the tree shows them. */
+  #flashLater: string[] = [];
 
   /** A tree that edits through `actions`. */
   constructor(actions: WorldActions) {
@@ -98,6 +104,19 @@ export class WorldTree {
     });
     this.#tree = h("div", { class: "world-tree" });
     this.#log = h("ol", { class: "world-log", "aria-label": "World changes, newest first" });
+    // A world change that arrives while an input method composes in an edit form (Japanese, Chinese, Korean…)
+    // waits for the composition to end: building the form again would replace the field and end it.
+    this.#tree.addEventListener("compositionstart", () => this.#composing = true);
+    this.#tree.addEventListener("compositionend", () => {
+      this.#composing = false;
+      if (!this.#renderLater) return;
+      this.#renderLater = false;
+      const paths = this.#flashLater;
+      queueMicrotask(() => {
+        this.#render();
+        for (const path of paths) this.#flash(path);
+      });
+    });
     this.root = h(
       "div",
       {},
@@ -130,12 +149,12 @@ export class WorldTree {
     this.#state = applyChange(this.#state, change);
     const e = this.#editing;
     if (e?.kind === "edit" && overlaps(e.path, change.path)) e.changedBy = source;
-    this.#render();
-    const row = this.#tree.querySelector<HTMLElement>(`[data-path="${CSS.escape(change.path)}"]`);
-    if (row) {
-      row.classList.remove("changed");
-      void row.offsetWidth; // restart the animation
-      row.classList.add("changed");
+    if (this.#composing && this.#tree.isConnected) {
+      this.#renderLater = true;
+      this.#flashLater.push(change.path);
+    } else {
+      this.#render();
+      this.#flash(change.path);
     }
     // As JSON, as the tree shows values: text in quotes (20 → "twenty" is not 20 → 20).
     const before = "oldValue" in change ? brief(JSON.stringify(change.oldValue), 60) : "(new)";
@@ -152,7 +171,20 @@ export class WorldTree {
     while (this.#log.children.length > 50) this.#log.lastElementChild?.remove();
   }
 
+  /** Flashes the row of `path`, if the tree shows it. */
+  #flash(path: string): void {
+    const row = this.#tree.querySelector<HTMLElement>(`[data-path="${CSS.escape(path)}"]`);
+    if (!row) return;
+    row.classList.remove("changed");
+    void row.offsetWidth; // restart the animation
+    row.classList.add("changed");
+  }
+
   #render(): void {
+    // Building the tree again replaces every field: a composition in one of them ends with it.
+    this.#composing = false;
+    this.#renderLater = false;
+    this.#flashLater = [];
     const focused = this.#tree.contains(document.activeElement)
       ? (document.activeElement as HTMLElement)
       : null;
@@ -338,6 +370,8 @@ export class WorldTree {
       "aria-invalid": String(e.message !== ""),
     });
     valueInput.addEventListener("input", () => e.value = valueInput.value);
+    // (The composed text is the form's before a render put off until the composition ended runs.)
+    valueInput.addEventListener("compositionend", () => e.value = valueInput.value);
     const keyInput = e.kind === "add" && !isList
       ? h("input", {
         type: "text",
@@ -350,6 +384,7 @@ export class WorldTree {
       })
       : null;
     keyInput?.addEventListener("input", () => e.key = keyInput.value);
+    keyInput?.addEventListener("compositionend", () => e.key = keyInput.value);
     const cancel = () => {
       this.#editing = null;
       this.#render();
