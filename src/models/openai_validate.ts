@@ -9,6 +9,7 @@ import { BridgeError } from "../protocol/errors.ts";
 import { cloneJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import type { StepTool, StepToolCall } from "./language_model.ts";
 import type { RawToolCall } from "./openai_completion.ts";
+import { numericExclusiveBounds } from "../schema/draft4_bounds.ts";
 import { orderBySchema } from "../schema/order.ts";
 import { headCharacters } from "../util/text.ts";
 
@@ -36,6 +37,8 @@ export function validatorFor(schema: JsonObject, what: string): ValidateFunction
   const copy = cloneJson(schema);
   // Ajv's default dialect is draft-07; a `$schema` naming another draft would make compile fail.
   if (Object.hasOwn(copy, "$schema")) delete copy.$schema;
+  // Draft-4 `exclusiveMinimum: true` (which the conversion reads) is invalid in draft 7: give the bound instead.
+  numericExclusiveBounds(copy);
   let validate: ValidateFunction;
   try {
     (metaChecker ??= newAjv(true)).validateSchema(copy, true);

@@ -176,3 +176,38 @@ Deno.test("validate: tool calls, empty arguments, duplicate ids; structured answ
       e instanceof BridgeError && e.dataCode === "invalid_schema" && /tool 'broken'/.test(e.message),
   );
 });
+
+Deno.test("validate: draft-4 boolean exclusive bounds are read as exclusive, not refused as an invalid schema", () => {
+  // An older (OpenAPI 3.0 / draft-4) schema: `exclusiveMinimum: true` makes `minimum` exclusive. The scripted
+  // and on-device models take it; a llama or OpenAI-compatible model refused it as invalid (-32007).
+  const schema = {
+    type: "object",
+    properties: {
+      chance: { type: "number", minimum: 0, exclusiveMinimum: true, maximum: 1, exclusiveMaximum: true },
+      rolls: { type: "array", items: { type: "integer", minimum: 1, maximum: 6, exclusiveMaximum: false } },
+      // Data that only looks like a bound is left as it is.
+      mode: { const: { minimum: 0, exclusiveMinimum: true } },
+    },
+    required: ["chance"],
+  };
+  const ok = checkStructured(
+    '{"chance":0.5,"rolls":[1,6],"mode":{"minimum":0,"exclusiveMinimum":true}}',
+    schema,
+  );
+  assert.equal(ok.ok, true, JSON.stringify(ok));
+  const low = checkStructured('{"chance":0,"mode":{"minimum":0,"exclusiveMinimum":true}}', schema);
+  assert.deepEqual(low, {
+    ok: false,
+    problem: "the answer does not match the response schema: /chance must be > 0",
+  });
+  const high = checkStructured('{"chance":1,"mode":{"minimum":0,"exclusiveMinimum":true}}', schema);
+  assert.deepEqual(high, {
+    ok: false,
+    problem: "the answer does not match the response schema: /chance must be < 1",
+  });
+  // `exclusiveMaximum: false` keeps `maximum` inclusive.
+  assert.equal(checkStructured('{"chance":0.5,"rolls":[7]}', schema).ok, false);
+  assert.equal(checkStructured('{"chance":0.5,"rolls":[6]}', schema).ok, true);
+  // The client's schema object itself is not changed.
+  assert.equal(schema.properties.chance.exclusiveMinimum, true);
+});
