@@ -10,6 +10,35 @@ import { wakeAll } from "../util/waiters.ts";
 export const DEFAULT_MAX_BUFFERED_OUTPUT = 32 * 1024 * 1024;
 /** Most output (UTF-16 units) joined into one write; a longer single line is written alone. */
 const MAX_WRITE_BATCH = 1 << 20;
+/**
+ * Most bytes of the reused output buffer (see {@link LineWriterOptions.reuseChunks}): room for a whole batch at
+ * three bytes per UTF-16 unit; a longer single line is encoded into a byte array of its own.
+ */
+const MAX_REUSED_BYTES = 3 * MAX_WRITE_BATCH;
+/** First size of the reused output buffer (it doubles as needed, up to {@link MAX_REUSED_BYTES}). */
+const MIN_REUSED_BYTES = 64 * 1024;
+
+/**
+ * Options of a {@link LineWriter}.
+ *
+ * @example
+ * ```ts
+ * import { LineWriter, type LineWriterOptions } from "./line_io.ts";
+ * const options: LineWriterOptions = { lowWater: 1 << 20, reuseChunks: true };
+ * const writer = new LineWriter(Deno.stdout.writable, options);
+ * ```
+ */
+export interface LineWriterOptions {
+  /** Where paused readers resume (bytes waiting). */
+  lowWater?: number;
+  /**
+   * True when the output is done with a chunk once its write has resolved (as `Deno.stdout.writable` is, which
+   * hands the bytes to the operating system): the writer then encodes every batch into one reused byte array
+   * instead of a new one per write (a fresh array per batch cost more than the encoding). Never for an output
+   * that keeps or queues its chunks.
+   */
+  reuseChunks?: boolean;
+}
 
 /**
  * An ordered line writer that batches everything sent in one tick into one write and reports how many
@@ -32,11 +61,15 @@ export class LineWriter {
   readonly #drainWaiters: Array<() => void> = [];
   #broken = false;
   readonly #lowWater: number;
+  readonly #reuseChunks: boolean;
+  /** The reused byte array of {@link LineWriterOptions.reuseChunks} (grown on demand). */
+  #bytes: Uint8Array | null = null;
 
-  /** Writes to `output`; `lowWater` is where paused readers resume. */
-  constructor(output: WritableStream<Uint8Array>, lowWater = DEFAULT_MAX_BUFFERED_OUTPUT / 2) {
+  /** Writes to `output`. */
+  constructor(output: WritableStream<Uint8Array>, options: LineWriterOptions = {}) {
     this.#writer = output.getWriter();
-    this.#lowWater = lowWater;
+    this.#lowWater = options.lowWater ?? DEFAULT_MAX_BUFFERED_OUTPUT / 2;
+    this.#reuseChunks = options.reuseChunks ?? false;
   }
 
   /** Bytes waiting to be written (approximate: UTF-16 length). */
@@ -73,7 +106,7 @@ export class LineWriter {
       batch.push("");
       const text = batch.join("\n");
       try {
-        await this.#writer.write(this.#encoder.encode(text));
+        await this.#writer.write(this.#encode(text));
       } catch {
         this.#broken = true;
         this.#queue = [];
@@ -84,6 +117,19 @@ export class LineWriter {
     }
     this.#running = null;
     this.#wakeDrain();
+  }
+
+  /** The UTF-8 bytes of `text`: in the reused byte array when the output allows it and they fit. */
+  #encode(text: string): Uint8Array {
+    const need = 3 * text.length; // UTF-8 bytes of a UTF-16 unit: at most 3 (a pair's 4 bytes cover 2 units)
+    if (!this.#reuseChunks || need > MAX_REUSED_BYTES) return this.#encoder.encode(text);
+    let bytes = this.#bytes;
+    if (bytes === null || bytes.length < need) {
+      bytes = this.#bytes = new Uint8Array(
+        Math.min(MAX_REUSED_BYTES, Math.max(need, 2 * (bytes?.length ?? MIN_REUSED_BYTES / 2))),
+      );
+    }
+    return bytes.subarray(0, this.#encoder.encodeInto(text, bytes).written);
   }
 
   #wakeDrain(): void {

@@ -99,7 +99,11 @@ export class StdioServer {
   ) {
     this.#options = options;
     this.#maxBuffered = options.maxBufferedOutput ?? DEFAULT_MAX_BUFFERED_OUTPUT;
-    this.#writer = new LineWriter(options.output ?? Deno.stdout.writable, this.#maxBuffered / 2);
+    // Deno.stdout is done with a chunk once its write resolves: one reused byte array serves every write.
+    this.#writer = new LineWriter(options.output ?? Deno.stdout.writable, {
+      lowWater: this.#maxBuffered / 2,
+      reuseChunks: options.output === undefined,
+    });
     this.#finished = new Promise<number>((resolve) => this.#finish = resolve);
     // The per-line paths close over locals: every line of a pipelined burst goes through them.
     const writer = this.#writer;

@@ -224,3 +224,41 @@ Deno.test("LineSplitter: the same lines and errors wherever the reads end (a chu
     assert.deepEqual(split(cuts), whole, `cut at ${cuts.join(",")}`);
   }
 });
+
+Deno.test("LineWriter with reuseChunks: every batch is encoded into one reused byte array, byte for byte", async () => {
+  const decoder = new TextDecoder("utf-8", { fatal: true });
+  let text = "";
+  const buffers: ArrayBufferLike[] = [];
+  const writer = new LineWriter(
+    new WritableStream<Uint8Array>({
+      // Read at write time: the writer may reuse the bytes once this write has resolved.
+      write(chunk) {
+        buffers.push(chunk.buffer);
+        text += decoder.decode(chunk);
+      },
+    }),
+    { reuseChunks: true },
+  );
+  const batches = [
+    ['{"jsonrpc":"2.0","id":1,"result":{}}', "ascii"],
+    ["é".repeat(1000), "龍".repeat(3000) + "🐉".repeat(500), "\u2028 tail"], // 2, 3 and 4 bytes a character
+    Array.from({ length: 600 }, (_, i) => `{"jsonrpc":"2.0","id":${i},"result":{"text":"Hmph."}}`), // a larger batch
+    ["short again"],
+    ["é".repeat(100)],
+  ];
+  for (const batch of batches) {
+    for (const line of batch) writer.send(line);
+    await writer.flush(); // one write per batch
+  }
+  assert.equal(text, batches.flat().join("\n") + "\n");
+  assert.equal(buffers.length, batches.length);
+  assert.ok(buffers.slice(2).every((b) => b === buffers[2]), "once grown, one byte array serves every write");
+  // A line too long for the reused array (over a million UTF-16 units) gets a byte array of its own.
+  const long = "x".repeat(1_100_000);
+  writer.send(long);
+  await writer.flush();
+  assert.equal(text.length, batches.flat().join("\n").length + 1 + long.length + 1);
+  assert.ok(text.endsWith(long + "\n"));
+  assert.notEqual(buffers.at(-1), buffers[2]);
+  await writer.close();
+});
