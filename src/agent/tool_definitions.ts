@@ -58,7 +58,7 @@ function renderWarnings(tools: readonly ToolWarnings[], model: string | undefine
   const out: string[] = [];
   for (const { name, fixed, notes, freeForm } of tools) {
     out.push(...fixed);
-    for (const w of warningsFor(notes, model, "arguments")) out.push(`${name}: ${w}`);
+    for (const w of warningsFor(notes, { model, target: "arguments" })) out.push(`${name}: ${w}`);
     // A tool's `{"type": "object"}` is a tool without arguments (plainObjects false).
     for (const w of freeFormWarnings(freeForm, { model, plainObjects: false })) out.push(`${name}: ${w}`);
   }

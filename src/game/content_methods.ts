@@ -86,7 +86,7 @@ export class ContentMethods {
     // The schema's warnings for the model that runs (a host's default model may be a llama or openai one):
     // objects without properties, and what a llama model's grammar enforces.
     const schemaWarnings = [
-      ...warningsFor(conversion.warningNotes, model.kind),
+      ...warningsFor(conversion.warningNotes, { model: model.kind }),
       ...freeFormWarnings(conversion.freeForm, { model: model.kind, plainObjects: true }),
     ];
     warnings.splice(schemaWarningsAt, 0, ...schemaWarnings);

@@ -196,7 +196,7 @@ function responseSchemaParam(p: Params, model: string): {
   return {
     schema: { name: "Response", generationSchema: conversion.generationSchema, jsonSchema: schema },
     warnings: [
-      ...warningsFor(conversion.warningNotes, model),
+      ...warningsFor(conversion.warningNotes, { model }),
       ...freeFormWarnings(conversion.freeForm, { model, plainObjects: true }),
     ],
   };

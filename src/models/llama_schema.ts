@@ -104,7 +104,7 @@ function numeric(schema: JsonObject, type: "integer" | "number", context: Contex
   if (context.rules !== undefined) {
     const rule = type === "integer"
       ? integerRangeGbnf(low, high)
-      : numberRangeGbnf(low, high, context.exclusive.get(schema));
+      : numberRangeGbnf({ low, high, exclusive: context.exclusive.get(schema) });
     if (rule !== undefined) return withDescription({ ...context.rules.add(rule) }, schema);
     return undefined;
   }

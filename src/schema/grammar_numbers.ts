@@ -264,6 +264,16 @@ export interface ExclusiveBounds {
   high?: boolean;
 }
 
+/** The bounds of a number range: either may be missing; each is inclusive unless `exclusive` says so. */
+export interface NumberRange {
+  /** The lowest number. */
+  low?: number;
+  /** The highest number. */
+  high?: number;
+  /** Which bounds are themselves outside the range. */
+  exclusive?: ExclusiveBounds;
+}
+
 /**
  * A GBNF expression for the JSON numbers from `low` to `high` (each inclusive unless `exclusive` says so),
  * fraction allowed, no exponent (a missing bound: as many integer digits as node-llama-cpp's number rule
@@ -272,16 +282,13 @@ export interface ExclusiveBounds {
  * @example
  * ```ts
  * import { numberRangeGbnf } from "./grammar_numbers.ts";
- * numberRangeGbnf(0, 1); // '( "0" ( "." [0-9]{1,16} )? | "1" ( "." "0"{1,15} )? )'
- * numberRangeGbnf(0, 1, { high: true }); // below 1: '"0" ( "." [0-9]{1,16} )?'
- * numberRangeGbnf(1e300, undefined); // undefined: no number of 16 digits is that large
+ * numberRangeGbnf({ low: 0, high: 1 }); // '( "0" ( "." [0-9]{1,16} )? | "1" ( "." "0"{1,15} )? )'
+ * numberRangeGbnf({ low: 0, high: 1, exclusive: { high: true } }); // below 1: '"0" ( "." [0-9]{1,16} )?'
+ * numberRangeGbnf({ low: 1e300 }); // undefined: no number of 16 digits is that large
  * ```
  */
-export function numberRangeGbnf(
-  low: number | undefined,
-  high: number | undefined,
-  exclusive: ExclusiveBounds = {},
-): string | undefined {
+export function numberRangeGbnf(range: NumberRange): string | undefined {
+  const { low, high, exclusive = {} } = range;
   const lowStrict = exclusive.low === true;
   const highStrict = exclusive.high === true;
   if (

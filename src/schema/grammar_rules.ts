@@ -123,17 +123,16 @@ export function enumeratesRange(low: number | undefined, high: number | undefine
  * @example
  * ```ts
  * import { grammarEnforcesRange } from "./grammar_rules.ts";
- * grammarEnforcesRange("number", 0, 1, "answer"); // true
- * grammarEnforcesRange("number", 0, 1, "arguments"); // false
- * grammarEnforcesRange("integer", 1e300, undefined, "answer"); // false
+ * grammarEnforcesRange({ type: "number", low: 0, high: 1 }, "answer"); // true
+ * grammarEnforcesRange({ type: "number", low: 0, high: 1 }, "arguments"); // false
+ * grammarEnforcesRange({ type: "integer", low: 1e300 }, "answer"); // false
  * ```
  */
 export function grammarEnforcesRange(
-  type: "integer" | "number",
-  low: number | undefined,
-  high: number | undefined,
+  range: { type: "integer" | "number"; low?: number; high?: number },
   target: GrammarTarget,
 ): boolean {
+  const { type, low, high } = range;
   if (target === "arguments") return type === "integer" && enumeratesRange(low, high);
-  return (type === "integer" ? integerRangeGbnf(low, high) : numberRangeGbnf(low, high)) !== undefined;
+  return (type === "integer" ? integerRangeGbnf(low, high) : numberRangeGbnf({ low, high })) !== undefined;
 }

@@ -83,16 +83,16 @@ export type SchemaWarning = string | ModelNote;
  * ```ts
  * import { warningsFor } from "./model_notes.ts";
  * const note = { kind: "integer-enum", path: "#/properties/level", min: 1, max: 3 } as const;
- * warningsFor([note], "system");
+ * warningsFor([note], { model: "system" });
  * // ["#/properties/level: integer enum is enforced as a range 1...3; exact values are described"]
- * warningsFor([note], "llama"); // []: a llama model generates 1, 2 or 3
+ * warningsFor([note], { model: "llama" }); // []: a llama model generates 1, 2 or 3
  * ```
  */
 export function warningsFor(
   warnings: readonly SchemaWarning[],
-  model?: string,
-  target: GrammarTarget = "answer",
+  options: { model?: string; target?: GrammarTarget } = {},
 ): string[] {
+  const { model, target = "answer" } = options;
   const out = new Set<string>();
   for (const warning of warnings) {
     if (typeof warning === "string") {
@@ -137,7 +137,7 @@ function llamaText(note: ModelNote, target: GrammarTarget): string | null {
       // Enforced as exclusive where the range is enforced; where it is not, the range's own note says so.
       return null;
     case "range":
-      if (grammarEnforcesRange(note.type, note.low, note.high, target)) return null;
+      if (grammarEnforcesRange(note, target)) return null;
       if (target === "arguments") {
         return `${note.type} ${rangeText(note.low, note.high)} is not enforced in a llama model's tool ` +
           `arguments (its grammar there enforces only integer ranges of up to ${MAX_ENUMERATED_RANGE + 1} ` +

@@ -17,7 +17,7 @@ function numberRule(
   high: number | undefined,
   exclusive: { low?: boolean; high?: boolean } = {},
 ): RegExp {
-  const rule = numberRangeGbnf(low, high, exclusive);
+  const rule = numberRangeGbnf({ low, high, exclusive });
   assert.ok(rule !== undefined, `no rule for ${low}...${high}`);
   return gbnfToRegExp(rule);
 }
@@ -99,7 +99,7 @@ Deno.test("number ranges: the numbers between the bounds, with a fraction", () =
   for (const [low, high] of ranges) {
     for (const exclusive of [{}, { low: true }, { high: true }, { low: true, high: true }]) {
       if (low === high && (exclusive.low === true || exclusive.high === true)) {
-        assert.equal(numberRangeGbnf(low, high, exclusive), undefined);
+        assert.equal(numberRangeGbnf({ low, high, exclusive }), undefined);
         continue;
       }
       const rule = numberRule(low, high, exclusive);
@@ -144,18 +144,18 @@ Deno.test("number ranges: half-open, tiny and huge bounds", () => {
   const sum = numberRule(0.1 + 0.2, 1);
   assert.ok(sum.test("0.31") && !sum.test("0.3"));
   assert.ok(numberRule(-1e300, 1e300).test("-12.5"));
-  assert.equal(numberRangeGbnf(1e300, undefined), undefined);
-  assert.equal(numberRangeGbnf(undefined, -1e300), undefined);
-  assert.equal(numberRangeGbnf(1e-300, 1), undefined, "too many fraction digits to write");
-  assert.equal(numberRangeGbnf(2, 1), undefined);
+  assert.equal(numberRangeGbnf({ low: 1e300 }), undefined);
+  assert.equal(numberRangeGbnf({ high: -1e300 }), undefined);
+  assert.equal(numberRangeGbnf({ low: 1e-300, high: 1 }), undefined, "too many fraction digits to write");
+  assert.equal(numberRangeGbnf({ low: 2, high: 1 }), undefined);
 });
 
 Deno.test("rules stay small and use small repetitions", () => {
   const rules = [
     integerRangeGbnf(-(2 ** 53), 2 ** 53),
     integerRangeGbnf(123_456_789, 987_654_321_012),
-    numberRangeGbnf(-123456.789, 987654.321),
-    numberRangeGbnf(0.1 + 0.2, undefined),
+    numberRangeGbnf({ low: -123456.789, high: 987654.321 }),
+    numberRangeGbnf({ low: 0.1 + 0.2 }),
   ];
   for (const rule of rules) {
     assert.ok(rule !== undefined && rule.length < 4000, `${rule?.length} characters`);
