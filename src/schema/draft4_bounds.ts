@@ -6,26 +6,8 @@
  * numeric one.
  * @module
  */
-import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
-
-/** Keywords whose value is one subschema, or (`items`) an array of them. */
-const ONE_SCHEMA = [
-  "items",
-  "additionalItems",
-  "additionalProperties",
-  "unevaluatedItems",
-  "unevaluatedProperties",
-  "contains",
-  "propertyNames",
-  "not",
-  "if",
-  "then",
-  "else",
-];
-/** Keywords whose value is an array of subschemas. */
-const SCHEMA_LISTS = ["anyOf", "oneOf", "allOf", "prefixItems"];
-/** Keywords whose value maps names to subschemas. */
-const SCHEMA_MAPS = ["properties", "patternProperties", "$defs", "definitions", "dependentSchemas"];
+import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import { forEachSubschema } from "./subschemas.ts";
 
 /**
  * Rewrites `schema` and its subschemas in place: `minimum: m, exclusiveMinimum: true` becomes
@@ -44,23 +26,7 @@ export function numericExclusiveBounds(schema: JsonObject, depth = 0): void {
   if (depth > 64) return;
   rewriteBound(schema, "minimum", "exclusiveMinimum");
   rewriteBound(schema, "maximum", "exclusiveMaximum");
-  for (const key of ONE_SCHEMA) {
-    const value = own(schema, key);
-    if (Array.isArray(value)) value.forEach((item) => visit(item, depth));
-    else visit(value, depth);
-  }
-  for (const key of SCHEMA_LISTS) {
-    const value = own(schema, key);
-    if (Array.isArray(value)) value.forEach((item) => visit(item, depth));
-  }
-  for (const key of SCHEMA_MAPS) {
-    const value = own(schema, key);
-    if (isJsonObject(value)) Object.values(value).forEach((item) => visit(item, depth));
-  }
-}
-
-function visit(value: JsonValue | undefined, depth: number): void {
-  if (isJsonObject(value)) numericExclusiveBounds(value, depth + 1);
+  forEachSubschema(schema, (subschema) => numericExclusiveBounds(subschema, depth + 1));
 }
 
 function own(schema: JsonObject, key: string): JsonValue | undefined {

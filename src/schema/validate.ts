@@ -8,6 +8,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from "./ajv.generated.js";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue, ownValue } from "../protocol/json.ts";
 import { escapePointerSegment, unescapePointerSegment } from "./pointer.ts";
+import { ONE_SCHEMA, SCHEMA_LIST, SCHEMA_MAP } from "./subschemas.ts";
 
 /** A compiled validator: `null` when the value is valid, else a short message. */
 export type Validator = (value: JsonValue) => string | null;
@@ -131,25 +132,6 @@ export function compileValidator(schema: JsonObject, options: ValidatorOptions =
 
 /** Keywords that only annotate a schema: validation never reads them. */
 const ANNOTATIONS = new Set(["description", "title", "examples", "$comment"]);
-/** Keywords whose value is one schema. */
-const ONE_SCHEMA = new Set([
-  "items",
-  "additionalItems",
-  "additionalProperties",
-  "unevaluatedItems",
-  "unevaluatedProperties",
-  "contains",
-  "propertyNames",
-  "not",
-  "if",
-  "then",
-  "else",
-]);
-/** Keywords whose value is a list of schemas. */
-const SCHEMA_LIST = new Set(["allOf", "anyOf", "oneOf", "prefixItems", "items"]);
-/** Keywords whose value maps names to schemas. */
-const SCHEMA_MAP = new Set(["properties", "patternProperties", "dependentSchemas", "$defs", "definitions"]);
-
 /** Depth below which annotations are left in place (deeper schemas are rare, and recursion is bounded). */
 const MAX_STRIP_DEPTH = 64;
 
