@@ -91,6 +91,10 @@ Deno.test("formats: date-time joins a real date and a full-time by T (or t)", ()
       "1998-12-31T23:59:60Z",
       "1998-12-31T15:59:60.123-08:00",
       "2016-12-31T23:59:60+00:00",
+      // A leap second is at 23:59 UTC on a month's last day, whatever the local day.
+      "1998-12-31T23:29:60-00:30",
+      "1999-01-01T00:59:60+01:00",
+      "1999-02-01T00:59:60+01:00",
     ],
     [
       "2023-02-29T13:45:00Z",
@@ -102,6 +106,9 @@ Deno.test("formats: date-time joins a real date and a full-time by T (or t)", ()
       "2024-05-01",
       "1998-12-30T23:59:60Z",
       "1998-12-31T22:59:60Z",
+      "1998-12-30T23:29:60-00:30",
+      "1999-01-01T00:59:60+02:00",
+      "1999-01-02T00:59:60+01:00",
       "2024-05-01T13:45:00ZZ",
     ],
   );
