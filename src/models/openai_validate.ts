@@ -1,7 +1,8 @@
 /**
  * Checks what an OpenAI-compatible server returned, never trusting it: tool calls must name a tool offered
  * in the step and carry a JSON object valid against the tool's JSON Schema; structured answers must be JSON
- * valid against the response schema. Problems are returned as text (the backend retries, then fails).
+ * valid against the response schema, string `format`s included (`schema/formats`). Problems are returned as
+ * text (the backend retries, then fails).
  * @module
  */
 import { Ajv, type ValidateFunction } from "../schema/ajv.generated.js";
@@ -11,13 +12,14 @@ import type { StepTool, StepToolCall } from "./language_model.ts";
 import type { RawToolCall } from "./openai_completion.ts";
 import { numericExclusiveBounds } from "../schema/draft4_bounds.ts";
 import { orderBySchema } from "../schema/order.ts";
+import { CHECKED_FORMATS } from "../schema/formats.ts";
 import { headCharacters } from "../util/text.ts";
 
 // An instance per schema: an instance keeps every schema it compiled (its cache and the scope of its
 // generated code), so a shared one grew with every schema of a long game. Schemas are checked against the
 // meta-schema by one shared instance (made on first use), which compiles only the meta-schema: compiling it
 // anew per schema would cost ten times the compile. `addUsedSchema: false` lets schemas with equal `$id`s
-// coexist.
+// coexist. Without `formats` ajv ignores every format: the checked ones are given (others stay ignored).
 const newAjv = (validateSchema: boolean) =>
   new Ajv({
     strict: false,
@@ -25,6 +27,7 @@ const newAjv = (validateSchema: boolean) =>
     logger: false,
     addUsedSchema: false,
     validateFormats: true,
+    formats: { ...CHECKED_FORMATS },
     validateSchema,
   });
 let metaChecker: Ajv | undefined;

@@ -1,7 +1,7 @@
 /**
  * GBNF for the `date` and `date-time` formats that admits only real calendar dates: node-llama-cpp's own
- * format rule takes any day up to 31 in any month (`2024-02-30`), and the answer's validation does not check
- * formats. The time part is node-llama-cpp's (`13:45:00Z`, `13:45:00.000+02:00`).
+ * format rule takes any day up to 31 in any month (`2024-02-30`), which the answer's validation
+ * (`schema/formats`) would then refuse, costing a retry. The time part is node-llama-cpp's (`13:45:00Z`, `13:45:00.000+02:00`).
  * @module
  */
 

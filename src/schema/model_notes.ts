@@ -4,9 +4,11 @@
  * A `llama` (GGUF) model's grammar generates the client's enum and const values themselves, and enforces
  * string lengths and the `date`, `time` and `date-time` formats; in an answer also numeric bounds (exclusive
  * ones too, up to 16 integer digits) and object or array values, in a tool's arguments only a short
- * integer range (`grammar_rules.ts`). The conversion records these warnings as notes; {@link warningsFor}
- * words them for the model in use: the on-device model's words when the model is not `llama` or not known
- * (`schema/validate`), the llama model's own or none when it loses nothing.
+ * integer range (`grammar_rules.ts`). A `llama` or `openai` model's backend checks the formats of
+ * `schema/formats` in every answer and tool call (a bad one is generated once more). The conversion records
+ * these warnings as notes; {@link warningsFor} words them for the model in use: the on-device model's words
+ * when the model is not `llama` or `openai` or not known (`schema/validate`), the llama model's own or none
+ * when it loses nothing, and for an `openai` model that a checked format is checked.
  * @module
  */
 import type { JsonValue } from "../protocol/json.ts";
@@ -19,6 +21,7 @@ import {
   MAX_GRAMMAR_LENGTH,
 } from "./grammar_rules.ts";
 import { MAX_GRAMMAR_DIGITS } from "./grammar_numbers.ts";
+import { CHECKED_FORMATS, isCheckedFormat } from "./formats.ts";
 
 /** A warning whose text depends on the model (see the module). */
 export type ModelNote =
@@ -99,7 +102,11 @@ export function warningsFor(
       out.add(warning);
       continue;
     }
-    const text = model === "llama" ? llamaText(warning, target) : onDeviceText(warning);
+    const text = model === "llama"
+      ? llamaText(warning, target)
+      : model === "openai"
+      ? openaiText(warning)
+      : onDeviceText(warning);
     if (text !== null) out.add(`${warning.path}: ${text}`);
   }
   return [...out];
@@ -121,6 +128,22 @@ function onDeviceText(note: ModelNote): string | null {
     case "range":
       return null;
   }
+}
+
+/** A note's text for an `openai` model: the on-device model's, but a checked format is said to be checked. */
+function openaiText(note: ModelNote): string | null {
+  if (note.kind === "described" && note.key === "format" && typeof note.value === "string") {
+    if (isCheckedFormat(note.value)) {
+      return `'format' ${JSON.stringify(note.value)} is described to the model but not enforced: ` +
+        checkedFormatText(note.value);
+    }
+  }
+  return onDeviceText(note);
+}
+
+/** What happens to an answer outside a checked format. */
+function checkedFormatText(format: string): string {
+  return `an answer that is not a valid ${format} fails validation and is generated once more`;
 }
 
 /** A note's text for a `llama` model; null where its grammar enforces what the schema asks. */
@@ -153,8 +176,13 @@ function llamaText(note: ModelNote, target: GrammarTarget): string | null {
 function describedText(key: string, value: JsonValue): string {
   const shown = typeof value === "string" ? JSON.stringify(value) : describeValue(value);
   if (key === "format") {
-    return `'format' ${shown} is not enforced on a llama model (its grammar enforces the formats ` +
-      `${GRAMMAR_FORMATS.join(", ")}; other formats are not checked)`;
+    const grammar = `'format' ${shown} is not enforced on a llama model (its grammar enforces the formats ` +
+      GRAMMAR_FORMATS.join(", ");
+    if (typeof value === "string" && isCheckedFormat(value)) {
+      return `${grammar}): ${checkedFormatText(value)}`;
+    }
+    const checked = Object.keys(CHECKED_FORMATS).filter((f) => !GRAMMAR_FORMATS.includes(f));
+    return `${grammar}, and validation checks ${checked.join(", ")}; other formats are not checked)`;
   }
   if (key === "minLength" || key === "maxLength") {
     return `'${key}' ${shown} is not enforced on a llama model (its grammar enforces lengths up to ` +

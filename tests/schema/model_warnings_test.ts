@@ -13,12 +13,12 @@ import { parseScript, ScriptedModel } from "../../src/models/scripted.ts";
 import type { JsonObject } from "../../src/protocol/json.ts";
 
 /** A model of kind `llama` that answers `answer` (the scripted model's step, without the schema). */
-function llamaKind(answer: JsonObject): () => LanguageModel {
+function llamaKind(answer: JsonObject, kind = "llama"): () => LanguageModel {
   const script = parseScript([{ json: answer }, { json: answer }], "script");
   return () => {
     const inner = new ScriptedModel(structuredClone(script));
     return {
-      kind: "llama",
+      kind,
       contextSize: 8192,
       trimsHistory: false,
       availability: () => inner.availability(),
@@ -154,11 +154,58 @@ Deno.test("model warnings: a llama model is warned only about the string constra
   try {
     assert.deepEqual(await respondWarnings(c, STRINGS, "s"), [
       `#/properties/mail: 'format' "email" is not enforced on a llama model (its grammar enforces the formats ` +
-      "date, time, date-time; other formats are not checked)",
+      "date, time, date-time): an answer that is not a valid email fails validation and is generated once more",
       "#/properties/essay: 'maxLength' 5000 is not enforced on a llama model (its grammar enforces lengths up " +
       "to 500 characters, and none beside a format): an answer outside it fails validation",
       "#/properties/code: 'minLength' 10 is not enforced on a llama model (its grammar enforces lengths up " +
       "to 500 characters, and none beside a format): an answer outside it fails validation",
+    ]);
+  } finally {
+    await c.close();
+  }
+});
+
+Deno.test("model warnings: a llama model is told a format neither its grammar nor validation knows is not checked", async () => {
+  const c = new WireClient({ systemModel: llamaKind({ hue: "teal" }) });
+  const schema = {
+    type: "object",
+    properties: { hue: { type: "string", format: "color" } },
+    required: ["hue"],
+  };
+  try {
+    assert.deepEqual(await respondWarnings(c, schema, "s"), [
+      `#/properties/hue: 'format' "color" is not enforced on a llama model (its grammar enforces the formats ` +
+      "date, time, date-time, and validation checks email, hostname, ipv4, ipv6, uri, uuid; other formats are " +
+      "not checked)",
+    ]);
+  } finally {
+    await c.close();
+  }
+});
+
+Deno.test("model warnings: an openai model is told the formats its validation checks", async () => {
+  const c = new WireClient({ systemModel: llamaKind({ ...STRINGS_ANSWER, hue: "teal" }, "openai") });
+  const schema = {
+    ...STRINGS,
+    properties: { ...STRINGS.properties as JsonObject, hue: { type: "string", format: "color" } },
+  };
+  const checked = (path: string, format: string) =>
+    `#/properties/${path}: 'format' "${format}" is described to the model but not enforced: an answer that is ` +
+    `not a valid ${format} fails validation and is generated once more`;
+  const described = (path: string, key: string) =>
+    `#/properties/${path}: '${key}' is described to the model but not enforced`;
+  try {
+    assert.deepEqual(await respondWarnings(c, schema, "s"), [
+      described("name", "minLength"),
+      described("name", "maxLength"),
+      checked("when", "date"),
+      checked("at", "time"),
+      checked("stamp", "date-time"),
+      checked("mail", "email"),
+      described("essay", "maxLength"),
+      checked("code", "date"),
+      described("code", "minLength"),
+      described("hue", "format"),
     ]);
   } finally {
     await c.close();
