@@ -690,7 +690,9 @@ class Playground {
             : " The script starts again from its first step (the NPC gets a new model)."
         }`,
       );
-      editor.showResult({ warnings: npc.warnings, note: `Applied to ${r.name}.` });
+      // The bridge names what it ignored in the state Apply sent ('state.options.x'); the designer wrote 'options.x'.
+      const warnings = npc.warnings.map((w) => w.replace(/'state\.(persona|options|tools)\b/g, "'$1"));
+      editor.showResult({ warnings, note: `Applied to ${r.name}.` });
       await this.refreshState();
     } catch (error) {
       editor.showResult({ error: message(error) });
