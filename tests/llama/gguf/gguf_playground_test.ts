@@ -1,4 +1,3 @@
-/// <reference lib="dom" />
 /**
  * The NPC playground as a designer without a Mac runs it: `oam playground --model gguf:<fixture>` (the real
  * CLI, in its own process) in a real headless Chromium. The first connection waits while the bridge loads the
@@ -77,24 +76,24 @@ Deno.test({
       page.on("pageerror", (error) => errors.push(`page error: ${error.message}`));
       page.on("console", (m) => m.type() === "error" && errors.push(`console error: ${m.text()}`));
       // Every text the top bar's pills show, in order (the model loads before the bridge answers initialize).
-      await page.addInitScript(() => {
-        const shown: string[] = [];
-        (globalThis as unknown as { shown: string[] }).shown = shown;
+      // (A script in a string: this file is type-checked with the main tier's, without the DOM's types.)
+      await page.addInitScript(`
+        globalThis.shown = [];
         document.addEventListener("DOMContentLoaded", () => {
           for (const id of ["connection-status", "model-status"]) {
-            const pill = document.getElementById(id)!;
-            new MutationObserver(() => shown.push(`${id}: ${pill.textContent}`))
+            const pill = document.getElementById(id);
+            new MutationObserver(() => globalThis.shown.push(id + ": " + pill.textContent))
               .observe(pill, { childList: true, characterData: true, subtree: true });
           }
         });
-      });
+      `);
       await page.goto(served.url);
       // Start at once, as a designer does: the model is still loading.
       await page.click("#start");
       await page.locator("#connection-status[data-state=open]").waitFor();
       await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
       await npcReady(page);
-      const shown = await page.evaluate(() => (globalThis as unknown as { shown: string[] }).shown);
+      const shown = await page.evaluate("globalThis.shown") as string[];
       assert.ok(
         shown.includes("connection-status: Connected; the bridge is loading its model…"),
         `the connection pill never said the model was loading: ${JSON.stringify(shown)}`,
