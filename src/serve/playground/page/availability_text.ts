@@ -14,17 +14,23 @@ const WHY: Record<string, string> = {
 
 /**
  * How the model's availability reads: "available", "unavailable: <why>" (the reason in words, then the detail),
- * or "availability unknown" before the bridge said.
+ * or, before the bridge said, "availability unknown" — or, while the bridge is still checking its model
+ * (`checking`: the model's kind, as `/playground/info.json` names it), "loading the model…" for a GGUF model
+ * (`llama`: the bridge loads it before it answers, seconds or more) and "checking…" for the others.
  *
  * @example
  * ```ts
  * import { availabilityText } from "./availability_text.ts";
  * availabilityText({ available: false, reason: "unknown", detail: "Cannot reach the model server" });
  * // "unavailable: Cannot reach the model server"
+ * availabilityText(undefined, "llama"); // "loading the model…"
  * ```
  */
-export function availabilityText(availability: ModelAvailability | undefined): string {
-  if (availability === undefined) return "availability unknown";
+export function availabilityText(availability: ModelAvailability | undefined, checking?: string): string {
+  if (availability === undefined) {
+    if (checking === undefined) return "availability unknown";
+    return checking === "llama" ? "loading the model…" : "checking…";
+  }
   if (availability.available) return "available";
   const reason = availability.reason ?? "unknown";
   const why = Object.hasOwn(WHY, reason) ? WHY[reason] : reason === "unknown" ? null : `reason '${reason}'`;

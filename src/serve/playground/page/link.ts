@@ -13,8 +13,11 @@ import { BridgeError } from "../../../protocol/errors.ts";
 import { PROTOCOL_VERSION } from "../../../protocol/version.ts";
 import { LoggingTransport, type RpcEntry } from "./rpc_log.ts";
 
-/** The connection's state. */
-export type LinkState = "connecting" | "open" | "closed";
+/**
+ * The connection's state: `waiting` is a socket already open whose `initialize` has no answer yet (the bridge
+ * answers it once its model has said whether it can run: a GGUF model is loaded first, seconds or more).
+ */
+export type LinkState = "connecting" | "waiting" | "open" | "closed";
 
 /** What the page knows about the server (`/playground/info.json`). */
 export interface ServerInfo {
@@ -56,6 +59,8 @@ export class Link {
   serverStopped = false;
   readonly #url: string;
   readonly #events: LinkEvents;
+  /** Who waits in {@link opened} for the connection being made. */
+  #waiters: { resolve(): void; reject(error: Error): void }[] = [];
 
   /** A link to `url` (`ws://host:port/rpc`). */
   constructor(url: string, events: LinkEvents) {
@@ -65,6 +70,15 @@ export class Link {
 
   /** The connection, or a clear error when the bridge is not connected. */
   require(): Connection {
+    if (this.pending) {
+      throw BridgeError.of(
+        "shut_down",
+        this.state === "waiting"
+          ? "The bridge has not answered yet (it may be loading its model): try again once the top bar says " +
+            "Connected to the bridge."
+          : "The page is still connecting to the bridge: try again once the top bar says Connected to the bridge.",
+      );
+    }
     if (this.connection === null || this.state !== "open") {
       throw BridgeError.of(
         "shut_down",
@@ -74,9 +88,36 @@ export class Link {
     return this.connection;
   }
 
+  /**
+   * A connection is being made: `connecting`, `waiting`, or the page's first one not asked for yet (the page
+   * reads the server's info first).
+   */
+  get pending(): boolean {
+    return this.state === "connecting" || this.state === "waiting" || this.generation === 0;
+  }
+
+  /**
+   * Resolves once the connection being made is open (at once when it is); rejects when it fails, or when
+   * there is none being made (the error says what {@link require} says).
+   *
+   * For example (not a doc test: this module needs the DOM):
+   *   if (link.state === "waiting") await link.opened(); // the bridge is loading its model
+   */
+  opened(): Promise<void> {
+    if (this.state === "open") return Promise.resolve();
+    if (!this.pending) {
+      try {
+        this.require();
+      } catch (error) {
+        return Promise.reject(error);
+      }
+    }
+    return new Promise((resolve, reject) => this.#waiters.push({ resolve, reject }));
+  }
+
   /** Opens a new connection and sends `initialize`. */
   async connect(): Promise<void> {
-    if (this.state === "connecting") return;
+    if (this.state === "connecting" || this.state === "waiting") return;
     this.serverStopped = false;
     this.#set("connecting");
     const generation = ++this.generation;
@@ -105,6 +146,8 @@ export class Link {
           { cause: error },
         );
       });
+      if (this.generation !== generation) return;
+      this.#set("waiting");
       const server = await connection.request("initialize", {
         client: { name: "oam playground", version: "1" },
         protocolVersion: PROTOCOL_VERSION,
@@ -132,6 +175,15 @@ export class Link {
   #set(state: LinkState, detail?: string): void {
     this.state = state;
     this.#events.onState(state, detail);
+    if (state !== "open" && state !== "closed") return;
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const waiter of waiters) {
+      if (state === "open") waiter.resolve();
+      else {waiter.reject(
+          new Error(`The page could not connect to the bridge: ${detail ?? "the connection closed"}`),
+        );}
+    }
   }
 }
 

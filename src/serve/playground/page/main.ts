@@ -340,8 +340,10 @@ class Playground {
       }
       return;
     }
-    if (state === "connecting") {
-      this.#bar.connecting();
+    if (state === "connecting" || state === "waiting") {
+      if (state === "connecting") this.#bar.connecting();
+      else this.#bar.waiting(this.info?.model.name);
+      this.#header();
       return;
     }
     const had = this.running !== null;
@@ -386,13 +388,17 @@ class Playground {
   #header(): void {
     const label = this.info ? `${this.info.model.label}` : "system";
     const availability = this.link.server?.model;
+    // Until the bridge answers `initialize` it is checking its model (loading a GGUF one).
+    const checking = this.link.state === "connecting" || this.link.state === "waiting"
+      ? this.info?.model.name ?? "system"
+      : undefined;
     this.editor?.setBridgeModel(
-      `${label}, ${availabilityText(availability)}`,
+      `${label}, ${availabilityText(availability, checking)}`,
       availability ? availability.available : null,
       this.info?.model ?? null,
     );
     this.editor?.setBridgeContext(availability?.contextSize ?? null);
-    showModelPill({ useScript: this.saved.useScript, label, availability });
+    showModelPill({ useScript: this.saved.useScript, label, availability, checking });
   }
 
   async #validateTools(): Promise<void> {
@@ -578,10 +584,28 @@ class Playground {
     }
   }
 
+  /**
+   * Waits while the page is still connecting: the first connection waits for the bridge's model (a GGUF model
+   * is loaded first, seconds or more), and a Start or restore pressed meanwhile runs once it is open (`doing`
+   * says what, under Start). Rejects when the connection fails.
+   */
+  async #connected(doing: string): Promise<void> {
+    if (!this.link.pending) return;
+    const loading = this.info?.model.name === "llama";
+    this.editor.showResult({
+      note: loading
+        ? `Waiting for the bridge to load its model, then ${doing}…`
+        : `Waiting for the connection to the bridge, then ${doing}…`,
+    });
+    await this.link.opened();
+    this.editor.showResult({ note: `${doing[0].toUpperCase()}${doing.slice(1)}…` });
+  }
+
   async #start(): Promise<void> {
     const editor = this.editor;
     let worldParts: { world: World; subscription: Subscription } | null = null;
     try {
+      await this.#connected("starting the NPC");
       this.link.require();
       const cancelled = await this.#teardown();
       const value = editor.doc.value;
@@ -666,7 +690,9 @@ class Playground {
             : " The script starts again from its first step (the NPC gets a new model)."
         }`,
       );
-      editor.showResult({ warnings: npc.warnings, note: `Applied to ${r.name}.` });
+      // The bridge names what it ignored in the state Apply sent ('state.options.x'); the designer wrote 'options.x'.
+      const warnings = npc.warnings.map((w) => w.replace(/'state\.(persona|options|tools)\b/g, "'$1"));
+      editor.showResult({ warnings, note: `Applied to ${r.name}.` });
       await this.refreshState();
     } catch (error) {
       editor.showResult({ error: message(error) });
@@ -791,6 +817,7 @@ class Playground {
   async #restore(state: JsonObject, world: JsonObject | null, source: string): Promise<void> {
     let worldParts: { world: World; subscription: Subscription } | null = null;
     try {
+      await this.#connected(`restoring from ${source}`);
       this.link.require();
       const cancelled = await this.#teardown();
       const tools = Array.isArray(state.tools) ? state.tools.filter(isObject) : [];

@@ -54,6 +54,19 @@ export class ConnectionBar {
   }
 
   /**
+   * The socket is open and the bridge has not answered `initialize` yet: it answers once its model said
+   * whether it can run, and a GGUF model (`model`: `llama`) is loaded first, which takes seconds or more.
+   */
+  waiting(model: string | undefined): void {
+    this.#pill(
+      "waiting",
+      model === "llama"
+        ? "Connected; the bridge is loading its model…"
+        : "Connected; waiting for the bridge…",
+    );
+  }
+
+  /**
    * Not connected (`detail`: why): the pill says so, Reconnect shows, the banner says the bridge went away and
    * what became of the reply it cut off (`cut`), and a retry is due (each one waits twice as long, up to 10 s).
    */
@@ -99,13 +112,15 @@ export class ConnectionBar {
  * (`label`) and its availability. On a phone the pill is cut short: its whole text is its tooltip.
  */
 export function showModelPill(
-  { useScript, label, availability }: {
+  { useScript, label, availability, checking }: {
     /** The NPC plays the page's script rather than the bridge's model. */
     useScript: boolean;
     /** The model's label. */
     label: string;
     /** What the bridge said about the model (undefined before it answered). */
     availability: ModelAvailability | undefined;
+    /** While the bridge is still checking its model (undefined otherwise): the model's kind (`llama`, …). */
+    checking?: string;
   },
 ): void {
   const status = byId("model-status");
@@ -113,7 +128,7 @@ export function showModelPill(
     status.textContent = "Model: scripted (the Model tab's script) · always available";
     status.dataset.available = "true";
   } else {
-    status.textContent = `Model: ${label} · ${availabilityText(availability)}`;
+    status.textContent = `Model: ${label} · ${availabilityText(availability, checking)}`;
     status.dataset.available = String(availability?.available ?? "unknown");
   }
   status.title = status.textContent;
