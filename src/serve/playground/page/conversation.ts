@@ -96,6 +96,10 @@ interface LiveTurn {
   emotionBefore: string | null;
   /** Settles once the turn ended and its entry is final. */
   ended: Promise<void>;
+  /** "thinking… 12 s": in the bubble while the model works with nothing to show yet (see `#progress`). */
+  progress: HTMLElement;
+  /** When the model began its current stretch of work (the turn began, or a call's result went back). */
+  thinkingSince: number;
 }
 
 /** The conversation panel. */
@@ -467,6 +471,8 @@ export class Conversation {
     this.#scroll();
     this.#live = live;
     this.#setBusy(true);
+    this.#progress(live);
+    const ticking = setInterval(() => this.#progress(live), 1000);
     const started = performance.now();
     try {
       const reply = await npc.talk(line, {
@@ -483,6 +489,8 @@ export class Conversation {
       record.error = describeError(error);
       this.#failed(live, record.error, line);
     } finally {
+      clearInterval(ticking);
+      live.progress.remove();
       this.#live = null;
       this.#setBusy(false);
       live.root.querySelector(".npc")?.setAttribute("aria-busy", "false");
@@ -543,6 +551,8 @@ export class Conversation {
       meta,
       options,
       abort: new AbortController(),
+      progress: h("p", { class: "progress hint" }),
+      thinkingSince: Date.now(),
       emotionBefore: this.#portrait.dataset.emotion === "none" ? null : this.#portrait.textContent,
       ended,
     };
@@ -559,6 +569,23 @@ export class Conversation {
     this.#send.disabled = busy;
     this.#cancel.disabled = !busy;
     if (hadFocus) this.#lineInput.focus();
+  }
+
+  /**
+   * Shows (or removes) the turn's progress line: while the model works and the bubble has nothing else to
+   * show (no words yet, no call waiting for the designer), it says how long it has been at it, counted from
+   * the turn's start or from the last call's result. A slow local model takes a minute before its first
+   * words, and it writes a tool call whole (not streamed). Quiet: not a live region (it changes every second).
+   */
+  #progress(live: LiveTurn): void {
+    const waitingForDesigner = live.calls.root.querySelector(".tool-call.pending") !== null;
+    if ((live.line.textContent ?? "") !== "" || waitingForDesigner) {
+      live.progress.remove();
+      return;
+    }
+    const seconds = Math.max(0, Math.floor((Date.now() - live.thinkingSince) / 1000));
+    live.progress.textContent = `thinking… ${seconds} s`;
+    if (!live.progress.isConnected) live.line.after(live.progress);
   }
 
   #event(live: LiveTurn, event: NpcEvent, at: number): void {
@@ -583,8 +610,10 @@ export class Conversation {
         break;
       case "toolCallCompleted":
         live.calls.completed(event.record);
+        live.thinkingSince = Date.now();
         break;
     }
+    this.#progress(live);
     this.#follow();
   }
 
@@ -613,7 +642,7 @@ export class Conversation {
     const persona = this.#host.persona();
     const keptAs = this.#host.toolNameNow(name);
     const unsent = kept.get(persona, keptAs);
-    return answerByHand(row, {
+    const answered = answerByHand(row, {
       name,
       answer: unsent === undefined ? answer : { ...answer, text: unsent },
       timeout: this.#host.toolTimeout(name),
@@ -627,6 +656,8 @@ export class Conversation {
       typed: (text) => kept.set(persona, keptAs, text),
       unsent: (text) => kept.set(persona, keptAs, text),
     });
+    this.#progress(live); // the call waits for the designer now: the model is not thinking
+    return answered;
   }
 
   /**

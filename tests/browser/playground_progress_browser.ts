@@ -1,0 +1,85 @@
+/// <reference lib="dom" />
+/**
+ * A turn on a slow model: a local GGUF model can take a minute before its first words (longer while it writes
+ * a tool call, which is not streamed). Meanwhile the NPC's bubble says it is thinking and for how long, and the
+ * line goes once the reply's first words come or the turn ends. Here the bridge's messages are held back in the
+ * browser's socket once the line is sent, so the turn stays open for as long as the test needs, and the page's
+ * clock is moved by hand.
+ *
+ *   deno task test:browser      (needs Chromium: apt-get install -y chromium, or OAM_CHROMIUM=<path>)
+ */
+import assert from "node:assert/strict";
+import type { Page } from "npm:playwright-core@1.65.2";
+import { openPage, screenshot, servePlayground } from "./browser_fixture.ts";
+import { answerCall, startScriptNpc } from "./script_npc.ts";
+
+/**
+ * Once `npc/talk` is sent on a socket the page opens from now on, holds back the bridge's messages on it;
+ * `release` sends them on (and stops holding). Resolves `held` once a message is held.
+ */
+async function holdAfterTalk(page: Page): Promise<{ held: Promise<void>; release(): void }> {
+  const waiting: (() => void)[] = [];
+  let heldOne: () => void = () => {};
+  const held = new Promise<void>((resolve) => heldOne = resolve);
+  let holding = false;
+  let released = false;
+  await page.routeWebSocket(/\/rpc$/, (ws) => {
+    const server = ws.connectToServer();
+    ws.onMessage((message) => {
+      if (!released && JSON.parse(String(message)).method === "npc/talk") holding = true;
+      server.send(message);
+    });
+    server.onMessage((message) => {
+      if (holding && !released) {
+        waiting.push(() => ws.send(message));
+        heldOne();
+        return;
+      }
+      ws.send(message);
+    });
+  });
+  return {
+    held,
+    release() {
+      released = true;
+      for (const send of waiting.splice(0)) send();
+    },
+  };
+}
+
+Deno.test("while a turn waits for the model, the NPC's bubble says it is thinking and for how long", async () => {
+  const served = await servePlayground();
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    const hold = await holdAfterTalk(page);
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    await startScriptNpc(page);
+    await page.clock.install({ time: new Date("2026-03-01T10:00:00Z") });
+    await page.clock.pauseAt(new Date("2026-03-01T10:00:01Z"));
+    await page.fill("#player-line", "An ale?");
+    await page.press("#player-line", "Enter");
+    await hold.held;
+    const progress = page.locator("li.turn[data-turn='1'] .npc .progress");
+    await progress.filter({ hasText: "thinking… 0 s" }).waitFor();
+    await page.clock.runFor(12_000);
+    await progress.filter({ hasText: "thinking… 12 s" }).waitFor();
+    await screenshot(page, "turn-progress");
+    await page.clock.resume();
+    hold.release();
+    // The model called check_stock: the call's row says it waits for the designer, the bubble no longer thinks.
+    await page.locator(".tool-call.pending .tool-answer textarea").waitFor();
+    assert.equal(await progress.count(), 0);
+    await answerCall(page, '{"stock": 3}');
+    await page.locator("li.turn[data-turn='1'] .meta").filter({ hasText: "done in" }).waitFor();
+    assert.equal(await progress.count(), 0);
+    assert.deepEqual(browser.errors, []);
+  } catch (error) {
+    await screenshot(page, "failed-turn-progress").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});
