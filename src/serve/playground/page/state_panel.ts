@@ -223,20 +223,24 @@ export class StatePanel {
     }
     const relationship = memory.relationship ?? 0;
     const facts = memory.facts ?? [];
+    // A chatty model gives long reasons every turn: the latest HISTORY_SHOWN changes are listed (numbered as in
+    // the whole history), each reason cut to REASON_SHOWN characters (whole in its tooltip); the chart has all.
+    const first = Math.max(0, this.#points.length - HISTORY_SHOWN);
     const history = h(
       "ol",
-      { class: "relationship-history" },
-      ...this.#points.map((p, i) => {
+      { class: "relationship-history", start: first > 0 ? String(first + 1) : null },
+      ...this.#points.slice(first).map((p, j) => {
+        const i = first + j;
         const before = i > 0 ? this.#points[i - 1].value : null;
         const delta = before === null ? "" : ` (${p.value - before >= 0 ? "+" : ""}${p.value - before})`;
-        return h(
-          "li",
-          {},
-          `${p.label}: ${p.value}${delta}`,
-          p.reasons.length ? ` — ${p.reasons.join("; ")}` : "",
-        );
+        const reasons = p.reasons.flatMap((reason, k) => [k > 0 ? "; " : "", reasonShown(reason)]);
+        return h("li", {}, `${p.label}: ${p.value}${delta}`, p.reasons.length ? " — " : "", ...reasons);
       }),
     );
+    const earlier = first === 0 ? null : h("p", {
+      class: "hint relationship-earlier",
+      text: `${first} earlier ${first === 1 ? "change" : "changes"} not listed (the chart shows them all).`,
+    });
     // The focus stays on "Edit memory" when the memory is read again (after each turn), and comes back to it
     // when its edit form closed with the focus in it.
     const refocus = this.#refocusEdit ||
@@ -269,6 +273,7 @@ export class StatePanel {
           "aria-label": `Relationship ${relationship}`,
         }),
         chart(this.#points),
+        earlier,
         history,
       ),
       h("h3", { text: `Facts (${facts.length})` }),
@@ -427,6 +432,22 @@ export class StatePanel {
     }
     if (label !== null) this.#restoreLast.textContent = `Restore the last state seen (${label})`;
   }
+}
+
+/** How many relationship changes the history lists (the latest; the chart shows them all). */
+export const HISTORY_SHOWN = 8;
+/** How many characters of a relationship reason the history shows (the whole reason is its tooltip). */
+export const REASON_SHOWN = 160;
+
+/** A reason as the history shows it: cut to {@link REASON_SHOWN} characters with "…", whole in its title. */
+function reasonShown(reason: string): HTMLElement {
+  const cut = reason.length > REASON_SHOWN;
+  return h("span", {
+    class: "reason",
+    dir: "auto",
+    text: cut ? `${reason.slice(0, REASON_SHOWN - 1).trimEnd()}…` : reason,
+    title: cut ? reason : null,
+  });
 }
 
 /** Relationship reasons of a turn's `change_relationship` calls. */
