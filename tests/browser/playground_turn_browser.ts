@@ -124,10 +124,12 @@ Deno.test("the first turn fails after its emotion streamed in: the header shows 
   });
 });
 
-Deno.test("a call's answer box says what it accepts: JSON or text, JSON only, text only, as chosen beside it", async () => {
+Deno.test("a call's answer box says what it accepts (JSON or text, JSON only, text only, as chosen beside it) under what the tool gives back", async () => {
   const script: Script = {
     steps: [{ toolCalls: [{ name: "check_stock", arguments: { item: "ale" } }] }, reply("happy", "Here.")],
   };
+  // The sample persona's check_stock: its description.
+  const gives = "How many of an item the inn has left and its price in gold.";
   await withScript("failed-answer-label", script, async (page) => {
     await page.click("#start");
     await npcReady(page);
@@ -139,16 +141,21 @@ Deno.test("a call's answer box says what it accepts: JSON or text, JSON only, te
     const label = call.locator(".tool-answer label");
     const as = call.locator(".tool-answer select");
     assert.equal(await label.textContent(), "Answer check_stock (JSON or text)");
+    // The empty box shows what the tool gives back (its description), then what the box accepts.
+    assert.equal(
+      await box.getAttribute("placeholder"),
+      gives + "\n" + "JSON or plain text",
+    );
     await as.selectOption("json");
     // Before: still "(JSON or text)", though a text answer is now refused.
     assert.equal(await label.textContent(), "Answer check_stock (JSON)");
-    assert.equal(await box.getAttribute("placeholder"), '{"stock": 3}');
+    assert.equal(await box.getAttribute("placeholder"), gives + "\n" + "JSON only");
     await as.selectOption("text");
     assert.equal(await label.textContent(), "Answer check_stock (text)");
-    assert.equal(await box.getAttribute("placeholder"), "plain text");
+    assert.equal(await box.getAttribute("placeholder"), gives + "\n" + "plain text");
     await as.selectOption("auto");
     assert.equal(await label.textContent(), "Answer check_stock (JSON or text)");
-    assert.equal(await box.getAttribute("placeholder"), '{"stock": 3} or plain text');
+    assert.equal(await box.getAttribute("placeholder"), gives + "\n" + "JSON or plain text");
     await box.fill("3");
     await box.press("Enter");
     await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();

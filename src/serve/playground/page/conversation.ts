@@ -55,6 +55,8 @@ export interface ConversationHost {
   toolTimeout(name: string): number | null;
   /** How tool `name` is answered. */
   answerOf(name: string): ToolAnswer;
+  /** The description of tool `name` as the running NPC has it (what it gives back), or "". */
+  toolDescription(name: string): string;
   /** A turn finished (succeeded or failed). */
   turnFinished(record: TurnRecord): void;
   /** The bridge is connected. */
@@ -644,6 +646,7 @@ export class Conversation {
     const unsent = kept.get(persona, keptAs);
     const answered = answerByHand(row, {
       name,
+      description: this.#host.toolDescription(name),
       answer: unsent === undefined ? answer : { ...answer, text: unsent },
       timeout: this.#host.toolTimeout(name),
       signal,

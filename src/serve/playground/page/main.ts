@@ -49,6 +49,8 @@ interface Running {
   /** Tool timeouts in seconds by name (null: none), and the NPC's default. */
   timeouts: Map<string, number | null>;
   defaultTimeout: number | null;
+  /** Tool descriptions by name (shown in a call's empty answer box). */
+  descriptions: Map<string, string>;
   generation: number;
   /** The script the NPC plays (the Model tab's or the bridge's), or null: it runs on a real model. */
   scripted: ScriptedRun | null;
@@ -223,6 +225,7 @@ class Playground {
       },
       // (The running NPC calls a tool renamed since by its old name: the settings are under the new one.)
       answerOf: (name) => answerOf(this.saved.answers, this.#renames.nameNow(name)),
+      toolDescription: (name) => this.running?.descriptions.get(name) ?? "",
       turnFinished: (record) => void this.#turnFinished(record),
       connected: () => this.link.state === "open",
       changed: () => this.persist(),
@@ -483,19 +486,24 @@ class Playground {
     return { world, subscription };
   }
 
-  #timeouts(
+  /** The running NPC's tool timeouts (its own, and the NPC's default) and tool descriptions, by tool name. */
+  #toolSettings(
     options: JsonValue | undefined,
     tools: JsonObject[],
-  ): Pick<Running, "timeouts" | "defaultTimeout"> {
+  ): Pick<Running, "timeouts" | "defaultTimeout" | "descriptions"> {
     const o = isObject(options) ? options : {};
     const defaultTimeout = seconds(o.toolTimeoutSeconds, 120);
     const timeouts = new Map<string, number | null>();
+    const descriptions = new Map<string, string>();
     for (const tool of tools) {
+      if (typeof tool.name === "string" && typeof tool.description === "string") {
+        descriptions.set(tool.name, tool.description);
+      }
       if (typeof tool.name === "string" && typeof tool.timeoutSeconds === "number") {
         timeouts.set(tool.name, seconds(tool.timeoutSeconds, defaultTimeout));
       }
     }
-    return { timeouts, defaultTimeout };
+    return { timeouts, defaultTimeout, descriptions };
   }
 
   /**
@@ -525,7 +533,7 @@ class Playground {
       generation: this.link.generation,
       scripted: this.#scriptedRun(name, from.options),
       settings,
-      ...this.#timeouts(from.options, parts.tools),
+      ...this.#toolSettings(from.options, parts.tools),
     };
     // The last state seen is this NPC's from now on: the way back to an NPC that went is offered again when
     // this one goes with the connection.
@@ -680,7 +688,7 @@ class Playground {
       r.name = typeof next.persona.name === "string" ? next.persona.name : r.name;
       r.settings = settings;
       editor.setRunning(r.name, settings);
-      Object.assign(r, this.#timeouts(value.options, tools), {
+      Object.assign(r, this.#toolSettings(value.options, tools), {
         scripted: this.#scriptedRun(r.name, value.options),
       });
       this.conversation.note(

@@ -144,6 +144,8 @@ export interface HandAnswer {
   name: string;
   /** How the tool is answered (its canned text starts the answer box). */
   answer: ToolAnswer;
+  /** The tool's description (what it gives back), shown in the empty answer box; "" when it has none. */
+  description?: string;
   /** Seconds the bridge waits for the answer (null = forever). */
   timeout: number | null;
   /** Aborted when the bridge no longer needs the answer (a timeout, a cancelled turn). */
@@ -171,10 +173,21 @@ export interface HandAnswer {
  */
 export function answerByHand(
   row: ToolRow,
-  { name, answer, timeout, signal, focusNext, shown, cancelTurn, unsent, typed, cancelledByDesigner }:
-    HandAnswer,
+  {
+    name,
+    answer,
+    description,
+    timeout,
+    signal,
+    focusNext,
+    shown,
+    cancelTurn,
+    unsent,
+    typed,
+    cancelledByDesigner,
+  }: HandAnswer,
 ): Promise<unknown> {
-  const box = answerBox(name, answer, row.args.id);
+  const box = answerBox(name, answer, row.args.id, description?.trim() ?? "");
   if (typed) box.text.addEventListener("input", () => typed(box.text.value));
   startCountdown(row, timeout);
   return new Promise((resolve, reject) => {
@@ -263,19 +276,23 @@ interface AnswerBox {
   message: HTMLElement;
 }
 
-/** What an answer sent `as` accepts (the label says it), and the example its empty box shows. */
+/**
+ * What an answer sent `as` accepts (the label says it), and what its empty box says (under what the tool gives
+ * back: a tool definition declares its arguments, not its result, so the page has no example of one).
+ */
 const ACCEPTS: Record<string, { accepts: string; example: string }> = {
-  auto: { accepts: "JSON or text", example: '{"stock": 3} or plain text' },
-  json: { accepts: "JSON", example: '{"stock": 3}' },
+  auto: { accepts: "JSON or text", example: "JSON or plain text" },
+  json: { accepts: "JSON", example: "JSON only" },
   text: { accepts: "text", example: "plain text" },
 };
 
 /**
  * The answer's text and how it is sent, with a label and a hint saying what it accepts and what it would be
- * sent as. The text box is described by the call's arguments (`argsId`), so a screen reader reads them when
- * the box gets the focus.
+ * sent as; the empty box shows the tool's `description` (what it gives back) above what it accepts. The text
+ * box is described by the call's arguments (`argsId`), so a screen reader reads them when the box gets the
+ * focus.
  */
-function answerBox(name: string, answer: ToolAnswer, argsId: string): AnswerBox {
+function answerBox(name: string, answer: ToolAnswer, argsId: string, description: string): AnswerBox {
   const id = uid("answer");
   const text = h("textarea", {
     id,
@@ -298,7 +315,7 @@ function answerBox(name: string, answer: ToolAnswer, argsId: string): AnswerBox 
   const showHint = () => {
     const { accepts, example } = ACCEPTS[as.value] ?? ACCEPTS.auto;
     label.textContent = `Answer ${name} (${accepts})`;
-    text.placeholder = example;
+    text.placeholder = description === "" ? example : `${description}\n${example}`;
     const v = answerValue(text.value, as.value as "auto");
     hint.textContent = "problem" in v
       ? ""
