@@ -14,8 +14,10 @@
 import type { JsonValue } from "../protocol/json.ts";
 import { describeValue, safeJson } from "./keyword_values.ts";
 import {
+  ANSWER_GRAMMAR_FORMATS,
   GRAMMAR_FORMATS,
   grammarEnforcesRange,
+  grammarFormat,
   type GrammarTarget,
   MAX_ENUMERATED_RANGE,
   MAX_GRAMMAR_LENGTH,
@@ -186,7 +188,8 @@ function llamaText(note: ModelNote, target: GrammarTarget): string | null {
     case "non-string-const":
       return note.literal || target === "answer" ? null : onDeviceText(note);
     case "described":
-      if (note.grammar) return argumentsDateText(note, target);
+      if (note.grammar && !(note.key === "format" && typeof note.value === "string")) return null;
+      if (note.grammar && grammarFormat(note.value as string, target)) return argumentsDateText(note, target);
       return describedText(note.key, note.value, target);
     case "exclusive-bounds":
       // Enforced as exclusive where the range is enforced; where it is not, the range's own note says so.
@@ -230,12 +233,17 @@ function argumentsDateText(
 function describedText(key: string, value: JsonValue, target: GrammarTarget): string {
   const shown = typeof value === "string" ? JSON.stringify(value) : describeValue(value);
   if (key === "format") {
-    const grammar = `'format' ${shown} is not enforced on a llama model (its grammar enforces the formats ` +
-      GRAMMAR_FORMATS.join(", ");
+    const formats = [...GRAMMAR_FORMATS, ...(target === "answer" ? ANSWER_GRAMMAR_FORMATS : [])];
+    const grammar = target === "answer"
+      ? `'format' ${shown} is not enforced on a llama model (its grammar enforces the formats ${
+        formats.join(", ")
+      }`
+      : `'format' ${shown} is not enforced in a llama model's tool arguments (its grammar there enforces the ` +
+        `formats ${formats.join(", ")}`;
     if (typeof value === "string" && isCheckedFormat(value)) {
       return `${grammar}): ${checkedFormatText(value, target)}`;
     }
-    const checked = Object.keys(CHECKED_FORMATS).filter((f) => !GRAMMAR_FORMATS.includes(f));
+    const checked = Object.keys(CHECKED_FORMATS).filter((f) => !formats.includes(f));
     return `${grammar}, and validation checks ${checked.join(", ")}; other formats are not checked)`;
   }
   if (key === "minLength" || key === "maxLength") {

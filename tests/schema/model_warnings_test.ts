@@ -154,7 +154,7 @@ Deno.test("model warnings: a llama model is warned only about the string constra
   try {
     assert.deepEqual(await respondWarnings(c, STRINGS, "s"), [
       `#/properties/mail: 'format' "email" is not enforced on a llama model (its grammar enforces the formats ` +
-      "date, time, date-time): an answer that is not a valid email fails validation and is generated once more",
+      "date, time, date-time, uuid, ipv4): an answer that is not a valid email fails validation and is generated once more",
       "#/properties/essay: 'maxLength' 5000 is not enforced on a llama model (its grammar enforces lengths up " +
       "to 500 characters, and none beside a format): an answer that breaks it fails validation and is generated " +
       "once more",
@@ -177,7 +177,7 @@ Deno.test("model warnings: a llama model is told a format neither its grammar no
   try {
     assert.deepEqual(await respondWarnings(c, schema, "s"), [
       `#/properties/hue: 'format' "color" is not enforced on a llama model (its grammar enforces the formats ` +
-      "date, time, date-time, and validation checks email, hostname, ipv4, ipv6, uri, uuid; other formats are " +
+      "date, time, date-time, uuid, ipv4, and validation checks email, hostname, ipv6, uri; other formats are " +
       "not checked)",
     ]);
   } finally {
@@ -434,6 +434,43 @@ Deno.test("model warnings: a llama model's tool arguments are told their dates a
       "arguments (any day up to 31 in any month, such as 2024-02-30): arguments with a day the calendar " +
       "lacks fail validation and are generated once more";
     assert.deepEqual(created.warnings, [dated("day", "date"), dated("at", "date-time")]);
+  } finally {
+    await c.close();
+  }
+});
+
+Deno.test("model warnings: a llama model's answer grammar generates uuid and ipv4; its tool arguments do not", async () => {
+  const schema: JsonObject = {
+    type: "object",
+    properties: {
+      id: { type: "string", format: "uuid" },
+      host: { type: "string", format: "ipv4" },
+      name: { type: "string", format: "hostname" },
+    },
+    required: ["id", "host", "name"],
+  };
+  const c = new WireClient({
+    systemModel: llamaKind({ id: "2eb8aa08-aa98-11ea-b4aa-73b441d16380", host: "10.0.0.1", name: "gate" }),
+  });
+  try {
+    assert.deepEqual(await respondWarnings(c, schema, "s"), [
+      `#/properties/name: 'format' "hostname" is not enforced on a llama model (its grammar enforces the ` +
+      "formats date, time, date-time, uuid, ipv4): an answer that is not a valid hostname fails validation " +
+      "and is generated once more",
+    ]);
+    const created = await c.call("session/create", {
+      session: "t",
+      tools: [{ name: "ping", description: "Pings a host.", parameters: schema }],
+    }) as JsonObject;
+    const unshaped = (path: string, format: string) =>
+      `ping: #/properties/${path}: 'format' "${format}" is not enforced in a llama model's tool arguments ` +
+      `(its grammar there enforces the formats date, time, date-time): arguments that are not a valid ` +
+      `${format} fail validation and are generated once more`;
+    assert.deepEqual(created.warnings, [
+      unshaped("id", "uuid"),
+      unshaped("host", "ipv4"),
+      unshaped("name", "hostname"),
+    ]);
   } finally {
     await c.close();
   }
