@@ -17,8 +17,9 @@
  * A structured answer's grammar ({@link responseGrammarPlan}) enforces besides what node-llama-cpp's grammar
  * cannot express, as rules of our own put in its grammar text (`llama_grammar.ts`): `integer` and `number`
  * bounds of any size the 16 integer digits of its numbers can write, one-sided or exclusive ones too
- * (`src/schema/grammar_numbers.ts`), `const`/`enum` values that are objects or arrays (as their JSON text), and
- * dates the calendar has (`src/schema/grammar_dates.ts`). A tool's arguments get node-llama-cpp's grammar only
+ * (`src/schema/grammar_numbers.ts`), `const`/`enum` values that are objects or arrays (as their JSON text),
+ * dates the calendar has (`src/schema/grammar_dates.ts`), and the `uuid` and `ipv4` formats
+ * (`src/schema/grammar_names.ts`). A tool's arguments get node-llama-cpp's grammar only
  * (its function calling builds the grammar from the schema): there an integer range of up to 257 values is
  * enforced as the list of its values, and other numeric bounds are not. The backend validates every answer and
  * every tool call's arguments against the client's JSON Schema afterwards.
@@ -26,7 +27,7 @@
  */
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { convertSchemaWithOpenObjects } from "../schema/convert.ts";
-import { enumeratesRange, type GrammarStringLimits } from "../schema/grammar_rules.ts";
+import { enumeratesRange, GRAMMAR_FORMATS, type GrammarStringLimits } from "../schema/grammar_rules.ts";
 import {
   type ExclusiveBounds,
   gbnfLiteral,
@@ -34,6 +35,7 @@ import {
   numberRangeGbnf,
 } from "../schema/grammar_numbers.ts";
 import { dateFormatGbnf } from "../schema/grammar_dates.ts";
+import { nameFormatGbnf } from "../schema/grammar_names.ts";
 import type { GbnfSchema } from "./llama_api.ts";
 import type { ResponseSchema, StepTool } from "./language_model.ts";
 
@@ -202,11 +204,14 @@ function convertNode(schema: JsonValue, context: Context): GbnfSchema {
       return numeric(schema, type, context) ?? withDescription({ type }, schema);
     case "string": {
       const limits = context.strings.get(schema);
-      // A date as the calendar has them (node-llama-cpp's rule takes 2024-02-30).
-      const date = limits?.format === undefined ? undefined : dateFormatGbnf(limits.format);
-      if (date !== undefined && context.rules !== undefined) {
-        return withDescription({ ...context.rules.add(date) }, schema);
+      // A date as the calendar has them (node-llama-cpp's rule takes 2024-02-30), a uuid or ipv4 address.
+      const format = limits?.format;
+      const rule = format === undefined ? undefined : dateFormatGbnf(format) ?? nameFormatGbnf(format);
+      if (rule !== undefined && context.rules !== undefined) {
+        return withDescription({ ...context.rules.add(rule) }, schema);
       }
+      // node-llama-cpp's grammar knows no uuid or ipv4 format (a tool's arguments): any string, validated after.
+      if (format !== undefined && !GRAMMAR_FORMATS.includes(format)) return withDescription({ type }, schema);
       return withDescription({ type, ...limits }, schema);
     }
     case "boolean":

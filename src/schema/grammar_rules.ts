@@ -1,13 +1,15 @@
 /**
  * What the GGUF backend's grammar (node-llama-cpp 3.21's JSON-schema grammar) can enforce beyond the generation
- * schema: string lengths, the `date`, `time` and `date-time` formats; in an answer, numeric bounds its rules
- * can write (`grammar_numbers.ts`), in a tool's arguments only integer ranges short enough to list.
+ * schema: string lengths, the `date`, `time` and `date-time` formats; in an answer, the `uuid` and `ipv4`
+ * formats and numeric bounds its rules can write (`grammar_numbers.ts`), in a tool's arguments only integer
+ * ranges short enough to list.
  * One place for the rules, read by the grammar conversion (`src/models/llama_schema.ts`) and by the warnings
  * a `llama` model's schema gets (`model_notes.ts`), so each warning says what that grammar does.
  * @module
  */
 import { type JsonObject, ownValue } from "../protocol/json.ts";
 import { integerRangeGbnf, numberRangeGbnf } from "./grammar_numbers.ts";
+import { NAME_FORMATS } from "./grammar_names.ts";
 
 /**
  * What a grammar is for: a structured answer (node-llama-cpp's grammar text with rules of our own) or a
@@ -17,6 +19,27 @@ export type GrammarTarget = "answer" | "arguments";
 
 /** The `format`s the grammar generates (`2024-05-01`, `13:45:00Z`, `2024-05-01T13:45:00.000+02:00`). */
 export const GRAMMAR_FORMATS: readonly string[] = ["date", "time", "date-time"];
+
+/**
+ * The `format`s only a structured answer's grammar generates, by rules of our own (`grammar_names.ts`);
+ * node-llama-cpp's grammar of a tool's arguments knows none of them (they are validated there).
+ */
+export const ANSWER_GRAMMAR_FORMATS: readonly string[] = NAME_FORMATS;
+
+/**
+ * Whether the grammar of `target` generates `format`.
+ *
+ * @example
+ * ```ts
+ * import { grammarFormat } from "./grammar_rules.ts";
+ * grammarFormat("uuid", "answer"); // true
+ * grammarFormat("uuid", "arguments"); // false
+ * grammarFormat("date", "arguments"); // true (any day up to 31, though: validation holds it to the calendar)
+ * ```
+ */
+export function grammarFormat(format: string, target: GrammarTarget): boolean {
+  return GRAMMAR_FORMATS.includes(format) || (target === "answer" && ANSWER_GRAMMAR_FORMATS.includes(format));
+}
 
 /**
  * The longest `minLength`/`maxLength` the grammar enforces: llama.cpp refuses a grammar whose repetition count
@@ -33,7 +56,10 @@ export const MAX_ENUMERATED_RANGE = 256;
 
 /** What the grammar enforces of one string schema: a format, or its length bounds. */
 export interface GrammarStringLimits {
-  /** One of {@link GRAMMAR_FORMATS}; when set, no length is enforced (a format has its own length). */
+  /**
+   * One of {@link GRAMMAR_FORMATS} or {@link ANSWER_GRAMMAR_FORMATS} (the latter generated in an answer only);
+   * when set, no length is enforced (a format has its own length).
+   */
   format?: string;
   /** Fewest characters. */
   minLength?: number;
@@ -61,7 +87,7 @@ function grammarLength(value: unknown): value is number {
  */
 export function grammarStringLimits(schema: JsonObject): GrammarStringLimits | undefined {
   const format = ownValue(schema, "format");
-  if (typeof format === "string" && GRAMMAR_FORMATS.includes(format)) return { format };
+  if (typeof format === "string" && grammarFormat(format, "answer")) return { format };
   const min = ownValue(schema, "minLength");
   const max = ownValue(schema, "maxLength");
   const limits: GrammarStringLimits = {};

@@ -14,8 +14,10 @@
 import type { JsonValue } from "../protocol/json.ts";
 import { describeValue, safeJson } from "./keyword_values.ts";
 import {
+  ANSWER_GRAMMAR_FORMATS,
   GRAMMAR_FORMATS,
   grammarEnforcesRange,
+  grammarFormat,
   type GrammarTarget,
   MAX_ENUMERATED_RANGE,
   MAX_GRAMMAR_LENGTH,
@@ -105,7 +107,7 @@ export function warningsFor(
     const text = model === "llama"
       ? llamaText(warning, target)
       : model === "openai"
-      ? openaiText(warning)
+      ? openaiText(warning, target)
       : onDeviceText(warning);
     if (text !== null) out.add(`${warning.path}: ${text}`);
   }
@@ -122,7 +124,7 @@ function onDeviceText(note: ModelNote): string | null {
     case "non-string-const":
       return `non-string const ${safeJson(note.value)} is described instead of enforced`;
     case "described":
-      return `'${note.key}' is described to the model but not enforced`;
+      return `${keywordText(note.key, note.value)} is described to the model but not enforced`;
     case "exclusive-bounds":
       return "exclusive number bounds are enforced as inclusive";
     case "range":
@@ -130,20 +132,51 @@ function onDeviceText(note: ModelNote): string | null {
   }
 }
 
-/** A note's text for an `openai` model: the on-device model's, but a checked format is said to be checked. */
-function openaiText(note: ModelNote): string | null {
-  if (note.kind === "described" && note.key === "format" && typeof note.value === "string") {
-    if (isCheckedFormat(note.value)) {
-      return `'format' ${JSON.stringify(note.value)} is described to the model but not enforced: ` +
-        checkedFormatText(note.value);
-    }
+/**
+ * The keywords that are only described to a model but that the llama and openai backends' validation (ajv,
+ * `openai_validate.ts`) checks in every answer and tool call, regenerating one that breaks them. ajv does not
+ * check `contentEncoding`, `contentMediaType` or (in its draft 7) `dependentRequired`: those stay described.
+ */
+const VALIDATED_KEYWORDS: ReadonlySet<string> = new Set([
+  "minLength",
+  "maxLength",
+  "pattern",
+  "uniqueItems",
+  "contains",
+  "multipleOf",
+  "minProperties",
+  "maxProperties",
+  "patternProperties",
+]);
+
+/** A note's text for an `openai` model: the on-device model's, and what its validation refuses and regenerates. */
+function openaiText(note: ModelNote, target: GrammarTarget): string | null {
+  const text = onDeviceText(note);
+  if (note.kind !== "described" || text === null) return text;
+  if (note.key === "format") {
+    return typeof note.value === "string" && isCheckedFormat(note.value)
+      ? `'format' ${JSON.stringify(note.value)} is described to the model but not enforced: ` +
+        checkedFormatText(note.value, target)
+      : text;
   }
-  return onDeviceText(note);
+  return VALIDATED_KEYWORDS.has(note.key) ? `${text}: ${refusedText(note.key, target)}` : text;
 }
 
-/** What happens to an answer outside a checked format. */
-function checkedFormatText(format: string): string {
-  return `an answer that is not a valid ${format} fails validation and is generated once more`;
+/** What happens to an answer (or tool arguments) outside a checked format. */
+function checkedFormatText(format: string, target: GrammarTarget): string {
+  return target === "arguments"
+    ? `arguments that are not a valid ${format} fail validation and are generated once more`
+    : `an answer that is not a valid ${format} fails validation and is generated once more`;
+}
+
+/** What happens to an answer (or tool arguments) that breaks a keyword validation checks. */
+function refusedText(key: string, target: GrammarTarget): string {
+  const breaks = key === "pattern" ? "does not match" : "breaks";
+  return target === "arguments"
+    ? `arguments that ${
+      breaks === "breaks" ? "break" : "do not match"
+    } it fail validation and are generated once more`
+    : `an answer that ${breaks} it fails validation and is generated once more`;
 }
 
 /** A note's text for a `llama` model; null where its grammar enforces what the schema asks. */
@@ -155,7 +188,9 @@ function llamaText(note: ModelNote, target: GrammarTarget): string | null {
     case "non-string-const":
       return note.literal || target === "answer" ? null : onDeviceText(note);
     case "described":
-      return note.grammar ? null : describedText(note.key, note.value);
+      if (note.grammar && !(note.key === "format" && typeof note.value === "string")) return null;
+      if (note.grammar && grammarFormat(note.value as string, target)) return argumentsDateText(note, target);
+      return describedText(note.key, note.value, target);
     case "exclusive-bounds":
       // Enforced as exclusive where the range is enforced; where it is not, the range's own note says so.
       return null;
@@ -172,23 +207,51 @@ function llamaText(note: ModelNote, target: GrammarTarget): string | null {
   }
 }
 
+/** `pattern '^a+$'` (the reference's wording), else `'uniqueItems'`. */
+function keywordText(key: string, value: JsonValue): string {
+  return key === "pattern" && typeof value === "string" ? `pattern '${value}'` : `'${key}'`;
+}
+
+/**
+ * The llama text of a format its grammar enforces: none in an answer; in tool arguments (node-llama-cpp's own
+ * grammar) a date's day is not held to the calendar.
+ */
+function argumentsDateText(
+  note: { key: string; value: JsonValue },
+  target: GrammarTarget,
+): string | null {
+  if (target !== "arguments" || note.key !== "format") return null;
+  if (note.value !== "date" && note.value !== "date-time") return null;
+  return `'format' ${
+    JSON.stringify(note.value)
+  } is only shaped by a llama model's grammar in tool arguments ` +
+    "(any day up to 31 in any month, such as 2024-02-30): arguments with a day the calendar lacks fail " +
+    "validation and are generated once more";
+}
+
 /** The llama text of a keyword its grammar does not enforce. */
-function describedText(key: string, value: JsonValue): string {
+function describedText(key: string, value: JsonValue, target: GrammarTarget): string {
   const shown = typeof value === "string" ? JSON.stringify(value) : describeValue(value);
   if (key === "format") {
-    const grammar = `'format' ${shown} is not enforced on a llama model (its grammar enforces the formats ` +
-      GRAMMAR_FORMATS.join(", ");
+    const formats = [...GRAMMAR_FORMATS, ...(target === "answer" ? ANSWER_GRAMMAR_FORMATS : [])];
+    const grammar = target === "answer"
+      ? `'format' ${shown} is not enforced on a llama model (its grammar enforces the formats ${
+        formats.join(", ")
+      }`
+      : `'format' ${shown} is not enforced in a llama model's tool arguments (its grammar there enforces the ` +
+        `formats ${formats.join(", ")}`;
     if (typeof value === "string" && isCheckedFormat(value)) {
-      return `${grammar}): ${checkedFormatText(value)}`;
+      return `${grammar}): ${checkedFormatText(value, target)}`;
     }
-    const checked = Object.keys(CHECKED_FORMATS).filter((f) => !GRAMMAR_FORMATS.includes(f));
+    const checked = Object.keys(CHECKED_FORMATS).filter((f) => !formats.includes(f));
     return `${grammar}, and validation checks ${checked.join(", ")}; other formats are not checked)`;
   }
   if (key === "minLength" || key === "maxLength") {
     return `'${key}' ${shown} is not enforced on a llama model (its grammar enforces lengths up to ` +
-      `${MAX_GRAMMAR_LENGTH} characters, and none beside a format): an answer outside it fails validation`;
+      `${MAX_GRAMMAR_LENGTH} characters, and none beside a format): ${refusedText(key, target)}`;
   }
-  return `'${key}' is not enforced on a llama model`;
+  const text = `${keywordText(key, value)} is not enforced on a llama model`;
+  return VALIDATED_KEYWORDS.has(key) ? `${text}: ${refusedText(key, target)}` : text;
 }
 
 /** `range 0...1`, `minimum 0`, `maximum 9`. */

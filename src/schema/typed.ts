@@ -89,7 +89,7 @@ function convertString(walk: Walk, { schema, pos, nullable, sentences }: TypedSc
   const extra = [...sentences];
   const pattern = stringValue(schema, "pattern");
   if (pattern !== undefined) {
-    walk.warn(pos.path, `pattern '${pattern}' is described to the model but not enforced`);
+    walk.note({ kind: "described", path: pos.path, key: "pattern", value: pattern, grammar: false });
     extra.push(`Must match the regular expression ${pattern}.`);
   }
   const description = describe(walk, {

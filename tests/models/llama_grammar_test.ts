@@ -195,3 +195,23 @@ Deno.test("GGUF grammar: a nullable member or item may be null, in an answer and
   const params = toolGrammarSchema(tool) as JsonObject;
   assert.deepEqual(nullBranch((params.properties as Record<string, JsonObject>).target), { type: "null" });
 });
+
+Deno.test("GGUF grammar plan: a uuid or ipv4 in an answer is a rule of its own; in tool arguments a plain string", () => {
+  const jsonSchema: JsonObject = {
+    type: "object",
+    properties: { id: { type: "string", format: "uuid" }, host: { type: "string", format: "ipv4" } },
+    required: ["id", "host"],
+  };
+  const plan = responseGrammarPlan(responseSchema(jsonSchema));
+  const id = memberRule(plan, "id");
+  assert.ok(id.test('"2eb8aa08-aa98-11ea-b4aa-73b441d16380"') && !id.test('"2eb8aa08"'));
+  const host = memberRule(plan, "host");
+  assert.ok(host.test('"192.168.0.1"') && !host.test('"192.168.0.256"') && !host.test('"localhost"'));
+  // node-llama-cpp's function calling knows no such format: the arguments' grammar takes any string.
+  const { generationSchema } = convertSchema(jsonSchema, "MeetArguments");
+  const tool = toolGrammarSchema({ name: "meet", description: "", parameters: generationSchema, jsonSchema });
+  const properties = tool.properties as JsonObject;
+  for (const member of [properties.id, properties.host] as JsonObject[]) {
+    assert.deepEqual([member.type, member.format, member.const], ["string", undefined, undefined]);
+  }
+});

@@ -154,11 +154,13 @@ Deno.test("model warnings: a llama model is warned only about the string constra
   try {
     assert.deepEqual(await respondWarnings(c, STRINGS, "s"), [
       `#/properties/mail: 'format' "email" is not enforced on a llama model (its grammar enforces the formats ` +
-      "date, time, date-time): an answer that is not a valid email fails validation and is generated once more",
+      "date, time, date-time, uuid, ipv4): an answer that is not a valid email fails validation and is generated once more",
       "#/properties/essay: 'maxLength' 5000 is not enforced on a llama model (its grammar enforces lengths up " +
-      "to 500 characters, and none beside a format): an answer outside it fails validation",
+      "to 500 characters, and none beside a format): an answer that breaks it fails validation and is generated " +
+      "once more",
       "#/properties/code: 'minLength' 10 is not enforced on a llama model (its grammar enforces lengths up " +
-      "to 500 characters, and none beside a format): an answer outside it fails validation",
+      "to 500 characters, and none beside a format): an answer that breaks it fails validation and is generated " +
+      "once more",
     ]);
   } finally {
     await c.close();
@@ -175,7 +177,7 @@ Deno.test("model warnings: a llama model is told a format neither its grammar no
   try {
     assert.deepEqual(await respondWarnings(c, schema, "s"), [
       `#/properties/hue: 'format' "color" is not enforced on a llama model (its grammar enforces the formats ` +
-      "date, time, date-time, and validation checks email, hostname, ipv4, ipv6, uri, uuid; other formats are " +
+      "date, time, date-time, uuid, ipv4, and validation checks email, hostname, ipv6, uri; other formats are " +
       "not checked)",
     ]);
   } finally {
@@ -194,17 +196,19 @@ Deno.test("model warnings: an openai model is told the formats its validation ch
     `not a valid ${format} fails validation and is generated once more`;
   const described = (path: string, key: string) =>
     `#/properties/${path}: '${key}' is described to the model but not enforced`;
+  const validated = (path: string, key: string) =>
+    `${described(path, key)}: an answer that breaks it fails validation and is generated once more`;
   try {
     assert.deepEqual(await respondWarnings(c, schema, "s"), [
-      described("name", "minLength"),
-      described("name", "maxLength"),
+      validated("name", "minLength"),
+      validated("name", "maxLength"),
       checked("when", "date"),
       checked("at", "time"),
       checked("stamp", "date-time"),
       checked("mail", "email"),
-      described("essay", "maxLength"),
+      validated("essay", "maxLength"),
       checked("code", "date"),
-      described("code", "minLength"),
+      validated("code", "minLength"),
       described("hue", "format"),
     ]);
   } finally {
@@ -327,5 +331,147 @@ Deno.test("model warnings: a tool's parameters are worded for the llama model th
   } finally {
     await c.close();
     await s.close();
+  }
+});
+
+/** Keywords described to every model that the llama and openai backends' validation (ajv) still checks. */
+const VALIDATED: JsonObject = {
+  type: "object",
+  properties: {
+    tag: { type: "string", pattern: "^[a-z]+$" },
+    bag: { type: "array", items: { type: "string" }, uniqueItems: true },
+    step: { type: "integer", multipleOf: 5 },
+    extra: { type: "object", properties: { a: { type: "string" } }, minProperties: 1 },
+    blob: { type: "string", contentEncoding: "base64" },
+  },
+  required: ["tag", "bag", "step", "extra", "blob"],
+};
+const VALIDATED_ANSWER = { tag: "abc", bag: ["x"], step: 10, extra: { a: "y" }, blob: "QQ==" };
+
+Deno.test("model warnings: an openai model is told validation refuses what breaks a keyword it checks", async () => {
+  const c = new WireClient({ systemModel: llamaKind({ ...VALIDATED_ANSWER, name: "Gorm" }, "openai") });
+  const schema = {
+    ...VALIDATED,
+    properties: {
+      ...VALIDATED.properties as JsonObject,
+      name: { type: "string", minLength: 3, maxLength: 9 },
+    },
+  };
+  const checked = (path: string, key: string) =>
+    `#/properties/${path}: '${key}' is described to the model but not enforced: an answer that breaks it ` +
+    "fails validation and is generated once more";
+  try {
+    assert.deepEqual(await respondWarnings(c, schema, "s"), [
+      `#/properties/tag: pattern '^[a-z]+$' is described to the model but not enforced: an answer that does ` +
+      "not match it fails validation and is generated once more",
+      checked("bag", "uniqueItems"),
+      checked("step", "multipleOf"),
+      checked("extra", "minProperties"),
+      // ajv does not check content keywords: only described.
+      "#/properties/blob: 'contentEncoding' is described to the model but not enforced",
+      checked("name", "minLength"),
+      checked("name", "maxLength"),
+    ]);
+  } finally {
+    await c.close();
+  }
+});
+
+Deno.test("model warnings: a llama model is told validation refuses what breaks a keyword its grammar leaves", async () => {
+  const c = new WireClient({ systemModel: llamaKind(VALIDATED_ANSWER) });
+  const checked = (path: string, key: string) =>
+    `#/properties/${path}: '${key}' is not enforced on a llama model: an answer that breaks it fails ` +
+    "validation and is generated once more";
+  try {
+    assert.deepEqual(await respondWarnings(c, VALIDATED, "s"), [
+      `#/properties/tag: pattern '^[a-z]+$' is not enforced on a llama model: an answer that does not match ` +
+      "it fails validation and is generated once more",
+      checked("bag", "uniqueItems"),
+      checked("step", "multipleOf"),
+      checked("extra", "minProperties"),
+      "#/properties/blob: 'contentEncoding' is not enforced on a llama model",
+    ]);
+  } finally {
+    await c.close();
+  }
+  // The scripted model keeps the described wording, the pattern's included.
+  const s = new WireClient();
+  try {
+    const validated = await s.call("schema/validate", { schema: VALIDATED }) as JsonObject;
+    assert.deepEqual(validated.warnings, [
+      "#/properties/tag: pattern '^[a-z]+$' is described to the model but not enforced",
+      "#/properties/bag: 'uniqueItems' is described to the model but not enforced",
+      "#/properties/step: 'multipleOf' is described to the model but not enforced",
+      "#/properties/extra: 'minProperties' is described to the model but not enforced",
+      "#/properties/blob: 'contentEncoding' is described to the model but not enforced",
+    ]);
+  } finally {
+    await s.close();
+  }
+});
+
+Deno.test("model warnings: a llama model's tool arguments are told their dates are held to the calendar by validation", async () => {
+  const c = new WireClient({ systemModel: llamaKind({}) });
+  try {
+    const created = await c.call("session/create", {
+      session: "s",
+      tools: [{
+        name: "meet",
+        description: "Sets a meeting.",
+        parameters: {
+          type: "object",
+          properties: {
+            day: { type: "string", format: "date" },
+            at: { type: "string", format: "date-time" },
+            clock: { type: "string", format: "time" },
+          },
+          required: ["day", "at", "clock"],
+        },
+      }],
+    }) as JsonObject;
+    const dated = (path: string, format: string) =>
+      `meet: #/properties/${path}: 'format' "${format}" is only shaped by a llama model's grammar in tool ` +
+      "arguments (any day up to 31 in any month, such as 2024-02-30): arguments with a day the calendar " +
+      "lacks fail validation and are generated once more";
+    assert.deepEqual(created.warnings, [dated("day", "date"), dated("at", "date-time")]);
+  } finally {
+    await c.close();
+  }
+});
+
+Deno.test("model warnings: a llama model's answer grammar generates uuid and ipv4; its tool arguments do not", async () => {
+  const schema: JsonObject = {
+    type: "object",
+    properties: {
+      id: { type: "string", format: "uuid" },
+      host: { type: "string", format: "ipv4" },
+      name: { type: "string", format: "hostname" },
+    },
+    required: ["id", "host", "name"],
+  };
+  const c = new WireClient({
+    systemModel: llamaKind({ id: "2eb8aa08-aa98-11ea-b4aa-73b441d16380", host: "10.0.0.1", name: "gate" }),
+  });
+  try {
+    assert.deepEqual(await respondWarnings(c, schema, "s"), [
+      `#/properties/name: 'format' "hostname" is not enforced on a llama model (its grammar enforces the ` +
+      "formats date, time, date-time, uuid, ipv4): an answer that is not a valid hostname fails validation " +
+      "and is generated once more",
+    ]);
+    const created = await c.call("session/create", {
+      session: "t",
+      tools: [{ name: "ping", description: "Pings a host.", parameters: schema }],
+    }) as JsonObject;
+    const unshaped = (path: string, format: string) =>
+      `ping: #/properties/${path}: 'format' "${format}" is not enforced in a llama model's tool arguments ` +
+      `(its grammar there enforces the formats date, time, date-time): arguments that are not a valid ` +
+      `${format} fail validation and are generated once more`;
+    assert.deepEqual(created.warnings, [
+      unshaped("id", "uuid"),
+      unshaped("host", "ipv4"),
+      unshaped("name", "hostname"),
+    ]);
+  } finally {
+    await c.close();
   }
 });

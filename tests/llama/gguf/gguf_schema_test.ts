@@ -2,15 +2,16 @@
  * A designer's schemas on a llama model, through the wire with the fixture model: non-string `enum`s and
  * `const`s in a `session/respond` schema and in a client tool's parameters come back as the JSON values the
  * schema names (numbers, booleans), and the structural features the GGUF grammar enforces (nested objects,
- * array item counts, optional members, closed objects, unions, string lengths and the date, time and
- * date-time formats) give answers valid against the client's schema. Structure, not wording. Runs with
- * OAM_GGUF_TESTS=1 (`deno task test:gguf`).
+ * array item counts, optional members, closed objects, unions, string lengths and the date, time,
+ * date-time, uuid and ipv4 formats) give answers valid against the client's schema. Structure, not wording.
+ * Runs with OAM_GGUF_TESTS=1 (`deno task test:gguf`).
  */
 import assert from "node:assert/strict";
 import { Ajv } from "ajv";
 import { createLlamaModel } from "../../../src/models/llama_model.ts";
 import { closeLlamaModels } from "../../../src/models/llama_runtime.ts";
 import type { JsonObject } from "../../../src/protocol/json.ts";
+import { isIpv4, isUuid } from "../../../src/schema/format_names.ts";
 import { WireClient } from "../../helpers/wire.ts";
 import { fixtureConfig, GGUF_ENABLED } from "./fixture.ts";
 
@@ -77,6 +78,13 @@ const STRING_LIMITS: JsonObject = {
     stamp: { type: "string", format: "date-time" },
   },
   required: ["name", "tag", "when", "at", "stamp"],
+};
+
+/** A guard's id and address: the formats the answer grammar writes with rules of its own. */
+const NAMES: JsonObject = {
+  type: "object",
+  properties: { id: { type: "string", format: "uuid" }, host: { type: "string", format: "ipv4" } },
+  required: ["id", "host"],
 };
 
 Deno.test({
@@ -173,6 +181,17 @@ Deno.test({
           }
         },
       );
+
+      await t.step("uuid and ipv4 formats are generated valid, without a warning", async () => {
+        await callSlow(client, "session/create", { session: "w", model: llama });
+        for (const prompt of ["Hello", "Register the new gate guard."]) {
+          const result = await callSlow(client, "session/respond", { session: "w", prompt, schema: NAMES });
+          const structured = result.structured as JsonObject;
+          assert.ok(isUuid(structured.id as string), JSON.stringify(structured));
+          assert.ok(isIpv4(structured.host as string), JSON.stringify(structured));
+          assert.equal(result.warnings, undefined, JSON.stringify(result.warnings));
+        }
+      });
 
       await t.step("nested objects, item counts, optional members, closed objects, unions", async () => {
         await callSlow(client, "session/create", { session: "u", model: llama });
