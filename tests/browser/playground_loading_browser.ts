@@ -11,41 +11,20 @@
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
 import { npcReady, openPage, screenshot, servePlayground } from "./browser_fixture.ts";
+import { type Hold, holdBridgeMessages } from "./socket_hold.ts";
 
 /**
  * Holds back the bridge's answer to `initialize` on every socket the page opens from now on; the returned
  * `release` sends the held answers on. Resolves `held` once an answer is held.
  */
-async function holdInitialize(page: Page): Promise<{ held: Promise<void>; release(): void }> {
-  const waiting: (() => void)[] = [];
-  let heldOne: () => void = () => {};
-  const held = new Promise<void>((resolve) => heldOne = resolve);
-  let released = false;
-  await page.routeWebSocket(/\/rpc$/, (ws) => {
-    const server = ws.connectToServer();
-    const ids = new Set<unknown>();
-    ws.onMessage((message) => {
-      const request = JSON.parse(String(message));
-      if (request.method === "initialize") ids.add(request.id);
-      server.send(message);
-    });
-    server.onMessage((message) => {
-      const answer = JSON.parse(String(message));
-      if (!released && ids.has(answer.id)) {
-        waiting.push(() => ws.send(message));
-        heldOne();
-        return;
-      }
-      ws.send(message);
-    });
-  });
-  return {
-    held,
-    release() {
-      released = true;
-      for (const send of waiting.splice(0)) send();
+function holdInitialize(page: Page): Promise<Hold> {
+  const ids = new Set<unknown>();
+  return holdBridgeMessages(page, {
+    sent: (message) => {
+      if (message.method === "initialize") ids.add(message.id);
     },
-  };
+    holds: (message) => ids.has(message.id),
+  });
 }
 
 Deno.test("while the bridge loads its GGUF model, the top bar says so, and Start waits for it and then starts the NPC", async () => {

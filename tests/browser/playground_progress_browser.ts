@@ -12,39 +12,20 @@ import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
 import { openPage, screenshot, servePlayground } from "./browser_fixture.ts";
 import { answerCall, startScriptNpc } from "./script_npc.ts";
+import { type Hold, holdBridgeMessages } from "./socket_hold.ts";
 
 /**
  * Once `npc/talk` is sent on a socket the page opens from now on, holds back the bridge's messages on it;
  * `release` sends them on (and stops holding). Resolves `held` once a message is held.
  */
-async function holdAfterTalk(page: Page): Promise<{ held: Promise<void>; release(): void }> {
-  const waiting: (() => void)[] = [];
-  let heldOne: () => void = () => {};
-  const held = new Promise<void>((resolve) => heldOne = resolve);
+function holdAfterTalk(page: Page): Promise<Hold> {
   let holding = false;
-  let released = false;
-  await page.routeWebSocket(/\/rpc$/, (ws) => {
-    const server = ws.connectToServer();
-    ws.onMessage((message) => {
-      if (!released && JSON.parse(String(message)).method === "npc/talk") holding = true;
-      server.send(message);
-    });
-    server.onMessage((message) => {
-      if (holding && !released) {
-        waiting.push(() => ws.send(message));
-        heldOne();
-        return;
-      }
-      ws.send(message);
-    });
-  });
-  return {
-    held,
-    release() {
-      released = true;
-      for (const send of waiting.splice(0)) send();
+  return holdBridgeMessages(page, {
+    sent: (message) => {
+      if (message.method === "npc/talk") holding = true;
     },
-  };
+    holds: () => holding,
+  });
 }
 
 Deno.test("while a turn waits for the model, the NPC's bubble says it is thinking and for how long", async () => {
