@@ -25,7 +25,7 @@
  * every tool call's arguments against the client's JSON Schema afterwards.
  * @module
  */
-import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { compactJson, isJsonObject, type JsonObject, type JsonValue, ownValue } from "../protocol/json.ts";
 import { convertSchemaWithOpenObjects } from "../schema/convert.ts";
 import { enumeratesRange, GRAMMAR_FORMATS, type GrammarStringLimits } from "../schema/grammar_rules.ts";
 import {
@@ -43,12 +43,8 @@ import type { ResponseSchema, StepTool } from "./language_model.ts";
 const ROOT_DEF = "Root__";
 const DEF_PREFIX = "#/$defs/";
 
-function own(schema: JsonObject, key: string): JsonValue | undefined {
-  return Object.hasOwn(schema, key) ? schema[key] : undefined;
-}
-
 function withDescription(out: Record<string, unknown>, schema: JsonObject): GbnfSchema {
-  const description = own(schema, "description");
+  const description = ownValue(schema, "description");
   if (typeof description === "string" && description !== "") out.description = description;
   return out;
 }
@@ -98,8 +94,8 @@ function isPrimitive(value: JsonValue): boolean {
 
 /** A numeric node's grammar: its range as a rule of our own when there is one and it can be written. */
 function numeric(schema: JsonObject, type: "integer" | "number", context: Context): GbnfSchema | undefined {
-  const min = own(schema, "minimum");
-  const max = own(schema, "maximum");
+  const min = ownValue(schema, "minimum");
+  const max = ownValue(schema, "maximum");
   const low = typeof min === "number" ? min : undefined;
   const high = typeof max === "number" ? max : undefined;
   if (low === undefined && high === undefined) return undefined;
@@ -147,7 +143,7 @@ function convertNode(schema: JsonValue, context: Context): GbnfSchema {
     const rule = [...new Set(literal.map((value) => gbnfLiteral(compactJson(value))))].join(" | ");
     return withDescription({ ...context.rules.add(rule) }, schema);
   }
-  const ref = own(schema, "$ref");
+  const ref = ownValue(schema, "$ref");
   if (typeof ref === "string") {
     if (ref === "#") {
       context.usesRoot = true;
@@ -155,23 +151,23 @@ function convertNode(schema: JsonValue, context: Context): GbnfSchema {
     }
     return { $ref: ref };
   }
-  const union = own(schema, "anyOf") ?? own(schema, "oneOf");
+  const union = ownValue(schema, "anyOf") ?? ownValue(schema, "oneOf");
   if (Array.isArray(union)) {
     return withDescription({ oneOf: union.map((branch) => convert(branch, context)) }, schema);
   }
-  const values = own(schema, "enum");
+  const values = ownValue(schema, "enum");
   if (Array.isArray(values)) return withDescription({ enum: values }, schema);
   if (Object.hasOwn(schema, "const")) return withDescription({ const: schema.const }, schema);
-  const type = own(schema, "type");
+  const type = ownValue(schema, "type");
   switch (type) {
     case "object": {
-      const properties = own(schema, "properties");
+      const properties = ownValue(schema, "properties");
       const props = isJsonObject(properties) ? properties : {};
-      const order = own(schema, "x-order");
+      const order = ownValue(schema, "x-order");
       const names = Array.isArray(order)
         ? order.filter((n): n is string => typeof n === "string" && Object.hasOwn(props, n))
         : Object.keys(props);
-      const title = own(schema, "title");
+      const title = ownValue(schema, "title");
       if (names.length === 0 && typeof title === "string" && context.openObjects.has(title)) {
         return withDescription(
           { type: "object", properties: {}, required: [], additionalProperties: true },
@@ -180,21 +176,21 @@ function convertNode(schema: JsonValue, context: Context): GbnfSchema {
       }
       const out: Record<string, unknown> = {};
       for (const name of names) out[name] = convert(props[name], context);
-      const required = own(schema, "required");
+      const required = ownValue(schema, "required");
       return withDescription({
         type: "object",
         properties: out,
         required: Array.isArray(required) ? required.filter((n) => typeof n === "string" && n in out) : names,
         // Converted client schemas never allow other members; `oam serve`'s json_object schema does.
-        additionalProperties: own(schema, "additionalProperties") === true,
+        additionalProperties: ownValue(schema, "additionalProperties") === true,
       }, schema);
     }
     case "array": {
       const out: Record<string, unknown> = { type: "array" };
-      const items = own(schema, "items");
+      const items = ownValue(schema, "items");
       if (items !== undefined) out.items = convert(items, context);
-      const min = own(schema, "minItems");
-      const max = own(schema, "maxItems");
+      const min = ownValue(schema, "minItems");
+      const max = ownValue(schema, "maxItems");
       if (typeof min === "number") out.minItems = min;
       if (typeof max === "number") out.maxItems = max;
       return withDescription(out, schema);
@@ -255,7 +251,7 @@ function build(
 ): GbnfSchema {
   const context: Context = { usesRoot: false, openObjects, literals, strings, exclusive, nullable, rules };
   const defs: Record<string, GbnfSchema> = {};
-  const sourceDefs = own(generationSchema, "$defs");
+  const sourceDefs = ownValue(generationSchema, "$defs");
   if (isJsonObject(sourceDefs)) {
     for (const [name, def] of Object.entries(sourceDefs)) defs[name] = convert(def, context);
   }
@@ -363,7 +359,7 @@ function clientConversion(generationSchema: JsonObject, jsonSchema: JsonObject):
     exclusive: new Map(),
     nullable: new Set(),
   };
-  const title = own(generationSchema, "title");
+  const title = ownValue(generationSchema, "title");
   if (typeof title !== "string") return asItIs;
   let conversion;
   try {
@@ -390,8 +386,8 @@ function clientConversion(generationSchema: JsonObject, jsonSchema: JsonObject):
 
 /** Whether a tool's argument schema takes no arguments at all (`{}` or an object without properties). */
 export function takesNoArguments(generationSchema: JsonObject): boolean {
-  const properties = own(generationSchema, "properties");
+  const properties = ownValue(generationSchema, "properties");
   return Object.keys(generationSchema).length === 0 ||
-    (own(generationSchema, "type") === "object" &&
+    (ownValue(generationSchema, "type") === "object" &&
       (!isJsonObject(properties) || Object.keys(properties).length === 0));
 }

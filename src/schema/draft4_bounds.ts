@@ -6,7 +6,7 @@
  * numeric one.
  * @module
  */
-import type { JsonObject, JsonValue } from "../protocol/json.ts";
+import { type JsonObject, ownValue } from "../protocol/json.ts";
 import { forEachSubschema } from "./subschemas.ts";
 
 /**
@@ -29,15 +29,11 @@ export function numericExclusiveBounds(schema: JsonObject, depth = 0): void {
   forEachSubschema(schema, (subschema) => numericExclusiveBounds(subschema, depth + 1));
 }
 
-function own(schema: JsonObject, key: string): JsonValue | undefined {
-  return Object.hasOwn(schema, key) ? schema[key] : undefined;
-}
-
 function rewriteBound(schema: JsonObject, bound: string, exclusive: string): void {
-  const flag = own(schema, exclusive);
+  const flag = ownValue(schema, exclusive);
   if (typeof flag !== "boolean") return;
   delete schema[exclusive];
-  const value = own(schema, bound);
+  const value = ownValue(schema, bound);
   if (flag && typeof value === "number") {
     delete schema[bound];
     schema[exclusive] = value;
