@@ -68,6 +68,10 @@ Deno.test("openai formats: a server that never answers a real date fails the tur
     assert.ok(error !== undefined, JSON.stringify(response));
     assert.equal((error.data as JsonObject).code, "generation_failed");
     assert.match(String(error.message), /\/when must match format "date"/);
+    // The session and the bridge go on: a turn without the schema is answered.
+    wire.send({ id: 3, method: "session/respond", params: { session: "s", prompt: "And the contact?" } });
+    const next = await wire.response(3);
+    assert.ok("result" in next, JSON.stringify(next));
   } finally {
     await wire.engine.shutdown();
     await server.close();
