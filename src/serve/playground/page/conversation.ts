@@ -585,8 +585,7 @@ export class Conversation {
       live.progress.remove();
       return;
     }
-    const seconds = Math.max(0, Math.floor((Date.now() - live.thinkingSince) / 1000));
-    live.progress.textContent = `thinking… ${seconds} s`;
+    live.progress.textContent = thinkingFor(live.thinkingSince);
     if (!live.progress.isConnected) live.line.after(live.progress);
   }
 
@@ -819,6 +818,11 @@ export class Conversation {
     const text = h("p", { class: "line streaming", dir: "auto", text: "…" });
     entry.append(text);
     if (situation) entry.append(h("p", { class: "context", text: `Situation: ${situation}` }));
+    // As a turn's bubble: how long the model has been at it (a local model can take a while before a bark).
+    const thinkingSince = Date.now();
+    const progress = h("p", { class: "progress hint", text: thinkingFor(thinkingSince) });
+    text.after(progress);
+    const ticking = setInterval(() => progress.textContent = thinkingFor(thinkingSince), 1000);
     this.#list.append(entry);
     this.#scroll();
     const started = performance.now();
@@ -836,8 +840,15 @@ export class Conversation {
       entry.append(h("p", { class: "error", text: `${e.dataCode || e.code}: ${e.message}` }));
       this.#say(`The bark failed: ${e.message}`);
     } finally {
+      clearInterval(ticking);
+      progress.remove();
       text.classList.remove("streaming");
       this.#scroll();
     }
   }
+}
+
+/** "thinking… 12 s": how long the model has been working since `since` (a `Date.now()` time), in whole seconds. */
+function thinkingFor(since: number): string {
+  return `thinking… ${Math.max(0, Math.floor((Date.now() - since) / 1000))} s`;
 }
