@@ -12,7 +12,7 @@ import type { NpcEvent, NpcReply } from "../../../client/game_types.ts";
 import type { Npc } from "../../../client/npc.ts";
 import { BridgeError } from "../../../protocol/errors.ts";
 import { h, isSendKey } from "./dom.ts";
-import type { Saved, ToolAnswer } from "./storage.ts";
+import type { Saved, SendAs, ToolAnswer } from "./storage.ts";
 import type { KeptAnswers } from "./kept_answers.ts";
 import { answerByHand, cannedAnswer, ToolCalls } from "./tool_calls.ts";
 import { withoutBridgeHint } from "./script_hint.ts";
@@ -65,6 +65,8 @@ export interface ConversationHost {
   changed(): void;
   /** What to add to a failed turn's error (why it failed and what to do), or null. */
   failureHint(error: BridgeError): string | null;
+  /** The designer picked how a call of `name` sends its answer: its next call starts with it. */
+  sendAsPicked(name: string, as: SendAs): void;
   /** What to add to a bark's line (e.g. it played a script step written for a turn), or null. */
   barkHint(line: string): string | null;
   /** The persona's id (answers typed but not sent are kept by persona and tool). */
@@ -657,6 +659,7 @@ export class Conversation {
       cancelledByDesigner: () => live.abort.signal.aborted,
       typed: (text) => kept.set(persona, keptAs, text),
       unsent: (text) => kept.set(persona, keptAs, text),
+      sendAs: (as) => this.#host.sendAsPicked(name, as),
     });
     this.#progress(live); // the call waits for the designer now: the model is not thinking
     return answered;

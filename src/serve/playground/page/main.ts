@@ -225,6 +225,11 @@ class Playground {
       },
       // (The running NPC calls a tool renamed since by its old name: the settings are under the new one.)
       answerOf: (name) => answerOf(this.saved.answers, this.#renames.nameNow(name)),
+      sendAsPicked: (name, as) => {
+        const now = this.#renames.nameNow(name);
+        this.saved.answers[now] = { ...answerOf(this.saved.answers, now), sendAs: as };
+        this.persist();
+      },
       toolDescription: (name) => this.running?.descriptions.get(name) ?? "",
       turnFinished: (record) => void this.#turnFinished(record),
       connected: () => this.link.state === "open",
