@@ -102,3 +102,15 @@ Deno.test("answers kept for the tab follow the persona's renamed id, and go when
     assert.deepEqual(browser.errors, []);
   });
 });
+
+Deno.test("a new tool's canned answer box does not suggest another tool's answer", async () => {
+  await withPlayground("failed-canned-placeholder", async (browser) => {
+    const { page } = browser;
+    await page.click("#tab-tools");
+    await page.getByRole("button", { name: "Add a tool" }).click();
+    const canned = page.locator(".tool-card").last().locator("textarea[id$='-canned']");
+    // Before: every tool's box said '{"stock": 3} or plain text', the sample's check_stock answer.
+    assert.equal(await canned.getAttribute("placeholder"), "JSON or plain text");
+    assert.deepEqual(browser.errors, []);
+  });
+});
