@@ -64,7 +64,9 @@ Deno.test("a long tool description can be read whole in the call's answer box", 
     // Before: only the box's two-line placeholder had it, cut after "…price in gold.".
     const shown = page.locator(".tool-call.pending").getByText(description, { exact: true });
     await shown.waitFor();
-    const cut = await shown.evaluate((el) => el.scrollHeight > el.clientHeight || el.scrollWidth > el.clientWidth);
+    const cut = await shown.evaluate((el) =>
+      el.scrollHeight > el.clientHeight || el.scrollWidth > el.clientWidth
+    );
     assert.equal(cut, false);
     // It stays while the designer types (a placeholder goes with the first key).
     await page.locator(".tool-call.pending textarea").fill('{"stock": 3}');

@@ -818,7 +818,8 @@ export class Conversation {
       { class: "bark" },
       h("span", { class: "who", text: `${this.#host.npcName()} (bark)` }),
     );
-    const text = h("p", { class: "line streaming", dir: "auto", text: "…" });
+    // (Empty until the line comes, as a turn's: the line under it says the model is thinking.)
+    const text = h("p", { class: "line streaming", dir: "auto" });
     entry.append(text);
     if (situation) entry.append(h("p", { class: "context", text: `Situation: ${situation}` }));
     // As a turn's bubble: how long the model has been at it (a local model can take a while before a bark).
