@@ -87,6 +87,8 @@ Deno.test("while a bark waits for the model, its entry says it is thinking and f
     // Before: the bark's entry showed "…" and nothing else, however long the model took.
     const progress = page.locator("li.bark .progress");
     await progress.filter({ hasText: "thinking… 0 s" }).waitFor();
+    // Nothing but the progress line says it waits (as a turn's bubble; before, "…" stood above it).
+    assert.equal(await page.locator("li.bark .line").textContent(), "");
     await page.clock.runFor(12_000);
     await progress.filter({ hasText: "thinking… 12 s" }).waitFor();
     await page.clock.resume();
