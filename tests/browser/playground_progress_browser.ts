@@ -64,3 +64,43 @@ Deno.test("while a turn waits for the model, the NPC's bubble says it is thinkin
     await served.stop();
   }
 });
+
+Deno.test("while a bark waits for the model, its entry says it is thinking and for how long", async () => {
+  const served = await servePlayground();
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    let holding = false;
+    const hold = await holdBridgeMessages(page, {
+      sent: (message) => {
+        if (message.method === "npc/bark") holding = true;
+      },
+      holds: () => holding,
+    });
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    await startScriptNpc(page);
+    await page.clock.install({ time: new Date("2026-03-01T10:00:00Z") });
+    await page.clock.pauseAt(new Date("2026-03-01T10:00:01Z"));
+    await page.click("#bark");
+    await hold.held;
+    // Before: the bark's entry showed "…" and nothing else, however long the model took.
+    const progress = page.locator("li.bark .progress");
+    await progress.filter({ hasText: "thinking… 0 s" }).waitFor();
+    // Nothing but the progress line says it waits (as a turn's bubble; before, "…" stood above it).
+    assert.equal(await page.locator("li.bark .line").textContent(), "");
+    await page.clock.runFor(12_000);
+    await progress.filter({ hasText: "thinking… 12 s" }).waitFor();
+    await page.clock.resume();
+    hold.release();
+    await page.locator("li.bark .meta").filter({ hasText: "done in" }).waitFor();
+    assert.equal(await progress.count(), 0);
+    assert.deepEqual(browser.errors, []);
+  } catch (error) {
+    await screenshot(page, "failed-bark-progress").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await served.stop();
+  }
+});

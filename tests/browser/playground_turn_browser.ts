@@ -141,21 +141,19 @@ Deno.test("a call's answer box says what it accepts (JSON or text, JSON only, te
     const label = call.locator(".tool-answer label");
     const as = call.locator(".tool-answer select");
     assert.equal(await label.textContent(), "Answer check_stock (JSON or text)");
-    // The empty box shows what the tool gives back (its description), then what the box accepts.
-    assert.equal(
-      await box.getAttribute("placeholder"),
-      gives + "\n" + "JSON or plain text",
-    );
+    // What the tool gives back (its description) is shown above the box; the empty box says what it accepts.
+    assert.equal(await call.locator(".tool-answer .tool-about").textContent(), gives);
+    assert.equal(await box.getAttribute("placeholder"), "JSON or plain text");
     await as.selectOption("json");
     // Before: still "(JSON or text)", though a text answer is now refused.
     assert.equal(await label.textContent(), "Answer check_stock (JSON)");
-    assert.equal(await box.getAttribute("placeholder"), gives + "\n" + "JSON only");
+    assert.equal(await box.getAttribute("placeholder"), "JSON only");
     await as.selectOption("text");
     assert.equal(await label.textContent(), "Answer check_stock (text)");
-    assert.equal(await box.getAttribute("placeholder"), gives + "\n" + "plain text");
+    assert.equal(await box.getAttribute("placeholder"), "plain text");
     await as.selectOption("auto");
     assert.equal(await label.textContent(), "Answer check_stock (JSON or text)");
-    assert.equal(await box.getAttribute("placeholder"), gives + "\n" + "JSON or plain text");
+    assert.equal(await box.getAttribute("placeholder"), "JSON or plain text");
     await box.fill("3");
     await box.press("Enter");
     await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();

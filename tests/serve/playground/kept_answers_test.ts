@@ -44,3 +44,18 @@ Deno.test("storage that refuses (full, or off): nothing is kept, nothing throws"
   kept.set("mira", "check_stock", "3");
   assert.equal(kept.get("mira", "check_stock"), undefined);
 });
+
+Deno.test("a persona's renamed id takes its answers along; another persona replacing it drops them", () => {
+  const kept = new KeptAnswers(store());
+  kept.set("mira", "check_stock", "3");
+  kept.set("mira", "weather", "rain");
+  kept.set("mira-2", "weather", "old");
+  kept.rename("mira", "mira-2");
+  assert.deepEqual(kept.tools("mira"), []);
+  assert.equal(kept.get("mira-2", "check_stock"), "3");
+  assert.equal(kept.get("mira-2", "weather"), "rain", "the renamed persona's answer wins");
+  kept.rename("nobody", "mira-2");
+  assert.deepEqual(kept.tools("mira-2").sort(), ["check_stock", "weather"]);
+  kept.drop("mira-2");
+  assert.deepEqual(kept.tools("mira-2"), []);
+});

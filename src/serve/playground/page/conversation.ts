@@ -12,7 +12,7 @@ import type { NpcEvent, NpcReply } from "../../../client/game_types.ts";
 import type { Npc } from "../../../client/npc.ts";
 import { BridgeError } from "../../../protocol/errors.ts";
 import { h, isSendKey } from "./dom.ts";
-import type { Saved, ToolAnswer } from "./storage.ts";
+import type { Saved, SendAs, ToolAnswer } from "./storage.ts";
 import type { KeptAnswers } from "./kept_answers.ts";
 import { answerByHand, cannedAnswer, ToolCalls } from "./tool_calls.ts";
 import { withoutBridgeHint } from "./script_hint.ts";
@@ -65,6 +65,8 @@ export interface ConversationHost {
   changed(): void;
   /** What to add to a failed turn's error (why it failed and what to do), or null. */
   failureHint(error: BridgeError): string | null;
+  /** The designer picked how a call of `name` sends its answer: its next call starts with it. */
+  sendAsPicked(name: string, as: SendAs): void;
   /** What to add to a bark's line (e.g. it played a script step written for a turn), or null. */
   barkHint(line: string): string | null;
   /** The persona's id (answers typed but not sent are kept by persona and tool). */
@@ -585,8 +587,7 @@ export class Conversation {
       live.progress.remove();
       return;
     }
-    const seconds = Math.max(0, Math.floor((Date.now() - live.thinkingSince) / 1000));
-    live.progress.textContent = `thinking… ${seconds} s`;
+    live.progress.textContent = thinkingFor(live.thinkingSince);
     if (!live.progress.isConnected) live.line.after(live.progress);
   }
 
@@ -658,6 +659,7 @@ export class Conversation {
       cancelledByDesigner: () => live.abort.signal.aborted,
       typed: (text) => kept.set(persona, keptAs, text),
       unsent: (text) => kept.set(persona, keptAs, text),
+      sendAs: (as) => this.#host.sendAsPicked(name, as),
     });
     this.#progress(live); // the call waits for the designer now: the model is not thinking
     return answered;
@@ -816,9 +818,15 @@ export class Conversation {
       { class: "bark" },
       h("span", { class: "who", text: `${this.#host.npcName()} (bark)` }),
     );
-    const text = h("p", { class: "line streaming", dir: "auto", text: "…" });
+    // (Empty until the line comes, as a turn's: the line under it says the model is thinking.)
+    const text = h("p", { class: "line streaming", dir: "auto" });
     entry.append(text);
     if (situation) entry.append(h("p", { class: "context", text: `Situation: ${situation}` }));
+    // As a turn's bubble: how long the model has been at it (a local model can take a while before a bark).
+    const thinkingSince = Date.now();
+    const progress = h("p", { class: "progress hint", text: thinkingFor(thinkingSince) });
+    text.after(progress);
+    const ticking = setInterval(() => progress.textContent = thinkingFor(thinkingSince), 1000);
     this.#list.append(entry);
     this.#scroll();
     const started = performance.now();
@@ -836,8 +844,15 @@ export class Conversation {
       entry.append(h("p", { class: "error", text: `${e.dataCode || e.code}: ${e.message}` }));
       this.#say(`The bark failed: ${e.message}`);
     } finally {
+      clearInterval(ticking);
+      progress.remove();
       text.classList.remove("streaming");
       this.#scroll();
     }
   }
+}
+
+/** "thinking… 12 s": how long the model has been working since `since` (a `Date.now()` time), in whole seconds. */
+function thinkingFor(since: number): string {
+  return `thinking… ${Math.max(0, Math.floor((Date.now() - since) / 1000))} s`;
 }

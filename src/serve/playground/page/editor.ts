@@ -53,8 +53,11 @@ import { ToolEditor } from "./tool_editor.ts";
 
 /** What the editor tells the page. */
 export interface EditorEvents {
-  /** Something typed changed (persist it). */
-  changed(): void;
+  /**
+   * Something typed changed (persist it). `replaced`: the persona document was replaced (a loaded file, a
+   * restored NPC, Undo load) rather than edited.
+   */
+  changed(replaced?: boolean): void;
   /** Start (or restart) the NPC; `force` starts despite problems the page found. */
   start(force: boolean): void;
   /** Apply the persona, options and tools to the running NPC, keeping its conversation and memory. */
@@ -415,7 +418,7 @@ export class Editor {
     if (this.doc.problem === null) this.saved.validDoc = this.doc.text;
     if (from !== "jsonc") this.#jsonc.value = this.doc.text;
     this.#syncFromDocument();
-    this.#events.changed();
+    this.#events.changed(from === "load");
   }
 
   /** Shows the document in the form (fields whose value changed elsewhere), and the checks. */

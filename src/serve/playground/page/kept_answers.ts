@@ -6,7 +6,9 @@
  * bridge cancels its turn), so a kept answer is never sent by itself: it waits in the next call's box.
  *
  * It goes when it is no longer relevant: when that box takes it (the box holds it from then on), when the
- * answer is sent, when the persona no longer has the tool ({@link KeptAnswers.prune}), or with the tab.
+ * answer is sent, when the persona no longer has the tool ({@link KeptAnswers.prune}), when another persona
+ * replaces it in the page ({@link KeptAnswers.drop}), or with the tab. A persona whose id is renamed keeps them
+ * ({@link KeptAnswers.rename}).
  * @module
  */
 
@@ -92,6 +94,25 @@ export class KeptAnswers {
   /** The tools of `persona` that have an answer kept. */
   tools(persona: string): string[] {
     return Object.keys(this.#read()[persona] ?? {});
+  }
+
+  /** Moves the answers kept for persona `old` to `now` (its id was renamed); one kept for `now` gives way. */
+  rename(old: string, now: string): void {
+    if (old === now) return;
+    const kept = this.#read();
+    const tools = kept[old];
+    if (tools === undefined) return;
+    kept[now] = { ...kept[now], ...tools };
+    delete kept[old];
+    this.#write(kept);
+  }
+
+  /** Drops every answer kept for `persona` (another persona replaced it in the page). */
+  drop(persona: string): void {
+    const kept = this.#read();
+    if (!Object.hasOwn(kept, persona)) return;
+    delete kept[persona];
+    this.#write(kept);
   }
 
   /** Drops the answers kept for tools `persona` no longer has (`names`: its tools now). */

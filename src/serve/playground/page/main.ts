@@ -88,6 +88,8 @@ class Playground {
   readonly persist: () => void;
   /** Answers typed to tool calls but not sent, kept for the tab (by persona and tool): a reload keeps them. */
   readonly kept = new KeptAnswers(sessionStorageOrNull());
+  /** The persona id {@link kept}'s answers are for now (see `#followPersona`). */
+  #keptFor = "";
   /** Tools renamed in the editor since the running NPC took its tools (it calls them by the old names). */
   readonly #renames = new ToolRenames();
 
@@ -115,6 +117,7 @@ class Playground {
     });
     this.link = this.#createLink();
     this.editor = this.#createEditor();
+    this.#keptFor = this.#persona();
     this.conversation = this.#createConversation();
     this.state = this.#createStatePanel();
     this.#mountLog();
@@ -141,6 +144,18 @@ class Playground {
         () => void this.restoreLast(),
       );
     }
+  }
+
+  /**
+   * The answers kept for the tab follow the persona in the editor: its id renamed, they move to the new id;
+   * the persona replaced by another (a loaded file, a restored NPC), they go (they were typed for the old one).
+   */
+  #followPersona(replaced: boolean): void {
+    const now = this.#persona();
+    if (now === this.#keptFor) return;
+    if (replaced) this.kept.drop(this.#keptFor);
+    else this.kept.rename(this.#keptFor, now);
+    this.#keptFor = now;
   }
 
   /** The persona's id (the editor's `npc`), under which answers typed but not sent are kept. */
@@ -187,8 +202,9 @@ class Playground {
   #createEditor(): Editor {
     const validateSoon = debounce(() => void this.#validateTools(), 500);
     return new Editor(byId("editor-body"), this.saved, {
-      changed: () => {
+      changed: (replaced) => {
         this.persist();
+        if (this.editor) this.#followPersona(replaced === true);
         if (this.editor) this.#header(); // (not while the editor is being built)
         validateSoon();
       },
@@ -225,6 +241,11 @@ class Playground {
       },
       // (The running NPC calls a tool renamed since by its old name: the settings are under the new one.)
       answerOf: (name) => answerOf(this.saved.answers, this.#renames.nameNow(name)),
+      sendAsPicked: (name, as) => {
+        const now = this.#renames.nameNow(name);
+        this.saved.answers[now] = { ...answerOf(this.saved.answers, now), sendAs: as };
+        this.persist();
+      },
       toolDescription: (name) => this.running?.descriptions.get(name) ?? "",
       turnFinished: (record) => void this.#turnFinished(record),
       connected: () => this.link.state === "open",

@@ -15,7 +15,15 @@ export interface ToolAnswer {
   text: string;
   /** Send it as an error output. */
   asError: boolean;
+  /**
+   * How an answer typed by hand is sent (its box's "Send as"), as the designer last picked it for this tool:
+   * `auto` (JSON if it parses, else text; the default), `json` or `text`.
+   */
+  sendAs?: SendAs;
 }
+
+/** How an answer typed by hand is sent: JSON if it parses (else text), JSON only, or text. */
+export type SendAs = "auto" | "json" | "text";
 
 /** A typed value that is not valid yet (kept as typed), with the document value it was typed over. */
 export interface Draft {

@@ -9,7 +9,7 @@
 import type { ToolRecord } from "../../../client/types.ts";
 import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
 import { brief, h, isSendKey, uid } from "./dom.ts";
-import type { ToolAnswer } from "./storage.ts";
+import type { SendAs, ToolAnswer } from "./storage.ts";
 import { answerValue, BRIDGE_CANCELLED, notAnswered, SERVER_STOPPED } from "./values.ts";
 
 /** A call's row. */
@@ -144,7 +144,7 @@ export interface HandAnswer {
   name: string;
   /** How the tool is answered (its canned text starts the answer box). */
   answer: ToolAnswer;
-  /** The tool's description (what it gives back), shown in the empty answer box; "" when it has none. */
+  /** The tool's description (what it gives back), shown whole above the answer box; "" when it has none. */
   description?: string;
   /** Seconds the bridge waits for the answer (null = forever). */
   timeout: number | null;
@@ -165,6 +165,8 @@ export interface HandAnswer {
    * the answer was sent, or the designer let the call time out.
    */
   typed?: (text: string) => void;
+  /** The designer picked how the answer is sent ("Send as"), to start the tool's next call with. */
+  sendAs?: (as: SendAs) => void;
 }
 
 /**
@@ -185,10 +187,12 @@ export function answerByHand(
     unsent,
     typed,
     cancelledByDesigner,
+    sendAs,
   }: HandAnswer,
 ): Promise<unknown> {
   const box = answerBox(name, answer, row.args.id, description?.trim() ?? "");
   if (typed) box.text.addEventListener("input", () => typed(box.text.value));
+  if (sendAs) box.as.addEventListener("change", () => sendAs(box.as.value as SendAs));
   startCountdown(row, timeout);
   return new Promise((resolve, reject) => {
     const done = (status: string) => {
@@ -270,6 +274,8 @@ interface AnswerBox {
   id: string;
   /** Names the box with what it accepts, as `as` says: "Answer check_stock (JSON or text)". */
   label: HTMLLabelElement;
+  /** The tool's description (what it gives back), whole, or null when it has none. */
+  about: HTMLElement | null;
   text: HTMLTextAreaElement;
   as: HTMLSelectElement;
   hint: HTMLElement;
@@ -287,20 +293,24 @@ const ACCEPTS: Record<string, { accepts: string; example: string }> = {
 };
 
 /**
- * The answer's text and how it is sent, with a label and a hint saying what it accepts and what it would be
- * sent as; the empty box shows the tool's `description` (what it gives back) above what it accepts. The text
- * box is described by the call's arguments (`argsId`), so a screen reader reads them when the box gets the
- * focus.
+ * The answer's text and how it is sent (as last picked for the tool), with a label and a hint saying what it
+ * accepts and what it would be sent as; the tool's `description` (what it gives back) is shown whole above the
+ * box (a long one wraps; it stays while the designer types), and the empty box says what it accepts. The text
+ * box is described by the call's arguments (`argsId`) and the description, so a screen reader reads them when
+ * the box gets the focus.
  */
 function answerBox(name: string, answer: ToolAnswer, argsId: string, description: string): AnswerBox {
   const id = uid("answer");
+  const about = description === ""
+    ? null
+    : h("p", { class: "hint tool-about", id: `${id}-about`, dir: "auto", text: description });
   const text = h("textarea", {
     id,
     class: "code",
     rows: 2,
     spellcheck: "false",
     value: answer.text,
-    "aria-describedby": `${argsId} ${id}-hint ${id}-keys ${id}-message`,
+    "aria-describedby": `${argsId}${about ? ` ${about.id}` : ""} ${id}-hint ${id}-keys ${id}-message`,
   });
   const label = h("label", { for: id });
   const as = h(
@@ -310,12 +320,13 @@ function answerBox(name: string, answer: ToolAnswer, argsId: string, description
     h("option", { value: "json", text: "JSON" }),
     h("option", { value: "text", text: "text" }),
   );
+  as.value = answer.sendAs !== undefined && Object.hasOwn(ACCEPTS, answer.sendAs) ? answer.sendAs : "auto";
   const hint = h("p", { class: "hint", id: `${id}-hint` });
   const message = h("p", { class: "message", id: `${id}-message`, "aria-live": "assertive" });
   const showHint = () => {
     const { accepts, example } = ACCEPTS[as.value] ?? ACCEPTS.auto;
     label.textContent = `Answer ${name} (${accepts})`;
-    text.placeholder = description === "" ? example : `${description}\n${example}`;
+    text.placeholder = example;
     const v = answerValue(text.value, as.value as "auto");
     hint.textContent = "problem" in v
       ? ""
@@ -328,7 +339,7 @@ function answerBox(name: string, answer: ToolAnswer, argsId: string, description
   text.addEventListener("input", showHint);
   as.addEventListener("change", showHint);
   showHint();
-  return { id, label, text, as, hint, message };
+  return { id, label, about, text, as, hint, message };
 }
 
 /** Marks the row as waiting and counts down the `timeout` seconds the bridge waits (until the row closes). */
@@ -372,7 +383,7 @@ function answerForm(
   row: ToolRow,
   { box, onAnswer, onError, focusNext, cancelTurn, onWait }: AnswerForm,
 ): HTMLElement[] {
-  const { id, label, text, as, hint, message } = box;
+  const { id, label, about, text, as, hint, message } = box;
   const send = h("button", { type: "button", class: "primary small", text: "Send answer" });
   const asError = h("button", { type: "button", class: "small", text: "Send as error" });
   const wait = h("button", { type: "button", class: "small", text: "Let it time out" });
@@ -410,6 +421,7 @@ function answerForm(
   });
   return [
     label,
+    ...(about ? [about] : []),
     text,
     hint,
     h("p", {

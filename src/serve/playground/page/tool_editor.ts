@@ -433,7 +433,7 @@ class ToolCard {
       rows: 2,
       spellcheck: "false",
       value: answer.text,
-      placeholder: '{"stock": 3} or plain text',
+      placeholder: "JSON or plain text",
     });
     canned.addEventListener("input", () => setAnswer({ text: canned.value }));
     const asError = h("input", { type: "checkbox", id: `${id}-as-error`, checked: answer.asError });
