@@ -73,7 +73,10 @@ Deno.test({
       await Deno.writeTextFile(`${dir}/Game.cs`, await consoleExample());
       await Deno.copyFile(`${SRC}/OpenAppleModels.cs`, `${dir}/OpenAppleModels.cs`);
       // The command the example's first line gives, in the reader's folder.
-      assertSucceeded(await run("mcs", ["-out:game.exe", "OpenAppleModels.cs", "Game.cs"], { cwd: dir }), "mcs");
+      assertSucceeded(
+        await run("mcs", ["-out:game.exe", "OpenAppleModels.cs", "Game.cs"], { cwd: dir }),
+        "mcs",
+      );
       const result = await run("mono", ["game.exe"], { cwd: dir, env: bridgeEnv(), timeoutMs: 60_000 });
       assertSucceeded(result, "mono game.exe");
       assert.deepEqual(result.stdout.trim().split("\n").filter((line) => !line.startsWith("… ")), [

@@ -23,5 +23,8 @@ Deno.test("models tests: a broken and an interrupted download print no error of 
   const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
   assert.equal(out.code, 0, text);
   assert.match(text, /ok \| 2 passed/, text); // both tests ran
-  assert.deepEqual(text.split("\n").filter((line) => /^\s*(Error|error)\b|\bat Object\.pull\b/.test(line)), []);
+  assert.deepEqual(
+    text.split("\n").filter((line) => /^\s*(Error|error)\b|\bat Object\.pull\b/.test(line)),
+    [],
+  );
 });

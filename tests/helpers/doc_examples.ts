@@ -163,11 +163,14 @@ export async function quietly(run: () => Promise<void>): Promise<void> {
     return bytes.length;
   };
   const methods = ["log", "info", "warn", "error", "debug"] as const;
-  const consoleWas = methods.map((method) => console[method]);
+  // The one place that stands in for the console (not printing to it): the examples' own calls land here.
+  // deno-lint-ignore no-console
+  const out = console;
+  const consoleWas = methods.map((method) => out[method]);
   const streams = [Deno.stdout, Deno.stderr];
   const streamsWere = streams.map((stream) => ({ write: stream.write, writeSync: stream.writeSync }));
   for (const method of methods) {
-    console[method] = (...args: unknown[]) => {
+    out[method] = (...args: unknown[]) => {
       printed += args.map((arg) => typeof arg === "string" ? arg : Deno.inspect(arg)).join(" ") + "\n";
     };
   }
@@ -183,7 +186,7 @@ export async function quietly(run: () => Promise<void>): Promise<void> {
     throw error;
   } finally {
     await stderrQueue.flush(1_000); // lines a logger queued go to the stand-in, not after it
-    methods.forEach((method, i) => console[method] = consoleWas[i]);
+    methods.forEach((method, i) => out[method] = consoleWas[i]);
     streams.forEach((stream, i) => Object.assign(stream, streamsWere[i]));
     if (failed && printed) Deno.stderr.writeSync(new TextEncoder().encode(printed));
   }
