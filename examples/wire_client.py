@@ -8,6 +8,9 @@ anywhere:
     python3 examples/wire_client.py          # or OAM_BRIDGE_COMMAND="oam stdio" python3 examples/wire_client.py
 
 Copied out of the checkout, it has no `../cli.ts` to start: set OAM_BRIDGE_COMMAND (it says so).
+
+What every message looks like: docs/PROTOCOL.md §7 (`session/event` and `npc/event` types, the replies a
+`tool/call` takes and what the model sees for each, `tool/cancel`) and §8 (each error code and what it means).
 """
 import json
 import os
