@@ -237,10 +237,7 @@ export class ToolRegistry {
     peer.onNotification("tool/cancel", (params) => {
       const id = params.id;
       if (typeof id === "string" || typeof id === "number") {
-        // The reason is worded as the model's error output ("Error: The turn was cancelled."); the handler's
-        // BridgeError says the message once.
-        const reason = typeof params.reason === "string" ? params.reason.replace(/^Error: /, "") : undefined;
-        peer.cancelIncoming(id, reason);
+        peer.cancelIncoming(id, typeof params.reason === "string" ? params.reason : undefined);
       }
     });
   }

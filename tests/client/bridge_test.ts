@@ -190,9 +190,6 @@ for (const t of TRANSPORTS) {
     await assert.rejects(turn, isBridgeError(-32009, "cancelled"));
     const reason = await aborted.promise;
     assert.ok(reason instanceof BridgeError && reason.dataCode === "cancelled", String(reason));
-    // The bridge's reason is "Error: The turn was cancelled." (what a model is shown); the handler's error says
-    // it once: `BridgeError: The turn was cancelled.`, not `BridgeError: Error: The turn was cancelled.`.
-    assert.equal(reason.message, "The turn was cancelled.");
     // The NPC still works afterwards (its queue was cancelled, not broken).
     assert.equal((await bridge.listNpcs())[0].busy, false);
   });
