@@ -6,6 +6,11 @@ request and showing each notification on the way. Uses a scripted model (docs/PR
 anywhere:
 
     python3 examples/wire_client.py          # or OAM_BRIDGE_COMMAND="oam stdio" python3 examples/wire_client.py
+
+Copied out of the checkout, it has no `../cli.ts` to start: set OAM_BRIDGE_COMMAND (it says so).
+
+What every message looks like: docs/PROTOCOL.md §7 (`session/event` and `npc/event` types, the replies a
+`tool/call` takes and what the model sees for each, `tool/cancel`) and §8 (each error code and what it means).
 """
 import json
 import os
@@ -13,8 +18,13 @@ import subprocess
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
-command = os.environ.get("OAM_BRIDGE_COMMAND", "").split() or [
-    "deno", "run", "--no-prompt", "--allow-env", "--allow-read", os.path.join(here, "..", "cli.ts"), "stdio"]
+cli = os.path.normpath(os.path.join(here, "..", "cli.ts"))  # the checkout's bridge, when this file is in examples/
+from_env = os.environ.get("OAM_BRIDGE_COMMAND", "").split()
+command = from_env or ["deno", "run", "--no-prompt", "--allow-env", "--allow-read", cli, "stdio"]
+if not from_env and not os.path.exists(cli):
+    sys.exit(f"No bridge at {cli} (this file is not in a checkout's examples/). Name the bridge to start:\n"
+             "  OAM_BRIDGE_COMMAND=\"deno run --allow-env --allow-read /path/to/open-apple-models/cli.ts stdio\" "
+             f"python3 {sys.argv[0]}\n(or \"oam stdio\" with oam installed, or \"/path/to/oam stdio\" for a compiled one)")
 # stderr is inherited: a pipe that nobody reads would fill up and stop the bridge. OAM_EXIT_WITH_PARENT=1
 # makes the bridge stop when this process dies (README, `oam stdio`).
 bridge = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, encoding="utf-8",
@@ -43,8 +53,8 @@ def run_tool(call):  # the engine's side of a client tool
 def read_one():
     """Reads one message, answers it if it is a `tool/call` and shows it if it is a notification."""
     line = bridge.stdout.readline()
-    if not line:
-        sys.exit("the bridge closed its output")
+    if not line:  # its stderr, above, says why
+        sys.exit(f"the bridge closed its output (exit code {bridge.wait()}): {' '.join(command)}")
     message = json.loads(line)
     if message.get("method") == "tool/call":  # a request from the bridge: answer it with its own id
         call = message["params"]["call"]

@@ -50,3 +50,42 @@ Deno.test({
     assert.match(adapter.stdout, / 0 failures/);
   },
 });
+
+/** The C# block of bindings/README.md under "### Outside Unity", as a reader copies it into Game.cs. */
+async function consoleExample(): Promise<string> {
+  const readme = await Deno.readTextFile(`${REPO_ROOT}/bindings/README.md`);
+  const section = readme.split(/^### Outside Unity/m)[1];
+  assert.ok(section !== undefined, "bindings/README.md has no '### Outside Unity' section");
+  const block = /```csharp\n([\s\S]*?)\n```/.exec(section);
+  assert.ok(block, "the 'Outside Unity' section has no csharp block");
+  return block[1];
+}
+
+Deno.test({
+  name: hasMono
+    ? "bindings/README.md: the console program outside Unity compiles with mcs as written and runs its tool call, cancel and error"
+    : "bindings/README.md console program: SKIPPED (mcs/mono missing)",
+  ignore: !hasMono,
+  sanitizeResources: false,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    try {
+      await Deno.writeTextFile(`${dir}/Game.cs`, await consoleExample());
+      await Deno.copyFile(`${SRC}/OpenAppleModels.cs`, `${dir}/OpenAppleModels.cs`);
+      // The command the example's first line gives, in the reader's folder.
+      assertSucceeded(
+        await run("mcs", ["-out:game.exe", "OpenAppleModels.cs", "Game.cs"], { cwd: dir }),
+        "mcs",
+      );
+      const result = await run("mono", ["game.exe"], { cwd: dir, env: bridgeEnv(), timeoutMs: 60_000 });
+      assertSucceeded(result, "mono game.exe");
+      assert.deepEqual(result.stdout.trim().split("\n").filter((line) => !line.startsWith("… ")), [
+        'guard: The gate says {"opened":false}',
+        "cancelled: the turn was cancelled",
+        "-32020 session_not_found: No session with id 'nobody'.",
+      ]);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});

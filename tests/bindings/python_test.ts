@@ -22,3 +22,37 @@ Deno.test({
     assert.doesNotMatch(result.stderr, /skipped/);
   },
 });
+
+Deno.test({
+  name: hasPython
+    ? "bindings/README.md: the complete Python script runs as written, beside a copy of the module: a tool call, a cancel, an error"
+    : "bindings/README.md complete Python script: SKIPPED (python3 missing)",
+  ignore: !hasPython,
+  sanitizeResources: false,
+  async fn() {
+    const readme = await Deno.readTextFile(`${REPO_ROOT}/bindings/README.md`);
+    const section = readme.split(/^### A complete Python script/m)[1];
+    assert.ok(section !== undefined, "bindings/README.md has no '### A complete Python script' section");
+    const block = /```python\n([\s\S]*?)\n```/.exec(section);
+    assert.ok(block, "the section has no python block");
+    const dir = await Deno.makeTempDir();
+    try {
+      await Deno.writeTextFile(`${dir}/game.py`, block[1]);
+      await Deno.copyFile(`${REPO_ROOT}/bindings/python/open_apple_models.py`, `${dir}/open_apple_models.py`);
+      const result = await run("python3", ["-B", "game.py"], {
+        cwd: dir,
+        env: bridgeEnv(),
+        timeoutMs: 60_000,
+      });
+      assertSucceeded(result, "python3 game.py");
+      assert.deepEqual(result.stdout.trim().split("\n").filter((line) => !line.startsWith("… ")), [
+        "engine opens the north gate",
+        'guard: The gate says {"opened":false}',
+        "cancelled: the turn was cancelled",
+        "-32020 session_not_found: No session with id 'nobody'.",
+      ]);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});

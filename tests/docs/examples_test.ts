@@ -2,11 +2,11 @@
  * Every JSDoc example of mod.ts, engine.ts, cli.ts, src/ and ffi/ runs, one test each, all in this isolate
  * (see tests/helpers/doc_examples.ts for why and for the extraction rules). The test and check tasks
  * type-check the same examples with `deno test --doc --no-run`; `deno task test:doc` runs them through Deno's
- * own runner, one isolate each.
+ * own runner, one isolate each. What an example prints is shown only when it fails.
  */
 import assert from "node:assert/strict";
 import { relative } from "node:path";
-import { exampleModule, extractExamples, moduleUrl } from "../helpers/doc_examples.ts";
+import { exampleModule, extractExamples, moduleUrl, quietly } from "../helpers/doc_examples.ts";
 
 const ROOT = new URL("../../", import.meta.url);
 /** The files and folders whose examples run: the same list the tasks give `deno test --doc`. */
@@ -36,7 +36,7 @@ for (const root of DOC_ROOTS) {
       Deno.test(`${name}#${example.startLine}-${example.endLine + 1}.ts`, async () => {
         const exports = Object.keys(await import(file.href));
         const module = await import(moduleUrl(exampleModule(example, file.href, exports)));
-        await module.default();
+        await quietly(() => module.default()); // its output only when it fails
       });
     }
   }

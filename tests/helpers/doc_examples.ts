@@ -14,6 +14,8 @@
  * than JavaScript/TypeScript are skipped.
  */
 
+import { stderrQueue } from "../../src/util/stderr_queue.ts";
+
 /** One code block of a JSDoc comment. */
 export interface DocExample {
   /** 1-based line of the opening fence in the documented file. */
@@ -146,4 +148,46 @@ export function exampleModule(example: DocExample, fileUrl: string, exportNames:
 /** A `data:` URL that imports as the TypeScript module `code`. */
 export function moduleUrl(code: string): string {
   return `data:application/typescript,${encodeURIComponent(code)}`;
+}
+
+/**
+ * Runs `run` with what it prints (console, `Deno.stdout`, `Deno.stderr` and the bridge's queued stderr lines)
+ * kept back. The examples print what they demonstrate; in the test run that output only got in the way. When
+ * `run` throws, what it printed is written to stderr before the error goes on, so a failing example shows it.
+ */
+export async function quietly(run: () => Promise<void>): Promise<void> {
+  let printed = "";
+  const decoder = new TextDecoder();
+  const keep = (bytes: Uint8Array) => {
+    printed += decoder.decode(bytes);
+    return bytes.length;
+  };
+  const methods = ["log", "info", "warn", "error", "debug"] as const;
+  // The one place that stands in for the console (not printing to it): the examples' own calls land here.
+  // deno-lint-ignore no-console
+  const out = console;
+  const consoleWas = methods.map((method) => out[method]);
+  const streams = [Deno.stdout, Deno.stderr];
+  const streamsWere = streams.map((stream) => ({ write: stream.write, writeSync: stream.writeSync }));
+  for (const method of methods) {
+    out[method] = (...args: unknown[]) => {
+      printed += args.map((arg) => typeof arg === "string" ? arg : Deno.inspect(arg)).join(" ") + "\n";
+    };
+  }
+  for (const stream of streams) {
+    stream.writeSync = keep;
+    stream.write = (bytes: Uint8Array) => Promise.resolve(keep(bytes));
+  }
+  let failed = false;
+  try {
+    await run();
+  } catch (error) {
+    failed = true;
+    throw error;
+  } finally {
+    await stderrQueue.flush(1_000); // lines a logger queued go to the stand-in, not after it
+    methods.forEach((method, i) => out[method] = consoleWas[i]);
+    streams.forEach((stream, i) => Object.assign(stream, streamsWere[i]));
+    if (failed && printed) Deno.stderr.writeSync(new TextEncoder().encode(printed));
+  }
 }

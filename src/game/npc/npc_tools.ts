@@ -102,7 +102,7 @@ export function composeTools(
     throw BridgeError.invalidParams(
       `'${at}.groundingTool' names '${options.groundingTool}', which is not one of the NPC's tools: ${
         names.length === 0 ? "(none)" : names.join(", ")
-      }.`,
+      }. Give the NPC a client tool named '${options.groundingTool}' in 'tools', or name one of those.`,
     );
   }
   const choice = options.toolChoice;

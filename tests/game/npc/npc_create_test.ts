@@ -136,7 +136,8 @@ Deno.test("npc/create: validation errors name the parameter and change nothing",
     ],
     [
       { persona: GORM, tools: [tool("ask")], options: { groundingTool: "check_inventory" } },
-      "'options.groundingTool' names 'check_inventory', which is not one of the NPC's tools: ask.",
+      "'options.groundingTool' names 'check_inventory', which is not one of the NPC's tools: ask. Give the NPC " +
+      "a client tool named 'check_inventory' in 'tools', or name one of those.",
     ],
     [
       { persona: GORM, options: { toolChoice: { tool: "ask" } } },

@@ -131,7 +131,8 @@ Deno.test("npc/update: merge patches, null resets a field, tools replaced, all-o
   const badTools = await c.error("npc/update", { npc: "gorm", tools: [tool("ask_price")] });
   assert.equal(
     badTools.message,
-    "'options.groundingTool' names 'check_inventory', which is not one of the NPC's tools: ask_price.",
+    "'options.groundingTool' names 'check_inventory', which is not one of the NPC's tools: ask_price. " +
+      "Give the NPC a client tool named 'check_inventory' in 'tools', or name one of those.",
   );
   let state = await stateOf(c);
   assert.equal((state.persona as JsonObject).personality, "");

@@ -60,7 +60,8 @@ Deno.test("npc/restore of a save whose groundingTool the game removed: the error
   });
   assert.deepEqual([e.code, e.message], [
     -32602,
-    "'state.options.groundingTool' names 'check_inventory', which is not one of the NPC's tools: check_stock.",
+    "'state.options.groundingTool' names 'check_inventory', which is not one of the NPC's tools: check_stock. " +
+    "Give the NPC a client tool named 'check_inventory' in 'tools', or name one of those.",
   ]);
   // Options sent with the restore win, and their error names them.
   const sent = await c.error("npc/restore", {
