@@ -194,6 +194,21 @@ export function createModel(spec: ModelSpec, factories: ModelFactories): Languag
   const hosts = factories.modelFactory ? ", and the types of this bridge's host" : "";
   const scripted = factories.allowsScriptedModels === false ? "" : ` "scripted",`;
   throw BridgeError.invalidParams(
-    `Unknown model type '${spec.type}'. Supported: "system",${scripted} "openai", "llama"${hosts}.`,
+    `Unknown model type '${spec.type}'. Supported: "system",${scripted} "openai", "llama"${hosts}.${
+      modelNameHint(spec.type)
+    }`,
   );
+}
+
+/**
+ * Where a type that looks like a model's own name (`gpt-4o-mini`, `qwen2.5:7b`) or a GGUF file belongs, for the
+ * unknown-type message: the likeliest mistake is `"model": "gpt-4"` in place of a server's spec.
+ */
+function modelNameHint(type: string): string {
+  const json = JSON.stringify(type);
+  if (/\.gguf$/i.test(type)) return ` A GGUF file runs as {"type": "llama", "path": ${json}}.`;
+  if (/[0-9.:/-]/.test(type)) {
+    return ` A model's name goes in the 'model' of a server's spec: {"type": "openai", "baseURL": "…/v1", "model": ${json}}.`;
+  }
+  return "";
 }

@@ -413,6 +413,19 @@ Deno.test("model parameter errors and scripted-model parsing", async () => {
     [{ type: { name: "mine" } }, `Parameter 'model.type' must be a string; got {"name":"mine"}.`],
     ["frob", `Unknown model type 'frob'. Supported: "system", "scripted", "openai", "llama".`],
     [{ type: "frob" }, `Unknown model type 'frob'. Supported: "system", "scripted", "openai", "llama".`],
+    // A model's own name where its type belongs: the message says where the name goes.
+    [
+      "gpt-4o-mini",
+      `Unknown model type 'gpt-4o-mini'. Supported: "system", "scripted", "openai", "llama". A model's name goes in the 'model' of a server's spec: {"type": "openai", "baseURL": "…/v1", "model": "gpt-4o-mini"}.`,
+    ],
+    [
+      { type: "qwen2.5:7b" },
+      `Unknown model type 'qwen2.5:7b'. Supported: "system", "scripted", "openai", "llama". A model's name goes in the 'model' of a server's spec: {"type": "openai", "baseURL": "…/v1", "model": "qwen2.5:7b"}.`,
+    ],
+    [
+      "models/Npc.GGUF",
+      `Unknown model type 'models/Npc.GGUF'. Supported: "system", "scripted", "openai", "llama". A GGUF file runs as {"type": "llama", "path": "models/Npc.GGUF"}.`,
+    ],
     [
       scripted({}),
       "'model.steps[0]' must contain one of 'text', 'toolCalls', 'json', 'template' or 'error'.",
