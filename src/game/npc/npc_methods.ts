@@ -32,7 +32,7 @@ import {
 import type { GameContext } from "../game_context.ts";
 import { mergePatch } from "./merge_patch.ts";
 import { Npc, type NpcInit, type NpcWorld } from "./npc.ts";
-import { composeTools } from "./npc_tools.ts";
+import { composeTools, scriptToolWarnings } from "./npc_tools.ts";
 import { emptyMemory, memoryJson, parseMemory } from "./npc_memory.ts";
 import {
   type NpcOptions,
@@ -334,6 +334,11 @@ export class NpcMethods {
     warnings.push(...modelSpecWarnings(spec));
     const id = this.#newId(source.id, source.existsHint);
     const npc = this.#add({ ...parts, id, world, model, entries: source.entries });
+    if ("script" in spec) {
+      warnings.push(
+        ...scriptToolWarnings(spec.script, { toolNames: npc.toolNames, optionsPath: source.optionsPath }),
+      );
+    }
     // Read when answering: the system model's context size is known once its availability is.
     const overLimit = factsOverLimitWarning(parts, {
       memory: source.memoryPath,

@@ -6,6 +6,7 @@
 import { BridgeError } from "../../protocol/errors.ts";
 import { convertSchema, toolArgumentsTypeName } from "../../schema/mod.ts";
 import type { AgentTool } from "../../agent/types.ts";
+import type { Script } from "../../models/scripted.ts";
 import { type WorldState, type WorldTool, worldTools } from "../world/mod.ts";
 import { type MemoryToolHost, memoryTools } from "./memory_tools.ts";
 import type { NpcOptions } from "./npc_options.ts";
@@ -25,6 +26,58 @@ const BUILT_IN_OPTION: Record<string, string> = {
   remember_fact: "memoryTools",
   change_relationship: "memoryTools",
 };
+
+/**
+ * How a designer turns on the built-in tool `name` (null for any other name), for messages about a tool the NPC
+ * lacks. `at` is where its options came from (`options`, `state.options`).
+ *
+ * @example
+ * ```ts
+ * import { builtInToolHint } from "./npc_tools.ts";
+ * builtInToolHint("update_world_state", "options");
+ * // "The built-in 'update_world_state' is on when the NPC has a 'world' and 'options.worldWritable' names paths."
+ * ```
+ */
+export function builtInToolHint(name: string, at: string): string | null {
+  const option = Object.hasOwn(BUILT_IN_OPTION, name) ? BUILT_IN_OPTION[name] : undefined;
+  if (option === undefined) return null;
+  if (option === "memoryTools") {
+    const member = name === "remember_fact" ? "rememberFact" : "changeRelationship";
+    return `The built-in '${name}' is on when '${at}.memoryTools' names "${member}" (or is "all").`;
+  }
+  return `The built-in '${name}' is on when the NPC has a 'world' and '${at}.${option}' names paths.`;
+}
+
+/**
+ * Warnings for a scripted model whose steps (or fallback) call a built-in tool the NPC does not have: such a
+ * call only gets "There is no tool named …" as its output when the turn runs. One warning per tool, in the
+ * order the script first calls it; client tools are left alone (the game may add them with `npc/update`).
+ *
+ * @example
+ * ```ts
+ * import { scriptToolWarnings } from "./npc_tools.ts";
+ * const script = { steps: [{ toolCalls: [{ name: "update_world_state", arguments: {} }] }] };
+ * scriptToolWarnings(script, { toolNames: ["read_world_state"], optionsPath: "options" }).length; // 1
+ * ```
+ */
+export function scriptToolWarnings(
+  script: Script,
+  npc: { toolNames: readonly string[]; optionsPath: string },
+): string[] {
+  const warned = new Set<string>();
+  const warnings: string[] = [];
+  for (const step of script.fallback === undefined ? script.steps : [...script.steps, script.fallback]) {
+    if (!("toolCalls" in step)) continue;
+    for (const { name } of step.toolCalls) {
+      if (warned.has(name) || npc.toolNames.includes(name)) continue;
+      const hint = builtInToolHint(name, npc.optionsPath);
+      if (hint === null) continue;
+      warned.add(name);
+      warnings.push(`The script calls '${name}', which this NPC does not have. ${hint}`);
+    }
+  }
+  return warnings;
+}
 
 /**
  * Wraps a world tool as a local agent tool. Its description is read once, here: the read tool names the
@@ -102,7 +155,10 @@ export function composeTools(
     throw BridgeError.invalidParams(
       `'${at}.groundingTool' names '${options.groundingTool}', which is not one of the NPC's tools: ${
         names.length === 0 ? "(none)" : names.join(", ")
-      }. Give the NPC a client tool named '${options.groundingTool}' in 'tools', or name one of those.`,
+      }. ${
+        builtInToolHint(options.groundingTool, at) ??
+          `Give the NPC a client tool named '${options.groundingTool}' in 'tools', or name one of those.`
+      }`,
     );
   }
   const choice = options.toolChoice;

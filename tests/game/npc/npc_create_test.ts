@@ -139,6 +139,22 @@ Deno.test("npc/create: validation errors name the parameter and change nothing",
       "'options.groundingTool' names 'check_inventory', which is not one of the NPC's tools: ask. Give the NPC " +
       "a client tool named 'check_inventory' in 'tools', or name one of those.",
     ],
+    // A built-in tool that is off: the message says which option turns it on (a client tool of its name is refused).
+    [
+      { persona: GORM, options: { groundingTool: "read_world_state" } },
+      "'options.groundingTool' names 'read_world_state', which is not one of the NPC's tools: (none). " +
+      "The built-in 'read_world_state' is on when the NPC has a 'world' and 'options.worldReadable' names paths.",
+    ],
+    [
+      { persona: GORM, world: "village", options: { groundingTool: "update_world_state" } },
+      "'options.groundingTool' names 'update_world_state', which is not one of the NPC's tools: read_world_state. " +
+      "The built-in 'update_world_state' is on when the NPC has a 'world' and 'options.worldWritable' names paths.",
+    ],
+    [
+      { persona: GORM, options: { groundingTool: "remember_fact" } },
+      "'options.groundingTool' names 'remember_fact', which is not one of the NPC's tools: (none). " +
+      `The built-in 'remember_fact' is on when 'options.memoryTools' names "rememberFact" (or is "all").`,
+    ],
     [
       { persona: GORM, options: { toolChoice: { tool: "ask" } } },
       "'options.toolChoice' names unknown tool 'ask'.",
@@ -364,4 +380,36 @@ Deno.test("world path options that name no value in the NPC's world are a warnin
   await c.call("world/set", { world: "village", path: "quests.dragon.stauts", value: "typo kept" });
   await c.call("world/set", { world: "village", path: "Player", value: { gold: 1 } });
   assert.deepEqual((await c.call("npc/restore", { state, npc: "gorm3", model: scripted() })).warnings, []);
+});
+
+Deno.test("npc/create: a script that calls a built-in tool the NPC does not have is warned about, with the option", async () => {
+  const c = new NpcClient();
+  await c.call("world/create", { world: "village", state: { gate: "shut" } });
+  const call = (name: string) => ({ toolCalls: [{ name, arguments: {} }] });
+  const created = await c.call("npc/create", {
+    npc: "gorm",
+    persona: GORM,
+    world: "village",
+    model: {
+      type: "scripted",
+      steps: [call("update_world_state"), { text: "Done." }, call("update_world_state"), call("check_stock")],
+      fallback: call("remember_fact"),
+    },
+  });
+  // Each off built-in once; a client tool the script names is the game's business (tools can change later).
+  assert.deepEqual(created.warnings, [
+    "The script calls 'update_world_state', which this NPC does not have. The built-in 'update_world_state' " +
+    "is on when the NPC has a 'world' and 'options.worldWritable' names paths.",
+    "The script calls 'remember_fact', which this NPC does not have. The built-in 'remember_fact' is on when " +
+    `'options.memoryTools' names "rememberFact" (or is "all").`,
+  ]);
+  // With the tools on, nothing is said.
+  const on = await c.call("npc/create", {
+    persona: GORM,
+    world: "village",
+    options: { worldWritable: ["gate"], memoryTools: "all" },
+    model: { type: "scripted", steps: [call("update_world_state"), call("remember_fact")] },
+  });
+  assert.deepEqual(on.warnings, []);
+  await c.close();
 });
