@@ -6,6 +6,10 @@
  *
  *   deno task bench:gguf                                  # the fixture model, 3 repeats
  *   deno run --no-lock -A bench/gguf_bench.ts --model path/to/model.gguf --repeats 5 --threads 4
+ *   deno task bench:gguf --rss --turns 300                # the bridge process's memory over long runs
+ *
+ * `--rss` instead drives the real `cli.ts stdio --model gguf:…` process for `--turns` turns per phase and reads
+ * its VmRSS every `--every` turns (see `gguf_rss.ts`).
  *
  * The direct baseline gets exactly the messages the bridge gave the model: every step the bridge runs is
  * recorded (instructions, prompt, response schema) and replayed, right after the bridge's turn (so both see
@@ -25,15 +29,20 @@ import { createLlamaModel } from "../src/models/llama_model.ts";
 import { closeLlamaModels, openLlamaRuntime } from "../src/models/llama_runtime.ts";
 import { responseGrammarPlan } from "../src/models/llama_schema.ts";
 import type { JsonObject } from "../src/protocol/json.ts";
+import { runRssBench } from "./gguf_rss.ts";
 
 const { values } = parseArgs({
-  args: Deno.args,
+  args: Deno.args.filter((a) => a !== "--"),
   options: {
     model: { type: "string" },
     repeats: { type: "string", default: "3" },
     threads: { type: "string", default: "1" },
     turns: { type: "string", default: "12" },
     structured: { type: "boolean", default: false },
+    rss: { type: "boolean", default: false },
+    every: { type: "string", default: "25" },
+    reset: { type: "string", default: "20" },
+    phases: { type: "string", default: "respond,talk,sessions,npcs,schemas" },
   },
 });
 const REPEATS = Number(values.repeats);
@@ -301,6 +310,17 @@ async function scenario(name: string, setup: Scenario): Promise<void> {
         median(runs.flatMap((r) => r.bridge.map((t, i) => t.ms - r.steps[i]))).toFixed(2)
       } ms per turn`,
   );
+}
+
+if (values.rss) {
+  await runRssBench({
+    model: `gguf:${config.path}`,
+    turns: values.turns === "12" ? 300 : TURNS,
+    every: Number(values.every),
+    reset: Number(values.reset),
+    phases: values.phases.split(","),
+  });
+  Deno.exit(0);
 }
 
 await scenario("session/respond", sessionScenario);

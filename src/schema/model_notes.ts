@@ -8,7 +8,8 @@
  * `schema/formats` in every answer and tool call (a bad one is generated once more). The conversion records
  * these warnings as notes; {@link warningsFor} words them for the model in use: the on-device model's words
  * when the model is not `llama` or `openai` or not known (`schema/validate`), the llama model's own or none
- * when it loses nothing, and for an `openai` model that a checked format is checked.
+ * when it loses nothing, and for an `openai` model that a checked format is checked and that an enum, a
+ * const or an exclusive bound goes to the server as written and is refused by validation when broken.
  * @module
  */
 import type { JsonValue } from "../protocol/json.ts";
@@ -149,8 +150,31 @@ const VALIDATED_KEYWORDS: ReadonlySet<string> = new Set([
   "patternProperties",
 ]);
 
-/** A note's text for an `openai` model: the on-device model's, and what its validation refuses and regenerates. */
+/**
+ * A note's text for an `openai` model: the server gets the client's schema as written, so an enum, const or
+ * exclusive bound is the server's to enforce (or not), and the backend's validation refuses what breaks it;
+ * for a described keyword, the on-device model's text and what validation refuses and regenerates.
+ */
 function openaiText(note: ModelNote, target: GrammarTarget): string | null {
+  switch (note.kind) {
+    case "integer-enum":
+      return `integer enum ${SENT_AS_WRITTEN}: ${notMemberText(target)}`;
+    case "stringified-enum": {
+      const { kind, example } = enumKind(note.values);
+      const such = example === undefined ? "" : ` (such as the string "${example}")`;
+      return `${kind} enum ${SENT_AS_WRITTEN}: ${notMemberText(target, such)}`;
+    }
+    case "non-string-const":
+      return `non-string const ${safeJson(note.value)} ${SENT_AS_WRITTEN}: ` +
+        (target === "arguments"
+          ? "arguments with another value fail validation and are generated once more"
+          : "an answer with another value fails validation and is generated once more");
+    case "exclusive-bounds":
+      return "exclusive number bounds are sent to the server as written (not every server enforces them): " +
+        (target === "arguments"
+          ? "arguments on a bound fail validation and are generated once more"
+          : "an answer on a bound fails validation and is generated once more");
+  }
   const text = onDeviceText(note);
   if (note.kind !== "described" || text === null) return text;
   if (note.key === "format") {
@@ -160,6 +184,16 @@ function openaiText(note: ModelNote, target: GrammarTarget): string | null {
       : text;
   }
   return VALIDATED_KEYWORDS.has(note.key) ? `${text}: ${refusedText(note.key, target)}` : text;
+}
+
+/** What an `openai` model's server gets of an enum or const (see {@link openaiText}). */
+const SENT_AS_WRITTEN = "is sent to the server as written (not every server enforces it)";
+
+/** What happens to an answer (or tool arguments) holding a value an enum lacks; `such` names one. */
+function notMemberText(target: GrammarTarget, such = ""): string {
+  return target === "arguments"
+    ? `arguments that are not one of its values${such} fail validation and are generated once more`
+    : `an answer that is not one of its values${such} fails validation and is generated once more`;
 }
 
 /** What happens to an answer (or tool arguments) outside a checked format. */
@@ -265,12 +299,20 @@ function rangeText(low: number | undefined, high: number | undefined): string {
  * of several types; an enum of booleans or of numbers says what the answer then holds.
  */
 function stringifiedEnumText(values: readonly JsonValue[]): string {
+  const { kind, example } = enumKind(values);
+  if (example === undefined) return `${kind} enum is generated as strings`;
+  return `${kind} enum is generated as strings: the on-device and scripted models answer the string ` +
+    `"${example}", not ${example}`;
+}
+
+/**
+ * What an enum of other values than strings holds: `boolean` or `number` (with its first value as JSON, the
+ * string the on-device model answers instead), or `mixed-type`.
+ */
+function enumKind(values: readonly JsonValue[]): { kind: string; example?: string } {
   const kinds = new Set(values.map((v) => Array.isArray(v) ? "array" : v === null ? "null" : typeof v));
   if (kinds.size === 1 && (kinds.has("boolean") || kinds.has("number"))) {
-    const [kind] = kinds;
-    const first = safeJson(values[0]);
-    return `${kind} enum is generated as strings: the on-device and scripted models answer the string ` +
-      `"${first}", not ${first}`;
+    return { kind: [...kinds][0], example: safeJson(values[0]) };
   }
-  return "mixed-type enum is generated as strings";
+  return { kind: "mixed-type" };
 }
