@@ -4,17 +4,21 @@
  * streaming in with the emotion shown the moment it arrives, the tool calls of each turn — client tools
  * answered by hand right there (JSON or text, an error, or left to time out) or automatically — cancel
  * mid-turn, barks, and each turn's usage and latency. A turn's tool calls are shown and answered by
- * tool_calls.ts.
+ * tool_calls.ts; a turn's entry and the restored turns are built by turn_view.ts; the composer (the player's
+ * line, the turn's context, Say, Cancel reply and the bark row) is composer.ts.
  * @module
  */
 import type { ToolContext } from "../../../client/tools.ts";
 import type { NpcEvent, NpcReply } from "../../../client/game_types.ts";
 import type { Npc } from "../../../client/npc.ts";
 import { BridgeError } from "../../../protocol/errors.ts";
-import { h, isSendKey } from "./dom.ts";
+import { composer } from "./composer.ts";
+import { h } from "./dom.ts";
 import type { Saved, SendAs, ToolAnswer } from "./storage.ts";
 import type { KeptAnswers } from "./kept_answers.ts";
-import { answerByHand, cannedAnswer, ToolCalls } from "./tool_calls.ts";
+import { answerByHand, cannedAnswer, type ToolCalls } from "./tool_calls.ts";
+import type { HistoryEntry } from "./transcript.ts";
+import { restoredHistory, turnEntry } from "./turn_view.ts";
 import { withoutBridgeHint } from "./script_hint.ts";
 
 /** Timings of a turn, in ms after it was sent. */
@@ -116,7 +120,6 @@ export class Conversation {
   readonly #situation: HTMLInputElement;
   readonly #send: HTMLButtonElement;
   readonly #cancel: HTMLButtonElement;
-  readonly #bark: HTMLButtonElement;
   readonly #message: HTMLElement;
   readonly #announce: HTMLElement;
   readonly #portrait: HTMLElement;
@@ -155,116 +158,25 @@ export class Conversation {
       this.#pinned = list.scrollHeight - list.scrollTop - list.clientHeight < 24;
     }, { passive: true });
     this.#announce = h("p", { class: "visually-hidden", "aria-live": "polite" });
-    this.#lineInput = this.#playerLine();
-    this.#context = this.#savedInput("context", {
-      id: "turn-context",
-      placeholder: "e.g. The player just paid 4 gold.",
+    const parts = composer({
+      saved,
+      changed: () => this.#host.changed(),
+      say: () => this.say(),
+      cancel: () => this.cancel(),
+      bark: () => void this.bark(),
+      replyRunning: () => this.#live !== null,
     });
-    this.#situation = this.#savedInput("situation", {
-      id: "bark-situation",
-      placeholder: "the greeting, or e.g. It starts to rain.",
-    });
-    this.#send = h("button", {
-      type: "button",
-      id: "send",
-      class: "primary",
-      text: "Say",
-      on: { click: () => this.say() },
-    });
-    this.#cancel = h("button", {
-      type: "button",
-      id: "cancel",
-      text: "Cancel reply",
-      disabled: true,
-      on: { click: () => this.cancel() },
-    });
-    this.#bark = h("button", { type: "button", id: "bark", text: "Bark", on: { click: () => this.bark() } });
-    this.#message = h("p", { id: "conversation-message", class: "message", role: "alert" });
+    this.#lineInput = parts.line;
+    this.#context = parts.context;
+    this.#situation = parts.situation;
+    this.#send = parts.send;
+    this.#cancel = parts.cancel;
+    this.#message = parts.message;
     root.append(
       h("div", { class: "conversation-head" }, this.#portrait, this.#title),
       this.#list,
       this.#announce,
-      this.#composer(),
-    );
-  }
-
-  /** The player's line: Enter says it, Shift+Enter starts a new line, Escape cancels a running reply. */
-  #playerLine(): HTMLTextAreaElement {
-    const input = h("textarea", {
-      id: "player-line",
-      rows: 2,
-      value: this.#saved.line,
-      placeholder: "What the player says…",
-      dir: "auto", // Arabic or Hebrew is typed right to left
-      "aria-describedby": "player-line-hint conversation-message",
-    });
-    input.addEventListener("input", () => {
-      this.#saved.line = input.value;
-      this.#host.changed();
-    });
-    input.addEventListener("keydown", (event) => {
-      if (isSendKey(event)) {
-        event.preventDefault();
-        this.say();
-      } else if (event.key === "Escape" && this.#live) {
-        event.preventDefault();
-        this.cancel();
-      }
-    });
-    return input;
-  }
-
-  /** A one-line input whose text the page keeps as `saved[key]`. */
-  #savedInput(
-    key: "context" | "situation",
-    { id, placeholder }: { id: string; placeholder: string },
-  ): HTMLInputElement {
-    const input = h("input", {
-      id,
-      type: "text",
-      value: this.#saved[key],
-      placeholder,
-      autocomplete: "off",
-      dir: "auto",
-    });
-    input.addEventListener("input", () => {
-      this.#saved[key] = input.value;
-      this.#host.changed();
-    });
-    return input;
-  }
-
-  /** The player's line and the turn's context, Say and Cancel, the message line, and the bark row. */
-  #composer(): HTMLElement {
-    return h(
-      "div",
-      { class: "composer" },
-      h(
-        "div",
-        { class: "field" },
-        h("label", { for: "player-line", text: "Player" }),
-        this.#lineInput,
-        h("p", {
-          class: "hint",
-          id: "player-line-hint",
-          text: "Enter says it, Shift+Enter starts a new line, Escape cancels a reply.",
-        }),
-      ),
-      h(
-        "div",
-        { class: "field" },
-        h("label", { for: "turn-context", text: "Context of this turn (optional)" }),
-        this.#context,
-      ),
-      h("div", { class: "row" }, this.#send, this.#cancel),
-      this.#message,
-      h(
-        "div",
-        { class: "field" },
-        // The label above the box (as the turn's context), so the box is wide enough for its whole hint.
-        h("label", { for: "bark-situation", text: "Bark situation" }),
-        h("div", { class: "row bark-row" }, this.#situation, this.#bark),
-      ),
+      parts.root,
     );
   }
 
@@ -358,34 +270,11 @@ export class Conversation {
   }
 
   /** Shows the turns of a restored conversation (from its transcript). */
-  history(entries: { who: "player" | "npc" | "tool"; text: string; emotion?: string }[]): void {
+  history(entries: HistoryEntry[]): void {
     if (entries.length === 0) return;
-    const list = h("ol", { class: "history" });
-    for (const e of entries) {
-      list.append(
-        h(
-          "li",
-          { class: e.who },
-          h("span", {
-            class: "who",
-            text: e.who === "player" ? "Player" : e.who === "npc" ? this.#host.npcName() : "tool",
-          }),
-          e.emotion ? h("span", { class: "emotion", "data-emotion": e.emotion, text: e.emotion }) : null,
-          " ",
-          h("bdi", { text: e.text }),
-        ),
-      );
-    }
     const last = [...entries].reverse().find((e) => e.who === "npc" && e.emotion);
     if (last?.emotion) this.#setEmotion(last.emotion);
-    this.#list.append(
-      h(
-        "li",
-        { class: "restored" },
-        h("p", { class: "hint", text: "Earlier in this conversation (restored):" }),
-        list,
-      ),
-    );
+    this.#list.append(restoredHistory(entries, this.#host.npcName()));
     this.#scroll();
   }
 
@@ -507,53 +396,15 @@ export class Conversation {
 
   /** A turn's entry: what the player said (and the context), and the NPC's part, filled in as events come. */
   #liveTurn(record: TurnRecord, context: string, ended: Promise<void>): LiveTurn {
-    const emotion = h("span", {
-      class: "emotion",
-      "data-emotion": "pending",
-      text: "…",
-      "aria-label": "emotion",
+    const entry = turnEntry({
+      index: record.index,
+      line: record.line,
+      context,
+      npcName: this.#host.npcName(),
     });
-    // dir=auto: each line reads in its own direction (Arabic right to left) in the left-to-right page.
-    const line = h("p", { class: "line streaming", dir: "auto" });
-    const calls = new ToolCalls();
-    const badges = h("span", { class: "badges" });
-    const meta = h("p", { class: "meta" });
-    const options = h("div", { class: "player-options" });
-    const root = h(
-      "li",
-      { class: "turn", "data-turn": String(record.index) },
-      h(
-        "div",
-        { class: "player" },
-        h("span", { class: "who", text: "Player" }),
-        h("p", { class: "said", dir: "auto", text: record.line }),
-        context ? h("p", { class: "context", text: `Context: ${context}` }) : null,
-      ),
-      h(
-        "div",
-        { class: "npc", "aria-busy": "true" },
-        h(
-          "div",
-          { class: "npc-head" },
-          h("span", { class: "who", dir: "auto", text: this.#host.npcName() }),
-          emotion,
-          badges,
-        ),
-        calls.root,
-        line,
-        options,
-        meta,
-      ),
-    );
     return {
       record,
-      root,
-      emotion,
-      line,
-      calls,
-      badges,
-      meta,
-      options,
+      ...entry,
       abort: new AbortController(),
       progress: h("p", { class: "progress hint" }),
       thinkingSince: Date.now(),
