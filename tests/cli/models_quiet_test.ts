@@ -4,25 +4,13 @@
  * output reads as a failure of the suite (the download tests pass).
  */
 import assert from "node:assert/strict";
+import { runSubtests } from "../helpers/subtests.ts";
 
 Deno.test("models tests: a broken and an interrupted download print no error of the fake server", async () => {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "test",
-      "--allow-all",
-      "--no-check",
-      "--filter",
-      "/^models: (a broken download|an interrupted download)/",
-      new URL("./models_test.ts", import.meta.url).pathname,
-    ],
-    env: { NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(60_000),
-  }).output();
-  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-  assert.equal(out.code, 0, text);
-  assert.match(text, /ok \| 2 passed/, text); // both tests ran
+  const text = await runSubtests(new URL("./models_test.ts", import.meta.url), {
+    filter: "/^models: (a broken download|an interrupted download)/",
+    passed: 2,
+  });
   assert.deepEqual(
     text.split("\n").filter((line) => /^\s*(Error|error)\b|\bat Object\.pull\b/.test(line)),
     [],

@@ -5,24 +5,12 @@
  * keeps an example's output and shows it only when the example fails.
  */
 import assert from "node:assert/strict";
+import { runSubtests } from "../helpers/subtests.ts";
 
 Deno.test("doc examples: a passing example's output stays out of the test run's output", async () => {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: [
-      "test",
-      "--allow-all",
-      "--no-check",
-      "--filter",
-      "/^(mod\\.ts#|src\\/util\\/logger\\.ts#|src\\/game\\/world\\/world_state\\.ts#)/",
-      new URL("./examples_test.ts", import.meta.url).pathname,
-    ],
-    env: { NO_COLOR: "1" },
-    stdout: "piped",
-    stderr: "piped",
-    signal: AbortSignal.timeout(60_000),
-  }).output();
-  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-  assert.equal(out.code, 0, text);
+  const text = await runSubtests(new URL("./examples_test.ts", import.meta.url), {
+    filter: "/^(mod\\.ts#|src\\/util\\/logger\\.ts#|src\\/game\\/world\\/world_state\\.ts#)/",
+  });
   assert.match(text, /mod\.ts#\d+-\d+\.ts \.\.\. ok/, text); // the examples ran
   assert.match(text, /src\/util\/logger\.ts#\d+-\d+\.ts \.\.\. ok/, text);
   for (

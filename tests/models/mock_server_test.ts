@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { IntendedFailure, MockServer } from "./openai_mock_server.ts";
+import { runSubtests } from "../helpers/subtests.ts";
 
 /** A server whose one response streams a chunk, then fails its body with `error`. */
 function breakingServer(error: Error, reported: unknown[]): MockServer {
@@ -51,14 +52,9 @@ Deno.test("mock server: an intended failure is not reported; an unexpected one i
 });
 
 Deno.test("the passing suite's dropped-connection test prints no stack trace", async () => {
-  const file = new URL("./openai_model_test.ts", import.meta.url).pathname;
-  const out = await new Deno.Command(Deno.execPath(), {
-    args: ["test", "--allow-all", "--no-check", file, "--filter", "a connection dropped mid-stream"],
-    stdin: "null",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
-  assert.equal(out.code, 0, text);
-  assert.match(text, /1 passed/);
+  const text = await runSubtests(new URL("./openai_model_test.ts", import.meta.url), {
+    filter: "a connection dropped mid-stream",
+    passed: 1,
+  });
   assert.doesNotMatch(text, /dropping the connection on purpose|\n\s+at /, text);
 });
