@@ -164,7 +164,6 @@ export async function quietly(run: () => Promise<void>): Promise<void> {
   };
   const methods = ["log", "info", "warn", "error", "debug"] as const;
   // The one place that stands in for the console (not printing to it): the examples' own calls land here.
-  // deno-lint-ignore no-console
   const out = console;
   const consoleWas = methods.map((method) => out[method]);
   const streams = [Deno.stdout, Deno.stderr];
