@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import {
   answerValue,
   applyChange,
+  errorText,
   listFrom,
   numberFrom,
   typedValue,
@@ -18,6 +19,12 @@ Deno.test("numbers: typed numbers become numbers, anything else stays as typed, 
   assert.equal(numberFrom("two"), "two");
   assert.equal(numberFrom("1,5"), "1,5");
   assert.equal(numberFrom("   "), undefined);
+});
+
+Deno.test("caught errors: an Error's message, anything else as text", () => {
+  assert.equal(errorText(new Error("The socket closed.")), "The socket closed.");
+  assert.equal(errorText("timeout"), "timeout");
+  assert.equal(errorText(undefined), "undefined");
 });
 
 Deno.test("lists: one item per line, blank lines dropped, none is absent", () => {

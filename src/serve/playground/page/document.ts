@@ -16,7 +16,7 @@ import {
   parseTree,
   printParseErrorCode,
 } from "npm:jsonc-parser@3.3.1";
-import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
 import { nearestName } from "../../../protocol/edit_distance.ts";
 import {
   BUILTIN_TOOLS,
@@ -46,10 +46,6 @@ export interface SyntaxProblem {
   column: number;
   /** Offset of the problem in the text. */
   offset: number;
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 const EXPLANATIONS: Record<string, string> = {
@@ -287,7 +283,7 @@ export class PersonaDocument {
       this.#problem = parsed.problem;
       return false;
     }
-    if (!isObject(parsed.value)) {
+    if (!isJsonObject(parsed.value)) {
       this.#problem = {
         message: `The persona file must be a JSON object ({…}); got ${
           Array.isArray(parsed.value) ? "a list" : JSON.stringify(parsed.value)
@@ -308,7 +304,7 @@ export class PersonaDocument {
     let node: JsonValue | undefined = this.#value;
     for (const key of path) {
       if (Array.isArray(node) && typeof key === "number") node = node[key];
-      else if (isObject(node) && typeof key === "string" && Object.hasOwn(node, key)) node = node[key];
+      else if (isJsonObject(node) && typeof key === "string" && Object.hasOwn(node, key)) node = node[key];
       else return undefined;
     }
     return node;
@@ -370,11 +366,11 @@ export function npcToolNames(value: JsonObject): string[] {
   const names: string[] = [];
   if (Array.isArray(value.tools)) {
     for (const tool of value.tools) {
-      if (isObject(tool) && typeof tool.name === "string") names.push(tool.name);
+      if (isJsonObject(tool) && typeof tool.name === "string") names.push(tool.name);
     }
   }
-  const options = isObject(value.options) ? value.options : {};
-  if (isObject(value.world)) {
+  const options = isJsonObject(value.options) ? value.options : {};
+  if (isJsonObject(value.world)) {
     const readable = options.worldReadable;
     if (!Array.isArray(readable) || readable.length > 0) names.push("read_world_state");
     if (Array.isArray(options.worldWritable) && options.worldWritable.length > 0) {
@@ -391,7 +387,7 @@ export function npcToolNames(value: JsonObject): string[] {
 }
 
 function checkTool(tool: JsonValue, index: number, seen: Set<string>, review: Review): Check[] {
-  if (!isObject(tool)) return [{ error: `Tool ${index + 1} must be an object with a name.` }];
+  if (!isJsonObject(tool)) return [{ error: `Tool ${index + 1} must be an object with a name.` }];
   const checks: Check[] = [];
   for (const key of Object.keys(tool)) {
     if (!(TOOL_KEYS as readonly string[]).includes(key)) {
@@ -426,13 +422,13 @@ function checkTool(tool: JsonValue, index: number, seen: Set<string>, review: Re
         "write what this tool does, since the model decides from it.",
     });
   }
-  if (tool.parameters !== undefined && tool.parameters !== null && !isObject(tool.parameters)) {
+  if (tool.parameters !== undefined && tool.parameters !== null && !isJsonObject(tool.parameters)) {
     checks.push({ error: 'Parameters must be a JSON Schema object, e.g. {"type": "object", …}.' });
-  } else if (isObject(tool.parameters) && isObject(tool.parameters.properties)) {
+  } else if (isJsonObject(tool.parameters) && isJsonObject(tool.parameters.properties)) {
     // A parameter written as its type ("door": "string"): the bridge says "expected a schema object".
     const types = ["string", "number", "integer", "boolean", "array", "object"];
     for (const [name, schema] of Object.entries(tool.parameters.properties)) {
-      if (isObject(schema) || schema === true) continue;
+      if (isJsonObject(schema) || schema === true) continue;
       const fix = typeof schema === "string" && types.includes(schema)
         ? `: write ${JSON.stringify(name)}: {"type": ${JSON.stringify(schema)}}`
         : `, e.g. ${JSON.stringify(name)}: {"type": "string"}`;
@@ -503,10 +499,10 @@ export function reviewDocument(value: JsonObject): Review {
   }
   for (const section of ["persona", "options", "memory"] as const) {
     const raw = value[section];
-    if (raw !== undefined && raw !== null && !isObject(raw)) {
+    if (raw !== undefined && raw !== null && !isJsonObject(raw)) {
       review.file.push({ error: `'${section}' must be an object; got ${JSON.stringify(raw)}.` });
     }
-    const object = isObject(raw) ? raw : {};
+    const object = isJsonObject(raw) ? raw : {};
     const known = keysOf(section);
     for (const key of Object.keys(object)) {
       if (!known.includes(key)) unknownKey(review, `${section}.${key}`, key, known, section);
@@ -531,7 +527,7 @@ export function reviewDocument(value: JsonObject): Review {
     const seen = new Set<string>();
     review.tools = value.tools.map((tool, i) => checkTool(tool, i, seen, review));
   }
-  if (value.world !== undefined && value.world !== null && !isObject(value.world)) {
+  if (value.world !== undefined && value.world !== null && !isJsonObject(value.world)) {
     review.file.push({ error: "'world' (the initial world) must be an object." });
   }
   return review;

@@ -5,33 +5,24 @@
  * raw JSONC text, all editing one persona document so they stay in sync. Loads and saves persona files.
  *
  * editor_panels.ts builds the tabs' panels and the toolbars, editor_status.ts the status line (the running NPC
- * compared with the editor, the summary and the list of checks), deferred_writes.ts holds a long document's
- * edits until a pause in typing, field_check.ts and script_check.ts check a field and the script,
- * start_result.ts shows the outcome of a start; this module keeps the document, the form's field widgets, the
- * syncing between the views, the checks, loads and saves.
+ * compared with the editor, the summary and the list of checks), world_tab.ts the World tab and its draft,
+ * model_tab.ts the Model tab and the script, persona_loads.ts loading files and Undo load, deferred_writes.ts
+ * holds a long document's edits until a pause in typing, field_check.ts checks a field, start_result.ts shows
+ * the outcome of a start; this module keeps the document, the form's field widgets, the syncing between the
+ * views, the checks and saves.
  * @module
  */
-import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
-import {
-  errorCount,
-  npcToolNames,
-  parseJsonc,
-  PersonaDocument,
-  type Review,
-  reviewDocument,
-} from "./document.ts";
-import { download, fileName, h, pretty, tabs } from "./dom.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
+import { errorCount, npcToolNames, PersonaDocument, type Review, reviewDocument } from "./document.ts";
+import { download, fileName, h, tabs } from "./dom.ts";
 import {
   fileToolbar,
   type FormParts,
   jsoncPanel,
   memoryPanel,
-  modelPanel,
-  type ModelPanelOptions,
   optionsPanel,
   personaPanel,
   startToolbar,
-  worldPanel,
 } from "./editor_panels.ts";
 import {
   checkItem,
@@ -46,10 +37,12 @@ import { fieldCheck } from "./field_check.ts";
 import { CHECKING, type FieldWidget, fieldWidget } from "./field_widgets.ts";
 import { type Check, FIELDS, type Section } from "./fields.ts";
 import { contextWarning, SCRIPT_CONTEXT_SIZE } from "./prompt_size.ts";
-import { scriptModel, scriptProblem } from "./script_check.ts";
+import { ModelTab, type ModelTabHost } from "./model_tab.ts";
+import { PersonaLoads, type PersonaLoadsHost } from "./persona_loads.ts";
 import { pathsIn, resultItems, type StartResult } from "./start_result.ts";
 import type { Saved } from "./storage.ts";
 import { ToolEditor } from "./tool_editor.ts";
+import { WorldTab, type WorldTabHost } from "./world_tab.ts";
 
 /** What the editor tells the page. */
 export interface EditorEvents {
@@ -68,10 +61,6 @@ export interface EditorEvents {
   exportForEngine(): void;
   /** A tool's rename was committed (its answer settings moved from `old` to `name`). */
   toolRenamed(old: string, name: string): void;
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** The persona editor. */
@@ -101,21 +90,12 @@ export class Editor {
   readonly #running = new RunningNpc();
   readonly #result: HTMLElement;
   readonly #staleBanners: HTMLElement[] = [];
-  readonly #world: HTMLTextAreaElement;
-  readonly #worldMessage: HTMLElement;
-  readonly #script: HTMLTextAreaElement;
-  readonly #scriptMessage: HTMLElement;
-  readonly #useScript: HTMLInputElement;
-  readonly #useBridge: HTMLInputElement;
-  readonly #bridgeModel: HTMLElement;
-  readonly #scriptInUse: HTMLElement;
-  /** What `"system"` is on this server (from its info), once known. */
-  #serverModel: { label: string; script?: string } | null = null;
+  readonly #world: WorldTab;
+  readonly #model: ModelTab;
+  readonly #loads: PersonaLoads;
   /** The context size of the bridge's model (from its availability), once known. */
   #bridgeContext: number | null = null;
   readonly #select: (id: string) => void;
-  #undo: string | null = null;
-  readonly #undoButton: HTMLButtonElement;
 
   /** Builds the editor in `host` from what was saved. */
   constructor(host: HTMLElement, saved: Saved, events: EditorEvents) {
@@ -147,17 +127,8 @@ export class Editor {
       renamed: (old, name) => this.#events.toolRenamed(old, name),
     });
     const tools = h("div", {}, form.banner(), this.#tools.root);
-    const world = worldPanel(form, { onInput: () => this.#worldInput() });
-    this.#world = world.input;
-    this.#world.addEventListener("focusout", () => this.flush());
-    this.#worldMessage = world.message;
-    const model = modelPanel(this.#modelPanelOptions());
-    this.#useScript = model.useScript;
-    this.#useBridge = model.useBridge;
-    this.#bridgeModel = model.bridgeModel;
-    this.#script = model.script;
-    this.#scriptMessage = model.scriptMessage;
-    this.#scriptInUse = model.scriptInUse;
+    this.#world = new WorldTab(form, this.#worldTabHost());
+    this.#model = new ModelTab(this.#modelTabHost());
     const jsonc = jsoncPanel({
       text: this.doc.text,
       onInput: () => this.#jsoncInput(),
@@ -168,13 +139,7 @@ export class Editor {
     this.#jsoncCaret = jsonc.caret;
     this.#jsoncProblem = jsonc.problem;
 
-    this.#undoButton = h("button", {
-      type: "button",
-      id: "undo-load",
-      text: "Undo load",
-      hidden: true,
-      on: { click: () => this.#undoLoad() },
-    });
+    this.#loads = new PersonaLoads(this.#loadsHost());
     this.#status = h("div", { id: "editor-status", class: "status", role: "status", "aria-live": "polite" });
     this.#result = h("div", { id: "start-result", class: "status", role: "alert" });
     const tabHost = h("div", { class: "tabs" });
@@ -187,15 +152,15 @@ export class Editor {
         { id: "persona", label: "Persona", panel: persona },
         { id: "options", label: "Options", panel: options },
         { id: "tools", label: "Tools", panel: tools },
-        { id: "world", label: "World", panel: world.panel },
+        { id: "world", label: "World", panel: this.#world.panel },
         { id: "memory", label: "Memory", panel: memory },
-        { id: "model", label: "Model", panel: model.panel },
+        { id: "model", label: "Model", panel: this.#model.panel },
         { id: "jsonc", label: "JSONC", panel: jsonc.panel },
       ],
     });
     this.#syncFromDocument();
-    this.#checkScript();
-    this.#restoreWorldDraft();
+    this.#model.check();
+    this.#world.restoreDraft();
   }
 
   /**
@@ -230,34 +195,59 @@ export class Editor {
   #toolbars(): HTMLElement[] {
     return [
       fileToolbar({
-        onLoad: (files) => this.#loadFiles(files),
+        onLoad: (files) => this.#loads.load(files),
         onSave: () => this.savePersona(),
         onExport: () => this.#events.exportForEngine(),
-        undo: this.#undoButton,
+        undo: this.#loads.undoButton,
       }),
       startToolbar({ onStart: () => this.#events.start(false), onApply: () => this.#events.apply() }),
     ];
   }
 
-  /** The Model tab's first state (from what was saved) and what its controls do. */
-  #modelPanelOptions(): ModelPanelOptions {
+  /** What the World tab needs from the editor ({@link WorldTab}). */
+  #worldTabHost(): WorldTabHost {
+    // (The tab reads the document through the getter: a form edit still pending is written first.)
+    const doc = () => this.doc;
     return {
-      useScript: this.saved.useScript,
-      script: this.saved.script,
-      onModelKind: (useScript) => {
-        this.saved.useScript = useScript;
-        this.saved.modelChosen = true;
-        this.#showScriptInUse();
-        this.#documentChanged("form");
+      get doc() {
+        return doc();
       },
-      onScriptInput: (text) => {
-        this.saved.script = text;
-        this.#checkScript();
-        this.#events.changed();
+      saved: this.saved,
+      defer: () => this.#defer(),
+      edit: (write, defer) => this.#writes.edit("world", write, defer),
+      flush: () => this.flush(),
+      documentChanged: () => this.#documentChanged("form"),
+      changed: () => this.#events.changed(),
+    };
+  }
+
+  /** What the Model tab needs from the editor ({@link ModelTab}). */
+  #modelTabHost(): ModelTabHost {
+    return {
+      saved: this.saved,
+      npcName: () => this.#npcName(),
+      modelChanged: () => this.#documentChanged("form"),
+      changed: () => this.#events.changed(),
+      checked: () => this.#renderStatus(),
+      showResult: (result) => this.showResult(result),
+    };
+  }
+
+  /** What loading files and Undo load need from the editor ({@link PersonaLoads}). */
+  #loadsHost(): PersonaLoadsHost {
+    const doc = () => this.doc;
+    return {
+      get doc() {
+        return doc();
       },
-      onLoadScript: (file) => this.#loadScript(file),
-      onSaveScript: () =>
-        download(fileName(this.#npcName(), ".steps.json"), { text: this.#script.value.trimEnd() + "\n" }),
+      replaced: (text) => {
+        this.#jsonc.value = text;
+        this.#documentChanged("load");
+      },
+      showResult: (result) => this.showResult(result),
+      counts: () => this.#counts(),
+      restoreFile: (name, text) => this.#events.restoreFile(name, text),
+      setScript: (text) => this.#model.setScript(text),
     };
   }
 
@@ -347,71 +337,6 @@ export class Editor {
     this.#jsoncCaret.textContent = `Line ${line}, column ${before.length - before.lastIndexOf("\n")}.`;
   }
 
-  /** A World tab edit: written into the document at once, or, in a long document, after a pause in typing. */
-  #worldInput(): void {
-    const defer = this.#defer();
-    if (defer && this.#worldMessage.textContent !== "") {
-      this.#worldMessage.textContent = CHECKING;
-      this.#worldMessage.classList.add("checking");
-      this.#world.setAttribute("aria-invalid", "false");
-      this.#world.closest(".field")?.classList.remove("has-error");
-    }
-    this.#writes.edit("world", () => this.#writeWorld(), defer);
-  }
-
-  /** Writes the World tab's box into the document (when it is a JSON object), or keeps it as a draft. */
-  #writeWorld(): void {
-    this.#worldMessage.classList.remove("checking");
-    const text = this.#world.value.trim();
-    if (text === "") {
-      delete this.saved.drafts.world;
-      this.#worldMessage.textContent = "";
-      this.#world.setAttribute("aria-invalid", "false");
-      this.#safeSet(["world"], undefined, this.#worldMessage);
-      this.#synced.set("world", "null");
-      this.#documentChanged("form");
-      return;
-    }
-    const parsed = parseJsonc(text, "The world");
-    const problem = parsed.problem?.message ??
-      (isObject(parsed.value) ? null : "The world must be a JSON object ({…}).");
-    this.#world.setAttribute("aria-invalid", String(problem !== null));
-    this.#world.closest(".field")?.classList.toggle("has-error", problem !== null);
-    if (problem !== null) {
-      this.#worldMessage.textContent = `${problem} Nothing was changed.`;
-      this.saved.drafts.world = {
-        text: this.#world.value,
-        base: JSON.stringify(this.doc.get(["world"]) ?? null),
-      };
-      this.#events.changed();
-      return;
-    }
-    delete this.saved.drafts.world;
-    this.#worldMessage.textContent = "";
-    if (this.#safeSet(["world"], parsed.value, this.#worldMessage)) {
-      this.#synced.set("world", JSON.stringify(parsed.value));
-      this.#documentChanged("form");
-    }
-  }
-
-  #restoreWorldDraft(): void {
-    const draft = this.saved.drafts.world;
-    if (draft && draft.base === JSON.stringify(this.doc.get(["world"]) ?? null)) {
-      this.#world.value = draft.text;
-      this.#writeWorld();
-    }
-  }
-
-  #safeSet(path: (string | number)[], value: JsonValue | undefined, message: HTMLElement): boolean {
-    try {
-      this.doc.set(path, value);
-      return true;
-    } catch (error) {
-      message.textContent = `Not saved: ${(error as Error).message}`;
-      return false;
-    }
-  }
-
   /** The document changed (from the form or the JSONC text): update the other views and persist. */
   #documentChanged(from: "form" | "jsonc" | "load"): void {
     this.saved.doc = this.doc.text;
@@ -437,7 +362,7 @@ export class Editor {
       const { section, key } = widget.spec;
       const holder = section === "file"
         ? value
-        : isObject(value[section])
+        : isJsonObject(value[section])
         ? value[section] as JsonObject
         : {};
       const v = Object.hasOwn(holder, key) ? holder[key] : undefined;
@@ -449,14 +374,7 @@ export class Editor {
       }
       widget.setDisabled(problem !== null);
     }
-    const world = value.world;
-    const worldJson = JSON.stringify(world ?? null);
-    if (this.#synced.get("world") !== worldJson && !this.saved.drafts.world) {
-      this.#world.value = world === undefined || world === null ? "" : pretty(world);
-      this.#worldMessage.textContent = "";
-      this.#synced.set("world", worldJson);
-    }
-    this.#world.disabled = problem !== null;
+    this.#world.sync(value, problem !== null);
     this.#tools.sync();
     this.#tools.setDisabled(problem !== null);
     this.refresh();
@@ -540,7 +458,7 @@ export class Editor {
     this.#status.replaceChildren(...statusLine({
       syntax: problem ? this.#syntaxProblem(problem.message) : null,
       script: scriptProblem
-        ? checkItem({ error: scriptProblem }, this.#jump("Script", "model", () => this.#script.focus()))
+        ? checkItem({ error: scriptProblem }, this.#jump("Script", "model", () => this.#model.script.focus()))
         : null,
       checks: problem ? [] : this.#reviewItems(),
       errors: errorCount(this.review) + this.#bridgeErrors(),
@@ -646,7 +564,7 @@ export class Editor {
         const [section, key] = path.split(".");
         const widget = this.#widgets.find((w) => w.spec.section === section && w.spec.key === key);
         if (widget) widget.mark({ error: `Bridge: ${result.error}` });
-        if (section === "model") this.#scriptMessage.textContent = `Bridge: ${result.error}`;
+        if (section === "model") this.#model.markError(`Bridge: ${result.error}`);
       }
     }
     this.#result.replaceChildren(
@@ -663,12 +581,7 @@ export class Editor {
     available: boolean | null,
     model: { label: string; script?: string } | null = null,
   ): void {
-    this.#bridgeModel.textContent = text;
-    this.#bridgeModel.className = `model-detail ${
-      available === true ? "ok" : available === false ? "bad" : ""
-    }`;
-    this.#serverModel = model;
-    this.#showScriptInUse();
+    this.#model.setBridgeModel({ text, available, model });
   }
 
   /**
@@ -681,43 +594,14 @@ export class Editor {
     this.#renderStatus();
   }
 
-  /**
-   * While the bridge's model is chosen, the page's script is not what runs: the Model tab says what does (the
-   * file the bridge plays, for `--script`) and the script box is read-only until the page's script is chosen.
-   */
-  #showScriptInUse(): void {
-    const bridge = !this.saved.useScript;
-    this.#scriptInUse.hidden = !bridge;
-    this.#script.readOnly = bridge;
-    if (!bridge) {
-      this.#scriptInUse.textContent = "";
-      return;
-    }
-    const model = this.#serverModel;
-    const runs = model?.script
-      ? `New NPCs run on the bridge's model, which plays the script ${model.script} (given when the ` +
-        "playground started)."
-      : `New NPCs run on the bridge's model (${model?.label ?? "system"}).`;
-    this.#scriptInUse.textContent =
-      `${runs} The page's script below is not used: choose “The page's script” above to edit and run it.`;
-  }
-
   /** Why the script cannot be used, or null. */
   scriptProblem(): string | null {
-    return scriptProblem(this.#script.value);
-  }
-
-  #checkScript(): void {
-    const problem = this.scriptProblem();
-    this.#scriptMessage.textContent = problem ?? "";
-    this.#script.setAttribute("aria-invalid", String(problem !== null));
-    this.#script.closest(".field")?.classList.toggle("has-error", problem !== null);
-    this.#renderStatus();
+    return this.#model.problem();
   }
 
   /** The model of new NPCs: the script when chosen, else undefined (the bridge's `system`). */
   model(): JsonValue | undefined {
-    return this.saved.useScript ? scriptModel(this.#script.value) : undefined;
+    return this.#model.model();
   }
 
   /**
@@ -725,25 +609,18 @@ export class Editor {
    * with one (`serverModel` is not `"system"`: `--script`, `--model`), else on the page's script.
    */
   followServerModel(serverModel: string): void {
-    if (this.saved.modelChosen) return;
-    const useScript = serverModel === "system";
-    if (useScript === this.saved.useScript) return;
-    this.#useScript.checked = useScript;
-    this.#useBridge.checked = !useScript;
-    this.saved.useScript = useScript;
-    this.#showScriptInUse();
-    this.#documentChanged("form");
+    this.#model.followServerModel(serverModel);
   }
 
   /** A short description of the model in use. */
   modelLabel(): string {
-    return this.saved.useScript ? "scripted (the Model tab's script)" : "the bridge's model";
+    return this.#model.label();
   }
 
   /** The document's client tool definitions. */
   toolDefinitions(): JsonObject[] {
     const tools = this.doc.value.tools;
-    return Array.isArray(tools) ? tools.filter(isObject) : [];
+    return Array.isArray(tools) ? tools.filter(isJsonObject) : [];
   }
 
   /** `npc/create` params from the document (with `world` as given). */
@@ -770,90 +647,11 @@ export class Editor {
 
   /** Replaces the persona text (a loaded file), keeping the old text for "Undo load". */
   replaceText(text: string): void {
-    this.#undo = this.doc.text;
-    this.#undoButton.hidden = false;
-    this.doc.setText(text);
-    this.#jsonc.value = text;
-    this.#documentChanged("load");
+    this.#loads.replaceText(text);
   }
 
   /** Copies a restored NPC's persona, options, tools and id into the document (undo keeps the old text). */
   adoptState(state: JsonObject): void {
-    this.#undo = this.doc.text;
-    this.#undoButton.hidden = false;
-    if (this.doc.problem) this.doc.setText("{}");
-    for (const key of ["npc", "persona", "options", "tools"] as const) {
-      if (state[key] !== undefined) this.doc.set([key], state[key]);
-    }
-    this.#jsonc.value = this.doc.text;
-    this.#documentChanged("load");
-  }
-
-  #undoLoad(): void {
-    if (this.#undo === null) return;
-    const text = this.#undo;
-    this.#undo = null;
-    // The button hides: the focus goes on to the next control (Start) instead of the page's body, or to the
-    // editor's open tab while Start is disabled (a start or restore still finishing).
-    const hadFocus = document.activeElement === this.#undoButton;
-    this.#undoButton.hidden = true;
-    if (hadFocus) {
-      const start = document.getElementById("start") as HTMLButtonElement | null;
-      const next = start !== null && !start.disabled
-        ? start
-        : document.querySelector<HTMLElement>('#editor [role="tab"][aria-selected="true"]');
-      next?.focus();
-    }
-    this.doc.setText(text);
-    this.#jsonc.value = text;
-    this.#documentChanged("load");
-    this.showResult({ note: "The persona text from before the load is back." });
-  }
-
-  async #loadFiles(files: File[]): Promise<void> {
-    const notes: string[] = [];
-    for (const file of files) {
-      const text = await file.text();
-      const value = parseJsonc(text).value;
-      if (isObject(value) && (isObject(value.state) || isObject(value.transcript))) {
-        this.#events.restoreFile(file.name, text);
-      } else if (
-        /\.steps\.jsonc?$/i.test(file.name) ||
-        Array.isArray(value) || (isObject(value) && !isObject(value.persona) && Array.isArray(value.steps))
-      ) {
-        this.#setScript(text);
-        notes.push(`the script ${file.name} (new NPCs run on it)`);
-      } else {
-        this.replaceText(text);
-        notes.push(file.name);
-      }
-    }
-    if (notes.length === 0) return;
-    // A file with problems is not "all good": the note says how many, in the warning's colour, and where.
-    const { problems, warnings } = this.#counts();
-    const counted = [
-      problems > 0 ? `${problems} problem${problems > 1 ? "s" : ""}` : "",
-      warnings > 0 ? `${warnings} warning${warnings > 1 ? "s" : ""}` : "",
-    ].filter(Boolean).join(" and ");
-    if (counted === "") this.showResult({ note: `Loaded ${notes.join(" and ")}.` });
-    else {this.showResult({
-        warningNote: `Loaded ${notes.join(" and ")} with ${counted}: see the list above.`,
-      });}
-  }
-
-  async #loadScript(file: File): Promise<void> {
-    this.#setScript(await file.text());
-    this.showResult({ note: `Loaded the script ${file.name}; new NPCs run on it.` });
-  }
-
-  #setScript(text: string): void {
-    this.#script.value = text;
-    this.saved.script = text;
-    this.#useScript.checked = true;
-    this.saved.useScript = true;
-    this.saved.modelChosen = true;
-    this.#showScriptInUse();
-    this.#checkScript();
-    this.#events.changed();
+    this.#loads.adoptState(state);
   }
 }

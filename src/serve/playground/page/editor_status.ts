@@ -5,14 +5,10 @@
  * warnings), and the list of checks, each with a link to the field, tool or script it is about.
  * @module
  */
-import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
+import { isJsonObject, type JsonValue } from "../../../protocol/json.ts";
 import { type Review, unknownFieldsText } from "./document.ts";
 import { h } from "./dom.ts";
 import type { Check } from "./fields.ts";
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /**
  * What Apply gives a running NPC (its persona, options and client tools) and the model it runs on, as one
@@ -30,7 +26,7 @@ export function settingsKey(
   const sorted = (v: JsonValue): JsonValue =>
     Array.isArray(v)
       ? v.map(sorted)
-      : isObject(v)
+      : isJsonObject(v)
       ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted(v[k])]))
       : v;
   return JSON.stringify(

@@ -3,11 +3,7 @@
  * sends for the NPC in the editor.
  * @module
  */
-import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
 
 /**
  * The `world` id the page uses for an NPC (`npc`: the document's id).
@@ -39,7 +35,7 @@ export function engineExport(
 ): JsonObject {
   const params: JsonObject = {};
   let world: string | undefined;
-  if (isObject(value.world)) {
+  if (isJsonObject(value.world)) {
     world = worldIdFor(value.npc);
     params["world/create"] = { world, state: value.world };
   }

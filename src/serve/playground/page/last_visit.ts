@@ -4,11 +4,7 @@
  * as today's).
  * @module
  */
-import type { JsonValue } from "../../../protocol/json.ts";
-
-function isObject(value: unknown): value is { [key: string]: JsonValue } {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+import { isJsonObject, type JsonValue } from "../../../protocol/json.ts";
 
 /** When the state was seen, as kept in the page's storage (`savedAt`): an ISO date and time. */
 export function seenNow(now: Date = new Date()): string {
@@ -46,8 +42,8 @@ export function visitTime(savedAt: unknown, now: Date = new Date()): string {
  * ```
  */
 export function lastVisitLabel(last: JsonValue | null, now: Date = new Date()): string {
-  if (!isObject(last) || !isObject(last.state)) return "";
-  const persona = isObject(last.state.persona) ? last.state.persona : {};
+  if (!isJsonObject(last) || !isJsonObject(last.state)) return "";
+  const persona = isJsonObject(last.state.persona) ? last.state.persona : {};
   return `${typeof persona.name === "string" ? persona.name : "NPC"}, ${visitTime(last.savedAt, now)}`
     .replace(/, $/, "");
 }

@@ -9,7 +9,7 @@
 import type { NpcMemory, NpcState } from "../../../client/game_types.ts";
 import { Npc } from "../../../client/npc.ts";
 import { World } from "../../../client/world.ts";
-import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
 import { Conversation, type TurnRecord } from "./conversation.ts";
 import { byId, debounce, download, fileName, followSkipLinks, pretty } from "./dom.ts";
 import { Editor } from "./editor.ts";
@@ -32,15 +32,8 @@ import { answerOf } from "./tool_editor.ts";
 import { ToolRenames } from "./tool_renames.ts";
 import { ToolValidation } from "./tool_validation.ts";
 import { ConnectionBar } from "./top_bar.ts";
+import { errorText } from "./values.ts";
 import { WorldEdits } from "./world_edits.ts";
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 class Playground {
   readonly saved: Saved;
@@ -408,7 +401,7 @@ class Playground {
     label: "start" | "restored",
   ): string {
     const { connection, created, worldParts, settings } = parts;
-    const persona = isObject(from.persona) ? from.persona : {};
+    const persona = isJsonObject(from.persona) ? from.persona : {};
     const name = typeof persona.name === "string" ? persona.name : created.npc;
     this.running = {
       npc: new Npc(connection, created.npc, { tools: created.tools, warnings: created.warnings }),
@@ -423,7 +416,7 @@ class Playground {
     // The last state seen is this NPC's from now on: the way back to an NPC that went is offered again when
     // this one goes with the connection.
     this.state.offerLast(null);
-    const memory = isObject(from.memory) ? from.memory : {};
+    const memory = isJsonObject(from.memory) ? from.memory : {};
     this.state.resetHistory(
       typeof memory.relationship === "number" ? Math.round(memory.relationship) : 0,
       label,
@@ -460,7 +453,7 @@ class Playground {
       const value = editor.doc.value;
       const tools = editor.toolDefinitions();
       this.#registerTools(tools);
-      if (isObject(value.world)) worldParts = await this.#openWorld(worldIdFor(value.npc), value.world);
+      if (isJsonObject(value.world)) worldParts = await this.#openWorld(worldIdFor(value.npc), value.world);
       else this.state.world.show(null, null);
       const params = editor.npcParams(worldParts?.world.id);
       const settings = editor.settingsKey();
@@ -479,7 +472,7 @@ class Playground {
     } catch (error) {
       await worldParts?.world.delete().catch(() => {});
       if (!this.running) this.state.world.show(null, null);
-      editor.showResult({ error: message(error) });
+      editor.showResult({ error: errorText(error) });
     }
   }
 
@@ -515,8 +508,8 @@ class Playground {
       const tools = editor.toolDefinitions();
       const next: NpcState = {
         ...state,
-        persona: (isObject(value.persona) ? value.persona : { name: "" }) as never,
-        options: (isObject(value.options) ? value.options : {}) as never,
+        persona: (isJsonObject(value.persona) ? value.persona : { name: "" }) as never,
+        options: (isJsonObject(value.options) ? value.options : {}) as never,
         tools: tools as never,
       };
       this.#registerTools(tools);
@@ -544,7 +537,7 @@ class Playground {
       editor.showResult({ warnings, note: `Applied to ${r.name}.` });
       await this.files.refresh();
     } catch (error) {
-      editor.showResult({ error: message(error) });
+      editor.showResult({ error: errorText(error) });
     }
   }
 

@@ -7,7 +7,7 @@
  * Pure: no DOM.
  * @module
  */
-import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
 import { fieldOf } from "./fields.ts";
 
 /**
@@ -21,10 +21,6 @@ const BYTES_PER_TOKEN = 3;
 
 /** The persona fields whose text goes into every prompt (secrets are left out until they unlock). */
 const PROMPT_FIELDS = ["name", "role", "personality", "speakingStyle", "backstory", "goals", "knowledge"];
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 const encoder = new TextEncoder();
 
@@ -46,15 +42,15 @@ interface Part {
 
 /** The parts of a persona file's value that go into every prompt. */
 function partsOf(value: JsonObject): Part[] {
-  const persona = isObject(value.persona) ? value.persona : {};
-  const options = isObject(value.options) ? value.options : {};
-  const memory = isObject(value.memory) ? value.memory : {};
+  const persona = isJsonObject(value.persona) ? value.persona : {};
+  const options = isJsonObject(value.options) ? value.options : {};
+  const memory = isJsonObject(value.memory) ? value.memory : {};
   const field = (section: string, key: string, from: JsonObject): Part => ({
     what: `the ${(fieldOf(section, key)?.label ?? key).toLowerCase()}`,
     path: `${section}.${key}`,
     bytes: bytesOf(from[key]),
   });
-  const tools = Array.isArray(value.tools) ? value.tools.filter(isObject) : [];
+  const tools = Array.isArray(value.tools) ? value.tools.filter(isJsonObject) : [];
   const toolBytes = tools.reduce((n, t) =>
     n + bytesOf(t.name) + bytesOf(t.description) +
     (t.parameters === undefined ? 0 : encoder.encode(JSON.stringify(t.parameters)).length), 0);

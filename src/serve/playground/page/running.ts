@@ -6,13 +6,9 @@
  */
 import type { Npc } from "../../../client/npc.ts";
 import type { Subscription, World } from "../../../client/world.ts";
-import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
 import type { ServerInfo } from "./link.ts";
 import type { ScriptedRun } from "./script_hint.ts";
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** What runs on the bridge now. */
 export interface Running {
@@ -59,7 +55,7 @@ export function toolSettings(
   options: JsonValue | undefined,
   tools: JsonObject[],
 ): Pick<Running, "timeouts" | "defaultTimeout" | "descriptions"> {
-  const o = isObject(options) ? options : {};
+  const o = isJsonObject(options) ? options : {};
   const defaultTimeout = seconds(o.toolTimeoutSeconds, 120);
   const timeouts = new Map<string, number | null>();
   const descriptions = new Map<string, string>();
@@ -96,7 +92,7 @@ export interface ScriptedRunOptions {
  * ```
  */
 export function scriptedRun({ name, options, useScript, info }: ScriptedRunOptions): ScriptedRun | null {
-  const replyFormat = isObject(options) ? options.replyFormat : undefined;
+  const replyFormat = isJsonObject(options) ? options.replyFormat : undefined;
   if (useScript) return { name, replyFormat, bridgeLabel: null };
   const model = info?.model;
   return model?.name === "scripted" ? { name, replyFormat, bridgeLabel: model.label } : null;

@@ -2,12 +2,8 @@
  * The Model tab's script: why it cannot be used, and the `model` it gives new NPCs.
  * @module
  */
-import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
+import { isJsonObject, type JsonValue } from "../../../protocol/json.ts";
 import { parseJsonc } from "./document.ts";
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /**
  * Why the script `text` (JSONC: a list of steps, or `{"steps": […], "fallback": step}`) cannot be used, or null.
@@ -23,12 +19,12 @@ export function scriptProblem(text: string): string | null {
   const parsed = parseJsonc(text, "The script");
   if (parsed.problem) return parsed.problem.message;
   const value = parsed.value;
-  const steps = Array.isArray(value) ? value : isObject(value) ? value.steps : undefined;
+  const steps = Array.isArray(value) ? value : isJsonObject(value) ? value.steps : undefined;
   if (!Array.isArray(steps)) {
     return 'The script must be a list of steps or {"steps": […], "fallback": step}.';
   }
   const kinds = ["text", "toolCalls", "json", "template", "error"];
-  const bad = steps.findIndex((step) => !isObject(step) || !kinds.some((k) => Object.hasOwn(step, k)));
+  const bad = steps.findIndex((step) => !isJsonObject(step) || !kinds.some((k) => Object.hasOwn(step, k)));
   if (bad >= 0) return `Step ${bad + 1} must be an object with one of ${kinds.join(", ")}.`;
   return null;
 }
@@ -45,6 +41,6 @@ export function scriptProblem(text: string): string | null {
 export function scriptModel(text: string): JsonValue | undefined {
   const value = parseJsonc(text).value;
   if (Array.isArray(value)) return { type: "scripted", steps: value };
-  if (isObject(value)) return { type: "scripted", ...value };
+  if (isJsonObject(value)) return { type: "scripted", ...value };
   return undefined;
 }

@@ -7,7 +7,7 @@
  */
 import type { Connection } from "../../../client/connection.ts";
 import { BridgeError } from "../../../protocol/errors.ts";
-import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
 import type { Conversation, TurnRecord } from "./conversation.ts";
 import { parseJsonc } from "./document.ts";
 import { byId, download, fileName, focusLost, h, pretty } from "./dom.ts";
@@ -20,14 +20,7 @@ import type { Running, WorldParts } from "./running.ts";
 import type { StatePanel } from "./state_panel.ts";
 import type { Saved } from "./storage.ts";
 import { historyOf } from "./transcript.ts";
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
+import { errorText } from "./values.ts";
 
 /** What the bridge answered to `npc/create` or `npc/restore`. */
 export interface Created {
@@ -114,7 +107,7 @@ export class StateFiles {
       if (!(error instanceof BridgeError && error.dataCode === "shut_down")) {
         host.conversation().note(
           `Could not read the NPC's state: ${
-            message(error)
+            errorText(error)
           } The Memory tab may be out of date: its Refresh ` +
             "tries again.",
           "warning",
@@ -155,7 +148,7 @@ export class StateFiles {
       download(name, { text: `${pretty(file)}\n` });
       panel.saveMessage(`Saved ${name} (${r.name}, relationship ${state.memory.relationship ?? 0}).`);
     } catch (error) {
-      panel.saveMessage(`Could not save: ${message(error)}`, "error");
+      panel.saveMessage(`Could not save: ${errorText(error)}`, "error");
     } finally {
       this.#saving = false;
     }
@@ -172,10 +165,10 @@ export class StateFiles {
     const value = parsed.value;
     let state: JsonObject | null = null;
     let world: JsonObject | null = null;
-    if (isObject(value) && isObject(value.state)) {
+    if (isJsonObject(value) && isJsonObject(value.state)) {
       state = value.state;
-      world = isObject(value.world) ? value.world : null;
-    } else if (isObject(value) && isObject(value.persona) && isObject(value.transcript)) {
+      world = isJsonObject(value.world) ? value.world : null;
+    } else if (isJsonObject(value) && isJsonObject(value.persona) && isJsonObject(value.transcript)) {
       state = value;
     }
     if (state === null) {
@@ -191,8 +184,8 @@ export class StateFiles {
   /** Restores the last state seen (kept in local storage), if there is one. */
   async restoreLast(): Promise<void> {
     const last = this.#host.saved.lastState;
-    if (!isObject(last) || !isObject(last.state)) return;
-    await this.#restoreState(last.state, isObject(last.world) ? last.world : null, "the last state seen");
+    if (!isJsonObject(last) || !isJsonObject(last.state)) return;
+    await this.#restoreState(last.state, isJsonObject(last.world) ? last.world : null, "the last state seen");
   }
 
   #restoreState(state: JsonObject, world: JsonObject | null, source: string): Promise<void> {
@@ -208,16 +201,16 @@ export class StateFiles {
       await host.changes.connected(`restoring from ${source}`);
       host.link.require();
       const cancelled = await host.teardown();
-      const tools = Array.isArray(state.tools) ? state.tools.filter(isObject) : [];
+      const tools = Array.isArray(state.tools) ? state.tools.filter(isJsonObject) : [];
       host.registerTools(tools);
       const savedWorld = typeof state.world === "string" ? state.world : null;
       const notes: string[] = [];
-      if (world && isObject(world.state)) {
+      if (world && isJsonObject(world.state)) {
         const id = typeof world.world === "string" ? world.world : savedWorld ?? worldIdFor(state.npc);
         worldParts = await host.openWorld(id, world.state);
       } else if (savedWorld !== null) {
         const seed = editor.doc.value.world;
-        if (isObject(seed)) {
+        if (isJsonObject(seed)) {
           worldParts = await host.openWorld(savedWorld, seed);
           notes.push(
             `The file has no world snapshot: world '${savedWorld}' starts from the editor's initial world.`,
@@ -260,7 +253,7 @@ export class StateFiles {
       await this.refresh();
     } catch (error) {
       await worldParts?.world.delete().catch(() => {});
-      host.state().saveMessage(`Could not restore: ${message(error)}`, "error");
+      host.state().saveMessage(`Could not restore: ${errorText(error)}`, "error");
     }
   }
 

@@ -7,7 +7,7 @@
  * {@link ToolEditorHost.edit}).
  * @module
  */
-import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
+import { isJsonObject, type JsonValue } from "../../../protocol/json.ts";
 import type { Check } from "./fields.ts";
 import { DESCRIPTION_PLACEHOLDER, parseJsonc, type PersonaDocument } from "./document.ts";
 import { focusLost, h, pretty, uid } from "./dom.ts";
@@ -38,10 +38,6 @@ export interface ToolEditorHost {
 
 /** The pause in typing a tool's name after which the rename is committed (its answer settings move). */
 export const RENAME_PAUSE_MS = 1000;
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** The answer settings of a tool (manual by default). */
 export function answerOf(answers: Record<string, ToolAnswer>, name: string): ToolAnswer {
@@ -140,7 +136,7 @@ export class ToolEditor {
 
   #addTool(): void {
     const tools = this.#tools();
-    const names = new Set(tools.map((t) => isObject(t) ? t.name : undefined));
+    const names = new Set(tools.map((t) => isJsonObject(t) ? t.name : undefined));
     let n = tools.length + 1;
     while (names.has(`tool_${n}`)) n++;
     const tool = {
@@ -188,7 +184,7 @@ class ToolCard {
     this.#host = host;
     this.#index = index;
     this.synced = JSON.stringify(tool);
-    const t = isObject(tool) ? tool : {};
+    const t = isJsonObject(tool) ? tool : {};
     this.#name = typeof t.name === "string" ? t.name : "";
     this.#owner = this.#name;
     this.#id = uid(`tool-${index}`);

@@ -8,10 +8,7 @@ import { BridgeError } from "../../../protocol/errors.ts";
 import type { Editor } from "./editor.ts";
 import type { Check } from "./fields.ts";
 import type { Link } from "./link.ts";
-
-function message(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
+import { errorText } from "./values.ts";
 
 /**
  * The bridge's checks of the editor's tools.
@@ -61,7 +58,7 @@ export class ToolValidation {
           return;
         }
         // The bridge refuses the tool (Start would fail on it): a problem; anything else only a warning.
-        const text = message(error).replace(/^tools\[0\]/, `tools[${i}]`);
+        const text = errorText(error).replace(/^tools\[0\]/, `tools[${i}]`);
         const refused = error instanceof BridgeError &&
           (error.dataCode === "invalid_params" || error.dataCode === "invalid_schema");
         notes.set(i, [refused ? { error: text } : { warning: text }]);

@@ -4,7 +4,7 @@
  * Pure: no DOM.
  * @module
  */
-import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
 
 /** One shown entry. */
 export interface HistoryEntry {
@@ -16,19 +16,15 @@ export interface HistoryEntry {
   emotion?: string;
 }
 
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
-
 function contents(entry: JsonObject): JsonObject[] {
-  return Array.isArray(entry.contents) ? entry.contents.filter(isObject) : [];
+  return Array.isArray(entry.contents) ? entry.contents.filter(isJsonObject) : [];
 }
 
 /** The shown entries of a saved transcript (`npc/state`'s `transcript`, or its inner `transcript`). */
 export function historyOf(transcript: JsonValue | undefined): HistoryEntry[] {
-  if (!isObject(transcript)) return [];
-  const inner = isObject(transcript.transcript) ? transcript.transcript : transcript;
-  const entries = Array.isArray(inner.entries) ? inner.entries.filter(isObject) : [];
+  if (!isJsonObject(transcript)) return [];
+  const inner = isJsonObject(transcript.transcript) ? transcript.transcript : transcript;
+  const entries = Array.isArray(inner.entries) ? inner.entries.filter(isJsonObject) : [];
   const out: HistoryEntry[] = [];
   for (const entry of entries) {
     if (entry.role === "user") {
@@ -37,7 +33,7 @@ export function historyOf(transcript: JsonValue | undefined): HistoryEntry[] {
       out.push({ who: "player", text: said ? said[1] : text });
     } else if (entry.role === "response") {
       if (Array.isArray(entry.toolCalls)) {
-        for (const call of entry.toolCalls.filter(isObject)) {
+        for (const call of entry.toolCalls.filter(isJsonObject)) {
           if (typeof call.name === "string" && call.name !== "respond_directly") {
             out.push({
               who: "tool",
@@ -49,7 +45,7 @@ export function historyOf(transcript: JsonValue | undefined): HistoryEntry[] {
         }
       }
       for (const c of contents(entry)) {
-        if (isObject(c.structure) && isObject(c.structure.content)) {
+        if (isJsonObject(c.structure) && isJsonObject(c.structure.content)) {
           const reply = c.structure.content;
           out.push({
             who: "npc",

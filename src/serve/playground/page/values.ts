@@ -1,16 +1,12 @@
 /**
  * How the page reads what is typed: numbers and lists for the form, answers to tool calls, values for the
  * world, and a world change applied to a snapshot; and what a tool call the bridge stopped waiting for got
- * instead of an answer. Pure: no DOM.
+ * instead of an answer, and the text of an error caught. Pure: no DOM.
  * @module
  */
 import { BridgeError, MESSAGES } from "../../../protocol/errors.ts";
-import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
+import { isJsonObject, type JsonValue } from "../../../protocol/json.ts";
 import { parseJsonc } from "./document.ts";
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 const NUMBER = /^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/;
 
@@ -64,14 +60,14 @@ export function applyChange(state: JsonValue, change: { path: string; newValue?:
   for (const segment of segments.slice(0, -1)) {
     let next: JsonValue | undefined = Array.isArray(node)
       ? node[Number(segment)]
-      : isObject(node)
+      : isJsonObject(node)
       ? node[segment]
       : undefined;
     if (next === undefined || next === null || typeof next !== "object") {
       if (removed) return root;
       next = {};
       if (Array.isArray(node)) node[Number(segment)] = next;
-      else if (isObject(node)) node[segment] = next;
+      else if (isJsonObject(node)) node[segment] = next;
     }
     node = next;
   }
@@ -80,7 +76,7 @@ export function applyChange(state: JsonValue, change: { path: string; newValue?:
     const i = Number(last);
     if (removed) node.splice(i, 1);
     else node[i] = structuredClone(change.newValue as JsonValue);
-  } else if (isObject(node)) {
+  } else if (isJsonObject(node)) {
     if (removed) delete node[last];
     else node[last] = structuredClone(change.newValue as JsonValue);
   }
@@ -89,6 +85,19 @@ export function applyChange(state: JsonValue, change: { path: string; newValue?:
 
 /** How the bridge marks an error output in the text the model sees ("Error: Tool 'x' timed out after 2s."). */
 const MODEL_ERROR_PREFIX = "Error: ";
+
+/**
+ * The text of something caught: an Error's message, else the value as text.
+ *
+ * @example
+ * ```ts
+ * errorText(new Error("The socket closed.")); // "The socket closed."
+ * errorText("timeout"); // "timeout"
+ * ```
+ */
+export function errorText(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
 
 /** The status of a call whose turn the bridge cancelled by itself (it is stopping, or the NPC was closed). */
 export const BRIDGE_CANCELLED = "not answered: the bridge cancelled the turn";
@@ -112,7 +121,7 @@ export interface NotAnswered {
  * took the NPC and its call with it; any other reason is shown as it is.
  */
 export function notAnswered(reason: unknown, byDesigner = true): NotAnswered {
-  const text = reason instanceof Error ? reason.message : String(reason);
+  const text = errorText(reason);
   const cancel = reason instanceof BridgeError && reason.dataCode === "cancelled";
   if (cancel && text.startsWith(MODEL_ERROR_PREFIX)) {
     const output = text.slice(MODEL_ERROR_PREFIX.length);

@@ -6,7 +6,7 @@
  * @module
  */
 import type { WorldChange } from "../../../client/game_types.ts";
-import type { JsonObject, JsonValue } from "../../../protocol/json.ts";
+import { isJsonObject, type JsonValue } from "../../../protocol/json.ts";
 import { brief, h } from "./dom.ts";
 import { applyChange, typedValue } from "./values.ts";
 
@@ -16,10 +16,6 @@ export interface WorldActions {
   set(path: string, value: JsonValue): Promise<void>;
   /** `world/remove` of `path`. */
   remove(path: string): Promise<void>;
-}
-
-function isObject(value: unknown): value is JsonObject {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 interface Editing {
@@ -204,7 +200,7 @@ export class WorldTree {
       return;
     }
     const list = h("ul", { class: "tree", "aria-label": "World" });
-    if (isObject(this.#state)) {
+    if (isJsonObject(this.#state)) {
       for (const [key, value] of Object.entries(this.#state)) list.append(this.#node(key, key, value));
     }
     // An edit whose value was removed meanwhile keeps its form (and the draft) below the tree, where it says so.
@@ -518,7 +514,7 @@ export class WorldTree {
     let node: JsonValue | undefined = this.#state ?? undefined;
     for (const segment of path === "" ? [] : path.split(".")) {
       if (Array.isArray(node)) node = node[Number(segment)];
-      else if (isObject(node)) node = node[segment];
+      else if (isJsonObject(node)) node = node[segment];
       else return undefined;
     }
     return node;
