@@ -16,9 +16,9 @@ import { composer } from "./composer.ts";
 import { h } from "./dom.ts";
 import type { Saved, SendAs, ToolAnswer } from "./storage.ts";
 import type { KeptAnswers } from "./kept_answers.ts";
-import { answerByHand, cannedAnswer, type ToolCalls } from "./tool_calls.ts";
+import { answerByHand, cannedAnswer } from "./tool_calls.ts";
 import type { HistoryEntry } from "./transcript.ts";
-import { restoredHistory, turnEntry } from "./turn_view.ts";
+import { restoredHistory, type TurnEntry, turnEntry } from "./turn_view.ts";
 import { withoutBridgeHint } from "./script_hint.ts";
 
 /** Timings of a turn, in ms after it was sent. */
@@ -90,15 +90,8 @@ function ms(value: number | undefined): string {
   return value === undefined ? "–" : `${Math.round(value)} ms`;
 }
 
-interface LiveTurn {
+interface LiveTurn extends TurnEntry {
   record: TurnRecord;
-  root: HTMLElement;
-  emotion: HTMLElement;
-  line: HTMLElement;
-  calls: ToolCalls;
-  badges: HTMLElement;
-  meta: HTMLElement;
-  options: HTMLElement;
   abort: AbortController;
   /** The header's emotion when the turn began (null: none), shown again when the turn leaves no trace. */
   emotionBefore: string | null;
