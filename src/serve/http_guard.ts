@@ -88,7 +88,8 @@ export function bearerToken(header: string | null): string {
 /** How a request sends the key: a WebSocket from a page cannot set headers, so `/rpc` also reads `?api_key=`. */
 const SEND_KEY = {
   http: "Send it as 'Authorization: Bearer <key>'.",
-  websocket: "Send it in the URL as ?api_key=<key> (the typed client's WebSocketTransport option apiKey) or as " +
+  websocket:
+    "Send it in the URL as ?api_key=<key> (the typed client's WebSocketTransport option apiKey) or as " +
     "'Authorization: Bearer <key>'.",
 } as const;
 
