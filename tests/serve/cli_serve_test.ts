@@ -405,3 +405,25 @@ Deno.test("oam serve --max-connections: more game rooms than the default can con
   p.child.kill("SIGTERM");
   assert.equal((await p.exit()).code, 0);
 });
+
+Deno.test("oam serve's banner names where the key comes from: $OAM_API_KEY, or the --api-key value", () => {
+  const options = {
+    host: "127.0.0.1",
+    port: 1976,
+    socket: null,
+    model: "system",
+    rpc: true,
+    tools: [],
+    allowedOrigins: [],
+  };
+  const fromEnv = banner({ ...options, apiKey: true }).split("\n");
+  assert.ok(fromEnv.includes(`    -H "Authorization: Bearer $OAM_API_KEY" \\`), fromEnv.join("\n"));
+  // Started with --api-key, a shell's $OAM_API_KEY is empty: the pasted curl would be refused with 401.
+  const fromFlag = banner({ ...options, apiKey: true, apiKeyFromFlag: true }).split("\n");
+  assert.ok(fromFlag.includes(`    -H "Authorization: Bearer <the --api-key value>" \\`), fromFlag.join("\n"));
+  assert.ok(
+    fromFlag.includes(
+      `Any OpenAI SDK works: base_url=http://127.0.0.1:1976/v1, api_key=<the --api-key value>, model="system".`,
+    ),
+  );
+});
