@@ -280,7 +280,11 @@ function startFailure(error: unknown, config: ServeConfiguration): string {
   const tcp = config.port === null ? null : `${host}:${config.port}`;
   let hint = "";
   if (tcp !== null && error instanceof Deno.errors.AddrInUse) {
-    hint = " (another program listens there: use another --port, or --port 0 for a free one)";
+    // `deno task serve` grants its one port: another would be refused for lack of a grant.
+    const anyPort = Deno.permissions.querySync({ name: "net", host: `${host}:0` }).state === "granted";
+    hint = " (another program listens there: use another --port, or --port 0 for a free one" +
+      (anyPort ? ")" : `; this process may listen on ${tcp} only, so grant the new one: ` +
+        `deno run --allow-net=${host}:0 [your other flags] cli.ts serve --port 0)`);
   } else if (tcp !== null && error instanceof Deno.errors.NotCapable && detail.includes("net access")) {
     hint = ` (grant it with --allow-net=${tcp}; \`deno task serve\` grants 127.0.0.1:${DEFAULT_PORT} only)`;
   }
