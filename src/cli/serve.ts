@@ -145,6 +145,8 @@ export function banner(options: {
   socket: string | null;
   model: string;
   apiKey: boolean;
+  /** The key came from `--api-key`, not `OAM_API_KEY`: the banner cannot say `$OAM_API_KEY` (and never shows it). */
+  apiKeyFromFlag?: boolean;
   rpc: boolean;
   tools: string[];
   /** `--allow-origin` values: the browser pages that may use `/rpc` (the banner says so, or how to allow one). */
@@ -168,7 +170,8 @@ export function banner(options: {
   const target = base
     ? `${base}/v1/chat/completions`
     : `--unix-socket ${options.socket} http://localhost/v1/chat/completions`;
-  const auth = options.apiKey ? ` \\\n    -H "Authorization: Bearer $OAM_API_KEY"` : "";
+  const key = options.apiKeyFromFlag ? "<the --api-key value>" : "$OAM_API_KEY";
+  const auth = options.apiKey ? ` \\\n    -H "Authorization: Bearer ${key}"` : "";
   lines.push(
     "",
     "Try it:",
@@ -181,7 +184,7 @@ export function banner(options: {
     `           "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}]}'`,
     "",
     `Any OpenAI SDK works: base_url=${base ? `${base}/v1` : "(unix socket)"}, api_key=${
-      options.apiKey ? "$OAM_API_KEY" : "anything"
+      options.apiKey ? key : "anything"
     }, model="system".`,
     "Press Ctrl-C to stop.",
     "",
@@ -277,7 +280,11 @@ function startFailure(error: unknown, config: ServeConfiguration): string {
   const tcp = config.port === null ? null : `${host}:${config.port}`;
   let hint = "";
   if (tcp !== null && error instanceof Deno.errors.AddrInUse) {
-    hint = " (another program listens there: use another --port, or --port 0 for a free one)";
+    // `deno task serve` grants its one port: another would be refused for lack of a grant.
+    const anyPort = Deno.permissions.querySync({ name: "net", host: `${host}:0` }).state === "granted";
+    hint = " (another program listens there: use another --port, or --port 0 for a free one" +
+      (anyPort ? ")" : `; this process may listen on ${tcp} only, so grant the new one: ` +
+        `deno run --allow-net=${host}:0 [your other flags] cli.ts serve --port 0)`);
   } else if (tcp !== null && error instanceof Deno.errors.NotCapable && detail.includes("net access")) {
     hint = ` (grant it with --allow-net=${tcp}; \`deno task serve\` grants 127.0.0.1:${DEFAULT_PORT} only)`;
   }
@@ -301,6 +308,7 @@ async function serve(args: string[]): Promise<number> {
     socket: config.socketPath ?? null,
     model: choice.name === "system" ? "system" : `system = ${choice.label}`,
     apiKey: config.apiKey !== null,
+    apiKeyFromFlag: stringFlag(values, "api-key") !== undefined,
     rpc: config.rpc !== null,
     tools: config.serverTools.map((t) => t.name),
     allowedOrigins: server.configuration.allowedOrigins,

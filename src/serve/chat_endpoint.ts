@@ -85,7 +85,8 @@ export async function chatCompletions(
     if (!availability.available) {
       return errorResponse(
         OpenAIError.modelUnavailable(
-          `The model '${plan.modelId}' is unavailable: ${availability.reason ?? "unknown"}.`,
+          `The model '${plan.modelId}' is unavailable: ${availability.reason ?? "unknown"}` +
+            unavailableAdvice(plan.model.kind, availability.reason),
           availability.reason,
         ),
       );
@@ -331,4 +332,27 @@ class StreamedAnswer implements CompletionSink {
     this.#stream.write(SSE_DONE);
     this.#stream.end();
   }
+}
+
+/** Why the on-device model cannot run, in words, for the reasons waiting does not cure. */
+const ON_DEVICE_WHY: Readonly<Record<string, string>> = {
+  device_not_eligible: "this device cannot run Apple Intelligence",
+  apple_intelligence_not_enabled: "Apple Intelligence is turned off",
+};
+
+/**
+ * The end of a 503 `model_unavailable` message: for the on-device model on a machine that cannot run it, why
+ * and the flags that serve another model (an SDK's user sees only this message, not the server's banner).
+ *
+ * @example
+ * ```ts
+ * import { unavailableAdvice } from "./chat_endpoint.ts";
+ * unavailableAdvice("system", "device_not_eligible"); // " (this device cannot run Apple Intelligence). Start …"
+ * unavailableAdvice("system", "model_not_ready"); // "."
+ * ```
+ */
+export function unavailableAdvice(kind: string, reason: string | undefined): string {
+  if (kind !== "system" || reason === undefined || !Object.hasOwn(ON_DEVICE_WHY, reason)) return ".";
+  return ` (${ON_DEVICE_WHY[reason]}). Start the server with --model gguf:<file.gguf>, ` +
+    "--model openai:<baseURL>#<model> or --script <file> to serve another model.";
 }

@@ -168,9 +168,13 @@ function resolvedModel(request: ChatRequest, config: ServeConfiguration): string
   const resolved = resolveModelId(config, request.model);
   if (resolved !== null) return resolved;
   const available = [...config.models.keys(), ...config.modelAliases.keys()].sort().join(", ");
+  // Code written for OpenAI names its model ("gpt-4o-mini"): say how to serve that id without editing it.
+  const alias = request.model !== null && /^[A-Za-z0-9._:-]{1,128}$/.test(request.model)
+    ? ` To answer it with the server's model, start the server with --model-alias ${request.model}=${config.defaultModel}.`
+    : "";
   throw new OpenAIError({
     status: 404,
-    message: `The model '${request.model}' does not exist. Available models: ${available}.`,
+    message: `The model '${request.model}' does not exist. Available models: ${available}.${alias}`,
     type: "invalid_request_error",
     param: "model",
     code: "model_not_found",

@@ -85,15 +85,28 @@ export function bearerToken(header: string | null): string {
   return match ? match[1].trim() : "";
 }
 
-/** 401 (with `WWW-Authenticate: Bearer`) unless `token` is the key; null when no key is required. */
-export function checkApiKey(token: string, apiKey: string | null): OpenAIError | null {
+/** How a request sends the key: a WebSocket from a page cannot set headers, so `/rpc` also reads `?api_key=`. */
+const SEND_KEY = {
+  http: "Send it as 'Authorization: Bearer <key>'.",
+  websocket:
+    "Send it in the URL as ?api_key=<key> (the typed client's WebSocketTransport option apiKey) or as " +
+    "'Authorization: Bearer <key>'.",
+} as const;
+
+/**
+ * 401 (with `WWW-Authenticate: Bearer`) unless `token` is the key; null when no key is required. A missing
+ * key's message says how to send one over `via` (`websocket` for `/rpc`).
+ */
+export function checkApiKey(
+  token: string,
+  apiKey: string | null,
+  via: keyof typeof SEND_KEY = "http",
+): OpenAIError | null {
   if (apiKey === null) return null;
   if (token !== "" && constantTimeEquals(token, apiKey)) return null;
   return new OpenAIError({
     status: 401,
-    message: token === ""
-      ? "You didn't provide an API key. Send it as 'Authorization: Bearer <key>'."
-      : "Incorrect API key provided.",
+    message: token === "" ? `You didn't provide an API key. ${SEND_KEY[via]}` : "Incorrect API key provided.",
     type: "invalid_request_error",
     code: "invalid_api_key",
   });

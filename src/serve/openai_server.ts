@@ -408,7 +408,7 @@ export class OpenAIServer {
     // Browsers cannot set headers on a WebSocket: the key may also come as ?api_key=.
     const token = bearerToken(request.headers.get("authorization")) ||
       (route.url.searchParams.get("api_key") ?? "");
-    const denied = checkApiKey(token, this.configuration.apiKey);
+    const denied = checkApiKey(token, this.configuration.apiKey, "websocket");
     if (denied) return this.#unauthorized(denied);
     if (this.#stopping) return errorResponse(OpenAIError.shuttingDown(500));
     if (route.transport === "direct") {

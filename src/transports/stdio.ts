@@ -175,7 +175,12 @@ export class StdioServer {
     } catch {
       // still reading
     }
-    if (!this.#done && this.engine.phase === "running") await this.#graceful();
+    if (this.#done) return;
+    if (this.engine.phase === "running") return await this.#graceful();
+    // A `shutdown` request ended reading. The engine's `onShutdown` ends the server once the response is
+    // out; an engine built without it (a host's `new BridgeEngine({}, send)`) must not leave run() pending.
+    if (this.engine.phase === "shut_down") await this.engine.idle();
+    await this.#end();
   }
 
   async #drainBacklog(): Promise<void> {

@@ -287,6 +287,7 @@ Deno.test("docs/extending.md: the page's whole-program examples type-check as wr
     "## A method set: the quest narrator",
     "## A model type of your own",
     "## Calling custom methods from the typed client",
+    "## Serving it",
   ];
   const dir = await Deno.makeTempDir();
   try {

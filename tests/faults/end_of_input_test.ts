@@ -125,3 +125,19 @@ Deno.test("stop() while reading is paused because the client does not read: ends
   assert.equal(await withDeadline(run, "the server to end after stop()"), 0);
   assert.equal(s.engine.phase, "shut_down");
 });
+
+Deno.test("shutdown ends run() with 0 after its response, also for an engine built without onShutdown", async () => {
+  const out: string[] = [];
+  const output = new WritableStream<Uint8Array>({
+    write: (chunk) => void out.push(...new TextDecoder().decode(chunk).split("\n").filter((l) => l !== "")),
+  });
+  const input = new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(new TextEncoder().encode(req(1, "shutdown", {}) + "\n")); // the input stays open
+    },
+  });
+  // A host's engine that leaves out the `onShutdown` the server hands it.
+  const s = createStdioServer((send) => new BridgeEngine({}, send), { input, output });
+  assert.equal(await withDeadline(s.run(), "run() to resolve after the shutdown response"), 0);
+  assert.deepEqual(out.map((l) => JSON.parse(l)), [{ jsonrpc: "2.0", id: 1, result: {} }]);
+});

@@ -243,6 +243,22 @@ Deno.test("oam serve: refuses a network bind without an API key, a busy port, an
             "\\(another program listens there: use another --port, or --port 0 for a free one\\) \\[server_start_failed\\]",
         ),
       );
+      // `deno task serve` grants its port only: "another --port" alone would be refused for lack of a grant.
+      const task = await ServeProcess.spawn(["--port", String(listener.addr.port)], {
+        OAM_SCRIPT: scriptPath,
+      }, [
+        ...PERMISSIONS.filter((f) => !f.startsWith("--allow-net")),
+        `--allow-net=127.0.0.1:${listener.addr.port}`,
+      ]).exit();
+      assert.equal(task.code, 1);
+      assert.match(
+        task.stderr,
+        new RegExp(
+          "\\(another program listens there: use another --port, or --port 0 for a free one; this process may " +
+            `listen on 127\\.0\\.0\\.1:${listener.addr.port} only, so grant the new one: ` +
+            "deno run --allow-net=127\\.0\\.0\\.1:0 \\[your other flags\\] cli\\.ts serve --port 0\\)",
+        ),
+      );
     } finally {
       listener.close();
     }
@@ -404,4 +420,29 @@ Deno.test("oam serve --max-connections: more game rooms than the default can con
   }
   p.child.kill("SIGTERM");
   assert.equal((await p.exit()).code, 0);
+});
+
+Deno.test("oam serve's banner names where the key comes from: $OAM_API_KEY, or the --api-key value", () => {
+  const options = {
+    host: "127.0.0.1",
+    port: 1976,
+    socket: null,
+    model: "system",
+    rpc: true,
+    tools: [],
+    allowedOrigins: [],
+  };
+  const fromEnv = banner({ ...options, apiKey: true }).split("\n");
+  assert.ok(fromEnv.includes(`    -H "Authorization: Bearer $OAM_API_KEY" \\`), fromEnv.join("\n"));
+  // Started with --api-key, a shell's $OAM_API_KEY is empty: the pasted curl would be refused with 401.
+  const fromFlag = banner({ ...options, apiKey: true, apiKeyFromFlag: true }).split("\n");
+  assert.ok(
+    fromFlag.includes(`    -H "Authorization: Bearer <the --api-key value>" \\`),
+    fromFlag.join("\n"),
+  );
+  assert.ok(
+    fromFlag.includes(
+      `Any OpenAI SDK works: base_url=http://127.0.0.1:1976/v1, api_key=<the --api-key value>, model="system".`,
+    ),
+  );
 });

@@ -192,3 +192,14 @@ Deno.test("planCompletion: each completion runs on the model's own instance for 
   // A model without per-conversation state is shared.
   assert.equal(planCompletion(request(), config).model.kind, "scripted");
 });
+
+Deno.test("planCompletion: an unknown model id (an SDK's default) names the flag that serves it under that id", () => {
+  rejects(
+    { model: "gpt-4o-mini" },
+    "model",
+    "model_not_found",
+    /^The model 'gpt-4o-mini' does not exist\. Available models: system\. To answer it with the server's model, start the server with --model-alias gpt-4o-mini=system\.$/,
+  );
+  // An id no shell line could carry as written gets no flag to copy.
+  rejects({ model: "my model; rm" }, "model", "model_not_found", /Available models: system\.$/);
+});

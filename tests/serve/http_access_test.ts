@@ -234,6 +234,12 @@ Deno.test("a refusal the browser page cannot read is logged with its reason: a W
     ws.addEventListener("close", resolve);
     ws.addEventListener("error", () => {});
   });
+  // A WebSocket without a key: the log says how a WebSocket sends one (a page cannot set headers).
+  await new Promise<CloseEvent>((resolve) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/rpc`);
+    ws.addEventListener("close", resolve);
+    ws.addEventListener("error", () => {});
+  });
   // fetch from a disallowed origin: no CORS grant, so the page cannot read the 403 body.
   const fetched = await fetch(`${s.base}/v1/models`, {
     headers: { origin: "http://localhost:5173", authorization: "Bearer k" },
@@ -248,6 +254,8 @@ Deno.test("a refusal the browser page cannot read is logged with its reason: a W
   assert.deepEqual(lines, [
     "warning: GET /rpc → 403: Requests from origin 'http://localhost:5173' are not allowed. Start the server with --allow-origin http://localhost:5173 to permit browser access.",
     "warning: GET /rpc → 401: Incorrect API key provided.",
+    "warning: GET /rpc → 401: You didn't provide an API key. Send it in the URL as ?api_key=<key> (the typed " +
+    "client's WebSocketTransport option apiKey) or as 'Authorization: Bearer <key>'.",
     "warning: GET /v1/models → 403: Requests from origin 'http://localhost:5173' are not allowed. Start the server with --allow-origin http://localhost:5173 to permit browser access.",
     "info: GET /v1/models → 401",
   ]);

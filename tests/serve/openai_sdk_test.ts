@@ -373,6 +373,13 @@ Deno.test("openai SDK: a model that cannot become available fails at once, witho
     [503, "model_unavailable", null, "false"],
   );
   assert.equal(model.asked, 1, "the SDK did not retry");
+  // What the SDK's user reads says why in words and how to serve a model this machine runs.
+  assert.equal(
+    error.message,
+    "503 The model 'system' is unavailable: device_not_eligible (this device cannot run Apple Intelligence). " +
+      "Start the server with --model gguf:<file.gguf>, --model openai:<baseURL>#<model> or --script <file> " +
+      "to serve another model.",
+  );
 });
 
 Deno.test("openai SDK: a request in flight when the server stops reports the shutdown, not a connection error", async () => {
