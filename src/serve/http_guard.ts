@@ -95,13 +95,13 @@ const SEND_KEY = {
 
 /**
  * 401 (with `WWW-Authenticate: Bearer`) unless `token` is the key; null when no key is required. A missing
- * key's message says how to send one over `via` (`websocket` for `/rpc`).
+ * key's message says how to send one over `access.via` (`websocket` for `/rpc`; default `http`).
  */
 export function checkApiKey(
   token: string,
-  apiKey: string | null,
-  via: keyof typeof SEND_KEY = "http",
+  access: { apiKey: string | null; via?: keyof typeof SEND_KEY },
 ): OpenAIError | null {
+  const { apiKey, via = "http" } = access;
   if (apiKey === null) return null;
   if (token !== "" && constantTimeEquals(token, apiKey)) return null;
   return new OpenAIError({

@@ -355,7 +355,9 @@ export class OpenAIServer {
 
   /** Null when the request's bearer token is the API key (or none is required), else why not. */
   #keyProblem(request: Request): OpenAIError | null {
-    return checkApiKey(bearerToken(request.headers.get("authorization")), this.configuration.apiKey);
+    return checkApiKey(bearerToken(request.headers.get("authorization")), {
+      apiKey: this.configuration.apiKey,
+    });
   }
 
   /** Open without an API key; 503 `stopping` once the server has begun to stop. */
@@ -408,7 +410,7 @@ export class OpenAIServer {
     // Browsers cannot set headers on a WebSocket: the key may also come as ?api_key=.
     const token = bearerToken(request.headers.get("authorization")) ||
       (route.url.searchParams.get("api_key") ?? "");
-    const denied = checkApiKey(token, this.configuration.apiKey, "websocket");
+    const denied = checkApiKey(token, { apiKey: this.configuration.apiKey, via: "websocket" });
     if (denied) return this.#unauthorized(denied);
     if (this.#stopping) return errorResponse(OpenAIError.shuttingDown(500));
     if (route.transport === "direct") {
