@@ -19,17 +19,7 @@ async function respond(
   params: JsonObject = {},
 ): Promise<{ wire: Wire; response: JsonObject }> {
   const wire = new Wire();
-  wire.send({
-    id: 1,
-    method: "session/create",
-    params: {
-      session: "s",
-      model: { type: "openai", baseURL: server.baseURL, model: "mock-model" },
-      ...params,
-    },
-  });
-  const created = await wire.response(1);
-  assert.ok("result" in created, JSON.stringify(created));
+  await wire.openaiSession(server.baseURL, params);
   wire.send({
     id: 2,
     method: "session/respond",
@@ -86,25 +76,18 @@ Deno.test("openai formats: a tool call with a bad email is retried before the ga
   ]);
   const wire = new Wire();
   try {
-    wire.send({
-      id: 1,
-      method: "session/create",
-      params: {
-        session: "s",
-        tools: [{
-          name: "notify",
-          description: "Mails someone.",
-          parameters: {
-            type: "object",
-            properties: { to: { type: "string", format: "email" } },
-            required: ["to"],
-          },
-        }],
-        options: { toolChoice: "required" },
-        model: { type: "openai", baseURL: server.baseURL, model: "mock-model" },
-      },
+    await wire.openaiSession(server.baseURL, {
+      tools: [{
+        name: "notify",
+        description: "Mails someone.",
+        parameters: {
+          type: "object",
+          properties: { to: { type: "string", format: "email" } },
+          required: ["to"],
+        },
+      }],
+      options: { toolChoice: "required" },
     });
-    assert.ok("result" in await wire.response(1));
     wire.send({ id: 2, method: "session/respond", params: { session: "s", prompt: "Tell the mayor." } });
     const call = await wire.waitFor((m) => m.method === "tool/call");
     assert.deepEqual(((call.params as JsonObject).call as JsonObject).arguments, {

@@ -63,20 +63,6 @@ const CASES: Case[] = [
   },
 ];
 
-async function session(wire: Wire, server: MockServer, params: JsonObject = {}): Promise<void> {
-  wire.send({
-    id: 1,
-    method: "session/create",
-    params: {
-      session: "s",
-      model: { type: "openai", baseURL: server.baseURL, model: "mock-model" },
-      ...params,
-    },
-  });
-  const created = await wire.response(1);
-  assert.ok("result" in created, JSON.stringify(created));
-}
-
 for (const c of CASES) {
   Deno.test(`openai literal warnings: ${c.what} in an answer is worded as the backend refuses it`, async () => {
     const server = new MockServer([
@@ -85,7 +71,7 @@ for (const c of CASES) {
     ]);
     const wire = new Wire();
     try {
-      await session(wire, server);
+      await wire.openaiSession(server.baseURL);
       const schema = { type: "object", properties: { value: c.property }, required: ["value"] };
       wire.send({ id: 2, method: "session/respond", params: { session: "s", prompt: "Go.", schema } });
       const response = await wire.response(2);
@@ -114,22 +100,15 @@ Deno.test("openai literal warnings: a tool's integer enum is worded for its argu
   ]);
   const wire = new Wire();
   try {
-    wire.send({
-      id: 1,
-      method: "session/create",
-      params: {
-        session: "s",
-        tools: [{
-          name: "roll",
-          description: "Rolls a die.",
-          parameters: { type: "object", properties: { die: { enum: [4, 6, 8] } }, required: ["die"] },
-        }],
-        options: { toolChoice: "required" },
-        model: { type: "openai", baseURL: server.baseURL, model: "mock-model" },
-      },
+    const created = await wire.openaiSession(server.baseURL, {
+      tools: [{
+        name: "roll",
+        description: "Rolls a die.",
+        parameters: { type: "object", properties: { die: { enum: [4, 6, 8] } }, required: ["die"] },
+      }],
+      options: { toolChoice: "required" },
     });
-    const created = await wire.response(1);
-    assert.deepEqual((created.result as JsonObject).warnings, [
+    assert.deepEqual(created.warnings, [
       "roll: #/properties/die: integer enum is sent to the server as written (not every server enforces it): " +
       "arguments that are not one of its values fail validation and are generated once more",
     ]);

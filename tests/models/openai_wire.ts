@@ -3,6 +3,7 @@
  * @module
  */
 import { BridgeEngine } from "../../src/composition.ts";
+import assert from "node:assert/strict";
 import type { JsonObject } from "../../src/protocol/json.ts";
 
 /** A minimal wire client: every line the engine sends is parsed and kept. */
@@ -38,6 +39,21 @@ export class Wire {
         });
       });
     }
+  }
+
+  /**
+   * Creates session "s" on an `openai` model at `baseURL` (request id 1) with `params` added; asserts it was
+   * created and returns its result (its `warnings`).
+   */
+  async openaiSession(baseURL: string, params: JsonObject = {}): Promise<JsonObject> {
+    this.send({
+      id: 1,
+      method: "session/create",
+      params: { session: "s", model: { type: "openai", baseURL, model: "mock-model" }, ...params },
+    });
+    const created = await this.response(1);
+    assert.ok("result" in created, JSON.stringify(created));
+    return created.result as JsonObject;
   }
 
   /** Waits for the response to request `id`. */
