@@ -65,6 +65,9 @@ export class BridgeEngine extends EngineCore {
 function standardParts(core: CoreMethods, sessions: SessionMethods): EngineParts {
   return {
     builtins: [core, sessions],
+    // The project's own: the built-ins and the game methods, also when the host builds them itself (a
+    // subclass is the host's).
+    ownsMethodSet: (set) => set === core || set === sessions || set.constructor === GameExtension,
     defaults: { systemModel: () => createSystemModel(), extensions: standardExtensions },
     models: { parse: parseModelSpec, create: createModel },
   };

@@ -21,6 +21,7 @@ import type {
   StepUsage,
 } from "../models/language_model.ts";
 import { ScriptedModel } from "../models/scripted.ts";
+import { hostModelType, hostStep } from "../models/host_models.ts";
 import { orderBySchema } from "../schema/order.ts";
 import { NO_ASSETS, NO_OPTIONS } from "./shared_values.ts";
 import { abortableSleep } from "../util/sleep.ts";
@@ -373,7 +374,12 @@ export class Agent {
   ): MaybePromise<TurnResult> {
     const request = this.#stepRequest(a, index, plan, trimmed);
     const model = this.model;
-    const result = model instanceof ScriptedModel ? model.stepNow(request) : model.step(request);
+    let result: MaybePromise<StepResult>;
+    if (model instanceof ScriptedModel) result = model.stepNow(request);
+    else {
+      const hostType = hostModelType(model);
+      result = hostType === undefined ? model.step(request) : hostStep(model, request, hostType);
+    }
     if (result instanceof Promise) return result.then((r) => this.#afterStep(a, index, plan, trimmed, r));
     return this.#afterStep(a, index, plan, trimmed, result);
   }

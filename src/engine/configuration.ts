@@ -121,6 +121,13 @@ export interface EngineParts {
   builtins: BridgeExtension[];
   /** Defaults for configuration fields the host leaves out. */
   defaults: { systemModel: () => LanguageModel; extensions: () => BridgeExtension[] };
+  /**
+   * True for the method sets that are this project's own (the composition's core, session and game
+   * methods): an internal error in one of their methods is logged as the bridge's bug ("please report it").
+   * Every other method set, and every handler registered after the engine was built, is the host's, and the
+   * log line says the bug is in that extension. Without it, every method set is the host's.
+   */
+  ownsMethodSet?: (methodSet: BridgeExtension) => boolean;
   /** Parses `model` parameters and creates backends for them. */
   models: {
     /** Parses a `model` value (throws -32602). */

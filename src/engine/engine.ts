@@ -69,6 +69,14 @@ function extensionName(extension: BridgeExtension, builtin: boolean): string {
   return `${builtin ? "The built-in method set" : "The extension"}${name ? ` ${name}` : ""}`;
 }
 
+/** How an internal error's log line names a host's method set. */
+function hostExtension(extension: BridgeExtension): string {
+  const name = extension.constructor === Object ? "" : extension.constructor?.name ?? "";
+  return name
+    ? `the host's extension ${name}, which registered this method`
+    : "the host's extension that registered this method";
+}
+
 function lower(name: string): string {
   return name[0].toLowerCase() + name.slice(1);
 }
@@ -131,6 +139,12 @@ export class EngineCore {
   readonly #idleWaiters: Array<() => void> = [];
   readonly #shutdownWaiters: Array<() => void> = [];
   #inputClosed: string | null = null;
+  /**
+   * The handlers registered while the engine was built: null for a method set of the project, else the
+   * host's extension that registered it (what an internal error's log line blames). A handler missing here
+   * was registered later, by the host.
+   */
+  readonly #culprits = new WeakMap<MethodHandler, string | null>();
 
   /**
    * Creates an engine from its parts that writes each outgoing message (one JSON line, no newline) to `send`.
@@ -153,7 +167,9 @@ export class EngineCore {
     for (const extension of this.#extensions) {
       const name = extensionName(extension, builtins.has(extension));
       const own = new Set<string>();
-      const watch = (method: string, replaces: boolean) => {
+      const culprit = parts.ownsMethodSet?.(extension) === true ? null : hostExtension(extension);
+      const watch = (method: string, replaces: boolean, handler: MethodHandler) => {
+        this.#culprits.set(handler, culprit);
         if (own.has(method)) {
           throw new TypeError(
             `${name} registers the method '${method}' twice; its first handler would never run.`,
@@ -428,9 +444,17 @@ export class EngineCore {
   /** The BridgeError a handler's throw or rejection is answered with; an internal error is logged with its stack. */
   #mapError(error: unknown, method: string): BridgeError {
     const e = toBridgeError(error);
-    const report = internalErrorReport(e, method);
+    const report = internalErrorReport(e, method, this.#hostCode(method));
     if (report !== null) this.logger.error(report);
     return e;
+  }
+
+  /** The host's code that handles `method`, for an internal error's log line; undefined for the project's. */
+  #hostCode(method: string): string | undefined {
+    const handler = this.registry.get(method);
+    if (handler === undefined) return undefined;
+    const culprit = this.#culprits.get(handler);
+    return culprit === undefined ? "the handler the host registered for this method" : culprit ?? undefined;
   }
 
   /** Resolves when no request is waiting for its response. */

@@ -36,8 +36,11 @@ export type HandlerResult = JsonValue | Promise<JsonValue> | Pending<JsonValue>;
  */
 export type MethodHandler = (ctx: HandlerContext) => HandlerResult;
 
-/** Watchers of registrations (the engine's, while a method set registers): method, and whether it replaces one. */
-const watchers = new WeakMap<MethodRegistry, (method: string, replaces: boolean) => void>();
+/** A watcher of registrations: the method, whether it replaces one, and its handler. */
+type RegistrationWatcher = (method: string, replaces: boolean, handler: MethodHandler) => void;
+
+/** Watchers of registrations (the engine's, while a method set registers). */
+const watchers = new WeakMap<MethodRegistry, RegistrationWatcher>();
 
 /**
  * Runs `register` (a method set registering into `registry`) with `watch` called before each registration it
@@ -45,7 +48,7 @@ const watchers = new WeakMap<MethodRegistry, (method: string, replaces: boolean)
  */
 export function watchRegistrations(
   registry: MethodRegistry,
-  during: { watch: (method: string, replaces: boolean) => void; register: () => void },
+  during: { watch: RegistrationWatcher; register: () => void },
 ): void {
   const { watch, register } = during;
   watchers.set(registry, watch);
@@ -75,7 +78,7 @@ export class MethodRegistry {
 
   /** Registers (or replaces) a method. */
   register(method: string, handler: MethodHandler): void {
-    watchers.get(this)?.(method, this.#handlers.has(method));
+    watchers.get(this)?.(method, this.#handlers.has(method), handler);
     this.#handlers.set(method, handler);
     this.#lastMethod = "";
     this.#lastHandler = undefined;

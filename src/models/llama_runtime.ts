@@ -32,6 +32,7 @@ import { oamCommandLine } from "./oam_hint.ts";
 import { LLAMA_PERMISSIONS, llamaPermissionAdvice, missingLlamaPermissions } from "./llama_permissions.ts";
 import { endSentence } from "../util/text.ts";
 import { stderrQueue } from "../util/stderr_queue.ts";
+import { SaidOnce } from "../util/said_once.ts";
 
 export { checkModelFile, LLAMA_PERMISSIONS, missingLlamaPermissions };
 
@@ -283,8 +284,8 @@ async function createRuntime(config: LlamaModelConfig, real: string): Promise<Ll
   };
 }
 
-/** Plans whose grammar text llama.cpp refused (said once each on stderr). */
-const refusedPlans = new Set<string>();
+/** Schemas whose grammar text llama.cpp refused (each said once on stderr), as many as grammars are kept. */
+const refusedPlans = new SaidOnce(MAX_GRAMMARS);
 
 /** The grammar of a plan (see {@link LlamaRuntime.grammar}). */
 async function planGrammar(llama: Llama, plan: GrammarPlan): Promise<LlamaGrammar> {
@@ -300,8 +301,7 @@ async function planGrammar(llama: Llama, plan: GrammarPlan): Promise<LlamaGramma
     });
   } catch (error) {
     const key = JSON.stringify(plan.schema);
-    if (!refusedPlans.has(key)) {
-      refusedPlans.add(key);
+    if (refusedPlans.first(key)) {
       stderrLine(`numeric ranges and literals are left to validation for one schema: ${message(error)}`);
     }
     return await llama.createGrammarForJsonSchema(plan.plain);

@@ -2,9 +2,10 @@
  * The `model` parameter: parsing (`"system"`, `"scripted"`, `{"type": …}`) and creating backends.
  * @module
  */
-import { BridgeError } from "../protocol/errors.ts";
+import { BridgeError, thrownByHost } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { showValue } from "../protocol/params.ts";
+import { rememberHostModel } from "./host_models.ts";
 import type { LanguageModel } from "./language_model.ts";
 import { llamaModelSpecWarnings, parseLlamaModelSpec } from "./llama_config.ts";
 import { createLlamaModel } from "./llama_model.ts";
@@ -173,16 +174,8 @@ export function modelSpecWarnings(spec: ModelSpec): string[] {
 export function createModel(spec: ModelSpec, factories: ModelFactories): LanguageModel {
   if (spec.type === "system") return factories.systemModel();
   if ("script" in spec) return new ScriptedModel(spec.script);
-  const custom = factories.modelFactory?.(spec);
-  if (custom) {
-    // Caught here, at the create that names the type, not by the first turn ("model.step is not a function").
-    if (typeof custom.step !== "function" || typeof custom.availability !== "function") {
-      throw BridgeError.internal(
-        `The modelFactory made no LanguageModel for type '${spec.type}' (it needs step() and availability()).`,
-      );
-    }
-    return custom;
-  }
+  const custom = hostModel(spec, factories);
+  if (custom) return custom;
   if (spec.type === "openai" && "raw" in spec) {
     return createOpenAIModel(parseOpenAIModelSpec(spec.raw, spec.path));
   }
@@ -198,6 +191,33 @@ export function createModel(spec: ModelSpec, factories: ModelFactories): Languag
       modelNameHint(spec.type)
     }`,
   );
+}
+
+/**
+ * The host's model for `spec` from its `modelFactory`, or undefined. What the factory throws, and a factory
+ * result that is no model, are internal errors whose log line names the host's factory.
+ */
+function hostModel(spec: ModelSpec, factories: ModelFactories): LanguageModel | undefined {
+  if (!factories.modelFactory) return undefined;
+  const culprit = `the host's modelFactory, for the model type '${spec.type}'`;
+  let custom: LanguageModel | undefined;
+  try {
+    custom = factories.modelFactory(spec);
+  } catch (error) {
+    throw thrownByHost(error, culprit);
+  }
+  if (!custom) return undefined;
+  // Caught here, at the create that names the type, not by the first turn ("model.step is not a function").
+  if (typeof custom.step !== "function" || typeof custom.availability !== "function") {
+    throw thrownByHost(
+      BridgeError.internal(
+        `The modelFactory made no LanguageModel for type '${spec.type}' (it needs step() and availability()).`,
+      ),
+      culprit,
+    );
+  }
+  rememberHostModel(custom, spec.type);
+  return custom;
 }
 
 /**

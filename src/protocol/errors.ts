@@ -373,23 +373,62 @@ export function internalError(error: unknown): BridgeError {
   return BridgeError.internal(message || "An internal error occurred.").withCause(error);
 }
 
+/** Host code that threw a value (`thrownByHost`): what the log line of its internal error names. */
+const hostFaults = new WeakMap<object, string>();
+
 /**
- * The log line (stderr) for an error about to be answered: for `-32603 internal_error`, where it happened
- * and the stack of what was thrown; null for every other error (those are answers, not bugs).
+ * Marks `error`, thrown by host code the bridge called (a `modelFactory`, a host model's `step()`), as that
+ * code's: when it is answered `-32603 internal_error`, {@link internalErrorReport} says the bug is in
+ * `culprit` instead of asking for a report to this project. Returns what to rethrow: `error` itself, or for a
+ * thrown value that is not an object the `internal_error` it would be answered with anyway.
+ *
+ * @example
+ * ```ts
+ * import { internalErrorReport, thrownByHost, toBridgeError } from "./errors.ts";
+ * const thrown = thrownByHost(new Error("oops"), "the host's modelFactory");
+ * internalErrorReport(toBridgeError(thrown), "session/create"); // "Internal error in 'session/create' (a bug in the host's modelFactory; fix it there): Error: oops\n    at …"
+ * ```
+ */
+export function thrownByHost(error: unknown, culprit: string): unknown {
+  const marked = typeof error === "object" && error !== null ? error : internalError(error);
+  hostFaults.set(marked, culprit);
+  return marked;
+}
+
+/** The host code `error` (or an error it was made from) was thrown by, if it was marked. */
+function hostFaultOf(error: unknown): string | undefined {
+  let e = error;
+  for (let depth = 0; depth < 8 && typeof e === "object" && e !== null; depth++) {
+    const culprit = hostFaults.get(e);
+    if (culprit !== undefined) return culprit;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+/**
+ * The log line (stderr) for an error about to be answered: for `-32603 internal_error`, where it happened,
+ * whose bug it is, and the stack of what was thrown; null for every other error (those are answers, not bugs).
+ * A bug is the project's ("please report it") unless the error was thrown by host code
+ * ({@link thrownByHost}) or `hostCode` names the host's code that ran `where` (the handler of a method a host
+ * added): then the line says the bug is there.
  *
  * @example
  * ```ts
  * import { internalError, internalErrorReport } from "./errors.ts";
- * internalErrorReport(internalError(new TypeError("oops")), "npc/talk"); // "Internal error in 'npc/talk' …TypeError: oops\n    at …"
+ * internalErrorReport(internalError(new TypeError("oops")), "npc/talk"); // "Internal error in 'npc/talk' (a bug; please report it): TypeError: oops\n    at …"
+ * internalErrorReport(internalError(new TypeError("oops")), "quest/narrate", "the host's extension QuestMethods"); // "… (a bug in the host's extension QuestMethods; fix it there): …"
  * ```
  */
-export function internalErrorReport(error: BridgeError, where: string): string | null {
+export function internalErrorReport(error: BridgeError, where: string, hostCode?: string): string | null {
   if (error.code !== ERROR_CODES.internal_error) return null;
   const cause = error.cause ?? error;
   const detail = cause instanceof Error ? cause.stack ?? `${cause.name}: ${cause.message}` : String(cause);
   // A misnumbered BridgeError is the handler's author's to fix, not the bridge's to report.
-  const whose = cause instanceof TypeError && cause.cause instanceof BridgeError
-    ? "the handler's error code breaks PROTOCOL.md §8; fix it where the error is made"
-    : "a bug; please report it";
+  if (cause instanceof TypeError && cause.cause instanceof BridgeError) {
+    return `Internal error in '${where}' (the handler's error code breaks PROTOCOL.md §8; fix it where the error is made): ${detail}`;
+  }
+  const culprit = hostFaultOf(error) ?? hostCode;
+  const whose = culprit === undefined ? "a bug; please report it" : `a bug in ${culprit}; fix it there`;
   return `Internal error in '${where}' (${whose}): ${detail}`;
 }

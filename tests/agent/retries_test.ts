@@ -242,7 +242,10 @@ Deno.test("a model step that throws a TypeError is -32603 internal_error, not re
   assert.match(e.message as string, /^Cannot read properties of null/);
   assert.equal(model.steps, 1, "an internal error is never retried");
   assert.equal(logs.length, 1);
-  assert.match(logs[0], /^Internal error in 'session\/respond' \(a bug; please report it\): TypeError: /);
+  assert.match(
+    logs[0],
+    /^Internal error in 'session\/respond' \(a bug in the step\(\) of the host's model type 'buggy'; fix it there\): TypeError: /,
+  );
   assert.match(logs[0], /\n +at .*retries_test\.ts/);
   assert.ok(!c.lines.some((l) => l.includes("retries_test.ts")), "no stack on the wire");
   assert.equal((await conversation(c, "b")).length, 0);

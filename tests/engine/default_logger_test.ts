@@ -46,7 +46,7 @@ await engine.idle();
     );
     assert.match(
       stderr,
-      /^\[open-apple-models\] error: Internal error in 'quest\/boom' \(a bug; please report it\): Error: the quest log is corrupt\n {4}at .*host\.ts:5:/,
+      /^\[open-apple-models\] error: Internal error in 'quest\/boom' \(a bug in the host's extension that registered this method; fix it there\): Error: the quest log is corrupt\n {4}at .*host\.ts:5:/,
     );
     assert.ok(!stderr.includes("t-9"), stderr);
     assert.equal(stderr.split("\n").filter((l) => l.startsWith("[")).length, 1, stderr);

@@ -113,7 +113,7 @@ Deno.test("a handler that throws anything but a BridgeError is a bug: -32603 int
   assert.equal(internal.length, 5); // each one, the notification included; not the stack overflow (bad input)
   assert.match(
     internal[0],
-    /^error: Internal error in 'x\/typeError' \(a bug; please report it\): TypeError: /,
+    /^error: Internal error in 'x\/typeError' \(a bug in the host's extension that registered this method; fix it there\): TypeError: /,
   );
   assert.match(internal[0], /\n +at .*extension_faults_test\.ts/); // the stack, on stderr only
   assert.ok(!h.lines.some((l) => l.includes("extension_faults_test.ts")), "no stack on the wire");

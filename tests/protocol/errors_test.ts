@@ -10,6 +10,7 @@ import {
   type ErrorName,
   internalError,
   internalErrorReport,
+  thrownByHost,
   toBridgeError,
 } from "../../src/protocol/errors.ts";
 
@@ -56,6 +57,40 @@ Deno.test("internalErrorReport: the stack of the cause for internal errors, noth
   );
   const own = BridgeError.internal("The turn ended without a response.");
   assert.match(internalErrorReport(own, "session/respond")!, /The turn ended without a response\./);
+});
+
+Deno.test("internalErrorReport: the host's code is named for what it threw, or for the method it handles", () => {
+  const culprit = "the host's modelFactory";
+  const thrown = new Error("typo");
+  assert.equal(thrownByHost(thrown, culprit), thrown);
+  assert.match(
+    internalErrorReport(toBridgeError(thrown), "session/create")!,
+    /^Internal error in 'session\/create' \(a bug in the host's modelFactory; fix it there\): Error: typo\n +at /,
+  );
+  // Wrapped once more on its way (an internal error made from it) it is still the host's.
+  assert.match(
+    internalErrorReport(internalError(toBridgeError(thrown)), "x")!,
+    /\(a bug in the host's modelFactory;/,
+  );
+  // A thrown string cannot be marked: it becomes the internal error it would be answered with anyway.
+  const string = toBridgeError(thrownByHost("oops", culprit));
+  assert.deepEqual(string.toJson(), toBridgeError("oops").toJson());
+  assert.match(
+    internalErrorReport(string, "x")!,
+    /^Internal error in 'x' \(a bug in the host's modelFactory; fix it there\): oops$/,
+  );
+  // No mark: the handler's owner, if the host's, else the project's.
+  const plain = internalError(new Error("boom"));
+  assert.match(
+    internalErrorReport(plain, "quest/go", "the host's extension Q")!,
+    /\(a bug in the host's extension Q; fix it there\)/,
+  );
+  assert.match(internalErrorReport(plain, "npc/talk")!, /\(a bug; please report it\)/);
+  // A non-internal error is no bug, whoever threw it.
+  assert.equal(
+    internalErrorReport(toBridgeError(thrownByHost(BridgeError.of("refusal", "No."), culprit)), "x"),
+    null,
+  );
 });
 
 Deno.test("withCause keeps the wrapped failure off the wire", () => {
