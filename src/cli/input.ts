@@ -12,6 +12,7 @@ import {
 } from "npm:jsonc-parser@3.3.1";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { CliError, isPermissionError } from "./cli_error.ts";
+import { decodeUtf8Strict } from "./utf8_text.ts";
 
 /** What read all of stdin (e.g. `--resume -`), once something did. */
 let stdinReader: string | null = null;
@@ -31,6 +32,15 @@ export async function readStdinText(what = "'-'"): Promise<string> {
   }
   stdinReader = what;
   return await new Response(Deno.stdin.readable).text();
+}
+
+/** Reads all of stdin as bytes, for `what` (e.g. `--tools -`); like {@link readStdinText}, only once. */
+async function readStdinBytes(what: string): Promise<Uint8Array> {
+  if (stdinReader !== null) {
+    throw CliError.usage(`Only one input can come from stdin: ${stdinReader} reads it, so ${what} cannot.`);
+  }
+  stdinReader = what;
+  return new Uint8Array(await new Response(Deno.stdin.readable).arrayBuffer());
 }
 
 /**
@@ -56,21 +66,29 @@ export function refuseStdinFiles(command: string, files: Record<string, string |
 }
 
 /**
- * Reads a file, or stdin for `-`, without a leading byte order mark. An input file that cannot be read (missing, a directory, no permission) is
+ * Reads a file, or stdin for `-`, without a leading byte order mark. An input file that cannot be read (missing, a directory, no permission) or is not UTF-8 text is
  * `invalid_input` (exit 2) with the path in the message, after the `flag` that named it when one did, like
  * one that is not valid JSON.
  */
 export async function readInputText(path: string, flag?: string): Promise<string> {
-  if (path === "-") return await readStdinText(flag === undefined ? "'-'" : `${flag} -`);
+  const bytes = path === "-"
+    ? await readStdinBytes(flag === undefined ? "'-'" : `${flag} -`)
+    : await readInputBytes(path, flag);
+  const text = decodeUtf8Strict(bytes, path === "-" ? "<stdin>" : path);
+  // A byte order mark (Windows Notepad and some editors save UTF-8 with one) is not part of the text.
+  return text.startsWith("\ufeff") ? text.slice(1) : text;
+}
+
+/** The bytes of the file at `path`, or `invalid_input` saying why it cannot be read. */
+async function readInputBytes(path: string, flag?: string): Promise<Uint8Array> {
   try {
-    const text = await Deno.readTextFile(path);
-    // A byte order mark (Windows Notepad and some editors save UTF-8 with one) is not part of the text, as
-    // stdin's decoder drops it too.
-    return text.startsWith("\ufeff") ? text.slice(1) : text;
+    return await Deno.readFile(path);
   } catch (error) {
     // The flag that named the file, when one did: "--script: No such file: 'steps.json'."
     const by = flag === undefined ? "" : `${flag}: `;
-    if (error instanceof Deno.errors.NotFound) throw CliError.invalidInput(`${by}No such file: '${path}'.`);
+    if (error instanceof Deno.errors.NotFound) {
+      throw CliError.invalidInput(`${by}No such file: '${path}'${typedElsewhere(path)}.`);
+    }
     if (error instanceof Deno.errors.IsADirectory) {
       throw CliError.invalidInput(`${by}'${path}' is a directory, not a file.`);
     }
@@ -79,6 +97,31 @@ export async function readInputText(path: string, flag?: string): Promise<string
     }
     throw CliError.invalidInput(`${by}Cannot read '${path}': ${(error as Error).message}`);
   }
+}
+
+/**
+ * For a relative `path` that is missing where the command runs but exists in the folder it was typed in
+ * (`deno task` runs a task in its configuration's folder and names the folder it was typed in in
+ * `INIT_CWD`): the words that say so and give the full path; else "".
+ */
+function typedElsewhere(path: string): string {
+  if (path.startsWith("/") || /^[A-Za-z]:[\\/]/.test(path)) return "";
+  let typedIn: string | undefined, cwd: string;
+  try {
+    typedIn = Deno.env.get("INIT_CWD");
+    cwd = Deno.cwd();
+  } catch {
+    return ""; // no --allow-env or --allow-read: no hint
+  }
+  if (typedIn === undefined || typedIn === "" || typedIn === cwd) return "";
+  const there = `${typedIn.replace(/[\\/]+$/, "")}/${path.replace(/^\.[\\/]/, "")}`;
+  try {
+    if (!Deno.statSync(there).isFile) return "";
+  } catch {
+    return "";
+  }
+  return ` in ${cwd}, where the command runs (deno task runs it in its configuration's folder); you typed it ` +
+    `in ${typedIn}: give the full path, '${there}'`;
 }
 
 /** The first syntax error of JSONC `text`, in words: "expected ',' or '}' at line 3, column 5 (found …)". */

@@ -18,6 +18,8 @@ export interface RunResult {
 export interface RunOptions {
   /** Text piped to stdin (stdin is closed after it); null stdin when absent. */
   stdin?: string;
+  /** Bytes piped to stdin (stdin is closed after them), for input that is not UTF-8 text. */
+  stdinBytes?: Uint8Array;
   /**
    * Extra environment; OAM_SCRIPT, OAM_MODEL and NO_COLOR are unset unless given here, and OAM_MODELS_DIR
    * points at an empty folder (no cached GGUF model changes what a command picks).
@@ -66,7 +68,7 @@ export function oamCommand(
 
 /** Runs `oam <args>` to completion (bounded by `options.timeoutMs`). */
 export async function oam(args: string[], options: RunOptions = {}): Promise<RunResult> {
-  const piped = options.stdin !== undefined;
+  const piped = options.stdin !== undefined || options.stdinBytes !== undefined;
   const child = oamCommand(args, options, piped ? "piped" : "null").spawn();
   const output = child.output();
   const what = `'oam ${args.join(" ")}' to exit`;
@@ -74,7 +76,7 @@ export async function oam(args: string[], options: RunOptions = {}): Promise<Run
     if (piped) {
       const writer = child.stdin.getWriter();
       await withDeadline(
-        writer.write(new TextEncoder().encode(options.stdin)),
+        writer.write(options.stdinBytes ?? new TextEncoder().encode(options.stdin)),
         what,
         options.timeoutMs ?? 30_000,
       );
