@@ -164,7 +164,12 @@ function checkPersonaFile(path: string, value: JsonValue): PersonaFile {
     );
   }
   if (!isJsonObject(value.persona)) {
-    throw CliError.invalidInput(`${path}: 'persona' must be an object with a 'name'.`);
+    // "personna": {…} for "persona": name the key the file has, as the warnings of unknown keys do.
+    const misspelt = value.persona === undefined
+      ? Object.keys(value).find((key) => nearestName(key, ["persona"]) === "persona")
+      : undefined;
+    const has = misspelt === undefined ? "" : `; the file has '${misspelt}' (did you mean 'persona'?)`;
+    throw CliError.invalidInput(`${path}: 'persona' must be an object with a 'name'${has}.`);
   }
   if (value.world !== undefined && value.world !== null && !isJsonObject(value.world)) {
     throw CliError.invalidInput(`${path}: 'world' must be an object (the world seed).`);

@@ -47,3 +47,14 @@ Deno.test("npc under deno task: a relative path typed in another folder names th
     await Deno.remove(elsewhere, { recursive: true });
   }
 });
+
+Deno.test("npc: a persona file whose 'persona' key is misspelt names the key it has", async () => {
+  const path = await fx.write("typo.jsonc", '{"personna": {"name": "Gorm", "role": "smith"}}');
+  const r = await oam(["npc", path], { stdin: "" });
+  assert.equal(r.code, 2, r.stderr);
+  assert.equal(
+    r.stderr,
+    `Error: ${path}: 'persona' must be an object with a 'name'; the file has 'personna' (did you mean ` +
+      `'persona'?). [invalid_input]\n`,
+  );
+});
