@@ -13,6 +13,7 @@ import {
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { CliError, isPermissionError } from "./cli_error.ts";
 import { decodeUtf8Strict } from "./utf8_text.ts";
+import { writeErr } from "./tty.ts";
 
 /** What read all of stdin (e.g. `--resume -`), once something did. */
 let stdinReader: string | null = null;
@@ -24,22 +25,30 @@ export function stdinReadBy(): string | null {
 
 /**
  * Reads all of stdin as text, for `what` (e.g. `--resume -`). Stdin can be read only once: a second read is
- * a usage error that names both readers.
+ * a usage error that names both readers. At a terminal a line on stderr says how to end the input.
  */
 export async function readStdinText(what = "'-'"): Promise<string> {
+  claimStdin(what);
+  return await new Response(Deno.stdin.readable).text();
+}
+
+/**
+ * Records that `what` reads stdin (a second reader is a usage error naming both) and, at a terminal, says on
+ * stderr how to end what is typed: 'oam tools validate -' would otherwise wait without a word.
+ */
+function claimStdin(what: string): void {
   if (stdinReader !== null) {
     throw CliError.usage(`Only one input can come from stdin: ${stdinReader} reads it, so ${what} cannot.`);
   }
   stdinReader = what;
-  return await new Response(Deno.stdin.readable).text();
+  if (Deno.stdin.isTerminal()) {
+    writeErr("Reading stdin from the terminal: type or paste it, then press Ctrl-D at the start of a line.\n");
+  }
 }
 
 /** Reads all of stdin as bytes, for `what` (e.g. `--tools -`); like {@link readStdinText}, only once. */
 async function readStdinBytes(what: string): Promise<Uint8Array> {
-  if (stdinReader !== null) {
-    throw CliError.usage(`Only one input can come from stdin: ${stdinReader} reads it, so ${what} cannot.`);
-  }
-  stdinReader = what;
+  claimStdin(what);
   return new Uint8Array(await new Response(Deno.stdin.readable).arrayBuffer());
 }
 

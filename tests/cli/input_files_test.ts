@@ -4,6 +4,7 @@
  */
 import assert from "node:assert/strict";
 import { Fixtures, oam } from "./cli_helper.ts";
+import { Terminal } from "./turn_helper.ts";
 
 const fx = await Fixtures.create();
 Deno.test.afterAll(() => fx.remove());
@@ -57,4 +58,26 @@ Deno.test("npc: a persona file whose 'persona' key is misspelt names the key it 
     `Error: ${path}: 'persona' must be an object with a 'name'; the file has 'personna' (did you mean ` +
       `'persona'?). [invalid_input]\n`,
   );
+});
+
+Deno.test({
+  name: "tools validate - at a terminal: a hint on stderr says it reads stdin and how to end it",
+  ignore: Deno.build.os !== "linux", // the pseudo-terminal comes from util-linux `script`
+  fn: async () => {
+    const file = fx.path("validate.out");
+    const t = new Terminal(["tools", "validate", "-"], { stdout: { file } });
+    try {
+      await t.out.until((screen) => screen.includes("Ctrl-D"));
+      await t.type('[{"name": "wave", "description": "Waves."}]\n\x04');
+      const r = await t.exit();
+      assert.equal(r.code, 0);
+      assert.match(
+        r.stdout,
+        /^Reading stdin from the terminal: type or paste it, then press Ctrl-D at the start of a line\.\r\n/,
+      );
+      assert.match(await Deno.readTextFile(file), /wave/);
+    } finally {
+      await t.kill();
+    }
+  },
 });
