@@ -10,7 +10,12 @@ import { boolFlag, intFlag, numberFlag, type ParsedFlags, parseFlags, stringFlag
 import { oamCommand } from "./invocation.ts";
 import { CliError, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
-import { type ConversationFile, readConversation, writeConversation } from "./conversation_file.ts";
+import {
+  checkSaveTarget,
+  type ConversationFile,
+  readConversation,
+  writeConversation,
+} from "./conversation_file.ts";
 import { refuseStdinFiles } from "./input.ts";
 import {
   choiceSessionOptions,
@@ -177,6 +182,7 @@ class ChatCommand {
       toolFlags: "--tools",
     });
     this.#savePath = stringFlag(values, "save-transcript");
+    if (this.#savePath !== undefined) await checkSaveTarget(this.#savePath); // before the first turn
     const model = await resolveModelChoice({
       model: stringFlag(values, "model"),
       script: stringFlag(values, "script"),

@@ -13,6 +13,7 @@ import type { ToolAnswer } from "./command_tools.ts";
 import {
   appendEntries,
   type CallInfo,
+  checkSaveTarget,
   type ConversationFile,
   type PendingState,
   readConversation,
@@ -319,6 +320,8 @@ class RespondCommand {
     const answers = await this.#answers(values, saved);
     const prompt = await this.#prompt(values, { positionals, pending: saved.pending });
     const schema = await this.#schema(values, saved.pending ? resume : null);
+    const savePath = stringFlag(values, "save-transcript");
+    if (savePath !== undefined) await checkSaveTarget(savePath); // before the turn spends model time
     const budget = this.#budget(values, { tools, saved });
     const { bridge, choice, warnings } = await this.#open(values, {
       tools,
@@ -340,7 +343,7 @@ class RespondCommand {
       choice,
       tools,
       saved,
-      savePath: stringFlag(values, "save-transcript"),
+      savePath,
     });
     const outcome = await this.#turn(bridge, respond, tools, stream, {
       maxRounds: budget.maxRounds,
