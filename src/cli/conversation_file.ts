@@ -193,6 +193,12 @@ export async function readConversation(path: string): Promise<ConversationFile> 
   const label = path === "-" ? "<stdin>" : path;
   if (!isJsonObject(value)) throw CliError.invalidInput(`${label}: expected a saved conversation object.`);
   if (isJsonObject(value.oam) && value.oam.kind === "npc") throw npcSaveGiven(label);
+  if (!isJsonObject(value.oam) && isJsonObject(value.persona) && value.transcript === undefined) {
+    throw CliError.invalidInput(
+      `${label} is an NPC persona file, not a conversation: talk to it with '${oamCommand()} npc ${label}' ` +
+        `('${oamCommand()} npc --restore ${label}' if it is an npc/state save).`,
+    );
+  }
   if (!isJsonObject(value.oam)) {
     checkEntries(value, label);
     return { transcript: value, modelName: "", oam: { version: 1 } };

@@ -81,3 +81,10 @@ Deno.test({
     }
   },
 });
+
+Deno.test("chat --resume with a persona file names the command that talks to it", async () => {
+  const path = await fx.write("gorm.jsonc", '{"persona": {"name": "Gorm", "role": "smith"}}');
+  const r = await oam(["chat", "--resume", path], { stdin: "" });
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, new RegExp(`^Error: ${path} is an NPC persona file, not a conversation: talk to it with '.* npc ${path}' `));
+});
