@@ -97,6 +97,8 @@ Examples:
   git diff | oam respond --json "Summarize this change in one line."
   oam respond --tools tools.json "What's the weather in Paris?"; echo "exit $?"
   oam respond --resume ./turn.json --tool-output call_abc='{"temp": 21}'
+  # in a loop, --no-stdin (else the first turn reads the loop's other lines as its prompt):
+  while read -r q; do oam respond --no-stdin "$q"; done < questions.txt
 `;
 
 const FLAGS = {
