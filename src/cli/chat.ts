@@ -5,6 +5,7 @@
  * Works with piped input (one line per prompt or tool answer).
  * @module
  */
+import { shownWrittenPath } from "./task_folder.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { boolFlag, intFlag, numberFlag, type ParsedFlags, parseFlags, stringFlag } from "./args.ts";
 import { oamCommand } from "./invocation.ts";
@@ -263,7 +264,7 @@ class ChatCommand {
       case "/save":
         if (arg === "") throw CliError.usage("/save needs a file name, e.g. /save chat.json");
         await this.#save(arg);
-        writeOut(o.dim(`(saved to ${arg})\n`));
+        writeOut(o.dim(`(saved to ${shownWrittenPath(arg)})\n`));
         return;
       case "/usage":
         writeOut(

@@ -14,6 +14,7 @@ import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { CliError, isPermissionError } from "./cli_error.ts";
 import { decodeUtf8Strict } from "./utf8_text.ts";
 import { writeErr } from "./tty.ts";
+import { typedElsewhere } from "./task_folder.ts";
 
 /** What read all of stdin (e.g. `--resume -`), once something did. */
 let stdinReader: string | null = null;
@@ -42,7 +43,9 @@ function claimStdin(what: string): void {
   }
   stdinReader = what;
   if (Deno.stdin.isTerminal()) {
-    writeErr("Reading stdin from the terminal: type or paste it, then press Ctrl-D at the start of a line.\n");
+    writeErr(
+      "Reading stdin from the terminal: type or paste it, then press Ctrl-D at the start of a line.\n",
+    );
   }
 }
 
@@ -106,31 +109,6 @@ async function readInputBytes(path: string, flag?: string): Promise<Uint8Array> 
     }
     throw CliError.invalidInput(`${by}Cannot read '${path}': ${(error as Error).message}`);
   }
-}
-
-/**
- * For a relative `path` that is missing where the command runs but exists in the folder it was typed in
- * (`deno task` runs a task in its configuration's folder and names the folder it was typed in in
- * `INIT_CWD`): the words that say so and give the full path; else "".
- */
-function typedElsewhere(path: string): string {
-  if (path.startsWith("/") || /^[A-Za-z]:[\\/]/.test(path)) return "";
-  let typedIn: string | undefined, cwd: string;
-  try {
-    typedIn = Deno.env.get("INIT_CWD");
-    cwd = Deno.cwd();
-  } catch {
-    return ""; // no --allow-env or --allow-read: no hint
-  }
-  if (typedIn === undefined || typedIn === "" || typedIn === cwd) return "";
-  const there = `${typedIn.replace(/[\\/]+$/, "")}/${path.replace(/^\.[\\/]/, "")}`;
-  try {
-    if (!Deno.statSync(there).isFile) return "";
-  } catch {
-    return "";
-  }
-  return ` in ${cwd}, where the command runs (deno task runs it in its configuration's folder); you typed it ` +
-    `in ${typedIn}: give the full path, '${there}'`;
 }
 
 /** The first syntax error of JSONC `text`, in words: "expected ',' or '}' at line 3, column 5 (found …)". */

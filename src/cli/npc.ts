@@ -4,6 +4,7 @@
  * changes as they happen. `/state <file>` saves; `--restore <file>` loads.
  * @module
  */
+import { shownWrittenPath } from "./task_folder.ts";
 import { dirname as folderOf, relative, resolve } from "node:path";
 import { BridgeError } from "../protocol/errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
@@ -494,7 +495,7 @@ class NpcCommand {
       case "/state":
         if (arg === "") throw CliError.usage("/state needs a file name, e.g. /state mira_save.json");
         await this.#save(arg);
-        this.#screen.write(o.dim(`(saved to ${arg})\n`));
+        this.#screen.write(o.dim(`(saved to ${shownWrittenPath(arg)})\n`));
         return;
       case "/world":
         if (!this.#world) {

@@ -25,7 +25,11 @@ Deno.test("npc: a persona file saved as Latin-1 is refused with where the first 
 
 Deno.test("tools validate: a tools file from stdin that is not UTF-8 is refused", async () => {
   const r = await oam(["tools", "validate", "-"], {
-    stdinBytes: new Uint8Array([...new TextEncoder().encode('[{"name": "x", "description": "caf'), 0xe9, 0x22]),
+    stdinBytes: new Uint8Array([
+      ...new TextEncoder().encode('[{"name": "x", "description": "caf'),
+      0xe9,
+      0x22,
+    ]),
   });
   assert.equal(r.code, 2, r.stderr);
   assert.match(r.stderr, /^Error: <stdin>: not UTF-8 text \(byte 0xE9 at line 1, column 35\)/);
@@ -86,5 +90,42 @@ Deno.test("chat --resume with a persona file names the command that talks to it"
   const path = await fx.write("gorm.jsonc", '{"persona": {"name": "Gorm", "role": "smith"}}');
   const r = await oam(["chat", "--resume", path], { stdin: "" });
   assert.equal(r.code, 2, r.stderr);
-  assert.match(r.stderr, new RegExp(`^Error: ${path} is an NPC persona file, not a conversation: talk to it with '.* npc ${path}' `));
+  assert.match(
+    r.stderr,
+    new RegExp(
+      `^Error: ${path} is an NPC persona file, not a conversation: talk to it with '.* npc ${path}' `,
+    ),
+  );
+});
+
+Deno.test("chat under deno task typed in another folder: /save says the full path it wrote", async () => {
+  const elsewhere = await Deno.makeTempDir({ prefix: "oam-cli-elsewhere-" });
+  try {
+    const script = await fx.write("hello.json", [{ text: "Hello." }]);
+    const r = await oam(["chat", "--script", script], {
+      stdin: "hi\n/save talk.json\n",
+      cwd: fx.dir,
+      env: { INIT_CWD: elsewhere },
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `Hello.\n(saved to ${fx.dir}/talk.json)\n`);
+  } finally {
+    await Deno.remove(elsewhere, { recursive: true });
+  }
+});
+
+Deno.test("npc under deno task typed in another folder: /state says the full path it wrote", async () => {
+  const elsewhere = await Deno.makeTempDir({ prefix: "oam-cli-elsewhere-" });
+  try {
+    const persona = await fx.write("smith.jsonc", '{"persona": {"name": "Gorm", "role": "smith"}}');
+    const r = await oam(["npc", persona, "--script", await fx.write("e.json", [])], {
+      stdin: "/state gorm-save.json\n",
+      cwd: fx.dir,
+      env: { INIT_CWD: elsewhere },
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, new RegExp(`\\(saved to ${fx.dir}/gorm-save\\.json\\)\\n`));
+  } finally {
+    await Deno.remove(elsewhere, { recursive: true });
+  }
 });

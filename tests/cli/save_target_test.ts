@@ -10,7 +10,9 @@ Deno.test.afterAll(() => fx.remove());
 
 Deno.test("respond: --save-transcript into a missing folder fails before the turn", async () => {
   const script = await fx.write("s.json", [{ text: "Hello there." }]);
-  const r = await oam(["respond", "--script", script, "--save-transcript", "nodir/t.json", "hi"], { cwd: fx.dir });
+  const r = await oam(["respond", "--script", script, "--save-transcript", "nodir/t.json", "hi"], {
+    cwd: fx.dir,
+  });
   assert.deepEqual([r.code, r.stdout, r.stderr], [
     1,
     "",
