@@ -21,7 +21,7 @@ export interface RunOptions {
   /** Bytes piped to stdin (stdin is closed after them), for input that is not UTF-8 text. */
   stdinBytes?: Uint8Array;
   /**
-   * Extra environment; OAM_SCRIPT, OAM_MODEL and NO_COLOR are unset unless given here, and OAM_MODELS_DIR
+   * Extra environment; OAM_SCRIPT, OAM_MODEL, NO_COLOR and INIT_CWD are unset unless given here, and OAM_MODELS_DIR
    * points at an empty folder (no cached GGUF model changes what a command picks).
    */
   env?: Record<string, string>;
@@ -36,13 +36,14 @@ export interface RunOptions {
 let noModelsDir: string | undefined;
 
 /**
- * The environment of a child `oam`: this one's without OAM_SCRIPT, OAM_MODEL and NO_COLOR, OAM_MODELS_DIR an
+ * The environment of a child `oam`: this one's without OAM_SCRIPT, OAM_MODEL, NO_COLOR and INIT_CWD, OAM_MODELS_DIR an
  * empty folder, then `extra`.
  */
 export function childEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(Deno.env.toObject())) {
-    if (k !== "OAM_SCRIPT" && k !== "OAM_MODEL" && k !== "NO_COLOR") env[k] = v;
+    // INIT_CWD: `deno task test` typed in another folder would change how oam shows relative paths.
+    if (k !== "OAM_SCRIPT" && k !== "OAM_MODEL" && k !== "NO_COLOR" && k !== "INIT_CWD") env[k] = v;
   }
   noModelsDir ??= `${Deno.makeTempDirSync()}/no-models`;
   env.OAM_MODELS_DIR = noModelsDir;
