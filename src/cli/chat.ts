@@ -5,12 +5,18 @@
  * Works with piped input (one line per prompt or tool answer).
  * @module
  */
+import { shownWrittenPath } from "./task_folder.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { boolFlag, intFlag, numberFlag, type ParsedFlags, parseFlags, stringFlag } from "./args.ts";
 import { oamCommand } from "./invocation.ts";
 import { CliError, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
-import { type ConversationFile, readConversation, writeConversation } from "./conversation_file.ts";
+import {
+  checkSaveTarget,
+  type ConversationFile,
+  readConversation,
+  writeConversation,
+} from "./conversation_file.ts";
 import { refuseStdinFiles } from "./input.ts";
 import {
   choiceSessionOptions,
@@ -177,6 +183,7 @@ class ChatCommand {
       toolFlags: "--tools",
     });
     this.#savePath = stringFlag(values, "save-transcript");
+    if (this.#savePath !== undefined) await checkSaveTarget(this.#savePath); // before the first turn
     const model = await resolveModelChoice({
       model: stringFlag(values, "model"),
       script: stringFlag(values, "script"),
@@ -257,7 +264,7 @@ class ChatCommand {
       case "/save":
         if (arg === "") throw CliError.usage("/save needs a file name, e.g. /save chat.json");
         await this.#save(arg);
-        writeOut(o.dim(`(saved to ${arg})\n`));
+        writeOut(o.dim(`(saved to ${shownWrittenPath(arg)})\n`));
         return;
       case "/usage":
         writeOut(

@@ -24,8 +24,8 @@ export const EXIT = {
 export const EXIT_CODES_HELP = `Exit codes:
   0    success
   1    failure (generation_failed, tool_failed, io_error: a file could not be written, …)
-  2    usage or invalid input (usage, invalid_input: an input file that is missing, unreadable or not
-       valid JSON, invalid_params, invalid_schema, invalid_request, unsupported_language,
+  2    usage or invalid input (usage, invalid_input: an input file that is missing, unreadable, not
+       UTF-8 or not valid JSON, invalid_params, invalid_schema, invalid_request, unsupported_language,
        missing_tool_output)
   3    model unavailable (model_unavailable)
   4    blocked by the guardrails or refused (guardrail_violation, refusal)

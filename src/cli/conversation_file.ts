@@ -96,6 +96,32 @@ export function writeError(path: string, error: unknown): CliError {
   return new CliError("io_error", `Cannot write '${path}': ${why}.`);
 }
 
+/**
+ * Refuses a path a conversation cannot be written to, before any turn runs: its folder is missing, or it
+ * is a folder. The same `io_error` as {@link writeConversation} would give after the turn; other failures
+ * (permissions, a full disk) are left to the write itself.
+ *
+ * @example
+ * ```ts
+ * import { checkSaveTarget } from "./conversation_file.ts";
+ * await checkSaveTarget("talk.json"); // fine: the current folder exists
+ * // await checkSaveTarget("saves/a.json") throws "Cannot write 'saves/a.json': the folder 'saves' does not exist."
+ * ```
+ */
+export async function checkSaveTarget(path: string): Promise<void> {
+  const cut = Math.max(path.lastIndexOf("/"), path.lastIndexOf("\\"));
+  const folder = cut < 0 ? "." : path.slice(0, cut) || "/";
+  const kind = async (p: string) => {
+    try {
+      return (await Deno.stat(p)).isDirectory ? "folder" : "file";
+    } catch (error) {
+      return error instanceof Deno.errors.NotFound ? "missing" : "unknown";
+    }
+  };
+  if (await kind(path) === "folder") throw writeError(path, new Deno.errors.IsADirectory(path));
+  if (await kind(folder) === "missing") throw writeError(path, new Deno.errors.NotFound(folder));
+}
+
 /** Writes a conversation file (pretty JSON). */
 export async function writeConversation(path: string, file: ConversationFile): Promise<void> {
   const oam = cleanOam(file.oam);
@@ -167,6 +193,12 @@ export async function readConversation(path: string): Promise<ConversationFile> 
   const label = path === "-" ? "<stdin>" : path;
   if (!isJsonObject(value)) throw CliError.invalidInput(`${label}: expected a saved conversation object.`);
   if (isJsonObject(value.oam) && value.oam.kind === "npc") throw npcSaveGiven(label);
+  if (!isJsonObject(value.oam) && isJsonObject(value.persona) && value.transcript === undefined) {
+    throw CliError.invalidInput(
+      `${label} is an NPC persona file, not a conversation: talk to it with '${oamCommand()} npc ${label}' ` +
+        `('${oamCommand()} npc --restore ${label}' if it is an npc/state save).`,
+    );
+  }
   if (!isJsonObject(value.oam)) {
     checkEntries(value, label);
     return { transcript: value, modelName: "", oam: { version: 1 } };

@@ -12,6 +12,9 @@ import {
 } from "npm:jsonc-parser@3.3.1";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { CliError, isPermissionError } from "./cli_error.ts";
+import { decodeUtf8Strict } from "./utf8_text.ts";
+import { writeErr } from "./tty.ts";
+import { typedElsewhere } from "./task_folder.ts";
 
 /** What read all of stdin (e.g. `--resume -`), once something did. */
 let stdinReader: string | null = null;
@@ -23,14 +26,33 @@ export function stdinReadBy(): string | null {
 
 /**
  * Reads all of stdin as text, for `what` (e.g. `--resume -`). Stdin can be read only once: a second read is
- * a usage error that names both readers.
+ * a usage error that names both readers. At a terminal a line on stderr says how to end the input.
  */
 export async function readStdinText(what = "'-'"): Promise<string> {
+  claimStdin(what);
+  return await new Response(Deno.stdin.readable).text();
+}
+
+/**
+ * Records that `what` reads stdin (a second reader is a usage error naming both) and, at a terminal, says on
+ * stderr how to end what is typed: 'oam tools validate -' would otherwise wait without a word.
+ */
+function claimStdin(what: string): void {
   if (stdinReader !== null) {
     throw CliError.usage(`Only one input can come from stdin: ${stdinReader} reads it, so ${what} cannot.`);
   }
   stdinReader = what;
-  return await new Response(Deno.stdin.readable).text();
+  if (Deno.stdin.isTerminal()) {
+    writeErr(
+      "Reading stdin from the terminal: type or paste it, then press Ctrl-D at the start of a line.\n",
+    );
+  }
+}
+
+/** Reads all of stdin as bytes, for `what` (e.g. `--tools -`); like {@link readStdinText}, only once. */
+async function readStdinBytes(what: string): Promise<Uint8Array> {
+  claimStdin(what);
+  return new Uint8Array(await new Response(Deno.stdin.readable).arrayBuffer());
 }
 
 /**
@@ -56,21 +78,29 @@ export function refuseStdinFiles(command: string, files: Record<string, string |
 }
 
 /**
- * Reads a file, or stdin for `-`, without a leading byte order mark. An input file that cannot be read (missing, a directory, no permission) is
+ * Reads a file, or stdin for `-`, without a leading byte order mark. An input file that cannot be read (missing, a directory, no permission) or is not UTF-8 text is
  * `invalid_input` (exit 2) with the path in the message, after the `flag` that named it when one did, like
  * one that is not valid JSON.
  */
 export async function readInputText(path: string, flag?: string): Promise<string> {
-  if (path === "-") return await readStdinText(flag === undefined ? "'-'" : `${flag} -`);
+  const bytes = path === "-"
+    ? await readStdinBytes(flag === undefined ? "'-'" : `${flag} -`)
+    : await readInputBytes(path, flag);
+  const text = decodeUtf8Strict(bytes, path === "-" ? "<stdin>" : path);
+  // A byte order mark (Windows Notepad and some editors save UTF-8 with one) is not part of the text.
+  return text.startsWith("\ufeff") ? text.slice(1) : text;
+}
+
+/** The bytes of the file at `path`, or `invalid_input` saying why it cannot be read. */
+async function readInputBytes(path: string, flag?: string): Promise<Uint8Array> {
   try {
-    const text = await Deno.readTextFile(path);
-    // A byte order mark (Windows Notepad and some editors save UTF-8 with one) is not part of the text, as
-    // stdin's decoder drops it too.
-    return text.startsWith("\ufeff") ? text.slice(1) : text;
+    return await Deno.readFile(path);
   } catch (error) {
     // The flag that named the file, when one did: "--script: No such file: 'steps.json'."
     const by = flag === undefined ? "" : `${flag}: `;
-    if (error instanceof Deno.errors.NotFound) throw CliError.invalidInput(`${by}No such file: '${path}'.`);
+    if (error instanceof Deno.errors.NotFound) {
+      throw CliError.invalidInput(`${by}No such file: '${path}'${typedElsewhere(path)}.`);
+    }
     if (error instanceof Deno.errors.IsADirectory) {
       throw CliError.invalidInput(`${by}'${path}' is a directory, not a file.`);
     }

@@ -4,6 +4,7 @@
  * changes as they happen. `/state <file>` saves; `--restore <file>` loads.
  * @module
  */
+import { shownWrittenPath } from "./task_folder.ts";
 import { dirname as folderOf, relative, resolve } from "node:path";
 import { BridgeError } from "../protocol/errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
@@ -164,7 +165,12 @@ function checkPersonaFile(path: string, value: JsonValue): PersonaFile {
     );
   }
   if (!isJsonObject(value.persona)) {
-    throw CliError.invalidInput(`${path}: 'persona' must be an object with a 'name'.`);
+    // "personna": {…} for "persona": name the key the file has, as the warnings of unknown keys do.
+    const misspelt = value.persona === undefined
+      ? Object.keys(value).find((key) => nearestName(key, ["persona"]) === "persona")
+      : undefined;
+    const has = misspelt === undefined ? "" : `; the file has '${misspelt}' (did you mean 'persona'?)`;
+    throw CliError.invalidInput(`${path}: 'persona' must be an object with a 'name'${has}.`);
   }
   if (value.world !== undefined && value.world !== null && !isJsonObject(value.world)) {
     throw CliError.invalidInput(`${path}: 'world' must be an object (the world seed).`);
@@ -489,7 +495,7 @@ class NpcCommand {
       case "/state":
         if (arg === "") throw CliError.usage("/state needs a file name, e.g. /state mira_save.json");
         await this.#save(arg);
-        this.#screen.write(o.dim(`(saved to ${arg})\n`));
+        this.#screen.write(o.dim(`(saved to ${shownWrittenPath(arg)})\n`));
         return;
       case "/world":
         if (!this.#world) {

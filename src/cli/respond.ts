@@ -13,6 +13,7 @@ import type { ToolAnswer } from "./command_tools.ts";
 import {
   appendEntries,
   type CallInfo,
+  checkSaveTarget,
   type ConversationFile,
   type PendingState,
   readConversation,
@@ -96,6 +97,8 @@ Examples:
   git diff | oam respond --json "Summarize this change in one line."
   oam respond --tools tools.json "What's the weather in Paris?"; echo "exit $?"
   oam respond --resume ./turn.json --tool-output call_abc='{"temp": 21}'
+  # in a loop, --no-stdin (else the first turn reads the loop's other lines as its prompt):
+  while read -r q; do oam respond --no-stdin "$q"; done < questions.txt
 `;
 
 const FLAGS = {
@@ -319,6 +322,8 @@ class RespondCommand {
     const answers = await this.#answers(values, saved);
     const prompt = await this.#prompt(values, { positionals, pending: saved.pending });
     const schema = await this.#schema(values, saved.pending ? resume : null);
+    const savePath = stringFlag(values, "save-transcript");
+    if (savePath !== undefined) await checkSaveTarget(savePath); // before the turn spends model time
     const budget = this.#budget(values, { tools, saved });
     const { bridge, choice, warnings } = await this.#open(values, {
       tools,
@@ -340,7 +345,7 @@ class RespondCommand {
       choice,
       tools,
       saved,
-      savePath: stringFlag(values, "save-transcript"),
+      savePath,
     });
     const outcome = await this.#turn(bridge, respond, tools, stream, {
       maxRounds: budget.maxRounds,

@@ -18,8 +18,10 @@ export interface RunResult {
 export interface RunOptions {
   /** Text piped to stdin (stdin is closed after it); null stdin when absent. */
   stdin?: string;
+  /** Bytes piped to stdin (stdin is closed after them), for input that is not UTF-8 text. */
+  stdinBytes?: Uint8Array;
   /**
-   * Extra environment; OAM_SCRIPT, OAM_MODEL and NO_COLOR are unset unless given here, and OAM_MODELS_DIR
+   * Extra environment; OAM_SCRIPT, OAM_MODEL, NO_COLOR and INIT_CWD are unset unless given here, and OAM_MODELS_DIR
    * points at an empty folder (no cached GGUF model changes what a command picks).
    */
   env?: Record<string, string>;
@@ -34,13 +36,14 @@ export interface RunOptions {
 let noModelsDir: string | undefined;
 
 /**
- * The environment of a child `oam`: this one's without OAM_SCRIPT, OAM_MODEL and NO_COLOR, OAM_MODELS_DIR an
+ * The environment of a child `oam`: this one's without OAM_SCRIPT, OAM_MODEL, NO_COLOR and INIT_CWD, OAM_MODELS_DIR an
  * empty folder, then `extra`.
  */
 export function childEnv(extra: Record<string, string> = {}): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [k, v] of Object.entries(Deno.env.toObject())) {
-    if (k !== "OAM_SCRIPT" && k !== "OAM_MODEL" && k !== "NO_COLOR") env[k] = v;
+    // INIT_CWD: `deno task test` typed in another folder would change how oam shows relative paths.
+    if (k !== "OAM_SCRIPT" && k !== "OAM_MODEL" && k !== "NO_COLOR" && k !== "INIT_CWD") env[k] = v;
   }
   noModelsDir ??= `${Deno.makeTempDirSync()}/no-models`;
   env.OAM_MODELS_DIR = noModelsDir;
@@ -66,7 +69,7 @@ export function oamCommand(
 
 /** Runs `oam <args>` to completion (bounded by `options.timeoutMs`). */
 export async function oam(args: string[], options: RunOptions = {}): Promise<RunResult> {
-  const piped = options.stdin !== undefined;
+  const piped = options.stdin !== undefined || options.stdinBytes !== undefined;
   const child = oamCommand(args, options, piped ? "piped" : "null").spawn();
   const output = child.output();
   const what = `'oam ${args.join(" ")}' to exit`;
@@ -74,7 +77,7 @@ export async function oam(args: string[], options: RunOptions = {}): Promise<Run
     if (piped) {
       const writer = child.stdin.getWriter();
       await withDeadline(
-        writer.write(new TextEncoder().encode(options.stdin)),
+        writer.write(options.stdinBytes ?? new TextEncoder().encode(options.stdin)),
         what,
         options.timeoutMs ?? 30_000,
       );

@@ -338,15 +338,16 @@ Deno.test("respond and chat: --resume of a JSON file that is no conversation nam
 });
 
 Deno.test("respond: a --save-transcript that cannot be written fails with exit 1 after the answer's line ends", async () => {
-  const missing = fx.path("no_such_folder/conversation.json");
-  const r = await oam(["respond", "--script", hello, "--save-transcript", missing, "Hi"]);
+  // No write permission there: only the write itself finds out (a missing folder is refused before the turn).
+  const denied = fx.path("denied.json");
+  const r = await oam(["respond", "--script", hello, "--save-transcript", denied, "Hi"], {
+    permissions: ["--allow-read", "--allow-env", "--allow-write=/nonexistent-oam-folder"],
+  });
   assert.equal(r.code, 1);
   assert.equal(r.stdout, "Hello there, traveller!\n");
   assert.equal(
     r.stderr,
-    `Error: Cannot write '${missing}': the folder '${
-      fx.path("no_such_folder")
-    }' does not exist. [io_error]\n`,
+    `Error: Cannot write '${denied}': permission denied (needs --allow-write). [io_error]\n`,
   );
 });
 
