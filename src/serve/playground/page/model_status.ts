@@ -69,10 +69,9 @@ export class ModelStatus {
     const editor = this.#options.editor();
     const label = this.info ? `${this.info.model.label}` : "system";
     const availability = link.server?.model;
-    // Until the bridge answers `initialize` it is checking its model (loading a GGUF one).
-    const checking = link.state === "connecting" || link.state === "waiting"
-      ? this.info?.model.name ?? "system"
-      : undefined;
+    // Until the bridge answers `initialize` it is checking its model (loading a GGUF one); so it is before the
+    // page's first connection is made (the server's info comes first), not "availability unknown".
+    const checking = link.pending ? this.info?.model.name ?? "system" : undefined;
     editor?.setBridgeModel(
       `${label}, ${availabilityText(availability, checking)}`,
       availability ? availability.available : null,
