@@ -378,7 +378,7 @@ export class Agent {
     if (model instanceof ScriptedModel) result = model.stepNow(request);
     else {
       const hostType = hostModelType(model);
-      result = hostType === undefined ? model.step(request) : hostStep(model, request, hostType);
+      result = hostType === undefined ? model.step(request) : hostStep({ model, type: hostType }, request);
     }
     if (result instanceof Promise) return result.then((r) => this.#afterStep(a, index, plan, trimmed, r));
     return this.#afterStep(a, index, plan, trimmed, result);

@@ -444,7 +444,7 @@ export class EngineCore {
   /** The BridgeError a handler's throw or rejection is answered with; an internal error is logged with its stack. */
   #mapError(error: unknown, method: string): BridgeError {
     const e = toBridgeError(error);
-    const report = internalErrorReport(e, method, this.#hostCode(method));
+    const report = internalErrorReport(e, { where: method, hostCode: this.#hostCode(method) });
     if (report !== null) this.logger.error(report);
     return e;
   }

@@ -198,7 +198,7 @@ export class DecisionMethods {
           );
         } catch (error) {
           const e = toBridgeError(error);
-          const report = internalErrorReport(e, `decision/decideMany requests[${index}]`);
+          const report = internalErrorReport(e, { where: `decision/decideMany requests[${index}]` });
           if (report !== null) r.logger.error(report);
           return { error: e.toJson() };
         }

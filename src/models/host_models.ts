@@ -40,7 +40,7 @@ export function hostModelType(model: LanguageModel): string | undefined {
 }
 
 /**
- * `model.step(request)` of a host's model of type `type`, with what it throws or rejects with marked as the
+ * `host.model.step(request)` of a host's model of type `host.type`, with what it throws or rejects with marked as the
  * host's ({@link thrownByHost}). What it returns is passed on as it is.
  *
  * @example
@@ -48,10 +48,14 @@ export function hostModelType(model: LanguageModel): string | undefined {
  * import { hostStep } from "./host_models.ts";
  * import { ScriptedModel } from "./scripted.ts";
  * const model = new ScriptedModel({ steps: [{ text: "Hi" }] });
- * // await hostStep(model, request, "echo"): the step's result; a rejection names the host's type 'echo' in its log line
+ * // await hostStep({ model, type: "echo" }, request): the step's result; a rejection names the host's type 'echo' in its log line
  * ```
  */
-export function hostStep(model: LanguageModel, request: StepRequest, type: string): Promise<StepResult> {
+export function hostStep(
+  host: { model: LanguageModel; type: string },
+  request: StepRequest,
+): Promise<StepResult> {
+  const { model, type } = host;
   const culprit = `the step() of the host's model type '${type}'`;
   let result: Promise<StepResult>;
   try {

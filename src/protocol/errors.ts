@@ -386,7 +386,7 @@ const hostFaults = new WeakMap<object, string>();
  * ```ts
  * import { internalErrorReport, thrownByHost, toBridgeError } from "./errors.ts";
  * const thrown = thrownByHost(new Error("oops"), "the host's modelFactory");
- * internalErrorReport(toBridgeError(thrown), "session/create"); // "Internal error in 'session/create' (a bug in the host's modelFactory; fix it there): Error: oops\n    at …"
+ * internalErrorReport(toBridgeError(thrown), { where: "session/create" }); // "Internal error in 'session/create' (a bug in the host's modelFactory; fix it there): Error: oops\n    at …"
  * ```
  */
 export function thrownByHost(error: unknown, culprit: string): unknown {
@@ -407,20 +407,24 @@ function hostFaultOf(error: unknown): string | undefined {
 }
 
 /**
- * The log line (stderr) for an error about to be answered: for `-32603 internal_error`, where it happened,
+ * The log line (stderr) for an error about to be answered: for `-32603 internal_error`, where it happened (`at.where`),
  * whose bug it is, and the stack of what was thrown; null for every other error (those are answers, not bugs).
  * A bug is the project's ("please report it") unless the error was thrown by host code
- * ({@link thrownByHost}) or `hostCode` names the host's code that ran `where` (the handler of a method a host
+ * ({@link thrownByHost}) or `at.hostCode` names the host's code that ran `at.where` (the handler of a method a host
  * added): then the line says the bug is there.
  *
  * @example
  * ```ts
  * import { internalError, internalErrorReport } from "./errors.ts";
- * internalErrorReport(internalError(new TypeError("oops")), "npc/talk"); // "Internal error in 'npc/talk' (a bug; please report it): TypeError: oops\n    at …"
- * internalErrorReport(internalError(new TypeError("oops")), "quest/narrate", "the host's extension QuestMethods"); // "… (a bug in the host's extension QuestMethods; fix it there): …"
+ * internalErrorReport(internalError(new TypeError("oops")), { where: "npc/talk" }); // "Internal error in 'npc/talk' (a bug; please report it): TypeError: oops\n    at …"
+ * internalErrorReport(internalError(new TypeError("oops")), { where: "quest/narrate", hostCode: "the host's extension QuestMethods" }); // "… (a bug in the host's extension QuestMethods; fix it there): …"
  * ```
  */
-export function internalErrorReport(error: BridgeError, where: string, hostCode?: string): string | null {
+export function internalErrorReport(
+  error: BridgeError,
+  at: { where: string; hostCode?: string },
+): string | null {
+  const { where, hostCode } = at;
   if (error.code !== ERROR_CODES.internal_error) return null;
   const cause = error.cause ?? error;
   const detail = cause instanceof Error ? cause.stack ?? `${cause.name}: ${cause.message}` : String(cause);

@@ -48,7 +48,7 @@ function asOpenAIError(error: unknown, config: ServeConfiguration): OpenAIError 
 /** Logs the stack of a bug behind an error answer (an internal error of the turn or the server). */
 function logInternal(error: OpenAIError, config: ServeConfiguration): void {
   if (!(error.cause instanceof BridgeError)) return;
-  const report = internalErrorReport(error.cause, "/v1/chat/completions");
+  const report = internalErrorReport(error.cause, { where: "/v1/chat/completions" });
   if (report !== null) config.logger.error(report);
 }
 

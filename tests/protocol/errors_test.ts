@@ -46,17 +46,20 @@ Deno.test("toBridgeError: BridgeError as is, abort → cancelled, deep recursion
 });
 
 Deno.test("internalErrorReport: the stack of the cause for internal errors, nothing for the others", () => {
-  const report = internalErrorReport(internalError(new RangeError("bad index")), "npc/talk");
+  const report = internalErrorReport(internalError(new RangeError("bad index")), { where: "npc/talk" });
   assert.match(
     report!,
     /^Internal error in 'npc\/talk' \(a bug; please report it\): RangeError: bad index\n +at /,
   );
   assert.equal(
-    internalErrorReport(BridgeError.of("generation_failed", "The model failed."), "npc/talk"),
+    internalErrorReport(BridgeError.of("generation_failed", "The model failed."), { where: "npc/talk" }),
     null,
   );
   const own = BridgeError.internal("The turn ended without a response.");
-  assert.match(internalErrorReport(own, "session/respond")!, /The turn ended without a response\./);
+  assert.match(
+    internalErrorReport(own, { where: "session/respond" })!,
+    /The turn ended without a response\./,
+  );
 });
 
 Deno.test("internalErrorReport: the host's code is named for what it threw, or for the method it handles", () => {
@@ -64,31 +67,33 @@ Deno.test("internalErrorReport: the host's code is named for what it threw, or f
   const thrown = new Error("typo");
   assert.equal(thrownByHost(thrown, culprit), thrown);
   assert.match(
-    internalErrorReport(toBridgeError(thrown), "session/create")!,
+    internalErrorReport(toBridgeError(thrown), { where: "session/create" })!,
     /^Internal error in 'session\/create' \(a bug in the host's modelFactory; fix it there\): Error: typo\n +at /,
   );
   // Wrapped once more on its way (an internal error made from it) it is still the host's.
   assert.match(
-    internalErrorReport(internalError(toBridgeError(thrown)), "x")!,
+    internalErrorReport(internalError(toBridgeError(thrown)), { where: "x" })!,
     /\(a bug in the host's modelFactory;/,
   );
   // A thrown string cannot be marked: it becomes the internal error it would be answered with anyway.
   const string = toBridgeError(thrownByHost("oops", culprit));
   assert.deepEqual(string.toJson(), toBridgeError("oops").toJson());
   assert.match(
-    internalErrorReport(string, "x")!,
+    internalErrorReport(string, { where: "x" })!,
     /^Internal error in 'x' \(a bug in the host's modelFactory; fix it there\): oops$/,
   );
   // No mark: the handler's owner, if the host's, else the project's.
   const plain = internalError(new Error("boom"));
   assert.match(
-    internalErrorReport(plain, "quest/go", "the host's extension Q")!,
+    internalErrorReport(plain, { where: "quest/go", hostCode: "the host's extension Q" })!,
     /\(a bug in the host's extension Q; fix it there\)/,
   );
-  assert.match(internalErrorReport(plain, "npc/talk")!, /\(a bug; please report it\)/);
+  assert.match(internalErrorReport(plain, { where: "npc/talk" })!, /\(a bug; please report it\)/);
   // A non-internal error is no bug, whoever threw it.
   assert.equal(
-    internalErrorReport(toBridgeError(thrownByHost(BridgeError.of("refusal", "No."), culprit)), "x"),
+    internalErrorReport(toBridgeError(thrownByHost(BridgeError.of("refusal", "No."), culprit)), {
+      where: "x",
+    }),
     null,
   );
 });
