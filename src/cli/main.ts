@@ -99,7 +99,10 @@ export async function runCli(args: string[]): Promise<number> {
       writeOut(MAIN_HELP);
       return 0;
     }
-    if (command === "--version" || command === "-V" || (rest.includes("--version") && command in COMMANDS)) {
+    if (
+      command === "--version" || command === "-V" || command === "version" ||
+      (rest.includes("--version") && command in COMMANDS)
+    ) {
       writeOut(`oam ${SERVER_INFO.version}\n`);
       return 0;
     }

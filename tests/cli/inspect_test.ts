@@ -145,6 +145,11 @@ Deno.test("main: help lists every command; unknown commands exit 2", async () =>
     [option.code, option.stdout, option.stderr],
     [2, "", "Error: Unknown option '-x'. Run 'oam --help'. [usage]\n"],
   );
+  // `oam version` answers as `oam --version` does, as `oam help` answers as `oam --help`.
+  const version = await oam(["version"]);
+  const flag = await oam(["--version"]);
+  assert.deepEqual([version.code, version.stdout, version.stderr], [0, flag.stdout, ""]);
+  assert.match(flag.stdout, /^oam \d+\.\d+\.\d+\n$/);
 });
 
 Deno.test("main: a missing command or subcommand is a usage error: the help on stderr, nothing on stdout, exit 2", async () => {
