@@ -19,76 +19,34 @@
  */
 // deno-lint-ignore-file no-console
 
-/** A field of /proc/<pid>/status in MiB (e.g. VmRSS, VmHWM); NaN when unavailable. */
-export function statusMiB(pid: number, field: string): number {
-  try {
-    const line = Deno.readTextFileSync(`/proc/${pid}/status`).split("\n").find((l) =>
-      l.startsWith(`${field}:`)
-    );
-    return line ? Number(line.split(/\s+/)[1]) / 1024 : NaN;
-  } catch {
-    return NaN;
-  }
-}
+import { Bridge, StdioTransport } from "../mod.ts";
+import { statusMiB } from "./proc.ts";
 
 type Json = Record<string, unknown>;
 
-/** A JSON-RPC client over the bridge process's stdin/stdout (one message per line). */
-class Bridge {
-  readonly #child: Deno.ChildProcess;
-  readonly #writer: WritableStreamDefaultWriter<Uint8Array>;
-  readonly #pending = new Map<number, { resolve: (v: Json) => void }>();
-  #next = 1;
-  readonly done: Promise<void>;
+/** The bridge process, driven through the typed client; `call` answers `{result}` or `{error}`, never throws. */
+class RssBridge {
+  private constructor(readonly pid: number, readonly client: Bridge) {}
 
-  constructor(root: string, model: string) {
-    this.#child = new Deno.Command(Deno.execPath(), {
-      args: ["run", "--no-lock", "-A", `${root}cli.ts`, "stdio", "--model", model],
-      stdin: "piped",
-      stdout: "piped",
-      stderr: "inherit",
-    }).spawn();
-    this.#writer = this.#child.stdin.getWriter();
-    this.done = this.#read();
+  /** Starts `cli.ts stdio --model <model>` and connects (the bridge answers once its model is loaded). */
+  static async start(root: string, model: string): Promise<RssBridge> {
+    const transport = new StdioTransport({
+      command: [Deno.execPath(), "run", "--no-lock", "-A", `${root}cli.ts`, "stdio", "--model", model],
+    });
+    const client = await Bridge.connect(transport);
+    return new RssBridge(transport.pid!, client);
   }
 
-  get pid(): number {
-    return this.#child.pid;
+  /** Sends a request and waits for its response: its result, or its error's message. */
+  call(method: string, params: Json): Promise<Json> {
+    return this.client.request<unknown>(method, params).then(
+      (result) => ({ result }),
+      (error) => ({ error: { message: error instanceof Error ? error.message : String(error) } }),
+    );
   }
 
-  async #read(): Promise<void> {
-    let buffer = "";
-    const decoder = new TextDecoder();
-    for await (const chunk of this.#child.stdout) {
-      buffer += decoder.decode(chunk, { stream: true });
-      let nl;
-      while ((nl = buffer.indexOf("\n")) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        if (line.trim() === "") continue;
-        const message = JSON.parse(line) as Json;
-        const id = message.id as number | undefined;
-        if (id === undefined || !("result" in message || "error" in message)) continue;
-        this.#pending.get(id)?.resolve(message);
-        this.#pending.delete(id);
-      }
-    }
-  }
-
-  /** Sends a request and waits for its response (the whole message: `result` or `error`). */
-  async call(method: string, params: Json): Promise<Json> {
-    const id = this.#next++;
-    const reply = new Promise<Json>((resolve) => this.#pending.set(id, { resolve }));
-    const line = JSON.stringify({ jsonrpc: "2.0", id, method, params }) + "\n";
-    await this.#writer.write(new TextEncoder().encode(line));
-    return await reply;
-  }
-
-  async close(): Promise<void> {
-    await this.call("shutdown", {}).catch(() => {});
-    await this.#writer.close().catch(() => {});
-    await this.#child.status;
-    await this.done;
+  close(): Promise<void> {
+    return this.client.close();
   }
 }
 
@@ -96,7 +54,7 @@ const LINES = ["Hello", "What is the capital of France?", "Count to five.", "Tha
 const PERSONA = { name: "Gorm", role: "the village blacksmith", speakingStyle: "Short, plain sentences." };
 
 /** One phase: turn `i` (the phase's own setup happens on turn 0). */
-type Phase = (bridge: Bridge, i: number) => Promise<Json>;
+type Phase = (bridge: RssBridge, i: number) => Promise<Json>;
 
 function phases(reset: number): Record<string, Phase> {
   return {
@@ -173,7 +131,7 @@ export interface RssOptions {
 /** Runs the phases in one bridge process and prints the readings. */
 export async function runRssBench(options: RssOptions): Promise<void> {
   const root = new URL("..", import.meta.url).pathname;
-  const bridge = new Bridge(root, options.model);
+  const bridge = await RssBridge.start(root, options.model);
   const all = phases(options.reset);
   const ready = await bridge.call("model/availability", {});
   console.log(`bridge pid ${bridge.pid}; ${JSON.stringify(ready.result ?? ready.error)}`);

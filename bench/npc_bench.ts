@@ -11,7 +11,7 @@
  */
 // deno-lint-ignore-file no-console
 import { parseArgs } from "node:util";
-import { cpuSeconds } from "./proc.ts";
+import { cpuSeconds, statusMiB } from "./proc.ts";
 
 const { values } = parseArgs({
   // `deno task <name> -- <flags>` passes the `--` through; there are no positional arguments.
@@ -26,18 +26,6 @@ const NPCS = Number(values.npcs);
 const TALKS = Number(values.talks);
 const STREAM = values.stream;
 const root = new URL("..", import.meta.url).pathname;
-
-/** A field of /proc/<pid>/status in MiB (e.g. VmHWM, VmRSS); NaN when unavailable. */
-function statusMiB(pid: number, field: string): number {
-  try {
-    const line = Deno.readTextFileSync(`/proc/${pid}/status`).split("\n").find((l) =>
-      l.startsWith(`${field}:`)
-    );
-    return line ? Number(line.split(/\s+/)[1]) / 1024 : NaN;
-  } catch {
-    return NaN;
-  }
-}
 
 function message(id: string | number, method: string, params: Record<string, unknown>): string {
   return JSON.stringify({ jsonrpc: "2.0", id, method, params });

@@ -9,3 +9,15 @@ export function cpuSeconds(pid: number): number {
     return NaN;
   }
 }
+
+/** A field of /proc/<pid>/status in MiB (e.g. VmRSS, VmHWM); NaN when unavailable. */
+export function statusMiB(pid: number, field: string): number {
+  try {
+    const line = Deno.readTextFileSync(`/proc/${pid}/status`).split("\n").find((l) =>
+      l.startsWith(`${field}:`)
+    );
+    return line ? Number(line.split(/\s+/)[1]) / 1024 : NaN;
+  } catch {
+    return NaN;
+  }
+}
