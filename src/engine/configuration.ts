@@ -2,6 +2,7 @@
  * Bridge configuration: limits, defaults, model factories, extensions and hooks.
  * @module
  */
+import { hostSystemModel } from "../models/host_models.ts";
 import type { LanguageModel } from "../models/language_model.ts";
 import type { ModelFactories, ModelParam, ModelSpec } from "../models/registry.ts";
 import type { JsonValue } from "../protocol/json.ts";
@@ -84,7 +85,8 @@ export function resolveConfiguration(
     toolTimeoutSeconds: config.toolTimeoutSeconds ?? DEFAULTS.toolTimeoutSeconds,
     allowsScriptedModels: config.allowsScriptedModels ?? true,
     extensions: config.extensions ?? defaults.extensions(),
-    systemModel: config.systemModel ?? defaults.systemModel,
+    // A host's factory: what it throws is its bug, and its internal error's log line says so.
+    systemModel: config.systemModel ? hostSystemModel(config.systemModel) : defaults.systemModel,
     ...(config.modelFactory ? { modelFactory: config.modelFactory } : {}),
     logger: config.logger ?? defaultLogger,
     ...(config.onShutdown ? { onShutdown: config.onShutdown } : {}),

@@ -145,6 +145,8 @@ export class EngineCore {
    * was registered later, by the host.
    */
   readonly #culprits = new WeakMap<MethodHandler, string | null>();
+  /** The method sets that are this project's own (`EngineParts.ownsMethodSet`). */
+  readonly #ownSets = new Set<BridgeExtension>();
 
   /**
    * Creates an engine from its parts that writes each outgoing message (one JSON line, no newline) to `send`.
@@ -167,7 +169,9 @@ export class EngineCore {
     for (const extension of this.#extensions) {
       const name = extensionName(extension, builtins.has(extension));
       const own = new Set<string>();
-      const culprit = parts.ownsMethodSet?.(extension) === true ? null : hostExtension(extension);
+      const ours = parts.ownsMethodSet?.(extension) === true;
+      if (ours) this.#ownSets.add(extension);
+      const culprit = ours ? null : hostExtension(extension);
       const watch = (method: string, replaces: boolean, handler: MethodHandler) => {
         this.#culprits.set(handler, culprit);
         if (own.has(method)) {
@@ -540,7 +544,12 @@ export class EngineCore {
         return;
       }
       const e = BridgeError.internal(`The result of '${resultOf}' is not JSON: ${reason}.`);
-      this.logger.error(e.message);
+      const culprit = this.#hostCode(resultOf);
+      this.logger.error(
+        `${e.message} (${
+          culprit === undefined ? "a bug; please report it" : `a bug in ${culprit}; fix it there`
+        })`,
+      );
       line = encodeMessage({ jsonrpc: "2.0", id: message.id, error: e.toJson() });
     }
     this.#send(line);
@@ -556,12 +565,11 @@ export class EngineCore {
     // Cancel the extensions' work first (synchronously), then deferred work: running turns see their signal
     // abort while their client tool calls are still pending, so each pending tool/call gets its tool/cancel.
     const stops = this.#extensions.map((e) => {
+      const failed = (error: unknown) => this.logger.error(`${this.#shutdownFailure(e)}: ${String(error)}`);
       try {
-        return Promise.resolve(e.shutdown?.()).catch((error) => {
-          this.logger.error(`An extension failed to shut down: ${String(error)}`);
-        });
+        return Promise.resolve(e.shutdown?.()).catch(failed);
       } catch (error) {
-        this.logger.error(`An extension failed to shut down: ${String(error)}`);
+        failed(error);
         return Promise.resolve();
       }
     });
@@ -571,6 +579,14 @@ export class EngineCore {
       ? Promise.resolve()
       : new Promise<void>((resolve) => this.#shutdownWaiters.push(resolve));
     await settledWithin(Promise.allSettled([work, ...stops]), { ms: SHUTDOWN_GRACE_MS });
+  }
+
+  /** The start of a shutdown failure's log line: which method set failed, and whose bug it is. */
+  #shutdownFailure(extension: BridgeExtension): string {
+    const name = extension.constructor === Object ? "" : extension.constructor?.name ?? "";
+    return this.#ownSets.has(extension)
+      ? `The built-in method set${name ? ` ${name}` : ""} failed to shut down (a bug; please report it)`
+      : `The host's extension${name ? ` ${name}` : ""} failed to shut down (a bug in it; fix it there)`;
   }
 
   /** Closes at once: cancels everything and never calls `send` again. */

@@ -229,3 +229,33 @@ Deno.test("EngineCore: method sets are the host's unless the parts say they are 
     await engine.shutdown();
   }
 });
+
+Deno.test("a host's systemModel that throws or makes no model: the log names it, the wire is unchanged", async () => {
+  const { logger, errors } = logged();
+  let made: LanguageModel | undefined;
+  const throwing = new BridgeEngine({
+    systemModel: () => {
+      throw new Error("the device plugin is missing");
+    },
+    logger,
+  });
+  assert.deepEqual(await failure(throwing, "session/create", {}), internal("the device plugin is missing"));
+  await throwing.shutdown();
+  const hollow = new BridgeEngine({ systemModel: () => made as LanguageModel, logger });
+  assert.deepEqual(
+    await failure(hollow, "session/create", {}),
+    internal("The systemModel made no LanguageModel (it needs step() and availability())."),
+  );
+  await hollow.shutdown();
+  assert.deepEqual(errors.map((e) => e.split("): ")[0]), [
+    "Internal error in 'session/create' (a bug in the host's systemModel (its bridge configuration); fix it there",
+    "Internal error in 'session/create' (a bug in the host's systemModel (its bridge configuration); fix it there",
+  ]);
+  assert.match(errors[0], /\): Error: the device plugin is missing\n +at .*host_faults_test\.ts/);
+  // A model it makes is used as it is (often one of this project's backends): not marked as the host's.
+  made = new UnavailableModel("device_not_eligible");
+  const working = new BridgeEngine({ systemModel: () => made!, logger });
+  const created = await working.call("session/create", {}) as JsonObject;
+  assert.equal(typeof created.session, "string");
+  await working.shutdown();
+});

@@ -142,7 +142,13 @@ Deno.test("a result that is not JSON is answered with -32603 internal_error inst
     else assert.match(e.message as string, messages[id] as RegExp);
   }
   assert.deepEqual((await h.response(5))[0], { jsonrpc: "2.0", id: 5, result: {} });
-  assert.ok(h.logs.some((l) => l.startsWith("error: The result of 'x/bigint' is not JSON")));
+  // The log line says whose bug it is: the host's extension registered these methods.
+  assert.ok(
+    h.logs.includes(
+      "error: The result of 'x/bigint' is not JSON: Do not know how to serialize a BigInt. (a bug in the host's extension that registered this method; fix it there)",
+    ),
+    h.logs.join("\n"),
+  );
   await h.engine.shutdown();
 });
 
@@ -157,11 +163,29 @@ Deno.test("an extension whose shutdown throws: shutdown still answers, the failu
   const h = harness(throwing);
   h.send(1, "shutdown");
   assert.deepEqual(await h.response(1), [{ jsonrpc: "2.0", id: 1, result: {} }]);
-  assert.deepEqual(h.logs, ["error: An extension failed to shut down: Error: save failed"]);
+  // Whose bug: the host's extension (an object literal here, so no class name to give).
+  assert.deepEqual(h.logs, [
+    "error: The host's extension failed to shut down (a bug in it; fix it there): Error: save failed",
+  ]);
   h.send(2, "ping");
   assert.deepEqual(h.messages()[1], {
     jsonrpc: "2.0",
     id: 2,
     error: { code: -32023, message: "The bridge has shut down.", data: { code: "shut_down" } },
   });
+});
+
+Deno.test("an extension class whose shutdown rejects is named in the log line", async () => {
+  class QuestLog implements BridgeExtension {
+    register() {}
+    shutdown() {
+      return Promise.reject(new Error("disk full"));
+    }
+  }
+  const h = harness(new QuestLog());
+  h.send(1, "shutdown");
+  assert.deepEqual(await h.response(1), [{ jsonrpc: "2.0", id: 1, result: {} }]);
+  assert.deepEqual(h.logs, [
+    "error: The host's extension QuestLog failed to shut down (a bug in it; fix it there): Error: disk full",
+  ]);
 });
