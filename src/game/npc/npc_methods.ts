@@ -450,7 +450,13 @@ export class NpcMethods {
       Object.hasOwn(state, key) && state[key] !== null ? state[key] : undefined;
     const version = saved("version");
     if (version !== undefined && version !== 1) {
-      throw BridgeError.invalidParams(`'${path}.version' must be 1; got ${showValue(version)}.`);
+      // A later save format is a newer bridge's: say so, since nothing in this save can be fixed by hand.
+      throw BridgeError.invalidParams(
+        typeof version === "number" && Number.isInteger(version) && version > 1
+          ? `'${path}.version' is ${version}: the save was made by a newer bridge, and this one reads saves of ` +
+            `version 1. Restore it with the bridge that made it, or a newer one than this.`
+          : `'${path}.version' must be 1, as npc/state writes it; got ${showValue(version)}.`,
+      );
     }
     const transcript = saved("transcript");
     const entries = transcript === undefined
