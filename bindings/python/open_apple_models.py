@@ -1397,7 +1397,10 @@ class World:
 
     async def subscribe(self, callback: Callback, path: str = "") -> Subscription:
         """Calls ``callback(change)`` for every ``world/changed`` at, inside or above ``path``; ``change`` has
-        ``world``, ``subscription``, ``path`` and ``oldValue`` / ``newValue`` (absent when created / removed)."""
+        ``world``, ``subscription``, ``path`` and ``oldValue`` / ``newValue`` (absent when created / removed).
+        ``change["path"]`` is the path that changed and the values are the ones there: a write above ``path`` (its
+        parent set whole, a save loaded at the root) comes with the parent's values, yours inside them; when it is
+        not ``path``, read yours with ``await world.get(path)``."""
         if not callable(callback):
             raise TypeError("callback must be a function (subscribe(callback, path=...)); got %s %r"
                             % (type(callback).__name__, callback))
