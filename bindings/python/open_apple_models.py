@@ -639,11 +639,15 @@ class Bridge:
         ``invalid_message`` BridgeError (longer than the bridge reads) without sending anything."""
         line = _encode(message)
         if len(line) - 1 > self.max_line_bytes:
+            advice = ""
+            if message.get("method") in ("world/create", "world/set", "world/merge"):
+                advice = (" A world's state this large loads in parts: world/create with part of it, then world/merge "
+                          "the rest, a few keys at a time (docs/PROTOCOL.md §6, 'Saving a world').")
             raise BridgeError(
                 -32600, "invalid_message",
                 "The message is %d bytes, longer than the %d bytes the bridge reads; it was not sent (a bridge "
-                "started with a higher --max-line-bytes needs Bridge(max_line_bytes=...) too)."
-                % (len(line) - 1, self.max_line_bytes),
+                "started with a higher --max-line-bytes needs Bridge(max_line_bytes=...) too).%s"
+                % (len(line) - 1, self.max_line_bytes, advice),
                 {"code": "invalid_message", "bytes": len(line) - 1, "limit": self.max_line_bytes})
         return line
 

@@ -493,6 +493,25 @@ class MistakeTests(BridgeTestCase):
         finally:
             await bridge.close()
 
+    async def test_a_saved_world_too_large_for_one_line_says_to_load_it_in_parts(self):
+        bridge = Bridge(bridge_command(COMMAND) + ["--max-line-bytes", "4096"])
+        await bridge.start()
+        try:
+            save = {"lore": {"book%d" % i: "word " * 200 for i in range(6)}}
+            for load in (lambda: bridge.create_world(save, world="big"),
+                         lambda: bridge.world("big").set("", save),
+                         lambda: bridge.world("big").merge(save)):
+                with self.assertRaises(BridgeError) as caught:
+                    await load()
+                self.assertEqual(caught.exception.data_code, "invalid_message")
+                self.assertIn("A world's state this large loads in parts: world/create with part of it, then "
+                              "world/merge the rest", caught.exception.message)
+            with self.assertRaises(BridgeError) as caught:  # not a world: no such advice
+                await bridge.request("ping", {"padding": "x" * 5000})
+            self.assertNotIn("in parts", caught.exception.message)
+        finally:
+            await bridge.close()
+
     async def test_tool_result_longer_than_the_bridge_reads_is_an_error_output(self):
         bridge = Bridge(bridge_command(COMMAND) + ["--max-line-bytes=4096"])
         await bridge.start()
