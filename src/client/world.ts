@@ -169,7 +169,9 @@ export class World {
    * type you expect at `path`, as for {@link World.get}: `subscribe<number>("player.gold", (change) => …)`
    * types `change.newValue` as a number (or `undefined`, when the value was removed), which it is when
    * `change.path` is `path`. Not checked: when `change.path` is another path, read yours with
-   * `world.get(path)`, as the example does.
+   * `world.get(path)`, as the example does. The callback runs while the bridge goes on: a write it makes in
+   * reaction to an NPC's change is not part of that NPC's turn, whose next step may read the world before it
+   * (over `Bridge.spawn()` it mostly does).
    *
    * @example A guard who reacts when the player runs low on gold
    * ```ts

@@ -31,6 +31,7 @@ import {
 } from "../../agent/tool_definitions.ts";
 import type { GameContext } from "../game_context.ts";
 import { mergePatch } from "./merge_patch.ts";
+import { jsonTextHint } from "../world/json_text.ts";
 import { Npc, type NpcInit, type NpcWorld } from "./npc.ts";
 import { composeTools, scriptToolWarnings } from "./npc_tools.ts";
 import { emptyMemory, memoryJson, parseMemory } from "./npc_memory.ts";
@@ -436,7 +437,7 @@ export class NpcMethods {
   #restore(r: HandlerContext): JsonValue | Pending<JsonValue> {
     const p = r.params;
     const warnings = p.unknownKeys(RESTORE_KEYS);
-    let state = p.optionalObject("state");
+    let state = withJsonTextHint(() => p.optionalObject("state"), p.get("state"));
     if (state === undefined) throw BridgeError.invalidParams("Missing required parameter 'state'.");
     let path = "state";
     if (!Object.hasOwn(state, "persona") && isJsonObject(state.state)) {
@@ -667,5 +668,16 @@ export class NpcMethods {
       });
     }
     return { npcs };
+  }
+}
+
+/** `read()`, whose BridgeError gets {@link jsonTextHint}'s advice when `value` is a JSON object's text. */
+function withJsonTextHint<T>(read: () => T, value: JsonValue | undefined): T {
+  try {
+    return read();
+  } catch (error) {
+    const hint = jsonTextHint(value);
+    if (hint === "" || !(error instanceof BridgeError)) throw error;
+    throw BridgeError.invalidParams(error.message + hint);
   }
 }
