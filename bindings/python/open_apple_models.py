@@ -639,11 +639,15 @@ class Bridge:
         ``invalid_message`` BridgeError (longer than the bridge reads) without sending anything."""
         line = _encode(message)
         if len(line) - 1 > self.max_line_bytes:
+            advice = ""
+            if message.get("method") in ("world/create", "world/set", "world/merge"):
+                advice = (" A world's state this large loads in parts: world/create with part of it, then world/merge "
+                          "the rest, a few keys at a time (docs/PROTOCOL.md §6, 'Saving a world').")
             raise BridgeError(
                 -32600, "invalid_message",
                 "The message is %d bytes, longer than the %d bytes the bridge reads; it was not sent (a bridge "
-                "started with a higher --max-line-bytes needs Bridge(max_line_bytes=...) too)."
-                % (len(line) - 1, self.max_line_bytes),
+                "started with a higher --max-line-bytes needs Bridge(max_line_bytes=...) too).%s"
+                % (len(line) - 1, self.max_line_bytes, advice),
                 {"code": "invalid_message", "bytes": len(line) - 1, "limit": self.max_line_bytes})
         return line
 
@@ -1330,21 +1334,38 @@ class Npc:
 
 
 class Subscription:
-    """A ``world/subscribe`` subscription; ``await unsubscribe()`` ends it."""
+    """A ``world/subscribe`` subscription; ``await unsubscribe()`` ends it. ``warnings`` holds what the bridge
+    said of its path: one warning when nothing is there yet (most often a typo), naming what the world holds at
+    the nearest existing ancestor; ``[]`` otherwise."""
 
-    def __init__(self, world: "World", subscription_id: str, path: str):
+    def __init__(self, world: "World", subscription_id: str, path: str, warnings: Optional[List[str]] = None):
         self.world = world
         self.id = subscription_id
         self.path = path
+        self.warnings: List[str] = list(warnings or [])
+        self._ended = False
 
     def __repr__(self) -> str:
         return "Subscription(%r, %r)" % (self.id, self.path)
 
-    async def unsubscribe(self) -> None:
-        """``world/unsubscribe``."""
+    def unsubscribe(self) -> "asyncio.Future[None]":
+        """``world/unsubscribe``. The callback is not called again from the moment this is called, also for
+        changes the bridge sent before it read the request (an NPC's turn still writing); await the result for
+        the bridge's answer. Calling it again, or after ``world.delete()`` ended the subscription on the bridge,
+        does nothing."""
         bridge = self.world.bridge
-        await bridge.request("world/unsubscribe", {"subscription": self.id})
-        bridge._subscriptions.pop(self.id, None)
+        known = bridge._subscriptions.pop(self.id, None) is not None or self._ended
+        self._ended = True
+
+        async def send() -> None:
+            try:
+                await bridge.request("world/unsubscribe", {"subscription": self.id})
+            except BridgeError as error:
+                # Already ended on the bridge (unsubscribed before, or its world deleted): what was asked.
+                if not (known and error.data_code == "subscription_not_found"):
+                    raise
+
+        return asyncio.ensure_future(send())
 
 
 class World:
@@ -1380,7 +1401,10 @@ class World:
 
     async def subscribe(self, callback: Callback, path: str = "") -> Subscription:
         """Calls ``callback(change)`` for every ``world/changed`` at, inside or above ``path``; ``change`` has
-        ``world``, ``subscription``, ``path`` and ``oldValue`` / ``newValue`` (absent when created / removed)."""
+        ``world``, ``subscription``, ``path`` and ``oldValue`` / ``newValue`` (absent when created / removed).
+        ``change["path"]`` is the path that changed and the values are the ones there: a write above ``path`` (its
+        parent set whole, a save loaded at the root) comes with the parent's values, yours inside them; when it is
+        not ``path``, read yours with ``await world.get(path)``."""
         if not callable(callback):
             raise TypeError("callback must be a function (subscribe(callback, path=...)); got %s %r"
                             % (type(callback).__name__, callback))
@@ -1390,7 +1414,7 @@ class World:
             bridge._subscriptions[str(result["subscription"])] = callback
 
         result = await bridge.request("world/subscribe", {"world": self.id, "path": path}, _on_result=register)
-        return Subscription(self, result["subscription"], result.get("path", path))
+        return Subscription(self, result["subscription"], result.get("path", path), result.get("warnings"))
 
     async def delete(self) -> None:
         """``world/delete``."""

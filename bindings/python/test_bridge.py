@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from open_apple_models import (  # noqa: E402
-    NULL, Bridge, BridgeError, ToolContext, ToolError, bridge_command, bridge_environment)
+    NULL, Bridge, BridgeError, Subscription, ToolContext, ToolError, bridge_command, bridge_environment)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -405,6 +405,50 @@ class GameTests(BridgeTestCase):
         self.assertEqual(caught.exception.data_code, "world_not_found")
 
 
+    async def test_unsubscribe_stops_the_callback_at_once_mid_turn(self):
+        # An NPC writes three values in one turn; the game unsubscribes at the first change. The later changes
+        # are already on their way (the bridge wrote them before it read the unsubscribe): none reaches the
+        # callback once unsubscribe() was called, as in the TypeScript client.
+        world = await self.bridge.create_world({})
+        seen, unsubscribing = [], []
+
+        def on_change(change):
+            seen.append(change["path"])
+            if len(seen) == 1:
+                unsubscribing.append(subscription.unsubscribe())  # not awaited here: a plain callback
+
+        subscription = await world.subscribe(on_change)
+        write = lambda path: {"name": "update_world_state", "arguments": {"path": path, "value": "1"}}  # noqa: E731
+        ned = await self.bridge.create_npc({"name": "Ned"}, world=world, options={"worldWritable": [""]}, model=scripted(
+            {"toolCalls": [write("x"), write("y")]}, {"toolCalls": [write("z")]},
+            {"json": {"emotion": "neutral", "line": "Done.", "player_options": ["a", "b", "c"],
+                      "ends_conversation": False}}))
+        await ned.talk("Go.")
+        await unsubscribing[0]
+        self.assertEqual(seen, ["x"])
+        self.assertEqual(await world.snapshot(), {"x": 1, "y": 1, "z": 1})
+
+    async def test_unsubscribe_after_the_world_was_deleted_or_twice_does_nothing(self):
+        world = await self.bridge.create_world({})
+        first = await world.subscribe(lambda change: None)
+        await first.unsubscribe()
+        await first.unsubscribe()
+        second = await world.subscribe(lambda change: None)
+        await world.delete()
+        await second.unsubscribe()
+        with self.assertRaises(BridgeError) as caught:
+            await Subscription(world, "sub99", "").unsubscribe()  # an id this client never had
+        self.assertEqual(caught.exception.data_code, "subscription_not_found")
+
+    async def test_subscribe_to_a_path_not_there_yet_keeps_the_warning(self):
+        world = await self.bridge.create_world({"quests": {"wolves": {}}})
+        subscription = await world.subscribe(lambda change: None, path="quests.wolfs.stage")
+        self.assertEqual(len(subscription.warnings), 1)
+        self.assertIn("'quests.wolfs.stage', which does not exist", subscription.warnings[0])
+        self.assertIn("'quests' has keys: wolves", subscription.warnings[0])
+        there = await world.subscribe(lambda change: None, path="quests")
+        self.assertEqual(there.warnings, [])
+
 class MistakeTests(BridgeTestCase):
     """What a script gets wrong is refused before anything is sent, with an error that names it."""
 
@@ -446,6 +490,25 @@ class MistakeTests(BridgeTestCase):
             self.assertEqual((caught.exception.code, caught.exception.data_code), (-32600, "invalid_message"))
             self.assertIn("longer than the 4096 bytes", caught.exception.message)
             self.assertEqual((await session.respond("hi"))["text"], "short")
+        finally:
+            await bridge.close()
+
+    async def test_a_saved_world_too_large_for_one_line_says_to_load_it_in_parts(self):
+        bridge = Bridge(bridge_command(COMMAND) + ["--max-line-bytes", "4096"])
+        await bridge.start()
+        try:
+            save = {"lore": {"book%d" % i: "word " * 200 for i in range(6)}}
+            for load in (lambda: bridge.create_world(save, world="big"),
+                         lambda: bridge.world("big").set("", save),
+                         lambda: bridge.world("big").merge(save)):
+                with self.assertRaises(BridgeError) as caught:
+                    await load()
+                self.assertEqual(caught.exception.data_code, "invalid_message")
+                self.assertIn("A world's state this large loads in parts: world/create with part of it, then "
+                              "world/merge the rest", caught.exception.message)
+            with self.assertRaises(BridgeError) as caught:  # not a world: no such advice
+                await bridge.request("ping", {"padding": "x" * 5000})
+            self.assertNotIn("in parts", caught.exception.message)
         finally:
             await bridge.close()
 

@@ -537,6 +537,10 @@ export class Bridge implements AsyncDisposable {
   /**
    * Rebuilds an NPC from a save ({@link Npc.state}); send `model` again unless it is the system model. A
    * `NaN`, `Infinity`, `Map` or `Set` in the save (a field edited by the game) is a TypeError naming its path.
+   * After a restart, create the save's world first (`bridge.createWorld(savedState, { world: save.world })`),
+   * and give the saved client tools their handlers again with `bridge.tool` before the NPC's next turn: a save
+   * holds the tools' definitions, not their handlers (a call of one without a handler is an error output the
+   * model sees, and a warning).
    */
   restoreNpc(state: NpcState, options: RestoreOptions = {}): Promise<Npc> {
     return restoreNpc(this.#c, { ...options, state });

@@ -429,11 +429,14 @@ export interface WorldChange<T = JsonValue> {
   world: string;
   /** The subscription that matched. */
   subscription: string;
-  /** The changed path. */
+  /**
+   * The changed path: the subscribed one, or one above it (its parent written whole, the root when a save is
+   * loaded) or inside it. `oldValue` and `newValue` are the values at this path.
+   */
   path: string;
-  /** The value before. */
+  /** The value before, at `path` (absent when it was created). `T` holds when `path` is the subscribed path. */
   oldValue?: T;
-  /** The value after. */
+  /** The value after, at `path` (absent when it was removed). `T` holds when `path` is the subscribed path. */
   newValue?: T;
 }
 

@@ -217,7 +217,12 @@ export class StdioTransport implements Transport {
     }
     const bytes = this.#encoder.encode(encodeClientMessage(message) + "\n");
     if (bytes.length - 1 > this.#maxLineBytes) {
-      throw messageTooLong({ bytes: bytes.length - 1, limit: this.#maxLineBytes, option: "maxLineBytes" });
+      throw messageTooLong({
+        bytes: bytes.length - 1,
+        limit: this.#maxLineBytes,
+        option: "maxLineBytes",
+        ...("method" in message ? { method: message.method } : {}),
+      });
     }
     const id = "method" in message && "id" in message ? message.id : null;
     if (id !== null && id !== undefined && !this.#awaiting.has(id)) {

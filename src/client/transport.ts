@@ -32,25 +32,34 @@ export const SENT: Promise<void> = Promise.resolve();
 /**
  * The `-32600 invalid_message` error of a message longer than the bridge reads. A transport refuses such a
  * message before sending it: the bridge would skip it and answer with id null, so the request would never
- * settle.
+ * settle. `method`, the message's, adds how to load a world in parts to a `world/create`, `world/set` or
+ * `world/merge`.
  *
  * @example
  * ```ts
  * import { messageTooLong } from "./transport.ts";
  * const error = messageTooLong({ bytes: 20_000_000, limit: 16_777_216, option: "maxLineBytes" });
  * error.dataCode; // "invalid_message"
+ * // A saved world's state: the message says how to load it in parts.
+ * messageTooLong({ bytes: 20_000_000, limit: 16_777_216, option: "maxLineBytes", method: "world/create" });
  * ```
  */
 export function messageTooLong(
-  { bytes, limit, option }: { bytes: number; limit: number; option: string },
+  { bytes, limit, option, method }: { bytes: number; limit: number; option: string; method?: string },
 ): BridgeError {
   return BridgeError.of(
     "invalid_message",
     `The message is ${bytes} bytes, longer than the ${limit} bytes the bridge reads; it was not sent ` +
-      `(a bridge started with a higher limit needs the transport's '${option}' option too).`,
+      `(a bridge started with a higher limit needs the transport's '${option}' option too).` +
+      (method !== undefined && WORLD_WRITES.has(method) ? WORLD_IN_PARTS : ""),
     { limit },
   );
 }
+
+/** The methods that carry a world's state, most often a saved one being loaded. */
+const WORLD_WRITES = new Set(["world/create", "world/set", "world/merge"]);
+const WORLD_IN_PARTS = " A world's state this large loads in parts: world/create with part of it, then " +
+  "world/merge the rest, a few keys at a time (docs/PROTOCOL.md §6, 'Saving a world').";
 
 /** The params object of the request being sent, when {@link handOver} marked it; else null. */
 let handedOver: object | null = null;

@@ -225,7 +225,15 @@ export class WebSocketTransport implements Transport {
       // Three UTF-8 bytes per UTF-16 unit at most: only a long text needs counting.
       if (text.length * 3 > limit) {
         const bytes = new TextEncoder().encode(text).length;
-        if (bytes > limit) throw messageTooLong({ bytes, limit, option: "maxMessageBytes" });
+        if (bytes > limit) {
+          const method = (message as { method?: unknown }).method;
+          throw messageTooLong({
+            bytes,
+            limit,
+            option: "maxMessageBytes",
+            ...(typeof method === "string" ? { method } : {}),
+          });
+        }
       }
       socket.send(text);
     } catch (error) {

@@ -162,8 +162,16 @@ export class World {
    * Calls `callback` for every change at, inside or above `path` (`""` = everything). Changes made by a
    * request arrive before its response. Returns the subscription; `unsubscribe()` ends it. A path that does
    * not exist yet is allowed (its creation is a change), with a warning to `onWarning` naming what is there.
-   * `T` is the type you expect there, as for {@link World.get}: `subscribe<number>("player.gold", (change) =>
-   * …)` gives `change.newValue` as a number (or `undefined`, when the value was removed).
+   *
+   * `change.path` is the path that changed, and its values are the ones there: `path` itself, or a path above
+   * it (a write of `player`, a save loaded with `set("", save)`: the values are that parent's, yours inside
+   * them, sent even when yours stayed the same), or one inside it (only the part that changed). `T` is the
+   * type you expect at `path`, as for {@link World.get}: `subscribe<number>("player.gold", (change) => …)`
+   * types `change.newValue` as a number (or `undefined`, when the value was removed), which it is when
+   * `change.path` is `path`. Not checked: when `change.path` is another path, read yours with
+   * `world.get(path)`, as the example does. The callback runs while the bridge goes on: a write it makes in
+   * reaction to an NPC's change is not part of that NPC's turn, whose next step may read the world before it
+   * (over `Bridge.spawn()` it mostly does).
    *
    * @example A guard who reacts when the player runs low on gold
    * ```ts
@@ -171,10 +179,13 @@ export class World {
    * await using bridge = await Bridge.open();
    * const world = await bridge.createWorld({ player: { gold: 20 } });
    * const said: string[] = [];
-   * await world.subscribe<number>("player.gold", (change) => {
-   *   if ((change.newValue ?? 0) < 10) said.push("Bram: No coin, no entry.");
+   * await world.subscribe<number>("player.gold", async (change) => {
+   *   // A write of "player" (or of the root, loading a save) comes at that path, with the player's values.
+   *   const gold = change.path === "player.gold" ? change.newValue : await world.get<number>("player.gold");
+   *   if ((gold ?? 0) < 10) said.push("Bram: No coin, no entry.");
    * });
    * await world.set("player.gold", 5); // said: ["Bram: No coin, no entry."]
+   * await world.set("player", { gold: 3, name: "Aria" }); // change.path "player": said twice
    * ```
    */
   async subscribe<T = JsonValue>(path: string, callback: WorldListener<T>): Promise<Subscription> {

@@ -20,6 +20,7 @@ import type { HandlerContext } from "../engine/context.ts";
 import type { GameContext, WorldEntry } from "./game_context.ts";
 import { formatWorldPath, parseWorldPath, type WorldChange, WorldError, WorldState } from "./world/mod.ts";
 import { missingPathWarning } from "./world/missing_path.ts";
+import { jsonTextHint } from "./world/json_text.ts";
 
 /** Most worlds a bridge holds. */
 export const MAX_WORLDS = 64;
@@ -115,7 +116,9 @@ export class WorldMethods {
     if (requested !== undefined) checkObjectId(requested, "world");
     const state = p.get("state");
     if (state !== undefined && !isJsonObject(state)) {
-      throw BridgeError.invalidParams("'state' must be a JSON object (the world root).");
+      throw BridgeError.invalidParams(
+        `'state' must be a JSON object (the world root).${jsonTextHint(state)}`,
+      );
     }
     const worlds = this.#game.worlds;
     if (requested !== undefined && worlds.has(requested)) {

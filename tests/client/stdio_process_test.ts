@@ -254,3 +254,30 @@ Deno.test("stdio: the spawned bridge gets OAM_EXIT_WITH_PARENT=1 unless the call
   );
   assert.deepEqual(bridgeEnvironment({ A: "b" }, () => undefined), { A: "b", OAM_EXIT_WITH_PARENT: "1" });
 });
+
+Deno.test("stdio: a saved world too large for one line is refused with how to load it in parts", async () => {
+  await using bridge = await Bridge.connect(
+    new StdioTransport({ command: stdioCommand(["--max-line-bytes", "4096"]), stderr: "piped" }),
+    quiet,
+  );
+  const save = {
+    lore: Object.fromEntries([...Array(6).keys()].map((i) => [`book${i}`, "word ".repeat(200)])),
+  };
+  const inParts = (error: unknown) => {
+    assert.ok(error instanceof BridgeError, String(error));
+    assert.equal(error.dataCode, "invalid_message");
+    assert.match(
+      error.message,
+      /A world's state this large loads in parts: world\/create with part of it, then world\/merge the rest/,
+    );
+    return true;
+  };
+  await assert.rejects(bridge.createWorld(save, { world: "big" }), inParts);
+  await bridge.createWorld({}, { world: "big" });
+  await assert.rejects(bridge.world("big").set("", save), inParts);
+  await assert.rejects(bridge.world("big").merge(save), inParts);
+  await assert.rejects(bridge.createSession({ instructions: "x".repeat(5000) }), (error: unknown) => {
+    assert.ok(error instanceof BridgeError && !error.message.includes("in parts"), String(error));
+    return true;
+  });
+});

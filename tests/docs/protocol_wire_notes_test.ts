@@ -154,3 +154,42 @@ Deno.test("PROTOCOL.md §10: a bark plays the NPC's next step, from the script i
   assert.equal((await c.call("npc/talk", { npc: "n", line: "Hi" })).line, "Hello there.");
   await c.close();
 });
+
+Deno.test("PROTOCOL.md §7: world/changed comes at the changed path, with that path's values, above or inside the subscribed one", async () => {
+  const c = new WireClient();
+  await c.call("world/create", { world: "v", state: { quests: {} } });
+  await c.call("world/subscribe", { world: "v", path: "quests.wolves.stage" });
+  const changes = () =>
+    c.messages.filter((m) => m.method === "world/changed").map((m) => m.params as JsonObject);
+  // Created by a write of its parent: the parent's path and value.
+  await c.call("world/set", { world: "v", path: "quests.wolves", value: { stage: "offered" } });
+  // The parent written again with the subscribed value unchanged: still sent.
+  await c.call("world/set", { world: "v", path: "quests.wolves", value: { stage: "offered", reward: 5 } });
+  // A save loaded at the root: the whole world.
+  await c.call("world/set", { world: "v", path: "", value: { quests: { wolves: { stage: "done" } } } });
+  assert.deepEqual(changes(), [
+    { world: "v", subscription: "sub1", path: "quests.wolves", newValue: { stage: "offered" } },
+    {
+      world: "v",
+      subscription: "sub1",
+      path: "quests.wolves",
+      oldValue: { stage: "offered" },
+      newValue: { stage: "offered", reward: 5 },
+    },
+    {
+      world: "v",
+      subscription: "sub1",
+      path: "",
+      oldValue: { quests: { wolves: { stage: "offered", reward: 5 } } },
+      newValue: { quests: { wolves: { stage: "done" } } },
+    },
+  ]);
+  // Inside the subscribed path: only the part that changed.
+  await c.call("world/subscribe", { world: "v", path: "quests" });
+  await c.call("world/set", { world: "v", path: "quests.wolves.stage", value: "paid" });
+  assert.deepEqual(changes().slice(3).map((p) => [p.subscription, p.path, p.newValue]), [
+    ["sub1", "quests.wolves.stage", "paid"],
+    ["sub2", "quests.wolves.stage", "paid"],
+  ]);
+  await c.close();
+});

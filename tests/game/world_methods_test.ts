@@ -555,3 +555,40 @@ Deno.test("world/subscribe to a path that does not exist (yet) is allowed with a
   }]);
   await c.close();
 });
+
+Deno.test("a saved state sent as JSON text (a save file read, not parsed) says to parse it first", async () => {
+  const c = new WireClient();
+  const text = JSON.stringify({ quests: { wolves: { stage: "done" } } });
+  const hint =
+    "It is JSON text: send the object it holds (parse the saved text first: JSON.parse, json.loads).";
+  assert.equal(
+    (await failure(c, "world/create", { world: "v", state: text })).message,
+    `'state' must be a JSON object (the world root). ${hint}`,
+  );
+  await c.call("world/create", { world: "v" });
+  for (const [method, key] of [["world/set", "value"], ["world/merge", "patch"]]) {
+    const error = await failure(c, method, { world: "v", path: "", [key]: text });
+    assert.equal(
+      error.message,
+      `The world state root must be a JSON object: write a value at a path such as 'player.gold', or an object to replace the whole state. ${hint}`,
+    );
+  }
+  const npc = await c.call("npc/create", { npc: "mira", persona: { name: "Mira" }, model: "scripted" });
+  const { state } = await c.call("npc/state", { npc: npc.npc as string });
+  const restore = await failure(c, "npc/restore", {
+    state: JSON.stringify(state),
+    npc: "m2",
+    model: "scripted",
+  });
+  assert.equal(restore.code, -32602);
+  assert.match(restore.message as string, /^Parameter 'state' must be an object; got "\{\\"version\\":1,/);
+  assert.ok((restore.message as string).endsWith(` ${hint}`), restore.message as string);
+  // Text that is no JSON object gets no such hint.
+  for (const state of ["x", "[1]", "3"]) {
+    assert.equal(
+      (await failure(c, "world/create", { world: "w", state })).message,
+      "'state' must be a JSON object (the world root).",
+    );
+  }
+  await c.close();
+});

@@ -31,6 +31,7 @@ import {
 } from "../../agent/tool_definitions.ts";
 import type { GameContext } from "../game_context.ts";
 import { mergePatch } from "./merge_patch.ts";
+import { jsonTextHint } from "../world/json_text.ts";
 import { Npc, type NpcInit, type NpcWorld } from "./npc.ts";
 import { composeTools, scriptToolWarnings } from "./npc_tools.ts";
 import { emptyMemory, memoryJson, parseMemory } from "./npc_memory.ts";
@@ -436,7 +437,7 @@ export class NpcMethods {
   #restore(r: HandlerContext): JsonValue | Pending<JsonValue> {
     const p = r.params;
     const warnings = p.unknownKeys(RESTORE_KEYS);
-    let state = p.optionalObject("state");
+    let state = withJsonTextHint(() => p.optionalObject("state"), p.get("state"));
     if (state === undefined) throw BridgeError.invalidParams("Missing required parameter 'state'.");
     let path = "state";
     if (!Object.hasOwn(state, "persona") && isJsonObject(state.state)) {
@@ -450,7 +451,13 @@ export class NpcMethods {
       Object.hasOwn(state, key) && state[key] !== null ? state[key] : undefined;
     const version = saved("version");
     if (version !== undefined && version !== 1) {
-      throw BridgeError.invalidParams(`'${path}.version' must be 1; got ${showValue(version)}.`);
+      // A later save format is a newer bridge's: say so, since nothing in this save can be fixed by hand.
+      throw BridgeError.invalidParams(
+        typeof version === "number" && Number.isInteger(version) && version > 1
+          ? `'${path}.version' is ${version}: the save was made by a newer bridge, and this one reads saves of ` +
+            `version 1. Restore it with the bridge that made it, or a newer one than this.`
+          : `'${path}.version' must be 1, as npc/state writes it; got ${showValue(version)}.`,
+      );
     }
     const transcript = saved("transcript");
     const entries = transcript === undefined
@@ -661,5 +668,16 @@ export class NpcMethods {
       });
     }
     return { npcs };
+  }
+}
+
+/** `read()`, whose BridgeError gets {@link jsonTextHint}'s advice when `value` is a JSON object's text. */
+function withJsonTextHint<T>(read: () => T, value: JsonValue | undefined): T {
+  try {
+    return read();
+  } catch (error) {
+    const hint = jsonTextHint(value);
+    if (hint === "" || !(error instanceof BridgeError)) throw error;
+    throw BridgeError.invalidParams(error.message + hint);
   }
 }

@@ -14,6 +14,7 @@ import type { JsonObject, JsonValue } from "../../protocol/json.ts";
 import { jsonEqual } from "../../protocol/json.ts";
 import { arrayIndex, formatWorldPath, pathsOverlap, toSegments, type WorldPathInput } from "./path.ts";
 import { WorldError } from "./world_error.ts";
+import { jsonTextHint } from "./json_text.ts";
 import {
   jsonWeight,
   MAX_NOTIFICATION_BYTES,
@@ -304,7 +305,7 @@ export class WorldState {
   set(path: WorldPathInput, value: JsonValue): WorldChange[] {
     const segments = toSegments(path);
     if (segments.length === 0) {
-      if (!isObjectValue(value)) throw new WorldError(ROOT_WRITE_MESSAGE, "");
+      if (!isObjectValue(value)) throw new WorldError(ROOT_WRITE_MESSAGE + jsonTextHint(value), "");
       return this.#replaceRoot(importValue(value, { levels: MAX_WORLD_DEPTH, path: "" }) as JsonObject);
     }
     this.#walkForWrite(segments, false);
@@ -331,7 +332,9 @@ export class WorldState {
    */
   merge(path: WorldPathInput, patch: JsonValue): WorldChange[] {
     const segments = toSegments(path);
-    if (segments.length === 0 && !isObjectValue(patch)) throw new WorldError(ROOT_WRITE_MESSAGE, "");
+    if (segments.length === 0 && !isObjectValue(patch)) {
+      throw new WorldError(ROOT_WRITE_MESSAGE + jsonTextHint(patch), "");
+    }
     if (segments.length > 0) this.#walkForWrite(segments, false);
     const display = formatWorldPath(segments);
     const imported = importValue(patch, { levels: MAX_WORLD_DEPTH - segments.length, path: display });

@@ -142,7 +142,10 @@ Deno.test("over stdio: bad saves get the spec's errors naming what is wrong, the
       edited((s) => ((s.transcript as JsonObject).transcript as JsonObject).entries = [{ role: "bot" }]),
       `'state.transcript' is not a valid transcript: entries[0].role must be "instructions", "user", "response" or "tool"`,
     ],
-    [edited((s) => s.version = 2), "'state.version' must be 1; got 2."],
+    [
+      edited((s) => s.version = 2),
+      "'state.version' is 2: the save was made by a newer bridge, and this one reads saves of version 1. Restore it with the bridge that made it, or a newer one than this.",
+    ],
     [edited((s) => delete s.persona), "'state.persona' must be an object with at least a 'name'."],
   ];
   for (const [params, message] of cases) {

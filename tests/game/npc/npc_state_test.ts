@@ -173,7 +173,12 @@ Deno.test("npc/restore: keys sent win (even null or []), a missing saved world i
   );
   const errors: Array<[JsonObject, string]> = [
     [{}, "Missing required parameter 'state'."],
-    [{ state: { ...saved, version: 2 } }, "'state.version' must be 1; got 2."],
+    [
+      { state: { ...saved, version: 2 } },
+      "'state.version' is 2: the save was made by a newer bridge, and this one reads saves of version 1. Restore it with the bridge that made it, or a newer one than this.",
+    ],
+    [{ state: { ...saved, version: 0 } }, "'state.version' must be 1, as npc/state writes it; got 0."],
+    [{ state: { ...saved, version: "1" } }, "'state.version' must be 1, as npc/state writes it; got \"1\"."],
     [{ state: { ...saved, persona: { role: "x" } } }, "Missing required parameter 'state.persona.name'."],
     [
       { state: { ...saved, npc: "t1", transcript: { nope: 1 } } },
