@@ -1059,9 +1059,15 @@ namespace OpenAppleModels
             }
             else if (method == "world/changed")
             {
-                Action<JsonObject> callback;
-                lock (gate) subscriptions.TryGetValue(parameters.GetString("subscription") ?? "", out callback);
-                if (callback != null) dispatcher.Post(() => callback(parameters));
+                // Looked up when the callback runs, not when the line arrives: a change already on its way when
+                // the game unsubscribes (from an earlier change's callback, say) is not delivered.
+                string id = parameters.GetString("subscription") ?? "";
+                dispatcher.Post(() =>
+                {
+                    Action<JsonObject> callback;
+                    lock (gate) subscriptions.TryGetValue(id, out callback);
+                    if (callback != null) callback(parameters);
+                });
             }
             else if (method.EndsWith("/event", StringComparison.Ordinal) && parameters.ContainsKey("requestId"))
             {
@@ -1421,10 +1427,11 @@ namespace OpenAppleModels
             return ((JsonObject)result).GetString("subscription");
         }
 
-        internal async Task Unsubscribe(string subscription)
+        internal Task Unsubscribe(string subscription)
         {
-            await Call("world/unsubscribe", Params("subscription", subscription)).ConfigureAwait(false);
+            // The callback stops at once, not when the bridge answers (changes already sent are not delivered).
             lock (gate) subscriptions.Remove(subscription);
+            return Call("world/unsubscribe", Params("subscription", subscription));
         }
 
         // ---------------------------------------------------------------------------------------- shutdown
@@ -1859,6 +1866,10 @@ namespace OpenAppleModels
             return Bridge.Subscribe(Id, path, onChanged);
         }
 
+        /// <summary>
+        /// world/unsubscribe. The callback stops at once, also for changes already on their way; the task finishes
+        /// when the bridge has ended the subscription.
+        /// </summary>
         public Task UnsubscribeAsync(string subscription) { return Bridge.Unsubscribe(subscription); }
     }
 }

@@ -59,6 +59,12 @@ static class OamBridgeTests
         return task.GetAwaiter().GetResult();
     }
 
+    /// Pumps the queue until a task without a result finishes.
+    static void Wait(OamMainThreadQueue queue, Task task, int timeoutMs = 15000)
+    {
+        Wait(queue, task.ContinueWith(t => { t.GetAwaiter().GetResult(); return true; }), timeoutMs);
+    }
+
     static Exception WaitError<T>(OamMainThreadQueue queue, Task<T> task, int timeoutMs = 15000)
     {
         try
@@ -348,6 +354,34 @@ static class OamBridgeTests
                   changes[0].GetLong("newValue") == 45 && changes[0].GetString("subscription") == subscription,
                 changes.Count > 0 ? changes[0].ToString() : "no change");
             Check((long)Wait(queue, world.GetAsync("player.gold")) == 45, "world value");
+
+            current = "unsubscribe from inside a change callback, mid-turn";
+            // An NPC writes three values in one turn; the game unsubscribes at the first change. The later
+            // changes are already on their way: none reaches the callback once UnsubscribeAsync was called.
+            var notes = Wait(queue, bridge.CreateWorldAsync(O(), "notes"));
+            var seen = new List<string>();
+            Task unsubscribing = null;
+            string noteSubscription = null;
+            noteSubscription = Wait(queue, notes.SubscribeAsync("", change =>
+            {
+                seen.Add(change.GetString("path"));
+                if (seen.Count == 1) unsubscribing = notes.UnsubscribeAsync(noteSubscription);
+            }));
+            Func<string, JsonObject> write = path => O().With("name", "update_world_state")
+                .With("arguments", O().With("path", path).With("value", "1"));
+            var ned = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Ned"), npc: "ned", world: notes,
+                options: O().With("worldWritable", new List<object> { "" }),
+                model: Scripted(
+                    O().With("toolCalls", new List<object> { write("x"), write("y") }),
+                    O().With("toolCalls", new List<object> { write("z") }),
+                    O().With("json", O().With("emotion", "neutral").With("line", "Done.")
+                        .With("player_options", new List<object> { "a", "b", "c" }).With("ends_conversation", false)))));
+            Wait(queue, ned.TalkAsync("Go."));
+            Check(unsubscribing != null, "the callback ran");
+            Wait(queue, unsubscribing);
+            Check(seen.Count == 1 && seen[0] == "x", string.Join(",", seen.ToArray()));
+            var notesState = Wait(queue, notes.SnapshotAsync());
+            Check(notesState.GetLong("x") == 1 && notesState.GetLong("z") == 1, notesState.ToString());
 
             current = "npc bark, state, restore";
             var state = Wait(queue, npc.StateAsync());
