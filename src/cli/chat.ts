@@ -17,6 +17,7 @@ import {
   readConversation,
   writeConversation,
 } from "./conversation_file.ts";
+import { refuseCommandsWithoutRun } from "./command_tools.ts";
 import { refuseStdinFiles } from "./input.ts";
 import {
   choiceSessionOptions,
@@ -60,7 +61,7 @@ Commands:
 Options:
   -i, --instructions <text>   system instructions
   --tools <file>              tools file: JSON/JSONC array or {"tools": [...]} (x-oam command tools
-                              need --allow-run)
+                              need --allow-run: without it they are refused at start, exit 2)
   --tool-choice <choice>      auto | none | required | explicit | <tool name>
   --max-tool-rounds <n>       model steps per turn that may call tools (default 4)
   --max-tool-calls <n>        tool calls per turn (default 12)
@@ -176,6 +177,7 @@ class ChatCommand {
     });
     const resume = await readResume(stringFlag(values, "resume"));
     this.#tools = await loadTools(stringFlag(values, "tools"), resume);
+    refuseCommandsWithoutRun(this.#tools?.commands ?? new Map());
     const options = sessionOptions(values);
     checkToolChoice(options.toolChoice, {
       tools: this.#tools,

@@ -6,7 +6,7 @@
  * @module
  */
 import { compactJson, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import { isPermissionError } from "./cli_error.ts";
+import { CliError, isPermissionError } from "./cli_error.ts";
 import type { CommandSpec } from "./tools_file.ts";
 import { headCharacters } from "../util/text.ts";
 import { envVar } from "../util/env.ts";
@@ -31,6 +31,30 @@ function resolveProgram(program: string, baseDir: string): string {
 export function commandArgv(spec: CommandSpec): string[] {
   if (spec.argv) return [resolveProgram(spec.argv[0], spec.baseDir), ...spec.argv.slice(1)];
   return Deno.build.os === "windows" ? ["cmd", "/c", spec.shell!] : ["/bin/sh", "-c", spec.shell!];
+}
+
+/**
+ * Refuses command tools this process may not run, before any turn: a `usage` error (exit 2) naming the tool,
+ * its program and the flag it needs. Without the check such a tool fails inside the answer (the model gets
+ * the error as its output) while the command exits 0, and a script cannot tell. Deno could only ask at a
+ * terminal, in the middle of a conversation, so a program that is not granted yet is refused too.
+ *
+ * @example
+ * ```ts
+ * import { refuseCommandsWithoutRun } from "./command_tools.ts";
+ * refuseCommandsWithoutRun(new Map()); // no command tools: nothing to check
+ * ```
+ */
+export function refuseCommandsWithoutRun(commands: ReadonlyMap<string, CommandSpec>): void {
+  for (const [name, spec] of commands) {
+    const program = commandArgv(spec)[0];
+    if (Deno.permissions.querySync({ name: "run", command: program }).state === "granted") continue;
+    const scoped = /^[^,\s]+$/.test(program) ? ` (or --allow-run=${program})` : "";
+    throw CliError.usage(
+      `Command tool '${name}' runs '${program}', which needs --allow-run${scoped}: add it to the deno ` +
+        `command that starts oam.`,
+    );
+  }
 }
 
 /** Where a program would be found, or null (bare names are searched on PATH). */

@@ -26,6 +26,7 @@ import { withKnownKeys } from "../client/npc_keys.ts";
 import { stepsPath } from "../client/persona_file.ts";
 import { oamCommand } from "./invocation.ts";
 import { dirname, type LoadedTools, noTools, toolsFromValue } from "./tools_file.ts";
+import { refuseCommandsWithoutRun } from "./command_tools.ts";
 import { oneLine, stderrStyle, stdoutStyle, type Style, writeErr } from "./tty.ts";
 
 /** Help text of `oam npc`. */
@@ -40,6 +41,7 @@ The file (JSON or JSONC) describes the NPC with the keys of npc/create (PROTOCOL
     "persona": {"name": "Mira", "role": "the innkeeper", "personality": "…"},
     "options": {"playerOptionCount": 3, "worldWritable": ["player.gold"]},
     "tools": [ … ],                             // client tools; "x-oam" makes a command tool
+                                                // (needs --allow-run, else refused at start)
     "memory": {"facts": [], "relationship": 0},
     "world": {"player": {"gold": 30}},          // world seed (the NPC reads it with read_world_state)
     "greeting": "The player walks in."          // optional: an opening bark in this situation
@@ -301,6 +303,7 @@ class NpcCommand {
       ? { persona: null, save: readSave(source.path, value) }
       : { persona: checkPersonaFile(source.path, value), save: null };
     this.#tools = fileTools(source.path, file);
+    refuseCommandsWithoutRun(this.#tools.commands);
     const model = await resolveModelChoice({
       model: stringFlag(values, "model"),
       script: stringFlag(values, "script"),

@@ -40,7 +40,7 @@ import {
   toolsFromValue,
 } from "./tools_file.ts";
 import { isTerminal, Spinner, stderrStyle, writeErr, writeOut } from "./tty.ts";
-import { outputValue } from "./command_tools.ts";
+import { outputValue, refuseCommandsWithoutRun } from "./command_tools.ts";
 import { ScriptedModel } from "../models/scripted.ts";
 import { oamCommand, shellWord } from "./invocation.ts";
 import { nearestName } from "../protocol/edit_distance.ts";
@@ -57,7 +57,8 @@ Options:
   -i, --instructions <text>   system instructions
   --tools <file>              tools file: JSON/JSONC array or {"tools": [...]}; an "x-oam" block
                               ({"command": [...], "timeout", "cwd", "env", "maxOutputChars"}) makes a
-                              command tool that oam runs itself (needs --allow-run)
+                              command tool that oam runs itself (needs --allow-run: without it
+                              the command is refused before the turn, exit 2)
   --tool-json <definition>    an inline tool definition (repeatable)
   --tool-choice <choice>      auto | none | required | explicit | <tool name> (default auto)
   --max-tool-rounds <n>       model steps that may call tools (default 4)
@@ -319,6 +320,7 @@ class RespondCommand {
       );
     }
     const tools = await this.#tools(values, saved);
+    refuseCommandsWithoutRun(tools?.commands ?? new Map());
     const answers = await this.#answers(values, saved);
     const prompt = await this.#prompt(values, { positionals, pending: saved.pending });
     const schema = await this.#schema(values, saved.pending ? resume : null);
