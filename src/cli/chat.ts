@@ -7,7 +7,7 @@
  */
 import { shownWrittenPath } from "./task_folder.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import { boolFlag, intFlag, numberFlag, type ParsedFlags, parseFlags, stringFlag } from "./args.ts";
+import { intFlag, type ParsedFlags, parseFlags, stringFlag } from "./args.ts";
 import { oamCommand } from "./invocation.ts";
 import { CliError, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
@@ -18,6 +18,7 @@ import {
   writeConversation,
 } from "./conversation_file.ts";
 import { refuseCommandsWithoutRun } from "./command_tools.ts";
+import { generationFlags } from "./generation_flags.ts";
 import { refuseStdinFiles } from "./input.ts";
 import {
   choiceSessionOptions,
@@ -67,7 +68,7 @@ Options:
   --max-tool-calls <n>        tool calls per turn (default 12)
   --temperature <t>           0 to 2
   --max-tokens <n>            longest answer in tokens
-  -g, --greedy                greedy sampling
+  -g, --greedy                greedy sampling (not with --temperature)
   --resume <file>             continue a saved conversation (from /save, --save-transcript or oam respond)
   --save-transcript <file>    save the conversation after every turn
 ${modelFlagsHelp(30)}
@@ -139,12 +140,7 @@ function sessionOptions(values: ParsedFlags["values"]): JsonObject {
   if (rounds !== undefined) options.maxToolRounds = rounds;
   const calls = intFlag(values, { name: "max-tool-calls", min: 0, max: 10000 });
   if (calls !== undefined) options.maxToolCalls = calls;
-  const temperature = numberFlag(values, { name: "temperature", min: 0, max: 2 });
-  if (temperature !== undefined) options.temperature = temperature;
-  const maxTokens = intFlag(values, { name: "max-tokens", min: 1 });
-  if (maxTokens !== undefined) options.maxResponseTokens = maxTokens;
-  if (boolFlag(values, "greedy")) options.sampling = "greedy";
-  return options;
+  return { ...options, ...generationFlags(values) };
 }
 
 /** What one turn of `oam chat` has shown so far. */

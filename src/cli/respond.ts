@@ -6,7 +6,7 @@
  * @module
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import { boolFlag, intFlag, listFlag, numberFlag, type ParsedFlags, parseFlags, stringFlag } from "./args.ts";
+import { boolFlag, intFlag, listFlag, type ParsedFlags, parseFlags, stringFlag } from "./args.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, type OutputMode } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
 import type { ToolAnswer } from "./command_tools.ts";
@@ -41,6 +41,7 @@ import {
 } from "./tools_file.ts";
 import { isTerminal, Spinner, stderrStyle, writeErr, writeOut } from "./tty.ts";
 import { outputValue, refuseCommandsWithoutRun } from "./command_tools.ts";
+import { generationFlags } from "./generation_flags.ts";
 import { ScriptedModel } from "../models/scripted.ts";
 import { oamCommand, shellWord } from "./invocation.ts";
 import { nearestName } from "../protocol/edit_distance.ts";
@@ -71,7 +72,7 @@ Options:
   --no-stdin                  do not read the prompt from stdin
   --temperature <t>           0 to 2
   --max-tokens <n>            longest answer in tokens
-  -g, --greedy                greedy sampling (reproducible)
+  -g, --greedy                greedy sampling, reproducible (not with --temperature)
   --save-transcript <file>    save the conversation (to continue it with --resume)
   --resume <file>             continue a saved conversation
   --tool-output <id>=<value>  output of a pending tool call: text, @file or @- (stdin); repeatable
@@ -439,12 +440,7 @@ class RespondCommand {
     const baseChoice = choiceFlag ?? pending?.toolChoice ?? "auto";
     // The forced first step already happened before the pause.
     const turnChoice = pending && baseChoice !== "none" && baseChoice !== "auto" ? "auto" : baseChoice;
-    const options: JsonObject = { toolChoice: turnChoice };
-    const temperature = numberFlag(values, { name: "temperature", min: 0, max: 2 });
-    if (temperature !== undefined) options.temperature = temperature;
-    const maxTokens = intFlag(values, { name: "max-tokens", min: 1 });
-    if (maxTokens !== undefined) options.maxResponseTokens = maxTokens;
-    if (boolFlag(values, "greedy")) options.sampling = "greedy";
+    const options: JsonObject = { toolChoice: turnChoice, ...generationFlags(values) };
     return {
       options,
       baseChoice,
