@@ -100,6 +100,7 @@ Deno.test("tools validate: command and client tools, JSON, and what makes a file
   assert.equal(
     r.stdout,
     "✓ get_weather client (answered by you or your engine)\n" +
+      "    warning: no description; the model may not know when to call it.\n" +
       "✓ now command echo noon, timeout 5s\n" +
       "2 tools OK.\n",
   );
