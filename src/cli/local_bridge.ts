@@ -112,7 +112,8 @@ export function modelFlagsHelp(column = 26): string {
   return `${
     option("--model <spec>")
   }use openai:<baseURL>#<model> (a server) or gguf:<path|cached name> (a local
-${" ".repeat(column)}GGUF file run in-process) instead of the on-device model
+${" ".repeat(column)}GGUF file run in-process) instead of the on-device model; system for the
+${" ".repeat(column)}on-device model even when OAM_SCRIPT or OAM_MODEL is set
 ${
     option("--script <file>")
   }use a scripted model (JSON array of steps or {steps, fallback}; see PROTOCOL.md §10)`;
@@ -160,7 +161,8 @@ export async function resolveModelChoice(flags: { model?: string; script?: strin
     throw CliError.usage(error instanceof Error ? error.message : String(error));
   }
   if (!factory) {
-    return { config: {}, name: "system", label: "on-device model", again: { flags: [], env: [] } };
+    const again = flags.model === "system" ? ["--model", "system"] : [];
+    return { config: {}, name: "system", label: "on-device model", again: { flags: again, env: [] } };
   }
   const value = flags.model ?? modelFromEnvironmentValue() ?? "";
   return {
