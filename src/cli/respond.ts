@@ -601,7 +601,7 @@ class RespondCommand {
       if (value === "@-") {
         text = await readStdinText(`--tool-output ${id}=@-`);
       } else if (value.startsWith("@") && value.length > 1) {
-        text = await readInputText(value.slice(1));
+        text = await readInputText(value.slice(1), `--tool-output ${id}`);
       }
       answers.set(id, { output: outputValue(text), isError: false });
     }
