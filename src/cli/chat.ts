@@ -44,6 +44,8 @@ tools file) run by themselves. Piped input works too: one line per message or to
 ends when the input does (Ctrl-C between answers does not quit it).
 A turn, a command or a save that fails shows its error and the next line is read; when the input ends,
 oam exits with the code of the first failure (below), so a piped run tells a CI job that something failed.
+Piped input that ends while a tool waits for its answer is such a failure (missing_tool_output, exit 2);
+"/exit" as the answer, or Ctrl-D at a terminal, quits without one.
 
 When you type at a terminal, the prompt and the tool questions go to stdout if it is a terminal too,
 else to stderr: with 'oam chat > chat.log' you are asked on the terminal and the file gets only the

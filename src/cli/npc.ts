@@ -62,7 +62,8 @@ When the NPC ends the conversation, the lines already typed are still read: comm
 
 A turn, a command or a reply number that fails shows its error and the next line is read; when the input
 ends, oam exits with the code of the first failure (below), so a piped run tells a CI job that something
-failed.
+failed. Piped input that ends while a tool waits for its answer is such a failure (missing_tool_output,
+exit 2); "/exit" as the answer, or Ctrl-D at a terminal, quits without one.
 
 Commands:
   /state <file>   save the NPC and its world (load it with --restore)
