@@ -10,6 +10,7 @@ import { CliError, isPermissionError } from "./cli_error.ts";
 import type { CommandSpec } from "./tools_file.ts";
 import { headCharacters } from "../util/text.ts";
 import { envVar } from "../util/env.ts";
+import { startedByDeno } from "./invocation.ts";
 
 /** What a tool produced. */
 export interface ToolAnswer {
@@ -33,6 +34,22 @@ export function commandArgv(spec: CommandSpec): string[] {
   return Deno.build.os === "windows" ? ["cmd", "/c", spec.shell!] : ["/bin/sh", "-c", spec.shell!];
 }
 
+/** What {@link refuseCommandsWithoutRun} asks of the process: may it run a program, and was it compiled. */
+export interface RunPermission {
+  /** Whether `program` (as it is spawned) is granted now. */
+  mayRun(program: string): boolean;
+  /** Whether this is a compiled executable (its permissions were fixed when it was compiled). */
+  compiled: boolean;
+}
+
+/** This process's {@link RunPermission}. */
+function thisProcess(): RunPermission {
+  return {
+    mayRun: (program) => Deno.permissions.querySync({ name: "run", command: program }).state === "granted",
+    compiled: !startedByDeno(),
+  };
+}
+
 /**
  * Refuses command tools this process may not run, before any turn: a `usage` error (exit 2) naming the tool,
  * its program and the flag it needs. Without the check such a tool fails inside the answer (the model gets
@@ -45,14 +62,20 @@ export function commandArgv(spec: CommandSpec): string[] {
  * refuseCommandsWithoutRun(new Map()); // no command tools: nothing to check
  * ```
  */
-export function refuseCommandsWithoutRun(commands: ReadonlyMap<string, CommandSpec>): void {
+export function refuseCommandsWithoutRun(
+  commands: ReadonlyMap<string, CommandSpec>,
+  process: RunPermission = thisProcess(),
+): void {
   for (const [name, spec] of commands) {
     const program = commandArgv(spec)[0];
-    if (Deno.permissions.querySync({ name: "run", command: program }).state === "granted") continue;
+    if (process.mayRun(program)) continue;
     const scoped = /^[^,\s]+$/.test(program) ? ` (or --allow-run=${program})` : "";
     throw CliError.usage(
-      `Command tool '${name}' runs '${program}', which needs --allow-run${scoped}: add it to the deno ` +
-        `command that starts oam.`,
+      process.compiled
+        ? `Command tool '${name}' runs '${program}', which needs --allow-run: this executable was compiled ` +
+          `without it; compile it with --allow-run (deno task compile:cli does).`
+        : `Command tool '${name}' runs '${program}', which needs --allow-run${scoped}: add it to the deno ` +
+          `command that starts oam.`,
     );
   }
 }

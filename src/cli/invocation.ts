@@ -83,6 +83,20 @@ export function oamCommandLineFor(args: string, facts: ProcessFacts = currentPro
   return `${oamCommand({ ...facts, granted })} ${args}`;
 }
 
+/**
+ * Whether this process is `deno` running a module, rather than a compiled executable (whose permissions were
+ * fixed when it was compiled).
+ *
+ * @example
+ * ```ts
+ * import { startedByDeno } from "./invocation.ts";
+ * startedByDeno(); // true under `deno run cli.ts …`
+ * ```
+ */
+export function startedByDeno(facts: ProcessFacts = currentProcess()): boolean {
+  return runByDeno(facts);
+}
+
 /** The file name of the executable running this process. */
 function executableName(facts: ProcessFacts): string {
   return facts.execPath.split(/[\\/]/).pop() ?? "";

@@ -4,6 +4,7 @@
  * answer while the command exits 0.
  */
 import assert from "node:assert/strict";
+import { refuseCommandsWithoutRun } from "../../src/cli/command_tools.ts";
 import { Fixtures, oam } from "./cli_helper.ts";
 
 const fx = await Fixtures.create();
@@ -79,4 +80,29 @@ Deno.test("serve: --tools without --allow-run is refused at start, exit 2", asyn
   });
   assert.equal(r.code, 2, r.stderr);
   assert.match(r.stderr, refusal);
+});
+
+Deno.test("a compiled oam is not told to change a deno command it does not have", () => {
+  const commands = new Map([["roll", {
+    argv: ["echo", "4"],
+    shell: null,
+    timeoutSeconds: 30,
+    cwd: null,
+    env: {},
+    maxOutputChars: 8000,
+    baseDir: "/",
+  }]]);
+  const refused = (compiled: boolean) => () =>
+    refuseCommandsWithoutRun(commands, { mayRun: () => false, compiled });
+  assert.throws(refused(false), {
+    message:
+      "Command tool 'roll' runs 'echo', which needs --allow-run (or --allow-run=echo): add it to the " +
+      "deno command that starts oam.",
+  });
+  assert.throws(refused(true), {
+    message:
+      "Command tool 'roll' runs 'echo', which needs --allow-run: this executable was compiled without " +
+      "it; compile it with --allow-run (deno task compile:cli does).",
+  });
+  refuseCommandsWithoutRun(commands, { mayRun: (program) => program === "echo", compiled: true });
 });
