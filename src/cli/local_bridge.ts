@@ -22,7 +22,7 @@ import {
   warnOnStderr,
 } from "./host_model.ts";
 import { CliError } from "./cli_error.ts";
-import { oamCommandLineFor } from "./invocation.ts";
+import { commandWithNet, currentProcess, oamCommandLineFor, type ProcessFacts } from "./invocation.ts";
 import { readJsonInput } from "./input.ts";
 import { envVar } from "../util/env.ts";
 
@@ -210,12 +210,21 @@ export function unavailableAdvice(reason: string): string {
 }
 
 /**
- * How to grant network access to a model server, for a `Requires net access to "<host:port>"` detail: the
- * `oam:local` task for this machine, or the `deno run` command with a scoped `--allow-net` for another host.
+ * How to grant network access to a model server, for a `Requires net access to "<host:port>"` detail: in the
+ * repository's folder the `oam:local` task for this machine, or the `deno run` command with a scoped
+ * `--allow-net` for another host; elsewhere this process's own command with that grant (neither the task nor
+ * `cli.ts` is there); for a compiled oam, the grant to compile it with.
  */
-export function netAccessAdvice(detail: string): string | null {
+export function netAccessAdvice(detail: string, facts: ProcessFacts = currentProcess()): string | null {
   const host = /Requires net access to "([^"]+)"/.exec(detail)?.[1];
   if (host === undefined) return null;
+  const command = commandWithNet(host, facts);
+  if (command === "compiled") {
+    return `This oam has no network access to ${host}; it needs to be compiled with --allow-net=${host}.`;
+  }
+  if (command !== "task") {
+    return `This oam has no network access to ${host}; run it again with that access: '${command} <command> …'.`;
+  }
   return `This oam has no network access to ${host}. For a model server on this machine use ` +
     `'deno task oam:local <command> …'; for another host run 'deno run --allow-read --allow-env --allow-ffi ` +
     `--allow-run --allow-write --allow-net=${host} cli.ts <command> …' (a compiled oam needs to be compiled ` +
