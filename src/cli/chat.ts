@@ -17,7 +17,7 @@ import {
   readConversation,
   writeConversation,
 } from "./conversation_file.ts";
-import { refuseCommandsWithoutRun } from "./command_tools.ts";
+import { refuseCommandsWithoutRun, refuseMissingPrograms } from "./command_tools.ts";
 import { generationFlags } from "./generation_flags.ts";
 import { refuseStdinFiles } from "./input.ts";
 import {
@@ -176,6 +176,7 @@ class ChatCommand {
     const resume = await readResume(stringFlag(values, "resume"));
     this.#tools = await loadTools(stringFlag(values, "tools"), resume);
     refuseCommandsWithoutRun(this.#tools?.commands ?? new Map());
+    await refuseMissingPrograms(this.#tools?.commands ?? new Map());
     const options = sessionOptions(values);
     checkToolChoice(options.toolChoice, {
       tools: this.#tools,

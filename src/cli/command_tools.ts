@@ -80,6 +80,53 @@ export function refuseCommandsWithoutRun(
   }
 }
 
+/**
+ * Refuses, before any turn, a command tool whose program is certainly not there (argv form: a path that does
+ * not exist, or a name on no folder of `PATH`): an `invalid_input` error (exit 2) saying where it was looked
+ * for. Without the check the turn ran and the model got `Cannot run '…': no such program.` while the command
+ * exited 0. A shell command is the shell's to find, and a place that cannot be looked at (no read
+ * permission, no `PATH`) is not taken for a missing program.
+ *
+ * @example
+ * ```ts
+ * import { refuseMissingPrograms } from "./command_tools.ts";
+ * await refuseMissingPrograms(new Map()); // no command tools: nothing to check
+ * ```
+ */
+export async function refuseMissingPrograms(commands: ReadonlyMap<string, CommandSpec>): Promise<void> {
+  for (const [name, spec] of commands) {
+    if (spec.argv === null) continue;
+    const program = commandArgv(spec)[0];
+    const where = await missingFrom(program);
+    if (where === null) continue;
+    throw CliError.invalidInput(
+      `Command tool '${name}' runs '${spec.argv[0]}', which was not found ${where}.`,
+    );
+  }
+}
+
+/** Whether nothing is at `path` (false when something is, or when it cannot be looked at). */
+async function nothingAt(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return false;
+  } catch (error) {
+    return error instanceof Deno.errors.NotFound;
+  }
+}
+
+/** Where `program` was looked for when it is certainly missing ("(looked at …)", "on PATH"), else null. */
+async function missingFrom(program: string): Promise<string | null> {
+  if (program.includes("/") || program.includes("\\")) {
+    return await nothingAt(program) ? `(looked at ${program.replaceAll("/./", "/")})` : null;
+  }
+  const path = envVar("PATH");
+  if (!path || Deno.build.os === "windows") return null; // Windows also tries PATHEXT's endings
+  const dirs = path.split(":").filter((dir) => dir !== "");
+  for (const dir of dirs) if (!await nothingAt(`${dir}/${program}`)) return null;
+  return dirs.length > 0 ? "on PATH" : null;
+}
+
 /** Where a program would be found, or null (bare names are searched on PATH). */
 export async function findProgram(program: string): Promise<string | null> {
   const candidates: string[] = [];

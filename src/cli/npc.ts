@@ -26,7 +26,7 @@ import { withKnownKeys } from "../client/npc_keys.ts";
 import { stepsPath } from "../client/persona_file.ts";
 import { oamCommand } from "./invocation.ts";
 import { dirname, type LoadedTools, noTools, toolsFromValue } from "./tools_file.ts";
-import { refuseCommandsWithoutRun } from "./command_tools.ts";
+import { refuseCommandsWithoutRun, refuseMissingPrograms } from "./command_tools.ts";
 import { oneLine, stderrStyle, stdoutStyle, type Style, writeErr } from "./tty.ts";
 
 /** Help text of `oam npc`. */
@@ -305,6 +305,7 @@ class NpcCommand {
       : { persona: checkPersonaFile(source.path, value), save: null };
     this.#tools = fileTools(source.path, file);
     refuseCommandsWithoutRun(this.#tools.commands);
+    await refuseMissingPrograms(this.#tools.commands);
     const model = await resolveModelChoice({
       model: stringFlag(values, "model"),
       script: stringFlag(values, "script"),

@@ -40,7 +40,7 @@ import {
   toolsFromValue,
 } from "./tools_file.ts";
 import { isTerminal, Spinner, stderrStyle, writeErr, writeOut } from "./tty.ts";
-import { outputValue, refuseCommandsWithoutRun } from "./command_tools.ts";
+import { outputValue, refuseCommandsWithoutRun, refuseMissingPrograms } from "./command_tools.ts";
 import { generationFlags } from "./generation_flags.ts";
 import { ScriptedModel } from "../models/scripted.ts";
 import { oamCommand, shellWord } from "./invocation.ts";
@@ -322,6 +322,7 @@ class RespondCommand {
     }
     const tools = await this.#tools(values, saved);
     refuseCommandsWithoutRun(tools?.commands ?? new Map());
+    await refuseMissingPrograms(tools?.commands ?? new Map());
     const answers = await this.#answers(values, saved);
     const prompt = await this.#prompt(values, { positionals, pending: saved.pending });
     const schema = await this.#schema(values, saved.pending ? resume : null);

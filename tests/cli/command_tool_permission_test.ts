@@ -106,3 +106,26 @@ Deno.test("a compiled oam is not told to change a deno command it does not have"
   });
   refuseCommandsWithoutRun(commands, { mayRun: (program) => program === "echo", compiled: true });
 });
+
+Deno.test("respond and chat: a command tool whose program does not exist is refused before the turn, exit 2", async () => {
+  // It ran the turn: the model got "Cannot run './roll.sh': no such program." and the command exited 0.
+  const missing = await fx.write("missing_tools.json", [{ ...roll, "x-oam": { command: ["./roll.sh"] } }]);
+  const r = await oam(["respond", "--tools", missing, "--script", steps, "roll"]);
+  assert.deepEqual([r.code, r.stdout, r.stderr], [
+    2,
+    "",
+    `Error: Command tool 'roll' runs './roll.sh', which was not found (looked at ${fx.dir}/roll.sh). [invalid_input]\n`,
+  ]);
+  const onPath = await fx.write("path_tools.json", [{ ...roll, "x-oam": { command: ["oam-no-such-dice"] } }]);
+  const chat = await oam(["chat", "--tools", onPath, "--script", steps], { stdin: "roll\n" });
+  assert.deepEqual([chat.code, chat.stdout, chat.stderr], [
+    2,
+    "",
+    "Error: Command tool 'roll' runs 'oam-no-such-dice', which was not found on PATH. [invalid_input]\n",
+  ]);
+  // A shell command is the shell's to find: it runs, and its failure is the tool's error output.
+  const shell = await fx.write("shell_missing.json", [{ ...roll, "x-oam": { command: "oam-no-such-dice" } }]);
+  const ran = await oam(["respond", "--tools", shell, "--script", steps, "roll"]);
+  assert.equal(ran.code, 0, ran.stderr);
+  assert.match(ran.stdout, /^You rolled Error: Command exited with status 127/);
+});
