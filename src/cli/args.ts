@@ -57,7 +57,12 @@ export function parseFlags(args: string[], syntax: FlagsSyntax): ParsedFlags {
     );
     message = message.replace(/^Unexpected argument '(.*)'.*$/s, "Unexpected argument '$1'.");
     const unknown = /^Unknown option '--([^'=]+)'/.exec(message)?.[1];
-    const meant = unknown === undefined ? undefined : nearestName(unknown, Object.keys(options));
+    // `--system` is modelFromArgs's flag for the on-device model; oam's is `--model system`.
+    const meant = unknown === undefined
+      ? undefined
+      : unknown === "system" && Object.hasOwn(options, "model")
+      ? "model system"
+      : nearestName(unknown, Object.keys(options));
     if (meant !== undefined) message = `Unknown option '--${unknown}'; did you mean '--${meant}'?`;
     if (!/[.?]$/.test(message)) message += ".";
     throw CliError.usage(`${message} Run 'oam ${command} --help'.`);

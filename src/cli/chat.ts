@@ -7,7 +7,7 @@
  */
 import { shownWrittenPath } from "./task_folder.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import { boolFlag, intFlag, numberFlag, type ParsedFlags, parseFlags, stringFlag } from "./args.ts";
+import { intFlag, type ParsedFlags, parseFlags, stringFlag } from "./args.ts";
 import { oamCommand } from "./invocation.ts";
 import { CliError, EXIT_CODES_HELP, reportError } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
@@ -17,6 +17,8 @@ import {
   readConversation,
   writeConversation,
 } from "./conversation_file.ts";
+import { refuseCommandsWithoutRun, refuseMissingPrograms } from "./command_tools.ts";
+import { generationFlags } from "./generation_flags.ts";
 import { refuseStdinFiles } from "./input.ts";
 import {
   choiceSessionOptions,
@@ -42,6 +44,8 @@ tools file) run by themselves. Piped input works too: one line per message or to
 ends when the input does (Ctrl-C between answers does not quit it).
 A turn, a command or a save that fails shows its error and the next line is read; when the input ends,
 oam exits with the code of the first failure (below), so a piped run tells a CI job that something failed.
+Piped input that ends while a tool waits for its answer is such a failure (missing_tool_output, exit 2);
+"/exit" as the answer, or Ctrl-D at a terminal, quits without one.
 
 When you type at a terminal, the prompt and the tool questions go to stdout if it is a terminal too,
 else to stderr: with 'oam chat > chat.log' you are asked on the terminal and the file gets only the
@@ -60,13 +64,13 @@ Commands:
 Options:
   -i, --instructions <text>   system instructions
   --tools <file>              tools file: JSON/JSONC array or {"tools": [...]} (x-oam command tools
-                              need --allow-run)
+                              need --allow-run: without it they are refused at start, exit 2)
   --tool-choice <choice>      auto | none | required | explicit | <tool name>
   --max-tool-rounds <n>       model steps per turn that may call tools (default 4)
   --max-tool-calls <n>        tool calls per turn (default 12)
   --temperature <t>           0 to 2
   --max-tokens <n>            longest answer in tokens
-  -g, --greedy                greedy sampling
+  -g, --greedy                greedy sampling (not with --temperature)
   --resume <file>             continue a saved conversation (from /save, --save-transcript or oam respond)
   --save-transcript <file>    save the conversation after every turn
 ${modelFlagsHelp(30)}
@@ -138,12 +142,7 @@ function sessionOptions(values: ParsedFlags["values"]): JsonObject {
   if (rounds !== undefined) options.maxToolRounds = rounds;
   const calls = intFlag(values, { name: "max-tool-calls", min: 0, max: 10000 });
   if (calls !== undefined) options.maxToolCalls = calls;
-  const temperature = numberFlag(values, { name: "temperature", min: 0, max: 2 });
-  if (temperature !== undefined) options.temperature = temperature;
-  const maxTokens = intFlag(values, { name: "max-tokens", min: 1 });
-  if (maxTokens !== undefined) options.maxResponseTokens = maxTokens;
-  if (boolFlag(values, "greedy")) options.sampling = "greedy";
-  return options;
+  return { ...options, ...generationFlags(values) };
 }
 
 /** What one turn of `oam chat` has shown so far. */
@@ -176,6 +175,8 @@ class ChatCommand {
     });
     const resume = await readResume(stringFlag(values, "resume"));
     this.#tools = await loadTools(stringFlag(values, "tools"), resume);
+    refuseCommandsWithoutRun(this.#tools?.commands ?? new Map());
+    await refuseMissingPrograms(this.#tools?.commands ?? new Map());
     const options = sessionOptions(values);
     checkToolChoice(options.toolChoice, {
       tools: this.#tools,

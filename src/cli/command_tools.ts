@@ -6,10 +6,11 @@
  * @module
  */
 import { compactJson, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import { isPermissionError } from "./cli_error.ts";
+import { CliError, isPermissionError } from "./cli_error.ts";
 import type { CommandSpec } from "./tools_file.ts";
 import { headCharacters } from "../util/text.ts";
 import { envVar } from "../util/env.ts";
+import { startedByDeno } from "./invocation.ts";
 
 /** What a tool produced. */
 export interface ToolAnswer {
@@ -31,6 +32,99 @@ function resolveProgram(program: string, baseDir: string): string {
 export function commandArgv(spec: CommandSpec): string[] {
   if (spec.argv) return [resolveProgram(spec.argv[0], spec.baseDir), ...spec.argv.slice(1)];
   return Deno.build.os === "windows" ? ["cmd", "/c", spec.shell!] : ["/bin/sh", "-c", spec.shell!];
+}
+
+/** What {@link refuseCommandsWithoutRun} asks of the process: may it run a program, and was it compiled. */
+export interface RunPermission {
+  /** Whether `program` (as it is spawned) is granted now. */
+  mayRun(program: string): boolean;
+  /** Whether this is a compiled executable (its permissions were fixed when it was compiled). */
+  compiled: boolean;
+}
+
+/** This process's {@link RunPermission}. */
+function thisProcess(): RunPermission {
+  return {
+    mayRun: (program) => Deno.permissions.querySync({ name: "run", command: program }).state === "granted",
+    compiled: !startedByDeno(),
+  };
+}
+
+/**
+ * Refuses command tools this process may not run, before any turn: a `usage` error (exit 2) naming the tool,
+ * its program and the flag it needs. Without the check such a tool fails inside the answer (the model gets
+ * the error as its output) while the command exits 0, and a script cannot tell. Deno could only ask at a
+ * terminal, in the middle of a conversation, so a program that is not granted yet is refused too.
+ *
+ * @example
+ * ```ts
+ * import { refuseCommandsWithoutRun } from "./command_tools.ts";
+ * refuseCommandsWithoutRun(new Map()); // no command tools: nothing to check
+ * ```
+ */
+export function refuseCommandsWithoutRun(
+  commands: ReadonlyMap<string, CommandSpec>,
+  process: RunPermission = thisProcess(),
+): void {
+  for (const [name, spec] of commands) {
+    const program = commandArgv(spec)[0];
+    if (process.mayRun(program)) continue;
+    const scoped = /^[^,\s]+$/.test(program) ? ` (or --allow-run=${program})` : "";
+    throw CliError.usage(
+      process.compiled
+        ? `Command tool '${name}' runs '${program}', which needs --allow-run: this executable was compiled ` +
+          `without it; compile it with --allow-run (deno task compile:cli does).`
+        : `Command tool '${name}' runs '${program}', which needs --allow-run${scoped}: add it to the deno ` +
+          `command that starts oam.`,
+    );
+  }
+}
+
+/**
+ * Refuses, before any turn, a command tool whose program is certainly not there (argv form: a path that does
+ * not exist, or a name on no folder of `PATH`): an `invalid_input` error (exit 2) saying where it was looked
+ * for. Without the check the turn ran and the model got `Cannot run '…': no such program.` while the command
+ * exited 0. A shell command is the shell's to find, and a place that cannot be looked at (no read
+ * permission, no `PATH`) is not taken for a missing program.
+ *
+ * @example
+ * ```ts
+ * import { refuseMissingPrograms } from "./command_tools.ts";
+ * await refuseMissingPrograms(new Map()); // no command tools: nothing to check
+ * ```
+ */
+export async function refuseMissingPrograms(commands: ReadonlyMap<string, CommandSpec>): Promise<void> {
+  for (const [name, spec] of commands) {
+    if (spec.argv === null) continue;
+    const program = commandArgv(spec)[0];
+    const where = await missingFrom(program);
+    if (where === null) continue;
+    throw CliError.invalidInput(
+      `Command tool '${name}' runs '${spec.argv[0]}', which was not found ${where}.`,
+    );
+  }
+}
+
+/** Whether nothing is at `path` (false when something is, or when it cannot be looked at). */
+async function nothingAt(path: string): Promise<boolean> {
+  try {
+    await Deno.stat(path);
+    return false;
+  } catch (error) {
+    return error instanceof Deno.errors.NotFound;
+  }
+}
+
+/** Where `program` was looked for when it is certainly missing ("(looked at …)", "on PATH"), else null. */
+async function missingFrom(program: string): Promise<string | null> {
+  if (program.includes("/") || program.includes("\\")) {
+    return await nothingAt(program) ? `(looked at ${program.replaceAll("/./", "/")})` : null;
+  }
+  const path = envVar("PATH");
+  if (!path || Deno.build.os === "windows") return null; // Windows also tries PATHEXT's endings
+  const dirs = path.split(":").filter((dir) => dir !== "");
+  for (const dir of dirs) if (!await nothingAt(`${dir}/${program}`)) return null;
+  return dirs.length > 0 ? "on PATH" : null;
 }
 
 /** Where a program would be found, or null (bare names are searched on PATH). */

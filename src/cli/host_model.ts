@@ -93,7 +93,8 @@ export function modelFlagKind(flag: string): "openai" | "llama" {
 }
 
 /**
- * Returns a factory replacing the system model, or undefined to keep the real one. A bad `OAM_SCRIPT` or
+ * Returns a factory replacing the system model, or undefined to keep the real one (`flag` "system" keeps
+ * it whatever the environment says). A bad `OAM_SCRIPT` or
  * `OAM_MODEL` is an `invalid_input` {@link CliError} that names the variable (and the script file: "No such
  * file", "not valid JSON" with the place, a step that is not one); a bad `flag` throws a plain error. The
  * script's unknown members go to `warn` (see {@link readEnvScript}).
@@ -102,6 +103,7 @@ export async function hostModelFromEnvironment(
   flag?: string,
   warn: (message: string) => void = warnOnStderr,
 ): Promise<(() => LanguageModel) | undefined> {
+  if (flag === "system") return undefined; // the on-device model, whatever OAM_SCRIPT and OAM_MODEL say
   if (flag !== undefined) return await modelFromFlag(flag, { source: "--model", warn });
   const scriptPath = grantedEnvVar("OAM_SCRIPT");
   if (scriptPath) {

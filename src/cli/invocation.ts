@@ -83,6 +83,40 @@ export function oamCommandLineFor(args: string, facts: ProcessFacts = currentPro
   return `${oamCommand({ ...facts, granted })} ${args}`;
 }
 
+/**
+ * Whether this process is `deno` running a module, rather than a compiled executable (whose permissions were
+ * fixed when it was compiled).
+ *
+ * @example
+ * ```ts
+ * import { startedByDeno } from "./invocation.ts";
+ * startedByDeno(); // true under `deno run cli.ts …`
+ * ```
+ */
+export function startedByDeno(facts: ProcessFacts = currentProcess()): boolean {
+  return runByDeno(facts);
+}
+
+/**
+ * Where a printed hint that grants network access to `host` can give a command: `"task"` in the repository's
+ * folder (its `oam:local` task, or its `cli.ts` there), `"compiled"` for a compiled oam (its permissions were
+ * fixed when it was compiled), else the `deno run` command with this process's permissions (its network
+ * grant replaced by `host`) and module, which works in the folder it is printed in.
+ *
+ * @example
+ * ```ts
+ * import { commandWithNet } from "./invocation.ts";
+ * commandWithNet("127.0.0.1:8080"); // e.g. "deno run --allow-read --allow-net=127.0.0.1:8080 /src/oam/cli.ts"
+ * ```
+ */
+export function commandWithNet(host: string, facts: ProcessFacts = currentProcess()): string {
+  if (!runByDeno(facts)) return "compiled";
+  if (runsRepositoryCli(facts)) return "task";
+  const others: ProcessFacts["granted"] = (name, scope) => name !== "net" && facts.granted(name, scope);
+  const flags = permissionFlags({ ...facts, granted: others });
+  return ["deno", "run", ...flags, `--allow-net=${host}`, moduleWord(facts.mainModule, facts.cwd)].join(" ");
+}
+
 /** The file name of the executable running this process. */
 function executableName(facts: ProcessFacts): string {
   return facts.execPath.split(/[\\/]/).pop() ?? "";

@@ -22,7 +22,7 @@ import {
   warnOnStderr,
 } from "./host_model.ts";
 import { CliError } from "./cli_error.ts";
-import { oamCommandLineFor } from "./invocation.ts";
+import { commandWithNet, currentProcess, oamCommandLineFor, type ProcessFacts } from "./invocation.ts";
 import { readJsonInput } from "./input.ts";
 import { envVar } from "../util/env.ts";
 
@@ -112,7 +112,8 @@ export function modelFlagsHelp(column = 26): string {
   return `${
     option("--model <spec>")
   }use openai:<baseURL>#<model> (a server) or gguf:<path|cached name> (a local
-${" ".repeat(column)}GGUF file run in-process) instead of the on-device model
+${" ".repeat(column)}GGUF file run in-process) instead of the on-device model; system for the
+${" ".repeat(column)}on-device model even when OAM_SCRIPT or OAM_MODEL is set
 ${
     option("--script <file>")
   }use a scripted model (JSON array of steps or {steps, fallback}; see PROTOCOL.md §10)`;
@@ -160,7 +161,8 @@ export async function resolveModelChoice(flags: { model?: string; script?: strin
     throw CliError.usage(error instanceof Error ? error.message : String(error));
   }
   if (!factory) {
-    return { config: {}, name: "system", label: "on-device model", again: { flags: [], env: [] } };
+    const again = flags.model === "system" ? ["--model", "system"] : [];
+    return { config: {}, name: "system", label: "on-device model", again: { flags: again, env: [] } };
   }
   const value = flags.model ?? modelFromEnvironmentValue() ?? "";
   return {
@@ -208,12 +210,21 @@ export function unavailableAdvice(reason: string): string {
 }
 
 /**
- * How to grant network access to a model server, for a `Requires net access to "<host:port>"` detail: the
- * `oam:local` task for this machine, or the `deno run` command with a scoped `--allow-net` for another host.
+ * How to grant network access to a model server, for a `Requires net access to "<host:port>"` detail: in the
+ * repository's folder the `oam:local` task for this machine, or the `deno run` command with a scoped
+ * `--allow-net` for another host; elsewhere this process's own command with that grant (neither the task nor
+ * `cli.ts` is there); for a compiled oam, the grant to compile it with.
  */
-export function netAccessAdvice(detail: string): string | null {
+export function netAccessAdvice(detail: string, facts: ProcessFacts = currentProcess()): string | null {
   const host = /Requires net access to "([^"]+)"/.exec(detail)?.[1];
   if (host === undefined) return null;
+  const command = commandWithNet(host, facts);
+  if (command === "compiled") {
+    return `This oam has no network access to ${host}; it needs to be compiled with --allow-net=${host}.`;
+  }
+  if (command !== "task") {
+    return `This oam has no network access to ${host}; run it again with that access: '${command} <command> …'.`;
+  }
   return `This oam has no network access to ${host}. For a model server on this machine use ` +
     `'deno task oam:local <command> …'; for another host run 'deno run --allow-read --allow-env --allow-ffi ` +
     `--allow-run --allow-write --allow-net=${host} cli.ts <command> …' (a compiled oam needs to be compiled ` +

@@ -4,6 +4,7 @@
  */
 import { boolFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
 import { oamCommand } from "./invocation.ts";
+import { nearestName } from "../protocol/edit_distance.ts";
 import { CliError, EXIT, reportError } from "./cli_error.ts";
 import { listCachedModels, listPartialDownloads, modelsCacheDir } from "../models/gguf_cache.ts";
 import { expectedSha256, pullModel, type PullProgress, resolveModelSource } from "./models_pull.ts";
@@ -165,6 +166,12 @@ export async function runModels(args: string[]): Promise<number> {
   try {
     if (sub === "pull") return await pull(rest);
     if (sub === "list") return await list(rest);
+    const meant = nearestName(sub, ["pull", "list"]);
+    if (meant !== undefined) {
+      throw CliError.usage(
+        `Unknown 'oam models' command '${sub}'; did you mean '${meant}'? Use pull or list.`,
+      );
+    }
     throw CliError.usage(`Unknown 'oam models' command '${sub}': use pull or list.`);
   } catch (error) {
     return reportError(error, { mode: "human", style: stderrStyle() });

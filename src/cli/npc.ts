@@ -26,6 +26,7 @@ import { withKnownKeys } from "../client/npc_keys.ts";
 import { stepsPath } from "../client/persona_file.ts";
 import { oamCommand } from "./invocation.ts";
 import { dirname, type LoadedTools, noTools, toolsFromValue } from "./tools_file.ts";
+import { refuseCommandsWithoutRun, refuseMissingPrograms } from "./command_tools.ts";
 import { oneLine, stderrStyle, stdoutStyle, type Style, writeErr } from "./tty.ts";
 
 /** Help text of `oam npc`. */
@@ -40,6 +41,7 @@ The file (JSON or JSONC) describes the NPC with the keys of npc/create (PROTOCOL
     "persona": {"name": "Mira", "role": "the innkeeper", "personality": "…"},
     "options": {"playerOptionCount": 3, "worldWritable": ["player.gold"]},
     "tools": [ … ],                             // client tools; "x-oam" makes a command tool
+                                                // (needs --allow-run, else refused at start)
     "memory": {"facts": [], "relationship": 0},
     "world": {"player": {"gold": 30}},          // world seed (the NPC reads it with read_world_state)
     "greeting": "The player walks in."          // optional: an opening bark in this situation
@@ -60,7 +62,8 @@ When the NPC ends the conversation, the lines already typed are still read: comm
 
 A turn, a command or a reply number that fails shows its error and the next line is read; when the input
 ends, oam exits with the code of the first failure (below), so a piped run tells a CI job that something
-failed.
+failed. Piped input that ends while a tool waits for its answer is such a failure (missing_tool_output,
+exit 2); "/exit" as the answer, or Ctrl-D at a terminal, quits without one.
 
 Commands:
   /state <file>   save the NPC and its world (load it with --restore)
@@ -301,6 +304,8 @@ class NpcCommand {
       ? { persona: null, save: readSave(source.path, value) }
       : { persona: checkPersonaFile(source.path, value), save: null };
     this.#tools = fileTools(source.path, file);
+    refuseCommandsWithoutRun(this.#tools.commands);
+    await refuseMissingPrograms(this.#tools.commands);
     const model = await resolveModelChoice({
       model: stringFlag(values, "model"),
       script: stringFlag(values, "script"),

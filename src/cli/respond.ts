@@ -6,7 +6,7 @@
  * @module
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import { boolFlag, intFlag, listFlag, numberFlag, type ParsedFlags, parseFlags, stringFlag } from "./args.ts";
+import { boolFlag, intFlag, listFlag, type ParsedFlags, parseFlags, stringFlag } from "./args.ts";
 import { CliError, EXIT, EXIT_CODES_HELP, type OutputMode } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
 import type { ToolAnswer } from "./command_tools.ts";
@@ -40,7 +40,8 @@ import {
   toolsFromValue,
 } from "./tools_file.ts";
 import { isTerminal, Spinner, stderrStyle, writeErr, writeOut } from "./tty.ts";
-import { outputValue } from "./command_tools.ts";
+import { outputValue, refuseCommandsWithoutRun, refuseMissingPrograms } from "./command_tools.ts";
+import { generationFlags } from "./generation_flags.ts";
 import { ScriptedModel } from "../models/scripted.ts";
 import { oamCommand, shellWord } from "./invocation.ts";
 import { nearestName } from "../protocol/edit_distance.ts";
@@ -57,7 +58,8 @@ Options:
   -i, --instructions <text>   system instructions
   --tools <file>              tools file: JSON/JSONC array or {"tools": [...]}; an "x-oam" block
                               ({"command": [...], "timeout", "cwd", "env", "maxOutputChars"}) makes a
-                              command tool that oam runs itself (needs --allow-run)
+                              command tool that oam runs itself (needs --allow-run: without it
+                              the command is refused before the turn, exit 2)
   --tool-json <definition>    an inline tool definition (repeatable)
   --tool-choice <choice>      auto | none | required | explicit | <tool name> (default auto)
   --max-tool-rounds <n>       model steps that may call tools (default 4)
@@ -70,7 +72,7 @@ Options:
   --no-stdin                  do not read the prompt from stdin
   --temperature <t>           0 to 2
   --max-tokens <n>            longest answer in tokens
-  -g, --greedy                greedy sampling (reproducible)
+  -g, --greedy                greedy sampling, reproducible (not with --temperature)
   --save-transcript <file>    save the conversation (to continue it with --resume)
   --resume <file>             continue a saved conversation
   --tool-output <id>=<value>  output of a pending tool call: text, @file or @- (stdin); repeatable
@@ -319,6 +321,8 @@ class RespondCommand {
       );
     }
     const tools = await this.#tools(values, saved);
+    refuseCommandsWithoutRun(tools?.commands ?? new Map());
+    await refuseMissingPrograms(tools?.commands ?? new Map());
     const answers = await this.#answers(values, saved);
     const prompt = await this.#prompt(values, { positionals, pending: saved.pending });
     const schema = await this.#schema(values, saved.pending ? resume : null);
@@ -437,12 +441,7 @@ class RespondCommand {
     const baseChoice = choiceFlag ?? pending?.toolChoice ?? "auto";
     // The forced first step already happened before the pause.
     const turnChoice = pending && baseChoice !== "none" && baseChoice !== "auto" ? "auto" : baseChoice;
-    const options: JsonObject = { toolChoice: turnChoice };
-    const temperature = numberFlag(values, { name: "temperature", min: 0, max: 2 });
-    if (temperature !== undefined) options.temperature = temperature;
-    const maxTokens = intFlag(values, { name: "max-tokens", min: 1 });
-    if (maxTokens !== undefined) options.maxResponseTokens = maxTokens;
-    if (boolFlag(values, "greedy")) options.sampling = "greedy";
+    const options: JsonObject = { toolChoice: turnChoice, ...generationFlags(values) };
     return {
       options,
       baseChoice,
@@ -603,7 +602,7 @@ class RespondCommand {
       if (value === "@-") {
         text = await readStdinText(`--tool-output ${id}=@-`);
       } else if (value.startsWith("@") && value.length > 1) {
-        text = await readInputText(value.slice(1));
+        text = await readInputText(value.slice(1), `--tool-output ${id}`);
       }
       answers.set(id, { output: outputValue(text), isError: false });
     }

@@ -23,7 +23,7 @@ import {
 } from "./args.ts";
 import { CliError, EXIT } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
-import { runCommandTool } from "./command_tools.ts";
+import { refuseCommandsWithoutRun, refuseMissingPrograms, runCommandTool } from "./command_tools.ts";
 import {
   availabilityOf,
   MODEL_FLAGS_HELP,
@@ -97,6 +97,8 @@ async function serverTools(path: string): Promise<AgentTool[]> {
       );
     }
   }
+  refuseCommandsWithoutRun(loaded.commands);
+  await refuseMissingPrograms(loaded.commands);
   let parsed;
   try {
     parsed = parseToolDefinitions(loaded.definitions, { path: "tools", defaultTimeoutMs: null });

@@ -20,10 +20,10 @@ export interface ToolPromptHooks {
   /** After the user answered. */
   answered(): void;
   /**
-   * The input ended while a tool waited (Ctrl-D), or `/exit` (`/quit`) was its answer: the turn should be
-   * cancelled and the command end.
+   * The input ended while a tool waited (Ctrl-D, or the end of piped input), or `/exit` (`/quit`) was its
+   * answer (`quit` true): the turn should be cancelled and the command end. `call` is the waiting call.
    */
-  inputEnded(): void;
+  inputEnded(end: { call: JsonObject; quit: boolean }): void;
 }
 
 /**
@@ -141,7 +141,7 @@ export class ToolPrompter {
         if (line === undefined) return; // the turn ended meanwhile
         // The end of the input (Ctrl-D), or /exit as at the prompt: the turn stops and the command ends.
         if (line === null || /^\/(exit|quit)(\s|$)/.test(line.trim())) {
-          this.#hooks.inputEnded();
+          this.#hooks.inputEnded({ call, quit: line !== null });
           return;
         }
         const answer = typedAnswer(line);

@@ -9,6 +9,7 @@
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { CliError } from "./cli_error.ts";
 import { parseJsonc, readInputText } from "./input.ts";
+import { nearestName } from "../protocol/edit_distance.ts";
 
 /** A command tool's execution settings. */
 export interface CommandSpec {
@@ -87,9 +88,21 @@ function resolvePath(path: string, baseDir: string): string {
   return `${baseDir.replace(/\/$/, "")}/${path}`;
 }
 
+/** The keys of an `x-oam` block. */
+const XOAM_KEYS = ["command", "timeout", "cwd", "env", "maxOutputChars"];
+
 function parseCommand(block: JsonValue, at: string, baseDir: string): CommandSpec {
   const bad = (what: string) => CliError.invalidInput(`'${at}.${what}`);
   if (!isJsonObject(block)) throw CliError.invalidInput(`'${at}' must be an object with a 'command'.`);
+  // oam's own block: a misspelt key (`timout`) would leave its setting at the default without a word.
+  const unknown = Object.keys(block).find((key) => !XOAM_KEYS.includes(key));
+  if (unknown !== undefined) {
+    const meant = nearestName(unknown, XOAM_KEYS);
+    throw bad(
+      `${unknown}' is not a key oam reads${meant ? ` (did you mean '${meant}'?)` : ""}; an x-oam block has ` +
+        `${XOAM_KEYS.join(", ")}.`,
+    );
+  }
   const command = block.command;
   let argv: string[] | null = null;
   let shell: string | null = null;

@@ -120,7 +120,11 @@ export async function runToolsValidate(args: string[]): Promise<number> {
           `${t.cwd ? ` (in ${t.cwd})` : ""}, timeout ${t.timeout}s`
         : "client (answered by you or your engine)";
       writeOut(`${s.green("✓")} ${s.bold(String(t.name))} ${s.dim(how)}\n`);
-      for (const w of t.warnings as JsonValue[]) writeOut(`    ${s.yellow("warning:")} ${w}\n`);
+      // The tool's own warnings (no description) and its schema's: the bridge lists them all under its name.
+      const prefix = `${t.name}: `;
+      for (const w of warnings.map(String).filter((w) => w.startsWith(prefix))) {
+        writeOut(`    ${s.yellow("warning:")} ${w.slice(prefix.length)}\n`);
+      }
       if (boolFlag(values, "verbose")) {
         writeOut(`${JSON.stringify(t.generationSchema, null, 2).replace(/^/gm, "    ")}\n`);
       }

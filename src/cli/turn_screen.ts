@@ -5,7 +5,7 @@
  * @module
  */
 import { isJsonObject, type JsonObject } from "../protocol/json.ts";
-import { EXIT, reportError, toCliError } from "./cli_error.ts";
+import { CliError, EXIT, reportError, toCliError } from "./cli_error.ts";
 import type { LineReader } from "./input.ts";
 import type { LocalBridge } from "./local_bridge.ts";
 import { formatCall, formatOutput } from "./render.ts";
@@ -248,7 +248,19 @@ export class TurnScreen {
         this.#atLineStart = true;
         this.showThinking();
       },
-      inputEnded: () => {
+      inputEnded: ({ call, quit }) => {
+        // Piped input one answer short (a script's missing line) is a failure the exit code tells; Ctrl-D at a
+        // terminal, or "/exit" as the answer, quits on purpose.
+        if (!quit && !interactive) {
+          const waiting = formatCall(call, this.#options.err);
+          this.failed(reportError(
+            new CliError(
+              "missing_tool_output",
+              `The input ended while ${waiting} waited for its output: the turn was stopped.`,
+            ),
+            { mode: "human", style: this.#options.err },
+          ));
+        }
         turn.onInputEnded();
         this.#stopTurn(turn);
       },

@@ -31,10 +31,18 @@ function looksLikeModel(value: string | undefined): boolean {
   return /^(openai:|gguf:|\{)/.test(v) || v === "system" || v === "scripted" || /\.gguf$/i.test(v);
 }
 
+/** Throws for `--system=<value>` anywhere in `args` (the flag takes none), also beside `--system` or `--model`. */
+function refuseSystemValue(args: readonly string[]): void {
+  const arg = args.find((a) => a.startsWith("--system="));
+  if (arg !== undefined) {
+    throw new Error(`modelFromArgs: '${arg}': --system takes no value (write --system, or --model system).`);
+  }
+}
+
 /**
  * The flag `args` misspells in place of `--model` or `--system`, as `[typed, meant]`, or null. One edit from
  * `--system` is enough (`--stem`, two, may be a script's own flag); close to `--model` only with a model after
- * it (`--mode fast` is a script's own flag). Throws for `--system=<value>` (the flag takes none).
+ * it (`--mode fast` is a script's own flag).
  */
 function misspeltFlag(args: readonly string[]): [string, string] | null {
   for (let i = 0; i < args.length; i++) {
@@ -42,11 +50,6 @@ function misspeltFlag(args: readonly string[]): [string, string] | null {
     if (!arg.startsWith("-")) continue;
     const eq = arg.indexOf("=");
     const name = eq < 0 ? arg : arg.slice(0, eq);
-    if (name === "--system") {
-      throw new Error(
-        `modelFromArgs: '${arg}': --system takes no value (write --system, or --model system).`,
-      );
-    }
     if (editDistance(name, "--system") <= 1) return [name, "--system"];
     const value = eq < 0 ? args[i + 1] : arg.slice(eq + 1);
     if (editDistance(name, "--model") <= 2 && looksLikeModel(value)) return [name, "--model"];
@@ -111,6 +114,7 @@ export function modelFromArgs(args: readonly string[], script: readonly ScriptSt
     steps,
     ...(fallback === undefined ? {} : { fallback }),
   });
+  refuseSystemValue(args);
   const flag = modelFlag(args)?.trim();
   if (flag === undefined) {
     if (args.includes("--system")) return "system";

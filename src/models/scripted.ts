@@ -8,6 +8,7 @@ import { AGENT_ERROR_CODES, BridgeError, isAgentErrorCode } from "../protocol/er
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { type ConversationEntry, isToolCallsEntry, segmentsText } from "../protocol/transcript.ts";
 import { unknownParameter } from "../protocol/params.ts";
+import { nearestName } from "../protocol/edit_distance.ts";
 import { knownStepMembers } from "../protocol/script_keys.ts";
 import { compileValidator } from "../schema/validate.ts";
 import { abortableSleep } from "../util/sleep.ts";
@@ -208,8 +209,10 @@ export function parseScriptStep(value: JsonValue, path: string): ScriptStep {
   if (has("error")) {
     const code = value.error;
     if (typeof code !== "string" || !isAgentErrorCode(code)) {
+      const meant = typeof code === "string" ? nearestName(code, AGENT_ERROR_CODES) : undefined;
       throw invalid(
-        `'${path}.error' must be one of: ${AGENT_ERROR_CODES.join(", ")}; got '${String(code)}'.`,
+        `'${path}.error' must be one of: ${AGENT_ERROR_CODES.join(", ")}; got '${String(code)}'` +
+          `${meant ? ` (did you mean '${meant}'?)` : ""}.`,
       );
     }
     if (value.message !== undefined && value.message !== null && typeof value.message !== "string") {

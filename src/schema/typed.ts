@@ -5,6 +5,7 @@
  * @module
  */
 import { ownValue } from "../protocol/json.ts";
+import { nearestName } from "../protocol/edit_distance.ts";
 import { describe, STRING_DESCRIBED } from "./description.ts";
 import { stringValue, unique } from "./keyword_values.ts";
 import { convertArray } from "./arrays.ts";
@@ -39,7 +40,11 @@ export function convertTyped(walk: Walk, request: TypeRequest): Converted {
     throw new SchemaError("invalid 'type'", pos.path);
   }
   for (const type of types) {
-    if (!KNOWN_TYPES.has(type)) throw new SchemaError(`unsupported type '${type}'`, pos.path);
+    if (!KNOWN_TYPES.has(type)) {
+      const meant = nearestName(type, [...KNOWN_TYPES]);
+      const hint = meant === undefined ? "" : ` (did you mean '${meant}'?)`;
+      throw new SchemaError(`unsupported type '${type}'${hint}`, pos.path);
+    }
   }
   const nullable = types.includes("null");
   const concrete = unique(types.filter((t) => t !== "null"));

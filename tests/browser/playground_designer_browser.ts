@@ -154,7 +154,7 @@ Deno.test("a tool whose parameters the bridge refuses: the list above Start says
     await item.waitFor();
     assert.equal(
       await item.textContent(),
-      "Tool 1: tools[0].parameters: unsupported type 'numbr' (at #/properties/amount)",
+      "Tool 1: tools[0].parameters: unsupported type 'numbr' (did you mean 'number'?) (at #/properties/amount)",
     );
     assert.equal(await status.locator(".summary").textContent(), "1 problem to fix before starting:");
     await page.click("#start");

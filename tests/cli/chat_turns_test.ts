@@ -256,16 +256,28 @@ Deno.test({
   },
 });
 
-Deno.test("chat: the input ending while a tool waits for its output stops the turn and the command", async () => {
+Deno.test("chat: piped input ending while a tool waits for its output stops the turn, and the command fails (exit 2)", async () => {
   const script = await fx.write("eof_tool.json", [
     { toolCalls: [{ name: "get_weather", arguments: { city: "Oslo" } }] },
     { text: "Never said." },
   ]);
   const r = await oam(["chat", "--script", script, "--tools", tools], { stdin: "Weather?\n" });
-  assert.equal(r.code, 0, r.stderr);
+  // It exited 0: a piped script one answer short looked like a finished conversation.
+  assert.equal(r.code, 2, r.stderr);
   // The cancelled call's completion (an error record) is part of the unwinding: not shown.
   assert.equal(r.stdout, '  ⚙ get_weather {"city":"Oslo"}\n(stopped)\n');
-  assert.equal(r.stderr, "");
+  assert.equal(
+    r.stderr,
+    'Error: The input ended while get_weather {"city":"Oslo"} waited for its output: the turn was stopped. ' +
+      "[missing_tool_output]\n",
+  );
+  // "/exit" as the answer quits on purpose: no failure.
+  const quit = await oam(["chat", "--script", script, "--tools", tools], { stdin: "Weather?\n/exit\n" });
+  assert.deepEqual([quit.code, quit.stdout, quit.stderr], [
+    0,
+    '  ⚙ get_weather {"city":"Oslo"}\n(stopped)\n',
+    "",
+  ]);
 });
 
 Deno.test({

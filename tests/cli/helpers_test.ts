@@ -174,6 +174,25 @@ Deno.test("tools files: x-oam blocks become command tools; the bridge never sees
   );
 });
 
+Deno.test("tools files: a key of an x-oam block oam does not read is refused, with the key it meant", () => {
+  const load = (block: Record<string, unknown>) => () =>
+    toolsFromValue([{ name: "x", "x-oam": block }] as never, { label: "t.json", baseDir: "/" });
+  // "timout" was ignored: the command ran with the default 30 s and nothing said so.
+  assert.throws(load({ command: ["a"], timout: 3 }), {
+    message: "'t.json: tools[0].x-oam.timout' is not a key oam reads (did you mean 'timeout'?); an x-oam " +
+      "block has command, timeout, cwd, env, maxOutputChars.",
+  });
+  // "comand" said only that 'command' must be a non-empty argv array.
+  assert.throws(load({ comand: ["a"] }), {
+    message: "'t.json: tools[0].x-oam.comand' is not a key oam reads (did you mean 'command'?); an x-oam " +
+      "block has command, timeout, cwd, env, maxOutputChars.",
+  });
+  assert.throws(load({ command: ["a"], shell: true }), {
+    message: "'t.json: tools[0].x-oam.shell' is not a key oam reads; an x-oam block has command, timeout, " +
+      "cwd, env, maxOutputChars.",
+  });
+});
+
 Deno.test("command tools: JSON stdout, arguments on stdin and in the environment, failures, timeouts", async () => {
   const base = { shell: null, cwd: null, env: {}, maxOutputChars: 8000, baseDir: "/", timeoutSeconds: 5 };
   const echo = await runCommandTool({

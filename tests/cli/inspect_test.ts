@@ -65,6 +65,14 @@ Deno.test("schema convert: file, stdin, --name, --json, warnings and invalid sch
   assert.deepEqual(JSON.parse(bad.stderr), {
     error: { code: "invalid_schema", message: "schema: unsupported type 'bogus' (at #/properties/a)" },
   });
+  const misspelt = await oam(["schema", "convert", "-"], {
+    stdin: '{"type": "object", "properties": {"name": {"type": "strin"}}}',
+  });
+  assert.deepEqual([misspelt.code, misspelt.stdout, misspelt.stderr], [
+    2,
+    "",
+    "Error: schema: unsupported type 'strin' (did you mean 'string'?) (at #/properties/name) [invalid_schema]\n",
+  ]);
   const notJson = await oam(["schema", "convert", "-"], { stdin: "{nope" });
   assert.equal(notJson.code, 2);
   assert.equal(
@@ -92,6 +100,7 @@ Deno.test("tools validate: command and client tools, JSON, and what makes a file
   assert.equal(
     r.stdout,
     "✓ get_weather client (answered by you or your engine)\n" +
+      "    warning: no description; the model may not know when to call it.\n" +
       "✓ now command echo noon, timeout 5s\n" +
       "2 tools OK.\n",
   );

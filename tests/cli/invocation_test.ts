@@ -5,6 +5,7 @@
  */
 import assert from "node:assert/strict";
 import { oamCommand, oamCommandLineFor, type ProcessFacts } from "../../src/cli/invocation.ts";
+import { netAccessAdvice } from "../../src/cli/local_bridge.ts";
 import { Fixtures, oam } from "./cli_helper.ts";
 
 /** Facts of a process run by `deno` with `grants` (name or name:scope), in `cwd`, with `tasks` there. */
@@ -170,4 +171,36 @@ Deno.test("a bridge started with few permissions names a download command that h
   } finally {
     await fx.remove();
   }
+});
+
+Deno.test("no network access to a model server: the advice works where it is printed", () => {
+  const detail = 'Cannot reach the model server: Requires net access to "127.0.0.1:8089", run again with ' +
+    "the --allow-net flag.";
+  // The repository's folder: its tasks (unchanged).
+  const repo = facts({
+    main: "file:///src/oam/cli.ts",
+    cwd: "/src/oam",
+    grants: TASK_GRANTS,
+    tasks: ["oam"],
+  });
+  assert.equal(
+    netAccessAdvice(detail, repo),
+    "This oam has no network access to 127.0.0.1:8089. For a model server on this machine use " +
+      "'deno task oam:local <command> …'; for another host run 'deno run --allow-read --allow-env --allow-ffi " +
+      "--allow-run --allow-write --allow-net=127.0.0.1:8089 cli.ts <command> …' (a compiled oam needs to be " +
+      "compiled with that --allow-net).",
+  );
+  // A folder of the user's own: no task there, and no cli.ts beside it. It said to use both.
+  const own = facts({ main: "file:///src/oam/cli.ts", cwd: "/tmp/game", grants: ["read", "env", "write"] });
+  assert.equal(
+    netAccessAdvice(detail, own),
+    "This oam has no network access to 127.0.0.1:8089; run it again with that access: 'deno run " +
+      "--allow-read --allow-write --allow-env --allow-net=127.0.0.1:8089 /src/oam/cli.ts <command> …'.",
+  );
+  // A compiled oam: its permissions were fixed when it was compiled.
+  const compiled = facts({ main: "file:///src/oam/cli.ts", cwd: "/tmp", grants: ["read"], exec: "/opt/oam" });
+  assert.equal(
+    netAccessAdvice(detail, compiled),
+    "This oam has no network access to 127.0.0.1:8089; it needs to be compiled with --allow-net=127.0.0.1:8089.",
+  );
 });

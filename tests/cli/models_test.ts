@@ -615,6 +615,12 @@ Deno.test("oam models pull and list: progress on stderr, the path on stdout, the
     const bad = await oam(["models", "fetch"], { env: { OAM_MODELS_DIR: dir } });
     assert.equal(bad.code, 2);
     assert.match(bad.stderr, /Unknown 'oam models' command 'fetch'/);
+    const typo = await oam(["models", "lst"], { env: { OAM_MODELS_DIR: dir } });
+    assert.deepEqual([typo.code, typo.stdout, typo.stderr], [
+      2,
+      "",
+      "Error: Unknown 'oam models' command 'lst'; did you mean 'list'? Use pull or list. [usage]\n",
+    ]);
     // A bad --sha256 is a usage error before any download starts (no "Downloading …" line).
     const badSum = await oam(["models", "pull", "--sha256", "xyz", `${server.url}/files/tiny.gguf`], {
       env: { OAM_MODELS_DIR: dir },

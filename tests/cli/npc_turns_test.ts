@@ -288,15 +288,20 @@ Deno.test("npc: Ctrl-C (SIGINT) stops the greeting waiting for the model; the fi
   }
 });
 
-Deno.test("npc: the input ending while a tool waits for its output stops the turn and the command", async () => {
+Deno.test("npc: piped input ending while a tool waits for its output stops the turn, and the command fails (exit 2)", async () => {
   const script = await fx.write("eof_tool.json", [
     { toolCalls: [{ name: "ask_cook", arguments: { q: "hot?" } }] },
     { json: { emotion: "happy", line: "Never said.", ends_conversation: false } },
   ]);
   const r = await oam(["npc", await mira("eof_tool.jsonc"), "--script", script], { stdin: "Is it hot?\n" });
-  assert.equal(r.code, 0, r.stderr);
+  // Piped input one answer short is a failure a CI job sees (it exited 0).
+  assert.equal(r.code, 2, r.stderr);
   assert.equal(r.stdout, '  ⚙ ask_cook {"q":"hot?"}\n(stopped)\n');
-  assert.equal(r.stderr, "");
+  assert.equal(
+    r.stderr,
+    'Error: The input ended while ask_cook {"q":"hot?"} waited for its output: the turn was stopped. ' +
+      "[missing_tool_output]\n",
+  );
 });
 
 Deno.test({

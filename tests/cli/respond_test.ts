@@ -229,6 +229,13 @@ Deno.test("respond: client tools pause with exit 10; resume needs every output",
   assert.equal(asError.stdout, 'Outputs: Error: offline\n{"time":"12:00"}\n');
   const fromStdin = await resume(["--tool-output", `${id}=@-`], { stdin: "rainy\n" });
   assert.equal(fromStdin.stdout, 'Outputs: rainy\n{"time":"12:00"}\n');
+  // A missing file names the flag that named it, as --script and --schema do.
+  const noFile = await resume(["--tool-output", `${id}=@nope.txt`]);
+  assert.deepEqual([noFile.code, noFile.stdout, noFile.stderr], [
+    2,
+    "",
+    `Error: --tool-output ${id}: No such file: 'nope.txt'. [invalid_input]\n`,
+  ]);
 });
 
 Deno.test("respond: a resumed turn keeps the remaining tool budget", async () => {

@@ -42,6 +42,15 @@ Deno.test("a misspelt command or option names the one it most likely meant", asy
       "Error: Unknown option '--restor'; did you mean '--restore'? Run 'oam npc --help'. [usage]\n",
     ],
     [["chat", "--bogus"], "Error: Unknown option '--bogus'. Run 'oam chat --help'. [usage]\n"],
+    // modelFromArgs's flag for the on-device model, typed to oam, whose flag is --model system.
+    [
+      ["respond", "--system", "hi"],
+      "Error: Unknown option '--system'; did you mean '--model system'? Run 'oam respond --help'. [usage]\n",
+    ],
+    [
+      ["npc", persona, "--system"],
+      "Error: Unknown option '--system'; did you mean '--model system'? Run 'oam npc --help'. [usage]\n",
+    ],
   ];
   for (const [args, stderr] of cases) {
     const r = await oam(args, { stdin: "" });
@@ -102,4 +111,17 @@ Deno.test("respond and chat: a misspelt --tool-choice keyword is named as such, 
       assert.deepEqual([r.code, r.stdout, r.stderr], [2, "", hint], args.join(" "));
     }
   }
+});
+
+Deno.test("--model system picks the on-device model, as modelFromArgs's does, also over OAM_SCRIPT and OAM_MODEL", async () => {
+  // It was "--model must look like openai:… or gguf:…; got 'system'" (exit 2). Here the on-device model is
+  // unavailable: exit 3, where OAM_SCRIPT would have answered.
+  const env = { OAM_SCRIPT: chatScript, OAM_MODEL: "gguf:none.gguf" };
+  const r = await oam(["respond", "--model", "system", "hi"], { env });
+  assert.equal(r.code, 3, r.stderr);
+  assert.equal(r.stdout, "");
+  assert.match(r.stderr, /^Error: The on-device model is unavailable: /);
+  const available = await oam(["available", "--json", "--model", "system"], { env });
+  assert.equal(available.code, 3, available.stderr);
+  assert.equal(JSON.parse(available.stdout).model, "system");
 });

@@ -80,6 +80,20 @@ Deno.test("modelFromArgs: --system with a value is an Error saying it takes none
   );
 });
 
+Deno.test("modelFromArgs: --system=1 is refused also beside --system or --model (it was taken silently)", () => {
+  for (
+    const args of [["--system", "--system=1"], ["--system=1", "--system"], [
+      "--model",
+      "system",
+      "--system=1",
+    ]]
+  ) {
+    assert.throws(() => modelFromArgs(args, STEPS), {
+      message: "modelFromArgs: '--system=1': --system takes no value (write --system, or --model system).",
+    }, args.join(" "));
+  }
+});
+
 Deno.test("loadPersona: JSONC with the steps beside it; no steps file means no steps", async () => {
   const dir = await Deno.makeTempDir();
   try {

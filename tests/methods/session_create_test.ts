@@ -436,6 +436,10 @@ Deno.test("model parameter errors and scripted-model parsing", async () => {
       "'model.steps[0].error' must be one of: model_unavailable, guardrail_violation, refusal, context_size_exceeded, rate_limited, unsupported_language, invalid_schema, tool_failed, cancelled, busy, invalid_request, generation_failed; got 'nope'.",
     ],
     [
+      scripted({ error: "guardrial_violation" }),
+      "'model.steps[0].error' must be one of: model_unavailable, guardrail_violation, refusal, context_size_exceeded, rate_limited, unsupported_language, invalid_schema, tool_failed, cancelled, busy, invalid_request, generation_failed; got 'guardrial_violation' (did you mean 'guardrail_violation'?).",
+    ],
+    [
       { type: "scripted", steps: [], fallback: { nothing: 1 } },
       "'model.fallback' must contain one of 'text', 'toolCalls', 'json', 'template' or 'error'.",
     ],

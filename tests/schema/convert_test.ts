@@ -212,6 +212,17 @@ Deno.test("convert: unsupported and invalid types are errors", () => {
   );
 });
 
+Deno.test("convert: a misspelt type names the one it most likely meant, as a misspelt keyword does", () => {
+  throwsSchemaError({ type: "strin" }, "unsupported type 'strin' (did you mean 'string'?)", "#");
+  throwsSchemaError(
+    { type: "object", properties: { n: { type: ["integr", "null"] } } },
+    "unsupported type 'integr' (did you mean 'integer'?)",
+    "#/properties/n",
+  );
+  throwsSchemaError({ type: "String" }, "unsupported type 'String' (did you mean 'string'?)", "#");
+  throwsSchemaError({ type: "text" }, "unsupported type 'text'", "#");
+});
+
 Deno.test("convert: boolean", () => {
   assert.deepEqual(property({ type: "boolean", description: "Open?" }).node, {
     type: "boolean",

@@ -115,6 +115,10 @@ Deno.test("npc/create: validation errors name the parameter and change nothing",
       `'options.replyFormat' must be one of "automatic", "structured", "text"; got 'json'.`,
     ],
     [
+      { persona: GORM, options: { replyFormat: "txt" } },
+      `'options.replyFormat' must be one of "automatic", "structured", "text"; got 'txt' (did you mean 'text'?).`,
+    ],
+    [
       { persona: GORM, options: { playerOptionCount: 5 } },
       "'options.playerOptionCount' must be between 0 and 4.",
     ],
