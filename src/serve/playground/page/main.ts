@@ -242,6 +242,7 @@ class Playground {
       openWorld: (id, seed) => this.#openWorld(id, seed),
       nowRunning: (from, parts, label) => this.#nowRunning(from, parts, label),
       noteCancelled: (turn, why) => this.#noteCancelled(turn, why),
+      stoppedInVain: (name, doing) => this.#stoppedInVain(name, doing),
     });
   }
 
@@ -325,6 +326,8 @@ class Playground {
     this.state.world.show(null, null);
     this.state.showMemory(null);
     this.#bar.closed(detail, cut);
+    // The model's availability went with the connection.
+    this.model.show();
     const why = (detail ?? "the connection closed").replace(/[.\s]+$/, "");
     // The banner (an alert) says it to a screen reader; the conversation's note is for the eye.
     if (had) {
@@ -446,10 +449,14 @@ class Playground {
   async #start(): Promise<void> {
     const editor = this.editor;
     let worldParts: WorldParts | null = null;
+    /** The name of the NPC that ran, once it was stopped for this start. */
+    let stopped: string | null = null;
     try {
       await this.#changes.connected("starting the NPC");
       this.link.require();
+      const before = this.running?.name ?? null;
       const cancelled = await this.#teardown();
+      stopped = before;
       const value = editor.doc.value;
       const tools = editor.toolDefinitions();
       this.#registerTools(tools);
@@ -473,7 +480,29 @@ class Playground {
       await worldParts?.world.delete().catch(() => {});
       if (!this.running) this.state.world.show(null, null);
       editor.showResult({ error: errorText(error) });
+      if (!this.running && stopped !== null) this.#stoppedInVain(stopped, "the new start");
     }
+  }
+
+  /**
+   * The NPC `name` was stopped for `doing` (a start, a restore), which then failed: the conversation's header
+   * says it no longer runs, and the conversation offers it back as last seen (the state kept after its last
+   * turn), or says to start it again when no state was kept.
+   */
+  #stoppedInVain(name: string, doing: string): void {
+    this.conversation.stopped(`stopped for ${doing}`);
+    this.state.showMemory(null);
+    const last = this.#lastLabel();
+    if (last === "") {
+      this.conversation.note(`${name} was stopped for ${doing}, which failed: start it again.`, "warning");
+      return;
+    }
+    this.state.offerLast(last);
+    this.conversation.offer(
+      `${name} was stopped for ${doing}, which failed: start it again, or restore it as last seen (${last}).`,
+      "Restore it",
+      () => void this.files.restoreLast(),
+    );
   }
 
   /** Rebuilds the running NPC with the editor's persona, options and tools; conversation and memory stay. */
