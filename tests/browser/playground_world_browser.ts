@@ -1,8 +1,9 @@
 /// <reference lib="dom" />
 /**
- * The World tab in a real headless Chromium while the NPC's turn runs: a value the designer edits while a
+ * The world in a real headless Chromium while the NPC's turn runs: a value the designer edits while a
  * call waits for its answer is logged as the designer's change, the NPC's own writes as the NPC's; an edit
- * form left open while the NPC changes its value says so, keeps the draft, and offers the new value.
+ * form left open while the NPC changes its value says so, keeps the draft, and offers the new value; and Apply
+ * after the World tab's initial world changed says the live world is kept.
  *
  *   deno test --allow-all tests/browser/playground_world_browser.ts   (needs Chromium, see playground_browser.ts)
  */
@@ -161,3 +162,35 @@ async function setWorld(page: Page, path: string, value: unknown): Promise<void>
     [path, value] as const,
   );
 }
+
+Deno.test("Apply after the World tab's initial world changed says the live world is kept, and where it is edited", async () => {
+  await withPlayground("failed-world-apply", async (browser) => {
+    const { page } = browser;
+    await page.click("#start");
+    await page.locator("#start-result .note").filter({ hasText: "Started Mira" }).waitFor();
+    await page.locator("#start:enabled").waitFor();
+    // Apply with the initial world as it started: nothing said about the world.
+    await page.click("#apply");
+    await page.locator("#start-result .note").filter({ hasText: "Applied to Mira." }).waitFor();
+    assert.equal(await page.locator("#start-result li.warning").count(), 0);
+    await page.click("#tab-world");
+    await page.fill("#world-seed", '{"player": {"name": "Aria", "gold": 99}}');
+    await page.locator("#start:enabled").waitFor();
+    await page.click("#apply");
+    await page.locator("#start-result .note").filter({ hasText: "Applied to Mira." }).waitFor();
+    // Before: "Applied to Mira." alone, and the State panel's world still had 20 gold.
+    assert.deepEqual(await page.locator("#start-result li.warning").allTextContents(), [
+      "The World tab's initial world changed since Mira started: Apply keeps the live world (edit it in State " +
+      "→ World); Start NPC starts a new world from the initial one.",
+    ]);
+    await page.click("#tab-state-world");
+    assert.ok(await page.getByRole("button", { name: /^player\.gold is 20; change it/ }).isVisible());
+    // The initial world as it started again: nothing said.
+    await page.fill("#world-seed", '{"player": {"name": "Aria", "gold": 20}, "inn": {"open": true}}');
+    await page.click("#apply");
+    await page.locator("#start-result .note").filter({ hasText: "Applied to Mira." }).waitFor();
+    await page.locator("#start:enabled").waitFor();
+    assert.equal(await page.locator("#start-result li.warning").count(), 0);
+    assert.deepEqual(browser.errors, []);
+  });
+});

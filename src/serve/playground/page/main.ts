@@ -414,6 +414,7 @@ class Playground {
       generation: this.link.generation,
       scripted: this.#scriptedRun(name, from.options),
       settings,
+      worldSeed: label === "start" ? worldSeedOf(from) : null,
       ...toolSettings(from.options, parts.tools),
     };
     // The last state seen is this NPC's from now on: the way back to an NPC that went is offered again when
@@ -563,7 +564,15 @@ class Playground {
       );
       // The bridge names what it ignored in the state Apply sent ('state.options.x'); the designer wrote 'options.x'.
       const warnings = npc.warnings.map((w) => w.replace(/'state\.(persona|options|tools)\b/g, "'$1"));
-      editor.showResult({ warnings, note: `Applied to ${r.name}.` });
+      // Apply gives the NPC the persona, options and tools: an initial world edited since the start is not
+      // what it plays in (the live world is kept), which "Applied" alone let the designer believe.
+      const pageWarnings = r.worldSeed !== null && r.worldSeed !== worldSeedOf(value)
+        ? [
+          `The World tab's initial world changed since ${r.name} started: Apply keeps the live world (edit it in ` +
+          "State → World); Start NPC starts a new world from the initial one.",
+        ]
+        : [];
+      editor.showResult({ warnings, pageWarnings, note: `Applied to ${r.name}.` });
       await this.files.refresh();
     } catch (error) {
       editor.showResult({ error: errorText(error) });
@@ -595,6 +604,11 @@ class Playground {
     download(name, { text: `${pretty(params)}\n` });
     editor.showResult({ note: `Exported ${name}: the params of ${Object.keys(params).join(" and ")}.` });
   }
+}
+
+/** The initial world of a persona document's `value` as JSON text ("null": none), to compare with another. */
+function worldSeedOf(value: JsonObject): string {
+  return JSON.stringify(isJsonObject(value.world) ? value.world : null);
 }
 
 /** The tab's session storage, or null when the browser keeps none (a private window may refuse it). */
