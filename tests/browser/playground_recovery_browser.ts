@@ -2,7 +2,7 @@
 /**
  * What the playground says when something goes wrong around the NPC rather than in a turn, in a real headless
  * Chromium: while the bridge is gone the model pill and the Model tab do not claim to know the model's
- * availability; a restore from a file the bridge refuses, and a Start it refuses, say so under Start and, when
+ * availability, and the State panel's World tab says the world went with it; a restore from a file the bridge refuses, and a Start it refuses, say so under Start and, when
  * they stopped the NPC that ran, say that too and offer to bring it back as last seen.
  *
  *   deno test --allow-all tests/browser/playground_recovery_browser.ts   (needs Chromium, see playground_browser.ts)
@@ -69,6 +69,32 @@ Deno.test("the bridge goes away: the model pill and the Model tab say its model'
     );
   } catch (error) {
     await screenshot(page, "failed-recovery-model-pill").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+  }
+});
+
+Deno.test("the bridge goes away: the State panel's World tab says the world went with it and how to get it back, not to add one", async () => {
+  const served = await servePlayground();
+  const browser = await openPage(served.url);
+  const { page } = browser;
+  try {
+    await page.click("#start");
+    await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+    await npcReady(page);
+    await page.click("#tab-state-world");
+    await page.getByRole("button", { name: /^player\.gold is 20; change it/ }).waitFor();
+    await served.stop();
+    await page.locator("#connection-status[data-state=closed]").waitFor();
+    // Before: "No world: add an initial world in the editor's World tab.", though the World tab has one.
+    assert.equal(
+      await text(page, "#state-body .world-title"),
+      "The world 'mira-world' went with the bridge: start the NPC again, or restore the last state seen (its " +
+        "world comes back with it).",
+    );
+  } catch (error) {
+    await screenshot(page, "failed-recovery-world-gone").catch(() => {});
     throw error;
   } finally {
     await browser.close();

@@ -322,8 +322,16 @@ class Playground {
     }
     const had = this.running !== null;
     const cut = had ? this.conversation.cutOff() : null;
+    const world = this.running?.world?.id ?? null;
     this.running = null;
-    this.state.world.show(null, null);
+    this.state.world.show(
+      null,
+      null,
+      world === null
+        ? undefined
+        : `The world '${world}' went with the bridge: start the NPC again, or restore ` +
+          "the last state seen (its world comes back with it).",
+    );
     this.state.showMemory(null);
     this.#bar.closed(detail, cut);
     // The model's availability went with the connection.
