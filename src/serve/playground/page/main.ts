@@ -489,7 +489,10 @@ class Playground {
       await worldParts?.world.delete().catch(() => {});
       if (!this.running) this.state.world.show(null, null);
       editor.showResult({ error: errorText(error) });
-      if (!this.running && stopped !== null) this.#stoppedInVain(stopped, "the new start");
+      // (When the bridge went away meanwhile, the page says so and offers the NPC back once connected.)
+      if (!this.running && stopped !== null && this.link.state === "open") {
+        this.#stoppedInVain(stopped, "the new start");
+      }
     }
   }
 

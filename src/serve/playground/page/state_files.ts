@@ -268,7 +268,8 @@ export class StateFiles {
       if (host.running() === null) {
         host.state().world.show(null, null);
         host.state().showMemory(null);
-        if (stopped !== null) host.stoppedInVain(stopped, "the restore");
+        // (When the bridge went away meanwhile, the page says so and offers the NPC back once connected.)
+        if (stopped !== null && host.link.state === "open") host.stoppedInVain(stopped, "the restore");
       }
     }
   }
