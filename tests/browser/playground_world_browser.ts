@@ -1,8 +1,10 @@
 /// <reference lib="dom" />
 /**
- * The World tab in a real headless Chromium while the NPC's turn runs: a value the designer edits while a
+ * The world in a real headless Chromium while the NPC's turn runs: a value the designer edits while a
  * call waits for its answer is logged as the designer's change, the NPC's own writes as the NPC's; an edit
- * form left open while the NPC changes its value says so, keeps the draft, and offers the new value.
+ * form left open while the NPC changes its value says so, keeps the draft, and offers the new value; Apply
+ * after the World tab's initial world changed says the live world is kept; and text in the World tab that is
+ * not a world is listed above Start, which waits for it.
  *
  *   deno test --allow-all tests/browser/playground_world_browser.ts   (needs Chromium, see playground_browser.ts)
  */
@@ -161,3 +163,64 @@ async function setWorld(page: Page, path: string, value: unknown): Promise<void>
     [path, value] as const,
   );
 }
+
+Deno.test("Apply after the World tab's initial world changed says the live world is kept, and where it is edited", async () => {
+  await withPlayground("failed-world-apply", async (browser) => {
+    const { page } = browser;
+    await page.click("#start");
+    await page.locator("#start-result .note").filter({ hasText: "Started Mira" }).waitFor();
+    await page.locator("#start:enabled").waitFor();
+    // Apply with the initial world as it started: nothing said about the world.
+    await page.click("#apply");
+    await page.locator("#start-result .note").filter({ hasText: "Applied to Mira." }).waitFor();
+    assert.equal(await page.locator("#start-result li.warning").count(), 0);
+    await page.click("#tab-world");
+    await page.fill("#world-seed", '{"player": {"name": "Aria", "gold": 99}}');
+    await page.locator("#start:enabled").waitFor();
+    await page.click("#apply");
+    await page.locator("#start-result .note").filter({ hasText: "Applied to Mira." }).waitFor();
+    // Before: "Applied to Mira." alone, and the State panel's world still had 20 gold.
+    assert.deepEqual(await page.locator("#start-result li.warning").allTextContents(), [
+      "The World tab's initial world changed since Mira started: Apply keeps the live world (edit it in State " +
+      "→ World); Start NPC starts a new world from the initial one.",
+    ]);
+    await page.click("#tab-state-world");
+    assert.ok(await page.getByRole("button", { name: /^player\.gold is 20; change it/ }).isVisible());
+    // The initial world as it started again: nothing said.
+    await page.fill("#world-seed", '{"player": {"name": "Aria", "gold": 20}, "inn": {"open": true}}');
+    await page.click("#apply");
+    await page.locator("#start-result .note").filter({ hasText: "Applied to Mira." }).waitFor();
+    await page.locator("#start:enabled").waitFor();
+    assert.equal(await page.locator("#start-result li.warning").count(), 0);
+    assert.deepEqual(browser.errors, []);
+  });
+});
+
+Deno.test("the World tab holding text that is not a world: the status list says so and Start is refused until it is fixed", async () => {
+  await withPlayground("failed-world-draft-start", async (browser) => {
+    const { page } = browser;
+    await page.click("#tab-world");
+    await page.fill("#world-seed", '{"player": {"name": "Aria", "gold": 99}');
+    await page.locator("#world-seed-message").filter({ hasText: "Nothing was changed." }).waitFor();
+    // Before: "Ready to start.", and Start started the NPC on the world from before the edit (20 gold).
+    await page.locator("#editor-status .summary").filter({ hasText: "1 problem to fix before starting" })
+      .waitFor();
+    assert.match(
+      await page.locator("#editor-status li.error").innerText(),
+      /^World: The world is not valid JSON: .* Nothing was changed\.$/,
+    );
+    await page.click("#start");
+    await page.locator("#start-result p.error").filter({ hasText: "Fix the problems listed above first" })
+      .waitFor();
+    // The link goes to the box.
+    await page.locator("#editor-status li.error").getByRole("button", { name: "World" }).click();
+    assert.equal(await page.evaluate(() => document.activeElement?.id), "world-seed");
+    await page.fill("#world-seed", '{"player": {"name": "Aria", "gold": 99}}');
+    await page.locator("#editor-status .summary").filter({ hasText: "Ready to start." }).waitFor();
+    await page.click("#start");
+    await page.locator("#start-result .note").filter({ hasText: "Started Mira" }).waitFor();
+    await page.click("#tab-state-world");
+    await page.getByRole("button", { name: /^player\.gold is 99; change it/ }).waitFor();
+    assert.deepEqual(browser.errors, []);
+  });
+});

@@ -1,6 +1,6 @@
 /** The Model tab's script: why it cannot be used, and the `model` it gives new NPCs. */
 import assert from "node:assert/strict";
-import { scriptModel, scriptProblem } from "../../../src/serve/playground/page/script_check.ts";
+import { notAScript, scriptModel, scriptProblem } from "../../../src/serve/playground/page/script_check.ts";
 
 Deno.test("scriptProblem says why a script cannot be used, and null for one that can", () => {
   assert.equal(scriptProblem('[{"text": "Hello."}]'), null);
@@ -25,4 +25,14 @@ Deno.test("scriptModel gives a list of steps or a script object as a scripted mo
     fallback: { text: "…" },
   });
   assert.equal(scriptModel('"just text"'), undefined);
+});
+
+Deno.test("notAScript: a persona file and a save state are not scripts; a script, or text to fix, is loaded", () => {
+  assert.equal(notAScript('{"npc": "gorm", "persona": {"name": "Gorm"}}'), "persona");
+  assert.equal(notAScript('{"npc": "gorm", "state": {"persona": {"name": "Gorm"}}}'), "state");
+  assert.equal(notAScript('{"persona": {"name": "Gorm"}, "transcript": {"entries": []}}'), "state");
+  assert.equal(notAScript('[{"text": "Rain again."}]'), null);
+  assert.equal(notAScript('{"steps": [{"text": "Rain again."}]}'), null);
+  // A script with a syntax error goes to the box, where its problem is shown to be fixed.
+  assert.equal(notAScript('{"steps": [{"text": "Rain'), null);
 });

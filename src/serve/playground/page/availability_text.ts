@@ -16,7 +16,8 @@ const WHY: Record<string, string> = {
  * How the model's availability reads: "available", "unavailable: <why>" (the reason in words, then the detail),
  * or, before the bridge said, "availability unknown" — or, while the bridge is still checking its model
  * (`checking`: the model's kind, as `/playground/info.json` names it), "loading the model…" for a GGUF model
- * (`llama`: the bridge loads it before it answers, seconds or more) and "checking…" for the others.
+ * (`llama`: the bridge loads it before it answers, seconds or more) and "checking…" for the others; or, while
+ * the page is not connected to the bridge (`connected` false: it went away), "not known (not connected)".
  *
  * @example
  * ```ts
@@ -24,10 +25,16 @@ const WHY: Record<string, string> = {
  * availabilityText({ available: false, reason: "unknown", detail: "Cannot reach the model server" });
  * // "unavailable: Cannot reach the model server"
  * availabilityText(undefined, "llama"); // "loading the model…"
+ * availabilityText(undefined, undefined, false); // "not known (not connected)"
  * ```
  */
-export function availabilityText(availability: ModelAvailability | undefined, checking?: string): string {
+export function availabilityText(
+  availability: ModelAvailability | undefined,
+  checking?: string,
+  connected = true,
+): string {
   if (availability === undefined) {
+    if (!connected) return "not known (not connected)";
     if (checking === undefined) return "availability unknown";
     return checking === "llama" ? "loading the model…" : "checking…";
   }

@@ -4,46 +4,27 @@
  * streaming in with the emotion shown the moment it arrives, the tool calls of each turn — client tools
  * answered by hand right there (JSON or text, an error, or left to time out) or automatically — cancel
  * mid-turn, barks, and each turn's usage and latency. A turn's tool calls are shown and answered by
- * tool_calls.ts; a turn's entry and the restored turns are built by turn_view.ts; the composer (the player's
- * line, the turn's context, Say, Cancel reply and the bark row) is composer.ts.
+ * tool_calls.ts; a turn's entry and the restored turns are built by turn_view.ts, and filled in at the turn's
+ * end (its reply, or what became of it) by turn_end.ts; a bark's entry and request are bark.ts; the composer
+ * (the player's line, the turn's context, Say, Cancel reply and the bark row) is composer.ts.
  * @module
  */
 import type { ToolContext } from "../../../client/tools.ts";
 import type { NpcEvent, NpcReply } from "../../../client/game_types.ts";
 import type { Npc } from "../../../client/npc.ts";
-import { BridgeError } from "../../../protocol/errors.ts";
+import type { BridgeError } from "../../../protocol/errors.ts";
+import { runBark } from "./bark.ts";
 import { composer } from "./composer.ts";
 import { h } from "./dom.ts";
 import type { Saved, SendAs, ToolAnswer } from "./storage.ts";
 import type { KeptAnswers } from "./kept_answers.ts";
 import { answerByHand, cannedAnswer } from "./tool_calls.ts";
 import type { HistoryEntry } from "./transcript.ts";
+import { failureAnnouncement, failureOf, showFailure, showReply, type TurnRecord } from "./turn_end.ts";
+import { describeError, thinkingFor } from "./turn_format.ts";
 import { restoredHistory, type TurnEntry, turnEntry } from "./turn_view.ts";
-import { withoutBridgeHint } from "./script_hint.ts";
 
-/** Timings of a turn, in ms after it was sent. */
-export interface TurnTimings {
-  /** The emotion arrived. */
-  emotion?: number;
-  /** The first words arrived. */
-  firstLine?: number;
-  /** The response arrived. */
-  total?: number;
-}
-
-/** A finished (or failed) turn. */
-export interface TurnRecord {
-  /** 1-based. */
-  index: number;
-  /** What the player said. */
-  line: string;
-  /** The reply, when it succeeded. */
-  reply?: NpcReply;
-  /** The failure, when it failed. */
-  error?: BridgeError;
-  /** When things arrived. */
-  timings: TurnTimings;
-}
+export type { TurnRecord, TurnTimings } from "./turn_end.ts";
 
 /** What the conversation needs from the page. */
 export interface ConversationHost {
@@ -79,15 +60,6 @@ export interface ConversationHost {
   toolNameNow(name: string): string;
   /** Answers typed but not sent, kept for the tab (a reload keeps them). */
   kept: KeptAnswers;
-}
-
-function describeError(error: unknown): BridgeError {
-  if (error instanceof BridgeError) return error;
-  return BridgeError.internal(error instanceof Error ? error.message : String(error));
-}
-
-function ms(value: number | undefined): string {
-  return value === undefined ? "–" : `${Math.round(value)} ms`;
 }
 
 interface LiveTurn extends TurnEntry {
@@ -520,83 +492,28 @@ export class Conversation {
   }
 
   #finish(live: LiveTurn, reply: NpcReply): void {
-    live.line.textContent = reply.line;
-    live.emotion.dataset.emotion = reply.emotion;
-    live.emotion.textContent = reply.emotion;
+    const { announcement, endNote } = showReply(live, reply, {
+      timings: live.record.timings,
+      npcName: this.#host.npcName(),
+      pick: (option) => this.say(option),
+    });
     this.#setEmotion(reply.emotion);
-    const badges: HTMLElement[] = [];
-    if (reply.endsConversation) {
-      badges.push(h("span", { class: "badge ends", text: "ends the conversation" }));
-    }
-    if (reply.isFallback) badges.push(h("span", { class: "badge fallback", text: "fallback line" }));
-    badges.push(h("span", { class: "badge relationship", text: `relationship ${reply.relationship}` }));
-    live.badges.replaceChildren(...badges);
-    live.options.replaceChildren(
-      ...reply.playerOptions.map((option) =>
-        h("button", {
-          type: "button",
-          class: "option",
-          dir: "auto",
-          text: option,
-          on: { click: () => this.say(option) },
-        })
-      ),
-    );
-    const t = live.record.timings;
-    const u = reply.usage;
-    live.meta.textContent =
-      `emotion after ${ms(t.emotion)} · first words ${ms(t.firstLine)} · done in ${ms(t.total)} · ` +
-      `tokens: ${u.inputTokens} in (${u.cachedInputTokens} cached), ${u.outputTokens} out`;
-    if (reply.warnings && reply.warnings.length > 0) {
-      live.meta.after(
-        h("ul", { class: "messages" }, ...reply.warnings.map((w) => h("li", { class: "warning", text: w }))),
-      );
-    }
-    const name = this.#host.npcName();
-    const ended = `${name} ended the conversation.`;
-    this.#say(
-      [
-        `${name} (${reply.emotion}): ${reply.line}`,
-        reply.endsConversation ? ended : "",
-        ...(reply.warnings ?? []).map((w) => `Warning: ${w}`),
-      ].filter(Boolean).join(" "),
-    );
-    // (The note is part of the reply: it is followed, not scrolled to, as the reply is.)
-    if (reply.endsConversation) this.#list.append(h("li", { class: "note info", text: ended }));
+    this.#say(announcement);
+    if (endNote) this.#list.append(endNote);
     this.#follow();
   }
 
   #failed(live: LiveTurn, error: BridgeError, line: string): void {
     // Cancelled by the designer (Cancel reply, a start or a restore); else the bridge cancelled it (it stopped,
     // or the NPC was closed): that turn is a failure, and the line comes back to be said again.
-    const cancelled = error.dataCode === "cancelled" && live.abort.signal.aborted;
-    const byBridge = error.dataCode === "cancelled" && !cancelled;
-    live.root.classList.add(cancelled ? "cancelled" : "failed");
-    // No emotion is coming: the pending "…" (or one that came before the failure: the turn left no trace) gives
-    // its place to the badge that says what became of the turn.
-    live.emotion.remove();
+    const failure = failureOf(error, live.abort.signal.aborted);
+    const { cancelled, byBridge } = failure;
+    const hint = cancelled ? null : this.#host.failureHint(error);
+    showFailure(live, error, failure, hint);
     // The header goes back to the emotion of before the turn (unless a start or the bridge going away set it).
     if (this.#emotionOf === live) this.#setEmotion(live.emotionBefore);
-    live.badges.replaceChildren(
-      h("span", {
-        class: `badge ${cancelled ? "cancelled" : "error"}`,
-        text: cancelled ? "cancelled" : "failed",
-      }),
-    );
     // The bridge cancelled it as it stopped, or the connection closed under it: the alert banner says so.
     const gone = !cancelled && (byBridge || !this.#host.connected());
-    const hint = cancelled ? null : this.#host.failureHint(error);
-    live.meta.replaceChildren(
-      h("span", {
-        class: "error",
-        text: cancelled
-          ? "The reply was cancelled; the turn left no trace in the NPC's history."
-          : `${error.dataCode || error.code}: ${
-            byBridge ? "The bridge cancelled the reply (it stopped, or the NPC was closed): " : ""
-          }${hint === null ? error.message : withoutBridgeHint(error.message)}`,
-      }),
-    );
-    if (hint !== null) live.meta.append(h("span", { class: "hint", text: hint }));
     const back = !cancelled && this.#lineInput.value.trim() === "";
     if (back) {
       // Give the line back so it can be sent again.
@@ -609,9 +526,7 @@ export class Conversation {
       this.#cutOff = { line, back };
       return;
     }
-    this.#say(
-      cancelled ? "Reply cancelled." : `The turn failed: ${error.message}${hint === null ? "" : ` ${hint}`}`,
-    );
+    this.#say(failureAnnouncement(error, cancelled, hint));
   }
 
   /**
@@ -656,47 +571,16 @@ export class Conversation {
     if (pending !== null) return this.#fail(`${pending}: wait a moment.`);
     this.#fail("");
     this.#quiet();
-    const situation = this.#situation.value.trim() || this.#host.greeting();
-    const entry = h(
-      "li",
-      { class: "bark" },
-      h("span", { class: "who", text: `${this.#host.npcName()} (bark)` }),
-    );
-    // (Empty until the line comes, as a turn's: the line under it says the model is thinking.)
-    const text = h("p", { class: "line streaming", dir: "auto" });
-    entry.append(text);
-    if (situation) entry.append(h("p", { class: "context", text: `Situation: ${situation}` }));
-    // As a turn's bubble: how long the model has been at it (a local model can take a while before a bark).
-    const thinkingSince = Date.now();
-    const progress = h("p", { class: "progress hint", text: thinkingFor(thinkingSince) });
-    text.after(progress);
-    const ticking = setInterval(() => progress.textContent = thinkingFor(thinkingSince), 1000);
-    this.#list.append(entry);
-    this.#scroll();
-    const started = performance.now();
-    try {
-      const line = await npc.bark(situation === "" ? undefined : situation);
-      text.textContent = line;
-      entry.append(h("p", { class: "meta", text: `done in ${ms(performance.now() - started)}` }));
-      const hint = this.#host.barkHint(line);
-      if (hint !== null) entry.append(h("p", { class: "hint", text: hint }));
-      this.#say(`${this.#host.npcName()} barks: ${line}${hint === null ? "" : ` ${hint}`}`);
-    } catch (error) {
-      const e = describeError(error);
-      text.textContent = "";
-      entry.classList.add("failed");
-      entry.append(h("p", { class: "error", text: `${e.dataCode || e.code}: ${e.message}` }));
-      this.#say(`The bark failed: ${e.message}`);
-    } finally {
-      clearInterval(ticking);
-      progress.remove();
-      text.classList.remove("streaming");
-      this.#scroll();
-    }
+    await runBark(npc, {
+      npcName: () => this.#host.npcName(),
+      situation: this.#situation.value.trim() || this.#host.greeting(),
+      hint: (line) => this.#host.barkHint(line),
+      show: (entry) => {
+        this.#list.append(entry);
+        this.#scroll();
+      },
+      say: (text) => this.#say(text),
+      ended: () => this.#scroll(),
+    });
   }
-}
-
-/** "thinking… 12 s": how long the model has been working since `since` (a `Date.now()` time), in whole seconds. */
-function thinkingFor(since: number): string {
-  return `thinking… ${Math.max(0, Math.floor((Date.now() - since) / 1000))} s`;
 }

@@ -217,7 +217,10 @@ export class Editor {
       edit: (write, defer) => this.#writes.edit("world", write, defer),
       flush: () => this.flush(),
       documentChanged: () => this.#documentChanged("form"),
-      changed: () => this.#events.changed(),
+      changed: () => {
+        this.#events.changed();
+        this.#renderStatus(); // the box's text is not a world: the status list says so
+      },
     };
   }
 
@@ -419,11 +422,31 @@ export class Editor {
    * the text has a syntax problem, the review's are not listed (see #renderStatus) and not counted.
    */
   #counts(): { problems: number; warnings: number } {
-    const scriptProblem = this.saved.useScript ? this.scriptProblem() : null;
-    if (this.doc.problem) return { problems: 1 + (scriptProblem ? 1 : 0), warnings: 0 };
-    const listed = this.#reviewItems().length + (scriptProblem ? 1 : 0);
-    const problems = errorCount(this.review) + this.#bridgeErrors() + (scriptProblem ? 1 : 0);
+    const outside = this.#outsideProblems().length;
+    if (this.doc.problem) return { problems: 1 + outside, warnings: 0 };
+    const listed = this.#reviewItems().length + outside;
+    const problems = errorCount(this.review) + this.#bridgeErrors() + outside;
     return { problems, warnings: listed - problems };
+  }
+
+  /**
+   * The problems outside the file's own checks, as status list items: the script's (when it is chosen), and
+   * the World tab's text that is not a world (Start would use the world from before it, which the box no
+   * longer shows).
+   */
+  #outsideProblems(): HTMLElement[] {
+    const items: HTMLElement[] = [];
+    const scriptProblem = this.saved.useScript ? this.scriptProblem() : null;
+    if (scriptProblem) {
+      items.push(
+        checkItem({ error: scriptProblem }, this.#jump("Script", "model", () => this.#model.script.focus())),
+      );
+    }
+    const worldProblem = this.#world.problem();
+    if (worldProblem) {
+      items.push(checkItem({ error: worldProblem }, this.#jump("World", "world", () => this.#world.focus())));
+    }
+    return items;
   }
 
   /**
@@ -454,12 +477,9 @@ export class Editor {
   /** The status line ({@link statusLine}); the JSONC text box is described by its syntax problem too. */
   #renderStatus(): void {
     const problem = this.doc.problem;
-    const scriptProblem = this.saved.useScript ? this.scriptProblem() : null;
     this.#status.replaceChildren(...statusLine({
       syntax: problem ? this.#syntaxProblem(problem.message) : null,
-      script: scriptProblem
-        ? checkItem({ error: scriptProblem }, this.#jump("Script", "model", () => this.#model.script.focus()))
-        : null,
+      outside: this.#outsideProblems(),
       checks: problem ? [] : this.#reviewItems(),
       errors: errorCount(this.review) + this.#bridgeErrors(),
       running: this.#running.name,
@@ -551,7 +571,7 @@ export class Editor {
   /** True when the page found no problem that blocks a start. */
   get canStart(): boolean {
     return this.doc.problem === null && errorCount(this.review) === 0 && this.#bridgeErrors() === 0 &&
-      !(this.saved.useScript && this.scriptProblem() !== null);
+      !(this.saved.useScript && this.scriptProblem() !== null) && this.#world.problem() === null;
   }
 
   /**

@@ -141,8 +141,11 @@ function statusSummary({ problems, warnings, more, running, stale }: {
 export interface StatusParts {
   /** The JSONC text's syntax problem (with its link), or null. */
   syntax: HTMLElement | null;
-  /** The script's problem as a list item (with its link), or null. */
-  script: HTMLElement | null;
+  /**
+   * Problems outside the file's own checks, as list items (with their links), each blocking a start: the
+   * script's, and the World tab's text that is not a world (kept as a draft, not in the file).
+   */
+  outside: HTMLElement[];
   /** The review's checks ({@link reviewItems}); not shown while there is a syntax problem. */
   checks: HTMLElement[];
   /** How many of `checks` are errors. */
@@ -157,19 +160,20 @@ export interface StatusParts {
  * The status line's content: the JSONC syntax problem, a summary (problems that block a start, warnings),
  * and the list of checks; while the text has a syntax problem, the checks of the file are paused (those of
  * its last valid version may no longer hold): the summary counts the syntax problem (and the script's, which
- * does not depend on the file) and a note says the others come back once it is fixed.
+ * those outside the file) and a note says the others come back once it is fixed.
  */
-export function statusLine({ syntax, script, checks, errors, running, stale }: StatusParts): Node[] {
+export function statusLine({ syntax, outside, checks, errors, running, stale }: StatusParts): Node[] {
   if (syntax) {
+    const more = outside.length > 0;
     return [
       syntax,
-      statusSummary({ problems: 1 + (script ? 1 : 0), warnings: 0, more: script !== null, running, stale }),
-      ...(script ? [h("ul", { class: "messages" }, script)] : []),
+      statusSummary({ problems: 1 + outside.length, warnings: 0, more, running, stale }),
+      ...(more ? [h("ul", { class: "messages" }, ...outside)] : []),
       h("p", { class: "paused-note", text: "The other checks are paused until the syntax error is fixed." }),
     ];
   }
-  const list = script ? [...checks, script] : checks;
-  const problems = errors + (script ? 1 : 0);
+  const list = [...checks, ...outside];
+  const problems = errors + outside.length;
   return [
     statusSummary({ problems, warnings: list.length - problems, more: list.length > 0, running, stale }),
     ...(list.length > 0 ? [h("ul", { class: "messages" }, ...list)] : []),

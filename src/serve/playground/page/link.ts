@@ -59,6 +59,8 @@ export class Link {
   serverStopped = false;
   readonly #url: string;
   readonly #events: LinkEvents;
+  /** A connection closed, or could not be made, and none has been open since. */
+  #lost = false;
   /** Who waits in {@link opened} for the connection being made. */
   #waiters: { resolve(): void; reject(error: Error): void }[] = [];
 
@@ -94,6 +96,15 @@ export class Link {
    */
   get pending(): boolean {
     return this.state === "connecting" || this.state === "waiting" || this.generation === 0;
+  }
+
+  /**
+   * The bridge is not there: a connection closed (or could not be made) and none has been answered since,
+   * though the page may be trying again (`connecting`); false while the socket is open (`waiting` for the
+   * bridge to answer, which may be loading its model) and before the page's first connection failed.
+   */
+  get gone(): boolean {
+    return this.#lost && this.state !== "waiting" && this.state !== "open";
   }
 
   /**
@@ -174,6 +185,8 @@ export class Link {
 
   #set(state: LinkState, detail?: string): void {
     this.state = state;
+    if (state === "open") this.#lost = false;
+    else if (state === "closed") this.#lost = true;
     this.#events.onState(state, detail);
     if (state !== "open" && state !== "closed") return;
     const waiters = this.#waiters;

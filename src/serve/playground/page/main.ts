@@ -242,6 +242,7 @@ class Playground {
       openWorld: (id, seed) => this.#openWorld(id, seed),
       nowRunning: (from, parts, label) => this.#nowRunning(from, parts, label),
       noteCancelled: (turn, why) => this.#noteCancelled(turn, why),
+      stoppedInVain: (name, doing) => this.#stoppedInVain(name, doing),
     });
   }
 
@@ -321,10 +322,20 @@ class Playground {
     }
     const had = this.running !== null;
     const cut = had ? this.conversation.cutOff() : null;
+    const world = this.running?.world?.id ?? null;
     this.running = null;
-    this.state.world.show(null, null);
+    this.state.world.show(
+      null,
+      null,
+      world === null
+        ? undefined
+        : `The world '${world}' went with the bridge: start the NPC again, or restore ` +
+          "the last state seen (its world comes back with it).",
+    );
     this.state.showMemory(null);
     this.#bar.closed(detail, cut);
+    // The model's availability went with the connection.
+    this.model.show();
     const why = (detail ?? "the connection closed").replace(/[.\s]+$/, "");
     // The banner (an alert) says it to a screen reader; the conversation's note is for the eye.
     if (had) {
@@ -411,6 +422,7 @@ class Playground {
       generation: this.link.generation,
       scripted: this.#scriptedRun(name, from.options),
       settings,
+      worldSeed: label === "start" ? worldSeedOf(from) : null,
       ...toolSettings(from.options, parts.tools),
     };
     // The last state seen is this NPC's from now on: the way back to an NPC that went is offered again when
@@ -446,10 +458,14 @@ class Playground {
   async #start(): Promise<void> {
     const editor = this.editor;
     let worldParts: WorldParts | null = null;
+    /** The name of the NPC that ran, once it was stopped for this start. */
+    let stopped: string | null = null;
     try {
       await this.#changes.connected("starting the NPC");
       this.link.require();
+      const before = this.running?.name ?? null;
       const cancelled = await this.#teardown();
+      stopped = before;
       const value = editor.doc.value;
       const tools = editor.toolDefinitions();
       this.#registerTools(tools);
@@ -473,7 +489,32 @@ class Playground {
       await worldParts?.world.delete().catch(() => {});
       if (!this.running) this.state.world.show(null, null);
       editor.showResult({ error: errorText(error) });
+      // (When the bridge went away meanwhile, the page says so and offers the NPC back once connected.)
+      if (!this.running && stopped !== null && this.link.state === "open") {
+        this.#stoppedInVain(stopped, "the new start");
+      }
     }
+  }
+
+  /**
+   * The NPC `name` was stopped for `doing` (a start, a restore), which then failed: the conversation's header
+   * says it no longer runs, and the conversation offers it back as last seen (the state kept after its last
+   * turn), or says to start it again when no state was kept.
+   */
+  #stoppedInVain(name: string, doing: string): void {
+    this.conversation.stopped(`stopped for ${doing}`);
+    this.state.showMemory(null);
+    const last = this.#lastLabel();
+    if (last === "") {
+      this.conversation.note(`${name} was stopped for ${doing}, which failed: start it again.`, "warning");
+      return;
+    }
+    this.state.offerLast(last);
+    this.conversation.offer(
+      `${name} was stopped for ${doing}, which failed: start it again, or restore it as last seen (${last}).`,
+      "Restore it",
+      () => void this.files.restoreLast(),
+    );
   }
 
   /** Rebuilds the running NPC with the editor's persona, options and tools; conversation and memory stay. */
@@ -534,7 +575,15 @@ class Playground {
       );
       // The bridge names what it ignored in the state Apply sent ('state.options.x'); the designer wrote 'options.x'.
       const warnings = npc.warnings.map((w) => w.replace(/'state\.(persona|options|tools)\b/g, "'$1"));
-      editor.showResult({ warnings, note: `Applied to ${r.name}.` });
+      // Apply gives the NPC the persona, options and tools: an initial world edited since the start is not
+      // what it plays in (the live world is kept), which "Applied" alone let the designer believe.
+      const pageWarnings = r.worldSeed !== null && r.worldSeed !== worldSeedOf(value)
+        ? [
+          `The World tab's initial world changed since ${r.name} started: Apply keeps the live world (edit it in ` +
+          "State → World); Start NPC starts a new world from the initial one.",
+        ]
+        : [];
+      editor.showResult({ warnings, pageWarnings, note: `Applied to ${r.name}.` });
       await this.files.refresh();
     } catch (error) {
       editor.showResult({ error: errorText(error) });
@@ -566,6 +615,11 @@ class Playground {
     download(name, { text: `${pretty(params)}\n` });
     editor.showResult({ note: `Exported ${name}: the params of ${Object.keys(params).join(" and ")}.` });
   }
+}
+
+/** The initial world of a persona document's `value` as JSON text ("null": none), to compare with another. */
+function worldSeedOf(value: JsonObject): string {
+  return JSON.stringify(isJsonObject(value.world) ? value.world : null);
 }
 
 /** The tab's session storage, or null when the browser keeps none (a private window may refuse it). */

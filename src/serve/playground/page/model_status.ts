@@ -71,13 +71,15 @@ export class ModelStatus {
     const availability = link.server?.model;
     // Until the bridge answers `initialize` it is checking its model (loading a GGUF one); so it is before the
     // page's first connection is made (the server's info comes first), not "availability unknown".
-    const checking = link.pending ? this.info?.model.name ?? "system" : undefined;
+    // The page's connection went away (and its retries, until one is answered): nothing is checking the model.
+    const connected = !link.gone;
+    const checking = link.pending && connected ? this.info?.model.name ?? "system" : undefined;
     editor?.setBridgeModel(
-      `${label}, ${availabilityText(availability, checking)}`,
+      `${label}, ${availabilityText(availability, checking, connected)}`,
       availability ? availability.available : null,
       this.info?.model ?? null,
     );
     editor?.setBridgeContext(availability?.contextSize ?? null);
-    showModelPill({ useScript: saved.useScript, label, availability, checking });
+    showModelPill({ useScript: saved.useScript, label, availability, checking, connected });
   }
 }

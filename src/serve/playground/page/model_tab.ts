@@ -9,7 +9,7 @@
 import type { JsonValue } from "../../../protocol/json.ts";
 import { download, fileName } from "./dom.ts";
 import { modelPanel } from "./editor_panels.ts";
-import { scriptModel, scriptProblem } from "./script_check.ts";
+import { notAScript, scriptModel, scriptProblem } from "./script_check.ts";
 import type { StartResult } from "./start_result.ts";
 import type { Saved } from "./storage.ts";
 
@@ -170,8 +170,23 @@ export class ModelTab {
     return this.#host.saved.useScript ? "scripted (the Model tab's script)" : "the bridge's model";
   }
 
+  /**
+   * Loads a script file into the box (and chooses the page's script). A persona file or a save state chosen
+   * here by mistake leaves the script as it was (it has no undo) and says where that file goes.
+   */
   async #loadScript(file: File): Promise<void> {
-    this.setScript(await file.text());
+    const text = await file.text();
+    const kind = notAScript(text);
+    if (kind !== null) {
+      this.#host.showResult({
+        error: kind === "persona"
+          ? `${file.name} is a persona file, not a script: load it with Load file… above. The script was not changed.`
+          : `${file.name} is a save state, not a script: restore it with Load file… above (or State → Save). ` +
+            "The script was not changed.",
+      });
+      return;
+    }
+    this.setScript(text);
     this.#host.showResult({ note: `Loaded the script ${file.name}; new NPCs run on it.` });
   }
 

@@ -29,6 +29,11 @@ export interface Running {
    * unknown: a restored NPC runs on the saved persona, options and tools, which the bridge wrote out in full.
    */
   settings: string | null;
+  /**
+   * The initial world (as JSON text, "null": none) it was started with, or null when unknown (a restored NPC
+   * runs on its saved world): Apply keeps the live world, and says so when the World tab's differs.
+   */
+  worldSeed: string | null;
 }
 
 /** A world the page created for the NPC, with its subscription to the world's changes. */

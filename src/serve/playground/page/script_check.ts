@@ -44,3 +44,23 @@ export function scriptModel(text: string): JsonValue | undefined {
   if (isJsonObject(value)) return { type: "scripted", ...value };
   return undefined;
 }
+
+/**
+ * What a file chosen with Load script… is when it is plainly not a script: `"persona"` (a persona file: an
+ * object with a `persona` object and no `steps`), `"state"` (a save state: an object with a `state` or a
+ * `transcript` object), else null (a script, or text to fix in the script box).
+ *
+ * @example
+ * ```ts
+ * import { notAScript } from "./script_check.ts";
+ * notAScript('{"persona": {"name": "Gorm"}}'); // "persona"
+ * notAScript('[{"text": "Rain again."}]'); // null
+ * ```
+ */
+export function notAScript(text: string): "persona" | "state" | null {
+  const value = parseJsonc(text).value;
+  if (!isJsonObject(value)) return null;
+  if (isJsonObject(value.state) || isJsonObject(value.transcript)) return "state";
+  if (isJsonObject(value.persona) && !Array.isArray(value.steps)) return "persona";
+  return null;
+}

@@ -63,6 +63,11 @@ export interface StateFilesHost {
   nowRunning: (from: JsonObject, parts: NowRunningParts, label: "start" | "restored") => string;
   /** Notes a reply cancelled by a start or a restore (`why`: "to restore from …"). */
   noteCancelled: (turn: TurnRecord | null, why: string) => void;
+  /**
+   * The NPC `name` was stopped for `doing` ("the restore"), which then failed: nothing runs now (say so, and
+   * offer it back as last seen).
+   */
+  stoppedInVain: (name: string, doing: string) => void;
 }
 
 /**
@@ -197,10 +202,14 @@ export class StateFiles {
     const editor = host.editor();
     const conversation = host.conversation();
     let worldParts: WorldParts | null = null;
+    /** The name of the NPC that ran, once it was stopped for the restore. */
+    let stopped: string | null = null;
     try {
       await host.changes.connected(`restoring from ${source}`);
       host.link.require();
+      const before = host.running()?.name ?? null;
       const cancelled = await host.teardown();
+      stopped = before;
       const tools = Array.isArray(state.tools) ? state.tools.filter(isJsonObject) : [];
       host.registerTools(tools);
       const savedWorld = typeof state.world === "string" ? state.world : null;
@@ -254,6 +263,14 @@ export class StateFiles {
     } catch (error) {
       await worldParts?.world.delete().catch(() => {});
       host.state().saveMessage(`Could not restore: ${errorText(error)}`, "error");
+      // Under Start, where "Restoring from …" was said, and where Start and the persona are.
+      editor.showResult({ error: `Could not restore from ${source}: ${errorText(error)}` });
+      if (host.running() === null) {
+        host.state().world.show(null, null);
+        host.state().showMemory(null);
+        // (When the bridge went away meanwhile, the page says so and offers the NPC back once connected.)
+        if (stopped !== null && host.link.state === "open") host.stoppedInVain(stopped, "the restore");
+      }
     }
   }
 

@@ -112,7 +112,7 @@ export class ConnectionBar {
  * (`label`) and its availability. On a phone the pill is cut short: its whole text is its tooltip.
  */
 export function showModelPill(
-  { useScript, label, availability, checking }: {
+  { useScript, label, availability, checking, connected = true }: {
     /** The NPC plays the page's script rather than the bridge's model. */
     useScript: boolean;
     /** The model's label. */
@@ -121,6 +121,8 @@ export function showModelPill(
     availability: ModelAvailability | undefined;
     /** While the bridge is still checking its model (undefined otherwise): the model's kind (`llama`, …). */
     checking?: string;
+    /** Whether the page is connected to the bridge (false: it went away, its model's availability is not known). */
+    connected?: boolean;
   },
 ): void {
   const status = byId("model-status");
@@ -128,7 +130,7 @@ export function showModelPill(
     status.textContent = "Model: scripted (the Model tab's script) · always available";
     status.dataset.available = "true";
   } else {
-    status.textContent = `Model: ${label} · ${availabilityText(availability, checking)}`;
+    status.textContent = `Model: ${label} · ${availabilityText(availability, checking, connected)}`;
     status.dataset.available = String(availability?.available ?? "unknown");
   }
   status.title = status.textContent;

@@ -50,6 +50,8 @@ export class WorldTab {
   readonly #message: HTMLElement;
   /** The world (as JSON text) the box shows, as last synced from or written to the document. */
   #synced: string | undefined;
+  /** Why the box's text is not a world (it is kept as a draft, not written), or null. */
+  #problem: string | null = null;
 
   /** Builds the tab (with `form`'s banner); `host` is the editor. */
   constructor(form: FormParts, host: WorldTabHost) {
@@ -79,6 +81,7 @@ export class WorldTab {
     this.#message.classList.remove("checking");
     const text = this.#input.value.trim();
     if (text === "") {
+      this.#problem = null;
       delete host.saved.drafts.world;
       this.#message.textContent = "";
       this.#input.setAttribute("aria-invalid", "false");
@@ -92,8 +95,9 @@ export class WorldTab {
       (isJsonObject(parsed.value) ? null : "The world must be a JSON object ({…}).");
     this.#input.setAttribute("aria-invalid", String(problem !== null));
     this.#input.closest(".field")?.classList.toggle("has-error", problem !== null);
+    this.#problem = problem === null ? null : `${problem} Nothing was changed.`;
     if (problem !== null) {
-      this.#message.textContent = `${problem} Nothing was changed.`;
+      this.#message.textContent = this.#problem;
       host.saved.drafts.world = {
         text: this.#input.value,
         base: JSON.stringify(host.doc.get(["world"]) ?? null),
@@ -107,6 +111,19 @@ export class WorldTab {
       this.#synced = JSON.stringify(parsed.value);
       host.documentChanged();
     }
+  }
+
+  /**
+   * Why the box's text is not a world, or null: Start would use the document's world, from before that text
+   * (the status list says so and Start waits for it).
+   */
+  problem(): string | null {
+    return this.#problem;
+  }
+
+  /** Puts the focus in the box. */
+  focus(): void {
+    this.#input.focus();
   }
 
   /** Shows the saved draft again when the document's world is still the one it was typed over. */

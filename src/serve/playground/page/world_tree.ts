@@ -95,7 +95,7 @@ export class WorldTree {
   constructor(actions: WorldActions) {
     this.#actions = actions;
     this.#title = h("p", {
-      class: "hint",
+      class: "hint world-title",
       text: "No world: add an initial world in the editor's World tab.",
     });
     this.#tree = h("div", { class: "world-tree" });
@@ -128,12 +128,15 @@ export class WorldTree {
     return this.#state;
   }
 
-  /** Shows a world (`id` and its snapshot), or none. */
-  show(id: string | null, state: JsonValue | null): void {
+  /**
+   * Shows a world (`id` and its snapshot), or none: `none` says why (by default, that the persona has no
+   * initial world).
+   */
+  show(id: string | null, state: JsonValue | null, none?: string): void {
     this.#state = state;
     this.#editing = null;
     this.#title.textContent = id === null
-      ? "No world: add an initial world in the editor's World tab."
+      ? none ?? "No world: add an initial world in the editor's World tab."
       : `World '${id}': click a value to change it; the NPC's changes appear as they happen.`;
     this.#log.replaceChildren();
     this.#render();

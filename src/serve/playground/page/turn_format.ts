@@ -1,0 +1,48 @@
+/**
+ * How the conversation words a turn's and a bark's times ("340 ms", "thinking… 12 s") and takes what a failed
+ * request threw as a {@link BridgeError} (its code and message shown under the entry).
+ * @module
+ */
+import { BridgeError } from "../../../protocol/errors.ts";
+
+/**
+ * What a failed turn or bark threw, as a BridgeError: a BridgeError as it is, anything else `internal_error`
+ * with its message.
+ *
+ * @example
+ * ```ts
+ * import { describeError } from "./turn_format.ts";
+ * describeError(new Error("boom")).dataCode; // "internal_error"
+ * ```
+ */
+export function describeError(error: unknown): BridgeError {
+  if (error instanceof BridgeError) return error;
+  return BridgeError.internal(error instanceof Error ? error.message : String(error));
+}
+
+/**
+ * A time in whole milliseconds, or "–" when it never came.
+ *
+ * @example
+ * ```ts
+ * import { ms } from "./turn_format.ts";
+ * ms(339.6); // "340 ms"
+ * ms(undefined); // "–"
+ * ```
+ */
+export function ms(value: number | undefined): string {
+  return value === undefined ? "–" : `${Math.round(value)} ms`;
+}
+
+/**
+ * "thinking… 12 s": how long the model has been working since `since` (a `Date.now()` time), in whole seconds.
+ *
+ * @example
+ * ```ts
+ * import { thinkingFor } from "./turn_format.ts";
+ * thinkingFor(Date.now()); // "thinking… 0 s"
+ * ```
+ */
+export function thinkingFor(since: number): string {
+  return `thinking… ${Math.max(0, Math.floor((Date.now() - since) / 1000))} s`;
+}
