@@ -25,9 +25,19 @@ import type { ToolDefinition, ToolRef } from "./types.ts";
  * ```
  */
 export interface TurnOptions {
-  /** Aborting cancels the turn on the bridge (and the object's queued work); the call rejects with `-32009`. */
+  /**
+   * Aborting cancels the turn on the bridge; the call rejects with `-32009`, or resolves with the reply when
+   * the turn had already finished as the cancel arrived (the NPC or session then keeps it in its history).
+   * From the abort on, the turn's callbacks (`onLine`, `onEvent`, …) get no more events. The protocol cancels
+   * an NPC's (or session's) work as a whole: its running turn and every request queued behind it (a second
+   * `talk`, a `state()` save, an `update`) also reject with `-32009`, so abort a turn only when nothing else
+   * of that NPC is queued, or send again what you still need.
+   */
   signal?: AbortSignal;
-  /** Cancels the turn after this many milliseconds; the call rejects with `-32024 timeout`. No default. */
+  /**
+   * Cancels the turn after this many milliseconds, as an aborted `signal` does; the call rejects with
+   * `-32024 timeout`. No default.
+   */
   timeoutMs?: number;
 }
 
@@ -131,14 +141,21 @@ export class Connection {
     flat = false,
   ): Promise<T> {
     const { signal, timeoutMs } = options;
+    // Once aborted (the player walked away), the turn's callbacks get no more of its events: the events
+    // already on their way would otherwise go on typing a line nobody waits for.
+    let aborted = false;
     // Nothing can abort it without a signal or a timeout: no hook to make.
     const requestOptions: RequestOptions = signal === undefined && timeoutMs === undefined
       ? (onNotification ? { onNotification } : NO_OPTIONS)
       : {
         signal,
         timeoutMs,
-        onNotification,
+        onNotification: onNotification &&
+          ((method, params) => {
+            if (!aborted) onNotification(method, params);
+          }),
         onAbort: () => {
+          aborted = true;
           this.peer.notify(cancel.method, cancel.params).catch(() => {});
         },
       };

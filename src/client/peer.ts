@@ -40,7 +40,10 @@ export interface RequestOptions {
    * not asked to stop the work (a `decision/decide` or `content/generate` goes on, and so does its model call).
    */
   onAbort?: (reason: BridgeError) => void;
-  /** Receives every notification whose `params.requestId` is this request's id, in order, before it settles. */
+  /**
+   * Receives every notification whose `params.requestId` is this request's id, in order, before it settles.
+   * Once it throws it gets no more, and the request rejects with its error when the response arrives.
+   */
   onNotification?: (method: string, params: JsonObject) => void;
   /**
    * Answers the bridge's requests (`tool/call`) whose `params.requestId` is this request's id, instead of
@@ -531,7 +534,8 @@ export class Peer {
     if (typeof requestId === "number" || typeof requestId === "string") {
       const pending = this.#pending.get(requestId);
       const hook = pending?.options.onNotification;
-      if (pending && hook) {
+      // A hook that threw gets no more: the request rejects with its error once it settles.
+      if (pending && hook && pending.callbackError === undefined) {
         try {
           hook(method, params);
         } catch (error) {

@@ -1,0 +1,89 @@
+/**
+ * A game loop's callbacks on a turn, over every transport: once the player walked away (the turn's signal
+ * aborted) or a callback threw, the turn's callbacks get no more events, and the call still settles.
+ */
+import assert from "node:assert/strict";
+import { BridgeError, type NpcEvent, type ScriptedModelSpec, type ScriptStep } from "../../mod.ts";
+import { collecting, TRANSPORTS } from "./transports.ts";
+
+function scripted(...steps: ScriptStep[]): ScriptedModelSpec {
+  return { type: "scripted", steps };
+}
+
+/** The line of a text reply, streamed in 8 pieces. */
+const LONG_LINE = {
+  text: "[happy] The road north is long, so take bread and a good cloak with you.",
+  chunks: 8,
+};
+
+for (const t of TRANSPORTS) {
+  const quiet = collecting().options;
+
+  Deno.test(`${t.name}: once a talk's signal aborts, onLine, onEmotion and onEvent get no more events`, async () => {
+    await using bridge = await t.open(quiet);
+    const npc = await bridge.createNpc({ name: "Mira" }, {
+      options: { replyFormat: "text" },
+      model: scripted(LONG_LINE, { text: "[sad] Farewell then." }),
+    });
+    const walkedAway = new AbortController();
+    const seen: string[] = [];
+    const turn = npc.talk("Where does this road go?", {
+      signal: walkedAway.signal,
+      onEvent: (event: NpcEvent) => seen.push(event.type),
+      onLine: (delta) => {
+        seen.push(`line ${delta}`);
+        walkedAway.abort(); // the player walks away after the first words
+      },
+    });
+    // The turn had finished when the cancel came (a scripted line streams at once): the reply is the truth.
+    const outcome = await turn.then((reply) => reply.line, (error: unknown) => error);
+    const afterAbort = seen.slice(seen.findIndex((s) => s.startsWith("line ")) + 1);
+    assert.deepEqual(afterAbort, [], `events after the abort: ${afterAbort.join(", ")}`);
+    assert.ok(
+      typeof outcome === "string" || (outcome instanceof BridgeError && outcome.dataCode === "cancelled"),
+      String(outcome),
+    );
+  });
+
+  Deno.test(`${t.name}: once a respond's signal aborts, onText and onEvent get no more events`, async () => {
+    await using bridge = await t.open(quiet);
+    const session = await bridge.createSession({
+      model: scripted({ text: "One two three four five six.", chunks: 6 }),
+    });
+    const controller = new AbortController();
+    const seen: string[] = [];
+    const turn = session.respond("Count.", {
+      onEvent: (event) => seen.push(event.type),
+      onText: (delta) => {
+        seen.push(`text ${delta}`);
+        controller.abort();
+      },
+      signal: controller.signal,
+    });
+    await turn.catch(() => {});
+    const afterAbort = seen.slice(seen.findIndex((s) => s.startsWith("text ")) + 1);
+    assert.deepEqual(afterAbort, [], `events after the abort: ${afterAbort.join(", ")}`);
+  });
+
+  Deno.test(`${t.name}: a callback that throws gets no more events, and the talk rejects with its error`, async () => {
+    await using bridge = await t.open(quiet);
+    const npc = await bridge.createNpc({ name: "Mira" }, {
+      options: { replyFormat: "text" },
+      model: scripted(LONG_LINE, { text: "[happy] Still here." }),
+    });
+    let calls = 0;
+    const uiCrash = new Error("the dialog box was already destroyed");
+    await assert.rejects(
+      npc.talk("Hello.", {
+        onLine: () => {
+          calls++;
+          throw uiCrash;
+        },
+      }),
+      (error) => error === uiCrash,
+    );
+    assert.equal(calls, 1);
+    // The NPC goes on.
+    assert.equal((await npc.talk("Still there?")).line, "Still here.");
+  });
+}
