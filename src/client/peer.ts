@@ -36,7 +36,8 @@ export interface RequestOptions {
   /**
    * Called when `signal` aborts or `timeoutMs` passes. With it, the request keeps waiting for its response
    * (the hook asks the bridge to cancel the work, which then answers `-32009`); a timeout then rejects with
-   * `-32024 timeout`. Without it, the request rejects at once and its late response is ignored: the bridge is
+   * `-32024 timeout`. A bridge that has not answered 5 s later (a stopped process) is waited for no more: the
+   * request rejects with `-32009` (or `-32024`) saying so, and a late answer is ignored. Without it, the request rejects at once and its late response is ignored: the bridge is
    * not asked to stop the work (a `decision/decide` or `content/generate` goes on, and so does its model call).
    */
   onAbort?: (reason: BridgeError) => void;
@@ -135,6 +136,8 @@ interface Pending {
   callbackError: unknown;
   /** The timeout's timer, if any. */
   timer: ReturnType<typeof setTimeout> | undefined;
+  /** After `onAbort` asked the bridge to cancel: the timer that stops waiting for its answer. */
+  grace: ReturnType<typeof setTimeout> | undefined;
   /** The listener on `options.signal`, if any. */
   onAbort: (() => void) | undefined;
 }
@@ -161,6 +164,12 @@ function isRefusal(error: unknown): error is Error {
 export function errorFromResponse(error: JsonRpcErrorObject): BridgeError {
   return BridgeError.fromJson(error);
 }
+
+/**
+ * How long a request whose `onAbort` asked the bridge to cancel it waits for the bridge's answer before it
+ * rejects anyway (the same wait as `Bridge.close()` gives `shutdown`).
+ */
+const CANCEL_GRACE_MS = 5000;
 
 /** Longest timeout `setTimeout` keeps (a longer one would fire at once). */
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
@@ -299,6 +308,7 @@ export class Peer {
         timedOut: null,
         callbackError: undefined,
         timer: undefined,
+        grace: undefined,
         onAbort: undefined,
       };
       this.#pending.set(id, pending);
@@ -437,6 +447,7 @@ export class Peer {
   #settle(id: RequestId, pending: Pending): void {
     this.#pending.delete(id);
     if (pending.timer !== undefined) clearTimeout(pending.timer);
+    if (pending.grace !== undefined) clearTimeout(pending.grace);
     if (pending.onAbort) pending.options.signal?.removeEventListener("abort", pending.onAbort);
   }
 
@@ -449,6 +460,23 @@ export class Peer {
       } catch (error) {
         this.#onError(toError(error));
       }
+      // The bridge answers a cancel at once; one that does not (a stopped or wedged process) must not keep
+      // the request pending for ever.
+      pending.grace ??= setTimeout(() => {
+        pending.grace = undefined;
+        if (this.#pending.get(id) !== pending) return;
+        this.#settle(id, pending);
+        const what = reason.dataCode === "timeout"
+          ? `did not finish within ${pending.options.timeoutMs} ms`
+          : "was aborted";
+        const e = new BridgeError(
+          reason.code,
+          reason.dataCode,
+          `'${pending.method}' ${what}, and the bridge did not answer within ${CANCEL_GRACE_MS} ms after it ` +
+            "was asked to cancel it (is its process stopped or stuck?); its answer, if one comes, is ignored.",
+        );
+        pending.reject(e);
+      }, CANCEL_GRACE_MS);
       return;
     }
     this.#settle(id, pending);
