@@ -75,16 +75,26 @@ export type WorldListener<T = JsonValue> = (change: WorldChange<T>) => void;
  * here, after the await, V8's async stack names the awaiting functions: the script's line that made the
  * call. Only a failure pays for it.
  */
-async function withCallerStack<T>(request: Promise<T>): Promise<T> {
+async function withCallerStack<T>(request: Promise<T>, explain?: (error: unknown) => unknown): Promise<T> {
   try {
     return await request;
-  } catch (error) {
+  } catch (caught) {
+    const error = explain ? explain(caught) : caught;
     // (Error.captureStackTrace is V8's: Deno and Chromium have it; a browser without it keeps the old stack.)
     if (error instanceof BridgeError && typeof Error.captureStackTrace === "function") {
       Error.captureStackTrace(error, withCallerStack);
     }
     throw error;
   }
+}
+
+/** The NPC or session whose work a request is (its `npc` or `session` param), as a key and as words. */
+function workOf(params: object | undefined): { key: string; words: string } | null {
+  if (params === undefined || params === null) return null;
+  const { npc, session } = params as { npc?: unknown; session?: unknown };
+  if (typeof npc === "string") return { key: `npc ${npc}`, words: `NPC '${npc}'` };
+  if (typeof session === "string") return { key: `session ${session}`, words: `session '${session}'` };
+  return null;
 }
 
 /** The shared state of one bridge connection. */
@@ -95,6 +105,10 @@ export class Connection {
   readonly tools: ToolRegistry = new ToolRegistry();
   readonly #listeners = new Map<string, WorldListener>();
   readonly #onWarning: (warning: string, method: string) => void;
+  /** How many cancels a turn's abort has sent (the protocol cancels an NPC's or session's work as a whole). */
+  #abortCancels = 0;
+  /** Per NPC or session (see `workOf`): the number of the last such cancel, and the method of its turn. */
+  readonly #lastAbortCancel = new Map<string, { number: number; method: string }>();
 
   /** A connection over `transport` (not started yet). */
   constructor(
@@ -124,7 +138,39 @@ export class Connection {
   /** Calls any method (an extension's); `T` is the result type you expect. */
   request<T = JsonValue>(method: string, params?: object, options?: RequestOptions): Promise<T>;
   request(method: string, params?: object, options?: RequestOptions): Promise<unknown> {
-    return withCallerStack(this.peer.request(method, params, options));
+    return this.#request(method, params, options, null);
+  }
+
+  /**
+   * `request`; a `-32009` that a cancel sent for another turn's abort caused (the protocol has no cancel for
+   * one request) says so. `own`: the turn whose own abort is not another's.
+   */
+  #request(
+    method: string,
+    params: object | undefined,
+    options: RequestOptions | undefined,
+    own: { aborted: boolean } | null,
+  ): Promise<unknown> {
+    const before = this.#abortCancels;
+    const sent = this.peer.request(method, params, options);
+    return withCallerStack(sent, (error) => {
+      if (!(error instanceof BridgeError) || error.dataCode !== "cancelled" || own?.aborted) return error;
+      if (this.#abortCancels === before) return error;
+      const work = workOf(params);
+      const cancel = work && this.#lastAbortCancel.get(work.key);
+      if (!work || !cancel || cancel.number <= before) return error;
+      const explained = new BridgeError(
+        error.code,
+        error.dataCode,
+        `${error.message} '${method}' was cancelled with the rest of ${work.words}'s work when the signal or ` +
+          `timeoutMs of its '${cancel.method}' aborted: the protocol cancels the running turn and every ` +
+          "request queued behind it together (there is no cancel for one request). Send it again if you " +
+          "still need it.",
+        error.data,
+      );
+      explained.cause = error;
+      return explained;
+    });
   }
 
   /**
@@ -143,7 +189,7 @@ export class Connection {
     const { signal, timeoutMs } = options;
     // Once aborted (the player walked away), the turn's callbacks get no more of its events: the events
     // already on their way would otherwise go on typing a line nobody waits for.
-    let aborted = false;
+    const own = { aborted: false };
     // Nothing can abort it without a signal or a timeout: no hook to make.
     const requestOptions: RequestOptions = signal === undefined && timeoutMs === undefined
       ? (onNotification ? { onNotification } : NO_OPTIONS)
@@ -152,16 +198,19 @@ export class Connection {
         timeoutMs,
         onNotification: onNotification &&
           ((method, params) => {
-            if (!aborted) onNotification(method, params);
+            if (!own.aborted) onNotification(method, params);
           }),
         onAbort: () => {
-          aborted = true;
+          if (own.aborted) return; // a timeout after the abort: the cancel was sent
+          own.aborted = true;
+          const work = workOf(cancel.params);
+          if (work) this.#lastAbortCancel.set(work.key, { number: ++this.#abortCancels, method });
           this.peer.notify(cancel.method, cancel.params).catch(() => {});
         },
       };
-    if (!flat) return this.request<T>(method, params, requestOptions);
+    if (!flat) return this.#request(method, params, requestOptions, own) as Promise<T>;
     handOver(params);
-    const sent = this.request<T>(method, params, requestOptions);
+    const sent = this.#request(method, params, requestOptions, own) as Promise<T>;
     takeHandedOver(null); // sent synchronously: a mark no transport took (not in process, not sent) goes
     return sent;
   }

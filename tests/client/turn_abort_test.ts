@@ -1,6 +1,7 @@
 /**
- * A game loop's callbacks on a turn, over every transport: once the player walked away (the turn's signal
- * aborted) or a callback threw, the turn's callbacks get no more events, and the call still settles.
+ * A game loop that gives up on turns, over every transport: once the player walked away (the turn's signal
+ * aborted) or a callback threw, the turn's callbacks get no more events, and the call still settles; what
+ * else of the NPC the protocol cancels with it says why.
  */
 import assert from "node:assert/strict";
 import { BridgeError, type NpcEvent, type ScriptedModelSpec, type ScriptStep } from "../../mod.ts";
@@ -85,5 +86,62 @@ for (const t of TRANSPORTS) {
     assert.equal(calls, 1);
     // The NPC goes on.
     assert.equal((await npc.talk("Still there?")).line, "Still here.");
+  });
+
+  Deno.test(`${t.name}: a save queued behind a turn its signal cancelled says why it was cancelled too`, async () => {
+    await using bridge = await t.open(quiet);
+    const started = Promise.withResolvers<void>();
+    bridge.tool({ name: "look_around", description: "Looks." }, (_args, ctx) => {
+      started.resolve();
+      return new Promise((resolve) => ctx.signal.addEventListener("abort", () => resolve("gone")));
+    });
+    const npc = await bridge.createNpc({ name: "Mira" }, {
+      npc: "mira",
+      tools: ["look_around"],
+      options: { replyFormat: "text", compactAfterTurns: 0 },
+      model: scripted({ toolCalls: [{ name: "look_around", arguments: {} }] }, { text: "[happy] Hm." }),
+    });
+    const walkedAway = new AbortController();
+    const turn = npc.talk("What is that?", { signal: walkedAway.signal });
+    const save = npc.state(); // the autosave, queued behind the turn
+    await started.promise;
+    walkedAway.abort();
+    await assert.rejects(turn, (e) => e instanceof BridgeError && e.message === "The turn was cancelled.");
+    await assert.rejects(save, (e) => {
+      assert.ok(e instanceof BridgeError);
+      assert.equal(e.dataCode, "cancelled");
+      assert.match(
+        e.message,
+        /^The request was cancelled before it started\. 'npc\/state' was cancelled with the rest of NPC 'mira''s work when the signal or timeoutMs of its 'npc\/talk' aborted: .* Send it again if you still need it\.$/,
+      );
+      return true;
+    });
+    // Sent again, it saves.
+    assert.equal((await npc.state()).npc, "mira");
+  });
+
+  Deno.test(`${t.name}: a turn running when a later queued turn's signal aborts says why it was cancelled`, async () => {
+    await using bridge = await t.open(quiet);
+    const started = Promise.withResolvers<void>();
+    bridge.tool({ name: "look_around", description: "Looks." }, (_args, ctx) => {
+      started.resolve();
+      return new Promise((resolve) => ctx.signal.addEventListener("abort", () => resolve("gone")));
+    });
+    const session = await bridge.createSession({
+      session: "guide",
+      tools: ["look_around"],
+      model: scripted({ toolCalls: [{ name: "look_around", arguments: {} }] }, { text: "Hm." }),
+    });
+    const first = session.respond("Look around.");
+    const queued = new AbortController();
+    const second = session.respond("And then?", { signal: queued.signal });
+    await started.promise;
+    queued.abort();
+    await assert.rejects(first, (e) => {
+      assert.ok(e instanceof BridgeError && e.dataCode === "cancelled", String(e));
+      assert.match(e.message, /'session\/respond' was cancelled with the rest of session 'guide''s work/);
+      return true;
+    });
+    await assert.rejects(second, (e) => e instanceof BridgeError && !e.message.includes("rest of"));
   });
 }
