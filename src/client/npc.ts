@@ -13,7 +13,8 @@ import { isFlatValue } from "./transport.ts";
 import type { Model, ToolChoice, ToolRef } from "./types.ts";
 
 /**
- * Options of {@link Npc.talk}.
+ * Options of {@link Npc.talk}. A callback that throws gets no more events, and the call rejects with its
+ * error once the turn has ended (the turn runs to its end, and is kept in the history).
  *
  * @example
  * ```ts

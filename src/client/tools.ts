@@ -12,7 +12,10 @@ import type { SchemaValue } from "./schema_value.ts";
 import type { JsonSchema, ToolCall, ToolDefinition, ToolRef } from "./types.ts";
 
 /**
- * What a tool handler knows about the call besides its arguments.
+ * What a tool handler knows about the call besides its arguments. A handler must not wait for its own NPC's
+ * (or session's) queued work: `npc.state()`, `talk` or `update` of `ctx.npc` waits for the turn that made the
+ * call, which waits for the handler, until the tool timeout. Save from a handler with
+ * `npc.state({ settle: false })` (the completed turns).
  *
  * @example
  * ```ts
