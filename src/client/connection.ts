@@ -105,6 +105,8 @@ export class Connection {
   readonly tools: ToolRegistry = new ToolRegistry();
   readonly #listeners = new Map<string, WorldListener>();
   readonly #onWarning: (warning: string, method: string) => void;
+  /** Set by `Bridge.close()`: its `shutdown` cancels every turn in flight. */
+  #closingHere = false;
   /** How many cancels a turn's abort has sent (the protocol cancels an NPC's or session's work as a whole). */
   #abortCancels = 0;
   /** Per NPC or session (see `workOf`): the number of the last such cancel, and the method of its turn. */
@@ -155,10 +157,20 @@ export class Connection {
     const sent = this.peer.request(method, params, options);
     return withCallerStack(sent, (error) => {
       if (!(error instanceof BridgeError) || error.dataCode !== "cancelled" || own?.aborted) return error;
-      if (this.#abortCancels === before) return error;
-      const work = workOf(params);
+      const work = this.#abortCancels === before ? null : workOf(params);
       const cancel = work && this.#lastAbortCancel.get(work.key);
-      if (!work || !cancel || cancel.number <= before) return error;
+      if (!work || !cancel || cancel.number <= before) {
+        if (!this.#closingHere) return error;
+        const closed = new BridgeError(
+          error.code,
+          error.dataCode,
+          `${error.message} It was cancelled because this program closed the bridge (close(), or the end of ` +
+            "the block or function that opened it with 'await using').",
+          error.data,
+        );
+        closed.cause = error;
+        return closed;
+      }
       const explained = new BridgeError(
         error.code,
         error.dataCode,
@@ -239,6 +251,11 @@ export class Connection {
   async unsubscribe(subscription: string): Promise<void> {
     this.#listeners.delete(subscription);
     await this.request("world/unsubscribe", { subscription });
+  }
+
+  /** Notes that this program is closing the bridge (its turns' `-32009` then say so). */
+  closingHere(): void {
+    this.#closingHere = true;
   }
 
   /** Passes a warning of the client's own to `onWarning`, labelled with the call that caused it. */

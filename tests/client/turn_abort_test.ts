@@ -144,4 +144,22 @@ for (const t of TRANSPORTS) {
     });
     await assert.rejects(second, (e) => e instanceof BridgeError && !e.message.includes("rest of"));
   });
+
+  Deno.test(`${t.name}: turns that close() cancelled say that this program closed the bridge`, async () => {
+    const bridge = await t.open(quiet);
+    const npc = await bridge.createNpc({ name: "Mira" }, {
+      options: { replyFormat: "text" },
+      model: scripted({ text: "[happy] Zzz.", delayMs: 60_000 }),
+    });
+    const running = npc.talk("Wake up.").catch((e: unknown) => e);
+    const queued = npc.talk("Hello?").catch((e: unknown) => e);
+    await bridge.close(); // the level unloads
+    for (const error of [await running, await queued]) {
+      assert.ok(error instanceof BridgeError && error.dataCode === "cancelled", String(error));
+      assert.match(
+        error.message,
+        / It was cancelled because this program closed the bridge \(close\(\), or the end of the block or function that opened it with 'await using'\)\.$/,
+      );
+    }
+  });
 }
