@@ -216,7 +216,7 @@ export class Connection {
           if (own.aborted) return; // a timeout after the abort: the cancel was sent
           own.aborted = true;
           const work = workOf(cancel.params);
-          if (work) this.#lastAbortCancel.set(work.key, { number: ++this.#abortCancels, method });
+          if (work) this.#noteAbortCancel(work.key, method);
           this.peer.notify(cancel.method, cancel.params).catch(() => {});
         },
       };
@@ -251,6 +251,14 @@ export class Connection {
   async unsubscribe(subscription: string): Promise<void> {
     this.#listeners.delete(subscription);
     await this.request("world/unsubscribe", { subscription });
+  }
+
+  /** Notes a cancel sent for a turn's abort (the latest per NPC or session; a few hundred kept at most). */
+  #noteAbortCancel(key: string, method: string): void {
+    const last = this.#lastAbortCancel;
+    last.delete(key); // to the end of the order
+    last.set(key, { number: ++this.#abortCancels, method });
+    if (last.size > 256) last.delete(last.keys().next().value!);
   }
 
   /** Notes that this program is closing the bridge (its turns' `-32009` then say so). */
