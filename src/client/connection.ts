@@ -107,10 +107,13 @@ export class Connection {
   readonly #onWarning: (warning: string, method: string) => void;
   /** Set by `Bridge.close()`: its `shutdown` cancels every turn in flight. */
   #closingHere = false;
-  /** How many cancels a turn's abort has sent (the protocol cancels an NPC's or session's work as a whole). */
-  #abortCancels = 0;
-  /** Per NPC or session (see `workOf`): the number of the last such cancel, and the method of its turn. */
-  readonly #lastAbortCancel = new Map<string, { number: number; method: string }>();
+  /**
+   * How many times this client cancelled an NPC's or session's work as a whole for one request's sake (a
+   * turn's abort, a restore), which the protocol does to every request of it in flight.
+   */
+  #cancels = 0;
+  /** Per NPC or session (see `workOf`): the number of the last such cancel, and why it was sent. */
+  readonly #lastCancel = new Map<string, { number: number; why: string }>();
 
   /** A connection over `transport` (not started yet). */
   constructor(
@@ -153,12 +156,12 @@ export class Connection {
     options: RequestOptions | undefined,
     own: { aborted: boolean } | null,
   ): Promise<unknown> {
-    const before = this.#abortCancels;
+    const before = this.#cancels;
     const sent = this.peer.request(method, params, options);
     return withCallerStack(sent, (error) => {
       if (!(error instanceof BridgeError) || error.dataCode !== "cancelled" || own?.aborted) return error;
-      const work = this.#abortCancels === before ? null : workOf(params);
-      const cancel = work && this.#lastAbortCancel.get(work.key);
+      const work = this.#cancels === before ? null : workOf(params);
+      const cancel = work && this.#lastCancel.get(work.key);
       if (!work || !cancel || cancel.number <= before) {
         if (!this.#closingHere) return error;
         const closed = new BridgeError(
@@ -174,10 +177,7 @@ export class Connection {
       const explained = new BridgeError(
         error.code,
         error.dataCode,
-        `${error.message} '${method}' was cancelled with the rest of ${work.words}'s work when the signal or ` +
-          `timeoutMs of its '${cancel.method}' aborted: the protocol cancels the running turn and every ` +
-          "request queued behind it together (there is no cancel for one request). Send it again if you " +
-          "still need it.",
+        `${error.message} '${method}' was cancelled with the rest of ${work.words}'s work when ${cancel.why}`,
         error.data,
       );
       explained.cause = error;
@@ -215,8 +215,12 @@ export class Connection {
         onAbort: () => {
           if (own.aborted) return; // a timeout after the abort: the cancel was sent
           own.aborted = true;
-          const work = workOf(cancel.params);
-          if (work) this.#noteAbortCancel(work.key, method);
+          this.noteCancel(
+            cancel.params,
+            `the signal or timeoutMs of its '${method}' aborted: the protocol cancels the running turn and ` +
+              "every request queued behind it together (there is no cancel for one request). Send it again " +
+              "if you still need it.",
+          );
           this.peer.notify(cancel.method, cancel.params).catch(() => {});
         },
       };
@@ -253,11 +257,17 @@ export class Connection {
     await this.request("world/unsubscribe", { subscription });
   }
 
-  /** Notes a cancel sent for a turn's abort (the latest per NPC or session; a few hundred kept at most). */
-  #noteAbortCancel(key: string, method: string): void {
-    const last = this.#lastAbortCancel;
-    last.delete(key); // to the end of the order
-    last.set(key, { number: ++this.#abortCancels, method });
+  /**
+   * Notes, before sending it, a request that cancels all the work of the NPC or session that `params` name
+   * for one request's sake: the `-32009` of its other requests in flight then end with "when " + `why`. The
+   * latest per NPC or session is kept, a few hundred at most.
+   */
+  noteCancel(params: object, why: string): void {
+    const work = workOf(params);
+    if (work === null) return;
+    const last = this.#lastCancel;
+    last.delete(work.key); // to the end of the order
+    last.set(work.key, { number: ++this.#cancels, why });
     if (last.size > 256) last.delete(last.keys().next().value!);
   }
 

@@ -270,6 +270,7 @@ export class Npc {
     // Pipelined in order: the NPC as it is now (answered at once), the delete, the restore.
     const current = this.#c.request("npc/state", { npc: this.id, settle: false });
     current.catch(() => {});
+    this.#c.noteCancel({ npc: this.id }, "npc.restore() replaced the NPC (it deletes it first).");
     this.#c.request("npc/delete", { npc: this.id }).catch(() => {});
     try {
       return await sendRestore(this.#c, params);

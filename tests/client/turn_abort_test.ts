@@ -162,4 +162,23 @@ for (const t of TRANSPORTS) {
       );
     }
   });
+
+  Deno.test(`${t.name}: a turn that a load (npc.restore) cancelled says so`, async () => {
+    await using bridge = await t.open(quiet);
+    const model = scripted({ text: "[happy] Zzz.", delayMs: 60_000 });
+    const npc = await bridge.createNpc({ name: "Mira" }, {
+      npc: "mira",
+      options: { replyFormat: "text" },
+      model,
+    });
+    const save = await npc.state();
+    const talking = npc.talk("Wake up.").catch((e: unknown) => e);
+    await npc.restore(save); // the player loads a save meanwhile
+    const error = await talking;
+    assert.ok(error instanceof BridgeError && error.dataCode === "cancelled", String(error));
+    assert.match(
+      error.message,
+      /^The (turn|request) was cancelled[^.]*\. 'npc\/talk' was cancelled with the rest of NPC 'mira''s work when npc\.restore\(\) replaced the NPC \(it deletes it first\)\.$/,
+    );
+  });
 }
