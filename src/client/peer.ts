@@ -160,6 +160,15 @@ function isRefusal(error: unknown): error is Error {
   return error instanceof TypeError || (error instanceof BridgeError && error.dataCode === "invalid_message");
 }
 
+/**
+ * True for a transport's `-32023 shut_down`: the connection is gone (a process that no longer reads, a socket
+ * closing), which the transport's close reports. An answer to the bridge that could not be sent then is no
+ * error of its own: the bridge that asked is gone.
+ */
+function isConnectionGone(error: unknown): boolean {
+  return error instanceof BridgeError && error.dataCode === "shut_down";
+}
+
 /** The BridgeError of an error response. */
 export function errorFromResponse(error: JsonRpcErrorObject): BridgeError {
   return BridgeError.fromJson(error);
@@ -631,7 +640,7 @@ export class Peer {
     const sent = this.#transport.send({ jsonrpc: "2.0", id, result });
     if (sent === SENT) return;
     sent.catch((error) => {
-      if (this.#closed) return;
+      if (this.#closed || isConnectionGone(error)) return;
       if (!isRefusal(error)) {
         this.#onError(toError(error));
         return;
@@ -653,7 +662,7 @@ export class Peer {
     const sent = this.#transport.send(message);
     if (sent === SENT) return;
     sent.catch((error) => {
-      if (!this.#closed) this.#onError(toError(error));
+      if (!this.#closed && !isConnectionGone(error)) this.#onError(toError(error));
     });
   }
 
