@@ -9,7 +9,7 @@ import type { WorldChange } from "./game_types.ts";
 import type { MethodName, ParamsOf, ResultOf } from "./methods.ts";
 import { Peer, type RequestOptions } from "./peer.ts";
 import { handOver, takeHandedOver, type Transport } from "./transport.ts";
-import { ToolRegistry } from "./tools.ts";
+import { ToolRegistry, workOf } from "./tools.ts";
 import type { ToolDefinition, ToolRef } from "./types.ts";
 
 /**
@@ -88,14 +88,22 @@ async function withCallerStack<T>(request: Promise<T>, explain?: (error: unknown
   }
 }
 
-/** The NPC or session whose work a request is (its `npc` or `session` param), as a key and as words. */
-function workOf(params: object | undefined): { key: string; words: string } | null {
-  if (params === undefined || params === null) return null;
-  const { npc, session } = params as { npc?: unknown; session?: unknown };
-  if (typeof npc === "string") return { key: `npc ${npc}`, words: `NPC '${npc}'` };
-  if (typeof session === "string") return { key: `session ${session}`, words: `session '${session}'` };
-  return null;
-}
+/**
+ * The methods that run after the NPC's or session's current turn (spec §2.3): sent from inside a handler of
+ * that turn's tool, they wait for the turn, which waits for the handler.
+ */
+const QUEUED_METHODS = new Set([
+  "npc/talk",
+  "npc/update",
+  "npc/reset",
+  "npc/state",
+  "session/respond",
+  "session/reset",
+  "session/compact",
+  "session/setInstructions",
+  "session/setContextNote",
+  "session/setTools",
+]);
 
 /** The shared state of one bridge connection. */
 export class Connection {
@@ -158,6 +166,14 @@ export class Connection {
   ): Promise<unknown> {
     const before = this.#cancels;
     const sent = this.peer.request(method, params, options);
+    if (QUEUED_METHODS.has(method)) {
+      const work = workOf(params);
+      const settle = (params as { settle?: unknown } | undefined)?.settle;
+      const done = work && (method !== "npc/state" || settle !== false)
+        ? this.tools.noteQueued(work.key, method)
+        : null;
+      if (done !== null) sent.then(done, done);
+    }
     return withCallerStack(sent, (error) => {
       if (!(error instanceof BridgeError) || error.dataCode !== "cancelled" || own?.aborted) return error;
       const work = this.#cancels === before ? null : workOf(params);

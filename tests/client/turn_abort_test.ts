@@ -4,7 +4,7 @@
  * else of the NPC the protocol cancels with it says why.
  */
 import assert from "node:assert/strict";
-import { BridgeError, type NpcEvent, type ScriptedModelSpec, type ScriptStep } from "../../mod.ts";
+import { BridgeError, type Npc, type NpcEvent, type ScriptedModelSpec, type ScriptStep } from "../../mod.ts";
 import { collecting, TRANSPORTS } from "./transports.ts";
 
 function scripted(...steps: ScriptStep[]): ScriptedModelSpec {
@@ -180,5 +180,31 @@ for (const t of TRANSPORTS) {
       error.message,
       /^The (turn|request) was cancelled[^.]*\. 'npc\/talk' was cancelled with the rest of NPC 'mira''s work when npc\.restore\(\) replaced the NPC \(it deletes it first\)\.$/,
     );
+  });
+
+  Deno.test(`${t.name}: a tool handler that waits for its own NPC's save is told why its tool timed out`, async () => {
+    const { warnings, options } = collecting();
+    await using bridge = await t.open(options);
+    let mira: Npc | undefined;
+    bridge.tool({ name: "save_game", description: "Saves the game." }, async () => {
+      await mira!.state(); // waits for the turn, which waits for this handler
+      return "saved";
+    });
+    mira = await bridge.createNpc({ name: "Mira" }, {
+      npc: "mira",
+      tools: ["save_game"],
+      options: { replyFormat: "text", toolTimeoutSeconds: 0.1 },
+      model: scripted({ toolCalls: [{ name: "save_game", arguments: {} }] }, {
+        template: "[sad] {toolOutput}",
+      }),
+    });
+    const reply = await mira.talk("Save, please.");
+    assert.match(reply.line, /timed out/);
+    assert.deepEqual(warnings.filter((w) => w.includes("save_game")), [
+      "Tool 'save_game' timed out while 'npc/state' of its own NPC 'mira', sent while the handler ran, " +
+      "waited for the turn that made the call: a handler that waits for its own NPC's (or session's) queued " +
+      "work (state(), talk, update) waits until the tool timeout. Inside a tool handler, save with " +
+      "npc.state({ settle: false }), or do that work once the turn is over.",
+    ]);
   });
 }
