@@ -804,7 +804,10 @@ export class Bridge implements AsyncDisposable {
    * Calls still pending after that reject with `-32023 shut_down`.
    */
   close(): Promise<void> {
-    if (this.#closing === null && !this.#c.peer.closed) this.#closedHere = true;
+    if (this.#closing === null && !this.#c.peer.closed) {
+      this.#closedHere = true;
+      this.#c.closingHere();
+    }
     this.#closing ??= (async () => {
       const peer = this.#c.peer;
       if (!peer.closed) {

@@ -9,7 +9,7 @@ import type { WorldChange } from "./game_types.ts";
 import type { MethodName, ParamsOf, ResultOf } from "./methods.ts";
 import { Peer, type RequestOptions } from "./peer.ts";
 import { handOver, takeHandedOver, type Transport } from "./transport.ts";
-import { ToolRegistry } from "./tools.ts";
+import { ToolRegistry, workOf } from "./tools.ts";
 import type { ToolDefinition, ToolRef } from "./types.ts";
 
 /**
@@ -25,9 +25,19 @@ import type { ToolDefinition, ToolRef } from "./types.ts";
  * ```
  */
 export interface TurnOptions {
-  /** Aborting cancels the turn on the bridge (and the object's queued work); the call rejects with `-32009`. */
+  /**
+   * Aborting cancels the turn on the bridge; the call rejects with `-32009`, or resolves with the reply when
+   * the turn had already finished as the cancel arrived (the NPC or session then keeps it in its history).
+   * From the abort on, the turn's callbacks (`onLine`, `onEvent`, …) get no more events. The protocol cancels
+   * an NPC's (or session's) work as a whole: its running turn and every request queued behind it (a second
+   * `talk`, a `state()` save, an `update`) also reject with `-32009`, so abort a turn only when nothing else
+   * of that NPC is queued, or send again what you still need.
+   */
   signal?: AbortSignal;
-  /** Cancels the turn after this many milliseconds; the call rejects with `-32024 timeout`. No default. */
+  /**
+   * Cancels the turn after this many milliseconds, as an aborted `signal` does; the call rejects with
+   * `-32024 timeout`. No default.
+   */
   timeoutMs?: number;
 }
 
@@ -65,10 +75,11 @@ export type WorldListener<T = JsonValue> = (change: WorldChange<T>) => void;
  * here, after the await, V8's async stack names the awaiting functions: the script's line that made the
  * call. Only a failure pays for it.
  */
-async function withCallerStack<T>(request: Promise<T>): Promise<T> {
+async function withCallerStack<T>(request: Promise<T>, explain?: (error: unknown) => unknown): Promise<T> {
   try {
     return await request;
-  } catch (error) {
+  } catch (caught) {
+    const error = explain ? explain(caught) : caught;
     // (Error.captureStackTrace is V8's: Deno and Chromium have it; a browser without it keeps the old stack.)
     if (error instanceof BridgeError && typeof Error.captureStackTrace === "function") {
       Error.captureStackTrace(error, withCallerStack);
@@ -76,6 +87,23 @@ async function withCallerStack<T>(request: Promise<T>): Promise<T> {
     throw error;
   }
 }
+
+/**
+ * The methods that run after the NPC's or session's current turn (spec §2.3): sent from inside a handler of
+ * that turn's tool, they wait for the turn, which waits for the handler.
+ */
+const QUEUED_METHODS = new Set([
+  "npc/talk",
+  "npc/update",
+  "npc/reset",
+  "npc/state",
+  "session/respond",
+  "session/reset",
+  "session/compact",
+  "session/setInstructions",
+  "session/setContextNote",
+  "session/setTools",
+]);
 
 /** The shared state of one bridge connection. */
 export class Connection {
@@ -85,6 +113,15 @@ export class Connection {
   readonly tools: ToolRegistry = new ToolRegistry();
   readonly #listeners = new Map<string, WorldListener>();
   readonly #onWarning: (warning: string, method: string) => void;
+  /** Set by `Bridge.close()`: its `shutdown` cancels every turn in flight. */
+  #closingHere = false;
+  /**
+   * How many times this client cancelled an NPC's or session's work as a whole for one request's sake (a
+   * turn's abort, a restore), which the protocol does to every request of it in flight.
+   */
+  #cancels = 0;
+  /** Per NPC or session (see `workOf`): the number of the last such cancel, and why it was sent. */
+  readonly #lastCancel = new Map<string, { number: number; why: string }>();
 
   /** A connection over `transport` (not started yet). */
   constructor(
@@ -114,7 +151,54 @@ export class Connection {
   /** Calls any method (an extension's); `T` is the result type you expect. */
   request<T = JsonValue>(method: string, params?: object, options?: RequestOptions): Promise<T>;
   request(method: string, params?: object, options?: RequestOptions): Promise<unknown> {
-    return withCallerStack(this.peer.request(method, params, options));
+    return this.#request(method, params, options, null);
+  }
+
+  /**
+   * `request`; a `-32009` that a cancel sent for another turn's abort caused (the protocol has no cancel for
+   * one request) says so. `own`: the turn whose own abort is not another's.
+   */
+  #request(
+    method: string,
+    params: object | undefined,
+    options: RequestOptions | undefined,
+    own: { aborted: boolean } | null,
+  ): Promise<unknown> {
+    const before = this.#cancels;
+    const sent = this.peer.request(method, params, options);
+    if (QUEUED_METHODS.has(method)) {
+      const work = workOf(params);
+      const settle = (params as { settle?: unknown } | undefined)?.settle;
+      const done = work && (method !== "npc/state" || settle !== false)
+        ? this.tools.noteQueued(work.key, method)
+        : null;
+      if (done !== null) sent.then(done, done);
+    }
+    return withCallerStack(sent, (error) => {
+      if (!(error instanceof BridgeError) || error.dataCode !== "cancelled" || own?.aborted) return error;
+      const work = this.#cancels === before ? null : workOf(params);
+      const cancel = work && this.#lastCancel.get(work.key);
+      if (!work || !cancel || cancel.number <= before) {
+        if (!this.#closingHere) return error;
+        const closed = new BridgeError(
+          error.code,
+          error.dataCode,
+          `${error.message} It was cancelled because this program closed the bridge (close(), or the end of ` +
+            "the block or function that opened it with 'await using').",
+          error.data,
+        );
+        closed.cause = error;
+        return closed;
+      }
+      const explained = new BridgeError(
+        error.code,
+        error.dataCode,
+        `${error.message} '${method}' was cancelled with the rest of ${work.words}'s work when ${cancel.why}`,
+        error.data,
+      );
+      explained.cause = error;
+      return explained;
+    });
   }
 
   /**
@@ -131,20 +215,34 @@ export class Connection {
     flat = false,
   ): Promise<T> {
     const { signal, timeoutMs } = options;
+    // Once aborted (the player walked away), the turn's callbacks get no more of its events: the events
+    // already on their way would otherwise go on typing a line nobody waits for.
+    const own = { aborted: false };
     // Nothing can abort it without a signal or a timeout: no hook to make.
     const requestOptions: RequestOptions = signal === undefined && timeoutMs === undefined
       ? (onNotification ? { onNotification } : NO_OPTIONS)
       : {
         signal,
         timeoutMs,
-        onNotification,
+        onNotification: onNotification &&
+          ((method, params) => {
+            if (!own.aborted) onNotification(method, params);
+          }),
         onAbort: () => {
+          if (own.aborted) return; // a timeout after the abort: the cancel was sent
+          own.aborted = true;
+          this.noteCancel(
+            cancel.params,
+            `the signal or timeoutMs of its '${method}' aborted: the protocol cancels the running turn and ` +
+              "every request queued behind it together (there is no cancel for one request). Send it again " +
+              "if you still need it.",
+          );
           this.peer.notify(cancel.method, cancel.params).catch(() => {});
         },
       };
-    if (!flat) return this.request<T>(method, params, requestOptions);
+    if (!flat) return this.#request(method, params, requestOptions, own) as Promise<T>;
     handOver(params);
-    const sent = this.request<T>(method, params, requestOptions);
+    const sent = this.#request(method, params, requestOptions, own) as Promise<T>;
     takeHandedOver(null); // sent synchronously: a mark no transport took (not in process, not sent) goes
     return sent;
   }
@@ -173,6 +271,25 @@ export class Connection {
   async unsubscribe(subscription: string): Promise<void> {
     this.#listeners.delete(subscription);
     await this.request("world/unsubscribe", { subscription });
+  }
+
+  /**
+   * Notes, before sending it, a request that cancels all the work of the NPC or session that `params` name
+   * for one request's sake: the `-32009` of its other requests in flight then end with "when " + `why`. The
+   * latest per NPC or session is kept, a few hundred at most.
+   */
+  noteCancel(params: object, why: string): void {
+    const work = workOf(params);
+    if (work === null) return;
+    const last = this.#lastCancel;
+    last.delete(work.key); // to the end of the order
+    last.set(work.key, { number: ++this.#cancels, why });
+    if (last.size > 256) last.delete(last.keys().next().value!);
+  }
+
+  /** Notes that this program is closing the bridge (its turns' `-32009` then say so). */
+  closingHere(): void {
+    this.#closingHere = true;
   }
 
   /** Passes a warning of the client's own to `onWarning`, labelled with the call that caused it. */

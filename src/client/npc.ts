@@ -13,7 +13,8 @@ import { isFlatValue } from "./transport.ts";
 import type { Model, ToolChoice, ToolRef } from "./types.ts";
 
 /**
- * Options of {@link Npc.talk}.
+ * Options of {@link Npc.talk}. A callback that throws gets no more events, and the call rejects with its
+ * error once the turn has ended (the turn runs to its end, and is kept in the history).
  *
  * @example
  * ```ts
@@ -269,6 +270,7 @@ export class Npc {
     // Pipelined in order: the NPC as it is now (answered at once), the delete, the restore.
     const current = this.#c.request("npc/state", { npc: this.id, settle: false });
     current.catch(() => {});
+    this.#c.noteCancel({ npc: this.id }, "npc.restore() replaced the NPC (it deletes it first).");
     this.#c.request("npc/delete", { npc: this.id }).catch(() => {});
     try {
       return await sendRestore(this.#c, params);

@@ -36,11 +36,15 @@ export interface RequestOptions {
   /**
    * Called when `signal` aborts or `timeoutMs` passes. With it, the request keeps waiting for its response
    * (the hook asks the bridge to cancel the work, which then answers `-32009`); a timeout then rejects with
-   * `-32024 timeout`. Without it, the request rejects at once and its late response is ignored: the bridge is
+   * `-32024 timeout`. A bridge that has not answered 5 s later (a stopped process) is waited for no more: the
+   * request rejects with `-32009` (or `-32024`) saying so, and a late answer is ignored. Without it, the request rejects at once and its late response is ignored: the bridge is
    * not asked to stop the work (a `decision/decide` or `content/generate` goes on, and so does its model call).
    */
   onAbort?: (reason: BridgeError) => void;
-  /** Receives every notification whose `params.requestId` is this request's id, in order, before it settles. */
+  /**
+   * Receives every notification whose `params.requestId` is this request's id, in order, before it settles.
+   * Once it throws it gets no more, and the request rejects with its error when the response arrives.
+   */
   onNotification?: (method: string, params: JsonObject) => void;
   /**
    * Answers the bridge's requests (`tool/call`) whose `params.requestId` is this request's id, instead of
@@ -132,6 +136,8 @@ interface Pending {
   callbackError: unknown;
   /** The timeout's timer, if any. */
   timer: ReturnType<typeof setTimeout> | undefined;
+  /** After `onAbort` asked the bridge to cancel: the timer that stops waiting for its answer. */
+  grace: ReturnType<typeof setTimeout> | undefined;
   /** The listener on `options.signal`, if any. */
   onAbort: (() => void) | undefined;
 }
@@ -154,10 +160,25 @@ function isRefusal(error: unknown): error is Error {
   return error instanceof TypeError || (error instanceof BridgeError && error.dataCode === "invalid_message");
 }
 
+/**
+ * True for a transport's `-32023 shut_down`: the connection is gone (a process that no longer reads, a socket
+ * closing), which the transport's close reports. An answer to the bridge that could not be sent then is no
+ * error of its own: the bridge that asked is gone.
+ */
+function isConnectionGone(error: unknown): boolean {
+  return error instanceof BridgeError && error.dataCode === "shut_down";
+}
+
 /** The BridgeError of an error response. */
 export function errorFromResponse(error: JsonRpcErrorObject): BridgeError {
   return BridgeError.fromJson(error);
 }
+
+/**
+ * How long a request whose `onAbort` asked the bridge to cancel it waits for the bridge's answer before it
+ * rejects anyway (the same wait as `Bridge.close()` gives `shutdown`).
+ */
+const CANCEL_GRACE_MS = 5000;
 
 /** Longest timeout `setTimeout` keeps (a longer one would fire at once). */
 const MAX_TIMEOUT_MS = 2 ** 31 - 1;
@@ -296,6 +317,7 @@ export class Peer {
         timedOut: null,
         callbackError: undefined,
         timer: undefined,
+        grace: undefined,
         onAbort: undefined,
       };
       this.#pending.set(id, pending);
@@ -434,6 +456,7 @@ export class Peer {
   #settle(id: RequestId, pending: Pending): void {
     this.#pending.delete(id);
     if (pending.timer !== undefined) clearTimeout(pending.timer);
+    if (pending.grace !== undefined) clearTimeout(pending.grace);
     if (pending.onAbort) pending.options.signal?.removeEventListener("abort", pending.onAbort);
   }
 
@@ -446,6 +469,23 @@ export class Peer {
       } catch (error) {
         this.#onError(toError(error));
       }
+      // The bridge answers a cancel at once; one that does not (a stopped or wedged process) must not keep
+      // the request pending for ever.
+      pending.grace ??= setTimeout(() => {
+        pending.grace = undefined;
+        if (this.#pending.get(id) !== pending) return;
+        this.#settle(id, pending);
+        const what = reason.dataCode === "timeout"
+          ? `did not finish within ${pending.options.timeoutMs} ms`
+          : "was aborted";
+        const e = new BridgeError(
+          reason.code,
+          reason.dataCode,
+          `'${pending.method}' ${what}, and the bridge did not answer within ${CANCEL_GRACE_MS} ms after it ` +
+            "was asked to cancel it (is its process stopped or stuck?); its answer, if one comes, is ignored.",
+        );
+        pending.reject(e);
+      }, CANCEL_GRACE_MS);
       return;
     }
     this.#settle(id, pending);
@@ -531,7 +571,8 @@ export class Peer {
     if (typeof requestId === "number" || typeof requestId === "string") {
       const pending = this.#pending.get(requestId);
       const hook = pending?.options.onNotification;
-      if (pending && hook) {
+      // A hook that threw gets no more: the request rejects with its error once it settles.
+      if (pending && hook && pending.callbackError === undefined) {
         try {
           hook(method, params);
         } catch (error) {
@@ -599,7 +640,7 @@ export class Peer {
     const sent = this.#transport.send({ jsonrpc: "2.0", id, result });
     if (sent === SENT) return;
     sent.catch((error) => {
-      if (this.#closed) return;
+      if (this.#closed || isConnectionGone(error)) return;
       if (!isRefusal(error)) {
         this.#onError(toError(error));
         return;
@@ -621,7 +662,7 @@ export class Peer {
     const sent = this.#transport.send(message);
     if (sent === SENT) return;
     sent.catch((error) => {
-      if (!this.#closed) this.#onError(toError(error));
+      if (!this.#closed && !isConnectionGone(error)) this.#onError(toError(error));
     });
   }
 

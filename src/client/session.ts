@@ -12,7 +12,8 @@ import { TurnStream } from "./turn_stream.ts";
 import type { JsonSchema, RespondResult, SessionEvent, ToolChoice, ToolRef, Transcript } from "./types.ts";
 
 /**
- * Options of {@link Session.respond}.
+ * Options of {@link Session.respond}. A callback that throws gets no more events, and the call rejects with its
+ * error once the turn has ended (the turn runs to its end, and is kept in the history).
  *
  * @example
  * ```ts

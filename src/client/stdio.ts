@@ -233,7 +233,13 @@ export class StdioTransport implements Transport {
       await writer.write(bytes);
     } catch (error) {
       if (id !== null && id !== undefined) this.#answered({ id }); // never sent: nothing to wait for
-      throw error;
+      // The process no longer reads (it died or closed its input): the connection is gone, as its end will say.
+      const e = BridgeError.of(
+        "shut_down",
+        `The bridge process no longer reads its input: ${error instanceof Error ? error.message : error}`,
+      );
+      e.cause = error;
+      throw e;
     }
   }
 

@@ -12,7 +12,10 @@ import type { SchemaValue } from "./schema_value.ts";
 import type { JsonSchema, ToolCall, ToolDefinition, ToolRef } from "./types.ts";
 
 /**
- * What a tool handler knows about the call besides its arguments.
+ * What a tool handler knows about the call besides its arguments. A handler must not wait for its own NPC's
+ * (or session's) queued work: `npc.state()`, `talk` or `update` of `ctx.npc` waits for the turn that made the
+ * call, which waits for the handler, until the tool timeout. Save from a handler with
+ * `npc.state({ settle: false })` (the completed turns).
  *
  * @example
  * ```ts
@@ -185,12 +188,53 @@ function lossyOutput(value: unknown): string | null {
   return `The tool's result is not JSON: 'output${path}' is ${what}.`;
 }
 
+/**
+ * The NPC or session whose work a request or a tool call is (its `npc` or `session` param), as a key and as
+ * words (`NPC 'mira'`).
+ */
+export function workOf(params: object | undefined): { key: string; words: string } | null {
+  if (params === undefined || params === null) return null;
+  const { npc, session } = params as { npc?: unknown; session?: unknown };
+  if (typeof npc === "string") return { key: `npc ${npc}`, words: `NPC '${npc}'` };
+  if (typeof session === "string") return { key: `session ${session}`, words: `session '${session}'` };
+  return null;
+}
+
+/** A call whose handler runs: whose work it is, and what of that work was sent meanwhile and waits for it. */
+interface RunningCall {
+  name: string;
+  work: { key: string; words: string };
+  /** The methods of the requests of the same NPC or session queued behind the turn, sent while it ran. */
+  queued: { method: string }[];
+}
+
 /** The registered tools of one bridge, and the answering of `tool/call`. */
 export class ToolRegistry {
   readonly #tools = new Map<string, { definition: ToolDefinition; handler: ToolHandler<never> }>();
   #onBug: ((message: string) => void) | null = null;
   /** Names called without a handler, each told to `onBug` once. */
   readonly #unhandled = new Set<string>();
+  /** The calls whose handler runs, by the `tool/call` id. */
+  readonly #running = new Map<RequestId, RunningCall>();
+
+  /**
+   * Notes a request of the NPC or session `key` that runs after its current turn (`state()`, `talk`, …),
+   * sent now: if a handler of that turn's tool runs and times out while it waits, `onBug` says why (the
+   * handler most likely waits for it). Returns what to call when the request settles, or null.
+   */
+  noteQueued(key: string, method: string): (() => void) | null {
+    const marks: { call: RunningCall; mark: { method: string } }[] = [];
+    for (const call of this.#running.values()) {
+      if (call.work.key !== key) continue;
+      const mark = { method };
+      call.queued.push(mark);
+      marks.push({ call, mark });
+    }
+    if (marks.length === 0) return null;
+    return () => {
+      for (const { call, mark } of marks) call.queued.splice(call.queued.indexOf(mark), 1);
+    };
+  }
 
   /** Registers (or replaces) a tool. */
   add<S extends JsonSchema>(definition: ToolSpec<S>, handler: ToolHandlerFor<S>): ClientTool {
@@ -237,7 +281,19 @@ export class ToolRegistry {
     peer.onNotification("tool/cancel", (params) => {
       const id = params.id;
       if (typeof id === "string" || typeof id === "number") {
-        peer.cancelIncoming(id, typeof params.reason === "string" ? params.reason : undefined);
+        const reason = typeof params.reason === "string" ? params.reason : undefined;
+        const running = this.#running.get(id);
+        if (running && running.queued.length > 0 && reason?.includes("timed out")) {
+          const { name, work, queued } = running;
+          this.#onBug?.(
+            `Tool '${name}' timed out while '${queued[0].method}' of its own ${work.words}, sent while the ` +
+              "handler ran, waited for the turn that made the call: a handler that waits for its own NPC's " +
+              "(or session's) queued work (state(), talk, update) waits until the tool timeout. Inside a tool " +
+              "handler, save with npc.state({ settle: false }), or do that work once the turn is over.",
+          );
+        }
+        this.#running.delete(id); // the bridge no longer waits for it (a handler may never end)
+        peer.cancelIncoming(id, reason);
       }
     });
   }
@@ -272,6 +328,8 @@ export class ToolRegistry {
       ...(typeof params.index === "number" ? { index: params.index } : {}),
     };
     let value: unknown;
+    const work = workOf(params);
+    if (work !== null) this.#running.set(id, { name: call.name, work, queued: [] });
     try {
       // The arguments follow the tool's schema (the model is held to it), which typed the handler.
       value = await tool.handler(call.arguments as never, context);
@@ -283,6 +341,8 @@ export class ToolRegistry {
         );
       }
       return { output: errorText(error), isError: true };
+    } finally {
+      this.#running.delete(id);
     }
     if (value === undefined) return { output: "" };
     let json: string | undefined;

@@ -233,6 +233,42 @@ Deno.test("peer: with onAbort, an aborted or timed-out request waits for the bri
   await peer.close();
 });
 
+Deno.test("peer: with onAbort, a request whose cancel the bridge never answers (a frozen bridge) still settles", async () => {
+  // A bridge process stopped (SIGSTOP, a debugger) or wedged answers nothing, not even the cancel: a turn's
+  // timeoutMs must still give the game loop its control back.
+  const { peer, t } = await started();
+  const controller = new AbortController();
+  const walkedAway = peer.request("npc/talk", {}, { signal: controller.signal, onAbort: () => {} });
+  const timedOut = peer.request("session/respond", {}, { timeoutMs: 1, onAbort: () => {} });
+  controller.abort();
+  await assert.rejects(walkedAway, (e) => {
+    assert.ok(e instanceof BridgeError);
+    assert.equal(e.dataCode, "cancelled");
+    assert.match(
+      e.message,
+      /^'npc\/talk' was aborted, and the bridge did not answer within 5000 ms after it was asked to cancel it/,
+    );
+    return true;
+  });
+  await assert.rejects(timedOut, (e) => {
+    assert.ok(e instanceof BridgeError);
+    assert.equal(e.dataCode, "timeout");
+    assert.match(
+      e.message,
+      /^'session\/respond' did not finish within 1 ms, and the bridge did not answer within 5000 ms/,
+    );
+    return true;
+  });
+  assert.equal(peer.pendingRequests, 0);
+  // A late answer is ignored.
+  t.deliver({
+    jsonrpc: "2.0",
+    id: 1,
+    error: { code: -32009, message: "Cancelled.", data: { code: "cancelled" } },
+  });
+  await peer.close();
+});
+
 Deno.test("peer: a callback that throws fails its request; listener errors and junk go to onError", async () => {
   const errors: string[] = [];
   const { peer, t } = await started((e) => errors.push(e.message));

@@ -5,7 +5,7 @@
  * OAM_EXIT_WITH_PARENT=1 unless the caller set the variable.
  */
 import assert from "node:assert/strict";
-import { Bridge, bridgeCommand, BridgeError, StdioTransport } from "../../mod.ts";
+import { Bridge, bridgeCommand, BridgeError, Peer, StdioTransport } from "../../mod.ts";
 import { bridgeEnvironment } from "../../src/client/bridge_command.ts";
 import { withDeadline } from "../helpers/deadline.ts";
 import { stdioCommand } from "./transports.ts";
@@ -35,6 +35,52 @@ Deno.test("stdio: when the bridge process dies, every pending call rejects at on
   assert.equal(bridge.closed, true);
   await assert.rejects(bridge.ping(), /The bridge is closed; 'ping' was not sent\./);
   await bridge.close();
+});
+
+Deno.test("stdio: a tool answer the dying bridge can no longer read is no uncaught error (the game went on)", async () => {
+  // A bridge that stops reading (killed, crashed) while a tool handler runs: the answer's write fails with a
+  // broken pipe. It was passed to onError, by default reportError, which ends a Deno program: the bridge's
+  // death crashed the game instead of rejecting its calls.
+  const sends: Promise<void>[] = [];
+  class Watched extends StdioTransport {
+    override send(message: Parameters<StdioTransport["send"]>[0]): Promise<void> {
+      const sent = super.send(message);
+      if (!("method" in message)) sends.push(sent); // the answers
+      return sent;
+    }
+  }
+  const call = {
+    jsonrpc: "2.0",
+    id: "t-1",
+    method: "tool/call",
+    params: { call: { id: "c1", name: "look", arguments: {} } },
+  };
+  // Reads a request (left unanswered), closes its stdin, then asks for a tool: the answer meets a pipe
+  // nobody reads.
+  const transport = new Watched({
+    command: ["sh", "-c", `read line; exec 0<&-; printf '%s\\n' '${JSON.stringify(call)}'; exec sleep 30`],
+    exitTimeoutMs: 0,
+  });
+  const errors: Error[] = [];
+  const peer = new Peer(transport, { onError: (e) => errors.push(e) });
+  const answered = Promise.withResolvers<void>();
+  peer.setRequestHandler("tool/call", () => {
+    answered.resolve();
+    return { output: "a door" };
+  });
+  await peer.start();
+  const talk = peer.request("npc/talk", { npc: "mira", line: "Hello." }).catch((e: unknown) => e);
+  await answered.promise;
+  while (sends.length === 0) await Promise.resolve(); // the reply's send, after the handler's promise
+  const [reply] = await Promise.allSettled(sends);
+  assert.equal(reply.status, "rejected");
+  assert.deepEqual(errors.map((e) => e.message), []);
+  assert.ok(
+    reply.reason instanceof BridgeError && reply.reason.dataCode === "shut_down",
+    String(reply.reason),
+  );
+  await peer.close();
+  assert.ok(await talk instanceof BridgeError);
 });
 
 Deno.test("stdio: a bridge that exits with an error reports its status and its last stderr lines", async () => {
