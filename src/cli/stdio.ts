@@ -36,13 +36,15 @@ Options:
   --max-line-bytes <n>    longest accepted input line in bytes (default 16777216)
   --model <spec>          host default for "system": openai:<baseURL>#<model>, or gguf:<path|cached name>
                           for a GGUF file run in-process (needs --allow-read --allow-env --allow-sys
-                          --allow-ffi --allow-run, the whole --allow-env, and --no-lock)
+                          --allow-ffi --allow-run, the whole --allow-env, and --no-lock); system for the
+                          on-device model even when OAM_SCRIPT or OAM_MODEL is set
   --no-scripted-models    reject {"type": "scripted"} models
   --version               print the version
   -h, --help              show this help
 
 Environment:
-  OAM_SCRIPT=<file>       every "system" session plays this scripted model (JSON array or {steps, fallback})
+  OAM_SCRIPT=<file>       every "system" session plays this scripted model (JSON array or {steps, fallback};
+                          --model wins over it)
   OAM_MODEL=<spec>        default for --model (OAM_SCRIPT wins over it)
   OAM_FM_LIBRARY=<path>   FoundationModels plugin to load for the system model
   OAM_EXIT_WITH_PARENT=1  when the process that started the bridge exits (is killed, crashes), stop as on
