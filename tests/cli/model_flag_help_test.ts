@@ -13,7 +13,7 @@ function modelEntry(help: string): string {
   const start = help.indexOf("--model <spec>");
   assert.ok(start >= 0, "no --model entry");
   const rest = help.slice(start);
-  const next = rest.slice(1).search(/\n  -/);
+  const next = rest.slice(1).search(/\n {2}-/);
   return next < 0 ? rest : rest.slice(0, next + 1);
 }
 
