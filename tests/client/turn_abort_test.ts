@@ -4,7 +4,7 @@
  * else of the NPC the protocol cancels with it says why.
  */
 import assert from "node:assert/strict";
-import { BridgeError, type Npc, type NpcEvent, type ScriptedModelSpec, type ScriptStep } from "../../mod.ts";
+import { BridgeError, type NpcEvent, type ScriptedModelSpec, type ScriptStep } from "../../mod.ts";
 import { collecting, TRANSPORTS } from "./transports.ts";
 
 function scripted(...steps: ScriptStep[]): ScriptedModelSpec {
@@ -185,12 +185,11 @@ for (const t of TRANSPORTS) {
   Deno.test(`${t.name}: a tool handler that waits for its own NPC's save is told why its tool timed out`, async () => {
     const { warnings, options } = collecting();
     await using bridge = await t.open(options);
-    let mira: Npc | undefined;
     bridge.tool({ name: "save_game", description: "Saves the game." }, async () => {
-      await mira!.state(); // waits for the turn, which waits for this handler
+      await mira.state(); // waits for the turn, which waits for this handler
       return "saved";
     });
-    mira = await bridge.createNpc({ name: "Mira" }, {
+    const mira = await bridge.createNpc({ name: "Mira" }, {
       npc: "mira",
       tools: ["save_game"],
       options: { replyFormat: "text", toolTimeoutSeconds: 0.1 },

@@ -232,7 +232,6 @@ Deno.test("EngineCore: method sets are the host's unless the parts say they are 
 
 Deno.test("a host's systemModel that throws or makes no model: the log names it, the wire is unchanged", async () => {
   const { logger, errors } = logged();
-  let made: LanguageModel | undefined;
   const throwing = new BridgeEngine({
     systemModel: () => {
       throw new Error("the device plugin is missing");
@@ -241,7 +240,7 @@ Deno.test("a host's systemModel that throws or makes no model: the log names it,
   });
   assert.deepEqual(await failure(throwing, "session/create", {}), internal("the device plugin is missing"));
   await throwing.shutdown();
-  const hollow = new BridgeEngine({ systemModel: () => made as LanguageModel, logger });
+  const hollow = new BridgeEngine({ systemModel: () => undefined as unknown as LanguageModel, logger });
   assert.deepEqual(
     await failure(hollow, "session/create", {}),
     internal("The systemModel made no LanguageModel (it needs step() and availability())."),
@@ -253,8 +252,10 @@ Deno.test("a host's systemModel that throws or makes no model: the log names it,
   ]);
   assert.match(errors[0], /\): Error: the device plugin is missing\n +at .*host_faults_test\.ts/);
   // A model it makes is used as it is (often one of this project's backends): not marked as the host's.
-  made = new UnavailableModel("device_not_eligible");
-  const working = new BridgeEngine({ systemModel: () => made!, logger });
+  const working = new BridgeEngine({
+    systemModel: () => new UnavailableModel("device_not_eligible"),
+    logger,
+  });
   const created = await working.call("session/create", {}) as JsonObject;
   assert.equal(typeof created.session, "string");
   await working.shutdown();
