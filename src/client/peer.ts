@@ -142,12 +142,14 @@ interface Pending {
   onAbort: (() => void) | undefined;
 }
 
-function report(error: Error): void {
+/** The default `onError`: `reportError` (a Deno program without an "error" listener then ends). */
+export function report(error: Error): void {
   if (typeof globalThis.reportError === "function") globalThis.reportError(error);
   else throw error;
 }
 
-function toError(value: unknown): Error {
+/** `value` when it is an Error, else an Error with its text. */
+export function toError(value: unknown): Error {
   return value instanceof Error ? value : new Error(String(value));
 }
 
