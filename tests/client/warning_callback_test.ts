@@ -39,7 +39,10 @@ Deno.test("onWarning: a callback that throws does not lose the handle of a tool 
   const tool = bridge.tool(spec, () => "a window");
   assert.equal(tool.name, "look");
   assert.equal(errors.length, 1);
-  assert.match(errors[0].message, /the game's logger failed on bridge\.tool: Tool 'look' already had a handler/);
+  assert.match(
+    errors[0].message,
+    /the game's logger failed on bridge\.tool: Tool 'look' already had a handler/,
+  );
 });
 
 Deno.test("onWarning: a callback that throws on a tool handler's bug leaves the model its error output", async () => {
