@@ -64,10 +64,14 @@ export interface BridgeOptions {
    * Receives every warning a result carries (unknown parameters, unenforceable schema keywords, a scripted
    * reply the NPC could not use fully…), and a tool handler's bug (`method` "tool/call": it threw a
    * `TypeError`, `ReferenceError`, `RangeError` or `SyntaxError`; the warning holds the stack, the model got
-   * the message). Default: printed to stderr.
+   * the message). Default: printed to stderr. A throw from it does not fail the call that warned (its
+   * result, such as a created NPC's handle, is still returned): the error goes to `onError`.
    */
   onWarning?: (warning: string, method: string) => void;
-  /** Receives errors thrown by notification listeners and world callbacks (default: `reportError`). */
+  /**
+   * Receives errors thrown by notification listeners, world callbacks and `onWarning` (default:
+   * `reportError`, which ends a Deno program unless an `"error"` listener on `globalThis` prevents it).
+   */
   onError?: (error: Error) => void;
 }
 

@@ -37,8 +37,9 @@ export interface RequestOptions {
    * Called when `signal` aborts or `timeoutMs` passes. With it, the request keeps waiting for its response
    * (the hook asks the bridge to cancel the work, which then answers `-32009`); a timeout then rejects with
    * `-32024 timeout`. A bridge that has not answered 5 s later (a stopped process) is waited for no more: the
-   * request rejects with `-32009` (or `-32024`) saying so, and a late answer is ignored. Without it, the request rejects at once and its late response is ignored: the bridge is
-   * not asked to stop the work (a `decision/decide` or `content/generate` goes on, and so does its model call).
+   * request rejects with `-32009` (or `-32024`) saying so, and a late answer is ignored. Without it, the
+   * request rejects at once and its late response is ignored: the bridge is not asked to stop the work (a `decision/decide` or `content/generate` goes on, and so does its model call). Either way, a spawned
+   * bridge does not keep the program alive for a request given up on (see {@link Transport.abandoned}).
    */
   onAbort?: (reason: BridgeError) => void;
   /**
@@ -142,12 +143,14 @@ interface Pending {
   onAbort: (() => void) | undefined;
 }
 
-function report(error: Error): void {
+/** The default `onError`: `reportError` (a Deno program without an "error" listener then ends). */
+export function report(error: Error): void {
   if (typeof globalThis.reportError === "function") globalThis.reportError(error);
   else throw error;
 }
 
-function toError(value: unknown): Error {
+/** `value` when it is an Error, else an Error with its text. */
+export function toError(value: unknown): Error {
   return value instanceof Error ? value : new Error(String(value));
 }
 
@@ -474,7 +477,7 @@ export class Peer {
       pending.grace ??= setTimeout(() => {
         pending.grace = undefined;
         if (this.#pending.get(id) !== pending) return;
-        this.#settle(id, pending);
+        this.#giveUp(id, pending);
         const what = reason.dataCode === "timeout"
           ? `did not finish within ${pending.options.timeoutMs} ms`
           : "was aborted";
@@ -488,8 +491,14 @@ export class Peer {
       }, CANCEL_GRACE_MS);
       return;
     }
-    this.#settle(id, pending);
+    this.#giveUp(id, pending);
     pending.reject(reason);
+  }
+
+  /** Settles a request whose response will not be waited for, and tells the transport so. */
+  #giveUp(id: RequestId, pending: Pending): void {
+    this.#settle(id, pending);
+    this.#transport.abandoned?.(id);
   }
 
   #receive(raw: JsonValue): void {

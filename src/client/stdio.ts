@@ -9,7 +9,7 @@ import { BridgeError } from "../protocol/errors.ts";
 import { settledWithin } from "../util/sleep.ts";
 import { grantedEnvVar } from "../util/env.ts";
 import { bridgeCommand, bridgeCommandSource, bridgeEnvironment } from "./bridge_command.ts";
-import type { JsonRpcMessage } from "./messages.ts";
+import type { JsonRpcMessage, RequestId } from "./messages.ts";
 import { messageTooLong, type Transport } from "./transport.ts";
 
 /**
@@ -88,6 +88,16 @@ function maxLineBytesOf(command: readonly string[]): number | undefined {
 
 const STDERR_TAIL = 4096;
 
+/** Sends `signal` to `child`; false when it has exited already. */
+function signalChild(child: Deno.ChildProcess, signal: Deno.Signal): boolean {
+  try {
+    child.kill(signal);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 function describeStatus(status: Deno.CommandStatus): string {
   return status.signal ? `signal ${status.signal}` : `exit code ${status.code}`;
 }
@@ -97,9 +107,11 @@ function describeStatus(status: Deno.CommandStatus): string {
  * reason (its exit status, and its last stderr lines with `stderr: "piped"`).
  *
  * `close()` closes the child's stdin (the bridge answers what it has read, then exits), waits up to
- * `exitTimeoutMs`, then sends SIGTERM, and after 2 s more SIGKILL. The child keeps this process alive only
- * while a request waits for its answer (and while closing): a script that ends without `close()` exits, and
- * the bridge then reads the end of its stdin and stops. The bridge is started with `OAM_EXIT_WITH_PARENT=1`
+ * `exitTimeoutMs`, then sends SIGTERM, and after 2 s more SIGKILL; a stopped process (SIGSTOP) is continued
+ * first, so it reads the end of its stdin. The child keeps this process alive only while a request waits for
+ * its answer (and while closing), not one the client gave up on (an abort, a timeout, a bridge that did not
+ * answer the cancel): a script that ends without `close()` exits, and the bridge then reads the end of its
+ * stdin and stops. The bridge is started with `OAM_EXIT_WITH_PARENT=1`
  * (unless the variable is set already): when this process is killed or crashes, the bridge cancels its turns
  * and exits instead of running them on for nobody (Linux and macOS).
  *
@@ -254,7 +266,18 @@ export class StdioTransport implements Transport {
     }
   }
 
-  /** Ends the process (stdin closed, then SIGTERM, then SIGKILL) and waits until its output is read. */
+  /**
+   * The peer gave up waiting for request `id` (see {@link Transport.abandoned}): the child no longer keeps
+   * this process alive for it, so a script that gave up on a stopped bridge can end without `close()`.
+   */
+  abandoned(id: RequestId): void {
+    this.#answered({ id });
+  }
+
+  /**
+   * Ends the process (stdin closed, then SIGTERM, then SIGKILL) and waits until its output is read. A stopped
+   * process (SIGSTOP) is continued (SIGCONT) first, so that it reads the end of its input.
+   */
   async close(): Promise<void> {
     const child = this.#child;
     if (!child || !this.#done) {
@@ -272,6 +295,8 @@ export class StdioTransport implements Transport {
       } catch {
         // the process is gone already
       }
+      // A stopped bridge would read nothing until the SIGKILL (SIGTERM too waits for it to go on).
+      if (Deno.build.os !== "windows") signalChild(child, "SIGCONT");
       await this.#stop(child);
     }
     await this.#done;
@@ -281,11 +306,7 @@ export class StdioTransport implements Transport {
     const wait = (ms: number) => settledWithin(child.status, { ms });
     if (await wait(this.#options.exitTimeoutMs ?? 3000)) return;
     for (const signal of ["SIGTERM", "SIGKILL"] as const) {
-      try {
-        child.kill(signal);
-      } catch {
-        return; // already exited
-      }
+      if (!signalChild(child, signal)) return; // already exited
       if (await wait(2000)) return;
     }
   }

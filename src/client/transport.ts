@@ -6,7 +6,7 @@
  */
 import { BridgeError } from "../protocol/errors.ts";
 import type { JsonValue } from "../protocol/json.ts";
-import type { JsonRpcMessage } from "./messages.ts";
+import type { JsonRpcMessage, RequestId } from "./messages.ts";
 
 /**
  * What `send()` may return when the message was handed over at once and nothing can fail later (the
@@ -195,6 +195,12 @@ export interface Transport {
   send(message: JsonRpcMessage): Promise<void>;
   /** Closes the transport; resolves when it is closed and `onclose` has been called. */
   close(): Promise<void>;
+  /**
+   * Told by the peer that it no longer waits for the response to its request `id` (it gave up: an abort or
+   * timeout, or a bridge that did not answer the cancel). A transport that keeps this program alive while
+   * answers are due (a child process) stops counting this one. Optional.
+   */
+  abandoned?(id: RequestId): void;
   /** Receives each incoming message (parsed JSON; the peer validates its shape). */
   onmessage?: (message: JsonValue) => void;
   /**
