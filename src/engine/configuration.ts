@@ -2,9 +2,9 @@
  * Bridge configuration: limits, defaults, model factories, extensions and hooks.
  * @module
  */
-import { hostSystemModel } from "../models/host_models.ts";
 import type { LanguageModel } from "../models/language_model.ts";
 import type { ModelFactories, ModelParam, ModelSpec } from "../models/registry.ts";
+import { BridgeError, thrownByHost } from "../protocol/errors.ts";
 import type { JsonValue } from "../protocol/json.ts";
 import { type Logger, stderrLogger } from "../util/logger.ts";
 import type { BridgeExtension } from "./extension.ts";
@@ -74,6 +74,30 @@ export const DEFAULTS: {
   maxQueuedOperations: 256,
   maxInFlightRequests: 16384,
 };
+
+/**
+ * A host's `systemModel` factory whose throws are marked as the host's (`thrownByHost`), and whose result must be
+ * a model (step() and availability()); the models it makes are not marked, since a host often returns one of
+ * this project's backends there.
+ */
+function hostSystemModel(factory: () => LanguageModel): () => LanguageModel {
+  const culprit = "the host's systemModel (its bridge configuration)";
+  return () => {
+    let model: LanguageModel;
+    try {
+      model = factory();
+    } catch (error) {
+      throw thrownByHost(error, culprit);
+    }
+    if (typeof model?.step !== "function" || typeof model?.availability !== "function") {
+      throw thrownByHost(
+        BridgeError.internal(`The systemModel made no LanguageModel (it needs step() and availability()).`),
+        culprit,
+      );
+    }
+    return model;
+  };
+}
 
 /** Fills in defaults. */
 export function resolveConfiguration(

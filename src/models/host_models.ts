@@ -3,7 +3,7 @@
  * host's backend, and its internal error's log line says so (see `thrownByHost`).
  * @module
  */
-import { BridgeError, thrownByHost } from "../protocol/errors.ts";
+import { thrownByHost } from "../protocol/errors.ts";
 import type { LanguageModel, StepRequest, StepResult } from "./language_model.ts";
 
 /** Model → the host's type it was made for. */
@@ -66,36 +66,4 @@ export function hostStep(
   return result instanceof Promise
     ? result.then(undefined, (error) => Promise.reject(thrownByHost(error, culprit)))
     : result;
-}
-
-/**
- * A host's `systemModel` factory whose throws are marked as the host's ({@link thrownByHost}), and whose result
- * must be a model (step() and availability()); the models it makes are not marked, since a host often
- * returns one of this project's backends there.
- *
- * @example
- * ```ts
- * import { hostSystemModel } from "./host_models.ts";
- * import { ScriptedModel } from "./scripted.ts";
- * const systemModel = hostSystemModel(() => new ScriptedModel({ steps: [{ text: "Hi" }] }));
- * systemModel().kind; // "scripted"
- * ```
- */
-export function hostSystemModel(factory: () => LanguageModel): () => LanguageModel {
-  const culprit = "the host's systemModel (its bridge configuration)";
-  return () => {
-    let model: LanguageModel;
-    try {
-      model = factory();
-    } catch (error) {
-      throw thrownByHost(error, culprit);
-    }
-    if (typeof model?.step !== "function" || typeof model?.availability !== "function") {
-      throw thrownByHost(
-        BridgeError.internal(`The systemModel made no LanguageModel (it needs step() and availability()).`),
-        culprit,
-      );
-    }
-    return model;
-  };
 }
