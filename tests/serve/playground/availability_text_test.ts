@@ -9,8 +9,11 @@ Deno.test("availabilityText: available, not yet known, and unavailable with the 
   assert.equal(availabilityText({ available: true, contextSize: 8192, supportedLanguages: [] }), "available");
   assert.equal(availabilityText(undefined), "availability unknown");
   // The bridge went away: nothing checks the model, whatever kind it is.
-  assert.equal(availabilityText(undefined, undefined, false), "not known (not connected)");
-  assert.equal(availabilityText(undefined, "llama", false), "not known (not connected)");
+  assert.equal(availabilityText(undefined, { connected: false }), "not known (not connected)");
+  assert.equal(
+    availabilityText(undefined, { checking: "llama", connected: false }),
+    "not known (not connected)",
+  );
   assert.equal(
     availabilityText({
       available: false,

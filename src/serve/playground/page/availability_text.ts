@@ -24,15 +24,15 @@ const WHY: Record<string, string> = {
  * import { availabilityText } from "./availability_text.ts";
  * availabilityText({ available: false, reason: "unknown", detail: "Cannot reach the model server" });
  * // "unavailable: Cannot reach the model server"
- * availabilityText(undefined, "llama"); // "loading the model…"
- * availabilityText(undefined, undefined, false); // "not known (not connected)"
+ * availabilityText(undefined, { checking: "llama" }); // "loading the model…"
+ * availabilityText(undefined, { connected: false }); // "not known (not connected)"
  * ```
  */
 export function availabilityText(
   availability: ModelAvailability | undefined,
-  checking?: string,
-  connected = true,
+  link: { checking?: string; connected?: boolean } = {},
 ): string {
+  const { checking, connected = true } = link;
   if (availability === undefined) {
     if (!connected) return "not known (not connected)";
     if (checking === undefined) return "availability unknown";

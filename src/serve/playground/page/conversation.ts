@@ -492,7 +492,8 @@ export class Conversation {
   }
 
   #finish(live: LiveTurn, reply: NpcReply): void {
-    const { announcement, endNote } = showReply(live, reply, {
+    const { announcement, endNote } = showReply(live, {
+      reply,
       timings: live.record.timings,
       npcName: this.#host.npcName(),
       pick: (option) => this.say(option),
@@ -509,7 +510,7 @@ export class Conversation {
     const failure = failureOf(error, live.abort.signal.aborted);
     const { cancelled, byBridge } = failure;
     const hint = cancelled ? null : this.#host.failureHint(error);
-    showFailure(live, error, failure, hint);
+    showFailure(live, { error, failure, hint });
     // The header goes back to the emotion of before the turn (unless a start or the bridge going away set it).
     if (this.#emotionOf === live) this.#setEmotion(live.emotionBefore);
     // The bridge cancelled it as it stopped, or the connection closed under it: the alert banner says so.
@@ -526,7 +527,7 @@ export class Conversation {
       this.#cutOff = { line, back };
       return;
     }
-    this.#say(failureAnnouncement(error, cancelled, hint));
+    this.#say(failureAnnouncement({ error, failure, hint }));
   }
 
   /**

@@ -75,7 +75,7 @@ export class ModelStatus {
     const connected = !link.gone;
     const checking = link.pending && connected ? this.info?.model.name ?? "system" : undefined;
     editor?.setBridgeModel(
-      `${label}, ${availabilityText(availability, checking, connected)}`,
+      `${label}, ${availabilityText(availability, { checking, connected })}`,
       availability ? availability.available : null,
       this.info?.model ?? null,
     );

@@ -130,7 +130,7 @@ export function showModelPill(
     status.textContent = "Model: scripted (the Model tab's script) · always available";
     status.dataset.available = "true";
   } else {
-    status.textContent = `Model: ${label} · ${availabilityText(availability, checking, connected)}`;
+    status.textContent = `Model: ${label} · ${availabilityText(availability, { checking, connected })}`;
     status.dataset.available = String(availability?.available ?? "unknown");
   }
   status.title = status.textContent;

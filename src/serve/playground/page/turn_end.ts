@@ -38,8 +38,10 @@ export interface TurnRecord {
   timings: TurnTimings;
 }
 
-/** What {@link showReply} needs besides the reply. */
+/** What {@link showReply} shows and needs. */
 export interface ReplyShown {
+  /** The NPC's reply. */
+  reply: NpcReply;
   /** When things arrived (the meta line says them). */
   timings: TurnTimings;
   /** The NPC's display name (the announcement and the "ended the conversation" note name it). */
@@ -54,13 +56,12 @@ export interface ReplyShown {
  *
  * @example
  * ```ts ignore
- * const { announcement, endNote } = showReply(entry, reply, { timings, npcName: "Mira", pick: say });
+ * const { announcement, endNote } = showReply(entry, { reply, timings, npcName: "Mira", pick: say });
  * ```
  */
 export function showReply(
   entry: TurnEntry,
-  reply: NpcReply,
-  { timings: t, npcName, pick }: ReplyShown,
+  { reply, timings: t, npcName, pick }: ReplyShown,
 ): { announcement: string; endNote: HTMLElement | null } {
   entry.line.textContent = reply.line;
   entry.emotion.dataset.emotion = reply.emotion;
@@ -111,6 +112,16 @@ export interface TurnFailure {
   byBridge: boolean;
 }
 
+/** A turn that did not reply: its error, what became of it, and why it failed and what to do (null: none). */
+export interface TurnEnded {
+  /** The error the turn ended with. */
+  error: BridgeError;
+  /** Cancelled by the designer or by the bridge ({@link failureOf}). */
+  failure: TurnFailure;
+  /** Why it failed and what to do; null: no hint (and always null when cancelled by the designer). */
+  hint: string | null;
+}
+
 /**
  * Says what became of a turn that failed with `error`: cancelled by the designer when `aborted` (the turn's
  * own signal) is, else by the bridge when the error is still `cancelled`, else failed.
@@ -132,15 +143,11 @@ export function failureOf(error: BridgeError, aborted: boolean): TurnFailure {
  *
  * @example
  * ```ts ignore
- * showFailure(entry, error, failureOf(error, aborted), null);
+ * showFailure(entry, { error, failure: failureOf(error, aborted), hint: null });
  * ```
  */
-export function showFailure(
-  entry: TurnEntry,
-  error: BridgeError,
-  { cancelled, byBridge }: TurnFailure,
-  hint: string | null,
-): void {
+export function showFailure(entry: TurnEntry, ended: TurnEnded): void {
+  const { error, failure: { cancelled, byBridge }, hint } = ended;
   entry.root.classList.add(cancelled ? "cancelled" : "failed");
   entry.emotion.remove();
   entry.badges.replaceChildren(
@@ -168,11 +175,11 @@ export function showFailure(
  *
  * @example
  * ```ts ignore
- * failureAnnouncement(error, false, null); // "The turn failed: Too many requests."
+ * failureAnnouncement({ error, failure: { cancelled: false, byBridge: false }, hint: null }); // "The turn failed: Too many requests."
  * ```
  */
-export function failureAnnouncement(error: BridgeError, cancelled: boolean, hint: string | null): string {
-  return cancelled
+export function failureAnnouncement({ error, failure, hint }: TurnEnded): string {
+  return failure.cancelled
     ? "Reply cancelled."
     : `The turn failed: ${error.message}${hint === null ? "" : ` ${hint}`}`;
 }
