@@ -1,8 +1,6 @@
 import assert from "node:assert/strict";
 import { assertInOrder } from "../helpers/messages.ts";
-import { onPath } from "../bindings/toolchain.ts";
-
-const hasPython = onPath("python3");
+import { hasPython, runPythonExample } from "./python_example.ts";
 
 Deno.test({
   name: hasPython
@@ -10,20 +8,7 @@ Deno.test({
     : "examples/quest_save.py: SKIPPED (python3 missing)",
   ignore: !hasPython,
   async fn() {
-    const script = new URL("../../examples/quest_save.py", import.meta.url).pathname;
-    const cli = new URL("../../cli.ts", import.meta.url).pathname;
-    const out = await new Deno.Command("python3", {
-      args: ["-B", script],
-      // the example's own flags, with this Deno (`deno` need not be on PATH)
-      env: {
-        OAM_BRIDGE_COMMAND: `${Deno.execPath()} run --no-prompt --allow-env --allow-read ${cli} stdio`,
-      },
-      stdout: "piped",
-      stderr: "piped",
-      signal: AbortSignal.timeout(60_000), // a hang fails the test instead of stalling the run
-    }).output();
-    const text = new TextDecoder().decode(out.stdout);
-    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr) + text);
+    const { stdout: text, stderr } = await runPythonExample("quest_save.py");
     assertInOrder(text, [
       "subscribed before the quest exists: 'path' names 'quests.wolves.stage', which does not exist in world 'village' (yet)",
       "(quest log: wolves offered)", // written above the subscribed path: the example reads the stage
@@ -37,6 +22,6 @@ Deno.test({
       "Bram: You did it. Here is your reward.",
       "gold: 60 | remembers the talk: True",
     ]);
-    assert.equal(new TextDecoder().decode(out.stderr), "", "no warning or traceback on stderr");
+    assert.equal(stderr, "", "no warning or traceback on stderr");
   },
 });
