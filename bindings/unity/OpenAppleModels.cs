@@ -542,6 +542,9 @@ namespace OpenAppleModels
             public TaskCompletionSource<object> Completion;
             public Action<JsonObject> OnEvent;
             public Action<object> OnResult; // runs on the reader thread before any later line
+            // Set when the caller gave up (token, timeout, Dispose, the bridge gone) or a callback threw: the
+            // events still queued for the dispatcher are dropped when it runs them.
+            public volatile bool Silenced;
         }
 
         sealed class Tool
@@ -747,7 +750,10 @@ namespace OpenAppleModels
         /// task with OamBridgeException. onEvent receives the event of each "&lt;ns&gt;/event" notification the
         /// request causes. With timeoutMs &gt; 0 it fails with a -32024 timeout error and drops the late response.
         /// Cancelling the token abandons the request (OperationCanceledException) after running onCancel
-        /// (used to send session/cancel or npc/cancel).
+        /// (used to send session/cancel or npc/cancel). Once the token is cancelled, the timeout passed or the bridge
+        /// is closed, onEvent gets no more events, not even those already queued for the dispatcher (a request that
+        /// had already been answered still gives its result); after onEvent throws, it gets no more events either
+        /// (the exception goes to the dispatcher's error handler once, and the request goes on).
         /// </summary>
         public Task<object> RequestAsync(string method, object parameters = null, Action<JsonObject> onEvent = null,
             CancellationToken cancellationToken = default(CancellationToken), int timeoutMs = 0, Action onCancel = null)
@@ -799,6 +805,7 @@ namespace OpenAppleModels
             {
                 var registration = cancellationToken.Register(() =>
                 {
+                    entry.Silenced = true; // no more lines for a player who walked away, also when the turn had ended
                     if (!Forget(id)) return;
                     if (onCancel != null) { try { onCancel(); } catch (Exception) { } }
                     dispatcher.Post(() => entry.Completion.TrySetCanceled());
@@ -812,6 +819,7 @@ namespace OpenAppleModels
                 var timer = new Timer(_ =>
                 {
                     if (!Forget(id)) return;
+                    entry.Silenced = true;
                     if (onCancel != null) { try { onCancel(); } catch (Exception) { } }
                     var error = new OamBridgeException(OamBridgeException.Timeout, "timeout",
                         "'" + method + "' did not finish within " + timeoutMs + " ms; it was cancelled.");
@@ -990,6 +998,7 @@ namespace OpenAppleModels
                 Waiting = new List<Pending>(pending.Values),
                 ToolCalls = new List<CancellationTokenSource>(toolCalls.Values),
             };
+            foreach (var entry in outstanding.Waiting) entry.Silenced = true;
             pending.Clear();
             toolCalls.Clear();
             return outstanding;
@@ -1039,6 +1048,24 @@ namespace OpenAppleModels
             }
         }
 
+        // Checked when the callback runs, not when the line arrives: events already queued when the token is
+        // cancelled (in an earlier callback of the same frame, say) are not delivered. A callback that throws gets no
+        // more events of that request (one report to the dispatcher's error handler, not one per lineDelta); the
+        // request itself goes on.
+        static void DeliverEvent(Pending entry, JsonObject evt)
+        {
+            if (entry.Silenced) return;
+            try
+            {
+                entry.OnEvent(evt);
+            }
+            catch (Exception)
+            {
+                entry.Silenced = true;
+                throw;
+            }
+        }
+
         static string IdKey(object id)
         {
             if (id is string) return (string)id;
@@ -1074,11 +1101,7 @@ namespace OpenAppleModels
                 Pending entry;
                 lock (gate) pending.TryGetValue(IdKey(parameters["requestId"]), out entry);
                 var evt = parameters.GetObject("event");
-                if (entry != null && entry.OnEvent != null && evt != null)
-                {
-                    var onEvent = entry.OnEvent;
-                    dispatcher.Post(() => onEvent(evt));
-                }
+                if (entry != null && entry.OnEvent != null && evt != null) dispatcher.Post(() => DeliverEvent(entry, evt));
             }
             var listeners = NotificationReceived;
             if (listeners != null) dispatcher.Post(() => listeners(method, parameters));
@@ -1716,6 +1739,9 @@ namespace OpenAppleModels
         /// and throws OperationCanceledException (timeout: OamBridgeException -32024); npc/cancel also fails the
         /// NPC's other queued talks with -32009 cancelled. toolChoice overrides the NPC's for this turn ("none",
         /// "required", new JsonObject().With("tool", name); a tool the NPC lacks fails with -32011).
+        /// From the moment the token is cancelled, no onLine, onEmotion or onEvent call reaches the game, also for
+        /// lines already on their way (a turn that had already ended still gives its reply); a callback that throws
+        /// (a destroyed label) is reported once and gets no more events of the turn.
         /// </summary>
         public Task<JsonObject> TalkAsync(string line, Action<string> onLine = null, Action<string> onEmotion = null,
             Action<JsonObject> onEvent = null, object context = null,

@@ -523,6 +523,82 @@ static class OamBridgeTests
         }
     }
 
+    // Pumps nothing until the bridge has answered every request: the events of those turns are then all in the
+    // queue, as at a frame where the player walks away after the bridge sent the rest of the line.
+    static void UntilAnswered(OamBridge bridge)
+    {
+        var watch = Stopwatch.StartNew();
+        while (PendingCount(bridge) > 0)
+        {
+            if (watch.ElapsedMilliseconds > 15000) throw new TimeoutException("the bridge did not answer");
+            Thread.Sleep(1);
+        }
+    }
+
+    // A talker whose reply is text, streamed in pieces.
+    static readonly JsonObject TextReplies = O().With("replyFormat", "text");
+
+    static JsonObject Reply(string line)
+    {
+        return O().With("text", "[curious] " + line).With("chunks", 6); // a line in about six lineDeltas
+    }
+
+    static void TestWalkAway()
+    {
+        var queue = new OamMainThreadQueue();
+        var bridge = Start(queue);
+        try
+        {
+            current = "many NPCs talk at once; the player walks away from one mid-line";
+            var npcs = new List<OamNpc>();
+            for (int i = 0; i < 3; i++)
+                npcs.Add(Wait(queue, bridge.CreateNpcAsync(O().With("name", "Villager " + i), options: TextReplies,
+                    model: Scripted(Reply("Villager " + i + " has a long story about the old mill by the river.")))));
+            var lines = new List<string>[] { new List<string>(), new List<string>(), new List<string>() };
+            var walkAway = new CancellationTokenSource();
+            var turns = new List<Task<JsonObject>>();
+            for (int i = 0; i < 3; i++)
+            {
+                int n = i;
+                turns.Add(npcs[i].TalkAsync("Tell me.", onLine: text =>
+                {
+                    lines[n].Add(text);
+                    if (n == 1) walkAway.Cancel(); // the player walks away at the first words of villager 1
+                }, cancellationToken: n == 1 ? walkAway.Token : CancellationToken.None));
+            }
+            UntilAnswered(bridge);
+            queue.Pump();
+            Check(lines[1].Count == 1, "villager 1 went on talking after the cancel: " + string.Join(" | ", lines[1].ToArray()));
+            for (int i = 0; i < 3; i += 2)
+            {
+                var result = Wait(queue, turns[i]);
+                Check(lines[i].Count > 1 && lines[i][lines[i].Count - 1] == result.GetString("line"),
+                    "villager " + i + ": " + string.Join(" | ", lines[i].ToArray()));
+            }
+            // The turn had ended before the cancel: the call gives the reply (the NPC keeps that turn), or is cancelled.
+            WaitError(queue, turns[1]);
+
+            current = "an onLine callback that throws gets no more lines; the turn ends";
+            var errors = new List<Exception>();
+            var report = queue.OnError;
+            queue.OnError = errors.Add;
+            int calls = 0;
+            var broken = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Mara"), options: TextReplies,
+                model: Scripted(Reply("The label this line goes to was destroyed with its scene."))));
+            var talk = broken.TalkAsync("Hi.", onLine: text => { calls++; throw new NullReferenceException("label"); });
+            UntilAnswered(bridge);
+            var error = WaitError(queue, talk);
+            queue.OnError = report;
+            Check(error == null, "the turn failed: " + error);
+            Check(calls == 1 && errors.Count == 1 && errors[0] is NullReferenceException,
+                calls + " calls, reported: " + string.Join(" | ", errors.ConvertAll(e => e.Message).ToArray()));
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+    }
+
     static int PendingCount(OamBridge bridge)
     {
         var field = typeof(OamBridge).GetField("pending",
@@ -1147,7 +1223,7 @@ static class OamBridgeTests
     static int Main()
     {
         mainThread = Thread.CurrentThread.ManagedThreadId;
-        var tests = new Action[] { TestJson, TestSessions, TestGame, TestLifecycle, TestDisposeFrozenBridge,
+        var tests = new Action[] { TestJson, TestSessions, TestGame, TestWalkAway, TestLifecycle, TestDisposeFrozenBridge,
             TestDisposeWaitsOnlyForALiveBridge, TestRestarter, TestRestoreNpcKeys, TestNullArguments,
             TestQueueLimit };
         foreach (var test in tests)
