@@ -682,8 +682,7 @@ namespace OpenAppleModels
             catch (Exception e)
             {
                 var error = new OamBridgeException(OamBridgeException.ShutDown, "shut_down",
-                    "Cannot start the bridge '" + string.Join(" ", command) + "': " + e.Message + ". Pass its command to "
-                    + "the constructor, or set OAM_BRIDGE_PATH (the compiled oam) or OAM_BRIDGE_COMMAND.");
+                    "Cannot start the bridge '" + string.Join(" ", command) + "': " + WhyNotStarted(command[0], e));
                 lock (gate) dead = error;
                 throw error;
             }
@@ -702,6 +701,48 @@ namespace OpenAppleModels
             writer.Start();
             reader = new Thread(ReadLoop) { IsBackground = true, Name = "open-apple-models reader" };
             reader.Start();
+        }
+
+        // What the developer reads when the program cannot start: the missing file or the program not on PATH first
+        // (an editor started from the Dock, Finder or Unity Hub does not get the PATH of a terminal), then where to
+        // set the command, then the system's own words.
+        static string WhyNotStarted(string program, Exception e)
+        {
+            string why;
+            bool hasFolder = program.IndexOf('/') >= 0 || program.IndexOf('\\') >= 0;
+            if (hasFolder && Directory.Exists(program))
+                why = "'" + program + "' is a folder, not the bridge's executable.";
+            else if (hasFolder && !File.Exists(program))
+                why = "there is no file '" + program + "'" + (Path.IsPathRooted(program) ? "" :
+                    " (a relative path starts from the working directory, " + Directory.GetCurrentDirectory() + ")") + ".";
+            else if (!hasFolder && FindOnPath(program) == null)
+                why = "'" + program + "' is not on the PATH of this process. A Unity editor or game started from the Dock, "
+                    + "Finder or Unity Hub does not get the PATH of your terminal: use its full path (`which " + program
+                    + "` in a terminal shows it), or install it.";
+            else
+                why = "it could not be run.";
+            return why + " Give the bridge's command to the OamBridge constructor (OamBridgeBehaviour: its Bridge Path "
+                + "field, the compiled oam that `deno task compile` makes), or set OAM_BRIDGE_PATH (the compiled oam) or "
+                + "OAM_BRIDGE_COMMAND (`/full/path/to/deno run -A /path/to/open-apple-models/cli.ts stdio`). ("
+                + e.GetType().Name + ": " + e.Message + ")";
+        }
+
+        // The file a bare program name runs from PATH (also with .exe on Windows), or null.
+        static string FindOnPath(string program)
+        {
+            string path = Environment.GetEnvironmentVariable("PATH") ?? "";
+            foreach (string folder in path.Split(Path.PathSeparator))
+            {
+                if (folder.Length == 0) continue;
+                try
+                {
+                    string candidate = Path.Combine(folder, program);
+                    if (File.Exists(candidate)) return candidate;
+                    if (File.Exists(candidate + ".exe")) return candidate + ".exe";
+                }
+                catch (ArgumentException) { } // a folder with characters the platform does not allow
+            }
+            return null;
         }
 
         /// <summary>Sends initialize; the result is also kept in ServerInfo.</summary>

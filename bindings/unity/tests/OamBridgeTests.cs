@@ -756,6 +756,21 @@ static class OamBridgeTests
         try { missing.Start(); } catch (OamBridgeException e) { startError = e; }
         Check(startError != null && startError.DataCode == "shut_down", "" + startError);
         Check(startError != null && startError.Message.Contains("OAM_BRIDGE_COMMAND"), "the error says how to point at the bridge: " + startError);
+        Check(startError != null && startError.Message.StartsWith(
+                "Cannot start the bridge '/nonexistent/oam-bridge stdio': there is no file '/nonexistent/oam-bridge'.",
+                StringComparison.Ordinal),
+            "the error names the missing file first: " + startError);
+        Check(startError != null && startError.Message.Contains("Bridge Path"), "the error names the behaviour's field: " + startError);
+
+        current = "deno (or oam) not on PATH";
+        // OAM_BRIDGE_COMMAND="deno run -A …/cli.ts stdio" in a terminal, then the editor started from the Dock or Hub.
+        OamBridgeException pathError = null;
+        try { new OamBridge(new[] { "no-such-deno-here", "run", "-A", "cli.ts", "stdio" }).Start(); }
+        catch (OamBridgeException e) { pathError = e; }
+        Check(pathError != null && pathError.Message.StartsWith("Cannot start the bridge 'no-such-deno-here run -A cli.ts stdio': "
+                + "'no-such-deno-here' is not on the PATH of this process.", StringComparison.Ordinal)
+              && pathError.Message.Contains("Unity Hub") && pathError.Message.Contains("full path"),
+            "the error says the program is not on PATH and to give its full path: " + pathError);
 
         current = "requests after a failed start";
         var requestError = WaitError(queue, missing.CreateSessionAsync("x"), 2000) as OamBridgeException;
