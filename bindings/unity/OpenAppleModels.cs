@@ -1266,25 +1266,31 @@ namespace OpenAppleModels
         // A handler's value may itself be a Task (a one-argument handler written args => OpenGateAsync(args) binds to
         // the synchronous overload): the output is what that Task gives, once it has finished. Serializing the Task
         // would give the model its Status and Id, and read its Result on a waiting thread.
+        // The output is serialized on the dispatcher (the main thread in Unity), where the handler ran: a lazy query
+        // (enemies.Select(e => e.name)) or a property of a returned object may read Unity objects, which throw on
+        // other threads. A handler that finished at once is answered at once; a later one on the next Pump.
         void FinishWhenDone(object id, Task task, ToolCallContext context, CancellationTokenSource cancellation)
         {
-            task.ContinueWith(t =>
+            if (task.IsCompleted) { Finished(id, task, context, cancellation); return; }
+            task.ContinueWith(t => Post(() => Finished(id, t, context, cancellation)), TaskScheduler.Default);
+        }
+
+        void Finished(object id, Task t, ToolCallContext context, CancellationTokenSource cancellation)
+        {
+            if (t.IsCanceled) FinishTool(id, null, new OperationCanceledException(), cancellation);
+            else if (t.IsFaulted)
             {
-                if (t.IsCanceled) FinishTool(id, null, new OperationCanceledException(), cancellation);
-                else if (t.IsFaulted)
-                {
-                    var e = t.Exception.InnerException ?? t.Exception;
-                    ReportToolException(context.Name, e, cancellation);
-                    FinishTool(id, null, e, cancellation);
-                }
-                else
-                {
-                    object value = TaskResult(t);
-                    var inner = value as Task;
-                    if (inner != null) FinishWhenDone(id, inner, context, cancellation);
-                    else FinishTool(id, value, null, cancellation);
-                }
-            }, TaskScheduler.Default);
+                var e = t.Exception.InnerException ?? t.Exception;
+                ReportToolException(context.Name, e, cancellation);
+                FinishTool(id, null, e, cancellation);
+            }
+            else
+            {
+                object value = TaskResult(t);
+                var inner = value as Task;
+                if (inner != null) FinishWhenDone(id, inner, context, cancellation);
+                else FinishTool(id, value, null, cancellation);
+            }
         }
 
         // The result of a finished Task<T>; null for a plain Task (an async method's Task is a Task<VoidTaskResult>).

@@ -192,6 +192,24 @@ static class OamBridgeTests
             var record = (JsonObject)result.GetArray("toolCalls")[0];
             Check(!record.GetBool("isError"), record.ToString());
 
+            current = "a tool's output is read on the main thread";
+            // args => enemies.Where(e => e.alive).Select(e => e.name): a lazy query whose items read Unity objects,
+            // which may only be touched on the main thread; so may a property of a returned object.
+            var readOn = new List<int>();
+            bridge.RegisterTool("count_wolves", "Count the wolves.", null, args =>
+                System.Linq.Enumerable.Select(new[] { "grey", "white" }, name =>
+                {
+                    readOn.Add(Thread.CurrentThread.ManagedThreadId);
+                    return name;
+                }));
+            var hunter = Wait(queue, bridge.CreateSessionAsync(tools: new[] { "count_wolves" },
+                model: Scripted(O().With("toolCalls", new List<object> { O().With("name", "count_wolves").With("arguments", O()) }),
+                    O().With("template", "{toolOutput}"))));
+            var wolves = Wait(queue, hunter.RespondAsync("How many?"));
+            Check(wolves.GetString("text") == "[\"grey\",\"white\"]", wolves.ToString());
+            Check(readOn.Count == 2 && readOn.TrueForAll(t => t == mainThread),
+                "the output was read on threads " + string.Join(",", readOn.ConvertAll(t => "" + t).ToArray()) + ", main " + mainThread);
+
             current = "a one-argument tool handler that returns a Task";
             // A handler written args => OpenGateAsync(args): its result is the output, awaited, not the Task itself.
             bridge.RegisterTool("lower_bridge", "Lower the drawbridge.", null, args =>
