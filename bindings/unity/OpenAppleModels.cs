@@ -697,6 +697,9 @@ namespace OpenAppleModels
                 else Console.Error.WriteLine(line);
             };
             process.BeginErrorReadLine();
+            // Unity reloads the scripts' domain (scripts recompiled, entering play mode) without OnDestroy; the
+            // process would run on for nobody, with its pipes held by the editor.
+            AppDomain.CurrentDomain.DomainUnload += DisposeOnUnload;
             writer = new Thread(WriteLoop) { IsBackground = true, Name = "open-apple-models writer" };
             writer.Start();
             reader = new Thread(ReadLoop) { IsBackground = true, Name = "open-apple-models reader" };
@@ -1514,8 +1517,11 @@ namespace OpenAppleModels
         /// requests, and any made later, fail with a -32023 shut_down error "The bridge was closed." (delivered
         /// through the dispatcher: pump it once more).
         /// </summary>
+        void DisposeOnUnload(object sender, EventArgs e) { Dispose(); }
+
         public void Dispose()
         {
+            AppDomain.CurrentDomain.DomainUnload -= DisposeOnUnload;
             var closed = new OamBridgeException(OamBridgeException.ShutDown, "shut_down", "The bridge was closed.");
             Outstanding outstanding;
             lock (gate)
