@@ -1252,6 +1252,9 @@ namespace OpenAppleModels
 
         void RunTool(object id, Tool tool, JsonObject arguments, ToolCallContext context, CancellationTokenSource cancellation)
         {
+            // A call queued before the bridge was closed or ended (a scene unloaded before the next frame): nobody
+            // can read its answer, and the handler would act on a game that is going away.
+            lock (gate) if (dead != null) return;
             Task<object> task;
             try
             {
@@ -1515,7 +1518,8 @@ namespace OpenAppleModels
         /// reading its input: the lines still queued for it are dropped) is killed then; one that still answers (a ping sent
         /// after the shutdown) gets up to about 3 s to finish its cancelled work and is killed after that. Waiting
         /// requests, and any made later, fail with a -32023 shut_down error "The bridge was closed." (delivered
-        /// through the dispatcher: pump it once more).
+        /// through the dispatcher: pump it once more). Turn events, world changes and tool calls still queued for the
+        /// dispatcher are dropped: no callback or tool handler runs after Dispose.
         /// </summary>
         void DisposeOnUnload(object sender, EventArgs e) { Dispose(); }
 
@@ -1530,6 +1534,7 @@ namespace OpenAppleModels
                 disposed = true;
                 dead = closed;
                 outstanding = TakeOutstandingLocked();
+                subscriptions.Clear(); // changes already queued for the dispatcher are not delivered
             }
             FailOutstanding(outstanding, closed);
             if (process == null) return;

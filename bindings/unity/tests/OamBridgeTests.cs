@@ -617,6 +617,60 @@ static class OamBridgeTests
         }
     }
 
+    static void TestNoCallbackAfterDispose()
+    {
+        current = "no world change reaches the game after Dispose (the scene unloads)";
+        var queue = new OamMainThreadQueue();
+        var bridge = Start(queue);
+        var seen = new List<string>();
+        try
+        {
+            var world = Wait(queue, bridge.CreateWorldAsync(O().With("gold", 1)));
+            Wait(queue, world.SubscribeAsync("", change => seen.Add(change.GetString("path"))));
+            // Two changes whose world/changed lines are read (their responses came after them), not yet pumped.
+            var set = world.SetAsync("gold", 2);
+            var merge = world.MergeAsync(O().With("silver", 3));
+            UntilAnswered(bridge);
+            GC.KeepAlive(set);
+            GC.KeepAlive(merge);
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+        queue.Pump(); // OamBridgeBehaviour pumps once after Dispose, to fail the waiting calls
+        Check(seen.Count == 0, "world changes reached the game after Dispose: " + string.Join(",", seen.ToArray()));
+
+
+        current = "no tool handler runs after Dispose";
+        queue = new OamMainThreadQueue();
+        bridge = Start(queue);
+        int opened = 0;
+        try
+        {
+            bridge.RegisterTool("open_gate", "Open a named gate.", GateSchema, args => { opened++; return "opened"; });
+            var guard = Wait(queue, bridge.CreateSessionAsync(tools: new[] { "open_gate" },
+                model: Scripted(GateStep("north"), O().With("text", "Done."))));
+            var turn = guard.RespondAsync("Open it.");
+            // The tool/call is read and queued for the main thread; the scene unloads before the next frame.
+            var watch = Stopwatch.StartNew();
+            var calls = (System.Collections.ICollection)typeof(OamBridge).GetField("toolCalls",
+                System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Instance).GetValue(bridge);
+            while (calls.Count == 0)
+            {
+                if (watch.ElapsedMilliseconds > 15000) throw new TimeoutException("no tool/call");
+                Thread.Sleep(1);
+            }
+            GC.KeepAlive(turn);
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+        queue.Pump();
+        Check(opened == 0, "the tool handler ran after Dispose");
+    }
+
     static int PendingCount(OamBridge bridge)
     {
         var field = typeof(OamBridge).GetField("pending",
@@ -1256,7 +1310,7 @@ static class OamBridgeTests
     static int Main()
     {
         mainThread = Thread.CurrentThread.ManagedThreadId;
-        var tests = new Action[] { TestJson, TestSessions, TestGame, TestWalkAway, TestLifecycle, TestDisposeFrozenBridge,
+        var tests = new Action[] { TestJson, TestSessions, TestGame, TestWalkAway, TestNoCallbackAfterDispose, TestLifecycle, TestDisposeFrozenBridge,
             TestDisposeWaitsOnlyForALiveBridge, TestRestarter, TestRestoreNpcKeys, TestNullArguments,
             TestQueueLimit };
         foreach (var test in tests)
