@@ -322,6 +322,36 @@ static class OamBridgeBehaviourTests
         catch (InvalidOperationException) { return false; }
     }
 
+    static void TestSceneUnloadMidTurn()
+    {
+        current = "the scene unloads mid-turn (a scene-bound bridge object is destroyed)";
+        var oam = new OamBridgeBehaviour { dontDestroyOnLoad = false };
+        Message(oam, "Awake");
+        try
+        {
+            var npc = oam.Bridge.CreateNpcAsync(O().With("name", "Gorm"), model: O().With("type", "scripted").With("steps",
+                new System.Collections.Generic.List<object> { O().With("text", "[calm] Never said.").With("delayMs", 30000) })
+                .With("options", O()));
+            Exception error = Frames(oam, npc);
+            Check(error == null, "npc/create: " + error);
+            if (error != null) return;
+            var lines = new System.Collections.Generic.List<string>();
+            var talk = npc.Result.TalkAsync("Hello?", onLine: lines.Add);
+            Message(oam, "Update");
+            Message(oam, "OnDestroy");
+            // The awaiting script hears of it although nothing pumps the destroyed behaviour's queue any more.
+            var watch = Stopwatch.StartNew();
+            while (!talk.IsCompleted && watch.ElapsedMilliseconds < 15000) Thread.Sleep(1);
+            var closed = talk.IsFaulted ? talk.Exception.InnerException as OamBridgeException : null;
+            Check(closed != null && closed.Message == "The bridge was closed.", "the turn: " + talk.Status + " " + talk.Exception);
+            Check(lines.Count == 0, "lines after the unload: " + string.Join("|", lines.ToArray()));
+        }
+        finally
+        {
+            Message(oam, "OnDestroy");
+        }
+    }
+
     static void TestPlayModeTwice()
     {
         // Enter Play Mode Options with the domain reload off: statics survive from one play session to the next.
@@ -398,6 +428,12 @@ static class OamBridgeBehaviourTests
             Console.Error.WriteLine("FAIL " + current + ": " + e);
         }
         try { TestRestartOnCrash(); }
+        catch (Exception e)
+        {
+            failures++;
+            Console.Error.WriteLine("FAIL " + current + ": " + e);
+        }
+        try { TestSceneUnloadMidTurn(); }
         catch (Exception e)
         {
             failures++;
