@@ -17,6 +17,9 @@
 // times in a row, with the tools registered so far; sessions, NPCs and worlds were in the old process: create them
 // again in BridgeRestarted. A bridge that could not start at all (wrong command) is not retried.
 //
+// A domain reload (scripts recompiled in play mode) shuts the bridge down as the old scripts unload (Unity sends no
+// OnDestroy then); the reloaded behaviour starts a new one in OnEnable, without the old sessions, NPCs and worlds.
+//
 // Register tools in Awake of your own scripts (before they are used) and await the async API:
 //
 //     var oam = OamBridgeBehaviour.Instance;   // or GetComponent<OamBridgeBehaviour>() on the same object
@@ -113,17 +116,32 @@ namespace OpenAppleModels
             }
         }
 
+        bool isCopy; // destroyed in Awake as a copy of the live one
+
         void Awake()
         {
             if (Original() != null)
             {
                 // A scene with the bridge object was loaded again: the live one stays, this copy goes before it
                 // starts anything (OnDestroy then has nothing to shut down).
+                isCopy = true;
                 Destroy(gameObject);
                 return;
             }
             live.Add(this);
             if (dontDestroyOnLoad) DontDestroyOnLoad(gameObject);
+            if (bridge == null) Create();
+        }
+
+        // After a domain reload in play mode (scripts recompiled with "Recompile And Continue Playing") Unity
+        // deserializes the behaviour and calls OnEnable, not Awake: the static list and the bridge field are empty
+        // (the old domain's bridge was shut down as it unloaded), so it registers again and starts a new bridge. The
+        // sessions, NPCs and worlds were in the old process. Otherwise (after Awake, or the object turned off and on)
+        // nothing changes.
+        void OnEnable()
+        {
+            if (isCopy || live.Contains(this) || Original() != null) return;
+            live.Add(this);
             if (bridge == null) Create();
         }
 

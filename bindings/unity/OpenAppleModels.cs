@@ -542,6 +542,9 @@ namespace OpenAppleModels
             public TaskCompletionSource<object> Completion;
             public Action<JsonObject> OnEvent;
             public Action<object> OnResult; // runs on the reader thread before any later line
+            // Set when the caller gave up (token, timeout, Dispose, the bridge gone) or a callback threw: the
+            // events still queued for the dispatcher are dropped when it runs them.
+            public volatile bool Silenced;
         }
 
         sealed class Tool
@@ -679,8 +682,7 @@ namespace OpenAppleModels
             catch (Exception e)
             {
                 var error = new OamBridgeException(OamBridgeException.ShutDown, "shut_down",
-                    "Cannot start the bridge '" + string.Join(" ", command) + "': " + e.Message + ". Pass its command to "
-                    + "the constructor, or set OAM_BRIDGE_PATH (the compiled oam) or OAM_BRIDGE_COMMAND.");
+                    "Cannot start the bridge '" + string.Join(" ", command) + "': " + WhyNotStarted(command[0], e));
                 lock (gate) dead = error;
                 throw error;
             }
@@ -695,10 +697,55 @@ namespace OpenAppleModels
                 else Console.Error.WriteLine(line);
             };
             process.BeginErrorReadLine();
+            // Unity reloads the scripts' domain (scripts recompiled, entering play mode) without OnDestroy; the
+            // process would run on for nobody, with its pipes held by the editor.
+            AppDomain.CurrentDomain.DomainUnload += DisposeOnUnload;
             writer = new Thread(WriteLoop) { IsBackground = true, Name = "open-apple-models writer" };
             writer.Start();
             reader = new Thread(ReadLoop) { IsBackground = true, Name = "open-apple-models reader" };
             reader.Start();
+        }
+
+        // What the developer reads when the program cannot start: the missing file or the program not on PATH first
+        // (an editor started from the Dock, Finder or Unity Hub does not get the PATH of a terminal), then where to
+        // set the command, then the system's own words.
+        static string WhyNotStarted(string program, Exception e)
+        {
+            string why;
+            bool hasFolder = program.IndexOf('/') >= 0 || program.IndexOf('\\') >= 0;
+            if (hasFolder && Directory.Exists(program))
+                why = "'" + program + "' is a folder, not the bridge's executable.";
+            else if (hasFolder && !File.Exists(program))
+                why = "there is no file '" + program + "'" + (Path.IsPathRooted(program) ? "" :
+                    " (a relative path starts from the working directory, " + Directory.GetCurrentDirectory() + ")") + ".";
+            else if (!hasFolder && FindOnPath(program) == null)
+                why = "'" + program + "' is not on the PATH of this process. A Unity editor or game started from the Dock, "
+                    + "Finder or Unity Hub does not get the PATH of your terminal: use its full path (`which " + program
+                    + "` in a terminal shows it), or install it.";
+            else
+                why = "it could not be run.";
+            return why + " Give the bridge's command to the OamBridge constructor (OamBridgeBehaviour: its Bridge Path "
+                + "field, the compiled oam that `deno task compile` makes), or set OAM_BRIDGE_PATH (the compiled oam) or "
+                + "OAM_BRIDGE_COMMAND (`/full/path/to/deno run -A /path/to/open-apple-models/cli.ts stdio`). ("
+                + e.GetType().Name + ": " + e.Message + ")";
+        }
+
+        // The file a bare program name runs from PATH (also with .exe on Windows), or null.
+        static string FindOnPath(string program)
+        {
+            string path = Environment.GetEnvironmentVariable("PATH") ?? "";
+            foreach (string folder in path.Split(Path.PathSeparator))
+            {
+                if (folder.Length == 0) continue;
+                try
+                {
+                    string candidate = Path.Combine(folder, program);
+                    if (File.Exists(candidate)) return candidate;
+                    if (File.Exists(candidate + ".exe")) return candidate + ".exe";
+                }
+                catch (ArgumentException) { } // a folder with characters the platform does not allow
+            }
+            return null;
         }
 
         /// <summary>Sends initialize; the result is also kept in ServerInfo.</summary>
@@ -747,7 +794,10 @@ namespace OpenAppleModels
         /// task with OamBridgeException. onEvent receives the event of each "&lt;ns&gt;/event" notification the
         /// request causes. With timeoutMs &gt; 0 it fails with a -32024 timeout error and drops the late response.
         /// Cancelling the token abandons the request (OperationCanceledException) after running onCancel
-        /// (used to send session/cancel or npc/cancel).
+        /// (used to send session/cancel or npc/cancel). Once the token is cancelled, the timeout passed or the bridge
+        /// is closed, onEvent gets no more events, not even those already queued for the dispatcher (a request that
+        /// had already been answered still gives its result); after onEvent throws, it gets no more events either
+        /// (the exception goes to the dispatcher's error handler once, and the request goes on).
         /// </summary>
         public Task<object> RequestAsync(string method, object parameters = null, Action<JsonObject> onEvent = null,
             CancellationToken cancellationToken = default(CancellationToken), int timeoutMs = 0, Action onCancel = null)
@@ -799,6 +849,7 @@ namespace OpenAppleModels
             {
                 var registration = cancellationToken.Register(() =>
                 {
+                    entry.Silenced = true; // no more lines for a player who walked away, also when the turn had ended
                     if (!Forget(id)) return;
                     if (onCancel != null) { try { onCancel(); } catch (Exception) { } }
                     dispatcher.Post(() => entry.Completion.TrySetCanceled());
@@ -812,6 +863,7 @@ namespace OpenAppleModels
                 var timer = new Timer(_ =>
                 {
                     if (!Forget(id)) return;
+                    entry.Silenced = true;
                     if (onCancel != null) { try { onCancel(); } catch (Exception) { } }
                     var error = new OamBridgeException(OamBridgeException.Timeout, "timeout",
                         "'" + method + "' did not finish within " + timeoutMs + " ms; it was cancelled.");
@@ -990,6 +1042,7 @@ namespace OpenAppleModels
                 Waiting = new List<Pending>(pending.Values),
                 ToolCalls = new List<CancellationTokenSource>(toolCalls.Values),
             };
+            foreach (var entry in outstanding.Waiting) entry.Silenced = true;
             pending.Clear();
             toolCalls.Clear();
             return outstanding;
@@ -1039,6 +1092,24 @@ namespace OpenAppleModels
             }
         }
 
+        // Checked when the callback runs, not when the line arrives: events already queued when the token is
+        // cancelled (in an earlier callback of the same frame, say) are not delivered. A callback that throws gets no
+        // more events of that request (one report to the dispatcher's error handler, not one per lineDelta); the
+        // request itself goes on.
+        static void DeliverEvent(Pending entry, JsonObject evt)
+        {
+            if (entry.Silenced) return;
+            try
+            {
+                entry.OnEvent(evt);
+            }
+            catch (Exception)
+            {
+                entry.Silenced = true;
+                throw;
+            }
+        }
+
         static string IdKey(object id)
         {
             if (id is string) return (string)id;
@@ -1074,11 +1145,7 @@ namespace OpenAppleModels
                 Pending entry;
                 lock (gate) pending.TryGetValue(IdKey(parameters["requestId"]), out entry);
                 var evt = parameters.GetObject("event");
-                if (entry != null && entry.OnEvent != null && evt != null)
-                {
-                    var onEvent = entry.OnEvent;
-                    dispatcher.Post(() => onEvent(evt));
-                }
+                if (entry != null && entry.OnEvent != null && evt != null) dispatcher.Post(() => DeliverEvent(entry, evt));
             }
             var listeners = NotificationReceived;
             if (listeners != null) dispatcher.Post(() => listeners(method, parameters));
@@ -1185,6 +1252,9 @@ namespace OpenAppleModels
 
         void RunTool(object id, Tool tool, JsonObject arguments, ToolCallContext context, CancellationTokenSource cancellation)
         {
+            // A call queued before the bridge was closed or ended (a scene unloaded before the next frame): nobody
+            // can read its answer, and the handler would act on a game that is going away.
+            lock (gate) if (dead != null) return;
             Task<object> task;
             try
             {
@@ -1202,25 +1272,31 @@ namespace OpenAppleModels
         // A handler's value may itself be a Task (a one-argument handler written args => OpenGateAsync(args) binds to
         // the synchronous overload): the output is what that Task gives, once it has finished. Serializing the Task
         // would give the model its Status and Id, and read its Result on a waiting thread.
+        // The output is serialized on the dispatcher (the main thread in Unity), where the handler ran: a lazy query
+        // (enemies.Select(e => e.name)) or a property of a returned object may read Unity objects, which throw on
+        // other threads. A handler that finished at once is answered at once; a later one on the next Pump.
         void FinishWhenDone(object id, Task task, ToolCallContext context, CancellationTokenSource cancellation)
         {
-            task.ContinueWith(t =>
+            if (task.IsCompleted) { Finished(id, task, context, cancellation); return; }
+            task.ContinueWith(t => Post(() => Finished(id, t, context, cancellation)), TaskScheduler.Default);
+        }
+
+        void Finished(object id, Task t, ToolCallContext context, CancellationTokenSource cancellation)
+        {
+            if (t.IsCanceled) FinishTool(id, null, new OperationCanceledException(), cancellation);
+            else if (t.IsFaulted)
             {
-                if (t.IsCanceled) FinishTool(id, null, new OperationCanceledException(), cancellation);
-                else if (t.IsFaulted)
-                {
-                    var e = t.Exception.InnerException ?? t.Exception;
-                    ReportToolException(context.Name, e, cancellation);
-                    FinishTool(id, null, e, cancellation);
-                }
-                else
-                {
-                    object value = TaskResult(t);
-                    var inner = value as Task;
-                    if (inner != null) FinishWhenDone(id, inner, context, cancellation);
-                    else FinishTool(id, value, null, cancellation);
-                }
-            }, TaskScheduler.Default);
+                var e = t.Exception.InnerException ?? t.Exception;
+                ReportToolException(context.Name, e, cancellation);
+                FinishTool(id, null, e, cancellation);
+            }
+            else
+            {
+                object value = TaskResult(t);
+                var inner = value as Task;
+                if (inner != null) FinishWhenDone(id, inner, context, cancellation);
+                else FinishTool(id, value, null, cancellation);
+            }
         }
 
         // The result of a finished Task<T>; null for a plain Task (an async method's Task is a Task<VoidTaskResult>).
@@ -1442,10 +1518,14 @@ namespace OpenAppleModels
         /// reading its input: the lines still queued for it are dropped) is killed then; one that still answers (a ping sent
         /// after the shutdown) gets up to about 3 s to finish its cancelled work and is killed after that. Waiting
         /// requests, and any made later, fail with a -32023 shut_down error "The bridge was closed." (delivered
-        /// through the dispatcher: pump it once more).
+        /// through the dispatcher: pump it once more). Turn events, world changes and tool calls still queued for the
+        /// dispatcher are dropped: no callback or tool handler runs after Dispose.
         /// </summary>
+        void DisposeOnUnload(object sender, EventArgs e) { Dispose(); }
+
         public void Dispose()
         {
+            AppDomain.CurrentDomain.DomainUnload -= DisposeOnUnload;
             var closed = new OamBridgeException(OamBridgeException.ShutDown, "shut_down", "The bridge was closed.");
             Outstanding outstanding;
             lock (gate)
@@ -1454,6 +1534,7 @@ namespace OpenAppleModels
                 disposed = true;
                 dead = closed;
                 outstanding = TakeOutstandingLocked();
+                subscriptions.Clear(); // changes already queued for the dispatcher are not delivered
             }
             FailOutstanding(outstanding, closed);
             if (process == null) return;
@@ -1716,6 +1797,9 @@ namespace OpenAppleModels
         /// and throws OperationCanceledException (timeout: OamBridgeException -32024); npc/cancel also fails the
         /// NPC's other queued talks with -32009 cancelled. toolChoice overrides the NPC's for this turn ("none",
         /// "required", new JsonObject().With("tool", name); a tool the NPC lacks fails with -32011).
+        /// From the moment the token is cancelled, no onLine, onEmotion or onEvent call reaches the game, also for
+        /// lines already on their way (a turn that had already ended still gives its reply); a callback that throws
+        /// (a destroyed label) is reported once and gets no more events of the turn.
         /// </summary>
         public Task<JsonObject> TalkAsync(string line, Action<string> onLine = null, Action<string> onEmotion = null,
             Action<JsonObject> onEvent = null, object context = null,

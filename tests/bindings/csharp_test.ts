@@ -89,3 +89,97 @@ Deno.test({
     }
   },
 });
+
+/** The first C# block of bindings/README.md after `heading`. */
+async function readmeBlock(heading: RegExp): Promise<string> {
+  const readme = await Deno.readTextFile(`${REPO_ROOT}/bindings/README.md`);
+  const match = heading.exec(readme);
+  assert.ok(match, `bindings/README.md has no section ${heading}`);
+  const block = /```csharp\n([\s\S]*?)\n```/.exec(readme.slice(match.index));
+  assert.ok(block, `the section ${heading} has no csharp block`);
+  return block[1];
+}
+
+/** The names the README's Unity snippet uses without declaring them, as a game script would have them. */
+const SNIPPET_SCRIPT = (body: string) =>
+  `using System.Collections.Generic;
+using System.Threading;
+using UnityEngine;
+using UnityEngine.UI;
+using OpenAppleModels;
+
+public class Snippet : MonoBehaviour
+{
+    public Text speech, goldLabel, dialog;
+    public object gateSchema;
+    CancellationToken ct;
+    void SetPortrait(string emotion) { }
+
+    async void Start()
+    {
+${body}
+    }
+}
+`;
+
+Deno.test({
+  name: hasMono
+    ? "bindings/README.md: the Unity snippet compiles against the UnityEngine stub, and Blacksmith.cs plays as written (walk away, scene change)"
+    : "bindings/README.md Unity scripts: SKIPPED (mcs/mono missing)",
+  ignore: !hasMono,
+  sanitizeResources: false,
+  async fn() {
+    const dir = await Deno.makeTempDir();
+    try {
+      const snippet = await readmeBlock(/^## Unity \(/m);
+      await Deno.writeTextFile(`${dir}/Snippet.cs`, SNIPPET_SCRIPT(snippet));
+      await Deno.writeTextFile(
+        `${dir}/Blacksmith.cs`,
+        await readmeBlock(/^### An NPC's dialogue script in Unity/m),
+      );
+      const unity = [
+        `${SRC}/OpenAppleModels.cs`,
+        `${SRC}/OamBridgeBehaviour.cs`,
+        `${SRC}/tests/UnityEngineStub.cs`,
+      ];
+      assertSucceeded(
+        await run("mcs", ["-target:library", "-nowarn:219", "-out:snippet.dll", ...unity, "Snippet.cs"], {
+          cwd: dir,
+        }),
+        "mcs (the Unity snippet)",
+      );
+      assertSucceeded(
+        await run("mcs", [
+          "-warnaserror",
+          "-out:dialogue.exe",
+          ...unity,
+          `${SRC}/tests/ReadmeDialogueDriver.cs`,
+          "Blacksmith.cs",
+        ], { cwd: dir }),
+        "mcs (Blacksmith.cs)",
+      );
+      // Every system-model turn plays this script: a line, then two slow ones that the player walks away from.
+      const reply = (emotion: string, line: string, delayMs?: number) => ({
+        json: { emotion, line, player_options: ["a", "b", "c"], ends_conversation: false },
+        ...(delayMs ? { delayMs } : {}),
+      });
+      await Deno.writeTextFile(
+        `${dir}/steps.json`,
+        JSON.stringify([
+          reply("proud", "Finest steel in the valley."),
+          reply("curious", "Axes are a long story.", 30_000),
+          reply("neutral", "Never finished.", 30_000),
+        ]),
+      );
+      const result = await run("mono", ["dialogue.exe"], {
+        cwd: dir,
+        env: { ...bridgeEnv(), OAM_SCRIPT: `${dir}/steps.json` },
+        timeoutMs: 60_000,
+      });
+      assertSucceeded(result, "mono dialogue.exe");
+      assert.match(result.stdout, /dialogue ok/);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});

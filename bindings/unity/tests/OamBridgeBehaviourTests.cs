@@ -27,8 +27,8 @@ static class OamBridgeBehaviourTests
     // What the engine does: calls the private message methods by name.
     static void Message(OamBridgeBehaviour behaviour, string name)
     {
-        typeof(OamBridgeBehaviour).GetMethod(name, BindingFlags.Instance | BindingFlags.NonPublic | BindingFlags.Public)
-            .Invoke(behaviour, null);
+        var method = typeof(OamBridgeBehaviour).GetMethod(name, BindingFlags.Instance | BindingFlags.NonPublic | BindingFlags.Public);
+        if (method != null) method.Invoke(behaviour, null); // Unity skips messages a script does not define
     }
 
     // Frames until the task finishes.
@@ -303,6 +303,110 @@ static class OamBridgeBehaviourTests
         }
     }
 
+    // Runs in the domain the test unloads: the play-mode scene's bridge object after Awake and a few frames.
+    static void StartInReloadedDomain()
+    {
+        var oam = new OamBridgeBehaviour();
+        Message(oam, "Awake");
+        Message(oam, "Update");
+        AppDomain.CurrentDomain.SetData("pid", oam.Bridge.ProcessId);
+    }
+
+    static bool Alive(int pid)
+    {
+        try
+        {
+            using (var p = Process.GetProcessById(pid)) return !p.HasExited;
+        }
+        catch (ArgumentException) { return false; }
+        catch (InvalidOperationException) { return false; }
+    }
+
+    static void TestSceneUnloadMidTurn()
+    {
+        current = "the scene unloads mid-turn (a scene-bound bridge object is destroyed)";
+        var oam = new OamBridgeBehaviour { dontDestroyOnLoad = false };
+        Message(oam, "Awake");
+        try
+        {
+            var npc = oam.Bridge.CreateNpcAsync(O().With("name", "Gorm"), model: O().With("type", "scripted").With("steps",
+                new System.Collections.Generic.List<object> { O().With("text", "[calm] Never said.").With("delayMs", 30000) })
+                .With("options", O()));
+            Exception error = Frames(oam, npc);
+            Check(error == null, "npc/create: " + error);
+            if (error != null) return;
+            var lines = new System.Collections.Generic.List<string>();
+            var talk = npc.Result.TalkAsync("Hello?", onLine: lines.Add);
+            Message(oam, "Update");
+            Message(oam, "OnDestroy");
+            // The awaiting script hears of it although nothing pumps the destroyed behaviour's queue any more.
+            var watch = Stopwatch.StartNew();
+            while (!talk.IsCompleted && watch.ElapsedMilliseconds < 15000) Thread.Sleep(1);
+            var closed = talk.IsFaulted ? talk.Exception.InnerException as OamBridgeException : null;
+            Check(closed != null && closed.Message == "The bridge was closed.", "the turn: " + talk.Status + " " + talk.Exception);
+            Check(lines.Count == 0, "lines after the unload: " + string.Join("|", lines.ToArray()));
+        }
+        finally
+        {
+            Message(oam, "OnDestroy");
+        }
+    }
+
+    static void TestPlayModeTwice()
+    {
+        // Enter Play Mode Options with the domain reload off: statics survive from one play session to the next.
+        for (int session = 1; session <= 2; session++)
+        {
+            current = "play mode, time " + session + " (domain reload off)";
+            var oam = new OamBridgeBehaviour();
+            Message(oam, "Awake");
+            Message(oam, "OnEnable");
+            Check(OamBridgeBehaviour.Instance == oam, "Instance is not this play session's behaviour");
+            Check(!UnityEngine.Object.DestroyCalls.Contains(oam.gameObject), "this session's behaviour was destroyed as a copy");
+            Pings(oam);
+            var bridge = OwnBridge(oam);
+            Message(oam, "OnApplicationQuit"); // leaving play mode
+            Message(oam, "OnDisable");
+            Message(oam, "OnDestroy");
+            Check(bridge != null && bridge.HasExited, "the bridge still runs after play mode ended");
+            Check(OamBridgeBehaviour.Instance == null, "Instance outlived play mode");
+        }
+    }
+
+    static void TestDomainReload()
+    {
+        current = "a domain reload (scripts recompiled in play mode) ends the bridge";
+        // Unity unloads the scripts' domain without OnDestroy: the bridge process was left running for nobody.
+        var domain = AppDomain.CreateDomain("reloaded scripts", null, AppDomain.CurrentDomain.SetupInformation);
+        domain.DoCallBack(StartInReloadedDomain);
+        int pid = (int)domain.GetData("pid");
+        Check(Alive(pid), "the bridge did not start");
+        AppDomain.Unload(domain);
+        bool alive = Alive(pid);
+        Check(!alive, "the bridge " + pid + " still runs after the domain was unloaded");
+        if (alive) using (var p = Process.GetProcessById(pid)) p.Kill();
+
+        current = "after a domain reload Unity calls OnEnable, not Awake";
+        // The behaviour is deserialized into the new domain: its bridge field and the static list are empty.
+        var reloaded = new OamBridgeBehaviour();
+        try
+        {
+            Message(reloaded, "OnEnable");
+            Check(OamBridgeBehaviour.Instance == reloaded, "Instance is null after the reload (scripts get NullReferenceException)");
+            Check(OwnBridge(reloaded) != null, "the reloaded behaviour did not start its bridge");
+            if (OamBridgeBehaviour.Instance == reloaded) Pings(reloaded);
+            Message(reloaded, "OnDisable");
+            Message(reloaded, "OnEnable"); // the game turns the object off and on: nothing restarts
+            Check(OamBridgeBehaviour.Instance == reloaded && OwnBridge(reloaded) != null && !OwnBridge(reloaded).HasExited,
+                "turning the object off and on changed the bridge");
+        }
+        finally
+        {
+            Message(reloaded, "OnDestroy");
+        }
+        Check(OamBridgeBehaviour.Instance == null, "Instance is a destroyed behaviour");
+    }
+
     static int Main()
     {
         try { TestExtraArguments(); }
@@ -324,6 +428,24 @@ static class OamBridgeBehaviourTests
             Console.Error.WriteLine("FAIL " + current + ": " + e);
         }
         try { TestRestartOnCrash(); }
+        catch (Exception e)
+        {
+            failures++;
+            Console.Error.WriteLine("FAIL " + current + ": " + e);
+        }
+        try { TestSceneUnloadMidTurn(); }
+        catch (Exception e)
+        {
+            failures++;
+            Console.Error.WriteLine("FAIL " + current + ": " + e);
+        }
+        try { TestPlayModeTwice(); }
+        catch (Exception e)
+        {
+            failures++;
+            Console.Error.WriteLine("FAIL " + current + ": " + e);
+        }
+        try { TestDomainReload(); }
         catch (Exception e)
         {
             failures++;

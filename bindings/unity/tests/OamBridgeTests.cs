@@ -192,6 +192,24 @@ static class OamBridgeTests
             var record = (JsonObject)result.GetArray("toolCalls")[0];
             Check(!record.GetBool("isError"), record.ToString());
 
+            current = "a tool's output is read on the main thread";
+            // args => enemies.Where(e => e.alive).Select(e => e.name): a lazy query whose items read Unity objects,
+            // which may only be touched on the main thread; so may a property of a returned object.
+            var readOn = new List<int>();
+            bridge.RegisterTool("count_wolves", "Count the wolves.", null, args =>
+                System.Linq.Enumerable.Select(new[] { "grey", "white" }, name =>
+                {
+                    readOn.Add(Thread.CurrentThread.ManagedThreadId);
+                    return name;
+                }));
+            var hunter = Wait(queue, bridge.CreateSessionAsync(tools: new[] { "count_wolves" },
+                model: Scripted(O().With("toolCalls", new List<object> { O().With("name", "count_wolves").With("arguments", O()) }),
+                    O().With("template", "{toolOutput}"))));
+            var wolves = Wait(queue, hunter.RespondAsync("How many?"));
+            Check(wolves.GetString("text") == "[\"grey\",\"white\"]", wolves.ToString());
+            Check(readOn.Count == 2 && readOn.TrueForAll(t => t == mainThread),
+                "the output was read on threads " + string.Join(",", readOn.ConvertAll(t => "" + t).ToArray()) + ", main " + mainThread);
+
             current = "a one-argument tool handler that returns a Task";
             // A handler written args => OpenGateAsync(args): its result is the output, awaited, not the Task itself.
             bridge.RegisterTool("lower_bridge", "Lower the drawbridge.", null, args =>
@@ -523,6 +541,136 @@ static class OamBridgeTests
         }
     }
 
+    // Pumps nothing until the bridge has answered every request: the events of those turns are then all in the
+    // queue, as at a frame where the player walks away after the bridge sent the rest of the line.
+    static void UntilAnswered(OamBridge bridge)
+    {
+        var watch = Stopwatch.StartNew();
+        while (PendingCount(bridge) > 0)
+        {
+            if (watch.ElapsedMilliseconds > 15000) throw new TimeoutException("the bridge did not answer");
+            Thread.Sleep(1);
+        }
+    }
+
+    // A talker whose reply is text, streamed in pieces.
+    static readonly JsonObject TextReplies = O().With("replyFormat", "text");
+
+    static JsonObject Reply(string line)
+    {
+        return O().With("text", "[curious] " + line).With("chunks", 6); // a line in about six lineDeltas
+    }
+
+    static void TestWalkAway()
+    {
+        var queue = new OamMainThreadQueue();
+        var bridge = Start(queue);
+        try
+        {
+            current = "many NPCs talk at once; the player walks away from one mid-line";
+            var npcs = new List<OamNpc>();
+            for (int i = 0; i < 3; i++)
+                npcs.Add(Wait(queue, bridge.CreateNpcAsync(O().With("name", "Villager " + i), options: TextReplies,
+                    model: Scripted(Reply("Villager " + i + " has a long story about the old mill by the river.")))));
+            var lines = new List<string>[] { new List<string>(), new List<string>(), new List<string>() };
+            var walkAway = new CancellationTokenSource();
+            var turns = new List<Task<JsonObject>>();
+            for (int i = 0; i < 3; i++)
+            {
+                int n = i;
+                turns.Add(npcs[i].TalkAsync("Tell me.", onLine: text =>
+                {
+                    lines[n].Add(text);
+                    if (n == 1) walkAway.Cancel(); // the player walks away at the first words of villager 1
+                }, cancellationToken: n == 1 ? walkAway.Token : CancellationToken.None));
+            }
+            UntilAnswered(bridge);
+            queue.Pump();
+            Check(lines[1].Count == 1, "villager 1 went on talking after the cancel: " + string.Join(" | ", lines[1].ToArray()));
+            for (int i = 0; i < 3; i += 2)
+            {
+                var result = Wait(queue, turns[i]);
+                Check(lines[i].Count > 1 && lines[i][lines[i].Count - 1] == result.GetString("line"),
+                    "villager " + i + ": " + string.Join(" | ", lines[i].ToArray()));
+            }
+            // The turn had ended before the cancel: the call gives the reply (the NPC keeps that turn), or is cancelled.
+            WaitError(queue, turns[1]);
+
+            current = "an onLine callback that throws gets no more lines; the turn ends";
+            var errors = new List<Exception>();
+            var report = queue.OnError;
+            queue.OnError = errors.Add;
+            int calls = 0;
+            var broken = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Mara"), options: TextReplies,
+                model: Scripted(Reply("The label this line goes to was destroyed with its scene."))));
+            var talk = broken.TalkAsync("Hi.", onLine: text => { calls++; throw new NullReferenceException("label"); });
+            UntilAnswered(bridge);
+            var error = WaitError(queue, talk);
+            queue.OnError = report;
+            Check(error == null, "the turn failed: " + error);
+            Check(calls == 1 && errors.Count == 1 && errors[0] is NullReferenceException,
+                calls + " calls, reported: " + string.Join(" | ", errors.ConvertAll(e => e.Message).ToArray()));
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+    }
+
+    static void TestNoCallbackAfterDispose()
+    {
+        current = "no world change reaches the game after Dispose (the scene unloads)";
+        var queue = new OamMainThreadQueue();
+        var bridge = Start(queue);
+        var seen = new List<string>();
+        try
+        {
+            var world = Wait(queue, bridge.CreateWorldAsync(O().With("gold", 1)));
+            Wait(queue, world.SubscribeAsync("", change => seen.Add(change.GetString("path"))));
+            // Two changes whose world/changed lines are read (their responses came after them), not yet pumped.
+            var set = world.SetAsync("gold", 2);
+            var merge = world.MergeAsync(O().With("silver", 3));
+            UntilAnswered(bridge);
+            GC.KeepAlive(set);
+            GC.KeepAlive(merge);
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+        queue.Pump(); // OamBridgeBehaviour pumps once after Dispose, to fail the waiting calls
+        Check(seen.Count == 0, "world changes reached the game after Dispose: " + string.Join(",", seen.ToArray()));
+
+
+        current = "no tool handler runs after Dispose";
+        queue = new OamMainThreadQueue();
+        bridge = Start(queue);
+        int opened = 0;
+        try
+        {
+            bridge.RegisterTool("open_gate", "Open a named gate.", GateSchema, args => { opened++; return "opened"; });
+            var guard = Wait(queue, bridge.CreateSessionAsync(tools: new[] { "open_gate" },
+                model: Scripted(GateStep("north"), O().With("text", "Done."))));
+            var turn = guard.RespondAsync("Open it.");
+            // The tool/call is read and queued for the main thread; the scene unloads before the next frame.
+            var watch = Stopwatch.StartNew();
+            var calls = (System.Collections.ICollection)typeof(OamBridge).GetField("toolCalls",
+                System.Reflection.BindingFlags.NonPublic | System.Reflection.BindingFlags.Instance).GetValue(bridge);
+            while (calls.Count == 0)
+            {
+                if (watch.ElapsedMilliseconds > 15000) throw new TimeoutException("no tool/call");
+                Thread.Sleep(1);
+            }
+            GC.KeepAlive(turn);
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+        queue.Pump();
+        Check(opened == 0, "the tool handler ran after Dispose");
+    }
+
     static int PendingCount(OamBridge bridge)
     {
         var field = typeof(OamBridge).GetField("pending",
@@ -680,6 +828,21 @@ static class OamBridgeTests
         try { missing.Start(); } catch (OamBridgeException e) { startError = e; }
         Check(startError != null && startError.DataCode == "shut_down", "" + startError);
         Check(startError != null && startError.Message.Contains("OAM_BRIDGE_COMMAND"), "the error says how to point at the bridge: " + startError);
+        Check(startError != null && startError.Message.StartsWith(
+                "Cannot start the bridge '/nonexistent/oam-bridge stdio': there is no file '/nonexistent/oam-bridge'.",
+                StringComparison.Ordinal),
+            "the error names the missing file first: " + startError);
+        Check(startError != null && startError.Message.Contains("Bridge Path"), "the error names the behaviour's field: " + startError);
+
+        current = "deno (or oam) not on PATH";
+        // OAM_BRIDGE_COMMAND="deno run -A …/cli.ts stdio" in a terminal, then the editor started from the Dock or Hub.
+        OamBridgeException pathError = null;
+        try { new OamBridge(new[] { "no-such-deno-here", "run", "-A", "cli.ts", "stdio" }).Start(); }
+        catch (OamBridgeException e) { pathError = e; }
+        Check(pathError != null && pathError.Message.StartsWith("Cannot start the bridge 'no-such-deno-here run -A cli.ts stdio': "
+                + "'no-such-deno-here' is not on the PATH of this process.", StringComparison.Ordinal)
+              && pathError.Message.Contains("Unity Hub") && pathError.Message.Contains("full path"),
+            "the error says the program is not on PATH and to give its full path: " + pathError);
 
         current = "requests after a failed start";
         var requestError = WaitError(queue, missing.CreateSessionAsync("x"), 2000) as OamBridgeException;
@@ -1147,7 +1310,7 @@ static class OamBridgeTests
     static int Main()
     {
         mainThread = Thread.CurrentThread.ManagedThreadId;
-        var tests = new Action[] { TestJson, TestSessions, TestGame, TestLifecycle, TestDisposeFrozenBridge,
+        var tests = new Action[] { TestJson, TestSessions, TestGame, TestWalkAway, TestNoCallbackAfterDispose, TestLifecycle, TestDisposeFrozenBridge,
             TestDisposeWaitsOnlyForALiveBridge, TestRestarter, TestRestoreNpcKeys, TestNullArguments,
             TestQueueLimit };
         foreach (var test in tests)

@@ -1,5 +1,5 @@
-// UnityEngineStub.cs - the few UnityEngine members OamBridgeBehaviour.cs uses, so CI can compile the adapter
-// with mcs without Unity. Not part of the binding; never ship it.
+// UnityEngineStub.cs - the few UnityEngine members OamBridgeBehaviour.cs and the README's Unity scripts use, so CI
+// can compile them with mcs without Unity. Not part of the binding; never ship it.
 using System;
 
 namespace UnityEngine
@@ -38,10 +38,13 @@ namespace UnityEngine
 
     public static class Debug
     {
+        /// <summary>How many errors and exceptions were logged (the tests count them; Unity has no such member).</summary>
+        public static int Errors;
+
         public static void Log(object message) { Console.WriteLine(message); }
         public static void LogWarning(object message) { Console.Error.WriteLine(message); }
-        public static void LogError(object message) { Console.Error.WriteLine(message); }
-        public static void LogException(Exception exception) { Console.Error.WriteLine(exception); }
+        public static void LogError(object message) { Errors++; Console.Error.WriteLine(message); }
+        public static void LogException(Exception exception) { Errors++; Console.Error.WriteLine(exception); }
     }
 
     [AttributeUsage(AttributeTargets.Class)]
@@ -54,5 +57,13 @@ namespace UnityEngine
     public sealed class TooltipAttribute : Attribute
     {
         public TooltipAttribute(string tooltip) { }
+    }
+}
+
+namespace UnityEngine.UI
+{
+    public class Text : Component
+    {
+        public string text { get; set; }
     }
 }
