@@ -178,17 +178,33 @@ class _Tool:
     wants_context: bool
 
 
+class _Events:
+    """Whether a request's event callbacks still get events: not once its turn was given up (the awaiting task
+    cancelled, its timeout passed) nor once one of them raised."""
+
+    __slots__ = ("stopped", "waiting")
+
+    def __init__(self) -> None:
+        self.stopped = False
+        self.waiting: Optional["asyncio.Future[Any]"] = None  # what the turn's task awaits; cancelled with it
+
+    def given_up(self) -> bool:
+        return self.stopped or (self.waiting is not None and self.waiting.cancelled())
+
+
 class _Pending:
     """A request waiting for its response."""
 
-    __slots__ = ("future", "on_event", "on_result", "callback_error", "callback_tasks")
+    __slots__ = ("future", "on_event", "on_result", "callback_error", "callback_tasks", "events")
 
-    def __init__(self, future: "asyncio.Future[Any]", on_event: Optional[Callback], on_result: Optional[Callback]):
+    def __init__(self, future: "asyncio.Future[Any]", on_event: Optional[Callback], on_result: Optional[Callback],
+                 events: Optional[_Events] = None):
         self.future = future
         self.on_event = on_event
         self.on_result = on_result
         self.callback_error: Optional[BaseException] = None
         self.callback_tasks: List["asyncio.Future[None]"] = []  # coroutine callbacks still running
+        self.events = events if events is not None else _Events()
 
 
 def bridge_command(command: Union[str, Sequence[str], None] = None) -> List[str]:
@@ -343,6 +359,14 @@ async def _maybe_await(value: Any) -> Any:
     if inspect.isawaitable(value):
         return await value
     return value
+
+
+def _close_unstarted(value: Any) -> None:
+    """Drops an awaitable a callback returned that will not be awaited, without a "never awaited" warning."""
+    if inspect.iscoroutine(value) or isinstance(value, _gather_awaitables):
+        value.close()
+    elif isinstance(value, asyncio.Future):
+        value.cancel()
 
 
 def _accepts_two(handler: Callback) -> bool:
@@ -563,6 +587,7 @@ class Bridge:
         on_event: Optional[Callback] = None,
         timeout: Optional[float] = None,
         _on_result: Optional[Callback] = None,
+        _events: Optional[_Events] = None,
     ) -> Any:
         """Sends a request and returns its ``result``; raises :class:`BridgeError` for an error response.
 
@@ -583,7 +608,7 @@ class Bridge:
         line = self._encode(message)  # invalid params fail here, before anything is sent
         key = _id_key(request_id)
         future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
-        pending = _Pending(future, on_event, _on_result)
+        pending = _Pending(future, on_event, _on_result, _events)
         self._pending[key] = pending
         try:
             if timeout is None:
@@ -762,6 +787,7 @@ class Bridge:
 
         def report(error: BaseException) -> None:
             if pending is not None:
+                pending.events.stopped = True  # a callback that raised gets no more events
                 if pending.callback_error is None:
                     pending.callback_error = error  # raised by the request once its response arrives
             else:
@@ -773,7 +799,20 @@ class Bridge:
             report(error)
             return
         if inspect.isawaitable(result):
+            # A request's coroutine callbacks run one at a time in the order of its events, and not once the
+            # request's events stopped (a callback raised, the turn was given up).
+            previous = pending.callback_tasks[-1] if pending is not None and pending.callback_tasks else None
+
             async def run() -> None:
+                try:
+                    if previous is not None:
+                        await asyncio.wait([previous])
+                except BaseException:
+                    _close_unstarted(result)
+                    raise
+                if pending is not None and pending.events.given_up():
+                    _close_unstarted(result)
+                    return
                 try:
                     await result
                 except Exception as error:
@@ -796,7 +835,8 @@ class Bridge:
                 self._run_callback(callback, params)
         elif method.endswith("/event") and "requestId" in params:
             pending = self._pending.get(_id_key(params["requestId"]))
-            if pending is not None and pending.on_event is not None and isinstance(params.get("event"), dict):
+            if (pending is not None and pending.on_event is not None and not pending.events.given_up()
+                    and isinstance(params.get("event"), dict)):
                 self._run_callback(pending.on_event, params["event"], pending=pending)
         for handler in list(self._listeners.get(method, [])):
             self._run_callback(handler, params)
@@ -1111,22 +1151,38 @@ class Bridge:
 
 
 async def _cancellable(bridge: Bridge, awaitable: Awaitable[Any], cancel_method: str, cancel_params: Dict[str, Any],
-                       method: str, timeout: Optional[float]) -> Any:
-    """Awaits a turn; on timeout or task cancellation, cancels it on the bridge too."""
+                       method: str, timeout: Optional[float], events: _Events) -> Any:
+    """Awaits a turn; on timeout or task cancellation, cancels it on the bridge too, and its callbacks get no
+    more events from the moment the task is cancelled (or the timeout passes), those already read included."""
     task = asyncio.ensure_future(awaitable)
+    waiting = asyncio.shield(task)  # cancelled at once with the task awaiting it (Task.cancel cancels what it awaits)
+    events.waiting = waiting
+    current = asyncio.current_task()
+    cancelling = getattr(current, "cancelling", None)  # Python 3.11+
+    cancels_before = cancelling() if cancelling is not None else 0
+    timed_out = False
+    timer = None
+    if timeout is not None:
+        def expire() -> None:
+            nonlocal timed_out
+            timed_out = True
+            events.stopped = True
+            waiting.cancel()
+
+        timer = asyncio.get_running_loop().call_later(max(timeout, 0), expire)
     try:
-        if timeout is None:
-            return await asyncio.shield(task)
-        return await asyncio.wait_for(asyncio.shield(task), timeout)
-    except asyncio.TimeoutError:
-        await _send_cancel(bridge, cancel_method, cancel_params)
-        _discard(task)
-        raise BridgeError(TIMEOUT, "timeout", "'%s' did not finish within %d ms; it was cancelled."
-                          % (method, round(timeout * 1000))) from None
+        return await waiting
     except asyncio.CancelledError:
+        events.stopped = True
         await _send_cancel(bridge, cancel_method, cancel_params)
         _discard(task)
+        if timed_out and not (cancelling is not None and cancelling() > cancels_before):
+            raise BridgeError(TIMEOUT, "timeout", "'%s' did not finish within %d ms; it was cancelled."
+                              % (method, round(timeout * 1000))) from None
         raise
+    finally:
+        if timer is not None:
+            timer.cancel()
 
 
 #: The cancel notification of the requests that start a turn: method → (cancel method, its target member).
@@ -1199,8 +1255,10 @@ class Session:
                          stream=stream if stream is not None else (True if handler else None),
                          toolChoice=tool_choice, maxToolRounds=max_tool_rounds, maxToolCalls=max_tool_calls,
                          enabledTools=enabled_tools)
-        return await _cancellable(self.bridge, self.bridge.request("session/respond", params, on_event=handler),
-                                  "session/cancel", {"session": self.id}, "session/respond", timeout)
+        events = _Events()
+        return await _cancellable(
+            self.bridge, self.bridge.request("session/respond", params, on_event=handler, _events=events),
+            "session/cancel", {"session": self.id}, "session/respond", timeout, events)
 
     async def cancel(self) -> int:
         """``session/cancel``: returns how many operations were cancelled."""
@@ -1240,10 +1298,23 @@ class Session:
         return result.get("summary")
 
 
-async def _gather_awaitables(*values: Any) -> None:
-    for value in values:
-        if inspect.isawaitable(value):
+class _gather_awaitables:
+    """The awaitables among ``values``, awaited in turn; ``close()`` drops them unstarted (no "never awaited"
+    warning)."""
+
+    def __init__(self, *values: Any):
+        self.values = [value for value in values if inspect.isawaitable(value)]
+
+    def __await__(self) -> Any:
+        return self._run().__await__()
+
+    async def _run(self) -> None:
+        for value in self.values:
             await value
+
+    def close(self) -> None:
+        for value in self.values:
+            _close_unstarted(value)
 
 
 class Npc:
@@ -1296,8 +1367,10 @@ class Npc:
 
         params = _params(npc=self.id, line=line, context=context, stream=True if handler else None,
                          toolChoice=tool_choice)
-        return await _cancellable(self.bridge, self.bridge.request("npc/talk", params, on_event=handler),
-                                  "npc/cancel", {"npc": self.id}, "npc/talk", timeout)
+        events = _Events()
+        return await _cancellable(
+            self.bridge, self.bridge.request("npc/talk", params, on_event=handler, _events=events),
+            "npc/cancel", {"npc": self.id}, "npc/talk", timeout, events)
 
     async def bark(self, situation: Any = None) -> str:
         """``npc/bark``: a short ambient line."""

@@ -293,6 +293,57 @@ class GameTests(BridgeTestCase):
         self.assertEqual(changes[0]["subscription"], subscription.id)
         self.assertEqual(await world.get("player.gold"), 45)
 
+    async def test_a_player_who_walks_away_gets_no_more_of_the_line(self):
+        line = " ".join("word%d" % i for i in range(40))
+        gorm = await self.bridge.create_npc({"name": "Gorm"}, options={"replyFormat": "text"},
+                                            model=scripted({"text": "[happy] " + line, "chunks": 20}))
+        shown, walked_away, arrived_after = [], [], []
+
+        def on_line(text):
+            shown.append(text)
+            if not walked_away:  # the player walks away at the first words
+                walked_away.append(True)
+                turn.cancel()
+
+        def on_npc_event(params):
+            if walked_away and params["event"]["type"] == "lineDelta":
+                arrived_after.append(params["event"])
+
+        self.bridge.on_notification("npc/event", on_npc_event)
+        turn = asyncio.ensure_future(gorm.talk("Hello", on_line=on_line))
+        with self.assertRaises(asyncio.CancelledError):
+            await turn
+        await self.bridge.request("ping")  # answered after every event the turn wrote before the cancel
+        self.assertTrue(arrived_after, "the rest of the line never arrived; nothing was tested")
+        self.assertEqual(len(shown), 1, "on_line was called after the player walked away: %r" % shown[1:2])
+
+    async def test_a_callback_that_raises_gets_no_more_events(self):
+        gorm = await self.bridge.create_npc(
+            {"name": "Gorm"}, options={"replyFormat": "text"},
+            model=scripted({"text": "[happy] " + " ".join("word%d" % i for i in range(40)), "chunks": 20}))
+        calls = []
+
+        def on_line(text):
+            calls.append(text)
+            raise RuntimeError("the dialogue box is gone")
+
+        with self.assertRaises(RuntimeError) as caught:
+            await gorm.talk("Hello", on_line=on_line)
+        self.assertEqual(str(caught.exception), "the dialogue box is gone")
+        self.assertEqual(len(calls), 1, "a callback that raised was called %d times" % len(calls))
+
+    async def test_a_coroutine_callback_that_raises_gets_no_more_events(self):
+        session = await self.bridge.create_session(model=scripted({"text": "a b c d e f g h i j", "chunks": 10}))
+        calls = []
+
+        async def on_text(text):
+            calls.append(text)
+            raise RuntimeError("subtitles failed")
+
+        with self.assertRaises(RuntimeError):
+            await session.respond("Hello", on_text=on_text)
+        self.assertLess(len(calls), 10, "a coroutine callback that raised was called for every later event")
+
     async def test_npc_client_tool_bark_state_and_restore(self):
         @self.bridge.tool(description="Look up stock of an item.",
                           parameters={"type": "object", "properties": {"item": {"type": "string"}}})
