@@ -445,6 +445,9 @@ class Bridge:
         self._dead: Optional[BridgeError] = None
         self._gave_up = False  # the bridge stopped reading its input (see write_timeout)
         self._closing = False
+        # Cancels this client sent for a turn it gave up (task cancelled, timeout): (target, id) → (number, why).
+        self._cancels = 0
+        self._given_up: Dict[Any, Any] = {}
         self._heard_while_closing: Optional[asyncio.Event] = None  # a line (or the end of output) after close()
         self.server_info: Dict[str, Any] = {}
 
@@ -606,6 +609,7 @@ class Bridge:
         if params is not None:
             message["params"] = params
         line = self._encode(message)  # invalid params fail here, before anything is sent
+        cancels_before = self._cancels
         key = _id_key(request_id)
         future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
         pending = _Pending(future, on_event, _on_result, _events)
@@ -620,10 +624,15 @@ class Bridge:
                 except asyncio.TimeoutError:
                     target = _CANCELS.get(method)
                     if target is not None and isinstance(params, Mapping) and isinstance(params.get(target[1]), str):
+                        self._note_given_up(method, target[1], params[target[1]])
                         await _send_cancel(self, target[0], {target[1]: params[target[1]]})
                     raise BridgeError(
                         TIMEOUT, "timeout",
                         "'%s' did not finish within %d ms; it was cancelled." % (method, round(timeout * 1000))) from None
+        except BridgeError as error:
+            if error.data_code != "cancelled":
+                raise
+            raise self._why_cancelled(error, method, params, cancels_before) from None
         finally:
             self._pending.pop(key, None)
         if pending.callback_tasks:  # coroutine callbacks of this call finish before it returns
@@ -631,6 +640,32 @@ class Bridge:
         if pending.callback_error is not None:
             raise pending.callback_error
         return result
+
+    def _note_given_up(self, method: str, target: str, target_id: str) -> None:
+        """Remembers that a turn of ``target_id`` was given up here, to explain the requests it cancelled."""
+        self._cancels += 1
+        self._given_up[(target, target_id)] = (self._cancels, method)
+
+    def _why_cancelled(self, error: BridgeError, method: str, params: Any, cancels_before: int) -> BridgeError:
+        """A -32009 error, saying why when this client caused it: a turn of the same NPC or session given up after
+        the request was sent (the protocol cancels its queued work with it), or ``close()``."""
+        why = None
+        for target in ("npc", "session"):
+            target_id = params.get(target) if isinstance(params, Mapping) and method.startswith(target + "/") else None
+            noted = self._given_up.get((target, target_id)) if isinstance(target_id, str) else None
+            if noted is not None and noted[0] > cancels_before:
+                why = ("'%s' was cancelled with the rest of the work of %s '%s' when the task awaiting its '%s' was "
+                       "cancelled or its timeout passed: the protocol cancels the running turn and every request "
+                       "queued behind it together (there is no cancel for one request). Send it again if you still "
+                       "need it." % (method, "NPC" if target == "npc" else "session", target_id, noted[1]))
+        if why is None and self._closing:
+            why = ("It was cancelled because this program closed the bridge (close(), or the end of the "
+                   "'async with' block that opened it).")
+        if why is None:
+            return error
+        explained = BridgeError(error.code, error.data_code, "%s %s" % (error.message, why), error.data)
+        explained.__cause__ = error
+        return explained
 
     async def _write_and_wait(self, line: bytes, future: "asyncio.Future[Any]") -> Any:
         """Writes a request's line, then waits for its answer (the future survives a cancelled wait)."""
@@ -1174,6 +1209,8 @@ async def _cancellable(bridge: Bridge, awaitable: Awaitable[Any], cancel_method:
         return await waiting
     except asyncio.CancelledError:
         events.stopped = True
+        for target, target_id in cancel_params.items():
+            bridge._note_given_up(method, target, target_id)
         await _send_cancel(bridge, cancel_method, cancel_params)
         _discard(task)
         if timed_out and not (cancelling is not None and cancelling() > cancels_before):

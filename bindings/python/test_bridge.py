@@ -663,6 +663,40 @@ class LifecycleTests(unittest.IsolatedAsyncioTestCase):
         finally:
             await bridge.close()
 
+    async def test_a_save_cancelled_with_a_turn_the_player_walked_away_from_says_so(self):
+        async with Bridge(COMMAND) as bridge:
+            gorm = await bridge.create_npc({"name": "Gorm"}, npc="gorm", options={"replyFormat": "text"},
+                                           model=scripted({"text": "never", "delayMs": 20000}))
+            turn = asyncio.ensure_future(gorm.talk("Hello"))
+            await bridge.request("ping")  # the turn is written while the ping goes to the bridge and back
+            save = asyncio.ensure_future(gorm.state())  # an autosave, queued behind the turn
+            await bridge.request("ping")
+            turn.cancel()  # the player walks away
+            with self.assertRaises(asyncio.CancelledError):
+                await turn
+            with self.assertRaises(BridgeError) as caught:
+                await save
+            self.assertEqual(caught.exception.code, -32009)
+            self.assertIn("'npc/state' was cancelled with the rest of the work of NPC 'gorm' when the task awaiting "
+                          "its 'npc/talk' was cancelled or its timeout passed", caught.exception.message)
+            self.assertIn("Send it again if you still need it.", caught.exception.message)
+
+    async def test_a_turn_cancelled_by_close_says_this_program_closed_the_bridge(self):
+        bridge = Bridge(COMMAND)
+        await bridge.start()
+        try:
+            gorm = await bridge.create_npc({"name": "Gorm"}, options={"replyFormat": "text"},
+                                           model=scripted({"text": "never", "delayMs": 20000}))
+            turn = asyncio.ensure_future(gorm.talk("Hello"))
+            await bridge.request("ping")  # the bridge has read the turn
+        finally:
+            await bridge.close()
+        with self.assertRaises(BridgeError) as caught:
+            await turn
+        self.assertEqual(caught.exception.code, -32009)
+        self.assertIn("It was cancelled because this program closed the bridge (close(), or the end of the "
+                      "'async with' block that opened it).", caught.exception.message)
+
     async def test_writing_to_a_stopped_bridge_fails_fast_and_clearly(self):
         # A game loop goes on sending to a bridge that stopped (SIGSTOP here; a hung process alike): once the
         # pipe is full a write cannot finish, and every call used to wait behind it for ever (a call's own
