@@ -438,6 +438,7 @@ class Bridge:
         self._pending: Dict[str, _Pending] = {}
         self._tools: Dict[str, _Tool] = {}
         self._tool_tasks: Dict[str, "asyncio.Task[None]"] = {}
+        self._tool_runs: Dict[str, _ToolRun] = {}
         self._callback_tasks: "set[asyncio.Future[None]]" = set()  # held so that they are not collected
         self._listeners: Dict[str, List[Callback]] = {}
         self._subscriptions: Dict[str, Callback] = {}
@@ -614,6 +615,7 @@ class Bridge:
         future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
         pending = _Pending(future, on_event, _on_result, _events)
         self._pending[key] = pending
+        waits_for = self._note_queued(method, params)
         try:
             if timeout is None:
                 await self._write(line)
@@ -635,11 +637,24 @@ class Bridge:
             raise self._why_cancelled(error, method, params, cancels_before) from None
         finally:
             self._pending.pop(key, None)
+            for run in waits_for:
+                run.queued.remove(method)
         if pending.callback_tasks:  # coroutine callbacks of this call finish before it returns
             await asyncio.gather(*pending.callback_tasks, return_exceptions=True)
         if pending.callback_error is not None:
             raise pending.callback_error
         return result
+
+    def _note_queued(self, method: str, params: Any) -> List[_ToolRun]:
+        """The running tool calls of the turn this request waits for (it is of the same NPC or session)."""
+        if method not in _QUEUED_METHODS or (method == "npc/state" and isinstance(params, Mapping)
+                                            and params.get("settle") is False):
+            return []
+        work = _work_of(params)
+        runs = [run for run in self._tool_runs.values() if work is not None and run.work == work]
+        for run in runs:
+            run.queued.append(method)
+        return runs
 
     def _note_given_up(self, method: str, target: str, target_id: str) -> None:
         """Remembers that a turn of ``target_id`` was given up here, to explain the requests it cancelled."""
@@ -861,7 +876,16 @@ class Bridge:
 
     def _handle_notification(self, method: str, params: Dict[str, Any]) -> None:
         if method == "tool/cancel":
-            task = self._tool_tasks.get(_id_key(params.get("id")))
+            key = _id_key(params.get("id"))
+            run = self._tool_runs.get(key)
+            if run is not None and run.queued and "timed out" in str(params.get("reason", "")):
+                logger.warning(
+                    "Tool '%s' timed out while '%s' of its own %s, sent while the handler ran, waited for the turn "
+                    "that made the call: a handler that waits for its own NPC's (or session's) queued work "
+                    "(state(), talk, update) waits until the tool timeout. Inside a tool handler, save with "
+                    "npc.state(settle=False), or do that work once the turn is over.", run.name, run.queued[0],
+                    run.work)
+            task = self._tool_tasks.get(key)
             if task is not None:
                 task.cancel()
         elif method == "world/changed":
@@ -883,9 +907,16 @@ class Bridge:
             asyncio.ensure_future(self._reply_error(request_id, -32601, "Unknown method '%s'." % method))
             return
         key = _id_key(request_id)
+        call = params.get("call") if isinstance(params.get("call"), dict) else {}
+        self._tool_runs[key] = _ToolRun(str(call.get("name", "")), _work_of(params))
         task = asyncio.ensure_future(self._run_tool(request_id, params))
         self._tool_tasks[key] = task
-        task.add_done_callback(lambda _t: self._tool_tasks.pop(key, None))
+
+        def done(_task: "asyncio.Future[None]") -> None:
+            self._tool_tasks.pop(key, None)
+            self._tool_runs.pop(key, None)
+
+        task.add_done_callback(done)
 
     async def _reply_error_output(self, request_id: Any, output: str) -> None:
         await self._send_line(request_id, {"result": {"output": _printable(output), "isError": True}})
@@ -1220,6 +1251,35 @@ async def _cancellable(bridge: Bridge, awaitable: Awaitable[Any], cancel_method:
     finally:
         if timer is not None:
             timer.cancel()
+
+
+#: The methods that run after the NPC's or session's current turn (PROTOCOL.md §2.3): sent from inside a handler of
+#: that turn's tool, they wait for the turn, which waits for the handler, until the tool's timeout.
+_QUEUED_METHODS = frozenset([
+    "npc/talk", "npc/update", "npc/reset", "npc/state", "session/respond", "session/reset", "session/compact",
+    "session/setInstructions", "session/setContextNote", "session/setTools"])
+
+
+def _work_of(params: Any) -> Optional[str]:
+    """Whose queued work a request is: ``NPC 'gorm'`` / ``session 'guard'``, or None."""
+    if isinstance(params, Mapping):
+        if isinstance(params.get("npc"), str):
+            return "NPC '%s'" % params["npc"]
+        if isinstance(params.get("session"), str):
+            return "session '%s'" % params["session"]
+    return None
+
+
+class _ToolRun:
+    """A tool call whose handler runs: whose turn made it, and the requests of that NPC or session sent since
+    (they wait for the turn)."""
+
+    __slots__ = ("name", "work", "queued")
+
+    def __init__(self, name: str, work: Optional[str]):
+        self.name = name
+        self.work = work
+        self.queued: List[str] = []
 
 
 #: The cancel notification of the requests that start a turn: method → (cancel method, its target member).

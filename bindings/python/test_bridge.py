@@ -344,6 +344,34 @@ class GameTests(BridgeTestCase):
             await session.respond("Hello", on_text=on_text)
         self.assertLess(len(calls), 10, "a coroutine callback that raised was called for every later event")
 
+    async def test_a_tool_that_waits_for_its_own_npcs_save_is_explained_at_its_timeout(self):
+        saves = []
+
+        @self.bridge.tool(description="Save the game.", timeout=1)
+        async def save_game(args, context):
+            saves.append(await self.bridge.npc(context.npc).state())  # waits for this very turn
+            return "saved"
+
+        @self.bridge.tool(description="Save the game, the right way.")
+        async def save_now(args, context):
+            saves.append(await self.bridge.npc(context.npc).state(settle=False))
+            return "saved"
+
+        gorm = await self.bridge.create_npc(
+            {"name": "Gorm"}, npc="gorm", tools=[save_game, save_now], options={"replyFormat": "text"},
+            model=scripted({"toolCalls": [{"name": "save_game", "arguments": {}}]}, {"template": "{toolOutput}"},
+                           {"toolCalls": [{"name": "save_now", "arguments": {}}]}, {"template": "{toolOutput}"}))
+        with self.assertLogs("open_apple_models", "WARNING") as logs:
+            result = await gorm.talk("Save, please.")
+        self.assertIn("timed out", result["line"])
+        self.assertEqual(len(logs.output), 1, logs.output)
+        self.assertIn("Tool 'save_game' timed out while 'npc/state' of its own NPC 'gorm', sent while the handler "
+                      "ran, waited for the turn that made the call", logs.output[0])
+        self.assertIn("save with npc.state(settle=False)", logs.output[0])
+        self.assertEqual(saves, [])
+        self.assertEqual((await gorm.talk("Again."))["line"], "saved")
+        self.assertEqual(len(saves), 1)
+
     async def test_npc_client_tool_bark_state_and_restore(self):
         @self.bridge.tool(description="Look up stock of an item.",
                           parameters={"type": "object", "properties": {"item": {"type": "string"}}})
