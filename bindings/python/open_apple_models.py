@@ -43,8 +43,10 @@ world seed (a dict) where a :class:`World` or world id goes, decision ``options`
 
 Callbacks (``on_text``, ``on_line``, ``on_emotion``, ``on_event``, world subscriptions) and tool
 handlers run on the event loop; they may be plain functions or coroutines. A call returns once the coroutines
-its callbacks started have finished; an exception in a callback fails the call it belongs to (after its
-response), one in a world subscription or notification handler is logged. Sync tool handlers run
+its callbacks started have finished (a turn's run one at a time, in the order of its events); an exception in a
+callback fails the call it belongs to (after its response) and its callbacks get no more events, one in a world
+subscription or notification handler is logged. A turn whose task is cancelled (the player walked away) or whose
+``timeout`` passes gets no more callbacks from that moment, also for events already read. Sync tool handlers run
 directly on the loop, so keep them short (or make them ``async`` / use ``asyncio.to_thread``).
 """
 
@@ -1335,7 +1337,8 @@ class Session:
         ``usage``, ``steps``). ``on_text(text)`` gets the whole answer so far after every change;
         ``on_event(event)`` every ``session/event``. Streaming is on when either callback is given.
         On ``timeout`` (seconds) or when the awaiting task is cancelled, the turn is cancelled on the bridge
-        (``session/cancel``, which also cancels this session's queued work)."""
+        (``session/cancel``, which also cancels this session's queued work); the callbacks get no more events
+        from then on, nor once one of them raised."""
         _check_callable(on_text, "on_text")
         _check_callable(on_event, "on_event")
         handler = None
@@ -1441,7 +1444,15 @@ class Npc:
         ``endsConversation``, ``toolCalls``, ``relationship``, ``isFallback``, ``usage``).
         ``on_line(line)`` gets the whole line so far after every change (typewriter), ``on_emotion(emotion)``
         the emotion as soon as it is known, ``on_event(event)`` every ``npc/event``. Timeout and task
-        cancellation send ``npc/cancel``."""
+        cancellation send ``npc/cancel`` (which also cancels this NPC's work queued behind the turn), and the
+        callbacks get no more events from then on; so does a callback that raised.
+
+        Example (the player walks away mid-line)::
+
+            turn = asyncio.ensure_future(gorm.talk("Hello", on_line=bubble.show))
+            ...
+            turn.cancel()  # bubble.show is not called again for this turn
+        """
         _check_callable(on_line, "on_line")
         _check_callable(on_emotion, "on_emotion")
         _check_callable(on_event, "on_event")
