@@ -7,6 +7,7 @@ cli.ts is run with `deno`.
 
 import asyncio
 import decimal
+import gc
 import json
 import math
 import os
@@ -14,6 +15,7 @@ import signal
 import sys
 import time
 import unittest
+import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -316,6 +318,29 @@ class GameTests(BridgeTestCase):
         await self.bridge.request("ping")  # answered after every event the turn wrote before the cancel
         self.assertTrue(arrived_after, "the rest of the line never arrived; nothing was tested")
         self.assertEqual(len(shown), 1, "on_line was called after the player walked away: %r" % shown[1:2])
+
+    async def test_a_coroutine_typewriter_of_a_turn_walked_away_from_stops_and_warns_of_nothing(self):
+        gorm = await self.bridge.create_npc(
+            {"name": "Gorm"}, options={"replyFormat": "text"},
+            model=scripted({"text": "[happy] " + " ".join("word%d" % i for i in range(40)), "chunks": 20}))
+        shown = []
+
+        async def on_line(text):
+            shown.append(text)
+            if len(shown) == 1:
+                turn.cancel()
+            await asyncio.sleep(0)
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            turn = asyncio.ensure_future(gorm.talk("Hello", on_line=on_line))
+            with self.assertRaises(asyncio.CancelledError):
+                await turn
+            await self.bridge.request("ping")
+            await asyncio.gather(*self.bridge._callback_tasks)
+            gc.collect()
+        self.assertEqual(len(shown), 1, "the typewriter went on after the player walked away")
+        self.assertEqual([str(w.message) for w in caught], [])
 
     async def test_a_callback_that_raises_gets_no_more_events(self):
         gorm = await self.bridge.create_npc(
