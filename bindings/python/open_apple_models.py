@@ -43,8 +43,10 @@ world seed (a dict) where a :class:`World` or world id goes, decision ``options`
 
 Callbacks (``on_text``, ``on_line``, ``on_emotion``, ``on_event``, world subscriptions) and tool
 handlers run on the event loop; they may be plain functions or coroutines. A call returns once the coroutines
-its callbacks started have finished; an exception in a callback fails the call it belongs to (after its
-response), one in a world subscription or notification handler is logged. Sync tool handlers run
+its callbacks started have finished (a turn's run one at a time, in the order of its events); an exception in a
+callback fails the call it belongs to (after its response) and its callbacks get no more events, one in a world
+subscription or notification handler is logged. A turn whose task is cancelled (the player walked away) or whose
+``timeout`` passes gets no more callbacks from that moment, also for events already read. Sync tool handlers run
 directly on the loop, so keep them short (or make them ``async`` / use ``asyncio.to_thread``).
 """
 
@@ -178,17 +180,33 @@ class _Tool:
     wants_context: bool
 
 
+class _Events:
+    """Whether a request's event callbacks still get events: not once its turn was given up (the awaiting task
+    cancelled, its timeout passed) nor once one of them raised."""
+
+    __slots__ = ("stopped", "waiting")
+
+    def __init__(self) -> None:
+        self.stopped = False
+        self.waiting: Optional["asyncio.Future[Any]"] = None  # what the turn's task awaits; cancelled with it
+
+    def given_up(self) -> bool:
+        return self.stopped or (self.waiting is not None and self.waiting.cancelled())
+
+
 class _Pending:
     """A request waiting for its response."""
 
-    __slots__ = ("future", "on_event", "on_result", "callback_error", "callback_tasks")
+    __slots__ = ("future", "on_event", "on_result", "callback_error", "callback_tasks", "events")
 
-    def __init__(self, future: "asyncio.Future[Any]", on_event: Optional[Callback], on_result: Optional[Callback]):
+    def __init__(self, future: "asyncio.Future[Any]", on_event: Optional[Callback], on_result: Optional[Callback],
+                 events: Optional[_Events] = None):
         self.future = future
         self.on_event = on_event
         self.on_result = on_result
         self.callback_error: Optional[BaseException] = None
         self.callback_tasks: List["asyncio.Future[None]"] = []  # coroutine callbacks still running
+        self.events = events if events is not None else _Events()
 
 
 def bridge_command(command: Union[str, Sequence[str], None] = None) -> List[str]:
@@ -345,6 +363,14 @@ async def _maybe_await(value: Any) -> Any:
     return value
 
 
+def _close_unstarted(value: Any) -> None:
+    """Drops an awaitable a callback returned that will not be awaited, without a "never awaited" warning."""
+    if inspect.iscoroutine(value) or isinstance(value, _gather_awaitables):
+        value.close()
+    elif isinstance(value, asyncio.Future):
+        value.cancel()
+
+
 def _accepts_two(handler: Callback) -> bool:
     try:
         signature = inspect.signature(handler)
@@ -414,6 +440,7 @@ class Bridge:
         self._pending: Dict[str, _Pending] = {}
         self._tools: Dict[str, _Tool] = {}
         self._tool_tasks: Dict[str, "asyncio.Task[None]"] = {}
+        self._tool_runs: Dict[str, _ToolRun] = {}
         self._callback_tasks: "set[asyncio.Future[None]]" = set()  # held so that they are not collected
         self._listeners: Dict[str, List[Callback]] = {}
         self._subscriptions: Dict[str, Callback] = {}
@@ -421,6 +448,9 @@ class Bridge:
         self._dead: Optional[BridgeError] = None
         self._gave_up = False  # the bridge stopped reading its input (see write_timeout)
         self._closing = False
+        # Cancels this client sent for a turn it gave up (task cancelled, timeout): (target, id) → (number, why).
+        self._cancels = 0
+        self._given_up: Dict[Any, Any] = {}
         self._heard_while_closing: Optional[asyncio.Event] = None  # a line (or the end of output) after close()
         self.server_info: Dict[str, Any] = {}
 
@@ -563,6 +593,7 @@ class Bridge:
         on_event: Optional[Callback] = None,
         timeout: Optional[float] = None,
         _on_result: Optional[Callback] = None,
+        _events: Optional[_Events] = None,
     ) -> Any:
         """Sends a request and returns its ``result``; raises :class:`BridgeError` for an error response.
 
@@ -581,10 +612,12 @@ class Bridge:
         if params is not None:
             message["params"] = params
         line = self._encode(message)  # invalid params fail here, before anything is sent
+        cancels_before = self._cancels
         key = _id_key(request_id)
         future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
-        pending = _Pending(future, on_event, _on_result)
+        pending = _Pending(future, on_event, _on_result, _events)
         self._pending[key] = pending
+        waits_for = self._note_queued(method, params)
         try:
             if timeout is None:
                 await self._write(line)
@@ -595,17 +628,61 @@ class Bridge:
                 except asyncio.TimeoutError:
                     target = _CANCELS.get(method)
                     if target is not None and isinstance(params, Mapping) and isinstance(params.get(target[1]), str):
+                        self._note_given_up(method, target[1], params[target[1]])
                         await _send_cancel(self, target[0], {target[1]: params[target[1]]})
                     raise BridgeError(
                         TIMEOUT, "timeout",
                         "'%s' did not finish within %d ms; it was cancelled." % (method, round(timeout * 1000))) from None
+        except BridgeError as error:
+            if error.data_code != "cancelled":
+                raise
+            raise self._why_cancelled(error, method, params, cancels_before) from None
         finally:
             self._pending.pop(key, None)
+            for run in waits_for:
+                run.queued.remove(method)
         if pending.callback_tasks:  # coroutine callbacks of this call finish before it returns
             await asyncio.gather(*pending.callback_tasks, return_exceptions=True)
         if pending.callback_error is not None:
             raise pending.callback_error
         return result
+
+    def _note_queued(self, method: str, params: Any) -> List[_ToolRun]:
+        """The running tool calls of the turn this request waits for (it is of the same NPC or session)."""
+        if method not in _QUEUED_METHODS or (method == "npc/state" and isinstance(params, Mapping)
+                                            and params.get("settle") is False):
+            return []
+        work = _work_of(params)
+        runs = [run for run in self._tool_runs.values() if work is not None and run.work == work]
+        for run in runs:
+            run.queued.append(method)
+        return runs
+
+    def _note_given_up(self, method: str, target: str, target_id: str) -> None:
+        """Remembers that a turn of ``target_id`` was given up here, to explain the requests it cancelled."""
+        self._cancels += 1
+        self._given_up[(target, target_id)] = (self._cancels, method)
+
+    def _why_cancelled(self, error: BridgeError, method: str, params: Any, cancels_before: int) -> BridgeError:
+        """A -32009 error, saying why when this client caused it: a turn of the same NPC or session given up after
+        the request was sent (the protocol cancels its queued work with it), or ``close()``."""
+        why = None
+        for target in ("npc", "session"):
+            target_id = params.get(target) if isinstance(params, Mapping) and method.startswith(target + "/") else None
+            noted = self._given_up.get((target, target_id)) if isinstance(target_id, str) else None
+            if noted is not None and noted[0] > cancels_before:
+                why = ("'%s' was cancelled with the rest of the work of %s '%s' when the task awaiting its '%s' was "
+                       "cancelled or its timeout passed: the protocol cancels the running turn and every request "
+                       "queued behind it together (there is no cancel for one request). Send it again if you still "
+                       "need it." % (method, "NPC" if target == "npc" else "session", target_id, noted[1]))
+        if why is None and self._closing:
+            why = ("It was cancelled because this program closed the bridge (close(), or the end of the "
+                   "'async with' block that opened it).")
+        if why is None:
+            return error
+        explained = BridgeError(error.code, error.data_code, "%s %s" % (error.message, why), error.data)
+        explained.__cause__ = error
+        return explained
 
     async def _write_and_wait(self, line: bytes, future: "asyncio.Future[Any]") -> Any:
         """Writes a request's line, then waits for its answer (the future survives a cancelled wait)."""
@@ -762,6 +839,7 @@ class Bridge:
 
         def report(error: BaseException) -> None:
             if pending is not None:
+                pending.events.stopped = True  # a callback that raised gets no more events
                 if pending.callback_error is None:
                     pending.callback_error = error  # raised by the request once its response arrives
             else:
@@ -773,7 +851,20 @@ class Bridge:
             report(error)
             return
         if inspect.isawaitable(result):
+            # A request's coroutine callbacks run one at a time in the order of its events, and not once the
+            # request's events stopped (a callback raised, the turn was given up).
+            previous = pending.callback_tasks[-1] if pending is not None and pending.callback_tasks else None
+
             async def run() -> None:
+                try:
+                    if previous is not None:
+                        await asyncio.wait([previous])
+                except BaseException:
+                    _close_unstarted(result)
+                    raise
+                if pending is not None and pending.events.given_up():
+                    _close_unstarted(result)
+                    return
                 try:
                     await result
                 except Exception as error:
@@ -787,7 +878,16 @@ class Bridge:
 
     def _handle_notification(self, method: str, params: Dict[str, Any]) -> None:
         if method == "tool/cancel":
-            task = self._tool_tasks.get(_id_key(params.get("id")))
+            key = _id_key(params.get("id"))
+            run = self._tool_runs.get(key)
+            if run is not None and run.queued and "timed out" in str(params.get("reason", "")):
+                logger.warning(
+                    "Tool '%s' timed out while '%s' of its own %s, sent while the handler ran, waited for the turn "
+                    "that made the call: a handler that waits for its own NPC's (or session's) queued work "
+                    "(state(), talk, update) waits until the tool timeout. Inside a tool handler, save with "
+                    "npc.state(settle=False), or do that work once the turn is over.", run.name, run.queued[0],
+                    run.work)
+            task = self._tool_tasks.get(key)
             if task is not None:
                 task.cancel()
         elif method == "world/changed":
@@ -796,7 +896,8 @@ class Bridge:
                 self._run_callback(callback, params)
         elif method.endswith("/event") and "requestId" in params:
             pending = self._pending.get(_id_key(params["requestId"]))
-            if pending is not None and pending.on_event is not None and isinstance(params.get("event"), dict):
+            if (pending is not None and pending.on_event is not None and not pending.events.given_up()
+                    and isinstance(params.get("event"), dict)):
                 self._run_callback(pending.on_event, params["event"], pending=pending)
         for handler in list(self._listeners.get(method, [])):
             self._run_callback(handler, params)
@@ -808,9 +909,16 @@ class Bridge:
             asyncio.ensure_future(self._reply_error(request_id, -32601, "Unknown method '%s'." % method))
             return
         key = _id_key(request_id)
+        call = params.get("call") if isinstance(params.get("call"), dict) else {}
+        self._tool_runs[key] = _ToolRun(str(call.get("name", "")), _work_of(params))
         task = asyncio.ensure_future(self._run_tool(request_id, params))
         self._tool_tasks[key] = task
-        task.add_done_callback(lambda _t: self._tool_tasks.pop(key, None))
+
+        def done(_task: "asyncio.Future[None]") -> None:
+            self._tool_tasks.pop(key, None)
+            self._tool_runs.pop(key, None)
+
+        task.add_done_callback(done)
 
     async def _reply_error_output(self, request_id: Any, output: str) -> None:
         await self._send_line(request_id, {"result": {"output": _printable(output), "isError": True}})
@@ -1111,22 +1219,69 @@ class Bridge:
 
 
 async def _cancellable(bridge: Bridge, awaitable: Awaitable[Any], cancel_method: str, cancel_params: Dict[str, Any],
-                       method: str, timeout: Optional[float]) -> Any:
-    """Awaits a turn; on timeout or task cancellation, cancels it on the bridge too."""
+                       method: str, timeout: Optional[float], events: _Events) -> Any:
+    """Awaits a turn; on timeout or task cancellation, cancels it on the bridge too, and its callbacks get no
+    more events from the moment the task is cancelled (or the timeout passes), those already read included."""
     task = asyncio.ensure_future(awaitable)
+    waiting = asyncio.shield(task)  # cancelled at once with the task awaiting it (Task.cancel cancels what it awaits)
+    events.waiting = waiting
+    current = asyncio.current_task()
+    cancelling = getattr(current, "cancelling", None)  # Python 3.11+
+    cancels_before = cancelling() if cancelling is not None else 0
+    timed_out = False
+    timer = None
+    if timeout is not None:
+        def expire() -> None:
+            nonlocal timed_out
+            timed_out = True
+            events.stopped = True
+            waiting.cancel()
+
+        timer = asyncio.get_running_loop().call_later(max(timeout, 0), expire)
     try:
-        if timeout is None:
-            return await asyncio.shield(task)
-        return await asyncio.wait_for(asyncio.shield(task), timeout)
-    except asyncio.TimeoutError:
-        await _send_cancel(bridge, cancel_method, cancel_params)
-        _discard(task)
-        raise BridgeError(TIMEOUT, "timeout", "'%s' did not finish within %d ms; it was cancelled."
-                          % (method, round(timeout * 1000))) from None
+        return await waiting
     except asyncio.CancelledError:
+        events.stopped = True
+        for target, target_id in cancel_params.items():
+            bridge._note_given_up(method, target, target_id)
         await _send_cancel(bridge, cancel_method, cancel_params)
         _discard(task)
+        if timed_out and not (cancelling is not None and cancelling() > cancels_before):
+            raise BridgeError(TIMEOUT, "timeout", "'%s' did not finish within %d ms; it was cancelled."
+                              % (method, round(timeout * 1000))) from None
         raise
+    finally:
+        if timer is not None:
+            timer.cancel()
+
+
+#: The methods that run after the NPC's or session's current turn (PROTOCOL.md §2.3): sent from inside a handler of
+#: that turn's tool, they wait for the turn, which waits for the handler, until the tool's timeout.
+_QUEUED_METHODS = frozenset([
+    "npc/talk", "npc/update", "npc/reset", "npc/state", "session/respond", "session/reset", "session/compact",
+    "session/setInstructions", "session/setContextNote", "session/setTools"])
+
+
+def _work_of(params: Any) -> Optional[str]:
+    """Whose queued work a request is: ``NPC 'gorm'`` / ``session 'guard'``, or None."""
+    if isinstance(params, Mapping):
+        if isinstance(params.get("npc"), str):
+            return "NPC '%s'" % params["npc"]
+        if isinstance(params.get("session"), str):
+            return "session '%s'" % params["session"]
+    return None
+
+
+class _ToolRun:
+    """A tool call whose handler runs: whose turn made it, and the requests of that NPC or session sent since
+    (they wait for the turn)."""
+
+    __slots__ = ("name", "work", "queued")
+
+    def __init__(self, name: str, work: Optional[str]):
+        self.name = name
+        self.work = work
+        self.queued: List[str] = []
 
 
 #: The cancel notification of the requests that start a turn: method → (cancel method, its target member).
@@ -1182,7 +1337,8 @@ class Session:
         ``usage``, ``steps``). ``on_text(text)`` gets the whole answer so far after every change;
         ``on_event(event)`` every ``session/event``. Streaming is on when either callback is given.
         On ``timeout`` (seconds) or when the awaiting task is cancelled, the turn is cancelled on the bridge
-        (``session/cancel``, which also cancels this session's queued work)."""
+        (``session/cancel``, which also cancels this session's queued work); the callbacks get no more events
+        from then on, nor once one of them raised."""
         _check_callable(on_text, "on_text")
         _check_callable(on_event, "on_event")
         handler = None
@@ -1199,8 +1355,10 @@ class Session:
                          stream=stream if stream is not None else (True if handler else None),
                          toolChoice=tool_choice, maxToolRounds=max_tool_rounds, maxToolCalls=max_tool_calls,
                          enabledTools=enabled_tools)
-        return await _cancellable(self.bridge, self.bridge.request("session/respond", params, on_event=handler),
-                                  "session/cancel", {"session": self.id}, "session/respond", timeout)
+        events = _Events()
+        return await _cancellable(
+            self.bridge, self.bridge.request("session/respond", params, on_event=handler, _events=events),
+            "session/cancel", {"session": self.id}, "session/respond", timeout, events)
 
     async def cancel(self) -> int:
         """``session/cancel``: returns how many operations were cancelled."""
@@ -1240,10 +1398,23 @@ class Session:
         return result.get("summary")
 
 
-async def _gather_awaitables(*values: Any) -> None:
-    for value in values:
-        if inspect.isawaitable(value):
+class _gather_awaitables:
+    """The awaitables among ``values``, awaited in turn; ``close()`` drops them unstarted (no "never awaited"
+    warning)."""
+
+    def __init__(self, *values: Any):
+        self.values = [value for value in values if inspect.isawaitable(value)]
+
+    def __await__(self) -> Any:
+        return self._run().__await__()
+
+    async def _run(self) -> None:
+        for value in self.values:
             await value
+
+    def close(self) -> None:
+        for value in self.values:
+            _close_unstarted(value)
 
 
 class Npc:
@@ -1273,7 +1444,15 @@ class Npc:
         ``endsConversation``, ``toolCalls``, ``relationship``, ``isFallback``, ``usage``).
         ``on_line(line)`` gets the whole line so far after every change (typewriter), ``on_emotion(emotion)``
         the emotion as soon as it is known, ``on_event(event)`` every ``npc/event``. Timeout and task
-        cancellation send ``npc/cancel``."""
+        cancellation send ``npc/cancel`` (which also cancels this NPC's work queued behind the turn), and the
+        callbacks get no more events from then on; so does a callback that raised.
+
+        Example (the player walks away mid-line)::
+
+            turn = asyncio.ensure_future(gorm.talk("Hello", on_line=bubble.show))
+            ...
+            turn.cancel()  # bubble.show is not called again for this turn
+        """
         _check_callable(on_line, "on_line")
         _check_callable(on_emotion, "on_emotion")
         _check_callable(on_event, "on_event")
@@ -1296,8 +1475,10 @@ class Npc:
 
         params = _params(npc=self.id, line=line, context=context, stream=True if handler else None,
                          toolChoice=tool_choice)
-        return await _cancellable(self.bridge, self.bridge.request("npc/talk", params, on_event=handler),
-                                  "npc/cancel", {"npc": self.id}, "npc/talk", timeout)
+        events = _Events()
+        return await _cancellable(
+            self.bridge, self.bridge.request("npc/talk", params, on_event=handler, _events=events),
+            "npc/cancel", {"npc": self.id}, "npc/talk", timeout, events)
 
     async def bark(self, situation: Any = None) -> str:
         """``npc/bark``: a short ambient line."""

@@ -7,6 +7,7 @@ cli.ts is run with `deno`.
 
 import asyncio
 import decimal
+import gc
 import json
 import math
 import os
@@ -14,6 +15,7 @@ import signal
 import sys
 import time
 import unittest
+import warnings
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -292,6 +294,108 @@ class GameTests(BridgeTestCase):
         self.assertEqual((changes[0]["oldValue"], changes[0]["newValue"]), (60, 45))
         self.assertEqual(changes[0]["subscription"], subscription.id)
         self.assertEqual(await world.get("player.gold"), 45)
+
+    async def test_a_player_who_walks_away_gets_no_more_of_the_line(self):
+        line = " ".join("word%d" % i for i in range(40))
+        gorm = await self.bridge.create_npc({"name": "Gorm"}, options={"replyFormat": "text"},
+                                            model=scripted({"text": "[happy] " + line, "chunks": 20}))
+        shown, walked_away, arrived_after = [], [], []
+
+        def on_line(text):
+            shown.append(text)
+            if not walked_away:  # the player walks away at the first words
+                walked_away.append(True)
+                turn.cancel()
+
+        def on_npc_event(params):
+            if walked_away and params["event"]["type"] == "lineDelta":
+                arrived_after.append(params["event"])
+
+        self.bridge.on_notification("npc/event", on_npc_event)
+        turn = asyncio.ensure_future(gorm.talk("Hello", on_line=on_line))
+        with self.assertRaises(asyncio.CancelledError):
+            await turn
+        await self.bridge.request("ping")  # answered after every event the turn wrote before the cancel
+        self.assertTrue(arrived_after, "the rest of the line never arrived; nothing was tested")
+        self.assertEqual(len(shown), 1, "on_line was called after the player walked away: %r" % shown[1:2])
+
+    async def test_a_coroutine_typewriter_of_a_turn_walked_away_from_stops_and_warns_of_nothing(self):
+        gorm = await self.bridge.create_npc(
+            {"name": "Gorm"}, options={"replyFormat": "text"},
+            model=scripted({"text": "[happy] " + " ".join("word%d" % i for i in range(40)), "chunks": 20}))
+        shown = []
+
+        async def on_line(text):
+            shown.append(text)
+            if len(shown) == 1:
+                turn.cancel()
+            await asyncio.sleep(0)
+
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            turn = asyncio.ensure_future(gorm.talk("Hello", on_line=on_line))
+            with self.assertRaises(asyncio.CancelledError):
+                await turn
+            await self.bridge.request("ping")
+            await asyncio.gather(*self.bridge._callback_tasks)
+            gc.collect()
+        self.assertEqual(len(shown), 1, "the typewriter went on after the player walked away")
+        self.assertEqual([str(w.message) for w in caught], [])
+
+    async def test_a_callback_that_raises_gets_no_more_events(self):
+        gorm = await self.bridge.create_npc(
+            {"name": "Gorm"}, options={"replyFormat": "text"},
+            model=scripted({"text": "[happy] " + " ".join("word%d" % i for i in range(40)), "chunks": 20}))
+        calls = []
+
+        def on_line(text):
+            calls.append(text)
+            raise RuntimeError("the dialogue box is gone")
+
+        with self.assertRaises(RuntimeError) as caught:
+            await gorm.talk("Hello", on_line=on_line)
+        self.assertEqual(str(caught.exception), "the dialogue box is gone")
+        self.assertEqual(len(calls), 1, "a callback that raised was called %d times" % len(calls))
+
+    async def test_a_coroutine_callback_that_raises_gets_no_more_events(self):
+        session = await self.bridge.create_session(model=scripted({"text": "a b c d e f g h i j", "chunks": 10}))
+        calls = []
+
+        async def on_text(text):
+            calls.append(text)
+            raise RuntimeError("subtitles failed")
+
+        with self.assertRaises(RuntimeError):
+            await session.respond("Hello", on_text=on_text)
+        self.assertLess(len(calls), 10, "a coroutine callback that raised was called for every later event")
+
+    async def test_a_tool_that_waits_for_its_own_npcs_save_is_explained_at_its_timeout(self):
+        saves = []
+
+        @self.bridge.tool(description="Save the game.", timeout=1)
+        async def save_game(args, context):
+            saves.append(await self.bridge.npc(context.npc).state())  # waits for this very turn
+            return "saved"
+
+        @self.bridge.tool(description="Save the game, the right way.")
+        async def save_now(args, context):
+            saves.append(await self.bridge.npc(context.npc).state(settle=False))
+            return "saved"
+
+        gorm = await self.bridge.create_npc(
+            {"name": "Gorm"}, npc="gorm", tools=[save_game, save_now], options={"replyFormat": "text"},
+            model=scripted({"toolCalls": [{"name": "save_game", "arguments": {}}]}, {"template": "{toolOutput}"},
+                           {"toolCalls": [{"name": "save_now", "arguments": {}}]}, {"template": "{toolOutput}"}))
+        with self.assertLogs("open_apple_models", "WARNING") as logs:
+            result = await gorm.talk("Save, please.")
+        self.assertIn("timed out", result["line"])
+        self.assertEqual(len(logs.output), 1, logs.output)
+        self.assertIn("Tool 'save_game' timed out while 'npc/state' of its own NPC 'gorm', sent while the handler "
+                      "ran, waited for the turn that made the call", logs.output[0])
+        self.assertIn("save with npc.state(settle=False)", logs.output[0])
+        self.assertEqual(saves, [])
+        self.assertEqual((await gorm.talk("Again."))["line"], "saved")
+        self.assertEqual(len(saves), 1)
 
     async def test_npc_client_tool_bark_state_and_restore(self):
         @self.bridge.tool(description="Look up stock of an item.",
@@ -611,6 +715,40 @@ class LifecycleTests(unittest.IsolatedAsyncioTestCase):
                 await bridge.request("ping")
         finally:
             await bridge.close()
+
+    async def test_a_save_cancelled_with_a_turn_the_player_walked_away_from_says_so(self):
+        async with Bridge(COMMAND) as bridge:
+            gorm = await bridge.create_npc({"name": "Gorm"}, npc="gorm", options={"replyFormat": "text"},
+                                           model=scripted({"text": "never", "delayMs": 20000}))
+            turn = asyncio.ensure_future(gorm.talk("Hello"))
+            await bridge.request("ping")  # the turn is written while the ping goes to the bridge and back
+            save = asyncio.ensure_future(gorm.state())  # an autosave, queued behind the turn
+            await bridge.request("ping")
+            turn.cancel()  # the player walks away
+            with self.assertRaises(asyncio.CancelledError):
+                await turn
+            with self.assertRaises(BridgeError) as caught:
+                await save
+            self.assertEqual(caught.exception.code, -32009)
+            self.assertIn("'npc/state' was cancelled with the rest of the work of NPC 'gorm' when the task awaiting "
+                          "its 'npc/talk' was cancelled or its timeout passed", caught.exception.message)
+            self.assertIn("Send it again if you still need it.", caught.exception.message)
+
+    async def test_a_turn_cancelled_by_close_says_this_program_closed_the_bridge(self):
+        bridge = Bridge(COMMAND)
+        await bridge.start()
+        try:
+            gorm = await bridge.create_npc({"name": "Gorm"}, options={"replyFormat": "text"},
+                                           model=scripted({"text": "never", "delayMs": 20000}))
+            turn = asyncio.ensure_future(gorm.talk("Hello"))
+            await bridge.request("ping")  # the bridge has read the turn
+        finally:
+            await bridge.close()
+        with self.assertRaises(BridgeError) as caught:
+            await turn
+        self.assertEqual(caught.exception.code, -32009)
+        self.assertIn("It was cancelled because this program closed the bridge (close(), or the end of the "
+                      "'async with' block that opened it).", caught.exception.message)
 
     async def test_writing_to_a_stopped_bridge_fails_fast_and_clearly(self):
         # A game loop goes on sending to a bridge that stopped (SIGSTOP here; a hung process alike): once the
