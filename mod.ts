@@ -64,7 +64,6 @@ export {
   type GenerateOptions,
   type OpenOptions,
   type SpawnOptions,
-  type WaitOptions,
 } from "./src/client/bridge.ts";
 export { type RespondOptions, Session } from "./src/client/session.ts";
 export { Npc, type RestoreOptions, type TalkOptions } from "./src/client/npc.ts";

@@ -4,6 +4,7 @@
  * @module
  */
 import { BridgeError } from "../protocol/errors.ts";
+import type { WaitOptions } from "./types.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { PROTOCOL_VERSION, SERVER_INFO } from "../protocol/version.ts";
 import { lossyJsonProblem, shown, throwIfLossy } from "./checks.ts";
@@ -170,32 +171,6 @@ export interface CreateNpcOptions {
   options?: NpcOptions;
   /** The model (default `"system"`). Kept by the handle for {@link Npc.restore}. */
   model?: Model;
-}
-
-/**
- * How long a decision or a generation is waited for. The protocol has no cancel for them: when `signal` aborts
- * (`-32009 cancelled`) or `timeoutMs` passes (`-32024 timeout`), the promise rejects at once, and the bridge
- * finishes the work (its model call included) and its answer is ignored. A game loop that gives up on a
- * decision acts on a default of its own.
- *
- * @example
- * ```ts
- * import { Bridge, BridgeError } from "@open-apple-models/bridge";
- * await using bridge = await Bridge.open();
- * const slow = { type: "scripted" as const, steps: [{ json: { reasoning: "…", choice: "flee", confidence: 50 }, delayMs: 50 }] };
- * const action = await bridge.decide("A wolf growls.", ["fight", "flee"], { model: slow, timeoutMs: 5 })
- *   .then((d) => d.optionID, (e) => {
- *     if (e instanceof BridgeError && e.dataCode === "timeout") return "fight"; // the unit's default
- *     throw e;
- *   });
- * action; // "fight"
- * ```
- */
-export interface WaitOptions {
-  /** Stops waiting when it aborts (the work goes on in the bridge; see {@link WaitOptions}). */
-  signal?: AbortSignal;
-  /** Stops waiting after this many milliseconds (see {@link WaitOptions}). No limit by default. */
-  timeoutMs?: number;
 }
 
 /** A decision's `actor` as sent: an NPC handle (an object with an `id` and no `name`) becomes its id. */

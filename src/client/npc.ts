@@ -10,7 +10,7 @@ import type { ParamsOf } from "./methods.ts";
 import { callbackProblem, paramsLossProblem, shown, throwIfLossy } from "./checks.ts";
 import type { JsonInput } from "./json_input.ts";
 import { isFlatValue } from "./transport.ts";
-import type { Model, ToolChoice, ToolRef } from "./types.ts";
+import type { Model, ToolChoice, ToolRef, WaitOptions } from "./types.ts";
 
 /**
  * Options of {@link Npc.talk}. A callback that throws gets no more events, and the call rejects with its
@@ -237,12 +237,31 @@ export class Npc {
   /**
    * A short ambient line about `situation`: text or facts as JSON, an interface's included (checked by
    * {@link JsonInput}; `undefined` sends none). A `NaN`, `Infinity`, `Map` or `Set` in it is a TypeError.
+   * `wait` gives up on it: the protocol has no cancel for a bark, so when `signal` aborts (`-32009
+   * cancelled`) or `timeoutMs` passes (`-32024 timeout`) the promise rejects at once, and the bridge
+   * finishes the bark and its answer is ignored ({@link WaitOptions}): a game that moved on shows none.
+   *
+   * @example
+   * ```ts
+   * import { Bridge, BridgeError } from "@open-apple-models/bridge";
+   * await using bridge = await Bridge.open();
+   * const slow = { type: "scripted" as const, steps: [{ text: "Rain again.", delayMs: 50 }] };
+   * const gorm = await bridge.createNpc({ name: "Gorm" }, { model: slow });
+   * const line = await gorm.bark("The player walks past.", { timeoutMs: 5 })
+   *   .catch((e) => e instanceof BridgeError && e.dataCode === "timeout" ? null : Promise.reject(e));
+   * line; // null: the player has walked on
+   * ```
    */
-  bark<S = JsonValue>(situation: S & (S extends undefined ? S : JsonInput<S>)): Promise<string>;
-  async bark(situation?: unknown): Promise<string> {
+  bark<S = JsonValue>(
+    situation: S & (S extends undefined ? S : JsonInput<S>),
+    wait?: WaitOptions,
+  ): Promise<string>;
+  async bark(situation?: unknown, wait: WaitOptions = {}): Promise<string> {
     const params = { npc: this.id, situation: situation as string | JsonValue | undefined };
     throwIfLossy(params, "npc.bark()");
-    return (await this.#c.request("npc/bark", params)).line;
+    const { signal, timeoutMs } = wait;
+    const options = signal === undefined && timeoutMs === undefined ? undefined : { signal, timeoutMs };
+    return (await this.#c.request("npc/bark", params, options)).line;
   }
 
   /**
