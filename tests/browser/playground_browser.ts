@@ -419,9 +419,11 @@ Deno.test("turn controls: cancel mid-turn, let a call time out, answer with an e
       await text(page, '.turn[data-turn="1"] .meta'),
       /The reply was cancelled; the turn left no trace/,
     );
-    assert.match(
+    // From the cancel on, the client passes the turn no more events (the bridge's toolCallCompleted for the
+    // cancelled call included): the row says what became of the call, with no time or output after it.
+    assert.equal(
       await text(page, '.turn[data-turn="1"] .tool-status'),
-      /^not answered: the turn was cancelled · error in \d+ ms$/,
+      "not answered: the turn was cancelled",
     );
     assert.equal(await page.isDisabled("#cancel"), true);
 
