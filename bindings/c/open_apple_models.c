@@ -1281,11 +1281,17 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
         goto done;
     }
     if ((double)line.length > bridge->max_line_bytes) {
-        /* The bridge would skip the line and answer with id null: refuse it here, with the id. */
-        char message[200], extra[64];
+        /* The bridge would skip the line and answer with id null: refuse it here, with the id. A world's state
+         * (most often a saved one being loaded) is told how to send it in parts, as the other clients do. */
+        static const char in_parts[] =
+            " A world's state this large loads in parts: world/create with part of it, then world/merge the rest, "
+            "a few keys at a time (docs/PROTOCOL.md \xC2\xA7" "6, 'Saving a world').";
+        int world_write = method && (strcmp(method, "world/create") == 0 || strcmp(method, "world/set") == 0 ||
+                                     strcmp(method, "world/merge") == 0);
+        char message[400], extra[64];
         snprintf(message, sizeof message,
-                 "The message is %lu bytes, longer than the %.0f bytes the bridge reads; it was not sent.",
-                 (unsigned long)line.length, bridge->max_line_bytes);
+                 "The message is %lu bytes, longer than the %.0f bytes the bridge reads; it was not sent.%s",
+                 (unsigned long)line.length, bridge->max_line_bytes, world_write ? in_parts : "");
         snprintf(extra, sizeof extra, ",\"limit\":%.0f", bridge->max_line_bytes);
         result = error_response_with(null_id ? NULL : wire, -32600, "invalid_message", message, extra);
         goto done;

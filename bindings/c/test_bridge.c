@@ -532,6 +532,18 @@ static void test_limits(void) {
           "%.300s", show(response));
     oam_string_free(response);
     free(request);
+    /* A world's state that large (a saved world being loaded) is told how to load it in parts. */
+    request = malloc(n + 128);
+    k = (size_t)sprintf(request, "{\"id\":\"save\",\"method\":\"world/create\",\"params\":{\"state\":{\"lore\":\"");
+    memset(request + k, 'a', n);
+    strcpy(request + k + n, "\"}}}");
+    response = call(&r, request, 5000);
+    CHECK(contains(response, "\"id\":\"save\",\"error\":{\"code\":-32600") &&
+              contains(response, "it was not sent. A world's state this large loads in parts: world/create with part of "
+                                 "it, then world/merge the rest, a few keys at a time (docs/PROTOCOL.md \xC2\xA7" "6, 'Saving a world')."),
+          "%.400s", show(response));
+    oam_string_free(response);
+    free(request);
     response = call(&r, "{\"id\":\"after\",\"method\":\"ping\"}", 5000);
     CHECK(contains(response, "\"id\":\"after\",\"result\""), "%s", show(response));
     oam_string_free(response);
