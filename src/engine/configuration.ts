@@ -2,7 +2,7 @@
  * Bridge configuration: limits, defaults, model factories, extensions and hooks.
  * @module
  */
-import { isLanguageModel, type LanguageModel } from "../models/language_model.ts";
+import type { LanguageModel } from "../models/language_model.ts";
 import type { ModelFactories, ModelParam, ModelSpec } from "../models/registry.ts";
 import { BridgeError, thrownByHost } from "../protocol/errors.ts";
 import type { JsonValue } from "../protocol/json.ts";
@@ -89,7 +89,7 @@ function hostSystemModel(factory: () => LanguageModel): () => LanguageModel {
     } catch (error) {
       throw thrownByHost(error, culprit);
     }
-    if (!isLanguageModel(model)) {
+    if (typeof model?.step !== "function" || typeof model?.availability !== "function") {
       throw thrownByHost(
         BridgeError.internal(`The systemModel made no LanguageModel (it needs step() and availability()).`),
         culprit,

@@ -295,19 +295,3 @@ export interface LanguageModel {
    */
   forRequest?(): LanguageModel;
 }
-
-/**
- * Whether what a host's factory returned can serve as a model: it has `step()` and `availability()` (checked
- * where it is made, so a mistake is named there and not by the first turn's "model.step is not a function").
- *
- * @example
- * ```ts
- * import { isLanguageModel } from "./language_model.ts";
- * isLanguageModel({}); // false
- * isLanguageModel(undefined); // false
- * ```
- */
-export function isLanguageModel(value: unknown): value is LanguageModel {
-  const model = value as Partial<LanguageModel> | null | undefined;
-  return typeof model?.step === "function" && typeof model?.availability === "function";
-}

@@ -6,7 +6,7 @@ import { BridgeError, thrownByHost } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { showValue } from "../protocol/params.ts";
 import { rememberHostModel } from "./host_models.ts";
-import { isLanguageModel, type LanguageModel } from "./language_model.ts";
+import type { LanguageModel } from "./language_model.ts";
 import { llamaModelSpecWarnings, parseLlamaModelSpec } from "./llama_config.ts";
 import { createLlamaModel } from "./llama_model.ts";
 import { openAIModelSpecWarnings, parseOpenAIModelSpec } from "./openai_config.ts";
@@ -208,7 +208,7 @@ function hostModel(spec: ModelSpec, factories: ModelFactories): LanguageModel | 
   }
   if (!custom) return undefined;
   // Caught here, at the create that names the type, not by the first turn ("model.step is not a function").
-  if (!isLanguageModel(custom)) {
+  if (typeof custom.step !== "function" || typeof custom.availability !== "function") {
     throw thrownByHost(
       BridgeError.internal(
         `The modelFactory made no LanguageModel for type '${spec.type}' (it needs step() and availability()).`,
