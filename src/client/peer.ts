@@ -38,8 +38,9 @@ export interface RequestOptions {
    * (the hook asks the bridge to cancel the work, which then answers `-32009`); a timeout then rejects with
    * `-32024 timeout`. A bridge that has not answered 5 s later (a stopped process) is waited for no more: the
    * request rejects with `-32009` (or `-32024`) saying so, and a late answer is ignored. Without it, the
-   * request rejects at once and its late response is ignored: the bridge is not asked to stop the work (a `decision/decide` or `content/generate` goes on, and so does its model call). Either way, a spawned
-   * bridge does not keep the program alive for a request given up on (see {@link Transport.abandoned}).
+   * request rejects at once and its late response is ignored: the bridge is not asked to stop the work (a
+   * `decision/decide` or `content/generate` goes on, and so does its model call). Either way, a spawned bridge
+   * does not keep the program alive for a request given up on (see {@link Transport.abandoned}).
    */
   onAbort?: (reason: BridgeError) => void;
   /**
