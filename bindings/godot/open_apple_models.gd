@@ -71,6 +71,7 @@ const SHUTDOWN_ANSWER_MSEC := 500
 class _Call extends RefCounted:
 	signal completed(response: Dictionary)
 	var method: String = ""
+	var params: Dictionary = {}
 	var on_event: Callable = Callable()
 	var on_result: Callable = Callable()
 
@@ -566,9 +567,16 @@ func _send(message: Dictionary) -> Dictionary:
 				"text with a lone UTF-16 surrogate, or nesting deeper than %d levels); it was not sent.") % MAX_DEPTH)
 	var line := (text + "\n").to_utf8_buffer()
 	if line.size() - 1 > max_line_bytes:
-		return _error(INVALID_MESSAGE, "invalid_message", ("The message is %d bytes, longer than the %d bytes the bridge " +
-				"reads; it was not sent (a bridge started with a higher --max-line-bytes needs max_line_bytes too).") %
-				[line.size() - 1, max_line_bytes])
+		var why: String = ("The message is %d bytes, longer than the %d bytes the bridge reads; it was not sent (a " +
+				"bridge started with a higher --max-line-bytes needs max_line_bytes too).") % [line.size() - 1, max_line_bytes]
+		if str(message.get("method", "")) in ["world/create", "world/set", "world/merge"]:
+			# A world's state (most often a saved one being loaded) is told how to send it in parts, as the other
+			# clients do.
+			why += (" A world's state this large loads in parts: world/create with part of it, then world/merge the " +
+					"rest, a few keys at a time (docs/PROTOCOL.md §6, 'Saving a world').")
+		var refused := _error(INVALID_MESSAGE, "invalid_message", why)
+		refused["error"]["data"]["limit"] = max_line_bytes
+		return refused
 	if not _write_line(line):
 		return _error(SHUT_DOWN, "shut_down", "The bridge process has exited; the message was not sent.")
 	return {}
@@ -692,6 +700,7 @@ func request(method: String, params: Dictionary = {}, on_event: Callable = Calla
 	var id := "gd-%d" % _next_id
 	var pending_call := _Call.new()
 	pending_call.method = method
+	pending_call.params = params
 	pending_call.on_event = on_event
 	pending_call.on_result = on_result
 	var message := {"jsonrpc": "2.0", "id": id, "method": method}
@@ -885,8 +894,10 @@ func respond(session_id: String, prompt: String, on_text: Callable = Callable(),
 
 
 ## session/cancel: cancels the session's running turn (its respond() answers a -32009 cancelled error) and its
-## queued work. Result: {session, cancelled}.
+## queued work. Result: {session, cancelled}. From this call on, the turn's on_text and on_event are not called
+## again, also for the text already on its way (a turn that had already ended still gives its reply).
 func cancel_session(session_id: String) -> Dictionary:
+	_silence_turns("session", session_id)
 	return await request("session/cancel", {"session": session_id})
 
 
@@ -940,9 +951,20 @@ func talk(npc_id: String, line: String, on_line: Callable = Callable(), on_emoti
 
 
 ## npc/cancel: cancels the NPC's running talk (its talk() answers a -32009 cancelled error, e.g. when the player
-## walks away) and its queued requests. Result: {npc, cancelled}.
+## walks away) and its queued requests. Result: {npc, cancelled}. From this call on, the talk's on_line and
+## on_emotion are not called again, also for the rest of a line already on its way (a talk that had already ended
+## still gives its reply).
 func cancel_npc(npc_id: String) -> Dictionary:
+	_silence_turns("npc", npc_id)
 	return await request("npc/cancel", {"npc": npc_id})
+
+
+# A player who walked away sees no more of the turn: the events the bridge wrote before it read the cancel are still
+# on their way, and _handle_notification() passes a request's events on only while its on_event is valid.
+func _silence_turns(key: String, id: String) -> void:
+	for pending_call in _pending.values():
+		if pending_call.method.begins_with(key + "/") and str(pending_call.params.get(key, "")) == id:
+			pending_call.on_event = Callable()
 
 
 ## npc/bark.

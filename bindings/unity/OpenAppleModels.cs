@@ -606,6 +606,40 @@ namespace OpenAppleModels
         {
             this.command = ResolveCommand(command);
             this.dispatcher = dispatcher ?? new ImmediateDispatcher();
+            MaxLineBytes = MaxLineBytesOf(this.command);
+        }
+
+        /// <summary>The longest line the bridge reads by default, in bytes (`oam stdio --max-line-bytes`).</summary>
+        public const long DefaultMaxLineBytes = 16L * 1024 * 1024;
+
+        /// <summary>
+        /// The longest message the bridge reads, in bytes: the --max-line-bytes in its command (16 MiB without one).
+        /// A longer request, notification or tool result is not sent: the bridge would skip the line and answer it
+        /// with id null, so the call would wait for ever. The request fails at once with OamBridgeException -32600
+        /// invalid_message (ErrorData limit: this value), Notify throws it, and a tool's result becomes an error
+        /// output the model gets. Set it for a bridge whose limit is not in its command (a wrapper script):
+        /// <code>var oam = new OamBridge(new[] { "/games/bin/run-oam.sh" }) { MaxLineBytes = 64L * 1024 * 1024 };</code>
+        /// </summary>
+        public long MaxLineBytes { get; set; }
+
+        /// <summary>The value of --max-line-bytes in a bridge's argv (as `oam stdio` reads it; the last one counts), else
+        /// DefaultMaxLineBytes.</summary>
+        public static long MaxLineBytesOf(string[] argv)
+        {
+            const string flag = "--max-line-bytes";
+            long limit = DefaultMaxLineBytes;
+            for (int i = 1; argv != null && i < argv.Length; i++)
+            {
+                string value = null;
+                if (argv[i] == flag) value = i + 1 < argv.Length ? argv[i + 1] : null;
+                else if (argv[i] != null && argv[i].StartsWith(flag + "=", StringComparison.Ordinal))
+                    value = argv[i].Substring(flag.Length + 1);
+                long parsed;
+                if (value != null && long.TryParse(value, NumberStyles.None, CultureInfo.InvariantCulture, out parsed)
+                    && parsed >= 1)
+                    limit = parsed;
+            }
+            return limit;
         }
 
         /// <summary>The argv that will be started.</summary>
@@ -835,6 +869,8 @@ namespace OpenAppleModels
                 if (parameters != null) message.With("params", parameters);
             }
             string line = Json.Serialize(message); // bad parameters throw here, before anything is sent
+            OamBridgeException tooLong = TooLong(line, method);
+            if (tooLong != null) return FailedTask(tooLong);
             lock (gate)
             {
                 if (dead != null) return FailedTask(dead); // closed meanwhile
@@ -897,13 +933,35 @@ namespace OpenAppleModels
         /// <summary>
         /// Sends a notification (no response). Like a request, it only queues the line; when the bridge has not read
         /// the 64 MiB sent before (frozen, stopped in a debugger) it is not sent and throws OamBridgeException -32010
-        /// busy.
+        /// busy. One longer than the bridge reads (MaxLineBytes) is not sent and throws -32600 invalid_message.
         /// </summary>
         public void Notify(string method, object parameters = null)
         {
             var message = new JsonObject().With("jsonrpc", "2.0").With("method", method);
             if (parameters != null) message.With("params", parameters);
-            if (!WriteLine(Json.Serialize(message), true)) throw QueueFull(method);
+            string line = Json.Serialize(message);
+            OamBridgeException tooLong = TooLong(line, method);
+            if (tooLong != null) throw tooLong;
+            if (!WriteLine(line, true)) throw QueueFull(method);
+        }
+
+        static readonly UTF8Encoding Utf8 = new UTF8Encoding(false);
+
+        // The -32600 error of a line longer than the bridge reads (as the C client words it), else null. A world's
+        // state (most often a saved one being loaded) is told how to send it in parts, as the other clients do.
+        OamBridgeException TooLong(string line, string method)
+        {
+            long limit = MaxLineBytes;
+            if (line.Length <= limit / 3) return null; // no character takes more than 3 bytes in UTF-8
+            long bytes = Utf8.GetByteCount(line);
+            if (bytes <= limit) return null;
+            bool worldWrite = method == "world/create" || method == "world/set" || method == "world/merge";
+            return new OamBridgeException(-32600, "invalid_message", "The message is " + bytes
+                + " bytes, longer than the " + limit + " bytes the bridge reads; it was not sent." + (worldWrite
+                    ? " A world's state this large loads in parts: world/create with part of it, then world/merge the "
+                      + "rest, a few keys at a time (docs/PROTOCOL.md \u00a76, 'Saving a world')."
+                    : ""),
+                new JsonObject().With("code", "invalid_message").With("limit", limit));
         }
 
         // A cancel the library sends for a request it gave up on: never refused (there are no more than requests).
@@ -925,7 +983,7 @@ namespace OpenAppleModels
         // are not limited.
         bool WriteLine(string line, bool limited = false)
         {
-            byte[] bytes = new UTF8Encoding(false).GetBytes(line + "\n");
+            byte[] bytes = Utf8.GetBytes(line + "\n");
             lock (outbox)
             {
                 if (outboxClosed) return true; // shut down or gone: the reader or Dispose fails the waiting requests
@@ -1133,7 +1191,7 @@ namespace OpenAppleModels
                 // Looked up when the callback runs, not when the line arrives: a change already on its way when
                 // the game unsubscribes (from an earlier change's callback, say) is not delivered.
                 string id = parameters.GetString("subscription") ?? "";
-                dispatcher.Post(() =>
+                Post(() =>
                 {
                     Action<JsonObject> callback;
                     lock (gate) subscriptions.TryGetValue(id, out callback);
@@ -1145,10 +1203,14 @@ namespace OpenAppleModels
                 Pending entry;
                 lock (gate) pending.TryGetValue(IdKey(parameters["requestId"]), out entry);
                 var evt = parameters.GetObject("event");
-                if (entry != null && entry.OnEvent != null && evt != null) dispatcher.Post(() => DeliverEvent(entry, evt));
+                if (entry != null && entry.OnEvent != null && evt != null) Post(() => DeliverEvent(entry, evt));
             }
+            // Each listener on its own: one that throws is reported (OamMainThreadQueue.OnError, or Console.Error
+            // with the ImmediateDispatcher) and the others still get the line, as does every later line.
             var listeners = NotificationReceived;
-            if (listeners != null) dispatcher.Post(() => listeners(method, parameters));
+            if (listeners == null) return;
+            foreach (Action<string, JsonObject> listener in listeners.GetInvocationList())
+                Post(() => listener(method, parameters));
         }
 
         // ---------------------------------------------------------------------------------------- tools
@@ -1347,6 +1409,13 @@ namespace OpenAppleModels
             {
                 line = Json.Serialize(new JsonObject().With("jsonrpc", "2.0").With("id", id).With("result",
                     new JsonObject().With("output", "The tool result is not valid JSON: " + e.Message).With("isError", true)));
+            }
+            // Unsent, the model would wait for the tool's timeout: it gets an error output at once instead.
+            if (TooLong(line, null) != null)
+            {
+                line = Json.Serialize(new JsonObject().With("jsonrpc", "2.0").With("id", id).With("result",
+                    new JsonObject().With("output", "The tool result is " + Utf8.GetByteCount(line) + " bytes, longer than the "
+                        + MaxLineBytes + " bytes the bridge reads.").With("isError", true)));
             }
             WriteLine(line);
         }

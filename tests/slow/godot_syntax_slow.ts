@@ -683,6 +683,134 @@ Deno.test({
   },
 });
 
+/** The advice the C, C#, Python and TypeScript clients give a world's state too large for one message. */
+const WORLD_IN_PARTS =
+  " A world's state this large loads in parts: world/create with part of it, then world/merge " +
+  "the rest, a few keys at a time (docs/PROTOCOL.md §6, 'Saving a world').";
+
+/**
+ * What a message longer than the bridge reads needs: refused in _send() with its limit, and a world write (a saved
+ * world being loaded) told how to load it in parts, as the other clients do; empty when all holds.
+ */
+function tooLongProblems(parsed: Parsed): string[] {
+  const send = functions(parsed).bodies.get("_send") ?? "";
+  const found: string[] = [];
+  const refusal = send.indexOf("if line.size() - 1 > max_line_bytes:");
+  const written = send.indexOf("_write_line(line)");
+  if (refusal < 0 || written < refusal) {
+    found.push("_send() must refuse a line over max_line_bytes before writing it");
+  }
+  const advice =
+    /if str\(message\.get\("method", ""\)\) in \["world\/create", "world\/set", "world\/merge"\]:\n(?:\t+#[^\n]*\n)*\t+why \+= \(([^]*?")\)\n/
+      .exec(send);
+  const text = advice?.[1].split(/"\s*\+\s*\n?\s*"/).join("").replace(/^\s*"|"\s*$/g, "");
+  if (text !== WORLD_IN_PARTS) {
+    found.push(
+      `a world write's refusal must say how to load it in parts (found: ${JSON.stringify(text ?? null)})`,
+    );
+  }
+  if (!/refused\["error"\]\["data"\]\["limit"\] = max_line_bytes/.test(send)) {
+    found.push("the refusal's data must carry the limit, as the C client's does");
+  }
+  return found;
+}
+
+/**
+ * What a player who walks away needs (cancel_npc / cancel_session, the Godot client's way to stop a turn): no more
+ * of the turn's callbacks from that call on, also for the events already on their way, as the C#, Python and
+ * TypeScript clients do once a turn is given up; empty when all holds.
+ */
+function walkAwayProblems(parsed: Parsed): string[] {
+  const { bodies } = functions(parsed);
+  const found: string[] = [];
+  for (
+    const [fn, key, method] of [["cancel_npc", "npc", "npc/cancel"], [
+      "cancel_session",
+      "session",
+      "session/cancel",
+    ]]
+  ) {
+    const body = bodies.get(fn) ?? "";
+    const silenced = body.search(new RegExp(`_silence_turns\\("${key}", \\w+\\)`));
+    if (silenced < 0 || silenced > body.indexOf(`request("${method}"`)) {
+      found.push(`${fn}() must silence the ${key}'s turns (_silence_turns) before it sends ${method}`);
+    }
+  }
+  const silence = bodies.get("_silence_turns") ?? "";
+  if (
+    !/for pending_call in _pending\.values\(\):/.test(silence) ||
+    !/pending_call\.method\.begins_with\(key \+ "\/"\) and str\(pending_call\.params\.get\(key, ""\)\) == id/
+      .test(
+        silence,
+      ) ||
+    !/pending_call\.on_event = Callable\(\)/.test(silence)
+  ) {
+    found.push("_silence_turns() must drop the on_event of every waiting request of that NPC or session");
+  }
+  if (!/pending_call\.params = params/.test(bodies.get("request") ?? "")) {
+    found.push("request() must keep the params of the call (whose NPC or session it is)");
+  }
+  // Read when the line is handled, not when the turn began: a silenced turn gets none of the later lines.
+  if (
+    !/_pending\.get\([^\n]*\n\t+if pending_call != null and pending_call\.on_event\.is_valid\(\)/.test(
+      bodies.get("_handle_notification") ?? "",
+    )
+  ) {
+    found.push("_handle_notification() must look the request's on_event up when the event arrives");
+  }
+  return found;
+}
+
+Deno.test({
+  name: name(
+    "bindings/godot: a message longer than the bridge reads is refused with its limit, a world write with how to load it in parts",
+  ),
+  ignore: skip !== "",
+  async fn() {
+    const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+    const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
+    assert.deepEqual(tooLongProblems(parsed), []);
+    // The refusal as it was: no advice, no limit.
+    const from = text.indexOf('\t\tif str(message.get("method", "")) in');
+    const to = text.indexOf("\t\tvar refused := _error(INVALID_MESSAGE");
+    assert.ok(from > 0 && to > from, "the world write branch was not found");
+    const old = (text.slice(0, from) + text.slice(to)).replace(
+      '\t\trefused["error"]["data"]["limit"] = max_line_bytes\n',
+      "",
+    );
+    const [broken] = await parse([{ name: "old.gd", text: old }], { structure: STRUCTURE });
+    assert.equal(describe([broken]), "", "the old copy does not parse");
+    assert.deepEqual(tooLongProblems(broken), [
+      "a world write's refusal must say how to load it in parts (found: null)",
+      "the refusal's data must carry the limit, as the C client's does",
+    ]);
+  },
+});
+
+Deno.test({
+  name: name(
+    "bindings/godot: cancel_npc / cancel_session stop the turn's callbacks at once (a player who walked away sees no more of the line)",
+  ),
+  ignore: skip !== "",
+  async fn() {
+    const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+    const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
+    assert.deepEqual(walkAwayProblems(parsed), []);
+    // The cancels as they were: the events already on their way still reached on_line.
+    const old = text.replace('\t_silence_turns("npc", npc_id)\n', "").replace(
+      '\t_silence_turns("session", session_id)\n',
+      "",
+    );
+    assert.notEqual(old, text);
+    const [broken] = await parse([{ name: "old.gd", text: old }], { structure: STRUCTURE });
+    assert.equal(describe([broken]), "", "the old copy does not parse");
+    assert.deepEqual(walkAwayProblems(broken), [
+      "cancel_npc() must silence the npc's turns (_silence_turns) before it sends npc/cancel",
+      "cancel_session() must silence the session's turns (_silence_turns) before it sends session/cancel",
+    ]);
+  },
+});
+
 Deno.test("bindings/godot: deno.lock pins no tree-sitter package (the parser runs with --no-lock)", () => {
   const lock = Deno.readTextFileSync(`${REPO_ROOT}/deno.lock`);
   assert.ok(!lock.includes("tree-sitter"), "the GDScript parser must stay out of deno.lock");

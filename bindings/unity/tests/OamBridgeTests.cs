@@ -17,6 +17,8 @@ static class OamBridgeTests
     static int failures;
     static int checks;
     static string current = "";
+    // Failures go here also while a test captures Console.Error.
+    static readonly System.IO.TextWriter report = Console.Error;
     static int mainThread;
 
     static void Check(bool condition, string what)
@@ -25,7 +27,7 @@ static class OamBridgeTests
         if (!condition)
         {
             failures++;
-            Console.Error.WriteLine("FAIL " + current + ": " + what);
+            report.WriteLine("FAIL " + current + ": " + what);
         }
     }
 
@@ -1307,12 +1309,167 @@ static class OamBridgeTests
         }
     }
 
+    static void TestMessageTooLong()
+    {
+        current = "a message longer than the bridge reads is refused before it is sent";
+        var queue = new OamMainThreadQueue();
+        var bridge = Start(queue);
+        try
+        {
+            Check(bridge.MaxLineBytes == 16L * 1024 * 1024, "the default limit: " + bridge.MaxLineBytes);
+            string lore = new string('a', 16 * 1024 * 1024);
+            // The bridge skips such a line and answers it with id null: the call waited for ever.
+            var ping = bridge.RequestAsync("ping", O().With("x", lore));
+            Check(ping.IsFaulted, "a 16 MiB ping fails at once (status " + ping.Status + ")");
+            var error = ping.IsFaulted ? WaitError(queue, ping) as OamBridgeException : null;
+            Check(error != null && error.Code == -32600 && error.DataCode == "invalid_message"
+                && error.ErrorData.GetLong("limit") == 16L * 1024 * 1024
+                && error.Message.Contains("longer than the 16777216 bytes the bridge reads; it was not sent")
+                && !error.Message.Contains("in parts"), "the refused ping: " + error);
+            // A saved world's state that large is told how to load it in parts.
+            var world = bridge.CreateWorldAsync(O().With("lore", lore));
+            Check(world.IsFaulted, "a 16 MiB world/create fails at once (status " + world.Status + ")");
+            error = world.IsFaulted ? WaitError(queue, world) as OamBridgeException : null;
+            Check(error != null && error.Code == -32600 && error.DataCode == "invalid_message"
+                && error.Message.Contains("it was not sent") && error.Message.EndsWith(
+                    " A world's state this large loads in parts: world/create with part of it, then world/merge the "
+                    + "rest, a few keys at a time (docs/PROTOCOL.md \u00a76, 'Saving a world')."),
+                "the refused world/create: " + error);
+            var village = Wait(queue, bridge.CreateWorldAsync(O().With("gold", 1)));
+            var merge = village.MergeAsync(O().With("lore", lore));
+            Check(merge.IsFaulted, "a 16 MiB world/merge fails at once (status " + merge.Status + ")");
+            error = merge.IsFaulted ? WaitError(queue, merge) as OamBridgeException : null;
+            Check(error != null && error.Message.Contains("loads in parts"), "the refused world/merge: " + error);
+            OamBridgeException thrown = null;
+            try { bridge.Notify("ping", O().With("x", lore)); }
+            catch (OamBridgeException e) { thrown = e; }
+            Check(thrown != null && thrown.Code == -32600 && thrown.ErrorData.GetLong("limit") == 16L * 1024 * 1024,
+                "a 16 MiB notification throws: " + thrown);
+            Check(Wait(queue, bridge.RequestAsync("ping")) != null, "the next call is answered");
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+
+        current = "the --max-line-bytes of the bridge's command";
+        foreach (var flag in new[] { new[] { "--max-line-bytes", "4096" }, new[] { "--max-line-bytes=4096" } })
+        {
+            var argv = new List<string>(OamBridge.ResolveCommand(null));
+            argv.AddRange(flag);
+            bridge = new OamBridge(argv.ToArray(), queue);
+            bridge.Start();
+            try
+            {
+                Wait(queue, bridge.InitializeAsync("tests"));
+                Check(bridge.MaxLineBytes == 4096, string.Join(" ", flag) + ": " + bridge.MaxLineBytes);
+                var refused = bridge.RequestAsync("ping", O().With("x", new string('a', 4096)));
+                var error = refused.IsFaulted ? WaitError(queue, refused) as OamBridgeException : null;
+                Check(error != null && error.ErrorData.GetLong("limit") == 4096
+                    && error.Message.Contains("longer than the 4096 bytes the bridge reads"), "4 KiB refused: " + error);
+                // Bytes, not characters: 1500 two-byte characters are 3000 bytes, 2100 of them 4200.
+                Check(Wait(queue, bridge.RequestAsync("ping", O().With("x", new string('\u00e9', 1500)))) != null,
+                    "3000 bytes go");
+                Check(bridge.RequestAsync("ping", O().With("x", new string('\u00e9', 2100))).IsFaulted,
+                    "4200 bytes of 2100 characters are refused");
+            }
+            finally
+            {
+                bridge.Dispose();
+            }
+        }
+
+        current = "a tool result longer than the bridge reads";
+        {
+            var argv = new List<string>(OamBridge.ResolveCommand(null)) { "--max-line-bytes", "4096" };
+            bridge = new OamBridge(argv.ToArray(), queue);
+            bridge.Start();
+            try
+            {
+                Wait(queue, bridge.InitializeAsync("tests"));
+                bridge.RegisterTool("open_gate", "Open a named gate.", GateSchema, args => new string('x', 5000), timeoutSeconds: 10);
+                var guard = Wait(queue, bridge.CreateSessionAsync("You are a guard.", new[] { "open_gate" },
+                    model: Scripted(GateStep("north"), O().With("template", "Gate: {toolOutput}"))));
+                // Unsent, the model waited for the tool's timeout; it now gets an error output at once.
+                var reply = Wait(queue, guard.RespondAsync("Open the north gate."), 60000);
+                string text = reply.GetString("text") ?? "";
+                Check(text.Contains("The tool result is") && text.Contains("longer than the 4096 bytes the bridge reads"),
+                    "the model's tool output: " + text);
+            }
+            finally
+            {
+                bridge.Dispose();
+            }
+        }
+    }
+
+    static void TestListenersIsolated()
+    {
+        // A console program (callbacks on the reader thread) and a game (callbacks pumped on the main thread).
+        foreach (bool pumped in new[] { false, true })
+        {
+            current = "a throwing world callback or listener leaves the other listeners their line ("
+                + (pumped ? "OamMainThreadQueue" : "ImmediateDispatcher") + ")";
+            var queue = new OamMainThreadQueue();
+            var reported = new List<Exception>();
+            queue.OnError = e => reported.Add(e);
+            var console = new System.IO.StringWriter();
+            var standardError = Console.Error;
+            var bridge = new OamBridge(null, pumped ? queue : null);
+            var seen = new List<string>();
+            var last = new TaskCompletionSource<bool>();
+            bridge.NotificationReceived += (method, p) => { lock (seen) seen.Add("hud " + method); };
+            bridge.NotificationReceived += (method, p) =>
+            {
+                if (method == "world/changed") throw new InvalidOperationException("quest log listener broke");
+            };
+            bridge.NotificationReceived += (method, p) =>
+            {
+                lock (seen) seen.Add("audio " + method);
+                if (method == "world/changed") last.TrySetResult(true);
+            };
+            Console.SetError(System.IO.TextWriter.Synchronized(console));
+            try
+            {
+                bridge.Start();
+                Wait(queue, bridge.InitializeAsync("tests"));
+                var world = Wait(queue, bridge.CreateWorldAsync(O().With("weather", "sun")));
+                Wait(queue, world.SubscribeAsync("weather", change =>
+                {
+                    throw new NullReferenceException("weather label destroyed");
+                }));
+                Wait(queue, world.SetAsync("weather", "fog"));
+                Exception waited = WaitError(queue, last.Task); // without the fix, the last listener never ran
+                Check(waited == null && seen.Contains("hud world/changed") && seen.Contains("audio world/changed"),
+                    "every other listener got world/changed: " + string.Join(", ", seen));
+                string errors = console.ToString();
+                if (pumped)
+                {
+                    Check(reported.Exists(e => e.Message == "weather label destroyed")
+                        && reported.Exists(e => e.Message == "quest log listener broke"),
+                        "both went to OnError: " + string.Join(" | ", reported.ConvertAll(e => e.Message).ToArray()));
+                }
+                else
+                {
+                    Check(errors.Contains("callback failed: System.NullReferenceException: weather label destroyed")
+                        && errors.Contains("callback failed: System.InvalidOperationException: quest log listener broke"),
+                        "both were reported on Console.Error: " + errors);
+                }
+            }
+            finally
+            {
+                bridge.Dispose();
+                Console.SetError(standardError);
+            }
+        }
+    }
+
     static int Main()
     {
         mainThread = Thread.CurrentThread.ManagedThreadId;
         var tests = new Action[] { TestJson, TestSessions, TestGame, TestWalkAway, TestNoCallbackAfterDispose, TestLifecycle, TestDisposeFrozenBridge,
             TestDisposeWaitsOnlyForALiveBridge, TestRestarter, TestRestoreNpcKeys, TestNullArguments,
-            TestQueueLimit };
+            TestQueueLimit, TestMessageTooLong, TestListenersIsolated };
         foreach (var test in tests)
         {
             try { test(); }
