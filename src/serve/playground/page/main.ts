@@ -11,7 +11,7 @@ import { Npc } from "../../../client/npc.ts";
 import { World } from "../../../client/world.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
 import { Conversation, type TurnRecord } from "./conversation.ts";
-import { byId, debounce, download, fileName, followSkipLinks, pretty } from "./dom.ts";
+import { byId, debounce, download, DOWNLOADS, fileName, followSkipLinks, pretty } from "./dom.ts";
 import { Editor } from "./editor.ts";
 import { Link } from "./link.ts";
 import { lastVisitLabel } from "./last_visit.ts";
@@ -613,7 +613,9 @@ class Playground {
     const params = engineExport(value, (world) => editor.npcParams(world));
     const name = fileName(typeof value.npc === "string" ? value.npc : "npc", ".npc-create.json");
     download(name, { text: `${pretty(params)}\n` });
-    editor.showResult({ note: `Exported ${name}: the params of ${Object.keys(params).join(" and ")}.` });
+    editor.showResult({
+      note: `Exported ${name} to ${DOWNLOADS}: the params of ${Object.keys(params).join(" and ")}.`,
+    });
   }
 }
 

@@ -7,7 +7,7 @@
  * @module
  */
 import type { JsonValue } from "../../../protocol/json.ts";
-import { download, fileName } from "./dom.ts";
+import { download, fileName, savedNote } from "./dom.ts";
 import { modelPanel } from "./editor_panels.ts";
 import { notAScript, scriptModel, scriptProblem } from "./script_check.ts";
 import type { StartResult } from "./start_result.ts";
@@ -82,8 +82,11 @@ export class ModelTab {
         host.changed();
       },
       onLoadScript: (file) => this.#loadScript(file),
-      onSaveScript: () =>
-        download(fileName(host.npcName(), ".steps.json"), { text: this.script.value.trimEnd() + "\n" }),
+      onSaveScript: () => {
+        const name = fileName(host.npcName(), ".steps.json");
+        download(name, { text: this.script.value.trimEnd() + "\n" });
+        host.showResult({ note: savedNote(name, "the script", "Load script…") });
+      },
     });
     this.panel = model.panel;
     this.#useScript = model.useScript;

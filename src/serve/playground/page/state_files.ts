@@ -10,7 +10,7 @@ import { BridgeError } from "../../../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
 import type { Conversation, TurnRecord } from "./conversation.ts";
 import { parseJsonc } from "./document.ts";
-import { byId, download, fileName, focusLost, h, pretty } from "./dom.ts";
+import { byId, download, DOWNLOADS, fileName, focusLost, h, pretty } from "./dom.ts";
 import type { Editor } from "./editor.ts";
 import { worldIdFor } from "./engine_export.ts";
 import { seenNow } from "./last_visit.ts";
@@ -151,7 +151,9 @@ export class StateFiles {
       const file = { npc: r.npc.id, state, world };
       const name = fileName(r.npc.id, ".state.json");
       download(name, { text: `${pretty(file)}\n` });
-      panel.saveMessage(`Saved ${name} (${r.name}, relationship ${state.memory.relationship ?? 0}).`);
+      panel.saveMessage(
+        `Saved ${name} (${r.name}, relationship ${state.memory.relationship ?? 0}) to ${DOWNLOADS}.`,
+      );
     } catch (error) {
       panel.saveMessage(`Could not save: ${errorText(error)}`, "error");
     } finally {
