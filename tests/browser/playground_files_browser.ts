@@ -47,3 +47,26 @@ Deno.test("Save persona and Save script say under Start which file they saved an
     assert.deepEqual(errors, []);
   });
 });
+
+Deno.test("a script the bridge would refuse is a problem before Start, named as the bridge names it; Start anyway shows the bridge agrees", async () => {
+  await withPlayground("failed-files-script-check", async ({ page, errors }) => {
+    await page.click("#tab-model");
+    await page.locator("#model-script").check();
+    await page.fill("#script", '{"steps":[{"text": 3}]}');
+    // Before: "Ready to start.", and Start then showed the bridge's refusal.
+    await page.locator("#editor-status .summary").filter({ hasText: "1 problem to fix" }).waitFor();
+    assert.equal(await text(page, "#script-message"), "The script: 'script.steps[0].text' must be a string.");
+    await page.click("#start");
+    await page.locator("#start-result p.error").getByRole("button", { name: "Start anyway" }).click();
+    await page.locator("#start-result p.error").filter({ hasText: "'model.steps[0].text' must be a string." })
+      .waitFor();
+    // A member the bridge ignores is said by the box, and does not block Start.
+    await page.fill("#script", '{"step": [{"text": "Hi"}]}');
+    await page.locator("#editor-status").filter({ hasText: "Ready to start." }).waitFor();
+    assert.equal(
+      await text(page, "#script-message"),
+      "Unknown parameter 'script.step' was ignored (did you mean 'steps'?).",
+    );
+    assert.deepEqual(errors, []);
+  });
+});
