@@ -9,7 +9,7 @@
  */
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
-import { withPlayground } from "./browser_fixture.ts";
+import { file, npcReady, withPlayground } from "./browser_fixture.ts";
 
 async function text(page: Page, selector: string): Promise<string> {
   return (await page.locator(selector).textContent() ?? "").trim();
@@ -67,6 +67,73 @@ Deno.test("a script the bridge would refuse is a problem before Start, named as 
       await text(page, "#script-message"),
       "Unknown parameter 'script.step' was ignored (did you mean 'steps'?).",
     );
+    assert.deepEqual(errors, []);
+  });
+});
+
+/** Starts the sample NPC and says one line (its turn ends). */
+async function startAndTalk(page: Page): Promise<void> {
+  await page.click("#start");
+  await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+  await npcReady(page);
+  await page.fill("#player-line", "Hello");
+  await page.press("#player-line", "Enter");
+  await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
+}
+
+/** Says `line` and waits until turn `n` ends. */
+async function talk(page: Page, line: string, n: number): Promise<void> {
+  await page.fill("#player-line", line);
+  await page.press("#player-line", "Enter");
+  await page.locator(`.turn[data-turn="${n}"] .npc[aria-busy="false"]`).waitFor();
+}
+
+Deno.test("a Start the bridge refuses leaves the NPC that ran running, with its conversation, memory and world", async () => {
+  await withPlayground("failed-files-refused-start", async ({ page, errors }) => {
+    await startAndTalk(page);
+    // A negative temperature: the page lists it as a problem, and Start anyway shows what the bridge says.
+    await page.click("#tab-jsonc");
+    await page.fill("#jsonc", JSON.stringify({ persona: { name: "Mira" }, options: { temperature: -1 } }));
+    await page.locator("#editor-status .summary").filter({ hasText: "1 problem to fix" }).waitFor();
+    await page.click("#start");
+    await page.locator("#start-result p.error").getByRole("button", { name: "Start anyway" }).click();
+    await page.locator("#start-result p.error").filter({ hasText: /temperature.*Mira runs on as before\.$/ })
+      .waitFor();
+    await npcReady(page);
+    // Before: "· not running (stopped for the new start)", and a button to restore her as last seen.
+    assert.doesNotMatch(await text(page, ".conversation-head .npc-model"), /not running/);
+    assert.equal(
+      await text(page, "ol.turns li.note:last-child"),
+      "The bridge refused the new start (see under Start): Mira runs on as before, with this conversation, " +
+        "its memory and its world. Its script starts again from its first step (the NPC gets a new model).",
+    );
+    assert.equal(await page.locator("ol.turns li.note.offer").count(), 0);
+    assert.equal(await page.locator('.turn[data-turn="1"]').count(), 1, "the conversation is kept");
+    await page.click("#tab-state-world");
+    await page.getByRole("button", { name: /^player\.gold is 20; change it/ }).waitFor();
+    await talk(page, "Still there?", 2);
+    assert.deepEqual(errors, []);
+  });
+});
+
+Deno.test("a restore the bridge refuses leaves the NPC that ran running, with its conversation", async () => {
+  await withPlayground("failed-files-refused-restore", async ({ page, errors }) => {
+    await startAndTalk(page);
+    await page.click("#tab-state-save");
+    // A state file whose transcript is not one: the bridge refuses it (after the running NPC was stopped).
+    const bad = { state: { persona: { name: "Mira" }, transcript: {} } };
+    await page.setInputFiles("#restore-state", [file("bad.state.json", bad)]);
+    const refused =
+      /^Could not restore from bad\.state\.json: 'state\.transcript' must be.* Mira runs on as before\.$/;
+    await page.locator("#start-result .error").filter({ hasText: refused }).waitFor();
+    await npcReady(page);
+    assert.doesNotMatch(await text(page, ".conversation-head .npc-model"), /not running/);
+    assert.match(
+      await text(page, "ol.turns li.note:last-child"),
+      /^The bridge refused the restore \(see under Start\): Mira runs on as before, with this conversation/,
+    );
+    assert.equal(await page.locator('.turn[data-turn="1"]').count(), 1, "the conversation is kept");
+    await talk(page, "Still there?", 2);
     assert.deepEqual(errors, []);
   });
 });
