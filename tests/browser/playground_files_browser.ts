@@ -137,3 +137,26 @@ Deno.test("a restore the bridge refuses leaves the NPC that ran running, with it
     assert.deepEqual(errors, []);
   });
 });
+
+Deno.test("Save persona and Save script of a text with a problem save it, and say (as a warning) that it has one", async () => {
+  await withPlayground("failed-files-saved-with-problem", async ({ page, errors }) => {
+    await page.click("#tab-jsonc");
+    await page.fill("#jsonc", '{"npc": "gorm", "persona": {"name": "Gorm",}');
+    await downloaded(page, () => page.click("#save-persona"));
+    // Before: "Saved …" in green, as for a file that loads and starts (Export refuses such a text).
+    const persona = page.locator("#start-result p.warning");
+    assert.match(
+      (await persona.textContent()) ?? "",
+      /^Saved .+\.jsonc \(the persona file\) to your browser's downloads folder; Load file… opens it again\. It has a problem to fix before it starts: .+/,
+    );
+    await page.click("#tab-model");
+    await page.locator("#model-script").check();
+    await page.fill("#script", '[{"say": "Hi"}]');
+    await downloaded(page, () => page.getByRole("button", { name: "Save script" }).click());
+    assert.match(
+      (await page.locator("#start-result p.warning").textContent()) ?? "",
+      /^Saved .+\.steps\.json \(the script\) to .+ It has a problem to fix before it starts: The script: 'script\[0\]' must contain/,
+    );
+    assert.deepEqual(errors, []);
+  });
+});

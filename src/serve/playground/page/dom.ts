@@ -163,6 +163,19 @@ export function savedNote(name: string, what: string, opener: string): string {
   return `Saved ${name} (${what}) to ${DOWNLOADS}; ${opener} opens it again.`;
 }
 
+/**
+ * What {@link savedNote} adds for a file saved with a problem (`problem`: what the page says of it).
+ *
+ * @example
+ * ```ts ignore
+ * toFix("The script is empty.");
+ * // "It has a problem to fix before it starts: The script is empty."
+ * ```
+ */
+export function toFix(problem: string): string {
+  return `It has a problem to fix before it starts: ${problem}`;
+}
+
 /** Offers `text` as a file download named `name`. */
 export function download(name: string, { text, type = "application/json" }: DownloadOptions): void {
   const url = URL.createObjectURL(new Blob([text], { type }));

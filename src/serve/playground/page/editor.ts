@@ -14,7 +14,7 @@
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
 import { errorCount, npcToolNames, PersonaDocument, type Review, reviewDocument } from "./document.ts";
-import { download, fileName, h, savedNote, tabs } from "./dom.ts";
+import { download, fileName, h, savedNote, tabs, toFix } from "./dom.ts";
 import {
   fileToolbar,
   type FormParts,
@@ -662,7 +662,12 @@ export class Editor {
   savePersona(): void {
     const name = fileName(this.#npcName(), ".jsonc");
     download(name, { text: this.doc.text.endsWith("\n") ? this.doc.text : `${this.doc.text}\n` });
-    this.showResult({ note: savedNote(name, "the persona file", "Load file…") });
+    const saved = savedNote(name, "the persona file", "Load file…");
+    const errors = errorCount(this.review);
+    const problem = this.doc.problem?.message ??
+      (errors > 0 ? `${errors === 1 ? "the problem" : `the ${errors} problems`} listed above.` : null);
+    // (Saved as it is, to be finished later; said as a warning, as Start would refuse it.)
+    this.showResult(problem ? { warningNote: `${saved} ${toFix(problem)}` } : { note: saved });
   }
 
   /** Replaces the persona text (a loaded file), keeping the old text for "Undo load". */

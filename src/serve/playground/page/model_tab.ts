@@ -7,7 +7,7 @@
  * @module
  */
 import type { JsonValue } from "../../../protocol/json.ts";
-import { download, fileName, savedNote } from "./dom.ts";
+import { download, fileName, savedNote, toFix } from "./dom.ts";
 import { modelPanel } from "./editor_panels.ts";
 import { notAScript, scriptModel, scriptNotes, scriptProblem } from "./script_check.ts";
 import type { StartResult } from "./start_result.ts";
@@ -85,7 +85,9 @@ export class ModelTab {
       onSaveScript: () => {
         const name = fileName(host.npcName(), ".steps.json");
         download(name, { text: this.script.value.trimEnd() + "\n" });
-        host.showResult({ note: savedNote(name, "the script", "Load script…") });
+        const saved = savedNote(name, "the script", "Load script…");
+        const problem = this.problem();
+        host.showResult(problem ? { warningNote: `${saved} ${toFix(problem)}` } : { note: saved });
       },
     });
     this.panel = model.panel;
