@@ -146,6 +146,36 @@ export interface DownloadOptions {
   type?: string;
 }
 
+/** Where a file the page offers as a download goes (the page cannot know the folder the browser chose). */
+export const DOWNLOADS = "your browser's downloads folder";
+
+/**
+ * What the page says after a file was saved with {@link download}: its name, what it is, where it went and how
+ * to open it again.
+ *
+ * @example
+ * ```ts ignore
+ * savedNote("mira.jsonc", "the persona file", "Load file…");
+ * // "Saved mira.jsonc (the persona file) to your browser's downloads folder; Load file… opens it again."
+ * ```
+ */
+export function savedNote(name: string, what: string, opener: string): string {
+  return `Saved ${name} (${what}) to ${DOWNLOADS}; ${opener} opens it again.`;
+}
+
+/**
+ * What {@link savedNote} adds for a file saved with a problem (`problem`: what the page says of it).
+ *
+ * @example
+ * ```ts ignore
+ * toFix("The script is empty.");
+ * // "It has a problem to fix before it starts: The script is empty."
+ * ```
+ */
+export function toFix(problem: string): string {
+  return `It has a problem to fix before it starts: ${problem}`;
+}
+
 /** Offers `text` as a file download named `name`. */
 export function download(name: string, { text, type = "application/json" }: DownloadOptions): void {
   const url = URL.createObjectURL(new Blob([text], { type }));

@@ -14,7 +14,7 @@
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
 import { errorCount, npcToolNames, PersonaDocument, type Review, reviewDocument } from "./document.ts";
-import { download, fileName, h, tabs } from "./dom.ts";
+import { download, fileName, h, savedNote, tabs, toFix } from "./dom.ts";
 import {
   fileToolbar,
   type FormParts,
@@ -658,11 +658,16 @@ export class Editor {
     return params;
   }
 
-  /** Downloads the persona file (the JSONC text as it is). */
+  /** Downloads the persona file (the JSONC text as it is) and says so under Start, as Export does. */
   savePersona(): void {
-    download(fileName(this.#npcName(), ".jsonc"), {
-      text: this.doc.text.endsWith("\n") ? this.doc.text : `${this.doc.text}\n`,
-    });
+    const name = fileName(this.#npcName(), ".jsonc");
+    download(name, { text: this.doc.text.endsWith("\n") ? this.doc.text : `${this.doc.text}\n` });
+    const saved = savedNote(name, "the persona file", "Load file…");
+    const errors = errorCount(this.review);
+    const problem = this.doc.problem?.message ??
+      (errors > 0 ? `${errors === 1 ? "the problem" : `the ${errors} problems`} listed above.` : null);
+    // (Saved as it is, to be finished later; said as a warning, as Start would refuse it.)
+    this.showResult(problem ? { warningNote: `${saved} ${toFix(problem)}` } : { note: saved });
   }
 
   /** Replaces the persona text (a loaded file), keeping the old text for "Undo load". */

@@ -11,7 +11,7 @@ import { Npc } from "../../../client/npc.ts";
 import { World } from "../../../client/world.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
 import { Conversation, type TurnRecord } from "./conversation.ts";
-import { byId, debounce, download, fileName, followSkipLinks, pretty } from "./dom.ts";
+import { byId, debounce, download, DOWNLOADS, fileName, followSkipLinks, pretty } from "./dom.ts";
 import { Editor } from "./editor.ts";
 import { Link } from "./link.ts";
 import { lastVisitLabel } from "./last_visit.ts";
@@ -26,7 +26,7 @@ import { firstVisit } from "./samples.ts";
 import { engineExport, worldIdFor } from "./engine_export.ts";
 import { barkHint, type ScriptedRun, scriptHint, unavailableHint } from "./script_hint.ts";
 import { relationshipReasons, StatePanel } from "./state_panel.ts";
-import { type NowRunningParts, StateFiles } from "./state_files.ts";
+import { type KeptNpc, type NowRunningParts, StateFiles, type Stopped } from "./state_files.ts";
 import { loadSaved, type Saved, storeSaved } from "./storage.ts";
 import { answerOf } from "./tool_editor.ts";
 import { ToolRenames } from "./tool_renames.ts";
@@ -242,7 +242,7 @@ class Playground {
       openWorld: (id, seed) => this.#openWorld(id, seed),
       nowRunning: (from, parts, label) => this.#nowRunning(from, parts, label),
       noteCancelled: (turn, why) => this.#noteCancelled(turn, why),
-      stoppedInVain: (name, doing) => this.#stoppedInVain(name, doing),
+      refused: (stopped, why) => this.#refused(stopped, why),
     });
   }
 
@@ -352,18 +352,83 @@ class Playground {
 
   /**
    * Deletes what runs now (ignoring errors: it may be gone with an old connection), after cancelling a reply
-   * still running (a start or a restore replaces the NPC, as Start always did). Returns the cancelled turn,
-   * which the caller notes in the new conversation, or null.
+   * still running (a start or a restore replaces the NPC, as Start always did) and reading its state and its
+   * world's (to put it back as it was when the bridge refuses what replaces it: {@link #refused}). Returns the
+   * cancelled turn, which the caller notes in the new conversation, and the NPC kept.
    */
-  async #teardown(): Promise<TurnRecord | null> {
+  async #teardown(): Promise<Stopped> {
     const r = this.running;
     this.running = null;
-    if (!r || r.generation !== this.link.generation) return null;
+    if (!r || r.generation !== this.link.generation) return { cancelled: null, kept: null };
     const cancelled = await this.conversation.cancelRunning();
+    const kept = await this.#keep(r);
     await r.subscription?.unsubscribe().catch(() => {});
     await r.npc.delete().catch(() => {});
     await r.world?.delete().catch(() => {});
-    return cancelled;
+    return { cancelled, kept };
+  }
+
+  /** The running NPC `r` with its state and its world's, or null when they cannot be read. */
+  async #keep(r: Running): Promise<KeptNpc | null> {
+    try {
+      const state = await r.npc.state({ settle: false }) as unknown as JsonObject;
+      const world = r.world ? { world: r.world.id, state: await r.world.snapshot() as JsonObject } : null;
+      return { running: r, state, world };
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * A start or a restore (`why.doing`) the bridge refused (`why.error`) after it stopped the NPC that ran: that
+   * NPC is put back as it was (its state, world, tools and model as they were when it stopped), and the
+   * conversation, the relationship's history and the turns stay as they are; the result under Start says so.
+   * When it cannot be put back, the page says it no longer runs and offers it back as last seen.
+   */
+  async #refused(stopped: Stopped & { name: string }, why: { doing: string; error: string }): Promise<void> {
+    const { kept, name } = stopped;
+    if (kept === null || !(await this.#putBack(kept))) {
+      this.#stoppedInVain(name, why.doing);
+      return;
+    }
+    const again = kept.running.scripted === null
+      ? ""
+      : " Its script starts again from its first step (the NPC gets a new model).";
+    this.conversation.note(
+      `The bridge refused ${why.doing} (see under Start): ${name} runs on as before, with this conversation, ` +
+        `its memory and its world.${again}`,
+      "warning",
+    );
+    this.editor.showResult({ error: `${why.error} ${name} runs on as before.` });
+    await this.files.refresh();
+  }
+
+  /** Puts the NPC kept back on the bridge as it was; false when the bridge refuses that too. */
+  async #putBack(kept: KeptNpc): Promise<boolean> {
+    let worldParts: WorldParts | null = null;
+    try {
+      const tools = Array.isArray(kept.state.tools) ? kept.state.tools.filter(isJsonObject) : [];
+      this.#registerTools(tools);
+      if (kept.world) worldParts = await this.#openWorld(kept.world.world, kept.world.state);
+      const connection = this.link.require();
+      const model = kept.running.model;
+      const created = await connection.request("npc/restore", {
+        state: kept.state as never,
+        world: worldParts?.world.id ?? null,
+        ...(model !== undefined ? { model: model as never } : {}),
+      });
+      this.running = {
+        ...kept.running,
+        npc: new Npc(connection, created.npc, { tools: created.tools, warnings: created.warnings }),
+        world: worldParts?.world ?? null,
+        subscription: worldParts?.subscription ?? null,
+        generation: this.link.generation,
+      };
+      return true;
+    } catch {
+      await worldParts?.world.delete().catch(() => {});
+      return false;
+    }
   }
 
   /** The note of a reply cancelled by a start or a restore (`why`: "to start the NPC again"). */
@@ -411,7 +476,7 @@ class Playground {
     parts: NowRunningParts,
     label: "start" | "restored",
   ): string {
-    const { connection, created, worldParts, settings } = parts;
+    const { connection, created, worldParts, settings, model } = parts;
     const persona = isJsonObject(from.persona) ? from.persona : {};
     const name = typeof persona.name === "string" ? persona.name : created.npc;
     this.running = {
@@ -423,6 +488,7 @@ class Playground {
       scripted: this.#scriptedRun(name, from.options),
       settings,
       worldSeed: label === "start" ? worldSeedOf(from) : null,
+      model,
       ...toolSettings(from.options, parts.tools),
     };
     // The last state seen is this NPC's from now on: the way back to an NPC that went is offered again when
@@ -458,14 +524,14 @@ class Playground {
   async #start(): Promise<void> {
     const editor = this.editor;
     let worldParts: WorldParts | null = null;
-    /** The name of the NPC that ran, once it was stopped for this start. */
-    let stopped: string | null = null;
+    /** The NPC that ran (its name, and its state kept), once it was stopped for this start. */
+    let stopped: Stopped & { name: string | null } = { name: null, cancelled: null, kept: null };
     try {
       await this.#changes.connected("starting the NPC");
       this.link.require();
       const before = this.running?.name ?? null;
-      const cancelled = await this.#teardown();
-      stopped = before;
+      stopped = { ...await this.#teardown(), name: before };
+      const cancelled = stopped.cancelled;
       const value = editor.doc.value;
       const tools = editor.toolDefinitions();
       this.#registerTools(tools);
@@ -477,7 +543,7 @@ class Playground {
       const result = await connection.request("npc/create", params as never);
       const name = this.#nowRunning(
         value,
-        { connection, created: result, worldParts, tools, settings },
+        { connection, created: result, worldParts, tools, settings, model: params.model },
         "start",
       );
       this.conversation.started(`${name} (${result.npc})`, editor.modelLabel(), true);
@@ -490,8 +556,9 @@ class Playground {
       if (!this.running) this.state.world.show(null, null);
       editor.showResult({ error: errorText(error) });
       // (When the bridge went away meanwhile, the page says so and offers the NPC back once connected.)
-      if (!this.running && stopped !== null && this.link.state === "open") {
-        this.#stoppedInVain(stopped, "the new start");
+      if (!this.running && stopped.name !== null && this.link.state === "open") {
+        const { name } = stopped;
+        await this.#refused({ ...stopped, name }, { doing: "the new start", error: errorText(error) });
       }
     }
   }
@@ -562,6 +629,7 @@ class Playground {
       r.npc = npc;
       r.name = typeof next.persona.name === "string" ? next.persona.name : r.name;
       r.settings = settings;
+      r.model = editor.model();
       editor.setRunning(r.name, settings);
       Object.assign(r, toolSettings(value.options, tools), {
         scripted: this.#scriptedRun(r.name, value.options),
@@ -613,7 +681,9 @@ class Playground {
     const params = engineExport(value, (world) => editor.npcParams(world));
     const name = fileName(typeof value.npc === "string" ? value.npc : "npc", ".npc-create.json");
     download(name, { text: `${pretty(params)}\n` });
-    editor.showResult({ note: `Exported ${name}: the params of ${Object.keys(params).join(" and ")}.` });
+    editor.showResult({
+      note: `Exported ${name} to ${DOWNLOADS}: the params of ${Object.keys(params).join(" and ")}.`,
+    });
   }
 }
 

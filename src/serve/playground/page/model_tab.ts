@@ -7,9 +7,9 @@
  * @module
  */
 import type { JsonValue } from "../../../protocol/json.ts";
-import { download, fileName } from "./dom.ts";
+import { download, fileName, savedNote, toFix } from "./dom.ts";
 import { modelPanel } from "./editor_panels.ts";
-import { notAScript, scriptModel, scriptProblem } from "./script_check.ts";
+import { notAScript, scriptModel, scriptNotes, scriptProblem } from "./script_check.ts";
 import type { StartResult } from "./start_result.ts";
 import type { Saved } from "./storage.ts";
 
@@ -82,8 +82,13 @@ export class ModelTab {
         host.changed();
       },
       onLoadScript: (file) => this.#loadScript(file),
-      onSaveScript: () =>
-        download(fileName(host.npcName(), ".steps.json"), { text: this.script.value.trimEnd() + "\n" }),
+      onSaveScript: () => {
+        const name = fileName(host.npcName(), ".steps.json");
+        download(name, { text: this.script.value.trimEnd() + "\n" });
+        const saved = savedNote(name, "the script", "Load script…");
+        const problem = this.problem();
+        host.showResult(problem ? { warningNote: `${saved} ${toFix(problem)}` } : { note: saved });
+      },
     });
     this.panel = model.panel;
     this.#useScript = model.useScript;
@@ -133,7 +138,10 @@ export class ModelTab {
   /** Checks the script and shows its problem by the box (and in the editor's status line). */
   check(): void {
     const problem = this.problem();
-    this.#scriptMessage.textContent = problem ?? "";
+    // What the bridge would warn about at Start (a member it ignores) is said by the box too, without blocking.
+    const notes = problem === null ? scriptNotes(this.script.value) : [];
+    this.#scriptMessage.textContent = problem ?? notes.join(" ");
+    this.#scriptMessage.classList.toggle("warning", problem === null && notes.length > 0);
     this.script.setAttribute("aria-invalid", String(problem !== null));
     this.script.closest(".field")?.classList.toggle("has-error", problem !== null);
     this.#host.checked();

@@ -34,6 +34,11 @@ export interface Running {
    * runs on its saved world): Apply keeps the live world, and says so when the World tab's differs.
    */
   worldSeed: string | null;
+  /**
+   * The `model` param it was created (or last applied) with, undefined for the bridge's: a Start or a restore
+   * the bridge refuses puts it back on the model it ran on, not on the one the editor has now.
+   */
+  model: JsonValue | undefined;
 }
 
 /** A world the page created for the NPC, with its subscription to the world's changes. */

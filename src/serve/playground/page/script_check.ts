@@ -3,15 +3,20 @@
  * @module
  */
 import { isJsonObject, type JsonValue } from "../../../protocol/json.ts";
+import { BridgeError } from "../../../protocol/errors.ts";
+import { parseScript, scriptWarnings } from "../../../protocol/script_parse.ts";
 import { parseJsonc } from "./document.ts";
 
 /**
  * Why the script `text` (JSONC: a list of steps, or `{"steps": […], "fallback": step}`) cannot be used, or null.
+ * Past the page's own checks (empty, not JSON, neither a list nor an object) it is the bridge's: the steps are
+ * parsed by the code the bridge parses a scripted `model` with ({@link parseScript}), so a script the page
+ * calls ready is one `npc/create` takes, and its messages name the member as the bridge does (`'script.steps[0].text'`).
  *
  * @example
  * ```ts
  * scriptProblem('[{"text": "Hello."}]'); // null
- * scriptProblem("[1]"); // "Step 1 must be an object with one of text, toolCalls, json, template, error."
+ * scriptProblem('{"steps": [{"text": 3}]}'); // "The script: 'script.steps[0].text' must be a string."
  * ```
  */
 export function scriptProblem(text: string): string | null {
@@ -19,14 +24,35 @@ export function scriptProblem(text: string): string | null {
   const parsed = parseJsonc(text, "The script");
   if (parsed.problem) return parsed.problem.message;
   const value = parsed.value;
-  const steps = Array.isArray(value) ? value : isJsonObject(value) ? value.steps : undefined;
-  if (!Array.isArray(steps)) {
+  if (!Array.isArray(value) && !isJsonObject(value)) {
     return 'The script must be a list of steps or {"steps": […], "fallback": step}.';
   }
-  const kinds = ["text", "toolCalls", "json", "template", "error"];
-  const bad = steps.findIndex((step) => !isJsonObject(step) || !kinds.some((k) => Object.hasOwn(step, k)));
-  if (bad >= 0) return `Step ${bad + 1} must be an object with one of ${kinds.join(", ")}.`;
+  // (An object's own `type` would replace "scripted" in the model the page sends: another model would run.)
+  if (isJsonObject(value) && Object.hasOwn(value, "type") && value.type !== "scripted") {
+    return `The script: 'script.type' must be "scripted" or left out.`;
+  }
+  try {
+    parseScript(value, "script");
+  } catch (error) {
+    if (error instanceof BridgeError) return `The script: ${error.message}`;
+    throw error;
+  }
   return null;
+}
+
+/**
+ * What the bridge will warn about the script `text` at Start (members it ignores, such as `"step"` for
+ * `"steps"`), in the bridge's words; none while {@link scriptProblem} finds a problem.
+ *
+ * @example
+ * ```ts
+ * scriptNotes('[{"text": "Hi", "delay": 500}]');
+ * // ["Unknown parameter 'script[0].delay' was ignored (did you mean 'delayMs'?)."]
+ * ```
+ */
+export function scriptNotes(text: string): string[] {
+  if (scriptProblem(text) !== null) return [];
+  return scriptWarnings(parseJsonc(text).value ?? null, "script");
 }
 
 /**

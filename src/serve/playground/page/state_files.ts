@@ -10,7 +10,7 @@ import { BridgeError } from "../../../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
 import type { Conversation, TurnRecord } from "./conversation.ts";
 import { parseJsonc } from "./document.ts";
-import { byId, download, fileName, focusLost, h, pretty } from "./dom.ts";
+import { byId, download, DOWNLOADS, fileName, focusLost, h, pretty } from "./dom.ts";
 import type { Editor } from "./editor.ts";
 import { worldIdFor } from "./engine_export.ts";
 import { seenNow } from "./last_visit.ts";
@@ -37,6 +37,26 @@ export interface NowRunningParts {
   tools: JsonObject[];
   /** The `settingsKey` of what it was created with, or null (unknown). */
   settings: string | null;
+  /** The `model` param it was created with (undefined: the bridge's). */
+  model: JsonValue | undefined;
+}
+
+/**
+ * The NPC a start or a restore stopped (its state and its world's, read after its running reply was cancelled
+ * and before it was deleted), to put back as it was when the bridge refuses what replaces it.
+ */
+export interface KeptNpc {
+  running: Running;
+  state: JsonObject;
+  /** `{world, state}`: its world's id and snapshot, or null (it had none). */
+  world: { world: string; state: JsonObject } | null;
+}
+
+/** What stopping the running NPC for a start or a restore gave: the reply it cancelled, and the NPC kept. */
+export interface Stopped {
+  cancelled: TurnRecord | null;
+  /** The NPC that ran, or null (none ran, it went with an old connection, or its state could not be read). */
+  kept: KeptNpc | null;
 }
 
 /** What saving and restoring ask of the page. */
@@ -53,8 +73,8 @@ export interface StateFilesHost {
   lost: () => boolean;
   /** Runs one start, apply or restore at a time, and waits while the page is still connecting. */
   changes: NpcChanges;
-  /** Deletes what runs now; returns the reply it cancelled, or null. */
-  teardown: () => Promise<TurnRecord | null>;
+  /** Deletes what runs now, keeping its state; returns the reply it cancelled and the NPC kept. */
+  teardown: () => Promise<Stopped>;
   /** Registers the client tools with the connection. */
   registerTools: (definitions: JsonObject[]) => void;
   /** Creates a world from `seed` and shows it in the State panel. */
@@ -64,10 +84,10 @@ export interface StateFilesHost {
   /** Notes a reply cancelled by a start or a restore (`why`: "to restore from …"). */
   noteCancelled: (turn: TurnRecord | null, why: string) => void;
   /**
-   * The NPC `name` was stopped for `doing` ("the restore"), which then failed: nothing runs now (say so, and
-   * offer it back as last seen).
+   * The NPC `name` was stopped for `doing` ("the restore"), which the bridge then refused (`error`): puts the
+   * NPC kept back as it was (or, when it cannot, says it no longer runs and offers it back as last seen).
    */
-  stoppedInVain: (name: string, doing: string) => void;
+  refused: (stopped: Stopped & { name: string }, why: { doing: string; error: string }) => Promise<void>;
 }
 
 /**
@@ -151,7 +171,9 @@ export class StateFiles {
       const file = { npc: r.npc.id, state, world };
       const name = fileName(r.npc.id, ".state.json");
       download(name, { text: `${pretty(file)}\n` });
-      panel.saveMessage(`Saved ${name} (${r.name}, relationship ${state.memory.relationship ?? 0}).`);
+      panel.saveMessage(
+        `Saved ${name} (${r.name}, relationship ${state.memory.relationship ?? 0}) to ${DOWNLOADS}.`,
+      );
     } catch (error) {
       panel.saveMessage(`Could not save: ${errorText(error)}`, "error");
     } finally {
@@ -202,14 +224,14 @@ export class StateFiles {
     const editor = host.editor();
     const conversation = host.conversation();
     let worldParts: WorldParts | null = null;
-    /** The name of the NPC that ran, once it was stopped for the restore. */
-    let stopped: string | null = null;
+    /** The NPC that ran (its name, and its state kept), once it was stopped for the restore. */
+    let stopped: { name: string | null; kept: KeptNpc | null } | null = null;
     try {
       await host.changes.connected(`restoring from ${source}`);
       host.link.require();
       const before = host.running()?.name ?? null;
-      const cancelled = await host.teardown();
-      stopped = before;
+      const { cancelled, kept } = await host.teardown();
+      stopped = { name: before, kept };
       const tools = Array.isArray(state.tools) ? state.tools.filter(isJsonObject) : [];
       host.registerTools(tools);
       const savedWorld = typeof state.world === "string" ? state.world : null;
@@ -236,7 +258,7 @@ export class StateFiles {
       });
       const name = host.nowRunning(
         state,
-        { connection, created: result, worldParts, tools, settings: null },
+        { connection, created: result, worldParts, tools, settings: null, model },
         "restored",
       );
       conversation.started(`${name} (${result.npc})`, editor.modelLabel(), true);
@@ -264,12 +286,16 @@ export class StateFiles {
       await worldParts?.world.delete().catch(() => {});
       host.state().saveMessage(`Could not restore: ${errorText(error)}`, "error");
       // Under Start, where "Restoring from …" was said, and where Start and the persona are.
-      editor.showResult({ error: `Could not restore from ${source}: ${errorText(error)}` });
+      const refusal = `Could not restore from ${source}: ${errorText(error)}`;
+      editor.showResult({ error: refusal });
       if (host.running() === null) {
         host.state().world.show(null, null);
         host.state().showMemory(null);
         // (When the bridge went away meanwhile, the page says so and offers the NPC back once connected.)
-        if (stopped !== null && host.link.state === "open") host.stoppedInVain(stopped, "the restore");
+        if (stopped?.name != null && host.link.state === "open") {
+          const why = { doing: "the restore", error: refusal };
+          await host.refused({ cancelled: null, kept: stopped.kept, name: stopped.name }, why);
+        }
       }
     }
   }

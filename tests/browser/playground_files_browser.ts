@@ -1,0 +1,162 @@
+/// <reference lib="dom" />
+/**
+ * The playground's files and checks as a designer meets them, in a real headless Chromium: Save persona and
+ * Save script say what they saved and where it went (as Export does); the page's check of its script agrees
+ * with the bridge's, so "Ready to start." is not followed by a refused Start; a Start or a restore the bridge
+ * refuses leaves the NPC that ran running, with its conversation.
+ *
+ *   deno test --allow-all tests/browser/playground_files_browser.ts   (needs Chromium, see playground_browser.ts)
+ */
+import assert from "node:assert/strict";
+import type { Page } from "npm:playwright-core@1.65.2";
+import { file, npcReady, withPlayground } from "./browser_fixture.ts";
+
+async function text(page: Page, selector: string): Promise<string> {
+  return (await page.locator(selector).textContent() ?? "").trim();
+}
+
+/** Clicks `button` and returns the name of the file it downloaded. */
+async function downloaded(page: Page, button: () => Promise<void>): Promise<string> {
+  const [download] = await Promise.all([page.waitForEvent("download"), button()]);
+  return download.suggestedFilename();
+}
+
+Deno.test("Save persona and Save script say under Start which file they saved and where it went, as Export does", async () => {
+  await withPlayground("failed-files-saved", async ({ page, errors }) => {
+    const persona = await downloaded(page, () => page.click("#save-persona"));
+    assert.equal(persona, "mira.jsonc");
+    // Before: nothing on the page changed.
+    assert.equal(
+      await text(page, "#start-result"),
+      "Saved mira.jsonc (the persona file) to your browser's downloads folder; Load file… opens it again.",
+    );
+    await page.click("#tab-model");
+    const script = await downloaded(page, () => page.getByRole("button", { name: "Save script" }).click());
+    assert.equal(script, "mira.steps.json");
+    assert.equal(
+      await text(page, "#start-result"),
+      "Saved mira.steps.json (the script) to your browser's downloads folder; Load script… opens it again.",
+    );
+    const exported = await downloaded(page, () => page.click("#export-persona"));
+    assert.match(
+      await text(page, "#start-result"),
+      new RegExp(
+        `^Exported ${exported.replaceAll(".", "\\.")} to your browser's downloads folder: the params`,
+      ),
+    );
+    assert.deepEqual(errors, []);
+  });
+});
+
+Deno.test("a script the bridge would refuse is a problem before Start, named as the bridge names it; Start anyway shows the bridge agrees", async () => {
+  await withPlayground("failed-files-script-check", async ({ page, errors }) => {
+    await page.click("#tab-model");
+    await page.locator("#model-script").check();
+    await page.fill("#script", '{"steps":[{"text": 3}]}');
+    // Before: "Ready to start.", and Start then showed the bridge's refusal.
+    await page.locator("#editor-status .summary").filter({ hasText: "1 problem to fix" }).waitFor();
+    assert.equal(await text(page, "#script-message"), "The script: 'script.steps[0].text' must be a string.");
+    await page.click("#start");
+    await page.locator("#start-result p.error").getByRole("button", { name: "Start anyway" }).click();
+    await page.locator("#start-result p.error").filter({ hasText: "'model.steps[0].text' must be a string." })
+      .waitFor();
+    // A member the bridge ignores is said by the box, and does not block Start.
+    await page.fill("#script", '{"step": [{"text": "Hi"}]}');
+    await page.locator("#editor-status").filter({ hasText: "Ready to start." }).waitFor();
+    assert.equal(
+      await text(page, "#script-message"),
+      "Unknown parameter 'script.step' was ignored (did you mean 'steps'?).",
+    );
+    assert.deepEqual(errors, []);
+  });
+});
+
+/** Starts the sample NPC and says one line (its turn ends). */
+async function startAndTalk(page: Page): Promise<void> {
+  await page.click("#start");
+  await page.locator("ol.turns li.note").filter({ hasText: "Started Mira" }).waitFor();
+  await npcReady(page);
+  await page.fill("#player-line", "Hello");
+  await page.press("#player-line", "Enter");
+  await page.locator('.turn[data-turn="1"] .npc[aria-busy="false"]').waitFor();
+}
+
+/** Says `line` and waits until turn `n` ends. */
+async function talk(page: Page, line: string, n: number): Promise<void> {
+  await page.fill("#player-line", line);
+  await page.press("#player-line", "Enter");
+  await page.locator(`.turn[data-turn="${n}"] .npc[aria-busy="false"]`).waitFor();
+}
+
+Deno.test("a Start the bridge refuses leaves the NPC that ran running, with its conversation, memory and world", async () => {
+  await withPlayground("failed-files-refused-start", async ({ page, errors }) => {
+    await startAndTalk(page);
+    // A negative temperature: the page lists it as a problem, and Start anyway shows what the bridge says.
+    await page.click("#tab-jsonc");
+    await page.fill("#jsonc", JSON.stringify({ persona: { name: "Mira" }, options: { temperature: -1 } }));
+    await page.locator("#editor-status .summary").filter({ hasText: "1 problem to fix" }).waitFor();
+    await page.click("#start");
+    await page.locator("#start-result p.error").getByRole("button", { name: "Start anyway" }).click();
+    await page.locator("#start-result p.error").filter({ hasText: /temperature.*Mira runs on as before\.$/ })
+      .waitFor();
+    await npcReady(page);
+    // Before: "· not running (stopped for the new start)", and a button to restore her as last seen.
+    assert.doesNotMatch(await text(page, ".conversation-head .npc-model"), /not running/);
+    assert.equal(
+      await text(page, "ol.turns li.note:last-child"),
+      "The bridge refused the new start (see under Start): Mira runs on as before, with this conversation, " +
+        "its memory and its world. Its script starts again from its first step (the NPC gets a new model).",
+    );
+    assert.equal(await page.locator("ol.turns li.note.offer").count(), 0);
+    assert.equal(await page.locator('.turn[data-turn="1"]').count(), 1, "the conversation is kept");
+    await page.click("#tab-state-world");
+    await page.getByRole("button", { name: /^player\.gold is 20; change it/ }).waitFor();
+    await talk(page, "Still there?", 2);
+    assert.deepEqual(errors, []);
+  });
+});
+
+Deno.test("a restore the bridge refuses leaves the NPC that ran running, with its conversation", async () => {
+  await withPlayground("failed-files-refused-restore", async ({ page, errors }) => {
+    await startAndTalk(page);
+    await page.click("#tab-state-save");
+    // A state file whose transcript is not one: the bridge refuses it (after the running NPC was stopped).
+    const bad = { state: { persona: { name: "Mira" }, transcript: {} } };
+    await page.setInputFiles("#restore-state", [file("bad.state.json", bad)]);
+    const refused =
+      /^Could not restore from bad\.state\.json: 'state\.transcript' must be.* Mira runs on as before\.$/;
+    await page.locator("#start-result .error").filter({ hasText: refused }).waitFor();
+    await npcReady(page);
+    assert.doesNotMatch(await text(page, ".conversation-head .npc-model"), /not running/);
+    assert.match(
+      await text(page, "ol.turns li.note:last-child"),
+      /^The bridge refused the restore \(see under Start\): Mira runs on as before, with this conversation/,
+    );
+    assert.equal(await page.locator('.turn[data-turn="1"]').count(), 1, "the conversation is kept");
+    await talk(page, "Still there?", 2);
+    assert.deepEqual(errors, []);
+  });
+});
+
+Deno.test("Save persona and Save script of a text with a problem save it, and say (as a warning) that it has one", async () => {
+  await withPlayground("failed-files-saved-with-problem", async ({ page, errors }) => {
+    await page.click("#tab-jsonc");
+    await page.fill("#jsonc", '{"npc": "gorm", "persona": {"name": "Gorm",}');
+    await downloaded(page, () => page.click("#save-persona"));
+    // Before: "Saved …" in green, as for a file that loads and starts (Export refuses such a text).
+    const persona = page.locator("#start-result p.warning");
+    assert.match(
+      (await persona.textContent()) ?? "",
+      /^Saved .+\.jsonc \(the persona file\) to your browser's downloads folder; Load file… opens it again\. It has a problem to fix before it starts: .+/,
+    );
+    await page.click("#tab-model");
+    await page.locator("#model-script").check();
+    await page.fill("#script", '[{"say": "Hi"}]');
+    await downloaded(page, () => page.getByRole("button", { name: "Save script" }).click());
+    assert.match(
+      (await page.locator("#start-result p.warning").textContent()) ?? "",
+      /^Saved .+\.steps\.json \(the script\) to .+ It has a problem to fix before it starts: The script: 'script\[0\]' must contain/,
+    );
+    assert.deepEqual(errors, []);
+  });
+});
