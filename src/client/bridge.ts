@@ -71,7 +71,8 @@ export interface BridgeOptions {
   onWarning?: (warning: string, method: string) => void;
   /**
    * Receives errors thrown by notification listeners, world callbacks and `onWarning` (default:
-   * `reportError`, which ends a Deno program unless an `"error"` listener on `globalThis` prevents it).
+   * `reportError`, which ends a Deno program unless an `"error"` listener on `globalThis` prevents it). An
+   * error it throws itself goes to `reportError` too, once; it never fails the call that warned.
    */
   onError?: (error: Error) => void;
 }
