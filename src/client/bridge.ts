@@ -780,7 +780,10 @@ export class Bridge implements AsyncDisposable {
 
   /**
    * Shuts the bridge down: `shutdown` cancels every turn (each gets its `-32009` answer) and pending tool
-   * call, then the transport closes (a child process gets stdin closed, then SIGTERM, then SIGKILL).
+   * call, then the transport closes. Over a WebSocket or in process, close() waits up to 5 s for the
+   * `shutdown` answer first; a spawned bridge gets the end of its input right after the `shutdown` (it
+   * answers both, then exits), a stopped one (SIGSTOP) is continued, and one that has not exited after the
+   * transport's `exitTimeoutMs` (3 s) gets SIGTERM, then SIGKILL.
    * Calls still pending after that reject with `-32023 shut_down`.
    */
   close(): Promise<void> {
@@ -791,11 +794,12 @@ export class Bridge implements AsyncDisposable {
     this.#closing ??= (async () => {
       const peer = this.#c.peer;
       if (!peer.closed) {
-        try {
-          await peer.request("shutdown", {}, { timeoutMs: 5000 });
-        } catch {
+        const shutdown = peer.request("shutdown", {}, { timeoutMs: 5000 }).catch(() => {
           // closing anyway
-        }
+        });
+        // A spawned bridge reads the end of its input after the shutdown and answers it before it exits: no
+        // need to wait for the answer first (a stopped or busy one would keep close() waiting 5 s).
+        if (!this.#c.transport.drainsOnClose) await shutdown;
       }
       await peer.close();
     })();

@@ -109,6 +109,8 @@ const QUEUED_METHODS = new Set([
 export class Connection {
   /** The JSON-RPC peer. */
   readonly peer: Peer;
+  /** The transport under the peer. */
+  readonly transport: Transport;
   /** The client tools. */
   readonly tools: ToolRegistry = new ToolRegistry();
   readonly #listeners = new Map<string, WorldListener>();
@@ -133,6 +135,7 @@ export class Connection {
       onResult: (method, result) => this.reportWarnings(method, result),
     });
     this.peer = peer;
+    this.transport = transport;
     const onWarning = options.onWarning;
     const onError = guardOnError(options.onError);
     // A callback that throws is the game's bug, not the call's: the call still returns what it made (an NPC

@@ -478,7 +478,10 @@ export class Peer {
   #closedForHandler(): BridgeError {
     const reason = this.#closeReason;
     if (!reason) return BridgeError.of("shut_down", "The bridge was closed.");
-    const e = BridgeError.of("shut_down", `The bridge stopped before the tool call was answered: ${reason.message}`);
+    const e = BridgeError.of(
+      "shut_down",
+      `The bridge stopped before the tool call was answered: ${reason.message}`,
+    );
     e.cause = reason;
     return e;
   }

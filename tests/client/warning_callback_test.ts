@@ -123,7 +123,7 @@ Deno.test("onError: one that throws while handling a listener's error is called 
     await world.subscribe("gate", () => {});
     await world.set("gate", "open");
     await heard.promise;
-    assert.equal((await world.get("gate")), "open"); // the client goes on
+    assert.equal(await world.get("gate"), "open"); // the client goes on
   });
   assert.deepEqual(calls, ["listener failed"]);
   assert.deepEqual(seen.map((e) => (e as Error).message), ["error logger failed: listener failed"]);
