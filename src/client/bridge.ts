@@ -7,7 +7,7 @@ import { BridgeError } from "../protocol/errors.ts";
 import type { WaitOptions } from "./types.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { PROTOCOL_VERSION, SERVER_INFO } from "../protocol/version.ts";
-import { lossyJsonProblem, shown, throwIfLossy } from "./checks.ts";
+import { idProblem, lossyJsonProblem, shown, throwIfLossy } from "./checks.ts";
 import { Connection } from "./connection.ts";
 import type {
   Decision,
@@ -482,8 +482,10 @@ export class Bridge implements AsyncDisposable {
     return new Session(this.#c, result.session, result.warnings);
   }
 
-  /** A handle for an existing session. */
+  /** A handle for an existing session, by its id (a handle or anything but a string is a TypeError). */
   session(id: string): Session {
+    const problem = idProblem(id, { where: "bridge.session()", noun: "session", example: "s1" });
+    if (problem !== null) throw problem;
     return new Session(this.#c, id);
   }
 
@@ -526,8 +528,13 @@ export class Bridge implements AsyncDisposable {
     return restoreNpc(this.#c, { ...options, state });
   }
 
-  /** A handle for an existing NPC. */
+  /**
+   * A handle for an existing NPC, by its id (`"bram"`, not its persona's name `Bram`). A persona, a handle or
+   * anything but a string is a TypeError saying what to pass.
+   */
   npc(id: string): Npc {
+    const problem = idProblem(id, { where: "bridge.npc()", noun: "NPC", example: "bram" });
+    if (problem !== null) throw problem;
     return new Npc(this.#c, id);
   }
 
@@ -556,8 +563,10 @@ export class Bridge implements AsyncDisposable {
     return new World(this.#c, result.world);
   }
 
-  /** A handle for an existing world. */
+  /** A handle for an existing world, by its id (a handle, a state or anything but a string is a TypeError). */
   world(id: string): World {
+    const problem = idProblem(id, { where: "bridge.world()", noun: "world", example: "village" });
+    if (problem !== null) throw problem;
     return new World(this.#c, id);
   }
 

@@ -236,3 +236,38 @@ function walkMember(
   if (found === null) path.pop();
   return found;
 }
+
+/**
+ * A TypeError when `value`, given where an id goes (`bridge.npc(id)`), is not a string, saying what it got
+ * and what to pass: a handle (use it itself), a persona (ids are not names: create the NPC), anything else.
+ *
+ * @example
+ * ```ts
+ * import { idProblem } from "./checks.ts";
+ * const npc = { where: "bridge.npc()", noun: "NPC", example: "bram" };
+ * idProblem("bram", npc); // null
+ * idProblem({ name: "Bram" }, npc)?.message;
+ * // "bridge.npc() takes an NPC's id (a string such as \"bram\"); got a persona ({\"name\":\"Bram\"}): …"
+ * ```
+ */
+export function idProblem(
+  value: unknown,
+  { where, noun, example }: { where: string; noun: string; example: string },
+): TypeError | null {
+  if (typeof value === "string") return null;
+  const article = /^[aeiouAEIOU]|^NPC/.test(noun) ? "an" : "a";
+  const takes = `${where} takes ${article} ${noun}'s id (a string such as "${example}"); got`;
+  const object = typeof value === "object" && value !== null ? value as Record<string, unknown> : null;
+  if (object !== null && typeof object.id === "string" && object.constructor !== Object) {
+    return new TypeError(`${takes} the handle of ${noun} '${object.id}': use the handle itself.`);
+  }
+  if (object !== null && noun === "NPC" && typeof object.name === "string") {
+    return new TypeError(
+      `${takes} a persona (${
+        shown(value)
+      }): create the NPC with bridge.createNpc(persona) and use the handle ` +
+        "it returns.",
+    );
+  }
+  return new TypeError(`${takes} ${shown(value)}.`);
+}

@@ -267,6 +267,42 @@ Deno.test("world.set, world.merge and createWorld with NaN or Infinity (which JS
   await bridge.close();
 });
 
+Deno.test("bridge.npc, bridge.world and bridge.session given a persona, a handle or a state instead of an id are TypeErrors saying what to pass", async () => {
+  await using bridge = await Bridge.open({ onWarning: () => {} });
+  const persona = { name: "Bram", role: "the gate guard" };
+  const bram = await bridge.createNpc(persona, { npc: "bram", model: "scripted" });
+  const village = await bridge.createWorld({ gate: "shut" }, { world: "village" });
+  assert.throws(
+    () => bridge.npc(persona as never),
+    typeError(
+      /^bridge\.npc\(\) takes an NPC's id \(a string such as "bram"\); got a persona \(\{"name":"Bram","role":"the gate guard"\}\): create the NPC with bridge\.createNpc\(persona\) and use the handle it returns\.$/,
+    ),
+  );
+  assert.throws(
+    () => bridge.npc(bram as never),
+    typeError(
+      /^bridge\.npc\(\) takes an NPC's id \(a string such as "bram"\); got the handle of NPC 'bram': use the handle itself\.$/,
+    ),
+  );
+  assert.throws(
+    () => bridge.world(village as never),
+    typeError(
+      /^bridge\.world\(\) takes a world's id \(a string such as "village"\); got the handle of world 'village': use the handle itself\.$/,
+    ),
+  );
+  assert.throws(
+    () => bridge.world({ gate: "shut" } as never),
+    typeError(
+      /^bridge\.world\(\) takes a world's id \(a string such as "village"\); got \{"gate":"shut"\}\.$/,
+    ),
+  );
+  assert.throws(
+    () => bridge.session(7 as never),
+    typeError(/^bridge\.session\(\) takes a session's id \(a string such as "s1"\); got 7\.$/),
+  );
+  assert.equal(bridge.npc("bram").id, "bram");
+});
+
 Deno.test("world.set, generate and decide with a BigInt are TypeErrors naming the call, the path and what to pass; nothing is sent", async () => {
   const { bridge, sent } = await recorded();
   await using _ = bridge;
