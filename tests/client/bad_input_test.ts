@@ -303,6 +303,28 @@ Deno.test("bridge.npc, bridge.world and bridge.session given a persona, a handle
   assert.equal(bridge.npc("bram").id, "bram");
 });
 
+Deno.test("world.set with undefined or a function (which JSON leaves out) is a TypeError saying to pass null or to remove the path; nothing is sent", async () => {
+  const { bridge, sent } = await recorded();
+  await using _ = bridge;
+  const world = await bridge.createWorld({ quest: { stage: "start" } });
+  sent.length = 0;
+  const next = ({} as { next?: string }).next;
+  await assert.rejects(
+    world.set("quest.stage", next as never),
+    typeError(
+      /^world\.set\("quest\.stage"\): the value is undefined, which JSON leaves out; pass null, or world\.remove\("quest\.stage"\) to delete it\.$/,
+    ),
+  );
+  await assert.rejects(
+    world.set("quest.stage", (() => "end") as never),
+    typeError(
+      /^world\.set\("quest\.stage"\): the value is a function, which JSON leaves out; pass null, or world\.remove/,
+    ),
+  );
+  assert.deepEqual(sent, [], "nothing was sent");
+  assert.equal(await world.get("quest.stage"), "start");
+});
+
 Deno.test("world.set, generate and decide with a BigInt are TypeErrors naming the call, the path and what to pass; nothing is sent", async () => {
   const { bridge, sent } = await recorded();
   await using _ = bridge;
