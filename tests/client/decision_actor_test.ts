@@ -63,8 +63,12 @@ Deno.test("an NPC named by its persona's name where its id goes is told the id",
   );
   await assert.rejects(
     bridge.npc("Bram").talk("Hello."),
-    (e: Error) => e.message.startsWith("No NPC with id 'Bram'. NPC 'bram' is named Bram: pass its id ('bram')"),
+    (e: Error) =>
+      e.message.startsWith("No NPC with id 'Bram'. NPC 'bram' is named Bram: pass its id ('bram')"),
   );
   // No NPC of that name: the message stays as it was.
-  await assert.rejects(bridge.npc("Mira").talk("Hello."), (e: Error) => e.message === "No NPC with id 'Mira'.");
+  await assert.rejects(
+    bridge.npc("Mira").talk("Hello."),
+    (e: Error) => e.message === "No NPC with id 'Mira'.",
+  );
 });
