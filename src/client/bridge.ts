@@ -7,7 +7,7 @@ import { BridgeError } from "../protocol/errors.ts";
 import type { WaitOptions } from "./types.ts";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { PROTOCOL_VERSION, SERVER_INFO } from "../protocol/version.ts";
-import { lossyJsonProblem, shown, throwIfLossy } from "./checks.ts";
+import { idProblem, lossyJsonProblem, shown, throwIfLossy } from "./checks.ts";
 import { Connection } from "./connection.ts";
 import type {
   Decision,
@@ -71,7 +71,8 @@ export interface BridgeOptions {
   onWarning?: (warning: string, method: string) => void;
   /**
    * Receives errors thrown by notification listeners, world callbacks and `onWarning` (default:
-   * `reportError`, which ends a Deno program unless an `"error"` listener on `globalThis` prevents it).
+   * `reportError`, which ends a Deno program unless an `"error"` listener on `globalThis` prevents it). An
+   * error it throws itself goes to `reportError` too, once; it never fails the call that warned.
    */
   onError?: (error: Error) => void;
 }
@@ -481,8 +482,10 @@ export class Bridge implements AsyncDisposable {
     return new Session(this.#c, result.session, result.warnings);
   }
 
-  /** A handle for an existing session. */
+  /** A handle for an existing session, by its id (a handle or anything but a string is a TypeError). */
   session(id: string): Session {
+    const problem = idProblem(id, { where: "bridge.session()", noun: "session", example: "s1" });
+    if (problem !== null) throw problem;
     return new Session(this.#c, id);
   }
 
@@ -525,8 +528,13 @@ export class Bridge implements AsyncDisposable {
     return restoreNpc(this.#c, { ...options, state });
   }
 
-  /** A handle for an existing NPC. */
+  /**
+   * A handle for an existing NPC, by its id (`"bram"`, not its persona's name `Bram`). A persona, a handle or
+   * anything but a string is a TypeError saying what to pass.
+   */
   npc(id: string): Npc {
+    const problem = idProblem(id, { where: "bridge.npc()", noun: "NPC", example: "bram" });
+    if (problem !== null) throw problem;
     return new Npc(this.#c, id);
   }
 
@@ -555,8 +563,10 @@ export class Bridge implements AsyncDisposable {
     return new World(this.#c, result.world);
   }
 
-  /** A handle for an existing world. */
+  /** A handle for an existing world, by its id (a handle, a state or anything but a string is a TypeError). */
   world(id: string): World {
+    const problem = idProblem(id, { where: "bridge.world()", noun: "world", example: "village" });
+    if (problem !== null) throw problem;
     return new World(this.#c, id);
   }
 
@@ -779,7 +789,10 @@ export class Bridge implements AsyncDisposable {
 
   /**
    * Shuts the bridge down: `shutdown` cancels every turn (each gets its `-32009` answer) and pending tool
-   * call, then the transport closes (a child process gets stdin closed, then SIGTERM, then SIGKILL).
+   * call, then the transport closes. Over a WebSocket or in process, close() waits up to 5 s for the
+   * `shutdown` answer first; a spawned bridge gets the end of its input right after the `shutdown` (it
+   * answers both, then exits), a stopped one (SIGSTOP) is continued, and one that has not exited after the
+   * transport's `exitTimeoutMs` (3 s) gets SIGTERM, then SIGKILL.
    * Calls still pending after that reject with `-32023 shut_down`.
    */
   close(): Promise<void> {
@@ -790,11 +803,12 @@ export class Bridge implements AsyncDisposable {
     this.#closing ??= (async () => {
       const peer = this.#c.peer;
       if (!peer.closed) {
-        try {
-          await peer.request("shutdown", {}, { timeoutMs: 5000 });
-        } catch {
+        const shutdown = peer.request("shutdown", {}, { timeoutMs: 5000 }).catch(() => {
           // closing anyway
-        }
+        });
+        // A spawned bridge reads the end of its input after the shutdown and answers it before it exits: no
+        // need to wait for the answer first (a stopped or busy one would keep close() waiting 5 s).
+        if (!this.#c.transport.drainsOnClose) await shutdown;
       }
       await peer.close();
     })();

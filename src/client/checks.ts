@@ -78,7 +78,8 @@ export function callbackProblem(
 /**
  * A TypeError when `value` is or holds what JSON would silently change, or null: a number JSON cannot carry
  * (`NaN`, `Infinity`, `-Infinity`: JSON writes them as `null`, so the bridge would store `null` without a
- * word), or a `Map` or a `Set` (JSON writes each as `{}`, its entries lost). `where` names the call
+ * word), a `Map` or a `Set` (JSON writes each as `{}`, its entries lost), or a BigInt (which JSON cannot write:
+ * the encoder's own error names neither the call nor the path). `where` names the call
  * (`world.set("player.gold")`) and `what` the argument (`value`, `patch`, `state`).
  *
  * @example
@@ -119,7 +120,11 @@ export function paramsLossProblem(params: object, where: string): TypeError | nu
   const members = params as Record<string, unknown>;
   for (const key of Object.keys(members)) {
     const value = members[key];
-    if (typeof value === "object" ? value === null : typeof value !== "number" || Number.isFinite(value)) {
+    if (
+      typeof value === "object"
+        ? value === null
+        : typeof value !== "bigint" && (typeof value !== "number" || Number.isFinite(value))
+    ) {
       continue;
     }
     const problem = lossyJsonProblem(value, { where, what: key });
@@ -149,7 +154,7 @@ export function throwIfLossy(params: object, where: string): void {
 
 /**
  * Where JSON would first change `value` (depth first, as `JSON.stringify` walks it), or null: the path
- * (array indexes as numbers) and the value there, a non-finite number, a `Map` or a `Set`. Plain arrays
+ * (array indexes as numbers) and the value there, a non-finite number, a BigInt, a `Map` or a `Set`. Plain arrays
  * and objects are walked; cycles and objects with a `toJSON` (a `Date`) are skipped. Nothing is allocated
  * for a value without a problem but the set of objects seen.
  *
@@ -162,16 +167,25 @@ export function throwIfLossy(params: object, where: string): void {
  */
 export function lossyJsonAt(
   value: unknown,
-): { path: (string | number)[]; lossy: number | Map<unknown, unknown> | Set<unknown> } | null {
+): { path: (string | number)[]; lossy: Lossy } | null {
   if (typeof value === "number") return Number.isFinite(value) ? null : { path: [], lossy: value };
+  if (typeof value === "bigint") return { path: [], lossy: value };
   if (typeof value !== "object" || value === null) return null;
   const path: (string | number)[] = [];
   const lossy = walk(value, path, new Set());
   return lossy === null ? null : { path, lossy };
 }
 
-/** What JSON would change in `value` (a non-finite number, a Map or a Set), said for a TypeError. */
-function lossOf(value: number | Map<unknown, unknown> | Set<unknown>): string {
+/** What JSON would change or refuse: a non-finite number, a BigInt, a Map or a Set. */
+type Lossy = number | bigint | Map<unknown, unknown> | Set<unknown>;
+
+/** What JSON would change in `value` (a non-finite number, a Map or a Set) or refuse (a BigInt), for a TypeError. */
+function lossOf(value: Lossy): string {
+  if (typeof value === "bigint") {
+    const digits = String(value);
+    const shownDigits = digits.length > 40 ? `${digits.slice(0, 37)}...` : digits;
+    return `a BigInt (${shownDigits}n), which JSON cannot send; pass a number (Number(n)) or a string (String(n))`;
+  }
   if (value instanceof Map) return "a Map, which JSON sends as {}; pass an object (Object.fromEntries(map))";
   if (value instanceof Set) return "a Set, which JSON sends as {}; pass an array ([...set])";
   return `${value}, which JSON sends as null; pass a finite number (or null)`;
@@ -185,8 +199,9 @@ function walk(
   value: unknown,
   path: (string | number)[],
   seen: Set<object>,
-): number | Map<unknown, unknown> | Set<unknown> | null {
+): Lossy | null {
   if (typeof value === "number") return Number.isFinite(value) ? null : value;
+  if (typeof value === "bigint") return value;
   if (typeof value !== "object" || value === null) return null;
   if (value instanceof Map || value instanceof Set) return value;
   if (seen.has(value)) return null;
@@ -214,10 +229,45 @@ function walkMember(
   key: string | number,
   path: (string | number)[],
   seen: Set<object>,
-): number | Map<unknown, unknown> | Set<unknown> | null {
-  if (typeof item !== "object" && typeof item !== "number") return null;
+): Lossy | null {
+  if (typeof item !== "object" && typeof item !== "number" && typeof item !== "bigint") return null;
   path.push(key);
   const found = walk(item, path, seen);
   if (found === null) path.pop();
   return found;
+}
+
+/**
+ * A TypeError when `value`, given where an id goes (`bridge.npc(id)`), is not a string, saying what it got
+ * and what to pass: a handle (use it itself), a persona (ids are not names: create the NPC), anything else.
+ *
+ * @example
+ * ```ts
+ * import { idProblem } from "./checks.ts";
+ * const npc = { where: "bridge.npc()", noun: "NPC", example: "bram" };
+ * idProblem("bram", npc); // null
+ * idProblem({ name: "Bram" }, npc)?.message;
+ * // "bridge.npc() takes an NPC's id (a string such as \"bram\"); got a persona ({\"name\":\"Bram\"}): …"
+ * ```
+ */
+export function idProblem(
+  value: unknown,
+  { where, noun, example }: { where: string; noun: string; example: string },
+): TypeError | null {
+  if (typeof value === "string") return null;
+  const article = /^[aeiouAEIOU]|^NPC/.test(noun) ? "an" : "a";
+  const takes = `${where} takes ${article} ${noun}'s id (a string such as "${example}"); got`;
+  const object = typeof value === "object" && value !== null ? value as Record<string, unknown> : null;
+  if (object !== null && typeof object.id === "string" && object.constructor !== Object) {
+    return new TypeError(`${takes} the handle of ${noun} '${object.id}': use the handle itself.`);
+  }
+  if (object !== null && noun === "NPC" && typeof object.name === "string") {
+    return new TypeError(
+      `${takes} a persona (${
+        shown(value)
+      }): create the NPC with bridge.createNpc(persona) and use the handle ` +
+        "it returns.",
+    );
+  }
+  return new TypeError(`${takes} ${shown(value)}.`);
 }

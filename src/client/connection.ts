@@ -7,7 +7,7 @@ import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import type { WorldChange } from "./game_types.ts";
 import type { MethodName, ParamsOf, ResultOf } from "./methods.ts";
-import { Peer, report, type RequestOptions, toError } from "./peer.ts";
+import { guardOnError, Peer, type RequestOptions, toError } from "./peer.ts";
 import { handOver, takeHandedOver, type Transport } from "./transport.ts";
 import { ToolRegistry, workOf } from "./tools.ts";
 import type { ToolDefinition, ToolRef } from "./types.ts";
@@ -109,6 +109,8 @@ const QUEUED_METHODS = new Set([
 export class Connection {
   /** The JSON-RPC peer. */
   readonly peer: Peer;
+  /** The transport under the peer. */
+  readonly transport: Transport;
   /** The client tools. */
   readonly tools: ToolRegistry = new ToolRegistry();
   readonly #listeners = new Map<string, WorldListener>();
@@ -133,8 +135,9 @@ export class Connection {
       onResult: (method, result) => this.reportWarnings(method, result),
     });
     this.peer = peer;
+    this.transport = transport;
     const onWarning = options.onWarning;
-    const onError = options.onError ?? report;
+    const onError = guardOnError(options.onError);
     // A callback that throws is the game's bug, not the call's: the call still returns what it made (an NPC
     // created on the bridge keeps its handle) and the error goes where a listener's goes.
     this.#onWarning = (warning, method) => {

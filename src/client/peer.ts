@@ -121,7 +121,10 @@ export type NotificationHandler = (params: JsonObject, method: string) => void;
  * ```
  */
 export interface PeerOptions {
-  /** Receives errors thrown by listeners and messages that are not JSON-RPC (default: `reportError`). */
+  /**
+   * Receives errors thrown by listeners and messages that are not JSON-RPC (default: `reportError`). An
+   * error it throws itself is passed to `reportError` (an uncaught error in Deno), not to the call at hand.
+   */
   onError?: (error: Error) => void;
   /** Sees every successful result (with its request's method) as it arrives, before the request resolves. */
   onResult?: (method: string, result: JsonValue) => void;
@@ -148,6 +151,21 @@ interface Pending {
 export function report(error: Error): void {
   if (typeof globalThis.reportError === "function") globalThis.reportError(error);
   else throw error;
+}
+
+/**
+ * `onError` made safe to call anywhere: an error it throws itself goes to {@link report} (an uncaught error,
+ * as with no `onError` at all), once, and never into the call or message being handled when it ran.
+ */
+export function guardOnError(onError: ((error: Error) => void) | undefined): (error: Error) => void {
+  if (onError === undefined) return report;
+  return (error) => {
+    try {
+      onError(error);
+    } catch (thrown) {
+      report(toError(thrown));
+    }
+  };
 }
 
 /** `value` when it is an Error, else an Error with its text. */
@@ -259,7 +277,7 @@ export class Peer {
   /** A peer over `transport` (not started yet). */
   constructor(transport: Transport, options: PeerOptions = {}) {
     this.#transport = transport;
-    this.#onError = options.onError ?? report;
+    this.#onError = guardOnError(options.onError);
     this.#onResult = options.onResult;
     this.#closedSignal = new Promise((resolve) => this.#markClosed = resolve);
   }
@@ -454,6 +472,18 @@ export class Peer {
         : `The bridge was closed before answering '${method}'.`,
     );
     if (reason) e.cause = reason;
+    return e;
+  }
+
+  /** The reason a handler's `signal` gets when the connection ends while it runs: why it ended, when known. */
+  #closedForHandler(): BridgeError {
+    const reason = this.#closeReason;
+    if (!reason) return BridgeError.of("shut_down", "The bridge was closed.");
+    const e = BridgeError.of(
+      "shut_down",
+      `The bridge stopped before the tool call was answered: ${reason.message}`,
+    );
+    e.cause = reason;
     return e;
   }
 
@@ -685,9 +715,7 @@ export class Peer {
       this.#settle(id, pending);
       pending.reject(this.#closedError(pending.method));
     }
-    for (const controller of this.#incoming.values()) {
-      controller.abort(BridgeError.of("shut_down", "The bridge was closed."));
-    }
+    for (const controller of this.#incoming.values()) controller.abort(this.#closedForHandler());
     this.#incoming.clear();
     this.#markClosed();
     try {

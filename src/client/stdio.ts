@@ -132,6 +132,8 @@ export class StdioTransport implements Transport {
   onerror?: (error: Error) => void;
   /** The argv that was (or will be) started. */
   readonly command: string[];
+  /** `close()` ends the child's input after the messages sent before it, and reads its answers to the end. */
+  readonly drainsOnClose = true;
   readonly #options: StdioTransportOptions;
   #child: Deno.ChildProcess | null = null;
   #writer: WritableStreamDefaultWriter<Uint8Array> | null = null;

@@ -172,7 +172,8 @@ function errorText(error: unknown): string {
 
 /**
  * The error output for a result JSON would change (see `lossyJsonAt`), or null: a Map or a Set, which JSON
- * writes as `{}`, or a `NaN` or `Infinity`, which it writes as `null`. The path reads as JavaScript:
+ * writes as `{}`, a `NaN` or `Infinity`, which it writes as `null`, or a BigInt, which it cannot write. The
+ * path reads as JavaScript:
  * `'output.tags[0].kinds'`.
  */
 function lossyOutput(value: unknown): string | null {
@@ -180,7 +181,9 @@ function lossyOutput(value: unknown): string | null {
   if (found === null) return null;
   const path = found.path.map((key) => typeof key === "number" ? `[${key}]` : `.${key}`).join("");
   const { lossy } = found;
-  const what = lossy instanceof Map
+  const what = typeof lossy === "bigint"
+    ? `a BigInt (${lossy}n), which JSON cannot write (return Number(n) or String(n) instead)`
+    : lossy instanceof Map
     ? "a Map, which JSON writes as {} (return Object.fromEntries(map) instead)"
     : lossy instanceof Set
     ? "a Set, which JSON writes as {} (return [...set] instead)"
@@ -349,7 +352,11 @@ export class ToolRegistry {
     try {
       json = JSON.stringify(value);
     } catch (error) {
-      return { output: `The tool's result is not JSON: ${errorText(error)}`, isError: true };
+      // A BigInt: say where it is, as for a NaN (a cycle has no one place to name).
+      return {
+        output: lossyOutput(value) ?? `The tool's result is not JSON: ${errorText(error)}`,
+        isError: true,
+      };
     }
     if (json === undefined) {
       return { output: `The tool's result is not JSON (${typeof value}).`, isError: true };

@@ -201,6 +201,13 @@ export interface Transport {
    * answers are due (a child process) stops counting this one. Optional.
    */
   abandoned?(id: RequestId): void;
+  /**
+   * True when `close()` still delivers the bridge's answers to what was sent before it: a spawned bridge
+   * reads the end of its input after every message before it, answers them and exits, and its output is read
+   * to the end. `Bridge.close()` then closes the transport right after sending `shutdown`, instead of waiting
+   * for its answer first (a stopped or busy bridge answers late, or never). Optional.
+   */
+  readonly drainsOnClose?: boolean;
   /** Receives each incoming message (parsed JSON; the peer validates its shape). */
   onmessage?: (message: JsonValue) => void;
   /**

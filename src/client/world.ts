@@ -114,9 +114,21 @@ export class World {
    * delete); returns the new version. `value` is any JSON value, an interface or class instance included
    * ({@link JsonInput}): `undefined`, a function, a `bigint`, a `Map` or a `Set` in it does not compile. A
    * `NaN` or `Infinity` in `value` is a TypeError when it runs (JSON would send `null`), and so is a `Map` or
-   * a `Set` (JSON would send `{}`): pass `Object.fromEntries(map)` or `[...set]`.
+   * a `Set` (JSON would send `{}`): pass `Object.fromEntries(map)` or `[...set]`. A value that is `undefined`
+   * or a function (a missing `await` or a typo, when the script is not type-checked) is a TypeError too.
    */
   async set<T>(path: string, value: T & JsonInput<T>): Promise<number> {
+    if (value === undefined || typeof value === "function" || typeof value === "symbol") {
+      const what = value === undefined
+        ? "undefined"
+        : typeof value === "function"
+        ? "a function"
+        : "a symbol";
+      throw new TypeError(
+        `world.set(${JSON.stringify(path)}): the value is ${what}, which JSON leaves out; pass null, or ` +
+          `world.remove(${JSON.stringify(path)}) to delete it.`,
+      );
+    }
     const problem = lossyJsonProblem(value, { where: `world.set(${JSON.stringify(path)})`, what: "value" });
     if (problem !== null) throw problem;
     return (await this.#c.request<{ version: number }>("world/set", { world: this.id, path, value })).version;

@@ -87,6 +87,7 @@ export class DecisionMethods {
 
   /** Looks up an NPC persona at call time (the NPC methods install the lookup). */
   readonly #persona = (id: string): JsonObject | undefined => this.#game.npcPersona(id);
+  readonly #notFound = (id: string): BridgeError => this.#game.npcNotFound(id);
 
   /** The host's defaults for the decision settings. */
   #defaults(r: HandlerContext): EngineDefaults {
@@ -103,6 +104,7 @@ export class DecisionMethods {
       extraKeys: ENGINE_KEYS,
       toolTimeoutMs: settings.toolTimeoutMs,
       npcPersona: this.#persona,
+      npcNotFound: this.#notFound,
     });
     const warnings = (toolWarnings: string[]) => [
       ...spec.keyWarnings,
@@ -147,6 +149,7 @@ export class DecisionMethods {
           extraKeys: [],
           toolTimeoutMs: settings.toolTimeoutMs,
           npcPersona: this.#persona,
+          npcNotFound: this.#notFound,
         });
         warnings.push(...spec.keyWarnings);
         // The tools' warnings go here, worded once the call's model is known (below).

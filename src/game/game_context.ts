@@ -3,7 +3,10 @@
  * for decisions.
  * @module
  */
+import type { BridgeError } from "../protocol/errors.ts";
 import type { JsonObject } from "../protocol/json.ts";
+import { notFoundError } from "../util/object_ids.ts";
+import { NPC_KIND } from "./game_kinds.ts";
 import type { WorldState } from "./world/mod.ts";
 
 /**
@@ -45,4 +48,9 @@ export class GameContext {
   readonly worlds: Map<string, WorldEntry> = new Map();
   /** Looks up an NPC's persona JSON (for `decision/decide` with an NPC `actor`); set by the NPC methods. */
   npcPersona: (id: string) => JsonObject | undefined = () => undefined;
+  /**
+   * The `-32050 npc_not_found` of an id no NPC has; set by the NPC methods, which add the id of an NPC whose
+   * persona is named so (`actor: "Bram"` where NPC `bram` is named Bram).
+   */
+  npcNotFound: (id: string) => BridgeError = (id) => notFoundError(NPC_KIND, id);
 }

@@ -5,7 +5,7 @@
  * @module
  */
 import { BridgeError } from "../protocol/errors.ts";
-import { compactJson, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { type ConversationEntry, isToolCallsEntry, segmentsText } from "../protocol/transcript.ts";
 import {
   parseScript,
@@ -83,11 +83,28 @@ const DEFAULT_FALLBACK: ScriptStep = Object.freeze({ text: "(script exhausted)" 
  * The error of an answer the real model could never give (not JSON, or outside the turn's generation schema):
  * `generation_failed` worded like an OpenAI-compatible backend's invalid answer, with `data.problem`.
  */
-function invalidAnswer(problem: string): BridgeError {
-  return BridgeError.of("generation_failed", `The model gave an invalid answer: ${endSentence(problem)}`, {
+function invalidAnswer(problem: string, hint = ""): BridgeError {
+  const said = hint === "" ? problem : `${problem}; ${hint}`;
+  return BridgeError.of("generation_failed", `${INVALID_PREFIX}${endSentence(said)}`, {
     attempts: 1,
     problem,
   });
+}
+
+/**
+ * For an answer missing a required key: the keys of the step that the answer does not have (a decision step
+ * written with the result's `optionID` for its `choice`), or "".
+ */
+function unknownKeysHint(value: JsonValue, schema: JsonObject, problem: string): string {
+  if (!problem.startsWith("#: must have required property")) return "";
+  const properties = schema.properties;
+  if (!isJsonObject(value) || !isJsonObject(properties)) return "";
+  const known = Object.keys(properties);
+  const extra = Object.keys(value).filter((key) => !known.includes(key));
+  if (extra.length === 0) return "";
+  const names = extra.slice(0, 3).map((key) => `'${key}'`).join(", ");
+  const which = extra.length === 1 ? "which is not a key" : "which are not keys";
+  return `the step has ${names}, ${which} of the answer (its keys: ${known.join(", ")})`;
 }
 
 /** `text` cut to 120 characters for an error message. */
@@ -105,7 +122,10 @@ function shorten(text: string): string {
 function checkAnswer(value: JsonValue, schema: ResponseSchema): void {
   // The generation schema's `$defs` are the bridge's: the problem names the place in the designer's terms.
   const problem = compileValidator(schema.generationSchema, { locateByValue: true })(value);
-  if (problem !== null) throw invalidAnswer(`the answer does not match the response schema: ${problem}`);
+  if (problem !== null) {
+    const hint = unknownKeysHint(value, schema.generationSchema, problem);
+    throw invalidAnswer(`the answer does not match the response schema: ${problem}`, hint);
+  }
 }
 
 /** Fails a structured answer `text` that does not fit in `limit` tokens (none: no limit is held to). */
@@ -117,6 +137,15 @@ function checkLength(text: string, limit: number | undefined): void {
 /** The invalid-answer problem of a failed step, or null. */
 function problemOf(error: unknown): string | null {
   return error instanceof BridgeError && typeof error.data.problem === "string" ? error.data.problem : null;
+}
+
+const INVALID_PREFIX = "The model gave an invalid answer: ";
+
+/** The problem as the invalid answer's message says it (with its hint, if any), for the errors that repeat it. */
+function saidOf(error: unknown, problem: string): string {
+  if (!(error instanceof BridgeError) || !error.message.startsWith(INVALID_PREFIX)) return problem;
+  const said = error.message.slice(INVALID_PREFIX.length);
+  return said.endsWith(".") && !problem.endsWith(".") ? said.slice(0, -1) : said;
 }
 
 function abortError(): BridgeError {
@@ -182,7 +211,7 @@ export class ScriptedModel implements LanguageModel {
    * finds the script exhausted or gives an invalid answer too: after such a retry it stays the first bad step
    * of the turn, the one to fix first.
    */
-  #lastProblem: { problem: string; step: number } | null = null;
+  #lastProblem: { problem: string; said: string; step: number } | null = null;
   /** Ids for tool calls the script leaves unnamed (made at the first tool-call step). */
   #callIds: CallIds | null = null;
   readonly #availability: ModelAvailability;
@@ -296,10 +325,14 @@ export class ScriptedModel implements LanguageModel {
       else if (step !== DEFAULT_FALLBACK) {
         // A retry of an invalid step that is invalid too: the step to fix first is the turn's first bad one.
         if (first !== null && (req.attempt ?? 1) > 1 && !(error instanceof CutOffAnswer)) {
-          throw this.#retryInvalidToo(first, index + 1, problem, error as BridgeError);
+          throw this.#retryInvalidToo(
+            first,
+            { step: index + 1, said: saidOf(error, problem) },
+            error as BridgeError,
+          );
         }
         // The exhausted script's error repeats the problem before it: that step stays the one named.
-        this.#lastProblem = { problem, step: index + 1 };
+        this.#lastProblem = { problem, said: saidOf(error, problem), step: index + 1 };
       }
       throw error;
     }
@@ -311,18 +344,15 @@ export class ScriptedModel implements LanguageModel {
    * is that step's, so what reads it (an NPC's text-step advice) speaks of the same step.
    */
   #retryInvalidToo(
-    first: { problem: string; step: number },
-    step: number,
-    problem: string,
+    first: { problem: string; said: string; step: number },
+    { step, said }: { step: number; said: string },
     error: BridgeError,
   ): BridgeError {
     const n = this.#script.steps.length;
     return BridgeError.of(
       "generation_failed",
-      `The model gave an invalid answer: ${
-        endSentence(first.problem)
-      } It was step ${first.step} of ${n}, and ` +
-        `its retry, step ${step}, was invalid too: ${endSentence(problem)} Fix step ${first.step} first.`,
+      `${INVALID_PREFIX}${endSentence(first.said)} It was step ${first.step} of ${n}, and ` +
+        `its retry, step ${step}, was invalid too: ${endSentence(said)} Fix step ${first.step} first.`,
       { ...error.data, problem: first.problem },
     );
   }
@@ -344,7 +374,7 @@ export class ScriptedModel implements LanguageModel {
     }
     return BridgeError.of(
       "generation_failed",
-      `The model gave an invalid answer: ${endSentence(last.problem)} ` +
+      `${INVALID_PREFIX}${endSentence(last.said)} ` +
         `It was step ${last.step} of ${n}, and no step is left for its retry: fix that step, or add a step ` +
         "after it for the retry to play.",
       { problem: last.problem },

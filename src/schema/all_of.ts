@@ -7,7 +7,7 @@
 import { isJsonObject, type JsonObject, type JsonValue, ownValue, setOwn } from "../protocol/json.ts";
 import { unique } from "./keyword_values.ts";
 import { resolveRef } from "./refs.ts";
-import { SchemaError } from "./schema_error.ts";
+import { notASchema, SchemaError } from "./schema_error.ts";
 import { DEPTH_MESSAGE, MAX_DEPTH, type SchemaAt, type Walk } from "./walk.ts";
 
 /** Merges `allOf` parts (resolving `$ref` parts and nested `allOf`) into one schema object. */
@@ -42,7 +42,7 @@ export function mergeAllOf(walk: Walk, { schema, pos }: SchemaAt): JsonObject {
     if (depth > MAX_DEPTH) throw new SchemaError(DEPTH_MESSAGE, path);
     walk.countNode(path);
     if (part === true) return;
-    if (!isJsonObject(part)) throw new SchemaError("expected a schema object", path);
+    if (!isJsonObject(part)) throw notASchema(part, path);
     // Each schema object is merged once: `A and A` is `A`, and it keeps cycles and diamonds finite.
     if (visited.has(part)) return;
     visited.add(part);

@@ -7,7 +7,7 @@
 import { isJsonObject, type JsonObject, type JsonValue, ownValue } from "../protocol/json.ts";
 import { ARRAY_DESCRIBED, describe } from "./description.ts";
 import { clampInteger, isFiniteNumber } from "./keyword_values.ts";
-import { SchemaError } from "./schema_error.ts";
+import { notASchema } from "./schema_error.ts";
 import type { Converted, TypedSchema, Walk } from "./walk.ts";
 
 const TUPLE_WARNING = "tuple arrays (prefixItems) are generated as arrays of the first item type";
@@ -30,7 +30,7 @@ export function convertArray(walk: Walk, { schema, pos, nullable, sentences }: T
     itemSchema = items[0];
     itemPath = `${pos.path}/items/0`;
   } else if (items !== undefined && items !== false && !Array.isArray(items)) {
-    throw new SchemaError("expected a schema object", itemPath);
+    throw notASchema(items, itemPath);
   } else {
     walk.warn(pos.path, "array without 'items' is generated as an array of strings");
   }

@@ -49,7 +49,7 @@ import { type FreeFormObject, freeFormWarnings } from "./free_form.ts";
 import type { GrammarStringLimits } from "./grammar_rules.ts";
 import { type ModelNote, type SchemaWarning, warningsFor } from "./model_notes.ts";
 import { convertRef } from "./refs.ts";
-import { SchemaError } from "./schema_error.ts";
+import { notASchema, SchemaError } from "./schema_error.ts";
 import { convertTyped } from "./typed.ts";
 import { convertUnion } from "./unions.ts";
 import {
@@ -312,7 +312,7 @@ class Converter implements Walk {
       this.warn(pos.path, "unconstrained schema `true` is generated as a string");
       return { node: { type: "string" }, nullable: false };
     }
-    if (!isJsonObject(schema)) throw new SchemaError("expected a schema object", pos.path);
+    if (!isJsonObject(schema)) throw notASchema(schema, pos.path);
     checkKeywords(this, { schema, path: pos.path });
     const existing = this.#slots.get(schema);
     if (existing !== undefined && existing !== pos.slot) return this.#refTo(existing, pos.path);

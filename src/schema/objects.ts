@@ -5,7 +5,7 @@
  * property is left out of `required`.
  * @module
  */
-import { isJsonObject, type JsonObject, ownValue, setOwn } from "../protocol/json.ts";
+import { isJsonObject, type JsonObject, type JsonValue, ownValue, setOwn } from "../protocol/json.ts";
 import { describe, OBJECT_DESCRIBED } from "./description.ts";
 import { nonEmptyString } from "./keyword_values.ts";
 import { escapePointerSegment } from "./pointer.ts";
@@ -20,7 +20,9 @@ export function convertObject(walk: Walk, { schema, pos, nullable, sentences }: 
   const props: JsonObject = isJsonObject(declared) ? declared : {};
   const keys = Object.keys(props);
   const additional = ownValue(schema, "additionalProperties");
-  if (keys.length === 0 && additional !== false) {
+  const misshapen = declared !== undefined && !isJsonObject(declared);
+  if (misshapen) walk.warn(pos.path, propertiesProblem(declared));
+  if (keys.length === 0 && additional !== false && !misshapen) {
     walk.noteFreeForm({ path: pos.path, additional: additional !== undefined, open: isOpenObject(schema) });
   }
   const description = describe(walk, { schema, path: pos.path, described: OBJECT_DESCRIBED, sentences });
@@ -28,6 +30,13 @@ export function convertObject(walk: Walk, { schema, pos, nullable, sentences }: 
 
   const order = propertyOrder(schema, props);
   const requiredList = ownValue(schema, "required");
+  if (requiredList !== undefined && !Array.isArray(requiredList)) {
+    const example = typeof requiredList === "string" ? JSON.stringify([requiredList]) : '["name", …]';
+    walk.warn(
+      pos.path,
+      `'required' must be a list of property names (${example}); ${compact(requiredList)} is ignored`,
+    );
+  }
   const required = new Set(
     Array.isArray(requiredList) ? requiredList.filter((k): k is string => typeof k === "string") : [],
   );
@@ -57,6 +66,23 @@ export function convertObject(walk: Walk, { schema, pos, nullable, sentences }: 
   setOwn(def, "additionalProperties", false);
   if (isOpenObject(schema)) walk.noteOpenObject(name);
   return { node: walk.refNode(slot), description, nullable };
+}
+
+/** Compact JSON of a keyword's value, cut at 60 characters. */
+function compact(value: JsonValue): string {
+  const text = JSON.stringify(value);
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/** The warning of `properties` that is not an object of schemas (a list of them, say). */
+function propertiesProblem(declared: JsonValue): string {
+  const merged = Array.isArray(declared) && declared.every(isJsonObject)
+    ? Object.assign({}, ...declared)
+    : { name: { type: "string" } };
+  const example = compact(merged).replaceAll('":', '": ').replaceAll(',"', ', "');
+  const what = Array.isArray(declared) ? "not a list" : `not ${compact(declared)}`;
+  return `'properties' must be an object of property schemas (${example}), ${what}; it is ignored, so the ` +
+    "object is generated as {}";
 }
 
 /** Keywords an object may have and still take any members: its type, annotations, no properties. */

@@ -12,10 +12,25 @@ import { convertArray } from "./arrays.ts";
 import { grammarStringLimits } from "./grammar_rules.ts";
 import { convertInteger, convertNumber } from "./numbers.ts";
 import { convertObject } from "./objects.ts";
-import { SchemaError } from "./schema_error.ts";
+import { SCHEMA_TYPES, SchemaError } from "./schema_error.ts";
 import type { Converted, SchemaAt, TypedSchema, Walk } from "./walk.ts";
 
-const KNOWN_TYPES = new Set(["object", "array", "string", "integer", "number", "boolean", "null"]);
+const KNOWN_TYPES = new Set(SCHEMA_TYPES);
+
+/** Types named as programming languages name them, and the JSON Schema type each means. */
+const LANGUAGE_TYPES: Record<string, string> = {
+  int: "integer",
+  int32: "integer",
+  int64: "integer",
+  long: "integer",
+  float: "number",
+  double: "number",
+  decimal: "number",
+  bool: "boolean",
+  str: "string",
+  list: "array",
+  dict: "object",
+};
 
 /** A schema converted by its `type`. */
 export interface TypeRequest extends SchemaAt {
@@ -41,8 +56,12 @@ export function convertTyped(walk: Walk, request: TypeRequest): Converted {
   }
   for (const type of types) {
     if (!KNOWN_TYPES.has(type)) {
-      const meant = nearestName(type, [...KNOWN_TYPES]);
-      const hint = meant === undefined ? "" : ` (did you mean '${meant}'?)`;
+      const meant = Object.hasOwn(LANGUAGE_TYPES, type.toLowerCase())
+        ? LANGUAGE_TYPES[type.toLowerCase()]
+        : nearestName(type, [...KNOWN_TYPES]);
+      const hint = meant === undefined
+        ? ` (a type is one of ${SCHEMA_TYPES.join(", ")})`
+        : ` (did you mean '${meant}'?)`;
       throw new SchemaError(`unsupported type '${type}'${hint}`, pos.path);
     }
   }

@@ -63,7 +63,11 @@ Deno.test("schema convert: file, stdin, --name, --json, warnings and invalid sch
   assert.equal(bad.code, 2);
   assert.equal(bad.stdout, "");
   assert.deepEqual(JSON.parse(bad.stderr), {
-    error: { code: "invalid_schema", message: "schema: unsupported type 'bogus' (at #/properties/a)" },
+    error: {
+      code: "invalid_schema",
+      message:
+        "schema: unsupported type 'bogus' (a type is one of object, array, string, integer, number, boolean, null) (at #/properties/a)",
+    },
   });
   const misspelt = await oam(["schema", "convert", "-"], {
     stdin: '{"type": "object", "properties": {"name": {"type": "strin"}}}',

@@ -267,6 +267,91 @@ Deno.test("world.set, world.merge and createWorld with NaN or Infinity (which JS
   await bridge.close();
 });
 
+Deno.test("bridge.npc, bridge.world and bridge.session given a persona, a handle or a state instead of an id are TypeErrors saying what to pass", async () => {
+  await using bridge = await Bridge.open({ onWarning: () => {} });
+  const persona = { name: "Bram", role: "the gate guard" };
+  const bram = await bridge.createNpc(persona, { npc: "bram", model: "scripted" });
+  const village = await bridge.createWorld({ gate: "shut" }, { world: "village" });
+  assert.throws(
+    () => bridge.npc(persona as never),
+    typeError(
+      /^bridge\.npc\(\) takes an NPC's id \(a string such as "bram"\); got a persona \(\{"name":"Bram","role":"the gate guard"\}\): create the NPC with bridge\.createNpc\(persona\) and use the handle it returns\.$/,
+    ),
+  );
+  assert.throws(
+    () => bridge.npc(bram as never),
+    typeError(
+      /^bridge\.npc\(\) takes an NPC's id \(a string such as "bram"\); got the handle of NPC 'bram': use the handle itself\.$/,
+    ),
+  );
+  assert.throws(
+    () => bridge.world(village as never),
+    typeError(
+      /^bridge\.world\(\) takes a world's id \(a string such as "village"\); got the handle of world 'village': use the handle itself\.$/,
+    ),
+  );
+  assert.throws(
+    () => bridge.world({ gate: "shut" } as never),
+    typeError(
+      /^bridge\.world\(\) takes a world's id \(a string such as "village"\); got \{"gate":"shut"\}\.$/,
+    ),
+  );
+  assert.throws(
+    () => bridge.session(7 as never),
+    typeError(/^bridge\.session\(\) takes a session's id \(a string such as "s1"\); got 7\.$/),
+  );
+  assert.equal(bridge.npc("bram").id, "bram");
+});
+
+Deno.test("world.set with undefined or a function (which JSON leaves out) is a TypeError saying to pass null or to remove the path; nothing is sent", async () => {
+  const { bridge, sent } = await recorded();
+  await using _ = bridge;
+  const world = await bridge.createWorld({ quest: { stage: "start" } });
+  sent.length = 0;
+  const next = ({} as { next?: string }).next;
+  await assert.rejects(
+    world.set("quest.stage", next as never),
+    typeError(
+      /^world\.set\("quest\.stage"\): the value is undefined, which JSON leaves out; pass null, or world\.remove\("quest\.stage"\) to delete it\.$/,
+    ),
+  );
+  await assert.rejects(
+    world.set("quest.stage", (() => "end") as never),
+    typeError(
+      /^world\.set\("quest\.stage"\): the value is a function, which JSON leaves out; pass null, or world\.remove/,
+    ),
+  );
+  assert.deepEqual(sent, [], "nothing was sent");
+  assert.equal(await world.get("quest.stage"), "start");
+});
+
+Deno.test("world.set, generate and decide with a BigInt are TypeErrors naming the call, the path and what to pass; nothing is sent", async () => {
+  const { bridge, sent } = await recorded();
+  await using _ = bridge;
+  const world = await bridge.createWorld({ quest: { reward: 10 } });
+  sent.length = 0;
+  await assert.rejects(
+    world.set("quest.reward", (2n ** 70n) as never),
+    typeError(
+      /^world\.set\("quest\.reward"\): the value is a BigInt \(1180591620717411303424n\), which JSON cannot send; pass a number \(Number\(n\)\) or a string \(String\(n\)\)\.$/,
+    ),
+  );
+  await assert.rejects(
+    world.merge({ quest: { reward: 5n } } as never),
+    typeError(/^world\.merge\(\): the patch's 'quest\.reward' is a BigInt \(5n\),/),
+  );
+  await assert.rejects(
+    bridge.generate({ type: "object" }, "A rumor.", { context: { day: 3n } as never }),
+    typeError(/^bridge\.generate\(\): the context's 'day' is a BigInt \(3n\),/),
+  );
+  await assert.rejects(
+    bridge.decide("A wolf growls.", ["fight", "flee"], { temperature: 7n as never }),
+    typeError(/^bridge\.decide\(\): the temperature is a BigInt \(7n\),/),
+  );
+  assert.deepEqual(sent, [], "nothing was sent");
+  assert.equal(await world.get("quest.reward"), 10);
+});
+
 Deno.test("world.set, world.merge and createWorld with a Map or a Set (which JSON sends as {}) are TypeErrors saying what to pass; nothing is sent and the world keeps its value", async () => {
   const { bridge, sent } = await recorded();
   const world = await bridge.createWorld({ player: { gold: 20, bag: { ale: 1 } } });
@@ -470,13 +555,14 @@ Deno.test("decide, decideMany and generate with a Map, a Set or NaN in the situa
   assert.equal(decision.optionID, "flee");
 });
 
-Deno.test("a tool that returns NaN or Infinity (which JSON writes as null) gives the model an error output naming it, not null", async () => {
+Deno.test("a tool that returns NaN, Infinity (which JSON writes as null) or a BigInt gives the model an error output naming it, not null", async () => {
   await using bridge = await Bridge.open({ onWarning: () => {} });
   bridge.tool({ name: "distance", description: "Distance." }, () => ({ to: "mill", km: 0 / 0 }));
   bridge.tool({ name: "far", description: "Far." }, () => [{ km: Infinity }]);
   bridge.tool({ name: "fine", description: "Fine." }, () => ({ km: null, list: [1.5] }));
+  bridge.tool({ name: "coins", description: "Coins." }, () => ({ gold: 2n ** 70n }) as never);
   const session = await bridge.createSession({
-    tools: ["distance", "far", "fine"],
+    tools: ["distance", "far", "fine", "coins"],
     model: {
       type: "scripted",
       steps: [{
@@ -484,6 +570,7 @@ Deno.test("a tool that returns NaN or Infinity (which JSON writes as null) gives
           { name: "distance", arguments: {} },
           { name: "far", arguments: {} },
           { name: "fine", arguments: {} },
+          { name: "coins", arguments: {} },
         ],
       }, { text: "Done." }],
     },
@@ -500,6 +587,11 @@ Deno.test("a tool that returns NaN or Infinity (which JSON writes as null) gives
       true,
     ],
     fine: [{ km: null, list: [1.5] }, false],
+    coins: [
+      "The tool's result is not JSON: 'output.gold' is a BigInt (1180591620717411303424n), which JSON cannot " +
+      "write (return Number(n) or String(n) instead).",
+      true,
+    ],
   });
 });
 

@@ -45,3 +45,30 @@ Deno.test("decide and decideMany take an NPC handle as the actor and send its id
     .catch(() => {});
   assert.deepEqual([sent[2].actor, sent[3].actor], [{ name: "Snik" }, "gorm"]);
 });
+
+Deno.test("an NPC named by its persona's name where its id goes is told the id", async () => {
+  await using bridge = await Bridge.open({ onWarning: () => {} });
+  await bridge.createNpc({ name: "Bram", role: "the gate guard" }, { npc: "bram", model: "scripted" });
+  const model = { type: "scripted" as const, steps: [STEP] };
+  await assert.rejects(
+    bridge.decide("A thief runs.", ["chase", "shout"], { actor: "Bram", model }),
+    (e: Error) => {
+      assert.equal(
+        e.message,
+        "No NPC with id 'Bram'. NPC 'bram' is named Bram: pass its id ('bram') or its handle (an NPC's id is " +
+          "not its persona's name).",
+      );
+      return true;
+    },
+  );
+  await assert.rejects(
+    bridge.npc("Bram").talk("Hello."),
+    (e: Error) =>
+      e.message.startsWith("No NPC with id 'Bram'. NPC 'bram' is named Bram: pass its id ('bram')"),
+  );
+  // No NPC of that name: the message stays as it was.
+  await assert.rejects(
+    bridge.npc("Mira").talk("Hello."),
+    (e: Error) => e.message === "No NPC with id 'Mira'.",
+  );
+});

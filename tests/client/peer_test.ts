@@ -316,7 +316,10 @@ Deno.test("peer: when the transport ends, pending requests reject with -32023 na
     );
     return true;
   });
-  assert.match(String(await aborted.promise), /closed/);
+  assert.equal(
+    String(await aborted.promise),
+    "BridgeError: The bridge stopped before the tool call was answered: The bridge process exited (exit code 3).",
+  );
   assert.equal(closedWith?.message, "The bridge process exited (exit code 3).");
   await assert.rejects(peer.request("ping"), /The bridge is closed; 'ping' was not sent\./);
   await assert.rejects(peer.notify("session/cancel", {}), /closed/);

@@ -4,7 +4,7 @@
  * alive; and `close()` ends a stopped (SIGSTOP) child by letting it read the end of its input.
  */
 import assert from "node:assert/strict";
-import { Peer, StdioTransport } from "../../mod.ts";
+import { Bridge, Peer, StdioTransport } from "../../mod.ts";
 import { withDeadline } from "../helpers/deadline.ts";
 
 /** A bridge that reads every line and never answers; it exits at the end of its input. */
@@ -71,4 +71,41 @@ Deno.test("stdio: close() ends a stopped (SIGSTOP) bridge: it reads the end of i
     { code: transport.exitStatus?.code, signal: transport.exitStatus?.signal },
     { code: 0, signal: null },
   );
+});
+
+/**
+ * A bridge that answers `initialize`, reads `shutdown` without answering it (as a stopped or busy bridge
+ * does), and answers it only once its input ends, with a warning saying so.
+ */
+const ANSWERS_AT_END = [
+  Deno.execPath(),
+  "eval",
+  `const out = (m) => Deno.stdout.writeSync(new TextEncoder().encode(JSON.stringify(m) + "\\n"));
+  let shutdown = null, buffer = "";
+  for await (const chunk of Deno.stdin.readable.pipeThrough(new TextDecoderStream())) {
+    buffer += chunk;
+    let nl;
+    while ((nl = buffer.indexOf("\\n")) >= 0) {
+      const message = JSON.parse(buffer.slice(0, nl));
+      buffer = buffer.slice(nl + 1);
+      if (message.method === "initialize") {
+        out({ jsonrpc: "2.0", id: message.id, result: { protocolVersion: "1.0", capabilities: { methods: [] } } });
+      } else if (message.method === "shutdown") shutdown = message.id;
+    }
+  }
+  if (shutdown !== null) out({ jsonrpc: "2.0", id: shutdown, result: { warnings: ["answered at the end of its input"] } });`,
+];
+
+Deno.test("stdio: Bridge.close() ends the bridge's input right after 'shutdown', not after waiting for its answer", async () => {
+  // A stopped or busy bridge cannot answer `shutdown`: close() used to wait 5 s for the answer before it
+  // ended the input (and continued a stopped child). The end of the input comes right after it now, so
+  // this bridge's answer, written when its input ends, still finds the request waiting.
+  const warnings: string[] = [];
+  const transport = new StdioTransport({ command: ANSWERS_AT_END });
+  const bridge = await Bridge.connect(transport, {
+    onWarning: (warning, method) => warnings.push(`${method}: ${warning}`),
+  });
+  await withDeadline(bridge.close(), "close()");
+  assert.deepEqual(warnings, ["shutdown: answered at the end of its input"]);
+  assert.equal(transport.exitStatus?.code, 0);
 });

@@ -37,6 +37,31 @@ Deno.test("stdio: when the bridge process dies, every pending call rejects at on
   await bridge.close();
 });
 
+Deno.test("stdio: a tool handler's signal says the bridge process ended, and how, when it dies", async () => {
+  const transport = new StdioTransport({ command: stdioCommand() });
+  const bridge = await Bridge.connect(transport, quiet);
+  const reason = Promise.withResolvers<unknown>();
+  bridge.tool({ name: "wait", description: "Waits.", parameters: { type: "object" } }, (_args, ctx) => {
+    ctx.signal.addEventListener("abort", () => reason.resolve(ctx.signal.reason));
+    Deno.kill(transport.pid!, "SIGKILL"); // the bridge dies while the handler runs
+    return new Promise(() => {});
+  });
+  const npc = await bridge.createNpc({ name: "Gorm" }, {
+    tools: ["wait"],
+    model: { type: "scripted", steps: [{ toolCalls: [{ name: "wait", arguments: {} }] }, { text: "Done." }] },
+  });
+  const talk = npc.talk("Hello.").then(() => null, (e: unknown) => e);
+  const error = await reason.promise;
+  assert.ok(error instanceof BridgeError, String(error));
+  assert.equal(error.dataCode, "shut_down");
+  assert.equal(
+    error.message,
+    "The bridge stopped before the tool call was answered: The bridge process exited (signal SIGKILL).",
+  );
+  assert.match(String(await talk), /The bridge process exited \(signal SIGKILL\)/);
+  await bridge.close();
+});
+
 Deno.test("stdio: a tool answer the dying bridge can no longer read is no uncaught error (the game went on)", async () => {
   // A bridge that stops reading (killed, crashed) while a tool handler runs: the answer's write fails with a
   // broken pipe. It was passed to onError, by default reportError, which ends a Deno program: the bridge's

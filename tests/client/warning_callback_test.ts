@@ -64,3 +64,67 @@ Deno.test("onWarning: a callback that throws on a tool handler's bug leaves the 
   assert.equal(errors.length, 1);
   assert.match(errors[0].message, /the game's logger failed on tool\/call: Tool 'look' threw a TypeError/);
 });
+
+/** Collects what reaches `reportError` (an uncaught error) while `body` runs, instead of ending the test. */
+async function reported(body: () => Promise<void>): Promise<unknown[]> {
+  const seen: unknown[] = [];
+  const listener = (event: ErrorEvent) => {
+    event.preventDefault();
+    seen.push(event.error);
+  };
+  globalThis.addEventListener("error", listener);
+  try {
+    await body();
+  } finally {
+    globalThis.removeEventListener("error", listener);
+  }
+  return seen;
+}
+
+Deno.test("onError: one that throws while handling an onWarning error is reported once, and the call still resolves", async () => {
+  const calls: string[] = [];
+  const options: BridgeOptions = {
+    onWarning: (warning) => {
+      throw new Error(`logger failed: ${warning}`);
+    },
+    onError: (error) => {
+      calls.push(error.message);
+      throw new Error(`error logger failed: ${error.message}`);
+    },
+  };
+  let created = "";
+  const seen = await reported(async () => {
+    await using bridge = await Bridge.open(options);
+    const persona = { name: "Mira", mood: "grumpy" } as { name: string };
+    created = (await bridge.createNpc(persona, { model: { type: "scripted", steps: [{ text: "Hi." }] } })).id;
+  });
+  assert.equal(created, "npc1");
+  assert.deepEqual(calls, ["logger failed: Unknown parameter 'persona.mood' was ignored."]);
+  assert.deepEqual(seen.map((e) => (e as Error).message), [
+    "error logger failed: logger failed: Unknown parameter 'persona.mood' was ignored.",
+  ]);
+});
+
+Deno.test("onError: one that throws while handling a listener's error is called once, its own error reported once", async () => {
+  const calls: string[] = [];
+  const seen = await reported(async () => {
+    await using bridge = await Bridge.open({
+      onError: (error) => {
+        calls.push(error.message);
+        throw new Error(`error logger failed: ${error.message}`);
+      },
+    });
+    const heard = Promise.withResolvers<void>();
+    bridge.onNotification("world/changed", () => {
+      heard.resolve();
+      throw new Error("listener failed");
+    });
+    const world = await bridge.createWorld({ gate: "shut" });
+    await world.subscribe("gate", () => {});
+    await world.set("gate", "open");
+    await heard.promise;
+    assert.equal(await world.get("gate"), "open"); // the client goes on
+  });
+  assert.deepEqual(calls, ["listener failed"]);
+  assert.deepEqual(seen.map((e) => (e as Error).message), ["error logger failed: listener failed"]);
+});

@@ -50,7 +50,7 @@ Deno.test("docs/scripting.md: what it says about scripts that go wrong is what t
   assert.equal(alone.code, -32012);
   assert.match(
     alone.message,
-    /^The model gave an invalid answer: .*must have required property 'player_options'\. It was step 1 of 1, and no step is left for its retry: fix that step/,
+    /^The model gave an invalid answer: .*must have required property 'player_options'; the step has 'playerOptions', which is not a key of the answer \(its keys: emotion, line, player_options, ends_conversation\)\. It was step 1 of 1, and no step is left for its retry: fix that step/,
   );
   assert.ok(
     DOC.includes("its retry finds no step left: the message gives the\nproblem, then names the bad step"),
@@ -87,7 +87,7 @@ Deno.test("docs/scripting.md: what it says about scripts that go wrong is what t
   const both = await failure([badKeys, { text: "[happy] Again." }]);
   assert.match(
     both.message,
-    /^The model gave an invalid answer: .*'player_options'\. It was step 1 of 2, and its retry, step 2, was invalid too: the answer is not valid JSON: \[happy\] Again\. Fix step 1 first\.$/,
+    /^The model gave an invalid answer: .*'player_options'; the step has 'playerOptions', which is not a key of the answer \(its keys: emotion, line, player_options, ends_conversation\)\. It was step 1 of 2, and its retry, step 2, was invalid too: the answer is not valid JSON: \[happy\] Again\. Fix step 1 first\.$/,
   );
   assert.ok(
     DOC.includes(

@@ -423,7 +423,8 @@ Deno.test("decideMany: every request is validated before any model call; an inva
       }],
     }], {
       code: -32007,
-      message: "requests[3].tools[0].parameters: unsupported type 'frob' (at #/properties/a)",
+      message:
+        "requests[3].tools[0].parameters: unsupported type 'frob' (a type is one of object, array, string, integer, number, boolean, null) (at #/properties/a)",
       data: {
         code: "invalid_schema",
         path: "requests[3].tools[0].parameters",

@@ -234,7 +234,8 @@ Deno.test("schema/validate: warnings and generation schema; errors -32007 with p
   c.request("schema/validate", { schema: {}, name: 5 }, 4);
   assert.deepEqual((await c.response(1)).error, {
     code: -32007,
-    message: "schema: unsupported type 'frob' (at #)",
+    message:
+      "schema: unsupported type 'frob' (a type is one of object, array, string, integer, number, boolean, null) (at #)",
     data: { code: "invalid_schema", path: "schema", schemaPath: "#" },
   });
   assert.deepEqual((await c.response(2)).error, invalidParams("Missing required parameter 'schema'."));
@@ -279,7 +280,8 @@ Deno.test("tools/validate: per-tool warnings unprefixed, top-level warnings pref
   );
   assert.deepEqual((await c.response(3)).error, {
     code: -32007,
-    message: "tools[0].parameters: unsupported type 'frob' (at #)",
+    message:
+      "tools[0].parameters: unsupported type 'frob' (a type is one of object, array, string, integer, number, boolean, null) (at #)",
     data: { code: "invalid_schema", path: "tools[0].parameters", schemaPath: "#" },
   });
   await c.close();

@@ -248,7 +248,8 @@ Deno.test("session/create tool definition errors", async () => {
     [[{ ...TOOL, parameters: "[1]" }], invalidParams("'tools[0].parameters' must be a JSON Schema object.")],
     [[{ ...TOOL, parameters: { type: "frob" } }], {
       code: -32007,
-      message: "tools[0].parameters: unsupported type 'frob' (at #)",
+      message:
+        "tools[0].parameters: unsupported type 'frob' (a type is one of object, array, string, integer, number, boolean, null) (at #)",
       data: { code: "invalid_schema", path: "tools[0].parameters", schemaPath: "#" },
     }],
     [
@@ -796,7 +797,7 @@ Deno.test("history: restored tools are checked as a set: a repeated name fails n
   (definitions[1].function as JsonObject).parameters = { type: "frob" };
   const copy = await c.call("session/create", { session: "copy", history: saved, model: "scripted" });
   assert.deepEqual(copy.warnings, [
-    "ring_bell: could not be restored from 'history' (history.tools[1].parameters: unsupported type 'frob' " +
+    "ring_bell: could not be restored from 'history' (history.tools[1].parameters: unsupported type 'frob' (a type is one of object, array, string, integer, number, boolean, null) " +
     "(at #)); send its definition in 'tools'.",
   ]);
   assert.deepEqual((await listEntry(c, "copy")).tools, ["open_gate", "light_torch"]);

@@ -134,7 +134,8 @@ Deno.test("respond: schema errors are -32007 (path 'schema') before anything run
   c.request("session/respond", { session: "d", prompt: "x", schema: [] }, 3);
   assert.deepEqual((await c.response(1)).error, {
     code: -32007,
-    message: "schema: unsupported type 'frob' (at #)",
+    message:
+      "schema: unsupported type 'frob' (a type is one of object, array, string, integer, number, boolean, null) (at #)",
     data: { code: "invalid_schema", path: "schema", schemaPath: "#" },
   });
   assert.deepEqual(

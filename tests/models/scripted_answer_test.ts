@@ -263,3 +263,19 @@ Deno.test("an answer shortened in the message keeps whole characters (an emoji i
     await server.close();
   }
 });
+
+Deno.test("scripted answer missing a required key names the step's keys the schema does not have", async () => {
+  // A decision step written with the result's name for the choice ('optionID'): the message says which key
+  // of the step is not the answer's; data.problem stays the validator's.
+  const problem = "the answer does not match the response schema: #: must have required property 'choice'";
+  assert.deepEqual(
+    await schemaTurnError(scripted({ json: { reasoning: "r", optionID: "open" } })),
+    {
+      code: -32012,
+      message:
+        `The model gave an invalid answer: ${problem}; the step has 'optionID', which is not a key of ` +
+        "the answer (its keys: reasoning, choice).",
+      data: { code: "generation_failed", attempts: 1, problem },
+    },
+  );
+});

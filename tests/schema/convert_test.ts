@@ -172,11 +172,15 @@ Deno.test("convert: `true` schema is a string with a warning; non-objects are er
   const root = convert(true);
   assert.deepEqual(root.gs, { type: "string" });
   assert.deepEqual(root.warnings, ["#: unconstrained schema `true` is generated as a string"]);
-  throwsSchemaError(false, "expected a schema object", "#");
-  throwsSchemaError(null, "expected a schema object", "#");
-  throwsSchemaError([], "expected a schema object", "#");
-  throwsSchemaError({ type: "object", properties: { a: 5 } }, "expected a schema object", "#/properties/a");
-  throwsSchemaError({ type: "array", items: "x" }, "expected a schema object", "#/items");
+  throwsSchemaError(false, "expected a schema object, got false", "#");
+  throwsSchemaError(null, "expected a schema object, got null", "#");
+  throwsSchemaError([], "expected a schema object, got []", "#");
+  throwsSchemaError(
+    { type: "object", properties: { a: 5 } },
+    "expected a schema object, got 5",
+    "#/properties/a",
+  );
+  throwsSchemaError({ type: "array", items: "x" }, 'expected a schema object, got "x"', "#/items");
 });
 
 Deno.test("convert: multiple types use the first concrete type", () => {
@@ -200,14 +204,22 @@ Deno.test("convert: type inference without `type`", () => {
 });
 
 Deno.test("convert: unsupported and invalid types are errors", () => {
-  throwsSchemaError({ type: "foo" }, "unsupported type 'foo'", "#");
-  throwsSchemaError({ type: ["string", "any"] }, "unsupported type 'any'", "#");
+  throwsSchemaError(
+    { type: "foo" },
+    "unsupported type 'foo' (a type is one of object, array, string, integer, number, boolean, null)",
+    "#",
+  );
+  throwsSchemaError(
+    { type: ["string", "any"] },
+    "unsupported type 'any' (a type is one of object, array, string, integer, number, boolean, null)",
+    "#",
+  );
   throwsSchemaError({ type: 5 }, "invalid 'type'", "#");
   throwsSchemaError({ type: ["string", 1] }, "invalid 'type'", "#");
   throwsSchemaError({ type: { a: 1 } }, "invalid 'type'", "#");
   throwsSchemaError(
     { type: "object", properties: { a: { type: "array", items: { type: "map" } } } },
-    "unsupported type 'map'",
+    "unsupported type 'map' (a type is one of object, array, string, integer, number, boolean, null)",
     "#/properties/a/items",
   );
 });
@@ -220,7 +232,62 @@ Deno.test("convert: a misspelt type names the one it most likely meant, as a mis
     "#/properties/n",
   );
   throwsSchemaError({ type: "String" }, "unsupported type 'String' (did you mean 'string'?)", "#");
-  throwsSchemaError({ type: "text" }, "unsupported type 'text'", "#");
+  throwsSchemaError({ type: "text" }, `unsupported type 'text' ${TYPES}`, "#");
+});
+
+const TYPES = "(a type is one of object, array, string, integer, number, boolean, null)";
+
+Deno.test("convert: a type named as a programming language names the JSON Schema type it means", () => {
+  const cases: [string, string][] = [
+    ["int", "integer"],
+    ["int32", "integer"],
+    ["int64", "integer"],
+    ["long", "integer"],
+    ["float", "number"],
+    ["double", "number"],
+    ["decimal", "number"],
+    ["bool", "boolean"],
+    ["str", "string"],
+    ["list", "array"],
+    ["dict", "object"],
+  ];
+  for (const [type, meant] of cases) {
+    throwsSchemaError(
+      { type: "object", properties: { gold: { type } } },
+      `unsupported type '${type}' (did you mean '${meant}'?)`,
+      "#/properties/gold",
+    );
+  }
+});
+
+Deno.test("convert: a property written as its type says how to write it as a schema", () => {
+  throwsSchemaError(
+    { type: "array", items: "string" },
+    `expected a schema object, got "string" (write {"type": "string"})`,
+    "#/items",
+  );
+  throwsSchemaError(
+    { type: "object", properties: { gold: "integer" } },
+    `expected a schema object, got "integer" (write {"type": "integer"})`,
+    "#/properties/gold",
+  );
+  throwsSchemaError(
+    { type: "object", properties: { a: 5 } },
+    "expected a schema object, got 5",
+    "#/properties/a",
+  );
+});
+
+Deno.test("convert: 'required' that is not a list, and 'properties' that is not an object, are warnings that say so", () => {
+  const required = convert({ type: "object", properties: { title: { type: "string" } }, required: "title" });
+  assert.deepEqual(required.warnings, [
+    `#: 'required' must be a list of property names (["title"]); "title" is ignored`,
+  ]);
+  const listed = convert({ type: "object", properties: [{ title: { type: "string" } }] });
+  assert.deepEqual(listed.warnings, [
+    `#: 'properties' must be an object of property schemas ({"title": {"type": "string"}}), not a list; ` +
+    "it is ignored, so the object is generated as {}",
+  ]);
 });
 
 Deno.test("convert: boolean", () => {
@@ -418,7 +485,7 @@ Deno.test("convert: tuple arrays and arrays without items", () => {
   ]);
   throwsSchemaError(
     { type: "array", prefixItems: [{ type: "bogus" }] },
-    "unsupported type 'bogus'",
+    "unsupported type 'bogus' (a type is one of object, array, string, integer, number, boolean, null)",
     "#/prefixItems/0",
   );
 });
@@ -609,7 +676,7 @@ Deno.test("convert: allOf merges object parts (properties, required, $ref parts)
 });
 
 Deno.test("convert: allOf errors carry the part's path", () => {
-  throwsSchemaError({ allOf: [{ type: "object" }, 3] }, "expected a schema object", "#/allOf/1");
+  throwsSchemaError({ allOf: [{ type: "object" }, 3] }, "expected a schema object, got 3", "#/allOf/1");
   throwsSchemaError({ allOf: [{ $ref: "#/nope" }] }, "unresolvable $ref '#/nope'", "#/allOf/0");
   throwsSchemaError(
     { allOf: [{ $ref: "http://x/y" }] },
@@ -753,7 +820,7 @@ Deno.test("convert: $ref errors", () => {
   throwsSchemaError({ $ref: 5 }, "only local $ref values are supported, got '5'", "#");
   throwsSchemaError({ $ref: "#/$defs/missing" }, "unresolvable $ref '#/$defs/missing'", "#");
   throwsSchemaError({ $ref: "#/$defs/x/5", $defs: { x: [1] } }, "unresolvable $ref '#/$defs/x/5'", "#");
-  throwsSchemaError({ $ref: "#/$defs/x", $defs: { x: 3 } }, "expected a schema object", "#/$defs/x");
+  throwsSchemaError({ $ref: "#/$defs/x", $defs: { x: 3 } }, "expected a schema object, got 3", "#/$defs/x");
   throwsSchemaError(
     {
       type: "object",

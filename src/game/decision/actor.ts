@@ -38,14 +38,18 @@ export interface ParsedActor {
  */
 export function parseActor(
   p: Params,
-  npcPersona: (id: string) => JsonObject | undefined,
+  npcs: {
+    persona: (id: string) => JsonObject | undefined;
+    /** The error of an id no NPC has (default: `No NPC with id '…'.`). */
+    notFound?: (id: string) => BridgeError;
+  },
 ): ParsedActor | null {
   const value = p.get("actor");
   if (value === undefined) return null;
   if (typeof value === "string") {
-    const persona = npcPersona(value);
+    const persona = npcs.persona(value);
     if (persona === undefined) {
-      throw notFoundError(NPC_KIND, value);
+      throw npcs.notFound?.(value) ?? notFoundError(NPC_KIND, value);
     }
     return { actor: actorFromPersona(persona, value), warnings: [] };
   }

@@ -159,15 +159,17 @@ export function parseDecision(
     toolTimeoutMs: number | null;
     /** Looks up an NPC's persona (for an NPC `actor`). */
     npcPersona: (id: string) => JsonObject | undefined;
+    /** The error of an `actor` id no NPC has. */
+    npcNotFound?: (id: string) => BridgeError;
   },
 ): DecisionSpec {
-  const { extraKeys, toolTimeoutMs, npcPersona } = host;
+  const { extraKeys, toolTimeoutMs, npcPersona, npcNotFound } = host;
   const keyWarnings = p.unknownKeys([...DECISION_KEYS, ...extraKeys]);
   const situation = situationText(p.value("situation"));
   const parsedOptions = parseOptions(p);
   keyWarnings.push(...parsedOptions.warnings);
   const options = parsedOptions.options;
-  const actor = parseActor(p, npcPersona);
+  const actor = parseActor(p, { persona: npcPersona, ...(npcNotFound ? { notFound: npcNotFound } : {}) });
   if (actor) keyWarnings.push(...actor.warnings);
   const context = p.get("context");
   const tools = parseToolDefinitions(p.get("tools"), {

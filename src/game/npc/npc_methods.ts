@@ -16,7 +16,7 @@ import {
   notFoundError,
   queueFullError,
 } from "../../util/object_ids.ts";
-import { NPC_KIND, WORLD_KIND } from "../game_kinds.ts";
+import { NPC_KIND, npcNotFound, WORLD_KIND } from "../game_kinds.ts";
 import { type Operation, Pending } from "../../util/work_queue.ts";
 import type { LanguageModel, ModelAvailability } from "../../models/language_model.ts";
 import { availabilityOf, unavailableWarning } from "../../models/availability.ts";
@@ -261,6 +261,7 @@ export class NpcMethods {
   register(registry: MethodRegistry, game: GameContext): void {
     this.#game = game;
     game.npcPersona = (id) => this.#npcs.get(id)?.personaJson();
+    game.npcNotFound = (id) => npcNotFound(id, this.#personaNames());
     registry.register("npc/create", (r) => this.#create(r));
     registry.register("npc/restore", (r) => this.#restore(r));
     registry.register("npc/talk", (r) => this.#talk(r));
@@ -286,8 +287,13 @@ export class NpcMethods {
   #lookup(r: HandlerContext): Npc {
     const id = r.params.string("npc");
     const npc = this.#npcs.get(id);
-    if (!npc) throw notFoundError(NPC_KIND, id);
+    if (!npc) throw npcNotFound(id, this.#personaNames());
     return npc;
+  }
+
+  /** Each NPC's id and persona name. */
+  *#personaNames(): Iterable<[string, string]> {
+    for (const [id, npc] of this.#npcs) yield [id, npc.persona.name];
   }
 
   #schedule<T extends JsonValue>(
