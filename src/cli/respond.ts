@@ -21,7 +21,9 @@ import {
   toolOutputEntry,
   writeConversation,
 } from "./conversation_file.ts";
-import { readInputText, readJsonInput, readStdinText, stdinReadBy } from "./input.ts";
+import { readInputText, readStdinText, stdinReadBy } from "./input.ts";
+import { readSchemaFile, schemaProblemInFile } from "./schema_file.ts";
+import { convertForParam } from "../agent/tool_definitions.ts";
 import {
   choiceSessionOptions,
   LocalBridge,
@@ -421,8 +423,15 @@ class RespondCommand {
   ): Promise<JsonObject | undefined> {
     const schemaPath = stringFlag(values, "schema");
     if (schemaPath === undefined) return paused?.oam.schema ?? undefined;
-    const value = await readJsonInput(schemaPath, "--schema");
+    const file = await readSchemaFile(schemaPath, "--schema");
+    const value = file.schema;
     if (!isJsonObject(value)) throw CliError.invalidInput(`${schemaPath}: a JSON Schema must be an object.`);
+    // Checked here, before any turn, so that a problem names the file and the place in it.
+    try {
+      convertForParam(value, { rootName: "Response", path: "schema" });
+    } catch (error) {
+      throw schemaProblemInFile(error, file);
+    }
     return value;
   }
 

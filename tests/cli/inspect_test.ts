@@ -49,9 +49,10 @@ Deno.test("schema convert: file, stdin, --name, --json, warnings and invalid sch
   const gen = JSON.parse(r.stdout) as JsonObject;
   assert.equal(gen.title, "Mood");
   assert.deepEqual(gen["x-order"], ["mood", "code"]);
+  // Warnings name the file and the place in it (the line and column where that part of the schema starts).
   assert.equal(
     r.stderr,
-    "warning: #/properties/code: pattern '^a' is described to the model but not enforced\n",
+    `warning: ${schema}: #/properties/code (line 3, column 63): pattern '^a' is described to the model but not enforced\n`,
   );
   const j = await oam(["schema", "convert", "-", "--json"], { stdin: '{"type": "string"}' });
   assert.equal(j.code, 0, j.stderr);
@@ -63,7 +64,10 @@ Deno.test("schema convert: file, stdin, --name, --json, warnings and invalid sch
   assert.equal(bad.code, 2);
   assert.equal(bad.stdout, "");
   assert.deepEqual(JSON.parse(bad.stderr), {
-    error: { code: "invalid_schema", message: "schema: unsupported type 'bogus' (at #/properties/a)" },
+    error: {
+      code: "invalid_schema",
+      message: "<stdin>: #/properties/a (line 1, column 40): unsupported type 'bogus'",
+    },
   });
   const misspelt = await oam(["schema", "convert", "-"], {
     stdin: '{"type": "object", "properties": {"name": {"type": "strin"}}}',
@@ -71,8 +75,19 @@ Deno.test("schema convert: file, stdin, --name, --json, warnings and invalid sch
   assert.deepEqual([misspelt.code, misspelt.stdout, misspelt.stderr], [
     2,
     "",
-    "Error: schema: unsupported type 'strin' (did you mean 'string'?) (at #/properties/name) [invalid_schema]\n",
+    "Error: <stdin>: #/properties/name (line 1, column 43): unsupported type 'strin' (did you mean 'string'?) " +
+    "[invalid_schema]\n",
   ]);
+  // A file is named by its path; a place the schema does not have (a reference's target) is named by its path
+  // in the schema only.
+  const file = await fx.write("broken.json", {
+    type: "object",
+    properties: { when: { $ref: "#/$defs/missing" } },
+  });
+  const named = await oam(["schema", "convert", file]);
+  assert.equal(named.code, 2, named.stderr);
+  assert.match(named.stderr, new RegExp(`^Error: ${file.replaceAll("/", "\\/")}: #\\S* `));
+  assert.ok(!named.stderr.includes("schema: "), named.stderr);
   const notJson = await oam(["schema", "convert", "-"], { stdin: "{nope" });
   assert.equal(notJson.code, 2);
   assert.equal(
