@@ -99,8 +99,9 @@ ${MODEL_ENV_HELP}
 Examples:
   oam respond "Name three moons of Jupiter."
   git diff | oam respond --json "Summarize this change in one line."
-  oam respond --tools tools.json "What's the weather in Paris?"; echo "exit $?"
-  oam respond --resume ./turn.json --tool-output call_abc='{"temp": 21}'
+  oam respond --tools tools.json --save-transcript turn.json "What's the weather in Paris?"; echo "exit $?"
+  # exit 10: the model called a client tool; answer each call by the id printed, and continue:
+  oam respond --resume turn.json --tool-output call_abc='{"temp": 21}'
   # in a loop, --no-stdin (else the first turn reads the loop's other lines as its prompt):
   while read -r q; do oam respond --no-stdin "$q"; done < questions.txt
 `;
