@@ -117,14 +117,34 @@ async function lookAt(path: string): Promise<Found> {
     return error instanceof Deno.errors.NotFound ? "nothing" : "unknown";
   }
   if (!info.isFile) return "unknown";
-  // Windows has no executable bit (mode is null there): a file is taken to run.
-  return info.mode === null || (info.mode & 0o111) !== 0 ? "runs" : "not executable";
+  // Windows has no executable bit (mode is null there, and not asked): a file is taken to run.
+  if (Deno.build.os === "windows" || info.mode === null) return "runs";
+  return (info.mode & 0o111) !== 0 ? "runs" : "not executable";
+}
+
+/** The words for a program file at `path` that is not executable. */
+function notExecutable(path: string): string {
+  return `is not executable (${path}): make it executable (chmod +x ${path})`;
+}
+
+/**
+ * Why the program file of a command tool cannot run, when that is because it is not executable ("is not
+ * executable (/path/roll.sh): make it executable (chmod +x /path/roll.sh)"), else null (it runs, is missing,
+ * or cannot be looked at; always null on Windows, which has no executable bit).
+ *
+ * @example
+ * ```ts
+ * import { notExecutableProblem } from "./command_tools.ts";
+ * await notExecutableProblem("echo"); // null: found on PATH, executable
+ * ```
+ */
+export async function notExecutableProblem(program: string): Promise<string | null> {
+  const problem = await programProblem(program);
+  return problem?.startsWith("is not executable") ? problem : null;
 }
 
 /** Why `program` cannot run ("was not found (looked at …)", "is not executable (…): …"), else null. */
 async function programProblem(program: string): Promise<string | null> {
-  const notExecutable = (path: string) =>
-    `is not executable (${path}): make it executable (chmod +x ${path})`;
   if (program.includes("/") || program.includes("\\")) {
     const path = program.replaceAll("/./", "/");
     const found = await lookAt(program);

@@ -137,6 +137,19 @@ Deno.test("tools validate: command and client tools, JSON, and what makes a file
   });
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /command '\.\/nope\.sh' was not found \(looked at .*\/nope\.sh\)/);
+  if (Deno.build.os !== "windows") {
+    // A program file that cannot run is refused as chat, respond, npc and serve refuse it (no executable bit
+    // on Windows: not checked there).
+    const script = await fx.write("noexec.sh", "#!/bin/sh\necho 4\n");
+    await Deno.chmod(script, 0o644);
+    const file = await fx.write("noexec_tools.json", [{ name: "a", "x-oam": { command: ["./noexec.sh"] } }]);
+    const noExec = await oam(["tools", "validate", file]);
+    assert.deepEqual([noExec.code, noExec.stderr], [
+      2,
+      `Error: tools[0] 'a': command './noexec.sh' is not executable (${script}): make it executable ` +
+      `(chmod +x ${script}). [invalid_input]\n`,
+    ]);
+  }
   const badSchema = await oam(["tools", "validate", "-", "--json"], {
     stdin: '[{"name": "a", "parameters": {"type": "object", "properties": {"x": {"type": "bogus"}}}}]',
   });
