@@ -27,8 +27,11 @@ export interface SchemaFile {
  * @example
  * ```ts
  * import { readSchemaFile } from "./schema_file.ts";
- * const file = await readSchemaFile("mood.json");
- * file.where("#/properties/mood"); // e.g. "mood.json: #/properties/mood (line 3, column 13)"
+ * const path = await Deno.makeTempFile({ suffix: ".json" });
+ * await Deno.writeTextFile(path, '{\n  "properties": {"mood": {"enum": ["calm"]}}\n}');
+ * const file = await readSchemaFile(path);
+ * file.where("#/properties/mood"); // "<path>: #/properties/mood (line 2, column 28)"
+ * await Deno.remove(path);
  * ```
  */
 export async function readSchemaFile(path: string, flag?: string): Promise<SchemaFile> {
