@@ -30,7 +30,7 @@ export interface SchemaFile {
  * const path = await Deno.makeTempFile({ suffix: ".json" });
  * await Deno.writeTextFile(path, '{\n  "properties": {"mood": {"enum": ["calm"]}}\n}');
  * const file = await readSchemaFile(path);
- * file.where("#/properties/mood"); // "<path>: #/properties/mood (line 2, column 28)"
+ * file.where("#/properties/mood"); // "<path>: #/properties/mood (line 2, column 26)"
  * await Deno.remove(path);
  * ```
  */
