@@ -82,10 +82,12 @@ export function refuseCommandsWithoutRun(
 
 /**
  * Refuses, before any turn, a command tool whose program is certainly not there (argv form: a path that does
- * not exist, or a name on no folder of `PATH`): an `invalid_input` error (exit 2) saying where it was looked
- * for. Without the check the turn ran and the model got `Cannot run '…': no such program.` while the command
- * exited 0. A shell command is the shell's to find, and a place that cannot be looked at (no read
- * permission, no `PATH`) is not taken for a missing program.
+ * not exist, or a name on no folder of `PATH`) or cannot run (on POSIX, a file without an executable bit): an
+ * `invalid_input` error (exit 2) saying where it was looked for, or which file to make executable. Without the
+ * check the turn ran and the model got `Cannot run '…': no such program.` (or, for a file that is not
+ * executable, that running command tools needs --allow-run) while the command exited 0. A shell command is the
+ * shell's to find, a place that cannot be looked at (no read permission, no `PATH`) is not taken for a
+ * missing program, and on Windows, where a file has no executable bit, only whether it is there is checked.
  *
  * @example
  * ```ts
@@ -97,34 +99,74 @@ export async function refuseMissingPrograms(commands: ReadonlyMap<string, Comman
   for (const [name, spec] of commands) {
     if (spec.argv === null) continue;
     const program = commandArgv(spec)[0];
-    const where = await missingFrom(program);
-    if (where === null) continue;
-    throw CliError.invalidInput(
-      `Command tool '${name}' runs '${spec.argv[0]}', which was not found ${where}.`,
-    );
+    const problem = await programProblem(program);
+    if (problem === null) continue;
+    throw CliError.invalidInput(`Command tool '${name}' runs '${spec.argv[0]}', which ${problem}.`);
   }
 }
 
-/** Whether nothing is at `path` (false when something is, or when it cannot be looked at). */
-async function nothingAt(path: string): Promise<boolean> {
+/** What is at `path`: nothing, a file that may run, a file without an executable bit, or something else. */
+type Found = "nothing" | "runs" | "not executable" | "unknown";
+
+/** What is at `path` ("unknown" when it cannot be looked at, or is no file). */
+async function lookAt(path: string): Promise<Found> {
+  let info: Deno.FileInfo;
   try {
-    await Deno.stat(path);
-    return false;
+    info = await Deno.stat(path);
   } catch (error) {
-    return error instanceof Deno.errors.NotFound;
+    return error instanceof Deno.errors.NotFound ? "nothing" : "unknown";
   }
+  if (!info.isFile) return "unknown";
+  // Windows has no executable bit (mode is null there, and not asked): a file is taken to run.
+  if (Deno.build.os === "windows" || info.mode === null) return "runs";
+  return (info.mode & 0o111) !== 0 ? "runs" : "not executable";
 }
 
-/** Where `program` was looked for when it is certainly missing ("(looked at …)", "on PATH"), else null. */
-async function missingFrom(program: string): Promise<string | null> {
+/** The words for a program file at `path` that is not executable. */
+function notExecutable(path: string): string {
+  return `is not executable (${path}): make it executable (chmod +x ${path})`;
+}
+
+/**
+ * Why the program file of a command tool cannot run, when that is because it is not executable ("is not
+ * executable (/path/roll.sh): make it executable (chmod +x /path/roll.sh)"), else null (it runs, is missing,
+ * or cannot be looked at; always null on Windows, which has no executable bit).
+ *
+ * @example
+ * ```ts
+ * import { notExecutableProblem } from "./command_tools.ts";
+ * await notExecutableProblem("echo"); // null: found on PATH, executable
+ * ```
+ */
+export async function notExecutableProblem(program: string): Promise<string | null> {
+  const problem = await programProblem(program);
+  return problem?.startsWith("is not executable") ? problem : null;
+}
+
+/** Why `program` cannot run ("was not found (looked at …)", "is not executable (…): …"), else null. */
+async function programProblem(program: string): Promise<string | null> {
   if (program.includes("/") || program.includes("\\")) {
-    return await nothingAt(program) ? `(looked at ${program.replaceAll("/./", "/")})` : null;
+    const path = program.replaceAll("/./", "/");
+    const found = await lookAt(program);
+    return found === "nothing"
+      ? `was not found (looked at ${path})`
+      : found === "not executable"
+      ? notExecutable(path)
+      : null;
   }
   const path = envVar("PATH");
   if (!path || Deno.build.os === "windows") return null; // Windows also tries PATHEXT's endings
   const dirs = path.split(":").filter((dir) => dir !== "");
-  for (const dir of dirs) if (!await nothingAt(`${dir}/${program}`)) return null;
-  return dirs.length > 0 ? "on PATH" : null;
+  // As the system looks on PATH: the first file that runs; files that cannot are passed over.
+  let passedOver: string | null = null;
+  for (const dir of dirs) {
+    const candidate = `${dir}/${program}`;
+    const found = await lookAt(candidate);
+    if (found === "not executable") passedOver ??= candidate;
+    else if (found !== "nothing") return null;
+  }
+  if (passedOver !== null) return notExecutable(passedOver);
+  return dirs.length > 0 ? "was not found on PATH" : null;
 }
 
 /** Where a program would be found, or null (bare names are searched on PATH). */
@@ -196,6 +238,10 @@ export async function runCommandTool(
   } catch (error) {
     if (error instanceof Deno.errors.NotFound) {
       return { output: `Cannot run '${argv[0]}': no such program.`, isError: true };
+    }
+    // The system's refusal (a file that is not executable) is not Deno's (no --allow-run).
+    if (error instanceof Deno.errors.PermissionDenied) {
+      return { output: `Cannot run '${argv[0]}': permission denied (is it executable?).`, isError: true };
     }
     if (isPermissionError(error)) {
       return { output: `Running command tools needs --allow-run (tool '${name}').`, isError: true };

@@ -13,7 +13,7 @@ import { StdioTransport } from "../client/stdio.ts";
 import { boolFlag, parseFlags, stringFlag } from "./args.ts";
 import { CliError, EXIT, isPermissionError } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
-import { oamCommand } from "./invocation.ts";
+import { currentProcess, oamCommand, type ProcessFacts, startedByDeno } from "./invocation.ts";
 import { firstCachedModel } from "../models/gguf_cache.ts";
 import { isTerminal, Spinner, stderrStyle, stdoutStyle, type Style, writeOut } from "./tty.ts";
 
@@ -37,7 +37,8 @@ Options:
   --show-protocol     print every JSON-RPC message on stderr
   -h, --help          show this help
 
-Permissions: the demo spawns the bridge, so it needs --allow-run (plus --allow-read --allow-env).
+Permissions: the demo spawns the bridge, so it needs --allow-run (plus --allow-read --allow-env);
+without it the demo does not start (exit 2, usage) and says the command to run.
 
 Example:
   oam demo
@@ -239,6 +240,22 @@ export function runDemo(args: string[]): Promise<number> {
   return runSubcommand(args, { help: DEMO_HELP, run: () => playTavern(args) });
 }
 
+/**
+ * Refuses to start without `--allow-run` (a `usage` error, exit 2, as a command tool without it): the demo
+ * spawns the bridge, and the message gives the command that has the grant.
+ */
+function refuseWithoutRun(facts: ProcessFacts = currentProcess()): void {
+  if (Deno.permissions.querySync({ name: "run", command: Deno.execPath() }).state === "granted") return;
+  const why = "The demo starts the bridge ('oam stdio') as a child process, which needs --allow-run";
+  if (!startedByDeno(facts)) {
+    throw CliError.usage(
+      `${why}: this executable was compiled without it; compile it with --allow-run (deno task compile:cli does).`,
+    );
+  }
+  const granted: ProcessFacts["granted"] = (name, scope) => name === "run" || facts.granted(name, scope);
+  throw CliError.usage(`${why}: run '${oamCommand({ ...facts, granted })} demo'.`);
+}
+
 /** What the scene is played with. */
 interface Cast {
   /** True when the canned replies play Mira. */
@@ -254,6 +271,7 @@ async function playTavern(args: string[]): Promise<number> {
   if (positionals.length > 1 || (positionals.length === 1 && positionals[0] !== "tavern")) {
     throw CliError.usage(`Unknown demo '${positionals.join(" ")}'; the demo is 'tavern'.`);
   }
+  refuseWithoutRun();
   const model = stringFlag(values, "model");
   // Without --model, a cached GGUF model plays Mira when the on-device model is unavailable.
   const cached = model === undefined && !boolFlag(values, "scripted") ? await firstCachedModel() : null;
@@ -328,10 +346,7 @@ class Tavern {
       await this.#peer.start();
     } catch (error) {
       if (isPermissionError(error instanceof Error ? error.cause : undefined)) {
-        throw new CliError(
-          "io_error",
-          "The demo starts the bridge as a child process: run it with --allow-run.",
-        );
+        throw CliError.usage("The demo starts the bridge as a child process: run it with --allow-run.");
       }
       throw new CliError("io_error", `Cannot start the bridge: ${(error as Error).message}`);
     }

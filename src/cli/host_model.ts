@@ -10,13 +10,14 @@ import { parseGgufModelFlag } from "../models/llama_config.ts";
 import { createLlamaModel } from "../models/llama_model.ts";
 import { parseOpenAIModelFlag } from "../models/openai_config.ts";
 import { createOpenAIModel } from "../models/openai_model.ts";
-import { parseScript, type Script, ScriptedModel, scriptWarnings } from "../models/scripted.ts";
+import { parseScript, type Script, ScriptedModel } from "../models/scripted.ts";
 import type { JsonValue } from "../protocol/json.ts";
 import { CliError } from "./cli_error.ts";
 import { oamCommandLineFor } from "./invocation.ts";
 import { readJsonInput } from "./input.ts";
 import { modelsCacheDir, resolveModelPath } from "../models/gguf_cache.ts";
 import { stderrStyle, writeErr } from "./tty.ts";
+import { scriptFileProblem, scriptFileWarnings } from "./script_file_messages.ts";
 import { grantedEnvVar } from "../util/env.ts";
 
 /** The usage line of a model value. */
@@ -131,9 +132,10 @@ export function warnOnStderr(message: string): void {
 
 /**
  * A script read from a file, checked: problems are `invalid_input` errors that start with `at.label`
- * (`OAM_SCRIPT=steps.json: 'OAM_SCRIPT[0]' must contain one of …`), and each member nothing reads is a
- * warning with the same start, its path under `at.path` (`OAM_SCRIPT=steps.json: Unknown parameter
- * 'OAM_SCRIPT.steps[0].delay' was ignored.`), handed to `at.warn` once the whole script parsed.
+ * (`OAM_SCRIPT=steps.json: step 1 must contain one of …`), and each member nothing reads is a warning with
+ * the same start (`OAM_SCRIPT=steps.json: step 1: unknown key 'delay' was ignored (did you mean 'delayMs'?).`),
+ * handed to `at.warn` once the whole script parsed. Steps are counted from 1, as `loadPersona` counts them;
+ * `at.path` is the name the scripted model's messages use for the script, reworded here.
  */
 export function checkedScript(
   value: JsonValue,
@@ -143,17 +145,17 @@ export function checkedScript(
   try {
     script = parseScript(value, at.path);
   } catch (error) {
-    throw CliError.invalidInput(`${at.label}: ${(error as Error).message}`);
+    throw CliError.invalidInput(`${at.label}: ${scriptFileProblem((error as Error).message, at.path)}`);
   }
-  for (const warning of scriptWarnings(value, at.path)) at.warn(`${at.label}: ${warning}`);
+  for (const warning of scriptFileWarnings(value)) at.warn(`${at.label}: ${warning}`);
   return script;
 }
 
 /**
  * The script `OAM_SCRIPT=<path>` names, read (JSON or JSONC) and checked. Problems are `invalid_input` errors
- * that name the variable: "OAM_SCRIPT: No such file: 'steps.json'.", "OAM_SCRIPT=steps.json: 'OAM_SCRIPT[0]'
- * must contain one of …"; members nothing reads go to `warn` ("OAM_SCRIPT=steps.json: Unknown parameter
- * 'OAM_SCRIPT.steps[0].delay' was ignored.").
+ * that name the variable: "OAM_SCRIPT: No such file: 'steps.json'.", "OAM_SCRIPT=steps.json: step 1
+ * must contain one of …"; members nothing reads go to `warn` ("OAM_SCRIPT=steps.json: step 1: unknown key
+ * 'delay' was ignored (did you mean 'delayMs'?).").
  */
 export async function readEnvScript(
   path: string,

@@ -12,7 +12,7 @@ import {
 } from "npm:jsonc-parser@3.3.1";
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { CliError, isPermissionError } from "./cli_error.ts";
-import { decodeUtf8Strict } from "./utf8_text.ts";
+import { decodeUtf8Strict, type Utf8Start } from "./utf8_text.ts";
 import { writeErr } from "./tty.ts";
 import { typedElsewhere } from "./task_folder.ts";
 
@@ -26,11 +26,12 @@ export function stdinReadBy(): string | null {
 
 /**
  * Reads all of stdin as text, for `what` (e.g. `--resume -`). Stdin can be read only once: a second read is
- * a usage error that names both readers. At a terminal a line on stderr says how to end the input.
+ * a usage error that names both readers. At a terminal a line on stderr says how to end the input. Bytes that
+ * are not UTF-8 are `invalid_input` (exit 2) naming the first bad byte's offset; a byte order mark is dropped.
  */
 export async function readStdinText(what = "'-'"): Promise<string> {
-  claimStdin(what);
-  return await new Response(Deno.stdin.readable).text();
+  const text = decodeUtf8Strict(await readStdinBytes(what), "<stdin>");
+  return text.startsWith("\ufeff") ? text.slice(1) : text;
 }
 
 /**
@@ -249,11 +250,15 @@ export async function readJsonInput(path: string, flag?: string): Promise<JsonVa
  */
 export class LineReader {
   readonly #source: ReadableStream<Uint8Array>;
-  #reader: ReadableStreamDefaultReader<string> | null = null;
+  #reader: ReadableStreamDefaultReader<Uint8Array> | null = null;
   #lines: string[] = [];
-  #partial = "";
+  /** The bytes of the line being read, and where it starts in the input. */
+  #partial: Uint8Array = new Uint8Array(0);
+  #start: Utf8Start = { offset: 0, line: 1 };
   #eof = false;
-  #waiters: Array<(line: string | null) => void> = [];
+  /** Why the input stopped early (a line that is not UTF-8), given to reads once the lines before it are. */
+  #error: CliError | null = null;
+  #waiters: Array<{ resolve: (line: string | null) => void; reject: (error: CliError) => void }> = [];
   #pumping = false;
 
   /** A reader over `source` (default: stdin). Nothing is read before the first `readLine`. */
@@ -268,16 +273,25 @@ export class LineReader {
 
   /**
    * The next line without its line break, or null at end of input. With `signal`, an abort resolves the
-   * read with undefined and leaves the next line for a later read.
+   * read with undefined and leaves the next line for a later read. A line that is not UTF-8 text rejects the
+   * read (and every later one) with `invalid_input` naming its first bad byte, once the lines before it
+   * were read.
    */
   readLine(signal?: AbortSignal): Promise<string | null | undefined> {
     if (this.#lines.length > 0) return Promise.resolve(this.#lines.shift()!);
+    if (this.#error) return Promise.reject(this.#error);
     if (this.#eof) return Promise.resolve(null);
     if (signal?.aborted) return Promise.resolve(undefined);
-    return new Promise((resolve) => {
-      const waiter = (line: string | null) => {
-        signal?.removeEventListener("abort", onAbort);
-        resolve(line);
+    return new Promise((resolve, reject) => {
+      const waiter = {
+        resolve: (line: string | null) => {
+          signal?.removeEventListener("abort", onAbort);
+          resolve(line);
+        },
+        reject: (error: CliError) => {
+          signal?.removeEventListener("abort", onAbort);
+          reject(error);
+        },
       };
       const onAbort = () => {
         this.#waiters = this.#waiters.filter((w) => w !== waiter);
@@ -290,29 +304,52 @@ export class LineReader {
   }
 
   #deliver(): void {
-    while (this.#waiters.length > 0 && this.#lines.length > 0) this.#waiters.shift()!(this.#lines.shift()!);
-    if (this.#eof) {
+    while (this.#waiters.length > 0 && this.#lines.length > 0) {
+      this.#waiters.shift()!.resolve(this.#lines.shift()!);
+    }
+    if (this.#eof && this.#lines.length === 0) {
       const waiters = this.#waiters;
       this.#waiters = [];
-      for (const w of waiters) w(null);
+      for (const w of waiters) this.#error ? w.reject(this.#error) : w.resolve(null);
     }
+  }
+
+  /** Decodes one line's bytes (without its `\n`) and queues it; a line that is not UTF-8 ends the input. */
+  #take(bytes: Uint8Array): void {
+    if (this.#error) return;
+    try {
+      let line = decodeUtf8Strict(bytes, "<stdin>", this.#start).replace(/\r$/, "");
+      // A byte order mark at the start of the input is not part of the first line.
+      if (this.#start.offset === 0 && line.startsWith("\ufeff")) line = line.slice(1);
+      this.#lines.push(line);
+    } catch (error) {
+      this.#error = error as CliError;
+      this.#eof = true;
+    }
+    this.#start = { offset: this.#start.offset + bytes.length + 1, line: this.#start.line + 1 };
   }
 
   async #pump(): Promise<void> {
     if (this.#pumping) return;
     this.#pumping = true;
     try {
-      this.#reader ??= this.#source.pipeThrough(new TextDecoderStream()).getReader();
+      this.#reader ??= this.#source.getReader();
       while (this.#waiters.length > 0 && this.#lines.length === 0 && !this.#eof) {
         const { value, done } = await this.#reader.read();
         if (done) {
-          if (this.#partial !== "") this.#lines.push(this.#partial.replace(/\r$/, ""));
-          this.#partial = "";
+          if (this.#partial.length > 0) this.#take(this.#partial);
+          this.#partial = new Uint8Array(0);
           this.#eof = true;
         } else {
-          const parts = (this.#partial + value).split("\n");
-          this.#partial = parts.pop()!;
-          for (const p of parts) this.#lines.push(p.replace(/\r$/, ""));
+          const bytes = new Uint8Array(this.#partial.length + value.length);
+          bytes.set(this.#partial);
+          bytes.set(value, this.#partial.length);
+          let from = 0;
+          for (let nl = bytes.indexOf(0x0a); nl >= 0 && !this.#eof; nl = bytes.indexOf(0x0a, from)) {
+            this.#take(bytes.subarray(from, nl));
+            from = nl + 1;
+          }
+          this.#partial = bytes.slice(from);
         }
         this.#deliver();
       }

@@ -83,7 +83,7 @@ ${EXIT_CODES_HELP}
 ${MODEL_ENV_HELP}
 
 Example:
-  oam npc mira.jsonc --script mira_steps.json
+  oam npc mira.jsonc --script mira.steps.json   # the script beside the file, as loadPersona reads it
 `;
 
 const FLAGS = {

@@ -21,7 +21,9 @@ import {
   toolOutputEntry,
   writeConversation,
 } from "./conversation_file.ts";
-import { readInputText, readJsonInput, readStdinText, stdinReadBy } from "./input.ts";
+import { readInputText, readStdinText, stdinReadBy } from "./input.ts";
+import { readSchemaFile, schemaProblemInFile } from "./schema_file.ts";
+import { convertForParam } from "../agent/tool_definitions.ts";
 import {
   choiceSessionOptions,
   LocalBridge,
@@ -97,8 +99,9 @@ ${MODEL_ENV_HELP}
 Examples:
   oam respond "Name three moons of Jupiter."
   git diff | oam respond --json "Summarize this change in one line."
-  oam respond --tools tools.json "What's the weather in Paris?"; echo "exit $?"
-  oam respond --resume ./turn.json --tool-output call_abc='{"temp": 21}'
+  oam respond --tools tools.json --save-transcript turn.json "What's the weather in Paris?"; echo "exit $?"
+  # exit 10: the model called a client tool; answer each call by the id printed, and continue:
+  oam respond --resume turn.json --tool-output call_abc='{"temp": 21}'
   # in a loop, --no-stdin (else the first turn reads the loop's other lines as its prompt):
   while read -r q; do oam respond --no-stdin "$q"; done < questions.txt
 `;
@@ -421,8 +424,15 @@ class RespondCommand {
   ): Promise<JsonObject | undefined> {
     const schemaPath = stringFlag(values, "schema");
     if (schemaPath === undefined) return paused?.oam.schema ?? undefined;
-    const value = await readJsonInput(schemaPath, "--schema");
+    const file = await readSchemaFile(schemaPath, "--schema");
+    const value = file.schema;
     if (!isJsonObject(value)) throw CliError.invalidInput(`${schemaPath}: a JSON Schema must be an object.`);
+    // Checked here, before any turn, so that a problem names the file and the place in it.
+    try {
+      convertForParam(value, { rootName: "Response", path: "schema" });
+    } catch (error) {
+      throw schemaProblemInFile(error, file);
+    }
     return value;
   }
 

@@ -6,7 +6,7 @@
 import type { JsonObject } from "../protocol/json.ts";
 import { boolFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
 import { CliError, EXIT, type OutputMode, reportError } from "./cli_error.ts";
-import { readJsonInput } from "./input.ts";
+import { readSchemaFile, schemaProblemInFile, schemaWarningInFile } from "./schema_file.ts";
 import { LocalBridge } from "./local_bridge.ts";
 import { stderrStyle, writeErr, writeOut } from "./tty.ts";
 
@@ -17,6 +17,8 @@ Usage: oam schema convert [options] <file|->
 
 Reads a JSON Schema (JSON or JSONC; '-' = stdin) and prints the generation schema the model is
 constrained with. Constraints the model cannot enforce (pattern, format, minLength, …) become warnings.
+Problems and warnings name the file, the part of the schema and its line ('mood.json: #/properties/a
+(line 3, column 9): …').
 
 Options:
   --name <name>   root type name (default Response)
@@ -72,9 +74,9 @@ export async function runSchemaConvert(args: string[]): Promise<number> {
     if (positionals.length !== 1) {
       throw CliError.usage("oam schema convert needs exactly one schema file (or '-' for stdin).");
     }
-    const schema = await readJsonInput(positionals[0]);
+    const file = await readSchemaFile(positionals[0]);
     const bridge = new LocalBridge({});
-    const params: JsonObject = { schema };
+    const params: JsonObject = { schema: file.schema };
     const name = stringFlag(values, "name");
     if (name !== undefined) {
       if (!/^[A-Za-z_][A-Za-z0-9_]{0,63}$/.test(name)) {
@@ -82,13 +84,15 @@ export async function runSchemaConvert(args: string[]): Promise<number> {
       }
       params.name = name;
     }
-    const result = await bridge.call("schema/validate", params) as JsonObject;
+    const result = await bridge.call("schema/validate", params).catch((error) => {
+      throw schemaProblemInFile(error, file);
+    }) as JsonObject;
     const warnings = Array.isArray(result.warnings) ? result.warnings.map(String) : [];
     if (boolFlag(values, "json")) {
       writeOut(`${JSON.stringify({ warnings, generationSchema: result.generationSchema })}\n`);
     } else {
       const s = stderrStyle();
-      for (const w of warnings) writeErr(`${s.yellow("warning:")} ${w}\n`);
+      for (const w of warnings) writeErr(`${s.yellow("warning:")} ${schemaWarningInFile(w, file)}\n`);
       writeOut(`${JSON.stringify(result.generationSchema, null, 2)}\n`);
     }
     return EXIT.ok;

@@ -6,7 +6,7 @@
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { boolFlag, parseFlags, wantsHelp } from "./args.ts";
 import { CliError, EXIT, type OutputMode, reportError } from "./cli_error.ts";
-import { commandArgv, findProgram } from "./command_tools.ts";
+import { commandArgv, findProgram, notExecutableProblem } from "./command_tools.ts";
 import { LocalBridge } from "./local_bridge.ts";
 import { loadToolsFile } from "./tools_file.ts";
 import { stderrStyle, stdoutStyle, writeErr, writeOut } from "./tty.ts";
@@ -101,6 +101,9 @@ export async function runToolsValidate(args: string[]): Promise<number> {
               spec.argv[0].includes("/") ? ` (looked at ${argv[0]})` : " on PATH"
             }.`,
           );
+        } else if (spec.argv) {
+          const problem = await notExecutableProblem(argv[0]);
+          if (problem !== null) problems.push(`tools[${i}] '${name}': command '${spec.argv[0]}' ${problem}.`);
         }
       }
       entry.warnings = t.warnings ?? [];

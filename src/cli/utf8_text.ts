@@ -35,9 +35,18 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
   return -1;
 }
 
+/** Where in the input a chunk of bytes starts (for a line of stdin read on its own). */
+export interface Utf8Start {
+  /** The byte offset of the chunk's first byte in the whole input. */
+  offset: number;
+  /** The line the chunk starts on, from 1. */
+  line: number;
+}
+
 /**
  * Decodes `bytes` as UTF-8 text, or throws `invalid_input` (exit 2) naming `label` (the path, or `<stdin>`),
- * the first bad byte and its line and column.
+ * the first bad byte and its line and column. For stdin (`<stdin>`) the message also gives the byte's offset
+ * (from `start`, when the bytes are a line of a longer input) and how to convert what is piped.
  *
  * @example
  * ```ts
@@ -47,14 +56,27 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
  * // "a.jsonc: not UTF-8 text (byte 0xE9 at line 1, column 4); save it as UTF-8."
  * ```
  */
-export function decodeUtf8Strict(bytes: Uint8Array, label: string): string {
+export function decodeUtf8Strict(
+  bytes: Uint8Array,
+  label: string,
+  start: Utf8Start = { offset: 0, line: 1 },
+): string {
   const bad = firstInvalidUtf8(bytes);
   if (bad < 0) return new TextDecoder().decode(bytes);
   const before = new TextDecoder().decode(bytes.subarray(0, bad));
   const lines = before.split("\n");
+  const line = start.line + lines.length - 1;
   const column = [...lines[lines.length - 1]].length + 1;
   const hex = bytes[bad].toString(16).toUpperCase().padStart(2, "0");
+  if (label === "<stdin>") {
+    throw CliError.invalidInput(
+      `<stdin>: not UTF-8 text (byte 0x${hex} at offset ${
+        start.offset + bad
+      }: line ${line}, column ${column}); ` +
+        "pipe it as UTF-8 (e.g. through 'iconv -f windows-1252 -t utf-8').",
+    );
+  }
   throw CliError.invalidInput(
-    `${label}: not UTF-8 text (byte 0x${hex} at line ${lines.length}, column ${column}); save it as UTF-8.`,
+    `${label}: not UTF-8 text (byte 0x${hex} at line ${line}, column ${column}); save it as UTF-8.`,
   );
 }

@@ -4,7 +4,7 @@
  * answer while the command exits 0.
  */
 import assert from "node:assert/strict";
-import { refuseCommandsWithoutRun } from "../../src/cli/command_tools.ts";
+import { refuseCommandsWithoutRun, runCommandTool } from "../../src/cli/command_tools.ts";
 import { Fixtures, oam } from "./cli_helper.ts";
 
 const fx = await Fixtures.create();
@@ -128,4 +128,66 @@ Deno.test("respond and chat: a command tool whose program does not exist is refu
   const ran = await oam(["respond", "--tools", shell, "--script", steps, "roll"]);
   assert.equal(ran.code, 0, ran.stderr);
   assert.match(ran.stdout, /^You rolled Error: Command exited with status 127/);
+});
+
+Deno.test({
+  name: "respond and chat: a command tool whose program is not executable is refused before the turn, exit 2",
+  // Windows has no executable bit: there a program is what its name says (PATHEXT), and it is not checked.
+  ignore: Deno.build.os === "windows",
+  fn: async () => {
+    // It ran the turn: the model got "Running command tools needs --allow-run" (under -A) or "no such
+    // program" (on PATH), and the command exited 0.
+    await Deno.mkdir(fx.path("noexec"), { recursive: true });
+    const script = await fx.write("noexec/roll.sh", "#!/bin/sh\necho 4\n");
+    await Deno.chmod(script, 0o644);
+    const local = await fx.write("noexec_tools.json", [{
+      ...roll,
+      "x-oam": { command: ["./noexec/roll.sh"] },
+    }]);
+    const r = await oam(["respond", "--tools", local, "--script", steps, "roll"]);
+    assert.deepEqual([r.code, r.stdout, r.stderr], [
+      2,
+      "",
+      `Error: Command tool 'roll' runs './noexec/roll.sh', which is not executable (${script}): ` +
+      `make it executable (chmod +x ${script}). [invalid_input]\n`,
+    ]);
+    // On PATH: found only as a file that cannot run.
+    const onPath = await fx.write("noexec_path.json", [{ ...roll, "x-oam": { command: ["roll.sh"] } }]);
+    const env = { PATH: `${fx.dir}/noexec:${Deno.env.get("PATH")}` };
+    const chat = await oam(["chat", "--tools", onPath, "--script", steps], { stdin: "roll\n", env });
+    assert.deepEqual([chat.code, chat.stdout, chat.stderr], [
+      2,
+      "",
+      `Error: Command tool 'roll' runs 'roll.sh', which is not executable (${script}): ` +
+      `make it executable (chmod +x ${script}). [invalid_input]\n`,
+    ]);
+    // Made executable, it runs.
+    await Deno.chmod(script, 0o755);
+    const ran = await oam(["respond", "--tools", local, "--script", steps, "roll"]);
+    assert.deepEqual([ran.code, ran.stdout], [0, "You rolled 4.\n"]);
+  },
+});
+
+Deno.test({
+  name: "a program made not executable after the start is the tool's error output, not a missing --allow-run",
+  ignore: Deno.build.os === "windows",
+  fn: async () => {
+    await Deno.mkdir(fx.path("later"), { recursive: true });
+    const script = await fx.write("later/roll.sh", "#!/bin/sh\necho 4\n");
+    await Deno.chmod(script, 0o644);
+    const spec = {
+      argv: [script],
+      shell: null,
+      timeoutSeconds: 5,
+      cwd: null,
+      env: {},
+      maxOutputChars: 100,
+      baseDir: fx.dir,
+    };
+    const answer = await runCommandTool(spec, { name: "roll", call: { id: "c1", arguments: {} } });
+    assert.deepEqual(answer, {
+      output: `Cannot run '${script}': permission denied (is it executable?).`,
+      isError: true,
+    });
+  },
 });

@@ -175,7 +175,7 @@ Deno.test("a bad OAM_SCRIPT or OAM_MODEL: oam stdio and oam respond name the var
       ],
       [
         { OAM_SCRIPT: wrongStep },
-        `OAM_SCRIPT=${wrongStep}: 'OAM_SCRIPT[0]' must contain one of 'text', 'toolCalls', 'json', 'template' ` +
+        `OAM_SCRIPT=${wrongStep}: step 1 must contain one of 'text', 'toolCalls', 'json', 'template' ` +
         "or 'error'.",
       ],
       [

@@ -32,7 +32,7 @@ Deno.test("tools validate: a tools file from stdin that is not UTF-8 is refused"
     ]),
   });
   assert.equal(r.code, 2, r.stderr);
-  assert.match(r.stderr, /^Error: <stdin>: not UTF-8 text \(byte 0xE9 at line 1, column 35\)/);
+  assert.match(r.stderr, /^Error: <stdin>: not UTF-8 text \(byte 0xE9 at offset 34: line 1, column 35\)/);
 });
 
 Deno.test("npc under deno task: a relative path typed in another folder names the file found there", async () => {

@@ -49,9 +49,10 @@ Deno.test("schema convert: file, stdin, --name, --json, warnings and invalid sch
   const gen = JSON.parse(r.stdout) as JsonObject;
   assert.equal(gen.title, "Mood");
   assert.deepEqual(gen["x-order"], ["mood", "code"]);
+  // Warnings name the file and the place in it (the line and column where that part of the schema starts).
   assert.equal(
     r.stderr,
-    "warning: #/properties/code: pattern '^a' is described to the model but not enforced\n",
+    `warning: ${schema}: #/properties/code (line 3, column 63): pattern '^a' is described to the model but not enforced\n`,
   );
   const j = await oam(["schema", "convert", "-", "--json"], { stdin: '{"type": "string"}' });
   assert.equal(j.code, 0, j.stderr);
@@ -66,7 +67,7 @@ Deno.test("schema convert: file, stdin, --name, --json, warnings and invalid sch
     error: {
       code: "invalid_schema",
       message:
-        "schema: unsupported type 'bogus' (a type is one of object, array, string, integer, number, boolean, null) (at #/properties/a)",
+        "<stdin>: #/properties/a (line 1, column 40): unsupported type 'bogus' (a type is one of object, array, string, integer, number, boolean, null)",
     },
   });
   const misspelt = await oam(["schema", "convert", "-"], {
@@ -75,8 +76,19 @@ Deno.test("schema convert: file, stdin, --name, --json, warnings and invalid sch
   assert.deepEqual([misspelt.code, misspelt.stdout, misspelt.stderr], [
     2,
     "",
-    "Error: schema: unsupported type 'strin' (did you mean 'string'?) (at #/properties/name) [invalid_schema]\n",
+    "Error: <stdin>: #/properties/name (line 1, column 43): unsupported type 'strin' (did you mean 'string'?) " +
+    "[invalid_schema]\n",
   ]);
+  // A file is named by its path; a place the schema does not have (a reference's target) is named by its path
+  // in the schema only.
+  const file = await fx.write("broken.json", {
+    type: "object",
+    properties: { when: { $ref: "#/$defs/missing" } },
+  });
+  const named = await oam(["schema", "convert", file]);
+  assert.equal(named.code, 2, named.stderr);
+  assert.match(named.stderr, new RegExp(`^Error: ${file.replaceAll("/", "\\/")}: #\\S* `));
+  assert.ok(!named.stderr.includes("schema: "), named.stderr);
   const notJson = await oam(["schema", "convert", "-"], { stdin: "{nope" });
   assert.equal(notJson.code, 2);
   assert.equal(
@@ -126,6 +138,19 @@ Deno.test("tools validate: command and client tools, JSON, and what makes a file
   });
   assert.equal(missing.code, 2);
   assert.match(missing.stderr, /command '\.\/nope\.sh' was not found \(looked at .*\/nope\.sh\)/);
+  if (Deno.build.os !== "windows") {
+    // A program file that cannot run is refused as chat, respond, npc and serve refuse it (no executable bit
+    // on Windows: not checked there).
+    const script = await fx.write("noexec.sh", "#!/bin/sh\necho 4\n");
+    await Deno.chmod(script, 0o644);
+    const file = await fx.write("noexec_tools.json", [{ name: "a", "x-oam": { command: ["./noexec.sh"] } }]);
+    const noExec = await oam(["tools", "validate", file]);
+    assert.deepEqual([noExec.code, noExec.stderr], [
+      2,
+      `Error: tools[0] 'a': command './noexec.sh' is not executable (${script}): make it executable ` +
+      `(chmod +x ${script}). [invalid_input]\n`,
+    ]);
+  }
   const badSchema = await oam(["tools", "validate", "-", "--json"], {
     stdin: '[{"name": "a", "parameters": {"type": "object", "properties": {"x": {"type": "bogus"}}}}]',
   });

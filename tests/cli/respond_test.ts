@@ -161,8 +161,12 @@ Deno.test("respond: --schema gives structured output", async () => {
   assert.deepEqual(JSON.parse(human.stdout), { reasoning: "quiet day", mood: "calm" });
   const bad = await fx.write("bad.schema.json", { type: "object", properties: { a: { type: "bogus" } } });
   const invalid = await oam(["respond", "--script", script, "--schema", bad, "x"]);
-  assert.equal(invalid.code, 2);
-  assert.match(invalid.stderr, /\[invalid_schema\]/);
+  // The file and the place in it, as 'oam schema convert' says it, before any turn.
+  assert.deepEqual([invalid.code, invalid.stdout, invalid.stderr], [
+    2,
+    "",
+    `Error: ${bad}: #/properties/a (line 1, column 36): unsupported type 'bogus' (a type is one of object, array, string, integer, number, boolean, null) [invalid_schema]\n`,
+  ]);
 });
 
 Deno.test("respond: client tools pause with exit 10; resume needs every output", async () => {

@@ -18,9 +18,9 @@ Deno.test("OAM_SCRIPT and --script: unknown members of the script file are warni
     assert.deepEqual([r.code, r.stdout, r.stderr], [
       0,
       "Hi.\n",
-      `warning: OAM_SCRIPT=${typos}: Unknown parameter 'OAM_SCRIPT.steps[0].delay' was ignored (did you mean 'delayMs'?).\n` +
-      `warning: OAM_SCRIPT=${typos}: Unknown parameter 'OAM_SCRIPT.steps[1].toolCalls[0].args' was ignored.\n` +
-      `warning: OAM_SCRIPT=${typos}: Unknown parameter 'OAM_SCRIPT.fallbak' was ignored (did you mean 'fallback'?).\n`,
+      `warning: OAM_SCRIPT=${typos}: step 1: unknown key 'delay' was ignored (did you mean 'delayMs'?).\n` +
+      `warning: OAM_SCRIPT=${typos}: step 2: unknown key 'toolCalls[0].args' was ignored.\n` +
+      `warning: OAM_SCRIPT=${typos}: unknown key 'fallbak' was ignored (did you mean 'fallback'?).\n`,
     ]);
     // A file that is no script at all ({"a": 1}) is an empty script: it says why it answers as it does.
     const empty = await fx.write("empty.json", { a: 1 });
@@ -28,15 +28,29 @@ Deno.test("OAM_SCRIPT and --script: unknown members of the script file are warni
     assert.deepEqual([flag.code, flag.stdout, flag.stderr], [
       0,
       "(script exhausted)\n",
-      `warning: ${empty}: Unknown parameter '--script.a' was ignored.\n`,
+      `warning: ${empty}: unknown key 'a' was ignored.\n`,
     ]);
-    // A bare list of steps: the paths index it directly.
+    // A step that plays nothing is an error worded the same way: the file, then the step counted from 1.
+    const bad = await fx.write("bad.json", [{ text: "Hi." }, { txt: "Bye." }]);
+    const refused = await oam(["respond", "--script", bad, "Hello"]);
+    assert.deepEqual([refused.code, refused.stdout, refused.stderr], [
+      2,
+      "",
+      `Error: ${bad}: step 2 must contain one of 'text', 'toolCalls', 'json', 'template' or 'error'. [invalid_input]\n`,
+    ]);
+    const badCall = await fx.write("call.json", { steps: [{ toolCalls: [{ name: "" }] }] });
+    const env = await oam(["respond", "Hello"], { env: { OAM_SCRIPT: badCall } });
+    assert.deepEqual([env.code, env.stderr], [
+      2,
+      `Error: OAM_SCRIPT=${badCall}: step 1: 'toolCalls[0].name' must be a non-empty string. [invalid_input]\n`,
+    ]);
+    // A bare list of steps: the steps are counted the same way.
     const list = await fx.write("list.json", [{ text: "Hi.", chunk: 2 }]);
     const bare = await oam(["respond", "Hello"], { env: { OAM_SCRIPT: list } });
     assert.deepEqual([bare.code, bare.stdout, bare.stderr], [
       0,
       "Hi.\n",
-      `warning: OAM_SCRIPT=${list}: Unknown parameter 'OAM_SCRIPT[0].chunk' was ignored (did you mean 'chunks'?).\n`,
+      `warning: OAM_SCRIPT=${list}: step 1: unknown key 'chunk' was ignored (did you mean 'chunks'?).\n`,
     ]);
   } finally {
     await fx.remove();
@@ -61,8 +75,8 @@ Deno.test("oam stdio with OAM_SCRIPT: the script's unknown members are logged on
     assert.equal(r.code, 0, r.stderr);
     assert.equal(
       r.stderr,
-      `[oam stdio] warning: OAM_SCRIPT=${script}: Unknown parameter 'OAM_SCRIPT.step' was ignored (did you mean 'steps'?).\n` +
-        `[oam stdio] warning: OAM_SCRIPT=${script}: Unknown parameter 'OAM_SCRIPT.fallback.chunk' was ignored (did you mean 'chunks'?).\n`,
+      `[oam stdio] warning: OAM_SCRIPT=${script}: unknown key 'step' was ignored (did you mean 'steps'?).\n` +
+        `[oam stdio] warning: OAM_SCRIPT=${script}: fallback: unknown key 'chunk' was ignored (did you mean 'chunks'?).\n`,
     );
     const lines = r.stdout.trimEnd().split("\n").map((l) => JSON.parse(l));
     // The script's warnings are the host's: session/create on "system" does not repeat them.
