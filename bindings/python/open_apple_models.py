@@ -54,11 +54,14 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import datetime
 import decimal
+import enum
 import inspect
 import itertools
 import json
 import logging
+import math
 import os
 import sys
 from typing import Any, Awaitable, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
@@ -239,39 +242,262 @@ def bridge_environment(env: Optional[Mapping[str, str]] = None) -> Optional[Dict
     return {**env, EXIT_WITH_PARENT: "1"}
 
 
-def _jsonable(value: Any) -> JSON:
-    """Converts common Python values (sets, tuples, Decimal, dataclasses, numpy; a Session, Npc, World or
-    Subscription as its id) to JSON data."""
-    if value is None or isinstance(value, (str, bool, int, float)):
+#: The largest integer a JSON number keeps exactly on the bridge (a JavaScript double): ``2**53 - 1``.
+MAX_SAFE_INTEGER = 2 ** 53 - 1
+
+#: The JSON Schema type of a Python type written where a schema's type goes (``{"type": int}``).
+_SCHEMA_TYPES = {int: "integer", float: "number", str: "string", bool: "boolean", list: "array", tuple: "array",
+                 dict: "object", type(None): "null"}
+
+#: Where a schema is (a tool's ``parameters``, a ``schema``): a Python type there is a JSON Schema type written so.
+_SCHEMA_KEYS = frozenset(["schema", "parameters", "properties", "items"])
+
+
+class _NotJson(Exception):
+    """What JSON cannot carry, where: raised by :func:`_to_json`, worded by :func:`_jsonable`."""
+
+    def __init__(self, kind: type, path: List[Any], predicate: str):
+        super().__init__(predicate)
+        self.kind = kind
+        self.path = path
+        self.predicate = predicate
+
+
+def _shown(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _article(noun: str) -> str:
+    return "an" if noun[:1].lower() in "aeiou" else "a"
+
+
+def _schema_type_advice(value: type, path: List[Any]) -> Optional[str]:
+    """How to write a Python type found in a schema (``{"type": int}``, ``{"name": str}``), or None."""
+    name = _SCHEMA_TYPES.get(value)
+    if name is None or not any(isinstance(key, str) and key in _SCHEMA_KEYS for key in path):
+        return None
+    if path and path[-1] == "type":
+        return 'is the Python type %s; JSON Schema writes it "%s"' % (value.__name__, name)
+    written = '{"type": "object", "properties": {...}}' if name == "object" else '{"type": "%s"}' % name
+    return "is the Python type %s; JSON Schema writes it %s" % (value.__name__, written)
+
+
+def _awaitable_advice(value: Any) -> str:
+    if inspect.iscoroutine(value):
+        name = getattr(value, "__qualname__", None) or getattr(value, "__name__", "a coroutine")
+        call = name.split(".")
+        shown = ".".join([call[0][:1].lower() + call[0][1:]] + call[1:]) if len(call) > 1 else name
+        return ("is a coroutine that was never awaited (%s): add await (x = await %s(...)) and pass what it "
+                "returns" % (name, shown))
+    return "is %s %s that was not awaited: pass its result (await it)" % (_article(type(value).__name__),
+                                                                          type(value).__name__)
+
+
+def _unsendable(value: Any, path: List[Any]) -> "_NotJson":
+    """The TypeError for a value JSON has no type for, saying what to pass instead."""
+    if isinstance(value, type):
+        advice = _schema_type_advice(value, path)
+        if advice is not None:
+            return _NotJson(TypeError, path, advice)
+        return _NotJson(TypeError, path, "is the class %s, not a value" % value.__name__)
+    if inspect.isawaitable(value):
+        return _NotJson(TypeError, path, _awaitable_advice(value))
+    noun = type(value).__name__
+    if isinstance(value, (datetime.datetime, datetime.date, datetime.time)):
+        advice = "pass a string: value.isoformat()"
+    elif isinstance(value, datetime.timedelta):
+        advice = "pass a number: value.total_seconds()"
+    elif isinstance(value, (bytes, bytearray, memoryview)):
+        advice = ("pass text: value.decode('utf-8'), or base64 text: base64.b64encode(value).decode('ascii')")
+        return _NotJson(TypeError, path, "is %s (%s), which JSON has no type for; %s"
+                        % ("bytes" if isinstance(value, bytes) else _article(noun) + " " + noun, _shown(value), advice))
+    elif isinstance(value, enum.Enum):
+        member = "%s.%s" % (type(value).__name__, value.name)
+        return _NotJson(TypeError, path, "is an Enum member (%s), which JSON has no type for; pass its value (%s.value) "
+                        "or its name (%s.name)" % (member, member, member))
+    else:
+        advice = ("pass a dict, a list, a str, a number, a bool or None (dataclasses, sets, tuples and Decimal are "
+                  "converted for you)")
+    return _NotJson(TypeError, path, "is %s %s (%s), which JSON has no type for; %s"
+                    % (_article(noun), noun, _shown(value), advice))
+
+
+def _json_key(key: Any, path: List[Any]) -> str:
+    """A dict key as JSON writes it: a str as it is, an int as its digits, a float as ``json`` writes it."""
+    if isinstance(key, str):
+        return str.__str__(key)
+    if isinstance(key, int) and not isinstance(key, bool):
+        return int.__repr__(key)
+    if isinstance(key, float) and math.isfinite(key):
+        return float.__repr__(key)
+    raise _NotJson(TypeError, list(path), "has a key %s (%s %s); JSON object keys are strings: turn the key into one "
+                   "yourself (a str, or an int, which is sent as its digits)"
+                   % (_shown(key), _article(type(key).__name__), type(key).__name__))
+
+
+def _plain(item: Any) -> bool:
+    """Whether ``item`` is sent as it is: a str, a bool, None, an int within 2**53 or a finite float (exact types:
+    the common case, checked without a call)."""
+    kind = type(item)
+    return (kind is str or item is None or kind is bool or (kind is int and -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER)
+            or (kind is float and item - item == 0))
+
+
+def _int_problem(value: int, path: List[Any]) -> "_NotJson":
+    if value.bit_length() > 4000:  # str() refuses ints of more than 4300 digits
+        digits = "about 10**%d" % int(value.bit_length() * math.log10(2))
+    else:
+        digits = str(value) if len(str(value)) <= 40 else str(value)[:37] + "..."
+    return _NotJson(ValueError, list(path), "is an int beyond 2**53 (%s), which the bridge would round (its numbers are "
+                    "doubles); pass str(n) to keep every digit, or float(n) if rounding is fine" % digits)
+
+
+def _to_json(value: Any, path: List[Any], inside: Dict[int, int]) -> JSON:
+    """``value`` as JSON data (see :func:`_jsonable`); raises :class:`_NotJson` at the first value JSON cannot carry.
+    ``path`` is where ``value`` is (keys and indexes; appended to and popped on the way), ``inside`` the containers
+    being walked (a value that contains itself)."""
+    kind = type(value)
+    if kind is not dict and kind is not list:  # the common containers go straight to the walk below
+        return _to_json_leaf(value, path, inside)
+    return _walk(value, path, inside)
+
+
+def _to_json_leaf(value: Any, path: List[Any], inside: Dict[int, int]) -> JSON:
+    """:func:`_to_json` of anything but an exact dict or list."""
+    if value is None or isinstance(value, (str, bool)):
         return value
+    if isinstance(value, int):
+        if -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+            return value
+        raise _int_problem(value, path)
+    if isinstance(value, float):
+        if math.isfinite(value):
+            return value
+        raise _NotJson(ValueError, list(path), "is %r, which JSON cannot send; pass a finite number (or None)" % value)
     if value is NULL:
         return None
-    if isinstance(value, Mapping):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, (set, frozenset)):
-        items = [_jsonable(v) for v in value]
-        try:
-            return sorted(items)
-        except TypeError:
-            return items
     if isinstance(value, decimal.Decimal):
-        return int(value) if value == value.to_integral_value() else float(value)
+        if not value.is_finite():
+            raise _NotJson(ValueError, list(path), "is %r, which JSON cannot send; pass a finite number (or None)"
+                           % value)
+        if value == value.to_integral_value():
+            return _to_json(int(value), path, inside)
+        return float(value)
     if isinstance(value, (Session, Npc, World, Subscription)):  # a handle stands for its id (decide(actor=gorm))
         return value.id
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return _jsonable(dataclasses.asdict(value))
-    if hasattr(value, "tolist"):  # numpy arrays and scalars
-        return _jsonable(value.tolist())
-    if hasattr(value, "item"):
-        return _jsonable(value.item())
-    raise TypeError("%s is not JSON serializable" % type(value).__name__)
+    container = isinstance(value, (Mapping, list, tuple, set, frozenset)) or (
+        dataclasses.is_dataclass(value) and not isinstance(value, type))
+    if not container:
+        if callable(getattr(value, "tolist", None)):  # numpy arrays and scalars
+            return _to_json(value.tolist(), path, inside)
+        if callable(getattr(value, "item", None)) and type(value).__module__.split(".")[0] == "numpy":
+            return _to_json(value.item(), path, inside)
+        raise _unsendable(value, list(path))
+    return _walk(value, path, inside)
 
 
-def _dumps(value: Any) -> str:
-    """Compact JSON; NaN/Infinity and unknown types raise ValueError/TypeError."""
-    return json.dumps(_jsonable(value), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+def _walk(value: Any, path: List[Any], inside: Dict[int, int]) -> JSON:
+    """:func:`_to_json` of a container: a dict, list, tuple, set or dataclass."""
+    if id(value) in inside:
+        raise _NotJson(ValueError, list(path), "is the %s it is inside (%s contains itself), which JSON cannot write; "
+                       "pass a copy without the loop" % (type(value).__name__, _described(path[:inside[id(value)]])
+                                                         if inside[id(value)] else "it"))
+    marker = id(value)
+    inside[marker] = len(path)  # its path is path[:this] while it is walked
+    kind = type(value)
+    if kind is not dict and kind is not list and dataclasses.is_dataclass(value):
+        value = {field.name: getattr(value, field.name) for field in dataclasses.fields(value)}
+        kind = dict
+    if kind is dict or isinstance(value, Mapping):
+        converted: Dict[str, Any] = {}
+        for key, item in value.items():
+            name = key if type(key) is str else _json_key(key, path)
+            if _plain(item):
+                converted[name] = item
+            else:
+                path.append(key)
+                converted[name] = _to_json(item, path, inside)
+                path.pop()
+        if len(converted) != len(value):  # keys that JSON writes alike (1 and "1"): one would be lost
+            seen: Dict[str, Any] = {}
+            for key in value:
+                name = _json_key(key, path)
+                if name in seen:
+                    raise _NotJson(ValueError, list(path), "has the keys %r and %r, which are the same JSON key %r: "
+                                   "one would be lost" % (seen[name], key, name))
+                seen[name] = key
+        result: JSON = converted
+    elif kind is list or isinstance(value, tuple):
+        result = []
+        for index, item in enumerate(value):
+            if _plain(item):
+                result.append(item)
+            else:
+                path.append(index)
+                result.append(_to_json(item, path, inside))
+                path.pop()
+    else:
+        path.append("<a set item>")
+        items = [_to_json(item, path, inside) for item in value]
+        path.pop()
+        try:
+            result = sorted(items)
+        except TypeError:
+            result = items
+    del inside[marker]
+    return result
+
+
+#: Python's names for the parameters a message names by their wire names.
+_PYTHON_NAMES = {
+    "toolChoice": "tool_choice", "maxToolRounds": "max_tool_rounds", "maxToolCalls": "max_tool_calls",
+    "enabledTools": "enabled_tools", "fallbackOptionID": "fallback_option_id",
+    "toolTimeoutSeconds": "tool_timeout_seconds", "maxConcurrency": "max_concurrency",
+    "keepRecentTurns": "keep_recent_turns", "summaryInstructions": "summary_instructions"}
+
+
+def _described(path: List[Any]) -> str:
+    """A path as Python would subscript it: ``context['player']['hp']``; the root alone: ``the context``."""
+    if not path:
+        return "the value"
+    root = _PYTHON_NAMES.get(path[0], path[0]) if isinstance(path[0], str) else "[%r]" % (path[0],)
+    if len(path) == 1:
+        return "the %s" % root
+    return root + "".join("[%r]" % (key,) if key != "<a set item>" else "[<a set item>]" for key in path[1:])
+
+
+def _jsonable(value: Any, where: Optional[str] = None, root: Optional[str] = None) -> JSON:
+    """Converts common Python values (sets, tuples, Decimal, dataclasses, numpy; a Session, Npc, World or
+    Subscription as its id; int dict keys as their digits) to JSON data. What JSON cannot carry as it is raises
+    before anything is sent, naming ``where`` (the call) and the path from ``root`` (a param's name): an int beyond
+    2**53 (the bridge would round it), NaN or infinity, a value that contains itself, keys that would collide
+    (ValueError); a value JSON has no type for (a datetime, bytes, an Enum, a Python type in a schema, a coroutine
+    never awaited), a key that is not a str, int or float (TypeError)."""
+    try:
+        return _to_json(value, [root] if root is not None else [], {})
+    except _NotJson as problem:
+        subject = _described(problem.path)
+        raise problem.kind("%s%s %s" % (where + ": " if where else "", subject, problem.predicate)) from None
+    except RecursionError:
+        raise ValueError("%s%s is nested deeper than this client walks (%d levels); flatten it"
+                         % (where + ": " if where else "", _described([root] if root else []),
+                            sys.getrecursionlimit())) from None
+
+
+def _dumps(value: Any, where: Optional[str] = None) -> str:
+    """Compact JSON of a message; what JSON cannot carry raises ValueError/TypeError naming ``where`` and the
+    path (the params' or result's members by name)."""
+    if isinstance(value, Mapping) and ("params" in value or "result" in value):
+        message = dict(value)
+        member = "params" if "params" in message else "result"
+        inner = message[member]
+        if isinstance(inner, Mapping):
+            message[member] = {str(key): _jsonable(item, where, key) for key, item in inner.items()}
+        else:
+            message[member] = _jsonable(inner, where, member)
+        return json.dumps(message, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return json.dumps(_jsonable(value, where), separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
 def _lone_surrogate(value: Any, path: str) -> Optional[str]:
@@ -295,18 +521,39 @@ def _lone_surrogate(value: Any, path: str) -> Optional[str]:
     return None
 
 
-def _encode(message: Dict[str, Any]) -> bytes:
+#: What a script called, for the errors of a request's params: the method's Python call.
+_CALLS = {
+    "content/generate": "bridge.generate()", "decision/decide": "bridge.decide()",
+    "decision/decideMany": "bridge.decide_many()", "world/create": "bridge.create_world()",
+    "npc/create": "bridge.create_npc()", "npc/restore": "bridge.restore_npc()", "npc/talk": "npc.talk()",
+    "npc/bark": "npc.bark()", "npc/update": "npc.update()", "session/create": "bridge.create_session()",
+    "session/respond": "session.respond()", "session/setTools": "session.set_tools()",
+    "session/compact": "session.compact()"}
+
+
+def _where_of(method: str, params: Any) -> str:
+    """The call a request's params belong to, as a script wrote it: ``world.set('quest.reward')``,
+    ``bridge.generate()``; ``bridge.request('x/y')`` for another method."""
+    path = params.get("path") if isinstance(params, Mapping) else None
+    if method in ("world/set", "world/get", "world/remove") and isinstance(path, str):
+        return "world.%s(%r)" % (method[len("world/"):], path)
+    if method == "world/merge":
+        return "world.merge(path=%r)" % path if isinstance(path, str) and path else "world.merge()"
+    return _CALLS.get(method, "bridge.request(%r)" % method)
+
+
+def _encode(message: Dict[str, Any], where: Optional[str] = None) -> bytes:
     """One protocol line as UTF-8. Values that are not JSON raise TypeError/ValueError; text that UTF-8 cannot
     encode (a lone surrogate, e.g. from bytes decoded with ``errors="surrogateescape"``) raises a ValueError
     that names where it is."""
-    text = _dumps(message)
+    text = _dumps(message, where)
     try:
         return text.encode("utf-8") + b"\n"
     except UnicodeEncodeError:
         data = _jsonable(message)
-        where = _lone_surrogate(data.get("params", data.get("result")), "params" if "params" in data else "result")
+        found = _lone_surrogate(data.get("params", data.get("result")), "params" if "params" in data else "result")
         raise ValueError("%s, which UTF-8 cannot encode; nothing was sent (decode bytes with errors='replace' "
-                         "instead of 'surrogateescape')" % (where or "the message has a lone surrogate")) from None
+                         "instead of 'surrogateescape')" % (found or "the message has a lone surrogate")) from None
 
 
 def _printable(text: str) -> str:
@@ -339,8 +586,84 @@ def _world_id(world: Any) -> Optional[str]:
         return world
     if isinstance(world, World):
         return world.id
+    if inspect.isawaitable(world):
+        raise TypeError("world %s" % _awaitable_advice(world))
     raise TypeError("world must be a World or a world id; got %s %r (create it first: "
                     "world = await bridge.create_world(state))" % (type(world).__name__, world))
+
+
+#: What each handle kind is called in an id error, and an example id.
+_KINDS = {"Npc": ("an NPC", "gorm"), "World": ("a world", "village"), "Session": ("a session", "guard")}
+
+
+def _handle_id(value: Any, kind: type, where: str) -> str:
+    """The id for ``bridge.npc(id)`` / ``world(id)`` / ``session(id)``: an id, or a handle of that kind (its id).
+    Anything else is a TypeError at once that says what to pass: a persona or a world's state is created first."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, kind):
+        return value.id
+    noun, example = _KINDS[kind.__name__]
+    takes = "%s takes %s's id (a string such as %r); got" % (where, noun, example)
+    if inspect.isawaitable(value):
+        raise TypeError("%s %s" % (takes, _awaitable_advice(value)[len("is "):]))
+    if kind is Npc and isinstance(value, Mapping) and isinstance(value.get("name"), str):
+        raise TypeError("%s a persona (%s): create the NPC with await bridge.create_npc(persona) and use the Npc it "
+                        "returns" % (takes, _shown(value)))
+    if kind is World and isinstance(value, Mapping):
+        raise TypeError("%s a dict (%s): create the world with await bridge.create_world(state) and use the World "
+                        "it returns" % (takes, _shown(value)))
+    raise TypeError("%s %s" % (takes, _shown(value)))
+
+
+def _check_actor(actor: Any, where: str) -> None:
+    """A TypeError unless ``actor`` is None, a persona dict, an :class:`Npc` or an NPC's id."""
+    if actor is None or isinstance(actor, (str, Mapping, Npc)):
+        return
+    if inspect.isawaitable(actor):
+        raise TypeError("%s %s" % (where, _awaitable_advice(actor)))
+    raise TypeError("%s takes a persona dict, an Npc or an NPC's id; got %s" % (where, _shown(actor)))
+
+
+#: What one ``decision/decideMany`` call shares between its decisions (spec §6): not read inside a request.
+_SHARED_DECISION_SETTINGS = {
+    "model": "model", "instructions": "instructions", "temperature": "temperature",
+    "maxToolRounds": "max_tool_rounds", "max_tool_rounds": "max_tool_rounds",
+    "toolTimeoutSeconds": "tool_timeout_seconds", "tool_timeout_seconds": "tool_timeout_seconds",
+    "maxConcurrency": "max_concurrency", "max_concurrency": "max_concurrency", "timeout": "timeout"}
+
+#: A request's keys as :meth:`Bridge.decide` spells them: a request dict takes the wire's names.
+_REQUEST_WIRE_NAMES = {"fallback_option_id": "fallbackOptionID", "tool_choice": "toolChoice"}
+
+
+def _decision_requests(requests: Any) -> List[Dict[str, Any]]:
+    """``decide_many``'s requests as dicts; a TypeError naming the request that is not one, holds a setting the
+    call shares (``model``), spells a key as :meth:`Bridge.decide`'s keyword, or has an actor that is not one."""
+    if isinstance(requests, (str, bytes, Mapping)) or not isinstance(requests, Iterable):
+        raise TypeError("bridge.decide_many() takes a list of requests (dicts with 'situation' and 'options'); got "
+                        "%s %s (bridge.decide_many([request]))" % (_article(type(requests).__name__),
+                                                                   type(requests).__name__))
+    checked = []
+    for index, request in enumerate(requests):
+        where = "bridge.decide_many(): requests[%d]" % index
+        if not isinstance(request, Mapping):
+            raise TypeError("%s is %s %s (%s); a request is a dict: {'situation': ..., 'options': [...]}"
+                            % (where, _article(type(request).__name__), type(request).__name__, _shown(request)))
+        for key in request:
+            if key in _SHARED_DECISION_SETTINGS:
+                raise TypeError(
+                    "%s[%r] is not read per decision: one decide_many call shares its settings among its decisions, "
+                    "so pass it beside the requests: bridge.decide_many(requests, %s=...).%s For a different one per "
+                    "decision, call bridge.decide for each." % (
+                        where, key, _SHARED_DECISION_SETTINGS[key],
+                        " A scripted model there plays one step per decision, in request order." if key == "model"
+                        else ""))
+            if key in _REQUEST_WIRE_NAMES:
+                raise TypeError("%s[%r] is spelled %r in a request (the protocol's name; the keyword of "
+                                "bridge.decide is %s=)" % (where, key, _REQUEST_WIRE_NAMES[key], key))
+        _check_actor(request.get("actor"), "%s['actor']" % where)
+        checked.append(dict(request))
+    return checked
 
 
 def _params(**values: Any) -> Dict[str, Any]:
@@ -611,7 +934,7 @@ class Bridge:
         message: Dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
         if params is not None:
             message["params"] = params
-        line = self._encode(message)  # invalid params fail here, before anything is sent
+        line = self._encode(message, _where_of(method, params))  # invalid params fail here, before anything is sent
         cancels_before = self._cancels
         key = _id_key(request_id)
         future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
@@ -696,7 +1019,7 @@ class Bridge:
         message: Dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        await self._write(self._encode(message))
+        await self._write(self._encode(message, _where_of(method, params)))
 
     def on_notification(self, method: str, handler: Callback) -> Callable[[], None]:
         """Calls ``handler(params)`` for every notification ``method`` (``"*"``: every notification, as
@@ -711,10 +1034,10 @@ class Bridge:
 
         return remove
 
-    def _encode(self, message: Dict[str, Any]) -> bytes:
+    def _encode(self, message: Dict[str, Any], where: Optional[str] = None) -> bytes:
         """The message as a line; raises TypeError/ValueError (not JSON, lone surrogate) or a -32600
         ``invalid_message`` BridgeError (longer than the bridge reads) without sending anything."""
-        line = _encode(message)
+        line = _encode(message, where)
         if len(line) - 1 > self.max_line_bytes:
             advice = ""
             if message.get("method") in ("world/create", "world/set", "world/merge"):
@@ -967,6 +1290,8 @@ class Bridge:
                                            "bridge reads." % (error.data["bytes"], error.data["limit"]))
             return
         except (TypeError, ValueError) as error:
+            logger.warning("Tool '%s' returned a value JSON cannot send (%s); the model gets it as an error output.",
+                           name, error)
             await self._reply_error_output(request_id, "The tool result is not valid JSON: %s" % error)
             return
         if self._dead is None:
@@ -1077,8 +1402,8 @@ class Bridge:
         return created
 
     def session(self, session_id: str) -> "Session":
-        """A handle for an existing session."""
-        return Session(self, session_id)
+        """A handle for an existing session (its id; its own handle also works). Anything else is a TypeError."""
+        return Session(self, _handle_id(session_id, Session, "bridge.session()"))
 
     async def list_sessions(self) -> List[Dict[str, Any]]:
         """``session/list``."""
@@ -1092,8 +1417,9 @@ class Bridge:
         return World(self, result["world"])
 
     def world(self, world_id: str) -> "World":
-        """A handle for an existing world."""
-        return World(self, world_id)
+        """A handle for an existing world (its id; its own handle also works). A world's state (a dict) is a
+        TypeError that says to create it with :meth:`create_world`."""
+        return World(self, _handle_id(world_id, World, "bridge.world()"))
 
     async def list_worlds(self) -> List[Dict[str, Any]]:
         """``world/list``."""
@@ -1143,8 +1469,9 @@ class Bridge:
         return restored
 
     def npc(self, npc_id: str) -> "Npc":
-        """A handle for an existing NPC."""
-        return Npc(self, npc_id)
+        """A handle for an existing NPC (its id; its own handle also works). A persona (a dict) is a TypeError
+        that says to create the NPC with :meth:`create_npc`."""
+        return Npc(self, _handle_id(npc_id, Npc, "bridge.npc()"))
 
     async def list_npcs(self) -> List[Dict[str, Any]]:
         """``npc/list``."""
@@ -1174,6 +1501,7 @@ class Bridge:
         if isinstance(options, (str, bytes, Mapping)):
             raise TypeError("options must be a list of option ids or option objects; got %s %r (options=[%r])"
                             % (type(options).__name__, options, options))
+        _check_actor(actor, "bridge.decide(): actor")
         return await self.request("decision/decide", _params(
             situation=situation, options=list(options), actor=actor, context=context,
             tools=self._tools_param(tools), toolChoice=tool_choice, fallbackOptionID=fallback_option_id,
@@ -1193,7 +1521,7 @@ class Bridge:
     ) -> List[Dict[str, Any]]:
         """``decision/decideMany``: results in request order; a failed one is ``{"error": {...}}``."""
         result = await self.request("decision/decideMany", _params(
-            requests=[dict(r) for r in requests], maxConcurrency=max_concurrency, instructions=instructions,
+            requests=_decision_requests(requests), maxConcurrency=max_concurrency, instructions=instructions,
             temperature=temperature, maxToolRounds=max_tool_rounds, toolTimeoutSeconds=tool_timeout_seconds,
             model=model))
         return result["results"]

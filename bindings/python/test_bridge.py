@@ -132,7 +132,8 @@ class SessionTests(BridgeTestCase):
 
         session = await self.bridge.create_session(
             tools=["measure"], model=scripted({"toolCalls": [{"name": "measure", "arguments": {}}]}, {"text": "ok"}))
-        result = await session.respond("Measure.")
+        with self.assertLogs("open_apple_models", "WARNING"):
+            result = await session.respond("Measure.")
         self.assertTrue(result["toolCalls"][0]["isError"])
         self.assertIn("not valid JSON", result["toolCalls"][0]["output"])
 
@@ -683,6 +684,195 @@ class MistakeTests(BridgeTestCase):
     async def test_world_seed_where_a_world_goes_is_refused(self):
         with self.assertRaisesRegex(TypeError, "create_world"):
             await self.bridge.create_npc({"name": "Gorm"}, world={"gold": 1})
+
+
+class QuestWriterMistakeTests(BridgeTestCase):
+    """A quest writer's Python values that JSON cannot carry as they are: refused before anything is sent, naming
+    the call, the path and what to pass instead."""
+
+    SWORD = {"type": "object", "properties": {"name": {"type": "string"}, "price": {"type": "integer"}},
+             "required": ["name", "price"]}
+
+    def sword(self):
+        return scripted({"json": {"name": "Iron Sword", "price": 45}})
+
+    def flee(self):
+        return scripted({"json": {"reasoning": "Scared.", "choice": "flee", "confidence": 50}})
+
+    async def test_an_int_beyond_2_53_is_refused_not_rounded(self):
+        world = await self.bridge.create_world({"quest": {}})
+        with self.assertRaises(ValueError) as caught:
+            await world.set("quest.reward", 2 ** 70)
+        message = str(caught.exception)
+        self.assertIn("world.set('quest.reward'): the value is an int beyond 2**53 (1180591620717411303424)", message)
+        self.assertIn("str(n)", message)
+        self.assertIsNone(await world.get("quest.reward"))  # nothing was sent
+        with self.assertRaisesRegex(ValueError, r"bridge\.generate\(\): context\['seed'\] is an int beyond 2\*\*53"):
+            await self.bridge.generate("A sword.", self.SWORD, context={"seed": 2 ** 53 + 1}, model=self.sword())
+        with self.assertRaisesRegex(ValueError, r"bridge\.decide_many\(\): requests\[0\]\['context'\]\['gold'\]"):
+            await self.bridge.decide_many([{"situation": "Rich.", "options": ["a", "b"],
+                                            "context": {"gold": -(2 ** 60)}}], model=self.flee())
+        with self.assertRaisesRegex(ValueError, r"bridge\.create_world\(\): state\['gold'\]"):
+            await self.bridge.create_world({"gold": decimal.Decimal("123456789012345678901234567890")})
+        await world.set("quest.reward", 2 ** 53 - 1)  # the largest exact one goes through unchanged
+        self.assertEqual(await world.get("quest.reward"), 2 ** 53 - 1)
+
+    async def test_nan_and_infinity_name_the_call_and_the_path(self):
+        world = await self.bridge.create_world({"quest": {}})
+        with self.assertRaisesRegex(ValueError, r"^world\.set\('quest\.odds'\): the value is nan, which JSON cannot "
+                                                r"send; pass a finite number \(or None\)"):
+            await world.set("quest.odds", float("nan"))
+        with self.assertRaisesRegex(ValueError, r"bridge\.decide\(\): context\['player'\]\['hp'\] is inf"):
+            await self.bridge.decide("A wolf.", ["fight", "flee"], context={"player": {"hp": math.inf}},
+                                     model=self.flee())
+        with self.assertRaisesRegex(ValueError, r"world\.merge\(\): patch\['price'\] is Decimal\('NaN'\)"):
+            await world.merge({"price": decimal.Decimal("NaN")})
+        with self.assertRaisesRegex(ValueError, r"patch\['price'\] is Decimal\('Infinity'\)"):
+            await world.merge({"price": decimal.Decimal("Infinity")})
+
+    async def test_values_json_has_no_type_for_say_what_to_pass(self):
+        import datetime
+        import enum
+
+        class Stage(enum.Enum):
+            OFFERED = 1
+
+        class Wolf:
+            pass
+
+        world = await self.bridge.create_world({"quest": {}})
+        cases = [
+            (datetime.datetime(2026, 1, 2, 3, 4), r"the value is a datetime \(datetime\.datetime\(2026, 1, 2, 3, 4\)\), "
+                                                  r"which JSON has no type for; pass a string: value\.isoformat\(\)"),
+            (datetime.date(2026, 1, 2), r"the value is a date .*value\.isoformat\(\)"),
+            (datetime.timedelta(minutes=2), r"the value is a timedelta .*pass a number: value\.total_seconds\(\)"),
+            (b"\x00map", r"the value is bytes \(b'\\x00map'\), .*value\.decode\('utf-8'\)"),
+            (Stage.OFFERED, r"the value is an Enum member \(Stage\.OFFERED\), .*Stage\.OFFERED\.value"),
+            (Wolf(), r"the value is a Wolf \(<.*\), which JSON has no type for; pass a dict"),
+        ]
+        for value, expected in cases:
+            with self.subTest(value=value):
+                with self.assertRaisesRegex(TypeError, r"^world\.set\('quest\.when'\): " + expected):
+                    await world.set("quest.when", value)
+        with self.assertRaisesRegex(TypeError, r"bridge\.generate\(\): context\['party'\]\[1\] is bytes"):
+            await self.bridge.generate("A sword.", self.SWORD, context={"party": ["Aria", b"Bram"]}, model=self.sword())
+        self.assertEqual(await world.snapshot(), {"quest": {}})
+
+    async def test_a_coroutine_not_awaited_says_to_await_it(self):
+        world = await self.bridge.create_world({"gold": 5})
+        gold = world.get("gold")  # await forgotten
+        with self.assertRaisesRegex(TypeError, r"world\.set\('gold'\): the value is a coroutine that was never "
+                                               r"awaited \(World\.get\): add await"):
+            await world.set("gold", gold)
+        self.assertEqual(await gold, 5)  # it was not spent by the refusal
+        npc = self.bridge.create_npc({"name": "Gorm"}, npc="gorm", model=scripted())
+        with self.assertRaisesRegex(TypeError, r"bridge\.decide\(\): actor is a coroutine that was never awaited "
+                                               r"\(Bridge\.create_npc\): add await"):
+            await self.bridge.decide("A wolf.", ["fight", "flee"], actor=npc, model=self.flee())
+        village = self.bridge.create_world({})
+        with self.assertRaisesRegex(TypeError, r"world is a coroutine that was never awaited \(Bridge\.create_world\): "
+                                               r"add await"):
+            await self.bridge.create_npc({"name": "Bram"}, world=village, model=scripted())
+        await village
+        await npc
+
+    async def test_dict_keys_json_cannot_keep_are_refused(self):
+        world = await self.bridge.create_world({"map": {}})
+        with self.assertRaisesRegex(TypeError, r"world\.set\('map\.tiles'\): the value has a key \(1, 2\) \(a tuple\); "
+                                               r"JSON object keys are strings"):
+            await world.set("map.tiles", {(1, 2): "tree"})
+        with self.assertRaisesRegex(TypeError, r"has a key None \(a NoneType\)"):
+            await world.set("map.tiles", {None: "tree"})
+        with self.assertRaisesRegex(ValueError, r"world\.set\('map\.tiles'\): the value has the keys 1 and '1', which "
+                                                r"are the same JSON key '1'"):
+            await world.set("map.tiles", {1: "tree", "1": "rock"})
+        self.assertEqual(await world.snapshot(), {"map": {}})
+        await world.set("map.tiles", {1: "tree", 2: "rock"})  # int keys are sent as their digits, as json does
+        self.assertEqual(await world.get("map.tiles"), {"1": "tree", "2": "rock"})
+
+    async def test_a_value_that_contains_itself_is_refused(self):
+        world = await self.bridge.create_world({})
+        party = {"leader": "Aria"}
+        party["self"] = party
+        with self.assertRaisesRegex(ValueError, r"world\.set\('party'\): value\['self'\] is the dict it is inside "
+                                                r"\(the value contains itself\)"):
+            await world.set("party", party)
+
+    async def test_a_schema_written_as_python_types_says_how_to_write_it(self):
+        with self.assertRaisesRegex(TypeError, r"^bridge\.generate\(\): schema\['properties'\]\['price'\]\['type'\] is "
+                                               r"the Python type int; JSON Schema writes it \"integer\""):
+            await self.bridge.generate("A sword.", {"type": "object", "properties": {"price": {"type": int}}},
+                                       model=self.sword())
+        with self.assertRaisesRegex(TypeError, r"schema\['properties'\]\['name'\] is the Python type str; JSON Schema "
+                                               r"writes it \{\"type\": \"string\"\}"):
+            await self.bridge.generate("A sword.", {"type": "object", "properties": {"name": str}}, model=self.sword())
+        with self.assertRaisesRegex(TypeError, r"the schema is the Python type dict; JSON Schema writes it "
+                                               r"\{\"type\": \"object\""):
+            await self.bridge.generate("A sword.", dict, model=self.sword())
+
+    async def test_a_tool_result_json_cannot_send_names_the_path_to_the_model_and_the_log(self):
+        import datetime
+
+        @self.bridge.tool(description="When does the caravan come?")
+        def caravan(args):
+            return {"arrives": datetime.datetime(2026, 1, 2), "gold": 10}
+
+        @self.bridge.tool(description="The treasury.")
+        def treasury(args):
+            return {"gold": 2 ** 60 + 1}
+
+        session = await self.bridge.create_session(tools=[caravan, treasury], model=scripted(
+            {"toolCalls": [{"name": "caravan", "arguments": {}}, {"name": "treasury", "arguments": {}}]},
+            {"text": "ok"}))
+        with self.assertLogs("open_apple_models", "WARNING") as logs:
+            result = await session.respond("When?")
+        outputs = {record["call"]["name"]: record for record in result["toolCalls"]}
+        self.assertTrue(outputs["caravan"]["isError"])
+        self.assertIn("The tool result is not valid JSON: output['arrives'] is a datetime", outputs["caravan"]["output"])
+        self.assertTrue(outputs["treasury"]["isError"])
+        self.assertIn("output['gold'] is an int beyond 2**53 (1152921504606846977)", outputs["treasury"]["output"])
+        self.assertTrue(any("Tool 'caravan' returned a value JSON cannot send" in line for line in logs.output),
+                        logs.output)
+
+    async def test_a_persona_or_handle_where_an_id_goes_says_what_to_pass(self):
+        gorm = await self.bridge.create_npc({"name": "Gorm"}, npc="gorm", model=scripted())
+        world = await self.bridge.create_world({"gold": 1}, world="village")
+        with self.assertRaisesRegex(TypeError, r"^bridge\.npc\(\) takes an NPC's id \(a string such as 'gorm'\); got "
+                                               r"a persona \(\{'name': 'Gorm'\}\): create the NPC with await "
+                                               r"bridge\.create_npc\(persona\)"):
+            self.bridge.npc({"name": "Gorm"})
+        with self.assertRaisesRegex(TypeError, r"^bridge\.world\(\) takes a world's id .*got a dict \(\{'gold': 1\}\): "
+                                               r"create the world with await bridge\.create_world\(state\)"):
+            self.bridge.world({"gold": 1})
+        with self.assertRaisesRegex(TypeError, r"^bridge\.npc\(\) .*got World\('village'\)"):
+            self.bridge.npc(world)
+        with self.assertRaisesRegex(TypeError, r"^bridge\.session\(\) takes a session's id"):
+            self.bridge.session(gorm)
+        self.assertEqual(self.bridge.npc(gorm).id, "gorm")  # its own kind's handle still works
+        self.assertEqual(await self.bridge.world(world).get("gold"), 1)
+        with self.assertRaisesRegex(TypeError, r"^bridge\.decide\(\): actor takes a persona dict, an Npc or an NPC's id; "
+                                               r"got World\('village'\)"):
+            await self.bridge.decide("A wolf.", ["fight", "flee"], actor=world, model=self.flee())
+        decision = await self.bridge.decide("A wolf.", ["fight", "flee"], actor=gorm, model=self.flee())
+        self.assertEqual(decision["optionID"], "flee")
+
+    async def test_decide_many_requests_that_are_not_requests_say_so(self):
+        with self.assertRaisesRegex(TypeError, r"^bridge\.decide_many\(\) takes a list of requests"):
+            await self.bridge.decide_many({"situation": "A wolf.", "options": ["fight", "flee"]})
+        with self.assertRaisesRegex(TypeError, r"^bridge\.decide_many\(\): requests\[1\] is a str \('A bear\.'\); "
+                                               r"a request is a dict"):
+            await self.bridge.decide_many([{"situation": "A wolf.", "options": ["a"]}, "A bear."])
+        with self.assertRaisesRegex(TypeError, r"^bridge\.decide_many\(\): requests\[0\]\['model'\] is not read per "
+                                               r"decision: .*bridge\.decide_many\(requests, model=\.\.\.\)"):
+            await self.bridge.decide_many([{"situation": "A wolf.", "options": ["fight", "flee"],
+                                            "model": self.flee()}])
+        with self.assertRaisesRegex(TypeError, r"requests\[0\]\['fallback_option_id'\] is spelled 'fallbackOptionID' "
+                                               r"in a request"):
+            await self.bridge.decide_many([{"situation": "A wolf.", "options": ["fight", "flee"],
+                                            "fallback_option_id": "flee"}], model=self.flee())
+        with self.assertRaisesRegex(TypeError, r"requests\[0\]\['actor'\] takes a persona dict"):
+            await self.bridge.decide_many([{"situation": "A wolf.", "options": ["fight", "flee"],
+                                            "actor": await self.bridge.create_world({})}], model=self.flee())
 
 
 class LifecycleTests(unittest.IsolatedAsyncioTestCase):
