@@ -666,6 +666,13 @@ def _decision_requests(requests: Any) -> List[Dict[str, Any]]:
     return checked
 
 
+def _log_warnings(where: str, result: Any) -> None:
+    """Logs the ``warnings`` of a result whose call returns only part of it (``generate``, ``decide_many``)."""
+    warnings = result.get("warnings") if isinstance(result, Mapping) else None
+    for warning in warnings if isinstance(warnings, list) else []:
+        logger.warning("%s: %s", where, warning)
+
+
 def _params(**values: Any) -> Dict[str, Any]:
     """Params without the ``None`` values (:data:`NULL` stays, and is sent as ``null``)."""
     return {k: v for k, v in values.items() if v is not None}
@@ -1519,11 +1526,16 @@ class Bridge:
         tool_timeout_seconds: Optional[float] = None,
         model: Any = None,
     ) -> List[Dict[str, Any]]:
-        """``decision/decideMany``: results in request order; a failed one is ``{"error": {...}}``."""
+        """``decision/decideMany``: results in request order; a failed one is ``{"error": {...}}``. ``requests`` is
+        a list of dicts with the protocol's keys (``situation``, ``options``, ``actor``, ``context``, ``tools``,
+        ``toolChoice``, ``fallbackOptionID``); the settings (``model``, ``temperature``, …) are the call's, one for
+        all its decisions, and a request that holds one is a TypeError before anything is sent. The bridge's
+        warnings (an unknown key) are logged (logger ``open_apple_models``, WARNING)."""
         result = await self.request("decision/decideMany", _params(
             requests=_decision_requests(requests), maxConcurrency=max_concurrency, instructions=instructions,
             temperature=temperature, maxToolRounds=max_tool_rounds, toolTimeoutSeconds=tool_timeout_seconds,
             model=model))
+        _log_warnings("bridge.decide_many()", result)
         return result["results"]
 
     async def generate(
@@ -1538,11 +1550,14 @@ class Bridge:
         temperature: Optional[float] = None,
         model: Any = None,
     ) -> Any:
-        """``content/generate``: returns the generated ``content`` (JSON matching ``schema``)."""
+        """``content/generate``: returns the generated ``content`` (JSON matching ``schema``). The bridge's warnings
+        (an object of the schema without ``properties``, generated as ``{}``; an unknown key) are logged (logger
+        ``open_apple_models``, WARNING): the result is the content alone."""
         result = await self.request("content/generate", _params(
             prompt=prompt, schema=schema, instructions=instructions, context=context,
             tools=self._tools_param(tools), toolTimeoutSeconds=tool_timeout_seconds, temperature=temperature,
             model=model))
+        _log_warnings("bridge.generate()", result)
         return result["content"]
 
 

@@ -856,6 +856,21 @@ class QuestWriterMistakeTests(BridgeTestCase):
         decision = await self.bridge.decide("A wolf.", ["fight", "flee"], actor=gorm, model=self.flee())
         self.assertEqual(decision["optionID"], "flee")
 
+    async def test_the_bridges_warnings_of_generate_and_decide_many_are_logged_not_dropped(self):
+        schema = {"type": "object", "properties": {"name": {"type": "string"}, "stats": {"type": "object"}},
+                  "required": ["name", "stats"]}
+        with self.assertLogs("open_apple_models", "WARNING") as logs:
+            content = await self.bridge.generate("A sword.", schema,
+                                                 model=scripted({"json": {"name": "Iron Sword", "stats": {}}}))
+        self.assertEqual(content, {"name": "Iron Sword", "stats": {}})  # the result is still the content alone
+        self.assertEqual(len(logs.output), 1, logs.output)
+        self.assertIn("bridge.generate(): #/properties/stats: object without 'properties' is generated as {}",
+                      logs.output[0])
+        with self.assertLogs("open_apple_models", "WARNING") as logs:
+            results = await self.bridge.decide_many([{"situation": "A wolf.", "options": ["fight"], "sitaution": "x"}])
+        self.assertEqual(results[0]["optionID"], "fight")
+        self.assertIn("bridge.decide_many(): Unknown parameter 'requests[0].sitaution' was ignored", logs.output[0])
+
     async def test_decide_many_requests_that_are_not_requests_say_so(self):
         with self.assertRaisesRegex(TypeError, r"^bridge\.decide_many\(\) takes a list of requests"):
             await self.bridge.decide_many({"situation": "A wolf.", "options": ["fight", "flee"]})
