@@ -1348,6 +1348,8 @@ class Bridge:
         """Registers a client tool (see :meth:`tool`) and returns its definition."""
         if not callable(handler):
             raise TypeError("handler must be a function; got %s %r" % (type(handler).__name__, handler))
+        if parameters is not None:  # a schema written with Python types ({"type": str}) says so here, not at first use
+            _jsonable(parameters, "tool %r" % (name,), "parameters")
         definition: Dict[str, Any] = {"name": name}
         if description:
             definition["description"] = description

@@ -809,6 +809,12 @@ class QuestWriterMistakeTests(BridgeTestCase):
         with self.assertRaisesRegex(TypeError, r"the schema is the Python type dict; JSON Schema writes it "
                                                r"\{\"type\": \"object\""):
             await self.bridge.generate("A sword.", dict, model=self.sword())
+        with self.assertRaisesRegex(TypeError, r"^tool 'open_gate': parameters\['properties'\]\['gate'\]"
+                                               r"\['type'\] is the Python type str; JSON Schema writes it \"string\""):
+            @self.bridge.tool(description="Open a gate.", parameters={"type": "object",
+                                                                      "properties": {"gate": {"type": str}}})
+            def open_gate(args):
+                return "opened"
 
     async def test_a_tool_result_json_cannot_send_names_the_path_to_the_model_and_the_log(self):
         import datetime
