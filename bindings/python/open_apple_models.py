@@ -34,12 +34,23 @@ given, else in ``os.environ``): when this process is killed or crashes, the brid
 instead of running them on for nobody (Linux and macOS). ``env={..., "OAM_EXIT_WITH_PARENT": "0"}`` (or the
 variable set to ``0`` in the environment) turns that off.
 
-What the bridge could not read is refused before anything is sent: values that are not JSON
-(``TypeError`` / ``ValueError``), text with a lone surrogate (a ``ValueError`` naming where it is), a message
-longer than the bridge reads (a -32600 ``invalid_message`` :class:`BridgeError`; see ``max_line_bytes``). A
-tool result refused so becomes an error output the model sees at once. What a script passes wrong is a
+Values are sent as JSON: a tuple or set goes as a list, a Decimal as a number, a dataclass as a dict, an int
+dict key as its digits, a :class:`Session`, :class:`Npc`, :class:`World` or :class:`Subscription` as its id.
+What the bridge could not read, or would change, is refused before anything is sent, and the error names the
+call and the path (``world.set('quest.reward'): the value is an int beyond 2**53 (…), which the bridge would
+round …; pass str(n) …``, ``bridge.generate(): context['player']['hp'] is nan, …``): an int beyond 2**53, NaN
+or infinity, a value that contains itself, dict keys that would collide (``ValueError``); a datetime, bytes, an
+Enum member, any other object, a Python type in a schema (``{"type": int}``: JSON Schema writes it
+``"integer"``), a coroutine never awaited, a dict key that is not a str, int or float (``TypeError``, saying
+what to pass); text with a lone surrogate (a ``ValueError`` naming where it is); a message longer than the
+bridge reads (a -32600 ``invalid_message`` :class:`BridgeError`; see ``max_line_bytes``). A tool result refused
+so becomes an error output the model sees at once (and a WARNING in the log). What a script passes wrong is a
 ``TypeError`` that names it, before anything is sent: a callback or tool handler that is not a function, a
-world seed (a dict) where a :class:`World` or world id goes, decision ``options`` that are not a list.
+world seed (a dict) where a :class:`World` or world id goes, a persona or a world's state given to
+``bridge.npc()`` / ``bridge.world()``, an ``actor`` that is not a persona, an :class:`Npc` or an id, decision
+``options`` that are not a list, a ``decide_many`` request that is not a dict or holds the call's ``model``.
+The warnings of ``generate`` and ``decide_many``, whose results hold no room for them, are logged (logger
+``open_apple_models``, WARNING).
 
 Callbacks (``on_text``, ``on_line``, ``on_emotion``, ``on_event``, world subscriptions) and tool
 handlers run on the event loop; they may be plain functions or coroutines. A call returns once the coroutines
