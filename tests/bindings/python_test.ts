@@ -56,3 +56,41 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name: hasPython
+    ? "bindings/README.md: the Python quest content script runs as written: generate, decide, decide_many, the world"
+    : "bindings/README.md Python quest content script: SKIPPED (python3 missing)",
+  ignore: !hasPython,
+  sanitizeResources: false,
+  async fn() {
+    const readme = await Deno.readTextFile(`${REPO_ROOT}/bindings/README.md`);
+    const section = readme.split(/^### Quest content and decisions from Python/m)[1];
+    assert.ok(
+      section !== undefined,
+      "bindings/README.md has no '### Quest content and decisions from Python' section",
+    );
+    const block = /```python\n([\s\S]*?)\n```/.exec(section);
+    assert.ok(block, "the section has no python block");
+    const dir = await Deno.makeTempDir();
+    try {
+      await Deno.writeTextFile(`${dir}/quest_content.py`, block[1]);
+      await Deno.copyFile(`${REPO_ROOT}/bindings/python/open_apple_models.py`, `${dir}/open_apple_models.py`);
+      const result = await run("python3", ["-B", "quest_content.py"], {
+        cwd: dir,
+        env: bridgeEnv(),
+        timeoutMs: 60_000,
+      });
+      assertSucceeded(result, "python3 quest_content.py");
+      assert.deepEqual(result.stdout.trim().split("\n"), [
+        "reward: Pelts for Bram 120",
+        "tactic: torches 70",
+        "crowd: ['dodge', 'relight']",
+        "world: done 132",
+      ]);
+      assert.doesNotMatch(result.stderr, /WARNING|Traceback/, result.stderr);
+    } finally {
+      await Deno.remove(dir, { recursive: true });
+    }
+  },
+});
