@@ -325,8 +325,8 @@ def _unsendable(value: Any, path: List[Any]) -> "_NotJson":
                         % ("bytes" if isinstance(value, bytes) else _article(noun) + " " + noun, _shown(value), advice))
     elif isinstance(value, enum.Enum):
         member = "%s.%s" % (type(value).__name__, value.name)
-        return _NotJson(TypeError, path, "is an Enum member (%s), which JSON has no type for; pass its value (%s.value) "
-                        "or its name (%s.name)" % (member, member, member))
+        return _NotJson(TypeError, path, "is an Enum member (%s), which JSON has no type for; pass its value "
+                        "(%s.value) or its name (%s.name)" % (member, member, member))
     else:
         advice = ("pass a dict, a list, a str, a number, a bool or None (dataclasses, sets, tuples and Decimal are "
                   "converted for you)")
@@ -351,8 +351,8 @@ def _plain(item: Any) -> bool:
     """Whether ``item`` is sent as it is: a str, a bool, None, an int within 2**53 or a finite float (exact types:
     the common case, checked without a call)."""
     kind = type(item)
-    return (kind is str or item is None or kind is bool or (kind is int and -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER)
-            or (kind is float and item - item == 0))
+    return (kind is str or item is None or kind is bool
+            or (kind is int and -MAX_SAFE_INTEGER <= item <= MAX_SAFE_INTEGER) or (kind is float and item - item == 0))
 
 
 def _int_problem(value: int, path: List[Any]) -> "_NotJson":
@@ -360,8 +360,8 @@ def _int_problem(value: int, path: List[Any]) -> "_NotJson":
         digits = "about 10**%d" % int(value.bit_length() * math.log10(2))
     else:
         digits = str(value) if len(str(value)) <= 40 else str(value)[:37] + "..."
-    return _NotJson(ValueError, list(path), "is an int beyond 2**53 (%s), which the bridge would round (its numbers are "
-                    "doubles); pass str(n) to keep every digit, or float(n) if rounding is fine" % digits)
+    return _NotJson(ValueError, list(path), "is an int beyond 2**53 (%s), which the bridge would round (its numbers "
+                    "are doubles); pass str(n) to keep every digit, or float(n) if rounding is fine" % digits)
 
 
 def _to_json(value: Any, path: List[Any], inside: Dict[int, int]) -> JSON:

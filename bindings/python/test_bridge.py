@@ -742,8 +742,9 @@ class QuestWriterMistakeTests(BridgeTestCase):
 
         world = await self.bridge.create_world({"quest": {}})
         cases = [
-            (datetime.datetime(2026, 1, 2, 3, 4), r"the value is a datetime \(datetime\.datetime\(2026, 1, 2, 3, 4\)\), "
-                                                  r"which JSON has no type for; pass a string: value\.isoformat\(\)"),
+            (datetime.datetime(2026, 1, 2, 3, 4),
+             r"the value is a datetime \(datetime\.datetime\(2026, 1, 2, 3, 4\)\), which JSON has no type for; pass a "
+             r"string: value\.isoformat\(\)"),
             (datetime.date(2026, 1, 2), r"the value is a date .*value\.isoformat\(\)"),
             (datetime.timedelta(minutes=2), r"the value is a timedelta .*pass a number: value\.total_seconds\(\)"),
             (b"\x00map", r"the value is bytes \(b'\\x00map'\), .*value\.decode\('utf-8'\)"),
@@ -834,7 +835,8 @@ class QuestWriterMistakeTests(BridgeTestCase):
             result = await session.respond("When?")
         outputs = {record["call"]["name"]: record for record in result["toolCalls"]}
         self.assertTrue(outputs["caravan"]["isError"])
-        self.assertIn("The tool result is not valid JSON: output['arrives'] is a datetime", outputs["caravan"]["output"])
+        self.assertIn("The tool result is not valid JSON: output['arrives'] is a datetime",
+                      outputs["caravan"]["output"])
         self.assertTrue(outputs["treasury"]["isError"])
         self.assertIn("output['gold'] is an int beyond 2**53 (1152921504606846977)", outputs["treasury"]["output"])
         self.assertTrue(any("Tool 'caravan' returned a value JSON cannot send" in line for line in logs.output),
@@ -856,8 +858,8 @@ class QuestWriterMistakeTests(BridgeTestCase):
             self.bridge.session(gorm)
         self.assertEqual(self.bridge.npc(gorm).id, "gorm")  # its own kind's handle still works
         self.assertEqual(await self.bridge.world(world).get("gold"), 1)
-        with self.assertRaisesRegex(TypeError, r"^bridge\.decide\(\): actor takes a persona dict, an Npc or an NPC's id; "
-                                               r"got World\('village'\)"):
+        with self.assertRaisesRegex(TypeError, r"^bridge\.decide\(\): actor takes a persona dict, an Npc or an "
+                                               r"NPC's id; got World\('village'\)"):
             await self.bridge.decide("A wolf.", ["fight", "flee"], actor=world, model=self.flee())
         decision = await self.bridge.decide("A wolf.", ["fight", "flee"], actor=gorm, model=self.flee())
         self.assertEqual(decision["optionID"], "flee")
