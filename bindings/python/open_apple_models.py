@@ -439,7 +439,7 @@ def _walk(value: Any, path: List[Any], inside: Dict[int, int]) -> JSON:
                                    "one would be lost" % (seen[name], key, name))
                 seen[name] = key
         result: JSON = converted
-    elif kind is list or isinstance(value, tuple):
+    elif kind is list or isinstance(value, (list, tuple)):
         result = []
         for index, item in enumerate(value):
             if _plain(item):

@@ -791,6 +791,14 @@ class QuestWriterMistakeTests(BridgeTestCase):
         await world.set("map.tiles", {1: "tree", 2: "rock"})  # int keys are sent as their digits, as json does
         self.assertEqual(await world.get("map.tiles"), {"1": "tree", "2": "rock"})
 
+    async def test_a_list_subclass_keeps_its_order(self):
+        class Party(list):
+            pass
+
+        world = await self.bridge.create_world({})
+        await world.set("party", Party(["Bram", "Aria"]))
+        self.assertEqual(await world.get("party"), ["Bram", "Aria"])
+
     async def test_a_value_that_contains_itself_is_refused(self):
         world = await self.bridge.create_world({})
         party = {"leader": "Aria"}
