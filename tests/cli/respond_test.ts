@@ -429,19 +429,25 @@ Deno.test("respond: --verbose shows tool calls on stderr with the marks of oam c
 });
 
 Deno.test("respond: --verbose shows the turn's warnings too (a schema's), not only the session's", async () => {
-  const schema = await fx.write("bare_schema.json", {
-    type: "object",
-    properties: { bag: { type: "object" } },
-  });
+  const schema = await fx.write(
+    "bare_schema.json",
+    '{\n  "type": "object",\n  "properties": {\n    "bag": {"type": "object"}\n  }\n}\n',
+  );
   const script = await fx.write("bare_answer.json", [{ json: { bag: {} } }]);
   const r = await oam(["respond", "-v", "--schema", schema, "--script", script, "Loot?"]);
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), { bag: {} });
+  // Worded for the file, as 'oam schema convert' and the check before the turn say it.
   assert.equal(
     r.stderr,
-    "warning: #/properties/bag: object without 'properties' is generated as {}; list the properties it should " +
-      "have\n",
+    `warning: ${schema}: #/properties/bag (line 4, column 12): object without 'properties' is generated as {}; ` +
+      "list the properties it should have\n",
   );
+  // --json keeps the bridge's wording, as 'oam schema convert --json' does.
+  const json = await oam(["respond", "--json", "--schema", schema, "--script", script, "Loot?"]);
+  assert.deepEqual(JSON.parse(json.stdout).warnings, [
+    "#/properties/bag: object without 'properties' is generated as {}; list the properties it should have",
+  ]);
   // Without --verbose the answer alone, as before.
   const quiet = await oam(["respond", "--schema", schema, "--script", script, "Loot?"]);
   assert.deepEqual([quiet.code, quiet.stderr], [0, ""]);
