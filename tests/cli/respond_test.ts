@@ -169,6 +169,24 @@ Deno.test("respond: --schema gives structured output", async () => {
   ]);
 });
 
+Deno.test("respond: an integer bound past the safe range says it was clamped, in the answer's error too", async () => {
+  const schema = await fx.write("big.schema.json", {
+    type: "object",
+    properties: { n: { type: "integer", maximum: 1e300 } },
+    required: ["n"],
+  });
+  const script = await fx.write("big.json", [{ json: { n: 1e20 } }]);
+  const r = await oam(["respond", "--script", script, "--schema", schema, "n?"]);
+  // It read "must be <= 9007199254740991." and nothing more: a bound the schema never wrote.
+  assert.deepEqual([r.code, r.stdout, r.stderr], [
+    1,
+    "",
+    "Error: The model gave an invalid answer: the answer does not match the response schema: #/properties/n: " +
+    "must be <= 9007199254740991. The schema's warnings: #/properties/n: integer upper bound 1e+300 is clamped " +
+    "to 9007199254740991, the largest safe integer (2^53-1). [generation_failed]\n",
+  ]);
+});
+
 Deno.test("respond: client tools pause with exit 10; resume needs every output", async () => {
   const save = fx.path("paused.json");
   const r = await oam([
