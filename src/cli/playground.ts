@@ -56,11 +56,12 @@ Permissions (deno run): --allow-net=${HOST} (the listener; and a model server on
 with --open (xdg-open or open).
 
 Examples:
-  oam playground --open
-  oam playground --port 0 --script personas/shopkeeper.steps.json
-                          (then Load file… personas/shopkeeper.jsonc in the page: the page's own sample
-                          persona answers in JSON and comes with its own script in the Model tab)
+  oam playground --open   # the page's sample persona comes with its own script (Model tab)
+  oam playground --port 0 --script steps.json
+                          (steps.json: a script you write for your persona, e.g. [{"text": "Welcome!"}]
+                          for one that replies in text; load the persona with Load file… in the page)
   oam playground --model openai:http://127.0.0.1:8080/v1#qwen
+  # in a checkout: --script personas/shopkeeper.steps.json, then Load file… personas/shopkeeper.jsonc
 `;
 
 /** The command that opens `url` in the default browser on this platform. */

@@ -22,7 +22,7 @@ import {
   writeConversation,
 } from "./conversation_file.ts";
 import { readInputText, readStdinText, stdinReadBy } from "./input.ts";
-import { readSchemaFile, schemaProblemInFile } from "./schema_file.ts";
+import { readSchemaFile, type SchemaFile, schemaProblemInFile, schemaWarningInFile } from "./schema_file.ts";
 import { convertForParam } from "../agent/tool_definitions.ts";
 import {
   choiceSessionOptions,
@@ -302,6 +302,8 @@ class RespondCommand {
   readonly #err = stderrStyle();
   readonly #spinner: Spinner;
   #verbose = false;
+  /** The `--schema` file: its warnings on stderr name it and the line, as `oam schema convert` does. */
+  #schemaFile: SchemaFile | undefined;
 
   constructor(mode: OutputMode) {
     this.#mode = mode;
@@ -425,6 +427,7 @@ class RespondCommand {
     const schemaPath = stringFlag(values, "schema");
     if (schemaPath === undefined) return paused?.oam.schema ?? undefined;
     const file = await readSchemaFile(schemaPath, "--schema");
+    this.#schemaFile = file;
     const value = file.schema;
     if (!isJsonObject(value)) throw CliError.invalidInput(`${schemaPath}: a JSON Schema must be an object.`);
     // Checked here, before any turn, so that a problem names the file and the place in it.
@@ -578,7 +581,10 @@ class RespondCommand {
     else if (streamedLineOpen) writeOut("\n");
     // The session's warnings were shown when it was created; the turn's (a schema's) after its answer.
     if (this.#verbose && this.#mode === "human") {
-      for (const w of turnWarnings) writeErr(this.#err.yellow(`warning: ${w}\n`));
+      const file = this.#schemaFile;
+      for (const w of turnWarnings) {
+        writeErr(this.#err.yellow(`warning: ${file ? schemaWarningInFile(w, file) : w}\n`));
+      }
     }
     return EXIT.ok;
   }

@@ -3,6 +3,7 @@
  * over WebSocket at `/rpc`.
  * @module
  */
+import { resolve } from "node:path";
 import { parseToolDefinitions } from "../agent/tool_definitions.ts";
 import type { AgentTool } from "../agent/types.ts";
 import { BridgeError } from "../protocol/errors.ts";
@@ -23,6 +24,7 @@ import {
 } from "./args.ts";
 import { CliError, EXIT } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
+import { shellWord } from "./invocation.ts";
 import { refuseCommandsWithoutRun, refuseMissingPrograms, runCommandTool } from "./command_tools.ts";
 import {
   availabilityOf,
@@ -171,7 +173,7 @@ export function banner(options: {
   if (options.tools.length > 0) lines.push(`server tools: ${options.tools.join(", ")}`);
   const target = base
     ? `${base}/v1/chat/completions`
-    : `--unix-socket ${options.socket} http://localhost/v1/chat/completions`;
+    : `--unix-socket ${shellWord(options.socket ?? "")} http://localhost/v1/chat/completions`;
   const key = options.apiKeyFromFlag ? "<the --api-key value>" : "$OAM_API_KEY";
   const auth = options.apiKey ? ` \\\n    -H "Authorization: Bearer ${key}"` : "";
   lines.push(
@@ -194,8 +196,9 @@ export function banner(options: {
   return lines.join("\n");
 }
 
+/** `path` made absolute and clean (`./oam.sock` in /srv is `/srv/oam.sock`, not `/srv/./oam.sock`). */
 function absolute(path: string): string {
-  return path.startsWith("/") ? path : `${Deno.cwd()}/${path}`;
+  return resolve(path);
 }
 
 /** Runs `oam serve` with the arguments after the subcommand; resolves with the exit code. */

@@ -580,6 +580,24 @@ export class Bridge implements AsyncDisposable {
    * single option the answer comes at once without a model call. A `NaN`, `Infinity`, `Map` or `Set` in the
    * situation, `context` or settings is a TypeError naming its path (`bridge.decide(): the context's 'hp' is
    * NaN, …`; JSON would send `null` or `{}`), and nothing is sent; so it is in `decideMany` and `generate`.
+   *
+   * @example
+   * ```ts
+   * import { Bridge } from "@open-apple-models/bridge";
+   * await using bridge = await Bridge.open();
+   * const offer = await bridge.decide("The player offers 5 gold for the sword.", [
+   *   { id: "sell", description: "take the 5 gold" },
+   *   "haggle",
+   *   "refuse",
+   * ], {
+   *   actor: { name: "Greta", personality: "A stubborn smith." },
+   *   context: { swordPrice: 8, playerGold: 6 },
+   *   fallbackOptionID: "refuse", // if guardrails block the decision
+   *   model: { type: "scripted", steps: [{ json: { reasoning: "Too low.", choice: "haggle", confidence: 75 } }] },
+   * });
+   * const answer: "sell" | "haggle" | "refuse" = offer.optionID; // "haggle", typed from the options
+   * [answer, offer.confidence, offer.isFallback]; // ["haggle", 75, false]
+   * ```
    */
   async decide<const Id extends string, C = JsonValue>(
     situation: string | JsonValue,

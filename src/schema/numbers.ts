@@ -1,7 +1,7 @@
 /**
  * `integer` and `number` schemas in the conversion: the tightest of `minimum`/`maximum` and the exclusive
  * bounds (draft 4's boolean form included) becomes an inclusive range; integer bounds are rounded inward and
- * clamped to the safe range, exclusive number bounds are enforced as inclusive (with a warning), and an empty
+ * clamped to the safe range (with a warning), exclusive number bounds are enforced as inclusive (with a warning), and an empty
  * range is dropped (with a warning).
  * @module
  */
@@ -91,6 +91,9 @@ function ranged(
   ];
   let low = asked[0] === undefined ? undefined : fit(asked[0]);
   let high = asked[1] === undefined ? undefined : fit(asked[1]);
+  // A clamped bound is one the schema never wrote: an answer's "must be <= 9007199254740991" needs the reason.
+  if (low !== asked[0]) walk.warn(pos.path, clampedText("lower", asked[0]!, low!));
+  if (high !== asked[1]) walk.warn(pos.path, clampedText("upper", asked[1]!, high!));
   if (low !== undefined && high !== undefined && low > high) {
     walk.warn(pos.path, `empty ${type} range is ignored`);
     low = high = undefined;
@@ -109,4 +112,10 @@ function ranged(
   }
   const description = describe(walk, { schema, path: pos.path, described: NUMBER_DESCRIBED, sentences });
   return { node, description, nullable };
+}
+
+/** The warning of an integer bound clamped to the safe range ("integer upper bound 1e+300 is clamped to …"). */
+function clampedText(which: "lower" | "upper", asked: number, clamped: number): string {
+  const end = clamped > 0 ? "the largest safe integer (2^53-1)" : "the smallest safe integer (-(2^53-1))";
+  return `integer ${which} bound ${asked} is clamped to ${clamped}, ${end}`;
 }

@@ -169,6 +169,24 @@ Deno.test("respond: --schema gives structured output", async () => {
   ]);
 });
 
+Deno.test("respond: an integer bound past the safe range says it was clamped, in the answer's error too", async () => {
+  const schema = await fx.write("big.schema.json", {
+    type: "object",
+    properties: { n: { type: "integer", maximum: 1e300 } },
+    required: ["n"],
+  });
+  const script = await fx.write("big.json", [{ json: { n: 1e20 } }]);
+  const r = await oam(["respond", "--script", script, "--schema", schema, "n?"]);
+  // It read "must be <= 9007199254740991." and nothing more: a bound the schema never wrote.
+  assert.deepEqual([r.code, r.stdout, r.stderr], [
+    1,
+    "",
+    "Error: The model gave an invalid answer: the answer does not match the response schema: #/properties/n: " +
+    "must be <= 9007199254740991. The schema's warnings: #/properties/n: integer upper bound 1e+300 is clamped " +
+    "to 9007199254740991, the largest safe integer (2^53-1). [generation_failed]\n",
+  ]);
+});
+
 Deno.test("respond: client tools pause with exit 10; resume needs every output", async () => {
   const save = fx.path("paused.json");
   const r = await oam([
@@ -429,19 +447,25 @@ Deno.test("respond: --verbose shows tool calls on stderr with the marks of oam c
 });
 
 Deno.test("respond: --verbose shows the turn's warnings too (a schema's), not only the session's", async () => {
-  const schema = await fx.write("bare_schema.json", {
-    type: "object",
-    properties: { bag: { type: "object" } },
-  });
+  const schema = await fx.write(
+    "bare_schema.json",
+    '{\n  "type": "object",\n  "properties": {\n    "bag": {"type": "object"}\n  }\n}\n',
+  );
   const script = await fx.write("bare_answer.json", [{ json: { bag: {} } }]);
   const r = await oam(["respond", "-v", "--schema", schema, "--script", script, "Loot?"]);
   assert.equal(r.code, 0, r.stderr);
   assert.deepEqual(JSON.parse(r.stdout), { bag: {} });
+  // Worded for the file, as 'oam schema convert' and the check before the turn say it.
   assert.equal(
     r.stderr,
-    "warning: #/properties/bag: object without 'properties' is generated as {}; list the properties it should " +
-      "have\n",
+    `warning: ${schema}: #/properties/bag (line 4, column 12): object without 'properties' is generated as {}; ` +
+      "list the properties it should have\n",
   );
+  // --json keeps the bridge's wording, as 'oam schema convert --json' does.
+  const json = await oam(["respond", "--json", "--schema", schema, "--script", script, "Loot?"]);
+  assert.deepEqual(JSON.parse(json.stdout).warnings, [
+    "#/properties/bag: object without 'properties' is generated as {}; list the properties it should have",
+  ]);
   // Without --verbose the answer alone, as before.
   const quiet = await oam(["respond", "--schema", schema, "--script", script, "Loot?"]);
   assert.deepEqual([quiet.code, quiet.stderr], [0, ""]);

@@ -46,3 +46,36 @@ Deno.test("npc: a piped line that is not UTF-8 is refused, exit 2", async () => 
   assert.ok(r.stderr.endsWith(refusal(0, 1, 1)), r.stderr);
   assert.ok(!r.stdout.includes("Hm."), r.stdout);
 });
+
+Deno.test("respond --tool-output <id>=@-: a tool output piped in that is not UTF-8 is refused, exit 2", async () => {
+  const tools = await fx.write("weather_tools.json", [{
+    name: "get_weather",
+    description: "The weather in a city.",
+    parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] },
+  }]);
+  const steps = await fx.write("weather_steps.json", [
+    { toolCalls: [{ name: "get_weather", arguments: { city: "Paris" } }] },
+    { template: "It is {toolOutput}." },
+  ]);
+  const turn = fx.path("weather_turn.json");
+  const paused = await oam([
+    "respond",
+    "--no-stdin",
+    "--script",
+    steps,
+    "--tools",
+    tools,
+    "--save-transcript",
+    turn,
+    "?",
+  ]);
+  assert.equal(paused.code, 10, paused.stderr);
+  const id = JSON.parse(paused.stdout).calls[0].id;
+  const resume = ["respond", "--resume", turn, "--script", steps, "--tool-output", `${id}=@-`];
+  // `iconv -t windows-1252 < out.txt | oam respond … --tool-output <id>=@-`: "sunny ÿ" in Windows-1252.
+  const r = await oam(resume, { stdinBytes: bytes("sunny ", [0xff], "\n") });
+  assert.deepEqual([r.code, r.stdout, r.stderr], [2, "", refusal(6, 1, 7)]);
+  // The turn still waits for that call: the same output as UTF-8 continues it.
+  const ok = await oam(resume, { stdinBytes: bytes("sunny ÿ\n") });
+  assert.deepEqual([ok.code, ok.stdout, ok.stderr], [0, "It is sunny ÿ.\n", ""]);
+});

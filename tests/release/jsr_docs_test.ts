@@ -71,6 +71,22 @@ for (const entry of ["mod.ts", "engine.ts"]) {
   });
 }
 
+Deno.test("Bridge's decide, decideMany and generate each show a call of their own in an example", async () => {
+  const { symbols } = await docOf("mod.ts");
+  type Method = { name: string; jsDoc?: { tags?: { kind: string; doc?: string }[] } };
+  const bridge = symbols.find((s) => s.name === "Bridge") as unknown as {
+    declarations: { kind: string; def: { methods: Method[] } }[];
+  };
+  const methods = bridge.declarations.find((d) => d.kind === "class")!.def.methods;
+  const without = ["decide", "decideMany", "generate"].filter((name) =>
+    !methods.some((m) =>
+      m.name === name &&
+      (m.jsDoc?.tags ?? []).some((t) => t.kind === "example" && t.doc?.includes(`bridge.${name}(`))
+    )
+  );
+  assert.deepEqual(without, []);
+});
+
 /** The properties of object types in a `deno doc --json` tree that the reference shows with no type at all. */
 function untypedProperties(value: unknown, where: string, out: string[] = []): string[] {
   if (Array.isArray(value)) {

@@ -382,16 +382,28 @@ Deno.test("convert: integer bounds round inwards and exclusive bounds move by on
   assert.deepEqual(warnings, ["#/properties/p: 'multipleOf' is described to the model but not enforced"]);
 });
 
-Deno.test("convert: integer bounds clamp huge values", () => {
-  assert.deepEqual(property({ type: "integer", minimum: -1e300, maximum: 1e300 }).node, {
+Deno.test("convert: integer bounds clamp huge values, with a warning that says so", () => {
+  const huge = property({ type: "integer", minimum: -1e300, maximum: 1e300 });
+  assert.deepEqual(huge.node, {
     type: "integer",
     minimum: -Number.MAX_SAFE_INTEGER,
     maximum: Number.MAX_SAFE_INTEGER,
   });
-  assert.deepEqual(property({ type: "integer", exclusiveMaximum: -1e300 }).node, {
-    type: "integer",
-    maximum: -Number.MAX_SAFE_INTEGER,
-  });
+  // An answer's "must be <= 9007199254740991" then has its reason among the schema's warnings.
+  assert.deepEqual(huge.warnings, [
+    "#/properties/p: integer lower bound -1e+300 is clamped to -9007199254740991, the smallest safe integer " +
+    "(-(2^53-1))",
+    "#/properties/p: integer upper bound 1e+300 is clamped to 9007199254740991, the largest safe integer " +
+    "(2^53-1)",
+  ]);
+  const below = property({ type: "integer", exclusiveMaximum: -1e300 });
+  assert.deepEqual(below.node, { type: "integer", maximum: -Number.MAX_SAFE_INTEGER });
+  assert.deepEqual(below.warnings, [
+    "#/properties/p: integer upper bound -1e+300 is clamped to -9007199254740991, the smallest safe integer " +
+    "(-(2^53-1))",
+  ]);
+  // Bounds within the safe range warn of nothing.
+  assert.deepEqual(property({ type: "integer", minimum: -Number.MAX_SAFE_INTEGER, maximum: 5 }).warnings, []);
 });
 
 Deno.test("convert: empty integer range is ignored", () => {

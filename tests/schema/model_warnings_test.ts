@@ -252,6 +252,9 @@ Deno.test("model warnings: a llama model is told which numeric bounds its gramma
       "and no exponent): an answer outside it fails validation and is generated once more";
     const expected = [
       `#/properties/huge: number minimum 1e+300 ${outside}`,
+      // Every model is told an integer bound past the safe range is clamped (convert_test.ts).
+      "#/properties/hugeCount: integer lower bound 1e+300 is clamped to 9007199254740991, the largest safe " +
+      "integer (2^53-1)",
       `#/properties/hugeCount: integer minimum 1e+300 ${outside}`,
     ];
     assert.deepEqual(await respondWarnings(c, NUMBERS, "s"), expected);
@@ -261,12 +264,14 @@ Deno.test("model warnings: a llama model is told which numeric bounds its gramma
   } finally {
     await c.close();
   }
-  // The on-device wording: bounds are enforced there; only the exclusive one is changed.
+  // The on-device wording: bounds are enforced there; the exclusive one is changed, the huge integer one clamped.
   const s = new WireClient();
   try {
     const validated = await s.call("schema/validate", { schema: NUMBERS }) as JsonObject;
     assert.deepEqual(validated.warnings, [
       "#/properties/chance: exclusive number bounds are enforced as inclusive",
+      "#/properties/hugeCount: integer lower bound 1e+300 is clamped to 9007199254740991, the largest safe " +
+      "integer (2^53-1)",
     ]);
   } finally {
     await s.close();

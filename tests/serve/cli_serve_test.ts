@@ -73,10 +73,12 @@ class ServeProcess {
     args: string[],
     extraEnv: Record<string, string> = {},
     permissions = PERMISSIONS,
+    cwd?: string,
   ): ServeProcess {
     return new ServeProcess(
       new Deno.Command(Deno.execPath(), {
         args: ["run", "--quiet", ...permissions, CLI, "serve", ...args],
+        ...(cwd === undefined ? {} : { cwd }),
         stdin: "null",
         stdout: "piped",
         stderr: "piped",
@@ -361,6 +363,44 @@ Deno.test("oam serve --socket: serves over a Unix socket only, mode 0600, Host c
     p.child.kill("SIGTERM");
     assert.equal((await p.exit()).code, 0);
     assert.equal(await Deno.stat(path).then(() => "exists", () => "gone"), "gone");
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("oam serve --socket ./oam.sock: the banner shows the clean absolute path, and its curl works as pasted", async () => {
+  const dir = await tempDir();
+  try {
+    // A folder whose name has a space: the pasted curl must still reach the socket.
+    const room = `${dir}/game room`;
+    await Deno.mkdir(room);
+    const scriptPath = await writeJson(dir, "steps.json", [
+      { toolCalls: [{ name: "get_weather", arguments: { city: "Paris" } }] },
+    ]);
+    const path = `${room}/oam.sock`;
+    const p = await ServeProcess.spawn(
+      ["--socket", "./oam.sock"],
+      { OAM_SCRIPT: scriptPath },
+      [
+        ...PERMISSIONS.filter((f) => !f.startsWith("--allow-net")),
+        `--allow-net=unix:${path}`,
+        `--allow-write=${path}`,
+      ],
+      room,
+    ).ready();
+    const lines = p.banner.split("\n");
+    assert.equal(lines[0].split("  (model:")[0], `oam serve listening on unix:${path}`);
+    // The curl command as printed: from its line to the end of its -d '…' argument, run by sh elsewhere.
+    const start = lines.findIndex((line) => line.trimStart().startsWith("curl "));
+    const end = lines.findIndex((line, i) => i > start && line.endsWith("}}}]}'"));
+    const curl = lines.slice(start, end + 1).join("\n");
+    const out = await new Deno.Command("sh", { args: ["-c", curl + " --silent --show-error"], cwd: "/" })
+      .output();
+    const body = new TextDecoder().decode(out.stdout);
+    assert.equal(out.code, 0, `${curl}\n${new TextDecoder().decode(out.stderr)}`);
+    assert.equal(JSON.parse(body).choices[0].message.tool_calls[0].function.name, "get_weather", body);
+    p.child.kill("SIGTERM");
+    assert.equal((await p.exit()).code, 0);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }
