@@ -14,6 +14,7 @@
 
 #include <math.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,11 +37,18 @@
  * Bytes that may wait in the outbox for a bridge that does not read its input (frozen, stopped in a debugger):
  * past them a request or notification is refused (OAM_ERROR_QUEUE_FULL, or a -32010 busy response) instead of
  * growing the game's memory without end. A line is always taken when none waits, and answers to the bridge's
- * tool/calls are always taken (as many as it sent). Four of the longest lines the bridge reads.
+ * tool/calls are always taken (as many as it sent). Four of the longest lines the bridge reads (its
+ * --max-line-bytes: 64 MiB by default), unless the library is built with -DOAM_MAX_QUEUED_BYTES=<bytes>.
  */
-#ifndef OAM_MAX_QUEUED_BYTES
-#define OAM_MAX_QUEUED_BYTES 67108864
+static size_t max_queued_bytes_for(double max_line_bytes) {
+#ifdef OAM_MAX_QUEUED_BYTES
+    (void)max_line_bytes;
+    return (size_t)OAM_MAX_QUEUED_BYTES;
+#else
+    double limit = 4 * max_line_bytes;
+    return limit >= (double)SIZE_MAX ? SIZE_MAX : (size_t)limit;
 #endif
+}
 /* What the bridge reads (PROTOCOL.md, README "Limits"): it answers a deeper or longer line with id null. */
 #define BRIDGE_MAX_DEPTH 100
 #define BRIDGE_MAX_LINE_BYTES 16777216.0
@@ -629,6 +637,7 @@ struct oam_bridge {
     int reader_cleans_up;  /* destroy was called from inside the callback and could not start its teardown thread */
     int users;             /* threads inside oam_call_blocking(): destroy waits for them */
     double max_line_bytes; /* the longest line the bridge reads (--max-line-bytes of its argv, or 16 MiB) */
+    size_t max_queued_bytes; /* what may wait in the outbox (max_queued_bytes_for) */
     char exit_description[64];
     waiter *waiters;       /* blocking calls waiting for a response */
     entry *dropped;        /* ids of timed-out blocking calls: drop their late responses */
@@ -670,9 +679,9 @@ static void post_line_locked(oam_bridge *bridge, outgoing *line) {
     oam_cond_broadcast(&bridge->outbox_changed);
 }
 
-/* True when a line of `length` bytes would take the outbox past OAM_MAX_QUEUED_BYTES (never when it is empty). Lock held. */
+/* True when a line of `length` bytes would take the outbox past max_queued_bytes (never when it is empty). Lock held. */
 static int outbox_full_locked(const oam_bridge *bridge, size_t length) {
-    return bridge->outbox_head && bridge->outbox_bytes + length > (size_t)OAM_MAX_QUEUED_BYTES;
+    return bridge->outbox_head && bridge->outbox_bytes + length > bridge->max_queued_bytes;
 }
 
 /* The writer closes the bridge's stdin after the lines queued before this, and ends. Lock held. */
@@ -1023,6 +1032,7 @@ OAM_API oam_bridge *oam_bridge_create_with_command(const char *const *argv, oam_
     bridge->callback = callback;
     bridge->user_data = user_data;
     bridge->max_line_bytes = max_line_bytes_of(argv);
+    bridge->max_queued_bytes = max_queued_bytes_for(bridge->max_line_bytes);
     if (oam_process_spawn(argv, &bridge->process, error, sizeof error) != 0) {
         fprintf(stderr, "[open-apple-models] error: %s\n", error);
         free(bridge);
@@ -1176,16 +1186,16 @@ static void cancel_on_bridge(oam_bridge *bridge, const char *method, const membe
     free(text_take(&t));
 }
 
-/* The answer to a request refused because the bridge has not read OAM_MAX_QUEUED_BYTES sent before it. */
-static char *queue_full_error(const char *wire_id, const char *method) {
+/* The answer to a request refused because the bridge has not read the `limit` bytes (max_queued_bytes) sent before it. */
+static char *queue_full_error(const char *wire_id, const char *method, size_t limit) {
     char extra[64], *result, *message;
     text t = TEXT_EMPTY;
-    text_printf(&t, "The bridge is not reading its input (frozen or stopped?): %lu bytes sent before wait to be "
-                    "written to it; '", (unsigned long)OAM_MAX_QUEUED_BYTES);
+    text_printf(&t, "The bridge is not reading its input (frozen or stopped?): %.0f bytes sent before wait to be "
+                    "written to it; '", (double)limit);
     text_put(&t, method);
     text_put(&t, "' was not sent.");
     message = text_take(&t);
-    snprintf(extra, sizeof extra, ",\"limit\":%lu", (unsigned long)OAM_MAX_QUEUED_BYTES);
+    snprintf(extra, sizeof extra, ",\"limit\":%.0f", (double)limit);
     result = error_response_with(wire_id, OAM_CODE_BUSY, "busy", message ? message : "Not sent.", extra);
     free(message);
     return result;
@@ -1319,7 +1329,7 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
     }
     if (outbox_full_locked(bridge, queued->length)) {
         oam_mutex_unlock(&bridge->lock);
-        result = queue_full_error(null_id ? NULL : wire, method);
+        result = queue_full_error(null_id ? NULL : wire, method, bridge->max_queued_bytes);
         goto done;
     }
     w.next = bridge->waiters;

@@ -55,8 +55,9 @@
  *     (the game thread): the lines wait in memory until it reads again or
  *     is destroyed. The same goes for the request of oam_call_blocking()
  *     (its timeout counts also while the line waits). The waiting lines are
- *     limited to 64 MiB (build with -DOAM_MAX_QUEUED_BYTES=<bytes> for
- *     another limit): a request or notification that would go past it is
+ *     limited to four of the longest lines the bridge reads (4 times the
+ *     --max-line-bytes of its command: 64 MiB by default; build with
+ *     -DOAM_MAX_QUEUED_BYTES=<bytes> for a fixed limit): a request or notification that would go past it is
  *     not sent, and oam_bridge_send() returns OAM_ERROR_QUEUE_FULL, or
  *     oam_call_blocking() returns at once a -32010 error response (data.code
  *     "busy", data.limit the limit in bytes, the message "The bridge is not

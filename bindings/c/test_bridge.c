@@ -1260,6 +1260,74 @@ static void test_queue_limit(void) {
     unlink(pid_file);
 }
 
+/*
+ * The queue limit is four of the longest lines the bridge reads: one started with --max-line-bytes=262144 lets 1 MiB
+ * wait (one with a higher limit as many of its longest lines as the default bridge). The flag is an argument of its
+ * own, after the shell's script, as the library reads it (the script passes it on to the bridge).
+ */
+static void test_queue_limit_scales(void) {
+    recorder r;
+    char pid_file[4096], script[8400], *response;
+    const char *argv[6];
+    pid_t pid;
+    int k, rc = OAM_OK, accepted = 0, fd;
+    size_t padding = 100 * 1024;
+    char *request;
+    watchdog w;
+
+    current_test = "the queue limit is four times the bridge's --max-line-bytes";
+    recorder_init(&r);
+    temp_template(pid_file, sizeof pid_file);
+    fd = mkstemp(pid_file);
+    if (fd >= 0) close(fd);
+    snprintf(script, sizeof script, "echo $$ > '%s'; exec %s \"$@\"", pid_file, bridge_command);
+    argv[0] = "/bin/sh", argv[1] = "-c", argv[2] = script, argv[3] = "sh", argv[4] = "--max-line-bytes=262144";
+    argv[5] = NULL;
+    r.bridge = oam_bridge_create_with_command(argv, on_message, &r);
+    pid = r.bridge ? read_pid(pid_file) : -1;
+    if (pid <= 0) {
+        CHECK(0, "bridge did not start");
+        if (r.bridge) oam_bridge_destroy(r.bridge);
+        recorder_free(&r);
+        unlink(pid_file);
+        return;
+    }
+    response = call(&r, "{\"id\":1,\"method\":\"ping\"}", 5000);
+    CHECK(contains(response, "\"result\""), "%s", show(response));
+    oam_string_free(response);
+    stop_bridge(pid);
+    request = malloc(padding + 256);
+    watchdog_arm(&w, "sends to a frozen bridge up to the queue limit");
+    for (k = 0; k < 1000 && rc == OAM_OK; k++) {
+        size_t n = (size_t)sprintf(request, "{\"jsonrpc\":\"2.0\",\"id\":\"full-%d\",\"method\":\"ping\","
+                                            "\"params\":{\"padding\":\"", k);
+        memset(request + n, 'x', padding);
+        strcpy(request + n + padding, "\"}}");
+        rc = oam_bridge_send(r.bridge, request);
+        if (rc == OAM_OK) accepted = k + 1;
+        if (k == 0) wait_writer_blocked(pid);
+    }
+    watchdog_disarm(&w);
+    /* 1 MiB waits in the queue (ten of these lines), a little more in the pipe and the line being written. */
+    CHECK(rc == OAM_ERROR_QUEUE_FULL && accepted >= 10 && accepted <= 13, "%d requests of 100 KiB were queued (%d)",
+          accepted, rc);
+    /* A blocking call of the same size answers at once with the limit (less than one such line is left). */
+    k = sprintf(request, "{\"id\":\"over\",\"method\":\"ping\",\"params\":{\"padding\":\"");
+    memset(request + k, 'x', padding);
+    strcpy(request + k + padding, "\"}}");
+    watchdog_arm(&w, "oam_call_blocking past the queue limit");
+    response = call(&r, request, 0 /* forever: it must not wait */);
+    watchdog_disarm(&w);
+    CHECK(contains(response, "\"data\":{\"code\":\"busy\",\"limit\":1048576}"), "%.300s", show(response));
+    oam_string_free(response);
+    kill(pid, SIGCONT);
+    stopped_bridge = 0;
+    oam_bridge_destroy(r.bridge);
+    free(request);
+    recorder_free(&r);
+    unlink(pid_file);
+}
+
 /* Checks oam_json_escape(text) into a buffer of every size from 0 to one past the full length, and oam_json_quote. */
 static void check_escape(const char *text, const char *expected) {
     char buffer[256];
@@ -1358,6 +1426,7 @@ static const struct {
     {"exit-with-parent", test_exit_with_parent, 0},
     {"json-escape", test_json_escape, 0},
     {"queue-limit", test_queue_limit, 0},
+    {"queue-limit-scales", test_queue_limit_scales, 0},
     {"big-response", test_big_response, 1},
 };
 

@@ -65,8 +65,12 @@ const SHUTDOWN_ANSWER_MSEC := 500
 ## Start the bridge when the node enters the tree.
 @export var autostart: bool = true
 ## Longest message the bridge reads, in bytes (its --max-line-bytes, 16 MiB by default). A longer one is refused
-## before it is sent (the bridge would answer it with id null, so it would never get its response).
+## before it is sent (the bridge would answer it with id null, so it would never get its response). start() sets it
+## from the --max-line-bytes of the bridge's command when it has one (see max_line_bytes_of); set it for a bridge
+## whose command does not show its limit (a wrapper script).
 @export var max_line_bytes: int = 16 * 1024 * 1024
+
+const MAX_LINE_BYTES_FLAG := "--max-line-bytes"
 
 class _Call extends RefCounted:
 	signal completed(response: Dictionary)
@@ -284,6 +288,10 @@ func start(command: PackedStringArray = PackedStringArray()) -> Error:
 	if _pid > 0:
 		return OK
 	var argv := command if not command.is_empty() else resolve_command()
+	# The flag is what the bridge reads: a longer line would be skipped and its call never answered.
+	var from_flag := max_line_bytes_of(argv)
+	if from_flag > 0:
+		max_line_bytes = from_flag
 	_pass_exit_with_parent()
 	var info := OS.execute_with_pipe(argv[0], argv.slice(1))
 	if info.is_empty():
@@ -304,6 +312,22 @@ func start(command: PackedStringArray = PackedStringArray()) -> Error:
 	_err_reader = Thread.new()
 	_err_reader.start(_channel._read_loop.bind(_stderr, true))
 	return OK
+
+
+## The value of --max-line-bytes in a bridge's argv ("--max-line-bytes N" or "--max-line-bytes=N"; the last one
+## counts, as `oam stdio` reads it), or -1 when it has none. start() sets max_line_bytes from it, as the C and C#
+## clients read their limit from the command.
+static func max_line_bytes_of(argv: PackedStringArray) -> int:
+	var limit := -1
+	for k in range(1, argv.size()):
+		var value := ""
+		if argv[k] == MAX_LINE_BYTES_FLAG and k + 1 < argv.size():
+			value = argv[k + 1]
+		elif argv[k].begins_with(MAX_LINE_BYTES_FLAG + "="):
+			value = argv[k].substr(MAX_LINE_BYTES_FLAG.length() + 1)
+		if value.is_valid_int() and value.to_int() >= 1:
+			limit = value.to_int()
+	return limit
 
 
 ## The bridge is started with OAM_EXIT_WITH_PARENT=1 unless the game's environment has the variable already
@@ -568,7 +592,7 @@ func _send(message: Dictionary) -> Dictionary:
 	var line := (text + "\n").to_utf8_buffer()
 	if line.size() - 1 > max_line_bytes:
 		var why: String = ("The message is %d bytes, longer than the %d bytes the bridge reads; it was not sent (a " +
-				"bridge started with a higher --max-line-bytes needs max_line_bytes too).") % [line.size() - 1, max_line_bytes]
+				"bridge whose command does not show its --max-line-bytes needs max_line_bytes too).") % [line.size() - 1, max_line_bytes]
 		if str(message.get("method", "")) in ["world/create", "world/set", "world/merge"]:
 			# A world's state (most often a saved one being loaded) is told how to send it in parts, as the other
 			# clients do.

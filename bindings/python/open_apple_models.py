@@ -211,11 +211,12 @@ class _Events:
 class _Pending:
     """A request waiting for its response."""
 
-    __slots__ = ("future", "on_event", "on_result", "callback_error", "callback_tasks", "events")
+    __slots__ = ("future", "on_event", "on_result", "callback_error", "callback_tasks", "events", "work")
 
     def __init__(self, future: "asyncio.Future[Any]", on_event: Optional[Callback], on_result: Optional[Callback],
-                 events: Optional[_Events] = None):
+                 events: Optional[_Events] = None, work: Optional[str] = None):
         self.future = future
+        self.work = work  # the NPC or session whose work it is (see _turn_work_of): its cancel() silences it
         self.on_event = on_event
         self.on_result = on_result
         self.callback_error: Optional[BaseException] = None
@@ -956,7 +957,7 @@ class Bridge:
         cancels_before = self._cancels
         key = _id_key(request_id)
         future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
-        pending = _Pending(future, on_event, _on_result, _events)
+        pending = _Pending(future, on_event, _on_result, _events, _turn_work_of(method, params))
         self._pending[key] = pending
         waits_for = self._note_queued(method, params)
         try:
@@ -987,6 +988,13 @@ class Bridge:
         if pending.callback_error is not None:
             raise pending.callback_error
         return result
+
+    def _silence(self, work: str) -> None:
+        """From now on, the event callbacks of the requests in flight of ``work`` (``npc gorm``, ``session guard``)
+        get nothing more, also the events already read: its cancel is about to be sent (the player walked away)."""
+        for pending in self._pending.values():
+            if pending.work == work:
+                pending.events.stopped = True
 
     def _note_queued(self, method: str, params: Any) -> List[_ToolRun]:
         """The running tool calls of the turn this request waits for (it is of the same NPC or session)."""
@@ -1628,6 +1636,14 @@ def _work_of(params: Any) -> Optional[str]:
     return None
 
 
+def _turn_work_of(method: str, params: Any) -> Optional[str]:
+    """``npc gorm`` for an ``npc/*`` request naming its NPC, ``session guard`` for a ``session/*`` one, else None."""
+    for kind in ("npc", "session"):
+        if method.startswith(kind + "/") and isinstance(params, Mapping) and isinstance(params.get(kind), str):
+            return "%s %s" % (kind, params[kind])
+    return None
+
+
 class _ToolRun:
     """A tool call whose handler runs: whose turn made it, and the requests of that NPC or session sent since
     (they wait for the turn)."""
@@ -1716,8 +1732,18 @@ class Session:
             self.bridge, self.bridge.request("session/respond", params, on_event=handler, _events=events),
             "session/cancel", {"session": self.id}, "session/respond", timeout, events)
 
-    async def cancel(self) -> int:
-        """``session/cancel``: returns how many operations were cancelled."""
+    def cancel(self) -> Awaitable[int]:
+        """``session/cancel``: cancels the running turn (its ``respond`` raises a -32009 ``cancelled``
+        BridgeError) and the queued work; returns how many operations were cancelled. From the call on (before it
+        is awaited), the turn's ``on_text`` and ``on_event`` get nothing more, also the text already on its way (a
+        turn that had already ended still returns its result), as when the task awaiting it is cancelled::
+
+            await guide.cancel()  # the player walked away: the answer stops where it was
+        """
+        self.bridge._silence("session " + self.id)
+        return self._cancel()
+
+    async def _cancel(self) -> int:
         return (await self.bridge.request("session/cancel", {"session": self.id}))["cancelled"]
 
     async def delete(self) -> None:
@@ -1861,8 +1887,18 @@ class Npc:
         """``npc/reset``."""
         await self.bridge.request("npc/reset", {"npc": self.id, "clearMemory": clear_memory})
 
-    async def cancel(self) -> int:
-        """``npc/cancel``: returns how many operations were cancelled."""
+    def cancel(self) -> Awaitable[int]:
+        """``npc/cancel``: cancels the running talk (its ``talk`` raises a -32009 ``cancelled`` BridgeError) and
+        the queued requests; returns how many were cancelled. From the call on (before it is awaited), the talk's
+        ``on_line``, ``on_emotion`` and ``on_event`` get nothing more, also the rest of a line already on its way
+        (a talk that had already ended still returns its reply), as when the task awaiting it is cancelled::
+
+            await gorm.cancel()  # the player walked away: the line stops where it was
+        """
+        self.bridge._silence("npc " + self.id)
+        return self._cancel()
+
+    async def _cancel(self) -> int:
         return (await self.bridge.request("npc/cancel", {"npc": self.id}))["cancelled"]
 
     async def delete(self) -> None:

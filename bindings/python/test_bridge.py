@@ -320,6 +320,53 @@ class GameTests(BridgeTestCase):
         self.assertTrue(arrived_after, "the rest of the line never arrived; nothing was tested")
         self.assertEqual(len(shown), 1, "on_line was called after the player walked away: %r" % shown[1:2])
 
+    async def test_npc_cancel_stops_the_line_at_once(self):
+        line = " ".join("word%d" % i for i in range(40))
+        gorm = await self.bridge.create_npc({"name": "Gorm"}, options={"replyFormat": "text"},
+                                            model=scripted({"text": "[happy] " + line, "chunks": 20}))
+        shown, cancels, arrived_after = [], [], []
+
+        def on_line(text):
+            shown.append(text)
+            if not cancels:  # the player walks away at the first words
+                cancels.append(asyncio.ensure_future(gorm.cancel()))
+
+        def on_npc_event(params):
+            if cancels and params["event"]["type"] == "lineDelta":
+                arrived_after.append(params["event"])
+
+        self.bridge.on_notification("npc/event", on_npc_event)
+        try:
+            await gorm.talk("Hello", on_line=on_line)  # the turn had ended when the cancel came: its reply
+        except BridgeError as error:
+            self.assertEqual(error.data_code, "cancelled")
+        self.assertGreaterEqual(await cancels[0], 0)
+        self.assertTrue(arrived_after, "the rest of the line never arrived; nothing was tested")
+        self.assertEqual(len(shown), 1, "on_line was called after npc.cancel(): %r" % shown[1:2])
+
+    async def test_session_cancel_stops_the_text_at_once(self):
+        session = await self.bridge.create_session(
+            model=scripted({"text": " ".join("word%d" % i for i in range(40)), "chunks": 20}))
+        shown, cancels, arrived_after = [], [], []
+
+        def on_text(text):
+            shown.append(text)
+            if not cancels:
+                cancels.append(asyncio.ensure_future(session.cancel()))
+
+        def on_session_event(params):
+            if cancels and params["event"]["type"] == "text":
+                arrived_after.append(params["event"])
+
+        self.bridge.on_notification("session/event", on_session_event)
+        try:
+            await session.respond("Count.", on_text=on_text)
+        except BridgeError as error:
+            self.assertEqual(error.data_code, "cancelled")
+        await cancels[0]
+        self.assertTrue(arrived_after, "the rest of the text never arrived; nothing was tested")
+        self.assertEqual(len(shown), 1, "on_text was called after session.cancel(): %r" % shown[1:2])
+
     async def test_a_coroutine_typewriter_of_a_turn_walked_away_from_stops_and_warns_of_nothing(self):
         gorm = await self.bridge.create_npc(
             {"name": "Gorm"}, options={"replyFormat": "text"},

@@ -7,7 +7,8 @@
 // Threading: a background thread reads the bridge's stdout, another writes its stdin: sending a request or
 // notification only queues the line, so it never blocks the caller, even on a bridge that stopped reading (frozen,
 // stopped in a debugger) with its input pipe full (the lines wait in memory until it reads again or is closed, up to
-// 64 MiB: past it a request fails with -32010 busy and Notify throws it).
+// four of the longest lines the bridge reads, 64 MiB by default: past it a request fails with -32010 busy and Notify
+// throws it).
 // Every callback (tool handlers, a tool's cancellation token, text/line/event callbacks, world changes,
 // notifications, LogReceived) and every request's completion is posted to the bridge's dispatcher. In Unity use an OamMainThreadQueue and call Pump() from Update()
 // (OamBridgeBehaviour does), so callbacks run on the main thread, in protocol order (a request's events before
@@ -542,8 +543,11 @@ namespace OpenAppleModels
             public TaskCompletionSource<object> Completion;
             public Action<JsonObject> OnEvent;
             public Action<object> OnResult; // runs on the reader thread before any later line
-            // Set when the caller gave up (token, timeout, Dispose, the bridge gone) or a callback threw: the
-            // events still queued for the dispatcher are dropped when it runs them.
+            // The NPC or session whose work it is ("npc bram", "session s1"; null for other requests): its
+            // CancelAsync silences it.
+            public string Work;
+            // Set when the caller gave up (token, timeout, CancelAsync, Dispose, the bridge gone) or a callback
+            // threw: the events still queued for the dispatcher are dropped when it runs them.
             public volatile bool Silenced;
         }
 
@@ -557,6 +561,9 @@ namespace OpenAppleModels
         readonly IOamDispatcher dispatcher;
         readonly object gate = new object();
         readonly Dictionary<string, Pending> pending = new Dictionary<string, Pending>();
+        // The requests of an NPC's or session's work until their task completes (on the dispatcher, after the events
+        // queued before their response): CancelAsync silences them, also when their response has been read.
+        readonly HashSet<Pending> working = new HashSet<Pending>();
         readonly Dictionary<string, Tool> tools = new Dictionary<string, Tool>();
         readonly Dictionary<string, CancellationTokenSource> toolCalls = new Dictionary<string, CancellationTokenSource>();
         readonly Dictionary<string, Action<JsonObject>> subscriptions = new Dictionary<string, Action<JsonObject>>();
@@ -571,8 +578,10 @@ namespace OpenAppleModels
         long outboxBytes; // under outbox: bytes of the lines waiting (not the one being written)
         // Bytes that may wait for a bridge that does not read: past them a request fails with -32010 busy and a
         // notification throws it, instead of the game's memory growing without end. A line is always taken when
-        // none waits, and answers to the bridge's tool/calls always go. Four of the longest lines the bridge reads.
-        internal long MaxQueuedBytes = 64L * 1024 * 1024;
+        // none waits, and answers to the bridge's tool/calls always go. Four of the longest lines the bridge reads
+        // (MaxLineBytes: 64 MiB by default), so that a bridge started with a higher --max-line-bytes can be sent as
+        // many of its longest lines as one with the default.
+        internal long MaxQueuedBytes { get { return 4 * MaxLineBytes; } }
         Thread writer;
         long nextId;
         OamBridgeException dead;
@@ -859,6 +868,7 @@ namespace OpenAppleModels
                 Completion = new TaskCompletionSource<object>(TaskCreationOptions.RunContinuationsAsynchronously),
                 OnEvent = onEvent,
                 OnResult = onResult,
+                Work = WorkOf(method, parameters),
             };
             var message = new JsonObject().With("jsonrpc", "2.0");
             lock (gate)
@@ -875,7 +885,11 @@ namespace OpenAppleModels
             {
                 if (dead != null) return FailedTask(dead); // closed meanwhile
                 pending[id] = entry;
+                if (entry.Work != null) working.Add(entry);
             }
+            if (entry.Work != null)
+                entry.Completion.Task.ContinueWith(_ => { lock (gate) working.Remove(entry); }, CancellationToken.None,
+                    TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
             if (!WriteLine(line, true))
             {
                 Forget(id);
@@ -918,6 +932,30 @@ namespace OpenAppleModels
             catch (Exception e) { Console.Error.WriteLine("[open-apple-models] callback failed: " + e); }
         }
 
+        // "npc <id>" for an npc/* request that names its NPC, "session <id>" for a session/* one, else null.
+        static string WorkOf(string method, object parameters)
+        {
+            var named = parameters as JsonObject;
+            if (named == null) return null;
+            foreach (string kind in new[] { "npc", "session" })
+            {
+                string id = method.StartsWith(kind + "/", StringComparison.Ordinal) ? named.GetString(kind) : null;
+                if (id != null) return kind + " " + id;
+            }
+            return null;
+        }
+
+        // From now on, no callback of the requests in flight for this NPC's or session's work ("npc", id) gets an
+        // event, also those already queued for the dispatcher: its cancel is about to go (the player walked away).
+        // The requests still complete (a turn that had already ended gives its reply).
+        internal void SilenceWork(string kind, string id)
+        {
+            string work = kind + " " + id;
+            lock (gate)
+                foreach (var entry in working)
+                    if (entry.Work == work) entry.Silenced = true;
+        }
+
         bool Forget(string id)
         {
             lock (gate) return pending.Remove(id);
@@ -932,8 +970,9 @@ namespace OpenAppleModels
 
         /// <summary>
         /// Sends a notification (no response). Like a request, it only queues the line; when the bridge has not read
-        /// the 64 MiB sent before (frozen, stopped in a debugger) it is not sent and throws OamBridgeException -32010
-        /// busy. One longer than the bridge reads (MaxLineBytes) is not sent and throws -32600 invalid_message.
+        /// the lines sent before (frozen, stopped in a debugger) and they hold four times MaxLineBytes (64 MiB by
+        /// default), it is not sent and throws OamBridgeException -32010 busy. One longer than the bridge reads
+        /// (MaxLineBytes) is not sent and throws -32600 invalid_message.
         /// </summary>
         public void Notify(string method, object parameters = null)
         {
@@ -1791,7 +1830,18 @@ namespace OpenAppleModels
                 () => Bridge.NotifyCancel("session/cancel", new JsonObject().With("session", id)), timeoutMs);
         }
 
-        public Task<JsonObject> CancelAsync() { return Bridge.Call("session/cancel", new JsonObject().With("session", Id)); }
+        /// <summary>
+        /// session/cancel: cancels the running turn (its RespondAsync fails with OamBridgeException -32009 cancelled)
+        /// and the session's queued work; the result has "cancelled", how many. From this call on, the turn's onText
+        /// and onEvent get nothing more, also the text already on its way (a turn that had already ended still
+        /// gives its reply), as when its cancellation token is cancelled.
+        /// <code>await guard.CancelAsync(); // the player walked away: the answer stops where it was</code>
+        /// </summary>
+        public Task<JsonObject> CancelAsync()
+        {
+            Bridge.SilenceWork("session", Id);
+            return Bridge.Call("session/cancel", new JsonObject().With("session", Id));
+        }
         public Task<JsonObject> DeleteAsync() { return Bridge.Call("session/delete", new JsonObject().With("session", Id)); }
 
         /// <summary>
@@ -1959,7 +2009,18 @@ namespace OpenAppleModels
             return Bridge.Call("npc/reset", parameters, null, cancellationToken);
         }
 
-        public Task<JsonObject> CancelAsync() { return Bridge.Call("npc/cancel", new JsonObject().With("npc", Id)); }
+        /// <summary>
+        /// npc/cancel: cancels the running talk (its TalkAsync fails with OamBridgeException -32009 cancelled) and
+        /// the NPC's queued requests; the result has "cancelled", how many. From this call on, the talk's onLine,
+        /// onEmotion and onEvent get nothing more, also the rest of a line already on its way (a talk that had
+        /// already ended still gives its reply), as when its cancellation token is cancelled.
+        /// <code>await gorm.CancelAsync(); // the player walked away: the line stops where it was</code>
+        /// </summary>
+        public Task<JsonObject> CancelAsync()
+        {
+            Bridge.SilenceWork("npc", Id);
+            return Bridge.Call("npc/cancel", new JsonObject().With("npc", Id));
+        }
         public Task<JsonObject> DeleteAsync() { return Bridge.Call("npc/delete", new JsonObject().With("npc", Id)); }
     }
 

@@ -124,6 +124,11 @@ export class Connection {
   #cancels = 0;
   /** Per NPC or session (see `workOf`): the number of the last such cancel, and why it was sent. */
   readonly #lastCancel = new Map<string, { number: number; why: string }>();
+  /**
+   * Per NPC or session (see `workOf`): its turns in flight whose events reach the game's callbacks, each
+   * with its `silenced` flag (set by `silence`, when `npc.cancel()` or `session.cancel()` is called).
+   */
+  readonly #watchedTurns = new Map<string, Set<{ silenced: boolean }>>();
 
   /** A connection over `transport` (not started yet). */
   constructor(
@@ -228,19 +233,22 @@ export class Connection {
     flat = false,
   ): Promise<T> {
     const { signal, timeoutMs } = options;
-    // Once aborted (the player walked away), the turn's callbacks get no more of its events: the events
-    // already on their way would otherwise go on typing a line nobody waits for.
+    // Once aborted or its NPC's or session's cancel() called (the player walked away), the turn's callbacks
+    // get no more of its events: the events already on their way would otherwise go on typing a line nobody
+    // waits for.
     const own = { aborted: false };
+    const watched = onNotification === undefined ? null : this.#watch(cancel.params);
+    const deliver = onNotification && watched &&
+      ((method: string, params: JsonObject) => {
+        if (!own.aborted && !watched.silenced) onNotification(method, params);
+      });
     // Nothing can abort it without a signal or a timeout: no hook to make.
     const requestOptions: RequestOptions = signal === undefined && timeoutMs === undefined
-      ? (onNotification ? { onNotification } : NO_OPTIONS)
+      ? (deliver ? { onNotification: deliver } : NO_OPTIONS)
       : {
         signal,
         timeoutMs,
-        onNotification: onNotification &&
-          ((method, params) => {
-            if (!own.aborted) onNotification(method, params);
-          }),
+        onNotification: deliver ?? undefined,
         onAbort: () => {
           if (own.aborted) return; // a timeout after the abort: the cancel was sent
           own.aborted = true;
@@ -253,11 +261,47 @@ export class Connection {
           this.peer.notify(cancel.method, cancel.params).catch(() => {});
         },
       };
-    if (!flat) return this.#request(method, params, requestOptions, own) as Promise<T>;
-    handOver(params);
-    const sent = this.#request(method, params, requestOptions, own) as Promise<T>;
-    takeHandedOver(null); // sent synchronously: a mark no transport took (not in process, not sent) goes
+    let sent: Promise<T>;
+    if (!flat) sent = this.#request(method, params, requestOptions, own) as Promise<T>;
+    else {
+      handOver(params);
+      sent = this.#request(method, params, requestOptions, own) as Promise<T>;
+      takeHandedOver(null); // sent synchronously: a mark no transport took (not in process, not sent) goes
+    }
+    if (watched === null) return sent;
+    const unwatch = () => this.#unwatch(cancel.params, watched);
+    sent.then(unwatch, unwatch);
     return sent;
+  }
+
+  /** Notes a turn in flight of the NPC or session `params` name, whose callbacks `silence` can stop. */
+  #watch(params: object): { silenced: boolean } {
+    const entry = { silenced: false };
+    const key = workOf(params)?.key;
+    if (key === undefined) return entry;
+    let turns = this.#watchedTurns.get(key);
+    if (turns === undefined) this.#watchedTurns.set(key, turns = new Set());
+    turns.add(entry);
+    return entry;
+  }
+
+  #unwatch(params: object, entry: { silenced: boolean }): void {
+    const key = workOf(params)?.key;
+    const turns = key === undefined ? undefined : this.#watchedTurns.get(key);
+    if (turns === undefined || key === undefined) return;
+    turns.delete(entry);
+    if (turns.size === 0) this.#watchedTurns.delete(key);
+  }
+
+  /**
+   * From now on, the callbacks of the turns in flight of the NPC or session `params` name (`{ npc }` or
+   * `{ session }`) get none of their events, also those already on their way: called before its cancel is
+   * sent (the player walked away). The turns still settle (one that had ended gives its reply).
+   */
+  silence(params: object): void {
+    const key = workOf(params)?.key;
+    const turns = key === undefined ? undefined : this.#watchedTurns.get(key);
+    if (turns !== undefined) { for (const turn of turns) turn.silenced = true; }
   }
 
   /** Definitions for tool references (undefined stays undefined). */

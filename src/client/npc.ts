@@ -327,8 +327,27 @@ export class Npc {
     await this.#c.request("npc/reset", { npc: this.id, clearMemory: options.clearMemory });
   }
 
-  /** Cancels the running turn and every queued request; returns how many were cancelled. */
+  /**
+   * Cancels the running turn (its `talk` rejects with `-32009 cancelled`) and every queued request; returns
+   * how many were cancelled. From this call on, the turn's `onLine`, `onEmotion` and `onEvent` are not called
+   * again, also for the rest of a line already on its way (a turn that had already ended still gives its
+   * reply), as when its `signal` aborts.
+   *
+   * @example
+   * ```ts
+   * import { Bridge } from "@open-apple-models/bridge";
+   * await using bridge = await Bridge.open();
+   * const story = { type: "scripted" as const, steps: [{ text: "[calm] A long story…", delayMs: 1000 }] };
+   * const bram = await bridge.createNpc({ name: "Bram" }, { model: story });
+   * let shown = "";
+   * const talk = bram.talk("Tell me.", { onLine: (_delta, line) => shown = line }).catch(() => null);
+   * await bram.cancel(); // the player walked away: nothing more is shown
+   * await talk; // null: it was cancelled
+   * shown; // "": the line never started
+   * ```
+   */
   async cancel(): Promise<number> {
+    this.#c.silence(this.#cancel.params);
     return (await this.#c.request("npc/cancel", { npc: this.id })).cancelled;
   }
 

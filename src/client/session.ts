@@ -186,8 +186,27 @@ export class Session {
     return { params, flat };
   }
 
-  /** Cancels the running turn and every queued operation; returns how many were cancelled. */
+  /**
+   * Cancels the running turn (its `respond` rejects with `-32009 cancelled`) and every queued operation;
+   * returns how many were cancelled. From this call on, the turn's `onText` and `onEvent` are not called
+   * again, also for the text already on its way (a turn that had already ended still gives its result), as
+   * when its `signal` aborts.
+   *
+   * @example
+   * ```ts
+   * import { Bridge } from "@open-apple-models/bridge";
+   * await using bridge = await Bridge.open();
+   * const slow = { type: "scripted" as const, steps: [{ text: "The road north…", delayMs: 1000 }] };
+   * const guide = await bridge.createSession({ instructions: "You are a guide.", model: slow });
+   * let shown = "";
+   * const answer = guide.respond("Which way?", { onText: (_delta, text) => shown = text }).catch(() => null);
+   * await guide.cancel(); // the player walked away: nothing more is shown
+   * await answer; // null: it was cancelled
+   * shown; // "": the answer never started
+   * ```
+   */
   async cancel(): Promise<number> {
+    this.#c.silence(this.#cancel.params);
     return (await this.#c.request("session/cancel", { session: this.id })).cancelled;
   }
 

@@ -66,6 +66,59 @@ for (const t of TRANSPORTS) {
     assert.deepEqual(afterAbort, [], `events after the abort: ${afterAbort.join(", ")}`);
   });
 
+  Deno.test(`${t.name}: once npc.cancel() is called, the talk's onLine, onEmotion and onEvent get no more events`, async () => {
+    await using bridge = await t.open(quiet);
+    const npc = await bridge.createNpc({ name: "Mira" }, {
+      options: { replyFormat: "text" },
+      model: scripted(LONG_LINE, { text: "[sad] Farewell then." }),
+    });
+    const seen: string[] = [];
+    let cancelled: Promise<number> | null = null;
+    const turn = npc.talk("Where does this road go?", {
+      onEvent: (event: NpcEvent) => seen.push(event.type),
+      onEmotion: (emotion) => seen.push(`emotion ${emotion}`),
+      onLine: (delta) => {
+        seen.push(`line ${delta}`);
+        cancelled ??= npc.cancel(); // the player walks away after the first words
+      },
+    });
+    // The turn had finished when the cancel came (a scripted line streams at once): the reply is the truth.
+    const outcome = await turn.then((reply) => reply.line, (error: unknown) => error);
+    const afterCancel = seen.slice(seen.findIndex((s) => s.startsWith("line ")) + 1);
+    assert.deepEqual(afterCancel, [], `events after the cancel: ${afterCancel.join(", ")}`);
+    assert.ok(
+      typeof outcome === "string" || (outcome instanceof BridgeError && outcome.dataCode === "cancelled"),
+      String(outcome),
+    );
+    assert.ok(cancelled !== null);
+    assert.ok((await cancelled) >= 0);
+    // The next talk is shown in full.
+    const next: string[] = [];
+    assert.equal((await npc.talk("Bye.", { onLine: (_d, line) => next.push(line) })).line, "Farewell then.");
+    assert.equal(next.at(-1), "Farewell then.");
+  });
+
+  Deno.test(`${t.name}: once session.cancel() is called, the turn's onText and onEvent get no more events`, async () => {
+    await using bridge = await t.open(quiet);
+    const session = await bridge.createSession({
+      model: scripted({ text: "One two three four five six.", chunks: 6 }),
+    });
+    const seen: string[] = [];
+    let cancelled: Promise<number> | null = null;
+    const turn = session.respond("Count.", {
+      onEvent: (event) => seen.push(event.type),
+      onText: (delta) => {
+        seen.push(`text ${delta}`);
+        cancelled ??= session.cancel();
+      },
+    });
+    await turn.catch(() => {});
+    const afterCancel = seen.slice(seen.findIndex((s) => s.startsWith("text ")) + 1);
+    assert.deepEqual(afterCancel, [], `events after the cancel: ${afterCancel.join(", ")}`);
+    assert.ok(cancelled !== null);
+    await cancelled;
+  });
+
   Deno.test(`${t.name}: a callback that throws gets no more events, and the talk rejects with its error`, async () => {
     await using bridge = await t.open(quiet);
     const npc = await bridge.createNpc({ name: "Mira" }, {

@@ -811,6 +811,67 @@ Deno.test({
   },
 });
 
+/**
+ * What a bridge started with its own --max-line-bytes in bridge_command needs: the client's limit is the flag's
+ * (read from the argv at start(), as the C and C# clients do), or a line between the two limits is written, the
+ * bridge skips it and the call waits for ever; empty when all holds.
+ */
+function lineLimitProblems(parsed: Parsed): string[] {
+  const { bodies } = functions(parsed);
+  const found: string[] = [];
+  const of = bodies.get("max_line_bytes_of");
+  if (of === undefined) {
+    return ["the binding must have max_line_bytes_of(argv), which reads --max-line-bytes"];
+  }
+  if (!/^static func max_line_bytes_of\(argv: PackedStringArray\) -> int:/.test(of)) {
+    found.push(
+      "max_line_bytes_of must be a static func taking the argv (PackedStringArray) and returning an int",
+    );
+  }
+  // As `oam stdio` reads its flags: both spellings, after the program's name, the last one counting.
+  if (!/for \w+ in range\(1, argv\.size\(\)\):/.test(of) || /\bbreak\b|return limit\n\t\t/.test(of)) {
+    found.push(
+      "max_line_bytes_of must look at every argument after the program's name (the last flag counts)",
+    );
+  }
+  if (!/argv\[\w+\] == MAX_LINE_BYTES_FLAG and \w+ \+ 1 < argv\.size\(\)/.test(of)) {
+    found.push("max_line_bytes_of must read '--max-line-bytes N' (the value in the next argument)");
+  }
+  if (!/argv\[\w+\]\.begins_with\(MAX_LINE_BYTES_FLAG \+ "="\)/.test(of)) {
+    found.push("max_line_bytes_of must read '--max-line-bytes=N'");
+  }
+  const start = bodies.get("start") ?? "";
+  const read = start.search(/max_line_bytes = \w+/);
+  const flag = start.search(/max_line_bytes_of\(argv\)/);
+  const spawn = start.indexOf("OS.execute_with_pipe(");
+  if (flag < 0 || read < flag || spawn < 0 || read > spawn) {
+    found.push("start() must set max_line_bytes from max_line_bytes_of(argv) before it starts the bridge");
+  }
+  return found;
+}
+
+Deno.test({
+  name: name(
+    "bindings/godot: the --max-line-bytes of the bridge's command is the client's limit (read at start(), as in C and C#)",
+  ),
+  ignore: skip !== "",
+  async fn() {
+    const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+    const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
+    assert.deepEqual(lineLimitProblems(parsed), []);
+    // start() as it was: the export alone, whatever the command said.
+    const from = text.indexOf("\t# The flag is what the bridge reads");
+    const to = text.indexOf("\t_pass_exit_with_parent()\n", from);
+    assert.ok(from > 0 && to > from, "start()'s reading of the flag was not found");
+    const old = text.slice(0, from) + text.slice(to);
+    const [broken] = await parse([{ name: "old.gd", text: old }], { structure: STRUCTURE });
+    assert.equal(describe([broken]), "", "the old copy does not parse");
+    assert.deepEqual(lineLimitProblems(broken), [
+      "start() must set max_line_bytes from max_line_bytes_of(argv) before it starts the bridge",
+    ]);
+  },
+});
+
 Deno.test("bindings/godot: deno.lock pins no tree-sitter package (the parser runs with --no-lock)", () => {
   const lock = Deno.readTextFileSync(`${REPO_ROOT}/deno.lock`);
   assert.ok(!lock.includes("tree-sitter"), "the GDScript parser must stay out of deno.lock");

@@ -598,6 +598,39 @@ static class OamBridgeTests
             // The turn had ended before the cancel: the call gives the reply (the NPC keeps that turn), or is cancelled.
             WaitError(queue, turns[1]);
 
+            current = "the player walks away with npc.CancelAsync() mid-line: no more lines for that talk";
+            var bram = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Bram"), options: TextReplies,
+                model: Scripted(Reply("Bram has a long story about the old mill by the river and its miller."))));
+            var bramLines = new List<string>();
+            Task<JsonObject> cancel = null;
+            var bramTurn = bram.TalkAsync("Tell me.", onLine: text =>
+            {
+                bramLines.Add(text);
+                if (cancel == null) cancel = bram.CancelAsync(); // at the first words
+            });
+            UntilAnswered(bridge);
+            queue.Pump();
+            Check(bramLines.Count == 1, "Bram went on talking after CancelAsync: " + string.Join(" | ", bramLines.ToArray()));
+            Wait(queue, cancel);
+            WaitError(queue, bramTurn); // the reply when the talk had ended before the cancel, else -32009
+
+            current = "the player walks away with session.CancelAsync() mid-answer: no more text for that turn";
+            var guide = Wait(queue, bridge.CreateSessionAsync("You are a guide.",
+                model: Scripted(O().With("text", "The road north passes the mill, the bridge and the old watchtower.")
+                    .With("chunks", 6))));
+            var texts = new List<string>();
+            Task<JsonObject> stop = null;
+            var answer = guide.RespondAsync("Which way?", onText: text =>
+            {
+                texts.Add(text);
+                if (stop == null) stop = guide.CancelAsync();
+            });
+            UntilAnswered(bridge);
+            queue.Pump();
+            Check(texts.Count == 1, "the answer went on after CancelAsync: " + string.Join(" | ", texts.ToArray()));
+            Wait(queue, stop);
+            WaitError(queue, answer);
+
             current = "an onLine callback that throws gets no more lines; the turn ends";
             var errors = new List<Exception>();
             var report = queue.OnError;
@@ -1309,6 +1342,45 @@ static class OamBridgeTests
         }
     }
 
+    // The queue limit is four of the longest lines the bridge reads: a bridge started with --max-line-bytes 256 KiB
+    // lets 1 MiB wait (one with a higher limit as many of its longest lines as the default bridge).
+    static void TestQueueLimitScales()
+    {
+        current = "the queue limit is four times the bridge's --max-line-bytes";
+        if (Environment.OSVersion.Platform != PlatformID.Unix) return;
+        var queue = new OamMainThreadQueue();
+        var command = new List<string>(OamBridge.ResolveCommand(null)) { "--max-line-bytes=262144" };
+        var bridge = new OamBridge(command.ToArray(), queue);
+        bridge.Start();
+        int pid = bridge.ProcessId;
+        try
+        {
+            Wait(queue, bridge.InitializeAsync("tests"));
+            Signal(pid, "STOP");
+            string padding = new string('x', 100 * 1024);
+            var accepted = new List<Task<object>>();
+            Task<object> refused = null;
+            for (int i = 0; i < 1000 && refused == null; i++)
+            {
+                var task = bridge.RequestAsync("ping", O().With("padding", padding));
+                if (task.IsFaulted) refused = task;
+                else accepted.Add(task);
+            }
+            // 1 MiB waits in the queue (ten of these lines), a little more in the pipe and the line being written.
+            Check(accepted.Count >= 10 && accepted.Count <= 13, accepted.Count + " requests of 100 KiB were queued");
+            var error = refused == null ? null : WaitError(queue, refused) as OamBridgeException;
+            Check(error != null && error.Code == -32010 && error.ErrorData.GetLong("limit") == 1024 * 1024,
+                "the refused request: " + error);
+            Signal(pid, "CONT");
+            foreach (var task in accepted) Wait(queue, task, 60000);
+        }
+        finally
+        {
+            if (ProcessExists(pid)) Signal(pid, "CONT");
+            bridge.Dispose();
+        }
+    }
+
     static void TestMessageTooLong()
     {
         current = "a message longer than the bridge reads is refused before it is sent";
@@ -1469,7 +1541,7 @@ static class OamBridgeTests
         mainThread = Thread.CurrentThread.ManagedThreadId;
         var tests = new Action[] { TestJson, TestSessions, TestGame, TestWalkAway, TestNoCallbackAfterDispose, TestLifecycle, TestDisposeFrozenBridge,
             TestDisposeWaitsOnlyForALiveBridge, TestRestarter, TestRestoreNpcKeys, TestNullArguments,
-            TestQueueLimit, TestMessageTooLong, TestListenersIsolated };
+            TestQueueLimit, TestQueueLimitScales, TestMessageTooLong, TestListenersIsolated };
         foreach (var test in tests)
         {
             try { test(); }
