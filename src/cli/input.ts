@@ -30,7 +30,7 @@ export function stdinReadBy(): string | null {
  * are not UTF-8 are `invalid_input` (exit 2) naming the first bad byte's offset; a byte order mark is dropped.
  */
 export async function readStdinText(what = "'-'"): Promise<string> {
-  const text = decodeUtf8Strict(await readStdinBytes(what), "<stdin>");
+  const text = decodeUtf8Strict(await readStdinBytes(what), { label: "<stdin>" });
   return text.startsWith("\ufeff") ? text.slice(1) : text;
 }
 
@@ -87,7 +87,7 @@ export async function readInputText(path: string, flag?: string): Promise<string
   const bytes = path === "-"
     ? await readStdinBytes(flag === undefined ? "'-'" : `${flag} -`)
     : await readInputBytes(path, flag);
-  const text = decodeUtf8Strict(bytes, path === "-" ? "<stdin>" : path);
+  const text = decodeUtf8Strict(bytes, { label: path === "-" ? "<stdin>" : path });
   // A byte order mark (Windows Notepad and some editors save UTF-8 with one) is not part of the text.
   return text.startsWith("\ufeff") ? text.slice(1) : text;
 }
@@ -318,7 +318,7 @@ export class LineReader {
   #take(bytes: Uint8Array): void {
     if (this.#error) return;
     try {
-      let line = decodeUtf8Strict(bytes, "<stdin>", this.#start).replace(/\r$/, "");
+      let line = decodeUtf8Strict(bytes, { label: "<stdin>", start: this.#start }).replace(/\r$/, "");
       // A byte order mark at the start of the input is not part of the first line.
       if (this.#start.offset === 0 && line.startsWith("\ufeff")) line = line.slice(1);
       this.#lines.push(line);

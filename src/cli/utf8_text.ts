@@ -35,6 +35,14 @@ export function firstInvalidUtf8(bytes: Uint8Array): number {
   return -1;
 }
 
+/** What {@link decodeUtf8Strict} names in its error, and where the bytes start in the whole input. */
+export interface Utf8Source {
+  /** The path of the file, or `<stdin>`. */
+  label: string;
+  /** Where the bytes start (a line of stdin read on its own); the input's first byte by default. */
+  start?: Utf8Start;
+}
+
 /** Where in the input a chunk of bytes starts (for a line of stdin read on its own). */
 export interface Utf8Start {
   /** The byte offset of the chunk's first byte in the whole input. */
@@ -44,22 +52,21 @@ export interface Utf8Start {
 }
 
 /**
- * Decodes `bytes` as UTF-8 text, or throws `invalid_input` (exit 2) naming `label` (the path, or `<stdin>`),
+ * Decodes `bytes` as UTF-8 text, or throws `invalid_input` (exit 2) naming its `label` (the path, or `<stdin>`),
  * the first bad byte and its line and column. For stdin (`<stdin>`) the message also gives the byte's offset
  * (from `start`, when the bytes are a line of a longer input) and how to convert what is piped.
  *
  * @example
  * ```ts
  * import { decodeUtf8Strict } from "./utf8_text.ts";
- * decodeUtf8Strict(new TextEncoder().encode("Grüße"), "a.jsonc"); // "Grüße"
- * // decodeUtf8Strict(new Uint8Array([0x43, 0x61, 0x66, 0xe9]), "a.jsonc") throws:
+ * decodeUtf8Strict(new TextEncoder().encode("Grüße"), { label: "a.jsonc" }); // "Grüße"
+ * // decodeUtf8Strict(new Uint8Array([0x43, 0x61, 0x66, 0xe9]), { label: "a.jsonc" }) throws:
  * // "a.jsonc: not UTF-8 text (byte 0xE9 at line 1, column 4); save it as UTF-8."
  * ```
  */
 export function decodeUtf8Strict(
   bytes: Uint8Array,
-  label: string,
-  start: Utf8Start = { offset: 0, line: 1 },
+  { label, start = { offset: 0, line: 1 } }: Utf8Source,
 ): string {
   const bad = firstInvalidUtf8(bytes);
   if (bad < 0) return new TextDecoder().decode(bytes);

@@ -155,11 +155,11 @@ export const DOWNLOADS = "your browser's downloads folder";
  *
  * @example
  * ```ts ignore
- * savedNote("mira.jsonc", "the persona file", "Load file…");
+ * savedNote({ name: "mira.jsonc", what: "the persona file", opener: "Load file…" });
  * // "Saved mira.jsonc (the persona file) to your browser's downloads folder; Load file… opens it again."
  * ```
  */
-export function savedNote(name: string, what: string, opener: string): string {
+export function savedNote({ name, what, opener }: { name: string; what: string; opener: string }): string {
   return `Saved ${name} (${what}) to ${DOWNLOADS}; ${opener} opens it again.`;
 }
 

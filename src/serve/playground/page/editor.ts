@@ -662,7 +662,7 @@ export class Editor {
   savePersona(): void {
     const name = fileName(this.#npcName(), ".jsonc");
     download(name, { text: this.doc.text.endsWith("\n") ? this.doc.text : `${this.doc.text}\n` });
-    const saved = savedNote(name, "the persona file", "Load file…");
+    const saved = savedNote({ name, what: "the persona file", opener: "Load file…" });
     const errors = errorCount(this.review);
     const problem = this.doc.problem?.message ??
       (errors > 0 ? `${errors === 1 ? "the problem" : `the ${errors} problems`} listed above.` : null);

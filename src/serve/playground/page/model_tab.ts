@@ -85,7 +85,7 @@ export class ModelTab {
       onSaveScript: () => {
         const name = fileName(host.npcName(), ".steps.json");
         download(name, { text: this.script.value.trimEnd() + "\n" });
-        const saved = savedNote(name, "the script", "Load script…");
+        const saved = savedNote({ name, what: "the script", opener: "Load script…" });
         const problem = this.problem();
         host.showResult(problem ? { warningNote: `${saved} ${toFix(problem)}` } : { note: saved });
       },
