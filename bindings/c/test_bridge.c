@@ -1178,6 +1178,28 @@ static void wait_writer_blocked(pid_t pid) {
 }
 
 /*
+ * Sends pings padded with `padding` bytes (ids full-0, full-1, ...) to the stopped bridge `pid` until one is
+ * refused or 1000 went; `request` holds padding + 256 bytes. Returns the last send's code, `*accepted` the number
+ * accepted.
+ */
+static int fill_frozen_queue(recorder *r, pid_t pid, size_t padding, char *request, int *accepted) {
+    watchdog w;
+    int k, rc = OAM_OK;
+    watchdog_arm(&w, "sends to a frozen bridge up to the queue limit");
+    for (k = 0; k < 1000 && rc == OAM_OK; k++) {
+        size_t n = (size_t)sprintf(request, "{\"jsonrpc\":\"2.0\",\"id\":\"full-%d\",\"method\":\"ping\","
+                                            "\"params\":{\"padding\":\"", k);
+        memset(request + n, 'x', padding);
+        strcpy(request + n + padding, "\"}}");
+        rc = oam_bridge_send(r->bridge, request);
+        if (rc == OAM_OK) *accepted = k + 1;
+        if (k == 0) wait_writer_blocked(pid); /* the first line is being written: the queue holds the rest */
+    }
+    watchdog_disarm(&w);
+    return rc;
+}
+
+/*
  * A bridge that stopped reading does not let the lines wait without end: past the queue limit (64 MiB waiting
  * to be written) requests and notifications are refused with an error the caller sees, answers to the bridge's
  * tool/calls still go; once it reads again, sending works again.
@@ -1203,18 +1225,8 @@ static void test_queue_limit(void) {
     }
     stop_bridge(pid);
     request = malloc(padding + 256);
-    watchdog_arm(&w, "sends to a frozen bridge up to the queue limit");
-    /* 1 MiB requests until one is refused: a bound far below this loop's end is what is checked. */
-    for (k = 0; k < 1000 && rc == OAM_OK; k++) {
-        size_t n = (size_t)sprintf(request, "{\"jsonrpc\":\"2.0\",\"id\":\"full-%d\",\"method\":\"ping\","
-                                            "\"params\":{\"padding\":\"", k);
-        memset(request + n, 'x', padding);
-        strcpy(request + n + padding, "\"}}");
-        rc = oam_bridge_send(r.bridge, request);
-        if (rc == OAM_OK) accepted = k + 1;
-        if (k == 0) wait_writer_blocked(pid); /* the first line is being written: the queue holds the rest */
-    }
-    watchdog_disarm(&w);
+    /* 1 MiB requests until one is refused: a bound far below the loop's end is what is checked. */
+    rc = fill_frozen_queue(&r, pid, padding, request, &accepted);
     CHECK(rc == OAM_ERROR_QUEUE_FULL, "the send after %d accepted ones returned %d", accepted, rc);
     /* 64 MiB wait in the queue (63 lines), a little more in the pipe and the line being written. */
     CHECK(accepted >= 64 && accepted <= 70, "%d requests of 1 MiB were queued", accepted);
@@ -1297,17 +1309,7 @@ static void test_queue_limit_scales(void) {
     oam_string_free(response);
     stop_bridge(pid);
     request = malloc(padding + 256);
-    watchdog_arm(&w, "sends to a frozen bridge up to the queue limit");
-    for (k = 0; k < 1000 && rc == OAM_OK; k++) {
-        size_t n = (size_t)sprintf(request, "{\"jsonrpc\":\"2.0\",\"id\":\"full-%d\",\"method\":\"ping\","
-                                            "\"params\":{\"padding\":\"", k);
-        memset(request + n, 'x', padding);
-        strcpy(request + n + padding, "\"}}");
-        rc = oam_bridge_send(r.bridge, request);
-        if (rc == OAM_OK) accepted = k + 1;
-        if (k == 0) wait_writer_blocked(pid);
-    }
-    watchdog_disarm(&w);
+    rc = fill_frozen_queue(&r, pid, padding, request, &accepted);
     /* 1 MiB waits in the queue (ten of these lines), a little more in the pipe and the line being written. */
     CHECK(rc == OAM_ERROR_QUEUE_FULL && accepted >= 10 && accepted <= 13, "%d requests of 100 KiB were queued (%d)",
           accepted, rc);
