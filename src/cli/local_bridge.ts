@@ -116,7 +116,8 @@ ${" ".repeat(column)}GGUF file run in-process) instead of the on-device model; s
 ${" ".repeat(column)}on-device model even when OAM_SCRIPT or OAM_MODEL is set
 ${
     option("--script <file>")
-  }use a scripted model (JSON array of steps or {steps, fallback}; see PROTOCOL.md §10)`;
+  }use a scripted model: a JSON array of steps or {steps, fallback}
+${" ".repeat(column)}(see PROTOCOL.md §10, "Scripted model")`;
 }
 
 /** {@link modelFlagsHelp} for commands whose descriptions start at column 26. */
