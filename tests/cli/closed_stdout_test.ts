@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../src/protocol/json.ts";
-import { CLI, childEnv, Fixtures } from "./cli_helper.ts";
+import { childEnv, CLI, Fixtures } from "./cli_helper.ts";
 
 const fx = await Fixtures.create();
 Deno.test.afterAll(() => fx.remove());
