@@ -21,7 +21,8 @@ export const AVAILABLE_HELP = `oam available — check whether the model can run
 Usage: oam available [options]
 
 Options:
-  --json                  print {"available", "reason"?, "model", "contextSize", "variant"?, "supportedLanguages"}
+  --json                  print {"available", "reason"?, "model", "contextSize", "variant"?,
+                          "supportedLanguages"}
   --compact               with --json: one line (implies --json)
 ${MODEL_FLAGS_HELP}
   -h, --help              show this help

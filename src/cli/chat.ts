@@ -30,7 +30,14 @@ import {
 import { formatUsage } from "./render.ts";
 import { PromptLoop, unknownSlashCommand } from "./prompt_loop.ts";
 import { checkToolChoice, parseToolChoiceFlag } from "./respond.ts";
-import { type LoadedTools, loadToolsFile, toolDescription, toolName, toolsFromValue } from "./tools_file.ts";
+import {
+  type LoadedTools,
+  loadToolsFile,
+  toolDescription,
+  toolName,
+  toolsFromValue,
+  toolsProblemInFile,
+} from "./tools_file.ts";
 import { stderrStyle, stdoutStyle, type Style, writeErr, writeOut } from "./tty.ts";
 
 /** Help text of `oam chat`. */
@@ -130,7 +137,11 @@ async function loadTools(path: string | undefined, resume: Resumed | null): Prom
   if (path !== undefined) return await loadToolsFile(path);
   if (!resume?.file.oam.tools) return null;
   const { tools, toolsDir } = resume.file.oam;
-  return toolsFromValue(tools, { label: `${resume.path}: oam.tools`, baseDir: toolsDir ?? Deno.cwd() });
+  return toolsFromValue(tools, {
+    label: `${resume.path}: oam.tools`,
+    baseDir: toolsDir ?? Deno.cwd(),
+    file: { label: resume.path, text: null, pointer: "#/oam/tools" },
+  });
 }
 
 /** The session options of the tool and sampling flags. */
@@ -214,7 +225,9 @@ class ChatCommand {
     if (instructions !== undefined) create.instructions = instructions;
     if (this.#tools) create.tools = this.#tools.definitions;
     if (resume) create.history = resume.file.transcript;
-    const created = await this.#bridge.call("session/create", create) as JsonObject;
+    const created = await this.#bridge.call("session/create", create).catch((error) => {
+      throw toolsProblemInFile(error, this.#tools);
+    }) as JsonObject;
     if (Array.isArray(created.warnings)) {
       for (const w of created.warnings) writeErr(this.#err.yellow(`warning: ${w}\n`));
     }

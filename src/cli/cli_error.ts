@@ -22,7 +22,7 @@ export const EXIT = {
 
 /** The exit code table as help text. */
 export const EXIT_CODES_HELP = `Exit codes:
-  0    success
+  0    success; also when stdout's reader stops early ('| head'): oam ends quietly, as Unix tools do
   1    failure (generation_failed, tool_failed, io_error: a file could not be written, …)
   2    usage or invalid input (usage, invalid_input: an input file that is missing, unreadable, not
        UTF-8 or not valid JSON, invalid_params, invalid_schema, invalid_request, unsupported_language,

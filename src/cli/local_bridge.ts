@@ -114,9 +114,8 @@ export function modelFlagsHelp(column = 26): string {
   }use openai:<baseURL>#<model> (a server) or gguf:<path|cached name> (a local
 ${" ".repeat(column)}GGUF file run in-process) instead of the on-device model; system for the
 ${" ".repeat(column)}on-device model even when OAM_SCRIPT or OAM_MODEL is set
-${
-    option("--script <file>")
-  }use a scripted model (JSON array of steps or {steps, fallback}; see PROTOCOL.md §10)`;
+${option("--script <file>")}use a scripted model: a JSON array of steps or {steps, fallback}
+${" ".repeat(column)}(see PROTOCOL.md §10, "Scripted model")`;
 }
 
 /** {@link modelFlagsHelp} for commands whose descriptions start at column 26. */

@@ -152,17 +152,22 @@ async function list(args: string[]): Promise<number> {
   return EXIT.ok;
 }
 
-/** Runs `oam models <pull|list>`; resolves with the exit code. */
+/**
+ * Runs `oam models <pull|list>`; resolves with the exit code. The help is printed for `--help` before or
+ * after the subcommand and for `oam models help`; a subcommand that does not exist is a usage error, with
+ * `--help` too (as `oam schema` and `oam tools` do).
+ */
 export async function runModels(args: string[]): Promise<number> {
   if (args.length === 0) {
     writeErr(MODELS_HELP); // no subcommand: a usage error, so the help goes to stderr
     return EXIT.usage;
   }
-  if (wantsHelp(args)) {
+  const [sub, ...rest] = args;
+  const known = sub === "pull" || sub === "list";
+  if (sub === "help" || (wantsHelp(args) && (known || sub.startsWith("-")))) {
     writeOut(MODELS_HELP);
     return EXIT.ok;
   }
-  const [sub, ...rest] = args;
   try {
     if (sub === "pull") return await pull(rest);
     if (sub === "list") return await list(rest);

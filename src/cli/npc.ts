@@ -12,7 +12,7 @@ import { parseFlags, stringFlag } from "./args.ts";
 import { CliError, EXIT, EXIT_CODES_HELP } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
 import { npcSaveGiven, writeError } from "./conversation_file.ts";
-import { readJsonInput, refuseStdinFiles } from "./input.ts";
+import { parseJsonc, readInputText, refuseStdinFiles } from "./input.ts";
 import {
   LocalBridge,
   MODEL_ENV_HELP,
@@ -25,7 +25,7 @@ import { nearestName } from "../protocol/edit_distance.ts";
 import { withKnownKeys } from "../client/npc_keys.ts";
 import { stepsPath } from "../client/persona_file.ts";
 import { oamCommand } from "./invocation.ts";
-import { dirname, type LoadedTools, noTools, toolsFromValue } from "./tools_file.ts";
+import { dirname, type LoadedTools, noTools, toolsFromValue, toolsProblemInFile } from "./tools_file.ts";
 import { refuseCommandsWithoutRun, refuseMissingPrograms } from "./command_tools.ts";
 import { oneLine, stderrStyle, stdoutStyle, type Style, writeErr } from "./tty.ts";
 
@@ -186,6 +186,8 @@ interface NpcSave {
   state: JsonObject;
   world: { id: string; state: JsonObject } | null;
   tools: JsonObject[];
+  /** JSON pointer of the tools in the save. */
+  toolsAt: string;
   toolsDir: string;
 }
 
@@ -197,12 +199,24 @@ type PersonaOrSave = { persona: PersonaFile; save: null } | { persona: null; sav
  * The client tools of the file: a persona file's (relative commands run from its folder; none when it has
  * none) or a save's (run from the folder they were loaded from).
  */
-function fileTools(path: string, file: PersonaOrSave): LoadedTools {
+function fileTools(source: { path: string; text: string }, file: PersonaOrSave): LoadedTools {
+  const { path, text } = source;
   const label = `${path}: tools`;
-  if (file.save !== null) return toolsFromValue(file.save.tools, { label, baseDir: file.save.toolsDir });
+  if (file.save !== null) {
+    return toolsFromValue(file.save.tools, {
+      label,
+      baseDir: file.save.toolsDir,
+      // Its place in the file (the save drops what is not an object, rare in a save oam wrote).
+      file: { label: path, text, pointer: file.save.toolsAt },
+    });
+  }
   const tools = file.persona.value.tools;
   if (tools === undefined || tools === null) return noTools();
-  return toolsFromValue(tools, { label, baseDir: dirname(path) });
+  return toolsFromValue(tools, {
+    label,
+    baseDir: dirname(path),
+    file: { label: path, text, pointer: "#/tools" },
+  });
 }
 
 /** A save the game made itself from `npc/state`: the state, or the whole result (`{"npc", "state"}`). */
@@ -217,7 +231,13 @@ function readSave(path: string, value: JsonValue): NpcSave {
     // No world snapshot and no tool commands in it: the saved tools are asked at the prompt.
     const state = isBareState(value) ? value : value.state as JsonObject;
     const tools = Array.isArray(state.tools) ? state.tools.filter(isJsonObject) : [];
-    return { state, world: null, tools, toolsDir: Deno.cwd() };
+    return {
+      state,
+      world: null,
+      tools,
+      toolsAt: isBareState(value) ? "#/tools" : "#/state/tools",
+      toolsDir: Deno.cwd(),
+    };
   }
   const oam = isJsonObject(value) && isJsonObject(value.oam) ? value.oam : null;
   if (!isJsonObject(value) || !oam || oam.kind !== "npc" || !isJsonObject(value.state)) {
@@ -231,6 +251,7 @@ function readSave(path: string, value: JsonValue): NpcSave {
       ? { id: value.world.id, state: value.world.state }
       : null,
     tools: Array.isArray(value.tools) ? value.tools.filter(isJsonObject) : [],
+    toolsAt: "#/tools",
     // Relative to the save's folder (an absolute one, as older saves hold, stays as it is).
     toolsDir: typeof value.toolsDir === "string"
       ? resolve(folderOf(resolve(path)), value.toolsDir)
@@ -299,11 +320,12 @@ class NpcCommand {
       "--script": stringFlag(values, "script"),
     });
     // Read the file and its tools before touching the model, so file problems are reported first.
-    const value = await readJsonInput(source.path);
+    const text = await readInputText(source.path);
+    const value = parseJsonc(text, source.path);
     const file: PersonaOrSave = source.restore
       ? { persona: null, save: readSave(source.path, value) }
       : { persona: checkPersonaFile(source.path, value), save: null };
-    this.#tools = fileTools(source.path, file);
+    this.#tools = fileTools({ path: source.path, text }, file);
     refuseCommandsWithoutRun(this.#tools.commands);
     await refuseMissingPrograms(this.#tools.commands);
     const model = await resolveModelChoice({
@@ -418,7 +440,9 @@ class NpcCommand {
   async #fromFile(path: string, method: string, params: JsonObject): Promise<JsonObject> {
     try {
       return await this.#bridge.call(method, params) as JsonObject;
-    } catch (error) {
+    } catch (failure) {
+      // A problem of one of its tools names the place of that tool in the file.
+      const error = toolsProblemInFile(failure, this.#tools);
       if (!(error instanceof BridgeError) || error.dataCode !== "invalid_params") throw error;
       throw new CliError(error.dataCode, `${path}: ${error.message}`, { ...error.data });
     }

@@ -40,6 +40,7 @@ import {
   noTools,
   toolName,
   toolsFromValue,
+  toolsProblemInFile,
 } from "./tools_file.ts";
 import { isTerminal, Spinner, stderrStyle, writeErr, writeOut } from "./tty.ts";
 import { outputValue, refuseCommandsWithoutRun, refuseMissingPrograms } from "./command_tools.ts";
@@ -380,6 +381,7 @@ class RespondCommand {
       return toolsFromValue(saved.resume.oam.tools, {
         label: `${saved.resumePath}: oam.tools`,
         baseDir: saved.resume.oam.toolsDir ?? Deno.cwd(),
+        file: { label: saved.resumePath ?? "<stdin>", text: null, pointer: "#/oam/tools" },
       });
     }
     return null;
@@ -509,7 +511,9 @@ class RespondCommand {
     if (instructions !== undefined) create.instructions = instructions;
     if (tools) create.tools = tools.definitions;
     if (history) create.history = history;
-    const created = await bridge.call("session/create", create) as JsonObject;
+    const created = await bridge.call("session/create", create).catch((error) => {
+      throw toolsProblemInFile(error, tools);
+    }) as JsonObject;
     const warnings = Array.isArray(created.warnings) ? created.warnings.map(String) : [];
     if (this.#verbose && this.#mode === "human") {
       for (const w of warnings) writeErr(this.#err.yellow(`warning: ${w}\n`));

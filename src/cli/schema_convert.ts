@@ -25,8 +25,8 @@ Options:
   --json          print {"warnings": [...], "generationSchema": {...}} on one line
   -h, --help      show this help
 
-Exit codes: 0 converted, 2 invalid schema, a missing or malformed file, or usage (invalid_schema,
-invalid_input, usage), 1 any other failure.
+Exit codes: 0 converted (also when stdout's reader stops early, as with '| head'), 2 invalid schema, a
+missing or malformed file, or usage (invalid_schema, invalid_input, usage), 1 any other failure.
 
 Example:
   echo '{"type":"object","properties":{"mood":{"enum":["calm","angry"]}}}' | oam schema convert -

@@ -38,14 +38,24 @@ export async function readSchemaFile(path: string, flag?: string): Promise<Schem
   const label = path === "-" ? "<stdin>" : path;
   const text = await readInputText(path, flag);
   const schema = parseJsonc(text, label);
-  return {
-    schema,
-    label,
-    where: (pointer) => {
-      const place = placeOfPointer(text, pointer);
-      return `${label}: ${pointer}${place ? ` (line ${place.line}, column ${place.column})` : ""}`;
-    },
-  };
+  return { schema, label, where: (pointer) => placeInFile({ label, text }, pointer) };
+}
+
+/**
+ * How messages name the part of a JSON or JSONC file at `pointer`: the file's label, the pointer and, when the
+ * file's `text` is known and has that part, its line and column ("mood.json: #/properties/a (line 3, column
+ * 9)").
+ *
+ * @example
+ * ```ts
+ * import { placeInFile } from "./schema_file.ts";
+ * placeInFile({ label: "a.json", text: '{\n  "a": 1\n}' }, "#/a"); // "a.json: #/a (line 2, column 8)"
+ * placeInFile({ label: "a.json", text: null }, "#/a"); // "a.json: #/a"
+ * ```
+ */
+export function placeInFile(file: { label: string; text: string | null }, pointer: string): string {
+  const place = file.text === null ? null : placeOfPointer(file.text, pointer);
+  return `${file.label}: ${pointer}${place ? ` (line ${place.line}, column ${place.column})` : ""}`;
 }
 
 /**

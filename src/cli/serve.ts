@@ -34,7 +34,7 @@ import {
   unavailableMessage,
 } from "./local_bridge.ts";
 import { onStopSignals } from "./stop_signals.ts";
-import { loadToolsFile, toolName } from "./tools_file.ts";
+import { loadToolsFile, toolName, toolsProblemInFile } from "./tools_file.ts";
 import { envVar } from "../util/env.ts";
 import { writeErr, writeOut } from "./tty.ts";
 
@@ -105,8 +105,10 @@ async function serverTools(path: string): Promise<AgentTool[]> {
   try {
     parsed = parseToolDefinitions(loaded.definitions, { path: "tools", defaultTimeoutMs: null });
   } catch (error) {
-    if (error instanceof BridgeError) throw CliError.invalidInput(`${path}: ${error.message}`);
-    throw error;
+    if (!(error instanceof BridgeError)) throw error;
+    // Worded for the file (its place and line) when it is a tool's problem; any other names the file.
+    const worded = toolsProblemInFile(error, loaded);
+    throw CliError.invalidInput(worded === error ? `${path}: ${error.message}` : (worded as Error).message);
   }
   for (const warning of parsed.warnings) writeErr(`warning: ${path}: ${warning}\n`);
   return parsed.tools.map((tool): AgentTool => {

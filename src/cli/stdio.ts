@@ -25,9 +25,9 @@ export const STDIO_HELP = `oam stdio — serve the open-apple-models JSON-RPC br
 
 Usage: oam stdio [options]
 
-Reads one JSON-RPC 2.0 message per line on stdin and writes one per line on stdout.
-Logs go to stderr (and, when stdin is a terminal, a line saying what it waits for). At end of input it answers every request already read, then exits 0;
-a "shutdown" request exits 0 after its response.
+Reads one JSON-RPC 2.0 message per line on stdin and writes one per line on stdout. Logs go to stderr
+(and, when stdin is a terminal, a line saying what it waits for). At end of input it answers every
+request already read, then exits 0; a "shutdown" request exits 0 after its response.
 
 Options:
   --max-sessions <n>      maximum concurrent sessions (default 64)
@@ -43,8 +43,8 @@ Options:
   -h, --help              show this help
 
 Environment:
-  OAM_SCRIPT=<file>       every "system" session plays this scripted model (JSON array or {steps, fallback};
-                          --model wins over it)
+  OAM_SCRIPT=<file>       every "system" session plays this scripted model (JSON array or {steps,
+                          fallback}; --model wins over it)
   OAM_MODEL=<spec>        default for --model (OAM_SCRIPT wins over it)
   OAM_FM_LIBRARY=<path>   FoundationModels plugin to load for the system model
   OAM_EXIT_WITH_PARENT=1  when the process that started the bridge exits (is killed, crashes), stop as on

@@ -7,9 +7,11 @@
  * @module
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
+import { BridgeError } from "../protocol/errors.ts";
 import { CliError } from "./cli_error.ts";
 import { parseJsonc, readInputText } from "./input.ts";
 import { nearestName } from "../protocol/edit_distance.ts";
+import { placeInFile } from "./schema_file.ts";
 
 /** A command tool's execution settings. */
 export interface CommandSpec {
@@ -34,10 +36,34 @@ export const DEFAULT_COMMAND_TIMEOUT = 30;
 /** Default `x-oam.maxOutputChars`. */
 export const DEFAULT_MAX_OUTPUT_CHARS = 8000;
 
+/** Where a definition was written, for messages that name its file and its place there. */
+export interface ToolOrigin {
+  /** The file as messages name it: its path, `<stdin>`, `--tool-json #1`. */
+  label: string;
+  /** The file's text (for the line and column), or null when it is not at hand. */
+  text: string | null;
+  /** JSON pointer of the definition in the file: `#/1`, `#/tools/0`. */
+  pointer: string;
+  /** Its index among the definitions of its file. */
+  index: number;
+}
+
+/** The file a tools list was read from (see {@link toolsFromValue}). */
+export interface ToolsFileText {
+  /** The file as messages name it. */
+  label: string;
+  /** Its text, or null when it is not at hand. */
+  text: string | null;
+  /** JSON pointer of the tools value in it: `#` for a tools file, `#/tools` for a persona file's. */
+  pointer: string;
+}
+
 /** The tools of a file. */
 export interface LoadedTools {
   /** Definitions for the bridge (`x-oam` removed; command tools get `timeoutSeconds: 0`). */
   definitions: JsonObject[];
+  /** Where each definition was written (same order as {@link LoadedTools.definitions}). */
+  origins: ToolOrigin[];
   /** Definitions as written (saved in conversation files so `--resume` restores command tools). */
   raw: JsonObject[];
   /** Command tools by name. */
@@ -149,24 +175,32 @@ function parseCommand(block: JsonValue, at: string, baseDir: string): CommandSpe
 
 /**
  * Reads tools from a parsed value: an array of definitions or `{"tools": [...]}`. `label` names the source in
- * errors; `baseDir` is where relative command paths resolve.
+ * errors; `baseDir` is where relative command paths resolve; `file` is the file the value was read from
+ * (default: `label`, the value at its root, no text), for {@link toolsProblemInFile}.
  */
-export function toolsFromValue(value: JsonValue, source: { label: string; baseDir: string }): LoadedTools {
+export function toolsFromValue(
+  value: JsonValue,
+  source: { label: string; baseDir: string; file?: ToolsFileText },
+): LoadedTools {
   const { label, baseDir } = source;
+  const file = source.file ?? { label, text: null, pointer: "#" };
   let list: JsonValue = value;
+  let listPointer = file.pointer;
   if (isJsonObject(value)) {
     if (!Object.hasOwn(value, "tools")) {
       throw CliError.invalidInput(`${label}: expected an array of tool definitions or {"tools": [...]}.`);
     }
     list = value.tools;
+    listPointer = `${file.pointer}/tools`;
   }
   if (!Array.isArray(list)) {
     throw CliError.invalidInput(`${label}: expected an array of tool definitions or {"tools": [...]}.`);
   }
-  const loaded: LoadedTools = { definitions: [], raw: [], commands: new Map(), baseDir };
+  const loaded: LoadedTools = { definitions: [], origins: [], raw: [], commands: new Map(), baseDir };
   list.forEach((def, i) => {
     if (!isJsonObject(def)) throw CliError.invalidInput(`${label}: tools[${i}] must be an object.`);
     loaded.raw.push(def);
+    loaded.origins.push({ label: file.label, text: file.text, pointer: `${listPointer}/${i}`, index: i });
     const block = xoamBlock(def);
     if (block === undefined) {
       loaded.definitions.push(def);
@@ -200,18 +234,24 @@ export async function loadToolsFile(path: string): Promise<LoadedTools> {
   return toolsFromValue(parseJsonc(text, label), {
     label: label,
     baseDir: path === "-" ? Deno.cwd() : dirname(path),
+    file: { label, text, pointer: "#" },
   });
 }
 
 /** Adds inline definitions (`--tool-json`) to loaded tools. */
 export function addInlineTools(into: LoadedTools, jsonTexts: string[]): void {
   jsonTexts.forEach((text, i) => {
-    const value = parseJsonc(text, `--tool-json #${i + 1}`);
+    const label = `--tool-json #${i + 1}`;
+    const value = parseJsonc(text, label);
     const more = toolsFromValue(Array.isArray(value) ? value : [value], {
-      label: `--tool-json #${i + 1}`,
+      label,
       baseDir: Deno.cwd(),
+      file: { label, text, pointer: "#" },
     });
+    // A single definition is the flag's whole value.
+    if (!Array.isArray(value)) more.origins[0].pointer = "#";
     into.definitions.push(...more.definitions);
+    into.origins.push(...more.origins);
     into.raw.push(...more.raw);
     for (const [k, v] of more.commands) into.commands.set(k, v);
   });
@@ -219,5 +259,47 @@ export function addInlineTools(into: LoadedTools, jsonTexts: string[]): void {
 
 /** An empty tool set. */
 export function noTools(): LoadedTools {
-  return { definitions: [], raw: [], commands: new Map(), baseDir: Deno.cwd() };
+  return { definitions: [], origins: [], raw: [], commands: new Map(), baseDir: Deno.cwd() };
+}
+
+/**
+ * `error` worded for the files `tools` were read from, when it is the bridge's refusal of one of them: a
+ * tool's parameters ("tools[1].parameters: unsupported type 'strin' (at #/properties/dir)" becomes
+ * "tools.json: #/1/parameters/properties/dir (line 5, column 42): unsupported type 'strin'") or a definition
+ * ("'tools[1].name' must be unique: …" gets "tools.json: #/1 (line 3, column 3): " before it, with the
+ * indexes of the definitions in their own file). Anything else is returned as it is.
+ *
+ * @example
+ * ```ts
+ * import { BridgeError } from "../protocol/errors.ts";
+ * import { toolsFromValue, toolsProblemInFile } from "./tools_file.ts";
+ * const tools = toolsFromValue([{ name: "a", parameters: { type: "strin" } }], { label: "t.json", baseDir: "." });
+ * const refused = new BridgeError(-32007, "invalid_schema", "tools[0].parameters: unsupported type 'strin' (at #)");
+ * (toolsProblemInFile(refused, tools) as Error).message; // "t.json: #/0/parameters: unsupported type 'strin'"
+ * ```
+ */
+export function toolsProblemInFile(error: unknown, tools: LoadedTools | null): unknown {
+  if (tools === null || !(error instanceof BridgeError)) return error;
+  const first = /\btools\[(\d+)\]/.exec(error.message);
+  const origin = first === null ? undefined : tools.origins[Number(first[1])];
+  if (first === null || origin === undefined) return error;
+  const data = { ...error.data };
+  if (error.dataCode === "invalid_schema") {
+    const said = /^tools\[\d+\]\.parameters: (.*) \(at (#[^)]*)\)$/s.exec(error.message);
+    if (said === null) return error;
+    const def = tools.definitions[Number(first[1])];
+    const parameters = `${origin.pointer}${isJsonObject(def?.function) ? "/function" : ""}/parameters`;
+    return new CliError(
+      "invalid_schema",
+      `${placeInFile(origin, parameters + said[2].slice(1))}: ${said[1]}`,
+      data,
+    );
+  }
+  if (error.dataCode !== "invalid_params") return error;
+  // The indexes of the bridge's list are those of the definitions in their own file.
+  const own = error.message.replace(/\btools\[(\d+)\]/g, (all, i) => {
+    const other = tools.origins[Number(i)];
+    return other !== undefined && other.label === origin.label ? `tools[${other.index}]` : all;
+  });
+  return new CliError("invalid_params", `${placeInFile(origin, origin.pointer)}: ${own}`, data);
 }

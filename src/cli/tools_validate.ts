@@ -8,7 +8,7 @@ import { boolFlag, parseFlags, wantsHelp } from "./args.ts";
 import { CliError, EXIT, type OutputMode, reportError } from "./cli_error.ts";
 import { commandArgv, findProgram, notExecutableProblem } from "./command_tools.ts";
 import { LocalBridge } from "./local_bridge.ts";
-import { loadToolsFile } from "./tools_file.ts";
+import { loadToolsFile, toolsProblemInFile } from "./tools_file.ts";
 import { stderrStyle, stdoutStyle, writeErr, writeOut } from "./tty.ts";
 
 /** Help text of `oam tools`. */
@@ -80,10 +80,17 @@ export async function runToolsValidate(args: string[]): Promise<number> {
     }
     const loaded = await loadToolsFile(positionals[0]);
     const bridge = new LocalBridge({});
-    const result = await bridge.call("tools/validate", { tools: loaded.definitions }) as JsonObject;
+    const result = await bridge.call("tools/validate", { tools: loaded.definitions }).catch((error) => {
+      throw toolsProblemInFile(error, loaded);
+    }) as JsonObject;
     const validated = Array.isArray(result.tools) ? result.tools as JsonObject[] : [];
     const problems: string[] = [];
     const tools: JsonObject[] = [];
+    /** A definition as the problems name it: its file, and its index there. */
+    const named = (i: number) => {
+      const origin = loaded.origins[i];
+      return origin === undefined ? `tools[${i}]` : `${origin.label}: tools[${origin.index}]`;
+    };
     for (const [i, t] of validated.entries()) {
       const name = String(t.name);
       const entry: JsonObject = { name, kind: "client" };
@@ -97,13 +104,13 @@ export async function runToolsValidate(args: string[]): Promise<number> {
         entry.timeout = spec.timeoutSeconds;
         if (spec.argv && await findProgram(argv[0]) === null) {
           problems.push(
-            `tools[${i}] '${name}': command '${spec.argv[0]}' was not found${
+            `${named(i)} '${name}': command '${spec.argv[0]}' was not found${
               spec.argv[0].includes("/") ? ` (looked at ${argv[0]})` : " on PATH"
             }.`,
           );
         } else if (spec.argv) {
           const problem = await notExecutableProblem(argv[0]);
-          if (problem !== null) problems.push(`tools[${i}] '${name}': command '${spec.argv[0]}' ${problem}.`);
+          if (problem !== null) problems.push(`${named(i)} '${name}': command '${spec.argv[0]}' ${problem}.`);
         }
       }
       entry.warnings = t.warnings ?? [];

@@ -30,6 +30,30 @@ export function clampInteger(value: number): number {
   return Math.min(MAX_INTEGER, Math.max(-MAX_INTEGER, value));
 }
 
+/** The end of the safe integer range on the side of `value`, in words: "the largest safe integer (2^53-1)". */
+export function safeIntegerEnd(value: number): string {
+  return value > 0 ? "the largest safe integer (2^53-1)" : "the smallest safe integer (-(2^53-1))";
+}
+
+/**
+ * The warning of an integer `enum` value or `const` past the safe integers (`what`: "enum value" or "const"),
+ * or null for a safe one: JSON integers past them lose precision, so the value read may not be the one
+ * written, and neither may an answer's.
+ *
+ * @example
+ * ```ts
+ * import { unsafeIntegerWarning } from "./keyword_values.ts";
+ * unsafeIntegerWarning("const", 3); // null
+ * unsafeIntegerWarning("const", 1e300); // "integer const 1e+300 is past the largest safe integer (2^53-1), …"
+ * ```
+ */
+export function unsafeIntegerWarning(what: "enum value" | "const", value: number): string | null {
+  if (Math.abs(value) <= MAX_INTEGER) return null;
+  return `integer ${what} ${value} is past ${safeIntegerEnd(value)}, where JSON integers lose precision ` +
+    `(9007199254740993 reads as 9007199254740992): an answer may not hold the value written; a string ` +
+    `${what === "const" ? "const" : "enum"} keeps it exact`;
+}
+
 /** True for a finite number. */
 export function isFiniteNumber(value: JsonValue | undefined): value is number {
   return typeof value === "number" && Number.isFinite(value);

@@ -9,7 +9,7 @@
  */
 import type { JsonValue } from "../protocol/json.ts";
 import { describe } from "./description.ts";
-import { clampInteger, describeValue, safeJson, unique } from "./keyword_values.ts";
+import { clampInteger, describeValue, safeJson, unique, unsafeIntegerWarning } from "./keyword_values.ts";
 import { convertTyped } from "./typed.ts";
 import type { Converted, SchemaAt, Walk } from "./walk.ts";
 
@@ -34,9 +34,16 @@ export function convertEnum(
       if (n < min) min = n;
       if (n > max) max = n;
     }
+    // A value past the safe integers is told to every model, as a bound past them is (`numbers.ts`); the
+    // on-device model's range is clamped to them, so it cannot answer that value.
+    for (const n of uniqueValues(numbers) as number[]) {
+      const unsafe = unsafeIntegerWarning("enum value", n);
+      if (unsafe !== null) walk.warn(pos.path, unsafe);
+    }
+    const clamped = clampInteger(min) !== min || clampInteger(max) !== max;
     min = clampInteger(min);
     max = clampInteger(max);
-    walk.note({ kind: "integer-enum", path: pos.path, min, max });
+    walk.note({ kind: "integer-enum", path: pos.path, min, max, ...(clamped ? { clamped } : {}) });
     const sentence = `One of: ${numbers.map(String).join(", ")}.`;
     const description = describe(walk, { schema, path: pos.path, sentences: [sentence] });
     const node = { type: "integer", minimum: min, maximum: max };
@@ -68,6 +75,10 @@ export function convertConst(walk: Walk, { schema, pos, value }: SchemaAt & { va
     return { node: { type: "string", enum: [value] }, description, nullable: false };
   }
   const text = safeJson(value);
+  const unsafe = typeof value === "number" && Number.isInteger(value)
+    ? unsafeIntegerWarning("const", value)
+    : null;
+  if (unsafe !== null) walk.warn(pos.path, unsafe);
   const literal = value === null || isPrimitive(value);
   walk.note({ kind: "non-string-const", path: pos.path, value, literal });
   let fallbackType = "string";

@@ -34,6 +34,8 @@ export type ModelNote =
     path: string;
     min: number;
     max: number;
+    /** True when a value was past the safe integers: the range stops at them. */
+    clamped?: boolean;
   }
   | {
     /** An `enum` of other values than strings and integers, generated as strings on the on-device model. */
@@ -119,7 +121,9 @@ export function warningsFor(
 function onDeviceText(note: ModelNote): string | null {
   switch (note.kind) {
     case "integer-enum":
-      return `integer enum is enforced as a range ${note.min}...${note.max}; exact values are described`;
+      return `integer enum is enforced as a range ${note.min}...${note.max}` +
+        `${note.clamped ? ", clamped to the safe integers (a value past them cannot be answered)" : ""}; ` +
+        "exact values are described";
     case "stringified-enum":
       return stringifiedEnumText(note.values);
     case "non-string-const":

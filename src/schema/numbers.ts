@@ -7,7 +7,7 @@
  */
 import { type JsonObject, type JsonValue, ownValue } from "../protocol/json.ts";
 import { describe, NUMBER_DESCRIBED } from "./description.ts";
-import { clampInteger, isFiniteNumber } from "./keyword_values.ts";
+import { clampInteger, isFiniteNumber, safeIntegerEnd } from "./keyword_values.ts";
 import type { Converted, TypedSchema, Walk } from "./walk.ts";
 
 /** Converts an `integer` schema. */
@@ -116,6 +116,5 @@ function ranged(
 
 /** The warning of an integer bound clamped to the safe range ("integer upper bound 1e+300 is clamped to …"). */
 function clampedText(which: "lower" | "upper", asked: number, clamped: number): string {
-  const end = clamped > 0 ? "the largest safe integer (2^53-1)" : "the smallest safe integer (-(2^53-1))";
-  return `integer ${which} bound ${asked} is clamped to ${clamped}, ${end}`;
+  return `integer ${which} bound ${asked} is clamped to ${clamped}, ${safeIntegerEnd(clamped)}`;
 }

@@ -14,6 +14,7 @@ import { SCHEMA_HELP } from "../../src/cli/schema_convert.ts";
 import { SERVE_HELP } from "../../src/cli/serve.ts";
 import { STDIO_HELP } from "../../src/cli/stdio.ts";
 import { TOOLS_HELP } from "../../src/cli/tools_validate.ts";
+import { MAIN_HELP } from "../../src/cli/main.ts";
 
 const HELPS = {
   available: AVAILABLE_HELP,
@@ -48,4 +49,14 @@ Deno.test("every command's --help has its option descriptions in one column", ()
       }`,
     );
   }
+});
+
+Deno.test("no --help line is wider than 110 characters (a terminal wraps it mid-word)", () => {
+  const wide: string[] = [];
+  for (const [command, help] of Object.entries({ ...HELPS, "": MAIN_HELP })) {
+    for (const line of help.split("\n")) {
+      if ([...line].length > 110) wide.push(`oam ${command} --help (${[...line].length}): ${line}`);
+    }
+  }
+  assert.deepEqual(wide, []);
 });

@@ -131,7 +131,9 @@ Deno.test("tools validate: command and client tools, JSON, and what makes a file
   assert.equal(dup.code, 2);
   assert.equal(
     dup.stderr,
-    "Error: 'tools[1].name' must be unique: 'a' is also the name of 'tools[0]'. [invalid_params]\n",
+    // The file and the definition's place in it (tools_file_errors_test.ts).
+    "Error: <stdin>: #/1 (line 1, column 17): 'tools[1].name' must be unique: 'a' is also the name of 'tools[0]'. " +
+      "[invalid_params]\n",
   );
   const missing = await oam(["tools", "validate", "-"], {
     stdin: '[{"name": "a", "x-oam": {"command": ["./nope.sh"]}}]',
@@ -147,7 +149,7 @@ Deno.test("tools validate: command and client tools, JSON, and what makes a file
     const noExec = await oam(["tools", "validate", file]);
     assert.deepEqual([noExec.code, noExec.stderr], [
       2,
-      `Error: tools[0] 'a': command './noexec.sh' is not executable (${script}): make it executable ` +
+      `Error: ${file}: tools[0] 'a': command './noexec.sh' is not executable (${script}): make it executable ` +
       `(chmod +x ${script}). [invalid_input]\n`,
     ]);
   }

@@ -4,9 +4,11 @@
  * printed (a user's own folder, a `jsr:` run). The last test runs a printed hint from a fresh folder.
  */
 import assert from "node:assert/strict";
-import { oamCommand, oamCommandLineFor, type ProcessFacts } from "../../src/cli/invocation.ts";
+import { dirname } from "node:path";
+import { pathToFileURL } from "node:url";
+import { oamCommand, oamCommandLineFor, type ProcessFacts, shellWord } from "../../src/cli/invocation.ts";
 import { netAccessAdvice } from "../../src/cli/local_bridge.ts";
-import { Fixtures, oam } from "./cli_helper.ts";
+import { CLI, Fixtures, oam } from "./cli_helper.ts";
 
 /** Facts of a process run by `deno` with `grants` (name or name:scope), in `cwd`, with `tasks` there. */
 function facts(
@@ -173,16 +175,12 @@ Deno.test("a bridge started with few permissions names a download command that h
   }
 });
 
-Deno.test("no network access to a model server: the advice works where it is printed", () => {
+Deno.test("no network access to a model server: the advice works where it is printed", async () => {
   const detail = 'Cannot reach the model server: Requires net access to "127.0.0.1:8089", run again with ' +
     "the --allow-net flag.";
-  // The repository's folder: its tasks (unchanged).
-  const repo = facts({
-    main: "file:///src/oam/cli.ts",
-    cwd: "/src/oam",
-    grants: TASK_GRANTS,
-    tasks: ["oam"],
-  });
+  // This checkout's cli.ts, run from the checkout's folder: its tasks (unchanged).
+  const main = pathToFileURL(CLI).href;
+  const repo = facts({ main, cwd: dirname(CLI), grants: TASK_GRANTS, tasks: ["oam"] });
   assert.equal(
     netAccessAdvice(detail, repo),
     "This oam has no network access to 127.0.0.1:8089. For a model server on this machine use " +
@@ -190,17 +188,33 @@ Deno.test("no network access to a model server: the advice works where it is pri
       "--allow-run --allow-write --allow-net=127.0.0.1:8089 cli.ts <command> …' (a compiled oam needs to be " +
       "compiled with that --allow-net).",
   );
-  // A folder of the user's own: no task there, and no cli.ts beside it. It said to use both.
-  const own = facts({ main: "file:///src/oam/cli.ts", cwd: "/tmp/game", grants: ["read", "env", "write"] });
-  assert.equal(
-    netAccessAdvice(detail, own),
-    "This oam has no network access to 127.0.0.1:8089; run it again with that access: 'deno run " +
-      "--allow-read --allow-write --allow-env --allow-net=127.0.0.1:8089 /src/oam/cli.ts <command> …'.",
-  );
-  // A compiled oam: its permissions were fixed when it was compiled.
-  const compiled = facts({ main: "file:///src/oam/cli.ts", cwd: "/tmp", grants: ["read"], exec: "/opt/oam" });
-  assert.equal(
-    netAccessAdvice(detail, compiled),
-    "This oam has no network access to 127.0.0.1:8089; it needs to be compiled with --allow-net=127.0.0.1:8089.",
-  );
+  const fx = await Fixtures.create();
+  try {
+    // A folder of the user's own: no task there, and no cli.ts beside it. It said to use both.
+    const own = facts({ main, cwd: fx.dir, grants: ["read", "env", "write"] });
+    const advised = "deno run --allow-read --allow-write --allow-env --allow-net=127.0.0.1:8089 " +
+      `${shellWord(CLI)} <command> …`;
+    assert.equal(
+      netAccessAdvice(detail, own),
+      `This oam has no network access to 127.0.0.1:8089; run it again with that access: '${advised}'.`,
+    );
+    // Run there as printed (a command that needs no server for <command>), it finds cli.ts and runs.
+    const words = advised.replace("<command> …", "--version").split(" ");
+    const run = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", ...words.slice(2)],
+      cwd: fx.dir,
+      stdin: "null",
+      env: { NO_COLOR: "1" },
+    }).output();
+    assert.equal(run.code, 0, new TextDecoder().decode(run.stderr));
+    assert.match(new TextDecoder().decode(run.stdout), /^oam \d/);
+    // A compiled oam: its permissions were fixed when it was compiled.
+    const compiled = facts({ main, cwd: fx.dir, grants: ["read"], exec: `${fx.dir}/oam` });
+    assert.equal(
+      netAccessAdvice(detail, compiled),
+      "This oam has no network access to 127.0.0.1:8089; it needs to be compiled with --allow-net=127.0.0.1:8089.",
+    );
+  } finally {
+    await fx.remove();
+  }
 });

@@ -559,9 +559,47 @@ Deno.test("convert: integer enum is a range plus described values", () => {
   assert.deepEqual(warnings, [
     "#/properties/p: integer enum is enforced as a range 1...3; exact values are described",
   ]);
+});
+
+/** The warning of an integer enum or const value past the safe integers (`what`: "enum value", "const"). */
+function unsafe(what: string, value: string, end: "largest" | "smallest"): string {
+  return `#/properties/p: integer ${what} ${value} is past the ${end} safe integer (${
+    end === "largest" ? "2^53-1" : "-(2^53-1)"
+  }), where JSON integers lose precision (9007199254740993 reads as 9007199254740992): an answer may not ` +
+    `hold the value written; a string ${what.split(" ")[0]} keeps it exact`;
+}
+
+Deno.test("convert: an integer enum value past the safe integers warns, as a bound past them does", () => {
+  // Its range is clamped like a bound: the on-device model cannot answer the value; every model is told why.
   const huge = property({ enum: [1e300, -1e300] });
   assert.deepEqual(huge.node.minimum, -Number.MAX_SAFE_INTEGER);
   assert.deepEqual(huge.node.maximum, Number.MAX_SAFE_INTEGER);
+  assert.deepEqual(huge.warnings, [
+    unsafe("enum value", "1e+300", "largest"),
+    unsafe("enum value", "-1e+300", "smallest"),
+    "#/properties/p: integer enum is enforced as a range -9007199254740991...9007199254740991, clamped to the " +
+    "safe integers (a value past them cannot be answered); exact values are described",
+  ]);
+  // 2^53 + 1 as written reads as 2^53: a value one past the safe range, said as read.
+  const past = property({ enum: [1, 9007199254740992] });
+  assert.deepEqual(past.warnings, [
+    unsafe("enum value", "9007199254740992", "largest"),
+    "#/properties/p: integer enum is enforced as a range 1...9007199254740991, clamped to the safe integers " +
+    "(a value past them cannot be answered); exact values are described",
+  ]);
+  // The safe range's ends themselves warn of nothing more than any integer enum.
+  assert.deepEqual(property({ enum: [-Number.MAX_SAFE_INTEGER, Number.MAX_SAFE_INTEGER] }).warnings, [
+    "#/properties/p: integer enum is enforced as a range -9007199254740991...9007199254740991; exact values " +
+    "are described",
+  ]);
+  // A const the same.
+  assert.deepEqual(property({ const: 1e300 }).warnings, [
+    unsafe("const", "1e+300", "largest"),
+    "#/properties/p: non-string const 1e+300 is described instead of enforced",
+  ]);
+  assert.deepEqual(property({ const: Number.MAX_SAFE_INTEGER }).warnings, [
+    "#/properties/p: non-string const 9007199254740991 is described instead of enforced",
+  ]);
 });
 
 Deno.test("convert: mixed enum is generated as strings; null makes it nullable", () => {
