@@ -399,7 +399,7 @@ class Playground {
         `its memory and its world.${again}`,
       "warning",
     );
-    this.editor.showResult({ error: `${why.error} ${name} runs on as before.` });
+    this.editor.showResult({ error: why.error, afterError: `${name} runs on as before.` });
     await this.files.refresh();
   }
 
@@ -419,7 +419,11 @@ class Playground {
       });
       this.running = {
         ...kept.running,
-        npc: new Npc(connection, created.npc, { tools: created.tools, warnings: created.warnings }),
+        npc: new Npc(connection, created.npc, {
+          tools: created.tools,
+          warnings: created.warnings,
+          model: model as never,
+        }),
         world: worldParts?.world ?? null,
         subscription: worldParts?.subscription ?? null,
         generation: this.link.generation,
@@ -480,7 +484,12 @@ class Playground {
     const persona = isJsonObject(from.persona) ? from.persona : {};
     const name = typeof persona.name === "string" ? persona.name : created.npc;
     this.running = {
-      npc: new Npc(connection, created.npc, { tools: created.tools, warnings: created.warnings }),
+      // (The handle knows its model: an NPC put back after a refused Apply runs on it again.)
+      npc: new Npc(connection, created.npc, {
+        tools: created.tools,
+        warnings: created.warnings,
+        model: model as never,
+      }),
       name,
       world: worldParts?.world ?? null,
       subscription: worldParts?.subscription ?? null,
@@ -654,7 +663,23 @@ class Playground {
       editor.showResult({ warnings, pageWarnings, note: `Applied to ${r.name}.` });
       await this.files.refresh();
     } catch (error) {
-      editor.showResult({ error: errorText(error) });
+      // The client put the NPC back as it was (its state, world, tools and model); the bridge names the key it
+      // refused under 'state.' (the state Apply sent), where the editor has it as 'options.x'.
+      const refused = errorText(error).replace(/'state\.(persona|options|tools)\b/g, "'$1");
+      const again = r.scripted === null
+        ? ""
+        : " Its script starts again from its first step (the NPC gets a new model).";
+      if (this.running === r) {
+        this.conversation.note(
+          `The bridge refused the apply (see under Start): ${r.name} runs on as before, with this ` +
+            `conversation, its memory and its world.${again}`,
+          "warning",
+        );
+      }
+      editor.showResult({
+        error: refused,
+        afterError: `${r.name} runs on as before; the editor keeps your edits.`,
+      });
     }
   }
 
