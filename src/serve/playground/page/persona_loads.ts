@@ -15,8 +15,11 @@ import type { StartResult } from "./start_result.ts";
 export interface PersonaLoadsHost {
   /** The persona document (every edit still waiting written first). */
   readonly doc: PersonaDocument;
-  /** The document was replaced: show `text` (the document's new text) in the JSONC box, and the other views. */
-  replaced(text: string): void;
+  /**
+   * The document was replaced: show `text` (the document's new text) in the JSONC box, and the other views;
+   * `file`: the name of the file it was loaded from.
+   */
+  replaced(text: string, file?: string): void;
   /** Shows the outcome of a load in the editor's result line. */
   showResult(result: StartResult): void;
   /** The number of problems and of warnings the status line lists now. */
@@ -56,13 +59,13 @@ export class PersonaLoads {
     });
   }
 
-  /** Replaces the persona text (a loaded file), keeping the old text for "Undo load". */
-  replaceText(text: string): void {
+  /** Replaces the persona text (a loaded file, named `file`), keeping the old text for "Undo load". */
+  replaceText(text: string, file?: string): void {
     const doc = this.#host.doc;
     this.#undo = doc.text;
     this.undoButton.hidden = false;
     doc.setText(text);
-    this.#host.replaced(text);
+    this.#host.replaced(text, file);
   }
 
   /** Copies a restored NPC's persona, options, tools and id into the document (undo keeps the old text). */
@@ -114,7 +117,7 @@ export class PersonaLoads {
         host.setScript(text);
         notes.push(`the script ${file.name} (new NPCs run on it)`);
       } else {
-        this.replaceText(text);
+        this.replaceText(text, file.name);
         notes.push(file.name);
       }
     }
