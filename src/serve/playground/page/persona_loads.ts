@@ -6,9 +6,10 @@
  * Undo load button and the text it restores; the editor gives it a small {@link PersonaLoadsHost}.
  * @module
  */
-import { isJsonObject, type JsonObject } from "../../../protocol/json.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
 import { parseJsonc, type PersonaDocument } from "./document.ts";
 import { h } from "./dom.ts";
+import { OPTION_DEFAULTS, PERSONA_DEFAULTS, withoutDefaults } from "./npc_defaults.ts";
 import type { StartResult } from "./start_result.ts";
 
 /** What the loads need from the editor. */
@@ -74,8 +75,17 @@ export class PersonaLoads {
     this.#undo = doc.text;
     this.undoButton.hidden = false;
     if (doc.problem) doc.setText("{}");
-    for (const key of ["npc", "persona", "options", "tools"] as const) {
-      if (state[key] !== undefined) doc.set([key], state[key]);
+    // As a designer writes them: the bridge's defaults the state spells out are left out.
+    const written: JsonObject = {
+      npc: state.npc,
+      persona: withoutDefaults(state.persona, PERSONA_DEFAULTS),
+      options: withoutDefaults(state.options, OPTION_DEFAULTS),
+      tools: state.tools,
+    };
+    for (const [key, value] of Object.entries(written)) {
+      if (value !== undefined && !(key === "options" && isEmpty(value) && doc.get([key]) === undefined)) {
+        doc.set([key], value);
+      }
     }
     this.#host.replaced(doc.text);
   }
@@ -135,4 +145,9 @@ export class PersonaLoads {
       });
     }
   }
+}
+
+/** Whether `value` is an object with no keys. */
+function isEmpty(value: JsonValue): boolean {
+  return isJsonObject(value) && Object.keys(value).length === 0;
 }
