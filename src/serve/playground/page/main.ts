@@ -24,7 +24,7 @@ import { ModelStatus } from "./model_status.ts";
 import { type Running, scriptedRun, toolSettings, type WorldParts } from "./running.ts";
 import { firstVisit } from "./samples.ts";
 import { engineExport, worldIdFor } from "./engine_export.ts";
-import { barkHint, type ScriptedRun, scriptHint, unavailableHint } from "./script_hint.ts";
+import { barkHint, jsonStepsHint, type ScriptedRun, scriptHint, unavailableHint } from "./script_hint.ts";
 import { relationshipReasons, StatePanel } from "./state_panel.ts";
 import { type KeptNpc, type NowRunningParts, StateFiles, type Stopped } from "./state_files.ts";
 import { loadSaved, type Saved, storeSaved } from "./storage.ts";
@@ -558,7 +558,15 @@ class Playground {
       this.conversation.started(`${name} (${result.npc})`, editor.modelLabel(), true);
       this.#noteCancelled(cancelled, "to start the NPC again");
       this.conversation.note(`Started ${name}: tools ${result.tools.join(", ") || "none"}.`);
-      editor.showResult({ warnings: result.warnings, note: `Started ${name} (${result.npc}).` });
+      const options = isJsonObject(value.options) ? value.options : {};
+      const unfit = this.saved.useScript
+        ? jsonStepsHint({ name, replyFormat: options.replyFormat, model: params.model })
+        : null;
+      editor.showResult({
+        warnings: result.warnings,
+        pageWarnings: unfit === null ? [] : [unfit],
+        note: `Started ${name} (${result.npc}).`,
+      });
       await this.files.refresh();
     } catch (error) {
       await worldParts?.world.delete().catch(() => {});
