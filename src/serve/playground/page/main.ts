@@ -558,10 +558,7 @@ class Playground {
       this.conversation.started(`${name} (${result.npc})`, editor.modelLabel(), true);
       this.#noteCancelled(cancelled, "to start the NPC again");
       this.conversation.note(`Started ${name}: tools ${result.tools.join(", ") || "none"}.`);
-      const options = isJsonObject(value.options) ? value.options : {};
-      const unfit = this.saved.useScript
-        ? jsonStepsHint({ name, replyFormat: options.replyFormat, model: params.model })
-        : null;
+      const unfit = this.#unfitScript(name, value, params.model);
       editor.showResult({
         warnings: result.warnings,
         pageWarnings: unfit === null ? [] : [unfit],
@@ -599,6 +596,13 @@ class Playground {
       "Restore it",
       () => void this.files.restoreLast(),
     );
+  }
+
+  /** The warning for an NPC `name` (persona file `value`) on the Model tab's script that does not fit it. */
+  #unfitScript(name: string, value: JsonObject, model: JsonValue | undefined): string | null {
+    if (!this.saved.useScript) return null;
+    const options = isJsonObject(value.options) ? value.options : {};
+    return jsonStepsHint({ name, replyFormat: options.replyFormat, model });
   }
 
   /** Rebuilds the running NPC with the editor's persona, options and tools; conversation and memory stay. */
@@ -668,6 +672,8 @@ class Playground {
           "State → World); Start NPC starts a new world from the initial one.",
         ]
         : [];
+      const unfit = this.#unfitScript(r.name, value, editor.model());
+      if (unfit !== null) pageWarnings.push(unfit);
       editor.showResult({ warnings, pageWarnings, note: `Applied to ${r.name}.` });
       await this.files.refresh();
     } catch (error) {
