@@ -147,7 +147,7 @@ Deno.test("Save persona and Save script of a text with a problem save it, and sa
     const persona = page.locator("#start-result p.warning");
     assert.match(
       (await persona.textContent()) ?? "",
-      /^Saved .+\.jsonc \(the persona file\) to your browser's downloads folder; Load file… opens it again\. It has a problem to fix before it starts: .+/,
+      /^Saved mira\.jsonc \(the persona file\) to your browser's downloads folder; Load file… opens it again\. The NPC's name cannot be read from the text \(it has a syntax problem\), so it is saved under the name of its last valid version \(mira\)\. It has a problem to fix before it starts: .+/,
     );
     await page.click("#tab-model");
     await page.locator("#model-script").check();
@@ -156,6 +156,36 @@ Deno.test("Save persona and Save script of a text with a problem save it, and sa
     assert.match(
       (await page.locator("#start-result p.warning").textContent()) ?? "",
       /^Saved .+\.steps\.json \(the script\) to .+ It has a problem to fix before it starts: The script: 'script\[0\]' must contain/,
+    );
+    assert.deepEqual(errors, []);
+  });
+});
+
+Deno.test("Save persona of a text whose NPC name cannot be read saves it under the file it was loaded from, or its last valid name, and says so", async () => {
+  await withPlayground("failed-files-saved-broken-name", async ({ page, errors }) => {
+    // A persona file with a syntax error, loaded over the sample (Mira): its own name cannot be read.
+    await page.setInputFiles("#load-persona", [
+      file("guard.jsonc", '{"npc": "gorm", "persona": {"name": "Gorm",}'),
+    ]);
+    await page.locator("#start-result").filter({ hasText: "Loaded guard.jsonc" }).waitFor();
+    // Before: mira.jsonc, the name of the persona the text replaced (Gorm's text saved as Mira's file).
+    assert.equal(await downloaded(page, () => page.click("#save-persona")), "guard.jsonc");
+    const saidLoaded =
+      /^Saved guard\.jsonc \(the persona file\) to your browser's downloads folder; Load file… opens it again\. The NPC's name cannot be read from the text \(it has a syntax problem\), so it is saved under the name of the file it was loaded from\. It has a problem to fix before it starts: /;
+    assert.match(await text(page, "#start-result p.warning"), saidLoaded);
+    // The page remembers it across a reload.
+    await page.reload();
+    await page.locator("#connection-status[data-state=open]").waitFor();
+    assert.equal(await downloaded(page, () => page.click("#save-persona")), "guard.jsonc");
+    assert.match(await text(page, "#start-result p.warning"), saidLoaded);
+    // A valid text, then an edit that breaks it: the name of its last valid version.
+    await page.click("#tab-jsonc");
+    await page.fill("#jsonc", '{"npc": "bob", "persona": {"name": "Bob"}}');
+    await page.fill("#jsonc", '{"npc": "bobby, "persona": {"name": "Bob"}}');
+    assert.equal(await downloaded(page, () => page.click("#save-persona")), "bob.jsonc");
+    assert.match(
+      await text(page, "#start-result p.warning"),
+      /^Saved bob\.jsonc .* The NPC's name cannot be read from the text \(it has a syntax problem\), so it is saved under the name of its last valid version \(bob\)\. It has a problem/,
     );
     assert.deepEqual(errors, []);
   });

@@ -435,6 +435,9 @@ Deno.test("keyboard: after a restore, putting the restored persona into the edit
     await startWithKeyboard(page);
     await page.reload(); // the page offers the last state it saw
     await page.locator("#connection-status[data-state=open]").waitFor();
+    // The editor no longer has what the state has (else the page offers nothing to put into it).
+    await page.click("#tab-persona");
+    await page.getByLabel("Role", { exact: true }).fill("the cook");
     await page.focus("#tab-state-save");
     await page.keyboard.press("Enter");
     await page.focus("#restore-last");

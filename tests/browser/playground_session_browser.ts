@@ -74,6 +74,9 @@ Deno.test("a saved state restored after a reload: the old 'Restore the last stat
 
     await page.reload();
     await page.locator("#connection-status[data-state=open]").waitFor();
+    // The editor no longer has what the save has.
+    await page.click("#tab-persona");
+    await page.getByLabel("Role", { exact: true }).fill("the cook");
     await page.click("#tab-state-save");
     const last = page.locator("#restore-last");
     await last.waitFor();
@@ -84,9 +87,12 @@ Deno.test("a saved state restored after a reload: the old 'Restore the last stat
     // Before: "Restore the last state seen (Mira, <the time of the last visit>)" stayed beside the NPC now
     // running, though the page's last state seen was the restored NPC's by then.
     assert.equal(await last.isHidden(), true);
-    // The restored NPC runs on the saved persona, options and tools, which the editor may not have: the status
-    // makes no claim, until the designer puts them into the editor.
-    assert.equal(await summary(page), "Mira is running; ready to apply or restart.");
+    // The restored NPC runs on the saved persona, options and tools, which the editor does not have: the
+    // status says so, until the designer puts them into the editor.
+    assert.equal(
+      await summary(page),
+      "Mira is running, not as the editor has it now; ready to apply or restart.",
+    );
     await page.getByRole("button", { name: "Put the restored persona, options and tools into the editor" })
       .click();
     assert.equal(await summary(page), "Mira is running; ready to apply or restart.");

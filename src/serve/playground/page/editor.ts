@@ -14,7 +14,7 @@
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
 import { errorCount, npcToolNames, PersonaDocument, type Review, reviewDocument } from "./document.ts";
-import { download, fileName, h, savedNote, tabs, toFix } from "./dom.ts";
+import { download, h, savedNote, tabs, toFix } from "./dom.ts";
 import {
   fileToolbar,
   type FormParts,
@@ -38,6 +38,7 @@ import { CHECKING, type FieldWidget, fieldWidget } from "./field_widgets.ts";
 import { type Check, FIELDS, type Section } from "./fields.ts";
 import { contextWarning, SCRIPT_CONTEXT_SIZE } from "./prompt_size.ts";
 import { ModelTab, type ModelTabHost } from "./model_tab.ts";
+import { personaFileName } from "./persona_file_name.ts";
 import { PersonaLoads, type PersonaLoadsHost } from "./persona_loads.ts";
 import { pathsIn, resultItems, type StartResult } from "./start_result.ts";
 import type { Saved } from "./storage.ts";
@@ -243,9 +244,9 @@ export class Editor {
       get doc() {
         return doc();
       },
-      replaced: (text) => {
+      replaced: (text, file) => {
         this.#jsonc.value = text;
-        this.#documentChanged("load");
+        this.#documentChanged("load", file);
       },
       showResult: (result) => this.showResult(result),
       counts: () => this.#counts(),
@@ -256,9 +257,14 @@ export class Editor {
 
   /** The NPC's name (or "npc") for file names. */
   #npcName(): string {
+    return this.#readName() ?? "npc";
+  }
+
+  /** The NPC's id, else its name, in the text (in its last valid version while it has a syntax problem). */
+  #readName(): string | null {
     const npc = this.doc.get(["npc"]);
     const name = this.doc.get(["persona", "name"]);
-    return typeof npc === "string" ? npc : typeof name === "string" ? name : "npc";
+    return typeof npc === "string" ? npc : typeof name === "string" ? name : null;
   }
 
   /** Selects an editor tab. */
@@ -340,10 +346,16 @@ export class Editor {
     this.#jsoncCaret.textContent = `Line ${line}, column ${before.length - before.lastIndexOf("\n")}.`;
   }
 
-  /** The document changed (from the form or the JSONC text): update the other views and persist. */
-  #documentChanged(from: "form" | "jsonc" | "load"): void {
+  /**
+   * The document changed (from the form or the JSONC text, or replaced by a load: of `file`, when a file was
+   * loaded): update the other views and persist.
+   */
+  #documentChanged(from: "form" | "jsonc" | "load", file?: string): void {
     this.saved.doc = this.doc.text;
     if (this.doc.problem === null) this.saved.validDoc = this.doc.text;
+    // Save persona names a text whose name cannot be read after the file it was loaded from, until it is valid.
+    if (this.doc.problem === null || from === "load") this.saved.loadedFrom = undefined;
+    if (this.doc.problem !== null && file !== undefined) this.saved.loadedFrom = file;
     if (from !== "jsonc") this.#jsonc.value = this.doc.text;
     this.#syncFromDocument();
     this.#events.changed(from === "load");
@@ -660,9 +672,14 @@ export class Editor {
 
   /** Downloads the persona file (the JSONC text as it is) and says so under Start, as Export does. */
   savePersona(): void {
-    const name = fileName(this.#npcName(), ".jsonc");
+    const { file: name, why } = personaFileName({
+      name: this.#readName(),
+      broken: this.doc.problem !== null,
+      loadedFrom: this.saved.loadedFrom,
+    });
     download(name, { text: this.doc.text.endsWith("\n") ? this.doc.text : `${this.doc.text}\n` });
-    const saved = savedNote({ name, what: "the persona file", opener: "Load file…" });
+    const saved = [savedNote({ name, what: "the persona file", opener: "Load file…" }), why].filter(Boolean)
+      .join(" ");
     const errors = errorCount(this.review);
     const problem = this.doc.problem?.message ??
       (errors > 0 ? `${errors === 1 ? "the problem" : `the ${errors} problems`} listed above.` : null);

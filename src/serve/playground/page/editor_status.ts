@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /**
  * The editor's status line above Start: whether the NPC running now is as the editor has it (the settings it
- * was started or applied with, compared with the editor's), the summary (problems that block a start,
+ * was started, applied or restored with, compared with the editor's), the summary (problems that block a start,
  * warnings), and the list of checks, each with a link to the field, tool or script it is about.
  * @module
  */
@@ -9,11 +9,12 @@ import { isJsonObject, type JsonValue } from "../../../protocol/json.ts";
 import { type Review, unknownFieldsText } from "./document.ts";
 import { h } from "./dom.ts";
 import type { Check } from "./fields.ts";
+import { OPTION_DEFAULTS, PERSONA_DEFAULTS, withoutDefaults } from "./npc_defaults.ts";
 
 /**
  * What Apply gives a running NPC (its persona, options and client tools) and the model it runs on, as one
- * text with the objects' keys sorted: an NPC started or applied from settings with the same text runs as the
- * editor has it.
+ * text with the objects' keys sorted and the bridge's defaults left out ({@link withoutDefaults}): an NPC
+ * started, applied or restored from settings with the same text runs as the editor has it.
  *
  * For example (not a doc test: this module needs the DOM):
  *   settingsKey({ persona: { role: "innkeeper", name: "Mira" } }, undefined) ===
@@ -29,14 +30,15 @@ export function settingsKey(
       : isJsonObject(v)
       ? Object.fromEntries(Object.keys(v).sort().map((k) => [k, sorted(v[k])]))
       : v;
-  return JSON.stringify(
-    sorted([from.persona ?? {}, from.options ?? {}, from.tools ?? [], model ?? null] as JsonValue),
-  );
+  // A default spelled out (a restored NPC's settings have every key) is the same as one left out.
+  const persona = withoutDefaults(from.persona, PERSONA_DEFAULTS);
+  const options = withoutDefaults(from.options, OPTION_DEFAULTS);
+  return JSON.stringify(sorted([persona, options, from.tools ?? [], model ?? null] as JsonValue));
 }
 
 /**
  * The NPC running now, as the status line knows it: its name, and the {@link settingsKey} of what it was
- * started or applied with (null when unknown: a restored NPC runs on its saved settings).
+ * started, applied or restored with (null when unknown).
  *
  * For example (not a doc test: this module needs the DOM):
  *   const running = new RunningNpc();

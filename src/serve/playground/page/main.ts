@@ -24,7 +24,7 @@ import { ModelStatus } from "./model_status.ts";
 import { type Running, scriptedRun, toolSettings, type WorldParts } from "./running.ts";
 import { firstVisit } from "./samples.ts";
 import { engineExport, worldIdFor } from "./engine_export.ts";
-import { barkHint, type ScriptedRun, scriptHint, unavailableHint } from "./script_hint.ts";
+import { barkHint, jsonStepsHint, type ScriptedRun, scriptHint, unavailableHint } from "./script_hint.ts";
 import { relationshipReasons, StatePanel } from "./state_panel.ts";
 import { type KeptNpc, type NowRunningParts, StateFiles, type Stopped } from "./state_files.ts";
 import { loadSaved, type Saved, storeSaved } from "./storage.ts";
@@ -399,7 +399,7 @@ class Playground {
         `its memory and its world.${again}`,
       "warning",
     );
-    this.editor.showResult({ error: `${why.error} ${name} runs on as before.` });
+    this.editor.showResult({ error: why.error, afterError: `${name} runs on as before.` });
     await this.files.refresh();
   }
 
@@ -419,7 +419,11 @@ class Playground {
       });
       this.running = {
         ...kept.running,
-        npc: new Npc(connection, created.npc, { tools: created.tools, warnings: created.warnings }),
+        npc: new Npc(connection, created.npc, {
+          tools: created.tools,
+          warnings: created.warnings,
+          model: model as never,
+        }),
         world: worldParts?.world ?? null,
         subscription: worldParts?.subscription ?? null,
         generation: this.link.generation,
@@ -480,7 +484,12 @@ class Playground {
     const persona = isJsonObject(from.persona) ? from.persona : {};
     const name = typeof persona.name === "string" ? persona.name : created.npc;
     this.running = {
-      npc: new Npc(connection, created.npc, { tools: created.tools, warnings: created.warnings }),
+      // (The handle knows its model: an NPC put back after a refused Apply runs on it again.)
+      npc: new Npc(connection, created.npc, {
+        tools: created.tools,
+        warnings: created.warnings,
+        model: model as never,
+      }),
       name,
       world: worldParts?.world ?? null,
       subscription: worldParts?.subscription ?? null,
@@ -549,7 +558,12 @@ class Playground {
       this.conversation.started(`${name} (${result.npc})`, editor.modelLabel(), true);
       this.#noteCancelled(cancelled, "to start the NPC again");
       this.conversation.note(`Started ${name}: tools ${result.tools.join(", ") || "none"}.`);
-      editor.showResult({ warnings: result.warnings, note: `Started ${name} (${result.npc}).` });
+      const unfit = this.#unfitScript(name, value, params.model);
+      editor.showResult({
+        warnings: result.warnings,
+        pageWarnings: unfit === null ? [] : [unfit],
+        note: `Started ${name} (${result.npc}).`,
+      });
       await this.files.refresh();
     } catch (error) {
       await worldParts?.world.delete().catch(() => {});
@@ -582,6 +596,13 @@ class Playground {
       "Restore it",
       () => void this.files.restoreLast(),
     );
+  }
+
+  /** The warning for an NPC `name` (persona file `value`) on the Model tab's script that does not fit it. */
+  #unfitScript(name: string, value: JsonObject, model: JsonValue | undefined): string | null {
+    if (!this.saved.useScript) return null;
+    const options = isJsonObject(value.options) ? value.options : {};
+    return jsonStepsHint({ name, replyFormat: options.replyFormat, model });
   }
 
   /** Rebuilds the running NPC with the editor's persona, options and tools; conversation and memory stay. */
@@ -651,10 +672,28 @@ class Playground {
           "State → World); Start NPC starts a new world from the initial one.",
         ]
         : [];
+      const unfit = this.#unfitScript(r.name, value, editor.model());
+      if (unfit !== null) pageWarnings.push(unfit);
       editor.showResult({ warnings, pageWarnings, note: `Applied to ${r.name}.` });
       await this.files.refresh();
     } catch (error) {
-      editor.showResult({ error: errorText(error) });
+      // The client put the NPC back as it was (its state, world, tools and model); the bridge names the key it
+      // refused under 'state.' (the state Apply sent), where the editor has it as 'options.x'.
+      const refused = errorText(error).replace(/'state\.(persona|options|tools)\b/g, "'$1");
+      const again = r.scripted === null
+        ? ""
+        : " Its script starts again from its first step (the NPC gets a new model).";
+      if (this.running === r) {
+        this.conversation.note(
+          `The bridge refused the apply (see under Start): ${r.name} runs on as before, with this ` +
+            `conversation, its memory and its world.${again}`,
+          "warning",
+        );
+      }
+      editor.showResult({
+        error: refused,
+        afterError: `${r.name} runs on as before; the editor keeps your edits.`,
+      });
     }
   }
 

@@ -6,17 +6,21 @@
  * Undo load button and the text it restores; the editor gives it a small {@link PersonaLoadsHost}.
  * @module
  */
-import { isJsonObject, type JsonObject } from "../../../protocol/json.ts";
+import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
 import { parseJsonc, type PersonaDocument } from "./document.ts";
 import { h } from "./dom.ts";
+import { OPTION_DEFAULTS, PERSONA_DEFAULTS, withoutDefaults } from "./npc_defaults.ts";
 import type { StartResult } from "./start_result.ts";
 
 /** What the loads need from the editor. */
 export interface PersonaLoadsHost {
   /** The persona document (every edit still waiting written first). */
   readonly doc: PersonaDocument;
-  /** The document was replaced: show `text` (the document's new text) in the JSONC box, and the other views. */
-  replaced(text: string): void;
+  /**
+   * The document was replaced: show `text` (the document's new text) in the JSONC box, and the other views;
+   * `file`: the name of the file it was loaded from.
+   */
+  replaced(text: string, file?: string): void;
   /** Shows the outcome of a load in the editor's result line. */
   showResult(result: StartResult): void;
   /** The number of problems and of warnings the status line lists now. */
@@ -56,13 +60,13 @@ export class PersonaLoads {
     });
   }
 
-  /** Replaces the persona text (a loaded file), keeping the old text for "Undo load". */
-  replaceText(text: string): void {
+  /** Replaces the persona text (a loaded file, named `file`), keeping the old text for "Undo load". */
+  replaceText(text: string, file?: string): void {
     const doc = this.#host.doc;
     this.#undo = doc.text;
     this.undoButton.hidden = false;
     doc.setText(text);
-    this.#host.replaced(text);
+    this.#host.replaced(text, file);
   }
 
   /** Copies a restored NPC's persona, options, tools and id into the document (undo keeps the old text). */
@@ -71,8 +75,17 @@ export class PersonaLoads {
     this.#undo = doc.text;
     this.undoButton.hidden = false;
     if (doc.problem) doc.setText("{}");
-    for (const key of ["npc", "persona", "options", "tools"] as const) {
-      if (state[key] !== undefined) doc.set([key], state[key]);
+    // As a designer writes them: the bridge's defaults the state spells out are left out.
+    const written: JsonObject = {
+      npc: state.npc,
+      persona: withoutDefaults(state.persona, PERSONA_DEFAULTS),
+      options: withoutDefaults(state.options, OPTION_DEFAULTS),
+      tools: state.tools,
+    };
+    for (const [key, value] of Object.entries(written)) {
+      if (value !== undefined && !(key === "options" && isEmpty(value) && doc.get([key]) === undefined)) {
+        doc.set([key], value);
+      }
     }
     this.#host.replaced(doc.text);
   }
@@ -114,7 +127,7 @@ export class PersonaLoads {
         host.setScript(text);
         notes.push(`the script ${file.name} (new NPCs run on it)`);
       } else {
-        this.replaceText(text);
+        this.replaceText(text, file.name);
         notes.push(file.name);
       }
     }
@@ -132,4 +145,9 @@ export class PersonaLoads {
       });
     }
   }
+}
+
+/** Whether `value` is an object with no keys. */
+function isEmpty(value: JsonValue): boolean {
+  return isJsonObject(value) && Object.keys(value).length === 0;
 }

@@ -7,6 +7,7 @@
  * @module
  */
 import type { BridgeError } from "../../../protocol/errors.ts";
+import { isJsonObject, type JsonValue } from "../../../protocol/json.ts";
 
 /** The scripted model a running NPC plays. */
 export interface ScriptedRun {
@@ -104,4 +105,26 @@ export function unavailableHint(error: BridgeError, run: ScriptedRun | null): st
   if (run !== null || error.dataCode !== "model_unavailable") return null;
   return "The bridge's model cannot answer (the Model pill at the top says why): start it, or run this NPC " +
     "on the page's script (Model tab → The page's script, then Start NPC).";
+}
+
+/**
+ * A warning for a Start on the Model tab's script (`model`) of an NPC that replies in text (`replyFormat`
+ * "text") when the script answers with json steps (the sample's): the bridge says nothing, and the NPC says
+ * each step's JSON as its line. Null otherwise.
+ *
+ * @example
+ * ```ts ignore
+ * jsonStepsHint({ name: "Ada", replyFormat: "text", model: { type: "scripted", steps: [{ json: {} }] } });
+ * // "The Model tab's script answers with json steps, but Ada replies in text (…)…"
+ * ```
+ */
+export function jsonStepsHint(
+  { name, replyFormat, model }: { name: string; replyFormat: unknown; model: JsonValue | undefined },
+): string | null {
+  if (replyFormat !== "text" || !isJsonObject(model) || !Array.isArray(model.steps)) return null;
+  if (!model.steps.some((step) => isJsonObject(step) && step.json !== undefined)) return null;
+  return `The Model tab's script answers with json steps, but ${name} replies in text (Options → Reply ` +
+    "format): each would be said as it is, JSON and all. Load the persona's own script with Load file… " +
+    "(personas/shopkeeper.steps.json for personas/shopkeeper.jsonc), or write text steps " +
+    '({"text": "[happy] Welcome!"}).';
 }

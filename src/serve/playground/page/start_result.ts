@@ -10,6 +10,8 @@ import { h } from "./dom.ts";
 export interface StartResult {
   /** The error (a field it names is marked too). */
   error?: string;
+  /** What the page says after the error (not by the field): "Mira runs on as before." */
+  afterError?: string;
   /** The bridge's warnings. */
   warnings?: readonly string[];
   /** The page's own warnings (e.g. a state file with no world snapshot). */
@@ -62,6 +64,7 @@ export function resultItems(
         "p",
         { class: "error" },
         result.error,
+        result.afterError ? ` ${result.afterError}` : null,
         // The space between the two sentences goes before the link: one at the start of its text is lost.
         result.force ? " " : null,
         result.force

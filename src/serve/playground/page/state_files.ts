@@ -12,6 +12,7 @@ import type { Conversation, TurnRecord } from "./conversation.ts";
 import { parseJsonc } from "./document.ts";
 import { byId, download, DOWNLOADS, fileName, focusLost, h, pretty } from "./dom.ts";
 import type { Editor } from "./editor.ts";
+import { settingsKey } from "./editor_status.ts";
 import { worldIdFor } from "./engine_export.ts";
 import { seenNow } from "./last_visit.ts";
 import type { Link } from "./link.ts";
@@ -256,11 +257,14 @@ export class StateFiles {
         world: worldParts?.world.id ?? null,
         ...(model !== undefined ? { model: model as never } : {}),
       });
+      // What it runs on, to compare with the editor's (the status line says when they differ).
+      const settings = settingsKey(state, model);
       const name = host.nowRunning(
         state,
-        { connection, created: result, worldParts, tools, settings: null, model },
+        { connection, created: result, worldParts, tools, settings, model },
         "restored",
       );
+      const same = settings === editor.settingsKey();
       conversation.started(`${name} (${result.npc})`, editor.modelLabel(), true);
       host.noteCancelled(cancelled, `to restore from ${source}`);
       conversation.note(
@@ -278,9 +282,11 @@ export class StateFiles {
       editor.showResult({
         warnings: result.warnings,
         pageWarnings: notes,
-        note: `Restored ${name}. The editor still shows your persona text.`,
+        note: same
+          ? `Restored ${name}. The editor has the same persona, options and tools.`
+          : `Restored ${name}. The editor still shows your persona text.`,
       });
-      this.#offerAdopt(state);
+      if (!same) this.#offerAdopt(state);
       await this.refresh();
     } catch (error) {
       await worldParts?.world.delete().catch(() => {});
@@ -312,14 +318,8 @@ export class StateFiles {
         text: "Put the restored persona, options and tools into the editor",
         on: {
           click: (event) => {
-            const editor = host.editor();
-            editor.adoptState(state);
-            // The editor now has what the restored NPC runs on (unless Apply or Start replaced it meanwhile).
-            const r = host.running();
-            if (r !== null && r.settings === null) {
-              r.settings = editor.settingsKey();
-              editor.setRunning(r.name, r.settings);
-            }
+            // (The status line then says the NPC runs as the editor has it.)
+            host.editor().adoptState(state);
             (event.target as HTMLElement).remove();
             // The focus went with the button: "Undo load" (shown now) takes it back the other way.
             if (focusLost()) byId("undo-load").focus();

@@ -39,6 +39,11 @@ export interface Saved {
   doc: string;
   /** The last valid persona text (what the form shows while `doc` has a syntax problem). */
   validDoc?: string;
+  /**
+   * The name of the file the persona text was loaded from, while the text has a syntax problem it was loaded
+   * with (Save persona saves it under this name: the NPC's cannot be read).
+   */
+  loadedFrom?: string;
   /** The script editor's text. */
   script: string;
   /** Whether NPCs are created with the script (else the bridge's own model). */
