@@ -30,6 +30,8 @@ export function withContextBlock(block: string | null, prompt: string): string {
 export class ContextNoteDelivery {
   #shown: string | null = null;
   #carrier: ConversationEntry | null = null;
+  /** Where the carrier was last found in the history: looked at first, so a turn reads one entry there. */
+  #at = -1;
 
   /**
    * The block to put ahead of the next prompt for `note`, or null when the visible history carries it
@@ -37,7 +39,7 @@ export class ContextNoteDelivery {
    * not see in its latest step.
    */
   block(note: string | null, entries: readonly ConversationEntry[], hidden: number): string | null {
-    if (this.#carrier !== null && entries.indexOf(this.#carrier) < hidden) {
+    if (this.#carrier !== null && this.#carrierIndex(entries) < hidden) {
       this.#carrier = null;
       this.#shown = null;
     }
@@ -50,5 +52,19 @@ export class ContextNoteDelivery {
   delivered(note: string | null, entry: ConversationEntry): void {
     this.#shown = note === "" ? null : note;
     this.#carrier = this.#shown === null ? null : entry;
+    this.#at = -1;
+  }
+
+  /**
+   * The carrier's index in `entries` (-1 when it left): where it was found last time when it is still there,
+   * else searched for — from the end right after its delivery (it is the latest prompt), from the start after
+   * the history lost entries there. Searching from the start on every turn made each turn cost as much as
+   * the history before the carrier.
+   */
+  #carrierIndex(entries: readonly ConversationEntry[]): number {
+    const at = this.#at;
+    const carrier = this.#carrier!;
+    if (at >= 0 && at < entries.length && entries[at] === carrier) return at;
+    return this.#at = at === -1 ? entries.lastIndexOf(carrier) : entries.indexOf(carrier);
   }
 }
