@@ -1746,8 +1746,17 @@ class Session:
     async def _cancel(self) -> int:
         return (await self.bridge.request("session/cancel", {"session": self.id}))["cancelled"]
 
-    async def delete(self) -> None:
-        """``session/delete``."""
+    def delete(self) -> Awaitable[None]:
+        """``session/delete``: cancels the session's work (a running ``respond`` raises a -32009 ``cancelled``
+        BridgeError, or returns its result when it had already ended) and frees it. From the call on (before it
+        is awaited), the turn's ``on_text`` and ``on_event`` get nothing more, as with :meth:`cancel`::
+
+            await guide.delete()  # the level ends: the answer stops where it was
+        """
+        self.bridge._silence("session " + self.id)
+        return self._delete()
+
+    async def _delete(self) -> None:
         await self.bridge.request("session/delete", {"session": self.id})
 
     async def reset(self) -> None:
@@ -1901,8 +1910,21 @@ class Npc:
     async def _cancel(self) -> int:
         return (await self.bridge.request("npc/cancel", {"npc": self.id}))["cancelled"]
 
-    async def delete(self) -> None:
-        """``npc/delete``."""
+    def delete(self) -> Awaitable[None]:
+        """``npc/delete``: cancels the NPC's work (a running ``talk`` raises a -32009 ``cancelled`` BridgeError, or
+        returns its reply when it had already ended) and frees it. From the call on (before it is awaited), the
+        talk's ``on_line``, ``on_emotion`` and ``on_event`` get nothing more, as with :meth:`cancel`. From a
+        callback, call it there and await it in a task (``asyncio.ensure_future(gorm.delete())``): a task that
+        only calls it when it starts runs after the events already read. To load a save over a living NPC,
+        delete it, then restore under its id::
+
+            await gorm.delete()  # Gorm dies mid-sentence: the line stops where it was
+            gorm = await bridge.restore_npc(save, npc=gorm.id, model=model)  # or the player loads a save
+        """
+        self.bridge._silence("npc " + self.id)
+        return self._delete()
+
+    async def _delete(self) -> None:
         await self.bridge.request("npc/delete", {"npc": self.id})
 
 
