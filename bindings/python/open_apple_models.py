@@ -295,6 +295,14 @@ def _schema_type_advice(value: type, path: List[Any]) -> Optional[str]:
     return "is the Python type %s; JSON Schema writes it %s" % (value.__name__, written)
 
 
+def _as_written(coroutine: Any, qualname: str) -> Any:
+    """``coroutine`` named as the call that returned it (``Npc.cancel``, not its ``Npc._cancel`` inside): Python's
+    "coroutine ... was never awaited" warning and the refusal of a coroutine passed as a value name that call."""
+    coroutine.__qualname__ = qualname
+    coroutine.__name__ = qualname.rsplit(".", 1)[-1]
+    return coroutine
+
+
 def _awaitable_advice(value: Any) -> str:
     if inspect.iscoroutine(value):
         name = getattr(value, "__qualname__", None) or getattr(value, "__name__", "a coroutine")
@@ -1741,7 +1749,7 @@ class Session:
             await guide.cancel()  # the player walked away: the answer stops where it was
         """
         self.bridge._silence("session " + self.id)
-        return self._cancel()
+        return _as_written(self._cancel(), type(self).__name__ + ".cancel")
 
     async def _cancel(self) -> int:
         return (await self.bridge.request("session/cancel", {"session": self.id}))["cancelled"]
@@ -1754,7 +1762,7 @@ class Session:
             await guide.delete()  # the level ends: the answer stops where it was
         """
         self.bridge._silence("session " + self.id)
-        return self._delete()
+        return _as_written(self._delete(), type(self).__name__ + ".delete")
 
     async def _delete(self) -> None:
         await self.bridge.request("session/delete", {"session": self.id})
@@ -1905,7 +1913,7 @@ class Npc:
             await gorm.cancel()  # the player walked away: the line stops where it was
         """
         self.bridge._silence("npc " + self.id)
-        return self._cancel()
+        return _as_written(self._cancel(), type(self).__name__ + ".cancel")
 
     async def _cancel(self) -> int:
         return (await self.bridge.request("npc/cancel", {"npc": self.id}))["cancelled"]
@@ -1922,7 +1930,7 @@ class Npc:
             gorm = await bridge.restore_npc(save, npc=gorm.id, model=model)  # or the player loads a save
         """
         self.bridge._silence("npc " + self.id)
-        return self._delete()
+        return _as_written(self._delete(), type(self).__name__ + ".delete")
 
     async def _delete(self) -> None:
         await self.bridge.request("npc/delete", {"npc": self.id})

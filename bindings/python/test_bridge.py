@@ -910,6 +910,23 @@ class QuestWriterMistakeTests(BridgeTestCase):
         await village
         await npc
 
+    async def test_a_cancel_or_delete_not_awaited_is_named_as_written(self):
+        gorm = await self.bridge.create_npc({"name": "Gorm"}, model=scripted())
+        guide = await self.bridge.create_session(model=scripted())
+        for call, name in ((gorm.cancel, "Npc.cancel"), (gorm.delete, "Npc.delete"),
+                           (guide.cancel, "Session.cancel"), (guide.delete, "Session.delete")):
+            never_awaited = r"^coroutine '%s' was never awaited" % name.replace(".", r"\.")
+            with self.assertWarnsRegex(RuntimeWarning, never_awaited):
+                call()  # await forgotten: nothing is sent
+                gc.collect()
+        world = await self.bridge.create_world({})
+        cancelled = gorm.cancel()
+        with self.assertRaisesRegex(TypeError, r"world\.set\('n'\): the value is a coroutine that was never awaited "
+                                               r"\(Npc\.cancel\): add await \(x = await npc\.cancel\(\.\.\.\)\)"):
+            await world.set("n", cancelled)
+        self.assertEqual(await cancelled, 0)
+        self.assertEqual(len((await self.bridge.request("npc/list"))["npcs"]), 1)  # the delete was never sent
+
     async def test_dict_keys_json_cannot_keep_are_refused(self):
         world = await self.bridge.create_world({"map": {}})
         with self.assertRaisesRegex(TypeError, r"world\.set\('map\.tiles'\): the value has a key \(1, 2\) \(a tuple\); "
