@@ -952,12 +952,16 @@ namespace OpenAppleModels
         {
             var dictionary = parameters as IDictionary;
             if (dictionary != null) return dictionary.Contains(key) ? dictionary[key] : null;
-            Type type = parameters.GetType();
-            FieldInfo field = type.GetField(key, BindingFlags.Public | BindingFlags.Instance);
-            if (field != null) return field.GetValue(parameters);
-            PropertyInfo property = type.GetProperty(key, BindingFlags.Public | BindingFlags.Instance);
-            if (property == null || !property.CanRead || property.GetIndexParameters().Length > 0) return null;
-            try { return property.GetValue(parameters, null); }
+            try
+            {
+                Type type = parameters.GetType();
+                FieldInfo field = type.GetField(key, BindingFlags.Public | BindingFlags.Instance);
+                if (field != null) return field.GetValue(parameters);
+                PropertyInfo property = type.GetProperty(key, BindingFlags.Public | BindingFlags.Instance);
+                if (property == null || !property.CanRead || property.GetIndexParameters().Length > 0) return null;
+                return property.GetValue(parameters, null);
+            }
+            catch (AmbiguousMatchException) { return null; } // a member hidden with `new`: not told apart here
             catch (TargetInvocationException) { return null; } // Write reports it when the request is written
         }
 

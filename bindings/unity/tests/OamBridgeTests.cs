@@ -682,6 +682,25 @@ static class OamBridgeTests
             Wait(queue, rawCancel);
             WaitError(queue, rawTurn);
 
+            current = "a talk sent by hand with the NPC's handle as its id stops its events at npc.CancelAsync()";
+            var emma = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Emma"), options: TextReplies,
+                model: Scripted(Reply("Emma has a long story about the old mill by the river and its miller."))));
+            var byHandle = new List<string>();
+            Task<JsonObject> handleCancel = null;
+            var handleTurn = bridge.RequestAsync("npc/talk", O().With("npc", emma).With("line", "Tell me.")
+                .With("stream", true), e =>
+            {
+                if (e.GetString("type") != "lineDelta") return;
+                byHandle.Add(e.GetString("delta"));
+                if (handleCancel == null) handleCancel = emma.CancelAsync();
+            });
+            UntilAnswered(bridge);
+            queue.Pump();
+            Check(byHandle.Count == 1, "the talk sent with a handle went on after CancelAsync: " +
+                string.Join(" | ", byHandle.ToArray()));
+            Wait(queue, handleCancel);
+            WaitError(queue, handleTurn);
+
             current = "a talk that npc.DeleteAsync() cancelled fails with -32009 cancelled";
             var sleeper2 = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Nod"), options: TextReplies,
                 model: Scripted(O().With("text", "[calm] Zzz.").With("delayMs", 60000))));
