@@ -925,6 +925,14 @@ func cancel_session(session_id: String) -> Dictionary:
 	return await request("session/cancel", {"session": session_id})
 
 
+## session/delete: cancels the session's work (its running respond() answers a -32009 cancelled error, or its reply
+## when it had already ended) and frees it. Result: {session, deleted}. From this call on, the turn's on_text and
+## on_event are not called again, as with cancel_session().
+func delete_session(session_id: String) -> Dictionary:
+	_silence_turns("session", session_id)
+	return await request("session/delete", {"session": session_id})
+
+
 # ---------------------------------------------------------------------------------------------- NPCs
 
 ## npc/create. persona needs at least "name".
@@ -981,6 +989,15 @@ func talk(npc_id: String, line: String, on_line: Callable = Callable(), on_emoti
 func cancel_npc(npc_id: String) -> Dictionary:
 	_silence_turns("npc", npc_id)
 	return await request("npc/cancel", {"npc": npc_id})
+
+
+## npc/delete: cancels the NPC's work (its running talk() answers a -32009 cancelled error, or its reply when it had
+## already ended) and frees it, e.g. when the NPC dies mid-line. Result: {npc, deleted}. From this call on, the
+## talk's on_line and on_emotion are not called again, as with cancel_npc(). To load a save over a living NPC:
+## await delete_npc(id), then restore_npc(save, id, model).
+func delete_npc(npc_id: String) -> Dictionary:
+	_silence_turns("npc", npc_id)
+	return await request("npc/delete", {"npc": npc_id})
 
 
 # A player who walked away sees no more of the turn: the events the bridge wrote before it read the cancel are still

@@ -295,6 +295,14 @@ def _schema_type_advice(value: type, path: List[Any]) -> Optional[str]:
     return "is the Python type %s; JSON Schema writes it %s" % (value.__name__, written)
 
 
+def _as_written(coroutine: Any, qualname: str) -> Any:
+    """``coroutine`` named as the call that returned it (``Npc.cancel``, not its ``Npc._cancel`` inside): Python's
+    "coroutine ... was never awaited" warning and the refusal of a coroutine passed as a value name that call."""
+    coroutine.__qualname__ = qualname
+    coroutine.__name__ = qualname.rsplit(".", 1)[-1]
+    return coroutine
+
+
 def _awaitable_advice(value: Any) -> str:
     if inspect.iscoroutine(value):
         name = getattr(value, "__qualname__", None) or getattr(value, "__name__", "a coroutine")
@@ -1741,13 +1749,22 @@ class Session:
             await guide.cancel()  # the player walked away: the answer stops where it was
         """
         self.bridge._silence("session " + self.id)
-        return self._cancel()
+        return _as_written(self._cancel(), type(self).__name__ + ".cancel")
 
     async def _cancel(self) -> int:
         return (await self.bridge.request("session/cancel", {"session": self.id}))["cancelled"]
 
-    async def delete(self) -> None:
-        """``session/delete``."""
+    def delete(self) -> Awaitable[None]:
+        """``session/delete``: cancels the session's work (a running ``respond`` raises a -32009 ``cancelled``
+        BridgeError, or returns its result when it had already ended) and frees it. From the call on (before it
+        is awaited), the turn's ``on_text`` and ``on_event`` get nothing more, as with :meth:`cancel`::
+
+            await guide.delete()  # the level ends: the answer stops where it was
+        """
+        self.bridge._silence("session " + self.id)
+        return _as_written(self._delete(), type(self).__name__ + ".delete")
+
+    async def _delete(self) -> None:
         await self.bridge.request("session/delete", {"session": self.id})
 
     async def reset(self) -> None:
@@ -1896,13 +1913,26 @@ class Npc:
             await gorm.cancel()  # the player walked away: the line stops where it was
         """
         self.bridge._silence("npc " + self.id)
-        return self._cancel()
+        return _as_written(self._cancel(), type(self).__name__ + ".cancel")
 
     async def _cancel(self) -> int:
         return (await self.bridge.request("npc/cancel", {"npc": self.id}))["cancelled"]
 
-    async def delete(self) -> None:
-        """``npc/delete``."""
+    def delete(self) -> Awaitable[None]:
+        """``npc/delete``: cancels the NPC's work (a running ``talk`` raises a -32009 ``cancelled`` BridgeError, or
+        returns its reply when it had already ended) and frees it. From the call on (before it is awaited), the
+        talk's ``on_line``, ``on_emotion`` and ``on_event`` get nothing more, as with :meth:`cancel`. From a
+        callback, call it there and await it in a task (``asyncio.ensure_future(gorm.delete())``): a task that
+        only calls it when it starts runs after the events already read. To load a save over a living NPC,
+        delete it, then restore under its id::
+
+            await gorm.delete()  # Gorm dies mid-sentence: the line stops where it was
+            gorm = await bridge.restore_npc(save, npc=gorm.id, model=model)  # or the player loads a save
+        """
+        self.bridge._silence("npc " + self.id)
+        return _as_written(self._delete(), type(self).__name__ + ".delete")
+
+    async def _delete(self) -> None:
         await self.bridge.request("npc/delete", {"npc": self.id})
 
 

@@ -367,6 +367,92 @@ class GameTests(BridgeTestCase):
         self.assertTrue(arrived_after, "the rest of the text never arrived; nothing was tested")
         self.assertEqual(len(shown), 1, "on_text was called after session.cancel(): %r" % shown[1:2])
 
+    async def test_npc_delete_stops_the_line_at_once(self):
+        line = " ".join("word%d" % i for i in range(40))
+        gorm = await self.bridge.create_npc({"name": "Gorm"}, options={"replyFormat": "text"},
+                                            model=scripted({"text": "[happy] " + line, "chunks": 20, "delayMs": 20}))
+        shown, deletes, arrived_after = [], [], []
+
+        def on_line(text):
+            shown.append(text)
+            if not deletes:  # Gorm is killed at his first words
+                deletes.append(asyncio.ensure_future(gorm.delete()))
+
+        def on_npc_event(params):
+            if deletes and params["event"]["type"] == "lineDelta":
+                arrived_after.append(params["event"])
+
+        self.bridge.on_notification("npc/event", on_npc_event)
+        try:
+            await gorm.talk("Hello", on_line=on_line)  # the turn had ended when the delete came: its reply
+        except BridgeError as error:
+            self.assertEqual(error.data_code, "cancelled")
+        await deletes[0]
+        self.assertTrue(arrived_after, "the rest of the line never arrived; nothing was tested")
+        self.assertEqual(len(shown), 1, "on_line was called after npc.delete(): %r" % shown[1:2])
+        self.assertEqual(await self.bridge.request("npc/list"), {"npcs": []})
+
+    async def test_session_delete_stops_the_text_at_once(self):
+        session = await self.bridge.create_session(
+            model=scripted({"text": " ".join("word%d" % i for i in range(40)), "chunks": 20, "delayMs": 20}))
+        shown, deletes, arrived_after = [], [], []
+
+        def on_text(text):
+            shown.append(text)
+            if not deletes:
+                deletes.append(asyncio.ensure_future(session.delete()))
+
+        def on_session_event(params):
+            if deletes and params["event"]["type"] == "text":
+                arrived_after.append(params["event"])
+
+        self.bridge.on_notification("session/event", on_session_event)
+        try:
+            await session.respond("Count.", on_text=on_text)
+        except BridgeError as error:
+            self.assertEqual(error.data_code, "cancelled")
+        await deletes[0]
+        self.assertTrue(arrived_after, "the rest of the text never arrived; nothing was tested")
+        self.assertEqual(len(shown), 1, "on_text was called after session.delete(): %r" % shown[1:2])
+
+    async def test_a_save_loaded_over_a_talking_npc_shows_nothing_more_of_the_old_line(self):
+        line = " ".join("word%d" % i for i in range(40))
+        model = scripted({"text": "[happy] " + line, "chunks": 20, "delayMs": 20}, {"text": "[calm] Welcome back."})
+        gorm = await self.bridge.create_npc({"name": "Gorm"}, npc="gorm", options={"replyFormat": "text"},
+                                            model=model)
+        save = await gorm.state()
+        shown, loads = [], []
+
+        async def load(deleted):  # the player loads a save: Gorm is deleted, then restored under his id
+            await deleted
+            return await self.bridge.restore_npc(save, npc="gorm", model=model)
+
+        def on_line(text):
+            shown.append(text)
+            if not loads:  # at Gorm's first words; delete() called here silences the line at once
+                loads.append(asyncio.ensure_future(load(gorm.delete())))
+
+        try:
+            await gorm.talk("Hello", on_line=on_line)
+        except BridgeError as error:
+            self.assertEqual(error.data_code, "cancelled")
+        restored = await loads[0]
+        self.assertEqual(len(shown), 1, "on_line was called after the save was loaded: %r" % shown[1:2])
+        lines = []  # the restored Gorm's next line is shown in full
+        self.assertEqual((await restored.talk("Hi", on_line=lines.append))["line"], lines[-1])
+
+    async def test_a_talk_that_npc_delete_cancelled_raises_cancelled(self):
+        gorm = await self.bridge.create_npc({"name": "Gorm"}, options={"replyFormat": "text"},
+                                            model=scripted({"text": "[happy] Zzz.", "delayMs": 60000}))
+        lines = []
+        talking = asyncio.ensure_future(gorm.talk("Wake up.", on_line=lines.append))
+        await gorm.state(settle=False)  # the talk was sent first
+        await gorm.delete()
+        with self.assertRaises(BridgeError) as caught:
+            await talking
+        self.assertEqual((caught.exception.code, caught.exception.data_code), (-32009, "cancelled"))
+        self.assertEqual(lines, [])
+
     async def test_a_coroutine_typewriter_of_a_turn_walked_away_from_stops_and_warns_of_nothing(self):
         gorm = await self.bridge.create_npc(
             {"name": "Gorm"}, options={"replyFormat": "text"},
@@ -823,6 +909,23 @@ class QuestWriterMistakeTests(BridgeTestCase):
             await self.bridge.create_npc({"name": "Bram"}, world=village, model=scripted())
         await village
         await npc
+
+    async def test_a_cancel_or_delete_not_awaited_is_named_as_written(self):
+        gorm = await self.bridge.create_npc({"name": "Gorm"}, model=scripted())
+        guide = await self.bridge.create_session(model=scripted())
+        for call, name in ((gorm.cancel, "Npc.cancel"), (gorm.delete, "Npc.delete"),
+                           (guide.cancel, "Session.cancel"), (guide.delete, "Session.delete")):
+            never_awaited = r"^coroutine '%s' was never awaited" % name.replace(".", r"\.")
+            with self.assertWarnsRegex(RuntimeWarning, never_awaited):
+                call()  # await forgotten: nothing is sent
+                gc.collect()
+        world = await self.bridge.create_world({})
+        cancelled = gorm.cancel()
+        with self.assertRaisesRegex(TypeError, r"world\.set\('n'\): the value is a coroutine that was never awaited "
+                                               r"\(Npc\.cancel\): add await \(x = await npc\.cancel\(\.\.\.\)\)"):
+            await world.set("n", cancelled)
+        self.assertEqual(await cancelled, 0)
+        self.assertEqual(len((await self.bridge.request("npc/list"))["npcs"]), 1)  # the delete was never sent
 
     async def test_dict_keys_json_cannot_keep_are_refused(self):
         world = await self.bridge.create_world({"map": {}})

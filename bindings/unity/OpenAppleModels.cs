@@ -932,21 +932,49 @@ namespace OpenAppleModels
             catch (Exception e) { Console.Error.WriteLine("[open-apple-models] callback failed: " + e); }
         }
 
-        // "npc <id>" for an npc/* request that names its NPC, "session <id>" for a session/* one, else null.
+        // "npc <id>" for an npc/* request that names its NPC, "session <id>" for a session/* one, else null. The
+        // params may be a JsonObject or another dictionary, or an object with a public npc/session property or field
+        // (an anonymous new { npc = "gorm", line = "Hi" }, as RequestAsync sends it), the id a string or a handle.
         static string WorkOf(string method, object parameters)
         {
-            var named = parameters as JsonObject;
-            if (named == null) return null;
+            if (parameters == null) return null;
             foreach (string kind in new[] { "npc", "session" })
             {
-                string id = method.StartsWith(kind + "/", StringComparison.Ordinal) ? named.GetString(kind) : null;
+                if (!method.StartsWith(kind + "/", StringComparison.Ordinal)) continue;
+                string id = IdOf(MemberOf(parameters, kind));
                 if (id != null) return kind + " " + id;
             }
             return null;
         }
 
+        // The value of params' key, read as Write would send it (null when there is none or it cannot be read).
+        static object MemberOf(object parameters, string key)
+        {
+            var dictionary = parameters as IDictionary;
+            if (dictionary != null) return dictionary.Contains(key) ? dictionary[key] : null;
+            try
+            {
+                Type type = parameters.GetType();
+                FieldInfo field = type.GetField(key, BindingFlags.Public | BindingFlags.Instance);
+                if (field != null) return field.GetValue(parameters);
+                PropertyInfo property = type.GetProperty(key, BindingFlags.Public | BindingFlags.Instance);
+                if (property == null || !property.CanRead || property.GetIndexParameters().Length > 0) return null;
+                return property.GetValue(parameters, null);
+            }
+            catch (AmbiguousMatchException) { return null; } // a member hidden with `new`: not told apart here
+            catch (TargetInvocationException) { return null; } // Write reports it when the request is written
+        }
+
+        static string IdOf(object value)
+        {
+            if (value is OamNpc) return ((OamNpc)value).Id;
+            if (value is OamSession) return ((OamSession)value).Id;
+            return value as string;
+        }
+
         // From now on, no callback of the requests in flight for this NPC's or session's work ("npc", id) gets an
-        // event, also those already queued for the dispatcher: its cancel is about to go (the player walked away).
+        // event, also those already queued for the dispatcher: its cancel or delete is about to go (the player
+        // walked away, the NPC died, a save is being loaded over it).
         // The requests still complete (a turn that had already ended gives its reply).
         internal void SilenceWork(string kind, string id)
         {
@@ -1842,7 +1870,17 @@ namespace OpenAppleModels
             Bridge.SilenceWork("session", Id);
             return Bridge.Call("session/cancel", new JsonObject().With("session", Id));
         }
-        public Task<JsonObject> DeleteAsync() { return Bridge.Call("session/delete", new JsonObject().With("session", Id)); }
+        /// <summary>
+        /// session/delete: cancels the session's work (its running RespondAsync fails with a -32009 cancelled
+        /// OamBridgeException, or gives its result when it had already ended) and frees it. From this call on, the
+        /// turn's onText and onEvent get nothing more, as with CancelAsync.
+        /// <code>await guard.DeleteAsync(); // the level ends: the answer stops where it was</code>
+        /// </summary>
+        public Task<JsonObject> DeleteAsync()
+        {
+            Bridge.SilenceWork("session", Id);
+            return Bridge.Call("session/delete", new JsonObject().With("session", Id));
+        }
 
         /// <summary>
         /// session/reset, queued behind the session's earlier turns. Cancelling the token stops waiting
@@ -2021,7 +2059,18 @@ namespace OpenAppleModels
             Bridge.SilenceWork("npc", Id);
             return Bridge.Call("npc/cancel", new JsonObject().With("npc", Id));
         }
-        public Task<JsonObject> DeleteAsync() { return Bridge.Call("npc/delete", new JsonObject().With("npc", Id)); }
+        /// <summary>
+        /// npc/delete: cancels the NPC's work (its running TalkAsync fails with a -32009 cancelled
+        /// OamBridgeException, or gives its reply when it had already ended) and frees it. From this call on, the
+        /// talk's onLine, onEmotion and onEvent get nothing more, as with CancelAsync. To load a save over a living
+        /// NPC, delete it, then restore under its id.
+        /// <code>await gorm.DeleteAsync(); gorm = await oam.RestoreNpcAsync(save, npc: gorm.Id, model: model);</code>
+        /// </summary>
+        public Task<JsonObject> DeleteAsync()
+        {
+            Bridge.SilenceWork("npc", Id);
+            return Bridge.Call("npc/delete", new JsonObject().With("npc", Id));
+        }
     }
 
     /// <summary>A world-state blackboard (world/*). Paths are dot paths ("player.gold"; "" is the root).</summary>

@@ -126,7 +126,7 @@ export class Connection {
   readonly #lastCancel = new Map<string, { number: number; why: string }>();
   /**
    * Per NPC or session (see `workOf`): its turns in flight whose events reach the game's callbacks, each
-   * with its `silenced` flag (set by `silence`, when `npc.cancel()` or `session.cancel()` is called).
+   * with its `silenced` flag (set by `silence`, when `cancel()`, `delete()` or `npc.restore()` is called).
    */
   readonly #watchedTurns = new Map<string, Set<{ silenced: boolean }>>();
 
@@ -295,8 +295,9 @@ export class Connection {
 
   /**
    * From now on, the callbacks of the turns in flight of the NPC or session `params` name (`{ npc }` or
-   * `{ session }`) get none of their events, also those already on their way: called before its cancel is
-   * sent (the player walked away). The turns still settle (one that had ended gives its reply).
+   * `{ session }`) get none of their events, also those already on their way: called before its cancel,
+   * delete or restore is sent (the player walked away, the NPC died, a save was loaded). The turns still
+   * settle (one that had ended gives its reply).
    */
   silence(params: object): void {
     const key = workOf(params)?.key;

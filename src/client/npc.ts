@@ -278,6 +278,22 @@ export class Npc {
    * field edited by hand), the promise rejects with its error and the NPC is put back as it was before the
    * call (its completed turns, memory, tools and world; a turn that was running is cancelled). A `NaN`,
    * `Infinity`, `Map` or `Set` in the save is a TypeError naming its path, before anything is sent.
+   *
+   * A turn running when it is called rejects with `-32009 cancelled` (or gives its reply if it had already
+   * ended), and from this call on its `onLine`, `onEmotion` and `onEvent` are not called again, as with
+   * {@link Npc.cancel}: the old NPC's words are not shown over the loaded one.
+   *
+   * @example
+   * ```ts
+   * import { Bridge } from "@open-apple-models/bridge";
+   * await using bridge = await Bridge.open();
+   * const bram = await bridge.createNpc({ name: "Bram" }, { model: "scripted" });
+   * const save = await bram.state();
+   * let shown = "";
+   * const talk = bram.talk("Tell me.", { onLine: (_delta, line) => shown = line }).catch(() => null);
+   * await bram.restore(save); // the player loads the save: the story stops where it was
+   * await talk; // null, or the reply when it had ended already
+   * ```
    */
   async restore(state: NpcState, options: Omit<RestoreOptions, "npc"> = {}): Promise<Npc> {
     // Checked before the delete: a world or tool the client refuses must not cost the NPC.
@@ -289,6 +305,7 @@ export class Npc {
     // Pipelined in order: the NPC as it is now (answered at once), the delete, the restore.
     const current = this.#c.request("npc/state", { npc: this.id, settle: false });
     current.catch(() => {});
+    this.#c.silence(this.#cancel.params); // the running turn is cancelled with the delete
     this.#c.noteCancel({ npc: this.id }, "npc.restore() replaced the NPC (it deletes it first).");
     this.#c.request("npc/delete", { npc: this.id }).catch(() => {});
     try {
@@ -351,8 +368,24 @@ export class Npc {
     return (await this.#c.request("npc/cancel", { npc: this.id })).cancelled;
   }
 
-  /** Cancels its work and frees it. */
+  /**
+   * Cancels its work and frees it. A running turn's `talk` rejects with `-32009 cancelled` (or gives its
+   * reply if it had already ended), and from this call on its `onLine`, `onEmotion` and `onEvent` are not
+   * called again, as with {@link Npc.cancel}.
+   *
+   * @example
+   * ```ts
+   * import { Bridge } from "@open-apple-models/bridge";
+   * await using bridge = await Bridge.open();
+   * const story = { type: "scripted" as const, steps: [{ text: "[calm] A long story…", delayMs: 1000 }] };
+   * const bram = await bridge.createNpc({ name: "Bram" }, { model: story });
+   * const talk = bram.talk("Tell me.", { onLine: (_delta, line) => console.log(line) }).catch(() => null);
+   * await bram.delete(); // Bram dies mid-sentence: nothing more is shown
+   * await talk; // null: it was cancelled
+   * ```
+   */
   async delete(): Promise<void> {
+    this.#c.silence(this.#cancel.params);
     await this.#c.request("npc/delete", { npc: this.id });
   }
 }

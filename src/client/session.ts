@@ -249,8 +249,24 @@ export class Session {
     return (await this.#c.request("session/compact", params)).summary;
   }
 
-  /** Cancels the session's work and frees it. */
+  /**
+   * Cancels the session's work and frees it. A running turn's `respond` rejects with `-32009 cancelled` (or
+   * gives its result if it had already ended), and from this call on its `onText` and `onEvent` are not
+   * called again, as with {@link Session.cancel}.
+   *
+   * @example
+   * ```ts
+   * import { Bridge } from "@open-apple-models/bridge";
+   * await using bridge = await Bridge.open();
+   * const slow = { type: "scripted" as const, steps: [{ text: "The road north…", delayMs: 1000 }] };
+   * const guide = await bridge.createSession({ instructions: "You are a guide.", model: slow });
+   * const answer = guide.respond("Which way?", { onText: (_delta, text) => console.log(text) }).catch(() => null);
+   * await guide.delete(); // the level ends: nothing more is shown
+   * await answer; // null: it was cancelled
+   * ```
+   */
   async delete(): Promise<void> {
+    this.#c.silence(this.#cancel.params);
     await this.#c.request("session/delete", { session: this.id });
   }
 }

@@ -39,7 +39,7 @@ Deno.test({
       ]),
       "mcs (MonoBehaviour adapter)",
     );
-    const result = await run("mono", [`${OUT}/OamBridgeTests.exe`], { env: bridgeEnv(), timeoutMs: 60_000 });
+    const result = await run("mono", [`${OUT}/OamBridgeTests.exe`], { env: bridgeEnv(), timeoutMs: 120_000 });
     assertSucceeded(result, "mono OamBridgeTests.exe");
     assert.match(result.stdout, / 0 failures/);
     const adapter = await run("mono", [`${OUT}/OamBridgeBehaviourTests.exe`], {

@@ -119,6 +119,103 @@ for (const t of TRANSPORTS) {
     await cancelled;
   });
 
+  Deno.test(`${t.name}: once npc.delete() is called, the talk's onLine, onEmotion and onEvent get no more events`, async () => {
+    await using bridge = await t.open(quiet);
+    const npc = await bridge.createNpc({ name: "Mira" }, {
+      options: { replyFormat: "text" },
+      model: scripted({ ...LONG_LINE, delayMs: 20 }),
+    });
+    const seen: string[] = [];
+    let deleted: Promise<void> | null = null;
+    const turn = npc.talk("Where does this road go?", {
+      onEvent: (event: NpcEvent) => seen.push(event.type),
+      onEmotion: (emotion) => seen.push(`emotion ${emotion}`),
+      onLine: (delta) => {
+        seen.push(`line ${delta}`);
+        deleted ??= npc.delete(); // the NPC is killed while it talks
+      },
+    });
+    const outcome = await turn.then((reply) => reply.line, (error: unknown) => error);
+    const afterDelete = seen.slice(seen.findIndex((s) => s.startsWith("line ")) + 1);
+    assert.deepEqual(afterDelete, [], `events after the delete: ${afterDelete.join(", ")}`);
+    assert.ok(
+      typeof outcome === "string" || (outcome instanceof BridgeError && outcome.dataCode === "cancelled"),
+      String(outcome),
+    );
+    assert.ok(deleted !== null);
+    await deleted;
+    assert.deepEqual(await bridge.listNpcs(), []);
+  });
+
+  Deno.test(`${t.name}: once npc.restore() is called, the talk's onLine, onEmotion and onEvent get no more events`, async () => {
+    await using bridge = await t.open(quiet);
+    const model = scripted({ ...LONG_LINE, delayMs: 20 }, { text: "[sad] Farewell then." });
+    const npc = await bridge.createNpc({ name: "Mira" }, { options: { replyFormat: "text" }, model });
+    const save = await npc.state();
+    const seen: string[] = [];
+    let restored: Promise<unknown> | null = null;
+    const turn = npc.talk("Where does this road go?", {
+      onEvent: (event: NpcEvent) => seen.push(event.type),
+      onEmotion: (emotion) => seen.push(`emotion ${emotion}`),
+      onLine: (delta) => {
+        seen.push(`line ${delta}`);
+        restored ??= npc.restore(save); // the player loads a save while the NPC talks
+      },
+    });
+    const outcome = await turn.then((reply) => reply.line, (error: unknown) => error);
+    const afterRestore = seen.slice(seen.findIndex((s) => s.startsWith("line ")) + 1);
+    assert.deepEqual(afterRestore, [], `events after the restore: ${afterRestore.join(", ")}`);
+    assert.ok(
+      typeof outcome === "string" || (outcome instanceof BridgeError && outcome.dataCode === "cancelled"),
+      String(outcome),
+    );
+    assert.ok(restored !== null);
+    await restored;
+    // The restored NPC's next talk is shown in full.
+    const next: string[] = [];
+    const reply = await npc.talk("Hello?", { onLine: (_d, line) => next.push(line) });
+    assert.equal(next.at(-1), reply.line);
+  });
+
+  Deno.test(`${t.name}: once session.delete() is called, the turn's onText and onEvent get no more events`, async () => {
+    await using bridge = await t.open(quiet);
+    const session = await bridge.createSession({
+      model: scripted({ text: "One two three four five six.", chunks: 6, delayMs: 20 }),
+    });
+    const seen: string[] = [];
+    let deleted: Promise<void> | null = null;
+    const turn = session.respond("Count.", {
+      onEvent: (event) => seen.push(event.type),
+      onText: (delta) => {
+        seen.push(`text ${delta}`);
+        deleted ??= session.delete();
+      },
+    });
+    await turn.catch(() => {});
+    const afterDelete = seen.slice(seen.findIndex((s) => s.startsWith("text ")) + 1);
+    assert.deepEqual(afterDelete, [], `events after the delete: ${afterDelete.join(", ")}`);
+    assert.ok(deleted !== null);
+    await deleted;
+  });
+
+  Deno.test(`${t.name}: a turn that npc.delete() cancelled rejects with -32009 cancelled`, async () => {
+    await using bridge = await t.open(quiet);
+    const npc = await bridge.createNpc({ name: "Mira" }, {
+      npc: "mira",
+      options: { replyFormat: "text" },
+      model: scripted({ text: "[happy] Zzz.", delayMs: 60_000 }),
+    });
+    const seen: string[] = [];
+    const talking = npc.talk("Wake up.", { onEvent: (event) => seen.push(event.type) }).catch((e: unknown) =>
+      e
+    );
+    await npc.delete();
+    const error = await talking;
+    assert.ok(error instanceof BridgeError && error.dataCode === "cancelled", String(error));
+    assert.equal(error.code, -32009);
+    assert.deepEqual(seen, []);
+  });
+
   Deno.test(`${t.name}: a callback that throws gets no more events, and the talk rejects with its error`, async () => {
     await using bridge = await t.open(quiet);
     const npc = await bridge.createNpc({ name: "Mira" }, {

@@ -716,19 +716,21 @@ function tooLongProblems(parsed: Parsed): string[] {
 }
 
 /**
- * What a player who walks away needs (cancel_npc / cancel_session, the Godot client's way to stop a turn): no more
- * of the turn's callbacks from that call on, also for the events already on their way, as the C#, Python and
- * TypeScript clients do once a turn is given up; empty when all holds.
+ * What a player who walks away needs (cancel_npc / cancel_session, the Godot client's way to stop a turn), and a
+ * game that ends an NPC or session while it talks (delete_npc / delete_session): no more of the turn's callbacks
+ * from that call on, also for the events already on their way, as the C#, Python and TypeScript clients do once a
+ * turn is given up; empty when all holds.
  */
 function walkAwayProblems(parsed: Parsed): string[] {
   const { bodies } = functions(parsed);
   const found: string[] = [];
   for (
-    const [fn, key, method] of [["cancel_npc", "npc", "npc/cancel"], [
-      "cancel_session",
-      "session",
-      "session/cancel",
-    ]]
+    const [fn, key, method] of [
+      ["cancel_npc", "npc", "npc/cancel"],
+      ["cancel_session", "session", "session/cancel"],
+      ["delete_npc", "npc", "npc/delete"],
+      ["delete_session", "session", "session/delete"],
+    ]
   ) {
     const body = bodies.get(fn) ?? "";
     const silenced = body.search(new RegExp(`_silence_turns\\("${key}", \\w+\\)`));
@@ -804,9 +806,33 @@ Deno.test({
     assert.notEqual(old, text);
     const [broken] = await parse([{ name: "old.gd", text: old }], { structure: STRUCTURE });
     assert.equal(describe([broken]), "", "the old copy does not parse");
-    assert.deepEqual(walkAwayProblems(broken), [
+    assert.deepEqual(walkAwayProblems(broken).slice(0, 2), [
       "cancel_npc() must silence the npc's turns (_silence_turns) before it sends npc/cancel",
       "cancel_session() must silence the session's turns (_silence_turns) before it sends session/cancel",
+    ]);
+  },
+});
+
+Deno.test({
+  name: name(
+    "bindings/godot: delete_npc / delete_session stop the running turn's callbacks at once (an NPC killed mid-line says no more)",
+  ),
+  ignore: skip !== "",
+  async fn() {
+    const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+    const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
+    assert.deepEqual(walkAwayProblems(parsed), []);
+    // The deletes without the silence: the rest of the line already on its way still reached on_line.
+    const old = text.replace(
+      /^(func delete_(?:npc|session)\(\w+: String\) -> Dictionary:\n)\t_silence_turns\([^\n]*\n/gm,
+      "$1",
+    );
+    assert.notEqual(old, text);
+    const [broken] = await parse([{ name: "old.gd", text: old }], { structure: STRUCTURE });
+    assert.equal(describe([broken]), "", "the old copy does not parse");
+    assert.deepEqual(walkAwayProblems(broken), [
+      "delete_npc() must silence the npc's turns (_silence_turns) before it sends npc/delete",
+      "delete_session() must silence the session's turns (_silence_turns) before it sends session/delete",
     ]);
   },
 });

@@ -631,6 +631,84 @@ static class OamBridgeTests
             Wait(queue, stop);
             WaitError(queue, answer);
 
+            current = "the NPC is killed with npc.DeleteAsync() mid-line: no more lines for that talk";
+            var cole = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Cole"), options: TextReplies,
+                model: Scripted(Reply("Cole has a long story about the old mill by the river and its miller.")
+                    .With("delayMs", 20))));
+            var coleLines = new List<string>();
+            Task<JsonObject> deleted = null;
+            var coleTurn = cole.TalkAsync("Tell me.", onLine: text =>
+            {
+                coleLines.Add(text);
+                if (deleted == null) deleted = cole.DeleteAsync(); // at the first words
+            });
+            UntilAnswered(bridge);
+            queue.Pump();
+            Check(coleLines.Count == 1, "Cole went on talking after DeleteAsync: " + string.Join(" | ", coleLines.ToArray()));
+            Wait(queue, deleted);
+            WaitError(queue, coleTurn); // the reply when the talk had ended before the delete, else -32009
+
+            current = "the session is deleted with session.DeleteAsync() mid-answer: no more text for that turn";
+            var tour = Wait(queue, bridge.CreateSessionAsync("You are a guide.",
+                model: Scripted(O().With("text", "The road north passes the mill, the bridge and the old watchtower.")
+                    .With("chunks", 6).With("delayMs", 20))));
+            var tourTexts = new List<string>();
+            Task<JsonObject> ended = null;
+            var tourAnswer = tour.RespondAsync("Which way?", onText: text =>
+            {
+                tourTexts.Add(text);
+                if (ended == null) ended = tour.DeleteAsync();
+            });
+            UntilAnswered(bridge);
+            queue.Pump();
+            Check(tourTexts.Count == 1, "the answer went on after DeleteAsync: " + string.Join(" | ", tourTexts.ToArray()));
+            Wait(queue, ended);
+            WaitError(queue, tourAnswer);
+
+            current = "a talk sent by hand (RequestAsync with anonymous params) stops its events at npc.CancelAsync()";
+            var dell = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Dell"), npc: "dell", options: TextReplies,
+                model: Scripted(Reply("Dell has a long story about the old mill by the river and its miller."))));
+            var raw = new List<string>();
+            Task<JsonObject> rawCancel = null;
+            var rawTurn = bridge.RequestAsync("npc/talk", new { npc = "dell", line = "Tell me.", stream = true }, e =>
+            {
+                if (e.GetString("type") != "lineDelta") return;
+                raw.Add(e.GetString("delta"));
+                if (rawCancel == null) rawCancel = dell.CancelAsync();
+            });
+            UntilAnswered(bridge);
+            queue.Pump();
+            Check(raw.Count == 1, "the talk sent by hand went on after CancelAsync: " + string.Join(" | ", raw.ToArray()));
+            Wait(queue, rawCancel);
+            WaitError(queue, rawTurn);
+
+            current = "a talk sent by hand with the NPC's handle as its id stops its events at npc.CancelAsync()";
+            var emma = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Emma"), options: TextReplies,
+                model: Scripted(Reply("Emma has a long story about the old mill by the river and its miller."))));
+            var byHandle = new List<string>();
+            Task<JsonObject> handleCancel = null;
+            var handleTurn = bridge.RequestAsync("npc/talk", O().With("npc", emma).With("line", "Tell me.")
+                .With("stream", true), e =>
+            {
+                if (e.GetString("type") != "lineDelta") return;
+                byHandle.Add(e.GetString("delta"));
+                if (handleCancel == null) handleCancel = emma.CancelAsync();
+            });
+            UntilAnswered(bridge);
+            queue.Pump();
+            Check(byHandle.Count == 1, "the talk sent with a handle went on after CancelAsync: " +
+                string.Join(" | ", byHandle.ToArray()));
+            Wait(queue, handleCancel);
+            WaitError(queue, handleTurn);
+
+            current = "a talk that npc.DeleteAsync() cancelled fails with -32009 cancelled";
+            var sleeper2 = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Nod"), options: TextReplies,
+                model: Scripted(O().With("text", "[calm] Zzz.").With("delayMs", 60000))));
+            var sleeping = sleeper2.TalkAsync("Wake up.");
+            Wait(queue, sleeper2.DeleteAsync());
+            var why = WaitError(queue, sleeping) as OamBridgeException;
+            Check(why != null && why.Code == -32009, "the deleted NPC's talk ended with: " + (why == null ? "no error" : why.Message));
+
             current = "an onLine callback that throws gets no more lines; the turn ends";
             var errors = new List<Exception>();
             var report = queue.OnError;
