@@ -379,9 +379,11 @@ export class Npc {
    * await using bridge = await Bridge.open();
    * const story = { type: "scripted" as const, steps: [{ text: "[calm] A long story…", delayMs: 1000 }] };
    * const bram = await bridge.createNpc({ name: "Bram" }, { model: story });
-   * const talk = bram.talk("Tell me.", { onLine: (_delta, line) => console.log(line) }).catch(() => null);
+   * let shown = "";
+   * const talk = bram.talk("Tell me.", { onLine: (_delta, line) => shown = line }).catch(() => null);
    * await bram.delete(); // Bram dies mid-sentence: nothing more is shown
    * await talk; // null: it was cancelled
+   * shown; // "": the line never started
    * ```
    */
   async delete(): Promise<void> {

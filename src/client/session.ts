@@ -260,9 +260,11 @@ export class Session {
    * await using bridge = await Bridge.open();
    * const slow = { type: "scripted" as const, steps: [{ text: "The road north…", delayMs: 1000 }] };
    * const guide = await bridge.createSession({ instructions: "You are a guide.", model: slow });
-   * const answer = guide.respond("Which way?", { onText: (_delta, text) => console.log(text) }).catch(() => null);
+   * let shown = "";
+   * const answer = guide.respond("Which way?", { onText: (_delta, text) => shown = text }).catch(() => null);
    * await guide.delete(); // the level ends: nothing more is shown
    * await answer; // null: it was cancelled
+   * shown; // "": the text never started
    * ```
    */
   async delete(): Promise<void> {
