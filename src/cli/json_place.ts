@@ -35,3 +35,20 @@ export function placeOfPointer(text: string, pointer: string): { line: number; c
   const lines = text.slice(0, node.offset).split("\n");
   return { line: lines.length, column: [...lines[lines.length - 1]].length + 1 };
 }
+
+/**
+ * How messages name the part of a JSON or JSONC file at `pointer`: the file's label, the pointer and, when the
+ * file's `text` is known and has that part, its line and column ("mood.json: #/properties/a (line 3, column
+ * 9)").
+ *
+ * @example
+ * ```ts
+ * import { placeInFile } from "./json_place.ts";
+ * placeInFile({ label: "a.json", text: '{\n  "a": 1\n}' }, "#/a"); // "a.json: #/a (line 2, column 8)"
+ * placeInFile({ label: "a.json", text: null }, "#/a"); // "a.json: #/a"
+ * ```
+ */
+export function placeInFile(file: { label: string; text: string | null }, pointer: string): string {
+  const place = file.text === null ? null : placeOfPointer(file.text, pointer);
+  return `${file.label}: ${pointer}${place ? ` (line ${place.line}, column ${place.column})` : ""}`;
+}

@@ -9,7 +9,7 @@ import type { JsonValue } from "../protocol/json.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import { CliError } from "./cli_error.ts";
 import { parseJsonc, readInputText } from "./input.ts";
-import { placeOfPointer } from "./json_place.ts";
+import { placeInFile } from "./json_place.ts";
 
 /** A schema file read and parsed (not yet checked as a schema). */
 export interface SchemaFile {
@@ -42,23 +42,6 @@ export async function readSchemaFile(path: string, flag?: string): Promise<Schem
 }
 
 /**
- * How messages name the part of a JSON or JSONC file at `pointer`: the file's label, the pointer and, when the
- * file's `text` is known and has that part, its line and column ("mood.json: #/properties/a (line 3, column
- * 9)").
- *
- * @example
- * ```ts
- * import { placeInFile } from "./schema_file.ts";
- * placeInFile({ label: "a.json", text: '{\n  "a": 1\n}' }, "#/a"); // "a.json: #/a (line 2, column 8)"
- * placeInFile({ label: "a.json", text: null }, "#/a"); // "a.json: #/a"
- * ```
- */
-export function placeInFile(file: { label: string; text: string | null }, pointer: string): string {
-  const place = file.text === null ? null : placeOfPointer(file.text, pointer);
-  return `${file.label}: ${pointer}${place ? ` (line ${place.line}, column ${place.column})` : ""}`;
-}
-
-/**
  * `error` worded for `file` when it is the bridge's refusal of the schema ("schema: … (at #/…)"), as an
  * `invalid_schema` CliError (exit 2); anything else is returned as it is.
  *
@@ -70,10 +53,34 @@ export function placeInFile(file: { label: string; text: string | null }, pointe
  * ```
  */
 export function schemaProblemInFile(error: unknown, file: SchemaFile): unknown {
-  if (!(error instanceof BridgeError) || error.dataCode !== "invalid_schema") return error;
-  const said = /^schema: (.*) \(at (#[^)]*)\)$/s.exec(error.message);
-  if (said === null) return error;
-  return new CliError("invalid_schema", `${file.where(said[2])}: ${said[1]}`);
+  const refused = schemaRefusal(error);
+  if (refused === null || refused.path !== "schema") return error;
+  return new CliError("invalid_schema", `${file.where(refused.pointer)}: ${refused.reason}`);
+}
+
+/**
+ * The bridge's refusal of a schema, read from its error's data: `path` the param it refused (`schema`,
+ * `tools[1].parameters`), `pointer` the part of the schema (`#/properties/a`) and `reason` the message
+ * without the two; null for any other error.
+ *
+ * @example
+ * ```ts
+ * import { BridgeError } from "../protocol/errors.ts";
+ * import { schemaRefusal } from "./schema_file.ts";
+ * const data = { path: "schema", schemaPath: "#/properties/a" };
+ * schemaRefusal(new BridgeError(-32007, "invalid_schema", "schema: bad type (at #/properties/a)", data));
+ * // { path: "schema", pointer: "#/properties/a", reason: "bad type" }
+ * ```
+ */
+export function schemaRefusal(error: unknown): { path: string; pointer: string; reason: string } | null {
+  if (!(error instanceof BridgeError) || error.dataCode !== "invalid_schema") return null;
+  const { path, schemaPath } = error.data;
+  if (typeof path !== "string" || typeof schemaPath !== "string") return null;
+  const head = `${path}: `;
+  const tail = ` (at ${schemaPath})`;
+  const message = error.message;
+  if (!message.startsWith(head) || !message.endsWith(tail)) return null;
+  return { path, pointer: schemaPath, reason: message.slice(head.length, message.length - tail.length) };
 }
 
 /** Warning `warning` of the bridge about the schema ("#/properties/a: …"), worded for `file`. */

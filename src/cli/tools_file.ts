@@ -11,7 +11,8 @@ import { BridgeError } from "../protocol/errors.ts";
 import { CliError } from "./cli_error.ts";
 import { parseJsonc, readInputText } from "./input.ts";
 import { nearestName } from "../protocol/edit_distance.ts";
-import { placeInFile } from "./schema_file.ts";
+import { placeInFile } from "./json_place.ts";
+import { schemaRefusal } from "./schema_file.ts";
 
 /** A command tool's execution settings. */
 export interface CommandSpec {
@@ -285,13 +286,13 @@ export function toolsProblemInFile(error: unknown, tools: LoadedTools | null): u
   if (first === null || origin === undefined) return error;
   const data = { ...error.data };
   if (error.dataCode === "invalid_schema") {
-    const said = /^tools\[\d+\]\.parameters: (.*) \(at (#[^)]*)\)$/s.exec(error.message);
-    if (said === null) return error;
+    const refused = schemaRefusal(error);
+    if (refused === null || refused.path !== `tools[${first[1]}].parameters`) return error;
     const def = tools.definitions[Number(first[1])];
     const parameters = `${origin.pointer}${isJsonObject(def?.function) ? "/function" : ""}/parameters`;
     return new CliError(
       "invalid_schema",
-      `${placeInFile(origin, parameters + said[2].slice(1))}: ${said[1]}`,
+      `${placeInFile(origin, parameters + refused.pointer.slice(1))}: ${refused.reason}`,
       data,
     );
   }
