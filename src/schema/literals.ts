@@ -34,9 +34,10 @@ export function convertEnum(
       if (n < min) min = n;
       if (n > max) max = n;
     }
+    const distinct = unique(numbers);
     // A value past the safe integers is told to every model, as a bound past them is (`numbers.ts`); the
     // on-device model's range is clamped to them, so it cannot answer that value.
-    for (const n of uniqueValues(numbers) as number[]) {
+    for (const n of distinct) {
       const unsafe = unsafeIntegerWarning("enum value", n);
       if (unsafe !== null) walk.warn(pos.path, unsafe);
     }
@@ -47,25 +48,20 @@ export function convertEnum(
     const sentence = `One of: ${numbers.map(String).join(", ")}.`;
     const description = describe(walk, { schema, path: pos.path, sentences: [sentence] });
     const node = { type: "integer", minimum: min, maximum: max };
-    walk.noteLiterals(node, uniqueValues(numbers));
+    walk.noteLiterals(node, distinct);
     return { node, description, nullable };
   }
   const literal = present.every(isPrimitive);
   walk.note({ kind: "stringified-enum", path: pos.path, values: present, literal });
   const description = describe(walk, { schema, path: pos.path });
   const node = { type: "string", enum: unique(present.map(describeValue)) };
-  walk.noteLiterals(node, uniqueValues(present));
+  walk.noteLiterals(node, unique(present));
   return { node, description, nullable };
 }
 
 /** A string, number or boolean (what a grammar's `enum` takes besides `null`). */
 function isPrimitive(value: JsonValue): boolean {
   return typeof value === "string" || typeof value === "number" || typeof value === "boolean";
-}
-
-/** The values without repeats, in their first order. */
-function uniqueValues(values: readonly JsonValue[]): JsonValue[] {
-  return [...new Set(values)];
 }
 
 /** Converts a schema with `const`. */

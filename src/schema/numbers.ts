@@ -1,8 +1,8 @@
 /**
  * `integer` and `number` schemas in the conversion: the tightest of `minimum`/`maximum` and the exclusive
  * bounds (draft 4's boolean form included) becomes an inclusive range; integer bounds are rounded inward and
- * clamped to the safe range (with a warning), exclusive number bounds are enforced as inclusive (with a warning), and an empty
- * range is dropped (with a warning).
+ * clamped to the safe range (with a warning), exclusive number bounds are enforced as inclusive (with a
+ * warning), and an empty range is dropped (with a warning).
  * @module
  */
 import { type JsonObject, type JsonValue, ownValue } from "../protocol/json.ts";
