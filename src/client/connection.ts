@@ -105,6 +105,12 @@ const QUEUED_METHODS = new Set([
   "session/setTools",
 ]);
 
+/** A turn in flight whose events reach the game's callbacks, under its NPC's or session's key (none: unkeyed). */
+interface WatchedTurn {
+  silenced: boolean;
+  readonly key: string | undefined;
+}
+
 /** The shared state of one bridge connection. */
 export class Connection {
   /** The JSON-RPC peer. */
@@ -128,7 +134,7 @@ export class Connection {
    * Per NPC or session (see `workOf`): its turns in flight whose events reach the game's callbacks, each
    * with its `silenced` flag (set by `silence`, when `cancel()`, `delete()` or `npc.restore()` is called).
    */
-  readonly #watchedTurns = new Map<string, Set<{ silenced: boolean }>>();
+  readonly #watchedTurns = new Map<string, Set<WatchedTurn>>();
 
   /** A connection over `transport` (not started yet). */
   constructor(
@@ -269,15 +275,15 @@ export class Connection {
       takeHandedOver(null); // sent synchronously: a mark no transport took (not in process, not sent) goes
     }
     if (watched === null) return sent;
-    const unwatch = () => this.#unwatch(cancel.params, watched);
+    const unwatch = () => this.#unwatch(watched);
     sent.then(unwatch, unwatch);
     return sent;
   }
 
   /** Notes a turn in flight of the NPC or session `params` name, whose callbacks `silence` can stop. */
-  #watch(params: object): { silenced: boolean } {
-    const entry = { silenced: false };
+  #watch(params: object): WatchedTurn {
     const key = workOf(params)?.key;
+    const entry = { silenced: false, key };
     if (key === undefined) return entry;
     let turns = this.#watchedTurns.get(key);
     if (turns === undefined) this.#watchedTurns.set(key, turns = new Set());
@@ -285,8 +291,8 @@ export class Connection {
     return entry;
   }
 
-  #unwatch(params: object, entry: { silenced: boolean }): void {
-    const key = workOf(params)?.key;
+  #unwatch(entry: WatchedTurn): void {
+    const key = entry.key;
     const turns = key === undefined ? undefined : this.#watchedTurns.get(key);
     if (turns === undefined || key === undefined) return;
     turns.delete(entry);
