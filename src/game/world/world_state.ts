@@ -11,7 +11,7 @@
  */
 
 import type { JsonObject, JsonValue } from "../../protocol/json.ts";
-import { jsonEqual } from "../../protocol/json.ts";
+import { jsonEqual, setOwn } from "../../protocol/json.ts";
 import { arrayIndex, formatWorldPath, pathsOverlap, toSegments, type WorldPathInput } from "./path.ts";
 import { WorldError } from "./world_error.ts";
 import { jsonTextHint } from "./json_text.ts";
@@ -25,7 +25,6 @@ import {
 } from "./world_size.ts";
 import {
   counted,
-  defineKey,
   emptyStore,
   exportValue,
   importValue,
@@ -455,7 +454,7 @@ export class WorldState {
         if (next === undefined) {
           if (!create) return undefined;
           next = emptyStore();
-          defineKey(node, segment, next);
+          setOwn(node, segment, next);
         }
       } else if (Array.isArray(node)) {
         const index = arrayIndex(segment);
@@ -502,7 +501,7 @@ export class WorldState {
       if (index === container.length) container.push(value);
       else container[index] = value;
     } else {
-      defineKey(container, last, value);
+      setOwn(container, last, value);
     }
     const change: WorldChange = { path: formatWorldPath(segments) };
     if (current !== undefined) change.oldValue = exportValue(current);
@@ -569,7 +568,7 @@ function mergeInto(
     }
     const next = isObjectValue(patchValue) ? stripNulls(patchValue) : patchValue;
     if (has && jsonEqual(current, next)) continue;
-    defineKey(target, key, next);
+    setOwn(target, key, next);
     const change: WorldChange = { path };
     if (has) change.oldValue = exportValue(current as JsonValue);
     change.newValue = exportValue(next);

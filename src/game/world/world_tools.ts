@@ -11,13 +11,12 @@
  */
 
 import type { JsonObject, JsonValue } from "../../protocol/json.ts";
-import { compactJson, ownValue } from "../../protocol/json.ts";
+import { compactJson, ownValue, setOwn } from "../../protocol/json.ts";
 import { arrayIndex, formatWorldPath, isInside, isPrefix, parseWorldPath } from "./path.ts";
 import { WorldError } from "./world_error.ts";
 import type { WorldState } from "./world_state.ts";
 import {
   counted,
-  defineKey,
   exportValue,
   isObjectValue,
   ownChild,
@@ -387,11 +386,11 @@ function readableSubtrees(world: WorldState, at: readonly string[], below: reado
       if (isObjectValue(child)) node = child;
       else {
         const created: JsonObject = {};
-        defineKey(node, segment, created);
+        setOwn(node, segment, created);
         node = created;
       }
     }
-    defineKey(node, relative[relative.length - 1], exportValue(value));
+    setOwn(node, relative[relative.length - 1], exportValue(value));
   }
   return out;
 }
@@ -408,11 +407,11 @@ function shortenObject(value: ReadonlyJsonValue & object, limit: number): JsonOb
   const source = value as Readonly<Record<string, ReadonlyJsonValue>>;
   const build = (count: number): JsonObject => {
     const out: JsonObject = {};
-    for (const key of keys.slice(0, count)) defineKey(out, key, abbreviate(source[key]));
+    for (const key of keys.slice(0, count)) setOwn(out, key, abbreviate(source[key]));
     const note = count === keys.length
       ? SHORTENED_NOTE
       : `Shortened. Showing ${count} of ${keys.length} keys. Read a narrower path for details.`;
-    defineKey(out, "_note", note);
+    setOwn(out, "_note", note);
     return out;
   };
   let out = build(keys.length);

@@ -4,7 +4,7 @@
  * @module
  */
 
-import type { JsonObject, JsonValue } from "../../protocol/json.ts";
+import { type JsonObject, type JsonValue, setOwn } from "../../protocol/json.ts";
 import { WorldError } from "./world_error.ts";
 
 /**
@@ -55,11 +55,6 @@ export function isObjectValue(value: unknown): value is JsonObject {
 /** Own-key lookup that never reaches a prototype (`undefined` when the key is absent). */
 export function ownChild(object: ReadonlyJsonObject, key: string): ReadonlyJsonValue | undefined {
   return Object.hasOwn(object, key) ? object[key] : undefined;
-}
-
-/** Defines `key` as an own enumerable data property (safe for `__proto__`, `constructor`, `prototype`). */
-export function defineKey(object: JsonObject, key: string, value: JsonValue): void {
-  Object.defineProperty(object, key, { value, enumerable: true, writable: true, configurable: true });
 }
 
 /** A new object without a prototype (storage for world objects). */
@@ -123,7 +118,7 @@ function copyIn(value: unknown, levels: number, path: string): JsonValue {
   const out = emptyStore();
   const source = value as Record<string, unknown>;
   for (const key of Object.keys(source)) {
-    defineKey(out, key, copyIn(source[key], levels - 1, path));
+    setOwn(out, key, copyIn(source[key], levels - 1, path));
   }
   return out;
 }
@@ -133,7 +128,7 @@ export function exportValue(value: ReadonlyJsonValue): JsonValue {
   if (Array.isArray(value)) return value.map((item: ReadonlyJsonValue) => exportValue(item));
   if (isObjectValue(value)) {
     const out: JsonObject = {};
-    for (const key of Object.keys(value)) defineKey(out, key, exportValue(value[key]));
+    for (const key of Object.keys(value)) setOwn(out, key, exportValue(value[key]));
     return out;
   }
   return value as JsonValue;
@@ -145,7 +140,7 @@ export function stripNulls(patch: ReadonlyJsonObject): JsonObject {
   for (const key of Object.keys(patch)) {
     const value = patch[key];
     if (value === null) continue;
-    defineKey(out, key, isObjectValue(value) ? stripNulls(value) : (value as JsonValue));
+    setOwn(out, key, isObjectValue(value) ? stripNulls(value) : (value as JsonValue));
   }
   return out;
 }
