@@ -135,13 +135,9 @@ function convert(schema: JsonValue, context: Context): GbnfSchema {
 function convertNode(schema: JsonValue, context: Context): GbnfSchema {
   if (!isJsonObject(schema)) return {};
   const literal = context.literals.get(schema);
-  if (literal !== undefined && literal.every(isPrimitive)) {
-    return withDescription(literal.length === 1 ? { const: literal[0] } : { enum: [...literal] }, schema);
-  }
-  if (literal !== undefined && context.rules !== undefined) {
-    // Objects and arrays among the values: each written as its JSON text.
-    const rule = [...new Set(literal.map((value) => gbnfLiteral(compactJson(value))))].join(" | ");
-    return withDescription({ ...context.rules.add(rule) }, schema);
+  if (literal !== undefined) {
+    const converted = convertLiteral(schema, literal, context);
+    if (converted !== undefined) return converted;
   }
   const ref = ownValue(schema, "$ref");
   if (typeof ref === "string") {
@@ -160,56 +156,15 @@ function convertNode(schema: JsonValue, context: Context): GbnfSchema {
   if (Object.hasOwn(schema, "const")) return withDescription({ const: schema.const }, schema);
   const type = ownValue(schema, "type");
   switch (type) {
-    case "object": {
-      const properties = ownValue(schema, "properties");
-      const props = isJsonObject(properties) ? properties : {};
-      const order = ownValue(schema, "x-order");
-      const names = Array.isArray(order)
-        ? order.filter((n): n is string => typeof n === "string" && Object.hasOwn(props, n))
-        : Object.keys(props);
-      const title = ownValue(schema, "title");
-      if (names.length === 0 && typeof title === "string" && context.openObjects.has(title)) {
-        return withDescription(
-          { type: "object", properties: {}, required: [], additionalProperties: true },
-          schema,
-        );
-      }
-      const out: Record<string, unknown> = {};
-      for (const name of names) out[name] = convert(props[name], context);
-      const required = ownValue(schema, "required");
-      return withDescription({
-        type: "object",
-        properties: out,
-        required: Array.isArray(required) ? required.filter((n) => typeof n === "string" && n in out) : names,
-        // Converted client schemas never allow other members; `oam serve`'s json_object schema does.
-        additionalProperties: ownValue(schema, "additionalProperties") === true,
-      }, schema);
-    }
-    case "array": {
-      const out: Record<string, unknown> = { type: "array" };
-      const items = ownValue(schema, "items");
-      if (items !== undefined) out.items = convert(items, context);
-      const min = ownValue(schema, "minItems");
-      const max = ownValue(schema, "maxItems");
-      if (typeof min === "number") out.minItems = min;
-      if (typeof max === "number") out.maxItems = max;
-      return withDescription(out, schema);
-    }
+    case "object":
+      return convertObject(schema, context);
+    case "array":
+      return convertArray(schema, context);
     case "integer":
     case "number":
       return numeric(schema, type, context) ?? withDescription({ type }, schema);
-    case "string": {
-      const limits = context.strings.get(schema);
-      // A date as the calendar has them (node-llama-cpp's rule takes 2024-02-30), a uuid or ipv4 address.
-      const format = limits?.format;
-      const rule = format === undefined ? undefined : dateFormatGbnf(format) ?? nameFormatGbnf(format);
-      if (rule !== undefined && context.rules !== undefined) {
-        return withDescription({ ...context.rules.add(rule) }, schema);
-      }
-      // node-llama-cpp's grammar knows no uuid or ipv4 format (a tool's arguments): any string, validated after.
-      if (format !== undefined && !GRAMMAR_FORMATS.includes(format)) return withDescription({ type }, schema);
-      return withDescription({ type, ...limits }, schema);
-    }
+    case "string":
+      return convertString(schema, context);
     case "boolean":
     case "null":
       return withDescription({ type }, schema);
@@ -217,6 +172,75 @@ function convertNode(schema: JsonValue, context: Context): GbnfSchema {
       // No type: any JSON value.
       return withDescription({ type: ["string", "number", "boolean", "null"] }, schema);
   }
+}
+
+/** A node generated as one of the client's values; undefined when the grammar cannot write them. */
+function convertLiteral(
+  schema: JsonObject,
+  literal: readonly JsonValue[],
+  context: Context,
+): GbnfSchema | undefined {
+  if (literal.every(isPrimitive)) {
+    return withDescription(literal.length === 1 ? { const: literal[0] } : { enum: [...literal] }, schema);
+  }
+  if (context.rules === undefined) return undefined;
+  // Objects and arrays among the values: each written as its JSON text.
+  const rule = [...new Set(literal.map((value) => gbnfLiteral(compactJson(value))))].join(" | ");
+  return withDescription({ ...context.rules.add(rule) }, schema);
+}
+
+/** An object node: its members in `x-order`, no others (unless the schema or `openObjects` allows them). */
+function convertObject(schema: JsonObject, context: Context): GbnfSchema {
+  const properties = ownValue(schema, "properties");
+  const props = isJsonObject(properties) ? properties : {};
+  const order = ownValue(schema, "x-order");
+  const names = Array.isArray(order)
+    ? order.filter((n): n is string => typeof n === "string" && Object.hasOwn(props, n))
+    : Object.keys(props);
+  const title = ownValue(schema, "title");
+  if (names.length === 0 && typeof title === "string" && context.openObjects.has(title)) {
+    return withDescription(
+      { type: "object", properties: {}, required: [], additionalProperties: true },
+      schema,
+    );
+  }
+  const out: Record<string, unknown> = {};
+  for (const name of names) out[name] = convert(props[name], context);
+  const required = ownValue(schema, "required");
+  return withDescription({
+    type: "object",
+    properties: out,
+    required: Array.isArray(required) ? required.filter((n) => typeof n === "string" && n in out) : names,
+    // Converted client schemas never allow other members; `oam serve`'s json_object schema does.
+    additionalProperties: ownValue(schema, "additionalProperties") === true,
+  }, schema);
+}
+
+/** An array node: its items and length bounds. */
+function convertArray(schema: JsonObject, context: Context): GbnfSchema {
+  const out: Record<string, unknown> = { type: "array" };
+  const items = ownValue(schema, "items");
+  if (items !== undefined) out.items = convert(items, context);
+  const min = ownValue(schema, "minItems");
+  const max = ownValue(schema, "maxItems");
+  if (typeof min === "number") out.minItems = min;
+  if (typeof max === "number") out.maxItems = max;
+  return withDescription(out, schema);
+}
+
+/** A string node: its length limits or format, or a rule of its own for a format the grammar lacks. */
+function convertString(schema: JsonObject, context: Context): GbnfSchema {
+  const type = "string";
+  const limits = context.strings.get(schema);
+  // A date as the calendar has them (node-llama-cpp's rule takes 2024-02-30), a uuid or ipv4 address.
+  const format = limits?.format;
+  const rule = format === undefined ? undefined : dateFormatGbnf(format) ?? nameFormatGbnf(format);
+  if (rule !== undefined && context.rules !== undefined) {
+    return withDescription({ ...context.rules.add(rule) }, schema);
+  }
+  // node-llama-cpp's grammar knows no uuid or ipv4 format (a tool's arguments): any string, validated after.
+  if (format !== undefined && !GRAMMAR_FORMATS.includes(format)) return withDescription({ type }, schema);
+  return withDescription({ type, ...limits }, schema);
 }
 
 /**
