@@ -1132,7 +1132,11 @@ class Bridge:
                     break
                 if self._heard_while_closing is not None:
                     self._heard_while_closing.set()
-                self._dispatch(line)
+                if self._dispatch(line):
+                    # A task a callback started (a death scene that calls npc.delete(), a cancel) takes its first
+                    # step before the next line is handled: what it silences is silenced from the next event on,
+                    # also when the bridge wrote many at once.
+                    await asyncio.sleep(0)
         except asyncio.CancelledError:
             raise
         except Exception:  # pragma: no cover - defensive
@@ -1159,28 +1163,30 @@ class Bridge:
                 pending.future.set_exception(error)
                 pending.future.exception()  # mark retrieved: a cancelled caller may never await it
 
-    def _dispatch(self, raw: bytes) -> None:
+    def _dispatch(self, raw: bytes) -> bool:
+        """Handles one line from the bridge; True when it was a notification (its callbacks may have started
+        tasks)."""
         try:
             message = json.loads(raw)
         except ValueError:
             logger.warning("open_apple_models: ignoring a non-JSON line from the bridge: %r", raw[:200])
-            return
+            return False
         if not isinstance(message, dict):
-            return
+            return False
         method = message.get("method")
         if isinstance(method, str):
             params = message.get("params") if isinstance(message.get("params"), dict) else {}
             if "id" in message:
                 self._handle_bridge_request(message["id"], method, params)
-            else:
-                self._handle_notification(method, params)
-            return
+                return False
+            self._handle_notification(method, params)
+            return True
         if "id" not in message or ("result" not in message and "error" not in message):
-            return
+            return False
         key = _id_key(message["id"])
         pending = self._pending.get(key)
         if pending is None or pending.future.done():
-            return  # a late response (timed out or cancelled caller): dropped
+            return False  # a late response (timed out or cancelled caller): dropped
         if "error" in message:
             pending.future.set_exception(BridgeError.from_error(message["error"]))
         else:
@@ -1190,6 +1196,7 @@ class Bridge:
                 except Exception as error:  # pragma: no cover - internal hooks
                     pending.callback_error = error
             pending.future.set_result(message.get("result"))
+        return False
 
     def _run_callback(self, callback: Callback, *args: Any, pending: Optional[_Pending] = None) -> None:
         """Runs a user callback; an exception is re-raised by the request it belongs to (or logged)."""
@@ -1922,8 +1929,9 @@ class Npc:
         """``npc/delete``: cancels the NPC's work (a running ``talk`` raises a -32009 ``cancelled`` BridgeError, or
         returns its reply when it had already ended) and frees it. From the call on (before it is awaited), the
         talk's ``on_line``, ``on_emotion`` and ``on_event`` get nothing more, as with :meth:`cancel`. From a
-        callback, call it there and await it in a task (``asyncio.ensure_future(gorm.delete())``): a task that
-        only calls it when it starts runs after the events already read. To load a save over a living NPC,
+        callback, await it in a task (``asyncio.ensure_future(gorm.delete())``, or a task of the game's that calls
+        it): a task a callback starts takes its first step before the next event is handled, so a ``delete()`` it
+        calls before it first waits for something stops the line there. To load a save over a living NPC,
         delete it, then restore under its id::
 
             await gorm.delete()  # Gorm dies mid-sentence: the line stops where it was

@@ -392,6 +392,33 @@ class GameTests(BridgeTestCase):
         self.assertEqual(len(shown), 1, "on_line was called after npc.delete(): %r" % shown[1:2])
         self.assertEqual(await self.bridge.request("npc/list"), {"npcs": []})
 
+    async def test_npc_delete_in_a_task_a_callback_starts_stops_the_line_when_the_task_starts(self):
+        line = " ".join("word%d" % i for i in range(40))
+        gorm = await self.bridge.create_npc({"name": "Gorm"}, options={"replyFormat": "text"},
+                                            model=scripted({"text": "[happy] " + line, "chunks": 20, "delayMs": 20}))
+        shown, deaths, arrived_after = [], [], []
+
+        async def die():  # the game's own death scene, which deletes Gorm first thing
+            await gorm.delete()
+
+        def on_line(text):
+            shown.append(text)
+            if not deaths:  # Gorm is killed at his first words, by a task the callback starts
+                deaths.append(asyncio.ensure_future(die()))
+
+        def on_npc_event(params):
+            if deaths and params["event"]["type"] == "lineDelta":
+                arrived_after.append(params["event"])
+
+        self.bridge.on_notification("npc/event", on_npc_event)
+        try:
+            await gorm.talk("Hello", on_line=on_line)
+        except BridgeError as error:
+            self.assertEqual(error.data_code, "cancelled")
+        await deaths[0]
+        self.assertTrue(arrived_after, "the rest of the line never arrived; nothing was tested")
+        self.assertEqual(len(shown), 1, "on_line was called after the task that deletes Gorm started: %r" % shown[1:2])
+
     async def test_session_delete_stops_the_text_at_once(self):
         session = await self.bridge.create_session(
             model=scripted({"text": " ".join("word%d" % i for i in range(40)), "chunks": 20, "delayMs": 20}))
