@@ -71,6 +71,8 @@ const SHUTDOWN_ANSWER_MSEC := 500
 @export var max_line_bytes: int = 16 * 1024 * 1024
 
 const MAX_LINE_BYTES_FLAG := "--max-line-bytes"
+## The requests after which the turns of the NPC or session they name call no more callbacks (see request()).
+const SILENCING_METHODS := ["npc/cancel", "npc/delete", "session/cancel", "session/delete"]
 
 class _Call extends RefCounted:
 	signal completed(response: Dictionary)
@@ -713,9 +715,16 @@ static func _utf8_chars(text: String) -> PackedStringArray:
 
 ## Sends a request; await it for the response Dictionary. on_event(event) receives the event of every
 ## "<ns>/event" notification the request causes. With timeout_sec > 0 (node in the tree) it answers a -32024
-## timeout error when the response is late, and drops the late response.
+## timeout error when the response is late, and drops the late response. From the moment an npc/cancel, npc/delete,
+## session/cancel or session/delete is sent (also by hand: request("npc/delete", {"npc": "gorm"})), the running
+## turn of the NPC or session it names calls its on_event (and so on_line, on_emotion, on_text) no more, as with
+## cancel_npc() and delete_npc().
 func request(method: String, params: Dictionary = {}, on_event: Callable = Callable(),
 		timeout_sec: float = 0.0, on_result: Callable = Callable()) -> Dictionary:
+	var kind := method.get_slice("/", 0)
+	if method in SILENCING_METHODS and params.get(kind) is String:
+		var target: String = params[kind]
+		_silence_turns(kind, target)
 	if not _dead_message.is_empty():
 		return _error(SHUT_DOWN, "shut_down", _dead_message)
 	if _pid <= 0:
@@ -921,7 +930,6 @@ func respond(session_id: String, prompt: String, on_text: Callable = Callable(),
 ## queued work. Result: {session, cancelled}. From this call on, the turn's on_text and on_event are not called
 ## again, also for the text already on its way (a turn that had already ended still gives its reply).
 func cancel_session(session_id: String) -> Dictionary:
-	_silence_turns("session", session_id)
 	return await request("session/cancel", {"session": session_id})
 
 
@@ -929,7 +937,6 @@ func cancel_session(session_id: String) -> Dictionary:
 ## when it had already ended) and frees it. Result: {session, deleted}. From this call on, the turn's on_text and
 ## on_event are not called again, as with cancel_session().
 func delete_session(session_id: String) -> Dictionary:
-	_silence_turns("session", session_id)
 	return await request("session/delete", {"session": session_id})
 
 
@@ -987,7 +994,6 @@ func talk(npc_id: String, line: String, on_line: Callable = Callable(), on_emoti
 ## on_emotion are not called again, also for the rest of a line already on its way (a talk that had already ended
 ## still gives its reply).
 func cancel_npc(npc_id: String) -> Dictionary:
-	_silence_turns("npc", npc_id)
 	return await request("npc/cancel", {"npc": npc_id})
 
 
@@ -996,7 +1002,6 @@ func cancel_npc(npc_id: String) -> Dictionary:
 ## talk's on_line and on_emotion are not called again, as with cancel_npc(). To load a save over a living NPC:
 ## await delete_npc(id), then restore_npc(save, id, model).
 func delete_npc(npc_id: String) -> Dictionary:
-	_silence_turns("npc", npc_id)
 	return await request("npc/delete", {"npc": npc_id})
 
 

@@ -1017,8 +1017,16 @@ class Bridge:
 
     def _note_given_up(self, method: str, target: str, target_id: str) -> None:
         """Remembers that a turn of ``target_id`` was given up here, to explain the requests it cancelled."""
+        self._note_cancel(target, target_id, (
+            "the task awaiting its '%s' was cancelled or its timeout passed: the protocol cancels the running turn "
+            "and every request queued behind it together (there is no cancel for one request). Send it again if you "
+            "still need it." % method))
+
+    def _note_cancel(self, target: str, target_id: str, when: str) -> None:
+        """Remembers, before it is sent, a request of this client that cancels all the work of ``target_id``
+        (``npc``/``session``): the -32009 of its requests already sent then ends with "when " + ``when``."""
         self._cancels += 1
-        self._given_up[(target, target_id)] = (self._cancels, method)
+        self._given_up[(target, target_id)] = (self._cancels, when)
 
     def _why_cancelled(self, error: BridgeError, method: str, params: Any, cancels_before: int) -> BridgeError:
         """A -32009 error, saying why when this client caused it: a turn of the same NPC or session given up after
@@ -1028,10 +1036,8 @@ class Bridge:
             target_id = params.get(target) if isinstance(params, Mapping) and method.startswith(target + "/") else None
             noted = self._given_up.get((target, target_id)) if isinstance(target_id, str) else None
             if noted is not None and noted[0] > cancels_before:
-                why = ("'%s' was cancelled with the rest of the work of %s '%s' when the task awaiting its '%s' was "
-                       "cancelled or its timeout passed: the protocol cancels the running turn and every request "
-                       "queued behind it together (there is no cancel for one request). Send it again if you still "
-                       "need it." % (method, "NPC" if target == "npc" else "session", target_id, noted[1]))
+                why = "'%s' was cancelled with the rest of the work of %s '%s' when %s" % (
+                    method, "NPC" if target == "npc" else "session", target_id, noted[1])
         if why is None and self._closing:
             why = ("It was cancelled because this program closed the bridge (close(), or the end of the "
                    "'async with' block that opened it).")
@@ -1132,7 +1138,11 @@ class Bridge:
                     break
                 if self._heard_while_closing is not None:
                     self._heard_while_closing.set()
-                self._dispatch(line)
+                if self._dispatch(line):
+                    # A task a callback started (a death scene that calls npc.delete(), a cancel) takes its first
+                    # step before the next line is handled: what it silences is silenced from the next event on,
+                    # also when the bridge wrote many at once.
+                    await asyncio.sleep(0)
         except asyncio.CancelledError:
             raise
         except Exception:  # pragma: no cover - defensive
@@ -1159,28 +1169,30 @@ class Bridge:
                 pending.future.set_exception(error)
                 pending.future.exception()  # mark retrieved: a cancelled caller may never await it
 
-    def _dispatch(self, raw: bytes) -> None:
+    def _dispatch(self, raw: bytes) -> bool:
+        """Handles one line from the bridge; True when it was a notification (its callbacks may have started
+        tasks)."""
         try:
             message = json.loads(raw)
         except ValueError:
             logger.warning("open_apple_models: ignoring a non-JSON line from the bridge: %r", raw[:200])
-            return
+            return False
         if not isinstance(message, dict):
-            return
+            return False
         method = message.get("method")
         if isinstance(method, str):
             params = message.get("params") if isinstance(message.get("params"), dict) else {}
             if "id" in message:
                 self._handle_bridge_request(message["id"], method, params)
-            else:
-                self._handle_notification(method, params)
-            return
+                return False
+            self._handle_notification(method, params)
+            return True
         if "id" not in message or ("result" not in message and "error" not in message):
-            return
+            return False
         key = _id_key(message["id"])
         pending = self._pending.get(key)
         if pending is None or pending.future.done():
-            return  # a late response (timed out or cancelled caller): dropped
+            return False  # a late response (timed out or cancelled caller): dropped
         if "error" in message:
             pending.future.set_exception(BridgeError.from_error(message["error"]))
         else:
@@ -1190,6 +1202,7 @@ class Bridge:
                 except Exception as error:  # pragma: no cover - internal hooks
                     pending.callback_error = error
             pending.future.set_result(message.get("result"))
+        return False
 
     def _run_callback(self, callback: Callback, *args: Any, pending: Optional[_Pending] = None) -> None:
         """Runs a user callback; an exception is re-raised by the request it belongs to (or logged)."""
@@ -1481,6 +1494,7 @@ class Bridge:
         created = Npc(self, result["npc"])
         created.tools = result.get("tools", [])
         created.warnings = result.get("warnings", [])
+        created._model = model
         return created
 
     async def restore_npc(
@@ -1502,6 +1516,7 @@ class Bridge:
         restored = Npc(self, result["npc"])
         restored.tools = result.get("tools", [])
         restored.warnings = result.get("warnings", [])
+        restored._model = model
         return restored
 
     def npc(self, npc_id: str) -> "Npc":
@@ -1824,6 +1839,7 @@ class Npc:
         self.id = npc_id
         self.tools: List[str] = []
         self.warnings: List[str] = []
+        self._model: Any = None  # the model it was created or restored with (a save does not hold it)
 
     def __repr__(self) -> str:
         return "Npc(%r)" % self.id
@@ -1922,18 +1938,78 @@ class Npc:
         """``npc/delete``: cancels the NPC's work (a running ``talk`` raises a -32009 ``cancelled`` BridgeError, or
         returns its reply when it had already ended) and frees it. From the call on (before it is awaited), the
         talk's ``on_line``, ``on_emotion`` and ``on_event`` get nothing more, as with :meth:`cancel`. From a
-        callback, call it there and await it in a task (``asyncio.ensure_future(gorm.delete())``): a task that
-        only calls it when it starts runs after the events already read. To load a save over a living NPC,
-        delete it, then restore under its id::
+        callback, await it in a task (``asyncio.ensure_future(gorm.delete())``, or a task of the game's that calls
+        it): a task a callback starts takes its first step before the next event is handled, so a ``delete()`` it
+        calls before it first waits for something stops the line there. To load a save over a living NPC, use
+        :meth:`restore`::
 
             await gorm.delete()  # Gorm dies mid-sentence: the line stops where it was
-            gorm = await bridge.restore_npc(save, npc=gorm.id, model=model)  # or the player loads a save
         """
         self.bridge._silence("npc " + self.id)
         return _as_written(self._delete(), type(self).__name__ + ".delete")
 
     async def _delete(self) -> None:
         await self.bridge.request("npc/delete", {"npc": self.id})
+
+    def restore(
+        self,
+        state: Dict[str, Any],
+        *,
+        tools: Optional[Iterable[Union[str, Mapping[str, Any]]]] = None,
+        world: Union[str, "World", None] = None,
+        options: Optional[Dict[str, Any]] = None,
+        model: Any = None,
+    ) -> Awaitable["Npc"]:
+        """Replaces this NPC with a save (``npc/delete``, then ``npc/restore`` under its id): the player loads a
+        save over a living NPC. Returns the restored NPC's handle. ``tools``, ``world`` and ``options`` are as in
+        :meth:`Bridge.restore_npc`; the model is not saved, and defaults to the one this handle was created or
+        restored with (a handle from :meth:`Bridge.npc` has none: the bridge's default model). A running ``talk``
+        raises a -32009 ``cancelled`` BridgeError that says ``npc.restore()`` replaced the NPC (or returns its reply
+        when it had already ended), and from the call on (before it is awaited) its ``on_line``, ``on_emotion`` and
+        ``on_event`` get nothing more, as with :meth:`delete`. When the bridge refuses the save (a field edited by
+        hand), it raises that error and the NPC is put back as it was (its completed turns, memory, tools and
+        world; the turn that was running stays cancelled). A value JSON cannot send raises here, before anything is
+        sent::
+
+            gorm = await gorm.restore(save)  # the player loads a save: the story stops where it was
+        """
+        params = _params(state=state, npc=self.id, tools=self.bridge._tools_param(tools), world=_world_id(world),
+                         options=options, model=model if model is not None else self._model)
+        # Checked before the delete: a save the client refuses must not cost the NPC.
+        self.bridge._encode({"jsonrpc": "2.0", "id": "", "method": "npc/restore", "params": params}, "npc.restore()")
+        self.bridge._silence("npc " + self.id)
+        return _as_written(self._restore(params), type(self).__name__ + ".restore")
+
+    async def _restore(self, params: Dict[str, Any]) -> "Npc":
+        bridge = self.bridge
+        # Sent in this order, one after the other without waiting: the NPC as it is now (answered at once), the
+        # delete, the restore. Tasks start in the order they were made, and the writes keep that order.
+        current = asyncio.ensure_future(bridge.request("npc/state", {"npc": self.id, "settle": False}))
+        bridge._note_cancel("npc", self.id, "npc.restore() replaced the NPC (it deletes it first).")
+        deleted = asyncio.ensure_future(bridge.request("npc/delete", {"npc": self.id}))
+        restoring = asyncio.ensure_future(bridge.request("npc/restore", params))
+        for task in (current, deleted):
+            _discard(task)
+        try:
+            result = await restoring
+        except BridgeError:
+            # A refused save must not cost the NPC: put back the one that was deleted for it.
+            previous = None
+            try:
+                previous = (await current)["state"]
+            except BridgeError:
+                pass
+            if previous is not None:
+                try:
+                    await bridge.request("npc/restore", _params(state=previous, npc=self.id, model=self._model))
+                except BridgeError:
+                    pass
+            raise
+        restored = Npc(bridge, result["npc"])
+        restored.tools = result.get("tools", [])
+        restored.warnings = result.get("warnings", [])
+        restored._model = params.get("model")
+        return restored
 
 
 class Subscription:

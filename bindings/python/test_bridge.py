@@ -392,6 +392,33 @@ class GameTests(BridgeTestCase):
         self.assertEqual(len(shown), 1, "on_line was called after npc.delete(): %r" % shown[1:2])
         self.assertEqual(await self.bridge.request("npc/list"), {"npcs": []})
 
+    async def test_npc_delete_in_a_task_a_callback_starts_stops_the_line_when_the_task_starts(self):
+        line = " ".join("word%d" % i for i in range(40))
+        gorm = await self.bridge.create_npc({"name": "Gorm"}, options={"replyFormat": "text"},
+                                            model=scripted({"text": "[happy] " + line, "chunks": 20, "delayMs": 20}))
+        shown, deaths, arrived_after = [], [], []
+
+        async def die():  # the game's own death scene, which deletes Gorm first thing
+            await gorm.delete()
+
+        def on_line(text):
+            shown.append(text)
+            if not deaths:  # Gorm is killed at his first words, by a task the callback starts
+                deaths.append(asyncio.ensure_future(die()))
+
+        def on_npc_event(params):
+            if deaths and params["event"]["type"] == "lineDelta":
+                arrived_after.append(params["event"])
+
+        self.bridge.on_notification("npc/event", on_npc_event)
+        try:
+            await gorm.talk("Hello", on_line=on_line)
+        except BridgeError as error:
+            self.assertEqual(error.data_code, "cancelled")
+        await deaths[0]
+        self.assertTrue(arrived_after, "the rest of the line never arrived; nothing was tested")
+        self.assertEqual(len(shown), 1, "on_line was called after the task that deletes Gorm started: %r" % shown[1:2])
+
     async def test_session_delete_stops_the_text_at_once(self):
         session = await self.bridge.create_session(
             model=scripted({"text": " ".join("word%d" % i for i in range(40)), "chunks": 20, "delayMs": 20}))
@@ -440,6 +467,72 @@ class GameTests(BridgeTestCase):
         self.assertEqual(len(shown), 1, "on_line was called after the save was loaded: %r" % shown[1:2])
         lines = []  # the restored Gorm's next line is shown in full
         self.assertEqual((await restored.talk("Hi", on_line=lines.append))["line"], lines[-1])
+
+    async def test_npc_restore_loads_a_save_over_a_living_npc_under_its_id(self):
+        model = scripted({"text": "[calm] First."}, {"text": "[happy] Zzz.", "delayMs": 60000})
+        gorm = await self.bridge.create_npc({"name": "Gorm"}, npc="gorm", options={"replyFormat": "text"},
+                                            model=model)
+        self.assertEqual((await gorm.talk("Hello"))["line"], "First.")
+        save = await gorm.state()
+        lines = []
+        talking = asyncio.ensure_future(gorm.talk("Wake up.", on_line=lines.append))
+        await gorm.state(settle=False)  # the talk was sent first
+        restored = await gorm.restore(save)  # the player loads the save while Gorm talks
+        with self.assertRaises(BridgeError) as caught:
+            await talking
+        self.assertEqual((caught.exception.code, caught.exception.data_code), (-32009, "cancelled"))
+        self.assertRegex(caught.exception.message, r"'npc/talk' was cancelled with the rest of the work of NPC 'gorm' "
+                                                r"when npc\.restore\(\) replaced the NPC \(it deletes it first\)\.$")
+        self.assertEqual(lines, [])
+        self.assertEqual(restored.id, "gorm")
+        self.assertEqual(await restored.state(), save)
+        self.assertEqual([n["npc"] for n in await self.bridge.list_npcs()], ["gorm"])
+        # The model is not saved: the NPC runs on the one the handle was created with (from its first step).
+        self.assertEqual((await restored.talk("Hello"))["line"], "First.")
+
+    async def test_npc_restore_from_a_callback_stops_the_old_line_at_once(self):
+        line = " ".join("word%d" % i for i in range(40))
+        model = scripted({"text": "[happy] " + line, "chunks": 20, "delayMs": 20}, {"text": "[calm] Welcome back."})
+        gorm = await self.bridge.create_npc({"name": "Gorm"}, npc="gorm", options={"replyFormat": "text"},
+                                            model=model)
+        save = await gorm.state()
+        shown, loads = [], []
+
+        def on_line(text):
+            shown.append(text)
+            if not loads:  # the player loads a save at Gorm's first words
+                loads.append(asyncio.ensure_future(gorm.restore(save)))
+
+        try:
+            await gorm.talk("Hello", on_line=on_line)
+        except BridgeError as error:
+            self.assertEqual(error.data_code, "cancelled")
+        restored = await loads[0]
+        self.assertEqual(len(shown), 1, "on_line was called after npc.restore(): %r" % shown[1:2])
+        lines = []  # the restored Gorm's next line is shown in full
+        self.assertEqual((await restored.talk("Hi", on_line=lines.append))["line"], lines[-1])
+
+    async def test_npc_restore_of_a_save_the_bridge_refuses_keeps_the_npc_as_it_was(self):
+        gorm = await self.bridge.create_npc({"name": "Gorm"}, npc="gorm", options={"replyFormat": "text"},
+                                            memory={"facts": ["Aria likes axes."], "relationship": 25},
+                                            model=scripted({"text": "[calm] Three axes."}))
+        self.assertEqual((await gorm.talk("Any axes?"))["line"], "Three axes.")
+        before = await gorm.state()
+        edited = json.loads(json.dumps(before))
+        edited["memory"]["relationship"] = 500  # a save edited by hand
+        with self.assertRaises(BridgeError) as caught:
+            await gorm.restore(edited)
+        self.assertEqual(caught.exception.code, -32602)
+        self.assertIn("'state.memory.relationship' must be at most 100", str(caught.exception))
+        self.assertEqual([n["npc"] for n in await self.bridge.list_npcs()], ["gorm"])
+        self.assertEqual(await gorm.state(), before, "nothing of the NPC was lost")
+        self.assertEqual((await gorm.talk("Any axes?"))["line"], "Three axes.")  # on its model, from the first step
+        # A value JSON cannot send is refused before anything is sent: the NPC goes on as it was.
+        now = await gorm.state()
+        edited["memory"]["relationship"] = math.nan
+        with self.assertRaisesRegex(ValueError, r"^npc\.restore\(\): state\['memory'\]\['relationship'\] is nan"):
+            gorm.restore(edited)
+        self.assertEqual(await gorm.state(), now)
 
     async def test_a_talk_that_npc_delete_cancelled_raises_cancelled(self):
         gorm = await self.bridge.create_npc({"name": "Gorm"}, options={"replyFormat": "text"},

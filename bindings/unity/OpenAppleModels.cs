@@ -1555,7 +1555,7 @@ namespace OpenAppleModels
             var result = await Call("npc/create", Params("npc", npc, "persona", persona,
                 "tools", tools != null ? ToolDefinitions(tools) : null, "world", world, "memory", memory,
                 "options", options, "model", model)).ConfigureAwait(false);
-            return new OamNpc(this, result.GetString("npc"));
+            return new OamNpc(this, result.GetString("npc"), model);
         }
 
         /// <summary>
@@ -1574,7 +1574,58 @@ namespace OpenAppleModels
             npc = TextOrNull(npc, "npc");
             var result = await Call("npc/restore", Params("state", state, "npc", npc, "model", model, "world", world,
                 "tools", tools != null ? ToolDefinitions(tools) : null, "options", options)).ConfigureAwait(false);
-            return new OamNpc(this, result.GetString("npc"));
+            return new OamNpc(this, result.GetString("npc"), model);
+        }
+
+        // Marks a task's error as seen (no UnobservedTaskException for a request whose error nobody needs).
+        static void ObserveErrors(Task task)
+        {
+            task.ContinueWith(t => t.Exception, CancellationToken.None, TaskContinuationOptions.OnlyOnFaulted,
+                TaskScheduler.Default);
+        }
+
+        // OamNpc.RestoreAsync: the NPC replaced with a save under its id (npc/delete, then npc/restore), and put back
+        // as it was when the bridge refuses the save.
+        internal async Task<OamNpc> ReplaceNpcAsync(OamNpc npc, object state, object model, object world,
+            IEnumerable<string> tools, object options)
+        {
+            string id = npc.Id;
+            if (model == null) model = npc.Model;
+            var parameters = Params("state", state, "npc", id, "model", model, "world", world,
+                "tools", tools != null ? ToolDefinitions(tools) : null, "options", options);
+            // Checked before the delete (an unknown tool above, a value JSON cannot send or a save longer than the
+            // bridge reads here): a save this client refuses must not cost the NPC.
+            OamBridgeException tooLong = TooLong(Json.Serialize(new JsonObject().With("jsonrpc", "2.0")
+                .With("id", "cs-0").With("method", "npc/restore").With("params", parameters)), "npc/restore");
+            if (tooLong != null) throw tooLong;
+            // Queued in this order at once: the NPC as it is now (answered at once), the delete, the restore.
+            var current = Call("npc/state", new JsonObject().With("npc", id).With("settle", false));
+            SilenceWork("npc", id); // the running talk is cancelled with the delete: no more of its lines
+            var deleted = Call("npc/delete", new JsonObject().With("npc", id));
+            ObserveErrors(current); // their errors are not the caller's
+            ObserveErrors(deleted);
+            try
+            {
+                var result = await Call("npc/restore", parameters).ConfigureAwait(false);
+                return new OamNpc(this, result.GetString("npc"), model);
+            }
+            catch (OamBridgeException)
+            {
+                // A refused save must not cost the NPC: put back the one that was deleted for it.
+                JsonObject previous = null;
+                try { previous = (await current.ConfigureAwait(false)).GetObject("state"); }
+                catch (OamBridgeException) { }
+                if (previous != null)
+                {
+                    try
+                    {
+                        await Call("npc/restore", Params("state", previous, "npc", id, "model", npc.Model))
+                            .ConfigureAwait(false);
+                    }
+                    catch (OamBridgeException) { }
+                }
+                throw;
+            }
         }
 
         /// <summary>
@@ -1944,8 +1995,10 @@ namespace OpenAppleModels
     {
         public OamBridge Bridge { get; private set; }
         public string Id { get; private set; }
+        // The model it was created or restored with (a save does not hold it): RestoreAsync's default.
+        internal object Model { get; private set; }
 
-        internal OamNpc(OamBridge bridge, string id) { Bridge = bridge; Id = id; }
+        internal OamNpc(OamBridge bridge, string id, object model = null) { Bridge = bridge; Id = id; Model = model; }
 
         /// <summary>
         /// One dialogue turn: {npc, line, emotion, playerOptions, endsConversation, toolCalls, relationship,
@@ -2063,13 +2116,31 @@ namespace OpenAppleModels
         /// npc/delete: cancels the NPC's work (its running TalkAsync fails with a -32009 cancelled
         /// OamBridgeException, or gives its reply when it had already ended) and frees it. From this call on, the
         /// talk's onLine, onEmotion and onEvent get nothing more, as with CancelAsync. To load a save over a living
-        /// NPC, delete it, then restore under its id.
-        /// <code>await gorm.DeleteAsync(); gorm = await oam.RestoreNpcAsync(save, npc: gorm.Id, model: model);</code>
+        /// NPC, use RestoreAsync.
+        /// <code>await gorm.DeleteAsync(); // Gorm dies mid-sentence: the line stops where it was</code>
         /// </summary>
         public Task<JsonObject> DeleteAsync()
         {
             Bridge.SilenceWork("npc", Id);
             return Bridge.Call("npc/delete", new JsonObject().With("npc", Id));
+        }
+
+        /// <summary>
+        /// Replaces this NPC with a save made with StateAsync (npc/delete, then npc/restore under its id): the player
+        /// loads a save over a living NPC. Completes with the restored NPC's handle. world, tools and options are as in
+        /// OamBridge.RestoreNpcAsync (left at null: the saved ones); the model is not saved, and defaults to the one
+        /// this handle was created or restored with. A running TalkAsync fails with a -32009 cancelled
+        /// OamBridgeException (or gives its reply when it had already ended), and from this call on its onLine,
+        /// onEmotion and onEvent get nothing more, as with DeleteAsync. When the bridge refuses the save (a field
+        /// edited by hand), the task fails with that error and the NPC is put back as it was (its completed turns,
+        /// memory, tools and world; the talk that was running stays cancelled). An unknown tool name or a value JSON
+        /// cannot send (NaN) fails it with an ArgumentException before anything is sent.
+        /// <code>gorm = await gorm.RestoreAsync(save); // the player loads a save: the story stops where it was</code>
+        /// </summary>
+        public Task<OamNpc> RestoreAsync(object state, object model = null, object world = null,
+            IEnumerable<string> tools = null, object options = null)
+        {
+            return Bridge.ReplaceNpcAsync(this, state, model, world, tools, options);
         }
     }
 

@@ -369,9 +369,10 @@ export class Npc {
   }
 
   /**
-   * Cancels its work and frees it. A running turn's `talk` rejects with `-32009 cancelled` (or gives its
-   * reply if it had already ended), and from this call on its `onLine`, `onEmotion` and `onEvent` are not
-   * called again, as with {@link Npc.cancel}.
+   * Cancels its work and frees it. A running turn's `talk` rejects with `-32009 cancelled`, whose message
+   * says it was cancelled when `npc.delete()` deleted the NPC (or gives its reply if it had already ended),
+   * and from this call on its `onLine`, `onEmotion` and `onEvent` are not called again, as with
+   * {@link Npc.cancel}.
    *
    * @example
    * ```ts
@@ -388,6 +389,7 @@ export class Npc {
    */
   async delete(): Promise<void> {
     this.#c.silence(this.#cancel.params);
+    this.#c.noteCancel({ npc: this.id }, "npc.delete() deleted the NPC.");
     await this.#c.request("npc/delete", { npc: this.id });
   }
 }

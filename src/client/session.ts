@@ -250,8 +250,9 @@ export class Session {
   }
 
   /**
-   * Cancels the session's work and frees it. A running turn's `respond` rejects with `-32009 cancelled` (or
-   * gives its result if it had already ended), and from this call on its `onText` and `onEvent` are not
+   * Cancels the session's work and frees it. A running turn's `respond` rejects with `-32009 cancelled`,
+   * whose message says it was cancelled when `session.delete()` deleted the session (or gives its result if
+   * it had already ended), and from this call on its `onText` and `onEvent` are not
    * called again, as with {@link Session.cancel}.
    *
    * @example
@@ -269,6 +270,7 @@ export class Session {
    */
   async delete(): Promise<void> {
     this.#c.silence(this.#cancel.params);
+    this.#c.noteCancel({ session: this.id }, "session.delete() deleted the session.");
     await this.#c.request("session/delete", { session: this.id });
   }
 }

@@ -214,6 +214,28 @@ for (const t of TRANSPORTS) {
     assert.ok(error instanceof BridgeError && error.dataCode === "cancelled", String(error));
     assert.equal(error.code, -32009);
     assert.deepEqual(seen, []);
+    // It says why, as after a restore.
+    assert.match(
+      error.message,
+      /^The (turn|request) was cancelled[^.]*\. 'npc\/talk' was cancelled with the rest of NPC 'mira''s work when npc\.delete\(\) deleted the NPC\.$/,
+    );
+  });
+
+  Deno.test(`${t.name}: a turn that session.delete() cancelled says so`, async () => {
+    await using bridge = await t.open(quiet);
+    const session = await bridge.createSession({
+      session: "guide",
+      model: scripted({ text: "The road north…", delayMs: 60_000 }),
+    });
+    const answering = session.respond("Which way?").catch((e: unknown) => e);
+    await session.delete(); // the level ends while the guide answers
+    const error = await answering;
+    assert.ok(error instanceof BridgeError && error.dataCode === "cancelled", String(error));
+    assert.equal(error.code, -32009);
+    assert.match(
+      error.message,
+      /^The (turn|request) was cancelled[^.]*\. 'session\/respond' was cancelled with the rest of session 'guide''s work when session\.delete\(\) deleted the session\.$/,
+    );
   });
 
   Deno.test(`${t.name}: a callback that throws gets no more events, and the talk rejects with its error`, async () => {

@@ -715,15 +715,36 @@ function tooLongProblems(parsed: Parsed): string[] {
   return found;
 }
 
+/** The requests whose NPC's or session's running turn says no more from the moment they are sent. */
+const SILENCING = ["npc/cancel", "npc/delete", "session/cancel", "session/delete"];
+
 /**
  * What a player who walks away needs (cancel_npc / cancel_session, the Godot client's way to stop a turn), and a
- * game that ends an NPC or session while it talks (delete_npc / delete_session): no more of the turn's callbacks
- * from that call on, also for the events already on their way, as the C#, Python and TypeScript clients do once a
- * turn is given up; empty when all holds.
+ * game that ends an NPC or session while it talks (delete_npc / delete_session, or the same request sent by hand
+ * with request()): no more of the turn's callbacks from that call on, also for the events already on their way,
+ * as the C#, Python and TypeScript clients do once a turn is given up; empty when all holds.
  */
-function walkAwayProblems(parsed: Parsed): string[] {
+function walkAwayProblems(parsed: Parsed, text: string): string[] {
   const { bodies } = functions(parsed);
   const found: string[] = [];
+  // request() silences them, so the dedicated functions and a request sent by hand alike.
+  const listed = /^const SILENCING_METHODS := \[([^\]\n]*)\]$/m.exec(text)?.[1] ?? "";
+  const missing = SILENCING.filter((method) => !listed.includes(`"${method}"`));
+  if (missing.length > 0) {
+    found.push(
+      `SILENCING_METHODS must list ${missing.join(", ")} (the requests that stop a turn's callbacks)`,
+    );
+  }
+  const request = bodies.get("request") ?? "";
+  const silenced = request.search(
+    /if method in SILENCING_METHODS[^\n]*:\n(?:\t+[^\n]*\n)*?\t+_silence_turns\(\w+, \w+\)/,
+  );
+  if (silenced < 0 || silenced > request.indexOf("_send(message)")) {
+    found.push(
+      "request() must silence the turns of the NPC or session a cancel or delete names (_silence_turns) before " +
+        "it sends it",
+    );
+  }
   for (
     const [fn, key, method] of [
       ["cancel_npc", "npc", "npc/cancel"],
@@ -732,10 +753,10 @@ function walkAwayProblems(parsed: Parsed): string[] {
       ["delete_session", "session", "session/delete"],
     ]
   ) {
-    const body = bodies.get(fn) ?? "";
-    const silenced = body.search(new RegExp(`_silence_turns\\("${key}", \\w+\\)`));
-    if (silenced < 0 || silenced > body.indexOf(`request("${method}"`)) {
-      found.push(`${fn}() must silence the ${key}'s turns (_silence_turns) before it sends ${method}`);
+    if (
+      !new RegExp(`return await request\\("${method}", \\{"${key}": \\w+\\}\\)`).test(bodies.get(fn) ?? "")
+    ) {
+      found.push(`${fn}() must send ${method} with request(), which silences the ${key}'s turns`);
     }
   }
   const silence = bodies.get("_silence_turns") ?? "";
@@ -749,7 +770,7 @@ function walkAwayProblems(parsed: Parsed): string[] {
   ) {
     found.push("_silence_turns() must drop the on_event of every waiting request of that NPC or session");
   }
-  if (!/pending_call\.params = params/.test(bodies.get("request") ?? "")) {
+  if (!/pending_call\.params = params/.test(request)) {
     found.push("request() must keep the params of the call (whose NPC or session it is)");
   }
   // Read when the line is handled, not when the turn began: a silenced turn gets none of the later lines.
@@ -789,6 +810,14 @@ Deno.test({
   },
 });
 
+/** `text` with `methods` left out of SILENCING_METHODS (the list as it is must be found). */
+function withoutSilencing(text: string, methods: string[]): string {
+  const line = /^const SILENCING_METHODS := \[[^\]\n]*\]$/m.exec(text);
+  assert.ok(line, "SILENCING_METHODS was not found");
+  const kept = SILENCING.filter((method) => !methods.includes(method)).map((method) => `"${method}"`);
+  return text.replace(line[0], `const SILENCING_METHODS := [${kept.join(", ")}]`);
+}
+
 Deno.test({
   name: name(
     "bindings/godot: cancel_npc / cancel_session stop the turn's callbacks at once (a player who walked away sees no more of the line)",
@@ -797,18 +826,13 @@ Deno.test({
   async fn() {
     const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
     const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
-    assert.deepEqual(walkAwayProblems(parsed), []);
-    // The cancels as they were: the events already on their way still reached on_line.
-    const old = text.replace('\t_silence_turns("npc", npc_id)\n', "").replace(
-      '\t_silence_turns("session", session_id)\n',
-      "",
-    );
-    assert.notEqual(old, text);
+    assert.deepEqual(walkAwayProblems(parsed, text), []);
+    // The cancels not silenced: the events already on their way still reached on_line.
+    const old = withoutSilencing(text, ["npc/cancel", "session/cancel"]);
     const [broken] = await parse([{ name: "old.gd", text: old }], { structure: STRUCTURE });
     assert.equal(describe([broken]), "", "the old copy does not parse");
-    assert.deepEqual(walkAwayProblems(broken).slice(0, 2), [
-      "cancel_npc() must silence the npc's turns (_silence_turns) before it sends npc/cancel",
-      "cancel_session() must silence the session's turns (_silence_turns) before it sends session/cancel",
+    assert.deepEqual(walkAwayProblems(broken, old), [
+      "SILENCING_METHODS must list npc/cancel, session/cancel (the requests that stop a turn's callbacks)",
     ]);
   },
 });
@@ -821,18 +845,48 @@ Deno.test({
   async fn() {
     const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
     const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
-    assert.deepEqual(walkAwayProblems(parsed), []);
-    // The deletes without the silence: the rest of the line already on its way still reached on_line.
-    const old = text.replace(
-      /^(func delete_(?:npc|session)\(\w+: String\) -> Dictionary:\n)\t_silence_turns\([^\n]*\n/gm,
-      "$1",
-    );
-    assert.notEqual(old, text);
+    assert.deepEqual(walkAwayProblems(parsed, text), []);
+    // The deletes not silenced: the rest of the line already on its way still reached on_line.
+    const old = withoutSilencing(text, ["npc/delete", "session/delete"]);
     const [broken] = await parse([{ name: "old.gd", text: old }], { structure: STRUCTURE });
     assert.equal(describe([broken]), "", "the old copy does not parse");
-    assert.deepEqual(walkAwayProblems(broken), [
-      "delete_npc() must silence the npc's turns (_silence_turns) before it sends npc/delete",
-      "delete_session() must silence the session's turns (_silence_turns) before it sends session/delete",
+    assert.deepEqual(walkAwayProblems(broken, old), [
+      "SILENCING_METHODS must list npc/delete, session/delete (the requests that stop a turn's callbacks)",
+    ]);
+  },
+});
+
+Deno.test({
+  name: name(
+    'bindings/godot: a request("npc/delete", …) or a cancel sent by hand stops the turn\'s callbacks at once, as delete_npc() does',
+  ),
+  ignore: skip !== "",
+  async fn() {
+    const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+    const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
+    assert.deepEqual(walkAwayProblems(parsed, text), []);
+    // As it was: only the dedicated functions silenced, before they sent the request; one sent by hand did not.
+    const block = /\n(?:\t#[^\n]*\n)*\tif method in SILENCING_METHODS[^\n]*:\n(?:\t\t[^\n]*\n)+/.exec(text);
+    assert.ok(block, "request()'s silencing was not found");
+    let old = withoutSilencing(text.replace(block[0], "\n"), SILENCING);
+    for (
+      const [fn, key] of [["cancel_npc", "npc"], ["cancel_session", "session"], ["delete_npc", "npc"], [
+        "delete_session",
+        "session",
+      ]]
+    ) {
+      old = old.replace(
+        new RegExp(`^(func ${fn}\\((\\w+): String\\) -> Dictionary:\\n)`, "m"),
+        `$1\t_silence_turns("${key}", $2)\n`,
+      );
+    }
+    const [broken] = await parse([{ name: "old.gd", text: old }], { structure: STRUCTURE });
+    assert.equal(describe([broken]), "", "the old copy does not parse");
+    assert.deepEqual(walkAwayProblems(broken, old), [
+      "SILENCING_METHODS must list npc/cancel, npc/delete, session/cancel, session/delete (the requests that " +
+      "stop a turn's callbacks)",
+      "request() must silence the turns of the NPC or session a cancel or delete names (_silence_turns) before " +
+      "it sends it",
     ]);
   },
 });

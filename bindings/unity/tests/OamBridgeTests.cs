@@ -1287,6 +1287,86 @@ static class OamBridgeTests
         }
     }
 
+    static void TestRestoreOverALivingNpc()
+    {
+        var queue = new OamMainThreadQueue();
+        var bridge = Start(queue);
+        try
+        {
+            Func<string, JsonObject> stateOf = id => ((JsonObject)Wait(queue, bridge.RequestAsync("npc/state",
+                O().With("npc", id).With("settle", false)))).GetObject("state");
+            Func<string> npcs = () => string.Join(",", ((JsonObject)Wait(queue, bridge.RequestAsync("npc/list")))
+                .GetArray("npcs").ConvertAll(n => ((JsonObject)n).GetString("npc")).ToArray());
+
+            current = "npc.RestoreAsync(save) loads a save over a living, talking NPC under its id";
+            var model = Scripted(O().With("text", "[calm] First."),
+                O().With("text", "[happy] Zzz.").With("delayMs", 60000));
+            var gorm = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Gorm"), npc: "gorm", options: TextReplies,
+                model: model));
+            Check(Wait(queue, gorm.TalkAsync("Hello")).GetString("line") == "First.", "the first talk");
+            var save = Wait(queue, gorm.StateAsync());
+            var lines = new List<string>();
+            var talking = gorm.TalkAsync("Wake up.", onLine: lines.Add);
+            stateOf("gorm"); // the talk was sent first
+            var restored = Wait(queue, gorm.RestoreAsync(save)); // the player loads the save while Gorm talks
+            var why = WaitError(queue, talking) as OamBridgeException;
+            Check(why != null && why.Code == -32009, "the talk ended with: " + (why == null ? "no error" : why.Message));
+            Check(lines.Count == 0, "lines after the restore: " + string.Join(" | ", lines.ToArray()));
+            Check(restored.Id == "gorm" && npcs() == "gorm", restored.Id + " / " + npcs());
+            Check(Json.Serialize(stateOf("gorm")) == Json.Serialize(save), "the restored NPC is the save");
+            // The model is not saved: the NPC runs on the one its handle was created with (from its first step).
+            Check(Wait(queue, restored.TalkAsync("Hello")).GetString("line") == "First.", "the restored NPC's model");
+
+            current = "npc.RestoreAsync(save) called in onLine: no more of the old line";
+            var cole = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Cole"), npc: "cole", options: TextReplies,
+                model: Scripted(Reply("Cole has a long story about the old mill by the river and its miller.")
+                    .With("delayMs", 20), O().With("text", "[calm] Welcome back."))));
+            var coleSave = Wait(queue, cole.StateAsync());
+            var coleLines = new List<string>();
+            Task<OamNpc> loading = null;
+            var coleTurn = cole.TalkAsync("Tell me.", onLine: text =>
+            {
+                coleLines.Add(text);
+                if (loading == null) loading = cole.RestoreAsync(coleSave); // at the first words
+            });
+            UntilAnswered(bridge);
+            queue.Pump();
+            Check(coleLines.Count == 1, "Cole went on talking after RestoreAsync: " + string.Join(" | ", coleLines.ToArray()));
+            var coleBack = Wait(queue, loading);
+            WaitError(queue, coleTurn); // the reply when the talk had ended before the restore, else -32009
+            var next = new List<string>();
+            var reply = Wait(queue, coleBack.TalkAsync("Hi", onLine: next.Add));
+            Check(next.Count > 0 && next[next.Count - 1] == reply.GetString("line"), "the restored Cole's line in full");
+
+            current = "npc.RestoreAsync of a save the bridge refuses fails with its error and keeps the NPC as it was";
+            var bram = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Bram"), npc: "bram", options: TextReplies,
+                memory: O().With("relationship", 25), model: Scripted(O().With("text", "[calm] Three axes."))));
+            Wait(queue, bram.TalkAsync("Any axes?"));
+            var before = Wait(queue, bram.StateAsync());
+            var edited = Json.Parse(Json.Serialize(before)) as JsonObject;
+            edited.GetObject("memory")["relationship"] = 500; // a save edited by hand
+            var refused = WaitError(queue, bram.RestoreAsync(edited)) as OamBridgeException;
+            Check(refused != null && refused.Code == -32602
+                && refused.Message.Contains("'state.memory.relationship' must be at most 100"),
+                "the refusal: " + (refused == null ? "none" : refused.Message));
+            Check(npcs() == "gorm,cole,bram", "the NPCs: " + npcs());
+            Check(Json.Serialize(stateOf("bram")) == Json.Serialize(before), "nothing of the NPC was lost");
+            Check(Wait(queue, bram.TalkAsync("Any axes?")).GetString("line") == "Three axes.", "Bram on his model");
+
+            current = "npc.RestoreAsync refuses a value JSON cannot send or an unknown tool before anything is sent";
+            var now = Json.Serialize(stateOf("bram"));
+            edited.GetObject("memory")["relationship"] = double.NaN;
+            Check(WaitError(queue, bram.RestoreAsync(edited)) is ArgumentException, "NaN refused");
+            Check(WaitError(queue, bram.RestoreAsync(before, tools: new[] { "nope" })) is ArgumentException,
+                "an unknown tool refused");
+            Check(Json.Serialize(stateOf("bram")) == now && npcs() == "gorm,cole,bram", "Bram goes on as he was");
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+    }
+
     static void TestNullArguments()
     {
         var queue = new OamMainThreadQueue();
@@ -1618,7 +1698,7 @@ static class OamBridgeTests
     {
         mainThread = Thread.CurrentThread.ManagedThreadId;
         var tests = new Action[] { TestJson, TestSessions, TestGame, TestWalkAway, TestNoCallbackAfterDispose, TestLifecycle, TestDisposeFrozenBridge,
-            TestDisposeWaitsOnlyForALiveBridge, TestRestarter, TestRestoreNpcKeys, TestNullArguments,
+            TestDisposeWaitsOnlyForALiveBridge, TestRestarter, TestRestoreNpcKeys, TestRestoreOverALivingNpc, TestNullArguments,
             TestQueueLimit, TestQueueLimitScales, TestMessageTooLong, TestListenersIsolated };
         foreach (var test in tests)
         {
