@@ -25,6 +25,7 @@ import { type Running, scriptedRun, toolSettings, type WorldParts } from "./runn
 import { firstVisit } from "./samples.ts";
 import { engineExport, worldIdFor } from "./engine_export.ts";
 import { barkHint, jsonStepsHint, type ScriptedRun, scriptHint, unavailableHint } from "./script_hint.ts";
+import { asEditorNames } from "./start_result.ts";
 import { relationshipReasons, StatePanel } from "./state_panel.ts";
 import { type KeptNpc, type NowRunningParts, StateFiles, type Stopped } from "./state_files.ts";
 import { loadSaved, type Saved, storeSaved } from "./storage.ts";
@@ -428,6 +429,7 @@ class Playground {
         subscription: worldParts?.subscription ?? null,
         generation: this.link.generation,
       };
+      // (Its tools are the ones it had: their renames in the editor since, and the answers kept, still hold.)
       return true;
     } catch {
       await worldParts?.world.delete().catch(() => {});
@@ -444,12 +446,12 @@ class Playground {
     );
   }
 
-  /** Registers the client tools with the connection: each call goes to the conversation. */
+  /**
+   * Registers the client tools with the connection: each call goes to the conversation. (Before the NPC that
+   * calls them is created: {@link #tookTools} once it is.)
+   */
   #registerTools(definitions: JsonObject[]): void {
     const connection = this.link.require();
-    this.#renames.reset();
-    // An answer kept for a tool the NPC no longer has would never be asked for.
-    this.#answers.prune(definitions);
     for (const def of definitions) {
       if (typeof def.name !== "string") continue;
       // (The connection runs the handler of the tool the call names: `ctx.call` has the name and arguments.)
@@ -458,6 +460,17 @@ class Playground {
         (_args, ctx) => this.conversation.handleTool(ctx),
       );
     }
+  }
+
+  /**
+   * The running NPC took the tools `definitions` (the bridge created it with them): it calls them by their
+   * names now, and an answer kept for a tool it no longer has would never be asked for. Not before the bridge
+   * took them: after a refused start, restore or Apply the NPC that ran runs on (or is put back) with its tools,
+   * their renames in the editor and the answers kept for them.
+   */
+  #tookTools(definitions: JsonObject[]): void {
+    this.#renames.reset();
+    this.#answers.prune(definitions);
   }
 
   async #openWorld(id: string, seed: JsonObject): Promise<WorldParts> {
@@ -481,6 +494,7 @@ class Playground {
     label: "start" | "restored",
   ): string {
     const { connection, created, worldParts, settings, model } = parts;
+    this.#tookTools(parts.tools);
     const persona = isJsonObject(from.persona) ? from.persona : {};
     const name = typeof persona.name === "string" ? persona.name : created.npc;
     this.running = {
@@ -662,8 +676,10 @@ class Playground {
             : " The script starts again from its first step (the NPC gets a new model)."
         }`,
       );
+      // The tools the NPC calls now are the editor's (not before: a refused Apply leaves the old ones).
+      this.#tookTools(tools);
       // The bridge names what it ignored in the state Apply sent ('state.options.x'); the designer wrote 'options.x'.
-      const warnings = npc.warnings.map((w) => w.replace(/'state\.(persona|options|tools)\b/g, "'$1"));
+      const warnings = npc.warnings.map(asEditorNames);
       // Apply gives the NPC the persona, options and tools: an initial world edited since the start is not
       // what it plays in (the live world is kept), which "Applied" alone let the designer believe.
       const pageWarnings = r.worldSeed !== null && r.worldSeed !== worldSeedOf(value)
@@ -678,8 +694,9 @@ class Playground {
       await this.files.refresh();
     } catch (error) {
       // The client put the NPC back as it was (its state, world, tools and model); the bridge names the key it
-      // refused under 'state.' (the state Apply sent), where the editor has it as 'options.x'.
-      const refused = errorText(error).replace(/'state\.(persona|options|tools)\b/g, "'$1");
+      // refused under 'state.' (the state Apply sent), where the editor has it as 'options.x'. The NPC calls
+      // its tools as before: the renames since it took them, and the answers kept for them, stay.
+      const refused = asEditorNames(errorText(error));
       const again = r.scripted === null
         ? ""
         : " Its script starts again from its first step (the NPC gets a new model).";
