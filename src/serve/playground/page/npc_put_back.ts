@@ -7,10 +7,29 @@
  */
 import { Npc } from "../../../client/npc.ts";
 import { isJsonObject, type JsonObject } from "../../../protocol/json.ts";
-import type { TurnRecord } from "./conversation.ts";
-import type { NpcPage } from "./npc_page.ts";
+import type { Conversation, TurnRecord } from "./conversation.ts";
+import type { Editor } from "./editor.ts";
+import type { Link } from "./link.ts";
+import type { NpcSetup } from "./npc_setup.ts";
 import type { Running, WorldParts } from "./running.ts";
-import type { KeptNpc, Stopped } from "./state_files.ts";
+import type { KeptNpc, StateFiles, Stopped } from "./state_files.ts";
+import type { StatePanel } from "./state_panel.ts";
+
+/** The page as stopping and putting back the NPC sees it (`npc_page.ts`'s `NpcPage` is one). */
+export interface PutBackPage {
+  readonly link: Link;
+  readonly editor: Editor;
+  readonly conversation: Conversation;
+  readonly state: StatePanel;
+  /** Saving and restoring the NPC's state (and reading its memory after a change). */
+  readonly files: StateFiles;
+  /** Setting up an NPC the bridge creates (its tools, its world, the record of it running). */
+  readonly setup: NpcSetup;
+  /** What runs on the bridge now, or null (set: the editor's status line says which NPC runs). */
+  running: Running | null;
+  /** The last state seen, as the page names it ("" when none is kept). */
+  lastLabel(): string;
+}
 
 /**
  * The NPC stopped for a start or a restore, and put back when that is refused.
@@ -24,9 +43,9 @@ import type { KeptNpc, Stopped } from "./state_files.ts";
  * ```
  */
 export class NpcPutBack {
-  readonly #page: NpcPage;
+  readonly #page: PutBackPage;
 
-  constructor(page: NpcPage) {
+  constructor(page: PutBackPage) {
     this.#page = page;
   }
 
