@@ -11,7 +11,7 @@ import { BridgeError } from "../protocol/errors.ts";
 import { CliError } from "./cli_error.ts";
 import { parseJsonc, readInputText } from "./input.ts";
 import { nearestName } from "../protocol/edit_distance.ts";
-import { placeInFile } from "./json_place.ts";
+import { placeInFile, placeOfPointer } from "./json_place.ts";
 import { schemaRefusal } from "./schema_file.ts";
 
 /** A command tool's execution settings. */
@@ -263,6 +263,42 @@ export function noTools(): LoadedTools {
   return { definitions: [], origins: [], raw: [], commands: new Map(), baseDir: Deno.cwd() };
 }
 
+/** JSON pointer of definition `index`'s parameters in its file (`#/1/parameters`, `#/tools/0/function/parameters`). */
+function parametersPointer(tools: LoadedTools, index: number): string | null {
+  const origin = tools.origins[index];
+  if (origin === undefined) return null;
+  const def = tools.definitions[index];
+  return `${origin.pointer}${isJsonObject(def?.function) ? "/function" : ""}/parameters`;
+}
+
+/**
+ * A warning of the bridge about the parameters of definition `index` of `tools` ("#/properties/a: …"), worded
+ * for the file it was read from, with the place's line and column ("tools.json: #/1/parameters/properties/a
+ * (line 5, column 42): …"), as a refusal is ({@link toolsProblemInFile}). A warning that names no part of the
+ * schema, or a part the file does not have (made when the schema was converted), is returned as it is.
+ *
+ * @example
+ * ```ts
+ * import { toolsFromValue, toolWarningInFile } from "./tools_file.ts";
+ * const text = '[{"name": "a", "parameters": {"type": "string", "pattern": "^a"}}]';
+ * const file = { label: "t.json", text, pointer: "#" };
+ * const tools = toolsFromValue(JSON.parse(text), { label: "t.json", baseDir: ".", file });
+ * toolWarningInFile("#: pattern '^a' is described to the model but not enforced", { tools, index: 0 });
+ * // "t.json: #/0/parameters (line 1, column 30): pattern '^a' is described to the model but not enforced"
+ * ```
+ */
+export function toolWarningInFile(warning: string, at: { tools: LoadedTools; index: number }): string {
+  const pointer = /^(#[^:\s]*): /.exec(warning)?.[1];
+  const origin = at.tools.origins[at.index];
+  const parameters = parametersPointer(at.tools, at.index);
+  if (pointer === undefined || origin === undefined || parameters === null || origin.text === null) {
+    return warning;
+  }
+  const inFile = parameters + pointer.slice(1);
+  if (placeOfPointer(origin.text, inFile) === null) return warning;
+  return `${placeInFile(origin, inFile)}: ${warning.slice(pointer.length + 2)}`;
+}
+
 /**
  * `error` worded for the files `tools` were read from, when it is the bridge's refusal of one of them: a
  * tool's parameters ("tools[1].parameters: unsupported type 'strin' (at #/properties/dir)" becomes
@@ -288,8 +324,7 @@ export function toolsProblemInFile(error: unknown, tools: LoadedTools | null): u
   if (error.dataCode === "invalid_schema") {
     const refused = schemaRefusal(error);
     if (refused === null || refused.path !== `tools[${first[1]}].parameters`) return error;
-    const def = tools.definitions[Number(first[1])];
-    const parameters = `${origin.pointer}${isJsonObject(def?.function) ? "/function" : ""}/parameters`;
+    const parameters = parametersPointer(tools, Number(first[1]))!;
     return new CliError(
       "invalid_schema",
       `${placeInFile(origin, parameters + refused.pointer.slice(1))}: ${refused.reason}`,

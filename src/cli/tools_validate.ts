@@ -8,7 +8,7 @@ import { boolFlag, parseFlags, wantsHelp } from "./args.ts";
 import { CliError, EXIT, type OutputMode, reportError } from "./cli_error.ts";
 import { commandArgv, findProgram, notExecutableProblem } from "./command_tools.ts";
 import { LocalBridge } from "./local_bridge.ts";
-import { loadToolsFile, toolsProblemInFile } from "./tools_file.ts";
+import { loadToolsFile, toolsProblemInFile, toolWarningInFile } from "./tools_file.ts";
 import { stderrStyle, stdoutStyle, writeErr, writeOut } from "./tty.ts";
 
 /** Help text of `oam tools`. */
@@ -124,16 +124,18 @@ export async function runToolsValidate(args: string[]): Promise<number> {
       return EXIT.ok;
     }
     const s = stdoutStyle();
-    for (const t of tools) {
+    for (const [index, t] of tools.entries()) {
       const how = t.kind === "command"
         ? `command ${t.argv ? (t.argv as JsonValue[]).join(" ") : `sh -c ${JSON.stringify(t.shell)}`}` +
           `${t.cwd ? ` (in ${t.cwd})` : ""}, timeout ${t.timeout}s`
         : "client (answered by you or your engine)";
       writeOut(`${s.green("✓")} ${s.bold(String(t.name))} ${s.dim(how)}\n`);
       // The tool's own warnings (no description) and its schema's: the bridge lists them all under its name.
+      // A schema's names the place in the file, with its line, as a refusal does.
       const prefix = `${t.name}: `;
       for (const w of warnings.map(String).filter((w) => w.startsWith(prefix))) {
-        writeOut(`    ${s.yellow("warning:")} ${w.slice(prefix.length)}\n`);
+        const inFile = toolWarningInFile(w.slice(prefix.length), { tools: loaded, index });
+        writeOut(`    ${s.yellow("warning:")} ${inFile}\n`);
       }
       if (boolFlag(values, "verbose")) {
         writeOut(`${JSON.stringify(t.generationSchema, null, 2).replace(/^/gm, "    ")}\n`);

@@ -110,3 +110,35 @@ Deno.test("a bad or repeated tool name names the file and the tool's place (its 
     /^Error: --tool-json #1: # \(line 1, column 1\): 'tools\[0\]\.name' must be 1-64 /,
   );
 });
+
+Deno.test("tools validate: a schema warning under a tool's name names the file's place and line too", async () => {
+  const tools = await fx.write(
+    "warned.json",
+    `{"tools": [
+  {"name": "wave", "description": "Wave."},
+  {"type": "function", "function": {"name": "look", "description": "Look.",
+   "parameters": {"type": "object",
+                  "properties": {"code": {"type": "string", "pattern": "^a"}}}}},
+  {"name": "quiet"}
+]}`,
+  );
+  const r = await oam(["tools", "validate", tools]);
+  assert.equal(r.code, 0, r.stderr);
+  assert.equal(
+    r.stdout,
+    "✓ wave client (answered by you or your engine)\n" +
+      "✓ look client (answered by you or your engine)\n" +
+      // Before: "    warning: #/properties/code: pattern '^a' …", the schema's pointer alone.
+      `    warning: ${tools}: #/tools/1/function/parameters/properties/code (line 5, column 42): ` +
+      "pattern '^a' is described to the model but not enforced\n" +
+      "✓ quiet client (answered by you or your engine)\n" +
+      // A warning about the tool itself has no place in its schema: it stays as it was.
+      "    warning: no description; the model may not know when to call it.\n" +
+      "3 tools OK.\n",
+  );
+  // The --json form keeps the bridge's warnings as they are.
+  const json = JSON.parse((await oam(["tools", "validate", tools, "--json"])).stdout);
+  assert.deepEqual(json.tools[1].warnings, [
+    "#/properties/code: pattern '^a' is described to the model but not enforced",
+  ]);
+});

@@ -80,6 +80,11 @@ const SAMPLES: JsonValue[] = [
   1001,
   86400,
   86401,
+  // The safe integers end at 2^53-1: the bridge refuses an integer past them (JSON no longer keeps it exact).
+  9007199254740991,
+  9007199254740992,
+  1e20,
+  -1e20,
   true,
   false,
   [],
@@ -164,6 +169,27 @@ Deno.test("a required field, an empty name and null are told apart", () => {
   assert.equal(checkField(count, { value: 7 }).error, "Must be a whole number from 0 to 4; got 7.");
   const emotion = FIELDS.find((f) => f.key === "defaultEmotion")!;
   assert.match(checkField(emotion, { value: "banana" }).warning ?? "", /not a known emotion/);
+});
+
+Deno.test("an integer past 2^53-1 is refused by its field, which the message names as the bridge does", () => {
+  const field = (key: string) => FIELDS.find((f) => f.key === key)!;
+  // Before: no error, and the bridge then refused "Parameter 'options.maxToolRounds' must be an integer; …".
+  assert.equal(
+    checkField(field("maxToolRounds"), { value: 1e20 }).error,
+    "'options.maxToolRounds' must be a whole number from 0 to 9007199254740991 (2^53-1, the largest integer " +
+      "JSON keeps exact); got 100000000000000000000.",
+  );
+  assert.equal(
+    checkField(field("secretsUnlockAtRelationship"), { value: -1e20 }).error,
+    "'options.secretsUnlockAtRelationship' must be a whole number from -9007199254740991 to 9007199254740991 " +
+      '(2^53-1, the largest integer JSON keeps exact), or "always" (null); got -100000000000000000000.',
+  );
+  assert.deepEqual(checkField(field("maxToolRounds"), { value: 9007199254740991 }), {});
+  // A field with a smaller bound says that bound, as before.
+  assert.equal(
+    checkField(field("maxSentences"), { value: 1e20 }).error,
+    "Must be a whole number from 1 to 1000; got 100000000000000000000.",
+  );
 });
 
 Deno.test("a value of the wrong kind that is easy to fix says what to write: a text for a list, a number or true in quotes", () => {

@@ -353,6 +353,24 @@ function range(spec: FieldSpec): string {
   return "";
 }
 
+/** The largest integer JSON keeps exact (2^53-1): the bridge refuses an integer field past it. */
+const SAFE_INTEGER = Number.MAX_SAFE_INTEGER;
+
+/**
+ * Why whole number `value` of field `spec` is past the safe integers (±(2^53-1)), which the bridge refuses
+ * (JSON no longer keeps such an integer exact), or null; `or` follows the range ('or "always" (null)').
+ * Named by its path, as the bridge names it: the range of a field with no bound of its own is not shown
+ * beside the field's other checks.
+ */
+function unsafeInteger(spec: FieldSpec, value: number, or = ""): string | null {
+  if (Math.abs(value) <= SAFE_INTEGER) return null;
+  const where = spec.section === "file" ? spec.key : `${spec.section}.${spec.key}`;
+  const low = spec.min ?? -SAFE_INTEGER;
+  const high = spec.max ?? SAFE_INTEGER;
+  return `'${where}' must be a whole number from ${low} to ${high} (2^53-1, the largest integer JSON keeps ` +
+    `exact)${or}; got ${show(value)}.`;
+}
+
 function checkNumber(spec: FieldSpec, value: JsonValue, integer: boolean): string | null {
   const what = integer ? "a whole number" : "a number";
   const limits = range(spec);
@@ -362,9 +380,9 @@ function checkNumber(spec: FieldSpec, value: JsonValue, integer: boolean): strin
   }
   if (integer && !Number.isInteger(value)) return `Must be ${expected}; got ${value}.`;
   if ((spec.min !== undefined && value < spec.min) || (spec.max !== undefined && value > spec.max)) {
-    return `Must be ${expected}; got ${value}.`;
+    return `Must be ${expected}; got ${show(value)}.`;
   }
-  return null;
+  return integer ? unsafeInteger(spec, value) : null;
 }
 
 /**
@@ -460,9 +478,10 @@ export function checkField(spec: FieldSpec, { value, tools = [] }: CheckFieldOpt
       return checkId(value);
     case "unlock":
       if (value === null) return {};
-      return checkNumber({ ...spec, min: undefined, max: undefined }, value, true)
-        ? { error: `Must be a whole number, or "always" (null); got ${show(value)}.` }
-        : {};
+      if (typeof value === "number" && Number.isInteger(value)) {
+        return errorOf(unsafeInteger(spec, value, ', or "always" (null)'));
+      }
+      return { error: `Must be a whole number, or "always" (null); got ${show(value)}.` };
   }
 }
 

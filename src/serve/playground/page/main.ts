@@ -1,15 +1,16 @@
 /// <reference lib="dom" />
 /**
  * The playground page: wires the persona editor, the conversation and the state panel to one bridge
- * connection (the typed client over this server's `/rpc` WebSocket). Starting, applying and replacing the
- * running NPC live here, and what the connection's state means to each panel; saving and restoring its
- * state is `state_files.ts`, the bridge's model `model_status.ts`. Everything typed is kept in local storage.
+ * connection (the typed client over this server's `/rpc` WebSocket), and owns which NPC runs now. Start is
+ * `npc_start.ts`, Apply `npc_apply.ts`; setting up an NPC the bridge created (its tools, its world) is
+ * `npc_setup.ts`, stopping it for a start or a restore and putting it back when that is refused
+ * `npc_put_back.ts`; what the connection's state means to each panel is `connection_state.ts`; saving and
+ * restoring its state is `state_files.ts`, the bridge's model `model_status.ts`. Everything typed is kept in
+ * local storage.
  * @module
  */
-import type { NpcMemory, NpcState } from "../../../client/game_types.ts";
-import { Npc } from "../../../client/npc.ts";
-import { World } from "../../../client/world.ts";
-import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
+import type { NpcMemory } from "../../../client/game_types.ts";
+import type { World } from "../../../client/world.ts";
 import { Conversation, type TurnRecord } from "./conversation.ts";
 import { byId, debounce, download, DOWNLOADS, fileName, followSkipLinks, pretty } from "./dom.ts";
 import { Editor } from "./editor.ts";
@@ -18,24 +19,29 @@ import { lastVisitLabel } from "./last_visit.ts";
 import { KeptAnswers } from "./kept_answers.ts";
 import { LogView } from "./log_view.ts";
 import { mountLog } from "./log_toggle.ts";
+import { applyEditor } from "./npc_apply.ts";
 import { NpcChanges } from "./npc_changes.ts";
+import type { NpcPage } from "./npc_page.ts";
+import { NpcPutBack } from "./npc_put_back.ts";
+import { NpcSetup } from "./npc_setup.ts";
+import { startNpc } from "./npc_start.ts";
 import { PersonaAnswers } from "./persona_answers.ts";
 import { ModelStatus } from "./model_status.ts";
-import { type Running, scriptedRun, toolSettings, type WorldParts } from "./running.ts";
+import type { Running } from "./running.ts";
 import { firstVisit } from "./samples.ts";
-import { engineExport, worldIdFor } from "./engine_export.ts";
-import { barkHint, jsonStepsHint, type ScriptedRun, scriptHint, unavailableHint } from "./script_hint.ts";
+import { engineExport } from "./engine_export.ts";
+import { barkHint, scriptHint, unavailableHint } from "./script_hint.ts";
 import { relationshipReasons, StatePanel } from "./state_panel.ts";
-import { type KeptNpc, type NowRunningParts, StateFiles, type Stopped } from "./state_files.ts";
+import { StateFiles } from "./state_files.ts";
 import { loadSaved, type Saved, storeSaved } from "./storage.ts";
 import { answerOf } from "./tool_editor.ts";
 import { ToolRenames } from "./tool_renames.ts";
 import { ToolValidation } from "./tool_validation.ts";
 import { ConnectionBar } from "./top_bar.ts";
-import { errorText } from "./values.ts";
+import { showConnectionState } from "./connection_state.ts";
 import { WorldEdits } from "./world_edits.ts";
 
-class Playground {
+class Playground implements NpcPage {
   readonly saved: Saved;
   readonly link: Link;
   readonly log = new LogView();
@@ -44,7 +50,7 @@ class Playground {
   readonly state: StatePanel;
   #running: Running | null = null;
   /** The start, apply or restore running (one at a time). */
-  readonly #changes: NpcChanges;
+  readonly changes: NpcChanges;
   /** The bridge's model, shown in the Model tab and the top bar. */
   readonly model: ModelStatus;
   /** Saving and restoring the NPC's state. */
@@ -62,10 +68,14 @@ class Playground {
   readonly #answers: PersonaAnswers;
   /** Tools renamed in the editor since the running NPC took its tools (it calls them by the old names). */
   readonly #renames = new ToolRenames();
+  /** Setting up an NPC the bridge creates: its tools, its world, the record of it running. */
+  readonly setup: NpcSetup;
+  /** Stopping the NPC for a start or a restore, and putting it back when the bridge refuses that. */
+  readonly putBack: NpcPutBack = new NpcPutBack(this);
 
   /** What start, apply or restore is running, or null. */
   get changing(): string | null {
-    return this.#changes.current;
+    return this.changes.current;
   }
 
   /** What runs on the bridge now, or null; the editor's status line says which NPC runs. */
@@ -91,9 +101,20 @@ class Playground {
       storeSaved(this.saved);
     });
     this.link = this.#createLink();
+    this.setup = new NpcSetup({
+      link: this.link,
+      saved: this.saved,
+      conversation: () => this.conversation,
+      state: () => this.state,
+      info: () => this.model.info,
+      worldEdits: this.#worldEdits,
+      renames: this.#renames,
+      answers: () => this.#answers,
+      setRunning: (running) => this.running = running,
+    });
     this.model = new ModelStatus({ link: this.link, saved: this.saved, editor: () => this.editor });
     this.#tools = new ToolValidation(this.link, () => this.editor);
-    this.#changes = new NpcChanges({
+    this.changes = new NpcChanges({
       link: this.link,
       editor: () => this.editor,
       info: () => this.model.info,
@@ -105,7 +126,7 @@ class Playground {
     this.state = this.#createStatePanel();
     mountLog({ log: this.log, saved: this.saved, persist: this.persist });
     this.#bar = new ConnectionBar(() => void this.link.connect());
-    if (this.saved.lastState !== null) this.state.offerLast(this.#lastLabel());
+    if (this.saved.lastState !== null) this.state.offerLast(this.lastLabel());
     this.conversation.note(
       "Start the NPC (Start NPC, in the NPC panel), then talk to it here. New NPCs run on the Model tab's script " +
         "(deterministic, works everywhere) or on the bridge's own model.",
@@ -119,7 +140,7 @@ class Playground {
     this.#noteKeptAnswers();
     // A reload (or a tab opened again) starts a new connection: the NPC of the last visit is not running,
     // but its last state is kept, and the designer sees that here rather than in the State panel's Save tab.
-    const last = this.#lastLabel();
+    const last = this.lastLabel();
     if (last !== "") {
       this.conversation.offer(
         `The NPC of your last visit (${last}) went with the page's old connection.`,
@@ -236,13 +257,13 @@ class Playground {
       state: () => this.state,
       running: () => this.running,
       lost: () => this.#lost,
-      changes: this.#changes,
-      teardown: () => this.#teardown(),
-      registerTools: (definitions) => this.#registerTools(definitions),
-      openWorld: (id, seed) => this.#openWorld(id, seed),
-      nowRunning: (from, parts, label) => this.#nowRunning(from, parts, label),
-      noteCancelled: (turn, why) => this.#noteCancelled(turn, why),
-      refused: (stopped, why) => this.#refused(stopped, why),
+      changes: this.changes,
+      teardown: () => this.putBack.teardown(),
+      registerTools: (definitions) => this.setup.registerTools(definitions),
+      openWorld: (id, seed) => this.setup.openWorld(id, seed),
+      nowRunning: (from, parts, label) => this.setup.nowRunning(from, { ...parts, label }),
+      noteCancelled: (turn, why) => this.putBack.noteCancelled(turn, why),
+      refused: (stopped, why) => this.putBack.refused(stopped, why),
     });
   }
 
@@ -287,414 +308,32 @@ class Playground {
     await npc.update({ memory });
   }
 
-  #lastLabel(): string {
+  /** The last state seen, as the page names it ("" when none is kept). */
+  lastLabel(): string {
     return lastVisitLabel(this.saved.lastState);
   }
 
+  /** What the connection's state (`open`, `connecting`, `waiting`, `closed`) means to each panel. */
   #linkState(state: string, detail?: string): void {
-    if (state === "open") {
-      this.#bar.open();
-      void this.model.connected();
-      this.#tools.reset();
-      void this.#tools.validate();
-      if (this.link.generation > 1) {
-        this.conversation.reconnected();
-        this.state.saveMessage("");
-        // The way back is offered where the designer looks, as after a reload (not only in State → Save).
-        const last = this.#lastLabel();
-        if (last === "") {
-          this.conversation.note("Connected again. The NPC lived in the old connection: start it again.");
-        } else {
-          this.conversation.offer(
-            `Connected again. The NPC (${last}) lived in the old connection: start it again, or restore it.`,
-            "Restore it",
-            () => void this.files.restoreLast(),
-          );
-        }
-      }
-      return;
-    }
-    if (state === "connecting" || state === "waiting") {
-      if (state === "connecting") this.#bar.connecting();
-      else this.#bar.waiting(this.model.info?.model.name);
-      this.model.show();
-      return;
-    }
-    const had = this.running !== null;
-    const cut = had ? this.conversation.cutOff() : null;
-    const world = this.running?.world?.id ?? null;
-    this.running = null;
-    this.state.world.show(
-      null,
-      null,
-      world === null
-        ? undefined
-        : `The world '${world}' went with the bridge: start the NPC again, or restore ` +
-          "the last state seen (its world comes back with it).",
-    );
-    this.state.showMemory(null);
-    this.#bar.closed(detail, cut);
-    // The model's availability went with the connection.
-    this.model.show();
-    const why = (detail ?? "the connection closed").replace(/[.\s]+$/, "");
-    // The banner (an alert) says it to a screen reader; the conversation's note is for the eye.
-    if (had) {
-      this.#lost = true;
-      // "Started Mira (mira)." under Start no longer holds.
-      this.editor.showResult({});
-      this.conversation.stopped("the bridge went away");
-      if (this.link.serverStopped) this.conversation.serverStopped();
-      this.conversation.note(`The bridge went away: ${why}.`, "error", true);
-    }
-    if (this.saved.lastState !== null) this.state.offerLast(this.#lastLabel());
-    this.#bar.retryLater();
-  }
-
-  /**
-   * Deletes what runs now (ignoring errors: it may be gone with an old connection), after cancelling a reply
-   * still running (a start or a restore replaces the NPC, as Start always did) and reading its state and its
-   * world's (to put it back as it was when the bridge refuses what replaces it: {@link #refused}). Returns the
-   * cancelled turn, which the caller notes in the new conversation, and the NPC kept.
-   */
-  async #teardown(): Promise<Stopped> {
-    const r = this.running;
-    this.running = null;
-    if (!r || r.generation !== this.link.generation) return { cancelled: null, kept: null };
-    const cancelled = await this.conversation.cancelRunning();
-    const kept = await this.#keep(r);
-    await r.subscription?.unsubscribe().catch(() => {});
-    await r.npc.delete().catch(() => {});
-    await r.world?.delete().catch(() => {});
-    return { cancelled, kept };
-  }
-
-  /** The running NPC `r` with its state and its world's, or null when they cannot be read. */
-  async #keep(r: Running): Promise<KeptNpc | null> {
-    try {
-      const state = await r.npc.state({ settle: false }) as unknown as JsonObject;
-      const world = r.world ? { world: r.world.id, state: await r.world.snapshot() as JsonObject } : null;
-      return { running: r, state, world };
-    } catch {
-      return null;
-    }
-  }
-
-  /**
-   * A start or a restore (`why.doing`) the bridge refused (`why.error`) after it stopped the NPC that ran: that
-   * NPC is put back as it was (its state, world, tools and model as they were when it stopped), and the
-   * conversation, the relationship's history and the turns stay as they are; the result under Start says so.
-   * When it cannot be put back, the page says it no longer runs and offers it back as last seen.
-   */
-  async #refused(stopped: Stopped & { name: string }, why: { doing: string; error: string }): Promise<void> {
-    const { kept, name } = stopped;
-    if (kept === null || !(await this.#putBack(kept))) {
-      this.#stoppedInVain(name, why.doing);
-      return;
-    }
-    const again = kept.running.scripted === null
-      ? ""
-      : " Its script starts again from its first step (the NPC gets a new model).";
-    this.conversation.note(
-      `The bridge refused ${why.doing} (see under Start): ${name} runs on as before, with this conversation, ` +
-        `its memory and its world.${again}`,
-      "warning",
-    );
-    this.editor.showResult({ error: why.error, afterError: `${name} runs on as before.` });
-    await this.files.refresh();
-  }
-
-  /** Puts the NPC kept back on the bridge as it was; false when the bridge refuses that too. */
-  async #putBack(kept: KeptNpc): Promise<boolean> {
-    let worldParts: WorldParts | null = null;
-    try {
-      const tools = Array.isArray(kept.state.tools) ? kept.state.tools.filter(isJsonObject) : [];
-      this.#registerTools(tools);
-      if (kept.world) worldParts = await this.#openWorld(kept.world.world, kept.world.state);
-      const connection = this.link.require();
-      const model = kept.running.model;
-      const created = await connection.request("npc/restore", {
-        state: kept.state as never,
-        world: worldParts?.world.id ?? null,
-        ...(model !== undefined ? { model: model as never } : {}),
-      });
-      this.running = {
-        ...kept.running,
-        npc: new Npc(connection, created.npc, {
-          tools: created.tools,
-          warnings: created.warnings,
-          model: model as never,
-        }),
-        world: worldParts?.world ?? null,
-        subscription: worldParts?.subscription ?? null,
-        generation: this.link.generation,
-      };
-      return true;
-    } catch {
-      await worldParts?.world.delete().catch(() => {});
-      return false;
-    }
-  }
-
-  /** The note of a reply cancelled by a start or a restore (`why`: "to start the NPC again"). */
-  #noteCancelled(turn: TurnRecord | null, why: string): void {
-    if (turn === null) return;
-    this.conversation.note(
-      `The reply to “${turn.line}” was still running: it was cancelled ${why}.`,
-      "warning",
-    );
-  }
-
-  /** Registers the client tools with the connection: each call goes to the conversation. */
-  #registerTools(definitions: JsonObject[]): void {
-    const connection = this.link.require();
-    this.#renames.reset();
-    // An answer kept for a tool the NPC no longer has would never be asked for.
-    this.#answers.prune(definitions);
-    for (const def of definitions) {
-      if (typeof def.name !== "string") continue;
-      // (The connection runs the handler of the tool the call names: `ctx.call` has the name and arguments.)
-      connection.tools.add(
-        { ...def } as never,
-        (_args, ctx) => this.conversation.handleTool(ctx),
-      );
-    }
-  }
-
-  async #openWorld(id: string, seed: JsonObject): Promise<WorldParts> {
-    const connection = this.link.require();
-    const created = await connection.request<{ world: string }>("world/create", { world: id, state: seed });
-    const world = new World(connection, created.world);
-    const subscription = await world.subscribe("", (change) => {
-      this.state.world.change(change, this.#worldEdits.changedBy(change.path, this.conversation.busy));
-    });
-    this.state.world.show(created.world, await world.snapshot());
-    return { world, subscription };
-  }
-
-  /**
-   * Records the NPC the bridge just created (from the editor's persona or a saved state, `from`) as the one
-   * running, and starts its relationship history; returns its name.
-   */
-  #nowRunning(
-    from: JsonObject,
-    parts: NowRunningParts,
-    label: "start" | "restored",
-  ): string {
-    const { connection, created, worldParts, settings, model } = parts;
-    const persona = isJsonObject(from.persona) ? from.persona : {};
-    const name = typeof persona.name === "string" ? persona.name : created.npc;
-    this.running = {
-      // (The handle knows its model: an NPC put back after a refused Apply runs on it again.)
-      npc: new Npc(connection, created.npc, {
-        tools: created.tools,
-        warnings: created.warnings,
-        model: model as never,
-      }),
-      name,
-      world: worldParts?.world ?? null,
-      subscription: worldParts?.subscription ?? null,
-      generation: this.link.generation,
-      scripted: this.#scriptedRun(name, from.options),
-      settings,
-      worldSeed: label === "start" ? worldSeedOf(from) : null,
-      model,
-      ...toolSettings(from.options, parts.tools),
+    const host = {
+      page: this as NpcPage,
+      bar: this.#bar,
+      model: this.model,
+      tools: this.#tools,
+      saved: this.saved,
+      lost: () => this.#lost = true,
     };
-    // The last state seen is this NPC's from now on: the way back to an NPC that went is offered again when
-    // this one goes with the connection.
-    this.state.offerLast(null);
-    const memory = isJsonObject(from.memory) ? from.memory : {};
-    this.state.resetHistory(
-      typeof memory.relationship === "number" ? Math.round(memory.relationship) : 0,
-      label,
-    );
-    return name;
-  }
-
-  /** The script an NPC started now plays (the Model tab's, or the bridge's `--script`), or null. */
-  #scriptedRun(name: string, options: JsonValue | undefined): ScriptedRun | null {
-    return scriptedRun({ name, options, useScript: this.saved.useScript, info: this.model.info });
+    showConnectionState(host, { state, detail });
   }
 
   /** Starts (or restarts) the NPC from the editor: a fresh world, a fresh conversation. */
   start(force: boolean): Promise<void> {
-    const editor = this.editor;
-    if (!editor.canStart && !force) {
-      editor.showResult({
-        error: "Fix the problems listed above first (or start anyway to see what the bridge says).",
-        force: true,
-      });
-      return Promise.resolve();
-    }
-    editor.commitRenames();
-    return this.#changes.run("Starting the NPC", () => this.#start());
-  }
-
-  async #start(): Promise<void> {
-    const editor = this.editor;
-    let worldParts: WorldParts | null = null;
-    /** The NPC that ran (its name, and its state kept), once it was stopped for this start. */
-    let stopped: Stopped & { name: string | null } = { name: null, cancelled: null, kept: null };
-    try {
-      await this.#changes.connected("starting the NPC");
-      this.link.require();
-      const before = this.running?.name ?? null;
-      stopped = { ...await this.#teardown(), name: before };
-      const cancelled = stopped.cancelled;
-      const value = editor.doc.value;
-      const tools = editor.toolDefinitions();
-      this.#registerTools(tools);
-      if (isJsonObject(value.world)) worldParts = await this.#openWorld(worldIdFor(value.npc), value.world);
-      else this.state.world.show(null, null);
-      const params = editor.npcParams(worldParts?.world.id);
-      const settings = editor.settingsKey();
-      const connection = this.link.require();
-      const result = await connection.request("npc/create", params as never);
-      const name = this.#nowRunning(
-        value,
-        { connection, created: result, worldParts, tools, settings, model: params.model },
-        "start",
-      );
-      this.conversation.started(`${name} (${result.npc})`, editor.modelLabel(), true);
-      this.#noteCancelled(cancelled, "to start the NPC again");
-      this.conversation.note(`Started ${name}: tools ${result.tools.join(", ") || "none"}.`);
-      const unfit = this.#unfitScript(name, value, params.model);
-      editor.showResult({
-        warnings: result.warnings,
-        pageWarnings: unfit === null ? [] : [unfit],
-        note: `Started ${name} (${result.npc}).`,
-      });
-      await this.files.refresh();
-    } catch (error) {
-      await worldParts?.world.delete().catch(() => {});
-      if (!this.running) this.state.world.show(null, null);
-      editor.showResult({ error: errorText(error) });
-      // (When the bridge went away meanwhile, the page says so and offers the NPC back once connected.)
-      if (!this.running && stopped.name !== null && this.link.state === "open") {
-        const { name } = stopped;
-        await this.#refused({ ...stopped, name }, { doing: "the new start", error: errorText(error) });
-      }
-    }
-  }
-
-  /**
-   * The NPC `name` was stopped for `doing` (a start, a restore), which then failed: the conversation's header
-   * says it no longer runs, and the conversation offers it back as last seen (the state kept after its last
-   * turn), or says to start it again when no state was kept.
-   */
-  #stoppedInVain(name: string, doing: string): void {
-    this.conversation.stopped(`stopped for ${doing}`);
-    this.state.showMemory(null);
-    const last = this.#lastLabel();
-    if (last === "") {
-      this.conversation.note(`${name} was stopped for ${doing}, which failed: start it again.`, "warning");
-      return;
-    }
-    this.state.offerLast(last);
-    this.conversation.offer(
-      `${name} was stopped for ${doing}, which failed: start it again, or restore it as last seen (${last}).`,
-      "Restore it",
-      () => void this.files.restoreLast(),
-    );
-  }
-
-  /** The warning for an NPC `name` (persona file `value`) on the Model tab's script that does not fit it. */
-  #unfitScript(name: string, value: JsonObject, model: JsonValue | undefined): string | null {
-    if (!this.saved.useScript) return null;
-    const options = isJsonObject(value.options) ? value.options : {};
-    return jsonStepsHint({ name, replyFormat: options.replyFormat, model });
+    return startNpc(this, { force });
   }
 
   /** Rebuilds the running NPC with the editor's persona, options and tools; conversation and memory stay. */
   apply(): Promise<void> {
-    this.editor.commitRenames();
-    return this.#changes.run("Applying the editor to the NPC", () => this.#apply());
-  }
-
-  async #apply(): Promise<void> {
-    const r = this.running;
-    const editor = this.editor;
-    if (!r) {
-      editor.showResult({ error: "No NPC is running: use Start NPC." });
-      return;
-    }
-    if (!editor.canStart) {
-      editor.showResult({ error: "Fix the problems listed above first." });
-      return;
-    }
-    if (this.conversation.busy) {
-      // Apply keeps the conversation, so a reply still running (a call waiting for its answer) ends first.
-      // (Not by queueing npc/state behind it: cancelling the reply would cancel that too.)
-      editor.showResult({
-        note: "Waiting for the running reply to end (answer or cancel it), then applying…",
-      });
-      await this.conversation.idle();
-    }
-    try {
-      this.link.require();
-      const value = editor.doc.value;
-      const state = await r.npc.state();
-      const tools = editor.toolDefinitions();
-      const next: NpcState = {
-        ...state,
-        persona: (isJsonObject(value.persona) ? value.persona : { name: "" }) as never,
-        options: (isJsonObject(value.options) ? value.options : {}) as never,
-        tools: tools as never,
-      };
-      this.#registerTools(tools);
-      const settings = editor.settingsKey();
-      const npc = await r.npc.restore(next, {
-        model: editor.model() as never,
-        world: r.world?.id ?? null,
-      });
-      r.npc = npc;
-      r.name = typeof next.persona.name === "string" ? next.persona.name : r.name;
-      r.settings = settings;
-      r.model = editor.model();
-      editor.setRunning(r.name, settings);
-      Object.assign(r, toolSettings(value.options, tools), {
-        scripted: this.#scriptedRun(r.name, value.options),
-      });
-      this.conversation.note(
-        `Applied the editor's persona, options and tools to ${r.name}; the conversation goes on.${
-          r.scripted === null
-            ? ""
-            : " The script starts again from its first step (the NPC gets a new model)."
-        }`,
-      );
-      // The bridge names what it ignored in the state Apply sent ('state.options.x'); the designer wrote 'options.x'.
-      const warnings = npc.warnings.map((w) => w.replace(/'state\.(persona|options|tools)\b/g, "'$1"));
-      // Apply gives the NPC the persona, options and tools: an initial world edited since the start is not
-      // what it plays in (the live world is kept), which "Applied" alone let the designer believe.
-      const pageWarnings = r.worldSeed !== null && r.worldSeed !== worldSeedOf(value)
-        ? [
-          `The World tab's initial world changed since ${r.name} started: Apply keeps the live world (edit it in ` +
-          "State → World); Start NPC starts a new world from the initial one.",
-        ]
-        : [];
-      const unfit = this.#unfitScript(r.name, value, editor.model());
-      if (unfit !== null) pageWarnings.push(unfit);
-      editor.showResult({ warnings, pageWarnings, note: `Applied to ${r.name}.` });
-      await this.files.refresh();
-    } catch (error) {
-      // The client put the NPC back as it was (its state, world, tools and model); the bridge names the key it
-      // refused under 'state.' (the state Apply sent), where the editor has it as 'options.x'.
-      const refused = errorText(error).replace(/'state\.(persona|options|tools)\b/g, "'$1");
-      const again = r.scripted === null
-        ? ""
-        : " Its script starts again from its first step (the NPC gets a new model).";
-      if (this.running === r) {
-        this.conversation.note(
-          `The bridge refused the apply (see under Start): ${r.name} runs on as before, with this ` +
-            `conversation, its memory and its world.${again}`,
-          "warning",
-        );
-      }
-      editor.showResult({
-        error: refused,
-        afterError: `${r.name} runs on as before; the editor keeps your edits.`,
-      });
-    }
+    return applyEditor(this);
   }
 
   async #turnFinished(record: TurnRecord): Promise<void> {
@@ -724,11 +363,6 @@ class Playground {
       note: `Exported ${name} to ${DOWNLOADS}: the params of ${Object.keys(params).join(" and ")}.`,
     });
   }
-}
-
-/** The initial world of a persona document's `value` as JSON text ("null": none), to compare with another. */
-function worldSeedOf(value: JsonObject): string {
-  return JSON.stringify(isJsonObject(value.world) ? value.world : null);
 }
 
 /** The tab's session storage, or null when the browser keeps none (a private window may refuse it). */

@@ -31,6 +31,21 @@ export function pathsIn(message: string): string[] {
 }
 
 /**
+ * A message of the bridge about the state a restore or an Apply sent, with the keys it names under `state.`
+ * named as the persona file and the editor name them: `'state.options.x'` becomes `'options.x'` (the designer
+ * never wrote `state.`). Other paths (`'state.transcript'`, which only a state file has) stay as they are.
+ *
+ * @example
+ * ```ts ignore
+ * asEditorNames("Unknown parameter 'state.options.mood' was ignored.");
+ * // "Unknown parameter 'options.mood' was ignored."
+ * ```
+ */
+export function asEditorNames(message: string): string {
+  return message.replace(/'state\.(persona|options|tools|memory)\b/g, "'$1");
+}
+
+/**
  * The page's own hint after a bridge warning about an unknown key that names no field meant ("Unknown
  * parameter 'persona.nmae' was ignored."): the known key it most likely misspells (from the review's `hints`),
  * or null. The bridge's text stays as it came; a warning where the bridge names the field itself ("… (did you

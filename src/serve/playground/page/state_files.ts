@@ -18,6 +18,7 @@ import { seenNow } from "./last_visit.ts";
 import type { Link } from "./link.ts";
 import type { NpcChanges } from "./npc_changes.ts";
 import type { Running, WorldParts } from "./running.ts";
+import { asEditorNames } from "./start_result.ts";
 import type { StatePanel } from "./state_panel.ts";
 import type { Saved } from "./storage.ts";
 import { historyOf } from "./transcript.ts";
@@ -280,7 +281,8 @@ export class StateFiles {
       for (const n of notes) conversation.note(n, "warning", true);
       host.state().saveMessage(`Restored ${name} from ${source}.`);
       editor.showResult({
-        warnings: result.warnings,
+        // (Named as the persona file names them: 'options.x', not 'state.options.x'.)
+        warnings: result.warnings.map(asEditorNames),
         pageWarnings: notes,
         note: same
           ? `Restored ${name}. The editor has the same persona, options and tools.`
