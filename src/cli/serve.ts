@@ -293,7 +293,12 @@ function startFailure(error: unknown, config: ServeConfiguration): string {
       (anyPort ? ")" : `; this process may listen on ${tcp} only, so grant the new one: ` +
         `deno run --allow-net=${host}:0 [your other flags] cli.ts serve --port 0)`);
   } else if (tcp !== null && error instanceof Deno.errors.NotCapable && detail.includes("net access")) {
-    hint = ` (grant it with --allow-net=${tcp}; \`deno task serve\` grants 127.0.0.1:${DEFAULT_PORT} only)`;
+    // The task that grants every port of this machine's loopback addresses, or the grant for this address.
+    const grant = `deno run --allow-net=${tcp} [your other flags] cli.ts serve --port ${config.port}`;
+    hint = ["127.0.0.1", "localhost", "[::1]"].includes(host)
+      ? ` (\`deno task serve\` grants 127.0.0.1:${DEFAULT_PORT} only: for another port on this machine use ` +
+        `'deno task oam:local serve --port ${config.port} …', else grant this one: ${grant})`
+      : ` (grant it with --allow-net=${tcp}: ${grant}; \`deno task serve\` grants 127.0.0.1:${DEFAULT_PORT} only)`;
   }
   const where = tcp ?? `unix:${config.socketPath}`;
   return `The server could not start on ${where}: ${detail}${hint}`;
