@@ -286,7 +286,15 @@ function startFailure(error: unknown, config: ServeConfiguration): string {
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   const tcp = config.port === null ? null : `${host}:${config.port}`;
   let hint = "";
-  if (tcp !== null && error instanceof Deno.errors.AddrInUse) {
+  const socket = config.socketPath;
+  if (
+    socket !== null && error instanceof Deno.errors.NotCapable &&
+    (detail.includes("unix:") || detail.includes(socket))
+  ) {
+    const grants = `--allow-net=unix:${socket} --allow-write=${socket}`;
+    hint = ` (a Unix socket needs ${grants}, which no task grants: deno run ${grants} [your other flags] ` +
+      `cli.ts serve --socket ${socket})`;
+  } else if (tcp !== null && error instanceof Deno.errors.AddrInUse) {
     // `deno task serve` grants its one port: another would be refused for lack of a grant.
     const anyPort = Deno.permissions.querySync({ name: "net", host: `${host}:0` }).state === "granted";
     hint = " (another program listens there: use another --port, or --port 0 for a free one" +
