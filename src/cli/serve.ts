@@ -24,7 +24,7 @@ import {
 } from "./args.ts";
 import { CliError, EXIT } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
-import { shellWord } from "./invocation.ts";
+import { inRepository, shellWord } from "./invocation.ts";
 import { refuseCommandsWithoutRun, refuseMissingPrograms, runCommandTool } from "./command_tools.ts";
 import {
   availabilityOf,
@@ -99,7 +99,15 @@ async function serverTools(path: string): Promise<AgentTool[]> {
       );
     }
   }
-  refuseCommandsWithoutRun(loaded.commands);
+  try {
+    refuseCommandsWithoutRun(loaded.commands);
+  } catch (error) {
+    // The `serve` task grants no --allow-run; the task that does is the one to name.
+    if (!(error instanceof CliError) || !inRepository()) throw error;
+    throw CliError.usage(
+      `${error.message} In this repository 'deno task oam:local serve …' grants it ('deno task serve' does not).`,
+    );
+  }
   await refuseMissingPrograms(loaded.commands);
   let parsed;
   try {
