@@ -18,9 +18,18 @@ export function denortAdvice(
   const where =
     `A denort binary is the ${asset} asset of the Deno v${version} release (unzip it once and keep ` +
     `it); it must be the same version as the deno that compiles.`;
-  // Deno reports both problems while "Setting up base binary", naming denort.
-  if (!/denort|base binary/i.test(stderr)) return null;
-  if (denortBin !== undefined && denortBin !== "") {
+  const given = denortBin !== undefined && denortBin !== "";
+  // Deno reports both problems while "Setting up base binary", naming denort; a DENORT_BIN that is no
+  // executable (the zip itself, say) fails later, while "Writing binary bytes".
+  const notExecutable = given && /Writing binary bytes|Not an ELF|Mach-O|\bPE\b/i.test(stderr);
+  if (!notExecutable && !/denort|base binary/i.test(stderr)) return null;
+  if (notExecutable && /\.zip$/i.test(denortBin!)) {
+    const inside = denortBin!.replace(/[^/\\]*$/, "denort");
+    return `deno compile could not use DENORT_BIN=${denortBin} (the error above): it names the zip archive; ` +
+      `unzip it and point DENORT_BIN at the denort file inside (e.g. DENORT_BIN=${inside} deno task compile). ` +
+      where;
+  }
+  if (given) {
     return `deno compile could not use DENORT_BIN=${denortBin} (the error above): it must name a denort ` +
       `binary of Deno ${version} for ${target}. ${where}`;
   }

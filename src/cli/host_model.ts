@@ -28,7 +28,8 @@ export const MODEL_VALUE_USAGE = "openai:<baseURL>#<model> or gguf:<path|cached 
  * sequence and prompt cache; the loaded file is shared); an OpenAI-compatible one is shared. A `gguf:` name
  * that is neither a file nor a cached model is a warning (`from.warn`, stderr by default) naming where the value
  * came from (`from.source`, `--model` by default), where the cache is and how to fill it; the model then
- * reports the file missing.
+ * reports the file missing. Without a cache folder (no `--allow-env` for its variables) there is no warning:
+ * the model's error says why the name could not be looked up.
  */
 export async function modelFromFlag(
   flag: string,
@@ -43,11 +44,12 @@ export async function modelFromFlag(
     const config = parseGgufModelFlag(flag);
     const given = config.path;
     config.path = await resolveModelPath(given);
-    if (config.path === given && !/[\\/]/.test(given) && await isMissing(given)) {
-      const dir = modelsCacheDir();
+    // Without a cache folder (its variables not granted, no home folder) whether the name is cached is
+    // unknown: the model's own error says so and names the permissions.
+    const dir = modelsCacheDir();
+    if (config.path === given && dir !== null && !/[\\/]/.test(given) && await isMissing(given)) {
       warn(
-        `${source}: '${given}' is neither a file in ${workingDir()} nor a cached model` +
-          `${dir === null ? "" : ` in ${dir}`}; ` +
+        `${source}: '${given}' is neither a file in ${workingDir()} nor a cached model in ${dir}; ` +
           `'${oamCommandLineFor("models list")}' shows the cached models, '${
             oamCommandLineFor("models pull <url>")
           }' downloads one.`,

@@ -127,6 +127,20 @@ function runByDeno(facts: ProcessFacts): boolean {
   return /^deno(\.exe)?$/i.test(executableName(facts));
 }
 
+/**
+ * Whether this process is `deno` running the repository's own `cli.ts` from the repository's folder, where
+ * its tasks (`deno task oam:local …`) can be named in a hint.
+ *
+ * @example
+ * ```ts
+ * import { inRepository } from "./invocation.ts";
+ * inRepository(); // true under `deno task oam …` in a checkout
+ * ```
+ */
+export function inRepository(facts: ProcessFacts = currentProcess()): boolean {
+  return runByDeno(facts) && runsRepositoryCli(facts) && facts.tasks().includes("oam:local");
+}
+
 /** Whether this process runs the `cli.ts` of its working directory (the repository's own, run from its folder). */
 function runsRepositoryCli(facts: ProcessFacts): boolean {
   if (facts.cwd === "" || !facts.mainModule.startsWith("file:")) return false;

@@ -3,7 +3,7 @@
  * @module
  */
 import { boolFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
-import { oamCommand } from "./invocation.ts";
+import { oamCommandLineFor } from "./invocation.ts";
 import { nearestName } from "../protocol/edit_distance.ts";
 import { CliError, EXIT, reportError } from "./cli_error.ts";
 import { listCachedModels, listPartialDownloads, modelsCacheDir } from "../models/gguf_cache.ts";
@@ -141,7 +141,7 @@ async function list(args: string[]): Promise<number> {
   }
   const o = stdoutStyle();
   if (models.length === 0) {
-    writeOut(`No models in ${dir}. Get one with '${oamCommand()} models pull <url>'.\n`);
+    writeOut(`No models in ${dir}. Get one with '${oamCommandLineFor("models pull <url>")}'.\n`);
   } else writeOut(`${o.dim(dir)}\n`);
   for (const m of models) {
     writeOut(`${o.bold(m.name)}  ${megabytes(m.size)}${m.source ? `  ${o.dim(m.source)}` : ""}\n`);

@@ -24,7 +24,7 @@ import {
 } from "./args.ts";
 import { CliError, EXIT } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
-import { shellWord } from "./invocation.ts";
+import { inRepository, shellWord } from "./invocation.ts";
 import { refuseCommandsWithoutRun, refuseMissingPrograms, runCommandTool } from "./command_tools.ts";
 import {
   availabilityOf,
@@ -99,7 +99,15 @@ async function serverTools(path: string): Promise<AgentTool[]> {
       );
     }
   }
-  refuseCommandsWithoutRun(loaded.commands);
+  try {
+    refuseCommandsWithoutRun(loaded.commands);
+  } catch (error) {
+    // The `serve` task grants no --allow-run; the task that does is the one to name.
+    if (!(error instanceof CliError) || !inRepository()) throw error;
+    throw CliError.usage(
+      `${error.message} In this repository 'deno task oam:local serve …' grants it ('deno task serve' does not).`,
+    );
+  }
   await refuseMissingPrograms(loaded.commands);
   let parsed;
   try {
@@ -286,14 +294,27 @@ function startFailure(error: unknown, config: ServeConfiguration): string {
   const host = config.host.includes(":") ? `[${config.host}]` : config.host;
   const tcp = config.port === null ? null : `${host}:${config.port}`;
   let hint = "";
-  if (tcp !== null && error instanceof Deno.errors.AddrInUse) {
+  const socket = config.socketPath;
+  if (
+    socket !== null && error instanceof Deno.errors.NotCapable &&
+    (detail.includes("unix:") || detail.includes(socket))
+  ) {
+    const grants = `--allow-net=unix:${socket} --allow-write=${socket}`;
+    hint = ` (a Unix socket needs ${grants}, which no task grants: deno run ${grants} [your other flags] ` +
+      `cli.ts serve --socket ${socket})`;
+  } else if (tcp !== null && error instanceof Deno.errors.AddrInUse) {
     // `deno task serve` grants its one port: another would be refused for lack of a grant.
     const anyPort = Deno.permissions.querySync({ name: "net", host: `${host}:0` }).state === "granted";
     hint = " (another program listens there: use another --port, or --port 0 for a free one" +
       (anyPort ? ")" : `; this process may listen on ${tcp} only, so grant the new one: ` +
         `deno run --allow-net=${host}:0 [your other flags] cli.ts serve --port 0)`);
   } else if (tcp !== null && error instanceof Deno.errors.NotCapable && detail.includes("net access")) {
-    hint = ` (grant it with --allow-net=${tcp}; \`deno task serve\` grants 127.0.0.1:${DEFAULT_PORT} only)`;
+    // The task that grants every port of this machine's loopback addresses, or the grant for this address.
+    const grant = `deno run --allow-net=${tcp} [your other flags] cli.ts serve --port ${config.port}`;
+    hint = ["127.0.0.1", "localhost", "[::1]"].includes(host)
+      ? ` (\`deno task serve\` grants 127.0.0.1:${DEFAULT_PORT} only: for another port on this machine use ` +
+        `'deno task oam:local serve --port ${config.port} …', else grant this one: ${grant})`
+      : ` (grant it with --allow-net=${tcp}: ${grant}; \`deno task serve\` grants 127.0.0.1:${DEFAULT_PORT} only)`;
   }
   const where = tcp ?? `unix:${config.socketPath}`;
   return `The server could not start on ${where}: ${detail}${hint}`;

@@ -83,13 +83,7 @@ export async function chatCompletions(
   try {
     const availability = await plan.model.availability();
     if (!availability.available) {
-      return errorResponse(
-        OpenAIError.modelUnavailable(
-          `The model '${plan.modelId}' is unavailable: ${availability.reason ?? "unknown"}` +
-            unavailableAdvice(plan.model.kind, availability.reason),
-          availability.reason,
-        ),
-      );
+      return errorResponse(unavailableError(plan.modelId, plan.model.kind, availability));
     }
   } catch (error) {
     return errorResponse(asOpenAIError(error, config));
@@ -332,6 +326,44 @@ class StreamedAnswer implements CompletionSink {
     this.#stream.write(SSE_DONE);
     this.#stream.end();
   }
+}
+
+/**
+ * What an availability check's `detail` says when waiting cannot cure it: a Deno permission this process was
+ * not granted (`Requires net access to "…"`, `without --allow-env`), a model id the server does not offer, a
+ * server refusing the credentials. A grant cannot be added while the server runs.
+ */
+const FOR_GOOD = [
+  /\bRequires [a-z]+ access\b/,
+  /\bwithout --allow-[a-z]+/,
+  /\bdoes not offer model '/,
+  /\banswered HTTP 40[13]\b/,
+];
+
+/**
+ * The 503 `model_unavailable` of a model found unavailable before its turn: the reason, why in words for the
+ * on-device model, and the check's `detail` (an SDK's user sees only this message, not the server's log).
+ * A `detail` waiting cannot cure ({@link FOR_GOOD}) gets no `Retry-After` and `x-should-retry: false`.
+ */
+function unavailableError(
+  modelId: string,
+  kind: string,
+  availability: { reason?: string; detail?: string },
+): OpenAIError {
+  const { reason, detail } = availability;
+  let message = `The model '${modelId}' is unavailable: ${reason ?? "unknown"}${
+    unavailableAdvice(kind, reason)
+  }`;
+  if (detail === undefined || detail.trim() === "") return OpenAIError.modelUnavailable(message, reason);
+  message += ` ${detail.trim()}${/[.!?]$/.test(detail.trim()) ? "" : "."}`;
+  if (!FOR_GOOD.some((pattern) => pattern.test(detail))) return OpenAIError.modelUnavailable(message, reason);
+  return new OpenAIError({
+    status: 503,
+    message,
+    type: "server_error",
+    code: "model_unavailable",
+    retryable: false,
+  });
 }
 
 /** Why the on-device model cannot run, in words, for the reasons waiting does not cure. */

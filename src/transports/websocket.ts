@@ -144,6 +144,8 @@ class SocketConnection implements WebSocketConnection {
   readonly #name: string;
   /** True once this side closed the socket (a shutdown request, the server stopping, a client not reading). */
   #closedHere = false;
+  /** Why this side closed it, for the log line that ends the connection (the client's shutdown request). */
+  #closedFor: string | null = null;
   #ended = false;
   #resolveClosed!: () => void;
 
@@ -158,7 +160,11 @@ class SocketConnection implements WebSocketConnection {
     // The shutdown response has been sent: the connection ends, as a stdio bridge exits.
     this.engine = options.makeEngine(
       (line) => this.#send(line),
-      () => queueMicrotask(() => this.#close(1000, MESSAGES.shutDown)),
+      () =>
+        queueMicrotask(() => {
+          this.#closedFor = "the client sent shutdown";
+          this.#close(1000, MESSAGES.shutDown);
+        }),
     );
     socket.addEventListener("message", (event: MessageEvent) => this.#receive(event.data));
     socket.addEventListener("close", (event: Event) => this.#end((event as CloseEvent).code));
@@ -255,6 +261,7 @@ class SocketConnection implements WebSocketConnection {
     if (this.#ended) return;
     this.#ended = true;
     if (!this.#closedHere) this.#logClientGone(code);
+    else if (this.#closedFor !== null) this.#logger?.info(`${this.#name} ended: ${this.#closedFor}.`);
     this.#onClose?.();
     // Cancel everything at once.
     this.engine.markInputClosed("The client closed the connection.");

@@ -82,6 +82,28 @@ Deno.test("serve: --tools without --allow-run is refused at start, exit 2", asyn
   assert.match(r.stderr, refusal);
 });
 
+Deno.test("serve: run as 'deno task serve' (no --allow-run), the refusal names the task that grants it", async () => {
+  const repo = new URL("../../", import.meta.url).pathname;
+  const r = await oam(["serve", "--tools", tools, "--script", steps], {
+    // `deno task serve`'s grants, in the repository's folder.
+    permissions: [
+      "--no-prompt",
+      "--allow-net=127.0.0.1:1976",
+      "--allow-env=OAM_FM_LIBRARY,OAM_SCRIPT,OAM_API_KEY",
+      "--allow-read",
+      "--allow-ffi",
+    ],
+    cwd: repo,
+  });
+  assert.equal(r.code, 2, r.stderr);
+  assert.equal(
+    r.stderr,
+    "Error: Command tool 'roll' runs 'echo', which needs --allow-run (or --allow-run=echo): add it to the deno " +
+      "command that starts oam. In this repository 'deno task oam:local serve …' grants it ('deno task serve' " +
+      "does not). [usage]\n",
+  );
+});
+
 Deno.test("a compiled oam is not told to change a deno command it does not have", () => {
   const commands = new Map([["roll", {
     argv: ["echo", "4"],

@@ -56,6 +56,36 @@ Deno.test("--model gguf:<name> neither a file nor cached: a warning says where i
   }
 });
 
+Deno.test("--model gguf:<name> where the cache cannot be looked at (the stdio task's narrow --allow-env): no warning that it is not cached", async () => {
+  // `deno task stdio`'s grants: the variables of the home folder and the cache are not readable, so
+  // whether 'qwen' is cached is unknown; the model's own error says why and what to add.
+  const r = await oam(["stdio", "--model", "gguf:qwen"], {
+    permissions: [
+      "--no-prompt",
+      "--allow-env=OAM_FM_LIBRARY,OAM_SCRIPT,OAM_MODEL,OAM_EXIT_WITH_PARENT",
+      "--allow-read",
+      "--allow-ffi",
+    ],
+    stdin:
+      `${JSON.stringify({ jsonrpc: "2.0", id: 1, method: "session/create", params: { session: "a" } })}\n` +
+      `${
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: 2,
+          method: "session/respond",
+          params: { session: "a", prompt: "Hi" },
+        })
+      }\n`,
+  });
+  assert.equal(r.code, 0, r.stderr);
+  assert.doesNotMatch(r.stderr, /nor a cached model/);
+  const answer = JSON.parse(r.stdout.trim().split("\n")[1]);
+  assert.match(
+    answer.error.message,
+    /^The model file 'qwen' does not exist, and without --allow-env no cached model can be looked up by that name\. It needs /,
+  );
+});
+
 Deno.test("--model gguf:<name> run as 'deno task oam': the hints name the command its user types", async () => {
   const dir = await Deno.makeTempDir();
   try {

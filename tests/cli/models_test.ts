@@ -672,3 +672,24 @@ Deno.test("models: oam models pull without network access names the task that ha
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("models: an empty 'oam models list' without network access names the task that can pull", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    // The `oam` task's grants: no network, so 'deno task oam models pull' could not download.
+    const r = await oam(["models", "list", "--dir", dir], {
+      permissions: [
+        "--allow-read",
+        "--allow-env",
+        "--allow-sys",
+        "--allow-ffi",
+        "--allow-run",
+        "--allow-write",
+      ],
+    });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stdout, `No models in ${dir}. Get one with 'deno task models pull <url>'.\n`);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});

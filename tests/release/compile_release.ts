@@ -102,3 +102,23 @@ Deno.test("compile: other failures get no denort advice; the exit code is deno c
   assert.equal(denortAdvice("error: Module not found", undefined), null);
   assert.equal(denortAdvice("error: Module not found", "/x/denort"), null);
 });
+
+Deno.test("compile with DENORT_BIN naming the zip or another file that is no denort: says so after Deno's error", () => {
+  // What deno compile prints when DENORT_BIN is a file it cannot use as its runtime (Linux; macOS says Mach-O).
+  const stderr =
+    "error: Writing deno compile executable to temporary file '.build/oam.tmp-1'\n\nCaused by:\n" +
+    "    0: Writing binary bytes\n    1: Invalid object: Not an ELF file\n";
+  const zip = `/dl/denort-${Deno.build.target}.zip`;
+  assert.equal(
+    denortAdvice(stderr, zip),
+    `deno compile could not use DENORT_BIN=${zip} (the error above): it names the zip archive; unzip it and ` +
+      `point DENORT_BIN at the denort file inside (e.g. DENORT_BIN=/dl/denort deno task compile). ${WHERE}`,
+  );
+  assert.equal(
+    denortAdvice(stderr, "/dl/notes.txt"),
+    `deno compile could not use DENORT_BIN=/dl/notes.txt (the error above): it must name a denort binary of ` +
+      `Deno ${Deno.version.deno} for ${Deno.build.target}. ${WHERE}`,
+  );
+  // Without DENORT_BIN the same words are not about denort.
+  assert.equal(denortAdvice(stderr, undefined), null);
+});

@@ -273,7 +273,22 @@ Deno.test("oam serve: refuses a network bind without an API key, a busy port, an
     assert.equal(scoped.code, 1);
     assert.match(
       scoped.stderr,
-      /The server could not start on 127\.0\.0\.1:0: Requires net access to "127\.0\.0\.1:0".*\(grant it with --allow-net=127\.0\.0\.1:0; `deno task serve` grants 127\.0\.0\.1:1976 only\)/,
+      // What to type: the task that grants every port of this machine, or the grant for this one.
+      /The server could not start on 127\.0\.0\.1:0: Requires net access to "127\.0\.0\.1:0".*\(`deno task serve` grants 127\.0\.0\.1:1976 only: for another port on this machine use 'deno task oam:local serve --port 0 …', else grant this one: deno run --allow-net=127\.0\.0\.1:0 \[your other flags\] cli\.ts serve --port 0\)/,
+    );
+
+    // A Unix socket without its grants (as under every task): the two flags it needs, spelt out.
+    const sock = `${dir}/oam.sock`;
+    const ungranted = await ServeProcess.spawn(["--socket", sock], { OAM_SCRIPT: scriptPath }, PERMISSIONS)
+      .exit();
+    assert.equal(ungranted.code, 1);
+    assert.ok(
+      ungranted.stderr.includes(
+        `(a Unix socket needs --allow-net=unix:${sock} --allow-write=${sock}, which no task grants: deno run ` +
+          `--allow-net=unix:${sock} --allow-write=${sock} [your other flags] cli.ts serve --socket ${sock}) ` +
+          "[server_start_failed]",
+      ),
+      ungranted.stderr,
     );
 
     const file = `${dir}/not-a-socket`;

@@ -124,6 +124,58 @@ Deno.test("a backend that refuses the credentials or the model is a 503 without 
   }
 });
 
+/** A backend (not the on-device model) whose availability check failed, with the check's `detail`. */
+class UnreachableBackend extends UnavailableModel {
+  override readonly kind: string = "openai";
+}
+
+Deno.test("a backend found unavailable at start says why in the 503, and a grant or model id waiting cannot bring is not retried", async () => {
+  const noGrant =
+    'Cannot reach the model server at http://127.0.0.1:8080/v1/models: Requires net access to "127.0.0.1:8080", run again with the --allow-net flag';
+  const cases: Array<[string, string, string | null, string | null]> = [
+    [noGrant, `The model 'system' is unavailable: unknown. ${noGrant}.`, null, "false"],
+    [
+      "The server does not offer model 'wrong' (it lists: local).",
+      "The model 'system' is unavailable: unknown. The server does not offer model 'wrong' (it lists: local).",
+      null,
+      "false",
+    ],
+    [
+      "The model file 'x.gguf' does not exist, and without --allow-env no cached model can be looked up by that name.",
+      "The model 'system' is unavailable: unknown. The model file 'x.gguf' does not exist, and without --allow-env " +
+      "no cached model can be looked up by that name.",
+      null,
+      "false",
+    ],
+    [
+      "GET http://127.0.0.1:8080/v1/models answered HTTP 401: Invalid API key",
+      "The model 'system' is unavailable: unknown. GET http://127.0.0.1:8080/v1/models answered HTTP 401: " +
+      "Invalid API key.",
+      null,
+      "false",
+    ],
+    [
+      "Cannot reach the model server at http://127.0.0.1:8080/v1/models: fetch failed: Connection refused",
+      "The model 'system' is unavailable: unknown. Cannot reach the model server at " +
+      "http://127.0.0.1:8080/v1/models: fetch failed: Connection refused.",
+      "30",
+      null,
+    ],
+  ];
+  for (const [detail, message, retryAfter, shouldRetry] of cases) {
+    await using s = await serve(new UnreachableBackend("unknown", detail));
+    const response = await postChat(s.base, { messages: ask("x") });
+    assert.deepEqual(
+      [response.status, response.headers.get("retry-after"), response.headers.get("x-should-retry")],
+      [503, retryAfter, shouldRetry],
+      detail,
+    );
+    assert.deepEqual(await response.json(), {
+      error: { message, type: "server_error", param: null, code: "model_unavailable" },
+    });
+  }
+});
+
 Deno.test("a model failure after the first event is an error event, then [DONE], without a usage chunk", async () => {
   await using s = await serve(
     new FailsMidwayModel(

@@ -211,11 +211,13 @@ Deno.test("a client that goes away is logged: at info when idle, a warning with 
 });
 
 Deno.test("a shutdown notification closes the socket with 1000 and sends nothing", async () => {
-  const { socket, connection, onCloseCalls } = served();
+  const { socket, connection, logger, onCloseCalls } = served({ name: "/rpc connection 3" });
   socket.frame(JSON.stringify({ jsonrpc: "2.0", method: "shutdown" }));
   await within(connection.closed, "the connection to end");
   assert.deepEqual([socket.sent, socket.closes], [[], [[1000, "The bridge has shut down."]]]);
   assert.equal(onCloseCalls(), 1);
+  // The log's "opened" line gets its end, as when the client closes.
+  assert.deepEqual(logger.lines, ["info: /rpc connection 3 ended: the client sent shutdown."]);
 });
 
 Deno.test("a server stop when the client never completes the close handshake still ends the connection", async () => {
