@@ -592,7 +592,7 @@ export class Editor {
    */
   showResult(result: StartResult): void {
     if (result.error) {
-      for (const path of pathsIn(result.error)) {
+      for (const path of result.marks ?? pathsIn(result.error)) {
         const [section, key] = path.split(".");
         const widget = this.#widgets.find((w) => w.spec.section === section && w.spec.key === key);
         if (widget) widget.mark({ error: `Bridge: ${result.error}` });

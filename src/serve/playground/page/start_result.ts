@@ -8,8 +8,13 @@ import { h } from "./dom.ts";
 
 /** The outcome of a start, restore or apply. */
 export interface StartResult {
-  /** The error (a field it names is marked too). */
+  /** The error (a field it names is marked too, unless `marks` says what it is about). */
   error?: string;
+  /**
+   * The paths the error is about, whose fields are marked with it (default: those it names, {@link pathsIn}).
+   * A restore's error is about the state file's keys, not the editor's fields of the same names.
+   */
+  marks?: readonly string[];
   /** What the page says after the error (not by the field): "Mira runs on as before." */
   afterError?: string;
   /** The bridge's warnings. */
@@ -24,10 +29,22 @@ export interface StartResult {
   force?: boolean;
 }
 
-/** The bridge paths a message names (`'options.playerOptionCount'`, `tools[1].name`, `model.steps[0]`). */
+/**
+ * The bridge paths a message names (`'options.playerOptionCount'`, `tools[1].name`, `model.steps[0]`): paths
+ * that start there, not ones inside a longer path (`'state.options.x'` names the state's key, not the editor's).
+ *
+ * @example
+ * ```ts ignore
+ * pathsIn("'options.maxToolRounds' must be an integer."); // ["options.maxToolRounds"]
+ * pathsIn("'state.options.maxToolRounds' must be an integer."); // []
+ * ```
+ */
 export function pathsIn(message: string): string[] {
-  return [...message.matchAll(/\b(file|persona|options|memory|tools\[\d+\]|model)(\.[A-Za-z_]+|\[\d+\])?/g)]
-    .map((m) => m[0]);
+  return [
+    ...message.matchAll(
+      /(?<![\w.\]])(file|persona|options|memory|tools\[\d+\]|model)(\.[A-Za-z_]+|\[\d+\])?/g,
+    ),
+  ].map((m) => m[0]);
 }
 
 /**
