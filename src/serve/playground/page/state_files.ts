@@ -18,7 +18,7 @@ import { seenNow } from "./last_visit.ts";
 import type { Link } from "./link.ts";
 import type { NpcChanges } from "./npc_changes.ts";
 import type { Running, WorldParts } from "./running.ts";
-import { asEditorNames, pathsIn } from "./start_result.ts";
+import { asEditorNames, pathsIn } from "./bridge_paths.ts";
 import type { StatePanel } from "./state_panel.ts";
 import type { Saved } from "./storage.ts";
 import { historyOf } from "./transcript.ts";

@@ -1,10 +1,10 @@
 /**
  * The playground page's reading of the bridge's messages: which of the editor's fields a message is about.
  *
- *   deno test tests/serve/playground/start_result_test.ts
+ *   deno test tests/serve/playground/bridge_paths_test.ts
  */
 import assert from "node:assert/strict";
-import { asEditorNames, pathsIn } from "../../../src/serve/playground/page/start_result.ts";
+import { asEditorNames, pathsIn } from "../../../src/serve/playground/page/bridge_paths.ts";
 
 Deno.test("pathsIn names the editor's paths a message names, not the same names inside a state's path", () => {
   assert.deepEqual(pathsIn("Parameter 'options.maxToolRounds' must be an integer."), [
