@@ -138,6 +138,37 @@ Deno.test("a restore the bridge refuses leaves the NPC that ran running, with it
   });
 });
 
+Deno.test("a refused restore names the key as the editor does, and marks no field of the editor with it", async () => {
+  await withPlayground("failed-files-refused-restore-key", async ({ page, errors }) => {
+    const rounds = '[id^="f-options-maxToolRounds"][id$="-message"]';
+    // The file's maxToolRounds is one the bridge refuses; the editor's (2) is fine.
+    const bad = {
+      state: { persona: { name: "Mira" }, options: { maxToolRounds: 1e20 }, transcript: { entries: [] } },
+    };
+    const refused =
+      "Could not restore from bad.state.json: Parameter 'options.maxToolRounds' must be an integer; " +
+      "got 100000000000000000000.";
+    // With no NPC running, and with one running (put back after the refusal).
+    for (const running of [false, true]) {
+      if (running) await startAndTalk(page);
+      await page.click("#tab-state-save");
+      await page.setInputFiles("#restore-state", [file("bad.state.json", bad)]);
+      await page.locator("#start-result .error").filter({ hasText: "Could not restore" }).waitFor();
+      if (running) {
+        await page.locator("#start-result .error").filter({ hasText: "Mira runs on as before." }).waitFor();
+      }
+      // Before: the message named 'state.options.maxToolRounds', a key the designer never wrote.
+      assert.equal(
+        await text(page, "#start-result .error"),
+        running ? `${refused} Mira runs on as before.` : refused,
+      );
+      // Before: the editor's Max tool rounds field said "Bridge: Could not restore …" though its value is fine.
+      assert.equal(await text(page, rounds), "");
+    }
+    assert.deepEqual(errors, []);
+  });
+});
+
 Deno.test("Save persona and Save script of a text with a problem save it, and say (as a warning) that it has one", async () => {
   await withPlayground("failed-files-saved-with-problem", async ({ page, errors }) => {
     await page.click("#tab-jsonc");

@@ -40,7 +40,8 @@ import { contextWarning, SCRIPT_CONTEXT_SIZE } from "./prompt_size.ts";
 import { ModelTab, type ModelTabHost } from "./model_tab.ts";
 import { personaFileName } from "./persona_file_name.ts";
 import { PersonaLoads, type PersonaLoadsHost } from "./persona_loads.ts";
-import { pathsIn, resultItems, type StartResult } from "./start_result.ts";
+import { pathsIn } from "./bridge_paths.ts";
+import { resultItems, type StartResult } from "./start_result.ts";
 import type { Saved } from "./storage.ts";
 import { ToolEditor } from "./tool_editor.ts";
 import { WorldTab, type WorldTabHost } from "./world_tab.ts";
@@ -592,7 +593,7 @@ export class Editor {
    */
   showResult(result: StartResult): void {
     if (result.error) {
-      for (const path of pathsIn(result.error)) {
+      for (const path of result.marks ?? pathsIn(result.error)) {
         const [section, key] = path.split(".");
         const widget = this.#widgets.find((w) => w.spec.section === section && w.spec.key === key);
         if (widget) widget.mark({ error: `Bridge: ${result.error}` });

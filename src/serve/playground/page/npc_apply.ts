@@ -9,7 +9,7 @@ import { isJsonObject } from "../../../protocol/json.ts";
 import type { NpcPage } from "./npc_page.ts";
 import { worldSeedOf } from "./npc_setup.ts";
 import { toolSettings } from "./running.ts";
-import { asEditorNames } from "./start_result.ts";
+import { asEditorNames } from "./bridge_paths.ts";
 import { errorText } from "./values.ts";
 
 /**

@@ -80,12 +80,16 @@ export class NpcPutBack {
   }
 
   /**
-   * A start or a restore (`why.doing`) the bridge refused (`why.error`) after it stopped the NPC that ran: that
-   * NPC is put back as it was (its state, world, tools and model as they were when it stopped), and the
-   * conversation, the relationship's history and the turns stay as they are; the result under Start says so.
+   * A start or a restore (`why.doing`) the bridge refused (`why.error`; the fields of `why.marks` are marked with
+   * it, by default those it names) after it stopped the NPC that ran: that NPC is put back as it was (its state,
+   * world, tools and model as they were when it stopped), and the conversation, the relationship's history and
+   * the turns stay as they are; the result under Start says so.
    * When it cannot be put back, the page says it no longer runs and offers it back as last seen.
    */
-  async refused(stopped: Stopped & { name: string }, why: { doing: string; error: string }): Promise<void> {
+  async refused(
+    stopped: Stopped & { name: string },
+    why: { doing: string; error: string; marks?: readonly string[] },
+  ): Promise<void> {
     const page = this.#page;
     const { kept, name } = stopped;
     if (kept === null || !(await this.#putBack(kept))) {
@@ -100,7 +104,7 @@ export class NpcPutBack {
         `its memory and its world.${again}`,
       "warning",
     );
-    page.editor.showResult({ error: why.error, afterError: `${name} runs on as before.` });
+    page.editor.showResult({ error: why.error, marks: why.marks, afterError: `${name} runs on as before.` });
     await page.files.refresh();
   }
 

@@ -8,8 +8,13 @@ import { h } from "./dom.ts";
 
 /** The outcome of a start, restore or apply. */
 export interface StartResult {
-  /** The error (a field it names is marked too). */
+  /** The error (a field it names is marked too, unless `marks` says what it is about). */
   error?: string;
+  /**
+   * The paths the error is about, whose fields are marked with it (default: those it names, `pathsIn` of
+   * bridge_paths.ts). A restore's error is about the state file's keys, not the editor's fields of the same names.
+   */
+  marks?: readonly string[];
   /** What the page says after the error (not by the field): "Mira runs on as before." */
   afterError?: string;
   /** The bridge's warnings. */
@@ -22,27 +27,6 @@ export interface StartResult {
   warningNote?: string;
   /** Offer "Start anyway" after the error. */
   force?: boolean;
-}
-
-/** The bridge paths a message names (`'options.playerOptionCount'`, `tools[1].name`, `model.steps[0]`). */
-export function pathsIn(message: string): string[] {
-  return [...message.matchAll(/\b(file|persona|options|memory|tools\[\d+\]|model)(\.[A-Za-z_]+|\[\d+\])?/g)]
-    .map((m) => m[0]);
-}
-
-/**
- * A message of the bridge about the state a restore or an Apply sent, with the keys it names under `state.`
- * named as the persona file and the editor name them: `'state.options.x'` becomes `'options.x'` (the designer
- * never wrote `state.`). Other paths (`'state.transcript'`, which only a state file has) stay as they are.
- *
- * @example
- * ```ts ignore
- * asEditorNames("Unknown parameter 'state.options.mood' was ignored.");
- * // "Unknown parameter 'options.mood' was ignored."
- * ```
- */
-export function asEditorNames(message: string): string {
-  return message.replace(/'state\.(persona|options|tools|memory)\b/g, "'$1");
 }
 
 /**

@@ -18,7 +18,7 @@ import { seenNow } from "./last_visit.ts";
 import type { Link } from "./link.ts";
 import type { NpcChanges } from "./npc_changes.ts";
 import type { Running, WorldParts } from "./running.ts";
-import { asEditorNames } from "./start_result.ts";
+import { asEditorNames, pathsIn } from "./bridge_paths.ts";
 import type { StatePanel } from "./state_panel.ts";
 import type { Saved } from "./storage.ts";
 import { historyOf } from "./transcript.ts";
@@ -89,7 +89,10 @@ export interface StateFilesHost {
    * The NPC `name` was stopped for `doing` ("the restore"), which the bridge then refused (`error`): puts the
    * NPC kept back as it was (or, when it cannot, says it no longer runs and offers it back as last seen).
    */
-  refused: (stopped: Stopped & { name: string }, why: { doing: string; error: string }) => Promise<void>;
+  refused: (
+    stopped: Stopped & { name: string },
+    why: { doing: string; error: string; marks?: readonly string[] },
+  ) => Promise<void>;
 }
 
 /**
@@ -292,16 +295,21 @@ export class StateFiles {
       await this.refresh();
     } catch (error) {
       await worldParts?.world.delete().catch(() => {});
-      host.state().saveMessage(`Could not restore: ${errorText(error)}`, "error");
+      // The bridge names the file's keys it refused under 'state.': named as the editor names them ('options.x',
+      // as the warnings are). They are the file's values, not the editor's: only what the restore took from the
+      // editor (its Model tab, 'model…') is marked by its field.
+      const bridge = errorText(error);
+      const marks = pathsIn(bridge);
+      host.state().saveMessage(`Could not restore: ${asEditorNames(bridge)}`, "error");
       // Under Start, where "Restoring from …" was said, and where Start and the persona are.
-      const refusal = `Could not restore from ${source}: ${errorText(error)}`;
-      editor.showResult({ error: refusal });
+      const refusal = `Could not restore from ${source}: ${asEditorNames(bridge)}`;
+      editor.showResult({ error: refusal, marks });
       if (host.running() === null) {
         host.state().world.show(null, null);
         host.state().showMemory(null);
         // (When the bridge went away meanwhile, the page says so and offers the NPC back once connected.)
         if (stopped?.name != null && host.link.state === "open") {
-          const why = { doing: "the restore", error: refusal };
+          const why = { doing: "the restore", error: refusal, marks };
           await host.refused({ cancelled: null, kept: stopped.kept, name: stopped.name }, why);
         }
       }

@@ -1,0 +1,39 @@
+/**
+ * The keys a bridge's message names, as the editor has them: the paths it is about (a field of the editor is
+ * marked with it), and a restore's or an Apply's `'state.…'` keys named as the editor names them. No DOM here:
+ * the unit tests import it.
+ * @module
+ */
+
+/**
+ * The bridge paths a message names (`'options.playerOptionCount'`, `tools[1].name`, `model.steps[0]`): paths
+ * that start there, not ones inside a longer path (`'state.options.x'` names the state's key, not the editor's).
+ *
+ * @example
+ * ```ts ignore
+ * pathsIn("'options.maxToolRounds' must be an integer."); // ["options.maxToolRounds"]
+ * pathsIn("'state.options.maxToolRounds' must be an integer."); // []
+ * ```
+ */
+export function pathsIn(message: string): string[] {
+  return [
+    ...message.matchAll(
+      /(?<![\w.\]])(file|persona|options|memory|tools\[\d+\]|model)(\.[A-Za-z_]+|\[\d+\])?/g,
+    ),
+  ].map((m) => m[0]);
+}
+
+/**
+ * A message of the bridge about the state a restore or an Apply sent, with the keys it names under `state.`
+ * named as the persona file and the editor name them: `'state.options.x'` becomes `'options.x'` (the designer
+ * never wrote `state.`). Other paths (`'state.transcript'`, which only a state file has) stay as they are.
+ *
+ * @example
+ * ```ts ignore
+ * asEditorNames("Unknown parameter 'state.options.mood' was ignored.");
+ * // "Unknown parameter 'options.mood' was ignored."
+ * ```
+ */
+export function asEditorNames(message: string): string {
+  return message.replace(/'state\.(persona|options|tools|memory)\b/g, "'$1");
+}

@@ -1,0 +1,22 @@
+/**
+ * The playground page's reading of the bridge's messages: which of the editor's fields a message is about.
+ *
+ *   deno test tests/serve/playground/bridge_paths_test.ts
+ */
+import assert from "node:assert/strict";
+import { asEditorNames, pathsIn } from "../../../src/serve/playground/page/bridge_paths.ts";
+
+Deno.test("pathsIn names the editor's paths a message names, not the same names inside a state's path", () => {
+  assert.deepEqual(pathsIn("Parameter 'options.maxToolRounds' must be an integer."), [
+    "options.maxToolRounds",
+  ]);
+  assert.deepEqual(pathsIn("'tools[1].name' must not be 'remember_fact'."), ["tools[1].name"]);
+  assert.deepEqual(pathsIn("'model.steps[0].text' must be a string."), ["model.steps"]);
+  // Before: ["options.maxToolRounds"], which marked the editor's field with a restore's error about its file.
+  assert.deepEqual(pathsIn("Parameter 'state.options.maxToolRounds' must be an integer."), []);
+  assert.deepEqual(pathsIn("'state.tools[0].name' must be a string; 'state.persona' too."), []);
+  // Named as the editor names it, it is the editor's path again.
+  assert.deepEqual(pathsIn(asEditorNames("Parameter 'state.options.maxToolRounds' must be an integer.")), [
+    "options.maxToolRounds",
+  ]);
+});
