@@ -54,6 +54,9 @@ export interface KeptNpc {
   world: { world: string; state: JsonObject } | null;
 }
 
+/** The NPC that ran (its name, and its state kept), once it was stopped for a restore. */
+type StoppedNpc = { name: string | null; kept: KeptNpc | null };
+
 /** What stopping the running NPC for a start or a restore gave: the reply it cancelled, and the NPC kept. */
 export interface Stopped {
   cancelled: TurnRecord | null;
@@ -229,8 +232,7 @@ export class StateFiles {
     const editor = host.editor();
     const conversation = host.conversation();
     let worldParts: WorldParts | null = null;
-    /** The NPC that ran (its name, and its state kept), once it was stopped for the restore. */
-    let stopped: { name: string | null; kept: KeptNpc | null } | null = null;
+    let stopped: StoppedNpc | null = null;
     try {
       await host.changes.connected(`restoring from ${source}`);
       host.link.require();
@@ -239,21 +241,9 @@ export class StateFiles {
       stopped = { name: before, kept };
       const tools = Array.isArray(state.tools) ? state.tools.filter(isJsonObject) : [];
       host.registerTools(tools);
-      const savedWorld = typeof state.world === "string" ? state.world : null;
-      const notes: string[] = [];
-      if (world && isJsonObject(world.state)) {
-        const id = typeof world.world === "string" ? world.world : savedWorld ?? worldIdFor(state.npc);
-        worldParts = await host.openWorld(id, world.state);
-      } else if (savedWorld !== null) {
-        const seed = editor.doc.value.world;
-        if (isJsonObject(seed)) {
-          worldParts = await host.openWorld(savedWorld, seed);
-          notes.push(
-            `The file has no world snapshot: world '${savedWorld}' starts from the editor's initial world.`,
-          );
-        }
-      }
-      if (!worldParts) host.state().world.show(null, null);
+      const opened = await this.#openWorld(state, world);
+      worldParts = opened.worldParts;
+      const notes = opened.notes;
       const connection = host.link.require();
       const model = editor.model();
       const result = await connection.request("npc/restore", {
@@ -295,23 +285,60 @@ export class StateFiles {
       await this.refresh();
     } catch (error) {
       await worldParts?.world.delete().catch(() => {});
-      // The bridge names the file's keys it refused under 'state.': named as the editor names them ('options.x',
-      // as the warnings are). They are the file's values, not the editor's: only what the restore took from the
-      // editor (its Model tab, 'model…') is marked by its field.
-      const bridge = errorText(error);
-      const marks = pathsIn(bridge);
-      host.state().saveMessage(`Could not restore: ${asEditorNames(bridge)}`, "error");
-      // Under Start, where "Restoring from …" was said, and where Start and the persona are.
-      const refusal = `Could not restore from ${source}: ${asEditorNames(bridge)}`;
-      editor.showResult({ error: refusal, marks });
-      if (host.running() === null) {
-        host.state().world.show(null, null);
-        host.state().showMemory(null);
-        // (When the bridge went away meanwhile, the page says so and offers the NPC back once connected.)
-        if (stopped?.name != null && host.link.state === "open") {
-          const why = { doing: "the restore", error: refusal, marks };
-          await host.refused({ cancelled: null, kept: stopped.kept, name: stopped.name }, why);
-        }
+      await this.#refusedRestore(error, { source, stopped });
+    }
+  }
+
+  /**
+   * The world a restore opens: the file's snapshot, or (a file without one that names a world) the editor's
+   * initial world under that id, said in a note; none otherwise.
+   */
+  async #openWorld(
+    state: JsonObject,
+    world: JsonObject | null,
+  ): Promise<{ worldParts: WorldParts | null; notes: string[] }> {
+    const host = this.#host;
+    const savedWorld = typeof state.world === "string" ? state.world : null;
+    const notes: string[] = [];
+    let worldParts: WorldParts | null = null;
+    if (world && isJsonObject(world.state)) {
+      const id = typeof world.world === "string" ? world.world : savedWorld ?? worldIdFor(state.npc);
+      worldParts = await host.openWorld(id, world.state);
+    } else if (savedWorld !== null) {
+      const seed = host.editor().doc.value.world;
+      if (isJsonObject(seed)) {
+        worldParts = await host.openWorld(savedWorld, seed);
+        notes.push(
+          `The file has no world snapshot: world '${savedWorld}' starts from the editor's initial world.`,
+        );
+      }
+    }
+    if (!worldParts) host.state().world.show(null, null);
+    return { worldParts, notes };
+  }
+
+  /** A restore that failed: said under Start and in the State tab, and the NPC it stopped put back. */
+  async #refusedRestore(
+    error: unknown,
+    { source, stopped }: { source: string; stopped: StoppedNpc | null },
+  ): Promise<void> {
+    const host = this.#host;
+    // The bridge names the file's keys it refused under 'state.': named as the editor names them ('options.x',
+    // as the warnings are). They are the file's values, not the editor's: only what the restore took from the
+    // editor (its Model tab, 'model…') is marked by its field.
+    const bridge = errorText(error);
+    const marks = pathsIn(bridge);
+    host.state().saveMessage(`Could not restore: ${asEditorNames(bridge)}`, "error");
+    // Under Start, where "Restoring from …" was said, and where Start and the persona are.
+    const refusal = `Could not restore from ${source}: ${asEditorNames(bridge)}`;
+    host.editor().showResult({ error: refusal, marks });
+    if (host.running() === null) {
+      host.state().world.show(null, null);
+      host.state().showMemory(null);
+      // (When the bridge went away meanwhile, the page says so and offers the NPC back once connected.)
+      if (stopped?.name != null && host.link.state === "open") {
+        const why = { doing: "the restore", error: refusal, marks };
+        await host.refused({ cancelled: null, kept: stopped.kept, name: stopped.name }, why);
       }
     }
   }
