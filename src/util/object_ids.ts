@@ -68,11 +68,15 @@ export function limitReachedError(limit: number, what: string): BridgeError {
   });
 }
 
-/** `busy`: "<Noun> '<id>' has too many queued operations (limit <limit>)." with `data.<key>` and `data.limit`. */
+/**
+ * `busy`: "<Noun> '<id>' has too many queued operations (limit <limit>): wait for their answers, or cancel them
+ * with <key>/cancel." with `data.<key>` and `data.limit`.
+ */
 export function queueFullError(kind: ObjectKind, queue: { id: string; limit: number }): BridgeError {
   const { id, limit } = queue;
   const noun = kind.noun.charAt(0).toUpperCase() + kind.noun.slice(1);
-  return BridgeError.of("busy", `${noun} '${id}' has too many queued operations (limit ${limit}).`, {
+  const what = `${noun} '${id}' has too many queued operations (limit ${limit})`;
+  return BridgeError.of("busy", `${what}: wait for their answers, or cancel them with ${kind.key}/cancel.`, {
     [kind.key]: id,
     limit,
   });

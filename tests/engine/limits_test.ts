@@ -12,7 +12,8 @@ Deno.test("a session's queue is bounded: past maxQueuedOperations requests fail 
   c.request("session/respond", { session: "q", prompt: "4" }, 4);
   const busy = {
     code: -32010,
-    message: "Session 'q' has too many queued operations (limit 2).",
+    message:
+      "Session 'q' has too many queued operations (limit 2): wait for their answers, or cancel them with session/cancel.",
     data: { code: "busy", session: "q", limit: 2 },
   };
   assert.deepEqual((await c.response(3)).error, busy);

@@ -50,7 +50,10 @@ Deno.test("maxQueuedOperations: a session and an NPC answer -32010 busy past the
   c.request("npc/state", { npc: "n", settle: false }, "n7"); // not queued: answers at once
   const busy = (kind: string, id: string) => ({
     code: -32010,
-    message: `${kind} '${id}' has too many queued operations (limit 3).`,
+    message:
+      `${kind} '${id}' has too many queued operations (limit 3): wait for their answers, or cancel them with ${
+        kind === "Session" ? "session" : "npc"
+      }/cancel.`,
     data: { code: "busy", [kind === "Session" ? "session" : "npc"]: id, limit: 3 },
   });
   for (const id of ["s4", "s5", "s6"]) assert.deepEqual((await c.response(id)).error, busy("Session", "s"));

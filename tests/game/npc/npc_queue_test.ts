@@ -309,7 +309,8 @@ Deno.test("shutdown cancels NPC turns and removes NPCs; a full queue answers bus
   c.request("npc/talk", { npc: "gorm", line: "2" }, 2);
   assert.deepEqual(await c.error("npc/talk", { npc: "gorm", line: "3" }), {
     code: -32010,
-    message: "NPC 'gorm' has too many queued operations (limit 2).",
+    message:
+      "NPC 'gorm' has too many queued operations (limit 2): wait for their answers, or cancel them with npc/cancel.",
     data: { code: "busy", npc: "gorm", limit: 2 },
   });
   c.request("shutdown", {}, 3);
