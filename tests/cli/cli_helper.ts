@@ -7,6 +7,14 @@ import { DEADLINE_MS, statusWithin, withDeadline } from "../helpers/deadline.ts"
 /** Path of cli.ts. */
 export const CLI = new URL("../../cli.ts", import.meta.url).pathname;
 
+/**
+ * The permissions `deno task oam` grants (read from its command in deno.json): a run with them is a run of that
+ * task from the repository's folder, whose hints name the task.
+ */
+export const OAM_TASK_PERMISSIONS: string[] = JSON.parse(
+  Deno.readTextFileSync(new URL("../../deno.json", import.meta.url)),
+).tasks.oam.split(" ").filter((flag: string) => flag.startsWith("--allow-"));
+
 /** What a finished run produced. */
 export interface RunResult {
   code: number;

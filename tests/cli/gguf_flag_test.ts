@@ -3,7 +3,7 @@
  * bad value, precedence). Runs with the real model are in the GGUF tier (`tests/llama/gguf/`).
  */
 import assert from "node:assert/strict";
-import { CLI, oam } from "./cli_helper.ts";
+import { CLI, oam, OAM_TASK_PERMISSIONS } from "./cli_helper.ts";
 import { STDIO_HELP } from "../../src/cli/stdio.ts";
 import { LLAMA_PERMISSIONS } from "../../src/models/llama_runtime.ts";
 
@@ -90,14 +90,7 @@ Deno.test("--model gguf:<name> run as 'deno task oam': the hints name the comman
   const dir = await Deno.makeTempDir();
   try {
     // The permissions `deno task oam` grants, run from the repository's folder: its user types that task.
-    const task = [
-      "--allow-read",
-      "--allow-env",
-      "--allow-sys",
-      "--allow-ffi",
-      "--allow-run",
-      "--allow-write",
-    ];
+    const task = OAM_TASK_PERMISSIONS;
     const repo = new URL("../../", import.meta.url).pathname;
     const r = await oam(["respond", "--model", "gguf:qwen", "Hello"], {
       env: { OAM_MODELS_DIR: dir },

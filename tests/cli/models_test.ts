@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { type ModelSource, pullModel, resolveModelSource } from "../../src/cli/models_pull.ts";
 import { CliError } from "../../src/cli/cli_error.ts";
-import { oam } from "./cli_helper.ts";
+import { oam, OAM_TASK_PERMISSIONS } from "./cli_helper.ts";
 
 /** A fake model: the GGUF magic and some bytes. */
 function fakeModel(size: number): Uint8Array<ArrayBuffer> {
@@ -678,14 +678,7 @@ Deno.test("models: an empty 'oam models list' without network access names the t
   try {
     // The `oam` task's grants: no network, so 'deno task oam models pull' could not download.
     const r = await oam(["models", "list", "--dir", dir], {
-      permissions: [
-        "--allow-read",
-        "--allow-env",
-        "--allow-sys",
-        "--allow-ffi",
-        "--allow-run",
-        "--allow-write",
-      ],
+      permissions: OAM_TASK_PERMISSIONS,
     });
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, `No models in ${dir}. Get one with 'deno task models pull <url>'.\n`);

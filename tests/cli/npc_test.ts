@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../src/protocol/json.ts";
-import { Fixtures, oam } from "./cli_helper.ts";
+import { Fixtures, oam, OAM_TASK_PERMISSIONS } from "./cli_helper.ts";
 
 const fx = await Fixtures.create();
 Deno.test.afterAll(() => fx.remove());
@@ -546,7 +546,7 @@ Deno.test("npc: on the unavailable on-device model, a persona file with its scri
   await fx.write("beside.steps.json", [{ text: "[neutral] Halt." }]);
   const env = { OAM_FM_LIBRARY: fx.path("no_plugin.dylib") }; // the on-device model is unavailable anywhere
   // Run as `deno task oam` runs it, the command is that task's (a bare 'oam npc …' is no command there).
-  const task = ["--allow-read", "--allow-env", "--allow-sys", "--allow-ffi", "--allow-run", "--allow-write"];
+  const task = OAM_TASK_PERMISSIONS;
   const r = await oam(["npc", persona], { stdin: "Hello.\n", env, permissions: task });
   assert.equal(r.code, 3, r.stderr);
   assert.ok(

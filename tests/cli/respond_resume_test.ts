@@ -6,7 +6,7 @@
  */
 import assert from "node:assert/strict";
 import type { JsonObject } from "../../src/protocol/json.ts";
-import { Fixtures, oam } from "./cli_helper.ts";
+import { Fixtures, oam, OAM_TASK_PERMISSIONS } from "./cli_helper.ts";
 
 const fx = await Fixtures.create();
 Deno.test.afterAll(() => fx.remove());
@@ -19,16 +19,6 @@ const weather = await fx.write("weather.json", [
   { toolCalls: [{ name: "get_weather", arguments: { city: "Oslo" } }] },
   { template: "Weather: {toolOutput}" },
 ]);
-
-/** What `deno task oam` grants, run from the repository's folder: the hint then names that task. */
-const TASK_PERMISSIONS = [
-  "--allow-read",
-  "--allow-env",
-  "--allow-sys",
-  "--allow-ffi",
-  "--allow-run",
-  "--allow-write",
-];
 
 /** The hint's command line (second stderr line), split into words. */
 function hint(stderr: string): string[] {
@@ -56,7 +46,7 @@ async function exists(path: string): Promise<boolean> {
 
 Deno.test("respond --script: the hint resumes the same script where it stopped; the temp file goes", async () => {
   const first = await oam(["respond", "--script", weather, "--tools", tools, "Weather?"], {
-    permissions: TASK_PERMISSIONS,
+    permissions: OAM_TASK_PERMISSIONS,
   });
   assert.equal(first.code, 10, first.stderr);
   const { id, transcript } = paused(first.stdout);
@@ -94,7 +84,10 @@ Deno.test("respond with OAM_SCRIPT: the hint sets OAM_SCRIPT again; a second pau
     { template: "Last: {toolOutput}" },
   ]);
   const env = { OAM_SCRIPT: twice };
-  const first = await oam(["respond", "--tools", tools, "Weather?"], { env, permissions: TASK_PERMISSIONS });
+  const first = await oam(["respond", "--tools", tools, "Weather?"], {
+    env,
+    permissions: OAM_TASK_PERMISSIONS,
+  });
   assert.equal(first.code, 10, first.stderr);
   const a = paused(first.stdout);
   assert.deepEqual(hint(first.stderr), [
