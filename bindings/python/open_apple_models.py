@@ -1800,8 +1800,8 @@ class Session:
     def delete(self) -> Awaitable[None]:
         """``session/delete``: cancels the session's work (a running ``respond`` raises a -32009 ``cancelled``
         BridgeError whose message says ``session.delete()`` deleted the session, or returns its result when it had
-        already ended) and frees it. From the call on (before it
-        is awaited), the turn's ``on_text`` and ``on_event`` get nothing more, as with :meth:`cancel`::
+        already ended) and frees it. From the call on (before it is awaited), the turn's ``on_text`` and
+        ``on_event`` get nothing more, as with :meth:`cancel`::
 
             await guide.delete()  # the level ends: the answer stops where it was
         """
@@ -1966,12 +1966,12 @@ class Npc:
 
     def delete(self) -> Awaitable[None]:
         """``npc/delete``: cancels the NPC's work (a running ``talk`` raises a -32009 ``cancelled`` BridgeError whose
-        message says ``npc.delete()`` deleted the NPC, or returns its reply when it had already ended) and frees it. From the call on (before it is awaited), the
-        talk's ``on_line``, ``on_emotion`` and ``on_event`` get nothing more, as with :meth:`cancel`. From a
-        callback, await it in a task (``asyncio.ensure_future(gorm.delete())``, or a task of the game's that calls
-        it): a task a callback starts takes its first step before the next event is handled, so a ``delete()`` it
-        calls before it first waits for something stops the line there. To load a save over a living NPC, use
-        :meth:`restore`::
+        message says ``npc.delete()`` deleted the NPC, or returns its reply when it had already ended) and frees it.
+        From the call on (before it is awaited), the talk's ``on_line``, ``on_emotion`` and ``on_event`` get nothing
+        more, as with :meth:`cancel`. From a callback, await it in a task (``asyncio.ensure_future(gorm.delete())``,
+        or a task of the game's that calls it): a task a callback starts takes its first step before the next event
+        is handled, so a ``delete()`` it calls before it first waits for something stops the line there. To load a
+        save over a living NPC, use :meth:`restore`::
 
             await gorm.delete()  # Gorm dies mid-sentence: the line stops where it was
         """
