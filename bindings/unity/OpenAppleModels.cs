@@ -551,7 +551,7 @@ namespace OpenAppleModels
             public volatile bool Silenced;
             public string Method;
             // How many cancels of a whole NPC's or session's work this client had noted when the request was sent:
-            // a later one of its Work explains its -32009 (see NoteCancel).
+            // a later one of its Work explains its -32009 (see EndWork).
             public long CancelsBefore;
         }
 
