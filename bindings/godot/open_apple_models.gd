@@ -583,8 +583,9 @@ static func error_code(response: Dictionary) -> String:
 	return str(data.get("code", "")) if data is Dictionary else ""
 
 
-# Sends one message. Returns {} when it was written, else the error response saying why not.
-func _send(message: Dictionary) -> Dictionary:
+# Sends one message. Returns {} when it was written, else the error response saying why not. With check_only, it
+# says whether it would be sent, and writes nothing.
+func _send(message: Dictionary, check_only: bool = false) -> Dictionary:
 	if _pipe == null or not _dead_message.is_empty():
 		return _error(SHUT_DOWN, "shut_down", _dead_message if not _dead_message.is_empty() else "The bridge is not started.")
 	var text := _json(message)
@@ -603,6 +604,8 @@ func _send(message: Dictionary) -> Dictionary:
 		var refused := _error(INVALID_MESSAGE, "invalid_message", why)
 		refused["error"]["data"]["limit"] = max_line_bytes
 		return refused
+	if check_only:
+		return {}
 	if not _write_line(line):
 		return _error(SHUT_DOWN, "shut_down", "The bridge process has exited; the message was not sent.")
 	return {}
@@ -999,10 +1002,42 @@ func cancel_npc(npc_id: String) -> Dictionary:
 
 ## npc/delete: cancels the NPC's work (its running talk() answers a -32009 cancelled error, or its reply when it had
 ## already ended) and frees it, e.g. when the NPC dies mid-line. Result: {npc, deleted}. From this call on, the
-## talk's on_line and on_emotion are not called again, as with cancel_npc(). To load a save over a living NPC:
-## await delete_npc(id), then restore_npc(save, id, model).
+## talk's on_line and on_emotion are not called again, as with cancel_npc(). To load a save over a living NPC, use
+## restore_npc_over(id, save, model).
 func delete_npc(npc_id: String) -> Dictionary:
 	return await request("npc/delete", {"npc": npc_id})
+
+
+## Replaces a living NPC with a save made with npc_state() (npc/delete, then npc/restore under its id): the player
+## loads a save over a living NPC. Answers the npc/restore response. The model is not saved: give the one the NPC
+## was created with (null: the bridge's default). A running talk() answers a -32009 cancelled error (or its reply when
+## it had already ended), and from this call on its on_line and on_emotion are not called again, as with
+## delete_npc(). When the bridge refuses the save (a field edited by hand), its error is answered and the NPC is put
+## back as it was (its completed turns, memory, tools and world; the talk that was running stays cancelled). A save
+## this client cannot send (too long, a value JSON cannot carry) is answered as an error before anything is sent, and
+## the NPC goes on as it was.
+## 	var loaded := await oam.restore_npc_over("gorm", save, model) # the story stops where it was
+func restore_npc_over(npc_id: String, state: Dictionary, model: Variant = null) -> Dictionary:
+	var params := {"state": state, "npc": npc_id}
+	if model != null:
+		params["model"] = model
+	# Checked before the delete: a save this client refuses must not cost the NPC.
+	var refused := _send({"jsonrpc": "2.0", "id": "gd-%d" % (_next_id + 3), "method": "npc/restore", "params": params},
+			true)
+	if not refused.is_empty():
+		return refused
+	_silence_turns("npc", npc_id) # from this call on, not after the first answer
+	# The NPC as it is now (answered at once, not after its talk), then the delete, which cancels the talk.
+	var current: Dictionary = await request("npc/state", {"npc": npc_id, "settle": false})
+	await request("npc/delete", {"npc": npc_id})
+	var result: Dictionary = await request("npc/restore", params)
+	if is_error(result) and not is_error(current):
+		# A refused save must not cost the NPC: put back the one that was deleted for it.
+		var previous := {"state": current["result"]["state"], "npc": npc_id}
+		if model != null:
+			previous["model"] = model
+		await request("npc/restore", previous)
+	return result
 
 
 # A player who walked away sees no more of the turn: the events the bridge wrote before it read the cancel are still

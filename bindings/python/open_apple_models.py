@@ -944,6 +944,7 @@ class Bridge:
         timeout: Optional[float] = None,
         _on_result: Optional[Callback] = None,
         _events: Optional[_Events] = None,
+        _why: Optional[str] = None,
     ) -> Any:
         """Sends a request and returns its ``result``; raises :class:`BridgeError` for an error response.
 
@@ -951,6 +952,9 @@ class Bridge:
         causes (``session/event``, ``npc/event``). With ``timeout`` (seconds) the call raises a -32024
         ``timeout`` error when it does not finish in time and drops the late response; a timed-out
         ``session/respond`` or ``npc/talk`` is cancelled on the bridge too (``session/cancel`` / ``npc/cancel``).
+        An ``npc/cancel``, ``npc/delete``, ``session/cancel`` or ``session/delete`` sent here does what
+        :meth:`Npc.cancel` and :meth:`Npc.delete` do: from the call on, the running turn of the NPC or session it
+        names gets no more events, and after a delete its -32009 ``cancelled`` error says why.
         """
         _check_callable(on_event, "on_event")
         if self._dead is not None:
@@ -962,6 +966,8 @@ class Bridge:
         if params is not None:
             message["params"] = params
         line = self._encode(message, _where_of(method, params))  # invalid params fail here, before anything is sent
+        if method in _ENDING_METHODS:  # npc.delete() and the like (their _why), or sent by hand
+            self._end_work(method, params, _why or _ENDING_METHODS[method])
         cancels_before = self._cancels
         key = _id_key(request_id)
         future: "asyncio.Future[Any]" = asyncio.get_running_loop().create_future()
@@ -996,6 +1002,19 @@ class Bridge:
         if pending.callback_error is not None:
             raise pending.callback_error
         return result
+
+    def _end_work(self, method: str, params: Any, why: Optional[str]) -> None:
+        """Before an ``npc/cancel``, ``npc/delete``, ``session/cancel`` or ``session/delete`` is sent (by
+        :meth:`Npc.cancel`, :meth:`Npc.delete`, :meth:`Npc.restore`, the session's, or by hand with
+        :meth:`request`): the turns in flight of the NPC or session it names get no more events, and with ``why``
+        the -32009 of its requests already sent ends with "when " + ``why``."""
+        kind = method.split("/", 1)[0]
+        target_id = params.get(kind) if isinstance(params, Mapping) else None
+        if not isinstance(target_id, str):
+            return
+        self._silence("%s %s" % (kind, target_id))
+        if why is not None:
+            self._note_cancel(kind, target_id, why)
 
     def _silence(self, work: str) -> None:
         """From now on, the event callbacks of the requests in flight of ``work`` (``npc gorm``, ``session guard``)
@@ -1679,6 +1698,15 @@ class _ToolRun:
         self.queued: List[str] = []
 
 
+#: The requests that cancel all the work of the NPC or session they name → why its requests in flight were
+#: cancelled when one is sent by hand (None: a cancel, whose -32009 is the one the game asked for).
+_ENDING_METHODS = {
+    "npc/cancel": None,
+    "session/cancel": None,
+    "npc/delete": "an 'npc/delete' request deleted the NPC.",
+    "session/delete": "a 'session/delete' request deleted the session.",
+}
+
 #: The cancel notification of the requests that start a turn: method → (cancel method, its target member).
 _CANCELS = {"session/respond": ("session/cancel", "session"), "npc/talk": ("npc/cancel", "npc")}
 
@@ -1771,8 +1799,9 @@ class Session:
 
     def delete(self) -> Awaitable[None]:
         """``session/delete``: cancels the session's work (a running ``respond`` raises a -32009 ``cancelled``
-        BridgeError, or returns its result when it had already ended) and frees it. From the call on (before it
-        is awaited), the turn's ``on_text`` and ``on_event`` get nothing more, as with :meth:`cancel`::
+        BridgeError whose message says ``session.delete()`` deleted the session, or returns its result when it had
+        already ended) and frees it. From the call on (before it is awaited), the turn's ``on_text`` and
+        ``on_event`` get nothing more, as with :meth:`cancel`::
 
             await guide.delete()  # the level ends: the answer stops where it was
         """
@@ -1780,7 +1809,8 @@ class Session:
         return _as_written(self._delete(), type(self).__name__ + ".delete")
 
     async def _delete(self) -> None:
-        await self.bridge.request("session/delete", {"session": self.id})
+        await self.bridge.request("session/delete", {"session": self.id},
+                                  _why="session.delete() deleted the session.")
 
     async def reset(self) -> None:
         """``session/reset``."""
@@ -1935,13 +1965,13 @@ class Npc:
         return (await self.bridge.request("npc/cancel", {"npc": self.id}))["cancelled"]
 
     def delete(self) -> Awaitable[None]:
-        """``npc/delete``: cancels the NPC's work (a running ``talk`` raises a -32009 ``cancelled`` BridgeError, or
-        returns its reply when it had already ended) and frees it. From the call on (before it is awaited), the
-        talk's ``on_line``, ``on_emotion`` and ``on_event`` get nothing more, as with :meth:`cancel`. From a
-        callback, await it in a task (``asyncio.ensure_future(gorm.delete())``, or a task of the game's that calls
-        it): a task a callback starts takes its first step before the next event is handled, so a ``delete()`` it
-        calls before it first waits for something stops the line there. To load a save over a living NPC, use
-        :meth:`restore`::
+        """``npc/delete``: cancels the NPC's work (a running ``talk`` raises a -32009 ``cancelled`` BridgeError whose
+        message says ``npc.delete()`` deleted the NPC, or returns its reply when it had already ended) and frees it.
+        From the call on (before it is awaited), the talk's ``on_line``, ``on_emotion`` and ``on_event`` get nothing
+        more, as with :meth:`cancel`. From a callback, await it in a task (``asyncio.ensure_future(gorm.delete())``,
+        or a task of the game's that calls it): a task a callback starts takes its first step before the next event
+        is handled, so a ``delete()`` it calls before it first waits for something stops the line there. To load a
+        save over a living NPC, use :meth:`restore`::
 
             await gorm.delete()  # Gorm dies mid-sentence: the line stops where it was
         """
@@ -1949,7 +1979,7 @@ class Npc:
         return _as_written(self._delete(), type(self).__name__ + ".delete")
 
     async def _delete(self) -> None:
-        await self.bridge.request("npc/delete", {"npc": self.id})
+        await self.bridge.request("npc/delete", {"npc": self.id}, _why="npc.delete() deleted the NPC.")
 
     def restore(
         self,
@@ -1969,7 +1999,9 @@ class Npc:
         ``on_event`` get nothing more, as with :meth:`delete`. When the bridge refuses the save (a field edited by
         hand), it raises that error and the NPC is put back as it was (its completed turns, memory, tools and
         world; the turn that was running stays cancelled). A value JSON cannot send raises here, before anything is
-        sent::
+        sent. Once begun, a restore runs to its end: when the task awaiting it is cancelled (the scene unloads, a
+        timeout), the cancellation comes through once the NPC is the save's (or, refused, back as it was), never
+        between the delete and the restore, and this handle goes on addressing it::
 
             gorm = await gorm.restore(save)  # the player loads a save: the story stops where it was
         """
@@ -1981,12 +2013,27 @@ class Npc:
         return _as_written(self._restore(params), type(self).__name__ + ".restore")
 
     async def _restore(self, params: Dict[str, Any]) -> "Npc":
+        # Once begun, a restore runs to its end: a task cancelled between the delete and the restore (the scene
+        # unloads, a timeout) would cost the game the NPC. The cancellation comes through once the NPC is the
+        # save's (or, refused, back as it was), and this handle, of the same id, goes on addressing it.
+        replacing = asyncio.ensure_future(self._replace(params))
+        try:
+            return await asyncio.shield(replacing)
+        except asyncio.CancelledError:
+            _discard(replacing)
+            try:
+                await replacing
+            except (BridgeError, asyncio.CancelledError):
+                pass
+            raise
+
+    async def _replace(self, params: Dict[str, Any]) -> "Npc":
         bridge = self.bridge
         # Sent in this order, one after the other without waiting: the NPC as it is now (answered at once), the
         # delete, the restore. Tasks start in the order they were made, and the writes keep that order.
         current = asyncio.ensure_future(bridge.request("npc/state", {"npc": self.id, "settle": False}))
-        bridge._note_cancel("npc", self.id, "npc.restore() replaced the NPC (it deletes it first).")
-        deleted = asyncio.ensure_future(bridge.request("npc/delete", {"npc": self.id}))
+        deleted = asyncio.ensure_future(bridge.request(
+            "npc/delete", {"npc": self.id}, _why="npc.restore() replaced the NPC (it deletes it first)."))
         restoring = asyncio.ensure_future(bridge.request("npc/restore", params))
         for task in (current, deleted):
             _discard(task)

@@ -545,6 +545,105 @@ class GameTests(BridgeTestCase):
             await talking
         self.assertEqual((caught.exception.code, caught.exception.data_code), (-32009, "cancelled"))
         self.assertEqual(lines, [])
+        # It says why, as the typed client's does.
+        self.assertRegex(caught.exception.message, r"^The (turn|request) was cancelled[^.]*\. 'npc/talk' was cancelled "
+                                                r"with the rest of the work of NPC '[^']+' when npc\.delete\(\) "
+                                                r"deleted the NPC\.$")
+
+    async def test_a_turn_that_session_delete_cancelled_says_so(self):
+        guide = await self.bridge.create_session(session="guide", model=scripted({"text": "Zzz.", "delayMs": 60000}))
+        answering = asyncio.ensure_future(guide.respond("Which way?"))
+        await self.bridge.request("ping")  # the turn was sent first
+        await guide.delete()  # the level ends while the guide answers
+        with self.assertRaises(BridgeError) as caught:
+            await answering
+        self.assertRegex(caught.exception.message, r"^The (turn|request) was cancelled[^.]*\. 'session/respond' was "
+                                                r"cancelled with the rest of the work of session 'guide' when "
+                                                r"session\.delete\(\) deleted the session\.$")
+
+    async def test_a_delete_or_cancel_sent_by_hand_stops_the_line_at_once_as_the_method_does(self):
+        line = " ".join("word%d" % i for i in range(40))
+        for method in ("npc/delete", "npc/cancel"):
+            gorm = await self.bridge.create_npc(
+                {"name": "Gorm"}, npc="gorm", options={"replyFormat": "text"},
+                model=scripted({"text": "[happy] " + line, "chunks": 20, "delayMs": 20}))
+            shown, sent, arrived_after = [], [], []
+
+            def on_line(text):
+                shown.append(text)
+                if not sent:  # the game's own code sends it by hand at Gorm's first words
+                    sent.append(asyncio.ensure_future(self.bridge.request(method, {"npc": "gorm"})))
+
+            def on_npc_event(params):
+                if sent and params["event"]["type"] == "lineDelta":
+                    arrived_after.append(params["event"])
+
+            remove = self.bridge.on_notification("npc/event", on_npc_event)
+            try:
+                await gorm.talk("Hello", on_line=on_line)  # the turn had ended when the request came: its reply
+            except BridgeError as error:
+                self.assertEqual(error.data_code, "cancelled")
+            await sent[0]
+            remove()
+            self.assertTrue(arrived_after, "the rest of the line never arrived; nothing was tested")
+            self.assertEqual(len(shown), 1, "on_line was called after a hand-sent %s: %r" % (method, shown[1:2]))
+            if method == "npc/cancel":
+                await gorm.delete()
+
+    async def test_a_session_cancel_sent_by_hand_stops_the_text_at_once(self):
+        session = await self.bridge.create_session(
+            session="guide", model=scripted({"text": " ".join("word%d" % i for i in range(40)), "chunks": 20}))
+        shown, sent = [], []
+
+        def on_text(text):
+            shown.append(text)
+            if not sent:
+                sent.append(asyncio.ensure_future(self.bridge.request("session/cancel", {"session": "guide"})))
+
+        try:
+            await session.respond("Count.", on_text=on_text)
+        except BridgeError as error:
+            self.assertEqual(error.data_code, "cancelled")
+        await sent[0]
+        self.assertEqual(len(shown), 1, "on_text was called after a hand-sent session/cancel: %r" % shown[1:2])
+
+    async def test_a_turn_that_a_delete_sent_by_hand_cancelled_says_so(self):
+        gorm = await self.bridge.create_npc({"name": "Gorm"}, npc="gorm", options={"replyFormat": "text"},
+                                            model=scripted({"text": "[happy] Zzz.", "delayMs": 60000}))
+        talking = asyncio.ensure_future(gorm.talk("Wake up."))
+        await gorm.state(settle=False)  # the talk was sent first
+        self.assertEqual(await self.bridge.request("npc/delete", {"npc": "gorm"}), {"npc": "gorm", "deleted": True})
+        with self.assertRaises(BridgeError) as caught:
+            await talking
+        self.assertEqual(caught.exception.code, -32009)
+        self.assertRegex(caught.exception.message, r"^The (turn|request) was cancelled[^.]*\. 'npc/talk' was cancelled "
+                                                r"with the rest of the work of NPC 'gorm' when an 'npc/delete' request "
+                                                r"deleted the NPC\.$")
+
+    async def test_a_restore_whose_task_is_cancelled_still_ends_with_the_npc_restored(self):
+        gorm = await self.bridge.create_npc({"name": "Gorm"}, npc="gorm", options={"replyFormat": "text"},
+                                            model=scripted({"text": "[calm] First."}))
+        save = await gorm.state()
+        self.assertEqual((await gorm.talk("Hello"))["line"], "First.")
+        # The load is cancelled (the scene unloads, a timeout) right after it began, then once its requests went.
+        loop = asyncio.get_running_loop()
+        for steps_before_cancel in (1, 2, 3):
+            loading = asyncio.ensure_future(gorm.restore(save))
+
+            def cancel_after(steps):
+                if steps == 0:
+                    loading.cancel()
+                else:
+                    loop.call_soon(cancel_after, steps - 1)
+
+            loop.call_soon(cancel_after, steps_before_cancel - 1)
+            with self.assertRaises(asyncio.CancelledError):
+                await loading
+            # The NPC is not lost: the restore was finished before the cancellation came through.
+            self.assertEqual([n["npc"] for n in await self.bridge.list_npcs()], ["gorm"],
+                             "after a cancel at step %d" % steps_before_cancel)
+            self.assertEqual(await gorm.state(), save)
+            self.assertEqual((await gorm.talk("Hello"))["line"], "First.")
 
     async def test_a_coroutine_typewriter_of_a_turn_walked_away_from_stops_and_warns_of_nothing(self):
         gorm = await self.bridge.create_npc(

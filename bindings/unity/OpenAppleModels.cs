@@ -549,6 +549,10 @@ namespace OpenAppleModels
             // Set when the caller gave up (token, timeout, CancelAsync, Dispose, the bridge gone) or a callback
             // threw: the events still queued for the dispatcher are dropped when it runs them.
             public volatile bool Silenced;
+            public string Method;
+            // How many cancels of a whole NPC's or session's work this client had noted when the request was sent:
+            // a later one of its Work explains its -32009 (see EndWork).
+            public long CancelsBefore;
         }
 
         sealed class Tool
@@ -567,6 +571,10 @@ namespace OpenAppleModels
         readonly Dictionary<string, Tool> tools = new Dictionary<string, Tool>();
         readonly Dictionary<string, CancellationTokenSource> toolCalls = new Dictionary<string, CancellationTokenSource>();
         readonly Dictionary<string, Action<JsonObject>> subscriptions = new Dictionary<string, Action<JsonObject>>();
+        // Under gate: the cancels of a whole NPC's or session's work this client sent (DeleteAsync, RestoreAsync, an
+        // npc/delete sent by hand), numbered, and per work ("npc gorm") the last one and why it was sent.
+        long cancels;
+        readonly Dictionary<string, KeyValuePair<long, string>> lastCancel = new Dictionary<string, KeyValuePair<long, string>>();
         Process process;
         Stream input;
         Thread reader;
@@ -840,7 +848,10 @@ namespace OpenAppleModels
         /// (used to send session/cancel or npc/cancel). Once the token is cancelled, the timeout passed or the bridge
         /// is closed, onEvent gets no more events, not even those already queued for the dispatcher (a request that
         /// had already been answered still gives its result); after onEvent throws, it gets no more events either
-        /// (the exception goes to the dispatcher's error handler once, and the request goes on).
+        /// (the exception goes to the dispatcher's error handler once, and the request goes on). An npc/cancel,
+        /// npc/delete, session/cancel or session/delete sent here does what CancelAsync and DeleteAsync do: from the
+        /// call on, the running turn of the NPC or session it names gets no more events, and after a delete its
+        /// -32009 says why ("... when an 'npc/delete' request deleted the NPC.").
         /// </summary>
         public Task<object> RequestAsync(string method, object parameters = null, Action<JsonObject> onEvent = null,
             CancellationToken cancellationToken = default(CancellationToken), int timeoutMs = 0, Action onCancel = null)
@@ -849,7 +860,7 @@ namespace OpenAppleModels
         }
 
         Task<object> RequestCore(string method, object parameters, Action<JsonObject> onEvent, Action<object> onResult,
-            CancellationToken cancellationToken, int timeoutMs, Action onCancel)
+            CancellationToken cancellationToken, int timeoutMs, Action onCancel, string why = null)
         {
             lock (gate)
             {
@@ -869,6 +880,7 @@ namespace OpenAppleModels
                 OnEvent = onEvent,
                 OnResult = onResult,
                 Work = WorkOf(method, parameters),
+                Method = method,
             };
             var message = new JsonObject().With("jsonrpc", "2.0");
             lock (gate)
@@ -886,7 +898,12 @@ namespace OpenAppleModels
                 if (dead != null) return FailedTask(dead); // closed meanwhile
                 pending[id] = entry;
                 if (entry.Work != null) working.Add(entry);
+                entry.CancelsBefore = cancels;
             }
+            // CancelAsync, DeleteAsync and RestoreAsync send theirs here (with their why), as does the game by hand.
+            string endingWhy;
+            if (entry.Work != null && EndingMethods.TryGetValue(method, out endingWhy))
+                EndWork(entry.Work, why ?? endingWhy);
             if (entry.Work != null)
                 entry.Completion.Task.ContinueWith(_ => { lock (gate) working.Remove(entry); }, CancellationToken.None,
                     TaskContinuationOptions.ExecuteSynchronously, TaskScheduler.Default);
@@ -972,16 +989,50 @@ namespace OpenAppleModels
             return value as string;
         }
 
-        // From now on, no callback of the requests in flight for this NPC's or session's work ("npc", id) gets an
-        // event, also those already queued for the dispatcher: its cancel or delete is about to go (the player
-        // walked away, the NPC died, a save is being loaded over it).
-        // The requests still complete (a turn that had already ended gives its reply).
-        internal void SilenceWork(string kind, string id)
+        // The requests that cancel all the work of the NPC or session they name, and why its other requests in
+        // flight were cancelled when one is sent by hand (null: a cancel, whose -32009 is the one the game asked for).
+        static readonly Dictionary<string, string> EndingMethods = new Dictionary<string, string>
         {
-            string work = kind + " " + id;
+            { "npc/cancel", null },
+            { "session/cancel", null },
+            { "npc/delete", "an 'npc/delete' request deleted the NPC." },
+            { "session/delete", "a 'session/delete' request deleted the session." },
+        };
+
+        // From now on, no callback of the requests in flight for this NPC's or session's work ("npc gorm") gets an
+        // event, also those already queued for the dispatcher: its cancel or delete is about to go (the player
+        // walked away, the NPC died, a save is being loaded over it). The requests still complete (a turn that had
+        // already ended gives its reply). With a why, the -32009 of those sent before ends with "when " + why.
+        void EndWork(string work, string why)
+        {
             lock (gate)
+            {
                 foreach (var entry in working)
                     if (entry.Work == work) entry.Silenced = true;
+                if (why == null) return;
+                lastCancel[work] = new KeyValuePair<long, string>(++cancels, why);
+                if (lastCancel.Count <= 256) return;
+                // A game that deletes NPC after NPC: what no request in flight was sent before is of no more use.
+                long oldest = cancels;
+                foreach (var entry in pending.Values) oldest = Math.Min(oldest, entry.CancelsBefore);
+                foreach (var key in new List<string>(lastCancel.Keys))
+                    if (lastCancel[key].Key <= oldest) lastCancel.Remove(key);
+            }
+        }
+
+        // A -32009 that a cancel of this client caused after the request was sent (the protocol cancels an NPC's or
+        // session's queued work with its running turn) says so, as the other clients' do.
+        OamBridgeException Explained(OamBridgeException error, Pending entry)
+        {
+            if (error.Code != OamBridgeException.Cancelled || entry.Work == null) return error;
+            KeyValuePair<long, string> noted;
+            lock (gate)
+                if (!lastCancel.TryGetValue(entry.Work, out noted) || noted.Key <= entry.CancelsBefore) return error;
+            int space = entry.Work.IndexOf(' ');
+            string words = (entry.Work.StartsWith("npc ", StringComparison.Ordinal) ? "NPC '" : "session '")
+                + entry.Work.Substring(space + 1) + "'";
+            return new OamBridgeException(error.Code, error.DataCode, error.Message + " '" + entry.Method
+                + "' was cancelled with the rest of " + words + "'s work when " + noted.Value, error.ErrorData);
         }
 
         bool Forget(string id)
@@ -1206,7 +1257,7 @@ namespace OpenAppleModels
             }
             if (message.ContainsKey("error"))
             {
-                var error = OamBridgeException.FromError(message["error"]);
+                var error = Explained(OamBridgeException.FromError(message["error"]), entry);
                 dispatcher.Post(() => entry.Completion.TrySetException(error));
             }
             else
@@ -1497,11 +1548,13 @@ namespace OpenAppleModels
 
         // ---------------------------------------------------------------------------------------- high level
 
+        // why: for a request that cancels a whole NPC's or session's work, why its other requests were cancelled.
         internal async Task<JsonObject> Call(string method, object parameters, Action<JsonObject> onEvent = null,
-            CancellationToken cancellationToken = default(CancellationToken), Action onCancel = null, int timeoutMs = 0)
+            CancellationToken cancellationToken = default(CancellationToken), Action onCancel = null, int timeoutMs = 0,
+            string why = null)
         {
-            object result = await RequestAsync(method, parameters, onEvent, cancellationToken, timeoutMs, onCancel)
-                .ConfigureAwait(false);
+            object result = await RequestCore(method, parameters, onEvent, null, cancellationToken, timeoutMs, onCancel,
+                why).ConfigureAwait(false);
             return result as JsonObject ?? new JsonObject();
         }
 
@@ -1600,8 +1653,9 @@ namespace OpenAppleModels
             if (tooLong != null) throw tooLong;
             // Queued in this order at once: the NPC as it is now (answered at once), the delete, the restore.
             var current = Call("npc/state", new JsonObject().With("npc", id).With("settle", false));
-            SilenceWork("npc", id); // the running talk is cancelled with the delete: no more of its lines
-            var deleted = Call("npc/delete", new JsonObject().With("npc", id));
+            // The running talk is cancelled with the delete: no more of its lines, and its error says why.
+            var deleted = Call("npc/delete", new JsonObject().With("npc", id),
+                why: "npc.RestoreAsync() replaced the NPC (it deletes it first).");
             ObserveErrors(current); // their errors are not the caller's
             ObserveErrors(deleted);
             try
@@ -1918,19 +1972,19 @@ namespace OpenAppleModels
         /// </summary>
         public Task<JsonObject> CancelAsync()
         {
-            Bridge.SilenceWork("session", Id);
             return Bridge.Call("session/cancel", new JsonObject().With("session", Id));
         }
         /// <summary>
         /// session/delete: cancels the session's work (its running RespondAsync fails with a -32009 cancelled
-        /// OamBridgeException, or gives its result when it had already ended) and frees it. From this call on, the
+        /// OamBridgeException whose message says session.DeleteAsync() deleted the session, or gives its result when
+        /// it had already ended) and frees it. From this call on, the
         /// turn's onText and onEvent get nothing more, as with CancelAsync.
         /// <code>await guard.DeleteAsync(); // the level ends: the answer stops where it was</code>
         /// </summary>
         public Task<JsonObject> DeleteAsync()
         {
-            Bridge.SilenceWork("session", Id);
-            return Bridge.Call("session/delete", new JsonObject().With("session", Id));
+            return Bridge.Call("session/delete", new JsonObject().With("session", Id),
+                why: "session.DeleteAsync() deleted the session.");
         }
 
         /// <summary>
@@ -2109,20 +2163,19 @@ namespace OpenAppleModels
         /// </summary>
         public Task<JsonObject> CancelAsync()
         {
-            Bridge.SilenceWork("npc", Id);
             return Bridge.Call("npc/cancel", new JsonObject().With("npc", Id));
         }
         /// <summary>
         /// npc/delete: cancels the NPC's work (its running TalkAsync fails with a -32009 cancelled
-        /// OamBridgeException, or gives its reply when it had already ended) and frees it. From this call on, the
+        /// OamBridgeException whose message says npc.DeleteAsync() deleted the NPC, or gives its reply when it had
+        /// already ended) and frees it. From this call on, the
         /// talk's onLine, onEmotion and onEvent get nothing more, as with CancelAsync. To load a save over a living
         /// NPC, use RestoreAsync.
         /// <code>await gorm.DeleteAsync(); // Gorm dies mid-sentence: the line stops where it was</code>
         /// </summary>
         public Task<JsonObject> DeleteAsync()
         {
-            Bridge.SilenceWork("npc", Id);
-            return Bridge.Call("npc/delete", new JsonObject().With("npc", Id));
+            return Bridge.Call("npc/delete", new JsonObject().With("npc", Id), why: "npc.DeleteAsync() deleted the NPC.");
         }
 
         /// <summary>
@@ -2130,7 +2183,8 @@ namespace OpenAppleModels
         /// loads a save over a living NPC. Completes with the restored NPC's handle. world, tools and options are as in
         /// OamBridge.RestoreNpcAsync (left at null: the saved ones); the model is not saved, and defaults to the one
         /// this handle was created or restored with. A running TalkAsync fails with a -32009 cancelled
-        /// OamBridgeException (or gives its reply when it had already ended), and from this call on its onLine,
+        /// OamBridgeException that says npc.RestoreAsync() replaced the NPC (or gives its reply when it had already
+        /// ended), and from this call on its onLine,
         /// onEmotion and onEvent get nothing more, as with DeleteAsync. When the bridge refuses the save (a field
         /// edited by hand), the task fails with that error and the NPC is put back as it was (its completed turns,
         /// memory, tools and world; the talk that was running stays cancelled). An unknown tool name or a value JSON

@@ -717,7 +717,9 @@ export class Bridge implements AsyncDisposable {
   /**
    * Calls a protocol method: its params and result are typed from `BridgeMethods` (`"npc/list"` gives
    * `{npcs}`), so a misspelled or missing param does not compile. Params may be left out when they are all
-   * optional (`request("shutdown")`).
+   * optional (`request("shutdown")`). An `npc/cancel`, `npc/delete`, `session/cancel` or `session/delete` sent
+   * here does what `cancel()` and `delete()` do: from the call on, the running turn of the NPC or session it
+   * names calls its `onLine`/`onText`/`onEvent` no more, and after a delete its `-32009` says why.
    *
    * @example
    * ```ts

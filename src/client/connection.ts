@@ -105,6 +105,20 @@ const QUEUED_METHODS = new Set([
   "session/setTools",
 ]);
 
+/** A request that cancels all the work of the NPC or session it names. */
+type EndingMethod = "npc/cancel" | "npc/delete" | "session/cancel" | "session/delete";
+
+/**
+ * The requests that cancel all the work of the NPC or session they name, with why its other requests in flight
+ * were cancelled when one is sent by hand (null: a cancel, whose `-32009` is the one the game asked for).
+ */
+const ENDING_METHODS = new Map<string, { why: string | null }>([
+  ["npc/cancel", { why: null }],
+  ["session/cancel", { why: null }],
+  ["npc/delete", { why: "an 'npc/delete' request deleted the NPC." }],
+  ["session/delete", { why: "a 'session/delete' request deleted the session." }],
+]);
+
 /** A turn in flight whose events reach the game's callbacks, under its NPC's or session's key (none: unkeyed). */
 interface WatchedTurn {
   silenced: boolean;
@@ -175,7 +189,33 @@ export class Connection {
   /** Calls any method (an extension's); `T` is the result type you expect. */
   request<T = JsonValue>(method: string, params?: object, options?: RequestOptions): Promise<T>;
   request(method: string, params?: object, options?: RequestOptions): Promise<unknown> {
+    const ending = ENDING_METHODS.get(method);
+    if (ending !== undefined) {
+      // Sent by hand (bridge.request("npc/delete", …)) as by npc.delete(): the same path, said as it was sent.
+      return this.endWork(method as EndingMethod, { params, why: ending.why, options });
+    }
     return this.#request(method, params, options, null);
+  }
+
+  /**
+   * Sends a request that cancels all the work of the NPC or session it names (`npc/cancel`, `npc/delete`,
+   * `session/cancel`, `session/delete`): from now on the callbacks of that NPC's or session's turns in flight
+   * get none of their events (see `silence`), and with a `why` the `-32009` of its other requests in flight
+   * ends with "when " + `why` (see `noteCancel`). Used by `cancel()`, `delete()`, `npc.restore()` and a
+   * request of such a method sent by hand.
+   */
+  endWork<M extends EndingMethod>(
+    method: M,
+    how: { params: object | undefined; why: string | null; options?: RequestOptions | undefined },
+  ): Promise<ResultOf<M>> {
+    const kind = method.slice(0, method.indexOf("/"));
+    const id = (how.params as Record<string, unknown> | undefined)?.[kind];
+    if (typeof id === "string") {
+      const target = { [kind]: id };
+      this.silence(target);
+      if (how.why !== null) this.noteCancel(target, how.why);
+    }
+    return this.#request(method, how.params, how.options, null) as Promise<ResultOf<M>>;
   }
 
   /**

@@ -305,9 +305,11 @@ export class Npc {
     // Pipelined in order: the NPC as it is now (answered at once), the delete, the restore.
     const current = this.#c.request("npc/state", { npc: this.id, settle: false });
     current.catch(() => {});
-    this.#c.silence(this.#cancel.params); // the running turn is cancelled with the delete
-    this.#c.noteCancel({ npc: this.id }, "npc.restore() replaced the NPC (it deletes it first).");
-    this.#c.request("npc/delete", { npc: this.id }).catch(() => {});
+    // The running turn is cancelled with the delete: its callbacks get nothing more, its error says why.
+    this.#c.endWork("npc/delete", {
+      params: { npc: this.id },
+      why: "npc.restore() replaced the NPC (it deletes it first).",
+    }).catch(() => {});
     try {
       return await sendRestore(this.#c, params);
     } catch (error) {
@@ -364,8 +366,8 @@ export class Npc {
    * ```
    */
   async cancel(): Promise<number> {
-    this.#c.silence(this.#cancel.params);
-    return (await this.#c.request("npc/cancel", { npc: this.id })).cancelled;
+    const params = { npc: this.id };
+    return (await this.#c.endWork("npc/cancel", { params, why: null })).cancelled;
   }
 
   /**
@@ -388,9 +390,7 @@ export class Npc {
    * ```
    */
   async delete(): Promise<void> {
-    this.#c.silence(this.#cancel.params);
-    this.#c.noteCancel({ npc: this.id }, "npc.delete() deleted the NPC.");
-    await this.#c.request("npc/delete", { npc: this.id });
+    await this.#c.endWork("npc/delete", { params: { npc: this.id }, why: "npc.delete() deleted the NPC." });
   }
 }
 

@@ -206,8 +206,8 @@ export class Session {
    * ```
    */
   async cancel(): Promise<number> {
-    this.#c.silence(this.#cancel.params);
-    return (await this.#c.request("session/cancel", { session: this.id })).cancelled;
+    const params = { session: this.id };
+    return (await this.#c.endWork("session/cancel", { params, why: null })).cancelled;
   }
 
   /** Clears the conversation and context note (queued behind earlier turns). */
@@ -269,8 +269,9 @@ export class Session {
    * ```
    */
   async delete(): Promise<void> {
-    this.#c.silence(this.#cancel.params);
-    this.#c.noteCancel({ session: this.id }, "session.delete() deleted the session.");
-    await this.#c.request("session/delete", { session: this.id });
+    await this.#c.endWork("session/delete", {
+      params: { session: this.id },
+      why: "session.delete() deleted the session.",
+    });
   }
 }

@@ -892,6 +892,103 @@ Deno.test({
 });
 
 /**
+ * What a player who loads a save over a living NPC needs from restore_npc_over(npc_id, state, model), as Python's
+ * npc.restore(save) and C#'s RestoreAsync(save) do it; empty when all holds. The save is checked before anything
+ * is sent (a save the client refuses must not cost the NPC); the running talk's callbacks stop at the call; the NPC
+ * as it is now is read before it is deleted (npc/state with settle false: answered at once), then deleted (which
+ * cancels its talk) and restored from the save under its id; a save the bridge refuses puts back the NPC as it was.
+ */
+function restoreOverProblems(parsed: Parsed): string[] {
+  const { bodies } = functions(parsed);
+  const body = bodies.get("restore_npc_over");
+  if (body === undefined) {
+    return [
+      "the binding must have restore_npc_over(npc_id, state, model), which loads a save over a living NPC",
+    ];
+  }
+  const found: string[] = [];
+  if (
+    !body.startsWith(
+      "func restore_npc_over(npc_id: String, state: Dictionary, model: Variant = null) -> Dictionary:",
+    )
+  ) {
+    found.push(
+      "restore_npc_over must take (npc_id: String, state: Dictionary, model: Variant = null) -> Dictionary",
+    );
+  }
+  const firstAwait = body.indexOf("await ");
+  const checked = body.search(
+    /var refused := _send\(\{[^\n]*"method": "npc\/restore", "params": params\},\s*true\)\n\tif not refused\.is_empty\(\):\n\t\treturn refused\n/,
+  );
+  if (checked < 0 || checked > firstAwait) {
+    found.push(
+      "restore_npc_over must check the npc/restore message (_send(..., true)) before it sends anything",
+    );
+  }
+  const silenced = body.indexOf('_silence_turns("npc", npc_id)');
+  if (silenced < 0 || silenced > firstAwait) {
+    found.push(
+      "restore_npc_over must silence the NPC's running talk (_silence_turns) before its first await",
+    );
+  }
+  const state = body.search(
+    /var current: Dictionary = await request\("npc\/state", \{"npc": npc_id, "settle": false\}\)/,
+  );
+  const deleted = body.search(/await request\("npc\/delete", \{"npc": npc_id\}\)/);
+  const restored = body.search(/var result: Dictionary = await request\("npc\/restore", params\)/);
+  if (state < 0 || deleted < state || restored < deleted) {
+    found.push(
+      "restore_npc_over must read the NPC (npc/state, settle false), then delete it, then restore the save, in order",
+    );
+  }
+  if (
+    !/if is_error\(result\) and not is_error\(current\):\n(?:\t+#[^\n]*\n)*\t+var previous := \{"state": current\["result"\]\["state"\], "npc": npc_id\}[^]*await request\("npc\/restore", previous\)/
+      .test(body.slice(restored))
+  ) {
+    found.push("restore_npc_over must put back the NPC it read when the bridge refuses the save");
+  }
+  if (!/if check_only:\n\t+return \{\}\n\tif not _write_line\(line\):/.test(bodies.get("_send") ?? "")) {
+    found.push("_send(message, check_only) must return before writing when check_only is true");
+  }
+  return found;
+}
+
+Deno.test({
+  name: name(
+    "bindings/godot: restore_npc_over() loads a save over a living NPC as Python's npc.restore() and C#'s RestoreAsync() do",
+  ),
+  ignore: skip !== "",
+  async fn() {
+    const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+    const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
+    assert.deepEqual(restoreOverProblems(parsed), []);
+    // Broken copies: the delete sent before the NPC was read; no put-back of a refused save; nothing checked first.
+    const body = functions(parsed).bodies.get("restore_npc_over")!;
+    const swapped = body.replace(
+      /(\tvar current: Dictionary = await request\("npc\/state"[^\n]*\n)(\tawait request\("npc\/delete"[^\n]*\n)/,
+      "$2$1",
+    );
+    const unguarded = body.replace(/if is_error\(result\) and not is_error\(current\):/, "if false:");
+    const unchecked = body.replace(
+      /\tvar refused := _send\([^]*?\n\tif not refused\.is_empty\(\):\n\t\treturn refused\n/,
+      "",
+    );
+    const copies = [swapped, unguarded, unchecked].map((broken) => text.replace(body, broken));
+    for (const copy of copies) assert.notEqual(copy, text, "a broken copy is the same as the binding");
+    const broken = await parse(
+      copies.map((copy, i) => ({ name: `broken${i}.gd`, text: copy })),
+      { structure: STRUCTURE },
+    );
+    assert.equal(describe(broken), "", "the broken copies do not parse");
+    assert.deepEqual(broken.map(restoreOverProblems), [
+      ["restore_npc_over must read the NPC (npc/state, settle false), then delete it, then restore the save, in order"],
+      ["restore_npc_over must put back the NPC it read when the bridge refuses the save"],
+      ["restore_npc_over must check the npc/restore message (_send(..., true)) before it sends anything"],
+    ]);
+  },
+});
+
+/**
  * What a bridge started with its own --max-line-bytes in bridge_command needs: the client's limit is the flag's
  * (read from the argv at start(), as the C and C# clients do), or a line between the two limits is written, the
  * bridge skips it and the call waits for ever; empty when all holds.

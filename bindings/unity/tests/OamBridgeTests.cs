@@ -8,6 +8,7 @@
 using System;
 using System.Collections.Generic;
 using System.Diagnostics;
+using System.Text.RegularExpressions;
 using System.Threading;
 using System.Threading.Tasks;
 using OpenAppleModels;
@@ -708,6 +709,72 @@ static class OamBridgeTests
             Wait(queue, sleeper2.DeleteAsync());
             var why = WaitError(queue, sleeping) as OamBridgeException;
             Check(why != null && why.Code == -32009, "the deleted NPC's talk ended with: " + (why == null ? "no error" : why.Message));
+            // It says why, as the typed client's does.
+            Check(why != null && Regex.IsMatch(why.Message, "^The (turn|request) was cancelled[^.]*\\. 'npc/talk' was "
+                + "cancelled with the rest of NPC '[^']+''s work when npc\\.DeleteAsync\\(\\) deleted the NPC\\.$"),
+                "the deleted NPC's talk does not say why: " + (why == null ? "no error" : why.Message));
+
+            current = "a turn that session.DeleteAsync() cancelled says so";
+            var idle = Wait(queue, bridge.CreateSessionAsync("You are a guide.", session: "idle",
+                model: Scripted(O().With("text", "Zzz.").With("delayMs", 60000))));
+            var idleAnswer = idle.RespondAsync("Which way?");
+            Wait(queue, idle.DeleteAsync()); // the level ends while the guide answers
+            var idleWhy = WaitError(queue, idleAnswer) as OamBridgeException;
+            Check(idleWhy != null && idleWhy.Code == -32009 && Regex.IsMatch(idleWhy.Message, "^The (turn|request) was "
+                + "cancelled[^.]*\\. 'session/respond' was cancelled with the rest of session 'idle''s work when "
+                + "session\\.DeleteAsync\\(\\) deleted the session\\.$"),
+                "the deleted session's turn ended with: " + (idleWhy == null ? "no error" : idleWhy.Message));
+
+            foreach (string method in new[] { "npc/delete", "npc/cancel" })
+            {
+                current = "an " + method + " sent by hand (RequestAsync) in onLine: no more lines, as with the method";
+                string fenId = method == "npc/delete" ? "fen" : "fen2";
+                var fen = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Fen"), npc: fenId, options: TextReplies,
+                    model: Scripted(Reply("Fen has a long story about the old mill by the river and its miller.")
+                        .With("delayMs", 20))));
+                var fenLines = new List<string>();
+                Task<object> byHand = null;
+                var fenTurn = fen.TalkAsync("Tell me.", onLine: text =>
+                {
+                    fenLines.Add(text);
+                    if (byHand == null) byHand = bridge.RequestAsync(method, new { npc = fenId }); // at the first words
+                });
+                UntilAnswered(bridge);
+                queue.Pump();
+                Check(fenLines.Count == 1, "Fen went on talking after a hand-sent " + method + ": "
+                    + string.Join(" | ", fenLines.ToArray()));
+                Wait(queue, byHand);
+                WaitError(queue, fenTurn);
+            }
+
+            current = "a session/cancel sent by hand (RequestAsync) in onText: no more text, as with CancelAsync";
+            var walk = Wait(queue, bridge.CreateSessionAsync("You are a guide.", session: "walk",
+                model: Scripted(O().With("text", "The road north passes the mill, the bridge and the old watchtower.")
+                    .With("chunks", 6).With("delayMs", 20))));
+            var walkTexts = new List<string>();
+            Task<object> walkCancel = null;
+            var walkAnswer = walk.RespondAsync("Which way?", onText: text =>
+            {
+                walkTexts.Add(text);
+                if (walkCancel == null) walkCancel = bridge.RequestAsync("session/cancel", O().With("session", "walk"));
+            });
+            UntilAnswered(bridge);
+            queue.Pump();
+            Check(walkTexts.Count == 1, "the answer went on after a hand-sent session/cancel: "
+                + string.Join(" | ", walkTexts.ToArray()));
+            Wait(queue, walkCancel);
+            WaitError(queue, walkAnswer);
+
+            current = "a talk that an npc/delete sent by hand cancelled says so";
+            var nap = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Nap"), npc: "nap", options: TextReplies,
+                model: Scripted(O().With("text", "[calm] Zzz.").With("delayMs", 60000))));
+            var napping = nap.TalkAsync("Wake up.");
+            Wait(queue, bridge.RequestAsync("npc/delete", O().With("npc", "nap")));
+            var napWhy = WaitError(queue, napping) as OamBridgeException;
+            Check(napWhy != null && napWhy.Code == -32009 && napWhy.DataCode == "cancelled" && Regex.IsMatch(
+                napWhy.Message, "^The (turn|request) was cancelled[^.]*\\. 'npc/talk' was cancelled with the rest of "
+                + "NPC 'nap''s work when an 'npc/delete' request deleted the NPC\\.$"),
+                "the talk ended with: " + (napWhy == null ? "no error" : napWhy.Message));
 
             current = "an onLine callback that throws gets no more lines; the turn ends";
             var errors = new List<Exception>();
@@ -1311,6 +1378,9 @@ static class OamBridgeTests
             var restored = Wait(queue, gorm.RestoreAsync(save)); // the player loads the save while Gorm talks
             var why = WaitError(queue, talking) as OamBridgeException;
             Check(why != null && why.Code == -32009, "the talk ended with: " + (why == null ? "no error" : why.Message));
+            Check(why != null && why.Message.EndsWith(" 'npc/talk' was cancelled with the rest of NPC 'gorm''s work when "
+                + "npc.RestoreAsync() replaced the NPC (it deletes it first).", StringComparison.Ordinal),
+                "the talk does not say why: " + (why == null ? "no error" : why.Message));
             Check(lines.Count == 0, "lines after the restore: " + string.Join(" | ", lines.ToArray()));
             Check(restored.Id == "gorm" && npcs() == "gorm", restored.Id + " / " + npcs());
             Check(Json.Serialize(stateOf("gorm")) == Json.Serialize(save), "the restored NPC is the save");
