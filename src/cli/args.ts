@@ -7,6 +7,7 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { CliError } from "./cli_error.ts";
 import { LOG_LEVELS, type LogLevel } from "../util/logger.ts";
 import { nearestName } from "../protocol/edit_distance.ts";
+import { oamHelpLine } from "./invocation.ts";
 
 /** Options in the `node:util` parseArgs format. */
 export type FlagSpec = NonNullable<ParseArgsConfig["options"]>;
@@ -31,7 +32,8 @@ export interface FlagsSyntax {
 /**
  * Parses `args` against `syntax.flags` (`--no-<flag>` negates booleans). Problems become `usage` errors that
  * name the command: "Unknown option '--foo'. Run 'oam respond --help'.", with the flag a misspelt one most
- * likely meant: "Unknown option '--jsno'; did you mean '--json'? Run 'oam respond --help'."
+ * likely meant: "Unknown option '--jsno'; did you mean '--json'? Run 'oam respond --help'." In the
+ * repository's folder the hint names the command that runs oam there (`deno task oam respond --help`).
  */
 export function parseFlags(args: string[], syntax: FlagsSyntax): ParsedFlags {
   const { command, flags: options, positionals: allowPositionals } = syntax;
@@ -65,7 +67,7 @@ export function parseFlags(args: string[], syntax: FlagsSyntax): ParsedFlags {
       : nearestName(unknown, Object.keys(options));
     if (meant !== undefined) message = `Unknown option '--${unknown}'; did you mean '--${meant}'?`;
     if (!/[.?]$/.test(message)) message += ".";
-    throw CliError.usage(`${message} Run 'oam ${command} --help'.`);
+    throw CliError.usage(`${message} Run '${oamHelpLine(`${command} --help`)}'.`);
   }
 }
 

@@ -84,6 +84,24 @@ export function oamCommandLineFor(args: string, facts: ProcessFacts = currentPro
 }
 
 /**
+ * `oam <args>` as a usage error's hint names it (`stdio --help`): in the repository's folder, running its own
+ * `cli.ts` (`deno task stdio`, `deno task oam …`, `deno run -A cli.ts …`), the command that runs it there
+ * ({@link oamCommand}: `deno task oam stdio --help`), since no `oam` need be installed; anywhere else `oam
+ * <args>` as the help pages write it: a `jsr:` or another folder's `cli.ts` may be an installed `oam` (whose
+ * script runs `deno run` the same way), and a compiled one may be on the PATH under that name.
+ *
+ * @example
+ * ```ts
+ * import { oamHelpLine } from "./invocation.ts";
+ * oamHelpLine("stdio --help"); // "oam stdio --help", or "deno task oam stdio --help" in the repository
+ * ```
+ */
+export function oamHelpLine(args: string, facts: ProcessFacts = currentProcess()): string {
+  if (runByDeno(facts) && runsRepositoryCli(facts)) return `${oamCommand(facts)} ${args}`.trimEnd();
+  return `oam ${args}`.trimEnd();
+}
+
+/**
  * Whether this process is `deno` running a module, rather than a compiled executable (whose permissions were
  * fixed when it was compiled).
  *

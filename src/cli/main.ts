@@ -7,7 +7,7 @@ import { reportError } from "./cli_error.ts";
 import { stderrStyle, writeErr, writeOut } from "./tty.ts";
 import { nearestName } from "../protocol/edit_distance.ts";
 import { setOamCommand } from "../models/oam_hint.ts";
-import { oamCommandLineFor } from "./invocation.ts";
+import { oamCommandLineFor, oamHelpLine } from "./invocation.ts";
 
 /** Top-level help. */
 export const MAIN_HELP = `oam ${SERVER_INFO.version} — drive LLM agents with real tool calls from game engines
@@ -111,7 +111,7 @@ export async function runCli(args: string[]): Promise<number> {
       const what = command.startsWith("-") ? "Unknown option" : "Unknown command";
       const meant = command.startsWith("-") ? undefined : nearestName(command, Object.keys(COMMANDS));
       const hint = meant === undefined ? "." : `; did you mean '${meant}'?`;
-      writeErr(`Error: ${what} '${command}'${hint} Run 'oam --help'. [usage]\n`);
+      writeErr(`Error: ${what} '${command}'${hint} Run '${oamHelpLine("--help")}'. [usage]\n`);
       return 2;
     }
     return await run(rest);

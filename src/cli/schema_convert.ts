@@ -6,6 +6,7 @@
 import type { JsonObject } from "../protocol/json.ts";
 import { boolFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
 import { CliError, EXIT, type OutputMode, reportError } from "./cli_error.ts";
+import { oamHelpLine } from "./invocation.ts";
 import { readSchemaFile, schemaProblemInFile, schemaWarningInFile } from "./schema_file.ts";
 import { LocalBridge } from "./local_bridge.ts";
 import { stderrStyle, writeErr, writeOut } from "./tty.ts";
@@ -50,10 +51,13 @@ export async function runSchema(args: string[]): Promise<number> {
     return EXIT.ok;
   }
   if (sub !== "convert") {
-    return reportError(CliError.usage(`Unknown subcommand 'schema ${sub}'; try 'oam schema convert'.`), {
-      mode: "human",
-      style: stderrStyle(),
-    });
+    return reportError(
+      CliError.usage(`Unknown subcommand 'schema ${sub}'; try '${oamHelpLine("schema convert")}'.`),
+      {
+        mode: "human",
+        style: stderrStyle(),
+      },
+    );
   }
   return await runSchemaConvert(rest);
 }

@@ -18,6 +18,7 @@ import {
 } from "./args.ts";
 import { onParentExit, onStopSignals } from "./stop_signals.ts";
 import { CliError, reportError } from "./cli_error.ts";
+import { oamHelpLine } from "./invocation.ts";
 import { isTerminal, stderrStyle, writeErr } from "./tty.ts";
 
 /** Help text of `oam stdio`. */
@@ -73,12 +74,13 @@ const FLAGS: FlagSpec = {
 
 /** A usage error of `oam stdio`, with the help hint the other commands give. */
 function usage(message: string): CliError {
-  return CliError.usage(`${message} Run 'oam stdio --help'.`);
+  return CliError.usage(`${message} Run '${oamHelpLine("stdio --help")}'.`);
 }
 
 /**
  * Runs `oam stdio` with the arguments after the subcommand; resolves with the exit code. Usage errors print
- * one line, `Error: <message> Run 'oam stdio --help'. [usage]`, and exit 2.
+ * one line, `Error: <message> Run 'oam stdio --help'. [usage]` (in the repository's folder the command that runs
+ * oam there: `deno task oam stdio --help`), and exit 2.
  */
 export async function runStdio(args: string[]): Promise<number> {
   let config: Partial<BridgeConfiguration>;

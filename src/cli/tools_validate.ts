@@ -6,6 +6,7 @@
 import type { JsonObject, JsonValue } from "../protocol/json.ts";
 import { boolFlag, parseFlags, wantsHelp } from "./args.ts";
 import { CliError, EXIT, type OutputMode, reportError } from "./cli_error.ts";
+import { oamHelpLine } from "./invocation.ts";
 import { commandArgv, findProgram, notExecutableProblem } from "./command_tools.ts";
 import { LocalBridge } from "./local_bridge.ts";
 import { loadToolsFile, toolsProblemInFile, toolWarningInFile } from "./tools_file.ts";
@@ -54,10 +55,13 @@ export async function runTools(args: string[]): Promise<number> {
     return EXIT.ok;
   }
   if (sub !== "validate") {
-    return reportError(CliError.usage(`Unknown subcommand 'tools ${sub}'; try 'oam tools validate'.`), {
-      mode: "human",
-      style: stderrStyle(),
-    });
+    return reportError(
+      CliError.usage(`Unknown subcommand 'tools ${sub}'; try '${oamHelpLine("tools validate")}'.`),
+      {
+        mode: "human",
+        style: stderrStyle(),
+      },
+    );
   }
   return await runToolsValidate(rest);
 }

@@ -9,15 +9,18 @@ import type { LanguageModel, ModelAvailability } from "./language_model.ts";
 /**
  * The create warning of an unavailable system model, or null when it is available. On a device that cannot
  * run it (`device_not_eligible` without a load problem in `detail`) waiting does not help: the warning names
- * the models to use instead.
+ * the models to use instead. The check's `detail` (what it tried and what stopped it: a server it could not
+ * reach, a permission to grant, a library that did not load) ends the warning, as it is in the turns' error.
  */
 export function unavailableWarning(a: ModelAvailability): string | null {
   if (a.available) return null;
   const reason = a.reason ?? "unknown";
-  const outcome = reason === "device_not_eligible" && a.detail === undefined
+  const detail = a.detail?.trim() ?? "";
+  const outcome = reason === "device_not_eligible" && detail === ""
     ? `: this device cannot run it, so give another model ({"type": "scripted", …}, "openai" or "llama")`
     : " until it is ready";
-  return `The system model is unavailable (${reason}); turns will fail with model_unavailable${outcome}.`;
+  const why = detail === "" ? "" : ` ${detail}${/[.!?]$/.test(detail) ? "" : "."}`;
+  return `The system model is unavailable (${reason}); turns will fail with model_unavailable${outcome}.${why}`;
 }
 
 /**

@@ -5,6 +5,7 @@
  * @module
  */
 import { BridgeError } from "../protocol/errors.ts";
+import { forGood } from "./for_good.ts";
 import { findCachedModel, modelsCacheDir } from "./gguf_cache.ts";
 import { oamCommandLine } from "./oam_hint.ts";
 import { llamaPermissionAdvice, missingLlamaPermissions, scriptPermissionHint } from "./llama_permissions.ts";
@@ -200,11 +201,11 @@ export async function checkModelFile(path: string): Promise<string> {
       const dir = modelsCacheDir();
       if (dir === null && !envGranted()) {
         // The cache folder comes from the environment: without it the name cannot be looked up at all.
-        throw unavailable(
+        throw forGood(unavailable(
           `The model file '${path}' does not exist, and without --allow-env no cached model can be looked up ` +
             `by that name.${llamaPermissionAdvice()}`,
           { path },
-        );
+        ));
       }
       const where = dir === null
         ? ""
@@ -213,7 +214,7 @@ export async function checkModelFile(path: string): Promise<string> {
       throw unavailable(`The model file '${path}' does not exist${where}.`, { path });
     }
     if (isPermissionError(error)) {
-      throw unavailable(readPermissionMessage(path), { path });
+      throw forGood(unavailable(readPermissionMessage(path), { path }));
     }
     throw unavailable(`The model file '${path}' cannot be read: ${message(error)}`, { path }).withCause(
       error,

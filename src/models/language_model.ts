@@ -248,6 +248,12 @@ export interface ModelAvailability {
   supportedLanguages: string[];
   /** Extra detail (for example a load error), not part of the spec's fields. */
   detail?: string;
+  /**
+   * True when waiting cannot make the model available for the life of this process (a permission it was not
+   * granted, a model id the server does not offer, credentials the server refuses), so a caller should not
+   * retry. Not sent on the wire: `model/availability` has no such field.
+   */
+  permanent?: boolean;
 }
 
 /**

@@ -47,6 +47,7 @@ import { parsePartialJson } from "./openai_partial_json.ts";
 import { checkStructured, checkToolCalls } from "./openai_validate.ts";
 import { newCallId } from "../util/ids.ts";
 import { endSentence } from "../util/text.ts";
+import { isForGood } from "./for_good.ts";
 
 /** Attempts per step when an answer fails validation (the second one samples differently). */
 export const LLAMA_STEP_ATTEMPTS = 2;
@@ -329,6 +330,8 @@ class LlamaBackend implements LanguageModel {
         contextSize: this.#contextSize,
         supportedLanguages: [],
         detail: error instanceof Error ? error.message : String(error),
+        // A permission this process lacks: no wait brings it (`oam serve` asks no retry).
+        ...(isForGood(error) ? { permanent: true } : {}),
       };
     }
   }

@@ -25,6 +25,7 @@ import {
   type LlamaModelConfig,
 } from "./llama_config.ts";
 import { checkModelFile, isPermissionError, message, unavailable } from "./gguf_file.ts";
+import { forGood } from "./for_good.ts";
 import { SequencePool } from "./llama_pool.ts";
 import { grammarWithRules } from "./llama_grammar.ts";
 import type { GrammarPlan } from "./llama_schema.ts";
@@ -107,16 +108,19 @@ function stderrLine(text: string): void {
 export function loadLlamaModule(): Promise<LlamaModule> {
   const missing = missingLlamaPermissions();
   if (missing.length > 0) {
-    return Promise.reject(unavailable(
+    return Promise.reject(forGood(unavailable(
       `node-llama-cpp cannot run without ${missing.join(" ")}.${llamaPermissionAdvice()}`,
-    ));
+    )));
   }
   modulePromise ??= (import(PACKAGE) as Promise<LlamaModule>).catch((error) => {
     modulePromise = undefined;
     const hint = isPermissionError(error) ? llamaPermissionAdvice() : FETCH_HINT;
     // Deno's fetch failure is a chain of causes, one per line ("…\n    0: error sending request …").
     const why = message(error).replace(/\s*\n\s*(\d+: )?/g, ": ");
-    throw unavailable(`node-llama-cpp could not be loaded: ${endSentence(why)}${hint}`).withCause(error);
+    const failure = unavailable(`node-llama-cpp could not be loaded: ${endSentence(why)}${hint}`).withCause(
+      error,
+    );
+    throw isPermissionError(error) ? forGood(failure) : failure;
   });
   return modulePromise;
 }
@@ -170,7 +174,8 @@ function getLlamaFor(gpu: LlamaGpu): Promise<Llama> {
       if (error instanceof BridgeError) throw error;
       if (isNoBinaryError(error)) throw unavailable(noBinaryMessage(gpu)).withCause(error);
       const hint = isPermissionError(error) ? llamaPermissionAdvice() : "";
-      throw unavailable(`llama.cpp could not start: ${message(error)}.${hint}`).withCause(error);
+      const failure = unavailable(`llama.cpp could not start: ${message(error)}.${hint}`).withCause(error);
+      throw isPermissionError(error) ? forGood(failure) : failure;
     });
     llamas.set(key, promise);
   }

@@ -45,6 +45,7 @@ import { buildChatRequest, retryMessages } from "./openai_request.ts";
 import { SseParser } from "./openai_sse.ts";
 import { checkStructured, checkToolCalls } from "./openai_validate.ts";
 import { endSentence } from "../util/text.ts";
+import { forGood, isForGood, isMissingGrant } from "./for_good.ts";
 
 /** Attempts per step when the server's answer is invalid (the first try plus 2 retries). */
 export const OPENAI_STEP_ATTEMPTS = 3;
@@ -426,19 +427,21 @@ class OpenAIModel implements LanguageModel {
       variant: this.#config.model,
       supportedLanguages: [] as string[],
     };
-    const unavailable = (detail: string): ModelAvailability => ({
+    // `permanent`: waiting cannot help (a grant this process lacks, a model or credentials the server refuses).
+    const unavailable = (detail: string, permanent = false): ModelAvailability => ({
       ...base,
       contextSize: this.#contextSize,
       available: false,
       reason: "unknown",
       detail,
+      ...(permanent ? { permanent } : {}),
     });
     const url = `${this.#config.baseURL}/models`;
     let listing: JsonValue;
     try {
       listing = await this.#getJson(url);
     } catch (error) {
-      return unavailable(error instanceof Error ? error.message : String(error));
+      return unavailable(error instanceof Error ? error.message : String(error), isForGood(error));
     }
     const data = isJsonObject(listing) && Array.isArray(listing.data)
       ? listing.data.filter(isJsonObject)
@@ -456,6 +459,7 @@ class OpenAIModel implements LanguageModel {
       const ids = data.map((m) => String(m.id)).slice(0, 20).join(", ");
       return unavailable(
         `The server does not offer model '${this.#config.model}' (it lists: ${ids || "none"}).`,
+        true,
       );
     }
     const size = await this.#contextSizeOf(entry, isLlama);
@@ -493,16 +497,24 @@ class OpenAIModel implements LanguageModel {
       try {
         response = await fetch(url, { headers: this.#headers(false, false), signal: guard.signal });
       } catch (error) {
-        throw guard.fail(error, (e) => networkError(e, url));
+        const failure = guard.fail(error, (e) => networkError(e, url));
+        // A network grant this process lacks: it cannot be added while the process runs.
+        throw isMissingGrant(error) ? forGood(failure) : failure;
       }
       try {
         if (!response.ok) {
           const info = await readServerError(response);
           const said = info.message === "" ? "" : `: ${info.message}`;
-          throw BridgeError.of("model_unavailable", `GET ${url} answered HTTP ${response.status}${said}`, {
-            status: response.status,
-            serverMessage: info.message,
-          });
+          const refused = BridgeError.of(
+            "model_unavailable",
+            `GET ${url} answered HTTP ${response.status}${said}`,
+            {
+              status: response.status,
+              serverMessage: info.message,
+            },
+          );
+          // 401/403: the server refuses these credentials; asking again later brings the same answer.
+          throw response.status === 401 || response.status === 403 ? forGood(refused) : refused;
         }
         return parseJsonText(await response.text(), `the answer of GET ${url}`);
       } catch (error) {

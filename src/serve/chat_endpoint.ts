@@ -8,6 +8,7 @@
  */
 import { BridgeError, internalErrorReport } from "../protocol/errors.ts";
 import type { JsonObject } from "../protocol/json.ts";
+import type { ModelAvailability } from "../models/language_model.ts";
 import { parseChatRequestText } from "./chat_request.ts";
 import {
   CompletionEncoder,
@@ -329,34 +330,24 @@ class StreamedAnswer implements CompletionSink {
 }
 
 /**
- * What an availability check's `detail` says when waiting cannot cure it: a Deno permission this process was
- * not granted (`Requires net access to "…"`, `without --allow-env`), a model id the server does not offer, a
- * server refusing the credentials. A grant cannot be added while the server runs.
- */
-const FOR_GOOD = [
-  /\bRequires [a-z]+ access\b/,
-  /\bwithout --allow-[a-z]+/,
-  /\bdoes not offer model '/,
-  /\banswered HTTP 40[13]\b/,
-];
-
-/**
  * The 503 `model_unavailable` of a model found unavailable before its turn: the reason, why in words for the
  * on-device model, and the check's `detail` (an SDK's user sees only this message, not the server's log).
- * A `detail` waiting cannot cure ({@link FOR_GOOD}) gets no `Retry-After` and `x-should-retry: false`.
+ * A check that says waiting cannot cure it (`permanent`: a Deno permission this process was not granted, a
+ * model id the server does not offer, credentials it refuses) gets no `Retry-After` and `x-should-retry: false`.
  */
 function unavailableError(
   modelId: string,
   kind: string,
-  availability: { reason?: string; detail?: string },
+  availability: Pick<ModelAvailability, "reason" | "detail" | "permanent">,
 ): OpenAIError {
-  const { reason, detail } = availability;
+  const { reason, detail, permanent } = availability;
   let message = `The model '${modelId}' is unavailable: ${reason ?? "unknown"}${
     unavailableAdvice(kind, reason)
   }`;
-  if (detail === undefined || detail.trim() === "") return OpenAIError.modelUnavailable(message, reason);
-  message += ` ${detail.trim()}${/[.!?]$/.test(detail.trim()) ? "" : "."}`;
-  if (!FOR_GOOD.some((pattern) => pattern.test(detail))) return OpenAIError.modelUnavailable(message, reason);
+  if (detail !== undefined && detail.trim() !== "") {
+    message += ` ${detail.trim()}${/[.!?]$/.test(detail.trim()) ? "" : "."}`;
+  }
+  if (permanent !== true) return OpenAIError.modelUnavailable(message, reason);
   return new OpenAIError({
     status: 503,
     message,

@@ -221,3 +221,41 @@ Deno.test("Save persona of a text whose NPC name cannot be read saves it under t
     assert.deepEqual(errors, []);
   });
 });
+
+Deno.test("a restore refused for the Model tab's script says so by the script, and marks no field of the editor", async () => {
+  await withPlayground("failed-files-refused-restore-script", async ({ page, errors }) => {
+    const rounds = '[id^="f-options-maxToolRounds"][id$="-message"]';
+    // A file the bridge takes; the restore runs on the Model tab's script, which it refuses.
+    const good = { state: { persona: { name: "Ada" }, transcript: { entries: [] } } };
+    const refused = "Could not restore from ada.state.json: 'model.steps[0].text' must be a string.";
+    // With no NPC running, and with one running (put back after the refusal).
+    for (const running of [false, true]) {
+      if (running) {
+        // Mira runs on the bridge's model; then the page's script is chosen, and the restore runs on it.
+        await page.click("#tab-model");
+        await page.locator("#model-bridge").check();
+        await startAndTalk(page);
+      }
+      await page.click("#tab-model");
+      await page.locator("#model-script").check();
+      await page.fill("#script", '{"steps":[{"text": 3}]}');
+      await page.locator("#editor-status .summary").filter({ hasText: "1 problem to fix" }).waitFor();
+      await page.click("#tab-state-save");
+      await page.setInputFiles("#restore-state", [file("ada.state.json", good)]);
+      await page.locator("#start-result .error").filter({ hasText: "Could not restore" }).waitFor();
+      if (running) {
+        await page.locator("#start-result .error").filter({ hasText: "Mira runs on as before." }).waitFor();
+      }
+      assert.equal(
+        await text(page, "#start-result .error"),
+        running ? `${refused} Mira runs on as before.` : refused,
+      );
+      // The Model tab says what the bridge refused there; the editor's fields say nothing of it.
+      await page.click("#tab-model");
+      assert.equal(await text(page, "#script-message"), `Bridge: ${refused}`);
+      assert.equal(await text(page, rounds), "");
+      await npcReady(page);
+    }
+    assert.deepEqual(errors, []);
+  });
+});

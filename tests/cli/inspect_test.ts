@@ -178,12 +178,12 @@ Deno.test("main: help lists every command; unknown commands exit 2", async () =>
   const unknown = await oam(["frobnicate"]);
   assert.deepEqual(
     [unknown.code, unknown.stdout, unknown.stderr],
-    [2, "", "Error: Unknown command 'frobnicate'. Run 'oam --help'. [usage]\n"],
+    [2, "", "Error: Unknown command 'frobnicate'. Run 'deno run -A cli.ts --help'. [usage]\n"],
   );
   const option = await oam(["-x"]);
   assert.deepEqual(
     [option.code, option.stdout, option.stderr],
-    [2, "", "Error: Unknown option '-x'. Run 'oam --help'. [usage]\n"],
+    [2, "", "Error: Unknown option '-x'. Run 'deno run -A cli.ts --help'. [usage]\n"],
   );
   // `oam version` answers as `oam --version` does, as `oam help` answers as `oam --help`.
   const version = await oam(["version"]);
@@ -241,6 +241,6 @@ Deno.test("main: 'oam help <command>' prints that command's help, as 'oam <comma
   const unknown = await oam(["help", "chta"]);
   assert.deepEqual(
     [unknown.code, unknown.stdout, unknown.stderr],
-    [2, "", "Error: Unknown command 'chta'; did you mean 'chat'? Run 'oam --help'. [usage]\n"],
+    [2, "", "Error: Unknown command 'chta'; did you mean 'chat'? Run 'deno run -A cli.ts --help'. [usage]\n"],
   );
 });

@@ -250,7 +250,7 @@ Deno.test("npc: usage errors exit 2; the file is checked before the model, an un
       `Error: Use either a persona file or --restore <save>, not both: the save holds the NPC's persona, ` +
       `options and tools, so 'deno run -A cli.ts npc --restore ${plain}' goes on with it alone. [usage]\n`,
     ],
-    [["--bogus", plain], "Error: Unknown option '--bogus'. Run 'oam npc --help'. [usage]\n"],
+    [["--bogus", plain], "Error: Unknown option '--bogus'. Run 'deno run -A cli.ts npc --help'. [usage]\n"],
     [
       [plain, "--model", "bogus"],
       "Error: --model must look like openai:<baseURL>#<model> or gguf:<path|cached name>; got 'bogus'. [usage]\n",

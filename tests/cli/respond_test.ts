@@ -73,7 +73,7 @@ Deno.test("respond: usage errors exit 2 with a one-line error naming the code", 
   assert.match(r.stderr, /^Error: No prompt: pass it as arguments or pipe it on stdin\. \[usage\]\n$/);
   const bad = await oam(["respond", "--bogus", "x"]);
   assert.equal(bad.code, 2);
-  assert.match(bad.stderr, /Unknown option '--bogus'\. Run 'oam respond --help'\. \[usage\]/);
+  assert.match(bad.stderr, /Unknown option '--bogus'\. Run 'deno run -A cli\.ts respond --help'\. \[usage\]/);
   const json = await oam(["respond", "--json", "--script", hello]);
   assert.equal(json.code, 2);
   assert.deepEqual(JSON.parse(json.stderr), {

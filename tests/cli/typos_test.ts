@@ -27,29 +27,32 @@ Deno.test("nearestName: the one name a typo is closest to, if it is close enough
 
 Deno.test("a misspelt command or option names the one it most likely meant", async () => {
   const cases: Array<[string[], string]> = [
-    [["chta"], "Error: Unknown command 'chta'; did you mean 'chat'? Run 'oam --help'. [usage]\n"],
-    [["frobnicate"], "Error: Unknown command 'frobnicate'. Run 'oam --help'. [usage]\n"],
+    [
+      ["chta"],
+      "Error: Unknown command 'chta'; did you mean 'chat'? Run 'deno run -A cli.ts --help'. [usage]\n",
+    ],
+    [["frobnicate"], "Error: Unknown command 'frobnicate'. Run 'deno run -A cli.ts --help'. [usage]\n"],
     [
       ["chat", "--scirpt", chatScript],
-      "Error: Unknown option '--scirpt'; did you mean '--script'? Run 'oam chat --help'. [usage]\n",
+      "Error: Unknown option '--scirpt'; did you mean '--script'? Run 'deno run -A cli.ts chat --help'. [usage]\n",
     ],
     [
       ["respond", "--jsn", "hi"],
-      "Error: Unknown option '--jsn'; did you mean '--json'? Run 'oam respond --help'. [usage]\n",
+      "Error: Unknown option '--jsn'; did you mean '--json'? Run 'deno run -A cli.ts respond --help'. [usage]\n",
     ],
     [
       ["npc", persona, "--restor", "x.json"],
-      "Error: Unknown option '--restor'; did you mean '--restore'? Run 'oam npc --help'. [usage]\n",
+      "Error: Unknown option '--restor'; did you mean '--restore'? Run 'deno run -A cli.ts npc --help'. [usage]\n",
     ],
-    [["chat", "--bogus"], "Error: Unknown option '--bogus'. Run 'oam chat --help'. [usage]\n"],
+    [["chat", "--bogus"], "Error: Unknown option '--bogus'. Run 'deno run -A cli.ts chat --help'. [usage]\n"],
     // modelFromArgs's flag for the on-device model, typed to oam, whose flag is --model system.
     [
       ["respond", "--system", "hi"],
-      "Error: Unknown option '--system'; did you mean '--model system'? Run 'oam respond --help'. [usage]\n",
+      "Error: Unknown option '--system'; did you mean '--model system'? Run 'deno run -A cli.ts respond --help'. [usage]\n",
     ],
     [
       ["npc", persona, "--system"],
-      "Error: Unknown option '--system'; did you mean '--model system'? Run 'oam npc --help'. [usage]\n",
+      "Error: Unknown option '--system'; did you mean '--model system'? Run 'deno run -A cli.ts npc --help'. [usage]\n",
     ],
   ];
   for (const [args, stderr] of cases) {

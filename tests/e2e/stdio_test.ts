@@ -282,7 +282,11 @@ Deno.test("stdio CLI: --help, --version, bad flags exit 2", async () => {
     assert.match(r.stderr, /^Error: /, args.join(" "));
     // Usage errors of `oam stdio` carry the code and the help hint like the other commands.
     if (args[0] === "stdio") {
-      assert.match(r.stderr, /^Error: [^\n]*\. Run 'oam stdio --help'\. \[usage\]\n$/, args.join(" "));
+      assert.match(
+        r.stderr,
+        /^Error: [^\n]*\. Run 'deno task oam stdio --help'\. \[usage\]\n$/,
+        args.join(" "),
+      );
     }
   }
 });

@@ -35,9 +35,12 @@ function answer(c: WireClient, id: JsonValue): JsonObject {
   return c.messages.find((m) => m.id === id && !("method" in m))!;
 }
 
-/** The create warning of the system model without a plugin ("device_not_eligible" off Apple-silicon macOS). */
+/**
+ * The create warning of the system model without a plugin ("device_not_eligible" off Apple-silicon macOS), with
+ * the check's detail when it has one (the library that did not load).
+ */
 const UNAVAILABLE_WARNING =
-  /^The system model is unavailable \((device_not_eligible|unknown)\); turns will fail with model_unavailable until it is ready\.$/;
+  /^The system model is unavailable \((device_not_eligible|unknown)\); turns will fail with model_unavailable until it is ready\.( .+)?$/;
 
 /** Asserts a create result `{<key>: id, …, warnings: [the unavailable warning]}`. */
 function assertUnavailableWarning(result: JsonValue): void {

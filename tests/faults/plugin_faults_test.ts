@@ -33,8 +33,10 @@ function unavailable(reason: string, detail?: string) {
   return { code: -32001, message, data: { code: "model_unavailable", reason } };
 }
 
-const WARNING = (reason: string) =>
-  `The system model is unavailable (${reason}); turns will fail with model_unavailable until it is ready.`;
+const WARNING = (reason: string, detail?: string) =>
+  `The system model is unavailable (${reason}); turns will fail with model_unavailable until it is ready.${
+    detail ? ` ${detail}${/[.!?]$/.test(detail) ? "" : "."}` : ""
+  }`;
 
 const linux = Deno.build.os === "linux";
 
@@ -61,7 +63,7 @@ Deno.test({
             supportedLanguages: [],
             detail,
           });
-          assert.deepEqual(r.create, { session: "s", warnings: [WARNING("device_not_eligible")] });
+          assert.deepEqual(r.create, { session: "s", warnings: [WARNING("device_not_eligible", detail)] });
           assert.deepEqual(r.turn, unavailable("device_not_eligible", detail));
           await p.closeInput();
           assert.equal(await p.exit(), 0);
@@ -89,6 +91,7 @@ Deno.test({
       const r = await systemTurn(p);
       const detail = `Loading the plugin library '${double}' needs --allow-ffi.`;
       assert.equal(r.availability.detail, detail);
+      assert.deepEqual(r.create, { session: "s", warnings: [WARNING("device_not_eligible", detail)] });
       assert.deepEqual(r.turn, unavailable("device_not_eligible", detail));
     } finally {
       await p.kill();

@@ -75,7 +75,8 @@ for (
           result: {
             session: "s",
             warnings: [
-              "The system model is unavailable (unknown); turns will fail with model_unavailable until it is ready.",
+              "The system model is unavailable (unknown); turns will fail with model_unavailable until it is " +
+              `ready. ${detail}`,
             ],
           },
         },

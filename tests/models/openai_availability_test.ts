@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { createOpenAIModel } from "../../src/models/openai_model.ts";
 import type { JsonValue } from "../../src/protocol/json.ts";
 import { closedPort, json, type MockHandler, MockServer } from "./openai_mock_server.ts";
+import { WireClient } from "../helpers/wire.ts";
 
 function llamaModels(id: string, meta: Record<string, JsonValue>): JsonValue {
   return {
@@ -120,4 +121,48 @@ Deno.test("openai availability: HTTP errors, bad bodies and unreachable servers 
     .availability();
   assert.equal(availability.available, false);
   assert.match(availability.detail ?? "", /Cannot reach the model server/);
+});
+
+Deno.test("openai availability: refused credentials and a model the server does not offer are permanent, a server down is not", async () => {
+  // `permanent` tells `oam serve` not to ask for a retry; it is not sent by model/availability.
+  for (const status of [401, 403]) {
+    await withServer(() => json({ error: { message: "No." } }, status), async (server) => {
+      const availability = await createOpenAIModel({ baseURL: server.baseURL, model: "m" }).availability();
+      assert.equal(availability.permanent, true, `HTTP ${status}`);
+    });
+  }
+  await withServer(
+    () => json({ object: "list", data: [{ id: "other", object: "model" }] }),
+    async (server) => {
+      const availability = await createOpenAIModel({ baseURL: server.baseURL, model: "m" }).availability();
+      assert.equal(availability.permanent, true);
+    },
+  );
+  await withServer(() => json({ error: { message: "Loading." } }, 503), async (server) => {
+    const availability = await createOpenAIModel({ baseURL: server.baseURL, model: "m" }).availability();
+    assert.equal(availability.available, false);
+    assert.equal(availability.permanent, undefined);
+  });
+  const down = await createOpenAIModel({ baseURL: `http://127.0.0.1:${closedPort()}/v1`, model: "m" })
+    .availability();
+  assert.equal(down.available, false);
+  assert.equal(down.permanent, undefined);
+});
+
+Deno.test("openai availability: model/availability does not send 'permanent' (the protocol has no such field)", async () => {
+  await withServer(() => json({ error: { message: "Invalid API key" } }, 401), async (server) => {
+    const model = createOpenAIModel({ baseURL: server.baseURL, model: "m" });
+    const c = new WireClient({ systemModel: () => model });
+    c.request("model/availability", {}, 1);
+    const result = (await c.response(1)).result as Record<string, unknown>;
+    assert.deepEqual(Object.keys(result), [
+      "available",
+      "reason",
+      "contextSize",
+      "variant",
+      "supportedLanguages",
+      "detail",
+    ]);
+    await c.close();
+  });
 });

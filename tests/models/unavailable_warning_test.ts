@@ -23,3 +23,25 @@ Deno.test("the create warning of a system model that may become ready says so", 
   );
   assert.equal(unavailableWarning({ ...UNAVAILABLE, available: true }), null);
 });
+
+Deno.test("the create warning ends with the check's detail, as the turns' error does", () => {
+  assert.equal(
+    unavailableWarning({
+      ...UNAVAILABLE,
+      reason: "unknown",
+      detail: "Cannot reach the model server at http://127.0.0.1:8080/v1/models: connection refused",
+    }),
+    "The system model is unavailable (unknown); turns will fail with model_unavailable until it is ready. " +
+      "Cannot reach the model server at http://127.0.0.1:8080/v1/models: connection refused.",
+  );
+  // A load problem on a device that could run it: waiting (after the fix the detail names) may help.
+  assert.equal(
+    unavailableWarning({
+      ...UNAVAILABLE,
+      reason: "device_not_eligible",
+      detail: "Loading 'x.so' needs --allow-ffi.",
+    }),
+    "The system model is unavailable (device_not_eligible); turns will fail with model_unavailable until it is " +
+      "ready. Loading 'x.so' needs --allow-ffi.",
+  );
+});

@@ -22,7 +22,7 @@ Deno.test("deno task stdio -- <bad flag>: one usage line with the help hint, exi
   const r = await denoTask(["stdio", "--", "--bogus"]);
   assert.equal(r.code, 2);
   assert.equal(r.stdout, "");
-  assert.equal(r.stderr, "Error: Unknown option '--bogus'. Run 'oam stdio --help'. [usage]\n");
+  assert.equal(r.stderr, "Error: Unknown option '--bogus'. Run 'deno task oam stdio --help'. [usage]\n");
 });
 
 Deno.test("deno task oam -- <command> <flags>, deno task serve -- <flags> and deno task demo -- <flags>", async () => {

@@ -305,6 +305,37 @@ Deno.test("oam serve: refuses a network bind without an API key, a busy port, an
   }
 });
 
+Deno.test("oam serve --model openai: a server it may not reach fails at once; one that is down asks to retry later", async () => {
+  // `deno task serve` grants the network of its own port only; here 127.0.0.1, so a server named
+  // `localhost` is a grant this process lacks (waiting cannot bring it): the 503 tells an SDK not to retry.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const closed = listener.addr.port;
+  listener.close();
+  const cases: Array<[string, RegExp, string | null, string | null]> = [
+    [`localhost:${closed}`, new RegExp(`Requires net access to "localhost:${closed}"`), null, "false"],
+    [`127.0.0.1:${closed}`, /Cannot reach the model server at http:\/\/127\.0\.0\.1:/, "30", null],
+  ];
+  for (const [host, why, retryAfter, shouldRetry] of cases) {
+    const serve = await ServeProcess.spawn(["--port", "0", "--model", `openai:http://${host}/v1#m`]).ready();
+    try {
+      const response = await chat(serve.port, {
+        model: "system",
+        messages: [{ role: "user", content: "x" }],
+      });
+      const body = await response.json();
+      assert.deepEqual(
+        [response.status, response.headers.get("retry-after"), response.headers.get("x-should-retry")],
+        [503, retryAfter, shouldRetry],
+        JSON.stringify(body),
+      );
+      assert.match(body.error.message, why);
+    } finally {
+      serve.child.kill("SIGTERM");
+      await serve.exit();
+    }
+  }
+});
+
 Deno.test("oam serve warns at start about --allow-origin values that open it to any page or match no page", async () => {
   const dir = await tempDir();
   try {

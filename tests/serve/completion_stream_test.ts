@@ -5,6 +5,7 @@
  * the first event (the turn is cancelled and its slot freed).
  */
 import assert from "node:assert/strict";
+import type { ModelAvailability } from "../../src/models/language_model.ts";
 import { UnavailableModel } from "../../src/models/unavailable.ts";
 import { BridgeError } from "../../src/protocol/errors.ts";
 import {
@@ -124,9 +125,23 @@ Deno.test("a backend that refuses the credentials or the model is a 503 without 
   }
 });
 
-/** A backend (not the on-device model) whose availability check failed, with the check's `detail`. */
+/**
+ * A backend (not the on-device model) whose availability check failed, with the check's `detail` and, as the
+ * backend marks it, whether waiting can cure it (tests/models/openai_availability_test.ts and
+ * tests/llama/llama_for_good_test.ts check that the real backends mark these cases).
+ */
 class UnreachableBackend extends UnavailableModel {
   override readonly kind: string = "openai";
+  readonly #permanent: boolean;
+
+  constructor(detail: string, permanent: boolean) {
+    super("unknown", detail);
+    this.#permanent = permanent;
+  }
+
+  override availabilityNow(): ModelAvailability {
+    return { ...super.availabilityNow(), ...(this.#permanent ? { permanent: true } : {}) };
+  }
 }
 
 Deno.test("a backend found unavailable at start says why in the 503, and a grant or model id waiting cannot bring is not retried", async () => {
@@ -163,7 +178,8 @@ Deno.test("a backend found unavailable at start says why in the 503, and a grant
     ],
   ];
   for (const [detail, message, retryAfter, shouldRetry] of cases) {
-    await using s = await serve(new UnreachableBackend("unknown", detail));
+    // The cases without a Retry-After are those the backend's check marks as waiting cannot cure.
+    await using s = await serve(new UnreachableBackend(detail, retryAfter === null));
     const response = await postChat(s.base, { messages: ask("x") });
     assert.deepEqual(
       [response.status, response.headers.get("retry-after"), response.headers.get("x-should-retry")],
@@ -174,6 +190,32 @@ Deno.test("a backend found unavailable at start says why in the 503, and a grant
       error: { message, type: "server_error", param: null, code: "model_unavailable" },
     });
   }
+});
+
+/** A backend whose check found it unavailable for good, in words no rule knows. */
+class RefusedForGood extends UnavailableModel {
+  override readonly kind: string = "openai";
+  override availabilityNow(): ModelAvailability {
+    return { ...super.availabilityNow(), permanent: true };
+  }
+}
+
+Deno.test("a backend whose check says waiting cannot help is not retried, whatever its detail's words", async () => {
+  // The check's result says so (`permanent`); the 503 reads that, not the detail's text.
+  await using s = await serve(new RefusedForGood("unknown", "The licence server turned this machine away"));
+  const response = await postChat(s.base, { messages: ask("x") });
+  assert.deepEqual(
+    [response.status, response.headers.get("retry-after"), response.headers.get("x-should-retry")],
+    [503, null, "false"],
+  );
+  assert.deepEqual(await response.json(), {
+    error: {
+      message: "The model 'system' is unavailable: unknown. The licence server turned this machine away.",
+      type: "server_error",
+      param: null,
+      code: "model_unavailable",
+    },
+  });
 });
 
 Deno.test("a model failure after the first event is an error event, then [DONE], without a usage chunk", async () => {

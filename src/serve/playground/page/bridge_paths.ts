@@ -7,18 +7,20 @@
 
 /**
  * The bridge paths a message names (`'options.playerOptionCount'`, `tools[1].name`, `model.steps[0]`): paths
- * that start there, not ones inside a longer path (`'state.options.x'` names the state's key, not the editor's).
+ * that start there, not ones inside a longer path (`'state.options.x'` names the state's key, not the editor's),
+ * nor a file's name (`options.json`, `/tmp/my-model.gguf`: a file's extension is no key of the editor).
  *
  * @example
  * ```ts ignore
  * pathsIn("'options.maxToolRounds' must be an integer."); // ["options.maxToolRounds"]
  * pathsIn("'state.options.maxToolRounds' must be an integer."); // []
+ * pathsIn("Could not read options.json."); // []
  * ```
  */
 export function pathsIn(message: string): string[] {
   return [
     ...message.matchAll(
-      /(?<![\w.\]])(file|persona|options|memory|tools\[\d+\]|model)(\.[A-Za-z_]+|\[\d+\])?/g,
+      /(?<![\w.\]/\\-])(file|persona|options|memory|tools\[\d+\]|model)(?!\.(?:jsonc?|json5|gguf|txt|md|log)\b)(\.[A-Za-z_]+|\[\d+\])?(?![\w-])/g,
     ),
   ].map((m) => m[0]);
 }
