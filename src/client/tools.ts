@@ -13,8 +13,8 @@ import type { JsonSchema, ToolCall, ToolDefinition, ToolRef } from "./types.ts";
 
 /**
  * What a tool handler knows about the call besides its arguments. A handler must not wait for its own NPC's
- * (or session's) queued work: `npc.state()`, `talk` or `update` of `ctx.npc` waits for the turn that made the
- * call, which waits for the handler, until the tool timeout. Save from a handler with
+ * (or session's) queued work: `npc.state()`, `talk` or `update` of its NPC (`bridge.npc(ctx.npc)`) waits for
+ * the turn that made the call, which waits for the handler, until the tool timeout. Save from a handler with
  * `npc.state({ settle: false })` (the completed turns).
  *
  * @example
@@ -41,9 +41,12 @@ export interface ToolContext {
   call: ToolCall;
   /** The id of the request whose turn made the call (`session/respond`, `npc/talk`, …). */
   requestId: RequestId | undefined;
-  /** The session, for session turns. */
+  /** The session's id, for session turns (`bridge.session(ctx.session)` is a handle of it). */
   session?: string;
-  /** The NPC, for NPC turns. */
+  /**
+   * The NPC's id (its `Npc.id`, not the handle), for NPC turns: tells NPCs that share a tool apart;
+   * `bridge.npc(ctx.npc)` is a handle of it.
+   */
   npc?: string;
   /** The decision's index, in `decideMany`. */
   index?: number;
