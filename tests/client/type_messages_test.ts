@@ -30,3 +30,18 @@ Deno.test("deno check: world.merge given the path before the patch says the patc
   assert.match(errors, /world\.merge takes the patch first: merge\(patch, path\)/, errors);
   assert.equal(errors.match(/TS\d+/g)?.length, 1, errors); // the right orders compile
 });
+
+Deno.test("deno check: createWorld given the world's id says the state comes first, the id in the options", async () => {
+  const errors = await checkErrors(
+    "await using bridge = await Bridge.open();\n" +
+      'await bridge.createWorld("village");\n' +
+      'await bridge.createWorld({ gate: "open" }, { world: "village" });\n' +
+      "await bridge.createWorld();\n",
+  );
+  assert.match(
+    errors,
+    /createWorld takes the state first, the id in its options: createWorld\(state, \{ world: id \}\)/,
+    errors,
+  );
+  assert.equal(errors.match(/TS\d+/g)?.length, 1, errors); // the right calls compile
+});
