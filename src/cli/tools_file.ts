@@ -311,7 +311,10 @@ export function toolWarningInFile(warning: string, at: { tools: LoadedTools; ind
  * import { BridgeError } from "../protocol/errors.ts";
  * import { toolsFromValue, toolsProblemInFile } from "./tools_file.ts";
  * const tools = toolsFromValue([{ name: "a", parameters: { type: "strin" } }], { label: "t.json", baseDir: "." });
- * const refused = new BridgeError(-32007, "invalid_schema", "tools[0].parameters: unsupported type 'strin' (at #)");
+ * const refused = new BridgeError(-32007, "invalid_schema", "tools[0].parameters: unsupported type 'strin' (at #)", {
+ *   path: "tools[0].parameters",
+ *   schemaPath: "#",
+ * });
  * (toolsProblemInFile(refused, tools) as Error).message; // "t.json: #/0/parameters: unsupported type 'strin'"
  * ```
  */

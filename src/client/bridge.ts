@@ -547,12 +547,24 @@ export class Bridge implements AsyncDisposable {
    * Creates a world with an initial state (an object, default `{}`; an array, or a `bigint`, `Map` or `Set`
    * in it, does not compile, see {@link JsonObjectInput}; a `NaN` or `Infinity` in it is a TypeError, since
    * JSON would send `null`, and so is a `Map` or a `Set`, which JSON sends as `{}`). `options.world` picks the
-   * id (default `w1`, `w2`, …).
+   * id (default `w1`, `w2`, …): an id where the state goes (`createWorld("village")`) does not compile, and is
+   * a TypeError saying where it goes when it runs.
    */
-  async createWorld<T extends object = JsonObject>(
-    state?: T & JsonObjectInput<T>,
+  async createWorld<T extends object | string = JsonObject>(
+    // A string is given this literal type, which `deno check` shows as the error.
+    state?: T extends string
+      ? "createWorld takes the state first, the id in its options: createWorld(state, { world: id })"
+      : T & JsonObjectInput<T>,
     options: { world?: string } = {},
   ): Promise<World> {
+    if (typeof state === "string") {
+      throw new TypeError(
+        `bridge.createWorld(${
+          JSON.stringify(state)
+        }): the world's state comes first, its id in the options: ` +
+          `createWorld({ … }, { world: ${JSON.stringify(state)} }).`,
+      );
+    }
     const initial: object = state ?? {};
     const problem = lossyJsonProblem(initial, { where: "bridge.createWorld()", what: "state" });
     if (problem !== null) throw problem;

@@ -427,6 +427,7 @@ function restoreParams(
 /** Sends `npc/restore`; the handle keeps the model for its own restores. */
 async function sendRestore(connection: Connection, params: ParamsOf<"npc/restore">): Promise<Npc> {
   const result = await connection.request("npc/restore", params);
+  connection.tools.noteRestored(result.npc, params.tools === undefined);
   const { tools, warnings } = result;
   return new Npc(connection, result.npc, { tools, warnings, model: params.model });
 }

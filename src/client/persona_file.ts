@@ -96,7 +96,31 @@ function missingFile(path: string | URL): Deno.errors.NotFound {
     where = ` in ${cwd}, the folder deno runs in. A relative path starts there, not beside your script: ` +
       `new URL("${beside}", import.meta.url) names the file beside it`;
   }
-  return new Deno.errors.NotFound(`loadPersona: there is no file '${path}'${where}.`);
+  const own = packagePersona(path);
+  const copy = own === null ? "" : ` This package has a persona of that name, ${own.path}: load it from ` +
+    `there, or copy it (with ${stepsPath(own.name)}, its script) beside your script.`;
+  return new Deno.errors.NotFound(`loadPersona: there is no file '${path}'${where}.${copy}`);
+}
+
+/**
+ * This package's own persona file of the name a missing file has, when the package is a local checkout and
+ * reading it is granted (nothing is asked for), or null: an example copied into another folder loads
+ * `new URL("../personas/shopkeeper.jsonc", import.meta.url)`, which is beside the example no more.
+ */
+function packagePersona(missing: string | URL): { path: string; name: string } | null {
+  const folder = new URL("../../personas/", import.meta.url);
+  const name = String(missing).split(/[\\/]/).pop() ?? "";
+  if (folder.protocol !== "file:" || !/\.jsonc?$/.test(name)) return null;
+  const url = new URL(encodeURIComponent(name), folder);
+  if (url.href === String(missing)) return null;
+  let path = decodeURIComponent(url.pathname);
+  if (Deno.build.os === "windows") path = path.replace(/^\/([A-Za-z]:)/, "$1").replaceAll("/", "\\");
+  try {
+    if (Deno.permissions.querySync({ name: "read", path }).state !== "granted") return null;
+    return Deno.statSync(path).isFile ? { path, name } : null;
+  } catch {
+    return null;
+  }
 }
 
 async function readJsonc(path: string | URL): Promise<JsonValue> {

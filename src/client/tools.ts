@@ -13,8 +13,8 @@ import type { JsonSchema, ToolCall, ToolDefinition, ToolRef } from "./types.ts";
 
 /**
  * What a tool handler knows about the call besides its arguments. A handler must not wait for its own NPC's
- * (or session's) queued work: `npc.state()`, `talk` or `update` of `ctx.npc` waits for the turn that made the
- * call, which waits for the handler, until the tool timeout. Save from a handler with
+ * (or session's) queued work: `npc.state()`, `talk` or `update` of its NPC (`bridge.npc(ctx.npc)`) waits for
+ * the turn that made the call, which waits for the handler, until the tool timeout. Save from a handler with
  * `npc.state({ settle: false })` (the completed turns).
  *
  * @example
@@ -41,9 +41,12 @@ export interface ToolContext {
   call: ToolCall;
   /** The id of the request whose turn made the call (`session/respond`, `npc/talk`, …). */
   requestId: RequestId | undefined;
-  /** The session, for session turns. */
+  /** The session's id, for session turns (`bridge.session(ctx.session)` is a handle of it). */
   session?: string;
-  /** The NPC, for NPC turns. */
+  /**
+   * The NPC's id (its `Npc.id`, not the handle), for NPC turns: tells NPCs that share a tool apart;
+   * `bridge.npc(ctx.npc)` is a handle of it.
+   */
   npc?: string;
   /** The decision's index, in `decideMany`. */
   index?: number;
@@ -217,6 +220,8 @@ export class ToolRegistry {
   #onBug: ((message: string) => void) | null = null;
   /** Names called without a handler, each told to `onBug` once. */
   readonly #unhandled = new Set<string>();
+  /** NPCs restored with the tools of their save (definitions, whose handlers the save cannot hold). */
+  readonly #restored = new Set<string>();
   /** The calls whose handler runs, by the `tool/call` id. */
   readonly #running = new Map<RequestId, RunningCall>();
 
@@ -248,6 +253,15 @@ export class ToolRegistry {
     const copy: ToolDefinition = { ...definition };
     this.#tools.set(copy.name, { definition: copy, handler });
     return new ClientTool(copy);
+  }
+
+  /**
+   * Notes that NPC `npc` was restored, with the tools of its save (`fromSave`) or with tools given: a call of
+   * one of the save's tools that has no handler then says that a save holds no handlers.
+   */
+  noteRestored(npc: string, fromSave: boolean): void {
+    if (fromSave) this.#restored.add(npc);
+    else this.#restored.delete(npc);
   }
 
   /** The handler registered for `name`, if any. */
@@ -312,9 +326,13 @@ export class ToolRegistry {
     if (!tool) {
       if (!this.#unhandled.has(call.name)) {
         this.#unhandled.add(call.name);
+        const restored = typeof params.npc === "string" && this.#restored.has(params.npc)
+          ? `NPC '${params.npc}' was restored from a save, which holds its tools' definitions but not their ` +
+            "handlers: register each with bridge.tool(definition, handler) in the bridge it is restored in."
+          : "register it with bridge.tool(definition, handler) and pass the handle, or its name, in 'tools'.";
         this.#onBug?.(
           `Tool '${call.name}' was called, but this client has no handler for it, so the model got an error ` +
-            "output: register it with bridge.tool(definition, handler) and pass the handle, or its name, in 'tools'.",
+            `output: ${restored}`,
         );
       }
       return { output: `No handler for tool '${call.name}' in this client.`, isError: true };

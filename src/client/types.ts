@@ -400,7 +400,8 @@ export interface Usage {
  * await using bridge = await Bridge.open();
  * const session = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Hi." }] } });
  * const { steps } = await session.respond("Hello");
- * steps[0].toolCallingMode; // "allowed"
+ * // A session without tools: the model may call none ("allowed" when it has some, "required" to force one).
+ * steps[0].toolCallingMode; // "disallowed"
  * ```
  */
 export interface Step {
@@ -457,7 +458,8 @@ export interface RespondResult<T = JsonValue> {
  * const session = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Halt." }] } });
  * const events: SessionEvent[] = [];
  * await session.respond("Hello", { onEvent: (event) => events.push(event) });
- * events.map((e) => e.type); // ["modelStep", "text", "text"]
+ * // A scripted text step streams in about three pieces (`chunks`): "Ha", "lt", ".".
+ * events.map((e) => e.type); // ["modelStep", "text", "text", "text"]
  * ```
  */
 export type SessionEvent =

@@ -138,9 +138,15 @@ export class World {
    * Applies an RFC 7386 merge patch at `path` (default the root; `null` members delete): `merge({ gold: 5 },
    * "player")`. Returns the new version. The patch comes first: a string there is a TypeError, and so is a
    * `NaN` or `Infinity` in the patch (JSON would send `null`), or a `Map` or a `Set` (JSON would send `{}`;
-   * with a `bigint`, it does not compile either, see {@link JsonInput}).
+   * with a `bigint`, it does not compile either, see {@link JsonInput}). A path given first does not compile
+   * either: `deno check` says `… not assignable to parameter of type '"world.merge takes the patch first:
+   * merge(patch, path)"'`.
    */
-  async merge<T extends object>(patch: T & JsonInput<T>, path = ""): Promise<number> {
+  async merge<T extends object | string>(
+    // A string is given this literal type, which `deno check` shows as the error.
+    patch: T extends string ? "world.merge takes the patch first: merge(patch, path)" : T & JsonInput<T>,
+    path = "",
+  ): Promise<number> {
     if (typeof patch === "string") {
       const example = typeof path === "object" && path !== null ? shown(path) : "patch";
       throw new TypeError(`world.merge takes the patch first: merge(${example}, ${JSON.stringify(patch)}).`);

@@ -151,7 +151,7 @@ export function parseModelSpec(value: JsonValue | undefined, param: ModelParam):
  *   { type: "openai", baseURL: "http://127.0.0.1:8080/v1", model: "m", apikey: "x" },
  *   { path: "model", allowsScripted: true },
  * );
- * modelSpecWarnings(spec); // ["Unknown parameter 'model.apikey' was ignored."]
+ * modelSpecWarnings(spec); // ["Unknown parameter 'model.apikey' was ignored (did you mean 'apiKey'?)."]
  * ```
  */
 export function modelSpecWarnings(spec: ModelSpec): string[] {

@@ -170,7 +170,7 @@ function stepWarnings(value: JsonObject, path: string, warnings: string[]): void
  * import { parseScript, scriptWarnings } from "./script_parse.ts";
  * const value = { type: "scripted", steps: [{ text: "Hi", delay: 500 }] };
  * parseScript(value, "model");
- * scriptWarnings(value, "model"); // ["Unknown parameter 'model.steps[0].delay' was ignored."]
+ * scriptWarnings(value, "model"); // ["Unknown parameter 'model.steps[0].delay' was ignored (did you mean 'delayMs'?)."]
  * ```
  */
 export function scriptWarnings(value: JsonValue, path: string): string[] {

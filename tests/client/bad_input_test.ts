@@ -396,6 +396,20 @@ Deno.test("world.merge with the path first is a TypeError saying the patch comes
   await bridge.close();
 });
 
+Deno.test("createWorld given the world's id where its state goes is a TypeError saying where the id goes; nothing is sent", async () => {
+  const { bridge, sent } = await recorded();
+  await assert.rejects(
+    bridge.createWorld("village" as never),
+    typeError(
+      /^bridge\.createWorld\("village"\): the world's state comes first, its id in the options: createWorld\(\{ … \}, \{ world: "village" \}\)\.$/,
+    ),
+  );
+  assert.deepEqual(sent, []);
+  const village = await bridge.createWorld({ gate: "open" }, { world: "village" });
+  assert.equal(village.id, "village");
+  await bridge.close();
+});
+
 Deno.test("npc.talk, npc.bark and npc.update with a Map, a Set or NaN in what they send are TypeErrors naming the call and the path; nothing is sent", async () => {
   const { bridge, sent } = await recorded();
   await using _ = bridge;

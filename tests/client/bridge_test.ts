@@ -142,6 +142,40 @@ for (const t of TRANSPORTS) {
     ]);
   });
 
+  Deno.test(`${t.name}: an NPC restored in a new bridge without its tool's handler is told to register it there`, async () => {
+    const definition = { name: "give_item", description: "Hand over an item.", parameters: ITEM_SCHEMA };
+    const steps = [
+      { toolCalls: [{ name: "give_item", arguments: { item: "key" } }] },
+      {
+        json: { emotion: "happy", line: "There.", player_options: ["a", "b", "c"], ends_conversation: false },
+      },
+    ];
+    let save;
+    {
+      await using bridge = await t.open(quiet);
+      const tool = bridge.tool(definition, ({ item }) => `gave ${item}`);
+      const npc = await bridge.createNpc({ name: "Hilda" }, {
+        npc: "hilda",
+        tools: [tool],
+        model: scripted(...steps),
+      });
+      assert.deepEqual((await npc.talk("The key?")).toolCalls.map((r) => r.output), ["gave key"]);
+      save = await npc.state();
+    }
+    const { warnings, options } = collecting();
+    await using bridge = await t.open(options);
+    const npc = await bridge.restoreNpc(save, { model: scripted(...steps) }); // the save's tools: definitions
+    const reply = await npc.talk("The key?");
+    assert.deepEqual(reply.toolCalls.map((r) => [r.output, r.isError]), [
+      ["No handler for tool 'give_item' in this client.", true],
+    ]);
+    assert.deepEqual(warnings, [
+      "Tool 'give_item' was called, but this client has no handler for it, so the model got an error " +
+      "output: NPC 'hilda' was restored from a save, which holds its tools' definitions but not their handlers: " +
+      "register each with bridge.tool(definition, handler) in the bridge it is restored in.",
+    ]);
+  });
+
   Deno.test(`${t.name}: a tool timeout aborts the handler's signal and the model sees the timeout`, async () => {
     await using bridge = await t.open(quiet);
     const aborted = signal<string>();

@@ -109,3 +109,22 @@ Deno.test("a script of its own that names a cached GGUF model without --allow-en
       `name. It needs ${FLAGS}: ${ADD}`,
   );
 });
+
+Deno.test("a copied example that loads the package's persona beside it is told where the checkout's file is", async () => {
+  // examples/quickstart.ts copied into a folder of its own, its import pointed at the checkout's mod.ts.
+  const r = await runScript(
+    `import { loadPersona } from "${MOD}";\n` +
+      'await loadPersona(new URL("../personas/shopkeeper.jsonc", import.meta.url))\n' +
+      "  .catch((e) => console.log(e.message));\n" +
+      'await loadPersona(new URL("./mine.jsonc", import.meta.url)).catch((e) => console.log(e.message));\n',
+    ["--allow-read"],
+  );
+  assert.equal(r.code, 0, r.stderr);
+  const shop = fileURLToPath(new URL("../../personas/shopkeeper.jsonc", import.meta.url));
+  const parent = new URL("..", `file://${r.dir}/`).href;
+  assert.deepEqual(r.stdout.trim().split("\n"), [
+    `loadPersona: there is no file '${parent}personas/shopkeeper.jsonc'. This package has a persona of that ` +
+    `name, ${shop}: load it from there, or copy it (with shopkeeper.steps.json, its script) beside your script.`,
+    `loadPersona: there is no file 'file://${r.dir}/mine.jsonc'.`,
+  ]);
+});

@@ -1,6 +1,14 @@
 /** The JSDoc example extraction that tests/docs/examples_test.ts runs on: which blocks count and how they import. */
 import assert from "node:assert/strict";
-import { exampleModule, extractExamples, moduleUrl, splitImports } from "../helpers/doc_examples.ts";
+import {
+  docValueMatches,
+  exampleModule,
+  extractExamples,
+  moduleUrl,
+  splitImports,
+  VALUE_CHECK,
+  withValueChecks,
+} from "../helpers/doc_examples.ts";
 
 const SOURCE = [
   "/** One line: no example. */",
@@ -127,4 +135,37 @@ Deno.test("import.meta.resolve in an example resolves the package's name as Deno
     new URL("../../mod.ts", import.meta.url).href,
     new URL("../../src/client/x.ts", import.meta.url).href,
   ]);
+});
+
+Deno.test("an example's `expr; // value` lines become checks when the comment is a literal, not words", () => {
+  const code = [
+    "add(1, 2); // 3",
+    'greet("Ann"); // "Hi, Ann."',
+    "  list(); // [1, { a: null }]",
+    "say(); // prints it",
+    "await talk; // null: it was cancelled",
+    "const x = add(1, 2); // 3",
+    "}); // { done: true }",
+    "ring(); // e.g. 3",
+  ].join("\n");
+  const checked = withValueChecks(code, (line) => `x.ts:${line + 10}`);
+  assert.equal(checked.checks, 3);
+  assert.deepEqual(checked.code.split("\n").slice(0, 4), [
+    `(globalThis as Record<string, any>).${VALUE_CHECK}(add(1, 2), 3, "x.ts:10");`,
+    `(globalThis as Record<string, any>).${VALUE_CHECK}(greet("Ann"), "Hi, Ann.", "x.ts:11");`,
+    `  (globalThis as Record<string, any>).${VALUE_CHECK}(list(), [1, { a: null }], "x.ts:12");`,
+    "say(); // prints it",
+  ]);
+  assert.deepEqual(checked.code.split("\n").slice(4), code.split("\n").slice(4));
+});
+
+Deno.test("docValueMatches: deep equality, and a string's … or <word> stands for any text", () => {
+  assert.ok(docValueMatches([1, { a: "x" }], [1, { a: "x" }]));
+  assert.ok(!docValueMatches(["a", "b"], ["a", "b", "c"]));
+  assert.ok(docValueMatches("/tmp/x.json: #/a (line 2)", "<path>: #/a (line 2)"));
+  assert.ok(
+    docValueMatches("npc.update(): the memory's 'hp' is NaN; pass a number.", "npc.update(): … is NaN; …"),
+  );
+  assert.ok(!docValueMatches("npc.update(): the memory's 'hp' is NaN.", "npc.talk(): … is NaN."));
+  assert.ok(!docValueMatches("allowed", "disallowed"));
 });

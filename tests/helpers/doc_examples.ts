@@ -14,6 +14,7 @@
  * than JavaScript/TypeScript are skipped.
  */
 
+import { isDeepStrictEqual } from "node:util";
 import { stderrQueue } from "../../src/util/stderr_queue.ts";
 
 /** One code block of a JSDoc comment. */
@@ -189,4 +190,67 @@ export async function quietly(run: () => Promise<void>): Promise<void> {
     streams.forEach((stream, i) => Object.assign(stream, streamsWere[i]));
     if (failed && printed) Deno.stderr.writeSync(new TextEncoder().encode(printed));
   }
+}
+
+/** The global a checked example line calls (see {@link withValueChecks}). */
+export const VALUE_CHECK = "__docValueCheck";
+
+/**
+ * `code` with each line `expr; // value` whose comment is a whole JavaScript literal (a string, number,
+ * array, object, `null`, `true`) made a check that `expr` gives `value`: a call of `globalThis[VALUE_CHECK]`
+ * with both and `where(line)` (`line` 0-based in `code`). A comment that is words (`// fine`, `// e.g. …`,
+ * `// null: it was cancelled`) is left alone, and so is a line that declares (`const x = …; // 3`), returns,
+ * or ends a bracket opened above. Returns the code and how many lines it checks.
+ *
+ * @example
+ * ```ts
+ * import { withValueChecks } from "./doc_examples.ts";
+ * withValueChecks("add(1, 2); // 3\nsay(); // prints", (line) => `x.ts:${line}`).checks; // 1
+ * ```
+ */
+export function withValueChecks(
+  code: string,
+  where: (line: number) => string,
+): { code: string; checks: number } {
+  let checks = 0;
+  const lines = code.split("\n").map((line, i) => {
+    const m =
+      /^(\s*)(?!\s|const |let |var |if |return |await using |using |import |type |[})\]])(.+?);\s*\/\/\s*(.+?)\s*$/
+        .exec(line);
+    if (!m || !isLiteral(m[3])) return line;
+    checks++;
+    return `${m[1]}(globalThis as Record<string, any>).${VALUE_CHECK}(${m[2]}, ${m[3]}, ${
+      JSON.stringify(where(i))
+    });`;
+  });
+  return { code: lines.join("\n"), checks };
+}
+
+/** True when `text` is a whole JavaScript literal value (evaluated alone, it gives a value, not a function). */
+function isLiteral(text: string): boolean {
+  if (!/^["'`\[{\d-]|^(null|true|false)$/.test(text)) return false;
+  try {
+    const value = new Function(`"use strict"; return (${text});`)();
+    return value !== undefined && typeof value !== "function";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether an example's `got` is the `want` its comment shows: deep equality, where a string's `…` or `<word>`
+ * stands for any text (`"<path>: #/properties/mood (line 2, column 26)"`, `"npc.update(): … is Infinity, …"`).
+ */
+export function docValueMatches(got: unknown, want: unknown): boolean {
+  if (typeof want === "string" && typeof got === "string" && /…|<[a-z]+>/.test(want)) {
+    const parts = want.split(/…|<[a-z]+>/);
+    let at = 0;
+    for (const [i, part] of parts.entries()) {
+      const found = i === 0 ? (got.startsWith(part) ? 0 : -1) : got.indexOf(part, at);
+      if (found === -1) return false;
+      at = found + part.length;
+    }
+    return parts.at(-1) === "" || got.endsWith(parts.at(-1)!);
+  }
+  return isDeepStrictEqual(got, want);
 }

@@ -29,6 +29,7 @@ import type { Emotion } from "./emotions.ts";
 import { DEFAULT_BARK_SITUATION, framePrompt, renderInstructions, retryPrompt } from "./instructions.ts";
 import { LineTracker } from "./line_tracker.ts";
 import { generationOptions, type Npc } from "./npc.ts";
+import { defaultOptions } from "./npc_options.ts";
 import type { StateLines } from "./npc_context.ts";
 import {
   cleanLine,
@@ -73,22 +74,44 @@ export interface TalkHost {
 const TEXT_STEP_HINT = "A text step played where the NPC replies in JSON";
 
 /**
- * A scripted NPC whose text step played where its reply is JSON (the default reply format starts structured):
- * the invalid answer's error says what to change, as the script's author reads it in a `deno run` script or
- * `oam npc`. Any other error is returned as it is.
+ * A scripted NPC's invalid answer, with what to change added for the script's author (who reads it in a
+ * `deno run` script or `oam npc`): a text step played where the reply is JSON (the default reply format
+ * starts structured), or a reply step whose `player_options` do not number `playerOptionCount`. Any other
+ * error is returned as it is.
  */
-function textStepHint(npc: Npc, error: BridgeError): BridgeError {
+function scriptStepHint(npc: Npc, error: BridgeError): BridgeError {
   const problem = error.data.problem;
   if (
     error.dataCode !== "generation_failed" || typeof problem !== "string" ||
-    !problem.startsWith("the answer is not valid JSON") || !npc.agent.model.kind.startsWith("scripted")
+    !npc.agent.model.kind.startsWith("scripted")
   ) {
     return error;
   }
-  const message =
-    `${error.message} ${TEXT_STEP_HINT} (reply format '${npc.options.replyFormat}'): make the ` +
-    `step a json reply step, or give the NPC options.replyFormat "text" (docs/scripting.md, "The reply step").`;
-  return new BridgeError(error.code, error.dataCode, message, error.data).withCause(error);
+  const hint = problem.startsWith("the answer is not valid JSON")
+    ? `${TEXT_STEP_HINT} (reply format '${npc.options.replyFormat}'): make the step a json reply step, or ` +
+      `give the NPC options.replyFormat "text" (docs/scripting.md, "The reply step").`
+    : playerOptionsHint(npc, problem, error.message);
+  if (hint === null) return error;
+  return new BridgeError(error.code, error.dataCode, `${error.message} ${hint}`, error.data).withCause(error);
+}
+
+/**
+ * What to change when a reply step's `player_options` do not fit the NPC's `playerOptionCount` (the schema
+ * holds the reply to exactly that many, and leaves the key out at 0), or null for another problem.
+ */
+function playerOptionsHint(npc: Npc, problem: string, message: string): string | null {
+  const count = npc.options.playerOptionCount;
+  const about =
+    /^the answer does not match the response schema: (?:#\/properties\/player_options: must NOT have (?:fewer|more) than \d+ items|#: must have required property 'player_options'|#: must NOT have additional properties 'player_options')/;
+  // A step that has the key misspelt (`playerOptions`) is told so already.
+  if (!about.test(problem) || message.includes("; the step has '")) return null;
+  if (count === 0) {
+    return "The NPC's options.playerOptionCount is 0: a reply step gives no player_options (change the step, " +
+      "or the option).";
+  }
+  const is = count === defaultOptions(null).playerOptionCount ? `is ${count} (the default)` : `is ${count}`;
+  return `The NPC's options.playerOptionCount ${is}: a reply step gives exactly that many player_options ` +
+    "(change the step, or the option; 0 leaves player_options out).";
 }
 
 /** True for the errors that a fallback line or the plain-text retry answers. */
@@ -253,7 +276,7 @@ async function reply(talk: Talk, sink: TurnSink): Promise<Replied> {
     return await structuredReply(talk, sink);
   } catch (error) {
     const e = toBridgeError(error);
-    if (format !== "automatic" || !isBlocked(e) || talk.op.signal.aborted) throw textStepHint(talk.npc, e);
+    if (format !== "automatic" || !isBlocked(e) || talk.op.signal.aborted) throw scriptStepHint(talk.npc, e);
     talk.mode = "text";
     // Tools off, but the same tool list shown (showRespondDirectly and the offered tools are kept).
     const policy: ToolPolicy = { ...talk.policy, choice: "none" };

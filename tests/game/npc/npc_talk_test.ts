@@ -412,3 +412,56 @@ Deno.test("npc/talk: a scripted NPC's text step where it replies in JSON says wh
   });
   assert.equal((await c.call("npc/talk", { npc: "bram", line: "Hello." })).line, "Halt.");
 });
+
+Deno.test("npc/talk: a scripted reply step with the wrong number of player_options names the option that sets it", async () => {
+  const c = new NpcClient();
+  const step = (options: string[] | undefined) => ({
+    json: {
+      emotion: "neutral",
+      line: "What do you want?",
+      ...(options === undefined ? {} : { player_options: options }),
+      ends_conversation: false,
+    },
+  });
+  const cases: Array<[JsonObject, string[] | undefined, string, string]> = [
+    // A designer's first step, two replies for the default three.
+    [{}, ["A sword.", "Nothing."], "must NOT have fewer than 3 items", "is 3 (the default)"],
+    [{ playerOptionCount: 2 }, ["A.", "B.", "C."], "must NOT have more than 2 items", "is 2"],
+    [{}, undefined, "must have required property 'player_options'", "is 3 (the default)"],
+  ];
+  for (const [i, [options, given, problem, count]] of cases.entries()) {
+    await c.call("npc/create", {
+      npc: `n${i}`,
+      persona: GORM,
+      options,
+      model: { type: "scripted", steps: [step(given)] },
+    });
+    const error = await c.error("npc/talk", { npc: `n${i}`, line: "Hello." });
+    const message = String(error.message);
+    assert.equal(error.code, -32012);
+    assert.ok(message.includes(problem), message);
+    assert.ok(
+      message.endsWith(
+        ` The NPC's options.playerOptionCount ${count}: a reply step gives exactly that many player_options ` +
+          `(change the step, or the option; 0 leaves player_options out).`,
+      ),
+      message,
+    );
+  }
+  // None wanted, and the step has some.
+  await c.call("npc/create", {
+    npc: "none",
+    persona: GORM,
+    options: { playerOptionCount: 0 },
+    model: { type: "scripted", steps: [step(["A.", "B.", "C."])] },
+  });
+  const error = await c.error("npc/talk", { npc: "none", line: "Hello." });
+  const message = String(error.message);
+  assert.ok(
+    message.endsWith(
+      " The NPC's options.playerOptionCount is 0: a reply step gives no player_options (change the step, or the option).",
+    ),
+    message,
+  );
+  await c.close();
+});
