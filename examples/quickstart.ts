@@ -1,5 +1,5 @@
 // A shopkeeper NPC with a client tool, streamed lines, a world change and a save/restore. Scripted model by
-// default; --system (on-device) or --model openai:<baseURL>#<model> for a real one.
+// default; for a real one --system, --model openai:<baseURL>#<model>, or --model gguf:<file> (-A --no-lock).
 import { Bridge, loadPersona, modelFromArgs } from "../mod.ts";
 
 const shop = await loadPersona(new URL("../personas/shopkeeper.jsonc", import.meta.url));

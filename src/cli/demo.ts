@@ -13,7 +13,13 @@ import { StdioTransport } from "../client/stdio.ts";
 import { boolFlag, parseFlags, stringFlag } from "./args.ts";
 import { CliError, EXIT, isPermissionError } from "./cli_error.ts";
 import { runSubcommand } from "./subcommand.ts";
-import { currentProcess, oamCommand, type ProcessFacts, startedByDeno } from "./invocation.ts";
+import {
+  currentProcess,
+  oamCommand,
+  oamCommandLineFor,
+  type ProcessFacts,
+  startedByDeno,
+} from "./invocation.ts";
 import { firstCachedModel } from "../models/gguf_cache.ts";
 import { isTerminal, Spinner, stderrStyle, stdoutStyle, type Style, writeOut } from "./tty.ts";
 
@@ -264,6 +270,8 @@ interface Cast {
   npcModel: JsonValue;
   /** The `model` of Mira's decision. */
   decisionModel: JsonValue;
+  /** The file name of the cached GGUF model playing Mira, when one does. */
+  cachedModel?: string;
 }
 
 async function playTavern(args: string[]): Promise<number> {
@@ -303,6 +311,7 @@ async function playTavern(args: string[]): Promise<number> {
       scripted,
       npcModel: scripted ? MIRA_SCRIPT : live,
       decisionModel: scripted ? DECISION_SCRIPT : live,
+      ...(gguf !== null && !scripted ? { cachedModel: cached!.name } : {}),
     });
     return EXIT.ok;
   } finally {
@@ -384,7 +393,7 @@ class Tavern {
     await this.call("world/create", { world: "tavern", state: WORLD_SEED });
     await this.call("world/subscribe", { world: "tavern", path: "player" });
     this.spinner.stop();
-    this.#intro(cast.scripted);
+    this.#intro(cast);
     await this.call("npc/create", {
       npc: "mira",
       persona: PERSONA,
@@ -411,16 +420,23 @@ class Tavern {
     await p.flush();
   }
 
-  #intro(scripted: boolean): void {
+  #intro(cast: Cast): void {
     const p = this.#printer;
     const o = this.#o;
     p.print(`\n${o.bold("🍺 The Rusty Flagon")} ${o.dim("— an open-apple-models demo")}\n`);
+    // Off a Mac the on-device model is not there: say how a real model gets to play Mira.
+    const who = cast.cachedModel === undefined
+      ? "The model"
+      : `${cast.cachedModel} (a cached GGUF model; --model picks another)`;
     p.print(
       o.dim(
-        scripted
+        cast.scripted
           ? "   Scripted replies, real bridge: every message below went through 'oam stdio'.\n" +
-            "   (With Apple Intelligence available, the on-device model plays Mira instead.)\n\n"
-          : "   The model improvises Mira's lines; the engine, tools and world are real.\n\n",
+            "   (With Apple Intelligence available, the on-device model plays Mira instead, and elsewhere a " +
+            `cached GGUF model:\n   '${
+              oamCommandLineFor("models pull <url>")
+            }', or --model gguf:<file.gguf>.)\n\n`
+          : `   ${who} improvises Mira's lines; the engine, tools and world are real.\n\n`,
       ),
     );
     p.print(o.italic("Rain hammers the shutters. Aria shakes off her cloak and steps up to the bar.\n\n"));

@@ -242,7 +242,7 @@ export function netAccessAdvice(detail: string, facts: ProcessFacts = currentPro
  */
 export function availabilityOf(
   model: LanguageModel,
-): Promise<{ available: boolean; reason?: string; detail?: string }> {
+): Promise<{ available: boolean; reason?: string; detail?: string; permanent?: boolean }> {
   return model.availability().catch((error) => ({
     available: false,
     reason: "unknown",

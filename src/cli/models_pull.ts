@@ -183,6 +183,7 @@ export async function pullModel(
   const download: Download = {
     label: source.label,
     partial,
+    dir: options.dir,
     offset: options.force ? 0 : await fileSize(partial),
     signal: options.signal,
     onProgress: options.onProgress,
@@ -232,6 +233,8 @@ interface Download {
   label: string;
   /** The `.partial` file. */
   partial: string;
+  /** The cache folder it is in. */
+  dir: string;
   /** Its size when the download starts: the first byte asked for. */
   offset: number;
   signal?: AbortSignal;
@@ -246,20 +249,37 @@ async function requestModel(url: string, download: Download): Promise<Response> 
     if (download.signal?.aborted) {
       throw new CliError("interrupted", "The download was interrupted; run the same command to resume.");
     }
-    throw new CliError("io_error", `Cannot download ${download.label}: ${fetchProblem(error)}`);
+    const problem = fetchProblem(error);
+    if (problem.permission) {
+      throw new CliError("io_error", `Cannot download ${download.label}: ${problem.text}`);
+    }
+    throw new CliError(
+      "io_error",
+      `Cannot download ${download.label}: ${endSentence(problem.text)} ${unreachableAdvice(download)}`,
+    );
   }
+}
+
+/**
+ * What to do when the server cannot be reached: try again once the network is back (the partial file is
+ * kept), or run a GGUF file already on this computer, which needs no download.
+ */
+function unreachableAdvice(download: Download): string {
+  const again = download.offset > 0 ? "run the same command again to resume" : "run the same command again";
+  return `When the network is back, ${again}; a GGUF file already on this computer needs no download: ` +
+    `--model gguf:<path to the file>, or copy it into ${download.dir} to use it by name.`;
 }
 
 /**
  * Why a request failed: the connection's own reason (Deno's "fetch failed" keeps it in `cause`: a name that
  * does not resolve, a refused connection), or the permission that is missing and the task that has it.
  */
-function fetchProblem(error: unknown): string {
+function fetchProblem(error: unknown): { text: string; permission: boolean } {
   const text = error instanceof Error ? error.message : String(error);
   if (/Requires net access/.test(text)) {
-    return `${endSentence(text)} 'deno task models pull …' has network access.`;
+    return { text: `${endSentence(text)} 'deno task models pull …' has network access.`, permission: true };
   }
-  return fetchFailure(error);
+  return { text: fetchFailure(error), permission: false };
 }
 
 /**

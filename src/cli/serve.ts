@@ -346,10 +346,14 @@ async function serve(args: string[]): Promise<number> {
   }
   const availability = await availabilityOf(model);
   if (!availability.available) {
+    // A permanent reason (a permission this process lacks, …) is not cured by waiting, only by a restart.
+    const until = availability.permanent === true
+      ? "Waiting cannot make it available: completions answer 503 until the server is started again with what it lacks."
+      : "Completions answer 503 until it is available.";
     writeErr(
       `warning: ${
         unavailableMessage(availability.reason ?? "unknown", { detail: availability.detail, choice })
-      } Completions answer 503 until it is available.\n`,
+      } ${until}\n`,
     );
   }
   await server.stopped;

@@ -6,7 +6,7 @@
  */
 import { BridgeError } from "../protocol/errors.ts";
 import { forGood } from "./for_good.ts";
-import { findCachedModel, modelsCacheDir } from "./gguf_cache.ts";
+import { findCachedModel, listCachedModels, modelsCacheDir } from "./gguf_cache.ts";
 import { oamCommandLine } from "./oam_hint.ts";
 import { llamaPermissionAdvice, missingLlamaPermissions, scriptPermissionHint } from "./llama_permissions.ts";
 
@@ -211,7 +211,8 @@ export async function checkModelFile(path: string): Promise<string> {
         ? ""
         : `, and no cached model is called that (in ${dir}: ${oamCommandLine("models list")} shows ` +
           `them, ${oamCommandLine("models pull <url>")} downloads one)`;
-      throw unavailable(`The model file '${path}' does not exist${where}.`, { path });
+      const cached = dir === null ? "" : await cachedNames(dir);
+      throw unavailable(`The model file '${path}' does not exist${where}.${cached}`, { path });
     }
     if (isPermissionError(error)) {
       throw forGood(unavailable(readPermissionMessage(path), { path }));
@@ -221,4 +222,16 @@ export async function checkModelFile(path: string): Promise<string> {
     );
   }
   return real;
+}
+
+/**
+ * The models cached in `dir` as `--model` values (` Cached there: gguf:qwen, gguf:tiny-chat.`), so a name
+ * mistyped or half remembered can be corrected at once; empty when none is cached.
+ */
+async function cachedNames(dir: string): Promise<string> {
+  const models = await listCachedModels(dir).catch(() => []);
+  if (models.length === 0) return "";
+  const shown = models.slice(0, 5).map((m) => `gguf:${m.name.replace(/\.gguf$/i, "")}`);
+  const more = models.length > shown.length ? ` and ${models.length - shown.length} more` : "";
+  return ` Cached there: ${shown.join(", ")}${more}.`;
 }

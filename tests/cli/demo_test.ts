@@ -10,6 +10,9 @@ Deno.test("demo: the tavern scene runs against the stdio bridge and exits 0", as
   assert.equal(r.stderr, "");
   const beats = [
     "The Rusty Flagon",
+    // Off a Mac, the way to a real model: a cached GGUF model plays Mira, and the command that caches one.
+    "(With Apple Intelligence available, the on-device model plays Mira instead, and elsewhere a cached GGUF model:",
+    "'deno task models pull <url>', or --model gguf:<file.gguf>.)",
     "Aria: Evening! Something warm to eat?",
     "⚙ check_menu {} → tool/call to the engine",
     '↳ engine: {"lamb stew":8,"fresh bread":3,"apple cider":2}',

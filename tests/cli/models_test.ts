@@ -483,6 +483,14 @@ Deno.test("models: an HTTP error or an unreachable server while resuming keeps t
     );
     assert.equal(unreachable.code, "io_error");
     assert.match(unreachable.message, /^Cannot download m\.gguf: .+/);
+    // It says what to do: try again when the network is back, or use a GGUF file already on disk.
+    assert.match(unreachable.message, /run the same command again to resume/);
+    assert.ok(
+      unreachable.message.includes(
+        `--model gguf:<path to the file>, or copy it into ${dir} to use it by name`,
+      ),
+      unreachable.message,
+    );
     assert.deepEqual(await Deno.readFile(`${dir}/m.gguf.partial`), model.slice(0, 5_000));
     assert.equal(await exists(`${dir}/m.gguf`), false);
   } finally {

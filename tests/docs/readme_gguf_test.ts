@@ -15,6 +15,13 @@ Deno.test("README quickstart: running it on a GGUF model passes --no-lock", () =
   assert.match(sentence, /`-A --no-lock`/);
 });
 
+Deno.test("examples/quickstart.ts: its opening comment names a local GGUF model with the flags it needs", async () => {
+  // The first lines a designer off a Mac reads (the README's quickstart block is this file verbatim).
+  const source = await Deno.readTextFile(new URL("examples/quickstart.ts", root));
+  const header = source.split("\n").filter((l) => l.startsWith("//")).join(" ");
+  assert.match(header, /--model gguf:<file> \(-A --no-lock\)/);
+});
+
 Deno.test("README: the examples said to pick a cached GGUF model are those that do", async () => {
   const picking: string[] = [];
   for await (const entry of Deno.readDir(new URL("examples/", root))) {

@@ -541,7 +541,8 @@ Deno.test("wire: a llama model named neither by a file nor by a cached model say
         error: {
           code: -32001,
           message: `The model file 'qwen' does not exist, and no cached model is called that (in ${dir}: ` +
-            `'${CHECKOUT_OAM} models list' shows them, '${CHECKOUT_OAM} models pull <url>' downloads one).`,
+            `'${CHECKOUT_OAM} models list' shows them, '${CHECKOUT_OAM} models pull <url>' downloads one). ` +
+            `Cached there: gguf:other.`,
           data: { code: "model_unavailable", path: "qwen" },
         },
       });

@@ -336,6 +336,32 @@ Deno.test("oam serve --model openai: a server it may not reach fails at once; on
   }
 });
 
+Deno.test("oam serve --model gguf: under the narrow task's flags, the start warning says a restart is needed, not a wait", async () => {
+  // `deno task serve` leaves out node-llama-cpp's permissions: the model can never become available in this
+  // process, so "until it is available" would have the designer wait for nothing.
+  const dir = await tempDir();
+  try {
+    const file = `${dir}/model.gguf`;
+    // A GGUF header: the file is read before the permissions are checked, and never loaded.
+    await Deno.writeFile(file, new Uint8Array([0x47, 0x47, 0x55, 0x46, 3, 0, 0, 0, 0, 0, 0, 0]));
+    const serve = await ServeProcess.spawn(["--port", "0", "--model", `gguf:${file}`]).ready();
+    try {
+      await serve.logged(/warning: The model \S*model\.gguf is unavailable: .*\n/);
+      assert.match(serve.stderr, /deno task oam:local serve --model gguf:/);
+      assert.match(
+        serve.stderr,
+        /Waiting cannot make it available: completions answer 503 until the server is started again with what it lacks\./,
+      );
+      assert.doesNotMatch(serve.stderr, /until it is available/);
+    } finally {
+      serve.child.kill("SIGTERM");
+      await serve.exit();
+    }
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("oam serve warns at start about --allow-origin values that open it to any page or match no page", async () => {
   const dir = await tempDir();
   try {
