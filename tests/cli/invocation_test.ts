@@ -219,7 +219,7 @@ Deno.test("no network access to a model server: the advice works where it is pri
   }
 });
 
-Deno.test("oam stdio without network access: the advice names 'deno task stdio:local' in the repository, else the grant", async () => {
+Deno.test("oam stdio without network access: the advice names 'deno task stdio:local' in the repository, else the grant", () => {
   const main = pathToFileURL(CLI).href;
   const stdioTask = ["read", "ffi", "env:OAM_MODEL", "env:OAM_SCRIPT", "env:OAM_FM_LIBRARY"];
   const repo = facts({ main, cwd: dirname(CLI), grants: stdioTask, tasks: ["stdio", "stdio:local", "oam"] });
