@@ -33,11 +33,15 @@ export const MODEL_VALUE_USAGE = "openai:<baseURL>#<model> or gguf:<path|cached 
  */
 export async function modelFromFlag(
   flag: string,
-  from: { source?: string; warn?: (message: string) => void } = {},
+  from: {
+    source?: string;
+    warn?: (message: string) => void;
+    netAccessAdvice?: (host: string) => string | null;
+  } = {},
 ): Promise<() => LanguageModel> {
-  const { source = "--model", warn = warnOnStderr } = from;
+  const { source = "--model", warn = warnOnStderr, netAccessAdvice } = from;
   if (flag.startsWith("openai:")) {
-    const model = createOpenAIModel(parseOpenAIModelFlag(flag));
+    const model = createOpenAIModel(parseOpenAIModelFlag(flag), netAccessAdvice ? { netAccessAdvice } : {});
     return () => model;
   }
   if (flag.startsWith("gguf:")) {
@@ -100,14 +104,17 @@ export function modelFlagKind(flag: string): "openai" | "llama" {
  * it whatever the environment says). A bad `OAM_SCRIPT` or
  * `OAM_MODEL` is an `invalid_input` {@link CliError} that names the variable (and the script file: "No such
  * file", "not valid JSON" with the place, a step that is not one); a bad `flag` throws a plain error. The
- * script's unknown members go to `warn` (see {@link readEnvScript}).
+ * script's unknown members go to `how.warn` (see {@link readEnvScript}); an `openai:` model that may not reach its
+ * server says `how.netAccessAdvice` for the host (see {@link modelFromFlag}).
  */
 export async function hostModelFromEnvironment(
   flag?: string,
-  warn: (message: string) => void = warnOnStderr,
+  how: { warn?: (message: string) => void; netAccessAdvice?: (host: string) => string | null } = {},
 ): Promise<(() => LanguageModel) | undefined> {
+  const { warn = warnOnStderr, netAccessAdvice } = how;
+  const advice = netAccessAdvice ? { netAccessAdvice } : {};
   if (flag === "system") return undefined; // the on-device model, whatever OAM_SCRIPT and OAM_MODEL say
-  if (flag !== undefined) return await modelFromFlag(flag, { source: "--model", warn });
+  if (flag !== undefined) return await modelFromFlag(flag, { source: "--model", warn, ...advice });
   const scriptPath = grantedEnvVar("OAM_SCRIPT");
   if (scriptPath) {
     if (Deno.permissions.querySync({ name: "read", path: scriptPath }).state !== "granted") {
@@ -119,7 +126,7 @@ export async function hostModelFromEnvironment(
   const fromEnv = grantedEnvVar("OAM_MODEL");
   if (fromEnv) {
     try {
-      return await modelFromFlag(fromEnv, { source: "OAM_MODEL", warn });
+      return await modelFromFlag(fromEnv, { source: "OAM_MODEL", warn, ...advice });
     } catch (error) {
       throw CliError.invalidInput(`OAM_MODEL: ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -130,6 +130,21 @@ export function startedByDeno(facts: ProcessFacts = currentProcess()): boolean {
 export function commandWithNet(host: string, facts: ProcessFacts = currentProcess()): string {
   if (!runByDeno(facts)) return "compiled";
   if (runsRepositoryCli(facts)) return "task";
+  return denoRunWithNet(host, facts);
+}
+
+/**
+ * The `deno run` command of this process (its permissions, its network grant replaced by `host`, and its
+ * module), whether or not a task of the repository runs it; "compiled" for a compiled executable.
+ *
+ * @example
+ * ```ts
+ * import { denoRunWithNet } from "./invocation.ts";
+ * denoRunWithNet("api.example.com:443"); // e.g. "deno run --allow-read --allow-net=api.example.com:443 cli.ts"
+ * ```
+ */
+export function denoRunWithNet(host: string, facts: ProcessFacts = currentProcess()): string {
+  if (!runByDeno(facts)) return "compiled";
   const others: ProcessFacts["granted"] = (name, scope) => name !== "net" && facts.granted(name, scope);
   const flags = permissionFlags({ ...facts, granted: others });
   return ["deno", "run", ...flags, `--allow-net=${host}`, moduleWord(facts.mainModule, facts.cwd)].join(" ");
@@ -156,7 +171,36 @@ function runByDeno(facts: ProcessFacts): boolean {
  * ```
  */
 export function inRepository(facts: ProcessFacts = currentProcess()): boolean {
-  return runByDeno(facts) && runsRepositoryCli(facts) && facts.tasks().includes("oam:local");
+  return hasRepositoryTask("oam:local", facts);
+}
+
+/**
+ * Whether this process is `deno` running the repository's own `cli.ts` from its folder, whose `deno.json` has
+ * task `task` (so a hint can name `deno task <task>`).
+ *
+ * @example
+ * ```ts
+ * import { hasRepositoryTask } from "./invocation.ts";
+ * hasRepositoryTask("stdio:local"); // true under `deno task stdio` in a checkout
+ * ```
+ */
+export function hasRepositoryTask(task: string, facts: ProcessFacts = currentProcess()): boolean {
+  return runByDeno(facts) && runsRepositoryCli(facts) && facts.tasks().includes(task);
+}
+
+/**
+ * Whether `host` (a name, with or without its port: `127.0.0.1:8080`, `[::1]:80`) is this machine, as the
+ * `:local` tasks grant it.
+ *
+ * @example
+ * ```ts
+ * import { isLocalHost } from "./invocation.ts";
+ * isLocalHost("localhost:8080"); // true
+ * isLocalHost("api.example.com:443"); // false
+ * ```
+ */
+export function isLocalHost(host: string): boolean {
+  return LOCAL_HOSTS.includes(host.replace(/:\d+$/, ""));
 }
 
 /** Whether this process runs the `cli.ts` of its working directory (the repository's own, run from its folder). */

@@ -22,7 +22,15 @@ import {
   warnOnStderr,
 } from "./host_model.ts";
 import { CliError } from "./cli_error.ts";
-import { commandWithNet, currentProcess, oamCommandLineFor, type ProcessFacts } from "./invocation.ts";
+import {
+  commandWithNet,
+  currentProcess,
+  denoRunWithNet,
+  hasRepositoryTask,
+  isLocalHost,
+  oamCommandLineFor,
+  type ProcessFacts,
+} from "./invocation.ts";
 import { readJsonInput } from "./input.ts";
 import { envVar } from "../util/env.ts";
 
@@ -400,4 +408,35 @@ export class LocalBridge {
     }
     await this.#peer.close();
   }
+}
+
+/**
+ * How to run `oam stdio` with network access to a model server at `host` (`"127.0.0.1:8080"`), for the
+ * bridge's `netAccessAdvice`: in the repository's folder its `stdio:local` task for this machine's hosts, else
+ * the `deno run` command with that grant (there with `--no-lock`, as its tasks run); for a compiled oam, the
+ * grant to compile it with.
+ *
+ * @example
+ * ```ts
+ * import { stdioNetAccessAdvice } from "./local_bridge.ts";
+ * stdioNetAccessAdvice("127.0.0.1:8080");
+ * // in the repository: "This bridge has no network access to 127.0.0.1:8080: for a model server on this
+ * // machine run it with 'deno task stdio:local'."
+ * ```
+ */
+export function stdioNetAccessAdvice(host: string, facts: ProcessFacts = currentProcess()): string {
+  const command = denoRunWithNet(host, facts);
+  if (command === "compiled") {
+    return `This bridge has no network access to ${host}; it needs to be compiled with --allow-net=${host}.`;
+  }
+  if (hasRepositoryTask("stdio:local", facts)) {
+    if (isLocalHost(host)) {
+      return `This bridge has no network access to ${host}: for a model server on this machine run it with ` +
+        "'deno task stdio:local'.";
+    }
+    return `This bridge has no network access to ${host}: run it with that grant, '${
+      command.replace(/^deno run /, "deno run --no-lock ")
+    } stdio' ('deno task stdio:local' grants this machine's hosts only).`;
+  }
+  return `This bridge has no network access to ${host}: run it with that grant, '${command} stdio'.`;
 }

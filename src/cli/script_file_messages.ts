@@ -7,7 +7,7 @@
  */
 import { isJsonObject, type JsonValue } from "../protocol/json.ts";
 import { nearestName } from "../protocol/edit_distance.ts";
-import { knownStepMembers } from "../protocol/script_keys.ts";
+import { idleStepMembers, knownStepMembers } from "../protocol/script_keys.ts";
 
 /** The members of a script object; any other is ignored. */
 const SCRIPT_KEYS: readonly string[] = ["type", "steps", "fallback"];
@@ -18,7 +18,8 @@ function ignored(where: string, member: string, meant: string | undefined): stri
 
 /**
  * The members of script file `value` that nothing reads, one warning each in the order of the keys: "step 1:
- * unknown key 'delay' was ignored (did you mean 'delayMs'?).", "fallback: …", "unknown key 'fallbak' …".
+ * unknown key 'delay' was ignored (did you mean 'delayMs'?).", "fallback: …", "unknown key 'fallbak' …", and
+ * the members its kind of step does not read: "step 2: 'chunks' has no effect: only a 'text' step streams …".
  *
  * @example
  * ```ts
@@ -35,6 +36,9 @@ export function scriptFileWarnings(value: JsonValue): string[] {
       for (const { member, meant } of knownStepMembers(step).unknown) {
         warnings.push(ignored(`step ${i + 1}: `, member, meant));
       }
+      for (const { member, why } of idleStepMembers(step)) {
+        warnings.push(`step ${i + 1}: '${member}' has no effect: ${why}.`);
+      }
     });
   if (Array.isArray(value)) {
     steps(value);
@@ -46,6 +50,9 @@ export function scriptFileWarnings(value: JsonValue): string[] {
     else if (key === "fallback" && isJsonObject(member)) {
       for (const unknown of knownStepMembers(member).unknown) {
         warnings.push(ignored("fallback: ", unknown.member, unknown.meant));
+      }
+      for (const idle of idleStepMembers(member)) {
+        warnings.push(`fallback: '${idle.member}' has no effect: ${idle.why}.`);
       }
     } else if (!SCRIPT_KEYS.includes(key)) warnings.push(ignored("", key, nearestName(key, SCRIPT_KEYS)));
   }

@@ -19,6 +19,7 @@ import {
 import { onParentExit, onStopSignals } from "./stop_signals.ts";
 import { CliError, reportError } from "./cli_error.ts";
 import { oamHelpLine } from "./invocation.ts";
+import { stdioNetAccessAdvice } from "./local_bridge.ts";
 import { isTerminal, stderrStyle, writeErr } from "./tty.ts";
 
 /** Help text of `oam stdio`. */
@@ -101,7 +102,8 @@ export async function runStdio(args: string[]): Promise<number> {
     };
     logger = stderrLogger(flag(() => logLevelFlag(values, "warning")), "oam stdio");
     const toolTimeout = flag(() => numberFlag(values, { name: "tool-timeout", min: 0, max: 86400 }));
-    config = { logger };
+    // An openai model this process may not reach says how to run the bridge with that access.
+    config = { logger, netAccessAdvice: (host) => stdioNetAccessAdvice(host) };
     const maxSessions = flag(() => intFlag(values, { name: "max-sessions", min: 1 }));
     if (maxSessions !== undefined) config.maxSessions = maxSessions;
     if (toolTimeout !== undefined) config.toolTimeoutSeconds = toolTimeout;
@@ -110,7 +112,10 @@ export async function runStdio(args: string[]): Promise<number> {
     let hostModel;
     try {
       // The script's unknown members are logged like the bridge's other warnings.
-      hostModel = await hostModelFromEnvironment(stringFlag(values, "model"), (m) => logger.warning(m));
+      hostModel = await hostModelFromEnvironment(stringFlag(values, "model"), {
+        warn: (m) => logger.warning(m),
+        netAccessAdvice: (host) => stdioNetAccessAdvice(host),
+      });
     } catch (error) {
       // A bad --model is a usage error; a bad OAM_SCRIPT or OAM_MODEL says which (invalid input).
       if (error instanceof CliError && error.code !== "usage") throw error;

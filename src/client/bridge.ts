@@ -779,7 +779,10 @@ export class Bridge implements AsyncDisposable {
   /**
    * Sends a notification: a request without an id, which the bridge never answers (so a mistake in it is
    * never reported). For a protocol method (`session/cancel`, `npc/cancel`, …) the params are typed from
-   * `BridgeMethods`, as for {@link Bridge.request}, and a misspelled one does not compile.
+   * `BridgeMethods`, as for {@link Bridge.request}, and a misspelled one does not compile. A notification of
+   * `npc/cancel`, `npc/delete`, `session/cancel` or `session/delete` ends the work as a request of it does: the
+   * callbacks of that NPC's or session's turns get nothing more from the call on, and a delete's `-32009` says
+   * "… when an 'npc/delete' notification deleted the NPC."
    *
    * @example
    * ```ts
@@ -801,7 +804,8 @@ export class Bridge implements AsyncDisposable {
     params?: JsonObject,
   ): Promise<void>;
   notify(method: string, params?: object): Promise<void> {
-    return this.#c.peer.notify(method, params as JsonObject | undefined);
+    // npc/cancel, npc/delete, session/cancel, session/delete silence the turns they end, as a request of them.
+    return this.#c.notify(method, params);
   }
 
   /**

@@ -119,6 +119,14 @@ const ENDING_METHODS = new Map<string, { why: string | null }>([
   ["session/delete", { why: "a 'session/delete' request deleted the session." }],
 ]);
 
+/** What a notification of an ending method says it did (no answer comes, but the work ends all the same). */
+const ENDING_NOTIFICATIONS = new Map<string, { why: string | null }>([
+  ["npc/cancel", { why: null }],
+  ["session/cancel", { why: null }],
+  ["npc/delete", { why: "an 'npc/delete' notification deleted the NPC." }],
+  ["session/delete", { why: "a 'session/delete' notification deleted the session." }],
+]);
+
 /** A turn in flight whose events reach the game's callbacks, under its NPC's or session's key (none: unkeyed). */
 interface WatchedTurn {
   silenced: boolean;
@@ -208,6 +216,23 @@ export class Connection {
     method: M,
     how: { params: object | undefined; why: string | null; options?: RequestOptions | undefined },
   ): Promise<ResultOf<M>> {
+    this.#endingWork(method, how);
+    return this.#request(method, how.params, how.options, null) as Promise<ResultOf<M>>;
+  }
+
+  /**
+   * Sends a notification. One of a method that ends an NPC's or session's work (`npc/cancel`, `npc/delete`,
+   * `session/cancel`, `session/delete`) silences that work's turns in flight first, as {@link endWork} does for
+   * a request of it, and a delete's `-32009` says a notification deleted it.
+   */
+  notify(method: string, params?: object): Promise<void> {
+    const ending = ENDING_NOTIFICATIONS.get(method);
+    if (ending !== undefined) this.#endingWork(method, { params, why: ending.why });
+    return this.peer.notify(method, params as JsonObject | undefined);
+  }
+
+  /** The client's side of ending the work `method` names in `how.params`: see {@link endWork}. */
+  #endingWork(method: string, how: { params: object | undefined; why: string | null }): void {
     const kind = method.slice(0, method.indexOf("/"));
     const id = (how.params as Record<string, unknown> | undefined)?.[kind];
     if (typeof id === "string") {
@@ -215,7 +240,6 @@ export class Connection {
       this.silence(target);
       if (how.why !== null) this.noteCancel(target, how.why);
     }
-    return this.#request(method, how.params, how.options, null) as Promise<ResultOf<M>>;
   }
 
   /**

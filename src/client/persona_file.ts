@@ -7,7 +7,7 @@ import type { ParseError } from "npm:jsonc-parser@3.3.1";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { shown } from "./checks.ts";
 import { nearestName } from "../protocol/edit_distance.ts";
-import { knownStepMembers } from "../protocol/script_keys.ts";
+import { idleStepMembers, knownStepMembers } from "../protocol/script_keys.ts";
 import type { NpcMemory, NpcOptions, Persona } from "./game_types.ts";
 import { withKnownKeys } from "./npc_keys.ts";
 import type { ScriptStep, ToolDefinition } from "./types.ts";
@@ -212,6 +212,10 @@ function knownSteps(
           meant ? ` (did you mean '${meant}'?)` : ""
         }.`,
       );
+    }
+    for (const { member, why } of idleStepMembers(step)) {
+      onWarning(`${path}: ${label(index)}: '${member}' has no effect: ${why}.`);
+      delete known.step[member];
     }
     return known.step as ScriptStep;
   });

@@ -45,6 +45,20 @@ export interface BridgeConfiguration extends BridgeSettings {
   logger: Logger;
   /** Called after the `shutdown` response has been delivered. */
   onShutdown?: () => void;
+  /**
+   * What to tell the user when this process may not reach a model server (`host`, `"127.0.0.1:8080"`): how to
+   * run the bridge with that network access. It ends an `openai` model's "Cannot reach the model server at …"
+   * in place of Deno's own advice ("run again with the --allow-net flag"). Default: Deno's message as it is.
+   *
+   * @example
+   * ```ts
+   * import type { BridgeConfiguration } from "@open-apple-models/bridge/engine";
+   * const config: Partial<BridgeConfiguration> = {
+   *   netAccessAdvice: (host) => `This bridge has no network access to ${host}: start it with --allow-net=${host}.`,
+   * };
+   * ```
+   */
+  netAccessAdvice?: (host: string) => string | null;
 }
 
 /** The logger of a configuration without one: errors to stderr. */
@@ -114,6 +128,7 @@ export function resolveConfiguration(
     ...(config.modelFactory ? { modelFactory: config.modelFactory } : {}),
     logger: config.logger ?? defaultLogger,
     ...(config.onShutdown ? { onShutdown: config.onShutdown } : {}),
+    ...(config.netAccessAdvice ? { netAccessAdvice: config.netAccessAdvice } : {}),
     maxPendingClientRequests: config.maxPendingClientRequests ?? DEFAULTS.maxPendingClientRequests,
     maxQueuedOperations: config.maxQueuedOperations ?? DEFAULTS.maxQueuedOperations,
     maxInFlightRequests: config.maxInFlightRequests ?? DEFAULTS.maxInFlightRequests,

@@ -183,13 +183,27 @@ export function malformed(what: string, data: JsonObject = {}): BridgeError {
   return BridgeError.of("generation_failed", `The model server sent a malformed answer: ${what}`, data);
 }
 
-/** Maps a network failure of `fetch` (connection refused, DNS, TLS, reset). */
-export function networkError(error: unknown, url: string): BridgeError {
+/**
+ * Maps a network failure of `fetch` (connection refused, DNS, TLS, reset) of `at.url`. Deno's refusal of a
+ * network grant this process lacks ("Requires net access to "<host>", run again with the --allow-net flag")
+ * is said with `at.advice` for that host instead, when it has some.
+ */
+export function networkError(
+  error: unknown,
+  at: { url: string; advice?: ((host: string) => string | null) | undefined },
+): BridgeError {
+  const { url, advice } = at;
   const message = fetchFailure(error);
-  return BridgeError.of("model_unavailable", `Cannot reach the model server at ${url}: ${cut(message)}`, {
-    reason: "unreachable",
-    serverMessage: cut(message),
-  }).withCause(error);
+  const host = /Requires net access to "([^"]+)"/.exec(message)?.[1];
+  const said = host === undefined || advice === undefined ? null : advice(host);
+  return BridgeError.of(
+    "model_unavailable",
+    `Cannot reach the model server at ${url}: ${said ?? cut(message)}`,
+    {
+      reason: "unreachable",
+      serverMessage: cut(message),
+    },
+  ).withCause(error);
 }
 
 /** The inactivity timeout fired. */

@@ -189,7 +189,11 @@ class OpenAIModel implements LanguageModel {
   /** True once the server showed it is llama.cpp (which takes a named `tool_choice` as `"auto"`). */
   #llamaCpp = false;
 
-  constructor(config: OpenAIModelConfig) {
+  /** How to grant network access to a host this process may not reach (else Deno's message stands). */
+  readonly #netAccessAdvice: ((host: string) => string | null) | undefined;
+
+  constructor(config: OpenAIModelConfig, netAccessAdvice?: (host: string) => string | null) {
+    this.#netAccessAdvice = netAccessAdvice;
     this.#config = { ...config, baseURL: config.baseURL.replace(/\/+$/, "") };
     this.#timeoutMs = config.timeoutMs ?? DEFAULT_OPENAI_TIMEOUT_MS;
   }
@@ -315,7 +319,7 @@ class OpenAIModel implements LanguageModel {
           signal: guard.signal,
         });
       } catch (error) {
-        throw guard.fail(error, (e) => networkError(e, url));
+        throw guard.fail(error, (e) => networkError(e, { url, advice: this.#netAccessAdvice }));
       }
       const broken = (e: unknown) =>
         BridgeError.of(
@@ -497,7 +501,7 @@ class OpenAIModel implements LanguageModel {
       try {
         response = await fetch(url, { headers: this.#headers(false, false), signal: guard.signal });
       } catch (error) {
-        const failure = guard.fail(error, (e) => networkError(e, url));
+        const failure = guard.fail(error, (e) => networkError(e, { url, advice: this.#netAccessAdvice }));
         // A network grant this process lacks: it cannot be added while the process runs.
         throw isMissingGrant(error) ? forGood(failure) : failure;
       }
@@ -543,8 +547,15 @@ class OpenAIModel implements LanguageModel {
  * import { createOpenAIModel } from "@open-apple-models/bridge/engine";
  * const model = createOpenAIModel({ baseURL: "http://127.0.0.1:8080/v1", model: "tiny" });
  * const availability = await model.availability();
+ * // A process without the network grant: its failures end with this advice instead of Deno's.
+ * const advised = createOpenAIModel({ baseURL: "http://127.0.0.1:8080/v1", model: "tiny" }, {
+ *   netAccessAdvice: (host) => `Start the bridge with --allow-net=${host}.`,
+ * });
  * ```
  */
-export function createOpenAIModel(config: OpenAIModelConfig): LanguageModel {
-  return new OpenAIModel(config);
+export function createOpenAIModel(
+  config: OpenAIModelConfig,
+  options: { netAccessAdvice?: (host: string) => string | null } = {},
+): LanguageModel {
+  return new OpenAIModel(config, options.netAccessAdvice);
 }

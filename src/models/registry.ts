@@ -88,6 +88,8 @@ export interface ModelFactories {
   modelFactory?: (spec: ModelSpec) => LanguageModel | undefined;
   /** False when this bridge refuses scripted models: an unknown type's message then does not offer them. */
   allowsScriptedModels?: boolean;
+  /** How to grant network access to a model server's host (`BridgeConfiguration.netAccessAdvice`). */
+  netAccessAdvice?: (host: string) => string | null;
 }
 
 /**
@@ -177,7 +179,11 @@ export function createModel(spec: ModelSpec, factories: ModelFactories): Languag
   const custom = hostModel(spec, factories);
   if (custom) return custom;
   if (spec.type === "openai" && "raw" in spec) {
-    return createOpenAIModel(parseOpenAIModelSpec(spec.raw, spec.path));
+    const advice = factories.netAccessAdvice;
+    return createOpenAIModel(
+      parseOpenAIModelSpec(spec.raw, spec.path),
+      advice ? { netAccessAdvice: advice } : {},
+    );
   }
   if (spec.type === "llama" && "raw" in spec) {
     // node-llama-cpp itself is imported on the model's first use, not here.

@@ -188,6 +188,18 @@ function templateContext(req: StepRequest): { prompt: string; outputs: string[] 
   return { prompt, outputs };
 }
 
+/** True when a tool (not `respond_directly`) ran in the turn of `req`: its history has an output since the prompt. */
+function toolRanThisTurn(req: StepRequest): boolean {
+  if (req.prompt !== "") return false;
+  const history = req.history;
+  for (let i = history.length - 1; i >= 0; i--) {
+    const entry = history[i];
+    if (entry.role === "user") return false;
+    if (entry.role === "tool" && entry.toolName !== "respond_directly") return true;
+  }
+  return false;
+}
+
 /**
  * A scripted model.
  *
@@ -333,9 +345,29 @@ export class ScriptedModel implements LanguageModel {
         }
         // The exhausted script's error repeats the problem before it: that step stays the one named.
         this.#lastProblem = { problem, said: saidOf(error, problem), step: index + 1 };
+        // After a tool call the turn is not retried (retry_policy.ts), so no retry will name the step: this
+        // error does. A cut-off answer stays as the token limit's error words it.
+        if (!(error instanceof CutOffAnswer) && error instanceof BridgeError && toolRanThisTurn(req)) {
+          throw this.#afterToolCall(error, index);
+        }
       }
       throw error;
     }
+  }
+
+  /**
+   * Invalid answer `error` of the step at `index` (past the steps: the fallback), played after a tool call of
+   * its turn, with that step named and why no retry plays the next one.
+   */
+  #afterToolCall(error: BridgeError, index: number): BridgeError {
+    const n = this.#script.steps.length;
+    const which = index < n
+      ? `step ${index + 1} of ${n}`
+      : `the script's fallback, played after its ${n} steps`;
+    const message =
+      `${error.message} It was ${which}, after a tool call: a turn is not retried once it called ` +
+      "a tool, so fix that step.";
+    return new BridgeError(error.code, error.dataCode, message, error.data).withCause(error);
   }
 
   /**

@@ -35,13 +35,16 @@ export function editDistance(a: string, b: string): number {
  * The one name of `known` that `name` most likely misspells: the same letters in another case, or else the
  * clearly closest name at most one edit away (two for names of six letters or more, a swap of neighbouring
  * letters counting as one); undefined when none is, or when two are equally close. Names shorter than three
- * letters are never guessed at.
+ * letters are never guessed at. When no name is that close, a compound name (camelCase, `_` or `-`) is matched
+ * by its words: the one known name with the same words but one, that one another form of the same word (the
+ * same first three letters: `speechStyle` for `speakingStyle`).
  *
  * @example
  * ```ts
  * import { nearestName } from "./edit_distance.ts";
  * nearestName("scirpt", ["script", "model"]); // "script"
  * nearestName("mood", ["name", "role"]); // undefined
+ * nearestName("speechStyle", ["speakingStyle", "backstory"]); // "speakingStyle"
  * ```
  */
 export function nearestName(name: string, known: readonly string[]): string | undefined {
@@ -59,5 +62,24 @@ export function nearestName(name: string, known: readonly string[]): string | un
       bestDistance = distance;
     } else if (distance === bestDistance) best.push(candidate);
   }
+  if (best.length === 0) best = known.filter((candidate) => sameWordsButAForm(name, candidate));
   return best.length === 1 ? best[0] : undefined;
+}
+
+/** The words of a compound name, in lower case: `speakingStyle` and `speaking_style` are `speaking`, `style`. */
+function wordsOf(name: string): string[] {
+  return name.split(/[_\-]+|(?<=[a-z0-9])(?=[A-Z])/).filter((w) => w !== "").map((w) => w.toLowerCase());
+}
+
+/**
+ * Whether compound names `a` and `b` have the same words but one, that one another form of the same word in
+ * each (at least three letters, the first three the same: `speech` and `speaking`).
+ */
+function sameWordsButAForm(a: string, b: string): boolean {
+  const [wa, wb] = [wordsOf(a), wordsOf(b)];
+  if (wa.length < 2 || wa.length !== wb.length) return false;
+  const differing = wa.flatMap((w, i) => w === wb[i] ? [] : [[w, wb[i]]]);
+  if (differing.length !== 1) return false;
+  const [x, y] = differing[0];
+  return x.length >= 3 && y.length >= 3 && x.slice(0, 3) === y.slice(0, 3);
 }

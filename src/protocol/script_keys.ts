@@ -68,3 +68,39 @@ export function knownStepMembers(step: JsonObject): { step: JsonObject; unknown:
   }
   return { step: known, unknown };
 }
+
+/** A member of a step that the bridge reads in another kind of step only. */
+export interface IdleStepMember {
+  /** Its name in the step: `chunks`. */
+  member: string;
+  /** Why it has no effect: "only a 'text' step streams in pieces; a 'json' step's answer comes whole". */
+  why: string;
+}
+
+/** What each kind of step but `text` streams instead of `chunks` pieces. */
+const UNCHUNKED: Readonly<Record<string, string>> = {
+  toolCalls: "a 'toolCalls' step streams no text",
+  json: "a 'json' step's answer comes whole",
+  template: "a 'template' step's answer streams in about 3",
+  error: "an 'error' step streams no text",
+};
+
+/**
+ * The members of step `step` that are read in another kind of step only: `chunks` anywhere but in a `text`
+ * step (PROTOCOL.md §10 streams only a text answer in pieces), with why it has no effect. The kind is the one
+ * the scripted model plays: the first of `text`, `toolCalls`, `json`, `template`, `error` the step has.
+ *
+ * @example
+ * ```ts
+ * import { idleStepMembers } from "./script_keys.ts";
+ * idleStepMembers({ json: { line: "Hi." }, chunks: 3 });
+ * // [{ member: "chunks", why: "only a 'text' step streams in pieces; a 'json' step's answer comes whole" }]
+ * ```
+ */
+export function idleStepMembers(step: JsonObject): IdleStepMember[] {
+  if (!Object.hasOwn(step, "chunks") || step.chunks === null) return [];
+  const has = (k: string) => Object.hasOwn(step, k) && (k === "json" || step[k] !== null);
+  const kind = ["text", "toolCalls", "json", "template", "error"].find(has);
+  if (kind === undefined || kind === "text") return [];
+  return [{ member: "chunks", why: `only a 'text' step streams in pieces; ${UNCHUNKED[kind]}` }];
+}

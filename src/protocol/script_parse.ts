@@ -8,7 +8,7 @@ import { AGENT_ERROR_CODES, BridgeError, isAgentErrorCode } from "./errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "./json.ts";
 import { nearestName } from "./edit_distance.ts";
 import { unknownParameter } from "./params.ts";
-import { knownStepMembers } from "./script_keys.ts";
+import { idleStepMembers, knownStepMembers } from "./script_keys.ts";
 
 /**
  * One step of a script (§10): text, tool calls, a JSON value, a template or an error, optionally delayed.
@@ -149,13 +149,19 @@ export function parseScript(value: JsonValue, path: string): Script {
 /** The members of a scripted `model` object; any other is ignored (a step's are in `script_keys.ts`). */
 const SCRIPT_KEYS: ReadonlySet<string> = new Set(["type", "steps", "fallback"]);
 
-/** Pushes the unknown members of step `value` at `path`, which parsed (so it is an object), to `warnings`. */
+/**
+ * Pushes the unknown members of step `value` at `path`, which parsed (so it is an object), to `warnings`, then
+ * those its kind of step does not read (`chunks` in a `json` step).
+ */
 function stepWarnings(value: JsonObject, path: string, warnings: string[]): void {
   if (!isJsonObject(value)) return;
   for (const { member, meant } of knownStepMembers(value).unknown) {
     warnings.push(
       `Unknown parameter '${path}.${member}' was ignored${meant ? ` (did you mean '${meant}'?)` : ""}.`,
     );
+  }
+  for (const { member, why } of idleStepMembers(value)) {
+    warnings.push(`'${path}.${member}' has no effect: ${why}.`);
   }
 }
 

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { dirname } from "node:path";
 import { pathToFileURL } from "node:url";
 import { oamCommand, oamCommandLineFor, type ProcessFacts, shellWord } from "../../src/cli/invocation.ts";
-import { netAccessAdvice } from "../../src/cli/local_bridge.ts";
+import { netAccessAdvice, stdioNetAccessAdvice } from "../../src/cli/local_bridge.ts";
 import { CLI, Fixtures, oam } from "./cli_helper.ts";
 
 /** Facts of a process run by `deno` with `grants` (name or name:scope), in `cwd`, with `tasks` there. */
@@ -217,4 +217,72 @@ Deno.test("no network access to a model server: the advice works where it is pri
   } finally {
     await fx.remove();
   }
+});
+
+Deno.test("oam stdio without network access: the advice names 'deno task stdio:local' in the repository, else the grant", () => {
+  const main = pathToFileURL(CLI).href;
+  const stdioTask = ["read", "ffi", "env:OAM_MODEL", "env:OAM_SCRIPT", "env:OAM_FM_LIBRARY"];
+  const repo = facts({ main, cwd: dirname(CLI), grants: stdioTask, tasks: ["stdio", "stdio:local", "oam"] });
+  assert.equal(
+    stdioNetAccessAdvice("127.0.0.1:8089", repo),
+    "This bridge has no network access to 127.0.0.1:8089: for a model server on this machine run it with " +
+      "'deno task stdio:local'.",
+  );
+  assert.equal(
+    stdioNetAccessAdvice("api.example.com:443", repo),
+    "This bridge has no network access to api.example.com:443: run it with that grant, 'deno run --no-lock " +
+      "--allow-read --allow-env=OAM_MODEL,OAM_SCRIPT,OAM_FM_LIBRARY --allow-ffi --allow-net=api.example.com:443 " +
+      "cli.ts stdio' ('deno task stdio:local' grants this machine's hosts only).",
+  );
+  const own = facts({ main, cwd: "/home/me/game", grants: ["read", "ffi"] });
+  assert.equal(
+    stdioNetAccessAdvice("127.0.0.1:8089", own),
+    "This bridge has no network access to 127.0.0.1:8089: run it with that grant, 'deno run --allow-read " +
+      `--allow-ffi --allow-net=127.0.0.1:8089 ${shellWord(CLI)} stdio'.`,
+  );
+  const compiled = facts({ main, cwd: "/x", grants: ["read"], exec: "/opt/game/oam" });
+  assert.equal(
+    stdioNetAccessAdvice("127.0.0.1:8089", compiled),
+    "This bridge has no network access to 127.0.0.1:8089; it needs to be compiled with --allow-net=127.0.0.1:8089.",
+  );
+});
+
+Deno.test("deno task stdio with an openai model and no network: the warning and the turn's error say to use stdio:local", async () => {
+  // A port nothing listens on: without the grant, Deno refuses before connecting.
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  const base = `http://127.0.0.1:${port}/v1`;
+  const lines = [
+    { jsonrpc: "2.0", id: 1, method: "session/create", params: {} },
+    {
+      jsonrpc: "2.0",
+      id: 2,
+      method: "session/create",
+      params: { model: { type: "openai", baseURL: base, model: "m" } },
+    },
+    { jsonrpc: "2.0", id: 3, method: "session/respond", params: { session: "s2", prompt: "Hi" } },
+  ].map((m) => JSON.stringify(m)).join("\n") + "\n";
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["task", "--quiet", "stdio"],
+    cwd: dirname(CLI),
+    stdin: "piped",
+    stdout: "piped",
+    stderr: "piped",
+    env: { NO_COLOR: "1", OAM_MODEL: `openai:${base}#m` },
+  }).spawn();
+  const writer = child.stdin.getWriter();
+  await writer.write(new TextEncoder().encode(lines));
+  await writer.close();
+  const out = await child.output();
+  const responses = new TextDecoder().decode(out.stdout).trim().split("\n").map((l) => JSON.parse(l));
+  const advice =
+    `This bridge has no network access to 127.0.0.1:${port}: for a model server on this machine ` +
+    "run it with 'deno task stdio:local'.";
+  const warning = responses.find((r) => r.id === 1).result.warnings[0] as string;
+  assert.ok(warning.endsWith(`/v1/models: ${advice}`), warning);
+  assert.doesNotMatch(warning, /run again with the --allow-net flag/);
+  const error = responses.find((r) => r.id === 3).error;
+  assert.equal(error.message, `Cannot reach the model server at ${base}/chat/completions: ${advice}`);
+  assert.equal(error.data.code, "model_unavailable");
 });

@@ -52,6 +52,15 @@ Deno.test("OAM_SCRIPT and --script: unknown members of the script file are warni
       "Hi.\n",
       `warning: OAM_SCRIPT=${list}: step 1: unknown key 'chunk' was ignored (did you mean 'chunks'?).\n`,
     ]);
+    // 'chunks' on a json step: the line comes whole, and the warning says so.
+    const json = await fx.write("json.json", [{ json: { a: 1 }, chunks: 3 }]);
+    const whole = await oam(["respond", "Hello"], { env: { OAM_SCRIPT: json } });
+    assert.deepEqual([whole.code, whole.stdout, whole.stderr], [
+      0,
+      '{"a":1}\n',
+      `warning: OAM_SCRIPT=${json}: step 1: 'chunks' has no effect: only a 'text' step streams in pieces; ` +
+      "a 'json' step's answer comes whole.\n",
+    ]);
   } finally {
     await fx.remove();
   }

@@ -25,6 +25,18 @@ Deno.test("nearestName: the one name a typo is closest to, if it is close enough
   assert.equal(nearestName("cat", ["bat", "hat"]), undefined); // two as close: none is meant
 });
 
+Deno.test("nearestName: a compound name with another form of one of its words, or other separators", () => {
+  const persona = ["name", "role", "personality", "speakingStyle", "backstory", "defaultEmotion"];
+  assert.equal(nearestName("speechStyle", persona), "speakingStyle"); // the same stem, the same other words
+  assert.equal(nearestName("speakStyle", persona), "speakingStyle");
+  assert.equal(nearestName("speaking_style", persona), "speakingStyle");
+  assert.equal(nearestName("default-emotion", persona), "defaultEmotion");
+  assert.equal(nearestName("talkingStyle", persona), undefined); // another word, not another form of it
+  assert.equal(nearestName("speakingVoice", persona), undefined);
+  assert.equal(nearestName("maxToolRounds", ["maxToolCalls", "maxTurns"]), undefined);
+  assert.equal(nearestName("speechStyle", ["speakingStyle", "spellingStyle"]), undefined); // two as close
+});
+
 Deno.test("a misspelt command or option names the one it most likely meant", async () => {
   const cases: Array<[string[], string]> = [
     [

@@ -173,7 +173,7 @@ Deno.test("loadPersona: a step member nothing reads is left out with a warning t
       JSON.stringify([
         { text: "Halt!", chunk: 2 },
         { toolCalls: [{ name: "look", argument: { at: "gate" } }], delay: 5 },
-        { json: { emotion: "neutral", line: "Go." } },
+        { json: { emotion: "neutral", line: "Go." }, chunks: 3 },
       ]),
     );
     const warnings: string[] = [];
@@ -183,6 +183,8 @@ Deno.test("loadPersona: a step member nothing reads is left out with a warning t
       `${dir}/gorm.steps.json: step 1: unknown key 'chunk' was ignored (did you mean 'chunks'?).`,
       `${dir}/gorm.steps.json: step 2: unknown key 'toolCalls[0].argument' was ignored (did you mean 'arguments'?).`,
       `${dir}/gorm.steps.json: step 2: unknown key 'delay' was ignored (did you mean 'delayMs'?).`,
+      `${dir}/gorm.steps.json: step 3: 'chunks' has no effect: only a 'text' step streams in pieces; ` +
+      "a 'json' step's answer comes whole.",
     ]);
     assert.deepEqual(gorm.steps, [
       { text: "Halt!" },

@@ -278,6 +278,86 @@ for (const t of TRANSPORTS) {
     );
   });
 
+  for (const method of ["npc/delete", "npc/cancel"] as const) {
+    Deno.test(`${t.name}: once bridge.notify("${method}") is sent, the talk's onLine and onEvent get no more events, as with a request`, async () => {
+      await using bridge = await t.open(quiet);
+      const npc = await bridge.createNpc({ name: "Mira" }, {
+        npc: "mira",
+        options: { replyFormat: "text" },
+        model: scripted({ ...LONG_LINE, delayMs: 20 }),
+      });
+      const seen: string[] = [];
+      let sent: Promise<unknown> | null = null;
+      const turn = npc.talk("Where does this road go?", {
+        onEvent: (event: NpcEvent) => seen.push(event.type),
+        onLine: (delta) => {
+          seen.push(`line ${delta}`);
+          sent ??= bridge.notify(method, { npc: "mira" }); // a notification: no answer comes
+        },
+      });
+      const outcome = await turn.then((reply) => reply.line, (error: unknown) => error);
+      const after = seen.slice(seen.findIndex((s) => s.startsWith("line ")) + 1);
+      assert.deepEqual(after, [], `events after the ${method}: ${after.join(", ")}`);
+      assert.ok(
+        typeof outcome === "string" || (outcome instanceof BridgeError && outcome.dataCode === "cancelled"),
+        String(outcome),
+      );
+      assert.ok(sent !== null);
+      await sent;
+    });
+  }
+
+  Deno.test(`${t.name}: once bridge.notify("session/cancel") is sent, the turn's onText gets no more events`, async () => {
+    await using bridge = await t.open(quiet);
+    const session = await bridge.createSession({
+      session: "guide",
+      model: scripted({ text: "One two three four five six.", chunks: 6, delayMs: 20 }),
+    });
+    const seen: string[] = [];
+    let sent: Promise<unknown> | null = null;
+    const turn = session.respond("Count.", {
+      onEvent: (event) => seen.push(event.type),
+      onText: (delta) => {
+        seen.push(`text ${delta}`);
+        sent ??= bridge.notify("session/cancel", { session: "guide" });
+      },
+    });
+    await turn.catch(() => {});
+    const after = seen.slice(seen.findIndex((s) => s.startsWith("text ")) + 1);
+    assert.deepEqual(after, [], `events after the cancel: ${after.join(", ")}`);
+    assert.ok(sent !== null);
+    await sent;
+  });
+
+  Deno.test(`${t.name}: a turn that an npc/delete or session/delete notification cancelled says so`, async () => {
+    await using bridge = await t.open(quiet);
+    const npc = await bridge.createNpc({ name: "Mira" }, {
+      npc: "mira",
+      options: { replyFormat: "text" },
+      model: scripted({ text: "[happy] Zzz.", delayMs: 60_000 }),
+    });
+    const session = await bridge.createSession({
+      session: "guide",
+      model: scripted({ text: "Zzz.", delayMs: 60_000 }),
+    });
+    const talking = npc.talk("Wake up.").catch((e: unknown) => e);
+    const answering = session.respond("Which way?").catch((e: unknown) => e);
+    await bridge.notify("npc/delete", { npc: "mira" });
+    await bridge.notify("session/delete", { session: "guide" });
+    const talk = await talking;
+    assert.ok(talk instanceof BridgeError && talk.code === -32009, String(talk));
+    assert.match(
+      talk.message,
+      /^The (turn|request) was cancelled[^.]*\. 'npc\/talk' was cancelled with the rest of NPC 'mira''s work when an 'npc\/delete' notification deleted the NPC\.$/,
+    );
+    const answer = await answering;
+    assert.ok(answer instanceof BridgeError && answer.code === -32009, String(answer));
+    assert.match(
+      answer.message,
+      /^The (turn|request) was cancelled[^.]*\. 'session\/respond' was cancelled with the rest of session 'guide''s work when a 'session\/delete' notification deleted the session\.$/,
+    );
+  });
+
   Deno.test(`${t.name}: a turn that npc.delete() cancelled rejects with -32009 cancelled`, async () => {
     await using bridge = await t.open(quiet);
     const npc = await bridge.createNpc({ name: "Mira" }, {

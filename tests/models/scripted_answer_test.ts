@@ -222,6 +222,30 @@ Deno.test("an invalid step whose retry is invalid too: the message leads with th
   await c.close();
 });
 
+Deno.test("an invalid step after a tool call (no retry then) names the step, as the retry's messages do", async () => {
+  const c = new WireClient();
+  await c.call("npc/create", {
+    npc: "gorm",
+    persona: { name: "Gorm" },
+    options: { memoryTools: ["remember_fact"] },
+    model: scripted(
+      { toolCalls: [{ name: "remember_fact", arguments: { fact: "The player is Aria." } }] },
+      { json: { line: "Hm." } },
+      { json: { emotion: "neutral", line: "Never played.", player_options: ["a", "b", "c"] } },
+    ),
+  });
+  const r = await c.response(c.request("npc/talk", { npc: "gorm", line: "I am Aria." }));
+  const problem = "the answer does not match the response schema: #: must have required property 'emotion'";
+  assert.deepEqual(r.error, {
+    code: -32012,
+    message:
+      `The model gave an invalid answer: ${problem}. It was step 2 of 3, after a tool call: a turn is ` +
+      "not retried once it called a tool, so fix that step.",
+    data: { code: "generation_failed", attempts: 1, problem },
+  });
+  await c.close();
+});
+
 Deno.test("an answer that ends a sentence ends the message once, from the OpenAI-compatible backend too", async () => {
   const server = new MockServer(() => json(completion("Only two left.")));
   try {

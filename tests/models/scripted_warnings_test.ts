@@ -201,3 +201,29 @@ Deno.test("scripted warnings: the script plays as before: a warned-about 'args' 
     await wire.engine.shutdown();
   }
 });
+
+Deno.test("scripted warnings: 'chunks' on a step that is not a text step says why it has no effect", async () => {
+  const model: JsonObject = {
+    type: "scripted",
+    steps: [
+      { json: { line: "Hi." }, chunks: 3 },
+      { template: "{prompt}", chunks: 2 },
+      { text: "Streams.", chunks: 2 },
+      { toolCalls: [{ name: "look" }], chunks: 2 },
+    ],
+    fallback: { error: "rate_limited", chunks: 2 },
+  };
+  assert.deepEqual(await answer("session/create", { session: "s", model }), {
+    jsonrpc: "2.0",
+    id: 1,
+    result: {
+      session: "s",
+      warnings: [
+        "'model.steps[0].chunks' has no effect: only a 'text' step streams in pieces; a 'json' step's answer comes whole.",
+        "'model.steps[1].chunks' has no effect: only a 'text' step streams in pieces; a 'template' step's answer streams in about 3.",
+        "'model.steps[3].chunks' has no effect: only a 'text' step streams in pieces; a 'toolCalls' step streams no text.",
+        "'model.fallback.chunks' has no effect: only a 'text' step streams in pieces; an 'error' step streams no text.",
+      ],
+    },
+  });
+});

@@ -75,6 +75,19 @@ Deno.test("npc/create: tools in client, world, memory order; ids generated; list
   await c.close();
 });
 
+Deno.test("npc/create: a key written with another word for one of its parts names the key meant", async () => {
+  const c = new NpcClient();
+  const r = await c.call("npc/create", {
+    persona: { name: "Gorm", speechStyle: "curt", back_story: "A smith." },
+    model: "scripted",
+  }) as { warnings: string[] };
+  assert.deepEqual(r.warnings, [
+    "Unknown parameter 'persona.speechStyle' was ignored (did you mean 'speakingStyle'?).",
+    "Unknown parameter 'persona.back_story' was ignored (did you mean 'backstory'?).",
+  ]);
+  await c.close();
+});
+
 Deno.test("npc/create: unknown keys and options are warned about, in request order; >5 tools warned", async () => {
   const c = new NpcClient();
   const tools = ["a", "b", "c", "d", "e"].map((n) => tool(n));

@@ -210,7 +210,7 @@ Deno.test("the NPC's tools: client tools plus the built-in ones its world and me
 Deno.test("a misspelt field gets a 'did you mean' hint when one known name is clearly close, at every level", () => {
   const review = reviewDocument({
     persnoa: { name: "Mira" },
-    persona: { nmae: "Mira", mood: "fine", Role: "x" },
+    persona: { nmae: "Mira", mood: "fine", Role: "x", speechStyle: "curt" },
     options: { replyFormt: "text", maxTokns: 3 },
     tools: [{ name: "a", descripton: "x" }],
     memory: { relationshp: 5 },
@@ -219,6 +219,7 @@ Deno.test("a misspelt field gets a 'did you mean' hint when one known name is cl
     "persnoa": "persona",
     "persona.nmae": "name",
     "persona.Role": "role",
+    "persona.speechStyle": "speakingStyle",
     "options.replyFormt": "replyFormat",
     "tools[0].descripton": "description",
     "memory.relationshp": "relationship",

@@ -44,7 +44,8 @@ Deno.test("the shopkeeper's text script under a JSON persona: the hint says so, 
   );
   assert.equal(
     withoutBridgeHint(error.message),
-    "The model gave an invalid answer: the answer is not valid JSON: [happy] We have 3 left What'll it be?",
+    "The model gave an invalid answer: the answer is not valid JSON: [happy] We have 3 left What'll it be? " +
+      "It was step 2 of 2, after a tool call: a turn is not retried once it called a tool, so fix that step.",
   );
   const run = {
     name: "Mira",
