@@ -162,7 +162,7 @@ Deno.test("an example's `expr; // value` lines become checks when the comment is
 Deno.test("docValueMatches: deep equality, and a string's … or <word> stands for any text", () => {
   assert.ok(docValueMatches([1, { a: "x" }], [1, { a: "x" }]));
   assert.ok(!docValueMatches(["a", "b"], ["a", "b", "c"]));
-  assert.ok(docValueMatches("/tmp/x.json: #/a (line 2)", "<path>: #/a (line 2)"));
+  assert.ok(docValueMatches("personas/x.json: #/a (line 2)", "<path>: #/a (line 2)"));
   assert.ok(
     docValueMatches("npc.update(): the memory's 'hp' is NaN; pass a number.", "npc.update(): … is NaN; …"),
   );

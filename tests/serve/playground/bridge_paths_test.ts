@@ -25,7 +25,7 @@ Deno.test("pathsIn does not take a file's name for a path: options.json, persona
   // Before: ["options.json"], and "model.gguf" marked the Model tab with an error about a file.
   assert.deepEqual(pathsIn("Could not read options.json: not valid JSON."), []);
   assert.deepEqual(pathsIn("'persona.jsonc' cannot be read; 'model.json' neither."), []);
-  assert.deepEqual(pathsIn("Cannot open /tmp/my-model.gguf."), []);
+  assert.deepEqual(pathsIn("Cannot open models/my-model.gguf."), []);
   // A path next to a file name is still found.
   assert.deepEqual(pathsIn("'options.mood' in options.json is not an option."), ["options.mood"]);
   assert.deepEqual(pathsIn("'model' must be an object (see model.json)."), ["model"]);

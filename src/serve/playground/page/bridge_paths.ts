@@ -8,7 +8,7 @@
 /**
  * The bridge paths a message names (`'options.playerOptionCount'`, `tools[1].name`, `model.steps[0]`): paths
  * that start there, not ones inside a longer path (`'state.options.x'` names the state's key, not the editor's),
- * nor a file's name (`options.json`, `/tmp/my-model.gguf`: a file's extension is no key of the editor).
+ * nor a file's name (`options.json`, `models/my-model.gguf`: a file's extension is no key of the editor).
  *
  * @example
  * ```ts ignore
