@@ -5,22 +5,9 @@
  * marked `ts ignore` (JSR imports) is not run.
  */
 import assert from "node:assert/strict";
-import { type DenoRun, ROOT } from "../examples/example_run.ts";
+import { deno, ROOT } from "../examples/example_run.ts";
 
 const README = await Deno.readTextFile(new URL("README.md", ROOT));
-
-/** Runs `deno <args>` in `cwd` (a folder with no deno.json: a designer's, not the repository's settings). */
-async function denoIn(cwd: string, args: string[]): Promise<DenoRun> {
-  const out = await new Deno.Command(Deno.execPath(), {
-    args,
-    cwd,
-    stdout: "piped",
-    stderr: "piped",
-    env: { NO_COLOR: "1" },
-  }).output();
-  const text = (b: Uint8Array) => new TextDecoder().decode(b);
-  return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
-}
 
 /** The README's `ts` blocks (not `ts ignore`), with the heading above each. */
 function tsBlocks(markdown: string): { heading: string; code: string }[] {
@@ -64,9 +51,9 @@ Deno.test("README: every ts block after the quickstart type-checks and runs from
       await t.step(`${block.heading} (block ${i + 1})`, async () => {
         const file = `block${i + 1}.ts`;
         await Deno.writeTextFile(`${dir}/${file}`, pointedAtCheckout(block.code));
-        const check = await denoIn(dir, ["check", "--quiet", file]);
+        const check = await deno(["check", "--quiet", file], dir);
         assert.equal(check.code, 0, check.stderr);
-        const run = await denoIn(dir, ["run", "--quiet", "--no-prompt", file]);
+        const run = await deno(["run", "--quiet", "--no-prompt", file], dir);
         assert.equal(run.code, 0, run.stderr);
         assert.equal(run.stderr, "");
       });

@@ -11,11 +11,14 @@ export interface DenoRun {
   stderr: string;
 }
 
-/** Runs `deno <args>` in the repository's root without colors. */
-export async function deno(args: string[]): Promise<DenoRun> {
+/**
+ * Runs `deno <args>` without colors, in the repository's root or in `cwd` (a designer's folder with no
+ * deno.json: theirs, not the repository's settings).
+ */
+export async function deno(args: string[], cwd: string = ROOT.pathname): Promise<DenoRun> {
   const out = await new Deno.Command(Deno.execPath(), {
     args,
-    cwd: ROOT.pathname,
+    cwd,
     stdout: "piped",
     stderr: "piped",
     env: { NO_COLOR: "1" },
