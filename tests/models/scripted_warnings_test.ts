@@ -213,7 +213,9 @@ Deno.test("scripted warnings: 'chunks' on a step that is not a text step says wh
     ],
     fallback: { error: "rate_limited", chunks: 2 },
   };
-  assert.deepEqual(await answer("session/create", { session: "s", model }), {
+  const wire = new WireClient();
+  wire.send({ jsonrpc: "2.0", id: 1, method: "session/create", params: { session: "s", model } });
+  assert.deepEqual(await wire.response(1), {
     jsonrpc: "2.0",
     id: 1,
     result: {
@@ -226,4 +228,8 @@ Deno.test("scripted warnings: 'chunks' on a step that is not a text step says wh
       ],
     },
   });
+  // The session was made and serves its first turn: the json step's answer, whole.
+  const id = wire.request("session/respond", { session: "s", prompt: "Hello." });
+  assert.equal(((await wire.response(id)).result as JsonObject).text, '{"line":"Hi."}');
+  await wire.engine.shutdown();
 });
