@@ -1001,6 +1001,15 @@ namespace OpenAppleModels
             { "session/delete", "a 'session/delete' request deleted the session." },
         };
 
+        // The same sent as a notification with Notify (no answer comes, but the work ends all the same).
+        static readonly Dictionary<string, string> EndingNotifications = new Dictionary<string, string>
+        {
+            { "npc/cancel", null },
+            { "session/cancel", null },
+            { "npc/delete", "an 'npc/delete' notification deleted the NPC." },
+            { "session/delete", "a 'session/delete' notification deleted the session." },
+        };
+
         // From now on, no callback of the requests in flight for this NPC's or session's work ("npc gorm") gets an
         // event, also those already queued for the dispatcher: its cancel or delete is about to go (the player
         // walked away, the NPC died, a save is being loaded over it). The requests still complete (a turn that had
@@ -1075,7 +1084,10 @@ namespace OpenAppleModels
         /// Sends a notification (no response). Like a request, it only queues the line; when the bridge has not read
         /// the lines sent before (frozen, stopped in a debugger) and they hold four times MaxLineBytes (64 MiB by
         /// default), it is not sent and throws OamBridgeException -32010 busy. One longer than the bridge reads
-        /// (MaxLineBytes) is not sent and throws -32600 invalid_message.
+        /// (MaxLineBytes) is not sent and throws -32600 invalid_message. An npc/cancel, npc/delete, session/cancel or
+        /// session/delete sent here ends the work it names as RequestAsync does: from the call on, the running turn
+        /// of that NPC or session gets no more events, and after a delete its -32009 says why ("... when an
+        /// 'npc/delete' notification deleted the NPC.").
         /// </summary>
         public void Notify(string method, object parameters = null)
         {
@@ -1084,6 +1096,8 @@ namespace OpenAppleModels
             string line = Json.Serialize(message);
             OamBridgeException tooLong = TooLong(line, method);
             if (tooLong != null) throw tooLong;
+            string work = WorkOf(method, parameters), endingWhy;
+            if (work != null && EndingNotifications.TryGetValue(method, out endingWhy)) EndWork(work, endingWhy);
             if (!WriteLine(line, true)) throw QueueFull(method);
         }
 

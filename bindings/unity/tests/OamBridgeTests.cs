@@ -747,6 +747,37 @@ static class OamBridgeTests
                 WaitError(queue, fenTurn);
             }
 
+            foreach (string method in new[] { "npc/cancel", "npc/delete" })
+            {
+                current = "an " + method + " sent as a notification (Notify) in onLine: no more lines, as with the method";
+                string fernId = method == "npc/delete" ? "fern" : "fern2";
+                var fern = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Fern"), npc: fernId, options: TextReplies,
+                    model: Scripted(Reply("Fern has a long story about the old mill by the river and its miller.")
+                        .With("delayMs", 20))));
+                var fernLines = new List<string>();
+                bool notified = false;
+                var fernTurn = fern.TalkAsync("Tell me.", onLine: text =>
+                {
+                    fernLines.Add(text);
+                    if (!notified) { notified = true; bridge.Notify(method, new { npc = fernId }); } // at the first words
+                });
+                UntilAnswered(bridge);
+                queue.Pump();
+                Check(fernLines.Count == 1, "Fern went on talking after a " + method + " notification: "
+                    + string.Join(" | ", fernLines.ToArray()));
+                WaitError(queue, fernTurn);
+            }
+
+            current = "a talk that an npc/delete notification cancelled says so";
+            var doze = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Doze"), npc: "doze", options: TextReplies,
+                model: Scripted(O().With("text", "[calm] Zzz.").With("delayMs", 60000))));
+            var dozing = doze.TalkAsync("Wake up.");
+            bridge.Notify("npc/delete", O().With("npc", "doze"));
+            var dozeWhy = WaitError(queue, dozing) as OamBridgeException;
+            Check(dozeWhy != null && dozeWhy.Code == -32009 && Regex.IsMatch(dozeWhy.Message, "^The (turn|request) was "
+                + "cancelled[^.]*\\. 'npc/talk' was cancelled with the rest of NPC 'doze''s work when an 'npc/delete' "
+                + "notification deleted the NPC\\.$"), "the talk ended with: " + (dozeWhy == null ? "no error" : dozeWhy.Message));
+
             current = "a session/cancel sent by hand (RequestAsync) in onText: no more text, as with CancelAsync";
             var walk = Wait(queue, bridge.CreateSessionAsync("You are a guide.", session: "walk",
                 model: Scripted(O().With("text", "The road north passes the mill, the bridge and the old watchtower.")
