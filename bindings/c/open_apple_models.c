@@ -606,8 +606,25 @@ typedef struct waiter {
     const char *wire; /* JSON text of the id on the wire */
     char *response;   /* set by the reader */
     int null_id;    /* the caller sent no id: answer with "id":null */
+    const char *method;           /* the request's method (owned by the call) */
+    const char *work;             /* "npc <id>" / "session <id>" whose work it is (see work_of), or NULL */
+    unsigned long cancels_before; /* the bridge's `cancels` when it was sent (see explain_cancelled_locked) */
     struct waiter *next;
 } waiter;
+
+/*
+ * A cancel of all of an NPC's or session's work ("npc gorm") that this library sent, or saw sent, for a reason the
+ * bridge's -32009 does not show (a blocking call's timeout, a delete), numbered: the blocking calls of that work sent
+ * before it then say why (see explain_cancelled_locked). The latest CANCEL_NOTES_KEPT are kept, newest first.
+ */
+typedef struct cancel_note {
+    char *work;
+    char *why;
+    unsigned long number;
+    struct cancel_note *next;
+} cancel_note;
+
+#define CANCEL_NOTES_KEPT 256
 
 typedef struct entry {
     char *key;
@@ -640,6 +657,8 @@ struct oam_bridge {
     size_t max_queued_bytes; /* what may wait in the outbox (max_queued_bytes_for) */
     char exit_description[64];
     waiter *waiters;       /* blocking calls waiting for a response */
+    cancel_note *cancel_notes; /* why the work of an NPC or session was cancelled (see cancel_note) */
+    unsigned long cancels;     /* the number of the last cancel_note */
     entry *dropped;        /* ids of timed-out blocking calls: drop their late responses */
     entry *pending;        /* ids of requests sent with oam_bridge_send() */
     entry *queue_head;     /* messages synthesized after the bridge died */
@@ -822,6 +841,143 @@ static char *with_null_id(const char *line, const member *id) {
     return text_take(&t);
 }
 
+/* ------------------------------------------------------------------ */
+/* Why a blocking call was cancelled                                   */
+/* ------------------------------------------------------------------ */
+
+/*
+ * "npc <id>" for an npc/... method whose params name the NPC with a string, "session <id>" for a session/... one,
+ * else NULL: the work the bridge queues and cancels as a whole (npc/cancel, npc/delete, ...). A heap string.
+ */
+static char *work_of(const char *method, const member *params) {
+    static const char *const kinds[] = {"npc", "session"};
+    object_view view;
+    size_t k;
+    if (!method || !params || parse_view(params->value, params->value_length, &view) != 0 || !view.is_object) {
+        return NULL;
+    }
+    for (k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        size_t n = strlen(kinds[k]);
+        if (strncmp(method, kinds[k], n) == 0 && method[n] == '/') {
+            const member *target = find_member(&view, kinds[k]);
+            char *id = is_string(target) ? decode_string(target->value, target->value_length) : NULL;
+            text t = TEXT_EMPTY;
+            if (!id) return NULL;
+            text_put(&t, kinds[k]);
+            text_put(&t, " ");
+            text_put(&t, id);
+            free(id);
+            return text_take(&t);
+        }
+    }
+    return NULL;
+}
+
+/* Why the other requests of the NPC or session a delete sent by hand names were cancelled; NULL for other methods. */
+static const char *deleted_why(const char *method, int request) {
+    if (method && strcmp(method, "npc/delete") == 0) {
+        return request ? "an 'npc/delete' request deleted the NPC." : "an 'npc/delete' notification deleted the NPC.";
+    }
+    if (method && strcmp(method, "session/delete") == 0) {
+        return request ? "a 'session/delete' request deleted the session."
+                       : "a 'session/delete' notification deleted the session.";
+    }
+    return NULL;
+}
+
+static void free_cancel_notes(cancel_note *note) {
+    while (note) {
+        cancel_note *next = note->next;
+        free(note->work);
+        free(note->why);
+        free(note);
+        note = next;
+    }
+}
+
+/*
+ * Notes, before it is sent, a cancel of all of work's requests (work: see work_of; taken, NULL does nothing): the
+ * -32009 of its blocking calls sent before then ends with "when " + why. Lock held.
+ */
+static void note_cancel_locked(oam_bridge *bridge, char *work, const char *why) {
+    cancel_note **link, *note;
+    size_t kept = 0;
+    if (!work) return;
+    for (link = &bridge->cancel_notes; *link; link = &(*link)->next) {
+        if (strcmp((*link)->work, work) == 0) {
+            note = *link;
+            *link = note->next;
+            note->next = NULL;
+            free_cancel_notes(note);
+            break;
+        }
+    }
+    note = (cancel_note *)malloc(sizeof *note);
+    if (!note || !(note->why = copy_span(why, strlen(why)))) {
+        free(note);
+        free(work);
+        return; /* out of memory: the -32009 says only what the bridge said */
+    }
+    note->work = work;
+    note->number = ++bridge->cancels;
+    note->next = bridge->cancel_notes;
+    bridge->cancel_notes = note;
+    for (link = &bridge->cancel_notes; *link; link = &(*link)->next) {
+        if (++kept > CANCEL_NOTES_KEPT) {
+            free_cancel_notes(*link);
+            *link = NULL;
+            break;
+        }
+    }
+}
+
+/*
+ * The -32009 response of blocking call w that a cancel noted after it was sent caused (the protocol cancels the
+ * running turn of an NPC or session and the requests queued behind it together), with why added to its message as
+ * the other clients say it: "... 'npc/talk' was cancelled with the rest of the work of NPC 'gorm' when an
+ * 'npc/delete' request deleted the NPC.". A heap line, or NULL when there is nothing to add. Lock held.
+ */
+static char *explain_cancelled_locked(oam_bridge *bridge, const waiter *w, const char *line) {
+    object_view view, error;
+    const member *found, *code, *message;
+    const cancel_note *note;
+    text plain = TEXT_EMPTY, escaped = TEXT_EMPTY, out = TEXT_EMPTY;
+    size_t length = strlen(line), at;
+    char *added;
+    if (!w->work) return NULL;
+    for (note = bridge->cancel_notes; note && strcmp(note->work, w->work) != 0; note = note->next) {
+    }
+    if (!note || note->number <= w->cancels_before) return NULL;
+    if (parse_view(line, length, &view) != 0 || !(found = find_member(&view, "error")) ||
+        parse_view(found->value, found->value_length, &error) != 0 || !error.is_object) {
+        return NULL;
+    }
+    code = find_member(&error, "code");
+    message = find_member(&error, "message");
+    if (!code || code->value_length != 6 || memcmp(code->value, "-32009", 6) != 0 || !is_string(message)) return NULL;
+    text_put(&plain, " '");
+    text_put(&plain, w->method);
+    text_put(&plain, "' was cancelled with the rest of the work of ");
+    text_put(&plain, strncmp(w->work, "npc ", 4) == 0 ? "NPC '" : "session '");
+    text_put(&plain, strchr(w->work, ' ') + 1);
+    text_put(&plain, "' when ");
+    text_put(&plain, note->why);
+    added = text_take(&plain);
+    if (!added) return NULL;
+    text_json_string(&escaped, added);
+    free(added);
+    if (escaped.failed || escaped.length < 2) {
+        free(text_take(&escaped));
+        return NULL;
+    }
+    at = (size_t)(message->value + message->value_length - 1 - line); /* the message's closing quote */
+    text_add(&out, line, at);
+    text_add(&out, escaped.data + 1, escaped.length - 2);
+    text_add(&out, line + at, length - at);
+    free(text_take(&escaped));
+    return text_take(&out);
+}
+
 static void handle_line(oam_bridge *bridge, const char *line, size_t length) {
     object_view view;
     if (parse_view(line, length, &view) == 0 && view.is_object && !find_member(&view, "method")) {
@@ -835,7 +991,10 @@ static void handle_line(oam_bridge *bridge, const char *line, size_t length) {
                 oam_mutex_lock(&bridge->lock);
                 for (w = bridge->waiters; w; w = w->next) {
                     if (!w->response && strcmp(w->key, key) == 0) {
+                        char *explained;
                         w->response = w->null_id ? with_null_id(line, id) : copy_span(line, length);
+                        explained = w->response ? explain_cancelled_locked(bridge, w, w->response) : NULL;
+                        if (explained) free(w->response), w->response = explained;
                         oam_cond_broadcast(&bridge->changed);
                         consumed = 1;
                         break;
@@ -1113,6 +1272,8 @@ OAM_API int oam_bridge_send(oam_bridge *bridge, const char *json_line) {
     size_t length;
     char *key = NULL, *wire = NULL;
     int answer = 0; /* a response to a tool/call: never refused by the queue limit */
+    const char *deleted = NULL; /* an npc/delete or session/delete: why the work it names was cancelled */
+    char *deleted_work = NULL;
     outgoing *line;
     if (!bridge || !json_line) return OAM_ERROR_INVALID_ARGUMENT;
     if (invalid_utf8_at((const unsigned char *)json_line) >= 0) return OAM_ERROR_INVALID_UTF8;
@@ -1123,6 +1284,13 @@ OAM_API int oam_bridge_send(oam_bridge *bridge, const char *json_line) {
         /* make_id allocates only when it returns ID_OK. */
         if (is_string(method) && make_id(find_member(&view, "id"), &key, &wire) != ID_OK) key = wire = NULL;
         answer = !method && find_member(&view, "id") != NULL;
+        if (is_string(method)) {
+            char *name = decode_string(method->value, method->value_length);
+            deleted = deleted_why(name, find_member(&view, "id") != NULL);
+            if (deleted) deleted_work = work_of(name, find_member(&view, "params"));
+            if (!deleted_work) deleted = NULL;
+            free(name);
+        }
     }
     line = make_line(json_line, length); /* out of memory: not sent (as a write that failed) */
     oam_mutex_lock(&bridge->lock);
@@ -1133,6 +1301,7 @@ OAM_API int oam_bridge_send(oam_bridge *bridge, const char *json_line) {
         free_outgoing(line);
         free(key);
         free(wire);
+        free(deleted_work);
         return OAM_OK;
     }
     if (!answer && outbox_full_locked(bridge, length + 1)) {
@@ -1141,9 +1310,11 @@ OAM_API int oam_bridge_send(oam_bridge *bridge, const char *json_line) {
         free_outgoing(line);
         free(key);
         free(wire);
+        free(deleted_work);
         return OAM_ERROR_QUEUE_FULL;
     }
     if (key) push_entry(&bridge->pending, key, wire);
+    if (deleted) note_cancel_locked(bridge, deleted_work, deleted);
     /* Queued for the writer thread: never waits for the bridge to read. A broken pipe shows up as end of output. */
     post_line_locked(bridge, line);
     oam_mutex_unlock(&bridge->lock);
@@ -1154,8 +1325,11 @@ OAM_API const char *oam_version(void) { return OAM_VERSION; }
 
 OAM_API void oam_string_free(char *string) { free(string); }
 
-/* Sends session/cancel or npc/cancel for a timed-out turn. */
-static void cancel_on_bridge(oam_bridge *bridge, const char *method, const member *params) {
+/*
+ * Sends session/cancel or npc/cancel for a turn that timed out after timeout_ms; the -32009 of the blocking calls of
+ * that session or NPC sent before it (cancelled with the turn) then says so.
+ */
+static void cancel_on_bridge(oam_bridge *bridge, const char *method, const member *params, int timeout_ms) {
     const char *kind = NULL, *cancel = NULL;
     object_view view;
     const member *target;
@@ -1175,8 +1349,15 @@ static void cancel_on_bridge(oam_bridge *bridge, const char *method, const membe
     text_put(&t, "}}");
     if (!t.failed) {
         outgoing *line = make_line(t.data, t.length);
+        char why[400];
+        snprintf(why, sizeof why,
+                 "its '%s' timed out after %d ms (the timeout_ms of oam_call_blocking()): the protocol cancels the "
+                 "running turn and every request queued behind it together (there is no cancel for one request). "
+                 "Send it again if you still need it.",
+                 method, timeout_ms);
         oam_mutex_lock(&bridge->lock);
         if (!bridge->closing && !bridge->dead) {
+            note_cancel_locked(bridge, work_of(method, params), why);
             post_line_locked(bridge, line);
             line = NULL;
         }
@@ -1219,6 +1400,7 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
     text line = TEXT_EMPTY;
     outgoing *queued = NULL;
     int64_t deadline;
+    char *work = NULL;
 
     if (!bridge || !request_json) return NULL;
     view.deepest = 0;
@@ -1316,6 +1498,8 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
     w.key = key;
     w.wire = wire;
     w.null_id = null_id;
+    w.method = method;
+    w.work = work = work_of(method, params);
     oam_mutex_lock(&bridge->lock);
     if (bridge->closing) {
         result = closed_error(null_id ? NULL : wire);
@@ -1335,6 +1519,8 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
     w.next = bridge->waiters;
     bridge->waiters = &w;
     bridge->users++;
+    w.cancels_before = bridge->cancels;
+    if (work && deleted_why(method, 1)) note_cancel_locked(bridge, copy_span(work, strlen(work)), deleted_why(method, 1));
     post_line_locked(bridge, queued); /* the writer thread writes it; a broken pipe shows up as end of output */
     queued = NULL;
     oam_mutex_unlock(&bridge->lock);
@@ -1359,7 +1545,7 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
 
     if (!result) {
         char message[512];
-        cancel_on_bridge(bridge, method, params);
+        cancel_on_bridge(bridge, method, params, timeout_ms);
         snprintf(message, sizeof message, "'%s' did not finish within %d ms; it was cancelled.", method,
                  timeout_ms);
         result = error_response(null_id ? NULL : wire, OAM_CODE_TIMEOUT, "timeout", message);
@@ -1370,6 +1556,7 @@ OAM_API char *oam_call_blocking(oam_bridge *bridge, const char *request_json, in
 done:
     free_outgoing(queued);
     free(text_take(&line));
+    free(work);
     free(key);
     free(wire);
     free(method);
@@ -1394,6 +1581,7 @@ static void finish_destroy(oam_bridge *bridge) {
     }
     free_entries(bridge->dropped);
     free_entries(bridge->pending);
+    free_cancel_notes(bridge->cancel_notes);
     free_entries(bridge->queue_head);
     free_outgoing(bridge->outbox_head); /* none left: the writer drained it */
     oam_cond_destroy(&bridge->outbox_changed);

@@ -246,9 +246,19 @@ OAM_API const char *oam_version(void);
  *   was cancelled." The late response is dropped. session/respond and
  *   npc/talk are cancelled on the bridge with a session/cancel or npc/cancel
  *   notification (which also cancels the session's or NPC's queued work).
+ * - A -32009 "cancelled" error of a call whose session's or NPC's work was
+ *   cancelled after it was sent, by this library for a call that timed out
+ *   or by an npc/delete or session/delete sent by hand (with either
+ *   function), ends with why: "... 'session/respond' was cancelled with the
+ *   rest of the work of session 'ford' when its 'session/respond' timed out
+ *   after 300 ms (the timeout_ms of oam_call_blocking()): ...", "... when an
+ *   'npc/delete' request deleted the NPC.". A cancel sent by hand adds
+ *   nothing (its -32009 is the one asked for). Responses to requests sent
+ *   with oam_bridge_send() reach the callback as the bridge wrote them.
  * - Notifications and tool/call requests caused by the request still go to
  *   the callback, which may answer tool/calls while this call waits (but see
- *   THREADING about a main-thread queue).
+ *   THREADING about a main-thread queue). Those already on their way when it
+ *   timed out or was cancelled still come: drop them by their requestId.
  * - oam_bridge_destroy() on another thread ends the wait with a -32023
  *   "The bridge was closed." error response (see LIFETIME).
  */

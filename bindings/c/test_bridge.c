@@ -401,6 +401,118 @@ static void test_tool_round_trip_streaming(void) {
     recorder_free(&r);
 }
 
+/* A blocking call that waits for its response (forever) on a thread of its own, as a game's worker thread does. */
+typedef struct {
+    recorder *r;
+    const char *request;
+    char *response;
+} held_call;
+
+static void *hold_call(void *raw) {
+    held_call *c = raw;
+    c->response = oam_call_blocking(c->r->bridge, c->request, 0);
+    return NULL;
+}
+
+/*
+ * Starts `turn` (a blocking session/respond on session `session`, whose scripted model calls open_gate, which the
+ * recorder leaves unanswered) on a thread, and returns once its tool/call has come: the turn then holds the
+ * session, with its tool call pending.
+ */
+static int hold_turn(recorder *r, held_call *c, pthread_t *thread, const char *session, const char *turn) {
+    char request[1024], *response, *line;
+    snprintf(request, sizeof request,
+             "{\"id\":\"%s-create\",\"method\":\"session/create\",\"params\":{\"session\":\"%s\",\"tools\":["
+             GATE_TOOL "}],\"model\":{\"type\":\"scripted\",\"steps\":[{\"toolCalls\":[{\"name\":\"open_gate\","
+             "\"arguments\":{\"gate\":\"north\"}}]}],\"fallback\":{\"text\":\"Zzz.\",\"delayMs\":60000}}}}",
+             session, session);
+    response = call(r, request, 5000);
+    CHECK(contains(response, "\"result\""), "%s", show(response));
+    oam_string_free(response);
+    c->r = r, c->request = turn, c->response = NULL;
+    pthread_create(thread, NULL, hold_call, c);
+    snprintf(request, sizeof request, "\"session\":\"%s\"", session);
+    line = wait_line(r, 10000, "\"method\":\"tool/call\"", request);
+    CHECK(line != NULL, "no tool/call for session %s", session);
+    free(line);
+    return line != NULL;
+}
+
+/*
+ * A session's (or NPC's) work is cancelled as a whole: a blocking call that times out sends session/cancel, and a
+ * delete sent by hand ends the session. The blocking calls of that session sent before (a turn whose tool call was
+ * pending) fail with -32009, whose message says why, as in the other clients.
+ */
+static void test_cancel_reasons(recorder *r) {
+    static const char given_up[] =
+        ": the protocol cancels the running turn and every request queued behind it together (there is no cancel for "
+        "one request). Send it again if you still need it.";
+    held_call held;
+    pthread_t thread;
+    char *response, expected[600];
+    r->tool_mode = TOOL_IGNORE;
+
+    current_test = "a turn cancelled with one that timed out says why";
+    if (hold_turn(r, &held, &thread, "ford",
+                  "{\"id\":\"ford-1\",\"method\":\"session/respond\",\"params\":{\"session\":\"ford\",\"prompt\":\"x\"}}")) {
+        response = call(r, "{\"id\":\"ford-2\",\"method\":\"session/respond\",\"params\":{\"session\":\"ford\","
+                           "\"prompt\":\"y\"}}",
+                        300);
+        CHECK(contains(response, "\"code\":-32024"), "%s", show(response));
+        oam_string_free(response);
+        pthread_join(thread, NULL);
+        snprintf(expected, sizeof expected,
+                 " 'session/respond' was cancelled with the rest of the work of session 'ford' when its "
+                 "'session/respond' timed out after 300 ms (the timeout_ms of oam_call_blocking())%s\"", given_up);
+        CHECK(contains(held.response, "{\"jsonrpc\":\"2.0\",\"id\":\"ford-1\",\"error\":{\"code\":-32009,") &&
+                  contains(held.response, expected) && contains(held.response, "\"data\":{\"code\":\"cancelled\""),
+              "%s\n  expected %s", show(held.response), expected);
+        oam_string_free(held.response);
+    }
+
+    current_test = "a turn a session/delete sent by hand cancelled says why";
+    if (hold_turn(r, &held, &thread, "mill",
+                  "{\"id\":\"mill-1\",\"method\":\"session/respond\",\"params\":{\"session\":\"mill\",\"prompt\":\"x\"}}")) {
+        response = call(r, "{\"id\":\"mill-del\",\"method\":\"session/delete\",\"params\":{\"session\":\"mill\"}}",
+                        5000);
+        CHECK(contains(response, "\"result\""), "%s", show(response));
+        oam_string_free(response);
+        pthread_join(thread, NULL);
+        CHECK(contains(held.response, "\"code\":-32009,") &&
+                  contains(held.response, " 'session/respond' was cancelled with the rest of the work of session 'mill' "
+                                          "when a 'session/delete' request deleted the session.\""),
+              "%s", show(held.response));
+        oam_string_free(held.response);
+    }
+
+    current_test = "a turn a session/delete notification cancelled says why";
+    if (hold_turn(r, &held, &thread, "weir",
+                  "{\"method\":\"session/respond\",\"params\":{\"session\":\"weir\",\"prompt\":\"x\"}}")) {
+        CHECK(oam_bridge_send(r->bridge, "{\"jsonrpc\":\"2.0\",\"method\":\"session/delete\",\"params\":{\"session\":"
+                                         "\"weir\"}}") == OAM_OK,
+              "session/delete not sent");
+        pthread_join(thread, NULL);
+        CHECK(contains(held.response, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32009,") &&
+                  contains(held.response, " 'session/respond' was cancelled with the rest of the work of session 'weir' "
+                                          "when a 'session/delete' notification deleted the session.\""),
+              "%s", show(held.response));
+        oam_string_free(held.response);
+    }
+
+    current_test = "a cancel sent by hand adds nothing (its -32009 is the one the game asked for)";
+    if (hold_turn(r, &held, &thread, "quay",
+                  "{\"id\":\"quay-1\",\"method\":\"session/respond\",\"params\":{\"session\":\"quay\",\"prompt\":\"x\"}}")) {
+        response = call(r, "{\"id\":\"quay-c\",\"method\":\"session/cancel\",\"params\":{\"session\":\"quay\"}}",
+                        5000);
+        oam_string_free(response);
+        pthread_join(thread, NULL);
+        CHECK(contains(held.response, "\"code\":-32009,") && !contains(held.response, "was cancelled with the rest"),
+              "%s", show(held.response));
+        oam_string_free(held.response);
+    }
+    r->tool_mode = TOOL_OK;
+}
+
 static void test_blocking_timeout(void) {
     recorder r;
     char *response;
@@ -436,6 +548,8 @@ static void test_blocking_timeout(void) {
     CHECK(contains(response, "\"id\":null,\"result\"") && contains(response, "Aye."), "%s", show(response));
     oam_string_free(response);
     CHECK(count_lines(&r, "\"requestId\":\"local-", NULL) > 0, "events carry a local-<n> requestId");
+
+    test_cancel_reasons(&r);
 
     current_test = "blocking call inside the callback";
     oam_bridge_send(r.bridge, "{\"jsonrpc\":\"2.0\",\"id\":\"blocking-in-callback\",\"method\":\"ping\"}");

@@ -73,6 +73,19 @@ const SHUTDOWN_ANSWER_MSEC := 500
 const MAX_LINE_BYTES_FLAG := "--max-line-bytes"
 ## The requests after which the turns of the NPC or session they name call no more callbacks (see request()).
 const SILENCING_METHODS := ["npc/cancel", "npc/delete", "session/cancel", "session/delete"]
+## Why the other requests in flight of the NPC or session a delete names were cancelled, when it is sent by hand with
+## request() or notify(): their -32009 error ends with "when " + this. A cancel has none: its -32009 is the one the
+## game asked for.
+const _ENDED_BY_REQUEST := {
+	"npc/delete": "an 'npc/delete' request deleted the NPC.",
+	"session/delete": "a 'session/delete' request deleted the session.",
+}
+const _ENDED_BY_NOTIFICATION := {
+	"npc/delete": "an 'npc/delete' notification deleted the NPC.",
+	"session/delete": "a 'session/delete' notification deleted the session.",
+}
+## The cancels noted per NPC or session to explain their -32009 errors: the latest ones are kept.
+const _CANCELS_KEPT := 256
 
 class _Call extends RefCounted:
 	signal completed(response: Dictionary)
@@ -80,6 +93,7 @@ class _Call extends RefCounted:
 	var params: Dictionary = {}
 	var on_event: Callable = Callable()
 	var on_result: Callable = Callable()
+	var cancels_before: int = 0   # _cancels when it was sent: a later one of its NPC or session explains its -32009
 
 
 # What the reader threads share with the main thread. The threads run on this object, not on the node: after
@@ -234,6 +248,10 @@ var _pending := {}            # request id -> _Call
 var _tools := {}              # name -> {"definition": Dictionary, "handler": Callable}
 var _tool_calls := {}         # tool/call id -> true while its handler runs
 var _subscriptions := {}      # subscription id -> Callable(change: Dictionary)
+# The cancels of a whole NPC's or session's work this client sent for a reason the -32009 of its other requests does not
+# show (a delete, a turn whose timeout passed), numbered; per work ("npc gorm") the last one: [number, why].
+var _cancels := 0
+var _last_cancel := {}
 var _dead_message := ""
 var _closed := false
 var _exit_deadline := -1      # once the output ended or the process is gone: until when poll() waits for the rest
@@ -719,15 +737,20 @@ static func _utf8_chars(text: String) -> PackedStringArray:
 ## Sends a request; await it for the response Dictionary. on_event(event) receives the event of every
 ## "<ns>/event" notification the request causes. With timeout_sec > 0 (node in the tree) it answers a -32024
 ## timeout error when the response is late, and drops the late response. From the moment an npc/cancel, npc/delete,
-## session/cancel or session/delete is sent (also by hand: request("npc/delete", {"npc": "gorm"})), the running
-## turn of the NPC or session it names calls its on_event (and so on_line, on_emotion, on_text) no more, as with
-## cancel_npc() and delete_npc().
+## session/cancel or session/delete is sent (also by hand: request("npc/delete", {"npc": "gorm"}), or notify()), the
+## running turn of the NPC or session it names calls its on_event (and so on_line, on_emotion, on_text) no more, as
+## with cancel_npc() and delete_npc(); after a delete, the -32009 of its requests sent before says why ("... when an
+## 'npc/delete' request deleted the NPC.").
 func request(method: String, params: Dictionary = {}, on_event: Callable = Callable(),
 		timeout_sec: float = 0.0, on_result: Callable = Callable()) -> Dictionary:
-	var kind := method.get_slice("/", 0)
-	if method in SILENCING_METHODS and params.get(kind) is String:
-		var target: String = params[kind]
-		_silence_turns(kind, target)
+	if method in SILENCING_METHODS:
+		_end_work(method, params, _ENDED_BY_REQUEST.get(method, ""))
+	return await _request(method, params, on_event, timeout_sec, on_result)
+
+
+# request() without its ending of the work a cancel or delete names (delete_npc() and the like end it with their why).
+func _request(method: String, params: Dictionary = {}, on_event: Callable = Callable(),
+		timeout_sec: float = 0.0, on_result: Callable = Callable()) -> Dictionary:
 	if not _dead_message.is_empty():
 		return _error(SHUT_DOWN, "shut_down", _dead_message)
 	if _pid <= 0:
@@ -739,6 +762,7 @@ func request(method: String, params: Dictionary = {}, on_event: Callable = Calla
 	pending_call.params = params
 	pending_call.on_event = on_event
 	pending_call.on_result = on_result
+	pending_call.cancels_before = _cancels
 	var message := {"jsonrpc": "2.0", "id": id, "method": method}
 	if not params.is_empty():
 		message["params"] = params
@@ -763,8 +787,12 @@ func _on_request_timeout(id: String, timeout_sec: float) -> void:
 			[pending_call.method, int(round(timeout_sec * 1000.0))]))
 
 
-## Sends a notification (no response). Returns {} when it was sent, else the error saying why not.
+## Sends a notification (no response). Returns {} when it was sent, else the error saying why not. An npc/cancel,
+## npc/delete, session/cancel or session/delete ends the work it names as request() does: the running turn's callbacks
+## stop at once, and after a delete its -32009 says why ("... when an 'npc/delete' notification deleted the NPC.").
 func notify(method: String, params: Dictionary = {}) -> Dictionary:
+	if method in SILENCING_METHODS:
+		_end_work(method, params, _ENDED_BY_NOTIFICATION.get(method, ""))
 	var message := {"jsonrpc": "2.0", "method": method}
 	if not params.is_empty():
 		message["params"] = params
@@ -792,7 +820,7 @@ func _dispatch(line: String) -> void:
 	_pending.erase(id)
 	if message.has("result") and pending_call.on_result.is_valid():
 		pending_call.on_result.call(message["result"])
-	pending_call.completed.emit(message)
+	pending_call.completed.emit(_explained(message, pending_call))
 
 
 func _handle_notification(method: String, params: Dictionary) -> void:
@@ -925,6 +953,7 @@ func respond(session_id: String, prompt: String, on_text: Callable = Callable(),
 				on_text.call(str(event.get("text", "")))
 	var response: Dictionary = await request("session/respond", params, handler, timeout_sec)
 	if error_code(response) == "timeout":
+		_note_cancel("session", session_id, _timed_out_why("session/respond", timeout_sec))
 		notify("session/cancel", {"session": session_id})
 	return response
 
@@ -936,11 +965,14 @@ func cancel_session(session_id: String) -> Dictionary:
 	return await request("session/cancel", {"session": session_id})
 
 
-## session/delete: cancels the session's work (its running respond() answers a -32009 cancelled error, or its reply
-## when it had already ended) and frees it. Result: {session, deleted}. From this call on, the turn's on_text and
-## on_event are not called again, as with cancel_session().
+## session/delete: cancels the session's work (its running respond() answers a -32009 cancelled error ending with
+## "when delete_session() deleted the session.", or its reply when it had already ended) and frees it. Result:
+## {session, deleted}. From this call on, the turn's on_text and on_event are not called again, as with
+## cancel_session().
 func delete_session(session_id: String) -> Dictionary:
-	return await request("session/delete", {"session": session_id})
+	var params := {"session": session_id}
+	_end_work("session/delete", params, "delete_session() deleted the session.")
+	return await _request("session/delete", params)
 
 
 # ---------------------------------------------------------------------------------------------- NPCs
@@ -988,8 +1020,16 @@ func talk(npc_id: String, line: String, on_line: Callable = Callable(), on_emoti
 						on_emotion.call(str(event.get("emotion", "")))
 	var response: Dictionary = await request("npc/talk", params, handler, timeout_sec)
 	if error_code(response) == "timeout":
+		_note_cancel("npc", npc_id, _timed_out_why("npc/talk", timeout_sec))
 		notify("npc/cancel", {"npc": npc_id})
 	return response
+
+
+# Why the requests of an NPC or session sent before a turn of it timed out were cancelled with that turn.
+static func _timed_out_why(method: String, timeout_sec: float) -> String:
+	return ("the timeout_sec of its '%s' passed (%d ms): the protocol cancels the running turn and every request " +
+			"queued behind it together (there is no cancel for one request). Send it again if you still need it.") % [
+			method, int(round(timeout_sec * 1000.0))]
 
 
 ## npc/cancel: cancels the NPC's running talk (its talk() answers a -32009 cancelled error, e.g. when the player
@@ -1000,18 +1040,21 @@ func cancel_npc(npc_id: String) -> Dictionary:
 	return await request("npc/cancel", {"npc": npc_id})
 
 
-## npc/delete: cancels the NPC's work (its running talk() answers a -32009 cancelled error, or its reply when it had
-## already ended) and frees it, e.g. when the NPC dies mid-line. Result: {npc, deleted}. From this call on, the
-## talk's on_line and on_emotion are not called again, as with cancel_npc(). To load a save over a living NPC, use
-## restore_npc_over(id, save, model).
+## npc/delete: cancels the NPC's work (its running talk() answers a -32009 cancelled error ending with "when
+## delete_npc() deleted the NPC.", or its reply when it had already ended) and frees it, e.g. when the NPC dies
+## mid-line. Result: {npc, deleted}. From this call on, the talk's on_line and on_emotion are not called again, as
+## with cancel_npc(). To load a save over a living NPC, use restore_npc_over(id, save, model).
 func delete_npc(npc_id: String) -> Dictionary:
-	return await request("npc/delete", {"npc": npc_id})
+	var params := {"npc": npc_id}
+	_end_work("npc/delete", params, "delete_npc() deleted the NPC.")
+	return await _request("npc/delete", params)
 
 
 ## Replaces a living NPC with a save made with npc_state() (npc/delete, then npc/restore under its id): the player
 ## loads a save over a living NPC. Answers the npc/restore response. The model is not saved: give the one the NPC
-## was created with (null: the bridge's default). A running talk() answers a -32009 cancelled error (or its reply when
-## it had already ended), and from this call on its on_line and on_emotion are not called again, as with
+## was created with (null: the bridge's default). A running talk() answers a -32009 cancelled error ending with "when
+## restore_npc_over() replaced the NPC (it deletes it first)." (or its reply when it had already ended), and from
+## this call on its on_line and on_emotion are not called again, as with
 ## delete_npc(). When the bridge refuses the save (a field edited by hand), its error is answered and the NPC is put
 ## back as it was (its completed turns, memory, tools and world; the talk that was running stays cancelled). A save
 ## this client cannot send (too long, a value JSON cannot carry) is answered as an error before anything is sent, and
@@ -1026,10 +1069,11 @@ func restore_npc_over(npc_id: String, state: Dictionary, model: Variant = null) 
 			true)
 	if not refused.is_empty():
 		return refused
-	_silence_turns("npc", npc_id) # from this call on, not after the first answer
+	# From this call on, not after the first answer.
+	_end_work("npc/delete", {"npc": npc_id}, "restore_npc_over() replaced the NPC (it deletes it first).")
 	# The NPC as it is now (answered at once, not after its talk), then the delete, which cancels the talk.
 	var current: Dictionary = await request("npc/state", {"npc": npc_id, "settle": false})
-	await request("npc/delete", {"npc": npc_id})
+	await _request("npc/delete", {"npc": npc_id})
 	var result: Dictionary = await request("npc/restore", params)
 	if is_error(result) and not is_error(current):
 		# A refused save must not cost the NPC: put back the one that was deleted for it.
@@ -1038,6 +1082,50 @@ func restore_npc_over(npc_id: String, state: Dictionary, model: Variant = null) 
 			previous["model"] = model
 		await request("npc/restore", previous)
 	return result
+
+
+# Before an npc/cancel, npc/delete, session/cancel or session/delete is sent (by cancel_npc(), delete_npc(),
+# restore_npc_over(), the session's, or by hand with request() or notify()): the turns in flight of the NPC or session
+# it names call their callbacks no more, and with a why the -32009 of its requests sent before ends with "when " + why.
+func _end_work(method: String, params: Dictionary, why: String) -> void:
+	var kind := method.get_slice("/", 0)
+	if not (params.get(kind) is String):
+		return
+	var target: String = params[kind]
+	_silence_turns(kind, target)
+	if not why.is_empty():
+		_note_cancel(kind, target, why)
+
+
+# Notes, before it is sent, a cancel of all the work of an NPC or session ("npc", "gorm") for a reason its -32009 does
+# not show: the requests of it sent before then say why (see _explained()).
+func _note_cancel(kind: String, target: String, why: String) -> void:
+	var key := kind + " " + target
+	_cancels += 1
+	_last_cancel.erase(key) # to the end of the order
+	_last_cancel[key] = [_cancels, why]
+	if _last_cancel.size() > _CANCELS_KEPT:
+		_last_cancel.erase(_last_cancel.keys()[0])
+
+
+# A -32009 cancelled error that a cancel noted after the request was sent caused (the protocol cancels the running
+# turn of an NPC or session and its queued requests together) ends with why, as in the other clients:
+# "... 'npc/talk' was cancelled with the rest of the work of NPC 'gorm' when delete_npc() deleted the NPC."
+func _explained(response: Dictionary, pending_call: _Call) -> Dictionary:
+	if error_code(response) != "cancelled":
+		return response
+	var kind := pending_call.method.get_slice("/", 0)
+	if not (pending_call.params.get(kind) is String):
+		return response
+	var target: String = pending_call.params[kind]
+	var noted: Array = _last_cancel.get(kind + " " + target, [])
+	if noted.is_empty() or int(noted[0]) <= pending_call.cancels_before:
+		return response
+	var explained := response.duplicate(true)
+	explained["error"]["message"] = "%s '%s' was cancelled with the rest of the work of %s '%s' when %s" % [
+		str(response["error"].get("message", "")), pending_call.method, "NPC" if kind == "npc" else "session", target,
+		str(noted[1])]
+	return explained
 
 
 # A player who walked away sees no more of the turn: the events the bridge wrote before it read the cancel are still

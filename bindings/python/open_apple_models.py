@@ -1072,13 +1072,19 @@ class Bridge:
         return await asyncio.shield(future)
 
     async def notify(self, method: str, params: Optional[Mapping[str, Any]] = None) -> None:
-        """Sends a notification (no response)."""
+        """Sends a notification (no response). An ``npc/cancel``, ``npc/delete``, ``session/cancel`` or
+        ``session/delete`` sent here ends the work it names as :meth:`request` does: from the call on, the running
+        turn of that NPC or session gets no more events, and after a delete its -32009 ``cancelled`` error says why
+        (``... when an 'npc/delete' notification deleted the NPC.``)."""
         if self._dead is not None:
             raise self._dead
         message: Dict[str, Any] = {"jsonrpc": "2.0", "method": method}
         if params is not None:
             message["params"] = params
-        await self._write(self._encode(message, _where_of(method, params)))
+        line = self._encode(message, _where_of(method, params))  # invalid params fail here, before anything is sent
+        if method in _ENDING_NOTIFICATIONS:
+            self._end_work(method, params, _ENDING_NOTIFICATIONS[method])
+        await self._write(line)
 
     def on_notification(self, method: str, handler: Callback) -> Callable[[], None]:
         """Calls ``handler(params)`` for every notification ``method`` (``"*"``: every notification, as
@@ -1705,6 +1711,14 @@ _ENDING_METHODS = {
     "session/cancel": None,
     "npc/delete": "an 'npc/delete' request deleted the NPC.",
     "session/delete": "a 'session/delete' request deleted the session.",
+}
+
+#: The same sent as a notification with :meth:`Bridge.notify` (no answer comes, but the work ends all the same).
+_ENDING_NOTIFICATIONS = {
+    "npc/cancel": None,
+    "session/cancel": None,
+    "npc/delete": "an 'npc/delete' notification deleted the NPC.",
+    "session/delete": "a 'session/delete' notification deleted the session.",
 }
 
 #: The cancel notification of the requests that start a turn: method → (cancel method, its target member).

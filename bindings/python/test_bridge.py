@@ -590,6 +590,49 @@ class GameTests(BridgeTestCase):
             if method == "npc/cancel":
                 await gorm.delete()
 
+    async def test_a_cancel_or_delete_notification_sent_by_hand_stops_the_line_at_once_too(self):
+        line = " ".join("word%d" % i for i in range(40))
+        for method in ("npc/cancel", "npc/delete"):
+            gorm = await self.bridge.create_npc(
+                {"name": "Gorm"}, npc="gorm", options={"replyFormat": "text"},
+                model=scripted({"text": "[happy] " + line, "chunks": 20, "delayMs": 20}))
+            shown, sent, arrived_after = [], [], []
+
+            def on_line(text):
+                shown.append(text)
+                if not sent:  # the game's own code sends it as a notification at Gorm's first words
+                    sent.append(asyncio.ensure_future(self.bridge.notify(method, {"npc": "gorm"})))
+
+            def on_npc_event(params):
+                if sent and params["event"]["type"] == "lineDelta":
+                    arrived_after.append(params["event"])
+
+            remove = self.bridge.on_notification("npc/event", on_npc_event)
+            try:
+                await gorm.talk("Hello", on_line=on_line)  # the turn had ended when the notification came: its reply
+            except BridgeError as error:
+                self.assertEqual(error.data_code, "cancelled")
+            await sent[0]
+            remove()
+            self.assertTrue(arrived_after, "the rest of the line never arrived; nothing was tested")
+            self.assertEqual(len(shown), 1, "on_line was called after a %s notification: %r" % (method, shown[1:2]))
+            await self.bridge.request("ping")  # the notification has been read
+            if method == "npc/cancel":
+                await gorm.delete()
+
+    async def test_a_turn_that_a_delete_notification_cancelled_says_so(self):
+        gorm = await self.bridge.create_npc({"name": "Gorm"}, npc="gorm", options={"replyFormat": "text"},
+                                            model=scripted({"text": "[happy] Zzz.", "delayMs": 60000}))
+        talking = asyncio.ensure_future(gorm.talk("Wake up."))
+        await gorm.state(settle=False)  # the talk was sent first
+        await self.bridge.notify("npc/delete", {"npc": "gorm"})
+        with self.assertRaises(BridgeError) as caught:
+            await talking
+        self.assertEqual(caught.exception.code, -32009)
+        self.assertRegex(caught.exception.message, r"^The (turn|request) was cancelled[^.]*\. 'npc/talk' was cancelled "
+                                                r"with the rest of the work of NPC 'gorm' when an 'npc/delete' "
+                                                r"notification deleted the NPC\.$")
+
     async def test_a_session_cancel_sent_by_hand_stops_the_text_at_once(self):
         session = await self.bridge.create_session(
             session="guide", model=scripted({"text": " ".join("word%d" % i for i in range(40)), "chunks": 20}))

@@ -845,7 +845,9 @@ namespace OpenAppleModels
         /// task with OamBridgeException. onEvent receives the event of each "&lt;ns&gt;/event" notification the
         /// request causes. With timeoutMs &gt; 0 it fails with a -32024 timeout error and drops the late response.
         /// Cancelling the token abandons the request (OperationCanceledException) after running onCancel
-        /// (used to send session/cancel or npc/cancel). Once the token is cancelled, the timeout passed or the bridge
+        /// (used to send session/cancel or npc/cancel; the timeout runs it too): the -32009 of the other requests of
+        /// the NPC or session the params name, sent before, then says so ("... when the CancellationToken of its
+        /// 'npc/talk' was cancelled: ...", "... when its 'npc/talk' timed out after 1500 ms (timeoutMs): ..."). Once the token is cancelled, the timeout passed or the bridge
         /// is closed, onEvent gets no more events, not even those already queued for the dispatcher (a request that
         /// had already been answered still gives its result); after onEvent throws, it gets no more events either
         /// (the exception goes to the dispatcher's error handler once, and the request goes on). An npc/cancel,
@@ -918,7 +920,7 @@ namespace OpenAppleModels
                 {
                     entry.Silenced = true; // no more lines for a player who walked away, also when the turn had ended
                     if (!Forget(id)) return;
-                    if (onCancel != null) { try { onCancel(); } catch (Exception) { } }
+                    GiveUp(entry, onCancel, "the CancellationToken of its '" + method + "' was cancelled");
                     dispatcher.Post(() => entry.Completion.TrySetCanceled());
                 });
                 // A long-lived token (destroyCancellationToken) must not keep finished requests and their callbacks.
@@ -931,7 +933,7 @@ namespace OpenAppleModels
                 {
                     if (!Forget(id)) return;
                     entry.Silenced = true;
-                    if (onCancel != null) { try { onCancel(); } catch (Exception) { } }
+                    GiveUp(entry, onCancel, "its '" + method + "' timed out after " + timeoutMs + " ms (timeoutMs)");
                     var error = new OamBridgeException(OamBridgeException.Timeout, "timeout",
                         "'" + method + "' did not finish within " + timeoutMs + " ms; it was cancelled.");
                     dispatcher.Post(() => entry.Completion.TrySetException(error));
@@ -999,6 +1001,15 @@ namespace OpenAppleModels
             { "session/delete", "a 'session/delete' request deleted the session." },
         };
 
+        // The same sent as a notification with Notify (no answer comes, but the work ends all the same).
+        static readonly Dictionary<string, string> EndingNotifications = new Dictionary<string, string>
+        {
+            { "npc/cancel", null },
+            { "session/cancel", null },
+            { "npc/delete", "an 'npc/delete' notification deleted the NPC." },
+            { "session/delete", "a 'session/delete' notification deleted the session." },
+        };
+
         // From now on, no callback of the requests in flight for this NPC's or session's work ("npc gorm") gets an
         // event, also those already queued for the dispatcher: its cancel or delete is about to go (the player
         // walked away, the NPC died, a save is being loaded over it). The requests still complete (a turn that had
@@ -1009,7 +1020,29 @@ namespace OpenAppleModels
             {
                 foreach (var entry in working)
                     if (entry.Work == work) entry.Silenced = true;
-                if (why == null) return;
+            }
+            if (why != null) NoteCancel(work, why);
+        }
+
+        // A request given up here (its token cancelled, its timeoutMs passed) whose onCancel then sends the cancel of
+        // its NPC's or session's whole work (TalkAsync, RespondAsync, CompactAsync send npc/cancel or session/cancel):
+        // the -32009 of that work's other requests sent before (a talk queued behind it, a tool handler's StateAsync
+        // of its own NPC) says how, as the other clients' do. how: "its 'npc/talk' timed out after 1500 ms ...".
+        void GiveUp(Pending entry, Action onCancel, string how)
+        {
+            if (onCancel == null) return;
+            if (entry.Work != null)
+                NoteCancel(entry.Work, how + ": the protocol cancels the running turn and every request queued behind "
+                    + "it together (there is no cancel for one request). Send it again if you still need it.");
+            try { onCancel(); } catch (Exception) { }
+        }
+
+        // Notes, before it is sent, a cancel of all of an NPC's or session's work ("npc gorm") for a reason the -32009
+        // of its requests sent before does not show: their error then ends with "when " + why (see Explained).
+        void NoteCancel(string work, string why)
+        {
+            lock (gate)
+            {
                 lastCancel[work] = new KeyValuePair<long, string>(++cancels, why);
                 if (lastCancel.Count <= 256) return;
                 // A game that deletes NPC after NPC: what no request in flight was sent before is of no more use.
@@ -1051,7 +1084,10 @@ namespace OpenAppleModels
         /// Sends a notification (no response). Like a request, it only queues the line; when the bridge has not read
         /// the lines sent before (frozen, stopped in a debugger) and they hold four times MaxLineBytes (64 MiB by
         /// default), it is not sent and throws OamBridgeException -32010 busy. One longer than the bridge reads
-        /// (MaxLineBytes) is not sent and throws -32600 invalid_message.
+        /// (MaxLineBytes) is not sent and throws -32600 invalid_message. An npc/cancel, npc/delete, session/cancel or
+        /// session/delete sent here ends the work it names as RequestAsync does: from the call on, the running turn
+        /// of that NPC or session gets no more events, and after a delete its -32009 says why ("... when an
+        /// 'npc/delete' notification deleted the NPC.").
         /// </summary>
         public void Notify(string method, object parameters = null)
         {
@@ -1060,6 +1096,8 @@ namespace OpenAppleModels
             string line = Json.Serialize(message);
             OamBridgeException tooLong = TooLong(line, method);
             if (tooLong != null) throw tooLong;
+            string work = WorkOf(method, parameters), endingWhy;
+            if (work != null && EndingNotifications.TryGetValue(method, out endingWhy)) EndWork(work, endingWhy);
             if (!WriteLine(line, true)) throw QueueFull(method);
         }
 
@@ -1939,7 +1977,9 @@ namespace OpenAppleModels
         /// after every change; onEvent every session/event. Streaming is on when either is given. Cancelling the
         /// token (or timeoutMs passing) sends session/cancel and throws OperationCanceledException (timeout:
         /// OamBridgeException -32024). session/cancel stops the whole session's work: other turns still queued on
-        /// this session fail with OamBridgeException -32009 cancelled.
+        /// this session fail with OamBridgeException -32009 cancelled, whose message says why ("... 'session/respond'
+        /// was cancelled with the rest of session 'guide''s work when its 'session/respond' timed out after 1500 ms
+        /// (timeoutMs): ...").
         /// </summary>
         public Task<JsonObject> RespondAsync(string prompt, Action<string> onText = null, Action<JsonObject> onEvent = null,
             CancellationToken cancellationToken = default(CancellationToken), object schema = null, object toolChoice = null,
@@ -2059,7 +2099,8 @@ namespace OpenAppleModels
         /// isFallback, usage}. onLine gets the whole line so far after every lineDelta/lineReset (typewriter),
         /// onEmotion the emotion as soon as it is chosen. Cancelling the token (or timeoutMs passing) sends npc/cancel
         /// and throws OperationCanceledException (timeout: OamBridgeException -32024); npc/cancel also fails the
-        /// NPC's other queued talks with -32009 cancelled. toolChoice overrides the NPC's for this turn ("none",
+        /// NPC's other queued talks with -32009 cancelled, whose message says why ("... 'npc/talk' was cancelled with
+        /// the rest of NPC 'gorm''s work when the CancellationToken of its 'npc/talk' was cancelled: ..."). toolChoice overrides the NPC's for this turn ("none",
         /// "required", new JsonObject().With("tool", name); a tool the NPC lacks fails with -32011).
         /// From the moment the token is cancelled, no onLine, onEmotion or onEvent call reaches the game, also for
         /// lines already on their way (a turn that had already ended still gives its reply); a callback that throws

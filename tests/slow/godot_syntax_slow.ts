@@ -720,9 +720,10 @@ const SILENCING = ["npc/cancel", "npc/delete", "session/cancel", "session/delete
 
 /**
  * What a player who walks away needs (cancel_npc / cancel_session, the Godot client's way to stop a turn), and a
- * game that ends an NPC or session while it talks (delete_npc / delete_session, or the same request sent by hand
- * with request()): no more of the turn's callbacks from that call on, also for the events already on their way,
- * as the C#, Python and TypeScript clients do once a turn is given up; empty when all holds.
+ * game that ends an NPC or session while it talks (delete_npc / delete_session, or the same request or
+ * notification sent by hand with request() or notify()): no more of the turn's callbacks from that call on, also
+ * for the events already on their way, as the C#, Python and TypeScript clients do once a turn is given up; empty
+ * when all holds.
  */
 function walkAwayProblems(parsed: Parsed, text: string): string[] {
   const { bodies } = functions(parsed);
@@ -735,28 +736,58 @@ function walkAwayProblems(parsed: Parsed, text: string): string[] {
       `SILENCING_METHODS must list ${missing.join(", ")} (the requests that stop a turn's callbacks)`,
     );
   }
-  const request = bodies.get("request") ?? "";
-  const silenced = request.search(
-    /if method in SILENCING_METHODS[^\n]*:\n(?:\t+[^\n]*\n)*?\t+_silence_turns\(\w+, \w+\)/,
-  );
-  if (silenced < 0 || silenced > request.indexOf("_send(message)")) {
-    found.push(
-      "request() must silence the turns of the NPC or session a cancel or delete names (_silence_turns) before " +
-        "it sends it",
+  // request() and notify() end the work a cancel or delete names (_end_work, which silences its turns) before they
+  // send it, so the dedicated functions and a request or notification sent by hand alike.
+  for (
+    const [fn, sends, table] of [
+      ["request", "_request(method", "_ENDED_BY_REQUEST"],
+      ["notify", "_send(message)", "_ENDED_BY_NOTIFICATION"],
+    ]
+  ) {
+    const body = bodies.get(fn) ?? "";
+    const ended = body.search(
+      new RegExp(
+        `if method in SILENCING_METHODS:\\n\\t+_end_work\\(method, params, ${table}\\.get\\(method, ""\\)\\)`,
+      ),
     );
+    if (ended < 0 || ended > body.indexOf(sends)) {
+      found.push(
+        `${fn}() must end the work of the NPC or session a cancel or delete names (_end_work) before it sends it`,
+      );
+    }
+  }
+  if (
+    !/^\tvar target: String = params\[kind\]\n\t_silence_turns\(kind, target\)$/m.test(
+      bodies.get("_end_work") ?? "",
+    )
+  ) {
+    found.push("_end_work() must silence the turns of the NPC or session it names (_silence_turns)");
   }
   for (
     const [fn, key, method] of [
       ["cancel_npc", "npc", "npc/cancel"],
       ["cancel_session", "session", "session/cancel"],
-      ["delete_npc", "npc", "npc/delete"],
-      ["delete_session", "session", "session/delete"],
     ]
   ) {
     if (
       !new RegExp(`return await request\\("${method}", \\{"${key}": \\w+\\}\\)`).test(bodies.get(fn) ?? "")
     ) {
       found.push(`${fn}() must send ${method} with request(), which silences the ${key}'s turns`);
+    }
+  }
+  for (
+    const [fn, key, method] of [["delete_npc", "npc", "npc/delete"], [
+      "delete_session",
+      "session",
+      "session/delete",
+    ]]
+  ) {
+    const body = bodies.get(fn) ?? "";
+    const ended = body.indexOf(`_end_work("${method}", params, `);
+    if (ended < 0 || ended > body.indexOf(`_request("${method}", params)`) || !body.includes(`{"${key}": `)) {
+      found.push(
+        `${fn}() must end the ${key}'s work (_end_work, which silences its turns) before it sends ${method}`,
+      );
     }
   }
   const silence = bodies.get("_silence_turns") ?? "";
@@ -770,8 +801,8 @@ function walkAwayProblems(parsed: Parsed, text: string): string[] {
   ) {
     found.push("_silence_turns() must drop the on_event of every waiting request of that NPC or session");
   }
-  if (!/pending_call\.params = params/.test(request)) {
-    found.push("request() must keep the params of the call (whose NPC or session it is)");
+  if (!/pending_call\.params = params/.test(bodies.get("_request") ?? "")) {
+    found.push("_request() must keep the params of the call (whose NPC or session it is)");
   }
   // Read when the line is handled, not when the turn began: a silenced turn gets none of the later lines.
   if (
@@ -865,28 +896,189 @@ Deno.test({
     const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
     const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
     assert.deepEqual(walkAwayProblems(parsed, text), []);
-    // As it was: only the dedicated functions silenced, before they sent the request; one sent by hand did not.
-    const block = /\n(?:\t#[^\n]*\n)*\tif method in SILENCING_METHODS[^\n]*:\n(?:\t\t[^\n]*\n)+/.exec(text);
-    assert.ok(block, "request()'s silencing was not found");
-    let old = withoutSilencing(text.replace(block[0], "\n"), SILENCING);
-    for (
-      const [fn, key] of [["cancel_npc", "npc"], ["cancel_session", "session"], ["delete_npc", "npc"], [
-        "delete_session",
-        "session",
-      ]]
-    ) {
-      old = old.replace(
-        new RegExp(`^(func ${fn}\\((\\w+): String\\) -> Dictionary:\\n)`, "m"),
-        `$1\t_silence_turns("${key}", $2)\n`,
+    // request() without its ending of the work: only the dedicated functions silenced; one sent by hand did not.
+    const block =
+      /\tif method in SILENCING_METHODS:\n\t\t_end_work\(method, params, _ENDED_BY_REQUEST[^\n]*\n/.exec(
+        text,
       );
-    }
+    assert.ok(block, "request()'s ending of the work was not found");
+    const old = text.replace(block[0], "");
     const [broken] = await parse([{ name: "old.gd", text: old }], { structure: STRUCTURE });
     assert.equal(describe([broken]), "", "the old copy does not parse");
     assert.deepEqual(walkAwayProblems(broken, old), [
-      "SILENCING_METHODS must list npc/cancel, npc/delete, session/cancel, session/delete (the requests that " +
-      "stop a turn's callbacks)",
-      "request() must silence the turns of the NPC or session a cancel or delete names (_silence_turns) before " +
-      "it sends it",
+      "request() must end the work of the NPC or session a cancel or delete names (_end_work) before it sends it",
+    ]);
+  },
+});
+
+Deno.test({
+  name: name(
+    'bindings/godot: a notify("npc/cancel", …) or a delete sent by hand as a notification stops the turn\'s callbacks at once, as in the TypeScript client',
+  ),
+  ignore: skip !== "",
+  async fn() {
+    const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+    // notify() as it was: it only sent the line, and the rest of the line already on its way still reached on_line.
+    const block =
+      /\tif method in SILENCING_METHODS:\n\t\t_end_work\(method, params, _ENDED_BY_NOTIFICATION[^\n]*\n/.exec(
+        text,
+      );
+    assert.ok(block, "notify()'s ending of the work was not found");
+    const old = text.replace(block[0], "");
+    const [parsed, broken] = await parse([{ name: BINDING, text }, { name: "old.gd", text: old }], {
+      structure: STRUCTURE,
+    });
+    assert.equal(describe([broken]), "", "the old copy does not parse");
+    assert.deepEqual(walkAwayProblems(parsed, text), []);
+    assert.deepEqual(walkAwayProblems(broken, old), [
+      "notify() must end the work of the NPC or session a cancel or delete names (_end_work) before it sends it",
+    ]);
+  },
+});
+
+/** The why each way of deleting an NPC or session gives the -32009 of its requests it cancelled. */
+const DELETE_WHYS = [
+  ["delete_npc", "npc/delete", "delete_npc() deleted the NPC."],
+  ["delete_session", "session/delete", "delete_session() deleted the session."],
+  ["restore_npc_over", "npc/delete", "restore_npc_over() replaced the NPC (it deletes it first)."],
+] as const;
+
+/** The whys of a delete sent by hand, worded as the TypeScript, Python and C# clients word them. */
+const BY_HAND = {
+  _ENDED_BY_REQUEST: [
+    `"npc/delete": "an 'npc/delete' request deleted the NPC."`,
+    `"session/delete": "a 'session/delete' request deleted the session."`,
+  ],
+  _ENDED_BY_NOTIFICATION: [
+    `"npc/delete": "an 'npc/delete' notification deleted the NPC."`,
+    `"session/delete": "a 'session/delete' notification deleted the session."`,
+  ],
+};
+
+/**
+ * What a game needs to learn why a turn answered a -32009 cancelled error it did not ask for: the NPC was deleted
+ * (delete_npc(), restore_npc_over(), a delete sent by hand) or another turn of it timed out (the protocol cancels the
+ * running turn and the requests queued behind it together). As in the TypeScript, Python and C# clients, the error
+ * of a request sent before such a cancel ends with "... 'npc/talk' was cancelled with the rest of the work of NPC
+ * 'gorm' when <why>"; empty when all holds.
+ */
+function whyProblems(parsed: Parsed, text: string): string[] {
+  const { bodies, classes } = functions(parsed);
+  const found: string[] = [];
+  if (
+    !/pending_call\.completed\.emit\(_explained\(message, pending_call\)\)/.test(
+      bodies.get("_dispatch") ?? "",
+    )
+  ) {
+    found.push("_dispatch() must hand every response through _explained(), which says why a -32009 came");
+  }
+  const explained = bodies.get("_explained") ?? "";
+  if (
+    !/^\tif error_code\(response\) != "cancelled":\n\t\treturn response$/m.test(explained) ||
+    !/_last_cancel\.get\(kind \+ " " \+ target, \[\]\)/.test(explained) ||
+    !/int\(noted\[0\]\) <= pending_call\.cancels_before:\n\t\treturn response/.test(explained) ||
+    !explained.includes(`"%s '%s' was cancelled with the rest of the work of %s '%s' when %s" % [`) ||
+    !explained.includes("response.duplicate(true)")
+  ) {
+    found.push(
+      "_explained() must end the -32009 of a request sent before a noted cancel of its NPC or session with why " +
+        "(in a copy of the response)",
+    );
+  }
+  if (!/\n\tvar cancels_before: int = 0/.test(classes.get("_Call") ?? "")) {
+    found.push("_Call must keep cancels_before (the cancels noted when it was sent)");
+  }
+  const request = bodies.get("_request") ?? "";
+  const noted = request.indexOf("pending_call.cancels_before = _cancels");
+  if (noted < 0 || noted > request.indexOf("_send(message)")) {
+    found.push("_request() must keep in the call the cancels noted before it is sent");
+  }
+  const note = bodies.get("_note_cancel") ?? "";
+  if (!/_cancels \+= 1\n[^]*_last_cancel\[key\] = \[_cancels, why\]/.test(note)) {
+    found.push("_note_cancel() must number the cancel and keep it, with its why, per NPC or session");
+  }
+  if (
+    !/if not why\.is_empty\(\):\n\t\t_note_cancel\(kind, target, why\)/.test(bodies.get("_end_work") ?? "")
+  ) {
+    found.push("_end_work() must note the cancel with its why (a cancel_npc() has none)");
+  }
+  for (const [fn, method, why] of DELETE_WHYS) {
+    const body = bodies.get(fn) ?? "";
+    const ended = body.indexOf(`_end_work("${method}", `);
+    const whyAt = body.indexOf(`"${why}")`);
+    // Sent with _request(), not request(): that would note the why of a delete sent by hand over it.
+    const sent = body.indexOf(`_request("${method}", `);
+    if (ended < 0 || whyAt < ended || sent < whyAt || body.includes(` request("${method}"`)) {
+      found.push(`${fn}() must note why ("${why}") before it sends ${method} with _request()`);
+    }
+  }
+  for (const [table, entries] of Object.entries(BY_HAND)) {
+    const constant = new RegExp(`^const ${table} := \\{\\n((?:\\t[^\\n]*\\n)*)\\}$`, "m").exec(text)?.[1] ??
+      "";
+    const missing = entries.filter((entry) => !constant.includes(`\t${entry},\n`));
+    if (missing.length > 0) found.push(`${table} must hold ${missing.join(" and ")}`);
+  }
+  for (
+    const [fn, key, method, cancel] of [
+      ["talk", "npc", "npc/talk", "npc/cancel"],
+      ["respond", "session", "session/respond", "session/cancel"],
+    ]
+  ) {
+    const body = bodies.get(fn) ?? "";
+    const at = body.search(
+      new RegExp(
+        `\\t_note_cancel\\("${key}", \\w+, _timed_out_why\\("${method}", timeout_sec\\)\\)\\n\\t+notify\\("${cancel}"`,
+      ),
+    );
+    if (at < 0) {
+      found.push(`${fn}() must note why (its timeout) before it sends ${cancel} for a turn that timed out`);
+    }
+  }
+  if (!(bodies.get("_timed_out_why") ?? "").includes('every request " +\n\t\t\t"queued behind it together')) {
+    found.push(
+      "_timed_out_why() must say that the protocol cancels the requests queued behind the turn with it",
+    );
+  }
+  return found;
+}
+
+Deno.test({
+  name: name(
+    "bindings/godot: a turn cancelled because its NPC or session was deleted, or another turn of it timed out, says why in its -32009",
+  ),
+  ignore: skip !== "",
+  async fn() {
+    const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+    const [fixed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
+    const { bodies } = functions(fixed);
+    assert.deepEqual(whyProblems(fixed, text), []);
+    // Broken copies: the response handed on as it came (the old client: a bare -32009); delete_npc() without its
+    // why; restore_npc_over() deleting through request() (the why of a delete sent by hand); a timed-out talk()
+    // that notes nothing.
+    const swap = (fn: string, from: string | RegExp, to: string) => {
+      const body = bodies.get(fn)!;
+      const changed = body.replace(from, to);
+      assert.notEqual(changed, body, `${fn}: ${from} was not found`);
+      return text.replace(body, changed);
+    };
+    const copies = [
+      swap("_dispatch", "_explained(message, pending_call)", "message"),
+      swap("delete_npc", /\t_end_work\("npc\/delete"[^\n]*\n/, ""),
+      swap("restore_npc_over", 'await _request("npc/delete", ', 'await request("npc/delete", '),
+      swap("talk", /\t\t_note_cancel\([^\n]*\n/, ""),
+    ];
+    const broken = await parse(copies.map((copy, i) => ({ name: `broken${i}.gd`, text: copy })), {
+      structure: STRUCTURE,
+    });
+    assert.equal(describe(broken), "", "the broken copies do not parse");
+    assert.deepEqual(broken.map((parsed, i) => whyProblems(parsed, copies[i])), [
+      ["_dispatch() must hand every response through _explained(), which says why a -32009 came"],
+      ['delete_npc() must note why ("delete_npc() deleted the NPC.") before it sends npc/delete with _request()'],
+      [
+        'restore_npc_over() must note why ("restore_npc_over() replaced the NPC (it deletes it first).") before it ' +
+        "sends npc/delete with _request()",
+      ],
+      ["talk() must note why (its timeout) before it sends npc/cancel for a turn that timed out"],
     ]);
   },
 });
@@ -925,16 +1117,16 @@ function restoreOverProblems(parsed: Parsed): string[] {
       "restore_npc_over must check the npc/restore message (_send(..., true)) before it sends anything",
     );
   }
-  const silenced = body.indexOf('_silence_turns("npc", npc_id)');
+  const silenced = body.indexOf('_end_work("npc/delete", {"npc": npc_id}, ');
   if (silenced < 0 || silenced > firstAwait) {
     found.push(
-      "restore_npc_over must silence the NPC's running talk (_silence_turns) before its first await",
+      "restore_npc_over must end the NPC's work (_end_work: its running talk's callbacks stop) before its first await",
     );
   }
   const state = body.search(
     /var current: Dictionary = await request\("npc\/state", \{"npc": npc_id, "settle": false\}\)/,
   );
-  const deleted = body.search(/await request\("npc\/delete", \{"npc": npc_id\}\)/);
+  const deleted = body.search(/await _request\("npc\/delete", \{"npc": npc_id\}\)/);
   const restored = body.search(/var result: Dictionary = await request\("npc\/restore", params\)/);
   if (state < 0 || deleted < state || restored < deleted) {
     found.push(
@@ -965,7 +1157,7 @@ Deno.test({
     // Broken copies: the delete sent before the NPC was read; no put-back of a refused save; nothing checked first.
     const body = functions(parsed).bodies.get("restore_npc_over")!;
     const swapped = body.replace(
-      /(\tvar current: Dictionary = await request\("npc\/state"[^\n]*\n)(\tawait request\("npc\/delete"[^\n]*\n)/,
+      /(\tvar current: Dictionary = await request\("npc\/state"[^\n]*\n)(\tawait _request\("npc\/delete"[^\n]*\n)/,
       "$2$1",
     );
     const unguarded = body.replace(/if is_error\(result\) and not is_error\(current\):/, "if false:");

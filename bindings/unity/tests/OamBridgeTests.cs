@@ -747,6 +747,37 @@ static class OamBridgeTests
                 WaitError(queue, fenTurn);
             }
 
+            foreach (string method in new[] { "npc/cancel", "npc/delete" })
+            {
+                current = "an " + method + " sent as a notification (Notify) in onLine: no more lines, as with the method";
+                string fernId = method == "npc/delete" ? "fern" : "fern2";
+                var fern = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Fern"), npc: fernId, options: TextReplies,
+                    model: Scripted(Reply("Fern has a long story about the old mill by the river and its miller.")
+                        .With("delayMs", 20))));
+                var fernLines = new List<string>();
+                bool notified = false;
+                var fernTurn = fern.TalkAsync("Tell me.", onLine: text =>
+                {
+                    fernLines.Add(text);
+                    if (!notified) { notified = true; bridge.Notify(method, new { npc = fernId }); } // at the first words
+                });
+                UntilAnswered(bridge);
+                queue.Pump();
+                Check(fernLines.Count == 1, "Fern went on talking after a " + method + " notification: "
+                    + string.Join(" | ", fernLines.ToArray()));
+                WaitError(queue, fernTurn);
+            }
+
+            current = "a talk that an npc/delete notification cancelled says so";
+            var doze = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Doze"), npc: "doze", options: TextReplies,
+                model: Scripted(O().With("text", "[calm] Zzz.").With("delayMs", 60000))));
+            var dozing = doze.TalkAsync("Wake up.");
+            bridge.Notify("npc/delete", O().With("npc", "doze"));
+            var dozeWhy = WaitError(queue, dozing) as OamBridgeException;
+            Check(dozeWhy != null && dozeWhy.Code == -32009 && Regex.IsMatch(dozeWhy.Message, "^The (turn|request) was "
+                + "cancelled[^.]*\\. 'npc/talk' was cancelled with the rest of NPC 'doze''s work when an 'npc/delete' "
+                + "notification deleted the NPC\\.$"), "the talk ended with: " + (dozeWhy == null ? "no error" : dozeWhy.Message));
+
             current = "a session/cancel sent by hand (RequestAsync) in onText: no more text, as with CancelAsync";
             var walk = Wait(queue, bridge.CreateSessionAsync("You are a guide.", session: "walk",
                 model: Scripted(O().With("text", "The road north passes the mill, the bridge and the old watchtower.")
@@ -775,6 +806,66 @@ static class OamBridgeTests
                 napWhy.Message, "^The (turn|request) was cancelled[^.]*\\. 'npc/talk' was cancelled with the rest of "
                 + "NPC 'nap''s work when an 'npc/delete' request deleted the NPC\\.$"),
                 "the talk ended with: " + (napWhy == null ? "no error" : napWhy.Message));
+
+            // A talk given up through its token or its timeout sends npc/cancel, which cancels the NPC's other requests
+            // with it (the protocol has no cancel for one request): their -32009 says so, as the other clients' do.
+            const string givenUp = ": the protocol cancels the running turn and every request queued behind it "
+                + "together (there is no cancel for one request). Send it again if you still need it.";
+            current = "a talk whose token is cancelled: the talk and the save queued behind it say why they were cancelled";
+            var ash = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Ash"), npc: "ash", options: TextReplies,
+                model: Scripted(O().With("text", "[calm] Zzz.").With("delayMs", 60000))));
+            var walkedAway = new CancellationTokenSource();
+            var ashTalk = ash.TalkAsync("Wake up.", cancellationToken: walkedAway.Token);
+            var ashNext = ash.TalkAsync("Are you there?");
+            var ashSave = ash.StateAsync();
+            walkedAway.Cancel(); // the player walks away
+            Check(WaitError(queue, ashTalk) is OperationCanceledException, "the given-up talk");
+            foreach (var sibling in new[] { Tuple.Create("npc/talk", WaitError(queue, ashNext)),
+                Tuple.Create("npc/state", WaitError(queue, ashSave)) })
+            {
+                var siblingError = sibling.Item2 as OamBridgeException;
+                Check(siblingError != null && siblingError.Code == -32009 && siblingError.Message.EndsWith(" '"
+                    + sibling.Item1 + "' was cancelled with the rest of NPC 'ash''s work when the CancellationToken of "
+                    + "its 'npc/talk' was cancelled" + givenUp),
+                    "the " + sibling.Item1 + " queued behind it ended with: " + (sibling.Item2 == null ? "no error" : sibling.Item2.Message));
+            }
+
+            current = "a turn whose timeoutMs passes: the turn queued behind it says why it was cancelled";
+            var dusk = Wait(queue, bridge.CreateSessionAsync("You are a guide.", session: "dusk",
+                model: Scripted(O().With("text", "Zzz.").With("delayMs", 60000))));
+            var duskTurn = dusk.RespondAsync("Which way?", timeoutMs: 300);
+            var duskNext = dusk.RespondAsync("Hello?");
+            var duskTimeout = WaitError(queue, duskTurn) as OamBridgeException;
+            Check(duskTimeout != null && duskTimeout.Code == OamBridgeException.Timeout, "the turn: " + duskTimeout);
+            var duskWhy = WaitError(queue, duskNext) as OamBridgeException;
+            Check(duskWhy != null && duskWhy.Code == -32009 && duskWhy.Message.EndsWith(" 'session/respond' was cancelled "
+                + "with the rest of session 'dusk''s work when its 'session/respond' timed out after 300 ms (timeoutMs)"
+                + givenUp), "the turn queued behind it ended with: " + (duskWhy == null ? "no error" : duskWhy.Message));
+
+            current = "a tool handler's save of its own NPC, cancelled with the talk whose token was cancelled, says why";
+            OamNpc keeper = null;
+            Task<JsonObject> keeperSave = null;
+            bridge.RegisterTool("check_ledger", "Look in the ledger.", null, (args, context) =>
+            {
+                keeperSave = keeper.StateAsync(); // queued behind the talk that called the tool
+                var never = new TaskCompletionSource<object>();
+                context.CancellationToken.Register(() => never.TrySetCanceled());
+                return never.Task;
+            });
+            keeper = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Keeper"), npc: "keeper", tools: new[] { "check_ledger" },
+                options: TextReplies, model: Scripted(O().With("toolCalls", new List<object> {
+                    O().With("name", "check_ledger").With("arguments", O()) }), O().With("text", "[calm] All paid."))));
+            var closedShop = new CancellationTokenSource();
+            var keeperTalk = keeper.TalkAsync("Did I pay?", cancellationToken: closedShop.Token);
+            var inTool = Stopwatch.StartNew();
+            while (keeperSave == null && inTool.ElapsedMilliseconds < 15000) { queue.Pump(); Thread.Sleep(1); }
+            Check(keeperSave != null, "the tool was not called");
+            closedShop.Cancel();
+            Check(WaitError(queue, keeperTalk) is OperationCanceledException, "the given-up talk");
+            var keeperWhy = keeperSave == null ? null : WaitError(queue, keeperSave) as OamBridgeException;
+            Check(keeperWhy != null && keeperWhy.Code == -32009 && keeperWhy.Message.EndsWith(" 'npc/state' was cancelled "
+                + "with the rest of NPC 'keeper''s work when the CancellationToken of its 'npc/talk' was cancelled" + givenUp),
+                "the tool's save ended with: " + (keeperWhy == null ? "no error" : keeperWhy.Message));
 
             current = "an onLine callback that throws gets no more lines; the turn ends";
             var errors = new List<Exception>();
