@@ -162,7 +162,9 @@ export async function resolveModelChoice(flags: { model?: string; script?: strin
   }
   let factory;
   try {
-    factory = await hostModelFromEnvironment(flags.model);
+    // No warning that a `gguf:` name is not cached: each command here says the model's error next (it fails,
+    // or prints it as the model's availability), and that error says the same.
+    factory = await hostModelFromEnvironment(flags.model, { warnUncached: false });
   } catch (error) {
     if (error instanceof CliError) throw error;
     throw CliError.usage(error instanceof Error ? error.message : String(error));
