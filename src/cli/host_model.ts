@@ -28,7 +28,8 @@ export const MODEL_VALUE_USAGE = "openai:<baseURL>#<model> or gguf:<path|cached 
  * sequence and prompt cache; the loaded file is shared); an OpenAI-compatible one is shared. A `gguf:` name
  * that is neither a file nor a cached model is a warning (`from.warn`, stderr by default) naming where the value
  * came from (`from.source`, `--model` by default), where the cache is and how to fill it; the model then
- * reports the file missing. Without a cache folder (no `--allow-env` for its variables) there is no warning:
+ * reports the file missing (`from.warnUncached: false` leaves the warning to that error, for a command that
+ * says it next). Without a cache folder (no `--allow-env` for its variables) there is no warning:
  * the model's error says why the name could not be looked up.
  */
 export async function modelFromFlag(
@@ -36,10 +37,11 @@ export async function modelFromFlag(
   from: {
     source?: string;
     warn?: (message: string) => void;
+    warnUncached?: boolean;
     netAccessAdvice?: (host: string) => string | null;
   } = {},
 ): Promise<() => LanguageModel> {
-  const { source = "--model", warn = warnOnStderr, netAccessAdvice } = from;
+  const { source = "--model", warn = warnOnStderr, warnUncached = true, netAccessAdvice } = from;
   if (flag.startsWith("openai:")) {
     const model = createOpenAIModel(parseOpenAIModelFlag(flag), netAccessAdvice ? { netAccessAdvice } : {});
     return () => model;
@@ -51,7 +53,9 @@ export async function modelFromFlag(
     // Without a cache folder (its variables not granted, no home folder) whether the name is cached is
     // unknown: the model's own error says so and names the permissions.
     const dir = modelsCacheDir();
-    if (config.path === given && dir !== null && !/[\\/]/.test(given) && await isMissing(given)) {
+    if (
+      warnUncached && config.path === given && dir !== null && !/[\\/]/.test(given) && await isMissing(given)
+    ) {
       warn(
         `${source}: '${given}' is neither a file in ${workingDir()} nor a cached model in ${dir}; ` +
           `'${oamCommandLineFor("models list")}' shows the cached models, '${
@@ -105,14 +109,19 @@ export function modelFlagKind(flag: string): "openai" | "llama" {
  * `OAM_MODEL` is an `invalid_input` {@link CliError} that names the variable (and the script file: "No such
  * file", "not valid JSON" with the place, a step that is not one); a bad `flag` throws a plain error. The
  * script's unknown members go to `how.warn` (see {@link readEnvScript}); an `openai:` model that may not reach its
- * server says `how.netAccessAdvice` for the host (see {@link modelFromFlag}).
+ * server says `how.netAccessAdvice` for the host, and `how.warnUncached: false` leaves out the warning for a
+ * `gguf:` name that is not cached (see {@link modelFromFlag}).
  */
 export async function hostModelFromEnvironment(
   flag?: string,
-  how: { warn?: (message: string) => void; netAccessAdvice?: (host: string) => string | null } = {},
+  how: {
+    warn?: (message: string) => void;
+    warnUncached?: boolean;
+    netAccessAdvice?: (host: string) => string | null;
+  } = {},
 ): Promise<(() => LanguageModel) | undefined> {
-  const { warn = warnOnStderr, netAccessAdvice } = how;
-  const advice = netAccessAdvice ? { netAccessAdvice } : {};
+  const { warn = warnOnStderr, warnUncached = true, netAccessAdvice } = how;
+  const advice = { warnUncached, ...(netAccessAdvice ? { netAccessAdvice } : {}) };
   if (flag === "system") return undefined; // the on-device model, whatever OAM_SCRIPT and OAM_MODEL say
   if (flag !== undefined) return await modelFromFlag(flag, { source: "--model", warn, ...advice });
   const scriptPath = grantedEnvVar("OAM_SCRIPT");

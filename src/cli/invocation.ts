@@ -17,7 +17,7 @@ export type PermissionName = "read" | "write" | "net" | "env" | "sys" | "ffi" | 
 /** The hosts `deno task oam:local` grants. */
 const LOCAL_HOSTS = ["127.0.0.1", "localhost", "[::1]"];
 /** Environment variables oam reads (a grant for some of them is given again as that list). */
-const OAM_ENV = ["OAM_MODEL", "OAM_SCRIPT", "OAM_FM_LIBRARY", "OAM_API_KEY"];
+const OAM_ENV = ["OAM_MODEL", "OAM_SCRIPT", "OAM_FM_LIBRARY", "OAM_API_KEY", "OAM_EXIT_WITH_PARENT"];
 
 /** What the printed command depends on; {@link currentProcess} reads it from this process. */
 export interface ProcessFacts {
@@ -52,15 +52,16 @@ export function oamCommand(facts: ProcessFacts = currentProcess()): string {
 
 /**
  * What an `oam` command needs beyond what this process may have been started with: `models pull` downloads
- * (network) and saves (write). A printed hint for it grants those too.
+ * (network), saves (write) and finds its cache folder in the environment (`OAM_MODELS_DIR`, `XDG_CACHE_HOME`,
+ * `HOME`…: a server's narrow `--allow-env` lacks them). A printed hint for it grants those too.
  */
 const COMMAND_NEEDS: ReadonlyArray<readonly [string, readonly PermissionName[]]> = [
-  ["models pull", ["net", "write"]],
+  ["models pull", ["read", "net", "write", "env"]],
 ];
 
 /**
  * `oam <args>` as a command a user can type where this process runs: {@link oamCommand} with `args`, with the
- * permissions the command needs (`models pull` needs the network and writes) added when this process lacks
+ * permissions the command needs (`models pull` needs the network, writes, and reads the environment) added when this process lacks
  * them. In the repository's folder that is `deno task models …`, which grants them.
  *
  * @example

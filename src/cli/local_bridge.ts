@@ -162,7 +162,9 @@ export async function resolveModelChoice(flags: { model?: string; script?: strin
   }
   let factory;
   try {
-    factory = await hostModelFromEnvironment(flags.model);
+    // No warning that a `gguf:` name is not cached: each command here says the model's error next (it fails,
+    // or prints it as the model's availability), and that error says the same.
+    factory = await hostModelFromEnvironment(flags.model, { warnUncached: false });
   } catch (error) {
     if (error instanceof CliError) throw error;
     throw CliError.usage(error instanceof Error ? error.message : String(error));
@@ -413,8 +415,9 @@ export class LocalBridge {
 /**
  * How to run `oam stdio` with network access to a model server at `host` (`"127.0.0.1:8080"`), for the
  * bridge's `netAccessAdvice`: in the repository's folder its `stdio:local` task for this machine's hosts, else
- * the `deno run` command with that grant (there with `--no-lock`, as its tasks run); for a compiled oam, the
- * grant to compile it with.
+ * the `deno run` command with that grant and `--no-prompt` (a permission prompt would read the protocol's
+ * stdin; in the repository also `--no-lock`, as its tasks run); for a compiled oam, the grant to compile it
+ * with.
  *
  * @example
  * ```ts
@@ -435,8 +438,10 @@ export function stdioNetAccessAdvice(host: string, facts: ProcessFacts = current
         "'deno task stdio:local'.";
     }
     return `This bridge has no network access to ${host}: run it with that grant, '${
-      command.replace(/^deno run /, "deno run --no-lock ")
+      command.replace(/^deno run /, "deno run --no-lock --no-prompt ")
     } stdio' ('deno task stdio:local' grants this machine's hosts only).`;
   }
-  return `This bridge has no network access to ${host}: run it with that grant, '${command} stdio'.`;
+  return `This bridge has no network access to ${host}: run it with that grant, '${
+    command.replace(/^deno run /, "deno run --no-prompt ")
+  } stdio'.`;
 }

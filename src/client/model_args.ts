@@ -79,6 +79,29 @@ function isStepList(script: readonly ScriptStep[] | StepScript): script is reado
   return Array.isArray(script);
 }
 
+/** `script` as steps and fallback; a TypeError naming the fix when there is none or it is no script. */
+function stepScript(script: readonly ScriptStep[] | StepScript | undefined): StepScript {
+  if (script === undefined || script === null) {
+    throw new TypeError(
+      "modelFromArgs: no script for the scripted model it plays without --system or --model: pass its steps, " +
+        'modelFromArgs(Deno.args, [{ text: "Hello." }]) (or a persona file\'s loadPersona(…) result), or run ' +
+        "with --system or --model <model>.",
+    );
+  }
+  if (isStepList(script)) return { steps: script };
+  if (typeof script !== "object" || !Array.isArray(script.steps)) {
+    const got = Array.isArray(script)
+      ? "a list"
+      : typeof script === "object"
+      ? "an object without 'steps'"
+      : `a ${typeof script}`;
+    throw new TypeError(
+      `modelFromArgs: the script must be a list of steps or { steps, fallback }; got ${got}.`,
+    );
+  }
+  return script;
+}
+
 /**
  * The `model` for a script's NPCs and sessions from its arguments:
  *
@@ -90,7 +113,8 @@ function isStepList(script: readonly ScriptStep[] | StepScript): script is reado
  * - `--model system`; `--model scripted` (as no flag: the scripted model playing `steps`);
  * - otherwise the scripted model playing the script (deterministic; works everywhere): its steps, then its
  *   `fallback` once they run out when `script` has one (pass `loadPersona`'s result itself, which carries a
- *   steps file's `fallback`, or a list of steps).
+ *   steps file's `fallback`, or a list of steps). A script that only ever runs with `--system` or `--model`
+ *   may leave `script` out; without one the default is a `TypeError` that says to pass it.
  *
  * Other arguments are ignored. Throws an `Error` with the accepted forms for a `--model` it cannot read, and
  * one naming the flag it meant for a misspelt one (`--sytem`, `-system`, `--modle gguf:…`) or saying that
@@ -103,17 +127,16 @@ function isStepList(script: readonly ScriptStep[] | StepScript): script is reado
  * modelFromArgs([], { steps: [{ text: "Hi." }], fallback: { text: "Bye." } });
  * // { type: "scripted", steps: [{ text: "Hi." }], fallback: { text: "Bye." } }
  * modelFromArgs(["--system"], []); // "system"
+ * modelFromArgs(["--system"]); // "system" (no script needed when a flag names the model)
  * modelFromArgs(["--model", "openai:http://127.0.0.1:8080/v1#qwen"], []);
  * // { type: "openai", baseURL: "http://127.0.0.1:8080/v1", model: "qwen" }
  * ```
  */
-export function modelFromArgs(args: readonly string[], script: readonly ScriptStep[] | StepScript): Model {
-  const { steps, fallback } = isStepList(script) ? { steps: script, fallback: undefined } : script;
-  const scripted = (): Model => ({
-    type: "scripted",
-    steps,
-    ...(fallback === undefined ? {} : { fallback }),
-  });
+export function modelFromArgs(args: readonly string[], script?: readonly ScriptStep[] | StepScript): Model {
+  const scripted = (): Model => {
+    const { steps, fallback } = stepScript(script);
+    return { type: "scripted", steps, ...(fallback === undefined ? {} : { fallback }) };
+  };
   refuseSystemValue(args);
   const flag = modelFlag(args)?.trim();
   if (flag === undefined) {

@@ -164,7 +164,7 @@ function answerWithAvailability(
 ): JsonValue | Pending<JsonValue> {
   const { model, warnings } = created;
   const result = (a: ModelAvailability): JsonObject => {
-    const warning = unavailableWarning(a);
+    const warning = unavailableWarning(a, model);
     if (warning !== null) warnings.push(warning);
     return { session: session.id, warnings };
   };

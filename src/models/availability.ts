@@ -11,8 +11,17 @@ import type { LanguageModel, ModelAvailability } from "./language_model.ts";
  * run it (`device_not_eligible` without a load problem in `detail`) waiting does not help: the warning names
  * the models to use instead. The check's `detail` (what it tried and what stopped it: a server it could not
  * reach, a permission to grant, a library that did not load) ends the warning, as it is in the turns' error.
+ * A host's model in place of the system model (`oam stdio --model openai:…`) is named as configured
+ * (`model.label`: "The model openai:http://127.0.0.1:8080/v1#qwen is unavailable …"), else by its kind.
+ *
+ * @example
+ * ```ts
+ * import { unavailableWarning } from "./availability.ts";
+ * unavailableWarning({ available: false, reason: "model_not_ready", contextSize: 4096, supportedLanguages: [] });
+ * // "The system model is unavailable (model_not_ready); turns will fail with model_unavailable until it is ready."
+ * ```
  */
-export function unavailableWarning(a: ModelAvailability): string | null {
+export function unavailableWarning(a: ModelAvailability, model?: LanguageModel): string | null {
   if (a.available) return null;
   const reason = a.reason ?? "unknown";
   const detail = a.detail?.trim() ?? "";
@@ -20,7 +29,12 @@ export function unavailableWarning(a: ModelAvailability): string | null {
     ? `: this device cannot run it, so give another model ({"type": "scripted", …}, "openai" or "llama")`
     : " until it is ready";
   const why = detail === "" ? "" : ` ${detail}${/[.!?]$/.test(detail) ? "" : "."}`;
-  return `The system model is unavailable (${reason}); turns will fail with model_unavailable${outcome}.${why}`;
+  const named = model === undefined || model.kind === "system"
+    ? "The system model"
+    : model.label
+    ? `The model ${model.label}`
+    : `The ${model.kind} model`;
+  return `${named} is unavailable (${reason}); turns will fail with model_unavailable${outcome}.${why}`;
 }
 
 /**

@@ -278,6 +278,12 @@ export interface ModelAvailability {
 export interface LanguageModel {
   /** Model type name as reported in `session/list` (`system`, `scripted`, `openai`, …). */
   readonly kind: string;
+  /**
+   * Optional: how messages name this model, as its user configured it (`openai:<baseURL>#<model>`,
+   * `gguf:<path>`): a host's model in place of the system model is named so in the `session/create` warning
+   * when it is unavailable. Without it messages name the model by its `kind`.
+   */
+  readonly label?: string;
   /** Context window in tokens. */
   readonly contextSize: number;
   /** Whether the agent should trim history for this model (the system model only, as in the spec). */

@@ -283,6 +283,11 @@ class LlamaBackend implements LanguageModel {
     this.#owner = shared?.owner ?? this;
   }
 
+  /** The model as `--model` names it: `gguf:<path>`. */
+  get label(): string {
+    return `gguf:${this.#config.path}`;
+  }
+
   get contextSize(): number {
     return this.#contextSize;
   }

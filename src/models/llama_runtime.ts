@@ -27,6 +27,7 @@ import {
 import { checkModelFile, isPermissionError, message, unavailable } from "./gguf_file.ts";
 import { forGood } from "./for_good.ts";
 import { SequencePool } from "./llama_pool.ts";
+import { loadOnce } from "./load_once.ts";
 import { grammarWithRules } from "./llama_grammar.ts";
 import type { GrammarPlan } from "./llama_schema.ts";
 import { oamCommandLine } from "./oam_hint.ts";
@@ -182,26 +183,33 @@ function getLlamaFor(gpu: LlamaGpu): Promise<Llama> {
   return promise;
 }
 
+/**
+ * The model file loaded (once per file and GPU setting). Starting its load says so on stderr, in one line: the
+ * first load (node-llama-cpp's with it the first time) takes seconds, which a script would otherwise wait
+ * through without a word. Not when the permissions it needs are missing: that fails at once.
+ */
 function loadModelFile(real: string, gpu: LlamaGpu, shownPath: string): Promise<LlamaModel> {
-  const key = JSON.stringify([real, gpu]);
-  let promise = models.get(key);
-  if (promise === undefined) {
-    promise = getLlamaFor(gpu).then((llama) => llama.loadModel({ modelPath: real })).catch((error) => {
-      models.delete(key);
-      if (error instanceof BridgeError) throw error;
-      // llama.cpp says only "Failed to load model": name the usual causes and the fix.
-      throw unavailable(
-        `node-llama-cpp could not load '${shownPath}': ${endSentence(message(error))} The file may be ` +
-          `incomplete or damaged (download it again: ${
-            oamCommandLine("models pull --force <url>")
-          }), or its model ` +
-          `architecture may be newer than this llama.cpp (node-llama-cpp ${NODE_LLAMA_CPP_VERSION}).`,
-        { path: shownPath },
-      ).withCause(error);
-    });
-    models.set(key, promise);
-  }
-  return promise;
+  return loadOnce(models, {
+    key: JSON.stringify([real, gpu]),
+    notice: missingLlamaPermissions().length === 0 ? `[oam] Loading the model '${shownPath}'…` : null,
+    load: () => loadModelFileNow(real, gpu, shownPath),
+  });
+}
+
+/** Loads a model file (see {@link loadModelFile}); a failure is a `model_unavailable` BridgeError. */
+function loadModelFileNow(real: string, gpu: LlamaGpu, shownPath: string): Promise<LlamaModel> {
+  return getLlamaFor(gpu).then((llama) => llama.loadModel({ modelPath: real })).catch((error) => {
+    if (error instanceof BridgeError) throw error;
+    // llama.cpp says only "Failed to load model": name the usual causes and the fix.
+    throw unavailable(
+      `node-llama-cpp could not load '${shownPath}': ${endSentence(message(error))} The file may be ` +
+        `incomplete or damaged (download it again: ${
+          oamCommandLine("models pull --force <url>")
+        }), or its model ` +
+        `architecture may be newer than this llama.cpp (node-llama-cpp ${NODE_LLAMA_CPP_VERSION}).`,
+      { path: shownPath },
+    ).withCause(error);
+  });
 }
 
 /** Model files already said to have no chat template (by real path). */

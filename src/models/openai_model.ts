@@ -198,6 +198,11 @@ class OpenAIModel implements LanguageModel {
     this.#timeoutMs = config.timeoutMs ?? DEFAULT_OPENAI_TIMEOUT_MS;
   }
 
+  /** The model as `--model` names it: `openai:<baseURL>#<model>`. */
+  get label(): string {
+    return `openai:${this.#config.baseURL}#${this.#config.model}`;
+  }
+
   get contextSize(): number {
     return this.#contextSize;
   }

@@ -24,7 +24,7 @@ Deno.test("--model gguf:<missing file>: exit 3 naming the file", async () => {
   }
 });
 
-Deno.test("--model gguf:<name> neither a file nor cached: a warning says where it looked and how to get one", async () => {
+Deno.test("--model gguf:<name> neither a file nor cached: the error says where it looked and how to get one, once", async () => {
   const dir = await Deno.makeTempDir();
   try {
     const r = await oam(["respond", "--model", "gguf:qwen", "Hello"], {
@@ -32,18 +32,24 @@ Deno.test("--model gguf:<name> neither a file nor cached: a warning says where i
       cwd: dir,
     });
     assert.equal(r.code, 3, r.stderr);
-    const real = await Deno.realPath(dir);
-    // Run as `deno run -A <path>/cli.ts` from another folder, the hints name that command.
+    // Run as `deno run -A <path>/cli.ts` from another folder, the hints name that command. The error that
+    // ends the run says it all: no warning before it says the same.
     const oamRun = `deno run -A ${CLI}`;
     assert.equal(
       r.stderr,
-      `warning: --model: 'qwen' is neither a file in ${real} nor a cached model in ${dir}; '${oamRun} models list' ` +
-        `shows the cached models, '${oamRun} models pull <url>' downloads one.\n` +
-        "Error: The model qwen is unavailable: The model file 'qwen' does not exist, and no cached model " +
+      "Error: The model qwen is unavailable: The model file 'qwen' does not exist, and no cached model " +
         `is called that (in ${dir}: '${oamRun} models list' shows them, '${oamRun} models pull <url>' downloads ` +
         "one). [model_unavailable]\n",
     );
-    // The same from OAM_MODEL, in oam stdio (whose warnings are log lines): named by the variable.
+    // `oam available` and `oam serve` say the model's error too: once.
+    const available = await oam(["available", "--model", "gguf:qwen"], {
+      env: { OAM_MODELS_DIR: dir },
+      cwd: dir,
+    });
+    assert.equal(available.stderr, "");
+    assert.equal(available.stdout.match(/does not exist/g)?.length, 1, available.stdout);
+    // oam stdio says it on stderr at the start (its turns' error goes to the engine, not to a terminal):
+    // named by the variable OAM_MODEL.
     const stdio = await oam(["stdio"], {
       env: { OAM_MODELS_DIR: dir, OAM_MODEL: "gguf:qwen" },
       cwd: dir,
@@ -98,11 +104,8 @@ Deno.test("--model gguf:<name> run as 'deno task oam': the hints name the comman
       permissions: task,
     });
     assert.equal(r.code, 3, r.stderr);
-    // The CLI's warning and the model's own error (the model layer does not know how oam was started).
-    assert.match(
-      r.stderr,
-      /^warning: .*; 'deno task oam models list' shows the cached models, 'deno task models pull <url>' downloads one\.\n/,
-    );
+    // The model's own error, alone (the model layer does not know how oam was started; the CLI tells it).
+    assert.match(r.stderr, /^Error: The model qwen is unavailable: /);
     assert.ok(
       r.stderr.includes(
         `(in ${dir}: 'deno task oam models list' shows them, 'deno task models pull <url>' downloads one).`,

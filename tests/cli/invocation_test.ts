@@ -231,13 +231,13 @@ Deno.test("oam stdio without network access: the advice names 'deno task stdio:l
   assert.equal(
     stdioNetAccessAdvice("api.example.com:443", repo),
     "This bridge has no network access to api.example.com:443: run it with that grant, 'deno run --no-lock " +
-      "--allow-read --allow-env=OAM_MODEL,OAM_SCRIPT,OAM_FM_LIBRARY --allow-ffi --allow-net=api.example.com:443 " +
+      "--no-prompt --allow-read --allow-env=OAM_MODEL,OAM_SCRIPT,OAM_FM_LIBRARY --allow-ffi --allow-net=api.example.com:443 " +
       "cli.ts stdio' ('deno task stdio:local' grants this machine's hosts only).",
   );
   const own = facts({ main, cwd: "/home/me/game", grants: ["read", "ffi"] });
   assert.equal(
     stdioNetAccessAdvice("127.0.0.1:8089", own),
-    "This bridge has no network access to 127.0.0.1:8089: run it with that grant, 'deno run --allow-read " +
+    "This bridge has no network access to 127.0.0.1:8089: run it with that grant, 'deno run --no-prompt --allow-read " +
       `--allow-ffi --allow-net=127.0.0.1:8089 ${shellWord(CLI)} stdio'.`,
   );
   const compiled = facts({ main, cwd: "/x", grants: ["read"], exec: "/opt/game/oam" });
@@ -285,4 +285,86 @@ Deno.test("deno task stdio with an openai model and no network: the warning and 
   const error = responses.find((r) => r.id === 3).error;
   assert.equal(error.message, `Cannot reach the model server at ${base}/chat/completions: ${advice}`);
   assert.equal(error.data.code, "model_unavailable");
+});
+
+/** The facts of `deno task <task>` run from the repository's folder, from its flags in deno.json. */
+function taskFacts(task: string, init: { cwd?: string; tasks?: string[] } = {}): ProcessFacts {
+  const flags = taskFlags(task);
+  const grants: string[] = [];
+  for (const flag of flags) {
+    const match = /^--allow-(\w+)(?:=(.*))?$/.exec(flag);
+    if (match === null) continue;
+    if (match[2] === undefined) grants.push(match[1]);
+    else for (const scope of match[2].split(",")) grants.push(`${match[1]}:${scope}`);
+  }
+  return facts({
+    main: pathToFileURL(CLI).href,
+    cwd: init.cwd ?? dirname(CLI),
+    grants,
+    tasks: init.tasks ?? Object.keys(TASKS),
+  });
+}
+
+const TASKS: Record<string, string> = JSON.parse(
+  Deno.readTextFileSync(new URL("../../deno.json", import.meta.url)),
+).tasks;
+
+/** The flags `deno run` is given in a task's command (before its module). */
+function taskFlags(task: string): string[] {
+  const words = TASKS[task].split(" ");
+  return words.slice(words.indexOf("run") + 1, words.indexOf("cli.ts"));
+}
+
+Deno.test("the serve task's flags outside the repository: the printed 'models pull' grants the environment it reads its cache folder from", async () => {
+  const fx = await Fixtures.create();
+  try {
+    // `deno task serve`'s permissions (a narrow --allow-env) for a server a user runs from a folder of theirs.
+    const printed = oamCommandLineFor("models pull <url>", taskFacts("serve", { cwd: fx.dir, tasks: [] }));
+    assert.equal(
+      printed,
+      `deno run --allow-read --allow-write --allow-net --allow-env --allow-ffi ${
+        shellWord(CLI)
+      } models pull <url>`,
+    );
+    // Run there as printed (a URL nothing answers): it gets as far as downloading, with a cache folder known.
+    const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+    const port = (listener.addr as Deno.NetAddr).port;
+    listener.close();
+    const words = printed.replace("<url>", `http://127.0.0.1:${port}/tiny.gguf`).split(" ");
+    const run = await new Deno.Command(Deno.execPath(), {
+      args: ["run", "--quiet", "--no-lock", ...words.slice(2)],
+      cwd: fx.dir,
+      stdin: "null",
+      env: { NO_COLOR: "1", OAM_MODELS_DIR: fx.path("models") },
+    }).output();
+    const stderr = new TextDecoder().decode(run.stderr);
+    assert.doesNotMatch(stderr, /No cache folder is known/);
+    assert.match(
+      stderr,
+      new RegExp(`Downloading http://127\\.0\\.0\\.1:${port}/tiny\\.gguf → ${fx.path("models")}`),
+    );
+  } finally {
+    await fx.remove();
+  }
+});
+
+Deno.test("deno task stdio and a model server on another host: the printed command grants what the stdio tasks grant, and that host", () => {
+  const advice = stdioNetAccessAdvice("api.example.com:443", taskFacts("stdio"));
+  const command = /'(deno run [^']*)'/.exec(advice)?.[1] ?? "";
+  const words = command.split(" ");
+  assert.deepEqual(words.slice(-2), ["cli.ts", "stdio"], advice);
+  const printed = words.slice(2, -2);
+  // Each flag of the stdio:local task, its network grant aside, is in the printed command (the variables in
+  // any order), and the network grant is the host's.
+  const sorted = (flag: string) => flag.replace(/=(.*)$/, (_, list: string) => `=${list.split(",").sort()}`);
+  for (const flag of taskFlags("stdio:local").filter((f) => !f.startsWith("--allow-net"))) {
+    assert.ok(printed.map(sorted).includes(sorted(flag)), `${flag} is missing from: ${command}`);
+  }
+  assert.ok(printed.includes("--allow-net=api.example.com:443"), command);
+  // Outside the repository, a stdio bridge is not to prompt either (its stdin is the protocol).
+  const own = stdioNetAccessAdvice(
+    "api.example.com:443",
+    taskFacts("stdio", { cwd: "/home/me/game", tasks: [] }),
+  );
+  assert.match(own, /'deno run --no-prompt --allow-read --allow-env=\S*OAM_EXIT_WITH_PARENT\S* /, own);
 });

@@ -1,7 +1,8 @@
 /**
  * `oam stdio --model openai:…` with a server it cannot reach: the `session/create` warning carries what the
  * availability check tried and found (its `detail`), as the turn's error does, so an engine that shows the
- * create's warnings can tell the player why before the first turn fails.
+ * create's warnings can tell the player why before the first turn fails; it names the model configured (not
+ * "the system model", which the `openai:` model stands in for).
  */
 import assert from "node:assert/strict";
 import { jsonLines, oam } from "./cli_helper.ts";
@@ -42,7 +43,8 @@ Deno.test("oam stdio --model openai: at a closed port: the create warning says w
   assert.match(
     warnings[0],
     new RegExp(
-      "^The system model is unavailable \\(unknown\\); turns will fail with model_unavailable until it is " +
+      `^The model openai:http://127\\.0\\.0\\.1:${port}/v1#tiny is unavailable \\(unknown\\); turns will fail with ` +
+        "model_unavailable until it is " +
         `ready\\. Cannot reach the model server at http://127\\.0\\.0\\.1:${port}/v1/models: .+\\.$`,
     ),
   );
@@ -67,7 +69,8 @@ Deno.test("oam stdio --model openai: with the stdio task's grants (no --allow-ne
   assert.equal(warnings.length, 1, JSON.stringify(warnings));
   assert.equal(
     warnings[0],
-    "The system model is unavailable (unknown); turns will fail with model_unavailable until it is ready. " +
+    `The model openai:http://127.0.0.1:${port}/v1#tiny is unavailable (unknown); turns will fail with ` +
+      "model_unavailable until it is ready. " +
       `Cannot reach the model server at http://127.0.0.1:${port}/v1/models: ${advice}`,
   );
 });

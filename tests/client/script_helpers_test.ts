@@ -398,3 +398,30 @@ Deno.test("modelFromArgs: a steps file's fallback (loadPersona's) goes to the sc
   assert.deepEqual(modelFromArgs([], { steps: [] }), { type: "scripted", steps: [] });
   assert.equal(modelFromArgs(["--system"], { steps: [], fallback }), "system");
 });
+
+Deno.test("modelFromArgs(Deno.args) without a script: the model a flag names, else a TypeError naming the fix", () => {
+  // Plain JavaScript, or a script the type checker did not see: the script is needed only for the default.
+  const withoutScript = modelFromArgs as (args: readonly string[]) => ReturnType<typeof modelFromArgs>;
+  assert.equal(withoutScript(["--system"]), "system");
+  assert.deepEqual(withoutScript(["--model", "openai:http://127.0.0.1:8080/v1#qwen"]), {
+    type: "openai",
+    baseURL: "http://127.0.0.1:8080/v1",
+    model: "qwen",
+  });
+  for (const args of [[], ["--model", "scripted"]]) {
+    assert.throws(() => withoutScript(args), (error: Error) => {
+      assert.ok(error instanceof TypeError, String(error));
+      assert.equal(
+        error.message,
+        "modelFromArgs: no script for the scripted model it plays without --system or --model: pass its " +
+          'steps, modelFromArgs(Deno.args, [{ text: "Hello." }]) (or a persona file\'s loadPersona(…) result), ' +
+          "or run with --system or --model <model>.",
+      );
+      return true;
+    });
+  }
+  assert.throws(() => modelFromArgs([], "hello" as never), {
+    name: "TypeError",
+    message: "modelFromArgs: the script must be a list of steps or { steps, fallback }; got a string.",
+  });
+});

@@ -75,7 +75,8 @@ for (
           result: {
             session: "s",
             warnings: [
-              "The system model is unavailable (unknown); turns will fail with model_unavailable until it is " +
+              // The model configured, by its name (the host's model stands in for the system model).
+              `The model gguf:${model} is unavailable (unknown); turns will fail with model_unavailable until it is ` +
               `ready. ${detail}`,
             ],
           },

@@ -5,6 +5,9 @@
 import assert from "node:assert/strict";
 import { unavailableWarning } from "../../src/models/availability.ts";
 import type { ModelAvailability } from "../../src/models/language_model.ts";
+import { createOpenAIModel } from "../../src/models/openai_model.ts";
+import { createLlamaModel } from "../../src/models/llama_model.ts";
+import { ScriptedModel } from "../../src/models/scripted.ts";
 
 const UNAVAILABLE: ModelAvailability = { available: false, contextSize: 4096, supportedLanguages: [] };
 
@@ -44,4 +47,22 @@ Deno.test("the create warning ends with the check's detail, as the turns' error 
     "The system model is unavailable (device_not_eligible); turns will fail with model_unavailable until it is " +
       "ready. Loading 'x.so' needs --allow-ffi.",
   );
+});
+
+Deno.test("the create warning of a host's model in place of the system model names the model configured", () => {
+  const openai = createOpenAIModel({ baseURL: "http://127.0.0.1:8080/v1/", model: "qwen" });
+  const down = { ...UNAVAILABLE, reason: "unknown", detail: "Cannot reach the model server." };
+  assert.equal(
+    unavailableWarning(down, openai),
+    "The model openai:http://127.0.0.1:8080/v1#qwen is unavailable (unknown); turns will fail with " +
+      "model_unavailable until it is ready. Cannot reach the model server.",
+  );
+  assert.equal(
+    unavailableWarning(down, createLlamaModel({ path: "/models/tiny.gguf" })),
+    "The model gguf:/models/tiny.gguf is unavailable (unknown); turns will fail with model_unavailable until " +
+      "it is ready. Cannot reach the model server.",
+  );
+  // A model without a label (an engine host's own) is named by its kind.
+  const scripted = new ScriptedModel({ steps: [] }, "scripted");
+  assert.match(unavailableWarning(down, scripted)!, /^The scripted model is unavailable \(unknown\)/);
 });

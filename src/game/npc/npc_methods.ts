@@ -359,7 +359,7 @@ export class NpcMethods {
     };
     if (spec.type !== "system") return result();
     return this.#afterAvailability(npc, model, (a) => {
-      const warning = unavailableWarning(a);
+      const warning = unavailableWarning(a, model);
       if (warning !== null) warnings.push(warning);
       return result();
     });

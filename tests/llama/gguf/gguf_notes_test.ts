@@ -52,6 +52,9 @@ function indexOf(haystack: Uint8Array, needle: Uint8Array): number {
   return -1;
 }
 
+/** The line that starts each run's first load of a model file (see gguf_load_notice_test.ts). */
+const LOADING = (path: string) => `[oam] Loading the model '${path}'…\n`;
+
 const WARNING = (path: string) =>
   `[oam] The model '${path}' has no chat template node-llama-cpp knows: it writes the prompts in a general ` +
   "format the model was not trained on, so answers and tool calls may be poor. Use an instruct (chat) model " +
@@ -67,10 +70,10 @@ Deno.test({
       const copy = await withoutTemplate(fixture, dir);
       const bare = await respond(copy);
       assert.equal(bare.code, 0, bare.stderr);
-      assert.equal(bare.stderr, WARNING(copy));
+      assert.equal(bare.stderr, LOADING(copy) + WARNING(copy));
       const templated = await respond(fixture);
       assert.equal(templated.code, 0, templated.stderr);
-      assert.equal(templated.stderr, "");
+      assert.equal(templated.stderr, LOADING(fixture));
     } finally {
       await Deno.remove(dir, { recursive: true });
     }
@@ -86,7 +89,8 @@ Deno.test({
     assert.equal(r.code, 0, r.stderr);
     assert.equal(
       r.stderr,
-      `[oam] The model '${fixture}' was trained for 4096 tokens of context: its contextSize is 4096, not the ` +
+      LOADING(fixture) +
+        `[oam] The model '${fixture}' was trained for 4096 tokens of context: its contextSize is 4096, not the ` +
         "100000 asked for.\n",
     );
   },
