@@ -302,7 +302,7 @@ async function playTavern(args: string[]): Promise<number> {
     if (!scripted && !available && gguf === null) {
       throw new CliError(
         "model_unavailable",
-        `The model named by --model is unavailable: ${JSON.stringify(init.model)}`,
+        `The model named by --model (${model}) is unavailable${unavailableWhy(init.model)}`,
       );
     }
     const live: JsonValue = gguf ?? "system";
@@ -318,6 +318,13 @@ async function playTavern(args: string[]): Promise<number> {
     clearTimeout(watchdog);
     await tavern.close();
   }
+}
+
+/** Why `initialize`'s model cannot answer, as a clause: its reason, then the check's detail when it has one. */
+function unavailableWhy(model: JsonValue): string {
+  if (!isJsonObject(model)) return ".";
+  const reason = typeof model.reason === "string" ? ` (${model.reason})` : "";
+  return typeof model.detail === "string" ? `${reason}: ${model.detail}` : `${reason}.`;
 }
 
 /** The game engine of the scene: a client of the bridge that owns the world's rules and prints the story. */

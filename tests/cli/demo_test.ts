@@ -61,3 +61,21 @@ Deno.test("demo: errors — unknown scene, no --allow-run", async () => {
   assert.equal(help.code, 0);
   assert.ok(help.stdout.includes("Example:"));
 });
+
+Deno.test("demo: an unavailable --model is named with its reason and detail, not as raw JSON", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const r = await oam(["demo", "--model", "gguf:nosuch", "--fast"], {
+      permissions: ["--allow-read", "--allow-env", "--allow-run"],
+      env: { OAM_MODELS_DIR: dir },
+    });
+    assert.equal(r.code, 3, r.stderr); // exit 3: the model is unavailable
+    assert.match(
+      r.stderr,
+      /^Error: The model named by --model \(gguf:nosuch\) is unavailable \(unknown\): The model file 'nosuch' does not exist, and no cached model is called that .*\[model_unavailable\]\n$/m,
+    );
+    assert.ok(!r.stderr.includes('{"available"'), r.stderr);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
