@@ -444,8 +444,8 @@ export class Editor {
 
   /**
    * The problems outside the file's own checks, as status list items: the script's (when it is chosen), and
-   * the World tab's text that is not a world (Start would use the world from before it, which the box no
-   * longer shows).
+   * the World tab's text that is not a world and a tool's schema text that is not JSON (Start would use the
+   * world or schema from before it, which the box no longer shows).
    */
   #outsideProblems(): HTMLElement[] {
     const items: HTMLElement[] = [];
@@ -458,6 +458,13 @@ export class Editor {
     const worldProblem = this.#world.problem();
     if (worldProblem) {
       items.push(checkItem({ error: worldProblem }, this.#jump("World", "world", () => this.#world.focus())));
+    }
+    // A tool's schema box whose text is not JSON: the file keeps the schema before it, which Start would use.
+    for (const { index, name, problem } of this.#tools.schemaProblems()) {
+      const label = `Tool ${index + 1}${name === "" ? "" : ` (${name})`}`;
+      items.push(
+        checkItem({ error: problem }, this.#jump(label, "tools", () => this.#tools.focusSchema(index))),
+      );
     }
     return items;
   }
@@ -584,7 +591,8 @@ export class Editor {
   /** True when the page found no problem that blocks a start. */
   get canStart(): boolean {
     return this.doc.problem === null && errorCount(this.review) === 0 && this.#bridgeErrors() === 0 &&
-      !(this.saved.useScript && this.scriptProblem() !== null) && this.#world.problem() === null;
+      !(this.saved.useScript && this.scriptProblem() !== null) && this.#world.problem() === null &&
+      this.#tools.schemaProblems().length === 0;
   }
 
   /**
