@@ -646,6 +646,15 @@ export class Editor {
   }
 
   /**
+   * Why the page's script, chosen in the Model tab, cannot be sent at all (its text is no JSON list or object),
+   * or null: an NPC started without it would run on the bridge's model, not on the script the page names.
+   */
+  unsendableScript(): string | null {
+    if (!this.saved.useScript || this.model() !== undefined) return null;
+    return this.scriptProblem() ?? "The script is not a list of steps.";
+  }
+
+  /**
    * Until the designer chooses the model, new NPCs run on the bridge's model when the server was started
    * with one (`serverModel` is not `"system"`: `--script`, `--model`), else on the page's script.
    */
