@@ -83,6 +83,15 @@ Deno.test("a turn on the bridge's model fails as unavailable: the turn says wher
       "The bridge's model cannot answer (the Model pill at the top says why): start it, or run this NPC on " +
       "the page's script (Model tab → The page's script, then Start NPC).",
     ]);
+    // A bark fails the same way, and says the same. Before: the error alone.
+    await page.click("#bark");
+    const bark = page.locator(".bark.failed");
+    await bark.locator(".error").waitFor();
+    assert.deepEqual(await bark.locator("p.error, p.hint").allTextContents(), [
+      `model_unavailable: ${message}`,
+      "The bridge's model cannot answer (the Model pill at the top says why): start it, or run this NPC on " +
+      "the page's script (Model tab → The page's script, then Start NPC).",
+    ]);
     assert.deepEqual(browser.errors, []);
   } catch (error) {
     await screenshot(page, "failed-model-unavailable-turn").catch(() => {});
