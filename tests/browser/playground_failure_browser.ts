@@ -9,6 +9,10 @@
 import assert from "node:assert/strict";
 import type { Page } from "npm:playwright-core@1.65.2";
 import { npcReady, openPage, screenshot, servePlayground } from "./browser_fixture.ts";
+import { UnavailableModel } from "../../src/models/unavailable.ts";
+import { OpenAIServer } from "../../src/serve/openai_server.ts";
+import { playgroundPages } from "../../src/serve/playground/site.ts";
+import { SERVE_DEFAULTS } from "../../src/serve/server_config.ts";
 
 /** The top bar's visible parts: their text, their top and bottom, and whether their text is cut short. */
 function topBarParts(page: Page): Promise<{ name: string; top: number; bottom: number; clipped: boolean }[]> {
@@ -99,5 +103,54 @@ Deno.test("a turn on the bridge's model fails as unavailable: the turn says wher
   } finally {
     await browser.close();
     await served.stop();
+  }
+});
+
+Deno.test("the bridge's model chosen while it is unavailable: the list above Start warns before Start, with the way round it", async () => {
+  // As `oam playground` on a machine that cannot run the on-device model.
+  const model = () =>
+    new UnavailableModel("device_not_eligible");
+  const server = new OpenAIServer({
+    host: "127.0.0.1",
+    port: 0,
+    models: new Map([["system", model()]]),
+    rpc: {
+      engine: { systemModel: model },
+      maxConnections: SERVE_DEFAULTS.rpcMaxConnections,
+      maxMessageBytes: SERVE_DEFAULTS.rpcMaxMessageBytes,
+    },
+    pages: playgroundPages({ name: "system", label: "the on-device model (system)" }),
+  });
+  await server.start();
+  const browser = await openPage(`http://127.0.0.1:${server.port}/`);
+  const { page } = browser;
+  try {
+    await page.click("#tab-model");
+    await page.check("#model-script");
+    const status = page.locator("#editor-status");
+    await status.locator(".summary").filter({ hasText: "Ready to start." }).waitFor();
+    await page.check("#model-bridge");
+    // Before: "Ready to start.", and every turn of the NPC then failed with model_unavailable.
+    const item = status.locator("li.warning").filter({ hasText: "cannot answer" });
+    await item.waitFor();
+    assert.equal(
+      await item.textContent(),
+      "Model: New NPCs run on the bridge's model, which cannot answer (the on-device model (system), " +
+        "unavailable: this device cannot run Apple Intelligence): choose “The page's script” to run them on " +
+        "the script, or start the playground with --model or --script.",
+    );
+    await page.click("#tab-persona");
+    await item.locator("button.link").click();
+    assert.equal(await page.evaluate(() => document.activeElement?.id ?? ""), "model-script");
+    await page.check("#model-script");
+    await status.locator(".summary").filter({ hasText: "Ready to start." }).waitFor();
+    assert.equal(await status.locator("li").count(), 0);
+    assert.deepEqual(browser.errors, []);
+  } catch (error) {
+    await screenshot(page, "failed-unavailable-model-warning").catch(() => {});
+    throw error;
+  } finally {
+    await browser.close();
+    await server.stop();
   }
 });

@@ -97,6 +97,8 @@ export class Editor {
   readonly #loads: PersonaLoads;
   /** The context size of the bridge's model (from its availability), once known. */
   #bridgeContext: number | null = null;
+  /** The bridge's model as the Model tab says it ("…, unavailable: …") while it is known not to answer. */
+  #bridgeUnavailable: string | null = null;
   readonly #select: (id: string) => void;
 
   /** Builds the editor in `host` from what was saved. */
@@ -534,7 +536,8 @@ export class Editor {
 
   /**
    * The review's checks as list items ({@link reviewItems}), each with a link to its field or tool, then a
-   * persona too large for the model's context ({@link contextWarning}).
+   * persona too large for the model's context ({@link contextWarning}), then the bridge's model chosen while it
+   * is known not to answer.
    */
   #reviewItems(): HTMLElement[] {
     const items = this.#checkItems();
@@ -545,6 +548,12 @@ export class Editor {
         ? this.#jump(widget.spec.label, widget.spec.section, () => widget.focusable.focus())
         : this.#jump("Tools", "tools", () => this.#tools.focus(0));
       items.push(checkItem({ warning: tooLarge.warning }, link));
+    }
+    if (!this.saved.useScript && this.#bridgeUnavailable !== null) {
+      const warning =
+        `New NPCs run on the bridge's model, which cannot answer (${this.#bridgeUnavailable}): ` +
+        "choose “The page's script” to run them on the script, or start the playground with --model or --script.";
+      items.push(checkItem({ warning }, this.#jump("Model", "model", () => this.#model.focusChoice())));
     }
     return items;
   }
@@ -623,6 +632,11 @@ export class Editor {
     model: { label: string; script?: string } | null = null,
   ): void {
     this.#model.setBridgeModel({ text, available, model });
+    // New NPCs on a model known not to answer are warned about before Start (see #reviewItems).
+    const unavailable = available === false ? text : null;
+    if (unavailable === this.#bridgeUnavailable) return;
+    this.#bridgeUnavailable = unavailable;
+    this.#renderStatus();
   }
 
   /**

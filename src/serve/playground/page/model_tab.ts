@@ -130,6 +130,11 @@ export class ModelTab {
       `${runs} The page's script below is not used: choose “The page's script” above to edit and run it.`;
   }
 
+  /** Focuses the choice of the page's script (the way round a bridge's model that cannot answer). */
+  focusChoice(): void {
+    this.#useScript.focus();
+  }
+
   /** Why the script cannot be used, or null. */
   problem(): string | null {
     return scriptProblem(this.script.value);
