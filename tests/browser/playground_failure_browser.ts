@@ -2,7 +2,8 @@
 /**
  * What the playground shows in a real headless Chromium when the bridge's model cannot answer: the top bar stays
  * one row on a laptop however long the model's unavailability reads (the pill is cut short, its whole text in
- * its tooltip), and a turn that fails for it says where to look and how to go on without it.
+ * its tooltip), a turn or a bark that fails for it says where to look and how to go on without it, and the list
+ * above Start warns before Start while it is chosen and known not to answer.
  *
  *   deno test --allow-all tests/browser/playground_failure_browser.ts   (needs Chromium, see playground_browser.ts)
  */
@@ -107,9 +108,8 @@ Deno.test("a turn on the bridge's model fails as unavailable: the turn says wher
 });
 
 Deno.test("the bridge's model chosen while it is unavailable: the list above Start warns before Start, with the way round it", async () => {
-  // As `oam playground` on a machine that cannot run the on-device model.
-  const model = () =>
-    new UnavailableModel("device_not_eligible");
+  // As `oam playground` on a machine that cannot run the on-device model (its message is the reason's own).
+  const model = () => new UnavailableModel("device_not_eligible");
   const server = new OpenAIServer({
     host: "127.0.0.1",
     port: 0,

@@ -1,7 +1,8 @@
 /// <reference lib="dom" />
 /**
  * The Model tab's Load script… in a real headless Chromium: a file that is not a script (a persona file, a save
- * state) leaves the page's script as it was and says where that file goes; a script is loaded and run.
+ * state) leaves the page's script as it was and says where that file goes; a script is loaded and run; a
+ * chosen script that is not JSON is not replaced by the bridge's model at Start anyway or a restore.
  *
  *   deno test --allow-all tests/browser/playground_model_tab_browser.ts   (needs Chromium, see playground_browser.ts)
  */
