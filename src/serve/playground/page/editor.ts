@@ -255,6 +255,8 @@ export class Editor {
       counts: () => this.#counts(),
       restoreFile: (name, text) => this.#events.restoreFile(name, text),
       setScript: (text) => this.#model.setScript(text),
+      scriptChoice: () => this.#model.choice(),
+      restoreScript: (choice) => this.#model.restoreChoice(choice),
     };
   }
 
