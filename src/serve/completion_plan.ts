@@ -12,6 +12,7 @@ import { convertSchema, SchemaError } from "../schema/convert.ts";
 import { sanitizeTypeName, toolArgumentsTypeName } from "../schema/names.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import type { ChatRequest } from "./chat_request.ts";
+import { modelNotFound } from "./model_endpoints.ts";
 import { mapMessages, type MappedConversation } from "./message_mapper.ts";
 import { OpenAIError } from "./openai_error.ts";
 import { resolveModelId, type ServeConfiguration } from "./server_config.ts";
@@ -167,18 +168,7 @@ export function planCompletion(request: ChatRequest, config: ServeConfiguration)
 function resolvedModel(request: ChatRequest, config: ServeConfiguration): string {
   const resolved = resolveModelId(config, request.model);
   if (resolved !== null) return resolved;
-  const available = [...config.models.keys(), ...config.modelAliases.keys()].sort().join(", ");
-  // Code written for OpenAI names its model ("gpt-4o-mini"): say how to serve that id without editing it.
-  const alias = request.model !== null && /^[A-Za-z0-9._:-]{1,128}$/.test(request.model)
-    ? ` To answer it with the server's model, start the server with --model-alias ${request.model}=${config.defaultModel}.`
-    : "";
-  throw new OpenAIError({
-    status: 404,
-    message: `The model '${request.model}' does not exist. Available models: ${available}.${alias}`,
-    type: "invalid_request_error",
-    param: "model",
-    code: "model_not_found",
-  });
+  throw modelNotFound(config, request.model);
 }
 
 /** The request's `tools` as client tools (a name the server's own tools use is refused). */

@@ -93,6 +93,10 @@ const SEND_KEY = {
     "'Authorization: Bearer <key>'.",
 } as const;
 
+/** A wrong key: the client's user may not be who started the server, so say where its key is set. */
+const INCORRECT_KEY =
+  "Incorrect API key provided: send the key the server was started with (its --api-key or OAM_API_KEY).";
+
 /**
  * 401 (with `WWW-Authenticate: Bearer`) unless `token` is the key; null when no key is required. A missing
  * key's message says how to send one over `access.via` (`websocket` for `/rpc`; default `http`).
@@ -106,7 +110,7 @@ export function checkApiKey(
   if (token !== "" && constantTimeEquals(token, apiKey)) return null;
   return new OpenAIError({
     status: 401,
-    message: token === "" ? `You didn't provide an API key. ${SEND_KEY[via]}` : "Incorrect API key provided.",
+    message: token === "" ? `You didn't provide an API key. ${SEND_KEY[via]}` : INCORRECT_KEY,
     type: "invalid_request_error",
     code: "invalid_api_key",
   });

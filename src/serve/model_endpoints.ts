@@ -93,13 +93,23 @@ export function retrieveModel(id: string, server: { config: ServeConfiguration; 
   if (target !== undefined && config.models.has(target)) {
     return jsonResponse(modelObject(config, created, id, target));
   }
-  return errorResponse(
-    new OpenAIError({
-      status: 404,
-      message: `The model '${id}' does not exist.`,
-      type: "invalid_request_error",
-      param: "model",
-      code: "model_not_found",
-    }),
-  );
+  return errorResponse(modelNotFound(config, id));
+}
+
+/**
+ * 404 `model_not_found` for a model id the server does not serve: its message lists the ids it serves and,
+ * for an id code written for OpenAI names (`gpt-4o-mini`), the `--model-alias` that serves it unchanged.
+ */
+export function modelNotFound(config: ServeConfiguration, id: string | null): OpenAIError {
+  const available = [...config.models.keys(), ...config.modelAliases.keys()].sort().join(", ");
+  const alias = id !== null && /^[A-Za-z0-9._:-]{1,128}$/.test(id)
+    ? ` To answer it with the server's model, start the server with --model-alias ${id}=${config.defaultModel}.`
+    : "";
+  return new OpenAIError({
+    status: 404,
+    message: `The model '${id}' does not exist. Available models: ${available}.${alias}`,
+    type: "invalid_request_error",
+    param: "model",
+    code: "model_not_found",
+  });
 }

@@ -9,10 +9,23 @@ import { OpenAIError } from "./openai_error.ts";
 function tooLarge(limit: number): OpenAIError {
   return new OpenAIError({
     status: 413,
-    message: `The request body is larger than the limit of ${limit} bytes.`,
+    message:
+      `The request body is larger than the limit of ${limit} bytes (${sizeText(limit)}): send a shorter ` +
+      "request, or start the server with a larger --max-body-bytes.",
     type: "invalid_request_error",
     code: "malformed_request",
   });
+}
+
+/** A byte count as people read it: 4 MiB, 2 KiB, 1536 bytes. */
+function sizeText(bytes: number): string {
+  for (const [unit, size] of [["GiB", 2 ** 30], ["MiB", 2 ** 20], ["KiB", 2 ** 10]] as const) {
+    if (bytes >= size) {
+      const value = bytes / size;
+      return `${Number.isInteger(value) ? value : value.toFixed(1)} ${unit}`;
+    }
+  }
+  return `${bytes} bytes`;
 }
 
 /** 408 for a body that did not arrive within `timeoutMs`. */

@@ -168,3 +168,33 @@ Deno.test("a tool whose parameters the bridge refuses: the list above Start says
     assert.deepEqual(browser.errors, []);
   });
 });
+
+Deno.test("a tool's schema that is not valid JSON: the list above Start names it and Start waits, as for the world", async () => {
+  await withPlayground("failed-tool-schema-json", async (browser) => {
+    const { page } = browser;
+    await page.click("#tab-tools");
+    const schema = page.locator(".tool-card textarea.code").first();
+    await schema.fill('{"type": "object", "properties": {');
+    const status = page.locator("#editor-status");
+    // Before: "Ready to start." — and Start started the NPC with the schema from before the box's text.
+    const item = status.locator("li.error").filter({ hasText: "The schema is not valid JSON" });
+    await item.waitFor();
+    assert.match(
+      await item.textContent() ?? "",
+      /^Tool 1 \(check_stock\): The schema is not valid JSON: .* on line 1, column \d+\. Nothing was changed\.$/,
+    );
+    await page.click("#start");
+    await page.locator("#start-result p.error").filter({ hasText: "Fix the problems listed above first" })
+      .waitFor();
+    // The item's link goes to the box with the text.
+    await page.click("#tab-persona");
+    await item.locator("button.link").click();
+    assert.equal(
+      await page.evaluate(() => document.activeElement?.id ?? ""),
+      await schema.getAttribute("id"),
+    );
+    await schema.fill('{"type": "object", "properties": {"item": {"type": "string"}}, "required": ["item"]}');
+    await status.locator(".summary").filter({ hasText: "Ready to start." }).waitFor();
+    assert.deepEqual(browser.errors, []);
+  });
+});

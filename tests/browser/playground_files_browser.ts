@@ -259,3 +259,41 @@ Deno.test("a restore refused for the Model tab's script says so by the script, a
     assert.deepEqual(errors, []);
   });
 });
+
+Deno.test("Undo load after Load file… with a persona and its script brings back both: the persona text, the script and the model chosen", async () => {
+  await withPlayground("failed-undo-load-script", async ({ page, errors }) => {
+    await page.click("#tab-model");
+    await page.check("#model-bridge");
+    const script = '[{"text": "My own first step."}]';
+    await page.check("#model-script");
+    await page.fill("#script", script);
+    await page.check("#model-bridge");
+    await page.click("#tab-jsonc");
+    const persona = await page.inputValue("#jsonc");
+    await page.setInputFiles("#load-persona", [
+      file("gorm.jsonc", { npc: "gorm", persona: { name: "Gorm" }, options: { replyFormat: "text" } }),
+      file("gorm.steps.json", [{ text: "Gorm's step." }]),
+    ]);
+    await page.locator("#start-result").filter({ hasText: "Loaded gorm.jsonc" }).waitFor();
+    assert.equal(await page.isChecked("#model-script"), true);
+    await page.click("#undo-load");
+    // Before: "The persona text from before the load is back." — with Gorm's script in the box and chosen.
+    await page.locator("#start-result .note").filter({ hasText: "from before the load" }).waitFor();
+    assert.equal(
+      await text(page, "#start-result .note"),
+      "The persona text and the script from before the load are back.",
+    );
+    assert.equal(await page.inputValue("#jsonc"), persona);
+    assert.equal(await page.inputValue("#script"), script);
+    assert.equal(await page.isChecked("#model-bridge"), true);
+    // A script loaded alone is undone alone.
+    await page.setInputFiles("#load-persona", [file("gorm.steps.json", [{ text: "Gorm's step." }])]);
+    await page.locator("#start-result").filter({ hasText: "Loaded the script gorm.steps.json" }).waitFor();
+    await page.click("#undo-load");
+    await page.locator("#start-result .note").filter({ hasText: "The script from before the load is back." })
+      .waitFor();
+    assert.equal(await page.inputValue("#script"), script);
+    assert.equal(await page.inputValue("#jsonc"), persona);
+    assert.deepEqual(errors, []);
+  });
+});

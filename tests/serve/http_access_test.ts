@@ -253,7 +253,8 @@ Deno.test("a refusal the browser page cannot read is logged with its reason: a W
   const lines = logged.map((line) => line.replace(/ \d+ms/, ""));
   assert.deepEqual(lines, [
     "warning: GET /rpc → 403: Requests from origin 'http://localhost:5173' are not allowed. Start the server with --allow-origin http://localhost:5173 to permit browser access.",
-    "warning: GET /rpc → 401: Incorrect API key provided.",
+    "warning: GET /rpc → 401: Incorrect API key provided: send the key the server was started with (its " +
+    "--api-key or OAM_API_KEY).",
     "warning: GET /rpc → 401: You didn't provide an API key. Send it in the URL as ?api_key=<key> (the typed " +
     "client's WebSocketTransport option apiKey) or as 'Authorization: Bearer <key>'.",
     "warning: GET /v1/models → 403: Requests from origin 'http://localhost:5173' are not allowed. Start the server with --allow-origin http://localhost:5173 to permit browser access.",

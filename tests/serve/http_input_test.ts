@@ -346,7 +346,9 @@ Deno.test("raw HTTP: a 10 MB body is refused with 413, declared or chunked, befo
   const big = JSON.stringify({ messages: ask("x".repeat(10 * 1024 * 1024)) });
   const expected = {
     error: {
-      message: "The request body is larger than the limit of 4194304 bytes.",
+      message:
+        "The request body is larger than the limit of 4194304 bytes (4 MiB): send a shorter request, or " +
+        "start the server with a larger --max-body-bytes.",
       type: "invalid_request_error",
       param: null,
       code: "malformed_request",

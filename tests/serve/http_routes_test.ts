@@ -52,7 +52,7 @@ Deno.test("a model id that is not valid percent-encoding is an unknown model (40
   const response = await fetch(`${s.base}/v1/models/%E0%A4%A`);
   assert.deepEqual([response.status, await response.json()], [404, {
     error: {
-      message: "The model '%E0%A4%A' does not exist.",
+      message: "The model '%E0%A4%A' does not exist. Available models: system.",
       type: "invalid_request_error",
       param: "model",
       code: "model_not_found",

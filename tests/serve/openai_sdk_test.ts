@@ -471,3 +471,34 @@ Deno.test("openai SDK: a streamed tool call starts with the role in the calls' c
     plain.tool_calls?.map((c) => c.type === "function" && [c.function.name, c.function.arguments]),
   );
 });
+
+Deno.test("openai SDK: a wrong key, a body over the limit and an unknown model id each say what fixes them", async () => {
+  await using s = await serve(script({ text: "never" }), { apiKey: "secret", maxRequestBodyBytes: 2048 });
+  const failure = (request: Promise<unknown>) =>
+    request.then(() => null, (e: InstanceType<typeof OpenAI.APIError>) => e);
+  const messages: OpenAI.Chat.ChatCompletionMessageParam[] = [{ role: "user", content: "x" }];
+  const wrongKey = await failure(
+    client(s.base, "wrong").chat.completions.create({ model: "system", messages }),
+  );
+  assert.equal(
+    wrongKey?.message,
+    "401 Incorrect API key provided: send the key the server was started with (its --api-key or OAM_API_KEY).",
+  );
+  const big = await failure(
+    client(s.base, "secret").chat.completions.create({
+      model: "system",
+      messages: [{ role: "user", content: "x".repeat(4096) }],
+    }),
+  );
+  assert.equal(
+    big?.message,
+    "413 The request body is larger than the limit of 2048 bytes (2 KiB): send a shorter request, or start " +
+      "the server with a larger --max-body-bytes.",
+  );
+  const unknown = await failure(client(s.base, "secret").models.retrieve("gpt-4o"));
+  assert.equal(
+    unknown?.message,
+    "404 The model 'gpt-4o' does not exist. Available models: system. To answer it with the server's model, " +
+      "start the server with --model-alias gpt-4o=system.",
+  );
+});

@@ -30,3 +30,16 @@ Deno.test("pathsIn does not take a file's name for a path: options.json, persona
   assert.deepEqual(pathsIn("'options.mood' in options.json is not an option."), ["options.mood"]);
   assert.deepEqual(pathsIn("'model' must be an object (see model.json)."), ["model"]);
 });
+
+Deno.test("pathsIn does not take a bare word of the prose for a path: only a quoted 'model' is the Model tab", () => {
+  // Before: ["model"] and ["file"], which marked the Model tab with an error about something else.
+  assert.deepEqual(pathsIn("The model is not available on this machine: pick another model."), []);
+  assert.deepEqual(pathsIn("Could not read the file: it is not valid JSON."), []);
+  assert.deepEqual(pathsIn("The persona has no name; its options and memory are fine."), []);
+  // Quoted, the bare name is the editor's key.
+  assert.deepEqual(pathsIn("Parameter 'model' must be an object."), ["model"]);
+  assert.deepEqual(pathsIn("'persona' must be an object; the model is fine."), ["persona"]);
+  assert.deepEqual(pathsIn('"options" must be an object.'), ["options"]);
+  // A path with its key is found quoted or not.
+  assert.deepEqual(pathsIn("model.steps[2].text must be a string."), ["model.steps"]);
+});

@@ -5,6 +5,7 @@
  * @module
  */
 import type { Npc } from "../../../client/npc.ts";
+import type { BridgeError } from "../../../protocol/errors.ts";
 import { h } from "./dom.ts";
 import { describeError, ms, thinkingFor } from "./turn_format.ts";
 
@@ -16,6 +17,8 @@ export interface BarkHost {
   situation: string;
   /** What to add to the bark's line (e.g. it played a script step written for a turn), or null. */
   hint(line: string): string | null;
+  /** What to add to a failed bark (e.g. the bridge's model cannot answer: the way round it), or null. */
+  failureHint(error: BridgeError): string | null;
   /** Puts the entry in the conversation, in view. */
   show(entry: HTMLElement): void;
   /** Says `text` in the conversation's live region. */
@@ -29,7 +32,7 @@ export interface BarkHost {
  *
  * @example
  * ```ts ignore
- * await runBark(npc, { npcName: () => "Mira", situation: "", hint: () => null, show, say, ended });
+ * await runBark(npc, { npcName: () => "Mira", situation: "", hint: () => null, failureHint: () => null, show, say, ended });
  * ```
  */
 export async function runBark(npc: Pick<Npc, "bark">, host: BarkHost): Promise<void> {
@@ -58,7 +61,9 @@ export async function runBark(npc: Pick<Npc, "bark">, host: BarkHost): Promise<v
     text.textContent = "";
     entry.classList.add("failed");
     entry.append(h("p", { class: "error", text: `${e.dataCode || e.code}: ${e.message}` }));
-    host.say(`The bark failed: ${e.message}`);
+    const hint = host.failureHint(e);
+    if (hint !== null) entry.append(h("p", { class: "hint", text: hint }));
+    host.say(`The bark failed: ${e.message}${hint === null ? "" : ` ${hint}`}`);
   } finally {
     clearInterval(ticking);
     progress.remove();

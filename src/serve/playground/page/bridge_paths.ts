@@ -8,7 +8,8 @@
 /**
  * The bridge paths a message names (`'options.playerOptionCount'`, `tools[1].name`, `model.steps[0]`): paths
  * that start there, not ones inside a longer path (`'state.options.x'` names the state's key, not the editor's),
- * nor a file's name (`options.json`, `models/my-model.gguf`: a file's extension is no key of the editor).
+ * nor a file's name (`options.json`, `models/my-model.gguf`: a file's extension is no key of the editor), nor
+ * a section's bare name unless quoted (`'model'` is the Model tab; "the model is not available" is prose).
  *
  * @example
  * ```ts ignore
@@ -22,7 +23,14 @@ export function pathsIn(message: string): string[] {
     ...message.matchAll(
       /(?<![\w.\]/\\-])(file|persona|options|memory|tools\[\d+\]|model)(?!\.(?:jsonc?|json5|gguf|txt|md|log)\b)(\.[A-Za-z_]+|\[\d+\])?(?![\w-])/g,
     ),
-  ].map((m) => m[0]);
+  ].filter((m) => m[2] !== undefined || m[1].startsWith("tools") || quoted(message, m.index, m[0].length))
+    .map((m) => m[0]);
+}
+
+/** A bare section name (`model`, `file`) is a path only quoted (`'model'`): in prose it is a word. */
+function quoted(message: string, index: number, length: number): boolean {
+  const before = message[index - 1];
+  return (before === "'" || before === '"' || before === "`") && message[index + length] === before;
 }
 
 /**

@@ -50,6 +50,8 @@ export interface ConversationHost {
   changed(): void;
   /** What to add to a failed turn's error (why it failed and what to do), or null. */
   failureHint(error: BridgeError): string | null;
+  /** What to add to a failed bark, or null. */
+  barkFailureHint(error: BridgeError): string | null;
   /** The designer picked how a call of `name` sends its answer: its next call starts with it. */
   sendAsPicked(name: string, as: SendAs): void;
   /** What to add to a bark's line (e.g. it played a script step written for a turn), or null. */
@@ -576,6 +578,8 @@ export class Conversation {
       npcName: () => this.#host.npcName(),
       situation: this.#situation.value.trim() || this.#host.greeting(),
       hint: (line) => this.#host.barkHint(line),
+      // (Not a turn's script hints: a bark plays a text step; the bridge's model that cannot answer, yes.)
+      failureHint: (error) => this.#host.barkFailureHint(error),
       show: (entry) => {
         this.#list.append(entry);
         this.#scroll();

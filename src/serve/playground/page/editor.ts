@@ -97,6 +97,8 @@ export class Editor {
   readonly #loads: PersonaLoads;
   /** The context size of the bridge's model (from its availability), once known. */
   #bridgeContext: number | null = null;
+  /** The bridge's model as the Model tab says it ("…, unavailable: …") while it is known not to answer. */
+  #bridgeUnavailable: string | null = null;
   readonly #select: (id: string) => void;
 
   /** Builds the editor in `host` from what was saved. */
@@ -253,6 +255,8 @@ export class Editor {
       counts: () => this.#counts(),
       restoreFile: (name, text) => this.#events.restoreFile(name, text),
       setScript: (text) => this.#model.setScript(text),
+      scriptChoice: () => this.#model.choice(),
+      restoreScript: (choice) => this.#model.restoreChoice(choice),
     };
   }
 
@@ -444,8 +448,8 @@ export class Editor {
 
   /**
    * The problems outside the file's own checks, as status list items: the script's (when it is chosen), and
-   * the World tab's text that is not a world (Start would use the world from before it, which the box no
-   * longer shows).
+   * the World tab's text that is not a world and a tool's schema text that is not JSON (Start would use the
+   * world or schema from before it, which the box no longer shows).
    */
   #outsideProblems(): HTMLElement[] {
     const items: HTMLElement[] = [];
@@ -458,6 +462,13 @@ export class Editor {
     const worldProblem = this.#world.problem();
     if (worldProblem) {
       items.push(checkItem({ error: worldProblem }, this.#jump("World", "world", () => this.#world.focus())));
+    }
+    // A tool's schema box whose text is not JSON: the file keeps the schema before it, which Start would use.
+    for (const { index, name, problem } of this.#tools.schemaProblems()) {
+      const label = `Tool ${index + 1}${name === "" ? "" : ` (${name})`}`;
+      items.push(
+        checkItem({ error: problem }, this.#jump(label, "tools", () => this.#tools.focusSchema(index))),
+      );
     }
     return items;
   }
@@ -527,7 +538,8 @@ export class Editor {
 
   /**
    * The review's checks as list items ({@link reviewItems}), each with a link to its field or tool, then a
-   * persona too large for the model's context ({@link contextWarning}).
+   * persona too large for the model's context ({@link contextWarning}), then the bridge's model chosen while it
+   * is known not to answer.
    */
   #reviewItems(): HTMLElement[] {
     const items = this.#checkItems();
@@ -538,6 +550,12 @@ export class Editor {
         ? this.#jump(widget.spec.label, widget.spec.section, () => widget.focusable.focus())
         : this.#jump("Tools", "tools", () => this.#tools.focus(0));
       items.push(checkItem({ warning: tooLarge.warning }, link));
+    }
+    if (!this.saved.useScript && this.#bridgeUnavailable !== null) {
+      const warning =
+        `New NPCs run on the bridge's model, which cannot answer (${this.#bridgeUnavailable}): ` +
+        "choose “The page's script” to run them on the script, or start the playground with --model or --script.";
+      items.push(checkItem({ warning }, this.#jump("Model", "model", () => this.#model.focusChoice())));
     }
     return items;
   }
@@ -584,7 +602,8 @@ export class Editor {
   /** True when the page found no problem that blocks a start. */
   get canStart(): boolean {
     return this.doc.problem === null && errorCount(this.review) === 0 && this.#bridgeErrors() === 0 &&
-      !(this.saved.useScript && this.scriptProblem() !== null) && this.#world.problem() === null;
+      !(this.saved.useScript && this.scriptProblem() !== null) && this.#world.problem() === null &&
+      this.#tools.schemaProblems().length === 0;
   }
 
   /**
@@ -615,6 +634,11 @@ export class Editor {
     model: { label: string; script?: string } | null = null,
   ): void {
     this.#model.setBridgeModel({ text, available, model });
+    // New NPCs on a model known not to answer are warned about before Start (see #reviewItems).
+    const unavailable = available === false ? text : null;
+    if (unavailable === this.#bridgeUnavailable) return;
+    this.#bridgeUnavailable = unavailable;
+    this.#renderStatus();
   }
 
   /**
@@ -635,6 +659,15 @@ export class Editor {
   /** The model of new NPCs: the script when chosen, else undefined (the bridge's `system`). */
   model(): JsonValue | undefined {
     return this.#model.model();
+  }
+
+  /**
+   * Why the page's script, chosen in the Model tab, cannot be sent at all (its text is no JSON list or object),
+   * or null: an NPC started without it would run on the bridge's model, not on the script the page names.
+   */
+  unsendableScript(): string | null {
+    if (!this.saved.useScript || this.model() !== undefined) return null;
+    return this.scriptProblem() ?? "The script is not a list of steps.";
   }
 
   /**

@@ -240,6 +240,7 @@ class Playground implements NpcPage {
         return scriptHint(error, run) ?? unavailableHint(error, run);
       },
       barkHint: (line) => barkHint(line, this.running?.scripted ?? null),
+      barkFailureHint: (error) => unavailableHint(error, this.running?.scripted ?? null),
       persona: () => this.#persona(),
       toolNameNow: (name) => this.#renames.nameNow(name),
       kept: this.kept,

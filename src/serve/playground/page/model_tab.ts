@@ -10,6 +10,7 @@ import type { JsonValue } from "../../../protocol/json.ts";
 import { download, fileName, savedNote, toFix } from "./dom.ts";
 import { modelPanel } from "./editor_panels.ts";
 import { notAScript, scriptModel, scriptNotes, scriptProblem } from "./script_check.ts";
+import type { ScriptChoice } from "./persona_loads.ts";
 import type { StartResult } from "./start_result.ts";
 import type { Saved } from "./storage.ts";
 
@@ -130,6 +131,11 @@ export class ModelTab {
       `${runs} The page's script below is not used: choose “The page's script” above to edit and run it.`;
   }
 
+  /** Focuses the choice of the page's script (the way round a bridge's model that cannot answer). */
+  focusChoice(): void {
+    this.#useScript.focus();
+  }
+
   /** Why the script cannot be used, or null. */
   problem(): string | null {
     return scriptProblem(this.script.value);
@@ -196,6 +202,26 @@ export class ModelTab {
     }
     this.setScript(text);
     this.#host.showResult({ note: `Loaded the script ${file.name}; new NPCs run on it.` });
+  }
+
+  /** The script box's text and the model chosen (kept before a loaded script replaces them). */
+  choice(): ScriptChoice {
+    const saved = this.#host.saved;
+    return { text: this.script.value, useScript: saved.useScript, modelChosen: saved.modelChosen === true };
+  }
+
+  /** Puts back a script and the model chosen (Undo load of a script). */
+  restoreChoice(choice: ScriptChoice): void {
+    const saved = this.#host.saved;
+    this.script.value = choice.text;
+    saved.script = choice.text;
+    this.#useScript.checked = choice.useScript;
+    this.#useBridge.checked = !choice.useScript;
+    saved.useScript = choice.useScript;
+    saved.modelChosen = choice.modelChosen;
+    this.#showScriptInUse();
+    this.check();
+    this.#host.modelChanged();
   }
 
   /** Puts `text` in the script box and chooses the page's script (a loaded script file). */

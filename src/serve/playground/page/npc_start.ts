@@ -28,6 +28,17 @@ export function startNpc(page: NpcPage, { force }: { force: boolean }): Promise<
     });
     return Promise.resolve();
   }
+  // Forced, the bridge sees what the page found wrong, except a script it cannot send at all: without one the
+  // NPC would run on the bridge's model while the page says it runs on the script.
+  const unsendable = editor.unsendableScript();
+  if (unsendable !== null) {
+    editor.showResult({
+      error:
+        `Start anyway cannot send the page's script: ${unsendable} Fix it in the Model tab, or choose the ` +
+        "bridge's model there.",
+    });
+    return Promise.resolve();
+  }
   editor.commitRenames();
   return page.changes.run("Starting the NPC", () => start(page));
 }

@@ -2,8 +2,9 @@
 /**
  * The persona editor's loads: the files chosen with Load (a persona file replaces the persona text, a script
  * goes to the Model tab, a save state is restored by the page), a restored NPC's settings copied into the
- * document, and "Undo load", which brings back the persona text from before the last of these. It owns the
- * Undo load button and the text it restores; the editor gives it a small {@link PersonaLoadsHost}.
+ * document, and "Undo load", which brings back the persona text (and the Model tab's script, when a script was
+ * loaded) from before the last of these. It owns the Undo load button and what it restores; the editor gives it
+ * a small {@link PersonaLoadsHost}.
  * @module
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
@@ -29,6 +30,20 @@ export interface PersonaLoadsHost {
   restoreFile(name: string, text: string): void;
   /** A loaded file is a script: the Model tab takes it. */
   setScript(text: string): void;
+  /** The Model tab's script and choice now (kept before a loaded script replaces them). */
+  scriptChoice(): ScriptChoice;
+  /** Puts back a script and choice kept by {@link PersonaLoadsHost.scriptChoice} (Undo load). */
+  restoreScript(choice: ScriptChoice): void;
+}
+
+/** The Model tab's script, whether it is chosen, and whether the designer chose the model. */
+export interface ScriptChoice {
+  /** The script box's text. */
+  text: string;
+  /** The page's script is chosen (else the bridge's model). */
+  useScript: boolean;
+  /** The designer chose the model (else it follows the server's). */
+  modelChosen: boolean;
 }
 
 /**
@@ -45,8 +60,8 @@ export class PersonaLoads {
   /** The "Undo load" button (hidden until something was loaded). */
   readonly undoButton: HTMLButtonElement;
   readonly #host: PersonaLoadsHost;
-  /** The persona text from before the last load, or null. */
-  #undo: string | null = null;
+  /** What the last load replaced: the persona text (null: not replaced) and the script (null: not replaced). */
+  #undo: { text: string | null; script: ScriptChoice | null } | null = null;
 
   /** Makes the Undo load button; `host` is the editor. */
   constructor(host: PersonaLoadsHost) {
@@ -63,7 +78,7 @@ export class PersonaLoads {
   /** Replaces the persona text (a loaded file, named `file`), keeping the old text for "Undo load". */
   replaceText(text: string, file?: string): void {
     const doc = this.#host.doc;
-    this.#undo = doc.text;
+    this.#undo = { text: doc.text, script: null };
     this.undoButton.hidden = false;
     doc.setText(text);
     this.#host.replaced(text, file);
@@ -72,7 +87,7 @@ export class PersonaLoads {
   /** Copies a restored NPC's persona, options, tools and id into the document (undo keeps the old text). */
   adoptState(state: JsonObject): void {
     const doc = this.#host.doc;
-    this.#undo = doc.text;
+    this.#undo = { text: doc.text, script: null };
     this.undoButton.hidden = false;
     if (doc.problem) doc.setText("{}");
     // As a designer writes them: the bridge's defaults the state spells out are left out.
@@ -92,7 +107,7 @@ export class PersonaLoads {
 
   #undoLoad(): void {
     if (this.#undo === null) return;
-    const text = this.#undo;
+    const { text, script } = this.#undo;
     this.#undo = null;
     // The button hides: the focus goes on to the next control (Start) instead of the page's body, or to the
     // editor's open tab while Start is disabled (a start or restore still finishing).
@@ -105,15 +120,26 @@ export class PersonaLoads {
         : document.querySelector<HTMLElement>('#editor [role="tab"][aria-selected="true"]');
       next?.focus();
     }
-    this.#host.doc.setText(text);
-    this.#host.replaced(text);
-    this.#host.showResult({ note: "The persona text from before the load is back." });
+    if (script !== null) this.#host.restoreScript(script);
+    if (text !== null) {
+      this.#host.doc.setText(text);
+      this.#host.replaced(text);
+    }
+    const back = text === null
+      ? "The script from before the load is back."
+      : script === null
+      ? "The persona text from before the load is back."
+      : "The persona text and the script from before the load are back.";
+    this.#host.showResult({ note: back });
   }
 
   /** Loads the files chosen: each a save state, a script or a persona file; the result line says what it got. */
   async load(files: File[]): Promise<void> {
     const host = this.#host;
     const notes: string[] = [];
+    // What this load replaces, for Undo load: the persona text and the script as they were before it.
+    let textBefore: string | null = null;
+    let scriptBefore: ScriptChoice | null = null;
     for (const file of files) {
       const text = await file.text();
       const value = parseJsonc(text).value;
@@ -124,12 +150,19 @@ export class PersonaLoads {
         Array.isArray(value) ||
         (isJsonObject(value) && !isJsonObject(value.persona) && Array.isArray(value.steps))
       ) {
+        scriptBefore ??= host.scriptChoice();
         host.setScript(text);
         notes.push(`the script ${file.name} (new NPCs run on it)`);
       } else {
-        this.replaceText(text, file.name);
+        textBefore ??= host.doc.text;
+        host.doc.setText(text);
+        host.replaced(text, file.name);
         notes.push(file.name);
       }
+    }
+    if (textBefore !== null || scriptBefore !== null) {
+      this.#undo = { text: textBefore, script: scriptBefore };
+      this.undoButton.hidden = false;
     }
     if (notes.length === 0) return;
     // A file with problems is not "all good": the note says how many, in the warning's colour, and where.

@@ -224,6 +224,16 @@ export class StateFiles {
   }
 
   #restoreState(state: JsonObject, world: JsonObject | null, source: string): Promise<void> {
+    // A restore runs on the editor's model: a page's script that cannot be sent would leave the NPC on the
+    // bridge's model while the page says it runs on the script. Nothing is stopped for it.
+    const unsendable = this.#host.editor().unsendableScript();
+    if (unsendable !== null) {
+      const why = `the page's script cannot be sent: ${unsendable} Fix it in the Model tab, or choose the ` +
+        "bridge's model there.";
+      this.#host.state().saveMessage(`Could not restore: ${why}`, "error");
+      this.#host.editor().showResult({ error: `Could not restore from ${source}: ${why}`, marks: [] });
+      return Promise.resolve();
+    }
     return this.#host.changes.run(`Restoring from ${source}`, () => this.#restore(state, world, source));
   }
 

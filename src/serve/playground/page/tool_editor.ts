@@ -134,6 +134,22 @@ export class ToolEditor {
     this.#cards[index]?.root.querySelector<HTMLElement>("input, textarea")?.focus();
   }
 
+  /**
+   * The tools whose schema box holds text that is not valid JSON, with the problem: the document keeps the
+   * schema from before that text, so Start would not give the NPC what the box shows.
+   */
+  schemaProblems(): { index: number; name: string; problem: string }[] {
+    return this.#cards.flatMap((card, index) => {
+      const problem = card.schemaProblem();
+      return problem === null ? [] : [{ index, name: card.name, problem }];
+    });
+  }
+
+  /** The schema box of tool `index` (to focus it). */
+  focusSchema(index: number): void {
+    this.#cards[index]?.schemaBox.focus();
+  }
+
   #addTool(): void {
     const tools = this.#tools();
     const names = new Set(tools.map((t) => isJsonObject(t) ? t.name : undefined));
@@ -179,6 +195,9 @@ class ToolCard {
   #renamePause: ReturnType<typeof setTimeout> | undefined;
   readonly #problem = h("ul", { class: "messages", "aria-live": "polite" });
   readonly #controls: (HTMLInputElement | HTMLTextAreaElement | HTMLButtonElement)[];
+  /** The box of the arguments' JSON Schema. */
+  readonly schemaBox: HTMLTextAreaElement;
+  readonly #schemaProblem: () => string | null;
 
   constructor(host: ToolEditorHost, { tool, index }: { tool: JsonValue; index: number }) {
     this.#host = host;
@@ -192,6 +211,8 @@ class ToolCard {
     const name = this.#nameInput(legend);
     const description = this.#descriptionInput(t.description);
     const schema = this.#schemaInput(t.parameters);
+    this.schemaBox = schema.input;
+    this.#schemaProblem = schema.problem;
     const timeout = this.#timeoutInput(t.timeoutSeconds);
     const answer = this.#answerMode();
     const remove = this.#removeButton(schema.draftKey);
@@ -219,6 +240,16 @@ class ToolCard {
     // Leaving a control writes what was typed in it at once (a click elsewhere, another tab).
     this.root.addEventListener("focusout", () => host.flush());
     if (schema.fromDraft) schema.check();
+  }
+
+  /** The tool's name as typed. */
+  get name(): string {
+    return this.#name;
+  }
+
+  /** The problem of the schema box's text when it is not valid JSON (the document has the schema before it). */
+  schemaProblem(): string | null {
+    return this.#schemaProblem();
   }
 
   /** Shows the review's checks of the tool and the bridge's warnings. */
@@ -331,6 +362,7 @@ class ToolCard {
     draftKey: string;
     fromDraft: boolean;
     check(): boolean;
+    problem(): string | null;
   } {
     const host = this.#host;
     const index = this.#index;
@@ -348,6 +380,11 @@ class ToolCard {
       "aria-describedby": `${id}-parameters-message`,
     });
     const message = h("p", { class: "message", id: `${id}-parameters-message`, "aria-live": "polite" });
+    const problem = (): string | null => {
+      if (input.value.trim() === "") return null;
+      const parsed = parseJsonc(input.value, "The schema").problem;
+      return parsed ? `${parsed.message} Nothing was changed.` : null;
+    };
     const check = (): boolean => {
       if (input.value.trim() === "") {
         message.textContent = "";
@@ -379,7 +416,14 @@ class ToolCard {
       check();
       host.edit(`${id}.parameters`, write);
     });
-    return { field: field(input, "Parameters (JSON Schema)", message), input, draftKey, fromDraft, check };
+    return {
+      field: field(input, "Parameters (JSON Schema)", message),
+      input,
+      draftKey,
+      fromDraft,
+      check,
+      problem,
+    };
   }
 
   #timeoutInput(value: JsonValue | undefined): HTMLInputElement {
