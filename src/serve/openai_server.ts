@@ -97,7 +97,8 @@ function methodNotAllowed(method: string, path: string, allow: string): Response
 function unsupportedMediaType(): OpenAIError {
   return new OpenAIError({
     status: 415,
-    message: "Content-Type must be application/json.",
+    message: "Content-Type must be application/json: send the header 'Content-Type: application/json' " +
+      "(curl: -H 'Content-Type: application/json').",
     type: "invalid_request_error",
     code: "unsupported_media_type",
   });

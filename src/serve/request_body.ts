@@ -33,7 +33,9 @@ function tooSlow(timeoutMs: number): OpenAIError {
   const seconds = timeoutMs / 1000;
   return new OpenAIError({
     status: 408,
-    message: `The request body did not arrive within ${seconds} second${seconds === 1 ? "" : "s"}.`,
+    message:
+      `The request body did not arrive within ${seconds} second${seconds === 1 ? "" : "s"}: send it whole, ` +
+      "or start the server with a larger --timeout (seconds per completion, body included).",
     type: "invalid_request_error",
     code: "request_timeout",
   });

@@ -137,7 +137,14 @@ Deno.test("routes: 404 unknown_url, 405 with Allow, 415 for a non-JSON body", as
   const text = await postChat(s.base, JSON.stringify({ messages: ask("x") }), {
     "content-type": "text/plain",
   });
-  assert.deepEqual([text.status, (await text.json()).error.code], [415, "unsupported_media_type"]);
+  const refused = (await text.json()).error;
+  assert.deepEqual([text.status, refused.code], [415, "unsupported_media_type"]);
+  // curl -d sends application/x-www-form-urlencoded unless told otherwise: the message names the header to send.
+  assert.equal(
+    refused.message,
+    "Content-Type must be application/json: send the header 'Content-Type: application/json' " +
+      "(curl: -H 'Content-Type: application/json').",
+  );
   // The path alias without /v1 and a trailing slash work too.
   const alias = await fetch(`${s.base}/chat/completions/`, {
     method: "POST",

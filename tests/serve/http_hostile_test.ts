@@ -65,7 +65,9 @@ Deno.test("a chunked body that never ends is answered 408 at the request's time 
   const body = JSON.parse(answer.slice(answer.indexOf("\r\n\r\n") + 4));
   assert.deepEqual(body, {
     error: {
-      message: "The request body did not arrive within 0.3 seconds.",
+      message:
+        "The request body did not arrive within 0.3 seconds: send it whole, or start the server with a " +
+        "larger --timeout (seconds per completion, body included).",
       type: "invalid_request_error",
       param: null,
       code: "request_timeout",
