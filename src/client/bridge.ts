@@ -551,9 +551,12 @@ export class Bridge implements AsyncDisposable {
    * a TypeError saying where it goes when it runs.
    */
   async createWorld<T extends object | string = JsonObject>(
-    // A string is given this literal type, which `deno check` shows as the error.
-    state?: T extends string
-      ? "createWorld takes the state first, the id in its options: createWorld(state, { world: id })"
+    // A string is given a type no value has (its one key's type is `never`), named by the mistake: `deno check`
+    // shows the name as the error, and nothing, not even a string of those words, compiles in its place.
+    state?: T extends string ? {
+        readonly "createWorld takes the state first, the id in its options: createWorld(state, { world: id })":
+          never;
+      }
       : T & JsonObjectInput<T>,
     options: { world?: string } = {},
   ): Promise<World> {
