@@ -47,6 +47,23 @@ Deno.test("deno check: createWorld given the world's id says the state comes fir
   assert.equal(errors.match(/TS\d+/g)?.length, 1, errors); // the right calls compile
 });
 
+Deno.test("deno check: a generate schema kept in a variable without 'as const' names the fix where its result is used", async () => {
+  const errors = await checkErrors(
+    "await using bridge = await Bridge.open();\n" +
+      'const questSchema = { type: "object", properties: { title: { type: "string" } }, required: ["title"] };\n' +
+      'const quest = await bridge.generate(questSchema, "A side quest.");\n' +
+      "console.log(quest.title);\n" +
+      'const fixed = await bridge.generate({ ...questSchema, type: "object" } as const, "A side quest.");\n' +
+      "console.log(fixed);\n",
+  );
+  assert.match(
+    errors,
+    /Property 'title' does not exist on type '\{ readonly "generate's schema has widened types: write it inline, add 'as const' to its variable, or name the result's type: generate<Quest>\(schema, prompt\)": never; \}'/,
+    errors,
+  );
+  assert.equal(errors.match(/TS\d+/g)?.length, 1, errors);
+});
+
 /**
  * Type-level: never called, but `deno test` checks it. The words a type error shows are not a value the
  * parameter takes: the message itself, passed where the patch (or the state) goes, does not compile either (it
