@@ -8,13 +8,12 @@ import { compactJson, type JsonValue } from "../protocol/json.ts";
 import type { ToolCallsEntry, ToolOutputEntry } from "../protocol/transcript.ts";
 import { NO_ASSETS } from "./shared_values.ts";
 import type { StepToolCall } from "../models/language_model.ts";
+import { BUDGET_MESSAGE } from "../models/tool_budget.ts";
 import { newCallId } from "../util/ids.ts";
 import { RESPOND_DIRECTLY } from "./step_policy.ts";
 import type { AgentTool, ToolCallInfo, ToolOutcome, ToolRecord, TurnSink } from "./types.ts";
 
-/** Output given to calls beyond `maxToolCalls`. */
-export const BUDGET_MESSAGE =
-  "The tool budget for this turn is used up. Answer with the information you already have.";
+export { BUDGET_MESSAGE } from "../models/tool_budget.ts";
 
 /** Default timeout of local tools (ms). */
 export const LOCAL_TOOL_TIMEOUT_MS = 60_000;

@@ -551,9 +551,12 @@ export class Bridge implements AsyncDisposable {
    * a TypeError saying where it goes when it runs.
    */
   async createWorld<T extends object | string = JsonObject>(
-    // A string is given this literal type, which `deno check` shows as the error.
-    state?: T extends string
-      ? "createWorld takes the state first, the id in its options: createWorld(state, { world: id })"
+    // A string is given a type no value has (its one key's type is `never`), named by the mistake: `deno check`
+    // shows the name as the error, and nothing, not even a string of those words, compiles in its place.
+    state?: T extends string ? {
+        readonly "createWorld takes the state first, the id in its options: createWorld(state, { world: id })":
+          never;
+      }
       : T & JsonObjectInput<T>,
     options: { world?: string } = {},
   ): Promise<World> {
@@ -693,9 +696,11 @@ export class Bridge implements AsyncDisposable {
    * Generates JSON matching `schema` (keys in schema order). The result is typed from a schema written
    * inline ({@link SchemaValue}: `required` members, string enums, arrays, nested objects); `T` names the
    * type you expect instead (`generate<Quest>(questSchema, …)`), for a schema using `$ref`. A schema held in a
-   * variable keeps its types with `as const`; without it TypeScript widens `"object"` to `string`, the result
-   * is any {@link JsonValue}, and `quest.title` does not compile ("Property 'title' does not exist on type
-   * 'string | number | boolean | JsonValue[] | JsonObject'").
+   * variable keeps its types with `as const`; without it TypeScript widens `"object"` to `string`, and the
+   * result is a type named by the fix, which a {@link JsonValue} takes but no member access does:
+   * `quest.title` does not compile ("Property 'title' does not exist on type '{ readonly "generate's schema
+   * has widened types: write it inline, add 'as const' to its variable, or name the result's type:
+   * generate<Quest>(schema, prompt)": never; }'"). A schema declared as a {@link JsonSchema} gives any JSON value.
    *
    * @example
    * ```ts
@@ -717,12 +722,23 @@ export class Bridge implements AsyncDisposable {
     schema: S,
     prompt: string,
     options: GenerateOptions<C> & { context?: JsonInput<NoInfer<C>> } = {},
-  ): Promise<[T] extends [never] ? SchemaValue<S> : T> {
-    type Content = [T] extends [never] ? SchemaValue<S> : T;
+  ): Promise<
+    [T] extends [never]
+      // A schema whose `type` TypeScript widened to `string` (a variable without `as const`) gives a type no
+      // value has, named by the fix, so that the first use of a member says what to do.
+      ? S extends { type: infer W } ? string extends W ? {
+            readonly "generate's schema has widened types: write it inline, add 'as const' to its variable, or name the result's type: generate<Quest>(schema, prompt)":
+              never;
+          }
+        : SchemaValue<S>
+      : SchemaValue<S>
+      : T
+  > {
     const [sent, wait] = splitWait(options);
     const params = { ...sent, prompt, schema, tools: this.#c.definitions(options.tools) };
     throwIfLossy(params, "bridge.generate()");
-    const result = await this.#c.request<{ content: Content }>("content/generate", params, wait);
+    // The content is the schema's (the bridge checks it): the type the signature gives it.
+    const result = await this.#c.request<{ content: never }>("content/generate", params, wait);
     return result.content;
   }
 

@@ -139,12 +139,14 @@ export class World {
    * "player")`. Returns the new version. The patch comes first: a string there is a TypeError, and so is a
    * `NaN` or `Infinity` in the patch (JSON would send `null`), or a `Map` or a `Set` (JSON would send `{}`;
    * with a `bigint`, it does not compile either, see {@link JsonInput}). A path given first does not compile
-   * either: `deno check` says `… not assignable to parameter of type '"world.merge takes the patch first:
-   * merge(patch, path)"'`.
+   * either: `deno check` says `… not assignable to parameter of type '{ readonly "world.merge takes the patch
+   * first: merge(patch, path)": never; }'`.
    */
   async merge<T extends object | string>(
-    // A string is given this literal type, which `deno check` shows as the error.
-    patch: T extends string ? "world.merge takes the patch first: merge(patch, path)" : T & JsonInput<T>,
+    // A string is given a type no value has (its one key's type is `never`), named by the mistake: `deno check`
+    // shows the name as the error, and nothing, not even a string of those words, compiles in its place.
+    patch: T extends string ? { readonly "world.merge takes the patch first: merge(patch, path)": never }
+      : T & JsonInput<T>,
     path = "",
   ): Promise<number> {
     if (typeof patch === "string") {

@@ -19,6 +19,7 @@ import { compileValidator } from "../schema/validate.ts";
 import { abortableSleep } from "../util/sleep.ts";
 import { characters, endSentence, headCharacters, headUnits } from "../util/text.ts";
 import { CutOffAnswer, type CutOffWritten, type CutToolCall } from "./cut_off.ts";
+import { BUDGET_MESSAGE } from "./tool_budget.ts";
 export { CutOffAnswer, type CutToolCall };
 import type {
   LanguageModel,
@@ -188,14 +189,23 @@ function templateContext(req: StepRequest): { prompt: string; outputs: string[] 
   return { prompt, outputs };
 }
 
-/** True when a tool (not `respond_directly`) ran in the turn of `req`: its history has an output since the prompt. */
+/** What a call refused for the tool budget left in the history: it never ran, and the turn may be retried. */
+const REFUSED_OUTPUT = `Error: ${BUDGET_MESSAGE}`;
+
+/**
+ * True when a tool (not `respond_directly`) ran in the turn of `req`: its history has an output since the
+ * prompt. A call refused for the tool budget did not run (and does not stop a retry).
+ */
 function toolRanThisTurn(req: StepRequest): boolean {
   if (req.prompt !== "") return false;
   const history = req.history;
   for (let i = history.length - 1; i >= 0; i--) {
     const entry = history[i];
     if (entry.role === "user") return false;
-    if (entry.role === "tool" && entry.toolName !== "respond_directly") return true;
+    if (
+      entry.role === "tool" && entry.toolName !== "respond_directly" &&
+      segmentsText(entry.contents) !== REFUSED_OUTPUT
+    ) return true;
   }
   return false;
 }
@@ -345,10 +355,11 @@ export class ScriptedModel implements LanguageModel {
         }
         // The exhausted script's error repeats the problem before it: that step stays the one named.
         this.#lastProblem = { problem, said: saidOf(error, problem), step: index + 1 };
-        // After a tool call the turn is not retried (retry_policy.ts), so no retry will name the step: this
-        // error does. A cut-off answer stays as the token limit's error words it.
-        if (!(error instanceof CutOffAnswer) && error instanceof BridgeError && toolRanThisTurn(req)) {
-          throw this.#afterToolCall(error, index);
+        // The error names its step, as a retry's error does: no retry follows after a tool call
+        // (retry_policy.ts) or when the turn is tried once, and a retry's error replaces this one. A cut-off
+        // answer stays as the token limit's error words it.
+        if (!(error instanceof CutOffAnswer) && error instanceof BridgeError) {
+          throw this.#namingStep(error, { index, afterToolCall: toolRanThisTurn(req) });
         }
       }
       throw error;
@@ -356,17 +367,23 @@ export class ScriptedModel implements LanguageModel {
   }
 
   /**
-   * Invalid answer `error` of the step at `index` (past the steps: the fallback), played after a tool call of
-   * its turn, with that step named and why no retry plays the next one.
+   * Invalid answer `error` of the step at `index` (past the steps: the fallback), with that step named; played
+   * after a tool call of its turn, also why no retry plays the next one.
    */
-  #afterToolCall(error: BridgeError, index: number): BridgeError {
+  #namingStep(
+    error: BridgeError,
+    { index, afterToolCall }: { index: number; afterToolCall: boolean },
+  ): BridgeError {
     const n = this.#script.steps.length;
     const which = index < n
       ? `step ${index + 1} of ${n}`
       : `the script's fallback, played after its ${n} steps`;
-    const message =
-      `${error.message} It was ${which}, after a tool call: a turn is not retried once it called ` +
-      "a tool, so fix that step.";
+    const message = afterToolCall
+      ? `${
+        endSentence(error.message)
+      } It was ${which}, after a tool call: a turn is not retried once it called ` +
+        "a tool, so fix that step."
+      : `${endSentence(error.message)} It was ${which}.`;
     return new BridgeError(error.code, error.dataCode, message, error.data).withCause(error);
   }
 

@@ -182,7 +182,7 @@ Deno.test("respond: an integer bound past the safe range says it was clamped, in
     1,
     "",
     "Error: The model gave an invalid answer: the answer does not match the response schema: #/properties/n: " +
-    "must be <= 9007199254740991. The schema's warnings: #/properties/n: integer upper bound 1e+300 is clamped " +
+    "must be <= 9007199254740991. It was step 1 of 1. The schema's warnings: #/properties/n: integer upper bound 1e+300 is clamped " +
     "to 9007199254740991, the largest safe integer (2^53-1). [generation_failed]\n",
   ]);
 });

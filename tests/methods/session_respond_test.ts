@@ -161,7 +161,7 @@ Deno.test("respond: a schema turn whose answer is not JSON fails with -32012 and
   c.request("session/respond", { session: "d", prompt: "x", schema: DECISION }, 1);
   assert.deepEqual((await c.response(1)).error, {
     code: -32012,
-    message: "The model gave an invalid answer: the answer is not valid JSON: not json.",
+    message: "The model gave an invalid answer: the answer is not valid JSON: not json. It was step 1 of 1.",
     data: { code: "generation_failed", attempts: 1, problem: "the answer is not valid JSON: not json" },
   });
   const list = await c.call("session/list");

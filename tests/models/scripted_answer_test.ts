@@ -38,7 +38,7 @@ async function schemaTurnError(model: JsonObject, schema: JsonObject = CHOICE): 
 Deno.test("scripted json step with a value outside the enum: -32012 like an invalid real answer", async () => {
   assert.deepEqual(await schemaTurnError(scripted({ json: { reasoning: "Jammed.", choice: "maybe" } })), {
     code: -32012,
-    message: `The model gave an invalid answer: ${OUTSIDE_ENUM}.`,
+    message: `The model gave an invalid answer: ${OUTSIDE_ENUM}. It was step 1 of 1.`,
     data: { code: "generation_failed", attempts: 1, problem: OUTSIDE_ENUM },
   });
 });
@@ -62,7 +62,7 @@ Deno.test("scripted answers: JSON text, missing keys, extra keys and wrong types
   for (const [step, problem] of cases) {
     assert.deepEqual(await schemaTurnError(scripted(step)), {
       code: -32012,
-      message: `The model gave an invalid answer: ${problem}.`,
+      message: `The model gave an invalid answer: ${problem}. It was step 1 of 1.`,
       data: { code: "generation_failed", attempts: 1, problem },
     }, JSON.stringify(step));
   }
@@ -70,7 +70,7 @@ Deno.test("scripted answers: JSON text, missing keys, extra keys and wrong types
   const problem = "the answer is not valid JSON: Sure, I will open it.";
   assert.deepEqual(await schemaTurnError(scripted({ text: "Sure, I will open it." })), {
     code: -32012,
-    message: `The model gave an invalid answer: ${problem}`,
+    message: `The model gave an invalid answer: ${problem} It was step 1 of 1.`,
     data: { code: "generation_failed", attempts: 1, problem },
   });
 });
@@ -211,13 +211,17 @@ Deno.test("an invalid step whose retry is invalid too: the message leads with th
   const first = await c.response(
     c.request("session/respond", { session: "t", prompt: "Open?", schema: CHOICE }),
   );
-  assert.equal((first.error as JsonObject).message, `The model gave an invalid answer: ${OUTSIDE_ENUM}.`);
+  // Each names its own step, as the retry's messages and the one after a tool call do.
+  assert.equal(
+    (first.error as JsonObject).message,
+    `The model gave an invalid answer: ${OUTSIDE_ENUM}. It was step 1 of 2.`,
+  );
   const second = await c.response(
     c.request("session/respond", { session: "t", prompt: "Open?", schema: CHOICE }),
   );
   assert.equal(
     (second.error as JsonObject).message,
-    "The model gave an invalid answer: the answer is not valid JSON: Only two left.",
+    "The model gave an invalid answer: the answer is not valid JSON: Only two left. It was step 2 of 2.",
   );
   await c.close();
 });
@@ -246,6 +250,38 @@ Deno.test("an invalid step after a tool call (no retry then) names the step, as 
   await c.close();
 });
 
+Deno.test("an invalid step after tool calls all refused for the tool budget: no tool ran, so no 'after a tool call'", async () => {
+  const c = new WireClient();
+  const steps: JsonValue[] = [
+    { toolCalls: [{ name: "open_gate", arguments: {} }] },
+    { json: { reasoning: "r", choice: "maybe" } },
+    { json: { reasoning: "r", choice: "open" } },
+  ];
+  const tools = [{ name: "open_gate", description: "Opens the gate." }];
+  await c.call("session/create", {
+    session: "s",
+    options: { maxToolCalls: 0, maxAttempts: 1 },
+    model: scripted(...steps),
+    tools,
+  });
+  const r = await c.response(c.request("session/respond", { session: "s", prompt: "Open?", schema: CHOICE }));
+  assert.deepEqual(r.error, {
+    code: -32012,
+    message: `The model gave an invalid answer: ${OUTSIDE_ENUM}. It was step 2 of 3.`,
+    data: { code: "generation_failed", attempts: 1, problem: OUTSIDE_ENUM },
+  });
+  // Such a turn is retried (no call was admitted): with retries on, the retry plays the next step.
+  await c.call("session/create", {
+    session: "t",
+    options: { maxToolCalls: 0 },
+    model: scripted(...steps),
+    tools,
+  });
+  const ok = await c.call("session/respond", { session: "t", prompt: "Open?", schema: CHOICE });
+  assert.deepEqual(ok.structured, { reasoning: "r", choice: "open" });
+  await c.close();
+});
+
 Deno.test("an answer that ends a sentence ends the message once, from the OpenAI-compatible backend too", async () => {
   const server = new MockServer(() => json(completion("Only two left.")));
   try {
@@ -257,7 +293,7 @@ Deno.test("an answer that ends a sentence ends the message once, from the OpenAI
     });
     assert.deepEqual(await schemaTurnError(scripted({ text: "Only two left." })), {
       code: -32012,
-      message: `The model gave an invalid answer: ${problem}`,
+      message: `The model gave an invalid answer: ${problem} It was step 1 of 1.`,
       data: { code: "generation_failed", attempts: 1, problem },
     });
   } finally {
@@ -270,7 +306,7 @@ Deno.test("an answer shortened in the message keeps whole characters (an emoji i
   const problem = `the answer is not valid JSON: ${"あ".repeat(116)}👍🏽...`;
   assert.deepEqual(await schemaTurnError(scripted({ text: answer })), {
     code: -32012,
-    message: `The model gave an invalid answer: ${problem}`,
+    message: `The model gave an invalid answer: ${problem} It was step 1 of 1.`,
     data: { code: "generation_failed", attempts: 1, problem },
   });
   // 120 characters as seen (more code units) are shown whole.
@@ -298,7 +334,7 @@ Deno.test("scripted answer missing a required key names the step's keys the sche
       code: -32012,
       message:
         `The model gave an invalid answer: ${problem}; the step has 'optionID', which is not a key of ` +
-        "the answer (its keys: reasoning, choice).",
+        "the answer (its keys: reasoning, choice). It was step 1 of 1.",
       data: { code: "generation_failed", attempts: 1, problem },
     },
   );
