@@ -561,9 +561,11 @@ class GameTests(BridgeTestCase):
                                                 r"cancelled with the rest of the work of session 'guide' when "
                                                 r"session\.delete\(\) deleted the session\.$")
 
-    async def test_a_delete_or_cancel_sent_by_hand_stops_the_line_at_once_as_the_method_does(self):
+    async def _hand_sent_end_stops_the_line(self, methods, send, what):
+        """Gorm talks a long line; at its first words the game's own code ends his work with `send` (a request or a
+        notification of each of `methods`): no later word of that line may reach on_line."""
         line = " ".join("word%d" % i for i in range(40))
-        for method in ("npc/delete", "npc/cancel"):
+        for method in methods:
             gorm = await self.bridge.create_npc(
                 {"name": "Gorm"}, npc="gorm", options={"replyFormat": "text"},
                 model=scripted({"text": "[happy] " + line, "chunks": 20, "delayMs": 20}))
@@ -571,8 +573,8 @@ class GameTests(BridgeTestCase):
 
             def on_line(text):
                 shown.append(text)
-                if not sent:  # the game's own code sends it by hand at Gorm's first words
-                    sent.append(asyncio.ensure_future(self.bridge.request(method, {"npc": "gorm"})))
+                if not sent:
+                    sent.append(asyncio.ensure_future(send(method, {"npc": "gorm"})))
 
             def on_npc_event(params):
                 if sent and params["event"]["type"] == "lineDelta":
@@ -580,45 +582,22 @@ class GameTests(BridgeTestCase):
 
             remove = self.bridge.on_notification("npc/event", on_npc_event)
             try:
-                await gorm.talk("Hello", on_line=on_line)  # the turn had ended when the request came: its reply
+                await gorm.talk("Hello", on_line=on_line)  # the turn had ended when the end came: its reply
             except BridgeError as error:
                 self.assertEqual(error.data_code, "cancelled")
             await sent[0]
             remove()
             self.assertTrue(arrived_after, "the rest of the line never arrived; nothing was tested")
-            self.assertEqual(len(shown), 1, "on_line was called after a hand-sent %s: %r" % (method, shown[1:2]))
+            self.assertEqual(len(shown), 1, "on_line was called after %s: %r" % (what % method, shown[1:2]))
+            await self.bridge.request("ping")  # a notification has been read
             if method == "npc/cancel":
                 await gorm.delete()
+
+    async def test_a_delete_or_cancel_sent_by_hand_stops_the_line_at_once_as_the_method_does(self):
+        await self._hand_sent_end_stops_the_line(("npc/delete", "npc/cancel"), self.bridge.request, "a hand-sent %s")
 
     async def test_a_cancel_or_delete_notification_sent_by_hand_stops_the_line_at_once_too(self):
-        line = " ".join("word%d" % i for i in range(40))
-        for method in ("npc/cancel", "npc/delete"):
-            gorm = await self.bridge.create_npc(
-                {"name": "Gorm"}, npc="gorm", options={"replyFormat": "text"},
-                model=scripted({"text": "[happy] " + line, "chunks": 20, "delayMs": 20}))
-            shown, sent, arrived_after = [], [], []
-
-            def on_line(text):
-                shown.append(text)
-                if not sent:  # the game's own code sends it as a notification at Gorm's first words
-                    sent.append(asyncio.ensure_future(self.bridge.notify(method, {"npc": "gorm"})))
-
-            def on_npc_event(params):
-                if sent and params["event"]["type"] == "lineDelta":
-                    arrived_after.append(params["event"])
-
-            remove = self.bridge.on_notification("npc/event", on_npc_event)
-            try:
-                await gorm.talk("Hello", on_line=on_line)  # the turn had ended when the notification came: its reply
-            except BridgeError as error:
-                self.assertEqual(error.data_code, "cancelled")
-            await sent[0]
-            remove()
-            self.assertTrue(arrived_after, "the rest of the line never arrived; nothing was tested")
-            self.assertEqual(len(shown), 1, "on_line was called after a %s notification: %r" % (method, shown[1:2]))
-            await self.bridge.request("ping")  # the notification has been read
-            if method == "npc/cancel":
-                await gorm.delete()
+        await self._hand_sent_end_stops_the_line(("npc/cancel", "npc/delete"), self.bridge.notify, "a %s notification")
 
     async def test_a_turn_that_a_delete_notification_cancelled_says_so(self):
         gorm = await self.bridge.create_npc({"name": "Gorm"}, npc="gorm", options={"replyFormat": "text"},
