@@ -4,7 +4,13 @@
  * else of the NPC the protocol cancels with it says why.
  */
 import assert from "node:assert/strict";
-import { BridgeError, type NpcEvent, type ScriptedModelSpec, type ScriptStep } from "../../mod.ts";
+import {
+  BridgeError,
+  type JsonObject,
+  type NpcEvent,
+  type ScriptedModelSpec,
+  type ScriptStep,
+} from "../../mod.ts";
 import { collecting, TRANSPORTS } from "./transports.ts";
 
 function scripted(...steps: ScriptStep[]): ScriptedModelSpec {
@@ -249,35 +255,6 @@ for (const t of TRANSPORTS) {
     await sent;
   });
 
-  Deno.test(`${t.name}: a turn that a hand-sent npc/delete or session/delete cancelled says so`, async () => {
-    await using bridge = await t.open(quiet);
-    const npc = await bridge.createNpc({ name: "Mira" }, {
-      npc: "mira",
-      options: { replyFormat: "text" },
-      model: scripted({ text: "[happy] Zzz.", delayMs: 60_000 }),
-    });
-    const session = await bridge.createSession({
-      session: "guide",
-      model: scripted({ text: "The road north…", delayMs: 60_000 }),
-    });
-    const talking = npc.talk("Wake up.").catch((e: unknown) => e);
-    const answering = session.respond("Which way?").catch((e: unknown) => e);
-    await bridge.request("npc/delete", { npc: "mira" });
-    await bridge.request("session/delete", { session: "guide" });
-    const talk = await talking;
-    assert.ok(talk instanceof BridgeError && talk.code === -32009, String(talk));
-    assert.match(
-      talk.message,
-      /^The (turn|request) was cancelled[^.]*\. 'npc\/talk' was cancelled with the rest of NPC 'mira''s work when an 'npc\/delete' request deleted the NPC\.$/,
-    );
-    const answer = await answering;
-    assert.ok(answer instanceof BridgeError && answer.code === -32009, String(answer));
-    assert.match(
-      answer.message,
-      /^The (turn|request) was cancelled[^.]*\. 'session\/respond' was cancelled with the rest of session 'guide''s work when a 'session\/delete' request deleted the session\.$/,
-    );
-  });
-
   for (const method of ["npc/delete", "npc/cancel"] as const) {
     Deno.test(`${t.name}: once bridge.notify("${method}") is sent, the talk's onLine and onEvent get no more events, as with a request`, async () => {
       await using bridge = await t.open(quiet);
@@ -329,34 +306,46 @@ for (const t of TRANSPORTS) {
     await sent;
   });
 
-  Deno.test(`${t.name}: a turn that an npc/delete or session/delete notification cancelled says so`, async () => {
-    await using bridge = await t.open(quiet);
-    const npc = await bridge.createNpc({ name: "Mira" }, {
-      npc: "mira",
-      options: { replyFormat: "text" },
-      model: scripted({ text: "[happy] Zzz.", delayMs: 60_000 }),
+  // The deletes sent by hand, as requests and as notifications: the cancelled turns say which ended them.
+  for (const via of ["request", "notification"] as const) {
+    const title = via === "request"
+      ? "a turn that a hand-sent npc/delete or session/delete cancelled says so"
+      : "a turn that an npc/delete or session/delete notification cancelled says so";
+    Deno.test(`${t.name}: ${title}`, async () => {
+      await using bridge = await t.open(quiet);
+      const npc = await bridge.createNpc({ name: "Mira" }, {
+        npc: "mira",
+        options: { replyFormat: "text" },
+        model: scripted({ text: "[happy] Zzz.", delayMs: 60_000 }),
+      });
+      const session = await bridge.createSession({
+        session: "guide",
+        model: scripted({ text: "The road north…", delayMs: 60_000 }),
+      });
+      const talking = npc.talk("Wake up.").catch((e: unknown) => e);
+      const answering = session.respond("Which way?").catch((e: unknown) => e);
+      const send = (method: string, params: JsonObject) =>
+        via === "request" ? bridge.request(method, params) : bridge.notify(method, params);
+      await send("npc/delete", { npc: "mira" });
+      await send("session/delete", { session: "guide" });
+      const talk = await talking;
+      assert.ok(talk instanceof BridgeError && talk.code === -32009, String(talk));
+      assert.match(
+        talk.message,
+        new RegExp(
+          `^The (turn|request) was cancelled[^.]*\\. 'npc/talk' was cancelled with the rest of NPC 'mira''s work when an 'npc/delete' ${via} deleted the NPC\\.$`,
+        ),
+      );
+      const answer = await answering;
+      assert.ok(answer instanceof BridgeError && answer.code === -32009, String(answer));
+      assert.match(
+        answer.message,
+        new RegExp(
+          `^The (turn|request) was cancelled[^.]*\\. 'session/respond' was cancelled with the rest of session 'guide''s work when a 'session/delete' ${via} deleted the session\\.$`,
+        ),
+      );
     });
-    const session = await bridge.createSession({
-      session: "guide",
-      model: scripted({ text: "Zzz.", delayMs: 60_000 }),
-    });
-    const talking = npc.talk("Wake up.").catch((e: unknown) => e);
-    const answering = session.respond("Which way?").catch((e: unknown) => e);
-    await bridge.notify("npc/delete", { npc: "mira" });
-    await bridge.notify("session/delete", { session: "guide" });
-    const talk = await talking;
-    assert.ok(talk instanceof BridgeError && talk.code === -32009, String(talk));
-    assert.match(
-      talk.message,
-      /^The (turn|request) was cancelled[^.]*\. 'npc\/talk' was cancelled with the rest of NPC 'mira''s work when an 'npc\/delete' notification deleted the NPC\.$/,
-    );
-    const answer = await answering;
-    assert.ok(answer instanceof BridgeError && answer.code === -32009, String(answer));
-    assert.match(
-      answer.message,
-      /^The (turn|request) was cancelled[^.]*\. 'session\/respond' was cancelled with the rest of session 'guide''s work when a 'session\/delete' notification deleted the session\.$/,
-    );
-  });
+  }
 
   Deno.test(`${t.name}: a turn that npc.delete() cancelled rejects with -32009 cancelled`, async () => {
     await using bridge = await t.open(quiet);
