@@ -1273,10 +1273,12 @@ static void test_bridge_not_reading(void) {
 }
 
 /*
- * Waits (up to about 3 s) until the pipe into the stopped bridge `pid` holds bytes, that is until the library's
- * writer thread has taken a line off the queue and is writing it (it stays there: the bridge reads nothing).
- * Without this, a test that fills the queue races the writer thread, which under valgrind (threads run one at a
- * time) may take its first line only after the queue was found full. Linux (/proc); elsewhere it returns at once.
+ * Waits (up to about 20 s, as long as the watchdog) until the pipe into the stopped bridge `pid` holds bytes, that
+ * is until the library's writer thread has taken a line off the queue and is writing it (it stays there: the
+ * bridge reads nothing). Without this, a test that fills the queue races the writer thread, which under valgrind
+ * (threads run one at a time) or on a loaded machine may take its first line only after the queue was found full;
+ * a blocking call then finds room and waits for an answer that never comes. Linux (/proc); elsewhere it returns at
+ * once.
  */
 static void wait_writer_blocked(pid_t pid) {
     char path[64];
@@ -1284,7 +1286,7 @@ static void wait_writer_blocked(pid_t pid) {
     snprintf(path, sizeof path, "/proc/%ld/fd/0", (long)pid);
     fd = open(path, O_RDONLY | O_NONBLOCK);
     if (fd < 0) return;
-    for (tries = 0; tries < 3000 && n <= 0; tries++) {
+    for (tries = 0; tries < 20000 && n <= 0; tries++) {
         if (ioctl(fd, FIONREAD, &n) != 0) break;
         if (n <= 0) usleep(1000);
     }
