@@ -607,7 +607,15 @@ namespace OpenAppleModels
         /// <summary>Every notification (method, params), after the built-in routing.</summary>
         public event Action<string, JsonObject> NotificationReceived;
 
-        /// <summary>Lines the bridge writes to stderr (its log), on the dispatcher. Default: Console.Error.</summary>
+        /// <summary>
+        /// Lines the bridge writes to stderr (its log), on the dispatcher. Default: Console.Error. Also the bridge's
+        /// warnings on results the client reduces to one value, one line each, named by the call:
+        /// "world.SubscribeAsync('quests.wolfs'): 'path' names 'quests.wolfs', which does not exist ... 'quests' has
+        /// keys: wolves." (a misspelt path, whose subscription would never fire), "GenerateAsync: #/properties/stats:
+        /// object without 'properties' is generated as {}; ...", "DecideManyAsync: Unknown parameter ... was ignored."
+        /// (OamBridgeBehaviour: Debug.LogWarning). Sessions and NPCs keep theirs in Warnings, DecideAsync in its result.
+        /// <code>oam.LogReceived += line => Console.WriteLine("bridge: " + line);</code>
+        /// </summary>
         public event Action<string> LogReceived;
 
         /// <summary>
@@ -1646,7 +1654,7 @@ namespace OpenAppleModels
             var result = await Call("npc/create", Params("npc", npc, "persona", persona,
                 "tools", tools != null ? ToolDefinitions(tools) : null, "world", world, "memory", memory,
                 "options", options, "model", model)).ConfigureAwait(false);
-            return new OamNpc(this, result.GetString("npc"), model);
+            return new OamNpc(this, result.GetString("npc"), model, result.GetArray("warnings"));
         }
 
         /// <summary>
@@ -1665,7 +1673,23 @@ namespace OpenAppleModels
             npc = TextOrNull(npc, "npc");
             var result = await Call("npc/restore", Params("state", state, "npc", npc, "model", model, "world", world,
                 "tools", tools != null ? ToolDefinitions(tools) : null, "options", options)).ConfigureAwait(false);
-            return new OamNpc(this, result.GetString("npc"), model);
+            return new OamNpc(this, result.GetString("npc"), model, result.GetArray("warnings"));
+        }
+
+        // The bridge's warnings on a result the caller gets reduced to one value (a subscription id, the content, the
+        // results): logged as the bridge's own log lines are (LogReceived, else Console.Error), "<call>: <warning>".
+        void ReportWarnings(string where, object result)
+        {
+            var o = result as JsonObject;
+            var warnings = o == null ? null : o.GetArray("warnings");
+            if (warnings == null) return;
+            var log = LogReceived;
+            foreach (var warning in warnings)
+            {
+                string line = where + ": " + warning;
+                if (log != null) Post(() => log(line));
+                else Console.Error.WriteLine("[open-apple-models] " + line);
+            }
         }
 
         // Marks a task's error as seen (no UnobservedTaskException for a request whose error nobody needs).
@@ -1699,7 +1723,7 @@ namespace OpenAppleModels
             try
             {
                 var result = await Call("npc/restore", parameters).ConfigureAwait(false);
-                return new OamNpc(this, result.GetString("npc"), model);
+                return new OamNpc(this, result.GetString("npc"), model, result.GetArray("warnings"));
             }
             catch (OamBridgeException)
             {
@@ -1752,6 +1776,7 @@ namespace OpenAppleModels
             var result = await Call("decision/decideMany", Params("requests", new List<object>(requests),
                 "maxConcurrency", maxConcurrency, "model", model, "instructions", instructions,
                 "temperature", temperature), null, cancellationToken).ConfigureAwait(false);
+            ReportWarnings("DecideManyAsync", result);
             return result.GetArray("results") ?? new List<object>();
         }
 
@@ -1768,6 +1793,7 @@ namespace OpenAppleModels
                 "instructions", instructions, "context", context, "model", model,
                 "tools", tools != null ? ToolDefinitions(tools) : null, "temperature", temperature), null, cancellationToken)
                 .ConfigureAwait(false);
+            ReportWarnings("GenerateAsync", result);
             return result.Get("content");
         }
 
@@ -1779,6 +1805,7 @@ namespace OpenAppleModels
                     var o = r as JsonObject;
                     if (o != null) lock (gate) subscriptions[o.GetString("subscription") ?? ""] = onChanged;
                 }, default(CancellationToken), 0, null).ConfigureAwait(false);
+            ReportWarnings("world.SubscribeAsync('" + path + "')", result);
             return ((JsonObject)result).GetString("subscription");
         }
 
@@ -2092,7 +2119,19 @@ namespace OpenAppleModels
         // The model it was created or restored with (a save does not hold it): RestoreAsync's default.
         internal object Model { get; private set; }
 
-        internal OamNpc(OamBridge bridge, string id, object model = null) { Bridge = bridge; Id = id; Model = model; }
+        /// <summary>
+        /// The warnings of the npc/create or npc/restore that made this handle (an unknown persona or options field, a
+        /// tool schema keyword described to the model but not enforced); empty when there were none.
+        /// </summary>
+        public List<object> Warnings { get; private set; }
+
+        internal OamNpc(OamBridge bridge, string id, object model = null, List<object> warnings = null)
+        {
+            Bridge = bridge;
+            Id = id;
+            Model = model;
+            Warnings = warnings ?? new List<object>();
+        }
 
         /// <summary>
         /// One dialogue turn: {npc, line, emotion, playerOptions, endsConversation, toolCalls, relationship,

@@ -1855,12 +1855,52 @@ static class OamBridgeTests
         }
     }
 
+    static void TestWarningsReported()
+    {
+        // The bridge's warnings on results the client reduces to a value (a subscription id, the content, the results)
+        // were dropped: a subscription to a misspelt path never fired and nothing said why.
+        current = "the bridge's warnings reach LogReceived, and an NPC's handle keeps its own";
+        var queue = new OamMainThreadQueue();
+        var bridge = new OamBridge(null, queue);
+        var logged = new List<string>();
+        bridge.LogReceived += line => logged.Add(line);
+        try
+        {
+            bridge.Start();
+            Wait(queue, bridge.InitializeAsync("tests"));
+            var world = Wait(queue, bridge.CreateWorldAsync(O().With("quests", O().With("wolves", 1))));
+            Wait(queue, world.SubscribeAsync("quests.wolfs", change => { }));
+            Check(logged.Exists(l => l.StartsWith("world.SubscribeAsync('quests.wolfs'): ") && l.Contains("'quests' has keys: wolves")),
+                "the misspelt path's warning was logged: " + string.Join(" | ", logged.ToArray()));
+            Wait(queue, bridge.GenerateAsync("Loot.", O().With("type", "object")
+                .With("properties", O().With("stats", O().With("type", "object"))),
+                model: Scripted(O().With("json", O().With("stats", O())))));
+            Check(logged.Exists(l => l.StartsWith("GenerateAsync: #/properties/stats: object without 'properties'")),
+                "generate's warning was logged: " + string.Join(" | ", logged.ToArray()));
+            Wait(queue, bridge.DecideManyAsync(new object[] {
+                O().With("situation", "A wolf.").With("options", new List<object> { "fight", "flee" }).With("mood", "grim") },
+                model: Scripted(O().With("json", O().With("reasoning", "r").With("choice", "flee").With("confidence", 50)))));
+            Check(logged.Exists(l => l.StartsWith("DecideManyAsync: ") && l.Contains("mood")),
+                "decideMany's warning was logged: " + string.Join(" | ", logged.ToArray()));
+            var gorm = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Gorm").With("hairColour", "red")));
+            Check(gorm.Warnings.Exists(w => ("" + w).Contains("persona.hairColour")),
+                "the NPC's handle has npc/create's warnings: " + Json.Serialize(gorm.Warnings));
+            var save = Wait(queue, gorm.StateAsync());
+            var twin = Wait(queue, bridge.RestoreNpcAsync(save, npc: Json.Null));
+            Check(twin.Warnings != null, "a restored NPC's handle has a warnings list");
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+    }
+
     static int Main()
     {
         mainThread = Thread.CurrentThread.ManagedThreadId;
         var tests = new Action[] { TestJson, TestSessions, TestGame, TestWalkAway, TestNoCallbackAfterDispose, TestLifecycle, TestDisposeFrozenBridge,
             TestDisposeWaitsOnlyForALiveBridge, TestRestarter, TestRestoreNpcKeys, TestRestoreOverALivingNpc, TestNullArguments,
-            TestQueueLimit, TestQueueLimitScales, TestMessageTooLong, TestListenersIsolated };
+            TestQueueLimit, TestQueueLimitScales, TestMessageTooLong, TestListenersIsolated, TestWarningsReported };
         foreach (var test in tests)
         {
             try { test(); }
