@@ -594,6 +594,16 @@ def _max_line_bytes_of(command: Sequence[str]) -> Optional[int]:
     return None
 
 
+def _caller_of(params: Mapping[str, Any]) -> str:
+    """Who a ``tool/call`` came from, for the log: ``session 'guard'``, ``NPC 'gorm'``, or the decision or
+    generation."""
+    if isinstance(params.get("session"), str):
+        return "session %r" % params["session"]
+    if isinstance(params.get("npc"), str):
+        return "NPC %r" % params["npc"]
+    return "a decision or generation"
+
+
 def _check_callable(value: Any, name: str) -> None:
     """A TypeError naming ``name`` when ``value`` is neither None nor callable."""
     if value is not None and not callable(value):
@@ -1333,6 +1343,12 @@ class Bridge:
         name = str(call.get("name", ""))
         tool = self._tools.get(name)
         if tool is None:
+            # The model gets an error output; the game hears of it too (a restored save or a resumed history
+            # keeps its tools' definitions, not their handlers).
+            logger.warning("The model called tool %r (%s), but no handler is registered for it in this client: "
+                           "it got an error output. Register it with @bridge.tool before the turn (a save restored "
+                           "with restore_npc, or a session resumed from history, keeps the tool's definition, not "
+                           "its handler).", name, _caller_of(params))
             await self._reply_error(request_id, -32601, "No handler for tool '%s' in this client." % name)
             return
         arguments = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}

@@ -161,9 +161,12 @@ class SessionTests(BridgeTestCase):
         session = await self.bridge.create_session(
             tools=[{"name": "summon", "description": "Summon help."}],
             model=scripted({"toolCalls": [{"name": "summon", "arguments": {}}]}, {"template": "{toolOutput}"}))
-        result = await session.respond("Help!")
+        with self.assertLogs("open_apple_models", "WARNING") as logs:  # the game hears of it, not the model alone
+            result = await session.respond("Help!")
         self.assertTrue(result["toolCalls"][0]["isError"])
         self.assertIn("No handler for tool 'summon'", result["toolCalls"][0]["output"])
+        self.assertIn("The model called tool 'summon' (session", logs.output[0])
+        self.assertIn("no handler is registered for it in this client", logs.output[0])
 
     async def test_streaming_text_and_events(self):
         texts, kinds = [], []

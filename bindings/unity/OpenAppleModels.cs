@@ -614,6 +614,8 @@ namespace OpenAppleModels
         /// keys: wolves." (a misspelt path, whose subscription would never fire), "GenerateAsync: #/properties/stats:
         /// object without 'properties' is generated as {}; ...", "DecideManyAsync: Unknown parameter ... was ignored."
         /// (OamBridgeBehaviour: Debug.LogWarning). Sessions and NPCs keep theirs in Warnings, DecideAsync in its result.
+        /// And a tool the model called that no handler is registered for ("The model called tool 'ring_bell' (NPC
+        /// 'gorm'), but no handler is registered for it in this client: ..."; the model got an error output).
         /// <code>oam.LogReceived += line => Console.WriteLine("bridge: " + line);</code>
         /// </summary>
         public event Action<string> LogReceived;
@@ -1455,6 +1457,15 @@ namespace OpenAppleModels
             lock (gate) tools.TryGetValue(name, out tool);
             if (tool == null)
             {
+                // The model gets an error output; the game hears of it too (a restored save or a resumed history
+                // keeps its tools' definitions, not their handlers).
+                string from = parameters.GetString("session") != null ? "session '" + parameters.GetString("session") + "'"
+                    : parameters.GetString("npc") != null ? "NPC '" + parameters.GetString("npc") + "'"
+                    : "a decision or generation";
+                Log("The model called tool '" + name + "' (" + from + "), but no handler is registered for it in this "
+                    + "client: it got an error output. Register it with RegisterTool before the turn (a save restored "
+                    + "with RestoreNpcAsync, or a session resumed from history, keeps the tool's definition, not its "
+                    + "handler).");
                 Reply(id, null, new JsonObject().With("code", -32601)
                     .With("message", "No handler for tool '" + name + "' in this client."));
                 return;
@@ -1683,13 +1694,15 @@ namespace OpenAppleModels
             var o = result as JsonObject;
             var warnings = o == null ? null : o.GetArray("warnings");
             if (warnings == null) return;
+            foreach (var warning in warnings) Log(where + ": " + warning);
+        }
+
+        // A line of this client's own for the game's log: LogReceived (on the dispatcher), else Console.Error.
+        void Log(string line)
+        {
             var log = LogReceived;
-            foreach (var warning in warnings)
-            {
-                string line = where + ": " + warning;
-                if (log != null) Post(() => log(line));
-                else Console.Error.WriteLine("[open-apple-models] " + line);
-            }
+            if (log != null) Post(() => log(line));
+            else Console.Error.WriteLine("[open-apple-models] " + line);
         }
 
         // Marks a task's error as seen (no UnobservedTaskException for a request whose error nobody needs).

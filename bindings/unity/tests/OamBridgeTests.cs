@@ -1882,12 +1882,30 @@ static class OamBridgeTests
                 model: Scripted(O().With("json", O().With("reasoning", "r").With("choice", "flee").With("confidence", 50)))));
             Check(logged.Exists(l => l.StartsWith("DecideManyAsync: ") && l.Contains("mood")),
                 "decideMany's warning was logged: " + string.Join(" | ", logged.ToArray()));
-            var gorm = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Gorm").With("hairColour", "red")));
+            var gorm = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Gorm").With("hairColour", "red"), world: world));
             Check(gorm.Warnings.Exists(w => ("" + w).Contains("persona.hairColour")),
                 "the NPC's handle has npc/create's warnings: " + Json.Serialize(gorm.Warnings));
+            // A save loaded where its world is gone: the NPC comes back without one, and says so.
             var save = Wait(queue, gorm.StateAsync());
+            Wait(queue, world.DeleteAsync());
             var twin = Wait(queue, bridge.RestoreNpcAsync(save, npc: Json.Null));
-            Check(twin.Warnings != null, "a restored NPC's handle has a warnings list");
+            Check(twin.Warnings.Exists(w => ("" + w).Contains("the NPC was restored without a world")),
+                "the restored NPC's handle has npc/restore's warnings: " + Json.Serialize(twin.Warnings));
+            // A save keeps its tools' definitions, not their handlers: a call of one the game did not register
+            // again gave the model an error output, and the game heard nothing.
+            Wait(queue, bridge.RequestAsync("session/create", O().With("session", "ringer")
+                .With("tools", new List<object> { O().With("name", "ring_bell").With("description", "Ring.") })
+                .With("model", Scripted(
+                    O().With("toolCalls", new List<object> { O().With("name", "ring_bell").With("arguments", O()) }),
+                    O().With("template", "{toolOutput}")))));
+            var rung = (JsonObject)Wait(queue, bridge.RequestAsync("session/respond",
+                O().With("session", "ringer").With("prompt", "Ring it.")));
+            Check(("" + rung.GetString("text")).Contains("No handler for tool 'ring_bell'"), rung.ToString());
+            Check(logged.Exists(l => l.StartsWith("The model called tool 'ring_bell' (session 'ringer'), but no handler is registered for it in this client")),
+                "the call of a tool without a handler was logged: " + string.Join(" | ", logged.ToArray()));
+            var again = Wait(queue, gorm.RestoreAsync(save));
+            Check(again.Warnings.Exists(w => ("" + w).Contains("the NPC was restored without a world")),
+                "RestoreAsync's handle has npc/restore's warnings: " + Json.Serialize(again.Warnings));
         }
         finally
         {
