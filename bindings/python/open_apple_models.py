@@ -1918,9 +1918,10 @@ class Npc:
         """One dialogue turn; returns the ``npc/talk`` result (``line``, ``emotion``, ``playerOptions``,
         ``endsConversation``, ``toolCalls``, ``relationship``, ``isFallback``, ``usage``).
         ``on_line(line)`` gets the whole line so far after every change (typewriter), ``on_emotion(emotion)``
-        the emotion as soon as it is known, ``on_event(event)`` every ``npc/event``. Timeout and task
-        cancellation send ``npc/cancel`` (which also cancels this NPC's work queued behind the turn), and the
-        callbacks get no more events from then on; so does a callback that raised.
+        the emotion as soon as it is known, ``on_event(event)`` every ``npc/event`` (``emotion``, ``lineDelta``,
+        ``lineReset``, ``toolCallStarted``, ``toolCallCompleted``: an NPC's turn has no ``modelStep``, unlike a
+        session's). Timeout and task cancellation send ``npc/cancel`` (which also cancels this NPC's work queued
+        behind the turn), and the callbacks get no more events from then on; so does a callback that raised.
 
         Example (the player walks away mid-line)::
 

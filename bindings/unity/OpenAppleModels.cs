@@ -2149,7 +2149,8 @@ namespace OpenAppleModels
         /// <summary>
         /// One dialogue turn: {npc, line, emotion, playerOptions, endsConversation, toolCalls, relationship,
         /// isFallback, usage}. onLine gets the whole line so far after every lineDelta/lineReset (typewriter),
-        /// onEmotion the emotion as soon as it is chosen. Cancelling the token (or timeoutMs passing) sends npc/cancel
+        /// onEmotion the emotion as soon as it is chosen, onEvent every npc/event: emotion, lineDelta, lineReset,
+        /// toolCallStarted, toolCallCompleted (an NPC's turn has no modelStep, unlike a session's). Cancelling the token (or timeoutMs passing) sends npc/cancel
         /// and throws OperationCanceledException (timeout: OamBridgeException -32024); npc/cancel also fails the
         /// NPC's other queued talks with -32009 cancelled, whose message says why ("... 'npc/talk' was cancelled with
         /// the rest of NPC 'gorm''s work when the CancellationToken of its 'npc/talk' was cancelled: ..."). toolChoice overrides the NPC's for this turn ("none",
