@@ -1669,6 +1669,37 @@ namespace OpenAppleModels
         }
 
         /// <summary>
+        /// A handle for an NPC that exists on the bridge, by its id (a tool handler's ToolCallContext.Npc, an NPC
+        /// created with RequestAsync). Sends nothing; a request on a handle whose NPC does not exist fails with
+        /// -32050 npc_not_found. Its RestoreAsync uses the system model unless given one.
+        /// <code>bridge.RegisterTool("give_sword", "Hand over a sword.", null, async (args, ctx) =&gt;
+        ///     (object)(await bridge.Npc(ctx.Npc).StateAsync(settle: false)).GetObject("memory"));</code>
+        /// </summary>
+        public OamNpc Npc(string id) { return new OamNpc(this, HandleId(id, "npc")); }
+
+        /// <summary>
+        /// A handle for a session that exists on the bridge, by its id (ToolCallContext.Session, a session created
+        /// with RequestAsync). Sends nothing; a request on it fails with -32020 session_not_found when there is none.
+        /// <code>var guard = bridge.Session("guard"); await guard.RespondAsync("Halt?");</code>
+        /// </summary>
+        public OamSession Session(string id) { return new OamSession(this, HandleId(id, "session"), null); }
+
+        /// <summary>
+        /// A handle for a world that exists on the bridge, by its id (an NPC's save names its world). Sends nothing;
+        /// a request on it fails with -32052 world_not_found when there is none.
+        /// <code>var gold = await bridge.World("village").GetAsync("player.gold");</code>
+        /// </summary>
+        public OamWorld World(string id) { return new OamWorld(this, HandleId(id, "world")); }
+
+        static string HandleId(string id, string kind)
+        {
+            if (string.IsNullOrEmpty(id))
+                throw new ArgumentException("A " + kind + "'s id is a non-empty string; got " + (id == null ? "null" : "\"\"")
+                    + ".", "id");
+            return id;
+        }
+
+        /// <summary>
         /// npc/restore from a save made with OamNpc.StateAsync. The id, world, tools and options default to the saved
         /// ones (an argument left at null is not sent); one you give wins over the save: world is an OamWorld or a
         /// world id (another world), or Json.Null to restore the NPC without a world; tools are names registered with
@@ -2206,12 +2237,18 @@ namespace OpenAppleModels
 
         /// <summary>
         /// npc/state: the save state (store it whole; restore with OamBridge.RestoreNpcAsync). It waits for the
-        /// NPC's earlier talks. Cancelling the token stops waiting (OperationCanceledException) and drops the late
-        /// response; the NPC's talks go on (CancelAsync cancels them).
+        /// NPC's earlier talks; with settle: false it answers at once with the completed turns, which is how a tool
+        /// handler saves its own NPC (a settled save waits for the talk that called the tool, until the tool's
+        /// timeout). Cancelling the token stops waiting (OperationCanceledException) and drops the late response; the
+        /// NPC's talks go on (CancelAsync cancels them).
+        /// <code>var save = await bridge.Npc(ctx.Npc).StateAsync(settle: false); // in a tool handler</code>
         /// </summary>
-        public async Task<JsonObject> StateAsync(CancellationToken cancellationToken = default(CancellationToken))
+        public async Task<JsonObject> StateAsync(CancellationToken cancellationToken = default(CancellationToken),
+            bool settle = true)
         {
-            return (await Bridge.Call("npc/state", new JsonObject().With("npc", Id), null, cancellationToken)
+            var parameters = new JsonObject().With("npc", Id);
+            if (!settle) parameters.With("settle", false);
+            return (await Bridge.Call("npc/state", parameters, null, cancellationToken)
                 .ConfigureAwait(false)).GetObject("state");
         }
 

@@ -1913,12 +1913,56 @@ static class OamBridgeTests
         }
     }
 
+    static void TestHandlesForIds()
+    {
+        // A tool handler knows its NPC by id (ToolCallContext.Npc): it had no handle to save it with, and a save that
+        // waited for the NPC's earlier requests waited for the very talk that called the tool, until its timeout.
+        current = "handles for ids, and an NPC saved from its own tool handler";
+        var queue = new OamMainThreadQueue();
+        var bridge = Start(queue);
+        try
+        {
+            var saves = new List<JsonObject>();
+            bridge.RegisterTool("give_sword", "Hand the player a sword.", null, async (args, ctx) =>
+            {
+                OamNpc giver = bridge.Npc(ctx.Npc);
+                saves.Add(await giver.StateAsync(settle: false)); // an autosave as the item changes hands
+                return (object)new JsonObject().With("given", true).With("by", giver.Id);
+            }, timeoutSeconds: 10);
+            var gorm = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Gorm"), npc: "gorm", tools: new[] { "give_sword" },
+                options: TextReplies, model: Scripted(
+                    O().With("toolCalls", new List<object> { O().With("name", "give_sword").With("arguments", O()) }),
+                    Reply("Take it."))));
+            var reply = Wait(queue, gorm.TalkAsync("A sword, please."));
+            var record = (JsonObject)reply.GetArray("toolCalls")[0];
+            Check(!record.GetBool("isError") && Json.Serialize(record.Get("output")) == "{\"given\":true,\"by\":\"gorm\"}",
+                "the handler saved its NPC and answered: " + record);
+            Check(saves.Count == 1 && saves[0] != null && saves[0].GetString("npc") == "gorm",
+                "the save of the completed turns: " + (saves.Count > 0 ? Json.Serialize(saves[0]) : "none"));
+
+            Wait(queue, bridge.RequestAsync("session/create", O().With("session", "guard").With("model",
+                Scripted(O().With("text", "Halt!")))));
+            OamSession guard = bridge.Session("guard");
+            Check(Wait(queue, guard.RespondAsync("Hello")).GetString("text") == "Halt!", "a session's handle by id");
+            Wait(queue, bridge.CreateWorldAsync(O().With("gold", 5), "village"));
+            OamWorld village = bridge.World("village");
+            Check(Equals(Wait(queue, village.GetAsync("gold")), 5L), "a world's handle by id");
+            bool threw = false;
+            try { bridge.Npc(""); } catch (ArgumentException) { threw = true; }
+            Check(threw, "an empty id is refused");
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+    }
+
     static int Main()
     {
         mainThread = Thread.CurrentThread.ManagedThreadId;
         var tests = new Action[] { TestJson, TestSessions, TestGame, TestWalkAway, TestNoCallbackAfterDispose, TestLifecycle, TestDisposeFrozenBridge,
             TestDisposeWaitsOnlyForALiveBridge, TestRestarter, TestRestoreNpcKeys, TestRestoreOverALivingNpc, TestNullArguments,
-            TestQueueLimit, TestQueueLimitScales, TestMessageTooLong, TestListenersIsolated, TestWarningsReported };
+            TestQueueLimit, TestQueueLimitScales, TestMessageTooLong, TestListenersIsolated, TestWarningsReported, TestHandlesForIds };
         foreach (var test in tests)
         {
             try { test(); }
