@@ -666,6 +666,14 @@ _SHARED_DECISION_SETTINGS = {
 _REQUEST_WIRE_NAMES = {"fallback_option_id": "fallbackOptionID", "tool_choice": "toolChoice"}
 
 
+def _options_meant(options: Any) -> List[Any]:
+    """The option list a single option or a dict of ids to descriptions stands for, for the TypeError's advice."""
+    if isinstance(options, Mapping) and "id" not in options:
+        return [{"id": key, "description": value} if isinstance(value, str) else {"id": key}
+                for key, value in options.items()]
+    return [options]
+
+
 def _decision_requests(requests: Any) -> List[Dict[str, Any]]:
     """``decide_many``'s requests as dicts; a TypeError naming the request that is not one, holds a setting the
     call shares (``model``), spells a key as :meth:`Bridge.decide`'s keyword, or has an actor that is not one."""
@@ -1591,8 +1599,8 @@ class Bridge:
         ``options`` is a list of option ids and/or option objects (``{"id", "description"?}``). ``actor`` is a
         persona dict, or an NPC to decide as (an :class:`Npc` or its id)."""
         if isinstance(options, (str, bytes, Mapping)):
-            raise TypeError("options must be a list of option ids or option objects; got %s %r (options=[%r])"
-                            % (type(options).__name__, options, options))
+            raise TypeError("options must be a list of option ids or option objects; got %s %r (options=%r)"
+                            % (type(options).__name__, options, _options_meant(options)))
         _check_actor(actor, "bridge.decide(): actor")
         return await self.request("decision/decide", _params(
             situation=situation, options=list(options), actor=actor, context=context,
