@@ -594,6 +594,16 @@ def _max_line_bytes_of(command: Sequence[str]) -> Optional[int]:
     return None
 
 
+def _caller_of(params: Mapping[str, Any]) -> str:
+    """Who a ``tool/call`` came from, for the log: ``session 'guard'``, ``NPC 'gorm'``, or the decision or
+    generation."""
+    if isinstance(params.get("session"), str):
+        return "session %r" % params["session"]
+    if isinstance(params.get("npc"), str):
+        return "NPC %r" % params["npc"]
+    return "a decision or generation"
+
+
 def _check_callable(value: Any, name: str) -> None:
     """A TypeError naming ``name`` when ``value`` is neither None nor callable."""
     if value is not None and not callable(value):
@@ -654,6 +664,14 @@ _SHARED_DECISION_SETTINGS = {
 
 #: A request's keys as :meth:`Bridge.decide` spells them: a request dict takes the wire's names.
 _REQUEST_WIRE_NAMES = {"fallback_option_id": "fallbackOptionID", "tool_choice": "toolChoice"}
+
+
+def _options_meant(options: Any) -> List[Any]:
+    """The option list a single option or a dict of ids to descriptions stands for, for the TypeError's advice."""
+    if isinstance(options, Mapping) and "id" not in options:
+        return [{"id": key, "description": value} if isinstance(value, str) else {"id": key}
+                for key, value in options.items()]
+    return [options]
 
 
 def _decision_requests(requests: Any) -> List[Dict[str, Any]]:
@@ -1333,6 +1351,12 @@ class Bridge:
         name = str(call.get("name", ""))
         tool = self._tools.get(name)
         if tool is None:
+            # The model gets an error output; the game hears of it too (a restored save or a resumed history
+            # keeps its tools' definitions, not their handlers).
+            logger.warning("The model called tool %r (%s), but no handler is registered for it in this client: "
+                           "it got an error output. Register it with @bridge.tool before the turn (a save restored "
+                           "with restore_npc, or a session resumed from history, keeps the tool's definition, not "
+                           "its handler).", name, _caller_of(params))
             await self._reply_error(request_id, -32601, "No handler for tool '%s' in this client." % name)
             return
         arguments = call.get("arguments") if isinstance(call.get("arguments"), dict) else {}
@@ -1575,8 +1599,8 @@ class Bridge:
         ``options`` is a list of option ids and/or option objects (``{"id", "description"?}``). ``actor`` is a
         persona dict, or an NPC to decide as (an :class:`Npc` or its id)."""
         if isinstance(options, (str, bytes, Mapping)):
-            raise TypeError("options must be a list of option ids or option objects; got %s %r (options=[%r])"
-                            % (type(options).__name__, options, options))
+            raise TypeError("options must be a list of option ids or option objects; got %s %r (options=%r)"
+                            % (type(options).__name__, options, _options_meant(options)))
         _check_actor(actor, "bridge.decide(): actor")
         return await self.request("decision/decide", _params(
             situation=situation, options=list(options), actor=actor, context=context,
@@ -1902,9 +1926,10 @@ class Npc:
         """One dialogue turn; returns the ``npc/talk`` result (``line``, ``emotion``, ``playerOptions``,
         ``endsConversation``, ``toolCalls``, ``relationship``, ``isFallback``, ``usage``).
         ``on_line(line)`` gets the whole line so far after every change (typewriter), ``on_emotion(emotion)``
-        the emotion as soon as it is known, ``on_event(event)`` every ``npc/event``. Timeout and task
-        cancellation send ``npc/cancel`` (which also cancels this NPC's work queued behind the turn), and the
-        callbacks get no more events from then on; so does a callback that raised.
+        the emotion as soon as it is known, ``on_event(event)`` every ``npc/event`` (``emotion``, ``lineDelta``,
+        ``lineReset``, ``toolCallStarted``, ``toolCallCompleted``: an NPC's turn has no ``modelStep``, unlike a
+        session's). Timeout and task cancellation send ``npc/cancel`` (which also cancels this NPC's work queued
+        behind the turn), and the callbacks get no more events from then on; so does a callback that raised.
 
         Example (the player walks away mid-line)::
 

@@ -161,9 +161,12 @@ class SessionTests(BridgeTestCase):
         session = await self.bridge.create_session(
             tools=[{"name": "summon", "description": "Summon help."}],
             model=scripted({"toolCalls": [{"name": "summon", "arguments": {}}]}, {"template": "{toolOutput}"}))
-        result = await session.respond("Help!")
+        with self.assertLogs("open_apple_models", "WARNING") as logs:  # the game hears of it, not the model alone
+            result = await session.respond("Help!")
         self.assertTrue(result["toolCalls"][0]["isError"])
         self.assertIn("No handler for tool 'summon'", result["toolCalls"][0]["output"])
+        self.assertIn("The model called tool 'summon' (session", logs.output[0])
+        self.assertIn("no handler is registered for it in this client", logs.output[0])
 
     async def test_streaming_text_and_events(self):
         texts, kinds = [], []
@@ -1027,6 +1030,16 @@ class MistakeTests(BridgeTestCase):
     async def test_decision_options_must_be_a_list(self):
         with self.assertRaisesRegex(TypeError, "options"):
             await self.bridge.decide("A wolf blocks the path.", "fight")
+        # A dict of ids to descriptions is how a Python writer lists choices: the advice is the option objects it
+        # means, not the dict inside a list (which the bridge refuses: an option object has 'id').
+        with self.assertRaises(TypeError) as caught:
+            await self.bridge.decide("A wolf blocks the path.", {"fight": "Attack it", "flee": "Run home"})
+        self.assertIn("options=[{'id': 'fight', 'description': 'Attack it'}, "
+                      "{'id': 'flee', 'description': 'Run home'}]", str(caught.exception))
+        self.assertNotIn("options=[{'fight'", str(caught.exception))
+        with self.assertRaises(TypeError) as caught:  # one option object, not in a list
+            await self.bridge.decide("A wolf blocks the path.", {"id": "fight", "description": "Attack it"})
+        self.assertIn("options=[{'id': 'fight', 'description': 'Attack it'}]", str(caught.exception))
 
     async def test_world_seed_where_a_world_goes_is_refused(self):
         with self.assertRaisesRegex(TypeError, "create_world"):

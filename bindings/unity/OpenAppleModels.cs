@@ -607,7 +607,17 @@ namespace OpenAppleModels
         /// <summary>Every notification (method, params), after the built-in routing.</summary>
         public event Action<string, JsonObject> NotificationReceived;
 
-        /// <summary>Lines the bridge writes to stderr (its log), on the dispatcher. Default: Console.Error.</summary>
+        /// <summary>
+        /// Lines the bridge writes to stderr (its log), on the dispatcher. Default: Console.Error. Also the bridge's
+        /// warnings on results the client reduces to one value, one line each, named by the call:
+        /// "world.SubscribeAsync('quests.wolfs'): 'path' names 'quests.wolfs', which does not exist ... 'quests' has
+        /// keys: wolves." (a misspelt path, whose subscription would never fire), "GenerateAsync: #/properties/stats:
+        /// object without 'properties' is generated as {}; ...", "DecideManyAsync: Unknown parameter ... was ignored."
+        /// (OamBridgeBehaviour: Debug.LogWarning). Sessions and NPCs keep theirs in Warnings, DecideAsync in its result.
+        /// And a tool the model called that no handler is registered for ("The model called tool 'ring_bell' (NPC
+        /// 'gorm'), but no handler is registered for it in this client: ..."; the model got an error output).
+        /// <code>oam.LogReceived += line => Console.WriteLine("bridge: " + line);</code>
+        /// </summary>
         public event Action<string> LogReceived;
 
         /// <summary>
@@ -1447,6 +1457,15 @@ namespace OpenAppleModels
             lock (gate) tools.TryGetValue(name, out tool);
             if (tool == null)
             {
+                // The model gets an error output; the game hears of it too (a restored save or a resumed history
+                // keeps its tools' definitions, not their handlers).
+                string from = parameters.GetString("session") != null ? "session '" + parameters.GetString("session") + "'"
+                    : parameters.GetString("npc") != null ? "NPC '" + parameters.GetString("npc") + "'"
+                    : "a decision or generation";
+                Log("The model called tool '" + name + "' (" + from + "), but no handler is registered for it in this "
+                    + "client: it got an error output. Register it with RegisterTool before the turn (a save restored "
+                    + "with RestoreNpcAsync, or a session resumed from history, keeps the tool's definition, not its "
+                    + "handler).");
                 Reply(id, null, new JsonObject().With("code", -32601)
                     .With("message", "No handler for tool '" + name + "' in this client."));
                 return;
@@ -1646,7 +1665,38 @@ namespace OpenAppleModels
             var result = await Call("npc/create", Params("npc", npc, "persona", persona,
                 "tools", tools != null ? ToolDefinitions(tools) : null, "world", world, "memory", memory,
                 "options", options, "model", model)).ConfigureAwait(false);
-            return new OamNpc(this, result.GetString("npc"), model);
+            return new OamNpc(this, result.GetString("npc"), model, result.GetArray("warnings"));
+        }
+
+        /// <summary>
+        /// A handle for an NPC that exists on the bridge, by its id (a tool handler's ToolCallContext.Npc, an NPC
+        /// created with RequestAsync). Sends nothing; a request on a handle whose NPC does not exist fails with
+        /// -32050 npc_not_found. Its RestoreAsync uses the system model unless given one.
+        /// <code>bridge.RegisterTool("give_sword", "Hand over a sword.", null, async (args, ctx) =&gt;
+        ///     (object)(await bridge.Npc(ctx.Npc).StateAsync(settle: false)).GetObject("memory"));</code>
+        /// </summary>
+        public OamNpc Npc(string id) { return new OamNpc(this, HandleId(id, "npc")); }
+
+        /// <summary>
+        /// A handle for a session that exists on the bridge, by its id (ToolCallContext.Session, a session created
+        /// with RequestAsync). Sends nothing; a request on it fails with -32020 session_not_found when there is none.
+        /// <code>var guard = bridge.Session("guard"); await guard.RespondAsync("Halt?");</code>
+        /// </summary>
+        public OamSession Session(string id) { return new OamSession(this, HandleId(id, "session"), null); }
+
+        /// <summary>
+        /// A handle for a world that exists on the bridge, by its id (an NPC's save names its world). Sends nothing;
+        /// a request on it fails with -32052 world_not_found when there is none.
+        /// <code>var gold = await bridge.World("village").GetAsync("player.gold");</code>
+        /// </summary>
+        public OamWorld World(string id) { return new OamWorld(this, HandleId(id, "world")); }
+
+        static string HandleId(string id, string kind)
+        {
+            if (string.IsNullOrEmpty(id))
+                throw new ArgumentException("A " + kind + "'s id is a non-empty string; got " + (id == null ? "null" : "\"\"")
+                    + ".", "id");
+            return id;
         }
 
         /// <summary>
@@ -1665,7 +1715,25 @@ namespace OpenAppleModels
             npc = TextOrNull(npc, "npc");
             var result = await Call("npc/restore", Params("state", state, "npc", npc, "model", model, "world", world,
                 "tools", tools != null ? ToolDefinitions(tools) : null, "options", options)).ConfigureAwait(false);
-            return new OamNpc(this, result.GetString("npc"), model);
+            return new OamNpc(this, result.GetString("npc"), model, result.GetArray("warnings"));
+        }
+
+        // The bridge's warnings on a result the caller gets reduced to one value (a subscription id, the content, the
+        // results): logged as the bridge's own log lines are (LogReceived, else Console.Error), "<call>: <warning>".
+        void ReportWarnings(string where, object result)
+        {
+            var o = result as JsonObject;
+            var warnings = o == null ? null : o.GetArray("warnings");
+            if (warnings == null) return;
+            foreach (var warning in warnings) Log(where + ": " + warning);
+        }
+
+        // A line of this client's own for the game's log: LogReceived (on the dispatcher), else Console.Error.
+        void Log(string line)
+        {
+            var log = LogReceived;
+            if (log != null) Post(() => log(line));
+            else Console.Error.WriteLine("[open-apple-models] " + line);
         }
 
         // Marks a task's error as seen (no UnobservedTaskException for a request whose error nobody needs).
@@ -1699,7 +1767,7 @@ namespace OpenAppleModels
             try
             {
                 var result = await Call("npc/restore", parameters).ConfigureAwait(false);
-                return new OamNpc(this, result.GetString("npc"), model);
+                return new OamNpc(this, result.GetString("npc"), model, result.GetArray("warnings"));
             }
             catch (OamBridgeException)
             {
@@ -1752,6 +1820,7 @@ namespace OpenAppleModels
             var result = await Call("decision/decideMany", Params("requests", new List<object>(requests),
                 "maxConcurrency", maxConcurrency, "model", model, "instructions", instructions,
                 "temperature", temperature), null, cancellationToken).ConfigureAwait(false);
+            ReportWarnings("DecideManyAsync", result);
             return result.GetArray("results") ?? new List<object>();
         }
 
@@ -1768,6 +1837,7 @@ namespace OpenAppleModels
                 "instructions", instructions, "context", context, "model", model,
                 "tools", tools != null ? ToolDefinitions(tools) : null, "temperature", temperature), null, cancellationToken)
                 .ConfigureAwait(false);
+            ReportWarnings("GenerateAsync", result);
             return result.Get("content");
         }
 
@@ -1779,6 +1849,7 @@ namespace OpenAppleModels
                     var o = r as JsonObject;
                     if (o != null) lock (gate) subscriptions[o.GetString("subscription") ?? ""] = onChanged;
                 }, default(CancellationToken), 0, null).ConfigureAwait(false);
+            ReportWarnings("world.SubscribeAsync('" + path + "')", result);
             return ((JsonObject)result).GetString("subscription");
         }
 
@@ -2092,12 +2163,25 @@ namespace OpenAppleModels
         // The model it was created or restored with (a save does not hold it): RestoreAsync's default.
         internal object Model { get; private set; }
 
-        internal OamNpc(OamBridge bridge, string id, object model = null) { Bridge = bridge; Id = id; Model = model; }
+        /// <summary>
+        /// The warnings of the npc/create or npc/restore that made this handle (an unknown persona or options field, a
+        /// tool schema keyword described to the model but not enforced); empty when there were none.
+        /// </summary>
+        public List<object> Warnings { get; private set; }
+
+        internal OamNpc(OamBridge bridge, string id, object model = null, List<object> warnings = null)
+        {
+            Bridge = bridge;
+            Id = id;
+            Model = model;
+            Warnings = warnings ?? new List<object>();
+        }
 
         /// <summary>
         /// One dialogue turn: {npc, line, emotion, playerOptions, endsConversation, toolCalls, relationship,
         /// isFallback, usage}. onLine gets the whole line so far after every lineDelta/lineReset (typewriter),
-        /// onEmotion the emotion as soon as it is chosen. Cancelling the token (or timeoutMs passing) sends npc/cancel
+        /// onEmotion the emotion as soon as it is chosen, onEvent every npc/event: emotion, lineDelta, lineReset,
+        /// toolCallStarted, toolCallCompleted (an NPC's turn has no modelStep, unlike a session's). Cancelling the token (or timeoutMs passing) sends npc/cancel
         /// and throws OperationCanceledException (timeout: OamBridgeException -32024); npc/cancel also fails the
         /// NPC's other queued talks with -32009 cancelled, whose message says why ("... 'npc/talk' was cancelled with
         /// the rest of NPC 'gorm''s work when the CancellationToken of its 'npc/talk' was cancelled: ..."). toolChoice overrides the NPC's for this turn ("none",
@@ -2153,12 +2237,18 @@ namespace OpenAppleModels
 
         /// <summary>
         /// npc/state: the save state (store it whole; restore with OamBridge.RestoreNpcAsync). It waits for the
-        /// NPC's earlier talks. Cancelling the token stops waiting (OperationCanceledException) and drops the late
-        /// response; the NPC's talks go on (CancelAsync cancels them).
+        /// NPC's earlier talks; with settle: false it answers at once with the completed turns, which is how a tool
+        /// handler saves its own NPC (a settled save waits for the talk that called the tool, until the tool's
+        /// timeout). Cancelling the token stops waiting (OperationCanceledException) and drops the late response; the
+        /// NPC's talks go on (CancelAsync cancels them).
+        /// <code>var save = await bridge.Npc(ctx.Npc).StateAsync(settle: false); // in a tool handler</code>
         /// </summary>
-        public async Task<JsonObject> StateAsync(CancellationToken cancellationToken = default(CancellationToken))
+        public async Task<JsonObject> StateAsync(CancellationToken cancellationToken = default(CancellationToken),
+            bool settle = true)
         {
-            return (await Bridge.Call("npc/state", new JsonObject().With("npc", Id), null, cancellationToken)
+            var parameters = new JsonObject().With("npc", Id);
+            if (!settle) parameters.With("settle", false);
+            return (await Bridge.Call("npc/state", parameters, null, cancellationToken)
                 .ConfigureAwait(false)).GetObject("state");
         }
 

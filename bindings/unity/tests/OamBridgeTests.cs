@@ -1855,12 +1855,114 @@ static class OamBridgeTests
         }
     }
 
+    static void TestWarningsReported()
+    {
+        // The bridge's warnings on results the client reduces to a value (a subscription id, the content, the results)
+        // were dropped: a subscription to a misspelt path never fired and nothing said why.
+        current = "the bridge's warnings reach LogReceived, and an NPC's handle keeps its own";
+        var queue = new OamMainThreadQueue();
+        var bridge = new OamBridge(null, queue);
+        var logged = new List<string>();
+        bridge.LogReceived += line => logged.Add(line);
+        try
+        {
+            bridge.Start();
+            Wait(queue, bridge.InitializeAsync("tests"));
+            var world = Wait(queue, bridge.CreateWorldAsync(O().With("quests", O().With("wolves", 1))));
+            Wait(queue, world.SubscribeAsync("quests.wolfs", change => { }));
+            Check(logged.Exists(l => l.StartsWith("world.SubscribeAsync('quests.wolfs'): ") && l.Contains("'quests' has keys: wolves")),
+                "the misspelt path's warning was logged: " + string.Join(" | ", logged.ToArray()));
+            Wait(queue, bridge.GenerateAsync("Loot.", O().With("type", "object")
+                .With("properties", O().With("stats", O().With("type", "object"))),
+                model: Scripted(O().With("json", O().With("stats", O())))));
+            Check(logged.Exists(l => l.StartsWith("GenerateAsync: #/properties/stats: object without 'properties'")),
+                "generate's warning was logged: " + string.Join(" | ", logged.ToArray()));
+            Wait(queue, bridge.DecideManyAsync(new object[] {
+                O().With("situation", "A wolf.").With("options", new List<object> { "fight", "flee" }).With("mood", "grim") },
+                model: Scripted(O().With("json", O().With("reasoning", "r").With("choice", "flee").With("confidence", 50)))));
+            Check(logged.Exists(l => l.StartsWith("DecideManyAsync: ") && l.Contains("mood")),
+                "decideMany's warning was logged: " + string.Join(" | ", logged.ToArray()));
+            var gorm = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Gorm").With("hairColour", "red"), world: world));
+            Check(gorm.Warnings.Exists(w => ("" + w).Contains("persona.hairColour")),
+                "the NPC's handle has npc/create's warnings: " + Json.Serialize(gorm.Warnings));
+            // A save loaded where its world is gone: the NPC comes back without one, and says so.
+            var save = Wait(queue, gorm.StateAsync());
+            Wait(queue, world.DeleteAsync());
+            var twin = Wait(queue, bridge.RestoreNpcAsync(save, npc: Json.Null));
+            Check(twin.Warnings.Exists(w => ("" + w).Contains("the NPC was restored without a world")),
+                "the restored NPC's handle has npc/restore's warnings: " + Json.Serialize(twin.Warnings));
+            // A save keeps its tools' definitions, not their handlers: a call of one the game did not register
+            // again gave the model an error output, and the game heard nothing.
+            Wait(queue, bridge.RequestAsync("session/create", O().With("session", "ringer")
+                .With("tools", new List<object> { O().With("name", "ring_bell").With("description", "Ring.") })
+                .With("model", Scripted(
+                    O().With("toolCalls", new List<object> { O().With("name", "ring_bell").With("arguments", O()) }),
+                    O().With("template", "{toolOutput}")))));
+            var rung = (JsonObject)Wait(queue, bridge.RequestAsync("session/respond",
+                O().With("session", "ringer").With("prompt", "Ring it.")));
+            Check(("" + rung.GetString("text")).Contains("No handler for tool 'ring_bell'"), rung.ToString());
+            Check(logged.Exists(l => l.StartsWith("The model called tool 'ring_bell' (session 'ringer'), but no handler is registered for it in this client")),
+                "the call of a tool without a handler was logged: " + string.Join(" | ", logged.ToArray()));
+            var again = Wait(queue, gorm.RestoreAsync(save));
+            Check(again.Warnings.Exists(w => ("" + w).Contains("the NPC was restored without a world")),
+                "RestoreAsync's handle has npc/restore's warnings: " + Json.Serialize(again.Warnings));
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+    }
+
+    static void TestHandlesForIds()
+    {
+        // A tool handler knows its NPC by id (ToolCallContext.Npc): it had no handle to save it with, and a save that
+        // waited for the NPC's earlier requests waited for the very talk that called the tool, until its timeout.
+        current = "handles for ids, and an NPC saved from its own tool handler";
+        var queue = new OamMainThreadQueue();
+        var bridge = Start(queue);
+        try
+        {
+            var saves = new List<JsonObject>();
+            bridge.RegisterTool("give_sword", "Hand the player a sword.", null, async (args, ctx) =>
+            {
+                OamNpc giver = bridge.Npc(ctx.Npc);
+                saves.Add(await giver.StateAsync(settle: false)); // an autosave as the item changes hands
+                return (object)new JsonObject().With("given", true).With("by", giver.Id);
+            }, timeoutSeconds: 10);
+            var gorm = Wait(queue, bridge.CreateNpcAsync(O().With("name", "Gorm"), npc: "gorm", tools: new[] { "give_sword" },
+                options: TextReplies, model: Scripted(
+                    O().With("toolCalls", new List<object> { O().With("name", "give_sword").With("arguments", O()) }),
+                    Reply("Take it."))));
+            var reply = Wait(queue, gorm.TalkAsync("A sword, please."));
+            var record = (JsonObject)reply.GetArray("toolCalls")[0];
+            Check(!record.GetBool("isError") && Json.Serialize(record.Get("output")) == "{\"given\":true,\"by\":\"gorm\"}",
+                "the handler saved its NPC and answered: " + record);
+            Check(saves.Count == 1 && saves[0] != null && saves[0].GetString("npc") == "gorm",
+                "the save of the completed turns: " + (saves.Count > 0 ? Json.Serialize(saves[0]) : "none"));
+
+            Wait(queue, bridge.RequestAsync("session/create", O().With("session", "guard").With("model",
+                Scripted(O().With("text", "Halt!")))));
+            OamSession guard = bridge.Session("guard");
+            Check(Wait(queue, guard.RespondAsync("Hello")).GetString("text") == "Halt!", "a session's handle by id");
+            Wait(queue, bridge.CreateWorldAsync(O().With("gold", 5), "village"));
+            OamWorld village = bridge.World("village");
+            Check(Equals(Wait(queue, village.GetAsync("gold")), 5L), "a world's handle by id");
+            bool threw = false;
+            try { bridge.Npc(""); } catch (ArgumentException) { threw = true; }
+            Check(threw, "an empty id is refused");
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+    }
+
     static int Main()
     {
         mainThread = Thread.CurrentThread.ManagedThreadId;
         var tests = new Action[] { TestJson, TestSessions, TestGame, TestWalkAway, TestNoCallbackAfterDispose, TestLifecycle, TestDisposeFrozenBridge,
             TestDisposeWaitsOnlyForALiveBridge, TestRestarter, TestRestoreNpcKeys, TestRestoreOverALivingNpc, TestNullArguments,
-            TestQueueLimit, TestQueueLimitScales, TestMessageTooLong, TestListenersIsolated };
+            TestQueueLimit, TestQueueLimitScales, TestMessageTooLong, TestListenersIsolated, TestWarningsReported, TestHandlesForIds };
         foreach (var test in tests)
         {
             try { test(); }
