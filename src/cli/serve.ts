@@ -34,7 +34,7 @@ import {
   unavailableMessage,
 } from "./local_bridge.ts";
 import { onStopSignals } from "./stop_signals.ts";
-import { loadToolsFile, toolName, toolsProblemInFile } from "./tools_file.ts";
+import { loadToolsFile, toolName, toolsProblemInFile, unknownToolKeyWarnings } from "./tools_file.ts";
 import { envVar } from "../util/env.ts";
 import { writeErr, writeOut } from "./tty.ts";
 
@@ -91,6 +91,7 @@ Examples:
 /** Server tools of a tools file: every definition must be a command tool (`x-oam`). */
 async function serverTools(path: string): Promise<AgentTool[]> {
   const loaded = await loadToolsFile(path);
+  for (const warning of unknownToolKeyWarnings(loaded)) writeErr(`warning: ${warning}\n`);
   for (const def of loaded.raw) {
     const name = toolName(def);
     if (!loaded.commands.has(name)) {
