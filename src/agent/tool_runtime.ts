@@ -8,7 +8,7 @@ import { compactJson, type JsonValue } from "../protocol/json.ts";
 import type { ToolCallsEntry, ToolOutputEntry } from "../protocol/transcript.ts";
 import { NO_ASSETS } from "./shared_values.ts";
 import type { StepToolCall } from "../models/language_model.ts";
-import { BUDGET_MESSAGE } from "../models/tool_budget.ts";
+import { BUDGET_MESSAGE, markBudgetRefused } from "../models/tool_budget.ts";
 import { newCallId } from "../util/ids.ts";
 import { RESPOND_DIRECTLY } from "./step_policy.ts";
 import type { AgentTool, ToolCallInfo, ToolOutcome, ToolRecord, TurnSink } from "./types.ts";
@@ -114,6 +114,7 @@ export async function runToolBatch(calls: StepToolCall[], batch: BatchContext): 
   const outcomes: Array<Promise<[string, string, ToolOutcome]>> = [];
   let admitted = 0;
   let real = 0;
+  const refusedAt = new Set<number>(); // indexes in `outcomes` of calls refused for the budget
   for (const call of calls) {
     const wireId = newCallId();
     const transcriptId = call.nativeId ?? wireId;
@@ -143,6 +144,7 @@ export async function runToolBatch(calls: StepToolCall[], batch: BatchContext): 
       const record: ToolRecord = { call: info, output: BUDGET_MESSAGE, isError: true, durationSeconds: 0 };
       records.push(record);
       sink.event({ type: "toolCallCompleted", record });
+      refusedAt.add(outcomes.length);
       outcomes.push(Promise.resolve([transcriptId, call.name, { output: BUDGET_MESSAGE, isError: true }]));
       continue;
     }
@@ -168,7 +170,10 @@ export async function runToolBatch(calls: StepToolCall[], batch: BatchContext): 
     contents: [],
     assets: NO_ASSETS,
   };
-  const outputs = results.map(([id, name, outcome]) => outputEntry(id, name, outcome));
+  const outputs = results.map(([id, name, outcome], i) => {
+    const entry = outputEntry(id, name, outcome);
+    return refusedAt.has(i) ? markBudgetRefused(entry) : entry;
+  });
   return { records, entries: [callsEntry, ...outputs], admitted, onlyRespondDirectly: real === 0 };
 }
 

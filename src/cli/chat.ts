@@ -37,6 +37,7 @@ import {
   toolName,
   toolsFromValue,
   toolsProblemInFile,
+  unknownToolKeyWarnings,
 } from "./tools_file.ts";
 import { stderrStyle, stdoutStyle, type Style, writeErr, writeOut } from "./tty.ts";
 
@@ -228,9 +229,11 @@ class ChatCommand {
     const created = await this.#bridge.call("session/create", create).catch((error) => {
       throw toolsProblemInFile(error, this.#tools);
     }) as JsonObject;
-    if (Array.isArray(created.warnings)) {
-      for (const w of created.warnings) writeErr(this.#err.yellow(`warning: ${w}\n`));
-    }
+    const warnings = [
+      ...unknownToolKeyWarnings(this.#tools),
+      ...(Array.isArray(created.warnings) ? created.warnings : []),
+    ];
+    for (const w of warnings) writeErr(this.#err.yellow(`warning: ${w}\n`));
   }
 
   /** The first line on a terminal: the model, the tools, the keys. */

@@ -46,6 +46,9 @@ Options:
 Permissions: the demo spawns the bridge, so it needs --allow-run (plus --allow-read --allow-env);
 without it the demo does not start (exit 2, usage) and says the command to run.
 
+Exit codes: 0 the scene played, 1 a failure, 2 usage (a bad flag, a missing permission), 3 the model named
+by --model is unavailable (model_unavailable), 130 interrupted (Ctrl-C).
+
 Example:
   oam demo
 `;

@@ -34,6 +34,10 @@ Environment:
 
 Permissions: --allow-net (pull), --allow-read --allow-write --allow-env.
 
+Exit codes: 0 done (a model already cached too), 1 a download that failed, broke off or came out corrupt,
+or a file that could not be written (io_error; run the same command again to resume), 2 usage or invalid
+input (not a URL, a file on this machine, not a GGUF file), 130 interrupted (Ctrl-C; run it again to resume).
+
 Examples:
   oam models pull hf:Qwen/Qwen2.5-1.5B-Instruct-GGUF/qwen2.5-1.5b-instruct-q4_k_m.gguf
   oam models list

@@ -25,7 +25,14 @@ import { nearestName } from "../protocol/edit_distance.ts";
 import { withKnownKeys } from "../client/npc_keys.ts";
 import { stepsPath } from "../client/persona_file.ts";
 import { oamCommand } from "./invocation.ts";
-import { dirname, type LoadedTools, noTools, toolsFromValue, toolsProblemInFile } from "./tools_file.ts";
+import {
+  dirname,
+  type LoadedTools,
+  noTools,
+  toolsFromValue,
+  toolsProblemInFile,
+  unknownToolKeyWarnings,
+} from "./tools_file.ts";
 import { refuseCommandsWithoutRun, refuseMissingPrograms } from "./command_tools.ts";
 import { oneLine, stderrStyle, stdoutStyle, type Style, writeErr } from "./tty.ts";
 
@@ -395,6 +402,7 @@ class NpcCommand {
         writeErr(this.#err.yellow(`warning: ${path}: unknown key '${key}' was ignored${hint}.\n`));
       }
     }
+    for (const w of unknownToolKeyWarnings(this.#tools)) writeErr(this.#err.yellow(`warning: ${w}\n`));
     // A misspelt field is left out with the field it meant, as loadPersona does (the bridge's warning names none).
     const known = (name: "persona" | "options" | "memory", section: JsonValue | undefined) => {
       if (!isJsonObject(section)) return section; // the bridge refuses it, naming the file (#fromFile)

@@ -55,6 +55,9 @@ Permissions (deno run): --allow-net=${HOST} (the listener; and a model server on
 --allow-env=OAM_FM_LIBRARY,OAM_SCRIPT,OAM_MODEL, --allow-ffi (the on-device model), --allow-run only
 with --open (xdg-open or open).
 
+Exit codes: 0 stopped (Ctrl-C, SIGTERM), 1 it could not start (server_start_failed: the port is in use or
+not allowed) or another failure, 2 usage or invalid input (a bad flag, a script it refuses).
+
 Examples:
   oam playground --open   # the page's sample persona comes with its own script (Model tab)
   oam playground --port 0 --script steps.json

@@ -41,6 +41,7 @@ import {
   toolName,
   toolsFromValue,
   toolsProblemInFile,
+  unknownToolKeyWarnings,
 } from "./tools_file.ts";
 import { isTerminal, Spinner, stderrStyle, writeErr, writeOut } from "./tty.ts";
 import { outputValue, refuseCommandsWithoutRun, refuseMissingPrograms } from "./command_tools.ts";
@@ -514,7 +515,10 @@ class RespondCommand {
     const created = await bridge.call("session/create", create).catch((error) => {
       throw toolsProblemInFile(error, tools);
     }) as JsonObject;
-    const warnings = Array.isArray(created.warnings) ? created.warnings.map(String) : [];
+    const warnings = [
+      ...unknownToolKeyWarnings(tools),
+      ...(Array.isArray(created.warnings) ? created.warnings.map(String) : []),
+    ];
     if (this.#verbose && this.#mode === "human") {
       for (const w of warnings) writeErr(this.#err.yellow(`warning: ${w}\n`));
     }

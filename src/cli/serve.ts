@@ -34,7 +34,7 @@ import {
   unavailableMessage,
 } from "./local_bridge.ts";
 import { onStopSignals } from "./stop_signals.ts";
-import { loadToolsFile, toolName, toolsProblemInFile } from "./tools_file.ts";
+import { loadToolsFile, toolName, toolsProblemInFile, unknownToolKeyWarnings } from "./tools_file.ts";
 import { envVar } from "../util/env.ts";
 import { writeErr, writeOut } from "./tty.ts";
 
@@ -81,6 +81,9 @@ Permissions (deno run): --allow-net=<host>:<port> (the bind address), --allow-en
 (plus OAM_FM_LIBRARY), --allow-read (the plugin, a script, a tools file), --allow-ffi (the on-device
 model); --allow-run only with --tools; --allow-write only with --socket.
 
+Exit codes: 0 stopped (Ctrl-C, SIGTERM), 1 it could not start (server_start_failed: the port is in use or
+not allowed) or another failure, 2 usage or invalid input (a bad flag, a tools file or script it refuses).
+
 Examples:
   oam serve
   oam serve --port 0 --tools server-tools.json --model-alias gpt-4o-mini=system
@@ -91,6 +94,7 @@ Examples:
 /** Server tools of a tools file: every definition must be a command tool (`x-oam`). */
 async function serverTools(path: string): Promise<AgentTool[]> {
   const loaded = await loadToolsFile(path);
+  for (const warning of unknownToolKeyWarnings(loaded)) writeErr(`warning: ${warning}\n`);
   for (const def of loaded.raw) {
     const name = toolName(def);
     if (!loaded.commands.has(name)) {

@@ -53,6 +53,10 @@ Environment:
                           SIGTERM: cancel what is in flight, flush, exit 0 (Linux and macOS; the engine
                           bindings set it)
 
+Exit codes: 0 the input ended or a "shutdown" request came (every request read is answered), or SIGINT or
+SIGTERM (what is in flight is cancelled); 2 usage or invalid input (a bad flag, an OAM_SCRIPT file that is
+missing or malformed); 1 any other failure.
+
 Example:
   echo '{"jsonrpc":"2.0","id":1,"method":"ping"}' | oam stdio
 `;

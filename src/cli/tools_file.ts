@@ -71,6 +71,18 @@ export interface LoadedTools {
   commands: Map<string, CommandSpec>;
   /** Directory of the tools file (relative paths resolve against it). */
   baseDir: string;
+  /** Keys of the definitions the bridge does not read (a misspelt `"paramters"`), by definition index. */
+  unknownKeys: UnknownToolKey[];
+}
+
+/** A key of a tool definition that nothing reads: the bridge ignores it, so the tool lacks what it meant. */
+export interface UnknownToolKey {
+  /** Index of the definition in {@link LoadedTools.definitions}. */
+  index: number;
+  /** The key as written, with `function.` before it in the OpenAI form (`paramters`, `function.descripton`). */
+  key: string;
+  /** The key it most likely meant, if one is close. */
+  meant?: string;
 }
 
 /** The name of a definition (bare or OpenAI `{"type": "function", "function": {…}}` form). */
@@ -113,6 +125,71 @@ function enumerable(value: JsonValue): PropertyDescriptor {
 function resolvePath(path: string, baseDir: string): string {
   if (path.startsWith("/") || /^[A-Za-z]:[\\/]/.test(path)) return path;
   return `${baseDir.replace(/\/$/, "")}/${path}`;
+}
+
+/** Keys of a bare tool definition (PROTOCOL.md §9; OpenAI's `strict`; oam's `x-oam`). */
+const DEFINITION_KEYS = [
+  "name",
+  "description",
+  "parameters",
+  "execution",
+  "timeoutSeconds",
+  "strict",
+  "type",
+  "x-oam",
+];
+/** Keys beside `function` in the OpenAI form (the bridge reads `execution` and `timeoutSeconds` there too). */
+const WRAPPER_KEYS = ["type", "function", "execution", "timeoutSeconds", "x-oam"];
+/** Keys inside the OpenAI form's `function`. */
+const FUNCTION_KEYS = ["name", "description", "parameters", "execution", "timeoutSeconds", "strict", "x-oam"];
+
+/** The keys of definition `def` (number `index`) that nothing reads, with the one each most likely meant. */
+function unknownKeysOf(def: JsonObject, index: number): UnknownToolKey[] {
+  const out: UnknownToolKey[] = [];
+  const check = (object: JsonObject, known: string[], prefix: string) => {
+    for (const key of Object.keys(object)) {
+      if (known.includes(key)) continue;
+      const meant = nearestName(key, known);
+      out.push(
+        meant === undefined ? { index, key: `${prefix}${key}` } : { index, key: `${prefix}${key}`, meant },
+      );
+    }
+  };
+  if (isJsonObject(def.function)) {
+    check(def, WRAPPER_KEYS, "");
+    check(def.function, FUNCTION_KEYS, "function.");
+  } else check(def, DEFINITION_KEYS, "");
+  return out;
+}
+
+/**
+ * The warning of an unknown key of a definition: under the tool's name (`oam tools validate`) the key alone,
+ * else with its file and the definition's place (`tools.json: unknown key 'tools[0].paramters' was ignored
+ * (did you mean 'parameters'?).`).
+ */
+export function unknownToolKeyWarning(unknown: UnknownToolKey, tools?: LoadedTools): string {
+  const hint = unknown.meant === undefined ? "" : ` (did you mean '${unknown.meant}'?)`;
+  const origin = tools?.origins[unknown.index];
+  if (origin === undefined) return `unknown key '${unknown.key}' was ignored${hint}.`;
+  // A --tool-json flag's value is the definition itself.
+  const key = origin.pointer === "#" ? unknown.key : `${definitionPath(origin)}.${unknown.key}`;
+  return `${origin.label}: unknown key '${key}' was ignored${hint}.`;
+}
+
+/** The warnings of every unknown key of `tools`, each naming its file and place. */
+export function unknownToolKeyWarnings(tools: LoadedTools | null): string[] {
+  return tools === null ? [] : tools.unknownKeys.map((u) => unknownToolKeyWarning(u, tools));
+}
+
+/**
+ * A definition's place as a key path: `tools[1]` (a tools file, an array or `{"tools": […]}`, or a persona
+ * file's `tools`), `oam.tools[0]` (a saved conversation's).
+ */
+function definitionPath(origin: ToolOrigin): string {
+  const parts = origin.pointer.replace(/^#\/?/, "").split("/").filter((p) => p !== "");
+  parts.pop(); // the definition's own index
+  const list = parts.length === 0 ? "tools" : parts.join(".");
+  return `${list}[${origin.index}]`;
 }
 
 /** The keys of an `x-oam` block. */
@@ -197,11 +274,19 @@ export function toolsFromValue(
   if (!Array.isArray(list)) {
     throw CliError.invalidInput(`${label}: expected an array of tool definitions or {"tools": [...]}.`);
   }
-  const loaded: LoadedTools = { definitions: [], origins: [], raw: [], commands: new Map(), baseDir };
+  const loaded: LoadedTools = {
+    definitions: [],
+    origins: [],
+    raw: [],
+    commands: new Map(),
+    baseDir,
+    unknownKeys: [],
+  };
   list.forEach((def, i) => {
     if (!isJsonObject(def)) throw CliError.invalidInput(`${label}: tools[${i}] must be an object.`);
     loaded.raw.push(def);
     loaded.origins.push({ label: file.label, text: file.text, pointer: `${listPointer}/${i}`, index: i });
+    loaded.unknownKeys.push(...unknownKeysOf(def, i));
     const block = xoamBlock(def);
     if (block === undefined) {
       loaded.definitions.push(def);
@@ -253,6 +338,8 @@ export function addInlineTools(into: LoadedTools, jsonTexts: string[]): void {
     if (!Array.isArray(value)) more.origins[0].pointer = "#";
     into.definitions.push(...more.definitions);
     into.origins.push(...more.origins);
+    const offset = into.definitions.length - more.definitions.length;
+    into.unknownKeys.push(...more.unknownKeys.map((u) => ({ ...u, index: u.index + offset })));
     into.raw.push(...more.raw);
     for (const [k, v] of more.commands) into.commands.set(k, v);
   });
@@ -260,7 +347,7 @@ export function addInlineTools(into: LoadedTools, jsonTexts: string[]): void {
 
 /** An empty tool set. */
 export function noTools(): LoadedTools {
-  return { definitions: [], origins: [], raw: [], commands: new Map(), baseDir: Deno.cwd() };
+  return { definitions: [], origins: [], raw: [], commands: new Map(), baseDir: Deno.cwd(), unknownKeys: [] };
 }
 
 /** JSON pointer of definition `index`'s parameters in its file (`#/1/parameters`, `#/tools/0/function/parameters`). */

@@ -9,7 +9,7 @@ import { CliError, EXIT, type OutputMode, reportError } from "./cli_error.ts";
 import { oamHelpLine } from "./invocation.ts";
 import { commandArgv, findProgram, notExecutableProblem } from "./command_tools.ts";
 import { LocalBridge } from "./local_bridge.ts";
-import { loadToolsFile, toolsProblemInFile, toolWarningInFile } from "./tools_file.ts";
+import { loadToolsFile, toolsProblemInFile, toolWarningInFile, unknownToolKeyWarning } from "./tools_file.ts";
 import { stderrStyle, stdoutStyle, writeErr, writeOut } from "./tty.ts";
 
 /** Help text of `oam tools`. */
@@ -117,7 +117,9 @@ export async function runToolsValidate(args: string[]): Promise<number> {
           if (problem !== null) problems.push(`${named(i)} '${name}': command '${spec.argv[0]}' ${problem}.`);
         }
       }
-      entry.warnings = t.warnings ?? [];
+      // A key the bridge ignores (a misspelt "paramters") first: it changes what the tool is.
+      const unknown = loaded.unknownKeys.filter((u) => u.index === i).map((u) => unknownToolKeyWarning(u));
+      entry.warnings = [...unknown, ...(Array.isArray(t.warnings) ? t.warnings : [])];
       entry.generationSchema = t.generationSchema ?? null;
       tools.push(entry);
     }
@@ -136,6 +138,9 @@ export async function runToolsValidate(args: string[]): Promise<number> {
       writeOut(`${s.green("✓")} ${s.bold(String(t.name))} ${s.dim(how)}\n`);
       // The tool's own warnings (no description) and its schema's: the bridge lists them all under its name.
       // A schema's names the place in the file, with its line, as a refusal does.
+      for (const u of loaded.unknownKeys.filter((u) => u.index === index)) {
+        writeOut(`    ${s.yellow("warning:")} ${unknownToolKeyWarning(u)}\n`);
+      }
       const prefix = `${t.name}: `;
       for (const w of warnings.map(String).filter((w) => w.startsWith(prefix))) {
         const inFile = toolWarningInFile(w.slice(prefix.length), { tools: loaded, index });

@@ -19,7 +19,7 @@ import { compileValidator } from "../schema/validate.ts";
 import { abortableSleep } from "../util/sleep.ts";
 import { characters, endSentence, headCharacters, headUnits } from "../util/text.ts";
 import { CutOffAnswer, type CutOffWritten, type CutToolCall } from "./cut_off.ts";
-import { BUDGET_MESSAGE } from "./tool_budget.ts";
+import { isBudgetRefused } from "./tool_budget.ts";
 export { CutOffAnswer, type CutToolCall };
 import type {
   LanguageModel,
@@ -189,12 +189,10 @@ function templateContext(req: StepRequest): { prompt: string; outputs: string[] 
   return { prompt, outputs };
 }
 
-/** What a call refused for the tool budget left in the history: it never ran, and the turn may be retried. */
-const REFUSED_OUTPUT = `Error: ${BUDGET_MESSAGE}`;
-
 /**
  * True when a tool (not `respond_directly`) ran in the turn of `req`: its history has an output since the
- * prompt. A call refused for the tool budget did not run (and does not stop a retry).
+ * prompt. A call refused for the tool budget did not run (and does not stop a retry): the agent marks its
+ * entry (tool_budget.ts), so a tool that ran and answered with the same words still counts.
  */
 function toolRanThisTurn(req: StepRequest): boolean {
   if (req.prompt !== "") return false;
@@ -203,8 +201,7 @@ function toolRanThisTurn(req: StepRequest): boolean {
     const entry = history[i];
     if (entry.role === "user") return false;
     if (
-      entry.role === "tool" && entry.toolName !== "respond_directly" &&
-      segmentsText(entry.contents) !== REFUSED_OUTPUT
+      entry.role === "tool" && entry.toolName !== "respond_directly" && !isBudgetRefused(entry)
     ) return true;
   }
   return false;

@@ -60,3 +60,10 @@ Deno.test("no --help line is wider than 110 characters (a terminal wraps it mid-
   }
   assert.deepEqual(wide, []);
 });
+
+Deno.test("every command's --help says its exit codes (a script that runs it reads them there)", () => {
+  // models, serve, playground, demo and stdio had none: a CI job could not tell a failed pull (1) from a
+  // mistyped URL (2) or a port in use (1) from a bad flag (2) without reading the source.
+  const without = Object.entries(HELPS).filter(([, help]) => !/^Exit codes:/m.test(help)).map(([c]) => c);
+  assert.deepEqual(without, []);
+});

@@ -106,6 +106,61 @@ Deno.test("npc: a misspelt key of the persona file is named with the key it most
   );
 });
 
+Deno.test("a misspelt key of a tool definition is named with the key it meant, in every command that reads one", async () => {
+  // Before, '"paramters"' left the tool without arguments and 'oam tools validate' said "1 tool OK." alone.
+  const params = { type: "object", properties: { city: { type: "string" } } };
+  const tools = await fx.write("typo_tools.json", [
+    { name: "get_weather", description: "Weather in a city.", paramters: params },
+    { type: "function", function: { name: "get_time", descripton: "The time.", parameters: params } },
+  ]);
+  const validate = await oam(["tools", "validate", tools]);
+  assert.equal(validate.code, 0, validate.stderr);
+  assert.equal(
+    validate.stdout,
+    "✓ get_weather client (answered by you or your engine)\n" +
+      "    warning: unknown key 'paramters' was ignored (did you mean 'parameters'?).\n" +
+      "✓ get_time client (answered by you or your engine)\n" +
+      "    warning: unknown key 'function.descripton' was ignored (did you mean 'description'?).\n" +
+      "    warning: no description; the model may not know when to call it.\n" +
+      "2 tools OK.\n",
+  );
+  const json = JSON.parse((await oam(["tools", "validate", tools, "--json"])).stdout);
+  assert.deepEqual(json.tools[0].warnings, [
+    "unknown key 'paramters' was ignored (did you mean 'parameters'?).",
+  ]);
+  const named = [
+    `warning: ${tools}: unknown key 'tools[0].paramters' was ignored (did you mean 'parameters'?).`,
+    `warning: ${tools}: unknown key 'tools[1].function.descripton' was ignored (did you mean 'description'?).`,
+  ];
+  const chat = await oam(["chat", "--tools", tools, "--script", chatScript], { stdin: "" });
+  assert.equal(chat.code, 0, chat.stderr);
+  assert.deepEqual(chat.stderr.split("\n").filter((l) => l.includes("unknown key")), named);
+  const respond = await oam(["respond", "-v", "--tools", tools, "--script", chatScript, "--no-stdin", "hi"]);
+  assert.equal(respond.code, 0, respond.stderr);
+  assert.deepEqual(respond.stderr.split("\n").filter((l) => l.includes("unknown key")), named);
+  const persona = await fx.write("typo_tools.jsonc", {
+    persona: { name: "Gorm" },
+    options: { replyFormat: "text" },
+    tools: [{ name: "get_weather", description: "Weather in a city.", paramters: params }],
+  });
+  const npc = await oam(["npc", persona, "--script", npcScript], { stdin: "" });
+  assert.equal(npc.code, 0, npc.stderr);
+  // A server's tools file: said before anything else about it (here a schema it refuses).
+  const server = await fx.write("typo_server_tools.json", [
+    { name: "roll", descripton: "Roll.", "x-oam": { command: ["true"] }, parameters: { type: "strin" } },
+  ]);
+  const serve = await oam(["serve", "--port", "0", "--tools", server, "--script", chatScript]);
+  assert.equal(serve.code, 2);
+  assert.equal(
+    serve.stderr.split("\n")[0],
+    `warning: ${server}: unknown key 'tools[0].descripton' was ignored (did you mean 'description'?).`,
+  );
+  assert.equal(
+    npc.stderr,
+    `warning: ${persona}: unknown key 'tools[0].paramters' was ignored (did you mean 'parameters'?).\n`,
+  );
+});
+
 Deno.test("respond and chat: a misspelt --tool-choice keyword is named as such, not taken for a tool", async () => {
   const tools = await fx.write("tools.json", [{ name: "get_weather", description: "Weather" }]);
   const hint =

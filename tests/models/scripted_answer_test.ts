@@ -282,6 +282,35 @@ Deno.test("an invalid step after tool calls all refused for the tool budget: no 
   await c.close();
 });
 
+Deno.test("a tool that ran and answered with the budget message's words still counts as a tool that ran", async () => {
+  // Only the bridge's own refusal marks a call as refused: a client tool's genuine error that reads like the
+  // budget message did run, so the turn is past its tool call and is not retried.
+  const budget = "The tool budget for this turn is used up. Answer with the information you already have.";
+  const c = new WireClient();
+  await c.call("session/create", {
+    session: "s",
+    options: { maxAttempts: 1 },
+    model: scripted(
+      { toolCalls: [{ name: "open_gate", arguments: {} }] },
+      { json: { reasoning: "r", choice: "maybe" } },
+      { json: { reasoning: "r", choice: "open" } },
+    ),
+    tools: [{ name: "open_gate", description: "Opens the gate." }],
+  });
+  const id = c.request("session/respond", { session: "s", prompt: "Open?", schema: CHOICE });
+  const call = await c.toolCall(1);
+  c.reply(call.id, { output: budget, isError: true });
+  const r = await c.response(id);
+  assert.deepEqual(r.error, {
+    code: -32012,
+    message:
+      `The model gave an invalid answer: ${OUTSIDE_ENUM}. It was step 2 of 3, after a tool call: a turn ` +
+      "is not retried once it called a tool, so fix that step.",
+    data: { code: "generation_failed", attempts: 1, problem: OUTSIDE_ENUM },
+  });
+  await c.close();
+});
+
 Deno.test("an answer that ends a sentence ends the message once, from the OpenAI-compatible backend too", async () => {
   const server = new MockServer(() => json(completion("Only two left.")));
   try {
