@@ -297,3 +297,45 @@ Deno.test("Undo load after Load file… with a persona and its script brings bac
     assert.deepEqual(errors, []);
   });
 });
+
+Deno.test("Load file… of a JSON file that is no persona, script or save state says what it looks like and changes nothing", async () => {
+  await withPlayground("failed-files-wrong-kind", async ({ page, errors }) => {
+    const persona = await page.inputValue("#jsonc");
+    const script = await page.inputValue("#script");
+    const cases: [string, unknown, RegExp][] = [
+      [
+        "tools.json",
+        [{ name: "check_stock", description: "Stock of an item.", parameters: { type: "object" } }],
+        /^tools\.json looks like a list of tools \(1 item with a "name" and "parameters"\), not a file Load file… takes\./,
+      ],
+      [
+        "world.json",
+        { player: { gold: 5 }, weather: "rain" },
+        /^world\.json looks like an object with "player", "weather"/,
+      ],
+      [
+        "states.json",
+        [{ npc: "mira", state: {} }],
+        /^states\.json looks like a list of save states \(1 item\)/,
+      ],
+      [
+        "people.json",
+        [{ persona: { name: "Gorm" } }],
+        /^people\.json looks like a list of persona files or personas/,
+      ],
+      ["numbers.json", [1, 2], /^numbers\.json looks like a list of numbers \(2 items\), not a file/],
+    ];
+    for (const [name, value, message] of cases) {
+      await page.setInputFiles("#load-persona", [file(name, value)]);
+      // Before: the list went to the Model tab as a script ("Loaded the script tools.json"), and the object
+      // replaced the persona text.
+      await page.locator("#start-result p.error").filter({ hasText: name }).waitFor();
+      assert.match(await text(page, "#start-result"), message);
+      assert.match(await text(page, "#start-result"), /Nothing was changed\.$/);
+      assert.equal(await page.inputValue("#jsonc"), persona);
+      assert.equal(await page.inputValue("#script"), script);
+      assert.equal(await page.locator("#undo-load").isHidden(), true);
+    }
+    assert.deepEqual(errors, []);
+  });
+});
