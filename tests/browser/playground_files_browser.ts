@@ -339,3 +339,19 @@ Deno.test("Load file… of a JSON file that is no persona, script or save state 
     assert.deepEqual(errors, []);
   });
 });
+
+Deno.test("a 5,000-character name is a warning before Start, and the page shows it cut short where it names the NPC", async () => {
+  await withPlayground("failed-files-long-name", async ({ page, errors }) => {
+    await page.fill("[name='persona.name']", "G".repeat(5000));
+    await page.locator("#editor-status").filter({ hasText: "The name is 5,000 characters long" }).waitFor();
+    await page.click("#start");
+    await page.locator("ol.turns li.note").filter({ hasText: "Started G" }).waitFor();
+    await npcReady(page);
+    const cut = "G".repeat(40) + "…";
+    // Before: the whole name, 5,000 characters, in each of these (and a turn's speaker filled the conversation).
+    assert.equal(await text(page, ".npc-name"), `${cut} (mira)`);
+    assert.equal(await text(page, "#start-result"), `Started ${cut} (mira).`);
+    assert.match(await text(page, "#editor-status .summary"), new RegExp(`^${cut} is running`));
+    assert.deepEqual(errors, []);
+  });
+});

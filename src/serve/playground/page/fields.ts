@@ -503,8 +503,23 @@ function errorOf(problem: string | null): Check {
 function checkText(spec: FieldSpec, value: JsonValue): Check {
   if (typeof value !== "string") return { error: `Must be text; got ${show(value)}.` };
   if (spec.required && value.trim() === "") return { error: `${spec.label} must not be empty.` };
+  const length = [...value.trim()].length;
+  if (spec.section === "persona" && spec.key === "name" && length > LONG_NAME) {
+    return {
+      warning:
+        `The name is ${length.toLocaleString("en-US")} characters long: the NPC's name goes into every ` +
+        "prompt, and the game shows it where the NPC speaks. Keep it to a few words; the rest belongs in Role, " +
+        "Personality or Backstory.",
+    };
+  }
   return {};
 }
+
+/**
+ * Characters past which a persona's name is taken for a paste into the wrong field (a warning: the bridge
+ * takes any length, and puts the name in every prompt).
+ */
+const LONG_NAME = 80;
 
 /** World paths, one per item. */
 function checkPaths(value: JsonValue): Check {
