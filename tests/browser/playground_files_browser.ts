@@ -355,3 +355,26 @@ Deno.test("a 5,000-character name is a warning before Start, and the page shows 
     assert.deepEqual(errors, []);
   });
 });
+
+Deno.test("Load script… of a tools file or a world snapshot says what it looks like and keeps the script (it has no undo)", async () => {
+  await withPlayground("failed-files-script-wrong-kind", async ({ page, errors }) => {
+    await page.click("#tab-model");
+    const script = await page.inputValue("#script");
+    await page.setInputFiles("#load-script", [
+      file("tools.json", [{ name: "check_stock", parameters: { type: "object" } }]),
+    ]);
+    // Before: the tools took the script's place ("Loaded the script tools.json; new NPCs run on it."), and the
+    // designer's script was lost.
+    await page.locator("#start-result p.error").filter({ hasText: "tools.json" }).waitFor();
+    assert.equal(
+      await text(page, "#start-result"),
+      'tools.json looks like a list of tools (1 item with a "name" and "parameters"), not a script: a script is ' +
+        'a list of steps such as [{"text": "Hello."}]. The script was not changed.',
+    );
+    await page.setInputFiles("#load-script", [file("world.json", { player: { gold: 5 } })]);
+    await page.locator("#start-result p.error").filter({ hasText: "world.json" }).waitFor();
+    assert.match(await text(page, "#start-result"), /^world\.json looks like an object with "player" /);
+    assert.equal(await page.inputValue("#script"), script);
+    assert.deepEqual(errors, []);
+  });
+});

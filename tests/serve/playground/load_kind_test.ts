@@ -3,7 +3,7 @@
  * other JSON a designer may pick by mistake refused with what it looks like.
  */
 import assert from "node:assert/strict";
-import { loadKind } from "../../../src/serve/playground/page/load_kind.ts";
+import { loadKind, notAScriptLooks } from "../../../src/serve/playground/page/load_kind.ts";
 
 Deno.test("loadKind: persona files, scripts and save states are taken as before", () => {
   assert.deepEqual(loadKind("mira.jsonc", '{"persona": {"name": "Mira"}} // notes'), { kind: "persona" });
@@ -50,4 +50,20 @@ Deno.test("loadKind: other JSON is refused with what it looks like and what Load
   assert.equal(refused("n.json", "42"), "n.json looks like a number");
   assert.equal(refused("n.json", '"hi"'), "n.json looks like a string");
   assert.equal(refused("n.json", "null"), "n.json looks like a null");
+});
+
+Deno.test("loadKind and notAScriptLooks: a script object with 'steps' misspelled is a script, for its box to say so", () => {
+  assert.deepEqual(loadKind("a.json", '{"step": [{"text": "Hi"}]}'), { kind: "script" });
+  assert.equal(notAScriptLooks('{"step": [{"text": "Hi"}]}'), null);
+  assert.equal(notAScriptLooks('[{"text": "Hi"}]'), null);
+  assert.equal(notAScriptLooks('[{"text": "Hi"'), null);
+  assert.equal(notAScriptLooks('{"persona": {"name": "Gorm"}}'), null); // named by notAScript
+  assert.equal(
+    notAScriptLooks('[{"name": "check_stock", "parameters": {}}]'),
+    'a list of tools (1 item with a "name" and "parameters")',
+  );
+  assert.equal(
+    notAScriptLooks('{"player": {"gold": 5}}'),
+    'an object with "player" (a world snapshot or other data?)',
+  );
 });

@@ -7,6 +7,7 @@
  * @module
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
+import { nearestName } from "../../../protocol/edit_distance.ts";
 import { STEP_KEYS } from "../../../protocol/script_keys.ts";
 import { OPTION_KEYS, PERSONA_KEYS } from "../../../game/npc/keys.ts";
 import { parseJsonc } from "./document.ts";
@@ -97,7 +98,7 @@ export function loadKind(name: string, text: string): LoadKind {
   if (Array.isArray(value) && value.length > 0 && value.every(isJsonObject) && value.some(isStep)) {
     return { kind: "script" };
   }
-  if (isJsonObject(value) && !isJsonObject(value.persona) && Array.isArray(value.steps)) {
+  if (isJsonObject(value) && !isJsonObject(value.persona) && isScriptObject(value)) {
     return { kind: "script" };
   }
   if (isPersonaFile(value)) return { kind: "persona" };
@@ -106,4 +107,27 @@ export function loadKind(name: string, text: string): LoadKind {
       looksLike(value)
     }, not a file Load file… takes. ${TAKES} Nothing was changed.`,
   };
+}
+
+/** Whether the object `value` is a script: it has `steps` (or a key that misspells it, or `fallback`). */
+function isScriptObject(value: JsonObject): boolean {
+  if (Array.isArray(value.steps)) return true;
+  return Object.keys(value).some((key) => nearestName(key, ["steps", "fallback"]) !== undefined);
+}
+
+/**
+ * What the file `text` chosen with Load script… looks like when it is JSON that is neither a script, nor a
+ * persona file or a save state (which the page names on their own); null otherwise (text to fix in the
+ * script box included).
+ *
+ * @example
+ * ```ts
+ * notAScriptLooks('[{"name": "check_stock", "parameters": {}}]');
+ * // 'a list of tools (1 item with a "name" and "parameters")'
+ * notAScriptLooks('{"step": [{"text": "Hi"}]}'); // null: the script box asks "did you mean 'steps'?"
+ * ```
+ */
+export function notAScriptLooks(text: string): string | null {
+  const kind = loadKind("", text);
+  return "refused" in kind ? looksLike(parseJsonc(text).value ?? null) : null;
 }
