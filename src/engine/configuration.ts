@@ -6,6 +6,7 @@ import type { LanguageModel } from "../models/language_model.ts";
 import type { ModelFactories, ModelParam, ModelSpec } from "../models/registry.ts";
 import { BridgeError, thrownByHost } from "../protocol/errors.ts";
 import type { JsonValue } from "../protocol/json.ts";
+import { DEFAULT_TOOL_TIMEOUT_SECONDS } from "../protocol/npc_defaults.ts";
 import { type Logger, stderrLogger } from "../util/logger.ts";
 import type { BridgeExtension } from "./extension.ts";
 import type { BridgeSettings } from "./settings.ts";
@@ -83,7 +84,7 @@ export const DEFAULTS: {
   readonly maxInFlightRequests: 16384;
 } = {
   maxSessions: 64,
-  toolTimeoutSeconds: 120,
+  toolTimeoutSeconds: DEFAULT_TOOL_TIMEOUT_SECONDS,
   maxPendingClientRequests: 1024,
   maxQueuedOperations: 256,
   maxInFlightRequests: 16384,

@@ -6,6 +6,7 @@
 import { BridgeError } from "./errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "./json.ts";
 import { nearestName } from "./edit_distance.ts";
+import { MAX_DURATION_SECONDS } from "./npc_defaults.ts";
 
 /**
  * The warning of an unknown member `member.key`, named `member.name` with its path, of an object whose members
@@ -257,9 +258,11 @@ export class Params {
   optionalSeconds(key: string): number | null | undefined {
     const v = this.get(key);
     if (v === undefined) return undefined;
-    if (typeof v !== "number" || !Number.isFinite(v) || v < 0 || v > 86400) {
+    if (typeof v !== "number" || !Number.isFinite(v) || v < 0 || v > MAX_DURATION_SECONDS) {
       throw BridgeError.invalidParams(
-        `Parameter '${this.name(key)}' must be a number of seconds from 0 to 86400 (0 means no limit); got ${
+        `Parameter '${
+          this.name(key)
+        }' must be a number of seconds from 0 to ${MAX_DURATION_SECONDS} (0 means no limit); got ${
           showValue(v)
         }.`,
       );

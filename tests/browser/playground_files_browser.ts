@@ -297,3 +297,84 @@ Deno.test("Undo load after Load file… with a persona and its script brings bac
     assert.deepEqual(errors, []);
   });
 });
+
+Deno.test("Load file… of a JSON file that is no persona, script or save state says what it looks like and changes nothing", async () => {
+  await withPlayground("failed-files-wrong-kind", async ({ page, errors }) => {
+    const persona = await page.inputValue("#jsonc");
+    const script = await page.inputValue("#script");
+    const cases: [string, unknown, RegExp][] = [
+      [
+        "tools.json",
+        [{ name: "check_stock", description: "Stock of an item.", parameters: { type: "object" } }],
+        /^tools\.json looks like a list of tools \(1 item with a "name" and "parameters"\), not a file Load file… takes\./,
+      ],
+      [
+        "world.json",
+        { player: { gold: 5 }, weather: "rain" },
+        /^world\.json looks like an object with "player", "weather"/,
+      ],
+      [
+        "states.json",
+        [{ npc: "mira", state: {} }],
+        /^states\.json looks like a list of save states \(1 item\)/,
+      ],
+      [
+        "people.json",
+        [{ persona: { name: "Gorm" } }],
+        /^people\.json looks like a list of persona files or personas/,
+      ],
+      ["numbers.json", [1, 2], /^numbers\.json looks like a list of numbers \(2 items\), not a file/],
+    ];
+    for (const [name, value, message] of cases) {
+      await page.setInputFiles("#load-persona", [file(name, value)]);
+      // Before: the list went to the Model tab as a script ("Loaded the script tools.json"), and the object
+      // replaced the persona text.
+      await page.locator("#start-result p.error").filter({ hasText: name }).waitFor();
+      assert.match(await text(page, "#start-result"), message);
+      assert.match(await text(page, "#start-result"), /Nothing was changed\.$/);
+      assert.equal(await page.inputValue("#jsonc"), persona);
+      assert.equal(await page.inputValue("#script"), script);
+      assert.equal(await page.locator("#undo-load").isHidden(), true);
+    }
+    assert.deepEqual(errors, []);
+  });
+});
+
+Deno.test("a 5,000-character name is a warning before Start, and the page shows it cut short where it names the NPC", async () => {
+  await withPlayground("failed-files-long-name", async ({ page, errors }) => {
+    await page.fill("[name='persona.name']", "G".repeat(5000));
+    await page.locator("#editor-status").filter({ hasText: "The name is 5,000 characters long" }).waitFor();
+    await page.click("#start");
+    await page.locator("ol.turns li.note").filter({ hasText: "Started G" }).waitFor();
+    await npcReady(page);
+    const cut = "G".repeat(40) + "…";
+    // Before: the whole name, 5,000 characters, in each of these (and a turn's speaker filled the conversation).
+    assert.equal(await text(page, ".npc-name"), `${cut} (mira)`);
+    assert.equal(await text(page, "#start-result"), `Started ${cut} (mira).`);
+    assert.match(await text(page, "#editor-status .summary"), new RegExp(`^${cut} is running`));
+    assert.deepEqual(errors, []);
+  });
+});
+
+Deno.test("Load script… of a tools file or a world snapshot says what it looks like and keeps the script (it has no undo)", async () => {
+  await withPlayground("failed-files-script-wrong-kind", async ({ page, errors }) => {
+    await page.click("#tab-model");
+    const script = await page.inputValue("#script");
+    await page.setInputFiles("#load-script", [
+      file("tools.json", [{ name: "check_stock", parameters: { type: "object" } }]),
+    ]);
+    // Before: the tools took the script's place ("Loaded the script tools.json; new NPCs run on it."), and the
+    // designer's script was lost.
+    await page.locator("#start-result p.error").filter({ hasText: "tools.json" }).waitFor();
+    assert.equal(
+      await text(page, "#start-result"),
+      'tools.json looks like a list of tools (1 item with a "name" and "parameters"), not a script: a script is ' +
+        'a list of steps such as [{"text": "Hello."}]. The script was not changed.',
+    );
+    await page.setInputFiles("#load-script", [file("world.json", { player: { gold: 5 } })]);
+    await page.locator("#start-result p.error").filter({ hasText: "world.json" }).waitFor();
+    assert.match(await text(page, "#start-result"), /^world\.json looks like an object with "player" /);
+    assert.equal(await page.inputValue("#script"), script);
+    assert.deepEqual(errors, []);
+  });
+});

@@ -8,13 +8,14 @@ import type { JsonObject } from "../../protocol/json.ts";
 import { Params } from "../../protocol/params.ts";
 import type { Parsed } from "./persona.ts";
 import { MEMORY_KEYS } from "./keys.ts";
+import { RELATIONSHIP_BOUNDS } from "../../protocol/npc_defaults.ts";
 
 export { MEMORY_KEYS };
 
 /** Lowest relationship. */
-export const RELATIONSHIP_MIN: number = -100;
+export const RELATIONSHIP_MIN: number = RELATIONSHIP_BOUNDS.min;
 /** Highest relationship. */
-export const RELATIONSHIP_MAX: number = 100;
+export const RELATIONSHIP_MAX: number = RELATIONSHIP_BOUNDS.max;
 
 /** What the NPC remembers. */
 export interface NpcMemory {

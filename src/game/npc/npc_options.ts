@@ -14,6 +14,7 @@ import { missingPathWarning } from "../world/missing_path.ts";
 import type { Emotion } from "./emotions.ts";
 import { type Parsed, parseEmotionParam } from "./persona.ts";
 import { OPTION_KEYS } from "./keys.ts";
+import { OPTION_BOUNDS, OPTION_DEFAULTS } from "../../protocol/npc_defaults.ts";
 
 export { OPTION_KEYS };
 
@@ -77,31 +78,16 @@ export interface NpcOptions {
 
 /** The options of an NPC created without `options`. */
 export function defaultOptions(defaultTimeoutMs: number | null): NpcOptions {
+  const { toolTimeoutSeconds: _, ...d } = OPTION_DEFAULTS;
   return {
-    replyFormat: "automatic",
-    groundingTool: null,
-    toolChoice: "explicit",
-    maxToolRounds: 2,
-    maxToolCalls: 6,
+    ...d,
     toolTimeoutMs: defaultTimeoutMs,
-    worldReadable: [""],
-    worldWritable: [],
-    worldContextPaths: [],
-    memoryTools: [],
-    maxFacts: 12,
-    maxRelationshipChange: 10,
-    secretsUnlockAtRelationship: 50,
-    emotions: [],
-    playerOptionCount: 3,
-    canEndConversation: true,
-    extraInstructions: null,
-    compactAfterTurns: 8,
-    keepRecentTurns: 2,
-    fallbackOnGuardrail: true,
-    fallbackLines: [],
-    temperature: null,
-    maximumResponseTokens: null,
-    barkMaximumTokens: 48,
+    worldReadable: [...d.worldReadable],
+    worldWritable: [...d.worldWritable],
+    worldContextPaths: [...d.worldContextPaths],
+    memoryTools: [...d.memoryTools],
+    emotions: [...d.emotions],
+    fallbackLines: [...d.fallbackLines],
   };
 }
 
@@ -226,7 +212,7 @@ export function parseNpcOptions(
   const memoryTools = p.get("memoryTools");
   if (memoryTools !== undefined) o.memoryTools = parseMemoryTools(memoryTools, p.name("memoryTools"));
   o.maxFacts = p.optionalInteger("maxFacts", { min: 0 }) ?? o.maxFacts;
-  o.maxRelationshipChange = p.optionalInteger("maxRelationshipChange", { min: 0, max: 200 }) ??
+  o.maxRelationshipChange = p.optionalInteger("maxRelationshipChange", OPTION_BOUNDS.maxRelationshipChange) ??
     o.maxRelationshipChange;
   if (p.has("secretsUnlockAtRelationship") && p.raw.secretsUnlockAtRelationship === null) {
     o.secretsUnlockAtRelationship = null;
@@ -245,8 +231,9 @@ export function parseNpcOptions(
   }
   const count = p.optionalInteger("playerOptionCount");
   if (count !== undefined) {
-    if (count < 0 || count > 4) {
-      throw BridgeError.invalidParams(`'${p.name("playerOptionCount")}' must be between 0 and 4.`);
+    const { min, max } = OPTION_BOUNDS.playerOptionCount;
+    if (count < min || count > max) {
+      throw BridgeError.invalidParams(`'${p.name("playerOptionCount")}' must be between ${min} and ${max}.`);
     }
     o.playerOptionCount = count;
   }

@@ -7,6 +7,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from "../../protocol/js
 import { Params, showValue } from "../../protocol/params.ts";
 import { type Emotion, parseEmotion } from "./emotions.ts";
 import { PERSONA_KEYS } from "./keys.ts";
+import { PERSONA_BOUNDS, PERSONA_DEFAULTS } from "../../protocol/npc_defaults.ts";
 
 export { PERSONA_KEYS };
 
@@ -109,7 +110,8 @@ export function parsePersona(value: JsonValue | undefined, path: string): Parsed
     defaultEmotion: emotion === undefined
       ? "neutral"
       : parseEmotionParam(emotion, { name: p.name("defaultEmotion"), warnings }),
-    maxSentences: p.optionalInteger("maxSentences", { min: 1, max: 1000 }) ?? 2,
+    maxSentences: p.optionalInteger("maxSentences", PERSONA_BOUNDS.maxSentences) ??
+      PERSONA_DEFAULTS.maxSentences,
   };
   return { value: persona, warnings };
 }

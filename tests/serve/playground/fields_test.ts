@@ -14,6 +14,7 @@ import { BridgeError } from "../../../src/protocol/errors.ts";
 import {
   checkField,
   fieldHint,
+  fieldOf,
   FIELDS,
   FILE_KEYS,
   keysOf,
@@ -225,4 +226,15 @@ Deno.test("the hint under a field: an optional text or list says 'Optional' (not
   assert.equal(hint("name"), "Required. Only required field, e.g. “Gorm”.");
   assert.equal(hint("maxSentences"), "Default: 2 · 1–1000. Reply length limit.");
   assert.equal(hint("greeting"), "Default: none. An opening situation: the default situation of a bark.");
+});
+
+Deno.test("a name far longer than a name (a paste into the wrong field) is a warning before Start; the bridge takes it", () => {
+  const name = fieldOf("persona", "name")!;
+  const long = "G".repeat(5000);
+  assert.deepEqual(checkField(name, { value: long }), {
+    warning: "The name is 5,000 characters long: the NPC's name goes into every prompt, and the game shows " +
+      "it where the NPC speaks. Keep it to a few words; the rest belongs in Role, Personality or Backstory.",
+  });
+  assert.deepEqual(checkField(name, { value: "Gorm Ironhand, the smith of Oakridge" }), {});
+  assert.deepEqual(checkField(name, { value: "Ж".repeat(64) }), {});
 });

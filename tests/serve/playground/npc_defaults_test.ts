@@ -5,6 +5,9 @@
 import assert from "node:assert/strict";
 import { optionsJson, parseNpcOptions } from "../../../src/game/npc/npc_options.ts";
 import { parsePersona, personaJson } from "../../../src/game/npc/persona.ts";
+import { parseMemory } from "../../../src/game/npc/npc_memory.ts";
+import { OPTION_BOUNDS, PERSONA_BOUNDS, RELATIONSHIP_BOUNDS } from "../../../src/protocol/npc_defaults.ts";
+import { reviewDocument } from "../../../src/serve/playground/page/document.ts";
 import {
   OPTION_DEFAULTS,
   PERSONA_DEFAULTS,
@@ -32,4 +35,39 @@ Deno.test("withoutDefaults: a saved state's settings and the editor's sparse one
     withoutDefaults(personaJson(parsePersona(persona, "persona").value), PERSONA_DEFAULTS),
     withoutDefaults(persona, PERSONA_DEFAULTS),
   );
+});
+
+Deno.test("the page flags before Start each bounded number the bridge refuses, at the bridge's own bound", () => {
+  const cases: [section: "persona" | "options" | "memory", key: string, max: number][] = [
+    ["persona", "maxSentences", PERSONA_BOUNDS.maxSentences.max],
+    ["options", "maxRelationshipChange", OPTION_BOUNDS.maxRelationshipChange.max],
+    ["options", "playerOptionCount", OPTION_BOUNDS.playerOptionCount.max],
+    ["options", "toolTimeoutSeconds", OPTION_BOUNDS.toolTimeoutSeconds.max],
+    ["memory", "relationship", RELATIONSHIP_BOUNDS.max],
+  ];
+  /** The bridge's refusal of `value` at `section.key`, or null when it takes it. */
+  const bridge = (section: string, key: string, value: number): string | null => {
+    try {
+      if (section === "persona") parsePersona({ name: "Gorm", [key]: value }, "persona");
+      if (section === "options") {
+        parseNpcOptions({ [key]: value }, { path: "options", defaultTimeoutMs: null });
+      }
+      if (section === "memory") parseMemory({ [key]: value }, "memory");
+      return null;
+    } catch (error) {
+      return (error as Error).message;
+    }
+  };
+  const page = (section: string, key: string, value: number) =>
+    reviewDocument({
+      persona: { name: "Gorm" },
+      [section]: { ...(section === "persona" ? { name: "Gorm" } : {}), [key]: value },
+    })
+      .fields.get(`${section}.${key}`)?.error ?? null;
+  for (const [section, key, max] of cases) {
+    assert.equal(bridge(section, key, max), null, `the bridge takes ${section}.${key} = ${max}`);
+    assert.equal(page(section, key, max), null, `the page takes ${section}.${key} = ${max}`);
+    assert.notEqual(bridge(section, key, max + 1), null, `the bridge refuses ${section}.${key} = ${max + 1}`);
+    assert.notEqual(page(section, key, max + 1), null, `the page flags ${section}.${key} = ${max + 1}`);
+  }
 });

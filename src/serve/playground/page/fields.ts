@@ -8,6 +8,7 @@
 import { EMOTIONS } from "../../../game/npc/emotions.ts";
 import type { JsonValue } from "../../../protocol/json.ts";
 import { isPrintableId } from "../../../util/ids.ts";
+import { OPTION_BOUNDS, PERSONA_BOUNDS, RELATIONSHIP_BOUNDS } from "../../../protocol/npc_defaults.ts";
 
 /** Where a field lives in the persona file (`file`: a top-level key). */
 export type Section = "file" | "persona" | "options" | "memory";
@@ -129,7 +130,15 @@ export const FIELDS: readonly FieldSpec[] = [
     "neutral",
     "Used when the model gives none, and for fallback lines.",
   ),
-  s("persona", "maxSentences", "Max sentences", "integer", "2", "Reply length limit.", { min: 1, max: 1000 }),
+  s(
+    "persona",
+    "maxSentences",
+    "Max sentences",
+    "integer",
+    "2",
+    "Reply length limit.",
+    PERSONA_BOUNDS.maxSentences,
+  ),
 
   s(
     "options",
@@ -178,7 +187,7 @@ export const FIELDS: readonly FieldSpec[] = [
     "seconds",
     "120",
     "Time the game has to answer a tool call; 0 = forever. A tool's own timeout wins.",
-    { min: 0, max: 86400 },
+    OPTION_BOUNDS.toolTimeoutSeconds,
   ),
   s(
     "options",
@@ -220,7 +229,7 @@ export const FIELDS: readonly FieldSpec[] = [
     "integer",
     "10",
     "Largest change per change_relationship call.",
-    { min: 0, max: 200 },
+    OPTION_BOUNDS.maxRelationshipChange,
   ),
   s(
     "options",
@@ -245,7 +254,7 @@ export const FIELDS: readonly FieldSpec[] = [
     "integer",
     "3",
     "Suggested player replies (structured replies only).",
-    { min: 0, max: 4 },
+    OPTION_BOUNDS.playerOptionCount,
   ),
   s(
     "options",
@@ -313,7 +322,7 @@ export const FIELDS: readonly FieldSpec[] = [
     "number",
     "0",
     "Attitude toward the player at the start.",
-    { min: -100, max: 100 },
+    RELATIONSHIP_BOUNDS,
   ),
   s("memory", "summary", "Summary", "longtext", "none", "A summary of earlier conversations."),
 ];
@@ -494,8 +503,23 @@ function errorOf(problem: string | null): Check {
 function checkText(spec: FieldSpec, value: JsonValue): Check {
   if (typeof value !== "string") return { error: `Must be text; got ${show(value)}.` };
   if (spec.required && value.trim() === "") return { error: `${spec.label} must not be empty.` };
+  const length = [...value.trim()].length;
+  if (spec.section === "persona" && spec.key === "name" && length > LONG_NAME) {
+    return {
+      warning:
+        `The name is ${length.toLocaleString("en-US")} characters long: the NPC's name goes into every ` +
+        "prompt, and the game shows it where the NPC speaks. Keep it to a few words; the rest belongs in Role, " +
+        "Personality or Backstory.",
+    };
+  }
   return {};
 }
+
+/**
+ * Characters past which a persona's name is taken for a paste into the wrong field (a warning: the bridge
+ * takes any length, and puts the name in every prompt).
+ */
+const LONG_NAME = 80;
 
 /** World paths, one per item. */
 function checkPaths(value: JsonValue): Check {

@@ -10,6 +10,7 @@ import type { JsonValue } from "../../../protocol/json.ts";
 import { download, fileName, savedNote, toFix } from "./dom.ts";
 import { modelPanel } from "./editor_panels.ts";
 import { notAScript, scriptModel, scriptNotes, scriptProblem } from "./script_check.ts";
+import { notAScriptLooks } from "./load_kind.ts";
 import type { ScriptChoice } from "./persona_loads.ts";
 import type { StartResult } from "./start_result.ts";
 import type { Saved } from "./storage.ts";
@@ -197,6 +198,15 @@ export class ModelTab {
           ? `${file.name} is a persona file, not a script: load it with Load file… above. The script was not changed.`
           : `${file.name} is a save state, not a script: restore it with Load file… above (or State → Save). ` +
             "The script was not changed.",
+      });
+      return;
+    }
+    const looks = notAScriptLooks(text);
+    if (looks !== null) {
+      this.#host.showResult({
+        error: `${file.name} looks like ${looks}, not a script: a script is a list of steps such as ` +
+          '[{"text": "Hello."}]. The script was not changed.',
+        marks: [],
       });
       return;
     }

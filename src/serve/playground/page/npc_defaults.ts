@@ -2,51 +2,21 @@
  * The bridge's defaults of a persona's fields and an NPC's options, as a saved state (`npc/state`) writes
  * them out, and a persona or options object without them: a restored NPC's settings (every key spelled out)
  * compare with the editor's (only the keys the designer wrote), and the restored ones go into the editor as a
- * designer writes them. Pure data and functions: no DOM; a test holds them to the bridge's own.
+ * designer writes them. Pure data and functions: no DOM; the defaults are the bridge's own
+ * (src/protocol/npc_defaults.ts), which the bridge parses with.
  * @module
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
+import {
+  OPTION_DEFAULTS as BRIDGE_OPTION_DEFAULTS,
+  PERSONA_DEFAULTS as BRIDGE_PERSONA_DEFAULTS,
+} from "../../../protocol/npc_defaults.ts";
 
-/** The persona fields' defaults (`name` has none). */
-export const PERSONA_DEFAULTS: JsonObject = {
-  role: "",
-  personality: "",
-  speakingStyle: "",
-  backstory: "",
-  goals: [],
-  knowledge: [],
-  secrets: [],
-  defaultEmotion: "neutral",
-  maxSentences: 2,
-};
+/** The persona fields' defaults (`name` has none): the bridge's, as a saved state writes them. */
+export const PERSONA_DEFAULTS: JsonObject = JSON.parse(JSON.stringify(BRIDGE_PERSONA_DEFAULTS));
 
-/** The NPC options' defaults (`toolTimeoutSeconds`: the bridge's default, 120). */
-export const OPTION_DEFAULTS: JsonObject = {
-  replyFormat: "automatic",
-  groundingTool: null,
-  toolChoice: "explicit",
-  maxToolRounds: 2,
-  maxToolCalls: 6,
-  toolTimeoutSeconds: 120,
-  worldReadable: [""],
-  worldWritable: [],
-  worldContextPaths: [],
-  memoryTools: [],
-  maxFacts: 12,
-  maxRelationshipChange: 10,
-  secretsUnlockAtRelationship: 50,
-  emotions: [],
-  playerOptionCount: 3,
-  canEndConversation: true,
-  extraInstructions: null,
-  compactAfterTurns: 8,
-  keepRecentTurns: 2,
-  fallbackOnGuardrail: true,
-  fallbackLines: [],
-  temperature: null,
-  maximumResponseTokens: null,
-  barkMaximumTokens: 48,
-};
+/** The NPC options' defaults (`toolTimeoutSeconds`: the bridge's default, 120): the bridge's. */
+export const OPTION_DEFAULTS: JsonObject = JSON.parse(JSON.stringify(BRIDGE_OPTION_DEFAULTS));
 
 const MEMORY_TOOLS = ["rememberFact", "changeRelationship"];
 

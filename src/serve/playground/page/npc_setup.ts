@@ -18,6 +18,7 @@ import type { StatePanel } from "./state_panel.ts";
 import type { Saved } from "./storage.ts";
 import type { ToolRenames } from "./tool_renames.ts";
 import type { WorldEdits } from "./world_edits.ts";
+import { shownName } from "./turn_format.ts";
 
 /** What setting up an NPC asks of the page. */
 export interface NpcSetupHost {
@@ -103,7 +104,7 @@ export class NpcSetup {
     const { connection, created, worldParts, settings, model, label } = parts;
     this.tookTools(parts.tools);
     const persona = isJsonObject(from.persona) ? from.persona : {};
-    const name = typeof persona.name === "string" ? persona.name : created.npc;
+    const name = typeof persona.name === "string" ? shownName(persona.name) : created.npc;
     host.setRunning({
       // (The handle knows its model: an NPC put back after a refused Apply runs on it again.)
       npc: new Npc(connection, created.npc, {

@@ -8,8 +8,9 @@
  * @module
  */
 import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
-import { parseJsonc, type PersonaDocument } from "./document.ts";
+import type { PersonaDocument } from "./document.ts";
 import { h } from "./dom.ts";
+import { loadKind } from "./load_kind.ts";
 import { OPTION_DEFAULTS, PERSONA_DEFAULTS, withoutDefaults } from "./npc_defaults.ts";
 import type { StartResult } from "./start_result.ts";
 
@@ -140,16 +141,22 @@ export class PersonaLoads {
     // What this load replaces, for Undo load: the persona text and the script as they were before it.
     let textBefore: string | null = null;
     let scriptBefore: ScriptChoice | null = null;
-    for (const file of files) {
+    // Every file is read and recognized first: one that is none of the kinds changes nothing, not even the
+    // files chosen with it.
+    const read = await Promise.all(files.map(async (file) => {
       const text = await file.text();
-      const value = parseJsonc(text).value;
-      if (isJsonObject(value) && (isJsonObject(value.state) || isJsonObject(value.transcript))) {
+      return { file, text, kind: loadKind(file.name, text) };
+    }));
+    const refused = read.flatMap(({ kind }) => "refused" in kind ? [kind.refused] : []);
+    if (refused.length > 0) {
+      host.showResult({ error: refused.join(" "), marks: [] });
+      return;
+    }
+    for (const { file, text, kind } of read) {
+      if (!("kind" in kind)) continue;
+      if (kind.kind === "state") {
         host.restoreFile(file.name, text);
-      } else if (
-        /\.steps\.jsonc?$/i.test(file.name) ||
-        Array.isArray(value) ||
-        (isJsonObject(value) && !isJsonObject(value.persona) && Array.isArray(value.steps))
-      ) {
+      } else if (kind.kind === "script") {
         scriptBefore ??= host.scriptChoice();
         host.setScript(text);
         notes.push(`the script ${file.name} (new NPCs run on it)`);

@@ -46,3 +46,23 @@ export function ms(value: number | undefined): string {
 export function thinkingFor(since: number): string {
   return `thinking… ${Math.max(0, Math.floor((Date.now() - since) / 1000))} s`;
 }
+
+/** Characters of an NPC's name the page shows before it cuts the name with "…". */
+const SHOWN_NAME = 40;
+
+/**
+ * An NPC's name as the page shows it where it names the NPC (the conversation, the status line, the result
+ * line): trimmed as the bridge trims it, and cut with "…" past 40 characters (a paste into the wrong field
+ * would fill the conversation).
+ *
+ * @example
+ * ```ts
+ * import { shownName } from "./turn_format.ts";
+ * shownName(" Mira "); // "Mira"
+ * shownName("G".repeat(5000)).length; // 41
+ * ```
+ */
+export function shownName(name: string): string {
+  const chars = [...name.trim()];
+  return chars.length > SHOWN_NAME ? `${chars.slice(0, SHOWN_NAME).join("")}…` : chars.join("");
+}
