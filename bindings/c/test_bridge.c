@@ -1119,11 +1119,18 @@ static void test_destroy_stuck_bridge(void) {
  * (blocked on a bridge that does not read its input) reaches it.
  */
 #define WATCHDOG_MS 20000
+/*
+ * The guard of filling a frozen bridge's queue (64 MiB sent in 1 MiB lines, each checked and copied by the
+ * library): 0.6 s alone, 7 s under ThreadSanitizer, over 20 s under ThreadSanitizer on a machine busy with other
+ * test runs, where WATCHDOG_MS fired though the sends went on.
+ */
+#define FILL_WATCHDOG_MS 120000
 
 typedef struct {
     pthread_mutex_t lock;
     pthread_cond_t changed;
     int disarmed;
+    int ms; /* WATCHDOG_MS unless armed with watchdog_arm_for */
     const char *what;
     pthread_t thread;
 } watchdog;
@@ -1133,7 +1140,7 @@ static void *watchdog_main(void *raw) {
     struct timespec deadline;
     int fired = 0;
     clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += WATCHDOG_MS / 1000;
+    deadline.tv_sec += w->ms / 1000;
     pthread_mutex_lock(&w->lock);
     while (!w->disarmed && !fired) fired = pthread_cond_timedwait(&w->changed, &w->lock, &deadline) == ETIMEDOUT;
     fired = !w->disarmed;
@@ -1148,13 +1155,16 @@ static void *watchdog_main(void *raw) {
     return NULL;
 }
 
-static void watchdog_arm(watchdog *w, const char *what) {
+static void watchdog_arm_for(watchdog *w, const char *what, int ms) {
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->changed, NULL);
     w->disarmed = 0;
+    w->ms = ms;
     w->what = what;
     pthread_create(&w->thread, NULL, watchdog_main, w);
 }
+
+static void watchdog_arm(watchdog *w, const char *what) { watchdog_arm_for(w, what, WATCHDOG_MS); }
 
 static void watchdog_disarm(watchdog *w) {
     pthread_mutex_lock(&w->lock);
@@ -1335,7 +1345,7 @@ static void wait_writer_blocked(pid_t pid) {
 static int fill_frozen_queue(recorder *r, pid_t pid, size_t padding, char *request, int *accepted) {
     watchdog w;
     int k, rc = OAM_OK;
-    watchdog_arm(&w, "sends to a frozen bridge up to the queue limit");
+    watchdog_arm_for(&w, "sends to a frozen bridge up to the queue limit", FILL_WATCHDOG_MS);
     for (k = 0; k < 1000 && rc == OAM_OK; k++) {
         size_t n = (size_t)sprintf(request, "{\"jsonrpc\":\"2.0\",\"id\":\"full-%d\",\"method\":\"ping\","
                                             "\"params\":{\"padding\":\"", k);
