@@ -1181,8 +1181,12 @@ static void discard_unstarted(oam_bridge *bridge) {
     free(bridge);
 }
 
-OAM_API oam_bridge *oam_bridge_create_with_command(const char *const *argv, oam_message_callback callback,
-                                                   void *user_data) {
+/*
+ * oam_bridge_create_with_command(); `hint` (or NULL) follows the reason on the error line when the process cannot be
+ * started: where the command came from, what to set instead.
+ */
+static oam_bridge *create_bridge(const char *const *argv, oam_message_callback callback, void *user_data,
+                                 const char *hint) {
     oam_bridge *bridge;
     char error[256];
     if (!callback || !argv || !argv[0]) return NULL;
@@ -1193,7 +1197,7 @@ OAM_API oam_bridge *oam_bridge_create_with_command(const char *const *argv, oam_
     bridge->max_line_bytes = max_line_bytes_of(argv);
     bridge->max_queued_bytes = max_queued_bytes_for(bridge->max_line_bytes);
     if (oam_process_spawn(argv, &bridge->process, error, sizeof error) != 0) {
-        fprintf(stderr, "[open-apple-models] error: %s\n", error);
+        fprintf(stderr, "[open-apple-models] error: %s%s\n", error, hint ? hint : "");
         free(bridge);
         return NULL;
     }
@@ -1214,6 +1218,11 @@ OAM_API oam_bridge *oam_bridge_create_with_command(const char *const *argv, oam_
     return bridge;
 }
 
+OAM_API oam_bridge *oam_bridge_create_with_command(const char *const *argv, oam_message_callback callback,
+                                                   void *user_data) {
+    return create_bridge(argv, callback, user_data, NULL);
+}
+
 OAM_API oam_bridge *oam_bridge_create(oam_message_callback callback, void *user_data) {
     /* As UTF-8 also on Windows, where getenv would give the ANSI code page. */
     char *command, *path, *log;
@@ -1223,7 +1232,7 @@ OAM_API oam_bridge *oam_bridge_create(oam_message_callback callback, void *user_
     if (command) {
         char **argv = split_command(command);
         if (argv) {
-            bridge = oam_bridge_create_with_command((const char *const *)argv, callback, user_data);
+            bridge = create_bridge((const char *const *)argv, callback, user_data, " (from OAM_BRIDGE_COMMAND)");
             free_argv(argv);
         } else {
             fprintf(stderr, "[open-apple-models] error: OAM_BRIDGE_COMMAND is empty\n");
@@ -1243,7 +1252,11 @@ OAM_API oam_bridge *oam_bridge_create(oam_message_callback callback, void *user_
             argv[k++] = log;
         }
         argv[k] = NULL;
-        bridge = oam_bridge_create_with_command(argv, callback, user_data);
+        bridge = create_bridge(argv, callback, user_data,
+                               path ? " (from OAM_BRIDGE_PATH)"
+                                    : " (no bridge was named, so 'oam stdio' was looked up on PATH: set "
+                                      "OAM_BRIDGE_COMMAND=\"deno run -A /path/to/cli.ts stdio\" to run the bridge "
+                                      "from a checkout, or OAM_BRIDGE_PATH to the compiled oam)");
     }
     free(path);
     free(log);

@@ -171,7 +171,7 @@ typedef void (*oam_message_callback)(const char *json_line, void *user_data);
 #define OAM_OK 0
 #define OAM_ERROR_INVALID_ARGUMENT (-1) /* NULL bridge or json_line */
 #define OAM_ERROR_INVALID_UTF8 (-2)     /* json_line is not valid UTF-8 */
-#define OAM_ERROR_QUEUE_FULL (-3)       /* not sent: the bridge has not read 64 MiB sent before (see THREADING) */
+#define OAM_ERROR_QUEUE_FULL (-3)       /* not sent: the bridge has not read the queue limit sent before (64 MiB by default, see THREADING) */
 
 /* JSON-RPC error codes the library itself produces. */
 #define OAM_CODE_SHUT_DOWN (-32023) /* the bridge process exited / was destroyed */
@@ -198,7 +198,8 @@ OAM_API oam_bridge *oam_bridge_create_with_command(const char *const *argv, oam_
  * Sends one JSON-RPC message (request, notification, or response to a
  * tool/call). Returns OAM_OK when the message was accepted (queued), or
  * OAM_ERROR_QUEUE_FULL when it was not sent because the bridge has not read
- * the 64 MiB sent before (see THREADING); malformed JSON is
+ * what was sent before, up to the queue limit (64 MiB by default, see
+ * THREADING); malformed JSON is
  * reported asynchronously as a JSON-RPC error (-32700) through the callback.
  * Line breaks in the text (pretty-printed JSON) are sent as spaces, also a
  * raw line break inside a string (invalid JSON: write it as \n), which then

@@ -9,6 +9,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include "open_apple_models.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -44,9 +45,46 @@ static const char *current_test = "";
  */
 static volatile sig_atomic_t stopped_bridge = 0;
 
+/*
+ * True when every thread of `pid` is stopped (state T or t in /proc/<pid>/task/<tid>/stat), or when there is no
+ * /proc to tell (not Linux).
+ */
+static int all_threads_stopped(pid_t pid) {
+    char path[320];
+    DIR *tasks;
+    struct dirent *task;
+    int stopped = 1;
+    snprintf(path, sizeof path, "/proc/%ld/task", (long)pid);
+    tasks = opendir(path);
+    if (!tasks) return 1;
+    while (stopped && (task = readdir(tasks)) != NULL) {
+        char stat[512];
+        const char *state;
+        FILE *f;
+        size_t n;
+        if (task->d_name[0] == '.') continue;
+        snprintf(path, sizeof path, "/proc/%ld/task/%s/stat", (long)pid, task->d_name);
+        f = fopen(path, "r");
+        if (!f) continue; /* the thread ended */
+        n = fread(stat, 1, sizeof stat - 1, f);
+        fclose(f);
+        stat[n] = '\0';
+        state = strrchr(stat, ')'); /* "tid (name) S ...": the name may hold spaces and parentheses */
+        stopped = !state || state[1] != ' ' || state[2] == 'T' || state[2] == 't' || state[2] == 'Z' || state[2] == 'X';
+    }
+    closedir(tasks);
+    return stopped;
+}
+
+/*
+ * Stops the bridge `pid` (SIGSTOP) and returns once all its threads have stopped. kill() only sends the signal:
+ * a thread the loaded machine has not run yet may still read the bridge's stdin before it stops, which took a
+ * line off a queue the tests had just filled to its limit, so a blocking call found room and waited for ever.
+ */
 static void stop_bridge(pid_t pid) {
     stopped_bridge = (sig_atomic_t)pid;
     kill(pid, SIGSTOP);
+    while (!all_threads_stopped(pid)) usleep(1000);
 }
 
 /* Kills the stopped bridge if it is still there; the tests call this once they no longer need it. */
@@ -1081,11 +1119,18 @@ static void test_destroy_stuck_bridge(void) {
  * (blocked on a bridge that does not read its input) reaches it.
  */
 #define WATCHDOG_MS 20000
+/*
+ * The guard of filling a frozen bridge's queue (64 MiB sent in 1 MiB lines, each checked and copied by the
+ * library): 0.6 s alone, 7 s under ThreadSanitizer, over 20 s under ThreadSanitizer on a machine busy with other
+ * test runs, where WATCHDOG_MS fired though the sends went on.
+ */
+#define FILL_WATCHDOG_MS 120000
 
 typedef struct {
     pthread_mutex_t lock;
     pthread_cond_t changed;
     int disarmed;
+    int ms; /* WATCHDOG_MS unless armed with watchdog_arm_for */
     const char *what;
     pthread_t thread;
 } watchdog;
@@ -1095,7 +1140,7 @@ static void *watchdog_main(void *raw) {
     struct timespec deadline;
     int fired = 0;
     clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += WATCHDOG_MS / 1000;
+    deadline.tv_sec += w->ms / 1000;
     pthread_mutex_lock(&w->lock);
     while (!w->disarmed && !fired) fired = pthread_cond_timedwait(&w->changed, &w->lock, &deadline) == ETIMEDOUT;
     fired = !w->disarmed;
@@ -1110,13 +1155,16 @@ static void *watchdog_main(void *raw) {
     return NULL;
 }
 
-static void watchdog_arm(watchdog *w, const char *what) {
+static void watchdog_arm_for(watchdog *w, const char *what, int ms) {
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->changed, NULL);
     w->disarmed = 0;
+    w->ms = ms;
     w->what = what;
     pthread_create(&w->thread, NULL, watchdog_main, w);
 }
+
+static void watchdog_arm(watchdog *w, const char *what) { watchdog_arm_for(w, what, WATCHDOG_MS); }
 
 static void watchdog_disarm(watchdog *w) {
     pthread_mutex_lock(&w->lock);
@@ -1273,23 +1321,19 @@ static void test_bridge_not_reading(void) {
 }
 
 /*
- * Waits (up to about 20 s, as long as the watchdog) until the pipe into the stopped bridge `pid` holds bytes, that
- * is until the library's writer thread has taken a line off the queue and is writing it (it stays there: the
- * bridge reads nothing). Without this, a test that fills the queue races the writer thread, which under valgrind
- * (threads run one at a time) or on a loaded machine may take its first line only after the queue was found full;
- * a blocking call then finds room and waits for an answer that never comes. Linux (/proc); elsewhere it returns at
- * once.
+ * Waits until the pipe into the stopped bridge `pid` holds bytes, that is until the library's writer thread has
+ * taken a line off the queue and is writing it; it stays there, as the bridge (all of its threads stopped) reads
+ * nothing, and a line longer than the pipe holds does not fit. Without this, a test that fills the queue races the
+ * writer thread, which under valgrind (threads run one at a time) or on a loaded machine may take its first line only
+ * after the queue was found full. The caller's watchdog bounds the wait. Linux (/proc); elsewhere it returns at once.
  */
 static void wait_writer_blocked(pid_t pid) {
     char path[64];
-    int fd, tries, n = 0;
+    int fd, n = 0;
     snprintf(path, sizeof path, "/proc/%ld/fd/0", (long)pid);
     fd = open(path, O_RDONLY | O_NONBLOCK);
     if (fd < 0) return;
-    for (tries = 0; tries < 20000 && n <= 0; tries++) {
-        if (ioctl(fd, FIONREAD, &n) != 0) break;
-        if (n <= 0) usleep(1000);
-    }
+    while (ioctl(fd, FIONREAD, &n) == 0 && n <= 0) usleep(1000);
     close(fd);
 }
 
@@ -1301,7 +1345,7 @@ static void wait_writer_blocked(pid_t pid) {
 static int fill_frozen_queue(recorder *r, pid_t pid, size_t padding, char *request, int *accepted) {
     watchdog w;
     int k, rc = OAM_OK;
-    watchdog_arm(&w, "sends to a frozen bridge up to the queue limit");
+    watchdog_arm_for(&w, "sends to a frozen bridge up to the queue limit", FILL_WATCHDOG_MS);
     for (k = 0; k < 1000 && rc == OAM_OK; k++) {
         size_t n = (size_t)sprintf(request, "{\"jsonrpc\":\"2.0\",\"id\":\"full-%d\",\"method\":\"ping\","
                                             "\"params\":{\"padding\":\"", k);
@@ -1344,8 +1388,8 @@ static void test_queue_limit(void) {
     /* 1 MiB requests until one is refused: a bound far below the loop's end is what is checked. */
     rc = fill_frozen_queue(&r, pid, padding, request, &accepted);
     CHECK(rc == OAM_ERROR_QUEUE_FULL, "the send after %d accepted ones returned %d", accepted, rc);
-    /* 64 MiB wait in the queue (63 lines), a little more in the pipe and the line being written. */
-    CHECK(accepted >= 64 && accepted <= 70, "%d requests of 1 MiB were queued", accepted);
+    /* 64 MiB wait in the queue (63 lines) behind the line being written (the 64 KiB pipe holds less than one). */
+    CHECK(accepted == 64, "%d requests of 1 MiB were queued, not 63 behind the one being written", accepted);
     snprintf(last_id, sizeof last_id, "\"id\":\"full-%d\"", accepted - 1);
     /* The limit counts bytes: short lines fill what is left of it (less than 1 MiB), then they are refused too. */
     watchdog_arm(&w, "short sends up to the queue limit");
@@ -1426,9 +1470,9 @@ static void test_queue_limit_scales(void) {
     stop_bridge(pid);
     request = malloc(padding + 256);
     rc = fill_frozen_queue(&r, pid, padding, request, &accepted);
-    /* 1 MiB waits in the queue (ten of these lines), a little more in the pipe and the line being written. */
-    CHECK(rc == OAM_ERROR_QUEUE_FULL && accepted >= 10 && accepted <= 13, "%d requests of 100 KiB were queued (%d)",
-          accepted, rc);
+    /* 1 MiB waits in the queue (ten of these lines) behind the line being written (the 64 KiB pipe holds less). */
+    CHECK(rc == OAM_ERROR_QUEUE_FULL && accepted == 11,
+          "%d requests of 100 KiB were queued, not ten behind the one being written (%d)", accepted, rc);
     /* A blocking call of the same size answers at once with the limit (less than one such line is left). */
     k = sprintf(request, "{\"id\":\"over\",\"method\":\"ping\",\"params\":{\"padding\":\"");
     memset(request + k, 'x', padding);

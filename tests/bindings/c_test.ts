@@ -56,6 +56,28 @@ Deno.test({
   },
 });
 
+Deno.test({
+  name: hasGcc
+    ? "bindings/c: a game that finds no bridge is told which variables point the library at one"
+    : "bindings/c: SKIPPED (gcc missing)",
+  ignore: !hasGcc,
+  sanitizeResources: false,
+  async fn() {
+    const { example } = await build();
+    // No OAM_BRIDGE_COMMAND or OAM_BRIDGE_PATH, and no `oam` on PATH: the library's own line (a game prints no
+    // hint of its own) says what to set, with the command of a checkout.
+    const missing = await run(example, [], {
+      env: { OAM_BRIDGE_COMMAND: "", OAM_BRIDGE_PATH: "", PATH: "/nonexistent" },
+      timeoutMs: 30_000,
+    });
+    assert.notEqual(missing.code, 0);
+    const line = missing.stderr.split("\n").find((l) => l.startsWith("[open-apple-models]")) ?? "";
+    assert.match(line, /cannot start 'oam': No such file or directory/);
+    assert.match(line, /OAM_BRIDGE_COMMAND="deno run -A \/path\/to\/cli\.ts stdio"/);
+    assert.match(line, /OAM_BRIDGE_PATH/);
+  },
+});
+
 /** True while `pid` is a process that is not a zombie (a stopped one counts) (Linux /proc). */
 function alive(pid: number): boolean {
   try {
