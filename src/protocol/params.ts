@@ -113,9 +113,32 @@ export class Params {
     return v === null ? undefined : v;
   }
 
-  /** Error for a missing required parameter. */
+  /**
+   * Error for a missing required parameter. Once {@link unknownKeys} ran, it also names the unknown keys given
+   * (their warnings never reach a request that fails): a required key sent under another name is the usual cause.
+   */
   private missing(key: string): BridgeError {
-    return BridgeError.invalidParams(`Missing required parameter '${this.name(key)}'.`);
+    const unknown = this.#allowed === undefined ? [] : this.#unknownNames(this.#allowed);
+    const given = unknown.length === 0
+      ? ""
+      : ` (the unknown parameter${unknown.length === 1 ? "" : "s"} ${listed(unknown)} ${
+        unknown.length === 1 ? "was" : "were"
+      } ignored)`;
+    return BridgeError.invalidParams(`Missing required parameter '${this.name(key)}'${given}.`);
+  }
+
+  /** The keys {@link unknownKeys} was last asked about (for {@link missing}'s message). */
+  #allowed: readonly string[] | undefined;
+
+  /** The unknown keys' names, each with the allowed key it most likely meant: `'lines' (did you mean 'line'?)`. */
+  #unknownNames(allowed: readonly string[]): string[] {
+    const names: string[] = [];
+    for (const key in this.raw) {
+      if (allowed.includes(key)) continue;
+      const meant = nearestName(key, [...allowed]);
+      names.push(`'${this.name(key)}'${meant ? ` (did you mean '${meant}'?)` : ""}`);
+    }
+    return names;
   }
 
   /** Error for a parameter of the wrong type. */
@@ -275,6 +298,7 @@ export class Params {
    * the allowed key a near miss most likely meant (see {@link unknownParameter}).
    */
   unknownKeys(allowed: readonly string[]): string[] {
+    if (this !== NO_PARAMS) this.#allowed = allowed;
     const warnings: string[] = [];
     // for…in, not Object.keys: no array of keys per request (JSON objects have no inherited enumerable keys)
     for (const key in this.raw) {
@@ -282,6 +306,11 @@ export class Params {
     }
     return warnings;
   }
+}
+
+/** "'a'", "'a' and 'b'", "'a', 'b' and 'c'". */
+function listed(names: readonly string[]): string {
+  return names.length === 1 ? names[0] : `${names.slice(0, -1).join(", ")} and ${names[names.length - 1]}`;
 }
 
 /** The params of a request without any (shared: params are only read). */

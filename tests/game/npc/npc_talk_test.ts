@@ -273,6 +273,16 @@ Deno.test("npc/talk tool policy: explicit by default, grounding tool first, per-
   });
   assert.equal((await c.error("npc/talk", { npc: "gorm", line: "hi", toolChoice: "dance" })).code, -32602);
   assert.equal((await c.error("npc/talk", { npc: "gorm" })).message, "Missing required parameter 'line'.");
+  // A required key given under another name: the error names what was ignored (its warning never arrives).
+  assert.equal(
+    (await c.error("npc/talk", { npc: "gorm", message: "hi" })).message,
+    "Missing required parameter 'line' (the unknown parameter 'message' was ignored).",
+  );
+  assert.equal(
+    (await c.error("npc/talk", { npc: "gorm", lines: "hi", mood: 1 })).message,
+    "Missing required parameter 'line' (the unknown parameters 'lines' (did you mean 'line'?) and 'mood' were " +
+      "ignored).",
+  );
 
   await c.call("npc/create", {
     npc: "plain",
