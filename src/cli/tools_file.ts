@@ -10,7 +10,7 @@ import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.
 import { BridgeError } from "../protocol/errors.ts";
 import { CliError } from "./cli_error.ts";
 import { parseJsonc, readInputText } from "./input.ts";
-import { nearestName } from "../protocol/edit_distance.ts";
+import { didYouMean, nearestName } from "../protocol/edit_distance.ts";
 import { placeInFile, placeOfPointer } from "./json_place.ts";
 import { schemaRefusal } from "./schema_file.ts";
 
@@ -150,9 +150,7 @@ function unknownKeysOf(def: JsonObject, index: number): UnknownToolKey[] {
     for (const key of Object.keys(object)) {
       if (known.includes(key)) continue;
       const meant = nearestName(key, known);
-      out.push(
-        meant === undefined ? { index, key: `${prefix}${key}` } : { index, key: `${prefix}${key}`, meant },
-      );
+      out.push({ index, key: `${prefix}${key}`, ...(meant === undefined ? {} : { meant }) });
     }
   };
   if (isJsonObject(def.function)) {
@@ -168,7 +166,7 @@ function unknownKeysOf(def: JsonObject, index: number): UnknownToolKey[] {
  * (did you mean 'parameters'?).`).
  */
 export function unknownToolKeyWarning(unknown: UnknownToolKey, tools?: LoadedTools): string {
-  const hint = unknown.meant === undefined ? "" : ` (did you mean '${unknown.meant}'?)`;
+  const hint = didYouMean(unknown.meant);
   const origin = tools?.origins[unknown.index];
   if (origin === undefined) return `unknown key '${unknown.key}' was ignored${hint}.`;
   // A --tool-json flag's value is the definition itself.

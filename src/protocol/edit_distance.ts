@@ -83,3 +83,18 @@ function sameWordsButAForm(a: string, b: string): boolean {
   const [x, y] = differing[0];
   return x.length >= 3 && y.length >= 3 && x.slice(0, 3) === y.slice(0, 3);
 }
+
+/**
+ * The hint ` (did you mean '<meant>'?)` that follows a name `meant` was most likely meant for (`""` when none
+ * is: pass {@link nearestName}'s answer).
+ *
+ * @example
+ * ```ts
+ * import { didYouMean, nearestName } from "./edit_distance.ts";
+ * `Unknown key 'nmae'${didYouMean(nearestName("nmae", ["name"]))}.`; // "Unknown key 'nmae' (did you mean 'name'?)."
+ * didYouMean(undefined); // ""
+ * ```
+ */
+export function didYouMean(meant: string | undefined): string {
+  return meant === undefined ? "" : ` (did you mean '${meant}'?)`;
+}

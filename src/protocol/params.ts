@@ -5,7 +5,7 @@
  */
 import { BridgeError } from "./errors.ts";
 import { compactJson, isJsonObject, type JsonObject, type JsonValue } from "./json.ts";
-import { nearestName } from "./edit_distance.ts";
+import { didYouMean, nearestName } from "./edit_distance.ts";
 import { MAX_DURATION_SECONDS } from "./npc_defaults.ts";
 
 /**
@@ -24,8 +24,7 @@ import { MAX_DURATION_SECONDS } from "./npc_defaults.ts";
  */
 export function unknownParameter(member: { name: string; key: string }, known: Iterable<string>): string {
   const { name, key } = member;
-  const meant = nearestName(key, [...known]);
-  return `Unknown parameter '${name}' was ignored${meant ? ` (did you mean '${meant}'?)` : ""}.`;
+  return `Unknown parameter '${name}' was ignored${didYouMean(nearestName(key, [...known]))}.`;
 }
 
 /** Longest JSON shown in a "got …" message before it is cut. */
@@ -135,8 +134,7 @@ export class Params {
     const names: string[] = [];
     for (const key in this.raw) {
       if (allowed.includes(key)) continue;
-      const meant = nearestName(key, [...allowed]);
-      names.push(`'${this.name(key)}'${meant ? ` (did you mean '${meant}'?)` : ""}`);
+      names.push(`'${this.name(key)}'${didYouMean(nearestName(key, allowed))}`);
     }
     return names;
   }
