@@ -375,12 +375,10 @@ export class ScriptedModel implements LanguageModel {
     const which = index < n
       ? `step ${index + 1} of ${n}`
       : `the script's fallback, played after its ${n} steps`;
-    const message = afterToolCall
-      ? `${
-        endSentence(error.message)
-      } It was ${which}, after a tool call: a turn is not retried once it called ` +
-        "a tool, so fix that step."
-      : `${endSentence(error.message)} It was ${which}.`;
+    const why = afterToolCall
+      ? ", after a tool call: a turn is not retried once it called a tool, so fix that step"
+      : "";
+    const message = `${endSentence(error.message)} It was ${which}${why}.`;
     return new BridgeError(error.code, error.dataCode, message, error.data).withCause(error);
   }
 
