@@ -328,21 +328,20 @@ for (const t of TRANSPORTS) {
         via === "request" ? bridge.request(method, params) : bridge.notify(method, params);
       await send("npc/delete", { npc: "mira" });
       await send("session/delete", { session: "guide" });
-      const talk = await talking;
-      assert.ok(talk instanceof BridgeError && talk.code === -32009, String(talk));
-      assert.match(
-        talk.message,
-        new RegExp(
-          `^The (turn|request) was cancelled[^.]*\\. 'npc/talk' was cancelled with the rest of NPC 'mira''s work when an 'npc/delete' ${via} deleted the NPC\\.$`,
-        ),
+      // Each is cancelled, and its message says which delete did it, and how it was sent.
+      const cancelledBy = async (work: Promise<unknown>, why: string) => {
+        const e = await work;
+        assert.ok(e instanceof BridgeError && e.code === -32009, String(e));
+        assert.match(e.message, new RegExp(`^The (turn|request) was cancelled[^.]*\\. ${why}$`));
+      };
+      await cancelledBy(
+        talking,
+        `'npc/talk' was cancelled with the rest of NPC 'mira''s work when an 'npc/delete' ${via} deleted the NPC\\.`,
       );
-      const answer = await answering;
-      assert.ok(answer instanceof BridgeError && answer.code === -32009, String(answer));
-      assert.match(
-        answer.message,
-        new RegExp(
-          `^The (turn|request) was cancelled[^.]*\\. 'session/respond' was cancelled with the rest of session 'guide''s work when a 'session/delete' ${via} deleted the session\\.$`,
-        ),
+      await cancelledBy(
+        answering,
+        `'session/respond' was cancelled with the rest of session 'guide''s work when a 'session/delete' ${via} ` +
+          "deleted the session\\.",
       );
     });
   }
