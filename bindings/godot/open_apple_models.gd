@@ -898,10 +898,25 @@ func _handle_bridge_request(id: Variant, method: String, params: Dictionary) -> 
 		if tool_call_received.get_connections().size() > 0:
 			tool_call_received.emit(id, params)
 		else:
+			# The model gets an error output; the game hears of it too (a restored save or a resumed history keeps its
+			# tools' definitions, not their handlers), as in the C# and Python clients.
+			push_warning(("[open-apple-models] The model called tool '%s' (%s), but no handler is registered for it " +
+					"in this client: it got an error output. Register it with register_tool before the turn (a save " +
+					"restored with restore_npc, or a session resumed from history, keeps the tool's definition, not " +
+					"its handler), or answer it from tool_call_received.") % [tool_name, _caller_of(params)])
 			_send({"jsonrpc": "2.0", "id": id, "error": {"code": -32601,
 				"message": "No handler for tool '%s' in this client." % tool_name}})
 		return
 	_run_tool(id, tool_name, call_info, params)
+
+
+# Whose turn a tool/call came from, for a warning: "session 'guard'", "NPC 'gorm'", or a decision or generation.
+static func _caller_of(params: Dictionary) -> String:
+	if params.get("session") is String:
+		return "session '%s'" % params["session"]
+	if params.get("npc") is String:
+		return "NPC '%s'" % params["npc"]
+	return "a decision or generation"
 
 
 func _run_tool(id: Variant, tool_name: String, call_info: Dictionary, params: Dictionary) -> void:
@@ -1144,9 +1159,15 @@ func bark(npc_id: String, situation: Variant = null) -> Dictionary:
 	return await request("npc/bark", params)
 
 
-## npc/state: store response.result.state whole in the save game.
-func npc_state(npc_id: String) -> Dictionary:
-	return await request("npc/state", {"npc": npc_id})
+## npc/state: store response.result.state whole in the save game. By default the save waits for the NPC's earlier
+## requests (its running talk among them); settle = false answers at once with the completed turns: a tool handler
+## that saves its own NPC needs it, as the talk that called the tool waits for the handler.
+## 	var save := await oam.npc_state(context.npc, false) # inside a tool handler of gorm's talk
+func npc_state(npc_id: String, settle: bool = true) -> Dictionary:
+	var params := {"npc": npc_id}
+	if not settle:
+		params["settle"] = false
+	return await request("npc/state", params)
 
 
 ## npc/restore from a saved state.

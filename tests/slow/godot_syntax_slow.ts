@@ -1241,6 +1241,120 @@ Deno.test({
   },
 });
 
+/**
+ * The warning the C# and Python clients give when the model calls a tool this client has no handler for (a save
+ * restored on a new bridge keeps its tools' definitions, not their handlers), in the Godot client's words.
+ */
+const UNHANDLED_TOOL_WARNING = "[open-apple-models] The model called tool '%s' (%s), but no handler is registered " +
+  "for it in this client: it got an error output. Register it with register_tool before the turn (a save restored " +
+  "with restore_npc, or a session resumed from history, keeps the tool's definition, not its handler), or answer " +
+  "it from tool_call_received.";
+
+/**
+ * What a game whose restored NPC calls a tool it registered no handler for needs: the model gets its error output,
+ * and the game a push_warning saying which tool and whose turn, as the C# and Python clients log it; empty when all
+ * holds. A game that answers such calls itself (tool_call_received connected) gets the signal instead.
+ */
+function unhandledToolProblems(parsed: Parsed): string[] {
+  const { bodies } = functions(parsed);
+  const found: string[] = [];
+  const body = bodies.get("_handle_bridge_request") ?? "";
+  const warned = body.indexOf("push_warning(");
+  const emitted = body.indexOf("tool_call_received.emit(");
+  const refused = body.indexOf(`"No handler for tool '%s' in this client."`);
+  if (warned < 0 || warned < emitted || warned > refused) {
+    found.push(
+      "_handle_bridge_request() must push_warning when no handler and no tool_call_received answer a tool/call, " +
+        "before the model's error output",
+    );
+    return found;
+  }
+  const call = body.slice(warned, body.indexOf("\n", body.indexOf("% [", warned)));
+  const text = [...call.matchAll(/"((?:[^"\\]|\\.)*)"/g)].map((m) => m[1]).join("");
+  if (text !== UNHANDLED_TOOL_WARNING || !call.includes("% [tool_name, _caller_of(params)]")) {
+    found.push(`the warning must say which tool and whose turn (found: ${JSON.stringify(call)})`);
+  }
+  const caller = bodies.get("_caller_of") ?? "";
+  if (
+    !caller.includes(`return "session '%s'" % params["session"]`) ||
+    !caller.includes(`return "NPC '%s'" % params["npc"]`) ||
+    !caller.includes('return "a decision or generation"')
+  ) {
+    found.push("_caller_of() must name the session, the NPC or the decision or generation, as the C# client does");
+  }
+  return found;
+}
+
+Deno.test({
+  name: name(
+    "bindings/godot: a tool the model calls that no handler is registered for is warned of (push_warning), as in C# and Python",
+  ),
+  ignore: skip !== "",
+  async fn() {
+    const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+    // The same wording as the other clients (only the names of the calls differ).
+    for (const path of ["bindings/unity/OpenAppleModels.cs", "bindings/python/open_apple_models.py"]) {
+      assert.match(
+        Deno.readTextFileSync(`${REPO_ROOT}/${path}`).replace(/"\s*\+?\s*\n\s*\+?\s*"/g, ""),
+        /but no handler is registered for it in this client: it got an error output\. Register it with/,
+        path,
+      );
+    }
+    const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
+    assert.deepEqual(unhandledToolProblems(parsed), []);
+    // A copy without the warning: the model's error output alone, the game silent.
+    const silent = text.replace(/\n\t+# The model gets an error output; the game hears[^]*?_caller_of\(params\)\]\)/, "");
+    assert.notEqual(silent, text, "the warning was not found");
+    const [broken] = await parse([{ name: "silent.gd", text: silent }], { structure: STRUCTURE });
+    assert.equal(describe([broken]), "", "the copy does not parse");
+    assert.deepEqual(unhandledToolProblems(broken), [
+      "_handle_bridge_request() must push_warning when no handler and no tool_call_received answer a tool/call, " +
+      "before the model's error output",
+    ]);
+  },
+});
+
+/**
+ * What a tool handler that saves its own NPC needs (npc_state from inside the talk that called the tool): npc/state
+ * with settle false, answered at once with the completed turns, as C#'s StateAsync(settle: false) and Python's
+ * state(settle=False); with the default settle it waits for that talk, which waits for the tool, until the tool
+ * times out. Empty when all holds.
+ */
+function stateProblems(parsed: Parsed): string[] {
+  const body = functions(parsed).bodies.get("npc_state") ?? "";
+  const found: string[] = [];
+  if (!body.startsWith("func npc_state(npc_id: String, settle: bool = true) -> Dictionary:")) {
+    found.push("npc_state must take (npc_id: String, settle: bool = true) -> Dictionary");
+  }
+  if (!/if not settle:\n\t+params\["settle"\] = false\n[^]*return await request\("npc\/state", params\)/.test(body)) {
+    found.push('npc_state(id, false) must send "settle": false');
+  }
+  return found;
+}
+
+Deno.test({
+  name: name(
+    "bindings/godot: npc_state(id, false) saves an NPC at once, also from a tool handler of its own talk (settle false, as in C# and Python)",
+  ),
+  ignore: skip !== "",
+  async fn() {
+    const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+    const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
+    assert.deepEqual(stateProblems(parsed), []);
+    const body = functions(parsed).bodies.get("npc_state")!;
+    const old = text.replace(
+      body,
+      'func npc_state(npc_id: String) -> Dictionary:\n\treturn await request("npc/state", {"npc": npc_id})\n',
+    );
+    const [broken] = await parse([{ name: "old.gd", text: old }], { structure: STRUCTURE });
+    assert.equal(describe([broken]), "", "the old copy does not parse");
+    assert.deepEqual(stateProblems(broken), [
+      "npc_state must take (npc_id: String, settle: bool = true) -> Dictionary",
+      'npc_state(id, false) must send "settle": false',
+    ]);
+  },
+});
+
 Deno.test("bindings/godot: deno.lock pins no tree-sitter package (the parser runs with --no-lock)", () => {
   const lock = Deno.readTextFileSync(`${REPO_ROOT}/deno.lock`);
   assert.ok(!lock.includes("tree-sitter"), "the GDScript parser must stay out of deno.lock");
