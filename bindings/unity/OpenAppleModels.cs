@@ -603,6 +603,12 @@ namespace OpenAppleModels
         // Set by the reader when the bridge writes a line after Dispose began, or its output ends.
         readonly ManualResetEvent heardDuringShutdown = new ManualResetEvent(false);
         volatile bool shuttingDown;
+        // The bridge's last stderr lines (under their own lock), for the error of a bridge that exits by itself: what
+        // it said last ("Error: Unknown option '--bogus'. ...") tells the developer why, as the Godot client's does.
+        readonly Queue<string> lastLogLines = new Queue<string>();
+        const int ExitLogLines = 3;
+        // Set when the bridge's stderr ends: its last lines are in before the exit is reported.
+        readonly ManualResetEvent logEnded = new ManualResetEvent(false);
 
         /// <summary>Every notification (method, params), after the built-in routing.</summary>
         public event Action<string, JsonObject> NotificationReceived;
@@ -623,7 +629,9 @@ namespace OpenAppleModels
         /// <summary>
         /// The bridge process ended by itself (crashed, killed, exited), also while no request waited, with the
         /// -32023 error every waiting and later request fails with ("The bridge process exited (signal 9) before
-        /// answering."). On the dispatcher, once; not after Dispose. Start a new OamBridge to go on.
+        /// answering."), which ends with the bridge's last stderr lines when it wrote any ("The bridge process exited
+        /// (exit status 2) before answering. Its last lines on stderr:\nError: Unknown option '--bogus'. ...").
+        /// On the dispatcher, once; not after Dispose. Start a new OamBridge to go on.
         /// </summary>
         public event Action<OamBridgeException> Exited;
 
@@ -751,9 +759,18 @@ namespace OpenAppleModels
             input = process.StandardInput.BaseStream;
             process.ErrorDataReceived += (sender, e) =>
             {
-                if (e.Data == null) return;
+                if (e.Data == null)
+                {
+                    logEnded.Set();
+                    return;
+                }
                 var log = LogReceived;
                 string line = e.Data;
+                lock (lastLogLines)
+                {
+                    if (line.Trim().Length > 0) lastLogLines.Enqueue(line);
+                    while (lastLogLines.Count > ExitLogLines) lastLogLines.Dequeue();
+                }
                 if (log != null) Post(() => log(line));
                 else Console.Error.WriteLine(line);
             };
@@ -1226,6 +1243,13 @@ namespace OpenAppleModels
                 if (process.WaitForExit(2000)) description = DescribeExit(process.ExitCode);
             }
             catch (Exception) { }
+            // Its stderr ends with it, unless a process it started holds it open: not waited for long then (nor at
+            // all after Dispose, whose error is "The bridge was closed.").
+            bool closed;
+            lock (gate) closed = dead != null;
+            if (!closed) logEnded.WaitOne(1000);
+            string tail;
+            lock (lastLogLines) tail = string.Join("\n", lastLogLines.ToArray());
             OamBridgeException error;
             Outstanding outstanding;
             bool byItself;
@@ -1233,7 +1257,8 @@ namespace OpenAppleModels
             {
                 byItself = dead == null; // not Dispose
                 error = dead ?? new OamBridgeException(OamBridgeException.ShutDown, "shut_down",
-                    "The bridge process exited (" + description + ") before answering.");
+                    "The bridge process exited (" + description + ") before answering."
+                    + (tail.Length > 0 ? " Its last lines on stderr:\n" + tail : ""));
                 dead = error;
                 outstanding = TakeOutstandingLocked();
             }

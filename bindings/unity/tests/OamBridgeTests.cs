@@ -1001,6 +1001,46 @@ static class OamBridgeTests
             bridge.Dispose();
         }
 
+        current = "a bridge that exits by itself says why: its last stderr lines";
+        bridge = new OamBridge(new[] { "sh", "-c", "echo starting >&2; echo 'Error: no model.' >&2; read line; exit 2" }, queue);
+        bridge.LogReceived += line => { };
+        bridge.Start();
+        try
+        {
+            var error = WaitError(queue, bridge.RequestAsync("ping"), 5000) as OamBridgeException;
+            Check(error != null && error.Message == "The bridge process exited (exit status 2) before answering. Its last "
+                + "lines on stderr:\nstarting\nError: no model.", "" + error);
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+
+        current = "a bridge started with a bad flag says so (its stderr line), in the error and in Exited";
+        string fromEnv = Environment.GetEnvironmentVariable("OAM_BRIDGE_COMMAND");
+        var badFlag = new List<string>(string.IsNullOrEmpty(fromEnv)
+            ? new[] { Environment.GetEnvironmentVariable("OAM_BRIDGE_PATH"), "stdio" }
+            : fromEnv.Split(new[] { ' ' }, StringSplitOptions.RemoveEmptyEntries));
+        badFlag.Add("--bogus");
+        bridge = new OamBridge(badFlag.ToArray(), queue);
+        var badFlagExits = new List<string>();
+        bridge.Exited += e => badFlagExits.Add(e.Message);
+        bridge.LogReceived += line => { };
+        bridge.Start();
+        try
+        {
+            var error = WaitError(queue, bridge.RequestAsync("ping"), 15000) as OamBridgeException;
+            Check(error != null && error.Message.StartsWith("The bridge process exited (exit status 2) before answering. "
+                + "Its last lines on stderr:\nError: Unknown option '--bogus'."), "" + error);
+            queue.Pump();
+            Check(badFlagExits.Count == 1 && badFlagExits[0] == (error == null ? null : error.Message),
+                "Exited: " + string.Join(" | ", badFlagExits.ToArray()));
+        }
+        finally
+        {
+            bridge.Dispose();
+        }
+
         current = "a bridge that dies while idle is reported (Exited)";
         bridge = Start(queue);
         var exits = new List<string>();
