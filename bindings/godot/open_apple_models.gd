@@ -1207,12 +1207,17 @@ func world_merge(world_id: String, patch: Dictionary, path: String = "") -> Dict
 	return await request("world/merge", {"world": world_id, "path": path, "patch": patch})
 
 
-## world/subscribe: on_change(change) runs for every world/changed of this subscription.
+## world/subscribe: on_change(change) runs for every world/changed of this subscription. The bridge's warnings (a
+## path that does not exist yet, most often misspelt: its on_change never runs) are also pushed with push_warning:
+## "[open-apple-models] world_subscribe('quests.wolfs'): 'path' names 'quests.wolfs', which does not exist ...".
 func world_subscribe(world_id: String, path: String, on_change: Callable) -> Dictionary:
 	var register := func(result: Variant) -> void:
 		if result is Dictionary:
 			_subscriptions[str(result.get("subscription", ""))] = on_change
-	return await request("world/subscribe", {"world": world_id, "path": path}, Callable(), 0.0, register)
+	var response: Dictionary = await request("world/subscribe", {"world": world_id, "path": path}, Callable(), 0.0,
+			register)
+	_push_warnings("world_subscribe('%s')" % path, response)
+	return response
 
 
 ## world/unsubscribe.
@@ -1230,8 +1235,22 @@ func decide(situation: Variant, options: Array, extra: Dictionary = {}) -> Dicti
 	return await request("decision/decide", params)
 
 
-## content/generate: result.content matches schema. extra: instructions, context, model, ...
+## content/generate: result.content matches schema. extra: instructions, context, model, ... The bridge's warnings
+## (a schema part it generates as {}, an unknown key) are also pushed with push_warning ("[open-apple-models]
+## generate(): #/properties/stats: object without 'properties' is generated as {}; ...").
 func generate(prompt: String, schema: Dictionary, extra: Dictionary = {}) -> Dictionary:
 	var params := {"prompt": prompt, "schema": schema}
 	params.merge(extra)
-	return await request("content/generate", params)
+	var response: Dictionary = await request("content/generate", params)
+	_push_warnings("generate()", response)
+	return response
+
+
+# The bridge's warnings on the result of a call whose game reads one value of it (a subscription's id, the content),
+# one push_warning each, named by the call, as the C# client logs them.
+static func _push_warnings(where: String, response: Dictionary) -> void:
+	var result = response.get("result")
+	if not (result is Dictionary) or not (result.get("warnings") is Array):
+		return
+	for warning in result["warnings"]:
+		push_warning("[open-apple-models] %s: %s" % [where, str(warning)])

@@ -1355,6 +1355,53 @@ Deno.test({
   },
 });
 
+/**
+ * What a game needs from the bridge's warnings on a call it reads one value of: a subscription to a misspelt path
+ * (it never fires) and a schema part generated as {} said nothing unless the game looked into result.warnings. As
+ * the C# client logs them (world.SubscribeAsync('quests.wolfs'): …, GenerateAsync: …), world_subscribe() and
+ * generate() push_warning each, named by the call; empty when all holds.
+ */
+function resultWarningProblems(parsed: Parsed): string[] {
+  const { bodies } = functions(parsed);
+  const found: string[] = [];
+  for (const [fn, where] of [["world_subscribe", `"world_subscribe('%s')" % path`], ["generate", '"generate()"']]) {
+    const body = bodies.get(fn) ?? "";
+    const awaited = body.search(/var response: Dictionary = await request\(/);
+    const warned = body.indexOf(`_push_warnings(${where}, response)`);
+    if (awaited < 0 || warned < awaited || !/\treturn response\n?$/.test(body)) {
+      found.push(`${fn}() must push the result's warnings (_push_warnings(${where}, response)) before returning it`);
+    }
+  }
+  const push = bodies.get("_push_warnings") ?? "";
+  if (
+    !/for warning in result\["warnings"\]:\n\t+push_warning\("\[open-apple-models\] %s: %s" % \[where, str\(warning\)\]\)/
+      .test(push)
+  ) {
+    found.push('_push_warnings() must push_warning each of result["warnings"], named by the call');
+  }
+  return found;
+}
+
+Deno.test({
+  name: name(
+    "bindings/godot: the warnings of world_subscribe() and generate() are pushed (a misspelt path, a schema part generated as {}), as C# logs them",
+  ),
+  ignore: skip !== "",
+  async fn() {
+    const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+    const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
+    assert.deepEqual(resultWarningProblems(parsed), []);
+    const quiet = text.replace(/\n\t_push_warnings\([^\n]*\)/g, "");
+    assert.notEqual(quiet, text, "the calls were not found");
+    const [broken] = await parse([{ name: "quiet.gd", text: quiet }], { structure: STRUCTURE });
+    assert.equal(describe([broken]), "", "the copy does not parse");
+    assert.deepEqual(resultWarningProblems(broken), [
+      "world_subscribe() must push the result's warnings (_push_warnings(\"world_subscribe('%s')\" % path, response)) before returning it",
+      'generate() must push the result\'s warnings (_push_warnings("generate()", response)) before returning it',
+    ]);
+  },
+});
+
 Deno.test("bindings/godot: deno.lock pins no tree-sitter package (the parser runs with --no-lock)", () => {
   const lock = Deno.readTextFileSync(`${REPO_ROOT}/deno.lock`);
   assert.ok(!lock.includes("tree-sitter"), "the GDScript parser must stay out of deno.lock");
