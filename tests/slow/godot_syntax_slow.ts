@@ -1245,7 +1245,8 @@ Deno.test({
  * The warning the C# and Python clients give when the model calls a tool this client has no handler for (a save
  * restored on a new bridge keeps its tools' definitions, not their handlers), in the Godot client's words.
  */
-const UNHANDLED_TOOL_WARNING = "[open-apple-models] The model called tool '%s' (%s), but no handler is registered " +
+const UNHANDLED_TOOL_WARNING =
+  "[open-apple-models] The model called tool '%s' (%s), but no handler is registered " +
   "for it in this client: it got an error output. Register it with register_tool before the turn (a save restored " +
   "with restore_npc, or a session resumed from history, keeps the tool's definition, not its handler), or answer " +
   "it from tool_call_received.";
@@ -1280,7 +1281,9 @@ function unhandledToolProblems(parsed: Parsed): string[] {
     !caller.includes(`return "NPC '%s'" % params["npc"]`) ||
     !caller.includes('return "a decision or generation"')
   ) {
-    found.push("_caller_of() must name the session, the NPC or the decision or generation, as the C# client does");
+    found.push(
+      "_caller_of() must name the session, the NPC or the decision or generation, as the C# client does",
+    );
   }
   return found;
 }
@@ -1303,7 +1306,10 @@ Deno.test({
     const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
     assert.deepEqual(unhandledToolProblems(parsed), []);
     // A copy without the warning: the model's error output alone, the game silent.
-    const silent = text.replace(/\n\t+# The model gets an error output; the game hears[^]*?_caller_of\(params\)\]\)/, "");
+    const silent = text.replace(
+      /\n\t+# The model gets an error output; the game hears[^]*?_caller_of\(params\)\]\)/,
+      "",
+    );
     assert.notEqual(silent, text, "the warning was not found");
     const [broken] = await parse([{ name: "silent.gd", text: silent }], { structure: STRUCTURE });
     assert.equal(describe([broken]), "", "the copy does not parse");
@@ -1326,7 +1332,11 @@ function stateProblems(parsed: Parsed): string[] {
   if (!body.startsWith("func npc_state(npc_id: String, settle: bool = true) -> Dictionary:")) {
     found.push("npc_state must take (npc_id: String, settle: bool = true) -> Dictionary");
   }
-  if (!/if not settle:\n\t+params\["settle"\] = false\n[^]*return await request\("npc\/state", params\)/.test(body)) {
+  if (
+    !/if not settle:\n\t+params\["settle"\] = false\n[^]*return await request\("npc\/state", params\)/.test(
+      body,
+    )
+  ) {
     found.push('npc_state(id, false) must send "settle": false');
   }
   return found;
@@ -1364,12 +1374,16 @@ Deno.test({
 function resultWarningProblems(parsed: Parsed): string[] {
   const { bodies } = functions(parsed);
   const found: string[] = [];
-  for (const [fn, where] of [["world_subscribe", `"world_subscribe('%s')" % path`], ["generate", '"generate()"']]) {
+  for (
+    const [fn, where] of [["world_subscribe", `"world_subscribe('%s')" % path`], ["generate", '"generate()"']]
+  ) {
     const body = bodies.get(fn) ?? "";
     const awaited = body.search(/var response: Dictionary = await request\(/);
     const warned = body.indexOf(`_push_warnings(${where}, response)`);
     if (awaited < 0 || warned < awaited || !/\treturn response\n?$/.test(body)) {
-      found.push(`${fn}() must push the result's warnings (_push_warnings(${where}, response)) before returning it`);
+      found.push(
+        `${fn}() must push the result's warnings (_push_warnings(${where}, response)) before returning it`,
+      );
     }
   }
   const push = bodies.get("_push_warnings") ?? "";
