@@ -59,8 +59,9 @@ function logInternal(error: OpenAIError, config: ServeConfiguration): void {
  */
 export async function chatCompletions(
   request: Request,
-  context: ChatContext & { clientGone: AbortSignal },
+  context: ChatContext & { clientGone: AbortSignal; logAs?: string },
 ): Promise<Response> {
+  const started = performance.now();
   const { clientGone } = context;
   const { config, limiter } = context;
   const deadline = Date.now() + config.requestTimeoutMs;
@@ -104,9 +105,9 @@ export async function chatCompletions(
       plan.stream ? "streamed" : "whole"
     }; ${limiter.active} active, ${limiter.queued} queued).`,
   );
-  return plan.stream
-    ? streamed(plan, context, deadline, clientGone)
-    : collected(plan, context, deadline, clientGone);
+  if (!plan.stream) return collected(plan, context, deadline, clientGone);
+  const log = { as: context.logAs ?? `${request.method} /v1/chat/completions`, started };
+  return streamed(plan, { ...context, log }, deadline, clientGone);
 }
 
 /** Starts `run` holding a slot until its turn has ended; cancels it at the deadline. */
@@ -176,14 +177,20 @@ function collected(
   });
 }
 
+/** How a stream's end is logged: the request's method and path, and when it began (`performance.now()`). */
+interface StreamLog {
+  as: string;
+  started: number;
+}
+
 function streamed(
   plan: CompletionPlan,
-  context: ChatContext,
+  context: ChatContext & { log: StreamLog },
   deadline: number,
   clientGone: AbortSignal,
 ): Promise<Response> {
   return new Promise<Response>((resolve) => {
-    const answer = new StreamedAnswer(plan, context.config, resolve);
+    const answer = new StreamedAnswer(plan, { config: context.config, log: context.log }, resolve);
     const run = new CompletionRun(plan, answer);
     answer.watch(run, clientGone);
     start(run, context, deadline);
@@ -243,19 +250,30 @@ class StreamedAnswer implements CompletionSink {
   readonly #encoder: CompletionEncoder;
   readonly #includeUsage: boolean;
   readonly #config: ServeConfiguration;
+  readonly #log: StreamLog;
   readonly #respond: (response: Response) => void;
   readonly #stream: EventStream;
   #run: CompletionRun | null = null;
   #stopWatching: () => void = () => {};
   #started = false;
+  /** The client closed the stream (its run is cancelled for that). */
+  #clientLeft = false;
 
-  constructor(plan: CompletionPlan, config: ServeConfiguration, respond: (response: Response) => void) {
+  constructor(
+    plan: CompletionPlan,
+    server: { config: ServeConfiguration; log: StreamLog },
+    respond: (response: Response) => void,
+  ) {
     this.#encoder = new CompletionEncoder(plan.modelId);
     this.#includeUsage = plan.includeUsage;
-    this.#config = config;
+    this.#config = server.config;
+    this.#log = server.log;
     this.#respond = respond;
     // The client went away mid-stream: stop generating (the slot frees when the turn has ended).
-    this.#stream = new EventStream(() => this.#run?.cancel(OpenAIError.clientGone()));
+    this.#stream = new EventStream(() => {
+      this.#clientLeft = true;
+      this.#run?.cancel(OpenAIError.clientGone());
+    });
   }
 
   /** Answers for `run`, which the client's going away cancels. */
@@ -291,8 +309,29 @@ class StreamedAnswer implements CompletionSink {
   fail(error: OpenAIError): void {
     logInternal(error, this.#config);
     if (!this.#started) return this.#refuse(error);
+    this.#logEnd(error);
     this.#stream.write(sseEvent(error.toJson()));
     this.#close();
+  }
+
+  /**
+   * The log's word on a stream that ended without its finish chunk: the access line went out with the 200,
+   * and the developer of a client whose stream stopped reads here why (a warning), or that the client itself
+   * closed it (info).
+   */
+  #logEnd(error: OpenAIError): void {
+    const { as, started } = this.#log;
+    const after = `${Math.round(performance.now() - started)}ms`;
+    if (this.#clientLeft) {
+      return this.#config.logger.info(
+        `${as}: the client closed the connection after ${after} of the stream; its generation was cancelled.`,
+      );
+    }
+    this.#config.logger.warning(
+      `${as}: the stream ended with an error after ${after}: ${error.status} ${
+        error.code ?? error.type
+      }: ${error.message}`,
+    );
   }
 
   /** On the first event: the response, then the role chunk (unless `roleChunk` is false: the caller sends it). */

@@ -112,6 +112,22 @@ function printable(text: string): string {
   );
 }
 
+/** What the access log says of a request whose client closed the connection before its answer. */
+const CLIENT_GONE_LOG = "no answer: the client closed the connection; its generation was cancelled";
+
+/**
+ * The rest of an access log line after the status: ` (stream)` for an event stream, and for an error answer
+ * its code and the request field at fault (` invalid_value (messages[0].role)`), which the developer of a
+ * client that shows no error body can then read in the server's log.
+ */
+function answered(response: Response, error: OpenAIError | null): string {
+  if (error === null) {
+    return response.headers.get("content-type")?.startsWith("text/event-stream") ? " (stream)" : "";
+  }
+  const code = error.code === null ? "" : ` ${printable(error.code)}`;
+  return error.param === null ? code : `${code} (${printable(error.param)})`;
+}
+
 /**
  * The server.
  *
@@ -301,8 +317,12 @@ export class OpenAIServer {
       }
     }
     const ms = Math.round(performance.now() - started);
-    const stream = response.headers.get("content-type")?.startsWith("text/event-stream") ? " (stream)" : "";
-    const line = `${request.method} ${printable(url.pathname)} → ${response.status}${stream} ${ms}ms`;
+    const error = errorOf(response);
+    // A client that went away before its answer got none: its 500 'cancelled' is no failure of the server.
+    const gone = request.signal.aborted && error?.code === "cancelled";
+    const line = `${request.method} ${printable(url.pathname)} → ${
+      gone ? CLIENT_GONE_LOG : `${response.status}${answered(response, error)}`
+    } ${ms}ms`;
     const unread = unreadRefusal(request, response, this.configuration.allowedOrigins);
     // A 503 from /health is its answer, not a failure: 'stopping' while the server stops (after the stop signal),
     // 'unavailable' while the model cannot run (warned about at start, and each completion refused is a warning).
@@ -311,7 +331,7 @@ export class OpenAIServer {
     // The reason may quote what the client sent (its Origin, its Host): printable, so a header cannot bring
     // terminal escapes (C1 controls in obs-text) or bidi overrides into the log.
     if (unread) this.configuration.logger.warning(`${line}: ${printable(unread)}`);
-    else if (response.status >= 500 && !healthAnswer) this.configuration.logger.warning(line);
+    else if (response.status >= 500 && !healthAnswer && !gone) this.configuration.logger.warning(line);
     else this.configuration.logger.info(line);
     return response;
   }
@@ -402,7 +422,11 @@ export class OpenAIServer {
       runs: this.#runs,
       stopping: this.#stopRequested.signal,
     };
-    return chatCompletions(request, { ...context, clientGone: request.signal });
+    return chatCompletions(request, {
+      ...context,
+      clientGone: request.signal,
+      logAs: `${request.method} ${printable(route.url.pathname)}`,
+    });
   }
 
   #rpcUpgrade(route: Route, rpc: RpcEndpoint): Response {

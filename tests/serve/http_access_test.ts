@@ -259,12 +259,12 @@ Deno.test("a refusal the browser page cannot read is logged with its reason: a W
   await plain.body?.cancel();
   const lines = logged.map((line) => line.replace(/ \d+ms/, ""));
   assert.deepEqual(lines, [
-    "warning: GET /rpc → 403: Requests from origin 'http://localhost:5173' are not allowed. Start the server with --allow-origin http://localhost:5173 to permit browser access.",
-    "warning: GET /rpc → 401: Incorrect API key provided: send the key the server was started with (its " +
+    "warning: GET /rpc → 403 origin_not_allowed: Requests from origin 'http://localhost:5173' are not allowed. Start the server with --allow-origin http://localhost:5173 to permit browser access.",
+    "warning: GET /rpc → 401 invalid_api_key: Incorrect API key provided: send the key the server was started with (its " +
     "--api-key or OAM_API_KEY).",
-    "warning: GET /rpc → 401: You didn't provide an API key. Send it in the URL as ?api_key=<key> (the typed " +
+    "warning: GET /rpc → 401 invalid_api_key: You didn't provide an API key. Send it in the URL as ?api_key=<key> (the typed " +
     "client's WebSocketTransport option apiKey) or as 'Authorization: Bearer <key>'.",
-    "warning: GET /v1/models → 403: Requests from origin 'http://localhost:5173' are not allowed. Start the server with --allow-origin http://localhost:5173 to permit browser access.",
-    "info: GET /v1/models → 401",
+    "warning: GET /v1/models → 403 origin_not_allowed: Requests from origin 'http://localhost:5173' are not allowed. Start the server with --allow-origin http://localhost:5173 to permit browser access.",
+    "info: GET /v1/models → 401 invalid_api_key",
   ]);
 });

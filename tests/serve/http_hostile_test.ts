@@ -3,34 +3,8 @@
  * middle of its body, control characters in headers that end up in the log, a `null` origin.
  */
 import assert from "node:assert/strict";
-import type { Logger } from "../../src/util/logger.ts";
 import { STOP_GRACE_MS } from "../../src/serve/openai_server.ts";
-import { ask, postChat, RecordingModel, script, serve, within } from "./serve_fixture.ts";
-
-/** A logger that keeps `level: message` lines and tells when one matches. */
-function recordingLogger(): { logger: Logger; lines: string[]; seen(pattern: RegExp): Promise<string> } {
-  const lines: string[] = [];
-  const waiting: { pattern: RegExp; resolve: (line: string) => void }[] = [];
-  const note = (level: string) => (message: string) => {
-    const line = `${level}: ${message}`;
-    lines.push(line);
-    for (const w of [...waiting]) {
-      if (w.pattern.test(line)) {
-        waiting.splice(waiting.indexOf(w), 1);
-        w.resolve(line);
-      }
-    }
-  };
-  return {
-    logger: { debug: note("debug"), info: note("info"), warning: note("warning"), error: note("error") },
-    lines,
-    seen(pattern) {
-      const found = lines.find((l) => pattern.test(l));
-      if (found !== undefined) return Promise.resolve(found);
-      return within(new Promise((resolve) => waiting.push({ pattern, resolve })), `a log line ${pattern}`);
-    },
-  };
-}
+import { ask, postChat, recordingLogger, RecordingModel, script, serve, within } from "./serve_fixture.ts";
 
 /** One whole response from `conn` (headers and a `Content-Length` body), or all there is until it closes. */
 async function readResponse(conn: Deno.Conn): Promise<string> {

@@ -258,8 +258,8 @@ Deno.test("health: its 503 answers are logged at info (a load balancer probing e
     "info: GET /healthz/ → 503",
     "info: GET /v1/health → 503",
     "info: HEAD /health → 503",
-    "warning: POST /v1/chat/completions → 500",
+    "warning: POST /v1/chat/completions → 500 server_shutting_down",
     "info: GET /health → 503",
-    "warning: POST /v1/chat/completions → 503",
+    "warning: POST /v1/chat/completions → 503 model_unavailable",
   ]);
 });

@@ -14,6 +14,7 @@ import { parseScript, ScriptedModel } from "../../src/models/scripted.ts";
 import type { JsonValue } from "../../src/protocol/json.ts";
 import { OpenAIServer } from "../../src/serve/openai_server.ts";
 import type { ServeConfiguration } from "../../src/serve/server_config.ts";
+import type { Logger } from "../../src/util/logger.ts";
 
 /** How long a test waits for an event before it fails (instead of hanging). */
 export const WAIT_MS = 10_000;
@@ -40,6 +41,35 @@ export interface Served {
   /** `http://127.0.0.1:<port>` */
   base: string;
   [Symbol.asyncDispose](): Promise<void>;
+}
+
+/** A logger that keeps `level: message` lines and tells when one matches. */
+export function recordingLogger(): {
+  logger: Logger;
+  lines: string[];
+  seen(pattern: RegExp): Promise<string>;
+} {
+  const lines: string[] = [];
+  const waiting: { pattern: RegExp; resolve: (line: string) => void }[] = [];
+  const note = (level: string) => (message: string) => {
+    const line = `${level}: ${message}`;
+    lines.push(line);
+    for (const w of [...waiting]) {
+      if (w.pattern.test(line)) {
+        waiting.splice(waiting.indexOf(w), 1);
+        w.resolve(line);
+      }
+    }
+  };
+  return {
+    logger: { debug: note("debug"), info: note("info"), warning: note("warning"), error: note("error") },
+    lines,
+    seen(pattern) {
+      const found = lines.find((l) => pattern.test(l));
+      if (found !== undefined) return Promise.resolve(found);
+      return within(new Promise((resolve) => waiting.push({ pattern, resolve })), `a log line ${pattern}`);
+    },
+  };
 }
 
 /** Starts a server on a free loopback port serving `model` as `system`. */
