@@ -92,6 +92,7 @@ function toStepTool(tool: AgentTool): StepTool {
     description: tool.description,
     parameters: tool.generationSchema,
     jsonSchema: tool.jsonSchema,
+    execution: tool.execution,
   };
 }
 

@@ -31,7 +31,9 @@ export interface TurnOptions {
    * From the abort on, the turn's callbacks (`onLine`, `onEvent`, …) get no more events. The protocol cancels
    * an NPC's (or session's) work as a whole: its running turn and every request queued behind it (a second
    * `talk`, a `state()` save, an `update`) also reject with `-32009`, so abort a turn only when nothing else
-   * of that NPC is queued, or send again what you still need.
+   * of that NPC is queued, or send again what you still need. The `-32009` of the aborted call has the
+   * signal's reason as its `cause` (`controller.abort(new Error("walked away"))`, an `AbortSignal.timeout`'s
+   * `TimeoutError`), so a game with several reasons to give up can tell them apart.
    */
   signal?: AbortSignal;
   /**

@@ -344,7 +344,11 @@ export class Peer {
       };
       this.#pending.set(id, pending);
       if (signal) {
-        pending.onAbort = () => this.#abort(id, pending, BridgeError.cancelled(`'${method}' was aborted.`));
+        pending.onAbort = () => {
+          const e = BridgeError.cancelled(`'${method}' was aborted.`);
+          e.cause = signal.reason; // why the game gave up on it (abort(reason), a TimeoutError)
+          this.#abort(id, pending, e);
+        };
         signal.addEventListener("abort", pending.onAbort, { once: true });
       }
       if (options.timeoutMs !== undefined) {
@@ -518,6 +522,7 @@ export class Peer {
           `'${pending.method}' ${what}, and the bridge did not answer within ${CANCEL_GRACE_MS} ms after it ` +
             "was asked to cancel it (is its process stopped or stuck?); its answer, if one comes, is ignored.",
         );
+        e.cause = reason.cause;
         pending.reject(e);
       }, CANCEL_GRACE_MS);
       return;
@@ -567,7 +572,12 @@ export class Peer {
           if (pending.timedOut) {
             pending.timedOut.cause = error;
             pending.reject(pending.timedOut);
-          } else pending.reject(error);
+          } else {
+            // The bridge's -32009 for a call this client cancelled: the signal's reason says why.
+            const signal = pending.options.signal;
+            if (signal?.aborted && error.dataCode === "cancelled") error.cause ??= signal.reason;
+            pending.reject(error);
+          }
           return;
         }
         this.#resolve(message.id, pending, message.result);

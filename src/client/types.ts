@@ -600,7 +600,10 @@ export interface Transcript {
  * ```
  */
 export interface WaitOptions {
-  /** Stops waiting when it aborts (the work goes on in the bridge; see {@link WaitOptions}). */
+  /**
+   * Stops waiting when it aborts (the work goes on in the bridge; see {@link WaitOptions}); the `-32009`
+   * error has the signal's reason as its `cause`.
+   */
   signal?: AbortSignal;
   /** Stops waiting after this many milliseconds (see {@link WaitOptions}). No limit by default. */
   timeoutMs?: number;

@@ -527,3 +527,27 @@ for (const t of TRANSPORTS) {
     ]);
   });
 }
+
+for (const t of TRANSPORTS) {
+  Deno.test(`${t.name}: a cancelled call's error carries the signal's reason as its cause`, async () => {
+    await using bridge = await t.open(collecting().options);
+    const npc = await bridge.createNpc({ name: "Mira" }, {
+      options: { replyFormat: "text" },
+      model: scripted({ text: "Never said.", delayMs: 60_000 }),
+    });
+    const walkedAway = new Error("the player walked away");
+    const controller = new AbortController();
+    const turn = npc.talk("Hello?", { signal: controller.signal }).catch((e: unknown) => e);
+    controller.abort(walkedAway);
+    const error = await turn;
+    assert.ok(error instanceof BridgeError && error.dataCode === "cancelled", String(error));
+    assert.equal(error.cause, walkedAway);
+    // A call the protocol cannot cancel stops waiting at once, with the same cause.
+    const barkStopped = new AbortController();
+    const bark = npc.bark("The player walks past.", { signal: barkStopped.signal }).catch((e: unknown) => e);
+    barkStopped.abort(walkedAway);
+    const barkError = await bark;
+    assert.ok(barkError instanceof BridgeError && barkError.dataCode === "cancelled", String(barkError));
+    assert.equal(barkError.cause, walkedAway);
+  });
+}

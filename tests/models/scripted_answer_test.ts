@@ -368,3 +368,45 @@ Deno.test("scripted answer missing a required key names the step's keys the sche
     },
   );
 });
+
+Deno.test("a scripted tool call whose arguments its tool's schema rules out fails like an invalid answer; the tool is not called", async () => {
+  const c = new WireClient();
+  const openGate = {
+    name: "open_gate",
+    description: "Open a gate.",
+    parameters: {
+      type: "object",
+      properties: { gate: { type: "string", enum: ["north", "south"] } },
+      required: ["gate"],
+    },
+  };
+  await c.call("session/create", {
+    session: "s",
+    tools: [openGate],
+    options: { maxAttempts: 1 },
+    model: scripted(
+      { toolCalls: [{ name: "open_gate", arguments: {} }] },
+      { text: "Done." },
+    ),
+  });
+  const id = c.request("session/respond", { session: "s", prompt: "Open it." });
+  const r = await c.response(id);
+  const problem =
+    "the arguments of 'open_gate' do not match its schema: #: must have required property 'gate'";
+  assert.deepEqual(r.error, {
+    code: -32012,
+    message: `The model gave an invalid answer: ${problem}. It was step 1 of 2.`,
+    data: { code: "generation_failed", attempts: 1, problem },
+  });
+  assert.deepEqual(c.related(id).filter((m) => m.method === "tool/call"), []);
+  // Arguments the schema allows still reach the tool.
+  await c.call("session/create", {
+    session: "t",
+    tools: [openGate],
+    model: scripted({ toolCalls: [{ name: "open_gate", arguments: { gate: "north" } }] }, { text: "Done." }),
+  });
+  const ok = c.request("session/respond", { session: "t", prompt: "Open it." });
+  c.reply((await c.toolCall(1)).id as string, { output: "opened" });
+  assert.equal(((await c.response(ok)).result as JsonObject).text, "Done.");
+  await c.close();
+});
