@@ -92,7 +92,6 @@ function toStepTool(tool: AgentTool): StepTool {
     description: tool.description,
     parameters: tool.generationSchema,
     jsonSchema: tool.jsonSchema,
-    execution: tool.execution,
   };
 }
 

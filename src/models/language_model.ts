@@ -44,11 +44,6 @@ export interface StepTool {
   parameters: JsonObject;
   /** The client's original JSON Schema of the arguments (for backends that validate with ajv). */
   jsonSchema: JsonObject;
-  /**
-   * Who runs it: `"client"` (the client answers a `tool/call`) or `"local"` (built into the bridge, which
-   * checks its own arguments). Absent: not said. Backends may ignore it.
-   */
-  execution?: "client" | "local";
 }
 
 /**

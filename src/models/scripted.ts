@@ -27,7 +27,6 @@ import type {
   ResponseSchema,
   StepRequest,
   StepResult,
-  StepTool,
   StepToolCall,
 } from "./language_model.ts";
 
@@ -127,26 +126,6 @@ function checkAnswer(value: JsonValue, schema: ResponseSchema): void {
   if (problem !== null) {
     const hint = unknownKeysHint(value, schema.generationSchema, problem);
     throw invalidAnswer(`the answer does not match the response schema: ${problem}`, hint);
-  }
-}
-
-/**
- * Fails client tool calls whose arguments the schema of the offered tool rules out, as every real backend
- * does (its grammar or validation holds a call to its tool's schema): a client's handler typed from the
- * schema never gets them. The bridge's own tools check their arguments themselves (an error output the model
- * sees, which scripts test), and a call of a tool not offered is left to the tool runtime.
- */
-function checkArguments(
-  calls: ReadonlyArray<{ name: string; arguments: JsonObject }>,
-  tools: StepTool[],
-): void {
-  for (const call of calls) {
-    const tool = tools.find((t) => t.name === call.name);
-    if (tool === undefined || tool.execution === "local") continue;
-    const problem = compileValidator(tool.jsonSchema)(call.arguments);
-    if (problem !== null) {
-      throw invalidAnswer(`the arguments of '${call.name}' do not match its schema: ${problem}`);
-    }
   }
 }
 
@@ -461,7 +440,6 @@ export class ScriptedModel implements LanguageModel {
           });
         }
       }
-      checkArguments(step.toolCalls, req.tools);
       const ids = this.#callIds ??= { taken: callIdsIn(req.history), n: 0 };
       for (const c of step.toolCalls) if (c.id !== undefined) ids.taken.add(c.id);
       const calls: StepToolCall[] = step.toolCalls.map((c) => ({

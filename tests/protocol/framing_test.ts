@@ -386,7 +386,7 @@ Deno.test("__proto__ and constructor keys in params and tool arguments do not po
   c.sendLine(
     '{"jsonrpc":"2.0","id":1,"method":"session/create","params":{"__proto__":{"polluted":true},"constructor":{"prototype":{"polluted":true}},"session":"p",' +
       '"options":{"__proto__":{"polluted":1},"maxToolRounds":2},' +
-      '"tools":[{"name":"t","description":"A tool.","parameters":{"type":"object","properties":{"__proto__":{"type":"object"},"constructor":{"type":"string"}}},"__proto__":{"polluted":true}}],' +
+      '"tools":[{"name":"t","description":"A tool.","parameters":{"type":"object","properties":{"__proto__":{"type":"string"},"constructor":{"type":"string"}}},"__proto__":{"polluted":true}}],' +
       '"model":{"type":"scripted","steps":[{"toolCalls":[{"name":"t","arguments":{"__proto__":{"polluted":true},"constructor":"x"}}]},{"template":"{toolOutput}"}]}}}',
   );
   const created = await c.response(1);
