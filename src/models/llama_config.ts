@@ -3,6 +3,7 @@
  * host-level `--model gguf:<path>` flag (also read from `OAM_MODEL`).
  * @module
  */
+import { didYouMean, nearestName } from "../protocol/edit_distance.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue, ownValue, presentValue } from "../protocol/json.ts";
 import { showValue, unknownParameter } from "../protocol/params.ts";
@@ -161,9 +162,10 @@ export function parseGgufModelFlag(flag: string): LlamaModelConfig {
       const key = (eq < 0 ? part : part.slice(0, eq)).trim();
       const text = eq < 0 ? "" : part.slice(eq + 1).trim();
       if (!KNOWN_KEYS.includes(key) || key === "type" || key === "path") {
-        const meant = KNOWN_KEYS.slice(2).find((known) => known.toLowerCase() === key.toLowerCase());
-        const hint = meant === undefined ? "" : ` (did you mean '${meant}'?)`;
-        throw new Error(`Invalid --model value '${flag}': unknown setting '${key}'${hint}; ${usage}.`);
+        const meant = nearestName(key, KNOWN_KEYS.slice(2));
+        throw new Error(
+          `Invalid --model value '${flag}': unknown setting '${key}'${didYouMean(meant)}; ${usage}.`,
+        );
       }
       let value: JsonValue = text;
       if (key === "gpu") value = text === "false" ? false : text;
