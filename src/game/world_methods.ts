@@ -97,7 +97,9 @@ export class WorldMethods {
     return this.#subscriptions.size;
   }
 
-  #lookup(p: Params): WorldEntry {
+  /** The world named by `p`, a method whose params are `keys` (named in the error of a missing one). */
+  #lookup(p: Params, keys: readonly string[]): WorldEntry {
+    p.expectKeys(keys);
     const id = p.string("world");
     const entry = this.#game.worlds.get(id);
     if (!entry) throw notFoundError(WORLD_KIND, id);
@@ -137,7 +139,7 @@ export class WorldMethods {
   }
 
   #get(r: HandlerContext): JsonValue {
-    const entry = this.#lookup(r.params);
+    const entry = this.#lookup(r.params, ["world", "path"]);
     const segments = this.#path(r.params, entry.id);
     const read = withWorld(entry.id, () => entry.world.get(segments));
     return {
@@ -151,11 +153,9 @@ export class WorldMethods {
 
   #set(r: HandlerContext): JsonValue {
     const p = r.params;
-    const entry = this.#lookup(p);
+    const entry = this.#lookup(p, ["world", "path", "value"]);
     const segments = this.#path(p, entry.id);
-    if (!p.has("value")) {
-      throw BridgeError.invalidParams("Missing required parameter 'value' (use world/remove to delete).");
-    }
+    if (!p.has("value")) throw p.missingParameter("value", { note: "use world/remove to delete" });
     // The raw value: a JSON null is a value here.
     withWorld(entry.id, () => entry.world.set(segments, p.raw.value));
     return { world: entry.id, path: formatWorldPath(segments), version: entry.world.version };
@@ -163,16 +163,16 @@ export class WorldMethods {
 
   #merge(r: HandlerContext): JsonValue {
     const p = r.params;
-    const entry = this.#lookup(p);
+    const entry = this.#lookup(p, ["world", "path", "patch"]);
     const segments = this.#path(p, entry.id);
-    if (!p.has("patch")) throw BridgeError.invalidParams("Missing required parameter 'patch'.");
+    if (!p.has("patch")) throw p.missingParameter("patch");
     withWorld(entry.id, () => entry.world.merge(segments, p.raw.patch));
     return { world: entry.id, path: formatWorldPath(segments), version: entry.world.version };
   }
 
   #remove(r: HandlerContext): JsonValue {
     const p = r.params;
-    const entry = this.#lookup(p);
+    const entry = this.#lookup(p, ["world", "path"]);
     const segments = this.#path(p, entry.id, true);
     const result = withWorld(entry.id, () => entry.world.remove(segments));
     return {
@@ -185,12 +185,12 @@ export class WorldMethods {
   }
 
   #snapshot(r: HandlerContext): JsonValue {
-    const entry = this.#lookup(r.params);
+    const entry = this.#lookup(r.params, ["world"]);
     return { world: entry.id, state: entry.world.snapshot(), version: entry.world.version };
   }
 
   #delete(r: HandlerContext): JsonValue {
-    const entry = this.#lookup(r.params);
+    const entry = this.#lookup(r.params, ["world"]);
     this.#game.worlds.delete(entry.id);
     let ended = 0;
     for (const s of [...this.#subscriptions.values()]) {
@@ -221,7 +221,7 @@ export class WorldMethods {
   }
 
   #subscribe(r: HandlerContext): JsonValue {
-    const entry = this.#lookup(r.params);
+    const entry = this.#lookup(r.params, ["world", "path"]);
     const segments = this.#path(r.params, entry.id);
     if (this.#subscriptions.size >= MAX_WORLD_SUBSCRIPTIONS) {
       throw limitReachedError(MAX_WORLD_SUBSCRIPTIONS, "world subscriptions");
@@ -252,6 +252,7 @@ export class WorldMethods {
   }
 
   #unsubscribe(r: HandlerContext): JsonValue {
+    r.params.expectKeys(["subscription"]);
     const id = r.params.string("subscription");
     const subscription = this.#subscriptions.get(id);
     if (!subscription) {
