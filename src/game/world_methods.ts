@@ -11,7 +11,7 @@
 import { copyJson } from "../protocol/codec.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import type { Params } from "../protocol/params.ts";
+import { type Params, unknownParameter } from "../protocol/params.ts";
 import { IdGenerator } from "../util/ids.ts";
 import { checkObjectId, existsError, limitReachedError, notFoundError } from "../util/object_ids.ts";
 import { WORLD_KIND } from "./game_kinds.ts";
@@ -48,6 +48,23 @@ function withWorld<T>(world: string, body: () => T): T {
   } catch (error) {
     if (error instanceof WorldError) throw worldError(error, world);
     throw error;
+  }
+}
+
+/**
+ * Runs `write`, a write of a request whose params are `keys`; when no `path` was given (a write at the root)
+ * and the world refuses it, the error also names the unknown keys given: the path sent under another name
+ * (`key`) is the likely cause, and the request has no warnings to say so.
+ */
+function writeAt<T>(p: Params, keys: readonly string[], write: () => T): T {
+  try {
+    return write();
+  } catch (error) {
+    if (!(error instanceof WorldError) || p.has("path")) throw error;
+    const unknown = Object.keys(p.raw).filter((key) => !keys.includes(key));
+    if (unknown.length === 0) throw error;
+    const ignored = unknown.map((key) => unknownParameter({ name: key, key }, keys));
+    throw new WorldError(`${error.message} ${ignored.join(" ")}`, error.path);
   }
 }
 
@@ -153,20 +170,22 @@ export class WorldMethods {
 
   #set(r: HandlerContext): JsonValue {
     const p = r.params;
-    const entry = this.#lookup(p, ["world", "path", "value"]);
+    const keys = ["world", "path", "value"];
+    const entry = this.#lookup(p, keys);
     const segments = this.#path(p, entry.id);
     if (!p.has("value")) throw p.missingParameter("value", { note: "use world/remove to delete" });
     // The raw value: a JSON null is a value here.
-    withWorld(entry.id, () => entry.world.set(segments, p.raw.value));
+    withWorld(entry.id, () => writeAt(p, keys, () => entry.world.set(segments, p.raw.value)));
     return { world: entry.id, path: formatWorldPath(segments), version: entry.world.version };
   }
 
   #merge(r: HandlerContext): JsonValue {
     const p = r.params;
-    const entry = this.#lookup(p, ["world", "path", "patch"]);
+    const keys = ["world", "path", "patch"];
+    const entry = this.#lookup(p, keys);
     const segments = this.#path(p, entry.id);
     if (!p.has("patch")) throw p.missingParameter("patch");
-    withWorld(entry.id, () => entry.world.merge(segments, p.raw.patch));
+    withWorld(entry.id, () => writeAt(p, keys, () => entry.world.merge(segments, p.raw.patch)));
     return { world: entry.id, path: formatWorldPath(segments), version: entry.world.version };
   }
 

@@ -6,7 +6,7 @@
 import { didYouMean, nearestName } from "../protocol/edit_distance.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue, ownValue, presentValue } from "../protocol/json.ts";
-import { showValue, unknownParameter } from "../protocol/params.ts";
+import { Params, showValue, unknownParameter } from "../protocol/params.ts";
 import { grantedEnvVar } from "../util/env.ts";
 
 /**
@@ -89,7 +89,12 @@ export function parseLlamaModelSpec(spec: JsonObject, path: string): LlamaModelC
     throw BridgeError.invalidParams(`Parameter '${at("type")}' must be "llama"; got ${showValue(type)}.`);
   }
   const file = presentValue(spec, "path");
-  if (file === undefined) throw BridgeError.invalidParams(`Missing required parameter '${at("path")}'.`);
+  if (file === undefined) {
+    // The spec's unknown keys are warnings of a request that now fails: the error names them.
+    const p = new Params(spec, at(""));
+    p.expectKeys(KNOWN_KEYS);
+    throw p.missingParameter("path");
+  }
   if (typeof file !== "string" || file.trim() === "" || file.includes("\0")) {
     throw BridgeError.invalidParams(
       `Parameter '${at("path")}' must be the path of a .gguf file; got ${showValue(file)}.`,

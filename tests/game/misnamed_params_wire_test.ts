@@ -136,3 +136,62 @@ Deno.test("a session's instructions or note sent under another name: the error n
     invalidParams(3, "Missing required parameter 'note'."),
   ]);
 });
+
+Deno.test("a write at the root because the path went under another name: the refusal names that key", async () => {
+  const c = new WireClient();
+  await c.call("world/create", { world: "village", state: { gold: 10 } });
+  const back = await sendAll(c, [
+    ["world/set", { world: "village", key: "gold", value: 12 }],
+    ["world/merge", { world: "village", pth: "gold", patch: 12 }],
+    ["world/set", { world: "village", value: 12 }],
+  ]);
+  const root =
+    "The world state root must be a JSON object: write a value at a path such as 'player.gold', or an " +
+    "object to replace the whole state.";
+  const worldError = (id: number, message: string) => ({
+    jsonrpc: "2.0",
+    id,
+    error: { code: -32054, message, data: { code: "world_error", world: "village", path: "" } },
+  });
+  assert.deepEqual(back, [
+    worldError(1, `${root} Unknown parameter 'key' was ignored.`),
+    worldError(2, `${root} Unknown parameter 'pth' was ignored (did you mean 'path'?).`),
+    worldError(3, root),
+  ]);
+  assert.deepEqual(await c.call("world/snapshot", { world: "village" }), {
+    world: "village",
+    state: { gold: 10 },
+    version: 0,
+  });
+});
+
+Deno.test("npc/create, content/generate and a model spec: the required key under another name is named", async () => {
+  const c = new WireClient();
+  const back = await sendAll(c, [
+    ["npc/create", { npc: "gorm", personna: { name: "Gorm" } }],
+    ["content/generate", { prompt: "A sword.", shema: { type: "object" } }],
+    ["session/create", { session: "guard", model: { type: "openai", baseUrl: "http://h/v1", model: "m" } }],
+    ["session/create", { session: "guard", model: { type: "llama", file: "qwen.gguf" } }],
+  ]);
+  assert.deepEqual(back, [
+    invalidParams(
+      1,
+      "Missing required parameter 'persona' (the unknown parameter 'personna' (did you mean 'persona'?) was ignored).",
+    ),
+    invalidParams(
+      2,
+      "Missing required parameter 'schema' (the unknown parameter 'shema' (did you mean 'schema'?) was ignored).",
+    ),
+    invalidParams(
+      3,
+      "Missing required parameter 'model.baseURL' (the unknown parameter 'model.baseUrl' (did you mean 'baseURL'?) " +
+        "was ignored).",
+    ),
+    invalidParams(
+      4,
+      "Missing required parameter 'model.path' (the unknown parameter 'model.file' was ignored).",
+    ),
+  ]);
+  assert.deepEqual(await c.call("npc/list", {}), { npcs: [] });
+  assert.deepEqual((await c.call("session/list", {})).sessions, []);
+});

@@ -428,6 +428,8 @@ export class NpcMethods {
   #create(r: HandlerContext): JsonValue | Pending<JsonValue> {
     const p = r.params;
     const warnings = p.unknownKeys(CREATE_KEYS);
+    // Absent, it is most often sent under another name (`personna`): the error names it.
+    if (p.get("persona") === undefined) throw p.missingParameter("persona");
     return this.#build(r, {
       id: p.optionalString("npc"),
       persona: p.get("persona"),
