@@ -121,10 +121,10 @@ export class Params {
    * @example
    * ```ts
    * import { Params } from "@open-apple-models/bridge/engine";
-   * const p = Params.from({ world: "village", val: 3 });
+   * const p = Params.from({ world: "village", vaule: 3 });
    * p.expectKeys(["world", "path", "value"]);
    * p.missingParameter("value", { note: "use world/remove to delete" }).message;
-   * // "Missing required parameter 'value' (the unknown parameter 'val' (did you mean 'value'?) was ignored; use world/remove to delete)."
+   * // "Missing required parameter 'value' (the unknown parameter 'vaule' (did you mean 'value'?) was ignored; use world/remove to delete)."
    * ```
    */
   missingParameter(key: string, options: { note?: string } = {}): BridgeError {
@@ -314,7 +314,8 @@ export class Params {
    * import { Params } from "@open-apple-models/bridge/engine";
    * const p = Params.from({ key: "gold" });
    * p.expectKeys(["world", "path"]);
-   * p.string("world"); // -32602 "Missing required parameter 'world' (the unknown parameter 'key' was ignored)."
+   * p.optionalString("world"); // undefined: p.string("world") fails with -32602, and its message is
+   * p.missingParameter("world").message; // "Missing required parameter 'world' (the unknown parameter 'key' was ignored)."
    * ```
    */
   expectKeys(allowed: readonly string[]): void {
