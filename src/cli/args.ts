@@ -6,7 +6,7 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
 import { CliError } from "./cli_error.ts";
 import { LOG_LEVELS, type LogLevel } from "../util/logger.ts";
-import { nearestName } from "../protocol/edit_distance.ts";
+import { didYouMean, nearestName } from "../protocol/edit_distance.ts";
 import { oamHelpLine } from "./invocation.ts";
 
 /** Options in the `node:util` parseArgs format. */
@@ -65,7 +65,9 @@ export function parseFlags(args: string[], syntax: FlagsSyntax): ParsedFlags {
       : unknown === "system" && Object.hasOwn(options, "model")
       ? "model system"
       : nearestName(unknown, Object.keys(options));
-    if (meant !== undefined) message = `Unknown option '--${unknown}'; did you mean '--${meant}'?`;
+    if (meant !== undefined) {
+      message = `Unknown option '--${unknown}'${didYouMean(`--${meant}`, { as: "clause" })}`;
+    }
     if (!/[.?]$/.test(message)) message += ".";
     throw CliError.usage(`${message} Run '${oamHelpLine(`${command} --help`)}'.`);
   }

@@ -5,7 +5,7 @@
 import { SERVER_INFO } from "../protocol/version.ts";
 import { reportError } from "./cli_error.ts";
 import { stderrStyle, writeErr, writeOut } from "./tty.ts";
-import { nearestName } from "../protocol/edit_distance.ts";
+import { didYouMean, nearestName } from "../protocol/edit_distance.ts";
 import { setOamCommand } from "../models/oam_hint.ts";
 import { oamCommandLineFor, oamHelpLine } from "./invocation.ts";
 
@@ -110,7 +110,7 @@ export async function runCli(args: string[]): Promise<number> {
     if (!run) {
       const what = command.startsWith("-") ? "Unknown option" : "Unknown command";
       const meant = command.startsWith("-") ? undefined : nearestName(command, Object.keys(COMMANDS));
-      const hint = meant === undefined ? "." : `; did you mean '${meant}'?`;
+      const hint = didYouMean(meant, { as: "clause" }) || ".";
       writeErr(`Error: ${what} '${command}'${hint} Run '${oamHelpLine("--help")}'. [usage]\n`);
       return 2;
     }

@@ -4,7 +4,7 @@
  */
 import { boolFlag, parseFlags, stringFlag, wantsHelp } from "./args.ts";
 import { oamCommandLineFor } from "./invocation.ts";
-import { nearestName } from "../protocol/edit_distance.ts";
+import { didYouMean, nearestName } from "../protocol/edit_distance.ts";
 import { CliError, EXIT, reportError } from "./cli_error.ts";
 import { listCachedModels, listPartialDownloads, modelsCacheDir } from "../models/gguf_cache.ts";
 import { expectedSha256, pullModel, type PullProgress, resolveModelSource } from "./models_pull.ts";
@@ -178,7 +178,7 @@ export async function runModels(args: string[]): Promise<number> {
     const meant = nearestName(sub, ["pull", "list"]);
     if (meant !== undefined) {
       throw CliError.usage(
-        `Unknown 'oam models' command '${sub}'; did you mean '${meant}'? Use pull or list.`,
+        `Unknown 'oam models' command '${sub}'${didYouMean(meant, { as: "clause" })} Use pull or list.`,
       );
     }
     throw CliError.usage(`Unknown 'oam models' command '${sub}': use pull or list.`);

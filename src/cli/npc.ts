@@ -21,7 +21,7 @@ import {
   resolveModelChoice,
 } from "./local_bridge.ts";
 import { PromptLoop, unknownSlashCommand } from "./prompt_loop.ts";
-import { nearestName } from "../protocol/edit_distance.ts";
+import { didYouMean, nearestName } from "../protocol/edit_distance.ts";
 import { withKnownKeys } from "../client/npc_keys.ts";
 import { stepsPath } from "../client/persona_file.ts";
 import { oamCommand } from "./invocation.ts";
@@ -179,7 +179,7 @@ function checkPersonaFile(path: string, value: JsonValue): PersonaFile {
     const misspelt = value.persona === undefined
       ? Object.keys(value).find((key) => nearestName(key, ["persona"]) === "persona")
       : undefined;
-    const has = misspelt === undefined ? "" : `; the file has '${misspelt}' (did you mean 'persona'?)`;
+    const has = misspelt === undefined ? "" : `; the file has '${misspelt}'${didYouMean("persona")}`;
     throw CliError.invalidInput(`${path}: 'persona' must be an object with a 'name'${has}.`);
   }
   if (value.world !== undefined && value.world !== null && !isJsonObject(value.world)) {
@@ -398,8 +398,9 @@ class NpcCommand {
     for (const key of Object.keys(value)) {
       if (!FILE_KEYS.includes(key)) {
         const meant = nearestName(key, FILE_KEYS);
-        const hint = meant === undefined ? "" : ` (did you mean '${meant}'?)`;
-        writeErr(this.#err.yellow(`warning: ${path}: unknown key '${key}' was ignored${hint}.\n`));
+        writeErr(
+          this.#err.yellow(`warning: ${path}: unknown key '${key}' was ignored${didYouMean(meant)}.\n`),
+        );
       }
     }
     for (const w of unknownToolKeyWarnings(this.#tools)) writeErr(this.#err.yellow(`warning: ${w}\n`));

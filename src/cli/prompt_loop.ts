@@ -5,7 +5,7 @@
  * @module
  */
 import { CliError, reportError } from "./cli_error.ts";
-import { nearestName } from "../protocol/edit_distance.ts";
+import { didYouMean, nearestName } from "../protocol/edit_distance.ts";
 import { LineReader } from "./input.ts";
 import { addSigint, removeSigint } from "./respond.ts";
 import { isTerminal, OutputError, stdoutClosed, type Style } from "./tty.ts";
@@ -49,7 +49,7 @@ export interface PromptLoopHandlers {
  * ```ts
  * import { unknownSlashCommand } from "./prompt_loop.ts";
  * unknownSlashCommand("/tols", { known: ["/tools", "/help"] }).message;
- * // "unknown command '/tols'; did you mean /tools? Type /help."
+ * // "unknown command '/tols'; did you mean '/tools'? Type /help."
  * ```
  */
 export function unknownSlashCommand(
@@ -63,7 +63,7 @@ export function unknownSlashCommand(
   return CliError.usage(
     meant === undefined
       ? `unknown command '${name}'; type /help, or start the line with // to say it.`
-      : `unknown command '${name}'; did you mean ${meant}? Type /help.`,
+      : `unknown command '${name}'${didYouMean(meant, { as: "clause" })} Type /help.`,
   );
 }
 

@@ -48,7 +48,7 @@ import { outputValue, refuseCommandsWithoutRun, refuseMissingPrograms } from "./
 import { generationFlags } from "./generation_flags.ts";
 import { ScriptedModel } from "../models/scripted.ts";
 import { oamCommand, shellWord } from "./invocation.ts";
-import { nearestName } from "../protocol/edit_distance.ts";
+import { didYouMean, nearestName } from "../protocol/edit_distance.ts";
 
 /** Help text of `oam respond`. */
 export const RESPOND_HELP = `oam respond — run one turn and print the answer (for shell scripts)
@@ -212,8 +212,8 @@ export function checkToolChoice(
     const meant = nearestName(String(choice.tool), ["required", "explicit"]);
     if (meant !== undefined) {
       throw CliError.usage(
-        `--tool-choice '${choice.tool}' is none of ${TOOL_CHOICE_KEYWORDS.join(", ")} and no tool's name; ` +
-          `did you mean '${meant}'?`,
+        `--tool-choice '${choice.tool}' is none of ${TOOL_CHOICE_KEYWORDS.join(", ")} and no tool's name` +
+          didYouMean(meant, { as: "clause" }),
       );
     }
   }

@@ -6,14 +6,14 @@
  * @module
  */
 import { isJsonObject, type JsonValue } from "../protocol/json.ts";
-import { nearestName } from "../protocol/edit_distance.ts";
+import { didYouMean, nearestName } from "../protocol/edit_distance.ts";
 import { idleStepMembers, knownStepMembers } from "../protocol/script_keys.ts";
 
 /** The members of a script object; any other is ignored. */
 const SCRIPT_KEYS: readonly string[] = ["type", "steps", "fallback"];
 
 function ignored(where: string, member: string, meant: string | undefined): string {
-  return `${where}unknown key '${member}' was ignored${meant ? ` (did you mean '${meant}'?)` : ""}.`;
+  return `${where}unknown key '${member}' was ignored${didYouMean(meant)}.`;
 }
 
 /**

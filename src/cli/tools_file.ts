@@ -201,7 +201,7 @@ function parseCommand(block: JsonValue, at: string, baseDir: string): CommandSpe
   if (unknown !== undefined) {
     const meant = nearestName(unknown, XOAM_KEYS);
     throw bad(
-      `${unknown}' is not a key oam reads${meant ? ` (did you mean '${meant}'?)` : ""}; an x-oam block has ` +
+      `${unknown}' is not a key oam reads${didYouMean(meant)}; an x-oam block has ` +
         `${XOAM_KEYS.join(", ")}.`,
     );
   }

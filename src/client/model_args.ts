@@ -6,7 +6,7 @@
 import { parseGgufModelFlag } from "../models/llama_config.ts";
 import { parseOpenAIModelFlag } from "../models/openai_config.ts";
 import { isJsonObject } from "../protocol/json.ts";
-import { editDistance } from "../protocol/edit_distance.ts";
+import { didYouMean, editDistance } from "../protocol/edit_distance.ts";
 import type { Model, ScriptStep } from "./types.ts";
 
 const USAGE =
@@ -144,9 +144,10 @@ export function modelFromArgs(args: readonly string[], script?: readonly ScriptS
     const misspelt = misspeltFlag(args);
     if (misspelt !== null) {
       throw new Error(
-        `modelFromArgs: '${misspelt[0]}' is not an option it reads; did you mean '${
-          misspelt[1]
-        }'? (Without it ` +
+        `modelFromArgs: '${misspelt[0]}' is not an option it reads${
+          didYouMean(misspelt[1], { as: "clause" })
+        } ` +
+          `(Without it ` +
           `the scripted model plays.)`,
       );
     }

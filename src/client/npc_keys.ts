@@ -9,7 +9,7 @@
  * ```
  * @module
  */
-import { nearestName } from "../protocol/edit_distance.ts";
+import { didYouMean, nearestName } from "../protocol/edit_distance.ts";
 import { MEMORY_KEYS, OPTION_KEYS, PERSONA_KEYS } from "../game/npc/keys.ts";
 
 /** The keys the bridge reads in each section of an NPC file that holds named fields. */
@@ -44,7 +44,7 @@ export function withKnownKeys(
       continue;
     }
     const meant = nearestName(key, keys);
-    warnings.push(`unknown key '${name}.${key}' was ignored${meant ? ` (did you mean '${meant}'?)` : ""}.`);
+    warnings.push(`unknown key '${name}.${key}' was ignored${didYouMean(meant)}.`);
   }
   return { known, warnings };
 }

@@ -6,7 +6,7 @@
 import type { ParseError } from "npm:jsonc-parser@3.3.1";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
 import { shown } from "./checks.ts";
-import { nearestName } from "../protocol/edit_distance.ts";
+import { didYouMean, nearestName } from "../protocol/edit_distance.ts";
 import { idleStepMembers, knownStepMembers } from "../protocol/script_keys.ts";
 import type { NpcMemory, NpcOptions, Persona } from "./game_types.ts";
 import { withKnownKeys } from "./npc_keys.ts";
@@ -180,7 +180,7 @@ function checkStepKinds(path: string | URL, steps: readonly JsonObject[], label 
     const meant = Object.keys(step).map((key) => nearestName(key, STEP_KINDS)).find((k) => k !== undefined);
     throw new TypeError(
       `${path}: ${label(index)} has none of 'text', 'toolCalls', 'json', 'template' or 'error'` +
-        `${meant ? ` (did you mean '${meant}'?)` : ""}; got ${shown(step)}.`,
+        `${didYouMean(meant)}; got ${shown(step)}.`,
     );
   }
 }
@@ -208,9 +208,7 @@ function knownSteps(
     const known = knownStepMembers(step);
     for (const { member, meant } of known.unknown) {
       onWarning(
-        `${path}: ${label(index)}: unknown key '${member}' was ignored${
-          meant ? ` (did you mean '${meant}'?)` : ""
-        }.`,
+        `${path}: ${label(index)}: unknown key '${member}' was ignored${didYouMean(meant)}.`,
       );
     }
     for (const { member, why } of idleStepMembers(step)) {
@@ -227,7 +225,7 @@ const FILE_KEYS = ["npc", "persona", "options", "tools", "memory", "world", "gre
 /** The warning of an unknown key, with the file key it most likely meant. */
 function unknownKeyWarning(path: string | URL, key: string): string {
   const meant = nearestName(key, FILE_KEYS);
-  return `${path}: unknown key '${key}' was ignored${meant ? ` (did you mean '${meant}'?)` : ""}; ` +
+  return `${path}: unknown key '${key}' was ignored${didYouMean(meant)}; ` +
     `an NPC file's keys are ${FILE_KEYS.join(", ")}.`;
 }
 
@@ -329,7 +327,7 @@ export async function loadPersona(
         (flat
           ? ` (the persona's fields go under 'persona': {"persona": {"name": "${value.name}", …}}).`
           : misspelt !== undefined
-          ? ` (did you mean 'name' for 'persona.${misspelt}'?).`
+          ? `; the persona has '${misspelt}'${didYouMean("name")}.`
           : "."),
     );
   }
@@ -399,7 +397,7 @@ function scriptFallback(
     if (SCRIPT_KEYS.includes(key)) continue;
     const meant = nearestName(key, SCRIPT_KEYS);
     onWarning(
-      `${path}: unknown key '${key}' was ignored${meant ? ` (did you mean '${meant}'?)` : ""}; ` +
+      `${path}: unknown key '${key}' was ignored${didYouMean(meant)}; ` +
         `a steps file is an array of steps or {"steps": […], "fallback"?: step}.`,
     );
   }

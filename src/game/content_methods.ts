@@ -65,7 +65,7 @@ export class ContentMethods {
     const warnings = p.unknownKeys(CONTENT_KEYS);
     const prompt = p.string("prompt");
     const schema = p.optionalObject("schema");
-    if (schema === undefined) throw BridgeError.invalidParams("Missing required parameter 'schema'.");
+    if (schema === undefined) throw p.missingParameter("schema");
     const conversion = convertForParam(schema, { rootName: CONTENT_SCHEMA_NAME, path: p.name("schema") });
     const schemaWarningsAt = warnings.length;
     const instructions = contentInstructions(p.optionalString("instructions"));

@@ -11,7 +11,7 @@
 import { copyJson } from "../protocol/codec.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import type { Params } from "../protocol/params.ts";
+import { type Params, unknownParameter } from "../protocol/params.ts";
 import { IdGenerator } from "../util/ids.ts";
 import { checkObjectId, existsError, limitReachedError, notFoundError } from "../util/object_ids.ts";
 import { WORLD_KIND } from "./game_kinds.ts";
@@ -48,6 +48,23 @@ function withWorld<T>(world: string, body: () => T): T {
   } catch (error) {
     if (error instanceof WorldError) throw worldError(error, world);
     throw error;
+  }
+}
+
+/**
+ * Runs `write`, a write of a request whose params are `keys`; when no `path` was given (a write at the root)
+ * and the world refuses it, the error also names the unknown keys given: the path sent under another name
+ * (`key`) is the likely cause, and the request has no warnings to say so.
+ */
+function writeAt<T>(p: Params, keys: readonly string[], write: () => T): T {
+  try {
+    return write();
+  } catch (error) {
+    if (!(error instanceof WorldError) || p.has("path")) throw error;
+    const unknown = Object.keys(p.raw).filter((key) => !keys.includes(key));
+    if (unknown.length === 0) throw error;
+    const ignored = unknown.map((key) => unknownParameter({ name: key, key }, keys));
+    throw new WorldError(`${error.message} ${ignored.join(" ")}`, error.path);
   }
 }
 
@@ -97,7 +114,9 @@ export class WorldMethods {
     return this.#subscriptions.size;
   }
 
-  #lookup(p: Params): WorldEntry {
+  /** The world named by `p`, a method whose params are `keys` (named in the error of a missing one). */
+  #lookup(p: Params, keys: readonly string[]): WorldEntry {
+    p.expectKeys(keys);
     const id = p.string("world");
     const entry = this.#game.worlds.get(id);
     if (!entry) throw notFoundError(WORLD_KIND, id);
@@ -137,7 +156,7 @@ export class WorldMethods {
   }
 
   #get(r: HandlerContext): JsonValue {
-    const entry = this.#lookup(r.params);
+    const entry = this.#lookup(r.params, ["world", "path"]);
     const segments = this.#path(r.params, entry.id);
     const read = withWorld(entry.id, () => entry.world.get(segments));
     return {
@@ -151,28 +170,28 @@ export class WorldMethods {
 
   #set(r: HandlerContext): JsonValue {
     const p = r.params;
-    const entry = this.#lookup(p);
+    const keys = ["world", "path", "value"];
+    const entry = this.#lookup(p, keys);
     const segments = this.#path(p, entry.id);
-    if (!p.has("value")) {
-      throw BridgeError.invalidParams("Missing required parameter 'value' (use world/remove to delete).");
-    }
+    if (!p.has("value")) throw p.missingParameter("value", { note: "use world/remove to delete" });
     // The raw value: a JSON null is a value here.
-    withWorld(entry.id, () => entry.world.set(segments, p.raw.value));
+    withWorld(entry.id, () => writeAt(p, keys, () => entry.world.set(segments, p.raw.value)));
     return { world: entry.id, path: formatWorldPath(segments), version: entry.world.version };
   }
 
   #merge(r: HandlerContext): JsonValue {
     const p = r.params;
-    const entry = this.#lookup(p);
+    const keys = ["world", "path", "patch"];
+    const entry = this.#lookup(p, keys);
     const segments = this.#path(p, entry.id);
-    if (!p.has("patch")) throw BridgeError.invalidParams("Missing required parameter 'patch'.");
-    withWorld(entry.id, () => entry.world.merge(segments, p.raw.patch));
+    if (!p.has("patch")) throw p.missingParameter("patch");
+    withWorld(entry.id, () => writeAt(p, keys, () => entry.world.merge(segments, p.raw.patch)));
     return { world: entry.id, path: formatWorldPath(segments), version: entry.world.version };
   }
 
   #remove(r: HandlerContext): JsonValue {
     const p = r.params;
-    const entry = this.#lookup(p);
+    const entry = this.#lookup(p, ["world", "path"]);
     const segments = this.#path(p, entry.id, true);
     const result = withWorld(entry.id, () => entry.world.remove(segments));
     return {
@@ -185,12 +204,12 @@ export class WorldMethods {
   }
 
   #snapshot(r: HandlerContext): JsonValue {
-    const entry = this.#lookup(r.params);
+    const entry = this.#lookup(r.params, ["world"]);
     return { world: entry.id, state: entry.world.snapshot(), version: entry.world.version };
   }
 
   #delete(r: HandlerContext): JsonValue {
-    const entry = this.#lookup(r.params);
+    const entry = this.#lookup(r.params, ["world"]);
     this.#game.worlds.delete(entry.id);
     let ended = 0;
     for (const s of [...this.#subscriptions.values()]) {
@@ -221,7 +240,7 @@ export class WorldMethods {
   }
 
   #subscribe(r: HandlerContext): JsonValue {
-    const entry = this.#lookup(r.params);
+    const entry = this.#lookup(r.params, ["world", "path"]);
     const segments = this.#path(r.params, entry.id);
     if (this.#subscriptions.size >= MAX_WORLD_SUBSCRIPTIONS) {
       throw limitReachedError(MAX_WORLD_SUBSCRIPTIONS, "world subscriptions");
@@ -252,6 +271,7 @@ export class WorldMethods {
   }
 
   #unsubscribe(r: HandlerContext): JsonValue {
+    r.params.expectKeys(["subscription"]);
     const id = r.params.string("subscription");
     const subscription = this.#subscriptions.get(id);
     if (!subscription) {

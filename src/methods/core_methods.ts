@@ -115,6 +115,7 @@ export class CoreMethods implements BridgeExtension {
   }
 
   #schemaValidate(r: HandlerContext): JsonValue {
+    r.params.expectKeys(["schema", "name"]);
     const schema = r.params.value("schema");
     const name = r.params.optionalString("name") ?? "Response";
     const conversion = convertForParam(schema, { rootName: name, path: "schema" });
@@ -124,6 +125,7 @@ export class CoreMethods implements BridgeExtension {
   }
 
   #toolsValidate(r: HandlerContext): JsonValue {
+    r.params.expectKeys(["tools"]);
     const parsed = parseToolDefinitions(r.params.array("tools"), { path: "tools", defaultTimeoutMs: null });
     const tools = parsed.tools.map((t) => {
       const prefix = `${t.name}: `;

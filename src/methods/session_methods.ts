@@ -249,7 +249,12 @@ export class SessionMethods implements BridgeExtension {
     for (const s of sessions) s.queue.cancelAll();
   }
 
-  #lookup(r: HandlerContext): BridgeSession {
+  /**
+   * The session named by the request; `keys`, the method's params, are named in the error of a missing one
+   * (`session/respond` and `session/create` check theirs with warnings).
+   */
+  #lookup(r: HandlerContext, keys?: readonly string[]): BridgeSession {
+    if (keys !== undefined) r.params.expectKeys(keys);
     const id = r.params.string("session");
     const session = this.#sessions.get(id);
     if (!session) throw notFoundError(SESSION_KIND, id);
@@ -372,12 +377,12 @@ export class SessionMethods implements BridgeExtension {
   }
 
   #cancel(r: HandlerContext): JsonValue {
-    const session = this.#lookup(r);
+    const session = this.#lookup(r, ["session"]);
     return { session: session.id, cancelled: session.queue.cancelAll() };
   }
 
   #reset(r: HandlerContext): Pending<JsonValue> {
-    const session = this.#lookup(r);
+    const session = this.#lookup(r, ["session"]);
     return this.#schedule(r, session, (op) => {
       op.commit();
       session.agent.reset();
@@ -386,7 +391,7 @@ export class SessionMethods implements BridgeExtension {
   }
 
   #delete(r: HandlerContext): JsonValue {
-    const session = this.#lookup(r);
+    const session = this.#lookup(r, ["session"]);
     this.#sessions.delete(session.id);
     session.queue.cancelAll();
     return { session: session.id, deleted: true };
@@ -408,7 +413,7 @@ export class SessionMethods implements BridgeExtension {
   }
 
   #transcript(r: HandlerContext): JsonValue {
-    const session = this.#lookup(r);
+    const session = this.#lookup(r, ["session"]);
     const a = session.agent;
     return {
       session: session.id,
@@ -421,9 +426,9 @@ export class SessionMethods implements BridgeExtension {
   }
 
   #setInstructions(r: HandlerContext): Pending<JsonValue> {
-    const session = this.#lookup(r);
+    const session = this.#lookup(r, ["session", "instructions"]);
     if (!r.params.has("instructions")) {
-      throw BridgeError.invalidParams("Missing required parameter 'instructions'.");
+      throw r.params.missingParameter("instructions");
     }
     const instructions = r.params.optionalString("instructions") ?? null;
     return this.#schedule(r, session, (op) => {
@@ -434,8 +439,8 @@ export class SessionMethods implements BridgeExtension {
   }
 
   #setContextNote(r: HandlerContext): Pending<JsonValue> {
-    const session = this.#lookup(r);
-    if (!r.params.has("note")) throw BridgeError.invalidParams("Missing required parameter 'note'.");
+    const session = this.#lookup(r, ["session", "note"]);
+    if (!r.params.has("note")) throw r.params.missingParameter("note");
     const note = r.params.optionalString("note") ?? null;
     return this.#schedule(r, session, (op) => {
       op.commit();
@@ -445,7 +450,7 @@ export class SessionMethods implements BridgeExtension {
   }
 
   #setTools(r: HandlerContext): Pending<JsonValue> {
-    const session = this.#lookup(r);
+    const session = this.#lookup(r, ["session", "tools"]);
     const parsed = parseToolDefinitions(r.params.array("tools"), {
       path: "tools",
       defaultTimeoutMs: session.toolTimeoutMs,
@@ -461,7 +466,7 @@ export class SessionMethods implements BridgeExtension {
   }
 
   #compact(r: HandlerContext): Pending<JsonValue> {
-    const session = this.#lookup(r);
+    const session = this.#lookup(r, ["session", "keepRecentTurns", "summaryInstructions"]);
     const keep = r.params.optionalInteger("keepRecentTurns", { min: 0 }) ?? 2;
     const summaryInstructions = r.params.optionalString("summaryInstructions") ?? null;
     return this.#schedule(r, session, async (op) => {

@@ -3,9 +3,10 @@
  * host-level `--model gguf:<path>` flag (also read from `OAM_MODEL`).
  * @module
  */
+import { didYouMean, nearestName } from "../protocol/edit_distance.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue, ownValue, presentValue } from "../protocol/json.ts";
-import { showValue, unknownParameter } from "../protocol/params.ts";
+import { Params, showValue, unknownParameter } from "../protocol/params.ts";
 import { grantedEnvVar } from "../util/env.ts";
 
 /**
@@ -88,7 +89,12 @@ export function parseLlamaModelSpec(spec: JsonObject, path: string): LlamaModelC
     throw BridgeError.invalidParams(`Parameter '${at("type")}' must be "llama"; got ${showValue(type)}.`);
   }
   const file = presentValue(spec, "path");
-  if (file === undefined) throw BridgeError.invalidParams(`Missing required parameter '${at("path")}'.`);
+  if (file === undefined) {
+    // The spec's unknown keys are warnings of a request that now fails: the error names them.
+    const p = new Params(spec, at(""));
+    p.expectKeys(KNOWN_KEYS);
+    throw p.missingParameter("path");
+  }
   if (typeof file !== "string" || file.trim() === "" || file.includes("\0")) {
     throw BridgeError.invalidParams(
       `Parameter '${at("path")}' must be the path of a .gguf file; got ${showValue(file)}.`,
@@ -161,9 +167,10 @@ export function parseGgufModelFlag(flag: string): LlamaModelConfig {
       const key = (eq < 0 ? part : part.slice(0, eq)).trim();
       const text = eq < 0 ? "" : part.slice(eq + 1).trim();
       if (!KNOWN_KEYS.includes(key) || key === "type" || key === "path") {
-        const meant = KNOWN_KEYS.slice(2).find((known) => known.toLowerCase() === key.toLowerCase());
-        const hint = meant === undefined ? "" : ` (did you mean '${meant}'?)`;
-        throw new Error(`Invalid --model value '${flag}': unknown setting '${key}'${hint}; ${usage}.`);
+        const meant = nearestName(key, KNOWN_KEYS.slice(2));
+        throw new Error(
+          `Invalid --model value '${flag}': unknown setting '${key}'${didYouMean(meant)}; ${usage}.`,
+        );
       }
       let value: JsonValue = text;
       if (key === "gpu") value = text === "false" ? false : text;

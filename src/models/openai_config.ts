@@ -5,7 +5,7 @@
  */
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue, presentValue } from "../protocol/json.ts";
-import { showValue, unknownParameter } from "../protocol/params.ts";
+import { Params, showValue, unknownParameter } from "../protocol/params.ts";
 
 /**
  * Connection settings of an OpenAI-compatible Chat Completions server.
@@ -103,7 +103,12 @@ function checkType(spec: JsonObject, at: MemberPath): void {
 
 function requiredString(spec: JsonObject, key: string, at: MemberPath): string {
   const value = presentValue(spec, key);
-  if (value === undefined) throw BridgeError.invalidParams(`Missing required parameter '${at(key)}'.`);
+  if (value === undefined) {
+    // The spec's unknown keys are warnings of a request that now fails: the error names them.
+    const p = new Params(spec, at(""));
+    p.expectKeys(KNOWN_KEYS);
+    throw p.missingParameter(key);
+  }
   if (typeof value !== "string") throw notAString(at(key), value);
   return value;
 }

@@ -84,17 +84,40 @@ function sameWordsButAForm(a: string, b: string): boolean {
   return x.length >= 3 && y.length >= 3 && x.slice(0, 3) === y.slice(0, 3);
 }
 
+/** How {@link didYouMean} words its hint. */
+export interface DidYouMeanOptions {
+  /**
+   * Where the hint goes: `"aside"` (the default) in parentheses after a name, before the sentence's period
+   * (` (did you mean 'name'?)`); `"clause"` as the sentence's last clause, ending it (`; did you mean 'name'?`);
+   * `"sentence"` as a sentence of its own after one (` Did you mean 'name'?`).
+   */
+  as?: "aside" | "clause" | "sentence";
+}
+
 /**
- * The hint ` (did you mean '<meant>'?)` that follows a name `meant` was most likely meant for (`""` when none
- * is: pass {@link nearestName}'s answer).
+ * The hint that a name `meant` was most likely meant (`""` when none is: pass {@link nearestName}'s answer):
+ * ` (did you mean '<meant>'?)` to follow the name in question, or the same question as a clause or a sentence
+ * ({@link DidYouMeanOptions}). Every "did you mean" of the project is worded here, the name always in single
+ * quotes.
  *
  * @example
  * ```ts
  * import { didYouMean, nearestName } from "./edit_distance.ts";
  * `Unknown key 'nmae'${didYouMean(nearestName("nmae", ["name"]))}.`; // "Unknown key 'nmae' (did you mean 'name'?)."
+ * `Unknown command 'chta'${didYouMean("chat", { as: "clause" })}`; // "Unknown command 'chta'; did you mean 'chat'?"
+ * didYouMean("name", { as: "sentence" }); // " Did you mean 'name'?"
  * didYouMean(undefined); // ""
  * ```
  */
-export function didYouMean(meant: string | undefined): string {
-  return meant === undefined ? "" : ` (did you mean '${meant}'?)`;
+export function didYouMean(meant: string | undefined, options: DidYouMeanOptions = {}): string {
+  if (meant === undefined) return "";
+  const question = `did you mean '${meant}'?`;
+  switch (options.as ?? "aside") {
+    case "aside":
+      return ` (${question})`;
+    case "clause":
+      return `; ${question}`;
+    case "sentence":
+      return ` D${question.slice(1)}`;
+  }
 }

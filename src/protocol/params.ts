@@ -113,20 +113,33 @@ export class Params {
   }
 
   /**
-   * Error for a missing required parameter. Once {@link unknownKeys} ran, it also names the unknown keys given
-   * (their warnings never reach a request that fails): a required key sent under another name is the usual cause.
+   * The `-32602` error of a missing required parameter `key`: "Missing required parameter '<key>'.", with
+   * `options.note` in parentheses (`use world/remove to delete`). Once {@link unknownKeys} or {@link expectKeys}
+   * ran, it also names the unknown keys given, each with the key it most likely meant (their warnings never reach
+   * a request that fails): a required key sent under another name is the usual cause.
+   *
+   * @example
+   * ```ts
+   * import { Params } from "@open-apple-models/bridge/engine";
+   * const p = Params.from({ world: "village", vaule: 3 });
+   * p.expectKeys(["world", "path", "value"]);
+   * p.missingParameter("value", { note: "use world/remove to delete" }).message;
+   * // "Missing required parameter 'value' (the unknown parameter 'vaule' (did you mean 'value'?) was ignored; use world/remove to delete)."
+   * ```
    */
-  private missing(key: string): BridgeError {
+  missingParameter(key: string, options: { note?: string } = {}): BridgeError {
     const unknown = this.#allowed === undefined ? [] : this.#unknownNames(this.#allowed);
-    const given = unknown.length === 0
-      ? ""
-      : ` (the unknown parameter${unknown.length === 1 ? "" : "s"} ${listed(unknown)} ${
+    const notes = unknown.length === 0 ? [] : [
+      `the unknown parameter${unknown.length === 1 ? "" : "s"} ${listed(unknown)} ${
         unknown.length === 1 ? "was" : "were"
-      } ignored)`;
+      } ignored`,
+    ];
+    if (options.note !== undefined) notes.push(options.note);
+    const given = notes.length === 0 ? "" : ` (${notes.join("; ")})`;
     return BridgeError.invalidParams(`Missing required parameter '${this.name(key)}'${given}.`);
   }
 
-  /** The keys {@link unknownKeys} was last asked about (for {@link missing}'s message). */
+  /** The keys {@link unknownKeys} or {@link expectKeys} was last given (for {@link missingParameter}'s message). */
   #allowed: readonly string[] | undefined;
 
   /** The unknown keys' names, each with the allowed key it most likely meant: `'lines' (did you mean 'line'?)`. */
@@ -149,14 +162,14 @@ export class Params {
   /** The value at `key`, of any type; -32602 when it is absent or null. */
   value(key: string): JsonValue {
     const v = this.get(key);
-    if (v === undefined) throw this.missing(key);
+    if (v === undefined) throw this.missingParameter(key);
     return v;
   }
 
   /** The string at `key`; -32602 when it is absent, null or not a string. */
   string(key: string): string {
     const v = this.optionalString(key);
-    if (v === undefined) throw this.missing(key);
+    if (v === undefined) throw this.missingParameter(key);
     return v;
   }
 
@@ -171,7 +184,7 @@ export class Params {
   /** The boolean at `key`; -32602 when it is absent, null or not a boolean. */
   bool(key: string): boolean {
     const v = this.optionalBool(key);
-    if (v === undefined) throw this.missing(key);
+    if (v === undefined) throw this.missingParameter(key);
     return v;
   }
 
@@ -209,7 +222,7 @@ export class Params {
   /** A required integer within bounds. */
   integer(key: string, bounds: Bounds = {}): number {
     const v = this.optionalInteger(key, bounds);
-    if (v === undefined) throw this.missing(key);
+    if (v === undefined) throw this.missingParameter(key);
     return v;
   }
 
@@ -238,7 +251,7 @@ export class Params {
   /** The array at `key`; -32602 when it is absent, null or not an array. */
   array(key: string): JsonValue[] {
     const v = this.optionalArray(key);
-    if (v === undefined) throw this.missing(key);
+    if (v === undefined) throw this.missingParameter(key);
     return v;
   }
 
@@ -292,11 +305,29 @@ export class Params {
   }
 
   /**
+   * Declares the keys the params may have without warning about the others, for a method whose result has no
+   * `warnings` (`world/set`): a missing required parameter's error then names the unknown keys given, as after
+   * {@link unknownKeys}.
+   *
+   * @example
+   * ```ts
+   * import { Params } from "@open-apple-models/bridge/engine";
+   * const p = Params.from({ key: "gold" });
+   * p.expectKeys(["world", "path"]);
+   * p.optionalString("world"); // undefined: p.string("world") fails with -32602, and its message is
+   * p.missingParameter("world").message; // "Missing required parameter 'world' (the unknown parameter 'key' was ignored)."
+   * ```
+   */
+  expectKeys(allowed: readonly string[]): void {
+    if (this !== NO_PARAMS) this.#allowed = allowed;
+  }
+
+  /**
    * Warnings for keys not in `allowed`, in request order: "Unknown parameter '<prefix><key>' was ignored.", with
    * the allowed key a near miss most likely meant (see {@link unknownParameter}).
    */
   unknownKeys(allowed: readonly string[]): string[] {
-    if (this !== NO_PARAMS) this.#allowed = allowed;
+    this.expectKeys(allowed);
     const warnings: string[] = [];
     // for…in, not Object.keys: no array of keys per request (JSON objects have no inherited enumerable keys)
     for (const key in this.raw) {

@@ -6,7 +6,7 @@
  */
 import { AGENT_ERROR_CODES, BridgeError, isAgentErrorCode } from "./errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "./json.ts";
-import { nearestName } from "./edit_distance.ts";
+import { didYouMean, nearestName } from "./edit_distance.ts";
 import { unknownParameter } from "./params.ts";
 import { idleStepMembers, knownStepMembers } from "./script_keys.ts";
 
@@ -108,7 +108,7 @@ export function parseScriptStep(value: JsonValue, path: string): ScriptStep {
       const meant = typeof code === "string" ? nearestName(code, AGENT_ERROR_CODES) : undefined;
       throw invalid(
         `'${path}.error' must be one of: ${AGENT_ERROR_CODES.join(", ")}; got '${String(code)}'` +
-          `${meant ? ` (did you mean '${meant}'?)` : ""}.`,
+          `${didYouMean(meant)}.`,
       );
     }
     if (value.message !== undefined && value.message !== null && typeof value.message !== "string") {
@@ -157,7 +157,7 @@ function stepWarnings(value: JsonObject, path: string, warnings: string[]): void
   if (!isJsonObject(value)) return;
   for (const { member, meant } of knownStepMembers(value).unknown) {
     warnings.push(
-      `Unknown parameter '${path}.${member}' was ignored${meant ? ` (did you mean '${meant}'?)` : ""}.`,
+      `Unknown parameter '${path}.${member}' was ignored${didYouMean(meant)}.`,
     );
   }
   for (const { member, why } of idleStepMembers(value)) {

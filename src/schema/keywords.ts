@@ -7,7 +7,7 @@
  */
 import { isJsonObject, type JsonObject, ownValue } from "../protocol/json.ts";
 import type { Walk } from "./walk.ts";
-import { editDistance } from "../protocol/edit_distance.ts";
+import { didYouMean, nearestName } from "../protocol/edit_distance.ts";
 
 /** Every keyword of JSON Schema (drafts 4 to 2020-12) and the annotations the conversion reads. */
 const KNOWN = new Set([
@@ -93,8 +93,8 @@ export function checkKeywords(walk: Walk, at: { schema: JsonObject; path: string
   const { schema, path } = at;
   for (const key of Object.keys(schema)) {
     if (KNOWN.has(key) || key.startsWith("x-")) continue;
-    const near = nearestKeyword(key);
-    if (near !== undefined) walk.warn(path, `unknown keyword '${key}' is ignored (did you mean '${near}'?)`);
+    const near = nearestName(key, GUESSED);
+    if (near !== undefined) walk.warn(path, `unknown keyword '${key}' is ignored${didYouMean(near)}`);
   }
   for (const key of IGNORED) {
     if (Object.hasOwn(schema, key)) {
@@ -134,22 +134,5 @@ function nullableWarning(type: unknown): string {
     `give null here; ${how} for a value that may be null`;
 }
 
-/**
- * The keyword `key` most likely misspells: the same letters in another case, or at most one edit away
- * (two for keys of six letters or more), one letter swap counting as one edit; undefined when none is.
- */
-function nearestKeyword(key: string): string | undefined {
-  const lower = key.toLowerCase();
-  let best: string | undefined;
-  let bestDistance = Infinity;
-  for (const known of KNOWN) {
-    if (known.length < 4) continue; // `if`, `id`, `not`: too short to tell a misspelling from a name
-    const distance = editDistance(lower, known.toLowerCase());
-    const limit = known.length >= 6 ? 2 : 1;
-    if (distance <= limit && distance < bestDistance) {
-      best = known;
-      bestDistance = distance;
-    }
-  }
-  return best;
-}
+/** The keywords long enough to guess at: `if`, `id`, `not` are too short to tell a misspelling from a name. */
+const GUESSED: readonly string[] = [...KNOWN].filter((known) => known.length >= 4);

@@ -5,7 +5,7 @@
  * @module
  */
 import { ownValue } from "../protocol/json.ts";
-import { nearestName } from "../protocol/edit_distance.ts";
+import { didYouMean, nearestName } from "../protocol/edit_distance.ts";
 import { describe, STRING_DESCRIBED } from "./description.ts";
 import { stringValue, unique } from "./keyword_values.ts";
 import { convertArray } from "./arrays.ts";
@@ -59,9 +59,7 @@ export function convertTyped(walk: Walk, request: TypeRequest): Converted {
       const meant = Object.hasOwn(LANGUAGE_TYPES, type.toLowerCase())
         ? LANGUAGE_TYPES[type.toLowerCase()]
         : nearestName(type, [...KNOWN_TYPES]);
-      const hint = meant === undefined
-        ? ` (a type is one of ${SCHEMA_TYPES.join(", ")})`
-        : ` (did you mean '${meant}'?)`;
+      const hint = meant === undefined ? ` (a type is one of ${SCHEMA_TYPES.join(", ")})` : didYouMean(meant);
       throw new SchemaError(`unsupported type '${type}'${hint}`, pos.path);
     }
   }

@@ -78,15 +78,15 @@ Deno.test("chat and npc: a misspelt slash command, or the other command's name f
   assert.deepEqual([chat.code, chat.stdout], [2, ""]);
   assert.equal(
     chat.stderr,
-    "Error: unknown command '/tols'; did you mean /tools? Type /help. [usage]\n" +
-      "Error: unknown command '/state'; did you mean /save? Type /help. [usage]\n",
+    "Error: unknown command '/tols'; did you mean '/tools'? Type /help. [usage]\n" +
+      "Error: unknown command '/state'; did you mean '/save'? Type /help. [usage]\n",
   );
   const npc = await oam(["npc", persona, "--script", npcScript], { stdin: "/wrold\n/save x.json\n" });
   assert.deepEqual([npc.code, npc.stdout], [2, ""]);
   assert.equal(
     npc.stderr,
-    "Error: unknown command '/wrold'; did you mean /world? Type /help. [usage]\n" +
-      "Error: unknown command '/save'; did you mean /state? Type /help. [usage]\n",
+    "Error: unknown command '/wrold'; did you mean '/world'? Type /help. [usage]\n" +
+      "Error: unknown command '/save'; did you mean '/state'? Type /help. [usage]\n",
   );
 });
 

@@ -214,7 +214,7 @@ Deno.test("loadPersona: a broken file, a file without a persona name, bad steps 
     await Deno.writeTextFile(`${dir}/nme.json`, '{"persona": {"nme": "Gorm", "role": "the smith"}}');
     await assert.rejects(
       loadPersona(`${dir}/nme.json`),
-      /nme\.json: expected an object with a 'persona' that has a 'name' \(did you mean 'name' for 'persona\.nme'\?\)\.$/,
+      /nme\.json: expected an object with a 'persona' that has a 'name'; the persona has 'nme' \(did you mean 'name'\?\)\.$/,
     );
     await Deno.writeTextFile(`${dir}/flat.json`, '{"name": "Mira", "role": "the innkeeper"}');
     await assert.rejects(

@@ -110,6 +110,12 @@ Deno.test("llama config: the gguf: flag with settings", () => {
       "Invalid --model value 'gguf:a.gguf#contextsize=8192': unknown setting 'contextsize' (did you mean " +
       "'contextSize'?); expected gguf:<path>[#contextSize=…,threads=…,sequences=…,batchSize=…,gpu=…].",
   });
+  // A misspelling, not only another case, is named as well.
+  assert.throws(() => parseGgufModelFlag("gguf:a.gguf#thread=4"), {
+    message:
+      "Invalid --model value 'gguf:a.gguf#thread=4': unknown setting 'thread' (did you mean 'threads'?); " +
+      "expected gguf:<path>[#contextSize=…,threads=…,sequences=…,batchSize=…,gpu=…].",
+  });
   assert.throws(() => parseGgufModelFlag("llama:a.gguf"), /expected gguf:<path>/);
 });
 

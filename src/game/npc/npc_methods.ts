@@ -284,7 +284,12 @@ export class NpcMethods {
     }
   }
 
-  #lookup(r: HandlerContext): Npc {
+  /**
+   * The NPC named by the request; `keys`, the method's params, are named in the error of a missing one (the
+   * methods with `warnings` check theirs with them).
+   */
+  #lookup(r: HandlerContext, keys?: readonly string[]): Npc {
+    if (keys !== undefined) r.params.expectKeys(keys);
     const id = r.params.string("npc");
     const npc = this.#npcs.get(id);
     if (!npc) throw npcNotFound(id, this.#personaNames());
@@ -423,6 +428,8 @@ export class NpcMethods {
   #create(r: HandlerContext): JsonValue | Pending<JsonValue> {
     const p = r.params;
     const warnings = p.unknownKeys(CREATE_KEYS);
+    // Absent, it is most often sent under another name (`personna`): the error names it.
+    if (p.get("persona") === undefined) throw p.missingParameter("persona");
     return this.#build(r, {
       id: p.optionalString("npc"),
       persona: p.get("persona"),
@@ -444,7 +451,7 @@ export class NpcMethods {
     const p = r.params;
     const warnings = p.unknownKeys(RESTORE_KEYS);
     let state = withJsonTextHint(() => p.optionalObject("state"), p.get("state"));
-    if (state === undefined) throw BridgeError.invalidParams("Missing required parameter 'state'.");
+    if (state === undefined) throw p.missingParameter("state");
     let path = "state";
     if (!Object.hasOwn(state, "persona") && isJsonObject(state.state)) {
       warnings.push(...new Params(state, "state.").unknownKeys(STATE_RESULT_KEYS));
@@ -547,7 +554,7 @@ export class NpcMethods {
   }
 
   #state(r: HandlerContext): JsonValue | Promise<JsonValue> {
-    const npc = this.#lookup(r);
+    const npc = this.#lookup(r, ["npc", "settle"]);
     const settle = r.params.optionalBool("settle") ?? true;
     if (!settle) return { npc: npc.id, state: npc.stateJson() };
     return this.#schedule(r, npc, async (op) => {
@@ -632,7 +639,7 @@ export class NpcMethods {
   }
 
   #reset(r: HandlerContext): Promise<JsonValue> {
-    const npc = this.#lookup(r);
+    const npc = this.#lookup(r, ["npc", "clearMemory"]);
     const clearMemory = r.params.optionalBool("clearMemory") ?? false;
     return this.#schedule(r, npc, async (op) => {
       await npc.settle(op);
@@ -644,12 +651,12 @@ export class NpcMethods {
   }
 
   #cancel(r: HandlerContext): JsonValue {
-    const npc = this.#lookup(r);
+    const npc = this.#lookup(r, ["npc"]);
     return { npc: npc.id, cancelled: npc.cancelAll() };
   }
 
   #delete(r: HandlerContext): JsonValue {
-    const npc = this.#lookup(r);
+    const npc = this.#lookup(r, ["npc"]);
     this.#npcs.delete(npc.id);
     npc.dispose();
     this.#releaseWorld(npc);

@@ -6,7 +6,7 @@
 import { BridgeError } from "../../protocol/errors.ts";
 import { compactJson, type JsonObject, type JsonValue } from "../../protocol/json.ts";
 import { Params } from "../../protocol/params.ts";
-import { nearestName } from "../../protocol/edit_distance.ts";
+import { didYouMean, nearestName } from "../../protocol/edit_distance.ts";
 import type { ToolChoice } from "../../agent/types.ts";
 import { parseToolChoice, toolChoiceJson } from "../../agent/tool_definitions.ts";
 import { parseWorldPath, WorldError, type WorldState } from "../world/mod.ts";
@@ -193,7 +193,7 @@ export function parseNpcOptions(
       const meant = nearestName(format, ["automatic", "structured", "text"]);
       throw BridgeError.invalidParams(
         `'${p.name("replyFormat")}' must be one of "automatic", "structured", "text"; got '${format}'` +
-          `${meant ? ` (did you mean '${meant}'?)` : ""}.`,
+          `${didYouMean(meant)}.`,
       );
     }
     o.replyFormat = format;

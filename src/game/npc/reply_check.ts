@@ -7,18 +7,13 @@
  * value would be lost silently.
  * @module
  */
+import { didYouMean, nearestName } from "../../protocol/edit_distance.ts";
 import { isJsonObject, type JsonValue } from "../../protocol/json.ts";
 import { EMOTIONS, parseEmotion } from "./emotions.ts";
 import { allowedEmotions, type ReplySettings, splitTag } from "./reply_format.ts";
 
 /** The keys of a structured reply. */
 const REPLY_KEYS = ["emotion", "line", "player_options", "ends_conversation"];
-
-/** The snake_case key for a key written another way (`playerOptions`, `PlayerOptions`, `player-options`). */
-function replyKeyFor(key: string): string | undefined {
-  const snake = key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`).replace(/^_/, "").replace(/-/g, "_");
-  return REPLY_KEYS.includes(snake) ? snake : undefined;
-}
 
 function emotionWarning(word: string, s: ReplySettings): string | null {
   const emotion = parseEmotion(word);
@@ -53,9 +48,9 @@ export function structuredReplyWarnings(value: JsonValue | null, s: ReplySetting
   const out: string[] = [];
   for (const key of Object.keys(value)) {
     if (REPLY_KEYS.includes(key)) continue;
-    const meant = replyKeyFor(key);
+    const meant = nearestName(key, REPLY_KEYS); // `playerOptions`, `player-options`: one edit
     out.push(
-      `The reply's key '${key}' was ignored${meant ? ` (did you mean '${meant}'?)` : ""}: ` +
+      `The reply's key '${key}' was ignored${didYouMean(meant)}: ` +
         `the reply's keys are ${REPLY_KEYS.join(", ")}.`,
     );
   }

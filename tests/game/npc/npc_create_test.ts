@@ -117,7 +117,7 @@ Deno.test("npc/create: validation errors name the parameter and change nothing",
   const c = new NpcClient();
   await c.call("world/create", { world: "village" });
   const cases: Array<[JsonObject, string, number?]> = [
-    [{}, "'persona' must be an object with at least a 'name'."],
+    [{}, "Missing required parameter 'persona'."],
     [{ persona: "Gorm" }, "'persona' must be an object with at least a 'name'."],
     [{ persona: {} }, "Missing required parameter 'persona.name'."],
     [{ persona: { name: "  " } }, "'persona.name' must not be empty."],

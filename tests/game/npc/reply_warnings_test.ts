@@ -78,6 +78,16 @@ Deno.test("npc/talk warns about misspelt reply keys and unknown emotions in a re
   );
 });
 
+Deno.test("npc/talk: a reply key misspelt, not only written in another case, gets the key it meant", async () => {
+  const [result] = await uncheckedTalks({}, {
+    json: { emotion: "happy", line: "Hm.", player_option: ["Bye."], end_conversation: true },
+  });
+  assert.deepEqual(result.warnings, [
+    `The reply's key 'player_option' was ignored (did you mean 'player_options'?): ${KEYS}`,
+    `The reply's key 'end_conversation' was ignored (did you mean 'ends_conversation'?): ${KEYS}`,
+  ]);
+});
+
 Deno.test("npc/talk warns about an emotion the NPC may not show and a reply without a line", async () => {
   const [restricted, empty] = await uncheckedTalks(
     { emotions: ["happy", "sad"], playerOptionCount: 0 },

@@ -17,7 +17,7 @@ import {
   printParseErrorCode,
 } from "npm:jsonc-parser@3.3.1";
 import { isJsonObject, type JsonObject, type JsonValue } from "../../../protocol/json.ts";
-import { nearestName } from "../../../protocol/edit_distance.ts";
+import { didYouMean, nearestName } from "../../../protocol/edit_distance.ts";
 import {
   BUILTIN_TOOLS,
   type Check,
@@ -545,7 +545,7 @@ export function unknownFieldsText(review: Review): string {
       const meant = review.hints.get(path);
       const home = review.moves.get(path);
       if (home !== undefined) return `${path} (belongs in '${home}')`;
-      return meant === undefined ? path : `${path} (did you mean '${meant}'?)`;
+      return `${path}${didYouMean(meant)}`;
     }).join(", ")
   }. The bridge ignores ${one ? "it" : "them"} (with a warning); ${
     review.moves.size === 0

@@ -4,6 +4,7 @@
  * warnings, the page's own warnings, a note.
  * @module
  */
+import { didYouMean } from "../../../protocol/edit_distance.ts";
 import { h } from "./dom.ts";
 
 /** The outcome of a start, restore or apply. */
@@ -38,7 +39,9 @@ export interface StartResult {
 export function misspeltHint(warning: string, hints: ReadonlyMap<string, string>): HTMLElement | null {
   const path = /^Unknown parameter '([^']+)' was ignored\.$/.exec(warning)?.[1];
   const meant = path === undefined ? undefined : hints.get(path);
-  return meant === undefined ? null : h("span", { class: "hint", text: ` Did you mean '${meant}'?` });
+  return meant === undefined
+    ? null
+    : h("span", { class: "hint", text: didYouMean(meant, { as: "sentence" }) });
 }
 
 /**
