@@ -4,8 +4,10 @@
  * observe a world synchronously; their `world/changed` notifications are sent during the mutation and so
  * precede the response of the request (or the `npc/talk` response of the NPC turn) that caused them.
  *
- * Unknown parameter keys are ignored silently (world methods are not in the §1 warning list). `world/subscribe`
- * adds `warnings` to its result when its path does not exist (yet).
+ * Unknown parameter keys are ignored (world methods are not in the §1 warning list), but named where they
+ * likely hid a parameter: in the error of a missing required one, and when a request with no `path` used the
+ * whole world (a warning on the log; in `world/subscribe`'s `warnings`, which it also adds when its path does
+ * not exist yet).
  * @module
  */
 import { copyJson } from "../protocol/codec.ts";
@@ -66,6 +68,27 @@ function writeAt<T>(p: Params, keys: readonly string[], write: () => T): T {
     const ignored = unknown.map((key) => unknownParameter({ name: key, key }, keys));
     throw new WorldError(`${error.message} ${ignored.join(" ")}`, error.path);
   }
+}
+
+/**
+ * What a request with no `path` did to the whole world (`"replaced"`), when it was given unknown keys: the
+ * path sent under another name (`key`, `pth`) is the likely cause, and nothing failed to say so. Null when
+ * it had a path or no unknown key.
+ */
+function rootlessKeys(r: HandlerContext, use: { keys: readonly string[]; did: string }): string | null {
+  const p = r.params;
+  if (p.has("path")) return null;
+  const unknown = p.unknownKeys(use.keys);
+  if (unknown.length === 0) return null;
+  return `${r.method} on world '${p.raw.world}' had no 'path', so it ${use.did} the whole world. ${
+    unknown.join(" ")
+  }`;
+}
+
+/** Logs {@link rootlessKeys}'s note, for a method whose result has no `warnings` to carry it. */
+function logRootless(r: HandlerContext, use: { keys: readonly string[]; did: string }): void {
+  const note = rootlessKeys(r, use);
+  if (note !== null) r.logger.warning(note);
 }
 
 /**
@@ -159,6 +182,7 @@ export class WorldMethods {
     const entry = this.#lookup(r.params, ["world", "path"]);
     const segments = this.#path(r.params, entry.id);
     const read = withWorld(entry.id, () => entry.world.get(segments));
+    logRootless(r, { keys: ["world", "path"], did: "read" });
     return {
       world: entry.id,
       path: formatWorldPath(segments),
@@ -176,6 +200,7 @@ export class WorldMethods {
     if (!p.has("value")) throw p.missingParameter("value", { note: "use world/remove to delete" });
     // The raw value: a JSON null is a value here.
     withWorld(entry.id, () => writeAt(p, keys, () => entry.world.set(segments, p.raw.value)));
+    logRootless(r, { keys, did: "replaced" });
     return { world: entry.id, path: formatWorldPath(segments), version: entry.world.version };
   }
 
@@ -186,6 +211,7 @@ export class WorldMethods {
     const segments = this.#path(p, entry.id);
     if (!p.has("patch")) throw p.missingParameter("patch");
     withWorld(entry.id, () => writeAt(p, keys, () => entry.world.merge(segments, p.raw.patch)));
+    logRootless(r, { keys, did: "merged into" });
     return { world: entry.id, path: formatWorldPath(segments), version: entry.world.version };
   }
 
@@ -265,9 +291,11 @@ export class WorldMethods {
       name: "path",
       effect: "world/changed is sent once it is created",
     });
-    return warning === null
+    const warnings = [warning, rootlessKeys(r, { keys: ["world", "path"], did: "watches" })]
+      .filter((w) => w !== null);
+    return warnings.length === 0
       ? subscriptionJson(subscription)
-      : { ...subscriptionJson(subscription), warnings: [warning] };
+      : { ...subscriptionJson(subscription), warnings };
   }
 
   #unsubscribe(r: HandlerContext): JsonValue {
