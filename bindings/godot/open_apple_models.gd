@@ -1170,13 +1170,25 @@ func npc_state(npc_id: String, settle: bool = true) -> Dictionary:
 	return await request("npc/state", params)
 
 
-## npc/restore from a saved state.
-func restore_npc(state: Dictionary, npc_id: String = "", model: Variant = null) -> Dictionary:
+## npc/restore from a saved state (npc_state()'s result.state). The id, tools, world and options default to the
+## saved ones: left at ""/null each is left out. A value given wins over the save, as with C#'s RestoreNpcAsync and
+## Python's restore_npc: tool_names (registered names, sent as their definitions; [] restores without the saved
+## tools), world (a world id; "" restores without the saved world, sent as null), options (sent as given). The model
+## is not saved: give the one the NPC was created with (null: the bridge's default).
+## 	var loaded := await oam.restore_npc(save, "", model, ["open_gate"], "village")
+func restore_npc(state: Dictionary, npc_id: String = "", model: Variant = null, tool_names: Variant = null,
+		world: Variant = null, options: Variant = null) -> Dictionary:
 	var params := {"state": state}
 	if not npc_id.is_empty():
 		params["npc"] = npc_id
 	if model != null:
 		params["model"] = model
+	if tool_names != null:
+		params["tools"] = tool_definitions(tool_names)
+	if world != null:
+		params["world"] = null if str(world).is_empty() else world
+	if options != null:
+		params["options"] = options
 	return await request("npc/restore", params)
 
 

@@ -64,6 +64,7 @@ directly on the loop, so keep them short (or make them ``async`` / use ``asyncio
 from __future__ import annotations
 
 import asyncio
+import collections
 import dataclasses
 import datetime
 import decimal
@@ -129,6 +130,10 @@ LINE_LIMIT = 64 * 1024 * 1024
 #: Longest line the bridge reads by default (``oam stdio --max-line-bytes``). A longer message is refused
 #: before it is sent: the bridge would skip it and answer with no id, so the call would never finish.
 MAX_LINE_BYTES = 16 * 1024 * 1024
+
+#: Lines of the bridge's stderr (the last ones that are not blank) that the error of a bridge that exits by itself
+#: ends with.
+EXIT_LOG_LINES = 3
 
 SHUT_DOWN = -32023
 TIMEOUT = -32024
@@ -755,6 +760,12 @@ def _accepts_two(handler: Callback) -> bool:
 class Bridge:
     """A running bridge process. Use as ``async with Bridge() as bridge:`` (or ``await start()`` / ``await close()``).
 
+    What the bridge writes to stderr (its log) is passed on to ``sys.stderr``, line by line. When the bridge exits
+    by itself (a bad flag, a crash, a kill), every waiting and later call fails with a -32023 ``shut_down``
+    :class:`BridgeError` that says how it ended and ends with its last stderr lines, up to ``EXIT_LOG_LINES``
+    (3): "The bridge process exited (exit status 2) before answering. Its last lines on stderr:\\nError: Unknown
+    option '--bogus'. ...".
+
     :param command: argv list or whitespace-separated command line; default from the environment.
     :param env: environment for the child (default: inherited); ``OAM_EXIT_WITH_PARENT=1`` is added unless set.
     :param cwd: working directory for the child.
@@ -804,6 +815,9 @@ class Bridge:
         self._write_timeout = write_timeout
         self._process: Optional[asyncio.subprocess.Process] = None
         self._reader: Optional["asyncio.Task[None]"] = None
+        self._log_reader: Optional["asyncio.Task[None]"] = None
+        # The bridge's last stderr lines that are not blank, for the error of a bridge that exits by itself.
+        self._log_tail: "collections.deque[str]" = collections.deque(maxlen=EXIT_LOG_LINES)
         self._ids = itertools.count(1)
         self._pending: Dict[str, _Pending] = {}
         self._tools: Dict[str, _Tool] = {}
@@ -836,6 +850,7 @@ class Bridge:
                 *self.command,
                 stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.PIPE,
                 env=bridge_environment(self._env),
                 cwd=self._cwd,
                 limit=LINE_LIMIT,
@@ -847,6 +862,7 @@ class Bridge:
                         "OAM_BRIDGE_PATH to a compiled oam)")
             raise BridgeError(SHUT_DOWN, "shut_down",
                               "Cannot start the bridge %r: %s%s" % (self.command, error, hint)) from error
+        self._log_reader = asyncio.ensure_future(self._read_log())
         self._reader = asyncio.ensure_future(self._read_loop())
         if self._initialize:
             self.server_info = await self.request(
@@ -905,6 +921,9 @@ class Bridge:
                 await asyncio.wait_for(asyncio.shield(self._reader), max(self._terminate_timeout, 0.1))
             except asyncio.TimeoutError:
                 self._reader.cancel()
+        if self._log_reader is not None:  # its stderr too, boundedly; a child of it may hold the pipe open
+            await asyncio.wait({self._log_reader}, timeout=max(self._terminate_timeout, 0.1))
+            self._log_reader.cancel()
         for task in list(self._tool_tasks.values()):
             task.cancel()
         self._fail_all(BridgeError(SHUT_DOWN, "shut_down", "The bridge was closed."))
@@ -1197,14 +1216,60 @@ class Bridge:
             description = ("exit status %d" % status) if status >= 0 else ("signal %d" % -status)
         except asyncio.TimeoutError:
             description = "output closed"
+        if not self._closing and self._log_reader is not None:
+            # Its stderr ends with it (unless a process it started holds it open): its last lines are in first.
+            await asyncio.wait({self._log_reader}, timeout=1.0)
         if self._closing:
             error = BridgeError(SHUT_DOWN, "shut_down", "The bridge was closed.")
         else:
-            error = BridgeError(SHUT_DOWN, "shut_down", "The bridge process exited (%s) before answering." % description)
+            message = "The bridge process exited (%s) before answering." % description
+            if self._log_tail:
+                # What it said last ("Error: Unknown option '--bogus'. ...") tells the developer why, also in an
+                # engine host that shows no stderr.
+                message += " Its last lines on stderr:\n" + "\n".join(self._log_tail)
+            error = BridgeError(SHUT_DOWN, "shut_down", message)
         self._dead = self._dead or error  # a bridge given up earlier (it stopped reading) keeps that error
         self._fail_all(error)
         for task in list(self._tool_tasks.values()):
             task.cancel()
+
+    async def _read_log(self) -> None:
+        """Passes each line the bridge writes to stderr (its log) on to this process's ``sys.stderr`` as it comes,
+        keeping the last ones that are not blank for the error of a bridge that exits by itself."""
+        process = self._process
+        assert process is not None and process.stderr is not None
+        rest = b""
+        try:
+            while True:
+                chunk = await process.stderr.read(65536)
+                if not chunk:
+                    break
+                lines = (rest + chunk).split(b"\n")
+                rest = lines.pop()
+                if len(rest) > 65536:  # a very long line without a break: passed on in pieces
+                    lines.append(rest)
+                    rest = b""
+                for line in lines:
+                    self._pass_log_line(line)
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # pragma: no cover - defensive
+            logger.exception("open_apple_models: stderr reader failed")
+        if rest:
+            self._pass_log_line(rest)
+
+    def _pass_log_line(self, raw: bytes) -> None:
+        text = raw.decode("utf-8", "replace").rstrip("\r")
+        if text.strip():
+            self._log_tail.append(text)
+        stream = sys.stderr
+        if stream is None:  # pythonw, or a host that gives no stderr
+            return
+        try:
+            stream.write(text + "\n")
+            stream.flush()
+        except (OSError, ValueError):  # closed, or a broken pipe: the line is still kept above
+            pass
 
     def _fail_all(self, error: BridgeError) -> None:
         for pending in list(self._pending.values()):

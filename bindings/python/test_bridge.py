@@ -1314,6 +1314,49 @@ class LifecycleTests(unittest.IsolatedAsyncioTestCase):
         finally:
             await bridge.close()
 
+    async def test_a_bridge_that_exits_by_itself_says_why_with_its_last_stderr_lines(self):
+        script = ("import sys\nfor line in ['starting', '', 'one', 'two', 'Error: no model.']:\n"
+                  "    print(line, file=sys.stderr, flush=True)\nsys.stdin.readline()\nsys.exit(2)")
+        read, write = os.pipe()
+        saved_stderr = sys.stderr
+        sys.stderr = os.fdopen(write, "w")  # what the bridge writes to stderr is still passed on, line by line
+        try:
+            bridge = Bridge([sys.executable, "-c", script], initialize=False)
+            await bridge.start()
+            try:
+                with self.assertRaises(BridgeError) as caught:
+                    await asyncio.wait_for(bridge.request("ping"), 10)
+            finally:
+                await bridge.close()
+        finally:
+            sys.stderr.close()
+            sys.stderr = saved_stderr
+        with os.fdopen(read) as passed_on:
+            self.assertEqual(passed_on.read(), "starting\n\none\ntwo\nError: no model.\n")
+        self.assertEqual(caught.exception.code, -32023)
+        self.assertEqual(caught.exception.message, "The bridge process exited (exit status 2) before answering. "
+                         "Its last lines on stderr:\none\ntwo\nError: no model.")
+
+    async def test_a_bridge_started_with_a_bad_flag_says_so(self):
+        bridge = Bridge(bridge_command(COMMAND) + ["--bogus"])
+        with self.assertRaises(BridgeError) as caught:
+            await asyncio.wait_for(bridge.start(), 30)
+        await bridge.close()
+        self.assertEqual(caught.exception.data_code, "shut_down")
+        self.assertTrue(caught.exception.message.startswith(
+            "The bridge process exited (exit status 2) before answering. "
+            "Its last lines on stderr:\nError: Unknown option '--bogus'."), caught.exception.message)
+
+    async def test_an_exit_without_stderr_lines_ends_as_before(self):
+        bridge = Bridge([sys.executable, "-c", "import sys; sys.stdin.readline(); sys.exit(3)"], initialize=False)
+        await bridge.start()
+        try:
+            with self.assertRaises(BridgeError) as caught:
+                await asyncio.wait_for(bridge.request("ping"), 10)
+        finally:
+            await bridge.close()
+        self.assertEqual(caught.exception.message, "The bridge process exited (exit status 3) before answering.")
+
     async def test_a_save_cancelled_with_a_turn_the_player_walked_away_from_says_so(self):
         async with Bridge(COMMAND) as bridge:
             gorm = await bridge.create_npc({"name": "Gorm"}, npc="gorm", options={"replyFormat": "text"},

@@ -1366,6 +1366,76 @@ Deno.test({
 });
 
 /**
+ * What a game that restores a save needs from restore_npc(): the tools, world and options npc/restore takes
+ * (PROTOCOL.md), as C#'s RestoreNpcAsync and Python's restore_npc take them, as optional trailing parameters so that
+ * existing calls go on as before. Left at null each comes from the save; a value is sent and wins over it:
+ * tool_names as definitions ([] restores without the saved tools), world "" as null (without the saved world),
+ * options as given. Empty when all holds.
+ */
+function restoreProblems(parsed: Parsed): string[] {
+  const body = functions(parsed).bodies.get("restore_npc") ?? "";
+  const found: string[] = [];
+  const signature = body.slice(0, body.indexOf(":\n") + 1).replace(/\s+/g, " ");
+  if (
+    signature !==
+      'func restore_npc(state: Dictionary, npc_id: String = "", model: Variant = null, tool_names: Variant = null, ' +
+        "world: Variant = null, options: Variant = null) -> Dictionary:"
+  ) {
+    found.push(
+      'restore_npc must take (state: Dictionary, npc_id: String = "", model: Variant = null, ' +
+        "tool_names: Variant = null, world: Variant = null, options: Variant = null) -> Dictionary",
+    );
+  }
+  const sent = body.indexOf('return await request("npc/restore", params)');
+  const sends = (pattern: RegExp) => {
+    const at = body.search(pattern);
+    return at >= 0 && at < sent;
+  };
+  if (!sends(/\tif tool_names != null:\n\t\tparams\["tools"\] = tool_definitions\(tool_names\)\n/)) {
+    found.push('restore_npc must send tool_names as "tools" (tool_definitions) unless it is null');
+  }
+  if (
+    !sends(/\tif world != null:\n\t\tparams\["world"\] = null if str\(world\)\.is_empty\(\) else world\n/)
+  ) {
+    found.push(
+      'restore_npc must send world as "world" unless it is null, "" as null (without the saved world)',
+    );
+  }
+  if (!sends(/\tif options != null:\n\t\tparams\["options"\] = options\n/)) {
+    found.push('restore_npc must send options as "options" unless it is null');
+  }
+  return found;
+}
+
+Deno.test({
+  name: name(
+    "bindings/godot: restore_npc() takes the tools, world and options of npc/restore, as C#'s RestoreNpcAsync and Python's restore_npc do",
+  ),
+  ignore: skip !== "",
+  async fn() {
+    const text = Deno.readTextFileSync(`${REPO_ROOT}/${BINDING}`);
+    const [parsed] = await parse([{ name: BINDING, text }], { structure: STRUCTURE });
+    assert.deepEqual(restoreProblems(parsed), []);
+    const body = functions(parsed).bodies.get("restore_npc")!;
+    const old = text.replace(
+      body,
+      'func restore_npc(state: Dictionary, npc_id: String = "", model: Variant = null) -> Dictionary:\n' +
+        '\tvar params := {"state": state}\n\tif not npc_id.is_empty():\n\t\tparams["npc"] = npc_id\n' +
+        '\tif model != null:\n\t\tparams["model"] = model\n\treturn await request("npc/restore", params)\n',
+    );
+    const [broken] = await parse([{ name: "old.gd", text: old }], { structure: STRUCTURE });
+    assert.equal(describe([broken]), "", "the old copy does not parse");
+    assert.deepEqual(restoreProblems(broken), [
+      'restore_npc must take (state: Dictionary, npc_id: String = "", model: Variant = null, ' +
+      "tool_names: Variant = null, world: Variant = null, options: Variant = null) -> Dictionary",
+      'restore_npc must send tool_names as "tools" (tool_definitions) unless it is null',
+      'restore_npc must send world as "world" unless it is null, "" as null (without the saved world)',
+      'restore_npc must send options as "options" unless it is null',
+    ]);
+  },
+});
+
+/**
  * What a game needs from the bridge's warnings on a call it reads one value of: a subscription to a misspelt path
  * (it never fires) and a schema part generated as {} said nothing unless the game looked into result.warnings. As
  * the C# client logs them (world.SubscribeAsync('quests.wolfs'): …, GenerateAsync: …), world_subscribe() and
