@@ -13,7 +13,7 @@
 import { copyJson } from "../protocol/codec.ts";
 import { BridgeError } from "../protocol/errors.ts";
 import { isJsonObject, type JsonObject, type JsonValue } from "../protocol/json.ts";
-import { type Params, unknownParameter } from "../protocol/params.ts";
+import type { Params } from "../protocol/params.ts";
 import { IdGenerator } from "../util/ids.ts";
 import { checkObjectId, existsError, limitReachedError, notFoundError } from "../util/object_ids.ts";
 import { WORLD_KIND } from "./game_kinds.ts";
@@ -63,9 +63,8 @@ function writeAt<T>(p: Params, keys: readonly string[], write: () => T): T {
     return write();
   } catch (error) {
     if (!(error instanceof WorldError) || p.has("path")) throw error;
-    const unknown = Object.keys(p.raw).filter((key) => !keys.includes(key));
-    if (unknown.length === 0) throw error;
-    const ignored = unknown.map((key) => unknownParameter({ name: key, key }, keys));
+    const ignored = p.unknownKeys(keys);
+    if (ignored.length === 0) throw error;
     throw new WorldError(`${error.message} ${ignored.join(" ")}`, error.path);
   }
 }
@@ -179,10 +178,11 @@ export class WorldMethods {
   }
 
   #get(r: HandlerContext): JsonValue {
-    const entry = this.#lookup(r.params, ["world", "path"]);
+    const keys = ["world", "path"];
+    const entry = this.#lookup(r.params, keys);
     const segments = this.#path(r.params, entry.id);
     const read = withWorld(entry.id, () => entry.world.get(segments));
-    logRootless(r, { keys: ["world", "path"], did: "read" });
+    logRootless(r, { keys, did: "read" });
     return {
       world: entry.id,
       path: formatWorldPath(segments),
@@ -266,7 +266,8 @@ export class WorldMethods {
   }
 
   #subscribe(r: HandlerContext): JsonValue {
-    const entry = this.#lookup(r.params, ["world", "path"]);
+    const keys = ["world", "path"];
+    const entry = this.#lookup(r.params, keys);
     const segments = this.#path(r.params, entry.id);
     if (this.#subscriptions.size >= MAX_WORLD_SUBSCRIPTIONS) {
       throw limitReachedError(MAX_WORLD_SUBSCRIPTIONS, "world subscriptions");
@@ -291,7 +292,7 @@ export class WorldMethods {
       name: "path",
       effect: "world/changed is sent once it is created",
     });
-    const warnings = [warning, rootlessKeys(r, { keys: ["world", "path"], did: "watches" })]
+    const warnings = [warning, rootlessKeys(r, { keys, did: "watches" })]
       .filter((w) => w !== null);
     return warnings.length === 0
       ? subscriptionJson(subscription)
