@@ -1324,20 +1324,14 @@ class LifecycleTests(unittest.IsolatedAsyncioTestCase):
         asyncio.get_running_loop().slow_callback_duration = 3600
         sys.stderr = os.fdopen(write, "w")  # what the bridge writes to stderr is still passed on, line by line
         try:
-            bridge = Bridge([sys.executable, "-c", script], initialize=False)
-            await bridge.start()
-            try:
-                with self.assertRaises(BridgeError) as caught:
-                    await asyncio.wait_for(bridge.request("ping"), 10)
-            finally:
-                await bridge.close()
+            error = await self._error_of_a_bridge_that_exits(script)
         finally:
             sys.stderr.close()
             sys.stderr = saved_stderr
         with os.fdopen(read) as passed_on:
             self.assertEqual(passed_on.read(), "starting\n\none\ntwo\nError: no model.\n")
-        self.assertEqual(caught.exception.code, -32023)
-        self.assertEqual(caught.exception.message, "The bridge process exited (exit status 2) before answering. "
+        self.assertEqual(error.code, -32023)
+        self.assertEqual(error.message, "The bridge process exited (exit status 2) before answering. "
                          "Its last lines on stderr:\none\ntwo\nError: no model.")
 
     async def test_a_bridge_started_with_a_bad_flag_says_so(self):
@@ -1351,14 +1345,19 @@ class LifecycleTests(unittest.IsolatedAsyncioTestCase):
             "Its last lines on stderr:\nError: Unknown option '--bogus'."), caught.exception.message)
 
     async def test_an_exit_without_stderr_lines_ends_as_before(self):
-        bridge = Bridge([sys.executable, "-c", "import sys; sys.stdin.readline(); sys.exit(3)"], initialize=False)
+        error = await self._error_of_a_bridge_that_exits("import sys; sys.stdin.readline(); sys.exit(3)")
+        self.assertEqual(error.message, "The bridge process exited (exit status 3) before answering.")
+
+    async def _error_of_a_bridge_that_exits(self, script):
+        """The error of a ping to a bridge that is the Python program `script`, which exits without answering."""
+        bridge = Bridge([sys.executable, "-c", script], initialize=False)
         await bridge.start()
         try:
             with self.assertRaises(BridgeError) as caught:
                 await asyncio.wait_for(bridge.request("ping"), 10)
         finally:
             await bridge.close()
-        self.assertEqual(caught.exception.message, "The bridge process exited (exit status 3) before answering.")
+        return caught.exception
 
     async def test_a_save_cancelled_with_a_turn_the_player_walked_away_from_says_so(self):
         async with Bridge(COMMAND) as bridge:
