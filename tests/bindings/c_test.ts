@@ -59,7 +59,10 @@ Deno.test({
         "0".repeat(5000),
       ]
     ) {
-      assert.ok(lines.includes(expected), `no line ${expected.slice(0, 40)} in:\n${tests.stderr.slice(0, 4000)}`);
+      assert.ok(
+        lines.includes(expected),
+        `no line ${expected.slice(0, 40)} in:\n${tests.stderr.slice(0, 4000)}`,
+      );
     }
     assert.ok(
       lines.some((l) => l.startsWith("Error: Unknown option '--log-levle'; did you mean '--log-level'?")),
