@@ -33,6 +33,15 @@
  * nothing in that time (frozen, stopped, not reading its input) is killed then instead of after SHUTDOWN_WAIT_MS.
  */
 #define SHUTDOWN_ANSWER_MS 500
+/* The bridge's last stderr lines (not blank) that the error of a bridge that exits by itself ends with, as in the
+ * C# and Python clients; each is kept up to LOG_LINE_KEPT bytes (then "..."), so a huge line costs no memory. */
+#define EXIT_LOG_LINES 3
+#define LOG_LINE_KEPT 1024
+/* How long the reader waits, after the bridge exited, for its stderr to end (its last lines to be in): a process
+ * the bridge started may hold the pipe open, so not for ever. Destroy waits as long before it stops the reader. */
+#define LOG_END_WAIT_MS 1000
+/* Longest piece of a stderr line held back to pass it on whole; a longer line is passed on in pieces. */
+#define LOG_PIECE_BYTES 65536
 /*
  * Bytes that may wait in the outbox for a bridge that does not read its input (frozen, stopped in a debugger):
  * past them a request or notification is refused (OAM_ERROR_QUEUE_FULL, or a -32010 busy response) instead of
@@ -645,6 +654,8 @@ struct oam_bridge {
     oam_process *process;
     oam_thread reader;
     oam_thread writer;
+    oam_thread log_reader; /* reads the bridge's stderr (log_main) */
+    int log_reader_started;
     oam_mutex lock;
     oam_cond changed;
     oam_cond outbox_changed; /* a line was queued or input_ending set (under lock) */
@@ -656,6 +667,10 @@ struct oam_bridge {
     double max_line_bytes; /* the longest line the bridge reads (--max-line-bytes of its argv, or 16 MiB) */
     size_t max_queued_bytes; /* what may wait in the outbox (max_queued_bytes_for) */
     char exit_description[64];
+    char *exit_message;    /* the message of exited_error, made once when the bridge is marked dead (or NULL) */
+    char *log_tail[EXIT_LOG_LINES]; /* the bridge's last stderr lines that are not blank, oldest first */
+    int log_tail_count;
+    int log_ended;         /* the bridge's stderr ended, or its reader stopped */
     waiter *waiters;       /* blocking calls waiting for a response */
     cancel_note *cancel_notes; /* why the work of an NPC or session was cancelled (see cancel_note) */
     unsigned long cancels;     /* the number of the last cancel_note */
@@ -803,12 +818,141 @@ static void enqueue_locked(oam_bridge *bridge, char *message) {
     oam_cond_broadcast(&bridge->changed);
 }
 
+/*
+ * "The bridge process exited (exit status 2) before answering.", and when it wrote any, " Its last lines on
+ * stderr:\n" and those lines (what it said last, "Error: Unknown option '--log-levle'; did you mean ...", tells
+ * the developer why, also in an engine editor that shows no stderr). NULL when out of memory. Lock held.
+ */
+static char *make_exit_message_locked(const oam_bridge *bridge) {
+    text t = TEXT_EMPTY;
+    int k;
+    text_printf(&t, "The bridge process exited (%s) before answering.",
+                bridge->exit_description[0] ? bridge->exit_description : "output closed");
+    if (bridge->log_tail_count > 0) text_put(&t, " Its last lines on stderr:");
+    for (k = 0; k < bridge->log_tail_count; k++) {
+        text_put(&t, "\n");
+        text_put(&t, bridge->log_tail[k]);
+    }
+    return text_take(&t);
+}
+
 /* The error response for a request the dead bridge cannot answer. Lock held. */
 static char *exited_error(oam_bridge *bridge, const char *wire_id) {
     char message[160];
+    if (bridge->exit_message) return error_response(wire_id, OAM_CODE_SHUT_DOWN, "shut_down", bridge->exit_message);
     snprintf(message, sizeof message, "The bridge process exited (%s) before answering.",
              bridge->exit_description[0] ? bridge->exit_description : "output closed");
     return error_response(wire_id, OAM_CODE_SHUT_DOWN, "shut_down", message);
+}
+
+/* Waits up to ms for the bridge's stderr to end. Lock held. */
+static void wait_log_end_locked(oam_bridge *bridge, int ms) {
+    int64_t deadline = oam_now_ms() + ms;
+    while (!bridge->log_ended && oam_now_ms() < deadline) {
+        oam_cond_wait_until(&bridge->changed, &bridge->lock, deadline);
+    }
+}
+
+/* Keeps a line of the bridge's stderr (without its newline) for the exit error, unless it is blank. */
+static void keep_log_line(oam_bridge *bridge, const char *line, size_t length) {
+    size_t k, kept;
+    char *copy;
+    int blank = 1;
+    while (length > 0 && line[length - 1] == '\r') length--;
+    for (k = 0; k < length && blank; k++) {
+        blank = line[k] == ' ' || line[k] == '\t' || line[k] == '\r' || line[k] == '\f' || line[k] == '\v';
+    }
+    if (blank) return;
+    kept = length;
+    if (kept > LOG_LINE_KEPT) {
+        kept = LOG_LINE_KEPT;
+        while (kept > 0 && ((unsigned char)line[kept] & 0xC0) == 0x80) kept--; /* not inside a UTF-8 sequence */
+    }
+    copy = (char *)malloc(kept + 4);
+    if (!copy) return;
+    memcpy(copy, line, kept);
+    strcpy(copy + kept, kept < length ? "..." : "");
+    oam_mutex_lock(&bridge->lock);
+    if (bridge->log_tail_count == EXIT_LOG_LINES) {
+        free(bridge->log_tail[0]);
+        memmove(bridge->log_tail, bridge->log_tail + 1, (EXIT_LOG_LINES - 1) * sizeof bridge->log_tail[0]);
+        bridge->log_tail_count--;
+    }
+    bridge->log_tail[bridge->log_tail_count++] = copy;
+    oam_mutex_unlock(&bridge->lock);
+}
+
+/*
+ * The stderr reader thread: passes each line the bridge writes to stderr (its log) on to the game's stderr as it
+ * comes, unchanged (a line longer than LOG_PIECE_BYTES in pieces), so the bridge never blocks on a full pipe and
+ * the game sees what it saw when the bridge wrote there itself; keeps the last lines for the exit error. Ends when
+ * the bridge's stderr ends (it exited, and nothing it started holds the pipe) or destroy wakes it.
+ */
+static void log_main(void *argument) {
+    oam_bridge *bridge = (oam_bridge *)argument;
+    char *piece = (char *)malloc(LOG_PIECE_BYTES);
+    char small[512];
+    size_t used = 0;
+    int continuing = 0; /* the held bytes continue a line whose start was passed on (and kept) already */
+    for (;;) {
+        long n;
+        size_t start = 0, k;
+        if (!piece) { /* out of memory: pass the bytes on as they come, keep nothing */
+            n = oam_process_read_stderr(bridge->process, small, sizeof small);
+            if (n <= 0) break;
+            oam_write_own_stderr(small, (size_t)n);
+            continue;
+        }
+        n = oam_process_read_stderr(bridge->process, piece + used, LOG_PIECE_BYTES - used);
+        if (n <= 0) break;
+        for (k = used; k < used + (size_t)n; k++) {
+            if (piece[k] != '\n') continue;
+            oam_write_own_stderr(piece + start, k + 1 - start);
+            if (!continuing) keep_log_line(bridge, piece + start, k - start);
+            continuing = 0;
+            start = k + 1;
+        }
+        used += (size_t)n;
+        if (start > 0) {
+            memmove(piece, piece + start, used - start);
+            used -= start;
+        } else if (used == LOG_PIECE_BYTES) {
+            oam_write_own_stderr(piece, used);
+            if (!continuing) keep_log_line(bridge, piece, used);
+            continuing = 1;
+            used = 0;
+        }
+    }
+    if (piece && used > 0) { /* a last line without its newline */
+        oam_write_own_stderr(piece, used);
+        oam_write_own_stderr("\n", 1);
+        if (!continuing) keep_log_line(bridge, piece, used);
+    }
+    free(piece);
+    oam_mutex_lock(&bridge->lock);
+    bridge->log_ended = 1;
+    oam_cond_broadcast(&bridge->changed);
+    oam_mutex_unlock(&bridge->lock);
+}
+
+/* Ends the stderr reader (after the bridge has exited or been killed): gives its last lines up to LOG_END_WAIT_MS
+ * to come in, then wakes it and joins it. */
+static void stop_log_reader(oam_bridge *bridge) {
+    if (!bridge->log_reader_started) return;
+    oam_mutex_lock(&bridge->lock);
+    wait_log_end_locked(bridge, LOG_END_WAIT_MS);
+    oam_mutex_unlock(&bridge->lock);
+    oam_process_wake_reader(bridge->process);
+    oam_thread_join(bridge->log_reader);
+    bridge->log_reader_started = 0;
+}
+
+static void free_log_tail(oam_bridge *bridge) {
+    int k;
+    for (k = 0; k < bridge->log_tail_count; k++) free(bridge->log_tail[k]);
+    bridge->log_tail_count = 0;
+    free(bridge->exit_message);
+    bridge->exit_message = NULL;
 }
 
 /* The error response of a request that oam_bridge_destroy() ended. */
@@ -1083,7 +1227,10 @@ static void reader_main(void *argument) {
             snprintf(description, sizeof description, "output closed");
         }
         oam_mutex_lock(&bridge->lock);
+        /* Its stderr ends with it (unless a process it started holds it open): its last lines are in first. */
+        if (!closing) wait_log_end_locked(bridge, LOG_END_WAIT_MS);
         memcpy(bridge->exit_description, description, sizeof description);
+        bridge->exit_message = make_exit_message_locked(bridge);
         bridge->dead = 1;
     }
     for (w = bridge->waiters; w; w = w->next) {
@@ -1174,6 +1321,9 @@ static double max_line_bytes_of(const char *const *argv) {
 
 /* Frees a bridge whose threads did not all start (the writer, if started, has been stopped). */
 static void discard_unstarted(oam_bridge *bridge) {
+    oam_process_kill(bridge->process, 1); /* its stderr ends: the stderr reader, if started, stops */
+    stop_log_reader(bridge);
+    free_log_tail(bridge);
     oam_process_free(bridge->process);
     oam_cond_destroy(&bridge->outbox_changed);
     oam_cond_destroy(&bridge->changed);
@@ -1204,6 +1354,12 @@ static oam_bridge *create_bridge(const char *const *argv, oam_message_callback c
     oam_mutex_init(&bridge->lock);
     oam_cond_init(&bridge->changed);
     oam_cond_init(&bridge->outbox_changed);
+    if (oam_thread_start(&bridge->log_reader, log_main, bridge) != 0) {
+        fprintf(stderr, "[open-apple-models] error: cannot start the stderr reader thread\n");
+        discard_unstarted(bridge);
+        return NULL;
+    }
+    bridge->log_reader_started = 1;
     if (oam_thread_start(&bridge->writer, writer_main, bridge) != 0) {
         fprintf(stderr, "[open-apple-models] error: cannot start the writer thread\n");
         discard_unstarted(bridge);
@@ -1587,6 +1743,8 @@ static void finish_destroy(oam_bridge *bridge) {
     }
     /* The bridge has ended or is killed, which also ends a write it left stuck: the writer finishes. */
     stop_writer(bridge);
+    stop_log_reader(bridge);
+    free_log_tail(bridge);
     oam_process_free(bridge->process);
     {
         waiter *w;
@@ -1634,6 +1792,10 @@ static void teardown(oam_bridge *bridge) {
         oam_process_kill(bridge->process, 1);
         oam_process_wait(bridge->process, -1, NULL, 0);
     }
+    /* What it wrote to stderr while shutting down is passed on before the readers are woken. */
+    oam_mutex_lock(&bridge->lock);
+    wait_log_end_locked(bridge, LOG_END_WAIT_MS);
+    oam_mutex_unlock(&bridge->lock);
     oam_process_wake_reader(bridge->process);
     oam_thread_join(bridge->reader); /* from inside the callback: once the callback has returned */
     finish_destroy(bridge);

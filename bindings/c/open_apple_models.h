@@ -26,11 +26,25 @@
  *                         "<path> stdio"
  *     otherwise           "oam stdio", looked up on PATH
  *   With OAM_BRIDGE_PATH or the default, OAM_BRIDGE_LOG=debug|info|warning|error
- *   adds "--log-level <level>" (the bridge logs to stderr, which is inherited).
+ *   adds "--log-level <level>" (the bridge logs to stderr: see THE BRIDGE'S STDERR).
  *   The values are taken as UTF-8, on Windows too (read as UTF-16 and
  *   converted), so a path with non-ASCII characters works there.
  *   oam_bridge_create_with_command() takes the argv directly (paths with
  *   spaces, custom flags).
+ *
+ * THE BRIDGE'S STDERR
+ *   The bridge writes its log and its startup errors (a misspelt flag, a
+ *   missing model file) to stderr. The library reads that pipe on a thread
+ *   of its own and passes each line on, unchanged, to this process's stderr
+ *   (fd 2; on Windows the handle GetStdHandle(STD_ERROR_HANDLE) gives, as
+ *   UTF-16 through WriteConsoleW when it is a console) as it comes, so
+ *   what you saw when the bridge wrote there itself you still see, and a
+ *   chatty bridge never blocks on a full pipe. It keeps the last 3 lines
+ *   that are not blank (each up to 1 KiB, then "...") for the error of a
+ *   bridge that exits by itself (see LIFETIME), so a game whose editor shows
+ *   no stderr still learns why. The thread ends with the bridge's stderr;
+ *   oam_bridge_destroy() stops and joins it (after up to 1 s for a process
+ *   the bridge started that still holds the pipe open).
  *
  * MEMORY
  *   - Strings passed IN (json_line, request_json, argv) are borrowed only for
@@ -92,7 +106,15 @@
  *   - If the bridge process exits unexpectedly, every request still waiting
  *     for its response (sent with oam_bridge_send() or oam_call_blocking())
  *     receives an error response with code -32023 ("shut_down") whose message
- *     names the exit status; later requests get the same error. Nothing hangs.
+ *     names the exit status and ends with the bridge's last lines on stderr
+ *     when it wrote any, as the C# and Python clients' errors do:
+ *       "The bridge process exited (exit status 2) before answering. Its last
+ *       lines on stderr:\nError: Unknown option '--log-levle'; did you mean
+ *       '--log-level'? ..."
+ *     (up to 3 lines that are not blank, "\n" between them; the library
+ *     waits up to 1 s after the exit for them). Later requests get the same
+ *     error. Nothing hangs. Log the message of such an error where your
+ *     engine shows errors: it says why the bridge did not start.
  *   - oam_bridge_destroy() asks the bridge to shut down (a "shutdown"
  *     request, which cancels running turns and pending tool calls, then a
  *     "ping", which a live bridge fails at once), closes its stdin and waits
@@ -179,8 +201,8 @@ typedef void (*oam_message_callback)(const char *json_line, void *user_data);
 #define OAM_CODE_BUSY (-32010)      /* oam_call_blocking(): not sent, the bridge is not reading (see THREADING) */
 
 /*
- * Starts the bridge process (see WHICH BRIDGE IS STARTED) and its reader
- * thread. Returns NULL if callback is NULL or the process cannot be started
+ * Starts the bridge process (see WHICH BRIDGE IS STARTED) and the library's
+ * threads (reader, writer, stderr reader). Returns NULL if callback is NULL or the process cannot be started
  * (the reason is printed to stderr).
  */
 OAM_API oam_bridge *oam_bridge_create(oam_message_callback callback, void *user_data);

@@ -1,7 +1,7 @@
 /*
  * platform.h - the small OS layer of libopen_apple_models (internal).
  *
- * Processes with piped stdin/stdout, threads, a mutex, a condition variable,
+ * Processes with piped stdin/stdout/stderr, threads, a mutex, a condition variable,
  * a monotonic clock and environment variables as UTF-8. platform_posix.c implements it for Linux and macOS,
  * platform_windows.c for Windows (CreateProcessW, pipes, SRWLOCK,
  * CONDITION_VARIABLE); compile exactly one of them. test_platform.c checks
@@ -36,7 +36,7 @@ typedef pthread_t oam_thread_id;
 extern "C" {
 #endif
 
-/* A child process whose stdin and stdout are pipes; stderr is inherited. */
+/* A child process whose stdin, stdout and stderr are pipes. */
 typedef struct oam_process oam_process;
 
 /*
@@ -60,7 +60,21 @@ int oam_process_write(oam_process *process, const char *data, size_t length);
  */
 long oam_process_read(oam_process *process, char *buffer, size_t capacity);
 
-/* Makes a blocked (and every later) oam_process_read() return 0. */
+/*
+ * Reads up to capacity bytes of the child's stderr, as oam_process_read() does its stdout: blocks until data
+ * arrives; the count, 0 at end of output (the child and every process that inherited its stderr closed it) or
+ * after oam_process_wake_reader(), -1 on a read error. One thread at a time (the library's stderr reader).
+ */
+long oam_process_read_stderr(oam_process *process, char *buffer, size_t capacity);
+
+/*
+ * Writes bytes to this process's own stderr (fd 2; on Windows the handle GetStdHandle(STD_ERROR_HANDLE) gives
+ * now), where the child's stderr went when it was inherited. Errors are ignored (no stderr, a closed pipe: the
+ * bytes are dropped). Call it on a thread of oam_thread_start (SIGPIPE blocked).
+ */
+void oam_write_own_stderr(const char *data, size_t length);
+
+/* Makes a blocked (and every later) oam_process_read() and oam_process_read_stderr() return 0. */
 void oam_process_wake_reader(oam_process *process);
 
 /*

@@ -30,6 +30,7 @@ struct oam_process {
     pid_t pid;
     int stdin_fd;  /* our write end of the child's stdin, -1 when closed */
     int stdout_fd; /* our read end of the child's stdout */
+    int stderr_fd; /* our read end of the child's stderr */
     int wake[2];   /* self-pipe that interrupts a blocked read */
     int reaped;
     int status;
@@ -72,7 +73,7 @@ static char **child_environment(void) {
 }
 
 int oam_process_spawn(const char *const *argv, oam_process **out, char *err, size_t err_size) {
-    int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1}, wake[2] = {-1, -1};
+    int in_pipe[2] = {-1, -1}, out_pipe[2] = {-1, -1}, err_pipe[2] = {-1, -1}, wake[2] = {-1, -1};
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attributes;
     sigset_t signals;
@@ -82,17 +83,18 @@ int oam_process_spawn(const char *const *argv, oam_process **out, char *err, siz
     char **env;
 
     *out = NULL;
-    if (make_pipe(in_pipe) != 0 || make_pipe(out_pipe) != 0 || make_pipe(wake) != 0) {
+    if (make_pipe(in_pipe) != 0 || make_pipe(out_pipe) != 0 || make_pipe(err_pipe) != 0 || make_pipe(wake) != 0) {
         rc = errno;
         snprintf(err, err_size, "cannot create pipes: %s", strerror(rc));
         close_fd(&in_pipe[0]), close_fd(&in_pipe[1]), close_fd(&out_pipe[0]), close_fd(&out_pipe[1]);
-        close_fd(&wake[0]), close_fd(&wake[1]);
+        close_fd(&err_pipe[0]), close_fd(&err_pipe[1]), close_fd(&wake[0]), close_fd(&wake[1]);
         return rc;
     }
     posix_spawn_file_actions_init(&actions);
     /* dup2 clears FD_CLOEXEC on the target; every other pipe end closes on exec. */
     posix_spawn_file_actions_adddup2(&actions, in_pipe[0], STDIN_FILENO);
     posix_spawn_file_actions_adddup2(&actions, out_pipe[1], STDOUT_FILENO);
+    posix_spawn_file_actions_adddup2(&actions, err_pipe[1], STDERR_FILENO);
     /* The child starts with no blocked signals and default SIGPIPE/SIGINT/SIGTERM handling. */
     posix_spawnattr_init(&attributes);
     sigemptyset(&signals);
@@ -109,22 +111,24 @@ int oam_process_spawn(const char *const *argv, oam_process **out, char *err, siz
     posix_spawn_file_actions_destroy(&actions);
     close_fd(&in_pipe[0]);
     close_fd(&out_pipe[1]);
+    close_fd(&err_pipe[1]);
     if (rc != 0) {
         snprintf(err, err_size, "cannot start '%s': %s", argv[0], strerror(rc));
-        close_fd(&in_pipe[1]), close_fd(&out_pipe[0]), close_fd(&wake[0]), close_fd(&wake[1]);
+        close_fd(&in_pipe[1]), close_fd(&out_pipe[0]), close_fd(&err_pipe[0]), close_fd(&wake[0]), close_fd(&wake[1]);
         return rc;
     }
     process = (oam_process *)calloc(1, sizeof *process);
     if (!process) {
         kill(pid, SIGKILL);
         waitpid(pid, NULL, 0);
-        close_fd(&in_pipe[1]), close_fd(&out_pipe[0]), close_fd(&wake[0]), close_fd(&wake[1]);
+        close_fd(&in_pipe[1]), close_fd(&out_pipe[0]), close_fd(&err_pipe[0]), close_fd(&wake[0]), close_fd(&wake[1]);
         snprintf(err, err_size, "out of memory");
         return ENOMEM;
     }
     process->pid = pid;
     process->stdin_fd = in_pipe[1];
     process->stdout_fd = out_pipe[0];
+    process->stderr_fd = err_pipe[0];
     process->wake[0] = wake[0];
     process->wake[1] = wake[1];
     oam_mutex_init(&process->lock);
@@ -224,10 +228,11 @@ int oam_process_end_input(oam_process *process, const char *data, size_t length,
     return result;
 }
 
-long oam_process_read(oam_process *process, char *buffer, size_t capacity) {
+/* Reads fd (the child's stdout or stderr) as oam_process_read describes. */
+static long read_output(oam_process *process, int fd, char *buffer, size_t capacity) {
     for (;;) {
         struct pollfd fds[2];
-        fds[0].fd = process->stdout_fd;
+        fds[0].fd = fd;
         fds[0].events = POLLIN;
         fds[0].revents = 0;
         fds[1].fd = process->wake[0];
@@ -239,10 +244,29 @@ long oam_process_read(oam_process *process, char *buffer, size_t capacity) {
         }
         if (fds[1].revents) return 0;
         if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-            ssize_t n = read(process->stdout_fd, buffer, capacity);
+            ssize_t n = read(fd, buffer, capacity);
             if (n < 0 && errno == EINTR) continue;
             return (long)n;
         }
+    }
+}
+
+long oam_process_read(oam_process *process, char *buffer, size_t capacity) {
+    return read_output(process, process->stdout_fd, buffer, capacity);
+}
+
+long oam_process_read_stderr(oam_process *process, char *buffer, size_t capacity) {
+    return read_output(process, process->stderr_fd, buffer, capacity);
+}
+
+void oam_write_own_stderr(const char *data, size_t length) {
+    /* The calling thread has SIGPIPE blocked (oam_thread_start), so a closed stderr pipe only fails the write. */
+    while (length > 0) {
+        ssize_t n = write(STDERR_FILENO, data, length);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) return; /* no stderr (closed, a broken pipe): the line is dropped, as the child's would be */
+        data += n;
+        length -= (size_t)n;
     }
 }
 
@@ -311,6 +335,7 @@ void oam_process_free(oam_process *process) {
     }
     oam_process_close_stdin(process);
     close_fd(&process->stdout_fd);
+    close_fd(&process->stderr_fd);
     close_fd(&process->wake[0]);
     close_fd(&process->wake[1]);
     oam_mutex_destroy(&process->lock);

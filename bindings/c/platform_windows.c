@@ -5,9 +5,11 @@
  * How it meets the contract:
  *   - Spawning: argv (UTF-8) is converted to UTF-16 and joined into one command line quoted by the rules
  *     the Microsoft C runtime and CommandLineToArgvW use to split it again (quote_argument below), then
- *     started with CreateProcessW. Only the child's two pipe ends and a duplicate of our stderr are
- *     inherited (PROC_THREAD_ATTRIBUTE_HANDLE_LIST), so a concurrent spawn elsewhere in the game never
- *     inherits our pipes.
+ *     started with CreateProcessW. Only the child's three pipe ends (stdin, stdout, stderr) are inherited
+ *     (PROC_THREAD_ATTRIBUTE_HANDLE_LIST), so a concurrent spawn elsewhere in the game never inherits our
+ *     pipes. The child's stderr is a pipe too: the library reads it (oam_process_read_stderr) and passes
+ *     it on to the game's stderr (oam_write_own_stderr: the handle GetStdHandle gives, as UTF-16 through
+ *     WriteConsoleW when it is a console, so UTF-8 text shows right whatever the console's code page).
  *   - PATH search: argv[0] without '\', '/' or ':' is looked up in the directories of PATH only (like
  *     execvp; not the current directory or the game's own directory unless PATH lists them). As with
  *     CreateProcess, ".exe" is appended when the name has no extension. Batch files (.cmd, .bat) are
@@ -15,8 +17,8 @@
  *     "cmd.exe /d /c script.cmd" yourself if you must.
  *   - Pipes: each pipe is a uniquely named pipe (what CreatePipe makes too) whose end on our side is opened
  *     for overlapped I/O and the child's end for ordinary blocking I/O. Overlapped I/O lets a read be woken
- *     (oam_process_wake_reader sets an event the read waits on next to the pipe, then the read cancels
- *     itself with CancelIoEx) and lets oam_process_end_input give up after its timeout (the write is
+ *     (oam_process_wake_reader sets an event both reads, stdout's and stderr's, wait on next to the pipe,
+ *     then the read cancels itself with CancelIoEx) and lets oam_process_end_input give up after its timeout (the write is
  *     cancelled). There is no SIGPIPE: a write to a child that is gone fails with ERROR_NO_DATA or
  *     ERROR_BROKEN_PIPE and returns -1.
  *   - Killing: the child runs in a job object that kills everything in it when it is closed, so a bridge
@@ -57,8 +59,10 @@ struct oam_process {
     HANDLE job;         /* NULL when the child could not be put in a job */
     HANDLE stdin_pipe;  /* our write end of the child's stdin, NULL when closed */
     HANDLE stdout_pipe; /* our read end of the child's stdout */
+    HANDLE stderr_pipe; /* our read end of the child's stderr */
     HANDLE wake;        /* manual-reset event: set by oam_process_wake_reader */
-    HANDLE read_done;   /* manual-reset event of the overlapped read */
+    HANDLE read_done;   /* manual-reset event of the overlapped read of stdout */
+    HANDLE stderr_done; /* manual-reset event of the overlapped read of stderr */
     HANDLE write_done;  /* manual-reset event of the overlapped writes (used under write_lock) */
     volatile LONG killed;
     oam_mutex write_lock; /* guards stdin_pipe; held through a write, which the child may leave stuck */
@@ -288,15 +292,15 @@ static DWORD make_pipe(int outbound, HANDLE *ours, HANDLE *childs) {
 }
 
 int oam_process_spawn(const char *const *argv, oam_process **out, char *err, size_t err_size) {
-    HANDLE stdin_ours = NULL, stdin_childs = NULL, stdout_ours = NULL, stdout_childs = NULL, stderr_childs = NULL;
-    HANDLE inherited[3], wake = NULL, read_done = NULL, write_done = NULL, job = NULL;
+    HANDLE stdin_ours = NULL, stdin_childs = NULL, stdout_ours = NULL, stdout_childs = NULL, stderr_ours = NULL;
+    HANDLE stderr_childs = NULL, inherited[3], wake = NULL, read_done = NULL, stderr_done = NULL, write_done = NULL;
+    HANDLE job = NULL;
     wchar_t *program = NULL, *application = NULL;
     wide_buffer command = {NULL, 0, 0, 0};
     STARTUPINFOEXW startup;
     PROCESS_INFORMATION info;
     SIZE_T list_size = 0;
-    DWORD code, flags, inherited_count = 2;
-    HANDLE own_stderr = GetStdHandle(STD_ERROR_HANDLE);
+    DWORD code, flags;
     oam_process *process = NULL;
     int rc = 0;
     size_t k;
@@ -355,29 +359,25 @@ int oam_process_spawn(const char *const *argv, oam_process **out, char *err, siz
         goto done;
     }
 
-    /* Pipes, events and an inheritable copy of our stderr (none when the game has no console). */
-    if ((code = make_pipe(1, &stdin_ours, &stdin_childs)) != 0 || (code = make_pipe(0, &stdout_ours, &stdout_childs)) != 0) {
+    /* Pipes and events. */
+    if ((code = make_pipe(1, &stdin_ours, &stdin_childs)) != 0 || (code = make_pipe(0, &stdout_ours, &stdout_childs)) != 0 ||
+        (code = make_pipe(0, &stderr_ours, &stderr_childs)) != 0) {
         format_error(err, err_size, "cannot create pipes", code);
         rc = errno_of(code);
         goto done;
     }
     wake = CreateEventW(NULL, TRUE, FALSE, NULL);
     read_done = CreateEventW(NULL, TRUE, FALSE, NULL);
+    stderr_done = CreateEventW(NULL, TRUE, FALSE, NULL);
     write_done = CreateEventW(NULL, TRUE, FALSE, NULL);
-    if (!wake || !read_done || !write_done) {
+    if (!wake || !read_done || !stderr_done || !write_done) {
         format_error(err, err_size, "cannot create events", GetLastError());
         rc = ENOMEM;
         goto done;
     }
     inherited[0] = stdin_childs;
     inherited[1] = stdout_childs;
-    if (own_stderr && own_stderr != INVALID_HANDLE_VALUE &&
-        DuplicateHandle(GetCurrentProcess(), own_stderr, GetCurrentProcess(), &stderr_childs, 0, TRUE,
-                        DUPLICATE_SAME_ACCESS)) {
-        inherited[inherited_count++] = stderr_childs;
-    } else {
-        stderr_childs = NULL;
-    }
+    inherited[2] = stderr_childs;
 
     /* Only these handles are inherited. */
     InitializeProcThreadAttributeList(NULL, 1, 0, &list_size);
@@ -390,7 +390,7 @@ int oam_process_spawn(const char *const *argv, oam_process **out, char *err, siz
         goto done;
     }
     if (!UpdateProcThreadAttribute(startup.lpAttributeList, 0, PROC_THREAD_ATTRIBUTE_HANDLE_LIST, inherited,
-                                   inherited_count * sizeof inherited[0], NULL, NULL)) {
+                                   sizeof inherited, NULL, NULL)) {
         format_error(err, err_size, "cannot start (handle list)", GetLastError());
         rc = EINVAL;
         goto done;
@@ -402,9 +402,10 @@ int oam_process_spawn(const char *const *argv, oam_process **out, char *err, siz
     startup.StartupInfo.hStdError = stderr_childs;
 
     /* Suspended until it is in the job, so nothing it starts escapes the job. A game without a console
-     * (Unity, Unreal) would otherwise open a console window for the bridge. */
+     * (Unity, Unreal) would otherwise open a console window for the bridge: all three of its standard handles
+     * are our pipes, so it needs none. */
     flags = EXTENDED_STARTUPINFO_PRESENT | CREATE_UNICODE_ENVIRONMENT | CREATE_SUSPENDED;
-    if (!stderr_childs && !GetConsoleWindow()) flags |= CREATE_NO_WINDOW;
+    if (!GetConsoleWindow()) flags |= CREATE_NO_WINDOW;
     if (!CreateProcessW(application, command.text, NULL, NULL, TRUE, flags, NULL, NULL, &startup.StartupInfo,
                         &info)) {
         char what[300];
@@ -442,11 +443,13 @@ int oam_process_spawn(const char *const *argv, oam_process **out, char *err, siz
     process->job = job;
     process->stdin_pipe = stdin_ours;
     process->stdout_pipe = stdout_ours;
+    process->stderr_pipe = stderr_ours;
     process->wake = wake;
     process->read_done = read_done;
+    process->stderr_done = stderr_done;
     process->write_done = write_done;
     oam_mutex_init(&process->write_lock);
-    stdin_ours = stdout_ours = wake = read_done = write_done = NULL; /* now the process's */
+    stdin_ours = stdout_ours = stderr_ours = wake = read_done = stderr_done = write_done = NULL; /* now the process's */
     *out = process;
 
 done:
@@ -459,8 +462,10 @@ done:
     close_handle(&stderr_childs);
     close_handle(&stdin_ours);
     close_handle(&stdout_ours);
+    close_handle(&stderr_ours);
     close_handle(&wake);
     close_handle(&read_done);
+    close_handle(&stderr_done);
     close_handle(&write_done);
     free(program);
     free(application);
@@ -537,33 +542,69 @@ int oam_process_end_input(oam_process *process, const char *data, size_t length,
     return result;
 }
 
-long oam_process_read(oam_process *process, char *buffer, size_t capacity) {
+/* Reads pipe (the child's stdout or stderr, with done the event of its reads) as oam_process_read describes. */
+static long read_pipe(oam_process *process, HANDLE pipe, HANDLE done, char *buffer, size_t capacity) {
     OVERLAPPED overlapped;
     HANDLE events[2];
     DWORD got = 0, chunk = capacity > 0x40000000u ? 0x40000000u : (DWORD)capacity;
     if (WaitForSingleObject(process->wake, 0) == WAIT_OBJECT_0) return 0;
     memset(&overlapped, 0, sizeof overlapped);
-    overlapped.hEvent = process->read_done;
-    ResetEvent(process->read_done);
-    if (!ReadFile(process->stdout_pipe, buffer, chunk, NULL, &overlapped)) {
+    overlapped.hEvent = done;
+    ResetEvent(done);
+    if (!ReadFile(pipe, buffer, chunk, NULL, &overlapped)) {
         DWORD code = GetLastError();
-        if (code == ERROR_BROKEN_PIPE || code == ERROR_PIPE_NOT_CONNECTED) return 0; /* the child closed its stdout */
+        if (code == ERROR_BROKEN_PIPE || code == ERROR_PIPE_NOT_CONNECTED) return 0; /* the child closed its end */
         if (code != ERROR_IO_PENDING) return -1;
     }
-    events[0] = process->read_done;
+    events[0] = done;
     events[1] = process->wake;
     if (WaitForMultipleObjects(2, events, FALSE, INFINITE) != WAIT_OBJECT_0) {
         /* Woken (or the wait failed): cancel the read and wait until it has let go of the buffer. */
-        CancelIoEx(process->stdout_pipe, &overlapped);
-        GetOverlappedResult(process->stdout_pipe, &overlapped, &got, TRUE);
+        CancelIoEx(pipe, &overlapped);
+        GetOverlappedResult(pipe, &overlapped, &got, TRUE);
         return 0;
     }
-    if (!GetOverlappedResult(process->stdout_pipe, &overlapped, &got, TRUE)) {
+    if (!GetOverlappedResult(pipe, &overlapped, &got, TRUE)) {
         DWORD code = GetLastError();
         return code == ERROR_BROKEN_PIPE || code == ERROR_PIPE_NOT_CONNECTED || code == ERROR_OPERATION_ABORTED ? 0 : -1;
     }
     if (WaitForSingleObject(process->wake, 0) == WAIT_OBJECT_0) return 0;
     return (long)got;
+}
+
+long oam_process_read(oam_process *process, char *buffer, size_t capacity) {
+    return read_pipe(process, process->stdout_pipe, process->read_done, buffer, capacity);
+}
+
+long oam_process_read_stderr(oam_process *process, char *buffer, size_t capacity) {
+    return read_pipe(process, process->stderr_pipe, process->stderr_done, buffer, capacity);
+}
+
+void oam_write_own_stderr(const char *data, size_t length) {
+    HANDLE own = GetStdHandle(STD_ERROR_HANDLE);
+    DWORD mode, written;
+    if (!own || own == INVALID_HANDLE_VALUE || length == 0) return; /* no stderr (a GUI game): dropped */
+    if (length <= 0x10000000u && GetConsoleMode(own, &mode)) {
+        /* A console: as UTF-16, which it shows whatever its code page (invalid UTF-8 becomes U+FFFD). */
+        int count = MultiByteToWideChar(CP_UTF8, 0, data, (int)length, NULL, 0);
+        wchar_t *wide = count > 0 ? (wchar_t *)malloc((size_t)count * sizeof *wide) : NULL;
+        if (wide && MultiByteToWideChar(CP_UTF8, 0, data, (int)length, wide, count) == count) {
+            const wchar_t *p = wide;
+            while (count > 0 && WriteConsoleW(own, p, (DWORD)count, &written, NULL) && written > 0) {
+                p += written;
+                count -= (int)written;
+            }
+            free(wide);
+            return;
+        }
+        free(wide); /* out of memory: the bytes as they are, below */
+    }
+    while (length > 0) {
+        DWORD chunk = length > 0x40000000u ? 0x40000000u : (DWORD)length;
+        if (!WriteFile(own, data, chunk, &written, NULL) || written == 0) return; /* a closed pipe: dropped */
+        data += written;
+        length -= written;
+    }
 }
 
 void oam_process_wake_reader(oam_process *process) { SetEvent(process->wake); }
@@ -608,10 +649,12 @@ void oam_process_free(oam_process *process) {
     }
     oam_process_close_stdin(process);
     close_handle(&process->stdout_pipe);
+    close_handle(&process->stderr_pipe);
     close_handle(&process->job); /* kills what the bridge itself left running */
     close_handle(&process->process);
     close_handle(&process->wake);
     close_handle(&process->read_done);
+    close_handle(&process->stderr_done);
     close_handle(&process->write_done);
     oam_mutex_destroy(&process->write_lock);
     free(process);

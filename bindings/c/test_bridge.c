@@ -1569,6 +1569,99 @@ static void test_json_escape(void) {
     recorder_free(&r);
 }
 
+/*
+ * A bridge that exits by itself before answering (a misspelt flag, a missing model file, a wrong
+ * OAM_BRIDGE_COMMAND) says why on its stderr, which a game engine's editor may show nowhere: the -32023 error
+ * that waiting and later requests get ends with its last three lines on stderr that are not blank, each kept up to
+ * 1 KiB. The library passes every line on to this program's stderr as it comes: tests/bindings/c_test.ts checks
+ * that for the lines written here (the 5000-digit one whole), and for a line of a bridge that keeps running.
+ */
+static void test_exit_stderr(void) {
+    static const char expected[] =
+        "The bridge process exited (exit status 2) before answering. Its last lines on stderr:\\n"
+        "stderr line two\\nstderr line three\\nError: Unknown option '--log-levle'; did you mean '--log-level'?";
+    recorder r;
+    char script[8448], pid_file[4096], long_tail[1200];
+    const char *argv[4];
+    char *response, *line;
+    pid_t holder;
+    watchdog guard;
+    int fd;
+    current_test = "exit-stderr";
+    argv[0] = "/bin/sh", argv[1] = "-c", argv[2] = script, argv[3] = NULL;
+
+    /* Four lines and a blank one before the bridge's own: the last three that are not blank are kept. */
+    recorder_init(&r);
+    snprintf(script, sizeof script,
+             "printf 'stderr line one\\nstderr line two\\n\\nstderr line three\\n' >&2; exec %s --log-levle debug",
+             bridge_command);
+    r.bridge = oam_bridge_create_with_command(argv, on_message, &r);
+    if (!r.bridge) {
+        CHECK(0, "bridge did not start");
+        recorder_free(&r);
+        return;
+    }
+    response = call(&r, "{\"id\":7,\"method\":\"ping\"}", 0 /* forever: must not hang */);
+    CHECK(contains(response, "\"id\":7,\"error\":{\"code\":-32023") && contains(response, expected), "%s",
+          show(response));
+    CHECK(!contains(response, "line one"), "%s", show(response));
+    oam_string_free(response);
+    /* A request sent later (not waiting when it exited) gets the same message. */
+    CHECK(oam_bridge_send(r.bridge, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}") == OAM_OK, "send after exit");
+    line = wait_line(&r, 5000, "\"id\":8,", "-32023");
+    CHECK(contains(line, expected), "%s", show(line));
+    free(line);
+    oam_bridge_destroy(r.bridge);
+    recorder_free(&r);
+
+    /* A 5000-byte line is kept as its first 1024 bytes and "...". */
+    recorder_init(&r);
+    snprintf(script, sizeof script, "printf '%%05000d\\n' 0 >&2; exit 2");
+    r.bridge = oam_bridge_create_with_command(argv, on_message, &r);
+    if (!r.bridge) {
+        CHECK(0, "sh did not start");
+        recorder_free(&r);
+        return;
+    }
+    response = call(&r, "{\"id\":9,\"method\":\"ping\"}", 0);
+    memcpy(long_tail, "Its last lines on stderr:\\n", 27);
+    memset(long_tail + 27, '0', 1024);
+    memcpy(long_tail + 27 + 1024, "...\"", 5);
+    CHECK(contains(response, long_tail), "%s", show(response));
+    oam_string_free(response);
+    oam_bridge_destroy(r.bridge);
+    recorder_free(&r);
+
+    /*
+     * A bridge that keeps running: its line is passed on while it runs (c_test.ts looks for it). A process it
+     * started holds its stderr open after it ended: destroy still returns (under the watchdog).
+     */
+    recorder_init(&r);
+    temp_template(pid_file, sizeof pid_file);
+    fd = mkstemp(pid_file);
+    if (fd >= 0) close(fd);
+    snprintf(script, sizeof script,
+             "echo 'a running bridge says hello on stderr' >&2; sleep 60 >&2 & echo $! > '%s'; exec %s", pid_file,
+             bridge_command);
+    r.bridge = oam_bridge_create_with_command(argv, on_message, &r);
+    if (!r.bridge) {
+        CHECK(0, "bridge did not start");
+        recorder_free(&r);
+        unlink(pid_file);
+        return;
+    }
+    holder = read_pid(pid_file);
+    response = call(&r, "{\"id\":10,\"method\":\"ping\"}", 5000);
+    CHECK(contains(response, "\"result\""), "%s", show(response));
+    oam_string_free(response);
+    watchdog_arm(&guard, "oam_bridge_destroy() while a child of the bridge holds its stderr open");
+    oam_bridge_destroy(r.bridge);
+    watchdog_disarm(&guard);
+    if (holder > 0) kill(holder, SIGKILL);
+    recorder_free(&r);
+    unlink(pid_file);
+}
+
 /* The test groups; `test_bridge [name...]` runs only the named ones (e.g. `test_bridge dies-mid-turn`). */
 static const struct {
     const char *name;
@@ -1589,6 +1682,7 @@ static const struct {
     {"json-escape", test_json_escape, 0},
     {"queue-limit", test_queue_limit, 0},
     {"queue-limit-scales", test_queue_limit_scales, 0},
+    {"exit-stderr", test_exit_stderr, 0},
     {"big-response", test_big_response, 1},
 };
 

@@ -3,7 +3,7 @@
  *
  * Prints "arg <n> <value>" for each argument, then "ready", then echoes every stdin line back until end of
  * input and exits with status 3. A line "exit <n>" exits with status n at once; "hang" stops reading stdin
- * (and sleeps until killed). On Windows the arguments are taken from GetCommandLineW() through
+ * (and sleeps until killed); "err <text>" writes <text> (and its newline) to stderr instead. On Windows the arguments are taken from GetCommandLineW() through
  * CommandLineToArgvW() and printed as UTF-8, so the quoting of platform_windows.c is checked against the
  * system's own parser.
  */
@@ -34,6 +34,7 @@ int main(int argc, char **argv) {
     wchar_t **wide = CommandLineToArgvW(GetCommandLineW(), &wide_count);
     _setmode(_fileno(stdin), _O_BINARY);
     _setmode(_fileno(stdout), _O_BINARY);
+    _setmode(_fileno(stderr), _O_BINARY);
     (void)argc, (void)argv;
     for (k = 1; wide && k < wide_count; k++) {
         char utf8[4096];
@@ -49,6 +50,11 @@ int main(int argc, char **argv) {
     while (fgets(line, sizeof line, stdin)) {
         if (strncmp(line, "exit ", 5) == 0) exit(atoi(line + 5));
         if (strcmp(line, "hang\n") == 0) sleep_forever();
+        if (strncmp(line, "err ", 4) == 0) {
+            fputs(line + 4, stderr);
+            fflush(stderr);
+            continue;
+        }
         fputs(line, stdout);
         fflush(stdout);
     }

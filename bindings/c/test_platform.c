@@ -2,7 +2,7 @@
  * test_platform.c - checks the OS layer (platform.h) against test_echo_child.c, with either
  * platform_posix.c or platform_windows.c: spawning with awkward arguments (spaces, quotes, backslashes,
  * UTF-8, empty) and a program path with spaces, PATH search, writing and reading lines, waking a blocked
- * reader, ending input with a timeout, a write stuck until the child is killed, wait with a timeout, exit
+ * reader, reading the child's stderr (and waking that reader), ending input with a timeout, a write stuck until the child is killed, wait with a timeout, exit
  * statuses, threads, the clock and environment variables read as UTF-8.
  *
  *   test_platform <path of the echo child> <name of the echo child on PATH>
@@ -86,6 +86,11 @@ typedef struct {
 static void read_main(void *raw) {
     read_call *call = (read_call *)raw;
     call->result = oam_process_read(call->process, call->buffer, sizeof call->buffer);
+}
+
+static void read_stderr_main(void *raw) {
+    read_call *call = (read_call *)raw;
+    call->result = oam_process_read_stderr(call->process, call->buffer, sizeof call->buffer);
 }
 
 typedef struct {
@@ -236,6 +241,60 @@ static void check_stuck_writes_and_kill(const char *child) {
     free(data);
 }
 
+/* The child's stderr is a pipe of its own: what it writes there is read (not mixed into its stdout), the read
+ * returns 0 at its end, and a read blocked on it is woken. */
+static void check_stderr(const char *child) {
+    const char *argv[2];
+    char err[256] = "", got[256], description[64] = "";
+    oam_process *process = NULL;
+    lines out;
+    const char *line;
+    read_call blocked;
+    oam_thread reader;
+    size_t used = 0;
+    long n = 0;
+    int rc;
+
+    argv[0] = child;
+    argv[1] = NULL;
+    rc = oam_process_spawn(argv, &process, err, sizeof err);
+    CHECK(rc == 0 && process, "spawn failed: %d %s", rc, err);
+    if (!process) return;
+    memset(&out, 0, sizeof out);
+    out.process = process;
+    line = next_line(&out);
+    CHECK(line && strcmp(line, "ready") == 0, "got [%s]", line ? line : "(end of output)");
+    CHECK(oam_process_write(process, "err to stderr\nto stdout\n", 24) == 0, "write failed");
+    line = next_line(&out);
+    CHECK(line && strcmp(line, "to stdout") == 0, "stdout got [%s]", line ? line : "(end of output)");
+    while (used < sizeof got - 1 && !memchr(got, '\n', used)) {
+        n = oam_process_read_stderr(process, got + used, sizeof got - 1 - used);
+        if (n <= 0) break;
+        used += (size_t)n;
+    }
+    got[used] = '\0';
+    CHECK(strcmp(got, "to stderr\n") == 0, "stderr got [%s] (last read %ld)", got, n);
+    CHECK(oam_process_write(process, "exit 4\n", 7) == 0, "write failed");
+    CHECK(oam_process_read_stderr(process, got, sizeof got) == 0, "no end of stderr after the exit");
+    CHECK(oam_process_wait(process, -1, description, sizeof description) == 1, "wait failed");
+    CHECK(strcmp(description, "exit status 4") == 0, "description [%s]", description);
+    oam_process_free(process);
+
+    process = NULL;
+    rc = oam_process_spawn(argv, &process, err, sizeof err);
+    CHECK(rc == 0 && process, "spawn failed: %d %s", rc, err);
+    if (!process) return;
+    memset(&blocked, 0, sizeof blocked);
+    blocked.process = process;
+    blocked.result = 99;
+    CHECK(oam_thread_start(&reader, read_stderr_main, &blocked) == 0, "thread start failed");
+    pause_ms(100);
+    oam_process_wake_reader(process);
+    oam_thread_join(reader);
+    CHECK(blocked.result == 0, "a woken stderr read returned %ld", blocked.result);
+    oam_process_free(process);
+}
+
 static void check_missing_program(void) {
     const char *argv[] = {"oam-no-such-program-here", NULL};
     const char *argv_path[] = {"./no/such/dir/program", NULL};
@@ -326,6 +385,7 @@ int main(int argc, char **argv) {
     check_arguments_and_echo(argv[1]);
     check_exit_status_and_path_search(argv[2]);
     check_stuck_writes_and_kill(argv[1]);
+    check_stderr(argv[1]);
     check_missing_program();
     printf("passed %d failed %d\n", passed, failed);
     return failed ? 1 : 0;

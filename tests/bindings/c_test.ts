@@ -31,8 +31,43 @@ Deno.test({
     // went past 30 s.
     const tests = await run(testBridge, [], { env, timeoutMs: 120_000 });
     assertSucceeded(tests, "test_bridge");
-    assert.match(tests.stdout, /^14 groups, \d+ checks, 0 failures$/m);
+    assert.match(tests.stdout, /^15 groups, \d+ checks, 0 failures$/m);
     assert.doesNotMatch(tests.stdout, /SKIP/, "game methods are served, so no test may be skipped");
+  },
+});
+
+Deno.test({
+  name: hasGcc
+    ? "bindings/c: the bridge's stderr is passed on line by line, and the error of a bridge that exited ends with its last lines"
+    : "bindings/c: SKIPPED (gcc missing)",
+  ignore: !hasGcc,
+  sanitizeResources: false,
+  async fn() {
+    const { testBridge } = await build();
+    const tests = await run(testBridge, ["exit-stderr"], { env: bridgeEnv(), timeoutMs: 60_000 });
+    assertSucceeded(tests, "test_bridge exit-stderr");
+    assert.match(tests.stdout, /^1 groups, \d+ checks, 0 failures$/m);
+    // The library reads the bridge's stderr (for the error's last lines) and passes every line on to the game's
+    // stderr unchanged, as the game saw it when the bridge wrote there itself: also a line of a bridge that keeps
+    // running, and the 5000-byte line whole (only the error keeps 1 KiB of it).
+    const lines = tests.stderr.split("\n");
+    for (
+      const expected of [
+        "stderr line one",
+        "stderr line three",
+        "a running bridge says hello on stderr",
+        "0".repeat(5000),
+      ]
+    ) {
+      assert.ok(
+        lines.includes(expected),
+        `no line ${expected.slice(0, 40)} in:\n${tests.stderr.slice(0, 4000)}`,
+      );
+    }
+    assert.ok(
+      lines.some((l) => l.startsWith("Error: Unknown option '--log-levle'; did you mean '--log-level'?")),
+      tests.stderr.slice(0, 4000),
+    );
   },
 });
 

@@ -28,7 +28,7 @@ Deno.test({
       build.testBridge,
     ], { env: bridgeEnv(), timeoutMs: 180_000 });
     assertSucceeded(checked, "valgrind test_bridge");
-    assert.match(checked.stdout, /^14 groups, \d+ checks, 0 failures$/m);
+    assert.match(checked.stdout, /^15 groups, \d+ checks, 0 failures$/m);
     assert.match(checked.stderr, /ERROR SUMMARY: 0 errors/);
   },
 });
@@ -45,7 +45,7 @@ Deno.test({
     const checked = await run(build.testBridge, [], { env, timeoutMs: 180_000 });
     assertSucceeded(checked, "test_bridge (ThreadSanitizer)");
     assert.doesNotMatch(checked.stderr, /ThreadSanitizer/);
-    assert.match(checked.stdout, /^14 groups, \d+ checks, 0 failures$/m);
+    assert.match(checked.stdout, /^15 groups, \d+ checks, 0 failures$/m);
   },
 });
 
@@ -116,6 +116,6 @@ Deno.test({
     const build = await buildCAsCpp(undefined, { testBridge: true });
     const tests = await run(build.testBridge, [], { env: bridgeEnv(), timeoutMs: 180_000 });
     assertSucceeded(tests, "test_bridge (library built as C++)");
-    assert.match(tests.stdout, /^14 groups, \d+ checks, 0 failures$/m);
+    assert.match(tests.stdout, /^15 groups, \d+ checks, 0 failures$/m);
   },
 });
