@@ -13,7 +13,8 @@ import { createOpenAIModel } from "../models/openai_model.ts";
 import { parseScript, type Script, ScriptedModel } from "../models/scripted.ts";
 import type { JsonValue } from "../protocol/json.ts";
 import { CliError } from "./cli_error.ts";
-import { oamCommandLineFor } from "./invocation.ts";
+import { oamCommandLineFor, shellWord } from "./invocation.ts";
+import { resolveModelSource } from "./models_pull.ts";
 import { readJsonInput } from "./input.ts";
 import { modelsCacheDir, resolveModelPath } from "../models/gguf_cache.ts";
 import { stderrStyle, writeErr } from "./tty.ts";
@@ -49,6 +50,14 @@ export async function modelFromFlag(
   if (flag.startsWith("gguf:")) {
     const config = parseGgufModelFlag(flag);
     const given = config.path;
+    // `gguf:hf:…` or `gguf:https://…/x.gguf`: a download, which gguf: does not do (unless such a file is here).
+    const download = downloadAdvice(given, source);
+    if (download !== null && await isMissing(given)) {
+      throw new Error(
+        `${source === "--model" ? "--model " : ""}${flag} names a model to download, not a file on this ` +
+          `computer: ${download}.`,
+      );
+    }
     config.path = await resolveModelPath(given);
     // Without a cache folder (its variables not granted, no home folder) whether the name is cached is
     // unknown: the model's own error says so and names the permissions.
@@ -67,16 +76,40 @@ export async function modelFromFlag(
   }
   throw new Error(
     `${source === "--model" ? "--model " : ""}must look like ${MODEL_VALUE_USAGE}; got '${flag}'.${
-      modelValueHint(flag)
+      modelValueHint(flag, source)
     }`,
   );
 }
 
-/** A guess at what a value without a kind meant: a GGUF file, or a server's URL. */
-function modelValueHint(flag: string): string {
+/** A guess at what a value without a kind meant: a model to download, a GGUF file, or a server's URL. */
+function modelValueHint(flag: string, source: string): string {
+  const download = downloadAdvice(flag, source);
+  if (download !== null) return ` That is a model to download: ${download}.`;
   if (/\.gguf$/i.test(flag)) return ` For a GGUF file write gguf:${flag}.`;
   if (/^https?:\/\//i.test(flag)) return ` For a server write openai:${flag.replace(/#.*$/, "")}#<model>.`;
   return "";
+}
+
+/**
+ * For a model to download (`hf:<user>/<repo>/<file.gguf>`, or an http(s) URL of a `.gguf` file), the `oam
+ * models pull` command that fetches it and the value that names it once cached; null for anything else.
+ */
+function downloadAdvice(value: string, source: string): string | null {
+  let isGgufUrl = false;
+  try {
+    isGgufUrl = /^https?:$/.test(new URL(value).protocol) && /\.gguf$/i.test(new URL(value).pathname);
+  } catch {
+    // not a URL
+  }
+  if (!value.startsWith("hf:") && !isGgufUrl) return null;
+  let name = "<name>";
+  try {
+    name = resolveModelSource(value).name.replace(/\.gguf$/i, "");
+  } catch {
+    // not a name oam models pull takes: it says why when run
+  }
+  const use = source === "--model" ? `--model gguf:${name}` : `${source}=gguf:${name}`;
+  return `'${oamCommandLineFor(`models pull ${shellWord(value)}`)}' downloads it once; then use ${use}`;
 }
 
 /** The folder relative paths start from (a `deno task` runs in the repository's folder). */

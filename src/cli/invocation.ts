@@ -33,21 +33,36 @@ export interface ProcessFacts {
   tasks(): string[];
 }
 
+/** Options of {@link oamCommand}. */
+export interface OamCommandOptions {
+  /**
+   * The command loads a GGUF model (node-llama-cpp): `deno run` gets `--no-lock`, as the repository's tasks
+   * pass it, so running it never pins node-llama-cpp in a lock file (the checkout's, or the project's it is
+   * run in). The tasks and a compiled oam need nothing added.
+   */
+  noLock?: boolean;
+}
+
 /**
  * The command that starts this `oam` again, for printed hints: the executable's name, `deno task oam`
- * where that task runs this very `cli.ts`, else `deno run <permissions> <module>`.
+ * where that task runs this very `cli.ts`, else `deno run <permissions> <module>` (with `--no-lock` when
+ * `how.noLock`: a GGUF model).
  *
  * @example
  * ```ts
  * import { oamCommand } from "./invocation.ts";
  * const command = oamCommand(); // e.g. "deno run --allow-read --allow-env jsr:@open-apple-models/bridge@0.1.0/cli"
+ * oamCommand(undefined, { noLock: true }); // e.g. "deno run --no-lock -A /src/oam/cli.ts"
  * ```
  */
-export function oamCommand(facts: ProcessFacts = currentProcess()): string {
+export function oamCommand(facts: ProcessFacts = currentProcess(), how: OamCommandOptions = {}): string {
   if (!runByDeno(facts)) return executableName(facts).replace(/\.exe$/i, "") || "oam";
   const task = repositoryTask(facts);
   if (task !== null) return `deno task ${task}`;
-  return ["deno", "run", ...permissionFlags(facts), moduleWord(facts.mainModule, facts.cwd)].join(" ");
+  const lock = how.noLock ? ["--no-lock"] : [];
+  return ["deno", "run", ...lock, ...permissionFlags(facts), moduleWord(facts.mainModule, facts.cwd)].join(
+    " ",
+  );
 }
 
 /**

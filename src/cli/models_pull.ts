@@ -10,6 +10,7 @@
  */
 import { createHash } from "node:crypto";
 import { CliError } from "./cli_error.ts";
+import { oamCommandLineFor } from "./invocation.ts";
 import { cachePath, type ModelNote, readModelNote } from "../models/gguf_cache.ts";
 import { envVar } from "../util/env.ts";
 import { endSentence } from "../util/text.ts";
@@ -272,12 +273,14 @@ function unreachableAdvice(download: Download): string {
 
 /**
  * Why a request failed: the connection's own reason (Deno's "fetch failed" keeps it in `cause`: a name that
- * does not resolve, a refused connection), or the permission that is missing and the task that has it.
+ * does not resolve, a refused connection), or the permission that is missing and a command that has it where
+ * this one runs (`deno task models pull …` in the repository, else `cli.ts` run with the network).
  */
 function fetchProblem(error: unknown): { text: string; permission: boolean } {
   const text = error instanceof Error ? error.message : String(error);
   if (/Requires net access/.test(text)) {
-    return { text: `${endSentence(text)} 'deno task models pull …' has network access.`, permission: true };
+    const command = oamCommandLineFor("models pull …");
+    return { text: `${endSentence(text)} '${command}' has network access.`, permission: true };
   }
   return { text: fetchFailure(error), permission: false };
 }

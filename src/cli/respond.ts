@@ -544,7 +544,8 @@ class RespondCommand {
       const again = choice.again ?? { flags: [], env: [] };
       const command = [
         ...again.env.map(shellWord),
-        oamCommand(),
+        // A GGUF model: `--no-lock` too, or the pasted command would pin node-llama-cpp in a lock file.
+        oamCommand(undefined, { noLock: choice.name === "llama" }),
         "respond",
         "--resume",
         shellWord(path),

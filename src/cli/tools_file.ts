@@ -311,9 +311,13 @@ export function dirname(path: string): string {
   return dir.startsWith("/") || /^[A-Za-z]:/.test(dir) ? dir : `${Deno.cwd()}/${dir}`;
 }
 
-/** Loads a tools file (or stdin for `-`). */
-export async function loadToolsFile(path: string): Promise<LoadedTools> {
-  const text = await readInputText(path, "--tools");
+/**
+ * Loads a tools file (or stdin for `-`). A file that cannot be read is named with the `--tools` flag that gave
+ * it (`--tools: No such file: 'tools.json'.`), or alone when it was a command's argument (`from.argument`:
+ * `oam tools validate <file>`).
+ */
+export async function loadToolsFile(path: string, from: { argument?: boolean } = {}): Promise<LoadedTools> {
+  const text = await readInputText(path, from.argument ? undefined : "--tools");
   const label = path === "-" ? "<stdin>" : path;
   return toolsFromValue(parseJsonc(text, label), {
     label: label,

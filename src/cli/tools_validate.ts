@@ -89,7 +89,7 @@ export async function runToolsValidate(args: string[]): Promise<number> {
     if (positionals.length !== 1) {
       throw CliError.usage("oam tools validate needs exactly one tools file (or '-' for stdin).");
     }
-    const loaded = await loadToolsFile(positionals[0]);
+    const loaded = await loadToolsFile(positionals[0], { argument: true });
     const bridge = new LocalBridge({});
     const result = await bridge.call("tools/validate", { tools: loaded.definitions }).catch((error) => {
       throw toolsProblemInFile(error, loaded);

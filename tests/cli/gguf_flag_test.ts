@@ -168,6 +168,44 @@ Deno.test("OAM_MODEL is the default for --model; OAM_SCRIPT wins over it; a bad 
   }
 });
 
+Deno.test("--model with a download (hf:… or a URL of a .gguf file): the error names the pull command, then the name to use", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const hf = "hf:Qwen/Qwen2.5-1.5B-Instruct-GGUF/qwen2.5-1.5b-instruct-q4_k_m.gguf";
+    // Run as `deno run -A <path>/cli.ts` from a folder of the user's own: the pull command is that one.
+    const pull = (source: string) => `'deno run -A ${CLI} models pull ${source}' downloads it once; then use`;
+    const bare = await oam(["respond", "--model", hf, "Hello"], { cwd: dir });
+    assert.equal(bare.code, 2, bare.stderr);
+    assert.equal(
+      bare.stderr,
+      "Error: --model must look like openai:<baseURL>#<model> or gguf:<path|cached name>; got " +
+        `'${hf}'. That is a model to download: ${
+          pull(hf)
+        } --model gguf:qwen2.5-1.5b-instruct-q4_k_m. [usage]\n`,
+    );
+    // Behind gguf:, it was looked for as a file in a folder 'hf:Qwen' (exit 3): it is a usage error.
+    const prefixed = await oam(["respond", "--model", `gguf:${hf}`, "Hello"], { cwd: dir });
+    assert.equal(prefixed.code, 2, prefixed.stderr);
+    assert.equal(
+      prefixed.stderr,
+      `Error: --model gguf:${hf} names a model to download, not a file on this computer: ${pull(hf)} ` +
+        "--model gguf:qwen2.5-1.5b-instruct-q4_k_m. [usage]\n",
+    );
+    const url =
+      "https://huggingface.co/Qwen/Qwen2.5-1.5B-Instruct-GGUF/resolve/main/qwen2.5-1.5b-instruct-q4_k_m.gguf";
+    const fromEnv = await oam(["respond", "Hello"], { cwd: dir, env: { OAM_MODEL: url } });
+    assert.equal(fromEnv.code, 2, fromEnv.stderr);
+    assert.equal(
+      fromEnv.stderr,
+      "Error: OAM_MODEL: must look like openai:<baseURL>#<model> or gguf:<path|cached name>; got " +
+        `'${url}'. That is a model to download: ${pull(url)} OAM_MODEL=gguf:qwen2.5-1.5b-instruct-q4_k_m. ` +
+        "[invalid_input]\n",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("gguf:<name> finds a model in OAM_MODELS_DIR", async () => {
   const dir = await Deno.makeTempDir();
   try {

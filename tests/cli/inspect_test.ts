@@ -165,6 +165,10 @@ Deno.test("tools validate: command and client tools, JSON, and what makes a file
   assert.match(badBlock.stderr, /tools\[0\]\.x-oam\.command' must be a non-empty argv array/);
   const notList = await oam(["tools", "validate", "-"], { stdin: '{"name": "a"}' });
   assert.equal(notList.code, 2);
+  // A missing file is named as schema convert names it: the file was an argument, no --tools was given.
+  const missingFile = await oam(["tools", "validate", fx.path("missing.json")]);
+  assert.equal(missingFile.code, 2);
+  assert.equal(missingFile.stderr, `Error: No such file: '${fx.path("missing.json")}'. [invalid_input]\n`);
 });
 
 Deno.test("main: help lists every command; unknown commands exit 2", async () => {

@@ -81,6 +81,31 @@ Deno.test("run from JSR: the package's cli export at the version that runs", () 
   );
 });
 
+Deno.test("a command for a GGUF model: deno run gets --no-lock, as the tasks that run cli.ts pass it", () => {
+  // Without it, the pasted command would pin node-llama-cpp in the lock file of the checkout (or of the
+  // user's project) when it loads the model.
+  const how = { noLock: true };
+  assert.equal(
+    oamCommand(facts({ main: "file:///src/oam/cli.ts", cwd: "/home/me/game", grants: ["read", "env"] }), how),
+    "deno run --no-lock --allow-read --allow-env /src/oam/cli.ts",
+  );
+  // The repository's own cli.ts run with -A from its folder: no task fits, so deno run, with --no-lock.
+  assert.equal(
+    oamCommand(facts({ main: "file:///src/oam/cli.ts", cwd: "/src/oam", grants: ALL, tasks: ["oam"] }), how),
+    "deno run --no-lock -A cli.ts",
+  );
+  // The oam task passes --no-lock itself; a compiled oam has no lock file.
+  const repo = { main: "file:///src/oam/cli.ts", cwd: "/src/oam", tasks: ["oam", "oam:local"] };
+  assert.equal(oamCommand(facts({ ...repo, grants: TASK_GRANTS }), how), "deno task oam");
+  const compiled = facts({ main: "file:///x/cli.ts", cwd: "/x", grants: ALL, exec: "/opt/game/oam" });
+  assert.equal(oamCommand(compiled, how), "oam");
+  // Other models: the command as before.
+  assert.equal(
+    oamCommand(facts({ main: "file:///src/oam/cli.ts", cwd: "/home/me/game", grants: ["read"] })),
+    "deno run --allow-read /src/oam/cli.ts",
+  );
+});
+
 Deno.test("respond paused in a user's own folder: the printed command, run there as printed, finishes the turn", async () => {
   const fx = await Fixtures.create();
   try {

@@ -681,6 +681,42 @@ Deno.test("models: oam models pull without network access names the task that ha
   }
 });
 
+Deno.test("models: pull without network access, from a folder of the user's own, names a command that works there", async () => {
+  // No deno.json there: 'deno task models' would find no task. The command printed is cli.ts run by its path
+  // with the network; run as printed it gets past the permission (here to a port nothing listens on).
+  const dir = await Deno.makeTempDir();
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  try {
+    const url = `http://127.0.0.1:${port}/m.gguf`;
+    const r = await oam(["models", "pull", "--dir", dir, url], {
+      cwd: dir,
+      permissions: ["--allow-read", "--allow-write", "--allow-env"],
+    });
+    assert.equal(r.code, 1, r.stderr);
+    const error = r.stderr.split("\n").find((l) => l.startsWith("Error:")) ?? "";
+    const command = /run again with the --allow-net flag\. '([^']+) models pull …' has network access\./.exec(
+      error,
+    )
+      ?.[1];
+    assert.ok(command !== undefined, error);
+    assert.match(command, /^deno run --allow-read --allow-write --allow-net --allow-env \/\S+\/cli\.ts$/);
+    const again = await new Deno.Command(Deno.execPath(), {
+      args: [...command.split(" ").slice(1), "models", "pull", "--dir", dir, url],
+      cwd: dir,
+      stdin: "null",
+      env: { NO_COLOR: "1" },
+    }).output();
+    const stderr = new TextDecoder().decode(again.stderr);
+    assert.equal(again.code, 1, stderr);
+    assert.match(stderr, /Connection refused/);
+    assert.doesNotMatch(stderr, /Requires net access/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("models: an empty 'oam models list' without network access names the task that can pull", async () => {
   const dir = await Deno.makeTempDir();
   try {
