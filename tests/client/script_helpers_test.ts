@@ -44,6 +44,33 @@ Deno.test("modelFromArgs: scripted by default, --system, --model openai:… / gg
   assert.throws(() => modelFromArgs(["--model", "openai:http://x/v1"], STEPS), /missing '#<model>'/);
 });
 
+Deno.test("modelFromArgs: a model to download (hf:…, gguf:hf:…, a .gguf URL) names the pull command and the value after it", () => {
+  const hf = "hf:Qwen/Qwen2.5-1.5B-Instruct-GGUF/qwen2.5-1.5b-instruct-q4_k_m.gguf";
+  const url = "https://example.com/models/tiny-chat.gguf";
+  for (
+    const [flag, source, name] of [
+      [hf, hf, "qwen2.5-1.5b-instruct-q4_k_m"],
+      [`gguf:${hf}`, hf, "qwen2.5-1.5b-instruct-q4_k_m"],
+      [url, url, "tiny-chat"],
+      [`gguf:${url}`, url, "tiny-chat"],
+    ]
+  ) {
+    assert.throws(
+      () => modelFromArgs(["--model", flag], STEPS),
+      (error: Error) => {
+        assert.equal(
+          error.message,
+          `modelFromArgs: --model ${flag} names a model to download, not a file on this computer: ` +
+            `'oam models pull ${source}' downloads it once; then use --model gguf:${name}.`,
+        );
+        return true;
+      },
+    );
+  }
+  // A cached name or a path is not a download.
+  assert.equal((modelFromArgs(["--model", "gguf:tiny-chat"], STEPS) as { path: string }).path, "tiny-chat");
+});
+
 Deno.test("modelFromArgs: a misspelt --model or --system is an Error naming the flag it meant, not the scripted model", () => {
   const meant = (flag: string, wanted: string) => (error: Error) => {
     assert.equal(
