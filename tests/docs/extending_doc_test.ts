@@ -317,3 +317,34 @@ Deno.test("docs/extending.md: the page's whole-program examples type-check as wr
     await Deno.remove(dir, { recursive: true });
   }
 });
+
+Deno.test("docs/extending.md: an async handler that awaits first is not waited for: the requests after it are handled meanwhile", async () => {
+  // What the page says of it (before, it said such a handler would hold up every later request).
+  assert.ok(!DOC.includes("hold up every later request"));
+  assert.ok(DOC.includes("the engine does not wait for a handler's Promise"));
+  const handled: string[] = [];
+  let open = () => {};
+  const gate = new Promise<void>((resolve) => open = resolve);
+  const gated: BridgeExtension = {
+    register(registry) {
+      registry.register("x/after", async (ctx) => {
+        await gate; // e.g. a file read before the order-sensitive part
+        handled.push(ctx.params.string("name"));
+        return {};
+      });
+      registry.register("x/now", (ctx) => {
+        handled.push(ctx.params.string("name"));
+        open();
+        return {};
+      });
+    },
+  };
+  const sent: number[] = [];
+  const engine = new BridgeEngine({ extensions: [gated] }, (line) => sent.push(JSON.parse(line).id));
+  engine.receive('{"jsonrpc":"2.0","id":1,"method":"x/after","params":{"name":"first"}}');
+  engine.receive('{"jsonrpc":"2.0","id":2,"method":"x/now","params":{"name":"second"}}');
+  await engine.idle();
+  assert.deepEqual(handled, ["second", "first"]); // arrival order lost, nothing held up
+  assert.deepEqual(sent, [2, 1]);
+  await engine.shutdown();
+});
