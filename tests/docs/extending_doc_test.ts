@@ -318,6 +318,16 @@ Deno.test("docs/extending.md: the page's whole-program examples type-check as wr
   }
 });
 
+Deno.test("docs/extending.md: the method set on the page is examples/quest_extension.ts's, as it is there", async () => {
+  const snippet = DOC.split("## A method set: the quest narrator")[1]?.match(/```ts\n([\s\S]*?)```/)?.[1];
+  assert.ok(snippet, "the section has a ts example");
+  const imports = 'from "./engine.ts";\n';
+  assert.ok(snippet.includes(imports), "the example imports engine.ts");
+  const body = snippet.slice(snippet.indexOf(imports) + imports.length).trim();
+  const example = await Deno.readTextFile(new URL("../../examples/quest_extension.ts", import.meta.url));
+  assert.ok(example.includes(body), "the page's QuestMethods differs from the example's: copy it over");
+});
+
 Deno.test("docs/extending.md: an async handler that awaits first is not waited for: the requests after it are handled meanwhile", async () => {
   // What the page says of it (before, it said such a handler would hold up every later request).
   assert.ok(!DOC.includes("hold up every later request"));
