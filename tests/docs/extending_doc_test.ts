@@ -358,3 +358,31 @@ Deno.test("docs/extending.md: an async handler that awaits first is not waited f
   assert.deepEqual(sent, [2, 1]);
   await engine.shutdown();
 });
+
+Deno.test("docs/extending.md: the extension's own deno test, on raw lines, passes as written", async () => {
+  const section = DOC.split("## Testing it")[1];
+  const snippet = section?.match(/```ts\n([\s\S]*?)```/)?.[1];
+  assert.ok(snippet, "the page has a 'Testing it' section with a ts example");
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = `${dir}/quest_test.ts`;
+    await Deno.writeTextFile(
+      file,
+      snippet.replace('"./engine.ts"', `"${ENGINE}"`).replace(
+        '"./examples/quest_extension.ts"',
+        `"${new URL("../../examples/quest_extension.ts", import.meta.url).href}"`,
+      ),
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["test", "--quiet", "--config", new URL("../../deno.json", import.meta.url).pathname, file],
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).output();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 0, text);
+    assert.match(text, /ok \| 1 passed \| 0 failed/);
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
