@@ -1,7 +1,7 @@
 /**
  * A method set of your own in TypeScript: the quest narrator of PROTOCOL.md §11 (`quest/create`,
- * `quest/narrate` streaming `quest/event`s and calling client tools), served in-process next to the standard
- * methods and called through the typed client. docs/extending.md walks through it.
+ * `quest/narrate` streaming `quest/event`s and calling client tools, `quest/cancel`), served in-process next to
+ * the standard methods and called through the typed client. docs/extending.md walks through it.
  *
  *   deno run examples/quest_extension.ts
  */
@@ -15,6 +15,7 @@ import {
   type MethodRegistry,
   parseToolDefinitions,
   standardExtensions,
+  WorkQueue,
 } from "../engine.ts";
 import { Bridge } from "../mod.ts";
 
@@ -26,53 +27,84 @@ export interface Narration {
   text: string;
   /** Names of the tools called, in completion order. */
   toolsUsed: string[];
+  /** Unknown parameters ignored. */
+  warnings: string[];
+}
+
+/** A quest: its narrator, and the queue its narrations run on, one at a time. */
+interface Quest {
+  agent: Agent;
+  queue: WorkQueue;
 }
 
 /** The quest narrator: one agent per quest; narrations force a tool call first when the quest has tools. */
 export class QuestMethods implements BridgeExtension {
   /** Listed in `initialize`'s `capabilities.notifications`. */
   readonly notificationMethods = ["quest/event"];
-  readonly #quests = new Map<string, Agent>();
+  readonly #quests = new Map<string, Quest>();
 
   register(registry: MethodRegistry): void {
     // A fast method returns its result: it runs in arrival order, before the next request is read.
     registry.register("quest/create", (ctx) => {
       const p = ctx.params;
+      // Warnings for unknown keys, as the built-in methods give (a missing parameter's error names them too).
+      const warnings = p.unknownKeys(["quest", "instructions", "tools", "model"]);
       const id = p.string("quest");
       const tools = p.has("tools")
         ? parseToolDefinitions(p.get("tools"), { path: "tools", defaultTimeoutMs: 60_000 }).tools
         : [];
       const model = ctx.createModel(ctx.parseModel(p.get("model")));
-      this.#quests.set(
-        id,
-        new Agent({ model, instructions: p.optionalString("instructions") ?? null, tools }),
-      );
-      return { quest: id };
+      const agent = new Agent({ model, instructions: p.optionalString("instructions") ?? null, tools });
+      this.#quests.set(id, { agent, queue: new WorkQueue() });
+      return { quest: id, warnings };
     });
-    // A slow method does its order-sensitive part now (start the turn) and returns a Promise.
+    // A slow method does its order-sensitive part now (queue the turn) and returns the outcome of the work.
     registry.register("quest/narrate", (ctx) => {
       const p = ctx.params;
+      const warnings = p.unknownKeys(["quest", "text", "stream"]);
       const id = p.string("quest");
-      const agent = this.#quests.get(id);
-      if (!agent) throw new BridgeError(-32090, "quest_not_found", `No quest '${id}'.`, { quest: id });
+      const quest = this.#quest(id);
       const text = p.string("text");
       const stream = p.optionalBool("stream") ?? false;
       const policy = {
         ...DEFAULT_POLICY,
-        choice: agent.tools.length > 0 ? "required" as const : "auto" as const,
+        choice: quest.agent.tools.length > 0 ? "required" as const : "auto" as const,
       };
-      return ctx.drive(
-        (sink) => agent.runTurn({ prompt: text, schema: null, policy, stream }, sink, ctx.signal),
-        { stream, context: { quest: id }, eventMethod: "quest/event" },
-      ).then((result) => ({
-        quest: id,
-        text: result.text,
-        toolsUsed: result.toolCalls.map((r) => r.call.name),
-      }));
+      // An agent runs one turn at a time: the queue runs them in arrival order. `op.signal` is aborted by
+      // quest/cancel and at shutdown; the turn calls `op.commit()` right before it changes the history.
+      return quest.queue.enqueue((op) =>
+        ctx.drive(
+          (sink) =>
+            quest.agent.runTurn(
+              { prompt: text, schema: null, policy, stream },
+              sink,
+              op.signal,
+              () => op.commit(),
+            ),
+          { stream, context: { quest: id }, eventMethod: "quest/event" },
+        ).then((result) => ({
+          quest: id,
+          text: result.text,
+          toolsUsed: result.toolCalls.map((r) => r.call.name),
+          warnings,
+        }))
+      ).outcome;
+    });
+    // Cancels the quest's running and waiting narrations: each is answered -32009.
+    registry.register("quest/cancel", (ctx) => {
+      const quest = this.#quest(ctx.params.string("quest"));
+      return { cancelled: quest.queue.cancelAll() };
     });
   }
 
+  #quest(id: string): Quest {
+    const quest = this.#quests.get(id);
+    if (!quest) throw new BridgeError(-32090, "quest_not_found", `No quest '${id}'.`, { quest: id });
+    return quest;
+  }
+
   shutdown(): void {
+    for (const quest of this.#quests.values()) quest.queue.cancelAll();
     this.#quests.clear();
   }
 }

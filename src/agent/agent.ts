@@ -245,7 +245,9 @@ export class Agent {
 
   /**
    * Runs one turn. `commit` is called right before the turn is appended to the history; if it throws
-   * (the operation was cancelled) nothing is appended.
+   * (the operation was cancelled) nothing is appended. One turn at a time: a turn started before the last one
+   * settled breaks the conversation, so a method set runs an agent's turns on a `WorkQueue` (as
+   * examples/quest_extension.ts does), passing the operation's `signal` and `commit`.
    */
   runTurn(
     input: TurnInput,

@@ -140,6 +140,18 @@ function codeProblem(code: number, dataCode: string): string | null {
 }
 
 /**
+ * The problem of a BridgeError whose `data` has a `code` member of its own, which its JSON would send as
+ * `data.code` instead of {@link BridgeError.dataCode} (e.g. an item's code in the data of `item_sold_out`), or
+ * null.
+ */
+function dataCodeProblem(error: BridgeError): string | null {
+  const data = error.data;
+  if (typeof data !== "object" || data === null || !Object.hasOwn(data, "code")) return null;
+  return `BridgeError data has a member 'code' (${JSON.stringify(data.code)}), which would replace its ` +
+    `data.code '${error.dataCode}' on the wire; give that member another name.`;
+}
+
+/**
  * A known `data.code` string.
  *
  * @example
@@ -245,8 +257,9 @@ export class BridgeError extends Error {
    * Creates an error with a JSON-RPC number, a `data.code` string, a message and extra data. A code of the
    * protocol's table (§8) goes with its name (use {@link BridgeError.of}). An extension's own codes are in
    * {@link EXTENSION_ERROR_CODES} (-32057…-32099): the bridge answers a request whose handler fails with any
-   * other code with `-32603 internal_error` naming the rule (see {@link toBridgeError}). A client's reply to
-   * a `tool/call` may use any code (the spec's example uses -32000).
+   * other code with `-32603 internal_error` naming the rule (see {@link toBridgeError}), and so it does when
+   * `data` has a `code` member of its own (it would replace `dataCode` on the wire). A client's reply to a
+   * `tool/call` may use any code (the spec's example uses -32000).
    */
   constructor(code: number, dataCode: string, message: string, data: JsonObject = {}) {
     super(message);
@@ -323,8 +336,8 @@ export class BridgeError extends Error {
  * else arrives here is a bug: `-32603 internal_error` (see {@link internalError}), never retried. An aborted
  * operation is `cancelled`; a stack overflow on deeply nested input is `invalid_params`. A BridgeError
  * whose code breaks §8 (a protocol code under another name, or a code of its own outside
- * {@link EXTENSION_ERROR_CODES}) is an extension's bug too: `internal_error` naming the rule, its stack the
- * one of where the error was made.
+ * {@link EXTENSION_ERROR_CODES}, or a `code` member in its `data`, which would replace `data.code`) is an
+ * extension's bug too: `internal_error` naming the rule, its stack the one of where the error was made.
  *
  * @example
  * ```ts
@@ -336,7 +349,7 @@ export class BridgeError extends Error {
  */
 export function toBridgeError(error: unknown): BridgeError {
   if (error instanceof BridgeError) {
-    const problem = codeProblem(error.code, error.dataCode);
+    const problem = codeProblem(error.code, error.dataCode) ?? dataCodeProblem(error);
     return problem === null ? error : misnumbered(error, problem);
   }
   if (error instanceof DOMException && error.name === "AbortError") return BridgeError.cancelled();

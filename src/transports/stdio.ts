@@ -37,7 +37,11 @@ export const DEFAULT_FLUSH_GRACE_MS = 10_000;
  * ```
  */
 export interface StdioOptions {
-  /** Input bytes (default stdin). */
+  /**
+   * Input bytes (default stdin). Not a socket's `conn.readable`: Deno closes the connection when it ends, and
+   * the answers still to come after a client's end of input are lost; read the socket with `conn.read`
+   * (docs/extending.md, "A transport of your own").
+   */
   input?: ReadableStream<Uint8Array>;
   /** Output bytes (default stdout). */
   output?: WritableStream<Uint8Array>;

@@ -15,11 +15,9 @@ import {
 import {
   BridgeEngine,
   type BridgeExtension,
-  createStdioServer,
   type LanguageModel,
   type ModelSpec,
   silentLogger,
-  standardExtensions,
 } from "../../engine.ts";
 
 // The host's model types of these tests, registered for the typed client as the page says.
@@ -165,53 +163,48 @@ Deno.test("docs/extending.md: a custom model type in session/create and npc/crea
   ]);
 });
 
-Deno.test("docs/extending.md: a transport of your own: createStdioServer on each TCP connection, raw lines and Bridge.connect", async () => {
-  assert.ok(DOC.includes("{ input: conn.readable, output: conn.writable },"));
-  const hello: BridgeExtension = {
-    register: (registry) => registry.register("x/hello", (ctx) => ({ hello: ctx.params.string("name") })),
-  };
+Deno.test("docs/extending.md: a transport of your own: the page's TCP server answers raw lines (a narration too, after the client's end of input) and the typed client", async () => {
+  const snippet = DOC.split("**A transport of your own.**")[1]?.match(/```ts\n([\s\S]*?)```/)?.[1];
+  assert.ok(snippet, "the paragraph has a ts example");
+  // The example's server, listening where the test says.
+  const listen = 'const listener = Deno.listen({ hostname: "127.0.0.1", port: 7077 });\n';
+  assert.ok(snippet.includes(listen));
+  const example = new URL("../../examples/quest_extension.ts", import.meta.url).href;
+  const file = await Deno.makeTempFile({ suffix: ".ts" });
+  await Deno.writeTextFile(
+    file,
+    `import { BridgeEngine, createStdioServer, standardExtensions } from "${ENGINE}";\n` +
+      `import { QuestMethods } from "${example}";\n` +
+      `export async function serve(listener: Deno.Listener): Promise<void> {\n${
+        snippet.replace(listen, "")
+      }}\n`,
+  );
+  const { serve } = await import(new URL(`file://${file}`).href);
+  await Deno.remove(file);
   const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
   const port = (listener.addr as Deno.NetAddr).port;
-  const runs: Promise<number>[] = [];
-  const accepting = (async () => {
-    for await (const conn of listener) {
-      runs.push(
-        createStdioServer(
-          (send, onShutdown) =>
-            new BridgeEngine({ extensions: [...standardExtensions(), hello], onShutdown }, send),
-          { input: conn.readable, output: conn.writable },
-        ).run(),
-      );
-    }
-  })();
-  // Raw lines: each answered in order, a bad line too, then end of input ends the server with 0.
+  const serving: Promise<void> = serve(listener);
+  // Raw lines, then the client's end of input: every line is answered, the narration too (its answer comes
+  // after the end of input), then the server closes the connection.
   const raw = await Deno.connect({ hostname: "127.0.0.1", port });
   const writer = raw.writable.getWriter();
   await writer.write(new TextEncoder().encode(
-    '{"jsonrpc":"2.0","id":1,"method":"x/hello","params":{"name":"a"}}\n' +
-      '{"jsonrpc":"2.0","id":2,"method":"x/hello","params":{}}\nnot json\n',
+    '{"jsonrpc":"2.0","id":1,"method":"quest/create","params":{"quest":"q","model":{"type":"scripted","steps":[{"text":"Dust."}]}}}\n' +
+      '{"jsonrpc":"2.0","id":2,"method":"quest/narrate","params":{"quest":"q","text":"Hi."}}\n' +
+      '{"jsonrpc":"2.0","id":3,"method":"quest/narrate","params":{"text":"Hi."}}\nnot json\n',
   ));
   writer.releaseLock();
   await raw.closeWrite();
-  const lines = (await new Response(raw.readable).text()).split("\n");
-  assert.deepEqual(lines.slice(0, 2).map((l) => JSON.parse(l)), [
-    { jsonrpc: "2.0", id: 1, result: { hello: "a" } },
-    {
-      jsonrpc: "2.0",
-      id: 2,
-      error: {
-        code: -32602,
-        message: "Missing required parameter 'name'.",
-        data: { code: "invalid_params" },
-      },
-    },
-  ]);
-  assert.deepEqual([JSON.parse(lines[2]).id, JSON.parse(lines[2]).error.code, lines.length], [
-    null,
-    -32700,
-    4,
-  ]);
-  assert.equal(await runs[0], 0);
+  const answers = (await new Response(raw.readable).text()).trim().split("\n").map((l) => JSON.parse(l));
+  const byId = (id: number | null) => answers.find((m) => m.id === id);
+  assert.deepEqual(byId(1)?.result, { quest: "q", warnings: [] });
+  assert.deepEqual(byId(2)?.result, { quest: "q", text: "Dust.", toolsUsed: [], warnings: [] });
+  assert.deepEqual(byId(3)?.error, {
+    code: -32602,
+    message: "Missing required parameter 'quest'.",
+    data: { code: "invalid_params" },
+  });
+  assert.deepEqual([byId(null)?.error.code, answers.length], [-32700, 4]);
   // The typed client over a Transport of one's own (newline-delimited JSON on the socket).
   class TcpTransport implements Transport {
     onmessage?: (message: JsonValue) => void;
@@ -243,14 +236,20 @@ Deno.test("docs/extending.md: a transport of your own: createStdioServer on each
     }
   }
   const bridge = await Bridge.connect(new TcpTransport());
-  assert.ok(bridge.server.capabilities.methods.includes("x/hello"));
-  assert.deepEqual(await bridge.request("x/hello", { name: "typed" }), { hello: "typed" });
+  assert.ok(bridge.server.capabilities.methods.includes("quest/narrate"));
+  await bridge.request("quest/create", {
+    quest: "q",
+    model: { type: "scripted", steps: [{ text: "Typed." }] },
+  });
+  assert.equal(
+    (await bridge.request<{ text: string }>("quest/narrate", { quest: "q", text: "Hi." })).text,
+    "Typed.",
+  );
   const session = await bridge.createSession({ model: { type: "scripted", steps: [{ text: "Over TCP." }] } });
   assert.equal((await session.respond("Hi.")).text, "Over TCP.");
   await bridge.close();
-  assert.equal(await runs[1], 0);
   listener.close();
-  await accepting;
+  await serving;
 });
 
 Deno.test("docs/extending.md: the typed client example calls the quest methods as written", async () => {
@@ -313,6 +312,75 @@ Deno.test("docs/extending.md: the page's whole-program examples type-check as wr
       env: { NO_COLOR: "1" },
     }).output();
     assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("docs/extending.md: the method set on the page is examples/quest_extension.ts's, as it is there", async () => {
+  const snippet = DOC.split("## A method set: the quest narrator")[1]?.match(/```ts\n([\s\S]*?)```/)?.[1];
+  assert.ok(snippet, "the section has a ts example");
+  const imports = 'from "./engine.ts";\n';
+  assert.ok(snippet.includes(imports), "the example imports engine.ts");
+  const body = snippet.slice(snippet.indexOf(imports) + imports.length).trim();
+  const example = await Deno.readTextFile(new URL("../../examples/quest_extension.ts", import.meta.url));
+  assert.ok(example.includes(body), "the page's QuestMethods differs from the example's: copy it over");
+});
+
+Deno.test("docs/extending.md: an async handler that awaits first is not waited for: the requests after it are handled meanwhile", async () => {
+  // What the page says of it (before, it said such a handler would hold up every later request).
+  assert.ok(!DOC.includes("hold up every later request"));
+  assert.ok(DOC.includes("the engine does not wait for a handler's Promise"));
+  const handled: string[] = [];
+  let open = () => {};
+  const gate = new Promise<void>((resolve) => open = resolve);
+  const gated: BridgeExtension = {
+    register(registry) {
+      registry.register("x/after", async (ctx) => {
+        await gate; // e.g. a file read before the order-sensitive part
+        handled.push(ctx.params.string("name"));
+        return {};
+      });
+      registry.register("x/now", (ctx) => {
+        handled.push(ctx.params.string("name"));
+        open();
+        return {};
+      });
+    },
+  };
+  const sent: number[] = [];
+  const engine = new BridgeEngine({ extensions: [gated] }, (line) => sent.push(JSON.parse(line).id));
+  engine.receive('{"jsonrpc":"2.0","id":1,"method":"x/after","params":{"name":"first"}}');
+  engine.receive('{"jsonrpc":"2.0","id":2,"method":"x/now","params":{"name":"second"}}');
+  await engine.idle();
+  assert.deepEqual(handled, ["second", "first"]); // arrival order lost, nothing held up
+  assert.deepEqual(sent, [2, 1]);
+  await engine.shutdown();
+});
+
+Deno.test("docs/extending.md: the extension's own deno test, on raw lines, passes as written", async () => {
+  const section = DOC.split("## Testing it")[1];
+  const snippet = section?.match(/```ts\n([\s\S]*?)```/)?.[1];
+  assert.ok(snippet, "the page has a 'Testing it' section with a ts example");
+  const dir = await Deno.makeTempDir();
+  try {
+    const file = `${dir}/quest_test.ts`;
+    await Deno.writeTextFile(
+      file,
+      snippet.replace('"./engine.ts"', `"${ENGINE}"`).replace(
+        '"./examples/quest_extension.ts"',
+        `"${new URL("../../examples/quest_extension.ts", import.meta.url).href}"`,
+      ),
+    );
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["test", "--quiet", "--config", new URL("../../deno.json", import.meta.url).pathname, file],
+      stdout: "piped",
+      stderr: "piped",
+      env: { NO_COLOR: "1" },
+    }).output();
+    const text = new TextDecoder().decode(out.stdout) + new TextDecoder().decode(out.stderr);
+    assert.equal(out.code, 0, text);
+    assert.match(text, /ok \| 1 passed \| 0 failed/);
   } finally {
     await Deno.remove(dir, { recursive: true });
   }

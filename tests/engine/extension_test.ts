@@ -345,3 +345,28 @@ Deno.test("an extension error with a protocol code or outside -32057…-32099 is
   assert.deepEqual(await c.response(3), { jsonrpc: "2.0", id: 3, result: {} });
   await c.close();
 });
+
+Deno.test("an extension error whose data has a 'code' member is answered -32603 naming it: it would replace data.code on the wire", async () => {
+  const logs: string[] = [];
+  const logger: Logger = { debug: () => {}, info: () => {}, warning: () => {}, error: (m) => logs.push(m) };
+  const shop: BridgeExtension = {
+    register(registry) {
+      // An item's code in the error's data: on the wire it would be data.code, and a client routing by
+      // data.code would see "iron_sword" where "item_sold_out" was meant.
+      registry.register("shop/buy", () => {
+        throw new BridgeError(-32091, "item_sold_out", "Sold out.", { code: "iron_sword" });
+      });
+    },
+  };
+  const c = new WireClient({ extensions: [shop], logger });
+  c.request("shop/buy", {}, 1);
+  assert.deepEqual((await c.response(1)).error, {
+    code: -32603,
+    message: "BridgeError data has a member 'code' (\"iron_sword\"), which would replace its data.code " +
+      "'item_sold_out' on the wire; give that member another name.",
+    data: { code: "internal_error" },
+  });
+  assert.equal(logs.length, 1);
+  assert.match(logs[0], /^Internal error in 'shop\/buy' .*\n +at .*extension_test\.ts/s);
+  await c.close();
+});

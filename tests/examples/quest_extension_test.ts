@@ -37,7 +37,7 @@ Deno.test("a TypeScript method set, called through the typed client", async () =
         ],
       },
     }),
-    { quest: "crypt" },
+    { quest: "crypt", warnings: [] },
   );
   const perCall: string[] = [];
   const everywhere: string[] = [];
@@ -53,7 +53,12 @@ Deno.test("a TypeScript method set, called through the typed client", async () =
     },
   });
   stop();
-  assert.deepEqual(narration, { quest: "crypt", text: "You see cobwebs.", toolsUsed: ["look_around"] });
+  assert.deepEqual(narration, {
+    quest: "crypt",
+    text: "You see cobwebs.",
+    toolsUsed: ["look_around"],
+    warnings: [],
+  });
   assert.deepEqual(wheres, ["crypt crypt"]);
   assert.deepEqual(perCall.slice(0, 4), [
     "quest/event modelStep",
@@ -68,6 +73,105 @@ Deno.test("a TypeScript method set, called through the typed client", async () =
     assert.deepEqual([e.code, e.dataCode, e.data], [-32090, "quest_not_found", { quest: "tomb" }]);
     return true;
   });
+});
+
+/** A bridge in this process serving the standard methods and the quest methods. */
+function questBridge(
+  options: { onWarning?: (warning: string, method: string) => void } = {},
+): Promise<Bridge> {
+  return Bridge.open({
+    engine: (send, onShutdown) =>
+      new BridgeEngine({ extensions: [...standardExtensions(), new QuestMethods()], onShutdown }, send),
+    ...options,
+  });
+}
+
+/** What a call settles with: its error, or its result when it did not fail (never rejects). */
+function outcome(call: Promise<unknown>): Promise<unknown> {
+  return call.then((value) => value, (error: unknown) => error);
+}
+
+/** The BridgeError of an outcome (failing the test, with what came instead, when it is none). */
+async function errorOf(settled: Promise<unknown>): Promise<BridgeError> {
+  const value = await settled;
+  assert.ok(value instanceof BridgeError, `no BridgeError but ${JSON.stringify(value)}`);
+  return value;
+}
+
+Deno.test("two narrations of one quest sent together run one after the other, each answered", async () => {
+  await using bridge = await questBridge();
+  // The first step waits (the turn is still running when the second narration arrives), the second does not.
+  const steps = [{ text: "The door creaks.", delayMs: 1 }, { text: "A bat flies out." }];
+  await bridge.request("quest/create", { quest: "crypt", model: { type: "scripted", steps } });
+  const narrations = await Promise.all([
+    bridge.request<Narration>("quest/narrate", { quest: "crypt", text: "I open the door." }),
+    bridge.request<Narration>("quest/narrate", { quest: "crypt", text: "I look inside." }),
+  ]);
+  assert.deepEqual(narrations.map((n) => n.text), ["The door creaks.", "A bat flies out."]);
+});
+
+Deno.test("quest/cancel stops the running narration at once (-32009) and the ones waiting behind it", async () => {
+  await using bridge = await questBridge();
+  const steps = [{ text: "A long tale.", delayMs: 600_000 }];
+  await bridge.request("quest/create", { quest: "crypt", model: { type: "scripted", steps } });
+  let started = () => {};
+  const stepStarted = new Promise<void>((resolve) => started = resolve);
+  const running = outcome(
+    bridge.request("quest/narrate", { quest: "crypt", text: "Tell me.", stream: true }, {
+      onNotification: () => started(),
+    }),
+  );
+  const waiting = outcome(bridge.request("quest/narrate", { quest: "crypt", text: "And then?" }));
+  await stepStarted; // the first turn's model step runs (and waits)
+  assert.deepEqual(await bridge.request("quest/cancel", { quest: "crypt" }), { cancelled: 2 });
+  const stopped = await errorOf(running);
+  assert.deepEqual([stopped.code, stopped.message], [-32009, "The turn was cancelled."]);
+  const dropped = await errorOf(waiting);
+  assert.deepEqual([dropped.code, dropped.message], [
+    -32009,
+    "The request was cancelled before it started.",
+  ]);
+  // The typed client's onAbort, as docs/extending.md shows it: the call waits for the bridge's -32009.
+  const abort = new AbortController();
+  const aborted = outcome(bridge.request("quest/narrate", { quest: "crypt", text: "Go on." }, {
+    signal: abort.signal,
+    onAbort: () => bridge.notify("quest/cancel", { quest: "crypt" }),
+  }));
+  abort.abort();
+  const abortedError = await errorOf(aborted);
+  assert.deepEqual([abortedError.code, abortedError.dataCode], [-32009, "cancelled"]);
+});
+
+Deno.test("closing the bridge stops a running narration (the extension's shutdown cancels its queues)", async () => {
+  const bridge = await questBridge();
+  const steps = [{ text: "A long tale.", delayMs: 600_000 }];
+  await bridge.request("quest/create", { quest: "crypt", model: { type: "scripted", steps } });
+  const running = outcome(bridge.request("quest/narrate", { quest: "crypt", text: "Tell me." }));
+  await bridge.close();
+  assert.equal((await errorOf(running)).dataCode, "cancelled");
+});
+
+Deno.test("a client's misspelled parameter: the quest methods warn, and a missing one names the near miss", async () => {
+  const warned: string[] = [];
+  await using bridge = await questBridge({
+    onWarning: (warning, method) => warned.push(`${method}: ${warning}`),
+  });
+  const created = await bridge.request<{ quest: string; warnings: string[] }>("quest/create", {
+    quest: "crypt",
+    instuctions: "Narrate in two sentences.",
+    model: { type: "scripted", steps: [{ text: "Dust." }] },
+  });
+  assert.deepEqual(created, {
+    quest: "crypt",
+    warnings: ["Unknown parameter 'instuctions' was ignored (did you mean 'instructions'?)."],
+  });
+  // The typed client hands a result's warnings to onWarning (by default, stderr).
+  assert.deepEqual(warned, ["quest/create: " + created.warnings[0]]);
+  const missing = await errorOf(outcome(bridge.request("quest/narrate", { qeust: "crypt", text: "Hi." })));
+  assert.deepEqual([missing.code, missing.message], [
+    -32602,
+    "Missing required parameter 'quest' (the unknown parameter 'qeust' (did you mean 'quest'?) was ignored).",
+  ]);
 });
 
 Deno.test("examples/quest_extension.ts runs", async () => {
