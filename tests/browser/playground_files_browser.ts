@@ -169,6 +169,58 @@ Deno.test("a refused restore names the key as the editor does, and marks no fiel
   });
 });
 
+Deno.test("Export for the engine of an editor with a problem listed downloads nothing and says so: the file would hold the schema, world or script from before, or a persona the bridge refuses", async () => {
+  await withPlayground("failed-export-with-problem", async ({ page, errors }) => {
+    const files: string[] = [];
+    page.on("download", (d) => files.push(d.suggestedFilename()));
+    const refused = async () => {
+      await page.click("#export-persona");
+      return text(page, "#start-result");
+    };
+    const expected =
+      "Nothing was exported: fix the problems listed above first (the file would not hold what " +
+      "the editor shows, or the bridge would refuse it).";
+    // A schema box whose text is not JSON: before, the file held the schema from before the edit, as "Exported".
+    await page.click("#tab-tools");
+    const schema = page.locator(".tool-card textarea.code").first();
+    const before = await schema.inputValue();
+    await schema.fill('{"type": "object", "properties": {"qty": {"type": "integer"}}');
+    await page.locator("#editor-status").filter({
+      hasText: "Tool 1 (check_stock): The schema is not valid JSON",
+    })
+      .waitFor();
+    assert.equal(await refused(), expected);
+    await schema.fill(before);
+    // The page's script not JSON: before, the file had no "model" (the NPC would run on the bridge's own).
+    await page.click("#tab-model");
+    await page.locator("#model-script").check();
+    const script = await page.inputValue("#script");
+    await page.fill("#script", script.replace('"steps": [', '"steps": [ oops'));
+    await page.locator("#editor-status").filter({ hasText: "Script: The script is not valid JSON" })
+      .waitFor();
+    assert.equal(await refused(), expected);
+    await page.fill("#script", script);
+    // The World tab's box not JSON: before, the file held the world from before the edit.
+    await page.click("#tab-world");
+    const world = page.locator("#panel-world textarea").first();
+    const seed = await world.inputValue();
+    await world.fill('{"player": {"gold": 50}, ');
+    await page.locator("#editor-status").filter({ hasText: "World: The world is not valid JSON" }).waitFor();
+    assert.equal(await refused(), expected);
+    await world.fill(seed);
+    // No name: before, a persona without one (npc/create refuses it).
+    await page.click("#tab-persona");
+    await page.fill("[name='persona.name']", "");
+    await page.locator("#editor-status").filter({ hasText: "Name is required." }).waitFor();
+    assert.equal(await refused(), expected);
+    assert.deepEqual(files, []);
+    await page.fill("[name='persona.name']", "Mira");
+    await page.locator("#editor-status .summary").filter({ hasText: "Ready to start." }).waitFor();
+    assert.equal(await downloaded(page, () => page.click("#export-persona")), "mira.npc-create.json");
+    assert.deepEqual(errors, []);
+  });
+});
+
 Deno.test("Save persona and Save script of a text with a problem save it, and say (as a warning) that it has one", async () => {
   await withPlayground("failed-files-saved-with-problem", async ({ page, errors }) => {
     await page.click("#tab-jsonc");

@@ -80,3 +80,25 @@ Deno.test("renaming a tool moves its answer settings once, when the rename is co
     assert.deepEqual(browser.errors, []);
   });
 });
+
+Deno.test("a tool added and renamed: its canned answer box and its Remove button are named by the new name, as its legend is", async () => {
+  await withPlayground("failed-tool-rename-labels", async (browser) => {
+    const { page } = browser;
+    await page.click("#tab-tools");
+    await page.click("text=Add a tool");
+    const card = page.locator('.tool-card[data-tool="1"]');
+    const name = card.locator("input[id$=-name]");
+    await name.fill("ring_bell");
+    await name.press("Tab");
+    assert.equal(await card.locator("legend").first().textContent(), "Tool 2: ring_bell");
+    // Before: "Canned answer of tool_2" and "Remove tool tool_2", the name the tool was added with.
+    assert.deepEqual(
+      await card.evaluate((root) => [
+        (root.querySelector("textarea[id$=-canned]") as HTMLTextAreaElement).labels![0].textContent,
+        root.querySelector("button.danger")!.getAttribute("aria-label"),
+      ]),
+      ["Canned answer of ring_bell", "Remove tool ring_bell"],
+    );
+    assert.deepEqual(browser.errors, []);
+  });
+});

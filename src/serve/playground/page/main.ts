@@ -356,6 +356,16 @@ class Playground implements NpcPage {
       editor.showResult({ error: `${editor.doc.problem.message} Fix it before exporting.` });
       return;
     }
+    // What Start would refuse: a box whose text the document does not hold yet (a tool's schema, the world,
+    // the script: the file would have the value from before it), or a persona the bridge refuses.
+    if (!editor.canStart) {
+      editor.showResult({
+        error:
+          "Nothing was exported: fix the problems listed above first (the file would not hold what the " +
+          "editor shows, or the bridge would refuse it).",
+      });
+      return;
+    }
     const value = editor.doc.value;
     const params = engineExport(value, (world) => editor.npcParams(world));
     const name = fileName(typeof value.npc === "string" ? value.npc : "npc", ".npc-create.json");

@@ -193,6 +193,11 @@ class ToolCard {
   /** The name its answer settings are kept under: the name as typed once the rename is committed. */
   #owner: string;
   #renamePause: ReturnType<typeof setTimeout> | undefined;
+  /** The controls named by the tool's name (the canned answer's label, Remove), renamed with it. */
+  readonly #named: { label: HTMLElement | null; remove: HTMLButtonElement | null } = {
+    label: null,
+    remove: null,
+  };
   readonly #problem = h("ul", { class: "messages", "aria-live": "polite" });
   readonly #controls: (HTMLInputElement | HTMLTextAreaElement | HTMLButtonElement)[];
   /** The box of the arguments' JSON Schema. */
@@ -307,6 +312,7 @@ class ToolCard {
     input.addEventListener("input", () => {
       const name = this.#name = input.value;
       legend.textContent = legendText(this.#index, name);
+      this.#nameControls();
       this.#edit("name", () => input.value);
       clearTimeout(this.#renamePause);
       this.#renamePause = setTimeout(() => this.commitRename(), RENAME_PAUSE_MS);
@@ -492,22 +498,22 @@ class ToolCard {
       h(
         "div",
         { class: `canned${answer.mode === "auto" ? " active" : ""}` },
-        h("label", { for: canned.id, class: "visually-hidden", text: `Canned answer of ${this.#name}` }),
+        this.#named.label = h("label", { for: canned.id, class: "visually-hidden" }),
         canned,
         h("label", { class: "check", for: asError.id }, asError, h("span", { text: "as an error" })),
       ),
     );
+    this.#nameControls();
     return { fieldset, controls: [manual, auto, canned, asError] };
   }
 
   /** Removes the tool from the document (and its schema draft). */
   #removeButton(draftKey: string): HTMLButtonElement {
     const host = this.#host;
-    return h("button", {
+    const remove = this.#named.remove = h("button", {
       type: "button",
       class: "small danger",
       text: "Remove",
-      "aria-label": `Remove tool ${this.#name || this.#index + 1}`,
       on: {
         click: () => {
           host.doc.set(["tools", this.#index], undefined);
@@ -516,5 +522,14 @@ class ToolCard {
         },
       },
     });
+    this.#nameControls();
+    return remove;
+  }
+
+  /** Names the canned answer's box and the Remove button by the tool's name as typed (a rename renames them). */
+  #nameControls(): void {
+    const { label, remove } = this.#named;
+    if (label) label.textContent = `Canned answer of ${this.#name || `tool ${this.#index + 1}`}`;
+    remove?.setAttribute("aria-label", `Remove tool ${this.#name || this.#index + 1}`);
   }
 }
