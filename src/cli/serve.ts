@@ -76,10 +76,12 @@ ${MODEL_FLAGS_HELP}
 Environment:
   OAM_API_KEY=<key>       API key when --api-key is not given
   OAM_SCRIPT=<file>       the served model plays this scripted model (like --script)
+  OAM_MODEL=<spec>        default for --model (OAM_SCRIPT wins over it)
 
-Permissions (deno run): --allow-net=<host>:<port> (the bind address), --allow-env=OAM_API_KEY,OAM_SCRIPT
-(plus OAM_FM_LIBRARY), --allow-read (the plugin, a script, a tools file), --allow-ffi (the on-device
-model); --allow-run only with --tools; --allow-write only with --socket.
+Permissions (deno run): --allow-net=<host>:<port> (the bind address),
+--allow-env=OAM_API_KEY,OAM_SCRIPT,OAM_MODEL (plus OAM_FM_LIBRARY), --allow-read (the plugin, a script, a
+tools file), --allow-ffi (the on-device model); --allow-run only with --tools; --allow-write only with
+--socket.
 
 Exit codes: 0 stopped (Ctrl-C, SIGTERM), 1 it could not start (server_start_failed: the port is in use or
 not allowed) or another failure, 2 usage or invalid input (a bad flag, a tools file or script it refuses).

@@ -13,7 +13,7 @@ const DEADLINE_MS = 30_000;
 const PERMISSIONS = [
   "--no-prompt",
   "--allow-net=127.0.0.1",
-  "--allow-env=OAM_FM_LIBRARY,OAM_SCRIPT,OAM_API_KEY",
+  "--allow-env=OAM_FM_LIBRARY,OAM_SCRIPT,OAM_API_KEY,OAM_MODEL",
   "--allow-read",
 ];
 
@@ -557,4 +557,41 @@ Deno.test("oam serve's banner names where the key comes from: $OAM_API_KEY, or t
       `Any OpenAI SDK works: base_url=http://127.0.0.1:1976/v1, api_key=<the --api-key value>, model="system".`,
     ),
   );
+});
+
+Deno.test("deno task serve grants OAM_MODEL, as the stdio and playground tasks do: the served model is the one it names, and the help lists it", async () => {
+  const tasks = JSON.parse(await Deno.readTextFile(new URL("../../deno.json", import.meta.url))).tasks;
+  const grant = (task: string) => /--allow-env=(\S+)/.exec(tasks[task])?.[1].split(",") ?? [];
+  for (const task of ["stdio", "playground", "serve"]) {
+    assert.ok(
+      grant(task).includes("OAM_MODEL"),
+      `deno task ${task}'s --allow-env lacks OAM_MODEL: ${tasks[task]}`,
+    );
+  }
+  const permissions = [
+    "--no-prompt",
+    "--allow-net=127.0.0.1",
+    `--allow-env=${grant("serve").join(",")}`,
+    "--allow-read",
+  ];
+  const p = await ServeProcess.spawn(
+    ["--port", "0"],
+    { OAM_MODEL: "openai:http://127.0.0.1:9/v1#m" },
+    permissions,
+  )
+    .ready();
+  try {
+    assert.ok(
+      p.banner.startsWith(
+        `oam serve listening on http://127.0.0.1:${p.port}/v1  (model: system = http://127.0.0.1:9/v1#m)`,
+      ),
+      p.banner,
+    );
+  } finally {
+    p.child.kill("SIGTERM");
+    await p.exit();
+  }
+  const { SERVE_HELP } = await import("../../src/cli/serve.ts");
+  assert.match(SERVE_HELP, /\n {2}OAM_MODEL=<spec> {8}default for --model \(OAM_SCRIPT wins over it\)\n/);
+  assert.match(SERVE_HELP, /--allow-env=OAM_API_KEY,OAM_SCRIPT,OAM_MODEL \(plus OAM_FM_LIBRARY\)/);
 });
