@@ -6,7 +6,7 @@
  * @module
  */
 import type { LanguageModel } from "../models/language_model.ts";
-import { parseGgufModelFlag } from "../models/llama_config.ts";
+import { ggufDownload, parseGgufModelFlag } from "../models/llama_config.ts";
 import { createLlamaModel } from "../models/llama_model.ts";
 import { parseOpenAIModelFlag } from "../models/openai_config.ts";
 import { createOpenAIModel } from "../models/openai_model.ts";
@@ -14,7 +14,6 @@ import { parseScript, type Script, ScriptedModel } from "../models/scripted.ts";
 import type { JsonValue } from "../protocol/json.ts";
 import { CliError } from "./cli_error.ts";
 import { oamCommandLineFor, shellWord } from "./invocation.ts";
-import { resolveModelSource } from "./models_pull.ts";
 import { readJsonInput } from "./input.ts";
 import { modelsCacheDir, resolveModelPath } from "../models/gguf_cache.ts";
 import { stderrStyle, writeErr } from "./tty.ts";
@@ -95,21 +94,12 @@ function modelValueHint(flag: string, source: string): string {
  * models pull` command that fetches it and the value that names it once cached; null for anything else.
  */
 function downloadAdvice(value: string, source: string): string | null {
-  let isGgufUrl = false;
-  try {
-    isGgufUrl = /^https?:$/.test(new URL(value).protocol) && /\.gguf$/i.test(new URL(value).pathname);
-  } catch {
-    // not a URL
-  }
-  if (!value.startsWith("hf:") && !isGgufUrl) return null;
-  let name = "<name>";
-  try {
-    name = resolveModelSource(value).name.replace(/\.gguf$/i, "");
-  } catch {
-    // not a name oam models pull takes: it says why when run
-  }
-  const use = source === "--model" ? `--model gguf:${name}` : `${source}=gguf:${name}`;
-  return `'${oamCommandLineFor(`models pull ${shellWord(value)}`)}' downloads it once; then use ${use}`;
+  const download = ggufDownload(value);
+  if (download === null) return null;
+  const use = source === "--model" ? `--model gguf:${download.name}` : `${source}=gguf:${download.name}`;
+  return `'${
+    oamCommandLineFor(`models pull ${shellWord(download.source)}`)
+  }' downloads it once; then use ${use}`;
 }
 
 /** The folder relative paths start from (a `deno task` runs in the repository's folder). */

@@ -3,7 +3,7 @@
  * `--system`, anything else with `--model`.
  * @module
  */
-import { parseGgufModelFlag } from "../models/llama_config.ts";
+import { ggufDownload, parseGgufModelFlag } from "../models/llama_config.ts";
 import { parseOpenAIModelFlag } from "../models/openai_config.ts";
 import { isJsonObject } from "../protocol/json.ts";
 import { didYouMean, editDistance } from "../protocol/edit_distance.ts";
@@ -29,30 +29,6 @@ function looksLikeModel(value: string | undefined): boolean {
   if (value === undefined) return false;
   const v = value.trim();
   return /^(openai:|gguf:|\{)/.test(v) || v === "system" || v === "scripted" || /\.gguf$/i.test(v);
-}
-
-/**
- * For a model to download (`hf:<user>/<repo>/<file.gguf>` or an http(s) URL of a `.gguf` file, with or
- * without `gguf:` before it), the `oam models pull` command that fetches it and the `--model` value that names
- * it once cached; null for anything else.
- */
-function downloadAdvice(flag: string): string | null {
-  const source = flag.startsWith("gguf:") ? flag.slice("gguf:".length) : flag;
-  let path: string;
-  if (source.startsWith("hf:")) path = source.slice("hf:".length).split("#", 1)[0];
-  else {
-    try {
-      const url = new URL(source);
-      if (url.protocol !== "http:" && url.protocol !== "https:") return null;
-      path = decodeURIComponent(url.pathname);
-    } catch {
-      return null;
-    }
-    if (!/\.gguf$/i.test(path)) return null;
-  }
-  const file = path.split("/").filter((part) => part !== "").pop() ?? "";
-  const name = file === "" ? "<name>" : file.replace(/\.gguf$/i, "");
-  return `'oam models pull ${source}' downloads it once; then use --model gguf:${name}`;
 }
 
 /** Throws for `--system=<value>` anywhere in `args` (the flag takes none), also beside `--system` or `--model`. */
@@ -183,10 +159,11 @@ export function modelFromArgs(args: readonly string[], script?: readonly ScriptS
     const { baseURL, model } = parseOpenAIModelFlag(flag);
     return { type: "openai", baseURL, model };
   }
-  const download = downloadAdvice(flag);
+  const download = ggufDownload(flag);
   if (download !== null) {
     throw new Error(
-      `modelFromArgs: --model ${flag} names a model to download, not a file on this computer: ${download}.`,
+      `modelFromArgs: --model ${flag} names a model to download, not a file on this computer: 'oam models pull ` +
+        `${download.source}' downloads it once; then use --model gguf:${download.name}.`,
     );
   }
   if (flag.startsWith("gguf:")) {

@@ -139,6 +139,50 @@ function expandHome(path: string): string {
   return home ? `${home.replace(/[\\/]$/, "")}${path.slice(1)}` : path;
 }
 
+/** A model to download, as {@link ggufDownload} reads it. */
+export interface GgufDownload {
+  /** What `oam models pull` takes: the `hf:` name or the URL (without a `gguf:` before it). */
+  source: string;
+  /** The cached name to use after the pull (`gguf:<name>`), or `<name>` when the file's name is not one. */
+  name: string;
+}
+
+/**
+ * A `--model` value that names a model to download rather than a file here: `hf:<user>/<repo>/<file.gguf>` or
+ * an http(s) URL of a `.gguf` file, with or without `gguf:` before it; null for anything else. The name is the
+ * one `oam models pull` caches the file under.
+ *
+ * @example
+ * ```ts
+ * import { ggufDownload } from "./llama_config.ts";
+ * ggufDownload("gguf:hf:Qwen/Qwen2.5-1.5B-Instruct-GGUF/qwen2.5-1.5b-instruct-q4_k_m.gguf");
+ * // { source: "hf:Qwen/…/qwen2.5-1.5b-instruct-q4_k_m.gguf", name: "qwen2.5-1.5b-instruct-q4_k_m" }
+ * ggufDownload("models/tiny.gguf"); // null
+ * ```
+ */
+export function ggufDownload(value: string): GgufDownload | null {
+  const source = value.startsWith("gguf:") ? value.slice("gguf:".length) : value;
+  let file = "";
+  if (source.startsWith("hf:")) {
+    const [path, branch = "main"] = source.slice("hf:".length).split("#", 2);
+    const parts = path.split("/").filter((part) => part !== "");
+    if (parts.length >= 3 && branch !== "") file = parts[parts.length - 1];
+  } else {
+    let url: URL;
+    try {
+      url = new URL(source);
+    } catch {
+      return null;
+    }
+    if ((url.protocol !== "http:" && url.protocol !== "https:") || !/\.gguf$/i.test(url.pathname)) {
+      return null;
+    }
+    file = decodeURIComponent(url.pathname.split("/").filter((part) => part !== "").pop() ?? "");
+  }
+  const name = file.replace(/\.gguf$/i, "");
+  return { source, name: /^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(name) && file.length <= 200 ? name : "<name>" };
+}
+
 /**
  * Parses the host-level flag value `gguf:<path>[#key=value,…]`, e.g. `gguf:models/qwen.gguf` or
  * `gguf:models/qwen.gguf#contextSize=8192,threads=4,gpu=false`. The settings after `#` are those of
