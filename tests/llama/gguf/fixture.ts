@@ -11,6 +11,17 @@ import type { LlamaModelConfig } from "../../../src/models/llama_config.ts";
 /** Whether the GGUF tier runs. */
 export const GGUF_ENABLED = Deno.env.get("OAM_GGUF_TESTS") === "1";
 
+/** The README's permissions for a GGUF model run by `deno run` (with `--no-lock`, as its tasks pass it). */
+export const GGUF_RUN_FLAGS = [
+  "--no-lock",
+  "--allow-read",
+  "--allow-write",
+  "--allow-env",
+  "--allow-sys",
+  "--allow-ffi",
+  "--allow-run",
+];
+
 /** Why the tier is ignored otherwise. */
 export const IGNORED_REASON = "set OAM_GGUF_TESTS=1 (deno task test:gguf) to run the GGUF tier";
 

@@ -5,7 +5,7 @@
  * Runs with OAM_GGUF_TESTS=1 (`deno task test:gguf`).
  */
 import assert from "node:assert/strict";
-import { fixtureModelPath, GGUF_ENABLED } from "./fixture.ts";
+import { fixtureModelPath, GGUF_ENABLED, GGUF_RUN_FLAGS } from "./fixture.ts";
 
 const CLI = new URL("../../../cli.ts", import.meta.url).pathname;
 const LOCK = new URL("../../../deno.lock", import.meta.url).pathname;
@@ -47,13 +47,7 @@ Deno.test({
       const first = await run([
         "run",
         "--quiet",
-        "--no-lock",
-        "--allow-read",
-        "--allow-write",
-        "--allow-env",
-        "--allow-sys",
-        "--allow-ffi",
-        "--allow-run",
+        ...GGUF_RUN_FLAGS,
         CLI,
         "respond",
         "--tools",

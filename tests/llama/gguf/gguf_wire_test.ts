@@ -10,7 +10,7 @@ import { createLlamaModel } from "../../../src/models/llama_model.ts";
 import { closeLlamaModels } from "../../../src/models/llama_runtime.ts";
 import type { JsonObject } from "../../../src/protocol/json.ts";
 import { WireClient } from "../../helpers/wire.ts";
-import { fixtureConfig, GGUF_ENABLED } from "./fixture.ts";
+import { fixtureConfig, GGUF_ENABLED, GGUF_RUN_FLAGS } from "./fixture.ts";
 
 const CLI = new URL("../../../cli.ts", import.meta.url).pathname;
 /** A real model on a shared 2-core machine: loading and generating can take seconds under load. */
@@ -22,15 +22,6 @@ async function callSlow(client: WireClient, method: string, params?: JsonObject)
   if ("error" in response) throw new Error(`${method} failed: ${JSON.stringify(response.error)}`);
   return response.result as JsonObject;
 }
-const LLAMA_FLAGS = [
-  "--no-lock",
-  "--allow-read",
-  "--allow-write",
-  "--allow-env",
-  "--allow-sys",
-  "--allow-ffi",
-  "--allow-run",
-];
 
 Deno.test({
   name: "gguf wire: sessions, decisions and NPCs on a llama model",
@@ -180,7 +171,7 @@ function serveFile(path: string): { url: string; close(): Promise<void> } {
 
 async function run(args: string[], env: Record<string, string>, stdin?: string) {
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--quiet", ...LLAMA_FLAGS, "--allow-net=127.0.0.1", CLI, ...args],
+    args: ["run", "--quiet", ...GGUF_RUN_FLAGS, "--allow-net=127.0.0.1", CLI, ...args],
     env: { ...env, NO_COLOR: "1" },
     stdin: stdin === undefined ? "null" : "piped",
     stdout: "piped",
