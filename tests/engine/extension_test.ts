@@ -368,5 +368,8 @@ Deno.test("an extension error whose data has a 'code' member is answered -32603 
   });
   assert.equal(logs.length, 1);
   assert.match(logs[0], /^Internal error in 'shop\/buy' .*\n +at .*extension_test\.ts/s);
+  // The bridge goes on serving.
+  c.request("ping", {}, 2);
+  assert.deepEqual(await c.response(2), { jsonrpc: "2.0", id: 2, result: {} });
   await c.close();
 });

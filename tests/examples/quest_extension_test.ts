@@ -172,6 +172,8 @@ Deno.test("a client's misspelled parameter: the quest methods warn, and a missin
     -32602,
     "Missing required parameter 'quest' (the unknown parameter 'qeust' (did you mean 'quest'?) was ignored).",
   ]);
+  // The bridge goes on serving.
+  assert.deepEqual(await bridge.request("ping", {}), {});
 });
 
 Deno.test("examples/quest_extension.ts runs", async () => {
